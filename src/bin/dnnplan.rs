@@ -1,0 +1,136 @@
+//! The `dnnplan` command-line tool: thin argument handling over library functions.
+//!
+//! Commands: `env` (what this machine offers dnnplan). Each prints a readable table, or JSON with
+//! `--json`. Exit status: 0 on success, 1 when the command failed, 2 on a usage error.
+
+use std::process::ExitCode;
+
+use serde_json::{Value, json};
+
+const USAGE: &str = "usage: dnnplan <command> [options]
+
+commands:
+  env [--json]        library version, OS, CUDA driver and GPUs, cuDNN, NVRTC, compiled-plan cache
+  help                this text";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let Some(command) = args.first() else {
+        eprintln!("{USAGE}");
+        return ExitCode::from(2);
+    };
+    let rest = &args[1..];
+    let result = match command.as_str() {
+        "env" => cmd_env(rest),
+        "help" | "--help" | "-h" => {
+            println!("{USAGE}");
+            Ok(())
+        }
+        other => Err(CliError::Usage(format!("unknown command `{other}`"))),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(CliError::Usage(msg)) => {
+            eprintln!("dnnplan: {msg}\n\n{USAGE}");
+            ExitCode::from(2)
+        }
+        Err(CliError::Failed(msg)) => {
+            eprintln!("dnnplan: {msg}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+enum CliError {
+    Usage(String),
+    #[allow(dead_code)]
+    Failed(String),
+}
+
+/// Splits `--json` from the other arguments; rejects unknown flags.
+fn parse_flags(
+    args: &[String],
+    allowed_positional: usize,
+) -> Result<(bool, Vec<String>), CliError> {
+    let mut json = false;
+    let mut positional = Vec::new();
+    for a in args {
+        if a == "--json" {
+            json = true;
+        } else if a.starts_with("--") {
+            return Err(CliError::Usage(format!("unknown option `{a}`")));
+        } else {
+            positional.push(a.clone());
+        }
+    }
+    if positional.len() > allowed_positional {
+        return Err(CliError::Usage(format!(
+            "unexpected argument `{}`",
+            positional[allowed_positional]
+        )));
+    }
+    Ok((json, positional))
+}
+
+fn cmd_env(args: &[String]) -> Result<(), CliError> {
+    let (as_json, _) = parse_flags(args, 0)?;
+    let report = env_report();
+    if as_json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&report).unwrap_or_default()
+        );
+    } else {
+        print_table(&report, "");
+    }
+    Ok(())
+}
+
+fn env_report() -> Value {
+    use dnnplan::cuda::probe;
+    use dnnplan::cudnn::loader;
+    let cuda = match probe::driver() {
+        Ok(d) => json!({ "found": true, "driver_version": d.driver_version, "devices": d.devices }),
+        Err(e) => json!({ "found": false, "reason": e.to_string() }),
+    };
+    let cudnn = match loader::info() {
+        Ok(i) => json!({ "found": true, "path": i.origin, "version": i.version_string }),
+        Err(e) => json!({ "found": false, "reason": e.to_string() }),
+    };
+    let nvrtc = match probe::nvrtc_version() {
+        Ok((major, minor)) => json!({ "found": true, "version": format!("{major}.{minor}") }),
+        Err(e) => json!({ "found": false, "reason": e.to_string() }),
+    };
+    json!({
+        "dnnplan": { "version": dnnplan::version::VERSION, "abi": dnnplan::version::ABI_VERSION },
+        "os": { "os": std::env::consts::OS, "arch": std::env::consts::ARCH },
+        "cuda": cuda,
+        "cudnn": cudnn,
+        "nvrtc": nvrtc,
+    })
+}
+
+/// Prints a JSON object as an indented `key: value` table.
+fn print_table(value: &Value, indent: &str) {
+    let Value::Object(map) = value else {
+        println!("{indent}{value}");
+        return;
+    };
+    for (k, v) in map {
+        match v {
+            Value::Object(_) => {
+                println!("{indent}{k}:");
+                print_table(v, &format!("{indent}  "));
+            }
+            Value::Array(items) if items.iter().any(Value::is_object) => {
+                println!("{indent}{k}:");
+                for (i, item) in items.iter().enumerate() {
+                    println!("{indent}  [{i}]");
+                    print_table(item, &format!("{indent}    "));
+                }
+            }
+            Value::String(s) => println!("{indent}{k}: {s}"),
+            _ => println!("{indent}{k}: {v}"),
+        }
+    }
+}

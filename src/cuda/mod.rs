@@ -1,0 +1,3 @@
+//! CUDA driver layer over cudarc (probed first), module loading, NVRTC and the compiled-plan cache.
+
+pub mod probe;

@@ -1,0 +1,1 @@
+//! Dispatch: engine trait, manifest, engine ids, facts, capabilities, ranking and the plan list.

@@ -1,0 +1,1 @@
+//! Bundled engines, one sub-module per family (analyzer, heuristics hook, engines).

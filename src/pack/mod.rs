@@ -1,0 +1,1 @@
+//! Variant-pack normalization: caller buffers checked against the graph's declarations, once per call.

@@ -1,0 +1,1 @@
+//! Attention eligibility: which backends and engines can run an attention request, and why not.
