@@ -106,8 +106,12 @@ impl Feature {
         match self {
             Feature::Causal => "{engine} does not support causal masking",
             Feature::BottomRight => "{engine} does not support bottom-right causal alignment",
-            Feature::RightBandWidening => "{engine} does not support a right window bound > 0 (window ({wl},{wr}))",
-            Feature::SlidingWindow => "{engine} does not support a sliding window (window ({wl},{wr}))",
+            Feature::RightBandWidening => {
+                "{engine} does not support a right window bound > 0 (window ({wl},{wr}))"
+            }
+            Feature::SlidingWindow => {
+                "{engine} does not support a sliding window (window ({wl},{wr}))"
+            }
             Feature::Padding => "{engine} does not support padding masks ({mask})",
             Feature::Sink => "{engine} does not support the {softmax} softmax (sink token)",
             Feature::Decode => "{engine} does not support decode (s_q == 1)",
@@ -232,7 +236,11 @@ pub static ROWS: &[EngineCaps] = &[EngineCaps {
     leads_when: P::All(&[
         P::Not(&P::Is(Flag::Thd)),
         P::Not(&P::Is(Flag::Paged)),
-        P::Not(&P::Mask(&[Mask::Padding, Mask::PaddingCausal, Mask::PaddingCausalBottomRight])),
+        P::Not(&P::Mask(&[
+            Mask::Padding,
+            Mask::PaddingCausal,
+            Mask::PaddingCausalBottomRight,
+        ])),
         P::Dims(512, 512),
         P::Softmax(&[SoftmaxType::Vanilla]),
         P::Any(&[
@@ -274,8 +282,8 @@ impl EngineCaps {
                         && r.d_v <= b
                         && r.d_qk > self.d_floor
                         && r.d_v > self.d_floor
-                        && r.d_qk % self.d_pad_multiple == 0
-                        && r.d_v % self.d_pad_multiple == 0
+                        && r.d_qk.is_multiple_of(self.d_pad_multiple)
+                        && r.d_v.is_multiple_of(self.d_pad_multiple)
                 }
             }),
             CapCheck::Dtype => self.dtypes.contains(&r.q_dtype),
@@ -296,8 +304,11 @@ impl EngineCaps {
             CapCheck::Available => format!("engine {} available", self.name),
             CapCheck::Arch => format!("SM {}..={}", self.sm_lo, self.sm_hi),
             CapCheck::HeadDims => {
-                let shapes: Vec<String> =
-                    self.d_shapes.iter().map(|(a, b)| format!("({a},{b})")).collect();
+                let shapes: Vec<String> = self
+                    .d_shapes
+                    .iter()
+                    .map(|(a, b)| format!("({a},{b})"))
+                    .collect();
                 if self.d_pad_multiple == 0 {
                     format!("(d_qk, d_v) in {{{}}}", shapes.join(", "))
                 } else {
@@ -311,7 +322,11 @@ impl EngineCaps {
             }
             CapCheck::Dtype => format!(
                 "q_dtype in {{{}}}",
-                self.dtypes.iter().map(|d| d.name()).collect::<Vec<_>>().join(", ")
+                self.dtypes
+                    .iter()
+                    .map(|d| d.name())
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ),
             CapCheck::Layout => "a non-paged layout with the head dim innermost".to_owned(),
             CapCheck::Feature(feat) => format!("no {}", feat.name()),
@@ -347,7 +362,7 @@ pub fn caps_to_rules(row: &'static EngineCaps) -> Vec<Rule> {
         kind: Kind::Check(P::Engine(row, check)),
         gate: false,
         setting_hint: if check == CapCheck::Available {
-            Some("list the engine in environment.engines (it must be bundled in this build to run)")
+            Some("list it in environment.engines; it must be bundled in this build to run")
         } else {
             None
         },

@@ -58,7 +58,10 @@ impl Unblock {
             Unblock::CudnnBelow(v) => format!("requires cuDNN < {v}"),
             Unblock::AvoidCudnn(vs) => format!(
                 "avoid cuDNN {}",
-                vs.iter().map(|v| v.to_string()).collect::<Vec<_>>().join("/")
+                vs.iter()
+                    .map(|v| v.to_string())
+                    .collect::<Vec<_>>()
+                    .join("/")
             ),
             Unblock::Arch {
                 sms,
@@ -99,9 +102,7 @@ impl Serialize for Unblock {
         m.serialize_entry("kind", self.kind())?;
         m.serialize_entry("text", &self.text())?;
         match self {
-            Unblock::CudnnAtLeast(v) | Unblock::CudnnBelow(v) => {
-                m.serialize_entry("cudnn", v)?
-            }
+            Unblock::CudnnAtLeast(v) | Unblock::CudnnBelow(v) => m.serialize_entry("cudnn", v)?,
             Unblock::AvoidCudnn(vs) => m.serialize_entry("cudnn", vs)?,
             Unblock::Arch {
                 sms,
@@ -371,14 +372,15 @@ fn unmet(p: &'static P, cx: &Ctx<'_>) -> Vec<AtomFail> {
 fn explain(rule: &'static Rule, cx: &Ctx<'_>) -> (Option<&'static str>, Vec<AtomFail>) {
     match &rule.kind {
         Kind::Require(clauses) => {
-            let best = clauses
-                .iter()
-                .map(|c| (c, unmet(&c.when, cx)))
-                .min_by(|(ca, fa), (cb, fb)| {
-                    fa.len()
-                        .cmp(&fb.len())
-                        .then_with(|| cb.when.newest_gate().cmp(&ca.when.newest_gate()))
-                });
+            let best =
+                clauses
+                    .iter()
+                    .map(|c| (c, unmet(&c.when, cx)))
+                    .min_by(|(ca, fa), (cb, fb)| {
+                        fa.len()
+                            .cmp(&fb.len())
+                            .then_with(|| cb.when.newest_gate().cmp(&ca.when.newest_gate()))
+                    });
             match best {
                 Some((c, f)) => (Some(c.label), f),
                 None => (None, Vec::new()),
@@ -454,10 +456,12 @@ fn unblock(rule: &'static Rule, cx: &Ctx<'_>) -> Option<Unblock> {
         {
             return Some(Unblock::CudnnAtLeast(*v));
         }
-        if let Some(older) = versions
-            .iter()
-            .rev()
-            .find(|&&v| v < cx.cudnn && passes(rule, &at(cx.sm, v)))
+        // A downgrade is offered only for known defects introduced at a version.
+        if rule.layer == Layer::KnownBug
+            && let Some(older) = versions
+                .iter()
+                .rev()
+                .find(|&&v| v < cx.cudnn && passes(rule, &at(cx.sm, v)))
         {
             let blocked_from = versions.iter().find(|&&v| v > *older).copied();
             if let Some(b) = blocked_from {

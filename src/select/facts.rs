@@ -92,7 +92,7 @@ impl Facts {
                 ),
             ));
         }
-        if r.h_q % r.h_kv != 0 {
+        if !r.h_q.is_multiple_of(r.h_kv) {
             return Err(bad(
                 "h_kv",
                 format!(
@@ -111,7 +111,10 @@ impl Facts {
         if r.page_size.is_some() && !info.paged {
             return Err(bad(
                 "page_size",
-                format!("is only meaningful with a paged layout (layout is {})", r.layout),
+                format!(
+                    "is only meaningful with a paged layout (layout is {})",
+                    r.layout
+                ),
             ));
         }
 
@@ -155,8 +158,8 @@ impl Facts {
         }
 
         let is_thd = info.q_format == Format::Thd || info.kv_format == Format::Thd;
-        let br_effective = r.mask.is_bottom_right()
-            && !(r.mask == Mask::CausalBottomRight && r.s_q == r.s_kv);
+        let br_effective =
+            r.mask.is_bottom_right() && !(r.mask == Mask::CausalBottomRight && r.s_q == r.s_kv);
         if r.mask == Mask::CausalBottomRight && r.s_q == r.s_kv {
             notes.push(
                 "causal_bottom_right with s_q == s_kv is lowered as top-left causal (rules still see the original mask)"

@@ -11,7 +11,9 @@ use std::fmt::Write as _;
 use super::engines::{CapCheck, EngineCaps};
 use super::env::Environment;
 use super::facts::Facts;
-use super::request::{BiasShape, BiasType, Dtype, Format, Fp8Recipe, Group, Layout, Mask, SoftmaxType};
+use super::request::{
+    BiasShape, BiasType, Dtype, Format, Fp8Recipe, Group, Layout, Mask, SoftmaxType,
+};
 use super::target::Target;
 use super::version::CudnnVer;
 

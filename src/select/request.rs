@@ -523,6 +523,8 @@ pub struct SdpaAttrs {
     pub return_max_logit: bool,
 }
 
+// The enum is declared by `named_enum!`, which cannot carry `#[default]`.
+#[allow(clippy::derivable_impls)]
 impl Default for Dtype {
     fn default() -> Self {
         Dtype::Bf16
@@ -622,9 +624,31 @@ impl RequestSpec {
             ($($f:ident),*) => { $( if other.$f.is_some() { self.$f = other.$f; } )* };
         }
         take!(
-            dtype, kv_dtype, o_dtype, layout, mask, window, bias, bias_shape,
-            bias_requires_grad, alibi_slopes, softmax, dropout, training, b, h_q, h_kv, s_q,
-            s_kv, d_qk, d_v, return_max_logit, cuda_graph, deterministic, kv_cache, page_size,
+            dtype,
+            kv_dtype,
+            o_dtype,
+            layout,
+            mask,
+            window,
+            bias,
+            bias_shape,
+            bias_requires_grad,
+            alibi_slopes,
+            softmax,
+            dropout,
+            training,
+            b,
+            h_q,
+            h_kv,
+            s_q,
+            s_kv,
+            d_qk,
+            d_v,
+            return_max_logit,
+            cuda_graph,
+            deterministic,
+            kv_cache,
+            page_size,
             fp8_recipe
         );
         self

@@ -114,8 +114,7 @@ impl<'de> serde::Deserialize<'de> for CudnnVer {
                 f.write_str("a cuDNN version such as \"9.10.2\" or a cudnnGetVersion() integer")
             }
             fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<CudnnVer, E> {
-                CudnnVer::parse(v)
-                    .ok_or_else(|| E::custom(format!("`{v}` is not a cuDNN version")))
+                CudnnVer::parse(v).ok_or_else(|| E::custom(format!("`{v}` is not a cuDNN version")))
             }
             fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<CudnnVer, E> {
                 CudnnVer::from_raw(v)

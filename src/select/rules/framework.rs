@@ -3,7 +3,7 @@
 //! unfused reference. Environment toggles become the explicit policy list `disabled`.
 //! Determinism matters only for training (TE's forward passes `deterministic=false`).
 
-use super::{F16, FP8, FUSED, FW_SRC, Kind, Layer, REF, ALL, Rule, Scope};
+use super::{ALL, F16, FP8, FUSED, FW_SRC, Kind, Layer, REF, Rule, Scope};
 use crate::select::predicate::{Cmp, Flag, IntField as I, P};
 use crate::select::request::{
     BiasShape, BiasType as B, Dtype, Fp8Recipe as R, Group as G, Layout as L, SoftmaxType,
@@ -70,7 +70,11 @@ pub static RULES: &[Rule] = &[
                 when: P::All(&[
                     P::Recipe(&[R::Delayed]),
                     NOT_SM120,
-                    P::Not(&P::All(&[P::Sm(Cmp::Ge, 100), DET, P::Ver(Cmp::Lt, v(9, 18, 0))])),
+                    P::Not(&P::All(&[
+                        P::Sm(Cmp::Ge, 100),
+                        DET,
+                        P::Ver(Cmp::Lt, v(9, 18, 0)),
+                    ])),
                 ]),
             },
             super::Clause {
@@ -136,7 +140,10 @@ pub static RULES: &[Rule] = &[
         "FW.SM120_THD",
         FUSED,
         P::All(&[P::Sm(Cmp::Eq, 120), P::Is(Flag::Thd)]),
-        Kind::Check(P::All(&[ge(9, 18, 1), P::Not(&P::Layout(&[L::T3hd, L::Th3d]))])),
+        Kind::Check(P::All(&[
+            ge(9, 18, 1),
+            P::Not(&P::Layout(&[L::T3hd, L::Th3d])),
+        ])),
         "SM120 ragged layouts need cuDNN >= 9.18.1 and not t3hd/th3d",
     ),
     rule(
@@ -149,7 +156,10 @@ pub static RULES: &[Rule] = &[
     rule(
         "FW.SOFTMAX_THD",
         FUSED,
-        P::All(&[P::Is(Flag::Thd), P::Not(&P::Softmax(&[SoftmaxType::Vanilla]))]),
+        P::All(&[
+            P::Is(Flag::Thd),
+            P::Not(&P::Softmax(&[SoftmaxType::Vanilla])),
+        ]),
         Kind::Check(ge(9, 18, 0)),
         "the {softmax} softmax with ragged layouts needs cuDNN >= 9.18.0",
     ),
@@ -182,7 +192,10 @@ pub static RULES: &[Rule] = &[
         "FW.BIAS_111S_GRAD",
         FUSED,
         P::Bias(&[B::PostScaleBias]),
-        Kind::Veto(P::All(&[P::BiasShape(&[BiasShape::OneOneOneS]), P::Is(Flag::BiasRequiresGrad)])),
+        Kind::Veto(P::All(&[
+            P::BiasShape(&[BiasShape::OneOneOneS]),
+            P::Is(Flag::BiasRequiresGrad),
+        ])),
         "FusedAttention has no dBias for a [1,1,1,s] bias",
     ),
     rule(

@@ -55,10 +55,7 @@ pub static RULES: &[Rule] = &[
         FUSED,
         P::All(&[
             P::Not(&PADDING),
-            P::Any(&[
-                P::Mask(&[M::CausalBottomRight]),
-                P::Int(I::Wl, Cmp::Ge, 0),
-            ]),
+            P::Any(&[P::Mask(&[M::CausalBottomRight]), P::Int(I::Wl, Cmp::Ge, 0)]),
         ]),
         Kind::Check(P::IntCmp(I::Sq, Cmp::Le, I::Skv)),
         "bottom-right masks and windows need s_q <= s_kv without padding (s_q {s_q}, s_kv {s_kv})",
@@ -100,7 +97,10 @@ pub static RULES: &[Rule] = &[
             ge(9, 5, 0),
             P::Any(&[ge(9, 10, 0), D_LE_128]),
             P::Any(&[
-                P::Not(&P::Fmt(crate::select::predicate::Side::Q, &[crate::select::request::Format::Thd])),
+                P::Not(&P::Fmt(
+                    crate::select::predicate::Side::Q,
+                    &[crate::select::request::Format::Thd],
+                )),
                 ge(9, 7, 0),
             ]),
         ])),
@@ -147,13 +147,20 @@ pub static RULES: &[Rule] = &[
         "FE.BWD_SEQ1",
         FUSED,
         TRAIN,
-        Kind::Veto(P::All(&[P::Int(I::Sq, Cmp::Eq, 1), P::Int(I::Skv, Cmp::Eq, 1)])),
+        Kind::Veto(P::All(&[
+            P::Int(I::Sq, Cmp::Eq, 1),
+            P::Int(I::Skv, Cmp::Eq, 1),
+        ])),
         "the backward rejects s_q == s_kv == 1",
     ),
     rule(
         "FE.BWD_RAGGED_SINK",
         F16,
-        P::All(&[TRAIN, P::Is(Flag::Thd), P::Not(&P::Softmax(&[SoftmaxType::Vanilla]))]),
+        P::All(&[
+            TRAIN,
+            P::Is(Flag::Thd),
+            P::Not(&P::Softmax(&[SoftmaxType::Vanilla])),
+        ]),
         Kind::Check(ge(9, 26, 0)),
         "the backward with ragged layouts and a sink ({softmax} softmax) needs cuDNN >= 9.26.0",
     ),

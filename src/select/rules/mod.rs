@@ -172,12 +172,19 @@ pub fn all() -> &'static [Rule] {
 
 /// The rule table as a markdown table (id, layer, scope, kind, message), for review and docs.
 pub fn dump_markdown() -> String {
-    let mut s = String::from("| id | layer | scope | kind | clauses / predicate | message |\n|---|---|---|---|---|---|\n");
+    let mut s = String::from(
+        "| id | layer | scope | kind | clauses / predicate | message |\n|---|---|---|---|---|---|\n",
+    );
     for r in all() {
         let scope = match r.scope {
             Scope::Targets(bits) => {
                 let mut names = Vec::new();
-                for (bit, n) in [(F16, "f16"), (FP8, "fp8"), (REF, "reference"), (ENGINES, "engines")] {
+                for (bit, n) in [
+                    (F16, "f16"),
+                    (FP8, "fp8"),
+                    (REF, "reference"),
+                    (ENGINES, "engines"),
+                ] {
                     if bits & bit != 0 {
                         names.push(n);
                     }

@@ -13,9 +13,11 @@
 //! 4. `F16.RAGGED64` computes offsets from max sequence lengths and uses `d_qk` for O.
 //! 5. `F16.BW_TRAIN` rejects non-deterministic Blackwell training with dropout AND bias.
 
-use super::{Clause, F16, Kind, Layer, Rule, Scope, TE_SRC, FE_SRC};
+use super::{Clause, F16, FE_SRC, Kind, Layer, Rule, Scope, TE_SRC};
 use crate::select::predicate::{Cmp, Flag, IntField as I, P, Side};
-use crate::select::request::{BiasType as B, Dtype, Format as F, Layout as L, Mask as M, SoftmaxType};
+use crate::select::request::{
+    BiasType as B, Dtype, Format as F, Layout as L, Mask as M, SoftmaxType,
+};
 use crate::select::version::CudnnVer;
 
 const fn v(major: u8, minor: u8, patch: u8) -> CudnnVer {
@@ -78,7 +80,10 @@ pub static RULES: &[Rule] = &[
         Kind::Require(&[
             Clause {
                 label: "a1: cuDNN < 8.9.3 on SM80 or SM90",
-                when: P::All(&[lt(8, 9, 3), P::Any(&[P::Sm(Cmp::Eq, 80), P::Sm(Cmp::Eq, 90)])]),
+                when: P::All(&[
+                    lt(8, 9, 3),
+                    P::Any(&[P::Sm(Cmp::Eq, 80), P::Sm(Cmp::Eq, 90)]),
+                ]),
             },
             Clause {
                 label: "a2: cuDNN >= 8.9.3 on SM80-SM99",
@@ -127,7 +132,12 @@ pub static RULES: &[Rule] = &[
         Kind::Require(&[
             Clause {
                 label: "d1: d_qk <= 128 and d_v <= 128",
-                when: P::All(&[DQK8, DV8, P::Int(I::Dqk, Cmp::Le, 128), P::Int(I::Dv, Cmp::Le, 128)]),
+                when: P::All(&[
+                    DQK8,
+                    DV8,
+                    P::Int(I::Dqk, Cmp::Le, 128),
+                    P::Int(I::Dv, Cmp::Le, 128),
+                ]),
             },
             Clause {
                 label: "d2: SM90, d <= 256 (inference cuDNN >= 9.1.0, training >= 9.5.0)",
@@ -168,7 +178,14 @@ pub static RULES: &[Rule] = &[
             },
             Clause {
                 label: "d5: cuDNN >= 9.11.0, SM100+, training, (192,128)",
-                when: P::All(&[DQK8, DV8, ge(9, 11, 0), P::Sm(Cmp::Ge, 100), TRAIN, P::Dims(192, 128)]),
+                when: P::All(&[
+                    DQK8,
+                    DV8,
+                    ge(9, 11, 0),
+                    P::Sm(Cmp::Ge, 100),
+                    TRAIN,
+                    P::Dims(192, 128),
+                ]),
             },
             Clause {
                 label: "d6: SM100-109 training (256,256), cuDNN >= 9.23.0 (9.25.0 with THD), plain features",
@@ -235,7 +252,11 @@ pub static RULES: &[Rule] = &[
             },
             Clause {
                 label: "b3: cuDNN >= 9.0.0, SM80+, post-scale bias",
-                when: P::All(&[ge(9, 0, 0), P::Sm(Cmp::Ge, 80), P::Bias(&[B::PostScaleBias])]),
+                when: P::All(&[
+                    ge(9, 0, 0),
+                    P::Sm(Cmp::Ge, 80),
+                    P::Bias(&[B::PostScaleBias]),
+                ]),
             },
         ]),
         "bias {bias} with mask {mask} is not supported on SM{sm} with cuDNN {cudnn} (pre-scale bias never is)",
@@ -284,7 +305,12 @@ pub static RULES: &[Rule] = &[
                     P::Is(Flag::Paged),
                     P::Any(&[
                         P::Mask(&[M::Padding, M::PaddingCausal]),
-                        P::All(&[P::Mask(&[M::PaddingCausalBottomRight]), SQ64, SKV64, SQ_LE_SKV]),
+                        P::All(&[
+                            P::Mask(&[M::PaddingCausalBottomRight]),
+                            SQ64,
+                            SKV64,
+                            SQ_LE_SKV,
+                        ]),
                     ]),
                     NO_BIAS,
                     NO_DROPOUT,
@@ -432,7 +458,10 @@ pub static RULES: &[Rule] = &[
     rule(
         "F16.RAGGED64",
         Layer::TePolicy,
-        Kind::Check(P::Any(&[P::Not(&P::Is(Flag::NeedsInt64Offsets)), ge(9, 5, 0)])),
+        Kind::Check(P::Any(&[
+            P::Not(&P::Is(Flag::NeedsInt64Offsets)),
+            ge(9, 5, 0),
+        ])),
         "ragged offsets exceed int32 (computed from max sequence lengths); int64 offsets need cuDNN >= 9.5.0",
     ),
     rule(

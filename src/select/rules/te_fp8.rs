@@ -74,7 +74,11 @@ pub static RULES: &[Rule] = &[
                     ge(9, 7, 0),
                     P::Sm(Cmp::Lt, 100),
                     P::Any(&[
-                        P::All(&[INF, P::Int(I::Dqk, Cmp::Le, 256), P::Int(I::Dv, Cmp::Le, 256)]),
+                        P::All(&[
+                            INF,
+                            P::Int(I::Dqk, Cmp::Le, 256),
+                            P::Int(I::Dv, Cmp::Le, 256),
+                        ]),
                         P::All(&[TRAIN, P::Dims(128, 128)]),
                     ]),
                     D16,
@@ -119,7 +123,10 @@ pub static RULES: &[Rule] = &[
             },
             Clause {
                 label: "cuDNN >= 9.21.0: BSHD/SBHD/BHSD, any softmax",
-                when: P::All(&[ge(9, 21, 0), P::Fmt(Side::Qkv, &[F::Bshd, F::Sbhd, F::Bhsd])]),
+                when: P::All(&[
+                    ge(9, 21, 0),
+                    P::Fmt(Side::Qkv, &[F::Bshd, F::Sbhd, F::Bhsd]),
+                ]),
             },
         ]),
         "FP8 attention does not support format {format} with the {softmax} softmax on cuDNN {cudnn}",
