@@ -1,5 +1,6 @@
 //! Build script: generates the C header into OUT_DIR (never into the source tree), exposes its
-//! path to tests as `DNNPLAN_GENERATED_HEADER`, and sets the shared library's SONAME.
+//! path to tests as `DNNPLAN_GENERATED_HEADER`, sets the shared library's SONAME, and lists the C
+//! test programs for `tests/c_abi.rs`.
 
 use std::env;
 use std::path::PathBuf;
@@ -36,8 +37,10 @@ fn main() {
         packed = major * 10000 + minor * 100 + patch,
     ));
     let header = out_dir.join("dnnplan.h");
+    // Only the C ABI module tree (src/ffi/ and its submodules) is scanned, so public items of
+    // other modules (constants, repr(C) types) never leak into the C header.
     cbindgen::Builder::new()
-        .with_crate(&crate_dir)
+        .with_src(crate_dir.join("src/ffi/mod.rs"))
         .with_config(config)
         .generate()
         .expect("cbindgen failed to generate the C header")
