@@ -9,6 +9,9 @@
 //! - `FFI_TEST_RUNNER` (a command prefix, e.g.
 //!   `valgrind --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite`),
 //! - `FFI_TEST_TIMEOUT` (seconds per program, default 600).
+//!
+//! `valgrind_reports_a_definite_leak` proves the valgrind options catch a leak (fixture in
+//! `ffi-tests/fixtures/`, which holds programs that are not scenarios).
 
 mod support;
 
@@ -42,27 +45,39 @@ fn build_dir(cflags: &[String]) -> std::path::PathBuf {
     scratch(&format!("ffi-tests/flags-{:016x}", h.finish()))
 }
 
-fn run_c_test(file: &str) {
-    let source = repo().join("ffi-tests").join(file);
-    let name = file.trim_end_matches(".c");
-    let cflags = env_words("FFI_TEST_CFLAGS");
-    let exe = build_dir(&cflags).join(name);
+/// The valgrind options CI passes in `FFI_TEST_RUNNER` (see `.ci/run`).
+const VALGRIND_LEAK_CHECK: [&str; 4] = [
+    "valgrind",
+    "--error-exitcode=9",
+    "--leak-check=full",
+    "--errors-for-leak-kinds=definite",
+];
+
+/// Compiles `source` (relative to the repository root) into `exe`, linked to the built library.
+fn build_c_program(source: &Path, exe: &Path, cflags: &[String]) {
     let libs = lib_dir();
 
     let mut cc = compiler("CC", "cc");
     cc.current_dir(repo())
         .args(["-std=c99", "-Wall", "-Wextra", "-Werror", "-g"])
         .args(["-I", "include", "-I", "ffi-tests"])
-        .args(&cflags)
-        .arg(&source)
+        .args(cflags)
+        .arg(source)
         .arg("-o")
-        .arg(&exe)
+        .arg(exe)
         .arg("-L")
         .arg(libs)
         .arg("-ldnnplan")
         .arg(format!("-Wl,-rpath,{}", libs.display()))
         .arg("-pthread");
-    compile(cc, &format!("compiling {file}"));
+    compile(cc, &format!("compiling {}", source.display()));
+}
+
+fn run_c_test(file: &str) {
+    let name = file.trim_end_matches(".c");
+    let cflags = env_words("FFI_TEST_CFLAGS");
+    let exe = build_dir(&cflags).join(name);
+    build_c_program(&Path::new("ffi-tests").join(file), &exe, &cflags);
 
     if cflags
         .iter()
@@ -135,5 +150,36 @@ fn every_c_program_has_a_test() {
     assert!(
         !listed.is_empty(),
         "no ffi-tests/t_*.c found: the generated list is empty"
+    );
+}
+
+/// The leak check is real: under CI's valgrind options a program that leaks fails with valgrind's
+/// error exit code and a "definitely lost" report.
+#[test]
+fn valgrind_reports_a_definite_leak() {
+    if !support::have_tool("valgrind") {
+        eprintln!("SKIPPED valgrind_reports_a_definite_leak: valgrind is not installed");
+        return;
+    }
+    let exe = scratch("ffi-tests/fixtures").join("leak_on_purpose");
+    build_c_program(Path::new("ffi-tests/fixtures/leak_on_purpose.c"), &exe, &[]);
+    let mut cmd = Command::new(VALGRIND_LEAK_CHECK[0]);
+    cmd.args(&VALGRIND_LEAK_CHECK[1..])
+        .arg(&exe)
+        .current_dir(repo());
+    let outcome = run_with_limit(cmd, Duration::from_secs(300));
+    assert_eq!(
+        outcome.status.and_then(|s| s.code()),
+        Some(9),
+        "valgrind did not fail a leaking program: {}\n{}",
+        outcome.describe(),
+        outcome.transcript()
+    );
+    assert!(
+        outcome
+            .stderr
+            .contains("4,242 bytes in 1 blocks are definitely lost"),
+        "valgrind did not report the 4242-byte leak:\n{}",
+        outcome.transcript()
     );
 }
