@@ -4,6 +4,7 @@
 
 pub(crate) mod boundary;
 pub mod diagnostics;
+pub mod select;
 pub mod types;
 
 pub use types::*;
