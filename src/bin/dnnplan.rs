@@ -11,6 +11,10 @@ const USAGE: &str = "usage: dnnplan <command> [options]
 
 commands:
   env [--json]        library version, OS, CUDA driver and GPUs, cuDNN, NVRTC, DNNPLAN_* settings
+  eligibility [--json] [--request FILE] [--env FILE] [request and environment flags]
+                      which attention backends/engines can run a request, every reason the
+                      others cannot (e.g. --dtype bf16 --layout bshd --mask causal --b 2 --sq 4096
+                      --hq 16 --hkv 16 --dqk 128 --training --arch 90 --cudnn 9.19.0)
   help                this text";
 
 fn main() -> ExitCode {
@@ -22,6 +26,7 @@ fn main() -> ExitCode {
     let rest = &args[1..];
     let result = match command.as_str() {
         "env" => cmd_env(rest),
+        "eligibility" => cmd_eligibility(rest),
         "help" | "--help" | "-h" => {
             println!("{USAGE}");
             Ok(())
@@ -82,6 +87,27 @@ fn cmd_env(args: &[String]) -> Result<(), CliError> {
         );
     } else {
         print_table(&report, "");
+    }
+    Ok(())
+}
+
+/// `dnnplan eligibility`: the attention eligibility selector as a table or JSON.
+fn cmd_eligibility(args: &[String]) -> Result<(), CliError> {
+    use dnnplan::select;
+    let parsed = select::cli::parse_args(args).map_err(|e| CliError::Usage(e.to_string()))?;
+    let run = || -> dnnplan::Result<select::Verdicts> {
+        let request = parsed.request.into_request()?;
+        let env = parsed.env.resolve()?;
+        select::evaluate(&request, &env)
+    };
+    let verdicts = run().map_err(|e| CliError::Failed(e.to_string()))?;
+    if parsed.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&verdicts.to_json()).unwrap_or_default()
+        );
+    } else {
+        print!("{}", select::cli::render_table(&verdicts));
     }
     Ok(())
 }

@@ -141,6 +141,34 @@ impl EnvironmentSpec {
         serde_json::from_str(text).map_err(|e| Error::bad_param("environment JSON", e.to_string()))
     }
 
+    /// Overlays the fields set in `other` onto `self`.
+    pub fn overlay(mut self, other: EnvironmentSpec) -> Self {
+        if other.sm.is_some() {
+            self.sm = other.sm;
+        }
+        if other.cudnn.is_some() {
+            self.cudnn = other.cudnn;
+        }
+        if other.cudnn_compiled.is_some() {
+            self.cudnn_compiled = other.cudnn_compiled;
+        }
+        if other.sm_count.is_some() {
+            self.sm_count = other.sm_count;
+        }
+        if other.engines.is_some() {
+            self.engines = other.engines;
+        }
+        if let Some(p) = other.policy {
+            let mut base = self.policy.unwrap_or_default();
+            if !p.disabled.is_empty() {
+                base.disabled = p.disabled;
+            }
+            base.allow_fp8_emulation |= p.allow_fp8_emulation;
+            self.policy = Some(base);
+        }
+        self
+    }
+
     /// Fills every absent field by detection. Fails only when no `sm` is stated and no CUDA
     /// device can be found; an unknown engine name is a `BadParam`.
     pub fn resolve(self) -> Result<Environment> {

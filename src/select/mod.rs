@@ -12,10 +12,12 @@
 //! Modules: [`version`] cuDNN version encodings; [`request`] request types and JSON form;
 //! [`env`] environment (detected or given); [`facts`] validation and canonicalization;
 //! [`predicate`] rule predicates; [`rules`] the rule tables; [`engines`] capability rows;
-//! [`target`] candidates; [`evaluate`] evaluation, hints, ordering; [`report`] text and JSON.
+//! [`target`] candidates; [`evaluate`] evaluation, hints, ordering; [`report`] text and JSON;
+//! [`cli`] the `dnnplan eligibility` arguments and table.
 
 mod names;
 
+pub mod cli;
 pub mod engines;
 pub mod env;
 pub mod evaluate;
