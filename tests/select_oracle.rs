@@ -659,3 +659,153 @@ fn oracle_layout_description_matches_spec_table() {
         (Fmt::Bhsd, Fmt::Bhsd, Fmt::Bhsd, Grp::HeadMajor)
     );
 }
+
+/// Spec 9.4: the frontend-surface rows (spec sections 5.1-5.4 where they differ from TE, plus
+/// the two execution-time preconditions), transcribed independently. Returns the ids expected to
+/// fail for the cuDNN sub-backend matching the request's dtype.
+fn fe_oracle(c: &Case, wl: i64) -> Vec<&'static str> {
+    let r = &c.r;
+    let (sm, v) = (c.sm, c.v);
+    let (_, qf, kvf, grp) = describe_layout(r.layout.name());
+    let paged = grp == Grp::Paged;
+    let thd = qf == Fmt::Thd || kvf == Fmt::Thd;
+    let m = r.mask;
+    let padding = matches!(
+        m,
+        Mask::Padding | Mask::PaddingCausal | Mask::PaddingCausalBottomRight
+    );
+    let fp8 = matches!(r.q_dtype, Dtype::Fp8E4m3 | Dtype::Fp8E5m2);
+    let (sq, skv, dqk, dv) = (r.s_q, r.s_kv, r.d_qk, r.d_v);
+    let vanilla = r.softmax == SoftmaxType::Vanilla;
+    let mut out = Vec::new();
+    if !fp8 {
+        if paged && !padding {
+            out.push("F16.PAGED_NEEDS_PADDING");
+        }
+        if thd && !padding {
+            out.push("F16.THD_NEEDS_PADDING");
+        }
+    }
+    let br = m == Mask::CausalBottomRight || m == Mask::PaddingCausalBottomRight;
+    let br_lowered_to_tl = m == Mask::CausalBottomRight && sq == skv;
+    if br && !br_lowered_to_tl && (r.bias != BiasType::NoBias || r.dropout > 0.0) {
+        out.push("FE.BR_FEATURES");
+    }
+    if !padding && (m == Mask::CausalBottomRight || wl >= 0) && sq > skv {
+        out.push("FE.SEQ_ORDER");
+    }
+    if !fp8 {
+        let capped = if (80..90).contains(&sm) && v < 91000 {
+            dqk > 128 || dv > 128
+        } else if (90..100).contains(&sm) && v < 91000 {
+            dqk > 256 || dv > 256
+        } else if (100..110).contains(&sm) && v < 90900 {
+            dqk > 128 || dv > 128
+        } else {
+            false
+        };
+        if capped {
+            out.push("FE.F16_HDIM_CAP");
+        }
+        if paged
+            && (v < 90500
+                || (v < 91000 && (dqk > 128 || dv > 128))
+                || (qf == Fmt::Thd && v < 90700))
+        {
+            out.push("FE.PAGED");
+        }
+        if r.training {
+            let small = dqk <= 128 && dv <= 128;
+            let ok = if small {
+                true
+            } else if (90..100).contains(&sm) {
+                let band =
+                    v >= 91100 && v < 91300 && dqk > 128 && dqk <= 192 && dv > 64 && dv <= 128;
+                dqk <= 256 && dv <= 256 && !(band && dv != 128 && dqk != 192)
+            } else if (100..110).contains(&sm) {
+                (v >= 91100 && dqk == 192 && dv == 128) || (v >= 92300 && dqk == 256 && dv == 256)
+            } else {
+                false
+            };
+            if !ok {
+                out.push("FE.F16_BWD_HDIM");
+            }
+        }
+    }
+    if r.training && sq == 1 && skv == 1 {
+        out.push("FE.BWD_SEQ1");
+    }
+    if !fp8 {
+        if r.training && thd && !vanilla && v < 92600 {
+            out.push("FE.BWD_RAGGED_SINK");
+        }
+        if !vanilla && sq == 1 {
+            out.push("FE.SINK_DECODE");
+        }
+    }
+    if fp8 && matches!(r.o_dtype, Dtype::Fp16 | Dtype::Bf16) && !(sm >= 100 && v >= 91300) {
+        out.push("FE.FP8_O_DTYPE");
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn frontend_layer_matches_independent_oracle() {
+    use dnnplan::select::rules::Layer;
+    let n: usize = std::env::var("DNNPLAN_SELECT_DIFF_CASES")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(200_000)
+        / 2;
+    let versions = version_pool();
+    let mut rng = Rng(0xD1B5_4A32_D192_ED03);
+    let mut nonempty = 0usize;
+    for i in 0..n {
+        let mut c = if i % 2 == 0 {
+            sample(&mut rng, &versions, i % 4 == 0)
+        } else {
+            sample_near_plain(&mut rng, &versions, i % 4 == 1)
+        };
+        if c.r.q_dtype == Dtype::Fp32 {
+            continue;
+        }
+        if c.r.q_dtype.is_fp8() && rng.chance(3) {
+            c.r.o_dtype = rng.pick(&[Dtype::Bf16, Dtype::Fp16]);
+        }
+        let causal = c.r.mask.is_causal();
+        let Some((wl, _)) = oracle_window(causal, c.r.window) else {
+            continue;
+        };
+        let env = Environment::new(c.sm as u16, Some(to_ver(c.v)));
+        let got = evaluate_with(&c.r, &env, Options { hints: false }).expect("valid");
+        let verdict = if c.r.q_dtype.is_fp8() {
+            &got.verdicts[1]
+        } else {
+            &got.verdicts[0]
+        };
+        let mut ids: Vec<&str> = verdict
+            .rejections
+            .iter()
+            .filter(|r| r.layer == Layer::FrontendSurface)
+            .map(|r| r.rule)
+            .collect();
+        ids.sort();
+        let expected = fe_oracle(&c, wl);
+        assert_eq!(
+            ids,
+            expected,
+            "case {i}: sm {}, cuDNN {}, request {:?}",
+            c.sm,
+            to_ver(c.v),
+            c.r
+        );
+        if !expected.is_empty() {
+            nonempty += 1;
+        }
+    }
+    assert!(
+        nonempty > n / 20,
+        "only {nonempty} cases exercised the frontend layer"
+    );
+}
