@@ -28,6 +28,7 @@ pub mod catalogue;
 pub mod cond;
 pub mod dtype;
 pub mod enums;
+pub mod examples;
 pub mod graph;
 pub mod infer;
 pub mod node;

@@ -224,8 +224,11 @@ pub enum ShapeRule {
     Matmul(&'static str, &'static str),
     /// Convolution forward output from image, weight and the conv attributes.
     ConvFprop,
-    /// Norm statistics: input dims with 1 wherever the scale dim is not 1 (no scale: `[N,1,..]`).
+    /// Norm statistics: input dims with 1 on every non-batch axis where the scale dim is not 1
+    /// (no scale: `[N,1,..]`).
     NormStats,
+    /// Instance-norm statistics: `[N, C, 1, ..., 1]` of the input.
+    InstanceStats,
     /// Genstats: input dims with every axis but 1 set to 1.
     Genstats,
     /// Slice: `ceil((limit - start) / step)` per axis from `slices`.
@@ -298,8 +301,6 @@ pub enum Rule {
     SameDtype(&'static str, &'static str),
     /// The attribute (when set) is ≥ the bound.
     AttrMin(&'static str, f64),
-    /// The attribute (when set) is ≠ the value.
-    AttrNot(&'static str, f64),
     /// The attribute (when set) is < the bound.
     AttrBelow(&'static str, f64),
     /// The attribute (int list) has the rank of the port.
