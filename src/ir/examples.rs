@@ -457,10 +457,10 @@ fn sdpa(op: &str, mut b: NodeBuilder) -> Result<OpExample> {
     let is_fp8 = op.contains("fp8");
     let qdt = if is_fp8 { Fp8E4m3 } else { Half };
     let bind = |e: &mut Ex,
-                    b: NodeBuilder,
-                    port: &'static str,
-                    dims: &[i64],
-                    dt: DataType|
+                b: NodeBuilder,
+                port: &'static str,
+                dims: &[i64],
+                dt: DataType|
      -> Result<NodeBuilder> {
         let u = e.t(port, dims, dt)?;
         Ok(b.input(port, u))
@@ -588,10 +588,10 @@ fn linear_attention(op: &str, mut b: NodeBuilder) -> Result<OpExample> {
     };
     let beta_dt = if family == "gdn2" { Bfloat16 } else { Float };
     let bind = |e: &mut Ex,
-                    b: NodeBuilder,
-                    port: &'static str,
-                    dims: &[i64],
-                    dt: DataType|
+                b: NodeBuilder,
+                port: &'static str,
+                dims: &[i64],
+                dt: DataType|
      -> Result<NodeBuilder> {
         let u = e.t(port, dims, dt)?;
         Ok(b.input(port, u))
