@@ -4,6 +4,10 @@
 
 pub(crate) mod boundary;
 pub mod diagnostics;
+pub mod graph;
+pub mod graph_builder;
+pub mod graph_ops;
+pub mod graph_query;
 pub mod select;
 pub mod types;
 
