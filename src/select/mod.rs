@@ -13,7 +13,7 @@
 //! [`env`] environment (detected or given); [`facts`] validation and canonicalization;
 //! [`predicate`] rule predicates; [`rules`] the rule tables; [`engines`] capability rows;
 //! [`target`] candidates; [`evaluate`] evaluation, hints, ordering; [`report`] text and JSON;
-//! [`cli`] the `dnnplan eligibility` arguments and table.
+//! [`cli`] the `dnnplan eligibility` arguments and table; [`from_ir`] a request from an SDPA node.
 
 mod names;
 
@@ -22,6 +22,7 @@ pub mod engines;
 pub mod env;
 pub mod evaluate;
 pub mod facts;
+pub mod from_ir;
 pub mod predicate;
 pub mod report;
 pub mod request;

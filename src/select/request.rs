@@ -410,7 +410,8 @@ impl Request {
 
     /// Builds a request from the plain attributes of one SDPA graph node (what dispatch's
     /// `explain` knows): mask and window are derived from the node's causal/alignment/bounds
-    /// (`left_bound = wl + 1`, `right_bound = wr`, as TE lowers them), a sink means the
+    /// (`left_bound = wl + 1`, `right_bound = wr`, as TE lowers them; a non-causal left bound
+    /// without a right bound becomes `wr = s_kv`, i.e. unbounded), a sink means the
     /// `learnable` softmax, the layout is chosen from ragged/paged/head-major flags.
     pub fn from_sdpa_attrs(a: &SdpaAttrs) -> Self {
         let mask = match (a.padding, a.causal, a.bottom_right) {
@@ -421,11 +422,19 @@ impl Request {
             (false, true, true) => Mask::CausalBottomRight,
             (true, true, true) => Mask::PaddingCausalBottomRight,
         };
+        // A left bound without a right bound on a non-causal mask has no TE spelling
+        // (non-causal windows are (-1,-1) or both >= 0): the right side is unbounded, which a
+        // right size of s_kv expresses exactly.
+        let unbounded_right = i64::try_from(a.s_kv).unwrap_or(i64::MAX);
         let window = match (a.left_bound, a.right_bound) {
             (None, None) => None,
             (l, r) => Some((
                 l.map_or(-1, |l| l - 1),
-                r.unwrap_or(if a.causal { 0 } else { -1 }),
+                r.unwrap_or(match (a.causal, l.is_some()) {
+                    (true, _) => 0,
+                    (false, true) => unbounded_right,
+                    (false, false) => -1,
+                }),
             )),
         };
         let layout = if a.paged {
