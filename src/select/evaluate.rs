@@ -201,6 +201,28 @@ pub struct Verdicts {
 }
 
 impl Verdicts {
+    /// Records a decline found after eligibility (no cuDNN engine config, a failed support
+    /// check, a build failure) as a `Runtime` rejection of the candidate named `target`, and
+    /// recomputes the order and the selection. Returns false when no candidate has that name.
+    pub fn reject_at_runtime(&mut self, target: &str, rule: &'static str, message: String) -> bool {
+        let Some(v) = self.verdicts.iter_mut().find(|v| v.target.name() == target) else {
+            return false;
+        };
+        v.rejections.push(Rejection {
+            rule,
+            layer: Layer::Runtime,
+            message,
+            nearest_clause: None,
+            failing: Vec::new(),
+            unblock: None,
+            source: "dnnplan: dispatch",
+        });
+        v.eligible = false;
+        self.order = preference_order(&self.verdicts, &self.facts, &self.environment);
+        self.selected = self.order.first().copied();
+        true
+    }
+
     /// The verdict on the candidate named `name` (e.g. `"cudnn.f16_arbitrary_seqlen"`).
     pub fn verdict(&self, name: &str) -> Option<&Verdict> {
         self.verdicts.iter().find(|v| v.target.name() == name)
@@ -450,10 +472,11 @@ fn unblock(rule: &'static Rule, cx: &Ctx<'_>) -> Option<Unblock> {
     }
     let versions = version_candidates();
     if cx.target.is_cudnn() {
-        if let Some(v) = versions
-            .iter()
-            .find(|&&v| v > cx.cudnn && passes(rule, &at(cx.sm, v)))
-        {
+        // The first newer version at which the rule passes and no known-bug veto of the same
+        // candidate blocks the request (so "requires >= 9.10.0" becomes ">= 9.10.2").
+        if let Some(v) = versions.iter().find(|&&v| {
+            v > cx.cudnn && passes(rule, &at(cx.sm, v)) && !known_bug_blocks(&at(cx.sm, v))
+        }) {
             return Some(Unblock::CudnnAtLeast(*v));
         }
         // A downgrade is offered only for known defects introduced at a version.
@@ -501,6 +524,16 @@ fn unblock(rule: &'static Rule, cx: &Ctx<'_>) -> Option<Unblock> {
     None
 }
 
+/// Whether a known-bug veto of the candidate rejects the request in `cx`.
+fn known_bug_blocks(cx: &Ctx<'_>) -> bool {
+    rules::all().iter().any(|r| {
+        r.layer == Layer::KnownBug
+            && matches!(r.kind, Kind::Veto(_))
+            && r.scope.covers(&cx.target)
+            && !passes(r, cx)
+    })
+}
+
 fn preference_order(verdicts: &[Verdict], facts: &Facts, env: &Environment) -> Vec<Target> {
     let eligible: Vec<Target> = verdicts
         .iter()
@@ -528,4 +561,104 @@ fn preference_order(verdicts: &[Verdict], facts: &Facts, env: &Environment) -> V
     }
     order.extend(reference);
     order
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::select::engines::{EngineCaps, Feature, LayoutClass};
+    use crate::select::request::Dtype;
+
+    static SM80_ROW: EngineCaps = EngineCaps {
+        name: "test_row_sm80",
+        target_name: "engine.test_row_sm80",
+        engine_id: 29999,
+        sm_lo: 80,
+        sm_hi: 120,
+        d_shapes: &[(128, 128)],
+        d_floor: 0,
+        d_pad_multiple: 8,
+        dtypes: &[Dtype::Bf16],
+        features: &[Feature::Causal],
+        layouts: &[LayoutClass::DenseFlex],
+        forward_only: false,
+        bundled: false,
+        leads_when: P::Is(crate::select::predicate::Flag::Training),
+        source: "test",
+    };
+
+    fn eligible(t: Target) -> Verdict {
+        Verdict {
+            target: t,
+            kind: t.kind(),
+            engine_id: t.engine_id(),
+            eligible: true,
+            rejections: Vec::new(),
+            notes: Vec::new(),
+        }
+    }
+
+    /// Spec 9.4 ordering: the same eligible set is cuDNN-first on SM90+ (unless the engine's
+    /// placement leads) and engine-first below SM90.
+    #[test]
+    fn preference_order_by_arch_and_placement() {
+        let set = vec![
+            eligible(Target::CudnnF16),
+            eligible(Target::Engine(&SM80_ROW)),
+            eligible(Target::Reference),
+        ];
+        let mut req = Request::new(1, 8, 8, 128, 128, 128, 128);
+        let facts = Facts::canonicalize(&req).unwrap();
+        let names = |sm: u16, facts: &Facts| -> Vec<&'static str> {
+            let env = Environment::new(sm, Some(CudnnVer::new(9, 8, 0)));
+            preference_order(&set, facts, &env)
+                .iter()
+                .map(|t| t.name())
+                .collect()
+        };
+        assert_eq!(
+            names(90, &facts),
+            [
+                "cudnn.f16_arbitrary_seqlen",
+                "engine.test_row_sm80",
+                "reference.unfused"
+            ]
+        );
+        assert_eq!(
+            names(80, &facts),
+            [
+                "engine.test_row_sm80",
+                "cudnn.f16_arbitrary_seqlen",
+                "reference.unfused"
+            ]
+        );
+        req.training = true;
+        let leading = Facts::canonicalize(&req).unwrap();
+        assert_eq!(
+            names(90, &leading),
+            [
+                "engine.test_row_sm80",
+                "cudnn.f16_arbitrary_seqlen",
+                "reference.unfused"
+            ]
+        );
+    }
+
+    #[test]
+    fn runtime_rejection_reorders() {
+        let req = Request::new(1, 8, 8, 128, 128, 128, 128);
+        let env = Environment::new(90, Some(CudnnVer::new(9, 8, 0)));
+        let mut v = evaluate(&req, &env).unwrap();
+        assert_eq!(
+            v.selected.map(|t| t.name()),
+            Some("cudnn.f16_arbitrary_seqlen")
+        );
+        assert!(v.reject_at_runtime(
+            "cudnn.f16_arbitrary_seqlen",
+            "RUNTIME.NO_ENGINE_CONFIG",
+            "the backend returned no engine config".into()
+        ));
+        assert_eq!(v.selected.map(|t| t.name()), Some("reference.unfused"));
+        assert!(!v.reject_at_runtime("nope", "X", String::new()));
+    }
 }
