@@ -200,6 +200,19 @@ fn backward_fp8_and_layouts() {
 }
 
 #[test]
+fn evaluate_graph_covers_every_sdpa_node() {
+    let b = sdpa(
+        "sdpa",
+        |_, n| n.bool("generate_stats", true).bool("use_causal_mask", true),
+        DataType::Bfloat16,
+    );
+    let all = dnnplan::select::evaluate_graph(&b.graph, &env("9.10.1")).unwrap();
+    assert_eq!(all.len(), 1);
+    assert_eq!(all[0].0, b.graph.nodes()[b.node].name);
+    assert_eq!(all[0].1.f16().rule_ids(), vec!["F16.BADVER"]);
+}
+
+#[test]
 fn non_sdpa_node_is_an_error() {
     let mut g = Graph::new(GraphContext::new(
         DataType::Half,

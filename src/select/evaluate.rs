@@ -315,7 +315,7 @@ fn judge(target: Target, facts: &Facts, env: &Environment, opts: Options) -> Ver
             nearest_clause: None,
             failing: Vec::new(),
             unblock: Some(Unblock::Setting(
-                "load cuDNN 9 (DNNPLAN_CUDNN_LIB_DIR) or state a version (environment \"cudnn\")",
+                "load cuDNN 9 (DNNPLAN_CUDNN_LIB_DIR) or state a version (environment \"cudnn\", CLI --cudnn)",
             )),
             source: "dnnplan: src/cudnn/loader.rs",
         });

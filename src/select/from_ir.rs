@@ -120,6 +120,23 @@ fn dim(t: &Tensor, i: usize, node: &Node, port: &str) -> Result<u64> {
         })
 }
 
+/// The verdicts on every SDPA-family node of `graph` in `env`, as `(node name, verdicts)` in
+/// node order (what `dnnplan explain` shows for an SDPA graph). Nodes of other ops are skipped.
+pub fn evaluate_graph(
+    graph: &Graph,
+    env: &super::env::Environment,
+) -> Result<Vec<(String, super::evaluate::Verdicts)>> {
+    graph
+        .nodes()
+        .iter()
+        .filter(|n| n.op.name().starts_with("sdpa"))
+        .map(|n| {
+            let request = Request::from_sdpa_node(graph, n)?;
+            Ok((n.name.clone(), super::evaluate::evaluate(&request, env)?))
+        })
+        .collect()
+}
+
 impl Request {
     /// The selector request of SDPA-family node `node` of `graph` (see the module docs for the
     /// mapping). Fails with `InvalidGraph` when the node is not an SDPA-family node, lacks Q/K/V,

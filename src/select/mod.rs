@@ -35,6 +35,7 @@ pub use evaluate::{
     AtomFail, Options, Rejection, TeBackend, Unblock, Verdict, Verdicts, evaluate, evaluate_with,
 };
 pub use facts::Facts;
+pub use from_ir::evaluate_graph;
 pub use request::{
     AlibiSlopes, BiasShape, BiasType, Dtype, Fp8Recipe, Layout, Mask, Request, RequestSpec,
     SdpaAttrs, SoftmaxType,
