@@ -22,6 +22,9 @@ pub mod module;
 pub mod nvrtc;
 pub mod probe;
 
+#[cfg(test)]
+mod unavailable_tests;
+
 pub use compile::{GpuArch, compile_nvrtc, compile_or_load};
 pub use context::{ContextGuard, CurrentContext};
 pub use launch::{KernelArgs, LaunchConfig, launch};
