@@ -109,6 +109,10 @@ fn nvrtc_options(arch: GpuArch, defines: &[String]) -> Vec<String> {
         "-DDNNP_NVRTC=1".to_owned(),
     ];
     options.extend(defines.iter().map(|d| format!("-D{d}")));
+    // Our own headers are served from memory; toolkit headers (cuda_bf16.h...) from the toolkit.
+    if let Some(dir) = nvrtc::cuda_include_dir() {
+        options.push(format!("-I{}", dir.display()));
+    }
     options
 }
 

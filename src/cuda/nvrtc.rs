@@ -39,6 +39,18 @@ fn candidate_dirs() -> Vec<PathBuf> {
     dirs
 }
 
+/// The CUDA toolkit's include directory (for kernels that include toolkit headers such as
+/// `cuda_bf16.h`): the first of `$CUDA_HOME/include`, `$CUDA_PATH/include`,
+/// `/usr/local/cuda/include` that holds `cuda.h`.
+pub fn cuda_include_dir() -> Option<PathBuf> {
+    let mut dirs: Vec<PathBuf> = ["CUDA_HOME", "CUDA_PATH"]
+        .iter()
+        .filter_map(|v| std::env::var_os(v).map(|d| Path::new(&d).join("include")))
+        .collect();
+    dirs.push(PathBuf::from("/usr/local/cuda/include"));
+    dirs.into_iter().find(|d| d.join("cuda.h").is_file())
+}
+
 fn preload_from(dir: &Path) -> Option<PathBuf> {
     static KEEP: OnceLock<std::sync::Mutex<Vec<libloading::Library>>> = OnceLock::new();
     let keep = KEEP.get_or_init(Default::default);
