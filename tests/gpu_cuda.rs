@@ -369,7 +369,7 @@ fn run_child(cache_dir: &std::path::Path) -> (f64, f64, u64, u64) {
     assert!(out.status.success(), "child failed:\n{text}");
     let line = text
         .lines()
-        .find(|l| l.starts_with("CHILD_RESULT"))
+        .find_map(|l| l.find("CHILD_RESULT").map(|i| &l[i..]))
         .unwrap_or_else(|| panic!("no result:\n{text}"));
     let field = |name: &str| -> f64 {
         line.split_whitespace()
@@ -453,11 +453,19 @@ fn nvrtc_compiles_sources_that_include_toolkit_headers() {
 fn nvrtc_probe_child() {
     let origin = nvrtc::ensure_library().expect("NVRTC found");
     let version = probe::nvrtc_version().expect("NVRTC version");
+    let cubin = nvrtc::compile(&nvrtc::Program {
+        name: "k.cu",
+        source: "extern \"C\" __global__ void k(float* y) { y[threadIdx.x] = 1.0f; }",
+        headers: vec![],
+        options: vec!["--gpu-architecture=sm_90a".to_owned()],
+    })
+    .expect("compile with the preloaded NVRTC");
+    assert!(cubin.starts_with(b"\x7fELF"));
     println!("CHILD_NVRTC origin={origin:?} version={version:?}");
 }
 
 #[test]
-fn nvrtc_is_found_without_the_toolkit_on_the_library_path() {
+fn nvrtc_is_loaded_by_full_path_from_the_named_directory() {
     let cuda_home = std::env::var("CUDA_HOME").unwrap_or_else(|_| "/usr/local/cuda".into());
     let lib64 = format!("{}/lib64", cuda_home.trim_end_matches('/'));
     let trimmed: Vec<String> = std::env::var("LD_LIBRARY_PATH")
@@ -476,6 +484,7 @@ fn nvrtc_is_found_without_the_toolkit_on_the_library_path() {
         ])
         .env("LD_LIBRARY_PATH", trimmed.join(":"))
         .env("CUDA_HOME", &cuda_home)
+        .env("DNNPLAN_NVRTC_LIB_DIR", &lib64)
         .output()
         .expect("spawn");
     let text =
@@ -486,7 +495,11 @@ fn nvrtc_is_found_without_the_toolkit_on_the_library_path() {
     );
     let line = text
         .lines()
-        .find(|l| l.starts_with("CHILD_NVRTC"))
-        .unwrap_or("?");
-    println!("without {lib64} on LD_LIBRARY_PATH: {line}");
+        .find_map(|l| l.find("CHILD_NVRTC").map(|i| &l[i..]))
+        .unwrap_or_else(|| panic!("no result:\n{text}"));
+    assert!(
+        line.contains("Preloaded"),
+        "DNNPLAN_NVRTC_LIB_DIR wins over the search path: {line}"
+    );
+    println!("without {lib64} on LD_LIBRARY_PATH, DNNPLAN_NVRTC_LIB_DIR set: {line}");
 }

@@ -1,12 +1,14 @@
 //! NVRTC: finding the library robustly and compiling CUDA C++ to a cubin.
 //!
-//! Loading: cudarc looks for NVRTC by name only (`libnvrtc.so`, `libnvrtc.so.13`, ...) through the
-//! loader's search path, and panics when none is found. [`ensure_library`] first asks cudarc's own
-//! probe; when that fails it loads the library by full path from, in order, `$DNNPLAN_NVRTC_LIB_DIR`,
-//! `$CUDA_HOME/lib64`, `$CUDA_PATH/lib64` and `/usr/local/cuda/lib64` (names `libnvrtc.so.13`,
-//! `libnvrtc.so`), preloading `libnvrtc-builtins` from the same directory. A library opened by full
-//! path is then what a later `dlopen` of its SONAME returns, so cudarc's lazy loader finds our copy.
-//! The preloaded handles stay open for the life of the process. Nothing here panics.
+//! Loading ([`ensure_library`], once per process, never panics):
+//! 1. `$DNNPLAN_NVRTC_LIB_DIR`, when set, wins: NVRTC is loaded by full path from there;
+//! 2. else cudarc's own name search (`libnvrtc.so`, `libnvrtc.so.13`, ... on the loader's path);
+//! 3. else by full path from `$CUDA_HOME/lib64`, `$CUDA_PATH/lib64`, `/usr/local/cuda/lib64`.
+//!
+//! Names tried in a directory: `libnvrtc.so.13`, `libnvrtc.so`; `libnvrtc-builtins` from the same
+//! directory is preloaded first. A library opened by full path is what a later `dlopen` of its
+//! SONAME returns, so cudarc's lazy loader (which panics when it finds nothing) resolves to our
+//! copy. The preloaded handles stay open for the life of the process.
 
 use std::ffi::{CStr, CString, c_char, c_int};
 use std::path::{Path, PathBuf};
@@ -93,6 +95,14 @@ pub fn ensure_library() -> Result<&'static NvrtcOrigin> {
     ORIGIN
         .get_or_init(|| {
             std::panic::catch_unwind(|| {
+                let explicit = std::env::var_os("DNNPLAN_NVRTC_LIB_DIR").map(PathBuf::from);
+                if let Some(dir) = &explicit
+                    && let Some(path) = preload_from(dir)
+                    // SAFETY: only tries to open the library; resolves to the preloaded copy.
+                    && unsafe { nvrtc_sys::is_culib_present() }
+                {
+                    return Ok(NvrtcOrigin::Preloaded(path));
+                }
                 // SAFETY: only tries to open the library by its candidate names.
                 if unsafe { nvrtc_sys::is_culib_present() } {
                     return Ok(NvrtcOrigin::SearchPath);
