@@ -1,8 +1,9 @@
 //! Getting a loaded module for a kernel: the bundled cubin when one fits, else NVRTC.
 //!
 //! [`compile_or_load`] is what an engine's `build_plan` calls. A bundled cubin fits when the
-//! device's architecture has one (sm_90a cubins run on compute capability 9.0 only) and the
-//! requested knob defines equal the ones it was built with. Anything else (another architecture,
+//! device's architecture has one (sm_90a cubins run on compute capability 9.0 only), the requested
+//! knob defines equal the ones it was built with, and the driver is at least as new as the toolkit
+//! that built it (a 13.0 cubin needs a 13.0 driver). Anything else (another architecture,
 //! a knob specialization that is not bundled) compiles the embedded source with NVRTC for exactly
 //! this device, through the compiled-plan cache ([`CompiledCache::global`]), so the compile is paid
 //! once per machine. [`compile_nvrtc`] takes the NVRTC path unconditionally.
@@ -116,14 +117,40 @@ fn nvrtc_options(arch: GpuArch, defines: &[String]) -> Vec<String> {
     options
 }
 
-/// Decides, without touching the GPU, how `kernel` is obtained for `arch` with `defines`.
+/// The oldest driver (`cuDriverGetVersion` form, e.g. 13000) that loads cubins of a toolkit
+/// version such as "13.0.88"; `None` when the version does not parse.
+pub fn driver_needed_for(toolkit: &str) -> Option<i32> {
+    let mut parts = toolkit.split('.');
+    let major: i32 = parts.next()?.parse().ok()?;
+    let minor: i32 = parts.next()?.parse().ok()?;
+    Some(major * 1000 + minor * 10)
+}
+
+/// Decides, without touching the GPU, how `kernel` is obtained for `arch` with `defines`
+/// (assuming a driver new enough for the bundled cubins; see [`plan_for_driver`]).
 pub fn plan(kernel_name: &str, arch: GpuArch, defines: &[(&str, &str)]) -> Result<Plan> {
+    plan_for_driver(kernel_name, arch, None, defines)
+}
+
+/// As [`plan`], and a bundled cubin is used only when `driver_version` (when known) is at least
+/// the one its toolkit needs; an older driver gets the NVRTC path.
+pub fn plan_for_driver(
+    kernel_name: &str,
+    arch: GpuArch,
+    driver_version: Option<i32>,
+    defines: &[(&str, &str)],
+) -> Result<Plan> {
     let k = kernel(kernel_name)?;
     let defines = normalize_defines(defines)?;
     let mut bundled_defines: Vec<String> = k.defines.iter().map(|d| (*d).to_owned()).collect();
     bundled_defines.sort();
+    let driver_ok = |toolkit: &str| match (driver_version, driver_needed_for(toolkit)) {
+        (Some(have), Some(need)) => have >= need,
+        _ => true,
+    };
     if let Some(cubin) = arch.bundled_name().and_then(|a| k.cubin(a))
         && defines == bundled_defines
+        && driver_ok(cubin.toolkit)
     {
         return Ok(Plan::Bundled(cubin));
     }
@@ -137,7 +164,8 @@ pub fn compile_or_load(
     device: &DeviceInfo,
     defines: &[(&str, &str)],
 ) -> Result<Arc<Module>> {
-    match plan(kernel_name, GpuArch::of(device), defines)? {
+    let driver_version = super::probe::driver().ok().map(|d| d.driver_version);
+    match plan_for_driver(kernel_name, GpuArch::of(device), driver_version, defines)? {
         Plan::Bundled(cubin) => {
             Module::load(cubin.bytes, &format!("{kernel_name} ({})", cubin.arch))
         }
@@ -222,6 +250,21 @@ mod tests {
             "sm_86",
             "no arch-specific target before Hopper"
         );
+    }
+
+    #[test]
+    fn a_driver_older_than_the_cubins_toolkit_gets_nvrtc() {
+        assert_eq!(driver_needed_for("13.0.88"), Some(13000));
+        assert_eq!(driver_needed_for("12.9"), Some(12090));
+        assert_eq!(driver_needed_for("garbage"), None);
+        assert!(matches!(
+            plan_for_driver("axpy", HOPPER, Some(12090), &[]),
+            Ok(Plan::Nvrtc(_))
+        ));
+        assert!(matches!(
+            plan_for_driver("axpy", HOPPER, Some(13000), &[]),
+            Ok(Plan::Bundled(_))
+        ));
     }
 
     #[test]
