@@ -113,6 +113,10 @@ fn nvrtc_options(arch: GpuArch, defines: &[String]) -> Vec<String> {
     // Our own headers are served from memory; toolkit headers (cuda_bf16.h...) from the toolkit.
     if let Some(dir) = nvrtc::cuda_include_dir() {
         options.push(format!("-I{}", dir.display()));
+        // CUDA 13 keeps libcu++ (<cuda/std/...>) and CUB under include/cccl.
+        if dir.join("cccl").is_dir() {
+            options.push(format!("-I{}", dir.join("cccl").display()));
+        }
     }
     options
 }
