@@ -411,6 +411,23 @@ fn nvrtc_compiles_sources_that_include_toolkit_headers() {
     let include = nvrtc::cuda_include_dir();
     let source = "#include <cuda_bf16.h>\n\
                   extern \"C\" __global__ void k(__nv_bfloat16* y, float v) { y[threadIdx.x] = __float2bfloat16_rn(v); }\n";
+    // What dnnplan's own NVRTC path passes must also serve libcu++ (the C++ library under NVRTC).
+    let libcu = "#include <cuda_bf16.h>\n#include <cuda/std/type_traits>\n#include <cuda/std/cstdint>\n\
+                 extern \"C\" __global__ void k2(cuda::std::uint32_t* y) {\n\
+                   static_assert(cuda::std::is_same_v<cuda::std::uint32_t, unsigned int>, \"\");\n\
+                   y[threadIdx.x] = threadIdx.x; }\n";
+    let arch = dnnplan::cuda::GpuArch { major: 9, minor: 0 };
+    let cubin = nvrtc::compile(&nvrtc::Program {
+        name: "libcu.cu",
+        source: libcu,
+        headers: vec![],
+        options: dnnplan::cuda::compile::nvrtc_options(arch, &[]),
+    })
+    .unwrap_or_else(|e| panic!("libcu++ under dnnplan's NVRTC options: {e}"));
+    Module::load(&cubin, "libcu++ test")
+        .expect("load")
+        .function("k2")
+        .expect("k2");
     let mut options = vec![
         "--gpu-architecture=sm_90a".to_owned(),
         "--std=c++17".to_owned(),

@@ -159,6 +159,15 @@ fn compiled_cache_report() -> Value {
         ((*name).to_owned(), value)
     })
     .collect();
+    // The environment this machine's device 0 would write to (what the cache keys on).
+    let environment = match dnnplan::cuda::probe::driver() {
+        Ok(d) if !d.devices.is_empty() => {
+            let id = dnnplan::cuda::cache::EnvIdentity::for_device(d.devices[0].ordinal);
+            json!({ "device": d.devices[0].ordinal, "hash": id.hash(), "complete": id.is_complete(),
+                    "identity": id.to_json() })
+        }
+        _ => Value::Null,
+    };
     json!({
         "dir": dir.display().to_string(),
         "enabled": cache.config().enabled,
@@ -166,6 +175,7 @@ fn compiled_cache_report() -> Value {
         "environments_on_disk": on_disk.len(),
         "bytes_on_disk": on_disk.iter().map(|c| c.bytes).sum::<u64>(),
         "stats": cache.stats(),
+        "environment": environment,
         "variables": variables,
     })
 }

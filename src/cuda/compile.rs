@@ -102,8 +102,9 @@ fn kernel(name: &str) -> Result<&'static Kernel> {
     })
 }
 
-/// The NVRTC options for `kernel` on `arch` with `defines` (normalized).
-fn nvrtc_options(arch: GpuArch, defines: &[String]) -> Vec<String> {
+/// The NVRTC options dnnplan compiles with for `arch` and normalized `defines` (see
+/// [`normalize_defines`]): target, C++17, `-DDNNP_NVRTC=1`, the defines, toolkit include dirs.
+pub fn nvrtc_options(arch: GpuArch, defines: &[String]) -> Vec<String> {
     let mut options = vec![
         format!("--gpu-architecture={}", arch.nvrtc_target()),
         "--std=c++17".to_owned(),
