@@ -114,7 +114,10 @@ fn cmd_eligibility(args: &[String]) -> Result<(), CliError> {
 }
 
 /// Environment variables that change what dnnplan loads or where it looks.
-const ENV_VARS: [&str; 1] = [dnnplan::cudnn::loader::ENV_CUDNN_LIB_DIR];
+const ENV_VARS: [&str; 2] = [
+    dnnplan::cudnn::loader::ENV_CUDNN_LIB_DIR,
+    dnnplan::cuda::nvrtc::ENV_NVRTC_LIB_DIR,
+];
 
 /// What this machine offers dnnplan; every component reports `found` and, when absent, `reason`.
 fn env_report() -> Value {

@@ -27,9 +27,12 @@ pub enum NvrtcOrigin {
     Preloaded(PathBuf),
 }
 
+/// Environment variable naming a directory that holds libnvrtc (loaded by full path).
+pub const ENV_NVRTC_LIB_DIR: &str = "DNNPLAN_NVRTC_LIB_DIR";
+
 fn candidate_dirs() -> Vec<PathBuf> {
     let mut dirs = Vec::new();
-    if let Some(d) = std::env::var_os("DNNPLAN_NVRTC_LIB_DIR") {
+    if let Some(d) = std::env::var_os(ENV_NVRTC_LIB_DIR) {
         dirs.push(PathBuf::from(d));
     }
     for var in ["CUDA_HOME", "CUDA_PATH"] {
@@ -95,7 +98,7 @@ pub fn ensure_library() -> Result<&'static NvrtcOrigin> {
     ORIGIN
         .get_or_init(|| {
             std::panic::catch_unwind(|| {
-                let explicit = std::env::var_os("DNNPLAN_NVRTC_LIB_DIR").map(PathBuf::from);
+                let explicit = std::env::var_os(ENV_NVRTC_LIB_DIR).map(PathBuf::from);
                 if let Some(dir) = &explicit
                     && let Some(path) = preload_from(dir)
                     // SAFETY: only tries to open the library; resolves to the preloaded copy.
