@@ -17,7 +17,18 @@ use super::plan_list::{PlanList, PlanOptions};
 use super::rank::EntrySource;
 use crate::error::{Error, Result};
 
-/// Plans a snapshot of `graph` and explains the result.
+/// Validates and freezes a snapshot of `graph` (the caller's graph is untouched), plans it and
+/// explains the result. An invalid graph is an error (naming node, port and rule).
+pub fn explain_graph(graph: &Graph, opts: PlanOptions, modes: &[HeurMode]) -> Result<Value> {
+    if graph.is_frozen() {
+        return explain(Arc::new(graph.clone()), opts, modes);
+    }
+    let mut snapshot = graph.clone();
+    snapshot.begin_planning()?;
+    explain(Arc::new(snapshot), opts, modes)
+}
+
+/// Plans an already-FROZEN graph and explains the result.
 pub fn explain(graph: Arc<Graph>, opts: PlanOptions, modes: &[HeurMode]) -> Result<Value> {
     let mut list = PlanList::new(graph, opts);
     let error = match list.create_execution_plans(modes) {

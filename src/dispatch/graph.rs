@@ -1,26 +1,17 @@
-//! The seam between dispatch and the IR: the graph type dispatch plans, and the one question
-//! dispatch itself asks of it (which op types its nodes have, for classification).
+//! The seam between dispatch and the IR: the graph type dispatch plans (the IR graph, frozen
+//! before analysis) and the one question dispatch itself asks of it, the anchor keys of its nodes.
 //!
-//! PLACEHOLDER until the IR lands: a graph is a list of node op-type names. Engines, analyzers
-//! and the backend provider receive this type; after the IR merge it becomes `crate::ir::Graph`.
+//! A node's anchor keys are its reference node type (`SDPA`, `GDN_BWD`, `MATMUL`...) and its
+//! builder op name (`sdpa`, `gdn_bwd`, `exp`...). Manifest families anchor on node types; the op
+//! name lets a family (or a test family) anchor on one op of a shared node type such as POINTWISE.
 
-/// The graph dispatch plans (frozen before analysis).
-#[derive(Clone, Debug, Default)]
-pub struct Graph {
-    /// Op-type name of each node, in node order.
-    pub ops: Vec<String>,
-}
+pub use crate::ir::Graph;
 
-impl Graph {
-    /// A graph whose nodes have these op types.
-    pub fn from_ops(ops: &[&str]) -> Graph {
-        Graph {
-            ops: ops.iter().map(|s| (*s).to_owned()).collect(),
-        }
-    }
-}
-
-/// Op-type names of the graph's nodes (as the manifest's anchor tables spell them).
-pub fn node_op_names(graph: &Graph) -> Vec<String> {
-    graph.ops.clone()
+/// Anchor keys of every node, in node order (node type name, then op name, per node).
+pub fn node_anchor_keys(graph: &Graph) -> Vec<&'static str> {
+    graph
+        .nodes()
+        .iter()
+        .flat_map(|n| [n.op.node_type().name(), n.op.name()])
+        .collect()
 }

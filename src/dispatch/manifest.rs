@@ -13,7 +13,7 @@
 
 use super::engine::Engine;
 use super::facts::{Analyzer, Facts};
-use super::graph::{Graph, node_op_names};
+use super::graph::{Graph, node_anchor_keys};
 use super::ids::{self, EngineId, FAMILY_BLOCK, IdClass};
 use super::rank::HeuristicsHook;
 use crate::error::Result;
@@ -177,11 +177,8 @@ impl Manifest {
     /// The family named by the graph's node types (exactly one), else none.
     pub fn family_for(&'static self, graph: &Graph) -> Classification {
         let mut named: Vec<&'static Family> = Vec::new();
-        for op in node_op_names(graph) {
-            if let Some(f) = self
-                .families
-                .iter()
-                .find(|f| f.anchors.contains(&op.as_str()))
+        for key in node_anchor_keys(graph) {
+            if let Some(f) = self.families.iter().find(|f| f.anchors.contains(&key))
                 && !named.iter().any(|n| std::ptr::eq(*n, f))
             {
                 named.push(f);

@@ -136,7 +136,8 @@ fn index_error(i: usize, count: usize) -> Error {
 }
 
 impl PlanList {
-    /// Attaches dispatch state to a FROZEN graph; nothing is planned yet.
+    /// Attaches dispatch state to a FROZEN graph (see [`crate::ir::Graph::begin_planning`]);
+    /// nothing is planned yet.
     pub fn new(graph: Arc<Graph>, opts: PlanOptions) -> PlanList {
         let classification = opts.manifest.family_for(&graph);
         PlanList {
@@ -153,6 +154,15 @@ impl PlanList {
             facts: FactsCache::default(),
             opts,
         }
+    }
+
+    /// Freezes `graph` (validating it first; a second planning of the same graph fails there),
+    /// attaches dispatch state to the frozen graph and plans it with `modes`.
+    pub fn plan(graph: &mut Graph, opts: PlanOptions, modes: &[HeurMode]) -> Result<PlanList> {
+        graph.begin_planning()?;
+        let mut list = PlanList::new(Arc::new(graph.clone()), opts);
+        list.create_execution_plans(modes)?;
+        Ok(list)
     }
 
     /// The graph.

@@ -19,6 +19,21 @@ use super::rank::{HookKind, Offered, Proposal};
 use super::target::Target;
 use super::testing::{FakeBackend, ModeScript, NoopPlan};
 use crate::error::{Error, Result};
+use crate::ir::{DataType, GraphContext, NodeBuilder, Tensor};
+
+// ---------------------------------------------------------------- graphs
+
+// Test families anchor on single pointwise ops; other ops set facts flags.
+const ATTN: &str = "exp";
+const NORM: &str = "sqrt";
+const OPAQUE: &str = "abs";
+const BUGGY_OP: &str = "ceil";
+const GUARDED: &str = "floor";
+const COUNTED_OP: &str = "erf";
+const TRAIL: &str = "sin";
+const WIDE: &str = "cos";
+const PROPOSE_GAMMA: &str = "tan";
+const UNANCHORED: &str = "neg";
 
 // ---------------------------------------------------------------- facts and analyzers
 
@@ -36,11 +51,11 @@ impl Facts for TestFacts {
 }
 
 fn analyze(g: &Graph, _: &Target) -> Result<Option<FactsRef>> {
-    let has = |op: &str| g.ops.iter().any(|o| o == op);
+    let has = |op: &str| g.nodes().iter().any(|n| n.op.name() == op);
     Ok(Some(Arc::new(TestFacts {
-        trail: has("trail"),
-        wide: has("wide"),
-        propose_gamma: has("propose_gamma"),
+        trail: has(TRAIL),
+        wide: has(WIDE),
+        propose_gamma: has(PROPOSE_GAMMA),
     })))
 }
 
@@ -236,7 +251,7 @@ static TEST_MANIFEST: Manifest = Manifest {
         Family {
             name: "ranked",
             base: RANKED_BASE,
-            anchors: &["test_attn", "test_attn_bwd"],
+            anchors: &["exp", "log"],
             analyzer: Some(analyze),
             validator: None,
             heuristics: Some(ranked_hook),
@@ -272,7 +287,7 @@ static TEST_MANIFEST: Manifest = Manifest {
         Family {
             name: "unranked",
             base: 21_200,
-            anchors: &["test_norm"],
+            anchors: &["sqrt"],
             analyzer: Some(analyze),
             validator: None,
             heuristics: None,
@@ -301,7 +316,7 @@ static TEST_MANIFEST: Manifest = Manifest {
         Family {
             name: "opaque",
             base: 21_300,
-            anchors: &["test_opaque"],
+            anchors: &["abs"],
             analyzer: Some(analyze_nothing),
             validator: None,
             heuristics: Some(ranked_hook),
@@ -316,7 +331,7 @@ static TEST_MANIFEST: Manifest = Manifest {
         Family {
             name: "buggy",
             base: 21_400,
-            anchors: &["test_buggy"],
+            anchors: &["ceil"],
             analyzer: Some(analyze),
             validator: None,
             heuristics: None,
@@ -331,7 +346,7 @@ static TEST_MANIFEST: Manifest = Manifest {
         Family {
             name: "guarded",
             base: 21_500,
-            anchors: &["test_guarded"],
+            anchors: &["floor"],
             analyzer: Some(analyze),
             validator: None,
             heuristics: None,
@@ -341,7 +356,7 @@ static TEST_MANIFEST: Manifest = Manifest {
         Family {
             name: "counted",
             base: 21_600,
-            anchors: &["test_counted"],
+            anchors: &["erf"],
             analyzer: Some(analyze_counted),
             validator: None,
             heuristics: None,
@@ -401,8 +416,29 @@ fn opts() -> PlanOptions {
     opts_with(backend(), Some(90), false)
 }
 
+/// A frozen graph: a chain of unary pointwise ops named `ops` over one half tensor.
+fn g(ops: &[&str]) -> Arc<Graph> {
+    let mut graph = Graph::new(GraphContext::new(
+        DataType::Half,
+        DataType::Float,
+        DataType::Float,
+    ));
+    let mut x = graph
+        .add_tensor(Tensor::new("x", &[2, 4], DataType::Half))
+        .unwrap();
+    for op in ops {
+        let n = graph
+            .add_node(NodeBuilder::by_name(op).unwrap().input("input", x))
+            .unwrap();
+        x = graph.nodes()[n].output("OUT_0").unwrap();
+    }
+    graph.set_output(x, true).unwrap();
+    graph.begin_planning().unwrap();
+    Arc::new(graph)
+}
+
 fn planned(ops: &[&str], o: PlanOptions, modes: &[HeurMode]) -> PlanList {
-    let mut l = PlanList::new(Arc::new(Graph::from_ops(ops)), o);
+    let mut l = PlanList::new(g(ops), o);
     l.create_execution_plans(modes).unwrap();
     l
 }
@@ -423,23 +459,19 @@ const B4: &str = "eng4";
 
 #[test]
 fn lead_places_ours_before_each_modes_backend_block() {
-    let l = planned(&["test_attn", "pointwise"], opts(), &[]);
+    let l = planned(&[ATTN, UNANCHORED], opts(), &[]);
     assert_eq!(names(&l), [P1, P2, B1, B2, P3, B3]);
 }
 
 #[test]
 fn trail_places_the_backend_block_first_in_each_mode() {
-    let l = planned(
-        &["test_attn", "trail"],
-        opts(),
-        &[HeurMode::A, HeurMode::Fallback],
-    );
+    let l = planned(&[ATTN, TRAIL], opts(), &[HeurMode::A, HeurMode::Fallback]);
     assert_eq!(names(&l), [B1, B2, P1, P2, B3, P3]);
 }
 
 #[test]
 fn modes_follow_caller_order_and_b_reuses_kind_a() {
-    let l = planned(&["test_attn"], opts(), &[HeurMode::Fallback, HeurMode::B]);
+    let l = planned(&[ATTN], opts(), &[HeurMode::Fallback, HeurMode::B]);
     // FALLBACK block: ours [beta, alpha64] + backend FALLBACK {eng3, eng1};
     // B block: ours A [alpha128, beta(dup)] + backend B {eng4}
     assert_eq!(names(&l), [P2, P3, B3, B1, P1, B4]);
@@ -459,22 +491,18 @@ fn modes_follow_caller_order_and_b_reuses_kind_a() {
 
 #[test]
 fn opensource_puts_the_delegating_entry_after_ours_and_ahead_of_the_backend() {
-    let l = planned(&["test_attn"], opts(), &[HeurMode::OpenSource, HeurMode::A]);
+    let l = planned(&[ATTN], opts(), &[HeurMode::OpenSource, HeurMode::A]);
     assert_eq!(names(&l), [P1, P2, "backend_heuristics", B1, B2]);
-    let l = planned(&["test_attn"], opts(), &[HeurMode::A, HeurMode::OpenSource]);
+    let l = planned(&[ATTN], opts(), &[HeurMode::A, HeurMode::OpenSource]);
     // the delegating entry leads the backend's A block, never ours
     assert_eq!(names(&l), [P1, P2, "backend_heuristics", B1, B2]);
-    let l = planned(
-        &["test_attn", "trail"],
-        opts(),
-        &[HeurMode::A, HeurMode::OpenSource],
-    );
+    let l = planned(&[ATTN, TRAIL], opts(), &[HeurMode::A, HeurMode::OpenSource]);
     assert_eq!(names(&l), ["backend_heuristics", B1, B2, P1, P2]);
 }
 
 #[test]
 fn backend_duplicates_across_modes_keep_the_first_index_and_mode() {
-    let l = planned(&["test_attn"], opts(), &[HeurMode::A, HeurMode::Fallback]);
+    let l = planned(&[ATTN], opts(), &[HeurMode::A, HeurMode::Fallback]);
     let e1: Vec<_> = l.entries().iter().filter(|e| e.engine_id == 1).collect();
     assert_eq!(e1.len(), 1);
     assert_eq!(e1[0].mode, Some(HeurMode::A));
@@ -488,7 +516,7 @@ fn repeated_modes_and_dedup_never_use_the_backend_index() {
     // [A, A]: the backend is queried once per distinct mode; ours dedup by (id, knobs)
     let fake = backend();
     let l = planned(
-        &["test_attn"],
+        &[ATTN],
         opts_with(fake.clone(), Some(90), false),
         &[HeurMode::A, HeurMode::A],
     );
@@ -498,7 +526,7 @@ fn repeated_modes_and_dedup_never_use_the_backend_index() {
 
 #[test]
 fn family_without_hook_takes_the_unranked_path() {
-    let l = planned(&["test_norm"], opts(), &[HeurMode::Fallback, HeurMode::A]);
+    let l = planned(&[NORM], opts(), &[HeurMode::Fallback, HeurMode::A]);
     // accepting engines in slot order (the sm100 one declines), then backend entries in backend
     // index order (FALLBACK was queried first), no per-mode interleaving
     assert_eq!(names(&l), ["norm_broken_build", "norm_sm90", B3, B1, B2]);
@@ -512,7 +540,7 @@ fn family_without_hook_takes_the_unranked_path() {
 
 #[test]
 fn hook_without_facts_lists_backend_entries_only() {
-    let l = planned(&["test_opaque"], opts(), &[]);
+    let l = planned(&[OPAQUE], opts(), &[]);
     assert_eq!(names(&l), [B1, B2, B3]);
     assert!(
         l.trace().candidates[0]
@@ -525,10 +553,10 @@ fn hook_without_facts_lists_backend_entries_only() {
 
 #[test]
 fn no_family_or_two_families_go_to_the_backend() {
-    let l = planned(&["pointwise"], opts(), &[]);
+    let l = planned(&[UNANCHORED], opts(), &[]);
     assert_eq!(names(&l), [B1, B2, B3]);
     assert!(l.trace().family.is_none());
-    let l = planned(&["test_attn", "test_norm"], opts(), &[]);
+    let l = planned(&[ATTN, NORM], opts(), &[]);
     assert_eq!(names(&l), [B1, B2, B3]);
     assert_eq!(l.trace().named_families, ["ranked", "unranked"]);
     assert!(
@@ -542,10 +570,7 @@ fn no_family_or_two_families_go_to_the_backend() {
 
 #[test]
 fn hook_proposing_a_declining_engine_is_a_bug_not_a_route() {
-    let mut l = PlanList::new(
-        Arc::new(Graph::from_ops(&["test_attn", "propose_gamma"])),
-        opts(),
-    );
+    let mut l = PlanList::new(g(&[ATTN, PROPOSE_GAMMA]), opts());
     let e = l.create_execution_plans(&[]).unwrap_err();
     assert!(matches!(e, Error::Internal(_)), "{e}");
     assert!(e.to_string().contains("family ranked"), "{e}");
@@ -553,7 +578,7 @@ fn hook_proposing_a_declining_engine_is_a_bug_not_a_route() {
 
 #[test]
 fn a_non_decline_error_from_check_support_propagates() {
-    let mut l = PlanList::new(Arc::new(Graph::from_ops(&["test_buggy"])), opts());
+    let mut l = PlanList::new(g(&[BUGGY_OP]), opts());
     let e = l.create_execution_plans(&[]).unwrap_err();
     assert!(
         matches!(e, Error::Internal(ref m) if m.contains("stand-in engine bug")),
@@ -563,7 +588,7 @@ fn a_non_decline_error_from_check_support_propagates() {
 
 #[test]
 fn engines_needing_a_gpu_decline_with_that_reason() {
-    let l = planned(&["test_attn"], opts_with(backend(), None, false), &[]);
+    let l = planned(&[ATTN], opts_with(backend(), None, false), &[]);
     assert_eq!(names(&l), [B1, B2, B3]);
     for c in l.trace().candidates.iter().filter(|c| c.offered) {
         assert!(
@@ -578,7 +603,7 @@ fn engines_needing_a_gpu_decline_with_that_reason() {
 
 #[test]
 fn facts_are_analyzed_once_per_graph() {
-    let mut l = planned(&["test_counted"], opts(), &[]);
+    let mut l = planned(&[COUNTED_OP], opts(), &[]);
     assert_eq!(COUNTED.load(Ordering::SeqCst), 1);
     l.build_plans(BuildPolicy::All).unwrap();
     let j = l.create_execution_plan(21_601, &Knobs::none()).unwrap();
@@ -596,7 +621,7 @@ fn facts_are_analyzed_once_per_graph() {
 #[test]
 fn opt_in_slots_are_offered_only_behind_the_gate() {
     let off = planned(
-        &["test_attn"],
+        &[ATTN],
         opts_with(backend(), Some(90), false),
         &[HeurMode::A],
     );
@@ -616,7 +641,7 @@ fn opt_in_slots_are_offered_only_behind_the_gate() {
             .contains("DNNPLAN_ENABLE_OPT_IN_ENGINES")
     );
     let on = planned(
-        &["test_attn"],
+        &[ATTN],
         opts_with(backend(), Some(90), true),
         &[HeurMode::A],
     );
@@ -671,7 +696,7 @@ fn any_id_decodes_without_registration() {
 
 #[test]
 fn engine_and_knobs_at_index_in_public_form() {
-    let l = planned(&["test_attn"], opts(), &[HeurMode::OpenSource, HeurMode::A]);
+    let l = planned(&[ATTN], opts(), &[HeurMode::OpenSource, HeurMode::A]);
     assert_eq!(l.engine_and_knobs_at(0).unwrap(), (ALPHA_ID, tile(128)));
     assert_eq!(l.engine_and_knobs_at(1).unwrap(), (BETA_ID, Knobs::none()));
     let e = l.engine_and_knobs_at(2).unwrap_err();
@@ -689,11 +714,7 @@ fn engine_and_knobs_at_index_in_public_form() {
 fn decline_walk_advances_and_records_failures() {
     let mut fake = backend();
     fake.build_declines = vec![1];
-    let mut l = planned(
-        &["test_norm"],
-        opts_with(fake.clone(), Some(90), false),
-        &[],
-    );
+    let mut l = planned(&[NORM], opts_with(fake.clone(), Some(90), false), &[]);
     // [norm_broken_build, norm_sm90, eng1, eng2, eng3]
     l.build_plans(BuildPolicy::HeuristicsChoice).unwrap();
     assert_eq!((l.selected(), l.is_built()), (1, true));
@@ -702,11 +723,7 @@ fn decline_walk_advances_and_records_failures() {
     l.select_plan(3).unwrap();
     l.build_plans(BuildPolicy::HeuristicsChoice).unwrap();
     assert_eq!(l.selected(), 3);
-    let mut l2 = planned(
-        &["test_norm"],
-        opts_with(fake.clone(), Some(90), false),
-        &[],
-    );
+    let mut l2 = planned(&[NORM], opts_with(fake.clone(), Some(90), false), &[]);
     l2.build_plan_at_index(1).unwrap();
     l2.build_plan_at_index(2).unwrap_err();
     assert_eq!(
@@ -718,7 +735,7 @@ fn decline_walk_advances_and_records_failures() {
 
 #[test]
 fn pinned_decline_is_an_error_and_unpinned_walk_skips() {
-    let mut l = planned(&["test_norm"], opts(), &[]);
+    let mut l = planned(&[NORM], opts(), &[]);
     l.select_plan(0).unwrap();
     assert!(l.is_pinned());
     let e = l.build_plans(BuildPolicy::HeuristicsChoice).unwrap_err();
@@ -736,7 +753,7 @@ fn pinned_decline_is_an_error_and_unpinned_walk_skips() {
 fn walk_reports_every_failure_and_the_backend_decline() {
     let mut fake = backend();
     fake.build_declines = vec![1, 2, 3];
-    let mut l = planned(&["pointwise"], opts_with(fake, Some(90), false), &[]);
+    let mut l = planned(&[UNANCHORED], opts_with(fake, Some(90), false), &[]);
     let e = l.build_plans(BuildPolicy::HeuristicsChoice).unwrap_err();
     let m = e.to_string();
     assert!(matches!(e, Error::NotSupported(_)));
@@ -749,7 +766,7 @@ fn walk_reports_every_failure_and_the_backend_decline() {
 
 #[test]
 fn build_all_keeps_the_first_success_or_the_built_selection() {
-    let mut l = planned(&["test_norm"], opts(), &[]);
+    let mut l = planned(&[NORM], opts(), &[]);
     l.build_plans(BuildPolicy::All).unwrap();
     assert_eq!(l.selected(), 1);
     l.select_plan(3).unwrap();
@@ -761,10 +778,7 @@ fn build_all_keeps_the_first_success_or_the_built_selection() {
 fn backend_decline_alone_is_reported_as_such() {
     let mut fake = backend();
     fake.lower_decline = Some("no lowering for test_norm".into());
-    let mut l = PlanList::new(
-        Arc::new(Graph::from_ops(&["test_norm"])),
-        opts_with(fake, Some(90), false),
-    );
+    let mut l = PlanList::new(g(&[NORM]), opts_with(fake, Some(90), false));
     l.create_execution_plans(&[]).unwrap();
     // the backend declined: the list holds bundled engines only, and the walk passes the decline
     assert_eq!(names(&l), ["norm_broken_build", "norm_sm90"]);
@@ -773,10 +787,7 @@ fn backend_decline_alone_is_reported_as_such() {
 
     let mut fake = backend();
     fake.lower_decline = Some("no lowering for this graph".into());
-    let mut l = PlanList::new(
-        Arc::new(Graph::from_ops(&["pointwise"])),
-        opts_with(fake, Some(90), false),
-    );
+    let mut l = PlanList::new(g(&[UNANCHORED]), opts_with(fake, Some(90), false));
     let e = l.create_execution_plans(&[]).unwrap_err();
     let m = e.to_string();
     assert!(matches!(e, Error::NotSupported(_)));
@@ -791,21 +802,14 @@ fn backend_decline_alone_is_reported_as_such() {
 fn every_mode_failing_declines_the_backend_one_failing_is_tolerated() {
     let mut fake = backend();
     fake.modes[1].1 = ModeScript::Decline("FALLBACK has nothing".into());
-    let l = planned(
-        &["pointwise"],
-        opts_with(fake.clone(), Some(90), false),
-        &[],
-    );
+    let l = planned(&[UNANCHORED], opts_with(fake.clone(), Some(90), false), &[]);
     assert_eq!(names(&l), [B1, B2]);
     assert_eq!(
         l.trace().backend_modes[1].declined.as_deref(),
         Some("FALLBACK has nothing")
     );
     fake.modes[0].1 = ModeScript::Decline("A has nothing".into());
-    let mut l = PlanList::new(
-        Arc::new(Graph::from_ops(&["pointwise"])),
-        opts_with(fake, Some(90), false),
-    );
+    let mut l = PlanList::new(g(&[UNANCHORED]), opts_with(fake, Some(90), false));
     let e = l.create_execution_plans(&[]).unwrap_err();
     assert!(e.to_string().contains("FALLBACK has nothing"), "{e}");
 }
@@ -816,11 +820,7 @@ fn delegating_entry_when_the_backend_lists_nothing_but_has_engines() {
         engine_count: 3,
         ..FakeBackend::default()
     };
-    let mut l = planned(
-        &["pointwise"],
-        opts_with(fake.clone(), Some(90), false),
-        &[],
-    );
+    let mut l = planned(&[UNANCHORED], opts_with(fake.clone(), Some(90), false), &[]);
     assert_eq!(names(&l), ["backend_heuristics"]);
     l.build_plans(BuildPolicy::HeuristicsChoice).unwrap();
     assert!(fake.calls().contains(&"build delegating".to_owned()));
@@ -829,10 +829,7 @@ fn delegating_entry_when_the_backend_lists_nothing_but_has_engines() {
 #[test]
 fn guard_declines_the_backend_without_consulting_it() {
     let fake = backend();
-    let mut l = PlanList::new(
-        Arc::new(Graph::from_ops(&["test_guarded"])),
-        opts_with(fake.clone(), Some(90), false),
-    );
+    let mut l = PlanList::new(g(&[GUARDED]), opts_with(fake.clone(), Some(90), false));
     let e = l.create_execution_plans(&[]).unwrap_err();
     assert!(
         e.to_string()
@@ -850,7 +847,7 @@ fn cudnn_not_loaded_declines_with_the_loader_reason() {
         }),
         ..opts()
     };
-    let l = planned(&["test_norm"], o, &[]);
+    let l = planned(&[NORM], o, &[]);
     assert_eq!(names(&l), ["norm_broken_build", "norm_sm90"]);
     assert_eq!(
         l.trace().backend_declined.as_deref(),
@@ -862,7 +859,7 @@ fn cudnn_not_loaded_declines_with_the_loader_reason() {
 
 #[test]
 fn planning_is_one_shot_and_state_errors_are_clear() {
-    let mut l = PlanList::new(Arc::new(Graph::from_ops(&["test_attn"])), opts());
+    let mut l = PlanList::new(g(&[ATTN]), opts());
     assert_eq!(l.count(), 0);
     assert!(matches!(
         l.select_plan(0).unwrap_err(),
@@ -891,10 +888,7 @@ fn planning_is_one_shot_and_state_errors_are_clear() {
 #[test]
 fn replay_appends_the_exact_entry_and_marks_planning_done() {
     let fake = backend();
-    let mut l = PlanList::new(
-        Arc::new(Graph::from_ops(&["test_attn"])),
-        opts_with(fake.clone(), Some(90), false),
-    );
+    let mut l = PlanList::new(g(&[ATTN]), opts_with(fake.clone(), Some(90), false));
     let i = l.create_execution_plan(ALPHA_ID, &tile(64)).unwrap();
     assert_eq!((i, l.count()), (0, 1));
     assert_eq!(l.name_at(0).unwrap(), P3);
@@ -918,7 +912,7 @@ fn replay_appends_the_exact_entry_and_marks_planning_done() {
 
 #[test]
 fn replay_round_trips_every_listed_entry() {
-    let mut l = planned(&["test_attn"], opts(), &[]);
+    let mut l = planned(&[ATTN], opts(), &[]);
     let n = l.count();
     for i in 0..n {
         let (id, knobs) = l.engine_and_knobs_at(i).unwrap();
@@ -936,7 +930,7 @@ fn replay_round_trips_every_listed_entry() {
 
 #[test]
 fn replay_rejects_unknown_ids_and_bad_knobs_never_a_neighbour() {
-    let mut l = planned(&["test_attn"], opts(), &[]);
+    let mut l = planned(&[ATTN], opts(), &[]);
     let n = l.count();
     let bad = |l: &mut PlanList, id, k: Knobs| l.create_execution_plan(id, &k).unwrap_err();
     assert!(
@@ -986,7 +980,7 @@ fn replay_of_a_backend_id_fails_when_the_backend_declined() {
         }),
         ..opts()
     };
-    let mut l = planned(&["test_attn"], o, &[]);
+    let mut l = planned(&[ATTN], o, &[]);
     let e = l.create_execution_plan(3, &Knobs::none()).unwrap_err();
     assert!(
         matches!(e, Error::NotSupported(ref m) if m.contains("libcudnn.so.9 not found")),
@@ -996,7 +990,7 @@ fn replay_of_a_backend_id_fails_when_the_backend_declined() {
 
 #[test]
 fn workspace_at_index_builds_without_changing_the_selection() {
-    let mut l = planned(&["test_attn"], opts(), &[]);
+    let mut l = planned(&[ATTN], opts(), &[]);
     l.build_plans(BuildPolicy::HeuristicsChoice).unwrap();
     assert_eq!((l.selected(), l.workspace_size().unwrap()), (0, 4096));
     assert_eq!(l.workspace_size_at(3).unwrap(), 3072);
@@ -1010,12 +1004,7 @@ fn workspace_at_index_builds_without_changing_the_selection() {
 
 #[test]
 fn explain_lists_family_facts_candidates_backend_modes_and_plans() {
-    let e = explain(
-        Arc::new(Graph::from_ops(&["test_attn", "wide"])),
-        opts(),
-        &[],
-    )
-    .unwrap();
+    let e = explain(g(&[ATTN, WIDE]), opts(), &[]).unwrap();
     assert_eq!(e["family"]["name"], "ranked");
     assert_eq!(e["facts"]["wide"], true);
     let c = e["candidates"].as_array().unwrap();
@@ -1045,7 +1034,7 @@ fn explain_of_an_unplannable_graph_is_an_explanation_not_an_error() {
         }),
         ..opts_with(backend(), None, false)
     };
-    let e = explain(Arc::new(Graph::from_ops(&["test_attn"])), o, &[]).unwrap();
+    let e = explain(g(&[ATTN]), o, &[]).unwrap();
     assert_eq!(e["plans"].as_array().unwrap().len(), 0);
     assert!(e["error"].as_str().unwrap().contains("no engine"));
     assert_eq!(e["backend"]["verdict"], "decline");
