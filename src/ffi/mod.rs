@@ -4,6 +4,8 @@
 
 pub(crate) mod boundary;
 pub mod diagnostics;
+pub mod dlpack;
+pub mod handle;
 pub mod types;
 
 pub use types::*;
