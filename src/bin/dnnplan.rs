@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 const USAGE: &str = "usage: dnnplan <command> [options]
 
 commands:
-  env [--json]        library version, OS, CUDA driver and GPUs, cuDNN, NVRTC, compiled-plan cache
+  env [--json]        library version, OS, CUDA driver and GPUs, cuDNN, NVRTC, DNNPLAN_* settings
   help                this text";
 
 fn main() -> ExitCode {
@@ -86,11 +86,28 @@ fn cmd_env(args: &[String]) -> Result<(), CliError> {
     Ok(())
 }
 
+/// Environment variables that change what dnnplan loads or where it looks.
+const ENV_VARS: [&str; 1] = [dnnplan::cudnn::loader::ENV_CUDNN_LIB_DIR];
+
+/// What this machine offers dnnplan; every component reports `found` and, when absent, `reason`.
 fn env_report() -> Value {
     use dnnplan::cuda::probe;
     use dnnplan::cudnn::loader;
     let cuda = match probe::driver() {
-        Ok(d) => json!({ "found": true, "driver_version": d.driver_version, "devices": d.devices }),
+        Ok(d) => json!({
+            "found": true,
+            "driver_version": d.driver_version,
+            "driver": format!("{}.{}", d.driver_version / 1000, (d.driver_version % 1000) / 10),
+            "devices": d.devices.iter().map(|dev| json!({
+                "ordinal": dev.ordinal,
+                "name": dev.name,
+                "compute_capability": format!("{}.{}", dev.compute_capability.0, dev.compute_capability.1),
+                "arch": format!("sm_{}", dev.arch()),
+                "sm_count": dev.sm_count,
+                "l2_bytes": dev.l2_bytes,
+                "total_memory": dev.total_memory,
+            })).collect::<Vec<_>>(),
+        }),
         Err(e) => json!({ "found": false, "reason": e.to_string() }),
     };
     let cudnn = match loader::info() {
@@ -101,12 +118,22 @@ fn env_report() -> Value {
         Ok((major, minor)) => json!({ "found": true, "version": format!("{major}.{minor}") }),
         Err(e) => json!({ "found": false, "reason": e.to_string() }),
     };
+    let environment: serde_json::Map<String, Value> = ENV_VARS
+        .iter()
+        .map(|name| {
+            let value = std::env::var_os(name).map_or(Value::Null, |v| {
+                Value::String(v.to_string_lossy().into_owned())
+            });
+            ((*name).to_owned(), value)
+        })
+        .collect();
     json!({
         "dnnplan": { "version": dnnplan::version::VERSION, "abi": dnnplan::version::ABI_VERSION },
         "os": { "os": std::env::consts::OS, "arch": std::env::consts::ARCH },
         "cuda": cuda,
         "cudnn": cudnn,
         "nvrtc": nvrtc,
+        "environment": environment,
     })
 }
 
@@ -130,6 +157,7 @@ fn print_table(value: &Value, indent: &str) {
                 }
             }
             Value::String(s) => println!("{indent}{k}: {s}"),
+            Value::Null => println!("{indent}{k}: (not set)"),
             _ => println!("{indent}{k}: {v}"),
         }
     }
