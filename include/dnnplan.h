@@ -17,6 +17,36 @@
 
 
 /**
+ * DLPack major version these records follow.
+ */
+#define DNNP_DLPACK_MAJOR_VERSION 1
+
+/**
+ * DLPack minor version these records follow.
+ */
+#define DNNP_DLPACK_MINOR_VERSION 3
+
+/**
+ * `DLPACK_FLAG_BITMASK_READ_ONLY`.
+ */
+#define DNNP_DLPACK_FLAG_READ_ONLY 1
+
+/**
+ * `DLPACK_FLAG_BITMASK_IS_COPIED`.
+ */
+#define DNNP_DLPACK_FLAG_IS_COPIED 2
+
+/**
+ * `DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED`.
+ */
+#define DNNP_DLPACK_FLAG_IS_SUBBYTE_TYPE_PADDED 4
+
+/**
+ * Opaque handle: a stream and its device (see `dnnp_handle_create`).
+ */
+typedef struct dnnp_handle_t dnnp_handle_t;
+
+/**
  * Status code returned by every fallible dnnplan function (`DNNP_STATUS_*`).
  */
 typedef int32_t dnnp_status_t;
@@ -148,6 +178,43 @@ dnnp_status_t dnnp_get_last_error_string(char *buf, size_t cap, size_t *needed);
  * `message` must be NULL or point to a NUL-terminated string.
  */
 dnnp_status_t dnnp_debug_force_panic(const char *message);
+
+/**
+ * Wraps the caller's CUDA stream (`CUstream`/`cudaStream_t`; NULL = the legacy default stream)
+ * in a new handle, written to `*out` on success. The stream is borrowed, never destroyed; it must
+ * outlive the handle. With a CUDA driver present the stream's device is queried now, and a failed
+ * query returns `DNNP_STATUS_CUDA_ERROR`; without a driver nothing is queried.
+ * `CU_STREAM_PER_THREAD` (2) gives `DNNP_STATUS_BAD_PARAM`.
+ *
+ * # Safety
+ * `stream` must be NULL, a sentinel, or a live stream; `out` must be NULL or valid for one write.
+ */
+dnnp_status_t dnnp_handle_create(void *stream, dnnp_handle_t **out);
+
+/**
+ * Destroys a handle (NULL is a no-op). The wrapped stream is not touched.
+ *
+ * # Safety
+ * `handle` must be NULL or a live handle, not used afterwards (nor concurrently).
+ */
+void dnnp_handle_destroy(dnnp_handle_t *handle);
+
+/**
+ * Writes the wrapped stream to `*stream`.
+ *
+ * # Safety
+ * `handle` must be NULL or live; `stream` NULL or valid for one write.
+ */
+dnnp_status_t dnnp_handle_get_stream(const dnnp_handle_t *handle, void **stream);
+
+/**
+ * Writes the stream's device ordinal to `*device`, or -1 when unknown (no CUDA driver, or the
+ * legacy default stream with no current context at creation).
+ *
+ * # Safety
+ * `handle` must be NULL or live; `device` NULL or valid for one write.
+ */
+dnnp_status_t dnnp_handle_get_device(const dnnp_handle_t *handle, int32_t *device);
 
 #ifdef __cplusplus
 }  // extern "C"
