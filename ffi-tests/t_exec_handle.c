@@ -1,6 +1,22 @@
 /* dnnp_handle_t: wraps a caller's stream; on a machine without a CUDA driver nothing is queried and
  * the device is unknown (-1); the per-thread sentinel is refused; NULL arguments are refused. */
+#include <dlfcn.h>
+
 #include "common.h"
+
+/* Whether a CUDA driver library can be loaded here (then a bogus stream must not be passed: the
+ * driver may dereference it). */
+static int have_driver(void) {
+    void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (lib == NULL) {
+        lib = dlopen("libcuda.so", RTLD_NOW | RTLD_LOCAL);
+    }
+    if (lib != NULL) {
+        dlclose(lib);
+        return 1;
+    }
+    return 0;
+}
 
 int main(void) {
     dnnp_handle_t *h = NULL;
@@ -16,22 +32,15 @@ int main(void) {
     dnnp_handle_destroy(h);
     h = NULL;
 
-    {
-        /* A bogus stream: without a driver it is carried as is (device unknown); with a driver the
-         * stream query fails and that is an error, never a fallback to another stream. */
-        dnnp_status_t s = dnnp_handle_create((void *)0x1234, &h);
-        if (s == DNNP_STATUS_SUCCESS) {
-            CHECK_OK(dnnp_handle_get_stream(h, &stream));
-            CHECK(stream == (void *)0x1234);
-            CHECK_OK(dnnp_handle_get_device(h, &device));
-            CHECK_EQ_INT(device, -1);
-            dnnp_handle_destroy(h);
-            h = NULL;
-        } else {
-            CHECK_EQ_INT(s, DNNP_STATUS_CUDA_ERROR);
-            CHECK_LAST_ERROR_CONTAINS("cuStreamGetCtx");
-            CHECK(h == NULL);
-        }
+    if (!have_driver()) {
+        /* Without a driver a stream token is carried as is and nothing is queried. */
+        CHECK_OK(dnnp_handle_create((void *)0x1234, &h));
+        CHECK_OK(dnnp_handle_get_stream(h, &stream));
+        CHECK(stream == (void *)0x1234);
+        CHECK_OK(dnnp_handle_get_device(h, &device));
+        CHECK_EQ_INT(device, -1);
+        dnnp_handle_destroy(h);
+        h = NULL;
     }
 
     /* CU_STREAM_PER_THREAD is refused and *out untouched. */
