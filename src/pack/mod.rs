@@ -10,6 +10,7 @@
 
 pub mod declared;
 pub mod dtype;
+pub mod from_ir;
 pub mod geometry;
 pub mod guard;
 pub mod normalize;
