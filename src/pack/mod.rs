@@ -10,16 +10,19 @@
 
 pub mod declared;
 pub mod dtype;
+pub mod executor;
 pub mod from_ir;
 pub mod geometry;
 pub mod guard;
 pub mod normalize;
 pub mod order;
 pub mod overrides;
+pub mod testing;
 pub mod variant;
 
 pub use declared::{DeclaredLayout, DeclaredSlot, TensorDecl};
 pub use dtype::DlDtype;
+pub use executor::{Executor, PlanChoice};
 pub use geometry::{Geometry, MAX_RANK};
 pub use guard::{Guard, GuardTable, SlotRule};
 pub use normalize::{Buffer, BufferView};
@@ -27,5 +30,7 @@ pub use order::{OperandOrder, OrderSource};
 pub use overrides::ShapeOverride;
 pub use variant::{Device, VariantPack};
 
+#[cfg(test)]
+mod executor_tests;
 #[cfg(test)]
 mod tests;

@@ -1,0 +1,93 @@
+//! Executor tests with the test manifest's engines: lazy build, at-index execute, guard refusals,
+//! and 8 threads x 10 000 executes of one graph with no cross-talk.
+
+use std::ffi::c_void;
+use std::sync::Arc;
+
+use super::testing::{NOOP_OP, RECORDING_OP, chain_graph, test_executor};
+use super::*;
+use crate::dispatch::context::ExecContext;
+
+#[test]
+fn builds_on_first_execute_and_runs_at_index() {
+    let ex = test_executor(chain_graph(NOOP_OP, 4).unwrap()).unwrap();
+    assert_eq!(ex.layout().uids(), &[1, 2, 3, 4]);
+    let ptrs = [0x1000 as *mut c_void; 4];
+    let pack = normalize::from_addresses(ex.layout(), &ptrs, &[]).unwrap();
+    let ctx = ExecContext::detached(std::ptr::null_mut(), None);
+    ex.execute(PlanChoice::Selected, &pack, &ctx).unwrap();
+    ex.execute(PlanChoice::AtIndex(0), &pack, &ctx).unwrap();
+    let e = ex.execute(PlanChoice::AtIndex(7), &pack, &ctx).unwrap_err();
+    assert!(e.to_string().contains("index 7 is out of range"), "{e}");
+}
+
+#[test]
+fn refusals_name_the_operand_and_launch_nothing() {
+    let ex = test_executor(chain_graph(RECORDING_OP, 2).unwrap()).unwrap();
+    let ctx = ExecContext::detached(std::ptr::null_mut(), None);
+    // Too small: a 64-element buffer for a [1,128,64] declaration; the recording plan would
+    // write into slot 1 if it launched.
+    let mut out = [7u64; 1];
+    let small_shape = [64i64];
+    let small = Buffer::View(BufferView {
+        ptr: out.as_mut_ptr().cast(),
+        shape: &small_shape,
+        strides: None,
+        dtype: DlDtype::BF16,
+        device: Device::CPU,
+    });
+    let mut input = [5u64; 1];
+    let pack = normalize::from_bindings(
+        ex.layout(),
+        [(1, Buffer::Address(input.as_mut_ptr().cast())), (2, small)],
+        &[],
+    )
+    .unwrap();
+    let e = ex.execute(PlanChoice::Selected, &pack, &ctx).unwrap_err();
+    let msg = e.to_string();
+    assert!(
+        msg.contains("operand tensor uid 2 ('y1')") && msg.contains("declared extent"),
+        "{msg}"
+    );
+    assert_eq!(out[0], 7, "a refused call launches nothing");
+    // Hole on an operand the plan requires.
+    let pack = normalize::from_addresses(
+        ex.layout(),
+        &[input.as_mut_ptr().cast(), std::ptr::null_mut()],
+        &[],
+    )
+    .unwrap();
+    let e = ex.execute(PlanChoice::Selected, &pack, &ctx).unwrap_err();
+    assert!(e.to_string().contains("requires a buffer"), "{e}");
+}
+
+#[test]
+fn eight_threads_ten_thousand_executes_no_cross_talk() {
+    const THREADS: usize = 8;
+    const CALLS: usize = 10_000;
+    const OPERANDS: usize = 4;
+    let ex = Arc::new(test_executor(chain_graph(RECORDING_OP, OPERANDS).unwrap()).unwrap());
+    let workers: Vec<_> = (0..THREADS)
+        .map(|t| {
+            let ex = ex.clone();
+            std::thread::spawn(move || {
+                let mut bufs = [[0u64; 1]; OPERANDS];
+                let ctx = ExecContext::detached(std::ptr::null_mut(), None);
+                for call in 0..CALLS {
+                    let tag = ((t as u64) << 32) | call as u64;
+                    bufs[0][0] = tag;
+                    let ptrs: Vec<*mut c_void> =
+                        bufs.iter_mut().map(|b| b.as_mut_ptr().cast()).collect();
+                    let pack = normalize::from_addresses(ex.layout(), &ptrs, &[]).unwrap();
+                    ex.execute(PlanChoice::Selected, &pack, &ctx).unwrap();
+                    for (i, b) in bufs.iter().enumerate().skip(1) {
+                        assert_eq!(b[0], tag + i as u64, "thread {t} call {call} slot {i}");
+                    }
+                }
+            })
+        })
+        .collect();
+    for w in workers {
+        w.join().unwrap();
+    }
+}
