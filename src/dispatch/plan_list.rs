@@ -699,6 +699,15 @@ impl PlanList {
             .ok_or_else(|| Error::Internal("selected plan marked built but missing".into()))
     }
 
+    /// The backend's variant-pack template when the graph lowered (see
+    /// [`BackendSession::operand_uids`]); `None` when it did not lower or gives none.
+    pub fn backend_operand_uids(&self) -> Option<Vec<i64>> {
+        match &self.backend {
+            BackendState::Lowered(m) => m.lock().ok()?.operand_uids(),
+            _ => None,
+        }
+    }
+
     /// The compiled plan at `i`, building it if needed (for execute-at-index; no selection change).
     pub fn plan_at(&mut self, i: usize) -> Result<Arc<dyn CompiledPlan>> {
         self.entry(i)?;

@@ -52,9 +52,10 @@ impl std::fmt::Debug for Executor {
 
 impl Executor {
     /// Wraps a planned list. The operand order has one source: the backend's variant-pack
-    /// template when the graph lowered (`backend_template`), else the IR's wired ports.
-    pub fn new(plans: PlanList, backend_template: Option<Vec<i64>>) -> Result<Executor> {
-        let order = match backend_template {
+    /// template when the graph lowered ([`PlanList::backend_operand_uids`]), else the IR's wired
+    /// ports.
+    pub fn new(plans: PlanList) -> Result<Executor> {
+        let order = match plans.backend_operand_uids() {
             Some(uids) => OperandOrder::from_backend_template(uids)?,
             None => wired_ports_order(plans.graph()),
         };

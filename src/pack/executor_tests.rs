@@ -91,3 +91,90 @@ fn eight_threads_ten_thousand_executes_no_cross_talk() {
         w.join().unwrap();
     }
 }
+
+/// A backend that lowers, offers one config, and publishes a variant-pack template.
+struct TemplateBackend;
+struct TemplateSession;
+
+impl crate::dispatch::backend::BackendProvider for TemplateBackend {
+    fn describe(&self) -> String {
+        "template".into()
+    }
+    fn lower(
+        &self,
+        _: &Arc<crate::ir::Graph>,
+        _: &crate::dispatch::target::Target,
+    ) -> crate::Result<Box<dyn crate::dispatch::backend::BackendSession>> {
+        Ok(Box::new(TemplateSession))
+    }
+}
+
+impl crate::dispatch::backend::BackendSession for TemplateSession {
+    fn query(
+        &mut self,
+        _: crate::dispatch::HeurMode,
+    ) -> crate::Result<Vec<crate::dispatch::backend::BackendConfig>> {
+        Ok(vec![crate::dispatch::backend::BackendConfig {
+            cpp_index: 0,
+            engine_id: 7,
+            knobs: Default::default(),
+        }])
+    }
+    fn engine_count(&self) -> usize {
+        1
+    }
+    fn create_plan(
+        &mut self,
+        _: crate::dispatch::EngineId,
+        _: &crate::dispatch::knobs::RawBackendKnobs,
+    ) -> crate::Result<usize> {
+        Ok(0)
+    }
+    fn build_at(&mut self, _: usize) -> crate::Result<Arc<dyn crate::dispatch::CompiledPlan>> {
+        Ok(Arc::new(testing::NoopExecPlan::default()))
+    }
+    fn build_delegating(&mut self) -> crate::Result<Arc<dyn crate::dispatch::CompiledPlan>> {
+        Ok(Arc::new(testing::NoopExecPlan::default()))
+    }
+    fn operand_uids(&self) -> Option<Vec<i64>> {
+        Some(vec![3, 1])
+    }
+}
+
+#[test]
+fn lowered_graph_takes_the_backend_template_as_operand_order() {
+    use crate::dispatch::{PlanList, PlanOptions};
+    // "exp" is anchored by no test family: the backend alone plans it.
+    let mut g = chain_graph("exp", 3).unwrap();
+    let opts = PlanOptions {
+        manifest: &testing::EXEC_TEST_MANIFEST,
+        backend: Arc::new(TemplateBackend),
+        target: crate::dispatch::target::Target::no_device("test"),
+        opt_in: Some(false),
+    };
+    let ex = Executor::new(PlanList::plan(&mut g, opts, &[]).unwrap()).unwrap();
+    assert_eq!(
+        ex.layout().uids(),
+        &[1, 3],
+        "the template, sorted; the virtual y1 is not an operand"
+    );
+    assert_eq!(ex.layout().order().source(), OrderSource::BackendTemplate);
+    // Every slot of a lowered graph is required (N4).
+    let e = normalize::from_addresses(
+        ex.layout(),
+        &[0x100 as *mut c_void, std::ptr::null_mut()],
+        &[],
+    )
+    .unwrap_err();
+    assert!(
+        e.to_string().contains("missing a buffer for tensor uid 3"),
+        "{e}"
+    );
+    let pack = normalize::from_addresses(ex.layout(), &[0x100 as *mut c_void; 2], &[]).unwrap();
+    ex.execute(
+        PlanChoice::Selected,
+        &pack,
+        &ExecContext::detached(std::ptr::null_mut(), None),
+    )
+    .unwrap();
+}

@@ -215,5 +215,5 @@ pub fn test_executor(mut graph: Graph) -> Result<super::Executor> {
         opt_in: Some(false),
     };
     let plans = PlanList::plan(&mut graph, opts, &[])?;
-    super::Executor::new(plans, None)
+    super::Executor::new(plans)
 }
