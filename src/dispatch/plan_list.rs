@@ -112,6 +112,8 @@ pub struct PlanList {
     pinned: bool,
     built: bool,
     trace: PlanningTrace,
+    /// The execute path's declared layout (operand order + storage geometry), once per graph.
+    declared_layout: std::sync::OnceLock<crate::pack::DeclaredLayout>,
 }
 
 impl std::fmt::Debug for PlanList {
@@ -151,6 +153,7 @@ impl PlanList {
             pinned: false,
             built: false,
             trace: PlanningTrace::default(),
+            declared_layout: std::sync::OnceLock::new(),
             facts: FactsCache::default(),
             opts,
         }
@@ -697,6 +700,27 @@ impl PlanList {
             .cloned()
             .flatten()
             .ok_or_else(|| Error::Internal("selected plan marked built but missing".into()))
+    }
+
+    /// The declared layout of the graph's operands, computed on first use and kept for the
+    /// list's life (see [`crate::pack::executor::layout_of`]).
+    pub fn declared_layout(&self) -> Result<&crate::pack::DeclaredLayout> {
+        if let Some(l) = self.declared_layout.get() {
+            return Ok(l);
+        }
+        let layout = crate::pack::executor::layout_of(self)?;
+        Ok(self.declared_layout.get_or_init(|| layout))
+    }
+
+    /// The compiled plan at `i` if it is built, without building (execute at an index through a
+    /// shared reference; build it first with [`PlanList::build_plan_at_index`] or the walk).
+    pub fn compiled_at(&self, i: usize) -> Result<Arc<dyn CompiledPlan>> {
+        self.entry(i)?;
+        self.compiled.get(i).cloned().flatten().ok_or_else(|| {
+            Error::InvalidState(format!(
+                "plan {i} is not built: build it first (build_plan_at_index or build_plans)"
+            ))
+        })
     }
 
     /// The backend's variant-pack template when the graph lowered (see

@@ -22,7 +22,7 @@ pub mod variant;
 
 pub use declared::{DeclaredLayout, DeclaredSlot, TensorDecl};
 pub use dtype::DlDtype;
-pub use executor::{Executor, PlanChoice};
+pub use executor::PlanChoice;
 pub use geometry::{Geometry, MAX_RANK};
 pub use guard::{Guard, GuardTable, SlotRule};
 pub use normalize::{Buffer, BufferView};

@@ -200,11 +200,11 @@ pub fn chain_graph(op: &str, operands: usize) -> Result<Graph> {
 }
 
 /// Plans `graph` against [`EXEC_TEST_MANIFEST`] with a backend that declines lowering (so the
-/// operand order is the IR's wired ports) and wraps it in an [`super::Executor`].
-pub fn test_executor(mut graph: Graph) -> Result<super::Executor> {
+/// operand order is the IR's wired ports) and builds the selected plan.
+pub fn test_plan_list(mut graph: Graph) -> Result<crate::dispatch::PlanList> {
     use crate::dispatch::target::Target;
     use crate::dispatch::testing::FakeBackend;
-    use crate::dispatch::{PlanList, PlanOptions};
+    use crate::dispatch::{BuildPolicy, PlanList, PlanOptions};
     let opts = PlanOptions {
         manifest: &EXEC_TEST_MANIFEST,
         backend: std::sync::Arc::new(FakeBackend {
@@ -214,6 +214,7 @@ pub fn test_executor(mut graph: Graph) -> Result<super::Executor> {
         target: Target::no_device("execute tests run without a device"),
         opt_in: Some(false),
     };
-    let plans = PlanList::plan(&mut graph, opts, &[])?;
-    super::Executor::new(plans)
+    let mut plans = PlanList::plan(&mut graph, opts, &[])?;
+    plans.build_plans(BuildPolicy::HeuristicsChoice)?;
+    Ok(plans)
 }
