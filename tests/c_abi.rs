@@ -74,6 +74,9 @@ fn build_c_program(source: &Path, exe: &Path, cflags: &[String]) {
 }
 
 fn run_c_test(file: &str) {
+    if !support::built_here(file) {
+        return;
+    }
     let name = file.trim_end_matches(".c");
     let cflags = env_words("FFI_TEST_CFLAGS");
     let exe = build_dir(&cflags).join(name);
@@ -133,6 +136,9 @@ fn assert_contains_symbol(exe: &Path, symbol: &str) {
 /// The generated list is current: every C program in `ffi-tests/` has a test in this binary.
 #[test]
 fn every_c_program_has_a_test() {
+    if !support::built_here("every_c_program_has_a_test") {
+        return;
+    }
     let listed = include_str!(concat!(env!("OUT_DIR"), "/ffi_tests.rs"));
     let mut missing = Vec::new();
     for entry in std::fs::read_dir(repo().join("ffi-tests")).expect("read ffi-tests/") {
@@ -157,6 +163,9 @@ fn every_c_program_has_a_test() {
 /// error exit code and a "definitely lost" report.
 #[test]
 fn valgrind_reports_a_definite_leak() {
+    if !support::built_here("valgrind_reports_a_definite_leak") {
+        return;
+    }
     if !support::have_tool("valgrind") {
         eprintln!("SKIPPED valgrind_reports_a_definite_leak: valgrind is not installed");
         return;

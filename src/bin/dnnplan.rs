@@ -11,6 +11,9 @@ const USAGE: &str = "usage: dnnplan <command> [options]
 
 commands:
   env [--json]        library version, OS, CUDA driver and GPUs, cuDNN, NVRTC, DNNPLAN_* settings
+  explain GRAPH.json [--json] [--arch SM] [--modes A,B,FALLBACK,OPENSOURCE]
+                      why the plan list is what it is: family, facts, every engine's verdict,
+                      the backend per mode, the ranked plans (--arch 90: as on an H200)
   help                this text";
 
 fn main() -> ExitCode {
@@ -22,6 +25,7 @@ fn main() -> ExitCode {
     let rest = &args[1..];
     let result = match command.as_str() {
         "env" => cmd_env(rest),
+        "explain" => cmd_explain(rest),
         "help" | "--help" | "-h" => {
             println!("{USAGE}");
             Ok(())
@@ -86,8 +90,70 @@ fn cmd_env(args: &[String]) -> Result<(), CliError> {
     Ok(())
 }
 
+fn cmd_explain(args: &[String]) -> Result<(), CliError> {
+    use dnnplan::dispatch::{HeurMode, PlanOptions, explain, target::Target};
+    let mut json_out = false;
+    let mut arch = None;
+    let mut modes = Vec::new();
+    let mut path = None;
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--json" => json_out = true,
+            "--arch" => {
+                let v = it
+                    .next()
+                    .ok_or_else(|| CliError::Usage("--arch needs a value (e.g. 90)".into()))?;
+                arch = Some(v.parse::<i32>().map_err(|_| {
+                    CliError::Usage(format!("--arch {v}: expected major*10+minor, e.g. 90"))
+                })?);
+            }
+            "--modes" => {
+                let v = it
+                    .next()
+                    .ok_or_else(|| CliError::Usage("--modes needs a list".into()))?;
+                for m in v.split(',') {
+                    modes.push(HeurMode::from_name(m).ok_or_else(|| {
+                        CliError::Usage(format!(
+                            "unknown heuristic mode `{m}` (A, B, FALLBACK, OPENSOURCE)"
+                        ))
+                    })?);
+                }
+            }
+            o if o.starts_with("--") => {
+                return Err(CliError::Usage(format!("unknown option `{o}`")));
+            }
+            p if path.is_none() => path = Some(p.to_owned()),
+            p => return Err(CliError::Usage(format!("unexpected argument `{p}`"))),
+        }
+    }
+    let path = path.ok_or_else(|| CliError::Usage("explain needs a GRAPH.json".into()))?;
+    let text =
+        std::fs::read_to_string(&path).map_err(|e| CliError::Failed(format!("{path}: {e}")))?;
+    let graph = dnnplan::ir::Graph::from_json(&text)
+        .map_err(|e| CliError::Failed(format!("{path}: {e}")))?;
+    let mut opts = PlanOptions::detect();
+    if let Some(a) = arch {
+        opts.target = Target::with_arch(a);
+    }
+    let report = explain::explain_graph(&graph, opts, &modes)
+        .map_err(|e| CliError::Failed(format!("{path}: {e}")))?;
+    if json_out {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&report).unwrap_or_default()
+        );
+    } else {
+        print!("{}", explain::render_table(&report));
+    }
+    Ok(())
+}
+
 /// Environment variables that change what dnnplan loads or where it looks.
-const ENV_VARS: [&str; 1] = [dnnplan::cudnn::loader::ENV_CUDNN_LIB_DIR];
+const ENV_VARS: [&str; 2] = [
+    dnnplan::cudnn::loader::ENV_CUDNN_LIB_DIR,
+    dnnplan::dispatch::manifest::ENV_ENABLE_OPT_IN_ENGINES,
+];
 
 /// What this machine offers dnnplan; every component reports `found` and, when absent, `reason`.
 fn env_report() -> Value {

@@ -31,16 +31,16 @@ pub fn explain_graph(graph: &Graph, opts: PlanOptions, modes: &[HeurMode]) -> Re
 /// Plans an already-FROZEN graph and explains the result.
 pub fn explain(graph: Arc<Graph>, opts: PlanOptions, modes: &[HeurMode]) -> Result<Value> {
     let mut list = PlanList::new(graph, opts);
-    let error = match list.create_execution_plans(modes) {
-        Ok(()) => None,
-        Err(e @ Error::NotSupported(_)) => Some(e.to_string()),
-        Err(e) => return Err(e),
-    };
-    Ok(explain_list(&list, error))
+    match list.create_execution_plans(modes) {
+        Ok(()) | Err(Error::NotSupported(_)) => Ok(explain_list(&list)),
+        Err(e) => Err(e),
+    }
 }
 
-/// The explanation of an already-planned list (`error` = the planning error, if it failed).
-pub fn explain_list(list: &PlanList, error: Option<String>) -> Value {
+/// The explanation of a list after planning (successful or not); `InvalidState`-free: before
+/// planning it explains an empty trace.
+pub fn explain_list(list: &PlanList) -> Value {
+    let error = list.planning_error();
     let t = list.trace();
     let target = &list.options().target;
     let candidates: Vec<Value> = t

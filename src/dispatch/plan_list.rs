@@ -112,6 +112,7 @@ pub struct PlanList {
     pinned: bool,
     built: bool,
     trace: PlanningTrace,
+    planning_error: Option<String>,
     /// The execute path's declared layout (operand order + storage geometry), once per graph.
     declared_layout: std::sync::OnceLock<crate::pack::DeclaredLayout>,
 }
@@ -153,6 +154,7 @@ impl PlanList {
             pinned: false,
             built: false,
             trace: PlanningTrace::default(),
+            planning_error: None,
             declared_layout: std::sync::OnceLock::new(),
             facts: FactsCache::default(),
             opts,
@@ -176,6 +178,11 @@ impl PlanList {
     /// What planning saw.
     pub fn trace(&self) -> &PlanningTrace {
         &self.trace
+    }
+
+    /// Why planning produced no list (after a failed `create_execution_plans`).
+    pub fn planning_error(&self) -> Option<&str> {
+        self.planning_error.as_deref()
     }
 
     /// The planning options.
@@ -356,7 +363,9 @@ impl PlanList {
         }
         self.trace = trace;
         if entries.is_empty() {
-            return Err(Error::NotSupported(self.empty_list_message()));
+            let e = Error::NotSupported(self.empty_list_message());
+            self.planning_error = Some(e.to_string());
+            return Err(e);
         }
         self.compiled = vec![None; entries.len()];
         self.entries = entries;

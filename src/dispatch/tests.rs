@@ -2,382 +2,19 @@
 //! backend, and the real planning path. No arithmetic: what is checked is routing and ranking.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 
 use super::backend::CudnnNotLoaded;
-use super::capability::{ArchRange, Capabilities, Requirement};
-use super::engine::{BuildContext, CompiledPlan, Engine, SupportQuery};
 use super::explain::{explain, render_table};
-use super::facts::{Facts, FactsRef};
 use super::graph::Graph;
-use super::ids::EngineId;
 use super::knobs::{KnobType, Knobs};
-use super::manifest::{Family, IdOwner, Manifest, Slot};
+use super::manifest::IdOwner;
 use super::modes::{BuildPolicy, HeurMode};
 use super::plan_list::{PlanList, PlanOptions};
-use super::rank::{HookKind, Offered, Proposal};
 use super::target::Target;
-use super::testing::{FakeBackend, ModeScript, NoopPlan};
-use crate::error::{Error, Result};
-use crate::ir::{DataType, GraphContext, NodeBuilder, Tensor};
-
-// ---------------------------------------------------------------- graphs
-
-// Test families anchor on single pointwise ops; other ops set facts flags.
-const ATTN: &str = "exp";
-const NORM: &str = "sqrt";
-const OPAQUE: &str = "abs";
-const BUGGY_OP: &str = "ceil";
-const GUARDED: &str = "floor";
-const COUNTED_OP: &str = "erf";
-const TRAIL: &str = "sin";
-const WIDE: &str = "cos";
-const PROPOSE_GAMMA: &str = "tan";
-const UNANCHORED: &str = "neg";
-
-// ---------------------------------------------------------------- facts and analyzers
-
-#[derive(Debug)]
-struct TestFacts {
-    trail: bool,
-    wide: bool,
-    propose_gamma: bool,
-}
-
-impl Facts for TestFacts {
-    fn describe(&self) -> serde_json::Value {
-        serde_json::json!({ "trail": self.trail, "wide": self.wide })
-    }
-}
-
-fn analyze(g: &Graph, _: &Target) -> Result<Option<FactsRef>> {
-    let has = |op: &str| g.nodes().iter().any(|n| n.op.name() == op);
-    Ok(Some(Arc::new(TestFacts {
-        trail: has(TRAIL),
-        wide: has(WIDE),
-        propose_gamma: has(PROPOSE_GAMMA),
-    })))
-}
-
-/// Analyses of the "counted" family (only one test plans a graph of that family).
-static COUNTED: AtomicUsize = AtomicUsize::new(0);
-
-fn analyze_counted(g: &Graph, t: &Target) -> Result<Option<FactsRef>> {
-    COUNTED.fetch_add(1, Ordering::SeqCst);
-    analyze(g, t)
-}
-
-fn analyze_nothing(_: &Graph, _: &Target) -> Result<Option<FactsRef>> {
-    Ok(None)
-}
-
-// ---------------------------------------------------------------- stand-in engines
-
-/// A stand-in engine: capability row over TestFacts, optional knob domain, scripted build.
-struct StandIn {
-    caps: &'static Capabilities<TestFacts>,
-    tile_m: &'static [i64],
-    build_declines: bool,
-    bug: bool,
-    workspace: u64,
-}
-
-impl Engine for StandIn {
-    fn check_support(&self, q: &SupportQuery<'_>) -> Result<()> {
-        if self.bug {
-            return Err(Error::Internal("stand-in engine bug".into()));
-        }
-        let f = q.facts_as::<TestFacts>()?;
-        match self.caps.mismatch(q.target, f) {
-            Some(reason) => Err(q.decline(reason)),
-            None => Ok(()),
-        }
-    }
-
-    fn build_plan(&self, cx: &BuildContext<'_>, knobs: &Knobs) -> Result<Box<dyn CompiledPlan>> {
-        if self.build_declines {
-            return Err(cx.decline("kernel module unavailable for this arch"));
-        }
-        Ok(Box::new(NoopPlan::new(
-            format!("{}{:?}", cx.engine, knobs.pairs()),
-            self.workspace,
-        )))
-    }
-
-    fn knobs_from_public(&self, public: &Knobs) -> Result<Knobs> {
-        for (t, v) in public.pairs() {
-            if *t != KnobType::TILE_M || self.tile_m.is_empty() {
-                return Err(Error::bad_param(
-                    "knobs",
-                    format!(
-                        "knob {} is not a tuning axis of this engine",
-                        t.display_name()
-                    ),
-                ));
-            }
-            if !self.tile_m.contains(v) {
-                return Err(Error::bad_param(
-                    "knobs",
-                    format!("TILE_M={v} is outside the domain {:?}", self.tile_m),
-                ));
-            }
-        }
-        Ok(public.clone())
-    }
-}
-
-static SM90: Capabilities<TestFacts> = Capabilities {
-    arch: ArchRange::new(90, 90),
-    requirements: &[],
-};
-static SM90_NARROW: Capabilities<TestFacts> = Capabilities {
-    arch: ArchRange::new(90, 90),
-    requirements: &[Requirement {
-        name: "width",
-        holds: |f| !f.wide,
-        reason: |_| "wide graphs are not served".into(),
-    }],
-};
-static SM100: Capabilities<TestFacts> = Capabilities {
-    arch: ArchRange::new(100, 109),
-    requirements: &[],
-};
-
-static ALPHA: StandIn = StandIn {
-    caps: &SM90,
-    tile_m: &[64, 128],
-    build_declines: false,
-    bug: false,
-    workspace: 4096,
-};
-static BETA: StandIn = StandIn {
-    caps: &SM90_NARROW,
-    tile_m: &[],
-    build_declines: false,
-    bug: false,
-    workspace: 0,
-};
-static GAMMA: StandIn = StandIn {
-    caps: &SM100,
-    tile_m: &[],
-    build_declines: false,
-    bug: false,
-    workspace: 0,
-};
-static DELTA: StandIn = StandIn {
-    caps: &SM90,
-    tile_m: &[],
-    build_declines: false,
-    bug: false,
-    workspace: 0,
-};
-static BROKEN_BUILD: StandIn = StandIn {
-    caps: &SM90,
-    tile_m: &[],
-    build_declines: true,
-    bug: false,
-    workspace: 0,
-};
-static BUGGY: StandIn = StandIn {
-    caps: &SM90,
-    tile_m: &[],
-    build_declines: false,
-    bug: true,
-    workspace: 0,
-};
-
-const RANKED_BASE: EngineId = 20_000;
-const ALPHA_ID: EngineId = RANKED_BASE;
-const BETA_ID: EngineId = RANKED_BASE + 1;
-const GAMMA_ID: EngineId = RANKED_BASE + 2;
-const DELTA_ID: EngineId = RANKED_BASE + 4;
-
-fn tile(m: i64) -> Knobs {
-    Knobs::from_pairs([(KnobType::TILE_M, m)]).unwrap()
-}
-
-/// The ranked family's hook: A = [alpha[128], beta], FALLBACK = [beta, alpha[64]] (LEAD: the
-/// marker after ours; TRAIL: before). Delta is proposed last in A when offered.
-fn ranked_hook(
-    kind: HookKind,
-    facts: &dyn Facts,
-    offered: &[Offered],
-    _: &Target,
-) -> Result<Vec<Proposal>> {
-    let f = facts.downcast_ref::<TestFacts>().unwrap();
-    let plan = |id, knobs| Proposal::Plan {
-        engine_id: id,
-        knobs,
-    };
-    let is_offered = |id| offered.iter().any(|o| o.id == id);
-    let mut ours = Vec::new();
-    match kind {
-        HookKind::A => {
-            if is_offered(ALPHA_ID) {
-                ours.push(plan(ALPHA_ID, tile(128)));
-            }
-            if is_offered(BETA_ID) {
-                ours.push(plan(BETA_ID, Knobs::none()));
-            }
-            if is_offered(DELTA_ID) {
-                ours.push(plan(DELTA_ID, Knobs::none()));
-            }
-            if f.propose_gamma {
-                ours.push(plan(GAMMA_ID, Knobs::none()));
-            }
-        }
-        HookKind::Fallback => {
-            if is_offered(BETA_ID) {
-                ours.push(plan(BETA_ID, Knobs::none()));
-            }
-            if is_offered(ALPHA_ID) {
-                ours.push(plan(ALPHA_ID, tile(64)));
-            }
-        }
-    }
-    if ours.is_empty() {
-        return Ok(ours);
-    }
-    if f.trail {
-        ours.insert(0, Proposal::Backend);
-    } else {
-        ours.push(Proposal::Backend);
-    }
-    Ok(ours)
-}
-
-static TEST_MANIFEST: Manifest = Manifest {
-    families: &[
-        Family {
-            name: "ranked",
-            base: RANKED_BASE,
-            anchors: &["exp", "log"],
-            analyzer: Some(analyze),
-            validator: None,
-            heuristics: Some(ranked_hook),
-            backend_guard: None,
-            slots: &[
-                Slot {
-                    slot: 0,
-                    name: "alpha",
-                    opt_in: false,
-                    engine: &ALPHA,
-                },
-                Slot {
-                    slot: 1,
-                    name: "beta",
-                    opt_in: false,
-                    engine: &BETA,
-                },
-                Slot {
-                    slot: 2,
-                    name: "gamma",
-                    opt_in: false,
-                    engine: &GAMMA,
-                },
-                // slot 3 retired
-                Slot {
-                    slot: 4,
-                    name: "delta",
-                    opt_in: true,
-                    engine: &DELTA,
-                },
-            ],
-        },
-        Family {
-            name: "unranked",
-            base: 21_200,
-            anchors: &["sqrt"],
-            analyzer: Some(analyze),
-            validator: None,
-            heuristics: None,
-            backend_guard: None,
-            slots: &[
-                Slot {
-                    slot: 0,
-                    name: "norm_broken_build",
-                    opt_in: false,
-                    engine: &BROKEN_BUILD,
-                },
-                Slot {
-                    slot: 1,
-                    name: "norm_sm100",
-                    opt_in: false,
-                    engine: &GAMMA,
-                },
-                Slot {
-                    slot: 2,
-                    name: "norm_sm90",
-                    opt_in: false,
-                    engine: &DELTA,
-                },
-            ],
-        },
-        Family {
-            name: "opaque",
-            base: 21_300,
-            anchors: &["abs"],
-            analyzer: Some(analyze_nothing),
-            validator: None,
-            heuristics: Some(ranked_hook),
-            backend_guard: None,
-            slots: &[Slot {
-                slot: 0,
-                name: "opaque_engine",
-                opt_in: false,
-                engine: &DELTA,
-            }],
-        },
-        Family {
-            name: "buggy",
-            base: 21_400,
-            anchors: &["ceil"],
-            analyzer: Some(analyze),
-            validator: None,
-            heuristics: None,
-            backend_guard: None,
-            slots: &[Slot {
-                slot: 0,
-                name: "buggy_engine",
-                opt_in: false,
-                engine: &BUGGY,
-            }],
-        },
-        Family {
-            name: "guarded",
-            base: 21_500,
-            anchors: &["floor"],
-            analyzer: Some(analyze),
-            validator: None,
-            heuristics: None,
-            backend_guard: Some(|_, _| Some("documented backend defect on this domain".into())),
-            slots: &[],
-        },
-        Family {
-            name: "counted",
-            base: 21_600,
-            anchors: &["erf"],
-            analyzer: Some(analyze_counted),
-            validator: None,
-            heuristics: None,
-            backend_guard: None,
-            slots: &[
-                Slot {
-                    slot: 0,
-                    name: "counted_a",
-                    opt_in: false,
-                    engine: &DELTA,
-                },
-                Slot {
-                    slot: 1,
-                    name: "counted_b",
-                    opt_in: false,
-                    engine: &BETA,
-                },
-            ],
-        },
-    ],
-};
+use super::testing::stand_in::*;
+use super::testing::{FakeBackend, ModeScript};
+use crate::error::Error;
 
 // ---------------------------------------------------------------- backend scripts
 
@@ -402,7 +39,7 @@ fn backend() -> FakeBackend {
 
 fn opts_with(backend: FakeBackend, arch: Option<i32>, opt_in: bool) -> PlanOptions {
     PlanOptions {
-        manifest: &TEST_MANIFEST,
+        manifest: &STAND_IN_MANIFEST,
         backend: Arc::new(backend),
         target: match arch {
             Some(a) => Target::with_arch(a),
@@ -416,25 +53,8 @@ fn opts() -> PlanOptions {
     opts_with(backend(), Some(90), false)
 }
 
-/// A frozen graph: a chain of unary pointwise ops named `ops` over one half tensor.
 fn g(ops: &[&str]) -> Arc<Graph> {
-    let mut graph = Graph::new(GraphContext::new(
-        DataType::Half,
-        DataType::Float,
-        DataType::Float,
-    ));
-    let mut x = graph
-        .add_tensor(Tensor::new("x", &[2, 4], DataType::Half))
-        .unwrap();
-    for op in ops {
-        let n = graph
-            .add_node(NodeBuilder::by_name(op).unwrap().input("input", x))
-            .unwrap();
-        x = graph.nodes()[n].output("OUT_0").unwrap();
-    }
-    graph.set_output(x, true).unwrap();
-    graph.begin_planning().unwrap();
-    Arc::new(graph)
+    frozen_chain(ops).unwrap()
 }
 
 fn planned(ops: &[&str], o: PlanOptions, modes: &[HeurMode]) -> PlanList {
@@ -656,7 +276,7 @@ fn opt_in_slots_are_offered_only_behind_the_gate() {
 
 #[test]
 fn any_id_decodes_without_registration() {
-    let m = &TEST_MANIFEST;
+    let m = &STAND_IN_MANIFEST;
     assert!(matches!(m.engine_for_id(7, false), IdOwner::Backend));
     assert!(matches!(m.engine_for_id(12_345, false), IdOwner::CppOss));
     assert!(matches!(m.engine_for_id(-1, false), IdOwner::Delegating));
@@ -1045,4 +665,24 @@ fn explain_of_an_unplannable_graph_is_an_explanation_not_an_error() {
             .contains("no CUDA device")
     );
     assert!(render_table(&e).contains("(empty)"));
+}
+
+#[test]
+fn scripted_plan_list_reads_its_script() {
+    let mut l = scripted_plan_list(
+        r#"{"ops": ["exp"], "arch": 90,
+            "backend": {"modes": {"A": [[1, [[40, 128]]], [2, []]], "FALLBACK": "nothing"}}}"#,
+    )
+    .unwrap();
+    l.create_execution_plans(&[]).unwrap();
+    assert_eq!(names(&l), [P1, P2, B1, B2, P3]);
+    assert_eq!(
+        l.trace().backend_modes[1].declined.as_deref(),
+        Some("nothing")
+    );
+    assert!(scripted_plan_list(r#"{"ops": ["exp"], "bogus": 1}"#).is_err());
+    assert!(scripted_plan_list(r#"{"ops": ["no_such_op"]}"#).is_err());
+    let mut l = scripted_plan_list(r#"{"ops": ["exp"]}"#).unwrap();
+    let e = l.create_execution_plans(&[]).unwrap_err();
+    assert!(e.to_string().contains("names no backend"), "{e}");
 }

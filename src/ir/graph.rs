@@ -588,7 +588,7 @@ impl Graph {
 
     /// True when some node has no cuDNN backend lowering (python-only ops).
     pub fn has_python_only_ops(&self) -> bool {
-        self.nodes.iter().any(|n| !n.spec().backend_lowering)
+        self.nodes.iter().any(Node::is_python_only)
     }
 }
 

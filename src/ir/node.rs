@@ -33,6 +33,17 @@ impl Node {
         self.op.spec()
     }
 
+    /// True when the cuDNN backend cannot lower this node: a python-only op, or a lowerable op
+    /// using a python-only attribute, input or output.
+    pub fn is_python_only(&self) -> bool {
+        let spec = self.spec();
+        !spec.backend_lowering
+            || spec
+                .python_only_when
+                .iter()
+                .any(|c| super::cond::holds(c, self))
+    }
+
     /// Uid bound to an input port.
     pub fn input(&self, port: &str) -> Option<i64> {
         self.inputs.get(port).copied()

@@ -94,6 +94,8 @@ node_types! {
     PagedCacheLoad = "PAGED_CACHE_LOAD",
     DiagonalBandMask = "DIAGONAL_BAND_MASK",
     Softmax = "SOFTMAX",
+    BnFinalize = "BN_FINALIZE",
+    DbnWeight = "DBN_WEIGHT",
 }
 
 /// Coarse grouping of ops (catalogue sections; engines pick families).
@@ -308,6 +310,10 @@ pub enum Rule {
     Broadcastable,
     /// Concatenate: every list input matches input 0 off `axis`.
     ConcatShapes,
+    /// The output port's tensor must stay virtual.
+    OutputVirtual(&'static str),
+    /// Two ports hold the same number of elements.
+    SameElementCount(&'static str, &'static str),
     /// Linear attention head grouping (`HK ∈ {H, HV}`, `max % min == 0`, gates at `HO`).
     LaHeads,
     /// Linear attention row counts (GDP expands `k/v/beta` by `num_householder`).
@@ -378,6 +384,9 @@ pub struct OpSpec {
     pub rules: Vec<Rule>,
     /// False for python-only ops (no cuDNN backend lowering).
     pub backend_lowering: bool,
+    /// A node of a lowerable op becomes python-only when any of these holds (a set python-only
+    /// attribute, a bound python-only input, a requested python-only output).
+    pub python_only_when: Vec<Cond>,
     /// Minimum cuDNN version (frontend integer form) for the backend lowering, when gated.
     pub min_cudnn: Option<u32>,
     /// One-line description.

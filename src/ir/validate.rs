@@ -390,6 +390,24 @@ pub fn check_rule(g: &Graph, n: &Node, rule: &Rule) -> Option<Violation> {
             }
             None
         }
+        Rule::OutputVirtual(p) => {
+            let t = g.port_tensor(n, p)?;
+            (!t.is_virtual).then(|| (port(p), "output must stay virtual (an intermediate)".into()))
+        }
+        Rule::SameElementCount(a, b) => {
+            let (x, y) = (g.port_tensor(n, a)?, g.port_tensor(n, b)?);
+            (!x.dims.is_empty() && !y.dims.is_empty() && x.element_count() != y.element_count())
+                .then(|| {
+                    (
+                        port(b),
+                        format!(
+                            "{} elements must equal the {} of `{a}`",
+                            y.element_count(),
+                            x.element_count()
+                        ),
+                    )
+                })
+        }
         Rule::LaHeads => la_heads(g, n),
         Rule::LaRows => la_rows(g, n),
         Rule::LaGradPresence => {

@@ -11,6 +11,27 @@ use std::process::{Command, ExitStatus, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
+/// Whether this test executable runs where cargo built it (in `target/<profile>/deps/`, with the
+/// source tree present). Test executables copied to another machine (the GPU machine's
+/// `.device/tests/`) have neither the C sources nor a compiler setup, so the tests that compile C
+/// against the tree skip there, saying so; on the build machine they always run.
+pub fn built_here(test: &str) -> bool {
+    let exe = std::env::current_exe().expect("current_exe");
+    let in_deps = exe
+        .parent()
+        .and_then(Path::file_name)
+        .is_some_and(|name| name == "deps");
+    let here = in_deps && repo().join("include").join("dnnplan.h").is_file();
+    if !here {
+        eprintln!(
+            "SKIPPED {test}: {} was moved off the build machine (needs {} and target/<profile>/deps/)",
+            exe.display(),
+            repo().display()
+        );
+    }
+    here
+}
+
 /// The repository root.
 pub fn repo() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -135,15 +135,6 @@ pub(crate) fn a_ints(name: &'static str) -> AttrSpec {
     attr(name, AttrType::Ints, None)
 }
 
-/// Int-list attribute with default.
-pub(crate) fn a_ints_def(name: &'static str, default: &[i64]) -> AttrSpec {
-    attr(
-        name,
-        AttrType::Ints,
-        Some(AttrValue::Ints(default.to_vec())),
-    )
-}
-
 /// Enum attribute (by reference value name) with optional default.
 pub(crate) fn a_enum(
     name: &'static str,
@@ -182,6 +173,7 @@ pub(crate) fn op(
         attrs: Vec::new(),
         rules: Vec::new(),
         backend_lowering: true,
+        python_only_when: Vec::new(),
         min_cudnn: None,
         doc,
     }
@@ -218,9 +210,33 @@ impl OpSpec {
         self
     }
 
+    /// Conditions that make a node of this op python-only.
+    pub(crate) fn python_only_on(mut self, conds: Vec<Cond>) -> Self {
+        self.python_only_when.extend(conds);
+        self
+    }
+
     /// Minimum cuDNN version for the backend lowering.
     pub(crate) fn min_cudnn(mut self, v: u32) -> Self {
         self.min_cudnn = Some(v);
         self
     }
+}
+
+/// The attribute must be set.
+pub(crate) fn required_attr(name: &'static str) -> Rule {
+    Rule::Msg(
+        Box::new(Rule::Implies(Cond::All(vec![]), Cond::Set(name))),
+        "attribute is required",
+    )
+}
+
+/// `a` requires `b`.
+pub(crate) fn implies(a: Cond, b: Cond) -> Rule {
+    Rule::Implies(a, b)
+}
+
+/// `a` and `b` exclude each other.
+pub(crate) fn excludes(a: Cond, b: Cond) -> Rule {
+    Rule::Excludes(a, b)
 }

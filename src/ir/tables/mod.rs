@@ -7,7 +7,7 @@ mod pointwise;
 mod sdpa;
 mod structured;
 
-pub(crate) use helpers::*;
+pub use pointwise::{POINTWISE_MODES, pointwise_backend_value};
 
 use super::op::OpSpec;
 
