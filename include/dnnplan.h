@@ -17,6 +17,31 @@
 
 
 /**
+ * DLPack major version these records follow.
+ */
+#define DNNP_DLPACK_MAJOR_VERSION 1
+
+/**
+ * DLPack minor version these records follow.
+ */
+#define DNNP_DLPACK_MINOR_VERSION 3
+
+/**
+ * `DLPACK_FLAG_BITMASK_READ_ONLY`.
+ */
+#define DNNP_DLPACK_FLAG_READ_ONLY 1
+
+/**
+ * `DLPACK_FLAG_BITMASK_IS_COPIED`.
+ */
+#define DNNP_DLPACK_FLAG_IS_COPIED 2
+
+/**
+ * `DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED`.
+ */
+#define DNNP_DLPACK_FLAG_IS_SUBBYTE_TYPE_PADDED 4
+
+/**
  * The delegating backend entry's engine id (it has no replayable `(engine_id, knobs)`).
  */
 #define DNNP_ENGINE_ID_BACKEND_HEURISTIC -1
@@ -35,6 +60,11 @@
  * Width of a family's block of bundled-engine ids.
  */
 #define DNNP_ENGINE_ID_FAMILY_BLOCK 100
+
+/**
+ * Opaque handle: a stream and its device (see `dnnp_handle_create`).
+ */
+typedef struct dnnp_handle_t dnnp_handle_t;
 
 /**
  * A graph's plan list (opaque).
@@ -447,6 +477,43 @@ dnnp_status_t dnnp_plan_list_explain(const dnnp_plan_list_t *list,
                                      char *buf,
                                      size_t cap,
                                      size_t *needed);
+
+/**
+ * Wraps the caller's CUDA stream (`CUstream`/`cudaStream_t`; NULL = the legacy default stream)
+ * in a new handle, written to `*out` on success. The stream is borrowed, never destroyed; it must
+ * outlive the handle. With a CUDA driver present the stream's device is queried now, and a failed
+ * query returns `DNNP_STATUS_CUDA_ERROR`; without a driver nothing is queried.
+ * `CU_STREAM_PER_THREAD` (2) gives `DNNP_STATUS_BAD_PARAM`.
+ *
+ * # Safety
+ * `stream` must be NULL, a sentinel, or a live stream; `out` must be NULL or valid for one write.
+ */
+dnnp_status_t dnnp_handle_create(void *stream, dnnp_handle_t **out);
+
+/**
+ * Destroys a handle (NULL is a no-op). The wrapped stream is not touched.
+ *
+ * # Safety
+ * `handle` must be NULL or a live handle, not used afterwards (nor concurrently).
+ */
+void dnnp_handle_destroy(dnnp_handle_t *handle);
+
+/**
+ * Writes the wrapped stream to `*stream`.
+ *
+ * # Safety
+ * `handle` must be NULL or live; `stream` NULL or valid for one write.
+ */
+dnnp_status_t dnnp_handle_get_stream(const dnnp_handle_t *handle, void **stream);
+
+/**
+ * Writes the stream's device ordinal to `*device`, or -1 when unknown (no CUDA driver, or the
+ * legacy default stream with no current context at creation).
+ *
+ * # Safety
+ * `handle` must be NULL or live; `device` NULL or valid for one write.
+ */
+dnnp_status_t dnnp_handle_get_device(const dnnp_handle_t *handle, int32_t *device);
 
 /**
  * Creates a plan list for the graph in `graph_json` (the IR's JSON document): validates and

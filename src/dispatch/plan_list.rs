@@ -113,6 +113,8 @@ pub struct PlanList {
     built: bool,
     trace: PlanningTrace,
     planning_error: Option<String>,
+    /// The execute path's declared layout (operand order + storage geometry), once per graph.
+    declared_layout: std::sync::OnceLock<crate::pack::DeclaredLayout>,
 }
 
 impl std::fmt::Debug for PlanList {
@@ -153,6 +155,7 @@ impl PlanList {
             built: false,
             trace: PlanningTrace::default(),
             planning_error: None,
+            declared_layout: std::sync::OnceLock::new(),
             facts: FactsCache::default(),
             opts,
         }
@@ -706,6 +709,36 @@ impl PlanList {
             .cloned()
             .flatten()
             .ok_or_else(|| Error::Internal("selected plan marked built but missing".into()))
+    }
+
+    /// The declared layout of the graph's operands, computed on first use and kept for the
+    /// list's life (see [`crate::pack::executor::layout_of`]).
+    pub fn declared_layout(&self) -> Result<&crate::pack::DeclaredLayout> {
+        if let Some(l) = self.declared_layout.get() {
+            return Ok(l);
+        }
+        let layout = crate::pack::executor::layout_of(self)?;
+        Ok(self.declared_layout.get_or_init(|| layout))
+    }
+
+    /// The compiled plan at `i` if it is built, without building (execute at an index through a
+    /// shared reference; build it first with [`PlanList::build_plan_at_index`] or the walk).
+    pub fn compiled_at(&self, i: usize) -> Result<Arc<dyn CompiledPlan>> {
+        self.entry(i)?;
+        self.compiled.get(i).cloned().flatten().ok_or_else(|| {
+            Error::InvalidState(format!(
+                "plan {i} is not built: build it first (build_plan_at_index or build_plans)"
+            ))
+        })
+    }
+
+    /// The backend's variant-pack template when the graph lowered (see
+    /// [`BackendSession::operand_uids`]); `None` when it did not lower or gives none.
+    pub fn backend_operand_uids(&self) -> Option<Vec<i64>> {
+        match &self.backend {
+            BackendState::Lowered(m) => m.lock().ok()?.operand_uids(),
+            _ => None,
+        }
     }
 
     /// The compiled plan at `i`, building it if needed (for execute-at-index; no selection change).

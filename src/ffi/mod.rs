@@ -4,7 +4,9 @@
 
 pub(crate) mod boundary;
 pub mod diagnostics;
+pub mod dlpack;
 pub mod explain;
+pub mod handle;
 pub mod plan;
 pub mod types;
 
