@@ -100,6 +100,7 @@ pub fn explain_list(list: &PlanList) -> Value {
             "name": t.family,
             "named": t.named_families,
             "reason": t.no_family_reason,
+            "natively_validated": t.natively_validated,
             "ranking": if t.family.is_none() { "backend only" } else if t.ranked { "family heuristics" } else { "unranked (accepting engines, then the backend)" },
         },
         "facts": t.facts,

@@ -79,6 +79,8 @@ pub struct PlanningTrace {
     pub no_family_reason: Option<String>,
     /// Whether the family has a heuristics hook (false = unranked path).
     pub ranked: bool,
+    /// The family validator's answer (`None` = no validator ran).
+    pub natively_validated: Option<bool>,
     /// The family's facts as JSON (`None` when absent).
     pub facts: Option<serde_json::Value>,
     /// Every slot of the family with its verdict.
@@ -280,6 +282,13 @@ impl PlanList {
         let mut accepting: Vec<Candidate> = Vec::new();
         let mut facts: Option<FactsRef> = None;
         if let Some(family) = self.classification.family {
+            if let Some(validator) = family.validator
+                && !self.opts.manifest.offered(family, opt_in).is_empty()
+            {
+                // the family's semantic rules (classic error types); false = a node it does not
+                // cover, so the backend's verdict decides
+                trace.natively_validated = Some(validator(&self.graph)?);
+            }
             facts = self.facts_of(family)?;
             trace.facts = facts.as_ref().map(|f| f.describe());
             trace.ranked = family.heuristics.is_some();

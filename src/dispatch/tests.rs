@@ -686,3 +686,25 @@ fn scripted_plan_list_reads_its_script() {
     let e = l.create_execution_plans(&[]).unwrap_err();
     assert!(e.to_string().contains("names no backend"), "{e}");
 }
+
+#[test]
+fn family_validator_runs_and_its_violation_is_an_error() {
+    let l = planned(&[NORM], opts(), &[]);
+    assert_eq!(l.trace().natively_validated, Some(true));
+    let l = planned(&[NORM, "reciprocal"], opts(), &[]);
+    assert_eq!(l.trace().natively_validated, Some(false));
+    let l = planned(&[ATTN], opts(), &[]);
+    assert_eq!(l.trace().natively_validated, None);
+    let mut l = PlanList::new(g(&[NORM, "rsqrt"]), opts());
+    let e = l.create_execution_plans(&[]).unwrap_err();
+    assert!(
+        matches!(e, Error::InvalidGraph { ref rule, .. } if rule.contains("forbids rsqrt")),
+        "{e}"
+    );
+}
+
+#[test]
+fn plan_lists_are_shareable_across_threads() {
+    fn shareable<T: Send + Sync>() {}
+    shareable::<PlanList>();
+}
