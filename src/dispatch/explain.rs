@@ -128,7 +128,7 @@ fn text(v: &Value) -> String {
 pub fn render_table(e: &Value) -> String {
     let mut out = String::new();
     let mut line = |s: String| {
-        out.push_str(&s);
+        out.push_str(s.trim_end());
         out.push('\n');
     };
     line(format!("target:   {}", text(&e["target"]["description"])));
