@@ -11,6 +11,7 @@ const USAGE: &str = "usage: dnnplan <command> [options]
 
 commands:
   env [--json]        library version, OS, CUDA driver and GPUs, cuDNN, NVRTC, DNNPLAN_* settings
+  ops [--json] [OP]   the op catalogue (every op with ports, outputs, attributes), or one op
   help                this text";
 
 fn main() -> ExitCode {
@@ -22,6 +23,7 @@ fn main() -> ExitCode {
     let rest = &args[1..];
     let result = match command.as_str() {
         "env" => cmd_env(rest),
+        "ops" => cmd_ops(rest),
         "help" | "--help" | "-h" => {
             println!("{USAGE}");
             Ok(())
@@ -45,6 +47,27 @@ enum CliError {
     Usage(String),
     #[allow(dead_code)]
     Failed(String),
+}
+
+/// `dnnplan ops [--json] [OP]`: the op catalogue generated from the IR tables.
+fn cmd_ops(args: &[String]) -> Result<(), CliError> {
+    let (as_json, positional) = parse_flags(args, 1)?;
+    let name = positional.first().map(String::as_str);
+    let unknown = |n: &str| CliError::Failed(format!("unknown op `{n}` (see `dnnplan ops`)"));
+    if as_json {
+        let value = match name {
+            None => dnnplan::ir::catalogue_json(),
+            Some(n) => dnnplan::ir::op_catalogue_json(n).ok_or_else(|| unknown(n))?,
+        };
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&value).unwrap_or_default()
+        );
+    } else {
+        let text = dnnplan::ir::catalogue_text(name).ok_or_else(|| unknown(name.unwrap_or("")))?;
+        print!("{text}");
+    }
+    Ok(())
 }
 
 /// Splits `--json` from the other arguments; rejects unknown flags.

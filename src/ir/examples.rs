@@ -662,3 +662,69 @@ fn linear_attention(op: &str, mut b: NodeBuilder) -> Result<OpExample> {
     };
     e.finish(b, expect)
 }
+
+/// The example graphs shipped in `examples/graphs/` (file stem, graph): SDPA forward and
+/// backward, matmul + bias + relu, layernorm, GDN forward and backward. Op outputs that a caller
+/// would read are marked as graph outputs.
+pub fn named_examples() -> Result<Vec<(&'static str, Graph)>> {
+    let mut out = Vec::new();
+    for (stem, op, outputs) in [
+        ("sdpa_forward", "sdpa", &["O", "Stats"][..]),
+        ("sdpa_backward", "sdpa_backward", &["dQ", "dK", "dV"][..]),
+        ("layernorm", "layernorm", &["Y", "mean", "inv_var"][..]),
+        (
+            "gdn_forward",
+            "gdn",
+            &["O", "final_state", "state_checkpoints"][..],
+        ),
+        (
+            "gdn_backward",
+            "gdn_bwd",
+            &["dQ", "dK", "dV", "dG", "dBeta", "d_initial_state"][..],
+        ),
+    ] {
+        let mut ex = example(op)?;
+        mark_outputs(&mut ex.graph, ex.node, outputs)?;
+        out.push((stem, ex.graph));
+    }
+    out.push(("matmul_bias_relu", matmul_bias_relu()?));
+    for (_, g) in &mut out {
+        g.validate()?;
+    }
+    Ok(out)
+}
+
+fn mark_outputs(g: &mut Graph, node: usize, ports: &[&str]) -> Result<()> {
+    for p in ports {
+        if let Some(uid) = g.nodes()[node].output(p) {
+            g.set_output(uid, true)?;
+        }
+    }
+    Ok(())
+}
+
+/// `relu(A @ B + bias)` in half precision with FLOAT compute.
+fn matmul_bias_relu() -> Result<Graph> {
+    let mut e = Ex::new(Half);
+    let a = e.t("A", &[4, 128, 256], Half)?;
+    let b = e.t("B", &[4, 256, 64], Half)?;
+    let bias = e.t("bias", &[1, 1, 64], Half)?;
+    let mm = e.g.add_node(
+        NodeBuilder::by_name("matmul")?
+            .name("mm")
+            .input("A", a)
+            .input("B", b),
+    )?;
+    let c = e.g.nodes()[mm].output("C").unwrap_or(-1);
+    let add = e.g.add_node(
+        NodeBuilder::by_name("bias")?
+            .name("add_bias")
+            .input("input", c)
+            .input("bias", bias),
+    )?;
+    let y = e.g.nodes()[add].output("OUT_0").unwrap_or(-1);
+    let relu =
+        e.g.add_node(NodeBuilder::by_name("relu")?.name("relu").input("input", y))?;
+    mark_outputs(&mut e.g, relu, &["OUT_0"])?;
+    Ok(e.g)
+}

@@ -323,6 +323,46 @@ pub enum Rule {
     LaGradPresence,
 }
 
+impl Rule {
+    /// Readable form for catalogues, e.g. "`q` has rank 4".
+    pub fn describe(&self) -> String {
+        let dim = |r: &DimRef| format!("dim {} of `{}`", r.1, r.0);
+        match self {
+            Rule::Msg(inner, msg) => format!("{msg} [{}]", inner.describe()),
+            Rule::Implies(a, b) => format!("{} requires {}", a.describe(), b.describe()),
+            Rule::Excludes(a, b) => format!("not both {} and {}", a.describe(), b.describe()),
+            Rule::ExactlyOne(a, b) => format!("exactly one of {} / {}", a.describe(), b.describe()),
+            Rule::Rank(p, r) => format!("`{p}` has rank {r}"),
+            Rule::RankIn(p, lo, hi) => format!("`{p}` has rank {lo}..={hi}"),
+            Rule::DimEq(a, b) => format!("{} == {}", dim(a), dim(b)),
+            Rule::DimDivisible(a, b) => format!("{} is a multiple of {}", dim(a), dim(b)),
+            Rule::LastStrideOne(p) => format!("`{p}` innermost stride is 1"),
+            Rule::DtypeIn(p, ds) => format!(
+                "`{p}` dtype in {{{}}}",
+                ds.iter().map(|d| d.name()).collect::<Vec<_>>().join(", ")
+            ),
+            Rule::DtypeNot(p, d) => format!("`{p}` dtype is not {d}"),
+            Rule::SameDtype(a, b) => format!("`{a}` dtype == `{b}` dtype"),
+            Rule::AttrMin(a, m) => format!("`{a}` >= {m}"),
+            Rule::AttrBelow(a, m) => format!("`{a}` < {m}"),
+            Rule::ListLenIsRank(a, p) => format!("`{a}` has one entry per axis of `{p}`"),
+            Rule::MatmulShapes(a, b) => format!("`{a}`[-1] == `{b}`[-2], batch dims broadcast"),
+            Rule::Broadcastable => "inputs broadcast (numpy rules)".into(),
+            Rule::ConcatShapes => "list inputs match off the concatenation axis".into(),
+            Rule::OutputVirtual(p) => format!("`{p}` stays virtual"),
+            Rule::SameElementCount(a, b) => format!("`{a}` and `{b}` hold the same element count"),
+            Rule::LaHeads => {
+                "HK in {H, HV}; max(H,HV) % min(H,HV) == 0; g, beta (w) carry HO heads".into()
+            }
+            Rule::LaRows => {
+                "g, dO rows = q rows; k, v, beta (w) rows = q rows (GDP: q rows x num_householder)"
+                    .into()
+            }
+            Rule::LaGradPresence => "parameter gradients have their parameter's dims".into(),
+        }
+    }
+}
+
 /// One input port.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PortSpec {
