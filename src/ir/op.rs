@@ -224,8 +224,11 @@ pub enum ShapeRule {
     Matmul(&'static str, &'static str),
     /// Convolution forward output from image, weight and the conv attributes.
     ConvFprop,
-    /// Norm statistics: input dims with 1 wherever the scale dim is not 1 (no scale: `[N,1,..]`).
+    /// Norm statistics: input dims with 1 on every non-batch axis where the scale dim is not 1
+    /// (no scale: `[N,1,..]`).
     NormStats,
+    /// Instance-norm statistics: `[N, C, 1, ..., 1]` of the input.
+    InstanceStats,
     /// Genstats: input dims with every axis but 1 set to 1.
     Genstats,
     /// Slice: `ceil((limit - start) / step)` per axis from `slices`.
@@ -298,8 +301,6 @@ pub enum Rule {
     SameDtype(&'static str, &'static str),
     /// The attribute (when set) is ≥ the bound.
     AttrMin(&'static str, f64),
-    /// The attribute (when set) is ≠ the value.
-    AttrNot(&'static str, f64),
     /// The attribute (when set) is < the bound.
     AttrBelow(&'static str, f64),
     /// The attribute (int list) has the rank of the port.
@@ -320,6 +321,46 @@ pub enum Rule {
     LaRows,
     /// Linear attention backward: every declared parameter-gradient output matches its input.
     LaGradPresence,
+}
+
+impl Rule {
+    /// Readable form for catalogues, e.g. "`q` has rank 4".
+    pub fn describe(&self) -> String {
+        let dim = |r: &DimRef| format!("dim {} of `{}`", r.1, r.0);
+        match self {
+            Rule::Msg(inner, msg) => format!("{msg} [{}]", inner.describe()),
+            Rule::Implies(a, b) => format!("{} requires {}", a.describe(), b.describe()),
+            Rule::Excludes(a, b) => format!("not both {} and {}", a.describe(), b.describe()),
+            Rule::ExactlyOne(a, b) => format!("exactly one of {} / {}", a.describe(), b.describe()),
+            Rule::Rank(p, r) => format!("`{p}` has rank {r}"),
+            Rule::RankIn(p, lo, hi) => format!("`{p}` has rank {lo}..={hi}"),
+            Rule::DimEq(a, b) => format!("{} == {}", dim(a), dim(b)),
+            Rule::DimDivisible(a, b) => format!("{} is a multiple of {}", dim(a), dim(b)),
+            Rule::LastStrideOne(p) => format!("`{p}` innermost stride is 1"),
+            Rule::DtypeIn(p, ds) => format!(
+                "`{p}` dtype in {{{}}}",
+                ds.iter().map(|d| d.name()).collect::<Vec<_>>().join(", ")
+            ),
+            Rule::DtypeNot(p, d) => format!("`{p}` dtype is not {d}"),
+            Rule::SameDtype(a, b) => format!("`{a}` dtype == `{b}` dtype"),
+            Rule::AttrMin(a, m) => format!("`{a}` >= {m}"),
+            Rule::AttrBelow(a, m) => format!("`{a}` < {m}"),
+            Rule::ListLenIsRank(a, p) => format!("`{a}` has one entry per axis of `{p}`"),
+            Rule::MatmulShapes(a, b) => format!("`{a}`[-1] == `{b}`[-2], batch dims broadcast"),
+            Rule::Broadcastable => "inputs broadcast (numpy rules)".into(),
+            Rule::ConcatShapes => "list inputs match off the concatenation axis".into(),
+            Rule::OutputVirtual(p) => format!("`{p}` stays virtual"),
+            Rule::SameElementCount(a, b) => format!("`{a}` and `{b}` hold the same element count"),
+            Rule::LaHeads => {
+                "HK in {H, HV}; max(H,HV) % min(H,HV) == 0; g, beta (w) carry HO heads".into()
+            }
+            Rule::LaRows => {
+                "g, dO rows = q rows; k, v, beta (w) rows = q rows (GDP: q rows x num_householder)"
+                    .into()
+            }
+            Rule::LaGradPresence => "parameter gradients have their parameter's dims".into(),
+        }
+    }
 }
 
 /// One input port.

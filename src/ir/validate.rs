@@ -59,17 +59,17 @@ fn check_order(g: &Graph) -> Result<()> {
     }
     for (i, n) in g.nodes().iter().enumerate() {
         for (port, uid) in &n.inputs {
-            if let Some(&j) = produced_by.get(uid) {
-                if j >= i {
-                    return Err(Error::invalid_graph(
-                        &n.name,
-                        Some(port),
-                        format!(
-                            "reads tensor uid {uid} produced by node `{}`, which is not earlier (graphs are acyclic and built in order)",
-                            g.nodes()[j].name
-                        ),
-                    ));
-                }
+            if let Some(&j) = produced_by.get(uid)
+                && j >= i
+            {
+                return Err(Error::invalid_graph(
+                    &n.name,
+                    Some(port),
+                    format!(
+                        "reads tensor uid {uid} produced by node `{}`, which is not earlier (graphs are acyclic and built in order)",
+                        g.nodes()[j].name
+                    ),
+                ));
             }
         }
     }
@@ -313,10 +313,6 @@ pub fn check_rule(g: &Graph, n: &Node, rule: &Rule) -> Option<Violation> {
                 )
             })
         }
-        Rule::AttrNot(a, bad) => {
-            let v = n.attr(a)?.as_float()?;
-            (v == *bad).then(|| (port(a), format!("attribute `{a}` must not be {bad}")))
-        }
         Rule::ListLenIsRank(a, p) => {
             let v = n.attr_ints(a)?;
             let d = dims_of(g, n, p)?;
@@ -450,13 +446,14 @@ fn la_heads(g: &Graph, n: &Node) -> Option<Violation> {
                 format!("heads of q ({h}) and v ({v}) must divide one another"),
             ));
         }
-        if let Some(k) = hk {
-            if k != h && k != v {
-                return Some((
-                    port("k"),
-                    format!("heads of k ({k}) must equal those of q ({h}) or v ({v})"),
-                ));
-            }
+        if let Some(k) = hk
+            && k != h
+            && k != v
+        {
+            return Some((
+                port("k"),
+                format!("heads of k ({k}) must equal those of q ({h}) or v ({v})"),
+            ));
         }
         if ho != hi {
             return Some((
@@ -492,13 +489,13 @@ fn la_rows(g: &Graph, n: &Node) -> Option<Violation> {
         .map(|d| d[0])
         .or_else(|| dims_of(g, n, "g").map(|d| d[0]))?;
     for p in ["g", "dO"] {
-        if let Some(d) = dims_of(g, n, p) {
-            if d[0] != q_rows {
-                return Some((
-                    port(p),
-                    format!("rows ({}) must equal the token rows ({q_rows})", d[0]),
-                ));
-            }
+        if let Some(d) = dims_of(g, n, p)
+            && d[0] != q_rows
+        {
+            return Some((
+                port(p),
+                format!("rows ({}) must equal the token rows ({q_rows})", d[0]),
+            ));
         }
     }
     for p in ["k", "v", "beta", "w"] {

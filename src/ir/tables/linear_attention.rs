@@ -114,8 +114,6 @@ fn flag_rules(f: &Family) -> Vec<Rule> {
         Rule::DtypeIn("g", GATE),
         Rule::DtypeIn("a_log", GATE),
         Rule::DtypeIn("dt_bias", GATE),
-        Rule::LaHeads,
-        Rule::LaRows,
     ];
     if f.lower_bound {
         v.push(implies(
@@ -134,6 +132,7 @@ fn flag_rules(f: &Family) -> Vec<Rule> {
     if f.householder {
         v.push(Rule::AttrMin("num_householder", 1.0));
     }
+    v.extend([Rule::LaHeads, Rule::LaRows]);
     v
 }
 
