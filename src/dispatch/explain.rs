@@ -195,7 +195,7 @@ pub fn render_table(e: &Value) -> String {
     line("plans:".to_owned());
     let plans = e["plans"].as_array().unwrap_or(&empty);
     if plans.is_empty() {
-        line(format!("  (empty) {}", text(&e["error"])));
+        line("  (empty: nothing above accepted the graph)".to_owned());
     }
     for p in plans {
         line(format!(

@@ -210,18 +210,31 @@ impl PlanList {
     /// Lowers on first use; returns the backend's decline reason if it declined.
     fn ensure_lowered(&mut self) -> Result<Option<String>> {
         if let BackendState::NotLowered = self.backend {
-            let guard = match self.classification.family {
+            let unlowerable = self
+                .graph
+                .nodes()
+                .iter()
+                .find(|n| !n.spec().backend_lowering)
+                .map(|n| {
+                    format!(
+                        "No valid engine configs for {}: node `{}` ({}) has no cuDNN backend lowering; only a bundled engine can run it",
+                        n.op.node_type().name(),
+                        n.name,
+                        n.op.name()
+                    )
+                });
+            let guard = unlowerable.or(match self.classification.family {
                 Some(f) => match f.backend_guard {
                     Some(g) => {
                         let facts = self.facts_of(f)?;
-                        g(&self.graph, facts.as_deref())
+                        g(&self.graph, facts.as_deref()).map(|r| format!("backend guard: {r}"))
                     }
                     None => None,
                 },
                 None => None,
-            };
+            });
             self.backend = match guard {
-                Some(reason) => BackendState::Declined(format!("backend guard: {reason}")),
+                Some(reason) => BackendState::Declined(reason),
                 None => match self.opts.backend.lower(&self.graph, &self.opts.target) {
                     Ok(s) => BackendState::Lowered(Mutex::new(s)),
                     Err(e) if is_decline(&e) => BackendState::Declined(decline_reason(&e)),

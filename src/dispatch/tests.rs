@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use super::backend::CudnnNotLoaded;
-use super::explain::{explain, render_table};
+use super::explain::{explain, explain_graph, render_table};
 use super::graph::Graph;
 use super::knobs::{KnobType, Knobs};
 use super::manifest::IdOwner;
@@ -664,7 +664,7 @@ fn explain_of_an_unplannable_graph_is_an_explanation_not_an_error() {
             .unwrap()
             .contains("no CUDA device")
     );
-    assert!(render_table(&e).contains("(empty)"));
+    assert!(render_table(&e).contains("(empty"));
 }
 
 #[test]
@@ -707,4 +707,33 @@ fn family_validator_runs_and_its_violation_is_an_error() {
 fn plan_lists_are_shareable_across_threads() {
     fn shareable<T: Send + Sync>() {}
     shareable::<PlanList>();
+}
+
+#[test]
+fn a_graph_without_backend_lowering_is_declined_without_asking_the_backend() {
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/examples/graphs/gdn_forward.json"
+    ))
+    .unwrap();
+    let graph = crate::ir::Graph::from_json(&text).unwrap();
+    assert!(graph.has_python_only_ops());
+    let fake = backend();
+    let o = opts_with(fake.clone(), Some(90), false);
+    let e = explain_graph(&graph, o, &[]).unwrap();
+    let reason = e["backend"]["reason"].as_str().unwrap();
+    assert!(
+        reason.starts_with("No valid engine configs for GDN: node"),
+        "{reason}"
+    );
+    assert!(reason.contains("no cuDNN backend lowering"), "{reason}");
+    assert!(
+        fake.calls().is_empty(),
+        "the backend was consulted: {:?}",
+        fake.calls()
+    );
+    assert!(
+        !graph.is_frozen(),
+        "explain plans a snapshot, not the caller's graph"
+    );
 }
