@@ -88,6 +88,11 @@ typedef struct dnnp_plan_list_t dnnp_plan_list_t;
 typedef int32_t dnnp_status_t;
 
 /**
+ * Heuristic mode (`DNNP_HEUR_MODE_*`), the reference's `HeurMode_t` values.
+ */
+typedef uint32_t dnnp_heur_mode_t;
+
+/**
  * Element data type (`DNNP_DATA_TYPE_*`; values follow the reference `DataType_t` order).
  */
 typedef uint32_t dnnp_data_type_t;
@@ -96,11 +101,6 @@ typedef uint32_t dnnp_data_type_t;
  * Physical tensor reordering (`DNNP_REORDERING_*`).
  */
 typedef uint32_t dnnp_reordering_t;
-
-/**
- * Heuristic mode (`DNNP_HEUR_MODE_*`), the reference's `HeurMode_t` values.
- */
-typedef uint32_t dnnp_heur_mode_t;
 
 /**
  * Knob type (`DNNP_KNOB_TYPE_*`): the persisted public vocabulary shared with the reference;
@@ -620,6 +620,26 @@ dnnp_status_t dnnp_get_last_error_string(char *buf, size_t cap, size_t *needed);
  * `message` must be NULL or point to a NUL-terminated string.
  */
 dnnp_status_t dnnp_debug_force_panic(const char *message);
+
+/**
+ * Explains what planning the graph would give on this machine, as JSON, without planning or
+ * freezing the caller's graph (a validated snapshot is planned): the family (or why none), the
+ * facts, every engine of the family with `accept` or `decline` and its reason (engines that need
+ * a GPU decline with that reason on a machine without one), the backend's verdict overall and
+ * per heuristic mode (it declines when cuDNN is not loaded), the ranked plans, and the planning
+ * error when nothing can run. `n_modes == 0` means `{A, FALLBACK}`. An invalid graph is
+ * `DNNP_STATUS_INVALID_GRAPH`. Two-call string pattern.
+ *
+ * # Safety
+ * `graph` must be a live graph; `modes` NULL (with `n_modes == 0`) or valid for `n_modes` reads;
+ * `buf` NULL or valid for `cap` bytes; `needed` NULL or valid for one write.
+ */
+dnnp_status_t dnnp_graph_explain(const dnnp_graph_t *graph,
+                                 const dnnp_heur_mode_t *modes,
+                                 size_t n_modes,
+                                 char *buf,
+                                 size_t cap,
+                                 size_t *needed);
 
 /**
  * The explanation of a plan list as JSON (after `dnnp_plan_list_create_execution_plans`, which
@@ -1243,6 +1263,18 @@ dnnp_status_t dnnp_handle_get_stream(const dnnp_handle_t *handle, void **stream)
  * `handle` must be NULL or live; `device` NULL or valid for one write.
  */
 dnnp_status_t dnnp_handle_get_device(const dnnp_handle_t *handle, int32_t *device);
+
+/**
+ * Creates a plan list for a graph: validates and FREEZES the graph (planning is one-shot: every
+ * later mutation of it is `INVALID_STATE`, and so is a second plan list for it), attaches this
+ * machine's target (device 0, or none), the cuDNN backend (declining when cuDNN is not loaded)
+ * and the manifest. The list keeps its own snapshot: the graph may be destroyed afterwards.
+ * Nothing is planned yet (`dnnp_plan_list_create_execution_plans`, or a replay).
+ *
+ * # Safety
+ * `graph` must be a live graph; `out` valid for one write.
+ */
+dnnp_status_t dnnp_graph_create_plan_list(dnnp_graph_t *graph, dnnp_plan_list_t **out);
 
 /**
  * Creates a plan list for the graph in `graph_json` (the IR's JSON document): validates and
