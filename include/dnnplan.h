@@ -1409,6 +1409,30 @@ dnnp_status_t dnnp_plan_list_create_execution_plan(dnnp_plan_list_t *list,
                                                    size_t *index);
 
 /**
+ * Bars every plan whose name (knobs included) contains one of the `n` substrings in `names`:
+ * the walk skips them, and using one directly (build, workspace or execute at its index) is
+ * `BAD_PARAM`; a pinned plan that is barred makes the walk fail. Indices do not move. A built
+ * selection that is now barred is no longer built.
+ *
+ * # Safety
+ * `list` must be a live plan list; `names` NULL (with `n == 0`) or valid for `n` reads of
+ * NUL-terminated strings.
+ */
+dnnp_status_t dnnp_plan_list_deselect_engines(dnnp_plan_list_t *list,
+                                              const char *const *names,
+                                              size_t n);
+
+/**
+ * Plans that need more than `bytes` of workspace decline when built (the size is known once a
+ * plan is built); a built selection over the limit is no longer built.
+ *
+ * # Safety
+ * `list` must be a live plan list.
+ */
+dnnp_status_t dnnp_plan_list_deselect_workspace_greater_than(dnnp_plan_list_t *list,
+                                                             uint64_t bytes);
+
+/**
  * Workspace bytes of the selected, built plan (`INVALID_STATE` before a build).
  *
  * # Safety

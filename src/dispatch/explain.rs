@@ -86,6 +86,7 @@ pub fn explain_list(list: &PlanList) -> Value {
                 "knobs": e.public_knobs().map(|k| k.to_json()),
                 "source": source,
                 "mode": e.mode.map(HeurMode::name),
+                "barred": list.barred(i),
             })
         })
         .collect();

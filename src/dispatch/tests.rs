@@ -737,3 +737,55 @@ fn a_graph_without_backend_lowering_is_declined_without_asking_the_backend() {
         "explain plans a snapshot, not the caller's graph"
     );
 }
+
+#[test]
+fn deselected_plans_keep_their_index_and_are_skipped_or_refused() {
+    let mut l = planned(&[NORM], opts(), &[]);
+    // [norm_broken_build, norm_sm90, eng1_k40=128, eng2, eng3_k0=2]
+    l.deselect_engines(&["norm_sm90", "k40="]);
+    assert_eq!(l.count(), 5);
+    assert_eq!(l.barred(1), Some("norm_sm90"));
+    assert_eq!(l.barred(2), Some("k40="));
+    assert_eq!(l.barred(3), None);
+    l.build_plans(BuildPolicy::HeuristicsChoice).unwrap();
+    assert_eq!(l.selected(), 3, "declining 0 and barred 1, 2 are passed");
+    let e = l.build_plan_at_index(1).unwrap_err();
+    assert!(
+        matches!(e, Error::BadParam { ref why, .. } if why.contains("deselect_engines(\"norm_sm90\")")),
+        "{e}"
+    );
+    assert!(l.workspace_size_at(2).is_err());
+    assert!(l.plan_at(2).is_err());
+    l.select_plan(2).unwrap();
+    let e = l.build_plans(BuildPolicy::HeuristicsChoice).unwrap_err();
+    assert!(
+        e.to_string().contains("drop one of the two instructions"),
+        "{e}"
+    );
+    // barring the built selection un-builds it
+    l.build_plan_at_index(3).unwrap();
+    l.deselect_engines(&["eng2"]);
+    assert!(!l.is_built());
+}
+
+#[test]
+fn workspace_limit_declines_plans_over_it() {
+    let mut l = planned(&[ATTN], opts(), &[]);
+    // [alpha128 (4096), beta (0), eng1 (2048), eng2 (3072), alpha64 (4096), eng3 (4096)]
+    l.build_plans(BuildPolicy::HeuristicsChoice).unwrap();
+    assert_eq!(l.selected(), 0);
+    l.deselect_workspace_greater_than(2048);
+    assert!(!l.is_built(), "the built selection is over the limit");
+    l.build_plans(BuildPolicy::HeuristicsChoice).unwrap();
+    assert_eq!(l.selected(), 1);
+    let e = l.build_plan_at_index(3).unwrap_err();
+    assert!(
+        matches!(e, Error::Declined { ref reason, .. } if reason.contains("needs 3072 workspace bytes, over the 2048-byte limit")),
+        "{e}"
+    );
+    l.select_plan(0).unwrap();
+    let e = l.build_plans(BuildPolicy::HeuristicsChoice).unwrap_err();
+    assert!(e.to_string().contains("pinned"), "{e}");
+    let x = super::explain::explain_list(&l);
+    assert_eq!(x["plans"][0]["barred"], serde_json::Value::Null);
+}

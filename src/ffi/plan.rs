@@ -466,6 +466,52 @@ pub unsafe extern "C" fn dnnp_plan_list_create_execution_plan(
     })
 }
 
+/// Bars every plan whose name (knobs included) contains one of the `n` substrings in `names`:
+/// the walk skips them, and using one directly (build, workspace or execute at its index) is
+/// `BAD_PARAM`; a pinned plan that is barred makes the walk fail. Indices do not move. A built
+/// selection that is now barred is no longer built.
+///
+/// # Safety
+/// `list` must be a live plan list; `names` NULL (with `n == 0`) or valid for `n` reads of
+/// NUL-terminated strings.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dnnp_plan_list_deselect_engines(
+    list: *mut dnnp_plan_list_t,
+    names: *const *const c_char,
+    n: usize,
+) -> dnnp_status_t {
+    boundary(|| {
+        // SAFETY: forwarded contract.
+        let list = unsafe { dnnp_plan_list_t::get_mut(list, "list") }?;
+        // SAFETY: forwarded contract.
+        let ptrs = unsafe { slice(names, n, "names") }?;
+        let mut owned = Vec::with_capacity(n);
+        for p in ptrs {
+            // SAFETY: each element is a NUL-terminated string per the contract.
+            owned.push(unsafe { c_str(*p, "names[i]") }?);
+        }
+        list.deselect_engines(&owned);
+        Ok(())
+    })
+}
+
+/// Plans that need more than `bytes` of workspace decline when built (the size is known once a
+/// plan is built); a built selection over the limit is no longer built.
+///
+/// # Safety
+/// `list` must be a live plan list.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dnnp_plan_list_deselect_workspace_greater_than(
+    list: *mut dnnp_plan_list_t,
+    bytes: u64,
+) -> dnnp_status_t {
+    boundary(|| {
+        // SAFETY: forwarded contract.
+        unsafe { dnnp_plan_list_t::get_mut(list, "list") }?.deselect_workspace_greater_than(bytes);
+        Ok(())
+    })
+}
+
 /// Workspace bytes of the selected, built plan (`INVALID_STATE` before a build).
 ///
 /// # Safety
