@@ -257,6 +257,13 @@ impl Graph {
         it.next().is_none().then_some(first)
     }
 
+    /// The smallest positive uid not in use (what C++ `assign_uids` gives internal tensors).
+    pub fn smallest_free_uid(&self) -> i64 {
+        (1..)
+            .find(|u| !self.uid_index.contains_key(u))
+            .unwrap_or(i64::MAX)
+    }
+
     fn alloc_uid(&mut self) -> i64 {
         while self.uid_index.contains_key(&self.next_uid) {
             self.next_uid += 1;

@@ -289,6 +289,8 @@ pub enum Rule {
     RankIn(&'static str, usize, usize),
     /// Two dims are equal (checked when both ports are bound).
     DimEq(DimRef, DimRef),
+    /// The first dim equals the second plus an offset (e.g. `state_indices[0] == cu_seqlens[0] - 1`).
+    DimEqOffset(DimRef, DimRef, i64),
     /// The first dim is a multiple of the second.
     DimDivisible(DimRef, DimRef),
     /// The port's last stride is 1.
@@ -335,6 +337,7 @@ impl Rule {
             Rule::Rank(p, r) => format!("`{p}` has rank {r}"),
             Rule::RankIn(p, lo, hi) => format!("`{p}` has rank {lo}..={hi}"),
             Rule::DimEq(a, b) => format!("{} == {}", dim(a), dim(b)),
+            Rule::DimEqOffset(a, b, o) => format!("{} == {} + ({o})", dim(a), dim(b)),
             Rule::DimDivisible(a, b) => format!("{} is a multiple of {}", dim(a), dim(b)),
             Rule::LastStrideOne(p) => format!("`{p}` innermost stride is 1"),
             Rule::DtypeIn(p, ds) => format!(

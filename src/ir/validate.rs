@@ -160,6 +160,7 @@ fn validate_node(g: &mut Graph, i: usize) -> Result<()> {
             t.data_type = ctx.fill_for(t.is_virtual);
         }
     }
+    expand_fused_scalars(g, &node);
     for (port, &uid) in node.inputs.iter().chain(node.outputs.iter()) {
         let t = g.get_tensor(uid)?;
         t.check()
@@ -171,6 +172,43 @@ fn validate_node(g: &mut Graph, i: usize) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// Fused-scalar rank expansion (reference `fill_from_context`): every fused scalar input of a node
+/// gets all-ones dims and strides of the rank of the node's first non-scalar input (else first
+/// output; else rank 1).
+fn expand_fused_scalars(g: &mut Graph, node: &Node) {
+    let is_fused = |g: &Graph, uid: i64| {
+        g.tensor(uid)
+            .is_some_and(|t| t.pass_by_value.is_some() && t.element_count() <= 1)
+    };
+    let spec = node.spec();
+    let ordered_inputs: Vec<i64> = spec
+        .inputs
+        .iter()
+        .flat_map(|p| {
+            if p.list {
+                node.list_inputs(p.name)
+            } else {
+                node.input(p.name).into_iter().collect()
+            }
+        })
+        .collect();
+    let rank = ordered_inputs
+        .iter()
+        .chain(node.outputs.values())
+        .filter(|&&u| !is_fused(g, u))
+        .find_map(|&u| g.tensor(u).map(|t| t.dims.len()).filter(|r| *r > 0))
+        .unwrap_or(1);
+    for uid in ordered_inputs {
+        if is_fused(g, uid) {
+            let t = g.tensor_internal_mut(uid).expect("bound input");
+            if t.dims.len() != rank {
+                t.dims = vec![1; rank];
+                t.strides = vec![1; rank];
+            }
+        }
+    }
 }
 
 fn dims_of<'g>(g: &'g Graph, n: &Node, port: &str) -> Option<&'g [i64]> {
@@ -240,6 +278,19 @@ pub fn check_rule(g: &Graph, n: &Node, rule: &Rule) -> Option<Violation> {
                 (
                     port(a.0),
                     format!("{} ({x}) must equal {} ({y})", axis_name(*a), axis_name(*b)),
+                )
+            })
+        }
+        Rule::DimEqOffset(a, b, off) => {
+            let (x, y) = (dim_at(g, n, *a)?, dim_at(g, n, *b)?);
+            (x != y + off).then(|| {
+                (
+                    port(a.0),
+                    format!(
+                        "{} ({x}) must equal {} ({y}) + ({off})",
+                        axis_name(*a),
+                        axis_name(*b)
+                    ),
                 )
             })
         }

@@ -210,6 +210,14 @@ fn row(f: &Family, kind: Kind) -> OpSpec {
                     Rule::AttrMin("checkpoint_every_n_tokens", 0.0),
                     implies(Cond::Port("state_indices"), Cond::Port("initial_state")),
                     Rule::Rank("state_indices", 1),
+                    Rule::Msg(
+                        Box::new(Rule::DimEqOffset(
+                            ("state_indices", 0),
+                            ("cu_seqlens", 0),
+                            -1,
+                        )),
+                        "state_indices must be [N] with N = len(cu_seqlens) - 1",
+                    ),
                     Rule::DtypeIn("state_indices", &[DataType::Int32]),
                     implies(
                         Cond::True("overwrite_initial_state"),
