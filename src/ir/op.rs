@@ -94,6 +94,10 @@ node_types! {
     PagedCacheLoad = "PAGED_CACHE_LOAD",
     DiagonalBandMask = "DIAGONAL_BAND_MASK",
     Softmax = "SOFTMAX",
+    Mamba2 = "MAMBA2",
+    Mamba2Bwd = "MAMBA2_BWD",
+    Mamba2Summary = "MAMBA2_SUMMARY",
+    Mamba2SummaryBwd = "MAMBA2_SUMMARY_BWD",
     BnFinalize = "BN_FINALIZE",
     DbnWeight = "DBN_WEIGHT",
 }
@@ -255,6 +259,8 @@ pub enum ShapeRule {
     LaState,
     /// Linear attention transition: `[N, HO, K, K]`.
     LaTransition,
+    /// Mamba-2 summary transition: `[N, HO]`.
+    LaTransitionScalar,
     /// Linear attention checkpoints: `[max(T_rows / c + N, 1), HO, V, K]`.
     LaCheckpoints,
 }
