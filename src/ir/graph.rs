@@ -580,6 +580,16 @@ impl Graph {
         Ok(())
     }
 
+    /// Binds an output port of a node to a caller tensor (e.g. an out-kwarg such as `rng_dump`).
+    pub fn bind_output(&mut self, node: usize, port: &str, uid: i64) -> Result<()> {
+        self.check_mutable()?;
+        let i = self.node_index(node)?;
+        let n = &self.nodes[i];
+        self.check_binding(n.spec(), &n.name, port, uid, true)?;
+        self.nodes[i].outputs.insert(port.to_owned(), uid);
+        Ok(())
+    }
+
     /// Unbinds an input port of a node.
     pub fn unbind_input(&mut self, node: usize, port: &str) -> Result<()> {
         self.check_mutable()?;

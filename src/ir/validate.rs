@@ -462,6 +462,9 @@ pub fn check_rule(g: &Graph, n: &Node, rule: &Rule) -> Option<Violation> {
                 ("initial_state", "d_initial_state"),
                 ("a_log", "d_a_log"),
                 ("dt_bias", "d_dt_bias"),
+                ("a", "dA"),
+                ("d", "dD"),
+                ("z", "dZ"),
             ] {
                 let (Some(i), Some(o)) = (dims_of(g, n, input), dims_of(g, n, grad)) else {
                     continue;
@@ -489,27 +492,42 @@ fn la_heads(g: &Graph, n: &Node) -> Option<Violation> {
     let hk = dims_of(g, n, "k").map(la_heads_of);
     let hq = dims_of(g, n, "q").map(la_heads_of);
     let hv = dims_of(g, n, "v").map(la_heads_of);
-    if let (Some(h), Some(v)) = (hq, hv) {
-        let (lo, hi) = (h.min(v), h.max(v));
-        if h != v && (lo <= 0 || hi % lo != 0) {
-            return Some((
-                port("v"),
-                format!("heads of q ({h}) and v ({v}) must divide one another"),
-            ));
+    // Summaries lack q (forward) or v (backward): k stands for the query side when q is absent.
+    let (q_port, h) = match (hq, hk) {
+        (Some(h), _) => ("q", h),
+        (None, Some(k)) => ("k", k),
+        (None, None) => return None,
+    };
+    match hv {
+        Some(v) => {
+            let (lo, hi) = (h.min(v), h.max(v));
+            if h != v && (lo <= 0 || hi % lo != 0) {
+                return Some((
+                    port("v"),
+                    format!("heads of {q_port} ({h}) and v ({v}) must divide one another"),
+                ));
+            }
+            if ho != hi {
+                return Some((
+                    port("g"),
+                    format!("gates must carry HO = max(H, HV) = {hi} heads (g has {ho})"),
+                ));
+            }
         }
-        if let Some(k) = hk
-            && k != h
-            && k != v
-        {
-            return Some((
-                port("k"),
-                format!("heads of k ({k}) must equal those of q ({h}) or v ({v})"),
-            ));
-        }
-        if ho != hi {
+        None if h <= 0 || ho % h != 0 => {
             return Some((
                 port("g"),
-                format!("gates must carry HO = max(H, HV) = {hi} heads (g has {ho})"),
+                format!("gate heads ({ho}) must be a multiple of the heads of {q_port} ({h})"),
+            ));
+        }
+        None => {}
+    }
+    if let (Some(k), Some(_)) = (hk, hq) {
+        let v_side = hv.unwrap_or(ho);
+        if k != h && k != v_side {
+            return Some((
+                port("k"),
+                format!("heads of k ({k}) must equal those of q ({h}) or v ({v_side})"),
             ));
         }
     }

@@ -475,5 +475,6 @@ pub(crate) fn ops() -> Vec<OpSpec> {
         .flat_map(|f| [Kind::Fwd, Kind::Bwd, Kind::Summary, Kind::SummaryBwd].map(|k| row(f, k)))
         .collect();
     v.extend(mamba2_rows());
-    v
+    // The flag and dtype rule sets are shared across fwd/bwd/summary ops; each keeps its own.
+    v.into_iter().map(OpSpec::retain_applicable_rules).collect()
 }
