@@ -98,6 +98,11 @@ typedef uint32_t dnnp_heur_mode_t;
 typedef uint32_t dnnp_data_type_t;
 
 /**
+ * A boolean graph setting (`DNNP_GRAPH_FLAG_*`).
+ */
+typedef uint32_t dnnp_graph_flag_t;
+
+/**
  * Physical tensor reordering (`DNNP_REORDERING_*`).
  */
 typedef uint32_t dnnp_reordering_t;
@@ -247,6 +252,21 @@ typedef uint32_t dnnp_build_policy_t;
  * F8_128x4 (MXFP8/NVFP4 scale-factor swizzle).
  */
 #define DNNP_REORDERING_F8_128X4 3
+
+/**
+ * Dynamic shapes: dims and strides are left out of the graph key.
+ */
+#define DNNP_GRAPH_FLAG_DYNAMIC_SHAPE 0
+
+/**
+ * Shape overrides at execute are allowed.
+ */
+#define DNNP_GRAPH_FLAG_OVERRIDE_SHAPE 1
+
+/**
+ * Ranking hint: the plan will be replayed in a CUDA graph (never changes numerics or support).
+ */
+#define DNNP_GRAPH_FLAG_CUDA_GRAPH_REPLAY_EXPECTED 2
 
 /**
  * The backend's decision-tree heuristic; the families' tuned proposals.
@@ -696,6 +716,26 @@ dnnp_status_t dnnp_graph_get_data_types(const dnnp_graph_t *graph,
                                         dnnp_data_type_t *io,
                                         dnnp_data_type_t *intermediate,
                                         dnnp_data_type_t *compute);
+
+/**
+ * Sets a boolean graph setting (a mutation).
+ *
+ * # Safety
+ * `graph` must be a live handle.
+ */
+dnnp_status_t dnnp_graph_set_flag(dnnp_graph_t *graph, dnnp_graph_flag_t flag, bool value);
+
+/**
+ * Sets the graph's name (NULL clears it) and its heuristics target: `sm_count` and `sm_version`
+ * (e.g. 90; either `-1` for "the device's").
+ *
+ * # Safety
+ * `graph` live; `name` NULL or a NUL-terminated string.
+ */
+dnnp_status_t dnnp_graph_set_target(dnnp_graph_t *graph,
+                                    const char *name,
+                                    int64_t sm_count,
+                                    int64_t sm_version);
 
 /**
  * Adds a tensor: `name` (NULL: `tensor_<n>`), data type, `rank` dims, strides (NULL: row-major),

@@ -211,6 +211,76 @@ pub unsafe extern "C" fn dnnp_graph_get_data_types(
     })
 }
 
+/// A boolean graph setting (`DNNP_GRAPH_FLAG_*`).
+pub type dnnp_graph_flag_t = u32;
+/// Dynamic shapes: dims and strides are left out of the graph key.
+pub const DNNP_GRAPH_FLAG_DYNAMIC_SHAPE: dnnp_graph_flag_t = 0;
+/// Shape overrides at execute are allowed.
+pub const DNNP_GRAPH_FLAG_OVERRIDE_SHAPE: dnnp_graph_flag_t = 1;
+/// Ranking hint: the plan will be replayed in a CUDA graph (never changes numerics or support).
+pub const DNNP_GRAPH_FLAG_CUDA_GRAPH_REPLAY_EXPECTED: dnnp_graph_flag_t = 2;
+
+/// Sets a boolean graph setting (a mutation).
+///
+/// # Safety
+/// `graph` must be a live handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dnnp_graph_set_flag(
+    graph: *mut dnnp_graph_t,
+    flag: dnnp_graph_flag_t,
+    value: bool,
+) -> dnnp_status_t {
+    boundary(|| {
+        // SAFETY: per the contract.
+        let g = unsafe { graph_mut(graph) }?;
+        let mut ctx = g.context().clone();
+        match flag {
+            DNNP_GRAPH_FLAG_DYNAMIC_SHAPE => ctx.is_dynamic_shape_enabled = value,
+            DNNP_GRAPH_FLAG_OVERRIDE_SHAPE => ctx.is_override_shape_enabled = value,
+            DNNP_GRAPH_FLAG_CUDA_GRAPH_REPLAY_EXPECTED => ctx.is_cuda_graph_replay_expected = value,
+            other => {
+                return Err(Error::UnknownEnumValue {
+                    what: "flag",
+                    value: other as i64,
+                });
+            }
+        }
+        g.set_context(ctx)
+    })
+}
+
+/// Sets the graph's name (NULL clears it) and its heuristics target: `sm_count` and `sm_version`
+/// (e.g. 90; either `-1` for "the device's").
+///
+/// # Safety
+/// `graph` live; `name` NULL or a NUL-terminated string.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dnnp_graph_set_target(
+    graph: *mut dnnp_graph_t,
+    name: *const c_char,
+    sm_count: i64,
+    sm_version: i64,
+) -> dnnp_status_t {
+    boundary(|| {
+        // SAFETY: per the contract.
+        let g = unsafe { graph_mut(graph) }?;
+        let name = unsafe { opt_str(name, "name") }?.unwrap_or("").to_owned();
+        for (what, v) in [("sm_count", sm_count), ("sm_version", sm_version)] {
+            if v != -1 && v <= 0 {
+                return Err(Error::bad_param(
+                    what,
+                    format!("must be > 0 or -1 (got {v})"),
+                ));
+            }
+        }
+        let mut ctx = g.context().clone();
+        ctx.name = name;
+        ctx.sm_count = (sm_count != -1).then_some(sm_count);
+        ctx.sm_version = (sm_version != -1).then_some(sm_version);
+        g.set_context(ctx)
+    })
+}
+
 /// Adds a tensor: `name` (NULL: `tensor_<n>`), data type, `rank` dims, strides (NULL: row-major),
 /// `uid` (-1: automatic). The tensor is a non-virtual graph input/output; use the setters for the
 /// other properties. Writes the uid to `*out_uid`.

@@ -570,7 +570,71 @@ const K: i64 = 32;
 const V: i64 = 16;
 const N: i64 = 2;
 
+fn mamba2(op: &str, mut b: NodeBuilder) -> Result<OpExample> {
+    let mut e = Ex::new(Bfloat16);
+    let kind = op.strip_prefix("mamba2").unwrap_or("");
+    let bind = |e: &mut Ex,
+                b: NodeBuilder,
+                port: &'static str,
+                dims: &[i64],
+                dt: DataType|
+     -> Result<NodeBuilder> {
+        let u = e.t(port, dims, dt)?;
+        Ok(b.input(port, u))
+    };
+    // C, B with G = 2 groups; x with H = 4 heads.
+    if kind != "_summary" {
+        b = bind(&mut e, b, "q", &[T_, 2, K], Bfloat16)?;
+    }
+    b = bind(&mut e, b, "k", &[T_, 2, K], Bfloat16)?;
+    if kind != "_summary_bwd" {
+        b = bind(&mut e, b, "v", &[T_, H, V], Bfloat16)?;
+    }
+    b = bind(&mut e, b, "g", &[T_, H], Float)?;
+    b = bind(&mut e, b, "a", &[H], Float)?;
+    b = bind(&mut e, b, "cu_seqlens", &[N + 1], Int32)?;
+    let state = vec![N, H, V, K];
+    let expect = match kind {
+        "" => {
+            b = bind(&mut e, b, "z", &[T_, H, V], Bfloat16)?;
+            b = b
+                .bool("output_final_state", true)
+                .bool("output_pre_gate", true);
+            vec![
+                ("O", vec![T_, H, V]),
+                ("final_state", state),
+                ("O_pre", vec![T_, H, V]),
+            ]
+        }
+        "_bwd" => {
+            b = bind(&mut e, b, "dO", &[T_, H, V], Bfloat16)?;
+            b = bind(&mut e, b, "d", &[H], Float)?;
+            vec![
+                ("dQ", vec![T_, 2, K]),
+                ("dK", vec![T_, 2, K]),
+                ("dV", vec![T_, H, V]),
+                ("dG", vec![T_, H]),
+                ("dA", vec![H]),
+                ("dD", vec![H]),
+            ]
+        }
+        "_summary" => {
+            b = b.bool("output_transition", true);
+            vec![("final_state", state), ("transition", vec![N, H])]
+        }
+        _ => {
+            b = bind(&mut e, b, "dO", &[T_, H, V], Bfloat16)?;
+            b = b.bool("output_transition", true);
+            vec![("d_initial_state", state), ("transition", vec![N, H])]
+        }
+    };
+    e.finish(b, expect)
+}
+
 fn linear_attention(op: &str, mut b: NodeBuilder) -> Result<OpExample> {
+    if op.starts_with("mamba2") {
+        return mamba2(op, b);
+    }
     let mut e = Ex::new(Bfloat16);
     let family = op.split('_').next().unwrap_or(op);
     let channel_gate = matches!(family, "kda" | "gdn2");

@@ -257,6 +257,13 @@ impl Graph {
         it.next().is_none().then_some(first)
     }
 
+    /// The smallest positive uid not in use (what C++ `assign_uids` gives internal tensors).
+    pub fn smallest_free_uid(&self) -> i64 {
+        (1..)
+            .find(|u| !self.uid_index.contains_key(u))
+            .unwrap_or(i64::MAX)
+    }
+
     fn alloc_uid(&mut self) -> i64 {
         while self.uid_index.contains_key(&self.next_uid) {
             self.next_uid += 1;
@@ -570,6 +577,16 @@ impl Graph {
         let n = &self.nodes[i];
         self.check_binding(n.spec(), &n.name, port, uid, false)?;
         self.nodes[i].inputs.insert(port.to_owned(), uid);
+        Ok(())
+    }
+
+    /// Binds an output port of a node to a caller tensor (e.g. an out-kwarg such as `rng_dump`).
+    pub fn bind_output(&mut self, node: usize, port: &str, uid: i64) -> Result<()> {
+        self.check_mutable()?;
+        let i = self.node_index(node)?;
+        let n = &self.nodes[i];
+        self.check_binding(n.spec(), &n.name, port, uid, true)?;
+        self.nodes[i].outputs.insert(port.to_owned(), uid);
         Ok(())
     }
 

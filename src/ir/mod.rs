@@ -50,4 +50,6 @@ pub use op::{
 pub use tensor::{ScalarValue, Tensor, row_major_strides};
 
 #[cfg(test)]
+mod rule_tests;
+#[cfg(test)]
 mod tests;
