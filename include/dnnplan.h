@@ -1306,9 +1306,10 @@ dnnp_status_t dnnp_handle_get_device(const dnnp_handle_t *handle, int32_t *devic
 
 /**
  * Creates a plan list for a graph: validates and FREEZES the graph (planning is one-shot: every
- * later mutation of it is `INVALID_STATE`, and so is a second plan list for it), attaches this
- * machine's target (device 0, or none), the cuDNN backend (declining when cuDNN is not loaded)
- * and the manifest. The list keeps its own snapshot: the graph may be destroyed afterwards.
+ * later mutation of it is `INVALID_STATE`, and so is a second plan list for it), attaches the
+ * target (the graph's `sm_version`/`sm_count` when set by `dnnp_graph_set_target`, else this
+ * machine's device 0, or none), the cuDNN backend (declining when cuDNN is not loaded) and the
+ * manifest. The list keeps its own snapshot: the graph may be destroyed afterwards.
  * Nothing is planned yet (`dnnp_plan_list_create_execution_plans`, or a replay).
  *
  * # Safety
@@ -1318,8 +1319,9 @@ dnnp_status_t dnnp_graph_create_plan_list(dnnp_graph_t *graph, dnnp_plan_list_t 
 
 /**
  * Creates a plan list for the graph in `graph_json` (the IR's JSON document): validates and
- * freezes it, attaches this machine's target (device 0, or none), the cuDNN backend (declining
- * when cuDNN is not loaded) and the manifest. Nothing is planned yet.
+ * freezes it, attaches the target (the graph's `sm_version`/`sm_count` when set, else this
+ * machine's device 0, or none), the cuDNN backend (declining when cuDNN is not loaded) and the
+ * manifest. Nothing is planned yet.
  *
  * # Safety
  * `graph_json` must be a NUL-terminated string; `out` must be valid for one write.

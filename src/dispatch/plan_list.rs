@@ -48,6 +48,14 @@ impl PlanOptions {
         }
     }
 
+    /// [`PlanOptions::detect`], with the graph context's target (`sm_version`, `sm_count`)
+    /// taking precedence over the detected device.
+    pub fn detect_for(graph: &Graph) -> PlanOptions {
+        let mut o = PlanOptions::detect();
+        o.target = o.target.with_graph_context(graph.context());
+        o
+    }
+
     fn opt_in(&self) -> bool {
         self.opt_in.unwrap_or_else(opt_in_engines_enabled)
     }
