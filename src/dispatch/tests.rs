@@ -789,3 +789,17 @@ fn workspace_limit_declines_plans_over_it() {
     let x = super::explain::explain_list(&l);
     assert_eq!(x["plans"][0]["barred"], serde_json::Value::Null);
 }
+
+#[test]
+fn the_backend_is_queried_once_even_when_planning_is_retried() {
+    // nothing accepts (no device) and the backend lists nothing: planning fails, a retry (the
+    // build walk plans again) must not append the same configs to the backend's list again
+    let fake = FakeBackend {
+        modes: vec![(HeurMode::A, ModeScript::Configs(vec![]))],
+        ..FakeBackend::default()
+    };
+    let mut l = PlanList::new(g(&[UNANCHORED]), opts_with(fake.clone(), None, false));
+    assert!(l.create_execution_plans(&[]).is_err());
+    assert!(l.build_plans(BuildPolicy::HeuristicsChoice).is_err());
+    assert_eq!(fake.calls(), ["query A", "query FALLBACK"]);
+}
