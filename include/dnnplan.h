@@ -1492,6 +1492,16 @@ dnnp_status_t dnnp_plan_list_get_workspace_size_at_index(dnnp_plan_list_t *list,
                                                          size_t index,
                                                          uint64_t *bytes);
 
+/**
+ * What an engine id is, as JSON (decoded with nothing registered): its class (`backend`,
+ * `cpp_oss`, `bundled`, `delegating`, `marker`, `invalid`), and for bundled ids the family, slot,
+ * engine name, whether it is offered now (opt-in gate) and a note. Two-call string pattern.
+ *
+ * # Safety
+ * `buf` NULL or valid for `cap` bytes; `needed` NULL or valid for one write.
+ */
+dnnp_status_t dnnp_engine_id_describe(int64_t engine_id, char *buf, size_t cap, size_t *needed);
+
 #ifdef __cplusplus
 }  // extern "C"
 #endif  // __cplusplus

@@ -554,6 +554,31 @@ pub unsafe extern "C" fn dnnp_plan_list_get_workspace_size_at_index(
     })
 }
 
+/// What an engine id is, as JSON (decoded with nothing registered): its class (`backend`,
+/// `cpp_oss`, `bundled`, `delegating`, `marker`, `invalid`), and for bundled ids the family, slot,
+/// engine name, whether it is offered now (opt-in gate) and a note. Two-call string pattern.
+///
+/// # Safety
+/// `buf` NULL or valid for `cap` bytes; `needed` NULL or valid for one write.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dnnp_engine_id_describe(
+    engine_id: i64,
+    buf: *mut c_char,
+    cap: usize,
+    needed: *mut usize,
+) -> dnnp_status_t {
+    boundary(|| {
+        let manifest = &crate::dispatch::manifest::MANIFEST;
+        let v = manifest.describe_id(
+            engine_id,
+            crate::dispatch::manifest::opt_in_engines_enabled(),
+        );
+        let text = serde_json::to_string(&v)?;
+        // SAFETY: forwarded contract.
+        unsafe { write_text(&text, buf, cap, needed, "buf") }
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
