@@ -195,6 +195,14 @@ impl Graph {
         self.freeze()
     }
 
+    /// A mutable copy (same context, tensors, uids and nodes; not validated, not frozen): the way
+    /// to plan a graph again after planning froze it.
+    pub fn mutable_copy(&self) -> Graph {
+        let mut g = self.clone();
+        g.state = GraphState::Mutable;
+        g
+    }
+
     // ----- context ---------------------------------------------------------------------------
 
     /// The context.

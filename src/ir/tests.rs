@@ -252,6 +252,11 @@ fn lifecycle_validate_invalidate_freeze_one_shot() {
         assert!(e.to_string().contains("frozen"), "{e}");
     }
     g.validate().unwrap();
+    // Re-planning goes through a mutable copy.
+    let mut copy = g.mutable_copy();
+    assert!(!copy.is_frozen() && !copy.is_validated());
+    assert_eq!(copy.key(), g.key());
+    copy.begin_planning().unwrap();
 }
 
 #[test]
