@@ -24,6 +24,8 @@
 //! * Catalogue: [`OpKind::all`], [`OpKind::from_name`], [`catalogue_json`]; pointwise backend
 //!   mode values: [`tables::pointwise_backend_value`]; one valid example graph per op:
 //!   [`examples::example`].
+//! * SDPA masks: [`sdpa_mask::sdpa_mask`] (effective alignment and bounds under the reference
+//!   precedence; reads the family's differing kwarg names).
 //! * Python-only nodes (no cuDNN lowering): [`Node::is_python_only`] (a python-only op, or a
 //!   lowerable op using a python-only kwarg such as `softmax_precision` or `kv_mask`).
 //! * Mutation after building: [`Graph::set_attr`], [`Graph::clear_attr`], [`Graph::bind_input`],
@@ -47,6 +49,7 @@ pub mod graph;
 pub mod infer;
 pub mod node;
 pub mod op;
+pub mod sdpa_mask;
 pub mod serde;
 pub mod tables;
 pub mod tensor;
