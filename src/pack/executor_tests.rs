@@ -65,8 +65,8 @@ fn refusals_name_the_operand_and_launch_nothing() {
     let layout = plans.declared_layout().unwrap();
     // Too small: a 64-element buffer for a [1,128,64] declaration; the recording plan would
     // write into slot 1 if it launched.
-    let mut out = [7u64; 1];
-    let small_shape = [64i64];
+    let mut out = [7u64; 2];
+    let small_shape = [64i64, 64];
     let small = Buffer::View(BufferView {
         ptr: out.as_mut_ptr().cast(),
         shape: &small_shape,
@@ -74,7 +74,7 @@ fn refusals_name_the_operand_and_launch_nothing() {
         dtype: DlDtype::BF16,
         device: Device::CPU,
     });
-    let mut input = [5u64; 1];
+    let mut input = [5u64; 2];
     let pack = normalize::from_bindings(
         layout,
         [(1, Buffer::Address(input.as_mut_ptr().cast())), (2, small)],
@@ -85,10 +85,26 @@ fn refusals_name_the_operand_and_launch_nothing() {
         .unwrap_err()
         .to_string();
     assert!(
-        msg.contains("operand tensor uid 2 ('y1')") && msg.contains("declared extent"),
+        msg.contains("operand tensor uid 2 ('y1')")
+            && msg.contains("declared extent [1, 128, 64]")
+            && msg.contains("[64, 64]"),
         "{msg}"
     );
-    assert_eq!(out[0], 7, "a refused call launches nothing");
+    assert_eq!(out, [7, 7], "a refused call launches nothing");
+    // The same buffer with an override of its geometry is accepted, and the plan sees it.
+    let ov = ShapeOverride {
+        uid: 2,
+        dims: &[1, 64, 64],
+        strides: &[4096, 64, 1],
+    };
+    let pack = normalize::from_bindings(
+        layout,
+        [(1, Buffer::Address(input.as_mut_ptr().cast())), (2, small)],
+        &[ov],
+    )
+    .unwrap();
+    execute(&plans, PlanChoice::Selected, &pack, &ctx()).unwrap();
+    assert_eq!(out, [6, 4096]);
     // Hole on an operand the plan requires.
     let pack = normalize::from_addresses(
         layout,
@@ -111,7 +127,7 @@ fn eight_threads_ten_thousand_executes_no_cross_talk() {
             let plans = plans.clone();
             std::thread::spawn(move || {
                 let layout = plans.declared_layout().unwrap();
-                let mut bufs = [[0u64; 1]; OPERANDS];
+                let mut bufs = [[0u64; 2]; OPERANDS];
                 for call in 0..CALLS {
                     let tag = ((t as u64) << 32) | call as u64;
                     bufs[0][0] = tag;

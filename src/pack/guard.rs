@@ -21,6 +21,9 @@ pub enum SlotRule {
     /// The slot must have the declared storage extents (refuses a smaller buffer or a view of
     /// other extents, rule N5 iv/v).
     DeclaredExtent,
+    /// The declared storage extents, unless the call overrides this operand's geometry (plans
+    /// that honour execute-time overrides).
+    DeclaredOrOverriddenExtent,
     /// The slot's dtype must be this one.
     Dtype(DlDtype),
     /// The innermost axis of extent > 1 must have stride 1.
@@ -39,6 +42,7 @@ impl SlotRule {
         match self {
             SlotRule::Required => "required",
             SlotRule::DeclaredExtent => "declared_extent",
+            SlotRule::DeclaredOrOverriddenExtent => "declared_or_overridden_extent",
             SlotRule::Dtype(_) => "dtype",
             SlotRule::DenseLayout => "dense_layout",
             SlotRule::Compact => "compact",
@@ -118,7 +122,7 @@ impl GuardTable {
             };
             let why = match g.rule {
                 SlotRule::Required => "this plan requires a buffer for it; none was bound".into(),
-                SlotRule::DeclaredExtent => format!(
+                SlotRule::DeclaredExtent | SlotRule::DeclaredOrOverriddenExtent => format!(
                     "this plan needs the declared extent {:?} (storage units) but the buffer is {have}",
                     d.storage.map(|s| s.dims().to_vec()).unwrap_or_default()
                 ),
@@ -159,6 +163,9 @@ fn holds(pack: &VariantPack<'_>, i: usize, rule: SlotRule) -> bool {
     match rule {
         SlotRule::Required => true,
         SlotRule::DeclaredExtent => pack.has_declared_extent(i),
+        SlotRule::DeclaredOrOverriddenExtent => {
+            pack.is_overridden(i) || pack.has_declared_extent(i)
+        }
         SlotRule::Dtype(t) => pack.dtype(i) == t,
         SlotRule::DenseLayout => pack.geometry(i).is_none_or(|g| g.is_dense_layout()),
         SlotRule::Compact => pack.geometry(i).is_none_or(|g| g.is_compact()),

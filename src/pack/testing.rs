@@ -8,8 +8,10 @@
 //! call through its checker, launching nothing.
 //!
 //! The recording plan treats slot pointers as HOST memory: it reads a `u64` at the first slot and
-//! writes `value + slot index` into every other slot, so a test can prove that each call saw
-//! exactly its own buffers.
+//! writes, into every other slot `i`, `value + i` then the slot's element count in storage units
+//! (0 when it has no geometry), so a test can prove that each call saw exactly its own buffers
+//! and observe normalization and overrides. It accepts overridden extents; the no-op plan needs
+//! the declared extents.
 
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -30,19 +32,16 @@ pub const NOOP_OP: &str = "abs";
 /// Op the recording family anchors on.
 pub const RECORDING_OP: &str = "neg";
 
-/// Per-plan guards: every operand required, at its declared extent and dtype.
-fn settle_guards(layout: &DeclaredLayout) -> GuardTable {
-    GuardTable::new(layout.slots().iter().enumerate().flat_map(|(i, d)| {
+/// Per-plan guards: every operand required, at `extent`, with its declared dtype.
+fn settle_guards(layout: &DeclaredLayout, extent: SlotRule) -> GuardTable {
+    GuardTable::new(layout.slots().iter().enumerate().flat_map(move |(i, d)| {
         let slot = i as u32;
         [
             Guard {
                 slot,
                 rule: SlotRule::Required,
             },
-            Guard {
-                slot,
-                rule: SlotRule::DeclaredExtent,
-            },
+            Guard { slot, rule: extent },
             Guard {
                 slot,
                 rule: SlotRule::Dtype(d.storage_dtype),
@@ -74,14 +73,15 @@ impl CompiledPlan for NoopExecPlan {
     #[inline]
     fn execute(&self, pack: &VariantPack<'_>, _: &ExecContext<'_>) -> Result<()> {
         self.guards
-            .get_or_init(|| settle_guards(pack.layout()))
+            .get_or_init(|| settle_guards(pack.layout(), SlotRule::DeclaredExtent))
             .check(pack)?;
         self.runs.fetch_add(1, Ordering::Relaxed);
         Ok(())
     }
 }
 
-/// A plan that copies a tag from slot 0 into every other slot (host memory, see module doc).
+/// A plan that copies a tag from slot 0 into every other slot and records each slot's element
+/// count (host memory, see module doc).
 #[derive(Debug, Default)]
 pub struct RecordingPlan {
     guards: OnceLock<GuardTable>,
@@ -94,17 +94,18 @@ impl CompiledPlan for RecordingPlan {
 
     fn execute(&self, pack: &VariantPack<'_>, _: &ExecContext<'_>) -> Result<()> {
         self.guards
-            .get_or_init(|| settle_guards(pack.layout()))
+            .get_or_init(|| settle_guards(pack.layout(), SlotRule::DeclaredOrOverriddenExtent))
             .check(pack)?;
-        // SAFETY: test-only engine; callers pass host buffers of at least 8 bytes per slot.
+        // SAFETY: test-only engine; callers pass host buffers of at least 16 bytes per slot.
         let tag = unsafe { pack.ptr(0).cast::<u64>().read_unaligned() };
         for i in 1..pack.len() {
+            let numel = pack.geometry(i).and_then(|g| g.numel()).unwrap_or(0);
+            let p = pack.ptr(i).cast::<u64>();
             // SAFETY: as above.
             unsafe {
-                pack.ptr(i)
-                    .cast::<u64>()
-                    .write_unaligned(tag.wrapping_add(i as u64))
-            };
+                p.write_unaligned(tag.wrapping_add(i as u64));
+                p.add(1).write_unaligned(numel);
+            }
         }
         Ok(())
     }
