@@ -163,19 +163,18 @@ unsafe fn dlpack_ordered(
 ) -> Result<()> {
     // SAFETY: forwarded contract.
     let ts = unsafe { slice(tensors, n, "tensors") }?;
-    let mut bufs: Vec<Option<Buffer<'_>>> = Vec::with_capacity(ts.len());
-    for &t in ts {
+    let read = |i: usize| -> Result<Option<Buffer<'_>>> {
         // SAFETY: each entry NULL or a valid record for the call.
-        bufs.push(match unsafe { t.as_ref() } {
-            None => None,
+        match unsafe { ts[i].as_ref() } {
+            None => Ok(None),
             // SAFETY: the record's arrays are valid for the call per the contract.
-            Some(t) => Some(Buffer::View(unsafe { view_of(t, "tensors[]") }?)),
-        });
-    }
+            Some(t) => Ok(Some(Buffer::View(unsafe { view_of(t, "tensors[]") }?))),
+        }
+    };
     run(
         c,
         choice,
-        normalize::from_ordered(c.layout, bufs.into_iter(), &c.overrides)?,
+        normalize::from_ordered(c.layout, ts.len(), read, &c.overrides)?,
     )
 }
 
