@@ -188,6 +188,11 @@ typedef struct {
 typedef uint32_t dnnp_exec_test_engine_t;
 
 /**
+ * Heuristic mode (`DNNP_HEUR_MODE_*`), the reference's `HeurMode_t` values.
+ */
+typedef uint32_t dnnp_heur_mode_t;
+
+/**
  * Element data type (`DNNP_DATA_TYPE_*`; values follow the reference `DataType_t` order).
  */
 typedef uint32_t dnnp_data_type_t;
@@ -201,11 +206,6 @@ typedef uint32_t dnnp_graph_flag_t;
  * Physical tensor reordering (`DNNP_REORDERING_*`).
  */
 typedef uint32_t dnnp_reordering_t;
-
-/**
- * Heuristic mode (`DNNP_HEUR_MODE_*`), the reference's `HeurMode_t` values.
- */
-typedef uint32_t dnnp_heur_mode_t;
 
 /**
  * Knob type (`DNNP_KNOB_TYPE_*`): the persisted public vocabulary shared with the reference;
@@ -962,6 +962,26 @@ dnnp_status_t dnnp_debug_plan_list_create_exec_test(dnnp_exec_test_engine_t engi
                                                     dnnp_plan_list_t **out);
 
 /**
+ * Explains what planning the graph would give on this machine, as JSON, without planning or
+ * freezing the caller's graph (a validated snapshot is planned): the family (or why none), the
+ * facts, every engine of the family with `accept` or `decline` and its reason (engines that need
+ * a GPU decline with that reason on a machine without one), the backend's verdict overall and
+ * per heuristic mode (it declines when cuDNN is not loaded), the ranked plans, and the planning
+ * error when nothing can run. `n_modes == 0` means `{A, FALLBACK}`. An invalid graph is
+ * `DNNP_STATUS_INVALID_GRAPH`. Two-call string pattern.
+ *
+ * # Safety
+ * `graph` must be a live graph; `modes` NULL (with `n_modes == 0`) or valid for `n_modes` reads;
+ * `buf` NULL or valid for `cap` bytes; `needed` NULL or valid for one write.
+ */
+dnnp_status_t dnnp_graph_explain(const dnnp_graph_t *graph,
+                                 const dnnp_heur_mode_t *modes,
+                                 size_t n_modes,
+                                 char *buf,
+                                 size_t cap,
+                                 size_t *needed);
+
+/**
  * The explanation of a plan list as JSON (after `dnnp_plan_list_create_execution_plans`, which
  * records it even when it fails with `NOT_SUPPORTED`). Two-call string pattern.
  *
@@ -1605,6 +1625,18 @@ dnnp_status_t dnnp_handle_get_stream(const dnnp_handle_t *handle, void **stream)
 dnnp_status_t dnnp_handle_get_device(const dnnp_handle_t *handle, int32_t *device);
 
 /**
+ * Creates a plan list for a graph: validates and FREEZES the graph (planning is one-shot: every
+ * later mutation of it is `INVALID_STATE`, and so is a second plan list for it), attaches this
+ * machine's target (device 0, or none), the cuDNN backend (declining when cuDNN is not loaded)
+ * and the manifest. The list keeps its own snapshot: the graph may be destroyed afterwards.
+ * Nothing is planned yet (`dnnp_plan_list_create_execution_plans`, or a replay).
+ *
+ * # Safety
+ * `graph` must be a live graph; `out` valid for one write.
+ */
+dnnp_status_t dnnp_graph_create_plan_list(dnnp_graph_t *graph, dnnp_plan_list_t **out);
+
+/**
  * Creates a plan list for the graph in `graph_json` (the IR's JSON document): validates and
  * freezes it, attaches this machine's target (device 0, or none), the cuDNN backend (declining
  * when cuDNN is not loaded) and the manifest. Nothing is planned yet.
@@ -1735,6 +1767,30 @@ dnnp_status_t dnnp_plan_list_create_execution_plan(dnnp_plan_list_t *list,
                                                    const int64_t *knob_values,
                                                    size_t n_knobs,
                                                    size_t *index);
+
+/**
+ * Bars every plan whose name (knobs included) contains one of the `n` substrings in `names`:
+ * the walk skips them, and using one directly (build, workspace or execute at its index) is
+ * `BAD_PARAM`; a pinned plan that is barred makes the walk fail. Indices do not move. A built
+ * selection that is now barred is no longer built.
+ *
+ * # Safety
+ * `list` must be a live plan list; `names` NULL (with `n == 0`) or valid for `n` reads of
+ * NUL-terminated strings.
+ */
+dnnp_status_t dnnp_plan_list_deselect_engines(dnnp_plan_list_t *list,
+                                              const char *const *names,
+                                              size_t n);
+
+/**
+ * Plans that need more than `bytes` of workspace decline when built (the size is known once a
+ * plan is built); a built selection over the limit is no longer built.
+ *
+ * # Safety
+ * `list` must be a live plan list.
+ */
+dnnp_status_t dnnp_plan_list_deselect_workspace_greater_than(dnnp_plan_list_t *list,
+                                                             uint64_t bytes);
 
 /**
  * Workspace bytes of the selected, built plan (`INVALID_STATE` before a build).
