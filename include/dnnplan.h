@@ -291,6 +291,11 @@ typedef struct {
 #define DNNP_EXEC_TEST_ENGINE_RECORDING 1
 
 /**
+ * As NOOP, with a plan that needs a 256-byte workspace.
+ */
+#define DNNP_EXEC_TEST_ENGINE_WORKSPACE 2
+
+/**
  * Not set: filled from the graph context at validation.
  */
 #define DNNP_DATA_TYPE_NOT_SET 0

@@ -487,6 +487,8 @@ pub const DNNP_EXEC_TEST_ENGINE_NOOP: dnnp_exec_test_engine_t = 0;
 /// As NOOP, then reads a `uint64_t` at operand 0 and writes `value + i` into operand `i`
 /// (HOST memory: test programs pass host buffers).
 pub const DNNP_EXEC_TEST_ENGINE_RECORDING: dnnp_exec_test_engine_t = 1;
+/// As NOOP, with a plan that needs a 256-byte workspace.
+pub const DNNP_EXEC_TEST_ENGINE_WORKSPACE: dnnp_exec_test_engine_t = 2;
 
 /// Test hook: a planned and built plan list whose graph is a chain of `n_operands - 1` unary ops
 /// over a `[1,128,64]` bf16 tensor (operand uids `1..=n_operands`, all `[1,128,64]` bf16,
@@ -501,12 +503,13 @@ pub unsafe extern "C" fn dnnp_debug_plan_list_create_exec_test(
     n_operands: usize,
     out: *mut *mut dnnp_plan_list_t,
 ) -> dnnp_status_t {
-    use crate::pack::testing::{NOOP_OP, RECORDING_OP, chain_graph, test_plan_list};
+    use crate::pack::testing::{NOOP_OP, RECORDING_OP, WORKSPACE_OP, chain_graph, test_plan_list};
     boundary(|| {
         let out = out_ptr(out, "out")?;
         let op = match engine {
             DNNP_EXEC_TEST_ENGINE_NOOP => NOOP_OP,
             DNNP_EXEC_TEST_ENGINE_RECORDING => RECORDING_OP,
+            DNNP_EXEC_TEST_ENGINE_WORKSPACE => WORKSPACE_OP,
             v => {
                 return Err(Error::UnknownEnumValue {
                     what: "engine",

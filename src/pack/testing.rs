@@ -31,6 +31,10 @@ use super::variant::VariantPack;
 pub const NOOP_OP: &str = "abs";
 /// Op the recording family anchors on.
 pub const RECORDING_OP: &str = "neg";
+/// Op the workspace family anchors on (a no-op plan that needs [`TEST_WORKSPACE_BYTES`]).
+pub const WORKSPACE_OP: &str = "sqrt";
+/// Workspace the workspace family's plan reports.
+pub const TEST_WORKSPACE_BYTES: u64 = 256;
 
 /// Per-plan guards: every operand required, at `extent`, with its declared dtype.
 fn settle_guards(layout: &DeclaredLayout, extent: SlotRule) -> GuardTable {
@@ -54,6 +58,8 @@ fn settle_guards(layout: &DeclaredLayout, extent: SlotRule) -> GuardTable {
 #[derive(Debug, Default)]
 pub struct NoopExecPlan {
     guards: OnceLock<GuardTable>,
+    /// Workspace bytes it reports.
+    pub workspace: u64,
     /// Executions that passed the guards.
     pub runs: AtomicU64,
 }
@@ -67,7 +73,7 @@ impl NoopExecPlan {
 
 impl CompiledPlan for NoopExecPlan {
     fn workspace_size(&self) -> u64 {
-        0
+        self.workspace
     }
 
     #[inline]
@@ -124,6 +130,22 @@ impl Engine for NoopEngine {
     }
 }
 
+/// Accepts every graph; builds a [`NoopExecPlan`] that needs [`TEST_WORKSPACE_BYTES`].
+pub struct WorkspaceEngine;
+
+impl Engine for WorkspaceEngine {
+    fn check_support(&self, _: &SupportQuery<'_>) -> Result<()> {
+        Ok(())
+    }
+
+    fn build_plan(&self, _: &BuildContext<'_>, _: &Knobs) -> Result<Box<dyn CompiledPlan>> {
+        Ok(Box::new(NoopExecPlan {
+            workspace: TEST_WORKSPACE_BYTES,
+            ..NoopExecPlan::default()
+        }))
+    }
+}
+
 /// Accepts every graph; builds a [`RecordingPlan`].
 pub struct RecordingEngine;
 
@@ -138,7 +160,7 @@ impl Engine for RecordingEngine {
 }
 
 /// The execute test manifest: `exec_noop` anchored on [`NOOP_OP`], `exec_recording` on
-/// [`RECORDING_OP`] (test-only id blocks 29 800 and 29 900).
+/// [`RECORDING_OP`], `exec_workspace` on [`WORKSPACE_OP`] (test-only id blocks 29 700-29 900).
 pub static EXEC_TEST_MANIFEST: Manifest = Manifest {
     families: &[
         Family {
@@ -169,6 +191,21 @@ pub static EXEC_TEST_MANIFEST: Manifest = Manifest {
                 name: "exec_recording",
                 opt_in: false,
                 engine: &RecordingEngine,
+            }],
+        },
+        Family {
+            name: "exec_workspace",
+            base: 29_700,
+            anchors: &[WORKSPACE_OP],
+            analyzer: None,
+            validator: None,
+            heuristics: None,
+            backend_guard: None,
+            slots: &[Slot {
+                slot: 0,
+                name: "exec_workspace",
+                opt_in: false,
+                engine: &WorkspaceEngine,
             }],
         },
     ],
