@@ -226,3 +226,40 @@ fn lowered_graph_takes_the_backend_template_as_operand_order() {
     let pack = normalize::from_addresses(layout, &[0x100 as *mut c_void; 2], &[]).unwrap();
     execute(&plans, PlanChoice::Selected, &pack, &ctx()).unwrap();
 }
+
+#[test]
+fn guards_are_settled_at_build_from_the_layout() {
+    use crate::dispatch::engine::{BuildContext, Engine};
+    use crate::dispatch::knobs::Knobs;
+    use crate::dispatch::target::Target;
+    let mut g = chain_graph(NOOP_OP, 3).unwrap();
+    g.begin_planning().unwrap();
+    let g = Arc::new(g);
+    let order = from_ir::wired_ports_order(&g);
+    let layout = from_ir::declared_layout(&g, order).unwrap();
+    let target = Target::no_device("test");
+    let mut cx = BuildContext {
+        engine: "exec_noop",
+        engine_id: 29_800,
+        graph: &g,
+        facts: None,
+        target: &target,
+        layout: Some(&layout),
+    };
+    assert!(testing::NoopEngine.build_plan(&cx, &Knobs::none()).is_ok());
+    let built = testing::NoopExecPlan::for_build(&cx, 0);
+    let table = built.guards().expect("settled at build");
+    assert_eq!(
+        table.rows().len(),
+        3 * 3,
+        "required, extent and dtype for each of 3 operands"
+    );
+    cx.layout = None;
+    assert!(testing::NoopExecPlan::for_build(&cx, 0).guards().is_none());
+    // Without a layout it settles on first execute.
+    let late = testing::NoopExecPlan::for_build(&cx, 0);
+    let pack = normalize::from_addresses(&layout, &[0x100 as *mut c_void; 3], &[]).unwrap();
+    use crate::dispatch::CompiledPlan;
+    late.execute(&pack, &ctx()).unwrap();
+    assert_eq!(late.guards().map(|t| t.rows().len()), Some(9));
+}

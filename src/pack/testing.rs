@@ -2,10 +2,10 @@
 //! a test manifest, and graphs with a chosen number of operands. Used by the execute tests and the
 //! host-overhead benchmark; the production manifest never lists these engines.
 //!
-//! Both plans show the per-plan fast path: on first execute they resolve their slots by uid in
-//! the pack's declared layout and settle a [`GuardTable`] (every operand required, at the declared
-//! extent, with the declared dtype); each call runs the table's flat check and refuses an illegal
-//! call through its checker, launching nothing.
+//! Both plans show the per-plan fast path: at build they settle a [`GuardTable`] from the
+//! operand layout the build context carries (every operand required, at the declared extent,
+//! with the declared dtype; on first execute if the build had no layout); each call runs the
+//! table's flat check and refuses an illegal call through its checker, launching nothing.
 //!
 //! The recording plan treats slot pointers as HOST memory: it reads a `u64` at the first slot and
 //! writes, into every other slot `i`, `value + i` then the slot's element count in storage units
@@ -65,6 +65,15 @@ pub struct NoopExecPlan {
 }
 
 impl NoopExecPlan {
+    /// The plan a build makes: guards settled from the context's layout when it has one.
+    pub fn for_build(cx: &BuildContext<'_>, workspace: u64) -> NoopExecPlan {
+        NoopExecPlan {
+            guards: guards_at_build(cx, SlotRule::DeclaredExtent),
+            workspace,
+            runs: AtomicU64::new(0),
+        }
+    }
+
     /// The settled guard table (after the first execute).
     pub fn guards(&self) -> Option<&GuardTable> {
         self.guards.get()
@@ -120,13 +129,22 @@ impl CompiledPlan for RecordingPlan {
 /// Accepts every graph; builds a [`NoopExecPlan`].
 pub struct NoopEngine;
 
+/// Guards settled at build when the context carries the layout.
+fn guards_at_build(cx: &BuildContext<'_>, extent: SlotRule) -> OnceLock<GuardTable> {
+    let cell = OnceLock::new();
+    if let Some(layout) = cx.layout {
+        let _ = cell.set(settle_guards(layout, extent));
+    }
+    cell
+}
+
 impl Engine for NoopEngine {
     fn check_support(&self, _: &SupportQuery<'_>) -> Result<()> {
         Ok(())
     }
 
-    fn build_plan(&self, _: &BuildContext<'_>, _: &Knobs) -> Result<Box<dyn CompiledPlan>> {
-        Ok(Box::new(NoopExecPlan::default()))
+    fn build_plan(&self, cx: &BuildContext<'_>, _: &Knobs) -> Result<Box<dyn CompiledPlan>> {
+        Ok(Box::new(NoopExecPlan::for_build(cx, 0)))
     }
 }
 
@@ -138,11 +156,8 @@ impl Engine for WorkspaceEngine {
         Ok(())
     }
 
-    fn build_plan(&self, _: &BuildContext<'_>, _: &Knobs) -> Result<Box<dyn CompiledPlan>> {
-        Ok(Box::new(NoopExecPlan {
-            workspace: TEST_WORKSPACE_BYTES,
-            ..NoopExecPlan::default()
-        }))
+    fn build_plan(&self, cx: &BuildContext<'_>, _: &Knobs) -> Result<Box<dyn CompiledPlan>> {
+        Ok(Box::new(NoopExecPlan::for_build(cx, TEST_WORKSPACE_BYTES)))
     }
 }
 
@@ -154,8 +169,10 @@ impl Engine for RecordingEngine {
         Ok(())
     }
 
-    fn build_plan(&self, _: &BuildContext<'_>, _: &Knobs) -> Result<Box<dyn CompiledPlan>> {
-        Ok(Box::new(RecordingPlan::default()))
+    fn build_plan(&self, cx: &BuildContext<'_>, _: &Knobs) -> Result<Box<dyn CompiledPlan>> {
+        Ok(Box::new(RecordingPlan {
+            guards: guards_at_build(cx, SlotRule::DeclaredOrOverriddenExtent),
+        }))
     }
 }
 
