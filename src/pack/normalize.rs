@@ -20,7 +20,9 @@ use super::declared::{DeclaredLayout, DeclaredSlot};
 use super::dtype::DlDtype;
 use super::geometry::Geometry;
 use super::overrides::{ShapeOverride, apply_overrides};
-use super::variant::{DECLARED_EXTENT, Desc, Device, FILLED, GRAPH_DESCRIBED, Slot, VariantPack};
+use super::variant::{
+    DECLARED_EXTENT, Desc, Device, FILLED, GRAPH_DESCRIBED, NAMED, Slot, VariantPack,
+};
 
 /// A producer's self-description (a DLPack record, already read).
 #[derive(Copy, Clone, Debug)]
@@ -90,17 +92,18 @@ pub fn from_bindings<'g, 'c>(
     for (uid, buffer) in bindings {
         let i = layout.slot_of_uid(uid).ok_or_else(|| {
             Error::bad_param(
-                "tensor_uids",
+                "uids",
                 format!("tensor uid {uid} is not an operand of this graph"),
             )
         })?;
-        if pack.slots[i].flags & FILLED != 0 {
+        if pack.slots[i].flags & (FILLED | NAMED) != 0 {
             return Err(Error::bad_param(
-                "tensor_uids",
+                "uids",
                 format!("Duplicate tensor uid {uid}"),
             ));
         }
         bind(&mut pack, i, buffer)?;
+        pack.slots[i].flags |= NAMED;
     }
     finish(pack, overrides)
 }

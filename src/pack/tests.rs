@@ -388,6 +388,19 @@ fn holes_and_binding_errors() {
     )
     .unwrap_err();
     assert!(e.to_string().contains("Duplicate tensor uid 1"), "{e}");
+    let e = normalize::from_bindings(
+        &python_only,
+        [
+            (2, Buffer::Address(std::ptr::null_mut())),
+            (2, Buffer::Address(P)),
+        ],
+        &[],
+    )
+    .unwrap_err();
+    assert!(
+        e.to_string().contains("Duplicate tensor uid 2"),
+        "a NULL binding still names the uid: {e}"
+    );
     let e = normalize::from_bindings(&lowered, [(9, Buffer::Address(P))], &[]).unwrap_err();
     assert!(
         e.to_string().contains("tensor uid 9 is not an operand"),

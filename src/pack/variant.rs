@@ -53,7 +53,7 @@ pub(crate) enum Desc {
     Declared,
     /// The buffer's own geometry (or an override's), in storage units: an index into the
     /// pack's out-of-line geometry list (allocated only when some slot needs one).
-    Own(u16),
+    Own(u32),
 }
 
 pub(crate) const FILLED: u8 = 1;
@@ -61,6 +61,8 @@ pub(crate) const GRAPH_DESCRIBED: u8 = 2;
 pub(crate) const OVERRIDDEN: u8 = 4;
 /// The slot's geometry has the declared storage extents (settled when the slot is written).
 pub(crate) const DECLARED_EXTENT: u8 = 8;
+/// The caller named this slot (by uid), even with a NULL pointer: a second naming is a duplicate.
+pub(crate) const NAMED: u8 = 16;
 
 /// One normalized slot (everything but the pointer, which lives in the address array).
 #[derive(Copy, Clone, Debug)]
@@ -96,7 +98,7 @@ impl<'g> VariantPack<'g> {
     /// Stores an own geometry for slot `i` (its description, not the declaration's).
     #[inline]
     pub(crate) fn set_own(&mut self, i: usize, g: Geometry) {
-        let k = self.own.len() as u16;
+        let k = self.own.len() as u32;
         self.own.push(g);
         self.slots[i].desc = Desc::Own(k);
     }
