@@ -5,7 +5,7 @@
 //! them by casting the pointer; the layouts are identical.
 //!
 //! Execute borrows a `const dnnp_dltensor*` for the duration of the call and never takes
-//! ownership (no deleter is ever called). [`view_of`] reads one record into a
+//! ownership (no deleter is ever called). `view_of` reads one record into a
 //! [`crate::pack::BufferView`] (rule N1): pointer plus `byte_offset`, shape, strides in elements
 //! (NULL = compact row-major, which pre-1.2 producers send), dtype and device.
 
