@@ -42,6 +42,11 @@
 #define DNNP_DLPACK_FLAG_IS_SUBBYTE_TYPE_PADDED 4
 
 /**
+ * Workspace capacity "not stated": only presence and alignment are checked.
+ */
+#define DNNP_WORKSPACE_SIZE_UNKNOWN ~0
+
+/**
  * The delegating backend entry's engine id (it has no replayable `(engine_id, knobs)`).
  */
 #define DNNP_ENGINE_ID_BACKEND_HEURISTIC -1
@@ -88,6 +93,101 @@ typedef struct dnnp_plan_list_t dnnp_plan_list_t;
 typedef int32_t dnnp_status_t;
 
 /**
+ * One execute-time override: element extents and strides of operand `uid`, in the graph's axis
+ * order, `rank` values each.
+ */
+typedef struct {
+  /**
+   * Tensor uid (must be an operand of the graph).
+   */
+  int64_t uid;
+  /**
+   * Number of axes.
+   */
+  uint32_t rank;
+  /**
+   * `rank` extents.
+   */
+  const int64_t *dims;
+  /**
+   * `rank` strides in elements.
+   */
+  const int64_t *strides;
+} dnnp_shape_override;
+
+/**
+ * `DLDevice`: device type (`kDLCPU` 1, `kDLCUDA` 2, `kDLCUDAHost` 3, `kDLCUDAManaged` 13...) and
+ * ordinal.
+ */
+typedef struct {
+  /**
+   * `DLDeviceType`.
+   */
+  int32_t device_type;
+  /**
+   * Device ordinal.
+   */
+  int32_t device_id;
+} dnnp_dldevice;
+
+/**
+ * `DLDataType`: type code, bits per lane, lanes.
+ */
+typedef struct {
+  /**
+   * `DLDataTypeCode` (0 int, 1 uint, 2 float, 4 bfloat, 6 bool, 7..17 fp8/fp6/fp4).
+   */
+  uint8_t code;
+  /**
+   * Bits per lane.
+   */
+  uint8_t bits;
+  /**
+   * Lanes (1 for scalars).
+   */
+  uint16_t lanes;
+} dnnp_dldatatype;
+
+/**
+ * `DLTensor`: a borrowed tensor description.
+ */
+typedef struct {
+  /**
+   * Base pointer (device address for CUDA tensors).
+   */
+  void *data;
+  /**
+   * Where the data lives.
+   */
+  dnnp_dldevice device;
+  /**
+   * Number of axes.
+   */
+  int32_t ndim;
+  /**
+   * Element type.
+   */
+  dnnp_dldatatype dtype;
+  /**
+   * `ndim` extents.
+   */
+  int64_t *shape;
+  /**
+   * `ndim` strides in elements, or NULL for compact row-major.
+   */
+  int64_t *strides;
+  /**
+   * Bytes from `data` to the first element.
+   */
+  uint64_t byte_offset;
+} dnnp_dltensor;
+
+/**
+ * Test engines for `dnnp_debug_plan_list_create_exec_test` (`DNNP_EXEC_TEST_ENGINE_*`).
+ */
+typedef uint32_t dnnp_exec_test_engine_t;
+
+/**
  * Heuristic mode (`DNNP_HEUR_MODE_*`), the reference's `HeurMode_t` values.
  */
 typedef uint32_t dnnp_heur_mode_t;
@@ -117,6 +217,83 @@ typedef uint32_t dnnp_knob_type_t;
  * Build policy (`DNNP_BUILD_POLICY_*`).
  */
 typedef uint32_t dnnp_build_policy_t;
+
+/**
+ * `DLManagedTensor` (legacy, unversioned).
+ */
+typedef struct {
+  /**
+   * The tensor.
+   */
+  dnnp_dltensor dl_tensor;
+  /**
+   * Producer context.
+   */
+  void *manager_ctx;
+  /**
+   * Producer's deleter (never called by dnnplan). DLPack types its argument as the managed
+   * tensor itself; `void*` has the same ABI and lets the header declare the record in one step.
+   */
+  void (*deleter)(void*);
+} dnnp_dlmanaged_tensor;
+
+/**
+ * `DLPackVersion`.
+ */
+typedef struct {
+  /**
+   * Major version.
+   */
+  uint32_t major;
+  /**
+   * Minor version.
+   */
+  uint32_t minor;
+} dnnp_dlpack_version;
+
+/**
+ * `DLManagedTensorVersioned`.
+ */
+typedef struct {
+  /**
+   * Version of the producer.
+   */
+  dnnp_dlpack_version version;
+  /**
+   * Producer context.
+   */
+  void *manager_ctx;
+  /**
+   * Producer's deleter (never called by dnnplan; `void*` argument as in
+   * [`dnnp_dlmanaged_tensor`]).
+   */
+  void (*deleter)(void*);
+  /**
+   * `DLPACK_FLAG_BITMASK_*`.
+   */
+  uint64_t flags;
+  /**
+   * The tensor.
+   */
+  dnnp_dltensor dl_tensor;
+} dnnp_dlmanaged_tensor_versioned;
+
+/**
+ * A plan that checks its guards (every operand bound, declared extent, declared dtype) and
+ * launches nothing.
+ */
+#define DNNP_EXEC_TEST_ENGINE_NOOP 0
+
+/**
+ * As NOOP, then reads a `uint64_t` at operand 0 and writes `value + i` into operand `i`
+ * (HOST memory: test programs pass host buffers).
+ */
+#define DNNP_EXEC_TEST_ENGINE_RECORDING 1
+
+/**
+ * As NOOP, with a plan that needs a 256-byte workspace.
+ */
+#define DNNP_EXEC_TEST_ENGINE_WORKSPACE 2
 
 /**
  * Not set: filled from the graph context at validation.
@@ -640,6 +817,154 @@ dnnp_status_t dnnp_get_last_error_string(char *buf, size_t cap, size_t *needed);
  * `message` must be NULL or point to a NUL-terminated string.
  */
 dnnp_status_t dnnp_debug_force_panic(const char *message);
+
+/**
+ * Executes the SELECTED plan with raw device pointers in the graph's operand order
+ * (`n_ptrs` must equal the operand count; a NULL pointer leaves that operand unbound, allowed only
+ * for optional ports of graphs that never lower). Bare addresses lend the declaration: each
+ * operand is read with its declared shape, strides and dtype.
+ *
+ * `workspace` must be 128-byte aligned when the plan needs one; `workspace_bytes` is its capacity
+ * or `DNNP_WORKSPACE_SIZE_UNKNOWN`. `overrides` (may be NULL with `n_overrides == 0`) give
+ * execute-time element extents/strides in the graph's axis order.
+ *
+ * # Safety
+ * `list` and `handle` must be live; `device_ptrs` valid for `n_ptrs` reads; `overrides` valid for
+ * `n_overrides` records; the pointers must address buffers the plan may access on the handle's
+ * device.
+ */
+dnnp_status_t dnnp_plan_list_execute(const dnnp_plan_list_t *list,
+                                     const dnnp_handle_t *handle,
+                                     void *const *device_ptrs,
+                                     size_t n_ptrs,
+                                     void *workspace,
+                                     size_t workspace_bytes,
+                                     const dnnp_shape_override *overrides,
+                                     size_t n_overrides);
+
+/**
+ * As `dnnp_plan_list_execute`, on plan `index` of the list (which must be built), without
+ * changing the selection. A negative or out-of-range index is `DNNP_STATUS_BAD_PARAM`.
+ *
+ * # Safety
+ * As `dnnp_plan_list_execute`.
+ */
+dnnp_status_t dnnp_plan_list_execute_plan_at_index(const dnnp_plan_list_t *list,
+                                                   const dnnp_handle_t *handle,
+                                                   int64_t index,
+                                                   void *const *device_ptrs,
+                                                   size_t n_ptrs,
+                                                   void *workspace,
+                                                   size_t workspace_bytes,
+                                                   const dnnp_shape_override *overrides,
+                                                   size_t n_overrides);
+
+/**
+ * Executes the selected plan with raw device pointers bound by tensor uid: `uids[i]` gets
+ * `device_ptrs[i]`, any order; a duplicate uid or a uid that is not an operand is
+ * `DNNP_STATUS_BAD_PARAM`.
+ *
+ * # Safety
+ * As `dnnp_plan_list_execute`; `uids` and `device_ptrs` valid for `n` reads.
+ */
+dnnp_status_t dnnp_plan_list_execute_by_uid(const dnnp_plan_list_t *list,
+                                            const dnnp_handle_t *handle,
+                                            const int64_t *uids,
+                                            void *const *device_ptrs,
+                                            size_t n,
+                                            void *workspace,
+                                            size_t workspace_bytes,
+                                            const dnnp_shape_override *overrides,
+                                            size_t n_overrides);
+
+/**
+ * Executes the selected plan with DLPack records in the graph's operand order (`n` must equal the
+ * operand count; a NULL entry leaves that operand unbound). Each record is read as the producer
+ * describes it, then normalized against the declaration (a dense buffer of other extents that
+ * covers the declared bytes is read as the declaration; a smaller one keeps its own description
+ * and a plan needing the declared extent refuses it, naming the operand).
+ *
+ * # Safety
+ * As `dnnp_plan_list_execute`; `tensors` valid for `n` reads, each NULL or a record whose
+ * `shape` (and non-NULL `strides`) hold `ndim` values.
+ */
+dnnp_status_t dnnp_plan_list_execute_dlpack(const dnnp_plan_list_t *list,
+                                            const dnnp_handle_t *handle,
+                                            const dnnp_dltensor *const *tensors,
+                                            size_t n,
+                                            void *workspace,
+                                            size_t workspace_bytes,
+                                            const dnnp_shape_override *overrides,
+                                            size_t n_overrides);
+
+/**
+ * As `dnnp_plan_list_execute_dlpack`, on plan `index` (built), without changing the selection.
+ *
+ * # Safety
+ * As `dnnp_plan_list_execute_dlpack`.
+ */
+dnnp_status_t dnnp_plan_list_execute_dlpack_plan_at_index(const dnnp_plan_list_t *list,
+                                                          const dnnp_handle_t *handle,
+                                                          int64_t index,
+                                                          const dnnp_dltensor *const *tensors,
+                                                          size_t n,
+                                                          void *workspace,
+                                                          size_t workspace_bytes,
+                                                          const dnnp_shape_override *overrides,
+                                                          size_t n_overrides);
+
+/**
+ * Executes the selected plan with DLPack records bound by tensor uid (`uids[i]` gets
+ * `tensors[i]`; duplicates and non-operands are refused; a NULL record is refused).
+ *
+ * # Safety
+ * As `dnnp_plan_list_execute_dlpack`; `uids` valid for `n` reads.
+ */
+dnnp_status_t dnnp_plan_list_execute_dlpack_by_uid(const dnnp_plan_list_t *list,
+                                                   const dnnp_handle_t *handle,
+                                                   const int64_t *uids,
+                                                   const dnnp_dltensor *const *tensors,
+                                                   size_t n,
+                                                   void *workspace,
+                                                   size_t workspace_bytes,
+                                                   const dnnp_shape_override *overrides,
+                                                   size_t n_overrides);
+
+/**
+ * Writes the number of operands (the length of the ordered forms' arrays) to `*count`. The plan
+ * list must be planned.
+ *
+ * # Safety
+ * `list` must be live; `count` valid for one write.
+ */
+dnnp_status_t dnnp_plan_list_get_operand_count(const dnnp_plan_list_t *list, size_t *count);
+
+/**
+ * Copies the operand uids in operand order (ascending) into `uids` (capacity `cap`); `*needed`
+ * (when not NULL) receives the count. When `cap` is too small nothing is copied and
+ * `DNNP_STATUS_BUFFER_TOO_SMALL` is returned.
+ *
+ * # Safety
+ * `list` must be live; `uids` valid for `cap` writes (or NULL with `cap == 0`); `needed` NULL or
+ * valid for one write.
+ */
+dnnp_status_t dnnp_plan_list_get_operand_uids(const dnnp_plan_list_t *list,
+                                              int64_t *uids,
+                                              size_t cap,
+                                              size_t *needed);
+
+/**
+ * Test hook: a planned and built plan list whose graph is a chain of `n_operands - 1` unary ops
+ * over a `[1,128,64]` bf16 tensor (operand uids `1..=n_operands`, all `[1,128,64]` bf16,
+ * strides `[8192,64,1]`), served by a test engine (no backend). For execute tests and the
+ * host-overhead benchmark.
+ *
+ * # Safety
+ * `out` must be valid for one write.
+ */
+dnnp_status_t dnnp_debug_plan_list_create_exec_test(dnnp_exec_test_engine_t engine,
+                                                    size_t n_operands,
+                                                    dnnp_plan_list_t **out);
 
 /**
  * Explains what planning the graph would give on this machine, as JSON, without planning or

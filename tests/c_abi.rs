@@ -175,7 +175,8 @@ fn valgrind_reports_a_definite_leak() {
     let mut cmd = Command::new(VALGRIND_LEAK_CHECK[0]);
     cmd.args(&VALGRIND_LEAK_CHECK[1..])
         .arg(&exe)
-        .current_dir(repo());
+        .current_dir(repo())
+        .env("RUST_BACKTRACE", "0");
     let outcome = run_with_limit(cmd, Duration::from_secs(300));
     assert_eq!(
         outcome.status.and_then(|s| s.code()),

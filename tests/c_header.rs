@@ -2,7 +2,8 @@
 //! - `include/dnnplan.h` is exactly what build.rs generates (drift fails with the fix to apply;
 //!   `DNNPLAN_UPDATE_HEADER=1` applies it);
 //! - the header compiles, links and runs as C99 and as C++17 with `-Wall -Wextra -Werror
-//!   -pedantic` (C++ linking proves the `extern "C"` guards);
+//!   -pedantic`, taking the address of every declared function (C++ linking proves the
+//!   `extern "C"` guards);
 //! - every name it declares is in the `dnnp_` / `DNNP_` namespace;
 //! - the library's exported symbols are exactly the functions the header declares, and its SONAME
 //!   is `libdnnplan.so.<ABI>`;
@@ -58,23 +59,43 @@ fn header_matches_generated() {
     );
 }
 
-/// A program that includes the header twice (include guard), calls into the library and checks
-/// the version macro against the runtime value.
-const CONSUMER: &str = r#"#include "dnnplan.h"
+/// A program that includes the header twice (include guard), takes the address of every function
+/// the header declares (so linking proves each has C linkage and is exported), calls into the
+/// library and checks the version macro against the runtime value.
+fn consumer_source() -> String {
+    let functions = parse_header(&checked_in_header()).functions;
+    assert!(!functions.is_empty(), "no functions parsed from the header");
+    let table: String = functions
+        .iter()
+        .map(|f| format!("    (dnnp_any_fn)&{f},\n"))
+        .collect();
+    format!(
+        r#"#include "dnnplan.h"
 #include "dnnplan.h"
-int main(void) {
-    size_t needed = 0;
+#include <stdio.h>
+/* The generic function pointer type: converting any function pointer to it is well defined. */
+typedef void (*dnnp_any_fn)(void);
+static const dnnp_any_fn every_function[] = {{
+{table}}};
+int main(void) {{
+    size_t i, needed = 0;
+    for (i = 0; i < sizeof every_function / sizeof every_function[0]; ++i) {{
+        if (every_function[i] == NULL) return 10;
+    }}
     if (dnnp_get_version() != (size_t)DNNP_VERSION) return 1;
     if (dnnp_status_name(DNNP_STATUS_SUCCESS) == NULL) return 2;
     if (dnnp_get_last_error_string(NULL, 0, &needed) != DNNP_STATUS_BUFFER_TOO_SMALL) return 3;
+    printf("%u functions linked\n", (unsigned)(sizeof every_function / sizeof every_function[0]));
     return 0;
+}}
+"#
+    )
 }
-"#;
 
 fn build_and_run_consumer(source_name: &str, mut cc: Command, std_flags: &[&str]) {
     let dir = scratch("c_header");
     let source = dir.join(source_name);
-    std::fs::write(&source, CONSUMER).expect("write consumer source");
+    std::fs::write(&source, consumer_source()).expect("write consumer source");
     let exe = dir.join(format!("{source_name}.bin"));
     let libs = lib_dir();
     cc.current_dir(repo())

@@ -78,6 +78,10 @@ pub struct BuildContext<'a> {
     pub facts: Option<&'a dyn Facts>,
     /// The planning target (the device the plan is built for).
     pub target: &'a Target,
+    /// The operand layout every execute of this plan receives (operand order, declared storage
+    /// geometry per slot), so the plan can settle its per-slot guards at build; `None` when it
+    /// could not be computed (the plan then settles them on first execute).
+    pub layout: Option<&'a crate::pack::DeclaredLayout>,
 }
 
 impl BuildContext<'_> {

@@ -599,6 +599,7 @@ impl PlanList {
                     graph: &self.graph,
                     facts: facts.as_deref(),
                     target: &self.opts.target,
+                    layout: self.declared_layout().ok(),
                 };
                 Arc::from(candidate.engine.build_plan(&cx, &entry.knobs)?)
             }

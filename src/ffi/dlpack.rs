@@ -5,7 +5,7 @@
 //! them by casting the pointer; the layouts are identical.
 //!
 //! Execute borrows a `const dnnp_dltensor*` for the duration of the call and never takes
-//! ownership (no deleter is ever called). [`view_of`] reads one record into a
+//! ownership (no deleter is ever called). `view_of` reads one record into a
 //! [`crate::pack::BufferView`] (rule N1): pointer plus `byte_offset`, shape, strides in elements
 //! (NULL = compact row-major, which pre-1.2 producers send), dtype and device.
 
@@ -72,8 +72,9 @@ pub struct dnnp_dlmanaged_tensor {
     pub dl_tensor: dnnp_dltensor,
     /// Producer context.
     pub manager_ctx: *mut c_void,
-    /// Producer's deleter (never called by dnnplan).
-    pub deleter: Option<unsafe extern "C" fn(*mut dnnp_dlmanaged_tensor)>,
+    /// Producer's deleter (never called by dnnplan). DLPack types its argument as the managed
+    /// tensor itself; `void*` has the same ABI and lets the header declare the record in one step.
+    pub deleter: Option<unsafe extern "C" fn(*mut c_void)>,
 }
 
 /// `DLPackVersion`.
@@ -94,8 +95,9 @@ pub struct dnnp_dlmanaged_tensor_versioned {
     pub version: dnnp_dlpack_version,
     /// Producer context.
     pub manager_ctx: *mut c_void,
-    /// Producer's deleter (never called by dnnplan).
-    pub deleter: Option<unsafe extern "C" fn(*mut dnnp_dlmanaged_tensor_versioned)>,
+    /// Producer's deleter (never called by dnnplan; `void*` argument as in
+    /// [`dnnp_dlmanaged_tensor`]).
+    pub deleter: Option<unsafe extern "C" fn(*mut c_void)>,
     /// `DLPACK_FLAG_BITMASK_*`.
     pub flags: u64,
     /// The tensor.

@@ -5,6 +5,7 @@
 pub(crate) mod boundary;
 pub mod diagnostics;
 pub mod dlpack;
+pub mod execute;
 pub mod explain;
 pub mod graph;
 pub mod graph_builder;

@@ -73,6 +73,10 @@ pub struct DeclaredSlot {
     pub slot_bytes: Option<u64>,
     /// Bytes the declaration addresses (span of the storage geometry times the slot width).
     pub declared_bytes: Option<u64>,
+    /// Span of the storage geometry in storage elements.
+    pub storage_span: Option<u64>,
+    /// The storage strides are exactly row-major (a producer omitting strides matches them).
+    pub storage_row_major: bool,
     /// Reordered block-scale declaration (rule N5 vi).
     pub reordered_scale: bool,
 }
@@ -111,6 +115,10 @@ impl DeclaredSlot {
             storage,
             slot_bytes,
             declared_bytes,
+            storage_span: storage.and_then(|g| g.span_elems()),
+            storage_row_major: storage.is_some_and(|g| {
+                Geometry::row_major(g.dims()).is_ok_and(|r| r.strides() == g.strides())
+            }),
             reordered_scale: d.reordered_scale,
         })
     }

@@ -41,7 +41,8 @@ pub fn layout_of(plans: &PlanList) -> Result<DeclaredLayout> {
     declared_layout(plans.graph(), order)
 }
 
-/// Runs `pack` on the chosen, already built plan of `plans`.
+/// Runs `pack` on the chosen, already built plan of `plans`, after checking the workspace the
+/// plan needs (present, large enough when its capacity is stated, 128-byte aligned).
 #[inline]
 pub fn execute(
     plans: &PlanList,
@@ -53,5 +54,13 @@ pub fn execute(
         PlanChoice::Selected => plans.selected_plan()?,
         PlanChoice::AtIndex(i) => plans.compiled_at(i)?,
     };
+    let need = plan.workspace_size();
+    if need > 0 {
+        let owner = match choice {
+            PlanChoice::Selected => "the selected plan".to_owned(),
+            PlanChoice::AtIndex(i) => format!("plan {i}"),
+        };
+        ctx.workspace_region(need, &owner)?;
+    }
     plan.execute(pack, ctx)
 }

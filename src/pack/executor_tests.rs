@@ -65,8 +65,8 @@ fn refusals_name_the_operand_and_launch_nothing() {
     let layout = plans.declared_layout().unwrap();
     // Too small: a 64-element buffer for a [1,128,64] declaration; the recording plan would
     // write into slot 1 if it launched.
-    let mut out = [7u64; 1];
-    let small_shape = [64i64];
+    let mut out = [7u64; 2];
+    let small_shape = [64i64, 64];
     let small = Buffer::View(BufferView {
         ptr: out.as_mut_ptr().cast(),
         shape: &small_shape,
@@ -74,7 +74,7 @@ fn refusals_name_the_operand_and_launch_nothing() {
         dtype: DlDtype::BF16,
         device: Device::CPU,
     });
-    let mut input = [5u64; 1];
+    let mut input = [5u64; 2];
     let pack = normalize::from_bindings(
         layout,
         [(1, Buffer::Address(input.as_mut_ptr().cast())), (2, small)],
@@ -85,10 +85,26 @@ fn refusals_name_the_operand_and_launch_nothing() {
         .unwrap_err()
         .to_string();
     assert!(
-        msg.contains("operand tensor uid 2 ('y1')") && msg.contains("declared extent"),
+        msg.contains("operand tensor uid 2 ('y1')")
+            && msg.contains("declared extent [1, 128, 64]")
+            && msg.contains("[64, 64]"),
         "{msg}"
     );
-    assert_eq!(out[0], 7, "a refused call launches nothing");
+    assert_eq!(out, [7, 7], "a refused call launches nothing");
+    // The same buffer with an override of its geometry is accepted, and the plan sees it.
+    let ov = ShapeOverride {
+        uid: 2,
+        dims: &[1, 64, 64],
+        strides: &[4096, 64, 1],
+    };
+    let pack = normalize::from_bindings(
+        layout,
+        [(1, Buffer::Address(input.as_mut_ptr().cast())), (2, small)],
+        &[ov],
+    )
+    .unwrap();
+    execute(&plans, PlanChoice::Selected, &pack, &ctx()).unwrap();
+    assert_eq!(out, [6, 4096]);
     // Hole on an operand the plan requires.
     let pack = normalize::from_addresses(
         layout,
@@ -111,7 +127,7 @@ fn eight_threads_ten_thousand_executes_no_cross_talk() {
             let plans = plans.clone();
             std::thread::spawn(move || {
                 let layout = plans.declared_layout().unwrap();
-                let mut bufs = [[0u64; 1]; OPERANDS];
+                let mut bufs = [[0u64; 2]; OPERANDS];
                 for call in 0..CALLS {
                     let tag = ((t as u64) << 32) | call as u64;
                     bufs[0][0] = tag;
@@ -209,4 +225,41 @@ fn lowered_graph_takes_the_backend_template_as_operand_order() {
     );
     let pack = normalize::from_addresses(layout, &[0x100 as *mut c_void; 2], &[]).unwrap();
     execute(&plans, PlanChoice::Selected, &pack, &ctx()).unwrap();
+}
+
+#[test]
+fn guards_are_settled_at_build_from_the_layout() {
+    use crate::dispatch::engine::{BuildContext, Engine};
+    use crate::dispatch::knobs::Knobs;
+    use crate::dispatch::target::Target;
+    let mut g = chain_graph(NOOP_OP, 3).unwrap();
+    g.begin_planning().unwrap();
+    let g = Arc::new(g);
+    let order = from_ir::wired_ports_order(&g);
+    let layout = from_ir::declared_layout(&g, order).unwrap();
+    let target = Target::no_device("test");
+    let mut cx = BuildContext {
+        engine: "exec_noop",
+        engine_id: 29_800,
+        graph: &g,
+        facts: None,
+        target: &target,
+        layout: Some(&layout),
+    };
+    assert!(testing::NoopEngine.build_plan(&cx, &Knobs::none()).is_ok());
+    let built = testing::NoopExecPlan::for_build(&cx, 0);
+    let table = built.guards().expect("settled at build");
+    assert_eq!(
+        table.rows().len(),
+        3 * 3,
+        "required, extent and dtype for each of 3 operands"
+    );
+    cx.layout = None;
+    assert!(testing::NoopExecPlan::for_build(&cx, 0).guards().is_none());
+    // Without a layout it settles on first execute.
+    let late = testing::NoopExecPlan::for_build(&cx, 0);
+    let pack = normalize::from_addresses(&layout, &[0x100 as *mut c_void; 3], &[]).unwrap();
+    use crate::dispatch::CompiledPlan;
+    late.execute(&pack, &ctx()).unwrap();
+    assert_eq!(late.guards().map(|t| t.rows().len()), Some(9));
 }

@@ -9,11 +9,21 @@
 pub const MAX_RANK: usize = 8;
 
 /// Shape and strides (elements) of one tensor, rank at most [`MAX_RANK`].
-#[derive(Copy, Clone, PartialEq, Eq, Hash)]
+#[derive(Copy, Clone, Eq)]
 pub struct Geometry {
     rank: u8,
     dims: [i64; MAX_RANK],
     strides: [i64; MAX_RANK],
+}
+
+impl PartialEq for Geometry {
+    /// Equal rank, extents and strides (axes past the rank are not compared).
+    #[inline]
+    fn eq(&self, other: &Geometry) -> bool {
+        self.rank == other.rank
+            && (0..self.rank as usize)
+                .all(|i| self.dims[i] == other.dims[i] && self.strides[i] == other.strides[i])
+    }
 }
 
 impl std::fmt::Debug for Geometry {
@@ -88,12 +98,32 @@ impl Geometry {
             }
             None => g.fill_row_major(),
         }
-        if g.dims().iter().chain(g.strides()).any(|&v| v < 0) {
-            return Err(GeometryError::Negative);
-        }
-        g.span_elems().ok_or(GeometryError::Overflow)?;
-        g.numel().ok_or(GeometryError::Overflow)?;
+        g.check()?;
         Ok(g)
+    }
+
+    /// One pass: no negative extent or stride; element count and span fit in i64.
+    #[inline]
+    fn check(&self) -> Result<(), GeometryError> {
+        let (mut numel, mut span, mut empty) = (1u64, 1u64, false);
+        for i in 0..self.rank() {
+            let (d, s) = (self.dims[i], self.strides[i]);
+            if d < 0 || s < 0 {
+                return Err(GeometryError::Negative);
+            }
+            empty |= d == 0;
+            numel = numel.checked_mul(d as u64).ok_or(GeometryError::Overflow)?;
+            if d > 0 {
+                span = ((d - 1) as u64)
+                    .checked_mul(s as u64)
+                    .and_then(|x| span.checked_add(x))
+                    .ok_or(GeometryError::Overflow)?;
+            }
+        }
+        if numel > i64::MAX as u64 || (!empty && span > i64::MAX as u64) {
+            return Err(GeometryError::Overflow);
+        }
+        Ok(())
     }
 
     /// Compact row-major geometry of `dims`.

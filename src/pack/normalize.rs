@@ -20,7 +20,9 @@ use super::declared::{DeclaredLayout, DeclaredSlot};
 use super::dtype::DlDtype;
 use super::geometry::Geometry;
 use super::overrides::{ShapeOverride, apply_overrides};
-use super::variant::{Desc, Device, FILLED, GRAPH_DESCRIBED, Slot, VariantPack};
+use super::variant::{
+    DECLARED_EXTENT, Desc, Device, FILLED, GRAPH_DESCRIBED, NAMED, Slot, VariantPack,
+};
 
 /// A producer's self-description (a DLPack record, already read).
 #[derive(Copy, Clone, Debug)]
@@ -62,19 +64,18 @@ pub fn from_addresses<'g>(
             ),
         ));
     }
-    let mut slots = Vec::with_capacity(addresses.len());
-    for (i, &p) in addresses.iter().enumerate() {
-        slots.push(if p.is_null() {
-            Slot::HOLE
-        } else {
-            lent(layout.slot(i))
-        });
+    let mut slots = vec![Slot::HOLE; addresses.len()];
+    for (i, (&p, slot)) in addresses.iter().zip(slots.iter_mut()).enumerate() {
+        if !p.is_null() {
+            lend(layout.slot(i), slot);
+        }
     }
     finish(
         VariantPack {
             layout,
             address: addresses.to_vec(),
             slots,
+            own: Vec::new(),
         },
         overrides,
     )
@@ -91,40 +92,43 @@ pub fn from_bindings<'g, 'c>(
     for (uid, buffer) in bindings {
         let i = layout.slot_of_uid(uid).ok_or_else(|| {
             Error::bad_param(
-                "tensor_uids",
+                "uids",
                 format!("tensor uid {uid} is not an operand of this graph"),
             )
         })?;
-        if pack.slots[i].flags & FILLED != 0 {
+        if pack.slots[i].flags & (FILLED | NAMED) != 0 {
             return Err(Error::bad_param(
-                "tensor_uids",
+                "uids",
                 format!("Duplicate tensor uid {uid}"),
             ));
         }
         bind(&mut pack, i, buffer)?;
+        pack.slots[i].flags |= NAMED;
     }
     finish(pack, overrides)
 }
 
-/// Normalizes the ordered form with a (possibly described) buffer per slot; `None` is a hole.
+/// Normalizes the ordered form: `buffer(i)` gives slot `i`'s buffer (`None` = a hole) for
+/// `i < count`; it may fail (reading a producer), which aborts the call.
 pub fn from_ordered<'g, 'c>(
     layout: &'g DeclaredLayout,
-    buffers: impl ExactSizeIterator<Item = Option<Buffer<'c>>>,
+    count: usize,
+    mut buffer: impl FnMut(usize) -> Result<Option<Buffer<'c>>>,
     overrides: &[ShapeOverride<'_>],
 ) -> Result<VariantPack<'g>> {
-    if buffers.len() != layout.len() {
+    if count != layout.len() {
         return Err(Error::bad_param(
             "tensors",
             format!(
                 "the graph has {} operands (in ascending uid order) but {} buffers were given",
                 layout.len(),
-                buffers.len()
+                count
             ),
         ));
     }
     let mut pack = empty(layout);
-    for (i, b) in buffers.enumerate() {
-        if let Some(b) = b {
+    for i in 0..count {
+        if let Some(b) = buffer(i)? {
             bind(&mut pack, i, b)?;
         }
     }
@@ -136,83 +140,134 @@ fn empty(layout: &DeclaredLayout) -> VariantPack<'_> {
         layout,
         address: vec![std::ptr::null_mut(); layout.len()],
         slots: vec![Slot::HOLE; layout.len()],
+        own: Vec::new(),
     }
 }
 
 /// N3: a bare address borrows the declaration's storage geometry and dtype.
 #[inline]
-fn lent(decl: &DeclaredSlot) -> Slot {
-    Slot {
-        desc: if decl.storage.is_some() {
-            Desc::Declared
-        } else {
-            Desc::None
-        },
+fn lend(decl: &DeclaredSlot, slot: &mut Slot) {
+    let declared = decl.storage.is_some();
+    *slot = Slot {
+        desc: if declared { Desc::Declared } else { Desc::None },
         dtype: decl.storage_dtype,
         observed_bytes: -1,
         device: Device::UNKNOWN,
-        flags: FILLED | GRAPH_DESCRIBED,
-    }
+        flags: FILLED | GRAPH_DESCRIBED | if declared { DECLARED_EXTENT } else { 0 },
+    };
 }
 
+#[inline]
 fn bind(pack: &mut VariantPack<'_>, i: usize, buffer: Buffer<'_>) -> Result<()> {
     let decl = pack.layout.slot(i);
-    let (ptr, slot) = match buffer {
-        Buffer::Address(p) => (p, lent(decl)),
-        Buffer::View(v) => (v.ptr, describe(decl, &v)?),
+    let ptr = match buffer {
+        Buffer::Address(p) => p,
+        Buffer::View(v) => v.ptr,
     };
     if ptr.is_null() {
         return Ok(()); // a NULL pointer is a hole whatever describes it
     }
+    match buffer {
+        Buffer::Address(_) => lend(decl, &mut pack.slots[i]),
+        Buffer::View(v) => {
+            if let Some(g) = describe(decl, &v, &mut pack.slots[i])? {
+                pack.set_own(i, g);
+            }
+        }
+    }
     pack.address[i] = ptr;
-    pack.slots[i] = slot;
     Ok(())
 }
 
-/// N5 + N6 for one described buffer.
-pub(crate) fn describe(decl: &DeclaredSlot, v: &BufferView<'_>) -> Result<Slot> {
-    let g = Geometry::new(v.shape, v.strides)
-        .map_err(|e| Error::bad_param(format!("operand {}", decl.label()), e.to_string()))?;
+/// N5 + N6 for one described buffer: writes `slot` (left untouched on error) and returns the
+/// buffer's own geometry when the slot keeps it (`None` when the declaration describes it).
+pub(crate) fn describe(
+    decl: &DeclaredSlot,
+    v: &BufferView<'_>,
+    slot: &mut Slot,
+) -> Result<Option<Geometry>> {
     let item = v.dtype.item_bytes();
-    let observed = match (g.span_elems(), item) {
-        (Some(s), Some(w)) => s.checked_mul(w).map_or(-1, |b| b as i64),
-        _ => -1,
-    };
-    let own = |desc: Desc, dtype: DlDtype| Slot {
-        desc,
-        dtype,
-        observed_bytes: observed,
-        device: v.device,
-        flags: FILLED,
-    };
     // N6 for a buffer with the declared extents: the declared type when the widths agree.
     let same_width_dtype = if item.is_some() && item == decl.slot_bytes {
         decl.storage_dtype
     } else {
         v.dtype
     };
-    let Some(d) = decl.storage else {
-        return Ok(own(Desc::Own(g), v.dtype));
+    // Fast path, rule (i): exactly the declared storage geometry (strides given, or absent with
+    // a row-major declaration); nothing to validate or copy.
+    if let Some(d) = &decl.storage
+        && v.shape == d.dims()
+        && match v.strides {
+            Some(st) => st == d.strides(),
+            None => decl.storage_row_major,
+        }
+    {
+        *slot = Slot {
+            desc: Desc::Declared,
+            dtype: same_width_dtype,
+            observed_bytes: observed(decl.storage_span, item),
+            device: v.device,
+            flags: FILLED | DECLARED_EXTENT,
+        };
+        return Ok(None);
+    }
+    let g = Geometry::new(v.shape, v.strides)
+        .map_err(|e| Error::bad_param(format!("operand {}", decl.label()), e.to_string()))?;
+    let observed = observed(g.span_elems(), item);
+    let mut s = Slot {
+        desc: Desc::None,
+        dtype: v.dtype,
+        observed_bytes: observed,
+        device: v.device,
+        flags: FILLED,
     };
-    if g == d {
-        return Ok(own(Desc::Declared, same_width_dtype)); // (i)
-    }
-    if g.dims() == d.dims() {
-        return Ok(own(Desc::Own(g), same_width_dtype)); // (iii)
-    }
-    if decl.reordered_scale {
-        return Ok(own(Desc::Own(g), same_width_dtype)); // (vi)
-    }
-    let covers = match decl.declared_bytes {
-        Some(need) => observed >= 0 && observed as u64 >= need,
-        None => false,
+    let keep = match &decl.storage {
+        None => Some(g),
+        Some(d) if g == *d => {
+            // (i) the declaration itself (strides spelled differently, e.g. absent)
+            s.desc = Desc::Declared;
+            s.dtype = same_width_dtype;
+            s.flags |= DECLARED_EXTENT;
+            None
+        }
+        Some(d) if g.dims() == d.dims() => {
+            // (iii) declared extents, own strides
+            s.dtype = same_width_dtype;
+            s.flags |= DECLARED_EXTENT;
+            Some(g)
+        }
+        Some(_) if decl.reordered_scale => {
+            // (vi) physical extents retained for the engine's capacity check
+            s.dtype = same_width_dtype;
+            Some(g)
+        }
+        Some(_)
+            if g.is_compact()
+                && observed >= 0
+                && decl
+                    .declared_bytes
+                    .is_some_and(|need| observed as u64 >= need) =>
+        {
+            // (ii) a dense buffer covering the declared bytes: described from the graph
+            s.desc = Desc::Declared;
+            s.dtype = decl.storage_dtype;
+            s.flags |= GRAPH_DESCRIBED | DECLARED_EXTENT;
+            None
+        }
+        // (iv) a strided view of other extents / (v) smaller: its own description
+        Some(_) => Some(g),
     };
-    if g.is_compact() && covers {
-        let mut s = own(Desc::Declared, decl.storage_dtype); // (ii)
-        s.flags |= GRAPH_DESCRIBED;
-        return Ok(s);
+    *slot = s;
+    Ok(keep)
+}
+
+/// Observed bytes: span (elements) times the producer's item width; -1 when either is unknown.
+#[inline]
+fn observed(span: Option<u64>, item: Option<u64>) -> i64 {
+    match (span, item) {
+        (Some(s), Some(w)) => s.checked_mul(w).map_or(-1, |b| b as i64),
+        _ => -1,
     }
-    Ok(own(Desc::Own(g), v.dtype)) // (iv) strided view / (v) smaller
 }
 
 /// N4 (holes) then N7 (overrides).

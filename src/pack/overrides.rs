@@ -8,7 +8,7 @@
 use crate::error::{Error, Result};
 
 use super::geometry::{Geometry, MAX_RANK};
-use super::variant::{Desc, OVERRIDDEN, VariantPack};
+use super::variant::{DECLARED_EXTENT, OVERRIDDEN, VariantPack};
 
 /// One override: a tensor uid with its element extents and strides in graph axis order.
 #[derive(Copy, Clone, Debug)]
@@ -90,10 +90,16 @@ pub(crate) fn apply_overrides(
             Some(current) if !graph_described => in_axis_order_of(&storage, current),
             _ => storage,
         };
+        let at_declared = decl.storage.is_some_and(|d| d.dims() == placed.dims());
+        pack.set_own(i, placed);
         let slot = &mut pack.slots[i];
-        slot.desc = Desc::Own(placed);
         slot.dtype = decl.storage_dtype;
         slot.flags |= OVERRIDDEN;
+        if at_declared {
+            slot.flags |= DECLARED_EXTENT;
+        } else {
+            slot.flags &= !DECLARED_EXTENT;
+        }
     }
     Ok(())
 }

@@ -2,14 +2,16 @@
 //! a test manifest, and graphs with a chosen number of operands. Used by the execute tests and the
 //! host-overhead benchmark; the production manifest never lists these engines.
 //!
-//! Both plans show the per-plan fast path: on first execute they resolve their slots by uid in
-//! the pack's declared layout and settle a [`GuardTable`] (every operand required, at the declared
-//! extent, with the declared dtype); each call runs the table's flat check and refuses an illegal
-//! call through its checker, launching nothing.
+//! Both plans show the per-plan fast path: at build they settle a [`GuardTable`] from the
+//! operand layout the build context carries (every operand required, at the declared extent,
+//! with the declared dtype; on first execute if the build had no layout); each call runs the
+//! table's flat check and refuses an illegal call through its checker, launching nothing.
 //!
 //! The recording plan treats slot pointers as HOST memory: it reads a `u64` at the first slot and
-//! writes `value + slot index` into every other slot, so a test can prove that each call saw
-//! exactly its own buffers.
+//! writes, into every other slot `i`, `value + i` then the slot's element count in storage units
+//! (0 when it has no geometry), so a test can prove that each call saw exactly its own buffers
+//! and observe normalization and overrides. It accepts overridden extents; the no-op plan needs
+//! the declared extents.
 
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -29,20 +31,21 @@ use super::variant::VariantPack;
 pub const NOOP_OP: &str = "abs";
 /// Op the recording family anchors on.
 pub const RECORDING_OP: &str = "neg";
+/// Op the workspace family anchors on (a no-op plan that needs [`TEST_WORKSPACE_BYTES`]).
+pub const WORKSPACE_OP: &str = "sqrt";
+/// Workspace the workspace family's plan reports.
+pub const TEST_WORKSPACE_BYTES: u64 = 256;
 
-/// Per-plan guards: every operand required, at its declared extent and dtype.
-fn settle_guards(layout: &DeclaredLayout) -> GuardTable {
-    GuardTable::new(layout.slots().iter().enumerate().flat_map(|(i, d)| {
+/// Per-plan guards: every operand required, at `extent`, with its declared dtype.
+fn settle_guards(layout: &DeclaredLayout, extent: SlotRule) -> GuardTable {
+    GuardTable::new(layout.slots().iter().enumerate().flat_map(move |(i, d)| {
         let slot = i as u32;
         [
             Guard {
                 slot,
                 rule: SlotRule::Required,
             },
-            Guard {
-                slot,
-                rule: SlotRule::DeclaredExtent,
-            },
+            Guard { slot, rule: extent },
             Guard {
                 slot,
                 rule: SlotRule::Dtype(d.storage_dtype),
@@ -55,11 +58,22 @@ fn settle_guards(layout: &DeclaredLayout) -> GuardTable {
 #[derive(Debug, Default)]
 pub struct NoopExecPlan {
     guards: OnceLock<GuardTable>,
+    /// Workspace bytes it reports.
+    pub workspace: u64,
     /// Executions that passed the guards.
     pub runs: AtomicU64,
 }
 
 impl NoopExecPlan {
+    /// The plan a build makes: guards settled from the context's layout when it has one.
+    pub fn for_build(cx: &BuildContext<'_>, workspace: u64) -> NoopExecPlan {
+        NoopExecPlan {
+            guards: guards_at_build(cx, SlotRule::DeclaredExtent),
+            workspace,
+            runs: AtomicU64::new(0),
+        }
+    }
+
     /// The settled guard table (after the first execute).
     pub fn guards(&self) -> Option<&GuardTable> {
         self.guards.get()
@@ -68,20 +82,21 @@ impl NoopExecPlan {
 
 impl CompiledPlan for NoopExecPlan {
     fn workspace_size(&self) -> u64 {
-        0
+        self.workspace
     }
 
     #[inline]
     fn execute(&self, pack: &VariantPack<'_>, _: &ExecContext<'_>) -> Result<()> {
         self.guards
-            .get_or_init(|| settle_guards(pack.layout()))
+            .get_or_init(|| settle_guards(pack.layout(), SlotRule::DeclaredExtent))
             .check(pack)?;
         self.runs.fetch_add(1, Ordering::Relaxed);
         Ok(())
     }
 }
 
-/// A plan that copies a tag from slot 0 into every other slot (host memory, see module doc).
+/// A plan that copies a tag from slot 0 into every other slot and records each slot's element
+/// count (host memory, see module doc).
 #[derive(Debug, Default)]
 pub struct RecordingPlan {
     guards: OnceLock<GuardTable>,
@@ -94,17 +109,18 @@ impl CompiledPlan for RecordingPlan {
 
     fn execute(&self, pack: &VariantPack<'_>, _: &ExecContext<'_>) -> Result<()> {
         self.guards
-            .get_or_init(|| settle_guards(pack.layout()))
+            .get_or_init(|| settle_guards(pack.layout(), SlotRule::DeclaredOrOverriddenExtent))
             .check(pack)?;
-        // SAFETY: test-only engine; callers pass host buffers of at least 8 bytes per slot.
+        // SAFETY: test-only engine; callers pass host buffers of at least 16 bytes per slot.
         let tag = unsafe { pack.ptr(0).cast::<u64>().read_unaligned() };
         for i in 1..pack.len() {
+            let numel = pack.geometry(i).and_then(|g| g.numel()).unwrap_or(0);
+            let p = pack.ptr(i).cast::<u64>();
             // SAFETY: as above.
             unsafe {
-                pack.ptr(i)
-                    .cast::<u64>()
-                    .write_unaligned(tag.wrapping_add(i as u64))
-            };
+                p.write_unaligned(tag.wrapping_add(i as u64));
+                p.add(1).write_unaligned(numel);
+            }
         }
         Ok(())
     }
@@ -113,13 +129,35 @@ impl CompiledPlan for RecordingPlan {
 /// Accepts every graph; builds a [`NoopExecPlan`].
 pub struct NoopEngine;
 
+/// Guards settled at build when the context carries the layout.
+fn guards_at_build(cx: &BuildContext<'_>, extent: SlotRule) -> OnceLock<GuardTable> {
+    let cell = OnceLock::new();
+    if let Some(layout) = cx.layout {
+        let _ = cell.set(settle_guards(layout, extent));
+    }
+    cell
+}
+
 impl Engine for NoopEngine {
     fn check_support(&self, _: &SupportQuery<'_>) -> Result<()> {
         Ok(())
     }
 
-    fn build_plan(&self, _: &BuildContext<'_>, _: &Knobs) -> Result<Box<dyn CompiledPlan>> {
-        Ok(Box::new(NoopExecPlan::default()))
+    fn build_plan(&self, cx: &BuildContext<'_>, _: &Knobs) -> Result<Box<dyn CompiledPlan>> {
+        Ok(Box::new(NoopExecPlan::for_build(cx, 0)))
+    }
+}
+
+/// Accepts every graph; builds a [`NoopExecPlan`] that needs [`TEST_WORKSPACE_BYTES`].
+pub struct WorkspaceEngine;
+
+impl Engine for WorkspaceEngine {
+    fn check_support(&self, _: &SupportQuery<'_>) -> Result<()> {
+        Ok(())
+    }
+
+    fn build_plan(&self, cx: &BuildContext<'_>, _: &Knobs) -> Result<Box<dyn CompiledPlan>> {
+        Ok(Box::new(NoopExecPlan::for_build(cx, TEST_WORKSPACE_BYTES)))
     }
 }
 
@@ -131,13 +169,15 @@ impl Engine for RecordingEngine {
         Ok(())
     }
 
-    fn build_plan(&self, _: &BuildContext<'_>, _: &Knobs) -> Result<Box<dyn CompiledPlan>> {
-        Ok(Box::new(RecordingPlan::default()))
+    fn build_plan(&self, cx: &BuildContext<'_>, _: &Knobs) -> Result<Box<dyn CompiledPlan>> {
+        Ok(Box::new(RecordingPlan {
+            guards: guards_at_build(cx, SlotRule::DeclaredOrOverriddenExtent),
+        }))
     }
 }
 
 /// The execute test manifest: `exec_noop` anchored on [`NOOP_OP`], `exec_recording` on
-/// [`RECORDING_OP`] (test-only id blocks 29 800 and 29 900).
+/// [`RECORDING_OP`], `exec_workspace` on [`WORKSPACE_OP`] (test-only id blocks 29 700-29 900).
 pub static EXEC_TEST_MANIFEST: Manifest = Manifest {
     families: &[
         Family {
@@ -168,6 +208,21 @@ pub static EXEC_TEST_MANIFEST: Manifest = Manifest {
                 name: "exec_recording",
                 opt_in: false,
                 engine: &RecordingEngine,
+            }],
+        },
+        Family {
+            name: "exec_workspace",
+            base: 29_700,
+            anchors: &[WORKSPACE_OP],
+            analyzer: None,
+            validator: None,
+            heuristics: None,
+            backend_guard: None,
+            slots: &[Slot {
+                slot: 0,
+                name: "exec_workspace",
+                opt_in: false,
+                engine: &WorkspaceEngine,
             }],
         },
     ],

@@ -388,6 +388,19 @@ fn holes_and_binding_errors() {
     )
     .unwrap_err();
     assert!(e.to_string().contains("Duplicate tensor uid 1"), "{e}");
+    let e = normalize::from_bindings(
+        &python_only,
+        [
+            (2, Buffer::Address(std::ptr::null_mut())),
+            (2, Buffer::Address(P)),
+        ],
+        &[],
+    )
+    .unwrap_err();
+    assert!(
+        e.to_string().contains("Duplicate tensor uid 2"),
+        "a NULL binding still names the uid: {e}"
+    );
     let e = normalize::from_bindings(&lowered, [(9, Buffer::Address(P))], &[]).unwrap_err();
     assert!(
         e.to_string().contains("tensor uid 9 is not an operand"),
@@ -599,4 +612,123 @@ fn guard_table_refuses_naming_operand_and_rule() {
     let e = table.check(&hole).unwrap_err().to_string();
     assert!(e.contains("requires a buffer"), "{e}");
     assert_eq!(table.refusals(), 4);
+}
+
+#[test]
+fn guard_geometry_rules_and_folded_checks_agree() {
+    let d = two_operands();
+    let l = layout(&d);
+    let table = GuardTable::new([
+        Guard {
+            slot: 0,
+            rule: SlotRule::DenseLayout,
+        },
+        Guard {
+            slot: 0,
+            rule: SlotRule::MinObservedBytes(16384),
+        },
+        Guard {
+            slot: 1,
+            rule: SlotRule::Compact,
+        },
+        Guard {
+            slot: 1,
+            rule: SlotRule::DeclaredOrOverriddenExtent,
+        },
+    ]);
+    let transposed = normalize::from_bindings(
+        &l,
+        [(1, view(&[1, 64, 128], Some(&[8192, 1, 64]), DlDtype::BF16))],
+        &[],
+    )
+    .unwrap();
+    let e = table.check(&transposed).unwrap_err().to_string();
+    assert!(e.contains("stride 1") && e.contains("dense_layout"), "{e}");
+    let short = normalize::from_bindings(
+        &l,
+        [(1, view(&[1, 128, 32], Some(&[8192, 64, 1]), DlDtype::BF16))],
+        &[],
+    )
+    .unwrap();
+    let e = table.check(&short).unwrap_err().to_string();
+    assert!(
+        e.contains("at least 16384 bytes but the buffer holds 16320"),
+        "{e}"
+    );
+    let pitched = normalize::from_bindings(
+        &l,
+        [(2, view(&[1, 64, 32], Some(&[4096, 64, 1]), DlDtype::BF16))],
+        &[],
+    )
+    .unwrap();
+    let e = table.check(&pitched).unwrap_err().to_string();
+    assert!(e.contains("compact row-major"), "{e}");
+    // An override makes a non-declared extent acceptable to DeclaredOrOverriddenExtent.
+    let small = normalize::from_bindings(
+        &l,
+        [(2, view(&[32, 32], None, DlDtype::BF16))],
+        &[ShapeOverride {
+            uid: 2,
+            dims: &[1, 32, 32],
+            strides: &[1024, 32, 1],
+        }],
+    )
+    .unwrap();
+    assert!(table.admits(&small));
+    let no_override =
+        normalize::from_bindings(&l, [(2, view(&[32, 32], None, DlDtype::BF16))], &[]).unwrap();
+    let e = table.check(&no_override).unwrap_err().to_string();
+    assert!(e.contains("declared_or_overridden_extent"), "{e}");
+    // Two different dtype rules on one slot: never admitted, explained.
+    let contradictory = GuardTable::new([
+        Guard {
+            slot: 0,
+            rule: SlotRule::Dtype(DlDtype::BF16),
+        },
+        Guard {
+            slot: 0,
+            rule: SlotRule::Dtype(DlDtype::F16),
+        },
+    ]);
+    let bare = normalize::from_addresses(&l, &[P, P], &[]).unwrap();
+    assert!(!contradictory.admits(&bare));
+    assert!(
+        contradictory
+            .check(&bare)
+            .unwrap_err()
+            .to_string()
+            .contains("float16")
+    );
+    // A guard on a slot the graph does not have is refused, not a panic.
+    let beyond = GuardTable::new([Guard {
+        slot: 9,
+        rule: SlotRule::Required,
+    }]);
+    assert!(!beyond.admits(&bare));
+    assert!(
+        beyond
+            .check(&bare)
+            .unwrap_err()
+            .to_string()
+            .contains("guards slot 9")
+    );
+}
+
+#[test]
+fn described_and_fast_path_agree() {
+    // Rule (i) reached with strides absent on a row-major declaration and with strides spelled
+    // out gives the same slot; a declaration with padded strides does not match absent strides.
+    let padded = TensorDecl::new(1, "P", &[2, 4], &[8, 1], DlDtype::F32);
+    let l = layout(std::slice::from_ref(&padded));
+    let p = normalize::from_bindings(&l, [(1, view(&[2, 4], None, DlDtype::F32))], &[]).unwrap();
+    assert_eq!(
+        p.strides(0),
+        Some(&[4i64, 1][..]),
+        "own compact strides kept (iii)"
+    );
+    assert!(p.has_declared_extent(0) && !p.is_graph_described(0));
+    let p = normalize::from_bindings(&l, [(1, view(&[2, 4], Some(&[8, 1]), DlDtype::F32))], &[])
+        .unwrap();
+    assert_eq!(p.strides(0), Some(&[8i64, 1][..]));
+    assert_eq!(p.observed_bytes(0), Some(48));
 }

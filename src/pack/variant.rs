@@ -51,13 +51,18 @@ pub(crate) enum Desc {
     None,
     /// The declaration's storage geometry (borrowed from the layout, never copied).
     Declared,
-    /// The buffer's own geometry (or an override's), in storage units.
-    Own(Geometry),
+    /// The buffer's own geometry (or an override's), in storage units: an index into the
+    /// pack's out-of-line geometry list (allocated only when some slot needs one).
+    Own(u32),
 }
 
 pub(crate) const FILLED: u8 = 1;
 pub(crate) const GRAPH_DESCRIBED: u8 = 2;
 pub(crate) const OVERRIDDEN: u8 = 4;
+/// The slot's geometry has the declared storage extents (settled when the slot is written).
+pub(crate) const DECLARED_EXTENT: u8 = 8;
+/// The caller named this slot (by uid), even with a NULL pointer: a second naming is a duplicate.
+pub(crate) const NAMED: u8 = 16;
 
 /// One normalized slot (everything but the pointer, which lives in the address array).
 #[derive(Copy, Clone, Debug)]
@@ -86,9 +91,18 @@ pub struct VariantPack<'g> {
     pub(crate) layout: &'g DeclaredLayout,
     pub(crate) address: Vec<*mut c_void>,
     pub(crate) slots: Vec<Slot>,
+    pub(crate) own: Vec<Geometry>,
 }
 
 impl<'g> VariantPack<'g> {
+    /// Stores an own geometry for slot `i` (its description, not the declaration's).
+    #[inline]
+    pub(crate) fn set_own(&mut self, i: usize, g: Geometry) {
+        let k = self.own.len() as u32;
+        self.own.push(g);
+        self.slots[i].desc = Desc::Own(k);
+    }
+
     /// The declared layout this pack was normalized against.
     #[inline]
     pub fn layout(&self) -> &'g DeclaredLayout {
@@ -166,7 +180,7 @@ impl<'g> VariantPack<'g> {
         match &self.slots[i].desc {
             Desc::None => None,
             Desc::Declared => self.layout.slot(i).storage.as_ref(),
-            Desc::Own(g) => Some(g),
+            Desc::Own(k) => self.own.get(*k as usize),
         }
     }
 
@@ -206,11 +220,7 @@ impl<'g> VariantPack<'g> {
     /// or its own geometry with the declared dims).
     #[inline]
     pub fn has_declared_extent(&self, i: usize) -> bool {
-        match (&self.slots[i].desc, &self.layout.slot(i).storage) {
-            (Desc::Declared, Some(_)) => true,
-            (Desc::Own(g), Some(d)) => g.dims() == d.dims(),
-            _ => false,
-        }
+        self.slots[i].flags & DECLARED_EXTENT != 0
     }
 
     /// The slot of a tensor uid; `NotFound` when the uid is not an operand or the caller left the
