@@ -23,6 +23,10 @@ int main(void) {
     CHECK_EQ_INT(inter, DNNP_DATA_TYPE_NOT_SET);
     CHECK_EQ_INT(comp, DNNP_DATA_TYPE_FLOAT);
     CHECK_STATUS(dnnp_graph_set_data_types(g, 999, 0, 0), DNNP_STATUS_BAD_PARAM);
+    CHECK_OK(dnnp_graph_set_flag(g, DNNP_GRAPH_FLAG_CUDA_GRAPH_REPLAY_EXPECTED, true));
+    CHECK_STATUS(dnnp_graph_set_flag(g, 17, true), DNNP_STATUS_BAD_PARAM);
+    CHECK_OK(dnnp_graph_set_target(g, "mlp", 132, 90));
+    CHECK_STATUS(dnnp_graph_set_target(g, NULL, 0, 90), DNNP_STATUS_BAD_PARAM);
 
     CHECK_OK(dnnp_graph_tensor_create(g, "A", DNNP_DATA_TYPE_HALF, 3, ad, NULL, -1, &a));
     CHECK_OK(dnnp_graph_tensor_create(g, "B", DNNP_DATA_TYPE_HALF, 3, bd, NULL, -1, &b));
@@ -42,6 +46,12 @@ int main(void) {
     CHECK_EQ_INT(dt, DNNP_DATA_TYPE_HALF);
     CHECK_OK(dnnp_graph_tensor_get(g, c, &dt, &rank, NULL, NULL, 0, NULL, NULL, NULL));
     CHECK_EQ_INT(dt, DNNP_DATA_TYPE_HALF); /* virtual: intermediate unset -> io */
+    catalogue = (char *)malloc(8192);
+    CHECK(catalogue != NULL);
+    CHECK_OK(dnnp_graph_to_json(g, catalogue, 8192, NULL));
+    CHECK_STR_CONTAINS(catalogue, "\"is_cuda_graph_replay_expected\": true");
+    CHECK_STR_CONTAINS(catalogue, "\"sm_count\": 132");
+    free(catalogue);
     dnnp_graph_destroy(g);
 
     /* SDPA forward + backward with a fused scale tensor and ragged offsets on q. */

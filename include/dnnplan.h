@@ -17,15 +17,75 @@
 
 
 /**
+ * DLPack major version these records follow.
+ */
+#define DNNP_DLPACK_MAJOR_VERSION 1
+
+/**
+ * DLPack minor version these records follow.
+ */
+#define DNNP_DLPACK_MINOR_VERSION 3
+
+/**
+ * `DLPACK_FLAG_BITMASK_READ_ONLY`.
+ */
+#define DNNP_DLPACK_FLAG_READ_ONLY 1
+
+/**
+ * `DLPACK_FLAG_BITMASK_IS_COPIED`.
+ */
+#define DNNP_DLPACK_FLAG_IS_COPIED 2
+
+/**
+ * `DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED`.
+ */
+#define DNNP_DLPACK_FLAG_IS_SUBBYTE_TYPE_PADDED 4
+
+/**
+ * Workspace capacity "not stated": only presence and alignment are checked.
+ */
+#define DNNP_WORKSPACE_SIZE_UNKNOWN ~0
+
+/**
+ * The delegating backend entry's engine id (it has no replayable `(engine_id, knobs)`).
+ */
+#define DNNP_ENGINE_ID_BACKEND_HEURISTIC -1
+
+/**
+ * First id of the reserved C++ open-source band (backend ids are `[0, 10000)`).
+ */
+#define DNNP_ENGINE_ID_CPP_OSS_BASE 10000
+
+/**
+ * First bundled-engine id; each family owns a block of `DNNP_ENGINE_ID_FAMILY_BLOCK` ids.
+ */
+#define DNNP_ENGINE_ID_BUNDLED_BASE 20000
+
+/**
+ * Width of a family's block of bundled-engine ids.
+ */
+#define DNNP_ENGINE_ID_FAMILY_BLOCK 100
+
+/**
  * Opaque graph handle (`dnnp_graph_create`, `dnnp_graph_from_json`; `dnnp_graph_destroy`).
  * Not thread-safe while being built; a frozen graph may be read from several threads.
  */
 typedef struct dnnp_graph_t dnnp_graph_t;
 
 /**
+ * Opaque handle: a stream and its device (see `dnnp_handle_create`).
+ */
+typedef struct dnnp_handle_t dnnp_handle_t;
+
+/**
  * Opaque op builder (`dnnp_op_builder_begin`; `dnnp_op_builder_destroy`).
  */
 typedef struct dnnp_op_builder_t dnnp_op_builder_t;
+
+/**
+ * A graph's plan list (opaque).
+ */
+typedef struct dnnp_plan_list_t dnnp_plan_list_t;
 
 /**
  * Status code returned by every fallible dnnplan function (`DNNP_STATUS_*`).
@@ -72,14 +132,207 @@ typedef struct {
 } dnnp_cache_stats_t;
 
 /**
+ * One execute-time override: element extents and strides of operand `uid`, in the graph's axis
+ * order, `rank` values each.
+ */
+typedef struct {
+  /**
+   * Tensor uid (must be an operand of the graph).
+   */
+  int64_t uid;
+  /**
+   * Number of axes.
+   */
+  uint32_t rank;
+  /**
+   * `rank` extents.
+   */
+  const int64_t *dims;
+  /**
+   * `rank` strides in elements.
+   */
+  const int64_t *strides;
+} dnnp_shape_override;
+
+/**
+ * `DLDevice`: device type (`kDLCPU` 1, `kDLCUDA` 2, `kDLCUDAHost` 3, `kDLCUDAManaged` 13...) and
+ * ordinal.
+ */
+typedef struct {
+  /**
+   * `DLDeviceType`.
+   */
+  int32_t device_type;
+  /**
+   * Device ordinal.
+   */
+  int32_t device_id;
+} dnnp_dldevice;
+
+/**
+ * `DLDataType`: type code, bits per lane, lanes.
+ */
+typedef struct {
+  /**
+   * `DLDataTypeCode` (0 int, 1 uint, 2 float, 4 bfloat, 6 bool, 7..17 fp8/fp6/fp4).
+   */
+  uint8_t code;
+  /**
+   * Bits per lane.
+   */
+  uint8_t bits;
+  /**
+   * Lanes (1 for scalars).
+   */
+  uint16_t lanes;
+} dnnp_dldatatype;
+
+/**
+ * `DLTensor`: a borrowed tensor description.
+ */
+typedef struct {
+  /**
+   * Base pointer (device address for CUDA tensors).
+   */
+  void *data;
+  /**
+   * Where the data lives.
+   */
+  dnnp_dldevice device;
+  /**
+   * Number of axes.
+   */
+  int32_t ndim;
+  /**
+   * Element type.
+   */
+  dnnp_dldatatype dtype;
+  /**
+   * `ndim` extents.
+   */
+  int64_t *shape;
+  /**
+   * `ndim` strides in elements, or NULL for compact row-major.
+   */
+  int64_t *strides;
+  /**
+   * Bytes from `data` to the first element.
+   */
+  uint64_t byte_offset;
+} dnnp_dltensor;
+
+/**
+ * Test engines for `dnnp_debug_plan_list_create_exec_test` (`DNNP_EXEC_TEST_ENGINE_*`).
+ */
+typedef uint32_t dnnp_exec_test_engine_t;
+
+/**
+ * Heuristic mode (`DNNP_HEUR_MODE_*`), the reference's `HeurMode_t` values.
+ */
+typedef uint32_t dnnp_heur_mode_t;
+
+/**
  * Element data type (`DNNP_DATA_TYPE_*`; values follow the reference `DataType_t` order).
  */
 typedef uint32_t dnnp_data_type_t;
 
 /**
+ * A boolean graph setting (`DNNP_GRAPH_FLAG_*`).
+ */
+typedef uint32_t dnnp_graph_flag_t;
+
+/**
  * Physical tensor reordering (`DNNP_REORDERING_*`).
  */
 typedef uint32_t dnnp_reordering_t;
+
+/**
+ * Knob type (`DNNP_KNOB_TYPE_*`): the persisted public vocabulary shared with the reference;
+ * 0..32 mirror the backend, 1000 and up are frontend-only.
+ */
+typedef uint32_t dnnp_knob_type_t;
+
+/**
+ * Build policy (`DNNP_BUILD_POLICY_*`).
+ */
+typedef uint32_t dnnp_build_policy_t;
+
+/**
+ * `DLManagedTensor` (legacy, unversioned).
+ */
+typedef struct {
+  /**
+   * The tensor.
+   */
+  dnnp_dltensor dl_tensor;
+  /**
+   * Producer context.
+   */
+  void *manager_ctx;
+  /**
+   * Producer's deleter (never called by dnnplan). DLPack types its argument as the managed
+   * tensor itself; `void*` has the same ABI and lets the header declare the record in one step.
+   */
+  void (*deleter)(void*);
+} dnnp_dlmanaged_tensor;
+
+/**
+ * `DLPackVersion`.
+ */
+typedef struct {
+  /**
+   * Major version.
+   */
+  uint32_t major;
+  /**
+   * Minor version.
+   */
+  uint32_t minor;
+} dnnp_dlpack_version;
+
+/**
+ * `DLManagedTensorVersioned`.
+ */
+typedef struct {
+  /**
+   * Version of the producer.
+   */
+  dnnp_dlpack_version version;
+  /**
+   * Producer context.
+   */
+  void *manager_ctx;
+  /**
+   * Producer's deleter (never called by dnnplan; `void*` argument as in
+   * [`dnnp_dlmanaged_tensor`]).
+   */
+  void (*deleter)(void*);
+  /**
+   * `DLPACK_FLAG_BITMASK_*`.
+   */
+  uint64_t flags;
+  /**
+   * The tensor.
+   */
+  dnnp_dltensor dl_tensor;
+} dnnp_dlmanaged_tensor_versioned;
+
+/**
+ * A plan that checks its guards (every operand bound, declared extent, declared dtype) and
+ * launches nothing.
+ */
+#define DNNP_EXEC_TEST_ENGINE_NOOP 0
+
+/**
+ * As NOOP, then reads a `uint64_t` at operand 0 and writes `value + i` into operand `i`
+ * (HOST memory: test programs pass host buffers).
+ */
+#define DNNP_EXEC_TEST_ENGINE_RECORDING 1
+
+/**
+ * As NOOP, with a plan that needs a 256-byte workspace.
+ */
+#define DNNP_EXEC_TEST_ENGINE_WORKSPACE 2
 
 /**
  * Not set: filled from the graph context at validation.
@@ -197,6 +450,21 @@ typedef uint32_t dnnp_reordering_t;
 #define DNNP_DATA_TYPE_COMPLEX_FP64 22
 
 /**
+ * Dynamic shapes: dims and strides are left out of the graph key.
+ */
+#define DNNP_GRAPH_FLAG_DYNAMIC_SHAPE 0
+
+/**
+ * Shape overrides at execute are allowed.
+ */
+#define DNNP_GRAPH_FLAG_OVERRIDE_SHAPE 1
+
+/**
+ * Ranking hint: the plan will be replayed in a CUDA graph (never changes numerics or support).
+ */
+#define DNNP_GRAPH_FLAG_CUDA_GRAPH_REPLAY_EXPECTED 2
+
+/**
  * No reordering.
  */
 #define DNNP_REORDERING_NONE 0
@@ -215,6 +483,251 @@ typedef uint32_t dnnp_reordering_t;
  * F8_128x4 (MXFP8/NVFP4 scale-factor swizzle).
  */
 #define DNNP_REORDERING_F8_128X4 3
+
+/**
+ * The backend's decision-tree heuristic; the families' tuned proposals.
+ */
+#define DNNP_HEUR_MODE_A 0
+
+/**
+ * The backend's slower heuristic (families reuse their mode-A proposals).
+ */
+#define DNNP_HEUR_MODE_B 1
+
+/**
+ * Functional fallbacks.
+ */
+#define DNNP_HEUR_MODE_FALLBACK 2
+
+/**
+ * Open-source engines; brings in the delegating backend entry.
+ */
+#define DNNP_HEUR_MODE_OPENSOURCE 3
+
+/**
+ * From the selected index, stop at the first plan that builds (a decline advances).
+ */
+#define DNNP_BUILD_POLICY_HEURISTICS_CHOICE 0
+
+/**
+ * Build every plan; keep the first success (or the previous selection if it built).
+ */
+#define DNNP_BUILD_POLICY_ALL 1
+
+/**
+ * Knob type `NOT_SET` (0).
+ */
+#define DNNP_KNOB_TYPE_NOT_SET 0
+
+/**
+ * Knob type `SWIZZLE` (1).
+ */
+#define DNNP_KNOB_TYPE_SWIZZLE 1
+
+/**
+ * Knob type `TILE_SIZE` (2).
+ */
+#define DNNP_KNOB_TYPE_TILE_SIZE 2
+
+/**
+ * Knob type `EDGE` (3).
+ */
+#define DNNP_KNOB_TYPE_EDGE 3
+
+/**
+ * Knob type `MULTIPLY` (4).
+ */
+#define DNNP_KNOB_TYPE_MULTIPLY 4
+
+/**
+ * Knob type `SPLIT_K_BUF` (5).
+ */
+#define DNNP_KNOB_TYPE_SPLIT_K_BUF 5
+
+/**
+ * Knob type `TILEK` (6).
+ */
+#define DNNP_KNOB_TYPE_TILEK 6
+
+/**
+ * Knob type `STAGES` (7).
+ */
+#define DNNP_KNOB_TYPE_STAGES 7
+
+/**
+ * Knob type `REDUCTION_MODE` (8).
+ */
+#define DNNP_KNOB_TYPE_REDUCTION_MODE 8
+
+/**
+ * Knob type `SPLIT_K_SLC` (9).
+ */
+#define DNNP_KNOB_TYPE_SPLIT_K_SLC 9
+
+/**
+ * Knob type `IDX_MODE` (10).
+ */
+#define DNNP_KNOB_TYPE_IDX_MODE 10
+
+/**
+ * Knob type `SPECFILT` (11).
+ */
+#define DNNP_KNOB_TYPE_SPECFILT 11
+
+/**
+ * Knob type `KERNEL_CFG` (12).
+ */
+#define DNNP_KNOB_TYPE_KERNEL_CFG 12
+
+/**
+ * Knob type `WORKSPACE` (13).
+ */
+#define DNNP_KNOB_TYPE_WORKSPACE 13
+
+/**
+ * Knob type `TILE_CGA_M` (14).
+ */
+#define DNNP_KNOB_TYPE_TILE_CGA_M 14
+
+/**
+ * Knob type `TILE_CGA_N` (15).
+ */
+#define DNNP_KNOB_TYPE_TILE_CGA_N 15
+
+/**
+ * Knob type `BLOCK_SIZE` (16).
+ */
+#define DNNP_KNOB_TYPE_BLOCK_SIZE 16
+
+/**
+ * Knob type `OCCUPANCY` (17).
+ */
+#define DNNP_KNOB_TYPE_OCCUPANCY 17
+
+/**
+ * Knob type `ARRAY_SIZE_PER_THREAD` (18).
+ */
+#define DNNP_KNOB_TYPE_ARRAY_SIZE_PER_THREAD 18
+
+/**
+ * Knob type `SPLIT_COLS` (19).
+ */
+#define DNNP_KNOB_TYPE_SPLIT_COLS 19
+
+/**
+ * Knob type `TILE_ROWS` (20).
+ */
+#define DNNP_KNOB_TYPE_TILE_ROWS 20
+
+/**
+ * Knob type `TILE_COLS` (21).
+ */
+#define DNNP_KNOB_TYPE_TILE_COLS 21
+
+/**
+ * Knob type `LOAD_SIZE` (22).
+ */
+#define DNNP_KNOB_TYPE_LOAD_SIZE 22
+
+/**
+ * Knob type `CTA_COUNT` (23).
+ */
+#define DNNP_KNOB_TYPE_CTA_COUNT 23
+
+/**
+ * Knob type `STREAM_K` (24).
+ */
+#define DNNP_KNOB_TYPE_STREAM_K 24
+
+/**
+ * Knob type `SPLIT_P_SLC` (25).
+ */
+#define DNNP_KNOB_TYPE_SPLIT_P_SLC 25
+
+/**
+ * Knob type `TILE_M` (26).
+ */
+#define DNNP_KNOB_TYPE_TILE_M 26
+
+/**
+ * Knob type `TILE_N` (27).
+ */
+#define DNNP_KNOB_TYPE_TILE_N 27
+
+/**
+ * Knob type `WARP_SPEC_CFG` (28).
+ */
+#define DNNP_KNOB_TYPE_WARP_SPEC_CFG 28
+
+/**
+ * Knob type `SWAP_AB` (29).
+ */
+#define DNNP_KNOB_TYPE_SWAP_AB 29
+
+/**
+ * Knob type `INPUT_TMA_ENABLE` (30).
+ */
+#define DNNP_KNOB_TYPE_INPUT_TMA_ENABLE 30
+
+/**
+ * Knob type `OUTPUT_TMA_ENABLE` (31).
+ */
+#define DNNP_KNOB_TYPE_OUTPUT_TMA_ENABLE 31
+
+/**
+ * Knob type `TILE_CGA` (32).
+ */
+#define DNNP_KNOB_TYPE_TILE_CGA 32
+
+/**
+ * Knob type `SCHED_POLICY` (1000).
+ */
+#define DNNP_KNOB_TYPE_SCHED_POLICY 1000
+
+/**
+ * Knob type `PACK_GQA` (1001).
+ */
+#define DNNP_KNOB_TYPE_PACK_GQA 1001
+
+/**
+ * Knob type `SPLIT_KV` (1002).
+ */
+#define DNNP_KNOB_TYPE_SPLIT_KV 1002
+
+/**
+ * Knob type `PIPELINE_ARCH` (1003).
+ */
+#define DNNP_KNOB_TYPE_PIPELINE_ARCH 1003
+
+/**
+ * Knob type `MMA_TILE_M` (1004).
+ */
+#define DNNP_KNOB_TYPE_MMA_TILE_M 1004
+
+/**
+ * Knob type `MMA_TILE_N` (1005).
+ */
+#define DNNP_KNOB_TYPE_MMA_TILE_N 1005
+
+/**
+ * Knob type `MMA_TILE_K` (1006).
+ */
+#define DNNP_KNOB_TYPE_MMA_TILE_K 1006
+
+/**
+ * Knob type `CTA_GROUP` (1007).
+ */
+#define DNNP_KNOB_TYPE_CTA_GROUP 1007
+
+/**
+ * Knob type `WARPS_M` (1008).
+ */
+#define DNNP_KNOB_TYPE_WARPS_M 1008
+
+/**
+ * Knob type `WARPS_N` (1009).
+ */
+#define DNNP_KNOB_TYPE_WARPS_N 1009
 
 /**
  * Success.
@@ -374,6 +887,187 @@ dnnp_status_t dnnp_get_last_error_string(char *buf, size_t cap, size_t *needed);
 dnnp_status_t dnnp_debug_force_panic(const char *message);
 
 /**
+ * Executes the SELECTED plan with raw device pointers in the graph's operand order
+ * (`n_ptrs` must equal the operand count; a NULL pointer leaves that operand unbound, allowed only
+ * for optional ports of graphs that never lower). Bare addresses lend the declaration: each
+ * operand is read with its declared shape, strides and dtype.
+ *
+ * `workspace` must be 128-byte aligned when the plan needs one; `workspace_bytes` is its capacity
+ * or `DNNP_WORKSPACE_SIZE_UNKNOWN`. `overrides` (may be NULL with `n_overrides == 0`) give
+ * execute-time element extents/strides in the graph's axis order.
+ *
+ * # Safety
+ * `list` and `handle` must be live; `device_ptrs` valid for `n_ptrs` reads; `overrides` valid for
+ * `n_overrides` records; the pointers must address buffers the plan may access on the handle's
+ * device.
+ */
+dnnp_status_t dnnp_plan_list_execute(const dnnp_plan_list_t *list,
+                                     const dnnp_handle_t *handle,
+                                     void *const *device_ptrs,
+                                     size_t n_ptrs,
+                                     void *workspace,
+                                     size_t workspace_bytes,
+                                     const dnnp_shape_override *overrides,
+                                     size_t n_overrides);
+
+/**
+ * As `dnnp_plan_list_execute`, on plan `index` of the list (which must be built), without
+ * changing the selection. A negative or out-of-range index is `DNNP_STATUS_BAD_PARAM`.
+ *
+ * # Safety
+ * As `dnnp_plan_list_execute`.
+ */
+dnnp_status_t dnnp_plan_list_execute_plan_at_index(const dnnp_plan_list_t *list,
+                                                   const dnnp_handle_t *handle,
+                                                   int64_t index,
+                                                   void *const *device_ptrs,
+                                                   size_t n_ptrs,
+                                                   void *workspace,
+                                                   size_t workspace_bytes,
+                                                   const dnnp_shape_override *overrides,
+                                                   size_t n_overrides);
+
+/**
+ * Executes the selected plan with raw device pointers bound by tensor uid: `uids[i]` gets
+ * `device_ptrs[i]`, any order; a duplicate uid or a uid that is not an operand is
+ * `DNNP_STATUS_BAD_PARAM`.
+ *
+ * # Safety
+ * As `dnnp_plan_list_execute`; `uids` and `device_ptrs` valid for `n` reads.
+ */
+dnnp_status_t dnnp_plan_list_execute_by_uid(const dnnp_plan_list_t *list,
+                                            const dnnp_handle_t *handle,
+                                            const int64_t *uids,
+                                            void *const *device_ptrs,
+                                            size_t n,
+                                            void *workspace,
+                                            size_t workspace_bytes,
+                                            const dnnp_shape_override *overrides,
+                                            size_t n_overrides);
+
+/**
+ * Executes the selected plan with DLPack records in the graph's operand order (`n` must equal the
+ * operand count; a NULL entry leaves that operand unbound). Each record is read as the producer
+ * describes it, then normalized against the declaration (a dense buffer of other extents that
+ * covers the declared bytes is read as the declaration; a smaller one keeps its own description
+ * and a plan needing the declared extent refuses it, naming the operand).
+ *
+ * # Safety
+ * As `dnnp_plan_list_execute`; `tensors` valid for `n` reads, each NULL or a record whose
+ * `shape` (and non-NULL `strides`) hold `ndim` values.
+ */
+dnnp_status_t dnnp_plan_list_execute_dlpack(const dnnp_plan_list_t *list,
+                                            const dnnp_handle_t *handle,
+                                            const dnnp_dltensor *const *tensors,
+                                            size_t n,
+                                            void *workspace,
+                                            size_t workspace_bytes,
+                                            const dnnp_shape_override *overrides,
+                                            size_t n_overrides);
+
+/**
+ * As `dnnp_plan_list_execute_dlpack`, on plan `index` (built), without changing the selection.
+ *
+ * # Safety
+ * As `dnnp_plan_list_execute_dlpack`.
+ */
+dnnp_status_t dnnp_plan_list_execute_dlpack_plan_at_index(const dnnp_plan_list_t *list,
+                                                          const dnnp_handle_t *handle,
+                                                          int64_t index,
+                                                          const dnnp_dltensor *const *tensors,
+                                                          size_t n,
+                                                          void *workspace,
+                                                          size_t workspace_bytes,
+                                                          const dnnp_shape_override *overrides,
+                                                          size_t n_overrides);
+
+/**
+ * Executes the selected plan with DLPack records bound by tensor uid (`uids[i]` gets
+ * `tensors[i]`; duplicates and non-operands are refused; a NULL record is refused).
+ *
+ * # Safety
+ * As `dnnp_plan_list_execute_dlpack`; `uids` valid for `n` reads.
+ */
+dnnp_status_t dnnp_plan_list_execute_dlpack_by_uid(const dnnp_plan_list_t *list,
+                                                   const dnnp_handle_t *handle,
+                                                   const int64_t *uids,
+                                                   const dnnp_dltensor *const *tensors,
+                                                   size_t n,
+                                                   void *workspace,
+                                                   size_t workspace_bytes,
+                                                   const dnnp_shape_override *overrides,
+                                                   size_t n_overrides);
+
+/**
+ * Writes the number of operands (the length of the ordered forms' arrays) to `*count`. The plan
+ * list must be planned.
+ *
+ * # Safety
+ * `list` must be live; `count` valid for one write.
+ */
+dnnp_status_t dnnp_plan_list_get_operand_count(const dnnp_plan_list_t *list, size_t *count);
+
+/**
+ * Copies the operand uids in operand order (ascending) into `uids` (capacity `cap`); `*needed`
+ * (when not NULL) receives the count. When `cap` is too small nothing is copied and
+ * `DNNP_STATUS_BUFFER_TOO_SMALL` is returned.
+ *
+ * # Safety
+ * `list` must be live; `uids` valid for `cap` writes (or NULL with `cap == 0`); `needed` NULL or
+ * valid for one write.
+ */
+dnnp_status_t dnnp_plan_list_get_operand_uids(const dnnp_plan_list_t *list,
+                                              int64_t *uids,
+                                              size_t cap,
+                                              size_t *needed);
+
+/**
+ * Test hook: a planned and built plan list whose graph is a chain of `n_operands - 1` unary ops
+ * over a `[1,128,64]` bf16 tensor (operand uids `1..=n_operands`, all `[1,128,64]` bf16,
+ * strides `[8192,64,1]`), served by a test engine (no backend). For execute tests and the
+ * host-overhead benchmark.
+ *
+ * # Safety
+ * `out` must be valid for one write.
+ */
+dnnp_status_t dnnp_debug_plan_list_create_exec_test(dnnp_exec_test_engine_t engine,
+                                                    size_t n_operands,
+                                                    dnnp_plan_list_t **out);
+
+/**
+ * Explains what planning the graph would give on this machine, as JSON, without planning or
+ * freezing the caller's graph (a validated snapshot is planned): the family (or why none), the
+ * facts, every engine of the family with `accept` or `decline` and its reason (engines that need
+ * a GPU decline with that reason on a machine without one), the backend's verdict overall and
+ * per heuristic mode (it declines when cuDNN is not loaded), the ranked plans, and the planning
+ * error when nothing can run. `n_modes == 0` means `{A, FALLBACK}`. An invalid graph is
+ * `DNNP_STATUS_INVALID_GRAPH`. Two-call string pattern.
+ *
+ * # Safety
+ * `graph` must be a live graph; `modes` NULL (with `n_modes == 0`) or valid for `n_modes` reads;
+ * `buf` NULL or valid for `cap` bytes; `needed` NULL or valid for one write.
+ */
+dnnp_status_t dnnp_graph_explain(const dnnp_graph_t *graph,
+                                 const dnnp_heur_mode_t *modes,
+                                 size_t n_modes,
+                                 char *buf,
+                                 size_t cap,
+                                 size_t *needed);
+
+/**
+ * The explanation of a plan list as JSON (after `dnnp_plan_list_create_execution_plans`, which
+ * records it even when it fails with `NOT_SUPPORTED`). Two-call string pattern.
+ *
+ * # Safety
+ * `list` must be a live plan list; `buf` NULL or valid for `cap` bytes; `needed` NULL or valid
+ * for one write.
+ */
+dnnp_status_t dnnp_plan_list_explain(const dnnp_plan_list_t *list,
+                                     char *buf,
+                                     size_t cap,
+                                     size_t *needed);
+
+/**
  * Creates an empty graph with the context data types `io`, `intermediate`, `compute`
  * (`DNNP_DATA_TYPE_NOT_SET` allowed for each: unset intermediate/compute fall back to io, then
  * FLOAT).
@@ -385,6 +1079,15 @@ dnnp_status_t dnnp_graph_create(dnnp_data_type_t io,
                                 dnnp_data_type_t intermediate,
                                 dnnp_data_type_t compute,
                                 dnnp_graph_t **out);
+
+/**
+ * Creates a mutable copy of `graph` (same tensors, uids, nodes; not validated, not frozen): the
+ * way to plan again after planning froze a graph.
+ *
+ * # Safety
+ * `graph` must be a live handle; `out` valid for one write.
+ */
+dnnp_status_t dnnp_graph_clone(const dnnp_graph_t *graph, dnnp_graph_t **out);
 
 /**
  * Destroys a graph; NULL is a no-op.
@@ -417,105 +1120,24 @@ dnnp_status_t dnnp_graph_get_data_types(const dnnp_graph_t *graph,
                                         dnnp_data_type_t *compute);
 
 /**
- * Adds a tensor: `name` (NULL: `tensor_<n>`), data type, `rank` dims, strides (NULL: row-major),
- * `uid` (-1: automatic). The tensor is a non-virtual graph input/output; use the setters for the
- * other properties. Writes the uid to `*out_uid`.
+ * Sets a boolean graph setting (a mutation).
  *
  * # Safety
- * `graph` live; `dims` (and `strides` when not NULL) valid for `rank` elements; `name` NULL or a
- * string; `out_uid` valid for one write.
+ * `graph` must be a live handle.
  */
-dnnp_status_t dnnp_graph_tensor_create(dnnp_graph_t *graph,
-                                       const char *name,
-                                       dnnp_data_type_t dtype,
-                                       size_t rank,
-                                       const int64_t *dims,
-                                       const int64_t *strides,
-                                       int64_t uid,
-                                       int64_t *out_uid);
+dnnp_status_t dnnp_graph_set_flag(dnnp_graph_t *graph, dnnp_graph_flag_t flag, bool value);
 
 /**
- * Makes a tensor pass-by-value (a host scalar). With `value` NULL the caller passes a host pointer
- * at execute; otherwise `value` points to one element of the tensor's data type (HALF/BFLOAT16 as
- * their 16-bit patterns) and the graph keeps its own copy (a fused scalar).
+ * Sets the graph's name (NULL clears it) and its heuristics target: `sm_count` and `sm_version`
+ * (e.g. 90; either `-1` for "the device's").
  *
  * # Safety
- * `graph` live; `value` NULL or valid for one element of the tensor's data type.
+ * `graph` live; `name` NULL or a NUL-terminated string.
  */
-dnnp_status_t dnnp_graph_tensor_set_pass_by_value(dnnp_graph_t *graph,
-                                                  int64_t uid,
-                                                  const void *value);
-
-/**
- * Sets whether a tensor is virtual (an intermediate, never in the variant pack). Op outputs start
- * virtual; `is_virtual = false` makes one a graph output.
- *
- * # Safety
- * `graph` live.
- */
-dnnp_status_t dnnp_graph_tensor_set_virtual(dnnp_graph_t *graph, int64_t uid, bool is_virtual);
-
-/**
- * Declares a tensor's dims (strides become row-major unless declared).
- *
- * # Safety
- * `graph` live; `dims` valid for `rank` elements.
- */
-dnnp_status_t dnnp_graph_tensor_set_dims(dnnp_graph_t *graph,
-                                         int64_t uid,
-                                         size_t rank,
-                                         const int64_t *dims);
-
-/**
- * Declares a tensor's strides.
- *
- * # Safety
- * `graph` live; `strides` valid for `rank` elements.
- */
-dnnp_status_t dnnp_graph_tensor_set_strides(dnnp_graph_t *graph,
-                                            int64_t uid,
-                                            size_t rank,
-                                            const int64_t *strides);
-
-/**
- * Sets a tensor's data type.
- *
- * # Safety
- * `graph` live.
- */
-dnnp_status_t dnnp_graph_tensor_set_data_type(dnnp_graph_t *graph,
-                                              int64_t uid,
-                                              dnnp_data_type_t dtype);
-
-/**
- * Gives a tensor a caller-chosen uid (uid rules apply; references follow; same uid is a no-op).
- *
- * # Safety
- * `graph` live.
- */
-dnnp_status_t dnnp_graph_tensor_set_uid(dnnp_graph_t *graph, int64_t uid, int64_t new_uid);
-
-/**
- * Attaches a ragged-offset tensor (per-batch element offsets of a packed layout) with its
- * `multiplier` (elements per offset unit, > 0; usually 1). `offset_uid = -1` removes it.
- *
- * # Safety
- * `graph` live.
- */
-dnnp_status_t dnnp_graph_tensor_set_ragged_offset(dnnp_graph_t *graph,
-                                                  int64_t uid,
-                                                  int64_t offset_uid,
-                                                  int64_t multiplier);
-
-/**
- * Sets a tensor's physical reordering (`DNNP_REORDERING_*`).
- *
- * # Safety
- * `graph` live.
- */
-dnnp_status_t dnnp_graph_tensor_set_reordering(dnnp_graph_t *graph,
-                                               int64_t uid,
-                                               dnnp_reordering_t reordering);
+dnnp_status_t dnnp_graph_set_target(dnnp_graph_t *graph,
+                                    const char *name,
+                                    int64_t sm_count,
+                                    int64_t sm_version);
 
 /**
  * Validates the graph: dtype fill, shape inference, tensor and op rules.
@@ -945,6 +1567,342 @@ dnnp_status_t dnnp_op_kind_from_name(const char *name, uint32_t *out_kind);
  * `buf` NULL or valid for `cap` bytes; `needed` NULL or valid.
  */
 dnnp_status_t dnnp_op_catalogue_json(char *buf, size_t cap, size_t *needed);
+
+/**
+ * Adds a tensor: `name` (NULL: `tensor_<n>`), data type, `rank` dims, strides (NULL: row-major),
+ * `uid` (-1: automatic). The tensor is a non-virtual graph input/output; use the setters for the
+ * other properties. Writes the uid to `*out_uid`.
+ *
+ * # Safety
+ * `graph` live; `dims` (and `strides` when not NULL) valid for `rank` elements; `name` NULL or a
+ * string; `out_uid` valid for one write.
+ */
+dnnp_status_t dnnp_graph_tensor_create(dnnp_graph_t *graph,
+                                       const char *name,
+                                       dnnp_data_type_t dtype,
+                                       size_t rank,
+                                       const int64_t *dims,
+                                       const int64_t *strides,
+                                       int64_t uid,
+                                       int64_t *out_uid);
+
+/**
+ * Makes a tensor pass-by-value (a host scalar). With `value` NULL the caller passes a host pointer
+ * at execute; otherwise `value` points to one element of the tensor's data type (HALF/BFLOAT16 as
+ * their 16-bit patterns) and the graph keeps its own copy (a fused scalar).
+ *
+ * # Safety
+ * `graph` live; `value` NULL or valid for one element of the tensor's data type.
+ */
+dnnp_status_t dnnp_graph_tensor_set_pass_by_value(dnnp_graph_t *graph,
+                                                  int64_t uid,
+                                                  const void *value);
+
+/**
+ * Sets whether a tensor is virtual (an intermediate, never in the variant pack). Op outputs start
+ * virtual; `is_virtual = false` makes one a graph output.
+ *
+ * # Safety
+ * `graph` live.
+ */
+dnnp_status_t dnnp_graph_tensor_set_virtual(dnnp_graph_t *graph, int64_t uid, bool is_virtual);
+
+/**
+ * Declares a tensor's dims (strides become row-major unless declared).
+ *
+ * # Safety
+ * `graph` live; `dims` valid for `rank` elements.
+ */
+dnnp_status_t dnnp_graph_tensor_set_dims(dnnp_graph_t *graph,
+                                         int64_t uid,
+                                         size_t rank,
+                                         const int64_t *dims);
+
+/**
+ * Declares a tensor's strides.
+ *
+ * # Safety
+ * `graph` live; `strides` valid for `rank` elements.
+ */
+dnnp_status_t dnnp_graph_tensor_set_strides(dnnp_graph_t *graph,
+                                            int64_t uid,
+                                            size_t rank,
+                                            const int64_t *strides);
+
+/**
+ * Sets a tensor's data type.
+ *
+ * # Safety
+ * `graph` live.
+ */
+dnnp_status_t dnnp_graph_tensor_set_data_type(dnnp_graph_t *graph,
+                                              int64_t uid,
+                                              dnnp_data_type_t dtype);
+
+/**
+ * Gives a tensor a caller-chosen uid (uid rules apply; references follow; same uid is a no-op).
+ *
+ * # Safety
+ * `graph` live.
+ */
+dnnp_status_t dnnp_graph_tensor_set_uid(dnnp_graph_t *graph, int64_t uid, int64_t new_uid);
+
+/**
+ * Attaches a ragged-offset tensor (per-batch element offsets of a packed layout) with its
+ * `multiplier` (elements per offset unit, > 0; usually 1). `offset_uid = -1` removes it.
+ *
+ * # Safety
+ * `graph` live.
+ */
+dnnp_status_t dnnp_graph_tensor_set_ragged_offset(dnnp_graph_t *graph,
+                                                  int64_t uid,
+                                                  int64_t offset_uid,
+                                                  int64_t multiplier);
+
+/**
+ * Sets a tensor's physical reordering (`DNNP_REORDERING_*`).
+ *
+ * # Safety
+ * `graph` live.
+ */
+dnnp_status_t dnnp_graph_tensor_set_reordering(dnnp_graph_t *graph,
+                                               int64_t uid,
+                                               dnnp_reordering_t reordering);
+
+/**
+ * Wraps the caller's CUDA stream (`CUstream`/`cudaStream_t`; NULL = the legacy default stream)
+ * in a new handle, written to `*out` on success. The stream is borrowed, never destroyed; it must
+ * outlive the handle. With a CUDA driver present the stream's device is queried now, and a failed
+ * query returns `DNNP_STATUS_CUDA_ERROR`; without a driver nothing is queried.
+ * `CU_STREAM_PER_THREAD` (2) gives `DNNP_STATUS_BAD_PARAM`.
+ *
+ * # Safety
+ * `stream` must be NULL, a sentinel, or a live stream; `out` must be NULL or valid for one write.
+ */
+dnnp_status_t dnnp_handle_create(void *stream, dnnp_handle_t **out);
+
+/**
+ * Destroys a handle (NULL is a no-op). The wrapped stream is not touched.
+ *
+ * # Safety
+ * `handle` must be NULL or a live handle, not used afterwards (nor concurrently).
+ */
+void dnnp_handle_destroy(dnnp_handle_t *handle);
+
+/**
+ * Writes the wrapped stream to `*stream`.
+ *
+ * # Safety
+ * `handle` must be NULL or live; `stream` NULL or valid for one write.
+ */
+dnnp_status_t dnnp_handle_get_stream(const dnnp_handle_t *handle, void **stream);
+
+/**
+ * Writes the stream's device ordinal to `*device`, or -1 when unknown (no CUDA driver, or the
+ * legacy default stream with no current context at creation).
+ *
+ * # Safety
+ * `handle` must be NULL or live; `device` NULL or valid for one write.
+ */
+dnnp_status_t dnnp_handle_get_device(const dnnp_handle_t *handle, int32_t *device);
+
+/**
+ * Creates a plan list for a graph: validates and FREEZES the graph (planning is one-shot: every
+ * later mutation of it is `INVALID_STATE`, and so is a second plan list for it), attaches the
+ * target (the graph's `sm_version`/`sm_count` when set by `dnnp_graph_set_target`, else this
+ * machine's device 0, or none), the cuDNN backend (declining when cuDNN is not loaded) and the
+ * manifest. The list keeps its own snapshot: the graph may be destroyed afterwards.
+ * Nothing is planned yet (`dnnp_plan_list_create_execution_plans`, or a replay).
+ *
+ * # Safety
+ * `graph` must be a live graph; `out` valid for one write.
+ */
+dnnp_status_t dnnp_graph_create_plan_list(dnnp_graph_t *graph, dnnp_plan_list_t **out);
+
+/**
+ * Creates a plan list for the graph in `graph_json` (the IR's JSON document): validates and
+ * freezes it, attaches the target (the graph's `sm_version`/`sm_count` when set, else this
+ * machine's device 0, or none), the cuDNN backend (declining when cuDNN is not loaded) and the
+ * manifest. Nothing is planned yet.
+ *
+ * # Safety
+ * `graph_json` must be a NUL-terminated string; `out` must be valid for one write.
+ */
+dnnp_status_t dnnp_plan_list_create_from_json(const char *graph_json, dnnp_plan_list_t **out);
+
+/**
+ * Test hook: a plan list over dnnplan's stand-in engines and a scripted fake backend, described
+ * by `script_json` (see `dispatch::testing::stand_in::scripted_plan_list`). Nothing is planned yet.
+ *
+ * # Safety
+ * `script_json` must be a NUL-terminated string; `out` must be valid for one write.
+ */
+dnnp_status_t dnnp_debug_plan_list_create_stand_in(const char *script_json, dnnp_plan_list_t **out);
+
+/**
+ * Destroys a plan list and every plan built from it; NULL is a no-op.
+ *
+ * # Safety
+ * `list` must be NULL or a live plan list, not used afterwards.
+ */
+void dnnp_plan_list_destroy(dnnp_plan_list_t *list);
+
+/**
+ * Plans the graph (one-shot): classification, facts, every bundled engine's support check, the
+ * backend's configs per heuristic mode, ranking into one list. `n_modes == 0` means
+ * `{A, FALLBACK}`. A second call is `DNNP_STATUS_INVALID_STATE`; a graph nothing can run is
+ * `DNNP_STATUS_NOT_SUPPORTED` with every reason in the last-error message.
+ *
+ * # Safety
+ * `list` must be a live plan list; `modes` NULL (with `n_modes == 0`) or valid for `n_modes` reads.
+ */
+dnnp_status_t dnnp_plan_list_create_execution_plans(dnnp_plan_list_t *list,
+                                                    const dnnp_heur_mode_t *modes,
+                                                    size_t n_modes);
+
+/**
+ * Number of plans in the list (0 before planning).
+ *
+ * # Safety
+ * `list` must be a live plan list; `count` valid for one write.
+ */
+dnnp_status_t dnnp_plan_list_get_count(const dnnp_plan_list_t *list, size_t *count);
+
+/**
+ * The plan name at `index`: `engine` or `engine[KNOB=v, ...]` (knobs sorted by name) for a
+ * bundled engine, `engN_kX=Y...` for a backend config, `backend_heuristics` for the delegating
+ * entry. Two-call string pattern (`*needed` = size including the NUL).
+ *
+ * # Safety
+ * `list` must be a live plan list; `buf` NULL or valid for `cap` bytes; `needed` NULL or valid.
+ */
+dnnp_status_t dnnp_plan_list_get_plan_name(const dnnp_plan_list_t *list,
+                                           size_t index,
+                                           char *buf,
+                                           size_t cap,
+                                           size_t *needed);
+
+/**
+ * The engine id and public knobs of the plan at `index`, for replay with
+ * `dnnp_plan_list_create_execution_plan`. `*n_knobs` (when not NULL) always receives the knob
+ * count; the arrays (each `cap` long, may be NULL when `cap == 0`) are filled only when they fit,
+ * else `DNNP_STATUS_BUFFER_TOO_SMALL`. The delegating entry has no pair: `NOT_SUPPORTED`.
+ *
+ * # Safety
+ * `list` must be a live plan list; `engine_id` valid for one write; `knob_types` and
+ * `knob_values` NULL or valid for `cap` writes; `n_knobs` NULL or valid for one write.
+ */
+dnnp_status_t dnnp_plan_list_get_engine_and_knobs(const dnnp_plan_list_t *list,
+                                                  size_t index,
+                                                  int64_t *engine_id,
+                                                  dnnp_knob_type_t *knob_types,
+                                                  int64_t *knob_values,
+                                                  size_t cap,
+                                                  size_t *n_knobs);
+
+/**
+ * Pins the plan at `index`: the next `dnnp_plan_list_build_plans` is strict (that plan's decline
+ * is an error). `INVALID_STATE` before planning; `BAD_PARAM` out of range.
+ *
+ * # Safety
+ * `list` must be a live plan list.
+ */
+dnnp_status_t dnnp_plan_list_select_plan(dnnp_plan_list_t *list, size_t index);
+
+/**
+ * The selected index (0 after planning; changed by select, build walk and build at index).
+ *
+ * # Safety
+ * `list` must be a live plan list; `index` valid for one write.
+ */
+dnnp_status_t dnnp_plan_list_get_selected_index(const dnnp_plan_list_t *list, size_t *index);
+
+/**
+ * The build walk (plans first with the default modes if needed): from the selected index (or 0
+ * for `ALL`) a declining plan is skipped, except a pinned one; the first plan that builds is
+ * selected. Nothing built: `NOT_SUPPORTED` listing every `[i] name: reason`.
+ *
+ * # Safety
+ * `list` must be a live plan list.
+ */
+dnnp_status_t dnnp_plan_list_build_plans(dnnp_plan_list_t *list, dnnp_build_policy_t policy);
+
+/**
+ * Builds the plan at `index` and selects it (not pinned). A decline is `NOT_SUPPORTED`.
+ *
+ * # Safety
+ * `list` must be a live plan list.
+ */
+dnnp_status_t dnnp_plan_list_build_plan_at_index(dnnp_plan_list_t *list, size_t index);
+
+/**
+ * Replays a recorded choice: appends the plan `(engine_id, knobs)` and writes its index (it is
+ * not selected). Marks planning done. An unknown id is `NOT_FOUND`, an opt-in engine behind the
+ * gate, a knob the engine does not have or an out-of-domain value is `BAD_PARAM`: never a
+ * neighbouring plan.
+ *
+ * # Safety
+ * `list` must be a live plan list; `knob_types`/`knob_values` NULL (with `n_knobs == 0`) or
+ * valid for `n_knobs` reads; `index` NULL or valid for one write.
+ */
+dnnp_status_t dnnp_plan_list_create_execution_plan(dnnp_plan_list_t *list,
+                                                   int64_t engine_id,
+                                                   const dnnp_knob_type_t *knob_types,
+                                                   const int64_t *knob_values,
+                                                   size_t n_knobs,
+                                                   size_t *index);
+
+/**
+ * Bars every plan whose name (knobs included) contains one of the `n` substrings in `names`:
+ * the walk skips them, and using one directly (build, workspace or execute at its index) is
+ * `BAD_PARAM`; a pinned plan that is barred makes the walk fail. Indices do not move. A built
+ * selection that is now barred is no longer built.
+ *
+ * # Safety
+ * `list` must be a live plan list; `names` NULL (with `n == 0`) or valid for `n` reads of
+ * NUL-terminated strings.
+ */
+dnnp_status_t dnnp_plan_list_deselect_engines(dnnp_plan_list_t *list,
+                                              const char *const *names,
+                                              size_t n);
+
+/**
+ * Plans that need more than `bytes` of workspace decline when built (the size is known once a
+ * plan is built); a built selection over the limit is no longer built.
+ *
+ * # Safety
+ * `list` must be a live plan list.
+ */
+dnnp_status_t dnnp_plan_list_deselect_workspace_greater_than(dnnp_plan_list_t *list,
+                                                             uint64_t bytes);
+
+/**
+ * Workspace bytes of the selected, built plan (`INVALID_STATE` before a build).
+ *
+ * # Safety
+ * `list` must be a live plan list; `bytes` valid for one write.
+ */
+dnnp_status_t dnnp_plan_list_get_workspace_size(const dnnp_plan_list_t *list, uint64_t *bytes);
+
+/**
+ * Workspace bytes of the plan at `index`, building it if needed (the selection is unchanged).
+ *
+ * # Safety
+ * `list` must be a live plan list; `bytes` valid for one write.
+ */
+dnnp_status_t dnnp_plan_list_get_workspace_size_at_index(dnnp_plan_list_t *list,
+                                                         size_t index,
+                                                         uint64_t *bytes);
+
+/**
+ * What an engine id is, as JSON (decoded with nothing registered): its class (`backend`,
+ * `cpp_oss`, `bundled`, `delegating`, `marker`, `invalid`), and for bundled ids the family, slot,
+ * engine name, whether it is offered now (opt-in gate) and a note. Two-call string pattern.
+ *
+ * # Safety
+ * `buf` NULL or valid for `cap` bytes; `needed` NULL or valid for one write.
+ */
+dnnp_status_t dnnp_engine_id_describe(int64_t engine_id, char *buf, size_t cap, size_t *needed);
 
 /**
  * Which attention backends and engines can run an attention request, and every reason the

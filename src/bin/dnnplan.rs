@@ -16,6 +16,10 @@ commands:
                       which attention backends/engines can run a request, every reason the
                       others cannot (e.g. --dtype bf16 --layout bshd --mask causal --b 2 --sq 4096
                       --hq 16 --hkv 16 --dqk 128 --training --arch 90 --cudnn 9.19.0)
+  explain GRAPH.json [--json] [--arch SM] [--modes A,B,FALLBACK,OPENSOURCE]
+                      why the plan list is what it is: family, facts, every engine's verdict,
+                      the backend per mode, the ranked plans (--arch 90: as on an H200)
+  ops [--json] [OP]   the op catalogue (every op with ports, outputs, attributes), or one op
   help                this text";
 
 fn main() -> ExitCode {
@@ -28,6 +32,8 @@ fn main() -> ExitCode {
     let result = match command.as_str() {
         "env" => cmd_env(rest),
         "eligibility" => cmd_eligibility(rest),
+        "explain" => cmd_explain(rest),
+        "ops" => cmd_ops(rest),
         "help" | "--help" | "-h" => {
             println!("{USAGE}");
             Ok(())
@@ -51,6 +57,27 @@ enum CliError {
     Usage(String),
     #[allow(dead_code)]
     Failed(String),
+}
+
+/// `dnnplan ops [--json] [OP]`: the op catalogue generated from the IR tables.
+fn cmd_ops(args: &[String]) -> Result<(), CliError> {
+    let (as_json, positional) = parse_flags(args, 1)?;
+    let name = positional.first().map(String::as_str);
+    let unknown = |n: &str| CliError::Failed(format!("unknown op `{n}` (see `dnnplan ops`)"));
+    if as_json {
+        let value = match name {
+            None => dnnplan::ir::catalogue_json(),
+            Some(n) => dnnplan::ir::op_catalogue_json(n).ok_or_else(|| unknown(n))?,
+        };
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&value).unwrap_or_default()
+        );
+    } else {
+        let text = dnnplan::ir::catalogue_text(name).ok_or_else(|| unknown(name.unwrap_or("")))?;
+        print!("{text}");
+    }
+    Ok(())
 }
 
 /// Splits `--json` from the other arguments; rejects unknown flags.
@@ -113,10 +140,70 @@ fn cmd_eligibility(args: &[String]) -> Result<(), CliError> {
     Ok(())
 }
 
+fn cmd_explain(args: &[String]) -> Result<(), CliError> {
+    use dnnplan::dispatch::{HeurMode, PlanOptions, explain, target::Target};
+    let mut json_out = false;
+    let mut arch = None;
+    let mut modes = Vec::new();
+    let mut path = None;
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--json" => json_out = true,
+            "--arch" => {
+                let v = it
+                    .next()
+                    .ok_or_else(|| CliError::Usage("--arch needs a value (e.g. 90)".into()))?;
+                arch = Some(v.parse::<i32>().map_err(|_| {
+                    CliError::Usage(format!("--arch {v}: expected major*10+minor, e.g. 90"))
+                })?);
+            }
+            "--modes" => {
+                let v = it
+                    .next()
+                    .ok_or_else(|| CliError::Usage("--modes needs a list".into()))?;
+                for m in v.split(',') {
+                    modes.push(HeurMode::from_name(m).ok_or_else(|| {
+                        CliError::Usage(format!(
+                            "unknown heuristic mode `{m}` (A, B, FALLBACK, OPENSOURCE)"
+                        ))
+                    })?);
+                }
+            }
+            o if o.starts_with("--") => {
+                return Err(CliError::Usage(format!("unknown option `{o}`")));
+            }
+            p if path.is_none() => path = Some(p.to_owned()),
+            p => return Err(CliError::Usage(format!("unexpected argument `{p}`"))),
+        }
+    }
+    let path = path.ok_or_else(|| CliError::Usage("explain needs a GRAPH.json".into()))?;
+    let text =
+        std::fs::read_to_string(&path).map_err(|e| CliError::Failed(format!("{path}: {e}")))?;
+    let graph = dnnplan::ir::Graph::from_json(&text)
+        .map_err(|e| CliError::Failed(format!("{path}: {e}")))?;
+    let mut opts = PlanOptions::detect_for(&graph);
+    if let Some(a) = arch {
+        opts.target = Target::with_arch(a);
+    }
+    let report = explain::explain_graph(&graph, opts, &modes)
+        .map_err(|e| CliError::Failed(format!("{path}: {e}")))?;
+    if json_out {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&report).unwrap_or_default()
+        );
+    } else {
+        print!("{}", explain::render_table(&report));
+    }
+    Ok(())
+}
+
 /// Environment variables that change what dnnplan loads or where it looks.
-const ENV_VARS: [&str; 2] = [
+const ENV_VARS: [&str; 3] = [
     dnnplan::cudnn::loader::ENV_CUDNN_LIB_DIR,
     dnnplan::cuda::nvrtc::ENV_NVRTC_LIB_DIR,
+    dnnplan::dispatch::manifest::ENV_ENABLE_OPT_IN_ENGINES,
 ];
 
 /// What this machine offers dnnplan; every component reports `found` and, when absent, `reason`.

@@ -5,10 +5,16 @@
 pub(crate) mod boundary;
 pub mod cache;
 pub mod diagnostics;
+pub mod dlpack;
+pub mod execute;
+pub mod explain;
 pub mod graph;
 pub mod graph_builder;
 pub mod graph_ops;
 pub mod graph_query;
+pub mod graph_tensor;
+pub mod handle;
+pub mod plan;
 pub mod select;
 pub mod types;
 

@@ -570,7 +570,71 @@ const K: i64 = 32;
 const V: i64 = 16;
 const N: i64 = 2;
 
+fn mamba2(op: &str, mut b: NodeBuilder) -> Result<OpExample> {
+    let mut e = Ex::new(Bfloat16);
+    let kind = op.strip_prefix("mamba2").unwrap_or("");
+    let bind = |e: &mut Ex,
+                b: NodeBuilder,
+                port: &'static str,
+                dims: &[i64],
+                dt: DataType|
+     -> Result<NodeBuilder> {
+        let u = e.t(port, dims, dt)?;
+        Ok(b.input(port, u))
+    };
+    // C, B with G = 2 groups; x with H = 4 heads.
+    if kind != "_summary" {
+        b = bind(&mut e, b, "q", &[T_, 2, K], Bfloat16)?;
+    }
+    b = bind(&mut e, b, "k", &[T_, 2, K], Bfloat16)?;
+    if kind != "_summary_bwd" {
+        b = bind(&mut e, b, "v", &[T_, H, V], Bfloat16)?;
+    }
+    b = bind(&mut e, b, "g", &[T_, H], Float)?;
+    b = bind(&mut e, b, "a", &[H], Float)?;
+    b = bind(&mut e, b, "cu_seqlens", &[N + 1], Int32)?;
+    let state = vec![N, H, V, K];
+    let expect = match kind {
+        "" => {
+            b = bind(&mut e, b, "z", &[T_, H, V], Bfloat16)?;
+            b = b
+                .bool("output_final_state", true)
+                .bool("output_pre_gate", true);
+            vec![
+                ("O", vec![T_, H, V]),
+                ("final_state", state),
+                ("O_pre", vec![T_, H, V]),
+            ]
+        }
+        "_bwd" => {
+            b = bind(&mut e, b, "dO", &[T_, H, V], Bfloat16)?;
+            b = bind(&mut e, b, "d", &[H], Float)?;
+            vec![
+                ("dQ", vec![T_, 2, K]),
+                ("dK", vec![T_, 2, K]),
+                ("dV", vec![T_, H, V]),
+                ("dG", vec![T_, H]),
+                ("dA", vec![H]),
+                ("dD", vec![H]),
+            ]
+        }
+        "_summary" => {
+            b = b.bool("output_transition", true);
+            vec![("final_state", state), ("transition", vec![N, H])]
+        }
+        _ => {
+            b = bind(&mut e, b, "dO", &[T_, H, V], Bfloat16)?;
+            b = b.bool("output_transition", true);
+            vec![("d_initial_state", state), ("transition", vec![N, H])]
+        }
+    };
+    e.finish(b, expect)
+}
+
 fn linear_attention(op: &str, mut b: NodeBuilder) -> Result<OpExample> {
+    if op.starts_with("mamba2") {
+        return mamba2(op, b);
+    }
     let mut e = Ex::new(Bfloat16);
     let family = op.split('_').next().unwrap_or(op);
     let channel_gate = matches!(family, "kda" | "gdn2");
@@ -661,4 +725,70 @@ fn linear_attention(op: &str, mut b: NodeBuilder) -> Result<OpExample> {
         }
     };
     e.finish(b, expect)
+}
+
+/// The example graphs shipped in `examples/graphs/` (file stem, graph): SDPA forward and
+/// backward, matmul + bias + relu, layernorm, GDN forward and backward. Op outputs that a caller
+/// would read are marked as graph outputs.
+pub fn named_examples() -> Result<Vec<(&'static str, Graph)>> {
+    let mut out = Vec::new();
+    for (stem, op, outputs) in [
+        ("sdpa_forward", "sdpa", &["O", "Stats"][..]),
+        ("sdpa_backward", "sdpa_backward", &["dQ", "dK", "dV"][..]),
+        ("layernorm", "layernorm", &["Y", "mean", "inv_var"][..]),
+        (
+            "gdn_forward",
+            "gdn",
+            &["O", "final_state", "state_checkpoints"][..],
+        ),
+        (
+            "gdn_backward",
+            "gdn_bwd",
+            &["dQ", "dK", "dV", "dG", "dBeta", "d_initial_state"][..],
+        ),
+    ] {
+        let mut ex = example(op)?;
+        mark_outputs(&mut ex.graph, ex.node, outputs)?;
+        out.push((stem, ex.graph));
+    }
+    out.push(("matmul_bias_relu", matmul_bias_relu()?));
+    for (_, g) in &mut out {
+        g.validate()?;
+    }
+    Ok(out)
+}
+
+fn mark_outputs(g: &mut Graph, node: usize, ports: &[&str]) -> Result<()> {
+    for p in ports {
+        if let Some(uid) = g.nodes()[node].output(p) {
+            g.set_output(uid, true)?;
+        }
+    }
+    Ok(())
+}
+
+/// `relu(A @ B + bias)` in half precision with FLOAT compute.
+fn matmul_bias_relu() -> Result<Graph> {
+    let mut e = Ex::new(Half);
+    let a = e.t("A", &[4, 128, 256], Half)?;
+    let b = e.t("B", &[4, 256, 64], Half)?;
+    let bias = e.t("bias", &[1, 1, 64], Half)?;
+    let mm = e.g.add_node(
+        NodeBuilder::by_name("matmul")?
+            .name("mm")
+            .input("A", a)
+            .input("B", b),
+    )?;
+    let c = e.g.nodes()[mm].output("C").unwrap_or(-1);
+    let add = e.g.add_node(
+        NodeBuilder::by_name("bias")?
+            .name("add_bias")
+            .input("input", c)
+            .input("bias", bias),
+    )?;
+    let y = e.g.nodes()[add].output("OUT_0").unwrap_or(-1);
+    let relu =
+        e.g.add_node(NodeBuilder::by_name("relu")?.name("relu").input("input", y))?;
+    mark_outputs(&mut e.g, relu, &["OUT_0"])?;
+    Ok(e.g)
 }

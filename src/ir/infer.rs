@@ -370,6 +370,12 @@ fn infer_rule(c: &Ctx<'_>, rule: &ShapeRule) -> InferResult {
             };
             packed(vec![n, ho, k, k])
         }
+        ShapeRule::LaTransitionScalar => {
+            let (Some(n), Some(ho)) = (la_n(c), c.dim("g", 1)) else {
+                return Ok(None);
+            };
+            packed(vec![n, ho])
+        }
         ShapeRule::LaCheckpoints => {
             let (Some(n), Some(ho), Some(v), Some(k), Some(kd)) =
                 (la_n(c), c.dim("g", 1), la_v(c), c.dim("k", -1), c.dims("k"))

@@ -23,7 +23,7 @@ fn catalogue_covers_the_reference_surface() {
     let count = |f: OpFamily| OpKind::all().filter(|k| k.family() == f).count();
     assert_eq!(count(OpFamily::Pointwise), 54);
     assert_eq!(count(OpFamily::Sdpa), 6);
-    assert_eq!(count(OpFamily::LinearAttention), 16);
+    assert_eq!(count(OpFamily::LinearAttention), 20);
     for must in [
         "layernorm",
         "layernorm_backward",
@@ -252,6 +252,11 @@ fn lifecycle_validate_invalidate_freeze_one_shot() {
         assert!(e.to_string().contains("frozen"), "{e}");
     }
     g.validate().unwrap();
+    // Re-planning goes through a mutable copy.
+    let mut copy = g.mutable_copy();
+    assert!(!copy.is_frozen() && !copy.is_validated());
+    assert_eq!(copy.key(), g.key());
+    copy.begin_planning().unwrap();
 }
 
 #[test]
@@ -882,10 +887,110 @@ fn shape_inference_details() {
         ex.graph.tensor(y).unwrap().strides,
         vec![16 * 64, 1, 16 * 8, 16]
     );
-    // Declared dims of an output are kept.
+    // Declared dims of an output are kept, and must be what the op produces.
     let mut ex = example("matmul").unwrap();
     let c = ex.graph.nodes()[ex.node].output("C").unwrap();
     ex.graph.set_dims(c, &[2, 8, 32]).unwrap();
     assert!(ex.graph.tensor(c).unwrap().dims_assigned);
     ex.graph.validate().unwrap();
+    ex.graph.set_dims(c, &[2, 8, 31]).unwrap();
+    let e = ex.graph.validate().unwrap_err().to_string();
+    assert!(
+        e.contains(
+            "port `C`: declared dims [2, 8, 31] differ from the dims the op produces [2, 8, 32]"
+        ),
+        "{e}"
+    );
+}
+
+#[test]
+fn non_finite_floats_round_trip_through_json() {
+    let mut ex = example("diagonal_band_mask").unwrap();
+    ex.graph
+        .set_attr(ex.node, "mask_value", AttrValue::Float(f64::NEG_INFINITY))
+        .unwrap();
+    ex.graph
+        .add_tensor(Tensor::scalar("inf", ScalarValue::Float(f32::INFINITY)))
+        .unwrap();
+    let text = ex.graph.to_json();
+    assert!(text.contains("\"-Infinity\""), "{text}");
+    let back = Graph::from_json(&text).unwrap();
+    assert_eq!(
+        back.nodes()[ex.node].attr("mask_value"),
+        Some(&AttrValue::Float(f64::NEG_INFINITY))
+    );
+    assert_eq!(back.to_json(), text);
+    // Lists of floats and ints keep their type through the table.
+    let v = AttrValue::from_json(&serde_json::json!([1.5, "NaN"])).unwrap();
+    assert!(matches!(v, AttrValue::Floats(ref f) if f.len() == 2 && f[1].is_nan()));
+}
+
+#[test]
+fn fused_scalars_take_the_rank_of_the_node() {
+    let mut ex = example("layernorm").unwrap();
+    let eps = ex.graph.nodes()[ex.node].input("epsilon").unwrap();
+    assert_eq!(ex.graph.tensor(eps).unwrap().dims, vec![1]);
+    ex.graph.validate().unwrap();
+    let t = ex.graph.tensor(eps).unwrap();
+    assert_eq!(
+        (t.dims.clone(), t.strides.clone()),
+        (vec![1, 1, 1, 1], vec![1, 1, 1, 1])
+    );
+}
+
+#[test]
+fn key_ignores_builder_bookkeeping() {
+    // Same structure, one with caller uids and declared strides, one with automatic ones.
+    let build = |explicit: bool| {
+        let mut g = Graph::new(ctx());
+        let mk = |name: &str, uid: i64| {
+            let t = Tensor::new(name, &[2, 2], DataType::Half);
+            if explicit {
+                t.with_uid(uid).with_strides(&[2, 1])
+            } else {
+                t
+            }
+        };
+        let a = g.add_tensor(mk("a", 1)).unwrap();
+        let b = g.add_tensor(mk("b", 2)).unwrap();
+        g.add_node(
+            NodeBuilder::by_name("add")
+                .unwrap()
+                .input("a", a)
+                .input("b", b),
+        )
+        .unwrap();
+        g
+    };
+    assert_eq!(build(true).key(), build(false).key());
+    assert_ne!(
+        build(true).to_json(),
+        build(false).to_json(),
+        "JSON keeps the flags"
+    );
+}
+
+#[test]
+fn state_indices_must_have_one_row_per_sequence() {
+    let mut ex = example("gdn").unwrap();
+    let g = &mut ex.graph;
+    let init = g
+        .add_tensor(Tensor::new("pool", &[8, 4, 16, 32], DataType::Float))
+        .unwrap();
+    let idx = g
+        .add_tensor(Tensor::new("idx", &[3], DataType::Int32))
+        .unwrap();
+    g.bind_input(ex.node, "initial_state", init).unwrap();
+    g.bind_input(ex.node, "state_indices", idx).unwrap();
+    let e = g.validate().unwrap_err().to_string();
+    assert!(
+        e.contains("port `state_indices`: state_indices must be [N]"),
+        "{e}"
+    );
+    g.set_dims(idx, &[2]).unwrap();
+    g.validate().unwrap();
+    // With a state pool, final_state has the pool's dims.
+    let fin = g.nodes()[ex.node].output("final_state").unwrap();
+    assert_eq!(g.tensor(fin).unwrap().dims, vec![8, 4, 16, 32]);
+    assert_eq!(g.smallest_free_uid(), g.tensors().len() as i64 + 1);
 }
