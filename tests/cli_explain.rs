@@ -205,3 +205,56 @@ fn usage_and_input_errors() {
     assert_eq!(out.status.code(), Some(1));
     std::fs::remove_dir_all(dir).ok();
 }
+
+/// An SDPA graph's explanation carries the attention eligibility verdicts of the selector (the
+/// same rule rows as `dnnplan eligibility`), per SDPA node, in the table and in the JSON; a graph
+/// without SDPA has none; without a target architecture the section says how to give one.
+#[test]
+fn sdpa_graph_explanation_includes_attention_eligibility() {
+    let repo = || Path::new(env!("CARGO_MANIFEST_DIR")).to_path_buf();
+    let sdpa = repo().join("examples/graphs/sdpa_forward.json");
+    let sdpa = sdpa.to_str().unwrap();
+    let doc: Value = serde_json::from_str(&ok_stdout(&dnnplan(&[
+        "explain", sdpa, "--arch", "90", "--json",
+    ])))
+    .unwrap();
+    let nodes = doc["attention_eligibility"]
+        .as_array()
+        .expect("an array of per-node verdicts");
+    assert_eq!(nodes.len(), 1, "{doc:#}");
+    let verdicts = &nodes[0]["verdicts"];
+    assert_eq!(verdicts["schema"], "dnnplan.attention_eligibility/1");
+    // Independent of this machine: the selector's verdicts for the same request and environment.
+    let graph = Graph::from_json(&std::fs::read_to_string(sdpa).unwrap()).unwrap();
+    let cudnn = dnnplan::cudnn::loader::info()
+        .ok()
+        .and_then(|i| dnnplan::select::CudnnVer::from_raw(i.version as u64));
+    let expected =
+        dnnplan::select::evaluate_graph(&graph, &dnnplan::select::Environment::new(90, cudnn))
+            .unwrap();
+    assert_eq!(nodes[0]["node"], expected[0].0.as_str());
+    assert_eq!(verdicts, &expected[0].1.to_json());
+    let table = ok_stdout(&dnnplan(&["explain", sdpa, "--arch", "90"]));
+    assert!(table.contains("attention eligibility"), "{table}");
+    assert!(
+        table.contains(&format!("node {}:", expected[0].0)),
+        "{table}"
+    );
+    for line in expected[0].1.to_string().lines() {
+        assert!(
+            table.contains(line.trim_end()),
+            "missing `{line}` in:\n{table}"
+        );
+    }
+
+    let matmul = repo().join("examples/graphs/matmul_bias_relu.json");
+    let doc: Value = serde_json::from_str(&ok_stdout(&dnnplan(&[
+        "explain",
+        matmul.to_str().unwrap(),
+        "--arch",
+        "90",
+        "--json",
+    ])))
+    .unwrap();
+    assert!(doc["attention_eligibility"].is_null(), "{doc:#}");
+}

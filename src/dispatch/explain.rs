@@ -1,6 +1,8 @@
 //! Explain: why the plan list of a graph is what it is. The family (or why none), the facts,
 //! every slot of the family with accept or decline and the reason, the backend's verdict overall
-//! and per mode, and the final ranked list; as JSON and as a readable table.
+//! and per mode, the final ranked list, and for SDPA-family graphs the attention eligibility
+//! verdicts of [`crate::select`] (the same rule rows `dnnplan eligibility` evaluates, every failing
+//! rule with its unblock hint); as JSON and as a readable table.
 //!
 //! Explaining plans a frozen SNAPSHOT of the graph with the same code path as planning (the
 //! caller's graph is not planned or frozen by it). It needs no GPU: engines that need one decline
@@ -15,6 +17,7 @@ use super::graph::Graph;
 use super::modes::HeurMode;
 use super::plan_list::{PlanList, PlanOptions};
 use super::rank::EntrySource;
+use super::target::Target;
 use crate::error::{Error, Result};
 
 /// Validates and freezes a snapshot of `graph` (the caller's graph is untouched), plans it and
@@ -113,8 +116,38 @@ pub fn explain_list(list: &PlanList) -> Value {
             "modes": modes,
         },
         "plans": plans,
+        "attention_eligibility": attention_eligibility(list.graph(), target),
         "error": error,
     })
+}
+
+/// The selector's verdicts on every SDPA-family node of `graph` for the planning target and the
+/// loaded cuDNN; `null` for graphs without such a node. Without a target architecture the section
+/// says so instead of guessing one.
+fn attention_eligibility(graph: &Graph, target: &Target) -> Value {
+    use crate::select::{CudnnVer, Environment, evaluate_graph};
+    if !graph
+        .nodes()
+        .iter()
+        .any(|n| n.op.name().starts_with("sdpa"))
+    {
+        return Value::Null;
+    }
+    let Some(arch) = target.arch().and_then(|a| u16::try_from(a).ok()) else {
+        return json!({ "skipped": format!("no target architecture ({}); pass --arch, e.g. 90", target.describe()) });
+    };
+    let cudnn = crate::cudnn::loader::info()
+        .ok()
+        .and_then(|i| CudnnVer::from_raw(i.version as u64));
+    match evaluate_graph(graph, &Environment::new(arch, cudnn)) {
+        Ok(per_node) => Value::Array(
+            per_node
+                .into_iter()
+                .map(|(node, v)| json!({ "node": node, "log": v.to_string(), "verdicts": v.to_json() }))
+                .collect(),
+        ),
+        Err(e) => json!({ "error": e.to_string() }),
+    }
 }
 
 fn text(v: &Value) -> String {
@@ -211,6 +244,26 @@ pub fn render_table(e: &Value) -> String {
                 format!("mode {}", text(&p["mode"]))
             }
         ));
+    }
+    let attention = &e["attention_eligibility"];
+    if !attention.is_null() {
+        line(String::new());
+        line("attention eligibility (dnnplan eligibility rules):".to_owned());
+        match attention.as_array() {
+            Some(nodes) => {
+                for n in nodes {
+                    line(format!("  node {}:", text(&n["node"])));
+                    for l in n["log"].as_str().unwrap_or_default().lines() {
+                        line(format!("    {l}"));
+                    }
+                }
+            }
+            None => line(format!(
+                "  {}",
+                text(&attention["skipped"]).replace('-', "")
+                    + &text(&attention["error"]).replace('-', "")
+            )),
+        }
     }
     out
 }
