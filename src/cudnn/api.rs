@@ -156,7 +156,9 @@ impl CudnnApi {
     /// `cudnnBackendPopulateCudaGraph`, or `NotSupported` on a cuDNN without it.
     pub fn populate_cuda_graph(&self) -> Result<FnCudaGraph> {
         self.backend_populate_cuda_graph.ok_or_else(|| {
-            Error::NotSupported("cudnnBackendPopulateCudaGraph is not supported by this cuDNN".into())
+            Error::NotSupported(
+                "cudnnBackendPopulateCudaGraph is not supported by this cuDNN".into(),
+            )
         })
     }
 

@@ -110,9 +110,8 @@ impl BackendApi for CudnnApi {
         let (ty, n, ptr) = value.raw(&mut scratch);
         // SAFETY: `ptr` points to `n` elements of type `ty`, alive for the call.
         let st = unsafe { (self.backend_set_attribute)(descriptor, name, ty, n, ptr) };
-        self.check("cudnnBackendSetAttribute", st).map_err(|e| {
-            annotate(e, format!("attribute {} ({name})", attribute_name(name)))
-        })
+        self.check("cudnnBackendSetAttribute", st)
+            .map_err(|e| annotate(e, format!("attribute {} ({name})", attribute_name(name))))
     }
 
     fn finalize(&self, descriptor: RawDescriptor) -> Result<()> {
@@ -134,9 +133,8 @@ impl BackendApi for CudnnApi {
         let st = unsafe {
             (self.backend_get_attribute)(descriptor, name, attr_type, requested, &mut count, out)
         };
-        self.check("cudnnBackendGetAttribute", st).map_err(|e| {
-            annotate(e, format!("attribute {} ({name})", attribute_name(name)))
-        })?;
+        self.check("cudnnBackendGetAttribute", st)
+            .map_err(|e| annotate(e, format!("attribute {} ({name})", attribute_name(name))))?;
         Ok(count)
     }
 

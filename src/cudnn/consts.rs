@@ -9,7 +9,6 @@
 
 #![allow(non_upper_case_globals)]
 
-
 macro_rules! cudnn_enum {
     ($fam:ident, $cname:literal, $doc:literal, { $($name:ident = $val:literal,)* }) => {
         $(

@@ -4,7 +4,9 @@
 use std::ffi::c_void;
 
 use crate::cudnn::api::RawDescriptor;
-use crate::cudnn::backend::{AttrValue, BackendApi, annotate, attribute_name, descriptor_type_name};
+use crate::cudnn::backend::{
+    AttrValue, BackendApi, annotate, attribute_name, descriptor_type_name,
+};
 use crate::cudnn::consts::*;
 use crate::error::{Error, Result};
 
@@ -53,9 +55,9 @@ impl Descriptor {
 
     /// Sets one attribute.
     pub fn set(&mut self, name: u32, value: AttrValue) -> Result<&mut Self> {
-        self.api.set(self.raw, name, &value).map_err(|e| {
-            annotate(e, format!("setting on {}", descriptor_type_name(self.ty)))
-        })?;
+        self.api
+            .set(self.raw, name, &value)
+            .map_err(|e| annotate(e, format!("setting on {}", descriptor_type_name(self.ty))))?;
         Ok(self)
     }
 
@@ -81,14 +83,17 @@ impl Descriptor {
 
     /// Sets a descriptor array attribute.
     pub fn set_descs(&mut self, name: u32, ds: &[&Descriptor]) -> Result<&mut Self> {
-        self.set(name, AttrValue::Descriptors(ds.iter().map(|d| d.raw).collect()))
+        self.set(
+            name,
+            AttrValue::Descriptors(ds.iter().map(|d| d.raw).collect()),
+        )
     }
 
     /// `cudnnBackendFinalize`.
     pub fn finalize(&mut self) -> Result<()> {
-        self.api.finalize(self.raw).map_err(|e| {
-            annotate(e, format!("finalizing {}", descriptor_type_name(self.ty)))
-        })
+        self.api
+            .finalize(self.raw)
+            .map_err(|e| annotate(e, format!("finalizing {}", descriptor_type_name(self.ty))))
     }
 
     /// Reads up to `out.len()` elements of `attr_type` (whose C type must be `T`); returns the
@@ -115,7 +120,10 @@ impl Descriptor {
         // SAFETY: INT64 is i64.
         let n = unsafe { self.get_raw(name, CUDNN_TYPE_INT64, &mut v) }?;
         if n < 1 {
-            return Err(Error::Internal(format!("{} returned no value", attribute_name(name))));
+            return Err(Error::Internal(format!(
+                "{} returned no value",
+                attribute_name(name)
+            )));
         }
         Ok(v[0])
     }

@@ -53,14 +53,22 @@ impl Emitter<'_> {
             let d = self.make_tensor(&spec)?;
             self.tensors.insert(uid, d);
         }
-        self.tensors.get(&uid).ok_or_else(|| Error::Internal("tensor vanished".into()))
+        self.tensors
+            .get(&uid)
+            .ok_or_else(|| Error::Internal("tensor vanished".into()))
     }
 
     fn make_tensor(&self, t: &TensorSpec) -> Result<Descriptor> {
         let mut d = Descriptor::new(self.api, CUDNN_BACKEND_TENSOR_DESCRIPTOR)?;
         d.set_data_type(CUDNN_ATTR_TENSOR_DATA_TYPE, t.dtype)?
-            .set(CUDNN_ATTR_TENSOR_DIMENSIONS, AttrValue::Int64(t.dims.clone()))?
-            .set(CUDNN_ATTR_TENSOR_STRIDES, AttrValue::Int64(t.strides.clone()))?
+            .set(
+                CUDNN_ATTR_TENSOR_DIMENSIONS,
+                AttrValue::Int64(t.dims.clone()),
+            )?
+            .set(
+                CUDNN_ATTR_TENSOR_STRIDES,
+                AttrValue::Int64(t.strides.clone()),
+            )?
             .set_i64(CUDNN_ATTR_TENSOR_UNIQUE_ID, t.uid)?
             .set_i64(CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, t.alignment)?;
         if t.is_virtual {
@@ -132,7 +140,10 @@ impl Emitter<'_> {
             for (name, v) in [
                 (CUDNN_ATTR_POINTWISE_RELU_LOWER_CLIP, p.relu_lower_clip),
                 (CUDNN_ATTR_POINTWISE_RELU_UPPER_CLIP, upper),
-                (CUDNN_ATTR_POINTWISE_RELU_LOWER_CLIP_SLOPE, p.relu_lower_clip_slope),
+                (
+                    CUDNN_ATTR_POINTWISE_RELU_LOWER_CLIP_SLOPE,
+                    p.relu_lower_clip_slope,
+                ),
             ] {
                 if let Some(v) = v {
                     pw.set(name, real(v))?;
@@ -169,14 +180,23 @@ impl Emitter<'_> {
             } => {
                 let pw = self.pointwise_desc(*mode, *compute, params)?;
                 let mut d = desc(CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR)?;
-                d.set(CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, AttrValue::Descriptors(vec![pw]))?;
+                d.set(
+                    CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR,
+                    AttrValue::Descriptors(vec![pw]),
+                )?;
                 self.set_t(&mut d, CUDNN_ATTR_OPERATION_POINTWISE_XDESC, *x)?;
                 self.set_opt(&mut d, CUDNN_ATTR_OPERATION_POINTWISE_BDESC, *b)?;
                 self.set_opt(&mut d, CUDNN_ATTR_OPERATION_POINTWISE_TDESC, *t)?;
                 self.set_t(&mut d, CUDNN_ATTR_OPERATION_POINTWISE_YDESC, *y)?;
-                d.set(CUDNN_ATTR_OPERATION_POINTWISE_ALPHA1, AttrValue::Float(vec![1.0]))?;
+                d.set(
+                    CUDNN_ATTR_OPERATION_POINTWISE_ALPHA1,
+                    AttrValue::Float(vec![1.0]),
+                )?;
                 if b.is_some() {
-                    d.set(CUDNN_ATTR_OPERATION_POINTWISE_ALPHA2, AttrValue::Float(vec![1.0]))?;
+                    d.set(
+                        CUDNN_ATTR_OPERATION_POINTWISE_ALPHA2,
+                        AttrValue::Float(vec![1.0]),
+                    )?;
                 }
                 d
             }
@@ -190,7 +210,10 @@ impl Emitter<'_> {
             } => {
                 let pw = self.pointwise_desc(*mode, *compute, params)?;
                 let mut d = desc(CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR)?;
-                d.set(CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, AttrValue::Descriptors(vec![pw]))?;
+                d.set(
+                    CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR,
+                    AttrValue::Descriptors(vec![pw]),
+                )?;
                 self.set_t(&mut d, CUDNN_ATTR_OPERATION_POINTWISE_DYDESC, *dy)?;
                 self.set_t(&mut d, CUDNN_ATTR_OPERATION_POINTWISE_XDESC, *x)?;
                 self.set_t(&mut d, CUDNN_ATTR_OPERATION_POINTWISE_DXDESC, *dx)?;
@@ -216,10 +239,25 @@ impl Emitter<'_> {
                 self.set_t(&mut d, CUDNN_ATTR_OPERATION_MATMUL_ADESC, *a)?;
                 self.set_t(&mut d, CUDNN_ATTR_OPERATION_MATMUL_BDESC, *b)?;
                 self.set_t(&mut d, CUDNN_ATTR_OPERATION_MATMUL_CDESC, *c)?;
-                d.set(CUDNN_ATTR_OPERATION_MATMUL_DESC, AttrValue::Descriptors(vec![mm]))?;
-                self.set_opt(&mut d, CUDNN_ATTR_OPERATION_MATMUL_GEMM_M_OVERRIDE_DESC, *m_override)?;
-                self.set_opt(&mut d, CUDNN_ATTR_OPERATION_MATMUL_GEMM_N_OVERRIDE_DESC, *n_override)?;
-                self.set_opt(&mut d, CUDNN_ATTR_OPERATION_MATMUL_GEMM_K_OVERRIDE_DESC, *k_override)?;
+                d.set(
+                    CUDNN_ATTR_OPERATION_MATMUL_DESC,
+                    AttrValue::Descriptors(vec![mm]),
+                )?;
+                self.set_opt(
+                    &mut d,
+                    CUDNN_ATTR_OPERATION_MATMUL_GEMM_M_OVERRIDE_DESC,
+                    *m_override,
+                )?;
+                self.set_opt(
+                    &mut d,
+                    CUDNN_ATTR_OPERATION_MATMUL_GEMM_N_OVERRIDE_DESC,
+                    *n_override,
+                )?;
+                self.set_opt(
+                    &mut d,
+                    CUDNN_ATTR_OPERATION_MATMUL_GEMM_K_OVERRIDE_DESC,
+                    *k_override,
+                )?;
                 d
             }
             OpSpec::Reduction {
@@ -230,8 +268,12 @@ impl Emitter<'_> {
                 deterministic,
             } => {
                 let mut r = desc(CUDNN_BACKEND_REDUCTION_DESCRIPTOR)?;
-                r.set_enum(CUDNN_ATTR_REDUCTION_OPERATOR, CUDNN_TYPE_REDUCTION_OPERATOR_TYPE, *mode)?
-                    .set_data_type(CUDNN_ATTR_REDUCTION_COMP_TYPE, *compute)?;
+                r.set_enum(
+                    CUDNN_ATTR_REDUCTION_OPERATOR,
+                    CUDNN_TYPE_REDUCTION_OPERATOR_TYPE,
+                    *mode,
+                )?
+                .set_data_type(CUDNN_ATTR_REDUCTION_COMP_TYPE, *compute)?;
                 if let Some(det) = deterministic {
                     r.set(CUDNN_ATTR_REDUCTION_IS_DETERMINISTIC, AttrValue::Bool(*det))?;
                 }
@@ -239,7 +281,10 @@ impl Emitter<'_> {
                 let mut d = desc(CUDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR)?;
                 self.set_t(&mut d, CUDNN_ATTR_OPERATION_REDUCTION_XDESC, *x)?;
                 self.set_t(&mut d, CUDNN_ATTR_OPERATION_REDUCTION_YDESC, *y)?;
-                d.set(CUDNN_ATTR_OPERATION_REDUCTION_DESC, AttrValue::Descriptors(vec![r]))?;
+                d.set(
+                    CUDNN_ATTR_OPERATION_REDUCTION_DESC,
+                    AttrValue::Descriptors(vec![r]),
+                )?;
                 d
             }
             OpSpec::NormForward {
@@ -254,11 +299,23 @@ impl Emitter<'_> {
                 y,
             } => {
                 let mut d = desc(CUDNN_BACKEND_OPERATION_NORM_FORWARD_DESCRIPTOR)?;
-                d.set_enum(CUDNN_ATTR_OPERATION_NORM_FWD_MODE, CUDNN_TYPE_NORM_MODE, *mode)?
-                    .set_enum(CUDNN_ATTR_OPERATION_NORM_FWD_PHASE, CUDNN_TYPE_NORM_FWD_PHASE, *phase)?;
+                d.set_enum(
+                    CUDNN_ATTR_OPERATION_NORM_FWD_MODE,
+                    CUDNN_TYPE_NORM_MODE,
+                    *mode,
+                )?
+                .set_enum(
+                    CUDNN_ATTR_OPERATION_NORM_FWD_PHASE,
+                    CUDNN_TYPE_NORM_FWD_PHASE,
+                    *phase,
+                )?;
                 self.set_t(&mut d, CUDNN_ATTR_OPERATION_NORM_FWD_XDESC, *x)?;
                 self.set_opt(&mut d, CUDNN_ATTR_OPERATION_NORM_FWD_MEAN_DESC, *mean)?;
-                self.set_opt(&mut d, CUDNN_ATTR_OPERATION_NORM_FWD_INV_VARIANCE_DESC, *inv_variance)?;
+                self.set_opt(
+                    &mut d,
+                    CUDNN_ATTR_OPERATION_NORM_FWD_INV_VARIANCE_DESC,
+                    *inv_variance,
+                )?;
                 self.set_opt(&mut d, CUDNN_ATTR_OPERATION_NORM_FWD_SCALE_DESC, *scale)?;
                 self.set_opt(&mut d, CUDNN_ATTR_OPERATION_NORM_FWD_BIAS_DESC, *bias)?;
                 self.set_opt(&mut d, CUDNN_ATTR_OPERATION_NORM_FWD_EPSILON_DESC, *epsilon)?;
@@ -278,10 +335,18 @@ impl Emitter<'_> {
                 dbias,
             } => {
                 let mut d = desc(CUDNN_BACKEND_OPERATION_NORM_BACKWARD_DESCRIPTOR)?;
-                d.set_enum(CUDNN_ATTR_OPERATION_NORM_BWD_MODE, CUDNN_TYPE_NORM_MODE, *mode)?;
+                d.set_enum(
+                    CUDNN_ATTR_OPERATION_NORM_BWD_MODE,
+                    CUDNN_TYPE_NORM_MODE,
+                    *mode,
+                )?;
                 self.set_t(&mut d, CUDNN_ATTR_OPERATION_NORM_BWD_XDESC, *x)?;
                 self.set_opt(&mut d, CUDNN_ATTR_OPERATION_NORM_BWD_MEAN_DESC, *mean)?;
-                self.set_opt(&mut d, CUDNN_ATTR_OPERATION_NORM_BWD_INV_VARIANCE_DESC, *inv_variance)?;
+                self.set_opt(
+                    &mut d,
+                    CUDNN_ATTR_OPERATION_NORM_BWD_INV_VARIANCE_DESC,
+                    *inv_variance,
+                )?;
                 self.set_t(&mut d, CUDNN_ATTR_OPERATION_NORM_BWD_DYDESC, *dy)?;
                 self.set_opt(&mut d, CUDNN_ATTR_OPERATION_NORM_BWD_SCALE_DESC, *scale)?;
                 self.set_opt(&mut d, CUDNN_ATTR_OPERATION_NORM_BWD_EPSILON_DESC, *epsilon)?;
@@ -300,12 +365,28 @@ impl Emitter<'_> {
             } => {
                 let mut c = desc(CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR)?;
                 c.set_data_type(CUDNN_ATTR_CONVOLUTION_COMP_TYPE, *compute)?
-                    .set_enum(CUDNN_ATTR_CONVOLUTION_CONV_MODE, CUDNN_TYPE_CONVOLUTION_MODE, g.mode)?
+                    .set_enum(
+                        CUDNN_ATTR_CONVOLUTION_CONV_MODE,
+                        CUDNN_TYPE_CONVOLUTION_MODE,
+                        g.mode,
+                    )?
                     .set_i64(CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS, g.stride.len() as i64)?
-                    .set(CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS, AttrValue::Int64(g.pre_padding.clone()))?
-                    .set(CUDNN_ATTR_CONVOLUTION_POST_PADDINGS, AttrValue::Int64(g.post_padding.clone()))?
-                    .set(CUDNN_ATTR_CONVOLUTION_DILATIONS, AttrValue::Int64(g.dilation.clone()))?
-                    .set(CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES, AttrValue::Int64(g.stride.clone()))?;
+                    .set(
+                        CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS,
+                        AttrValue::Int64(g.pre_padding.clone()),
+                    )?
+                    .set(
+                        CUDNN_ATTR_CONVOLUTION_POST_PADDINGS,
+                        AttrValue::Int64(g.post_padding.clone()),
+                    )?
+                    .set(
+                        CUDNN_ATTR_CONVOLUTION_DILATIONS,
+                        AttrValue::Int64(g.dilation.clone()),
+                    )?
+                    .set(
+                        CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES,
+                        AttrValue::Int64(g.stride.clone()),
+                    )?;
                 let c = self.finalized(c)?;
                 let (ty, names) = match kind {
                     ConvKind::Fprop => (
@@ -367,13 +448,19 @@ impl Emitter<'_> {
                     CUDNN_TYPE_RNG_DISTRIBUTION,
                     CUDNN_RNG_DISTRIBUTION_BERNOULLI,
                 )?
-                .set(CUDNN_ATTR_RNG_BERNOULLI_DIST_PROBABILITY, AttrValue::Double(vec![*probability]))?;
+                .set(
+                    CUDNN_ATTR_RNG_BERNOULLI_DIST_PROBABILITY,
+                    AttrValue::Double(vec![*probability]),
+                )?;
                 let r = self.finalized(r)?;
                 let mut d = desc(CUDNN_BACKEND_OPERATION_RNG_DESCRIPTOR)?;
                 self.set_t(&mut d, CUDNN_ATTR_OPERATION_RNG_YDESC, *y)?;
                 self.set_t(&mut d, CUDNN_ATTR_OPERATION_RNG_SEED, *seed)?;
                 self.set_t(&mut d, CUDNN_ATTR_OPERATION_RNG_OFFSET_DESC, *offset)?;
-                d.set(CUDNN_ATTR_OPERATION_RNG_DESC, AttrValue::Descriptors(vec![r]))?;
+                d.set(
+                    CUDNN_ATTR_OPERATION_RNG_DESC,
+                    AttrValue::Descriptors(vec![r]),
+                )?;
                 d
             }
             OpSpec::Reshape { x, y } => {
@@ -399,8 +486,16 @@ impl Emitter<'_> {
                 self.set_t(&mut d, CUDNN_ATTR_OPERATION_SDPA_FWD_ODESC, *o)?;
                 self.set_opt(&mut d, CUDNN_ATTR_OPERATION_SDPA_FWD_STATSDESC, *stats)?;
                 self.set_opt(&mut d, CUDNN_ATTR_OPERATION_SDPA_FWD_SCALEDESC, *scale)?;
-                self.set_opt(&mut d, CUDNN_ATTR_OPERATION_SDPA_FWD_SEQ_LEN_QDESC, *seq_len_q)?;
-                self.set_opt(&mut d, CUDNN_ATTR_OPERATION_SDPA_FWD_SEQ_LEN_KVDESC, *seq_len_kv)?;
+                self.set_opt(
+                    &mut d,
+                    CUDNN_ATTR_OPERATION_SDPA_FWD_SEQ_LEN_QDESC,
+                    *seq_len_q,
+                )?;
+                self.set_opt(
+                    &mut d,
+                    CUDNN_ATTR_OPERATION_SDPA_FWD_SEQ_LEN_KVDESC,
+                    *seq_len_kv,
+                )?;
                 d
             }
         };
@@ -411,7 +506,10 @@ impl Emitter<'_> {
 fn with_tensor(e: Error, t: &TensorSpec) -> Error {
     crate::cudnn::backend::annotate(
         e,
-        format!("tensor `{}` (uid {}, dims {:?}, strides {:?})", t.name, t.uid, t.dims, t.strides),
+        format!(
+            "tensor `{}` (uid {}, dims {:?}, strides {:?})",
+            t.name, t.uid, t.dims, t.strides
+        ),
     )
 }
 
@@ -422,13 +520,20 @@ pub fn emit(
     handle: Option<RawHandle>,
 ) -> Result<OperationGraph> {
     if graph.ops.is_empty() {
-        return Err(Error::invalid_graph("graph", None, "no backend operations to lower"));
+        return Err(Error::invalid_graph(
+            "graph",
+            None,
+            "no backend operations to lower",
+        ));
     }
     if graph.ops.len() > MAX_OPGRAPH_OPS {
         return Err(Error::invalid_graph(
             "graph",
             None,
-            format!("{} backend operations exceed the limit of {MAX_OPGRAPH_OPS}", graph.ops.len()),
+            format!(
+                "{} backend operations exceed the limit of {MAX_OPGRAPH_OPS}",
+                graph.ops.len()
+            ),
         ));
     }
     let mut em = Emitter {

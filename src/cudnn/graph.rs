@@ -376,7 +376,9 @@ impl OpSpec {
                 add(Some(*w));
                 add(Some(*y));
             }
-            OpSpec::Rng { y, seed, offset, .. } => {
+            OpSpec::Rng {
+                y, seed, offset, ..
+            } => {
                 add(Some(*seed));
                 add(Some(*offset));
                 add(Some(*y));
@@ -449,7 +451,10 @@ impl BackendGraph {
 
     /// Total frontend workspace bytes (each entry rounded up to 256 bytes).
     pub fn fe_workspace_bytes(&self) -> usize {
-        self.fe_workspace.iter().map(|(_, b)| b.div_ceil(256) * 256).sum()
+        self.fe_workspace
+            .iter()
+            .map(|(_, b)| b.div_ceil(256) * 256)
+            .sum()
     }
 
     /// Byte offset of a frontend-workspace tensor.
@@ -557,10 +562,13 @@ impl GraphBuilder {
 
     /// Mutable access to a tensor.
     pub fn tensor_mut(&mut self, uid: Uid) -> Result<&mut TensorSpec> {
-        self.graph.tensors.get_mut(&uid).ok_or_else(|| Error::NotFound {
-            what: "backend tensor",
-            key: uid.to_string(),
-        })
+        self.graph
+            .tensors
+            .get_mut(&uid)
+            .ok_or_else(|| Error::NotFound {
+                what: "backend tensor",
+                key: uid.to_string(),
+            })
     }
 
     /// A tensor.

@@ -67,7 +67,10 @@ pub fn cudnn_error(
         message.push_str(": ");
         message.push_str(&d);
     }
-    match last_error.map(|s| s.trim().to_owned()).filter(|s| !s.is_empty()) {
+    match last_error
+        .map(|s| s.trim().to_owned())
+        .filter(|s| !s.is_empty())
+    {
         Some(l) => {
             message.push_str("; last error: ");
             message.push_str(&l);
