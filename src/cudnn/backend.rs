@@ -208,6 +208,14 @@ unsafe impl Send for Recorder {}
 unsafe impl Sync for Recorder {}
 
 impl Recorder {
+    /// A recorder whose finalize fails with NOT_SUPPORTED for these descriptor types.
+    pub fn rejecting(types: Vec<u32>) -> Recorder {
+        Recorder {
+            reject_finalize: types,
+            ..Recorder::default()
+        }
+    }
+
     /// A copy of the calls recorded so far.
     pub fn calls(&self) -> Vec<Recorded> {
         self.log.lock().map(|l| l.clone()).unwrap_or_default()

@@ -40,7 +40,7 @@ impl CudnnStatus {
             return n.to_owned();
         }
         let base = (self.0 / 1000) * 1000;
-        match CudnnStatus(base).name() {
+        match CudnnStatus(base).name().filter(|_| base >= 1000) {
             Some(n) => format!("{n} ({})", self.0),
             None => format!("cudnnStatus {}", self.0),
         }
