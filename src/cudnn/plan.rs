@@ -494,3 +494,46 @@ impl BackendPlan {
         })
     }
 }
+
+/// Why a config did not build (plan name, error text), for "no valid execution plans" messages.
+pub type BuildFailure = (String, String);
+
+/// Builds the first config of `candidates` that finalizes on `handle` (in list order; a
+/// NOT_SUPPORTED failure advances, any other error is kept as a reason and also advances, as the
+/// frontend's HEURISTICS_CHOICE policy does). Errors with every per-config reason if none builds.
+pub fn build_first(
+    opgraph: &Arc<OperationGraph>,
+    candidates: &BackendCandidates,
+    handle: RawHandle,
+) -> Result<(usize, BackendPlan)> {
+    let mut failures: Vec<BuildFailure> = Vec::new();
+    for (i, e) in candidates.entries.iter().enumerate() {
+        match BackendPlan::build(opgraph.clone(), &e.config, handle, e.name()) {
+            Ok(p) => return Ok((i, p)),
+            Err(err) => failures.push((e.name(), err.to_string())),
+        }
+    }
+    let detail = if failures.is_empty() {
+        format!(
+            "the backend offered no engine configs (modes: {})",
+            candidates
+                .modes
+                .iter()
+                .map(|m| match &m.result {
+                    Ok(n) => format!("{} -> {n}", m.mode.name()),
+                    Err(e) => format!("{} -> {e}", m.mode.name()),
+                })
+                .collect::<Vec<_>>()
+                .join("; ")
+        )
+    } else {
+        failures
+            .iter()
+            .map(|(n, e)| format!("{n}: {e}"))
+            .collect::<Vec<_>>()
+            .join("; ")
+    };
+    Err(Error::NotSupported(format!(
+        "no valid execution plan built: {detail}"
+    )))
+}
