@@ -17,11 +17,6 @@
 
 
 /**
- * Oldest cuDNN version (packed major*10000 + minor*100 + patch) the backend provider accepts.
- */
-#define MIN_CUDNN_VERSION 90000
-
-/**
  * Status code returned by every fallible dnnplan function (`DNNP_STATUS_*`).
  */
 typedef int32_t dnnp_status_t;
@@ -106,8 +101,6 @@ typedef int32_t dnnp_status_t;
  */
 #define DNNP_STATUS_CUDNN_ERROR 5002
 
-
-
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
@@ -140,12 +133,19 @@ const char *dnnp_status_name(dnnp_status_t status);
  * `*needed` (when `needed` is not NULL) receives the size including the NUL. When `buf` is NULL or
  * `cap` is smaller than that, nothing is copied and `DNNP_STATUS_BUFFER_TOO_SMALL` is returned.
  * This call does not change the last-error message.
+ *
+ * # Safety
+ * `buf` must be NULL or valid for writing `cap` bytes; `needed` must be NULL or valid for one
+ * write.
  */
 dnnp_status_t dnnp_get_last_error_string(char *buf, size_t cap, size_t *needed);
 
 /**
  * Test hook: panics inside the boundary with `message` (may be NULL) and returns
  * `DNNP_STATUS_INTERNAL_PANIC`; proves that panics never cross the C ABI.
+ *
+ * # Safety
+ * `message` must be NULL or point to a NUL-terminated string.
  */
 dnnp_status_t dnnp_debug_force_panic(const char *message);
 

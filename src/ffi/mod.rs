@@ -4,6 +4,8 @@
 
 pub(crate) mod boundary;
 pub mod diagnostics;
+pub mod explain;
+pub mod plan;
 pub mod types;
 
 pub use types::*;
