@@ -554,6 +554,20 @@ impl GraphBuilder {
         Ok(uid)
     }
 
+    /// Inserts a fully described tensor (from the IR); its uid must be below
+    /// [`GENERATED_UID_BASE`] and unique.
+    pub fn insert_tensor(&mut self, t: TensorSpec) -> Result<Uid> {
+        if !(0..GENERATED_UID_BASE).contains(&t.uid) || self.graph.tensors.contains_key(&t.uid) {
+            return Err(Error::bad_param(
+                format!("tensor `{}`", t.name),
+                format!("uid {} is out of range or already used", t.uid),
+            ));
+        }
+        let uid = t.uid;
+        self.graph.tensors.insert(uid, t);
+        Ok(uid)
+    }
+
     /// Sets the ragged-offset tensor of `uid`.
     pub fn set_ragged_offset(&mut self, uid: Uid, offset: Uid) -> Result<()> {
         self.tensor_mut(uid)?.ragged_offset = Some(offset);

@@ -17,4 +17,5 @@ pub mod handle;
 pub mod loader;
 pub mod lower;
 pub mod plan;
+pub mod provider;
 pub mod status;

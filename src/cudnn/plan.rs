@@ -129,6 +129,8 @@ pub struct ModeOutcome {
     pub mode: HeurMode,
     /// Configs the mode returned (before de-duplication), or why the query failed.
     pub result: std::result::Result<usize, String>,
+    /// cuDNN's last error text when the mode returned no configs (often says why).
+    pub note: Option<String>,
 }
 
 /// Reads the `(engine_id, knobs, notes)` of a finalized ENGINECFG.
@@ -233,9 +235,19 @@ pub fn query_modes(opg: &OperationGraph, modes: &[HeurMode]) -> Result<BackendCa
         match query_mode(opg, mode) {
             Ok(list) => {
                 any_ok = true;
+                let note = if list.is_empty() {
+                    opg.desc
+                        .api()
+                        .real()
+                        .map(|a| a.last_error().trim().to_owned())
+                        .filter(|s| !s.is_empty())
+                } else {
+                    None
+                };
                 outcomes.push(ModeOutcome {
                     mode,
                     result: Ok(list.len()),
+                    note,
                 });
                 for e in list {
                     if !entries
@@ -250,6 +262,7 @@ pub fn query_modes(opg: &OperationGraph, modes: &[HeurMode]) -> Result<BackendCa
                 outcomes.push(ModeOutcome {
                     mode,
                     result: Err(e.to_string()),
+                    note: None,
                 });
                 last_err = Some(e);
             }
@@ -519,9 +532,10 @@ pub fn build_first(
             candidates
                 .modes
                 .iter()
-                .map(|m| match &m.result {
-                    Ok(n) => format!("{} -> {n}", m.mode.name()),
-                    Err(e) => format!("{} -> {e}", m.mode.name()),
+                .map(|m| match (&m.result, &m.note) {
+                    (Ok(n), Some(note)) => format!("{} -> {n} ({note})", m.mode.name()),
+                    (Ok(n), None) => format!("{} -> {n}", m.mode.name()),
+                    (Err(e), _) => format!("{} -> {e}", m.mode.name()),
                 })
                 .collect::<Vec<_>>()
                 .join("; ")

@@ -5,6 +5,7 @@
 //! IR spells ops; `from_ir` maps IR nodes onto them.
 
 pub mod attention;
+pub mod from_ir;
 
 use crate::cudnn::consts::*;
 use crate::cudnn::graph::{
