@@ -17,9 +17,295 @@
 
 
 /**
+ * The delegating backend entry's engine id (it has no replayable `(engine_id, knobs)`).
+ */
+#define DNNP_ENGINE_ID_BACKEND_HEURISTIC -1
+
+/**
+ * First id of the reserved C++ open-source band (backend ids are `[0, 10000)`).
+ */
+#define DNNP_ENGINE_ID_CPP_OSS_BASE 10000
+
+/**
+ * First bundled-engine id; each family owns a block of `DNNP_ENGINE_ID_FAMILY_BLOCK` ids.
+ */
+#define DNNP_ENGINE_ID_BUNDLED_BASE 20000
+
+/**
+ * Width of a family's block of bundled-engine ids.
+ */
+#define DNNP_ENGINE_ID_FAMILY_BLOCK 100
+
+/**
+ * A graph's plan list (opaque).
+ */
+typedef struct dnnp_plan_list_t dnnp_plan_list_t;
+
+/**
  * Status code returned by every fallible dnnplan function (`DNNP_STATUS_*`).
  */
 typedef int32_t dnnp_status_t;
+
+/**
+ * Heuristic mode (`DNNP_HEUR_MODE_*`), the reference's `HeurMode_t` values.
+ */
+typedef uint32_t dnnp_heur_mode_t;
+
+/**
+ * Knob type (`DNNP_KNOB_TYPE_*`): the persisted public vocabulary shared with the reference;
+ * 0..32 mirror the backend, 1000 and up are frontend-only.
+ */
+typedef uint32_t dnnp_knob_type_t;
+
+/**
+ * Build policy (`DNNP_BUILD_POLICY_*`).
+ */
+typedef uint32_t dnnp_build_policy_t;
+
+/**
+ * The backend's decision-tree heuristic; the families' tuned proposals.
+ */
+#define DNNP_HEUR_MODE_A 0
+
+/**
+ * The backend's slower heuristic (families reuse their mode-A proposals).
+ */
+#define DNNP_HEUR_MODE_B 1
+
+/**
+ * Functional fallbacks.
+ */
+#define DNNP_HEUR_MODE_FALLBACK 2
+
+/**
+ * Open-source engines; brings in the delegating backend entry.
+ */
+#define DNNP_HEUR_MODE_OPENSOURCE 3
+
+/**
+ * From the selected index, stop at the first plan that builds (a decline advances).
+ */
+#define DNNP_BUILD_POLICY_HEURISTICS_CHOICE 0
+
+/**
+ * Build every plan; keep the first success (or the previous selection if it built).
+ */
+#define DNNP_BUILD_POLICY_ALL 1
+
+/**
+ * Knob type `NOT_SET` (0).
+ */
+#define DNNP_KNOB_TYPE_NOT_SET 0
+
+/**
+ * Knob type `SWIZZLE` (1).
+ */
+#define DNNP_KNOB_TYPE_SWIZZLE 1
+
+/**
+ * Knob type `TILE_SIZE` (2).
+ */
+#define DNNP_KNOB_TYPE_TILE_SIZE 2
+
+/**
+ * Knob type `EDGE` (3).
+ */
+#define DNNP_KNOB_TYPE_EDGE 3
+
+/**
+ * Knob type `MULTIPLY` (4).
+ */
+#define DNNP_KNOB_TYPE_MULTIPLY 4
+
+/**
+ * Knob type `SPLIT_K_BUF` (5).
+ */
+#define DNNP_KNOB_TYPE_SPLIT_K_BUF 5
+
+/**
+ * Knob type `TILEK` (6).
+ */
+#define DNNP_KNOB_TYPE_TILEK 6
+
+/**
+ * Knob type `STAGES` (7).
+ */
+#define DNNP_KNOB_TYPE_STAGES 7
+
+/**
+ * Knob type `REDUCTION_MODE` (8).
+ */
+#define DNNP_KNOB_TYPE_REDUCTION_MODE 8
+
+/**
+ * Knob type `SPLIT_K_SLC` (9).
+ */
+#define DNNP_KNOB_TYPE_SPLIT_K_SLC 9
+
+/**
+ * Knob type `IDX_MODE` (10).
+ */
+#define DNNP_KNOB_TYPE_IDX_MODE 10
+
+/**
+ * Knob type `SPECFILT` (11).
+ */
+#define DNNP_KNOB_TYPE_SPECFILT 11
+
+/**
+ * Knob type `KERNEL_CFG` (12).
+ */
+#define DNNP_KNOB_TYPE_KERNEL_CFG 12
+
+/**
+ * Knob type `WORKSPACE` (13).
+ */
+#define DNNP_KNOB_TYPE_WORKSPACE 13
+
+/**
+ * Knob type `TILE_CGA_M` (14).
+ */
+#define DNNP_KNOB_TYPE_TILE_CGA_M 14
+
+/**
+ * Knob type `TILE_CGA_N` (15).
+ */
+#define DNNP_KNOB_TYPE_TILE_CGA_N 15
+
+/**
+ * Knob type `BLOCK_SIZE` (16).
+ */
+#define DNNP_KNOB_TYPE_BLOCK_SIZE 16
+
+/**
+ * Knob type `OCCUPANCY` (17).
+ */
+#define DNNP_KNOB_TYPE_OCCUPANCY 17
+
+/**
+ * Knob type `ARRAY_SIZE_PER_THREAD` (18).
+ */
+#define DNNP_KNOB_TYPE_ARRAY_SIZE_PER_THREAD 18
+
+/**
+ * Knob type `SPLIT_COLS` (19).
+ */
+#define DNNP_KNOB_TYPE_SPLIT_COLS 19
+
+/**
+ * Knob type `TILE_ROWS` (20).
+ */
+#define DNNP_KNOB_TYPE_TILE_ROWS 20
+
+/**
+ * Knob type `TILE_COLS` (21).
+ */
+#define DNNP_KNOB_TYPE_TILE_COLS 21
+
+/**
+ * Knob type `LOAD_SIZE` (22).
+ */
+#define DNNP_KNOB_TYPE_LOAD_SIZE 22
+
+/**
+ * Knob type `CTA_COUNT` (23).
+ */
+#define DNNP_KNOB_TYPE_CTA_COUNT 23
+
+/**
+ * Knob type `STREAM_K` (24).
+ */
+#define DNNP_KNOB_TYPE_STREAM_K 24
+
+/**
+ * Knob type `SPLIT_P_SLC` (25).
+ */
+#define DNNP_KNOB_TYPE_SPLIT_P_SLC 25
+
+/**
+ * Knob type `TILE_M` (26).
+ */
+#define DNNP_KNOB_TYPE_TILE_M 26
+
+/**
+ * Knob type `TILE_N` (27).
+ */
+#define DNNP_KNOB_TYPE_TILE_N 27
+
+/**
+ * Knob type `WARP_SPEC_CFG` (28).
+ */
+#define DNNP_KNOB_TYPE_WARP_SPEC_CFG 28
+
+/**
+ * Knob type `SWAP_AB` (29).
+ */
+#define DNNP_KNOB_TYPE_SWAP_AB 29
+
+/**
+ * Knob type `INPUT_TMA_ENABLE` (30).
+ */
+#define DNNP_KNOB_TYPE_INPUT_TMA_ENABLE 30
+
+/**
+ * Knob type `OUTPUT_TMA_ENABLE` (31).
+ */
+#define DNNP_KNOB_TYPE_OUTPUT_TMA_ENABLE 31
+
+/**
+ * Knob type `TILE_CGA` (32).
+ */
+#define DNNP_KNOB_TYPE_TILE_CGA 32
+
+/**
+ * Knob type `SCHED_POLICY` (1000).
+ */
+#define DNNP_KNOB_TYPE_SCHED_POLICY 1000
+
+/**
+ * Knob type `PACK_GQA` (1001).
+ */
+#define DNNP_KNOB_TYPE_PACK_GQA 1001
+
+/**
+ * Knob type `SPLIT_KV` (1002).
+ */
+#define DNNP_KNOB_TYPE_SPLIT_KV 1002
+
+/**
+ * Knob type `PIPELINE_ARCH` (1003).
+ */
+#define DNNP_KNOB_TYPE_PIPELINE_ARCH 1003
+
+/**
+ * Knob type `MMA_TILE_M` (1004).
+ */
+#define DNNP_KNOB_TYPE_MMA_TILE_M 1004
+
+/**
+ * Knob type `MMA_TILE_N` (1005).
+ */
+#define DNNP_KNOB_TYPE_MMA_TILE_N 1005
+
+/**
+ * Knob type `MMA_TILE_K` (1006).
+ */
+#define DNNP_KNOB_TYPE_MMA_TILE_K 1006
+
+/**
+ * Knob type `CTA_GROUP` (1007).
+ */
+#define DNNP_KNOB_TYPE_CTA_GROUP 1007
+
+/**
+ * Knob type `WARPS_M` (1008).
+ */
+#define DNNP_KNOB_TYPE_WARPS_M 1008
+
+/**
+ * Knob type `WARPS_N` (1009).
+ */
+#define DNNP_KNOB_TYPE_WARPS_N 1009
 
 /**
  * Success.
@@ -148,6 +434,169 @@ dnnp_status_t dnnp_get_last_error_string(char *buf, size_t cap, size_t *needed);
  * `message` must be NULL or point to a NUL-terminated string.
  */
 dnnp_status_t dnnp_debug_force_panic(const char *message);
+
+/**
+ * The explanation of a plan list as JSON (after `dnnp_plan_list_create_execution_plans`, which
+ * records it even when it fails with `NOT_SUPPORTED`). Two-call string pattern.
+ *
+ * # Safety
+ * `list` must be a live plan list; `buf` NULL or valid for `cap` bytes; `needed` NULL or valid
+ * for one write.
+ */
+dnnp_status_t dnnp_plan_list_explain(const dnnp_plan_list_t *list,
+                                     char *buf,
+                                     size_t cap,
+                                     size_t *needed);
+
+/**
+ * Creates a plan list for the graph in `graph_json` (the IR's JSON document): validates and
+ * freezes it, attaches this machine's target (device 0, or none), the cuDNN backend (declining
+ * when cuDNN is not loaded) and the manifest. Nothing is planned yet.
+ *
+ * # Safety
+ * `graph_json` must be a NUL-terminated string; `out` must be valid for one write.
+ */
+dnnp_status_t dnnp_plan_list_create_from_json(const char *graph_json, dnnp_plan_list_t **out);
+
+/**
+ * Test hook: a plan list over dnnplan's stand-in engines and a scripted fake backend, described
+ * by `script_json` (see `dispatch::testing::stand_in::scripted_plan_list`). Nothing is planned yet.
+ *
+ * # Safety
+ * `script_json` must be a NUL-terminated string; `out` must be valid for one write.
+ */
+dnnp_status_t dnnp_debug_plan_list_create_stand_in(const char *script_json, dnnp_plan_list_t **out);
+
+/**
+ * Destroys a plan list and every plan built from it; NULL is a no-op.
+ *
+ * # Safety
+ * `list` must be NULL or a live plan list, not used afterwards.
+ */
+void dnnp_plan_list_destroy(dnnp_plan_list_t *list);
+
+/**
+ * Plans the graph (one-shot): classification, facts, every bundled engine's support check, the
+ * backend's configs per heuristic mode, ranking into one list. `n_modes == 0` means
+ * `{A, FALLBACK}`. A second call is `DNNP_STATUS_INVALID_STATE`; a graph nothing can run is
+ * `DNNP_STATUS_NOT_SUPPORTED` with every reason in the last-error message.
+ *
+ * # Safety
+ * `list` must be a live plan list; `modes` NULL (with `n_modes == 0`) or valid for `n_modes` reads.
+ */
+dnnp_status_t dnnp_plan_list_create_execution_plans(dnnp_plan_list_t *list,
+                                                    const dnnp_heur_mode_t *modes,
+                                                    size_t n_modes);
+
+/**
+ * Number of plans in the list (0 before planning).
+ *
+ * # Safety
+ * `list` must be a live plan list; `count` valid for one write.
+ */
+dnnp_status_t dnnp_plan_list_get_count(const dnnp_plan_list_t *list, size_t *count);
+
+/**
+ * The plan name at `index`: `engine` or `engine[KNOB=v, ...]` (knobs sorted by name) for a
+ * bundled engine, `engN_kX=Y...` for a backend config, `backend_heuristics` for the delegating
+ * entry. Two-call string pattern (`*needed` = size including the NUL).
+ *
+ * # Safety
+ * `list` must be a live plan list; `buf` NULL or valid for `cap` bytes; `needed` NULL or valid.
+ */
+dnnp_status_t dnnp_plan_list_get_plan_name(const dnnp_plan_list_t *list,
+                                           size_t index,
+                                           char *buf,
+                                           size_t cap,
+                                           size_t *needed);
+
+/**
+ * The engine id and public knobs of the plan at `index`, for replay with
+ * `dnnp_plan_list_create_execution_plan`. `*n_knobs` (when not NULL) always receives the knob
+ * count; the arrays (each `cap` long, may be NULL when `cap == 0`) are filled only when they fit,
+ * else `DNNP_STATUS_BUFFER_TOO_SMALL`. The delegating entry has no pair: `NOT_SUPPORTED`.
+ *
+ * # Safety
+ * `list` must be a live plan list; `engine_id` valid for one write; `knob_types` and
+ * `knob_values` NULL or valid for `cap` writes; `n_knobs` NULL or valid for one write.
+ */
+dnnp_status_t dnnp_plan_list_get_engine_and_knobs(const dnnp_plan_list_t *list,
+                                                  size_t index,
+                                                  int64_t *engine_id,
+                                                  dnnp_knob_type_t *knob_types,
+                                                  int64_t *knob_values,
+                                                  size_t cap,
+                                                  size_t *n_knobs);
+
+/**
+ * Pins the plan at `index`: the next `dnnp_plan_list_build_plans` is strict (that plan's decline
+ * is an error). `INVALID_STATE` before planning; `BAD_PARAM` out of range.
+ *
+ * # Safety
+ * `list` must be a live plan list.
+ */
+dnnp_status_t dnnp_plan_list_select_plan(dnnp_plan_list_t *list, size_t index);
+
+/**
+ * The selected index (0 after planning; changed by select, build walk and build at index).
+ *
+ * # Safety
+ * `list` must be a live plan list; `index` valid for one write.
+ */
+dnnp_status_t dnnp_plan_list_get_selected_index(const dnnp_plan_list_t *list, size_t *index);
+
+/**
+ * The build walk (plans first with the default modes if needed): from the selected index (or 0
+ * for `ALL`) a declining plan is skipped, except a pinned one; the first plan that builds is
+ * selected. Nothing built: `NOT_SUPPORTED` listing every `[i] name: reason`.
+ *
+ * # Safety
+ * `list` must be a live plan list.
+ */
+dnnp_status_t dnnp_plan_list_build_plans(dnnp_plan_list_t *list, dnnp_build_policy_t policy);
+
+/**
+ * Builds the plan at `index` and selects it (not pinned). A decline is `NOT_SUPPORTED`.
+ *
+ * # Safety
+ * `list` must be a live plan list.
+ */
+dnnp_status_t dnnp_plan_list_build_plan_at_index(dnnp_plan_list_t *list, size_t index);
+
+/**
+ * Replays a recorded choice: appends the plan `(engine_id, knobs)` and writes its index (it is
+ * not selected). Marks planning done. An unknown id is `NOT_FOUND`, an opt-in engine behind the
+ * gate, a knob the engine does not have or an out-of-domain value is `BAD_PARAM`: never a
+ * neighbouring plan.
+ *
+ * # Safety
+ * `list` must be a live plan list; `knob_types`/`knob_values` NULL (with `n_knobs == 0`) or
+ * valid for `n_knobs` reads; `index` NULL or valid for one write.
+ */
+dnnp_status_t dnnp_plan_list_create_execution_plan(dnnp_plan_list_t *list,
+                                                   int64_t engine_id,
+                                                   const dnnp_knob_type_t *knob_types,
+                                                   const int64_t *knob_values,
+                                                   size_t n_knobs,
+                                                   size_t *index);
+
+/**
+ * Workspace bytes of the selected, built plan (`INVALID_STATE` before a build).
+ *
+ * # Safety
+ * `list` must be a live plan list; `bytes` valid for one write.
+ */
+dnnp_status_t dnnp_plan_list_get_workspace_size(const dnnp_plan_list_t *list, uint64_t *bytes);
+
+/**
+ * Workspace bytes of the plan at `index`, building it if needed (the selection is unchanged).
+ *
+ * # Safety
+ * `list` must be a live plan list; `bytes` valid for one write.
+ */
+dnnp_status_t dnnp_plan_list_get_workspace_size_at_index(dnnp_plan_list_t *list,
+                                                         size_t index,
+                                                         uint64_t *bytes);
 
 #ifdef __cplusplus
 }  // extern "C"

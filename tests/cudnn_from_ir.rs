@@ -2,8 +2,6 @@
 //! `cudnn::lower::from_ir` and emitted against the recording backend; declines for what the
 //! lowering cannot express; the provider without cuDNN.
 
-use std::sync::Arc;
-
 use dnnplan::cudnn::backend::{AttrValue as BAttr, Recorded, Recorder};
 use dnnplan::cudnn::consts::*;
 use dnnplan::cudnn::emit::emit;
@@ -90,9 +88,9 @@ fn matmul_bias_relu_chain_from_ir() {
     g.set_output(y, true).unwrap();
     g.validate().unwrap();
     let (rec, bg) = emit_recorded(&g);
-    assert_eq!(op_kinds(&rec), ["MATMUL", "POINTWISE", "POINTWISE"]);
+    assert_eq!(op_kinds(rec), ["MATMUL", "POINTWISE", "POINTWISE"]);
     assert_eq!(
-        pointwise_modes(&rec),
+        pointwise_modes(rec),
         [CUDNN_POINTWISE_ADD, CUDNN_POINTWISE_RELU_FWD]
     );
     assert_eq!(bg.user_uids(), {
@@ -133,7 +131,7 @@ fn sdpa_causal_with_stats_from_ir_is_the_composite() {
     g.set_output(stats, true).unwrap();
     g.validate().unwrap();
     let (rec, bg) = emit_recorded(&g);
-    let kinds = op_kinds(&rec);
+    let kinds = op_kinds(rec);
     assert_eq!(kinds.first().map(String::as_str), Some("MATMUL"));
     assert_eq!(kinds.last().map(String::as_str), Some("MATMUL"));
     assert_eq!(
@@ -141,7 +139,7 @@ fn sdpa_causal_with_stats_from_ir_is_the_composite() {
         2,
         "{kinds:?}"
     );
-    let modes = pointwise_modes(&rec);
+    let modes = pointwise_modes(rec);
     assert!(
         modes.contains(&CUDNN_POINTWISE_CMP_GE) && modes.contains(&CUDNN_POINTWISE_BINARY_SELECT)
     );
@@ -184,7 +182,7 @@ fn layernorm_training_from_ir() {
     }
     g.validate().unwrap();
     let (rec, bg) = emit_recorded(&g);
-    assert_eq!(op_kinds(&rec), ["NORM_FORWARD"]);
+    assert_eq!(op_kinds(rec), ["NORM_FORWARD"]);
     assert!(bg.tensors[&eps].by_value.is_some());
     assert!(
         !bg.user_uids().contains(&eps),
@@ -247,6 +245,7 @@ fn unsupported_features_decline_naming_the_node() {
 #[test]
 fn provider_without_cudnn_declines_with_the_loader_reason() {
     use dnnplan::dispatch::target::Target;
+    use std::sync::Arc;
     let p = dnnplan::cudnn::provider::provider();
     if dnnplan::cudnn::loader::library().is_ok() {
         return;

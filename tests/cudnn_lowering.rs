@@ -870,3 +870,54 @@ fn plan_names_and_replay() {
         )
     )));
 }
+
+#[test]
+fn heuristics_count_query_passes_a_null_array() {
+    // cuDNN reports the available count only for a NULL array (as the reference frontend calls it).
+    let rec = recorder();
+    let mut g = GraphBuilder::new();
+    let a = g
+        .user_tensor(1, "a", CUDNN_DATA_HALF, &[1, 8, 8], &[64, 8, 1])
+        .unwrap();
+    let b = g
+        .user_tensor(2, "b", CUDNN_DATA_HALF, &[1, 8, 8], &[64, 8, 1])
+        .unwrap();
+    let c = g
+        .user_tensor(3, "c", CUDNN_DATA_HALF, &[1, 8, 8], &[64, 8, 1])
+        .unwrap();
+    lower::matmul(
+        &mut g,
+        &MatmulRequest {
+            a,
+            b,
+            out: c,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let opg = emit(rec, g.finish(), None).unwrap();
+    let e = dnnplan::cudnn::plan::query_mode(&opg, dnnplan::cudnn::plan::HeurMode::A).unwrap_err();
+    assert!(e.to_string().contains("RESULTS"), "{e}");
+    let gets: Vec<Recorded> = rec
+        .calls()
+        .into_iter()
+        .filter(|c| matches!(c, Recorded::Get(..)))
+        .collect();
+    assert_eq!(gets.len(), 1);
+    assert!(
+        matches!(
+            gets[0],
+            Recorded::Get(_, CUDNN_ATTR_ENGINEHEUR_RESULTS, 0, true)
+        ),
+        "{gets:?}"
+    );
+    // The heuristics descriptor got the graph and the mode before finalize.
+    assert!(rec.calls().iter().any(|c| matches!(
+        c,
+        Recorded::Set(
+            _,
+            CUDNN_ATTR_ENGINEHEUR_MODE,
+            AttrValue::Enum(CUDNN_TYPE_HEUR_MODE, CUDNN_HEUR_MODE_A)
+        )
+    )));
+}

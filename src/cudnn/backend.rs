@@ -91,6 +91,9 @@ pub trait BackendApi: Send + Sync {
     }
 }
 
+// Descriptor pointers reach these methods only from `Descriptor`, which owns them (created by
+// `create`, destroyed once on drop); cuDNN validates them itself.
+#[allow(clippy::not_unsafe_ptr_arg_deref)]
 impl BackendApi for CudnnApi {
     fn create(&self, descriptor_type: u32) -> Result<RawDescriptor> {
         let mut d: RawDescriptor = std::ptr::null_mut();
@@ -189,6 +192,8 @@ pub enum Recorded {
     Finalize(usize),
     /// A descriptor was destroyed.
     Destroy(usize),
+    /// An attribute was read: (descriptor id, attribute name, requested count, NULL array?).
+    Get(usize, u32, i64, bool),
 }
 
 /// A fake backend that records every call; descriptor "pointers" are ids `1, 2, 3, ...` in
@@ -282,12 +287,18 @@ impl BackendApi for Recorder {
 
     unsafe fn get(
         &self,
-        _descriptor: RawDescriptor,
+        descriptor: RawDescriptor,
         name: u32,
         _attr_type: u32,
-        _requested: i64,
-        _out: *mut c_void,
+        requested: i64,
+        out: *mut c_void,
     ) -> Result<i64> {
+        self.push(Recorded::Get(
+            id_of(descriptor),
+            name,
+            requested,
+            out.is_null(),
+        ));
         Err(Error::NotSupported(format!(
             "the recording backend has no value for {}",
             attribute_name(name)

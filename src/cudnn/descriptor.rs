@@ -152,10 +152,15 @@ impl Descriptor {
     }
 
     /// The element count of an attribute (a get with an empty buffer).
+    /// cuDNN reports the available count only when the element pointer is NULL (a non-NULL
+    /// pointer with zero requested elements reports zero), so this passes NULL, as the
+    /// reference frontend does.
     pub fn count(&self, name: u32, attr_type: u32) -> Result<i64> {
-        let mut none: [u64; 0] = [];
-        // SAFETY: zero elements requested; nothing is written.
-        unsafe { self.get_raw(name, attr_type, &mut none) }
+        // SAFETY: zero elements requested with a NULL array; nothing is written.
+        unsafe {
+            self.api
+                .get(self.raw, name, attr_type, 0, std::ptr::null_mut())
+        }
     }
 }
 

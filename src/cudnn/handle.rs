@@ -26,13 +26,13 @@ thread_local! {
 }
 
 /// The cached cuDNN handle for `(device, stream)`, created on first use (`cudnnCreate` in the
-/// current context, then `cudnnSetStream(stream)`).
+/// current context, then `cudnnSetStream(stream)`). The stream is only handed to cuDNN (never
+/// dereferenced here); it must belong to the current context.
+#[allow(clippy::not_unsafe_ptr_arg_deref)]
 pub fn handle_for(device: i32, stream: RawStream) -> Result<RawHandle> {
     let key = (device, stream as usize);
-    if let Some((k, h)) = LAST.with(Cell::get) {
-        if k == key {
-            return Ok(h as RawHandle);
-        }
+    if let Some((_, h)) = LAST.with(Cell::get).filter(|(k, _)| *k == key) {
+        return Ok(h as RawHandle);
     }
     let api = loader::api()?;
     let mut map = cache()

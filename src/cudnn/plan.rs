@@ -134,7 +134,10 @@ pub struct ModeOutcome {
 }
 
 /// Reads the `(engine_id, knobs, notes)` of a finalized ENGINECFG.
-fn describe_config(cfg: &Descriptor) -> Result<(i64, Vec<(u32, i64)>, Vec<u32>, Vec<u32>)> {
+/// `(engine_id, knobs, numerical notes, behavior notes)` of a config.
+type ConfigInfo = (i64, Vec<(u32, i64)>, Vec<u32>, Vec<u32>);
+
+fn describe_config(cfg: &Descriptor) -> Result<ConfigInfo> {
     let engine = cfg
         .get_descs(
             CUDNN_ATTR_ENGINECFG_ENGINE,
@@ -269,10 +272,8 @@ pub fn query_modes(opg: &OperationGraph, modes: &[HeurMode]) -> Result<BackendCa
         }
     }
     let delegating = modes.contains(&HeurMode::OpenSource);
-    if !any_ok && !delegating {
-        if let Some(e) = last_err {
-            return Err(e);
-        }
+    if let (false, false, Some(e)) = (any_ok, delegating, last_err) {
+        return Err(e);
     }
     Ok(BackendCandidates {
         entries,

@@ -491,10 +491,8 @@ pub fn sdpa_forward(
             PointwiseParams::default(),
         )?;
     }
-    if padding {
-        if let (Some(q), Some(kv)) = (o.seq_len_q, o.seq_len_kv) {
-            last = padding_mask(g, last, q, kv, fill)?;
-        }
+    if let (true, Some(q), Some(kv)) = (padding, o.seq_len_q, o.seq_len_kv) {
+        last = padding_mask(g, last, q, kv, fill)?;
     }
     if let Some(al) = o.causal {
         last = causal_mask(g, last, al, o.seq_len_q, o.seq_len_kv, fill)?;
