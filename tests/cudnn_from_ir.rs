@@ -269,3 +269,52 @@ fn provider_without_cudnn_declines_with_the_loader_reason() {
     assert!(text.contains("libcudnn.so.9"), "{text}");
     assert_eq!(e.status(), dnnplan::Status::NotSupported);
 }
+
+#[test]
+fn standalone_softmax_is_unified_from_9_21_and_declined_before() {
+    let mut g = Graph::new(ctx());
+    let x = g
+        .add_tensor(Tensor::new("scores", &[2, 4, 64, 128], DataType::Float))
+        .unwrap();
+    let n = g
+        .add_node(
+            NodeBuilder::by_name("softmax")
+                .unwrap()
+                .name("sm")
+                .input("input", x)
+                .attr("use_stats", AttrValue::Bool(true)),
+        )
+        .unwrap();
+    let node = g.nodes()[n].clone();
+    let (y, stats) = (node.output("OUT_0").unwrap(), node.output("Stats").unwrap());
+    g.set_output(y, true).unwrap();
+    g.set_output(stats, true).unwrap();
+    g.validate().unwrap();
+    let e = lower_graph(&g, 91900).unwrap_err().to_string();
+    assert!(
+        e.contains("`sm`") && e.contains("9.21.0") && e.contains("9.19.0"),
+        "{e}"
+    );
+    let bg = lower_graph(&g, 92100).unwrap();
+    let rec: &'static Recorder = Box::leak(Box::new(Recorder::default()));
+    emit(rec, bg, None).unwrap();
+    assert_eq!(op_kinds(rec), ["SOFTMAX"]);
+    let names: Vec<u32> = rec
+        .calls()
+        .iter()
+        .filter_map(|c| {
+            if let Recorded::Set(_, n, _) = c {
+                Some(*n)
+            } else {
+                None
+            }
+        })
+        .collect();
+    for a in [
+        CUDNN_ATTR_OPERATION_SOFTMAX_XDESC,
+        CUDNN_ATTR_OPERATION_SOFTMAX_YDESC,
+        CUDNN_ATTR_OPERATION_SOFTMAX_STATS_DESC,
+    ] {
+        assert!(names.contains(&a));
+    }
+}

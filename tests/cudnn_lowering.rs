@@ -921,3 +921,45 @@ fn heuristics_count_query_passes_a_null_array() {
         )
     )));
 }
+
+#[test]
+fn sdpa_inference_still_writes_a_virtual_stats() {
+    // The reference frontend's composite softmax emits LOG + ADD into a virtual Stats even for
+    // inference; the backend's attention matcher needs that shape.
+    let mut g = GraphBuilder::new();
+    let q = bhsd(&mut g, 1, "q", CUDNN_DATA_BFLOAT16, [1, 2, 64, 64]);
+    let k = bhsd(&mut g, 2, "k", CUDNN_DATA_BFLOAT16, [1, 2, 64, 64]);
+    let v = bhsd(&mut g, 3, "v", CUDNN_DATA_BFLOAT16, [1, 2, 64, 64]);
+    let o = bhsd(&mut g, 4, "o", CUDNN_DATA_BFLOAT16, [1, 2, 64, 64]);
+    let r = SdpaForwardRequest {
+        q,
+        k,
+        v,
+        o,
+        stats: None,
+        options: ScoreOptions {
+            causal: Some(DiagonalAlignment::TopLeft),
+            ..Default::default()
+        },
+        implementation: SdpaImplementation::Auto,
+    };
+    sdpa_forward(&mut g, &r, 91900).unwrap();
+    let graph = g.graph().clone();
+    let (rec, _) = lower_and_emit(g);
+    let seq = op_sequence(rec);
+    assert_eq!(
+        &seq[seq.len() - 5..],
+        ["RED:ADD", "PW:LOG", "PW:ADD", "PW:DIV", "MATMUL"]
+    );
+    let stats_add = graph.ops.iter().rev().find_map(|op| match op {
+        dnnplan::cudnn::graph::OpSpec::Pointwise {
+            mode: CUDNN_POINTWISE_ADD,
+            y,
+            ..
+        } => Some(*y),
+        _ => None,
+    });
+    let t = &graph.tensors[&stats_add.unwrap()];
+    assert!(t.is_virtual && t.dtype == CUDNN_DATA_FLOAT && t.dims == vec![1, 2, 64, 1]);
+    assert_eq!(graph.user_uids(), vec![1, 2, 3, 4]);
+}

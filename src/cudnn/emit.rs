@@ -463,6 +463,13 @@ impl Emitter<'_> {
                 )?;
                 d
             }
+            OpSpec::Softmax { x, y, stats } => {
+                let mut d = desc(CUDNN_BACKEND_OPERATION_SOFTMAX_DESCRIPTOR)?;
+                self.set_t(&mut d, CUDNN_ATTR_OPERATION_SOFTMAX_XDESC, *x)?;
+                self.set_t(&mut d, CUDNN_ATTR_OPERATION_SOFTMAX_YDESC, *y)?;
+                self.set_opt(&mut d, CUDNN_ATTR_OPERATION_SOFTMAX_STATS_DESC, *stats)?;
+                d
+            }
             OpSpec::Reshape { x, y } => {
                 let mut d = desc(CUDNN_BACKEND_OPERATION_RESHAPE_DESCRIPTOR)?;
                 self.set_t(&mut d, CUDNN_ATTR_OPERATION_RESHAPE_XDESC, *x)?;
@@ -591,6 +598,7 @@ pub fn op_name(op: &OpSpec) -> String {
         OpSpec::Convolution { kind, .. } => format!("CONVOLUTION_{kind:?}"),
         OpSpec::Rng { .. } => "RNG".into(),
         OpSpec::Reshape { .. } => "RESHAPE".into(),
+        OpSpec::Softmax { .. } => "SOFTMAX".into(),
         OpSpec::SdpaForward { .. } => "SDPA_FWD".into(),
     }
 }

@@ -273,6 +273,16 @@ pub enum OpSpec {
         /// Output (its dims/strides define the view).
         y: Uid,
     },
+    /// `OPERATION_SOFTMAX` (the unified softmax, cuDNN >= 9.21): y = softmax(x) over the last
+    /// axis, optionally with the natural-log Stats.
+    Softmax {
+        /// Input scores.
+        x: Uid,
+        /// Probabilities.
+        y: Uid,
+        /// Stats output.
+        stats: Option<Uid>,
+    },
     /// `OPERATION_SDPA_FWD` (the dedicated backend operation, cuDNN >= 9.13.1).
     SdpaForward {
         /// Q `[b,h_q,s_q,d]`.
@@ -326,6 +336,11 @@ impl OpSpec {
                 add(*m_override);
                 add(*n_override);
                 add(*k_override);
+            }
+            OpSpec::Softmax { x, y, stats } => {
+                add(Some(*x));
+                add(Some(*y));
+                add(*stats);
             }
             OpSpec::Reduction { x, y, .. } | OpSpec::Reshape { x, y } => {
                 add(Some(*x));

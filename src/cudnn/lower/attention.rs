@@ -316,8 +316,11 @@ pub fn causal_mask(
     )
 }
 
-/// Composite softmax over the last axis: max, sub, exp, sum, [log + add → stats], div.
+/// Composite softmax over the last axis: max, sub, exp, sum, log + add → stats, div.
 /// The probabilities get `out_dtype`; `stats` (when given) is written as `max + ln(sum)`.
+/// Without a caller Stats the LOG/ADD pair still writes a virtual Stats tensor, exactly as the
+/// reference frontend does: the backend's attention matcher only recognises the full shape
+/// (inference graphs without it get no engine configs on cuDNN 9.19).
 pub fn softmax(g: &mut GraphBuilder, x: Uid, stats: Option<Uid>, out_dtype: u32) -> Result<Uid> {
     let mut row_dims = g.tensor(x)?.dims.clone();
     if let Some(last) = row_dims.last_mut() {
@@ -340,23 +343,25 @@ pub fn softmax(g: &mut GraphBuilder, x: Uid, stats: Option<Uid>, out_dtype: u32)
         PointwiseParams::default(),
     )?;
     let sum = g.reduction("softmax::sum", CUDNN_REDUCE_TENSOR_ADD, e, &row_dims, f)?;
-    if let Some(s) = stats {
-        let l = g.pointwise(
-            "softmax::log",
-            CUDNN_POINTWISE_LOG,
-            &[sum],
-            f,
-            PointwiseParams::default(),
-        )?;
-        let c = g.compute;
-        g.pointwise_into(
-            CUDNN_POINTWISE_ADD,
-            c,
-            &[m, l],
-            s,
-            PointwiseParams::default(),
-        )?;
-    }
+    let stats = match stats {
+        Some(s) => s,
+        None => g.virtual_tensor("softmax::stats", CUDNN_DATA_FLOAT, &row_dims),
+    };
+    let l = g.pointwise(
+        "softmax::log",
+        CUDNN_POINTWISE_LOG,
+        &[sum],
+        f,
+        PointwiseParams::default(),
+    )?;
+    let c = g.compute;
+    g.pointwise_into(
+        CUDNN_POINTWISE_ADD,
+        c,
+        &[m, l],
+        stats,
+        PointwiseParams::default(),
+    )?;
     g.pointwise(
         "softmax::div",
         CUDNN_POINTWISE_DIV,

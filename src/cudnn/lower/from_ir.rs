@@ -254,24 +254,30 @@ fn lower_norm_bwd(g: &mut GraphBuilder, _: &Graph, node: &Node, _: usize) -> Res
     })
 }
 
-fn lower_softmax(g: &mut GraphBuilder, _: &Graph, node: &Node, _: usize) -> Result<()> {
+/// Standalone softmax: the unified SOFTMAX operation from cuDNN 9.21. Before 9.21 the
+/// composite form (reductions feeding pointwise ops) has no engine outside attention (seen on
+/// 9.19: NOT_SUPPORTED_GRAPH_PATTERN), so the backend declines with that reason.
+fn lower_softmax(g: &mut GraphBuilder, _: &Graph, node: &Node, version: usize) -> Result<()> {
     if node.input("sink_token").is_some() || node.output("Max").is_some() {
         return Err(decline(
             node,
-            "sink and Max/Sum_exp outputs need the unified softmax (cuDNN >= 9.21)",
+            "sink and Max/Sum_exp outputs are not lowered by this build",
         ));
     }
-    let x = port(node, "input")?;
-    let y = port(node, "OUT_0")?;
-    let p = softmax(g, x, node.output("Stats"), g.intermediate)?;
-    let c = g.compute;
-    g.pointwise_into(
-        CUDNN_POINTWISE_IDENTITY,
-        c,
-        &[p],
-        y,
-        PointwiseParams::default(),
-    )
+    if version < 9_21_00 {
+        return Err(decline(
+            node,
+            format!(
+                "standalone softmax needs cuDNN >= 9.21.0 (unified SOFTMAX operation); cuDNN {} has no engine for the composite form outside attention",
+                crate::cudnn::loader::version_string(version)
+            ),
+        ));
+    }
+    g.push(OpSpec::Softmax {
+        x: port(node, "input")?,
+        y: port(node, "OUT_0")?,
+        stats: node.output("Stats"),
+    })
 }
 
 fn lower_conv(g: &mut GraphBuilder, _: &Graph, node: &Node, _: usize) -> Result<()> {
