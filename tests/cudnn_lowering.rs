@@ -963,3 +963,117 @@ fn sdpa_inference_still_writes_a_virtual_stats() {
     assert!(t.is_virtual && t.dtype == CUDNN_DATA_FLOAT && t.dims == vec![1, 2, 64, 1]);
     assert_eq!(graph.user_uids(), vec![1, 2, 3, 4]);
 }
+
+#[test]
+fn variant_pack_layout_user_slots_then_scalars_then_frontend_workspace() {
+    use dnnplan::cudnn::plan::BackendPlan;
+    use std::ffi::c_void;
+    use std::sync::Arc;
+    let rec = recorder();
+    let mut g = GraphBuilder::new();
+    let (b, hq, s, d) = (1, 2, 64, 64);
+    let mut ids = Vec::new();
+    for (uid, name, dt, dims) in [
+        (1, "q", CUDNN_DATA_HALF, [b, hq, s, d]),
+        (2, "k", CUDNN_DATA_HALF, [b, hq, s, d]),
+        (3, "v", CUDNN_DATA_HALF, [b, hq, s, d]),
+        (4, "o", CUDNN_DATA_HALF, [b, hq, s, d]),
+        (5, "dO", CUDNN_DATA_HALF, [b, hq, s, d]),
+        (6, "stats", CUDNN_DATA_FLOAT, [b, hq, s, 1]),
+        (7, "dQ", CUDNN_DATA_HALF, [b, hq, s, d]),
+        (8, "dK", CUDNN_DATA_HALF, [b, hq, s, d]),
+        (9, "dV", CUDNN_DATA_HALF, [b, hq, s, d]),
+    ] {
+        ids.push(bhsd(&mut g, uid, name, dt, dims));
+    }
+    let r = SdpaBackwardRequest {
+        q: 1,
+        k: 2,
+        v: 3,
+        o: 4,
+        d_o: 5,
+        stats: 6,
+        dq: 7,
+        dk: 8,
+        dv: 9,
+        dbias: None,
+        options: ScoreOptions {
+            attn_scale: Some(AttnScale::Value(0.125)),
+            ..Default::default()
+        },
+        deterministic: false,
+    };
+    sdpa_backward(&mut g, &r, 91900).unwrap();
+    let graph = g.finish();
+    let fe: Vec<(Uid, usize)> = graph.fe_workspace.clone();
+    let opg = Arc::new(emit(rec, graph.clone(), None).unwrap());
+    let cfg = engine_config(&opg, 0, &[]).unwrap();
+    let plan = BackendPlan::build(opg, &cfg, std::ptr::null_mut(), "eng0".into()).unwrap();
+    assert_eq!(plan.user_uids, ids);
+    assert_eq!(plan.workspace_size(), graph.fe_workspace_bytes());
+    let ptrs: Vec<*mut c_void> = (1..=9).map(|i| (i * 0x1000) as *mut c_void).collect();
+    // Wrong pointer count and a NULL workspace are refused with the plan's name.
+    let e = plan
+        .variant_pack(&ptrs[..8], 0x9000_0000 as *mut c_void)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("8 pointers") && e.contains("eng0"), "{e}");
+    let e = plan
+        .variant_pack(&ptrs, std::ptr::null_mut())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("workspace") && e.contains("NULL"), "{e}");
+    let before = rec.calls().len();
+    let ws = 0x9000_0000usize;
+    let _vp = plan.variant_pack(&ptrs, ws as *mut c_void).unwrap();
+    let sets: Vec<(u32, AttrValue)> = rec.calls()[before..]
+        .iter()
+        .filter_map(|c| {
+            if let Recorded::Set(_, n, v) = c {
+                Some((*n, v.clone()))
+            } else {
+                None
+            }
+        })
+        .collect();
+    let uids = match &sets
+        .iter()
+        .find(|(n, _)| *n == CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS)
+        .unwrap()
+        .1
+    {
+        AttrValue::Int64(v) => v.clone(),
+        other => panic!("{other:?}"),
+    };
+    let data = match &sets
+        .iter()
+        .find(|(n, _)| *n == CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS)
+        .unwrap()
+        .1
+    {
+        AttrValue::Pointers(v) => v.iter().map(|p| *p as usize).collect::<Vec<_>>(),
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(uids.len(), data.len());
+    assert_eq!(&uids[..9], &ids[..]);
+    assert_eq!(
+        &data[..9],
+        &ptrs.iter().map(|p| *p as usize).collect::<Vec<_>>()[..]
+    );
+    // By-value scalars point at host copies inside the plan; frontend-workspace tensors at
+    // workspace + offset (softmax_sum first, then dQ_accum, 256-byte aligned).
+    let n_fe = fe.len();
+    let fe_uids: Vec<i64> = fe.iter().map(|(u, _)| *u).collect();
+    assert_eq!(&uids[uids.len() - n_fe..], &fe_uids[..]);
+    assert_eq!(data[data.len() - n_fe], ws);
+    assert_eq!(data[data.len() - 1], ws + fe[0].1.div_ceil(256) * 256);
+    let n_scalars = uids.len() - 9 - n_fe;
+    assert!(n_scalars >= 2, "one and attn_scale at least");
+    assert_eq!(
+        sets.iter()
+            .find(|(n, _)| *n == CUDNN_ATTR_VARIANT_PACK_WORKSPACE)
+            .map(|(_, v)| v.clone()),
+        Some(AttrValue::Pointers(vec![std::ptr::null_mut()])),
+        "the recording backend reports no plan workspace, so the plan part is NULL"
+    );
+}

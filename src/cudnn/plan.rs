@@ -509,6 +509,58 @@ impl BackendPlan {
     }
 }
 
+impl BackendPlan {
+    /// Fills `graph` (an empty `cudaGraph_t`) with this plan's work for these pointers
+    /// (`cudnnBackendPopulateCudaGraph`, cuDNN >= 9.5); launch the instantiated graph instead of
+    /// executing, and retarget it with [`BackendPlan::update_cuda_graph`]. `NotSupported` on a
+    /// cuDNN without the entry point or for engines without the native CUDA-graph API.
+    ///
+    /// # Safety
+    /// As [`BackendPlan::execute`]; `graph` must be a valid, empty CUDA graph.
+    pub unsafe fn populate_cuda_graph(
+        &self,
+        handle: RawHandle,
+        pointers: &[*mut c_void],
+        workspace: *mut c_void,
+        graph: crate::cudnn::api::RawCudaGraph,
+    ) -> Result<()> {
+        let api = self
+            .plan
+            .api()
+            .real()
+            .ok_or_else(|| Error::NotSupported("CUDA graphs need the real cuDNN".into()))?;
+        let f = api.populate_cuda_graph()?;
+        let vp = self.variant_pack(pointers, workspace)?;
+        // SAFETY: live handle, finalized plan and variant pack, caller-provided graph.
+        let st = unsafe { f(handle, self.plan.raw(), vp.raw(), graph) };
+        api.check("cudnnBackendPopulateCudaGraph", st)
+    }
+
+    /// Retargets a graph made by [`BackendPlan::populate_cuda_graph`] to new pointers
+    /// (`cudnnBackendUpdateCudaGraph`).
+    ///
+    /// # Safety
+    /// As [`BackendPlan::populate_cuda_graph`]; `graph` must have been populated by this plan.
+    pub unsafe fn update_cuda_graph(
+        &self,
+        handle: RawHandle,
+        pointers: &[*mut c_void],
+        workspace: *mut c_void,
+        graph: crate::cudnn::api::RawCudaGraph,
+    ) -> Result<()> {
+        let api = self
+            .plan
+            .api()
+            .real()
+            .ok_or_else(|| Error::NotSupported("CUDA graphs need the real cuDNN".into()))?;
+        let f = api.update_cuda_graph()?;
+        let vp = self.variant_pack(pointers, workspace)?;
+        // SAFETY: as above.
+        let st = unsafe { f(handle, self.plan.raw(), vp.raw(), graph) };
+        api.check("cudnnBackendUpdateCudaGraph", st)
+    }
+}
+
 /// Why a config did not build (plan name, error text), for "no valid execution plans" messages.
 pub type BuildFailure = (String, String);
 
