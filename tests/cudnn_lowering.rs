@@ -1077,3 +1077,85 @@ fn variant_pack_layout_user_slots_then_scalars_then_frontend_workspace() {
         "the recording backend reports no plan workspace, so the plan part is NULL"
     );
 }
+
+#[test]
+fn ragged_thd_offsets_are_emitted_before_their_tensors_and_join_the_pack() {
+    let mut g = GraphBuilder::new();
+    let (b, h, s, d) = (2i64, 4i64, 128i64, 64i64);
+    // THD: tokens of all batches packed along s, heads interleaved: strides [s*h*d, d, h*d, 1].
+    let thd = [s * h * d, d, h * d, 1];
+    let mut user = |g: &mut GraphBuilder, uid, name| {
+        g.user_tensor(uid, name, CUDNN_DATA_BFLOAT16, &[b, h, s, d], &thd)
+            .unwrap()
+    };
+    let (q, k, v, o) = (
+        user(&mut g, 1, "q"),
+        user(&mut g, 2, "k"),
+        user(&mut g, 3, "v"),
+        user(&mut g, 4, "o"),
+    );
+    let off_q = g
+        .user_tensor(
+            10,
+            "ragged_q",
+            CUDNN_DATA_INT32,
+            &[b + 1, 1, 1, 1],
+            &[1, 1, 1, 1],
+        )
+        .unwrap();
+    let off_kv = g
+        .user_tensor(
+            11,
+            "ragged_kv",
+            CUDNN_DATA_INT32,
+            &[b + 1, 1, 1, 1],
+            &[1, 1, 1, 1],
+        )
+        .unwrap();
+    for (t, off) in [(q, off_q), (o, off_q), (k, off_kv), (v, off_kv)] {
+        g.set_ragged_offset(t, off).unwrap();
+    }
+    let sq = g
+        .user_tensor(12, "seq_q", CUDNN_DATA_INT32, &[b, 1, 1, 1], &[1, 1, 1, 1])
+        .unwrap();
+    let skv = g
+        .user_tensor(13, "seq_kv", CUDNN_DATA_INT32, &[b, 1, 1, 1], &[1, 1, 1, 1])
+        .unwrap();
+    let r = SdpaForwardRequest {
+        q,
+        k,
+        v,
+        o,
+        stats: None,
+        options: ScoreOptions {
+            causal: Some(DiagonalAlignment::BottomRight),
+            seq_len_q: Some(sq),
+            seq_len_kv: Some(skv),
+            ..Default::default()
+        },
+        implementation: SdpaImplementation::Composite,
+    };
+    sdpa_forward(&mut g, &r, 91900).unwrap();
+    let (rec, graph) = lower_and_emit(g);
+    assert_eq!(graph.user_uids(), vec![1, 2, 3, 4, 10, 11, 12, 13]);
+    let a = attrs(rec);
+    let t = tensors(rec);
+    for (uid, off) in [(1, 10), (2, 11), (3, 11), (4, 10)] {
+        let got = attr(&a, t[&uid], CUDNN_ATTR_TENSOR_RAGGED_OFFSET_DESC).map(|v| desc_id(&v));
+        assert_eq!(got, Some(t[&off]), "tensor {uid}");
+        assert!(
+            t[&off] < t[&uid],
+            "offset descriptor {off} is created before tensor {uid}"
+        );
+    }
+    // Bottom-right with length tensors shifts by the per-batch lengths, not by fixed scalars.
+    let seq = op_sequence(rec);
+    let add = seq.iter().position(|s| s == "PW:ADD").unwrap();
+    assert_eq!(&seq[add..add + 3], ["PW:ADD", "PW:SUB", "PW:CMP_GE"]);
+    assert!(
+        !graph
+            .tensors
+            .values()
+            .any(|t| matches!(t.by_value, Some(dnnplan::cudnn::graph::ScalarValue::I32(_))))
+    );
+}
