@@ -15,6 +15,12 @@
  *   CHECK_STR_CONTAINS(hay, needle)  `needle` occurs in `hay` (NULL fails)
  *   CHECK_LAST_ERROR_CONTAINS(s)     this thread's last-error message contains `s`
  *
+ * Build: tests/c_abi.rs compiles each t_*.c with -std=c99 -Wall -Wextra -Werror -g -I include
+ * -I ffi-tests (+ $FFI_TEST_CFLAGS) and links -ldnnplan -pthread; the program runs from the
+ * repository root. A test that needs POSIX (pthreads) defines _POSIX_C_SOURCE 200809L before its
+ * first #include. Tests must free what they allocate: CI runs them under valgrind (definite leaks
+ * fail) and with -fsanitize=address,undefined.
+ *
  * dnnp_test_last_error(buf, cap) copies this thread's last-error message into buf (truncated with
  * "..." when it does not fit) and returns buf.
  */

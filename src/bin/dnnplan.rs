@@ -14,6 +14,7 @@ commands:
   explain GRAPH.json [--json] [--arch SM] [--modes A,B,FALLBACK,OPENSOURCE]
                       why the plan list is what it is: family, facts, every engine's verdict,
                       the backend per mode, the ranked plans (--arch 90: as on an H200)
+  ops [--json] [OP]   the op catalogue (every op with ports, outputs, attributes), or one op
   help                this text";
 
 fn main() -> ExitCode {
@@ -26,6 +27,7 @@ fn main() -> ExitCode {
     let result = match command.as_str() {
         "env" => cmd_env(rest),
         "explain" => cmd_explain(rest),
+        "ops" => cmd_ops(rest),
         "help" | "--help" | "-h" => {
             println!("{USAGE}");
             Ok(())
@@ -49,6 +51,27 @@ enum CliError {
     Usage(String),
     #[allow(dead_code)]
     Failed(String),
+}
+
+/// `dnnplan ops [--json] [OP]`: the op catalogue generated from the IR tables.
+fn cmd_ops(args: &[String]) -> Result<(), CliError> {
+    let (as_json, positional) = parse_flags(args, 1)?;
+    let name = positional.first().map(String::as_str);
+    let unknown = |n: &str| CliError::Failed(format!("unknown op `{n}` (see `dnnplan ops`)"));
+    if as_json {
+        let value = match name {
+            None => dnnplan::ir::catalogue_json(),
+            Some(n) => dnnplan::ir::op_catalogue_json(n).ok_or_else(|| unknown(n))?,
+        };
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&value).unwrap_or_default()
+        );
+    } else {
+        let text = dnnplan::ir::catalogue_text(name).ok_or_else(|| unknown(name.unwrap_or("")))?;
+        print!("{text}");
+    }
+    Ok(())
 }
 
 /// Splits `--json` from the other arguments; rejects unknown flags.
@@ -132,7 +155,7 @@ fn cmd_explain(args: &[String]) -> Result<(), CliError> {
         std::fs::read_to_string(&path).map_err(|e| CliError::Failed(format!("{path}: {e}")))?;
     let graph = dnnplan::ir::Graph::from_json(&text)
         .map_err(|e| CliError::Failed(format!("{path}: {e}")))?;
-    let mut opts = PlanOptions::detect();
+    let mut opts = PlanOptions::detect_for(&graph);
     if let Some(a) = arch {
         opts.target = Target::with_arch(a);
     }

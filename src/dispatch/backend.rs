@@ -64,6 +64,13 @@ pub trait BackendSession: Send {
 
     /// Builds the delegating entry (the backend's own choice among candidates it never lists).
     fn build_delegating(&mut self) -> Result<Arc<dyn CompiledPlan>>;
+
+    /// The lowered graph's caller-filled operand uids (its variant-pack template). When the graph
+    /// lowered, this is the ONE source of the execute path's operand order; `None` (the default)
+    /// means the IR's wired ports are used.
+    fn operand_uids(&self) -> Option<Vec<i64>> {
+        None
+    }
 }
 
 /// A decline of the backend, with a reason.
@@ -137,7 +144,7 @@ pub enum BackendEntry {
 }
 
 /// Everything the backend said about a graph.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct BackendOutcome {
     /// Entries: delegating first if present, then backend index order.
     pub entries: Vec<BackendEntry>,

@@ -1,15 +1,5 @@
-//! PLACEHOLDER execute-side types, until the execute branch provides `crate::pack::VariantPack`
-//! and `crate::dispatch::context::ExecContext`. Only the [`super::engine::CompiledPlan`] trait
-//! signature refers to them.
+//! The execute-side types the [`super::engine::CompiledPlan`] trait refers to: the per-call
+//! normalized variant pack and the execution context (stream, workspace, device).
 
-/// Placeholder for the normalized variant pack (`crate::pack::VariantPack`).
-#[derive(Debug, Default)]
-pub struct VariantPack {
-    _private: (),
-}
-
-/// Placeholder for the execution context (`crate::dispatch::context::ExecContext`).
-#[derive(Debug, Default)]
-pub struct ExecContext {
-    _private: (),
-}
+pub use crate::dispatch::context::ExecContext;
+pub use crate::pack::VariantPack;

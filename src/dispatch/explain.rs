@@ -86,6 +86,7 @@ pub fn explain_list(list: &PlanList) -> Value {
                 "knobs": e.public_knobs().map(|k| k.to_json()),
                 "source": source,
                 "mode": e.mode.map(HeurMode::name),
+                "barred": list.barred(i),
             })
         })
         .collect();
@@ -100,6 +101,7 @@ pub fn explain_list(list: &PlanList) -> Value {
             "name": t.family,
             "named": t.named_families,
             "reason": t.no_family_reason,
+            "natively_validated": t.natively_validated,
             "ranking": if t.family.is_none() { "backend only" } else if t.ranked { "family heuristics" } else { "unranked (accepting engines, then the backend)" },
         },
         "facts": t.facts,
@@ -127,7 +129,7 @@ fn text(v: &Value) -> String {
 pub fn render_table(e: &Value) -> String {
     let mut out = String::new();
     let mut line = |s: String| {
-        out.push_str(&s);
+        out.push_str(s.trim_end());
         out.push('\n');
     };
     line(format!("target:   {}", text(&e["target"]["description"])));
@@ -194,7 +196,7 @@ pub fn render_table(e: &Value) -> String {
     line("plans:".to_owned());
     let plans = e["plans"].as_array().unwrap_or(&empty);
     if plans.is_empty() {
-        line(format!("  (empty) {}", text(&e["error"])));
+        line("  (empty: nothing above accepted the graph)".to_owned());
     }
     for p in plans {
         line(format!(

@@ -10,6 +10,23 @@
 //! No arch filtering here: suitability for the device is each engine's `check_support`.
 //!
 //! Adding a family = one [`Family`] row in [`MANIFEST`] plus its module under `src/engines/`.
+//! A family the reference also has keeps the reference's block base and slot numbers
+//! ([`super::ids::REFERENCE_BLOCKS`]; [`Manifest::check`] enforces the base); dnnplan's own engines
+//! take slots the reference never used. For example (the engine is a unit struct implementing
+//! [`Engine`], the analyzer and hook are plain functions of the family module):
+//!
+//! ```ignore
+//! Family {
+//!     name: "gdn",
+//!     base: 20_100,
+//!     anchors: &["GDN", "GDN_BWD"],
+//!     analyzer: Some(crate::engines::gdn::analyze),
+//!     validator: Some(crate::engines::gdn::validate),
+//!     heuristics: Some(crate::engines::gdn::recommend),
+//!     backend_guard: None,
+//!     slots: &[Slot { slot: 10, name: "gdn_sm90", opt_in: false, engine: &crate::engines::gdn::GDN_SM90 }],
+//! },
+//! ```
 
 use super::engine::Engine;
 use super::facts::{Analyzer, Facts};

@@ -9,6 +9,7 @@
 
 pub mod backend;
 pub mod capability;
+pub mod context;
 pub mod engine;
 pub mod exec_types;
 pub mod explain;

@@ -48,6 +48,14 @@ impl PlanOptions {
         }
     }
 
+    /// [`PlanOptions::detect`], with the graph context's target (`sm_version`, `sm_count`)
+    /// taking precedence over the detected device.
+    pub fn detect_for(graph: &Graph) -> PlanOptions {
+        let mut o = PlanOptions::detect();
+        o.target = o.target.with_graph_context(graph.context());
+        o
+    }
+
     fn opt_in(&self) -> bool {
         self.opt_in.unwrap_or_else(opt_in_engines_enabled)
     }
@@ -79,6 +87,8 @@ pub struct PlanningTrace {
     pub no_family_reason: Option<String>,
     /// Whether the family has a heuristics hook (false = unranked path).
     pub ranked: bool,
+    /// The family validator's answer (`None` = no validator ran).
+    pub natively_validated: Option<bool>,
     /// The family's facts as JSON (`None` when absent).
     pub facts: Option<serde_json::Value>,
     /// Every slot of the family with its verdict.
@@ -113,6 +123,13 @@ pub struct PlanList {
     built: bool,
     trace: PlanningTrace,
     planning_error: Option<String>,
+    barred_names: Vec<String>,
+    workspace_limit: Option<u64>,
+    /// The backend's entries per requested modes: queried once (a second query would append
+    /// the same configs to the backend's own list again).
+    backend_memo: Option<(Vec<HeurMode>, BackendOutcome)>,
+    /// The execute path's declared layout (operand order + storage geometry), once per graph.
+    declared_layout: std::sync::OnceLock<crate::pack::DeclaredLayout>,
 }
 
 impl std::fmt::Debug for PlanList {
@@ -153,6 +170,10 @@ impl PlanList {
             built: false,
             trace: PlanningTrace::default(),
             planning_error: None,
+            barred_names: Vec::new(),
+            workspace_limit: None,
+            backend_memo: None,
+            declared_layout: std::sync::OnceLock::new(),
             facts: FactsCache::default(),
             opts,
         }
@@ -205,18 +226,31 @@ impl PlanList {
     /// Lowers on first use; returns the backend's decline reason if it declined.
     fn ensure_lowered(&mut self) -> Result<Option<String>> {
         if let BackendState::NotLowered = self.backend {
-            let guard = match self.classification.family {
+            let unlowerable = self
+                .graph
+                .nodes()
+                .iter()
+                .find(|n| !n.spec().backend_lowering)
+                .map(|n| {
+                    format!(
+                        "No valid engine configs for {}: node `{}` ({}) has no cuDNN backend lowering; only a bundled engine can run it",
+                        n.op.node_type().name(),
+                        n.name,
+                        n.op.name()
+                    )
+                });
+            let guard = unlowerable.or(match self.classification.family {
                 Some(f) => match f.backend_guard {
                     Some(g) => {
                         let facts = self.facts_of(f)?;
-                        g(&self.graph, facts.as_deref())
+                        g(&self.graph, facts.as_deref()).map(|r| format!("backend guard: {r}"))
                     }
                     None => None,
                 },
                 None => None,
-            };
+            });
             self.backend = match guard {
-                Some(reason) => BackendState::Declined(format!("backend guard: {reason}")),
+                Some(reason) => BackendState::Declined(reason),
                 None => match self.opts.backend.lower(&self.graph, &self.opts.target) {
                     Ok(s) => BackendState::Lowered(Mutex::new(s)),
                     Err(e) if is_decline(&e) => BackendState::Declined(decline_reason(&e)),
@@ -241,14 +275,20 @@ impl PlanList {
     }
 
     fn query_backend(&mut self, modes: &[HeurMode]) -> Result<BackendOutcome> {
-        if let Some(reason) = self.ensure_lowered()? {
-            return Ok(BackendOutcome {
+        if let Some((m, outcome)) = &self.backend_memo
+            && m.as_slice() == modes
+        {
+            return Ok(outcome.clone());
+        }
+        let outcome = match self.ensure_lowered()? {
+            Some(reason) => BackendOutcome {
                 declined: Some(reason),
                 ..BackendOutcome::default()
-            });
-        }
-        let mut session = self.session()?;
-        backend::collect_entries(session.as_mut(), modes)
+            },
+            None => backend::collect_entries(self.session()?.as_mut(), modes)?,
+        };
+        self.backend_memo = Some((modes.to_vec(), outcome.clone()));
+        Ok(outcome)
     }
 
     /// One-shot planning: classify, analyze, check every offered engine, query the backend per
@@ -277,6 +317,13 @@ impl PlanList {
         let mut accepting: Vec<Candidate> = Vec::new();
         let mut facts: Option<FactsRef> = None;
         if let Some(family) = self.classification.family {
+            if let Some(validator) = family.validator
+                && !self.opts.manifest.offered(family, opt_in).is_empty()
+            {
+                // the family's semantic rules (classic error types); false = a node it does not
+                // cover, so the backend's verdict decides
+                trace.natively_validated = Some(validator(&self.graph)?);
+            }
             facts = self.facts_of(family)?;
             trace.facts = facts.as_ref().map(|f| f.describe());
             trace.ranked = family.heuristics.is_some();
@@ -461,8 +508,75 @@ impl PlanList {
         Ok(())
     }
 
-    /// Builds entry `i` if not built yet (no selection change). Declines propagate.
+    /// Bars every plan whose NAME (knobs included) contains one of `names`; indices do not move.
+    /// A built selection that is now barred is no longer built.
+    pub fn deselect_engines(&mut self, names: &[&str]) {
+        self.barred_names.extend(
+            names
+                .iter()
+                .filter(|n| !n.is_empty())
+                .map(|n| (*n).to_owned()),
+        );
+        if self.built && self.barred(self.selected).is_some() {
+            self.built = false;
+        }
+    }
+
+    /// Plans needing more than `bytes` of workspace decline when built (known after the build).
+    /// A built selection over the limit is no longer built.
+    pub fn deselect_workspace_greater_than(&mut self, bytes: u64) {
+        self.workspace_limit = Some(bytes);
+        if let Ok(p) = self.selected_plan()
+            && p.workspace_size() > bytes
+        {
+            self.built = false;
+        }
+    }
+
+    /// The `deselect_engines` substring that bars plan `i`, if any.
+    pub fn barred(&self, i: usize) -> Option<&str> {
+        let name = self.entries.get(i)?.name();
+        self.barred_names
+            .iter()
+            .find(|b| name.contains(b.as_str()))
+            .map(String::as_str)
+    }
+
+    /// Index check plus the barred check: a barred plan cannot be used directly.
+    fn usable(&self, i: usize) -> Result<()> {
+        self.entry(i)?;
+        match self.barred(i) {
+            Some(b) => Err(Error::bad_param(
+                "plan index",
+                format!(
+                    "plan {i} ({}) is excluded by deselect_engines(\"{b}\")",
+                    self.entries[i].name()
+                ),
+            )),
+            None => Ok(()),
+        }
+    }
+
+    /// Builds entry `i` if not built yet (no selection change), then applies the workspace
+    /// limit (over it = a decline). Declines propagate.
     fn build_entry(&mut self, i: usize) -> Result<Arc<dyn CompiledPlan>> {
+        let plan = self.compile_entry(i)?;
+        if let Some(limit) = self.workspace_limit
+            && plan.workspace_size() > limit
+        {
+            return Err(Error::Declined {
+                engine: self.entries[i].name(),
+                reason: format!(
+                    "plan {i} needs {} workspace bytes, over the {limit}-byte limit",
+                    plan.workspace_size()
+                ),
+            });
+        }
+        Ok(plan)
+    }
+
+    /// Compiles entry `i` once (cached).
+    fn compile_entry(&mut self, i: usize) -> Result<Arc<dyn CompiledPlan>> {
         if let Some(Some(p)) = self.compiled.get(i) {
             return Ok(p.clone());
         }
@@ -503,7 +617,7 @@ impl PlanList {
                     .into(),
             ));
         }
-        self.entry(i)?;
+        self.usable(i)?;
         self.build_entry(i)?;
         self.selected = i;
         self.pinned = false;
@@ -525,6 +639,18 @@ impl PlanList {
         let mut first_success = None;
         let mut selected_built = false;
         for i in start..self.entries.len() {
+            if let Some(b) = self.barred(i) {
+                if strict && i == self.selected {
+                    return Err(Error::bad_param(
+                        "plan index",
+                        format!(
+                            "plan {i} ({}) is pinned by select_plan() but excluded by deselect_engines(\"{b}\"); drop one of the two instructions",
+                            self.entries[i].name()
+                        ),
+                    ));
+                }
+                continue;
+            }
             match self.build_entry(i) {
                 Ok(_) => {
                     if i == self.selected {
@@ -690,7 +816,7 @@ impl PlanList {
 
     /// Workspace bytes of entry `i` (builds it if needed; the selection does not change).
     pub fn workspace_size_at(&mut self, i: usize) -> Result<u64> {
-        self.entry(i)?;
+        self.usable(i)?;
         Ok(self.build_entry(i)?.workspace_size())
     }
 
@@ -708,9 +834,39 @@ impl PlanList {
             .ok_or_else(|| Error::Internal("selected plan marked built but missing".into()))
     }
 
+    /// The declared layout of the graph's operands, computed on first use and kept for the
+    /// list's life (see [`crate::pack::executor::layout_of`]).
+    pub fn declared_layout(&self) -> Result<&crate::pack::DeclaredLayout> {
+        if let Some(l) = self.declared_layout.get() {
+            return Ok(l);
+        }
+        let layout = crate::pack::executor::layout_of(self)?;
+        Ok(self.declared_layout.get_or_init(|| layout))
+    }
+
+    /// The compiled plan at `i` if it is built, without building (execute at an index through a
+    /// shared reference; build it first with [`PlanList::build_plan_at_index`] or the walk).
+    pub fn compiled_at(&self, i: usize) -> Result<Arc<dyn CompiledPlan>> {
+        self.usable(i)?;
+        self.compiled.get(i).cloned().flatten().ok_or_else(|| {
+            Error::InvalidState(format!(
+                "plan {i} is not built: build it first (build_plan_at_index or build_plans)"
+            ))
+        })
+    }
+
+    /// The backend's variant-pack template when the graph lowered (see
+    /// [`BackendSession::operand_uids`]); `None` when it did not lower or gives none.
+    pub fn backend_operand_uids(&self) -> Option<Vec<i64>> {
+        match &self.backend {
+            BackendState::Lowered(m) => m.lock().ok()?.operand_uids(),
+            _ => None,
+        }
+    }
+
     /// The compiled plan at `i`, building it if needed (for execute-at-index; no selection change).
     pub fn plan_at(&mut self, i: usize) -> Result<Arc<dyn CompiledPlan>> {
-        self.entry(i)?;
+        self.usable(i)?;
         self.build_entry(i)
     }
 }

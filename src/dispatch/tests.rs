@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use super::backend::CudnnNotLoaded;
-use super::explain::{explain, render_table};
+use super::explain::{explain, explain_graph, render_table};
 use super::graph::Graph;
 use super::knobs::{KnobType, Knobs};
 use super::manifest::IdOwner;
@@ -664,7 +664,7 @@ fn explain_of_an_unplannable_graph_is_an_explanation_not_an_error() {
             .unwrap()
             .contains("no CUDA device")
     );
-    assert!(render_table(&e).contains("(empty)"));
+    assert!(render_table(&e).contains("(empty"));
 }
 
 #[test]
@@ -685,4 +685,121 @@ fn scripted_plan_list_reads_its_script() {
     let mut l = scripted_plan_list(r#"{"ops": ["exp"]}"#).unwrap();
     let e = l.create_execution_plans(&[]).unwrap_err();
     assert!(e.to_string().contains("names no backend"), "{e}");
+}
+
+#[test]
+fn family_validator_runs_and_its_violation_is_an_error() {
+    let l = planned(&[NORM], opts(), &[]);
+    assert_eq!(l.trace().natively_validated, Some(true));
+    let l = planned(&[NORM, "reciprocal"], opts(), &[]);
+    assert_eq!(l.trace().natively_validated, Some(false));
+    let l = planned(&[ATTN], opts(), &[]);
+    assert_eq!(l.trace().natively_validated, None);
+    let mut l = PlanList::new(g(&[NORM, "rsqrt"]), opts());
+    let e = l.create_execution_plans(&[]).unwrap_err();
+    assert!(
+        matches!(e, Error::InvalidGraph { ref rule, .. } if rule.contains("forbids rsqrt")),
+        "{e}"
+    );
+}
+
+#[test]
+fn plan_lists_are_shareable_across_threads() {
+    fn shareable<T: Send + Sync>() {}
+    shareable::<PlanList>();
+}
+
+#[test]
+fn a_graph_without_backend_lowering_is_declined_without_asking_the_backend() {
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/examples/graphs/gdn_forward.json"
+    ))
+    .unwrap();
+    let graph = crate::ir::Graph::from_json(&text).unwrap();
+    assert!(graph.has_python_only_ops());
+    let fake = backend();
+    let o = opts_with(fake.clone(), Some(90), false);
+    let e = explain_graph(&graph, o, &[]).unwrap();
+    let reason = e["backend"]["reason"].as_str().unwrap();
+    assert!(
+        reason.starts_with("No valid engine configs for GDN: node"),
+        "{reason}"
+    );
+    assert!(reason.contains("no cuDNN backend lowering"), "{reason}");
+    assert!(
+        fake.calls().is_empty(),
+        "the backend was consulted: {:?}",
+        fake.calls()
+    );
+    assert!(
+        !graph.is_frozen(),
+        "explain plans a snapshot, not the caller's graph"
+    );
+}
+
+#[test]
+fn deselected_plans_keep_their_index_and_are_skipped_or_refused() {
+    let mut l = planned(&[NORM], opts(), &[]);
+    // [norm_broken_build, norm_sm90, eng1_k40=128, eng2, eng3_k0=2]
+    l.deselect_engines(&["norm_sm90", "k40="]);
+    assert_eq!(l.count(), 5);
+    assert_eq!(l.barred(1), Some("norm_sm90"));
+    assert_eq!(l.barred(2), Some("k40="));
+    assert_eq!(l.barred(3), None);
+    l.build_plans(BuildPolicy::HeuristicsChoice).unwrap();
+    assert_eq!(l.selected(), 3, "declining 0 and barred 1, 2 are passed");
+    let e = l.build_plan_at_index(1).unwrap_err();
+    assert!(
+        matches!(e, Error::BadParam { ref why, .. } if why.contains("deselect_engines(\"norm_sm90\")")),
+        "{e}"
+    );
+    assert!(l.workspace_size_at(2).is_err());
+    assert!(l.plan_at(2).is_err());
+    l.select_plan(2).unwrap();
+    let e = l.build_plans(BuildPolicy::HeuristicsChoice).unwrap_err();
+    assert!(
+        e.to_string().contains("drop one of the two instructions"),
+        "{e}"
+    );
+    // barring the built selection un-builds it
+    l.build_plan_at_index(3).unwrap();
+    l.deselect_engines(&["eng2"]);
+    assert!(!l.is_built());
+}
+
+#[test]
+fn workspace_limit_declines_plans_over_it() {
+    let mut l = planned(&[ATTN], opts(), &[]);
+    // [alpha128 (4096), beta (0), eng1 (2048), eng2 (3072), alpha64 (4096), eng3 (4096)]
+    l.build_plans(BuildPolicy::HeuristicsChoice).unwrap();
+    assert_eq!(l.selected(), 0);
+    l.deselect_workspace_greater_than(2048);
+    assert!(!l.is_built(), "the built selection is over the limit");
+    l.build_plans(BuildPolicy::HeuristicsChoice).unwrap();
+    assert_eq!(l.selected(), 1);
+    let e = l.build_plan_at_index(3).unwrap_err();
+    assert!(
+        matches!(e, Error::Declined { ref reason, .. } if reason.contains("needs 3072 workspace bytes, over the 2048-byte limit")),
+        "{e}"
+    );
+    l.select_plan(0).unwrap();
+    let e = l.build_plans(BuildPolicy::HeuristicsChoice).unwrap_err();
+    assert!(e.to_string().contains("pinned"), "{e}");
+    let x = super::explain::explain_list(&l);
+    assert_eq!(x["plans"][0]["barred"], serde_json::Value::Null);
+}
+
+#[test]
+fn the_backend_is_queried_once_even_when_planning_is_retried() {
+    // nothing accepts (no device) and the backend lists nothing: planning fails, a retry (the
+    // build walk plans again) must not append the same configs to the backend's list again
+    let fake = FakeBackend {
+        modes: vec![(HeurMode::A, ModeScript::Configs(vec![]))],
+        ..FakeBackend::default()
+    };
+    let mut l = PlanList::new(g(&[UNANCHORED]), opts_with(fake.clone(), None, false));
+    assert!(l.create_execution_plans(&[]).is_err());
+    assert!(l.build_plans(BuildPolicy::HeuristicsChoice).is_err());
+    assert_eq!(fake.calls(), ["query A", "query FALLBACK"]);
 }

@@ -13,6 +13,7 @@ use std::ffi::c_char;
 use std::sync::Arc;
 
 use super::boundary::{Opaque, boundary, boundary_void, c_str, out_ptr, slice, write_text};
+use super::graph::dnnp_graph_t;
 use super::types::dnnp_status_t;
 use crate::dispatch::knobs::Knobs;
 use crate::dispatch::modes::{BuildPolicy, HeurMode};
@@ -149,7 +150,7 @@ pub const DNNP_KNOB_TYPE_WARPS_N: dnnp_knob_type_t = 1009;
 ///
 /// # Safety
 /// `modes` must be NULL (with `n == 0`) or valid for `n` reads.
-unsafe fn read_modes(modes: *const dnnp_heur_mode_t, n: usize) -> Result<Vec<HeurMode>> {
+pub(crate) unsafe fn read_modes(modes: *const dnnp_heur_mode_t, n: usize) -> Result<Vec<HeurMode>> {
     // SAFETY: forwarded contract.
     let raw = unsafe { slice(modes, n, "modes") }?;
     raw.iter().map(|m| HeurMode::from_u32(*m)).collect()
@@ -173,12 +174,40 @@ unsafe fn read_knobs(
 
 fn new_list(mut graph: crate::ir::Graph) -> Result<PlanList> {
     graph.begin_planning()?;
-    Ok(PlanList::new(Arc::new(graph), PlanOptions::detect()))
+    let opts = PlanOptions::detect_for(&graph);
+    Ok(PlanList::new(Arc::new(graph), opts))
+}
+
+/// Creates a plan list for a graph: validates and FREEZES the graph (planning is one-shot: every
+/// later mutation of it is `INVALID_STATE`, and so is a second plan list for it), attaches the
+/// target (the graph's `sm_version`/`sm_count` when set by `dnnp_graph_set_target`, else this
+/// machine's device 0, or none), the cuDNN backend (declining when cuDNN is not loaded) and the
+/// manifest. The list keeps its own snapshot: the graph may be destroyed afterwards.
+/// Nothing is planned yet (`dnnp_plan_list_create_execution_plans`, or a replay).
+///
+/// # Safety
+/// `graph` must be a live graph; `out` valid for one write.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dnnp_graph_create_plan_list(
+    graph: *mut dnnp_graph_t,
+    out: *mut *mut dnnp_plan_list_t,
+) -> dnnp_status_t {
+    boundary(|| {
+        let out = out_ptr(out, "out")?;
+        // SAFETY: forwarded contract.
+        let graph = unsafe { dnnp_graph_t::get_mut(graph, "graph") }?;
+        graph.begin_planning()?;
+        let list = PlanList::new(Arc::new(graph.clone()), PlanOptions::detect_for(graph));
+        // SAFETY: checked non-NULL, valid for one write per the contract.
+        unsafe { out.write(dnnp_plan_list_t::into_handle(list)) };
+        Ok(())
+    })
 }
 
 /// Creates a plan list for the graph in `graph_json` (the IR's JSON document): validates and
-/// freezes it, attaches this machine's target (device 0, or none), the cuDNN backend (declining
-/// when cuDNN is not loaded) and the manifest. Nothing is planned yet.
+/// freezes it, attaches the target (the graph's `sm_version`/`sm_count` when set, else this
+/// machine's device 0, or none), the cuDNN backend (declining when cuDNN is not loaded) and the
+/// manifest. Nothing is planned yet.
 ///
 /// # Safety
 /// `graph_json` must be a NUL-terminated string; `out` must be valid for one write.
@@ -436,6 +465,52 @@ pub unsafe extern "C" fn dnnp_plan_list_create_execution_plan(
             // SAFETY: non-NULL, valid per the contract.
             unsafe { index.write(i) };
         }
+        Ok(())
+    })
+}
+
+/// Bars every plan whose name (knobs included) contains one of the `n` substrings in `names`:
+/// the walk skips them, and using one directly (build, workspace or execute at its index) is
+/// `BAD_PARAM`; a pinned plan that is barred makes the walk fail. Indices do not move. A built
+/// selection that is now barred is no longer built.
+///
+/// # Safety
+/// `list` must be a live plan list; `names` NULL (with `n == 0`) or valid for `n` reads of
+/// NUL-terminated strings.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dnnp_plan_list_deselect_engines(
+    list: *mut dnnp_plan_list_t,
+    names: *const *const c_char,
+    n: usize,
+) -> dnnp_status_t {
+    boundary(|| {
+        // SAFETY: forwarded contract.
+        let list = unsafe { dnnp_plan_list_t::get_mut(list, "list") }?;
+        // SAFETY: forwarded contract.
+        let ptrs = unsafe { slice(names, n, "names") }?;
+        let mut owned = Vec::with_capacity(n);
+        for p in ptrs {
+            // SAFETY: each element is a NUL-terminated string per the contract.
+            owned.push(unsafe { c_str(*p, "names[i]") }?);
+        }
+        list.deselect_engines(&owned);
+        Ok(())
+    })
+}
+
+/// Plans that need more than `bytes` of workspace decline when built (the size is known once a
+/// plan is built); a built selection over the limit is no longer built.
+///
+/// # Safety
+/// `list` must be a live plan list.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dnnp_plan_list_deselect_workspace_greater_than(
+    list: *mut dnnp_plan_list_t,
+    bytes: u64,
+) -> dnnp_status_t {
+    boundary(|| {
+        // SAFETY: forwarded contract.
+        unsafe { dnnp_plan_list_t::get_mut(list, "list") }?.deselect_workspace_greater_than(bytes);
         Ok(())
     })
 }

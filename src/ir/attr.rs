@@ -3,11 +3,13 @@
 //! where a float is declared; enum values are stored by reference name and checked against the
 //! table's list).
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::Value;
 
-/// A node attribute value.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(untagged)]
+/// A node attribute value. In JSON: booleans, numbers, strings and arrays as themselves; a
+/// non-finite float is written as the string `"Infinity"`, `"-Infinity"` or `"NaN"` (JSON has no
+/// such numbers), which float-typed attributes read back as the float.
+#[derive(Clone, Debug, PartialEq)]
 pub enum AttrValue {
     /// Boolean.
     Bool(bool),
@@ -21,6 +23,51 @@ pub enum AttrValue {
     Ints(Vec<i64>),
     /// Float list.
     Floats(Vec<f64>),
+}
+
+/// Parses the JSON spelling of a non-finite float.
+pub fn nonfinite_from_str(s: &str) -> Option<f64> {
+    match s {
+        "Infinity" | "inf" => Some(f64::INFINITY),
+        "-Infinity" | "-inf" => Some(f64::NEG_INFINITY),
+        "NaN" | "nan" => Some(f64::NAN),
+        _ => None,
+    }
+}
+
+/// A float as JSON (non-finite values as strings).
+pub fn float_to_json(f: f64) -> Value {
+    if f.is_finite() {
+        serde_json::Number::from_f64(f).map_or(Value::Null, Value::Number)
+    } else if f.is_nan() {
+        Value::String("NaN".into())
+    } else if f > 0.0 {
+        Value::String("Infinity".into())
+    } else {
+        Value::String("-Infinity".into())
+    }
+}
+
+fn json_float(v: &Value) -> Option<f64> {
+    match v {
+        Value::Number(n) => n.as_f64(),
+        Value::String(s) => nonfinite_from_str(s),
+        _ => None,
+    }
+}
+
+impl Serialize for AttrValue {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.to_json().serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for AttrValue {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let v = Value::deserialize(d)?;
+        AttrValue::from_json(&v)
+            .ok_or_else(|| serde::de::Error::custom(format!("`{v}` is not an attribute value")))
+    }
 }
 
 /// Declared type of an attribute.
@@ -64,6 +111,9 @@ impl AttrType {
             (AttrType::Int, v @ AttrValue::Int(_)) => Ok(v),
             (AttrType::Float, v @ AttrValue::Float(_)) => Ok(v),
             (AttrType::Float, AttrValue::Int(i)) => Ok(AttrValue::Float(i as f64)),
+            (AttrType::Float, AttrValue::Str(s)) if nonfinite_from_str(&s).is_some() => {
+                Ok(AttrValue::Float(nonfinite_from_str(&s).unwrap_or(f64::NAN)))
+            }
             (AttrType::Str, v @ AttrValue::Str(_)) => Ok(v),
             (AttrType::Ints, v @ AttrValue::Ints(_)) => Ok(v),
             (AttrType::Ints, AttrValue::Int(i)) => Ok(AttrValue::Ints(vec![i])),
@@ -145,8 +195,43 @@ impl AttrValue {
         }
     }
 
-    /// The value as JSON.
-    pub fn to_json(&self) -> serde_json::Value {
-        serde_json::to_value(self).unwrap_or(serde_json::Value::Null)
+    /// The value as JSON (non-finite floats as strings).
+    pub fn to_json(&self) -> Value {
+        match self {
+            AttrValue::Bool(b) => Value::Bool(*b),
+            AttrValue::Int(i) => Value::from(*i),
+            AttrValue::Float(f) => float_to_json(*f),
+            AttrValue::Str(s) => Value::String(s.clone()),
+            AttrValue::Ints(v) => Value::Array(v.iter().map(|i| Value::from(*i)).collect()),
+            AttrValue::Floats(v) => Value::Array(v.iter().map(|f| float_to_json(*f)).collect()),
+        }
+    }
+
+    /// Reads a JSON value: integers as `Int`, other numbers as `Float`, arrays of integers as
+    /// `Ints`, other numeric arrays (non-finite strings allowed) as `Floats`.
+    pub fn from_json(v: &Value) -> Option<AttrValue> {
+        Some(match v {
+            Value::Bool(b) => AttrValue::Bool(*b),
+            Value::Number(n) => match n.as_i64() {
+                Some(i) if !n.is_f64() => AttrValue::Int(i),
+                _ => AttrValue::Float(n.as_f64()?),
+            },
+            Value::String(s) => AttrValue::Str(s.clone()),
+            Value::Array(items) => {
+                let ints: Option<Vec<i64>> = items
+                    .iter()
+                    .map(|x| {
+                        x.as_number()
+                            .filter(|n| !n.is_f64())
+                            .and_then(|n| n.as_i64())
+                    })
+                    .collect();
+                match ints {
+                    Some(v) => AttrValue::Ints(v),
+                    None => AttrValue::Floats(items.iter().map(json_float).collect::<Option<_>>()?),
+                }
+            }
+            _ => return None,
+        })
     }
 }

@@ -257,6 +257,13 @@ impl Graph {
         it.next().is_none().then_some(first)
     }
 
+    /// The smallest positive uid not in use (what C++ `assign_uids` gives internal tensors).
+    pub fn smallest_free_uid(&self) -> i64 {
+        (1..)
+            .find(|u| !self.uid_index.contains_key(u))
+            .unwrap_or(i64::MAX)
+    }
+
     fn alloc_uid(&mut self) -> i64 {
         while self.uid_index.contains_key(&self.next_uid) {
             self.next_uid += 1;
@@ -363,13 +370,13 @@ impl Graph {
         let mut t = self.tensors[idx].clone();
         f(&mut t);
         t.uid = uid;
-        if let Some(r) = t.ragged_offset_uid {
-            if r == uid || !self.uid_index.contains_key(&r) {
-                return Err(Error::bad_param(
-                    format!("ragged offset of tensor `{}`", t.name),
-                    format!("uid {r} is not another tensor of this graph"),
-                ));
-            }
+        if let Some(r) = t.ragged_offset_uid
+            && (r == uid || !self.uid_index.contains_key(&r))
+        {
+            return Err(Error::bad_param(
+                format!("ragged offset of tensor `{}`", t.name),
+                format!("uid {r} is not another tensor of this graph"),
+            ));
         }
         self.tensors[idx] = t;
         Ok(())
@@ -517,21 +524,78 @@ impl Graph {
             node.outputs.insert(out.name.to_owned(), uid);
         }
         for (port, &uid) in &node.outputs {
-            if let Some(out) = spec.output(port) {
-                if let Ok(Some((dims, strides))) = infer::infer_output(self, &node, out) {
-                    let idx = self.uid_index[&uid];
-                    let t = &mut self.tensors[idx];
-                    if !t.dims_assigned {
-                        t.dims = dims;
-                        if !t.strides_assigned {
-                            t.strides = strides;
-                        }
+            if let Some(out) = spec.output(port)
+                && let Ok(Some((dims, strides))) = infer::infer_output(self, &node, out)
+            {
+                let idx = self.uid_index[&uid];
+                let t = &mut self.tensors[idx];
+                if !t.dims_assigned {
+                    t.dims = dims;
+                    if !t.strides_assigned {
+                        t.strides = strides;
                     }
                 }
             }
         }
         self.nodes.push(node);
         Ok(self.nodes.len() - 1)
+    }
+
+    fn node_index(&self, node: usize) -> Result<usize> {
+        (node < self.nodes.len())
+            .then_some(node)
+            .ok_or_else(|| Error::NotFound {
+                what: "node index",
+                key: node.to_string(),
+            })
+    }
+
+    /// Sets (or replaces) an attribute of a node (type-checked against the table).
+    pub fn set_attr(&mut self, node: usize, name: &str, value: AttrValue) -> Result<()> {
+        self.check_mutable()?;
+        let i = self.node_index(node)?;
+        let n = &self.nodes[i];
+        let mut one = BTreeMap::new();
+        one.insert(name.to_owned(), value);
+        let coerced = coerce_attrs(n.spec(), &n.name, one)?;
+        self.nodes[i].attrs.extend(coerced);
+        Ok(())
+    }
+
+    /// Removes an attribute of a node (it takes its default again).
+    pub fn clear_attr(&mut self, node: usize, name: &str) -> Result<()> {
+        self.check_mutable()?;
+        let i = self.node_index(node)?;
+        self.nodes[i].attrs.remove(name);
+        Ok(())
+    }
+
+    /// Binds (or rebinds) an input port of a node.
+    pub fn bind_input(&mut self, node: usize, port: &str, uid: i64) -> Result<()> {
+        self.check_mutable()?;
+        let i = self.node_index(node)?;
+        let n = &self.nodes[i];
+        self.check_binding(n.spec(), &n.name, port, uid, false)?;
+        self.nodes[i].inputs.insert(port.to_owned(), uid);
+        Ok(())
+    }
+
+    /// Binds an output port of a node to a caller tensor (e.g. an out-kwarg such as `rng_dump`).
+    pub fn bind_output(&mut self, node: usize, port: &str, uid: i64) -> Result<()> {
+        self.check_mutable()?;
+        let i = self.node_index(node)?;
+        let n = &self.nodes[i];
+        self.check_binding(n.spec(), &n.name, port, uid, true)?;
+        self.nodes[i].outputs.insert(port.to_owned(), uid);
+        Ok(())
+    }
+
+    /// Unbinds an input port of a node.
+    pub fn unbind_input(&mut self, node: usize, port: &str) -> Result<()> {
+        self.check_mutable()?;
+        let i = self.node_index(node)?;
+        self.nodes[i].inputs.remove(port);
+        Ok(())
     }
 
     /// Inserts an already-checked tensor list and node list (JSON loading); rebuilds the index.

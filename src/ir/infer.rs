@@ -169,13 +169,25 @@ fn infer_rule(c: &Ctx<'_>, rule: &ShapeRule) -> InferResult {
                 Some(s) if s.len() == x.len() => x
                     .iter()
                     .zip(&s)
-                    .map(|(&xd, &sd)| if sd != 1 { 1 } else { xd })
+                    .enumerate()
+                    .map(|(i, (&xd, &sd))| if i > 0 && sd != 1 { 1 } else { xd })
                     .collect(),
                 _ => std::iter::once(x[0])
                     .chain(std::iter::repeat_n(1, x.len() - 1))
                     .collect(),
             };
             packed(dims)
+        }
+        ShapeRule::InstanceStats => {
+            let Some(x) = c.dims("input") else {
+                return Ok(None);
+            };
+            packed(
+                x.iter()
+                    .enumerate()
+                    .map(|(i, &d)| if i < 2 { d } else { 1 })
+                    .collect(),
+            )
         }
         ShapeRule::Genstats => {
             let Some(x) = c.dims("input") else {
@@ -357,6 +369,12 @@ fn infer_rule(c: &Ctx<'_>, rule: &ShapeRule) -> InferResult {
                 return Ok(None);
             };
             packed(vec![n, ho, k, k])
+        }
+        ShapeRule::LaTransitionScalar => {
+            let (Some(n), Some(ho)) = (la_n(c), c.dim("g", 1)) else {
+                return Ok(None);
+            };
+            packed(vec![n, ho])
         }
         ShapeRule::LaCheckpoints => {
             let (Some(n), Some(ho), Some(v), Some(k), Some(kd)) =

@@ -28,6 +28,7 @@ pub mod catalogue;
 pub mod cond;
 pub mod dtype;
 pub mod enums;
+pub mod examples;
 pub mod graph;
 pub mod infer;
 pub mod node;
@@ -38,7 +39,7 @@ pub mod tensor;
 pub mod validate;
 
 pub use attr::{AttrType, AttrValue};
-pub use catalogue::catalogue_json;
+pub use catalogue::{catalogue_json, catalogue_text, op_catalogue_json};
 pub use dtype::DataType;
 pub use enums::{ScalarKind, TensorReordering};
 pub use graph::{FROZEN_MESSAGE, Graph, GraphContext, GraphState};
@@ -48,5 +49,7 @@ pub use op::{
 };
 pub use tensor::{ScalarValue, Tensor, row_major_strides};
 
+#[cfg(test)]
+mod rule_tests;
 #[cfg(test)]
 mod tests;

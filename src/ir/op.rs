@@ -94,6 +94,10 @@ node_types! {
     PagedCacheLoad = "PAGED_CACHE_LOAD",
     DiagonalBandMask = "DIAGONAL_BAND_MASK",
     Softmax = "SOFTMAX",
+    Mamba2 = "MAMBA2",
+    Mamba2Bwd = "MAMBA2_BWD",
+    Mamba2Summary = "MAMBA2_SUMMARY",
+    Mamba2SummaryBwd = "MAMBA2_SUMMARY_BWD",
     BnFinalize = "BN_FINALIZE",
     DbnWeight = "DBN_WEIGHT",
 }
@@ -191,6 +195,20 @@ impl Cond {
         }
     }
 
+    /// Every port (`Port`, `Output`) and attribute name the condition mentions.
+    pub fn names(&self, ports: &mut Vec<&'static str>, attrs: &mut Vec<&'static str>) {
+        match self {
+            Cond::Port(p) | Cond::Output(p) => ports.push(p),
+            Cond::Set(a)
+            | Cond::True(a)
+            | Cond::SetFalse(a)
+            | Cond::Is(a, _)
+            | Cond::Positive(a) => attrs.push(a),
+            Cond::Any(cs) | Cond::All(cs) => cs.iter().for_each(|c| c.names(ports, attrs)),
+            Cond::Not(c) => c.names(ports, attrs),
+        }
+    }
+
     /// The first port or attribute name the condition mentions (errors name it).
     pub fn subject(&self) -> Option<&'static str> {
         match self {
@@ -224,8 +242,11 @@ pub enum ShapeRule {
     Matmul(&'static str, &'static str),
     /// Convolution forward output from image, weight and the conv attributes.
     ConvFprop,
-    /// Norm statistics: input dims with 1 wherever the scale dim is not 1 (no scale: `[N,1,..]`).
+    /// Norm statistics: input dims with 1 on every non-batch axis where the scale dim is not 1
+    /// (no scale: `[N,1,..]`).
     NormStats,
+    /// Instance-norm statistics: `[N, C, 1, ..., 1]` of the input.
+    InstanceStats,
     /// Genstats: input dims with every axis but 1 set to 1.
     Genstats,
     /// Slice: `ceil((limit - start) / step)` per axis from `slices`.
@@ -252,6 +273,8 @@ pub enum ShapeRule {
     LaState,
     /// Linear attention transition: `[N, HO, K, K]`.
     LaTransition,
+    /// Mamba-2 summary transition: `[N, HO]`.
+    LaTransitionScalar,
     /// Linear attention checkpoints: `[max(T_rows / c + N, 1), HO, V, K]`.
     LaCheckpoints,
 }
@@ -286,6 +309,8 @@ pub enum Rule {
     RankIn(&'static str, usize, usize),
     /// Two dims are equal (checked when both ports are bound).
     DimEq(DimRef, DimRef),
+    /// The first dim equals the second plus an offset (e.g. `state_indices[0] == cu_seqlens[0] - 1`).
+    DimEqOffset(DimRef, DimRef, i64),
     /// The first dim is a multiple of the second.
     DimDivisible(DimRef, DimRef),
     /// The port's last stride is 1.
@@ -298,8 +323,6 @@ pub enum Rule {
     SameDtype(&'static str, &'static str),
     /// The attribute (when set) is ≥ the bound.
     AttrMin(&'static str, f64),
-    /// The attribute (when set) is ≠ the value.
-    AttrNot(&'static str, f64),
     /// The attribute (when set) is < the bound.
     AttrBelow(&'static str, f64),
     /// The attribute (int list) has the rank of the port.
@@ -320,6 +343,79 @@ pub enum Rule {
     LaRows,
     /// Linear attention backward: every declared parameter-gradient output matches its input.
     LaGradPresence,
+}
+
+impl Rule {
+    /// Every port and attribute name the rule mentions (the generic linear-attention rules name
+    /// none: they look up the ports they need).
+    pub fn names(&self) -> (Vec<&'static str>, Vec<&'static str>) {
+        let (mut ports, mut attrs) = (Vec::new(), Vec::new());
+        match self {
+            Rule::Msg(inner, _) => return inner.names(),
+            Rule::Implies(a, b) | Rule::Excludes(a, b) | Rule::ExactlyOne(a, b) => {
+                a.names(&mut ports, &mut attrs);
+                b.names(&mut ports, &mut attrs);
+            }
+            Rule::Rank(p, _) | Rule::RankIn(p, _, _) | Rule::LastStrideOne(p) => ports.push(p),
+            Rule::DtypeIn(p, _) | Rule::DtypeNot(p, _) | Rule::OutputVirtual(p) => ports.push(p),
+            Rule::DimEq(a, b) | Rule::DimEqOffset(a, b, _) | Rule::DimDivisible(a, b) => {
+                ports.extend([a.0, b.0])
+            }
+            Rule::SameDtype(a, b) | Rule::MatmulShapes(a, b) | Rule::SameElementCount(a, b) => {
+                ports.extend([*a, *b])
+            }
+            Rule::AttrMin(a, _) | Rule::AttrBelow(a, _) => attrs.push(a),
+            Rule::ListLenIsRank(a, p) => {
+                attrs.push(a);
+                ports.push(p);
+            }
+            Rule::Broadcastable
+            | Rule::ConcatShapes
+            | Rule::LaHeads
+            | Rule::LaRows
+            | Rule::LaGradPresence => {}
+        }
+        (ports, attrs)
+    }
+
+    /// Readable form for catalogues, e.g. "`q` has rank 4".
+    pub fn describe(&self) -> String {
+        let dim = |r: &DimRef| format!("dim {} of `{}`", r.1, r.0);
+        match self {
+            Rule::Msg(inner, msg) => format!("{msg} [{}]", inner.describe()),
+            Rule::Implies(a, b) => format!("{} requires {}", a.describe(), b.describe()),
+            Rule::Excludes(a, b) => format!("not both {} and {}", a.describe(), b.describe()),
+            Rule::ExactlyOne(a, b) => format!("exactly one of {} / {}", a.describe(), b.describe()),
+            Rule::Rank(p, r) => format!("`{p}` has rank {r}"),
+            Rule::RankIn(p, lo, hi) => format!("`{p}` has rank {lo}..={hi}"),
+            Rule::DimEq(a, b) => format!("{} == {}", dim(a), dim(b)),
+            Rule::DimEqOffset(a, b, o) => format!("{} == {} + ({o})", dim(a), dim(b)),
+            Rule::DimDivisible(a, b) => format!("{} is a multiple of {}", dim(a), dim(b)),
+            Rule::LastStrideOne(p) => format!("`{p}` innermost stride is 1"),
+            Rule::DtypeIn(p, ds) => format!(
+                "`{p}` dtype in {{{}}}",
+                ds.iter().map(|d| d.name()).collect::<Vec<_>>().join(", ")
+            ),
+            Rule::DtypeNot(p, d) => format!("`{p}` dtype is not {d}"),
+            Rule::SameDtype(a, b) => format!("`{a}` dtype == `{b}` dtype"),
+            Rule::AttrMin(a, m) => format!("`{a}` >= {m}"),
+            Rule::AttrBelow(a, m) => format!("`{a}` < {m}"),
+            Rule::ListLenIsRank(a, p) => format!("`{a}` has one entry per axis of `{p}`"),
+            Rule::MatmulShapes(a, b) => format!("`{a}`[-1] == `{b}`[-2], batch dims broadcast"),
+            Rule::Broadcastable => "inputs broadcast (numpy rules)".into(),
+            Rule::ConcatShapes => "list inputs match off the concatenation axis".into(),
+            Rule::OutputVirtual(p) => format!("`{p}` stays virtual"),
+            Rule::SameElementCount(a, b) => format!("`{a}` and `{b}` hold the same element count"),
+            Rule::LaHeads => {
+                "HK in {H, HV}; max(H,HV) % min(H,HV) == 0; g, beta (w) carry HO heads".into()
+            }
+            Rule::LaRows => {
+                "g, dO rows = q rows; k, v, beta (w) rows = q rows (GDP: q rows x num_householder)"
+                    .into()
+            }
+            Rule::LaGradPresence => "parameter gradients have their parameter's dims".into(),
+        }
+    }
 }
 
 /// One input port.
@@ -394,6 +490,23 @@ pub struct OpSpec {
 }
 
 impl OpSpec {
+    /// True when every port and attribute the rule names belongs to this op.
+    pub fn rule_applies(&self, rule: &Rule) -> bool {
+        let (ports, attrs) = rule.names();
+        ports
+            .iter()
+            .all(|p| self.input(p).is_some() || self.output(p).is_some())
+            && attrs.iter().all(|a| self.attr(a).is_some())
+    }
+
+    /// Drops the rules of a shared rule set that name a kwarg this op does not have (such a rule
+    /// cannot be broken on this op). Used by families that share rule sets across ops.
+    pub fn retain_applicable_rules(mut self) -> Self {
+        let rules = std::mem::take(&mut self.rules);
+        self.rules = rules.into_iter().filter(|r| self.rule_applies(r)).collect();
+        self
+    }
+
     /// The input port spec named `port` (list ports match `<name>_<i>`).
     pub fn input(&self, port: &str) -> Option<&PortSpec> {
         self.inputs.iter().find(|p| {

@@ -6,9 +6,9 @@
 //! rebuilds an equal graph. Loading re-checks every node against the op tables; a loaded graph is
 //! mutable (validation and freezing are not persisted).
 //!
-//! The graph key is blake3 over the canonical serialization (compact JSON of the same document;
-//! object keys in fixed order, tensors by uid), with dims and strides cleared when dynamic shapes
-//! are enabled. It is stable across processes and machines.
+//! The graph key is blake3 over the canonical serialization (compact JSON of the same document
+//! without builder bookkeeping flags; object keys in fixed order, tensors by uid), with dims and
+//! strides cleared when dynamic shapes are enabled. It is stable across processes and machines.
 
 use serde::{Deserialize, Serialize};
 
@@ -82,12 +82,17 @@ impl Graph {
         Graph::from_parts(d.context, d.tensors, d.nodes)
     }
 
-    /// The canonical serialization the key hashes (compact JSON; dims/strides cleared under
-    /// dynamic shapes).
+    /// The canonical serialization the key hashes: compact JSON of the document without the
+    /// builder's bookkeeping flags (`uid_assigned`, `dims_assigned`, `strides_assigned`), with
+    /// dims and strides cleared under dynamic shapes.
     pub fn canonical_bytes(&self) -> Vec<u8> {
         let mut d = doc(self);
-        if d.context.is_dynamic_shape_enabled {
-            for t in &mut d.tensors {
+        let dynamic = d.context.is_dynamic_shape_enabled;
+        for t in &mut d.tensors {
+            t.uid_assigned = false;
+            t.dims_assigned = false;
+            t.strides_assigned = false;
+            if dynamic {
                 t.dims.clear();
                 t.strides.clear();
             }

@@ -21,16 +21,48 @@ pub enum ScalarValue {
     Int32(i32),
     /// IEEE half (stored widened; every half is exact in f32).
     #[serde(rename = "HALF")]
-    Half(f32),
+    Half(#[serde(with = "f32_json")] f32),
     /// IEEE single.
     #[serde(rename = "FLOAT")]
-    Float(f32),
+    Float(#[serde(with = "f32_json")] f32),
     /// IEEE double.
     #[serde(rename = "DOUBLE")]
-    Double(f64),
+    Double(#[serde(with = "f64_json")] f64),
     /// bfloat16 (stored widened; every bf16 is exact in f32).
     #[serde(rename = "BFLOAT16")]
-    Bfloat16(f32),
+    Bfloat16(#[serde(with = "f32_json")] f32),
+}
+
+/// Floats in JSON with non-finite values spelled as strings (see [`super::attr::float_to_json`]).
+mod f64_json {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    pub fn serialize<S: Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> {
+        super::super::attr::float_to_json(*v).serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+        let v = serde_json::Value::deserialize(d)?;
+        match &v {
+            serde_json::Value::Number(n) => n.as_f64(),
+            serde_json::Value::String(s) => super::super::attr::nonfinite_from_str(s),
+            _ => None,
+        }
+        .ok_or_else(|| serde::de::Error::custom(format!("`{v}` is not a float")))
+    }
+}
+
+/// f32 through [`f64_json`] (every f32 is exact in f64).
+mod f32_json {
+    use serde::{Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(v: &f32, s: S) -> Result<S::Ok, S::Error> {
+        super::f64_json::serialize(&(*v as f64), s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<f32, D::Error> {
+        super::f64_json::deserialize(d).map(|v| v as f32)
+    }
 }
 
 impl ScalarValue {

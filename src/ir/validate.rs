@@ -59,17 +59,17 @@ fn check_order(g: &Graph) -> Result<()> {
     }
     for (i, n) in g.nodes().iter().enumerate() {
         for (port, uid) in &n.inputs {
-            if let Some(&j) = produced_by.get(uid) {
-                if j >= i {
-                    return Err(Error::invalid_graph(
-                        &n.name,
-                        Some(port),
-                        format!(
-                            "reads tensor uid {uid} produced by node `{}`, which is not earlier (graphs are acyclic and built in order)",
-                            g.nodes()[j].name
-                        ),
-                    ));
-                }
+            if let Some(&j) = produced_by.get(uid)
+                && j >= i
+            {
+                return Err(Error::invalid_graph(
+                    &n.name,
+                    Some(port),
+                    format!(
+                        "reads tensor uid {uid} produced by node `{}`, which is not earlier (graphs are acyclic and built in order)",
+                        g.nodes()[j].name
+                    ),
+                ));
             }
         }
     }
@@ -160,6 +160,7 @@ fn validate_node(g: &mut Graph, i: usize) -> Result<()> {
             t.data_type = ctx.fill_for(t.is_virtual);
         }
     }
+    expand_fused_scalars(g, &node);
     for (port, &uid) in node.inputs.iter().chain(node.outputs.iter()) {
         let t = g.get_tensor(uid)?;
         t.check()
@@ -171,6 +172,43 @@ fn validate_node(g: &mut Graph, i: usize) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// Fused-scalar rank expansion (reference `fill_from_context`): every fused scalar input of a node
+/// gets all-ones dims and strides of the rank of the node's first non-scalar input (else first
+/// output; else rank 1).
+fn expand_fused_scalars(g: &mut Graph, node: &Node) {
+    let is_fused = |g: &Graph, uid: i64| {
+        g.tensor(uid)
+            .is_some_and(|t| t.pass_by_value.is_some() && t.element_count() <= 1)
+    };
+    let spec = node.spec();
+    let ordered_inputs: Vec<i64> = spec
+        .inputs
+        .iter()
+        .flat_map(|p| {
+            if p.list {
+                node.list_inputs(p.name)
+            } else {
+                node.input(p.name).into_iter().collect()
+            }
+        })
+        .collect();
+    let rank = ordered_inputs
+        .iter()
+        .chain(node.outputs.values())
+        .filter(|&&u| !is_fused(g, u))
+        .find_map(|&u| g.tensor(u).map(|t| t.dims.len()).filter(|r| *r > 0))
+        .unwrap_or(1);
+    for uid in ordered_inputs {
+        if is_fused(g, uid) {
+            let t = g.tensor_internal_mut(uid).expect("bound input");
+            if t.dims.len() != rank {
+                t.dims = vec![1; rank];
+                t.strides = vec![1; rank];
+            }
+        }
+    }
 }
 
 fn dims_of<'g>(g: &'g Graph, n: &Node, port: &str) -> Option<&'g [i64]> {
@@ -243,6 +281,19 @@ pub fn check_rule(g: &Graph, n: &Node, rule: &Rule) -> Option<Violation> {
                 )
             })
         }
+        Rule::DimEqOffset(a, b, off) => {
+            let (x, y) = (dim_at(g, n, *a)?, dim_at(g, n, *b)?);
+            (x != y + off).then(|| {
+                (
+                    port(a.0),
+                    format!(
+                        "{} ({x}) must equal {} ({y}) + ({off})",
+                        axis_name(*a),
+                        axis_name(*b)
+                    ),
+                )
+            })
+        }
         Rule::DimDivisible(a, b) => {
             let (x, y) = (dim_at(g, n, *a)?, dim_at(g, n, *b)?);
             (y <= 0 || x % y != 0).then(|| {
@@ -312,10 +363,6 @@ pub fn check_rule(g: &Graph, n: &Node, rule: &Rule) -> Option<Violation> {
                     format!("attribute `{a}` must be < {max} (got {v})"),
                 )
             })
-        }
-        Rule::AttrNot(a, bad) => {
-            let v = n.attr(a)?.as_float()?;
-            (v == *bad).then(|| (port(a), format!("attribute `{a}` must not be {bad}")))
         }
         Rule::ListLenIsRank(a, p) => {
             let v = n.attr_ints(a)?;
@@ -415,6 +462,9 @@ pub fn check_rule(g: &Graph, n: &Node, rule: &Rule) -> Option<Violation> {
                 ("initial_state", "d_initial_state"),
                 ("a_log", "d_a_log"),
                 ("dt_bias", "d_dt_bias"),
+                ("a", "dA"),
+                ("d", "dD"),
+                ("z", "dZ"),
             ] {
                 let (Some(i), Some(o)) = (dims_of(g, n, input), dims_of(g, n, grad)) else {
                     continue;
@@ -442,26 +492,42 @@ fn la_heads(g: &Graph, n: &Node) -> Option<Violation> {
     let hk = dims_of(g, n, "k").map(la_heads_of);
     let hq = dims_of(g, n, "q").map(la_heads_of);
     let hv = dims_of(g, n, "v").map(la_heads_of);
-    if let (Some(h), Some(v)) = (hq, hv) {
-        let (lo, hi) = (h.min(v), h.max(v));
-        if h != v && (lo <= 0 || hi % lo != 0) {
-            return Some((
-                port("v"),
-                format!("heads of q ({h}) and v ({v}) must divide one another"),
-            ));
-        }
-        if let Some(k) = hk {
-            if k != h && k != v {
+    // Summaries lack q (forward) or v (backward): k stands for the query side when q is absent.
+    let (q_port, h) = match (hq, hk) {
+        (Some(h), _) => ("q", h),
+        (None, Some(k)) => ("k", k),
+        (None, None) => return None,
+    };
+    match hv {
+        Some(v) => {
+            let (lo, hi) = (h.min(v), h.max(v));
+            if h != v && (lo <= 0 || hi % lo != 0) {
                 return Some((
-                    port("k"),
-                    format!("heads of k ({k}) must equal those of q ({h}) or v ({v})"),
+                    port("v"),
+                    format!("heads of {q_port} ({h}) and v ({v}) must divide one another"),
+                ));
+            }
+            if ho != hi {
+                return Some((
+                    port("g"),
+                    format!("gates must carry HO = max(H, HV) = {hi} heads (g has {ho})"),
                 ));
             }
         }
-        if ho != hi {
+        None if h <= 0 || ho % h != 0 => {
             return Some((
                 port("g"),
-                format!("gates must carry HO = max(H, HV) = {hi} heads (g has {ho})"),
+                format!("gate heads ({ho}) must be a multiple of the heads of {q_port} ({h})"),
+            ));
+        }
+        None => {}
+    }
+    if let (Some(k), Some(_)) = (hk, hq) {
+        let v_side = hv.unwrap_or(ho);
+        if k != h && k != v_side {
+            return Some((
+                port("k"),
+                format!("heads of k ({k}) must equal those of q ({h}) or v ({v_side})"),
             ));
         }
     }
@@ -492,13 +558,13 @@ fn la_rows(g: &Graph, n: &Node) -> Option<Violation> {
         .map(|d| d[0])
         .or_else(|| dims_of(g, n, "g").map(|d| d[0]))?;
     for p in ["g", "dO"] {
-        if let Some(d) = dims_of(g, n, p) {
-            if d[0] != q_rows {
-                return Some((
-                    port(p),
-                    format!("rows ({}) must equal the token rows ({q_rows})", d[0]),
-                ));
-            }
+        if let Some(d) = dims_of(g, n, p)
+            && d[0] != q_rows
+        {
+            return Some((
+                port(p),
+                format!("rows ({}) must equal the token rows ({q_rows})", d[0]),
+            ));
         }
     }
     for p in ["k", "v", "beta", "w"] {

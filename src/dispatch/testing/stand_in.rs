@@ -74,6 +74,25 @@ fn analyze(g: &Graph, _: &Target) -> Result<Option<FactsRef>> {
     })))
 }
 
+/// The unranked family's validator: a graph with a `rsqrt` node breaks its semantic rule; one
+/// with a `reciprocal` node holds a node it does not cover.
+fn validate_unranked(g: &Graph) -> Result<bool> {
+    for n in g.nodes() {
+        match n.op.name() {
+            "rsqrt" => {
+                return Err(Error::invalid_graph(
+                    &n.name,
+                    None,
+                    "the unranked family forbids rsqrt after sqrt",
+                ));
+            }
+            "reciprocal" => return Ok(false),
+            _ => {}
+        }
+    }
+    Ok(true)
+}
+
 /// Analyses of the "counted" family (only one test plans a graph of that family).
 pub static COUNTED: AtomicUsize = AtomicUsize::new(0);
 
@@ -313,7 +332,7 @@ pub static STAND_IN_MANIFEST: Manifest = Manifest {
             base: 21_200,
             anchors: &["sqrt"],
             analyzer: Some(analyze),
-            validator: None,
+            validator: Some(validate_unranked),
             heuristics: None,
             backend_guard: None,
             slots: &[

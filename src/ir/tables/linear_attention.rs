@@ -1,5 +1,5 @@
-//! Op rows: the linear-attention family (GDN, KDA, GDN-2, GDP): forward, backward, span summary
-//! and summary backward of each. All are python-only (no cuDNN backend lowering). Shapes are THD:
+//! Op rows: the linear-attention family (GDN, KDA, GDN-2, GDP, and Mamba-2): forward, backward,
+//! span summary and summary backward of each. All are python-only (no cuDNN backend lowering). Shapes are THD:
 //! tokens `[T, H, D]`, gates `[T, HO]` (per-channel families `[T, HO, K]`), state stored V-major
 //! `[N, HO, V, K]`; `N = len(cu_seqlens) - 1`.
 
@@ -114,8 +114,6 @@ fn flag_rules(f: &Family) -> Vec<Rule> {
         Rule::DtypeIn("g", GATE),
         Rule::DtypeIn("a_log", GATE),
         Rule::DtypeIn("dt_bias", GATE),
-        Rule::LaHeads,
-        Rule::LaRows,
     ];
     if f.lower_bound {
         v.push(implies(
@@ -134,6 +132,7 @@ fn flag_rules(f: &Family) -> Vec<Rule> {
     if f.householder {
         v.push(Rule::AttrMin("num_householder", 1.0));
     }
+    v.extend([Rule::LaHeads, Rule::LaRows]);
     v
 }
 
@@ -211,6 +210,14 @@ fn row(f: &Family, kind: Kind) -> OpSpec {
                     Rule::AttrMin("checkpoint_every_n_tokens", 0.0),
                     implies(Cond::Port("state_indices"), Cond::Port("initial_state")),
                     Rule::Rank("state_indices", 1),
+                    Rule::Msg(
+                        Box::new(Rule::DimEqOffset(
+                            ("state_indices", 0),
+                            ("cu_seqlens", 0),
+                            -1,
+                        )),
+                        "state_indices must be [N] with N = len(cu_seqlens) - 1",
+                    ),
                     Rule::DtypeIn("state_indices", &[DataType::Int32]),
                     implies(
                         Cond::True("overwrite_initial_state"),
@@ -309,10 +316,165 @@ fn row(f: &Family, kind: Kind) -> OpSpec {
     o
 }
 
-/// The linear-attention rows (per family: fwd, bwd, summary, summary_bwd).
+fn mamba2_attrs() -> Vec<AttrSpec> {
+    vec![
+        a_bool("dt_softplus", true).doc("dt = softplus(dt_raw + dt_bias)"),
+        a_float("dt_min", 0.0).doc("dt clamp lower bound"),
+        a_float("dt_max", f64::INFINITY).doc("dt clamp upper bound"),
+        a_bool("batch_invariant", false).doc("per-sequence results independent of the batch"),
+    ]
+}
+
+fn mamba2_rules() -> Vec<Rule> {
+    vec![
+        Rule::Rank("cu_seqlens", 1),
+        Rule::DtypeIn("cu_seqlens", INDEX),
+        Rule::DtypeIn("k", IO),
+        Rule::DtypeIn("g", GATE),
+        Rule::DtypeIn("a", GATE),
+        Rule::DtypeIn("dt_bias", GATE),
+        Rule::LaHeads,
+        Rule::LaRows,
+    ]
+}
+
+/// Mamba-2 rows: `q = C [T,G,K]`, `k = B [T,G,K]`, `v = x [T,H,V]`, `g = dt [T,H]`, `a = A [H]`.
+fn mamba2_rows() -> Vec<OpSpec> {
+    let doc = "mamba-2 state-space recurrence";
+    let state_dtype = DtypeRule::SameAsOr("initial_state", DataType::Float);
+    let every = || a_int("checkpoint_every_n_tokens", 0).doc("state dump cadence (0: none)");
+    let overwrite = || {
+        a_bool("overwrite_initial_state", false).doc("the final state may alias the initial state")
+    };
+    let transition =
+        || a_bool("output_transition", false).doc("emit transition [N, HO] (log2 decay)");
+    let fwd = op("mamba2", T::Mamba2, F::LinearAttention, doc)
+        .python_only()
+        .ins(reqs(&["q", "k", "v", "g", "a", "cu_seqlens"]))
+        .ins(opts(&[
+            "initial_state",
+            "dt_bias",
+            "d",
+            "z",
+            "state_indices",
+        ]))
+        .outs(vec![
+            out("O", S::LaOutput).like("v"),
+            state_out("final_state", state_dtype).when(Cond::True("output_final_state")),
+            out("state_checkpoints", S::LaCheckpoints)
+                .like("v")
+                .when(Cond::Positive("checkpoint_every_n_tokens")),
+            out("O_pre", S::LaOutput)
+                .like("v")
+                .when(Cond::True("output_pre_gate")),
+        ])
+        .attrs(vec![
+            a_bool("output_final_state", false).doc("emit final_state"),
+            every(),
+            a_bool("output_pre_gate", false)
+                .doc("emit O_pre (the pre-gate output, for the z backward)"),
+            overwrite(),
+        ])
+        .attrs(mamba2_attrs())
+        .rules(mamba2_rules())
+        .rules(vec![
+            Rule::AttrMin("checkpoint_every_n_tokens", 0.0),
+            implies(Cond::Port("state_indices"), Cond::Port("initial_state")),
+            Rule::Rank("state_indices", 1),
+            implies(
+                Cond::True("overwrite_initial_state"),
+                Cond::All(vec![
+                    Cond::Port("initial_state"),
+                    Cond::True("output_final_state"),
+                ]),
+            ),
+        ]);
+    let bwd = op("mamba2_bwd", T::Mamba2Bwd, F::LinearAttention, doc)
+        .python_only()
+        .ins(reqs(&["q", "k", "v", "g", "a", "cu_seqlens", "dO"]))
+        .ins(opts(&[
+            "state_checkpoints",
+            "initial_state",
+            "d_final_state",
+            "dt_bias",
+            "d",
+            "z",
+            "O_pre",
+        ]))
+        .outs(vec![
+            out("dQ", S::SameAs("q")).like("q"),
+            out("dK", S::SameAs("k")).like("k"),
+            out("dV", S::SameAs("v")).like("v"),
+            out("dG", S::SameAs("g")).like("g"),
+            out("dA", S::SameAs("a")).like("a"),
+            out("d_initial_state", S::SameAs("initial_state"))
+                .like("initial_state")
+                .when(Cond::Port("initial_state")),
+            out("d_dt_bias", S::SameAs("dt_bias"))
+                .like("dt_bias")
+                .when(Cond::Port("dt_bias")),
+            out("dD", S::SameAs("d")).like("d").when(Cond::Port("d")),
+            out("dZ", S::SameAs("z")).like("z").when(Cond::Port("z")),
+        ])
+        .attrs(vec![every(), overwrite()])
+        .attrs(mamba2_attrs())
+        .rules(mamba2_rules())
+        .rules(vec![
+            Rule::AttrMin("checkpoint_every_n_tokens", 0.0),
+            implies(
+                Cond::Positive("checkpoint_every_n_tokens"),
+                Cond::Port("state_checkpoints"),
+            ),
+            Rule::Msg(
+                Box::new(implies(Cond::Port("z"), Cond::Port("O_pre"))),
+                "the z backward needs O_pre",
+            ),
+            Rule::LaGradPresence,
+        ]);
+    let summary = op("mamba2_summary", T::Mamba2Summary, F::LinearAttention, doc)
+        .python_only()
+        .ins(reqs(&["k", "v", "g", "a", "cu_seqlens"]))
+        .ins(opts(&["initial_state", "dt_bias"]))
+        .outs(vec![
+            state_out("final_state", state_dtype),
+            out("transition", S::LaTransitionScalar)
+                .fp32()
+                .when(Cond::True("output_transition")),
+        ])
+        .attrs(vec![transition()])
+        .attrs(mamba2_attrs())
+        .rules(mamba2_rules());
+    let summary_bwd = op(
+        "mamba2_summary_bwd",
+        T::Mamba2SummaryBwd,
+        F::LinearAttention,
+        doc,
+    )
+    .python_only()
+    .ins(reqs(&["q", "k", "g", "a", "cu_seqlens", "dO"]))
+    .ins(opts(&["d_final_state", "dt_bias"]))
+    .outs(vec![
+        state_out(
+            "d_initial_state",
+            DtypeRule::SameAsOr("d_final_state", DataType::Float),
+        ),
+        out("transition", S::LaTransitionScalar)
+            .fp32()
+            .when(Cond::True("output_transition")),
+    ])
+    .attrs(vec![transition()])
+    .attrs(mamba2_attrs())
+    .rules(mamba2_rules());
+    vec![fwd, bwd, summary, summary_bwd]
+}
+
+/// The linear-attention rows (per family: fwd, bwd, summary, summary_bwd; Mamba-2 last).
 pub(crate) fn ops() -> Vec<OpSpec> {
-    FAMILIES
+    let mut v: Vec<OpSpec> = FAMILIES
         .iter()
         .flat_map(|f| [Kind::Fwd, Kind::Bwd, Kind::Summary, Kind::SummaryBwd].map(|k| row(f, k)))
-        .collect()
+        .collect();
+    v.extend(mamba2_rows());
+    // The flag and dtype rule sets are shared across fwd/bwd/summary ops; each keeps its own.
+    v.into_iter().map(OpSpec::retain_applicable_rules).collect()
 }

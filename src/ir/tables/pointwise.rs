@@ -174,8 +174,10 @@ pub(crate) fn ops() -> Vec<OpSpec> {
                 "elementwise op; binary ops compute IN_0 ∘ IN_1",
             )
             .ins(reqs(args))
-            .outs(vec![out("OUT_0", ShapeRule::Broadcast)])
-            .rules(vec![Rule::Broadcastable]);
+            .outs(vec![out("OUT_0", ShapeRule::Broadcast)]);
+            if args.len() > 1 {
+                spec = spec.rules(vec![Rule::Broadcastable]);
+            }
             spec.pointwise_mode = Some(mode);
             if mode == "RECIPROCAL" {
                 spec = spec.min_cudnn(8900);

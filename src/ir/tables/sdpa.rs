@@ -545,9 +545,10 @@ fn sdpa_mxfp8_backward() -> OpSpec {
     o
 }
 
-/// The SDPA rows.
+/// The SDPA rows. The mask, dropout and tensor rule sets are shared across the family; each op
+/// keeps the rules whose kwargs it has.
 pub(crate) fn ops() -> Vec<OpSpec> {
-    vec![
+    [
         sdpa(),
         sdpa_backward(),
         sdpa_fp8(),
@@ -555,4 +556,7 @@ pub(crate) fn ops() -> Vec<OpSpec> {
         sdpa_mxfp8(),
         sdpa_mxfp8_backward(),
     ]
+    .into_iter()
+    .map(OpSpec::retain_applicable_rules)
+    .collect()
 }

@@ -24,8 +24,17 @@ fn stats(name: &'static str, suffix: &'static str) -> OutSpec {
     out(name, S::NormStats).suffix(suffix).fp32()
 }
 
+fn stats_as(name: &'static str, suffix: &'static str, shape: S) -> OutSpec {
+    out(name, shape).suffix(suffix).fp32()
+}
+
 /// layernorm-like forward (layernorm, adalayernorm, instancenorm) with mean and inv_var.
 fn norm_fwd(name: &'static str, t: T, doc: &'static str) -> OpSpec {
+    let shape = if t == T::Instancenorm {
+        S::InstanceStats
+    } else {
+        S::NormStats
+    };
     op(name, t, F::Norm, doc)
         .ins(vec![
             req("input"),
@@ -35,8 +44,8 @@ fn norm_fwd(name: &'static str, t: T, doc: &'static str) -> OpSpec {
         ])
         .outs(vec![
             out("Y", S::SameAs("input")),
-            stats("mean", "MEAN").when(training()),
-            stats("inv_var", "INV_VARIANCE").when(training()),
+            stats_as("mean", "MEAN", shape.clone()).when(training()),
+            stats_as("inv_var", "INV_VARIANCE", shape).when(training()),
         ])
         .attrs(vec![phase()])
         .rules(vec![required_attr("norm_forward_phase")])
@@ -247,10 +256,12 @@ pub(crate) fn ops() -> Vec<OpSpec> {
         ])
         .outs(vec![
             out("Y", S::SameAs("input")),
-            stats("mean", "MEAN"),
-            stats("inv_var", "INV_VARIANCE"),
-            stats("next_running_mean", "NEXT_RUNNING_MEAN").when(Cond::Port("in_running_mean")),
-            stats("next_running_var", "NEXT_RUNNING_VAR").when(Cond::Port("in_running_var")),
+            stats_as("mean", "MEAN", S::SameAs("scale")),
+            stats_as("inv_var", "INV_VARIANCE", S::SameAs("scale")),
+            stats_as("next_running_mean", "NEXT_RUNNING_MEAN", S::SameAs("scale"))
+                .when(Cond::Port("in_running_mean")),
+            stats_as("next_running_var", "NEXT_RUNNING_VAR", S::SameAs("scale"))
+                .when(Cond::Port("in_running_var")),
         ])
         .rules(vec![
             implies(Cond::Port("in_running_mean"), Cond::Port("in_running_var")),
