@@ -688,6 +688,15 @@ dnnp_status_t dnnp_graph_create(dnnp_data_type_t io,
                                 dnnp_graph_t **out);
 
 /**
+ * Creates a mutable copy of `graph` (same tensors, uids, nodes; not validated, not frozen): the
+ * way to plan again after planning froze a graph.
+ *
+ * # Safety
+ * `graph` must be a live handle; `out` valid for one write.
+ */
+dnnp_status_t dnnp_graph_clone(const dnnp_graph_t *graph, dnnp_graph_t **out);
+
+/**
  * Destroys a graph; NULL is a no-op.
  *
  * # Safety

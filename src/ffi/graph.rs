@@ -151,6 +151,25 @@ pub unsafe extern "C" fn dnnp_graph_create(
     })
 }
 
+/// Creates a mutable copy of `graph` (same tensors, uids, nodes; not validated, not frozen): the
+/// way to plan again after planning froze a graph.
+///
+/// # Safety
+/// `graph` must be a live handle; `out` valid for one write.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dnnp_graph_clone(
+    graph: *const dnnp_graph_t,
+    out: *mut *mut dnnp_graph_t,
+) -> dnnp_status_t {
+    boundary(|| {
+        let out = out_ptr(out, "out")?;
+        // SAFETY: per the contract.
+        let copy = unsafe { graph_ref(graph) }?.mutable_copy();
+        unsafe { out.write(dnnp_graph_t::into_handle(copy)) };
+        Ok(())
+    })
+}
+
 /// Destroys a graph; NULL is a no-op.
 ///
 /// # Safety

@@ -131,6 +131,17 @@ fn validate_node(g: &mut Graph, i: usize) -> Result<()> {
                 }
                 None => {}
             }
+        } else if o.shape.is_exact()
+            && let Ok(Some((dims, _))) = infer_output(g, &node, o)
+            && dims != t.dims
+        {
+            return Err(fail(
+                Some(port),
+                format!(
+                    "declared dims {:?} differ from the dims the op produces {:?}",
+                    t.dims, dims
+                ),
+            ));
         }
         let fill = match o.dtype {
             DtypeRule::Context => DataType::NotSet,
