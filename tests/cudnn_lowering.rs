@@ -1084,7 +1084,7 @@ fn ragged_thd_offsets_are_emitted_before_their_tensors_and_join_the_pack() {
     let (b, h, s, d) = (2i64, 4i64, 128i64, 64i64);
     // THD: tokens of all batches packed along s, heads interleaved: strides [s*h*d, d, h*d, 1].
     let thd = [s * h * d, d, h * d, 1];
-    let mut user = |g: &mut GraphBuilder, uid, name| {
+    let user = |g: &mut GraphBuilder, uid, name| {
         g.user_tensor(uid, name, CUDNN_DATA_BFLOAT16, &[b, h, s, d], &thd)
             .unwrap()
     };

@@ -58,6 +58,17 @@ pub fn handle_for(device: i32, stream: RawStream) -> Result<RawHandle> {
     Ok(h as RawHandle)
 }
 
+/// The cached handle for `(device, stream)` if one exists (no creation, no driver call).
+pub fn cached(device: i32, stream: RawStream) -> Option<RawHandle> {
+    let key = (device, stream as usize);
+    if let Some((_, h)) = LAST.with(Cell::get).filter(|(k, _)| *k == key) {
+        return Some(h as RawHandle);
+    }
+    let h = *cache().lock().ok()?.get(&key)?;
+    LAST.with(|c| c.set(Some((key, h))));
+    Some(h as RawHandle)
+}
+
 /// Number of cached handles (diagnostics).
 pub fn cached_handles() -> usize {
     cache().lock().map(|m| m.len()).unwrap_or(0)

@@ -68,22 +68,46 @@ fn as_decline(e: Error) -> Error {
     }
 }
 
-/// Makes the device's primary context current on this thread (what the CUDA runtime, and so
-/// cuDNN, uses) and returns the cached handle for (device, default stream).
-fn device_handle(ordinal: i32) -> Result<RawHandle> {
-    use cudarc::driver::result as drv;
-    let err = |call| {
-        move |e: drv::DriverError| Error::Cuda {
-            call,
-            message: format!("{e:?}"),
-        }
-    };
-    let dev = drv::device::get(ordinal).map_err(err("cuDeviceGet"))?;
-    // SAFETY: `dev` is a valid device (the target was probed).
-    let ctx = unsafe { drv::primary_ctx::retain(dev) }.map_err(err("cuDevicePrimaryCtxRetain"))?;
-    // SAFETY: a live primary context.
-    unsafe { drv::ctx::set_current(ctx) }.map_err(err("cuCtxSetCurrent"))?;
-    handle::handle_for(ordinal, std::ptr::null_mut())
+/// Pushes a device's primary context for the guard's lifetime (popped on drop), so planning and
+/// building never change the calling thread's current context ("no ambient device state").
+struct CtxGuard;
+
+impl CtxGuard {
+    fn enter(ordinal: i32) -> Result<CtxGuard> {
+        use cudarc::driver::{result as drv, sys};
+        let err = |call| {
+            move |e: drv::DriverError| Error::Cuda {
+                call,
+                message: format!("{e:?}"),
+            }
+        };
+        let dev = drv::device::get(ordinal).map_err(err("cuDeviceGet"))?;
+        // SAFETY: `dev` is a valid device (the target was probed).
+        let ctx =
+            unsafe { drv::primary_ctx::retain(dev) }.map_err(err("cuDevicePrimaryCtxRetain"))?;
+        // SAFETY: a live primary context; popped in Drop.
+        unsafe { sys::cuCtxPushCurrent_v2(ctx) }
+            .result()
+            .map_err(err("cuCtxPushCurrent"))?;
+        Ok(CtxGuard)
+    }
+}
+
+impl Drop for CtxGuard {
+    fn drop(&mut self) {
+        let mut popped: cudarc::driver::sys::CUcontext = std::ptr::null_mut();
+        // SAFETY: pops the context pushed by `enter`.
+        let _ = unsafe { cudarc::driver::sys::cuCtxPopCurrent_v2(&mut popped) };
+    }
+}
+
+/// The cached cuDNN handle for (device, stream), created inside the device's primary context.
+fn device_handle(ordinal: i32, stream: crate::cudnn::api::RawStream) -> Result<RawHandle> {
+    if let Some(h) = handle::cached(ordinal, stream) {
+        return Ok(h);
+    }
+    let _ctx = CtxGuard::enter(ordinal)?;
+    handle::handle_for(ordinal, stream)
 }
 
 impl BackendProvider for CudnnProvider {
@@ -109,7 +133,8 @@ impl BackendProvider for CudnnProvider {
         }
         let bg = lower_graph(graph, self.version)?;
         let api = loader::api()?;
-        let h = device_handle(device.ordinal)?;
+        let h = device_handle(device.ordinal, std::ptr::null_mut())?;
+        let _ctx = CtxGuard::enter(device.ordinal)?;
         let opg = emit(api, bg, Some(h)).map_err(as_decline)?;
         let engine_count = opg
             .desc
@@ -118,6 +143,7 @@ impl BackendProvider for CudnnProvider {
             .max(0) as usize;
         Ok(Box::new(CudnnSession {
             opg: Arc::new(opg),
+            ordinal: device.ordinal,
             handle: h,
             configs: Vec::new(),
             engine_count,
@@ -128,6 +154,7 @@ impl BackendProvider for CudnnProvider {
 /// One lowered graph: its operation graph and every config listed so far.
 pub struct CudnnSession {
     opg: Arc<OperationGraph>,
+    ordinal: i32,
     handle: RawHandle,
     configs: Vec<EngineConfigEntry>,
     engine_count: usize,
@@ -139,6 +166,7 @@ unsafe impl Send for CudnnSession {}
 
 impl BackendSession for CudnnSession {
     fn query(&mut self, mode: HeurMode) -> Result<Vec<BackendConfig>> {
+        let _ctx = CtxGuard::enter(self.ordinal)?;
         let list = plan::query_mode(&self.opg, mode_of(mode)).map_err(as_decline)?;
         if list.is_empty() {
             let last = loader::api().map(|a| a.last_error()).unwrap_or_default();
@@ -169,6 +197,7 @@ impl BackendSession for CudnnSession {
     }
 
     fn create_plan(&mut self, engine_id: EngineId, knobs: &RawBackendKnobs) -> Result<usize> {
+        let _ctx = CtxGuard::enter(self.ordinal)?;
         let pairs = knobs.pairs().to_vec();
         let config = plan::engine_config(&self.opg, engine_id, &pairs).map_err(as_decline)?;
         self.configs.push(EngineConfigEntry {
@@ -187,21 +216,34 @@ impl BackendSession for CudnnSession {
             what: "backend config",
             key: cpp_index.to_string(),
         })?;
+        let _ctx = CtxGuard::enter(self.ordinal)?;
         let p = BackendPlan::build(self.opg.clone(), &e.config, self.handle, e.name())
             .map_err(as_decline)?;
-        Ok(Arc::new(CudnnCompiledPlan { inner: p }))
+        Ok(Arc::new(CudnnCompiledPlan {
+            ordinal: self.ordinal,
+            inner: p,
+        }))
     }
 
     fn build_delegating(&mut self) -> Result<Arc<dyn CompiledPlan>> {
+        let _ctx = CtxGuard::enter(self.ordinal)?;
         let cands = plan::query_modes(&self.opg, &[CudnnMode::A, CudnnMode::Fallback])
             .map_err(as_decline)?;
         let (_, p) = plan::build_first(&self.opg, &cands, self.handle).map_err(as_decline)?;
-        Ok(Arc::new(CudnnCompiledPlan { inner: p }))
+        Ok(Arc::new(CudnnCompiledPlan {
+            ordinal: self.ordinal,
+            inner: p,
+        }))
+    }
+
+    fn operand_uids(&self) -> Option<Vec<i64>> {
+        Some(self.opg.graph.user_uids())
     }
 }
 
 /// A built cuDNN plan behind dispatch's [`CompiledPlan`].
 pub struct CudnnCompiledPlan {
+    ordinal: i32,
     inner: BackendPlan,
 }
 
@@ -217,13 +259,22 @@ impl CompiledPlan for CudnnCompiledPlan {
         self.inner.workspace_size() as u64
     }
 
-    fn execute(&self, _pack: &VariantPack, _ctx: &ExecContext) -> Result<()> {
-        // dispatch's VariantPack/ExecContext are placeholders on this branch (no pointers, no
-        // stream); the execute branch provides them. Until merged, execute through
-        // `backend_plan().execute(handle, pointers, workspace)`.
-        Err(Error::NotSupported(format!(
-            "plan {}: execute through the dispatch pack is not wired on this branch yet",
-            self.inner.name
-        )))
+    fn execute(&self, pack: &VariantPack, ctx: &ExecContext) -> Result<()> {
+        let plan = &self.inner;
+        if pack.uids() != plan.user_uids.as_slice() {
+            return Err(Error::Internal(format!(
+                "plan {}: the pack's operand order {:?} is not the backend template {:?}",
+                plan.name,
+                pack.uids(),
+                plan.user_uids
+            )));
+        }
+        let device = ctx.device.unwrap_or(self.ordinal);
+        let handle = device_handle(device, ctx.stream)?;
+        let workspace = ctx.workspace_region(self.workspace_size(), &plan.name)?;
+        // SAFETY: the pack was normalized against the graph's declarations (every pointer is a
+        // caller buffer of the declared extent); the workspace region was checked above; the
+        // handle belongs to the stream's device.
+        unsafe { plan.execute(handle, pack.addresses(), workspace) }
     }
 }
