@@ -318,3 +318,159 @@ fn standalone_softmax_is_unified_from_9_21_and_declined_before() {
         assert!(names.contains(&a));
     }
 }
+
+fn outputs_of(g: &mut Graph, n: usize) {
+    let node = g.nodes()[n].clone();
+    for uid in node.outputs.values() {
+        g.set_output(*uid, true).unwrap();
+    }
+}
+
+#[test]
+fn norm_backward_conv_reduction_and_sdpa_backward_from_ir() {
+    // layernorm_backward
+    let mut g = Graph::new(ctx());
+    let dy = g
+        .add_tensor(Tensor::new("dy", &[32, 256, 1, 1], DataType::Bfloat16))
+        .unwrap();
+    let x = g
+        .add_tensor(Tensor::new("x", &[32, 256, 1, 1], DataType::Bfloat16))
+        .unwrap();
+    let scale = g
+        .add_tensor(Tensor::new("scale", &[1, 256, 1, 1], DataType::Float))
+        .unwrap();
+    let mean = g
+        .add_tensor(Tensor::new("mean", &[32, 1, 1, 1], DataType::Float))
+        .unwrap();
+    let inv = g
+        .add_tensor(Tensor::new("inv", &[32, 1, 1, 1], DataType::Float))
+        .unwrap();
+    let n = g
+        .add_node(
+            NodeBuilder::by_name("layernorm_backward")
+                .unwrap()
+                .input("grad", dy)
+                .input("input", x)
+                .input("scale", scale)
+                .input("mean", mean)
+                .input("inv_variance", inv),
+        )
+        .unwrap();
+    outputs_of(&mut g, n);
+    g.validate().unwrap();
+    let (rec, bg) = emit_recorded(&g);
+    assert_eq!(op_kinds(rec), ["NORM_BACKWARD"]);
+    assert_eq!(bg.user_uids().len(), 5 + g.nodes()[0].outputs.len());
+
+    // conv_fprop, NHWC strides
+    let mut g = Graph::new(ctx());
+    let img = g
+        .add_tensor(
+            Tensor::new("img", &[8, 64, 16, 16], DataType::Bfloat16)
+                .with_strides(&[16384, 1, 1024, 64]),
+        )
+        .unwrap();
+    let w = g
+        .add_tensor(
+            Tensor::new("w", &[32, 64, 3, 3], DataType::Bfloat16).with_strides(&[576, 1, 192, 64]),
+        )
+        .unwrap();
+    let n = g
+        .add_node(
+            NodeBuilder::by_name("conv_fprop")
+                .unwrap()
+                .input("image", img)
+                .input("weight", w)
+                .attr("padding", AttrValue::Ints(vec![1, 1])),
+        )
+        .unwrap();
+    outputs_of(&mut g, n);
+    g.validate().unwrap();
+    let (rec, _) = emit_recorded(&g);
+    assert_eq!(op_kinds(rec), ["CONVOLUTION_FORWARD"]);
+    assert!(
+        rec.calls().contains(&Recorded::Set(
+            rec.calls()
+                .iter()
+                .find_map(|c| match c {
+                    Recorded::Create(id, CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR) => Some(*id),
+                    _ => None,
+                })
+                .unwrap(),
+            CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS,
+            BAttr::Int64(vec![1, 1])
+        ))
+    );
+
+    // reduction
+    let mut g = Graph::new(ctx());
+    let x = g
+        .add_tensor(Tensor::new("x", &[4, 8, 16], DataType::Float))
+        .unwrap();
+    let n = g
+        .add_node(
+            NodeBuilder::by_name("reduction")
+                .unwrap()
+                .input("input", x)
+                .attr("mode", AttrValue::Str("MAX".into())),
+        )
+        .unwrap();
+    let out = g.nodes()[n].output("OUT_0").unwrap();
+    g.set_dims(out, &[4, 8, 1]).unwrap();
+    g.set_output(out, true).unwrap();
+    g.validate().unwrap();
+    let (rec, _) = emit_recorded(&g);
+    assert_eq!(op_kinds(rec), ["REDUCTION"]);
+    assert!(rec.calls().iter().any(|c| matches!(
+        c,
+        Recorded::Set(
+            _,
+            CUDNN_ATTR_REDUCTION_OPERATOR,
+            BAttr::Enum(_, CUDNN_REDUCE_TENSOR_MAX)
+        )
+    )));
+
+    // sdpa_backward, causal
+    let mut g = Graph::new(ctx());
+    let t = |g: &mut Graph, name: &str, last: i64, dt| {
+        g.add_tensor(Tensor::new(name, &[1, 2, 64, last], dt))
+            .unwrap()
+    };
+    let (q, k, v, o, d_o) = (
+        t(&mut g, "q", 64, DataType::Bfloat16),
+        t(&mut g, "k", 64, DataType::Bfloat16),
+        t(&mut g, "v", 64, DataType::Bfloat16),
+        t(&mut g, "o", 64, DataType::Bfloat16),
+        t(&mut g, "dO", 64, DataType::Bfloat16),
+    );
+    let stats = t(&mut g, "stats", 1, DataType::Float);
+    let n = g
+        .add_node(
+            NodeBuilder::by_name("sdpa_backward")
+                .unwrap()
+                .input("q", q)
+                .input("k", k)
+                .input("v", v)
+                .input("o", o)
+                .input("dO", d_o)
+                .input("stats", stats)
+                .attr("attn_scale", AttrValue::Float(0.125))
+                .attr("use_causal_mask", AttrValue::Bool(true)),
+        )
+        .unwrap();
+    outputs_of(&mut g, n);
+    g.validate().unwrap();
+    let (rec, bg) = emit_recorded(&g);
+    let kinds = op_kinds(rec);
+    assert_eq!(
+        kinds.iter().filter(|k| *k == "MATMUL").count(),
+        5,
+        "{kinds:?}"
+    );
+    assert_eq!(
+        kinds.iter().filter(|k| *k == "RESHAPE").count(),
+        3,
+        "{kinds:?}"
+    );
+    assert_eq!(bg.fe_workspace.len(), 2);
+}
