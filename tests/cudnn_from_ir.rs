@@ -474,3 +474,48 @@ fn norm_backward_conv_reduction_and_sdpa_backward_from_ir() {
     );
     assert_eq!(bg.fe_workspace.len(), 2);
 }
+
+#[test]
+fn every_shipped_example_graph_lowers_or_declines_with_a_reason() {
+    // examples/graphs/ holds the project's reference graphs (from the IR); the backend lowers the
+    // ones it serves and declines the linear-attention ones (python-only in the reference).
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/graphs");
+    let mut seen = Vec::new();
+    let mut paths: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    paths.sort();
+    for p in paths {
+        let name = p.file_stem().unwrap().to_string_lossy().to_string();
+        let mut g = Graph::from_json(&std::fs::read_to_string(&p).unwrap()).unwrap();
+        g.validate().unwrap();
+        match lower_graph(&g, 91900) {
+            Ok(bg) => {
+                let rec: &'static Recorder = Box::leak(Box::new(Recorder::default()));
+                emit(rec, bg, None).unwrap_or_else(|e| panic!("{name}: {e}"));
+                seen.push((name, op_kinds(rec).len()));
+            }
+            Err(e) => {
+                assert_eq!(e.status(), dnnplan::Status::NotSupported, "{name}: {e}");
+                assert!(name.starts_with("gdn"), "{name} should lower: {e}");
+                seen.push((name, 0));
+            }
+        }
+    }
+    let lowered: Vec<&str> = seen
+        .iter()
+        .filter(|(_, n)| *n > 0)
+        .map(|(s, _)| s.as_str())
+        .collect();
+    assert_eq!(
+        lowered,
+        [
+            "layernorm",
+            "matmul_bias_relu",
+            "sdpa_backward",
+            "sdpa_forward"
+        ],
+        "{seen:?}"
+    );
+}
