@@ -102,18 +102,7 @@ impl BackendProvider for CudnnNotLoaded {
 
 /// The provider planning uses by default: cuDNN when the loader found it, else [`CudnnNotLoaded`].
 pub fn default_provider() -> Arc<dyn BackendProvider> {
-    match crate::cudnn::loader::library() {
-        Err(e) => Arc::new(CudnnNotLoaded {
-            reason: e.to_string(),
-        }),
-        Ok(lib) => Arc::new(CudnnNotLoaded {
-            reason: format!(
-                "cuDNN {} is loaded from {} but dnnplan's cuDNN provider is not built into this library",
-                crate::cudnn::loader::version_string(lib.version),
-                lib.origin
-            ),
-        }),
-    }
+    crate::cudnn::provider::provider()
 }
 
 /// The backend's answer for one mode.
