@@ -12,7 +12,8 @@
 //! Each call normalizes its buffers into its own variant pack (nothing is shared between calls),
 //! so any number of threads may execute one plan list concurrently with different buffers.
 //! Executing requires a built plan (`dnnp_plan_list_build_plans` / `..._build_plan_at_index`):
-//! execute never mutates the list. A refused call (an operand too small, of another dtype, a hole
+//! execute never mutates the list, and the list must not be mutated (select, build, replay) while
+//! executes are in flight. A refused call (an operand too small, of another dtype, a hole
 //! the plan needs...) returns `DNNP_STATUS_BAD_PARAM` with a message naming the operand and the
 //! rule, and launches nothing.
 
