@@ -56,6 +56,12 @@ static void pointwise(void) {
     json = explain(g, modes, 2);
     CHECK_STR_CONTAINS(json, "\"modes\":[\"FALLBACK\",\"OPENSOURCE\"]");
     free(json);
+    /* the graph's target statement wins over this machine's device */
+    CHECK_OK(dnnp_graph_set_target(g, NULL, 132, 90));
+    json = explain(g, NULL, 0);
+    CHECK_STR_CONTAINS(json, "\"arch\":90");
+    CHECK_STR_CONTAINS(json, "current device is SM90");
+    free(json);
     CHECK_STATUS(dnnp_graph_explain(g, bad_modes, 1, NULL, 0, NULL), DNNP_STATUS_BAD_PARAM);
     CHECK_STATUS(dnnp_graph_explain(NULL, NULL, 0, NULL, 0, NULL), DNNP_STATUS_NULL_PARAMETER);
     /* explaining does not plan the caller's graph */

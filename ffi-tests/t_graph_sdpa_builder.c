@@ -139,6 +139,16 @@ int main(void) {
     CHECK_OK(dnnp_graph_key(back, key2));
     CHECK(memcmp(key1, key2, 32) == 0);
     CHECK_STATUS(dnnp_graph_from_json("{\"schema_version\": 7}", &back), DNNP_STATUS_BAD_PARAM);
+    {
+        dnnp_graph_t *copy = NULL;
+        uint8_t key3[32];
+        CHECK_OK(dnnp_graph_clone(g, &copy));
+        CHECK_OK(dnnp_graph_key(copy, key3));
+        CHECK(memcmp(key1, key3, 32) == 0);
+        CHECK_OK(dnnp_graph_get_state(copy, &validated, &frozen));
+        CHECK(!validated && !frozen);
+        dnnp_graph_destroy(copy);
+    }
 
     /* A mutation invalidates; a bad graph fails naming node, port and rule. */
     CHECK_OK(dnnp_graph_tensor_set_dims(back, k, 4, (const int64_t[]){2, 3, 256, 64}));

@@ -411,6 +411,21 @@ typedef struct {
 #define DNNP_DATA_TYPE_COMPLEX_FP64 22
 
 /**
+ * Dynamic shapes: dims and strides are left out of the graph key.
+ */
+#define DNNP_GRAPH_FLAG_DYNAMIC_SHAPE 0
+
+/**
+ * Shape overrides at execute are allowed.
+ */
+#define DNNP_GRAPH_FLAG_OVERRIDE_SHAPE 1
+
+/**
+ * Ranking hint: the plan will be replayed in a CUDA graph (never changes numerics or support).
+ */
+#define DNNP_GRAPH_FLAG_CUDA_GRAPH_REPLAY_EXPECTED 2
+
+/**
  * No reordering.
  */
 #define DNNP_REORDERING_NONE 0
@@ -429,21 +444,6 @@ typedef struct {
  * F8_128x4 (MXFP8/NVFP4 scale-factor swizzle).
  */
 #define DNNP_REORDERING_F8_128X4 3
-
-/**
- * Dynamic shapes: dims and strides are left out of the graph key.
- */
-#define DNNP_GRAPH_FLAG_DYNAMIC_SHAPE 0
-
-/**
- * Shape overrides at execute are allowed.
- */
-#define DNNP_GRAPH_FLAG_OVERRIDE_SHAPE 1
-
-/**
- * Ranking hint: the plan will be replayed in a CUDA graph (never changes numerics or support).
- */
-#define DNNP_GRAPH_FLAG_CUDA_GRAPH_REPLAY_EXPECTED 2
 
 /**
  * The backend's decision-tree heuristic; the families' tuned proposals.
@@ -1013,6 +1013,15 @@ dnnp_status_t dnnp_graph_create(dnnp_data_type_t io,
                                 dnnp_graph_t **out);
 
 /**
+ * Creates a mutable copy of `graph` (same tensors, uids, nodes; not validated, not frozen): the
+ * way to plan again after planning froze a graph.
+ *
+ * # Safety
+ * `graph` must be a live handle; `out` valid for one write.
+ */
+dnnp_status_t dnnp_graph_clone(const dnnp_graph_t *graph, dnnp_graph_t **out);
+
+/**
  * Destroys a graph; NULL is a no-op.
  *
  * # Safety
@@ -1061,107 +1070,6 @@ dnnp_status_t dnnp_graph_set_target(dnnp_graph_t *graph,
                                     const char *name,
                                     int64_t sm_count,
                                     int64_t sm_version);
-
-/**
- * Adds a tensor: `name` (NULL: `tensor_<n>`), data type, `rank` dims, strides (NULL: row-major),
- * `uid` (-1: automatic). The tensor is a non-virtual graph input/output; use the setters for the
- * other properties. Writes the uid to `*out_uid`.
- *
- * # Safety
- * `graph` live; `dims` (and `strides` when not NULL) valid for `rank` elements; `name` NULL or a
- * string; `out_uid` valid for one write.
- */
-dnnp_status_t dnnp_graph_tensor_create(dnnp_graph_t *graph,
-                                       const char *name,
-                                       dnnp_data_type_t dtype,
-                                       size_t rank,
-                                       const int64_t *dims,
-                                       const int64_t *strides,
-                                       int64_t uid,
-                                       int64_t *out_uid);
-
-/**
- * Makes a tensor pass-by-value (a host scalar). With `value` NULL the caller passes a host pointer
- * at execute; otherwise `value` points to one element of the tensor's data type (HALF/BFLOAT16 as
- * their 16-bit patterns) and the graph keeps its own copy (a fused scalar).
- *
- * # Safety
- * `graph` live; `value` NULL or valid for one element of the tensor's data type.
- */
-dnnp_status_t dnnp_graph_tensor_set_pass_by_value(dnnp_graph_t *graph,
-                                                  int64_t uid,
-                                                  const void *value);
-
-/**
- * Sets whether a tensor is virtual (an intermediate, never in the variant pack). Op outputs start
- * virtual; `is_virtual = false` makes one a graph output.
- *
- * # Safety
- * `graph` live.
- */
-dnnp_status_t dnnp_graph_tensor_set_virtual(dnnp_graph_t *graph, int64_t uid, bool is_virtual);
-
-/**
- * Declares a tensor's dims (strides become row-major unless declared).
- *
- * # Safety
- * `graph` live; `dims` valid for `rank` elements.
- */
-dnnp_status_t dnnp_graph_tensor_set_dims(dnnp_graph_t *graph,
-                                         int64_t uid,
-                                         size_t rank,
-                                         const int64_t *dims);
-
-/**
- * Declares a tensor's strides.
- *
- * # Safety
- * `graph` live; `strides` valid for `rank` elements.
- */
-dnnp_status_t dnnp_graph_tensor_set_strides(dnnp_graph_t *graph,
-                                            int64_t uid,
-                                            size_t rank,
-                                            const int64_t *strides);
-
-/**
- * Sets a tensor's data type.
- *
- * # Safety
- * `graph` live.
- */
-dnnp_status_t dnnp_graph_tensor_set_data_type(dnnp_graph_t *graph,
-                                              int64_t uid,
-                                              dnnp_data_type_t dtype);
-
-/**
- * Gives a tensor a caller-chosen uid (uid rules apply; references follow; same uid is a no-op).
- *
- * # Safety
- * `graph` live.
- */
-dnnp_status_t dnnp_graph_tensor_set_uid(dnnp_graph_t *graph, int64_t uid, int64_t new_uid);
-
-/**
- * Attaches a ragged-offset tensor (per-batch element offsets of a packed layout) with its
- * `multiplier` (elements per offset unit, > 0; usually 1). `offset_uid = -1` removes it.
- *
- * # Safety
- * `graph` live.
- */
-dnnp_status_t dnnp_graph_tensor_set_ragged_offset(dnnp_graph_t *graph,
-                                                  int64_t uid,
-                                                  int64_t offset_uid,
-                                                  int64_t multiplier);
-
-/**
- * Sets a tensor's physical reordering (`DNNP_REORDERING_*`).
- *
- * # Safety
- * `graph` live.
- */
-dnnp_status_t dnnp_graph_tensor_set_reordering(dnnp_graph_t *graph,
-                                               int64_t uid,
-                                               dnnp_reordering_t reordering);
 
 /**
  * Validates the graph: dtype fill, shape inference, tensor and op rules.
@@ -1593,6 +1501,107 @@ dnnp_status_t dnnp_op_kind_from_name(const char *name, uint32_t *out_kind);
 dnnp_status_t dnnp_op_catalogue_json(char *buf, size_t cap, size_t *needed);
 
 /**
+ * Adds a tensor: `name` (NULL: `tensor_<n>`), data type, `rank` dims, strides (NULL: row-major),
+ * `uid` (-1: automatic). The tensor is a non-virtual graph input/output; use the setters for the
+ * other properties. Writes the uid to `*out_uid`.
+ *
+ * # Safety
+ * `graph` live; `dims` (and `strides` when not NULL) valid for `rank` elements; `name` NULL or a
+ * string; `out_uid` valid for one write.
+ */
+dnnp_status_t dnnp_graph_tensor_create(dnnp_graph_t *graph,
+                                       const char *name,
+                                       dnnp_data_type_t dtype,
+                                       size_t rank,
+                                       const int64_t *dims,
+                                       const int64_t *strides,
+                                       int64_t uid,
+                                       int64_t *out_uid);
+
+/**
+ * Makes a tensor pass-by-value (a host scalar). With `value` NULL the caller passes a host pointer
+ * at execute; otherwise `value` points to one element of the tensor's data type (HALF/BFLOAT16 as
+ * their 16-bit patterns) and the graph keeps its own copy (a fused scalar).
+ *
+ * # Safety
+ * `graph` live; `value` NULL or valid for one element of the tensor's data type.
+ */
+dnnp_status_t dnnp_graph_tensor_set_pass_by_value(dnnp_graph_t *graph,
+                                                  int64_t uid,
+                                                  const void *value);
+
+/**
+ * Sets whether a tensor is virtual (an intermediate, never in the variant pack). Op outputs start
+ * virtual; `is_virtual = false` makes one a graph output.
+ *
+ * # Safety
+ * `graph` live.
+ */
+dnnp_status_t dnnp_graph_tensor_set_virtual(dnnp_graph_t *graph, int64_t uid, bool is_virtual);
+
+/**
+ * Declares a tensor's dims (strides become row-major unless declared).
+ *
+ * # Safety
+ * `graph` live; `dims` valid for `rank` elements.
+ */
+dnnp_status_t dnnp_graph_tensor_set_dims(dnnp_graph_t *graph,
+                                         int64_t uid,
+                                         size_t rank,
+                                         const int64_t *dims);
+
+/**
+ * Declares a tensor's strides.
+ *
+ * # Safety
+ * `graph` live; `strides` valid for `rank` elements.
+ */
+dnnp_status_t dnnp_graph_tensor_set_strides(dnnp_graph_t *graph,
+                                            int64_t uid,
+                                            size_t rank,
+                                            const int64_t *strides);
+
+/**
+ * Sets a tensor's data type.
+ *
+ * # Safety
+ * `graph` live.
+ */
+dnnp_status_t dnnp_graph_tensor_set_data_type(dnnp_graph_t *graph,
+                                              int64_t uid,
+                                              dnnp_data_type_t dtype);
+
+/**
+ * Gives a tensor a caller-chosen uid (uid rules apply; references follow; same uid is a no-op).
+ *
+ * # Safety
+ * `graph` live.
+ */
+dnnp_status_t dnnp_graph_tensor_set_uid(dnnp_graph_t *graph, int64_t uid, int64_t new_uid);
+
+/**
+ * Attaches a ragged-offset tensor (per-batch element offsets of a packed layout) with its
+ * `multiplier` (elements per offset unit, > 0; usually 1). `offset_uid = -1` removes it.
+ *
+ * # Safety
+ * `graph` live.
+ */
+dnnp_status_t dnnp_graph_tensor_set_ragged_offset(dnnp_graph_t *graph,
+                                                  int64_t uid,
+                                                  int64_t offset_uid,
+                                                  int64_t multiplier);
+
+/**
+ * Sets a tensor's physical reordering (`DNNP_REORDERING_*`).
+ *
+ * # Safety
+ * `graph` live.
+ */
+dnnp_status_t dnnp_graph_tensor_set_reordering(dnnp_graph_t *graph,
+                                               int64_t uid,
+                                               dnnp_reordering_t reordering);
+
+/**
  * Wraps the caller's CUDA stream (`CUstream`/`cudaStream_t`; NULL = the legacy default stream)
  * in a new handle, written to `*out` on success. The stream is borrowed, never destroyed; it must
  * outlive the handle. With a CUDA driver present the stream's device is queried now, and a failed
@@ -1631,9 +1640,10 @@ dnnp_status_t dnnp_handle_get_device(const dnnp_handle_t *handle, int32_t *devic
 
 /**
  * Creates a plan list for a graph: validates and FREEZES the graph (planning is one-shot: every
- * later mutation of it is `INVALID_STATE`, and so is a second plan list for it), attaches this
- * machine's target (device 0, or none), the cuDNN backend (declining when cuDNN is not loaded)
- * and the manifest. The list keeps its own snapshot: the graph may be destroyed afterwards.
+ * later mutation of it is `INVALID_STATE`, and so is a second plan list for it), attaches the
+ * target (the graph's `sm_version`/`sm_count` when set by `dnnp_graph_set_target`, else this
+ * machine's device 0, or none), the cuDNN backend (declining when cuDNN is not loaded) and the
+ * manifest. The list keeps its own snapshot: the graph may be destroyed afterwards.
  * Nothing is planned yet (`dnnp_plan_list_create_execution_plans`, or a replay).
  *
  * # Safety
@@ -1643,8 +1653,9 @@ dnnp_status_t dnnp_graph_create_plan_list(dnnp_graph_t *graph, dnnp_plan_list_t 
 
 /**
  * Creates a plan list for the graph in `graph_json` (the IR's JSON document): validates and
- * freezes it, attaches this machine's target (device 0, or none), the cuDNN backend (declining
- * when cuDNN is not loaded) and the manifest. Nothing is planned yet.
+ * freezes it, attaches the target (the graph's `sm_version`/`sm_count` when set, else this
+ * machine's device 0, or none), the cuDNN backend (declining when cuDNN is not loaded) and the
+ * manifest. Nothing is planned yet.
  *
  * # Safety
  * `graph_json` must be a NUL-terminated string; `out` must be valid for one write.
@@ -1814,6 +1825,16 @@ dnnp_status_t dnnp_plan_list_get_workspace_size(const dnnp_plan_list_t *list, ui
 dnnp_status_t dnnp_plan_list_get_workspace_size_at_index(dnnp_plan_list_t *list,
                                                          size_t index,
                                                          uint64_t *bytes);
+
+/**
+ * What an engine id is, as JSON (decoded with nothing registered): its class (`backend`,
+ * `cpp_oss`, `bundled`, `delegating`, `marker`, `invalid`), and for bundled ids the family, slot,
+ * engine name, whether it is offered now (opt-in gate) and a note. Two-call string pattern.
+ *
+ * # Safety
+ * `buf` NULL or valid for `cap` bytes; `needed` NULL or valid for one write.
+ */
+dnnp_status_t dnnp_engine_id_describe(int64_t engine_id, char *buf, size_t cap, size_t *needed);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -155,7 +155,7 @@ fn cmd_explain(args: &[String]) -> Result<(), CliError> {
         std::fs::read_to_string(&path).map_err(|e| CliError::Failed(format!("{path}: {e}")))?;
     let graph = dnnplan::ir::Graph::from_json(&text)
         .map_err(|e| CliError::Failed(format!("{path}: {e}")))?;
-    let mut opts = PlanOptions::detect();
+    let mut opts = PlanOptions::detect_for(&graph);
     if let Some(a) = arch {
         opts.target = Target::with_arch(a);
     }

@@ -144,7 +144,7 @@ pub enum BackendEntry {
 }
 
 /// Everything the backend said about a graph.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct BackendOutcome {
     /// Entries: delegating first if present, then backend index order.
     pub entries: Vec<BackendEntry>,

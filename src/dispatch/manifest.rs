@@ -10,6 +10,23 @@
 //! No arch filtering here: suitability for the device is each engine's `check_support`.
 //!
 //! Adding a family = one [`Family`] row in [`MANIFEST`] plus its module under `src/engines/`.
+//! A family the reference also has keeps the reference's block base and slot numbers
+//! ([`super::ids::REFERENCE_BLOCKS`]; [`Manifest::check`] enforces the base); dnnplan's own engines
+//! take slots the reference never used. For example (the engine is a unit struct implementing
+//! [`Engine`], the analyzer and hook are plain functions of the family module):
+//!
+//! ```ignore
+//! Family {
+//!     name: "gdn",
+//!     base: 20_100,
+//!     anchors: &["GDN", "GDN_BWD"],
+//!     analyzer: Some(crate::engines::gdn::analyze),
+//!     validator: Some(crate::engines::gdn::validate),
+//!     heuristics: Some(crate::engines::gdn::recommend),
+//!     backend_guard: None,
+//!     slots: &[Slot { slot: 10, name: "gdn_sm90", opt_in: false, engine: &crate::engines::gdn::GDN_SM90 }],
+//! },
+//! ```
 
 use super::engine::Engine;
 use super::facts::{Analyzer, Facts};
@@ -246,6 +263,117 @@ impl Manifest {
                 }
             }
         }
+    }
+
+    /// What an id is, as JSON: `{"engine_id", "class", "family", "slot", "engine", "offered",
+    /// "note"}` (`class` = backend, cpp_oss, bundled, delegating, marker, invalid).
+    pub fn describe_id(&'static self, id: EngineId, opt_in: bool) -> serde_json::Value {
+        use serde_json::json;
+        let (class, family, slot, engine, offered, note): (
+            &str,
+            Option<&str>,
+            Option<u32>,
+            Option<&str>,
+            bool,
+            String,
+        ) = match self.engine_for_id(id, opt_in) {
+            IdOwner::Backend => (
+                "backend",
+                None,
+                None,
+                None,
+                false,
+                "a cuDNN backend engine (ids are assigned by the backend, per graph)".into(),
+            ),
+            IdOwner::CppOss => (
+                "cpp_oss",
+                None,
+                None,
+                None,
+                false,
+                "the reserved C++ open-source band (no engines)".into(),
+            ),
+            IdOwner::Delegating => (
+                "delegating",
+                None,
+                None,
+                None,
+                false,
+                "the delegating backend entry (no replayable knobs)".into(),
+            ),
+            IdOwner::Marker => (
+                "marker",
+                None,
+                None,
+                None,
+                false,
+                "the BACKEND placement marker (never listed)".into(),
+            ),
+            IdOwner::Invalid => (
+                "invalid",
+                None,
+                None,
+                None,
+                false,
+                "not an engine id".into(),
+            ),
+            IdOwner::Engine(c) => (
+                "bundled",
+                Some(c.family.name),
+                Some((c.id - c.family.base) as u32),
+                Some(c.name),
+                true,
+                if c.opt_in {
+                    "opt-in engine (enabled)".into()
+                } else {
+                    String::new()
+                },
+            ),
+            IdOwner::GatedOff { family, name } => {
+                let slot = match ids::classify(id) {
+                    IdClass::Bundled { slot, .. } => Some(slot),
+                    _ => None,
+                };
+                (
+                    "bundled",
+                    Some(family),
+                    slot,
+                    Some(name),
+                    false,
+                    format!("opt-in engine: set {ENV_ENABLE_OPT_IN_ENGINES}=1"),
+                )
+            }
+            IdOwner::UnusedSlot { family, slot } => (
+                "bundled",
+                Some(family),
+                Some(slot),
+                None,
+                false,
+                "a slot that holds no engine (retired or unused)".into(),
+            ),
+            IdOwner::UnknownBlock { base, reference } => (
+                "bundled",
+                reference,
+                None,
+                None,
+                false,
+                match reference {
+                    Some(r) => format!(
+                        "block {base} is the reference's {r} family, which dnnplan does not ship"
+                    ),
+                    None => format!("no family owns block {base}"),
+                },
+            ),
+        };
+        json!({
+            "engine_id": id,
+            "class": class,
+            "family": family,
+            "slot": slot,
+            "engine": engine,
+            "offered": offered,
+            "note": if note.is_empty() { None } else { Some(note) },
+        })
     }
 
     /// Checks the table's invariants: aligned distinct blocks at or above 20_000, reference

@@ -48,6 +48,14 @@ impl PlanOptions {
         }
     }
 
+    /// [`PlanOptions::detect`], with the graph context's target (`sm_version`, `sm_count`)
+    /// taking precedence over the detected device.
+    pub fn detect_for(graph: &Graph) -> PlanOptions {
+        let mut o = PlanOptions::detect();
+        o.target = o.target.with_graph_context(graph.context());
+        o
+    }
+
     fn opt_in(&self) -> bool {
         self.opt_in.unwrap_or_else(opt_in_engines_enabled)
     }
@@ -117,6 +125,9 @@ pub struct PlanList {
     planning_error: Option<String>,
     barred_names: Vec<String>,
     workspace_limit: Option<u64>,
+    /// The backend's entries per requested modes: queried once (a second query would append
+    /// the same configs to the backend's own list again).
+    backend_memo: Option<(Vec<HeurMode>, BackendOutcome)>,
     /// The execute path's declared layout (operand order + storage geometry), once per graph.
     declared_layout: std::sync::OnceLock<crate::pack::DeclaredLayout>,
 }
@@ -161,6 +172,7 @@ impl PlanList {
             planning_error: None,
             barred_names: Vec::new(),
             workspace_limit: None,
+            backend_memo: None,
             declared_layout: std::sync::OnceLock::new(),
             facts: FactsCache::default(),
             opts,
@@ -263,14 +275,20 @@ impl PlanList {
     }
 
     fn query_backend(&mut self, modes: &[HeurMode]) -> Result<BackendOutcome> {
-        if let Some(reason) = self.ensure_lowered()? {
-            return Ok(BackendOutcome {
+        if let Some((m, outcome)) = &self.backend_memo
+            && m.as_slice() == modes
+        {
+            return Ok(outcome.clone());
+        }
+        let outcome = match self.ensure_lowered()? {
+            Some(reason) => BackendOutcome {
                 declined: Some(reason),
                 ..BackendOutcome::default()
-            });
-        }
-        let mut session = self.session()?;
-        backend::collect_entries(session.as_mut(), modes)
+            },
+            None => backend::collect_entries(self.session()?.as_mut(), modes)?,
+        };
+        self.backend_memo = Some((modes.to_vec(), outcome.clone()));
+        Ok(outcome)
     }
 
     /// One-shot planning: classify, analyze, check every offered engine, query the backend per

@@ -75,6 +75,27 @@ impl Target {
         }
     }
 
+    /// The graph context's target statements win over the detected device (the reference's
+    /// `sm_version` skips the device query; `sm_count` is the heuristics' SM count).
+    pub fn with_graph_context(mut self, ctx: &crate::ir::GraphContext) -> Target {
+        if let Some(v) = ctx.sm_version {
+            let v = v as i32;
+            let mut d = self.device.take().unwrap_or(TargetDevice {
+                ordinal: -1,
+                name: String::new(),
+                compute_capability: (0, 0),
+                sm_count: 0,
+            });
+            d.compute_capability = (v / 10, v % 10);
+            self.device = Some(d);
+            self.no_device_reason = None;
+        }
+        if let (Some(n), Some(d)) = (ctx.sm_count, self.device.as_mut()) {
+            d.sm_count = n as i32;
+        }
+        self
+    }
+
     /// The arch number, or `None` without a device.
     pub fn arch(&self) -> Option<i32> {
         self.device.as_ref().map(TargetDevice::arch)
@@ -87,5 +108,26 @@ impl Target {
             (None, Some(r)) => format!("no CUDA device ({r})"),
             (None, None) => "no CUDA device".to_owned(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::{DataType, GraphContext};
+
+    #[test]
+    fn graph_context_target_overrides_the_device() {
+        let mut ctx = GraphContext::new(DataType::Half, DataType::Float, DataType::Float);
+        let t = Target::no_device("none").with_graph_context(&ctx);
+        assert_eq!(t.arch(), None);
+        ctx.sm_version = Some(90);
+        ctx.sm_count = Some(132);
+        let t = Target::no_device("none").with_graph_context(&ctx);
+        assert_eq!(t.arch(), Some(90));
+        assert_eq!(t.device.as_ref().unwrap().sm_count, 132);
+        assert!(t.no_device_reason.is_none());
+        let t = Target::with_arch(100).with_graph_context(&ctx);
+        assert_eq!(t.arch(), Some(90));
     }
 }

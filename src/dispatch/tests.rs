@@ -789,3 +789,53 @@ fn workspace_limit_declines_plans_over_it() {
     let x = super::explain::explain_list(&l);
     assert_eq!(x["plans"][0]["barred"], serde_json::Value::Null);
 }
+
+#[test]
+fn the_backend_is_queried_once_even_when_planning_is_retried() {
+    // nothing accepts (no device) and the backend lists nothing: planning fails, a retry (the
+    // build walk plans again) must not append the same configs to the backend's list again
+    let fake = FakeBackend {
+        modes: vec![(HeurMode::A, ModeScript::Configs(vec![]))],
+        ..FakeBackend::default()
+    };
+    let mut l = PlanList::new(g(&[UNANCHORED]), opts_with(fake.clone(), None, false));
+    assert!(l.create_execution_plans(&[]).is_err());
+    assert!(l.build_plans(BuildPolicy::HeuristicsChoice).is_err());
+    assert_eq!(fake.calls(), ["query A", "query FALLBACK"]);
+}
+
+#[test]
+fn describe_id_names_every_class() {
+    let m = &STAND_IN_MANIFEST;
+    let d = |id| m.describe_id(id, false);
+    assert_eq!(d(7)["class"], "backend");
+    assert_eq!(d(10_001)["class"], "cpp_oss");
+    assert_eq!(d(-1)["class"], "delegating");
+    assert_eq!(d(-2)["class"], "marker");
+    assert_eq!(d(-5)["class"], "invalid");
+    let beta = d(BETA_ID);
+    assert_eq!(
+        (
+            beta["family"].as_str(),
+            beta["slot"].as_u64(),
+            beta["engine"].as_str()
+        ),
+        (Some("ranked"), Some(1), Some("beta"))
+    );
+    assert_eq!(beta["offered"], true);
+    let delta = d(DELTA_ID);
+    assert_eq!(
+        (delta["engine"].as_str(), delta["offered"].as_bool()),
+        (Some("delta"), Some(false))
+    );
+    assert!(
+        delta["note"]
+            .as_str()
+            .unwrap()
+            .contains("DNNPLAN_ENABLE_OPT_IN_ENGINES")
+    );
+    assert_eq!(m.describe_id(DELTA_ID, true)["offered"], true);
+    assert_eq!(d(RANKED_BASE + 3)["slot"], 3);
+    assert_eq!(d(20_517)["family"], "frost_sdpa_fwd");
+    assert_eq!(d(20_517)["offered"], false);
+}

@@ -36,7 +36,7 @@ pub unsafe extern "C" fn dnnp_graph_explain(
         let graph = unsafe { dnnp_graph_t::get(graph, "graph") }?;
         // SAFETY: forwarded contract.
         let modes = unsafe { read_modes(modes, n_modes) }?;
-        let report = explain_graph(graph, PlanOptions::detect(), &modes)?;
+        let report = explain_graph(graph, PlanOptions::detect_for(graph), &modes)?;
         let text = serde_json::to_string(&report)?;
         // SAFETY: forwarded contract.
         unsafe { write_text(&text, buf, cap, needed, "buf") }

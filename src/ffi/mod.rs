@@ -11,6 +11,7 @@ pub mod graph;
 pub mod graph_builder;
 pub mod graph_ops;
 pub mod graph_query;
+pub mod graph_tensor;
 pub mod handle;
 pub mod plan;
 pub mod types;

@@ -174,13 +174,15 @@ unsafe fn read_knobs(
 
 fn new_list(mut graph: crate::ir::Graph) -> Result<PlanList> {
     graph.begin_planning()?;
-    Ok(PlanList::new(Arc::new(graph), PlanOptions::detect()))
+    let opts = PlanOptions::detect_for(&graph);
+    Ok(PlanList::new(Arc::new(graph), opts))
 }
 
 /// Creates a plan list for a graph: validates and FREEZES the graph (planning is one-shot: every
-/// later mutation of it is `INVALID_STATE`, and so is a second plan list for it), attaches this
-/// machine's target (device 0, or none), the cuDNN backend (declining when cuDNN is not loaded)
-/// and the manifest. The list keeps its own snapshot: the graph may be destroyed afterwards.
+/// later mutation of it is `INVALID_STATE`, and so is a second plan list for it), attaches the
+/// target (the graph's `sm_version`/`sm_count` when set by `dnnp_graph_set_target`, else this
+/// machine's device 0, or none), the cuDNN backend (declining when cuDNN is not loaded) and the
+/// manifest. The list keeps its own snapshot: the graph may be destroyed afterwards.
 /// Nothing is planned yet (`dnnp_plan_list_create_execution_plans`, or a replay).
 ///
 /// # Safety
@@ -195,7 +197,7 @@ pub unsafe extern "C" fn dnnp_graph_create_plan_list(
         // SAFETY: forwarded contract.
         let graph = unsafe { dnnp_graph_t::get_mut(graph, "graph") }?;
         graph.begin_planning()?;
-        let list = PlanList::new(Arc::new(graph.clone()), PlanOptions::detect());
+        let list = PlanList::new(Arc::new(graph.clone()), PlanOptions::detect_for(graph));
         // SAFETY: checked non-NULL, valid for one write per the contract.
         unsafe { out.write(dnnp_plan_list_t::into_handle(list)) };
         Ok(())
@@ -203,8 +205,9 @@ pub unsafe extern "C" fn dnnp_graph_create_plan_list(
 }
 
 /// Creates a plan list for the graph in `graph_json` (the IR's JSON document): validates and
-/// freezes it, attaches this machine's target (device 0, or none), the cuDNN backend (declining
-/// when cuDNN is not loaded) and the manifest. Nothing is planned yet.
+/// freezes it, attaches the target (the graph's `sm_version`/`sm_count` when set, else this
+/// machine's device 0, or none), the cuDNN backend (declining when cuDNN is not loaded) and the
+/// manifest. Nothing is planned yet.
 ///
 /// # Safety
 /// `graph_json` must be a NUL-terminated string; `out` must be valid for one write.
@@ -548,6 +551,31 @@ pub unsafe extern "C" fn dnnp_plan_list_get_workspace_size_at_index(
         // SAFETY: checked non-NULL.
         unsafe { bytes.write(size) };
         Ok(())
+    })
+}
+
+/// What an engine id is, as JSON (decoded with nothing registered): its class (`backend`,
+/// `cpp_oss`, `bundled`, `delegating`, `marker`, `invalid`), and for bundled ids the family, slot,
+/// engine name, whether it is offered now (opt-in gate) and a note. Two-call string pattern.
+///
+/// # Safety
+/// `buf` NULL or valid for `cap` bytes; `needed` NULL or valid for one write.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dnnp_engine_id_describe(
+    engine_id: i64,
+    buf: *mut c_char,
+    cap: usize,
+    needed: *mut usize,
+) -> dnnp_status_t {
+    boundary(|| {
+        let manifest = &crate::dispatch::manifest::MANIFEST;
+        let v = manifest.describe_id(
+            engine_id,
+            crate::dispatch::manifest::opt_in_engines_enabled(),
+        );
+        let text = serde_json::to_string(&v)?;
+        // SAFETY: forwarded contract.
+        unsafe { write_text(&text, buf, cap, needed, "buf") }
     })
 }
 

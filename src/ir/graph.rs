@@ -195,6 +195,14 @@ impl Graph {
         self.freeze()
     }
 
+    /// A mutable copy (same context, tensors, uids and nodes; not validated, not frozen): the way
+    /// to plan a graph again after planning froze it.
+    pub fn mutable_copy(&self) -> Graph {
+        let mut g = self.clone();
+        g.state = GraphState::Mutable;
+        g
+    }
+
     // ----- context ---------------------------------------------------------------------------
 
     /// The context.
@@ -650,9 +658,26 @@ impl Graph {
         self.nodes.iter().map(|n| n.op).collect()
     }
 
-    /// True when some node has no cuDNN backend lowering (python-only ops).
+    /// True when the cuDNN backend cannot lower node `index`: [`Node::is_python_only`], or a
+    /// `block_scale_dequantize` with a rank-5 `block_size` in a graph that has a `conv_fprop`.
+    pub fn is_python_only_node(&self, index: usize) -> bool {
+        let Some(n) = self.nodes.get(index) else {
+            return false;
+        };
+        if n.is_python_only() {
+            return true;
+        }
+        n.op.node_type() == super::op::NodeType::BlockScaleDequantize
+            && n.attr_ints("block_size").is_some_and(|b| b.len() == 5)
+            && self
+                .nodes
+                .iter()
+                .any(|m| m.op.node_type() == super::op::NodeType::ConvFprop)
+    }
+
+    /// True when some node has no cuDNN backend lowering (see [`Graph::is_python_only_node`]).
     pub fn has_python_only_ops(&self) -> bool {
-        self.nodes.iter().any(Node::is_python_only)
+        (0..self.nodes.len()).any(|i| self.is_python_only_node(i))
     }
 }
 

@@ -21,7 +21,23 @@
 //! * Identity: [`Graph::key`] / [`Graph::key_hex`] (blake3 of the canonical JSON),
 //!   [`Graph::to_json`] / [`Graph::from_json`]. [`Graph::has_python_only_ops`] says whether the
 //!   cuDNN backend can lower the graph at all.
-//! * Catalogue: [`OpKind::all`], [`OpKind::from_name`], [`catalogue_json`].
+//! * Catalogue: [`OpKind::all`], [`OpKind::from_name`], [`catalogue_json`]; pointwise backend
+//!   mode values: [`tables::pointwise_backend_value`]; one valid example graph per op:
+//!   [`examples::example`].
+//! * SDPA masks: [`sdpa_mask::sdpa_mask`] (effective alignment and bounds under the reference
+//!   precedence; reads the family's differing kwarg names).
+//! * Python-only nodes (no cuDNN lowering): [`Node::is_python_only`] (a python-only op, or a
+//!   lowerable op using a python-only kwarg such as `softmax_precision` or `kv_mask`).
+//! * Mutation after building: [`Graph::set_attr`], [`Graph::clear_attr`], [`Graph::bind_input`],
+//!   [`Graph::bind_output`], [`Graph::set_dims`], [`Graph::set_uid`], [`Graph::update_tensor`];
+//!   re-planning: [`Graph::mutable_copy`]. Internal tensors a lowering creates take
+//!   [`Graph::smallest_free_uid`] upward.
+//!
+//! Encodings kept from the reference IR: list ports are `<name>_0`, `<name>_1`, ... (concatenate
+//! `inputs`, batchnorm `peer_stats`); SDPA `attn_scale` is an attribute (float) or an input port
+//! (tensor), never both; the SDPA dropout tuple is flattened into `dropout_0` (probability
+//! attribute or mask port), `dropout_1`, `dropout_2` ports; enum attributes hold reference value
+//! names; `slice.slices` is flattened `(start, limit, step)` per axis.
 
 pub mod attr;
 pub mod catalogue;
@@ -33,6 +49,8 @@ pub mod graph;
 pub mod infer;
 pub mod node;
 pub mod op;
+pub mod rules;
+pub mod sdpa_mask;
 pub mod serde;
 pub mod tables;
 pub mod tensor;

@@ -279,6 +279,22 @@ pub enum ShapeRule {
     LaCheckpoints,
 }
 
+impl ShapeRule {
+    /// True when the rule gives the op's dims exactly, so caller-declared dims must match it
+    /// (false for `Given`, for the provisional norm-statistics and block-scale rules, and for
+    /// `Scalar4`, whose rank callers may choose).
+    pub fn is_exact(&self) -> bool {
+        !matches!(
+            self,
+            ShapeRule::Given
+                | ShapeRule::Scalar4
+                | ShapeRule::NormStats
+                | ShapeRule::InstanceStats
+                | ShapeRule::BlockScale
+        )
+    }
+}
+
 /// How an output's data type is filled when the caller did not set one.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum DtypeRule {

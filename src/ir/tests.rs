@@ -252,6 +252,11 @@ fn lifecycle_validate_invalidate_freeze_one_shot() {
         assert!(e.to_string().contains("frozen"), "{e}");
     }
     g.validate().unwrap();
+    // Re-planning goes through a mutable copy.
+    let mut copy = g.mutable_copy();
+    assert!(!copy.is_frozen() && !copy.is_validated());
+    assert_eq!(copy.key(), g.key());
+    copy.begin_planning().unwrap();
 }
 
 #[test]
@@ -882,12 +887,20 @@ fn shape_inference_details() {
         ex.graph.tensor(y).unwrap().strides,
         vec![16 * 64, 1, 16 * 8, 16]
     );
-    // Declared dims of an output are kept.
+    // Declared dims of an output are kept, and must be what the op produces.
     let mut ex = example("matmul").unwrap();
     let c = ex.graph.nodes()[ex.node].output("C").unwrap();
     ex.graph.set_dims(c, &[2, 8, 32]).unwrap();
     assert!(ex.graph.tensor(c).unwrap().dims_assigned);
     ex.graph.validate().unwrap();
+    ex.graph.set_dims(c, &[2, 8, 31]).unwrap();
+    let e = ex.graph.validate().unwrap_err().to_string();
+    assert!(
+        e.contains(
+            "port `C`: declared dims [2, 8, 31] differ from the dims the op produces [2, 8, 32]"
+        ),
+        "{e}"
+    );
 }
 
 #[test]
