@@ -49,6 +49,7 @@ pub mod graph;
 pub mod infer;
 pub mod node;
 pub mod op;
+pub mod op_rules;
 pub mod rules;
 pub mod sdpa_mask;
 pub mod serde;

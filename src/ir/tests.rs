@@ -994,3 +994,24 @@ fn state_indices_must_have_one_row_per_sequence() {
     assert_eq!(g.tensor(fin).unwrap().dims, vec![8, 4, 16, 32]);
     assert_eq!(g.smallest_free_uid(), g.tensors().len() as i64 + 1);
 }
+
+#[test]
+fn graphs_are_shareable_and_bad_json_is_an_error() {
+    fn assert_send_sync<T: Send + Sync + Clone>() {}
+    assert_send_sync::<Graph>();
+    assert_send_sync::<OpKind>();
+    for bad in [
+        "",
+        "{",
+        "[]",
+        "{\"schema_version\": 1}",
+        "{\"schema_version\": 1, \"format\": \"x\"}",
+    ] {
+        assert!(Graph::from_json(bad).is_err(), "{bad}");
+    }
+    // A node naming a tensor the document lacks.
+    let mut v = example("matmul").unwrap().graph.to_json_value();
+    v["nodes"][0]["inputs"]["A"] = serde_json::json!(999);
+    let e = Graph::from_json_value(v).unwrap_err().to_string();
+    assert!(e.contains("uid 999 is not in this graph"), "{e}");
+}
