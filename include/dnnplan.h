@@ -280,7 +280,7 @@ typedef struct {
 
 /**
  * A plan that checks its guards (every operand bound, declared extent, declared dtype) and
- * launches nothing.
+ * launches nothing; the list has two such entries (index 0 is selected and built).
  */
 #define DNNP_EXEC_TEST_ENGINE_NOOP 0
 
@@ -929,6 +929,17 @@ dnnp_status_t dnnp_plan_list_execute_dlpack_by_uid(const dnnp_plan_list_t *list,
                                                    size_t workspace_bytes,
                                                    const dnnp_shape_override *overrides,
                                                    size_t n_overrides);
+
+/**
+ * Builds plan `index` if it is not built yet, WITHOUT changing the selection (unlike
+ * `dnnp_plan_list_build_plan_at_index`, which selects it), so `..._execute_plan_at_index` can run
+ * it. A mutation: no execute may be in flight on the list. A decline is
+ * `DNNP_STATUS_NOT_SUPPORTED`; a barred or out-of-range index is `DNNP_STATUS_BAD_PARAM`.
+ *
+ * # Safety
+ * `list` must be a live plan list, not used concurrently.
+ */
+dnnp_status_t dnnp_plan_list_prepare_plan_at_index(dnnp_plan_list_t *list, size_t index);
 
 /**
  * Writes the number of operands (the length of the ordered forms' arrays) to `*count`. The plan

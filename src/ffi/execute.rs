@@ -418,6 +418,26 @@ pub unsafe extern "C" fn dnnp_plan_list_execute_dlpack_by_uid(
     })
 }
 
+/// Builds plan `index` if it is not built yet, WITHOUT changing the selection (unlike
+/// `dnnp_plan_list_build_plan_at_index`, which selects it), so `..._execute_plan_at_index` can run
+/// it. A mutation: no execute may be in flight on the list. A decline is
+/// `DNNP_STATUS_NOT_SUPPORTED`; a barred or out-of-range index is `DNNP_STATUS_BAD_PARAM`.
+///
+/// # Safety
+/// `list` must be a live plan list, not used concurrently.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dnnp_plan_list_prepare_plan_at_index(
+    list: *mut dnnp_plan_list_t,
+    index: usize,
+) -> dnnp_status_t {
+    boundary(|| {
+        // SAFETY: forwarded contract.
+        unsafe { dnnp_plan_list_t::get_mut(list, "list") }?
+            .plan_at(index)
+            .map(|_| ())
+    })
+}
+
 /// Writes the number of operands (the length of the ordered forms' arrays) to `*count`. The plan
 /// list must be planned.
 ///
@@ -483,7 +503,7 @@ pub unsafe extern "C" fn dnnp_plan_list_get_operand_uids(
 /// Test engines for `dnnp_debug_plan_list_create_exec_test` (`DNNP_EXEC_TEST_ENGINE_*`).
 pub type dnnp_exec_test_engine_t = u32;
 /// A plan that checks its guards (every operand bound, declared extent, declared dtype) and
-/// launches nothing.
+/// launches nothing; the list has two such entries (index 0 is selected and built).
 pub const DNNP_EXEC_TEST_ENGINE_NOOP: dnnp_exec_test_engine_t = 0;
 /// As NOOP, then reads a `uint64_t` at operand 0 and writes `value + i` into operand `i`
 /// (HOST memory: test programs pass host buffers).
