@@ -1625,6 +1625,18 @@ dnnp_status_t dnnp_graph_tensor_set_reordering(dnnp_graph_t *graph,
 dnnp_status_t dnnp_handle_create(void *stream, dnnp_handle_t **out);
 
 /**
+ * As `dnnp_handle_create`, on an explicit device ordinal: for the legacy default stream (NULL),
+ * whose device would otherwise be the calling thread's current context at creation. With a CUDA
+ * driver present the ordinal must exist (else `DNNP_STATUS_BAD_PARAM`) and a real stream must
+ * belong to it (a mismatch is `DNNP_STATUS_BAD_PARAM`, a failed query `DNNP_STATUS_CUDA_ERROR`);
+ * without a driver the ordinal is recorded as given.
+ *
+ * # Safety
+ * As `dnnp_handle_create`.
+ */
+dnnp_status_t dnnp_handle_create_on_device(int32_t device, void *stream, dnnp_handle_t **out);
+
+/**
  * Destroys a handle (NULL is a no-op). The wrapped stream is not touched.
  *
  * # Safety
