@@ -39,7 +39,7 @@ cmake -S examples-c -B "$work/build" -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_BUILD
 cmake --build "$work/build" --parallel 2
 (cd "$work/build" && ctest --output-on-failure)
 for exe in "$work/build/dnnplan_info" "$work/build/dnnplan_errors_cpp"; do
-  if ! readelf -d "$exe" | grep -q "NEEDED.*\[libdnnplan.so.$abi\]"; then
+  if ! readelf -d "$exe" | grep "NEEDED.*\[libdnnplan.so.$abi\]" >/dev/null; then
     echo "package-smoke: $exe does not record NEEDED libdnnplan.so.$abi" >&2
     readelf -d "$exe" >&2
     exit 1
