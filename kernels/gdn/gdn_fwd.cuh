@@ -128,6 +128,14 @@ __device__ __forceinline__ void ldsm_x4_t(uint32_t* r, const void* smem) {
                : "r"(a));
 }
 
+__device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
+  uint32_t a = static_cast<uint32_t>(__cvta_generic_to_shared(smem));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(a), "l"(gmem));
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int N>
+__device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
+
 // ---------------------------------------------------------------------------------------
 // Stage 1: chunk offsets
 // ---------------------------------------------------------------------------------------
@@ -222,6 +230,30 @@ __global__ void __launch_bounds__(128) gdn_fwd_prep(FwdParams p) {
   const int qh = h / (HO / p.h), kh = h / (HO / p.hk), vh = h / (HO / p.hv);
   const size_t ch = static_cast<size_t>(c) * HO + h;
 
+  // Raw q, k, v rows of the chunk into smem (16-byte cp.async; padded rows zero-filled),
+  // in flight while the gates are computed.
+  {
+    const T* qg = static_cast<const T*>(p.q);
+    const T* kg = static_cast<const T*>(p.k);
+    const T* vg = static_cast<const T*>(p.v);
+    constexpr int KV = K / 8, VV = V / 8;
+    for (int i = tid; i < CHUNK * KV; i += 128) {
+      const int r = i / KV, c8 = i % KV;
+      if (r < len) {
+        cp_async16(&kS[r * KP + 8 * c8], &kg[((t0 + r) * p.hk + kh) * K + 8 * c8]);
+        cp_async16(&qS[r * KP + 8 * c8], &qg[((t0 + r) * p.h + qh) * K + 8 * c8]);
+      } else {
+        *reinterpret_cast<uint4*>(&kS[r * KP + 8 * c8]) = make_uint4(0, 0, 0, 0);
+        *reinterpret_cast<uint4*>(&qS[r * KP + 8 * c8]) = make_uint4(0, 0, 0, 0);
+      }
+    }
+    for (int i = tid; i < CHUNK * VV; i += 128) {
+      const int r = i / VV, c8 = i % VV;
+      if (r < len) cp_async16(&yS[r * VP + 8 * c8], &vg[((t0 + r) * p.hv + vh) * V + 8 * c8]);
+      else *reinterpret_cast<uint4*>(&yS[r * VP + 8 * c8]) = make_uint4(0, 0, 0, 0);
+    }
+    cp_async_commit();
+  }
   // Gates and beta (threads 0..63), then the inclusive cumulative log decay.
   if (tid < CHUNK) {
     float la = 0.f, b = 0.f;
@@ -257,6 +289,7 @@ __global__ void __launch_bounds__(128) gdn_fwd_prep(FwdParams p) {
   for (int i = tid; i < CHUNK * FP; i += 128) Tf[i] = (i / FP == i % FP) ? 1.f : 0.f;
   __syncthreads();
   if (tid >= 32 && tid < CHUNK) gam[tid] += gam[31];
+  cp_async_wait<0>();
   __syncthreads();
   const float gl = gam[CHUNK - 1];
   if (tid == 0) p.ws_gl[ch] = gl;
@@ -267,20 +300,17 @@ __global__ void __launch_bounds__(128) gdn_fwd_prep(FwdParams p) {
     T* wq = static_cast<T*>(p.ws_q) + ch * CHUNK * K;
     T* wk = static_cast<T*>(p.ws_kr) + ch * CHUNK * K;
     for (int r = warp; r < CHUNK; r += 4) {
-      const bool valid = r < len;
       float kx[EK], qx[EK], vx[EV];
       float ks = 0.f, qs = 0.f;
-      const long long t = t0 + r;
 #pragma unroll
       for (int e = 0; e < EK; ++e) {
-        kx[e] = valid ? IO::to_f(static_cast<const T*>(p.k)[(t * p.hk + kh) * K + lane * EK + e]) : 0.f;
-        qx[e] = valid ? IO::to_f(static_cast<const T*>(p.q)[(t * p.h + qh) * K + lane * EK + e]) : 0.f;
+        kx[e] = IO::to_f(kS[r * KP + lane * EK + e]);
+        qx[e] = IO::to_f(qS[r * KP + lane * EK + e]);
         ks += kx[e] * kx[e];
         qs += qx[e] * qx[e];
       }
 #pragma unroll
-      for (int e = 0; e < EV; ++e)
-        vx[e] = valid ? IO::to_f(static_cast<const T*>(p.v)[(t * p.hv + vh) * V + lane * EV + e]) : 0.f;
+      for (int e = 0; e < EV; ++e) vx[e] = IO::to_f(yS[r * VP + lane * EV + e]);
       float kr = 1.f, qr = p.scale;
       if (p.flags & FLAG_L2NORM) {
 #pragma unroll
@@ -482,37 +512,40 @@ __global__ void __launch_bounds__(128) gdn_fwd_prep(FwdParams p) {
 // ---------------------------------------------------------------------------------------
 // Stage 3: the state scan
 // ---------------------------------------------------------------------------------------
-template <int K>
+template <int K, int NW>
 struct ScanSmem {
   static constexpr int KP = K + 8;
   static constexpr int CP = CHUNK + 8;
+  static constexpr int VS = 16 * NW;
   static constexpr size_t w_off = 0;
   static constexpr size_t q_off = w_off + CHUNK * KP * 2;
   static constexpr size_t k_off = q_off + CHUNK * KP * 2;
   static constexpr size_t a_off = k_off + CHUNK * KP * 2;
-  static constexpr size_t bytes = a_off + CHUNK * CP * 2;
+  static constexpr size_t u_off = a_off + CHUNK * CP * 2;
+  static constexpr size_t stage = u_off + VS * CP * 2;  // bytes per pipeline stage
+  static constexpr int OP = 24;                          // O staging row (16 values + pad)
+  static constexpr size_t o_off = 2 * stage;             // per-warp O staging tiles
+  static constexpr size_t bytes = o_off + NW * CHUNK * OP * 2;
 };
 
-template <typename T, int ROWLEN, int PAD>
-__device__ __forceinline__ void tile_to_smem(T* dst, const T* src, int tid, int nthreads) {
-  constexpr int VEC = ROWLEN / 8;  // 16-byte vectors per row
-  for (int i = tid; i < CHUNK * VEC; i += nthreads) {
+// Copies `rows` rows of ROWLEN elements (global row stride `gstride`) into smem rows of
+// ROWLEN + 8 elements with 16-byte cp.async.
+template <typename T, int ROWLEN>
+__device__ __forceinline__ void tile_async(T* dst, const T* src, int rows, size_t gstride, int tid,
+                                           int nthreads) {
+  constexpr int VEC = ROWLEN / 8;
+  for (int i = tid; i < rows * VEC; i += nthreads) {
     const int r = i / VEC, c8 = i % VEC;
-    *reinterpret_cast<uint4*>(&dst[r * (ROWLEN + PAD) + 8 * c8]) =
-        *reinterpret_cast<const uint4*>(&src[r * ROWLEN + 8 * c8]);
+    cp_async16(&dst[r * (ROWLEN + 8) + 8 * c8], &src[r * gstride + 8 * c8]);
   }
 }
 
 template <typename T, int K, int V, int NW>
 __global__ void __launch_bounds__(NW * 32) gdn_fwd_scan(FwdParams p) {
-  using S = ScanSmem<K>;
+  using S = ScanSmem<K, NW>;
   using IO = Io<T>;
-  constexpr int KP = S::KP, CP = S::CP, VS = 16 * NW;
+  constexpr int KP = S::KP, CP = S::CP, VS = S::VS;
   extern __shared__ __align__(16) unsigned char smem[];
-  T* Ws = reinterpret_cast<T*>(smem + S::w_off);
-  T* Qs = reinterpret_cast<T*>(smem + S::q_off);
-  T* Ks = reinterpret_cast<T*>(smem + S::k_off);
-  T* As = reinterpret_cast<T*>(smem + S::a_off);
 
   const int h = blockIdx.y, b = blockIdx.z;
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
@@ -550,25 +583,42 @@ __global__ void __launch_bounds__(NW * 32) gdn_fwd_scan(FwdParams p) {
     }
   }
 
+  // Two-stage cp.async pipeline: chunk c+1's tiles load while chunk c computes.
+  auto issue = [&](int c, int st) {
+    unsigned char* base = smem + st * S::stage;
+    const size_t ch = static_cast<size_t>(c) * HO + h;
+    tile_async<T, K>(reinterpret_cast<T*>(base + S::w_off), static_cast<const T*>(p.ws_w) + ch * CHUNK * K, CHUNK, K, tid, NW * 32);
+    tile_async<T, K>(reinterpret_cast<T*>(base + S::q_off), static_cast<const T*>(p.ws_q) + ch * CHUNK * K, CHUNK, K, tid, NW * 32);
+    tile_async<T, K>(reinterpret_cast<T*>(base + S::k_off), static_cast<const T*>(p.ws_kr) + ch * CHUNK * K, CHUNK, K, tid, NW * 32);
+    tile_async<T, CHUNK>(reinterpret_cast<T*>(base + S::a_off), static_cast<const T*>(p.ws_a) + ch * CHUNK * CHUNK, CHUNK, CHUNK, tid, NW * 32);
+    tile_async<T, CHUNK>(reinterpret_cast<T*>(base + S::u_off),
+                         static_cast<const T*>(p.ws_ut) + (ch * V + blockIdx.x * VS) * CHUNK, VS, CHUNK, tid, NW * 32);
+  };
+  if (c_begin < c_end) issue(c_begin, 0);
+  cp_async_commit();
   for (int c = c_begin; c < c_end; ++c) {
+    const int st = (c - c_begin) & 1;
+    if (c + 1 < c_end) issue(c + 1, st ^ 1);
+    cp_async_commit();
+    cp_async_wait<1>();
+    __syncthreads();
+    unsigned char* base = smem + st * S::stage;
+    const T* Ws = reinterpret_cast<const T*>(base + S::w_off);
+    const T* Qs = reinterpret_cast<const T*>(base + S::q_off);
+    const T* Ks = reinterpret_cast<const T*>(base + S::k_off);
+    const T* As = reinterpret_cast<const T*>(base + S::a_off);
+    const T* Us = reinterpret_cast<const T*>(base + S::u_off);
     const size_t ch = static_cast<size_t>(c) * HO + h;
     const long long t0 = cs + static_cast<long long>(c - c_begin) * CHUNK;
     const int len = static_cast<int>(min(static_cast<long long>(CHUNK), ce - t0));
-    __syncthreads();
-    tile_to_smem<T, K, 8>(Ws, static_cast<const T*>(p.ws_w) + ch * CHUNK * K, tid, NW * 32);
-    tile_to_smem<T, K, 8>(Qs, static_cast<const T*>(p.ws_q) + ch * CHUNK * K, tid, NW * 32);
-    tile_to_smem<T, K, 8>(Ks, static_cast<const T*>(p.ws_kr) + ch * CHUNK * K, tid, NW * 32);
-    tile_to_smem<T, CHUNK, 8>(As, static_cast<const T*>(p.ws_a) + ch * CHUNK * CHUNK, tid, NW * 32);
     const float gl = p.ws_gl[ch];
-    // Ũᵀ rows of this thread (tokens as columns), straight from global.
-    const T* ut = static_cast<const T*>(p.ws_ut) + ch * V * CHUNK;
+    const int ur = 16 * warp + (lane >> 2);  // row of Ũᵀ within the slice
     uint32_t uraw[8][2];
 #pragma unroll
     for (int nt = 0; nt < 8; ++nt) {
-      uraw[nt][0] = *reinterpret_cast<const uint32_t*>(&ut[vr * CHUNK + 8 * nt + cq]);
-      uraw[nt][1] = *reinterpret_cast<const uint32_t*>(&ut[(vr + 8) * CHUNK + 8 * nt + cq]);
+      uraw[nt][0] = ld32(&Us[ur * CP + 8 * nt + cq]);
+      uraw[nt][1] = ld32(&Us[(ur + 8) * CP + 8 * nt + cq]);
     }
-    __syncthreads();
 
     // P = X Wᵀ and O = X Q⁺ᵀ (M = 16 value rows, N = 64 tokens, K = key dim).
     float pacc[8][4], oacc[8][4];
@@ -613,19 +663,30 @@ __global__ void __launch_bounds__(NW * 32) gdn_fwd_scan(FwdParams p) {
         IO::mma(oacc[nt], ua[kk], bb);
       }
     }
-    // Store O rows (tokens) < len.
-    T* o = static_cast<T*>(p.o);
+    // Store O rows (tokens) < len, staged through this warp's smem tile so that each
+    // token's 16 values leave as two 16-byte stores.
+    {
+      T* Os = reinterpret_cast<T*>(smem + S::o_off) + warp * CHUNK * S::OP;
+      const int vl = lane >> 2;
 #pragma unroll
-    for (int nt = 0; nt < 8; ++nt) {
+      for (int nt = 0; nt < 8; ++nt) {
 #pragma unroll
-      for (int e = 0; e < 2; ++e) {
-        const int tok = 8 * nt + cq + e;
-        if (tok < len) {
-          const size_t base = (static_cast<size_t>(t0 + tok) * HO + h) * V;
-          o[base + vr] = IO::from_f(oacc[nt][e]);
-          o[base + vr + 8] = IO::from_f(oacc[nt][2 + e]);
+        for (int e = 0; e < 2; ++e) {
+          const int tok = 8 * nt + cq + e;
+          Os[tok * S::OP + vl] = IO::from_f(oacc[nt][e]);
+          Os[tok * S::OP + vl + 8] = IO::from_f(oacc[nt][2 + e]);
         }
       }
+      __syncwarp();
+      T* o = static_cast<T*>(p.o);
+#pragma unroll
+      for (int i = lane; i < 2 * CHUNK; i += 32) {
+        const int tok = i >> 1, hf = i & 1;
+        if (tok < len)
+          *reinterpret_cast<uint4*>(&o[(static_cast<size_t>(t0 + tok) * HO + h) * V + v0 + 8 * hf]) =
+              *reinterpret_cast<const uint4*>(&Os[tok * S::OP + 8 * hf]);
+      }
+      __syncwarp();
     }
     // X ← e^{Γ_last} X + Uᵀ Kᴿ (B = Kᴿ [token][key] via ldmatrix.trans).
     const float decay = __expf(gl);
@@ -644,7 +705,9 @@ __global__ void __launch_bounds__(NW * 32) gdn_fwd_scan(FwdParams p) {
         IO::mma(x[2 * np + 1], ua[kk], r + 2);
       }
     }
+    __syncthreads();  // this stage is refilled by the next iteration's issue
   }
+  cp_async_wait<0>();
 
   if (p.final_state) {
     const size_t base = (static_cast<size_t>(row) * HO + h) * V * K;
@@ -702,7 +765,7 @@ inline cudaError_t gdn_fwd_prepare_attributes() {
   if (e != cudaSuccess) return e;
   return cudaFuncSetAttribute(gdn_fwd_scan<T, K, V, SCAN_WARPS>,
                               cudaFuncAttributeMaxDynamicSharedMemorySize,
-                              static_cast<int>(ScanSmem<K>::bytes));
+                              static_cast<int>(ScanSmem<K, SCAN_WARPS>::bytes));
 }
 
 template <typename T, int K, int V>
@@ -713,7 +776,7 @@ inline cudaError_t gdn_fwd_launch(const FwdParams& p, cudaStream_t stream) {
   }
   constexpr int VS = 16 * SCAN_WARPS;
   static_assert(V % VS == 0, "V must be a multiple of the scan's value slice");
-  gdn_fwd_scan<T, K, V, SCAN_WARPS><<<dim3(V / VS, p.ho, p.n_seqs), SCAN_WARPS * 32, ScanSmem<K>::bytes, stream>>>(p);
+  gdn_fwd_scan<T, K, V, SCAN_WARPS><<<dim3(V / VS, p.ho, p.n_seqs), SCAN_WARPS * 32, ScanSmem<K, SCAN_WARPS>::bytes, stream>>>(p);
   return cudaGetLastError();
 }
 

@@ -407,9 +407,9 @@ static void bench(const char* name, const std::vector<int>& lens, int H) {
   gdn_fwd_workspace_layout<T, K, V>(p, ws);
   CK(gdn_fwd_prepare_attributes<T, K, V>());
   CK(cudaFuncSetAttribute(gdn_fwd_scan<T, K, V, 2>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                          static_cast<int>(ScanSmem<K>::bytes)));
+                          static_cast<int>(ScanSmem<K, 2>::bytes)));
   CK(cudaFuncSetAttribute(gdn_fwd_scan<T, K, V, 1>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                          static_cast<int>(ScanSmem<K>::bytes)));
+                          static_cast<int>(ScanSmem<K, 1>::bytes)));
   cudaEvent_t e0, e1, e2;
   CK(cudaEventCreate(&e0)); CK(cudaEventCreate(&e1)); CK(cudaEventCreate(&e2));
   std::vector<float> tot, tprep, tscan, tscan2, tscan1;
@@ -421,7 +421,7 @@ static void bench(const char* name, const std::vector<int>& lens, int H) {
     gdn_chunk_offsets<<<1, OFFSETS_THREADS>>>(p);
     gdn_fwd_prep<T, K, V><<<dim3(p.max_chunks, H), 128, PrepSmem<K, V>::bytes>>>(p);
     CK(cudaEventRecord(e1));
-    gdn_fwd_scan<T, K, V, SCAN_WARPS><<<dim3(V / (16 * SCAN_WARPS), H, N), SCAN_WARPS * 32, ScanSmem<K>::bytes>>>(p);
+    gdn_fwd_scan<T, K, V, SCAN_WARPS><<<dim3(V / (16 * SCAN_WARPS), H, N), SCAN_WARPS * 32, ScanSmem<K, SCAN_WARPS>::bytes>>>(p);
     CK(cudaEventRecord(e2));
     CK(cudaEventSynchronize(e2));
     CK(cudaGetLastError());
@@ -434,8 +434,8 @@ static void bench(const char* name, const std::vector<int>& lens, int H) {
   for (int nw : {2, 1}) {
     for (int it = 0; it < 15; ++it) {
       CK(cudaEventRecord(e1));
-      if (nw == 2) gdn_fwd_scan<T, K, V, 2><<<dim3(V / 32, H, N), 64, ScanSmem<K>::bytes>>>(p);
-      else gdn_fwd_scan<T, K, V, 1><<<dim3(V / 16, H, N), 32, ScanSmem<K>::bytes>>>(p);
+      if (nw == 2) gdn_fwd_scan<T, K, V, 2><<<dim3(V / 32, H, N), 64, ScanSmem<K, 2>::bytes>>>(p);
+      else gdn_fwd_scan<T, K, V, 1><<<dim3(V / 16, H, N), 32, ScanSmem<K, 1>::bytes>>>(p);
       CK(cudaEventRecord(e2));
       CK(cudaEventSynchronize(e2));
       CK(cudaGetLastError());
@@ -469,6 +469,10 @@ static void bench(const char* name, const std::vector<int>& lens, int H) {
 int main(int argc, char** argv) {
   // --no-bench: correctness only; --quick: two small configurations (for the sanitizers).
   const bool quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
+  if (argc > 1 && strcmp(argv[1], "--profile") == 0) {  // one shape, for ncu
+    bench("(4,8192,16)", std::vector<int>(4, 8192), 16);
+    return 0;
+  }
   const bool do_bench = argc < 2;
   cudaDeviceProp prop;
   CK(cudaGetDeviceProperties(&prop, 0));
