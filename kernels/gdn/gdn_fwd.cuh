@@ -24,6 +24,8 @@
 #include <cuda_fp16.h>
 #include <stdint.h>
 
+#include <type_traits>
+
 namespace gdn {
 
 enum DType : int { DT_F32 = 0, DT_BF16 = 1, DT_F16 = 2 };
@@ -174,20 +176,20 @@ __global__ void __launch_bounds__(OFFSETS_THREADS) gdn_chunk_offsets(FwdParams p
 // ---------------------------------------------------------------------------------------
 template <int K, int V>
 struct PrepSmem {
-  static constexpr int KP = K + 8;   // padded row (elements)
+  static constexpr int KP = K + 8;   // padded bf16/f16 row (elements)
   static constexpr int VP = V + 8;
   static constexpr int CP = CHUNK + 8;
-  static constexpr int FP = CHUNK + 1;  // fp32 rows
-  static constexpr size_t k_off = 0;
-  static constexpr size_t q_off = k_off + CHUNK * KP * 2;
-  static constexpr size_t e_off = q_off + CHUNK * KP * 2;
-  static constexpr size_t y_off = e_off + CHUNK * KP * 2;
-  static constexpr size_t tb_off = y_off + CHUNK * VP * 2;
-  static constexpr size_t l_off = tb_off + CHUNK * CP * 2;
-  static constexpr size_t t_off = l_off + CHUNK * FP * 4;
-  static constexpr size_t gam_off = t_off + CHUNK * FP * 4;
+  static constexpr int FP = CHUNK + 1;  // fp32 row of L / T
+  // R1: raw then normalised k  ->  L, then T in place (fp32)  ->  T in the io dtype.
+  // R2: raw then scaled q      ->  E = β k e^Γ.
+  // R3: raw v                  ->  Y = β v.
+  static constexpr size_t r1_bytes = (CHUNK * KP * 2 > CHUNK * FP * 4) ? CHUNK * KP * 2 : CHUNK * FP * 4;
+  static constexpr size_t r1_off = 0;
+  static constexpr size_t r2_off = (r1_off + r1_bytes + 15) / 16 * 16;
+  static constexpr size_t r3_off = r2_off + CHUNK * KP * 2;
+  static constexpr size_t gam_off = r3_off + CHUNK * VP * 2;
   static constexpr size_t bet_off = gam_off + CHUNK * 4;
-  static constexpr size_t bytes = bet_off + CHUNK * 4 + 16;
+  static constexpr size_t bytes = bet_off + CHUNK * 4;
 };
 
 // Locates chunk slot c: returns false when the slot is past the last chunk.
@@ -205,19 +207,35 @@ __device__ __forceinline__ bool locate_chunk(const FwdParams& p, int c, int& seq
   return true;
 }
 
+// E 16-bit values packed for one vector access (E = 2 or 4).
+template <int E>
+struct alignas(2 * E) Bits {
+  unsigned short h[E];
+};
+
+template <typename T>
+__device__ __forceinline__ float bits_to_f(unsigned short b) {
+  if constexpr (sizeof(T) == 2 && std::is_same<T, __half>::value) return __half2float(__ushort_as_half(b));
+  else return __bfloat162float(__ushort_as_bfloat16(b));
+}
+template <typename T>
+__device__ __forceinline__ unsigned short f_to_bits(float x) {
+  if constexpr (std::is_same<T, __half>::value) return __half_as_ushort(__float2half_rn(x));
+  else return __bfloat16_as_ushort(__float2bfloat16_rn(x));
+}
+
 template <typename T, int K, int V>
 __global__ void __launch_bounds__(128) gdn_fwd_prep(FwdParams p) {
   using S = PrepSmem<K, V>;
   using IO = Io<T>;
   constexpr int KP = S::KP, VP = S::VP, CP = S::CP, FP = S::FP;
   extern __shared__ __align__(16) unsigned char smem[];
-  T* kS = reinterpret_cast<T*>(smem + S::k_off);
-  T* qS = reinterpret_cast<T*>(smem + S::q_off);
-  T* eS = reinterpret_cast<T*>(smem + S::e_off);
-  T* yS = reinterpret_cast<T*>(smem + S::y_off);
-  T* tb = reinterpret_cast<T*>(smem + S::tb_off);
-  float* Lf = reinterpret_cast<float*>(smem + S::l_off);
-  float* Tf = reinterpret_cast<float*>(smem + S::t_off);
+  T* kS = reinterpret_cast<T*>(smem + S::r1_off);
+  float* Lf = reinterpret_cast<float*>(smem + S::r1_off);  // after kS is dead
+  T* tb = reinterpret_cast<T*>(smem + S::r1_off);          // after Lf is dead
+  T* qS = reinterpret_cast<T*>(smem + S::r2_off);
+  T* eS = reinterpret_cast<T*>(smem + S::r2_off);          // after qS is dead
+  T* yS = reinterpret_cast<T*>(smem + S::r3_off);
   float* gam = reinterpret_cast<float*>(smem + S::gam_off);
   float* bet = reinterpret_cast<float*>(smem + S::bet_off);
 
@@ -230,8 +248,8 @@ __global__ void __launch_bounds__(128) gdn_fwd_prep(FwdParams p) {
   const int qh = h / (HO / p.h), kh = h / (HO / p.hk), vh = h / (HO / p.hv);
   const size_t ch = static_cast<size_t>(c) * HO + h;
 
-  // Raw q, k, v rows of the chunk into smem (16-byte cp.async; padded rows zero-filled),
-  // in flight while the gates are computed.
+  // Phase 1: raw q, k, v rows into smem (16-byte cp.async; padded rows zero-filled), in
+  // flight while the gates are computed.
   {
     const T* qg = static_cast<const T*>(p.q);
     const T* kg = static_cast<const T*>(p.k);
@@ -254,7 +272,8 @@ __global__ void __launch_bounds__(128) gdn_fwd_prep(FwdParams p) {
     }
     cp_async_commit();
   }
-  // Gates and beta (threads 0..63), then the inclusive cumulative log decay.
+
+  // Gates and beta (threads 0..63), then the inclusive cumulative log decay Γ.
   if (tid < CHUNK) {
     float la = 0.f, b = 0.f;
     if (tid < len) {
@@ -285,8 +304,6 @@ __global__ void __launch_bounds__(128) gdn_fwd_prep(FwdParams p) {
     gam[tid] = s;
     bet[tid] = b;
   }
-  // Zero the fp32 T, set its diagonal.
-  for (int i = tid; i < CHUNK * FP; i += 128) Tf[i] = (i / FP == i % FP) ? 1.f : 0.f;
   __syncthreads();
   if (tid >= 32 && tid < CHUNK) gam[tid] += gam[31];
   cp_async_wait<0>();
@@ -294,23 +311,25 @@ __global__ void __launch_bounds__(128) gdn_fwd_prep(FwdParams p) {
   const float gl = gam[CHUNK - 1];
   if (tid == 0) p.ws_gl[ch] = gl;
 
-  // Rows: normalised k, scaled q, E = β k e^Γ, Y = β v; Q⁺ and Kᴿ go to the workspace.
+  // Phase 2 (warp per row): normalise k, scale q (in place), Y = β v; Q⁺ and Kᴿ go to the
+  // workspace. Vector accesses of EK / EV 16-bit values per lane.
   {
     constexpr int EK = K / 32, EV = V / 32;
     T* wq = static_cast<T*>(p.ws_q) + ch * CHUNK * K;
     T* wk = static_cast<T*>(p.ws_kr) + ch * CHUNK * K;
     for (int r = warp; r < CHUNK; r += 4) {
-      float kx[EK], qx[EK], vx[EV];
+      const Bits<EK> kb = *reinterpret_cast<const Bits<EK>*>(&kS[r * KP + lane * EK]);
+      const Bits<EK> qb = *reinterpret_cast<const Bits<EK>*>(&qS[r * KP + lane * EK]);
+      const Bits<EV> vb = *reinterpret_cast<const Bits<EV>*>(&yS[r * VP + lane * EV]);
+      float kx[EK], qx[EK];
       float ks = 0.f, qs = 0.f;
 #pragma unroll
       for (int e = 0; e < EK; ++e) {
-        kx[e] = IO::to_f(kS[r * KP + lane * EK + e]);
-        qx[e] = IO::to_f(qS[r * KP + lane * EK + e]);
+        kx[e] = bits_to_f<T>(kb.h[e]);
+        qx[e] = bits_to_f<T>(qb.h[e]);
         ks += kx[e] * kx[e];
         qs += qx[e] * qx[e];
       }
-#pragma unroll
-      for (int e = 0; e < EV; ++e) vx[e] = IO::to_f(yS[r * VP + lane * EV + e]);
       float kr = 1.f, qr = p.scale;
       if (p.flags & FLAG_L2NORM) {
 #pragma unroll
@@ -322,45 +341,62 @@ __global__ void __launch_bounds__(128) gdn_fwd_prep(FwdParams p) {
         qr = p.scale * rsqrtf(qs + 1e-6f);
       }
       const float eg = __expf(gam[r]), er = __expf(gl - gam[r]), br = bet[r];
+      Bits<EK> ko, qo, qpo, kro;
+      Bits<EV> yo;
 #pragma unroll
       for (int e = 0; e < EK; ++e) {
-        const int d = lane * EK + e;
         const float kn = kx[e] * kr, qn = qx[e] * qr;
-        kS[r * KP + d] = IO::from_f(kn);
-        qS[r * KP + d] = IO::from_f(qn);
-        eS[r * KP + d] = IO::from_f(br * eg * kn);
-        wq[r * K + d] = IO::from_f(qn * eg);
-        wk[r * K + d] = IO::from_f(kn * er);
+        ko.h[e] = f_to_bits<T>(kn);
+        qo.h[e] = f_to_bits<T>(qn);
+        qpo.h[e] = f_to_bits<T>(qn * eg);
+        kro.h[e] = f_to_bits<T>(kn * er);
       }
 #pragma unroll
-      for (int e = 0; e < EV; ++e) yS[r * VP + lane * EV + e] = IO::from_f(br * vx[e]);
+      for (int e = 0; e < EV; ++e) yo.h[e] = f_to_bits<T>(br * bits_to_f<T>(vb.h[e]));
+      *reinterpret_cast<Bits<EK>*>(&kS[r * KP + lane * EK]) = ko;
+      *reinterpret_cast<Bits<EK>*>(&qS[r * KP + lane * EK]) = qo;
+      *reinterpret_cast<Bits<EV>*>(&yS[r * VP + lane * EV]) = yo;
+      *reinterpret_cast<Bits<EK>*>(&wq[r * K + lane * EK]) = qpo;
+      *reinterpret_cast<Bits<EK>*>(&wk[r * K + lane * EK]) = kro;
     }
   }
   __syncthreads();
 
-  // K Kᵀ and Q Kᵀ on the tensor cores: warp w owns rows 16w..16w+15.
-  {
-    const int r0 = 16 * warp + (lane >> 2), cq = 2 * (lane & 3);
-    float akk[8][4], aqk[8][4];
+  // Phase 3: K Kᵀ and Q Kᵀ on the tensor cores (warp w owns rows 16w..16w+15), kept in
+  // registers until kS / qS are dead.
+  const int r0 = 16 * warp + (lane >> 2), cq = 2 * (lane & 3);
+  float akk[8][4], aqk[8][4];
 #pragma unroll
-    for (int nt = 0; nt < 8; ++nt)
+  for (int nt = 0; nt < 8; ++nt)
 #pragma unroll
-      for (int e = 0; e < 4; ++e) akk[nt][e] = aqk[nt][e] = 0.f;
+    for (int e = 0; e < 4; ++e) akk[nt][e] = aqk[nt][e] = 0.f;
 #pragma unroll
-    for (int kk = 0; kk < K / 16; ++kk) {
-      const int col = 16 * kk + cq;
-      uint32_t ak[4] = {ld32(&kS[r0 * KP + col]), ld32(&kS[(r0 + 8) * KP + col]),
-                        ld32(&kS[r0 * KP + col + 8]), ld32(&kS[(r0 + 8) * KP + col + 8])};
-      uint32_t aq[4] = {ld32(&qS[r0 * KP + col]), ld32(&qS[(r0 + 8) * KP + col]),
-                        ld32(&qS[r0 * KP + col + 8]), ld32(&qS[(r0 + 8) * KP + col + 8])};
+  for (int kk = 0; kk < K / 16; ++kk) {
+    const int col = 16 * kk + cq;
+    uint32_t ak[4] = {ld32(&kS[r0 * KP + col]), ld32(&kS[(r0 + 8) * KP + col]),
+                      ld32(&kS[r0 * KP + col + 8]), ld32(&kS[(r0 + 8) * KP + col + 8])};
+    uint32_t aq[4] = {ld32(&qS[r0 * KP + col]), ld32(&qS[(r0 + 8) * KP + col]),
+                      ld32(&qS[r0 * KP + col + 8]), ld32(&qS[(r0 + 8) * KP + col + 8])};
 #pragma unroll
-      for (int nt = 0; nt < 8; ++nt) {
-        const int n = 8 * nt + (lane >> 2);
-        uint32_t b[2] = {ld32(&kS[n * KP + col]), ld32(&kS[n * KP + col + 8])};
-        IO::mma(akk[nt], ak, b);
-        IO::mma(aqk[nt], aq, b);
-      }
+    for (int nt = 0; nt < 8; ++nt) {
+      const int n = 8 * nt + (lane >> 2);
+      uint32_t b[2] = {ld32(&kS[n * KP + col]), ld32(&kS[n * KP + col + 8])};
+      IO::mma(akk[nt], ak, b);
+      IO::mma(aqk[nt], aq, b);
     }
+  }
+  __syncthreads();  // qS dead: E takes its place (from the normalised kS)
+  {
+    constexpr int EK = K / 32;
+    for (int r = warp; r < CHUNK; r += 4) {
+      const Bits<EK> kb = *reinterpret_cast<const Bits<EK>*>(&kS[r * KP + lane * EK]);
+      const float f = bet[r] * __expf(gam[r]);
+      Bits<EK> eo;
+#pragma unroll
+      for (int e = 0; e < EK; ++e) eo.h[e] = f_to_bits<T>(f * bits_to_f<T>(kb.h[e]));
+      *reinterpret_cast<Bits<EK>*>(&eS[r * KP + lane * EK]) = eo;
+    }
+    // A = tril(Q Kᵀ ⊙ decay) straight to the workspace.
     T* wa = static_cast<T*>(p.ws_a) + ch * CHUNK * CHUNK;
 #pragma unroll
     for (int nt = 0; nt < 8; ++nt) {
@@ -371,32 +407,54 @@ __global__ void __launch_bounds__(128) gdn_fwd_prep(FwdParams p) {
 #pragma unroll
         for (int e = 0; e < 2; ++e) {
           const int j = 8 * nt + cq + e;
-          const float dec = j <= i ? __expf(gam[i] - gam[j]) : 0.f;
-          Lf[i * FP + j] = j < i ? bet[i] * akk[nt][2 * hf + e] * dec : 0.f;
-          av[e] = aqk[nt][2 * hf + e] * dec;
+          av[e] = j <= i ? aqk[nt][2 * hf + e] * __expf(gam[i] - gam[j]) : 0.f;
         }
         *reinterpret_cast<uint32_t*>(&wa[i * CHUNK + 8 * nt + cq]) = IO::pack(av[0], av[1]);
       }
     }
   }
-  __syncthreads();
-
-  // T = (I + L)^{-1}, fp32. Diagonal 16x16 blocks by column substitution (64 threads).
-  if (tid < CHUNK) {
-    const int base = 16 * (tid >> 4), cl = tid & 15;
-    for (int r = cl + 1; r < 16; ++r) {
-      float s = 0.f;
-      for (int j = cl; j < r; ++j) s += Lf[(base + r) * FP + base + j] * Tf[(base + j) * FP + base + cl];
-      Tf[(base + r) * FP + base + cl] = -s;
+  __syncthreads();  // kS dead: L (fp32) takes its place
+#pragma unroll
+  for (int nt = 0; nt < 8; ++nt) {
+#pragma unroll
+    for (int hf = 0; hf < 2; ++hf) {
+      const int i = r0 + 8 * hf;
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        const int j = 8 * nt + cq + e;
+        Lf[i * FP + j] = j < i ? bet[i] * akk[nt][2 * hf + e] * __expf(gam[i] - gam[j]) : 0.f;
+      }
     }
   }
   __syncthreads();
-  // Off-diagonal blocks, block row by block row: T_IJ = −T_II Σ_{m=J}^{I−1} L_Im T_mJ.
-  // The partial sums go to the (still zero) upper triangle of Lf's transposed slot... use a
-  // scratch area: the strictly-upper part of Tf block (J, I) is unused, so S_IJ is kept in
-  // registers instead (each thread owns fixed outputs).
+
+  // Phase 4: T = (I + L)^{-1} in fp32, in place over L.
+  // Diagonal 16x16 blocks: thread t < 64 solves column (t & 15) of block (t >> 4) in registers.
+  {
+    float col[16];
+    const int base = 16 * (tid >> 4), cl = tid & 15;
+    if (tid < CHUNK) {
+#pragma unroll
+      for (int r = 0; r < 16; ++r) {
+        float s = 0.f;
+#pragma unroll
+        for (int j = 0; j < r; ++j)
+          if (j >= cl) s += Lf[(base + r) * FP + base + j] * col[j];
+        col[r] = r < cl ? 0.f : (r == cl ? 1.f : -s);
+      }
+    }
+    __syncthreads();
+    if (tid < CHUNK) {
+#pragma unroll
+      for (int r = 0; r < 16; ++r)
+        if (r >= cl) Lf[(base + r) * FP + base + cl] = col[r];
+    }
+    __syncthreads();
+  }
+  // Off-diagonal blocks, block row by block row: T_IJ = −T_II Σ_{m=J}^{I−1} L_Im T_mJ. The
+  // partial sums are stashed in the (unused) strictly upper triangle at the transposed place.
   for (int I = 1; I < 4; ++I) {
-    const int outs = I * 256;  // I blocks of 16x16
+    const int outs = I * 256;
     float sacc[6];
 #pragma unroll
     for (int u = 0; u < 6; ++u) {
@@ -404,16 +462,13 @@ __global__ void __launch_bounds__(128) gdn_fwd_prep(FwdParams p) {
       sacc[u] = 0.f;
       if (o < outs) {
         const int J = o >> 8, rr = (o >> 4) & 15, cc = o & 15;
-        const int row = 16 * I + rr, col = 16 * J + cc;
+        const int row = 16 * I + rr, colj = 16 * J + cc;
         float s = 0.f;
-        for (int m = 16 * J; m < 16 * I; ++m) s += Lf[row * FP + m] * Tf[m * FP + col];
+        for (int m = 16 * J + cc; m < 16 * I; ++m) s += Lf[row * FP + m] * Lf[m * FP + colj];
         sacc[u] = s;
       }
     }
     __syncthreads();
-    // Stash S_IJ in Lf's upper triangle rows (block row I, columns ≥ 16·I are free there:
-    // L is strictly lower; we use the transposed position (col, row) which is above the
-    // diagonal and never read as L again).
 #pragma unroll
     for (int u = 0; u < 6; ++u) {
       const int o = tid + 128 * u;
@@ -428,24 +483,49 @@ __global__ void __launch_bounds__(128) gdn_fwd_prep(FwdParams p) {
       const int o = tid + 128 * u;
       if (o < outs) {
         const int J = o >> 8, rr = (o >> 4) & 15, cc = o & 15;
-        const int row = 16 * I + rr, col = 16 * J + cc;
+        const int row = 16 * I + rr, colj = 16 * J + cc;
         float s = 0.f;
-        for (int m = 0; m <= rr; ++m)
-          s += Tf[row * FP + 16 * I + m] * Lf[col * FP + 16 * I + m];
-        Tf[row * FP + col] = -s;
+        for (int m = 0; m <= rr; ++m) {
+          const float tii = (m == rr) ? 1.f : Lf[row * FP + 16 * I + m];
+          s += tii * Lf[colj * FP + 16 * I + m];
+        }
+        sacc[u] = -s;
+      }
+    }
+    __syncthreads();
+#pragma unroll
+    for (int u = 0; u < 6; ++u) {
+      const int o = tid + 128 * u;
+      if (o < outs) {
+        const int J = o >> 8, rr = (o >> 4) & 15, cc = o & 15;
+        Lf[(16 * I + rr) * FP + 16 * J + cc] = sacc[u];
       }
     }
     __syncthreads();
   }
-  for (int i = tid; i < CHUNK * CHUNK; i += 128) {
-    const int r = i / CHUNK, cc = i % CHUNK;
-    tb[r * CP + cc] = IO::from_f(cc <= r ? Tf[r * FP + cc] : 0.f);
-  }
-  __syncthreads();
-
-  // W = T E (64×K): warp w rows 16w.., A = T (row-major), B = E via ldmatrix.trans.
+  // T to the io dtype, over the same region (through registers).
   {
-    const int r0 = 16 * warp + (lane >> 2), cq = 2 * (lane & 3);
+    uint32_t tv[16];
+#pragma unroll
+    for (int u = 0; u < 16; ++u) {
+      const int i2 = tid + 128 * u;  // pair index
+      const int r = i2 / (CHUNK / 2), cc = 2 * (i2 % (CHUNK / 2));
+      const float a = cc < r ? Lf[r * FP + cc] : (cc == r ? 1.f : 0.f);
+      const float b = cc + 1 < r ? Lf[r * FP + cc + 1] : (cc + 1 == r ? 1.f : 0.f);
+      tv[u] = IO::pack(a, b);
+    }
+    __syncthreads();
+#pragma unroll
+    for (int u = 0; u < 16; ++u) {
+      const int i2 = tid + 128 * u;
+      const int r = i2 / (CHUNK / 2), cc = 2 * (i2 % (CHUNK / 2));
+      *reinterpret_cast<uint32_t*>(&tb[r * CP + cc]) = tv[u];
+    }
+    __syncthreads();
+  }
+
+  // Phase 5: W = T E (64×K): A = T (row-major), B = E via ldmatrix.trans.
+  {
     T* ww = static_cast<T*>(p.ws_w) + ch * CHUNK * K;
     float acc[K / 8][4];
 #pragma unroll
@@ -476,9 +556,8 @@ __global__ void __launch_bounds__(128) gdn_fwd_prep(FwdParams p) {
   // Ũᵀ = Yᵀ Tᵀ (V×64): warp w owns value rows [w·V/4, (w+1)·V/4); A = Yᵀ via ldmatrix.trans,
   // B = Tᵀ read from T row-major.
   {
-    constexpr int MT = V / 64;  // m-tiles per warp
+    constexpr int MT = V / 64;
     T* wu = static_cast<T*>(p.ws_ut) + ch * V * CHUNK;
-    const int cq = 2 * (lane & 3);
 #pragma unroll
     for (int mt = 0; mt < MT; ++mt) {
       const int d0 = (warp * MT + mt) * 16;
@@ -494,6 +573,7 @@ __global__ void __launch_bounds__(128) gdn_fwd_prep(FwdParams p) {
         ldsm_x4_t(a, &yS[(16 * kk + (lane & 7) + 8 * (mi >> 1)) * VP + d0 + 8 * (mi & 1)]);
 #pragma unroll
         for (int nt = 0; nt < 8; ++nt) {
+          if (kk > (nt >> 1)) continue;  // Tᵀ[j][i] = 0 for j > i
           const int n = 8 * nt + (lane >> 2);
           uint32_t b[2] = {ld32(&tb[n * CP + 16 * kk + cq]), ld32(&tb[n * CP + 16 * kk + cq + 8])};
           IO::mma(acc[nt], a, b);
@@ -512,7 +592,7 @@ __global__ void __launch_bounds__(128) gdn_fwd_prep(FwdParams p) {
 // ---------------------------------------------------------------------------------------
 // Stage 3: the state scan
 // ---------------------------------------------------------------------------------------
-template <int K, int NW>
+template <int K, int NW, int STAGES>
 struct ScanSmem {
   static constexpr int KP = K + 8;
   static constexpr int CP = CHUNK + 8;
@@ -524,7 +604,7 @@ struct ScanSmem {
   static constexpr size_t u_off = a_off + CHUNK * CP * 2;
   static constexpr size_t stage = u_off + VS * CP * 2;  // bytes per pipeline stage
   static constexpr int OP = 24;                          // O staging row (16 values + pad)
-  static constexpr size_t o_off = 2 * stage;             // per-warp O staging tiles
+  static constexpr size_t o_off = STAGES * stage;        // per-warp O staging tiles
   static constexpr size_t bytes = o_off + NW * CHUNK * OP * 2;
 };
 
@@ -540,9 +620,9 @@ __device__ __forceinline__ void tile_async(T* dst, const T* src, int rows, size_
   }
 }
 
-template <typename T, int K, int V, int NW>
+template <typename T, int K, int V, int NW, int STAGES>
 __global__ void __launch_bounds__(NW * 32) gdn_fwd_scan(FwdParams p) {
-  using S = ScanSmem<K, NW>;
+  using S = ScanSmem<K, NW, STAGES>;
   using IO = Io<T>;
   constexpr int KP = S::KP, CP = S::CP, VS = S::VS;
   extern __shared__ __align__(16) unsigned char smem[];
@@ -583,7 +663,7 @@ __global__ void __launch_bounds__(NW * 32) gdn_fwd_scan(FwdParams p) {
     }
   }
 
-  // Two-stage cp.async pipeline: chunk c+1's tiles load while chunk c computes.
+  // STAGES-deep cp.async pipeline: chunks c+1 .. c+STAGES-1 load while chunk c computes.
   auto issue = [&](int c, int st) {
     unsigned char* base = smem + st * S::stage;
     const size_t ch = static_cast<size_t>(c) * HO + h;
@@ -594,13 +674,19 @@ __global__ void __launch_bounds__(NW * 32) gdn_fwd_scan(FwdParams p) {
     tile_async<T, CHUNK>(reinterpret_cast<T*>(base + S::u_off),
                          static_cast<const T*>(p.ws_ut) + (ch * V + blockIdx.x * VS) * CHUNK, VS, CHUNK, tid, NW * 32);
   };
-  if (c_begin < c_end) issue(c_begin, 0);
-  cp_async_commit();
-  for (int c = c_begin; c < c_end; ++c) {
-    const int st = (c - c_begin) & 1;
-    if (c + 1 < c_end) issue(c + 1, st ^ 1);
+#pragma unroll
+  for (int sidx = 0; sidx < STAGES - 1; ++sidx) {
+    if (c_begin + sidx < c_end) issue(c_begin + sidx, sidx);
     cp_async_commit();
-    cp_async_wait<1>();
+  }
+  float gl_next = c_begin < c_end ? p.ws_gl[static_cast<size_t>(c_begin) * HO + h] : 0.f;
+  for (int c = c_begin; c < c_end; ++c) {
+    const int st = (c - c_begin) % STAGES;
+    if (c + STAGES - 1 < c_end) issue(c + STAGES - 1, (c - c_begin + STAGES - 1) % STAGES);
+    cp_async_commit();
+    const float gl = gl_next;
+    if (c + 1 < c_end) gl_next = p.ws_gl[static_cast<size_t>(c + 1) * HO + h];
+    cp_async_wait<STAGES - 1>();
     __syncthreads();
     unsigned char* base = smem + st * S::stage;
     const T* Ws = reinterpret_cast<const T*>(base + S::w_off);
@@ -608,10 +694,8 @@ __global__ void __launch_bounds__(NW * 32) gdn_fwd_scan(FwdParams p) {
     const T* Ks = reinterpret_cast<const T*>(base + S::k_off);
     const T* As = reinterpret_cast<const T*>(base + S::a_off);
     const T* Us = reinterpret_cast<const T*>(base + S::u_off);
-    const size_t ch = static_cast<size_t>(c) * HO + h;
     const long long t0 = cs + static_cast<long long>(c - c_begin) * CHUNK;
     const int len = static_cast<int>(min(static_cast<long long>(CHUNK), ce - t0));
-    const float gl = p.ws_gl[ch];
     const int ur = 16 * warp + (lane >> 2);  // row of Ũᵀ within the slice
     uint32_t uraw[8][2];
 #pragma unroll
@@ -755,6 +839,7 @@ inline size_t gdn_fwd_workspace_layout(FwdParams& p, void* ws) {
 }
 
 constexpr int SCAN_WARPS = 4;
+constexpr int SCAN_STAGES = 3;
 
 // Launches the three stages on `stream`. The smem attributes must have been raised once
 // (gdn_fwd_prepare_attributes).
@@ -763,9 +848,9 @@ inline cudaError_t gdn_fwd_prepare_attributes() {
   cudaError_t e = cudaFuncSetAttribute(gdn_fwd_prep<T, K, V>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                        static_cast<int>(PrepSmem<K, V>::bytes));
   if (e != cudaSuccess) return e;
-  return cudaFuncSetAttribute(gdn_fwd_scan<T, K, V, SCAN_WARPS>,
+  return cudaFuncSetAttribute(gdn_fwd_scan<T, K, V, SCAN_WARPS, SCAN_STAGES>,
                               cudaFuncAttributeMaxDynamicSharedMemorySize,
-                              static_cast<int>(ScanSmem<K, SCAN_WARPS>::bytes));
+                              static_cast<int>(ScanSmem<K, SCAN_WARPS, SCAN_STAGES>::bytes));
 }
 
 template <typename T, int K, int V>
@@ -776,7 +861,8 @@ inline cudaError_t gdn_fwd_launch(const FwdParams& p, cudaStream_t stream) {
   }
   constexpr int VS = 16 * SCAN_WARPS;
   static_assert(V % VS == 0, "V must be a multiple of the scan's value slice");
-  gdn_fwd_scan<T, K, V, SCAN_WARPS><<<dim3(V / VS, p.ho, p.n_seqs), SCAN_WARPS * 32, ScanSmem<K, SCAN_WARPS>::bytes, stream>>>(p);
+  gdn_fwd_scan<T, K, V, SCAN_WARPS, SCAN_STAGES>
+      <<<dim3(V / VS, p.ho, p.n_seqs), SCAN_WARPS * 32, ScanSmem<K, SCAN_WARPS, SCAN_STAGES>::bytes, stream>>>(p);
   return cudaGetLastError();
 }
 

@@ -406,10 +406,12 @@ static void bench(const char* name, const std::vector<int>& lens, int H) {
   CK(cudaMalloc(&ws, wsb));
   gdn_fwd_workspace_layout<T, K, V>(p, ws);
   CK(gdn_fwd_prepare_attributes<T, K, V>());
-  CK(cudaFuncSetAttribute(gdn_fwd_scan<T, K, V, 2>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                          static_cast<int>(ScanSmem<K, 2>::bytes)));
-  CK(cudaFuncSetAttribute(gdn_fwd_scan<T, K, V, 1>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                          static_cast<int>(ScanSmem<K, 1>::bytes)));
+  CK(cudaFuncSetAttribute(gdn_fwd_scan<T, K, V, 4, 2>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                          static_cast<int>(ScanSmem<K, 4, 2>::bytes)));
+  CK(cudaFuncSetAttribute(gdn_fwd_scan<T, K, V, 2, 3>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                          static_cast<int>(ScanSmem<K, 2, 3>::bytes)));
+  CK(cudaFuncSetAttribute(gdn_fwd_scan<T, K, V, 1, 3>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                          static_cast<int>(ScanSmem<K, 1, 3>::bytes)));
   cudaEvent_t e0, e1, e2;
   CK(cudaEventCreate(&e0)); CK(cudaEventCreate(&e1)); CK(cudaEventCreate(&e2));
   std::vector<float> tot, tprep, tscan, tscan2, tscan1;
@@ -421,7 +423,8 @@ static void bench(const char* name, const std::vector<int>& lens, int H) {
     gdn_chunk_offsets<<<1, OFFSETS_THREADS>>>(p);
     gdn_fwd_prep<T, K, V><<<dim3(p.max_chunks, H), 128, PrepSmem<K, V>::bytes>>>(p);
     CK(cudaEventRecord(e1));
-    gdn_fwd_scan<T, K, V, SCAN_WARPS><<<dim3(V / (16 * SCAN_WARPS), H, N), SCAN_WARPS * 32, ScanSmem<K, SCAN_WARPS>::bytes>>>(p);
+    gdn_fwd_scan<T, K, V, SCAN_WARPS, SCAN_STAGES><<<dim3(V / (16 * SCAN_WARPS), H, N), SCAN_WARPS * 32,
+                                                     ScanSmem<K, SCAN_WARPS, SCAN_STAGES>::bytes>>>(p);
     CK(cudaEventRecord(e2));
     CK(cudaEventSynchronize(e2));
     CK(cudaGetLastError());
@@ -431,17 +434,19 @@ static void bench(const char* name, const std::vector<int>& lens, int H) {
     if (it >= 5) { tprep.push_back(a); tscan.push_back(b); tot.push_back(a + b); }
     if (it == 0) CK(cudaMemcpy(ob4.data(), dout, obytes, cudaMemcpyDeviceToHost));
   }
-  for (int nw : {2, 1}) {
+  std::vector<float> tscan42;
+  for (int nw : {42, 2, 1}) {
     for (int it = 0; it < 15; ++it) {
       CK(cudaEventRecord(e1));
-      if (nw == 2) gdn_fwd_scan<T, K, V, 2><<<dim3(V / 32, H, N), 64, ScanSmem<K, 2>::bytes>>>(p);
-      else gdn_fwd_scan<T, K, V, 1><<<dim3(V / 16, H, N), 32, ScanSmem<K, 1>::bytes>>>(p);
+      if (nw == 42) gdn_fwd_scan<T, K, V, 4, 2><<<dim3(V / 64, H, N), 128, ScanSmem<K, 4, 2>::bytes>>>(p);
+      else if (nw == 2) gdn_fwd_scan<T, K, V, 2, 3><<<dim3(V / 32, H, N), 64, ScanSmem<K, 2, 3>::bytes>>>(p);
+      else gdn_fwd_scan<T, K, V, 1, 3><<<dim3(V / 16, H, N), 32, ScanSmem<K, 1, 3>::bytes>>>(p);
       CK(cudaEventRecord(e2));
       CK(cudaEventSynchronize(e2));
       CK(cudaGetLastError());
       float b;
       CK(cudaEventElapsedTime(&b, e1, e2));
-      if (it >= 5) (nw == 2 ? tscan2 : tscan1).push_back(b);
+      if (it >= 5) (nw == 42 ? tscan42 : nw == 2 ? tscan2 : tscan1).push_back(b);
     }
     CK(cudaMemcpy(obx.data(), dout, obytes, cudaMemcpyDeviceToHost));
     variants_same = variants_same && obx == ob4;
@@ -459,8 +464,8 @@ static void bench(const char* name, const std::vector<int>& lens, int H) {
          name, N, Tt, H, ms, mp, msc, min_bytes / ms / 1e6,
          (th * (2.0 * K * 2 + V * 2 + 8) + ws_bytes) / mp / 1e6, prep_flops / mp / 1e9,
          (ws_bytes + th * V * 2 + 2.0 * N * sl * 4) / msc / 1e6, scan_flops / msc / 1e9);
-  printf("%-22s scan variants: 4 warps %.3f ms, 2 warps %.3f ms, 1 warp %.3f ms; outputs bitwise equal: %s\n", name,
-         msc, med(tscan2), med(tscan1), variants_same ? "yes" : "NO");
+  printf("%-22s scan variants (warps x stages): 4x3 %.3f ms, 4x2 %.3f ms, 2x3 %.3f ms, 1x3 %.3f ms; outputs bitwise equal: %s\n",
+         name, msc, med(tscan42), med(tscan2), med(tscan1), variants_same ? "yes" : "NO");
   for (const void* d : {p.q, p.k, p.v, p.g, p.beta, p.initial_state, static_cast<const void*>(dfs),
                         static_cast<const void*>(dout), static_cast<const void*>(ws), static_cast<const void*>(dcu)})
     CK(cudaFree(const_cast<void*>(d)));
