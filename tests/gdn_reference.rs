@@ -401,3 +401,70 @@ fn state_pool_reads_indexed_rows() {
     let pooled = reference::forward(&sh, &p.opts, &inp);
     assert_eq!(direct, pooled);
 }
+
+#[test]
+fn chunked_backward_matches_per_token() {
+    let cases: Vec<(GdnShape, GdnOptions, Vec<usize>, bool)> = vec![
+        (
+            shape(2, 2, 2, 8, 6),
+            GdnOptions::default(),
+            vec![1, 15, 16, 17, 0, 33],
+            true,
+        ),
+        (
+            shape(1, 1, 2, 6, 8),
+            GdnOptions {
+                use_qk_l2norm: true,
+                safe_gate: true,
+                use_beta_sigmoid: true,
+                ..Default::default()
+            },
+            vec![64, 65, 70],
+            true,
+        ),
+        (
+            shape(4, 2, 2, 8, 4),
+            GdnOptions {
+                gate_domain: GateDomain::Linear,
+                use_beta_sigmoid: true,
+                allow_neg_eigval: true,
+                scale: Some(0.5),
+                ..Default::default()
+            },
+            vec![63, 0, 68],
+            false,
+        ),
+    ];
+    for (ci, (sh, opts, lens, init)) in cases.into_iter().enumerate() {
+        let p = Problem::new(50 + ci as u64, sh, opts, &lens, init);
+        let t = *p.cu.last().unwrap();
+        let wo = weights(60 + ci as u64, t * sh.ho() * sh.v);
+        let ws = weights(70 + ci as u64, lens.len() * sh.state_len());
+        let r = reference::backward(&sh, &opts, &p.inputs(), &wo, Some(&ws));
+        for chunk in [16, 64] {
+            let c = chunked::backward(&sh, &opts, &p.inputs(), &wo, Some(&ws), chunk);
+            let pairs = [
+                ("dq", &c.dq, &r.dq),
+                ("dk", &c.dk, &r.dk),
+                ("dv", &c.dv, &r.dv),
+                ("dg", &c.dg, &r.dg),
+                ("dbeta", &c.dbeta, &r.dbeta),
+            ];
+            for (name, a, b) in pairs {
+                let e = rms_ratio(a, b);
+                assert!(e < 1e-9, "case {ci} chunk {chunk}: {name} rms ratio {e:e}");
+            }
+            for (name, a, b) in [
+                ("d_initial_state", &c.d_initial_state, &r.d_initial_state),
+                ("d_a_log", &c.d_a_log, &r.d_a_log),
+                ("d_dt_bias", &c.d_dt_bias, &r.d_dt_bias),
+            ] {
+                assert_eq!(a.is_some(), b.is_some(), "case {ci}: {name} presence");
+                if let (Some(a), Some(b)) = (a, b) {
+                    let e = rms_ratio(a, b);
+                    assert!(e < 1e-9, "case {ci} chunk {chunk}: {name} rms ratio {e:e}");
+                }
+            }
+        }
+    }
+}

@@ -6,9 +6,19 @@
 //! decay `Γ`, `L = strict_lower(β_i k_i·k_j e^{Γ_i−Γ_j})`, `T = (I + L)^{-1}`,
 //! `A = tril(q̂_i·k_j e^{Γ_i−Γ_j})`, `W = T E`, `Ũ = T Y`, then on the stored-domain state
 //! `X = Sᵀ` (V×K): `Uᵀ = Ũᵀ − X Wᵀ`, `Oᵀ = X Q⁺ᵀ + Uᵀ Aᵀ`, `X ← e^{Γ_last} X + Uᵀ Kᴿ`.
+//! The backward ([`backward`]) is the chunked reverse pass of §4.5 written on the same factors:
+//! per chunk, in reverse, `dU = Aᵀ dO + Kᴿ dS'`, `dR = Tᵀ dU`, `dL = −strict_lower(dR Uᵀ)`,
+//! `dS = D dS' + Q⁺ᵀ dO − Eᵀ dR`, then the per-token gradients of `q̂, k̂, v, β, Γ` and the reverse
+//! cumulative sum of `dΓ` into `d log α`.
 //! Inputs, outputs and transforms are those of [`super::reference`].
 
-use super::reference::{GdnForward, GdnInputs, GdnOptions, GdnShape, prepare_head};
+// Index loops mirror the matrix formulas of the spec one to one.
+#![allow(clippy::needless_range_loop)]
+
+use super::reference::{
+    GdnForward, GdnGrads, GdnInputs, GdnOptions, GdnShape, TokenGrads, accumulate_port_grads,
+    load_state_at, prepare_head, store_state_at,
+};
 
 /// Per-chunk operands of one (sequence, head, chunk), all fp64 (row = token in the chunk).
 #[derive(Clone, Debug, PartialEq)]
@@ -172,4 +182,243 @@ pub fn forward(shape: &GdnShape, opts: &GdnOptions, inp: &GdnInputs, chunk: usiz
         }
     }
     out
+}
+
+/// Gradients of one chunk w.r.t. its transformed operands.
+struct ChunkGrads {
+    dq_hat: Vec<Vec<f64>>,
+    dk_hat: Vec<Vec<f64>>,
+    dv: Vec<Vec<f64>>,
+    dlog_alpha: Vec<f64>,
+    dbeta: Vec<f64>,
+}
+
+/// Reverse pass over one chunk. `s` is the math-domain state entering the chunk (`[K][V]`),
+/// `ds` the gradient of the state leaving it; on return `ds` holds the gradient of `s`.
+#[allow(clippy::too_many_arguments)]
+fn chunk_backward(
+    f: &ChunkFactors,
+    q: &[Vec<f64>],
+    k: &[Vec<f64>],
+    v: &[Vec<f64>],
+    beta: &[f64],
+    s: &[f64],
+    ds: &mut [f64],
+    d_o: &[Vec<f64>],
+) -> ChunkGrads {
+    let c = k.len();
+    let (kd, vd) = (k[0].len(), v[0].len());
+    let g = &f.gamma;
+    let last = g[c - 1];
+    let dot = |a: &[f64], b: &[f64]| a.iter().zip(b).map(|(x, y)| x * y).sum::<f64>();
+    let decay = |i: usize, j: usize| (g[i] - g[j]).exp();
+    // Recompute U = Ũ − W S and R = Y − E S (C×V).
+    let mut u = vec![vec![0.0; vd]; c];
+    let mut r = vec![vec![0.0; vd]; c];
+    for i in 0..c {
+        let e = beta[i] * g[i].exp();
+        for vi in 0..vd {
+            let ws: f64 = (0..kd).map(|d| f.w[i * kd + d] * s[d * vd + vi]).sum();
+            let ks: f64 = (0..kd).map(|d| k[i][d] * s[d * vd + vi]).sum();
+            u[i][vi] = f.u_tilde[i * vd + vi] - ws;
+            r[i][vi] = beta[i] * v[i][vi] - e * ks;
+        }
+    }
+    // dU = Aᵀ dO + Kᴿ dS', dA = tril(dO Uᵀ), dQ⁺ = dO Sᵀ, dKᴿ = U dS'ᵀ.
+    let mut du = vec![vec![0.0; vd]; c];
+    for i in 0..c {
+        for vi in 0..vd {
+            let a: f64 = (i..c).map(|i2| f.a[i2 * c + i] * d_o[i2][vi]).sum();
+            let kr: f64 = (0..kd)
+                .map(|d| f.k_restore[i * kd + d] * ds[d * vd + vi])
+                .sum();
+            du[i][vi] = a + kr;
+        }
+    }
+    let mut da = vec![0.0; c * c];
+    for i in 0..c {
+        for j in 0..=i {
+            da[i * c + j] = dot(&d_o[i], &u[j]);
+        }
+    }
+    let dq_plus: Vec<Vec<f64>> = (0..c)
+        .map(|i| {
+            (0..kd)
+                .map(|d| (0..vd).map(|vi| d_o[i][vi] * s[d * vd + vi]).sum())
+                .collect()
+        })
+        .collect();
+    let dk_restore: Vec<Vec<f64>> = (0..c)
+        .map(|i| {
+            (0..kd)
+                .map(|d| (0..vd).map(|vi| u[i][vi] * ds[d * vd + vi]).sum())
+                .collect()
+        })
+        .collect();
+    // dR = Tᵀ dU; dL = −strict_lower(dR Uᵀ); dE = −dR Sᵀ; dY = dR.
+    let mut dr = vec![vec![0.0; vd]; c];
+    for j in 0..c {
+        for vi in 0..vd {
+            dr[j][vi] = (j..c).map(|i| f.t[i * c + j] * du[i][vi]).sum();
+        }
+    }
+    let mut dl = vec![0.0; c * c];
+    for i in 0..c {
+        for j in 0..i {
+            dl[i * c + j] = -dot(&dr[i], &u[j]);
+        }
+    }
+    let de: Vec<Vec<f64>> = (0..c)
+        .map(|i| {
+            (0..kd)
+                .map(|d| -(0..vd).map(|vi| dr[i][vi] * s[d * vd + vi]).sum::<f64>())
+                .collect()
+        })
+        .collect();
+    // dD = Σ dS' ⊙ S, then dS = D dS' + Q⁺ᵀ dO − Eᵀ dR.
+    let d_decay: f64 = ds.iter().zip(s).map(|(a, b)| a * b).sum();
+    let dscale = last.exp();
+    for d in 0..kd {
+        for vi in 0..vd {
+            let mut x = dscale * ds[d * vd + vi];
+            for i in 0..c {
+                x += f.q_plus[i * kd + d] * d_o[i][vi] - beta[i] * g[i].exp() * k[i][d] * dr[i][vi];
+            }
+            ds[d * vd + vi] = x;
+        }
+    }
+    // Per-token gradients.
+    let mut out = ChunkGrads {
+        dq_hat: vec![vec![0.0; kd]; c],
+        dk_hat: vec![vec![0.0; kd]; c],
+        dv: vec![vec![0.0; vd]; c],
+        dlog_alpha: vec![0.0; c],
+        dbeta: vec![0.0; c],
+    };
+    let mut dgam = vec![0.0; c];
+    for i in 0..c {
+        let eg = g[i].exp();
+        let er = (last - g[i]).exp();
+        for d in 0..kd {
+            out.dq_hat[i][d] += eg * dq_plus[i][d];
+            out.dk_hat[i][d] += er * dk_restore[i][d] + beta[i] * eg * de[i][d];
+        }
+        for vi in 0..vd {
+            out.dv[i][vi] = beta[i] * dr[i][vi];
+        }
+        out.dbeta[i] += eg * dot(&de[i], &k[i]) + dot(&dr[i], &v[i]);
+        dgam[i] += eg * beta[i] * dot(&de[i], &k[i]) + dot(&dq_plus[i], &f.q_plus[i * kd..][..kd])
+            - dot(&dk_restore[i], &f.k_restore[i * kd..][..kd]);
+        dgam[c - 1] += dot(&dk_restore[i], &f.k_restore[i * kd..][..kd]);
+        for j in 0..=i {
+            let dec = decay(i, j);
+            // A[i][j] = q̂_i·k_j e^{Γi−Γj}
+            let dav = da[i * c + j];
+            let aij = dot(&q[i], &k[j]) * dec;
+            for d in 0..kd {
+                out.dq_hat[i][d] += dav * dec * k[j][d];
+                out.dk_hat[j][d] += dav * dec * q[i][d];
+            }
+            dgam[i] += dav * aij;
+            dgam[j] -= dav * aij;
+            if j < i {
+                // L[i][j] = β_i k_i·k_j e^{Γi−Γj}
+                let dlv = dl[i * c + j];
+                let kk = dot(&k[i], &k[j]);
+                out.dbeta[i] += dlv * kk * dec;
+                for d in 0..kd {
+                    out.dk_hat[i][d] += dlv * beta[i] * dec * k[j][d];
+                    out.dk_hat[j][d] += dlv * beta[i] * dec * k[i][d];
+                }
+                let lij = beta[i] * kk * dec;
+                dgam[i] += dlv * lij;
+                dgam[j] -= dlv * lij;
+            }
+        }
+    }
+    dgam[c - 1] += dscale * d_decay;
+    let mut acc = 0.0;
+    for i in (0..c).rev() {
+        acc += dgam[i];
+        out.dlog_alpha[i] = acc;
+    }
+    out
+}
+
+/// Chunked backward with chunk size `chunk`; same contract as [`super::reference::backward`].
+pub fn backward(
+    shape: &GdnShape,
+    opts: &GdnOptions,
+    inp: &GdnInputs,
+    d_o: &[f64],
+    d_final_state: Option<&[f64]>,
+    chunk: usize,
+) -> GdnGrads {
+    assert!(chunk > 0, "chunk size must be positive");
+    let (kd, vd, ho) = (shape.k, shape.v, shape.ho());
+    let mut gr = GdnGrads::zeros(shape, inp);
+    for seq in 0..inp.num_seqs() {
+        let start = inp.cu_seqlens[seq];
+        for h in 0..ho {
+            let p = prepare_head(shape, opts, inp, seq, h);
+            let len = p.k.len();
+            // Forward: the factors and the state entering every chunk (math domain).
+            let mut x = vec![0.0; vd * kd];
+            for vi in 0..vd {
+                for d in 0..kd {
+                    x[vi * kd + d] = p.s0[d * vd + vi];
+                }
+            }
+            let mut chunks = Vec::new();
+            let mut c0 = 0;
+            while c0 < len {
+                let c1 = (c0 + chunk).min(len);
+                let la: Vec<f64> = p.gate[c0..c1].iter().map(|g| g.log_alpha).collect();
+                let beta: Vec<f64> = p.gate[c0..c1].iter().map(|g| g.beta).collect();
+                let f = chunk_factors(&p.q[c0..c1], &p.k[c0..c1], &p.v[c0..c1], &la, &beta);
+                let mut s = vec![0.0; kd * vd];
+                for vi in 0..vd {
+                    for d in 0..kd {
+                        s[d * vd + vi] = x[vi * kd + d];
+                    }
+                }
+                chunk_step(&f, &mut x, kd, vd);
+                chunks.push((c0, c1, f, beta, s));
+                c0 = c1;
+            }
+            let mut ds = match d_final_state {
+                Some(dfs) => load_state_at(dfs, seq, h, shape),
+                None => vec![0.0; kd * vd],
+            };
+            for (c0, c1, f, beta, s) in chunks.iter().rev() {
+                let dov: Vec<Vec<f64>> = (*c0..*c1)
+                    .map(|i| d_o[((start + i) * ho + h) * vd..][..vd].to_vec())
+                    .collect();
+                let cg = chunk_backward(
+                    f,
+                    &p.q[*c0..*c1],
+                    &p.k[*c0..*c1],
+                    &p.v[*c0..*c1],
+                    beta,
+                    s,
+                    &mut ds,
+                    &dov,
+                );
+                for li in 0..c1 - c0 {
+                    let d = TokenGrads {
+                        dq_hat: &cg.dq_hat[li],
+                        dk_hat: &cg.dk_hat[li],
+                        dv: &cg.dv[li],
+                        dlog_alpha: cg.dlog_alpha[li],
+                        dbeta: cg.dbeta[li],
+                    };
+                    accumulate_port_grads(shape, opts, inp, &p, &mut gr, start, c0 + li, h, &d);
+                }
+            }
+            if let Some(dis) = gr.d_initial_state.as_mut() {
+                store_state_at(dis, seq, h, shape, &ds);
+            }
+        }
+    }
+    gr
 }

@@ -373,17 +373,7 @@ pub fn backward(
 ) -> GdnGrads {
     let (kd, vd, ho) = (shape.k, shape.v, shape.ho());
     let n = inp.num_seqs();
-    let scale = opts.effective_scale(kd);
-    let mut gr = GdnGrads {
-        dq: vec![0.0; inp.q.len()],
-        dk: vec![0.0; inp.k.len()],
-        dv: vec![0.0; inp.v.len()],
-        dg: vec![0.0; inp.g.len()],
-        dbeta: vec![0.0; inp.beta.len()],
-        d_initial_state: inp.initial_state.map(|_| vec![0.0; n * shape.state_len()]),
-        d_a_log: inp.a_log.map(|_| vec![0.0; ho]),
-        d_dt_bias: inp.dt_bias.map(|_| vec![0.0; ho]),
-    };
+    let mut gr = GdnGrads::zeros(shape, inp);
     for seq in 0..n {
         let start = inp.cu_seqlens[seq];
         for h in 0..ho {
@@ -458,57 +448,14 @@ pub fn backward(
                             ds[ki * vd + vi] = gate.alpha * d;
                         }
                     }
-                    // Chain rules back to the ports.
-                    let dq_raw = unnormalize(
-                        &inp.q[(t * shape.h + shape.source_head(h, shape.h)) * kd..][..kd],
-                        &dq.iter().map(|x| x * scale).collect::<Vec<_>>(),
-                        p.q_rnorm[i],
-                        opts.use_qk_l2norm,
-                    );
-                    let dk_raw = unnormalize(
-                        &inp.k[(t * shape.hk + shape.source_head(h, shape.hk)) * kd..][..kd],
-                        &dk,
-                        p.k_rnorm[i],
-                        opts.use_qk_l2norm,
-                    );
-                    add(
-                        &mut gr.dq[(t * shape.h + shape.source_head(h, shape.h)) * kd..][..kd],
-                        &dq_raw,
-                    );
-                    add(
-                        &mut gr.dk[(t * shape.hk + shape.source_head(h, shape.hk)) * kd..][..kd],
-                        &dk_raw,
-                    );
-                    add(
-                        &mut gr.dv[(t * shape.hv + shape.source_head(h, shape.hv)) * vd..][..vd],
-                        &dr,
-                    );
-                    let gi = t * ho + h;
-                    gr.dbeta[gi] = if opts.use_beta_sigmoid {
-                        let c = if opts.allow_neg_eigval { 2.0 } else { 1.0 };
-                        let sg = sigmoid(inp.beta[gi]);
-                        dbeta * c * sg * (1.0 - sg)
-                    } else {
-                        dbeta
+                    let d = TokenGrads {
+                        dq_hat: &dq,
+                        dk_hat: &dk,
+                        dv: &dr,
+                        dlog_alpha,
+                        dbeta,
                     };
-                    let g = inp.g[gi];
-                    gr.dg[gi] = if opts.safe_gate {
-                        let ea = inp.a_log.map_or(1.0, |a| a[h].exp());
-                        let x = g + inp.dt_bias.map_or(0.0, |b| b[h]);
-                        let dg = dlog_alpha * (-ea) * sigmoid(x);
-                        if let Some(da) = gr.d_a_log.as_mut() {
-                            da[h] += dlog_alpha * gate.log_alpha;
-                        }
-                        if let Some(db) = gr.d_dt_bias.as_mut() {
-                            db[h] += dg;
-                        }
-                        dg
-                    } else {
-                        match opts.gate_domain {
-                            GateDomain::Log => dlog_alpha,
-                            GateDomain::Linear => dlog_alpha / (g + LINEAR_GATE_EPS),
-                        }
-                    };
+                    accumulate_port_grads(shape, opts, inp, &p, &mut gr, start, i, h, &d);
                 }
             }
             if let Some(dis) = gr.d_initial_state.as_mut() {
@@ -517,6 +464,119 @@ pub fn backward(
         }
     }
     gr
+}
+
+/// Gradients of one token (one output head) w.r.t. the transformed operands: `q̂` (already
+/// including `scale`), `k̂`, `v`, `log α` and the effective `β`.
+pub(crate) struct TokenGrads<'a> {
+    pub dq_hat: &'a [f64],
+    pub dk_hat: &'a [f64],
+    pub dv: &'a [f64],
+    pub dlog_alpha: f64,
+    pub dbeta: f64,
+}
+
+impl GdnGrads {
+    /// Zeroed gradients shaped like the inputs (and the optional parameters) of `inp`.
+    pub(crate) fn zeros(shape: &GdnShape, inp: &GdnInputs) -> Self {
+        let n = inp.num_seqs();
+        let ho = shape.ho();
+        Self {
+            dq: vec![0.0; inp.q.len()],
+            dk: vec![0.0; inp.k.len()],
+            dv: vec![0.0; inp.v.len()],
+            dg: vec![0.0; inp.g.len()],
+            dbeta: vec![0.0; inp.beta.len()],
+            d_initial_state: inp.initial_state.map(|_| vec![0.0; n * shape.state_len()]),
+            d_a_log: inp.a_log.map(|_| vec![0.0; ho]),
+            d_dt_bias: inp.dt_bias.map(|_| vec![0.0; ho]),
+        }
+    }
+}
+
+/// Applies the §3.2 chain rules (scale, l2norm, head folds, beta sigmoid, gate transforms) to
+/// token `start + i` of output head `h` and accumulates into `gr`.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn accumulate_port_grads(
+    shape: &GdnShape,
+    opts: &GdnOptions,
+    inp: &GdnInputs,
+    p: &PreparedHead,
+    gr: &mut GdnGrads,
+    start: usize,
+    i: usize,
+    h: usize,
+    d: &TokenGrads,
+) {
+    let (kd, vd, ho) = (shape.k, shape.v, shape.ho());
+    let scale = opts.effective_scale(kd);
+    let t = start + i;
+    let (qh, kh, vh) = (
+        shape.source_head(h, shape.h),
+        shape.source_head(h, shape.hk),
+        shape.source_head(h, shape.hv),
+    );
+    let dqn: Vec<f64> = d.dq_hat.iter().map(|x| x * scale).collect();
+    let dq_raw = unnormalize(
+        &inp.q[(t * shape.h + qh) * kd..][..kd],
+        &dqn,
+        p.q_rnorm[i],
+        opts.use_qk_l2norm,
+    );
+    let dk_raw = unnormalize(
+        &inp.k[(t * shape.hk + kh) * kd..][..kd],
+        d.dk_hat,
+        p.k_rnorm[i],
+        opts.use_qk_l2norm,
+    );
+    add(&mut gr.dq[(t * shape.h + qh) * kd..][..kd], &dq_raw);
+    add(&mut gr.dk[(t * shape.hk + kh) * kd..][..kd], &dk_raw);
+    add(&mut gr.dv[(t * shape.hv + vh) * vd..][..vd], d.dv);
+    let gi = t * ho + h;
+    gr.dbeta[gi] = if opts.use_beta_sigmoid {
+        let c = if opts.allow_neg_eigval { 2.0 } else { 1.0 };
+        let sg = sigmoid(inp.beta[gi]);
+        d.dbeta * c * sg * (1.0 - sg)
+    } else {
+        d.dbeta
+    };
+    let g = inp.g[gi];
+    gr.dg[gi] = if opts.safe_gate {
+        let ea = inp.a_log.map_or(1.0, |a| a[h].exp());
+        let x = g + inp.dt_bias.map_or(0.0, |b| b[h]);
+        let dg = d.dlog_alpha * (-ea) * sigmoid(x);
+        if let Some(da) = gr.d_a_log.as_mut() {
+            da[h] += d.dlog_alpha * p.gate[i].log_alpha;
+        }
+        if let Some(db) = gr.d_dt_bias.as_mut() {
+            db[h] += dg;
+        }
+        dg
+    } else {
+        match opts.gate_domain {
+            GateDomain::Log => d.dlog_alpha,
+            GateDomain::Linear => d.dlog_alpha / (g + LINEAR_GATE_EPS),
+        }
+    };
+}
+
+/// Writes the math-domain `s` (`[K][V]`) of (sequence, head) into a stored-domain buffer.
+pub(crate) fn store_state_at(dst: &mut [f64], seq: usize, h: usize, shape: &GdnShape, s: &[f64]) {
+    let (kd, vd, ho) = (shape.k, shape.v, shape.ho());
+    store_state(&mut dst[(seq * ho + h) * vd * kd..][..vd * kd], s, kd, vd);
+}
+
+/// Reads a stored-domain `[N, HO, V, K]` row into the math domain `[K][V]`.
+pub(crate) fn load_state_at(src: &[f64], seq: usize, h: usize, shape: &GdnShape) -> Vec<f64> {
+    let (kd, vd, ho) = (shape.k, shape.v, shape.ho());
+    let x = &src[(seq * ho + h) * vd * kd..][..vd * kd];
+    let mut s = vec![0.0; kd * vd];
+    for vi in 0..vd {
+        for ki in 0..kd {
+            s[ki * vd + vi] = x[vi * kd + ki];
+        }
+    }
+    s
 }
 
 /// Maps the gradient w.r.t. a normalised row back to the raw row: `r (dy − y (y·dy))`.
