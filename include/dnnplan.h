@@ -17,14 +17,481 @@
 
 
 /**
- * Oldest cuDNN version (packed major*10000 + minor*100 + patch) the backend provider accepts.
+ * DLPack major version these records follow.
  */
-#define MIN_CUDNN_VERSION 90000
+#define DNNP_DLPACK_MAJOR_VERSION 1
+
+/**
+ * DLPack minor version these records follow.
+ */
+#define DNNP_DLPACK_MINOR_VERSION 3
+
+/**
+ * `DLPACK_FLAG_BITMASK_READ_ONLY`.
+ */
+#define DNNP_DLPACK_FLAG_READ_ONLY 1
+
+/**
+ * `DLPACK_FLAG_BITMASK_IS_COPIED`.
+ */
+#define DNNP_DLPACK_FLAG_IS_COPIED 2
+
+/**
+ * `DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED`.
+ */
+#define DNNP_DLPACK_FLAG_IS_SUBBYTE_TYPE_PADDED 4
+
+/**
+ * The delegating backend entry's engine id (it has no replayable `(engine_id, knobs)`).
+ */
+#define DNNP_ENGINE_ID_BACKEND_HEURISTIC -1
+
+/**
+ * First id of the reserved C++ open-source band (backend ids are `[0, 10000)`).
+ */
+#define DNNP_ENGINE_ID_CPP_OSS_BASE 10000
+
+/**
+ * First bundled-engine id; each family owns a block of `DNNP_ENGINE_ID_FAMILY_BLOCK` ids.
+ */
+#define DNNP_ENGINE_ID_BUNDLED_BASE 20000
+
+/**
+ * Width of a family's block of bundled-engine ids.
+ */
+#define DNNP_ENGINE_ID_FAMILY_BLOCK 100
+
+/**
+ * Opaque graph handle (`dnnp_graph_create`, `dnnp_graph_from_json`; `dnnp_graph_destroy`).
+ * Not thread-safe while being built; a frozen graph may be read from several threads.
+ */
+typedef struct dnnp_graph_t dnnp_graph_t;
+
+/**
+ * Opaque handle: a stream and its device (see `dnnp_handle_create`).
+ */
+typedef struct dnnp_handle_t dnnp_handle_t;
+
+/**
+ * Opaque op builder (`dnnp_op_builder_begin`; `dnnp_op_builder_destroy`).
+ */
+typedef struct dnnp_op_builder_t dnnp_op_builder_t;
+
+/**
+ * A graph's plan list (opaque).
+ */
+typedef struct dnnp_plan_list_t dnnp_plan_list_t;
 
 /**
  * Status code returned by every fallible dnnplan function (`DNNP_STATUS_*`).
  */
 typedef int32_t dnnp_status_t;
+
+/**
+ * Heuristic mode (`DNNP_HEUR_MODE_*`), the reference's `HeurMode_t` values.
+ */
+typedef uint32_t dnnp_heur_mode_t;
+
+/**
+ * Element data type (`DNNP_DATA_TYPE_*`; values follow the reference `DataType_t` order).
+ */
+typedef uint32_t dnnp_data_type_t;
+
+/**
+ * Physical tensor reordering (`DNNP_REORDERING_*`).
+ */
+typedef uint32_t dnnp_reordering_t;
+
+/**
+ * Knob type (`DNNP_KNOB_TYPE_*`): the persisted public vocabulary shared with the reference;
+ * 0..32 mirror the backend, 1000 and up are frontend-only.
+ */
+typedef uint32_t dnnp_knob_type_t;
+
+/**
+ * Build policy (`DNNP_BUILD_POLICY_*`).
+ */
+typedef uint32_t dnnp_build_policy_t;
+
+/**
+ * Not set: filled from the graph context at validation.
+ */
+#define DNNP_DATA_TYPE_NOT_SET 0
+
+/**
+ * 32-bit float.
+ */
+#define DNNP_DATA_TYPE_FLOAT 1
+
+/**
+ * 64-bit float.
+ */
+#define DNNP_DATA_TYPE_DOUBLE 2
+
+/**
+ * IEEE half.
+ */
+#define DNNP_DATA_TYPE_HALF 3
+
+/**
+ * 8-bit integer.
+ */
+#define DNNP_DATA_TYPE_INT8 4
+
+/**
+ * 32-bit integer.
+ */
+#define DNNP_DATA_TYPE_INT32 5
+
+/**
+ * INT8x4 vector.
+ */
+#define DNNP_DATA_TYPE_INT8X4 6
+
+/**
+ * 8-bit unsigned integer.
+ */
+#define DNNP_DATA_TYPE_UINT8 7
+
+/**
+ * UINT8x4 vector.
+ */
+#define DNNP_DATA_TYPE_UINT8X4 8
+
+/**
+ * INT8x32 vector.
+ */
+#define DNNP_DATA_TYPE_INT8X32 9
+
+/**
+ * bfloat16.
+ */
+#define DNNP_DATA_TYPE_BFLOAT16 10
+
+/**
+ * 64-bit integer.
+ */
+#define DNNP_DATA_TYPE_INT64 11
+
+/**
+ * Boolean (bit).
+ */
+#define DNNP_DATA_TYPE_BOOLEAN 12
+
+/**
+ * Boolean (byte).
+ */
+#define DNNP_DATA_TYPE_BYTE_BOOLEAN 13
+
+/**
+ * FP8 E4M3.
+ */
+#define DNNP_DATA_TYPE_FP8_E4M3 14
+
+/**
+ * FP8 E5M2.
+ */
+#define DNNP_DATA_TYPE_FP8_E5M2 15
+
+/**
+ * Fast float for FP8.
+ */
+#define DNNP_DATA_TYPE_FAST_FLOAT_FOR_FP8 16
+
+/**
+ * FP8 E8M0 (MX scales).
+ */
+#define DNNP_DATA_TYPE_FP8_E8M0 17
+
+/**
+ * FP8 E5M3.
+ */
+#define DNNP_DATA_TYPE_FP8_E5M3 18
+
+/**
+ * FP4 E2M1.
+ */
+#define DNNP_DATA_TYPE_FP4_E2M1 19
+
+/**
+ * 4-bit integer.
+ */
+#define DNNP_DATA_TYPE_INT4 20
+
+/**
+ * Complex of two floats.
+ */
+#define DNNP_DATA_TYPE_COMPLEX_FP32 21
+
+/**
+ * Complex of two doubles.
+ */
+#define DNNP_DATA_TYPE_COMPLEX_FP64 22
+
+/**
+ * No reordering.
+ */
+#define DNNP_REORDERING_NONE 0
+
+/**
+ * INT8x32.
+ */
+#define DNNP_REORDERING_INT8X32 1
+
+/**
+ * F16x16.
+ */
+#define DNNP_REORDERING_F16X16 2
+
+/**
+ * F8_128x4 (MXFP8/NVFP4 scale-factor swizzle).
+ */
+#define DNNP_REORDERING_F8_128X4 3
+
+/**
+ * The backend's decision-tree heuristic; the families' tuned proposals.
+ */
+#define DNNP_HEUR_MODE_A 0
+
+/**
+ * The backend's slower heuristic (families reuse their mode-A proposals).
+ */
+#define DNNP_HEUR_MODE_B 1
+
+/**
+ * Functional fallbacks.
+ */
+#define DNNP_HEUR_MODE_FALLBACK 2
+
+/**
+ * Open-source engines; brings in the delegating backend entry.
+ */
+#define DNNP_HEUR_MODE_OPENSOURCE 3
+
+/**
+ * From the selected index, stop at the first plan that builds (a decline advances).
+ */
+#define DNNP_BUILD_POLICY_HEURISTICS_CHOICE 0
+
+/**
+ * Build every plan; keep the first success (or the previous selection if it built).
+ */
+#define DNNP_BUILD_POLICY_ALL 1
+
+/**
+ * Knob type `NOT_SET` (0).
+ */
+#define DNNP_KNOB_TYPE_NOT_SET 0
+
+/**
+ * Knob type `SWIZZLE` (1).
+ */
+#define DNNP_KNOB_TYPE_SWIZZLE 1
+
+/**
+ * Knob type `TILE_SIZE` (2).
+ */
+#define DNNP_KNOB_TYPE_TILE_SIZE 2
+
+/**
+ * Knob type `EDGE` (3).
+ */
+#define DNNP_KNOB_TYPE_EDGE 3
+
+/**
+ * Knob type `MULTIPLY` (4).
+ */
+#define DNNP_KNOB_TYPE_MULTIPLY 4
+
+/**
+ * Knob type `SPLIT_K_BUF` (5).
+ */
+#define DNNP_KNOB_TYPE_SPLIT_K_BUF 5
+
+/**
+ * Knob type `TILEK` (6).
+ */
+#define DNNP_KNOB_TYPE_TILEK 6
+
+/**
+ * Knob type `STAGES` (7).
+ */
+#define DNNP_KNOB_TYPE_STAGES 7
+
+/**
+ * Knob type `REDUCTION_MODE` (8).
+ */
+#define DNNP_KNOB_TYPE_REDUCTION_MODE 8
+
+/**
+ * Knob type `SPLIT_K_SLC` (9).
+ */
+#define DNNP_KNOB_TYPE_SPLIT_K_SLC 9
+
+/**
+ * Knob type `IDX_MODE` (10).
+ */
+#define DNNP_KNOB_TYPE_IDX_MODE 10
+
+/**
+ * Knob type `SPECFILT` (11).
+ */
+#define DNNP_KNOB_TYPE_SPECFILT 11
+
+/**
+ * Knob type `KERNEL_CFG` (12).
+ */
+#define DNNP_KNOB_TYPE_KERNEL_CFG 12
+
+/**
+ * Knob type `WORKSPACE` (13).
+ */
+#define DNNP_KNOB_TYPE_WORKSPACE 13
+
+/**
+ * Knob type `TILE_CGA_M` (14).
+ */
+#define DNNP_KNOB_TYPE_TILE_CGA_M 14
+
+/**
+ * Knob type `TILE_CGA_N` (15).
+ */
+#define DNNP_KNOB_TYPE_TILE_CGA_N 15
+
+/**
+ * Knob type `BLOCK_SIZE` (16).
+ */
+#define DNNP_KNOB_TYPE_BLOCK_SIZE 16
+
+/**
+ * Knob type `OCCUPANCY` (17).
+ */
+#define DNNP_KNOB_TYPE_OCCUPANCY 17
+
+/**
+ * Knob type `ARRAY_SIZE_PER_THREAD` (18).
+ */
+#define DNNP_KNOB_TYPE_ARRAY_SIZE_PER_THREAD 18
+
+/**
+ * Knob type `SPLIT_COLS` (19).
+ */
+#define DNNP_KNOB_TYPE_SPLIT_COLS 19
+
+/**
+ * Knob type `TILE_ROWS` (20).
+ */
+#define DNNP_KNOB_TYPE_TILE_ROWS 20
+
+/**
+ * Knob type `TILE_COLS` (21).
+ */
+#define DNNP_KNOB_TYPE_TILE_COLS 21
+
+/**
+ * Knob type `LOAD_SIZE` (22).
+ */
+#define DNNP_KNOB_TYPE_LOAD_SIZE 22
+
+/**
+ * Knob type `CTA_COUNT` (23).
+ */
+#define DNNP_KNOB_TYPE_CTA_COUNT 23
+
+/**
+ * Knob type `STREAM_K` (24).
+ */
+#define DNNP_KNOB_TYPE_STREAM_K 24
+
+/**
+ * Knob type `SPLIT_P_SLC` (25).
+ */
+#define DNNP_KNOB_TYPE_SPLIT_P_SLC 25
+
+/**
+ * Knob type `TILE_M` (26).
+ */
+#define DNNP_KNOB_TYPE_TILE_M 26
+
+/**
+ * Knob type `TILE_N` (27).
+ */
+#define DNNP_KNOB_TYPE_TILE_N 27
+
+/**
+ * Knob type `WARP_SPEC_CFG` (28).
+ */
+#define DNNP_KNOB_TYPE_WARP_SPEC_CFG 28
+
+/**
+ * Knob type `SWAP_AB` (29).
+ */
+#define DNNP_KNOB_TYPE_SWAP_AB 29
+
+/**
+ * Knob type `INPUT_TMA_ENABLE` (30).
+ */
+#define DNNP_KNOB_TYPE_INPUT_TMA_ENABLE 30
+
+/**
+ * Knob type `OUTPUT_TMA_ENABLE` (31).
+ */
+#define DNNP_KNOB_TYPE_OUTPUT_TMA_ENABLE 31
+
+/**
+ * Knob type `TILE_CGA` (32).
+ */
+#define DNNP_KNOB_TYPE_TILE_CGA 32
+
+/**
+ * Knob type `SCHED_POLICY` (1000).
+ */
+#define DNNP_KNOB_TYPE_SCHED_POLICY 1000
+
+/**
+ * Knob type `PACK_GQA` (1001).
+ */
+#define DNNP_KNOB_TYPE_PACK_GQA 1001
+
+/**
+ * Knob type `SPLIT_KV` (1002).
+ */
+#define DNNP_KNOB_TYPE_SPLIT_KV 1002
+
+/**
+ * Knob type `PIPELINE_ARCH` (1003).
+ */
+#define DNNP_KNOB_TYPE_PIPELINE_ARCH 1003
+
+/**
+ * Knob type `MMA_TILE_M` (1004).
+ */
+#define DNNP_KNOB_TYPE_MMA_TILE_M 1004
+
+/**
+ * Knob type `MMA_TILE_N` (1005).
+ */
+#define DNNP_KNOB_TYPE_MMA_TILE_N 1005
+
+/**
+ * Knob type `MMA_TILE_K` (1006).
+ */
+#define DNNP_KNOB_TYPE_MMA_TILE_K 1006
+
+/**
+ * Knob type `CTA_GROUP` (1007).
+ */
+#define DNNP_KNOB_TYPE_CTA_GROUP 1007
+
+/**
+ * Knob type `WARPS_M` (1008).
+ */
+#define DNNP_KNOB_TYPE_WARPS_M 1008
+
+/**
+ * Knob type `WARPS_N` (1009).
+ */
+#define DNNP_KNOB_TYPE_WARPS_N 1009
 
 /**
  * Success.
@@ -106,8 +573,6 @@ typedef int32_t dnnp_status_t;
  */
 #define DNNP_STATUS_CUDNN_ERROR 5002
 
-
-
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
@@ -140,14 +605,826 @@ const char *dnnp_status_name(dnnp_status_t status);
  * `*needed` (when `needed` is not NULL) receives the size including the NUL. When `buf` is NULL or
  * `cap` is smaller than that, nothing is copied and `DNNP_STATUS_BUFFER_TOO_SMALL` is returned.
  * This call does not change the last-error message.
+ *
+ * # Safety
+ * `buf` must be NULL or valid for writing `cap` bytes; `needed` must be NULL or valid for one
+ * write.
  */
 dnnp_status_t dnnp_get_last_error_string(char *buf, size_t cap, size_t *needed);
 
 /**
  * Test hook: panics inside the boundary with `message` (may be NULL) and returns
  * `DNNP_STATUS_INTERNAL_PANIC`; proves that panics never cross the C ABI.
+ *
+ * # Safety
+ * `message` must be NULL or point to a NUL-terminated string.
  */
 dnnp_status_t dnnp_debug_force_panic(const char *message);
+
+/**
+ * Explains what planning the graph would give on this machine, as JSON, without planning or
+ * freezing the caller's graph (a validated snapshot is planned): the family (or why none), the
+ * facts, every engine of the family with `accept` or `decline` and its reason (engines that need
+ * a GPU decline with that reason on a machine without one), the backend's verdict overall and
+ * per heuristic mode (it declines when cuDNN is not loaded), the ranked plans, and the planning
+ * error when nothing can run. `n_modes == 0` means `{A, FALLBACK}`. An invalid graph is
+ * `DNNP_STATUS_INVALID_GRAPH`. Two-call string pattern.
+ *
+ * # Safety
+ * `graph` must be a live graph; `modes` NULL (with `n_modes == 0`) or valid for `n_modes` reads;
+ * `buf` NULL or valid for `cap` bytes; `needed` NULL or valid for one write.
+ */
+dnnp_status_t dnnp_graph_explain(const dnnp_graph_t *graph,
+                                 const dnnp_heur_mode_t *modes,
+                                 size_t n_modes,
+                                 char *buf,
+                                 size_t cap,
+                                 size_t *needed);
+
+/**
+ * The explanation of a plan list as JSON (after `dnnp_plan_list_create_execution_plans`, which
+ * records it even when it fails with `NOT_SUPPORTED`). Two-call string pattern.
+ *
+ * # Safety
+ * `list` must be a live plan list; `buf` NULL or valid for `cap` bytes; `needed` NULL or valid
+ * for one write.
+ */
+dnnp_status_t dnnp_plan_list_explain(const dnnp_plan_list_t *list,
+                                     char *buf,
+                                     size_t cap,
+                                     size_t *needed);
+
+/**
+ * Creates an empty graph with the context data types `io`, `intermediate`, `compute`
+ * (`DNNP_DATA_TYPE_NOT_SET` allowed for each: unset intermediate/compute fall back to io, then
+ * FLOAT).
+ *
+ * # Safety
+ * `out` must be valid for one write.
+ */
+dnnp_status_t dnnp_graph_create(dnnp_data_type_t io,
+                                dnnp_data_type_t intermediate,
+                                dnnp_data_type_t compute,
+                                dnnp_graph_t **out);
+
+/**
+ * Destroys a graph; NULL is a no-op.
+ *
+ * # Safety
+ * `graph` must be NULL or a live handle, not used afterwards.
+ */
+void dnnp_graph_destroy(dnnp_graph_t *graph);
+
+/**
+ * Sets the context data types (a mutation).
+ *
+ * # Safety
+ * `graph` must be a live handle.
+ */
+dnnp_status_t dnnp_graph_set_data_types(dnnp_graph_t *graph,
+                                        dnnp_data_type_t io,
+                                        dnnp_data_type_t intermediate,
+                                        dnnp_data_type_t compute);
+
+/**
+ * Reads the context data types as set (NOT_SET where unset). Any output pointer may be NULL.
+ *
+ * # Safety
+ * `graph` must be a live handle; non-NULL outputs valid for one write.
+ */
+dnnp_status_t dnnp_graph_get_data_types(const dnnp_graph_t *graph,
+                                        dnnp_data_type_t *io,
+                                        dnnp_data_type_t *intermediate,
+                                        dnnp_data_type_t *compute);
+
+/**
+ * Adds a tensor: `name` (NULL: `tensor_<n>`), data type, `rank` dims, strides (NULL: row-major),
+ * `uid` (-1: automatic). The tensor is a non-virtual graph input/output; use the setters for the
+ * other properties. Writes the uid to `*out_uid`.
+ *
+ * # Safety
+ * `graph` live; `dims` (and `strides` when not NULL) valid for `rank` elements; `name` NULL or a
+ * string; `out_uid` valid for one write.
+ */
+dnnp_status_t dnnp_graph_tensor_create(dnnp_graph_t *graph,
+                                       const char *name,
+                                       dnnp_data_type_t dtype,
+                                       size_t rank,
+                                       const int64_t *dims,
+                                       const int64_t *strides,
+                                       int64_t uid,
+                                       int64_t *out_uid);
+
+/**
+ * Makes a tensor pass-by-value (a host scalar). With `value` NULL the caller passes a host pointer
+ * at execute; otherwise `value` points to one element of the tensor's data type (HALF/BFLOAT16 as
+ * their 16-bit patterns) and the graph keeps its own copy (a fused scalar).
+ *
+ * # Safety
+ * `graph` live; `value` NULL or valid for one element of the tensor's data type.
+ */
+dnnp_status_t dnnp_graph_tensor_set_pass_by_value(dnnp_graph_t *graph,
+                                                  int64_t uid,
+                                                  const void *value);
+
+/**
+ * Sets whether a tensor is virtual (an intermediate, never in the variant pack). Op outputs start
+ * virtual; `is_virtual = false` makes one a graph output.
+ *
+ * # Safety
+ * `graph` live.
+ */
+dnnp_status_t dnnp_graph_tensor_set_virtual(dnnp_graph_t *graph, int64_t uid, bool is_virtual);
+
+/**
+ * Declares a tensor's dims (strides become row-major unless declared).
+ *
+ * # Safety
+ * `graph` live; `dims` valid for `rank` elements.
+ */
+dnnp_status_t dnnp_graph_tensor_set_dims(dnnp_graph_t *graph,
+                                         int64_t uid,
+                                         size_t rank,
+                                         const int64_t *dims);
+
+/**
+ * Declares a tensor's strides.
+ *
+ * # Safety
+ * `graph` live; `strides` valid for `rank` elements.
+ */
+dnnp_status_t dnnp_graph_tensor_set_strides(dnnp_graph_t *graph,
+                                            int64_t uid,
+                                            size_t rank,
+                                            const int64_t *strides);
+
+/**
+ * Sets a tensor's data type.
+ *
+ * # Safety
+ * `graph` live.
+ */
+dnnp_status_t dnnp_graph_tensor_set_data_type(dnnp_graph_t *graph,
+                                              int64_t uid,
+                                              dnnp_data_type_t dtype);
+
+/**
+ * Gives a tensor a caller-chosen uid (uid rules apply; references follow; same uid is a no-op).
+ *
+ * # Safety
+ * `graph` live.
+ */
+dnnp_status_t dnnp_graph_tensor_set_uid(dnnp_graph_t *graph, int64_t uid, int64_t new_uid);
+
+/**
+ * Attaches a ragged-offset tensor (per-batch element offsets of a packed layout) with its
+ * `multiplier` (elements per offset unit, > 0; usually 1). `offset_uid = -1` removes it.
+ *
+ * # Safety
+ * `graph` live.
+ */
+dnnp_status_t dnnp_graph_tensor_set_ragged_offset(dnnp_graph_t *graph,
+                                                  int64_t uid,
+                                                  int64_t offset_uid,
+                                                  int64_t multiplier);
+
+/**
+ * Sets a tensor's physical reordering (`DNNP_REORDERING_*`).
+ *
+ * # Safety
+ * `graph` live.
+ */
+dnnp_status_t dnnp_graph_tensor_set_reordering(dnnp_graph_t *graph,
+                                               int64_t uid,
+                                               dnnp_reordering_t reordering);
+
+/**
+ * Validates the graph: dtype fill, shape inference, tensor and op rules.
+ * `DNNP_STATUS_INVALID_GRAPH` with a message naming the node, the port and the rule.
+ *
+ * # Safety
+ * `graph` live.
+ */
+dnnp_status_t dnnp_graph_validate(dnnp_graph_t *graph);
+
+/**
+ * Writes whether the graph is validated (and unchanged since) and whether it is frozen
+ * (planning froze it; every mutation fails). Either output may be NULL.
+ *
+ * # Safety
+ * `graph` live; non-NULL outputs valid for one write.
+ */
+dnnp_status_t dnnp_graph_get_state(const dnnp_graph_t *graph, bool *is_validated, bool *is_frozen);
+
+/**
+ * Writes the graph as JSON (lossless, with `schema_version`) with the two-call pattern.
+ *
+ * # Safety
+ * `graph` live; `buf` NULL or valid for `cap` bytes; `needed` NULL or valid for one write.
+ */
+dnnp_status_t dnnp_graph_to_json(const dnnp_graph_t *graph, char *buf, size_t cap, size_t *needed);
+
+/**
+ * Reads a graph from JSON written by `dnnp_graph_to_json` (the result is mutable).
+ *
+ * # Safety
+ * `json` a NUL-terminated string; `out` valid for one write.
+ */
+dnnp_status_t dnnp_graph_from_json(const char *json, dnnp_graph_t **out);
+
+/**
+ * Writes the graph key (blake3 of the canonical serialization, 32 bytes) to `key`.
+ *
+ * # Safety
+ * `graph` live; `key` valid for 32 bytes.
+ */
+dnnp_status_t dnnp_graph_key(const dnnp_graph_t *graph, uint8_t *key);
+
+/**
+ * Starts a node of the op named `op` (a catalogue name: `dnnplan ops`), e.g. `"sdpa"`, `"add"`.
+ * Unknown names are `DNNP_STATUS_NOT_FOUND`.
+ *
+ * # Safety
+ * `op` a NUL-terminated string; `out` valid for one write.
+ */
+dnnp_status_t dnnp_op_builder_begin(const char *op, dnnp_op_builder_t **out);
+
+/**
+ * Destroys a builder; NULL is a no-op.
+ *
+ * # Safety
+ * `builder` NULL or a live builder, not used afterwards.
+ */
+void dnnp_op_builder_destroy(dnnp_op_builder_t *builder);
+
+/**
+ * Names the node (default `<op>.<k>`).
+ *
+ * # Safety
+ * `builder` live; `name` a NUL-terminated string.
+ */
+dnnp_status_t dnnp_op_builder_set_name(dnnp_op_builder_t *builder, const char *name);
+
+/**
+ * Sets the node's compute data type (default: the graph context's).
+ *
+ * # Safety
+ * `builder` live.
+ */
+dnnp_status_t dnnp_op_builder_set_compute_data_type(dnnp_op_builder_t *builder,
+                                                    dnnp_data_type_t dtype);
+
+/**
+ * Binds input port `port` (the reference kwarg name; list ports as `<name>_<i>`) to tensor `uid`.
+ * An unknown port is `DNNP_STATUS_NOT_FOUND` naming the op and the port.
+ *
+ * # Safety
+ * `builder` live; `port` a NUL-terminated string.
+ */
+dnnp_status_t dnnp_op_builder_set_input(dnnp_op_builder_t *builder, const char *port, int64_t uid);
+
+/**
+ * Binds output port `port` to a caller tensor (required for out-kwargs such as `rng_dump`,
+ * optional otherwise: it lets the caller declare the output's dims, strides and dtype).
+ *
+ * # Safety
+ * `builder` live; `port` a NUL-terminated string.
+ */
+dnnp_status_t dnnp_op_builder_set_output(dnnp_op_builder_t *builder, const char *port, int64_t uid);
+
+/**
+ * Sets a boolean attribute by name (type-checked against the op table).
+ *
+ * # Safety
+ * `builder` live; `name` a NUL-terminated string.
+ */
+dnnp_status_t dnnp_op_builder_set_attr_bool(dnnp_op_builder_t *builder,
+                                            const char *name,
+                                            bool value);
+
+/**
+ * Sets an integer attribute by name (also accepted by float attributes).
+ *
+ * # Safety
+ * `builder` live; `name` a NUL-terminated string.
+ */
+dnnp_status_t dnnp_op_builder_set_attr_int(dnnp_op_builder_t *builder,
+                                           const char *name,
+                                           int64_t value);
+
+/**
+ * Sets a float attribute by name.
+ *
+ * # Safety
+ * `builder` live; `name` a NUL-terminated string.
+ */
+dnnp_status_t dnnp_op_builder_set_attr_float(dnnp_op_builder_t *builder,
+                                             const char *name,
+                                             double value);
+
+/**
+ * Sets a string or enum attribute by name (enum values by reference name, e.g. `"TRAINING"`).
+ *
+ * # Safety
+ * `builder` live; `name` a NUL-terminated string; `value` a NUL-terminated string.
+ */
+dnnp_status_t dnnp_op_builder_set_attr_string(dnnp_op_builder_t *builder,
+                                              const char *name,
+                                              const char *value);
+
+/**
+ * Sets an integer-list attribute by name (`count` values).
+ *
+ * # Safety
+ * `builder` live; `name` a string; `values` valid for `count` elements.
+ */
+dnnp_status_t dnnp_op_builder_set_attr_ints(dnnp_op_builder_t *builder,
+                                            const char *name,
+                                            const int64_t *values,
+                                            size_t count);
+
+/**
+ * Sets a float-list attribute by name (`count` values).
+ *
+ * # Safety
+ * `builder` live; `name` a string; `values` valid for `count` elements.
+ */
+dnnp_status_t dnnp_op_builder_set_attr_floats(dnnp_op_builder_t *builder,
+                                              const char *name,
+                                              const double *values,
+                                              size_t count);
+
+/**
+ * Adds the node to `graph`: checks it against the op table, creates its outputs (virtual, named
+ * `<node>::<port>`, dims inferred when possible) and writes the node index to `*out_node`
+ * (may be NULL). A builder finishes once.
+ *
+ * # Safety
+ * `builder` and `graph` live; `out_node` NULL or valid for one write.
+ */
+dnnp_status_t dnnp_op_builder_finish(dnnp_op_builder_t *builder,
+                                     dnnp_graph_t *graph,
+                                     size_t *out_node);
+
+/**
+ * After finish: the uid of output port `port`. An absent conditional output (e.g. `Stats` with
+ * `generate_stats = false`) is `DNNP_STATUS_NOT_FOUND`.
+ *
+ * # Safety
+ * `builder` live; `port` a string; `out_uid` valid for one write.
+ */
+dnnp_status_t dnnp_op_builder_output_uid(dnnp_op_builder_t *builder,
+                                         const char *port,
+                                         int64_t *out_uid);
+
+/**
+ * `C = A @ B` (batch dims broadcast). `compute` may be `DNNP_DATA_TYPE_NOT_SET` (context).
+ *
+ * # Safety
+ * `graph` live; `name` NULL or a string; `out_c` valid for one write.
+ */
+dnnp_status_t dnnp_graph_matmul(dnnp_graph_t *graph,
+                                int64_t a,
+                                int64_t b,
+                                dnnp_data_type_t compute,
+                                const char *name,
+                                int64_t *out_c);
+
+/**
+ * A pointwise op by builder name (`"add"`, `"relu"`, `"cmp_ge"`, `"binary_select"`, ...) with up to
+ * three positional tensor inputs (`-1` for unused ones, in the op's port order: `dnnplan ops`).
+ *
+ * # Safety
+ * `graph` live; `op` a string; `name` NULL or a string; `out` valid for one write.
+ */
+dnnp_status_t dnnp_graph_pointwise(dnnp_graph_t *graph,
+                                   const char *op,
+                                   int64_t in0,
+                                   int64_t in1,
+                                   int64_t in2,
+                                   dnnp_data_type_t compute,
+                                   const char *name,
+                                   int64_t *out);
+
+/**
+ * SDPA forward: `q`, `k`, `v` (BHSD), `attn_scale` (> 0; `<= 0` leaves it unset), causal
+ * (top-left) mask, `generate_stats`. Writes `O` and `Stats` (-1 when not generated).
+ *
+ * # Safety
+ * `graph` live; `name` NULL or a string; outputs valid for one write.
+ */
+dnnp_status_t dnnp_graph_sdpa(dnnp_graph_t *graph,
+                              int64_t q,
+                              int64_t k,
+                              int64_t v,
+                              double attn_scale,
+                              bool use_causal_mask,
+                              bool generate_stats,
+                              const char *name,
+                              int64_t *out_o,
+                              int64_t *out_stats);
+
+/**
+ * SDPA backward from `q, k, v, o, dO, stats` with the forward's `attn_scale` (`<= 0`: unset) and
+ * causal flag. Writes `dQ`, `dK`, `dV`.
+ *
+ * # Safety
+ * `graph` live; `name` NULL or a string; outputs valid for one write.
+ */
+dnnp_status_t dnnp_graph_sdpa_backward(dnnp_graph_t *graph,
+                                       int64_t q,
+                                       int64_t k,
+                                       int64_t v,
+                                       int64_t o,
+                                       int64_t d_o,
+                                       int64_t stats,
+                                       double attn_scale,
+                                       bool use_causal_mask,
+                                       const char *name,
+                                       int64_t *out_dq,
+                                       int64_t *out_dk,
+                                       int64_t *out_dv);
+
+/**
+ * GDN forward: `q, k, v, g, beta, cu_seqlens` (THD), optional `initial_state` (-1: none),
+ * `scale` (`<= 0`: 1/sqrt(K)), `output_final_state`, `use_qk_l2norm`. Writes `O` and
+ * `final_state` (-1 when not requested).
+ *
+ * # Safety
+ * `graph` live; `name` NULL or a string; outputs valid for one write.
+ */
+dnnp_status_t dnnp_graph_gdn(dnnp_graph_t *graph,
+                             int64_t q,
+                             int64_t k,
+                             int64_t v,
+                             int64_t g,
+                             int64_t beta,
+                             int64_t cu_seqlens,
+                             int64_t initial_state,
+                             double scale,
+                             bool output_final_state,
+                             bool use_qk_l2norm,
+                             const char *name,
+                             int64_t *out_o,
+                             int64_t *out_final_state);
+
+/**
+ * GDN backward: `q, k, v, g, beta, cu_seqlens, dO`, optional `initial_state` and `d_final_state`
+ * (-1: none), `scale` (`<= 0`: 1/sqrt(K)), `use_qk_l2norm`. Writes `dQ, dK, dV, dG, dBeta` and
+ * `d_initial_state` (-1 without `initial_state`).
+ *
+ * # Safety
+ * `graph` live; `name` NULL or a string; outputs valid for one write.
+ */
+dnnp_status_t dnnp_graph_gdn_bwd(dnnp_graph_t *graph,
+                                 int64_t q,
+                                 int64_t k,
+                                 int64_t v,
+                                 int64_t g,
+                                 int64_t beta,
+                                 int64_t cu_seqlens,
+                                 int64_t d_o,
+                                 int64_t initial_state,
+                                 int64_t d_final_state,
+                                 double scale,
+                                 bool use_qk_l2norm,
+                                 const char *name,
+                                 int64_t *out_dq,
+                                 int64_t *out_dk,
+                                 int64_t *out_dv,
+                                 int64_t *out_dg,
+                                 int64_t *out_dbeta,
+                                 int64_t *out_d_initial_state);
+
+/**
+ * Writes the number of nodes.
+ *
+ * # Safety
+ * `graph` live; `out` valid for one write.
+ */
+dnnp_status_t dnnp_graph_node_count(const dnnp_graph_t *graph, size_t *out);
+
+/**
+ * Writes node `index`'s op kind (its catalogue index: `dnnp_op_kind_from_name`).
+ *
+ * # Safety
+ * `graph` live; `out_kind` valid for one write.
+ */
+dnnp_status_t dnnp_graph_node_op_kind(const dnnp_graph_t *graph, size_t index, uint32_t *out_kind);
+
+/**
+ * Copies node `index`'s op name (e.g. `"sdpa"`), two-call pattern.
+ *
+ * # Safety
+ * `graph` live; `buf` NULL or valid for `cap` bytes; `needed` NULL or valid.
+ */
+dnnp_status_t dnnp_graph_node_op_name(const dnnp_graph_t *graph,
+                                      size_t index,
+                                      char *buf,
+                                      size_t cap,
+                                      size_t *needed);
+
+/**
+ * Copies node `index`'s name (e.g. `"sdpa.0"`), two-call pattern.
+ *
+ * # Safety
+ * As `dnnp_graph_node_op_name`.
+ */
+dnnp_status_t dnnp_graph_node_name(const dnnp_graph_t *graph,
+                                   size_t index,
+                                   char *buf,
+                                   size_t cap,
+                                   size_t *needed);
+
+/**
+ * Writes the uid bound to port `port` (input or output) of node `index`; an unbound port
+ * (or absent conditional output) is `DNNP_STATUS_NOT_FOUND`.
+ *
+ * # Safety
+ * `graph` live; `port` a string; `out_uid` valid for one write.
+ */
+dnnp_status_t dnnp_graph_node_port_uid(const dnnp_graph_t *graph,
+                                       size_t index,
+                                       const char *port,
+                                       int64_t *out_uid);
+
+/**
+ * Node `index` as JSON: `{"name", "op", "node_type", "compute_data_type", "inputs": {port: uid},
+ * "outputs": {port: uid}, "attributes": {name: value}}` where `attributes` holds every attribute
+ * with a value (set ones, then table defaults), two-call pattern.
+ *
+ * # Safety
+ * As `dnnp_graph_node_op_name`.
+ */
+dnnp_status_t dnnp_graph_node_attributes_json(const dnnp_graph_t *graph,
+                                              size_t index,
+                                              char *buf,
+                                              size_t cap,
+                                              size_t *needed);
+
+/**
+ * Writes the number of tensors.
+ *
+ * # Safety
+ * `graph` live; `out` valid for one write.
+ */
+dnnp_status_t dnnp_graph_tensor_count(const dnnp_graph_t *graph, size_t *out);
+
+/**
+ * Writes the uid of the `index`-th tensor in ascending uid order.
+ *
+ * # Safety
+ * `graph` live; `out_uid` valid for one write.
+ */
+dnnp_status_t dnnp_graph_tensor_uid_at(const dnnp_graph_t *graph, size_t index, int64_t *out_uid);
+
+/**
+ * Reads a tensor's descriptor: data type, rank, dims and strides (`cap` elements each, written
+ * only when `rank <= cap`; `*rank` is always written so a first call with `cap = 0` sizes the
+ * arrays), virtual and pass-by-value flags, ragged offset uid (-1: none). Every output but `rank`
+ * may be NULL. `DNNP_STATUS_BUFFER_TOO_SMALL` when `dims`/`strides` are given but `cap < rank`.
+ *
+ * # Safety
+ * `graph` live; `dims`/`strides` NULL or valid for `cap` elements; other outputs NULL or valid.
+ */
+dnnp_status_t dnnp_graph_tensor_get(const dnnp_graph_t *graph,
+                                    int64_t uid,
+                                    dnnp_data_type_t *dtype,
+                                    size_t *rank,
+                                    int64_t *dims,
+                                    int64_t *strides,
+                                    size_t cap,
+                                    bool *is_virtual,
+                                    bool *is_pass_by_value,
+                                    int64_t *ragged_offset_uid);
+
+/**
+ * The tensor as JSON (every field, as in the graph JSON), two-call pattern.
+ *
+ * # Safety
+ * `graph` live; `buf` NULL or valid for `cap` bytes; `needed` NULL or valid.
+ */
+dnnp_status_t dnnp_graph_tensor_json(const dnnp_graph_t *graph,
+                                     int64_t uid,
+                                     char *buf,
+                                     size_t cap,
+                                     size_t *needed);
+
+/**
+ * Writes the op kind (catalogue index) of the op named `name`; unknown is `NOT_FOUND`.
+ *
+ * # Safety
+ * `name` a string; `out_kind` valid for one write.
+ */
+dnnp_status_t dnnp_op_kind_from_name(const char *name, uint32_t *out_kind);
+
+/**
+ * The op catalogue (every op with ports, outputs, attributes, rules) as JSON, two-call pattern.
+ * The same document `dnnplan ops --json` prints.
+ *
+ * # Safety
+ * `buf` NULL or valid for `cap` bytes; `needed` NULL or valid.
+ */
+dnnp_status_t dnnp_op_catalogue_json(char *buf, size_t cap, size_t *needed);
+
+/**
+ * Wraps the caller's CUDA stream (`CUstream`/`cudaStream_t`; NULL = the legacy default stream)
+ * in a new handle, written to `*out` on success. The stream is borrowed, never destroyed; it must
+ * outlive the handle. With a CUDA driver present the stream's device is queried now, and a failed
+ * query returns `DNNP_STATUS_CUDA_ERROR`; without a driver nothing is queried.
+ * `CU_STREAM_PER_THREAD` (2) gives `DNNP_STATUS_BAD_PARAM`.
+ *
+ * # Safety
+ * `stream` must be NULL, a sentinel, or a live stream; `out` must be NULL or valid for one write.
+ */
+dnnp_status_t dnnp_handle_create(void *stream, dnnp_handle_t **out);
+
+/**
+ * Destroys a handle (NULL is a no-op). The wrapped stream is not touched.
+ *
+ * # Safety
+ * `handle` must be NULL or a live handle, not used afterwards (nor concurrently).
+ */
+void dnnp_handle_destroy(dnnp_handle_t *handle);
+
+/**
+ * Writes the wrapped stream to `*stream`.
+ *
+ * # Safety
+ * `handle` must be NULL or live; `stream` NULL or valid for one write.
+ */
+dnnp_status_t dnnp_handle_get_stream(const dnnp_handle_t *handle, void **stream);
+
+/**
+ * Writes the stream's device ordinal to `*device`, or -1 when unknown (no CUDA driver, or the
+ * legacy default stream with no current context at creation).
+ *
+ * # Safety
+ * `handle` must be NULL or live; `device` NULL or valid for one write.
+ */
+dnnp_status_t dnnp_handle_get_device(const dnnp_handle_t *handle, int32_t *device);
+
+/**
+ * Creates a plan list for a graph: validates and FREEZES the graph (planning is one-shot: every
+ * later mutation of it is `INVALID_STATE`, and so is a second plan list for it), attaches this
+ * machine's target (device 0, or none), the cuDNN backend (declining when cuDNN is not loaded)
+ * and the manifest. The list keeps its own snapshot: the graph may be destroyed afterwards.
+ * Nothing is planned yet (`dnnp_plan_list_create_execution_plans`, or a replay).
+ *
+ * # Safety
+ * `graph` must be a live graph; `out` valid for one write.
+ */
+dnnp_status_t dnnp_graph_create_plan_list(dnnp_graph_t *graph, dnnp_plan_list_t **out);
+
+/**
+ * Creates a plan list for the graph in `graph_json` (the IR's JSON document): validates and
+ * freezes it, attaches this machine's target (device 0, or none), the cuDNN backend (declining
+ * when cuDNN is not loaded) and the manifest. Nothing is planned yet.
+ *
+ * # Safety
+ * `graph_json` must be a NUL-terminated string; `out` must be valid for one write.
+ */
+dnnp_status_t dnnp_plan_list_create_from_json(const char *graph_json, dnnp_plan_list_t **out);
+
+/**
+ * Test hook: a plan list over dnnplan's stand-in engines and a scripted fake backend, described
+ * by `script_json` (see `dispatch::testing::stand_in::scripted_plan_list`). Nothing is planned yet.
+ *
+ * # Safety
+ * `script_json` must be a NUL-terminated string; `out` must be valid for one write.
+ */
+dnnp_status_t dnnp_debug_plan_list_create_stand_in(const char *script_json, dnnp_plan_list_t **out);
+
+/**
+ * Destroys a plan list and every plan built from it; NULL is a no-op.
+ *
+ * # Safety
+ * `list` must be NULL or a live plan list, not used afterwards.
+ */
+void dnnp_plan_list_destroy(dnnp_plan_list_t *list);
+
+/**
+ * Plans the graph (one-shot): classification, facts, every bundled engine's support check, the
+ * backend's configs per heuristic mode, ranking into one list. `n_modes == 0` means
+ * `{A, FALLBACK}`. A second call is `DNNP_STATUS_INVALID_STATE`; a graph nothing can run is
+ * `DNNP_STATUS_NOT_SUPPORTED` with every reason in the last-error message.
+ *
+ * # Safety
+ * `list` must be a live plan list; `modes` NULL (with `n_modes == 0`) or valid for `n_modes` reads.
+ */
+dnnp_status_t dnnp_plan_list_create_execution_plans(dnnp_plan_list_t *list,
+                                                    const dnnp_heur_mode_t *modes,
+                                                    size_t n_modes);
+
+/**
+ * Number of plans in the list (0 before planning).
+ *
+ * # Safety
+ * `list` must be a live plan list; `count` valid for one write.
+ */
+dnnp_status_t dnnp_plan_list_get_count(const dnnp_plan_list_t *list, size_t *count);
+
+/**
+ * The plan name at `index`: `engine` or `engine[KNOB=v, ...]` (knobs sorted by name) for a
+ * bundled engine, `engN_kX=Y...` for a backend config, `backend_heuristics` for the delegating
+ * entry. Two-call string pattern (`*needed` = size including the NUL).
+ *
+ * # Safety
+ * `list` must be a live plan list; `buf` NULL or valid for `cap` bytes; `needed` NULL or valid.
+ */
+dnnp_status_t dnnp_plan_list_get_plan_name(const dnnp_plan_list_t *list,
+                                           size_t index,
+                                           char *buf,
+                                           size_t cap,
+                                           size_t *needed);
+
+/**
+ * The engine id and public knobs of the plan at `index`, for replay with
+ * `dnnp_plan_list_create_execution_plan`. `*n_knobs` (when not NULL) always receives the knob
+ * count; the arrays (each `cap` long, may be NULL when `cap == 0`) are filled only when they fit,
+ * else `DNNP_STATUS_BUFFER_TOO_SMALL`. The delegating entry has no pair: `NOT_SUPPORTED`.
+ *
+ * # Safety
+ * `list` must be a live plan list; `engine_id` valid for one write; `knob_types` and
+ * `knob_values` NULL or valid for `cap` writes; `n_knobs` NULL or valid for one write.
+ */
+dnnp_status_t dnnp_plan_list_get_engine_and_knobs(const dnnp_plan_list_t *list,
+                                                  size_t index,
+                                                  int64_t *engine_id,
+                                                  dnnp_knob_type_t *knob_types,
+                                                  int64_t *knob_values,
+                                                  size_t cap,
+                                                  size_t *n_knobs);
+
+/**
+ * Pins the plan at `index`: the next `dnnp_plan_list_build_plans` is strict (that plan's decline
+ * is an error). `INVALID_STATE` before planning; `BAD_PARAM` out of range.
+ *
+ * # Safety
+ * `list` must be a live plan list.
+ */
+dnnp_status_t dnnp_plan_list_select_plan(dnnp_plan_list_t *list, size_t index);
+
+/**
+ * The selected index (0 after planning; changed by select, build walk and build at index).
+ *
+ * # Safety
+ * `list` must be a live plan list; `index` valid for one write.
+ */
+dnnp_status_t dnnp_plan_list_get_selected_index(const dnnp_plan_list_t *list, size_t *index);
+
+/**
+ * The build walk (plans first with the default modes if needed): from the selected index (or 0
+ * for `ALL`) a declining plan is skipped, except a pinned one; the first plan that builds is
+ * selected. Nothing built: `NOT_SUPPORTED` listing every `[i] name: reason`.
+ *
+ * # Safety
+ * `list` must be a live plan list.
+ */
+dnnp_status_t dnnp_plan_list_build_plans(dnnp_plan_list_t *list, dnnp_build_policy_t policy);
+
+/**
+ * Builds the plan at `index` and selects it (not pinned). A decline is `NOT_SUPPORTED`.
+ *
+ * # Safety
+ * `list` must be a live plan list.
+ */
+dnnp_status_t dnnp_plan_list_build_plan_at_index(dnnp_plan_list_t *list, size_t index);
+
+/**
+ * Replays a recorded choice: appends the plan `(engine_id, knobs)` and writes its index (it is
+ * not selected). Marks planning done. An unknown id is `NOT_FOUND`, an opt-in engine behind the
+ * gate, a knob the engine does not have or an out-of-domain value is `BAD_PARAM`: never a
+ * neighbouring plan.
+ *
+ * # Safety
+ * `list` must be a live plan list; `knob_types`/`knob_values` NULL (with `n_knobs == 0`) or
+ * valid for `n_knobs` reads; `index` NULL or valid for one write.
+ */
+dnnp_status_t dnnp_plan_list_create_execution_plan(dnnp_plan_list_t *list,
+                                                   int64_t engine_id,
+                                                   const dnnp_knob_type_t *knob_types,
+                                                   const int64_t *knob_values,
+                                                   size_t n_knobs,
+                                                   size_t *index);
+
+/**
+ * Workspace bytes of the selected, built plan (`INVALID_STATE` before a build).
+ *
+ * # Safety
+ * `list` must be a live plan list; `bytes` valid for one write.
+ */
+dnnp_status_t dnnp_plan_list_get_workspace_size(const dnnp_plan_list_t *list, uint64_t *bytes);
+
+/**
+ * Workspace bytes of the plan at `index`, building it if needed (the selection is unchanged).
+ *
+ * # Safety
+ * `list` must be a live plan list; `bytes` valid for one write.
+ */
+dnnp_status_t dnnp_plan_list_get_workspace_size_at_index(dnnp_plan_list_t *list,
+                                                         size_t index,
+                                                         uint64_t *bytes);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -10,7 +10,11 @@ use serde_json::{Value, json};
 const USAGE: &str = "usage: dnnplan <command> [options]
 
 commands:
-  env [--json]        library version, OS, CUDA driver and GPUs, cuDNN, NVRTC, compiled-plan cache
+  env [--json]        library version, OS, CUDA driver and GPUs, cuDNN, NVRTC, DNNPLAN_* settings
+  explain GRAPH.json [--json] [--arch SM] [--modes A,B,FALLBACK,OPENSOURCE]
+                      why the plan list is what it is: family, facts, every engine's verdict,
+                      the backend per mode, the ranked plans (--arch 90: as on an H200)
+  ops [--json] [OP]   the op catalogue (every op with ports, outputs, attributes), or one op
   help                this text";
 
 fn main() -> ExitCode {
@@ -22,6 +26,8 @@ fn main() -> ExitCode {
     let rest = &args[1..];
     let result = match command.as_str() {
         "env" => cmd_env(rest),
+        "explain" => cmd_explain(rest),
+        "ops" => cmd_ops(rest),
         "help" | "--help" | "-h" => {
             println!("{USAGE}");
             Ok(())
@@ -45,6 +51,27 @@ enum CliError {
     Usage(String),
     #[allow(dead_code)]
     Failed(String),
+}
+
+/// `dnnplan ops [--json] [OP]`: the op catalogue generated from the IR tables.
+fn cmd_ops(args: &[String]) -> Result<(), CliError> {
+    let (as_json, positional) = parse_flags(args, 1)?;
+    let name = positional.first().map(String::as_str);
+    let unknown = |n: &str| CliError::Failed(format!("unknown op `{n}` (see `dnnplan ops`)"));
+    if as_json {
+        let value = match name {
+            None => dnnplan::ir::catalogue_json(),
+            Some(n) => dnnplan::ir::op_catalogue_json(n).ok_or_else(|| unknown(n))?,
+        };
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&value).unwrap_or_default()
+        );
+    } else {
+        let text = dnnplan::ir::catalogue_text(name).ok_or_else(|| unknown(name.unwrap_or("")))?;
+        print!("{text}");
+    }
+    Ok(())
 }
 
 /// Splits `--json` from the other arguments; rejects unknown flags.
@@ -86,11 +113,90 @@ fn cmd_env(args: &[String]) -> Result<(), CliError> {
     Ok(())
 }
 
+fn cmd_explain(args: &[String]) -> Result<(), CliError> {
+    use dnnplan::dispatch::{HeurMode, PlanOptions, explain, target::Target};
+    let mut json_out = false;
+    let mut arch = None;
+    let mut modes = Vec::new();
+    let mut path = None;
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--json" => json_out = true,
+            "--arch" => {
+                let v = it
+                    .next()
+                    .ok_or_else(|| CliError::Usage("--arch needs a value (e.g. 90)".into()))?;
+                arch = Some(v.parse::<i32>().map_err(|_| {
+                    CliError::Usage(format!("--arch {v}: expected major*10+minor, e.g. 90"))
+                })?);
+            }
+            "--modes" => {
+                let v = it
+                    .next()
+                    .ok_or_else(|| CliError::Usage("--modes needs a list".into()))?;
+                for m in v.split(',') {
+                    modes.push(HeurMode::from_name(m).ok_or_else(|| {
+                        CliError::Usage(format!(
+                            "unknown heuristic mode `{m}` (A, B, FALLBACK, OPENSOURCE)"
+                        ))
+                    })?);
+                }
+            }
+            o if o.starts_with("--") => {
+                return Err(CliError::Usage(format!("unknown option `{o}`")));
+            }
+            p if path.is_none() => path = Some(p.to_owned()),
+            p => return Err(CliError::Usage(format!("unexpected argument `{p}`"))),
+        }
+    }
+    let path = path.ok_or_else(|| CliError::Usage("explain needs a GRAPH.json".into()))?;
+    let text =
+        std::fs::read_to_string(&path).map_err(|e| CliError::Failed(format!("{path}: {e}")))?;
+    let graph = dnnplan::ir::Graph::from_json(&text)
+        .map_err(|e| CliError::Failed(format!("{path}: {e}")))?;
+    let mut opts = PlanOptions::detect();
+    if let Some(a) = arch {
+        opts.target = Target::with_arch(a);
+    }
+    let report = explain::explain_graph(&graph, opts, &modes)
+        .map_err(|e| CliError::Failed(format!("{path}: {e}")))?;
+    if json_out {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&report).unwrap_or_default()
+        );
+    } else {
+        print!("{}", explain::render_table(&report));
+    }
+    Ok(())
+}
+
+/// Environment variables that change what dnnplan loads or where it looks.
+const ENV_VARS: [&str; 2] = [
+    dnnplan::cudnn::loader::ENV_CUDNN_LIB_DIR,
+    dnnplan::dispatch::manifest::ENV_ENABLE_OPT_IN_ENGINES,
+];
+
+/// What this machine offers dnnplan; every component reports `found` and, when absent, `reason`.
 fn env_report() -> Value {
     use dnnplan::cuda::probe;
     use dnnplan::cudnn::loader;
     let cuda = match probe::driver() {
-        Ok(d) => json!({ "found": true, "driver_version": d.driver_version, "devices": d.devices }),
+        Ok(d) => json!({
+            "found": true,
+            "driver_version": d.driver_version,
+            "driver": format!("{}.{}", d.driver_version / 1000, (d.driver_version % 1000) / 10),
+            "devices": d.devices.iter().map(|dev| json!({
+                "ordinal": dev.ordinal,
+                "name": dev.name,
+                "compute_capability": format!("{}.{}", dev.compute_capability.0, dev.compute_capability.1),
+                "arch": format!("sm_{}", dev.arch()),
+                "sm_count": dev.sm_count,
+                "l2_bytes": dev.l2_bytes,
+                "total_memory": dev.total_memory,
+            })).collect::<Vec<_>>(),
+        }),
         Err(e) => json!({ "found": false, "reason": e.to_string() }),
     };
     let cudnn = match loader::info() {
@@ -101,12 +207,22 @@ fn env_report() -> Value {
         Ok((major, minor)) => json!({ "found": true, "version": format!("{major}.{minor}") }),
         Err(e) => json!({ "found": false, "reason": e.to_string() }),
     };
+    let environment: serde_json::Map<String, Value> = ENV_VARS
+        .iter()
+        .map(|name| {
+            let value = std::env::var_os(name).map_or(Value::Null, |v| {
+                Value::String(v.to_string_lossy().into_owned())
+            });
+            ((*name).to_owned(), value)
+        })
+        .collect();
     json!({
         "dnnplan": { "version": dnnplan::version::VERSION, "abi": dnnplan::version::ABI_VERSION },
         "os": { "os": std::env::consts::OS, "arch": std::env::consts::ARCH },
         "cuda": cuda,
         "cudnn": cudnn,
         "nvrtc": nvrtc,
+        "environment": environment,
     })
 }
 
@@ -130,6 +246,7 @@ fn print_table(value: &Value, indent: &str) {
                 }
             }
             Value::String(s) => println!("{indent}{k}: {s}"),
+            Value::Null => println!("{indent}{k}: (not set)"),
             _ => println!("{indent}{k}: {v}"),
         }
     }

@@ -65,6 +65,19 @@ fn candidates() -> Vec<(String, bool)> {
     out
 }
 
+/// libloading's error with its sources (its own text is only "dlopen failed"; the source carries
+/// the loader's `dlerror()` message, e.g. "cannot open shared object file: No such file...").
+fn describe(e: &libloading::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = std::error::Error::source(e);
+    while let Some(s) = source {
+        text.push_str(": ");
+        text.push_str(&s.to_string());
+        source = s.source();
+    }
+    text
+}
+
 #[cfg(unix)]
 fn open(name: &str, no_load: bool) -> std::result::Result<Library, String> {
     use libloading::os::unix::{Library as UnixLibrary, RTLD_LOCAL, RTLD_NOW};
@@ -73,7 +86,14 @@ fn open(name: &str, no_load: bool) -> std::result::Result<Library, String> {
     // SAFETY: loading cuDNN runs its initialisers, which have no preconditions.
     unsafe { UnixLibrary::open(Some(name), flags) }
         .map(Library::from)
-        .map_err(|e| e.to_string())
+        .map_err(|e| {
+            if no_load {
+                // With RTLD_NOLOAD, dlerror's "cannot open shared object file" means "not loaded".
+                format!("not loaded in this process ({})", describe(&e))
+            } else {
+                describe(&e)
+            }
+        })
 }
 
 #[cfg(not(unix))]
@@ -82,7 +102,7 @@ fn open(name: &str, no_load: bool) -> std::result::Result<Library, String> {
         return Err("not supported on this OS".into());
     }
     // SAFETY: as above.
-    unsafe { Library::new(name) }.map_err(|e| e.to_string())
+    unsafe { Library::new(name) }.map_err(|e| describe(&e))
 }
 
 fn load() -> Result<CudnnLibrary> {
@@ -99,7 +119,10 @@ fn load() -> Result<CudnnLibrary> {
                 let get_version =
                     unsafe { lib.get::<unsafe extern "C" fn() -> usize>(b"cudnnGetVersion\0") }
                         .map_err(|e| {
-                            Error::CudnnUnavailable(format!("{how}: no cudnnGetVersion: {e}"))
+                            Error::CudnnUnavailable(format!(
+                                "{how}: no cudnnGetVersion: {}",
+                                describe(&e)
+                            ))
                         })?;
                 // SAFETY: no arguments, no preconditions.
                 let version = unsafe { get_version() };

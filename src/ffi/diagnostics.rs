@@ -39,6 +39,10 @@ pub extern "C" fn dnnp_status_name(status: dnnp_status_t) -> *const c_char {
 /// `*needed` (when `needed` is not NULL) receives the size including the NUL. When `buf` is NULL or
 /// `cap` is smaller than that, nothing is copied and `DNNP_STATUS_BUFFER_TOO_SMALL` is returned.
 /// This call does not change the last-error message.
+///
+/// # Safety
+/// `buf` must be NULL or valid for writing `cap` bytes; `needed` must be NULL or valid for one
+/// write.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dnnp_get_last_error_string(
     buf: *mut c_char,
@@ -57,6 +61,9 @@ pub unsafe extern "C" fn dnnp_get_last_error_string(
 
 /// Test hook: panics inside the boundary with `message` (may be NULL) and returns
 /// `DNNP_STATUS_INTERNAL_PANIC`; proves that panics never cross the C ABI.
+///
+/// # Safety
+/// `message` must be NULL or point to a NUL-terminated string.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dnnp_debug_force_panic(message: *const c_char) -> dnnp_status_t {
     boundary(|| {

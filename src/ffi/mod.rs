@@ -4,6 +4,14 @@
 
 pub(crate) mod boundary;
 pub mod diagnostics;
+pub mod dlpack;
+pub mod explain;
+pub mod graph;
+pub mod graph_builder;
+pub mod graph_ops;
+pub mod graph_query;
+pub mod handle;
+pub mod plan;
 pub mod types;
 
 pub use types::*;

@@ -1,1 +1,36 @@
-//! Variant-pack normalization: caller buffers checked against the graph's declarations, once per call.
+//! Variant-pack normalization: caller buffers checked against the graph's declarations, once per
+//! call ("the declaration is the contract", spec dispatch.md section 5).
+//!
+//! - [`OperandOrder`]: the one list of operand uids (backend template or the IR's wired ports).
+//! - [`DeclaredLayout`]: per slot, the declared storage geometry, dtype and bytes; once per graph.
+//! - [`normalize`]: caller buffers (raw pointers, by uid, or DLPack records) -> [`VariantPack`],
+//!   per call, with overrides ([`ShapeOverride`]).
+//! - [`GuardTable`]: a plan's build-time per-slot rules, checked by one flat loop at execute, with
+//!   a cold checker that names the operand and the rule broken.
+
+pub mod declared;
+pub mod dtype;
+pub mod executor;
+pub mod from_ir;
+pub mod geometry;
+pub mod guard;
+pub mod normalize;
+pub mod order;
+pub mod overrides;
+pub mod testing;
+pub mod variant;
+
+pub use declared::{DeclaredLayout, DeclaredSlot, TensorDecl};
+pub use dtype::DlDtype;
+pub use executor::PlanChoice;
+pub use geometry::{Geometry, MAX_RANK};
+pub use guard::{Guard, GuardTable, SlotRule};
+pub use normalize::{Buffer, BufferView};
+pub use order::{OperandOrder, OrderSource};
+pub use overrides::ShapeOverride;
+pub use variant::{Device, VariantPack};
+
+#[cfg(test)]
+mod executor_tests;
+#[cfg(test)]
+mod tests;

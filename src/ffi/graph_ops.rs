@@ -1,0 +1,311 @@
+//! C API of the graph IR, part 4: typed helpers for the common ops — matmul, pointwise, sdpa,
+//! sdpa_backward, gdn, gdn_bwd. Each is one call over the same path as the generic builder
+//! (`NodeBuilder` → `Graph::add_node`); anything beyond their parameters uses the builder.
+//! Optional tensor arguments take `-1` for "none"; absent conditional outputs are written as `-1`.
+
+use std::ffi::c_char;
+
+use super::boundary::{boundary, out_ptr};
+use super::graph::{data_type, dnnp_data_type_t, dnnp_graph_t, graph_mut, opt_str};
+use super::types::dnnp_status_t;
+use crate::error::Result;
+use crate::ir::{Graph, NodeBuilder};
+
+/// Adds `b` (named `name` when not NULL) and writes each requested output's uid (-1 if absent).
+///
+/// # Safety
+/// `name` NULL or a string; every `outs` pointer valid for one write (checked non-NULL first).
+unsafe fn add(
+    g: &mut Graph,
+    mut b: NodeBuilder,
+    name: *const c_char,
+    compute: dnnp_data_type_t,
+    outs: &[(&str, *mut i64)],
+) -> Result<()> {
+    for (port, p) in outs {
+        let _ = out_ptr(*p, "out").map_err(|_| {
+            crate::Error::bad_param(format!("output pointer for `{port}`"), "must not be NULL")
+        })?;
+    }
+    // SAFETY: per the contract.
+    if let Some(n) = unsafe { opt_str(name, "name") }? {
+        b = b.name(n);
+    }
+    b = b.compute(data_type(compute, "compute")?);
+    let idx = g.add_node(b)?;
+    let node = &g.nodes()[idx];
+    for (port, p) in outs {
+        // SAFETY: checked non-NULL above.
+        unsafe { p.write(node.output(port).unwrap_or(-1)) };
+    }
+    Ok(())
+}
+
+fn opt_input(b: NodeBuilder, port: &str, uid: i64) -> NodeBuilder {
+    if uid == -1 { b } else { b.input(port, uid) }
+}
+
+/// `C = A @ B` (batch dims broadcast). `compute` may be `DNNP_DATA_TYPE_NOT_SET` (context).
+///
+/// # Safety
+/// `graph` live; `name` NULL or a string; `out_c` valid for one write.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dnnp_graph_matmul(
+    graph: *mut dnnp_graph_t,
+    a: i64,
+    b: i64,
+    compute: dnnp_data_type_t,
+    name: *const c_char,
+    out_c: *mut i64,
+) -> dnnp_status_t {
+    boundary(|| {
+        // SAFETY: per the contract.
+        let g = unsafe { graph_mut(graph) }?;
+        let nb = NodeBuilder::by_name("matmul")?.input("A", a).input("B", b);
+        unsafe { add(g, nb, name, compute, &[("C", out_c)]) }
+    })
+}
+
+/// A pointwise op by builder name (`"add"`, `"relu"`, `"cmp_ge"`, `"binary_select"`, ...) with up to
+/// three positional tensor inputs (`-1` for unused ones, in the op's port order: `dnnplan ops`).
+///
+/// # Safety
+/// `graph` live; `op` a string; `name` NULL or a string; `out` valid for one write.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dnnp_graph_pointwise(
+    graph: *mut dnnp_graph_t,
+    op: *const c_char,
+    in0: i64,
+    in1: i64,
+    in2: i64,
+    compute: dnnp_data_type_t,
+    name: *const c_char,
+    out: *mut i64,
+) -> dnnp_status_t {
+    boundary(|| {
+        // SAFETY: per the contract.
+        let g = unsafe { graph_mut(graph) }?;
+        let op = unsafe { super::boundary::c_str(op, "op") }?;
+        let mut nb = NodeBuilder::by_name(op)?;
+        if nb.op.family() != crate::ir::OpFamily::Pointwise {
+            return Err(crate::Error::bad_param(
+                "op",
+                format!("`{op}` is not a pointwise op"),
+            ));
+        }
+        let ports = &nb.op.spec().inputs;
+        for (i, uid) in [in0, in1, in2].into_iter().enumerate() {
+            match (ports.get(i), uid) {
+                (Some(p), u) if u != -1 => nb = nb.clone().input(p.name, u),
+                (None, u) if u != -1 => {
+                    return Err(crate::Error::bad_param(
+                        format!("in{i}"),
+                        format!("`{op}` takes {} inputs", ports.len()),
+                    ));
+                }
+                _ => {}
+            }
+        }
+        unsafe { add(g, nb, name, compute, &[("OUT_0", out)]) }
+    })
+}
+
+/// SDPA forward: `q`, `k`, `v` (BHSD), `attn_scale` (> 0; `<= 0` leaves it unset), causal
+/// (top-left) mask, `generate_stats`. Writes `O` and `Stats` (-1 when not generated).
+///
+/// # Safety
+/// `graph` live; `name` NULL or a string; outputs valid for one write.
+#[unsafe(no_mangle)]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn dnnp_graph_sdpa(
+    graph: *mut dnnp_graph_t,
+    q: i64,
+    k: i64,
+    v: i64,
+    attn_scale: f64,
+    use_causal_mask: bool,
+    generate_stats: bool,
+    name: *const c_char,
+    out_o: *mut i64,
+    out_stats: *mut i64,
+) -> dnnp_status_t {
+    boundary(|| {
+        // SAFETY: per the contract.
+        let g = unsafe { graph_mut(graph) }?;
+        let mut nb = NodeBuilder::by_name("sdpa")?
+            .input("q", q)
+            .input("k", k)
+            .input("v", v)
+            .bool("generate_stats", generate_stats)
+            .bool("use_causal_mask", use_causal_mask);
+        if attn_scale > 0.0 {
+            nb = nb.float("attn_scale", attn_scale);
+        }
+        unsafe { add(g, nb, name, 0, &[("O", out_o), ("Stats", out_stats)]) }
+    })
+}
+
+/// SDPA backward from `q, k, v, o, dO, stats` with the forward's `attn_scale` (`<= 0`: unset) and
+/// causal flag. Writes `dQ`, `dK`, `dV`.
+///
+/// # Safety
+/// `graph` live; `name` NULL or a string; outputs valid for one write.
+#[unsafe(no_mangle)]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn dnnp_graph_sdpa_backward(
+    graph: *mut dnnp_graph_t,
+    q: i64,
+    k: i64,
+    v: i64,
+    o: i64,
+    d_o: i64,
+    stats: i64,
+    attn_scale: f64,
+    use_causal_mask: bool,
+    name: *const c_char,
+    out_dq: *mut i64,
+    out_dk: *mut i64,
+    out_dv: *mut i64,
+) -> dnnp_status_t {
+    boundary(|| {
+        // SAFETY: per the contract.
+        let g = unsafe { graph_mut(graph) }?;
+        let mut nb = NodeBuilder::by_name("sdpa_backward")?
+            .input("q", q)
+            .input("k", k)
+            .input("v", v)
+            .input("o", o)
+            .input("dO", d_o)
+            .input("stats", stats)
+            .bool("use_causal_mask", use_causal_mask);
+        if attn_scale > 0.0 {
+            nb = nb.float("attn_scale", attn_scale);
+        }
+        unsafe {
+            add(
+                g,
+                nb,
+                name,
+                0,
+                &[("dQ", out_dq), ("dK", out_dk), ("dV", out_dv)],
+            )
+        }
+    })
+}
+
+/// GDN forward: `q, k, v, g, beta, cu_seqlens` (THD), optional `initial_state` (-1: none),
+/// `scale` (`<= 0`: 1/sqrt(K)), `output_final_state`, `use_qk_l2norm`. Writes `O` and
+/// `final_state` (-1 when not requested).
+///
+/// # Safety
+/// `graph` live; `name` NULL or a string; outputs valid for one write.
+#[unsafe(no_mangle)]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn dnnp_graph_gdn(
+    graph: *mut dnnp_graph_t,
+    q: i64,
+    k: i64,
+    v: i64,
+    g: i64,
+    beta: i64,
+    cu_seqlens: i64,
+    initial_state: i64,
+    scale: f64,
+    output_final_state: bool,
+    use_qk_l2norm: bool,
+    name: *const c_char,
+    out_o: *mut i64,
+    out_final_state: *mut i64,
+) -> dnnp_status_t {
+    boundary(|| {
+        // SAFETY: per the contract.
+        let gr = unsafe { graph_mut(graph) }?;
+        let mut nb = NodeBuilder::by_name("gdn")?
+            .input("q", q)
+            .input("k", k)
+            .input("v", v)
+            .input("g", g)
+            .input("beta", beta)
+            .input("cu_seqlens", cu_seqlens)
+            .bool("output_final_state", output_final_state)
+            .bool("use_qk_l2norm", use_qk_l2norm);
+        nb = opt_input(nb, "initial_state", initial_state);
+        if scale > 0.0 {
+            nb = nb.float("scale", scale);
+        }
+        unsafe {
+            add(
+                gr,
+                nb,
+                name,
+                0,
+                &[("O", out_o), ("final_state", out_final_state)],
+            )
+        }
+    })
+}
+
+/// GDN backward: `q, k, v, g, beta, cu_seqlens, dO`, optional `initial_state` and `d_final_state`
+/// (-1: none), `scale` (`<= 0`: 1/sqrt(K)), `use_qk_l2norm`. Writes `dQ, dK, dV, dG, dBeta` and
+/// `d_initial_state` (-1 without `initial_state`).
+///
+/// # Safety
+/// `graph` live; `name` NULL or a string; outputs valid for one write.
+#[unsafe(no_mangle)]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn dnnp_graph_gdn_bwd(
+    graph: *mut dnnp_graph_t,
+    q: i64,
+    k: i64,
+    v: i64,
+    g: i64,
+    beta: i64,
+    cu_seqlens: i64,
+    d_o: i64,
+    initial_state: i64,
+    d_final_state: i64,
+    scale: f64,
+    use_qk_l2norm: bool,
+    name: *const c_char,
+    out_dq: *mut i64,
+    out_dk: *mut i64,
+    out_dv: *mut i64,
+    out_dg: *mut i64,
+    out_dbeta: *mut i64,
+    out_d_initial_state: *mut i64,
+) -> dnnp_status_t {
+    boundary(|| {
+        // SAFETY: per the contract.
+        let gr = unsafe { graph_mut(graph) }?;
+        let mut nb = NodeBuilder::by_name("gdn_bwd")?
+            .input("q", q)
+            .input("k", k)
+            .input("v", v)
+            .input("g", g)
+            .input("beta", beta)
+            .input("cu_seqlens", cu_seqlens)
+            .input("dO", d_o)
+            .bool("use_qk_l2norm", use_qk_l2norm);
+        nb = opt_input(nb, "initial_state", initial_state);
+        nb = opt_input(nb, "d_final_state", d_final_state);
+        if scale > 0.0 {
+            nb = nb.float("scale", scale);
+        }
+        unsafe {
+            add(
+                gr,
+                nb,
+                name,
+                0,
+                &[
+                    ("dQ", out_dq),
+                    ("dK", out_dk),
+                    ("dV", out_dv),
+                    ("dG", out_dg),
+                    ("dBeta", out_dbeta),
+                    ("d_initial_state", out_d_initial_state),
+                ],
+            )
+        }
+    })
+}

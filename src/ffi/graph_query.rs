@@ -1,0 +1,321 @@
+//! C API of the graph IR, part 3: introspection — nodes (count, op kind and name, node name, port
+//! → uid, attributes as JSON), tensors (count, uid by index, descriptor fields, JSON), and the op
+//! catalogue (op kinds by name and index, catalogue JSON).
+
+use std::ffi::c_char;
+
+use serde_json::{Map, Value, json};
+
+use super::boundary::{boundary, c_str, out_ptr, write_text};
+use super::graph::{dnnp_data_type_t, dnnp_graph_t, graph_ref};
+use super::types::dnnp_status_t;
+use crate::error::{Error, Result};
+use crate::ir::{Graph, Node, OpKind};
+
+fn node(g: &Graph, index: usize) -> Result<&Node> {
+    g.nodes().get(index).ok_or_else(|| Error::NotFound {
+        what: "node index",
+        key: index.to_string(),
+    })
+}
+
+unsafe fn write<T>(p: *mut T, v: T) {
+    if !p.is_null() {
+        // SAFETY: non-NULL output valid per the caller's contract.
+        unsafe { p.write(v) };
+    }
+}
+
+/// Writes the number of nodes.
+///
+/// # Safety
+/// `graph` live; `out` valid for one write.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dnnp_graph_node_count(
+    graph: *const dnnp_graph_t,
+    out: *mut usize,
+) -> dnnp_status_t {
+    boundary(|| {
+        let out = out_ptr(out, "out")?;
+        // SAFETY: per the contract.
+        let n = unsafe { graph_ref(graph) }?.nodes().len();
+        unsafe { out.write(n) };
+        Ok(())
+    })
+}
+
+/// Writes node `index`'s op kind (its catalogue index: `dnnp_op_kind_from_name`).
+///
+/// # Safety
+/// `graph` live; `out_kind` valid for one write.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dnnp_graph_node_op_kind(
+    graph: *const dnnp_graph_t,
+    index: usize,
+    out_kind: *mut u32,
+) -> dnnp_status_t {
+    boundary(|| {
+        let out = out_ptr(out_kind, "out_kind")?;
+        // SAFETY: per the contract.
+        let k = node(unsafe { graph_ref(graph) }?, index)?.op.index();
+        unsafe { out.write(k) };
+        Ok(())
+    })
+}
+
+/// Copies node `index`'s op name (e.g. `"sdpa"`), two-call pattern.
+///
+/// # Safety
+/// `graph` live; `buf` NULL or valid for `cap` bytes; `needed` NULL or valid.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dnnp_graph_node_op_name(
+    graph: *const dnnp_graph_t,
+    index: usize,
+    buf: *mut c_char,
+    cap: usize,
+    needed: *mut usize,
+) -> dnnp_status_t {
+    boundary(|| {
+        // SAFETY: per the contract.
+        let name = node(unsafe { graph_ref(graph) }?, index)?.op.name();
+        unsafe { write_text(name, buf, cap, needed, "buf") }
+    })
+}
+
+/// Copies node `index`'s name (e.g. `"sdpa.0"`), two-call pattern.
+///
+/// # Safety
+/// As `dnnp_graph_node_op_name`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dnnp_graph_node_name(
+    graph: *const dnnp_graph_t,
+    index: usize,
+    buf: *mut c_char,
+    cap: usize,
+    needed: *mut usize,
+) -> dnnp_status_t {
+    boundary(|| {
+        // SAFETY: per the contract.
+        let g = unsafe { graph_ref(graph) }?;
+        let name = node(g, index)?.name.clone();
+        unsafe { write_text(&name, buf, cap, needed, "buf") }
+    })
+}
+
+/// Writes the uid bound to port `port` (input or output) of node `index`; an unbound port
+/// (or absent conditional output) is `DNNP_STATUS_NOT_FOUND`.
+///
+/// # Safety
+/// `graph` live; `port` a string; `out_uid` valid for one write.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dnnp_graph_node_port_uid(
+    graph: *const dnnp_graph_t,
+    index: usize,
+    port: *const c_char,
+    out_uid: *mut i64,
+) -> dnnp_status_t {
+    boundary(|| {
+        let out = out_ptr(out_uid, "out_uid")?;
+        // SAFETY: per the contract.
+        let port = unsafe { c_str(port, "port") }?;
+        let n = node(unsafe { graph_ref(graph) }?, index)?;
+        let uid = n.port(port).ok_or_else(|| Error::NotFound {
+            what: "bound port",
+            key: format!("{}.{port}", n.name),
+        })?;
+        unsafe { out.write(uid) };
+        Ok(())
+    })
+}
+
+/// Node `index` as JSON: `{"name", "op", "node_type", "compute_data_type", "inputs": {port: uid},
+/// "outputs": {port: uid}, "attributes": {name: value}}` where `attributes` holds every attribute
+/// with a value (set ones, then table defaults), two-call pattern.
+///
+/// # Safety
+/// As `dnnp_graph_node_op_name`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dnnp_graph_node_attributes_json(
+    graph: *const dnnp_graph_t,
+    index: usize,
+    buf: *mut c_char,
+    cap: usize,
+    needed: *mut usize,
+) -> dnnp_status_t {
+    boundary(|| {
+        // SAFETY: per the contract.
+        let n = node(unsafe { graph_ref(graph) }?, index)?;
+        let mut attrs = Map::new();
+        for a in &n.spec().attrs {
+            if let Some(v) = n.attr_or_default(a.name) {
+                attrs.insert(a.name.to_owned(), v.to_json());
+            }
+        }
+        let doc = json!({
+            "name": n.name,
+            "op": n.op.name(),
+            "node_type": n.op.node_type().name(),
+            "compute_data_type": n.compute_data_type,
+            "inputs": n.inputs,
+            "outputs": n.outputs,
+            "attributes": Value::Object(attrs),
+        });
+        unsafe { write_text(&doc.to_string(), buf, cap, needed, "buf") }
+    })
+}
+
+/// Writes the number of tensors.
+///
+/// # Safety
+/// `graph` live; `out` valid for one write.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dnnp_graph_tensor_count(
+    graph: *const dnnp_graph_t,
+    out: *mut usize,
+) -> dnnp_status_t {
+    boundary(|| {
+        let out = out_ptr(out, "out")?;
+        // SAFETY: per the contract.
+        let n = unsafe { graph_ref(graph) }?.tensors().len();
+        unsafe { out.write(n) };
+        Ok(())
+    })
+}
+
+/// Writes the uid of the `index`-th tensor in ascending uid order.
+///
+/// # Safety
+/// `graph` live; `out_uid` valid for one write.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dnnp_graph_tensor_uid_at(
+    graph: *const dnnp_graph_t,
+    index: usize,
+    out_uid: *mut i64,
+) -> dnnp_status_t {
+    boundary(|| {
+        let out = out_ptr(out_uid, "out_uid")?;
+        // SAFETY: per the contract.
+        let g = unsafe { graph_ref(graph) }?;
+        let t = g
+            .tensors_by_uid()
+            .get(index)
+            .map(|t| t.uid)
+            .ok_or_else(|| Error::NotFound {
+                what: "tensor index",
+                key: index.to_string(),
+            })?;
+        unsafe { out.write(t) };
+        Ok(())
+    })
+}
+
+/// Reads a tensor's descriptor: data type, rank, dims and strides (`cap` elements each, written
+/// only when `rank <= cap`; `*rank` is always written so a first call with `cap = 0` sizes the
+/// arrays), virtual and pass-by-value flags, ragged offset uid (-1: none). Every output but `rank`
+/// may be NULL. `DNNP_STATUS_BUFFER_TOO_SMALL` when `dims`/`strides` are given but `cap < rank`.
+///
+/// # Safety
+/// `graph` live; `dims`/`strides` NULL or valid for `cap` elements; other outputs NULL or valid.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dnnp_graph_tensor_get(
+    graph: *const dnnp_graph_t,
+    uid: i64,
+    dtype: *mut dnnp_data_type_t,
+    rank: *mut usize,
+    dims: *mut i64,
+    strides: *mut i64,
+    cap: usize,
+    is_virtual: *mut bool,
+    is_pass_by_value: *mut bool,
+    ragged_offset_uid: *mut i64,
+) -> dnnp_status_t {
+    boundary(|| {
+        let rank = out_ptr(rank, "rank")?;
+        // SAFETY: per the contract.
+        let t = unsafe { graph_ref(graph) }?.get_tensor(uid)?;
+        let r = t.dims.len();
+        unsafe { rank.write(r) };
+        let wants_arrays = !dims.is_null() || !strides.is_null();
+        if wants_arrays && cap < r {
+            return Err(Error::BufferTooSmall {
+                what: "dims",
+                needed: r,
+                given: cap,
+            });
+        }
+        // SAFETY: each array valid for `cap >= r` elements when non-NULL.
+        unsafe {
+            if !dims.is_null() {
+                std::ptr::copy_nonoverlapping(t.dims.as_ptr(), dims, r);
+            }
+            if !strides.is_null() {
+                std::ptr::copy_nonoverlapping(t.strides.as_ptr(), strides, t.strides.len().min(r));
+            }
+            write(dtype, t.data_type.to_c());
+            write(is_virtual, t.is_virtual);
+            write(is_pass_by_value, t.is_pass_by_value);
+            write(ragged_offset_uid, t.ragged_offset_uid.unwrap_or(-1));
+        }
+        Ok(())
+    })
+}
+
+/// The tensor as JSON (every field, as in the graph JSON), two-call pattern.
+///
+/// # Safety
+/// `graph` live; `buf` NULL or valid for `cap` bytes; `needed` NULL or valid.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dnnp_graph_tensor_json(
+    graph: *const dnnp_graph_t,
+    uid: i64,
+    buf: *mut c_char,
+    cap: usize,
+    needed: *mut usize,
+) -> dnnp_status_t {
+    boundary(|| {
+        // SAFETY: per the contract.
+        let t = unsafe { graph_ref(graph) }?.get_tensor(uid)?;
+        let text = serde_json::to_string(t)?;
+        unsafe { write_text(&text, buf, cap, needed, "buf") }
+    })
+}
+
+/// Writes the op kind (catalogue index) of the op named `name`; unknown is `NOT_FOUND`.
+///
+/// # Safety
+/// `name` a string; `out_kind` valid for one write.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dnnp_op_kind_from_name(
+    name: *const c_char,
+    out_kind: *mut u32,
+) -> dnnp_status_t {
+    boundary(|| {
+        let out = out_ptr(out_kind, "out_kind")?;
+        // SAFETY: per the contract.
+        let name = unsafe { c_str(name, "name") }?;
+        let k = OpKind::from_name(name).ok_or_else(|| Error::NotFound {
+            what: "op",
+            key: name.to_owned(),
+        })?;
+        unsafe { out.write(k.index()) };
+        Ok(())
+    })
+}
+
+/// The op catalogue (every op with ports, outputs, attributes, rules) as JSON, two-call pattern.
+/// The same document `dnnplan ops --json` prints.
+///
+/// # Safety
+/// `buf` NULL or valid for `cap` bytes; `needed` NULL or valid.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dnnp_op_catalogue_json(
+    buf: *mut c_char,
+    cap: usize,
+    needed: *mut usize,
+) -> dnnp_status_t {
+    boundary(|| {
+        let text = crate::ir::catalogue_json().to_string();
+        // SAFETY: per the contract.
+        unsafe { write_text(&text, buf, cap, needed, "buf") }
+    })
+}

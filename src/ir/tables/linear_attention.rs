@@ -1,0 +1,317 @@
+//! Op rows: the linear-attention family (GDN, KDA, GDN-2, GDP): forward, backward, span summary
+//! and summary backward of each. All are python-only (no cuDNN backend lowering). Shapes are THD:
+//! tokens `[T, H, D]`, gates `[T, HO]` (per-channel families `[T, HO, K]`), state stored V-major
+//! `[N, HO, V, K]`; `N = len(cu_seqlens) - 1`.
+
+use super::helpers::*;
+use crate::ir::dtype::DataType;
+use crate::ir::enums::GATE_DOMAINS;
+use crate::ir::op::{
+    AttrSpec, Cond, DtypeRule, NodeType as T, OpFamily as F, OpSpec, OutSpec, Rule, ShapeRule as S,
+};
+
+/// One family's differences.
+struct Family {
+    prefix: &'static str,
+    types: [T; 4],
+    /// Extra input `w` (GDN-2 write gate).
+    has_w: bool,
+    /// `gate_lower_bound` (channel-gate safe gate: KDA, GDN-2).
+    lower_bound: bool,
+    /// `beta_guard` (GDN-2).
+    beta_guard: bool,
+    /// `num_householder` (GDP).
+    householder: bool,
+    doc: &'static str,
+}
+
+const FAMILIES: [Family; 4] = [
+    Family {
+        prefix: "gdn",
+        types: [T::Gdn, T::GdnBwd, T::GdnSummary, T::GdnSummaryBwd],
+        has_w: false,
+        lower_bound: false,
+        beta_guard: false,
+        householder: false,
+        doc: "gated delta net (scalar gate per head)",
+    },
+    Family {
+        prefix: "kda",
+        types: [T::Kda, T::KdaBwd, T::KdaSummary, T::KdaSummaryBwd],
+        has_w: false,
+        lower_bound: true,
+        beta_guard: false,
+        householder: false,
+        doc: "kimi delta attention (per-key-channel gate)",
+    },
+    Family {
+        prefix: "gdn2",
+        types: [T::Gdn2, T::Gdn2Bwd, T::Gdn2Summary, T::Gdn2SummaryBwd],
+        has_w: true,
+        lower_bound: true,
+        beta_guard: true,
+        householder: false,
+        doc: "gated delta net 2 (channel gate, per-key erase gate, write gate w)",
+    },
+    Family {
+        prefix: "gdp",
+        types: [T::Gdp, T::GdpBwd, T::GdpSummary, T::GdpSummaryBwd],
+        has_w: false,
+        lower_bound: false,
+        beta_guard: false,
+        householder: true,
+        doc: "gated delta product (num_householder updates per token)",
+    },
+];
+
+const IO: &[DataType] = &[DataType::Half, DataType::Bfloat16];
+const GATE: &[DataType] = &[DataType::Float, DataType::Bfloat16, DataType::Half];
+const STATE: &[DataType] = &[DataType::Float, DataType::Bfloat16, DataType::Half];
+const INDEX: &[DataType] = &[DataType::Int32, DataType::Int64];
+
+#[derive(Clone, Copy, PartialEq)]
+enum Kind {
+    Fwd,
+    Bwd,
+    Summary,
+    SummaryBwd,
+}
+
+fn flag_attrs(f: &Family) -> Vec<AttrSpec> {
+    let mut v = vec![
+        a_bool("use_qk_l2norm", false).doc("in-kernel q/k row L2 norm"),
+        a_bool("use_beta_sigmoid", false).doc("beta is a raw logit"),
+        a_bool("allow_neg_eigval", false).doc("beta = 2 sigmoid(beta_raw); needs use_beta_sigmoid"),
+        a_bool("safe_gate", false).doc("g is a raw logit (a_log, dt_bias apply)"),
+        a_enum("gate_domain", GATE_DOMAINS, Some("log"))
+            .doc("log: alpha = exp(g); linear: alpha = g"),
+        a_bool("batch_invariant", false).doc("per-sequence results independent of the batch"),
+    ];
+    if f.lower_bound {
+        v.push(a_float("gate_lower_bound", -5.0).doc("safe-gate lower bound lb"));
+    }
+    if f.beta_guard {
+        v.push(a_bool("beta_guard", false).doc("erase-gate safeguard; needs use_qk_l2norm"));
+    }
+    if f.householder {
+        v.push(a_int("num_householder", 1).doc("sub-token updates per token (n >= 1)"));
+    }
+    v
+}
+
+fn flag_rules(f: &Family) -> Vec<Rule> {
+    let mut v = vec![
+        implies(Cond::Port("a_log"), Cond::True("safe_gate")),
+        implies(Cond::Port("dt_bias"), Cond::True("safe_gate")),
+        excludes(Cond::Is("gate_domain", "linear"), Cond::True("safe_gate")),
+        implies(
+            Cond::True("allow_neg_eigval"),
+            Cond::True("use_beta_sigmoid"),
+        ),
+        Rule::Rank("cu_seqlens", 1),
+        Rule::DtypeIn("cu_seqlens", INDEX),
+        Rule::DtypeIn("k", IO),
+        Rule::DtypeIn("g", GATE),
+        Rule::DtypeIn("a_log", GATE),
+        Rule::DtypeIn("dt_bias", GATE),
+    ];
+    if f.lower_bound {
+        v.push(implies(
+            Cond::Set("gate_lower_bound"),
+            Cond::True("safe_gate"),
+        ));
+    }
+    if f.beta_guard {
+        v.push(implies(
+            Cond::True("beta_guard"),
+            Cond::True("use_qk_l2norm"),
+        ));
+        v.push(Rule::SameDtype("beta", "k"));
+        v.push(Rule::SameDtype("w", "k"));
+    }
+    if f.householder {
+        v.push(Rule::AttrMin("num_householder", 1.0));
+    }
+    v.extend([Rule::LaHeads, Rule::LaRows]);
+    v
+}
+
+fn state_out(name: &'static str, dtype: DtypeRule) -> OutSpec {
+    out(name, S::LaState).dtype(dtype)
+}
+
+fn row(f: &Family, kind: Kind) -> OpSpec {
+    let (name, ty, doc): (String, T, &str) = match kind {
+        Kind::Fwd => (f.prefix.into(), f.types[0], "forward"),
+        Kind::Bwd => (format!("{}_bwd", f.prefix), f.types[1], "backward"),
+        Kind::Summary => (
+            format!("{}_summary", f.prefix),
+            f.types[2],
+            "span summary (final state, transition)",
+        ),
+        Kind::SummaryBwd => (
+            format!("{}_summary_bwd", f.prefix),
+            f.types[3],
+            "span summary backward",
+        ),
+    };
+    let name: &'static str = Box::leak(name.into_boxed_str());
+    let doc: &'static str = Box::leak(format!("{}: {doc}", f.doc).into_boxed_str());
+    let mut o = op(name, ty, F::LinearAttention, doc).python_only();
+    let mut ins: Vec<&'static str> = match kind {
+        Kind::Fwd | Kind::Bwd => vec!["q", "k", "v", "g", "beta"],
+        Kind::Summary => vec!["k", "v", "g", "beta"],
+        Kind::SummaryBwd => vec!["q", "k", "g", "beta"],
+    };
+    if f.has_w && matches!(kind, Kind::Fwd | Kind::Bwd | Kind::Summary) {
+        ins.push("w");
+    }
+    ins.push("cu_seqlens");
+    if matches!(kind, Kind::Bwd | Kind::SummaryBwd) {
+        ins.push("dO");
+    }
+    o = o.ins(reqs(&ins));
+    o = o.ins(opts(match kind {
+        Kind::Fwd => &["initial_state", "a_log", "dt_bias", "state_indices"],
+        Kind::Bwd => &[
+            "state_checkpoints",
+            "initial_state",
+            "d_final_state",
+            "a_log",
+            "dt_bias",
+        ],
+        Kind::Summary => &["initial_state", "a_log", "dt_bias"],
+        Kind::SummaryBwd => &["d_final_state", "a_log", "dt_bias"],
+    }));
+    o = o.attrs(flag_attrs(f)).rules(flag_rules(f));
+    let scale = a_float_opt("scale").doc("q scale (default 1/sqrt(K))");
+    let every = a_int("checkpoint_every_n_tokens", 0).doc("state dump cadence (0: none)");
+    let overwrite =
+        a_bool("overwrite_initial_state", false).doc("the final state may alias the initial state");
+    let transition = a_bool("output_transition", false).doc("emit transition [N, HO, K, K]");
+    let state_dtype = DtypeRule::SameAsOr("initial_state", DataType::Float);
+    match kind {
+        Kind::Fwd => {
+            o = o
+                .outs(vec![
+                    out("O", S::LaOutput).like("q"),
+                    state_out("final_state", state_dtype).when(Cond::True("output_final_state")),
+                    out("state_checkpoints", S::LaCheckpoints)
+                        .like("q")
+                        .when(Cond::Positive("checkpoint_every_n_tokens")),
+                ])
+                .attrs(vec![
+                    scale,
+                    a_bool("output_final_state", false).doc("emit final_state"),
+                    every,
+                    overwrite,
+                ])
+                .rules(vec![
+                    Rule::AttrMin("checkpoint_every_n_tokens", 0.0),
+                    implies(Cond::Port("state_indices"), Cond::Port("initial_state")),
+                    Rule::Rank("state_indices", 1),
+                    Rule::DtypeIn("state_indices", &[DataType::Int32]),
+                    implies(
+                        Cond::True("overwrite_initial_state"),
+                        Cond::All(vec![
+                            Cond::Port("initial_state"),
+                            Cond::True("output_final_state"),
+                        ]),
+                    ),
+                    Rule::DtypeIn("q", IO),
+                    Rule::SameDtype("k", "q"),
+                    Rule::SameDtype("v", "q"),
+                    Rule::DtypeIn("initial_state", STATE),
+                    Rule::SameDtype("final_state", "initial_state"),
+                ]);
+        }
+        Kind::Bwd => {
+            let mut outs = vec![
+                out("dQ", S::SameAs("q")).like("q"),
+                out("dK", S::SameAs("k")).like("k"),
+                out("dV", S::SameAs("v")).like("v"),
+                out("dG", S::SameAs("g")).like("g"),
+                out("dBeta", S::SameAs("beta")).like("beta"),
+            ];
+            if f.has_w {
+                outs.push(out("dW", S::SameAs("w")).like("w"));
+            }
+            outs.extend([
+                out("d_initial_state", S::SameAs("initial_state"))
+                    .like("initial_state")
+                    .when(Cond::Port("initial_state")),
+                out("d_a_log", S::SameAs("a_log"))
+                    .like("a_log")
+                    .when(Cond::Port("a_log")),
+                out("d_dt_bias", S::SameAs("dt_bias"))
+                    .like("dt_bias")
+                    .when(Cond::Port("dt_bias")),
+            ]);
+            o = o
+                .outs(outs)
+                .attrs(vec![scale, every, overwrite])
+                .rules(vec![
+                    Rule::AttrMin("checkpoint_every_n_tokens", 0.0),
+                    implies(
+                        Cond::Positive("checkpoint_every_n_tokens"),
+                        Cond::Port("state_checkpoints"),
+                    ),
+                    implies(
+                        Cond::True("overwrite_initial_state"),
+                        Cond::All(vec![
+                            Cond::Port("d_final_state"),
+                            Cond::Port("initial_state"),
+                        ]),
+                    ),
+                    Rule::DtypeIn("q", IO),
+                    Rule::SameDtype("k", "q"),
+                    Rule::SameDtype("v", "q"),
+                    Rule::SameDtype("dO", "q"),
+                    Rule::DtypeIn("initial_state", STATE),
+                    Rule::SameDtype("d_final_state", "initial_state"),
+                    Rule::LaGradPresence,
+                ]);
+        }
+        Kind::Summary => {
+            o = o
+                .outs(vec![
+                    state_out("final_state", state_dtype),
+                    out("transition", S::LaTransition)
+                        .fp32()
+                        .when(Cond::True("output_transition")),
+                ])
+                .attrs(vec![transition])
+                .rules(vec![
+                    Rule::SameDtype("v", "k"),
+                    Rule::DtypeIn("initial_state", STATE),
+                ]);
+        }
+        Kind::SummaryBwd => {
+            o = o
+                .outs(vec![
+                    state_out(
+                        "d_initial_state",
+                        DtypeRule::SameAsOr("d_final_state", DataType::Float),
+                    ),
+                    out("transition", S::LaTransition)
+                        .fp32()
+                        .when(Cond::True("output_transition")),
+                ])
+                .attrs(vec![scale, transition])
+                .rules(vec![
+                    Rule::SameDtype("q", "k"),
+                    Rule::SameDtype("dO", "k"),
+                    Rule::DtypeIn("d_final_state", STATE),
+                ]);
+        }
+    }
+    o
+}
+
+/// The linear-attention rows (per family: fwd, bwd, summary, summary_bwd).
+pub(crate) fn ops() -> Vec<OpSpec> {
+    FAMILIES
+        .iter()
+        .flat_map(|f| [Kind::Fwd, Kind::Bwd, Kind::Summary, Kind::SummaryBwd].map(|k| row(f, k)))
+        .collect()
+}

@@ -1,0 +1,214 @@
+//! `dnnplan env` as a user runs it: the built binary, as a table and as JSON. Each component is
+//! either found (with its version) or not found with a reason; the expectation for this machine
+//! comes from the library's own probes, so the test holds on the CPU-only CI machine (nothing
+//! found) and on the GPU machine alike (there the staged `.device/bin/dnnplan` is used). Also the
+//! CLI's usage errors.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+/// The `dnnplan` binary cargo built, or, for a test executable staged for the GPU machine
+/// (`.device/tests/`), the staged one in `.device/bin/`.
+fn binary() -> PathBuf {
+    let built = PathBuf::from(env!("CARGO_BIN_EXE_dnnplan"));
+    if built.is_file() {
+        return built;
+    }
+    let exe = std::env::current_exe().expect("current_exe");
+    let staged = exe
+        .parent()
+        .and_then(Path::parent)
+        .map(|dir| dir.join("bin").join("dnnplan"));
+    match staged {
+        Some(path) if path.is_file() => path,
+        _ => panic!(
+            "the dnnplan binary is neither at {} nor staged next to {}",
+            built.display(),
+            exe.display()
+        ),
+    }
+}
+
+fn dnnplan(args: &[&str], envs: &[(&str, &str)]) -> Output {
+    let mut cmd = Command::new(binary());
+    cmd.args(args);
+    for (k, v) in envs {
+        cmd.env(k, v);
+    }
+    cmd.output().expect("run the dnnplan binary")
+}
+
+fn stdout_of(out: &Output) -> String {
+    assert!(
+        out.status.success(),
+        "dnnplan failed ({}):\nstdout:\n{}\nstderr:\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout.clone()).expect("stdout is UTF-8")
+}
+
+fn env_json(envs: &[(&str, &str)]) -> Value {
+    let text = stdout_of(&dnnplan(&["env", "--json"], envs));
+    serde_json::from_str(&text)
+        .unwrap_or_else(|e| panic!("`dnnplan env --json` is not JSON ({e}):\n{text}"))
+}
+
+/// A component object: `found` is a bool; found ones carry `version_key`, missing ones a reason.
+fn check_component(report: &Value, key: &str, version_key: &str, expect_found: bool) {
+    let c = &report[key];
+    assert_eq!(
+        c["found"].as_bool(),
+        Some(expect_found),
+        "{key}.found (this machine's probe says {expect_found}): {c}"
+    );
+    if expect_found {
+        assert!(
+            !c[version_key].is_null(),
+            "{key} found without {version_key}: {c}"
+        );
+    } else {
+        let reason = c["reason"].as_str().unwrap_or_default();
+        assert!(
+            reason.len() > 10,
+            "{key} not found without a useful reason: {c}"
+        );
+    }
+}
+
+#[test]
+fn env_json_reports_every_component() {
+    let report = env_json(&[]);
+    assert_eq!(report["dnnplan"]["version"], env!("CARGO_PKG_VERSION"));
+    assert_eq!(report["dnnplan"]["abi"], dnnplan::version::ABI_VERSION);
+    assert_eq!(report["os"]["os"], std::env::consts::OS);
+    assert_eq!(report["os"]["arch"], std::env::consts::ARCH);
+
+    let cuda_found = dnnplan::cuda::probe::driver().is_ok();
+    check_component(&report, "cuda", "driver_version", cuda_found);
+    if cuda_found {
+        let devices = report["cuda"]["devices"]
+            .as_array()
+            .expect("cuda.devices array");
+        for d in devices {
+            for key in ["name", "compute_capability", "arch", "sm_count"] {
+                assert!(!d[key].is_null(), "device without {key}: {d}");
+            }
+        }
+    } else {
+        assert!(
+            report["cuda"]["reason"]
+                .as_str()
+                .unwrap()
+                .contains("libcuda"),
+            "the CUDA reason names the missing driver library: {}",
+            report["cuda"]
+        );
+    }
+    check_component(
+        &report,
+        "cudnn",
+        "version",
+        dnnplan::cudnn::loader::info().is_ok(),
+    );
+    check_component(
+        &report,
+        "nvrtc",
+        "version",
+        dnnplan::cuda::probe::nvrtc_version().is_ok(),
+    );
+    assert!(
+        report["environment"]
+            .as_object()
+            .is_some_and(|m| m.contains_key("DNNPLAN_CUDNN_LIB_DIR")),
+        "environment lists DNNPLAN_CUDNN_LIB_DIR: {}",
+        report["environment"]
+    );
+}
+
+#[test]
+fn env_reports_every_cudnn_location_tried() {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("no-cudnn-here");
+    let dir = dir.to_str().expect("UTF-8 path");
+    let report = env_json(&[("DNNPLAN_CUDNN_LIB_DIR", dir)]);
+    assert_eq!(report["environment"]["DNNPLAN_CUDNN_LIB_DIR"], dir);
+    let cudnn = &report["cudnn"];
+    if cudnn["found"] == Value::Bool(true) {
+        eprintln!(
+            "cuDNN is installed system-wide here ({cudnn}); the not-found path is not exercised"
+        );
+        return;
+    }
+    let reason = cudnn["reason"].as_str().expect("cudnn.reason");
+    // The configured directory is tried, and the loader's own message is kept.
+    assert!(reason.contains(&format!("{dir}/libcudnn.so.9")), "{reason}");
+    assert!(
+        reason.contains("cannot open shared object file"),
+        "{reason}"
+    );
+    assert!(reason.contains("DNNPLAN_CUDNN_LIB_DIR"), "{reason}");
+}
+
+#[test]
+fn env_table_matches_json() {
+    let table = stdout_of(&dnnplan(&["env"], &[]));
+    let report = env_json(&[]);
+    for section in [
+        "dnnplan:",
+        "os:",
+        "cuda:",
+        "cudnn:",
+        "nvrtc:",
+        "environment:",
+    ] {
+        assert!(
+            table.lines().any(|l| l == section),
+            "missing section {section}:\n{table}"
+        );
+    }
+    assert!(
+        table.contains(&format!("  version: {}", env!("CARGO_PKG_VERSION"))),
+        "{table}"
+    );
+    for key in ["cuda", "cudnn", "nvrtc"] {
+        let c = &report[key];
+        if let Some(reason) = c["reason"].as_str() {
+            assert!(
+                table.contains(&format!("  reason: {reason}")),
+                "{key} reason missing:\n{table}"
+            );
+        }
+        assert!(
+            table.contains(&format!("{key}:\n  found: {}", c["found"])),
+            "{table}"
+        );
+    }
+}
+
+#[test]
+fn usage_errors_exit_2_with_usage() {
+    for args in [
+        &[][..],
+        &["frobnicate"][..],
+        &["env", "--bogus"][..],
+        &["env", "extra"][..],
+    ] {
+        let out = dnnplan(args, &[]);
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "dnnplan {args:?}: {}",
+            out.status
+        );
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains("usage: dnnplan"),
+            "dnnplan {args:?} stderr: {stderr}"
+        );
+    }
+    let help = stdout_of(&dnnplan(&["help"], &[]));
+    assert!(help.contains("env [--json]"), "{help}");
+}

@@ -1,0 +1,207 @@
+//! `dnnplan explain` as a user runs it: the built binary on graph JSON files, as a table and as
+//! JSON; every graph shipped in `examples/graphs/`; usage and input errors. The expectations are
+//! derived from the library (the backend's verdict depends on whether cuDNN is on this machine),
+//! so the test holds on the CPU-only CI machine and on the GPU machine alike.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use dnnplan::ir::{DataType, Graph, GraphContext, NodeBuilder, Tensor};
+use serde_json::Value;
+
+fn dnnplan(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_dnnplan"))
+        .args(args)
+        .output()
+        .expect("run the dnnplan binary")
+}
+
+fn ok_stdout(out: &Output) -> String {
+    assert!(
+        out.status.success(),
+        "dnnplan failed ({}):\nstdout:\n{}\nstderr:\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout.clone()).expect("stdout is UTF-8")
+}
+
+fn temp_dir(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("dnnplan-cli-explain-{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&d).expect("temp dir");
+    d
+}
+
+/// A relu(x + b) graph, written as JSON.
+fn pointwise_graph_file(dir: &Path) -> PathBuf {
+    let mut g = Graph::new(GraphContext::new(
+        DataType::Half,
+        DataType::Float,
+        DataType::Float,
+    ));
+    let x = g
+        .add_tensor(Tensor::new("x", &[4, 16], DataType::Half))
+        .unwrap();
+    let b = g
+        .add_tensor(Tensor::new("b", &[1, 16], DataType::Half))
+        .unwrap();
+    let n = g
+        .add_node(
+            NodeBuilder::by_name("add")
+                .unwrap()
+                .input("a", x)
+                .input("b", b),
+        )
+        .unwrap();
+    let s = g.nodes()[n].output("OUT_0").unwrap();
+    let r = g
+        .add_node(NodeBuilder::by_name("relu").unwrap().input("input", s))
+        .unwrap();
+    let y = g.nodes()[r].output("OUT_0").unwrap();
+    g.set_output(y, true).unwrap();
+    let path = dir.join("pointwise.json");
+    std::fs::write(&path, g.to_json()).unwrap();
+    path
+}
+
+fn check_explanation(e: &Value, what: &str) {
+    for key in [
+        "target",
+        "modes",
+        "family",
+        "candidates",
+        "backend",
+        "plans",
+    ] {
+        assert!(!e[key].is_null(), "{what}: no `{key}` in {e:#}");
+    }
+    let backend = &e["backend"];
+    assert!(
+        backend["verdict"] == "ok" || backend["verdict"] == "decline",
+        "{what}: {backend}"
+    );
+    if backend["verdict"] == "decline" {
+        assert!(
+            backend["reason"].as_str().is_some_and(|r| !r.is_empty()),
+            "{what}: {backend}"
+        );
+    }
+    for c in e["candidates"].as_array().unwrap() {
+        if c["verdict"] == "decline" {
+            assert!(
+                c["reason"].as_str().is_some_and(|r| !r.is_empty()),
+                "{what}: {c}"
+            );
+        }
+    }
+    let plans = e["plans"].as_array().unwrap();
+    if plans.is_empty() {
+        assert!(
+            e["error"].as_str().is_some_and(|m| m.contains("no engine")),
+            "{what}: {e:#}"
+        );
+    }
+    for (i, p) in plans.iter().enumerate() {
+        assert_eq!(p["index"], i, "{what}");
+        assert!(
+            p["name"].as_str().is_some_and(|n| !n.is_empty()),
+            "{what}: {p}"
+        );
+    }
+}
+
+#[test]
+fn explain_a_pointwise_graph_as_table_and_json() {
+    let dir = temp_dir("pw");
+    let path = pointwise_graph_file(&dir);
+    let path = path.to_str().unwrap();
+    let e: Value =
+        serde_json::from_str(&ok_stdout(&dnnplan(&["explain", path, "--json"]))).unwrap();
+    check_explanation(&e, path);
+    assert!(
+        e["family"]["name"].is_null(),
+        "no bundled family anchors pointwise ops: {e:#}"
+    );
+    assert_eq!(e["modes"], serde_json::json!(["A", "FALLBACK"]));
+    // without the cuDNN provider in this library the backend declines, with a reason
+    if dnnplan::cudnn::loader::library().is_err() {
+        assert!(
+            e["backend"]["reason"]
+                .as_str()
+                .unwrap()
+                .contains("cuDNN is not loaded"),
+            "{e:#}"
+        );
+    }
+    let table = ok_stdout(&dnnplan(&["explain", path]));
+    assert!(table.contains("family:   none"), "{table}");
+    assert!(table.contains("backend:"), "{table}");
+    assert!(table.contains("plans:"), "{table}");
+    let e: Value = serde_json::from_str(&ok_stdout(&dnnplan(&[
+        "explain",
+        path,
+        "--json",
+        "--arch",
+        "90",
+        "--modes",
+        "a,opensource",
+    ])))
+    .unwrap();
+    assert_eq!(e["modes"], serde_json::json!(["A", "OPENSOURCE"]));
+    assert_eq!(e["target"]["arch"], 90);
+    std::fs::remove_dir_all(dir).ok();
+}
+
+#[test]
+fn explain_runs_on_every_example_graph() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/graphs");
+    let entries = std::fs::read_dir(&dir).expect("examples/graphs/ exists");
+    let mut n = 0;
+    for entry in entries {
+        let path = entry.unwrap().path();
+        if path.extension().and_then(|e| e.to_str()) != Some("json") {
+            continue;
+        }
+        let p = path.to_str().unwrap();
+        let e: Value =
+            serde_json::from_str(&ok_stdout(&dnnplan(&["explain", p, "--json"]))).unwrap();
+        check_explanation(&e, p);
+        let table = ok_stdout(&dnnplan(&["explain", p, "--arch", "90"]));
+        assert!(table.contains("plans:"), "{p}: {table}");
+        // the linear-attention ops have no backend lowering: the backend declines them statically
+        let graph =
+            dnnplan::ir::Graph::from_json(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        if graph.has_python_only_ops() {
+            assert!(
+                e["backend"]["reason"]
+                    .as_str()
+                    .unwrap()
+                    .contains("no cuDNN backend lowering"),
+                "{p}: {e:#}"
+            );
+        }
+        n += 1;
+    }
+    assert!(n > 0, "examples/graphs/ holds no .json graph");
+}
+
+#[test]
+fn usage_and_input_errors() {
+    let out = dnnplan(&["explain"]);
+    assert_eq!(out.status.code(), Some(2));
+    let out = dnnplan(&["explain", "g.json", "--modes", "C"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown heuristic mode `C`"));
+    let out = dnnplan(&["explain", "g.json", "--arch"]);
+    assert_eq!(out.status.code(), Some(2));
+    let out = dnnplan(&["explain", "/nonexistent/graph.json"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent/graph.json"));
+    let dir = temp_dir("bad");
+    let bad = dir.join("bad.json");
+    std::fs::write(&bad, "{\"format\": \"nope\"}").unwrap();
+    let out = dnnplan(&["explain", bad.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    std::fs::remove_dir_all(dir).ok();
+}
