@@ -88,6 +88,45 @@ typedef struct dnnp_plan_list_t dnnp_plan_list_t;
 typedef int32_t dnnp_status_t;
 
 /**
+ * Per-process statistics of the compiled-plan cache (counts since process start or the last
+ * `dnnp_compiled_cache_reset_stats`). Set `struct_size` before the call.
+ */
+typedef struct {
+  /**
+   * In: `sizeof(dnnp_cache_stats_t)` as the caller was compiled with. Out: the bytes written.
+   */
+  size_t struct_size;
+  /**
+   * Lookups answered from disk.
+   */
+  uint64_t hits;
+  /**
+   * Lookups that found nothing usable, followed by a compile.
+   */
+  uint64_t misses;
+  /**
+   * Compiles that skipped the cache (disabled, or an environment that cannot identify itself).
+   */
+  uint64_t bypassed;
+  /**
+   * Entries found but rejected (bad record, mismatched key, missing or corrupt object).
+   */
+  uint64_t invalid;
+  /**
+   * Whole environment directories removed by pruning.
+   */
+  uint64_t pruned;
+  /**
+   * Compiled objects that could not be written to disk (the in-process object was used).
+   */
+  uint64_t export_failed;
+  /**
+   * Requests answered by the in-process memo.
+   */
+  uint64_t memo_hits;
+} dnnp_cache_stats_t;
+
+/**
  * Heuristic mode (`DNNP_HEUR_MODE_*`), the reference's `HeurMode_t` values.
  */
 typedef uint32_t dnnp_heur_mode_t;
@@ -576,6 +615,35 @@ typedef uint32_t dnnp_build_policy_t;
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
+
+/**
+ * Copies the compiled-plan cache statistics of this process into `*out`.
+ *
+ * `out->struct_size` must be set by the caller (at least the size up to and including `hits`,
+ * else `DNNP_STATUS_BAD_PARAM`); the fields that fit are written and `struct_size` is set to the
+ * bytes written.
+ *
+ * # Safety
+ * `out` must be NULL or point to at least `out->struct_size` writable bytes.
+ */
+dnnp_status_t dnnp_compiled_cache_stats(dnnp_cache_stats_t *out);
+
+/**
+ * Zeroes this process's compiled-plan cache statistics.
+ */
+dnnp_status_t dnnp_compiled_cache_reset_stats(void);
+
+/**
+ * Copies the compiled-plan cache's root directory (from `DNNPLAN_COMPILED_CACHE`, else
+ * `$XDG_CACHE_HOME/dnnplan/compiled_plans`, else `~/.cache/dnnplan/compiled_plans`) into `buf`
+ * as a NUL-terminated string, with the two-call protocol: `*needed` (when not NULL) receives the
+ * size including the NUL; a NULL or too small `buf` gives `DNNP_STATUS_BUFFER_TOO_SMALL`.
+ * `*enabled` (when not NULL) receives 0 when `DNNPLAN_DISABLE_COMPILED_CACHE` turns it off, else 1.
+ *
+ * # Safety
+ * `buf` must be NULL or valid for `cap` bytes; `needed` and `enabled` NULL or valid for one write.
+ */
+dnnp_status_t dnnp_compiled_cache_dir(char *buf, size_t cap, size_t *needed, int32_t *enabled);
 
 /**
  * Packed library version: major*10000 + minor*100 + patch (compare with `DNNP_VERSION`).

@@ -10,7 +10,8 @@ use serde_json::{Value, json};
 const USAGE: &str = "usage: dnnplan <command> [options]
 
 commands:
-  env [--json]        library version, OS, CUDA driver and GPUs, cuDNN, NVRTC, DNNPLAN_* settings
+  env [--json]        library version, OS, CUDA driver and GPUs, cuDNN, NVRTC, DNNPLAN_* settings,
+                      compiled-plan cache (dir, enabled, cap, statistics)
   explain GRAPH.json [--json] [--arch SM] [--modes A,B,FALLBACK,OPENSOURCE]
                       why the plan list is what it is: family, facts, every engine's verdict,
                       the backend per mode, the ranked plans (--arch 90: as on an H200)
@@ -223,6 +224,48 @@ fn env_report() -> Value {
         "cudnn": cudnn,
         "nvrtc": nvrtc,
         "environment": environment,
+        "compiled_cache": compiled_cache_report(),
+    })
+}
+
+/// The compiled-plan cache: where it lives, whether it is on, its cap, what is on disk and this
+/// process's statistics.
+fn compiled_cache_report() -> Value {
+    use dnnplan::cuda::cache::{CompiledCache, prune};
+    let cache = CompiledCache::global();
+    let dir = cache.dir();
+    let on_disk = prune::candidates(&dir);
+    let variables: serde_json::Map<String, Value> = [
+        "DNNPLAN_COMPILED_CACHE",
+        "DNNPLAN_DISABLE_COMPILED_CACHE",
+        "DNNPLAN_COMPILED_CACHE_MAX_BYTES",
+    ]
+    .iter()
+    .map(|name| {
+        let value = std::env::var_os(name).map_or(Value::Null, |v| {
+            Value::String(v.to_string_lossy().into_owned())
+        });
+        ((*name).to_owned(), value)
+    })
+    .collect();
+    // The environment this machine's device 0 would write to (what the cache keys on).
+    let environment = match dnnplan::cuda::probe::driver() {
+        Ok(d) if !d.devices.is_empty() => {
+            let id = dnnplan::cuda::cache::EnvIdentity::for_device(d.devices[0].ordinal);
+            json!({ "device": d.devices[0].ordinal, "hash": id.hash(), "complete": id.is_complete(),
+                    "identity": id.to_json() })
+        }
+        _ => Value::Null,
+    };
+    json!({
+        "dir": dir.display().to_string(),
+        "enabled": cache.config().enabled,
+        "max_bytes": cache.config().max_bytes,
+        "environments_on_disk": on_disk.len(),
+        "bytes_on_disk": on_disk.iter().map(|c| c.bytes).sum::<u64>(),
+        "stats": cache.stats(),
+        "environment": environment,
+        "variables": variables,
     })
 }
 

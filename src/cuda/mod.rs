@@ -1,3 +1,31 @@
-//! CUDA driver layer over cudarc (probed first), module loading, NVRTC and the compiled-plan cache.
+//! CUDA driver layer over cudarc, probed first, plus everything dnnplan's own kernels need.
+//!
+//! - [`probe`]: is libcuda / NVRTC there, driver version, visible devices (never panics).
+//! - [`driver`]: the guard every driver call goes through (probe first, `catch_unwind` last).
+//! - [`context`]: the caller's context and device; binding the context a launch needs
+//!   (no ambient state: the stream's own context, else the caller's current one).
+//! - [`module`]: cubins loaded once per process (`cuLibraryLoadData`, context-independent),
+//!   kernel lookup by name.
+//! - [`launch`]: launches on a caller-supplied stream (`cuLaunchKernelEx`, clusters).
+//! - [`nvrtc`]: NVRTC loading (robust search) and compilation to cubin.
+//! - [`kernels`]: the bundled kernel table generated from `kernels/manifest.toml`.
+//! - [`compile`]: `compile_or_load`: bundled cubin, else NVRTC through the compiled-plan cache.
+//! - [`cache`]: the persistent compiled-plan cache (dispatch spec section 7, adapted).
 
+pub mod cache;
+pub mod compile;
+pub mod context;
+pub mod driver;
+pub mod kernels;
+pub mod launch;
+pub mod module;
+pub mod nvrtc;
 pub mod probe;
+
+#[cfg(test)]
+mod unavailable_tests;
+
+pub use compile::{GpuArch, compile_nvrtc, compile_or_load};
+pub use context::{ContextGuard, CurrentContext};
+pub use launch::{KernelArgs, LaunchConfig, launch};
+pub use module::{Function, Module};

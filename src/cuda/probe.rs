@@ -109,12 +109,8 @@ pub fn driver() -> Result<&'static DriverInfo, &'static Error> {
 }
 
 fn query_nvrtc() -> Result<(i32, i32)> {
-    // SAFETY: only checks whether the library can be opened.
-    if !unsafe { nvrtc_sys::is_culib_present() } {
-        return Err(Error::CudaUnavailable(
-            "NVRTC (libnvrtc.so) was not found".into(),
-        ));
-    }
+    // Finds the library (search path, then $CUDA_HOME/lib64 and friends) without panicking.
+    super::nvrtc::ensure_library()?;
     let (mut major, mut minor): (c_int, c_int) = (0, 0);
     // SAFETY: writes two ints.
     let rc = unsafe { nvrtc_sys::nvrtcVersion(&mut major, &mut minor) };

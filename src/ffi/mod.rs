@@ -3,6 +3,7 @@
 //! status codes, last-error message kept per thread) and writes outputs only on success.
 
 pub(crate) mod boundary;
+pub mod cache;
 pub mod diagnostics;
 pub mod dlpack;
 pub mod explain;

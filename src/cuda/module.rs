@@ -1,0 +1,152 @@
+//! Cubins loaded into the driver, and kernel lookup by name.
+//!
+//! A cubin is loaded with `cuLibraryLoadData`: the library is context-independent and the driver
+//! loads it into each context on first use there, so one load serves every context and device of
+//! the process (the per-context copy is the driver's cache). Loaded modules are cached per process
+//! by the blake3 of their bytes and never unloaded (like the CUDA libraries themselves), so a
+//! [`Function`] stays valid for the life of the process.
+
+use std::collections::HashMap;
+use std::ffi::CString;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use cudarc::driver::sys::{self, CUfunction, CUkernel, CUlibrary};
+
+use super::driver::{check, guarded};
+use crate::error::{Error, Result};
+
+/// A loaded cubin.
+#[derive(Debug)]
+pub struct Module {
+    library: CUlibrary,
+    /// Where the bytes came from (bundled kernel name, NVRTC entry), for messages.
+    origin: String,
+    digest: blake3::Hash,
+}
+
+// SAFETY: a CUlibrary is a process-wide driver handle, usable from any thread.
+unsafe impl Send for Module {}
+// SAFETY: as above; lookups through it are thread-safe in the driver.
+unsafe impl Sync for Module {}
+
+fn loaded() -> &'static Mutex<HashMap<[u8; 32], Arc<Module>>> {
+    static LOADED: OnceLock<Mutex<HashMap<[u8; 32], Arc<Module>>>> = OnceLock::new();
+    LOADED.get_or_init(Default::default)
+}
+
+impl Module {
+    /// Loads a cubin (or returns the module already loaded from the same bytes).
+    /// `origin` names it in error messages.
+    pub fn load(bytes: &[u8], origin: &str) -> Result<Arc<Module>> {
+        let digest = blake3::hash(bytes);
+        let mut map = loaded()
+            .lock()
+            .map_err(|_| Error::Internal("module table poisoned".into()))?;
+        if let Some(m) = map.get(digest.as_bytes()) {
+            return Ok(m.clone());
+        }
+        if bytes.len() < 4 || &bytes[..4] != b"\x7fELF" {
+            return Err(Error::bad_param(
+                origin,
+                "is not a cubin (an ELF image is expected)",
+            ));
+        }
+        let library = guarded("loading a cubin", || {
+            let mut lib: CUlibrary = std::ptr::null_mut();
+            // SAFETY: `bytes` is a complete ELF image that outlives the call (the driver copies it);
+            // no JIT or library options are passed.
+            check("cuLibraryLoadData", unsafe {
+                sys::cuLibraryLoadData(
+                    &mut lib,
+                    bytes.as_ptr().cast(),
+                    std::ptr::null_mut(),
+                    std::ptr::null_mut(),
+                    0,
+                    std::ptr::null_mut(),
+                    std::ptr::null_mut(),
+                    0,
+                )
+            })?;
+            Ok(lib)
+        })?;
+        let module = Arc::new(Module {
+            library,
+            origin: origin.to_owned(),
+            digest,
+        });
+        map.insert(*digest.as_bytes(), module.clone());
+        Ok(module)
+    }
+
+    /// The kernel `name` (an `extern "C"` entry point) of this module.
+    pub fn function(self: &Arc<Self>, name: &str) -> Result<Function> {
+        let cname =
+            CString::new(name).map_err(|_| Error::bad_param("kernel name", "contains NUL"))?;
+        let kernel = guarded("kernel lookup", || {
+            let mut kernel: CUkernel = std::ptr::null_mut();
+            // SAFETY: `library` is live (never unloaded); writes one handle.
+            let rc = unsafe { sys::cuLibraryGetKernel(&mut kernel, self.library, cname.as_ptr()) };
+            if rc == sys::CUresult::CUDA_ERROR_NOT_FOUND {
+                return Err(Error::NotFound {
+                    what: "kernel function",
+                    key: format!("{name} in {}", self.origin),
+                });
+            }
+            check("cuLibraryGetKernel", rc)?;
+            Ok(kernel)
+        })?;
+        Ok(Function {
+            kernel,
+            name: name.to_owned(),
+            _module: self.clone(),
+        })
+    }
+
+    /// What the module was loaded from.
+    pub fn origin(&self) -> &str {
+        &self.origin
+    }
+
+    /// blake3 of the loaded bytes.
+    pub fn digest(&self) -> blake3::Hash {
+        self.digest
+    }
+}
+
+/// A kernel entry point of a loaded [`Module`].
+#[derive(Clone, Debug)]
+pub struct Function {
+    kernel: CUkernel,
+    name: String,
+    _module: Arc<Module>,
+}
+
+// SAFETY: a CUkernel is a context-independent driver handle, usable from any thread.
+unsafe impl Send for Function {}
+// SAFETY: as above.
+unsafe impl Sync for Function {}
+
+impl Function {
+    /// The entry point's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The raw context-independent kernel handle.
+    pub fn raw_kernel(&self) -> CUkernel {
+        self.kernel
+    }
+
+    /// The `CUfunction` of this kernel in the context current on the calling thread (the driver
+    /// loads the module into that context on first use). Call inside a bound context.
+    pub fn in_current_context(&self) -> Result<CUfunction> {
+        guarded("kernel function for the current context", || {
+            let mut f: CUfunction = std::ptr::null_mut();
+            // SAFETY: the kernel handle is live; writes one handle.
+            check("cuKernelGetFunction", unsafe {
+                sys::cuKernelGetFunction(&mut f, self.kernel)
+            })?;
+            Ok(f)
+        })
+    }
+}

@@ -1,0 +1,522 @@
+//! GPU tests of the CUDA layer (feature `gpu-tests`, run on the H200 machine):
+//! - the bundled sm_90a axpy/fill kernels loaded from their cubin, launched on a caller stream,
+//!   checked exactly against a CPU reference (fp32 fma, bf16 with round-to-nearest-even);
+//! - cluster launches (cluster ranks read back from the GPU);
+//! - the context rules (stream's context, caller's current context, named device, none);
+//! - the same kernel through NVRTC, cold in one process, then warm from the compiled-plan cache in
+//!   a second process (both times printed), and an unbundled knob specialization through NVRTC;
+//! - NVRTC compiling a source that includes the toolkit's cuda_bf16.h.
+#![cfg(feature = "gpu-tests")]
+
+use std::process::Command;
+use std::sync::Arc;
+use std::time::Instant;
+
+use cudarc::driver::sys::{self, CUdeviceptr, CUstream};
+use dnnplan::Error;
+use dnnplan::cuda::{
+    ContextGuard, CurrentContext, Function, KernelArgs, LaunchConfig, Module, compile_nvrtc,
+    compile_or_load, launch, nvrtc, probe,
+};
+
+fn ok(call: &str, r: sys::CUresult) {
+    assert_eq!(r, sys::CUresult::CUDA_SUCCESS, "{call}");
+}
+
+/// The test plays the framework: it owns a context and a stream and hands the stream to dnnplan.
+struct Caller {
+    ctx: sys::CUcontext,
+    stream: CUstream,
+}
+
+impl Caller {
+    fn new() -> Caller {
+        probe::driver().expect("CUDA driver");
+        let mut ctx = std::ptr::null_mut();
+        let mut stream = std::ptr::null_mut();
+        // SAFETY: plain driver calls with valid out pointers.
+        unsafe {
+            ok("retain", sys::cuDevicePrimaryCtxRetain(&mut ctx, 0));
+            ok("set current", sys::cuCtxSetCurrent(ctx));
+            ok("stream", sys::cuStreamCreate(&mut stream, 1)); // non-blocking
+        }
+        Caller { ctx, stream }
+    }
+
+    fn upload<T: Copy>(&self, host: &[T]) -> CUdeviceptr {
+        let bytes = std::mem::size_of_val(host).max(1);
+        let mut d: CUdeviceptr = 0;
+        // SAFETY: `host` is valid for `bytes`; the context is current.
+        unsafe {
+            ok("alloc", sys::cuMemAlloc_v2(&mut d, bytes));
+            ok(
+                "htod",
+                sys::cuMemcpyHtoD_v2(d, host.as_ptr().cast(), std::mem::size_of_val(host)),
+            );
+            ok("sync", sys::cuCtxSynchronize());
+        }
+        d
+    }
+
+    fn download<T: Copy + Default>(&self, d: CUdeviceptr, n: usize) -> Vec<T> {
+        let mut host = vec![T::default(); n];
+        // SAFETY: `d` holds `n` elements; the stream is synchronized first.
+        unsafe {
+            ok("stream sync", sys::cuStreamSynchronize(self.stream));
+            ok(
+                "dtoh",
+                sys::cuMemcpyDtoH_v2(
+                    host.as_mut_ptr().cast(),
+                    d,
+                    std::mem::size_of_val(&host[..]),
+                ),
+            );
+            ok("free", sys::cuMemFree_v2(d));
+        }
+        host
+    }
+}
+
+fn hopper() -> probe::DeviceInfo {
+    let d = probe::driver().expect("driver").devices[0].clone();
+    assert_eq!(
+        d.compute_capability,
+        (9, 0),
+        "these tests expect an H100/H200"
+    );
+    d
+}
+
+/// Deterministic pseudo-random floats in [-4, 4).
+fn data(n: usize, seed: u64) -> Vec<f32> {
+    let mut s = seed;
+    (0..n)
+        .map(|_| {
+            s = s
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((s >> 40) as f32 / (1u64 << 24) as f32) * 8.0 - 4.0
+        })
+        .collect()
+}
+
+const N: usize = (1 << 20) + 37; // a tail that no unroll factor divides
+
+fn run_axpy_f32(caller: &Caller, f: &Function, alpha: f32) -> (Vec<f32>, Vec<f32>) {
+    let (x, y) = (data(N, 1), data(N, 2));
+    let (dx, dy) = (caller.upload(&x), caller.upload(&y));
+    let mut args = KernelArgs::new();
+    args.push(N as i64).push(alpha).push(dx).push(dy);
+    // SAFETY: the arguments match dnnp_axpy_f32(i64, float, const float*, float*).
+    unsafe {
+        launch(
+            f,
+            &LaunchConfig::linear(264, 256),
+            caller.stream,
+            None,
+            &mut args,
+        )
+    }
+    .expect("launch");
+    let got = caller.download::<f32>(dy, N);
+    // SAFETY: frees the input.
+    unsafe { ok("free", sys::cuMemFree_v2(dx)) };
+    let want = x
+        .iter()
+        .zip(&y)
+        .map(|(a, b)| alpha.mul_add(*a, *b))
+        .collect();
+    (got, want)
+}
+
+#[test]
+fn bundled_kernels_run_from_their_cubin_with_exact_results() {
+    let caller = Caller::new();
+    let device = hopper();
+    let module = compile_or_load("axpy", &device, &[]).expect("bundled axpy");
+    assert!(module.origin().contains("sm_90a"), "{}", module.origin());
+    assert!(!module.origin().contains("NVRTC"), "{}", module.origin());
+
+    let (got, want) = run_axpy_f32(
+        &caller,
+        &module.function("dnnp_axpy_f32").expect("f32"),
+        1.5,
+    );
+    assert_eq!(got, want, "fp32 axpy is one fma per element");
+
+    // bf16 storage, fp32 math, round to nearest even.
+    let f = module.function("dnnp_axpy_bf16").expect("bf16");
+    let to_bf16 = |v: &[f32]| {
+        v.iter()
+            .map(|x| half::bf16::from_f32(*x).to_bits())
+            .collect::<Vec<u16>>()
+    };
+    let (x, y) = (to_bf16(&data(N, 3)), to_bf16(&data(N, 4)));
+    let (dx, dy) = (caller.upload(&x), caller.upload(&y));
+    let alpha = -0.3f32;
+    let mut args = KernelArgs::new();
+    args.push(N as i64).push(alpha).push(dx).push(dy);
+    // SAFETY: matches dnnp_axpy_bf16(i64, float, const u16*, u16*).
+    unsafe {
+        launch(
+            &f,
+            &LaunchConfig::linear(132, 128),
+            caller.stream,
+            None,
+            &mut args,
+        )
+    }
+    .expect("launch");
+    let got: Vec<u16> = caller.download(dy, N);
+    let want: Vec<u16> = x
+        .iter()
+        .zip(&y)
+        .map(|(a, b)| {
+            let (a, b) = (
+                half::bf16::from_bits(*a).to_f32(),
+                half::bf16::from_bits(*b).to_f32(),
+            );
+            half::bf16::from_f32(alpha.mul_add(a, b)).to_bits()
+        })
+        .collect();
+    let mismatches = got.iter().zip(&want).filter(|(g, w)| g != w).count();
+    assert_eq!(
+        mismatches, 0,
+        "bf16 axpy differs from the RNE reference in {mismatches} elements"
+    );
+
+    // fill
+    let f = module.function("dnnp_fill_f32").expect("fill");
+    let dy = caller.upload(&vec![0f32; 1000]);
+    let mut args = KernelArgs::new();
+    args.push(1000i64).push(2.5f32).push(dy);
+    // SAFETY: matches dnnp_fill_f32(i64, float, float*).
+    unsafe {
+        launch(
+            &f,
+            &LaunchConfig::linear(2, 128),
+            caller.stream,
+            None,
+            &mut args,
+        )
+    }
+    .expect("launch");
+    assert!(caller.download::<f32>(dy, 1000).iter().all(|v| *v == 2.5));
+
+    assert!(matches!(
+        module.function("no_such_kernel"),
+        Err(Error::NotFound { .. })
+    ));
+    println!("bundled: fp32, bf16 and fill exact over {N} elements");
+}
+
+#[test]
+fn cluster_dimensions_reach_the_kernel() {
+    let caller = Caller::new();
+    let module = compile_or_load("axpy", &hopper(), &[]).expect("axpy");
+    let f = module
+        .function("dnnp_cluster_ranks")
+        .expect("cluster kernel");
+    for (cluster, size) in [(Some((2, 1, 1)), 2u32), (Some((4, 1, 1)), 4), (None, 1)] {
+        let blocks = 8u32;
+        let out = caller.upload(&vec![0xdeadu32; 2 * blocks as usize]);
+        let mut args = KernelArgs::new();
+        args.push(out);
+        let config = LaunchConfig {
+            cluster,
+            ..LaunchConfig::linear(blocks, 64)
+        };
+        // SAFETY: matches dnnp_cluster_ranks(u32*), 2 words per block.
+        unsafe { launch(&f, &config, caller.stream, None, &mut args) }.expect("cluster launch");
+        let got: Vec<u32> = caller.download(out, 2 * blocks as usize);
+        for b in 0..blocks as usize {
+            assert_eq!(
+                (got[2 * b], got[2 * b + 1]),
+                (b as u32 % size, size),
+                "block {b}, cluster {cluster:?}"
+            );
+        }
+    }
+    let bad = LaunchConfig {
+        cluster: Some((3, 1, 1)),
+        ..LaunchConfig::linear(8, 64)
+    };
+    let mut args = KernelArgs::new();
+    args.push(0u64);
+    // SAFETY: rejected before any launch.
+    let r = unsafe { launch(&f, &bad, caller.stream, None, &mut args) };
+    assert!(matches!(r, Err(Error::BadParam { .. })), "{r:?}");
+    println!("clusters: ranks and sizes read back for 2x1x1, 4x1x1 and none");
+}
+
+#[test]
+fn the_context_comes_from_the_stream_the_caller_or_the_named_device() {
+    let caller = Caller::new();
+    let module = compile_or_load("axpy", &hopper(), &[]).expect("axpy");
+    let f = module.function("dnnp_fill_f32").expect("fill");
+    let current = CurrentContext::current()
+        .expect("query")
+        .expect("a current context");
+    assert_eq!(current.context, caller.ctx);
+    assert_eq!(current.ordinal, 0);
+    assert_eq!(current.device().expect("props").sm_count, hopper().sm_count);
+
+    // The caller's current context with the legacy default stream.
+    let d = caller.upload(&[0f32; 64]);
+    let mut args = KernelArgs::new();
+    args.push(64i64).push(7f32).push(d);
+    // SAFETY: matches dnnp_fill_f32.
+    unsafe {
+        launch(
+            &f,
+            &LaunchConfig::linear(1, 64),
+            std::ptr::null_mut(),
+            None,
+            &mut args,
+        )
+    }
+    .expect("default stream");
+    // SAFETY: waits for the legacy stream.
+    unsafe { ok("ctx sync", sys::cuCtxSynchronize()) };
+    assert!(caller.download::<f32>(d, 64).iter().all(|v| *v == 7.0));
+
+    // A thread with no current context: the stream names it; with the default stream only a named
+    // device does, and with neither the call fails cleanly.
+    let stream = caller.stream as usize;
+    let dev = caller.upload(&[0f32; 64]) as usize;
+    let f2 = f.clone();
+    std::thread::spawn(move || {
+        assert_eq!(CurrentContext::current().expect("query"), None);
+        let mut args = KernelArgs::new();
+        args.push(64i64).push(3f32).push(dev as CUdeviceptr);
+        // SAFETY: matches dnnp_fill_f32; the stream is live.
+        unsafe {
+            launch(
+                &f2,
+                &LaunchConfig::linear(1, 64),
+                stream as CUstream,
+                None,
+                &mut args,
+            )
+        }
+        .expect("the stream's context");
+        assert_eq!(
+            CurrentContext::current().expect("query"),
+            None,
+            "the caller's state is restored"
+        );
+        // SAFETY: a default-stream sentinel.
+        let none = unsafe { ContextGuard::for_stream(std::ptr::null_mut(), None) };
+        assert!(matches!(none, Err(Error::InvalidState(_))), "{none:?}");
+        // SAFETY: as above.
+        let named =
+            unsafe { ContextGuard::for_stream(std::ptr::null_mut(), Some(0)) }.expect("device 0");
+        assert_eq!(named.context().ordinal, 0);
+    })
+    .join()
+    .expect("thread");
+    assert!(
+        caller
+            .download::<f32>(dev as CUdeviceptr, 64)
+            .iter()
+            .all(|v| *v == 3.0)
+    );
+    println!("contexts: stream's, caller's current, named device, none -> InvalidState");
+}
+
+/// Child process body: compile through NVRTC with the compiled-plan cache, run it, print timings.
+/// Ignored in normal runs; the parent test runs it with `--ignored --exact`.
+#[test]
+#[ignore]
+fn nvrtc_child_process() {
+    let caller = Caller::new();
+    let device = hopper();
+    let t = Instant::now();
+    let module: Arc<Module> = compile_nvrtc("axpy", &device, &[]).expect("NVRTC axpy");
+    let same_ms = t.elapsed().as_secs_f64() * 1e3;
+    let t = Instant::now();
+    let knob =
+        compile_or_load("axpy", &device, &[("DNNP_AXPY_UNROLL", "8")]).expect("unbundled knob");
+    let knob_ms = t.elapsed().as_secs_f64() * 1e3;
+    assert!(module.origin().contains("NVRTC") && knob.origin().contains("NVRTC"));
+    for m in [&module, &knob] {
+        let (got, want) = run_axpy_f32(&caller, &m.function("dnnp_axpy_f32").expect("f32"), 1.5);
+        assert_eq!(got, want, "{}", m.origin());
+    }
+    let stats = dnnplan::cuda::cache::CompiledCache::global().stats();
+    println!(
+        "CHILD_RESULT same_ms={same_ms:.2} knob_ms={knob_ms:.2} hits={} misses={} invalid={} bypassed={}",
+        stats.hits, stats.misses, stats.invalid, stats.bypassed
+    );
+}
+
+fn run_child(cache_dir: &std::path::Path) -> (f64, f64, u64, u64) {
+    let exe = std::env::current_exe().expect("test exe");
+    let out = Command::new(exe)
+        .args([
+            "--ignored",
+            "--exact",
+            "nvrtc_child_process",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env("DNNPLAN_COMPILED_CACHE", cache_dir)
+        .env_remove("DNNPLAN_DISABLE_COMPILED_CACHE")
+        .output()
+        .expect("spawn child");
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "child failed:\n{text}");
+    let line = text
+        .lines()
+        .find_map(|l| l.find("CHILD_RESULT").map(|i| &l[i..]))
+        .unwrap_or_else(|| panic!("no result:\n{text}"));
+    let field = |name: &str| -> f64 {
+        line.split_whitespace()
+            .find_map(|kv| kv.strip_prefix(&format!("{name}=")))
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| panic!("{name} in {line}"))
+    };
+    assert_eq!(field("invalid"), 0.0);
+    assert_eq!(field("bypassed"), 0.0);
+    (
+        field("same_ms"),
+        field("knob_ms"),
+        field("hits") as u64,
+        field("misses") as u64,
+    )
+}
+
+#[test]
+fn nvrtc_is_paid_once_per_machine_cold_then_warm_in_a_second_process() {
+    let dir = std::env::temp_dir().join(format!("dnnplan-gpu-cache-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let (cold, cold_knob, hits, misses) = run_child(&dir);
+    assert_eq!((hits, misses), (0, 2), "first process: both compiles miss");
+    let (warm, warm_knob, hits, misses) = run_child(&dir);
+    assert_eq!(
+        (hits, misses),
+        (2, 0),
+        "second process: both come from the cache"
+    );
+    println!(
+        "NVRTC axpy: cold {cold:.1} ms, warm (second process, from the cache) {warm:.1} ms; \
+         knob DNNP_AXPY_UNROLL=8: cold {cold_knob:.1} ms, warm {warm_knob:.1} ms"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn nvrtc_compiles_sources_that_include_toolkit_headers() {
+    let include = nvrtc::cuda_include_dir();
+    let source = "#include <cuda_bf16.h>\n\
+                  extern \"C\" __global__ void k(__nv_bfloat16* y, float v) { y[threadIdx.x] = __float2bfloat16_rn(v); }\n";
+    // What dnnplan's own NVRTC path passes must also serve libcu++ (the C++ library under NVRTC).
+    let libcu = "#include <cuda_bf16.h>\n#include <cuda/std/type_traits>\n#include <cuda/std/cstdint>\n\
+                 extern \"C\" __global__ void k2(cuda::std::uint32_t* y) {\n\
+                   static_assert(cuda::std::is_same_v<cuda::std::uint32_t, unsigned int>, \"\");\n\
+                   y[threadIdx.x] = threadIdx.x; }\n";
+    let arch = dnnplan::cuda::GpuArch { major: 9, minor: 0 };
+    let cubin = nvrtc::compile(&nvrtc::Program {
+        name: "libcu.cu",
+        source: libcu,
+        headers: vec![],
+        options: dnnplan::cuda::compile::nvrtc_options(arch, &[]),
+    })
+    .unwrap_or_else(|e| panic!("libcu++ under dnnplan's NVRTC options: {e}"));
+    Module::load(&cubin, "libcu++ test")
+        .expect("load")
+        .function("k2")
+        .expect("k2");
+    let mut options = vec![
+        "--gpu-architecture=sm_90a".to_owned(),
+        "--std=c++17".to_owned(),
+    ];
+    let bare = nvrtc::compile(&nvrtc::Program {
+        name: "bf16.cu",
+        source,
+        headers: vec![],
+        options: options.clone(),
+    });
+    println!(
+        "NVRTC cuda_bf16.h without -I: {}",
+        if bare.is_ok() {
+            "ok (built-in headers)"
+        } else {
+            "needs the toolkit include dir"
+        }
+    );
+    if let Some(dir) = &include {
+        options.push(format!("-I{}", dir.display()));
+    }
+    let cubin = nvrtc::compile(&nvrtc::Program {
+        name: "bf16.cu",
+        source,
+        headers: vec![],
+        options,
+    })
+    .unwrap_or_else(|e| panic!("with include dir {include:?}: {e}"));
+    let module = Module::load(&cubin, "bf16 test").expect("load");
+    module.function("k").expect("k");
+    println!(
+        "NVRTC origin: {:?}, toolkit include: {include:?}",
+        nvrtc::ensure_library().expect("nvrtc")
+    );
+}
+
+/// Child process body: report where NVRTC was found. Ignored in normal runs.
+#[test]
+#[ignore]
+fn nvrtc_probe_child() {
+    let origin = nvrtc::ensure_library().expect("NVRTC found");
+    let version = probe::nvrtc_version().expect("NVRTC version");
+    let cubin = nvrtc::compile(&nvrtc::Program {
+        name: "k.cu",
+        source: "extern \"C\" __global__ void k(float* y) { y[threadIdx.x] = 1.0f; }",
+        headers: vec![],
+        options: vec!["--gpu-architecture=sm_90a".to_owned()],
+    })
+    .expect("compile with the preloaded NVRTC");
+    assert!(cubin.starts_with(b"\x7fELF"));
+    println!("CHILD_NVRTC origin={origin:?} version={version:?}");
+}
+
+#[test]
+fn nvrtc_is_loaded_by_full_path_from_the_named_directory() {
+    let cuda_home = std::env::var("CUDA_HOME").unwrap_or_else(|_| "/usr/local/cuda".into());
+    let lib64 = format!("{}/lib64", cuda_home.trim_end_matches('/'));
+    let trimmed: Vec<String> = std::env::var("LD_LIBRARY_PATH")
+        .unwrap_or_default()
+        .split(':')
+        .filter(|p| !p.is_empty() && p.trim_end_matches('/') != lib64)
+        .map(str::to_owned)
+        .collect();
+    let out = Command::new(std::env::current_exe().expect("exe"))
+        .args([
+            "--ignored",
+            "--exact",
+            "nvrtc_probe_child",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env("LD_LIBRARY_PATH", trimmed.join(":"))
+        .env("CUDA_HOME", &cuda_home)
+        .env("DNNPLAN_NVRTC_LIB_DIR", &lib64)
+        .output()
+        .expect("spawn");
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "NVRTC not found once {lib64} left LD_LIBRARY_PATH:\n{text}"
+    );
+    let line = text
+        .lines()
+        .find_map(|l| l.find("CHILD_NVRTC").map(|i| &l[i..]))
+        .unwrap_or_else(|| panic!("no result:\n{text}"));
+    assert!(
+        line.contains("Preloaded"),
+        "DNNPLAN_NVRTC_LIB_DIR wins over the search path: {line}"
+    );
+    println!("without {lib64} on LD_LIBRARY_PATH, DNNPLAN_NVRTC_LIB_DIR set: {line}");
+}

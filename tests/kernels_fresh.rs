@@ -1,0 +1,102 @@
+//! Kernel freshness (CPU, no nvcc): every bundled cubin was rebuilt after its last source change.
+//!
+//! kernels/build-cubins.sh records, per kernel, the blake3 of its sources and of its cubin in
+//! kernels/manifest.toml. Editing a .cu or .cuh without rerunning the script changes the sources'
+//! digest; this test then fails and says which kernel to rebuild. (CI's byte-for-byte rebuild,
+//! `kernels/build-cubins.sh --check`, additionally proves the cubins come from these sources.)
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use dnnplan::cuda::kernels::{self, KERNELS};
+
+fn kernels_dir() -> &'static Path {
+    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/kernels"))
+}
+
+#[test]
+fn every_kernel_source_matches_the_digest_its_cubin_was_built_from() {
+    assert!(!KERNELS.is_empty(), "kernels/manifest.toml lists no kernel");
+    for k in KERNELS {
+        // Read from disk, not from the embedded copy: this is what the next build will embed.
+        let mut files = Vec::new();
+        for f in k.files {
+            let bytes = std::fs::read(kernels_dir().join(f.path)).unwrap_or_else(|e| {
+                panic!("kernel {}: cannot read kernels/{}: {e}", k.name, f.path)
+            });
+            files.push((f.path, bytes));
+        }
+        let digest = kernels::sources_digest(files.iter().map(|(p, b)| (*p, b.as_slice())));
+        assert_eq!(
+            digest,
+            k.sources_blake3,
+            "kernel `{}`: its sources ({}) changed since its cubin was built; run kernels/build-cubins.sh",
+            k.name,
+            k.files
+                .iter()
+                .map(|f| f.path)
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+}
+
+#[test]
+fn every_checked_in_cubin_matches_the_manifest() {
+    for k in KERNELS {
+        assert!(!k.cubins.is_empty(), "kernel `{}` has no cubin", k.name);
+        for c in k.cubins {
+            let path = kernels_dir().join(c.arch).join(format!("{}.cubin", k.name));
+            let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            assert_eq!(
+                blake3::hash(&bytes).to_hex().as_str(),
+                c.blake3,
+                "{} differs from kernels/manifest.toml; run kernels/build-cubins.sh",
+                path.display()
+            );
+            assert!(
+                bytes.starts_with(b"\x7fELF"),
+                "{} is not a cubin",
+                path.display()
+            );
+        }
+    }
+}
+
+#[test]
+fn every_source_file_on_disk_belongs_to_a_kernel() {
+    let listed: BTreeSet<&str> = KERNELS
+        .iter()
+        .flat_map(|k| k.files.iter().map(|f| f.path))
+        .collect();
+    let mut unlisted = Vec::new();
+    for (dir, ext) in [("src", "cu"), ("include", "cuh")] {
+        let Ok(entries) = std::fs::read_dir(kernels_dir().join(dir)) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if name.ends_with(&format!(".{ext}"))
+                && !listed.contains(format!("{dir}/{name}").as_str())
+            {
+                unlisted.push(format!("kernels/{dir}/{name}"));
+            }
+        }
+    }
+    assert!(
+        unlisted.is_empty(),
+        "not in kernels/manifest.toml (add a [[kernel]] or include it, then run kernels/build-cubins.sh): {unlisted:?}"
+    );
+}
+
+#[test]
+fn the_digest_detects_a_one_byte_change() {
+    // Guards the test itself: the formula must see edits, renames and moved boundaries.
+    let a = kernels::sources_digest([("src/a.cu", &b"x = 1;"[..])]);
+    assert_ne!(a, kernels::sources_digest([("src/a.cu", &b"x = 2;"[..])]));
+    assert_ne!(a, kernels::sources_digest([("src/b.cu", &b"x = 1;"[..])]));
+    assert_ne!(
+        kernels::sources_digest([("a", &b"bc"[..]), ("d", &b""[..])]),
+        kernels::sources_digest([("a", &b"b"[..]), ("cd", &b""[..])])
+    );
+}
