@@ -8,7 +8,12 @@
 // a state pool checks untouched spare rows, and two runs must agree bitwise.
 // Timing: bf16, K = V = 128, CUDA events, median of repeated launches, printed as a table.
 //
-// Build: nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a gdn_fwd_harness.cu
+// Build (repository root): nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a
+//   -Ikernels/include -o gdn_fwd_harness bench/gdn_fwd_harness.cu
+// It compiles the bundled module's source (kernels/src/gdn_fwd.cu) into itself and launches its
+// extern "C" entry points with the same workspace layout as the engine (src/engines/gdn/params.rs).
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -20,9 +25,78 @@
 #include <thread>
 #include <vector>
 
-#include "gdn_fwd.cuh"
+#include "../kernels/src/gdn_fwd.cu"
 
 using namespace gdn;
+
+// ---------------------------------------------------------------------------------------
+// Host side: workspace layout (mirrors src/engines/gdn/params.rs) and launches.
+// ---------------------------------------------------------------------------------------
+inline size_t align256(size_t x) { return (x + 255) & ~static_cast<size_t>(255); }
+
+template <typename T, int K, int V>
+inline size_t gdn_fwd_workspace_layout(FwdParams& p, void* ws) {
+  const size_t slots = static_cast<size_t>(p.max_chunks) * p.ho;
+  size_t off = 0;
+  auto take = [&](size_t bytes) {
+    size_t o = off;
+    off = align256(off + bytes);
+    return ws ? static_cast<void*>(static_cast<char*>(ws) + o) : nullptr;
+  };
+  p.chunk_offsets = static_cast<int*>(take(sizeof(int) * (p.n_seqs + 1)));
+  p.ws_w = take(slots * CHUNK * K * sizeof(T));
+  p.ws_q = take(slots * CHUNK * K * sizeof(T));
+  p.ws_kr = take(slots * CHUNK * K * sizeof(T));
+  p.ws_ut = take(slots * V * CHUNK * sizeof(T));
+  p.ws_a = take(slots * CHUNK * CHUNK * sizeof(T));
+  p.ws_gl = static_cast<float*>(take(slots * sizeof(float)));
+  return off;
+}
+
+typedef void (*Entry)(FwdParams);
+template <typename T, int K>
+struct Entries;
+template <>
+struct Entries<__nv_bfloat16, 128> {
+  static constexpr Entry prep = gdn_fwd_prep_bf16_k128, scan = gdn_fwd_scan_bf16_k128;
+};
+template <>
+struct Entries<__nv_bfloat16, 64> {
+  static constexpr Entry prep = gdn_fwd_prep_bf16_k64, scan = gdn_fwd_scan_bf16_k64;
+};
+template <>
+struct Entries<__half, 128> {
+  static constexpr Entry prep = gdn_fwd_prep_f16_k128, scan = gdn_fwd_scan_f16_k128;
+};
+template <>
+struct Entries<__half, 64> {
+  static constexpr Entry prep = gdn_fwd_prep_f16_k64, scan = gdn_fwd_scan_f16_k64;
+};
+
+// Extra scan schedules for the benchmark only (same per-warp math: outputs bitwise equal).
+template <int NW, int STAGES>
+__global__ void __launch_bounds__(NW * 32) bench_scan_bf16_k128(FwdParams p) {
+  fwd_scan_body<gdn_bf16, 128, 128, NW, STAGES>(p);
+}
+
+template <typename T, int K, int V>
+inline cudaError_t gdn_fwd_prepare_attributes() {
+  cudaError_t e = cudaFuncSetAttribute(Entries<T, K>::prep, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                       static_cast<int>(PrepSmem<K, V>::bytes));
+  if (e != cudaSuccess) return e;
+  return cudaFuncSetAttribute(Entries<T, K>::scan, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                              static_cast<int>(ScanSmem<K, SCAN_WARPS, SCAN_STAGES>::bytes));
+}
+
+template <typename T, int K, int V>
+inline cudaError_t gdn_fwd_launch(const FwdParams& p, cudaStream_t stream) {
+  gdn_chunk_offsets<<<1, OFFSETS_THREADS, 0, stream>>>(p);
+  if (p.max_chunks > 0)
+    Entries<T, K>::prep<<<dim3(p.max_chunks, p.ho), PREP_THREADS, PrepSmem<K, V>::bytes, stream>>>(p);
+  Entries<T, K>::scan<<<dim3(V / (16 * SCAN_WARPS), p.ho, p.n_seqs), SCAN_WARPS * 32,
+                        ScanSmem<K, SCAN_WARPS, SCAN_STAGES>::bytes, stream>>>(p);
+  return cudaGetLastError();
+}
 
 #define CK(...)                                                                           \
   do {                                                                                    \
@@ -406,11 +480,11 @@ static void bench(const char* name, const std::vector<int>& lens, int H) {
   CK(cudaMalloc(&ws, wsb));
   gdn_fwd_workspace_layout<T, K, V>(p, ws);
   CK(gdn_fwd_prepare_attributes<T, K, V>());
-  CK(cudaFuncSetAttribute(gdn_fwd_scan<T, K, V, 4, 2>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+  CK(cudaFuncSetAttribute(bench_scan_bf16_k128<4, 2>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                           static_cast<int>(ScanSmem<K, 4, 2>::bytes)));
-  CK(cudaFuncSetAttribute(gdn_fwd_scan<T, K, V, 2, 3>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+  CK(cudaFuncSetAttribute(bench_scan_bf16_k128<2, 3>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                           static_cast<int>(ScanSmem<K, 2, 3>::bytes)));
-  CK(cudaFuncSetAttribute(gdn_fwd_scan<T, K, V, 1, 3>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+  CK(cudaFuncSetAttribute(bench_scan_bf16_k128<1, 3>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                           static_cast<int>(ScanSmem<K, 1, 3>::bytes)));
   cudaEvent_t e0, e1, e2;
   CK(cudaEventCreate(&e0)); CK(cudaEventCreate(&e1)); CK(cudaEventCreate(&e2));
@@ -421,10 +495,10 @@ static void bench(const char* name, const std::vector<int>& lens, int H) {
   for (int it = 0; it < 25; ++it) {
     CK(cudaEventRecord(e0));
     gdn_chunk_offsets<<<1, OFFSETS_THREADS>>>(p);
-    gdn_fwd_prep<T, K, V><<<dim3(p.max_chunks, H), 128, PrepSmem<K, V>::bytes>>>(p);
+    Entries<T, K>::prep<<<dim3(p.max_chunks, H), 128, PrepSmem<K, V>::bytes>>>(p);
     CK(cudaEventRecord(e1));
-    gdn_fwd_scan<T, K, V, SCAN_WARPS, SCAN_STAGES><<<dim3(V / (16 * SCAN_WARPS), H, N), SCAN_WARPS * 32,
-                                                     ScanSmem<K, SCAN_WARPS, SCAN_STAGES>::bytes>>>(p);
+    Entries<T, K>::scan<<<dim3(V / (16 * SCAN_WARPS), H, N), SCAN_WARPS * 32,
+                          ScanSmem<K, SCAN_WARPS, SCAN_STAGES>::bytes>>>(p);
     CK(cudaEventRecord(e2));
     CK(cudaEventSynchronize(e2));
     CK(cudaGetLastError());
@@ -438,9 +512,9 @@ static void bench(const char* name, const std::vector<int>& lens, int H) {
   for (int nw : {42, 2, 1}) {
     for (int it = 0; it < 15; ++it) {
       CK(cudaEventRecord(e1));
-      if (nw == 42) gdn_fwd_scan<T, K, V, 4, 2><<<dim3(V / 64, H, N), 128, ScanSmem<K, 4, 2>::bytes>>>(p);
-      else if (nw == 2) gdn_fwd_scan<T, K, V, 2, 3><<<dim3(V / 32, H, N), 64, ScanSmem<K, 2, 3>::bytes>>>(p);
-      else gdn_fwd_scan<T, K, V, 1, 3><<<dim3(V / 16, H, N), 32, ScanSmem<K, 1, 3>::bytes>>>(p);
+      if (nw == 42) bench_scan_bf16_k128<4, 2><<<dim3(V / 64, H, N), 128, ScanSmem<K, 4, 2>::bytes>>>(p);
+      else if (nw == 2) bench_scan_bf16_k128<2, 3><<<dim3(V / 32, H, N), 64, ScanSmem<K, 2, 3>::bytes>>>(p);
+      else bench_scan_bf16_k128<1, 3><<<dim3(V / 16, H, N), 32, ScanSmem<K, 1, 3>::bytes>>>(p);
       CK(cudaEventRecord(e2));
       CK(cudaEventSynchronize(e2));
       CK(cudaGetLastError());

@@ -18,15 +18,25 @@
 //  3. gdn_fwd_scan (grid: V/VS × HO × N, one warp per 16 value rows): per chunk
 //     Uᵀ = Ũᵀ − X Wᵀ, Oᵀ = X Q⁺ᵀ + Uᵀ Aᵀ, X ← e^{Γ_last} X + Uᵀ Kᴿ with X = Sᵀ (V×K) in
 //     fp32 mma accumulators.
+//
+// Self-contained (no toolkit headers): the same text builds the bundled sm_90a cubin with nvcc and
+// compiles under NVRTC. 16-bit values are carried as raw bit patterns in the tag types gdn_bf16 /
+// gdn_f16 and converted with PTX cvt (round to nearest even). Host code (workspace layout,
+// launches) lives with the callers: src/engines/gdn/ and bench/gdn_fwd_harness.cu.
 #pragma once
 
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-#include <stdint.h>
-
-#include <type_traits>
-
 namespace gdn {
+
+typedef unsigned int u32;
+typedef decltype(sizeof(0)) size_t;
+
+// Storage tags of the two io dtypes (2 bytes, the raw bit pattern).
+struct gdn_bf16 {
+  unsigned short bits;
+};
+struct gdn_f16 {
+  unsigned short bits;
+};
 
 enum DType : int { DT_F32 = 0, DT_BF16 = 1, DT_F16 = 2 };
 
@@ -75,14 +85,24 @@ struct FwdParams {
 template <typename T>
 struct Io;
 template <>
-struct Io<__nv_bfloat16> {
-  static __device__ __forceinline__ float to_f(__nv_bfloat16 x) { return __bfloat162float(x); }
-  static __device__ __forceinline__ __nv_bfloat16 from_f(float x) { return __float2bfloat16_rn(x); }
-  static __device__ __forceinline__ uint32_t pack(float a, float b) {
-    __nv_bfloat162 v = __floats2bfloat162_rn(a, b);
-    return *reinterpret_cast<uint32_t*>(&v);
+struct Io<gdn_bf16> {
+  static __device__ __forceinline__ float bits_to_f(unsigned short b) {
+    return __uint_as_float(static_cast<u32>(b) << 16);
   }
-  static __device__ __forceinline__ void mma(float* c, const uint32_t* a, const uint32_t* b) {
+  static __device__ __forceinline__ unsigned short f_to_bits(float x) {
+    unsigned short r;
+    asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(r) : "f"(x));
+    return r;
+  }
+  static __device__ __forceinline__ float to_f(gdn_bf16 x) { return bits_to_f(x.bits); }
+  static __device__ __forceinline__ gdn_bf16 from_f(float x) { return gdn_bf16{f_to_bits(x)}; }
+  // Two values, `a` in the low half.
+  static __device__ __forceinline__ u32 pack(float a, float b) {
+    u32 r;
+    asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(b), "f"(a));
+    return r;
+  }
+  static __device__ __forceinline__ void mma(float* c, const u32* a, const u32* b) {
     asm volatile(
         "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
         "{%8,%9}, {%0,%1,%2,%3};\n"
@@ -91,14 +111,25 @@ struct Io<__nv_bfloat16> {
   }
 };
 template <>
-struct Io<__half> {
-  static __device__ __forceinline__ float to_f(__half x) { return __half2float(x); }
-  static __device__ __forceinline__ __half from_f(float x) { return __float2half_rn(x); }
-  static __device__ __forceinline__ uint32_t pack(float a, float b) {
-    __half2 v = __floats2half2_rn(a, b);
-    return *reinterpret_cast<uint32_t*>(&v);
+struct Io<gdn_f16> {
+  static __device__ __forceinline__ float bits_to_f(unsigned short b) {
+    float r;
+    asm("cvt.f32.f16 %0, %1;" : "=f"(r) : "h"(b));
+    return r;
   }
-  static __device__ __forceinline__ void mma(float* c, const uint32_t* a, const uint32_t* b) {
+  static __device__ __forceinline__ unsigned short f_to_bits(float x) {
+    unsigned short r;
+    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(r) : "f"(x));
+    return r;
+  }
+  static __device__ __forceinline__ float to_f(gdn_f16 x) { return bits_to_f(x.bits); }
+  static __device__ __forceinline__ gdn_f16 from_f(float x) { return gdn_f16{f_to_bits(x)}; }
+  static __device__ __forceinline__ u32 pack(float a, float b) {
+    u32 r;
+    asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(b), "f"(a));
+    return r;
+  }
+  static __device__ __forceinline__ void mma(float* c, const u32* a, const u32* b) {
     asm volatile(
         "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
         "{%8,%9}, {%0,%1,%2,%3};\n"
@@ -107,10 +138,12 @@ struct Io<__half> {
   }
 };
 
+__device__ __forceinline__ long long min_ll(long long a, long long b) { return a < b ? a : b; }
+
 __device__ __forceinline__ float load_any(const void* p, int dtype, long long i) {
   if (dtype == DT_F32) return static_cast<const float*>(p)[i];
-  if (dtype == DT_BF16) return __bfloat162float(static_cast<const __nv_bfloat16*>(p)[i]);
-  return __half2float(static_cast<const __half*>(p)[i]);
+  const unsigned short b = static_cast<const unsigned short*>(p)[i];
+  return dtype == DT_BF16 ? Io<gdn_bf16>::bits_to_f(b) : Io<gdn_f16>::bits_to_f(b);
 }
 
 __device__ __forceinline__ long long load_cu(const FwdParams& p, int i) {
@@ -118,20 +151,20 @@ __device__ __forceinline__ long long load_cu(const FwdParams& p, int i) {
                           : static_cast<long long>(static_cast<const int*>(p.cu_seqlens)[i]);
 }
 
-__device__ __forceinline__ uint32_t ld32(const void* smem) {
-  return *reinterpret_cast<const uint32_t*>(smem);
+__device__ __forceinline__ u32 ld32(const void* smem) {
+  return *reinterpret_cast<const u32*>(smem);
 }
 
 // Four 8x8 b16 matrices, transposed on load (see the fragment notes in gdn_fwd_scan).
-__device__ __forceinline__ void ldsm_x4_t(uint32_t* r, const void* smem) {
-  uint32_t a = static_cast<uint32_t>(__cvta_generic_to_shared(smem));
+__device__ __forceinline__ void ldsm_x4_t(u32* r, const void* smem) {
+  u32 a = static_cast<u32>(__cvta_generic_to_shared(smem));
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
                : "r"(a));
 }
 
 __device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
-  uint32_t a = static_cast<uint32_t>(__cvta_generic_to_shared(smem));
+  u32 a = static_cast<u32>(__cvta_generic_to_shared(smem));
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(a), "l"(gmem));
 }
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
@@ -143,12 +176,13 @@ __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_gr
 // ---------------------------------------------------------------------------------------
 constexpr int OFFSETS_THREADS = 1024;
 
-__global__ void __launch_bounds__(OFFSETS_THREADS) gdn_chunk_offsets(FwdParams p) {
+__device__ __forceinline__ void chunk_offsets_body(const FwdParams& p) {
   __shared__ int part[OFFSETS_THREADS];
   const int tid = threadIdx.x;
   const int n = p.n_seqs;
   const int per = (n + OFFSETS_THREADS - 1) / OFFSETS_THREADS;
-  const int b0 = min(n, tid * per), b1 = min(n, b0 + per);
+  const int b0 = n < tid * per ? n : tid * per;
+  const int b1 = n < b0 + per ? n : b0 + per;
   int local = 0;
   for (int b = b0; b < b1; ++b) {
     long long len = load_cu(p, b + 1) - load_cu(p, b);
@@ -203,7 +237,7 @@ __device__ __forceinline__ bool locate_chunk(const FwdParams& p, int c, int& seq
   }
   seq = lo;
   t0 = load_cu(p, lo) + static_cast<long long>(c - p.chunk_offsets[lo]) * CHUNK;
-  len = static_cast<int>(min(static_cast<long long>(CHUNK), load_cu(p, lo + 1) - t0));
+  len = static_cast<int>(min_ll(static_cast<long long>(CHUNK), load_cu(p, lo + 1) - t0));
   return true;
 }
 
@@ -213,19 +247,8 @@ struct alignas(2 * E) Bits {
   unsigned short h[E];
 };
 
-template <typename T>
-__device__ __forceinline__ float bits_to_f(unsigned short b) {
-  if constexpr (sizeof(T) == 2 && std::is_same<T, __half>::value) return __half2float(__ushort_as_half(b));
-  else return __bfloat162float(__ushort_as_bfloat16(b));
-}
-template <typename T>
-__device__ __forceinline__ unsigned short f_to_bits(float x) {
-  if constexpr (std::is_same<T, __half>::value) return __half_as_ushort(__float2half_rn(x));
-  else return __bfloat16_as_ushort(__float2bfloat16_rn(x));
-}
-
 template <typename T, int K, int V>
-__global__ void __launch_bounds__(128) gdn_fwd_prep(FwdParams p) {
+__device__ __forceinline__ void fwd_prep_body(const FwdParams& p) {
   using S = PrepSmem<K, V>;
   using IO = Io<T>;
   constexpr int KP = S::KP, VP = S::VP, CP = S::CP, FP = S::FP;
@@ -325,8 +348,8 @@ __global__ void __launch_bounds__(128) gdn_fwd_prep(FwdParams p) {
       float ks = 0.f, qs = 0.f;
 #pragma unroll
       for (int e = 0; e < EK; ++e) {
-        kx[e] = bits_to_f<T>(kb.h[e]);
-        qx[e] = bits_to_f<T>(qb.h[e]);
+        kx[e] = IO::bits_to_f(kb.h[e]);
+        qx[e] = IO::bits_to_f(qb.h[e]);
         ks += kx[e] * kx[e];
         qs += qx[e] * qx[e];
       }
@@ -346,13 +369,13 @@ __global__ void __launch_bounds__(128) gdn_fwd_prep(FwdParams p) {
 #pragma unroll
       for (int e = 0; e < EK; ++e) {
         const float kn = kx[e] * kr, qn = qx[e] * qr;
-        ko.h[e] = f_to_bits<T>(kn);
-        qo.h[e] = f_to_bits<T>(qn);
-        qpo.h[e] = f_to_bits<T>(qn * eg);
-        kro.h[e] = f_to_bits<T>(kn * er);
+        ko.h[e] = IO::f_to_bits(kn);
+        qo.h[e] = IO::f_to_bits(qn);
+        qpo.h[e] = IO::f_to_bits(qn * eg);
+        kro.h[e] = IO::f_to_bits(kn * er);
       }
 #pragma unroll
-      for (int e = 0; e < EV; ++e) yo.h[e] = f_to_bits<T>(br * bits_to_f<T>(vb.h[e]));
+      for (int e = 0; e < EV; ++e) yo.h[e] = IO::f_to_bits(br * IO::bits_to_f(vb.h[e]));
       *reinterpret_cast<Bits<EK>*>(&kS[r * KP + lane * EK]) = ko;
       *reinterpret_cast<Bits<EK>*>(&qS[r * KP + lane * EK]) = qo;
       *reinterpret_cast<Bits<EV>*>(&yS[r * VP + lane * EV]) = yo;
@@ -373,14 +396,14 @@ __global__ void __launch_bounds__(128) gdn_fwd_prep(FwdParams p) {
 #pragma unroll
   for (int kk = 0; kk < K / 16; ++kk) {
     const int col = 16 * kk + cq;
-    uint32_t ak[4] = {ld32(&kS[r0 * KP + col]), ld32(&kS[(r0 + 8) * KP + col]),
+    u32 ak[4] = {ld32(&kS[r0 * KP + col]), ld32(&kS[(r0 + 8) * KP + col]),
                       ld32(&kS[r0 * KP + col + 8]), ld32(&kS[(r0 + 8) * KP + col + 8])};
-    uint32_t aq[4] = {ld32(&qS[r0 * KP + col]), ld32(&qS[(r0 + 8) * KP + col]),
+    u32 aq[4] = {ld32(&qS[r0 * KP + col]), ld32(&qS[(r0 + 8) * KP + col]),
                       ld32(&qS[r0 * KP + col + 8]), ld32(&qS[(r0 + 8) * KP + col + 8])};
 #pragma unroll
     for (int nt = 0; nt < 8; ++nt) {
       const int n = 8 * nt + (lane >> 2);
-      uint32_t b[2] = {ld32(&kS[n * KP + col]), ld32(&kS[n * KP + col + 8])};
+      u32 b[2] = {ld32(&kS[n * KP + col]), ld32(&kS[n * KP + col + 8])};
       IO::mma(akk[nt], ak, b);
       IO::mma(aqk[nt], aq, b);
     }
@@ -393,7 +416,7 @@ __global__ void __launch_bounds__(128) gdn_fwd_prep(FwdParams p) {
       const float f = bet[r] * __expf(gam[r]);
       Bits<EK> eo;
 #pragma unroll
-      for (int e = 0; e < EK; ++e) eo.h[e] = f_to_bits<T>(f * bits_to_f<T>(kb.h[e]));
+      for (int e = 0; e < EK; ++e) eo.h[e] = IO::f_to_bits(f * IO::bits_to_f(kb.h[e]));
       *reinterpret_cast<Bits<EK>*>(&eS[r * KP + lane * EK]) = eo;
     }
     // A = tril(Q Kᵀ ⊙ decay) straight to the workspace.
@@ -409,7 +432,7 @@ __global__ void __launch_bounds__(128) gdn_fwd_prep(FwdParams p) {
           const int j = 8 * nt + cq + e;
           av[e] = j <= i ? aqk[nt][2 * hf + e] * __expf(gam[i] - gam[j]) : 0.f;
         }
-        *reinterpret_cast<uint32_t*>(&wa[i * CHUNK + 8 * nt + cq]) = IO::pack(av[0], av[1]);
+        *reinterpret_cast<u32*>(&wa[i * CHUNK + 8 * nt + cq]) = IO::pack(av[0], av[1]);
       }
     }
   }
@@ -505,7 +528,7 @@ __global__ void __launch_bounds__(128) gdn_fwd_prep(FwdParams p) {
   }
   // T to the io dtype, over the same region (through registers).
   {
-    uint32_t tv[16];
+    u32 tv[16];
 #pragma unroll
     for (int u = 0; u < 16; ++u) {
       const int i2 = tid + 128 * u;  // pair index
@@ -519,7 +542,7 @@ __global__ void __launch_bounds__(128) gdn_fwd_prep(FwdParams p) {
     for (int u = 0; u < 16; ++u) {
       const int i2 = tid + 128 * u;
       const int r = i2 / (CHUNK / 2), cc = 2 * (i2 % (CHUNK / 2));
-      *reinterpret_cast<uint32_t*>(&tb[r * CP + cc]) = tv[u];
+      *reinterpret_cast<u32*>(&tb[r * CP + cc]) = tv[u];
     }
     __syncthreads();
   }
@@ -536,12 +559,12 @@ __global__ void __launch_bounds__(128) gdn_fwd_prep(FwdParams p) {
     for (int kk = 0; kk < 4; ++kk) {
       if (kk > warp) break;  // T is lower triangular
       const int col = 16 * kk + cq;
-      uint32_t a[4] = {ld32(&tb[r0 * CP + col]), ld32(&tb[(r0 + 8) * CP + col]),
+      u32 a[4] = {ld32(&tb[r0 * CP + col]), ld32(&tb[(r0 + 8) * CP + col]),
                        ld32(&tb[r0 * CP + col + 8]), ld32(&tb[(r0 + 8) * CP + col + 8])};
       const int lrow = 16 * kk + (lane & 7) + 8 * ((lane >> 3) & 1);
 #pragma unroll
       for (int np = 0; np < K / 16; ++np) {
-        uint32_t r[4];
+        u32 r[4];
         ldsm_x4_t(r, &eS[lrow * KP + 16 * np + 8 * (lane >> 4)]);
         IO::mma(acc[2 * np], a, r);
         IO::mma(acc[2 * np + 1], a, r + 2);
@@ -549,8 +572,8 @@ __global__ void __launch_bounds__(128) gdn_fwd_prep(FwdParams p) {
     }
 #pragma unroll
     for (int nt = 0; nt < K / 8; ++nt) {
-      *reinterpret_cast<uint32_t*>(&ww[r0 * K + 8 * nt + cq]) = IO::pack(acc[nt][0], acc[nt][1]);
-      *reinterpret_cast<uint32_t*>(&ww[(r0 + 8) * K + 8 * nt + cq]) = IO::pack(acc[nt][2], acc[nt][3]);
+      *reinterpret_cast<u32*>(&ww[r0 * K + 8 * nt + cq]) = IO::pack(acc[nt][0], acc[nt][1]);
+      *reinterpret_cast<u32*>(&ww[(r0 + 8) * K + 8 * nt + cq]) = IO::pack(acc[nt][2], acc[nt][3]);
     }
   }
   // Ũᵀ = Yᵀ Tᵀ (V×64): warp w owns value rows [w·V/4, (w+1)·V/4); A = Yᵀ via ldmatrix.trans,
@@ -568,22 +591,22 @@ __global__ void __launch_bounds__(128) gdn_fwd_prep(FwdParams p) {
         for (int e = 0; e < 4; ++e) acc[nt][e] = 0.f;
 #pragma unroll
       for (int kk = 0; kk < 4; ++kk) {
-        uint32_t a[4];
+        u32 a[4];
         const int mi = lane >> 3;
         ldsm_x4_t(a, &yS[(16 * kk + (lane & 7) + 8 * (mi >> 1)) * VP + d0 + 8 * (mi & 1)]);
 #pragma unroll
         for (int nt = 0; nt < 8; ++nt) {
           if (kk > (nt >> 1)) continue;  // Tᵀ[j][i] = 0 for j > i
           const int n = 8 * nt + (lane >> 2);
-          uint32_t b[2] = {ld32(&tb[n * CP + 16 * kk + cq]), ld32(&tb[n * CP + 16 * kk + cq + 8])};
+          u32 b[2] = {ld32(&tb[n * CP + 16 * kk + cq]), ld32(&tb[n * CP + 16 * kk + cq + 8])};
           IO::mma(acc[nt], a, b);
         }
       }
       const int d = d0 + (lane >> 2);
 #pragma unroll
       for (int nt = 0; nt < 8; ++nt) {
-        *reinterpret_cast<uint32_t*>(&wu[d * CHUNK + 8 * nt + cq]) = IO::pack(acc[nt][0], acc[nt][1]);
-        *reinterpret_cast<uint32_t*>(&wu[(d + 8) * CHUNK + 8 * nt + cq]) = IO::pack(acc[nt][2], acc[nt][3]);
+        *reinterpret_cast<u32*>(&wu[d * CHUNK + 8 * nt + cq]) = IO::pack(acc[nt][0], acc[nt][1]);
+        *reinterpret_cast<u32*>(&wu[(d + 8) * CHUNK + 8 * nt + cq]) = IO::pack(acc[nt][2], acc[nt][3]);
       }
     }
   }
@@ -621,7 +644,7 @@ __device__ __forceinline__ void tile_async(T* dst, const T* src, int rows, size_
 }
 
 template <typename T, int K, int V, int NW, int STAGES>
-__global__ void __launch_bounds__(NW * 32) gdn_fwd_scan(FwdParams p) {
+__device__ __forceinline__ void fwd_scan_body(const FwdParams& p) {
   using S = ScanSmem<K, NW, STAGES>;
   using IO = Io<T>;
   constexpr int KP = S::KP, CP = S::CP, VS = S::VS;
@@ -652,9 +675,9 @@ __global__ void __launch_bounds__(NW * 32) gdn_fwd_scan(FwdParams p) {
             float2 t = *reinterpret_cast<const float2*>(static_cast<const float*>(p.initial_state) + idx);
             a0 = t.x; a1 = t.y;
           } else {
-            __nv_bfloat162 t = *reinterpret_cast<const __nv_bfloat162*>(
-                static_cast<const __nv_bfloat16*>(p.initial_state) + idx);
-            a0 = __low2float(t); a1 = __high2float(t);
+            const u32 t = *reinterpret_cast<const u32*>(static_cast<const unsigned short*>(p.initial_state) + idx);
+            a0 = __uint_as_float(t << 16);
+            a1 = __uint_as_float(t & 0xffff0000u);
           }
         }
         x[nt][2 * hf] = a0;
@@ -695,9 +718,9 @@ __global__ void __launch_bounds__(NW * 32) gdn_fwd_scan(FwdParams p) {
     const T* As = reinterpret_cast<const T*>(base + S::a_off);
     const T* Us = reinterpret_cast<const T*>(base + S::u_off);
     const long long t0 = cs + static_cast<long long>(c - c_begin) * CHUNK;
-    const int len = static_cast<int>(min(static_cast<long long>(CHUNK), ce - t0));
+    const int len = static_cast<int>(min_ll(static_cast<long long>(CHUNK), ce - t0));
     const int ur = 16 * warp + (lane >> 2);  // row of Ũᵀ within the slice
-    uint32_t uraw[8][2];
+    u32 uraw[8][2];
 #pragma unroll
     for (int nt = 0; nt < 8; ++nt) {
       uraw[nt][0] = ld32(&Us[ur * CP + 8 * nt + cq]);
@@ -712,27 +735,27 @@ __global__ void __launch_bounds__(NW * 32) gdn_fwd_scan(FwdParams p) {
       for (int e = 0; e < 4; ++e) pacc[nt][e] = oacc[nt][e] = 0.f;
 #pragma unroll
     for (int kk = 0; kk < K / 16; ++kk) {
-      uint32_t a[4] = {IO::pack(x[2 * kk][0], x[2 * kk][1]), IO::pack(x[2 * kk][2], x[2 * kk][3]),
+      u32 a[4] = {IO::pack(x[2 * kk][0], x[2 * kk][1]), IO::pack(x[2 * kk][2], x[2 * kk][3]),
                        IO::pack(x[2 * kk + 1][0], x[2 * kk + 1][1]),
                        IO::pack(x[2 * kk + 1][2], x[2 * kk + 1][3])};
       const int col = 16 * kk + cq;
 #pragma unroll
       for (int nt = 0; nt < 8; ++nt) {
         const int n = 8 * nt + (lane >> 2);
-        uint32_t bw[2] = {ld32(&Ws[n * KP + col]), ld32(&Ws[n * KP + col + 8])};
-        uint32_t bq[2] = {ld32(&Qs[n * KP + col]), ld32(&Qs[n * KP + col + 8])};
+        u32 bw[2] = {ld32(&Ws[n * KP + col]), ld32(&Ws[n * KP + col + 8])};
+        u32 bq[2] = {ld32(&Qs[n * KP + col]), ld32(&Qs[n * KP + col + 8])};
         IO::mma(pacc[nt], a, bw);
         IO::mma(oacc[nt], a, bq);
       }
     }
     // Uᵀ = Ũᵀ − P, as A fragments (tokens are the reduction dim below).
-    uint32_t ua[4][4];
+    u32 ua[4][4];
 #pragma unroll
     for (int nt = 0; nt < 8; ++nt) {
       const T* u0 = reinterpret_cast<const T*>(&uraw[nt][0]);
       const T* u1 = reinterpret_cast<const T*>(&uraw[nt][1]);
-      const uint32_t lo = IO::pack(IO::to_f(u0[0]) - pacc[nt][0], IO::to_f(u0[1]) - pacc[nt][1]);
-      const uint32_t hi = IO::pack(IO::to_f(u1[0]) - pacc[nt][2], IO::to_f(u1[1]) - pacc[nt][3]);
+      const u32 lo = IO::pack(IO::to_f(u0[0]) - pacc[nt][0], IO::to_f(u0[1]) - pacc[nt][1]);
+      const u32 hi = IO::pack(IO::to_f(u1[0]) - pacc[nt][2], IO::to_f(u1[1]) - pacc[nt][3]);
       ua[nt >> 1][(nt & 1) * 2 + 0] = lo;
       ua[nt >> 1][(nt & 1) * 2 + 1] = hi;
     }
@@ -743,7 +766,7 @@ __global__ void __launch_bounds__(NW * 32) gdn_fwd_scan(FwdParams p) {
 #pragma unroll
       for (int kk = 0; kk < 4; ++kk) {
         if (kk > (nt >> 1)) break;
-        uint32_t bb[2] = {ld32(&As[n * CP + 16 * kk + cq]), ld32(&As[n * CP + 16 * kk + cq + 8])};
+        u32 bb[2] = {ld32(&As[n * CP + 16 * kk + cq]), ld32(&As[n * CP + 16 * kk + cq + 8])};
         IO::mma(oacc[nt], ua[kk], bb);
       }
     }
@@ -783,7 +806,7 @@ __global__ void __launch_bounds__(NW * 32) gdn_fwd_scan(FwdParams p) {
     for (int kk = 0; kk < 4; ++kk) {
 #pragma unroll
       for (int np = 0; np < K / 16; ++np) {
-        uint32_t r[4];
+        u32 r[4];
         ldsm_x4_t(r, &Ks[(16 * kk + lrow) * KP + 16 * np + 8 * (lane >> 4)]);
         IO::mma(x[2 * np], ua[kk], r);
         IO::mma(x[2 * np + 1], ua[kk], r + 2);
@@ -804,66 +827,16 @@ __global__ void __launch_bounds__(NW * 32) gdn_fwd_scan(FwdParams p) {
           *reinterpret_cast<float2*>(static_cast<float*>(p.final_state) + idx) =
               make_float2(x[nt][2 * hf], x[nt][2 * hf + 1]);
         } else {
-          *reinterpret_cast<__nv_bfloat162*>(static_cast<__nv_bfloat16*>(p.final_state) + idx) =
-              __floats2bfloat162_rn(x[nt][2 * hf], x[nt][2 * hf + 1]);
+          *reinterpret_cast<u32*>(static_cast<unsigned short*>(p.final_state) + idx) =
+              Io<gdn_bf16>::pack(x[nt][2 * hf], x[nt][2 * hf + 1]);
         }
       }
     }
   }
 }
 
-// ---------------------------------------------------------------------------------------
-// Host side: workspace layout and launch
-// ---------------------------------------------------------------------------------------
-inline size_t align256(size_t x) { return (x + 255) & ~static_cast<size_t>(255); }
-
-// Fills the workspace pointers of `p` from `ws` (null: only computes the size) and returns
-// the bytes needed. Requires p.n_seqs, p.ho, p.max_chunks.
-template <typename T, int K, int V>
-inline size_t gdn_fwd_workspace_layout(FwdParams& p, void* ws) {
-  const size_t slots = static_cast<size_t>(p.max_chunks) * p.ho;
-  size_t off = 0;
-  auto take = [&](size_t bytes) {
-    size_t o = off;
-    off = align256(off + bytes);
-    return ws ? static_cast<void*>(static_cast<char*>(ws) + o) : nullptr;
-  };
-  p.chunk_offsets = static_cast<int*>(take(sizeof(int) * (p.n_seqs + 1)));
-  p.ws_w = take(slots * CHUNK * K * sizeof(T));
-  p.ws_q = take(slots * CHUNK * K * sizeof(T));
-  p.ws_kr = take(slots * CHUNK * K * sizeof(T));
-  p.ws_ut = take(slots * V * CHUNK * sizeof(T));
-  p.ws_a = take(slots * CHUNK * CHUNK * sizeof(T));
-  p.ws_gl = static_cast<float*>(take(slots * sizeof(float)));
-  return off;
-}
-
+constexpr int PREP_THREADS = 128;
 constexpr int SCAN_WARPS = 4;
 constexpr int SCAN_STAGES = 3;
-
-// Launches the three stages on `stream`. The smem attributes must have been raised once
-// (gdn_fwd_prepare_attributes).
-template <typename T, int K, int V>
-inline cudaError_t gdn_fwd_prepare_attributes() {
-  cudaError_t e = cudaFuncSetAttribute(gdn_fwd_prep<T, K, V>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                       static_cast<int>(PrepSmem<K, V>::bytes));
-  if (e != cudaSuccess) return e;
-  return cudaFuncSetAttribute(gdn_fwd_scan<T, K, V, SCAN_WARPS, SCAN_STAGES>,
-                              cudaFuncAttributeMaxDynamicSharedMemorySize,
-                              static_cast<int>(ScanSmem<K, SCAN_WARPS, SCAN_STAGES>::bytes));
-}
-
-template <typename T, int K, int V>
-inline cudaError_t gdn_fwd_launch(const FwdParams& p, cudaStream_t stream) {
-  gdn_chunk_offsets<<<1, OFFSETS_THREADS, 0, stream>>>(p);
-  if (p.max_chunks > 0) {
-    gdn_fwd_prep<T, K, V><<<dim3(p.max_chunks, p.ho), 128, PrepSmem<K, V>::bytes, stream>>>(p);
-  }
-  constexpr int VS = 16 * SCAN_WARPS;
-  static_assert(V % VS == 0, "V must be a multiple of the scan's value slice");
-  gdn_fwd_scan<T, K, V, SCAN_WARPS, SCAN_STAGES>
-      <<<dim3(V / VS, p.ho, p.n_seqs), SCAN_WARPS * 32, ScanSmem<K, SCAN_WARPS, SCAN_STAGES>::bytes, stream>>>(p);
-  return cudaGetLastError();
-}
 
 }  // namespace gdn
