@@ -468,3 +468,65 @@ fn chunked_backward_matches_per_token() {
         }
     }
 }
+
+#[test]
+fn piece_chain_equals_the_uncut_run() {
+    let sh = shape(2, 2, 2, 8, 6);
+    let opts = GdnOptions {
+        use_qk_l2norm: true,
+        use_beta_sigmoid: true,
+        ..Default::default()
+    };
+    let p = Problem::new(80, sh, opts, &[300, 0, 17, 129, 64], true);
+    let r = reference::forward(&sh, &opts, &p.inputs());
+    for (chunk, pieces) in [(16, 1), (16, 3), (64, 2), (64, 5), (16, 40)] {
+        let c = chunked::forward_piece_chain(&sh, &opts, &p.inputs(), chunk, pieces);
+        let eo = rms_ratio(&c.o, &r.o);
+        let es = rms_ratio(&c.final_state, &r.final_state);
+        assert!(
+            eo < 1e-10 && es < 1e-10,
+            "chunk {chunk} pieces {pieces}: o {eo:e}, state {es:e}"
+        );
+    }
+    assert_eq!(chunked::piece_spans(130, 64, 2), vec![(0, 128), (128, 130)]);
+    assert_eq!(chunked::piece_spans(0, 64, 3), vec![(0, 0), (0, 0), (0, 0)]);
+}
+
+#[test]
+fn transition_matches_the_identity_trick() {
+    // M_buf of a sequence equals the final state of a run with v = 0, V = K and
+    // initial_state = I (spec §4.2); H equals the final state from a zero seed.
+    let kd = 6;
+    let sh = shape(1, 1, 1, kd, kd);
+    let opts = GdnOptions {
+        safe_gate: true,
+        ..Default::default()
+    };
+    let p = Problem::new(90, sh, opts, &[70, 0, 33], false);
+    let sums = chunked::sequence_summaries(&sh, &opts, &p.inputs(), 16);
+    let zeros = vec![0.0; p.v.len()];
+    let mut eye = vec![0.0; 3 * kd * kd];
+    for s in 0..3 {
+        for i in 0..kd {
+            eye[s * kd * kd + i * kd + i] = 1.0;
+        }
+    }
+    let mut inp = p.inputs();
+    inp.v = &zeros;
+    inp.initial_state = Some(&eye);
+    let trick = reference::forward(&sh, &opts, &inp);
+    let h_ref = reference::forward(&sh, &opts, &p.inputs());
+    for s in 0..3 {
+        let m_trick = &trick.final_state[s * kd * kd..(s + 1) * kd * kd];
+        assert!(rms_ratio(&sums[s].m, m_trick) < 1e-10, "sequence {s}: M");
+        assert!(
+            rms_ratio(
+                &sums[s].h,
+                &h_ref.final_state[s * kd * kd..(s + 1) * kd * kd]
+            ) < 1e-10,
+            "sequence {s}: H"
+        );
+    }
+    // The empty sequence: M = I exactly, H = 0.
+    assert_eq!(sums[1], chunked::SpanSummary::identity(kd, kd));
+}

@@ -422,3 +422,198 @@ pub fn backward(
     }
     gr
 }
+
+/// Affine summary of a span in the stored domain (spec §1.2, §5.5): `X_end = X_0 · m + h`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SpanSummary {
+    /// `M_buf` (`K×K`, row-major).
+    pub m: Vec<f64>,
+    /// `H` (`V×K`, row-major): the end state from a zero seed.
+    pub h: Vec<f64>,
+}
+
+impl SpanSummary {
+    /// The identity span (`M = I`, `H = 0`): an empty piece.
+    pub fn identity(kd: usize, vd: usize) -> SpanSummary {
+        let mut m = vec![0.0; kd * kd];
+        for i in 0..kd {
+            m[i * kd + i] = 1.0;
+        }
+        SpanSummary {
+            m,
+            h: vec![0.0; vd * kd],
+        }
+    }
+
+    /// `self` followed by `next`: `M = M₁M₂`, `H = H₁M₂ + H₂`.
+    pub fn then(&self, next: &SpanSummary, kd: usize, vd: usize) -> SpanSummary {
+        let mut m = vec![0.0; kd * kd];
+        let mut h = next.h.clone();
+        for i in 0..kd {
+            for j in 0..kd {
+                m[i * kd + j] = (0..kd)
+                    .map(|l| self.m[i * kd + l] * next.m[l * kd + j])
+                    .sum();
+            }
+        }
+        for vi in 0..vd {
+            for j in 0..kd {
+                h[vi * kd + j] += (0..kd)
+                    .map(|l| self.h[vi * kd + l] * next.m[l * kd + j])
+                    .sum::<f64>();
+            }
+        }
+        SpanSummary { m, h }
+    }
+
+    /// Applies the span to a stored-domain state: `x · M + H`.
+    pub fn apply(&self, x: &[f64], kd: usize, vd: usize) -> Vec<f64> {
+        let mut out = self.h.clone();
+        for vi in 0..vd {
+            for j in 0..kd {
+                out[vi * kd + j] += (0..kd)
+                    .map(|l| x[vi * kd + l] * self.m[l * kd + j])
+                    .sum::<f64>();
+            }
+        }
+        out
+    }
+}
+
+/// Summary of one chunk from its factors: `M_c = D_C − Wᵀ Kᴿ`, `H_c = Ũᵀ Kᴿ` (stored domain).
+fn chunk_summary(f: &ChunkFactors, kd: usize, vd: usize) -> SpanSummary {
+    let c = f.gamma.len();
+    let decay = f.gamma[c - 1].exp();
+    let mut m = vec![0.0; kd * kd];
+    for i in 0..kd {
+        for j in 0..kd {
+            let wk: f64 = (0..c)
+                .map(|t| f.w[t * kd + i] * f.k_restore[t * kd + j])
+                .sum();
+            m[i * kd + j] = if i == j { decay } else { 0.0 } - wk;
+        }
+    }
+    let mut h = vec![0.0; vd * kd];
+    for vi in 0..vd {
+        for j in 0..kd {
+            h[vi * kd + j] = (0..c)
+                .map(|t| f.u_tilde[t * vd + vi] * f.k_restore[t * kd + j])
+                .sum();
+        }
+    }
+    SpanSummary { m, h }
+}
+
+/// Per (sequence, head) summaries of token spans `[lo, hi)` of every sequence, composed from
+/// chunk summaries (chunks start at `lo`). `spans[seq]` lists the spans of that sequence.
+fn span_summaries(
+    shape: &GdnShape,
+    opts: &GdnOptions,
+    inp: &GdnInputs,
+    chunk: usize,
+    seq: usize,
+    h: usize,
+    spans: &[(usize, usize)],
+) -> Vec<SpanSummary> {
+    let (kd, vd) = (shape.k, shape.v);
+    let p = prepare_head(shape, opts, inp, seq, h);
+    spans
+        .iter()
+        .map(|&(lo, hi)| {
+            let mut s = SpanSummary::identity(kd, vd);
+            let mut c0 = lo;
+            while c0 < hi {
+                let c1 = (c0 + chunk).min(hi);
+                let la: Vec<f64> = p.gate[c0..c1].iter().map(|g| g.log_alpha).collect();
+                let beta: Vec<f64> = p.gate[c0..c1].iter().map(|g| g.beta).collect();
+                let f = chunk_factors(&p.q[c0..c1], &p.k[c0..c1], &p.v[c0..c1], &la, &beta);
+                s = s.then(&chunk_summary(&f, kd, vd), kd, vd);
+                c0 = c1;
+            }
+            s
+        })
+        .collect()
+}
+
+/// Splits `len` tokens into `pieces` spans whose boundaries are multiples of `chunk`
+/// (trailing spans may be empty).
+pub fn piece_spans(len: usize, chunk: usize, pieces: usize) -> Vec<(usize, usize)> {
+    let chunks = len.div_ceil(chunk);
+    let per = chunks.div_ceil(pieces.max(1)).max(1);
+    (0..pieces.max(1))
+        .map(|j| ((j * per * chunk).min(len), ((j + 1) * per * chunk).min(len)))
+        .collect()
+}
+
+/// The exact piece chain (spec §5.1): each sequence is cut into `pieces` chunk-aligned spans;
+/// every span is summarised from a zero seed (`H_j`, `M_j`), the seeds are chained
+/// `X_{j+1} = X_j M_j + H_j` from the initial state, and every span is replayed from its exact
+/// seed. Same contract as [`forward`]; equal to it up to rounding.
+pub fn forward_piece_chain(
+    shape: &GdnShape,
+    opts: &GdnOptions,
+    inp: &GdnInputs,
+    chunk: usize,
+    pieces: usize,
+) -> GdnForward {
+    let (kd, vd, ho) = (shape.k, shape.v, shape.ho());
+    let n = inp.num_seqs();
+    let mut out = GdnForward {
+        o: vec![0.0; inp.total_tokens() * ho * vd],
+        final_state: vec![0.0; n * shape.state_len()],
+    };
+    for seq in 0..n {
+        let start = inp.cu_seqlens[seq];
+        let len = inp.cu_seqlens[seq + 1] - start;
+        let spans = piece_spans(len, chunk, pieces);
+        for h in 0..ho {
+            let sums = span_summaries(shape, opts, inp, chunk, seq, h, &spans);
+            let p = prepare_head(shape, opts, inp, seq, h);
+            let mut x = vec![0.0; vd * kd];
+            for vi in 0..vd {
+                for d in 0..kd {
+                    x[vi * kd + d] = p.s0[d * vd + vi];
+                }
+            }
+            for (&(lo, hi), sum) in spans.iter().zip(&sums) {
+                // Replay the span from its exact seed (the chained state), writing O.
+                let mut xr = x.clone();
+                let mut c0 = lo;
+                while c0 < hi {
+                    let c1 = (c0 + chunk).min(hi);
+                    let la: Vec<f64> = p.gate[c0..c1].iter().map(|g| g.log_alpha).collect();
+                    let beta: Vec<f64> = p.gate[c0..c1].iter().map(|g| g.beta).collect();
+                    let f = chunk_factors(&p.q[c0..c1], &p.k[c0..c1], &p.v[c0..c1], &la, &beta);
+                    let o = chunk_step(&f, &mut xr, kd, vd);
+                    for i in 0..c1 - c0 {
+                        out.o[((start + c0 + i) * ho + h) * vd..][..vd]
+                            .copy_from_slice(&o[i * vd..][..vd]);
+                    }
+                    c0 = c1;
+                }
+                // The chain: the next seed from the summary (not from the replay).
+                x = sum.apply(&x, kd, vd);
+            }
+            out.final_state[(seq * ho + h) * vd * kd..][..vd * kd].copy_from_slice(&x);
+        }
+    }
+    out
+}
+
+/// Summaries of whole sequences (the `gdn_summary` op's `final_state = X_init·M + H` and
+/// `transition = M_buf`), one per (sequence, head), row-major `[N][HO]`.
+pub fn sequence_summaries(
+    shape: &GdnShape,
+    opts: &GdnOptions,
+    inp: &GdnInputs,
+    chunk: usize,
+) -> Vec<SpanSummary> {
+    let mut out = Vec::new();
+    for seq in 0..inp.num_seqs() {
+        let len = inp.cu_seqlens[seq + 1] - inp.cu_seqlens[seq];
+        for h in 0..shape.ho() {
+            out.extend(span_summaries(shape, opts, inp, chunk, seq, h, &[(0, len)]));
+        }
+    }
+    out
+}
