@@ -516,14 +516,11 @@ fn transition_matches_the_identity_trick() {
     inp.initial_state = Some(&eye);
     let trick = reference::forward(&sh, &opts, &inp);
     let h_ref = reference::forward(&sh, &opts, &p.inputs());
-    for s in 0..3 {
+    for (s, sum) in sums.iter().enumerate() {
         let m_trick = &trick.final_state[s * kd * kd..(s + 1) * kd * kd];
-        assert!(rms_ratio(&sums[s].m, m_trick) < 1e-10, "sequence {s}: M");
+        assert!(rms_ratio(&sum.m, m_trick) < 1e-10, "sequence {s}: M");
         assert!(
-            rms_ratio(
-                &sums[s].h,
-                &h_ref.final_state[s * kd * kd..(s + 1) * kd * kd]
-            ) < 1e-10,
+            rms_ratio(&sum.h, &h_ref.final_state[s * kd * kd..(s + 1) * kd * kd]) < 1e-10,
             "sequence {s}: H"
         );
     }
