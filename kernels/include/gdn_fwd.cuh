@@ -79,6 +79,14 @@ struct FwdParams {
   float* ws_gl;        // [chunks, HO]
 };
 
+// The host mirrors this block field for field (src/engines/gdn/params.rs, whose tests pin the
+// same numbers): 12 pointers, 14 four-byte fields, 7 pointers, no padding.
+static_assert(sizeof(FwdParams) == 208, "FwdParams layout changed: update src/engines/gdn/params.rs");
+static_assert(__builtin_offsetof(FwdParams, cu_seqlens_i64) == 96, "FwdParams layout");
+static_assert(__builtin_offsetof(FwdParams, scale) == 140, "FwdParams layout");
+static_assert(__builtin_offsetof(FwdParams, chunk_offsets) == 152, "FwdParams layout");
+static_assert(__builtin_offsetof(FwdParams, ws_gl) == 200, "FwdParams layout");
+
 // ---------------------------------------------------------------------------------------
 // Element helpers
 // ---------------------------------------------------------------------------------------
