@@ -43,6 +43,19 @@ int main(void) {
         h = NULL;
     }
 
+    /* An explicit device for the legacy default stream. */
+    if (!have_driver()) {
+        CHECK_OK(dnnp_handle_create_on_device(2, NULL, &h));
+        CHECK_OK(dnnp_handle_get_device(h, &device));
+        CHECK_EQ_INT(device, 2);
+        dnnp_handle_destroy(h);
+        h = NULL;
+    }
+    CHECK_STATUS(dnnp_handle_create_on_device(-1, NULL, &h), DNNP_STATUS_BAD_PARAM);
+    CHECK_LAST_ERROR_CONTAINS("negative");
+    CHECK(h == NULL);
+    CHECK_STATUS(dnnp_handle_create_on_device(0, NULL, NULL), DNNP_STATUS_NULL_PARAMETER);
+
     /* CU_STREAM_PER_THREAD is refused and *out untouched. */
     CHECK_STATUS(dnnp_handle_create((void *)2, &h), DNNP_STATUS_BAD_PARAM);
     CHECK_LAST_ERROR_CONTAINS("CU_STREAM_PER_THREAD");

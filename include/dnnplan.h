@@ -319,7 +319,7 @@ typedef struct {
 
 /**
  * A plan that checks its guards (every operand bound, declared extent, declared dtype) and
- * launches nothing.
+ * launches nothing; the list has two such entries (index 0 is selected and built).
  */
 #define DNNP_EXEC_TEST_ENGINE_NOOP 0
 
@@ -997,6 +997,17 @@ dnnp_status_t dnnp_plan_list_execute_dlpack_by_uid(const dnnp_plan_list_t *list,
                                                    size_t workspace_bytes,
                                                    const dnnp_shape_override *overrides,
                                                    size_t n_overrides);
+
+/**
+ * Builds plan `index` if it is not built yet, WITHOUT changing the selection (unlike
+ * `dnnp_plan_list_build_plan_at_index`, which selects it), so `..._execute_plan_at_index` can run
+ * it. A mutation: no execute may be in flight on the list. A decline is
+ * `DNNP_STATUS_NOT_SUPPORTED`; a barred or out-of-range index is `DNNP_STATUS_BAD_PARAM`.
+ *
+ * # Safety
+ * `list` must be a live plan list, not used concurrently.
+ */
+dnnp_status_t dnnp_plan_list_prepare_plan_at_index(dnnp_plan_list_t *list, size_t index);
 
 /**
  * Writes the number of operands (the length of the ordered forms' arrays) to `*count`. The plan
@@ -1680,6 +1691,18 @@ dnnp_status_t dnnp_graph_tensor_set_reordering(dnnp_graph_t *graph,
  * `stream` must be NULL, a sentinel, or a live stream; `out` must be NULL or valid for one write.
  */
 dnnp_status_t dnnp_handle_create(void *stream, dnnp_handle_t **out);
+
+/**
+ * As `dnnp_handle_create`, on an explicit device ordinal: for the legacy default stream (NULL),
+ * whose device would otherwise be the calling thread's current context at creation. With a CUDA
+ * driver present the ordinal must exist (else `DNNP_STATUS_BAD_PARAM`) and a real stream must
+ * belong to it (a mismatch is `DNNP_STATUS_BAD_PARAM`, a failed query `DNNP_STATUS_CUDA_ERROR`);
+ * without a driver the ordinal is recorded as given.
+ *
+ * # Safety
+ * As `dnnp_handle_create`.
+ */
+dnnp_status_t dnnp_handle_create_on_device(int32_t device, void *stream, dnnp_handle_t **out);
 
 /**
  * Destroys a handle (NULL is a no-op). The wrapped stream is not touched.

@@ -6,8 +6,9 @@
 //! supplied stream's context is queried once, at creation, and a failed query is an error, never a
 //! fallback to another stream; the NULL stream (and the legacy sentinel 1) is the legacy default
 //! stream, whose device is the calling thread's current context at creation (none when no context
-//! is current). When the driver is absent, nothing is queried and the device is unknown, so
-//! handles still work for engines that launch nothing. The per-thread sentinel (2) is refused.
+//! is current), unless the handle names its device explicitly ([`Handle::on_device`]). When the
+//! driver is absent, nothing is queried and the device is unknown (or as given), so handles still
+//! work for engines that launch nothing. The per-thread sentinel (2) is refused.
 //!
 //! [`ExecContext`] is built per execute: stream, workspace (pointer and capacity) and device, plus
 //! the handle it came from. Plans carve scratch with [`ExecContext::workspace_region`] and never
@@ -71,6 +72,49 @@ impl Handle {
             device,
             backend: OnceLock::new(),
         })
+    }
+
+    /// Wraps `stream` on an explicit `device` (for the legacy default stream, whose device
+    /// would otherwise come from the thread's current context). With the driver present, the
+    /// ordinal must exist and a real stream must belong to it; without a driver it is recorded
+    /// as given.
+    pub fn on_device(device: i32, stream: StreamPtr) -> Result<Handle> {
+        if device < 0 {
+            return Err(Error::bad_param(
+                "device",
+                format!("device ordinal {device} is negative"),
+            ));
+        }
+        if stream as usize == STREAM_PER_THREAD {
+            return Err(Error::bad_param(
+                "stream",
+                "CU_STREAM_PER_THREAD (2) is not accepted; pass the stream itself",
+            ));
+        }
+        if let Ok(info) = crate::cuda::probe::driver() {
+            if device as usize >= info.devices.len() {
+                return Err(Error::bad_param(
+                    "device",
+                    format!(
+                        "device ordinal {device} does not exist ({} visible)",
+                        info.devices.len()
+                    ),
+                ));
+            }
+            if !stream.is_null() && stream as usize != STREAM_LEGACY {
+                let actual = stream_device(stream)?;
+                if actual.is_some_and(|d| d != device) {
+                    return Err(Error::bad_param(
+                        "stream",
+                        format!(
+                            "the stream belongs to device {} but device {device} was given",
+                            actual.unwrap_or(-1)
+                        ),
+                    ));
+                }
+            }
+        }
+        Ok(Handle::with_device(stream, Some(device)))
     }
 
     /// A handle with an explicit device and no driver query (tests and callers that know it).
@@ -231,6 +275,12 @@ mod tests {
         }
         let e = Handle::new(STREAM_PER_THREAD as StreamPtr).unwrap_err();
         assert!(e.to_string().contains("PER_THREAD"));
+        if crate::cuda::probe::driver().is_err() {
+            let h = Handle::on_device(3, std::ptr::null_mut()).unwrap();
+            assert_eq!(h.device(), Some(3));
+        }
+        assert!(Handle::on_device(-1, std::ptr::null_mut()).is_err());
+        assert!(Handle::on_device(0, STREAM_PER_THREAD as StreamPtr).is_err());
     }
 
     #[test]

@@ -535,6 +535,9 @@ impl PlanList {
 
     /// The `deselect_engines` substring that bars plan `i`, if any.
     pub fn barred(&self, i: usize) -> Option<&str> {
+        if self.barred_names.is_empty() {
+            return None; // the common case, and execute-at-index's hot path: no name to format
+        }
         let name = self.entries.get(i)?.name();
         self.barred_names
             .iter()

@@ -12,7 +12,8 @@
 //! Each call normalizes its buffers into its own variant pack (nothing is shared between calls),
 //! so any number of threads may execute one plan list concurrently with different buffers.
 //! Executing requires a built plan (`dnnp_plan_list_build_plans` / `..._build_plan_at_index`):
-//! execute never mutates the list. A refused call (an operand too small, of another dtype, a hole
+//! execute never mutates the list, and the list must not be mutated (select, build, replay) while
+//! executes are in flight. A refused call (an operand too small, of another dtype, a hole
 //! the plan needs...) returns `DNNP_STATUS_BAD_PARAM` with a message naming the operand and the
 //! rule, and launches nothing.
 
@@ -417,6 +418,26 @@ pub unsafe extern "C" fn dnnp_plan_list_execute_dlpack_by_uid(
     })
 }
 
+/// Builds plan `index` if it is not built yet, WITHOUT changing the selection (unlike
+/// `dnnp_plan_list_build_plan_at_index`, which selects it), so `..._execute_plan_at_index` can run
+/// it. A mutation: no execute may be in flight on the list. A decline is
+/// `DNNP_STATUS_NOT_SUPPORTED`; a barred or out-of-range index is `DNNP_STATUS_BAD_PARAM`.
+///
+/// # Safety
+/// `list` must be a live plan list, not used concurrently.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dnnp_plan_list_prepare_plan_at_index(
+    list: *mut dnnp_plan_list_t,
+    index: usize,
+) -> dnnp_status_t {
+    boundary(|| {
+        // SAFETY: forwarded contract.
+        unsafe { dnnp_plan_list_t::get_mut(list, "list") }?
+            .plan_at(index)
+            .map(|_| ())
+    })
+}
+
 /// Writes the number of operands (the length of the ordered forms' arrays) to `*count`. The plan
 /// list must be planned.
 ///
@@ -482,7 +503,7 @@ pub unsafe extern "C" fn dnnp_plan_list_get_operand_uids(
 /// Test engines for `dnnp_debug_plan_list_create_exec_test` (`DNNP_EXEC_TEST_ENGINE_*`).
 pub type dnnp_exec_test_engine_t = u32;
 /// A plan that checks its guards (every operand bound, declared extent, declared dtype) and
-/// launches nothing.
+/// launches nothing; the list has two such entries (index 0 is selected and built).
 pub const DNNP_EXEC_TEST_ENGINE_NOOP: dnnp_exec_test_engine_t = 0;
 /// As NOOP, then reads a `uint64_t` at operand 0 and writes `value + i` into operand `i`
 /// (HOST memory: test programs pass host buffers).

@@ -46,6 +46,29 @@ pub unsafe extern "C" fn dnnp_handle_create(
     })
 }
 
+/// As `dnnp_handle_create`, on an explicit device ordinal: for the legacy default stream (NULL),
+/// whose device would otherwise be the calling thread's current context at creation. With a CUDA
+/// driver present the ordinal must exist (else `DNNP_STATUS_BAD_PARAM`) and a real stream must
+/// belong to it (a mismatch is `DNNP_STATUS_BAD_PARAM`, a failed query `DNNP_STATUS_CUDA_ERROR`);
+/// without a driver the ordinal is recorded as given.
+///
+/// # Safety
+/// As `dnnp_handle_create`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dnnp_handle_create_on_device(
+    device: i32,
+    stream: *mut c_void,
+    out: *mut *mut dnnp_handle_t,
+) -> dnnp_status_t {
+    boundary(|| {
+        let out = out_ptr(out, "out")?;
+        let handle = Handle::on_device(device, stream)?;
+        // SAFETY: `out` is non-NULL and valid for one write per the contract.
+        unsafe { out.write(dnnp_handle_t::into_handle(handle)) };
+        Ok(())
+    })
+}
+
 /// Destroys a handle (NULL is a no-op). The wrapped stream is not touched.
 ///
 /// # Safety

@@ -7,6 +7,9 @@
 //!   per call, with overrides ([`ShapeOverride`]).
 //! - [`GuardTable`]: a plan's build-time per-slot rules, checked by one flat loop at execute, with
 //!   a cold checker that names the operand and the rule broken.
+//! - [`executor`]: the declared layout of a plan list (memoized) and running a pack on a plan;
+//!   [`ports`]: node ports joined to slots; [`from_ir`]: the IR side (dtypes, wired-ports order);
+//!   [`testing`]: no-op/recording test engines for tests and the benchmark.
 
 pub mod declared;
 pub mod dtype;
@@ -17,6 +20,7 @@ pub mod guard;
 pub mod normalize;
 pub mod order;
 pub mod overrides;
+pub mod ports;
 pub mod testing;
 pub mod variant;
 

@@ -188,12 +188,21 @@ pub static EXEC_TEST_MANIFEST: Manifest = Manifest {
             validator: None,
             heuristics: None,
             backend_guard: None,
-            slots: &[Slot {
-                slot: 0,
-                name: "exec_noop",
-                opt_in: false,
-                engine: &NoopEngine,
-            }],
+            slots: &[
+                Slot {
+                    slot: 0,
+                    name: "exec_noop",
+                    opt_in: false,
+                    engine: &NoopEngine,
+                },
+                // A second entry, so tests can execute at an index other than the selection.
+                Slot {
+                    slot: 1,
+                    name: "exec_noop_b",
+                    opt_in: false,
+                    engine: &NoopEngine,
+                },
+            ],
         },
         Family {
             name: "exec_recording",
