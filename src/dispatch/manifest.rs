@@ -91,7 +91,9 @@ pub struct Manifest {
 }
 
 /// dnnplan's manifest. Engine families add their row here.
-pub static MANIFEST: Manifest = Manifest { families: &[] };
+pub static MANIFEST: Manifest = Manifest {
+    families: &[crate::engines::gdn::FAMILY],
+};
 
 /// An engine offered for a graph: its family, slot name, id and instance.
 #[derive(Clone, Copy)]

@@ -1,1 +1,3 @@
 //! Bundled engines, one sub-module per family (analyzer, heuristics hook, engines).
+
+pub mod gdn;

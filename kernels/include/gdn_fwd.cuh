@@ -1,0 +1,850 @@
+// Gated DeltaNet chunked forward for SM90 (spec linear-attention.md §4.2), chunk 64.
+//
+// Contract: THD inputs q [T,H,K], k [T,HK,K], v [T,HV,V] in the io dtype (bf16 or fp16),
+// g / beta [T,HO] (fp32, bf16 or fp16), cu_seqlens [N+1] (int32 or int64), optional
+// initial_state [N|pool, HO, V, K] (fp32 or bf16, stored domain) with optional int32
+// state_indices [N]; outputs O [T,HO,V] and optional final_state in initial_state's dtype.
+// All scratch lives in the caller's workspace (gdn_fwd_workspace_bytes); the three launches
+// (chunk table, per-chunk factors, state scan) allocate nothing, never synchronise with the
+// host, use no atomics and are deterministic. The state is carried in fp32 registers.
+//
+// Stages:
+//  1. gdn_chunk_offsets: chunk_offsets[b] = Σ_{b'<b} ceil(T_b'/64) (one block, a block scan).
+//  2. gdn_fwd_prep (grid: chunk slots × HO): per chunk, in fp32, gates/β/l2norm/scale, the
+//     cumulative log decay Γ, L = strict_lower(β_i k_i·k_j e^{Γi−Γj}) and
+//     A = tril(scale q_i·k_j e^{Γi−Γj}) on the tensor cores, T = (I+L)^{-1} by a blocked
+//     fp32 substitution, W = T E and Ũᵀ = (T Y)ᵀ on the tensor cores; writes W, Q⁺, Kᴿ,
+//     Ũᵀ, A (io dtype) and Γ_last (fp32) to the workspace.
+//  3. gdn_fwd_scan (grid: V/VS × HO × N, one warp per 16 value rows): per chunk
+//     Uᵀ = Ũᵀ − X Wᵀ, Oᵀ = X Q⁺ᵀ + Uᵀ Aᵀ, X ← e^{Γ_last} X + Uᵀ Kᴿ with X = Sᵀ (V×K) in
+//     fp32 mma accumulators.
+//
+// Self-contained (no toolkit headers): the same text builds the bundled sm_90a cubin with nvcc and
+// compiles under NVRTC. 16-bit values are carried as raw bit patterns in the tag types gdn_bf16 /
+// gdn_f16 and converted with PTX cvt (round to nearest even). Host code (workspace layout,
+// launches) lives with the callers: src/engines/gdn/ and bench/gdn_fwd_harness.cu.
+#pragma once
+
+namespace gdn {
+
+typedef unsigned int u32;
+typedef decltype(sizeof(0)) size_t;
+
+// Storage tags of the two io dtypes (2 bytes, the raw bit pattern).
+struct gdn_bf16 {
+  unsigned short bits;
+};
+struct gdn_f16 {
+  unsigned short bits;
+};
+
+enum DType : int { DT_F32 = 0, DT_BF16 = 1, DT_F16 = 2 };
+
+enum Flags : int {
+  FLAG_L2NORM = 1,
+  FLAG_BETA_SIGMOID = 2,
+  FLAG_NEG_EIGVAL = 4,
+  FLAG_SAFE_GATE = 8,
+  FLAG_LINEAR_GATE = 16,
+};
+
+constexpr int CHUNK = 64;
+
+struct FwdParams {
+  const void* q;
+  const void* k;
+  const void* v;
+  const void* g;
+  const void* beta;
+  const void* cu_seqlens;
+  const void* initial_state;  // may be null
+  const int* state_indices;   // may be null
+  const void* a_log;          // may be null
+  const void* dt_bias;        // may be null
+  void* o;
+  void* final_state;  // may be null; may alias initial_state
+  int cu_seqlens_i64;
+  int n_seqs, h, hk, hv, ho;
+  int g_dtype, beta_dtype, state_dtype, a_log_dtype, dt_bias_dtype;
+  float scale;
+  int flags;
+  int max_chunks;  // total_T / 64 + N: upper bound of chunk slots
+  // Workspace regions (see gdn_fwd_workspace_layout).
+  int* chunk_offsets;  // [N + 1]
+  void* ws_w;          // [chunks, HO, 64, K]
+  void* ws_q;          // [chunks, HO, 64, K]
+  void* ws_kr;         // [chunks, HO, 64, K]
+  void* ws_ut;         // [chunks, HO, V, 64]
+  void* ws_a;          // [chunks, HO, 64, 64]
+  float* ws_gl;        // [chunks, HO]
+};
+
+// The host mirrors this block field for field (src/engines/gdn/params.rs, whose tests pin the
+// same numbers): 12 pointers, 14 four-byte fields, 7 pointers, no padding.
+static_assert(sizeof(FwdParams) == 208, "FwdParams layout changed: update src/engines/gdn/params.rs");
+static_assert(__builtin_offsetof(FwdParams, cu_seqlens_i64) == 96, "FwdParams layout");
+static_assert(__builtin_offsetof(FwdParams, scale) == 140, "FwdParams layout");
+static_assert(__builtin_offsetof(FwdParams, chunk_offsets) == 152, "FwdParams layout");
+static_assert(__builtin_offsetof(FwdParams, ws_gl) == 200, "FwdParams layout");
+
+// ---------------------------------------------------------------------------------------
+// Element helpers
+// ---------------------------------------------------------------------------------------
+template <typename T>
+struct Io;
+template <>
+struct Io<gdn_bf16> {
+  static __device__ __forceinline__ float bits_to_f(unsigned short b) {
+    return __uint_as_float(static_cast<u32>(b) << 16);
+  }
+  static __device__ __forceinline__ unsigned short f_to_bits(float x) {
+    unsigned short r;
+    asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(r) : "f"(x));
+    return r;
+  }
+  static __device__ __forceinline__ float to_f(gdn_bf16 x) { return bits_to_f(x.bits); }
+  static __device__ __forceinline__ gdn_bf16 from_f(float x) { return gdn_bf16{f_to_bits(x)}; }
+  // Two values, `a` in the low half.
+  static __device__ __forceinline__ u32 pack(float a, float b) {
+    u32 r;
+    asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(b), "f"(a));
+    return r;
+  }
+  static __device__ __forceinline__ void mma(float* c, const u32* a, const u32* b) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+        "{%8,%9}, {%0,%1,%2,%3};\n"
+        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+  }
+};
+template <>
+struct Io<gdn_f16> {
+  static __device__ __forceinline__ float bits_to_f(unsigned short b) {
+    float r;
+    asm("cvt.f32.f16 %0, %1;" : "=f"(r) : "h"(b));
+    return r;
+  }
+  static __device__ __forceinline__ unsigned short f_to_bits(float x) {
+    unsigned short r;
+    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(r) : "f"(x));
+    return r;
+  }
+  static __device__ __forceinline__ float to_f(gdn_f16 x) { return bits_to_f(x.bits); }
+  static __device__ __forceinline__ gdn_f16 from_f(float x) { return gdn_f16{f_to_bits(x)}; }
+  static __device__ __forceinline__ u32 pack(float a, float b) {
+    u32 r;
+    asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(b), "f"(a));
+    return r;
+  }
+  static __device__ __forceinline__ void mma(float* c, const u32* a, const u32* b) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+        "{%8,%9}, {%0,%1,%2,%3};\n"
+        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+  }
+};
+
+__device__ __forceinline__ long long min_ll(long long a, long long b) { return a < b ? a : b; }
+
+__device__ __forceinline__ float load_any(const void* p, int dtype, long long i) {
+  if (dtype == DT_F32) return static_cast<const float*>(p)[i];
+  const unsigned short b = static_cast<const unsigned short*>(p)[i];
+  return dtype == DT_BF16 ? Io<gdn_bf16>::bits_to_f(b) : Io<gdn_f16>::bits_to_f(b);
+}
+
+__device__ __forceinline__ long long load_cu(const FwdParams& p, int i) {
+  return p.cu_seqlens_i64 ? static_cast<const long long*>(p.cu_seqlens)[i]
+                          : static_cast<long long>(static_cast<const int*>(p.cu_seqlens)[i]);
+}
+
+__device__ __forceinline__ u32 ld32(const void* smem) {
+  return *reinterpret_cast<const u32*>(smem);
+}
+
+// Four 8x8 b16 matrices, transposed on load (see the fragment notes in gdn_fwd_scan).
+__device__ __forceinline__ void ldsm_x4_t(u32* r, const void* smem) {
+  u32 a = static_cast<u32>(__cvta_generic_to_shared(smem));
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(a));
+}
+
+__device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
+  u32 a = static_cast<u32>(__cvta_generic_to_shared(smem));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(a), "l"(gmem));
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int N>
+__device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
+
+// ---------------------------------------------------------------------------------------
+// Stage 1: chunk offsets
+// ---------------------------------------------------------------------------------------
+constexpr int OFFSETS_THREADS = 1024;
+
+__device__ __forceinline__ void chunk_offsets_body(const FwdParams& p) {
+  __shared__ int part[OFFSETS_THREADS];
+  const int tid = threadIdx.x;
+  const int n = p.n_seqs;
+  const int per = (n + OFFSETS_THREADS - 1) / OFFSETS_THREADS;
+  const int b0 = n < tid * per ? n : tid * per;
+  const int b1 = n < b0 + per ? n : b0 + per;
+  int local = 0;
+  for (int b = b0; b < b1; ++b) {
+    long long len = load_cu(p, b + 1) - load_cu(p, b);
+    local += static_cast<int>((len + CHUNK - 1) / CHUNK);
+  }
+  part[tid] = local;
+  __syncthreads();
+  for (int off = 1; off < OFFSETS_THREADS; off <<= 1) {
+    int add = tid >= off ? part[tid - off] : 0;
+    __syncthreads();
+    part[tid] += add;
+    __syncthreads();
+  }
+  int run = part[tid] - local;  // exclusive prefix
+  for (int b = b0; b < b1; ++b) {
+    p.chunk_offsets[b] = run;
+    long long len = load_cu(p, b + 1) - load_cu(p, b);
+    run += static_cast<int>((len + CHUNK - 1) / CHUNK);
+  }
+  if (tid == OFFSETS_THREADS - 1) p.chunk_offsets[n] = part[tid];
+}
+
+// ---------------------------------------------------------------------------------------
+// Stage 2: per-chunk factors
+// ---------------------------------------------------------------------------------------
+template <int K, int V>
+struct PrepSmem {
+  static constexpr int KP = K + 8;   // padded bf16/f16 row (elements)
+  static constexpr int VP = V + 8;
+  static constexpr int CP = CHUNK + 8;
+  static constexpr int FP = CHUNK + 1;  // fp32 row of L / T
+  // R1: raw then normalised k  ->  L, then T in place (fp32)  ->  T in the io dtype.
+  // R2: raw then scaled q      ->  E = β k e^Γ.
+  // R3: raw v                  ->  Y = β v.
+  static constexpr size_t r1_bytes = (CHUNK * KP * 2 > CHUNK * FP * 4) ? CHUNK * KP * 2 : CHUNK * FP * 4;
+  static constexpr size_t r1_off = 0;
+  static constexpr size_t r2_off = (r1_off + r1_bytes + 15) / 16 * 16;
+  static constexpr size_t r3_off = r2_off + CHUNK * KP * 2;
+  static constexpr size_t gam_off = r3_off + CHUNK * VP * 2;
+  static constexpr size_t bet_off = gam_off + CHUNK * 4;
+  static constexpr size_t bytes = bet_off + CHUNK * 4;
+};
+
+// Locates chunk slot c: returns false when the slot is past the last chunk.
+__device__ __forceinline__ bool locate_chunk(const FwdParams& p, int c, int& seq, long long& t0,
+                                             int& len) {
+  if (c >= p.chunk_offsets[p.n_seqs]) return false;
+  int lo = 0, hi = p.n_seqs - 1;
+  while (lo < hi) {
+    int mid = (lo + hi + 1) >> 1;
+    if (p.chunk_offsets[mid] <= c) lo = mid; else hi = mid - 1;
+  }
+  seq = lo;
+  t0 = load_cu(p, lo) + static_cast<long long>(c - p.chunk_offsets[lo]) * CHUNK;
+  len = static_cast<int>(min_ll(static_cast<long long>(CHUNK), load_cu(p, lo + 1) - t0));
+  return true;
+}
+
+// E 16-bit values packed for one vector access (E = 2 or 4).
+template <int E>
+struct alignas(2 * E) Bits {
+  unsigned short h[E];
+};
+
+template <typename T, int K, int V>
+__device__ __forceinline__ void fwd_prep_body(const FwdParams& p) {
+  using S = PrepSmem<K, V>;
+  using IO = Io<T>;
+  constexpr int KP = S::KP, VP = S::VP, CP = S::CP, FP = S::FP;
+  extern __shared__ __align__(16) unsigned char smem[];
+  T* kS = reinterpret_cast<T*>(smem + S::r1_off);
+  float* Lf = reinterpret_cast<float*>(smem + S::r1_off);  // after kS is dead
+  T* tb = reinterpret_cast<T*>(smem + S::r1_off);          // after Lf is dead
+  T* qS = reinterpret_cast<T*>(smem + S::r2_off);
+  T* eS = reinterpret_cast<T*>(smem + S::r2_off);          // after qS is dead
+  T* yS = reinterpret_cast<T*>(smem + S::r3_off);
+  float* gam = reinterpret_cast<float*>(smem + S::gam_off);
+  float* bet = reinterpret_cast<float*>(smem + S::bet_off);
+
+  const int c = blockIdx.x, h = blockIdx.y;
+  const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+  int seq, len;
+  long long t0;
+  if (!locate_chunk(p, c, seq, t0, len)) return;
+  const int HO = p.ho;
+  const int qh = h / (HO / p.h), kh = h / (HO / p.hk), vh = h / (HO / p.hv);
+  const size_t ch = static_cast<size_t>(c) * HO + h;
+
+  // Phase 1: raw q, k, v rows into smem (16-byte cp.async; padded rows zero-filled), in
+  // flight while the gates are computed.
+  {
+    const T* qg = static_cast<const T*>(p.q);
+    const T* kg = static_cast<const T*>(p.k);
+    const T* vg = static_cast<const T*>(p.v);
+    constexpr int KV = K / 8, VV = V / 8;
+    for (int i = tid; i < CHUNK * KV; i += 128) {
+      const int r = i / KV, c8 = i % KV;
+      if (r < len) {
+        cp_async16(&kS[r * KP + 8 * c8], &kg[((t0 + r) * p.hk + kh) * K + 8 * c8]);
+        cp_async16(&qS[r * KP + 8 * c8], &qg[((t0 + r) * p.h + qh) * K + 8 * c8]);
+      } else {
+        *reinterpret_cast<uint4*>(&kS[r * KP + 8 * c8]) = make_uint4(0, 0, 0, 0);
+        *reinterpret_cast<uint4*>(&qS[r * KP + 8 * c8]) = make_uint4(0, 0, 0, 0);
+      }
+    }
+    for (int i = tid; i < CHUNK * VV; i += 128) {
+      const int r = i / VV, c8 = i % VV;
+      if (r < len) cp_async16(&yS[r * VP + 8 * c8], &vg[((t0 + r) * p.hv + vh) * V + 8 * c8]);
+      else *reinterpret_cast<uint4*>(&yS[r * VP + 8 * c8]) = make_uint4(0, 0, 0, 0);
+    }
+    cp_async_commit();
+  }
+
+  // Gates and beta (threads 0..63), then the inclusive cumulative log decay Γ.
+  if (tid < CHUNK) {
+    float la = 0.f, b = 0.f;
+    if (tid < len) {
+      const long long gi = (t0 + tid) * HO + h;
+      float g = load_any(p.g, p.g_dtype, gi);
+      if (p.flags & FLAG_SAFE_GATE) {
+        float ea = p.a_log ? __expf(load_any(p.a_log, p.a_log_dtype, h)) : 1.f;
+        float x = g + (p.dt_bias ? load_any(p.dt_bias, p.dt_bias_dtype, h) : 0.f);
+        float sp = x > 20.f ? x : log1pf(__expf(x));
+        la = -ea * sp;
+      } else if (p.flags & FLAG_LINEAR_GATE) {
+        la = logf(g + 1e-10f);
+      } else {
+        la = g;
+      }
+      b = load_any(p.beta, p.beta_dtype, gi);
+      if (p.flags & FLAG_BETA_SIGMOID) {
+        b = 1.f / (1.f + __expf(-b));
+        if (p.flags & FLAG_NEG_EIGVAL) b *= 2.f;
+      }
+    }
+    float s = la;
+#pragma unroll
+    for (int o = 1; o < 32; o <<= 1) {
+      float t = __shfl_up_sync(0xffffffffu, s, o);
+      if (lane >= o) s += t;
+    }
+    gam[tid] = s;
+    bet[tid] = b;
+  }
+  __syncthreads();
+  if (tid >= 32 && tid < CHUNK) gam[tid] += gam[31];
+  cp_async_wait<0>();
+  __syncthreads();
+  const float gl = gam[CHUNK - 1];
+  if (tid == 0) p.ws_gl[ch] = gl;
+
+  // Phase 2 (warp per row): normalise k, scale q (in place), Y = β v; Q⁺ and Kᴿ go to the
+  // workspace. Vector accesses of EK / EV 16-bit values per lane.
+  {
+    constexpr int EK = K / 32, EV = V / 32;
+    T* wq = static_cast<T*>(p.ws_q) + ch * CHUNK * K;
+    T* wk = static_cast<T*>(p.ws_kr) + ch * CHUNK * K;
+    for (int r = warp; r < CHUNK; r += 4) {
+      const Bits<EK> kb = *reinterpret_cast<const Bits<EK>*>(&kS[r * KP + lane * EK]);
+      const Bits<EK> qb = *reinterpret_cast<const Bits<EK>*>(&qS[r * KP + lane * EK]);
+      const Bits<EV> vb = *reinterpret_cast<const Bits<EV>*>(&yS[r * VP + lane * EV]);
+      float kx[EK], qx[EK];
+      float ks = 0.f, qs = 0.f;
+#pragma unroll
+      for (int e = 0; e < EK; ++e) {
+        kx[e] = IO::bits_to_f(kb.h[e]);
+        qx[e] = IO::bits_to_f(qb.h[e]);
+        ks += kx[e] * kx[e];
+        qs += qx[e] * qx[e];
+      }
+      float kr = 1.f, qr = p.scale;
+      if (p.flags & FLAG_L2NORM) {
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) {
+          ks += __shfl_xor_sync(0xffffffffu, ks, o);
+          qs += __shfl_xor_sync(0xffffffffu, qs, o);
+        }
+        kr = rsqrtf(ks + 1e-6f);
+        qr = p.scale * rsqrtf(qs + 1e-6f);
+      }
+      const float eg = __expf(gam[r]), er = __expf(gl - gam[r]), br = bet[r];
+      Bits<EK> ko, qo, qpo, kro;
+      Bits<EV> yo;
+#pragma unroll
+      for (int e = 0; e < EK; ++e) {
+        const float kn = kx[e] * kr, qn = qx[e] * qr;
+        ko.h[e] = IO::f_to_bits(kn);
+        qo.h[e] = IO::f_to_bits(qn);
+        qpo.h[e] = IO::f_to_bits(qn * eg);
+        kro.h[e] = IO::f_to_bits(kn * er);
+      }
+#pragma unroll
+      for (int e = 0; e < EV; ++e) yo.h[e] = IO::f_to_bits(br * IO::bits_to_f(vb.h[e]));
+      *reinterpret_cast<Bits<EK>*>(&kS[r * KP + lane * EK]) = ko;
+      *reinterpret_cast<Bits<EK>*>(&qS[r * KP + lane * EK]) = qo;
+      *reinterpret_cast<Bits<EV>*>(&yS[r * VP + lane * EV]) = yo;
+      *reinterpret_cast<Bits<EK>*>(&wq[r * K + lane * EK]) = qpo;
+      *reinterpret_cast<Bits<EK>*>(&wk[r * K + lane * EK]) = kro;
+    }
+  }
+  __syncthreads();
+
+  // Phase 3: K Kᵀ and Q Kᵀ on the tensor cores (warp w owns rows 16w..16w+15), kept in
+  // registers until kS / qS are dead.
+  const int r0 = 16 * warp + (lane >> 2), cq = 2 * (lane & 3);
+  float akk[8][4], aqk[8][4];
+#pragma unroll
+  for (int nt = 0; nt < 8; ++nt)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) akk[nt][e] = aqk[nt][e] = 0.f;
+#pragma unroll
+  for (int kk = 0; kk < K / 16; ++kk) {
+    const int col = 16 * kk + cq;
+    u32 ak[4] = {ld32(&kS[r0 * KP + col]), ld32(&kS[(r0 + 8) * KP + col]),
+                      ld32(&kS[r0 * KP + col + 8]), ld32(&kS[(r0 + 8) * KP + col + 8])};
+    u32 aq[4] = {ld32(&qS[r0 * KP + col]), ld32(&qS[(r0 + 8) * KP + col]),
+                      ld32(&qS[r0 * KP + col + 8]), ld32(&qS[(r0 + 8) * KP + col + 8])};
+#pragma unroll
+    for (int nt = 0; nt < 8; ++nt) {
+      const int n = 8 * nt + (lane >> 2);
+      u32 b[2] = {ld32(&kS[n * KP + col]), ld32(&kS[n * KP + col + 8])};
+      IO::mma(akk[nt], ak, b);
+      IO::mma(aqk[nt], aq, b);
+    }
+  }
+  __syncthreads();  // qS dead: E takes its place (from the normalised kS)
+  {
+    constexpr int EK = K / 32;
+    for (int r = warp; r < CHUNK; r += 4) {
+      const Bits<EK> kb = *reinterpret_cast<const Bits<EK>*>(&kS[r * KP + lane * EK]);
+      const float f = bet[r] * __expf(gam[r]);
+      Bits<EK> eo;
+#pragma unroll
+      for (int e = 0; e < EK; ++e) eo.h[e] = IO::f_to_bits(f * IO::bits_to_f(kb.h[e]));
+      *reinterpret_cast<Bits<EK>*>(&eS[r * KP + lane * EK]) = eo;
+    }
+    // A = tril(Q Kᵀ ⊙ decay) straight to the workspace.
+    T* wa = static_cast<T*>(p.ws_a) + ch * CHUNK * CHUNK;
+#pragma unroll
+    for (int nt = 0; nt < 8; ++nt) {
+#pragma unroll
+      for (int hf = 0; hf < 2; ++hf) {
+        const int i = r0 + 8 * hf;
+        float av[2];
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          const int j = 8 * nt + cq + e;
+          av[e] = j <= i ? aqk[nt][2 * hf + e] * __expf(gam[i] - gam[j]) : 0.f;
+        }
+        *reinterpret_cast<u32*>(&wa[i * CHUNK + 8 * nt + cq]) = IO::pack(av[0], av[1]);
+      }
+    }
+  }
+  __syncthreads();  // kS dead: L (fp32) takes its place
+#pragma unroll
+  for (int nt = 0; nt < 8; ++nt) {
+#pragma unroll
+    for (int hf = 0; hf < 2; ++hf) {
+      const int i = r0 + 8 * hf;
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        const int j = 8 * nt + cq + e;
+        Lf[i * FP + j] = j < i ? bet[i] * akk[nt][2 * hf + e] * __expf(gam[i] - gam[j]) : 0.f;
+      }
+    }
+  }
+  __syncthreads();
+
+  // Phase 4: T = (I + L)^{-1} in fp32, in place over L.
+  // Diagonal 16x16 blocks: thread t < 64 solves column (t & 15) of block (t >> 4) in registers.
+  {
+    float col[16];
+    const int base = 16 * (tid >> 4), cl = tid & 15;
+    if (tid < CHUNK) {
+#pragma unroll
+      for (int r = 0; r < 16; ++r) {
+        float s = 0.f;
+#pragma unroll
+        for (int j = 0; j < r; ++j)
+          if (j >= cl) s += Lf[(base + r) * FP + base + j] * col[j];
+        col[r] = r < cl ? 0.f : (r == cl ? 1.f : -s);
+      }
+    }
+    __syncthreads();
+    if (tid < CHUNK) {
+#pragma unroll
+      for (int r = 0; r < 16; ++r)
+        if (r >= cl) Lf[(base + r) * FP + base + cl] = col[r];
+    }
+    __syncthreads();
+  }
+  // Off-diagonal blocks, block row by block row: T_IJ = −T_II Σ_{m=J}^{I−1} L_Im T_mJ. The
+  // partial sums are stashed in the (unused) strictly upper triangle at the transposed place.
+  for (int I = 1; I < 4; ++I) {
+    const int outs = I * 256;
+    float sacc[6];
+#pragma unroll
+    for (int u = 0; u < 6; ++u) {
+      const int o = tid + 128 * u;
+      sacc[u] = 0.f;
+      if (o < outs) {
+        const int J = o >> 8, rr = (o >> 4) & 15, cc = o & 15;
+        const int row = 16 * I + rr, colj = 16 * J + cc;
+        float s = 0.f;
+        for (int m = 16 * J + cc; m < 16 * I; ++m) s += Lf[row * FP + m] * Lf[m * FP + colj];
+        sacc[u] = s;
+      }
+    }
+    __syncthreads();
+#pragma unroll
+    for (int u = 0; u < 6; ++u) {
+      const int o = tid + 128 * u;
+      if (o < outs) {
+        const int J = o >> 8, rr = (o >> 4) & 15, cc = o & 15;
+        Lf[(16 * J + cc) * FP + 16 * I + rr] = sacc[u];
+      }
+    }
+    __syncthreads();
+#pragma unroll
+    for (int u = 0; u < 6; ++u) {
+      const int o = tid + 128 * u;
+      if (o < outs) {
+        const int J = o >> 8, rr = (o >> 4) & 15, cc = o & 15;
+        const int row = 16 * I + rr, colj = 16 * J + cc;
+        float s = 0.f;
+        for (int m = 0; m <= rr; ++m) {
+          const float tii = (m == rr) ? 1.f : Lf[row * FP + 16 * I + m];
+          s += tii * Lf[colj * FP + 16 * I + m];
+        }
+        sacc[u] = -s;
+      }
+    }
+    __syncthreads();
+#pragma unroll
+    for (int u = 0; u < 6; ++u) {
+      const int o = tid + 128 * u;
+      if (o < outs) {
+        const int J = o >> 8, rr = (o >> 4) & 15, cc = o & 15;
+        Lf[(16 * I + rr) * FP + 16 * J + cc] = sacc[u];
+      }
+    }
+    __syncthreads();
+  }
+  // T to the io dtype, over the same region (through registers).
+  {
+    u32 tv[16];
+#pragma unroll
+    for (int u = 0; u < 16; ++u) {
+      const int i2 = tid + 128 * u;  // pair index
+      const int r = i2 / (CHUNK / 2), cc = 2 * (i2 % (CHUNK / 2));
+      const float a = cc < r ? Lf[r * FP + cc] : (cc == r ? 1.f : 0.f);
+      const float b = cc + 1 < r ? Lf[r * FP + cc + 1] : (cc + 1 == r ? 1.f : 0.f);
+      tv[u] = IO::pack(a, b);
+    }
+    __syncthreads();
+#pragma unroll
+    for (int u = 0; u < 16; ++u) {
+      const int i2 = tid + 128 * u;
+      const int r = i2 / (CHUNK / 2), cc = 2 * (i2 % (CHUNK / 2));
+      *reinterpret_cast<u32*>(&tb[r * CP + cc]) = tv[u];
+    }
+    __syncthreads();
+  }
+
+  // Phase 5: W = T E (64×K): A = T (row-major), B = E via ldmatrix.trans.
+  {
+    T* ww = static_cast<T*>(p.ws_w) + ch * CHUNK * K;
+    float acc[K / 8][4];
+#pragma unroll
+    for (int nt = 0; nt < K / 8; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) acc[nt][e] = 0.f;
+#pragma unroll
+    for (int kk = 0; kk < 4; ++kk) {
+      if (kk > warp) break;  // T is lower triangular
+      const int col = 16 * kk + cq;
+      u32 a[4] = {ld32(&tb[r0 * CP + col]), ld32(&tb[(r0 + 8) * CP + col]),
+                       ld32(&tb[r0 * CP + col + 8]), ld32(&tb[(r0 + 8) * CP + col + 8])};
+      const int lrow = 16 * kk + (lane & 7) + 8 * ((lane >> 3) & 1);
+#pragma unroll
+      for (int np = 0; np < K / 16; ++np) {
+        u32 r[4];
+        ldsm_x4_t(r, &eS[lrow * KP + 16 * np + 8 * (lane >> 4)]);
+        IO::mma(acc[2 * np], a, r);
+        IO::mma(acc[2 * np + 1], a, r + 2);
+      }
+    }
+#pragma unroll
+    for (int nt = 0; nt < K / 8; ++nt) {
+      *reinterpret_cast<u32*>(&ww[r0 * K + 8 * nt + cq]) = IO::pack(acc[nt][0], acc[nt][1]);
+      *reinterpret_cast<u32*>(&ww[(r0 + 8) * K + 8 * nt + cq]) = IO::pack(acc[nt][2], acc[nt][3]);
+    }
+  }
+  // Ũᵀ = Yᵀ Tᵀ (V×64): warp w owns value rows [w·V/4, (w+1)·V/4); A = Yᵀ via ldmatrix.trans,
+  // B = Tᵀ read from T row-major.
+  {
+    constexpr int MT = V / 64;
+    T* wu = static_cast<T*>(p.ws_ut) + ch * V * CHUNK;
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt) {
+      const int d0 = (warp * MT + mt) * 16;
+      float acc[8][4];
+#pragma unroll
+      for (int nt = 0; nt < 8; ++nt)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) acc[nt][e] = 0.f;
+#pragma unroll
+      for (int kk = 0; kk < 4; ++kk) {
+        u32 a[4];
+        const int mi = lane >> 3;
+        ldsm_x4_t(a, &yS[(16 * kk + (lane & 7) + 8 * (mi >> 1)) * VP + d0 + 8 * (mi & 1)]);
+#pragma unroll
+        for (int nt = 0; nt < 8; ++nt) {
+          if (kk > (nt >> 1)) continue;  // Tᵀ[j][i] = 0 for j > i
+          const int n = 8 * nt + (lane >> 2);
+          u32 b[2] = {ld32(&tb[n * CP + 16 * kk + cq]), ld32(&tb[n * CP + 16 * kk + cq + 8])};
+          IO::mma(acc[nt], a, b);
+        }
+      }
+      const int d = d0 + (lane >> 2);
+#pragma unroll
+      for (int nt = 0; nt < 8; ++nt) {
+        *reinterpret_cast<u32*>(&wu[d * CHUNK + 8 * nt + cq]) = IO::pack(acc[nt][0], acc[nt][1]);
+        *reinterpret_cast<u32*>(&wu[(d + 8) * CHUNK + 8 * nt + cq]) = IO::pack(acc[nt][2], acc[nt][3]);
+      }
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// Stage 3: the state scan
+// ---------------------------------------------------------------------------------------
+template <int K, int NW, int STAGES>
+struct ScanSmem {
+  static constexpr int KP = K + 8;
+  static constexpr int CP = CHUNK + 8;
+  static constexpr int VS = 16 * NW;
+  static constexpr size_t w_off = 0;
+  static constexpr size_t q_off = w_off + CHUNK * KP * 2;
+  static constexpr size_t k_off = q_off + CHUNK * KP * 2;
+  static constexpr size_t a_off = k_off + CHUNK * KP * 2;
+  static constexpr size_t u_off = a_off + CHUNK * CP * 2;
+  static constexpr size_t stage = u_off + VS * CP * 2;  // bytes per pipeline stage
+  static constexpr int OP = 24;                          // O staging row (16 values + pad)
+  static constexpr size_t o_off = STAGES * stage;        // per-warp O staging tiles
+  static constexpr size_t bytes = o_off + NW * CHUNK * OP * 2;
+};
+
+// Copies `rows` rows of ROWLEN elements (global row stride `gstride`) into smem rows of
+// ROWLEN + 8 elements with 16-byte cp.async.
+template <typename T, int ROWLEN>
+__device__ __forceinline__ void tile_async(T* dst, const T* src, int rows, size_t gstride, int tid,
+                                           int nthreads) {
+  constexpr int VEC = ROWLEN / 8;
+  for (int i = tid; i < rows * VEC; i += nthreads) {
+    const int r = i / VEC, c8 = i % VEC;
+    cp_async16(&dst[r * (ROWLEN + 8) + 8 * c8], &src[r * gstride + 8 * c8]);
+  }
+}
+
+template <typename T, int K, int V, int NW, int STAGES>
+__device__ __forceinline__ void fwd_scan_body(const FwdParams& p) {
+  using S = ScanSmem<K, NW, STAGES>;
+  using IO = Io<T>;
+  constexpr int KP = S::KP, CP = S::CP, VS = S::VS;
+  extern __shared__ __align__(16) unsigned char smem[];
+
+  const int h = blockIdx.y, b = blockIdx.z;
+  const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+  const int HO = p.ho;
+  const int v0 = blockIdx.x * VS + 16 * warp;
+  const int vr = v0 + (lane >> 2);  // this thread's rows: vr and vr + 8
+  const int cq = 2 * (lane & 3);
+  const long long cs = load_cu(p, b), ce = load_cu(p, b + 1);
+  const int c_begin = p.chunk_offsets[b], c_end = p.chunk_offsets[b + 1];
+  const int row = p.state_indices ? p.state_indices[b] : b;
+
+  // X = Sᵀ rows vr, vr+8, columns 8nt + cq + {0,1}.
+  float x[K / 8][4];
+  {
+    const size_t base = (static_cast<size_t>(row) * HO + h) * V * K;
+#pragma unroll
+    for (int nt = 0; nt < K / 8; ++nt) {
+#pragma unroll
+      for (int hf = 0; hf < 2; ++hf) {
+        const size_t idx = base + static_cast<size_t>(vr + 8 * hf) * K + 8 * nt + cq;
+        float a0 = 0.f, a1 = 0.f;
+        if (p.initial_state) {
+          if (p.state_dtype == DT_F32) {
+            float2 t = *reinterpret_cast<const float2*>(static_cast<const float*>(p.initial_state) + idx);
+            a0 = t.x; a1 = t.y;
+          } else {
+            const u32 t = *reinterpret_cast<const u32*>(static_cast<const unsigned short*>(p.initial_state) + idx);
+            a0 = __uint_as_float(t << 16);
+            a1 = __uint_as_float(t & 0xffff0000u);
+          }
+        }
+        x[nt][2 * hf] = a0;
+        x[nt][2 * hf + 1] = a1;
+      }
+    }
+  }
+
+  // STAGES-deep cp.async pipeline: chunks c+1 .. c+STAGES-1 load while chunk c computes.
+  auto issue = [&](int c, int st) {
+    unsigned char* base = smem + st * S::stage;
+    const size_t ch = static_cast<size_t>(c) * HO + h;
+    tile_async<T, K>(reinterpret_cast<T*>(base + S::w_off), static_cast<const T*>(p.ws_w) + ch * CHUNK * K, CHUNK, K, tid, NW * 32);
+    tile_async<T, K>(reinterpret_cast<T*>(base + S::q_off), static_cast<const T*>(p.ws_q) + ch * CHUNK * K, CHUNK, K, tid, NW * 32);
+    tile_async<T, K>(reinterpret_cast<T*>(base + S::k_off), static_cast<const T*>(p.ws_kr) + ch * CHUNK * K, CHUNK, K, tid, NW * 32);
+    tile_async<T, CHUNK>(reinterpret_cast<T*>(base + S::a_off), static_cast<const T*>(p.ws_a) + ch * CHUNK * CHUNK, CHUNK, CHUNK, tid, NW * 32);
+    tile_async<T, CHUNK>(reinterpret_cast<T*>(base + S::u_off),
+                         static_cast<const T*>(p.ws_ut) + (ch * V + blockIdx.x * VS) * CHUNK, VS, CHUNK, tid, NW * 32);
+  };
+#pragma unroll
+  for (int sidx = 0; sidx < STAGES - 1; ++sidx) {
+    if (c_begin + sidx < c_end) issue(c_begin + sidx, sidx);
+    cp_async_commit();
+  }
+  float gl_next = c_begin < c_end ? p.ws_gl[static_cast<size_t>(c_begin) * HO + h] : 0.f;
+  for (int c = c_begin; c < c_end; ++c) {
+    const int st = (c - c_begin) % STAGES;
+    if (c + STAGES - 1 < c_end) issue(c + STAGES - 1, (c - c_begin + STAGES - 1) % STAGES);
+    cp_async_commit();
+    const float gl = gl_next;
+    if (c + 1 < c_end) gl_next = p.ws_gl[static_cast<size_t>(c + 1) * HO + h];
+    cp_async_wait<STAGES - 1>();
+    __syncthreads();
+    unsigned char* base = smem + st * S::stage;
+    const T* Ws = reinterpret_cast<const T*>(base + S::w_off);
+    const T* Qs = reinterpret_cast<const T*>(base + S::q_off);
+    const T* Ks = reinterpret_cast<const T*>(base + S::k_off);
+    const T* As = reinterpret_cast<const T*>(base + S::a_off);
+    const T* Us = reinterpret_cast<const T*>(base + S::u_off);
+    const long long t0 = cs + static_cast<long long>(c - c_begin) * CHUNK;
+    const int len = static_cast<int>(min_ll(static_cast<long long>(CHUNK), ce - t0));
+    const int ur = 16 * warp + (lane >> 2);  // row of Ũᵀ within the slice
+    u32 uraw[8][2];
+#pragma unroll
+    for (int nt = 0; nt < 8; ++nt) {
+      uraw[nt][0] = ld32(&Us[ur * CP + 8 * nt + cq]);
+      uraw[nt][1] = ld32(&Us[(ur + 8) * CP + 8 * nt + cq]);
+    }
+
+    // P = X Wᵀ and O = X Q⁺ᵀ (M = 16 value rows, N = 64 tokens, K = key dim).
+    float pacc[8][4], oacc[8][4];
+#pragma unroll
+    for (int nt = 0; nt < 8; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) pacc[nt][e] = oacc[nt][e] = 0.f;
+#pragma unroll
+    for (int kk = 0; kk < K / 16; ++kk) {
+      u32 a[4] = {IO::pack(x[2 * kk][0], x[2 * kk][1]), IO::pack(x[2 * kk][2], x[2 * kk][3]),
+                       IO::pack(x[2 * kk + 1][0], x[2 * kk + 1][1]),
+                       IO::pack(x[2 * kk + 1][2], x[2 * kk + 1][3])};
+      const int col = 16 * kk + cq;
+#pragma unroll
+      for (int nt = 0; nt < 8; ++nt) {
+        const int n = 8 * nt + (lane >> 2);
+        u32 bw[2] = {ld32(&Ws[n * KP + col]), ld32(&Ws[n * KP + col + 8])};
+        u32 bq[2] = {ld32(&Qs[n * KP + col]), ld32(&Qs[n * KP + col + 8])};
+        IO::mma(pacc[nt], a, bw);
+        IO::mma(oacc[nt], a, bq);
+      }
+    }
+    // Uᵀ = Ũᵀ − P, as A fragments (tokens are the reduction dim below).
+    u32 ua[4][4];
+#pragma unroll
+    for (int nt = 0; nt < 8; ++nt) {
+      const T* u0 = reinterpret_cast<const T*>(&uraw[nt][0]);
+      const T* u1 = reinterpret_cast<const T*>(&uraw[nt][1]);
+      const u32 lo = IO::pack(IO::to_f(u0[0]) - pacc[nt][0], IO::to_f(u0[1]) - pacc[nt][1]);
+      const u32 hi = IO::pack(IO::to_f(u1[0]) - pacc[nt][2], IO::to_f(u1[1]) - pacc[nt][3]);
+      ua[nt >> 1][(nt & 1) * 2 + 0] = lo;
+      ua[nt >> 1][(nt & 1) * 2 + 1] = hi;
+    }
+    // O += Uᵀ Aᵀ: B[k = j][n = i] = A[i][j]; A is lower triangular (j ≤ i).
+#pragma unroll
+    for (int nt = 0; nt < 8; ++nt) {
+      const int n = 8 * nt + (lane >> 2);
+#pragma unroll
+      for (int kk = 0; kk < 4; ++kk) {
+        if (kk > (nt >> 1)) break;
+        u32 bb[2] = {ld32(&As[n * CP + 16 * kk + cq]), ld32(&As[n * CP + 16 * kk + cq + 8])};
+        IO::mma(oacc[nt], ua[kk], bb);
+      }
+    }
+    // Store O rows (tokens) < len, staged through this warp's smem tile so that each
+    // token's 16 values leave as two 16-byte stores.
+    {
+      T* Os = reinterpret_cast<T*>(smem + S::o_off) + warp * CHUNK * S::OP;
+      const int vl = lane >> 2;
+#pragma unroll
+      for (int nt = 0; nt < 8; ++nt) {
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          const int tok = 8 * nt + cq + e;
+          Os[tok * S::OP + vl] = IO::from_f(oacc[nt][e]);
+          Os[tok * S::OP + vl + 8] = IO::from_f(oacc[nt][2 + e]);
+        }
+      }
+      __syncwarp();
+      T* o = static_cast<T*>(p.o);
+#pragma unroll
+      for (int i = lane; i < 2 * CHUNK; i += 32) {
+        const int tok = i >> 1, hf = i & 1;
+        if (tok < len)
+          *reinterpret_cast<uint4*>(&o[(static_cast<size_t>(t0 + tok) * HO + h) * V + v0 + 8 * hf]) =
+              *reinterpret_cast<const uint4*>(&Os[tok * S::OP + 8 * hf]);
+      }
+      __syncwarp();
+    }
+    // X ← e^{Γ_last} X + Uᵀ Kᴿ (B = Kᴿ [token][key] via ldmatrix.trans).
+    const float decay = __expf(gl);
+#pragma unroll
+    for (int nt = 0; nt < K / 8; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) x[nt][e] *= decay;
+    const int lrow = (lane & 7) + 8 * ((lane >> 3) & 1);
+#pragma unroll
+    for (int kk = 0; kk < 4; ++kk) {
+#pragma unroll
+      for (int np = 0; np < K / 16; ++np) {
+        u32 r[4];
+        ldsm_x4_t(r, &Ks[(16 * kk + lrow) * KP + 16 * np + 8 * (lane >> 4)]);
+        IO::mma(x[2 * np], ua[kk], r);
+        IO::mma(x[2 * np + 1], ua[kk], r + 2);
+      }
+    }
+    __syncthreads();  // this stage is refilled by the next iteration's issue
+  }
+  cp_async_wait<0>();
+
+  if (p.final_state) {
+    const size_t base = (static_cast<size_t>(row) * HO + h) * V * K;
+#pragma unroll
+    for (int nt = 0; nt < K / 8; ++nt) {
+#pragma unroll
+      for (int hf = 0; hf < 2; ++hf) {
+        const size_t idx = base + static_cast<size_t>(vr + 8 * hf) * K + 8 * nt + cq;
+        if (p.state_dtype == DT_F32) {
+          *reinterpret_cast<float2*>(static_cast<float*>(p.final_state) + idx) =
+              make_float2(x[nt][2 * hf], x[nt][2 * hf + 1]);
+        } else {
+          *reinterpret_cast<u32*>(static_cast<unsigned short*>(p.final_state) + idx) =
+              Io<gdn_bf16>::pack(x[nt][2 * hf], x[nt][2 * hf + 1]);
+        }
+      }
+    }
+  }
+}
+
+constexpr int PREP_THREADS = 128;
+constexpr int SCAN_WARPS = 4;
+constexpr int SCAN_STAGES = 3;
+
+}  // namespace gdn

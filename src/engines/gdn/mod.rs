@@ -1,0 +1,33 @@
+//! Gated DeltaNet (GDN) family: the fp64 per-token reference (forward and backward), the
+//! chunked UT/WY algorithm on the CPU that our CUDA kernels implement, the family analyzer and
+//! the SM90 engine `gdn_sm90` serving `gdn` (the backward kernels are not bundled yet).
+//!
+//! Semantics follow `shared/spec/linear-attention.md` sections 1-4: THD tokens with
+//! `cu_seqlens`, head grouping by consecutive groups, states stored V-major `[N, HO, V, K]`.
+//! The family keeps the reference's id block (GDN, 20100); slots 0-2 are the reference's
+//! engines (`gdn_frost`, `gdn_cutile`, `gdn_summary_frost`), so ours starts at slot 3.
+
+pub mod analyzer;
+pub mod chunked;
+pub mod engine;
+pub mod params;
+pub mod reference;
+
+use crate::dispatch::manifest::{Family, Slot};
+
+/// The family's manifest row.
+pub const FAMILY: Family = Family {
+    name: "gdn",
+    base: 20_100,
+    anchors: &["GDN", "GDN_BWD"],
+    analyzer: Some(analyzer::analyze),
+    validator: None,
+    heuristics: None,
+    backend_guard: None,
+    slots: &[Slot {
+        slot: 3,
+        name: engine::ENGINE_NAME,
+        opt_in: false,
+        engine: &engine::GdnSm90,
+    }],
+};

@@ -1,0 +1,249 @@
+//! CPU checks of the `gdn` family: the analyzer's facts, every support rule of `gdn_sm90` (accept
+//! on SM90, each decline with its reason), the workspace size, and planning through the real
+//! manifest on a hypothetical SM90 target.
+
+use dnnplan::dispatch::backend::default_provider;
+use dnnplan::dispatch::engine::{Engine, SupportQuery, decline_reason, is_decline};
+use dnnplan::dispatch::facts::FactsRef;
+use dnnplan::dispatch::manifest::MANIFEST;
+use dnnplan::dispatch::target::Target;
+use dnnplan::dispatch::{HeurMode, PlanList, PlanOptions};
+use dnnplan::engines::gdn::analyzer::{GdnFacts, GdnOp, analyze};
+use dnnplan::engines::gdn::engine::{ENGINE_NAME, GdnSm90};
+use dnnplan::ir::{DataType, Graph, GraphContext, NodeBuilder, Tensor};
+
+/// A forward GDN graph: N sequences of `t_per` tokens, H = HV = 2 heads.
+struct Spec {
+    k: i64,
+    v: i64,
+    io: DataType,
+    state: Option<DataType>,
+    checkpoint: i64,
+}
+
+impl Default for Spec {
+    fn default() -> Self {
+        Spec {
+            k: 128,
+            v: 128,
+            io: DataType::Bfloat16,
+            state: Some(DataType::Float),
+            checkpoint: 0,
+        }
+    }
+}
+
+fn forward_graph(s: &Spec) -> Graph {
+    let (t, h, n) = (192, 2, 3);
+    let mut g = Graph::new(GraphContext::new(s.io, DataType::Float, DataType::Float));
+    let mut add =
+        |name: &str, dims: &[i64], dt: DataType| g.add_tensor(Tensor::new(name, dims, dt)).unwrap();
+    let q = add("q", &[t, h, s.k], s.io);
+    let k = add("k", &[t, h, s.k], s.io);
+    let v = add("v", &[t, h, s.v], s.io);
+    let gate = add("g", &[t, h], DataType::Float);
+    let beta = add("beta", &[t, h], DataType::Float);
+    let cu = add("cu_seqlens", &[n + 1], DataType::Int32);
+    let mut b = NodeBuilder::by_name("gdn")
+        .unwrap()
+        .name("gdn0")
+        .input("q", q)
+        .input("k", k)
+        .input("v", v)
+        .input("g", gate)
+        .input("beta", beta)
+        .input("cu_seqlens", cu)
+        .bool("use_qk_l2norm", true)
+        .bool("output_final_state", true);
+    if let Some(sd) = s.state {
+        let init = add("initial_state", &[n, h, s.v, s.k], sd);
+        b = b.input("initial_state", init);
+    }
+    if s.checkpoint > 0 {
+        b = b.int("checkpoint_every_n_tokens", s.checkpoint);
+    }
+    g.add_node(b).unwrap();
+    g
+}
+
+fn facts_of(g: &Graph, target: &Target) -> FactsRef {
+    analyze(g, target)
+        .unwrap()
+        .expect("the analyzer expresses a one-node GDN graph")
+}
+
+/// The engine's verdict on `g` after validation (which infers the output dtypes).
+fn verdict(g: &Graph, target: &Target) -> Result<(), String> {
+    let mut g = g.clone();
+    g.validate().expect("the test graph is valid");
+    let facts = facts_of(&g, target);
+    let q = SupportQuery {
+        engine: ENGINE_NAME,
+        graph: &g,
+        facts: Some(facts.as_ref()),
+        target,
+    };
+    match GdnSm90.check_support(&q) {
+        Ok(()) => Ok(()),
+        Err(e) => {
+            assert!(is_decline(&e), "a support failure must be a decline: {e}");
+            Err(decline_reason(&e))
+        }
+    }
+}
+
+#[test]
+fn analyzer_describes_the_graph() {
+    let g = forward_graph(&Spec::default());
+    let f = facts_of(&g, &Target::with_arch(90));
+    let f = f.downcast_ref::<GdnFacts>().unwrap();
+    assert_eq!(f.op, GdnOp::Forward);
+    assert_eq!((f.n_seqs, f.total_tokens, f.k, f.v), (3, 192, 128, 128));
+    assert_eq!(f.heads, (2, 2, 2, 2));
+    assert!(f.use_qk_l2norm && !f.safe_gate && !f.linear_gate);
+    assert!((f.effective_scale() - 1.0 / 128f64.sqrt()).abs() < 1e-15);
+    for p in [
+        "q",
+        "k",
+        "v",
+        "g",
+        "beta",
+        "cu_seqlens",
+        "initial_state",
+        "O",
+        "final_state",
+    ] {
+        assert!(f.port(p).is_some(), "port {p} bound");
+    }
+    assert_eq!(f.port("O").unwrap().dims, vec![192, 2, 128]);
+    assert!(f.invalid.is_none());
+}
+
+#[test]
+fn accepts_sm90_bf16_and_fp16_at_both_head_dims() {
+    for (k, io) in [
+        (128, DataType::Bfloat16),
+        (64, DataType::Bfloat16),
+        (128, DataType::Half),
+        (64, DataType::Half),
+    ] {
+        let g = forward_graph(&Spec {
+            k,
+            v: k,
+            io,
+            ..Spec::default()
+        });
+        assert_eq!(
+            verdict(&g, &Target::with_arch(90)),
+            Ok(()),
+            "K = V = {k}, {io:?}"
+        );
+    }
+    let g = forward_graph(&Spec {
+        state: Some(DataType::Bfloat16),
+        ..Spec::default()
+    });
+    assert_eq!(verdict(&g, &Target::with_arch(90)), Ok(()));
+    let g = forward_graph(&Spec {
+        state: None,
+        ..Spec::default()
+    });
+    assert_eq!(verdict(&g, &Target::with_arch(90)), Ok(()));
+}
+
+#[test]
+fn declines_with_reasons() {
+    let cases: Vec<(Graph, Target, &str)> = vec![
+        (
+            forward_graph(&Spec::default()),
+            Target::with_arch(80),
+            "SM80",
+        ),
+        (
+            forward_graph(&Spec::default()),
+            Target::with_arch(100),
+            "SM100",
+        ),
+        (
+            forward_graph(&Spec::default()),
+            Target::no_device("no driver"),
+            "needs an SM90 GPU",
+        ),
+        (
+            forward_graph(&Spec {
+                k: 96,
+                v: 96,
+                ..Spec::default()
+            }),
+            Target::with_arch(90),
+            "K = V in {64, 128}",
+        ),
+        (
+            forward_graph(&Spec {
+                k: 64,
+                v: 128,
+                ..Spec::default()
+            }),
+            Target::with_arch(90),
+            "K = 64, V = 128",
+        ),
+        (
+            forward_graph(&Spec {
+                state: Some(DataType::Half),
+                ..Spec::default()
+            }),
+            Target::with_arch(90),
+            "initial_state must be FLOAT or BFLOAT16",
+        ),
+        (
+            forward_graph(&Spec {
+                checkpoint: 64,
+                ..Spec::default()
+            }),
+            Target::with_arch(90),
+            "checkpoint",
+        ),
+    ];
+    for (g, target, want) in cases {
+        let got = verdict(&g, &target).expect_err("must decline");
+        assert!(got.contains(want), "reason {got:?} should mention {want:?}");
+    }
+}
+
+#[test]
+fn declines_the_backward_until_its_kernels_exist() {
+    let ex = dnnplan::ir::examples::example("gdn_bwd").unwrap();
+    let got = verdict(&ex.graph, &Target::with_arch(90)).expect_err("backward declines");
+    assert!(got.contains("backward"), "{got}");
+}
+
+#[test]
+fn plans_on_a_hypothetical_sm90() {
+    let mut g = forward_graph(&Spec::default());
+    let opts = PlanOptions {
+        manifest: &MANIFEST,
+        backend: default_provider(),
+        target: Target::with_arch(90),
+        opt_in: Some(false),
+    };
+    let list = PlanList::plan(&mut g, opts, &[HeurMode::A]).expect("planning succeeds");
+    assert!(
+        list.entries().iter().any(|e| e.engine_id == 20_103),
+        "gdn_sm90 (20103) is listed: {:?}",
+        list.entries()
+            .iter()
+            .map(|e| e.engine_id)
+            .collect::<Vec<_>>()
+    );
+    // On SM80 the family's only engine declines: no bundled entry.
+    let mut g = forward_graph(&Spec::default());
+    let opts = PlanOptions {
+        manifest: &MANIFEST,
+        backend: default_provider(),
+        target: Target::with_arch(80),
+        opt_in: Some(false),
+    };
+    if let Ok(list) = PlanList::plan(&mut g, opts, &[HeurMode::A]) {
+        assert!(list.entries().iter().all(|e| e.engine_id != 20_103));
+    }
+}

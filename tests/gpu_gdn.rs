@@ -1,0 +1,574 @@
+//! GPU tests of the `gdn_sm90` engine (feature `gpu-tests`, run on the H200 machine), through the
+//! whole stack: IR graph -> plan list (real manifest) -> build -> variant pack -> execute on a
+//! caller stream. Outputs are compared with the fp64 per-token reference
+//! (`engines::gdn::reference`) over the very values the GPU read (inputs rounded to their device
+//! dtypes first), with the spec's §9.2 tolerances (rms ratio: bf16 2e-2, fp16 1e-2).
+//! Coverage (§9.4): 1 forward parity (dtypes, K = V ∈ {64, 128}, GQA/GVA, gate modes, l2norm,
+//! scale, initial state fp32/bf16, int64 cu_seqlens, ragged lengths with partial chunks and empty
+//! sequences); 5 batch invariance (a sequence alone == the same sequence in a batch, bitwise);
+//! 7 a permuted `state_indices` pool in a NaN-filled buffer, overwritten in place, spare rows
+//! untouched; 8 NaN-filled workspace and outputs before execute, a non-blocking side stream,
+//! repeated runs bitwise identical. The backward is declined (tests/gdn_engine.rs).
+#![cfg(feature = "gpu-tests")]
+
+use cudarc::driver::sys::{self, CUdeviceptr, CUstream};
+use dnnplan::dispatch::context::{ExecContext, Handle};
+use dnnplan::dispatch::{HeurMode, PlanList, PlanOptions};
+use dnnplan::engines::gdn::reference::{
+    self, GateDomain, GdnInputs, GdnOptions, GdnShape, rms_ratio,
+};
+use dnnplan::ir::{DataType, Graph, GraphContext, NodeBuilder, Tensor};
+use dnnplan::pack::executor::{PlanChoice, execute};
+use dnnplan::pack::normalize::{Buffer, from_bindings};
+
+const GDN_SM90_ID: i64 = 20_103;
+
+fn ok(call: &str, r: sys::CUresult) {
+    assert_eq!(r, sys::CUresult::CUDA_SUCCESS, "{call}");
+}
+
+/// The test plays the framework: its own context and non-blocking stream.
+struct Caller {
+    stream: CUstream,
+}
+
+impl Caller {
+    fn new() -> Caller {
+        dnnplan::cuda::probe::driver().expect("CUDA driver");
+        let mut ctx = std::ptr::null_mut();
+        let mut stream = std::ptr::null_mut();
+        // SAFETY: plain driver calls with valid out pointers.
+        unsafe {
+            ok("retain", sys::cuDevicePrimaryCtxRetain(&mut ctx, 0));
+            ok("set current", sys::cuCtxSetCurrent(ctx));
+            ok("stream", sys::cuStreamCreate(&mut stream, 1));
+        }
+        Caller { stream }
+    }
+
+    fn alloc(&self, bytes: usize, fill: u8) -> CUdeviceptr {
+        let mut d: CUdeviceptr = 0;
+        // SAFETY: the context is current.
+        unsafe {
+            ok("alloc", sys::cuMemAlloc_v2(&mut d, bytes.max(1)));
+            ok("memset", sys::cuMemsetD8_v2(d, fill, bytes.max(1)));
+        }
+        d
+    }
+
+    fn upload(&self, bytes: &[u8]) -> CUdeviceptr {
+        let d = self.alloc(bytes.len(), 0);
+        // SAFETY: `bytes` is valid for its length; `d` holds as many.
+        unsafe {
+            ok(
+                "htod",
+                sys::cuMemcpyHtoD_v2(d, bytes.as_ptr().cast(), bytes.len()),
+            )
+        };
+        d
+    }
+
+    fn download(&self, d: CUdeviceptr, bytes: usize) -> Vec<u8> {
+        let mut host = vec![0u8; bytes];
+        // SAFETY: the stream is synchronized first; `d` holds `bytes`.
+        unsafe {
+            ok("stream sync", sys::cuStreamSynchronize(self.stream));
+            ok(
+                "dtoh",
+                sys::cuMemcpyDtoH_v2(host.as_mut_ptr().cast(), d, bytes),
+            );
+        }
+        host
+    }
+}
+
+struct Rng(u64);
+impl Rng {
+    fn uni(&mut self, lo: f64, hi: f64) -> f64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^= z >> 31;
+        lo + (hi - lo) * ((z >> 11) as f64 / (1u64 << 53) as f64)
+    }
+}
+
+/// Rounds `x` to `dt` and appends its bytes; returns the rounded value.
+fn put(dt: DataType, x: f64, out: &mut Vec<u8>) -> f64 {
+    match dt {
+        DataType::Float => {
+            out.extend_from_slice(&(x as f32).to_le_bytes());
+            f64::from(x as f32)
+        }
+        DataType::Bfloat16 => {
+            let v = half::bf16::from_f64(x);
+            out.extend_from_slice(&v.to_bits().to_le_bytes());
+            v.to_f64()
+        }
+        DataType::Half => {
+            let v = half::f16::from_f64(x);
+            out.extend_from_slice(&v.to_bits().to_le_bytes());
+            v.to_f64()
+        }
+        DataType::Int32 => {
+            out.extend_from_slice(&(x as i32).to_le_bytes());
+            x
+        }
+        DataType::Int64 => {
+            out.extend_from_slice(&(x as i64).to_le_bytes());
+            x
+        }
+        other => panic!("unsupported dtype {other:?}"),
+    }
+}
+
+fn get(dt: DataType, b: &[u8]) -> f64 {
+    match dt {
+        DataType::Float => f64::from(f32::from_le_bytes([b[0], b[1], b[2], b[3]])),
+        DataType::Bfloat16 => half::bf16::from_bits(u16::from_le_bytes([b[0], b[1]])).to_f64(),
+        DataType::Half => half::f16::from_bits(u16::from_le_bytes([b[0], b[1]])).to_f64(),
+        other => panic!("unsupported dtype {other:?}"),
+    }
+}
+
+fn size(dt: DataType) -> usize {
+    (dt.bits() / 8) as usize
+}
+
+/// One configuration.
+#[derive(Clone)]
+struct Case {
+    name: &'static str,
+    lens: Vec<usize>,
+    shape: GdnShape,
+    opts: GdnOptions,
+    io: DataType,
+    g_dt: DataType,
+    beta_dt: DataType,
+    state: Option<DataType>,
+    params: bool,
+    pool: bool,
+    cu64: bool,
+}
+
+fn base(name: &'static str, lens: &[usize], k: usize) -> Case {
+    Case {
+        name,
+        lens: lens.to_vec(),
+        shape: GdnShape {
+            h: 2,
+            hk: 2,
+            hv: 2,
+            k,
+            v: k,
+        },
+        opts: GdnOptions::default(),
+        io: DataType::Bfloat16,
+        g_dt: DataType::Float,
+        beta_dt: DataType::Float,
+        state: Some(DataType::Float),
+        params: false,
+        pool: false,
+        cu64: false,
+    }
+}
+
+/// Host copies (rounded values) and device bytes of one tensor.
+struct Host {
+    vals: Vec<f64>,
+    bytes: Vec<u8>,
+    dims: Vec<i64>,
+    dt: DataType,
+}
+
+fn host(dt: DataType, dims: &[i64], mut f: impl FnMut(usize) -> f64) -> Host {
+    let n: i64 = dims.iter().product();
+    let mut bytes = Vec::new();
+    let vals = (0..n as usize).map(|i| put(dt, f(i), &mut bytes)).collect();
+    Host {
+        vals,
+        bytes,
+        dims: dims.to_vec(),
+        dt,
+    }
+}
+
+struct Outcome {
+    o: Vec<u8>,
+    state: Vec<u8>,
+}
+
+/// Runs `c` on the GPU through the plan list and checks it against the reference; returns the
+/// raw output bytes (for bitwise comparisons).
+fn run(c: &Case, seed: u64, caller: &Caller) -> Outcome {
+    // One generator per tensor: a batch whose first sequence equals another problem draws the
+    // same values for that sequence (token-major prefixes).
+    let rng_for = |tag: u64| Rng(seed.wrapping_mul(1_000_003).wrapping_add(tag << 40));
+    let sh = c.shape;
+    let (t, n, ho) = (
+        c.lens.iter().sum::<usize>() as i64,
+        c.lens.len() as i64,
+        sh.ho() as i64,
+    );
+    let (k, v) = (sh.k as i64, sh.v as i64);
+    let mut cu = vec![0usize];
+    for l in &c.lens {
+        cu.push(cu.last().unwrap() + l);
+    }
+    let l2 = c.opts.use_qk_l2norm;
+    let unit = |rng: &mut Rng, heads: i64| -> Vec<f64> {
+        let mut out = Vec::new();
+        for _ in 0..t * heads {
+            let row: Vec<f64> = (0..k).map(|_| rng.uni(-1.0, 1.0)).collect();
+            let s = if l2 {
+                1.0
+            } else {
+                1.0 / row.iter().map(|x| x * x).sum::<f64>().sqrt()
+            };
+            out.extend(row.iter().map(|x| x * s));
+        }
+        out
+    };
+    let qv = unit(&mut rng_for(1), sh.h as i64);
+    let kv = unit(&mut rng_for(2), sh.hk as i64);
+    let mut rng = rng_for(3);
+    let q = host(c.io, &[t, sh.h as i64, k], |i| qv[i]);
+    let kk = host(c.io, &[t, sh.hk as i64, k], |i| kv[i]);
+    let vv = host(c.io, &[t, sh.hv as i64, v], |_| rng.uni(-1.0, 1.0));
+    let mut rng = rng_for(4);
+    let g = host(c.g_dt, &[t, ho], |_| {
+        if c.opts.safe_gate {
+            rng.uni(-3.0, 1.0)
+        } else if c.opts.gate_domain == GateDomain::Linear {
+            rng.uni(0.5, 1.0)
+        } else {
+            rng.uni(0.5, 1.0).ln()
+        }
+    });
+    let mut rng = rng_for(5);
+    let beta = host(c.beta_dt, &[t, ho], |_| {
+        if c.opts.use_beta_sigmoid {
+            rng.uni(-2.0, 2.0)
+        } else {
+            rng.uni(0.0, 1.0)
+        }
+    });
+    let cu_dt = if c.cu64 {
+        DataType::Int64
+    } else {
+        DataType::Int32
+    };
+    let cuh = host(cu_dt, &[n + 1], |i| cu[i] as f64);
+    let mut rng = rng_for(6);
+    let a_log = c
+        .params
+        .then(|| host(DataType::Float, &[ho], |_| rng.uni(-1.0, 0.5)));
+    let dt_bias = c
+        .params
+        .then(|| host(DataType::Float, &[ho], |_| rng.uni(-0.5, 0.5)));
+    let sl = (ho * v * k) as usize;
+    let rows: Vec<usize> = if c.pool {
+        (0..n as usize)
+            .map(|i| (2 * i + 1) % (n as usize + 3))
+            .collect()
+    } else {
+        (0..n as usize).collect()
+    };
+    let npool = if c.pool { n + 3 } else { n };
+    let mut rng = rng_for(7);
+    let init = c.state.map(|sd| {
+        let mut vals = vec![f64::NAN; npool as usize * sl];
+        for &r in &rows {
+            for e in 0..sl {
+                vals[r * sl + e] = rng.uni(-0.1, 0.1);
+            }
+        }
+        let mut h = host(sd, &[npool, ho, v, k], |i| vals[i]);
+        for (i, x) in vals.iter().enumerate() {
+            if x.is_nan() {
+                h.bytes[i * size(sd)..(i + 1) * size(sd)].fill(0xFF);
+            }
+        }
+        h
+    });
+    let idx = c
+        .pool
+        .then(|| host(DataType::Int32, &[n], |i| rows[i] as f64));
+
+    // The graph.
+    let mut graph = Graph::new(GraphContext::new(c.io, DataType::Float, DataType::Float));
+    let uid = |name: &str, h: &Host, graph: &mut Graph| {
+        graph.add_tensor(Tensor::new(name, &h.dims, h.dt)).unwrap()
+    };
+    let mut b = NodeBuilder::by_name("gdn").unwrap().name("gdn0");
+    let mut bound: Vec<(i64, &Host)> = Vec::new();
+    for (port, h) in [
+        ("q", &q),
+        ("k", &kk),
+        ("v", &vv),
+        ("g", &g),
+        ("beta", &beta),
+        ("cu_seqlens", &cuh),
+    ] {
+        let u = uid(port, h, &mut graph);
+        b = b.input(port, u);
+        bound.push((u, h));
+    }
+    for (port, h) in [
+        ("initial_state", init.as_ref()),
+        ("a_log", a_log.as_ref()),
+        ("dt_bias", dt_bias.as_ref()),
+        ("state_indices", idx.as_ref()),
+    ] {
+        if let Some(h) = h {
+            let u = uid(port, h, &mut graph);
+            b = b.input(port, u);
+            bound.push((u, h));
+        }
+    }
+    b = b
+        .bool("output_final_state", true)
+        .bool("use_qk_l2norm", c.opts.use_qk_l2norm)
+        .bool("use_beta_sigmoid", c.opts.use_beta_sigmoid)
+        .bool("allow_neg_eigval", c.opts.allow_neg_eigval)
+        .bool("safe_gate", c.opts.safe_gate)
+        .bool("overwrite_initial_state", c.pool);
+    if c.opts.gate_domain == GateDomain::Linear {
+        b = b.attr("gate_domain", dnnplan::ir::AttrValue::Str("linear".into()));
+    }
+    if let Some(s) = c.opts.scale {
+        b = b.attr("scale", dnnplan::ir::AttrValue::Float(s));
+    }
+    let node = graph.add_node(b).unwrap();
+    let o_uid = graph.nodes()[node].output("O").unwrap();
+    let fs_uid = graph.nodes()[node].output("final_state").unwrap();
+    graph.set_output(o_uid, true).unwrap();
+    graph.set_output(fs_uid, true).unwrap();
+
+    let mut list =
+        PlanList::plan(&mut graph, PlanOptions::detect(), &[HeurMode::A]).expect("planning");
+    let at = list
+        .entries()
+        .iter()
+        .position(|e| e.engine_id == GDN_SM90_ID)
+        .unwrap_or_else(|| panic!("{}: gdn_sm90 not listed", c.name));
+    list.build_plan_at_index(at).expect("build");
+    let plan = list.compiled_at(at).expect("compiled");
+    let ws_bytes = plan.workspace_size() as usize;
+
+    // Device buffers: inputs, NaN-filled outputs and workspace.
+    let mut bindings: Vec<(i64, CUdeviceptr)> = bound
+        .iter()
+        .map(|(u, h)| (*u, caller.upload(&h.bytes)))
+        .collect();
+    let o_bytes = (t * ho * v) as usize * size(c.io);
+    let o_dev = caller.alloc(o_bytes, 0xFF);
+    bindings.push((o_uid, o_dev));
+    let sdt = c.state.unwrap_or(DataType::Float);
+    let init_uid = bindings
+        .iter()
+        .find(|(u, _)| Some(*u) == graph.tensor_by_name("initial_state").map(|x| x.uid))
+        .map(|(_, d)| *d);
+    let fs_dev = match (c.pool, init_uid) {
+        (true, Some(d)) => d, // overwrite in place
+        _ => caller.alloc(n as usize * sl * size(sdt), 0xFF),
+    };
+    bindings.push((fs_uid, fs_dev));
+    let ws = caller.alloc(ws_bytes, 0xFF);
+
+    let handle = Handle::new(caller.stream.cast()).expect("handle");
+    let layout = list.declared_layout().expect("layout");
+    let pack = from_bindings(
+        layout,
+        bindings
+            .iter()
+            .map(|(u, d)| (*u, Buffer::Address(*d as *mut std::ffi::c_void))),
+        &[],
+    )
+    .expect("pack");
+    let ctx = ExecContext::new(&handle, ws as *mut std::ffi::c_void, Some(ws_bytes as u64));
+    execute(&list, PlanChoice::AtIndex(at), &pack, &ctx).expect("execute");
+    let o = caller.download(o_dev, o_bytes);
+    let state = caller.download(fs_dev, npool as usize * sl * size(sdt));
+    // Repeated run: bitwise identical (the pool is re-uploaded first).
+    if let (true, Some(h)) = (c.pool, init.as_ref()) {
+        // SAFETY: same size as the first upload.
+        unsafe {
+            ok(
+                "htod",
+                sys::cuMemcpyHtoD_v2(fs_dev, h.bytes.as_ptr().cast(), h.bytes.len()),
+            )
+        };
+    }
+    execute(&list, PlanChoice::AtIndex(at), &pack, &ctx).expect("execute again");
+    assert_eq!(
+        caller.download(o_dev, o_bytes),
+        o,
+        "{}: repeated run differs",
+        c.name
+    );
+    assert_eq!(
+        caller.download(fs_dev, state.len()),
+        state,
+        "{}: repeated final state differs",
+        c.name
+    );
+
+    // Reference over the rounded values.
+    let packed_init: Option<Vec<f64>> = init.as_ref().map(|h| {
+        rows.iter()
+            .flat_map(|&r| h.vals[r * sl..(r + 1) * sl].to_vec())
+            .collect()
+    });
+    let inp = GdnInputs {
+        q: &q.vals,
+        k: &kk.vals,
+        v: &vv.vals,
+        g: &g.vals,
+        beta: &beta.vals,
+        cu_seqlens: &cu,
+        initial_state: packed_init.as_deref(),
+        state_indices: None,
+        a_log: a_log.as_ref().map(|h| h.vals.as_slice()),
+        dt_bias: dt_bias.as_ref().map(|h| h.vals.as_slice()),
+    };
+    let r = reference::forward(&sh, &c.opts, &inp);
+    let og: Vec<f64> = o.chunks(size(c.io)).map(|b| get(c.io, b)).collect();
+    let fg: Vec<f64> = rows
+        .iter()
+        .flat_map(|&row| (0..sl).map(move |e| (row, e)))
+        .map(|(row, e)| get(sdt, &state[(row * sl + e) * size(sdt)..]))
+        .collect();
+    let tol = if c.io == DataType::Bfloat16 {
+        2e-2
+    } else {
+        1e-2
+    };
+    let (eo, es) = (rms_ratio(&og, &r.o), rms_ratio(&fg, &r.final_state));
+    println!("{:48} O rms {eo:.3e}  state rms {es:.3e}", c.name);
+    assert!(
+        og.iter().all(|x| x.is_finite()),
+        "{}: unwritten or non-finite O",
+        c.name
+    );
+    assert!(
+        eo <= tol && es <= tol,
+        "{}: O {eo:e}, state {es:e} over {tol:e}",
+        c.name
+    );
+    if c.pool {
+        let spare: Vec<usize> = (0..npool as usize).filter(|r| !rows.contains(r)).collect();
+        let h = init.as_ref().unwrap();
+        for r in spare {
+            let span = r * sl * size(sdt)..(r + 1) * sl * size(sdt);
+            assert_eq!(
+                state[span.clone()],
+                h.bytes[span],
+                "{}: spare pool row {r} touched",
+                c.name
+            );
+        }
+    }
+    Outcome { o, state }
+}
+
+const EDGE: &[usize] = &[1, 15, 16, 17, 31, 63, 64, 65, 0, 121, 251, 257];
+
+#[test]
+fn forward_parity_matrix() {
+    let caller = Caller::new();
+    let mut cases = vec![
+        base("bf16 K=V=128 edge lengths, fp32 state", EDGE, 128),
+        base("bf16 K=V=64 edge lengths, fp32 state", EDGE, 64),
+    ];
+    let mut c = base(
+        "fp16 K=V=128 GVA 1/2, l2norm, safe gate, bf16 state",
+        &[200, 0, 77],
+        128,
+    );
+    c.io = DataType::Half;
+    c.shape = GdnShape {
+        h: 1,
+        hk: 1,
+        hv: 2,
+        k: 128,
+        v: 128,
+    };
+    c.opts = GdnOptions {
+        use_qk_l2norm: true,
+        safe_gate: true,
+        use_beta_sigmoid: true,
+        ..Default::default()
+    };
+    c.params = true;
+    c.state = Some(DataType::Bfloat16);
+    c.g_dt = DataType::Half;
+    c.beta_dt = DataType::Half;
+    cases.push(c);
+    let mut c = base(
+        "bf16 K=V=64 GQA 4/2, linear gate, neg eig, scale 1, int64 cu",
+        &[68, 130],
+        64,
+    );
+    c.shape = GdnShape {
+        h: 4,
+        hk: 2,
+        hv: 2,
+        k: 64,
+        v: 64,
+    };
+    c.opts = GdnOptions {
+        gate_domain: GateDomain::Linear,
+        use_beta_sigmoid: true,
+        allow_neg_eigval: true,
+        use_qk_l2norm: true,
+        scale: Some(1.0),
+        ..Default::default()
+    };
+    c.cu64 = true;
+    cases.push(c);
+    let mut c = base(
+        "bf16 K=V=128 no initial state, scale 0.5, bf16 beta",
+        &[96, 32, 160, 1],
+        128,
+    );
+    c.state = None;
+    c.opts.scale = Some(0.5);
+    c.beta_dt = DataType::Bfloat16;
+    cases.push(c);
+    for (i, c) in cases.iter().enumerate() {
+        run(c, 100 + i as u64, &caller);
+    }
+}
+
+#[test]
+fn state_pool_overwritten_in_place() {
+    let caller = Caller::new();
+    let mut c = base("bf16 K=V=128 pool + overwrite", &[64, 0, 100, 3], 128);
+    c.pool = true;
+    run(&c, 7, &caller);
+}
+
+#[test]
+fn batch_invariant_sequence_alone_equals_in_batch() {
+    let caller = Caller::new();
+    let alone = run(&base("one sequence of 300", &[300], 128), 11, &caller);
+    let batch = run(
+        &base("the same sequence + 77 + 0 + 5", &[300, 77, 0, 5], 128),
+        11,
+        &caller,
+    );
+    let o_len = alone.o.len();
+    assert_eq!(
+        batch.o[..o_len],
+        alone.o[..],
+        "O of the shared sequence differs between batches"
+    );
+    let s_len = alone.state.len();
+    assert_eq!(
+        batch.state[..s_len],
+        alone.state[..],
+        "final state of the shared sequence differs"
+    );
+}
