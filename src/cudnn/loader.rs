@@ -10,6 +10,7 @@ use std::sync::OnceLock;
 use libloading::Library;
 use serde::Serialize;
 
+use crate::cudnn::api::CudnnApi;
 use crate::error::{Error, Result};
 
 /// Oldest cuDNN version (packed major*10000 + minor*100 + patch) the backend provider accepts.
@@ -26,6 +27,8 @@ pub struct CudnnLibrary {
     pub origin: String,
     /// `cudnnGetVersion()`, packed major*10000 + minor*100 + patch.
     pub version: usize,
+    /// The resolved entry points.
+    pub api: CudnnApi,
 }
 
 /// Summary of the loaded library for diagnostics.
@@ -115,17 +118,11 @@ fn load() -> Result<CudnnLibrary> {
         };
         match open(&name, no_load) {
             Ok(lib) => {
-                // SAFETY: `cudnnGetVersion` has the signature `size_t (void)` in every cuDNN.
-                let get_version =
-                    unsafe { lib.get::<unsafe extern "C" fn() -> usize>(b"cudnnGetVersion\0") }
-                        .map_err(|e| {
-                            Error::CudnnUnavailable(format!(
-                                "{how}: no cudnnGetVersion: {}",
-                                describe(&e)
-                            ))
-                        })?;
+                let api = CudnnApi::resolve(&lib).map_err(|e| {
+                    Error::CudnnUnavailable(format!("{how}: missing cuDNN symbol {e}"))
+                })?;
                 // SAFETY: no arguments, no preconditions.
-                let version = unsafe { get_version() };
+                let version = unsafe { (api.get_version)() };
                 if version < MIN_CUDNN_VERSION {
                     return Err(Error::CudnnUnavailable(format!(
                         "{how} is cuDNN {}, dnnplan needs >= {}",
@@ -137,6 +134,7 @@ fn load() -> Result<CudnnLibrary> {
                     lib,
                     origin: how,
                     version,
+                    api,
                 });
             }
             Err(e) => tried.push(format!("{how}: {e}")),
@@ -161,4 +159,24 @@ pub fn info() -> Result<CudnnInfo, &'static Error> {
         version: l.version,
         version_string: version_string(l.version),
     })
+}
+
+/// The resolved cuDNN entry points, or [`Error::CudnnUnavailable`] with the loader's reason.
+pub fn api() -> Result<&'static CudnnApi> {
+    library().map(|l| &l.api).map_err(|_| unavailable())
+}
+
+/// The loaded cuDNN version, or [`Error::CudnnUnavailable`] with the loader's reason.
+pub fn version() -> Result<usize> {
+    library().map(|l| l.version).map_err(|_| unavailable())
+}
+
+/// An owned copy of the loader's failure (for callers that must return `crate::Error`); a
+/// generic reason when the library loaded fine.
+pub fn unavailable() -> Error {
+    match library() {
+        Err(Error::CudnnUnavailable(why)) => Error::CudnnUnavailable(why.clone()),
+        Err(other) => Error::CudnnUnavailable(other.to_string()),
+        Ok(_) => Error::CudnnUnavailable("cuDNN is loaded".into()),
+    }
 }

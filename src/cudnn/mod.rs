@@ -1,3 +1,21 @@
 //! The cuDNN backend, loaded at run time: loader, integer constants, descriptors, lowering, plans.
+//!
+//! Layers, bottom up: [`loader`] finds the library and resolves [`api`]; [`consts`] holds the
+//! backend's integer constants; [`backend`] abstracts descriptor calls (the real library or a
+//! recording fake for tests); [`descriptor`] is the RAII wrapper; [`graph`] describes a backend
+//! operation graph (tensors + primitive ops) and [`emit`] turns it into descriptors; [`lower`]
+//! builds such graphs from ops (composite expansions included); [`plan`] runs heuristics, builds
+//! plans and executes them; [`handle`] caches cuDNN handles per (device, stream).
 
+pub mod api;
+pub mod backend;
+pub mod consts;
+pub mod descriptor;
+pub mod emit;
+pub mod graph;
+pub mod handle;
 pub mod loader;
+pub mod lower;
+pub mod plan;
+pub mod provider;
+pub mod status;

@@ -1,0 +1,280 @@
+//! The cuDNN backend as dispatch's [`BackendProvider`]: lowering a frozen IR graph once into an
+//! operation graph, heuristics one mode at a time (each appending to the session's config list),
+//! replay by `(engine_id, raw knobs)`, building the config at an index, and the delegating entry
+//! (the first config of modes A then FALLBACK that builds).
+//!
+//! Without cuDNN, [`provider`] returns dispatch's [`CudnnNotLoaded`] with the loader's reason.
+//! Anything the lowering cannot express, and a mode with no engine configs, is a decline; a
+//! NOT_SUPPORTED from the backend while building is a decline too (the build walk advances).
+
+use std::sync::Arc;
+
+use crate::cudnn::api::RawHandle;
+use crate::cudnn::emit::{OperationGraph, emit};
+use crate::cudnn::lower::from_ir::lower_graph;
+use crate::cudnn::plan::{self, BackendPlan, EngineConfigEntry, HeurMode as CudnnMode};
+use crate::cudnn::{consts, handle, loader};
+use crate::dispatch::backend::{
+    BackendConfig, BackendProvider, BackendSession, CudnnNotLoaded, backend_decline,
+};
+use crate::dispatch::engine::CompiledPlan;
+use crate::dispatch::exec_types::{ExecContext, VariantPack};
+use crate::dispatch::graph::Graph;
+use crate::dispatch::ids::EngineId;
+use crate::dispatch::knobs::RawBackendKnobs;
+use crate::dispatch::modes::HeurMode;
+use crate::dispatch::target::Target;
+use crate::error::{Error, Result};
+
+/// The process's backend provider: cuDNN when loaded, else a provider that declines with the
+/// loader's reason.
+pub fn provider() -> Arc<dyn BackendProvider> {
+    match loader::library() {
+        Ok(lib) => Arc::new(CudnnProvider {
+            version: lib.version,
+            origin: lib.origin.clone(),
+        }),
+        Err(e) => Arc::new(CudnnNotLoaded {
+            reason: e.to_string(),
+        }),
+    }
+}
+
+/// The cuDNN provider (library loaded).
+pub struct CudnnProvider {
+    version: usize,
+    origin: String,
+}
+
+fn mode_of(m: HeurMode) -> CudnnMode {
+    match m {
+        HeurMode::A => CudnnMode::A,
+        HeurMode::B => CudnnMode::B,
+        HeurMode::Fallback => CudnnMode::Fallback,
+        HeurMode::OpenSource => CudnnMode::OpenSource,
+    }
+}
+
+/// A backend failure that means "this config / graph is not supported" becomes a decline.
+fn as_decline(e: Error) -> Error {
+    match e {
+        Error::Cudnn {
+            status,
+            ref message,
+            call,
+        } if (3000..4000).contains(&status) => backend_decline(format!("{call}: {message}")),
+        Error::NotSupported(why) => backend_decline(why),
+        other => other,
+    }
+}
+
+/// Pushes a device's primary context for the guard's lifetime (popped on drop), so planning and
+/// building never change the calling thread's current context ("no ambient device state").
+struct CtxGuard;
+
+impl CtxGuard {
+    fn enter(ordinal: i32) -> Result<CtxGuard> {
+        use cudarc::driver::{result as drv, sys};
+        let err = |call| {
+            move |e: drv::DriverError| Error::Cuda {
+                call,
+                message: format!("{e:?}"),
+            }
+        };
+        let dev = drv::device::get(ordinal).map_err(err("cuDeviceGet"))?;
+        // SAFETY: `dev` is a valid device (the target was probed).
+        let ctx =
+            unsafe { drv::primary_ctx::retain(dev) }.map_err(err("cuDevicePrimaryCtxRetain"))?;
+        // SAFETY: a live primary context; popped in Drop.
+        unsafe { sys::cuCtxPushCurrent_v2(ctx) }
+            .result()
+            .map_err(err("cuCtxPushCurrent"))?;
+        Ok(CtxGuard)
+    }
+}
+
+impl Drop for CtxGuard {
+    fn drop(&mut self) {
+        let mut popped: cudarc::driver::sys::CUcontext = std::ptr::null_mut();
+        // SAFETY: pops the context pushed by `enter`.
+        let _ = unsafe { cudarc::driver::sys::cuCtxPopCurrent_v2(&mut popped) };
+    }
+}
+
+/// The cached cuDNN handle for (device, stream), created inside the device's primary context.
+fn device_handle(ordinal: i32, stream: crate::cudnn::api::RawStream) -> Result<RawHandle> {
+    if let Some(h) = handle::cached(ordinal, stream) {
+        return Ok(h);
+    }
+    let _ctx = CtxGuard::enter(ordinal)?;
+    handle::handle_for(ordinal, stream)
+}
+
+impl BackendProvider for CudnnProvider {
+    fn describe(&self) -> String {
+        format!(
+            "cudnn {} ({})",
+            loader::version_string(self.version),
+            self.origin
+        )
+    }
+
+    fn lower(&self, graph: &Arc<Graph>, target: &Target) -> Result<Box<dyn BackendSession>> {
+        let device = target.device.as_ref().ok_or_else(|| {
+            backend_decline(format!(
+                "no CUDA device: {}",
+                target.no_device_reason.clone().unwrap_or_default()
+            ))
+        })?;
+        if device.ordinal < 0 {
+            return Err(backend_decline(
+                "the target device is hypothetical (no ordinal)",
+            ));
+        }
+        let bg = lower_graph(graph, self.version)?;
+        let api = loader::api()?;
+        let h = device_handle(device.ordinal, std::ptr::null_mut())?;
+        let _ctx = CtxGuard::enter(device.ordinal)?;
+        let opg = emit(api, bg, Some(h)).map_err(as_decline)?;
+        let engine_count = opg
+            .desc
+            .get_i64(consts::CUDNN_ATTR_OPERATIONGRAPH_ENGINE_GLOBAL_COUNT)
+            .unwrap_or(0)
+            .max(0) as usize;
+        Ok(Box::new(CudnnSession {
+            opg: Arc::new(opg),
+            ordinal: device.ordinal,
+            handle: h,
+            configs: Vec::new(),
+            engine_count,
+        }))
+    }
+}
+
+/// One lowered graph: its operation graph and every config listed so far.
+pub struct CudnnSession {
+    opg: Arc<OperationGraph>,
+    ordinal: i32,
+    handle: RawHandle,
+    configs: Vec<EngineConfigEntry>,
+    engine_count: usize,
+}
+
+// SAFETY: the raw handle is a process-lifetime cuDNN handle (never destroyed); descriptors are
+// Send/Sync; the session is used by one thread at a time (`&mut self`).
+unsafe impl Send for CudnnSession {}
+
+impl BackendSession for CudnnSession {
+    fn query(&mut self, mode: HeurMode) -> Result<Vec<BackendConfig>> {
+        let _ctx = CtxGuard::enter(self.ordinal)?;
+        let list = plan::query_mode(&self.opg, mode_of(mode)).map_err(as_decline)?;
+        if list.is_empty() {
+            let last = loader::api().map(|a| a.last_error()).unwrap_or_default();
+            return Err(backend_decline(format!(
+                "heuristic mode {} returned no engine configs{}",
+                mode_of(mode).name(),
+                if last.trim().is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({})", last.trim())
+                }
+            )));
+        }
+        let mut out = Vec::with_capacity(list.len());
+        for e in list {
+            out.push(BackendConfig {
+                cpp_index: self.configs.len(),
+                engine_id: e.engine_id as EngineId,
+                knobs: RawBackendKnobs::from_pairs(e.knobs.iter().copied()),
+            });
+            self.configs.push(e);
+        }
+        Ok(out)
+    }
+
+    fn engine_count(&self) -> usize {
+        self.engine_count
+    }
+
+    fn create_plan(&mut self, engine_id: EngineId, knobs: &RawBackendKnobs) -> Result<usize> {
+        let _ctx = CtxGuard::enter(self.ordinal)?;
+        let pairs = knobs.pairs().to_vec();
+        let config = plan::engine_config(&self.opg, engine_id, &pairs).map_err(as_decline)?;
+        self.configs.push(EngineConfigEntry {
+            engine_id,
+            knobs: pairs,
+            mode: CudnnMode::A,
+            numerical_notes: Vec::new(),
+            behavior_notes: Vec::new(),
+            config,
+        });
+        Ok(self.configs.len() - 1)
+    }
+
+    fn build_at(&mut self, cpp_index: usize) -> Result<Arc<dyn CompiledPlan>> {
+        let e = self.configs.get(cpp_index).ok_or_else(|| Error::NotFound {
+            what: "backend config",
+            key: cpp_index.to_string(),
+        })?;
+        let _ctx = CtxGuard::enter(self.ordinal)?;
+        let p = BackendPlan::build(self.opg.clone(), &e.config, self.handle, e.name())
+            .map_err(as_decline)?;
+        Ok(Arc::new(CudnnCompiledPlan {
+            ordinal: self.ordinal,
+            inner: p,
+        }))
+    }
+
+    fn build_delegating(&mut self) -> Result<Arc<dyn CompiledPlan>> {
+        let _ctx = CtxGuard::enter(self.ordinal)?;
+        let cands = plan::query_modes(&self.opg, &[CudnnMode::A, CudnnMode::Fallback])
+            .map_err(as_decline)?;
+        let (_, p) = plan::build_first(&self.opg, &cands, self.handle).map_err(as_decline)?;
+        Ok(Arc::new(CudnnCompiledPlan {
+            ordinal: self.ordinal,
+            inner: p,
+        }))
+    }
+
+    fn operand_uids(&self) -> Option<Vec<i64>> {
+        Some(self.opg.graph.user_uids())
+    }
+}
+
+/// A built cuDNN plan behind dispatch's [`CompiledPlan`].
+pub struct CudnnCompiledPlan {
+    ordinal: i32,
+    inner: BackendPlan,
+}
+
+impl CudnnCompiledPlan {
+    /// The built backend plan (name, workspace, operand uids, direct execute).
+    pub fn backend_plan(&self) -> &BackendPlan {
+        &self.inner
+    }
+}
+
+impl CompiledPlan for CudnnCompiledPlan {
+    fn workspace_size(&self) -> u64 {
+        self.inner.workspace_size() as u64
+    }
+
+    fn execute(&self, pack: &VariantPack, ctx: &ExecContext) -> Result<()> {
+        let plan = &self.inner;
+        if pack.uids() != plan.user_uids.as_slice() {
+            return Err(Error::Internal(format!(
+                "plan {}: the pack's operand order {:?} is not the backend template {:?}",
+                plan.name,
+                pack.uids(),
+                plan.user_uids
+            )));
+        }
+        let device = ctx.device.unwrap_or(self.ordinal);
+        let handle = device_handle(device, ctx.stream)?;
+        let workspace = ctx.workspace_region(self.workspace_size(), &plan.name)?;
+        // SAFETY: the pack was normalized against the graph's declarations (every pointer is a
+        // caller buffer of the declared extent); the workspace region was checked above; the
+        // handle belongs to the stream's device.
+        unsafe { plan.execute(handle, pack.addresses(), workspace) }
+    }
+}

@@ -1,0 +1,78 @@
+//! Loader and error-text checks that hold on any machine, plus the "absent cuDNN" path on CPU
+//! machines (skipped when built for the GPU tests, where cuDNN is present).
+
+use dnnplan::cudnn::status::{CudnnStatus, cudnn_error};
+use dnnplan::cudnn::{consts, loader};
+
+#[test]
+fn status_names_and_unknown_subcodes() {
+    assert_eq!(
+        CudnnStatus(consts::CUDNN_STATUS_BAD_PARAM).describe(),
+        "CUDNN_STATUS_BAD_PARAM"
+    );
+    assert!(CudnnStatus(3001).is_not_supported());
+    assert!(!CudnnStatus(2000).is_not_supported());
+    assert!(CudnnStatus::SUCCESS.is_ok());
+    // A sub-code this build does not know still names its category.
+    assert_eq!(
+        CudnnStatus(3999).describe(),
+        "CUDNN_STATUS_NOT_SUPPORTED (3999)"
+    );
+    assert_eq!(CudnnStatus(7).describe(), "cudnnStatus 7");
+}
+
+#[test]
+fn backend_errors_carry_the_last_error_text() {
+    let e = cudnn_error(
+        "cudnnBackendFinalize",
+        CudnnStatus(3000),
+        Some("CUDNN_STATUS_NOT_SUPPORTED".into()),
+        Some("CUDNN_BACKEND_OPERATION: No engine supports this graph\n".into()),
+    );
+    let text = e.to_string();
+    assert!(text.contains("cudnnBackendFinalize"), "{text}");
+    assert!(text.contains("3000"), "{text}");
+    assert!(
+        text.contains("last error: CUDNN_BACKEND_OPERATION: No engine supports this graph"),
+        "{text}"
+    );
+    assert_eq!(e.status(), dnnplan::Status::CudnnError);
+    let none = cudnn_error("cudnnCreate", CudnnStatus(1001), None, Some(String::new())).to_string();
+    assert!(
+        none.contains("CUDNN_STATUS_NOT_INITIALIZED") && none.contains("(none reported)"),
+        "{none}"
+    );
+}
+
+#[test]
+fn version_strings() {
+    assert_eq!(loader::version_string(91900), "9.19.0");
+    assert_eq!(loader::version_string(92101), "9.21.1");
+}
+
+#[cfg(not(feature = "gpu-tests"))]
+#[test]
+fn absent_cudnn_is_a_reason_not_a_panic() {
+    // CPU machines and CI have no cuDNN: every entry point answers with the loader's reason.
+    match loader::library() {
+        Ok(lib) => eprintln!(
+            "cuDNN present here ({}); skipping the absent path",
+            lib.origin
+        ),
+        Err(e) => {
+            let text = e.to_string();
+            assert!(text.contains("libcudnn.so.9"), "{text}");
+            assert!(text.contains(loader::ENV_CUDNN_LIB_DIR), "{text}");
+            let owned = loader::api()
+                .err()
+                .map(|e| e.to_string())
+                .unwrap_or_default();
+            assert_eq!(owned, text);
+            assert_eq!(
+                loader::version().unwrap_err().status(),
+                dnnplan::Status::CudnnUnavailable
+            );
+            assert!(dnnplan::cudnn::handle::handle_for(0, std::ptr::null_mut()).is_err());
+        }
+    }
+}

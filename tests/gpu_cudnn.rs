@@ -1,0 +1,1273 @@
+//! GPU tests of the cuDNN backend provider (feature `gpu-tests`, run on the H200 with
+//! `source .device/device-env.sh`): constants against the real headers, the plan list per
+//! heuristic mode, and numerics of built plans against CPU references computed here in f64.
+
+#![cfg(feature = "gpu-tests")]
+
+use std::collections::HashMap;
+use std::ffi::c_void;
+use std::sync::{Arc, OnceLock};
+
+use cudarc::driver::{result as drv, sys as drv_sys};
+use half::{bf16, f16};
+
+use dnnplan::cudnn::consts::*;
+use dnnplan::cudnn::emit::{OperationGraph, emit};
+use dnnplan::cudnn::graph::{
+    BackendGraph, GraphBuilder, PointwiseParams, Uid, element_size, packed_strides,
+};
+use dnnplan::cudnn::lower::attention::*;
+use dnnplan::cudnn::lower::{self, MatmulRequest, NormForwardRequest, NormKind};
+use dnnplan::cudnn::plan::{
+    BackendPlan, HeurMode, build_first, engine_config, query_mode, query_modes,
+};
+use dnnplan::cudnn::{handle, loader};
+
+// ---------------------------------------------------------------- device plumbing
+
+struct Gpu {
+    stream: drv_sys::CUstream,
+    handle: *mut c_void,
+}
+// SAFETY: tests run with --test-threads=1; the raw stream/handle are process-global.
+unsafe impl Send for Gpu {}
+unsafe impl Sync for Gpu {}
+
+fn gpu() -> &'static Gpu {
+    static G: OnceLock<Gpu> = OnceLock::new();
+    let g = G.get_or_init(|| {
+        let info = dnnplan::cuda::probe::driver().expect("CUDA driver");
+        eprintln!("device: {:?}", info.devices.first().map(|d| &d.name));
+        let lib = loader::library().expect("cuDNN must load on the GPU machine");
+        eprintln!(
+            "cuDNN {} from {}",
+            loader::version_string(lib.version),
+            lib.origin
+        );
+        let dev = drv::device::get(0).unwrap();
+        // SAFETY: device 0 exists (probed above).
+        let ctx = unsafe { drv::primary_ctx::retain(dev) }.unwrap();
+        unsafe { drv::ctx::set_current(ctx) }.unwrap();
+        let stream = drv::stream::create(drv::stream::StreamKind::NonBlocking).unwrap();
+        let handle = handle::handle_for(0, stream as *mut c_void).expect("cudnn handle");
+        Gpu { stream, handle }
+    });
+    // Every test thread needs the context current.
+    let dev = drv::device::get(0).unwrap();
+    let ctx = unsafe { drv::primary_ctx::retain(dev) }.unwrap();
+    unsafe { drv::ctx::set_current(ctx) }.unwrap();
+    g
+}
+
+struct DevBuf(drv_sys::CUdeviceptr);
+impl Drop for DevBuf {
+    fn drop(&mut self) {
+        // SAFETY: allocated by malloc_sync below.
+        let _ = unsafe { drv::free_sync(self.0) };
+    }
+}
+
+fn alloc(bytes: usize) -> DevBuf {
+    // SAFETY: plain allocation; zero-filled.
+    unsafe {
+        let p = drv::malloc_sync(bytes.max(256)).unwrap();
+        drv::memset_d8_sync(p, 0, bytes.max(256)).unwrap();
+        DevBuf(p)
+    }
+}
+
+fn tensor_bytes(g: &BackendGraph, uid: Uid) -> usize {
+    let t = &g.tensors[&uid];
+    let span: i64 = t
+        .dims
+        .iter()
+        .zip(&t.strides)
+        .map(|(d, s)| (d - 1) * s)
+        .sum::<i64>()
+        + 1;
+    span as usize * element_size(t.dtype)
+}
+
+struct Built {
+    plan: BackendPlan,
+    opg: Arc<OperationGraph>,
+}
+
+fn build(graph: BackendGraph, modes: &[HeurMode]) -> dnnplan::Result<Built> {
+    let g = gpu();
+    let api = loader::api()?;
+    let opg = Arc::new(emit(api, graph, Some(g.handle))?);
+    let cands = query_modes(&opg, modes)?;
+    let (i, plan) = build_first(&opg, &cands, g.handle)?;
+    eprintln!(
+        "  built {} (candidate {i} of {}, modes {:?}), workspace {} B",
+        plan.name,
+        cands.entries.len(),
+        cands
+            .modes
+            .iter()
+            .map(|m| (m.mode.name(), m.result.clone()))
+            .collect::<Vec<_>>(),
+        plan.workspace_size()
+    );
+    Ok(Built { plan, opg })
+}
+
+/// Runs a plan with `inputs` (bytes per uid; missing uids are zero-filled) and returns every
+/// user tensor's bytes afterwards.
+fn run(b: &Built, inputs: &HashMap<Uid, Vec<u8>>) -> HashMap<Uid, Vec<u8>> {
+    let g = gpu();
+    let graph = &b.opg.graph;
+    let mut bufs = Vec::new();
+    let mut ptrs = Vec::new();
+    for &u in &b.plan.user_uids {
+        let n = tensor_bytes(graph, u);
+        let buf = alloc(n);
+        if let Some(data) = inputs.get(&u) {
+            assert!(
+                data.len() <= n.max(256),
+                "input {u}: {} bytes for a {n}-byte tensor",
+                data.len()
+            );
+            unsafe { drv::memcpy_htod_sync(buf.0, data.as_slice()) }.unwrap();
+        }
+        ptrs.push(buf.0 as *mut c_void);
+        bufs.push((u, buf, n));
+    }
+    let ws = alloc(b.plan.workspace_size());
+    unsafe { b.plan.execute(g.handle, &ptrs, ws.0 as *mut c_void) }.expect("execute");
+    unsafe { drv::stream::synchronize(g.stream) }.unwrap();
+    let mut out = HashMap::new();
+    for (u, buf, n) in bufs {
+        let mut host = vec![0u8; n];
+        unsafe { drv::memcpy_dtoh_sync(host.as_mut_slice(), buf.0) }.unwrap();
+        out.insert(u, host);
+    }
+    out
+}
+
+// ---------------------------------------------------------------- data helpers
+
+/// Deterministic pseudo-random values in [-1, 1).
+fn rand_vec(n: usize, seed: u64) -> Vec<f64> {
+    let mut s = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
+    (0..n)
+        .map(|_| {
+            s = s
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((s >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
+        })
+        .collect()
+}
+
+/// Encodes `v` in `dtype`, returning the bytes and the values as rounded by that dtype.
+fn encode(v: &[f64], dtype: u32) -> (Vec<u8>, Vec<f64>) {
+    let mut bytes = Vec::new();
+    let mut rounded = Vec::new();
+    for &x in v {
+        match dtype {
+            CUDNN_DATA_BFLOAT16 => {
+                let h = bf16::from_f64(x);
+                bytes.extend_from_slice(&h.to_bits().to_le_bytes());
+                rounded.push(h.to_f64());
+            }
+            CUDNN_DATA_HALF => {
+                let h = f16::from_f64(x);
+                bytes.extend_from_slice(&h.to_bits().to_le_bytes());
+                rounded.push(h.to_f64());
+            }
+            CUDNN_DATA_FLOAT => {
+                bytes.extend_from_slice(&(x as f32).to_le_bytes());
+                rounded.push(x as f32 as f64);
+            }
+            CUDNN_DATA_INT32 => {
+                bytes.extend_from_slice(&(x as i32).to_le_bytes());
+                rounded.push(x as i32 as f64);
+            }
+            CUDNN_DATA_INT64 => {
+                bytes.extend_from_slice(&(x as i64).to_le_bytes());
+                rounded.push(x as i64 as f64);
+            }
+            _ => panic!("dtype {dtype}"),
+        }
+    }
+    (bytes, rounded)
+}
+
+fn decode(b: &[u8], dtype: u32) -> Vec<f64> {
+    match dtype {
+        CUDNN_DATA_BFLOAT16 => b
+            .chunks_exact(2)
+            .map(|c| bf16::from_bits(u16::from_le_bytes([c[0], c[1]])).to_f64())
+            .collect(),
+        CUDNN_DATA_HALF => b
+            .chunks_exact(2)
+            .map(|c| f16::from_bits(u16::from_le_bytes([c[0], c[1]])).to_f64())
+            .collect(),
+        CUDNN_DATA_FLOAT => b
+            .chunks_exact(4)
+            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]) as f64)
+            .collect(),
+        _ => panic!("dtype {dtype}"),
+    }
+}
+
+/// Max |got - want| / (atol + rtol*|want|) over all elements; <= 1 passes. Prints the worst.
+fn check(what: &str, got: &[f64], want: &[f64], atol: f64, rtol: f64) {
+    assert_eq!(got.len(), want.len(), "{what}: length");
+    let mut worst = (0.0f64, 0usize);
+    for (i, (g, w)) in got.iter().zip(want).enumerate() {
+        let r = (g - w).abs() / (atol + rtol * w.abs());
+        let r = if r.is_nan() { f64::INFINITY } else { r };
+        if r > worst.0 {
+            worst = (r, i);
+        }
+    }
+    let i = worst.1;
+    eprintln!(
+        "  {what}: worst ratio {:.3} at {i} (got {}, want {})",
+        worst.0, got[i], want[i]
+    );
+    assert!(
+        worst.0 <= 1.0,
+        "{what}: mismatch at {i}: got {}, want {}",
+        got[i],
+        want[i]
+    );
+}
+
+// ---------------------------------------------------------------- constants vs headers
+
+fn parse_header_enums(text: &str) -> HashMap<String, i64> {
+    // Strip comments.
+    let mut clean = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find('/') {
+        clean.push_str(&rest[..i]);
+        let r = &rest[i..];
+        if r.starts_with("/*") {
+            rest = r.find("*/").map(|j| &r[j + 2..]).unwrap_or("");
+        } else if r.starts_with("//") {
+            rest = r.find('\n').map(|j| &r[j..]).unwrap_or("");
+        } else {
+            clean.push('/');
+            rest = &r[1..];
+        }
+    }
+    clean.push_str(rest);
+    let mut out = HashMap::new();
+    let mut s = clean.as_str();
+    while let Some(i) = s.find("typedef enum") {
+        s = &s[i..];
+        let (Some(open), Some(close)) = (s.find('{'), s.find('}')) else {
+            break;
+        };
+        let body = &s[open + 1..close];
+        let mut next = 0i64;
+        for entry in body.split(',') {
+            let entry = entry.trim();
+            if entry.is_empty() || entry.starts_with('#') {
+                continue;
+            }
+            let (lhs, rhs) = match entry.split_once('=') {
+                Some((l, r)) => (l.trim(), Some(r.trim())),
+                None => (entry, None),
+            };
+            let Some(name) = lhs.split_whitespace().next() else {
+                continue;
+            };
+            let value = match rhs {
+                None => Some(next),
+                Some(r) => {
+                    let r = r.trim_matches(|c| c == '(' || c == ')').trim();
+                    let lit = r.trim_end_matches(['u', 'U', 'l', 'L']);
+                    if let Some(h) = lit.strip_prefix("0x") {
+                        i64::from_str_radix(h, 16).ok()
+                    } else if let Ok(v) = lit.parse::<i64>() {
+                        Some(v)
+                    } else {
+                        out.get(r).copied()
+                    }
+                }
+            };
+            if let Some(v) = value {
+                out.insert(name.to_string(), v);
+                next = v + 1;
+            }
+        }
+        s = &s[close..];
+    }
+    out
+}
+
+#[test]
+fn constants_match_the_cudnn_headers() {
+    let dir = std::env::var("CUDNN_INCLUDE_DIR").expect("CUDNN_INCLUDE_DIR (device-env.sh)");
+    let mut header = HashMap::new();
+    let mut files = Vec::new();
+    for e in std::fs::read_dir(&dir).unwrap() {
+        let p = e.unwrap().path();
+        let name = p.file_name().unwrap().to_string_lossy().to_string();
+        if name.starts_with("cudnn") && name.ends_with(".h") {
+            header.extend(parse_header_enums(&std::fs::read_to_string(&p).unwrap()));
+            files.push(name);
+        }
+    }
+    files.sort();
+    eprintln!("parsed {} enumerators from {files:?}", header.len());
+    let (mut checked, mut missing, mut mismatched) = (0, Vec::new(), Vec::new());
+    for (family, entries) in FAMILIES {
+        for (name, value) in *entries {
+            match header.get(*name) {
+                Some(v) if *v == *value as i64 => checked += 1,
+                Some(v) => mismatched.push(format!("{family}::{name}: ours {value}, header {v}")),
+                None => missing.push(*name),
+            }
+        }
+    }
+    eprintln!(
+        "constants: {checked} match, {} not in this cuDNN (newer): {missing:?}",
+        missing.len()
+    );
+    assert!(
+        mismatched.is_empty(),
+        "mismatched constants: {mismatched:#?}"
+    );
+    let total: usize = FAMILIES.iter().map(|(_, e)| e.len()).sum();
+    assert!(
+        checked * 10 >= total * 9,
+        "only {checked} of {total} constants found in the headers"
+    );
+    // Everything the lowering and plan code emits must exist in this cuDNN.
+    for name in [
+        "CUDNN_ATTR_OPERATION_SDPA_FWD_QDESC",
+        "CUDNN_ATTR_OPERATION_NORM_FWD_PHASE",
+        "CUDNN_ATTR_OPERATION_MATMUL_GEMM_K_OVERRIDE_DESC",
+        "CUDNN_ATTR_TENSOR_RAGGED_OFFSET_DESC",
+        "CUDNN_ATTR_OPERATION_RESHAPE_YDESC",
+        "CUDNN_ATTR_OPERATION_RNG_OFFSET_DESC",
+        "CUDNN_POINTWISE_BINARY_SELECT",
+        "CUDNN_HEUR_MODE_A",
+    ] {
+        assert!(header.contains_key(name), "{name} missing from the headers");
+    }
+}
+
+// ---------------------------------------------------------------- plan list per mode
+
+fn matmul_graph(m: i64, n: i64, k: i64, dtype: u32, bias_relu: bool) -> GraphBuilder {
+    let mut g = GraphBuilder::new();
+    let a = g
+        .user_tensor(1, "a", dtype, &[1, m, k], &[m * k, k, 1])
+        .unwrap();
+    let b = g
+        .user_tensor(2, "b", dtype, &[1, k, n], &[k * n, n, 1])
+        .unwrap();
+    let out = g
+        .user_tensor(4, "out", dtype, &[1, m, n], &[m * n, n, 1])
+        .unwrap();
+    let bias = bias_relu.then(|| {
+        g.user_tensor(3, "bias", dtype, &[1, 1, n], &[n, n, 1])
+            .unwrap()
+    });
+    lower::matmul(
+        &mut g,
+        &MatmulRequest {
+            a,
+            b,
+            bias,
+            activation: bias_relu.then_some(CUDNN_POINTWISE_RELU_FWD),
+            out,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    g
+}
+
+#[test]
+fn plan_list_per_mode_matches_the_backend() {
+    let g = gpu();
+    let api = loader::api().unwrap();
+    let opg = Arc::new(
+        emit(
+            api,
+            matmul_graph(256, 256, 128, CUDNN_DATA_BFLOAT16, false).finish(),
+            Some(g.handle),
+        )
+        .unwrap(),
+    );
+    let global = opg
+        .desc
+        .get_i64(CUDNN_ATTR_OPERATIONGRAPH_ENGINE_GLOBAL_COUNT)
+        .unwrap();
+    let mut per_mode = Vec::new();
+    for mode in [HeurMode::A, HeurMode::B, HeurMode::Fallback] {
+        let list = query_mode(&opg, mode).unwrap();
+        eprintln!(
+            "  mode {}: {} configs: {:?}",
+            mode.name(),
+            list.len(),
+            list.iter().map(|e| e.name()).collect::<Vec<_>>()
+        );
+        for (i, e) in list.iter().enumerate() {
+            assert!(
+                e.engine_id >= 0 && e.engine_id < global,
+                "{} outside [0,{global})",
+                e.name()
+            );
+            assert_eq!(e.mode, mode);
+            // Replaying (engine_id, knobs) yields a config the backend accepts; for the first
+            // two, building it succeeds exactly when building the listed config does.
+            let cfg = engine_config(&opg, e.engine_id, &e.knobs).unwrap();
+            if i >= 2 {
+                continue;
+            }
+            let plan = BackendPlan::build(opg.clone(), &cfg, g.handle, e.name());
+            let direct = BackendPlan::build(opg.clone(), &e.config, g.handle, e.name());
+            assert_eq!(
+                plan.is_ok(),
+                direct.is_ok(),
+                "{}: replay {:?} vs direct {:?}",
+                e.name(),
+                plan.err(),
+                direct.err()
+            );
+        }
+        per_mode.push((mode, list));
+    }
+    assert!(
+        !per_mode[0].1.is_empty(),
+        "mode A offers nothing for a bf16 matmul"
+    );
+    assert!(
+        !per_mode[2].1.is_empty(),
+        "FALLBACK offers nothing for a bf16 matmul"
+    );
+    // The merged list: mode order, then rank order, first (engine, knobs) wins.
+    let merged = query_modes(
+        &opg,
+        &[HeurMode::A, HeurMode::Fallback, HeurMode::OpenSource],
+    )
+    .unwrap();
+    let mut expect: Vec<(String, HeurMode)> = Vec::new();
+    for (mode, list) in [&per_mode[0], &per_mode[2]].map(|(m, l)| (*m, l)) {
+        for e in list {
+            if !expect.iter().any(|(n, _)| *n == e.name()) {
+                expect.push((e.name(), mode));
+            }
+        }
+    }
+    let got: Vec<(String, HeurMode)> = merged.entries.iter().map(|e| (e.name(), e.mode)).collect();
+    assert_eq!(got, expect);
+    assert!(merged.delegating);
+    // An engine id outside the graph's range is a clear NotFound.
+    let e = engine_config(&opg, global + 5, &[])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("engine") && e.contains(&global.to_string()),
+        "{e}"
+    );
+}
+
+// ---------------------------------------------------------------- numerics
+
+#[test]
+fn matmul_bias_relu_bf16() {
+    let (m, n, k) = (128i64, 96i64, 64i64);
+    let dt = CUDNN_DATA_BFLOAT16;
+    let b = build(
+        matmul_graph(m, n, k, dt, true).finish(),
+        &[HeurMode::A, HeurMode::Fallback],
+    )
+    .unwrap();
+    let (a_b, a) = encode(&rand_vec((m * k) as usize, 1), dt);
+    let (b_b, bm) = encode(&rand_vec((k * n) as usize, 2), dt);
+    let (c_b, bias) = encode(&rand_vec(n as usize, 3), dt);
+    let out = run(&b, &HashMap::from([(1, a_b), (2, b_b), (3, c_b)]));
+    let got = decode(&out[&4], dt);
+    let mut want = vec![0.0; (m * n) as usize];
+    for i in 0..m as usize {
+        for j in 0..n as usize {
+            let mut s = bias[j];
+            for l in 0..k as usize {
+                s += a[i * k as usize + l] * bm[l * n as usize + j];
+            }
+            want[i * n as usize + j] = s.max(0.0);
+        }
+    }
+    check("matmul+bias+relu", &got, &want, 2e-2, 1e-2);
+}
+
+#[test]
+fn pointwise_chain_fp16() {
+    // y = tanh(x * w + z) * sigmoid(x), NHWC (channels-last): the backend's pointwise fusion
+    // engines take N-spatial-C ordered, fully packed tensors only (NCHW packed is
+    // NOT_SUPPORTED_LAYOUT on 9.19).
+    let dt = CUDNN_DATA_HALF;
+    let (n, c, h, w_) = (4i64, 64i64, 32i64, 32i64);
+    let d = [n, c, h, w_];
+    let s = [c * h * w_, 1, w_ * c, c];
+    let mut g = GraphBuilder::new();
+    let x = g.user_tensor(1, "x", dt, &d, &s).unwrap();
+    let w = g
+        .user_tensor(2, "w", dt, &[1, c, 1, 1], &[c, 1, c, c])
+        .unwrap();
+    let z = g.user_tensor(3, "z", dt, &d, &s).unwrap();
+    let y = g.user_tensor(4, "y", dt, &d, &s).unwrap();
+    let f = CUDNN_DATA_FLOAT;
+    let xw = g
+        .pointwise(
+            "xw",
+            CUDNN_POINTWISE_MUL,
+            &[x, w],
+            f,
+            PointwiseParams::default(),
+        )
+        .unwrap();
+    let t = g
+        .pointwise(
+            "t",
+            CUDNN_POINTWISE_ADD,
+            &[xw, z],
+            f,
+            PointwiseParams::default(),
+        )
+        .unwrap();
+    let th = g
+        .pointwise(
+            "tanh",
+            CUDNN_POINTWISE_TANH_FWD,
+            &[t],
+            f,
+            PointwiseParams::default(),
+        )
+        .unwrap();
+    let sg = g
+        .pointwise(
+            "sig",
+            CUDNN_POINTWISE_SIGMOID_FWD,
+            &[x],
+            f,
+            PointwiseParams::default(),
+        )
+        .unwrap();
+    // Virtual intermediates follow the inputs' channels-last order.
+    for u in [xw, t, th, sg] {
+        g.tensor_mut(u).unwrap().strides = s.to_vec();
+    }
+    g.pointwise_into(
+        CUDNN_POINTWISE_MUL,
+        f,
+        &[th, sg],
+        y,
+        PointwiseParams::default(),
+    )
+    .unwrap();
+    let b = build(g.finish(), &[HeurMode::A, HeurMode::Fallback]).unwrap();
+    let numel = d.iter().product::<i64>() as usize;
+    let (xb, xv) = encode(&rand_vec(numel, 4), dt);
+    let (wb, wv) = encode(&rand_vec(c as usize, 5), dt);
+    let (zb, zv) = encode(&rand_vec(numel, 6), dt);
+    let out = run(&b, &HashMap::from([(1, xb), (2, wb), (3, zb)]));
+    let got = decode(&out[&4], dt);
+    // Memory order is channels-last: the channel of element i is i % c.
+    let want: Vec<f64> = (0..numel)
+        .map(|i| {
+            let ch = i % c as usize;
+            (xv[i] * wv[ch] + zv[i]).tanh() * (1.0 / (1.0 + (-xv[i]).exp()))
+        })
+        .collect();
+    check("pointwise chain", &got, &want, 2e-3, 2e-3);
+}
+
+#[test]
+fn softmax_fp32_with_stats() {
+    // Standalone softmax: the unified SOFTMAX op from cuDNN 9.21; before that the composite form
+    // has no engine outside attention (NOT_SUPPORTED_GRAPH_PATTERN on 9.19), and the lowering
+    // declines. Softmax numerics on 9.19 are covered through SDPA (O and Stats).
+    let version = loader::version().unwrap();
+    let d = [2i64, 4, 64, 128];
+    let mut g = GraphBuilder::new();
+    let x = g
+        .user_tensor(1, "x", CUDNN_DATA_FLOAT, &d, &packed_strides(&d))
+        .unwrap();
+    let stats = g
+        .user_tensor(
+            2,
+            "stats",
+            CUDNN_DATA_FLOAT,
+            &[2, 4, 64, 1],
+            &packed_strides(&[2, 4, 64, 1]),
+        )
+        .unwrap();
+    let y = g
+        .user_tensor(3, "y", CUDNN_DATA_FLOAT, &d, &packed_strides(&d))
+        .unwrap();
+    if version < 92100 {
+        let p = softmax(&mut g, x, Some(stats), CUDNN_DATA_FLOAT).unwrap();
+        g.pointwise_into(
+            CUDNN_POINTWISE_IDENTITY,
+            CUDNN_DATA_FLOAT,
+            &[p],
+            y,
+            PointwiseParams::default(),
+        )
+        .unwrap();
+        let e = build(g.finish(), &[HeurMode::A, HeurMode::Fallback])
+            .err()
+            .expect("no engine before 9.21");
+        eprintln!(
+            "  composite softmax on cuDNN {version}: {}",
+            e.to_string().chars().take(300).collect::<String>()
+        );
+        assert!(e.to_string().contains("GRAPH_PATTERN"), "{e}");
+        return;
+    }
+    g.push(dnnplan::cudnn::graph::OpSpec::Softmax {
+        x,
+        y,
+        stats: Some(stats),
+    })
+    .unwrap();
+    let b = build(g.finish(), &[HeurMode::A, HeurMode::Fallback]).unwrap();
+    let (xb, xv) = encode(
+        &rand_vec(2 * 4 * 64 * 128, 7)
+            .iter()
+            .map(|v| v * 4.0)
+            .collect::<Vec<_>>(),
+        CUDNN_DATA_FLOAT,
+    );
+    let out = run(&b, &HashMap::from([(1, xb)]));
+    let (mut want, mut want_stats) = (Vec::new(), Vec::new());
+    for row in xv.chunks(128) {
+        let m = row.iter().cloned().fold(f64::MIN, f64::max);
+        let s: f64 = row.iter().map(|v| (v - m).exp()).sum();
+        want.extend(row.iter().map(|v| (v - m).exp() / s));
+        want_stats.push(m + s.ln());
+    }
+    check(
+        "softmax",
+        &decode(&out[&3], CUDNN_DATA_FLOAT),
+        &want,
+        1e-6,
+        1e-4,
+    );
+    check(
+        "softmax stats",
+        &decode(&out[&2], CUDNN_DATA_FLOAT),
+        &want_stats,
+        1e-5,
+        1e-5,
+    );
+}
+
+fn norm_case(kind: NormKind, training: bool) {
+    let (rows, feat) = (256i64, 1024i64);
+    let dt = CUDNN_DATA_BFLOAT16;
+    let mut g = GraphBuilder::new();
+    let xd = [rows, feat, 1, 1];
+    let xs = [feat, 1, feat, feat];
+    let x = g.user_tensor(1, "x", dt, &xd, &xs).unwrap();
+    let scale = g
+        .user_tensor(
+            2,
+            "scale",
+            CUDNN_DATA_FLOAT,
+            &[1, feat, 1, 1],
+            &[feat, 1, feat, feat],
+        )
+        .unwrap();
+    let bias = (kind == NormKind::Layer).then(|| {
+        g.user_tensor(
+            3,
+            "bias",
+            CUDNN_DATA_FLOAT,
+            &[1, feat, 1, 1],
+            &[feat, 1, feat, feat],
+        )
+        .unwrap()
+    });
+    let y = g.user_tensor(4, "y", dt, &xd, &xs).unwrap();
+    let stat = |g: &mut GraphBuilder, uid, name| {
+        g.user_tensor(uid, name, CUDNN_DATA_FLOAT, &[rows, 1, 1, 1], &[1, 1, 1, 1])
+            .unwrap()
+    };
+    let mean = (training && kind == NormKind::Layer).then(|| stat(&mut g, 5, "mean"));
+    let inv = training.then(|| stat(&mut g, 6, "inv_var"));
+    let eps = 1e-5;
+    lower::norm_forward(
+        &mut g,
+        &NormForwardRequest {
+            kind,
+            x,
+            scale: Some(scale),
+            bias,
+            epsilon: eps as f32,
+            y,
+            mean,
+            inv_variance: inv,
+        },
+    )
+    .unwrap();
+    let b = build(g.finish(), &[HeurMode::A, HeurMode::Fallback]).unwrap();
+    let (xb, xv) = encode(
+        &rand_vec((rows * feat) as usize, 8)
+            .iter()
+            .map(|v| v * 3.0 + 0.5)
+            .collect::<Vec<_>>(),
+        dt,
+    );
+    let (sb, sv) = encode(&rand_vec(feat as usize, 9), CUDNN_DATA_FLOAT);
+    let (bb, bv) = encode(&rand_vec(feat as usize, 10), CUDNN_DATA_FLOAT);
+    let mut inputs = HashMap::from([(1, xb), (2, sb)]);
+    if bias.is_some() {
+        inputs.insert(3, bb);
+    }
+    let out = run(&b, &inputs);
+    let (mut want, mut want_mean, mut want_inv) = (Vec::new(), Vec::new(), Vec::new());
+    for row in xv.chunks(feat as usize) {
+        let n = feat as f64;
+        let mu = if kind == NormKind::Layer {
+            row.iter().sum::<f64>() / n
+        } else {
+            0.0
+        };
+        let var = row.iter().map(|v| (v - mu) * (v - mu)).sum::<f64>() / n;
+        let inv = 1.0 / (var + eps).sqrt();
+        for (j, v) in row.iter().enumerate() {
+            let b = if kind == NormKind::Layer { bv[j] } else { 0.0 };
+            want.push((v - mu) * inv * sv[j] + b);
+        }
+        want_mean.push(mu);
+        want_inv.push(inv);
+    }
+    let label = format!("{kind:?}norm fwd (training {training})");
+    check(&label, &decode(&out[&4], dt), &want, 3e-2, 1e-2);
+    if training {
+        check(
+            &format!("{label} inv_var"),
+            &decode(&out[&6], CUDNN_DATA_FLOAT),
+            &want_inv,
+            1e-4,
+            1e-3,
+        );
+        if kind == NormKind::Layer {
+            check(
+                &format!("{label} mean"),
+                &decode(&out[&5], CUDNN_DATA_FLOAT),
+                &want_mean,
+                1e-4,
+                1e-3,
+            );
+        }
+    }
+}
+
+#[test]
+fn layernorm_forward_training_bf16() {
+    norm_case(NormKind::Layer, true);
+}
+
+#[test]
+fn rmsnorm_forward_inference_bf16() {
+    norm_case(NormKind::Rms, false);
+}
+
+// ---------------------------------------------------------------- SDPA
+
+struct SdpaCase {
+    dt: u32,
+    b: i64,
+    h_q: i64,
+    h_k: i64,
+    s_q: i64,
+    s_kv: i64,
+    d: i64,
+    causal: Option<DiagonalAlignment>,
+    seq_lens: Option<(Vec<i64>, Vec<i64>)>,
+}
+
+struct SdpaRef {
+    o: Vec<f64>,
+    stats: Vec<f64>,
+    p: Vec<f64>,
+}
+
+fn idx(b: i64, h: i64, s: i64, d: i64, dims: [i64; 4]) -> usize {
+    (((b * dims[1] + h) * dims[2] + s) * dims[3] + d) as usize
+}
+
+fn keep(c: &SdpaCase, bi: usize, i: i64, j: i64) -> bool {
+    let (sq, skv) = match &c.seq_lens {
+        Some((q, kv)) => (q[bi], kv[bi]),
+        None => (c.s_q, c.s_kv),
+    };
+    if i >= sq || j >= skv {
+        return false;
+    }
+    match c.causal {
+        None => true,
+        Some(DiagonalAlignment::TopLeft) => j <= i,
+        Some(DiagonalAlignment::BottomRight) => j <= i + (skv - sq),
+    }
+}
+
+fn sdpa_reference(c: &SdpaCase, q: &[f64], k: &[f64], v: &[f64], scale: f64) -> SdpaRef {
+    let g = c.h_q / c.h_k;
+    let qd = [c.b, c.h_q, c.s_q, c.d];
+    let kd = [c.b, c.h_k, c.s_kv, c.d];
+    let mut o = vec![0.0; (c.b * c.h_q * c.s_q * c.d) as usize];
+    let mut stats = vec![0.0; (c.b * c.h_q * c.s_q) as usize];
+    let mut p_all = vec![0.0; (c.b * c.h_q * c.s_q * c.s_kv) as usize];
+    for b in 0..c.b {
+        for h in 0..c.h_q {
+            let hk = h / g;
+            for i in 0..c.s_q {
+                let mut s = vec![f64::NEG_INFINITY; c.s_kv as usize];
+                for j in 0..c.s_kv {
+                    if keep(c, b as usize, i, j) {
+                        let mut acc = 0.0;
+                        for t in 0..c.d {
+                            acc += q[idx(b, h, i, t, qd)] * k[idx(b, hk, j, t, kd)];
+                        }
+                        s[j as usize] = acc * scale;
+                    }
+                }
+                let m = s.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+                let sum: f64 = s.iter().map(|x| (x - m).exp()).sum();
+                stats[((b * c.h_q + h) * c.s_q + i) as usize] = m + sum.ln();
+                for j in 0..c.s_kv as usize {
+                    let p = (s[j] - m).exp() / sum;
+                    p_all[(((b * c.h_q + h) * c.s_q + i) * c.s_kv) as usize + j] = p;
+                    for t in 0..c.d {
+                        o[idx(b, h, i, t, qd)] += p * v[idx(b, hk, j as i64, t, kd)];
+                    }
+                }
+            }
+        }
+    }
+    SdpaRef { o, stats, p: p_all }
+}
+
+fn sdpa_forward_case(c: SdpaCase, implementation: SdpaImplementation) {
+    let version = loader::version().unwrap();
+    let mut g = GraphBuilder::new();
+    let qd = [c.b, c.h_q, c.s_q, c.d];
+    let kd = [c.b, c.h_k, c.s_kv, c.d];
+    let q = g
+        .user_tensor(1, "q", c.dt, &qd, &packed_strides(&qd))
+        .unwrap();
+    let k = g
+        .user_tensor(2, "k", c.dt, &kd, &packed_strides(&kd))
+        .unwrap();
+    let v = g
+        .user_tensor(3, "v", c.dt, &kd, &packed_strides(&kd))
+        .unwrap();
+    let o = g
+        .user_tensor(4, "o", c.dt, &qd, &packed_strides(&qd))
+        .unwrap();
+    let sd = [c.b, c.h_q, c.s_q, 1];
+    let stats = g
+        .user_tensor(5, "stats", CUDNN_DATA_FLOAT, &sd, &packed_strides(&sd))
+        .unwrap();
+    let lens = c.seq_lens.as_ref().map(|_| {
+        (
+            g.user_tensor(6, "seq_q", CUDNN_DATA_INT32, &[c.b, 1, 1, 1], &[1, 1, 1, 1])
+                .unwrap(),
+            g.user_tensor(
+                7,
+                "seq_kv",
+                CUDNN_DATA_INT32,
+                &[c.b, 1, 1, 1],
+                &[1, 1, 1, 1],
+            )
+            .unwrap(),
+        )
+    });
+    let scale = 1.0 / (c.d as f64).sqrt();
+    let used = sdpa_forward(
+        &mut g,
+        &SdpaForwardRequest {
+            q,
+            k,
+            v,
+            o,
+            stats: Some(stats),
+            options: ScoreOptions {
+                attn_scale: Some(AttnScale::Value(scale as f32)),
+                causal: c.causal,
+                seq_len_q: lens.map(|l| l.0),
+                seq_len_kv: lens.map(|l| l.1),
+                ..Default::default()
+            },
+            implementation,
+        },
+        version,
+    )
+    .unwrap();
+    let label = format!(
+        "sdpa fwd {} d{} b{} hq{} hk{} sq{} skv{} {:?} {:?} pad {}",
+        if c.dt == CUDNN_DATA_HALF {
+            "fp16"
+        } else {
+            "bf16"
+        },
+        c.d,
+        c.b,
+        c.h_q,
+        c.h_k,
+        c.s_q,
+        c.s_kv,
+        c.causal,
+        used,
+        c.seq_lens.is_some()
+    );
+    eprintln!("{label}");
+    let b = build(g.finish(), &[HeurMode::A, HeurMode::Fallback])
+        .unwrap_or_else(|e| panic!("{label}: {e}"));
+    let (qb, qv) = encode(&rand_vec(qd.iter().product::<i64>() as usize, 11), c.dt);
+    let (kb, kv) = encode(&rand_vec(kd.iter().product::<i64>() as usize, 12), c.dt);
+    let (vb, vv) = encode(&rand_vec(kd.iter().product::<i64>() as usize, 13), c.dt);
+    let mut inputs = HashMap::from([(1, qb), (2, kb), (3, vb)]);
+    if let Some((lq, lkv)) = &c.seq_lens {
+        inputs.insert(
+            6,
+            encode(
+                &lq.iter().map(|v| *v as f64).collect::<Vec<_>>(),
+                CUDNN_DATA_INT32,
+            )
+            .0,
+        );
+        inputs.insert(
+            7,
+            encode(
+                &lkv.iter().map(|v| *v as f64).collect::<Vec<_>>(),
+                CUDNN_DATA_INT32,
+            )
+            .0,
+        );
+    }
+    let out = run(&b, &inputs);
+    let r = sdpa_reference(&c, &qv, &kv, &vv, scale);
+    let mut got_o = decode(&out[&4], c.dt);
+    let mut got_s = decode(&out[&5], CUDNN_DATA_FLOAT);
+    let (mut want_o, mut want_s) = (r.o, r.stats);
+    if let Some((lq, _)) = &c.seq_lens {
+        // Padded query rows are unspecified: compare valid rows only.
+        let valid = |bi: usize, i: i64| i < lq[bi];
+        let mut keep_o = Vec::new();
+        for bi in 0..c.b {
+            for h in 0..c.h_q {
+                for i in 0..c.s_q {
+                    if valid(bi as usize, i) {
+                        keep_o.push(((bi * c.h_q + h) * c.s_q + i) as usize);
+                    }
+                }
+            }
+        }
+        got_s = keep_o.iter().map(|&r| got_s[r]).collect();
+        want_s = keep_o.iter().map(|&r| want_s[r]).collect();
+        let rows = |v: &[f64]| {
+            keep_o
+                .iter()
+                .flat_map(|&r| v[r * c.d as usize..(r + 1) * c.d as usize].to_vec())
+                .collect::<Vec<_>>()
+        };
+        got_o = rows(&got_o);
+        want_o = rows(&want_o);
+    }
+    let atol = if c.dt == CUDNN_DATA_HALF { 4e-3 } else { 2e-2 };
+    check(&format!("{label}: O"), &got_o, &want_o, atol, 2e-2);
+    check(&format!("{label}: Stats"), &got_s, &want_s, 2e-3, 1e-3);
+}
+
+#[test]
+fn sdpa_forward_causal_bf16_fp16_d64_d128() {
+    for dt in [CUDNN_DATA_BFLOAT16, CUDNN_DATA_HALF] {
+        for d in [64, 128] {
+            sdpa_forward_case(
+                SdpaCase {
+                    dt,
+                    b: 2,
+                    h_q: 4,
+                    h_k: 4,
+                    s_q: 128,
+                    s_kv: 128,
+                    d,
+                    causal: Some(DiagonalAlignment::TopLeft),
+                    seq_lens: None,
+                },
+                SdpaImplementation::Auto,
+            );
+        }
+    }
+}
+
+#[test]
+fn sdpa_forward_bottom_right_causal_gqa() {
+    sdpa_forward_case(
+        SdpaCase {
+            dt: CUDNN_DATA_BFLOAT16,
+            b: 2,
+            h_q: 8,
+            h_k: 2,
+            s_q: 64,
+            s_kv: 192,
+            d: 128,
+            causal: Some(DiagonalAlignment::BottomRight),
+            seq_lens: None,
+        },
+        SdpaImplementation::Auto,
+    );
+}
+
+#[test]
+fn sdpa_forward_padding_unified_and_composite() {
+    for imp in [SdpaImplementation::Auto, SdpaImplementation::Composite] {
+        sdpa_forward_case(
+            SdpaCase {
+                dt: CUDNN_DATA_HALF,
+                b: 3,
+                h_q: 4,
+                h_k: 4,
+                s_q: 128,
+                s_kv: 128,
+                d: 64,
+                causal: None,
+                seq_lens: Some((vec![128, 77, 5], vec![128, 100, 64])),
+            },
+            imp,
+        );
+    }
+}
+
+#[test]
+fn sdpa_backward_causal_bf16() {
+    let version = loader::version().unwrap();
+    let c = SdpaCase {
+        dt: CUDNN_DATA_BFLOAT16,
+        b: 2,
+        h_q: 4,
+        h_k: 4,
+        s_q: 128,
+        s_kv: 128,
+        d: 64,
+        causal: Some(DiagonalAlignment::TopLeft),
+        seq_lens: None,
+    };
+    let dt = c.dt;
+    let qd = [c.b, c.h_q, c.s_q, c.d];
+    let n = qd.iter().product::<i64>() as usize;
+    let scale = 1.0 / (c.d as f64).sqrt();
+    let (qb, qv) = encode(&rand_vec(n, 21), dt);
+    let (kb, kv) = encode(&rand_vec(n, 22), dt);
+    let (vb, vv) = encode(&rand_vec(n, 23), dt);
+    let (dob, dov) = encode(&rand_vec(n, 24), dt);
+    let r = sdpa_reference(&c, &qv, &kv, &vv, scale);
+    let (ob, ov) = encode(&r.o, dt);
+    let (sb, _) = encode(&r.stats, CUDNN_DATA_FLOAT);
+    let mut g = GraphBuilder::new();
+    let t = |g: &mut GraphBuilder, uid, name, dtype| {
+        g.user_tensor(uid, name, dtype, &qd, &packed_strides(&qd))
+            .unwrap()
+    };
+    let (q, k, v, o, d_o) = (
+        t(&mut g, 1, "q", dt),
+        t(&mut g, 2, "k", dt),
+        t(&mut g, 3, "v", dt),
+        t(&mut g, 4, "o", dt),
+        t(&mut g, 5, "dO", dt),
+    );
+    let sd = [c.b, c.h_q, c.s_q, 1];
+    let stats = g
+        .user_tensor(6, "stats", CUDNN_DATA_FLOAT, &sd, &packed_strides(&sd))
+        .unwrap();
+    let (dq, dk, dv) = (
+        t(&mut g, 7, "dQ", dt),
+        t(&mut g, 8, "dK", dt),
+        t(&mut g, 9, "dV", dt),
+    );
+    sdpa_backward(
+        &mut g,
+        &SdpaBackwardRequest {
+            q,
+            k,
+            v,
+            o,
+            d_o,
+            stats,
+            dq,
+            dk,
+            dv,
+            dbias: None,
+            options: ScoreOptions {
+                attn_scale: Some(AttnScale::Value(scale as f32)),
+                causal: c.causal,
+                ..Default::default()
+            },
+            deterministic: false,
+        },
+        version,
+    )
+    .unwrap();
+    let b = build(g.finish(), &[HeurMode::A, HeurMode::Fallback]).unwrap();
+    let out = run(
+        &b,
+        &HashMap::from([(1, qb), (2, kb), (3, vb), (4, ob), (5, dob), (6, sb)]),
+    );
+    // Reference gradients in f64 from the same (rounded) inputs.
+    let (sq, skv, d) = (c.s_q as usize, c.s_kv as usize, c.d as usize);
+    let (mut dq_r, mut dk_r, mut dv_r) = (vec![0.0; n], vec![0.0; n], vec![0.0; n]);
+    for bh in 0..(c.b * c.h_q) as usize {
+        let base = bh * sq * d;
+        let p = &r.p[bh * sq * skv..(bh + 1) * sq * skv];
+        for i in 0..sq {
+            let dsum: f64 = (0..d)
+                .map(|t| dov[base + i * d + t] * ov[base + i * d + t])
+                .sum();
+            for j in 0..skv {
+                let pij = p[i * skv + j];
+                let dp: f64 = (0..d)
+                    .map(|t| dov[base + i * d + t] * vv[base + j * d + t])
+                    .sum();
+                let ds = pij * (dp - dsum) * scale;
+                for t in 0..d {
+                    dv_r[base + j * d + t] += pij * dov[base + i * d + t];
+                    dq_r[base + i * d + t] += ds * kv[base + j * d + t];
+                    dk_r[base + j * d + t] += ds * qv[base + i * d + t];
+                }
+            }
+        }
+    }
+    check("sdpa bwd dV", &decode(&out[&9], dt), &dv_r, 3e-2, 2e-2);
+    check("sdpa bwd dK", &decode(&out[&8], dt), &dk_r, 3e-2, 2e-2);
+    check("sdpa bwd dQ", &decode(&out[&7], dt), &dq_r, 3e-2, 2e-2);
+}
+
+// ---------------------------------------------------------------- benchmarks (ignored; no assertions)
+//
+// Run with `--ignored --nocapture bench_`; bench/cudnn_reference.py measures the same graphs
+// through nvidia-cudnn-frontend 1.32.0 in the same session. Results: bench/RESULTS.md.
+
+fn sdpa_fwd_graph(b: i64, h: i64, s: i64, d: i64) -> BackendGraph {
+    let mut g = GraphBuilder::new();
+    let dims = [b, h, s, d];
+    let st = packed_strides(&dims);
+    let dt = CUDNN_DATA_BFLOAT16;
+    let q = g.user_tensor(1, "q", dt, &dims, &st).unwrap();
+    let k = g.user_tensor(2, "k", dt, &dims, &st).unwrap();
+    let v = g.user_tensor(3, "v", dt, &dims, &st).unwrap();
+    let o = g.user_tensor(4, "o", dt, &dims, &st).unwrap();
+    sdpa_forward(
+        &mut g,
+        &SdpaForwardRequest {
+            q,
+            k,
+            v,
+            o,
+            stats: None,
+            options: ScoreOptions {
+                attn_scale: Some(AttnScale::Value(1.0 / (d as f32).sqrt())),
+                causal: Some(DiagonalAlignment::TopLeft),
+                ..Default::default()
+            },
+            implementation: SdpaImplementation::Auto,
+        },
+        loader::version().unwrap(),
+    )
+    .unwrap();
+    g.finish()
+}
+
+/// (kernel ms per call, host us per execute call).
+fn time_plan(b: &Built, kernel_iters: usize, host_iters: usize) -> (f64, f64) {
+    let g = gpu();
+    let graph = &b.opg.graph;
+    let bufs: Vec<DevBuf> = b
+        .plan
+        .user_uids
+        .iter()
+        .map(|&u| alloc(tensor_bytes(graph, u)))
+        .collect();
+    let ptrs: Vec<*mut c_void> = bufs.iter().map(|d| d.0 as *mut c_void).collect();
+    let ws = alloc(b.plan.workspace_size());
+    let exec = || unsafe { b.plan.execute(g.handle, &ptrs, ws.0 as *mut c_void) }.unwrap();
+    for _ in 0..3 {
+        exec();
+    }
+    unsafe { drv::stream::synchronize(g.stream) }.unwrap();
+    let (e0, e1) = (
+        drv::event::create(drv_sys::CUevent_flags::CU_EVENT_DEFAULT).unwrap(),
+        drv::event::create(drv_sys::CUevent_flags::CU_EVENT_DEFAULT).unwrap(),
+    );
+    unsafe { drv::event::record(e0, g.stream) }.unwrap();
+    for _ in 0..kernel_iters {
+        exec();
+    }
+    unsafe { drv::event::record(e1, g.stream) }.unwrap();
+    unsafe { drv::event::synchronize(e1) }.unwrap();
+    let ms = unsafe { drv::event::elapsed(e0, e1) }.unwrap() as f64 / kernel_iters as f64;
+    // Host cost: wall time of the execute calls themselves (enqueue only), in bursts that keep
+    // the queue short.
+    let mut host = std::time::Duration::ZERO;
+    let burst = 50;
+    for _ in 0..host_iters.div_ceil(burst) {
+        unsafe { drv::stream::synchronize(g.stream) }.unwrap();
+        let t = std::time::Instant::now();
+        for _ in 0..burst {
+            exec();
+        }
+        host += t.elapsed();
+    }
+    unsafe { drv::stream::synchronize(g.stream) }.unwrap();
+    let us = host.as_secs_f64() * 1e6 / (host_iters.div_ceil(burst) * burst) as f64;
+    (ms, us)
+}
+
+#[test]
+#[ignore]
+fn bench_cudnn_backend() {
+    let modes = [HeurMode::A, HeurMode::Fallback];
+    println!("BENCH | case | plan | kernel ms | host us/execute | plan-list creation ms");
+    for (b, h, s, d) in [(4, 16, 4096, 128), (2, 16, 8192, 128), (8, 16, 2048, 64)] {
+        let t = std::time::Instant::now();
+        let built = build(sdpa_fwd_graph(b, h, s, d), &modes).unwrap();
+        let create_ms = t.elapsed().as_secs_f64() * 1e3;
+        let (ms, us) = time_plan(&built, 20, 200);
+        println!(
+            "BENCH | sdpa fwd causal bf16 ({b},{h},{s},{d}) | {} | {ms:.4} | {us:.2} | {create_ms:.1} (incl. build)",
+            built.plan.name
+        );
+    }
+    // Host overhead cases.
+    let tiny = sdpa_fwd_graph(1, 1, 64, 64);
+    let mm = matmul_graph(256, 256, 128, CUDNN_DATA_BFLOAT16, false).finish();
+    for (name, graph) in [
+        ("tiny sdpa (1,1,64,64)", tiny),
+        ("matmul 256x256x128 bf16", mm),
+    ] {
+        // Plan-list creation (lower/emit + heuristics A and FALLBACK), library initialised.
+        let g = gpu();
+        let api = loader::api().unwrap();
+        let mut create = Vec::new();
+        for _ in 0..5 {
+            let t = std::time::Instant::now();
+            let opg = Arc::new(emit(api, graph.clone(), Some(g.handle)).unwrap());
+            let c = query_modes(&opg, &modes).unwrap();
+            create.push(t.elapsed().as_secs_f64() * 1e3);
+            assert!(!c.entries.is_empty());
+        }
+        create.sort_by(f64::total_cmp);
+        let built = build(graph, &modes).unwrap();
+        let (ms, us) = time_plan(&built, 200, 5000);
+        println!(
+            "BENCH | {name} | {} | {ms:.4} | {us:.2} | {:.2} (median of 5, no build)",
+            built.plan.name, create[2]
+        );
+    }
+}
