@@ -142,3 +142,37 @@ def test_gdn_traces_into_one_graph_with_dynamic_token_count():
                                  dynamic_shapes=({0: t}, {0: t}, {0: t}, {0: t}, {0: t}, None,
                                                  None), strict=True)
     assert _dnnplan_calls(ep) == [torch.ops.dnnplan.gdn_fwd.default]
+
+
+def test_compile_fullgraph_reuses_one_graph_across_dynamic_shapes():
+    """Dynamo (fullgraph, dynamic) over fake CUDA inputs: each public function compiles once and
+    is reused for new batch/sequence/token counts (the head dim is specialized: the default
+    scale is a constant)."""
+    from torch._dynamo.testing import CompileCounter
+
+    torch._dynamo.reset()
+    sdpa_count, gdn_count = CompileCounter(), CompileCounter()
+
+    def attn(q, k, v):
+        return dnnplan_torch.scaled_dot_product_attention(q, k, v, is_causal=True).output * 2
+
+    def delta(q, k, v, g, beta, cu, init):
+        out = dnnplan_torch.gated_delta_net(q, k, v, g, beta, cu, initial_state=init,
+                                            output_final_state=True)
+        return out.output * 0.5, out.final_state
+
+    c_attn = torch.compile(attn, backend=sdpa_count, fullgraph=True, dynamic=True)
+    c_delta = torch.compile(delta, backend=gdn_count, fullgraph=True, dynamic=True)
+    with FakeTensorMode(allow_non_fake_inputs=True):
+        for b, s in ((2, 128), (3, 256), (5, 96)):
+            q = _fake_cuda(b, 4, s, 64)
+            assert c_attn(q, q, q).shape == (b, 4, s, 64)
+        for t in (200, 300, 77):
+            x = _fake_cuda(t, 2, 64)
+            g = _fake_cuda(t, 2, dtype=torch.float32)
+            cu = torch.empty(3, device="cuda", dtype=torch.int32)
+            init = _fake_cuda(2, 2, 64, 64, dtype=torch.float32)
+            o, fs = c_delta(x, x, x, g, g, cu, init)
+            assert o.shape == (t, 2, 64) and fs.shape == (2, 2, 64, 64)
+    assert (sdpa_count.frame_count, gdn_count.frame_count) == (1, 1)
+    assert sdpa_count.op_count >= 1 and gdn_count.op_count >= 1
