@@ -896,6 +896,10 @@ dnnp_status_t dnnp_debug_force_panic(const char *message);
  * or `DNNP_WORKSPACE_SIZE_UNKNOWN`. `overrides` (may be NULL with `n_overrides == 0`) give
  * execute-time element extents/strides in the graph's axis order.
  *
+ * The selected plan must be built (`dnnp_plan_list_build_plans`). Any number of threads may
+ * execute one list concurrently, each with its own buffers; none may mutate it meanwhile. A
+ * refused call launches nothing and its message names the operand and the rule.
+ *
  * # Safety
  * `list` and `handle` must be live; `device_ptrs` valid for `n_ptrs` reads; `overrides` valid for
  * `n_overrides` records; the pointers must address buffers the plan may access on the handle's
@@ -911,8 +915,10 @@ dnnp_status_t dnnp_plan_list_execute(const dnnp_plan_list_t *list,
                                      size_t n_overrides);
 
 /**
- * As `dnnp_plan_list_execute`, on plan `index` of the list (which must be built), without
- * changing the selection. A negative or out-of-range index is `DNNP_STATUS_BAD_PARAM`.
+ * As `dnnp_plan_list_execute`, on plan `index` of the list without changing the selection. The
+ * plan must be built (`dnnp_plan_list_prepare_plan_at_index` builds it without selecting it;
+ * unbuilt is `DNNP_STATUS_INVALID_STATE`). A negative, out-of-range or deselected index is
+ * `DNNP_STATUS_BAD_PARAM`.
  *
  * # Safety
  * As `dnnp_plan_list_execute`.

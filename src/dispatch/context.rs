@@ -223,6 +223,21 @@ impl<'a> ExecContext<'a> {
         }
     }
 
+    /// Device pinning: a plan built for device `built_for` refuses a call whose stream is on
+    /// another device (both known), naming both; unknown on either side passes.
+    pub fn check_device(&self, built_for: Option<i32>, owner: &str) -> Result<()> {
+        match (built_for, self.device) {
+            (Some(b), Some(d)) if b != d => Err(Error::bad_param(
+                "handle",
+                format!(
+                    "{owner} was built for cuda:{b} but the handle's stream is on cuda:{d}; \
+                     build the plan for that device"
+                ),
+            )),
+            _ => Ok(()),
+        }
+    }
+
     /// The workspace base after checking that `required` bytes are available: present when
     /// `required > 0`, stated capacity at least `required`, base aligned to [`WORKSPACE_ALIGN`].
     /// `owner` names the plan in the message.
@@ -313,5 +328,17 @@ mod tests {
         let ok = ExecContext::new(&h, 0x1000 as *mut c_void, Some(64));
         assert_eq!(ok.workspace_region(64, "p").unwrap() as usize, 0x1000);
         assert_eq!(ok.device, Some(0));
+        assert!(ok.check_device(Some(0), "p").is_ok());
+        assert!(ok.check_device(None, "p").is_ok());
+        let e = ok.check_device(Some(1), "plan x").unwrap_err().to_string();
+        assert!(
+            e.contains("plan x was built for cuda:1") && e.contains("cuda:0"),
+            "{e}"
+        );
+        assert!(
+            ExecContext::detached(std::ptr::null_mut(), None)
+                .check_device(Some(1), "p")
+                .is_ok()
+        );
     }
 }

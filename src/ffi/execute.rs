@@ -188,6 +188,10 @@ unsafe fn dlpack_ordered(
 /// or `DNNP_WORKSPACE_SIZE_UNKNOWN`. `overrides` (may be NULL with `n_overrides == 0`) give
 /// execute-time element extents/strides in the graph's axis order.
 ///
+/// The selected plan must be built (`dnnp_plan_list_build_plans`). Any number of threads may
+/// execute one list concurrently, each with its own buffers; none may mutate it meanwhile. A
+/// refused call launches nothing and its message names the operand and the rule.
+///
 /// # Safety
 /// `list` and `handle` must be live; `device_ptrs` valid for `n_ptrs` reads; `overrides` valid for
 /// `n_overrides` records; the pointers must address buffers the plan may access on the handle's
@@ -220,8 +224,10 @@ pub unsafe extern "C" fn dnnp_plan_list_execute(
     })
 }
 
-/// As `dnnp_plan_list_execute`, on plan `index` of the list (which must be built), without
-/// changing the selection. A negative or out-of-range index is `DNNP_STATUS_BAD_PARAM`.
+/// As `dnnp_plan_list_execute`, on plan `index` of the list without changing the selection. The
+/// plan must be built (`dnnp_plan_list_prepare_plan_at_index` builds it without selecting it;
+/// unbuilt is `DNNP_STATUS_INVALID_STATE`). A negative, out-of-range or deselected index is
+/// `DNNP_STATUS_BAD_PARAM`.
 ///
 /// # Safety
 /// As `dnnp_plan_list_execute`.
