@@ -82,10 +82,12 @@ struct FwdParams {
 // The host mirrors this block field for field (src/engines/gdn/params.rs, whose tests pin the
 // same numbers): 12 pointers, 14 four-byte fields, 7 pointers, no padding.
 static_assert(sizeof(FwdParams) == 208, "FwdParams layout changed: update src/engines/gdn/params.rs");
+#ifndef __CUDACC_RTC__  // NVRTC has no offsetof builtin; nvcc (the bundled cubin) checks these
 static_assert(__builtin_offsetof(FwdParams, cu_seqlens_i64) == 96, "FwdParams layout");
 static_assert(__builtin_offsetof(FwdParams, scale) == 140, "FwdParams layout");
 static_assert(__builtin_offsetof(FwdParams, chunk_offsets) == 152, "FwdParams layout");
 static_assert(__builtin_offsetof(FwdParams, ws_gl) == 200, "FwdParams layout");
+#endif
 
 // ---------------------------------------------------------------------------------------
 // Element helpers

@@ -85,12 +85,18 @@ fn packed_ports(f: &GdnFacts, _: &Target) -> Option<String> {
 }
 
 fn index_range(f: &GdnFacts, _: &Target) -> Option<String> {
-    let big = f.total_tokens >= (1i64 << 31)
-        || max_chunks(f.n_seqs as u64, f.total_tokens as u64) * (f.heads.3 as u64) >= (1u64 << 31);
-    big.then(|| {
-        format!(
+    let slots = max_chunks(f.n_seqs as u64, f.total_tokens as u64) * (f.heads.3 as u64);
+    if f.total_tokens >= (1i64 << 31) || slots >= (1u64 << 31) {
+        return Some(format!(
             "T = {} tokens exceeds the kernels' 32-bit chunk indexing",
             f.total_tokens
+        ));
+    }
+    // Grid y / z dimensions: heads and sequences.
+    (f.heads.3 > 65_535 || f.n_seqs > 65_535).then(|| {
+        format!(
+            "at most 65535 heads and sequences per launch; got HO = {}, N = {}",
+            f.heads.3, f.n_seqs
         )
     })
 }
