@@ -14,7 +14,8 @@ outside the timed region):
   public+grad  the public function with inputs that require grad (autograd.Function path)
   torch        torch.nn.functional.scaled_dot_product_attention (default backend choice)
   torch-cudnn  the same, restricted to torch's cuDNN attention backend
-  cudnn-fe     nvidia-cudnn-frontend's torch-facing SDPA wrapper, when that package is importable
+  cudnn-fe     nvidia-cudnn-frontend 1.32.0 where importable: its Python graph API executing the
+               same SDPA (built once), and its torch op cudnn.linear_attention.ops.gated_delta_net
 
 "boundary" = op - library and public - library: the host time the torch layer adds per forward
 (issue 10's target: at most 10 us). Prints a table and writes JSON to $OUT/torch_boundary.json
@@ -100,19 +101,23 @@ def bench_sdpa(bursts, calls) -> dict:
 
 
 def cudnn_frontend_sdpa(q, k, v, scale, bursts, calls) -> dict:
-    """nvidia-cudnn-frontend's graph API from torch, executed with a cached graph (what its
-    torch wrappers do per call): variant pack dict + graph.execute."""
+    """nvidia-cudnn-frontend's Python graph API on the same tensors, executed with a built graph
+    (what a torch integration of it does per call: variant-pack dict + graph.execute); built as
+    bench/cudnn_reference.py builds it."""
     try:
-        import cudnn  # noqa: F401
+        import cudnn
     except Exception as e:  # noqa: BLE001
-        return {"skipped": f"nvidia-cudnn-frontend not importable ({type(e).__name__})"}
+        return {"skipped": f"nvidia-cudnn-frontend not importable ({type(e).__name__}: {e})"}
     try:
+        handle = cudnn.create_handle()
+        cudnn.set_stream(handle=handle, stream=torch.cuda.current_stream().cuda_stream)
         g = cudnn.pygraph(io_data_type=cudnn.data_type.BFLOAT16,
                           intermediate_data_type=cudnn.data_type.FLOAT,
-                          compute_data_type=cudnn.data_type.FLOAT)
+                          compute_data_type=cudnn.data_type.FLOAT, handle=handle)
         tq, tk, tv = (g.tensor_like(t) for t in (q, k, v))
-        o, _ = g.sdpa(name="sdpa", q=tq, k=tk, v=tv, generate_stats=False, attn_scale=scale)
-        o.set_output(True).set_dim(list(q.shape)).set_stride(list(q.stride()))
+        res = g.sdpa(name="sdpa", q=tq, k=tk, v=tv, is_inference=True, attn_scale=scale)
+        to = res[0] if isinstance(res, (tuple, list)) else res
+        to.set_output(True).set_dim(list(q.shape)).set_stride(list(q.stride()))
         g.validate()
         g.build_operation_graph()
         g.create_execution_plans([cudnn.heur_mode.A, cudnn.heur_mode.FALLBACK])
@@ -120,13 +125,25 @@ def cudnn_frontend_sdpa(q, k, v, scale, bursts, calls) -> dict:
         g.build_plans()
         out = torch.empty_like(q)
         ws = torch.empty(max(g.get_workspace_size(), 1), device="cuda", dtype=torch.uint8)
-        handle = cudnn.create_handle()
-        cudnn.set_stream(handle=handle, stream=torch.cuda.current_stream().cuda_stream)
+        pack = {tq: q, tk: k, tv: v, to: out}
+        r = host_time_us(lambda: g.execute(pack, ws, handle=handle), bursts, calls)
+        r["version"] = getattr(cudnn, "__version__", "?")
+        return r
+    except Exception as e:  # noqa: BLE001
+        return {"skipped": f"{type(e).__name__}: {e}"}
 
-        def call():
-            g.execute({tq: q, tk: k, tv: v, o: out}, ws, handle=handle)
 
-        return host_time_us(call, bursts, calls)
+def cudnn_frontend_gdn(q, k, v, g, beta, cu, bursts, calls) -> dict:
+    """nvidia-cudnn-frontend's torch op ``cudnn.linear_attention.ops.gated_delta_net`` (spec §8),
+    where an SM90 engine of it runs (1.32.0: only ``gdn_cutile``, which needs cuda.tile)."""
+    try:
+        from cudnn.linear_attention import ops as la_ops
+    except Exception as e:  # noqa: BLE001
+        return {"skipped": f"cudnn.linear_attention.ops not importable ({type(e).__name__}: {e})"}
+    try:
+        la_ops.gated_delta_net(q, k, v, g, beta, cu)
+        r = host_time_us(lambda: la_ops.gated_delta_net(q, k, v, g, beta, cu), bursts, calls)
+        return r
     except Exception as e:  # noqa: BLE001
         return {"skipped": f"{type(e).__name__}: {e}"}
 
@@ -166,6 +183,7 @@ def bench_gdn(bursts, calls) -> dict:
     qg = q.clone().requires_grad_()
     results["public+grad"] = host_time_us(
         lambda: dnnplan_torch.gated_delta_net(qg, k, v, g, beta, cu), bursts, calls)
+    results["cudnn-fe"] = cudnn_frontend_gdn(q, k, v, g, beta, cu, bursts, calls)
     return results
 
 

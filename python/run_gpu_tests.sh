@@ -31,6 +31,21 @@ fi
 env_sh="$(dirname "$DNNPLAN_LIBRARY")/../device-env.sh"
 # shellcheck disable=SC1090
 if [ -f "$env_sh" ]; then source "$env_sh"; fi
+# Optional extra wheels (e.g. nvidia-cudnn-frontend for the benchmark's reference column):
+# any *.whl in $DNNPLAN_TORCH_WHEELS, else .whl/ next to this checkout or in the current dir,
+# else a .xfer-*/whl/ folder of the current dir (the first folder holding wheels wins).
+for w in "${DNNPLAN_TORCH_WHEELS:-}" "$root/.whl" "$PWD/.whl" "$PWD"/.xfer-*/whl; do
+  if [ -n "$w" ] && ls "$w"/*.whl >/dev/null 2>&1; then
+    if python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+         --target /tmp/dnnplan-torch-site "$w"/*.whl; then
+      export PYTHONPATH="/tmp/dnnplan-torch-site${PYTHONPATH:+:$PYTHONPATH}"
+      echo "run_gpu_tests: installed wheels from $w"
+    else
+      echo "run_gpu_tests: could not install wheels from $w (continuing without them)"
+    fi
+    break
+  fi
+done
 export DNNPLAN_REQUIRE_GPU=1 PYTHONUNBUFFERED=1 PYTHONDONTWRITEBYTECODE=1
 echo "run_gpu_tests: library $DNNPLAN_LIBRARY" | tee "$out/torch_tests.log"
 python3 - <<'PY' 2>&1 | tee -a "$out/torch_tests.log"
