@@ -233,3 +233,19 @@ def test_cuda_graph_capture_and_replay_forward_backward():
         torch.testing.assert_close(static_out, eager, atol=2e-2, rtol=2e-2)
         for t, e in zip(static, eager_in):
             torch.testing.assert_close(t.grad, e.grad, atol=2e-2, rtol=2e-2)
+
+
+def test_capture_of_an_unplanned_shape_is_refused_with_guidance():
+    q, k, v = _inputs(1, 3, 3, 80, 80, 64, 64, torch.float16, seed=31)  # a shape no test plans
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    graph = torch.cuda.CUDAGraph()
+    with pytest.raises(RuntimeError, match="Run it once with the same inputs before capturing"):
+        with torch.cuda.graph(graph, stream=side), torch.no_grad():
+            dnnplan_torch.scaled_dot_product_attention(q, k, v)
+    torch.cuda.synchronize()
+    # nothing was cached for it: outside capture it plans and runs
+    with torch.no_grad():
+        out = dnnplan_torch.scaled_dot_product_attention(q, k, v).output
+    ref = _torch_sdpa(q.float(), k.float(), v.float(), False, None, False)
+    assert _rms(out, ref) < 5e-3

@@ -80,6 +80,11 @@ def prepared(key, build: Callable[[], tuple]) -> PreparedPlan:
     with _plans_lock:
         plan = _plans.get(key)
         if plan is None:
+            if torch.cuda.is_available() and torch.cuda.is_current_stream_capturing():
+                raise RuntimeError(
+                    "dnnplan_torch: this call needs a new plan (new shapes, strides, dtypes or "
+                    "attributes) while the current stream is capturing a CUDA graph; planning "
+                    "cannot be captured. Run it once with the same inputs before capturing.")
             _stats["misses"] += 1
             _ensure_runtime()
             try:
@@ -174,7 +179,16 @@ def run(plan: PreparedPlan, device: torch.device, pointers: list) -> None:
     """Executes ``plan`` on torch's current stream of ``device`` (workspace allocated here)."""
     index = device.index if device.index is not None else torch.cuda.current_device()
     ws = workspace(plan.workspace_bytes, device)
-    plan.run(handle_for(index), pointers, ws.data_ptr() if ws is not None else 0)
+    try:
+        plan.run(handle_for(index), pointers, ws.data_ptr() if ws is not None else 0)
+    except DnnplanError as e:
+        if torch.cuda.is_current_stream_capturing():
+            raise RuntimeError(
+                f"dnnplan_torch: execute failed during CUDA graph capture ({e}). A plan's first "
+                "execute on a stream may initialise backend state (the cuDNN handle) that cannot "
+                "be captured: run one warm-up call on the capture stream first, e.g. "
+                "torch.cuda.graph(g, stream=s) after warming up on s.") from e
+        raise
     # ``ws`` is released here; the caching allocator reuses it only for later work on this stream.
 
 
