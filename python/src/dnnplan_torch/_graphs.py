@@ -188,7 +188,7 @@ class PreparedPlan:
     """A planned, built plan list and how launcher arguments map onto its operands."""
 
     __slots__ = ("plan_list", "plan_name", "workspace_bytes", "n_operands", "order", "_array",
-                 "_execute", "_list_ptr")
+                 "_execute", "_list_ptr", "_identity")
 
     def __init__(self, graph: Graph, arg_uids: Sequence[Optional[int]], *,
                  plan_name: Optional[str] = None, modes: Sequence[int] = ()):
@@ -231,13 +231,18 @@ class PreparedPlan:
         self.plan_list = pl
         self.n_operands = len(operands)
         self.order = tuple(position[u] for u in operands)
+        # operands are the leading launcher arguments in order (the usual case): no reordering
+        self._identity = self.order == tuple(range(self.n_operands))
         self._array = ctypes.c_void_p * self.n_operands
         self._execute = library().dnnp_plan_list_execute
         self._list_ptr = pl.ptr
 
     def run(self, handle_ptr: int, pointers: Sequence[int], workspace_ptr: int = 0) -> None:
         """Executes with ``pointers`` in launcher-argument order (absent optionals: anything)."""
-        arr = self._array(*[pointers[i] for i in self.order])
+        if self._identity:
+            arr = self._array(*pointers[: self.n_operands])
+        else:
+            arr = self._array(*[pointers[i] for i in self.order])
         st = self._execute(self._list_ptr, handle_ptr, arr, self.n_operands,
                            workspace_ptr or None, self.workspace_bytes, None, 0)
         if st:

@@ -55,9 +55,12 @@ def _all_compact(*ts: Tensor) -> bool:
 
 def _sdpa_fwd_cuda(q: Tensor, k: Tensor, v: Tensor, scale: float, is_causal: bool,
                    generate_stats: bool) -> tuple:
-    q, k, v = _servable(q), _servable(k), _servable(v)
-    key = ("sdpa_fwd", q.device.index, _launch.tensor_key(q), _launch.tensor_key(k),
-           _launch.tensor_key(v), scale, is_causal, generate_stats)
+    qs, ks, vs = q.stride(), k.stride(), v.stride()
+    if qs[-1] != 1 or ks[-1] != 1 or vs[-1] != 1 or 0 in qs or 0 in ks or 0 in vs:
+        q, k, v = _servable(q), _servable(k), _servable(v)
+        qs, ks, vs = q.stride(), k.stride(), v.stride()
+    key = ("sdpa_fwd", q.device.index, q.shape, qs, q.dtype, k.shape, ks, k.dtype, v.shape, vs,
+           v.dtype, scale, is_causal, generate_stats)
     try:
         plan = _launch.prepared(key, lambda: (*sdpa_fwd_graph(
             _launch.desc(q), _launch.desc(k), _launch.desc(v), scale=scale, is_causal=is_causal,
