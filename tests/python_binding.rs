@@ -31,6 +31,11 @@ fn python_with_pytest() -> Option<String> {
 #[test]
 fn python_binding_cpu_tests() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    if !root.join("python/tests").is_dir() {
+        // e.g. a staged test executable on another machine
+        println!("SKIPPED python_binding: {} has no python/tests", root.display());
+        return;
+    }
     let Some(python) = python_with_pytest() else {
         println!("SKIPPED python_binding: python3 with pytest not found (pip install pytest)");
         return;
