@@ -33,7 +33,10 @@ fn python_binding_cpu_tests() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     if !root.join("python/tests").is_dir() {
         // e.g. a staged test executable on another machine
-        println!("SKIPPED python_binding: {} has no python/tests", root.display());
+        println!(
+            "SKIPPED python_binding: {} has no python/tests",
+            root.display()
+        );
         return;
     }
     let Some(python) = python_with_pytest() else {
