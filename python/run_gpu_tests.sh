@@ -58,7 +58,7 @@ PY
 timeout_flag=()
 if python3 -c "import pytest_timeout" 2>/dev/null; then timeout_flag=(--timeout=150); fi
 start=$(date +%s)
-python3 -m pytest "$here/tests" -v -rfEsx -p no:cacheprovider "${timeout_flag[@]}" \
+python3 -m pytest "$here/tests" -v -rfEsx -p no:cacheprovider --durations=15 "${timeout_flag[@]}" \
   --junitxml="$out/torch_tests.xml" "$@" 2>&1 | tee -a "$out/torch_tests.log"
 rc=${PIPESTATUS[0]}
 echo "run_gpu_tests: pytest exit $rc after $(( $(date +%s) - start )) s" | tee -a "$out/torch_tests.log"
