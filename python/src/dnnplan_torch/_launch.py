@@ -99,14 +99,17 @@ def prepared(key, build: Callable[[], tuple]) -> PreparedPlan:
     return plan
 
 
+# Plans dropped from the cache stay alive: a captured CUDA graph may still launch their kernels.
+_retired: list = []
+
+
 def clear_plan_cache() -> None:
-    """Drops every cached plan (and cached planning failure); the next call re-plans."""
+    """Forgets every cached plan (and cached planning failure): the next call re-plans. The
+    dropped plans are kept alive for the process, since CUDA graphs captured from them may
+    still be replayed."""
     with _plans_lock:
-        plans = list(_plans.values())
+        _retired.extend(p for p in _plans.values() if isinstance(p, PreparedPlan))
         _plans.clear()
-    for p in plans:
-        if isinstance(p, PreparedPlan):
-            p.close()
 
 
 def plan_cache_info() -> dict:
