@@ -279,3 +279,14 @@ def test_compact_strides():
     assert compact((2, 3, 4)) == (12, 4, 1)
     assert compact((5, 0, 2)) == (2, 2, 1)
     assert Desc((2, 3), (3, 1), DataType.HALF).dims == (2, 3)
+
+
+def test_leak_forgets_without_destroying():
+    g = Graph(DataType.HALF)
+    ptr = g.ptr
+    g.leak()
+    with pytest.raises(ValueError, match="closed"):
+        g.validate()
+    # the C object is still alive: it can be used and destroyed through the raw pointer
+    assert _lib.library().dnnp_graph_validate(ptr) == Status.SUCCESS
+    _lib.library().dnnp_graph_destroy(ptr)

@@ -16,6 +16,7 @@ Contract:
 
 from __future__ import annotations
 
+import atexit
 import threading
 from typing import Callable, Optional
 
@@ -198,6 +199,19 @@ def run(plan: PreparedPlan, device: torch.device, pointers: list) -> None:
 def ptr(t: Optional[torch.Tensor]) -> int:
     """A tensor's data pointer (0 for ``None``)."""
     return t.data_ptr() if t is not None else 0
+
+
+@atexit.register
+def _leak_at_exit() -> None:
+    """Cached plans and handles are not destroyed at interpreter exit (CUDA and cuDNN may be
+    shutting down; the process's memory goes back to the OS anyway)."""
+    with _plans_lock:
+        for p in list(_plans.values()) + _retired:
+            if isinstance(p, PreparedPlan):
+                p.plan_list.leak()
+    with _handles_lock:
+        for h in _handles.values():
+            h.leak()
 
 
 __all__ = [

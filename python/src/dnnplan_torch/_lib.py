@@ -437,6 +437,11 @@ class _Owned:
         if ptr:
             self._destroy(ptr)
 
+    def leak(self) -> None:
+        """Forgets the C object without destroying it (process exit: the driver and cuDNN may
+        already be tearing down, and the OS reclaims everything)."""
+        self._ptr = None
+
     def __enter__(self):
         return self
 
