@@ -248,3 +248,32 @@ def test_plan_name_that_is_not_in_the_list_is_refused():
     g.set_target(None, 132, 90)
     with pytest.raises(ValueError, match="plan_name 'nope' is not in this graph's plan list"):
         PreparedPlan(g, args, plan_name="nope")
+
+
+def _without_names(doc: dict) -> dict:
+    for t in doc["tensors"]:
+        t.pop("name", None)
+        for key in [k for k in t if k.endswith("_assigned")]:  # builder bookkeeping
+            del t[key]
+    for n in doc["nodes"]:
+        n.pop("name", None)
+    return doc
+
+
+@pytest.mark.parametrize("example", ["sdpa_forward", "sdpa_backward"])
+def test_sdpa_graphs_equal_the_shipped_examples_the_backend_lowers(repo_root, example):
+    """examples/graphs/sdpa_*.json are lowered by the cuDNN backend's CPU tests; the package's
+    graphs for the same request are the same graphs (up to names)."""
+    import json
+
+    want = json.loads((repo_root / "examples" / "graphs" / f"{example}.json").read_text())
+    q = d((2, 4, 128, 64), DataType.HALF)
+    kv = d((2, 2, 256, 64), DataType.HALF)
+    if example == "sdpa_forward":
+        g, _ = sdpa_fwd_graph(q, kv, kv, scale=0.125, is_causal=True, generate_stats=True)
+    else:
+        g, _ = sdpa_bwd_graph(q, kv, kv, q, q, d((2, 4, 128, 1), F32), scale=0.125,
+                              is_causal=True)
+    with g:
+        got = json.loads(g.to_json())
+    assert _without_names(got) == _without_names(want)

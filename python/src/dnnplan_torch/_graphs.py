@@ -69,7 +69,8 @@ def sdpa_fwd_graph(q: Desc, k: Desc, v: Desc, *, scale: float, is_causal: bool,
     attrs = {"attn_scale": float(scale), "generate_stats": bool(generate_stats)}
     if is_causal:
         attrs["use_causal_mask"] = True
-    g.add_node("sdpa", {"q": uq, "k": uk, "v": uv}, {"O": uo, "Stats": us}, attrs, name="sdpa")
+    g.add_node("sdpa", {"q": uq, "k": uk, "v": uv}, {"O": uo, "Stats": us}, attrs, name="sdpa",
+               compute=DataType.FLOAT)
     return g, [uq, uk, uv, uo, us]
 
 
@@ -86,7 +87,7 @@ def sdpa_bwd_graph(q: Desc, k: Desc, v: Desc, o: Desc, d_o: Desc, stats: Desc, *
         attrs["use_causal_mask"] = True
     ports = dict(zip(["q", "k", "v", "o", "dO", "stats"], ins))
     g.add_node("sdpa_backward", ports, dict(zip(["dQ", "dK", "dV"], outs)), attrs,
-               name="sdpa_backward")
+               name="sdpa_backward", compute=DataType.FLOAT)
     return g, ins + outs
 
 
@@ -157,7 +158,8 @@ def gdn_fwd_graph(q: Desc, k: Desc, v: Desc, gate: Desc, beta: Desc, cu_seqlens:
         attrs["output_final_state"] = True
     if overwrite_initial_state:
         attrs["overwrite_initial_state"] = True
-    g.add_node("gdn", dict(zip(names, ins)), {"O": uo, "final_state": ufs}, attrs, name="gdn")
+    g.add_node("gdn", dict(zip(names, ins)), {"O": uo, "final_state": ufs}, attrs, name="gdn",
+               compute=DataType.FLOAT)
     return g, ins + [uo, ufs]
 
 
@@ -176,7 +178,7 @@ def gdn_bwd_graph(q: Desc, k: Desc, v: Desc, gate: Desc, beta: Desc, cu_seqlens:
     outs = [_add(g, nm, out_desc(d.dims, d.dtype) if d is not None else None, 12 + i)
             for i, (nm, d) in enumerate(zip(out_names, like))]
     g.add_node("gdn_bwd", dict(zip(names, ins)), dict(zip(out_names, outs)), cfg.attrs(),
-               name="gdn_bwd")
+               name="gdn_bwd", compute=DataType.FLOAT)
     return g, ins + outs
 
 
