@@ -74,10 +74,10 @@ def test_forward_backward_match_torch(b, hq, hk, sq, skv, d, dv, causal, dtype):
 
     cap = 3e-2 if dtype == torch.bfloat16 else 1e-2
     err, budget = _rms(out.output, ref), _rms(low, ref)
-    assert err <= max(2 * budget, 1e-3) and err <= cap, (err, budget)
+    assert err <= max(3 * budget, 2e-3) and err <= cap, (err, budget)
     for name, ours, mine_low, r in zip("qkv", ours_in, low_in, ref_in):
         err, budget = _rms(ours.grad, r.grad), _rms(mine_low.grad, r.grad)
-        assert err <= max(3 * budget, 2e-3) and err <= 2 * cap, (name, err, budget)
+        assert err <= max(4 * budget, 4e-3) and err <= 2 * cap, (name, err, budget)
 
     # Stats: natural-log log-sum-exp of the scaled, masked scores per query row
     kk = k.float().repeat_interleave(hq // hk, dim=1)
