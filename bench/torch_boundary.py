@@ -1,0 +1,239 @@
+#!/usr/bin/env python3
+"""Host time per call of dnnplan's torch ops, layer by layer (run on the GPU machine).
+
+For one small SDPA forward and one small GDN forward it times, on the host, bursts of calls
+that only enqueue work (the GPU queue never fills: bursts are short and synchronized between,
+outside the timed region):
+
+  library      PreparedPlan.run: one ctypes call of dnnp_plan_list_execute with ready pointers
+               (the floor from Python; the C-level figure is in bench/RESULTS.md)
+  launcher     the Python launcher (cache key, plan lookup, output + workspace allocation,
+               current stream, execute) called directly, no dispatcher
+  op           the registered operator handle (torch.ops.dnnplan.<op>.default)
+  public       dnnplan_torch.<function> under torch.no_grad()
+  public+grad  the public function with inputs that require grad (autograd.Function path)
+  torch        torch.nn.functional.scaled_dot_product_attention (default backend choice)
+  torch-cudnn  the same, restricted to torch's cuDNN attention backend
+  cudnn-fe     nvidia-cudnn-frontend 1.32.0 where importable: its Python graph API executing the
+               same SDPA (built once), and its torch op cudnn.linear_attention.ops.gated_delta_net
+
+"boundary" = op - library and public - library: the host time the torch layer adds per forward
+(issue 10's target: at most 10 us). Prints a table and writes JSON to $OUT/torch_boundary.json
+(or --json PATH). Median of per-call means over bursts; min also reported.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "python" / "src"))
+
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+
+import dnnplan_torch  # noqa: E402
+from dnnplan_torch import _launch  # noqa: E402
+from dnnplan_torch import gdn as gdn_mod  # noqa: E402
+from dnnplan_torch import sdpa as sdpa_mod  # noqa: E402
+
+
+def host_time_us(fn, bursts: int, calls: int) -> dict:
+    for _ in range(20):
+        fn()
+    torch.cuda.synchronize()
+    per_call = []
+    for _ in range(bursts):
+        t0 = time.perf_counter_ns()
+        for _ in range(calls):
+            fn()
+        t1 = time.perf_counter_ns()
+        torch.cuda.synchronize()
+        per_call.append((t1 - t0) / calls / 1e3)
+    return {"median_us": statistics.median(per_call), "min_us": min(per_call)}
+
+
+def bench_sdpa(bursts, calls) -> dict:
+    b, h, s, d = 1, 2, 128, 64
+    q, k, v = (torch.randn(b, h, s, d, device="cuda", dtype=torch.bfloat16) for _ in range(3))
+    scale = 1.0 / math.sqrt(d)
+    results = {}
+    with torch.no_grad():
+        _launch.clear_plan_cache()
+        o, st = sdpa_mod._sdpa_fwd_cuda(q, k, v, scale, False, False)
+        plan = next(p for key, p in _launch._plans.items() if key[0] == "sdpa_fwd")
+        ws = _launch.workspace(plan.workspace_bytes, q.device)
+        ptrs = [q.data_ptr(), k.data_ptr(), v.data_ptr(), o.data_ptr(), st.data_ptr()]
+        handle = _launch.handle_for(q.device.index)
+        ws_ptr = ws.data_ptr() if ws is not None else 0
+        results["plan"] = plan.plan_name
+        results["library"] = host_time_us(lambda: plan.run(handle, ptrs, ws_ptr), bursts, calls)
+        results["launcher"] = host_time_us(
+            lambda: sdpa_mod._sdpa_fwd_cuda(q, k, v, scale, False, False), bursts, calls)
+        results["op"] = host_time_us(lambda: sdpa_mod.sdpa_fwd(q, k, v, scale, False, False),
+                                     bursts, calls)
+        results["public"] = host_time_us(
+            lambda: dnnplan_torch.scaled_dot_product_attention(q, k, v), bursts, calls)
+        results["torch"] = host_time_us(lambda: F.scaled_dot_product_attention(q, k, v),
+                                        bursts, calls)
+        try:
+            from torch.nn.attention import SDPBackend, sdpa_kernel
+
+            with sdpa_kernel(SDPBackend.CUDNN_ATTENTION):
+                F.scaled_dot_product_attention(q, k, v)
+                results["torch-cudnn"] = host_time_us(
+                    lambda: F.scaled_dot_product_attention(q, k, v), bursts, calls)
+        except Exception as e:  # noqa: BLE001
+            results["torch-cudnn"] = {"skipped": f"{type(e).__name__}: {e}"}
+    qg, kg, vg = (t.clone().requires_grad_() for t in (q, k, v))
+    results["public+grad"] = host_time_us(
+        lambda: dnnplan_torch.scaled_dot_product_attention(qg, kg, vg), bursts, calls)
+    results["cudnn-fe"] = cudnn_frontend_sdpa(q, k, v, scale, bursts, calls)
+    return results
+
+
+def cudnn_frontend_sdpa(q, k, v, scale, bursts, calls) -> dict:
+    """nvidia-cudnn-frontend's Python graph API on the same tensors, executed with a built graph
+    (what a torch integration of it does per call: variant-pack dict + graph.execute); built as
+    bench/cudnn_reference.py builds it."""
+    try:
+        import cudnn
+    except Exception as e:  # noqa: BLE001
+        return {"skipped": f"nvidia-cudnn-frontend not importable ({type(e).__name__}: {e})"}
+    try:
+        handle = cudnn.create_handle()
+        cudnn.set_stream(handle=handle, stream=torch.cuda.current_stream().cuda_stream)
+        g = cudnn.pygraph(io_data_type=cudnn.data_type.BFLOAT16,
+                          intermediate_data_type=cudnn.data_type.FLOAT,
+                          compute_data_type=cudnn.data_type.FLOAT, handle=handle)
+        tq, tk, tv = (g.tensor_like(t) for t in (q, k, v))
+        res = g.sdpa(name="sdpa", q=tq, k=tk, v=tv, is_inference=True, attn_scale=scale)
+        to = res[0] if isinstance(res, (tuple, list)) else res
+        to.set_output(True).set_dim(list(q.shape)).set_stride(list(q.stride()))
+        g.validate()
+        g.build_operation_graph()
+        g.create_execution_plans([cudnn.heur_mode.A, cudnn.heur_mode.FALLBACK])
+        g.check_support()
+        g.build_plans()
+        out = torch.empty_like(q)
+        ws = torch.empty(max(g.get_workspace_size(), 1), device="cuda", dtype=torch.uint8)
+        pack = {tq: q, tk: k, tv: v, to: out}
+        r = host_time_us(lambda: g.execute(pack, ws, handle=handle), bursts, calls)
+        r["version"] = getattr(cudnn, "__version__", "?")
+        return r
+    except Exception as e:  # noqa: BLE001
+        return {"skipped": f"{type(e).__name__}: {e}"}
+
+
+def cudnn_frontend_gdn(q, k, v, g, beta, cu, bursts, calls) -> dict:
+    """nvidia-cudnn-frontend's torch op ``cudnn.linear_attention.ops.gated_delta_net`` (spec §8),
+    where an SM90 engine of it runs (1.32.0: only ``gdn_cutile``, which needs cuda.tile)."""
+    try:
+        from cudnn.linear_attention import ops as la_ops
+    except Exception as e:  # noqa: BLE001
+        return {"skipped": f"cudnn.linear_attention.ops not importable ({type(e).__name__}: {e})"}
+    try:
+        la_ops.gated_delta_net(q, k, v, g, beta, cu)
+        r = host_time_us(lambda: la_ops.gated_delta_net(q, k, v, g, beta, cu), bursts, calls)
+        return r
+    except Exception as e:  # noqa: BLE001
+        return {"skipped": f"{type(e).__name__}: {e}"}
+
+
+def bench_gdn(bursts, calls) -> dict:
+    t, h, kd = 256, 2, 64
+    gen = torch.Generator(device="cuda").manual_seed(0)
+    q, k, v = (F.normalize(torch.randn(t, h, kd, device="cuda", generator=gen), dim=-1)
+               .to(torch.bfloat16) for _ in range(3))
+    g = F.logsigmoid(torch.randn(t, h, device="cuda", generator=gen) + 3)
+    beta = torch.sigmoid(torch.randn(t, h, device="cuda", generator=gen))
+    cu = torch.tensor([0, 128, 256], device="cuda", dtype=torch.int32)
+    cfg = (1.0 / math.sqrt(kd), False, False, False, False, "log", False)
+    results = {}
+    with torch.no_grad():
+        _launch.clear_plan_cache()
+        try:
+            o, fs = gdn_mod._gdn_fwd_cuda(q, k, v, g, beta, cu, None, None, None, False, *cfg,
+                                          None)
+        except Exception as e:  # noqa: BLE001
+            return {"skipped": f"{type(e).__name__}: {e}"}
+        plan = next(p for key, p in _launch._plans.items() if key[0] == "gdn_fwd")
+        ws = _launch.workspace(plan.workspace_bytes, q.device)
+        ptrs = [q.data_ptr(), k.data_ptr(), v.data_ptr(), g.data_ptr(), beta.data_ptr(),
+                cu.data_ptr(), 0, 0, 0, 0, o.data_ptr(), fs.data_ptr()]
+        handle = _launch.handle_for(q.device.index)
+        ws_ptr = ws.data_ptr() if ws is not None else 0
+        results["plan"] = plan.plan_name
+        results["library"] = host_time_us(lambda: plan.run(handle, ptrs, ws_ptr), bursts, calls)
+        results["launcher"] = host_time_us(
+            lambda: gdn_mod._gdn_fwd_cuda(q, k, v, g, beta, cu, None, None, None, False, *cfg,
+                                          None), bursts, calls)
+        results["op"] = host_time_us(
+            lambda: gdn_mod.gdn_fwd(q, k, v, g, beta, cu, None, None, None, False, *cfg, None),
+            bursts, calls)
+        results["public"] = host_time_us(
+            lambda: dnnplan_torch.gated_delta_net(q, k, v, g, beta, cu), bursts, calls)
+    qg = q.clone().requires_grad_()
+    results["public+grad"] = host_time_us(
+        lambda: dnnplan_torch.gated_delta_net(qg, k, v, g, beta, cu), bursts, calls)
+    results["cudnn-fe"] = cudnn_frontend_gdn(q, k, v, g, beta, cu, bursts, calls)
+    return results
+
+
+def _fmt(r) -> str:
+    if "skipped" in r:
+        return f"skipped: {r['skipped']}"
+    return f"{r['median_us']:8.2f} us (min {r['min_us']:.2f})"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--bursts", type=int, default=50)
+    ap.add_argument("--calls", type=int, default=100)
+    ap.add_argument("--json", default=None)
+    args = ap.parse_args()
+    report = {
+        "torch": torch.__version__,
+        "device": torch.cuda.get_device_name(0),
+        "cudnn_torch": torch.backends.cudnn.version(),
+        "dnnplan": dnnplan_torch.version_string(),
+        "bursts": args.bursts,
+        "calls_per_burst": args.calls,
+    }
+    for name, fn in (("sdpa_fwd", bench_sdpa), ("gdn_fwd", bench_gdn)):
+        try:
+            report[name] = fn(args.bursts, args.calls)
+        except Exception as e:  # noqa: BLE001
+            report[name] = {"error": f"{type(e).__name__}: {e}"}
+    print(f"torch {report['torch']} on {report['device']}, dnnplan {report['dnnplan']}")
+    for name in ("sdpa_fwd", "gdn_fwd"):
+        r = report[name]
+        print(f"\n{name}  plan: {r.get('plan', '-')}")
+        if "error" in r or "skipped" in r:
+            print(f"  {r.get('error') or r.get('skipped')}")
+            continue
+        for layer, v in r.items():
+            if isinstance(v, dict):
+                print(f"  {layer:12s} {_fmt(v)}")
+        lib = r["library"]["median_us"]
+        bound = {k: r[k]["median_us"] - lib for k in ("launcher", "op", "public")}
+        r["boundary_us"] = bound
+        print("  added over the library call: " + ", ".join(f"{k} +{v:.2f} us"
+                                                           for k, v in bound.items()))
+    path = args.json or (os.path.join(os.environ["OUT"], "torch_boundary.json")
+                         if os.environ.get("OUT") else None)
+    if path:
+        Path(path).write_text(json.dumps(report, indent=2))
+        print(f"\nwrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,229 @@
+"""What every torch launcher shares: dtype mapping, the plan cache, per-stream handles, workspace.
+
+Contract:
+- ``prepared(key, build)`` returns the ``PreparedPlan`` cached under ``key`` (shapes, strides,
+  dtypes, attributes, device), calling ``build()`` -> ``(graph, arg_uids, plan_name)`` only on a
+  miss: the steady state builds nothing. A failed planning is cached too (the same error is
+  raised again without re-planning) until ``clear_plan_cache()``.
+- ``handle_for(device_index)`` is the dnnplan handle of torch's *current* stream on that device
+  (``torch.cuda.current_stream(device).cuda_stream``), one handle per (device, stream), created on
+  first sight; the stream is borrowed.
+- ``workspace(nbytes, device)`` allocates through torch's caching allocator (stream-ordered: the
+  block is reusable by later work on the same stream only after the launch that used it).
+- Before the first plan, torch's own cuDNN is loaded into the process so that dnnplan's loader
+  finds the very library torch uses ("already loaded" search step).
+"""
+
+from __future__ import annotations
+
+import atexit
+import threading
+from typing import Callable, Optional
+
+import torch
+
+from ._graphs import Desc, PreparedPlan
+from ._lib import DataType, DnnplanError, Handle
+
+DTYPE = {
+    torch.float32: DataType.FLOAT,
+    torch.float64: DataType.DOUBLE,
+    torch.float16: DataType.HALF,
+    torch.bfloat16: DataType.BFLOAT16,
+    torch.int8: DataType.INT8,
+    torch.uint8: DataType.UINT8,
+    torch.int32: DataType.INT32,
+    torch.int64: DataType.INT64,
+    torch.bool: DataType.BYTE_BOOLEAN,
+}
+
+
+def desc(t: Optional[torch.Tensor]) -> Optional[Desc]:
+    """The graph declaration of a real tensor (``None`` stays ``None``)."""
+    if t is None:
+        return None
+    try:
+        dt = DTYPE[t.dtype]
+    except KeyError:
+        raise TypeError(f"dtype {t.dtype} is not supported by dnnplan") from None
+    return Desc(tuple(t.shape), tuple(t.stride()), dt)
+
+
+def tensor_key(t: Optional[torch.Tensor]):
+    """The cache-key part of one tensor: shape, strides, dtype (``None`` for absent)."""
+    if t is None:
+        return None
+    return (t.shape, t.stride(), t.dtype)
+
+
+# ------------------------------------------------------------------------------------------------
+# Plan cache
+
+_plans: dict = {}
+_plans_lock = threading.Lock()
+_stats = {"hits": 0, "misses": 0}
+
+
+class _FailedPlan:
+    __slots__ = ("error",)
+
+    def __init__(self, error: BaseException):
+        self.error = error
+
+
+def prepared(key, build: Callable[[], tuple]) -> PreparedPlan:
+    """The cached prepared plan for ``key``; ``build() -> (graph, arg_uids, plan_name)``."""
+    plan = _plans.get(key)
+    if plan is not None:
+        if type(plan) is _FailedPlan:
+            raise plan.error
+        return plan
+    with _plans_lock:
+        plan = _plans.get(key)
+        if plan is None:
+            if torch.cuda.is_available() and torch.cuda.is_current_stream_capturing():
+                raise RuntimeError(
+                    "dnnplan_torch: this call needs a new plan (new shapes, strides, dtypes or "
+                    "attributes) while the current stream is capturing a CUDA graph; planning "
+                    "cannot be captured. Run it once with the same inputs before capturing.")
+            _stats["misses"] += 1
+            _ensure_runtime()
+            try:
+                graph, arg_uids, plan_name = build()
+                plan = PreparedPlan(graph, arg_uids, plan_name=plan_name)
+            except (DnnplanError, ValueError, TypeError) as e:
+                _plans[key] = _FailedPlan(e)
+                raise
+            _plans[key] = plan
+    if type(plan) is _FailedPlan:
+        raise plan.error
+    return plan
+
+
+# Plans dropped from the cache stay alive: a captured CUDA graph may still launch their kernels.
+_retired: list = []
+
+
+def clear_plan_cache() -> None:
+    """Forgets every cached plan (and cached planning failure): the next call re-plans. The
+    dropped plans are kept alive for the process, since CUDA graphs captured from them may
+    still be replayed."""
+    with _plans_lock:
+        _retired.extend(p for p in _plans.values() if isinstance(p, PreparedPlan))
+        _plans.clear()
+
+
+def plan_cache_info() -> dict:
+    """``{"entries", "failed", "misses", "plans": {key: plan name}}`` (for tests and tuning)."""
+    with _plans_lock:
+        items = list(_plans.items())
+    return {
+        "entries": len(items),
+        "failed": sum(1 for _, p in items if isinstance(p, _FailedPlan)),
+        "misses": _stats["misses"],
+        "plans": {k: (p.plan_name if isinstance(p, PreparedPlan) else repr(p.error))
+                  for k, p in items},
+    }
+
+
+# ------------------------------------------------------------------------------------------------
+# Runtime: cuDNN, handles, streams, workspace
+
+_runtime_ready = False
+
+
+def _ensure_runtime() -> None:
+    """Loads torch's cuDNN into the process once (dnnplan then finds it already loaded)."""
+    global _runtime_ready
+    if _runtime_ready:
+        return
+    try:
+        if torch.backends.cudnn.is_available():
+            torch.backends.cudnn.version()
+    except Exception:  # cuDNN absent: the backend declines with its reason at planning
+        pass
+    _runtime_ready = True
+
+
+_handles: dict = {}
+_handles_lock = threading.Lock()
+
+_raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+
+
+def current_stream(device_index: int) -> int:
+    """The raw ``cudaStream_t`` of torch's current stream on ``device_index``."""
+    if _raw_stream is not None:
+        return _raw_stream(device_index)
+    return torch.cuda.current_stream(device_index).cuda_stream
+
+
+def handle_for(device_index: int) -> int:
+    """Pointer of the dnnplan handle of torch's current stream on ``device_index``."""
+    stream = current_stream(device_index)
+    key = (device_index, stream)
+    h = _handles.get(key)
+    if h is None:
+        with _handles_lock:
+            h = _handles.get(key)
+            if h is None:
+                _ensure_runtime()
+                h = _handles[key] = Handle(stream, device=device_index)
+    return h.ptr
+
+
+def workspace(nbytes: int, device: torch.device) -> Optional[torch.Tensor]:
+    """A workspace from torch's caching allocator (``None`` for 0 bytes)."""
+    if nbytes == 0:
+        return None
+    return torch.empty(nbytes, dtype=torch.uint8, device=device)
+
+
+def run(plan: PreparedPlan, device: torch.device, pointers: list) -> None:
+    """Executes ``plan`` on torch's current stream of ``device`` (workspace allocated here)."""
+    index = device.index if device.index is not None else torch.cuda.current_device()
+    ws = workspace(plan.workspace_bytes, device)
+    try:
+        plan.run(handle_for(index), pointers, ws.data_ptr() if ws is not None else 0)
+    except DnnplanError as e:
+        if torch.cuda.is_current_stream_capturing():
+            raise RuntimeError(
+                f"dnnplan_torch: execute failed during CUDA graph capture ({e}). A plan's first "
+                "execute on a stream may initialise backend state (the cuDNN handle) that cannot "
+                "be captured: run one warm-up call on the capture stream first, e.g. "
+                "torch.cuda.graph(g, stream=s) after warming up on s.") from e
+        raise
+    # ``ws`` is released here; the caching allocator reuses it only for later work on this stream.
+
+
+def ptr(t: Optional[torch.Tensor]) -> int:
+    """A tensor's data pointer (0 for ``None``)."""
+    return t.data_ptr() if t is not None else 0
+
+
+@atexit.register
+def _leak_at_exit() -> None:
+    """Cached plans and handles are not destroyed at interpreter exit (CUDA and cuDNN may be
+    shutting down; the process's memory goes back to the OS anyway)."""
+    with _plans_lock:
+        for p in list(_plans.values()) + _retired:
+            if isinstance(p, PreparedPlan):
+                p.plan_list.leak()
+    with _handles_lock:
+        for h in _handles.values():
+            h.leak()
+
+
+__all__ = [
+    "DTYPE",
+    "desc",
+    "tensor_key",
+    "prepared",
+    "clear_plan_cache",
+    "plan_cache_info",
+    "current_stream",
+    "handle_for",
+    "workspace",
+    "run",
+    "ptr",
+]

@@ -1,0 +1,299 @@
+"""Gated delta net through dnnplan's own engines, as torch custom ops.
+
+Contract (spec: linear-attention §8; shapes THD, states V-major ``[N, HO, V, K]``):
+- ``dnnplan::gdn_fwd(...) -> (Tensor, Tensor)``: ``O [T, HO, V]`` in the io dtype and
+  ``final_state [N, HO, V, K]`` in ``initial_state``'s dtype (fp32 without one), a zero-element
+  tensor of that dtype unless ``output_final_state``. Functional (nothing mutated).
+- ``dnnplan::gdn_fwd_overwrite_state(..., Tensor(a!) initial_state, Tensor? state_indices, ...)
+  -> Tensor``: inference-only; the final state is written into ``initial_state`` (a pool
+  ``[N_pool, HO, V, K]`` under ``state_indices``), which the schema declares mutated.
+- ``dnnplan::gdn_bwd(...) -> (Tensor x 8)``: ``dQ, dK, dV, dG, dBeta`` like their inputs, then
+  ``d_initial_state``, ``d_a_log``, ``d_dt_bias`` like their parameters, each a zero-element fp32
+  tensor when that parameter is absent (fixed arity; the fake follows the same rule).
+- The engines index packed row-major tensors, so the launchers pass compact inputs (a copy only
+  when an input is not compact). Outputs are allocated compact in launcher and fake.
+- ``gated_delta_net`` is the public entry point (arguments and defaults of the reference's
+  ``gated_delta_net``); it validates on the host and returns ``GatedDeltaNetOutput``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple, Optional
+
+import torch
+from torch import Tensor
+
+from . import _launch
+from ._graphs import GdnConfig, gdn_bwd_graph, gdn_fwd_graph
+
+__all__ = ["GatedDeltaNetOutput", "gated_delta_net", "gdn_fwd", "gdn_fwd_overwrite_state",
+           "gdn_bwd"]
+
+_FLAGS = ("float scale, bool use_qk_l2norm, bool use_beta_sigmoid, bool allow_neg_eigval, "
+          "bool safe_gate, str gate_domain, bool batch_invariant")
+
+torch.library.define(
+    "dnnplan::gdn_fwd",
+    "(Tensor q, Tensor k, Tensor v, Tensor g, Tensor beta, Tensor cu_seqlens, "
+    "Tensor? initial_state, Tensor? a_log, Tensor? dt_bias, bool output_final_state, "
+    f"{_FLAGS}, str? plan_name) -> (Tensor, Tensor)",
+)
+torch.library.define(
+    "dnnplan::gdn_fwd_overwrite_state",
+    "(Tensor q, Tensor k, Tensor v, Tensor g, Tensor beta, Tensor cu_seqlens, "
+    "Tensor(a!) initial_state, Tensor? state_indices, Tensor? a_log, Tensor? dt_bias, "
+    f"{_FLAGS}, str? plan_name) -> Tensor",
+)
+torch.library.define(
+    "dnnplan::gdn_bwd",
+    "(Tensor q, Tensor k, Tensor v, Tensor g, Tensor beta, Tensor cu_seqlens, Tensor d_o, "
+    "Tensor? initial_state, Tensor? d_final_state, Tensor? a_log, Tensor? dt_bias, "
+    f"{_FLAGS}) -> (Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor)",
+)
+
+
+def _c(t: Optional[Tensor]) -> Optional[Tensor]:
+    return t.contiguous() if t is not None else None
+
+
+def _heads(q: Tensor, v: Tensor) -> tuple:
+    return max(q.shape[1], v.shape[1]), q.shape[2], v.shape[2]
+
+
+def _state_dtype(initial_state: Optional[Tensor]) -> torch.dtype:
+    return initial_state.dtype if initial_state is not None else torch.float32
+
+
+def _gdn_fwd_cuda(q, k, v, g, beta, cu_seqlens, initial_state, a_log, dt_bias,
+                  output_final_state, scale, use_qk_l2norm, use_beta_sigmoid, allow_neg_eigval,
+                  safe_gate, gate_domain, batch_invariant, plan_name):
+    q, k, v, g, beta, cu_seqlens, initial_state, a_log, dt_bias = (
+        _c(t) for t in (q, k, v, g, beta, cu_seqlens, initial_state, a_log, dt_bias))
+    cfg = GdnConfig(scale, use_qk_l2norm, use_beta_sigmoid, allow_neg_eigval, safe_gate,
+                    gate_domain, batch_invariant)
+    ins = (q, k, v, g, beta, cu_seqlens, initial_state, a_log, dt_bias)
+    key = ("gdn_fwd", q.device.index, *(_launch.tensor_key(t) for t in ins), output_final_state,
+           cfg, plan_name)
+    d = _launch.desc
+    plan = _launch.prepared(key, lambda: (*gdn_fwd_graph(
+        d(q), d(k), d(v), d(g), d(beta), d(cu_seqlens), d(initial_state), d(a_log), d(dt_bias),
+        cfg=cfg, output_final_state=output_final_state), plan_name))
+    ho, kd, vd = _heads(q, v)
+    o = q.new_empty((q.shape[0], ho, vd))
+    sdt = _state_dtype(initial_state)
+    if output_final_state:
+        fs = q.new_empty((cu_seqlens.shape[0] - 1, ho, vd, kd), dtype=sdt)
+    else:
+        fs = q.new_empty((0,), dtype=sdt)
+    p = _launch.ptr
+    _launch.run(plan, q.device, [p(q), p(k), p(v), p(g), p(beta), p(cu_seqlens), p(initial_state),
+                                 0, p(a_log), p(dt_bias), p(o), p(fs)])
+    return o, fs
+
+
+def _gdn_fwd_overwrite_cuda(q, k, v, g, beta, cu_seqlens, initial_state, state_indices, a_log,
+                            dt_bias, scale, use_qk_l2norm, use_beta_sigmoid, allow_neg_eigval,
+                            safe_gate, gate_domain, batch_invariant, plan_name):
+    if not initial_state.is_contiguous():
+        raise ValueError("gdn_fwd_overwrite_state: initial_state is written in place and must be "
+                         f"compact; got strides {initial_state.stride()}")
+    q, k, v, g, beta, cu_seqlens, state_indices, a_log, dt_bias = (
+        _c(t) for t in (q, k, v, g, beta, cu_seqlens, state_indices, a_log, dt_bias))
+    cfg = GdnConfig(scale, use_qk_l2norm, use_beta_sigmoid, allow_neg_eigval, safe_gate,
+                    gate_domain, batch_invariant)
+    ins = (q, k, v, g, beta, cu_seqlens, initial_state, state_indices, a_log, dt_bias)
+    key = ("gdn_fwd_overwrite", q.device.index, *(_launch.tensor_key(t) for t in ins), cfg,
+           plan_name)
+    d = _launch.desc
+    plan = _launch.prepared(key, lambda: (*gdn_fwd_graph(
+        d(q), d(k), d(v), d(g), d(beta), d(cu_seqlens), d(initial_state), d(a_log), d(dt_bias),
+        cfg=cfg, output_final_state=True, state_indices=d(state_indices),
+        overwrite_initial_state=True), plan_name))
+    ho, _, vd = _heads(q, v)
+    o = q.new_empty((q.shape[0], ho, vd))
+    p = _launch.ptr
+    _launch.run(plan, q.device, [p(q), p(k), p(v), p(g), p(beta), p(cu_seqlens), p(initial_state),
+                                 p(state_indices), p(a_log), p(dt_bias), p(o), p(initial_state)])
+    return o
+
+
+def _gdn_bwd_cuda(q, k, v, g, beta, cu_seqlens, d_o, initial_state, d_final_state, a_log,
+                  dt_bias, scale, use_qk_l2norm, use_beta_sigmoid, allow_neg_eigval, safe_gate,
+                  gate_domain, batch_invariant):
+    ins = tuple(_c(t) for t in (q, k, v, g, beta, cu_seqlens, d_o, initial_state, d_final_state,
+                                a_log, dt_bias))
+    q, k, v, g, beta, cu_seqlens, d_o, initial_state, d_final_state, a_log, dt_bias = ins
+    cfg = GdnConfig(scale, use_qk_l2norm, use_beta_sigmoid, allow_neg_eigval, safe_gate,
+                    gate_domain, batch_invariant)
+    key = ("gdn_bwd", q.device.index, *(_launch.tensor_key(t) for t in ins), cfg)
+    d = _launch.desc
+    plan = _launch.prepared(key, lambda: (*gdn_bwd_graph(*(d(t) for t in ins), cfg=cfg), None))
+    outs = _gdn_bwd_alloc(q, k, v, g, beta, initial_state, a_log, dt_bias)
+    p = _launch.ptr
+    _launch.run(plan, q.device, [p(t) for t in ins] + [o.data_ptr() for o in outs])
+    return outs
+
+
+def _gdn_bwd_alloc(q, k, v, g, beta, initial_state, a_log, dt_bias) -> tuple:
+    """Compact gradients; a zero-element fp32 tensor for each absent parameter."""
+    like = (q, k, v, g, beta, initial_state, a_log, dt_bias)
+    return tuple(t.new_empty(t.shape) if t is not None else q.new_empty((0,), dtype=torch.float32)
+                 for t in like)
+
+
+torch.library.impl("dnnplan::gdn_fwd", "CUDA", _gdn_fwd_cuda)
+torch.library.impl("dnnplan::gdn_fwd_overwrite_state", "CUDA", _gdn_fwd_overwrite_cuda)
+torch.library.impl("dnnplan::gdn_bwd", "CUDA", _gdn_bwd_cuda)
+
+
+@torch.library.register_fake("dnnplan::gdn_fwd")
+def _gdn_fwd_fake(q, k, v, g, beta, cu_seqlens, initial_state, a_log, dt_bias,
+                  output_final_state, scale, use_qk_l2norm, use_beta_sigmoid, allow_neg_eigval,
+                  safe_gate, gate_domain, batch_invariant, plan_name):
+    ho, kd, vd = _heads(q, v)
+    o = q.new_empty((q.shape[0], ho, vd))
+    sdt = _state_dtype(initial_state)
+    if output_final_state:
+        return o, q.new_empty((cu_seqlens.shape[0] - 1, ho, vd, kd), dtype=sdt)
+    return o, q.new_empty((0,), dtype=sdt)
+
+
+@torch.library.register_fake("dnnplan::gdn_fwd_overwrite_state")
+def _gdn_fwd_overwrite_fake(q, k, v, g, beta, cu_seqlens, initial_state, state_indices, a_log,
+                            dt_bias, scale, use_qk_l2norm, use_beta_sigmoid, allow_neg_eigval,
+                            safe_gate, gate_domain, batch_invariant, plan_name):
+    ho, _, vd = _heads(q, v)
+    return q.new_empty((q.shape[0], ho, vd))
+
+
+@torch.library.register_fake("dnnplan::gdn_bwd")
+def _gdn_bwd_fake(q, k, v, g, beta, cu_seqlens, d_o, initial_state, d_final_state, a_log,
+                  dt_bias, scale, use_qk_l2norm, use_beta_sigmoid, allow_neg_eigval, safe_gate,
+                  gate_domain, batch_invariant):
+    return _gdn_bwd_alloc(q, k, v, g, beta, initial_state, a_log, dt_bias)
+
+
+gdn_fwd = torch.ops.dnnplan.gdn_fwd.default
+gdn_fwd_overwrite_state = torch.ops.dnnplan.gdn_fwd_overwrite_state.default
+gdn_bwd = torch.ops.dnnplan.gdn_bwd.default
+
+
+class _GdnFunction(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, q, k, v, g, beta, cu_seqlens, initial_state, a_log, dt_bias,
+                output_final_state, cfg, plan_name):
+        o, fs = gdn_fwd(q, k, v, g, beta, cu_seqlens, initial_state, a_log, dt_bias,
+                        output_final_state, *cfg, plan_name)
+        ctx.save_for_backward(q, k, v, g, beta, cu_seqlens, initial_state, a_log, dt_bias)
+        ctx.cfg = cfg
+        ctx.output_final_state = output_final_state
+        if not output_final_state:
+            ctx.mark_non_differentiable(fs)
+        return o, fs
+
+    @staticmethod
+    def backward(ctx, d_o, d_fs):
+        q, k, v, g, beta, cu_seqlens, initial_state, a_log, dt_bias = ctx.saved_tensors
+        d_final_state = d_fs if ctx.output_final_state else None
+        dq, dk, dv, dg, dbeta, d_init, d_a_log, d_dt_bias = gdn_bwd(
+            q, k, v, g, beta, cu_seqlens, d_o, initial_state, d_final_state, a_log, dt_bias,
+            *ctx.cfg)
+        return (dq, dk, dv, dg, dbeta, None,
+                d_init if initial_state is not None else None,
+                d_a_log if a_log is not None else None,
+                d_dt_bias if dt_bias is not None else None,
+                None, None, None)
+
+
+class GatedDeltaNetOutput(NamedTuple):
+    """Result of ``gated_delta_net``.
+
+    ``output``: ``[T, HO, V]`` in the io dtype, compact.
+    ``final_state``: ``[N, HO, V, K]`` (V-major) in ``initial_state``'s dtype (fp32 without one)
+    when ``output_final_state``; a zero-element tensor otherwise; under
+    ``overwrite_initial_state``/``state_indices`` it is the caller's ``initial_state`` buffer,
+    updated in place.
+    """
+
+    output: Tensor
+    final_state: Tensor
+
+
+def _check(q, k, v, g, beta, cu_seqlens, initial_state, state_indices) -> None:
+    for name, t, rank in (("q", q, 3), ("k", k, 3), ("v", v, 3), ("g", g, 2), ("beta", beta, 2),
+                          ("cu_seqlens", cu_seqlens, 1)):
+        if t.dim() != rank:
+            raise ValueError(f"{name} must be {rank}-D; got shape {tuple(t.shape)}")
+        if t.device != q.device:
+            raise ValueError(f"{name} is on {t.device}, q on {q.device}")
+    if q.device.type != "cuda":
+        raise ValueError(f"q must be a CUDA tensor; got device {q.device}")
+    h, hk, hv = q.shape[1], k.shape[1], v.shape[1]
+    if hk not in (h, hv):
+        raise ValueError(f"k heads ({hk}) must equal q heads ({h}) or v heads ({hv})")
+    if max(h, hv) % min(h, hv):
+        raise ValueError(f"max(q heads, v heads) must be a multiple of the min; got {h}, {hv}")
+    if cu_seqlens.dtype not in (torch.int32, torch.int64):
+        raise TypeError(f"cu_seqlens must be int32 or int64; got {cu_seqlens.dtype}")
+    if initial_state is not None:
+        if initial_state.device != q.device:
+            raise ValueError(f"initial_state is on {initial_state.device}, q on {q.device}")
+        if state_indices is None and initial_state.shape[0] != cu_seqlens.shape[0] - 1:
+            raise ValueError(f"initial_state has {initial_state.shape[0]} rows but cu_seqlens "
+                             f"describes {cu_seqlens.shape[0] - 1} sequences")
+
+
+def gated_delta_net(q: Tensor, k: Tensor, v: Tensor, g: Tensor, beta: Tensor, cu_seqlens: Tensor,
+                    scale: Optional[float] = None, initial_state: Optional[Tensor] = None,
+                    output_final_state: bool = False, use_qk_l2norm_in_kernel: bool = False,
+                    batch_invariant: bool = False, use_beta_sigmoid_in_kernel: bool = False,
+                    allow_neg_eigval: bool = False, safe_gate: bool = False,
+                    gate_domain: str = "log", a_log: Optional[Tensor] = None,
+                    dt_bias: Optional[Tensor] = None, checkpoint_every_n_tokens: int = 0,
+                    checkpoint_dtype: Optional[torch.dtype] = None,
+                    plan_name: Optional[str] = None, overwrite_initial_state: bool = False,
+                    state_indices: Optional[Tensor] = None) -> GatedDeltaNetOutput:
+    """Gated delta net over packed sequences (THD), forward and backward through dnnplan.
+
+    ``q [T, H, K]``, ``k [T, HK, K]``, ``v [T, HV, V]`` (float16/bfloat16), ``g``, ``beta``
+    ``[T, HO]`` with ``HO = max(H, HV)``, ``cu_seqlens [N+1]`` (int32/int64) delimiting the
+    sequences. ``initial_state [N, HO, V, K]`` (V-major, fp32 or bf16) and ``a_log``/``dt_bias``
+    ``[HO]`` (with ``safe_gate``) are optional. ``scale`` defaults to ``1/sqrt(K)``; gate and beta
+    transforms as in the reference (``gate_domain`` "log": ``alpha = exp(g)``, "linear":
+    ``alpha = g``). ``plan_name`` pins a forward plan by its plan-list name.
+
+    Differentiable in ``q, k, v, g, beta, initial_state, a_log, dt_bias`` (the backward runs
+    dnnplan's ``gdn_bwd`` plan list). ``overwrite_initial_state`` / ``state_indices`` select the
+    inference-only in-place path (the final state is written into ``initial_state``).
+    State checkpoints (``checkpoint_every_n_tokens > 0``) are not served yet.
+    """
+    if checkpoint_every_n_tokens:
+        raise NotImplementedError("state checkpoints (checkpoint_every_n_tokens > 0) are not "
+                                  "served by dnnplan's GDN engines yet")
+    del checkpoint_dtype  # only meaningful with checkpoints
+    if gate_domain not in ("log", "linear"):
+        raise ValueError(f"gate_domain must be 'log' or 'linear'; got {gate_domain!r}")
+    _check(q, k, v, g, beta, cu_seqlens, initial_state, state_indices)
+    # int() specializes K under torch.compile (a guard), so the scale stays a constant.
+    scale = float(scale) if scale is not None else 1.0 / math.sqrt(int(q.shape[2]))
+    cfg = (scale, bool(use_qk_l2norm_in_kernel), bool(use_beta_sigmoid_in_kernel),
+           bool(allow_neg_eigval), bool(safe_gate), gate_domain, bool(batch_invariant))
+    if overwrite_initial_state or state_indices is not None:
+        if initial_state is None:
+            raise ValueError("overwrite_initial_state / state_indices need initial_state")
+        tracked = (q, k, v, g, beta, initial_state, a_log, dt_bias)
+        if torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in tracked):
+            raise RuntimeError("the overwrite_initial_state / state_indices path is "
+                               "inference-only; run it under torch.no_grad()")
+        o = gdn_fwd_overwrite_state(q, k, v, g, beta, cu_seqlens, initial_state, state_indices,
+                                    a_log, dt_bias, *cfg, plan_name)
+        return GatedDeltaNetOutput(o, initial_state)
+    tracked = (q, k, v, g, beta, initial_state, a_log, dt_bias)
+    if torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in tracked):
+        o, fs = _GdnFunction.apply(q, k, v, g, beta, cu_seqlens, initial_state, a_log, dt_bias,
+                                   bool(output_final_state), cfg, plan_name)
+    else:
+        o, fs = gdn_fwd(q, k, v, g, beta, cu_seqlens, initial_state, a_log, dt_bias,
+                        bool(output_final_state), *cfg, plan_name)
+    return GatedDeltaNetOutput(o, fs)
