@@ -1,15 +1,11 @@
 //! `dnnplan env` reports the compiled-plan cache as configured by the environment.
 
-use std::path::Path;
+mod support;
+
 use std::process::Command;
 
-fn env_json(vars: &[(&str, &str)]) -> Option<serde_json::Value> {
-    let exe = env!("CARGO_BIN_EXE_dnnplan");
-    if !Path::new(exe).exists() {
-        eprintln!("SKIPPED: {exe} is not on this machine (test executable staged elsewhere)");
-        return None;
-    }
-    let mut cmd = Command::new(exe);
+fn env_json(vars: &[(&str, &str)]) -> serde_json::Value {
+    let mut cmd = Command::new(support::dnnplan_binary());
     cmd.args(["env", "--json"])
         .env_remove("DNNPLAN_COMPILED_CACHE")
         .env_remove("DNNPLAN_DISABLE_COMPILED_CACHE")
@@ -23,18 +19,16 @@ fn env_json(vars: &[(&str, &str)]) -> Option<serde_json::Value> {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    Some(serde_json::from_slice(&out.stdout).expect("JSON"))
+    serde_json::from_slice(&out.stdout).expect("JSON")
 }
 
 #[test]
 fn env_reports_the_configured_cache() {
-    let Some(report) = env_json(&[
+    let report = env_json(&[
         ("DNNPLAN_COMPILED_CACHE", "/tmp/dnnplan-cli-cache-test"),
         ("DNNPLAN_DISABLE_COMPILED_CACHE", "on"),
         ("DNNPLAN_COMPILED_CACHE_MAX_BYTES", "12345"),
-    ]) else {
-        return;
-    };
+    ]);
     let c = &report["compiled_cache"];
     assert_eq!(c["dir"], "/tmp/dnnplan-cli-cache-test");
     assert_eq!(c["enabled"], false);
@@ -55,9 +49,7 @@ fn env_reports_the_configured_cache() {
 
 #[test]
 fn env_reports_the_defaults() {
-    let Some(report) = env_json(&[("XDG_CACHE_HOME", "/tmp/dnnplan-cli-xdg")]) else {
-        return;
-    };
+    let report = env_json(&[("XDG_CACHE_HOME", "/tmp/dnnplan-cli-xdg")]);
     let c = &report["compiled_cache"];
     assert_eq!(c["dir"], "/tmp/dnnplan-cli-xdg/dnnplan/compiled_plans");
     assert_eq!(c["enabled"], true);

@@ -4,35 +4,14 @@
 //! found) and on the GPU machine alike (there the staged `.device/bin/dnnplan` is used). Also the
 //! CLI's usage errors.
 
-use std::path::{Path, PathBuf};
+mod support;
+
 use std::process::{Command, Output};
 
 use serde_json::Value;
 
-/// The `dnnplan` binary cargo built, or, for a test executable staged for the GPU machine
-/// (`.device/tests/`), the staged one in `.device/bin/`.
-fn binary() -> PathBuf {
-    let built = PathBuf::from(env!("CARGO_BIN_EXE_dnnplan"));
-    if built.is_file() {
-        return built;
-    }
-    let exe = std::env::current_exe().expect("current_exe");
-    let staged = exe
-        .parent()
-        .and_then(Path::parent)
-        .map(|dir| dir.join("bin").join("dnnplan"));
-    match staged {
-        Some(path) if path.is_file() => path,
-        _ => panic!(
-            "the dnnplan binary is neither at {} nor staged next to {}",
-            built.display(),
-            exe.display()
-        ),
-    }
-}
-
 fn dnnplan(args: &[&str], envs: &[(&str, &str)]) -> Output {
-    let mut cmd = Command::new(binary());
+    let mut cmd = Command::new(support::dnnplan_binary());
     cmd.args(args);
     for (k, v) in envs {
         cmd.env(k, v);

@@ -3,6 +3,8 @@
 //! derived from the library (the backend's verdict depends on whether cuDNN is on this machine),
 //! so the test holds on the CPU-only CI machine and on the GPU machine alike.
 
+mod support;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -10,7 +12,7 @@ use dnnplan::ir::{DataType, Graph, GraphContext, NodeBuilder, Tensor};
 use serde_json::Value;
 
 fn dnnplan(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_dnnplan"))
+    Command::new(support::dnnplan_binary())
         .args(args)
         .output()
         .expect("run the dnnplan binary")
@@ -155,7 +157,7 @@ fn explain_a_pointwise_graph_as_table_and_json() {
 
 #[test]
 fn explain_runs_on_every_example_graph() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/graphs");
+    let dir = support::repo().join("examples/graphs");
     let entries = std::fs::read_dir(&dir).expect("examples/graphs/ exists");
     let mut n = 0;
     for entry in entries {
@@ -211,7 +213,7 @@ fn usage_and_input_errors() {
 /// without SDPA has none; without a target architecture the section says how to give one.
 #[test]
 fn sdpa_graph_explanation_includes_attention_eligibility() {
-    let repo = || Path::new(env!("CARGO_MANIFEST_DIR")).to_path_buf();
+    let repo = support::repo;
     let sdpa = repo().join("examples/graphs/sdpa_forward.json");
     let sdpa = sdpa.to_str().unwrap();
     let doc: Value = serde_json::from_str(&ok_stdout(&dnnplan(&[

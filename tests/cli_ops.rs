@@ -1,11 +1,13 @@
 //! `dnnplan ops` as a user runs it: the catalogue table, one op's details, JSON, unknown ops.
 
+mod support;
+
 use std::process::{Command, Output};
 
 use serde_json::Value;
 
 fn dnnplan(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_dnnplan"))
+    Command::new(support::dnnplan_binary())
         .args(args)
         .output()
         .expect("run the dnnplan binary")

@@ -2,13 +2,15 @@
 //! `dnnplan::ir::examples::named_examples` generates (run with `DNNPLAN_UPDATE_EXAMPLES=1` to
 //! rewrite them after an intended change).
 
+mod support;
+
 use std::path::PathBuf;
 
 use dnnplan::ir::Graph;
 use dnnplan::ir::examples::named_examples;
 
 fn dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("examples/graphs")
+    support::repo().join("examples/graphs")
 }
 
 #[test]

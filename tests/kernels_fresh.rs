@@ -5,13 +5,14 @@
 //! digest; this test then fails and says which kernel to rebuild. (CI's byte-for-byte rebuild,
 //! `kernels/build-cubins.sh --check`, additionally proves the cubins come from these sources.)
 
+mod support;
+
 use std::collections::BTreeSet;
-use std::path::Path;
 
 use dnnplan::cuda::kernels::{self, KERNELS};
 
-fn kernels_dir() -> &'static Path {
-    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/kernels"))
+fn kernels_dir() -> std::path::PathBuf {
+    support::repo().join("kernels")
 }
 
 #[test]

@@ -32,9 +32,41 @@ pub fn built_here(test: &str) -> bool {
     here
 }
 
-/// The repository root.
+/// The repository root: the tree cargo built the tests from or, for a test executable staged on
+/// the GPU machine (`.device/tests/`, run from the repository root by `.device/run-tests.sh`), the
+/// current directory.
 pub fn repo() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
+    static ROOT: OnceLock<PathBuf> = OnceLock::new();
+    ROOT.get_or_init(|| {
+        let built = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+        if built.is_dir() {
+            built
+        } else {
+            std::env::current_dir().unwrap_or(built)
+        }
+    })
+}
+
+/// The `dnnplan` binary cargo built or, for a test executable staged on the GPU machine, the one
+/// staged beside it in `.device/bin/`.
+pub fn dnnplan_binary() -> PathBuf {
+    let built = PathBuf::from(env!("CARGO_BIN_EXE_dnnplan"));
+    if built.is_file() {
+        return built;
+    }
+    let exe = std::env::current_exe().expect("current_exe");
+    let staged = exe
+        .parent()
+        .and_then(Path::parent)
+        .map(|dir| dir.join("bin").join("dnnplan"));
+    match staged {
+        Some(path) if path.is_file() => path,
+        _ => panic!(
+            "the dnnplan binary is neither at {} nor staged next to {}",
+            built.display(),
+            exe.display()
+        ),
+    }
 }
 
 /// The checked-in header.
