@@ -110,6 +110,7 @@ pub unsafe extern "C" fn dnnp_op_builder_set_name(
     boundary(|| {
         // SAFETY: per the contract.
         let name = unsafe { c_str(name, "name") }?;
+        // SAFETY: per the contract.
         unsafe { self::builder(builder) }?.editable()?.name = Some(name.to_owned());
         Ok(())
     })
@@ -148,6 +149,7 @@ pub unsafe extern "C" fn dnnp_op_builder_set_input(
     boundary(|| {
         // SAFETY: per the contract.
         let port = unsafe { c_str(port, "port") }?;
+        // SAFETY: per the contract.
         let b = unsafe { self::builder(builder) }?;
         if b.spec().input(port).is_none() {
             return Err(Error::NotFound {
@@ -174,6 +176,7 @@ pub unsafe extern "C" fn dnnp_op_builder_set_output(
     boundary(|| {
         // SAFETY: per the contract.
         let port = unsafe { c_str(port, "port") }?;
+        // SAFETY: per the contract.
         let b = unsafe { self::builder(builder) }?;
         if b.spec().output(port).is_none() {
             return Err(Error::NotFound {
@@ -186,7 +189,7 @@ pub unsafe extern "C" fn dnnp_op_builder_set_output(
     })
 }
 
-/// Shared body of the typed attribute setters.
+/// Shared body of the typed attribute setters: reads `name`, then the value, then sets it.
 ///
 /// # Safety
 /// `builder` live; `name` a NUL-terminated string.
@@ -199,6 +202,7 @@ unsafe fn set_attr_with(
         // SAFETY: per the contract.
         let name = unsafe { c_str(name, "name") }?;
         let value = value()?;
+        // SAFETY: per the contract.
         unsafe { self::builder(builder) }?.set_attr(name, value)
     })
 }
@@ -274,12 +278,12 @@ pub unsafe extern "C" fn dnnp_op_builder_set_attr_ints(
     values: *const i64,
     count: usize,
 ) -> dnnp_status_t {
-    boundary(|| {
-        // SAFETY: per the contract.
-        let name = unsafe { c_str(name, "name") }?;
-        let v = unsafe { slice(values, count, "values") }?.to_vec();
-        unsafe { self::builder(builder) }?.set_attr(name, AttrValue::Ints(v))
-    })
+    // SAFETY: per the contract.
+    unsafe {
+        set_attr_with(builder, name, || {
+            Ok(AttrValue::Ints(slice(values, count, "values")?.to_vec()))
+        })
+    }
 }
 
 /// Sets a float-list attribute by name (`count` values).
@@ -293,12 +297,12 @@ pub unsafe extern "C" fn dnnp_op_builder_set_attr_floats(
     values: *const f64,
     count: usize,
 ) -> dnnp_status_t {
-    boundary(|| {
-        // SAFETY: per the contract.
-        let name = unsafe { c_str(name, "name") }?;
-        let v = unsafe { slice(values, count, "values") }?.to_vec();
-        unsafe { self::builder(builder) }?.set_attr(name, AttrValue::Floats(v))
-    })
+    // SAFETY: per the contract.
+    unsafe {
+        set_attr_with(builder, name, || {
+            Ok(AttrValue::Floats(slice(values, count, "values")?.to_vec()))
+        })
+    }
 }
 
 /// Adds the node to `graph`: checks it against the op table, creates its outputs (virtual, named
@@ -316,6 +320,7 @@ pub unsafe extern "C" fn dnnp_op_builder_finish(
     boundary(|| {
         // SAFETY: per the contract.
         let b = unsafe { self::builder(builder) }?;
+        // SAFETY: per the contract.
         let g = unsafe { graph_mut(graph) }?;
         let node = b.editable()?.clone();
         let idx = g.add_node(node)?;
@@ -343,6 +348,7 @@ pub unsafe extern "C" fn dnnp_op_builder_output_uid(
         let out_uid = out_ptr(out_uid, "out_uid")?;
         // SAFETY: per the contract.
         let port = unsafe { c_str(port, "port") }?;
+        // SAFETY: per the contract.
         let b = unsafe { self::builder(builder) }?;
         let name = b.spec().name;
         let (_, outputs) = b
