@@ -85,6 +85,23 @@ pub(crate) fn out_ptr<T>(p: *mut T, name: &'static str) -> Result<*mut T> {
     }
 }
 
+/// The one-value output pattern: refuses a NULL `out` (`NullArgument(name)`) before any work, then
+/// computes the value and writes it only when that succeeds.
+///
+/// # Safety
+/// `out` must be NULL or valid for one write; `value` runs under the caller's contract.
+pub(crate) unsafe fn write_out<T>(
+    out: *mut T,
+    name: &'static str,
+    value: impl FnOnce() -> Result<T>,
+) -> Result<()> {
+    let out = out_ptr(out, name)?;
+    let value = value()?;
+    // SAFETY: non-NULL, valid for one write per the caller's contract.
+    unsafe { out.write(value) };
+    Ok(())
+}
+
 /// Reads a NUL-terminated C string argument as UTF-8.
 ///
 /// # Safety

@@ -21,7 +21,7 @@
 
 use std::ffi::c_void;
 
-use super::boundary::{Opaque, boundary, out_ptr, slice};
+use super::boundary::{Opaque, boundary, out_ptr, slice, write_out};
 use super::dlpack::{dnnp_dltensor, view_of};
 use super::handle::dnnp_handle_t;
 use super::plan::dnnp_plan_list_t;
@@ -462,14 +462,13 @@ pub unsafe extern "C" fn dnnp_plan_list_get_operand_count(
     list: *const dnnp_plan_list_t,
     count: *mut usize,
 ) -> dnnp_status_t {
-    boundary(|| {
-        let out = out_ptr(count, "count")?;
-        // SAFETY: NULL or a live plan list.
-        let plans = unsafe { dnnp_plan_list_t::get(list, "list") }?;
-        let n = plans.declared_layout()?.len();
-        // SAFETY: valid for one write.
-        unsafe { out.write(n) };
-        Ok(())
+    // SAFETY: `list` NULL or live, `count` NULL or valid for one write.
+    boundary(|| unsafe {
+        write_out(count, "count", || {
+            Ok(dnnp_plan_list_t::get(list, "list")?
+                .declared_layout()?
+                .len())
+        })
     })
 }
 

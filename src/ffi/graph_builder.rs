@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 use std::ffi::c_char;
 
-use super::boundary::{Opaque, boundary, boundary_void, c_str, out_ptr, slice};
+use super::boundary::{Opaque, boundary, boundary_void, c_str, slice, write_out};
 use super::graph::{data_type, dnnp_data_type_t, dnnp_graph_t, graph_mut};
 use super::types::dnnp_status_t;
 use crate::error::{Error, Result};
@@ -74,17 +74,15 @@ pub unsafe extern "C" fn dnnp_op_builder_begin(
     op: *const c_char,
     out: *mut *mut dnnp_op_builder_t,
 ) -> dnnp_status_t {
-    boundary(|| {
-        let out = out_ptr(out, "out")?;
-        // SAFETY: per the contract.
-        let name = unsafe { c_str(op, "op") }?;
-        let b = OpBuilder {
-            node: NodeBuilder::by_name(name)?,
-            finished: None,
-        };
-        // SAFETY: checked non-NULL.
-        unsafe { out.write(dnnp_op_builder_t::into_handle(b)) };
-        Ok(())
+    // SAFETY: per the contract.
+    boundary(|| unsafe {
+        write_out(out, "out", || {
+            let b = OpBuilder {
+                node: NodeBuilder::by_name(c_str(op, "op")?)?,
+                finished: None,
+            };
+            Ok(dnnp_op_builder_t::into_handle(b))
+        })
     })
 }
 
@@ -344,23 +342,19 @@ pub unsafe extern "C" fn dnnp_op_builder_output_uid(
     port: *const c_char,
     out_uid: *mut i64,
 ) -> dnnp_status_t {
-    boundary(|| {
-        let out_uid = out_ptr(out_uid, "out_uid")?;
-        // SAFETY: per the contract.
-        let port = unsafe { c_str(port, "port") }?;
-        // SAFETY: per the contract.
-        let b = unsafe { self::builder(builder) }?;
-        let name = b.spec().name;
-        let (_, outputs) = b
-            .finished
-            .as_ref()
-            .ok_or_else(|| Error::InvalidState(format!("builder of `{name}` is not finished")))?;
-        let uid = *outputs.get(port).ok_or_else(|| Error::NotFound {
-            what: "output",
-            key: format!("{name}.{port}"),
-        })?;
-        // SAFETY: checked non-NULL.
-        unsafe { out_uid.write(uid) };
-        Ok(())
+    // SAFETY: per the contract.
+    boundary(|| unsafe {
+        write_out(out_uid, "out_uid", || {
+            let port = c_str(port, "port")?;
+            let b = self::builder(builder)?;
+            let name = b.spec().name;
+            let (_, outputs) = b.finished.as_ref().ok_or_else(|| {
+                Error::InvalidState(format!("builder of `{name}` is not finished"))
+            })?;
+            outputs.get(port).copied().ok_or_else(|| Error::NotFound {
+                what: "output",
+                key: format!("{name}.{port}"),
+            })
+        })
     })
 }

@@ -10,7 +10,7 @@
 
 use std::ffi::c_char;
 
-use super::boundary::{boundary, out_ptr, slice};
+use super::boundary::{boundary, slice, write_out};
 use super::graph::{data_type, dnnp_data_type_t, dnnp_graph_t, graph_mut, opt_str};
 use super::types::dnnp_status_t;
 use crate::error::{Error, Result};
@@ -45,24 +45,21 @@ pub unsafe extern "C" fn dnnp_graph_tensor_create(
     uid: i64,
     out_uid: *mut i64,
 ) -> dnnp_status_t {
-    boundary(|| {
-        let out_uid = out_ptr(out_uid, "out_uid")?;
-        // SAFETY: per the contract.
-        let g = unsafe { graph_mut(graph) }?;
-        let name = unsafe { opt_str(name, "name") }?.unwrap_or("");
-        let dims = unsafe { slice(dims, rank, "dims") }?;
-        let mut t = Tensor::new(name, dims, data_type(dtype, "dtype")?);
-        if !strides.is_null() {
-            // SAFETY: `strides` has `rank` elements per the contract.
-            t = t.with_strides(unsafe { slice(strides, rank, "strides") }?);
-        }
-        if uid != -1 {
-            t = t.with_uid(uid);
-        }
-        let u = g.add_tensor(t)?;
-        // SAFETY: checked non-NULL.
-        unsafe { out_uid.write(u) };
-        Ok(())
+    // SAFETY: per the contract (`dims`, and `strides` when not NULL, hold `rank` elements).
+    boundary(|| unsafe {
+        write_out(out_uid, "out_uid", || {
+            let g = graph_mut(graph)?;
+            let name = opt_str(name, "name")?.unwrap_or("");
+            let dims = slice(dims, rank, "dims")?;
+            let mut t = Tensor::new(name, dims, data_type(dtype, "dtype")?);
+            if !strides.is_null() {
+                t = t.with_strides(slice(strides, rank, "strides")?);
+            }
+            if uid != -1 {
+                t = t.with_uid(uid);
+            }
+            g.add_tensor(t)
+        })
     })
 }
 
