@@ -186,7 +186,7 @@ unsafe fn dlpack_ordered<'a>(
         match unsafe { ts[i].as_ref() } {
             None => Ok(None),
             // SAFETY: the record's arrays are valid for the call per the contract.
-            Some(t) => Ok(Some(Buffer::View(unsafe { view_of(t, "tensors[]") }?))),
+            Some(t) => Ok(Some(Buffer::View(unsafe { view_of(t, i) }?))),
         }
     };
     normalize::from_ordered(layout, ts.len(), read, overrides)
@@ -209,11 +209,11 @@ unsafe fn dlpack_by_uid<'a>(
     // SAFETY: forwarded contract.
     let ts = unsafe { slice(tensors, n, "tensors") }?;
     let mut bindings = Vec::with_capacity(n);
-    for (&uid, &t) in uids.iter().zip(ts) {
+    for (i, (&uid, &t)) in uids.iter().zip(ts).enumerate() {
         // SAFETY: NULL or a valid record for the call.
         let t = unsafe { t.as_ref() }.ok_or(Error::NullArgument("tensors[]"))?;
         // SAFETY: the record's arrays are valid for the call per the contract.
-        bindings.push((uid, Buffer::View(unsafe { view_of(t, "tensors[]") }?)));
+        bindings.push((uid, Buffer::View(unsafe { view_of(t, i) }?)));
     }
     normalize::from_bindings(layout, bindings, overrides)
 }
