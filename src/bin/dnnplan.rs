@@ -55,7 +55,6 @@ fn main() -> ExitCode {
 
 enum CliError {
     Usage(String),
-    #[allow(dead_code)]
     Failed(String),
 }
 

@@ -2,9 +2,6 @@
 //! contains panics, turns errors into status codes and keeps the thread-local last-error message.
 //! Also the NULL-checking pointer helpers and the opaque-handle casts shared by every entry point.
 
-// The pointer helpers and `Opaque` are used by the entry points as they land in other modules.
-#![allow(dead_code)]
-
 use std::cell::RefCell;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
