@@ -63,8 +63,16 @@ pub unsafe extern "C" fn dnnp_graph_tensor_create(
     })
 }
 
-fn scalar_from_bytes(dt: DataType, v: *const std::ffi::c_void) -> Result<ScalarValue> {
-    // SAFETY (all reads): the caller passes a pointer to one value of the tensor's data type.
+/// Reads one element of `dt` at `v` as tensor `uid`'s fused scalar (`uid` names it when refused).
+///
+/// # Safety
+/// `v` must point to one readable element of `dt` (any alignment).
+unsafe fn scalar_from_bytes(
+    uid: i64,
+    dt: DataType,
+    v: *const std::ffi::c_void,
+) -> Result<ScalarValue> {
+    // SAFETY (all reads): `v` points to one element of `dt` per the contract.
     unsafe {
         Ok(match dt {
             DataType::Float => ScalarValue::Float(v.cast::<f32>().read_unaligned()),
@@ -81,7 +89,7 @@ fn scalar_from_bytes(dt: DataType, v: *const std::ffi::c_void) -> Result<ScalarV
                 return Err(Error::bad_param(
                     "value",
                     format!(
-                        "a fused scalar of data type {other} is not supported (FLOAT, DOUBLE, HALF, BFLOAT16, INT32, INT64)"
+                        "tensor uid {uid}: a fused scalar of data type {other} is not supported (FLOAT, DOUBLE, HALF, BFLOAT16, INT32, INT64)"
                     ),
                 ));
             }
@@ -108,7 +116,8 @@ pub unsafe extern "C" fn dnnp_graph_tensor_set_pass_by_value(
         let v = if value.is_null() {
             None
         } else {
-            Some(scalar_from_bytes(dt, value)?)
+            // SAFETY: non-NULL, one element of the tensor's data type per the contract.
+            Some(unsafe { scalar_from_bytes(uid, dt, value) }?)
         };
         g.update_tensor(uid, |t| {
             t.is_pass_by_value = true;
