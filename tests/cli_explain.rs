@@ -3,29 +3,13 @@
 //! derived from the library (the backend's verdict depends on whether cuDNN is on this machine),
 //! so the test holds on the CPU-only CI machine and on the GPU machine alike.
 
+mod support;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
 use dnnplan::ir::{DataType, Graph, GraphContext, NodeBuilder, Tensor};
 use serde_json::Value;
-
-fn dnnplan(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_dnnplan"))
-        .args(args)
-        .output()
-        .expect("run the dnnplan binary")
-}
-
-fn ok_stdout(out: &Output) -> String {
-    assert!(
-        out.status.success(),
-        "dnnplan failed ({}):\nstdout:\n{}\nstderr:\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout.clone()).expect("stdout is UTF-8")
-}
+use support::cli::{dnnplan, ok_stdout};
 
 fn temp_dir(tag: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("dnnplan-cli-explain-{tag}-{}", std::process::id()));

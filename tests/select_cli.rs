@@ -1,23 +1,11 @@
 //! `dnnplan eligibility` as a user runs it: flags, JSON files, table and JSON output, exit codes.
 
-use std::path::{Path, PathBuf};
+mod support;
+
 use std::process::{Command, Output};
 
 use serde_json::Value;
-
-/// The built binary, or the one staged next to a test executable copied to the GPU machine.
-fn binary() -> PathBuf {
-    let built = PathBuf::from(env!("CARGO_BIN_EXE_dnnplan"));
-    if built.is_file() {
-        return built;
-    }
-    let exe = std::env::current_exe().expect("current_exe");
-    exe.parent()
-        .and_then(Path::parent)
-        .map(|dir| dir.join("bin").join("dnnplan"))
-        .filter(|p| p.is_file())
-        .expect("the dnnplan binary")
-}
+use support::cli::binary;
 
 fn dnnplan(args: &[&str]) -> Output {
     Command::new(binary())

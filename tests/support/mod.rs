@@ -5,6 +5,8 @@
 
 #![allow(dead_code)] // each test binary uses a different subset
 
+pub mod cli;
+
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
