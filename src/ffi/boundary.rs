@@ -99,6 +99,17 @@ pub(crate) unsafe fn write_out<T>(
     Ok(())
 }
 
+/// Writes `value` to an optional output: nothing when `out` is NULL.
+///
+/// # Safety
+/// `out` must be NULL or valid for one write.
+pub(crate) unsafe fn write_opt<T>(out: *mut T, value: T) {
+    if !out.is_null() {
+        // SAFETY: non-NULL, valid for one write per the caller's contract.
+        unsafe { out.write(value) };
+    }
+}
+
 /// Reads a NUL-terminated C string argument as UTF-8.
 ///
 /// # Safety

@@ -21,7 +21,7 @@
 
 use std::ffi::c_void;
 
-use super::boundary::{Opaque, boundary, out_ptr, slice, write_out};
+use super::boundary::{Opaque, boundary, out_ptr, slice, write_opt, write_out};
 use super::dlpack::{dnnp_dltensor, view_of};
 use super::handle::dnnp_handle_t;
 use super::plan::dnnp_plan_list_t;
@@ -491,10 +491,8 @@ pub unsafe extern "C" fn dnnp_plan_list_get_operand_uids(
         // SAFETY: NULL or a live plan list.
         let plans = unsafe { dnnp_plan_list_t::get(list, "list") }?;
         let order = plans.declared_layout()?.uids();
-        if !needed.is_null() {
-            // SAFETY: valid for one write.
-            unsafe { needed.write(order.len()) };
-        }
+        // SAFETY: NULL or valid for one write.
+        unsafe { write_opt(needed, order.len()) };
         if order.is_empty() {
             return Ok(());
         }

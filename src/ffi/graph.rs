@@ -9,7 +9,9 @@
 
 use std::ffi::c_char;
 
-use super::boundary::{Opaque, boundary, boundary_void, c_str, out_ptr, write_out, write_text};
+use super::boundary::{
+    Opaque, boundary, boundary_void, c_str, out_ptr, write_opt, write_out, write_text,
+};
 use super::types::dnnp_status_t;
 use crate::error::{Error, Result};
 use crate::ir::{DataType, Graph, GraphContext};
@@ -207,10 +209,8 @@ pub unsafe extern "C" fn dnnp_graph_get_data_types(
             (intermediate, c.intermediate_data_type),
             (compute, c.compute_data_type),
         ] {
-            if !p.is_null() {
-                // SAFETY: non-NULL output per the contract.
-                unsafe { p.write(v.to_c()) };
-            }
+            // SAFETY: NULL or valid for one write per the contract.
+            unsafe { write_opt(p, v.to_c()) };
         }
         Ok(())
     })
@@ -311,13 +311,10 @@ pub unsafe extern "C" fn dnnp_graph_get_state(
     boundary(|| {
         // SAFETY: per the contract.
         let g = unsafe { graph_ref(graph) }?;
-        if !is_validated.is_null() {
-            // SAFETY: non-NULL output.
-            unsafe { is_validated.write(g.is_validated()) };
-        }
-        if !is_frozen.is_null() {
-            // SAFETY: non-NULL output.
-            unsafe { is_frozen.write(g.is_frozen()) };
+        // SAFETY: each NULL or valid for one write per the contract.
+        unsafe {
+            write_opt(is_validated, g.is_validated());
+            write_opt(is_frozen, g.is_frozen());
         }
         Ok(())
     })

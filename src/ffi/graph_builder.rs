@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 use std::ffi::c_char;
 
-use super::boundary::{Opaque, boundary, boundary_void, c_str, slice, write_out};
+use super::boundary::{Opaque, boundary, boundary_void, c_str, slice, write_opt, write_out};
 use super::graph::{data_type, dnnp_data_type_t, dnnp_graph_t, graph_mut};
 use super::types::dnnp_status_t;
 use crate::error::{Error, Result};
@@ -323,10 +323,8 @@ pub unsafe extern "C" fn dnnp_op_builder_finish(
         let node = b.editable()?.clone();
         let idx = g.add_node(node)?;
         b.finished = Some((idx, g.nodes()[idx].outputs.clone()));
-        if !out_node.is_null() {
-            // SAFETY: non-NULL output.
-            unsafe { out_node.write(idx) };
-        }
+        // SAFETY: NULL or valid for one write per the contract.
+        unsafe { write_opt(out_node, idx) };
         Ok(())
     })
 }

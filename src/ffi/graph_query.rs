@@ -6,7 +6,7 @@ use std::ffi::c_char;
 
 use serde_json::{Map, Value, json};
 
-use super::boundary::{boundary, c_str, out_ptr, write_out, write_text};
+use super::boundary::{boundary, c_str, out_ptr, write_opt, write_out, write_text};
 use super::graph::{dnnp_data_type_t, dnnp_graph_t, graph_ref};
 use super::types::dnnp_status_t;
 use crate::error::{Error, Result};
@@ -17,13 +17,6 @@ fn node(g: &Graph, index: usize) -> Result<&Node> {
         what: "node index",
         key: index.to_string(),
     })
-}
-
-unsafe fn write<T>(p: *mut T, v: T) {
-    if !p.is_null() {
-        // SAFETY: non-NULL output valid per the caller's contract.
-        unsafe { p.write(v) };
-    }
 }
 
 /// Writes the number of nodes.
@@ -237,10 +230,10 @@ pub unsafe extern "C" fn dnnp_graph_tensor_get(
             if !strides.is_null() {
                 std::ptr::copy_nonoverlapping(t.strides.as_ptr(), strides, t.strides.len().min(r));
             }
-            write(dtype, t.data_type.to_c());
-            write(is_virtual, t.is_virtual);
-            write(is_pass_by_value, t.is_pass_by_value);
-            write(ragged_offset_uid, t.ragged_offset_uid.unwrap_or(-1));
+            write_opt(dtype, t.data_type.to_c());
+            write_opt(is_virtual, t.is_virtual);
+            write_opt(is_pass_by_value, t.is_pass_by_value);
+            write_opt(ragged_offset_uid, t.ragged_offset_uid.unwrap_or(-1));
         }
         Ok(())
     })

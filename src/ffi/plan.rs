@@ -13,7 +13,7 @@ use std::ffi::c_char;
 use std::sync::Arc;
 
 use super::boundary::{
-    Opaque, boundary, boundary_void, c_str, out_ptr, slice, write_out, write_text,
+    Opaque, boundary, boundary_void, c_str, out_ptr, slice, write_opt, write_out, write_text,
 };
 use super::graph::dnnp_graph_t;
 use super::types::dnnp_status_t;
@@ -343,10 +343,8 @@ pub unsafe extern "C" fn dnnp_plan_list_get_engine_and_knobs(
         let list = unsafe { dnnp_plan_list_t::get(list, "list") }?;
         let (id, knobs) = list.engine_and_knobs_at(index)?;
         let n = knobs.len();
-        if !n_knobs.is_null() {
-            // SAFETY: non-NULL, valid per the contract.
-            unsafe { n_knobs.write(n) };
-        }
+        // SAFETY: NULL or valid for one write per the contract.
+        unsafe { write_opt(n_knobs, n) };
         if n > cap || (n > 0 && (knob_types.is_null() || knob_values.is_null())) {
             return Err(Error::BufferTooSmall {
                 what: "knob_types/knob_values",
@@ -456,10 +454,8 @@ pub unsafe extern "C" fn dnnp_plan_list_create_execution_plan(
         // SAFETY: forwarded contract.
         let knobs = unsafe { read_knobs(knob_types, knob_values, n_knobs) }?;
         let i = list.create_execution_plan(engine_id, &knobs)?;
-        if !index.is_null() {
-            // SAFETY: non-NULL, valid per the contract.
-            unsafe { index.write(i) };
-        }
+        // SAFETY: NULL or valid for one write per the contract.
+        unsafe { write_opt(index, i) };
         Ok(())
     })
 }
