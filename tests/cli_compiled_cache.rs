@@ -5,7 +5,7 @@ mod support;
 use std::process::Command;
 
 fn env_json(vars: &[(&str, &str)]) -> serde_json::Value {
-    let mut cmd = Command::new(support::dnnplan_binary());
+    let mut cmd = Command::new(support::cli::binary());
     cmd.args(["env", "--json"])
         .env_remove("DNNPLAN_COMPILED_CACHE")
         .env_remove("DNNPLAN_DISABLE_COMPILED_CACHE")

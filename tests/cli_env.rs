@@ -6,32 +6,11 @@
 
 mod support;
 
-use std::process::{Command, Output};
-
 use serde_json::Value;
-
-fn dnnplan(args: &[&str], envs: &[(&str, &str)]) -> Output {
-    let mut cmd = Command::new(support::dnnplan_binary());
-    cmd.args(args);
-    for (k, v) in envs {
-        cmd.env(k, v);
-    }
-    cmd.output().expect("run the dnnplan binary")
-}
-
-fn stdout_of(out: &Output) -> String {
-    assert!(
-        out.status.success(),
-        "dnnplan failed ({}):\nstdout:\n{}\nstderr:\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout.clone()).expect("stdout is UTF-8")
-}
+use support::cli::{dnnplan_with_env, ok_stdout};
 
 fn env_json(envs: &[(&str, &str)]) -> Value {
-    let text = stdout_of(&dnnplan(&["env", "--json"], envs));
+    let text = ok_stdout(&dnnplan_with_env(&["env", "--json"], envs));
     serde_json::from_str(&text)
         .unwrap_or_else(|e| panic!("`dnnplan env --json` is not JSON ({e}):\n{text}"))
 }
@@ -133,7 +112,7 @@ fn env_reports_every_cudnn_location_tried() {
 
 #[test]
 fn env_table_matches_json() {
-    let table = stdout_of(&dnnplan(&["env"], &[]));
+    let table = ok_stdout(&dnnplan_with_env(&["env"], &[]));
     let report = env_json(&[]);
     for section in [
         "dnnplan:",
@@ -175,7 +154,7 @@ fn usage_errors_exit_2_with_usage() {
         &["env", "--bogus"][..],
         &["env", "extra"][..],
     ] {
-        let out = dnnplan(args, &[]);
+        let out = dnnplan_with_env(args, &[]);
         assert_eq!(
             out.status.code(),
             Some(2),
@@ -188,6 +167,6 @@ fn usage_errors_exit_2_with_usage() {
             "dnnplan {args:?} stderr: {stderr}"
         );
     }
-    let help = stdout_of(&dnnplan(&["help"], &[]));
+    let help = ok_stdout(&dnnplan_with_env(&["help"], &[]));
     assert!(help.contains("env [--json]"), "{help}");
 }

@@ -6,28 +6,10 @@
 mod support;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
 use dnnplan::ir::{DataType, Graph, GraphContext, NodeBuilder, Tensor};
 use serde_json::Value;
-
-fn dnnplan(args: &[&str]) -> Output {
-    Command::new(support::dnnplan_binary())
-        .args(args)
-        .output()
-        .expect("run the dnnplan binary")
-}
-
-fn ok_stdout(out: &Output) -> String {
-    assert!(
-        out.status.success(),
-        "dnnplan failed ({}):\nstdout:\n{}\nstderr:\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout.clone()).expect("stdout is UTF-8")
-}
+use support::cli::{dnnplan, ok_stdout};
 
 fn temp_dir(tag: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("dnnplan-cli-explain-{tag}-{}", std::process::id()));

@@ -5,9 +5,10 @@ mod support;
 use std::process::{Command, Output};
 
 use serde_json::Value;
+use support::cli::binary;
 
 fn dnnplan(args: &[&str]) -> Output {
-    Command::new(support::dnnplan_binary())
+    Command::new(binary())
         .arg("eligibility")
         .args(args)
         .output()

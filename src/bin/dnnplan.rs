@@ -55,7 +55,6 @@ fn main() -> ExitCode {
 
 enum CliError {
     Usage(String),
-    #[allow(dead_code)]
     Failed(String),
 }
 
@@ -235,15 +234,7 @@ fn env_report() -> Value {
         Ok((major, minor)) => json!({ "found": true, "version": format!("{major}.{minor}") }),
         Err(e) => json!({ "found": false, "reason": e.to_string() }),
     };
-    let environment: serde_json::Map<String, Value> = ENV_VARS
-        .iter()
-        .map(|name| {
-            let value = std::env::var_os(name).map_or(Value::Null, |v| {
-                Value::String(v.to_string_lossy().into_owned())
-            });
-            ((*name).to_owned(), value)
-        })
-        .collect();
+    let environment = env_values(&ENV_VARS);
     json!({
         "dnnplan": { "version": dnnplan::version::VERSION, "abi": dnnplan::version::ABI_VERSION },
         "os": { "os": std::env::consts::OS, "arch": std::env::consts::ARCH },
@@ -255,6 +246,19 @@ fn env_report() -> Value {
     })
 }
 
+/// Each variable of `names` with its value in this process (`null` when unset; lossy UTF-8).
+fn env_values(names: &[&str]) -> serde_json::Map<String, Value> {
+    names
+        .iter()
+        .map(|name| {
+            let value = std::env::var_os(name).map_or(Value::Null, |v| {
+                Value::String(v.to_string_lossy().into_owned())
+            });
+            ((*name).to_owned(), value)
+        })
+        .collect()
+}
+
 /// The compiled-plan cache: where it lives, whether it is on, its cap, what is on disk and this
 /// process's statistics.
 fn compiled_cache_report() -> Value {
@@ -262,19 +266,11 @@ fn compiled_cache_report() -> Value {
     let cache = CompiledCache::global();
     let dir = cache.dir();
     let on_disk = prune::candidates(&dir);
-    let variables: serde_json::Map<String, Value> = [
+    let variables = env_values(&[
         "DNNPLAN_COMPILED_CACHE",
         "DNNPLAN_DISABLE_COMPILED_CACHE",
         "DNNPLAN_COMPILED_CACHE_MAX_BYTES",
-    ]
-    .iter()
-    .map(|name| {
-        let value = std::env::var_os(name).map_or(Value::Null, |v| {
-            Value::String(v.to_string_lossy().into_owned())
-        });
-        ((*name).to_owned(), value)
-    })
-    .collect();
+    ]);
     // The environment this machine's device 0 would write to (what the cache keys on).
     let environment = match dnnplan::cuda::probe::driver() {
         Ok(d) if !d.devices.is_empty() => {

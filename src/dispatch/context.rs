@@ -240,8 +240,12 @@ impl<'a> ExecContext<'a> {
 
     /// The workspace base after checking that `required` bytes are available: present when
     /// `required > 0`, stated capacity at least `required`, base aligned to [`WORKSPACE_ALIGN`].
-    /// `owner` names the plan in the message.
-    pub fn workspace_region(&self, required: u64, owner: &str) -> Result<*mut c_void> {
+    /// `owner` names the plan in the message (formatted only when the check fails).
+    pub fn workspace_region(
+        &self,
+        required: u64,
+        owner: impl std::fmt::Display,
+    ) -> Result<*mut c_void> {
         if required == 0 {
             return Ok(self.workspace);
         }

@@ -158,6 +158,15 @@ fn text(v: &Value) -> String {
     }
 }
 
+/// `shown(text(v))`, or nothing when `v` is null (an optional column).
+fn when_present(v: &Value, shown: impl FnOnce(String) -> String) -> String {
+    if v.is_null() {
+        String::new()
+    } else {
+        shown(text(v))
+    }
+}
+
 /// A readable rendering of an explanation produced by [`explain`].
 pub fn render_table(e: &Value) -> String {
     let mut out = String::new();
@@ -192,11 +201,7 @@ pub fn render_table(e: &Value) -> String {
             text(&c["engine"]),
             text(&c["engine_id"]),
             text(&c["verdict"]),
-            if c["reason"].is_null() {
-                String::new()
-            } else {
-                text(&c["reason"])
-            }
+            when_present(&c["reason"], |t| t)
         ));
     }
     line(String::new());
@@ -205,11 +210,7 @@ pub fn render_table(e: &Value) -> String {
         "backend:  {}: {}{}",
         text(&b["provider"]),
         text(&b["verdict"]),
-        if b["reason"].is_null() {
-            String::new()
-        } else {
-            format!(" ({})", text(&b["reason"]))
-        }
+        when_present(&b["reason"], |t| format!(" ({t})"))
     ));
     for m in b["modes"].as_array().unwrap_or(&empty) {
         line(format!(
@@ -218,11 +219,7 @@ pub fn render_table(e: &Value) -> String {
             text(&m["verdict"]),
             text(&m["configs"]),
             text(&m["new_entries"]),
-            if m["reason"].is_null() {
-                String::new()
-            } else {
-                text(&m["reason"])
-            }
+            when_present(&m["reason"], |t| t)
         ));
     }
     line(String::new());
@@ -238,11 +235,7 @@ pub fn render_table(e: &Value) -> String {
             text(&p["name"]),
             text(&p["engine_id"]),
             text(&p["source"]),
-            if p["mode"].is_null() {
-                String::new()
-            } else {
-                format!("mode {}", text(&p["mode"]))
-            }
+            when_present(&p["mode"], |t| format!("mode {t}"))
         ));
     }
     let attention = &e["attention_eligibility"];

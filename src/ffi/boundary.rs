@@ -2,9 +2,6 @@
 //! contains panics, turns errors into status codes and keeps the thread-local last-error message.
 //! Also the NULL-checking pointer helpers and the opaque-handle casts shared by every entry point.
 
-// The pointer helpers and `Opaque` are used by the entry points as they land in other modules.
-#![allow(dead_code)]
-
 use std::cell::RefCell;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
@@ -82,6 +79,34 @@ pub(crate) fn out_ptr<T>(p: *mut T, name: &'static str) -> Result<*mut T> {
         Err(Error::NullArgument(name))
     } else {
         Ok(p)
+    }
+}
+
+/// The one-value output pattern: refuses a NULL `out` (`NullArgument(name)`) before any work, then
+/// computes the value and writes it only when that succeeds.
+///
+/// # Safety
+/// `out` must be NULL or valid for one write; `value` runs under the caller's contract.
+pub(crate) unsafe fn write_out<T>(
+    out: *mut T,
+    name: &'static str,
+    value: impl FnOnce() -> Result<T>,
+) -> Result<()> {
+    let out = out_ptr(out, name)?;
+    let value = value()?;
+    // SAFETY: non-NULL, valid for one write per the caller's contract.
+    unsafe { out.write(value) };
+    Ok(())
+}
+
+/// Writes `value` to an optional output: nothing when `out` is NULL.
+///
+/// # Safety
+/// `out` must be NULL or valid for one write.
+pub(crate) unsafe fn write_opt<T>(out: *mut T, value: T) {
+    if !out.is_null() {
+        // SAFETY: non-NULL, valid for one write per the caller's contract.
+        unsafe { out.write(value) };
     }
 }
 

@@ -7,7 +7,7 @@
 use std::ffi::c_char;
 use std::mem::{offset_of, size_of};
 
-use super::boundary::{boundary, out_ptr, write_text};
+use super::boundary::{boundary, out_ptr, write_opt, write_text};
 use super::types::dnnp_status_t;
 use crate::cuda::cache::{CacheStats, CompiledCache};
 use crate::error::Error;
@@ -123,10 +123,8 @@ pub unsafe extern "C" fn dnnp_compiled_cache_dir(
             .ok_or_else(|| Error::bad_param("compiled cache directory", "is not valid UTF-8"))?;
         // SAFETY: per the caller's contract.
         unsafe { write_text(text, buf, cap, needed, "buf") }?;
-        if !enabled.is_null() {
-            // SAFETY: non-NULL and valid for one write per the caller's contract.
-            unsafe { enabled.write(i32::from(cache.config().enabled)) };
-        }
+        // SAFETY: NULL or valid for one write per the caller's contract.
+        unsafe { write_opt(enabled, i32::from(cache.config().enabled)) };
         Ok(())
     })
 }

@@ -139,20 +139,19 @@ const _: () = {
     assert!(size_of::<DlDtype>() == size_of::<dnnp_dldatatype>());
 };
 
-/// Reads one DLPack record (N1). `what` names the argument for messages.
+/// Reads one DLPack record (N1): entry `index` of the caller's `tensors` array, which a refusal
+/// names (`tensors[2]: ...`).
 ///
 /// # Safety
 /// `t.shape` must point to `t.ndim` values and `t.strides` be NULL or point to `t.ndim` values,
 /// both valid for `'a`.
 #[inline]
-pub(crate) unsafe fn view_of<'a>(
-    t: &'a dnnp_dltensor,
-    what: &'static str,
-) -> Result<BufferView<'a>> {
+pub(crate) unsafe fn view_of(t: &dnnp_dltensor, index: usize) -> Result<BufferView<'_>> {
+    let what = || format!("tensors[{index}]");
     let ndim = t.ndim;
     if ndim < 0 || ndim as usize > MAX_RANK {
         return Err(Error::bad_param(
-            what,
+            what(),
             format!("ndim {ndim} is outside 0..={MAX_RANK}"),
         ));
     }
@@ -160,7 +159,7 @@ pub(crate) unsafe fn view_of<'a>(
     let shape: &[i64] = if n == 0 {
         &[]
     } else if t.shape.is_null() {
-        return Err(Error::bad_param(what, "shape is NULL but ndim > 0"));
+        return Err(Error::bad_param(what(), "shape is NULL but ndim > 0"));
     } else {
         // SAFETY: `shape` holds `ndim` values per the contract.
         unsafe { std::slice::from_raw_parts(t.shape, n) }
@@ -212,7 +211,7 @@ mod tests {
             byte_offset: 64,
         };
         // SAFETY: shape holds two values, strides is NULL.
-        let v = unsafe { view_of(&t, "tensors[0]") }.unwrap();
+        let v = unsafe { view_of(&t, 0) }.unwrap();
         assert_eq!(v.ptr as usize, 0x1040);
         assert_eq!(v.shape, &[2, 3]);
         assert!(v.strides.is_none());
@@ -220,12 +219,17 @@ mod tests {
         assert_eq!(v.device, Device::cuda(1));
         let bad = dnnp_dltensor { ndim: 9, ..t };
         // SAFETY: refused before reading.
-        assert!(unsafe { view_of(&bad, "tensors[0]") }.is_err());
+        let err = unsafe { view_of(&bad, 3) }.unwrap_err().to_string();
+        assert!(err.contains("tensors[3]"), "{err}");
         let null_shape = dnnp_dltensor {
             shape: std::ptr::null_mut(),
             ..t
         };
         // SAFETY: refused before reading.
-        assert!(unsafe { view_of(&null_shape, "tensors[0]") }.is_err());
+        let err = unsafe { view_of(&null_shape, 0) }.unwrap_err().to_string();
+        assert!(
+            err.contains("tensors[0]") && err.contains("shape is NULL"),
+            "{err}"
+        );
     }
 }

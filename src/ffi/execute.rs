@@ -21,12 +21,11 @@
 
 use std::ffi::c_void;
 
-use super::boundary::{Opaque, boundary, out_ptr, slice};
+use super::boundary::{Opaque, boundary, out_ptr, slice, write_opt, write_out};
 use super::dlpack::{dnnp_dltensor, view_of};
 use super::handle::dnnp_handle_t;
 use super::plan::dnnp_plan_list_t;
 use super::types::dnnp_status_t;
-use crate::dispatch::PlanList;
 use crate::dispatch::context::ExecContext;
 use crate::error::{Error, Result};
 use crate::pack::executor::{PlanChoice, execute};
@@ -76,43 +75,49 @@ unsafe fn read_overrides<'a>(
         .collect()
 }
 
-/// The arguments every form shares.
-struct Common<'a> {
-    plans: &'a PlanList,
-    layout: &'a DeclaredLayout,
-    ctx: ExecContext<'a>,
-    overrides: Vec<ShapeOverride<'a>>,
-}
-
-/// Checks and reads the shared arguments.
-///
-/// # Safety
-/// As for the entry points.
-#[inline]
-unsafe fn common<'a>(
+/// The arguments every form shares, as the caller passed them.
+struct Shared {
     list: *const dnnp_plan_list_t,
     handle: *const dnnp_handle_t,
     workspace: *mut c_void,
     workspace_bytes: usize,
     overrides: *const dnnp_shape_override,
     n_overrides: usize,
-) -> Result<Common<'a>> {
-    // SAFETY: NULL or a live plan list.
-    let plans = unsafe { dnnp_plan_list_t::get(list, "list") }?;
-    // SAFETY: NULL or a live handle.
-    let handle = unsafe { dnnp_handle_t::get(handle, "handle") }?;
-    let bytes = (workspace_bytes != DNNP_WORKSPACE_SIZE_UNKNOWN).then_some(workspace_bytes as u64);
-    let overrides = if n_overrides == 0 {
-        Vec::new()
-    } else {
-        // SAFETY: forwarded contract.
-        unsafe { read_overrides(overrides, n_overrides) }?
-    };
-    Ok(Common {
-        plans,
-        layout: plans.declared_layout()?,
-        ctx: ExecContext::new(handle, workspace, bytes),
-        overrides,
+}
+
+/// The one body of every execute form: checks and reads the shared arguments, then the plan
+/// (`None` = the selected one, else entry `index`), then lets `pack` normalize the caller's
+/// buffers against the declared layout and the overrides, and runs the plan on that pack.
+///
+/// # Safety
+/// As for the entry points; `pack` is called with the entry point's contract in force.
+#[inline]
+unsafe fn execute_form<'a>(
+    args: Shared,
+    index: Option<i64>,
+    pack: impl FnOnce(&'a DeclaredLayout, &[ShapeOverride<'a>]) -> Result<VariantPack<'a>>,
+) -> dnnp_status_t {
+    boundary(|| {
+        // SAFETY: NULL or a live plan list.
+        let plans = unsafe { dnnp_plan_list_t::get(args.list, "list") }?;
+        // SAFETY: NULL or a live handle.
+        let handle = unsafe { dnnp_handle_t::get(args.handle, "handle") }?;
+        let bytes = (args.workspace_bytes != DNNP_WORKSPACE_SIZE_UNKNOWN)
+            .then_some(args.workspace_bytes as u64);
+        // The common case skips the fallible collect entirely (measurably faster per call).
+        let overrides = if args.n_overrides == 0 {
+            Vec::new()
+        } else {
+            // SAFETY: forwarded contract.
+            unsafe { read_overrides(args.overrides, args.n_overrides) }?
+        };
+        let layout = plans.declared_layout()?;
+        let ctx = ExecContext::new(handle, args.workspace, bytes);
+        let choice = match index {
+            None => PlanChoice::Selected,
+            Some(index) => plan_choice(index)?,
+        };
+        execute(plans, choice, &pack(layout, &overrides)?, &ctx)
     })
 }
 
@@ -127,41 +132,54 @@ fn plan_choice(index: i64) -> Result<PlanChoice> {
         })
 }
 
-#[inline]
-fn run(c: &Common<'_>, choice: PlanChoice, pack: VariantPack<'_>) -> Result<()> {
-    execute(c.plans, choice, &pack, &c.ctx)
-}
-
 /// Raw pointers in operand order.
 ///
 /// # Safety
-/// As for the entry points.
+/// `device_ptrs` valid for `n_ptrs` reads (or NULL with `n_ptrs == 0`).
 #[inline]
-unsafe fn raw_ordered(
-    c: &Common<'_>,
-    choice: PlanChoice,
+unsafe fn raw_ordered<'a>(
+    layout: &'a DeclaredLayout,
+    overrides: &[ShapeOverride<'_>],
     device_ptrs: *const *mut c_void,
     n_ptrs: usize,
-) -> Result<()> {
+) -> Result<VariantPack<'a>> {
     // SAFETY: forwarded contract.
     let ptrs = unsafe { slice(device_ptrs, n_ptrs, "device_ptrs") }?;
-    run(
-        c,
-        choice,
-        normalize::from_addresses(c.layout, ptrs, &c.overrides)?,
-    )
+    normalize::from_addresses(layout, ptrs, overrides)
+}
+
+/// Raw pointers bound by uid.
+///
+/// # Safety
+/// `uids` and `device_ptrs` valid for `n` reads.
+unsafe fn raw_by_uid<'a>(
+    layout: &'a DeclaredLayout,
+    overrides: &[ShapeOverride<'_>],
+    uids: *const i64,
+    device_ptrs: *const *mut c_void,
+    n: usize,
+) -> Result<VariantPack<'a>> {
+    // SAFETY: forwarded contract.
+    let uids = unsafe { slice(uids, n, "uids") }?;
+    // SAFETY: forwarded contract.
+    let ptrs = unsafe { slice(device_ptrs, n, "device_ptrs") }?;
+    let bindings = uids
+        .iter()
+        .zip(ptrs)
+        .map(|(&u, &p)| (u, Buffer::Address(p)));
+    normalize::from_bindings(layout, bindings, overrides)
 }
 
 /// DLPack records in operand order.
 ///
 /// # Safety
-/// As for the entry points.
-unsafe fn dlpack_ordered(
-    c: &Common<'_>,
-    choice: PlanChoice,
+/// `tensors` valid for `n` reads, each NULL or a record valid for the call.
+unsafe fn dlpack_ordered<'a>(
+    layout: &'a DeclaredLayout,
+    overrides: &[ShapeOverride<'_>],
     tensors: *const *const dnnp_dltensor,
     n: usize,
-) -> Result<()> {
+) -> Result<VariantPack<'a>> {
     // SAFETY: forwarded contract.
     let ts = unsafe { slice(tensors, n, "tensors") }?;
     let read = |i: usize| -> Result<Option<Buffer<'_>>> {
@@ -169,14 +187,36 @@ unsafe fn dlpack_ordered(
         match unsafe { ts[i].as_ref() } {
             None => Ok(None),
             // SAFETY: the record's arrays are valid for the call per the contract.
-            Some(t) => Ok(Some(Buffer::View(unsafe { view_of(t, "tensors[]") }?))),
+            Some(t) => Ok(Some(Buffer::View(unsafe { view_of(t, i) }?))),
         }
     };
-    run(
-        c,
-        choice,
-        normalize::from_ordered(c.layout, ts.len(), read, &c.overrides)?,
-    )
+    normalize::from_ordered(layout, ts.len(), read, overrides)
+}
+
+/// DLPack records bound by uid; every record is read before any is bound, and a NULL record is
+/// refused.
+///
+/// # Safety
+/// `uids` and `tensors` valid for `n` reads, each record NULL or valid for the call.
+unsafe fn dlpack_by_uid<'a>(
+    layout: &'a DeclaredLayout,
+    overrides: &[ShapeOverride<'_>],
+    uids: *const i64,
+    tensors: *const *const dnnp_dltensor,
+    n: usize,
+) -> Result<VariantPack<'a>> {
+    // SAFETY: forwarded contract.
+    let uids = unsafe { slice(uids, n, "uids") }?;
+    // SAFETY: forwarded contract.
+    let ts = unsafe { slice(tensors, n, "tensors") }?;
+    let mut bindings = Vec::with_capacity(n);
+    for (i, (&uid, &t)) in uids.iter().zip(ts).enumerate() {
+        // SAFETY: NULL or a valid record for the call.
+        let t = unsafe { t.as_ref() }.ok_or(Error::NullArgument("tensors[]"))?;
+        // SAFETY: the record's arrays are valid for the call per the contract.
+        bindings.push((uid, Buffer::View(unsafe { view_of(t, i) }?)));
+    }
+    normalize::from_bindings(layout, bindings, overrides)
 }
 
 /// Executes the SELECTED plan with raw device pointers in the graph's operand order
@@ -207,21 +247,20 @@ pub unsafe extern "C" fn dnnp_plan_list_execute(
     overrides: *const dnnp_shape_override,
     n_overrides: usize,
 ) -> dnnp_status_t {
-    boundary(|| {
-        // SAFETY: forwarded contract.
-        let c = unsafe {
-            common(
-                list,
-                handle,
-                workspace,
-                workspace_bytes,
-                overrides,
-                n_overrides,
-            )
-        }?;
-        // SAFETY: forwarded contract.
-        unsafe { raw_ordered(&c, PlanChoice::Selected, device_ptrs, n_ptrs) }
-    })
+    let args = Shared {
+        list,
+        handle,
+        workspace,
+        workspace_bytes,
+        overrides,
+        n_overrides,
+    };
+    // SAFETY: forwarded contract; the closure runs inside the call.
+    unsafe {
+        execute_form(args, None, |layout, overrides| {
+            raw_ordered(layout, overrides, device_ptrs, n_ptrs)
+        })
+    }
 }
 
 /// As `dnnp_plan_list_execute`, on plan `index` of the list without changing the selection. The
@@ -243,21 +282,20 @@ pub unsafe extern "C" fn dnnp_plan_list_execute_plan_at_index(
     overrides: *const dnnp_shape_override,
     n_overrides: usize,
 ) -> dnnp_status_t {
-    boundary(|| {
-        // SAFETY: forwarded contract.
-        let c = unsafe {
-            common(
-                list,
-                handle,
-                workspace,
-                workspace_bytes,
-                overrides,
-                n_overrides,
-            )
-        }?;
-        // SAFETY: forwarded contract.
-        unsafe { raw_ordered(&c, plan_choice(index)?, device_ptrs, n_ptrs) }
-    })
+    let args = Shared {
+        list,
+        handle,
+        workspace,
+        workspace_bytes,
+        overrides,
+        n_overrides,
+    };
+    // SAFETY: forwarded contract; the closure runs inside the call.
+    unsafe {
+        execute_form(args, Some(index), |layout, overrides| {
+            raw_ordered(layout, overrides, device_ptrs, n_ptrs)
+        })
+    }
 }
 
 /// Executes the selected plan with raw device pointers bound by tensor uid: `uids[i]` gets
@@ -278,32 +316,20 @@ pub unsafe extern "C" fn dnnp_plan_list_execute_by_uid(
     overrides: *const dnnp_shape_override,
     n_overrides: usize,
 ) -> dnnp_status_t {
-    boundary(|| {
-        // SAFETY: forwarded contract.
-        let c = unsafe {
-            common(
-                list,
-                handle,
-                workspace,
-                workspace_bytes,
-                overrides,
-                n_overrides,
-            )
-        }?;
-        // SAFETY: forwarded contract.
-        let uids = unsafe { slice(uids, n, "uids") }?;
-        // SAFETY: forwarded contract.
-        let ptrs = unsafe { slice(device_ptrs, n, "device_ptrs") }?;
-        let bindings = uids
-            .iter()
-            .zip(ptrs)
-            .map(|(&u, &p)| (u, Buffer::Address(p)));
-        run(
-            &c,
-            PlanChoice::Selected,
-            normalize::from_bindings(c.layout, bindings, &c.overrides)?,
-        )
-    })
+    let args = Shared {
+        list,
+        handle,
+        workspace,
+        workspace_bytes,
+        overrides,
+        n_overrides,
+    };
+    // SAFETY: forwarded contract; the closure runs inside the call.
+    unsafe {
+        execute_form(args, None, |layout, overrides| {
+            raw_by_uid(layout, overrides, uids, device_ptrs, n)
+        })
+    }
 }
 
 /// Executes the selected plan with DLPack records in the graph's operand order (`n` must equal the
@@ -326,21 +352,20 @@ pub unsafe extern "C" fn dnnp_plan_list_execute_dlpack(
     overrides: *const dnnp_shape_override,
     n_overrides: usize,
 ) -> dnnp_status_t {
-    boundary(|| {
-        // SAFETY: forwarded contract.
-        let c = unsafe {
-            common(
-                list,
-                handle,
-                workspace,
-                workspace_bytes,
-                overrides,
-                n_overrides,
-            )
-        }?;
-        // SAFETY: forwarded contract.
-        unsafe { dlpack_ordered(&c, PlanChoice::Selected, tensors, n) }
-    })
+    let args = Shared {
+        list,
+        handle,
+        workspace,
+        workspace_bytes,
+        overrides,
+        n_overrides,
+    };
+    // SAFETY: forwarded contract; the closure runs inside the call.
+    unsafe {
+        execute_form(args, None, |layout, overrides| {
+            dlpack_ordered(layout, overrides, tensors, n)
+        })
+    }
 }
 
 /// As `dnnp_plan_list_execute_dlpack`, on plan `index` (built), without changing the selection.
@@ -359,21 +384,20 @@ pub unsafe extern "C" fn dnnp_plan_list_execute_dlpack_plan_at_index(
     overrides: *const dnnp_shape_override,
     n_overrides: usize,
 ) -> dnnp_status_t {
-    boundary(|| {
-        // SAFETY: forwarded contract.
-        let c = unsafe {
-            common(
-                list,
-                handle,
-                workspace,
-                workspace_bytes,
-                overrides,
-                n_overrides,
-            )
-        }?;
-        // SAFETY: forwarded contract.
-        unsafe { dlpack_ordered(&c, plan_choice(index)?, tensors, n) }
-    })
+    let args = Shared {
+        list,
+        handle,
+        workspace,
+        workspace_bytes,
+        overrides,
+        n_overrides,
+    };
+    // SAFETY: forwarded contract; the closure runs inside the call.
+    unsafe {
+        execute_form(args, Some(index), |layout, overrides| {
+            dlpack_ordered(layout, overrides, tensors, n)
+        })
+    }
 }
 
 /// Executes the selected plan with DLPack records bound by tensor uid (`uids[i]` gets
@@ -393,35 +417,20 @@ pub unsafe extern "C" fn dnnp_plan_list_execute_dlpack_by_uid(
     overrides: *const dnnp_shape_override,
     n_overrides: usize,
 ) -> dnnp_status_t {
-    boundary(|| {
-        // SAFETY: forwarded contract.
-        let c = unsafe {
-            common(
-                list,
-                handle,
-                workspace,
-                workspace_bytes,
-                overrides,
-                n_overrides,
-            )
-        }?;
-        // SAFETY: forwarded contract.
-        let uids = unsafe { slice(uids, n, "uids") }?;
-        // SAFETY: forwarded contract.
-        let ts = unsafe { slice(tensors, n, "tensors") }?;
-        let mut bindings = Vec::with_capacity(n);
-        for (&uid, &t) in uids.iter().zip(ts) {
-            // SAFETY: NULL or a valid record for the call.
-            let t = unsafe { t.as_ref() }.ok_or(Error::NullArgument("tensors[]"))?;
-            // SAFETY: the record's arrays are valid for the call per the contract.
-            bindings.push((uid, Buffer::View(unsafe { view_of(t, "tensors[]") }?)));
-        }
-        run(
-            &c,
-            PlanChoice::Selected,
-            normalize::from_bindings(c.layout, bindings, &c.overrides)?,
-        )
-    })
+    let args = Shared {
+        list,
+        handle,
+        workspace,
+        workspace_bytes,
+        overrides,
+        n_overrides,
+    };
+    // SAFETY: forwarded contract; the closure runs inside the call.
+    unsafe {
+        execute_form(args, None, |layout, overrides| {
+            dlpack_by_uid(layout, overrides, uids, tensors, n)
+        })
+    }
 }
 
 /// Builds plan `index` if it is not built yet, WITHOUT changing the selection (unlike
@@ -454,14 +463,13 @@ pub unsafe extern "C" fn dnnp_plan_list_get_operand_count(
     list: *const dnnp_plan_list_t,
     count: *mut usize,
 ) -> dnnp_status_t {
-    boundary(|| {
-        let out = out_ptr(count, "count")?;
-        // SAFETY: NULL or a live plan list.
-        let plans = unsafe { dnnp_plan_list_t::get(list, "list") }?;
-        let n = plans.declared_layout()?.len();
-        // SAFETY: valid for one write.
-        unsafe { out.write(n) };
-        Ok(())
+    // SAFETY: `list` NULL or live, `count` NULL or valid for one write.
+    boundary(|| unsafe {
+        write_out(count, "count", || {
+            Ok(dnnp_plan_list_t::get(list, "list")?
+                .declared_layout()?
+                .len())
+        })
     })
 }
 
@@ -483,10 +491,8 @@ pub unsafe extern "C" fn dnnp_plan_list_get_operand_uids(
         // SAFETY: NULL or a live plan list.
         let plans = unsafe { dnnp_plan_list_t::get(list, "list") }?;
         let order = plans.declared_layout()?.uids();
-        if !needed.is_null() {
-            // SAFETY: valid for one write.
-            unsafe { needed.write(order.len()) };
-        }
+        // SAFETY: NULL or valid for one write.
+        unsafe { write_opt(needed, order.len()) };
         if order.is_empty() {
             return Ok(());
         }

@@ -9,7 +9,9 @@
 
 use std::ffi::c_char;
 
-use super::boundary::{Opaque, boundary, boundary_void, c_str, out_ptr, write_text};
+use super::boundary::{
+    Opaque, boundary, boundary_void, c_str, out_ptr, write_opt, write_out, write_text,
+};
 use super::types::dnnp_status_t;
 use crate::error::{Error, Result};
 use crate::ir::{DataType, Graph, GraphContext};
@@ -125,16 +127,16 @@ pub unsafe extern "C" fn dnnp_graph_create(
     compute: dnnp_data_type_t,
     out: *mut *mut dnnp_graph_t,
 ) -> dnnp_status_t {
-    boundary(|| {
-        let out = out_ptr(out, "out")?;
-        let ctx = GraphContext::new(
-            data_type(io, "io")?,
-            data_type(intermediate, "intermediate")?,
-            data_type(compute, "compute")?,
-        );
-        // SAFETY: checked non-NULL.
-        unsafe { out.write(dnnp_graph_t::into_handle(Graph::new(ctx))) };
-        Ok(())
+    // SAFETY: `out` NULL or valid for one write per the contract.
+    boundary(|| unsafe {
+        write_out(out, "out", || {
+            let ctx = GraphContext::new(
+                data_type(io, "io")?,
+                data_type(intermediate, "intermediate")?,
+                data_type(compute, "compute")?,
+            );
+            Ok(dnnp_graph_t::into_handle(Graph::new(ctx)))
+        })
     })
 }
 
@@ -148,12 +150,11 @@ pub unsafe extern "C" fn dnnp_graph_clone(
     graph: *const dnnp_graph_t,
     out: *mut *mut dnnp_graph_t,
 ) -> dnnp_status_t {
-    boundary(|| {
-        let out = out_ptr(out, "out")?;
-        // SAFETY: per the contract.
-        let copy = unsafe { graph_ref(graph) }?.mutable_copy();
-        unsafe { out.write(dnnp_graph_t::into_handle(copy)) };
-        Ok(())
+    // SAFETY: per the contract.
+    boundary(|| unsafe {
+        write_out(out, "out", || {
+            Ok(dnnp_graph_t::into_handle(graph_ref(graph)?.mutable_copy()))
+        })
     })
 }
 
@@ -208,10 +209,8 @@ pub unsafe extern "C" fn dnnp_graph_get_data_types(
             (intermediate, c.intermediate_data_type),
             (compute, c.compute_data_type),
         ] {
-            if !p.is_null() {
-                // SAFETY: non-NULL output per the contract.
-                unsafe { p.write(v.to_c()) };
-            }
+            // SAFETY: NULL or valid for one write per the contract.
+            unsafe { write_opt(p, v.to_c()) };
         }
         Ok(())
     })
@@ -312,13 +311,10 @@ pub unsafe extern "C" fn dnnp_graph_get_state(
     boundary(|| {
         // SAFETY: per the contract.
         let g = unsafe { graph_ref(graph) }?;
-        if !is_validated.is_null() {
-            // SAFETY: non-NULL output.
-            unsafe { is_validated.write(g.is_validated()) };
-        }
-        if !is_frozen.is_null() {
-            // SAFETY: non-NULL output.
-            unsafe { is_frozen.write(g.is_frozen()) };
+        // SAFETY: each NULL or valid for one write per the contract.
+        unsafe {
+            write_opt(is_validated, g.is_validated());
+            write_opt(is_frozen, g.is_frozen());
         }
         Ok(())
     })
@@ -351,14 +347,12 @@ pub unsafe extern "C" fn dnnp_graph_from_json(
     json: *const c_char,
     out: *mut *mut dnnp_graph_t,
 ) -> dnnp_status_t {
-    boundary(|| {
-        let out = out_ptr(out, "out")?;
-        // SAFETY: per the contract.
-        let text = unsafe { c_str(json, "json") }?;
-        let g = Graph::from_json(text)?;
-        // SAFETY: checked non-NULL.
-        unsafe { out.write(dnnp_graph_t::into_handle(g)) };
-        Ok(())
+    // SAFETY: per the contract.
+    boundary(|| unsafe {
+        write_out(out, "out", || {
+            let g = Graph::from_json(c_str(json, "json")?)?;
+            Ok(dnnp_graph_t::into_handle(g))
+        })
     })
 }
 

@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 use std::ffi::c_char;
 
-use super::boundary::{Opaque, boundary, boundary_void, c_str, out_ptr, slice};
+use super::boundary::{Opaque, boundary, boundary_void, c_str, slice, write_opt, write_out};
 use super::graph::{data_type, dnnp_data_type_t, dnnp_graph_t, graph_mut};
 use super::types::dnnp_status_t;
 use crate::error::{Error, Result};
@@ -74,17 +74,15 @@ pub unsafe extern "C" fn dnnp_op_builder_begin(
     op: *const c_char,
     out: *mut *mut dnnp_op_builder_t,
 ) -> dnnp_status_t {
-    boundary(|| {
-        let out = out_ptr(out, "out")?;
-        // SAFETY: per the contract.
-        let name = unsafe { c_str(op, "op") }?;
-        let b = OpBuilder {
-            node: NodeBuilder::by_name(name)?,
-            finished: None,
-        };
-        // SAFETY: checked non-NULL.
-        unsafe { out.write(dnnp_op_builder_t::into_handle(b)) };
-        Ok(())
+    // SAFETY: per the contract.
+    boundary(|| unsafe {
+        write_out(out, "out", || {
+            let b = OpBuilder {
+                node: NodeBuilder::by_name(c_str(op, "op")?)?,
+                finished: None,
+            };
+            Ok(dnnp_op_builder_t::into_handle(b))
+        })
     })
 }
 
@@ -110,6 +108,7 @@ pub unsafe extern "C" fn dnnp_op_builder_set_name(
     boundary(|| {
         // SAFETY: per the contract.
         let name = unsafe { c_str(name, "name") }?;
+        // SAFETY: per the contract.
         unsafe { self::builder(builder) }?.editable()?.name = Some(name.to_owned());
         Ok(())
     })
@@ -148,6 +147,7 @@ pub unsafe extern "C" fn dnnp_op_builder_set_input(
     boundary(|| {
         // SAFETY: per the contract.
         let port = unsafe { c_str(port, "port") }?;
+        // SAFETY: per the contract.
         let b = unsafe { self::builder(builder) }?;
         if b.spec().input(port).is_none() {
             return Err(Error::NotFound {
@@ -174,6 +174,7 @@ pub unsafe extern "C" fn dnnp_op_builder_set_output(
     boundary(|| {
         // SAFETY: per the contract.
         let port = unsafe { c_str(port, "port") }?;
+        // SAFETY: per the contract.
         let b = unsafe { self::builder(builder) }?;
         if b.spec().output(port).is_none() {
             return Err(Error::NotFound {
@@ -186,7 +187,7 @@ pub unsafe extern "C" fn dnnp_op_builder_set_output(
     })
 }
 
-/// Shared body of the typed attribute setters.
+/// Shared body of the typed attribute setters: reads `name`, then the value, then sets it.
 ///
 /// # Safety
 /// `builder` live; `name` a NUL-terminated string.
@@ -199,6 +200,7 @@ unsafe fn set_attr_with(
         // SAFETY: per the contract.
         let name = unsafe { c_str(name, "name") }?;
         let value = value()?;
+        // SAFETY: per the contract.
         unsafe { self::builder(builder) }?.set_attr(name, value)
     })
 }
@@ -274,12 +276,12 @@ pub unsafe extern "C" fn dnnp_op_builder_set_attr_ints(
     values: *const i64,
     count: usize,
 ) -> dnnp_status_t {
-    boundary(|| {
-        // SAFETY: per the contract.
-        let name = unsafe { c_str(name, "name") }?;
-        let v = unsafe { slice(values, count, "values") }?.to_vec();
-        unsafe { self::builder(builder) }?.set_attr(name, AttrValue::Ints(v))
-    })
+    // SAFETY: per the contract.
+    unsafe {
+        set_attr_with(builder, name, || {
+            Ok(AttrValue::Ints(slice(values, count, "values")?.to_vec()))
+        })
+    }
 }
 
 /// Sets a float-list attribute by name (`count` values).
@@ -293,12 +295,12 @@ pub unsafe extern "C" fn dnnp_op_builder_set_attr_floats(
     values: *const f64,
     count: usize,
 ) -> dnnp_status_t {
-    boundary(|| {
-        // SAFETY: per the contract.
-        let name = unsafe { c_str(name, "name") }?;
-        let v = unsafe { slice(values, count, "values") }?.to_vec();
-        unsafe { self::builder(builder) }?.set_attr(name, AttrValue::Floats(v))
-    })
+    // SAFETY: per the contract.
+    unsafe {
+        set_attr_with(builder, name, || {
+            Ok(AttrValue::Floats(slice(values, count, "values")?.to_vec()))
+        })
+    }
 }
 
 /// Adds the node to `graph`: checks it against the op table, creates its outputs (virtual, named
@@ -316,14 +318,13 @@ pub unsafe extern "C" fn dnnp_op_builder_finish(
     boundary(|| {
         // SAFETY: per the contract.
         let b = unsafe { self::builder(builder) }?;
+        // SAFETY: per the contract.
         let g = unsafe { graph_mut(graph) }?;
         let node = b.editable()?.clone();
         let idx = g.add_node(node)?;
         b.finished = Some((idx, g.nodes()[idx].outputs.clone()));
-        if !out_node.is_null() {
-            // SAFETY: non-NULL output.
-            unsafe { out_node.write(idx) };
-        }
+        // SAFETY: NULL or valid for one write per the contract.
+        unsafe { write_opt(out_node, idx) };
         Ok(())
     })
 }
@@ -339,22 +340,19 @@ pub unsafe extern "C" fn dnnp_op_builder_output_uid(
     port: *const c_char,
     out_uid: *mut i64,
 ) -> dnnp_status_t {
-    boundary(|| {
-        let out_uid = out_ptr(out_uid, "out_uid")?;
-        // SAFETY: per the contract.
-        let port = unsafe { c_str(port, "port") }?;
-        let b = unsafe { self::builder(builder) }?;
-        let name = b.spec().name;
-        let (_, outputs) = b
-            .finished
-            .as_ref()
-            .ok_or_else(|| Error::InvalidState(format!("builder of `{name}` is not finished")))?;
-        let uid = *outputs.get(port).ok_or_else(|| Error::NotFound {
-            what: "output",
-            key: format!("{name}.{port}"),
-        })?;
-        // SAFETY: checked non-NULL.
-        unsafe { out_uid.write(uid) };
-        Ok(())
+    // SAFETY: per the contract.
+    boundary(|| unsafe {
+        write_out(out_uid, "out_uid", || {
+            let port = c_str(port, "port")?;
+            let b = self::builder(builder)?;
+            let name = b.spec().name;
+            let (_, outputs) = b.finished.as_ref().ok_or_else(|| {
+                Error::InvalidState(format!("builder of `{name}` is not finished"))
+            })?;
+            outputs.get(port).copied().ok_or_else(|| Error::NotFound {
+                what: "output",
+                key: format!("{name}.{port}"),
+            })
+        })
     })
 }

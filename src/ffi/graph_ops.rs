@@ -5,7 +5,7 @@
 
 use std::ffi::c_char;
 
-use super::boundary::{boundary, out_ptr};
+use super::boundary::{boundary, c_str};
 use super::graph::{data_type, dnnp_data_type_t, dnnp_graph_t, graph_mut, opt_str};
 use super::types::dnnp_status_t;
 use crate::error::Result;
@@ -22,10 +22,11 @@ unsafe fn add(
     compute: dnnp_data_type_t,
     outs: &[(&str, *mut i64)],
 ) -> Result<()> {
-    for (port, p) in outs {
-        let _ = out_ptr(*p, "out").map_err(|_| {
-            crate::Error::bad_param(format!("output pointer for `{port}`"), "must not be NULL")
-        })?;
+    if let Some((port, _)) = outs.iter().find(|(_, p)| p.is_null()) {
+        return Err(crate::Error::bad_param(
+            format!("output pointer for `{port}`"),
+            "must not be NULL",
+        ));
     }
     // SAFETY: per the contract.
     if let Some(n) = unsafe { opt_str(name, "name") }? {
@@ -41,8 +42,14 @@ unsafe fn add(
     Ok(())
 }
 
+/// Binds `port` unless `uid` is `-1` (none).
 fn opt_input(b: NodeBuilder, port: &str, uid: i64) -> NodeBuilder {
     if uid == -1 { b } else { b.input(port, uid) }
+}
+
+/// Sets the scale attribute `name` when `value > 0`; `<= 0` leaves it unset (the op's default).
+fn opt_scale(b: NodeBuilder, name: &str, value: f64) -> NodeBuilder {
+    if value > 0.0 { b.float(name, value) } else { b }
 }
 
 /// `C = A @ B` (batch dims broadcast). `compute` may be `DNNP_DATA_TYPE_NOT_SET` (context).
@@ -62,6 +69,7 @@ pub unsafe extern "C" fn dnnp_graph_matmul(
         // SAFETY: per the contract.
         let g = unsafe { graph_mut(graph) }?;
         let nb = NodeBuilder::by_name("matmul")?.input("A", a).input("B", b);
+        // SAFETY: per the contract.
         unsafe { add(g, nb, name, compute, &[("C", out_c)]) }
     })
 }
@@ -85,7 +93,8 @@ pub unsafe extern "C" fn dnnp_graph_pointwise(
     boundary(|| {
         // SAFETY: per the contract.
         let g = unsafe { graph_mut(graph) }?;
-        let op = unsafe { super::boundary::c_str(op, "op") }?;
+        // SAFETY: per the contract.
+        let op = unsafe { c_str(op, "op") }?;
         let mut nb = NodeBuilder::by_name(op)?;
         if nb.op.family() != crate::ir::OpFamily::Pointwise {
             return Err(crate::Error::bad_param(
@@ -94,18 +103,17 @@ pub unsafe extern "C" fn dnnp_graph_pointwise(
             ));
         }
         let ports = &nb.op.spec().inputs;
-        for (i, uid) in [in0, in1, in2].into_iter().enumerate() {
-            match (ports.get(i), uid) {
-                (Some(p), u) if u != -1 => nb = nb.clone().input(p.name, u),
-                (None, u) if u != -1 => {
-                    return Err(crate::Error::bad_param(
-                        format!("in{i}"),
-                        format!("`{op}` takes {} inputs", ports.len()),
-                    ));
-                }
-                _ => {}
-            }
+        let given = [in0, in1, in2].into_iter().enumerate();
+        for (i, uid) in given.filter(|&(_, uid)| uid != -1) {
+            let port = ports.get(i).ok_or_else(|| {
+                crate::Error::bad_param(
+                    format!("in{i}"),
+                    format!("`{op}` takes {} inputs", ports.len()),
+                )
+            })?;
+            nb = nb.input(port.name, uid);
         }
+        // SAFETY: per the contract.
         unsafe { add(g, nb, name, compute, &[("OUT_0", out)]) }
     })
 }
@@ -138,9 +146,8 @@ pub unsafe extern "C" fn dnnp_graph_sdpa(
             .input("v", v)
             .bool("generate_stats", generate_stats)
             .bool("use_causal_mask", use_causal_mask);
-        if attn_scale > 0.0 {
-            nb = nb.float("attn_scale", attn_scale);
-        }
+        nb = opt_scale(nb, "attn_scale", attn_scale);
+        // SAFETY: per the contract.
         unsafe { add(g, nb, name, 0, &[("O", out_o), ("Stats", out_stats)]) }
     })
 }
@@ -178,9 +185,8 @@ pub unsafe extern "C" fn dnnp_graph_sdpa_backward(
             .input("dO", d_o)
             .input("stats", stats)
             .bool("use_causal_mask", use_causal_mask);
-        if attn_scale > 0.0 {
-            nb = nb.float("attn_scale", attn_scale);
-        }
+        nb = opt_scale(nb, "attn_scale", attn_scale);
+        // SAFETY: per the contract.
         unsafe {
             add(
                 g,
@@ -230,9 +236,8 @@ pub unsafe extern "C" fn dnnp_graph_gdn(
             .bool("output_final_state", output_final_state)
             .bool("use_qk_l2norm", use_qk_l2norm);
         nb = opt_input(nb, "initial_state", initial_state);
-        if scale > 0.0 {
-            nb = nb.float("scale", scale);
-        }
+        nb = opt_scale(nb, "scale", scale);
+        // SAFETY: per the contract.
         unsafe {
             add(
                 gr,
@@ -288,9 +293,8 @@ pub unsafe extern "C" fn dnnp_graph_gdn_bwd(
             .bool("use_qk_l2norm", use_qk_l2norm);
         nb = opt_input(nb, "initial_state", initial_state);
         nb = opt_input(nb, "d_final_state", d_final_state);
-        if scale > 0.0 {
-            nb = nb.float("scale", scale);
-        }
+        nb = opt_scale(nb, "scale", scale);
+        // SAFETY: per the contract.
         unsafe {
             add(
                 gr,

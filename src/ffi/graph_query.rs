@@ -6,7 +6,7 @@ use std::ffi::c_char;
 
 use serde_json::{Map, Value, json};
 
-use super::boundary::{boundary, c_str, out_ptr, write_text};
+use super::boundary::{boundary, c_str, out_ptr, write_opt, write_out, write_text};
 use super::graph::{dnnp_data_type_t, dnnp_graph_t, graph_ref};
 use super::types::dnnp_status_t;
 use crate::error::{Error, Result};
@@ -19,13 +19,6 @@ fn node(g: &Graph, index: usize) -> Result<&Node> {
     })
 }
 
-unsafe fn write<T>(p: *mut T, v: T) {
-    if !p.is_null() {
-        // SAFETY: non-NULL output valid per the caller's contract.
-        unsafe { p.write(v) };
-    }
-}
-
 /// Writes the number of nodes.
 ///
 /// # Safety
@@ -35,13 +28,8 @@ pub unsafe extern "C" fn dnnp_graph_node_count(
     graph: *const dnnp_graph_t,
     out: *mut usize,
 ) -> dnnp_status_t {
-    boundary(|| {
-        let out = out_ptr(out, "out")?;
-        // SAFETY: per the contract.
-        let n = unsafe { graph_ref(graph) }?.nodes().len();
-        unsafe { out.write(n) };
-        Ok(())
-    })
+    // SAFETY: per the contract.
+    boundary(|| unsafe { write_out(out, "out", || Ok(graph_ref(graph)?.nodes().len())) })
 }
 
 /// Writes node `index`'s op kind (its catalogue index: `dnnp_op_kind_from_name`).
@@ -54,12 +42,11 @@ pub unsafe extern "C" fn dnnp_graph_node_op_kind(
     index: usize,
     out_kind: *mut u32,
 ) -> dnnp_status_t {
-    boundary(|| {
-        let out = out_ptr(out_kind, "out_kind")?;
-        // SAFETY: per the contract.
-        let k = node(unsafe { graph_ref(graph) }?, index)?.op.index();
-        unsafe { out.write(k) };
-        Ok(())
+    // SAFETY: per the contract.
+    boundary(|| unsafe {
+        write_out(out_kind, "out_kind", || {
+            Ok(node(graph_ref(graph)?, index)?.op.index())
+        })
     })
 }
 
@@ -114,17 +101,16 @@ pub unsafe extern "C" fn dnnp_graph_node_port_uid(
     port: *const c_char,
     out_uid: *mut i64,
 ) -> dnnp_status_t {
-    boundary(|| {
-        let out = out_ptr(out_uid, "out_uid")?;
-        // SAFETY: per the contract.
-        let port = unsafe { c_str(port, "port") }?;
-        let n = node(unsafe { graph_ref(graph) }?, index)?;
-        let uid = n.port(port).ok_or_else(|| Error::NotFound {
-            what: "bound port",
-            key: format!("{}.{port}", n.name),
-        })?;
-        unsafe { out.write(uid) };
-        Ok(())
+    // SAFETY: per the contract.
+    boundary(|| unsafe {
+        write_out(out_uid, "out_uid", || {
+            let port = c_str(port, "port")?;
+            let n = node(graph_ref(graph)?, index)?;
+            n.port(port).ok_or_else(|| Error::NotFound {
+                what: "bound port",
+                key: format!("{}.{port}", n.name),
+            })
+        })
     })
 }
 
@@ -173,13 +159,8 @@ pub unsafe extern "C" fn dnnp_graph_tensor_count(
     graph: *const dnnp_graph_t,
     out: *mut usize,
 ) -> dnnp_status_t {
-    boundary(|| {
-        let out = out_ptr(out, "out")?;
-        // SAFETY: per the contract.
-        let n = unsafe { graph_ref(graph) }?.tensors().len();
-        unsafe { out.write(n) };
-        Ok(())
-    })
+    // SAFETY: per the contract.
+    boundary(|| unsafe { write_out(out, "out", || Ok(graph_ref(graph)?.tensors().len())) })
 }
 
 /// Writes the uid of the `index`-th tensor in ascending uid order.
@@ -192,20 +173,18 @@ pub unsafe extern "C" fn dnnp_graph_tensor_uid_at(
     index: usize,
     out_uid: *mut i64,
 ) -> dnnp_status_t {
-    boundary(|| {
-        let out = out_ptr(out_uid, "out_uid")?;
-        // SAFETY: per the contract.
-        let g = unsafe { graph_ref(graph) }?;
-        let t = g
-            .tensors_by_uid()
-            .get(index)
-            .map(|t| t.uid)
-            .ok_or_else(|| Error::NotFound {
-                what: "tensor index",
-                key: index.to_string(),
-            })?;
-        unsafe { out.write(t) };
-        Ok(())
+    // SAFETY: per the contract.
+    boundary(|| unsafe {
+        write_out(out_uid, "out_uid", || {
+            let tensors = graph_ref(graph)?.tensors_by_uid();
+            tensors
+                .get(index)
+                .map(|t| t.uid)
+                .ok_or_else(|| Error::NotFound {
+                    what: "tensor index",
+                    key: index.to_string(),
+                })
+        })
     })
 }
 
@@ -251,10 +230,10 @@ pub unsafe extern "C" fn dnnp_graph_tensor_get(
             if !strides.is_null() {
                 std::ptr::copy_nonoverlapping(t.strides.as_ptr(), strides, t.strides.len().min(r));
             }
-            write(dtype, t.data_type.to_c());
-            write(is_virtual, t.is_virtual);
-            write(is_pass_by_value, t.is_pass_by_value);
-            write(ragged_offset_uid, t.ragged_offset_uid.unwrap_or(-1));
+            write_opt(dtype, t.data_type.to_c());
+            write_opt(is_virtual, t.is_virtual);
+            write_opt(is_pass_by_value, t.is_pass_by_value);
+            write_opt(ragged_offset_uid, t.ragged_offset_uid.unwrap_or(-1));
         }
         Ok(())
     })
@@ -289,16 +268,16 @@ pub unsafe extern "C" fn dnnp_op_kind_from_name(
     name: *const c_char,
     out_kind: *mut u32,
 ) -> dnnp_status_t {
-    boundary(|| {
-        let out = out_ptr(out_kind, "out_kind")?;
-        // SAFETY: per the contract.
-        let name = unsafe { c_str(name, "name") }?;
-        let k = OpKind::from_name(name).ok_or_else(|| Error::NotFound {
-            what: "op",
-            key: name.to_owned(),
-        })?;
-        unsafe { out.write(k.index()) };
-        Ok(())
+    // SAFETY: per the contract.
+    boundary(|| unsafe {
+        write_out(out_kind, "out_kind", || {
+            let name = c_str(name, "name")?;
+            let kind = OpKind::from_name(name).ok_or_else(|| Error::NotFound {
+                what: "op",
+                key: name.to_owned(),
+            })?;
+            Ok(kind.index())
+        })
     })
 }
 

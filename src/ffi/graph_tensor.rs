@@ -10,7 +10,7 @@
 
 use std::ffi::c_char;
 
-use super::boundary::{boundary, out_ptr, slice};
+use super::boundary::{boundary, slice, write_out};
 use super::graph::{data_type, dnnp_data_type_t, dnnp_graph_t, graph_mut, opt_str};
 use super::types::dnnp_status_t;
 use crate::error::{Error, Result};
@@ -45,29 +45,34 @@ pub unsafe extern "C" fn dnnp_graph_tensor_create(
     uid: i64,
     out_uid: *mut i64,
 ) -> dnnp_status_t {
-    boundary(|| {
-        let out_uid = out_ptr(out_uid, "out_uid")?;
-        // SAFETY: per the contract.
-        let g = unsafe { graph_mut(graph) }?;
-        let name = unsafe { opt_str(name, "name") }?.unwrap_or("");
-        let dims = unsafe { slice(dims, rank, "dims") }?;
-        let mut t = Tensor::new(name, dims, data_type(dtype, "dtype")?);
-        if !strides.is_null() {
-            // SAFETY: `strides` has `rank` elements per the contract.
-            t = t.with_strides(unsafe { slice(strides, rank, "strides") }?);
-        }
-        if uid != -1 {
-            t = t.with_uid(uid);
-        }
-        let u = g.add_tensor(t)?;
-        // SAFETY: checked non-NULL.
-        unsafe { out_uid.write(u) };
-        Ok(())
+    // SAFETY: per the contract (`dims`, and `strides` when not NULL, hold `rank` elements).
+    boundary(|| unsafe {
+        write_out(out_uid, "out_uid", || {
+            let g = graph_mut(graph)?;
+            let name = opt_str(name, "name")?.unwrap_or("");
+            let dims = slice(dims, rank, "dims")?;
+            let mut t = Tensor::new(name, dims, data_type(dtype, "dtype")?);
+            if !strides.is_null() {
+                t = t.with_strides(slice(strides, rank, "strides")?);
+            }
+            if uid != -1 {
+                t = t.with_uid(uid);
+            }
+            g.add_tensor(t)
+        })
     })
 }
 
-fn scalar_from_bytes(dt: DataType, v: *const std::ffi::c_void) -> Result<ScalarValue> {
-    // SAFETY (all reads): the caller passes a pointer to one value of the tensor's data type.
+/// Reads one element of `dt` at `v` as tensor `uid`'s fused scalar (`uid` names it when refused).
+///
+/// # Safety
+/// `v` must point to one readable element of `dt` (any alignment).
+unsafe fn scalar_from_bytes(
+    uid: i64,
+    dt: DataType,
+    v: *const std::ffi::c_void,
+) -> Result<ScalarValue> {
+    // SAFETY (all reads): `v` points to one element of `dt` per the contract.
     unsafe {
         Ok(match dt {
             DataType::Float => ScalarValue::Float(v.cast::<f32>().read_unaligned()),
@@ -84,7 +89,7 @@ fn scalar_from_bytes(dt: DataType, v: *const std::ffi::c_void) -> Result<ScalarV
                 return Err(Error::bad_param(
                     "value",
                     format!(
-                        "a fused scalar of data type {other} is not supported (FLOAT, DOUBLE, HALF, BFLOAT16, INT32, INT64)"
+                        "tensor uid {uid}: a fused scalar of data type {other} is not supported (FLOAT, DOUBLE, HALF, BFLOAT16, INT32, INT64)"
                     ),
                 ));
             }
@@ -111,7 +116,8 @@ pub unsafe extern "C" fn dnnp_graph_tensor_set_pass_by_value(
         let v = if value.is_null() {
             None
         } else {
-            Some(scalar_from_bytes(dt, value)?)
+            // SAFETY: non-NULL, one element of the tensor's data type per the contract.
+            Some(unsafe { scalar_from_bytes(uid, dt, value) }?)
         };
         g.update_tensor(uid, |t| {
             t.is_pass_by_value = true;

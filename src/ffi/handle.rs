@@ -11,7 +11,7 @@
 
 use std::ffi::c_void;
 
-use super::boundary::{Opaque, boundary, boundary_void, out_ptr};
+use super::boundary::{Opaque, boundary, boundary_void, write_out};
 use super::types::dnnp_status_t;
 use crate::dispatch::context::Handle;
 
@@ -37,12 +37,11 @@ pub unsafe extern "C" fn dnnp_handle_create(
     stream: *mut c_void,
     out: *mut *mut dnnp_handle_t,
 ) -> dnnp_status_t {
-    boundary(|| {
-        let out = out_ptr(out, "out")?;
-        let handle = Handle::new(stream)?;
-        // SAFETY: `out` is non-NULL and valid for one write per the contract.
-        unsafe { out.write(dnnp_handle_t::into_handle(handle)) };
-        Ok(())
+    // SAFETY: `out` NULL or valid for one write per the contract.
+    boundary(|| unsafe {
+        write_out(out, "out", || {
+            Ok(dnnp_handle_t::into_handle(Handle::new(stream)?))
+        })
     })
 }
 
@@ -60,12 +59,13 @@ pub unsafe extern "C" fn dnnp_handle_create_on_device(
     stream: *mut c_void,
     out: *mut *mut dnnp_handle_t,
 ) -> dnnp_status_t {
-    boundary(|| {
-        let out = out_ptr(out, "out")?;
-        let handle = Handle::on_device(device, stream)?;
-        // SAFETY: `out` is non-NULL and valid for one write per the contract.
-        unsafe { out.write(dnnp_handle_t::into_handle(handle)) };
-        Ok(())
+    // SAFETY: `out` NULL or valid for one write per the contract.
+    boundary(|| unsafe {
+        write_out(out, "out", || {
+            Ok(dnnp_handle_t::into_handle(Handle::on_device(
+                device, stream,
+            )?))
+        })
     })
 }
 
@@ -88,13 +88,11 @@ pub unsafe extern "C" fn dnnp_handle_get_stream(
     handle: *const dnnp_handle_t,
     stream: *mut *mut c_void,
 ) -> dnnp_status_t {
-    boundary(|| {
-        let out = out_ptr(stream, "stream")?;
-        // SAFETY: NULL or a live handle.
-        let h = unsafe { dnnp_handle_t::get(handle, "handle") }?;
-        // SAFETY: valid for one write.
-        unsafe { out.write(h.stream()) };
-        Ok(())
+    // SAFETY: `handle` NULL or live, `stream` NULL or valid for one write.
+    boundary(|| unsafe {
+        write_out(stream, "stream", || {
+            Ok(dnnp_handle_t::get(handle, "handle")?.stream())
+        })
     })
 }
 
@@ -108,12 +106,10 @@ pub unsafe extern "C" fn dnnp_handle_get_device(
     handle: *const dnnp_handle_t,
     device: *mut i32,
 ) -> dnnp_status_t {
-    boundary(|| {
-        let out = out_ptr(device, "device")?;
-        // SAFETY: NULL or a live handle.
-        let h = unsafe { dnnp_handle_t::get(handle, "handle") }?;
-        // SAFETY: valid for one write.
-        unsafe { out.write(h.device().unwrap_or(-1)) };
-        Ok(())
+    // SAFETY: `handle` NULL or live, `device` NULL or valid for one write.
+    boundary(|| unsafe {
+        write_out(device, "device", || {
+            Ok(dnnp_handle_t::get(handle, "handle")?.device().unwrap_or(-1))
+        })
     })
 }

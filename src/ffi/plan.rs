@@ -12,7 +12,9 @@
 use std::ffi::c_char;
 use std::sync::Arc;
 
-use super::boundary::{Opaque, boundary, boundary_void, c_str, out_ptr, slice, write_text};
+use super::boundary::{
+    Opaque, boundary, boundary_void, c_str, out_ptr, slice, write_opt, write_out, write_text,
+};
 use super::graph::dnnp_graph_t;
 use super::types::dnnp_status_t;
 use crate::dispatch::knobs::Knobs;
@@ -192,15 +194,14 @@ pub unsafe extern "C" fn dnnp_graph_create_plan_list(
     graph: *mut dnnp_graph_t,
     out: *mut *mut dnnp_plan_list_t,
 ) -> dnnp_status_t {
-    boundary(|| {
-        let out = out_ptr(out, "out")?;
-        // SAFETY: forwarded contract.
-        let graph = unsafe { dnnp_graph_t::get_mut(graph, "graph") }?;
-        graph.begin_planning()?;
-        let list = PlanList::new(Arc::new(graph.clone()), PlanOptions::detect_for(graph));
-        // SAFETY: checked non-NULL, valid for one write per the contract.
-        unsafe { out.write(dnnp_plan_list_t::into_handle(list)) };
-        Ok(())
+    // SAFETY: forwarded contract.
+    boundary(|| unsafe {
+        write_out(out, "out", || {
+            let graph = dnnp_graph_t::get_mut(graph, "graph")?;
+            graph.begin_planning()?;
+            let list = PlanList::new(Arc::new(graph.clone()), PlanOptions::detect_for(graph));
+            Ok(dnnp_plan_list_t::into_handle(list))
+        })
     })
 }
 
@@ -216,14 +217,13 @@ pub unsafe extern "C" fn dnnp_plan_list_create_from_json(
     graph_json: *const c_char,
     out: *mut *mut dnnp_plan_list_t,
 ) -> dnnp_status_t {
-    boundary(|| {
-        let out = out_ptr(out, "out")?;
-        // SAFETY: NUL-terminated per the contract.
-        let text = unsafe { c_str(graph_json, "graph_json") }?;
-        let list = new_list(crate::ir::Graph::from_json(text)?)?;
-        // SAFETY: checked non-NULL, valid for one write per the contract.
-        unsafe { out.write(dnnp_plan_list_t::into_handle(list)) };
-        Ok(())
+    // SAFETY: NUL-terminated `graph_json`, `out` valid for one write per the contract.
+    boundary(|| unsafe {
+        write_out(out, "out", || {
+            let text = c_str(graph_json, "graph_json")?;
+            let list = new_list(crate::ir::Graph::from_json(text)?)?;
+            Ok(dnnp_plan_list_t::into_handle(list))
+        })
     })
 }
 
@@ -237,14 +237,13 @@ pub unsafe extern "C" fn dnnp_debug_plan_list_create_stand_in(
     script_json: *const c_char,
     out: *mut *mut dnnp_plan_list_t,
 ) -> dnnp_status_t {
-    boundary(|| {
-        let out = out_ptr(out, "out")?;
-        // SAFETY: NUL-terminated per the contract.
-        let text = unsafe { c_str(script_json, "script_json") }?;
-        let list = crate::dispatch::testing::stand_in::scripted_plan_list(text)?;
-        // SAFETY: checked non-NULL, valid for one write per the contract.
-        unsafe { out.write(dnnp_plan_list_t::into_handle(list)) };
-        Ok(())
+    // SAFETY: NUL-terminated `script_json`, `out` valid for one write per the contract.
+    boundary(|| unsafe {
+        write_out(out, "out", || {
+            let text = c_str(script_json, "script_json")?;
+            let list = crate::dispatch::testing::stand_in::scripted_plan_list(text)?;
+            Ok(dnnp_plan_list_t::into_handle(list))
+        })
     })
 }
 
@@ -289,13 +288,11 @@ pub unsafe extern "C" fn dnnp_plan_list_get_count(
     list: *const dnnp_plan_list_t,
     count: *mut usize,
 ) -> dnnp_status_t {
-    boundary(|| {
-        let count = out_ptr(count, "count")?;
-        // SAFETY: forwarded contract.
-        let list = unsafe { dnnp_plan_list_t::get(list, "list") }?;
-        // SAFETY: checked non-NULL.
-        unsafe { count.write(list.count()) };
-        Ok(())
+    // SAFETY: forwarded contract.
+    boundary(|| unsafe {
+        write_out(count, "count", || {
+            Ok(dnnp_plan_list_t::get(list, "list")?.count())
+        })
     })
 }
 
@@ -346,10 +343,8 @@ pub unsafe extern "C" fn dnnp_plan_list_get_engine_and_knobs(
         let list = unsafe { dnnp_plan_list_t::get(list, "list") }?;
         let (id, knobs) = list.engine_and_knobs_at(index)?;
         let n = knobs.len();
-        if !n_knobs.is_null() {
-            // SAFETY: non-NULL, valid per the contract.
-            unsafe { n_knobs.write(n) };
-        }
+        // SAFETY: NULL or valid for one write per the contract.
+        unsafe { write_opt(n_knobs, n) };
         if n > cap || (n > 0 && (knob_types.is_null() || knob_values.is_null())) {
             return Err(Error::BufferTooSmall {
                 what: "knob_types/knob_values",
@@ -395,13 +390,11 @@ pub unsafe extern "C" fn dnnp_plan_list_get_selected_index(
     list: *const dnnp_plan_list_t,
     index: *mut usize,
 ) -> dnnp_status_t {
-    boundary(|| {
-        let index = out_ptr(index, "index")?;
-        // SAFETY: forwarded contract.
-        let list = unsafe { dnnp_plan_list_t::get(list, "list") }?;
-        // SAFETY: checked non-NULL.
-        unsafe { index.write(list.selected()) };
-        Ok(())
+    // SAFETY: forwarded contract.
+    boundary(|| unsafe {
+        write_out(index, "index", || {
+            Ok(dnnp_plan_list_t::get(list, "list")?.selected())
+        })
     })
 }
 
@@ -461,10 +454,8 @@ pub unsafe extern "C" fn dnnp_plan_list_create_execution_plan(
         // SAFETY: forwarded contract.
         let knobs = unsafe { read_knobs(knob_types, knob_values, n_knobs) }?;
         let i = list.create_execution_plan(engine_id, &knobs)?;
-        if !index.is_null() {
-            // SAFETY: non-NULL, valid per the contract.
-            unsafe { index.write(i) };
-        }
+        // SAFETY: NULL or valid for one write per the contract.
+        unsafe { write_opt(index, i) };
         Ok(())
     })
 }
@@ -524,13 +515,11 @@ pub unsafe extern "C" fn dnnp_plan_list_get_workspace_size(
     list: *const dnnp_plan_list_t,
     bytes: *mut u64,
 ) -> dnnp_status_t {
-    boundary(|| {
-        let bytes = out_ptr(bytes, "bytes")?;
-        // SAFETY: forwarded contract.
-        let size = unsafe { dnnp_plan_list_t::get(list, "list") }?.workspace_size()?;
-        // SAFETY: checked non-NULL.
-        unsafe { bytes.write(size) };
-        Ok(())
+    // SAFETY: forwarded contract.
+    boundary(|| unsafe {
+        write_out(bytes, "bytes", || {
+            dnnp_plan_list_t::get(list, "list")?.workspace_size()
+        })
     })
 }
 
@@ -544,13 +533,11 @@ pub unsafe extern "C" fn dnnp_plan_list_get_workspace_size_at_index(
     index: usize,
     bytes: *mut u64,
 ) -> dnnp_status_t {
-    boundary(|| {
-        let bytes = out_ptr(bytes, "bytes")?;
-        // SAFETY: forwarded contract.
-        let size = unsafe { dnnp_plan_list_t::get_mut(list, "list") }?.workspace_size_at(index)?;
-        // SAFETY: checked non-NULL.
-        unsafe { bytes.write(size) };
-        Ok(())
+    // SAFETY: forwarded contract.
+    boundary(|| unsafe {
+        write_out(bytes, "bytes", || {
+            dnnp_plan_list_t::get_mut(list, "list")?.workspace_size_at(index)
+        })
     })
 }
 

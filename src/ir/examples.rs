@@ -37,6 +37,18 @@ impl Ex {
         self.g.add_tensor(Tensor::new(name, dims, dt))
     }
 
+    /// Adds a caller tensor named after `port` and binds it there.
+    fn bind(
+        &mut self,
+        b: NodeBuilder,
+        port: &str,
+        dims: &[i64],
+        dt: DataType,
+    ) -> Result<NodeBuilder> {
+        let u = self.t(port, dims, dt)?;
+        Ok(b.input(port, u))
+    }
+
     fn scalar(&mut self, name: &str, v: f32) -> Result<i64> {
         self.g
             .add_tensor(Tensor::scalar(name, ScalarValue::Float(v)))
@@ -180,8 +192,7 @@ fn structured(op: &str, b: NodeBuilder) -> Result<OpExample> {
             let x = e.t("x", &x4, Half)?;
             let mut b = b.input("input", x);
             for p in ["scale", "bias", "in_running_mean", "in_running_var"] {
-                let u = e.t(p, &c4, Float)?;
-                b = b.input(p, u);
+                b = e.bind(b, p, &c4, Float)?;
             }
             let eps = e.scalar("epsilon", 1e-5)?;
             let mom = e.scalar("momentum", 0.1)?;
@@ -203,8 +214,7 @@ fn structured(op: &str, b: NodeBuilder) -> Result<OpExample> {
             let x = e.t("x", &x4, Half)?;
             let mut b = b.input("input", x);
             for p in ["mean", "inv_variance", "scale", "bias"] {
-                let u = e.t(p, &c4, Float)?;
-                b = b.input(p, u);
+                b = e.bind(b, p, &c4, Float)?;
             }
             e.finish(b, vec![("Y", x4.to_vec())])?
         }
@@ -213,8 +223,7 @@ fn structured(op: &str, b: NodeBuilder) -> Result<OpExample> {
             let x = e.t("x", &x4, Half)?;
             let mut b = b.input("grad", dy).input("input", x);
             for p in ["scale", "mean", "inv_variance"] {
-                let u = e.t(p, &c4, Float)?;
-                b = b.input(p, u);
+                b = e.bind(b, p, &c4, Float)?;
             }
             e.finish(
                 b,
@@ -406,8 +415,7 @@ fn structured(op: &str, b: NodeBuilder) -> Result<OpExample> {
         "bn_finalize" => {
             let mut b = b;
             for p in ["sum", "sq_sum", "scale", "bias"] {
-                let u = e.t(p, &c4, Float)?;
-                b = b.input(p, u);
+                b = e.bind(b, p, &c4, Float)?;
             }
             let eps = e.scalar("epsilon", 1e-5)?;
             let n =
@@ -426,8 +434,7 @@ fn structured(op: &str, b: NodeBuilder) -> Result<OpExample> {
             let x = e.t("x", &x4, Half)?;
             let mut b = b.input("loss", dy).input("input", x);
             for p in ["mean", "inv_variance", "scale"] {
-                let u = e.t(p, &c4, Float)?;
-                b = b.input(p, u);
+                b = e.bind(b, p, &c4, Float)?;
             }
             e.finish(
                 b,
@@ -456,18 +463,9 @@ fn sdpa(op: &str, mut b: NodeBuilder) -> Result<OpExample> {
     let mut e = Ex::new(Half);
     let is_fp8 = op.contains("fp8");
     let qdt = if is_fp8 { Fp8E4m3 } else { Half };
-    let bind = |e: &mut Ex,
-                b: NodeBuilder,
-                port: &'static str,
-                dims: &[i64],
-                dt: DataType|
-     -> Result<NodeBuilder> {
-        let u = e.t(port, dims, dt)?;
-        Ok(b.input(port, u))
-    };
     let backward = op.ends_with("backward");
     for (p, d) in [("q", Q), ("k", KV), ("v", KV)] {
-        b = bind(&mut e, b, p, &d, qdt)?;
+        b = e.bind(b, p, &d, qdt)?;
     }
     let mut expect = Vec::new();
     if backward {
@@ -476,13 +474,13 @@ fn sdpa(op: &str, mut b: NodeBuilder) -> Result<OpExample> {
         } else {
             ("o", "dO")
         };
-        b = bind(&mut e, b, o_port, &Q, Half)?;
-        b = bind(&mut e, b, do_port, &Q, Half)?;
-        b = bind(&mut e, b, "stats", &STATS, Float)?;
+        b = e.bind(b, o_port, &Q, Half)?;
+        b = e.bind(b, do_port, &Q, Half)?;
+        b = e.bind(b, "stats", &STATS, Float)?;
         if op == "sdpa_mxfp8_backward" {
-            b = bind(&mut e, b, "dO", &Q, qdt)?;
+            b = e.bind(b, "dO", &Q, qdt)?;
             for (p, d) in [("q_T", Q), ("k_T", KV), ("dO_T", Q)] {
-                b = bind(&mut e, b, p, &d, qdt)?;
+                b = e.bind(b, p, &d, qdt)?;
             }
         }
         expect.extend([("dQ", Q.to_vec()), ("dK", KV.to_vec()), ("dV", KV.to_vec())]);
@@ -504,7 +502,7 @@ fn sdpa(op: &str, mut b: NodeBuilder) -> Result<OpExample> {
                 "scale_s",
                 "scale_o",
             ] {
-                b = bind(&mut e, b, p, &ONE, Float)?;
+                b = e.bind(b, p, &ONE, Float)?;
             }
             expect.extend([("Amax_S", ONE.to_vec()), ("Amax_O", ONE.to_vec())]);
         }
@@ -523,7 +521,7 @@ fn sdpa(op: &str, mut b: NodeBuilder) -> Result<OpExample> {
                 "scale_dV",
                 "scale_dP",
             ] {
-                b = bind(&mut e, b, p, &ONE, Float)?;
+                b = e.bind(b, p, &ONE, Float)?;
             }
             expect.extend(["amax_dQ", "amax_dK", "amax_dV", "amax_dP"].map(|p| (p, ONE.to_vec())));
         }
@@ -573,30 +571,21 @@ const N: i64 = 2;
 fn mamba2(op: &str, mut b: NodeBuilder) -> Result<OpExample> {
     let mut e = Ex::new(Bfloat16);
     let kind = op.strip_prefix("mamba2").unwrap_or("");
-    let bind = |e: &mut Ex,
-                b: NodeBuilder,
-                port: &'static str,
-                dims: &[i64],
-                dt: DataType|
-     -> Result<NodeBuilder> {
-        let u = e.t(port, dims, dt)?;
-        Ok(b.input(port, u))
-    };
     // C, B with G = 2 groups; x with H = 4 heads.
     if kind != "_summary" {
-        b = bind(&mut e, b, "q", &[T_, 2, K], Bfloat16)?;
+        b = e.bind(b, "q", &[T_, 2, K], Bfloat16)?;
     }
-    b = bind(&mut e, b, "k", &[T_, 2, K], Bfloat16)?;
+    b = e.bind(b, "k", &[T_, 2, K], Bfloat16)?;
     if kind != "_summary_bwd" {
-        b = bind(&mut e, b, "v", &[T_, H, V], Bfloat16)?;
+        b = e.bind(b, "v", &[T_, H, V], Bfloat16)?;
     }
-    b = bind(&mut e, b, "g", &[T_, H], Float)?;
-    b = bind(&mut e, b, "a", &[H], Float)?;
-    b = bind(&mut e, b, "cu_seqlens", &[N + 1], Int32)?;
+    b = e.bind(b, "g", &[T_, H], Float)?;
+    b = e.bind(b, "a", &[H], Float)?;
+    b = e.bind(b, "cu_seqlens", &[N + 1], Int32)?;
     let state = vec![N, H, V, K];
     let expect = match kind {
         "" => {
-            b = bind(&mut e, b, "z", &[T_, H, V], Bfloat16)?;
+            b = e.bind(b, "z", &[T_, H, V], Bfloat16)?;
             b = b
                 .bool("output_final_state", true)
                 .bool("output_pre_gate", true);
@@ -607,8 +596,8 @@ fn mamba2(op: &str, mut b: NodeBuilder) -> Result<OpExample> {
             ]
         }
         "_bwd" => {
-            b = bind(&mut e, b, "dO", &[T_, H, V], Bfloat16)?;
-            b = bind(&mut e, b, "d", &[H], Float)?;
+            b = e.bind(b, "dO", &[T_, H, V], Bfloat16)?;
+            b = e.bind(b, "d", &[H], Float)?;
             vec![
                 ("dQ", vec![T_, 2, K]),
                 ("dK", vec![T_, 2, K]),
@@ -623,7 +612,7 @@ fn mamba2(op: &str, mut b: NodeBuilder) -> Result<OpExample> {
             vec![("final_state", state), ("transition", vec![N, H])]
         }
         _ => {
-            b = bind(&mut e, b, "dO", &[T_, H, V], Bfloat16)?;
+            b = e.bind(b, "dO", &[T_, H, V], Bfloat16)?;
             b = b.bool("output_transition", true);
             vec![("d_initial_state", state), ("transition", vec![N, H])]
         }
@@ -651,28 +640,19 @@ fn linear_attention(op: &str, mut b: NodeBuilder) -> Result<OpExample> {
         _ => vec![rows, H],
     };
     let beta_dt = if family == "gdn2" { Bfloat16 } else { Float };
-    let bind = |e: &mut Ex,
-                b: NodeBuilder,
-                port: &'static str,
-                dims: &[i64],
-                dt: DataType|
-     -> Result<NodeBuilder> {
-        let u = e.t(port, dims, dt)?;
-        Ok(b.input(port, u))
-    };
     if kind != "_summary" {
-        b = bind(&mut e, b, "q", &[T_, H, K], Bfloat16)?;
+        b = e.bind(b, "q", &[T_, H, K], Bfloat16)?;
     }
-    b = bind(&mut e, b, "k", &[rows, H, K], Bfloat16)?;
+    b = e.bind(b, "k", &[rows, H, K], Bfloat16)?;
     if kind != "_summary_bwd" {
-        b = bind(&mut e, b, "v", &[rows, H, V], Bfloat16)?;
+        b = e.bind(b, "v", &[rows, H, V], Bfloat16)?;
     }
-    b = bind(&mut e, b, "g", &g_dims, Float)?;
-    b = bind(&mut e, b, "beta", &beta_dims, beta_dt)?;
+    b = e.bind(b, "g", &g_dims, Float)?;
+    b = e.bind(b, "beta", &beta_dims, beta_dt)?;
     if family == "gdn2" && kind != "_summary_bwd" {
-        b = bind(&mut e, b, "w", &[T_, H, V], Bfloat16)?;
+        b = e.bind(b, "w", &[T_, H, V], Bfloat16)?;
     }
-    b = bind(&mut e, b, "cu_seqlens", &[N + 1], Int32)?;
+    b = e.bind(b, "cu_seqlens", &[N + 1], Int32)?;
     if family == "gdp" {
         b = b.int("num_householder", n_hh);
     }
@@ -690,16 +670,10 @@ fn linear_attention(op: &str, mut b: NodeBuilder) -> Result<OpExample> {
             ]
         }
         "_bwd" => {
-            b = bind(&mut e, b, "dO", &[T_, H, V], Bfloat16)?;
-            b = bind(
-                &mut e,
-                b,
-                "state_checkpoints",
-                &[rows / 32 + N, H, V, K],
-                Bfloat16,
-            )?;
-            b = bind(&mut e, b, "initial_state", &state, Float)?;
-            b = bind(&mut e, b, "d_final_state", &state, Float)?;
+            b = e.bind(b, "dO", &[T_, H, V], Bfloat16)?;
+            b = e.bind(b, "state_checkpoints", &[rows / 32 + N, H, V, K], Bfloat16)?;
+            b = e.bind(b, "initial_state", &state, Float)?;
+            b = e.bind(b, "d_final_state", &state, Float)?;
             b = b.int("checkpoint_every_n_tokens", 32);
             let mut x = vec![
                 ("dQ", vec![T_, H, K]),
@@ -719,7 +693,7 @@ fn linear_attention(op: &str, mut b: NodeBuilder) -> Result<OpExample> {
             vec![("final_state", state.clone()), ("transition", trans)]
         }
         _ => {
-            b = bind(&mut e, b, "dO", &[T_, H, V], Bfloat16)?;
+            b = e.bind(b, "dO", &[T_, H, V], Bfloat16)?;
             b = b.bool("output_transition", true);
             vec![("d_initial_state", state.clone()), ("transition", trans)]
         }
@@ -763,7 +737,6 @@ fn mark_outputs(g: &mut Graph, node: usize, ports: &[&str]) -> Result<()> {
     Ok(())
 }
 
-/// `relu(A @ B + bias)` in half precision with FLOAT compute.
 /// A Gated DeltaNet forward at a production shape: two sequences, 2048 tokens in all (THD packed;
 /// the split is the caller's `cu_seqlens` at execute),
 /// 16 heads, K = V = 128, bf16 io, fp32 log-domain gates and betas, an fp32 initial state and the
@@ -784,14 +757,14 @@ fn gdn_forward_hopper() -> Result<Graph> {
         ("cu_seqlens", vec![N + 1], Int32),
         ("initial_state", vec![N, HEADS, D, D], Float),
     ] {
-        let uid = e.t(port, &dims, dt)?;
-        b = b.input(port, uid);
+        b = e.bind(b, port, &dims, dt)?;
     }
     let node = e.g.add_node(b.bool("output_final_state", true))?;
     mark_outputs(&mut e.g, node, &["O", "final_state"])?;
     Ok(e.g)
 }
 
+/// `relu(A @ B + bias)` in half precision with FLOAT compute.
 fn matmul_bias_relu() -> Result<Graph> {
     let mut e = Ex::new(Half);
     let a = e.t("A", &[4, 128, 256], Half)?;

@@ -25,6 +25,17 @@ pub enum PlanChoice {
     AtIndex(usize),
 }
 
+/// Names the plan in workspace messages ("the selected plan", "plan 3"); formatting happens only
+/// when a message is written, so a call that passes its checks allocates nothing here.
+impl std::fmt::Display for PlanChoice {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PlanChoice::Selected => f.write_str("the selected plan"),
+            PlanChoice::AtIndex(i) => write!(f, "plan {i}"),
+        }
+    }
+}
+
 /// Computes the declared layout of a planned graph. The operand order has one source: the
 /// backend's variant-pack template when the graph lowered ([`PlanList::backend_operand_uids`]),
 /// else the IR's wired ports. Callers use the memoized [`PlanList::declared_layout`].
@@ -54,13 +65,6 @@ pub fn execute(
         PlanChoice::Selected => plans.selected_plan()?,
         PlanChoice::AtIndex(i) => plans.compiled_at(i)?,
     };
-    let need = plan.workspace_size();
-    if need > 0 {
-        let owner = match choice {
-            PlanChoice::Selected => "the selected plan".to_owned(),
-            PlanChoice::AtIndex(i) => format!("plan {i}"),
-        };
-        ctx.workspace_region(need, &owner)?;
-    }
+    ctx.workspace_region(plan.workspace_size(), choice)?;
     plan.execute(pack, ctx)
 }

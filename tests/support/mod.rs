@@ -5,6 +5,8 @@
 
 #![allow(dead_code)] // each test binary uses a different subset
 
+pub mod cli;
+
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
@@ -45,28 +47,6 @@ pub fn repo() -> &'static Path {
             std::env::current_dir().unwrap_or(built)
         }
     })
-}
-
-/// The `dnnplan` binary cargo built or, for a test executable staged on the GPU machine, the one
-/// staged beside it in `.device/bin/`.
-pub fn dnnplan_binary() -> PathBuf {
-    let built = PathBuf::from(env!("CARGO_BIN_EXE_dnnplan"));
-    if built.is_file() {
-        return built;
-    }
-    let exe = std::env::current_exe().expect("current_exe");
-    let staged = exe
-        .parent()
-        .and_then(Path::parent)
-        .map(|dir| dir.join("bin").join("dnnplan"));
-    match staged {
-        Some(path) if path.is_file() => path,
-        _ => panic!(
-            "the dnnplan binary is neither at {} nor staged next to {}",
-            built.display(),
-            exe.display()
-        ),
-    }
 }
 
 /// The checked-in header.

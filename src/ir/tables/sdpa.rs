@@ -246,6 +246,26 @@ fn backward_common(o: &mut OpSpec) {
     o.rules.push(Rule::DtypeIn("stats", &[DataType::Float]));
 }
 
+/// What the FP8 and MXFP8 backward ops share after their required ports and outputs: the
+/// optional ports (attn_scale, seq lens, dropout, sink_token), the left/right-bound mask,
+/// dropout and ragged attributes, the tensor rules over `tensors`, the mask and dropout rules,
+/// then `backward_common`.
+fn fp8_backward_common(o: OpSpec, tensors: &[&'static str]) -> OpSpec {
+    let mut o = o
+        .ins(opts(&["attn_scale", "seq_len_q", "seq_len_kv"]))
+        .ins(dropout_ports())
+        .ins(opts(&["sink_token"]))
+        .attrs(mask_attrs(&LR, false))
+        .attrs(vec![dropout_attr()])
+        .attrs(ragged_attrs())
+        .rules(tensor_rules(tensors))
+        .rules(mask_rules(&LR))
+        .rules(dropout_rules(true))
+        .python_only_on(python_only_common());
+    backward_common(&mut o);
+    o
+}
+
 fn sdpa() -> OpSpec {
     let (pports, pattr, prules) = paged();
     op(
@@ -390,7 +410,7 @@ fn sdpa_fp8() -> OpSpec {
 }
 
 fn sdpa_fp8_backward() -> OpSpec {
-    let mut o = op(
+    let o = op(
         "sdpa_fp8_backward",
         T::SdpaFp8Bwd,
         F::Sdpa,
@@ -416,9 +436,6 @@ fn sdpa_fp8_backward() -> OpSpec {
         "scale_dV",
         "scale_dP",
     ]))
-    .ins(opts(&["attn_scale", "seq_len_q", "seq_len_kv"]))
-    .ins(dropout_ports())
-    .ins(opts(&["sink_token"]))
     .outs(vec![
         out("dQ", S::SameAs("q")).like("q"),
         out("dK", S::SameAs("k")).like("k"),
@@ -427,16 +444,8 @@ fn sdpa_fp8_backward() -> OpSpec {
         amax("amax_dK"),
         amax("amax_dV"),
         amax("amax_dP"),
-    ])
-    .attrs(mask_attrs(&LR, false))
-    .attrs(vec![dropout_attr()])
-    .attrs(ragged_attrs())
-    .rules(tensor_rules(&["q", "k", "v", "o", "dO", "dQ", "dK", "dV"]))
-    .rules(mask_rules(&LR))
-    .rules(dropout_rules(true))
-    .python_only_on(python_only_common());
-    backward_common(&mut o);
-    o
+    ]);
+    fp8_backward_common(o, &["q", "k", "v", "o", "dO", "dQ", "dK", "dV"])
 }
 
 fn sdpa_mxfp8() -> OpSpec {
@@ -498,7 +507,7 @@ fn sdpa_mxfp8() -> OpSpec {
 }
 
 fn sdpa_mxfp8_backward() -> OpSpec {
-    let mut o = op(
+    let o = op(
         "sdpa_mxfp8_backward",
         T::SdpaMxfp8Bwd,
         F::Sdpa,
@@ -523,9 +532,6 @@ fn sdpa_mxfp8_backward() -> OpSpec {
         "descale_dO",
         "descale_dO_T",
     ]))
-    .ins(opts(&["attn_scale", "seq_len_q", "seq_len_kv"]))
-    .ins(dropout_ports())
-    .ins(opts(&["sink_token"]))
     .outs(vec![
         out("dQ", S::SameAs("q")).like("o_f16"),
         out("dK", S::SameAs("k")).like("o_f16"),
@@ -533,16 +539,8 @@ fn sdpa_mxfp8_backward() -> OpSpec {
         amax("amax_dQ"),
         amax("amax_dK"),
         amax("amax_dV"),
-    ])
-    .attrs(mask_attrs(&LR, false))
-    .attrs(vec![dropout_attr()])
-    .attrs(ragged_attrs())
-    .rules(tensor_rules(&["q", "k", "v", "dO", "dQ", "dK", "dV"]))
-    .rules(mask_rules(&LR))
-    .rules(dropout_rules(true))
-    .python_only_on(python_only_common());
-    backward_common(&mut o);
-    o
+    ]);
+    fp8_backward_common(o, &["q", "k", "v", "dO", "dQ", "dK", "dV"])
 }
 
 /// The SDPA rows. The mask, dropout and tensor rule sets are shared across the family; each op

@@ -3,19 +3,12 @@
 //! unfused reference. Environment toggles become the explicit policy list `disabled`.
 //! Determinism matters only for training (TE's forward passes `deterministic=false`).
 
-use super::{ALL, F16, FP8, FUSED, FW_SRC, Kind, Layer, REF, Rule, Scope};
+use super::{ALL, F16, FP8, FUSED, FW_SRC, Kind, Layer, REF, Rule, Scope, ge, lt, v};
 use crate::select::predicate::{Cmp, Flag, IntField as I, P};
 use crate::select::request::{
     BiasShape, BiasType as B, Dtype, Fp8Recipe as R, Group as G, Layout as L, SoftmaxType,
 };
-use crate::select::version::CudnnVer;
 
-const fn v(major: u8, minor: u8, patch: u8) -> CudnnVer {
-    CudnnVer::new(major, minor, patch)
-}
-const fn ge(major: u8, minor: u8, patch: u8) -> P {
-    P::Ver(Cmp::Ge, v(major, minor, patch))
-}
 const DET: P = P::Is(Flag::DeterministicTraining);
 const FP8_Q: P = P::Is(Flag::Fp8);
 const NOT_SM120: P = P::Sm(Cmp::Ne, 120);
@@ -70,11 +63,7 @@ pub static RULES: &[Rule] = &[
                 when: P::All(&[
                     P::Recipe(&[R::Delayed]),
                     NOT_SM120,
-                    P::Not(&P::All(&[
-                        P::Sm(Cmp::Ge, 100),
-                        DET,
-                        P::Ver(Cmp::Lt, v(9, 18, 0)),
-                    ])),
+                    P::Not(&P::All(&[P::Sm(Cmp::Ge, 100), DET, lt(9, 18, 0)])),
                 ]),
             },
             super::Clause {
@@ -84,7 +73,7 @@ pub static RULES: &[Rule] = &[
                     P::Sm(Cmp::Ge, 100),
                     NOT_SM120,
                     ge(9, 14, 0),
-                    P::Not(&P::All(&[DET, P::Ver(Cmp::Lt, v(9, 18, 0))])),
+                    P::Not(&P::All(&[DET, lt(9, 18, 0)])),
                 ]),
             },
             super::Clause {

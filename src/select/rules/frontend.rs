@@ -4,22 +4,14 @@
 //! backward head-dim surface, decode with a sink, and FP8 with an FP16/BF16 output.
 //! Graph-validity rules (GQA divisibility, dropout 1.0) are request errors, not rules.
 
-use super::{Clause, F16, FE_SRC, FP8, FUSED, Kind, Layer, Rule, Scope};
+use super::{Clause, F16, FE_SRC, FP8, FUSED, Kind, Layer, Rule, Scope, TRAIN, ge, lt};
 use crate::select::predicate::{Cmp, Flag, IntField as I, P};
 use crate::select::request::{BiasType as B, Dtype, Mask as M, SoftmaxType};
-use crate::select::version::CudnnVer;
 
-const fn v(major: u8, minor: u8, patch: u8) -> CudnnVer {
-    CudnnVer::new(major, minor, patch)
-}
-const fn ge(major: u8, minor: u8, patch: u8) -> P {
-    P::Ver(Cmp::Ge, v(major, minor, patch))
-}
 const SM8X: P = P::All(&[P::Sm(Cmp::Ge, 80), P::Sm(Cmp::Le, 89)]);
 const SM9X: P = P::All(&[P::Sm(Cmp::Ge, 90), P::Sm(Cmp::Le, 99)]);
 const SM10X: P = P::All(&[P::Sm(Cmp::Ge, 100), P::Sm(Cmp::Le, 109)]);
 const SM80_99: P = P::All(&[P::Sm(Cmp::Ge, 80), P::Sm(Cmp::Le, 99)]);
-const TRAIN: P = P::Is(Flag::Training);
 const PADDING: P = P::Mask(&[M::Padding, M::PaddingCausal, M::PaddingCausalBottomRight]);
 const D_LE_128: P = P::All(&[P::Int(I::Dqk, Cmp::Le, 128), P::Int(I::Dv, Cmp::Le, 128)]);
 const D_LE_256: P = P::All(&[P::Int(I::Dqk, Cmp::Le, 256), P::Int(I::Dv, Cmp::Le, 256)]);
@@ -122,7 +114,7 @@ pub static RULES: &[Rule] = &[
                     D_LE_256,
                     P::Not(&P::All(&[
                         ge(9, 11, 0),
-                        P::Ver(Cmp::Lt, v(9, 13, 0)),
+                        lt(9, 13, 0),
                         P::Int(I::Dqk, Cmp::Gt, 128),
                         P::Int(I::Dqk, Cmp::Le, 192),
                         P::Int(I::Dv, Cmp::Gt, 64),

@@ -20,8 +20,9 @@ use std::sync::LazyLock;
 use serde::Serialize;
 
 use super::engines::{self, EngineCaps};
-use super::predicate::P;
+use super::predicate::{Cmp, Flag, P};
 use super::target::Target;
+use super::version::CudnnVer;
 
 /// Scope bit: the cuDNN F16/BF16 arbitrary-seqlen sub-backend.
 pub const F16: u8 = 1;
@@ -146,6 +147,29 @@ impl Rule {
         v
     }
 }
+
+// Building blocks the rule tables share.
+
+/// cuDNN version `major.minor.patch`.
+const fn v(major: u8, minor: u8, patch: u8) -> CudnnVer {
+    CudnnVer::new(major, minor, patch)
+}
+
+/// cuDNN is at least `major.minor.patch`.
+const fn ge(major: u8, minor: u8, patch: u8) -> P {
+    P::Ver(Cmp::Ge, v(major, minor, patch))
+}
+
+/// cuDNN is older than `major.minor.patch`.
+const fn lt(major: u8, minor: u8, patch: u8) -> P {
+    P::Ver(Cmp::Lt, v(major, minor, patch))
+}
+
+/// A training request.
+const TRAIN: P = P::Is(Flag::Training);
+
+/// An inference request.
+const INF: P = P::Not(&TRAIN);
 
 /// Source of TE's C++ rule.
 pub const TE_SRC: &str = "NVIDIA/TransformerEngine d0067d0: transformer_engine/common/fused_attn/fused_attn.cpp (nvte_get_fused_attn_backend)";

@@ -13,24 +13,12 @@
 //! 4. `F16.RAGGED64` computes offsets from max sequence lengths and uses `d_qk` for O.
 //! 5. `F16.BW_TRAIN` rejects non-deterministic Blackwell training with dropout AND bias.
 
-use super::{Clause, F16, FE_SRC, Kind, Layer, Rule, Scope, TE_SRC};
+use super::{Clause, F16, FE_SRC, INF, Kind, Layer, Rule, Scope, TE_SRC, TRAIN, ge, lt, v};
 use crate::select::predicate::{Cmp, Flag, IntField as I, P, Side};
 use crate::select::request::{
     BiasType as B, Dtype, Format as F, Layout as L, Mask as M, SoftmaxType,
 };
-use crate::select::version::CudnnVer;
 
-const fn v(major: u8, minor: u8, patch: u8) -> CudnnVer {
-    CudnnVer::new(major, minor, patch)
-}
-const fn ge(major: u8, minor: u8, patch: u8) -> P {
-    P::Ver(Cmp::Ge, v(major, minor, patch))
-}
-const fn lt(major: u8, minor: u8, patch: u8) -> P {
-    P::Ver(Cmp::Lt, v(major, minor, patch))
-}
-const TRAIN: P = P::Is(Flag::Training);
-const INF: P = P::Not(&TRAIN);
 const NO_BIAS: P = P::Bias(&[B::NoBias]);
 const NO_DROPOUT: P = P::Not(&P::Is(Flag::DropoutOn));
 const SQ64: P = P::DivBy(I::Sq, 64);

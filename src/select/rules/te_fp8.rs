@@ -3,19 +3,10 @@
 //! framework and frontend layers add those. An FP8 request that fails this rule never falls back
 //! to the F16 rule (the `F16.DTYPE` gate).
 
-use super::{Clause, FP8, Kind, Layer, Rule, Scope, TE_SRC};
+use super::{Clause, FP8, INF, Kind, Layer, Rule, Scope, TE_SRC, TRAIN, ge, lt, v};
 use crate::select::predicate::{Cmp, Flag, IntField as I, P, Side};
 use crate::select::request::{BiasType as B, Dtype, Format as F, Mask as M, SoftmaxType};
-use crate::select::version::CudnnVer;
 
-const fn v(major: u8, minor: u8, patch: u8) -> CudnnVer {
-    CudnnVer::new(major, minor, patch)
-}
-const fn ge(major: u8, minor: u8, patch: u8) -> P {
-    P::Ver(Cmp::Ge, v(major, minor, patch))
-}
-const TRAIN: P = P::Is(Flag::Training);
-const INF: P = P::Not(&TRAIN);
 const D16: P = P::All(&[P::DivBy(I::Dqk, 16), P::DivBy(I::Dv, 16)]);
 const FOUR_MASKS: P = P::Mask(&[M::NoMask, M::Causal, M::Padding, M::PaddingCausal]);
 
@@ -116,7 +107,7 @@ pub static RULES: &[Rule] = &[
             Clause {
                 label: "cuDNN < 9.21.0: BSHD/SBHD with the vanilla softmax",
                 when: P::All(&[
-                    P::Ver(Cmp::Lt, v(9, 21, 0)),
+                    lt(9, 21, 0),
                     P::Fmt(Side::Qkv, &[F::Bshd, F::Sbhd]),
                     P::Softmax(&[SoftmaxType::Vanilla]),
                 ]),
