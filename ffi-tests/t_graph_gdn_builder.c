@@ -128,7 +128,8 @@ int main(void) {
                                 &dq, &dk, &dv, &dg, &dbeta, &dinit));
     CHECK_EQ_INT(dinit, -1);
     CHECK_STATUS(dnnp_graph_gdn(gb, q, k, v, gate, beta, cus, -1, 0.0, false, false, NULL, NULL, &fin),
-                 DNNP_STATUS_BAD_PARAM);
+                 DNNP_STATUS_NULL_PARAMETER);
+    CHECK_LAST_ERROR_CONTAINS("out_o");
     dnnp_graph_destroy(gb);
     return 0;
 }

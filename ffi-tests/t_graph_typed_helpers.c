@@ -36,7 +36,8 @@ int main(void) {
     CHECK_OK(dnnp_graph_pointwise(g, "relu", y, -1, -1, DNNP_DATA_TYPE_NOT_SET, NULL, &r));
     CHECK_STATUS(dnnp_graph_pointwise(g, "relu", y, y, -1, 0, NULL, &r), DNNP_STATUS_BAD_PARAM);
     CHECK_STATUS(dnnp_graph_pointwise(g, "matmul", y, y, -1, 0, NULL, &r), DNNP_STATUS_BAD_PARAM);
-    CHECK_STATUS(dnnp_graph_pointwise(g, "relu", y, -1, -1, 0, NULL, NULL), DNNP_STATUS_BAD_PARAM);
+    CHECK_STATUS(dnnp_graph_pointwise(g, "relu", y, -1, -1, 0, NULL, NULL), DNNP_STATUS_NULL_PARAMETER);
+    CHECK_LAST_ERROR_CONTAINS("out");
     CHECK_OK(dnnp_graph_tensor_set_virtual(g, r, false));
     CHECK_OK(dnnp_graph_validate(g));
     CHECK_OK(dnnp_graph_tensor_get(g, r, &dt, &rank, dims, NULL, 4, NULL, NULL, NULL));

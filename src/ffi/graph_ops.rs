@@ -20,13 +20,10 @@ unsafe fn add(
     mut b: NodeBuilder,
     name: *const c_char,
     compute: dnnp_data_type_t,
-    outs: &[(&str, *mut i64)],
+    outs: &[(&str, &'static str, *mut i64)],
 ) -> Result<()> {
-    if let Some((port, _)) = outs.iter().find(|(_, p)| p.is_null()) {
-        return Err(crate::Error::bad_param(
-            format!("output pointer for `{port}`"),
-            "must not be NULL",
-        ));
+    if let Some((_, arg, _)) = outs.iter().find(|(_, _, p)| p.is_null()) {
+        return Err(crate::Error::NullArgument(arg));
     }
     // SAFETY: per the contract.
     if let Some(n) = unsafe { opt_str(name, "name") }? {
@@ -35,7 +32,7 @@ unsafe fn add(
     b = b.compute(data_type(compute, "compute")?);
     let idx = g.add_node(b)?;
     let node = &g.nodes()[idx];
-    for (port, p) in outs {
+    for (port, _, p) in outs {
         // SAFETY: checked non-NULL above.
         unsafe { p.write(node.output(port).unwrap_or(-1)) };
     }
@@ -70,7 +67,7 @@ pub unsafe extern "C" fn dnnp_graph_matmul(
         let g = unsafe { graph_mut(graph) }?;
         let nb = NodeBuilder::by_name("matmul")?.input("A", a).input("B", b);
         // SAFETY: per the contract.
-        unsafe { add(g, nb, name, compute, &[("C", out_c)]) }
+        unsafe { add(g, nb, name, compute, &[("C", "out_c", out_c)]) }
     })
 }
 
@@ -114,7 +111,7 @@ pub unsafe extern "C" fn dnnp_graph_pointwise(
             nb = nb.input(port.name, uid);
         }
         // SAFETY: per the contract.
-        unsafe { add(g, nb, name, compute, &[("OUT_0", out)]) }
+        unsafe { add(g, nb, name, compute, &[("OUT_0", "out", out)]) }
     })
 }
 
@@ -148,7 +145,15 @@ pub unsafe extern "C" fn dnnp_graph_sdpa(
             .bool("use_causal_mask", use_causal_mask);
         nb = opt_scale(nb, "attn_scale", attn_scale);
         // SAFETY: per the contract.
-        unsafe { add(g, nb, name, 0, &[("O", out_o), ("Stats", out_stats)]) }
+        unsafe {
+            add(
+                g,
+                nb,
+                name,
+                0,
+                &[("O", "out_o", out_o), ("Stats", "out_stats", out_stats)],
+            )
+        }
     })
 }
 
@@ -193,7 +198,11 @@ pub unsafe extern "C" fn dnnp_graph_sdpa_backward(
                 nb,
                 name,
                 0,
-                &[("dQ", out_dq), ("dK", out_dk), ("dV", out_dv)],
+                &[
+                    ("dQ", "out_dq", out_dq),
+                    ("dK", "out_dk", out_dk),
+                    ("dV", "out_dv", out_dv),
+                ],
             )
         }
     })
@@ -244,7 +253,10 @@ pub unsafe extern "C" fn dnnp_graph_gdn(
                 nb,
                 name,
                 0,
-                &[("O", out_o), ("final_state", out_final_state)],
+                &[
+                    ("O", "out_o", out_o),
+                    ("final_state", "out_final_state", out_final_state),
+                ],
             )
         }
     })
@@ -302,12 +314,16 @@ pub unsafe extern "C" fn dnnp_graph_gdn_bwd(
                 name,
                 0,
                 &[
-                    ("dQ", out_dq),
-                    ("dK", out_dk),
-                    ("dV", out_dv),
-                    ("dG", out_dg),
-                    ("dBeta", out_dbeta),
-                    ("d_initial_state", out_d_initial_state),
+                    ("dQ", "out_dq", out_dq),
+                    ("dK", "out_dk", out_dk),
+                    ("dV", "out_dv", out_dv),
+                    ("dG", "out_dg", out_dg),
+                    ("dBeta", "out_dbeta", out_dbeta),
+                    (
+                        "d_initial_state",
+                        "out_d_initial_state",
+                        out_d_initial_state,
+                    ),
                 ],
             )
         }
