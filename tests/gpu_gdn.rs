@@ -150,6 +150,8 @@ struct Case {
     params: bool,
     pool: bool,
     cu64: bool,
+    /// Also measure the host time per execute against bare launches (printed, never asserted).
+    host_timing: bool,
 }
 
 fn base(name: &'static str, lens: &[usize], k: usize) -> Case {
@@ -171,6 +173,7 @@ fn base(name: &'static str, lens: &[usize], k: usize) -> Case {
         params: false,
         pool: false,
         cu64: false,
+        host_timing: false,
     }
 }
 
@@ -415,6 +418,12 @@ fn run(c: &Case, seed: u64, caller: &Caller) -> Outcome {
         c.name
     );
 
+    if c.host_timing {
+        host_time_report(caller, || {
+            execute(&list, PlanChoice::AtIndex(at), &pack, &ctx).expect("timed execute")
+        });
+    }
+
     // Reference over the rounded values.
     let packed_init: Option<Vec<f64>> = init.as_ref().map(|h| {
         rows.iter()
@@ -471,6 +480,81 @@ fn run(c: &Case, seed: u64, caller: &Caller) -> Outcome {
         }
     }
     Outcome { o, state }
+}
+
+/// Median host time of `exec` (one execute: 3 kernel launches) against 3 bare `cuLaunchKernel`
+/// calls of an empty-work kernel, both on the caller's stream, the queue drained between batches.
+fn host_time_report(caller: &Caller, mut exec: impl FnMut()) {
+    use std::time::Instant;
+    let median = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let sync = || {
+        // SAFETY: the caller's live stream.
+        unsafe { ok("sync", sys::cuStreamSynchronize(caller.stream)) }
+    };
+    let info = dnnplan::cuda::probe::driver().expect("driver").devices[0].clone();
+    let module = dnnplan::cuda::compile_or_load("axpy", &info, &[]).expect("axpy");
+    let fill = module
+        .function("dnnp_fill_f32")
+        .expect("fill")
+        .in_current_context()
+        .expect("function");
+    let d = caller.alloc(4, 0);
+    let (mut n, mut val, mut ptr) = (0i64, 0f32, d);
+    let mut params = [
+        (&raw mut n).cast::<std::ffi::c_void>(),
+        (&raw mut val).cast(),
+        (&raw mut ptr).cast(),
+    ];
+    let mut bare = || {
+        for _ in 0..3 {
+            // SAFETY: dnnp_fill_f32(i64 n = 0, float, float*): writes nothing.
+            unsafe {
+                ok(
+                    "bare launch",
+                    sys::cuLaunchKernel(
+                        fill,
+                        1,
+                        1,
+                        1,
+                        64,
+                        1,
+                        1,
+                        0,
+                        caller.stream,
+                        params.as_mut_ptr(),
+                        std::ptr::null_mut(),
+                    ),
+                )
+            };
+        }
+    };
+    let time = |f: &mut dyn FnMut()| {
+        let mut v = Vec::new();
+        for _ in 0..10 {
+            sync();
+            for _ in 0..50 {
+                let t0 = Instant::now();
+                f();
+                v.push(t0.elapsed().as_secs_f64() * 1e6);
+            }
+        }
+        sync();
+        median(v)
+    };
+    for _ in 0..20 {
+        exec();
+        bare();
+    }
+    let (e1, b1) = (time(&mut exec), time(&mut bare));
+    let (e2, b2) = (time(&mut exec), time(&mut bare));
+    println!(
+        "host time per execute: {e1:.2} / {e2:.2} us; 3 bare launches: {b1:.2} / {b2:.2} us; \
+         overhead {:.2} us",
+        e1.min(e2) - b1.min(b2)
+    );
 }
 
 const EDGE: &[usize] = &[1, 15, 16, 17, 31, 63, 64, 65, 0, 121, 251, 257];
@@ -536,6 +620,16 @@ fn forward_parity_matrix() {
     c.state = None;
     c.opts.scale = Some(0.5);
     c.beta_dt = DataType::Bfloat16;
+    cases.push(c);
+    let mut c = base("bf16 K=V=128 H=16, 4 x 512 (host timing)", &[512; 4], 128);
+    c.shape = GdnShape {
+        h: 16,
+        hk: 16,
+        hv: 16,
+        k: 128,
+        v: 128,
+    };
+    c.host_timing = true;
     cases.push(c);
     for (i, c) in cases.iter().enumerate() {
         run(c, 100 + i as u64, &caller);

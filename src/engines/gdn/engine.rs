@@ -7,7 +7,7 @@
 //! launches chunk table, per-chunk factors and state scan on the context's stream: no
 //! allocation on the device, no host synchronisation, deterministic.
 
-use crate::cuda::{Function, KernelArgs, LaunchConfig, compile_or_load, launch, probe};
+use crate::cuda::{Function, LaunchConfig, Launcher, compile_or_load, probe};
 use crate::dispatch::engine::{BuildContext, CompiledPlan, Engine, SupportQuery};
 use crate::dispatch::exec_types::{ExecContext, VariantPack};
 use crate::dispatch::knobs::Knobs;
@@ -142,6 +142,13 @@ impl Engine for GdnSm90 {
         let offsets = module.function("gdn_chunk_offsets")?;
         let prep = module.function(&format!("gdn_fwd_prep_{tag}_k{}", facts.k))?;
         let scan = module.function(&format!("gdn_fwd_scan_{tag}_k{}", facts.k))?;
+        // Resolve the kernels and raise their shared-memory limits once, here, in the context
+        // the device's default stream implies (execute re-does it only for another context).
+        // SAFETY: the default-stream sentinel is always valid.
+        let launcher = unsafe { Launcher::bind(std::ptr::null_mut(), Some(dev.ordinal)) }?;
+        for f in [&offsets, &prep, &scan] {
+            launcher.prepare(f)?;
+        }
         Ok(Box::new(GdnFwdPlan::new(facts, offsets, prep, scan)?))
     }
 }
@@ -302,13 +309,16 @@ impl CompiledPlan for GdnFwdPlan {
 
     fn execute(&self, pack: &VariantPack, ctx: &ExecContext) -> Result<()> {
         let ws = ctx.workspace_region(self.layout.total, ENGINE_NAME)? as u64;
-        let p = self.bind(pack, ws)?;
-        let stream = ctx.stream.cast();
+        let mut p = self.bind(pack, ws)?;
+        // SAFETY: the stream comes from the caller's handle and outlives this call.
+        let launcher = unsafe { Launcher::bind(ctx.stream.cast(), ctx.device) }?;
         let launches = [
             (&self.offsets, (1, 1, 1), OFFSETS_THREADS, 0),
             (&self.prep, self.grid_prep, PREP_THREADS, self.smem_prep),
             (&self.scan, self.grid_scan, SCAN_WARPS * 32, self.smem_scan),
         ];
+        // Every kernel takes the one parameter block by value; the driver copies it at launch.
+        let mut params = [(&raw mut p).cast::<std::ffi::c_void>()];
         for (f, grid, threads, smem) in launches {
             if grid.0 == 0 || grid.1 == 0 || grid.2 == 0 {
                 continue;
@@ -319,11 +329,9 @@ impl CompiledPlan for GdnFwdPlan {
                 shared_mem_bytes: smem,
                 cluster: None,
             };
-            let mut args = KernelArgs::new();
-            args.push(p);
-            // SAFETY: the stream comes from the caller's handle; every address in `p` is a
-            // device buffer of the pack or of the checked workspace region.
-            unsafe { launch(f, &cfg, stream, ctx.device, &mut args) }?;
+            // SAFETY: every address in `p` is a device buffer of the pack or of the checked
+            // workspace region, and `p` is the kernels' only parameter.
+            unsafe { launcher.launch_raw(f, &cfg, &mut params) }?;
         }
         Ok(())
     }
