@@ -373,7 +373,10 @@ mod tests {
         }
         // dS (slots · V · K fp32) and the token-level fp32 regions.
         assert_eq!(l.regions[6] - l.regions[5], 10 * 64 * 64 * 4);
-        assert_eq!(l.total - l.regions[11], (130 * 2 * 4u64).div_ceil(256) * 256);
+        assert_eq!(
+            l.total - l.regions[11],
+            (130 * 2 * 4u64).div_ceil(256) * 256
+        );
         assert!(dscan_smem_bytes(128) <= 227 * 1024 && tokens_smem_bytes(128) <= 227 * 1024);
     }
 
