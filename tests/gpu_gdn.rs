@@ -825,13 +825,17 @@ fn run_bwd(c: &Case, seed: u64, caller: &Caller) -> Vec<String> {
     .into_iter()
     .map(|(p, uid, elems, dt)| {
         graph.set_output(uid, true).unwrap();
-        let got = graph.tensor(uid).unwrap().data_type;
-        assert_eq!(got, dt, "{}: inferred dtype of {p}", c.name);
         (p, elems, dt)
     })
     .collect();
     let mut list =
         PlanList::plan(&mut graph, PlanOptions::detect(), &[HeurMode::A]).expect("planning");
+    // Planning inferred the gradient dtypes (each its primal's).
+    for (p, _, dt) in &grads {
+        let uid = graph.nodes()[node].output(p).unwrap();
+        let got = graph.tensor(uid).unwrap().data_type;
+        assert_eq!(got, *dt, "{}: inferred dtype of {p}", c.name);
+    }
     let at = list
         .entries()
         .iter()
@@ -1072,12 +1076,17 @@ fn time_graph(
     for p in outputs {
         let uid = graph.nodes()[node].output(p).unwrap();
         graph.set_output(uid, true).unwrap();
-        let t = graph.tensor(uid).unwrap();
-        let elems: i64 = t.dims.iter().product();
-        bindings.push((uid, caller.alloc(elems as usize * size(t.data_type), 0xFF)));
     }
     let mut list =
         PlanList::plan(&mut graph, PlanOptions::detect(), &[HeurMode::A]).expect("planning");
+    // Output sizes from the dtypes planning inferred.
+    for p in outputs {
+        let uid = graph.nodes()[node].output(p).unwrap();
+        let t = graph.tensor(uid).unwrap();
+        let elems: i64 = t.dims.iter().product();
+        assert!(size(t.data_type) > 0, "{p}: dtype not inferred");
+        bindings.push((uid, caller.alloc(elems as usize * size(t.data_type), 0xFF)));
+    }
     let at = list
         .entries()
         .iter()
