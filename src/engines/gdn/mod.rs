@@ -13,6 +13,7 @@ pub mod chunked;
 pub mod engine;
 pub mod params;
 pub mod reference;
+pub mod staged;
 
 use crate::dispatch::manifest::{Family, Slot};
 
