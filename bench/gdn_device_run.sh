@@ -20,12 +20,12 @@ grep -E "rms|host time|test result|panicked|over|non-finite|FAILED" "$OUT/gpu_gd
 echo "== engine timing"
 DNNPLAN_GDN_TIMING=1 timeout 100 "$t" timing_at_benchmark_shapes --nocapture > "$OUT/timing.log" 2>&1; echo "rc=$?"
 grep -E "timing|panicked|test result" "$OUT/timing.log"
-if ls whl/*.whl >/dev/null 2>&1; then
-  echo "== fla-core 0.6.0 (same run)"
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site whl/*.whl \
-    && PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1 timeout 120 python3 bench/gdn_fla_bench.py 2>&1 \
-    | grep -v Warning | tee "$OUT/fla.log"
-fi
 echo "== compute-sanitizer (backward parity tests)"
 timeout 80 compute-sanitizer --tool memcheck --print-limit 5 "$t" backward_parity --test-threads=1 > "$OUT/memcheck.log" 2>&1; echo "rc=$?"
 grep -E "ERROR SUMMARY|test result|Invalid|panicked" "$OUT/memcheck.log" | head -10
+if ls whl/*.whl >/dev/null 2>&1; then
+  echo "== fla-core 0.6.0 (same run)"
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site whl/*.whl \
+    && PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1 timeout 200 python3 bench/gdn_fla_bench.py 2>&1 \
+    | grep -v Warning | tee "$OUT/fla.log"
+fi
