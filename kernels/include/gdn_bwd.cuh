@@ -24,7 +24,7 @@
 //     output head (fp32) to the workspace, dG and dBeta straight to their ports
 //  6. gdn_bwd_fold   (T × 3)                                  head-group sums (fixed order) into
 //     dQ, dK, dV in the io dtype
-//  7. gdn_bwd_params (HO)                                     d_a_log, d_dt_bias: fixed-shape
+//  7. gdn_bwd_params (HO, 256 threads, 2 KB dynamic smem)    d_a_log, d_dt_bias: fixed-shape
 //     reductions over tokens
 #pragma once
 
@@ -99,9 +99,12 @@ __device__ __forceinline__ void tile_to_f32(float* dst, int ld, const T* src, in
   for (int i = tid; i < rows * VEC; i += nthreads) {
     const int r = i / VEC, c8 = i % VEC;
     const uint4 raw = *reinterpret_cast<const uint4*>(&src[static_cast<size_t>(r) * COLS + 8 * c8]);
-    const unsigned short* h = reinterpret_cast<const unsigned short*>(&raw);
+    // Halves by shifts, never through a pointer of another type (strict aliasing: the host
+    // emulation's compiler zeroed the values when they were read through unsigned short*).
+    const u32 w[4] = {raw.x, raw.y, raw.z, raw.w};
 #pragma unroll
-    for (int e = 0; e < 8; ++e) dst[r * ld + 8 * c8 + e] = Io<T>::bits_to_f(h[e]);
+    for (int e = 0; e < 8; ++e)
+      dst[r * ld + 8 * c8 + e] = Io<T>::bits_to_f(static_cast<unsigned short>(w[e >> 1] >> (16 * (e & 1))));
   }
 }
 
@@ -578,8 +581,13 @@ __device__ __forceinline__ void bwd_fold_body(const BwdParams& bp) {
 // ---------------------------------------------------------------------------------------
 constexpr int PARAM_THREADS = 256;
 
+// Dynamic shared memory: PARAM_SMEM_BYTES.
+constexpr int PARAM_SMEM_BYTES = 2 * PARAM_THREADS * 4;
+
 __device__ __forceinline__ void bwd_params_body(const BwdParams& bp) {
-  __shared__ float ra[PARAM_THREADS], rb[PARAM_THREADS];
+  extern __shared__ __align__(16) unsigned char smem[];
+  float* ra = reinterpret_cast<float*>(smem);
+  float* rb = ra + PARAM_THREADS;
   const FwdParams& p = bp.f;
   const int h = blockIdx.x, tid = threadIdx.x, HO = p.ho;
   float a = 0.f, b = 0.f;

@@ -100,9 +100,14 @@ struct Io<gdn_bf16> {
     return __uint_as_float(static_cast<u32>(b) << 16);
   }
   static __device__ __forceinline__ unsigned short f_to_bits(float x) {
+#ifdef GDN_HOST_EMU  // bench/gdn_bwd_host_emu.cpp runs the backward's CUDA-core stages on the CPU
+    const u32 u = __float_as_uint(x);
+    return static_cast<unsigned short>((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+#else
     unsigned short r;
     asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(r) : "f"(x));
     return r;
+#endif
   }
   static __device__ __forceinline__ float to_f(gdn_bf16 x) { return bits_to_f(x.bits); }
   static __device__ __forceinline__ gdn_bf16 from_f(float x) { return gdn_bf16{f_to_bits(x)}; }
@@ -123,14 +128,27 @@ struct Io<gdn_bf16> {
 template <>
 struct Io<gdn_f16> {
   static __device__ __forceinline__ float bits_to_f(unsigned short b) {
+#ifdef GDN_HOST_EMU
+    _Float16 h;
+    __builtin_memcpy(&h, &b, 2);
+    return static_cast<float>(h);
+#else
     float r;
     asm("cvt.f32.f16 %0, %1;" : "=f"(r) : "h"(b));
     return r;
+#endif
   }
   static __device__ __forceinline__ unsigned short f_to_bits(float x) {
+#ifdef GDN_HOST_EMU
+    const _Float16 h = static_cast<_Float16>(x);
+    unsigned short r;
+    __builtin_memcpy(&r, &h, 2);
+    return r;
+#else
     unsigned short r;
     asm("cvt.rn.f16.f32 %0, %1;" : "=h"(r) : "f"(x));
     return r;
+#endif
   }
   static __device__ __forceinline__ float to_f(gdn_f16 x) { return bits_to_f(x.bits); }
   static __device__ __forceinline__ gdn_f16 from_f(float x) { return gdn_f16{f_to_bits(x)}; }

@@ -7,7 +7,7 @@
 //   gdn_bwd_dscan_{bf16,f16}_k{64,128}   <<<(V / 16, HO, N), 128, DscanSmem::bytes>>>
 //   gdn_bwd_tokens_{bf16,f16}_k{64,128}  <<<(max_chunks, HO), 512, TokSmem::bytes>>>
 //   gdn_bwd_fold_{bf16,f16}_k{64,128}    <<<(T, 3), max(K, V)>>>
-//   gdn_bwd_params                       <<<HO, 256>>>   (only with a_log or dt_bias)
+//   gdn_bwd_params                       <<<HO, 256, 2048>>>   (only with a_log or dt_bias)
 // The single parameter is gdn::BwdParams by value.
 #include "gdn_bwd.cuh"
 

@@ -130,7 +130,7 @@ impl GdnBwdPlan {
             (5, (t as u32, 3, 1), k.max(v) as u32, 0),
         ];
         if f.port("d_a_log").is_some() || f.port("d_dt_bias").is_some() {
-            steps.push((6, (ho32, 1, 1), PARAM_THREADS, 0));
+            steps.push((6, (ho32, 1, 1), PARAM_THREADS, 2 * PARAM_THREADS * 4));
         }
         Ok(GdnBwdPlan {
             template,
