@@ -5,8 +5,8 @@
 #
 # Here (CPU machine, worktree root):
 #   /work/wt/device-pack.sh --features gpu-tests           # stages .device/ (tests incl. gpu_gdn)
-#   X=/work/main/.xfer-gdn2; rm -rf $X && mkdir -p $X/whl $X/bench && cp -a .device $X/ \
-#     && cp bench/gdn_device_run.sh bench/gdn_fla_bench.py $X/bench/
+#   X=/work/main/.xfer-gdn2; rm -rf $X && mkdir -p $X/whl $X/bench && cp -a .device kernels $X/ \
+#     && cp bench/gdn_device_run.sh bench/gdn_fla_bench.py bench/gdn_nvrtc_check.py $X/bench/
 #   python3 -m pip download --no-deps --only-binary=:all: --python-version 3.12 \
 #       --implementation cp --platform manylinux2014_x86_64 -d $X/whl fla-core==0.6.0
 # run tool: command "bash .xfer-gdn2/bench/gdn_device_run.sh", carry [".xfer-gdn2"]. Logs in $OUT.
@@ -14,6 +14,8 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 source .device/device-env.sh
 t=$(ls .device/tests/gpu_gdn-*)
+echo "== NVRTC compiles gdn_fwd and gdn_bwd (sm_90a, sm_100a, sm_80)"
+NVRTC_LIB=$CUDA_HOME/lib64/libnvrtc.so.13 timeout 120 python3 bench/gdn_nvrtc_check.py 2>&1 | cut -c1-200 | tee "$OUT/nvrtc.log"
 echo "== engine tests (forward + backward vs fp64)"
 timeout 120 "$t" --test-threads=1 --nocapture > "$OUT/gpu_gdn.log" 2>&1; echo "rc=$?"
 grep -E "rms|host time|test result|panicked|over|non-finite|FAILED" "$OUT/gpu_gdn.log" | head -60
