@@ -91,8 +91,10 @@ static double uni(double lo, double hi) {
   rng_state = rng_state * 6364136223846793005ULL + 1442695040888963407ULL;
   return lo + (hi - lo) * ((rng_state >> 11) * (1.0 / 9007199254740992.0));
 }
-static unsigned short bf(double x) { return gdn::Io<gdn::gdn_bf16>::f_to_bits(static_cast<float>(x)); }
-static double fb(unsigned short b) { return gdn::Io<gdn::gdn_bf16>::bits_to_f(b); }
+template <typename T>
+static unsigned short enc(double x) { return gdn::Io<T>::f_to_bits(static_cast<float>(x)); }
+template <typename T>
+static double dec(unsigned short b) { return gdn::Io<T>::bits_to_f(b); }
 
 static double rms_ratio(const std::vector<double>& a, const std::vector<double>& b) {
   double num = 0, den = 0;
@@ -103,7 +105,7 @@ static double rms_ratio(const std::vector<double>& a, const std::vector<double>&
   return std::sqrt(num / (den > 0 ? den : 1));
 }
 
-template <int K>
+template <typename IOT, int K>
 int run_case(const char* name, int H, int HV, bool l2norm, bool safe, std::vector<int> lens) {
   constexpr int V = K, C = 64;
   const int HK = H, HO = std::max(H, HV), N = static_cast<int>(lens.size());
@@ -113,10 +115,10 @@ int run_case(const char* name, int H, int HV, bool l2norm, bool safe, std::vecto
   const float scale = 1.f / std::sqrt(static_cast<float>(K));
   // Inputs (rounded to their device dtypes; fp32 g, beta, states, parameters).
   std::vector<unsigned short> qb(T * H * K), kb(T * HK * K), vb(T * HV * V), dob(T * HO * V);
-  for (auto& x : qb) x = bf(uni(-1, 1));
-  for (auto& x : kb) x = bf(uni(-1, 1) * (l2norm ? 1.0 : 0.2));
-  for (auto& x : vb) x = bf(uni(-1, 1));
-  for (auto& x : dob) x = bf(uni(-1, 1));
+  for (auto& x : qb) x = enc<IOT>(uni(-1, 1));
+  for (auto& x : kb) x = enc<IOT>(uni(-1, 1) * (l2norm ? 1.0 : 0.2));
+  for (auto& x : vb) x = enc<IOT>(uni(-1, 1));
+  for (auto& x : dob) x = enc<IOT>(uni(-1, 1));
   std::vector<float> g(T * HO), beta(T * HO), h0(N * HO * V * K), dfs(N * HO * V * K), alog(HO), dtb(HO);
   for (auto& x : g) x = safe ? static_cast<float>(uni(-3, 1)) : static_cast<float>(std::log(uni(0.5, 1)));
   for (auto& x : beta) x = static_cast<float>(uni(0, 1));
@@ -133,17 +135,17 @@ int run_case(const char* name, int H, int HV, bool l2norm, bool safe, std::vecto
     for (int h = 0; h < HO; ++h) {
       double qs = 0, ks = 0;
       for (int d = 0; d < K; ++d) {
-        qs += fb(qb[(t * H + qh(h)) * K + d]) * fb(qb[(t * H + qh(h)) * K + d]);
-        ks += fb(kb[(t * HK + qh(h)) * K + d]) * fb(kb[(t * HK + qh(h)) * K + d]);
+        qs += dec<IOT>(qb[(t * H + qh(h)) * K + d]) * dec<IOT>(qb[(t * H + qh(h)) * K + d]);
+        ks += dec<IOT>(kb[(t * HK + qh(h)) * K + d]) * dec<IOT>(kb[(t * HK + qh(h)) * K + d]);
       }
       const double rq = l2norm ? 1 / std::sqrt(qs + 1e-6) : 1, rk = l2norm ? 1 / std::sqrt(ks + 1e-6) : 1;
       RQ[t * HO + h] = rq;
       RK[t * HO + h] = rk;
       for (int d = 0; d < K; ++d) {
-        Q[(t * HO + h) * K + d] = scale * rq * fb(qb[(t * H + qh(h)) * K + d]);
-        Kn[(t * HO + h) * K + d] = rk * fb(kb[(t * HK + qh(h)) * K + d]);
+        Q[(t * HO + h) * K + d] = scale * rq * dec<IOT>(qb[(t * H + qh(h)) * K + d]);
+        Kn[(t * HO + h) * K + d] = rk * dec<IOT>(kb[(t * HK + qh(h)) * K + d]);
       }
-      for (int d = 0; d < V; ++d) Vv[(t * HO + h) * V + d] = fb(vb[(t * HV + vh(h)) * V + d]);
+      for (int d = 0; d < V; ++d) Vv[(t * HO + h) * V + d] = dec<IOT>(vb[(t * HV + vh(h)) * V + d]);
       const double gg = g[t * HO + h];
       LA[t * HO + h] = safe ? -std::exp(alog[h]) * (gg + dtb[h] > 20 ? gg + dtb[h] : std::log1p(std::exp(gg + dtb[h]))) : gg;
       B[t * HO + h] = beta[t * HO + h];
@@ -182,7 +184,7 @@ int run_case(const char* name, int H, int HV, bool l2norm, bool safe, std::vecto
         std::vector<double> dq(K, 0), dk(K, 0), st(K * V), r(V), du(V, 0), dr(V);
         for (int d = 0; d < K; ++d)
           for (int vi = 0; vi < V; ++vi) {
-            const double dov = fb(dob[(t * HO + h) * V + vi]);
+            const double dov = dec<IOT>(dob[(t * HO + h) * V + vi]);
             ds[d * V + vi] += q[d] * dov;
             dq[d] += S[i + 1][d * V + vi] * dov;
           }
@@ -292,16 +294,16 @@ int run_case(const char* name, int H, int HV, bool l2norm, bool safe, std::vecto
           ws_gam[ch * C + i] = static_cast<float>(gam[i]);
           ws_bet[ch * C + i] = static_cast<float>(bet[i]);
           for (int d = 0; d < K; ++d) {
-            ws_w[ch * C * K + i * K + d] = bf(W[i * K + d]);
-            ws_q[ch * C * K + i * K + d] = bf(qq(i, d) * std::exp(gam[i]));
-            ws_kr[ch * C * K + i * K + d] = bf(kk(i, d) * std::exp(gam[C - 1] - gam[i]));
-            ws_e[ch * C * K + i * K + d] = bf(E[i * K + d]);
+            ws_w[ch * C * K + i * K + d] = enc<IOT>(W[i * K + d]);
+            ws_q[ch * C * K + i * K + d] = enc<IOT>(qq(i, d) * std::exp(gam[i]));
+            ws_kr[ch * C * K + i * K + d] = enc<IOT>(kk(i, d) * std::exp(gam[C - 1] - gam[i]));
+            ws_e[ch * C * K + i * K + d] = enc<IOT>(E[i * K + d]);
           }
           for (int j = 0; j < C; ++j) {
-            ws_a[ch * C * C + i * C + j] = bf(A[i * C + j]);
-            ws_t[ch * C * C + i * C + j] = bf(Tm[i * C + j]);
+            ws_a[ch * C * C + i * C + j] = enc<IOT>(A[i * C + j]);
+            ws_t[ch * C * C + i * C + j] = enc<IOT>(Tm[i * C + j]);
           }
-          for (int d = 0; d < V; ++d) ws_ut[ch * V * C + d * C + i] = bf(U[i * V + d]);
+          for (int d = 0; d < V; ++d) ws_ut[ch * V * C + d * C + i] = enc<IOT>(U[i * V + d]);
         }
         for (int x = 0; x < V * K; ++x) ws_s[ch * V * K + x] = static_cast<float>(X[x]);
         // X ← e^{Γ_last} X + Uᵀ Kᴿ with U = Ũ − W Xᵀ (fp64 here).
@@ -343,14 +345,14 @@ int run_case(const char* name, int H, int HV, bool l2norm, bool safe, std::vecto
   bp.ws_t = ws_t.data(); bp.ws_e = ws_e.data(); bp.ws_gam = ws_gam.data(); bp.ws_bet = ws_bet.data(); bp.ws_s = ws_s.data();
   bp.ws_ds = ws_ds.data(); bp.ws_dr = ws_dr.data(); bp.ws_dq = ws_dq.data(); bp.ws_dk = ws_dk.data(); bp.ws_dv = ws_dv.data();
   bp.ws_pa = ws_pa.data(); bp.ws_pb = ws_pb.data();
-  launch({V / gdn::DSCAN_VS, unsigned(HO), unsigned(N)}, gdn::DSCAN_THREADS, [&] { gdn::bwd_dscan_body<gdn::gdn_bf16, K, V>(bp); });
-  launch({unsigned(slots), unsigned(HO), 1}, gdn::TOK_THREADS, [&] { gdn::bwd_tokens_body<gdn::gdn_bf16, K, V>(bp); });
-  if (T > 0) launch({unsigned(T), 3, 1}, K, [&] { gdn::bwd_fold_body<gdn::gdn_bf16, K, V>(bp); });
+  launch({V / gdn::DSCAN_VS, unsigned(HO), unsigned(N)}, gdn::DSCAN_THREADS, [&] { gdn::bwd_dscan_body<IOT, K, V>(bp); });
+  launch({unsigned(slots), unsigned(HO), 1}, gdn::TOK_THREADS, [&] { gdn::bwd_tokens_body<IOT, K, V>(bp); });
+  if (T > 0) launch({unsigned(T), 3, 1}, K, [&] { gdn::bwd_fold_body<IOT, K, V>(bp); });
   if (safe) launch({unsigned(HO), 1, 1}, gdn::PARAM_THREADS, [&] { gdn::bwd_params_body(bp); });
 
-  auto widen = [](const std::vector<unsigned short>& x) {
+  auto widen = [](const std::vector<unsigned short>& x) {  // io dtype -> double
     std::vector<double> r(x.size());
-    for (size_t i = 0; i < x.size(); ++i) r[i] = fb(x[i]);
+    for (size_t i = 0; i < x.size(); ++i) r[i] = dec<IOT>(x[i]);
     return r;
   };
   auto dbl = [](const std::vector<float>& x) { return std::vector<double>(x.begin(), x.end()); };
@@ -374,13 +376,13 @@ int run_case(const char* name, int H, int HV, bool l2norm, bool safe, std::vecto
       std::vector<double> du(C), drr(C);
       for (int i = 0; i < C; ++i) {
         double s = 0;
-        for (int j = i; j < C; ++j) s += (j < len ? fb(dob[((t0 + j) * HO + h) * V + 0]) : 0.0) * fb(ws_a[ch * C * C + j * C + i]);
-        for (int d = 0; d < K; ++d) s += ws_ds[ch * V * K + 0 * K + d] * fb(ws_kr[ch * C * K + i * K + d]);
+        for (int j = i; j < C; ++j) s += (j < len ? dec<IOT>(dob[((t0 + j) * HO + h) * V + 0]) : 0.0) * dec<IOT>(ws_a[ch * C * C + j * C + i]);
+        for (int d = 0; d < K; ++d) s += ws_ds[ch * V * K + 0 * K + d] * dec<IOT>(ws_kr[ch * C * K + i * K + d]);
         du[i] = s;
       }
       for (int j = 0; j < C; ++j) {
         double s = 0;
-        for (int i = j; i < C; ++i) s += du[i] * fb(ws_t[ch * C * C + i * C + j]);
+        for (int i = j; i < C; ++i) s += du[i] * dec<IOT>(ws_t[ch * C * C + i * C + j]);
         drr[j] = s;
       }
       printf("expected dR[0..3] (v=0): %f %f %f %f; got %f %f %f %f; dU0 %f\n", drr[0], drr[1], drr[2], drr[3], ws_dr[0], ws_dr[V], ws_dr[2 * V], ws_dr[3 * V], du[0]);
@@ -401,10 +403,12 @@ int run_case(const char* name, int H, int HV, bool l2norm, bool safe, std::vecto
 
 int main() {
   int fails = 0;
-  fails += run_case<64>("bf16 K=V=64 H=HV=2, log gate, lens 70,0,5,130", 2, 2, false, false, {70, 0, 5, 130});
-  fails += run_case<64>("bf16 K=V=64 GVA 1/2, l2norm, safe gate, 64,65", 1, 2, true, true, {64, 65});
-  fails += run_case<64>("bf16 K=V=64 GQA 2/1, l2norm, lens 1,17,128", 2, 1, true, false, {1, 17, 128});
-  fails += run_case<128>("bf16 K=V=128 GVA 1/2, safe gate, lens 65,0,3", 1, 2, false, true, {65, 0, 3});
+  fails += run_case<gdn::gdn_bf16, 64>("bf16 K=V=64 H=HV=2, log gate, lens 70,0,5,130", 2, 2, false, false, {70, 0, 5, 130});
+  fails += run_case<gdn::gdn_bf16, 64>("bf16 K=V=64 GVA 1/2, l2norm, safe gate, 64,65", 1, 2, true, true, {64, 65});
+  fails += run_case<gdn::gdn_bf16, 64>("bf16 K=V=64 GQA 2/1, l2norm, lens 1,17,128", 2, 1, true, false, {1, 17, 128});
+  fails += run_case<gdn::gdn_bf16, 128>("bf16 K=V=128 GVA 1/2, safe gate, lens 65,0,3", 1, 2, false, true, {65, 0, 3});
+  fails += run_case<gdn::gdn_f16, 128>("fp16 K=V=128 H=HV=1, l2norm, lens 100,64", 1, 1, true, false, {100, 64});
+  fails += run_case<gdn::gdn_f16, 64>("fp16 K=V=64 GVA 2/4, safe gate, lens 3,66", 2, 4, false, true, {3, 66});
   printf("%s\n", fails ? "host emulation: FAILED" : "host emulation: all gradients within tolerance");
   return fails ? 1 : 0;
 }
