@@ -1,4 +1,4 @@
-"""Compiles the bundled gdn_fwd module with NVRTC (no GPU needed) for several architectures, as
+"""Compiles the bundled gdn_fwd and gdn_bwd modules with NVRTC (no GPU needed) for several architectures, as
 dnnplan does at run time off the bundled sm_90a path. NVRTC_LIB: path of libnvrtc.so.13 (its
 directory must also hold libnvrtc-builtins, e.g. via LD_LIBRARY_PATH). Exit code 1 on any failure."""
 import ctypes
@@ -6,21 +6,22 @@ import os
 import sys
 lib = ctypes.CDLL(os.environ.get('NVRTC_LIB', 'libnvrtc.so.13'))
 root = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'kernels')
-src = open(f'{root}/src/gdn_fwd.cu').read().encode()
-hdr = open(f'{root}/include/gdn_fwd.cuh').read().encode()
 failed = False
-for arch in [b'sm_90a', b'sm_100a', b'sm_80']:
-    prog = ctypes.c_void_p()
-    names = (ctypes.c_char_p * 1)(b'gdn_fwd.cuh')
-    srcs = (ctypes.c_char_p * 1)(hdr)
-    r = lib.nvrtcCreateProgram(ctypes.byref(prog), src, b'gdn_fwd.cu', 1, srcs, names)
-    opts = [b'--gpu-architecture=' + arch, b'-std=c++17', b'-DDNNP_NVRTC=1']
-    arr = (ctypes.c_char_p * len(opts))(*opts)
-    r = lib.nvrtcCompileProgram(prog, len(opts), arr)
-    n = ctypes.c_size_t()
-    lib.nvrtcGetProgramLogSize(prog, ctypes.byref(n))
-    log = ctypes.create_string_buffer(n.value)
-    lib.nvrtcGetProgramLog(prog, log)
-    print(arch.decode(), 'ok' if r == 0 else f'FAILED ({r})', log.value.decode()[:1500])
-    failed = failed or r != 0
+for module, headers in [('gdn_fwd', ['gdn_fwd.cuh']), ('gdn_bwd', ['gdn_fwd.cuh', 'gdn_bwd.cuh'])]:
+    src = open(f'{root}/src/{module}.cu').read().encode()
+    hdrs = [open(f'{root}/include/{h}').read().encode() for h in headers]
+    for arch in [b'sm_90a', b'sm_100a', b'sm_80']:
+        prog = ctypes.c_void_p()
+        names = (ctypes.c_char_p * len(headers))(*[h.encode() for h in headers])
+        srcs = (ctypes.c_char_p * len(headers))(*hdrs)
+        r = lib.nvrtcCreateProgram(ctypes.byref(prog), src, f'{module}.cu'.encode(), len(headers), srcs, names)
+        opts = [b'--gpu-architecture=' + arch, b'-std=c++17', b'-DDNNP_NVRTC=1']
+        arr = (ctypes.c_char_p * len(opts))(*opts)
+        r = lib.nvrtcCompileProgram(prog, len(opts), arr)
+        n = ctypes.c_size_t()
+        lib.nvrtcGetProgramLogSize(prog, ctypes.byref(n))
+        log = ctypes.create_string_buffer(n.value)
+        lib.nvrtcGetProgramLog(prog, log)
+        print(module, arch.decode(), 'ok' if r == 0 else f'FAILED ({r})', log.value.decode()[:1500])
+        failed = failed or r != 0
 sys.exit(1 if failed else 0)

@@ -211,10 +211,13 @@ fn declines_with_reasons() {
 }
 
 #[test]
-fn declines_the_backward_until_its_kernels_exist() {
+fn the_backward_is_served_and_declines_only_for_unsupported_shapes() {
+    // The shipped example has K = 32, V = 16 and state checkpoints: declined for the head dims
+    // (the first failing rule), not for being a backward.
     let ex = dnnplan::ir::examples::example("gdn_bwd").unwrap();
-    let got = verdict(&ex.graph, &Target::with_arch(90)).expect_err("backward declines");
-    assert!(got.contains("backward"), "{got}");
+    let got = verdict(&ex.graph, &Target::with_arch(90)).expect_err("K = 32 declines");
+    assert!(got.contains("K = V in {64, 128}"), "{got}");
+    assert!(!got.contains("backward"), "{got}");
 }
 
 #[test]
@@ -245,5 +248,75 @@ fn plans_on_a_hypothetical_sm90() {
     };
     if let Ok(list) = PlanList::plan(&mut g, opts, &[HeurMode::A]) {
         assert!(list.entries().iter().all(|e| e.engine_id != 20_103));
+    }
+}
+
+/// A backward graph like the GPU tests build: bf16 io, fp16 gate, fp32 beta, bf16 states,
+/// safe gate with a_log and dt_bias, GVA H = 1 / HV = 2.
+fn backward_graph(k: i64) -> (Graph, usize) {
+    let (t, n, io) = (192, 3, DataType::Bfloat16);
+    let mut g = Graph::new(GraphContext::new(io, DataType::Float, DataType::Float));
+    let mut b = NodeBuilder::by_name("gdn_bwd").unwrap().name("gdn_bwd0");
+    for (port, dims, dt) in [
+        ("q", vec![t, 1, k], io),
+        ("k", vec![t, 1, k], io),
+        ("v", vec![t, 2, k], io),
+        ("g", vec![t, 2], DataType::Half),
+        ("beta", vec![t, 2], DataType::Float),
+        ("cu_seqlens", vec![n + 1], DataType::Int64),
+        ("dO", vec![t, 2, k], io),
+        ("initial_state", vec![n, 2, k, k], DataType::Bfloat16),
+        ("d_final_state", vec![n, 2, k, k], DataType::Bfloat16),
+        ("a_log", vec![2], DataType::Float),
+        ("dt_bias", vec![2], DataType::Float),
+    ] {
+        let u = g.add_tensor(Tensor::new(port, &dims, dt)).unwrap();
+        b = b.input(port, u);
+    }
+    b = b.bool("safe_gate", true).bool("use_qk_l2norm", true);
+    let node = g.add_node(b).unwrap();
+    for p in [
+        "dQ",
+        "dK",
+        "dV",
+        "dG",
+        "dBeta",
+        "d_initial_state",
+        "d_a_log",
+        "d_dt_bias",
+    ] {
+        let uid = g.nodes()[node].output(p).unwrap_or_else(|| panic!("{p}"));
+        g.set_output(uid, true).unwrap();
+    }
+    (g, node)
+}
+
+#[test]
+fn serves_the_backward_with_each_gradient_in_its_primals_dtype() {
+    for k in [64, 128] {
+        let (g, node) = backward_graph(k);
+        assert_eq!(verdict(&g, &Target::with_arch(90)), Ok(()), "K = {k}");
+        let mut v = g.clone();
+        v.validate().unwrap();
+        for (grad, want) in [
+            ("dQ", DataType::Bfloat16),
+            ("dV", DataType::Bfloat16),
+            ("dG", DataType::Half),
+            ("dBeta", DataType::Float),
+            ("d_initial_state", DataType::Bfloat16),
+            ("d_a_log", DataType::Float),
+        ] {
+            let uid = v.nodes()[node].output(grad).unwrap();
+            assert_eq!(v.tensor(uid).unwrap().data_type, want, "{grad}");
+        }
+        let mut g = g;
+        let opts = PlanOptions {
+            manifest: &MANIFEST,
+            backend: default_provider(),
+            target: Target::with_arch(90),
+            opt_in: Some(false),
+        };
+        let list = PlanList::plan(&mut g, opts, &[HeurMode::A]).expect("planning");
+        assert!(list.entries().iter().any(|e| e.engine_id == 20_103));
     }
 }

@@ -2,10 +2,10 @@
 //! differences of the forward, the chunked UT/WY forward against the per-token recurrence
 //! (full and partial chunks, ragged batches with empty sequences), and state chaining.
 
-use dnnplan::engines::gdn::chunked;
 use dnnplan::engines::gdn::reference::{
     self, GateDomain, GdnInputs, GdnOptions, GdnShape, rms_ratio,
 };
+use dnnplan::engines::gdn::{chunked, staged};
 
 /// splitmix64-based deterministic generator.
 struct Rng(u64);
@@ -442,27 +442,36 @@ fn chunked_backward_matches_per_token() {
         let ws = weights(70 + ci as u64, lens.len() * sh.state_len());
         let r = reference::backward(&sh, &opts, &p.inputs(), &wo, Some(&ws));
         for chunk in [16, 64] {
-            let c = chunked::backward(&sh, &opts, &p.inputs(), &wo, Some(&ws), chunk);
-            let pairs = [
-                ("dq", &c.dq, &r.dq),
-                ("dk", &c.dk, &r.dk),
-                ("dv", &c.dv, &r.dv),
-                ("dg", &c.dg, &r.dg),
-                ("dbeta", &c.dbeta, &r.dbeta),
-            ];
-            for (name, a, b) in pairs {
-                let e = rms_ratio(a, b);
-                assert!(e < 1e-9, "case {ci} chunk {chunk}: {name} rms ratio {e:e}");
-            }
-            for (name, a, b) in [
-                ("d_initial_state", &c.d_initial_state, &r.d_initial_state),
-                ("d_a_log", &c.d_a_log, &r.d_a_log),
-                ("d_dt_bias", &c.d_dt_bias, &r.d_dt_bias),
-            ] {
-                assert_eq!(a.is_some(), b.is_some(), "case {ci}: {name} presence");
-                if let (Some(a), Some(b)) = (a, b) {
+            let chunked_run = chunked::backward(&sh, &opts, &p.inputs(), &wo, Some(&ws), chunk);
+            let staged_run = staged::backward(&sh, &opts, &p.inputs(), &wo, Some(&ws), chunk);
+            for (what, c) in [("chunked", &chunked_run), ("staged", &staged_run)] {
+                let pairs = [
+                    ("dq", &c.dq, &r.dq),
+                    ("dk", &c.dk, &r.dk),
+                    ("dv", &c.dv, &r.dv),
+                    ("dg", &c.dg, &r.dg),
+                    ("dbeta", &c.dbeta, &r.dbeta),
+                ];
+                for (name, a, b) in pairs {
                     let e = rms_ratio(a, b);
-                    assert!(e < 1e-9, "case {ci} chunk {chunk}: {name} rms ratio {e:e}");
+                    assert!(
+                        e < 1e-9,
+                        "{what} case {ci} chunk {chunk}: {name} rms ratio {e:e}"
+                    );
+                }
+                for (name, a, b) in [
+                    ("d_initial_state", &c.d_initial_state, &r.d_initial_state),
+                    ("d_a_log", &c.d_a_log, &r.d_a_log),
+                    ("d_dt_bias", &c.d_dt_bias, &r.d_dt_bias),
+                ] {
+                    assert_eq!(a.is_some(), b.is_some(), "case {ci}: {name} presence");
+                    if let (Some(a), Some(b)) = (a, b) {
+                        let e = rms_ratio(a, b);
+                        assert!(
+                            e < 1e-9,
+                            "{what} case {ci} chunk {chunk}: {name} rms ratio {e:e}"
+                        );
+                    }
                 }
             }
         }

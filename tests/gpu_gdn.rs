@@ -150,6 +150,8 @@ struct Case {
     params: bool,
     pool: bool,
     cu64: bool,
+    /// Also measure the host time per execute against bare launches (printed, never asserted).
+    host_timing: bool,
 }
 
 fn base(name: &'static str, lens: &[usize], k: usize) -> Case {
@@ -171,6 +173,7 @@ fn base(name: &'static str, lens: &[usize], k: usize) -> Case {
         params: false,
         pool: false,
         cu64: false,
+        host_timing: false,
     }
 }
 
@@ -199,9 +202,34 @@ struct Outcome {
     state: Vec<u8>,
 }
 
-/// Runs `c` on the GPU through the plan list and checks it against the reference; returns the
-/// raw output bytes (for bitwise comparisons).
-fn run(c: &Case, seed: u64, caller: &Caller) -> Outcome {
+/// The rounded inputs of one case (see [`draw`]).
+struct Gen {
+    sh: GdnShape,
+    t: i64,
+    n: i64,
+    ho: i64,
+    k: i64,
+    v: i64,
+    cu: Vec<usize>,
+    q: Host,
+    kk: Host,
+    vv: Host,
+    g: Host,
+    beta: Host,
+    cuh: Host,
+    a_log: Option<Host>,
+    dt_bias: Option<Host>,
+    /// Elements of one state row (`HO·V·K`).
+    sl: usize,
+    /// Pool row of each sequence.
+    rows: Vec<usize>,
+    npool: i64,
+    init: Option<Host>,
+    idx: Option<Host>,
+}
+
+/// Draws the inputs of `c` (deterministic in `seed`).
+fn draw(c: &Case, seed: u64) -> Gen {
     // One generator per tensor: a batch whose first sequence equals another problem draws the
     // same values for that sequence (token-major prefixes).
     let rng_for = |tag: u64| Rng(seed.wrapping_mul(1_000_003).wrapping_add(tag << 40));
@@ -295,6 +323,56 @@ fn run(c: &Case, seed: u64, caller: &Caller) -> Outcome {
     let idx = c
         .pool
         .then(|| host(DataType::Int32, &[n], |i| rows[i] as f64));
+
+    Gen {
+        sh,
+        t,
+        n,
+        ho,
+        k,
+        v,
+        cu,
+        q,
+        kk,
+        vv,
+        g,
+        beta,
+        cuh,
+        a_log,
+        dt_bias,
+        sl,
+        rows,
+        npool,
+        init,
+        idx,
+    }
+}
+
+/// Runs `c` on the GPU through the plan list and checks it against the reference; returns the
+/// raw output bytes (for bitwise comparisons).
+fn run(c: &Case, seed: u64, caller: &Caller) -> Outcome {
+    let Gen {
+        sh,
+        t,
+        n,
+        ho,
+        v,
+        cu,
+        q,
+        kk,
+        vv,
+        g,
+        beta,
+        cuh,
+        a_log,
+        dt_bias,
+        sl,
+        rows,
+        npool,
+        init,
+        idx,
+        ..
+    } = draw(c, seed);
 
     // The graph.
     let mut graph = Graph::new(GraphContext::new(c.io, DataType::Float, DataType::Float));
@@ -415,6 +493,12 @@ fn run(c: &Case, seed: u64, caller: &Caller) -> Outcome {
         c.name
     );
 
+    if c.host_timing {
+        host_time_report(caller, || {
+            execute(&list, PlanChoice::AtIndex(at), &pack, &ctx).expect("timed execute")
+        });
+    }
+
     // Reference over the rounded values.
     let packed_init: Option<Vec<f64>> = init.as_ref().map(|h| {
         rows.iter()
@@ -471,6 +555,81 @@ fn run(c: &Case, seed: u64, caller: &Caller) -> Outcome {
         }
     }
     Outcome { o, state }
+}
+
+/// Median host time of `exec` (one execute: 3 kernel launches) against 3 bare `cuLaunchKernel`
+/// calls of an empty-work kernel, both on the caller's stream, the queue drained between batches.
+fn host_time_report(caller: &Caller, mut exec: impl FnMut()) {
+    use std::time::Instant;
+    let median = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let sync = || {
+        // SAFETY: the caller's live stream.
+        unsafe { ok("sync", sys::cuStreamSynchronize(caller.stream)) }
+    };
+    let info = dnnplan::cuda::probe::driver().expect("driver").devices[0].clone();
+    let module = dnnplan::cuda::compile_or_load("axpy", &info, &[]).expect("axpy");
+    let fill = module
+        .function("dnnp_fill_f32")
+        .expect("fill")
+        .in_current_context()
+        .expect("function");
+    let d = caller.alloc(4, 0);
+    let (mut n, mut val, mut ptr) = (0i64, 0f32, d);
+    let mut params = [
+        (&raw mut n).cast::<std::ffi::c_void>(),
+        (&raw mut val).cast(),
+        (&raw mut ptr).cast(),
+    ];
+    let mut bare = || {
+        for _ in 0..3 {
+            // SAFETY: dnnp_fill_f32(i64 n = 0, float, float*): writes nothing.
+            unsafe {
+                ok(
+                    "bare launch",
+                    sys::cuLaunchKernel(
+                        fill,
+                        1,
+                        1,
+                        1,
+                        64,
+                        1,
+                        1,
+                        0,
+                        caller.stream,
+                        params.as_mut_ptr(),
+                        std::ptr::null_mut(),
+                    ),
+                )
+            };
+        }
+    };
+    let time = |f: &mut dyn FnMut()| {
+        let mut v = Vec::new();
+        for _ in 0..10 {
+            sync();
+            for _ in 0..50 {
+                let t0 = Instant::now();
+                f();
+                v.push(t0.elapsed().as_secs_f64() * 1e6);
+            }
+        }
+        sync();
+        median(v)
+    };
+    for _ in 0..20 {
+        exec();
+        bare();
+    }
+    let (e1, b1) = (time(&mut exec), time(&mut bare));
+    let (e2, b2) = (time(&mut exec), time(&mut bare));
+    println!(
+        "host time per execute: {e1:.2} / {e2:.2} us; 3 bare launches: {b1:.2} / {b2:.2} us; \
+         overhead {:.2} us",
+        e1.min(e2) - b1.min(b2)
+    );
 }
 
 const EDGE: &[usize] = &[1, 15, 16, 17, 31, 63, 64, 65, 0, 121, 251, 257];
@@ -537,6 +696,16 @@ fn forward_parity_matrix() {
     c.opts.scale = Some(0.5);
     c.beta_dt = DataType::Bfloat16;
     cases.push(c);
+    let mut c = base("bf16 K=V=128 H=16, 4 x 512 (host timing)", &[512; 4], 128);
+    c.shape = GdnShape {
+        h: 16,
+        hk: 16,
+        hv: 16,
+        k: 128,
+        v: 128,
+    };
+    c.host_timing = true;
+    cases.push(c);
     for (i, c) in cases.iter().enumerate() {
         run(c, 100 + i as u64, &caller);
     }
@@ -571,4 +740,467 @@ fn batch_invariant_sequence_alone_equals_in_batch() {
         alone.state[..],
         "final state of the shared sequence differs"
     );
+}
+
+/// Runs the backward of `c` through the plan list (NaN-filled outputs and workspace, two runs
+/// bitwise identical) and checks every gradient against the fp64 per-token reference backward
+/// with the §9.2 tolerances. Returns the failures (every gradient is checked and printed first).
+fn run_bwd(c: &Case, seed: u64, caller: &Caller) -> Vec<String> {
+    assert!(!c.pool, "the backward takes no state pool");
+    let Gen {
+        sh,
+        t,
+        n,
+        ho,
+        k,
+        v,
+        cu,
+        q,
+        kk,
+        vv,
+        g,
+        beta,
+        cuh,
+        a_log,
+        dt_bias,
+        sl,
+        init,
+        ..
+    } = draw(c, seed);
+    let mut rng = Rng(seed ^ 0x5eed_d0d0);
+    let d_o = host(c.io, &[t, ho, v], |_| rng.uni(-1.0, 1.0));
+    let dfs = c
+        .state
+        .map(|sd| host(sd, &[n, ho, v, k], |_| rng.uni(-0.1, 0.1)));
+
+    let mut graph = Graph::new(GraphContext::new(c.io, DataType::Float, DataType::Float));
+    let mut b = NodeBuilder::by_name("gdn_bwd").unwrap().name("gdn_bwd0");
+    let mut bound: Vec<(i64, &Host)> = Vec::new();
+    for (port, h) in [
+        ("q", Some(&q)),
+        ("k", Some(&kk)),
+        ("v", Some(&vv)),
+        ("g", Some(&g)),
+        ("beta", Some(&beta)),
+        ("cu_seqlens", Some(&cuh)),
+        ("dO", Some(&d_o)),
+        ("initial_state", init.as_ref()),
+        ("d_final_state", dfs.as_ref()),
+        ("a_log", a_log.as_ref()),
+        ("dt_bias", dt_bias.as_ref()),
+    ] {
+        if let Some(h) = h {
+            let u = graph.add_tensor(Tensor::new(port, &h.dims, h.dt)).unwrap();
+            b = b.input(port, u);
+            bound.push((u, h));
+        }
+    }
+    b = b
+        .bool("use_qk_l2norm", c.opts.use_qk_l2norm)
+        .bool("use_beta_sigmoid", c.opts.use_beta_sigmoid)
+        .bool("allow_neg_eigval", c.opts.allow_neg_eigval)
+        .bool("safe_gate", c.opts.safe_gate);
+    if c.opts.gate_domain == GateDomain::Linear {
+        b = b.attr("gate_domain", dnnplan::ir::AttrValue::Str("linear".into()));
+    }
+    if let Some(s) = c.opts.scale {
+        b = b.attr("scale", dnnplan::ir::AttrValue::Float(s));
+    }
+    let node = graph.add_node(b).unwrap();
+    let sd = c.state.unwrap_or(DataType::Float);
+    // (port, bytes, dtype) of every gradient output the node has.
+    let grads: Vec<(&str, i64, DataType)> = [
+        ("dQ", t * sh.h as i64 * k, c.io),
+        ("dK", t * sh.hk as i64 * k, c.io),
+        ("dV", t * sh.hv as i64 * v, c.io),
+        ("dG", t * ho, c.g_dt),
+        ("dBeta", t * ho, c.beta_dt),
+        ("d_initial_state", n * sl as i64, sd),
+        ("d_a_log", ho, DataType::Float),
+        ("d_dt_bias", ho, DataType::Float),
+    ]
+    .into_iter()
+    .filter_map(|(p, elems, dt)| graph.nodes()[node].output(p).map(|uid| (p, uid, elems, dt)))
+    .collect::<Vec<_>>()
+    .into_iter()
+    .map(|(p, uid, elems, dt)| {
+        graph.set_output(uid, true).unwrap();
+        (p, elems, dt)
+    })
+    .collect();
+    let mut list =
+        PlanList::plan(&mut graph, PlanOptions::detect(), &[HeurMode::A]).expect("planning");
+    // Planning inferred the gradient dtypes (each its primal's).
+    for (p, _, dt) in &grads {
+        let uid = graph.nodes()[node].output(p).unwrap();
+        let got = graph.tensor(uid).unwrap().data_type;
+        assert_eq!(got, *dt, "{}: inferred dtype of {p}", c.name);
+    }
+    let at = list
+        .entries()
+        .iter()
+        .position(|e| e.engine_id == GDN_SM90_ID)
+        .unwrap_or_else(|| panic!("{}: gdn_sm90 not listed for the backward", c.name));
+    list.build_plan_at_index(at).expect("build");
+    let ws_bytes = list.compiled_at(at).expect("compiled").workspace_size() as usize;
+    let mut bindings: Vec<(i64, CUdeviceptr)> = bound
+        .iter()
+        .map(|(u, h)| (*u, caller.upload(&h.bytes)))
+        .collect();
+    let mut outs = Vec::new();
+    for (p, elems, dt) in &grads {
+        let uid = graph.nodes()[node].output(p).unwrap();
+        let bytes = *elems as usize * size(*dt);
+        let d = caller.alloc(bytes, 0xFF);
+        bindings.push((uid, d));
+        outs.push((*p, d, bytes, *dt));
+    }
+    let ws = caller.alloc(ws_bytes, 0xFF);
+    let handle = Handle::new(caller.stream.cast()).expect("handle");
+    let pack = from_bindings(
+        list.declared_layout().expect("layout"),
+        bindings
+            .iter()
+            .map(|(u, d)| (*u, Buffer::Address(*d as *mut std::ffi::c_void))),
+        &[],
+    )
+    .expect("pack");
+    let ctx = ExecContext::new(&handle, ws as *mut std::ffi::c_void, Some(ws_bytes as u64));
+    execute(&list, PlanChoice::AtIndex(at), &pack, &ctx).expect("execute");
+    let first: Vec<Vec<u8>> = outs
+        .iter()
+        .map(|(_, d, bytes, _)| caller.download(*d, *bytes))
+        .collect();
+    execute(&list, PlanChoice::AtIndex(at), &pack, &ctx).expect("execute again");
+    for ((p, d, bytes, _), f) in outs.iter().zip(&first) {
+        assert_eq!(
+            &caller.download(*d, *bytes),
+            f,
+            "{}: {p} differs between two runs",
+            c.name
+        );
+    }
+
+    let inp = GdnInputs {
+        q: &q.vals,
+        k: &kk.vals,
+        v: &vv.vals,
+        g: &g.vals,
+        beta: &beta.vals,
+        cu_seqlens: &cu,
+        initial_state: init.as_ref().map(|h| h.vals.as_slice()),
+        state_indices: None,
+        a_log: a_log.as_ref().map(|h| h.vals.as_slice()),
+        dt_bias: dt_bias.as_ref().map(|h| h.vals.as_slice()),
+    };
+    let r = reference::backward(
+        &sh,
+        &c.opts,
+        &inp,
+        &d_o.vals,
+        dfs.as_ref().map(|h| h.vals.as_slice()),
+    );
+    let half = c.io == DataType::Half;
+    let (bwd_tol, state_tol) = (if half { 3e-2 } else { 4e-2 }, 6e-2);
+    let gate_tol = if c.g_dt == DataType::Float {
+        bwd_tol
+    } else {
+        8e-2
+    };
+    let mut line = format!("{:48}", c.name);
+    let mut failures = Vec::new();
+    for ((p, _, _, dt), bytes) in outs.iter().zip(&first) {
+        let got: Vec<f64> = bytes.chunks(size(*dt)).map(|b| get(*dt, b)).collect();
+        let (want, tol): (&[f64], f64) = match *p {
+            "dQ" => (&r.dq, bwd_tol),
+            "dK" => (&r.dk, bwd_tol),
+            "dV" => (&r.dv, bwd_tol),
+            "dG" => (&r.dg, gate_tol),
+            "dBeta" => (&r.dbeta, bwd_tol),
+            "d_initial_state" => (r.d_initial_state.as_deref().unwrap(), state_tol),
+            "d_a_log" => (r.d_a_log.as_deref().unwrap(), 8e-2),
+            _ => (r.d_dt_bias.as_deref().unwrap(), 8e-2),
+        };
+        let bad = got.iter().filter(|x| !x.is_finite()).count();
+        if bad > 0 {
+            failures.push(format!(
+                "{}: {p} has {bad} unwritten or non-finite entries",
+                c.name
+            ));
+        }
+        let e = rms_ratio(&got, want);
+        line += &format!(" {p} {e:.2e}");
+        if e.is_nan() || e > tol {
+            failures.push(format!("{}: {p} rms ratio {e:e} over {tol:e}", c.name));
+        }
+    }
+    println!("{line}");
+    failures
+}
+
+#[test]
+fn backward_parity_matrix() {
+    let caller = Caller::new();
+    let mut cases = vec![
+        base("bwd bf16 K=V=128 edge lengths, fp32 state", EDGE, 128),
+        base("bwd bf16 K=V=64 edge lengths, fp32 state", EDGE, 64),
+    ];
+    let mut c = base(
+        "bwd fp16 K=V=128 GVA 1/2, l2norm, safe gate, bf16 state",
+        &[200, 0, 77],
+        128,
+    );
+    c.io = DataType::Half;
+    c.shape = GdnShape {
+        h: 1,
+        hk: 1,
+        hv: 2,
+        k: 128,
+        v: 128,
+    };
+    c.opts = GdnOptions {
+        use_qk_l2norm: true,
+        safe_gate: true,
+        use_beta_sigmoid: true,
+        ..Default::default()
+    };
+    c.params = true;
+    c.state = Some(DataType::Bfloat16);
+    c.g_dt = DataType::Half;
+    c.beta_dt = DataType::Half;
+    cases.push(c);
+    let mut c = base(
+        "bwd bf16 K=V=64 GQA 4/2, linear gate, neg eig, l2norm, T=68+130",
+        &[68, 130],
+        64,
+    );
+    c.shape = GdnShape {
+        h: 4,
+        hk: 2,
+        hv: 2,
+        k: 64,
+        v: 64,
+    };
+    c.opts = GdnOptions {
+        gate_domain: GateDomain::Linear,
+        use_beta_sigmoid: true,
+        allow_neg_eigval: true,
+        use_qk_l2norm: true,
+        scale: Some(1.0),
+        ..Default::default()
+    };
+    c.cu64 = true;
+    cases.push(c);
+    let mut c = base(
+        "bwd bf16 K=V=128 no initial state, scale 0.5, bf16 beta",
+        &[96, 32, 160, 1],
+        128,
+    );
+    c.state = None;
+    c.opts.scale = Some(0.5);
+    c.beta_dt = DataType::Bfloat16;
+    cases.push(c);
+    let mut c = base("bwd bf16 K=V=128 GVA H=2/HV=4, 1 x 300", &[300], 128);
+    c.shape = GdnShape {
+        h: 2,
+        hk: 2,
+        hv: 4,
+        k: 128,
+        v: 128,
+    };
+    cases.push(c);
+    let failures: Vec<String> = cases
+        .iter()
+        .enumerate()
+        .flat_map(|(i, c)| run_bwd(c, 300 + i as u64, &caller))
+        .collect();
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Device bytes of `elems` values of `dt` drawn from `f` (fast, for the timing shapes).
+fn device_random(
+    caller: &Caller,
+    dt: DataType,
+    elems: usize,
+    seed: u64,
+    f: impl Fn(f64) -> f64,
+) -> CUdeviceptr {
+    let mut rng = Rng(seed);
+    let mut bytes = Vec::with_capacity(elems * size(dt));
+    for _ in 0..elems {
+        put(dt, f(rng.uni(0.0, 1.0)), &mut bytes);
+    }
+    caller.upload(&bytes)
+}
+
+/// Median device time (ms) of `run` over 10 event-timed repetitions after 3 warm-ups.
+fn event_median_ms(caller: &Caller, mut run: impl FnMut()) -> f64 {
+    for _ in 0..3 {
+        run();
+    }
+    let mut times = Vec::new();
+    for _ in 0..10 {
+        let (mut a, mut b) = (std::ptr::null_mut(), std::ptr::null_mut());
+        // SAFETY: plain event calls on the caller's stream.
+        unsafe {
+            ok("event", sys::cuEventCreate(&mut a, 0));
+            ok("event", sys::cuEventCreate(&mut b, 0));
+            ok("record", sys::cuEventRecord(a, caller.stream));
+        }
+        run();
+        let mut ms = 0f32;
+        // SAFETY: as above.
+        unsafe {
+            ok("record", sys::cuEventRecord(b, caller.stream));
+            ok("sync", sys::cuEventSynchronize(b));
+            ok("elapsed", sys::cuEventElapsedTime_v2(&mut ms, a, b));
+            ok("destroy", sys::cuEventDestroy_v2(a));
+            ok("destroy", sys::cuEventDestroy_v2(b));
+        }
+        times.push(f64::from(ms));
+    }
+    times.sort_by(f64::total_cmp);
+    times[times.len() / 2]
+}
+
+/// Plans `graph` (node `node`), binds `inputs` and NaN-filled outputs, and returns the median
+/// time of one execute (the plan list and buffers live only for the call).
+fn time_graph(
+    caller: &Caller,
+    mut graph: Graph,
+    node: usize,
+    inputs: &[(i64, CUdeviceptr)],
+    outputs: &[&str],
+) -> f64 {
+    let mut bindings = inputs.to_vec();
+    for p in outputs {
+        let uid = graph.nodes()[node].output(p).unwrap();
+        graph.set_output(uid, true).unwrap();
+    }
+    let mut list =
+        PlanList::plan(&mut graph, PlanOptions::detect(), &[HeurMode::A]).expect("planning");
+    // Output sizes from the dtypes planning inferred.
+    for p in outputs {
+        let uid = graph.nodes()[node].output(p).unwrap();
+        let t = graph.tensor(uid).unwrap();
+        let elems: i64 = t.dims.iter().product();
+        assert!(size(t.data_type) > 0, "{p}: dtype not inferred");
+        bindings.push((uid, caller.alloc(elems as usize * size(t.data_type), 0xFF)));
+    }
+    let at = list
+        .entries()
+        .iter()
+        .position(|e| e.engine_id == GDN_SM90_ID)
+        .expect("gdn_sm90 listed");
+    list.build_plan_at_index(at).expect("build");
+    let ws_bytes = list.compiled_at(at).expect("compiled").workspace_size() as usize;
+    let ws = caller.alloc(ws_bytes, 0xFF);
+    let handle = Handle::new(caller.stream.cast()).expect("handle");
+    let pack = from_bindings(
+        list.declared_layout().expect("layout"),
+        bindings
+            .iter()
+            .map(|(u, d)| (*u, Buffer::Address(*d as *mut std::ffi::c_void))),
+        &[],
+    )
+    .expect("pack");
+    let ctx = ExecContext::new(&handle, ws as *mut std::ffi::c_void, Some(ws_bytes as u64));
+    let ms = event_median_ms(caller, || {
+        execute(&list, PlanChoice::AtIndex(at), &pack, &ctx).expect("execute")
+    });
+    for (_, d) in bindings.iter().skip(inputs.len()).chain([&(0, ws)]) {
+        // SAFETY: buffers of this call.
+        unsafe { ok("free", sys::cuMemFree_v2(*d)) };
+    }
+    ms
+}
+
+/// Engine timings at the issue's benchmark shapes (bf16, K = V = 128, fp32 gates, fp32 states):
+/// printed only, never asserted; runs when `DNNPLAN_GDN_TIMING` is set (bench/gdn_device_run.sh).
+#[test]
+fn timing_at_benchmark_shapes() {
+    if std::env::var_os("DNNPLAN_GDN_TIMING").is_none() {
+        println!("skipped (set DNNPLAN_GDN_TIMING=1)");
+        return;
+    }
+    let caller = Caller::new();
+    let (kd, bf, f32t) = (128i64, DataType::Bfloat16, DataType::Float);
+    let shapes: [(&str, Vec<i64>, i64); 4] = [
+        ("(4,8192,16)", vec![8192; 4], 16),
+        ("(1,32768,16)", vec![32768], 16),
+        ("(16,2048,32)", vec![2048; 16], 32),
+        (
+            "ragged mix H=16",
+            vec![8192, 100, 4096, 1, 2048, 7000, 0, 3000, 512, 5000],
+            16,
+        ),
+    ];
+    for (name, lens, hh) in shapes {
+        let t: i64 = lens.iter().sum();
+        let n = lens.len() as i64;
+        let mut cu = vec![0i64];
+        for l in &lens {
+            cu.push(cu.last().unwrap() + l);
+        }
+        let unit = (3.0 / kd as f64).sqrt();
+        let tok = (t * hh * kd) as usize;
+        let q = device_random(&caller, bf, tok, 1, |x| (2.0 * x - 1.0) * unit);
+        let k = device_random(&caller, bf, tok, 2, |x| (2.0 * x - 1.0) * unit);
+        let v = device_random(&caller, bf, tok, 3, |x| 2.0 * x - 1.0);
+        let d_o = device_random(&caller, bf, tok, 4, |x| 2.0 * x - 1.0);
+        let g = device_random(&caller, f32t, (t * hh) as usize, 5, |x| {
+            (0.5 + 0.5 * x).ln()
+        });
+        let beta = device_random(&caller, f32t, (t * hh) as usize, 6, |x| x);
+        let st = (n * hh * kd * kd) as usize;
+        let h0 = device_random(&caller, f32t, st, 7, |x| 0.1 * x - 0.05);
+        let dfs = device_random(&caller, f32t, st, 8, |x| 0.1 * x - 0.05);
+        let cu_bytes: Vec<u8> = cu.iter().flat_map(|x| (*x as i32).to_le_bytes()).collect();
+        let cud = caller.upload(&cu_bytes);
+        let graph_for = |op: &str| {
+            let mut graph = Graph::new(GraphContext::new(bf, f32t, f32t));
+            let mut b = NodeBuilder::by_name(op).unwrap().name("gdn0");
+            let mut ins = Vec::new();
+            let mut ports: Vec<(&str, Vec<i64>, DataType, CUdeviceptr)> = vec![
+                ("q", vec![t, hh, kd], bf, q),
+                ("k", vec![t, hh, kd], bf, k),
+                ("v", vec![t, hh, kd], bf, v),
+                ("g", vec![t, hh], f32t, g),
+                ("beta", vec![t, hh], f32t, beta),
+                ("cu_seqlens", vec![n + 1], DataType::Int32, cud),
+                ("initial_state", vec![n, hh, kd, kd], f32t, h0),
+            ];
+            if op == "gdn_bwd" {
+                ports.push(("dO", vec![t, hh, kd], bf, d_o));
+                ports.push(("d_final_state", vec![n, hh, kd, kd], f32t, dfs));
+            } else {
+                b = b.bool("output_final_state", true);
+            }
+            for (p, dims, dt, d) in ports {
+                let u = graph.add_tensor(Tensor::new(p, &dims, dt)).unwrap();
+                b = b.input(p, u);
+                ins.push((u, d));
+            }
+            let node = graph.add_node(b).unwrap();
+            (graph, node, ins)
+        };
+        let (gf, nf, insf) = graph_for("gdn");
+        let fwd = time_graph(&caller, gf, nf, &insf, &["O", "final_state"]);
+        let (gb, nb, insb) = graph_for("gdn_bwd");
+        let bwd = time_graph(
+            &caller,
+            gb,
+            nb,
+            &insb,
+            &["dQ", "dK", "dV", "dG", "dBeta", "d_initial_state"],
+        );
+        println!(
+            "gdn_sm90 timing {name:18} N={n:<3} T={t:<6} H={hh:<3} fwd {fwd:.3} ms  bwd {bwd:.3} ms  fwd+bwd {:.3} ms",
+            fwd + bwd
+        );
+        for d in [q, k, v, d_o, g, beta, h0, dfs, cud] {
+            // SAFETY: inputs of this shape.
+            unsafe { ok("free", sys::cuMemFree_v2(d)) };
+        }
+    }
 }

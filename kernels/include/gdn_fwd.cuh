@@ -100,9 +100,14 @@ struct Io<gdn_bf16> {
     return __uint_as_float(static_cast<u32>(b) << 16);
   }
   static __device__ __forceinline__ unsigned short f_to_bits(float x) {
+#ifdef GDN_HOST_EMU  // bench/gdn_bwd_host_emu.cpp runs the backward's CUDA-core stages on the CPU
+    const u32 u = __float_as_uint(x);
+    return static_cast<unsigned short>((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+#else
     unsigned short r;
     asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(r) : "f"(x));
     return r;
+#endif
   }
   static __device__ __forceinline__ float to_f(gdn_bf16 x) { return bits_to_f(x.bits); }
   static __device__ __forceinline__ gdn_bf16 from_f(float x) { return gdn_bf16{f_to_bits(x)}; }
@@ -123,14 +128,27 @@ struct Io<gdn_bf16> {
 template <>
 struct Io<gdn_f16> {
   static __device__ __forceinline__ float bits_to_f(unsigned short b) {
+#ifdef GDN_HOST_EMU
+    _Float16 h;
+    __builtin_memcpy(&h, &b, 2);
+    return static_cast<float>(h);
+#else
     float r;
     asm("cvt.f32.f16 %0, %1;" : "=f"(r) : "h"(b));
     return r;
+#endif
   }
   static __device__ __forceinline__ unsigned short f_to_bits(float x) {
+#ifdef GDN_HOST_EMU
+    const _Float16 h = static_cast<_Float16>(x);
+    unsigned short r;
+    __builtin_memcpy(&r, &h, 2);
+    return r;
+#else
     unsigned short r;
     asm("cvt.rn.f16.f32 %0, %1;" : "=h"(r) : "f"(x));
     return r;
+#endif
   }
   static __device__ __forceinline__ float to_f(gdn_f16 x) { return bits_to_f(x.bits); }
   static __device__ __forceinline__ gdn_f16 from_f(float x) { return gdn_f16{f_to_bits(x)}; }
@@ -257,8 +275,17 @@ struct alignas(2 * E) Bits {
   unsigned short h[E];
 };
 
-template <typename T, int K, int V>
-__device__ __forceinline__ void fwd_prep_body(const FwdParams& p) {
+// What the backward's prep additionally keeps (all null in the forward): T (io, [chunks, HO, 64,
+// 64]), E = β k e^Γ (io, [chunks, HO, 64, K]), Γ and β per token (fp32, [chunks, HO, 64]).
+struct PrepKeep {
+  void* ws_t;
+  void* ws_e;
+  float* ws_gam;
+  float* ws_bet;
+};
+
+template <typename T, int K, int V, bool KEEP = false>
+__device__ __forceinline__ void fwd_prep_body(const FwdParams& p, const PrepKeep& keep = PrepKeep{}) {
   using S = PrepSmem<K, V>;
   using IO = Io<T>;
   constexpr int KP = S::KP, VP = S::VP, CP = S::CP, FP = S::FP;
@@ -620,6 +647,23 @@ __device__ __forceinline__ void fwd_prep_body(const FwdParams& p) {
       }
     }
   }
+  if (KEEP) {
+    // T (io, unit diagonal), E and the per-token Γ, β for the backward.
+    T* wt = static_cast<T*>(keep.ws_t) + ch * CHUNK * CHUNK;
+    T* we = static_cast<T*>(keep.ws_e) + ch * CHUNK * K;
+    for (int i = tid; i < CHUNK * CHUNK / 8; i += 128) {
+      const int r = i / (CHUNK / 8), c8 = i % (CHUNK / 8);
+      *reinterpret_cast<uint4*>(&wt[r * CHUNK + 8 * c8]) = *reinterpret_cast<const uint4*>(&tb[r * CP + 8 * c8]);
+    }
+    for (int i = tid; i < CHUNK * K / 8; i += 128) {
+      const int r = i / (K / 8), c8 = i % (K / 8);
+      *reinterpret_cast<uint4*>(&we[r * K + 8 * c8]) = *reinterpret_cast<const uint4*>(&eS[r * KP + 8 * c8]);
+    }
+    if (tid < CHUNK) {
+      keep.ws_gam[ch * CHUNK + tid] = gam[tid];
+      keep.ws_bet[ch * CHUNK + tid] = bet[tid];
+    }
+  }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -653,8 +697,10 @@ __device__ __forceinline__ void tile_async(T* dst, const T* src, int rows, size_
   }
 }
 
-template <typename T, int K, int V, int NW, int STAGES>
-__device__ __forceinline__ void fwd_scan_body(const FwdParams& p) {
+// BWD: the backward's replay of the forward scan: writes the fp32 state entering every chunk to
+// ws_s ([chunks, HO, V, K], stored domain) and neither O nor the final state.
+template <typename T, int K, int V, int NW, int STAGES, bool BWD = false>
+__device__ __forceinline__ void fwd_scan_body(const FwdParams& p, float* ws_s = nullptr) {
   using S = ScanSmem<K, NW, STAGES>;
   using IO = Io<T>;
   constexpr int KP = S::KP, CP = S::CP, VS = S::VS;
@@ -727,6 +773,16 @@ __device__ __forceinline__ void fwd_scan_body(const FwdParams& p) {
     const T* Ks = reinterpret_cast<const T*>(base + S::k_off);
     const T* As = reinterpret_cast<const T*>(base + S::a_off);
     const T* Us = reinterpret_cast<const T*>(base + S::u_off);
+    if (BWD) {
+      float* xs = ws_s + (static_cast<size_t>(c) * HO + h) * V * K;
+#pragma unroll
+      for (int nt = 0; nt < K / 8; ++nt) {
+#pragma unroll
+        for (int hf = 0; hf < 2; ++hf)
+          *reinterpret_cast<float2*>(&xs[static_cast<size_t>(vr + 8 * hf) * K + 8 * nt + cq]) =
+              make_float2(x[nt][2 * hf], x[nt][2 * hf + 1]);
+      }
+    }
     const long long t0 = cs + static_cast<long long>(c - c_begin) * CHUNK;
     const int len = static_cast<int>(min_ll(static_cast<long long>(CHUNK), ce - t0));
     const int ur = 16 * warp + (lane >> 2);  // row of Ũᵀ within the slice
@@ -782,7 +838,7 @@ __device__ __forceinline__ void fwd_scan_body(const FwdParams& p) {
     }
     // Store O rows (tokens) < len, staged through this warp's smem tile so that each
     // token's 16 values leave as two 16-byte stores.
-    {
+    if (!BWD) {
       T* Os = reinterpret_cast<T*>(smem + S::o_off) + warp * CHUNK * S::OP;
       const int vl = lane >> 2;
 #pragma unroll
@@ -826,7 +882,7 @@ __device__ __forceinline__ void fwd_scan_body(const FwdParams& p) {
   }
   cp_async_wait<0>();
 
-  if (p.final_state) {
+  if (!BWD && p.final_state) {
     const size_t base = (static_cast<size_t>(row) * HO + h) * V * K;
 #pragma unroll
     for (int nt = 0; nt < K / 8; ++nt) {

@@ -27,5 +27,5 @@ mod unavailable_tests;
 
 pub use compile::{GpuArch, compile_nvrtc, compile_or_load};
 pub use context::{ContextGuard, CurrentContext};
-pub use launch::{KernelArgs, LaunchConfig, launch};
+pub use launch::{KernelArgs, LaunchConfig, Launcher, launch};
 pub use module::{Function, Module};

@@ -8,7 +8,7 @@
 
 use std::collections::HashMap;
 use std::ffi::CString;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
 use cudarc::driver::sys::{self, CUfunction, CUkernel, CUlibrary};
 
@@ -98,6 +98,7 @@ impl Module {
         Ok(Function {
             kernel,
             name: name.to_owned(),
+            prepared: Arc::default(),
             _module: self.clone(),
         })
     }
@@ -118,6 +119,9 @@ impl Module {
 pub struct Function {
     kernel: CUkernel,
     name: String,
+    /// `(CUcontext, CUfunction)` pairs already resolved and prepared (dynamic shared-memory
+    /// limit raised to the device's opt-in maximum) by [`Function::prepared_in`]; shared by clones.
+    prepared: Arc<RwLock<Vec<(usize, usize)>>>,
     _module: Arc<Module>,
 }
 
@@ -148,5 +152,56 @@ impl Function {
             })?;
             Ok(f)
         })
+    }
+
+    /// The `CUfunction` of this kernel in `context`, which must be current on the calling thread,
+    /// prepared for launches: its dynamic shared-memory limit raised once to the device's opt-in
+    /// maximum (so no launch sets an attribute again). The first call per context resolves and
+    /// prepares; later calls are a read-locked lookup.
+    pub fn prepared_in(&self, context: sys::CUcontext) -> Result<CUfunction> {
+        let key = context as usize;
+        if let Ok(list) = self.prepared.read()
+            && let Some(&(_, f)) = list.iter().find(|(c, _)| *c == key)
+        {
+            return Ok(f as CUfunction);
+        }
+        let f = self.in_current_context()?;
+        guarded("preparing a kernel function", || {
+            let mut dev: sys::CUdevice = 0;
+            // SAFETY: writes one int; the caller made `context` current.
+            check("cuCtxGetDevice", unsafe { sys::cuCtxGetDevice(&mut dev) })?;
+            let mut optin = 0;
+            // SAFETY: writes one int.
+            check("cuDeviceGetAttribute", unsafe {
+                sys::cuDeviceGetAttribute(
+                    &mut optin,
+                    sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+                    dev,
+                )
+            })?;
+            let mut static_smem = 0;
+            // SAFETY: `f` is a live function of the current context; writes one int.
+            check("cuFuncGetAttribute", unsafe {
+                sys::cuFuncGetAttribute(
+                    &mut static_smem,
+                    sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES,
+                    f,
+                )
+            })?;
+            // SAFETY: as above; the limit is what the device allows beside the static part.
+            check("cuFuncSetAttribute", unsafe {
+                sys::cuFuncSetAttribute(
+                    f,
+                    sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                    (optin - static_smem).max(0),
+                )
+            })
+        })?;
+        if let Ok(mut list) = self.prepared.write()
+            && !list.iter().any(|(c, _)| *c == key)
+        {
+            list.push((key, f as usize));
+        }
+        Ok(f)
     }
 }

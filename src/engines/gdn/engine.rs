@@ -1,13 +1,14 @@
-//! `gdn_sm90`: the bundled Hopper engine of the `gdn` family (forward only so far).
+//! `gdn_sm90`: the bundled Hopper engine of the `gdn` family, forward and backward.
 //!
 //! Support is decided by the rows of [`SUPPORT_RULES`] (each returns the decline reason or
 //! nothing), over the family facts and the target. Build loads the bundled `gdn_fwd` module
-//! (sm_90a cubin) and resolves the three entry points of the (io dtype, K) variant; execute
+//! (sm_90a cubin) and resolves the three entry points of the (io dtype, K) variant (the
+//! backward: `gdn_bwd` and its seven, see [`super::backward`]); execute
 //! binds the pack's addresses into one [`FwdParams`] block, carves the caller's workspace and
 //! launches chunk table, per-chunk factors and state scan on the context's stream: no
 //! allocation on the device, no host synchronisation, deterministic.
 
-use crate::cuda::{Function, KernelArgs, LaunchConfig, compile_or_load, launch, probe};
+use crate::cuda::{Function, LaunchConfig, Launcher, compile_or_load, probe};
 use crate::dispatch::engine::{BuildContext, CompiledPlan, Engine, SupportQuery};
 use crate::dispatch::exec_types::{ExecContext, VariantPack};
 use crate::dispatch::knobs::Knobs;
@@ -16,6 +17,7 @@ use crate::error::{Error, Result};
 use crate::ir::DataType;
 
 use super::analyzer::{GdnFacts, GdnOp, PortFacts};
+use super::backward::GdnBwdPlan;
 use super::params::{
     FwdParams, KernelDtype, OFFSETS_THREADS, PREP_THREADS, SCAN_WARPS, WorkspaceLayout, flags,
     max_chunks, prep_smem_bytes, scan_smem_bytes,
@@ -30,10 +32,10 @@ type SupportRule = fn(&GdnFacts, &Target) -> Option<String>;
 /// Every condition the kernels need, in the order the reasons are reported.
 pub const SUPPORT_RULES: &[SupportRule] = &[
     needs_sm90,
-    forward_only,
     head_dims,
     io_dtype,
     state_dtype,
+    gradient_dtypes,
     no_checkpoints,
     packed_ports,
     index_range,
@@ -49,11 +51,6 @@ fn needs_sm90(_: &GdnFacts, t: &Target) -> Option<String> {
     }
 }
 
-fn forward_only(f: &GdnFacts, _: &Target) -> Option<String> {
-    (f.op == GdnOp::Backward)
-        .then(|| "the SM90 GDN backward kernels are not bundled yet".to_owned())
-}
-
 fn head_dims(f: &GdnFacts, _: &Target) -> Option<String> {
     (f.k != f.v || !(f.k == 64 || f.k == 128))
         .then(|| format!("needs K = V in {{64, 128}}; got K = {}, V = {}", f.k, f.v))
@@ -64,11 +61,52 @@ fn io_dtype(f: &GdnFacts, _: &Target) -> Option<String> {
         .then(|| format!("io dtype must be BFLOAT16 or HALF; got {}", f.io.name()))
 }
 
+/// Every state port; all present ones share the state dtype (the first present one decides).
+const STATE_PORTS: [&str; 4] = [
+    "initial_state",
+    "final_state",
+    "d_final_state",
+    "d_initial_state",
+];
+
 fn state_dtype(f: &GdnFacts, _: &Target) -> Option<String> {
-    ["initial_state", "final_state"].iter().find_map(|p| {
+    let first = STATE_PORTS.iter().find_map(|p| f.port(p))?.dtype;
+    STATE_PORTS.iter().find_map(|p| {
         f.port(p)
-            .filter(|s| !matches!(s.dtype, DataType::Float | DataType::Bfloat16))
-            .map(|s| format!("{p} must be FLOAT or BFLOAT16; got {}", s.dtype.name()))
+            .filter(|s| {
+                !matches!(s.dtype, DataType::Float | DataType::Bfloat16) || s.dtype != first
+            })
+            .map(|s| {
+                format!(
+                    "{p} must be FLOAT or BFLOAT16 and equal the other state ports' dtype; got {}",
+                    s.dtype.name()
+                )
+            })
+    })
+}
+
+/// Gradient ports the kernels write in their primal's dtype.
+const GRADIENT_OF: [(&str, &str); 8] = [
+    ("dQ", "q"),
+    ("dK", "k"),
+    ("dV", "v"),
+    ("dO", "q"),
+    ("dG", "g"),
+    ("dBeta", "beta"),
+    ("d_a_log", "a_log"),
+    ("d_dt_bias", "dt_bias"),
+];
+
+fn gradient_dtypes(f: &GdnFacts, _: &Target) -> Option<String> {
+    GRADIENT_OF.iter().find_map(|(grad, of)| {
+        let (g, p) = (f.port(grad)?, f.port(of)?);
+        (g.dtype != p.dtype).then(|| {
+            format!(
+                "{grad} must have {of}'s dtype {}; got {}",
+                p.dtype.name(),
+                g.dtype.name()
+            )
+        })
     })
 }
 
@@ -133,20 +171,50 @@ impl Engine for GdnSm90 {
                 what: "CUDA device",
                 key: dev.ordinal.to_string(),
             })?;
-        let module = compile_or_load("gdn_fwd", &info, &[])?;
         let tag = if facts.io == DataType::Bfloat16 {
             "bf16"
         } else {
             "f16"
         };
+        if facts.op == GdnOp::Backward {
+            let module = compile_or_load("gdn_bwd", &info, &[])?;
+            let k = facts.k;
+            let names = [
+                "gdn_bwd_chunk_offsets".to_owned(),
+                format!("gdn_bwd_prep_{tag}_k{k}"),
+                format!("gdn_bwd_fscan_{tag}_k{k}"),
+                format!("gdn_bwd_dscan_{tag}_k{k}"),
+                format!("gdn_bwd_tokens_{tag}_k{k}"),
+                format!("gdn_bwd_fold_{tag}_k{k}"),
+                "gdn_bwd_params".to_owned(),
+            ];
+            let mut fns = Vec::with_capacity(names.len());
+            for n in &names {
+                fns.push(module.function(n)?);
+            }
+            // SAFETY: the default-stream sentinel is always valid.
+            let launcher = unsafe { Launcher::bind(std::ptr::null_mut(), Some(dev.ordinal)) }?;
+            for f in &fns {
+                launcher.prepare(f)?;
+            }
+            return Ok(Box::new(GdnBwdPlan::new(facts, fns)?));
+        }
+        let module = compile_or_load("gdn_fwd", &info, &[])?;
         let offsets = module.function("gdn_chunk_offsets")?;
         let prep = module.function(&format!("gdn_fwd_prep_{tag}_k{}", facts.k))?;
         let scan = module.function(&format!("gdn_fwd_scan_{tag}_k{}", facts.k))?;
+        // Resolve the kernels and raise their shared-memory limits once, here, in the context
+        // the device's default stream implies (execute re-does it only for another context).
+        // SAFETY: the default-stream sentinel is always valid.
+        let launcher = unsafe { Launcher::bind(std::ptr::null_mut(), Some(dev.ordinal)) }?;
+        for f in [&offsets, &prep, &scan] {
+            launcher.prepare(f)?;
+        }
         Ok(Box::new(GdnFwdPlan::new(facts, offsets, prep, scan)?))
     }
 }
 
-fn kernel_dtype(dt: DataType, port: &str) -> Result<i32> {
+pub(super) fn kernel_dtype(dt: DataType, port: &str) -> Result<i32> {
     match dt {
         DataType::Float => Ok(KernelDtype::F32 as i32),
         DataType::Bfloat16 => Ok(KernelDtype::Bf16 as i32),
@@ -189,6 +257,53 @@ pub struct GdnFwdPlan {
     scan: Function,
 }
 
+/// The shape-specialised forward parameter block of `f` (addresses and workspace left 0).
+pub(super) fn fwd_template(f: &GdnFacts) -> Result<FwdParams> {
+    let need = |p: &str| -> Result<&PortFacts> {
+        f.port(p)
+            .ok_or_else(|| Error::Internal(format!("gdn_sm90: port {p} is not bound")))
+    };
+    let (h, hk, hv, ho) = f.heads;
+    let mut fl = 0;
+    for (on, bit) in [
+        (f.use_qk_l2norm, flags::L2NORM),
+        (f.use_beta_sigmoid, flags::BETA_SIGMOID),
+        (f.allow_neg_eigval, flags::NEG_EIGVAL),
+        (f.safe_gate, flags::SAFE_GATE),
+        (f.linear_gate, flags::LINEAR_GATE),
+    ] {
+        if on {
+            fl |= bit;
+        }
+    }
+    let state_dt = STATE_PORTS
+        .iter()
+        .find_map(|p| f.port(p))
+        .map_or(DataType::Float, |s| s.dtype);
+    let chunks = max_chunks(f.n_seqs as u64, f.total_tokens as u64);
+    Ok(FwdParams {
+        cu_seqlens_i64: i32::from(need("cu_seqlens")?.dtype == DataType::Int64),
+        n_seqs: f.n_seqs as i32,
+        h: h as i32,
+        hk: hk as i32,
+        hv: hv as i32,
+        ho: ho as i32,
+        g_dtype: kernel_dtype(need("g")?.dtype, "g")?,
+        beta_dtype: kernel_dtype(need("beta")?.dtype, "beta")?,
+        state_dtype: kernel_dtype(state_dt, "initial_state")?,
+        a_log_dtype: f
+            .port("a_log")
+            .map_or(Ok(0), |p| kernel_dtype(p.dtype, "a_log"))?,
+        dt_bias_dtype: f
+            .port("dt_bias")
+            .map_or(Ok(0), |p| kernel_dtype(p.dtype, "dt_bias"))?,
+        scale: f.effective_scale() as f32,
+        flags: fl,
+        max_chunks: chunks as i32,
+        ..FwdParams::default()
+    })
+}
+
 impl GdnFwdPlan {
     fn new(f: &GdnFacts, offsets: Function, prep: Function, scan: Function) -> Result<GdnFwdPlan> {
         let need = |p: &str| -> Result<&PortFacts> {
@@ -196,47 +311,11 @@ impl GdnFwdPlan {
                 .ok_or_else(|| Error::Internal(format!("gdn_sm90: port {p} is not bound")))
         };
         let uid = |p: &str| f.port(p).map(|x| x.uid);
-        let (h, hk, hv, ho) = f.heads;
-        let mut fl = 0;
-        for (on, bit) in [
-            (f.use_qk_l2norm, flags::L2NORM),
-            (f.use_beta_sigmoid, flags::BETA_SIGMOID),
-            (f.allow_neg_eigval, flags::NEG_EIGVAL),
-            (f.safe_gate, flags::SAFE_GATE),
-            (f.linear_gate, flags::LINEAR_GATE),
-        ] {
-            if on {
-                fl |= bit;
-            }
-        }
-        let state_dt = f
-            .port("initial_state")
-            .or_else(|| f.port("final_state"))
-            .map_or(DataType::Float, |s| s.dtype);
+        let ho = f.heads.3;
         let n = f.n_seqs as u64;
         let t = f.total_tokens as u64;
         let chunks = max_chunks(n, t);
-        let template = FwdParams {
-            cu_seqlens_i64: i32::from(need("cu_seqlens")?.dtype == DataType::Int64),
-            n_seqs: f.n_seqs as i32,
-            h: h as i32,
-            hk: hk as i32,
-            hv: hv as i32,
-            ho: ho as i32,
-            g_dtype: kernel_dtype(need("g")?.dtype, "g")?,
-            beta_dtype: kernel_dtype(need("beta")?.dtype, "beta")?,
-            state_dtype: kernel_dtype(state_dt, "initial_state")?,
-            a_log_dtype: f
-                .port("a_log")
-                .map_or(Ok(0), |p| kernel_dtype(p.dtype, "a_log"))?,
-            dt_bias_dtype: f
-                .port("dt_bias")
-                .map_or(Ok(0), |p| kernel_dtype(p.dtype, "dt_bias"))?,
-            scale: f.effective_scale() as f32,
-            flags: fl,
-            max_chunks: chunks as i32,
-            ..FwdParams::default()
-        };
+        let template = fwd_template(f)?;
         let uids = PortUids {
             q: need("q")?.uid,
             k: need("k")?.uid,
@@ -302,13 +381,16 @@ impl CompiledPlan for GdnFwdPlan {
 
     fn execute(&self, pack: &VariantPack, ctx: &ExecContext) -> Result<()> {
         let ws = ctx.workspace_region(self.layout.total, ENGINE_NAME)? as u64;
-        let p = self.bind(pack, ws)?;
-        let stream = ctx.stream.cast();
+        let mut p = self.bind(pack, ws)?;
+        // SAFETY: the stream comes from the caller's handle and outlives this call.
+        let launcher = unsafe { Launcher::bind(ctx.stream.cast(), ctx.device) }?;
         let launches = [
             (&self.offsets, (1, 1, 1), OFFSETS_THREADS, 0),
             (&self.prep, self.grid_prep, PREP_THREADS, self.smem_prep),
             (&self.scan, self.grid_scan, SCAN_WARPS * 32, self.smem_scan),
         ];
+        // Every kernel takes the one parameter block by value; the driver copies it at launch.
+        let mut params = [(&raw mut p).cast::<std::ffi::c_void>()];
         for (f, grid, threads, smem) in launches {
             if grid.0 == 0 || grid.1 == 0 || grid.2 == 0 {
                 continue;
@@ -319,11 +401,9 @@ impl CompiledPlan for GdnFwdPlan {
                 shared_mem_bytes: smem,
                 cluster: None,
             };
-            let mut args = KernelArgs::new();
-            args.push(p);
-            // SAFETY: the stream comes from the caller's handle; every address in `p` is a
-            // device buffer of the pack or of the checked workspace region.
-            unsafe { launch(f, &cfg, stream, ctx.device, &mut args) }?;
+            // SAFETY: every address in `p` is a device buffer of the pack or of the checked
+            // workspace region, and `p` is the kernels' only parameter.
+            unsafe { launcher.launch_raw(f, &cfg, &mut params) }?;
         }
         Ok(())
     }

@@ -1,6 +1,6 @@
 //! Gated DeltaNet (GDN) family: the fp64 per-token reference (forward and backward), the
 //! chunked UT/WY algorithm on the CPU that our CUDA kernels implement, the family analyzer and
-//! the SM90 engine `gdn_sm90` serving `gdn` (the backward kernels are not bundled yet).
+//! the SM90 engine `gdn_sm90` serving `gdn` and `gdn_bwd`.
 //!
 //! Semantics follow `shared/spec/linear-attention.md` sections 1-4: THD tokens with
 //! `cu_seqlens`, head grouping by consecutive groups, states stored V-major `[N, HO, V, K]`.
@@ -8,10 +8,12 @@
 //! engines (`gdn_frost`, `gdn_cutile`, `gdn_summary_frost`), so ours starts at slot 3.
 
 pub mod analyzer;
+pub mod backward;
 pub mod chunked;
 pub mod engine;
 pub mod params;
 pub mod reference;
+pub mod staged;
 
 use crate::dispatch::manifest::{Family, Slot};
 

@@ -172,6 +172,140 @@ impl WorkspaceLayout {
     }
 }
 
+/// `gdn::BwdParams` of `kernels/include/gdn_bwd.cuh`: the forward block (inputs and the
+/// forward's workspace regions; `o` and `final_state` 0) followed by the backward's ports and
+/// workspace regions. Pointers are device addresses (0 = absent).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct BwdParams {
+    /// Inputs and the forward's regions.
+    pub f: FwdParams,
+    /// `dO` `[T, HO, V]`.
+    pub d_o: u64,
+    /// `d_final_state` `[N, HO, V, K]` or 0.
+    pub d_final_state: u64,
+    /// `dQ` `[T, H, K]`.
+    pub dq: u64,
+    /// `dK` `[T, HK, K]`.
+    pub dk: u64,
+    /// `dV` `[T, HV, V]`.
+    pub dv: u64,
+    /// `dG` `[T, HO]`.
+    pub dg: u64,
+    /// `dBeta` `[T, HO]`.
+    pub dbeta: u64,
+    /// `d_initial_state` `[N, HO, V, K]` or 0.
+    pub d_initial_state: u64,
+    /// `d_a_log` `[HO]` or 0.
+    pub d_a_log: u64,
+    /// `d_dt_bias` `[HO]` or 0.
+    pub d_dt_bias: u64,
+    /// Total tokens `T`.
+    pub total_t: i64,
+    /// Workspace: `T` `[slots, 64, 64]` io.
+    pub ws_t: u64,
+    /// Workspace: `E` `[slots, 64, K]` io.
+    pub ws_e: u64,
+    /// Workspace: `Γ` `[slots, 64]` fp32.
+    pub ws_gam: u64,
+    /// Workspace: `β` `[slots, 64]` fp32.
+    pub ws_bet: u64,
+    /// Workspace: states entering each chunk `[slots, V, K]` fp32.
+    pub ws_s: u64,
+    /// Workspace: state gradients leaving each chunk `[slots, V, K]` fp32.
+    pub ws_ds: u64,
+    /// Workspace: `dR` `[slots, 64, V]` fp32.
+    pub ws_dr: u64,
+    /// Workspace: `dq` per output head `[T, HO, K]` fp32.
+    pub ws_dq: u64,
+    /// Workspace: `dk` per output head `[T, HO, K]` fp32.
+    pub ws_dk: u64,
+    /// Workspace: `dv` per output head `[T, HO, V]` fp32.
+    pub ws_dv: u64,
+    /// Workspace: `d log α · log α` `[T, HO]` fp32.
+    pub ws_pa: u64,
+    /// Workspace: `dG` terms `[T, HO]` fp32.
+    pub ws_pb: u64,
+}
+
+/// Byte offsets of the backward's own workspace regions (after the forward's) and the total.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BwdWorkspaceLayout {
+    /// The forward's regions (first).
+    pub fwd: WorkspaceLayout,
+    /// Offsets of `ws_t, ws_e, ws_gam, ws_bet, ws_s, ws_ds, ws_dr, ws_dq, ws_dk, ws_dv, ws_pa,
+    /// ws_pb`, in that order.
+    pub regions: [u64; 12],
+    /// Total bytes.
+    pub total: u64,
+}
+
+impl BwdWorkspaceLayout {
+    /// Layout for the backward (same arguments as [`WorkspaceLayout::new`]).
+    pub fn new(n_seqs: u64, total_tokens: u64, ho: u64, k: u64, v: u64) -> BwdWorkspaceLayout {
+        let fwd = WorkspaceLayout::new(n_seqs, total_tokens, ho, k, v);
+        let slots = max_chunks(n_seqs, total_tokens) * ho;
+        let th = total_tokens * ho;
+        let sizes = [
+            slots * CHUNK * CHUNK * 2,
+            slots * CHUNK * k * 2,
+            slots * CHUNK * 4,
+            slots * CHUNK * 4,
+            slots * v * k * 4,
+            slots * v * k * 4,
+            slots * CHUNK * v * 4,
+            th * k * 4,
+            th * k * 4,
+            th * v * 4,
+            th * 4,
+            th * 4,
+        ];
+        let mut off = fwd.total;
+        let mut regions = [0u64; 12];
+        for (r, bytes) in regions.iter_mut().zip(sizes) {
+            *r = off;
+            off = (off + bytes).div_ceil(REGION_ALIGN) * REGION_ALIGN;
+        }
+        BwdWorkspaceLayout {
+            fwd,
+            regions,
+            total: off,
+        }
+    }
+
+    /// Writes every region address for a workspace at `base` into `p`.
+    pub fn bind(&self, base: u64, p: &mut BwdParams) {
+        self.fwd.bind(base, &mut p.f);
+        let r = self.regions.map(|o| base + o);
+        [
+            p.ws_t, p.ws_e, p.ws_gam, p.ws_bet, p.ws_s, p.ws_ds, p.ws_dr, p.ws_dq, p.ws_dk,
+            p.ws_dv, p.ws_pa, p.ws_pb,
+        ] = r;
+    }
+}
+
+/// Threads of the reverse state-gradient scan (`gdn::DSCAN_THREADS`); 16 value rows per block.
+pub const DSCAN_THREADS: u32 = 128;
+/// Value rows per reverse-scan block (`gdn::DSCAN_VS`).
+pub const DSCAN_VS: u32 = 16;
+/// Threads of the token-gradient kernel (`gdn::TOK_THREADS`).
+pub const TOK_THREADS: u32 = 512;
+/// Threads of the parameter-gradient kernel (`gdn::PARAM_THREADS`).
+pub const PARAM_THREADS: u32 = 256;
+
+/// Dynamic shared memory of the reverse scan (`gdn::DscanSmem<K>::bytes`).
+pub fn dscan_smem_bytes(k: u64) -> u32 {
+    let (kf, cf, vs) = (k + 1, CHUNK + 1, u64::from(DSCAN_VS));
+    (4 * (2 * CHUNK * cf + 3 * CHUNK * kf + CHUNK * (vs + 1) + vs * kf + 2 * vs * cf)) as u32
+}
+
+/// Dynamic shared memory of the token-gradient kernel (`gdn::TokSmem<K>::bytes`).
+pub fn tokens_smem_bytes(k: u64) -> u32 {
+    let (kf, cf, vf, vt) = (k + 1, CHUNK + 1, 16 + 1, 16);
+    let t = u64::from(TOK_THREADS);
+    (4 * (2 * CHUNK * kf + 2 * vt * kf + 3 * CHUNK * vf + 3 * CHUNK * cf + 7 * CHUNK + t)) as u32
+}
+
 /// Upper bound of the number of chunks: `Σ ceil(T_b / 64) ≤ T / 64 + N`.
 pub fn max_chunks(n_seqs: u64, total_tokens: u64) -> u64 {
     total_tokens / CHUNK + n_seqs
@@ -219,6 +353,31 @@ mod tests {
         assert_eq!(std::mem::offset_of!(FwdParams, scale), 96 + 11 * 4);
         assert_eq!(std::mem::offset_of!(FwdParams, chunk_offsets), 152);
         assert_eq!(std::mem::offset_of!(FwdParams, ws_gl), 200);
+    }
+
+    #[test]
+    fn bwd_params_layout_matches_the_cuda_struct() {
+        // FwdParams, 10 pointers, one i64, 12 pointers (static_assert in gdn_bwd.cuh: 392).
+        assert_eq!(std::mem::size_of::<BwdParams>(), 392);
+        assert_eq!(std::mem::offset_of!(BwdParams, d_o), 208);
+        assert_eq!(std::mem::offset_of!(BwdParams, total_t), 288);
+        assert_eq!(std::mem::offset_of!(BwdParams, ws_pb), 384);
+    }
+
+    #[test]
+    fn bwd_workspace_follows_the_forward_and_fits_hopper_smem() {
+        let l = BwdWorkspaceLayout::new(3, 130, 2, 64, 64);
+        assert_eq!(l.regions[0], l.fwd.total);
+        for w in l.regions.windows(2) {
+            assert!(w[1] > w[0] && w[1] % 256 == 0);
+        }
+        // dS (slots · V · K fp32) and the token-level fp32 regions.
+        assert_eq!(l.regions[6] - l.regions[5], 10 * 64 * 64 * 4);
+        assert_eq!(
+            l.total - l.regions[11],
+            (130 * 2 * 4u64).div_ceil(256) * 256
+        );
+        assert!(dscan_smem_bytes(128) <= 227 * 1024 && tokens_smem_bytes(128) <= 227 * 1024);
     }
 
     #[test]

@@ -1,0 +1,614 @@
+// Gated DeltaNet chunked backward for SM90 (spec linear-attention.md §4.5), chunk 64.
+//
+// Contract: the forward's inputs (q, k, v, g, beta, cu_seqlens, optional initial_state, a_log,
+// dt_bias; no state_indices) plus dO [T,HO,V] (io dtype) and optional d_final_state
+// [N,HO,V,K] (the state dtype); outputs dQ/dK/dV like q/k/v, dG like g, dBeta like beta,
+// optional d_initial_state (the state dtype), d_a_log, d_dt_bias (their parameters' dtypes).
+// All scratch lives in the caller's workspace; no allocation, no host synchronisation, no
+// atomics: every sum runs in a fixed order (deterministic, bitwise repeatable).
+//
+// Launches (one stream, in order; the single parameter is BwdParams by value):
+//  1. gdn_chunk_offsets (the forward's, on bwd.f)            chunk table
+//  2. gdn_bwd_prep   (chunk slots × HO)                       the forward's per-chunk factors
+//     (W, Q⁺, Kᴿ, Ũᵀ, A, Γ_last) plus T, E, Γ, β kept for the backward
+//  3. gdn_bwd_fscan  (V/64 × HO × N)                          the forward state scan replayed,
+//     writing the fp32 state S_c entering every chunk
+//  4. gdn_bwd_dscan  (V/16 × HO × N, 128 threads)             reverse scan of dX = dSᵀ in fp32:
+//     per chunk (reverse) stores dX' (the gradient of the state leaving the chunk), then
+//     dUᵀ = dOᵀ A + dX' Kᴿᵀ, dRᵀ = dUᵀ T (stored, fp32), dX = e^{Γ_last} dX' + dOᵀ Q⁺ − dRᵀ E;
+//     finally d_initial_state = dX
+//  5. gdn_bwd_tokens (chunk slots × HO, 512 threads)          per chunk, all value rows in one
+//     block: U = Ũ − W S_c, dQ⁺ = dO S_cᵀ, dE = −dR S_cᵀ, dKᴿ = U dS'ᵀ, dA = dO Uᵀ,
+//     dL = −dR Uᵀ, dD = Σ S_c ⊙ dS'; then dq̂, dk̂, dv, dβ, dΓ, the reverse cumulative sum into
+//     d log α and the port chain rules (l2norm, beta sigmoid, gate transforms); dq/dk/dv per
+//     output head (fp32) to the workspace, dG and dBeta straight to their ports
+//  6. gdn_bwd_fold   (T × 3)                                  head-group sums (fixed order) into
+//     dQ, dK, dV in the io dtype
+//  7. gdn_bwd_params (HO, 256 threads, 2 KB dynamic smem)    d_a_log, d_dt_bias: fixed-shape
+//     reductions over tokens
+#pragma once
+
+#include "gdn_fwd.cuh"
+
+namespace gdn {
+
+struct BwdParams {
+  FwdParams f;  // inputs and the forward's workspace regions (o, final_state: null)
+  const void* d_o;            // [T, HO, V] io
+  const void* d_final_state;  // [N, HO, V, K] state dtype, may be null
+  void* dq;                   // [T, H, K] io
+  void* dk;                   // [T, HK, K] io
+  void* dv;                   // [T, HV, V] io
+  void* dg;                   // [T, HO] g dtype
+  void* dbeta;                // [T, HO] beta dtype
+  void* d_initial_state;      // [N, HO, V, K] state dtype, may be null
+  void* d_a_log;              // [HO] a_log dtype, may be null
+  void* d_dt_bias;            // [HO] dt_bias dtype, may be null
+  long long total_t;
+  // Backward workspace regions.
+  void* ws_t;      // [chunks, HO, 64, 64] io
+  void* ws_e;      // [chunks, HO, 64, K] io
+  float* ws_gam;   // [chunks, HO, 64]
+  float* ws_bet;   // [chunks, HO, 64]
+  float* ws_s;     // [chunks, HO, V, K]
+  float* ws_ds;    // [chunks, HO, V, K]
+  float* ws_dr;    // [chunks, HO, 64, V]
+  float* ws_dq;    // [T, HO, K]
+  float* ws_dk;    // [T, HO, K]
+  float* ws_dv;    // [T, HO, V]
+  float* ws_pa;    // [T, HO]: d log α · log α (d_a_log terms)
+  float* ws_pb;    // [T, HO]: dG (d_dt_bias terms)
+};
+
+static_assert(sizeof(BwdParams) == 392, "BwdParams layout changed: update src/engines/gdn/params.rs");
+
+__device__ __forceinline__ void store_any(void* p, int dtype, long long i, float x) {
+  if (dtype == DT_F32) static_cast<float*>(p)[i] = x;
+  else if (dtype == DT_BF16) static_cast<unsigned short*>(p)[i] = Io<gdn_bf16>::f_to_bits(x);
+  else static_cast<unsigned short*>(p)[i] = Io<gdn_f16>::f_to_bits(x);
+}
+
+__device__ __forceinline__ float sigmoidf_(float x) { return 1.f / (1.f + __expf(-x)); }
+
+// ---------------------------------------------------------------------------------------
+// Stage 4: reverse state-gradient scan. Block: 16 value rows [v0, v0 + 16) of one (seq, head).
+// ---------------------------------------------------------------------------------------
+constexpr int DSCAN_THREADS = 128;
+constexpr int DSCAN_VS = 16;
+
+template <int K>
+struct DscanSmem {
+  static constexpr int KF = K + 1;       // fp32 row of a C×K tile (padded)
+  static constexpr int CF = CHUNK + 1;   // fp32 row of a C×C tile
+  static constexpr size_t a_off = 0;                          // A   [64][CF]
+  static constexpr size_t t_off = a_off + CHUNK * CF * 4;     // T   [64][CF]
+  static constexpr size_t kr_off = t_off + CHUNK * CF * 4;    // Kᴿ  [64][KF]
+  static constexpr size_t qp_off = kr_off + CHUNK * KF * 4;   // Q⁺  [64][KF]
+  static constexpr size_t e_off = qp_off + CHUNK * KF * 4;    // E   [64][KF]
+  static constexpr size_t do_off = e_off + CHUNK * KF * 4;    // dO  [64][VS + 1]
+  static constexpr size_t dx_off = do_off + CHUNK * (DSCAN_VS + 1) * 4;  // dX [VS][KF]
+  static constexpr size_t du_off = dx_off + DSCAN_VS * KF * 4;          // dUᵀ [VS][CF]
+  static constexpr size_t dr_off = du_off + DSCAN_VS * CF * 4;          // dRᵀ [VS][CF]
+  static constexpr size_t bytes = dr_off + DSCAN_VS * CF * 4;
+};
+
+// rows × COLS io elements at `src` (row stride COLS) into fp32 smem rows of `ld` floats.
+template <typename T, int COLS>
+__device__ __forceinline__ void tile_to_f32(float* dst, int ld, const T* src, int rows, int tid, int nthreads) {
+  constexpr int VEC = COLS / 8;
+  for (int i = tid; i < rows * VEC; i += nthreads) {
+    const int r = i / VEC, c8 = i % VEC;
+    const uint4 raw = *reinterpret_cast<const uint4*>(&src[static_cast<size_t>(r) * COLS + 8 * c8]);
+    // Halves by shifts, never through a pointer of another type (strict aliasing: the host
+    // emulation's compiler zeroed the values when they were read through unsigned short*).
+    const u32 w[4] = {raw.x, raw.y, raw.z, raw.w};
+#pragma unroll
+    for (int e = 0; e < 8; ++e)
+      dst[r * ld + 8 * c8 + e] = Io<T>::bits_to_f(static_cast<unsigned short>(w[e >> 1] >> (16 * (e & 1))));
+  }
+}
+
+__device__ __forceinline__ float load_state(const void* p, int dtype, size_t i) {
+  return dtype == DT_F32 ? static_cast<const float*>(p)[i] : Io<gdn_bf16>::bits_to_f(static_cast<const unsigned short*>(p)[i]);
+}
+
+template <typename T, int K, int V>
+__device__ __forceinline__ void bwd_dscan_body(const BwdParams& bp) {
+  using S = DscanSmem<K>;
+  constexpr int KF = S::KF, CF = S::CF, VS = DSCAN_VS, DF = DSCAN_VS + 1;
+  const FwdParams& p = bp.f;
+  extern __shared__ __align__(16) unsigned char smem[];
+  float* As = reinterpret_cast<float*>(smem + S::a_off);
+  float* Ts = reinterpret_cast<float*>(smem + S::t_off);
+  float* KRs = reinterpret_cast<float*>(smem + S::kr_off);
+  float* QPs = reinterpret_cast<float*>(smem + S::qp_off);
+  float* Es = reinterpret_cast<float*>(smem + S::e_off);
+  float* dOs = reinterpret_cast<float*>(smem + S::do_off);
+  float* dX = reinterpret_cast<float*>(smem + S::dx_off);
+  float* dU = reinterpret_cast<float*>(smem + S::du_off);
+  float* dR = reinterpret_cast<float*>(smem + S::dr_off);
+
+  const int h = blockIdx.y, b = blockIdx.z, tid = threadIdx.x;
+  const int HO = p.ho;
+  const int v0 = blockIdx.x * VS;
+  const long long cs = load_cu(p, b), ce = load_cu(p, b + 1);
+  const int c_begin = p.chunk_offsets[b], c_end = p.chunk_offsets[b + 1];
+  const size_t sbase = (static_cast<size_t>(b) * HO + h) * V * K;
+
+  for (int i = tid; i < VS * K; i += DSCAN_THREADS) {
+    const int r = i / K, kk = i % K;
+    dX[r * KF + kk] = bp.d_final_state ? load_state(bp.d_final_state, p.state_dtype, sbase + static_cast<size_t>(v0 + r) * K + kk) : 0.f;
+  }
+  // Thread mapping: value row tv, token rows ti + 8m (dUᵀ, dRᵀ), key columns ti + 8m (dX).
+  const int tv = tid & 15, ti = tid >> 4;
+  for (int c = c_end - 1; c >= c_begin; --c) {
+    const size_t ch = static_cast<size_t>(c) * HO + h;
+    const long long t0 = cs + static_cast<long long>(c - c_begin) * CHUNK;
+    const int len = static_cast<int>(min_ll(static_cast<long long>(CHUNK), ce - t0));
+    __syncthreads();  // previous iteration done with every tile
+    tile_to_f32<T, CHUNK>(As, CF, static_cast<const T*>(p.ws_a) + ch * CHUNK * CHUNK, CHUNK, tid, DSCAN_THREADS);
+    tile_to_f32<T, CHUNK>(Ts, CF, static_cast<const T*>(bp.ws_t) + ch * CHUNK * CHUNK, CHUNK, tid, DSCAN_THREADS);
+    tile_to_f32<T, K>(KRs, KF, static_cast<const T*>(p.ws_kr) + ch * CHUNK * K, CHUNK, tid, DSCAN_THREADS);
+    tile_to_f32<T, K>(QPs, KF, static_cast<const T*>(p.ws_q) + ch * CHUNK * K, CHUNK, tid, DSCAN_THREADS);
+    tile_to_f32<T, K>(Es, KF, static_cast<const T*>(bp.ws_e) + ch * CHUNK * K, CHUNK, tid, DSCAN_THREADS);
+    for (int i = tid; i < CHUNK * VS; i += DSCAN_THREADS) {
+      const int r = i / VS, vv = i % VS;
+      dOs[r * DF + vv] = r < len ? Io<T>::to_f(static_cast<const T*>(bp.d_o)[(static_cast<size_t>(t0 + r) * HO + h) * V + v0 + vv]) : 0.f;
+    }
+    // dS' of this chunk (the gradient of the state leaving it), for the token stage.
+    {
+      float* ds = bp.ws_ds + ch * V * K;
+      for (int i = tid; i < VS * K; i += DSCAN_THREADS) {
+        const int r = i / K, kk = i % K;
+        ds[static_cast<size_t>(v0 + r) * K + kk] = dX[r * KF + kk];
+      }
+    }
+    __syncthreads();
+    // dUᵀ[v][i] = Σ_{j ≥ i} dO[j][v] A[j][i] + Σ_k dX[v][k] Kᴿ[i][k].
+#pragma unroll
+    for (int m = 0; m < 8; ++m) {
+      const int i = ti + 8 * m;
+      float s = 0.f;
+      for (int j = i; j < CHUNK; ++j) s += dOs[j * DF + tv] * As[j * CF + i];
+      for (int kk = 0; kk < K; ++kk) s += dX[tv * KF + kk] * KRs[i * KF + kk];
+      dU[tv * CF + i] = s;
+    }
+    __syncthreads();
+    // dRᵀ[v][j] = Σ_{i ≥ j} dUᵀ[v][i] T[i][j].
+    {
+      float* dr = bp.ws_dr + ch * CHUNK * V;
+#pragma unroll
+      for (int m = 0; m < 8; ++m) {
+        const int j = ti + 8 * m;
+        float s = 0.f;
+        for (int i = j; i < CHUNK; ++i) s += dU[tv * CF + i] * Ts[i * CF + j];
+        dR[tv * CF + j] = s;
+        dr[static_cast<size_t>(j) * V + v0 + tv] = s;
+      }
+    }
+    __syncthreads();
+    // dX = e^{Γ_last} dX' + dOᵀ Q⁺ − dRᵀ E (each thread its own 16 entries of row tv).
+    const float decay = __expf(p.ws_gl[ch]);
+    float nx[K / 8];
+#pragma unroll
+    for (int m = 0; m < K / 8; ++m) nx[m] = decay * dX[tv * KF + ti + 8 * m];
+    for (int i = 0; i < CHUNK; ++i) {
+      const float a = dOs[i * DF + tv], r = dR[tv * CF + i];
+#pragma unroll
+      for (int m = 0; m < K / 8; ++m) nx[m] += a * QPs[i * KF + ti + 8 * m] - r * Es[i * KF + ti + 8 * m];
+    }
+    __syncthreads();
+#pragma unroll
+    for (int m = 0; m < K / 8; ++m) dX[tv * KF + ti + 8 * m] = nx[m];
+  }
+  __syncthreads();
+  if (bp.d_initial_state) {
+    for (int i = tid; i < VS * K; i += DSCAN_THREADS) {
+      const int r = i / K, kk = i % K;
+      const size_t idx = sbase + static_cast<size_t>(v0 + r) * K + kk;
+      if (p.state_dtype == DT_F32) static_cast<float*>(bp.d_initial_state)[idx] = dX[r * KF + kk];
+      else static_cast<unsigned short*>(bp.d_initial_state)[idx] = Io<gdn_bf16>::f_to_bits(dX[r * KF + kk]);
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// Stage 5: per-chunk token gradients. Block: one (chunk, head), all V.
+// ---------------------------------------------------------------------------------------
+constexpr int TOK_THREADS = 512;
+constexpr int TOK_VT = 16;  // value rows per slice of the V loop
+
+template <int K>
+struct TokSmem {
+  static constexpr int KF = K + 1;
+  static constexpr int CF = CHUNK + 1;
+  static constexpr int VF = TOK_VT + 1;
+  // Region R0 (C×K fp32): W during the V loop, then normalised k.
+  static constexpr size_t r0_off = 0;
+  static constexpr size_t qn_off = r0_off + CHUNK * KF * 4;        // scaled q̂ [64][KF]
+  static constexpr size_t x_off = qn_off + CHUNK * KF * 4;         // S_c slice [VT][KF]
+  static constexpr size_t dx_off = x_off + TOK_VT * KF * 4;        // dS' slice [VT][KF]
+  static constexpr size_t do_off = dx_off + TOK_VT * KF * 4;       // dO slice [64][VF]
+  static constexpr size_t dr_off = do_off + CHUNK * VF * 4;        // dR slice [64][VF]
+  static constexpr size_t u_off = dr_off + CHUNK * VF * 4;         // U slice  [64][VF]
+  static constexpr size_t da_off = u_off + CHUNK * VF * 4;         // dA → dA' [64][CF]
+  static constexpr size_t dl_off = da_off + CHUNK * CF * 4;        // dL → dL' [64][CF]
+  static constexpr size_t g_off = dl_off + CHUNK * CF * 4;         // G        [64][CF]
+  static constexpr size_t vec_off = g_off + CHUNK * CF * 4;        // per-token vectors
+  // vectors: gam, bet, qr, kr, dgam, dbeta_v, dbeta_l, red (TOK_THREADS)
+  static constexpr size_t bytes = vec_off + (7 * CHUNK + TOK_THREADS) * 4;
+};
+
+template <typename T, int K, int V>
+__device__ __forceinline__ void bwd_tokens_body(const BwdParams& bp) {
+  using S = TokSmem<K>;
+  using IO = Io<T>;
+  constexpr int KF = S::KF, CF = S::CF, VF = S::VF, VT = TOK_VT;
+  constexpr int KM = K / 8;  // key columns per thread
+  const FwdParams& p = bp.f;
+  extern __shared__ __align__(16) unsigned char smem[];
+  float* Ws = reinterpret_cast<float*>(smem + S::r0_off);
+  float* Kn = reinterpret_cast<float*>(smem + S::r0_off);  // after the V loop
+  float* Qn = reinterpret_cast<float*>(smem + S::qn_off);
+  float* Xs = reinterpret_cast<float*>(smem + S::x_off);
+  float* dXs = reinterpret_cast<float*>(smem + S::dx_off);
+  float* dOs = reinterpret_cast<float*>(smem + S::do_off);
+  float* dRs = reinterpret_cast<float*>(smem + S::dr_off);
+  float* Us = reinterpret_cast<float*>(smem + S::u_off);
+  float* dAs = reinterpret_cast<float*>(smem + S::da_off);
+  float* dLs = reinterpret_cast<float*>(smem + S::dl_off);
+  float* Gs = reinterpret_cast<float*>(smem + S::g_off);
+  float* gam = reinterpret_cast<float*>(smem + S::vec_off);
+  float* bet = gam + CHUNK;
+  float* qr = bet + CHUNK;
+  float* kr = qr + CHUNK;
+  float* dgam = kr + CHUNK;
+  float* dbv = dgam + CHUNK;
+  float* dbl = dbv + CHUNK;
+  float* red = dbl + CHUNK;
+
+  const int c = blockIdx.x, h = blockIdx.y;
+  const int tid = threadIdx.x;
+  int seq, len;
+  long long t0;
+  if (!locate_chunk(p, c, seq, t0, len)) return;
+  const int HO = p.ho;
+  const int qh = h / (HO / p.h), kh = h / (HO / p.hk), vh = h / (HO / p.hv);
+  const size_t ch = static_cast<size_t>(c) * HO + h;
+  // Thread mapping: token row ti (8 threads per row, consecutive lanes), key columns tk + 8m,
+  // chunk columns tk + 8m.
+  const int ti = tid >> 3, tk = tid & 7;
+
+  tile_to_f32<T, K>(Ws, KF, static_cast<const T*>(p.ws_w) + ch * CHUNK * K, CHUNK, tid, TOK_THREADS);
+  if (tid < CHUNK) {
+    gam[tid] = bp.ws_gam[ch * CHUNK + tid];
+    bet[tid] = bp.ws_bet[ch * CHUNK + tid];
+  }
+  float dqp[KM], de[KM], dkr[KM], da[8], dl[8];
+#pragma unroll
+  for (int m = 0; m < KM; ++m) dqp[m] = de[m] = dkr[m] = 0.f;
+#pragma unroll
+  for (int m = 0; m < 8; ++m) da[m] = dl[m] = 0.f;
+  float dd = 0.f, dbv_acc = 0.f;
+  const float* xg = bp.ws_s + ch * V * K;
+  const float* dxg = bp.ws_ds + ch * V * K;
+  const float* drg = bp.ws_dr + ch * CHUNK * V;
+  const T* utg = static_cast<const T*>(p.ws_ut) + ch * V * CHUNK;
+
+  for (int vt = 0; vt < V; vt += VT) {
+    __syncthreads();  // previous slice consumed
+    for (int i = tid; i < VT * K; i += TOK_THREADS) {
+      const int r = i / K, kk = i % K;
+      const float xv = xg[static_cast<size_t>(vt + r) * K + kk], dxv = dxg[static_cast<size_t>(vt + r) * K + kk];
+      Xs[r * KF + kk] = xv;
+      dXs[r * KF + kk] = dxv;
+      dd += xv * dxv;
+    }
+    for (int i = tid; i < CHUNK * VT; i += TOK_THREADS) {
+      const int r = i / VT, vv = i % VT;
+      const bool live = r < len;
+      dOs[r * VF + vv] = live ? IO::to_f(static_cast<const T*>(bp.d_o)[(static_cast<size_t>(t0 + r) * HO + h) * V + vt + vv]) : 0.f;
+      dRs[r * VF + vv] = drg[static_cast<size_t>(r) * V + vt + vv];
+      Us[r * VF + vv] = IO::to_f(utg[static_cast<size_t>(vt + vv) * CHUNK + r]);
+    }
+    __syncthreads();
+    // U = Ũ − W S_c on this slice (2 entries per thread).
+    float unew[2];
+#pragma unroll
+    for (int e = 0; e < 2; ++e) {
+      const int idx = tid + TOK_THREADS * e, r = idx / VT, vv = idx % VT;
+      float s = 0.f;
+      for (int kk = 0; kk < K; ++kk) s += Ws[r * KF + kk] * Xs[vv * KF + kk];
+      unew[e] = Us[r * VF + vv] - s;
+    }
+    __syncthreads();
+#pragma unroll
+    for (int e = 0; e < 2; ++e) {
+      const int idx = tid + TOK_THREADS * e, r = idx / VT, vv = idx % VT;
+      Us[r * VF + vv] = unew[e];
+    }
+    __syncthreads();
+    // Accumulate over the slice's value rows.
+    for (int vv = 0; vv < VT; ++vv) {
+      const float o = dOs[ti * VF + vv], r = dRs[ti * VF + vv], u = Us[ti * VF + vv];
+#pragma unroll
+      for (int m = 0; m < KM; ++m) {
+        const float xv = Xs[vv * KF + tk + 8 * m];
+        dqp[m] += o * xv;
+        de[m] -= r * xv;
+        dkr[m] += u * dXs[vv * KF + tk + 8 * m];
+      }
+#pragma unroll
+      for (int m = 0; m < 8; ++m) {
+        const float uj = Us[(tk + 8 * m) * VF + vv];
+        da[m] += o * uj;
+        dl[m] -= r * uj;
+      }
+    }
+    // dβ from Y = β v: Σ_v dR · v (threads of row ti split the slice's 16 values).
+    if (ti < len) {
+      const T* vg = static_cast<const T*>(p.v) + (static_cast<size_t>(t0 + ti) * p.hv + vh) * V + vt;
+#pragma unroll
+      for (int e = 0; e < 2; ++e) dbv_acc += dRs[ti * VF + tk + 8 * e] * IO::to_f(vg[tk + 8 * e]);
+    }
+    // dv = β dR (per output head, fp32, to the workspace).
+    if (ti < len) {
+#pragma unroll
+      for (int e = 0; e < 2; ++e)
+        bp.ws_dv[(static_cast<size_t>(t0 + ti) * HO + h) * V + vt + tk + 8 * e] = bet[ti] * dRs[ti * VF + tk + 8 * e];
+    }
+  }
+  // dD = Σ S_c ⊙ dS' (fixed-order block reduction).
+  red[tid] = dd;
+  __syncthreads();
+  for (int off = TOK_THREADS / 2; off > 0; off >>= 1) {
+    if (tid < off) red[tid] += red[tid + off];
+    __syncthreads();
+  }
+  const float dD = red[0];
+  // Normalised k (over W) and scaled q̂, with their inverse norms.
+  {
+    const T* qg = static_cast<const T*>(p.q);
+    const T* kg = static_cast<const T*>(p.k);
+    float kx[KM], qx[KM];
+    float ks = 0.f, qs = 0.f;
+    const bool live = ti < len;
+#pragma unroll
+    for (int m = 0; m < KM; ++m) {
+      kx[m] = live ? IO::to_f(kg[(static_cast<size_t>(t0 + ti) * p.hk + kh) * K + tk + 8 * m]) : 0.f;
+      qx[m] = live ? IO::to_f(qg[(static_cast<size_t>(t0 + ti) * p.h + qh) * K + tk + 8 * m]) : 0.f;
+      ks += kx[m] * kx[m];
+      qs += qx[m] * qx[m];
+    }
+#pragma unroll
+    for (int o = 4; o > 0; o >>= 1) {
+      ks += __shfl_xor_sync(0xffffffffu, ks, o);
+      qs += __shfl_xor_sync(0xffffffffu, qs, o);
+    }
+    float rk = 1.f, rq = 1.f;
+    if (p.flags & FLAG_L2NORM) {
+      rk = rsqrtf(ks + 1e-6f);
+      rq = rsqrtf(qs + 1e-6f);
+    }
+    if (tk == 0) {
+      qr[ti] = rq;
+      kr[ti] = rk;
+      dbv[ti] = 0.f;
+    }
+#pragma unroll
+    for (int m = 0; m < KM; ++m) {
+      Kn[ti * KF + tk + 8 * m] = kx[m] * rk;
+      Qn[ti * KF + tk + 8 * m] = qx[m] * rq * p.scale;
+    }
+  }
+  // dβ (value part): reduce the 8 threads of the row.
+#pragma unroll
+  for (int o = 4; o > 0; o >>= 1) dbv_acc += __shfl_xor_sync(0xffffffffu, dbv_acc, o);
+  if (tk == 0) dbv[ti] = dbv_acc;
+  __syncthreads();
+  // Phase A: per (i, j): a = q·k dec (j ≤ i), l = β_i k·k dec (j < i); G = dA a + dL l;
+  // dA' = dA dec, dL' = dL β_i dec; the L part of dβ.
+  {
+    float dbl_acc = 0.f;
+#pragma unroll
+    for (int m = 0; m < 8; ++m) {
+      const int i = ti, j = tk + 8 * m;
+      float g = 0.f, dap = 0.f, dlp = 0.f;
+      if (j <= i) {
+        float qk = 0.f, kk2 = 0.f;
+        for (int d = 0; d < K; ++d) {
+          const float kj = Kn[j * KF + d];
+          qk += Qn[i * KF + d] * kj;
+          kk2 += Kn[i * KF + d] * kj;
+        }
+        const float dec = __expf(gam[i] - gam[j]);
+        dap = da[m] * dec;
+        g = da[m] * qk * dec;
+        if (j < i) {
+          dlp = dl[m] * bet[i] * dec;
+          g += dl[m] * bet[i] * kk2 * dec;
+          dbl_acc += dl[m] * kk2 * dec;
+        }
+      }
+      dAs[i * CF + j] = dap;
+      dLs[i * CF + j] = dlp;
+      Gs[i * CF + j] = g;
+    }
+#pragma unroll
+    for (int o = 4; o > 0; o >>= 1) dbl_acc += __shfl_xor_sync(0xffffffffu, dbl_acc, o);
+    if (tk == 0) dbl[ti] = dbl_acc;
+  }
+  __syncthreads();
+  // Phase B: dq̂, dk̂ and the row dots for dΓ and dβ.
+  const int i = ti;
+  const float eg = __expf(gam[i]), er = __expf(gam[CHUNK - 1] - gam[i]), bi = bet[i];
+  float dq[KM], dk[KM];
+#pragma unroll
+  for (int m = 0; m < KM; ++m) {
+    dq[m] = eg * dqp[m];
+    dk[m] = er * dkr[m] + bi * eg * de[m];
+  }
+  for (int j = 0; j < CHUNK; ++j) {
+    const float a_ij = dAs[i * CF + j];   // zero for j > i
+    const float a_ji = dAs[j * CF + i];   // zero for j < i
+    const float l_ij = dLs[i * CF + j];   // zero for j ≥ i
+    const float l_ji = dLs[j * CF + i];   // zero for j ≤ i
+#pragma unroll
+    for (int m = 0; m < KM; ++m) {
+      const float kj = Kn[j * KF + tk + 8 * m];
+      dq[m] += a_ij * kj;
+      dk[m] += a_ji * Qn[j * KF + tk + 8 * m] + (l_ij + l_ji) * kj;
+    }
+  }
+  float dek = 0.f, dqq = 0.f, dkk = 0.f, gsum = 0.f;
+#pragma unroll
+  for (int m = 0; m < KM; ++m) {
+    const float kv = Kn[i * KF + tk + 8 * m], qv = Qn[i * KF + tk + 8 * m];
+    dek += de[m] * kv;
+    dqq += dqp[m] * qv;
+    dkk += dkr[m] * kv;
+  }
+#pragma unroll
+  for (int m = 0; m < 8; ++m) {
+    const int j = tk + 8 * m;
+    gsum += Gs[i * CF + j] - Gs[j * CF + i];
+  }
+#pragma unroll
+  for (int o = 4; o > 0; o >>= 1) {
+    dek += __shfl_xor_sync(0xffffffffu, dek, o);
+    dqq += __shfl_xor_sync(0xffffffffu, dqq, o);
+    dkk += __shfl_xor_sync(0xffffffffu, dkk, o);
+    gsum += __shfl_xor_sync(0xffffffffu, gsum, o);
+  }
+  // dΓ_i = eg β (dE·k) + eg (dQ⁺·q) − er (dKᴿ·k) + Σ_j G_ij − Σ_j G_ji; dβ_i.
+  const float dbeta_i = eg * dek + dbv[i] + dbl[i];
+  if (tk == 0) dgam[i] = i < len ? eg * bi * dek + eg * dqq - er * dkk + gsum : 0.f;
+  // Σ_i er_i (dKᴿ_i·k_i) goes to the last row, with e^{Γ_last} dD.
+  red[tid] = (tk == 0 && i < len) ? er * dkk : 0.f;
+  __syncthreads();
+  for (int off = TOK_THREADS / 2; off > 0; off >>= 1) {
+    if (tid < off) red[tid] += red[tid + off];
+    __syncthreads();
+  }
+  if (tid == 0) {
+    dgam[len - 1] += red[0] + __expf(gam[CHUNK - 1]) * dD;
+    float acc = 0.f;  // reverse cumulative sum: d log α_t = Σ_{i ≥ t} dΓ_i
+    for (int t = len - 1; t >= 0; --t) {
+      acc += dgam[t];
+      dgam[t] = acc;
+    }
+  }
+  __syncthreads();
+  const bool live = i < len;  // no early return: the row groups below still shuffle
+  const long long t = t0 + i;
+  // l2norm backward: dx = r (dy − y (y·dy)), y the normalised row, dy w.r.t. y.
+  {
+    const float sc = p.scale;
+    float yq = 0.f, yk = 0.f;
+#pragma unroll
+    for (int m = 0; m < KM; ++m) {
+      yq += (Qn[i * KF + tk + 8 * m] / sc) * (sc * dq[m]);
+      yk += Kn[i * KF + tk + 8 * m] * dk[m];
+    }
+#pragma unroll
+    for (int o = 4; o > 0; o >>= 1) {
+      yq += __shfl_xor_sync(0xffffffffu, yq, o);
+      yk += __shfl_xor_sync(0xffffffffu, yk, o);
+    }
+    const bool l2 = p.flags & FLAG_L2NORM;
+    float* dqo = bp.ws_dq + (static_cast<size_t>(t) * HO + h) * K;
+    float* dko = bp.ws_dk + (static_cast<size_t>(t) * HO + h) * K;
+#pragma unroll
+    for (int m = 0; m < KM && live; ++m) {
+      const float dyq = sc * dq[m], dyk = dk[m];
+      const float yqv = Qn[i * KF + tk + 8 * m] / sc, ykv = Kn[i * KF + tk + 8 * m];
+      dqo[tk + 8 * m] = l2 ? qr[i] * (dyq - yqv * yq) : dyq;
+      dko[tk + 8 * m] = l2 ? kr[i] * (dyk - ykv * yk) : dyk;
+    }
+  }
+  if (tk != 0 || !live) return;
+  // Gate and beta chain rules (§3.2), per (token, output head).
+  const long long gi = t * HO + h;
+  const float dla = dgam[i];
+  const float graw = load_any(p.g, p.g_dtype, gi);
+  float dgv, pa = 0.f;
+  if (p.flags & FLAG_SAFE_GATE) {
+    const float ea = p.a_log ? __expf(load_any(p.a_log, p.a_log_dtype, h)) : 1.f;
+    const float x = graw + (p.dt_bias ? load_any(p.dt_bias, p.dt_bias_dtype, h) : 0.f);
+    const float sp = x > 20.f ? x : log1pf(__expf(x));
+    dgv = dla * (-ea) * sigmoidf_(x);
+    pa = dla * (-ea * sp);
+  } else if (p.flags & FLAG_LINEAR_GATE) {
+    dgv = dla / (graw + 1e-10f);
+  } else {
+    dgv = dla;
+  }
+  store_any(bp.dg, p.g_dtype, gi, dgv);
+  bp.ws_pa[gi] = pa;
+  bp.ws_pb[gi] = dgv;
+  float db = dbeta_i;
+  if (p.flags & FLAG_BETA_SIGMOID) {
+    const float sg = sigmoidf_(load_any(p.beta, p.beta_dtype, gi));
+    db *= ((p.flags & FLAG_NEG_EIGVAL) ? 2.f : 1.f) * sg * (1.f - sg);
+  }
+  store_any(bp.dbeta, p.beta_dtype, gi, db);
+}
+
+// ---------------------------------------------------------------------------------------
+// Stage 6: head-group folds. grid (T, 3): y = 0 dQ, 1 dK, 2 dV; block = max(K, V) threads.
+// ---------------------------------------------------------------------------------------
+template <typename T, int K, int V>
+__device__ __forceinline__ void bwd_fold_body(const BwdParams& bp) {
+  const FwdParams& p = bp.f;
+  const long long t = blockIdx.x;
+  const int which = blockIdx.y, HO = p.ho;
+  const int heads = which == 0 ? p.h : (which == 1 ? p.hk : p.hv);
+  const int dim = which == 2 ? V : K;
+  const float* src = which == 0 ? bp.ws_dq : (which == 1 ? bp.ws_dk : bp.ws_dv);
+  T* dst = static_cast<T*>(which == 0 ? bp.dq : (which == 1 ? bp.dk : bp.dv));
+  const int r = HO / heads;
+  const int d = threadIdx.x;
+  if (d >= dim) return;
+  for (int hi = 0; hi < heads; ++hi) {
+    float s = 0.f;
+    for (int j = 0; j < r; ++j) s += src[(static_cast<size_t>(t) * HO + hi * r + j) * dim + d];
+    dst[(static_cast<size_t>(t) * heads + hi) * dim + d] = Io<T>::from_f(s);
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// Stage 7: d_a_log[h] = Σ_t ws_pa[t, h], d_dt_bias[h] = Σ_t ws_pb[t, h] (fixed shape tree).
+// ---------------------------------------------------------------------------------------
+constexpr int PARAM_THREADS = 256;
+
+// Dynamic shared memory: PARAM_SMEM_BYTES.
+constexpr int PARAM_SMEM_BYTES = 2 * PARAM_THREADS * 4;
+
+__device__ __forceinline__ void bwd_params_body(const BwdParams& bp) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  float* ra = reinterpret_cast<float*>(smem);
+  float* rb = ra + PARAM_THREADS;
+  const FwdParams& p = bp.f;
+  const int h = blockIdx.x, tid = threadIdx.x, HO = p.ho;
+  float a = 0.f, b = 0.f;
+  for (long long t = tid; t < bp.total_t; t += PARAM_THREADS) {
+    a += bp.ws_pa[t * HO + h];
+    b += bp.ws_pb[t * HO + h];
+  }
+  ra[tid] = a;
+  rb[tid] = b;
+  __syncthreads();
+  for (int off = PARAM_THREADS / 2; off > 0; off >>= 1) {
+    if (tid < off) {
+      ra[tid] += ra[tid + off];
+      rb[tid] += rb[tid + off];
+    }
+    __syncthreads();
+  }
+  if (tid == 0) {
+    if (bp.d_a_log) store_any(bp.d_a_log, p.a_log_dtype, h, ra[0]);
+    if (bp.d_dt_bias) store_any(bp.d_dt_bias, p.dt_bias_dtype, h, rb[0]);
+  }
+}
+
+}  // namespace gdn

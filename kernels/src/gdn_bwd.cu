@@ -1,0 +1,46 @@
+// gdn_bwd.cu: entry points of the Gated DeltaNet chunked backward (kernels/include/gdn_bwd.cuh).
+//
+// Per (io dtype, K = V) variant, on one stream, after gdn_chunk_offsets (the forward module's,
+// launched with bwd.f):
+//   gdn_bwd_prep_{bf16,f16}_k{64,128}    <<<(max_chunks, HO), 128, PrepSmem::bytes>>>
+//   gdn_bwd_fscan_{bf16,f16}_k{64,128}   <<<(V / 64, HO, N), 128, ScanSmem::bytes>>>
+//   gdn_bwd_dscan_{bf16,f16}_k{64,128}   <<<(V / 16, HO, N), 128, DscanSmem::bytes>>>
+//   gdn_bwd_tokens_{bf16,f16}_k{64,128}  <<<(max_chunks, HO), 512, TokSmem::bytes>>>
+//   gdn_bwd_fold_{bf16,f16}_k{64,128}    <<<(T, 3), max(K, V)>>>
+//   gdn_bwd_params                       <<<HO, 256, 2048>>>   (only with a_log or dt_bias)
+// The single parameter is gdn::BwdParams by value.
+#include "gdn_bwd.cuh"
+
+extern "C" __global__ void __launch_bounds__(gdn::OFFSETS_THREADS) gdn_bwd_chunk_offsets(gdn::BwdParams p) {
+  gdn::chunk_offsets_body(p.f);
+}
+
+extern "C" __global__ void __launch_bounds__(gdn::PARAM_THREADS) gdn_bwd_params(gdn::BwdParams p) {
+  gdn::bwd_params_body(p);
+}
+
+#define GDN_BWD_ENTRIES(TAG, T, KD)                                                                 \
+  extern "C" __global__ void __launch_bounds__(gdn::PREP_THREADS)                                  \
+      gdn_bwd_prep_##TAG##_k##KD(gdn::BwdParams p) {                                              \
+    gdn::fwd_prep_body<T, KD, KD, true>(p.f, gdn::PrepKeep{p.ws_t, p.ws_e, p.ws_gam, p.ws_bet});   \
+  }                                                                                                \
+  extern "C" __global__ void __launch_bounds__(gdn::SCAN_WARPS * 32)                               \
+      gdn_bwd_fscan_##TAG##_k##KD(gdn::BwdParams p) {                                             \
+    gdn::fwd_scan_body<T, KD, KD, gdn::SCAN_WARPS, gdn::SCAN_STAGES, true>(p.f, p.ws_s);          \
+  }                                                                                                \
+  extern "C" __global__ void __launch_bounds__(gdn::DSCAN_THREADS)                                 \
+      gdn_bwd_dscan_##TAG##_k##KD(gdn::BwdParams p) {                                             \
+    gdn::bwd_dscan_body<T, KD, KD>(p);                                                             \
+  }                                                                                                \
+  extern "C" __global__ void __launch_bounds__(gdn::TOK_THREADS)                                   \
+      gdn_bwd_tokens_##TAG##_k##KD(gdn::BwdParams p) {                                            \
+    gdn::bwd_tokens_body<T, KD, KD>(p);                                                            \
+  }                                                                                                \
+  extern "C" __global__ void __launch_bounds__(KD) gdn_bwd_fold_##TAG##_k##KD(gdn::BwdParams p) {  \
+    gdn::bwd_fold_body<T, KD, KD>(p);                                                              \
+  }
+
+GDN_BWD_ENTRIES(bf16, gdn::gdn_bf16, 128)
+GDN_BWD_ENTRIES(bf16, gdn::gdn_bf16, 64)
+GDN_BWD_ENTRIES(f16, gdn::gdn_f16, 128)
+GDN_BWD_ENTRIES(f16, gdn::gdn_f16, 64)
