@@ -135,7 +135,15 @@ fn run(b: &Built, inputs: &HashMap<Uid, Vec<u8>>) -> HashMap<Uid, Vec<u8>> {
         bufs.push((u, buf, n));
     }
     let ws = alloc(b.plan.workspace_size());
-    unsafe { b.plan.execute(g.handle, &ptrs, ws.0 as *mut c_void) }.expect("execute");
+    unsafe {
+        b.plan.execute(
+            g.handle,
+            g.stream as *mut c_void,
+            &ptrs,
+            ws.0 as *mut c_void,
+        )
+    }
+    .expect("execute");
     unsafe { drv::stream::synchronize(g.stream) }.unwrap();
     let mut out = HashMap::new();
     for (u, buf, n) in bufs {
@@ -1196,7 +1204,17 @@ fn time_plan(b: &Built, kernel_iters: usize, host_iters: usize) -> (f64, f64) {
         .collect();
     let ptrs: Vec<*mut c_void> = bufs.iter().map(|d| d.0 as *mut c_void).collect();
     let ws = alloc(b.plan.workspace_size());
-    let exec = || unsafe { b.plan.execute(g.handle, &ptrs, ws.0 as *mut c_void) }.unwrap();
+    let exec = || {
+        unsafe {
+            b.plan.execute(
+                g.handle,
+                g.stream as *mut c_void,
+                &ptrs,
+                ws.0 as *mut c_void,
+            )
+        }
+        .unwrap()
+    };
     for _ in 0..3 {
         exec();
     }
