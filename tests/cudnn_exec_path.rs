@@ -179,3 +179,26 @@ fn every_path_declines_without_the_real_cudnn() {
     }
     assert_eq!(plan.cuda_graph_unsupported(), None);
 }
+
+#[path = "cudnn_support/bench_graphs.rs"]
+mod bench_graphs;
+
+#[test]
+fn benchmark_graphs_validate_and_lower() {
+    use dnnplan::cudnn::lower::from_ir::lower_graph;
+    for doc in [
+        bench_graphs::sdpa_inference_json(1, 1, 64, 64),
+        bench_graphs::sdpa_inference_json(4, 16, 4096, 128),
+        bench_graphs::matmul_json(256, 256, 128),
+    ] {
+        let mut g = dnnplan::ir::Graph::from_json(&doc).unwrap();
+        g.validate().unwrap();
+        let bg = lower_graph(&g, 91900).unwrap();
+        let counts = bench_graphs::element_counts(&doc);
+        assert_eq!(
+            bg.user_uids(),
+            counts.iter().map(|c| c.0).collect::<Vec<_>>()
+        );
+        emit(recorder(), bg, None).unwrap();
+    }
+}
