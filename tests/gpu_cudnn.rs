@@ -1277,14 +1277,20 @@ fn paths_match_plain(name: &str, b: &Built, output: Uid) {
         want[0].chunks_exact(2).all(|c| c != [0xFF, 0xFF]),
         "{name}: plain path left poisoned output"
     );
-    for path in [ExecPath::ReusePack, ExecPath::CudaGraph] {
-        for round in 0..5 {
-            let k = round % 2;
-            let got = run(path, &sets[k]);
-            assert!(
-                got == want[k],
-                "{name}: {path:?} round {round} (set {k}) differs from the plain path"
-            );
+    // Both ways of changing pointers: a fresh descriptor per change, then re-pointing in place
+    // (probed; where the backend refuses, it falls back to fresh descriptors).
+    for allow_repoint in [false, true] {
+        dnnplan::cudnn::exec_cache::force_repoint(allow_repoint);
+        for path in [ExecPath::ReusePack, ExecPath::CudaGraph] {
+            for round in 0..5 {
+                let k = round % 2;
+                let got = run(path, &sets[k]);
+                assert!(
+                    got == want[k],
+                    "{name}: {path:?} round {round} (set {k}, re-pointing allowed: \
+                     {allow_repoint}) differs from the plain path"
+                );
+            }
         }
     }
     eprintln!(
@@ -1715,6 +1721,17 @@ fn raw_backend_host_time() {
                 .unwrap()
             };
             let same = host_time(5000, |_| exec(0));
+            if path != ExecPath::Plain {
+                dnnplan::cudnn::exec_cache::force_repoint(false);
+                let fresh = host_time(5000, |i| exec(i % 2));
+                dnnplan::cudnn::exec_cache::force_repoint(true);
+                parts.push(format!(
+                    "{} alternating with fresh descriptors {:.2} ({:.2})",
+                    path.name(),
+                    fresh.mean_us,
+                    fresh.min_us
+                ));
+            }
             let alt = host_time(5000, |i| exec(i % 2));
             parts.push(format!(
                 "{} same ptrs {:.2} ({:.2}), alternating {:.2} ({:.2})",

@@ -32,6 +32,7 @@ pub const CAPACITY: usize = 16;
 const UNKNOWN: u8 = 0;
 const SUPPORTED: u8 = 1;
 const REFUSED: u8 = 2;
+const DISABLED: u8 = 3;
 
 /// Whether this process's cuDNN accepts new pointers on a finalized variant pack.
 static REPOINT: AtomicU8 = AtomicU8::new(UNKNOWN);
@@ -43,6 +44,13 @@ pub fn repoint_supported() -> Option<bool> {
         REFUSED => Some(false),
         _ => None,
     }
+}
+
+/// Benchmarks and tests: `false` stops re-pointing (a change of pointers then builds a fresh
+/// descriptor), `true` allows it again (probed anew on next use).
+#[doc(hidden)]
+pub fn force_repoint(allow: bool) {
+    REPOINT.store(if allow { UNKNOWN } else { DISABLED }, Ordering::Relaxed);
 }
 
 /// A plan's variant pack as one thread last used it.
@@ -73,7 +81,7 @@ impl PackState {
         pointers: &[*mut c_void],
         workspace: *mut c_void,
     ) -> Result<()> {
-        if REPOINT.load(Ordering::Relaxed) != REFUSED {
+        if !matches!(REPOINT.load(Ordering::Relaxed), REFUSED | DISABLED) {
             let (all, plan_ws) = plan.pack_pointers(pointers, workspace)?;
             let reset = self
                 .desc
