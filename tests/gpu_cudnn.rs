@@ -1563,67 +1563,96 @@ fn bench_cudnn_backend() {
         ),
     ];
     for (name, doc, kernel_iters, host_iters) in cases {
-        let (first, warm) = creation_ms(&doc);
-        let mut row = format!("DNNP | {name}");
-        let mut kernel = None;
-        let mut hosts = Vec::new();
-        let mut sets: Option<[Vec<DevBuf>; 2]> = None;
-        for path in ExecPath::ALL {
-            let (list, plan, ws_bytes) = built_list(&doc, path);
-            let ws = alloc(ws_bytes as usize);
-            // One pair of operand sets per case (the operand order is the same for every path).
-            let sets = sets.get_or_insert_with(|| {
-                [
-                    operand_buffers(&doc, list, 1),
-                    operand_buffers(&doc, list, 2),
-                ]
-            });
-            let ptrs: Vec<Vec<*mut c_void>> = sets
-                .iter()
-                .map(|s| s.iter().map(|d| d.0 as *mut c_void).collect())
-                .collect();
-            let exec = |k: usize| {
-                let p = &ptrs[k];
-                capi_ok(&format!("{name} execute ({})", path.name()), unsafe {
-                    capi::dnnp_plan_list_execute(
-                        list,
-                        handle,
-                        p.as_ptr(),
-                        p.len(),
-                        ws.0 as *mut c_void,
-                        ws_bytes.max(256) as usize,
-                        std::ptr::null(),
-                        0,
-                    )
+        let outcome = isolated(|| {
+            let (first, warm) = creation_ms(&doc);
+            let mut row = format!("DNNP | {name}");
+            let mut kernel = None;
+            let mut hosts = Vec::new();
+            let mut sets: Option<[Vec<DevBuf>; 2]> = None;
+            for path in ExecPath::ALL {
+                let outcome = isolated(|| {
+                    let (list, plan, ws_bytes) = built_list(&doc, path);
+                    let ws = alloc(ws_bytes as usize);
+                    // One pair of operand sets per case (the operand order is the same for every path).
+                    let sets = sets.get_or_insert_with(|| {
+                        [
+                            operand_buffers(&doc, list, 1),
+                            operand_buffers(&doc, list, 2),
+                        ]
+                    });
+                    let ptrs: Vec<Vec<*mut c_void>> = sets
+                        .iter()
+                        .map(|s| s.iter().map(|d| d.0 as *mut c_void).collect())
+                        .collect();
+                    let exec = |k: usize| {
+                        let p = &ptrs[k];
+                        capi_ok(&format!("{name} execute ({})", path.name()), unsafe {
+                            capi::dnnp_plan_list_execute(
+                                list,
+                                handle,
+                                p.as_ptr(),
+                                p.len(),
+                                ws.0 as *mut c_void,
+                                ws_bytes.max(256) as usize,
+                                std::ptr::null(),
+                                0,
+                            )
+                        });
+                    };
+                    if kernel.is_none() {
+                        row.push_str(&format!(" | {plan}"));
+                        kernel = Some(kernel_time(kernel_iters, || exec(0)));
+                    }
+                    let same = host_time(host_iters, |_| exec(0));
+                    let alternating = host_time(host_iters, |i| exec(i % 2));
+                    hosts.push(format!(
+                        "{} same ptrs {:.2} ({:.2}), alternating {:.2} ({:.2})",
+                        path.name(),
+                        same.mean_us,
+                        same.min_us,
+                        alternating.mean_us,
+                        alternating.min_us
+                    ));
+                    unsafe { drv::stream::synchronize(g.stream) }.unwrap();
+                    unsafe { capi::dnnp_plan_list_destroy(list) };
                 });
-            };
-            if kernel.is_none() {
-                row.push_str(&format!(" | {plan}"));
-                kernel = Some(kernel_time(kernel_iters, || exec(0)));
+                if let Err(why) = outcome {
+                    hosts.push(format!("{} failed: {why}", path.name()));
+                }
             }
-            let same = host_time(host_iters, |_| exec(0));
-            let alternating = host_time(host_iters, |i| exec(i % 2));
-            hosts.push(format!(
-                "{} same ptrs {:.2} ({:.2}), alternating {:.2} ({:.2})",
-                path.name(),
-                same.mean_us,
-                same.min_us,
-                alternating.mean_us,
-                alternating.min_us
+            row.push_str(&format!(
+                " | {:.4} | {first:.1}; {warm:.3} | {}",
+                kernel.unwrap_or(f64::NAN),
+                hosts.join("; ")
             ));
-            unsafe { drv::stream::synchronize(g.stream) }.unwrap();
-            unsafe { capi::dnnp_plan_list_destroy(list) };
+            println!("{row}");
+        });
+        if let Err(why) = outcome {
+            println!("DNNP | {name} | failed: {why}");
         }
-        row.push_str(&format!(
-            " | {:.4} | {first:.1}; {warm:.3} | {}",
-            kernel.unwrap_or(f64::NAN),
-            hosts.join("; ")
-        ));
-        println!("{row}");
     }
     unsafe { capi::dnnp_handle_destroy(handle) };
-    creation_breakdown();
-    raw_backend_host_time();
+    if let Err(why) = isolated(creation_breakdown) {
+        println!("DNNP-CREATE | failed: {why}");
+    }
+    if let Err(why) = isolated(raw_backend_host_time) {
+        println!("DNNP-RAW | failed: {why}");
+    }
+}
+
+/// Runs one benchmark part; a panic becomes its message, so one failing case or path does not
+/// lose the others.
+fn isolated(f: impl FnOnce()) -> Result<(), String> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).map_err(|p| {
+        p.downcast_ref::<String>()
+            .cloned()
+            .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_default()
+            .chars()
+            .take(400)
+            .collect::<String>()
+            .replace(['\n', '|'], " ")
+    })
 }
 
 /// Where plan-list creation time goes (warm, median of 5, ms): IR JSON -> validated graph, the
