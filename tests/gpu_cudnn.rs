@@ -13,6 +13,7 @@ use half::{bf16, f16};
 
 use dnnplan::cudnn::consts::*;
 use dnnplan::cudnn::emit::{OperationGraph, emit};
+use dnnplan::cudnn::exec_path::ExecPath;
 use dnnplan::cudnn::graph::{
     BackendGraph, GraphBuilder, PointwiseParams, Uid, element_size, packed_strides,
 };
@@ -135,7 +136,15 @@ fn run(b: &Built, inputs: &HashMap<Uid, Vec<u8>>) -> HashMap<Uid, Vec<u8>> {
         bufs.push((u, buf, n));
     }
     let ws = alloc(b.plan.workspace_size());
-    unsafe { b.plan.execute(g.handle, &ptrs, ws.0 as *mut c_void) }.expect("execute");
+    unsafe {
+        b.plan.execute(
+            g.handle,
+            g.stream as *mut c_void,
+            &ptrs,
+            ws.0 as *mut c_void,
+        )
+    }
+    .expect("execute");
     unsafe { drv::stream::synchronize(g.stream) }.unwrap();
     let mut out = HashMap::new();
     for (u, buf, n) in bufs {
@@ -1149,10 +1158,171 @@ fn sdpa_backward_causal_bf16() {
     check("sdpa bwd dQ", &decode(&out[&7], dt), &dq_r, 3e-2, 2e-2);
 }
 
-// ---------------------------------------------------------------- benchmarks (ignored; no assertions)
+/// Inference SDPA (no Stats output): the composite softmax still writes a virtual Stats, which
+/// the backend's SDPA pattern needs; numerics against the f64 reference.
+#[test]
+fn sdpa_forward_inference_without_stats_bf16() {
+    let c = SdpaCase {
+        dt: CUDNN_DATA_BFLOAT16,
+        b: 2,
+        h_q: 3,
+        h_k: 3,
+        s_q: 128,
+        s_kv: 128,
+        d: 64,
+        causal: Some(DiagonalAlignment::TopLeft),
+        seq_lens: None,
+    };
+    let n = (c.b * c.h_q * c.s_q * c.d) as usize;
+    let (qb, qv) = encode(&rand_vec(n, 21), c.dt);
+    let (kb, kv) = encode(&rand_vec(n, 22), c.dt);
+    let (vb, vv) = encode(&rand_vec(n, 23), c.dt);
+    let built = build(
+        sdpa_fwd_graph(c.b, c.h_q, c.s_q, c.d),
+        &[HeurMode::A, HeurMode::Fallback],
+    )
+    .unwrap();
+    assert_eq!(built.plan.user_uids, vec![1, 2, 3, 4], "no Stats operand");
+    let out = run(&built, &HashMap::from([(1, qb), (2, kb), (3, vb)]));
+    let r = sdpa_reference(&c, &qv, &kv, &vv, 1.0 / (c.d as f64).sqrt());
+    check(
+        "sdpa inference (no Stats) O",
+        &decode(&out[&4], c.dt),
+        &r.o,
+        2e-2,
+        2e-2,
+    );
+}
+
+// ---------------------------------------------------------------- execution paths
+
+/// Fills `n` bf16 values, uniform in [-1, 1), from `seed`.
+fn random_bf16_bytes(n: usize, seed: u64) -> Vec<u8> {
+    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    let mut out = Vec::with_capacity(n * 2);
+    for _ in 0..n {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let f = ((x >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0;
+        out.extend_from_slice(&bf16::from_f32(f).to_bits().to_le_bytes());
+    }
+    out
+}
+
+/// One set of device buffers for a plan's user uids, inputs random, outputs poisoned.
+struct BufSet {
+    bufs: Vec<(Uid, DevBuf, usize)>,
+    ptrs: Vec<*mut c_void>,
+}
+
+fn buf_set(b: &Built, outputs: &[Uid], seed: u64) -> BufSet {
+    let graph = &b.opg.graph;
+    let mut bufs = Vec::new();
+    for &u in &b.plan.user_uids {
+        let n = tensor_bytes(graph, u);
+        let buf = alloc(n);
+        if !outputs.contains(&u) {
+            let data = random_bf16_bytes(n / 2, seed * 31 + u as u64);
+            unsafe { drv::memcpy_htod_sync(buf.0, data.as_slice()) }.unwrap();
+        }
+        bufs.push((u, buf, n));
+    }
+    let ptrs = bufs.iter().map(|(_, d, _)| d.0 as *mut c_void).collect();
+    BufSet { bufs, ptrs }
+}
+
+impl BufSet {
+    fn poison(&self, outputs: &[Uid]) {
+        for (u, d, n) in &self.bufs {
+            if outputs.contains(u) {
+                unsafe { drv::memset_d8_sync(d.0, 0xFF, *n) }.unwrap();
+            }
+        }
+    }
+    fn read(&self, uid: Uid) -> Vec<u8> {
+        let (_, d, n) = self.bufs.iter().find(|(u, _, _)| *u == uid).unwrap();
+        let mut host = vec![0u8; *n];
+        unsafe { drv::memcpy_dtoh_sync(host.as_mut_slice(), d.0) }.unwrap();
+        host
+    }
+}
+
+/// Every execution path computes bit-identical outputs to the plain path, also when the pointers
+/// change between calls (the reuse path re-points its descriptor, the graph path updates its
+/// graph): knobs of how work is submitted never change numerics.
+fn paths_match_plain(name: &str, b: &Built, output: Uid) {
+    let g = gpu();
+    let outs = [output];
+    let sets = [buf_set(b, &outs, 1), buf_set(b, &outs, 2)];
+    let ws = alloc(b.plan.workspace_size());
+    let run = |path: ExecPath, set: &BufSet| {
+        set.poison(&outs);
+        unsafe {
+            b.plan.execute_via(
+                path,
+                g.handle,
+                g.stream as *mut c_void,
+                &set.ptrs,
+                ws.0 as *mut c_void,
+            )
+        }
+        .unwrap_or_else(|e| panic!("{name} via {path:?}: {e}"));
+        unsafe { drv::stream::synchronize(g.stream) }.unwrap();
+        set.read(output)
+    };
+    let want: Vec<Vec<u8>> = sets.iter().map(|s| run(ExecPath::Plain, s)).collect();
+    assert_ne!(want[0], want[1], "{name}: the two input sets must differ");
+    assert!(
+        want[0].chunks_exact(2).all(|c| c != [0xFF, 0xFF]),
+        "{name}: plain path left poisoned output"
+    );
+    // Both ways of changing pointers: a fresh descriptor per change, then re-pointing in place
+    // (probed; where the backend refuses, it falls back to fresh descriptors).
+    for allow_repoint in [false, true] {
+        dnnplan::cudnn::exec_cache::force_repoint(allow_repoint);
+        for path in [ExecPath::ReusePack, ExecPath::CudaGraph] {
+            for round in 0..5 {
+                let k = round % 2;
+                let got = run(path, &sets[k]);
+                assert!(
+                    got == want[k],
+                    "{name}: {path:?} round {round} (set {k}, re-pointing allowed: \
+                     {allow_repoint}) differs from the plain path"
+                );
+            }
+        }
+    }
+    eprintln!(
+        "  {name} ({}): reuse and graph paths bit-identical to plain over alternating pointer sets; \
+         re-pointing a finalized variant pack: {:?}; CUDA graph: {}",
+        b.plan.name,
+        dnnplan::cudnn::exec_cache::repoint_supported(),
+        b.plan
+            .cuda_graph_unsupported()
+            .map(|r| format!("unsupported ({})", r.chars().take(160).collect::<String>()))
+            .unwrap_or_else(|| "native".into())
+    );
+}
+
+#[test]
+fn execution_paths_match_the_plain_path() {
+    let modes = [HeurMode::A, HeurMode::Fallback];
+    let mm = build(
+        matmul_graph(128, 96, 64, CUDNN_DATA_BFLOAT16, false).finish(),
+        &modes,
+    )
+    .unwrap();
+    paths_match_plain("matmul 128x96x64 bf16", &mm, 4);
+    let sdpa = build(sdpa_fwd_graph(1, 2, 128, 64), &modes).unwrap();
+    paths_match_plain("sdpa fwd causal (1,2,128,64)", &sdpa, 4);
+}
+
+// ---------------------------------------------------------------- benchmark (ignored; no assertions)
 //
-// Run with `--ignored --nocapture bench_`; bench/cudnn_reference.py measures the same graphs
-// through nvidia-cudnn-frontend 1.32.0 in the same session. Results: bench/RESULTS.md.
+// bench/run_cudnn_bench.sh runs this (`--ignored --nocapture bench_cudnn_backend`) and
+// bench/cudnn_reference.py (nvidia-cudnn-frontend 1.32.0) in the same device session, then
+// bench/cudnn_table.py joins the two into the table recorded in bench/RESULTS.md.
 
 fn sdpa_fwd_graph(b: i64, h: i64, s: i64, d: i64) -> BackendGraph {
     let mut g = GraphBuilder::new();
@@ -1184,19 +1354,134 @@ fn sdpa_fwd_graph(b: i64, h: i64, s: i64, d: i64) -> BackendGraph {
     g.finish()
 }
 
-/// (kernel ms per call, host us per execute call).
-fn time_plan(b: &Built, kernel_iters: usize, host_iters: usize) -> (f64, f64) {
+#[path = "cudnn_support/bench_graphs.rs"]
+mod bench_graphs;
+
+mod capi {
+    //! The benchmark drives dnnplan through its C ABI, as a framework would.
+    pub use dnnplan::ffi::diagnostics::dnnp_get_last_error_string;
+    pub use dnnplan::ffi::execute::{dnnp_plan_list_execute, dnnp_plan_list_get_operand_uids};
+    pub use dnnplan::ffi::handle::{dnnp_handle_create, dnnp_handle_destroy, dnnp_handle_t};
+    pub use dnnplan::ffi::plan::{
+        dnnp_plan_list_build_plans, dnnp_plan_list_create_execution_plans,
+        dnnp_plan_list_create_from_json, dnnp_plan_list_destroy, dnnp_plan_list_get_plan_name,
+        dnnp_plan_list_get_selected_index, dnnp_plan_list_get_workspace_size, dnnp_plan_list_t,
+    };
+}
+
+fn capi_ok(what: &str, st: i32) {
+    if st != 0 {
+        let mut buf = vec![0 as std::ffi::c_char; 8192];
+        let mut needed = 0usize;
+        unsafe { capi::dnnp_get_last_error_string(buf.as_mut_ptr(), buf.len(), &mut needed) };
+        let msg = unsafe { std::ffi::CStr::from_ptr(buf.as_ptr()) }.to_string_lossy();
+        panic!("{what}: status {st}: {msg}");
+    }
+}
+
+/// A planned (not built) plan list of `doc` with modes [A, FALLBACK]; returns it and the time
+/// of validate + plan-list creation in ms.
+fn plan_list(doc: &str) -> (*mut capi::dnnp_plan_list_t, f64) {
+    let text = std::ffi::CString::new(doc).unwrap();
+    let modes = [0u32, 2u32]; // DNNP_HEUR_MODE_A, DNNP_HEUR_MODE_FALLBACK
+    let mut list = std::ptr::null_mut();
+    let t = std::time::Instant::now();
+    capi_ok("create_from_json", unsafe {
+        capi::dnnp_plan_list_create_from_json(text.as_ptr(), &mut list)
+    });
+    capi_ok("create_execution_plans", unsafe {
+        capi::dnnp_plan_list_create_execution_plans(list, modes.as_ptr(), modes.len())
+    });
+    (list, t.elapsed().as_secs_f64() * 1e3)
+}
+
+/// A built plan list whose backend plans use `path`, with its plan name and workspace bytes.
+fn built_list(doc: &str, path: ExecPath) -> (*mut capi::dnnp_plan_list_t, String, u64) {
+    // SAFETY: the benchmark is single-threaded; the variable is read when plans are built.
+    unsafe { std::env::set_var(dnnplan::cudnn::exec_path::EXEC_PATH_ENV, path.name()) };
+    let (list, _) = plan_list(doc);
+    capi_ok("build_plans", unsafe {
+        capi::dnnp_plan_list_build_plans(list, 0)
+    });
+    unsafe { std::env::remove_var(dnnplan::cudnn::exec_path::EXEC_PATH_ENV) };
+    let mut idx = 0usize;
+    capi_ok("selected", unsafe {
+        capi::dnnp_plan_list_get_selected_index(list, &mut idx)
+    });
+    let mut buf = vec![0 as std::ffi::c_char; 256];
+    let mut needed = 0usize;
+    capi_ok("plan name", unsafe {
+        capi::dnnp_plan_list_get_plan_name(list, idx, buf.as_mut_ptr(), buf.len(), &mut needed)
+    });
+    let name = unsafe { std::ffi::CStr::from_ptr(buf.as_ptr()) }
+        .to_string_lossy()
+        .into_owned();
+    let mut ws = 0u64;
+    capi_ok("workspace", unsafe {
+        capi::dnnp_plan_list_get_workspace_size(list, &mut ws)
+    });
+    (list, name, ws)
+}
+
+/// Device buffers for a document's operands, in the plan list's operand order (inputs random).
+fn operand_buffers(doc: &str, list: *mut capi::dnnp_plan_list_t, seed: u64) -> Vec<DevBuf> {
+    let counts = bench_graphs::element_counts(doc);
+    let mut uids = vec![0i64; 16];
+    let mut n = 0usize;
+    capi_ok("operand uids", unsafe {
+        capi::dnnp_plan_list_get_operand_uids(list, uids.as_mut_ptr(), uids.len(), &mut n)
+    });
+    uids.truncate(n);
+    uids.iter()
+        .map(|u| {
+            let elems = counts.iter().find(|c| c.0 == *u).unwrap().1;
+            let buf = alloc(elems * 2);
+            let data = random_bf16_bytes(elems, seed * 131 + *u as u64);
+            unsafe { drv::memcpy_htod_sync(buf.0, data.as_slice()) }.unwrap();
+            buf
+        })
+        .collect()
+}
+
+struct Timing {
+    /// Mean host us per execute call over all bursts (the reference script's statistic).
+    mean_us: f64,
+    /// Fastest burst's mean.
+    min_us: f64,
+}
+
+/// Host wall time of execute calls alone (enqueue only), in bursts of 50 with a synchronize
+/// between bursts; `calls` cycles through the pointer sets.
+fn host_time(total: usize, mut exec: impl FnMut(usize)) -> Timing {
     let g = gpu();
-    let graph = &b.opg.graph;
-    let bufs: Vec<DevBuf> = b
-        .plan
-        .user_uids
-        .iter()
-        .map(|&u| alloc(tensor_bytes(graph, u)))
-        .collect();
-    let ptrs: Vec<*mut c_void> = bufs.iter().map(|d| d.0 as *mut c_void).collect();
-    let ws = alloc(b.plan.workspace_size());
-    let exec = || unsafe { b.plan.execute(g.handle, &ptrs, ws.0 as *mut c_void) }.unwrap();
+    for i in 0..100 {
+        exec(i);
+    }
+    let burst = 50;
+    let rounds = total.div_ceil(burst);
+    let (mut sum, mut best) = (0.0f64, f64::INFINITY);
+    let mut i = 0;
+    for _ in 0..rounds {
+        unsafe { drv::stream::synchronize(g.stream) }.unwrap();
+        let t = std::time::Instant::now();
+        for _ in 0..burst {
+            exec(i);
+            i += 1;
+        }
+        let s = t.elapsed().as_secs_f64();
+        sum += s;
+        best = best.min(s / burst as f64);
+    }
+    unsafe { drv::stream::synchronize(g.stream) }.unwrap();
+    Timing {
+        mean_us: sum * 1e6 / (rounds * burst) as f64,
+        min_us: best * 1e6,
+    }
+}
+
+/// Kernel time per execute in ms: median over 5 rounds of CUDA events around `iters` executes.
+fn kernel_time(iters: usize, mut exec: impl FnMut()) -> f64 {
+    let g = gpu();
     for _ in 0..3 {
         exec();
     }
@@ -1205,69 +1490,292 @@ fn time_plan(b: &Built, kernel_iters: usize, host_iters: usize) -> (f64, f64) {
         drv::event::create(drv_sys::CUevent_flags::CU_EVENT_DEFAULT).unwrap(),
         drv::event::create(drv_sys::CUevent_flags::CU_EVENT_DEFAULT).unwrap(),
     );
-    unsafe { drv::event::record(e0, g.stream) }.unwrap();
-    for _ in 0..kernel_iters {
-        exec();
-    }
-    unsafe { drv::event::record(e1, g.stream) }.unwrap();
-    unsafe { drv::event::synchronize(e1) }.unwrap();
-    let ms = unsafe { drv::event::elapsed(e0, e1) }.unwrap() as f64 / kernel_iters as f64;
-    // Host cost: wall time of the execute calls themselves (enqueue only), in bursts that keep
-    // the queue short.
-    let mut host = std::time::Duration::ZERO;
-    let burst = 50;
-    for _ in 0..host_iters.div_ceil(burst) {
-        unsafe { drv::stream::synchronize(g.stream) }.unwrap();
-        let t = std::time::Instant::now();
-        for _ in 0..burst {
+    let mut rounds = Vec::new();
+    for _ in 0..5 {
+        unsafe { drv::event::record(e0, g.stream) }.unwrap();
+        for _ in 0..iters {
             exec();
         }
-        host += t.elapsed();
+        unsafe { drv::event::record(e1, g.stream) }.unwrap();
+        unsafe { drv::event::synchronize(e1) }.unwrap();
+        rounds.push(unsafe { drv::event::elapsed(e0, e1) }.unwrap() as f64 / iters as f64);
     }
-    unsafe { drv::stream::synchronize(g.stream) }.unwrap();
-    let us = host.as_secs_f64() * 1e6 / (host_iters.div_ceil(burst) * burst) as f64;
-    (ms, us)
+    rounds.sort_by(f64::total_cmp);
+    rounds[2]
+}
+
+/// Plan-list creation: the first call and the median of 5 more, in ms.
+fn creation_ms(doc: &str) -> (f64, f64) {
+    let (first_list, first) = plan_list(doc);
+    unsafe { capi::dnnp_plan_list_destroy(first_list) };
+    let mut t: Vec<f64> = (0..5)
+        .map(|_| {
+            let (l, ms) = plan_list(doc);
+            unsafe { capi::dnnp_plan_list_destroy(l) };
+            ms
+        })
+        .collect();
+    t.sort_by(f64::total_cmp);
+    (first, t[2])
 }
 
 #[test]
 #[ignore]
 fn bench_cudnn_backend() {
-    let modes = [HeurMode::A, HeurMode::Fallback];
-    println!("BENCH | case | plan | kernel ms | host us/execute | plan-list creation ms");
-    for (b, h, s, d) in [(4, 16, 4096, 128), (2, 16, 8192, 128), (8, 16, 2048, 64)] {
-        let t = std::time::Instant::now();
-        let built = build(sdpa_fwd_graph(b, h, s, d), &modes).unwrap();
-        let create_ms = t.elapsed().as_secs_f64() * 1e3;
-        let (ms, us) = time_plan(&built, 20, 200);
-        println!(
-            "BENCH | sdpa fwd causal bf16 ({b},{h},{s},{d}) | {} | {ms:.4} | {us:.2} | {create_ms:.1} (incl. build)",
-            built.plan.name
-        );
-    }
-    // Host overhead cases.
-    let tiny = sdpa_fwd_graph(1, 1, 64, 64);
-    let mm = matmul_graph(256, 256, 128, CUDNN_DATA_BFLOAT16, false).finish();
-    for (name, graph) in [
-        ("tiny sdpa (1,1,64,64)", tiny),
-        ("matmul 256x256x128 bf16", mm),
-    ] {
-        // Plan-list creation (lower/emit + heuristics A and FALLBACK), library initialised.
-        let g = gpu();
-        let api = loader::api().unwrap();
-        let mut create = Vec::new();
-        for _ in 0..5 {
-            let t = std::time::Instant::now();
-            let opg = Arc::new(emit(api, graph.clone(), Some(g.handle)).unwrap());
-            let c = query_modes(&opg, &modes).unwrap();
-            create.push(t.elapsed().as_secs_f64() * 1e3);
-            assert!(!c.entries.is_empty());
+    let g = gpu();
+    let mut handle: *mut capi::dnnp_handle_t = std::ptr::null_mut();
+    capi_ok("handle", unsafe {
+        capi::dnnp_handle_create(g.stream as *mut c_void, &mut handle)
+    });
+    println!(
+        "DNNP | columns: case | plan | kernel ms | creation ms (first; median of 5) | host us/execute mean (min burst) per path"
+    );
+    let cases: Vec<(String, String, usize, usize)> = vec![
+        (
+            "sdpa fwd causal bf16 (4,16,4096,128)".into(),
+            bench_graphs::sdpa_inference_json(4, 16, 4096, 128),
+            20,
+            200,
+        ),
+        (
+            "sdpa fwd causal bf16 (2,16,8192,128)".into(),
+            bench_graphs::sdpa_inference_json(2, 16, 8192, 128),
+            20,
+            200,
+        ),
+        (
+            "sdpa fwd causal bf16 (8,16,2048,64)".into(),
+            bench_graphs::sdpa_inference_json(8, 16, 2048, 64),
+            20,
+            200,
+        ),
+        (
+            "tiny sdpa (1,1,64,64)".into(),
+            bench_graphs::sdpa_inference_json(1, 1, 64, 64),
+            200,
+            5000,
+        ),
+        (
+            "matmul 256x256x128 bf16".into(),
+            bench_graphs::matmul_json(256, 256, 128),
+            200,
+            5000,
+        ),
+    ];
+    for (name, doc, kernel_iters, host_iters) in cases {
+        let outcome = isolated(|| {
+            let (first, warm) = creation_ms(&doc);
+            let mut row = format!("DNNP | {name}");
+            let mut kernel = None;
+            let mut hosts = Vec::new();
+            let mut sets: Option<[Vec<DevBuf>; 2]> = None;
+            for path in ExecPath::ALL {
+                let outcome = isolated(|| {
+                    let (list, plan, ws_bytes) = built_list(&doc, path);
+                    let ws = alloc(ws_bytes as usize);
+                    // One pair of operand sets per case (the operand order is the same for every path).
+                    let sets = sets.get_or_insert_with(|| {
+                        [
+                            operand_buffers(&doc, list, 1),
+                            operand_buffers(&doc, list, 2),
+                        ]
+                    });
+                    let ptrs: Vec<Vec<*mut c_void>> = sets
+                        .iter()
+                        .map(|s| s.iter().map(|d| d.0 as *mut c_void).collect())
+                        .collect();
+                    let exec = |k: usize| {
+                        let p = &ptrs[k];
+                        capi_ok(&format!("{name} execute ({})", path.name()), unsafe {
+                            capi::dnnp_plan_list_execute(
+                                list,
+                                handle,
+                                p.as_ptr(),
+                                p.len(),
+                                ws.0 as *mut c_void,
+                                ws_bytes.max(256) as usize,
+                                std::ptr::null(),
+                                0,
+                            )
+                        });
+                    };
+                    if kernel.is_none() {
+                        row.push_str(&format!(" | {plan}"));
+                        kernel = Some(kernel_time(kernel_iters, || exec(0)));
+                    }
+                    let same = host_time(host_iters, |_| exec(0));
+                    let alternating = host_time(host_iters, |i| exec(i % 2));
+                    hosts.push(format!(
+                        "{} same ptrs {:.2} ({:.2}), alternating {:.2} ({:.2})",
+                        path.name(),
+                        same.mean_us,
+                        same.min_us,
+                        alternating.mean_us,
+                        alternating.min_us
+                    ));
+                    unsafe { drv::stream::synchronize(g.stream) }.unwrap();
+                    unsafe { capi::dnnp_plan_list_destroy(list) };
+                });
+                if let Err(why) = outcome {
+                    hosts.push(format!("{} failed: {why}", path.name()));
+                }
+            }
+            row.push_str(&format!(
+                " | {:.4} | {first:.1}; {warm:.3} | {}",
+                kernel.unwrap_or(f64::NAN),
+                hosts.join("; ")
+            ));
+            println!("{row}");
+        });
+        if let Err(why) = outcome {
+            println!("DNNP | {name} | failed: {why}");
         }
-        create.sort_by(f64::total_cmp);
-        let built = build(graph, &modes).unwrap();
-        let (ms, us) = time_plan(&built, 200, 5000);
+    }
+    unsafe { capi::dnnp_handle_destroy(handle) };
+    if let Err(why) = isolated(creation_breakdown) {
+        println!("DNNP-CREATE | failed: {why}");
+    }
+    if let Err(why) = isolated(raw_backend_host_time) {
+        println!("DNNP-RAW | failed: {why}");
+    }
+}
+
+/// Runs one benchmark part; a panic becomes its message, so one failing case or path does not
+/// lose the others.
+fn isolated(f: impl FnOnce()) -> Result<(), String> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).map_err(|p| {
+        p.downcast_ref::<String>()
+            .cloned()
+            .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_default()
+            .chars()
+            .take(400)
+            .collect::<String>()
+            .replace(['\n', '|'], " ")
+    })
+}
+
+/// Where plan-list creation time goes (warm, median of 5, ms): IR JSON -> validated graph, the
+/// lowering, the backend operation graph (emit), and each heuristic mode's query.
+fn creation_breakdown() {
+    use dnnplan::cudnn::lower::from_ir::lower_graph;
+    let g = gpu();
+    let api = loader::api().unwrap();
+    let version = loader::version().unwrap();
+    println!(
+        "DNNP-CREATE | case | json+validate | lower | emit | heuristics A | heuristics FALLBACK (ms, median of 5)"
+    );
+    for (name, doc) in [
+        (
+            "tiny sdpa (1,1,64,64)",
+            bench_graphs::sdpa_inference_json(1, 1, 64, 64),
+        ),
+        (
+            "matmul 256x256x128 bf16",
+            bench_graphs::matmul_json(256, 256, 128),
+        ),
+        (
+            "sdpa fwd causal bf16 (4,16,4096,128)",
+            bench_graphs::sdpa_inference_json(4, 16, 4096, 128),
+        ),
+    ] {
+        let mut t = vec![Vec::new(); 5];
+        for _ in 0..5 {
+            let s = std::time::Instant::now();
+            let mut ir = dnnplan::ir::Graph::from_json(&doc).unwrap();
+            ir.validate().unwrap();
+            t[0].push(s.elapsed().as_secs_f64() * 1e3);
+            let s = std::time::Instant::now();
+            let bg = lower_graph(&ir, version).unwrap();
+            t[1].push(s.elapsed().as_secs_f64() * 1e3);
+            let s = std::time::Instant::now();
+            let opg = emit(api, bg, Some(g.handle)).unwrap();
+            t[2].push(s.elapsed().as_secs_f64() * 1e3);
+            let s = std::time::Instant::now();
+            let a = query_mode(&opg, HeurMode::A).unwrap();
+            t[3].push(s.elapsed().as_secs_f64() * 1e3);
+            let s = std::time::Instant::now();
+            let f = query_mode(&opg, HeurMode::Fallback).unwrap();
+            t[4].push(s.elapsed().as_secs_f64() * 1e3);
+            assert!(!a.is_empty() || !f.is_empty());
+        }
+        let med: Vec<String> = t
+            .iter_mut()
+            .map(|v| {
+                v.sort_by(f64::total_cmp);
+                format!("{:.3}", v[2])
+            })
+            .collect();
+        println!("DNNP-CREATE | {name} | {}", med.join(" | "));
+    }
+}
+
+/// Host time per execute of the backend plan itself (`BackendPlan::execute_via`, no C ABI, no
+/// variant-pack normalization), per path: what the C ABI adds is the difference.
+fn raw_backend_host_time() {
+    let g = gpu();
+    let modes = [HeurMode::A, HeurMode::Fallback];
+    println!("DNNP-RAW | case | plan | per path: same ptrs mean (min), alternating mean (min) us");
+    let scratch = alloc(1 << 16);
+    let memset = host_time(5000, |_| {
+        unsafe { drv::memset_d8_async(scratch.0, 0, 1 << 16, g.stream) }.unwrap()
+    });
+    println!(
+        "DNNP-RAW | floor: cuMemsetD8Async 64 KiB | - | {:.2} ({:.2})",
+        memset.mean_us, memset.min_us
+    );
+    for (name, graph, out) in [
+        ("tiny sdpa (1,1,64,64)", sdpa_fwd_graph(1, 1, 64, 64), 4),
+        (
+            "matmul 256x256x128 bf16",
+            matmul_graph(256, 256, 128, CUDNN_DATA_BFLOAT16, false).finish(),
+            4,
+        ),
+    ] {
+        let b = build(graph, &modes).unwrap();
+        let sets = [buf_set(&b, &[out], 1), buf_set(&b, &[out], 2)];
+        let ws = alloc(b.plan.workspace_size());
+        let mut parts = Vec::new();
+        for path in ExecPath::ALL {
+            let exec = |k: usize| {
+                unsafe {
+                    b.plan.execute_via(
+                        path,
+                        g.handle,
+                        g.stream as *mut c_void,
+                        &sets[k].ptrs,
+                        ws.0 as *mut c_void,
+                    )
+                }
+                .unwrap()
+            };
+            let same = host_time(5000, |_| exec(0));
+            if path != ExecPath::Plain {
+                dnnplan::cudnn::exec_cache::force_repoint(false);
+                let fresh = host_time(5000, |i| exec(i % 2));
+                dnnplan::cudnn::exec_cache::force_repoint(true);
+                parts.push(format!(
+                    "{} alternating with fresh descriptors {:.2} ({:.2})",
+                    path.name(),
+                    fresh.mean_us,
+                    fresh.min_us
+                ));
+            }
+            let alt = host_time(5000, |i| exec(i % 2));
+            parts.push(format!(
+                "{} same ptrs {:.2} ({:.2}), alternating {:.2} ({:.2})",
+                path.name(),
+                same.mean_us,
+                same.min_us,
+                alt.mean_us,
+                alt.min_us
+            ));
+        }
         println!(
-            "BENCH | {name} | {} | {ms:.4} | {us:.2} | {:.2} (median of 5, no build)",
-            built.plan.name, create[2]
+            "DNNP-RAW | {name} | {} | {} | graph: {}",
+            b.plan.name,
+            parts.join("; "),
+            b.plan.cuda_graph_unsupported().unwrap_or("native")
         );
     }
 }

@@ -7,6 +7,7 @@
 //! - [`module`]: cubins loaded once per process (`cuLibraryLoadData`, context-independent),
 //!   kernel lookup by name.
 //! - [`launch`]: launches on a caller-supplied stream (`cuLaunchKernelEx`, clusters).
+//! - [`graph`]: an owned CUDA graph and instance (populated by a library, launched on a stream).
 //! - [`nvrtc`]: NVRTC loading (robust search) and compilation to cubin.
 //! - [`kernels`]: the bundled kernel table generated from `kernels/manifest.toml`.
 //! - [`compile`]: `compile_or_load`: bundled cubin, else NVRTC through the compiled-plan cache.
@@ -16,6 +17,7 @@ pub mod cache;
 pub mod compile;
 pub mod context;
 pub mod driver;
+pub mod graph;
 pub mod kernels;
 pub mod launch;
 pub mod module;

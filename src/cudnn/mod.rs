@@ -5,13 +5,16 @@
 //! recording fake for tests); [`descriptor`] is the RAII wrapper; [`graph`] describes a backend
 //! operation graph (tensors + primitive ops) and [`emit`] turns it into descriptors; [`lower`]
 //! builds such graphs from ops (composite expansions included); [`plan`] runs heuristics, builds
-//! plans and executes them; [`handle`] caches cuDNN handles per (device, stream).
+//! plans and executes them ([`exec_path`]: plain, per-thread variant-pack reuse or a CUDA graph;
+//! [`exec_cache`] holds the per-thread state); [`handle`] caches cuDNN handles per (device, stream).
 
 pub mod api;
 pub mod backend;
 pub mod consts;
 pub mod descriptor;
 pub mod emit;
+pub mod exec_cache;
+pub mod exec_path;
 pub mod graph;
 pub mod handle;
 pub mod loader;

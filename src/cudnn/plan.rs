@@ -6,15 +6,18 @@
 //! by knob type, so names and replays are unambiguous across cuDNN versions.
 
 use std::ffi::c_void;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock, Weak};
 
 use serde::Serialize;
 
-use crate::cudnn::api::{RawDescriptor, RawHandle};
+use crate::cudnn::api::{CudnnApi, RawDescriptor, RawHandle, RawStream};
 use crate::cudnn::backend::AttrValue;
 use crate::cudnn::consts::*;
 use crate::cudnn::descriptor::Descriptor;
 use crate::cudnn::emit::OperationGraph;
+use crate::cudnn::exec_cache::{self, GraphLaunch};
+use crate::cudnn::exec_path::ExecPath;
 use crate::cudnn::graph::Uid;
 use crate::error::{Error, Result};
 
@@ -343,7 +346,20 @@ pub struct BackendPlan {
     scalars: Box<[[u8; 8]]>,
     /// Frontend-workspace byte offsets, in `vp_uids` order after the scalars.
     fe_offsets: Vec<usize>,
+    /// Process-unique id (keys the per-thread execution state).
+    id: u64,
+    /// Dropped with the plan: per-thread state of dropped plans is pruned by it.
+    alive: Arc<()>,
+    /// The [`ExecPath`] (as `u8`).
+    path: AtomicU8,
+    /// Set when the engine turned out to lack native CUDA-graph support.
+    graph_unsupported: AtomicBool,
+    /// Why (the backend's message), for diagnostics.
+    graph_unsupported_reason: OnceLock<String>,
 }
+
+/// Source of [`BackendPlan`] ids.
+static NEXT_PLAN_ID: AtomicU64 = AtomicU64::new(1);
 
 impl std::fmt::Debug for BackendPlan {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -407,7 +423,53 @@ impl BackendPlan {
             vp_uids,
             scalars: scalars.into_boxed_slice(),
             fe_offsets,
+            id: NEXT_PLAN_ID.fetch_add(1, Ordering::Relaxed),
+            alive: Arc::new(()),
+            path: AtomicU8::new(ExecPath::from_env()? as u8),
+            graph_unsupported: AtomicBool::new(false),
+            graph_unsupported_reason: OnceLock::new(),
         })
+    }
+
+    /// The process-unique id of this plan.
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+
+    /// A token whose strong count drops to zero when the plan is dropped.
+    pub(crate) fn liveness(&self) -> Weak<()> {
+        Arc::downgrade(&self.alive)
+    }
+
+    /// The real cuDNN behind the plan (`None` for the recording fake).
+    pub(crate) fn api_real(&self) -> Option<&CudnnApi> {
+        self.plan.api().real()
+    }
+
+    /// How [`BackendPlan::execute`] submits work (see [`ExecPath`]).
+    pub fn exec_path(&self) -> ExecPath {
+        ExecPath::from_u8(self.path.load(Ordering::Relaxed))
+    }
+
+    /// Changes how [`BackendPlan::execute`] submits work; never changes numerics. Safe while
+    /// other threads execute (each call reads the path once).
+    pub fn set_exec_path(&self, path: ExecPath) {
+        self.path.store(path as u8, Ordering::Relaxed);
+    }
+
+    /// `Some(reason)` once the CUDA-graph path found that this plan cannot be populated into a
+    /// CUDA graph (it then runs as [`ExecPath::ReusePack`]).
+    pub fn cuda_graph_unsupported(&self) -> Option<&str> {
+        if self.graph_unsupported.load(Ordering::Relaxed) {
+            self.graph_unsupported_reason.get().map(String::as_str)
+        } else {
+            None
+        }
+    }
+
+    pub(crate) fn mark_graph_unsupported(&self, reason: String) {
+        let _ = self.graph_unsupported_reason.set(reason);
+        self.graph_unsupported.store(true, Ordering::Relaxed);
     }
 
     /// Total workspace bytes the caller provides (frontend part + plan part).
@@ -425,12 +487,14 @@ impl BackendPlan {
         self.plan.raw()
     }
 
-    /// Builds the VARIANT_PACK for one call: `pointers` in [`BackendPlan::user_uids`] order.
-    pub fn variant_pack(
+    /// The variant pack's pointer array for one call (user pointers, by-value scalars,
+    /// frontend-workspace tensors, in `vp_uids` order) and the plan's workspace pointer, after
+    /// checking the pointer count and the workspace.
+    pub(crate) fn pack_pointers(
         &self,
         pointers: &[*mut c_void],
         workspace: *mut c_void,
-    ) -> Result<Descriptor> {
+    ) -> Result<(Vec<*mut c_void>, *mut c_void)> {
         if pointers.len() != self.user_uids.len() {
             return Err(Error::bad_param(
                 "variant pack",
@@ -466,6 +530,16 @@ impl BackendPlan {
         } else {
             std::ptr::null_mut()
         };
+        Ok((ptrs, plan_ws))
+    }
+
+    /// Builds the VARIANT_PACK for one call: `pointers` in [`BackendPlan::user_uids`] order.
+    pub fn variant_pack(
+        &self,
+        pointers: &[*mut c_void],
+        workspace: *mut c_void,
+    ) -> Result<Descriptor> {
+        let (ptrs, plan_ws) = self.pack_pointers(pointers, workspace)?;
         let mut vp = Descriptor::new(self.plan.api(), CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR)?;
         vp.set(
             CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS,
@@ -483,15 +557,51 @@ impl BackendPlan {
         Ok(vp)
     }
 
-    /// Executes on `handle` (whose stream is the call's stream).
+    /// Runs `f` with the variant pack `path` uses for these pointers: a fresh descriptor
+    /// ([`ExecPath::Plain`]) or this thread's cached one (the other paths).
+    pub fn with_variant_pack<R>(
+        &self,
+        path: ExecPath,
+        pointers: &[*mut c_void],
+        workspace: *mut c_void,
+        f: impl FnOnce(&Descriptor) -> Result<R>,
+    ) -> Result<R> {
+        match path {
+            ExecPath::Plain => f(&self.variant_pack(pointers, workspace)?),
+            ExecPath::ReusePack | ExecPath::CudaGraph => {
+                exec_cache::with_pack(self, pointers, workspace, f)
+            }
+        }
+    }
+
+    /// Executes on `handle` (whose stream is `stream`, the call's stream) by the plan's
+    /// [`ExecPath`].
     ///
     /// # Safety
     /// Every pointer must be a device allocation large enough for its tensor (in
     /// [`BackendPlan::user_uids`] order), `workspace` at least [`BackendPlan::workspace_size`]
-    /// bytes, and `handle` a live cuDNN handle of the device the plan was built for.
+    /// bytes, `handle` a live cuDNN handle of the device the plan was built for, bound to
+    /// `stream`.
     pub unsafe fn execute(
         &self,
         handle: RawHandle,
+        stream: RawStream,
+        pointers: &[*mut c_void],
+        workspace: *mut c_void,
+    ) -> Result<()> {
+        // SAFETY: forwarded contract.
+        unsafe { self.execute_via(self.exec_path(), handle, stream, pointers, workspace) }
+    }
+
+    /// Executes by an explicit [`ExecPath`] (benchmarks and tests compare the paths with it).
+    ///
+    /// # Safety
+    /// As [`BackendPlan::execute`].
+    pub unsafe fn execute_via(
+        &self,
+        path: ExecPath,
+        handle: RawHandle,
+        stream: RawStream,
         pointers: &[*mut c_void],
         workspace: *mut c_void,
     ) -> Result<()> {
@@ -500,11 +610,30 @@ impl BackendPlan {
             .api()
             .real()
             .ok_or_else(|| Error::NotSupported("execution needs the real cuDNN".into()))?;
-        let vp = self.variant_pack(pointers, workspace)?;
-        // SAFETY: live handle, finalized plan and variant pack; pointer validity per contract.
-        let st = unsafe { (api.backend_execute)(handle, self.plan.raw(), vp.raw()) };
-        api.check("cudnnBackendExecute", st).map_err(|e| {
-            crate::cudnn::backend::annotate(e, format!("executing plan {}", self.name))
+        if path == ExecPath::CudaGraph && !self.graph_unsupported.load(Ordering::Relaxed) {
+            // SAFETY: forwarded contract.
+            match unsafe { exec_cache::launch_graph(self, handle, stream, pointers, workspace) }
+                .map_err(|e| {
+                    crate::cudnn::backend::annotate(
+                        e,
+                        format!("executing plan {} as a CUDA graph", self.name),
+                    )
+                })? {
+                GraphLaunch::Launched => return Ok(()),
+                GraphLaunch::Unsupported => {}
+            }
+        }
+        let path = if path == ExecPath::CudaGraph {
+            ExecPath::ReusePack
+        } else {
+            path
+        };
+        self.with_variant_pack(path, pointers, workspace, |vp| {
+            // SAFETY: live handle, finalized plan and variant pack; pointer validity per contract.
+            let st = unsafe { (api.backend_execute)(handle, self.plan.raw(), vp.raw()) };
+            api.check("cudnnBackendExecute", st).map_err(|e| {
+                crate::cudnn::backend::annotate(e, format!("executing plan {}", self.name))
+            })
         })
     }
 }
@@ -513,7 +642,8 @@ impl BackendPlan {
     /// Fills `graph` (an empty `cudaGraph_t`) with this plan's work for these pointers
     /// (`cudnnBackendPopulateCudaGraph`, cuDNN >= 9.5); launch the instantiated graph instead of
     /// executing, and retarget it with [`BackendPlan::update_cuda_graph`]. `NotSupported` on a
-    /// cuDNN without the entry point or for engines without the native CUDA-graph API.
+    /// cuDNN without the entry point; engines without the native CUDA-graph API fail with a
+    /// NOT_SUPPORTED backend status. [`ExecPath::CudaGraph`] manages such graphs per thread.
     ///
     /// # Safety
     /// As [`BackendPlan::execute`]; `graph` must be a valid, empty CUDA graph.
@@ -524,20 +654,14 @@ impl BackendPlan {
         workspace: *mut c_void,
         graph: crate::cudnn::api::RawCudaGraph,
     ) -> Result<()> {
-        let api = self
-            .plan
-            .api()
-            .real()
-            .ok_or_else(|| Error::NotSupported("CUDA graphs need the real cuDNN".into()))?;
-        let f = api.populate_cuda_graph()?;
         let vp = self.variant_pack(pointers, workspace)?;
-        // SAFETY: live handle, finalized plan and variant pack, caller-provided graph.
-        let st = unsafe { f(handle, self.plan.raw(), vp.raw(), graph) };
-        api.check("cudnnBackendPopulateCudaGraph", st)
+        // SAFETY: forwarded contract.
+        unsafe { self.populate_cuda_graph_with(handle, &vp, graph) }
     }
 
     /// Retargets a graph made by [`BackendPlan::populate_cuda_graph`] to new pointers
-    /// (`cudnnBackendUpdateCudaGraph`).
+    /// (`cudnnBackendUpdateCudaGraph`); an instance of it must then be updated
+    /// (`cuGraphExecUpdate`) before its next launch.
     ///
     /// # Safety
     /// As [`BackendPlan::populate_cuda_graph`]; `graph` must have been populated by this plan.
@@ -548,13 +672,48 @@ impl BackendPlan {
         workspace: *mut c_void,
         graph: crate::cudnn::api::RawCudaGraph,
     ) -> Result<()> {
+        let vp = self.variant_pack(pointers, workspace)?;
+        // SAFETY: forwarded contract.
+        unsafe { self.update_cuda_graph_with(handle, &vp, graph) }
+    }
+
+    /// `cudnnBackendPopulateCudaGraph` with a finalized variant pack of this plan.
+    ///
+    /// # Safety
+    /// As [`BackendPlan::populate_cuda_graph`].
+    pub(crate) unsafe fn populate_cuda_graph_with(
+        &self,
+        handle: RawHandle,
+        vp: &Descriptor,
+        graph: crate::cudnn::api::RawCudaGraph,
+    ) -> Result<()> {
+        let api = self
+            .plan
+            .api()
+            .real()
+            .ok_or_else(|| Error::NotSupported("CUDA graphs need the real cuDNN".into()))?;
+        let f = api.populate_cuda_graph()?;
+        // SAFETY: live handle, finalized plan and variant pack, caller-provided graph.
+        let st = unsafe { f(handle, self.plan.raw(), vp.raw(), graph) };
+        api.check("cudnnBackendPopulateCudaGraph", st)
+    }
+
+    /// `cudnnBackendUpdateCudaGraph` with a finalized variant pack of this plan.
+    ///
+    /// # Safety
+    /// As [`BackendPlan::update_cuda_graph`].
+    pub(crate) unsafe fn update_cuda_graph_with(
+        &self,
+        handle: RawHandle,
+        vp: &Descriptor,
+        graph: crate::cudnn::api::RawCudaGraph,
+    ) -> Result<()> {
         let api = self
             .plan
             .api()
             .real()
             .ok_or_else(|| Error::NotSupported("CUDA graphs need the real cuDNN".into()))?;
         let f = api.update_cuda_graph()?;
-        let vp = self.variant_pack(pointers, workspace)?;
         // SAFETY: as above.
         let st = unsafe { f(handle, self.plan.raw(), vp.raw(), graph) };
         api.check("cudnnBackendUpdateCudaGraph", st)

@@ -275,6 +275,6 @@ impl CompiledPlan for CudnnCompiledPlan {
         // SAFETY: the pack was normalized against the graph's declarations (every pointer is a
         // caller buffer of the declared extent); the workspace region was checked above; the
         // handle belongs to the stream's device.
-        unsafe { plan.execute(handle, pack.addresses(), workspace) }
+        unsafe { plan.execute(handle, ctx.stream, pack.addresses(), workspace) }
     }
 }
