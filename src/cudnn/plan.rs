@@ -164,19 +164,10 @@ fn describe_config(cfg: &Descriptor) -> Result<ConfigInfo> {
             32,
         )
         .unwrap_or_default();
-    // Ask for the number of knob choices first and create only that many descriptors (creating
-    // one per possible knob type for every config dominated plan-list creation); a count the
-    // backend cannot give falls back to the upper bound.
-    let bound = CUDNN_KNOB_TYPE_COUNTS as usize;
-    let available = cfg
-        .count(CUDNN_ATTR_ENGINECFG_KNOB_CHOICES, CUDNN_TYPE_BACKEND_DESCRIPTOR)
-        .ok()
-        .and_then(|n| usize::try_from(n).ok())
-        .map_or(bound, |n| n.min(bound));
     let choices = cfg.get_descs(
         CUDNN_ATTR_ENGINECFG_KNOB_CHOICES,
         CUDNN_BACKEND_KNOB_CHOICE_DESCRIPTOR,
-        available,
+        CUDNN_KNOB_TYPE_COUNTS as usize,
     )?;
     let mut knobs = Vec::with_capacity(choices.len());
     for c in &choices {
