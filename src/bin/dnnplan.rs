@@ -199,8 +199,9 @@ fn cmd_explain(args: &[String]) -> Result<(), CliError> {
 }
 
 /// Environment variables that change what dnnplan loads or where it looks.
-const ENV_VARS: [&str; 3] = [
+const ENV_VARS: [&str; 4] = [
     dnnplan::cudnn::loader::ENV_CUDNN_LIB_DIR,
+    dnnplan::cudnn::exec_path::EXEC_PATH_ENV,
     dnnplan::cuda::nvrtc::ENV_NVRTC_LIB_DIR,
     dnnplan::dispatch::manifest::ENV_ENABLE_OPT_IN_ENGINES,
 ];
