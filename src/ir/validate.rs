@@ -9,6 +9,7 @@ use super::infer::infer_output;
 use super::node::Node;
 use super::op::DtypeRule;
 pub use super::rules::{Violation, check_rule};
+use super::tensor::Tensor;
 use crate::error::{Error, Result};
 
 /// Validates `g` in place (fills dtypes and inferred shapes).
@@ -27,7 +28,7 @@ pub(crate) fn validate_graph(g: &mut Graph) -> Result<()> {
     let ctx = g.context().clone();
     let uids: Vec<i64> = g.tensors().iter().map(|t| t.uid).collect();
     for uid in uids {
-        let t = g.tensor_internal_mut(uid).expect("uid listed above");
+        let t = known_tensor(g, uid)?;
         if !t.data_type.is_set() {
             t.data_type = ctx.fill_for(t.is_virtual);
         }
@@ -114,7 +115,7 @@ fn validate_node(g: &mut Graph, i: usize) -> Result<()> {
         if !t.dims_assigned {
             match infer_output(g, &node, o).map_err(|why| fail(Some(port), why))? {
                 Some((dims, strides)) => {
-                    let t = g.tensor_internal_mut(uid).expect("checked");
+                    let t = known_tensor(g, uid)?;
                     t.dims = dims;
                     if !t.strides_assigned {
                         t.strides = strides;
@@ -154,7 +155,7 @@ fn validate_node(g: &mut Graph, i: usize) -> Result<()> {
                 .filter(|d| d.is_set())
                 .unwrap_or(d),
         };
-        let t = g.tensor_internal_mut(uid).expect("checked");
+        let t = known_tensor(g, uid)?;
         if !t.data_type.is_set() {
             t.data_type = if fill.is_set() {
                 fill
@@ -164,7 +165,7 @@ fn validate_node(g: &mut Graph, i: usize) -> Result<()> {
         }
     }
     for &uid in node.inputs.values() {
-        let t = g.tensor_internal_mut(uid).expect("checked at add");
+        let t = known_tensor(g, uid)?;
         if !t.data_type.is_set() {
             t.data_type = ctx.fill_for(t.is_virtual);
         }
@@ -181,6 +182,13 @@ fn validate_node(g: &mut Graph, i: usize) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// The tensor `uid`, which an earlier step of validation found in the graph (a miss is a bug in
+/// validation, reported as an internal error rather than a panic).
+fn known_tensor(g: &mut Graph, uid: i64) -> Result<&mut Tensor> {
+    g.tensor_internal_mut(uid)
+        .ok_or_else(|| Error::Internal(format!("validation lost track of tensor uid {uid}")))
 }
 
 /// Fused-scalar rank expansion (reference `fill_from_context`): every fused scalar input of a node
@@ -210,12 +218,14 @@ fn expand_fused_scalars(g: &mut Graph, node: &Node) {
         .find_map(|&u| g.tensor(u).map(|t| t.dims.len()).filter(|r| *r > 0))
         .unwrap_or(1);
     for uid in ordered_inputs {
-        if is_fused(g, uid) {
-            let t = g.tensor_internal_mut(uid).expect("bound input");
-            if t.dims.len() != rank {
-                t.dims = vec![1; rank];
-                t.strides = vec![1; rank];
-            }
+        if !is_fused(g, uid) {
+            continue;
+        }
+        if let Some(t) = g.tensor_internal_mut(uid)
+            && t.dims.len() != rank
+        {
+            t.dims = vec![1; rank];
+            t.strides = vec![1; rank];
         }
     }
 }
