@@ -212,6 +212,251 @@ __device__ __forceinline__ void bwd_dscan_body(const BwdParams& bp) {
   }
 }
 
+#ifndef GDN_HOST_EMU  // tensor-core code: not part of the CPU host emulation
+// ---------------------------------------------------------------------------------------
+// Stage 4 on the tensor cores (the default): the same recurrence as bwd_dscan_body, with the
+// forward scan's fragment layouts. Block: NW warps, 16 value rows each (VS = 16·NW rows of one
+// (seq, head)); a STAGES-deep cp.async pipeline streams A, T, Kᴿ, Q⁺, E and the dO slice of the
+// chunks in reverse order. Per warp, dX (16 × K) lives in fp32 mma accumulators; the operands
+// dX, dUᵀ, dRᵀ are rounded to the io dtype for the products (as the forward rounds X and Uᵀ),
+// every product accumulates in fp32, and dS' / dR leave in fp32 exactly as the fp32 version's.
+// ---------------------------------------------------------------------------------------
+constexpr int DSCAN_MMA_WARPS = 4;
+constexpr int DSCAN_MMA_STAGES = 2;
+
+template <int K, int NW, int STAGES>
+struct DscanMmaSmem {
+  static constexpr int KP = K + 8;
+  static constexpr int CP = CHUNK + 8;
+  static constexpr int VS = 16 * NW;
+  static constexpr int DP = VS + 8;
+  static constexpr size_t a_off = 0;                           // A  [64][CP]
+  static constexpr size_t t_off = a_off + CHUNK * CP * 2;      // T  [64][CP]
+  static constexpr size_t kr_off = t_off + CHUNK * CP * 2;     // Kᴿ [64][KP]
+  static constexpr size_t q_off = kr_off + CHUNK * KP * 2;     // Q⁺ [64][KP]
+  static constexpr size_t e_off = q_off + CHUNK * KP * 2;      // E  [64][KP]
+  static constexpr size_t do_off = e_off + CHUNK * KP * 2;     // dO [64 tokens][DP]
+  static constexpr size_t stage = do_off + CHUNK * DP * 2;
+  static constexpr size_t bytes = STAGES * stage;
+};
+
+template <typename T, int K, int V, int NW, int STAGES>
+__device__ __forceinline__ void bwd_dscan_mma_body(const BwdParams& bp) {
+  using S = DscanMmaSmem<K, NW, STAGES>;
+  using IO = Io<T>;
+  constexpr int KP = S::KP, CP = S::CP, VS = S::VS, DP = S::DP;
+  const FwdParams& p = bp.f;
+  extern __shared__ __align__(16) unsigned char smem[];
+
+  const int h = blockIdx.y, b = blockIdx.z;
+  const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+  const int HO = p.ho;
+  const int vb = blockIdx.x * VS;        // the block's first value row
+  const int vr = vb + 16 * warp + (lane >> 2);  // this thread's rows: vr and vr + 8
+  const int cq = 2 * (lane & 3);
+  const long long cs = load_cu(p, b), ce = load_cu(p, b + 1);
+  const int c_begin = p.chunk_offsets[b], c_end = p.chunk_offsets[b + 1];
+  const int nch = c_end - c_begin;
+  const size_t sbase = (static_cast<size_t>(b) * HO + h) * V * K;
+
+  // X = dSᵀ rows vr, vr+8, columns 8nt + cq + {0,1}: starts at d_final_state.
+  float x[K / 8][4];
+#pragma unroll
+  for (int nt = 0; nt < K / 8; ++nt) {
+#pragma unroll
+    for (int hf = 0; hf < 2; ++hf) {
+      const size_t idx = sbase + static_cast<size_t>(vr + 8 * hf) * K + 8 * nt + cq;
+      float a0 = 0.f, a1 = 0.f;
+      if (bp.d_final_state) {
+        if (p.state_dtype == DT_F32) {
+          const float2 t = *reinterpret_cast<const float2*>(static_cast<const float*>(bp.d_final_state) + idx);
+          a0 = t.x;
+          a1 = t.y;
+        } else {
+          const u32 t = *reinterpret_cast<const u32*>(static_cast<const unsigned short*>(bp.d_final_state) + idx);
+          a0 = __uint_as_float(t << 16);
+          a1 = __uint_as_float(t & 0xffff0000u);
+        }
+      }
+      x[nt][2 * hf] = a0;
+      x[nt][2 * hf + 1] = a1;
+    }
+  }
+
+  // Step s handles chunk c_end - 1 - s.
+  auto issue = [&](int s, int st) {
+    const int c = c_end - 1 - s;
+    unsigned char* base = smem + st * S::stage;
+    const size_t ch = static_cast<size_t>(c) * HO + h;
+    constexpr int NT = NW * 32;
+    tile_async<T, CHUNK>(reinterpret_cast<T*>(base + S::a_off), static_cast<const T*>(p.ws_a) + ch * CHUNK * CHUNK, CHUNK, CHUNK, tid, NT);
+    tile_async<T, CHUNK>(reinterpret_cast<T*>(base + S::t_off), static_cast<const T*>(bp.ws_t) + ch * CHUNK * CHUNK, CHUNK, CHUNK, tid, NT);
+    tile_async<T, K>(reinterpret_cast<T*>(base + S::kr_off), static_cast<const T*>(p.ws_kr) + ch * CHUNK * K, CHUNK, K, tid, NT);
+    tile_async<T, K>(reinterpret_cast<T*>(base + S::q_off), static_cast<const T*>(p.ws_q) + ch * CHUNK * K, CHUNK, K, tid, NT);
+    tile_async<T, K>(reinterpret_cast<T*>(base + S::e_off), static_cast<const T*>(bp.ws_e) + ch * CHUNK * K, CHUNK, K, tid, NT);
+    const long long t0 = cs + static_cast<long long>(c - c_begin) * CHUNK;
+    const int len = static_cast<int>(min_ll(static_cast<long long>(CHUNK), ce - t0));
+    T* ds = reinterpret_cast<T*>(base + S::do_off);
+    const T* dog = static_cast<const T*>(bp.d_o);
+    constexpr int VEC = VS / 8;
+    for (int i = tid; i < CHUNK * VEC; i += NT) {
+      const int r = i / VEC, c8 = i % VEC;
+      if (r < len)
+        cp_async16(&ds[r * DP + 8 * c8], &dog[(static_cast<size_t>(t0 + r) * HO + h) * V + vb + 8 * c8]);
+      else
+        *reinterpret_cast<uint4*>(&ds[r * DP + 8 * c8]) = make_uint4(0u, 0u, 0u, 0u);
+    }
+  };
+#pragma unroll
+  for (int sidx = 0; sidx < STAGES - 1; ++sidx) {
+    if (sidx < nch) issue(sidx, sidx);
+    cp_async_commit();
+  }
+  const int lrow = (lane & 7) + 8 * ((lane >> 3) & 1);  // ldmatrix.trans rows of a B operand
+  const int bcol = 8 * (lane >> 4);
+  const int arow = (lane & 7) + 8 * (lane >> 4);       // ldmatrix.trans rows of an A operand
+  const int acol = 16 * warp + 8 * ((lane >> 3) & 1);
+  for (int s = 0; s < nch; ++s) {
+    const int c = c_end - 1 - s;
+    const int st = s % STAGES;
+    if (s + STAGES - 1 < nch) issue(s + STAGES - 1, (s + STAGES - 1) % STAGES);
+    cp_async_commit();
+    const size_t ch = static_cast<size_t>(c) * HO + h;
+    const float decay = __expf(p.ws_gl[ch]);
+    cp_async_wait<STAGES - 1>();
+    __syncthreads();
+    unsigned char* base = smem + st * S::stage;
+    const T* As = reinterpret_cast<const T*>(base + S::a_off);
+    const T* Ts = reinterpret_cast<const T*>(base + S::t_off);
+    const T* KRs = reinterpret_cast<const T*>(base + S::kr_off);
+    const T* Qs = reinterpret_cast<const T*>(base + S::q_off);
+    const T* Es = reinterpret_cast<const T*>(base + S::e_off);
+    const T* Ds = reinterpret_cast<const T*>(base + S::do_off);
+    // dS' of this chunk (the gradient of the state leaving it), for the token stage.
+    {
+      float* xs = bp.ws_ds + ch * V * K;
+#pragma unroll
+      for (int nt = 0; nt < K / 8; ++nt) {
+#pragma unroll
+        for (int hf = 0; hf < 2; ++hf)
+          *reinterpret_cast<float2*>(&xs[static_cast<size_t>(vr + 8 * hf) * K + 8 * nt + cq]) =
+              make_float2(x[nt][2 * hf], x[nt][2 * hf + 1]);
+      }
+    }
+    // dOᵀ as A fragments (value rows × tokens), transposed out of the [token][value] tile.
+    u32 doa[4][4];
+#pragma unroll
+    for (int kk = 0; kk < 4; ++kk) ldsm_x4_t(doa[kk], &Ds[(16 * kk + arow) * DP + acol]);
+    // dUᵀ = dX Kᴿᵀ + dOᵀ A   (16 value rows × 64 tokens).
+    float du[8][4];
+#pragma unroll
+    for (int nt = 0; nt < 8; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) du[nt][e] = 0.f;
+#pragma unroll
+    for (int kk = 0; kk < K / 16; ++kk) {
+      u32 a[4] = {IO::pack(x[2 * kk][0], x[2 * kk][1]), IO::pack(x[2 * kk][2], x[2 * kk][3]),
+                  IO::pack(x[2 * kk + 1][0], x[2 * kk + 1][1]), IO::pack(x[2 * kk + 1][2], x[2 * kk + 1][3])};
+      const int col = 16 * kk + cq;
+#pragma unroll
+      for (int nt = 0; nt < 8; ++nt) {
+        const int n = 8 * nt + (lane >> 2);
+        u32 bk[2] = {ld32(&KRs[n * KP + col]), ld32(&KRs[n * KP + col + 8])};
+        IO::mma(du[nt], a, bk);
+      }
+    }
+    // B[k = j][n = i] = A[j][i]: A is lower triangular, so token block kk ≥ column block np.
+#pragma unroll
+    for (int kk = 0; kk < 4; ++kk) {
+#pragma unroll
+      for (int np = 0; np < 4; ++np) {
+        if (np > kk) continue;
+        u32 r[4];
+        ldsm_x4_t(r, &As[(16 * kk + lrow) * CP + 16 * np + bcol]);
+        IO::mma(du[2 * np], doa[kk], r);
+        IO::mma(du[2 * np + 1], doa[kk], r + 2);
+      }
+    }
+    u32 dua[4][4];
+#pragma unroll
+    for (int nt = 0; nt < 8; ++nt) {
+      dua[nt >> 1][(nt & 1) * 2 + 0] = IO::pack(du[nt][0], du[nt][1]);
+      dua[nt >> 1][(nt & 1) * 2 + 1] = IO::pack(du[nt][2], du[nt][3]);
+    }
+    // dRᵀ = dUᵀ T: B[k = i][n = j] = T[i][j], lower triangular (i ≥ j).
+    float dr[8][4];
+#pragma unroll
+    for (int nt = 0; nt < 8; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) dr[nt][e] = 0.f;
+#pragma unroll
+    for (int kk = 0; kk < 4; ++kk) {
+#pragma unroll
+      for (int np = 0; np < 4; ++np) {
+        if (np > kk) continue;
+        u32 r[4];
+        ldsm_x4_t(r, &Ts[(16 * kk + lrow) * CP + 16 * np + bcol]);
+        IO::mma(dr[2 * np], dua[kk], r);
+        IO::mma(dr[2 * np + 1], dua[kk], r + 2);
+      }
+    }
+    // dR (fp32, [token][value]) for the token stage; −dRᵀ as A fragments.
+    u32 dra[4][4];
+    {
+      float* drg = bp.ws_dr + ch * CHUNK * V;
+#pragma unroll
+      for (int nt = 0; nt < 8; ++nt) {
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          const int j = 8 * nt + cq + e;
+          drg[static_cast<size_t>(j) * V + vr] = dr[nt][e];
+          drg[static_cast<size_t>(j) * V + vr + 8] = dr[nt][2 + e];
+        }
+        dra[nt >> 1][(nt & 1) * 2 + 0] = IO::pack(-dr[nt][0], -dr[nt][1]);
+        dra[nt >> 1][(nt & 1) * 2 + 1] = IO::pack(-dr[nt][2], -dr[nt][3]);
+      }
+    }
+    // dX ← e^{Γ_last} dX + dOᵀ Q⁺ − dRᵀ E (B = Q⁺, E [token][key] via ldmatrix.trans).
+#pragma unroll
+    for (int nt = 0; nt < K / 8; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) x[nt][e] *= decay;
+#pragma unroll
+    for (int kk = 0; kk < 4; ++kk) {
+#pragma unroll
+      for (int np = 0; np < K / 16; ++np) {
+        u32 r[4];
+        ldsm_x4_t(r, &Qs[(16 * kk + lrow) * KP + 16 * np + bcol]);
+        IO::mma(x[2 * np], doa[kk], r);
+        IO::mma(x[2 * np + 1], doa[kk], r + 2);
+        ldsm_x4_t(r, &Es[(16 * kk + lrow) * KP + 16 * np + bcol]);
+        IO::mma(x[2 * np], dra[kk], r);
+        IO::mma(x[2 * np + 1], dra[kk], r + 2);
+      }
+    }
+    __syncthreads();  // this stage is refilled by the next iteration's issue
+  }
+  cp_async_wait<0>();
+
+  if (bp.d_initial_state) {
+#pragma unroll
+    for (int nt = 0; nt < K / 8; ++nt) {
+#pragma unroll
+      for (int hf = 0; hf < 2; ++hf) {
+        const size_t idx = sbase + static_cast<size_t>(vr + 8 * hf) * K + 8 * nt + cq;
+        if (p.state_dtype == DT_F32) {
+          *reinterpret_cast<float2*>(static_cast<float*>(bp.d_initial_state) + idx) =
+              make_float2(x[nt][2 * hf], x[nt][2 * hf + 1]);
+        } else {
+          *reinterpret_cast<u32*>(static_cast<unsigned short*>(bp.d_initial_state) + idx) =
+              Io<gdn_bf16>::pack(x[nt][2 * hf], x[nt][2 * hf + 1]);
+        }
+      }
+    }
+  }
+}
+#endif  // GDN_HOST_EMU
+
 // ---------------------------------------------------------------------------------------
 // Stage 5: per-chunk token gradients. Block: one (chunk, head), all V.
 // ---------------------------------------------------------------------------------------
