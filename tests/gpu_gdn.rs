@@ -1187,14 +1187,17 @@ fn timing_at_benchmark_shapes() {
         let (gf, nf, insf) = graph_for("gdn");
         let fwd = time_graph(&caller, gf, nf, &insf, &["O", "final_state"]);
         let bwd_outs = ["dQ", "dK", "dV", "dG", "dBeta", "d_initial_state"];
-        // Both reverse scans (the fp32 CUDA-core one and the default tensor-core one), each as a
-        // whole and cut after every launch (DNNPLAN_GDN_BWD_STEPS, read at build): the stage
+        // The fp32 CUDA-core reverse scan and token stage (before) and the default tensor-core
+        // ones (after), each as a whole and cut after every launch (DNNPLAN_GDN_BWD_STEPS, read at build): the stage
         // times are the differences.
         let mut bwd = 0.0;
         for variant in ["fp32", "mma"] {
             // SAFETY: the GPU tests run single-threaded (--test-threads=1); nothing else reads
             // the environment meanwhile.
-            unsafe { std::env::set_var("DNNPLAN_GDN_BWD_DSCAN", variant) };
+            unsafe {
+                std::env::set_var("DNNPLAN_GDN_BWD_DSCAN", variant);
+                std::env::set_var("DNNPLAN_GDN_BWD_TOKENS", variant);
+            }
             let mut cum = vec![0.0];
             for steps in 1..=6 {
                 unsafe { std::env::set_var("DNNPLAN_GDN_BWD_STEPS", steps.to_string()) };
@@ -1210,12 +1213,15 @@ fn timing_at_benchmark_shapes() {
                 .map(|(i, s)| format!("{s} {:.3}", cum[i + 1] - cum[i]))
                 .collect();
             println!(
-                "gdn_sm90 bwd stages {name:18} dscan={variant:4} whole {whole:.3} ms | {}",
+                "gdn_sm90 bwd stages {name:18} {variant:4} whole {whole:.3} ms | {}",
                 stages.join(" | ")
             );
             bwd = whole;
         }
-        unsafe { std::env::remove_var("DNNPLAN_GDN_BWD_DSCAN") };
+        unsafe {
+            std::env::remove_var("DNNPLAN_GDN_BWD_DSCAN");
+            std::env::remove_var("DNNPLAN_GDN_BWD_TOKENS");
+        }
         println!(
             "gdn_sm90 timing {name:18} N={n:<3} T={t:<6} H={hh:<3} fwd {fwd:.3} ms  bwd {bwd:.3} ms  fwd+bwd {:.3} ms",
             fwd + bwd

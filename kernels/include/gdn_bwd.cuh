@@ -484,7 +484,224 @@ struct TokSmem {
   static constexpr size_t bytes = vec_off + (7 * CHUNK + TOK_THREADS) * 4;
 };
 
+#ifndef GDN_HOST_EMU  // tensor-core code: not part of the CPU host emulation
+// The token stage's value-dimension products on the tensor cores (the default; the CUDA-core
+// loop in bwd_tokens_body is the DNNPLAN_GDN_BWD_TOKENS=fp32 variant). Per (chunk, head), with
+// S = S_c [V][K], dS' [V][K], dO and dR [64][V] (dO zero past len) rounded to the io dtype as
+// operands and fp32 accumulation:
+//   U = Ũ − W Sᵀ (64 × V, kept in the io dtype), dQ⁺ = dO S, dE = −dR S, dKᴿ = U dS' (64 × K),
+//   dA = dO Uᵀ, dL = −dR Uᵀ (64 × 64),
+// handed back in the CUDA-core layout of bwd_tokens_body (row ti, columns tk + 8m) through
+// shared memory. Also dD = Σ S ⊙ dS' (this thread's part), dβ's value part Σ_v dR v and dv = β dR.
+// Uses shared memory [0, TokSmem::vec_off) only; the caller's gam / bet must be loaded (and a
+// barrier passed) before the call.
+template <int K, int V>
+struct TokMmaSmem {
+  static constexpr int KP = K + 8, VP = V + 8;
+  static constexpr size_t w_off = 0;                          // W   [64][KP]
+  static constexpr size_t s_off = w_off + CHUNK * KP * 2;     // S   [V][KP]
+  static constexpr size_t ds_off = s_off + V * KP * 2;        // dS' [V][KP]
+  static constexpr size_t do_off = ds_off + V * KP * 2;       // dO  [64][VP]
+  static constexpr size_t dr_off = do_off + CHUNK * VP * 2;   // dR  [64][VP]
+  static constexpr size_t u_off = dr_off + CHUNK * VP * 2;    // U   [64][VP]
+  static constexpr size_t bytes = u_off + CHUNK * VP * 2;
+  // Results (fp32) over the same region afterwards.
+  static constexpr int KF = K + 1, CF = CHUNK + 1;
+  static constexpr size_t rq_off = 0, re_off = CHUNK * KF * 4, rk_off = 2 * CHUNK * KF * 4;
+  static constexpr size_t ra_off = 3 * CHUNK * KF * 4, rl_off = ra_off + CHUNK * CF * 4;
+  static constexpr size_t out_bytes = rl_off + CHUNK * CF * 4;
+};
+
 template <typename T, int K, int V>
+__device__ __forceinline__ void tokens_products_mma(const BwdParams& bp, size_t ch, long long t0, int len, int h, int vh,
+                                                    const float* bet, float* dqp, float* de, float* dkr, float* da,
+                                                    float* dl, float& dd, float& dbv_acc) {
+  using M = TokMmaSmem<K, V>;
+  using IO = Io<T>;
+  static_assert(M::bytes <= TokSmem<K>::vec_off && M::out_bytes <= TokSmem<K>::vec_off, "token products overflow");
+  constexpr int KP = M::KP, VP = M::VP, KF = M::KF, CF = M::CF;
+  constexpr int KM = K / 8;
+  const FwdParams& p = bp.f;
+  extern __shared__ __align__(16) unsigned char smem[];
+  T* Wb = reinterpret_cast<T*>(smem + M::w_off);
+  T* Sb = reinterpret_cast<T*>(smem + M::s_off);
+  T* dSb = reinterpret_cast<T*>(smem + M::ds_off);
+  T* dOb = reinterpret_cast<T*>(smem + M::do_off);
+  T* dRb = reinterpret_cast<T*>(smem + M::dr_off);
+  T* Ub = reinterpret_cast<T*>(smem + M::u_off);
+  const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+  const int ti = tid >> 3, tk = tid & 7;
+  const int HO = p.ho;
+
+  // Loads: W by cp.async; S, dS' (fp32 → io, dD on the way), dR (fp32 → io), dO (zero past len).
+  tile_async<T, K>(Wb, static_cast<const T*>(p.ws_w) + ch * CHUNK * K, CHUNK, K, tid, TOK_THREADS);
+  cp_async_commit();
+  {
+    const float2* xg = reinterpret_cast<const float2*>(bp.ws_s + ch * V * K);
+    const float2* dxg = reinterpret_cast<const float2*>(bp.ws_ds + ch * V * K);
+    for (int i = tid; i < V * K / 2; i += TOK_THREADS) {
+      const int r = i / (K / 2), c2 = 2 * (i % (K / 2));
+      const float2 xv = xg[i], dv2 = dxg[i];
+      dd += xv.x * dv2.x + xv.y * dv2.y;
+      *reinterpret_cast<u32*>(&Sb[r * KP + c2]) = IO::pack(xv.x, xv.y);
+      *reinterpret_cast<u32*>(&dSb[r * KP + c2]) = IO::pack(dv2.x, dv2.y);
+    }
+    const float2* drg = reinterpret_cast<const float2*>(bp.ws_dr + ch * CHUNK * V);
+    for (int i = tid; i < CHUNK * V / 2; i += TOK_THREADS) {
+      const int r = i / (V / 2), c2 = 2 * (i % (V / 2));
+      const float2 rv = drg[i];
+      *reinterpret_cast<u32*>(&dRb[r * VP + c2]) = IO::pack(rv.x, rv.y);
+    }
+    const T* dog = static_cast<const T*>(bp.d_o);
+    constexpr int VEC = V / 8;
+    for (int i = tid; i < CHUNK * VEC; i += TOK_THREADS) {
+      const int r = i / VEC, c8 = i % VEC;
+      if (r < len)
+        cp_async16(&dOb[r * VP + 8 * c8], &dog[(static_cast<size_t>(t0 + r) * HO + h) * V + 8 * c8]);
+      else
+        *reinterpret_cast<uint4*>(&dOb[r * VP + 8 * c8]) = make_uint4(0u, 0u, 0u, 0u);
+    }
+    cp_async_commit();
+  }
+  // dβ's value part and dv = β dR (fp32 dR, per row ti; threads of a row split the values).
+  if (ti < len) {
+    const float* drr = bp.ws_dr + ch * CHUNK * V + static_cast<size_t>(ti) * V;
+    const T* vg = static_cast<const T*>(p.v) + (static_cast<size_t>(t0 + ti) * p.hv + vh) * V;
+    float* dvo = bp.ws_dv + (static_cast<size_t>(t0 + ti) * HO + h) * V;
+    for (int e = 0; e < V / 8; ++e) {
+      const int v = tk + 8 * e;
+      const float r = drr[v];
+      dbv_acc += r * IO::to_f(vg[v]);
+      dvo[v] = bet[ti] * r;
+    }
+  }
+  cp_async_wait<0>();
+  __syncthreads();
+
+  const int g = lane >> 2, cq = 2 * (lane & 3);
+  const int mt = warp & 3, gq = warp >> 2;  // token tile, column group
+  const int r0 = 16 * mt + g;
+  const int lrow = (lane & 7) + 8 * ((lane >> 3) & 1);
+  const int bcol = 8 * (lane >> 4);
+  // U = Ũ − W Sᵀ: this warp's token tile × value tiles [gq·V/32, (gq+1)·V/32).
+  {
+    constexpr int VQ = V / 32;
+    float acc[VQ][4];
+#pragma unroll
+    for (int n = 0; n < VQ; ++n)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) acc[n][e] = 0.f;
+#pragma unroll
+    for (int kk = 0; kk < K / 16; ++kk) {
+      const int col = 16 * kk + cq;
+      u32 a[4] = {ld32(&Wb[r0 * KP + col]), ld32(&Wb[(r0 + 8) * KP + col]), ld32(&Wb[r0 * KP + col + 8]),
+                  ld32(&Wb[(r0 + 8) * KP + col + 8])};
+#pragma unroll
+      for (int n = 0; n < VQ; ++n) {
+        const int nn = 8 * (gq * VQ + n) + g;
+        u32 b[2] = {ld32(&Sb[nn * KP + col]), ld32(&Sb[nn * KP + col + 8])};
+        IO::mma(acc[n], a, b);
+      }
+    }
+    const T* utg = static_cast<const T*>(p.ws_ut) + ch * V * CHUNK;
+#pragma unroll
+    for (int n = 0; n < VQ; ++n) {
+      const int v = 8 * (gq * VQ + n) + cq;
+#pragma unroll
+      for (int hf = 0; hf < 2; ++hf) {
+        const int r = r0 + 8 * hf;
+        const float u0 = IO::to_f(utg[static_cast<size_t>(v) * CHUNK + r]) - acc[n][2 * hf];
+        const float u1 = IO::to_f(utg[static_cast<size_t>(v + 1) * CHUNK + r]) - acc[n][2 * hf + 1];
+        *reinterpret_cast<u32*>(&Ub[r * VP + v]) = IO::pack(u0, u1);
+      }
+    }
+  }
+  __syncthreads();
+  // Products over the value dimension.
+  constexpr int NQ = K / 32;  // key tiles per column group
+  float aq[NQ][4], ae[NQ][4], ak[NQ][4], aa[2][4], al[2][4];
+#pragma unroll
+  for (int e = 0; e < 4; ++e) {
+#pragma unroll
+    for (int n = 0; n < NQ; ++n) aq[n][e] = ae[n][e] = ak[n][e] = 0.f;
+#pragma unroll
+    for (int n = 0; n < 2; ++n) aa[n][e] = al[n][e] = 0.f;
+  }
+#pragma unroll
+  for (int kk = 0; kk < V / 16; ++kk) {
+    const int col = 16 * kk + cq;
+    u32 ao[4] = {ld32(&dOb[r0 * VP + col]), ld32(&dOb[(r0 + 8) * VP + col]), ld32(&dOb[r0 * VP + col + 8]),
+                 ld32(&dOb[(r0 + 8) * VP + col + 8])};
+    u32 ar[4] = {ld32(&dRb[r0 * VP + col]), ld32(&dRb[(r0 + 8) * VP + col]), ld32(&dRb[r0 * VP + col + 8]),
+                 ld32(&dRb[(r0 + 8) * VP + col + 8])};
+    u32 au[4] = {ld32(&Ub[r0 * VP + col]), ld32(&Ub[(r0 + 8) * VP + col]), ld32(&Ub[r0 * VP + col + 8]),
+                 ld32(&Ub[(r0 + 8) * VP + col + 8])};
+    // B[k = v][n = key] = S[v][key], dS'[v][key] ([k][n]: ldmatrix.trans, two key tiles each).
+#pragma unroll
+    for (int np = 0; np < NQ / 2; ++np) {
+      const int kc = 16 * (gq * (NQ / 2) + np) + bcol;
+      u32 rs[4], rd[4];
+      ldsm_x4_t(rs, &Sb[(16 * kk + lrow) * KP + kc]);
+      ldsm_x4_t(rd, &dSb[(16 * kk + lrow) * KP + kc]);
+      IO::mma(aq[2 * np], ao, rs);
+      IO::mma(aq[2 * np + 1], ao, rs + 2);
+      IO::mma(ae[2 * np], ar, rs);
+      IO::mma(ae[2 * np + 1], ar, rs + 2);
+      IO::mma(ak[2 * np], au, rd);
+      IO::mma(ak[2 * np + 1], au, rd + 2);
+    }
+    // B[k = v][n = j] = U[j][v] ([n][k]: plain 32-bit loads); token tiles 2gq, 2gq + 1.
+#pragma unroll
+    for (int n = 0; n < 2; ++n) {
+      const int nn = 8 * (2 * gq + n) + g;
+      u32 b[2] = {ld32(&Ub[nn * VP + col]), ld32(&Ub[nn * VP + col + 8])};
+      IO::mma(aa[n], ao, b);
+      IO::mma(al[n], ar, b);
+    }
+  }
+  __syncthreads();  // every operand read: the region takes the fp32 results
+  float* Rq = reinterpret_cast<float*>(smem + M::rq_off);
+  float* Re = reinterpret_cast<float*>(smem + M::re_off);
+  float* Rk = reinterpret_cast<float*>(smem + M::rk_off);
+  float* Ra = reinterpret_cast<float*>(smem + M::ra_off);
+  float* Rl = reinterpret_cast<float*>(smem + M::rl_off);
+#pragma unroll
+  for (int hf = 0; hf < 2; ++hf) {
+    const int r = r0 + 8 * hf;
+#pragma unroll
+    for (int e = 0; e < 2; ++e) {
+#pragma unroll
+      for (int n = 0; n < NQ; ++n) {
+        const int c = 8 * (gq * NQ + n) + cq + e;
+        Rq[r * KF + c] = aq[n][2 * hf + e];
+        Re[r * KF + c] = -ae[n][2 * hf + e];
+        Rk[r * KF + c] = ak[n][2 * hf + e];
+      }
+#pragma unroll
+      for (int n = 0; n < 2; ++n) {
+        const int c = 8 * (2 * gq + n) + cq + e;
+        Ra[r * CF + c] = aa[n][2 * hf + e];
+        Rl[r * CF + c] = -al[n][2 * hf + e];
+      }
+    }
+  }
+  __syncthreads();
+#pragma unroll
+  for (int m = 0; m < KM; ++m) {
+    dqp[m] = Rq[ti * KF + tk + 8 * m];
+    de[m] = Re[ti * KF + tk + 8 * m];
+    dkr[m] = Rk[ti * KF + tk + 8 * m];
+  }
+#pragma unroll
+  for (int m = 0; m < 8; ++m) {
+    da[m] = Ra[ti * CF + tk + 8 * m];
+    dl[m] = Rl[ti * CF + tk + 8 * m];
+  }
+  __syncthreads();  // the region is the caller's again
+}
+#endif  // GDN_HOST_EMU
+
+template <typename T, int K, int V, bool MMA = false>
 __device__ __forceinline__ void bwd_tokens_body(const BwdParams& bp) {
   using S = TokSmem<K>;
   using IO = Io<T>;
@@ -524,7 +741,7 @@ __device__ __forceinline__ void bwd_tokens_body(const BwdParams& bp) {
   // chunk columns tk + 8m.
   const int ti = tid >> 3, tk = tid & 7;
 
-  tile_to_f32<T, K>(Ws, KF, static_cast<const T*>(p.ws_w) + ch * CHUNK * K, CHUNK, tid, TOK_THREADS);
+  if (!MMA) tile_to_f32<T, K>(Ws, KF, static_cast<const T*>(p.ws_w) + ch * CHUNK * K, CHUNK, tid, TOK_THREADS);
   if (tid < CHUNK) {
     gam[tid] = bp.ws_gam[ch * CHUNK + tid];
     bet[tid] = bp.ws_bet[ch * CHUNK + tid];
@@ -540,6 +757,12 @@ __device__ __forceinline__ void bwd_tokens_body(const BwdParams& bp) {
   const float* drg = bp.ws_dr + ch * CHUNK * V;
   const T* utg = static_cast<const T*>(p.ws_ut) + ch * V * CHUNK;
 
+  if constexpr (MMA) {
+    __syncthreads();  // gam, bet
+#ifndef GDN_HOST_EMU
+    tokens_products_mma<T, K, V>(bp, ch, t0, len, h, vh, bet, dqp, de, dkr, da, dl, dd, dbv_acc);
+#endif
+  } else
   for (int vt = 0; vt < V; vt += VT) {
     __syncthreads();  // previous slice consumed
     for (int i = tid; i < VT * K; i += TOK_THREADS) {

@@ -8,10 +8,11 @@
 //! Every launch takes one [`BwdParams`] by value; all scratch is the caller's workspace
 //! ([`BwdWorkspaceLayout`]); nothing allocates, synchronises or uses atomics.
 //!
-//! The reverse scan runs on the tensor cores (`gdn_bwd_dscan_mma_*`). Two diagnostics, read once
-//! when the plan is built (never in execute), serve the benchmarks (bench/gdn_results.md):
-//! `DNNPLAN_GDN_BWD_DSCAN=fp32` selects the earlier fp32 CUDA-core reverse scan
-//! (`gdn_bwd_dscan_*`, the before/after comparison), and `DNNPLAN_GDN_BWD_STEPS=n` keeps only the
+//! The reverse scan and the token stage's products run on the tensor cores
+//! (`gdn_bwd_dscan_mma_*`, `gdn_bwd_tokens_mma_*`). Diagnostics, read once when the plan is built
+//! (never in execute), serve the benchmarks (bench/gdn_results.md):
+//! `DNNPLAN_GDN_BWD_DSCAN=fp32` and `DNNPLAN_GDN_BWD_TOKENS=fp32` select the earlier fp32
+//! CUDA-core kernels (`gdn_bwd_dscan_*`, `gdn_bwd_tokens_*`; the before/after comparison), and `DNNPLAN_GDN_BWD_STEPS=n` keeps only the
 //! first `n` launches (per-stage timing by differences; the gradients are then incomplete).
 
 use crate::cuda::{Function, LaunchConfig, Launcher};
@@ -81,11 +82,12 @@ pub struct GdnBwdPlan {
 
 impl GdnBwdPlan {
     /// Plans the launches for `f` with the module's kernels in the order
-    /// offsets, prep, fscan, dscan (fp32), tokens, fold, params, dscan (tensor cores).
+    /// offsets, prep, fscan, dscan (fp32), tokens (fp32), fold, params, dscan (tensor cores),
+    /// tokens (tensor cores).
     pub fn new(f: &GdnFacts, kernels: Vec<Function>) -> Result<GdnBwdPlan> {
-        if kernels.len() != 8 {
+        if kernels.len() != 9 {
             return Err(Error::Internal(format!(
-                "{ENGINE_NAME}: the backward needs 8 kernels, got {}",
+                "{ENGINE_NAME}: the backward needs 9 kernels, got {}",
                 kernels.len()
             )));
         }
@@ -141,7 +143,16 @@ impl GdnBwdPlan {
                     dscan_mma_smem_bytes(k),
                 )
             },
-            (4, (chunks, ho32, 1), TOK_THREADS, tokens_smem_bytes(k)),
+            (
+                if std::env::var("DNNPLAN_GDN_BWD_TOKENS").is_ok_and(|x| x == "fp32") {
+                    4
+                } else {
+                    8
+                },
+                (chunks, ho32, 1),
+                TOK_THREADS,
+                tokens_smem_bytes(k),
+            ),
             (5, (t as u32, 3, 1), k.max(v) as u32, 0),
         ];
         if f.port("d_a_log").is_some() || f.port("d_dt_bias").is_some() {
