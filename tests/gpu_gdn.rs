@@ -1009,6 +1009,16 @@ fn backward_parity_matrix() {
         v: 128,
     };
     cases.push(c);
+    // Long sequences: the reverse scan carries dX over 32 chunks with rounded operands.
+    let mut c = base("bwd bf16 K=V=128 H=2, 2048 + 1000", &[2048, 1000], 128);
+    c.shape = GdnShape {
+        h: 2,
+        hk: 2,
+        hv: 2,
+        k: 128,
+        v: 128,
+    };
+    cases.push(c);
     let failures: Vec<String> = cases
         .iter()
         .enumerate()
