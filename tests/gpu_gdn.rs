@@ -1009,6 +1009,16 @@ fn backward_parity_matrix() {
         v: 128,
     };
     cases.push(c);
+    // Long sequences: the reverse scan carries dX over 32 chunks with rounded operands.
+    let mut c = base("bwd bf16 K=V=128 H=2, 2048 + 1000", &[2048, 1000], 128);
+    c.shape = GdnShape {
+        h: 2,
+        hk: 2,
+        hv: 2,
+        k: 128,
+        v: 128,
+    };
+    cases.push(c);
     let failures: Vec<String> = cases
         .iter()
         .enumerate()
@@ -1186,14 +1196,42 @@ fn timing_at_benchmark_shapes() {
         };
         let (gf, nf, insf) = graph_for("gdn");
         let fwd = time_graph(&caller, gf, nf, &insf, &["O", "final_state"]);
-        let (gb, nb, insb) = graph_for("gdn_bwd");
-        let bwd = time_graph(
-            &caller,
-            gb,
-            nb,
-            &insb,
-            &["dQ", "dK", "dV", "dG", "dBeta", "d_initial_state"],
-        );
+        let bwd_outs = ["dQ", "dK", "dV", "dG", "dBeta", "d_initial_state"];
+        // The fp32 CUDA-core reverse scan and token stage (before) and the default tensor-core
+        // ones (after), each as a whole and cut after every launch (DNNPLAN_GDN_BWD_STEPS, read at build): the stage
+        // times are the differences.
+        let mut bwd = 0.0;
+        for variant in ["fp32", "mma"] {
+            // SAFETY: the GPU tests run single-threaded (--test-threads=1); nothing else reads
+            // the environment meanwhile.
+            unsafe {
+                std::env::set_var("DNNPLAN_GDN_BWD_DSCAN", variant);
+                std::env::set_var("DNNPLAN_GDN_BWD_TOKENS", variant);
+            }
+            let mut cum = vec![0.0];
+            for steps in 1..=6 {
+                unsafe { std::env::set_var("DNNPLAN_GDN_BWD_STEPS", steps.to_string()) };
+                let (gb, nb, insb) = graph_for("gdn_bwd");
+                cum.push(time_graph(&caller, gb, nb, &insb, &bwd_outs));
+            }
+            unsafe { std::env::remove_var("DNNPLAN_GDN_BWD_STEPS") };
+            let (gb, nb, insb) = graph_for("gdn_bwd");
+            let whole = time_graph(&caller, gb, nb, &insb, &bwd_outs);
+            let stages: Vec<String> = ["offsets", "prep", "fscan", "dscan", "tokens", "fold"]
+                .iter()
+                .enumerate()
+                .map(|(i, s)| format!("{s} {:.3}", cum[i + 1] - cum[i]))
+                .collect();
+            println!(
+                "gdn_sm90 bwd stages {name:18} {variant:4} whole {whole:.3} ms | {}",
+                stages.join(" | ")
+            );
+            bwd = whole;
+        }
+        unsafe {
+            std::env::remove_var("DNNPLAN_GDN_BWD_DSCAN");
+            std::env::remove_var("DNNPLAN_GDN_BWD_TOKENS");
+        }
         println!(
             "gdn_sm90 timing {name:18} N={n:<3} T={t:<6} H={hh:<3} fwd {fwd:.3} ms  bwd {bwd:.3} ms  fwd+bwd {:.3} ms",
             fwd + bwd

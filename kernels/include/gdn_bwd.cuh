@@ -13,11 +13,13 @@
 //     (W, Q⁺, Kᴿ, Ũᵀ, A, Γ_last) plus T, E, Γ, β kept for the backward
 //  3. gdn_bwd_fscan  (V/64 × HO × N)                          the forward state scan replayed,
 //     writing the fp32 state S_c entering every chunk
-//  4. gdn_bwd_dscan  (V/16 × HO × N, 128 threads)             reverse scan of dX = dSᵀ in fp32:
+//  4. gdn_bwd_dscan_mma (V/64 × HO × N, 4 warps; the default) or its fp32 CUDA-core variant
+//     gdn_bwd_dscan (V/16 × HO × N, 128 threads; DNNPLAN_GDN_BWD_DSCAN=fp32): reverse scan of dX = dSᵀ:
 //     per chunk (reverse) stores dX' (the gradient of the state leaving the chunk), then
 //     dUᵀ = dOᵀ A + dX' Kᴿᵀ, dRᵀ = dUᵀ T (stored, fp32), dX = e^{Γ_last} dX' + dOᵀ Q⁺ − dRᵀ E;
 //     finally d_initial_state = dX
-//  5. gdn_bwd_tokens (chunk slots × HO, 512 threads)          per chunk, all value rows in one
+//  5. gdn_bwd_tokens_mma (the default: the value-dimension products on the tensor cores) or
+//     gdn_bwd_tokens (fp32 CUDA cores; DNNPLAN_GDN_BWD_TOKENS=fp32), chunk slots × HO, 512 threads: per chunk, all value rows in one
 //     block: U = Ũ − W S_c, dQ⁺ = dO S_cᵀ, dE = −dR S_cᵀ, dKᴿ = U dS'ᵀ, dA = dO Uᵀ,
 //     dL = −dR Uᵀ, dD = Σ S_c ⊙ dS'; then dq̂, dk̂, dv, dβ, dΓ, the reverse cumulative sum into
 //     d log α and the port chain rules (l2norm, beta sigmoid, gate transforms); dq/dk/dv per
@@ -212,6 +214,251 @@ __device__ __forceinline__ void bwd_dscan_body(const BwdParams& bp) {
   }
 }
 
+#ifndef GDN_HOST_EMU  // tensor-core code: not part of the CPU host emulation
+// ---------------------------------------------------------------------------------------
+// Stage 4 on the tensor cores (the default): the same recurrence as bwd_dscan_body, with the
+// forward scan's fragment layouts. Block: NW warps, 16 value rows each (VS = 16·NW rows of one
+// (seq, head)); a STAGES-deep cp.async pipeline streams A, T, Kᴿ, Q⁺, E and the dO slice of the
+// chunks in reverse order. Per warp, dX (16 × K) lives in fp32 mma accumulators; the operands
+// dX, dUᵀ, dRᵀ are rounded to the io dtype for the products (as the forward rounds X and Uᵀ),
+// every product accumulates in fp32, and dS' / dR leave in fp32 exactly as the fp32 version's.
+// ---------------------------------------------------------------------------------------
+constexpr int DSCAN_MMA_WARPS = 4;
+constexpr int DSCAN_MMA_STAGES = 2;
+
+template <int K, int NW, int STAGES>
+struct DscanMmaSmem {
+  static constexpr int KP = K + 8;
+  static constexpr int CP = CHUNK + 8;
+  static constexpr int VS = 16 * NW;
+  static constexpr int DP = VS + 8;
+  static constexpr size_t a_off = 0;                           // A  [64][CP]
+  static constexpr size_t t_off = a_off + CHUNK * CP * 2;      // T  [64][CP]
+  static constexpr size_t kr_off = t_off + CHUNK * CP * 2;     // Kᴿ [64][KP]
+  static constexpr size_t q_off = kr_off + CHUNK * KP * 2;     // Q⁺ [64][KP]
+  static constexpr size_t e_off = q_off + CHUNK * KP * 2;      // E  [64][KP]
+  static constexpr size_t do_off = e_off + CHUNK * KP * 2;     // dO [64 tokens][DP]
+  static constexpr size_t stage = do_off + CHUNK * DP * 2;
+  static constexpr size_t bytes = STAGES * stage;
+};
+
+template <typename T, int K, int V, int NW, int STAGES>
+__device__ __forceinline__ void bwd_dscan_mma_body(const BwdParams& bp) {
+  using S = DscanMmaSmem<K, NW, STAGES>;
+  using IO = Io<T>;
+  constexpr int KP = S::KP, CP = S::CP, VS = S::VS, DP = S::DP;
+  const FwdParams& p = bp.f;
+  extern __shared__ __align__(16) unsigned char smem[];
+
+  const int h = blockIdx.y, b = blockIdx.z;
+  const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+  const int HO = p.ho;
+  const int vb = blockIdx.x * VS;        // the block's first value row
+  const int vr = vb + 16 * warp + (lane >> 2);  // this thread's rows: vr and vr + 8
+  const int cq = 2 * (lane & 3);
+  const long long cs = load_cu(p, b), ce = load_cu(p, b + 1);
+  const int c_begin = p.chunk_offsets[b], c_end = p.chunk_offsets[b + 1];
+  const int nch = c_end - c_begin;
+  const size_t sbase = (static_cast<size_t>(b) * HO + h) * V * K;
+
+  // X = dSᵀ rows vr, vr+8, columns 8nt + cq + {0,1}: starts at d_final_state.
+  float x[K / 8][4];
+#pragma unroll
+  for (int nt = 0; nt < K / 8; ++nt) {
+#pragma unroll
+    for (int hf = 0; hf < 2; ++hf) {
+      const size_t idx = sbase + static_cast<size_t>(vr + 8 * hf) * K + 8 * nt + cq;
+      float a0 = 0.f, a1 = 0.f;
+      if (bp.d_final_state) {
+        if (p.state_dtype == DT_F32) {
+          const float2 t = *reinterpret_cast<const float2*>(static_cast<const float*>(bp.d_final_state) + idx);
+          a0 = t.x;
+          a1 = t.y;
+        } else {
+          const u32 t = *reinterpret_cast<const u32*>(static_cast<const unsigned short*>(bp.d_final_state) + idx);
+          a0 = __uint_as_float(t << 16);
+          a1 = __uint_as_float(t & 0xffff0000u);
+        }
+      }
+      x[nt][2 * hf] = a0;
+      x[nt][2 * hf + 1] = a1;
+    }
+  }
+
+  // Step s handles chunk c_end - 1 - s.
+  auto issue = [&](int s, int st) {
+    const int c = c_end - 1 - s;
+    unsigned char* base = smem + st * S::stage;
+    const size_t ch = static_cast<size_t>(c) * HO + h;
+    constexpr int NT = NW * 32;
+    tile_async<T, CHUNK>(reinterpret_cast<T*>(base + S::a_off), static_cast<const T*>(p.ws_a) + ch * CHUNK * CHUNK, CHUNK, CHUNK, tid, NT);
+    tile_async<T, CHUNK>(reinterpret_cast<T*>(base + S::t_off), static_cast<const T*>(bp.ws_t) + ch * CHUNK * CHUNK, CHUNK, CHUNK, tid, NT);
+    tile_async<T, K>(reinterpret_cast<T*>(base + S::kr_off), static_cast<const T*>(p.ws_kr) + ch * CHUNK * K, CHUNK, K, tid, NT);
+    tile_async<T, K>(reinterpret_cast<T*>(base + S::q_off), static_cast<const T*>(p.ws_q) + ch * CHUNK * K, CHUNK, K, tid, NT);
+    tile_async<T, K>(reinterpret_cast<T*>(base + S::e_off), static_cast<const T*>(bp.ws_e) + ch * CHUNK * K, CHUNK, K, tid, NT);
+    const long long t0 = cs + static_cast<long long>(c - c_begin) * CHUNK;
+    const int len = static_cast<int>(min_ll(static_cast<long long>(CHUNK), ce - t0));
+    T* ds = reinterpret_cast<T*>(base + S::do_off);
+    const T* dog = static_cast<const T*>(bp.d_o);
+    constexpr int VEC = VS / 8;
+    for (int i = tid; i < CHUNK * VEC; i += NT) {
+      const int r = i / VEC, c8 = i % VEC;
+      if (r < len)
+        cp_async16(&ds[r * DP + 8 * c8], &dog[(static_cast<size_t>(t0 + r) * HO + h) * V + vb + 8 * c8]);
+      else
+        *reinterpret_cast<uint4*>(&ds[r * DP + 8 * c8]) = make_uint4(0u, 0u, 0u, 0u);
+    }
+  };
+#pragma unroll
+  for (int sidx = 0; sidx < STAGES - 1; ++sidx) {
+    if (sidx < nch) issue(sidx, sidx);
+    cp_async_commit();
+  }
+  const int lrow = (lane & 7) + 8 * ((lane >> 3) & 1);  // ldmatrix.trans rows of a B operand
+  const int bcol = 8 * (lane >> 4);
+  const int arow = (lane & 7) + 8 * (lane >> 4);       // ldmatrix.trans rows of an A operand
+  const int acol = 16 * warp + 8 * ((lane >> 3) & 1);
+  for (int s = 0; s < nch; ++s) {
+    const int c = c_end - 1 - s;
+    const int st = s % STAGES;
+    if (s + STAGES - 1 < nch) issue(s + STAGES - 1, (s + STAGES - 1) % STAGES);
+    cp_async_commit();
+    const size_t ch = static_cast<size_t>(c) * HO + h;
+    const float decay = __expf(p.ws_gl[ch]);
+    cp_async_wait<STAGES - 1>();
+    __syncthreads();
+    unsigned char* base = smem + st * S::stage;
+    const T* As = reinterpret_cast<const T*>(base + S::a_off);
+    const T* Ts = reinterpret_cast<const T*>(base + S::t_off);
+    const T* KRs = reinterpret_cast<const T*>(base + S::kr_off);
+    const T* Qs = reinterpret_cast<const T*>(base + S::q_off);
+    const T* Es = reinterpret_cast<const T*>(base + S::e_off);
+    const T* Ds = reinterpret_cast<const T*>(base + S::do_off);
+    // dS' of this chunk (the gradient of the state leaving it), for the token stage.
+    {
+      float* xs = bp.ws_ds + ch * V * K;
+#pragma unroll
+      for (int nt = 0; nt < K / 8; ++nt) {
+#pragma unroll
+        for (int hf = 0; hf < 2; ++hf)
+          *reinterpret_cast<float2*>(&xs[static_cast<size_t>(vr + 8 * hf) * K + 8 * nt + cq]) =
+              make_float2(x[nt][2 * hf], x[nt][2 * hf + 1]);
+      }
+    }
+    // dOᵀ as A fragments (value rows × tokens), transposed out of the [token][value] tile.
+    u32 doa[4][4];
+#pragma unroll
+    for (int kk = 0; kk < 4; ++kk) ldsm_x4_t(doa[kk], &Ds[(16 * kk + arow) * DP + acol]);
+    // dUᵀ = dX Kᴿᵀ + dOᵀ A   (16 value rows × 64 tokens).
+    float du[8][4];
+#pragma unroll
+    for (int nt = 0; nt < 8; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) du[nt][e] = 0.f;
+#pragma unroll
+    for (int kk = 0; kk < K / 16; ++kk) {
+      u32 a[4] = {IO::pack(x[2 * kk][0], x[2 * kk][1]), IO::pack(x[2 * kk][2], x[2 * kk][3]),
+                  IO::pack(x[2 * kk + 1][0], x[2 * kk + 1][1]), IO::pack(x[2 * kk + 1][2], x[2 * kk + 1][3])};
+      const int col = 16 * kk + cq;
+#pragma unroll
+      for (int nt = 0; nt < 8; ++nt) {
+        const int n = 8 * nt + (lane >> 2);
+        u32 bk[2] = {ld32(&KRs[n * KP + col]), ld32(&KRs[n * KP + col + 8])};
+        IO::mma(du[nt], a, bk);
+      }
+    }
+    // B[k = j][n = i] = A[j][i]: A is lower triangular, so token block kk ≥ column block np.
+#pragma unroll
+    for (int kk = 0; kk < 4; ++kk) {
+#pragma unroll
+      for (int np = 0; np < 4; ++np) {
+        if (np > kk) continue;
+        u32 r[4];
+        ldsm_x4_t(r, &As[(16 * kk + lrow) * CP + 16 * np + bcol]);
+        IO::mma(du[2 * np], doa[kk], r);
+        IO::mma(du[2 * np + 1], doa[kk], r + 2);
+      }
+    }
+    u32 dua[4][4];
+#pragma unroll
+    for (int nt = 0; nt < 8; ++nt) {
+      dua[nt >> 1][(nt & 1) * 2 + 0] = IO::pack(du[nt][0], du[nt][1]);
+      dua[nt >> 1][(nt & 1) * 2 + 1] = IO::pack(du[nt][2], du[nt][3]);
+    }
+    // dRᵀ = dUᵀ T: B[k = i][n = j] = T[i][j], lower triangular (i ≥ j).
+    float dr[8][4];
+#pragma unroll
+    for (int nt = 0; nt < 8; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) dr[nt][e] = 0.f;
+#pragma unroll
+    for (int kk = 0; kk < 4; ++kk) {
+#pragma unroll
+      for (int np = 0; np < 4; ++np) {
+        if (np > kk) continue;
+        u32 r[4];
+        ldsm_x4_t(r, &Ts[(16 * kk + lrow) * CP + 16 * np + bcol]);
+        IO::mma(dr[2 * np], dua[kk], r);
+        IO::mma(dr[2 * np + 1], dua[kk], r + 2);
+      }
+    }
+    // dR (fp32, [token][value]) for the token stage; −dRᵀ as A fragments.
+    u32 dra[4][4];
+    {
+      float* drg = bp.ws_dr + ch * CHUNK * V;
+#pragma unroll
+      for (int nt = 0; nt < 8; ++nt) {
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          const int j = 8 * nt + cq + e;
+          drg[static_cast<size_t>(j) * V + vr] = dr[nt][e];
+          drg[static_cast<size_t>(j) * V + vr + 8] = dr[nt][2 + e];
+        }
+        dra[nt >> 1][(nt & 1) * 2 + 0] = IO::pack(-dr[nt][0], -dr[nt][1]);
+        dra[nt >> 1][(nt & 1) * 2 + 1] = IO::pack(-dr[nt][2], -dr[nt][3]);
+      }
+    }
+    // dX ← e^{Γ_last} dX + dOᵀ Q⁺ − dRᵀ E (B = Q⁺, E [token][key] via ldmatrix.trans).
+#pragma unroll
+    for (int nt = 0; nt < K / 8; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) x[nt][e] *= decay;
+#pragma unroll
+    for (int kk = 0; kk < 4; ++kk) {
+#pragma unroll
+      for (int np = 0; np < K / 16; ++np) {
+        u32 r[4];
+        ldsm_x4_t(r, &Qs[(16 * kk + lrow) * KP + 16 * np + bcol]);
+        IO::mma(x[2 * np], doa[kk], r);
+        IO::mma(x[2 * np + 1], doa[kk], r + 2);
+        ldsm_x4_t(r, &Es[(16 * kk + lrow) * KP + 16 * np + bcol]);
+        IO::mma(x[2 * np], dra[kk], r);
+        IO::mma(x[2 * np + 1], dra[kk], r + 2);
+      }
+    }
+    __syncthreads();  // this stage is refilled by the next iteration's issue
+  }
+  cp_async_wait<0>();
+
+  if (bp.d_initial_state) {
+#pragma unroll
+    for (int nt = 0; nt < K / 8; ++nt) {
+#pragma unroll
+      for (int hf = 0; hf < 2; ++hf) {
+        const size_t idx = sbase + static_cast<size_t>(vr + 8 * hf) * K + 8 * nt + cq;
+        if (p.state_dtype == DT_F32) {
+          *reinterpret_cast<float2*>(static_cast<float*>(bp.d_initial_state) + idx) =
+              make_float2(x[nt][2 * hf], x[nt][2 * hf + 1]);
+        } else {
+          *reinterpret_cast<u32*>(static_cast<unsigned short*>(bp.d_initial_state) + idx) =
+              Io<gdn_bf16>::pack(x[nt][2 * hf], x[nt][2 * hf + 1]);
+        }
+      }
+    }
+  }
+}
+#endif  // GDN_HOST_EMU
+
 // ---------------------------------------------------------------------------------------
 // Stage 5: per-chunk token gradients. Block: one (chunk, head), all V.
 // ---------------------------------------------------------------------------------------
@@ -239,7 +486,224 @@ struct TokSmem {
   static constexpr size_t bytes = vec_off + (7 * CHUNK + TOK_THREADS) * 4;
 };
 
+#ifndef GDN_HOST_EMU  // tensor-core code: not part of the CPU host emulation
+// The token stage's value-dimension products on the tensor cores (the default; the CUDA-core
+// loop in bwd_tokens_body is the DNNPLAN_GDN_BWD_TOKENS=fp32 variant). Per (chunk, head), with
+// S = S_c [V][K], dS' [V][K], dO and dR [64][V] (dO zero past len) rounded to the io dtype as
+// operands and fp32 accumulation:
+//   U = Ũ − W Sᵀ (64 × V, kept in the io dtype), dQ⁺ = dO S, dE = −dR S, dKᴿ = U dS' (64 × K),
+//   dA = dO Uᵀ, dL = −dR Uᵀ (64 × 64),
+// handed back in the CUDA-core layout of bwd_tokens_body (row ti, columns tk + 8m) through
+// shared memory. Also dD = Σ S ⊙ dS' (this thread's part), dβ's value part Σ_v dR v and dv = β dR.
+// Uses shared memory [0, TokSmem::vec_off) only; the caller's gam / bet must be loaded (and a
+// barrier passed) before the call.
+template <int K, int V>
+struct TokMmaSmem {
+  static constexpr int KP = K + 8, VP = V + 8;
+  static constexpr size_t w_off = 0;                          // W   [64][KP]
+  static constexpr size_t s_off = w_off + CHUNK * KP * 2;     // S   [V][KP]
+  static constexpr size_t ds_off = s_off + V * KP * 2;        // dS' [V][KP]
+  static constexpr size_t do_off = ds_off + V * KP * 2;       // dO  [64][VP]
+  static constexpr size_t dr_off = do_off + CHUNK * VP * 2;   // dR  [64][VP]
+  static constexpr size_t u_off = dr_off + CHUNK * VP * 2;    // U   [64][VP]
+  static constexpr size_t bytes = u_off + CHUNK * VP * 2;
+  // Results (fp32) over the same region afterwards.
+  static constexpr int KF = K + 1, CF = CHUNK + 1;
+  static constexpr size_t rq_off = 0, re_off = CHUNK * KF * 4, rk_off = 2 * CHUNK * KF * 4;
+  static constexpr size_t ra_off = 3 * CHUNK * KF * 4, rl_off = ra_off + CHUNK * CF * 4;
+  static constexpr size_t out_bytes = rl_off + CHUNK * CF * 4;
+};
+
 template <typename T, int K, int V>
+__device__ __forceinline__ void tokens_products_mma(const BwdParams& bp, size_t ch, long long t0, int len, int h, int vh,
+                                                    const float* bet, float* dqp, float* de, float* dkr, float* da,
+                                                    float* dl, float& dd, float& dbv_acc) {
+  using M = TokMmaSmem<K, V>;
+  using IO = Io<T>;
+  static_assert(M::bytes <= TokSmem<K>::vec_off && M::out_bytes <= TokSmem<K>::vec_off, "token products overflow");
+  constexpr int KP = M::KP, VP = M::VP, KF = M::KF, CF = M::CF;
+  constexpr int KM = K / 8;
+  const FwdParams& p = bp.f;
+  extern __shared__ __align__(16) unsigned char smem[];
+  T* Wb = reinterpret_cast<T*>(smem + M::w_off);
+  T* Sb = reinterpret_cast<T*>(smem + M::s_off);
+  T* dSb = reinterpret_cast<T*>(smem + M::ds_off);
+  T* dOb = reinterpret_cast<T*>(smem + M::do_off);
+  T* dRb = reinterpret_cast<T*>(smem + M::dr_off);
+  T* Ub = reinterpret_cast<T*>(smem + M::u_off);
+  const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+  const int ti = tid >> 3, tk = tid & 7;
+  const int HO = p.ho;
+
+  // Loads: W by cp.async; S, dS' (fp32 → io, dD on the way), dR (fp32 → io), dO (zero past len).
+  tile_async<T, K>(Wb, static_cast<const T*>(p.ws_w) + ch * CHUNK * K, CHUNK, K, tid, TOK_THREADS);
+  cp_async_commit();
+  {
+    const float2* xg = reinterpret_cast<const float2*>(bp.ws_s + ch * V * K);
+    const float2* dxg = reinterpret_cast<const float2*>(bp.ws_ds + ch * V * K);
+    for (int i = tid; i < V * K / 2; i += TOK_THREADS) {
+      const int r = i / (K / 2), c2 = 2 * (i % (K / 2));
+      const float2 xv = xg[i], dv2 = dxg[i];
+      dd += xv.x * dv2.x + xv.y * dv2.y;
+      *reinterpret_cast<u32*>(&Sb[r * KP + c2]) = IO::pack(xv.x, xv.y);
+      *reinterpret_cast<u32*>(&dSb[r * KP + c2]) = IO::pack(dv2.x, dv2.y);
+    }
+    const float2* drg = reinterpret_cast<const float2*>(bp.ws_dr + ch * CHUNK * V);
+    for (int i = tid; i < CHUNK * V / 2; i += TOK_THREADS) {
+      const int r = i / (V / 2), c2 = 2 * (i % (V / 2));
+      const float2 rv = drg[i];
+      *reinterpret_cast<u32*>(&dRb[r * VP + c2]) = IO::pack(rv.x, rv.y);
+    }
+    const T* dog = static_cast<const T*>(bp.d_o);
+    constexpr int VEC = V / 8;
+    for (int i = tid; i < CHUNK * VEC; i += TOK_THREADS) {
+      const int r = i / VEC, c8 = i % VEC;
+      if (r < len)
+        cp_async16(&dOb[r * VP + 8 * c8], &dog[(static_cast<size_t>(t0 + r) * HO + h) * V + 8 * c8]);
+      else
+        *reinterpret_cast<uint4*>(&dOb[r * VP + 8 * c8]) = make_uint4(0u, 0u, 0u, 0u);
+    }
+    cp_async_commit();
+  }
+  // dβ's value part and dv = β dR (fp32 dR, per row ti; threads of a row split the values).
+  if (ti < len) {
+    const float* drr = bp.ws_dr + ch * CHUNK * V + static_cast<size_t>(ti) * V;
+    const T* vg = static_cast<const T*>(p.v) + (static_cast<size_t>(t0 + ti) * p.hv + vh) * V;
+    float* dvo = bp.ws_dv + (static_cast<size_t>(t0 + ti) * HO + h) * V;
+    for (int e = 0; e < V / 8; ++e) {
+      const int v = tk + 8 * e;
+      const float r = drr[v];
+      dbv_acc += r * IO::to_f(vg[v]);
+      dvo[v] = bet[ti] * r;
+    }
+  }
+  cp_async_wait<0>();
+  __syncthreads();
+
+  const int g = lane >> 2, cq = 2 * (lane & 3);
+  const int mt = warp & 3, gq = warp >> 2;  // token tile, column group
+  const int r0 = 16 * mt + g;
+  const int lrow = (lane & 7) + 8 * ((lane >> 3) & 1);
+  const int bcol = 8 * (lane >> 4);
+  // U = Ũ − W Sᵀ: this warp's token tile × value tiles [gq·V/32, (gq+1)·V/32).
+  {
+    constexpr int VQ = V / 32;
+    float acc[VQ][4];
+#pragma unroll
+    for (int n = 0; n < VQ; ++n)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) acc[n][e] = 0.f;
+#pragma unroll
+    for (int kk = 0; kk < K / 16; ++kk) {
+      const int col = 16 * kk + cq;
+      u32 a[4] = {ld32(&Wb[r0 * KP + col]), ld32(&Wb[(r0 + 8) * KP + col]), ld32(&Wb[r0 * KP + col + 8]),
+                  ld32(&Wb[(r0 + 8) * KP + col + 8])};
+#pragma unroll
+      for (int n = 0; n < VQ; ++n) {
+        const int nn = 8 * (gq * VQ + n) + g;
+        u32 b[2] = {ld32(&Sb[nn * KP + col]), ld32(&Sb[nn * KP + col + 8])};
+        IO::mma(acc[n], a, b);
+      }
+    }
+    const T* utg = static_cast<const T*>(p.ws_ut) + ch * V * CHUNK;
+#pragma unroll
+    for (int n = 0; n < VQ; ++n) {
+      const int v = 8 * (gq * VQ + n) + cq;
+#pragma unroll
+      for (int hf = 0; hf < 2; ++hf) {
+        const int r = r0 + 8 * hf;
+        const float u0 = IO::to_f(utg[static_cast<size_t>(v) * CHUNK + r]) - acc[n][2 * hf];
+        const float u1 = IO::to_f(utg[static_cast<size_t>(v + 1) * CHUNK + r]) - acc[n][2 * hf + 1];
+        *reinterpret_cast<u32*>(&Ub[r * VP + v]) = IO::pack(u0, u1);
+      }
+    }
+  }
+  __syncthreads();
+  // Products over the value dimension.
+  constexpr int NQ = K / 32;  // key tiles per column group
+  float aq[NQ][4], ae[NQ][4], ak[NQ][4], aa[2][4], al[2][4];
+#pragma unroll
+  for (int e = 0; e < 4; ++e) {
+#pragma unroll
+    for (int n = 0; n < NQ; ++n) aq[n][e] = ae[n][e] = ak[n][e] = 0.f;
+#pragma unroll
+    for (int n = 0; n < 2; ++n) aa[n][e] = al[n][e] = 0.f;
+  }
+#pragma unroll
+  for (int kk = 0; kk < V / 16; ++kk) {
+    const int col = 16 * kk + cq;
+    u32 ao[4] = {ld32(&dOb[r0 * VP + col]), ld32(&dOb[(r0 + 8) * VP + col]), ld32(&dOb[r0 * VP + col + 8]),
+                 ld32(&dOb[(r0 + 8) * VP + col + 8])};
+    u32 ar[4] = {ld32(&dRb[r0 * VP + col]), ld32(&dRb[(r0 + 8) * VP + col]), ld32(&dRb[r0 * VP + col + 8]),
+                 ld32(&dRb[(r0 + 8) * VP + col + 8])};
+    u32 au[4] = {ld32(&Ub[r0 * VP + col]), ld32(&Ub[(r0 + 8) * VP + col]), ld32(&Ub[r0 * VP + col + 8]),
+                 ld32(&Ub[(r0 + 8) * VP + col + 8])};
+    // B[k = v][n = key] = S[v][key], dS'[v][key] ([k][n]: ldmatrix.trans, two key tiles each).
+#pragma unroll
+    for (int np = 0; np < NQ / 2; ++np) {
+      const int kc = 16 * (gq * (NQ / 2) + np) + bcol;
+      u32 rs[4], rd[4];
+      ldsm_x4_t(rs, &Sb[(16 * kk + lrow) * KP + kc]);
+      ldsm_x4_t(rd, &dSb[(16 * kk + lrow) * KP + kc]);
+      IO::mma(aq[2 * np], ao, rs);
+      IO::mma(aq[2 * np + 1], ao, rs + 2);
+      IO::mma(ae[2 * np], ar, rs);
+      IO::mma(ae[2 * np + 1], ar, rs + 2);
+      IO::mma(ak[2 * np], au, rd);
+      IO::mma(ak[2 * np + 1], au, rd + 2);
+    }
+    // B[k = v][n = j] = U[j][v] ([n][k]: plain 32-bit loads); token tiles 2gq, 2gq + 1.
+#pragma unroll
+    for (int n = 0; n < 2; ++n) {
+      const int nn = 8 * (2 * gq + n) + g;
+      u32 b[2] = {ld32(&Ub[nn * VP + col]), ld32(&Ub[nn * VP + col + 8])};
+      IO::mma(aa[n], ao, b);
+      IO::mma(al[n], ar, b);
+    }
+  }
+  __syncthreads();  // every operand read: the region takes the fp32 results
+  float* Rq = reinterpret_cast<float*>(smem + M::rq_off);
+  float* Re = reinterpret_cast<float*>(smem + M::re_off);
+  float* Rk = reinterpret_cast<float*>(smem + M::rk_off);
+  float* Ra = reinterpret_cast<float*>(smem + M::ra_off);
+  float* Rl = reinterpret_cast<float*>(smem + M::rl_off);
+#pragma unroll
+  for (int hf = 0; hf < 2; ++hf) {
+    const int r = r0 + 8 * hf;
+#pragma unroll
+    for (int e = 0; e < 2; ++e) {
+#pragma unroll
+      for (int n = 0; n < NQ; ++n) {
+        const int c = 8 * (gq * NQ + n) + cq + e;
+        Rq[r * KF + c] = aq[n][2 * hf + e];
+        Re[r * KF + c] = -ae[n][2 * hf + e];
+        Rk[r * KF + c] = ak[n][2 * hf + e];
+      }
+#pragma unroll
+      for (int n = 0; n < 2; ++n) {
+        const int c = 8 * (2 * gq + n) + cq + e;
+        Ra[r * CF + c] = aa[n][2 * hf + e];
+        Rl[r * CF + c] = -al[n][2 * hf + e];
+      }
+    }
+  }
+  __syncthreads();
+#pragma unroll
+  for (int m = 0; m < KM; ++m) {
+    dqp[m] = Rq[ti * KF + tk + 8 * m];
+    de[m] = Re[ti * KF + tk + 8 * m];
+    dkr[m] = Rk[ti * KF + tk + 8 * m];
+  }
+#pragma unroll
+  for (int m = 0; m < 8; ++m) {
+    da[m] = Ra[ti * CF + tk + 8 * m];
+    dl[m] = Rl[ti * CF + tk + 8 * m];
+  }
+  __syncthreads();  // the region is the caller's again
+}
+#endif  // GDN_HOST_EMU
+
+template <typename T, int K, int V, bool MMA = false>
 __device__ __forceinline__ void bwd_tokens_body(const BwdParams& bp) {
   using S = TokSmem<K>;
   using IO = Io<T>;
@@ -279,7 +743,7 @@ __device__ __forceinline__ void bwd_tokens_body(const BwdParams& bp) {
   // chunk columns tk + 8m.
   const int ti = tid >> 3, tk = tid & 7;
 
-  tile_to_f32<T, K>(Ws, KF, static_cast<const T*>(p.ws_w) + ch * CHUNK * K, CHUNK, tid, TOK_THREADS);
+  if (!MMA) tile_to_f32<T, K>(Ws, KF, static_cast<const T*>(p.ws_w) + ch * CHUNK * K, CHUNK, tid, TOK_THREADS);
   if (tid < CHUNK) {
     gam[tid] = bp.ws_gam[ch * CHUNK + tid];
     bet[tid] = bp.ws_bet[ch * CHUNK + tid];
@@ -295,6 +759,12 @@ __device__ __forceinline__ void bwd_tokens_body(const BwdParams& bp) {
   const float* drg = bp.ws_dr + ch * CHUNK * V;
   const T* utg = static_cast<const T*>(p.ws_ut) + ch * V * CHUNK;
 
+  if constexpr (MMA) {
+    __syncthreads();  // gam, bet
+#ifndef GDN_HOST_EMU
+    tokens_products_mma<T, K, V>(bp, ch, t0, len, h, vh, bet, dqp, de, dkr, da, dl, dd, dbv_acc);
+#endif
+  } else
   for (int vt = 0; vt < V; vt += VT) {
     __syncthreads();  // previous slice consumed
     for (int i = tid; i < VT * K; i += TOK_THREADS) {

@@ -4,8 +4,14 @@
 // launched with bwd.f):
 //   gdn_bwd_prep_{bf16,f16}_k{64,128}    <<<(max_chunks, HO), 128, PrepSmem::bytes>>>
 //   gdn_bwd_fscan_{bf16,f16}_k{64,128}   <<<(V / 64, HO, N), 128, ScanSmem::bytes>>>
+//   gdn_bwd_dscan_mma_{bf16,f16}_k{64,128} <<<(V / 64, HO, N), 128, DscanMmaSmem::bytes>>>
+//     (the default reverse scan, tensor cores)
 //   gdn_bwd_dscan_{bf16,f16}_k{64,128}   <<<(V / 16, HO, N), 128, DscanSmem::bytes>>>
+//     (the fp32 CUDA-core reverse scan, kept as the reference variant: DNNPLAN_GDN_BWD_DSCAN=fp32)
+//   gdn_bwd_tokens_mma_{bf16,f16}_k{64,128} <<<(max_chunks, HO), 512, TokSmem::bytes>>>
+//     (the default token stage: value-dimension products on the tensor cores)
 //   gdn_bwd_tokens_{bf16,f16}_k{64,128}  <<<(max_chunks, HO), 512, TokSmem::bytes>>>
+//     (its fp32 CUDA-core variant: DNNPLAN_GDN_BWD_TOKENS=fp32)
 //   gdn_bwd_fold_{bf16,f16}_k{64,128}    <<<(T, 3), max(K, V)>>>
 //   gdn_bwd_params                       <<<HO, 256, 2048>>>   (only with a_log or dt_bias)
 // The single parameter is gdn::BwdParams by value.
@@ -32,9 +38,17 @@ extern "C" __global__ void __launch_bounds__(gdn::PARAM_THREADS) gdn_bwd_params(
       gdn_bwd_dscan_##TAG##_k##KD(gdn::BwdParams p) {                                             \
     gdn::bwd_dscan_body<T, KD, KD>(p);                                                             \
   }                                                                                                \
+  extern "C" __global__ void __launch_bounds__(gdn::DSCAN_MMA_WARPS * 32)                          \
+      gdn_bwd_dscan_mma_##TAG##_k##KD(gdn::BwdParams p) {                                         \
+    gdn::bwd_dscan_mma_body<T, KD, KD, gdn::DSCAN_MMA_WARPS, gdn::DSCAN_MMA_STAGES>(p);            \
+  }                                                                                                \
   extern "C" __global__ void __launch_bounds__(gdn::TOK_THREADS)                                   \
       gdn_bwd_tokens_##TAG##_k##KD(gdn::BwdParams p) {                                            \
     gdn::bwd_tokens_body<T, KD, KD>(p);                                                            \
+  }                                                                                                \
+  extern "C" __global__ void __launch_bounds__(gdn::TOK_THREADS)                                   \
+      gdn_bwd_tokens_mma_##TAG##_k##KD(gdn::BwdParams p) {                                        \
+    gdn::bwd_tokens_body<T, KD, KD, true>(p);                                                      \
   }                                                                                                \
   extern "C" __global__ void __launch_bounds__(KD) gdn_bwd_fold_##TAG##_k##KD(gdn::BwdParams p) {  \
     gdn::bwd_fold_body<T, KD, KD>(p);                                                              \

@@ -7,6 +7,13 @@
 //! head-group folds into `dQ`, `dK`, `dV`, and (with `a_log` / `dt_bias`) their gradients.
 //! Every launch takes one [`BwdParams`] by value; all scratch is the caller's workspace
 //! ([`BwdWorkspaceLayout`]); nothing allocates, synchronises or uses atomics.
+//!
+//! The reverse scan and the token stage's products run on the tensor cores
+//! (`gdn_bwd_dscan_mma_*`, `gdn_bwd_tokens_mma_*`). Diagnostics, read once when the plan is built
+//! (never in execute), serve the benchmarks (bench/gdn_results.md):
+//! `DNNPLAN_GDN_BWD_DSCAN=fp32` and `DNNPLAN_GDN_BWD_TOKENS=fp32` select the earlier fp32
+//! CUDA-core kernels (`gdn_bwd_dscan_*`, `gdn_bwd_tokens_*`; the before/after comparison), and `DNNPLAN_GDN_BWD_STEPS=n` keeps only the
+//! first `n` launches (per-stage timing by differences; the gradients are then incomplete).
 
 use crate::cuda::{Function, LaunchConfig, Launcher};
 use crate::dispatch::engine::CompiledPlan;
@@ -16,9 +23,9 @@ use crate::error::{Error, Result};
 use super::analyzer::GdnFacts;
 use super::engine::{ENGINE_NAME, fwd_template, kernel_dtype};
 use super::params::{
-    BwdParams, BwdWorkspaceLayout, DSCAN_THREADS, DSCAN_VS, OFFSETS_THREADS, PARAM_THREADS,
-    PREP_THREADS, SCAN_WARPS, TOK_THREADS, dscan_smem_bytes, max_chunks, prep_smem_bytes,
-    scan_smem_bytes, tokens_smem_bytes,
+    BwdParams, BwdWorkspaceLayout, DSCAN_MMA_WARPS, DSCAN_THREADS, DSCAN_VS, OFFSETS_THREADS,
+    PARAM_THREADS, PREP_THREADS, SCAN_WARPS, TOK_THREADS, dscan_mma_smem_bytes, dscan_smem_bytes,
+    max_chunks, prep_smem_bytes, scan_smem_bytes, tokens_smem_bytes,
 };
 
 /// Ports the backward reads or writes, in [`BwdPlanUids`] order.
@@ -75,11 +82,12 @@ pub struct GdnBwdPlan {
 
 impl GdnBwdPlan {
     /// Plans the launches for `f` with the module's kernels in the order
-    /// offsets, prep, fscan, dscan, tokens, fold, params.
+    /// offsets, prep, fscan, dscan (fp32), tokens (fp32), fold, params, dscan (tensor cores),
+    /// tokens (tensor cores).
     pub fn new(f: &GdnFacts, kernels: Vec<Function>) -> Result<GdnBwdPlan> {
-        if kernels.len() != 7 {
+        if kernels.len() != 9 {
             return Err(Error::Internal(format!(
-                "{ENGINE_NAME}: the backward needs 7 kernels, got {}",
+                "{ENGINE_NAME}: the backward needs 9 kernels, got {}",
                 kernels.len()
             )));
         }
@@ -120,17 +128,41 @@ impl GdnBwdPlan {
                 SCAN_WARPS * 32,
                 scan_smem_bytes(k),
             ),
+            if std::env::var("DNNPLAN_GDN_BWD_DSCAN").is_ok_and(|x| x == "fp32") {
+                (
+                    3,
+                    ((v / u64::from(DSCAN_VS)) as u32, ho32, n32),
+                    DSCAN_THREADS,
+                    dscan_smem_bytes(k),
+                )
+            } else {
+                (
+                    7,
+                    ((v / (16 * u64::from(DSCAN_MMA_WARPS))) as u32, ho32, n32),
+                    DSCAN_MMA_WARPS * 32,
+                    dscan_mma_smem_bytes(k),
+                )
+            },
             (
-                3,
-                ((v / u64::from(DSCAN_VS)) as u32, ho32, n32),
-                DSCAN_THREADS,
-                dscan_smem_bytes(k),
+                if std::env::var("DNNPLAN_GDN_BWD_TOKENS").is_ok_and(|x| x == "fp32") {
+                    4
+                } else {
+                    8
+                },
+                (chunks, ho32, 1),
+                TOK_THREADS,
+                tokens_smem_bytes(k),
             ),
-            (4, (chunks, ho32, 1), TOK_THREADS, tokens_smem_bytes(k)),
             (5, (t as u32, 3, 1), k.max(v) as u32, 0),
         ];
         if f.port("d_a_log").is_some() || f.port("d_dt_bias").is_some() {
             steps.push((6, (ho32, 1, 1), PARAM_THREADS, 2 * PARAM_THREADS * 4));
+        }
+        if let Some(n) = std::env::var("DNNPLAN_GDN_BWD_STEPS")
+            .ok()
+            .and_then(|x| x.parse::<usize>().ok())
+        {
+            steps.truncate(n);
         }
         Ok(GdnBwdPlan {
             template,

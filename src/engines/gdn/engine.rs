@@ -187,6 +187,8 @@ impl Engine for GdnSm90 {
                 format!("gdn_bwd_tokens_{tag}_k{k}"),
                 format!("gdn_bwd_fold_{tag}_k{k}"),
                 "gdn_bwd_params".to_owned(),
+                format!("gdn_bwd_dscan_mma_{tag}_k{k}"),
+                format!("gdn_bwd_tokens_mma_{tag}_k{k}"),
             ];
             let mut fns = Vec::with_capacity(names.len());
             for n in &names {

@@ -288,6 +288,18 @@ impl BwdWorkspaceLayout {
 pub const DSCAN_THREADS: u32 = 128;
 /// Value rows per reverse-scan block (`gdn::DSCAN_VS`).
 pub const DSCAN_VS: u32 = 16;
+/// Warps of the tensor-core reverse scan (`gdn::DSCAN_MMA_WARPS`); 16 value rows each.
+pub const DSCAN_MMA_WARPS: u32 = 4;
+/// cp.async stages of the tensor-core reverse scan (`gdn::DSCAN_MMA_STAGES`).
+pub const DSCAN_MMA_STAGES: u64 = 2;
+
+/// Dynamic shared memory of the tensor-core reverse scan (`gdn::DscanMmaSmem<K, 4, 2>::bytes`).
+pub fn dscan_mma_smem_bytes(k: u64) -> u32 {
+    let (kp, cp, dp) = (k + 8, CHUNK + 8, 16 * u64::from(DSCAN_MMA_WARPS) + 8);
+    let stage = 2 * (2 * CHUNK * cp + 3 * CHUNK * kp + CHUNK * dp);
+    (DSCAN_MMA_STAGES * stage) as u32
+}
+
 /// Threads of the token-gradient kernel (`gdn::TOK_THREADS`).
 pub const TOK_THREADS: u32 = 512;
 /// Threads of the parameter-gradient kernel (`gdn::PARAM_THREADS`).
@@ -378,6 +390,7 @@ mod tests {
             (130 * 2 * 4u64).div_ceil(256) * 256
         );
         assert!(dscan_smem_bytes(128) <= 227 * 1024 && tokens_smem_bytes(128) <= 227 * 1024);
+        assert!(dscan_mma_smem_bytes(128) <= 227 * 1024);
     }
 
     #[test]
