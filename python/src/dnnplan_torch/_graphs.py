@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ctypes
 import math
+import operator
 from typing import NamedTuple, Optional, Sequence
 
 from ._lib import DataType, DnnplanError, Graph, PlanList, Status, _error, library
@@ -190,7 +191,7 @@ class PreparedPlan:
     """A planned, built plan list and how launcher arguments map onto its operands."""
 
     __slots__ = ("plan_list", "plan_name", "workspace_bytes", "n_operands", "order", "_array",
-                 "_execute", "_list_ptr", "_identity")
+                 "_execute", "_list_ptr", "_identity", "_pick")
 
     def __init__(self, graph: Graph, arg_uids: Sequence[Optional[int]], *,
                  plan_name: Optional[str] = None, modes: Sequence[int] = ()):
@@ -235,16 +236,17 @@ class PreparedPlan:
         self.order = tuple(position[u] for u in operands)
         # operands are the leading launcher arguments in order (the usual case): no reordering
         self._identity = self.order == tuple(range(self.n_operands))
+        # picks the operands out of the launcher arguments as one tuple (C-level, no list)
+        self._pick = (operator.itemgetter(*self.order) if self.n_operands > 1
+                      else (lambda args, i=self.order[0]: (args[i],)) if self.n_operands
+                      else (lambda args: ()))
         self._array = ctypes.c_void_p * self.n_operands
         self._execute = library().dnnp_plan_list_execute
         self._list_ptr = pl.ptr
 
     def run(self, handle_ptr: int, pointers: Sequence[int], workspace_ptr: int = 0) -> None:
         """Executes with ``pointers`` in launcher-argument order (absent optionals: anything)."""
-        if self._identity:
-            arr = self._array(*pointers[: self.n_operands])
-        else:
-            arr = self._array(*[pointers[i] for i in self.order])
+        arr = self._array(*self._pick(pointers))
         st = self._execute(self._list_ptr, handle_ptr, arr, self.n_operands,
                            workspace_ptr or None, self.workspace_bytes, None, 0)
         if st:

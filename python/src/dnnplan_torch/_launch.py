@@ -10,6 +10,16 @@ Contract:
   first sight; the stream is borrowed.
 - ``workspace(nbytes, device)`` allocates through torch's caching allocator (stream-ordered: the
   block is reusable by later work on the same stream only after the launch that used it).
+- ``launch(plan, device_index, like, pointers)`` is the per-call path: the handle of the current
+  stream (one dict look-up on ``(device, raw stream)``), the stream's cached workspace, one
+  execute. Outside CUDA-graph capture the workspace is one grow-only caching-allocator block per
+  (device, stream), reused by every launch on that stream (launches on one stream are ordered, so
+  reuse is safe; a launch keeps its block referenced until the execute returned). Under capture
+  every launch allocates its own block (from the graph's private pool, alive for the graph's
+  replays). A plan with no workspace passes NULL.
+- ``fast_cache()`` returns a launcher's steady-state cache (raw tensor metadata + attributes ->
+  what the call needs: the plan, the output sizes); launchers fill it only after a call whose
+  inputs needed no copy. ``clear_plan_cache()`` empties these caches and the workspaces too.
 - Before the first plan, torch's own cuDNN is loaded into the process so that dnnplan's loader
   finds the very library torch uses ("already loaded" search step).
 """
@@ -104,13 +114,28 @@ def prepared(key, build: Callable[[], tuple]) -> PreparedPlan:
 _retired: list = []
 
 
+# Launchers' steady-state caches (see ``fast_cache``).
+_fast_caches: list = []
+
+
+def fast_cache() -> dict:
+    """A new steady-state cache for one launcher, emptied by ``clear_plan_cache()``."""
+    cache: dict = {}
+    _fast_caches.append(cache)
+    return cache
+
+
 def clear_plan_cache() -> None:
     """Forgets every cached plan (and cached planning failure): the next call re-plans. The
     dropped plans are kept alive for the process, since CUDA graphs captured from them may
-    still be replayed."""
+    still be replayed. The cached per-stream workspaces are released too (never used by a
+    captured graph: capture allocates its own)."""
     with _plans_lock:
         _retired.extend(p for p in _plans.values() if isinstance(p, PreparedPlan))
         _plans.clear()
+        for cache in _fast_caches:
+            cache.clear()
+        _workspaces.clear()
 
 
 def plan_cache_info() -> dict:
@@ -146,9 +171,11 @@ def _ensure_runtime() -> None:
 
 
 _handles: dict = {}
+_handle_ptrs: dict = {}  # (device index, raw stream) -> handle pointer: the per-call look-up
 _handles_lock = threading.Lock()
 
 _raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+_capturing = getattr(torch._C, "_cuda_isCurrentStreamCapturing", None)
 
 
 def current_stream(device_index: int) -> int:
@@ -158,18 +185,30 @@ def current_stream(device_index: int) -> int:
     return torch.cuda.current_stream(device_index).cuda_stream
 
 
+def _is_capturing() -> bool:
+    if _capturing is not None:
+        return _capturing()
+    return torch.cuda.is_current_stream_capturing()
+
+
+def _new_handle(device_index: int, stream: int) -> int:
+    key = (device_index, stream)
+    with _handles_lock:
+        h = _handles.get(key)
+        if h is None:
+            _ensure_runtime()
+            h = _handles[key] = Handle(stream, device=device_index)
+        _handle_ptrs[key] = h.ptr
+    return h.ptr
+
+
 def handle_for(device_index: int) -> int:
     """Pointer of the dnnplan handle of torch's current stream on ``device_index``."""
     stream = current_stream(device_index)
-    key = (device_index, stream)
-    h = _handles.get(key)
-    if h is None:
-        with _handles_lock:
-            h = _handles.get(key)
-            if h is None:
-                _ensure_runtime()
-                h = _handles[key] = Handle(stream, device=device_index)
-    return h.ptr
+    hp = _handle_ptrs.get((device_index, stream))
+    if hp is None:
+        hp = _new_handle(device_index, stream)
+    return hp
 
 
 def workspace(nbytes: int, device: torch.device) -> Optional[torch.Tensor]:
@@ -179,21 +218,58 @@ def workspace(nbytes: int, device: torch.device) -> Optional[torch.Tensor]:
     return torch.empty(nbytes, dtype=torch.uint8, device=device)
 
 
-def run(plan: PreparedPlan, device: torch.device, pointers: list) -> None:
-    """Executes ``plan`` on torch's current stream of ``device`` (workspace allocated here)."""
-    index = device.index if device.index is not None else torch.cuda.current_device()
-    ws = workspace(plan.workspace_bytes, device)
+# (device index, raw stream) -> grow-only uint8 workspace, used outside capture only.
+_workspaces: dict = {}
+
+
+def _stream_workspace(key: tuple, nbytes: int, like: torch.Tensor) -> torch.Tensor:
+    if _is_capturing():
+        # The graph's private pool: alive as long as the graph, never shared with eager work.
+        return like.new_empty(nbytes, dtype=torch.uint8)
+    ws = _workspaces.get(key)
+    if ws is None or ws.shape[0] < nbytes:
+        ws = like.new_empty(nbytes, dtype=torch.uint8)
+        _workspaces[key] = ws
+    return ws
+
+
+def _capture_guidance(e: BaseException) -> None:
+    if _is_capturing():
+        raise RuntimeError(
+            f"dnnplan_torch: execute failed during CUDA graph capture ({e}). A plan's first "
+            "execute on a stream may initialise backend state (the cuDNN handle) that cannot "
+            "be captured: run one warm-up call on the capture stream first, e.g. "
+            "torch.cuda.graph(g, stream=s) after warming up on s.") from e
+
+
+def launch(plan: PreparedPlan, device_index: int, like: torch.Tensor, pointers: list) -> None:
+    """Executes ``plan`` on torch's current stream of ``device_index`` (``like``: any tensor on
+    that device, for the workspace allocation); ``pointers`` in launcher-argument order."""
+    stream = _raw_stream(device_index) if _raw_stream is not None else \
+        current_stream(device_index)
+    skey = (device_index, stream)
+    hp = _handle_ptrs.get(skey)
+    if hp is None:
+        hp = _new_handle(device_index, stream)
+    nbytes = plan.workspace_bytes
     try:
-        plan.run(handle_for(index), pointers, ws.data_ptr() if ws is not None else 0)
+        if nbytes:
+            ws = _stream_workspace(skey, nbytes, like)  # referenced until execute returned
+            plan.run(hp, pointers, ws.data_ptr())
+        else:
+            plan.run(hp, pointers, 0)
     except DnnplanError as e:
-        if torch.cuda.is_current_stream_capturing():
-            raise RuntimeError(
-                f"dnnplan_torch: execute failed during CUDA graph capture ({e}). A plan's first "
-                "execute on a stream may initialise backend state (the cuDNN handle) that cannot "
-                "be captured: run one warm-up call on the capture stream first, e.g. "
-                "torch.cuda.graph(g, stream=s) after warming up on s.") from e
+        _capture_guidance(e)
         raise
-    # ``ws`` is released here; the caching allocator reuses it only for later work on this stream.
+
+
+def run(plan: PreparedPlan, device: torch.device, pointers: list,
+        like: Optional[torch.Tensor] = None) -> None:
+    """Executes ``plan`` on torch's current stream of ``device`` (``like``: a tensor on it)."""
+    index = device.index if device.index is not None else torch.cuda.current_device()
+    if like is None:
+        like = torch.empty((0,), dtype=torch.uint8, device=device)
+    launch(plan, index, like, pointers)
 
 
 def ptr(t: Optional[torch.Tensor]) -> int:
@@ -224,6 +300,8 @@ __all__ = [
     "current_stream",
     "handle_for",
     "workspace",
+    "launch",
+    "fast_cache",
     "run",
     "ptr",
 ]

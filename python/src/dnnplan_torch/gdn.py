@@ -65,14 +65,53 @@ def _state_dtype(initial_state: Optional[Tensor]) -> torch.dtype:
     return initial_state.dtype if initial_state is not None else torch.float32
 
 
+_fwd_steady = _launch.fast_cache()  # raw (shape, stride, dtype) per input + attrs -> entry
+
+
+def _meta(t: Optional[Tensor]):
+    return (t.shape, t.stride(), t.dtype) if t is not None else None
+
+
 def _gdn_fwd_cuda(q, k, v, g, beta, cu_seqlens, initial_state, a_log, dt_bias,
                   output_final_state, scale, use_qk_l2norm, use_beta_sigmoid, allow_neg_eigval,
                   safe_gate, gate_domain, batch_invariant, plan_name):
-    q, k, v, g, beta, cu_seqlens, initial_state, a_log, dt_bias = (
-        _c(t) for t in (q, k, v, g, beta, cu_seqlens, initial_state, a_log, dt_bias))
+    dev = q.get_device()
+    key = (q.shape, q.stride(), q.dtype, k.shape, k.stride(), k.dtype, v.shape, v.stride(),
+           v.dtype, g.shape, g.stride(), g.dtype, beta.shape, beta.stride(), beta.dtype,
+           cu_seqlens.shape, cu_seqlens.stride(), cu_seqlens.dtype,
+           None if initial_state is None else _meta(initial_state),
+           None if a_log is None else _meta(a_log), None if dt_bias is None else _meta(dt_bias),
+           dev, output_final_state, scale, use_qk_l2norm, use_beta_sigmoid, allow_neg_eigval,
+           safe_gate, gate_domain, batch_invariant, plan_name)
+    entry = _fwd_steady.get(key)
+    if entry is None:
+        return _gdn_fwd_first(q, k, v, g, beta, cu_seqlens, initial_state, a_log, dt_bias,
+                              output_final_state, scale, use_qk_l2norm, use_beta_sigmoid,
+                              allow_neg_eigval, safe_gate, gate_domain, batch_invariant,
+                              plan_name, key)
+    plan, o_shape, fs_shape, fs_dtype = entry
+    # sizes as separate ints: torch parses them much faster than a tuple
+    o = q.new_empty(*o_shape)
+    fs = q.new_empty(*fs_shape, dtype=fs_dtype)
+    _launch.launch(plan, dev, q, [
+        q.data_ptr(), k.data_ptr(), v.data_ptr(), g.data_ptr(), beta.data_ptr(),
+        cu_seqlens.data_ptr(), initial_state.data_ptr() if initial_state is not None else 0, 0,
+        a_log.data_ptr() if a_log is not None else 0,
+        dt_bias.data_ptr() if dt_bias is not None else 0, o.data_ptr(), fs.data_ptr()])
+    return o, fs
+
+
+def _gdn_fwd_first(q, k, v, g, beta, cu_seqlens, initial_state, a_log, dt_bias,
+                   output_final_state, scale, use_qk_l2norm, use_beta_sigmoid, allow_neg_eigval,
+                   safe_gate, gate_domain, batch_invariant, plan_name, steady_key):
+    """The launcher's planning path (first call of a signature, or inputs that need a copy)."""
+    given = (q, k, v, g, beta, cu_seqlens, initial_state, a_log, dt_bias)
+    ins = tuple(_c(t) for t in given)
+    if any(a is not b for a, b in zip(ins, given)):
+        steady_key = None  # copied: the steady-state path is for inputs served as given
+    q, k, v, g, beta, cu_seqlens, initial_state, a_log, dt_bias = ins
     cfg = GdnConfig(scale, use_qk_l2norm, use_beta_sigmoid, allow_neg_eigval, safe_gate,
                     gate_domain, batch_invariant)
-    ins = (q, k, v, g, beta, cu_seqlens, initial_state, a_log, dt_bias)
     key = ("gdn_fwd", q.device.index, *(_launch.tensor_key(t) for t in ins), output_final_state,
            cfg, plan_name)
     d = _launch.desc
@@ -80,15 +119,17 @@ def _gdn_fwd_cuda(q, k, v, g, beta, cu_seqlens, initial_state, a_log, dt_bias,
         d(q), d(k), d(v), d(g), d(beta), d(cu_seqlens), d(initial_state), d(a_log), d(dt_bias),
         cfg=cfg, output_final_state=output_final_state), plan_name))
     ho, kd, vd = _heads(q, v)
-    o = q.new_empty((q.shape[0], ho, vd))
+    o_shape = (q.shape[0], ho, vd)
+    fs_shape = (cu_seqlens.shape[0] - 1, ho, vd, kd) if output_final_state else (0,)
     sdt = _state_dtype(initial_state)
-    if output_final_state:
-        fs = q.new_empty((cu_seqlens.shape[0] - 1, ho, vd, kd), dtype=sdt)
-    else:
-        fs = q.new_empty((0,), dtype=sdt)
+    o = q.new_empty(*o_shape)
+    fs = q.new_empty(*fs_shape, dtype=sdt)
     p = _launch.ptr
-    _launch.run(plan, q.device, [p(q), p(k), p(v), p(g), p(beta), p(cu_seqlens), p(initial_state),
-                                 0, p(a_log), p(dt_bias), p(o), p(fs)])
+    _launch.launch(plan, q.get_device(), q, [
+        p(q), p(k), p(v), p(g), p(beta), p(cu_seqlens), p(initial_state), 0, p(a_log),
+        p(dt_bias), p(o), p(fs)])
+    if steady_key is not None:
+        _fwd_steady[steady_key] = (plan, o_shape, fs_shape, sdt)
     return o, fs
 
 
@@ -113,8 +154,9 @@ def _gdn_fwd_overwrite_cuda(q, k, v, g, beta, cu_seqlens, initial_state, state_i
     ho, _, vd = _heads(q, v)
     o = q.new_empty((q.shape[0], ho, vd))
     p = _launch.ptr
-    _launch.run(plan, q.device, [p(q), p(k), p(v), p(g), p(beta), p(cu_seqlens), p(initial_state),
-                                 p(state_indices), p(a_log), p(dt_bias), p(o), p(initial_state)])
+    _launch.launch(plan, q.get_device(), q, [
+        p(q), p(k), p(v), p(g), p(beta), p(cu_seqlens), p(initial_state), p(state_indices),
+        p(a_log), p(dt_bias), p(o), p(initial_state)])
     return o
 
 
@@ -131,7 +173,7 @@ def _gdn_bwd_cuda(q, k, v, g, beta, cu_seqlens, d_o, initial_state, d_final_stat
     plan = _launch.prepared(key, lambda: (*gdn_bwd_graph(*(d(t) for t in ins), cfg=cfg), None))
     outs = _gdn_bwd_alloc(q, k, v, g, beta, initial_state, a_log, dt_bias)
     p = _launch.ptr
-    _launch.run(plan, q.device, [p(t) for t in ins] + [o.data_ptr() for o in outs])
+    _launch.launch(plan, q.get_device(), q, [p(t) for t in ins] + [o.data_ptr() for o in outs])
     return outs
 
 

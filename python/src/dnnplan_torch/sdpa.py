@@ -53,12 +53,35 @@ def _all_compact(*ts: Tensor) -> bool:
     return all(t.is_contiguous() for t in ts)
 
 
+_F32 = torch.float32
+_fwd_steady = _launch.fast_cache()  # raw (shape, stride, dtype) x3 + device + attrs -> entry
+
+
 def _sdpa_fwd_cuda(q: Tensor, k: Tensor, v: Tensor, scale: float, is_causal: bool,
                    generate_stats: bool) -> tuple:
+    dev = q.get_device()
+    key = (q.shape, q.stride(), q.dtype, k.shape, k.stride(), k.dtype, v.shape, v.stride(),
+           v.dtype, dev, scale, is_causal, generate_stats)
+    entry = _fwd_steady.get(key)
+    if entry is None:
+        return _sdpa_fwd_first(q, k, v, scale, is_causal, generate_stats, key)
+    plan, o_shape, stats_shape = entry
+    # sizes as separate ints: torch parses them much faster than a tuple
+    o = q.new_empty(*o_shape)
+    stats = q.new_empty(*stats_shape, dtype=_F32)
+    _launch.launch(plan, dev, q, [q.data_ptr(), k.data_ptr(), v.data_ptr(), o.data_ptr(),
+                                  stats.data_ptr()])
+    return o, stats
+
+
+def _sdpa_fwd_first(q: Tensor, k: Tensor, v: Tensor, scale: float, is_causal: bool,
+                    generate_stats: bool, steady_key: Optional[tuple]) -> tuple:
+    """The launcher's planning path (first call of a signature, or inputs that need a copy)."""
     qs, ks, vs = q.stride(), k.stride(), v.stride()
     if qs[-1] != 1 or ks[-1] != 1 or vs[-1] != 1 or 0 in qs or 0 in ks or 0 in vs:
         q, k, v = _servable(q), _servable(k), _servable(v)
         qs, ks, vs = q.stride(), k.stride(), v.stride()
+        steady_key = None  # copied: the steady-state path is for inputs served as given
     key = ("sdpa_fwd", q.device.index, q.shape, qs, q.dtype, k.shape, ks, k.dtype, v.shape, vs,
            v.dtype, scale, is_causal, generate_stats)
     try:
@@ -68,16 +91,17 @@ def _sdpa_fwd_cuda(q: Tensor, k: Tensor, v: Tensor, scale: float, is_causal: boo
     except NotSupportedError:
         if _all_compact(q, k, v):
             raise
-        return _sdpa_fwd_cuda(q.contiguous(), k.contiguous(), v.contiguous(), scale, is_causal,
-                              generate_stats)
+        return _sdpa_fwd_first(q.contiguous(), k.contiguous(), v.contiguous(), scale, is_causal,
+                               generate_stats, None)
     b, hq, sq, _ = q.shape
-    o = q.new_empty((b, hq, sq, v.shape[3]))
-    if generate_stats:
-        stats = q.new_empty((b, hq, sq, 1), dtype=torch.float32)
-    else:
-        stats = q.new_empty((0,), dtype=torch.float32)
-    _launch.run(plan, q.device, [q.data_ptr(), k.data_ptr(), v.data_ptr(), o.data_ptr(),
-                                 stats.data_ptr()])
+    o_shape = (b, hq, sq, v.shape[3])
+    stats_shape = (b, hq, sq, 1) if generate_stats else (0,)
+    o = q.new_empty(*o_shape)
+    stats = q.new_empty(*stats_shape, dtype=_F32)
+    _launch.launch(plan, q.get_device(), q, [q.data_ptr(), k.data_ptr(), v.data_ptr(),
+                                             o.data_ptr(), stats.data_ptr()])
+    if steady_key is not None:
+        _fwd_steady[steady_key] = (plan, o_shape, stats_shape)
     return o, stats
 
 
@@ -96,8 +120,9 @@ def _sdpa_bwd_cuda(q: Tensor, k: Tensor, v: Tensor, o: Tensor, d_o: Tensor, stat
             raise
         return _sdpa_bwd_cuda(q.contiguous(), k.contiguous(), v.contiguous(), o.contiguous(),
                               d_o.contiguous(), stats, scale, is_causal)
-    dq, dk, dv = q.new_empty(q.shape), k.new_empty(k.shape), v.new_empty(v.shape)
-    _launch.run(plan, q.device, [t.data_ptr() for t in (q, k, v, o, d_o, stats, dq, dk, dv)])
+    dq, dk, dv = q.new_empty(*q.shape), k.new_empty(*k.shape), v.new_empty(*v.shape)
+    _launch.launch(plan, q.get_device(), q,
+                   [t.data_ptr() for t in (q, k, v, o, d_o, stats, dq, dk, dv)])
     return dq, dk, dv
 
 
