@@ -12,11 +12,12 @@ Contract:
   block is reusable by later work on the same stream only after the launch that used it).
 - ``launch(plan, device_index, like, pointers)`` is the per-call path: the handle of the current
   stream (one dict look-up on ``(device, raw stream)``), the stream's cached workspace, one
-  execute. Outside CUDA-graph capture the workspace is one grow-only caching-allocator block per
-  (device, stream), reused by every launch on that stream (launches on one stream are ordered, so
-  reuse is safe; a launch keeps its block referenced until the execute returned). Under capture
-  every launch allocates its own block (from the graph's private pool, alive for the graph's
-  replays). A plan with no workspace passes NULL.
+  execute. Outside CUDA-graph capture a workspace of at most ``WORKSPACE_CACHE_BYTES`` is one
+  grow-only caching-allocator block per (device, stream), reused by every launch on that stream
+  (launches on one stream are ordered, so reuse is safe; a launch keeps its block referenced
+  until the execute returned). Larger workspaces (whose kernels dwarf an allocation) and every
+  launch under capture allocate their own block (under capture from the graph's private pool,
+  alive for the graph's replays). A plan with no workspace passes NULL.
 - ``fast_cache()`` returns a launcher's steady-state cache (raw tensor metadata + attributes ->
   what the call needs: the plan, the output sizes); launchers fill it only after a call whose
   inputs needed no copy. ``clear_plan_cache()`` empties these caches and the workspaces too.
@@ -185,6 +186,9 @@ def current_stream(device_index: int) -> int:
     return torch.cuda.current_stream(device_index).cuda_stream
 
 
+_stream_of = _raw_stream if _raw_stream is not None else current_stream
+
+
 def _is_capturing() -> bool:
     if _capturing is not None:
         return _capturing()
@@ -221,10 +225,13 @@ def workspace(nbytes: int, device: torch.device) -> Optional[torch.Tensor]:
 # (device index, raw stream) -> grow-only uint8 workspace, used outside capture only.
 _workspaces: dict = {}
 
+#: Workspaces up to this size are cached per (device, stream); larger ones are allocated per call.
+WORKSPACE_CACHE_BYTES = 16 << 20
+
 
 def _stream_workspace(key: tuple, nbytes: int, like: torch.Tensor) -> torch.Tensor:
-    if _is_capturing():
-        # The graph's private pool: alive as long as the graph, never shared with eager work.
+    if nbytes > WORKSPACE_CACHE_BYTES or _is_capturing():
+        # Per call (under capture: from the graph's private pool, alive as long as the graph).
         return like.new_empty(nbytes, dtype=torch.uint8)
     ws = _workspaces.get(key)
     if ws is None or ws.shape[0] < nbytes:
@@ -245,8 +252,7 @@ def _capture_guidance(e: BaseException) -> None:
 def launch(plan: PreparedPlan, device_index: int, like: torch.Tensor, pointers: list) -> None:
     """Executes ``plan`` on torch's current stream of ``device_index`` (``like``: any tensor on
     that device, for the workspace allocation); ``pointers`` in launcher-argument order."""
-    stream = _raw_stream(device_index) if _raw_stream is not None else \
-        current_stream(device_index)
+    stream = _stream_of(device_index)
     skey = (device_index, stream)
     hp = _handle_ptrs.get(skey)
     if hp is None:
