@@ -16,6 +16,9 @@ outside the timed region):
   torch-cudnn  the same, restricted to torch's cuDNN attention backend
   cudnn-fe     nvidia-cudnn-frontend 1.32.0 where importable: its Python graph API executing the
                same SDPA (built once), and its torch op cudnn.linear_attention.ops.gated_delta_net
+  part:*       pieces of the launcher timed alone: the steady-state key + look-up, one output
+               allocation, the zero-element Stats allocation, _launch.launch (handle of the
+               current stream, cached workspace, PreparedPlan.run)
 
 "boundary" = op - library and public - library: the host time the torch layer adds per forward
 (issue 10's target: at most 10 us). Prints a table and writes JSON to $OUT/torch_boundary.json
@@ -79,6 +82,16 @@ def bench_sdpa(bursts, calls) -> dict:
             lambda: sdpa_mod._sdpa_fwd_cuda(q, k, v, scale, False, False), bursts, calls)
         results["op"] = host_time_us(lambda: sdpa_mod.sdpa_fwd(q, k, v, scale, False, False),
                                      bursts, calls)
+        # where the launcher's time goes (each piece alone, same tensors)
+        o_shape = tuple(o.shape)
+        results["part:key+lookup"] = host_time_us(lambda: sdpa_mod._fwd_steady.get((
+            q.shape, q.stride(), q.dtype, k.shape, k.stride(), k.dtype, v.shape, v.stride(),
+            v.dtype, q.get_device(), scale, False, False)), bursts, calls)
+        results["part:alloc O"] = host_time_us(lambda: q.new_empty(*o_shape), bursts, calls)
+        results["part:alloc Stats(0)"] = host_time_us(
+            lambda: q.new_empty(0, dtype=torch.float32), bursts, calls)
+        results["part:launch"] = host_time_us(
+            lambda: _launch.launch(plan, q.get_device(), q, ptrs), bursts, calls)
         results["public"] = host_time_us(
             lambda: dnnplan_torch.scaled_dot_product_attention(q, k, v), bursts, calls)
         results["torch"] = host_time_us(lambda: F.scaled_dot_product_attention(q, k, v),
@@ -178,6 +191,8 @@ def bench_gdn(bursts, calls) -> dict:
         results["op"] = host_time_us(
             lambda: gdn_mod.gdn_fwd(q, k, v, g, beta, cu, None, None, None, False, *cfg, None),
             bursts, calls)
+        results["part:launch"] = host_time_us(
+            lambda: _launch.launch(plan, q.get_device(), q, ptrs), bursts, calls)
         results["public"] = host_time_us(
             lambda: dnnplan_torch.gated_delta_net(q, k, v, g, beta, cu), bursts, calls)
     qg = q.clone().requires_grad_()
@@ -221,7 +236,7 @@ def main() -> int:
             continue
         for layer, v in r.items():
             if isinstance(v, dict):
-                print(f"  {layer:12s} {_fmt(v)}")
+                print(f"  {layer:20s} {_fmt(v)}")
         lib = r["library"]["median_us"]
         bound = {k: r[k]["median_us"] - lib for k in ("launcher", "op", "public")}
         r["boundary_us"] = bound
