@@ -101,18 +101,19 @@ fn matmul_bias_relu_chain_from_ir() {
     assert!(bg.tensors[&c].is_virtual && bg.tensors[&s].is_virtual);
 }
 
+/// Adds bf16 Q, K and V tensors of the same [b, h, s, d] dims.
+fn bf16_qkv(g: &mut Graph, dims: [i64; 4]) -> (i64, i64, i64) {
+    let mut t = |name: &str| {
+        g.add_tensor(Tensor::new(name, &dims, DataType::Bfloat16))
+            .unwrap()
+    };
+    (t("q"), t("k"), t("v"))
+}
+
 #[test]
 fn sdpa_causal_with_stats_from_ir_is_the_composite() {
     let mut g = Graph::new(ctx());
-    let q = g
-        .add_tensor(Tensor::new("q", &[2, 4, 128, 64], DataType::Bfloat16))
-        .unwrap();
-    let k = g
-        .add_tensor(Tensor::new("k", &[2, 4, 128, 64], DataType::Bfloat16))
-        .unwrap();
-    let v = g
-        .add_tensor(Tensor::new("v", &[2, 4, 128, 64], DataType::Bfloat16))
-        .unwrap();
+    let (q, k, v) = bf16_qkv(&mut g, [2, 4, 128, 64]);
     let n = g
         .add_node(
             NodeBuilder::by_name("sdpa")
@@ -207,15 +208,7 @@ fn layernorm_training_from_ir() {
 #[test]
 fn unsupported_features_decline_naming_the_node() {
     let mut g = Graph::new(ctx());
-    let q = g
-        .add_tensor(Tensor::new("q", &[1, 2, 64, 64], DataType::Bfloat16))
-        .unwrap();
-    let k = g
-        .add_tensor(Tensor::new("k", &[1, 2, 64, 64], DataType::Bfloat16))
-        .unwrap();
-    let v = g
-        .add_tensor(Tensor::new("v", &[1, 2, 64, 64], DataType::Bfloat16))
-        .unwrap();
+    let (q, k, v) = bf16_qkv(&mut g, [1, 2, 64, 64]);
     let n = g
         .add_node(
             NodeBuilder::by_name("sdpa")
