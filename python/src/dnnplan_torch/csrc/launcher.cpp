@@ -230,13 +230,25 @@ at::Tensor workspace_for(c10::DeviceIndex device, cudaStream_t stream, size_t nb
     return at::empty({static_cast<int64_t>(nbytes)}, opts);
   }
   StreamKey sk{device, reinterpret_cast<uintptr_t>(stream)};
-  std::lock_guard<std::mutex> g(s.mu);
-  auto it = s.workspaces.find(sk);
-  if (it != s.workspaces.end() && it->second.numel() >= static_cast<int64_t>(nbytes)) {
-    return it->second;
+  {
+    std::lock_guard<std::mutex> g(s.mu);
+    auto it = s.workspaces.find(sk);
+    if (it != s.workspaces.end() && it->second.numel() >= static_cast<int64_t>(nbytes)) {
+      return it->second;
+    }
   }
+  // Allocated outside the lock (an allocator hook may take the GIL). Grow-only: a larger block
+  // replaces the cached one; the old block returns to the allocator once its last user is done.
   at::Tensor ws = at::empty({static_cast<int64_t>(nbytes)}, opts);
-  s.workspaces[sk] = ws;
+  at::Tensor old;
+  {
+    std::lock_guard<std::mutex> g(s.mu);
+    at::Tensor& slot = s.workspaces[sk];
+    if (!slot.defined() || slot.numel() < ws.numel()) {
+      old = std::move(slot);
+      slot = ws;
+    }
+  }
   return ws;
 }
 
@@ -476,10 +488,14 @@ Op op_named(const std::string& name) {
 
 void clear() {
   State& s = state();
-  std::lock_guard<std::mutex> g(s.mu);
-  for (auto& kv : s.entries) s.retired.push_back(std::move(kv.second));
-  s.entries.clear();
-  s.workspaces.clear();
+  std::unordered_map<StreamKey, at::Tensor, StreamKeyHash> workspaces;
+  {
+    std::lock_guard<std::mutex> g(s.mu);
+    for (auto& kv : s.entries) s.retired.push_back(std::move(kv.second));
+    s.entries.clear();
+    workspaces.swap(s.workspaces);
+  }
+  // the workspaces are released here, outside the lock
 }
 
 }  // namespace
