@@ -153,6 +153,48 @@ def test_side_streams_get_their_own_handle_and_workspace(cpp):
     torch.testing.assert_close(got, want)
 
 
+def test_public_eager_inference_skips_the_dispatcher_only_when_nothing_watches(cpp):
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    q, k, v = _sdpa_inputs(8)
+    x = _gdn_inputs(8)
+    with torch.no_grad():
+        assert cpp.sdpa_precheck(q, k, v, False) == 3
+        assert cpp.gdn_precheck(*x, None, None, None, None) == 3
+        # a subclass, an inference tensor, a bad shape: not the direct path
+        class Sub(torch.Tensor):
+            pass
+
+        assert cpp.sdpa_precheck(q.as_subclass(Sub), k, v, False) == 1
+        with torch.inference_mode():
+            qi = q.clone()
+        assert cpp.sdpa_precheck(qi, k, v, False) == 1
+        assert cpp.sdpa_precheck(q[0], k, v, False) == 0
+    assert cpp.sdpa_precheck(q.clone().requires_grad_(), k, v, False) == 2
+
+    class Seen(TorchDispatchMode):
+        def __init__(self):
+            super().__init__()
+            self.ops = []
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            self.ops.append(func)
+            return func(*args, **(kwargs or {}))
+
+    with torch.no_grad():
+        want = dnnplan_torch.scaled_dot_product_attention(q, k, v).output  # direct
+        with Seen() as seen:
+            assert cpp.sdpa_precheck(q, k, v, False) == 1
+            got = dnnplan_torch.scaled_dot_product_attention(q, k, v).output
+            dnnplan_torch.gated_delta_net(*x)
+        assert torch.ops.dnnplan.sdpa_fwd.default in seen.ops
+        assert torch.ops.dnnplan.gdn_fwd.default in seen.ops
+        torch.testing.assert_close(got, want, atol=0, rtol=0)
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
+            dnnplan_torch.scaled_dot_product_attention(q, k, v)
+        assert any(e.key == "dnnplan::sdpa_fwd" for e in prof.key_averages())
+
+
 _FALLBACK = textwrap.dedent("""
     import math, sys, torch
     import torch.nn.functional as F

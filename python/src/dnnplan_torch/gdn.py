@@ -13,7 +13,9 @@ Contract (spec: linear-attention §8; shapes THD, states V-major ``[N, HO, V, K]
 - The engines index packed row-major tensors, so the launchers pass compact inputs (a copy only
   when an input is not compact). Outputs are allocated compact in launcher and fake.
 - ``gated_delta_net`` is the public entry point (arguments and defaults of the reference's
-  ``gated_delta_net``); it validates on the host and returns ``GatedDeltaNetOutput``.
+  ``gated_delta_net``); it validates on the host and returns ``GatedDeltaNetOutput``. With the
+  C++ launcher, a plain eager inference call (see ``_C.gdn_precheck``) runs the forward op's
+  CUDA kernel directly, without the dispatcher round trip; everything else goes through the op.
 """
 
 from __future__ import annotations
@@ -314,6 +316,7 @@ def _check(q, k, v, g, beta, cu_seqlens, initial_state, state_indices) -> None:
 
 
 _precheck = _cpp.C.gdn_precheck if _cpp.ACTIVE else None
+_direct = _cpp.C.gdn_fwd if _cpp.ACTIVE else None  # the op's CUDA kernel, no dispatcher
 _is_compiling = torch.compiler.is_compiling
 
 
@@ -347,8 +350,9 @@ def gated_delta_net(q: Tensor, k: Tensor, v: Tensor, g: Tensor, beta: Tensor, cu
     del checkpoint_dtype  # only meaningful with checkpoints
     if gate_domain != "log" and gate_domain != "linear":
         raise ValueError(f"gate_domain must be 'log' or 'linear'; got {gate_domain!r}")
-    # Eager with the C++ launcher: one C++ pre-check (valid? gradient tracked?); the Python
-    # validation (the one source of the messages) runs when it cannot vouch, and under tracing.
+    # Eager with the C++ launcher: one C++ pre-check (valid? gradient tracked? plain eager?);
+    # the Python validation (the one source of the messages) runs when it cannot vouch, and
+    # under tracing. A plain eager inference call calls the C++ launcher directly.
     mode = (_precheck(q, k, v, g, beta, cu_seqlens, initial_state, state_indices, a_log, dt_bias)
             if not _is_compiling() and _precheck is not None else 0)
     if mode == 0:
@@ -374,6 +378,9 @@ def gated_delta_net(q: Tensor, k: Tensor, v: Tensor, g: Tensor, beta: Tensor, cu
     if grad:
         o, fs = _GdnFunction.apply(q, k, v, g, beta, cu_seqlens, initial_state, a_log, dt_bias,
                                    bool(output_final_state), cfg, plan_name)
+    elif mode == 3:
+        o, fs = _direct(q, k, v, g, beta, cu_seqlens, initial_state, a_log, dt_bias,
+                        bool(output_final_state), *cfg, plan_name)
     else:
         o, fs = gdn_fwd(q, k, v, g, beta, cu_seqlens, initial_state, a_log, dt_bias,
                         bool(output_final_state), *cfg, plan_name)

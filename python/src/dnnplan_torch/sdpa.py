@@ -12,7 +12,9 @@ Contract:
   the plan list cannot serve) are copied to compact first. Causal masking is top-left aligned,
   as ``torch.nn.functional.scaled_dot_product_attention(is_causal=True)``.
 - ``scaled_dot_product_attention`` is the public, differentiable entry point; it validates,
-  picks the autograd path only when a gradient is needed, and returns ``SDPAOutput``.
+  picks the autograd path only when a gradient is needed, and returns ``SDPAOutput``. With the
+  C++ launcher, a plain eager inference call (see ``_C.sdpa_precheck``) runs the op's CUDA
+  kernel directly, without the dispatcher round trip; everything else goes through the op.
 """
 
 from __future__ import annotations
@@ -233,6 +235,7 @@ def _check(query: Tensor, key: Tensor, value: Tensor, enable_gqa: bool) -> None:
 
 
 _precheck = _cpp.C.sdpa_precheck if _cpp.ACTIVE else None
+_direct = _cpp.C.sdpa_fwd if _cpp.ACTIVE else None  # the op's CUDA kernel, no dispatcher
 _is_compiling = torch.compiler.is_compiling
 
 
@@ -248,8 +251,10 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, *,
     ``1/sqrt(D)``), ``enable_gqa`` (allow ``Hq`` a multiple of ``Hk``/``Hv``). Differentiable in
     ``query``, ``key`` and ``value``. Returns ``SDPAOutput(output, stats)``.
     """
-    # Eager with the C++ launcher: one C++ pre-check (valid? gradient tracked?); the Python
-    # validation (the one source of the messages) runs when it cannot vouch, and under tracing.
+    # Eager with the C++ launcher: one C++ pre-check (valid? gradient tracked? plain eager?);
+    # the Python validation (the one source of the messages) runs when it cannot vouch, and
+    # under tracing. A plain eager inference call (exact tensors, no mode, no profiler: nothing
+    # the dispatcher would route elsewhere) calls the C++ launcher directly.
     mode = (_precheck(query, key, value, enable_gqa)
             if not _is_compiling() and _precheck is not None else 0)
     if mode == 0:
@@ -264,5 +269,8 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, *,
     if grad:
         o, stats = _SDPAFunction.apply(query, key, value, scale, is_causal)
         return SDPAOutput(o, stats)
-    o, stats = sdpa_fwd(query, key, value, scale, is_causal, bool(return_stats))
+    if mode == 3:
+        o, stats = _direct(query, key, value, scale, is_causal, bool(return_stats))
+    else:
+        o, stats = sdpa_fwd(query, key, value, scale, is_causal, bool(return_stats))
     return SDPAOutput(o, stats if return_stats else None)

@@ -40,9 +40,14 @@
 
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/empty.h>
+#include <ATen/PythonTorchFunctionTLS.h>
+#include <ATen/record_function.h>
 #include <c10/core/GradMode.h>
+#include <c10/core/impl/LocalDispatchKeySet.h>
+#include <c10/core/impl/TorchDispatchModeTLS.h>
 #include <c10/cuda/CUDAStream.h>
 #include <cuda_runtime_api.h>
+#include <torch/csrc/autograd/python_variable.h>
 #include <torch/csrc/utils/pybind.h>
 #include <torch/library.h>
 
@@ -400,64 +405,144 @@ std::tuple<at::Tensor, at::Tensor> gdn_fwd(
 }
 
 // ------------------------------------------------------------------------------------------
-// Public-API pre-checks: 0 = not known valid (run the Python validation, which raises with
-// the message), 1 = valid and no gradient needed, 2 = valid and a gradient is tracked. They
-// accept only what the Python validation accepts (it stays the one source of the messages).
+// Public-API pre-checks, on the Python objects the public function received. They return
+//   0  not known valid: the Python validation runs (it stays the one source of the messages),
+//   1  valid, no gradient needed: the registered op serves,
+//   2  valid, a gradient is tracked: the autograd.Function serves,
+//   3  valid, no gradient, and a plain eager call: the C++ launcher may be called directly.
+// "Plain eager": every tensor an exact torch.Tensor (no subclass, so no __torch_function__ or
+// __torch_dispatch__ of its own) whose dispatch keys are a plain CUDA tensor's (no functorch,
+// functionalization, inference-only or other wrapper keys), no torch-function or
+// torch-dispatch mode active, no thread-local dispatch keys included, no RecordFunction
+// callbacks (the profiler sees the op when it is on). Anything the dispatcher would route
+// differently from the CUDA kernel takes the op. They accept only what the Python validation
+// accepts, and never raise (anything unexpected is 0).
+
+// The dispatch keys of a plain (autograd-capable, not inference) CUDA tensor.
+c10::DispatchKeySet plain_cuda_keys() {
+  static const c10::DispatchKeySet keys =
+      at::empty({0}, at::TensorOptions().device(at::kCUDA).dtype(at::kByte)).key_set();
+  return keys;
+}
+
+bool plain_eager_context() {
+  if (c10::impl::TorchDispatchModeTLS::any_modes_set()) return false;
+  if (at::impl::torch_function_mode_enabled()) return false;
+  if (!c10::impl::tls_local_dispatch_key_set().included_.empty()) return false;
+  if (at::hasCallbacks()) return false;
+  return true;
+}
+
+// Python arguments as tensors; `exact` stays true while every tensor is an exact torch.Tensor.
+struct Unpacked {
+  bool ok = true;
+  bool exact = true;
+  const at::Tensor* get(py::handle h) {
+    if (!THPVariable_Check(h.ptr())) {
+      ok = false;
+      return nullptr;
+    }
+    exact = exact && THPVariable_CheckExact(h.ptr());
+    return &THPVariable_Unpack(h.ptr());
+  }
+  std::optional<at::Tensor> opt(py::handle h) {
+    if (h.is_none()) return std::nullopt;
+    const at::Tensor* t = get(h);
+    return t ? std::optional<at::Tensor>(*t) : std::nullopt;
+  }
+};
+
+bool plain_keys(std::initializer_list<const at::Tensor*> ts) {
+  const c10::DispatchKeySet keys = plain_cuda_keys();
+  for (const at::Tensor* t : ts) {
+    if (t && t->defined() && t->key_set() != keys) return false;
+  }
+  return true;
+}
 
 bool half_or_bf16(const at::Tensor& t) {
   auto s = t.scalar_type();
   return s == at::kHalf || s == at::kBFloat16;
 }
 
-int sdpa_precheck(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, bool gqa) {
-  for (const at::Tensor* t : {&q, &k, &v}) {
+int sdpa_precheck(py::handle hq, py::handle hk, py::handle hv, bool gqa) {
+  Unpacked u;
+  const at::Tensor* pq = u.get(hq);
+  const at::Tensor* pk = u.get(hk);
+  const at::Tensor* pv = u.get(hv);
+  if (!u.ok) return 0;
+  const at::Tensor &q = *pq, &k = *pk, &v = *pv;
+  for (const at::Tensor* t : {pq, pk, pv}) {
     if (!t->defined() || t->dim() != 4 || !t->is_cuda() || !half_or_bf16(*t)) return 0;
   }
   if (k.scalar_type() != q.scalar_type() || v.scalar_type() != q.scalar_type()) return 0;
   if (k.device() != q.device() || v.device() != q.device()) return 0;
   auto qs = q.sizes(), ks = k.sizes(), vs = v.sizes();
   if (qs[0] != ks[0] || qs[0] != vs[0] || qs[3] != ks[3] || ks[2] != vs[2]) return 0;
-  const int64_t hq = qs[1], hk = ks[1], hv = vs[1];
-  if (hk == 0 || hv == 0) return 0;
-  if ((hq != hk || hq != hv) && !gqa) return 0;
-  if (hq % hk || hq % hv) return 0;
-  const bool grad =
-      c10::GradMode::is_enabled() && (q.requires_grad() || k.requires_grad() || v.requires_grad());
-  return grad ? 2 : 1;
+  const int64_t hq_ = qs[1], hk_ = ks[1], hv_ = vs[1];
+  if (hk_ == 0 || hv_ == 0) return 0;
+  if ((hq_ != hk_ || hq_ != hv_) && !gqa) return 0;
+  if (hq_ % hk_ || hq_ % hv_) return 0;
+  if (c10::GradMode::is_enabled() &&
+      (q.requires_grad() || k.requires_grad() || v.requires_grad())) {
+    return 2;
+  }
+  return u.exact && plain_eager_context() && plain_keys({pq, pk, pv}) ? 3 : 1;
 }
 
 bool requires_grad(const std::optional<at::Tensor>& t) {
   return t.has_value() && t->defined() && t->requires_grad();
 }
 
-int gdn_precheck(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
-                 const at::Tensor& g, const at::Tensor& beta, const at::Tensor& cu_seqlens,
-                 const std::optional<at::Tensor>& initial_state,
-                 const std::optional<at::Tensor>& state_indices,
-                 const std::optional<at::Tensor>& a_log, const std::optional<at::Tensor>& dt_bias) {
-  const std::pair<const at::Tensor*, int64_t> ranked[] = {{&q, 3},    {&k, 3},    {&v, 3},
-                                                          {&g, 2},    {&beta, 2}, {&cu_seqlens, 1}};
+const at::Tensor* ptr_of(const std::optional<at::Tensor>& t) {
+  return t.has_value() ? &*t : nullptr;
+}
+
+int gdn_precheck(py::handle hq, py::handle hk, py::handle hv, py::handle hg, py::handle hbeta,
+                 py::handle hcu, py::handle hinit, py::handle hidx, py::handle ha_log,
+                 py::handle hdt_bias) {
+  Unpacked u;
+  const at::Tensor* pq = u.get(hq);
+  const at::Tensor* pk = u.get(hk);
+  const at::Tensor* pv = u.get(hv);
+  const at::Tensor* pg = u.get(hg);
+  const at::Tensor* pbeta = u.get(hbeta);
+  const at::Tensor* pcu = u.get(hcu);
+  const std::optional<at::Tensor> initial_state = u.opt(hinit);
+  const std::optional<at::Tensor> state_indices = u.opt(hidx);
+  const std::optional<at::Tensor> a_log = u.opt(ha_log);
+  const std::optional<at::Tensor> dt_bias = u.opt(hdt_bias);
+  if (!u.ok) return 0;
+  const at::Tensor &q = *pq, &k = *pk, &v = *pv, &g = *pg, &beta = *pbeta, &cu_seqlens = *pcu;
+  const std::pair<const at::Tensor*, int64_t> ranked[] = {
+      {pq, 3}, {pk, 3}, {pv, 3}, {pg, 2}, {pbeta, 2}, {pcu, 1}};
   if (!q.defined() || !q.is_cuda()) return 0;
   for (const auto& [t, rank] : ranked) {
     if (!t->defined() || t->dim() != rank || t->device() != q.device()) return 0;
   }
-  const int64_t h = q.size(1), hk = k.size(1), hv = v.size(1);
-  if (hk != h && hk != hv) return 0;
-  const int64_t lo = std::min(h, hv), hi = std::max(h, hv);
+  const int64_t h = q.size(1), hk_ = k.size(1), hv_ = v.size(1);
+  if (hk_ != h && hk_ != hv_) return 0;
+  const int64_t lo = std::min(h, hv_), hi = std::max(h, hv_);
   if (lo == 0 || hi % lo) return 0;
   auto cu = cu_seqlens.scalar_type();
   if (cu != at::kInt && cu != at::kLong) return 0;
-  const bool has_state = initial_state.has_value() && initial_state->defined();
-  if (has_state) {
-    if (initial_state->device() != q.device() || initial_state->dim() == 0) return 0;
-    const bool has_indices = state_indices.has_value() && state_indices->defined();
-    if (!has_indices && initial_state->size(0) != cu_seqlens.size(0) - 1) return 0;
+  if (initial_state.has_value()) {
+    if (!initial_state->defined() || initial_state->device() != q.device() ||
+        initial_state->dim() == 0) {
+      return 0;
+    }
+    if (!state_indices.has_value() && initial_state->size(0) != cu_seqlens.size(0) - 1) return 0;
   }
-  const bool grad = c10::GradMode::is_enabled() &&
-                    (q.requires_grad() || k.requires_grad() || v.requires_grad() ||
-                     g.requires_grad() || beta.requires_grad() || requires_grad(initial_state) ||
-                     requires_grad(a_log) || requires_grad(dt_bias));
-  return grad ? 2 : 1;
+  if (c10::GradMode::is_enabled() &&
+      (q.requires_grad() || k.requires_grad() || v.requires_grad() || g.requires_grad() ||
+       beta.requires_grad() || requires_grad(initial_state) || requires_grad(a_log) ||
+       requires_grad(dt_bias))) {
+    return 2;
+  }
+  const bool plain = u.exact && plain_eager_context() &&
+                     plain_keys({pq, pk, pv, pg, pbeta, pcu, ptr_of(initial_state),
+                                 ptr_of(state_indices), ptr_of(a_log), ptr_of(dt_bias)});
+  return plain ? 3 : 1;
 }
 
 // ------------------------------------------------------------------------------------------
@@ -543,13 +628,14 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
     d["entries"] = entries;
     return d;
   });
-  // The launchers called directly (no dispatcher): for benchmarks and tests.
+  // The launchers called directly (no dispatcher): by the public functions for plain eager
+  // inference calls (pre-check 3), and by benchmarks and tests.
   m.def("sdpa_fwd", &sdpa_fwd, "The C++ launcher of dnnplan::sdpa_fwd, called directly.");
   m.def("gdn_fwd", &gdn_fwd, "The C++ launcher of dnnplan::gdn_fwd, called directly.");
   // Pre-checks never raise: anything unexpected (symbolic sizes of a fake tensor, ...) is 0.
   m.def(
       "sdpa_precheck",
-      [](const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, bool gqa) {
+      [](py::handle q, py::handle k, py::handle v, bool gqa) {
         try {
           return sdpa_precheck(q, k, v, gqa);
         } catch (const std::exception&) {
@@ -558,11 +644,9 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
       },
       py::arg("q"), py::arg("k"), py::arg("v"), py::arg("enable_gqa"));
   m.def("gdn_precheck",
-        [](const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& g,
-           const at::Tensor& beta, const at::Tensor& cu_seqlens,
-           const std::optional<at::Tensor>& initial_state,
-           const std::optional<at::Tensor>& state_indices,
-           const std::optional<at::Tensor>& a_log, const std::optional<at::Tensor>& dt_bias) {
+        [](py::handle q, py::handle k, py::handle v, py::handle g, py::handle beta,
+           py::handle cu_seqlens, py::handle initial_state, py::handle state_indices,
+           py::handle a_log, py::handle dt_bias) {
           try {
             return gdn_precheck(q, k, v, g, beta, cu_seqlens, initial_state, state_indices,
                                 a_log, dt_bias);
