@@ -159,8 +159,8 @@ def test_public_eager_inference_skips_the_dispatcher_only_when_nothing_watches(c
     q, k, v = _sdpa_inputs(8)
     x = _gdn_inputs(8)
     with torch.no_grad():
-        assert cpp.sdpa_precheck(q, k, v, False) == 3
-        assert cpp.gdn_precheck(*x, None, None, None, None) == 3
+        assert cpp.sdpa_precheck(q, k, v, False) == 3, cpp.eager_context()
+        assert cpp.gdn_precheck(*x, None, None, None, None) == 3, cpp.eager_context()
         # a subclass, an inference tensor, a bad shape: not the direct path
         class Sub(torch.Tensor):
             pass

@@ -425,13 +425,28 @@ c10::DispatchKeySet plain_cuda_keys() {
   return keys;
 }
 
-bool plain_eager_context() {
-  if (c10::impl::TorchDispatchModeTLS::any_modes_set()) return false;
-  if (at::impl::torch_function_mode_enabled()) return false;
-  if (!c10::impl::tls_local_dispatch_key_set().included_.empty()) return false;
-  if (at::hasCallbacks()) return false;
-  return true;
+// Each condition of a plain eager context, by name (also exposed for diagnostics).
+struct EagerContext {
+  bool dispatch_mode;        // a TorchDispatchMode is active
+  bool function_mode;        // a TorchFunctionMode is active
+  bool extra_included_keys;  // thread-local included dispatch keys beyond the defaults
+  bool record_callbacks;     // RecordFunction callbacks (profiler, observers)
+  bool plain() const {
+    return !dispatch_mode && !function_mode && !extra_included_keys && !record_callbacks;
+  }
+};
+
+EagerContext eager_context() {
+  // The thread-local included set always holds the defaults (BackendSelect, ADInplaceOrView).
+  return EagerContext{
+      c10::impl::TorchDispatchModeTLS::any_modes_set(),
+      at::impl::torch_function_mode_enabled(),
+      c10::impl::tls_local_dispatch_key_set().included_ != c10::default_included_set,
+      at::hasCallbacks(),
+  };
 }
+
+bool plain_eager_context() { return eager_context().plain(); }
 
 // Python arguments as tensors; `exact` stays true while every tensor is an exact torch.Tensor.
 struct Unpacked {
@@ -643,6 +658,19 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
         }
       },
       py::arg("q"), py::arg("k"), py::arg("v"), py::arg("enable_gqa"));
+  m.def(
+      "eager_context",
+      []() {
+        EagerContext c = eager_context();
+        py::dict d;
+        d["dispatch_mode"] = c.dispatch_mode;
+        d["function_mode"] = c.function_mode;
+        d["extra_included_keys"] = c.extra_included_keys;
+        d["record_callbacks"] = c.record_callbacks;
+        d["plain"] = c.plain();
+        return d;
+      },
+      "The conditions of a plain eager context, as the pre-checks see them on this thread.");
   m.def("gdn_precheck",
         [](py::handle q, py::handle k, py::handle v, py::handle g, py::handle beta,
            py::handle cu_seqlens, py::handle initial_state, py::handle state_indices,
