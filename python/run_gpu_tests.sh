@@ -8,7 +8,11 @@
 # next to this checkout, in the current directory, or in a .xfer-*/ folder of it. The staged
 # .device/device-env.sh is sourced when present (cuDNN dir of torch's wheel, CUDA paths).
 # Gpu-marked tests fail (not skip) when torch or CUDA is missing (DNNPLAN_REQUIRE_GPU=1).
-# Files written to $OUT: torch_tests.log, torch_tests.xml (JUnit), torch_boundary.log/.json.
+# The C++ launcher (dnnplan_torch._C) is built in place first (python/src/dnnplan_torch/) unless
+# DNNPLAN_TORCH_CPP=0; the tests then require it (DNNPLAN_REQUIRE_CPP=1). The header comes from
+# $DNNPLAN_INCLUDE, else include/ of this checkout or of the current directory.
+# Files written to $OUT: torch_build.log, torch_tests.log, torch_tests.xml (JUnit),
+# torch_boundary.log/.json.
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/.." && pwd)
@@ -55,6 +59,23 @@ print(f"run_gpu_tests: torch {torch.__version__}, cuda {torch.version.cuda}, "
       f"torch cuDNN {torch.backends.cudnn.version()}")
 PY
 
+if [ "${DNNPLAN_TORCH_CPP:-1}" != "0" ]; then
+  export DNNPLAN_REQUIRE_CPP=1
+  if [ -z "${DNNPLAN_INCLUDE:-}" ]; then
+    for c in "$root/include" "$PWD/include"; do
+      if [ -f "$c/dnnplan.h" ]; then export DNNPLAN_INCLUDE="$c"; break; fi
+    done
+  fi
+  bstart=$(date +%s)
+  if (cd "$here" && MAX_JOBS=${MAX_JOBS:-4} python3 setup.py build_ext --inplace) \
+       >"$out/torch_build.log" 2>&1; then
+    echo "run_gpu_tests: built the C++ launcher in $(( $(date +%s) - bstart )) s" | tee -a "$out/torch_tests.log"
+  else
+    echo "run_gpu_tests: building the C++ launcher FAILED (torch_build.log):" | tee -a "$out/torch_tests.log"
+    tail -n 30 "$out/torch_build.log" | tee -a "$out/torch_tests.log"
+  fi
+fi
+
 timeout_flag=()
 if python3 -c "import pytest_timeout" 2>/dev/null; then timeout_flag=(--timeout=150); fi
 start=$(date +%s)
@@ -64,7 +85,7 @@ rc=${PIPESTATUS[0]}
 echo "run_gpu_tests: pytest exit $rc after $(( $(date +%s) - start )) s" | tee -a "$out/torch_tests.log"
 
 if [ "$bench" = 1 ]; then
-  timeout 120 python3 "$root/bench/torch_boundary.py" --json "$out/torch_boundary.json" 2>&1 \
+  timeout 240 python3 "$root/bench/torch_boundary.py" --json "$out/torch_boundary.json" 2>&1 \
     | tee "$out/torch_boundary.log" || echo "run_gpu_tests: benchmark failed (see torch_boundary.log)"
 fi
 exit "$rc"

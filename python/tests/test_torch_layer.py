@@ -176,3 +176,37 @@ def test_compile_fullgraph_reuses_one_graph_across_dynamic_shapes():
             assert o.shape == (t, 2, 64) and fs.shape == (2, 2, 64, 64)
     assert (sdpa_count.frame_count, gdn_count.frame_count) == (1, 1)
     assert sdpa_count.op_count >= 1 and gdn_count.op_count >= 1
+
+
+def test_cpp_eager_context_is_plain_only_when_nothing_watches():
+    """The C++ launcher's "plain eager" conditions (the public functions call it directly only
+    then): true by default and under no_grad; false under a dispatch mode, a function mode, the
+    profiler and inference mode (whose tensors take the registered op)."""
+    from dnnplan_torch import _cpp
+    from torch.overrides import TorchFunctionMode
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    if not _cpp.ACTIVE:
+        pytest.skip(f"C++ launcher not active: {_cpp.REASON}")
+    ctx = _cpp.C.eager_context
+    assert ctx()["plain"], ctx()
+    with torch.no_grad():
+        assert ctx()["plain"], ctx()
+
+    class Dispatch(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            return func(*args, **(kwargs or {}))
+
+    class Function(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            return func(*args, **(kwargs or {}))
+
+    with Dispatch():
+        assert ctx()["dispatch_mode"] and not ctx()["plain"]
+    with Function():
+        assert ctx()["function_mode"] and not ctx()["plain"]
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]):
+        assert ctx()["record_callbacks"] and not ctx()["plain"]
+    with torch.inference_mode():
+        assert not ctx()["plain"]
+    assert ctx()["plain"]

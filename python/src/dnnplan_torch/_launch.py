@@ -23,6 +23,9 @@ Contract:
   inputs needed no copy. ``clear_plan_cache()`` empties these caches and the workspaces too.
 - Before the first plan, torch's own cuDNN is loaded into the process so that dnnplan's loader
   finds the very library torch uses ("already loaded" search step).
+- For the C++ launcher (``_cpp``): ``cpp_spec(plan, outputs)`` is what it caches for a steady-state
+  signature, ``cpp_execute_failed(status, plan)`` raises the package's error for a failed C++
+  execute, and ``clear_plan_cache()`` also runs every hook in ``clear_hooks`` (the C++ caches).
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ from typing import Callable, Optional
 import torch
 
 from ._graphs import Desc, PreparedPlan
-from ._lib import DataType, DnnplanError, Handle
+from ._lib import DataType, DnnplanError, Handle, _error
 
 DTYPE = {
     torch.float32: DataType.FLOAT,
@@ -118,6 +121,9 @@ _retired: list = []
 # Launchers' steady-state caches (see ``fast_cache``).
 _fast_caches: list = []
 
+# Called by ``clear_plan_cache()`` (the C++ launcher's caches register here).
+clear_hooks: list = []
+
 
 def fast_cache() -> dict:
     """A new steady-state cache for one launcher, emptied by ``clear_plan_cache()``."""
@@ -137,6 +143,8 @@ def clear_plan_cache() -> None:
         for cache in _fast_caches:
             cache.clear()
         _workspaces.clear()
+        for hook in clear_hooks:
+            hook()
 
 
 def plan_cache_info() -> dict:
@@ -278,6 +286,22 @@ def run(plan: PreparedPlan, device: torch.device, pointers: list,
     launch(plan, index, like, pointers)
 
 
+def cpp_spec(plan: PreparedPlan, outputs: tuple) -> tuple:
+    """What the C++ launcher caches for one steady-state signature: ``(plan-list pointer,
+    operand order (launcher-argument index of each operand), workspace bytes, ((sizes, dtype) per
+    output), plan)``; the plan object is referenced by the C++ entry (kept alive)."""
+    return (plan._list_ptr, plan.order, plan.workspace_bytes,
+            tuple((tuple(int(d) for d in sizes), dtype) for sizes, dtype in outputs), plan)
+
+
+def cpp_execute_failed(status: int, plan: PreparedPlan) -> None:
+    """Raises the package's error for a failed execute of the C++ launcher (on its thread,
+    so the library's thread-local message is the one of that call)."""
+    e = _error(status, f"dnnp_plan_list_execute [{plan.plan_name}]")
+    _capture_guidance(e)
+    raise e
+
+
 def ptr(t: Optional[torch.Tensor]) -> int:
     """A tensor's data pointer (0 for ``None``)."""
     return t.data_ptr() if t is not None else 0
@@ -308,6 +332,9 @@ __all__ = [
     "workspace",
     "launch",
     "fast_cache",
+    "clear_hooks",
+    "cpp_spec",
+    "cpp_execute_failed",
     "run",
     "ptr",
 ]

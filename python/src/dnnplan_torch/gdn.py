@@ -13,7 +13,9 @@ Contract (spec: linear-attention §8; shapes THD, states V-major ``[N, HO, V, K]
 - The engines index packed row-major tensors, so the launchers pass compact inputs (a copy only
   when an input is not compact). Outputs are allocated compact in launcher and fake.
 - ``gated_delta_net`` is the public entry point (arguments and defaults of the reference's
-  ``gated_delta_net``); it validates on the host and returns ``GatedDeltaNetOutput``.
+  ``gated_delta_net``); it validates on the host and returns ``GatedDeltaNetOutput``. With the
+  C++ launcher, a plain eager inference call (see ``_C.gdn_precheck``) runs the forward op's
+  CUDA kernel directly, without the dispatcher round trip; everything else goes through the op.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from typing import NamedTuple, Optional
 import torch
 from torch import Tensor
 
-from . import _launch
+from . import _cpp, _launch
 from ._graphs import GdnConfig, gdn_bwd_graph, gdn_fwd_graph
 
 __all__ = ["GatedDeltaNetOutput", "gated_delta_net", "gdn_fwd", "gdn_fwd_overwrite_state",
@@ -72,17 +74,29 @@ def _meta(t: Optional[Tensor]):
     return (t.shape, t.stride(), t.dtype) if t is not None else None
 
 
+def _fwd_key(q, k, v, g, beta, cu_seqlens, initial_state, a_log, dt_bias, output_final_state,
+             scale, use_qk_l2norm, use_beta_sigmoid, allow_neg_eigval, safe_gate, gate_domain,
+             batch_invariant, plan_name) -> tuple:
+    """The steady-state key: raw (shape, stride, dtype) per input, the device, attributes."""
+    return (q.shape, q.stride(), q.dtype, k.shape, k.stride(), k.dtype, v.shape, v.stride(),
+            v.dtype, g.shape, g.stride(), g.dtype, beta.shape, beta.stride(), beta.dtype,
+            cu_seqlens.shape, cu_seqlens.stride(), cu_seqlens.dtype,
+            None if initial_state is None else _meta(initial_state),
+            None if a_log is None else _meta(a_log), None if dt_bias is None else _meta(dt_bias),
+            q.get_device(), output_final_state, scale, use_qk_l2norm, use_beta_sigmoid,
+            allow_neg_eigval, safe_gate, gate_domain, batch_invariant, plan_name)
+
+
+_KEY_DEVICE = 21  # index of the device in ``_fwd_key``
+
+
 def _gdn_fwd_cuda(q, k, v, g, beta, cu_seqlens, initial_state, a_log, dt_bias,
                   output_final_state, scale, use_qk_l2norm, use_beta_sigmoid, allow_neg_eigval,
                   safe_gate, gate_domain, batch_invariant, plan_name):
-    dev = q.get_device()
-    key = (q.shape, q.stride(), q.dtype, k.shape, k.stride(), k.dtype, v.shape, v.stride(),
-           v.dtype, g.shape, g.stride(), g.dtype, beta.shape, beta.stride(), beta.dtype,
-           cu_seqlens.shape, cu_seqlens.stride(), cu_seqlens.dtype,
-           None if initial_state is None else _meta(initial_state),
-           None if a_log is None else _meta(a_log), None if dt_bias is None else _meta(dt_bias),
-           dev, output_final_state, scale, use_qk_l2norm, use_beta_sigmoid, allow_neg_eigval,
-           safe_gate, gate_domain, batch_invariant, plan_name)
+    """The Python launcher (the CUDA kernel when the C++ launcher is not active)."""
+    key = _fwd_key(q, k, v, g, beta, cu_seqlens, initial_state, a_log, dt_bias,
+                   output_final_state, scale, use_qk_l2norm, use_beta_sigmoid, allow_neg_eigval,
+                   safe_gate, gate_domain, batch_invariant, plan_name)
     entry = _fwd_steady.get(key)
     if entry is None:
         return _gdn_fwd_first(q, k, v, g, beta, cu_seqlens, initial_state, a_log, dt_bias,
@@ -93,12 +107,23 @@ def _gdn_fwd_cuda(q, k, v, g, beta, cu_seqlens, initial_state, a_log, dt_bias,
     # sizes as separate ints: torch parses them much faster than a tuple
     o = q.new_empty(*o_shape)
     fs = q.new_empty(*fs_shape, dtype=fs_dtype)
-    _launch.launch(plan, dev, q, [
+    _launch.launch(plan, key[_KEY_DEVICE], q, [
         q.data_ptr(), k.data_ptr(), v.data_ptr(), g.data_ptr(), beta.data_ptr(),
         cu_seqlens.data_ptr(), initial_state.data_ptr() if initial_state is not None else 0, 0,
         a_log.data_ptr() if a_log is not None else 0,
         dt_bias.data_ptr() if dt_bias is not None else 0, o.data_ptr(), fs.data_ptr()])
     return o, fs
+
+
+def _gdn_fwd_cpp_miss(*args):
+    """The C++ launcher's miss (the op's arguments): the Python launcher serves the call, then
+    ``(outputs, spec)`` (``spec`` ``None`` when an input had to be copied)."""
+    out = _gdn_fwd_cuda(*args)
+    entry = _fwd_steady.get(_fwd_key(*args))
+    if entry is None:
+        return out, None
+    plan, o_shape, fs_shape, fs_dtype = entry
+    return out, _cpp.spec(plan, ((o_shape, args[0].dtype), (fs_shape, fs_dtype)))
 
 
 def _gdn_fwd_first(q, k, v, g, beta, cu_seqlens, initial_state, a_log, dt_bias,
@@ -184,7 +209,11 @@ def _gdn_bwd_alloc(q, k, v, g, beta, initial_state, a_log, dt_bias) -> tuple:
                  for t in like)
 
 
-torch.library.impl("dnnplan::gdn_fwd", "CUDA", _gdn_fwd_cuda)
+# With the C++ launcher active, the extension holds the forward's CUDA kernel.
+if _cpp.ACTIVE:
+    _cpp.set_miss("gdn_fwd", _gdn_fwd_cpp_miss)
+else:
+    torch.library.impl("dnnplan::gdn_fwd", "CUDA", _gdn_fwd_cuda)
 torch.library.impl("dnnplan::gdn_fwd_overwrite_state", "CUDA", _gdn_fwd_overwrite_cuda)
 torch.library.impl("dnnplan::gdn_bwd", "CUDA", _gdn_bwd_cuda)
 
@@ -286,6 +315,11 @@ def _check(q, k, v, g, beta, cu_seqlens, initial_state, state_indices) -> None:
                              f"describes {cu_seqlens.shape[0] - 1} sequences")
 
 
+_precheck = _cpp.C.gdn_precheck if _cpp.ACTIVE else None
+_direct = _cpp.C.gdn_fwd if _cpp.ACTIVE else None  # the op's CUDA kernel, no dispatcher
+_is_compiling = torch.compiler.is_compiling
+
+
 def gated_delta_net(q: Tensor, k: Tensor, v: Tensor, g: Tensor, beta: Tensor, cu_seqlens: Tensor,
                     scale: Optional[float] = None, initial_state: Optional[Tensor] = None,
                     output_final_state: bool = False, use_qk_l2norm_in_kernel: bool = False,
@@ -314,9 +348,20 @@ def gated_delta_net(q: Tensor, k: Tensor, v: Tensor, g: Tensor, beta: Tensor, cu
         raise NotImplementedError("state checkpoints (checkpoint_every_n_tokens > 0) are not "
                                   "served by dnnplan's GDN engines yet")
     del checkpoint_dtype  # only meaningful with checkpoints
-    if gate_domain not in ("log", "linear"):
+    if gate_domain != "log" and gate_domain != "linear":
         raise ValueError(f"gate_domain must be 'log' or 'linear'; got {gate_domain!r}")
-    _check(q, k, v, g, beta, cu_seqlens, initial_state, state_indices)
+    # Eager with the C++ launcher: one C++ pre-check (valid? gradient tracked? plain eager?);
+    # the Python validation (the one source of the messages) runs when it cannot vouch, and
+    # under tracing. A plain eager inference call calls the C++ launcher directly.
+    mode = (_precheck(q, k, v, g, beta, cu_seqlens, initial_state, state_indices, a_log, dt_bias)
+            if not _is_compiling() and _precheck is not None else 0)
+    if mode == 0:
+        _check(q, k, v, g, beta, cu_seqlens, initial_state, state_indices)
+        grad = torch.is_grad_enabled() and any(
+            t is not None and t.requires_grad
+            for t in (q, k, v, g, beta, initial_state, a_log, dt_bias))
+    else:
+        grad = mode == 2
     # int() specializes K under torch.compile (a guard), so the scale stays a constant.
     scale = float(scale) if scale is not None else 1.0 / math.sqrt(int(q.shape[2]))
     cfg = (scale, bool(use_qk_l2norm_in_kernel), bool(use_beta_sigmoid_in_kernel),
@@ -324,17 +369,18 @@ def gated_delta_net(q: Tensor, k: Tensor, v: Tensor, g: Tensor, beta: Tensor, cu
     if overwrite_initial_state or state_indices is not None:
         if initial_state is None:
             raise ValueError("overwrite_initial_state / state_indices need initial_state")
-        tracked = (q, k, v, g, beta, initial_state, a_log, dt_bias)
-        if torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in tracked):
+        if grad:
             raise RuntimeError("the overwrite_initial_state / state_indices path is "
                                "inference-only; run it under torch.no_grad()")
         o = gdn_fwd_overwrite_state(q, k, v, g, beta, cu_seqlens, initial_state, state_indices,
                                     a_log, dt_bias, *cfg, plan_name)
         return GatedDeltaNetOutput(o, initial_state)
-    tracked = (q, k, v, g, beta, initial_state, a_log, dt_bias)
-    if torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in tracked):
+    if grad:
         o, fs = _GdnFunction.apply(q, k, v, g, beta, cu_seqlens, initial_state, a_log, dt_bias,
                                    bool(output_final_state), cfg, plan_name)
+    elif mode == 3:
+        o, fs = _direct(q, k, v, g, beta, cu_seqlens, initial_state, a_log, dt_bias,
+                        bool(output_final_state), *cfg, plan_name)
     else:
         o, fs = gdn_fwd(q, k, v, g, beta, cu_seqlens, initial_state, a_log, dt_bias,
                         bool(output_final_state), *cfg, plan_name)

@@ -12,7 +12,9 @@ Contract:
   the plan list cannot serve) are copied to compact first. Causal masking is top-left aligned,
   as ``torch.nn.functional.scaled_dot_product_attention(is_causal=True)``.
 - ``scaled_dot_product_attention`` is the public, differentiable entry point; it validates,
-  picks the autograd path only when a gradient is needed, and returns ``SDPAOutput``.
+  picks the autograd path only when a gradient is needed, and returns ``SDPAOutput``. With the
+  C++ launcher, a plain eager inference call (see ``_C.sdpa_precheck``) runs the op's CUDA
+  kernel directly, without the dispatcher round trip; everything else goes through the op.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from typing import NamedTuple, Optional
 import torch
 from torch import Tensor
 
-from . import _launch
+from . import _cpp, _launch
 from ._graphs import sdpa_bwd_graph, sdpa_fwd_graph
 from ._lib import NotSupportedError
 
@@ -57,11 +59,17 @@ _F32 = torch.float32
 _fwd_steady = _launch.fast_cache()  # raw (shape, stride, dtype) x3 + device + attrs -> entry
 
 
+def _fwd_key(q: Tensor, k: Tensor, v: Tensor, scale: float, is_causal: bool,
+             generate_stats: bool) -> tuple:
+    """The steady-state key: raw (shape, stride, dtype) of q, k, v, the device, attributes."""
+    return (q.shape, q.stride(), q.dtype, k.shape, k.stride(), k.dtype, v.shape, v.stride(),
+            v.dtype, q.get_device(), scale, is_causal, generate_stats)
+
+
 def _sdpa_fwd_cuda(q: Tensor, k: Tensor, v: Tensor, scale: float, is_causal: bool,
                    generate_stats: bool) -> tuple:
-    dev = q.get_device()
-    key = (q.shape, q.stride(), q.dtype, k.shape, k.stride(), k.dtype, v.shape, v.stride(),
-           v.dtype, dev, scale, is_causal, generate_stats)
+    """The Python launcher (the CUDA kernel when the C++ launcher is not active)."""
+    key = _fwd_key(q, k, v, scale, is_causal, generate_stats)
     entry = _fwd_steady.get(key)
     if entry is None:
         return _sdpa_fwd_first(q, k, v, scale, is_causal, generate_stats, key)
@@ -69,9 +77,21 @@ def _sdpa_fwd_cuda(q: Tensor, k: Tensor, v: Tensor, scale: float, is_causal: boo
     # sizes as separate ints: torch parses them much faster than a tuple
     o = q.new_empty(*o_shape)
     stats = q.new_empty(*stats_shape, dtype=_F32)
-    _launch.launch(plan, dev, q, [q.data_ptr(), k.data_ptr(), v.data_ptr(), o.data_ptr(),
-                                  stats.data_ptr()])
+    _launch.launch(plan, key[9], q, [q.data_ptr(), k.data_ptr(), v.data_ptr(), o.data_ptr(),
+                                     stats.data_ptr()])
     return o, stats
+
+
+def _sdpa_fwd_cpp_miss(q: Tensor, k: Tensor, v: Tensor, scale: float, is_causal: bool,
+                       generate_stats: bool) -> tuple:
+    """The C++ launcher's miss: the Python launcher serves the call, then ``(outputs, spec)``
+    (``spec`` ``None`` when the inputs had to be copied)."""
+    out = _sdpa_fwd_cuda(q, k, v, scale, is_causal, generate_stats)
+    entry = _fwd_steady.get(_fwd_key(q, k, v, scale, is_causal, generate_stats))
+    if entry is None:
+        return out, None
+    plan, o_shape, stats_shape = entry
+    return out, _cpp.spec(plan, ((o_shape, q.dtype), (stats_shape, _F32)))
 
 
 def _sdpa_fwd_first(q: Tensor, k: Tensor, v: Tensor, scale: float, is_causal: bool,
@@ -126,8 +146,12 @@ def _sdpa_bwd_cuda(q: Tensor, k: Tensor, v: Tensor, o: Tensor, d_o: Tensor, stat
     return dq, dk, dv
 
 
-# Explicit calls (not decorators) keep the launchers callable by benchmarks and tests.
-torch.library.impl("dnnplan::sdpa_fwd", "CUDA", _sdpa_fwd_cuda)
+# Explicit calls (not decorators) keep the launchers callable by benchmarks and tests. With the
+# C++ launcher active, the extension holds the forward's CUDA kernel (registered when it loaded).
+if _cpp.ACTIVE:
+    _cpp.set_miss("sdpa_fwd", _sdpa_fwd_cpp_miss)
+else:
+    torch.library.impl("dnnplan::sdpa_fwd", "CUDA", _sdpa_fwd_cuda)
 torch.library.impl("dnnplan::sdpa_bwd", "CUDA", _sdpa_bwd_cuda)
 
 
@@ -210,6 +234,11 @@ def _check(query: Tensor, key: Tensor, value: Tensor, enable_gqa: bool) -> None:
                          "heads")
 
 
+_precheck = _cpp.C.sdpa_precheck if _cpp.ACTIVE else None
+_direct = _cpp.C.sdpa_fwd if _cpp.ACTIVE else None  # the op's CUDA kernel, no dispatcher
+_is_compiling = torch.compiler.is_compiling
+
+
 def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, *,
                                  is_causal: bool = False, scale: Optional[float] = None,
                                  enable_gqa: bool = False,
@@ -222,13 +251,26 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, *,
     ``1/sqrt(D)``), ``enable_gqa`` (allow ``Hq`` a multiple of ``Hk``/``Hv``). Differentiable in
     ``query``, ``key`` and ``value``. Returns ``SDPAOutput(output, stats)``.
     """
-    _check(query, key, value, enable_gqa)
+    # Eager with the C++ launcher: one C++ pre-check (valid? gradient tracked? plain eager?);
+    # the Python validation (the one source of the messages) runs when it cannot vouch, and
+    # under tracing. A plain eager inference call (exact tensors, no mode, no profiler: nothing
+    # the dispatcher would route elsewhere) calls the C++ launcher directly.
+    mode = (_precheck(query, key, value, enable_gqa)
+            if not _is_compiling() and _precheck is not None else 0)
+    if mode == 0:
+        _check(query, key, value, enable_gqa)
+        grad = torch.is_grad_enabled() and (query.requires_grad or key.requires_grad
+                                            or value.requires_grad)
+    else:
+        grad = mode == 2
     # int() specializes the head dim under torch.compile (a guard), so the scale stays a constant.
     scale = float(scale) if scale is not None else 1.0 / math.sqrt(int(query.shape[3]))
     is_causal = bool(is_causal)
-    if torch.is_grad_enabled() and (query.requires_grad or key.requires_grad
-                                    or value.requires_grad):
+    if grad:
         o, stats = _SDPAFunction.apply(query, key, value, scale, is_causal)
         return SDPAOutput(o, stats)
-    o, stats = sdpa_fwd(query, key, value, scale, is_causal, bool(return_stats))
+    if mode == 3:
+        o, stats = _direct(query, key, value, scale, is_causal, bool(return_stats))
+    else:
+        o, stats = sdpa_fwd(query, key, value, scale, is_causal, bool(return_stats))
     return SDPAOutput(o, stats if return_stats else None)
