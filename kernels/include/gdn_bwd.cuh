@@ -62,6 +62,10 @@ struct BwdParams {
   float* ws_pb;    // [T, HO]: dG (d_dt_bias terms)
 };
 
+// FwdParams::flags bit set by the backward plan with gdn_bwd_tokens_tc: dq / dk / dv of a port
+// with HO heads are written by the token stage in the io dtype, and the fold skips that port.
+constexpr int FLAG_BWD_DIRECT = 1 << 12;
+
 static_assert(sizeof(BwdParams) == 392, "BwdParams layout changed: update src/engines/gdn/params.rs");
 
 __device__ __forceinline__ void store_any(void* p, int dtype, long long i, float x) {
@@ -242,7 +246,9 @@ struct DscanMmaSmem {
   static constexpr size_t bytes = STAGES * stage;
 };
 
-template <typename T, int K, int V, int NW, int STAGES>
+// DS_IO: dS' leaves in the io dtype (read so by gdn_bwd_tokens_tc, which rounds it to the io dtype
+// as an operand anyway) instead of fp32.
+template <typename T, int K, int V, int NW, int STAGES, bool DS_IO = false>
 __device__ __forceinline__ void bwd_dscan_mma_body(const BwdParams& bp) {
   using S = DscanMmaSmem<K, NW, STAGES>;
   using IO = Io<T>;
@@ -335,7 +341,16 @@ __device__ __forceinline__ void bwd_dscan_mma_body(const BwdParams& bp) {
     const T* Es = reinterpret_cast<const T*>(base + S::e_off);
     const T* Ds = reinterpret_cast<const T*>(base + S::do_off);
     // dS' of this chunk (the gradient of the state leaving it), for the token stage.
-    {
+    if constexpr (DS_IO) {
+      T* xs = reinterpret_cast<T*>(bp.ws_ds) + ch * V * K;
+#pragma unroll
+      for (int nt = 0; nt < K / 8; ++nt) {
+#pragma unroll
+        for (int hf = 0; hf < 2; ++hf)
+          *reinterpret_cast<u32*>(&xs[static_cast<size_t>(vr + 8 * hf) * K + 8 * nt + cq]) =
+              IO::pack(x[nt][2 * hf], x[nt][2 * hf + 1]);
+      }
+    } else {
       float* xs = bp.ws_ds + ch * V * K;
 #pragma unroll
       for (int nt = 0; nt < K / 8; ++nt) {
@@ -514,10 +529,14 @@ struct TokMmaSmem {
   static constexpr size_t out_bytes = rl_off + CHUNK * CF * 4;
 };
 
-template <typename T, int K, int V>
+// TC (gdn_bwd_tokens_tc): dS' arrives in the io dtype (DS_IO reverse scan), dv goes straight to
+// the dV port when HV = HO (FLAG_BWD_DIRECT), and dA, dL stay in the mma fragment layout (faa,
+// fal: token tile warp & 3, token tiles 2 (warp >> 2) + {0, 1}) instead of the da / dl rows.
+template <typename T, int K, int V, bool TC = false>
 __device__ __forceinline__ void tokens_products_mma(const BwdParams& bp, size_t ch, long long t0, int len, int h, int vh,
                                                     const float* bet, float* dqp, float* de, float* dkr, float* da,
-                                                    float* dl, float& dd, float& dbv_acc) {
+                                                    float* dl, float& dd, float& dbv_acc, float (&faa)[2][4],
+                                                    float (&fal)[2][4]) {
   using M = TokMmaSmem<K, V>;
   using IO = Io<T>;
   static_assert(M::bytes <= TokSmem<K>::vec_off && M::out_bytes <= TokSmem<K>::vec_off, "token products overflow");
@@ -538,7 +557,8 @@ __device__ __forceinline__ void tokens_products_mma(const BwdParams& bp, size_t 
   // Loads: W by cp.async; S, dS' (fp32 → io, dD on the way), dR (fp32 → io), dO (zero past len).
   tile_async<T, K>(Wb, static_cast<const T*>(p.ws_w) + ch * CHUNK * K, CHUNK, K, tid, TOK_THREADS);
   cp_async_commit();
-  {
+  if constexpr (TC) tile_async<T, K>(dSb, reinterpret_cast<const T*>(bp.ws_ds) + ch * V * K, V, K, tid, TOK_THREADS);
+  if constexpr (!TC) {
     const float2* xg = reinterpret_cast<const float2*>(bp.ws_s + ch * V * K);
     const float2* dxg = reinterpret_cast<const float2*>(bp.ws_ds + ch * V * K);
     for (int i = tid; i < V * K / 2; i += TOK_THREADS) {
@@ -548,6 +568,8 @@ __device__ __forceinline__ void tokens_products_mma(const BwdParams& bp, size_t 
       *reinterpret_cast<u32*>(&Sb[r * KP + c2]) = IO::pack(xv.x, xv.y);
       *reinterpret_cast<u32*>(&dSb[r * KP + c2]) = IO::pack(dv2.x, dv2.y);
     }
+  }
+  {
     const float2* drg = reinterpret_cast<const float2*>(bp.ws_dr + ch * CHUNK * V);
     for (int i = tid; i < CHUNK * V / 2; i += TOK_THREADS) {
       const int r = i / (V / 2), c2 = 2 * (i % (V / 2));
@@ -570,15 +592,31 @@ __device__ __forceinline__ void tokens_products_mma(const BwdParams& bp, size_t 
     const float* drr = bp.ws_dr + ch * CHUNK * V + static_cast<size_t>(ti) * V;
     const T* vg = static_cast<const T*>(p.v) + (static_cast<size_t>(t0 + ti) * p.hv + vh) * V;
     float* dvo = bp.ws_dv + (static_cast<size_t>(t0 + ti) * HO + h) * V;
+    T* dvd = static_cast<T*>(bp.dv) + (static_cast<size_t>(t0 + ti) * p.hv + vh) * V;
+    const bool direct = TC && (p.flags & FLAG_BWD_DIRECT) && p.hv == HO;
     for (int e = 0; e < V / 8; ++e) {
       const int v = tk + 8 * e;
       const float r = drr[v];
       dbv_acc += r * IO::to_f(vg[v]);
-      dvo[v] = bet[ti] * r;
+      if (direct) dvd[v] = IO::from_f(bet[ti] * r);
+      else dvo[v] = bet[ti] * r;
     }
   }
   cp_async_wait<0>();
   __syncthreads();
+  if constexpr (TC) {
+    // S (fp32) to the io dtype; dD = Σ S ⊙ dS' with dS' as stored (io dtype).
+    const float2* xg = reinterpret_cast<const float2*>(bp.ws_s + ch * V * K);
+    for (int i = tid; i < V * K / 2; i += TOK_THREADS) {
+      const int r = i / (K / 2), c2 = 2 * (i % (K / 2));
+      const float2 xv = xg[i];
+      const u32 dsv = ld32(&dSb[r * KP + c2]);
+      dd += xv.x * IO::bits_to_f(static_cast<unsigned short>(dsv & 0xffffu)) +
+            xv.y * IO::bits_to_f(static_cast<unsigned short>(dsv >> 16));
+      *reinterpret_cast<u32*>(&Sb[r * KP + c2]) = IO::pack(xv.x, xv.y);
+    }
+    __syncthreads();
+  }
 
   const int g = lane >> 2, cq = 2 * (lane & 3);
   const int mt = warp & 3, gq = warp >> 2;  // token tile, column group
@@ -667,6 +705,15 @@ __device__ __forceinline__ void tokens_products_mma(const BwdParams& bp, size_t 
   float* Rk = reinterpret_cast<float*>(smem + M::rk_off);
   float* Ra = reinterpret_cast<float*>(smem + M::ra_off);
   float* Rl = reinterpret_cast<float*>(smem + M::rl_off);
+  if constexpr (TC) {
+#pragma unroll
+    for (int n = 0; n < 2; ++n)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        faa[n][e] = aa[n][e];
+        fal[n][e] = al[n][e];
+      }
+  }
 #pragma unroll
   for (int hf = 0; hf < 2; ++hf) {
     const int r = r0 + 8 * hf;
@@ -680,7 +727,7 @@ __device__ __forceinline__ void tokens_products_mma(const BwdParams& bp, size_t 
         Rk[r * KF + c] = ak[n][2 * hf + e];
       }
 #pragma unroll
-      for (int n = 0; n < 2; ++n) {
+      for (int n = 0; n < 2 && !TC; ++n) {
         const int c = 8 * (2 * gq + n) + cq + e;
         Ra[r * CF + c] = aa[n][2 * hf + e];
         Rl[r * CF + c] = -al[n][2 * hf + e];
@@ -695,7 +742,7 @@ __device__ __forceinline__ void tokens_products_mma(const BwdParams& bp, size_t 
     dkr[m] = Rk[ti * KF + tk + 8 * m];
   }
 #pragma unroll
-  for (int m = 0; m < 8; ++m) {
+  for (int m = 0; m < 8 && !TC; ++m) {
     da[m] = Ra[ti * CF + tk + 8 * m];
     dl[m] = Rl[ti * CF + tk + 8 * m];
   }
@@ -762,7 +809,8 @@ __device__ __forceinline__ void bwd_tokens_body(const BwdParams& bp) {
   if constexpr (MMA) {
     __syncthreads();  // gam, bet
 #ifndef GDN_HOST_EMU
-    tokens_products_mma<T, K, V>(bp, ch, t0, len, h, vh, bet, dqp, de, dkr, da, dl, dd, dbv_acc);
+    float faa[2][4], fal[2][4];
+    tokens_products_mma<T, K, V>(bp, ch, t0, len, h, vh, bet, dqp, de, dkr, da, dl, dd, dbv_acc, faa, fal);
 #endif
   } else
   for (int vt = 0; vt < V; vt += VT) {
@@ -1024,6 +1072,370 @@ __device__ __forceinline__ void bwd_tokens_body(const BwdParams& bp) {
   store_any(bp.dbeta, p.beta_dtype, gi, db);
 }
 
+#ifndef GDN_HOST_EMU  // tensor-core code: not part of the CPU host emulation
+// ---------------------------------------------------------------------------------------
+// Stage 5, all products on the tensor cores (gdn_bwd_tokens_tc, the default): the value-dimension
+// products of tokens_products_mma (dS' read in the io dtype), then the two chunk-local phases of
+// bwd_tokens_body as mma.sync products with the io dtype as operands and fp32 accumulation:
+//   phase A: Q̂ K̂ᵀ and K̂ K̂ᵀ (64 × 64 × K) in the fragment layout of dA, dL, giving
+//            dA' = dA ⊙ dec, dL' = dL ⊙ β_i dec, G and the L part of dβ;
+//   phase B: dq̂ += dA' K̂, dk̂ += dA'ᵀ Q̂ + (dL' + dL'ᵀ) K̂ (64 × K × 64).
+// The row work (dots for dΓ / dβ, reverse cumulative sum, l2norm and the port chain rules) is
+// bwd_tokens_body's, per (token row, 8 threads). With FLAG_BWD_DIRECT, dq / dk / dv of a port
+// whose head count is HO go straight to the port in the io dtype (no fold for it).
+// ---------------------------------------------------------------------------------------
+template <int K>
+struct TokTcSmem {
+  static constexpr int KP = K + 8, CP = CHUNK + 8, KF = K + 1, CF = CHUNK + 1;
+  static constexpr size_t kb_off = 0;                          // k̂  io [64][KP]
+  static constexpr size_t qb_off = kb_off + CHUNK * KP * 2;    // q̂ (scaled) io [64][KP]
+  static constexpr size_t pa_off = qb_off + CHUNK * KP * 2;    // dA'  io [64][CP]
+  static constexpr size_t pt_off = pa_off + CHUNK * CP * 2;    // dA'ᵀ io [64][CP]
+  static constexpr size_t ml_off = pt_off + CHUNK * CP * 2;    // dL' + dL'ᵀ io [64][CP]
+  static constexpr size_t g_off = ml_off + CHUNK * CP * 2;     // G fp32 [64][CF]
+  static constexpr size_t a_bytes = g_off + CHUNK * CF * 4;
+  // Phase B results (fp32), over the same region after its operands are consumed.
+  static constexpr size_t rq_off = 0, rk_off = CHUNK * KF * 4;
+  static constexpr size_t b_bytes = 2 * CHUNK * KF * 4;
+};
+
+template <typename T, int K, int V>
+__device__ __forceinline__ void bwd_tokens_tc_body(const BwdParams& bp) {
+  using S = TokSmem<K>;
+  using Z = TokTcSmem<K>;
+  using IO = Io<T>;
+  static_assert(Z::a_bytes <= S::vec_off && Z::b_bytes <= S::vec_off, "token tail overflows");
+  constexpr int KP = Z::KP, CP = Z::CP, KF = Z::KF, CF = Z::CF;
+  constexpr int KM = K / 8;  // key columns per thread (row layout)
+  const FwdParams& p = bp.f;
+  extern __shared__ __align__(16) unsigned char smem[];
+  T* Kb = reinterpret_cast<T*>(smem + Z::kb_off);
+  T* Qb = reinterpret_cast<T*>(smem + Z::qb_off);
+  T* Pa = reinterpret_cast<T*>(smem + Z::pa_off);
+  T* Pt = reinterpret_cast<T*>(smem + Z::pt_off);
+  T* Ml = reinterpret_cast<T*>(smem + Z::ml_off);
+  float* Gs = reinterpret_cast<float*>(smem + Z::g_off);
+  float* Rq = reinterpret_cast<float*>(smem + Z::rq_off);
+  float* Rk = reinterpret_cast<float*>(smem + Z::rk_off);
+  float* gam = reinterpret_cast<float*>(smem + S::vec_off);
+  float* bet = gam + CHUNK;
+  float* qr = bet + CHUNK;
+  float* kr = qr + CHUNK;
+  float* dgam = kr + CHUNK;
+  float* dbv = dgam + CHUNK;
+  float* dbl = dbv + CHUNK;
+  float* red = dbl + CHUNK;
+
+  const int c = blockIdx.x, h = blockIdx.y;
+  const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+  int seq, len;
+  long long t0;
+  if (!locate_chunk(p, c, seq, t0, len)) return;
+  const int HO = p.ho;
+  const int qh = h / (HO / p.h), kh = h / (HO / p.hk), vh = h / (HO / p.hv);
+  const size_t ch = static_cast<size_t>(c) * HO + h;
+  // Row layout: token row ti (8 threads per row, consecutive lanes), key columns tk + 8m.
+  const int ti = tid >> 3, tk = tid & 7;
+  // Fragment layout: token tile mt, column group gq.
+  const int g = lane >> 2, cq = 2 * (lane & 3);
+  const int mt = warp & 3, gq = warp >> 2;
+  const int r0 = 16 * mt + g;
+  const int lrow = (lane & 7) + 8 * ((lane >> 3) & 1);
+  const int bcol = 8 * (lane >> 4);
+
+  if (tid < CHUNK) {
+    gam[tid] = bp.ws_gam[ch * CHUNK + tid];
+    bet[tid] = bp.ws_bet[ch * CHUNK + tid];
+  }
+  float dqp[KM], de[KM], dkr[KM], da_unused[8], dl_unused[8];
+#pragma unroll
+  for (int m = 0; m < KM; ++m) dqp[m] = de[m] = dkr[m] = 0.f;
+  float dd = 0.f, dbv_acc = 0.f;
+  float faa[2][4], fal[2][4];
+  __syncthreads();  // gam, bet
+  tokens_products_mma<T, K, V, true>(bp, ch, t0, len, h, vh, bet, dqp, de, dkr, da_unused, dl_unused, dd, dbv_acc,
+                                     faa, fal);
+  // dD = Σ S_c ⊙ dS' (fixed-order block reduction).
+  red[tid] = dd;
+  __syncthreads();
+  for (int off = TOK_THREADS / 2; off > 0; off >>= 1) {
+    if (tid < off) red[tid] += red[tid + off];
+    __syncthreads();
+  }
+  const float dD = red[0];
+  const int i = ti;
+  const bool live = i < len;  // no early return: the row groups below still shuffle
+  const float eg = __expf(gam[i]), er = __expf(gam[CHUNK - 1] - gam[i]), bi = bet[i];
+  // Normalised k and scaled q̂ (io dtype operands), their inverse norms, and the row dots
+  // dE·k̂, dQ⁺·q̂, dKᴿ·k̂ (fp32, before the chunk-local products).
+  float dq[KM], dk[KM];
+  float dek = 0.f, dqq = 0.f, dkk = 0.f;
+  {
+    const T* qg = static_cast<const T*>(p.q);
+    const T* kg = static_cast<const T*>(p.k);
+    float kx[KM], qx[KM];
+    float ks = 0.f, qs = 0.f;
+#pragma unroll
+    for (int m = 0; m < KM; ++m) {
+      kx[m] = live ? IO::to_f(kg[(static_cast<size_t>(t0 + ti) * p.hk + kh) * K + tk + 8 * m]) : 0.f;
+      qx[m] = live ? IO::to_f(qg[(static_cast<size_t>(t0 + ti) * p.h + qh) * K + tk + 8 * m]) : 0.f;
+      ks += kx[m] * kx[m];
+      qs += qx[m] * qx[m];
+    }
+#pragma unroll
+    for (int o = 4; o > 0; o >>= 1) {
+      ks += __shfl_xor_sync(0xffffffffu, ks, o);
+      qs += __shfl_xor_sync(0xffffffffu, qs, o);
+    }
+    float rk = 1.f, rq = 1.f;
+    if (p.flags & FLAG_L2NORM) {
+      rk = rsqrtf(ks + 1e-6f);
+      rq = rsqrtf(qs + 1e-6f);
+    }
+    if (tk == 0) {
+      qr[ti] = rq;
+      kr[ti] = rk;
+    }
+#pragma unroll
+    for (int m = 0; m < KM; ++m) {
+      const float kn = kx[m] * rk, qn = qx[m] * rq * p.scale;
+      Kb[ti * KP + tk + 8 * m] = IO::from_f(kn);
+      Qb[ti * KP + tk + 8 * m] = IO::from_f(qn);
+      dek += de[m] * kn;
+      dqq += dqp[m] * qn;
+      dkk += dkr[m] * kn;
+      dq[m] = eg * dqp[m];
+      dk[m] = er * dkr[m] + bi * eg * de[m];
+    }
+  }
+#pragma unroll
+  for (int o = 4; o > 0; o >>= 1) {
+    dbv_acc += __shfl_xor_sync(0xffffffffu, dbv_acc, o);
+    dek += __shfl_xor_sync(0xffffffffu, dek, o);
+    dqq += __shfl_xor_sync(0xffffffffu, dqq, o);
+    dkk += __shfl_xor_sync(0xffffffffu, dkk, o);
+  }
+  if (tk == 0) dbv[ti] = dbv_acc;
+  __syncthreads();  // Kb, Qb
+  // Phase A (fragment layout): this warp's token tile × chunk columns 8 (2gq + n) + [0, 8).
+  {
+    float sqk[2][4], skk[2][4];
+#pragma unroll
+    for (int n = 0; n < 2; ++n)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) sqk[n][e] = skk[n][e] = 0.f;
+#pragma unroll
+    for (int kk = 0; kk < K / 16; ++kk) {
+      const int col = 16 * kk + cq;
+      u32 aq[4] = {ld32(&Qb[r0 * KP + col]), ld32(&Qb[(r0 + 8) * KP + col]), ld32(&Qb[r0 * KP + col + 8]),
+                   ld32(&Qb[(r0 + 8) * KP + col + 8])};
+      u32 ak[4] = {ld32(&Kb[r0 * KP + col]), ld32(&Kb[(r0 + 8) * KP + col]), ld32(&Kb[r0 * KP + col + 8]),
+                   ld32(&Kb[(r0 + 8) * KP + col + 8])};
+#pragma unroll
+      for (int n = 0; n < 2; ++n) {
+        const int nn = 8 * (2 * gq + n) + g;
+        u32 b[2] = {ld32(&Kb[nn * KP + col]), ld32(&Kb[nn * KP + col + 8])};
+        IO::mma(sqk[n], aq, b);
+        IO::mma(skk[n], ak, b);
+      }
+    }
+    float dblp[2] = {0.f, 0.f};
+#pragma unroll
+    for (int hf = 0; hf < 2; ++hf) {
+      const int ri = r0 + 8 * hf;
+      const float gi = gam[ri], bri = bet[ri];
+#pragma unroll
+      for (int n = 0; n < 2; ++n) {
+        float dap[2], dlp[2];
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          const int j = 8 * (2 * gq + n) + cq + e;
+          const float a = faa[n][2 * hf + e], l = -fal[n][2 * hf + e];
+          float gv = 0.f, ap = 0.f, lp = 0.f;
+          if (j <= ri) {
+            const float dec = __expf(gi - gam[j]);
+            ap = a * dec;
+            gv = a * sqk[n][2 * hf + e] * dec;
+            if (j < ri) {
+              lp = l * bri * dec;
+              gv += l * bri * skk[n][2 * hf + e] * dec;
+              dblp[hf] += l * skk[n][2 * hf + e] * dec;
+            }
+          }
+          dap[e] = ap;
+          dlp[e] = lp;
+          Gs[ri * CF + j] = gv;
+          Pt[j * CP + ri] = IO::from_f(ap);
+          if (j < ri) {
+            Ml[ri * CP + j] = IO::from_f(lp);
+            Ml[j * CP + ri] = IO::from_f(lp);
+          } else if (j == ri) {
+            Ml[ri * CP + j] = IO::from_f(0.f);
+          }
+        }
+        *reinterpret_cast<u32*>(&Pa[ri * CP + 8 * (2 * gq + n) + cq]) = IO::pack(dap[0], dap[1]);
+      }
+    }
+    // The L part of dβ: the row's 16 columns of this warp (4 lanes), then the 4 column groups.
+#pragma unroll
+    for (int hf = 0; hf < 2; ++hf) {
+      dblp[hf] += __shfl_xor_sync(0xffffffffu, dblp[hf], 1);
+      dblp[hf] += __shfl_xor_sync(0xffffffffu, dblp[hf], 2);
+    }
+    if ((lane & 3) == 0) {
+      red[gq * CHUNK + r0] = dblp[0];
+      red[gq * CHUNK + r0 + 8] = dblp[1];
+    }
+  }
+  __syncthreads();  // Pa, Pt, Ml, G, red
+  float gsum = 0.f;
+#pragma unroll
+  for (int m = 0; m < 8; ++m) {
+    const int j = tk + 8 * m;
+    gsum += Gs[i * CF + j] - Gs[j * CF + i];
+  }
+  const float dbl_i = ((red[i] + red[CHUNK + i]) + red[2 * CHUNK + i]) + red[3 * CHUNK + i];
+  // Phase B (fragment layout): this warp's token tile × key tiles gq·NQ + [0, NQ).
+  constexpr int NQ = K / 32;
+  float bq[NQ][4], bk[NQ][4];
+#pragma unroll
+  for (int n = 0; n < NQ; ++n)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) bq[n][e] = bk[n][e] = 0.f;
+#pragma unroll
+  for (int kk = 0; kk < CHUNK / 16; ++kk) {
+    const int col = 16 * kk + cq;
+    u32 apa[4] = {ld32(&Pa[r0 * CP + col]), ld32(&Pa[(r0 + 8) * CP + col]), ld32(&Pa[r0 * CP + col + 8]),
+                  ld32(&Pa[(r0 + 8) * CP + col + 8])};
+    u32 apt[4] = {ld32(&Pt[r0 * CP + col]), ld32(&Pt[(r0 + 8) * CP + col]), ld32(&Pt[r0 * CP + col + 8]),
+                  ld32(&Pt[(r0 + 8) * CP + col + 8])};
+    u32 aml[4] = {ld32(&Ml[r0 * CP + col]), ld32(&Ml[(r0 + 8) * CP + col]), ld32(&Ml[r0 * CP + col + 8]),
+                  ld32(&Ml[(r0 + 8) * CP + col + 8])};
+    // B[k = j][n = d] = K̂[j][d], Q̂[j][d] ([k][n]: ldmatrix.trans, two key tiles each).
+#pragma unroll
+    for (int np = 0; np < NQ / 2; ++np) {
+      const int kc = 16 * (gq * (NQ / 2) + np) + bcol;
+      u32 rk4[4], rq4[4];
+      ldsm_x4_t(rk4, &Kb[(16 * kk + lrow) * KP + kc]);
+      ldsm_x4_t(rq4, &Qb[(16 * kk + lrow) * KP + kc]);
+      IO::mma(bq[2 * np], apa, rk4);
+      IO::mma(bq[2 * np + 1], apa, rk4 + 2);
+      IO::mma(bk[2 * np], apt, rq4);
+      IO::mma(bk[2 * np + 1], apt, rq4 + 2);
+      IO::mma(bk[2 * np], aml, rk4);
+      IO::mma(bk[2 * np + 1], aml, rk4 + 2);
+    }
+  }
+  __syncthreads();  // every operand read: the region takes the fp32 results
+#pragma unroll
+  for (int hf = 0; hf < 2; ++hf) {
+    const int r = r0 + 8 * hf;
+#pragma unroll
+    for (int n = 0; n < NQ; ++n) {
+      const int cc = 8 * (gq * NQ + n) + cq;  // KF is odd: scalar stores
+      Rq[r * KF + cc] = bq[n][2 * hf];
+      Rq[r * KF + cc + 1] = bq[n][2 * hf + 1];
+      Rk[r * KF + cc] = bk[n][2 * hf];
+      Rk[r * KF + cc + 1] = bk[n][2 * hf + 1];
+    }
+  }
+  __syncthreads();
+#pragma unroll
+  for (int m = 0; m < KM; ++m) {
+    dq[m] += Rq[ti * KF + tk + 8 * m];
+    dk[m] += Rk[ti * KF + tk + 8 * m];
+  }
+#pragma unroll
+  for (int o = 4; o > 0; o >>= 1) gsum += __shfl_xor_sync(0xffffffffu, gsum, o);
+  // dΓ_i = eg β (dE·k) + eg (dQ⁺·q) − er (dKᴿ·k) + Σ_j G_ij − Σ_j G_ji; dβ_i.
+  const float dbeta_i = eg * dek + dbv[i] + dbl_i;
+  if (tk == 0) dgam[i] = live ? eg * bi * dek + eg * dqq - er * dkk + gsum : 0.f;
+  // Σ_i er_i (dKᴿ_i·k_i) goes to the last row, with e^{Γ_last} dD.
+  __syncthreads();  // red (dβ partials) read by every row
+  red[tid] = (tk == 0 && live) ? er * dkk : 0.f;
+  __syncthreads();
+  for (int off = TOK_THREADS / 2; off > 0; off >>= 1) {
+    if (tid < off) red[tid] += red[tid + off];
+    __syncthreads();
+  }
+  if (tid == 0) {
+    dgam[len - 1] += red[0] + __expf(gam[CHUNK - 1]) * dD;
+    float acc = 0.f;  // reverse cumulative sum: d log α_t = Σ_{i ≥ t} dΓ_i
+    for (int t = len - 1; t >= 0; --t) {
+      acc += dgam[t];
+      dgam[t] = acc;
+    }
+  }
+  __syncthreads();
+  const long long t = t0 + i;
+  // l2norm backward: dx = r (dy − y (y·dy)), y the normalised row, dy w.r.t. y; the normalised
+  // rows again from q, k (the same fp32 arithmetic as above).
+  {
+    const T* qg = static_cast<const T*>(p.q);
+    const T* kg = static_cast<const T*>(p.k);
+    const float sc = p.scale, rq = qr[i], rk = kr[i];
+    float kn[KM], qn[KM];
+    float yq = 0.f, yk = 0.f;
+#pragma unroll
+    for (int m = 0; m < KM; ++m) {
+      kn[m] = live ? IO::to_f(kg[(static_cast<size_t>(t) * p.hk + kh) * K + tk + 8 * m]) * rk : 0.f;
+      qn[m] = live ? IO::to_f(qg[(static_cast<size_t>(t) * p.h + qh) * K + tk + 8 * m]) * rq * sc : 0.f;
+      yq += (qn[m] / sc) * (sc * dq[m]);
+      yk += kn[m] * dk[m];
+    }
+#pragma unroll
+    for (int o = 4; o > 0; o >>= 1) {
+      yq += __shfl_xor_sync(0xffffffffu, yq, o);
+      yk += __shfl_xor_sync(0xffffffffu, yk, o);
+    }
+    const bool l2 = p.flags & FLAG_L2NORM;
+    const bool direct = p.flags & FLAG_BWD_DIRECT;
+    const bool dq_direct = direct && p.h == HO, dk_direct = direct && p.hk == HO;
+    float* dqo = bp.ws_dq + (static_cast<size_t>(t) * HO + h) * K;
+    float* dko = bp.ws_dk + (static_cast<size_t>(t) * HO + h) * K;
+    T* dqd = static_cast<T*>(bp.dq) + (static_cast<size_t>(t) * p.h + qh) * K;
+    T* dkd = static_cast<T*>(bp.dk) + (static_cast<size_t>(t) * p.hk + kh) * K;
+#pragma unroll
+    for (int m = 0; m < KM && live; ++m) {
+      const float dyq = sc * dq[m], dyk = dk[m];
+      const float yqv = qn[m] / sc, ykv = kn[m];
+      const float xq = l2 ? qr[i] * (dyq - yqv * yq) : dyq;
+      const float xk = l2 ? kr[i] * (dyk - ykv * yk) : dyk;
+      if (dq_direct) dqd[tk + 8 * m] = IO::from_f(xq);
+      else dqo[tk + 8 * m] = xq;
+      if (dk_direct) dkd[tk + 8 * m] = IO::from_f(xk);
+      else dko[tk + 8 * m] = xk;
+    }
+  }
+  if (tk != 0 || !live) return;
+  // Gate and beta chain rules (§3.2), per (token, output head).
+  const long long gi = t * HO + h;
+  const float dla = dgam[i];
+  const float graw = load_any(p.g, p.g_dtype, gi);
+  float dgv, pa = 0.f;
+  if (p.flags & FLAG_SAFE_GATE) {
+    const float ea = p.a_log ? __expf(load_any(p.a_log, p.a_log_dtype, h)) : 1.f;
+    const float x = graw + (p.dt_bias ? load_any(p.dt_bias, p.dt_bias_dtype, h) : 0.f);
+    const float sp = x > 20.f ? x : log1pf(__expf(x));
+    dgv = dla * (-ea) * sigmoidf_(x);
+    pa = dla * (-ea * sp);
+  } else if (p.flags & FLAG_LINEAR_GATE) {
+    dgv = dla / (graw + 1e-10f);
+  } else {
+    dgv = dla;
+  }
+  store_any(bp.dg, p.g_dtype, gi, dgv);
+  bp.ws_pa[gi] = pa;
+  bp.ws_pb[gi] = dgv;
+  float db = dbeta_i;
+  if (p.flags & FLAG_BETA_SIGMOID) {
+    const float sg = sigmoidf_(load_any(p.beta, p.beta_dtype, gi));
+    db *= ((p.flags & FLAG_NEG_EIGVAL) ? 2.f : 1.f) * sg * (1.f - sg);
+  }
+  store_any(bp.dbeta, p.beta_dtype, gi, db);
+}
+#endif  // GDN_HOST_EMU
+
 // ---------------------------------------------------------------------------------------
 // Stage 6: head-group folds. grid (T, 3): y = 0 dQ, 1 dK, 2 dV; block = max(K, V) threads.
 // ---------------------------------------------------------------------------------------
@@ -1039,6 +1451,7 @@ __device__ __forceinline__ void bwd_fold_body(const BwdParams& bp) {
   const int r = HO / heads;
   const int d = threadIdx.x;
   if (d >= dim) return;
+  if ((p.flags & FLAG_BWD_DIRECT) && heads == HO) return;  // written by gdn_bwd_tokens_tc
   for (int hi = 0; hi < heads; ++hi) {
     float s = 0.f;
     for (int j = 0; j < r; ++j) s += src[(static_cast<size_t>(t) * HO + hi * r + j) * dim + d];

@@ -189,6 +189,8 @@ impl Engine for GdnSm90 {
                 "gdn_bwd_params".to_owned(),
                 format!("gdn_bwd_dscan_mma_{tag}_k{k}"),
                 format!("gdn_bwd_tokens_mma_{tag}_k{k}"),
+                format!("gdn_bwd_dscan_io_{tag}_k{k}"),
+                format!("gdn_bwd_tokens_tc_{tag}_k{k}"),
             ];
             let mut fns = Vec::with_capacity(names.len());
             for n in &names {

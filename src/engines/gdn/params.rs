@@ -35,6 +35,9 @@ pub mod flags {
     pub const SAFE_GATE: i32 = 8;
     /// `α = g`.
     pub const LINEAR_GATE: i32 = 16;
+    /// Backward only (`gdn::FLAG_BWD_DIRECT`, set with `gdn_bwd_tokens_tc`): `dQ` / `dK` / `dV`
+    /// of a port with `HO` heads are written by the token stage, and the fold skips that port.
+    pub const BWD_DIRECT: i32 = 1 << 12;
 }
 
 /// `gdn::FwdParams`: pointers are device addresses (0 = absent).
