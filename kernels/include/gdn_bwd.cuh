@@ -555,9 +555,19 @@ __device__ __forceinline__ void tokens_products_mma(const BwdParams& bp, size_t 
   const int HO = p.ho;
 
   // Loads: W by cp.async; S, dS' (fp32 → io, dD on the way), dR (fp32 → io), dO (zero past len).
+  // TC: Ũᵀ and dS' (io) by cp.async too, S (fp32) into registers before the waits.
+  T* Utb = reinterpret_cast<T*>(smem + TokSmem<K>::bytes);  // TC: Ũᵀ [V][CHUNK + 8]
   tile_async<T, K>(Wb, static_cast<const T*>(p.ws_w) + ch * CHUNK * K, CHUNK, K, tid, TOK_THREADS);
+  if constexpr (TC) tile_async<T, CHUNK>(Utb, static_cast<const T*>(p.ws_ut) + ch * V * CHUNK, V, CHUNK, tid, TOK_THREADS);
   cp_async_commit();
-  if constexpr (TC) tile_async<T, K>(dSb, reinterpret_cast<const T*>(bp.ws_ds) + ch * V * K, V, K, tid, TOK_THREADS);
+  constexpr int SN = TC ? V * K / 2 / TOK_THREADS : 1;
+  float2 sreg[SN];
+  if constexpr (TC) {
+    tile_async<T, K>(dSb, reinterpret_cast<const T*>(bp.ws_ds) + ch * V * K, V, K, tid, TOK_THREADS);
+    const float2* xg = reinterpret_cast<const float2*>(bp.ws_s + ch * V * K);
+#pragma unroll
+    for (int u = 0; u < SN; ++u) sreg[u] = xg[tid + u * TOK_THREADS];
+  }
   if constexpr (!TC) {
     const float2* xg = reinterpret_cast<const float2*>(bp.ws_s + ch * V * K);
     const float2* dxg = reinterpret_cast<const float2*>(bp.ws_ds + ch * V * K);
@@ -606,10 +616,12 @@ __device__ __forceinline__ void tokens_products_mma(const BwdParams& bp, size_t 
   __syncthreads();
   if constexpr (TC) {
     // S (fp32) to the io dtype; dD = Σ S ⊙ dS' with dS' as stored (io dtype).
-    const float2* xg = reinterpret_cast<const float2*>(bp.ws_s + ch * V * K);
-    for (int i = tid; i < V * K / 2; i += TOK_THREADS) {
+    static_assert(V * K / 2 % TOK_THREADS == 0, "S tile split");
+#pragma unroll
+    for (int u = 0; u < SN; ++u) {
+      const int i = tid + u * TOK_THREADS;
       const int r = i / (K / 2), c2 = 2 * (i % (K / 2));
-      const float2 xv = xg[i];
+      const float2 xv = sreg[u];
       const u32 dsv = ld32(&dSb[r * KP + c2]);
       dd += xv.x * IO::bits_to_f(static_cast<unsigned short>(dsv & 0xffffu)) +
             xv.y * IO::bits_to_f(static_cast<unsigned short>(dsv >> 16));
@@ -650,8 +662,11 @@ __device__ __forceinline__ void tokens_products_mma(const BwdParams& bp, size_t 
 #pragma unroll
       for (int hf = 0; hf < 2; ++hf) {
         const int r = r0 + 8 * hf;
-        const float u0 = IO::to_f(utg[static_cast<size_t>(v) * CHUNK + r]) - acc[n][2 * hf];
-        const float u1 = IO::to_f(utg[static_cast<size_t>(v + 1) * CHUNK + r]) - acc[n][2 * hf + 1];
+        const float ut0 = TC ? IO::to_f(Utb[v * (CHUNK + 8) + r]) : IO::to_f(utg[static_cast<size_t>(v) * CHUNK + r]);
+        const float ut1 =
+            TC ? IO::to_f(Utb[(v + 1) * (CHUNK + 8) + r]) : IO::to_f(utg[static_cast<size_t>(v + 1) * CHUNK + r]);
+        const float u0 = ut0 - acc[n][2 * hf];
+        const float u1 = ut1 - acc[n][2 * hf + 1];
         *reinterpret_cast<u32*>(&Ub[r * VP + v]) = IO::pack(u0, u1);
       }
     }
@@ -1105,7 +1120,8 @@ __device__ __forceinline__ void bwd_tokens_tc_body(const BwdParams& bp) {
   using Z = TokTcSmem<K>;
   using IO = Io<T>;
   static_assert(Z::a_bytes <= S::vec_off && Z::b_bytes <= S::vec_off, "token tail overflows");
-  constexpr int KP = Z::KP, CP = Z::CP, KF = Z::KF, CF = Z::CF;
+  static_assert(S::bytes % 16 == 0 && 4 * CHUNK + TOK_THREADS / 32 <= TOK_THREADS, "token smem layout");
+  constexpr int CP = Z::CP, KF = Z::KF, CF = Z::CF;
   constexpr int KM = K / 8;  // key columns per thread (row layout)
   const FwdParams& p = bp.f;
   extern __shared__ __align__(16) unsigned char smem[];
@@ -1143,26 +1159,48 @@ __device__ __forceinline__ void bwd_tokens_tc_body(const BwdParams& bp) {
   const int lrow = (lane & 7) + 8 * ((lane >> 3) & 1);
   const int bcol = 8 * (lane >> 4);
 
-  if (tid < CHUNK) {
-    gam[tid] = bp.ws_gam[ch * CHUNK + tid];
-    bet[tid] = bp.ws_bet[ch * CHUNK + tid];
-  }
   float dqp[KM], de[KM], dkr[KM], da_unused[8], dl_unused[8];
 #pragma unroll
   for (int m = 0; m < KM; ++m) dqp[m] = de[m] = dkr[m] = 0.f;
   float dd = 0.f, dbv_acc = 0.f;
   float faa[2][4], fal[2][4];
+  // q and k rows of the chunk (zero past len) by cp.async, after the Ũᵀ tile; they land during the
+  // products (whose final wait covers this group).
+  constexpr int KP = Z::KP;
+  T* Qraw = reinterpret_cast<T*>(smem + S::bytes + V * (CHUNK + 8) * 2);  // raw q [64][KP]
+  T* Kraw = Qraw + CHUNK * KP;                                              // raw k [64][KP]
+  {
+    const T* qg = static_cast<const T*>(p.q);
+    const T* kg = static_cast<const T*>(p.k);
+    constexpr int VEC = K / 8;
+    for (int x = tid; x < 2 * CHUNK * VEC; x += TOK_THREADS) {
+      const int which = x / (CHUNK * VEC), r = (x / VEC) % CHUNK, c8 = x % VEC;
+      T* dst = (which ? Kraw : Qraw) + r * KP + 8 * c8;
+      if (r < len) {
+        const T* src = which ? kg + (static_cast<size_t>(t0 + r) * p.hk + kh) * K : qg + (static_cast<size_t>(t0 + r) * p.h + qh) * K;
+        cp_async16(dst, src + 8 * c8);
+      } else {
+        *reinterpret_cast<uint4*>(dst) = make_uint4(0u, 0u, 0u, 0u);
+      }
+    }
+    cp_async_commit();
+  }
+  if (tid < CHUNK) {
+    gam[tid] = bp.ws_gam[ch * CHUNK + tid];
+    bet[tid] = bp.ws_bet[ch * CHUNK + tid];
+  }
   __syncthreads();  // gam, bet
   tokens_products_mma<T, K, V, true>(bp, ch, t0, len, h, vh, bet, dqp, de, dkr, da_unused, dl_unused, dd, dbv_acc,
                                      faa, fal);
-  // dD = Σ S_c ⊙ dS' (fixed-order block reduction).
-  red[tid] = dd;
+  // dD = Σ S_c ⊙ dS' (fixed order: warp butterflies, then the 16 warps in order).
+  constexpr int NWARPS = TOK_THREADS / 32;
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) dd += __shfl_xor_sync(0xffffffffu, dd, o);
+  if (lane == 0) red[warp] = dd;
   __syncthreads();
-  for (int off = TOK_THREADS / 2; off > 0; off >>= 1) {
-    if (tid < off) red[tid] += red[tid + off];
-    __syncthreads();
-  }
-  const float dD = red[0];
+  float dD = 0.f;
+#pragma unroll
+  for (int w = 0; w < NWARPS; ++w) dD += red[w];
   const int i = ti;
   const bool live = i < len;  // no early return: the row groups below still shuffle
   const float eg = __expf(gam[i]), er = __expf(gam[CHUNK - 1] - gam[i]), bi = bet[i];
@@ -1171,14 +1209,12 @@ __device__ __forceinline__ void bwd_tokens_tc_body(const BwdParams& bp) {
   float dq[KM], dk[KM];
   float dek = 0.f, dqq = 0.f, dkk = 0.f;
   {
-    const T* qg = static_cast<const T*>(p.q);
-    const T* kg = static_cast<const T*>(p.k);
     float kx[KM], qx[KM];
     float ks = 0.f, qs = 0.f;
 #pragma unroll
     for (int m = 0; m < KM; ++m) {
-      kx[m] = live ? IO::to_f(kg[(static_cast<size_t>(t0 + ti) * p.hk + kh) * K + tk + 8 * m]) : 0.f;
-      qx[m] = live ? IO::to_f(qg[(static_cast<size_t>(t0 + ti) * p.h + qh) * K + tk + 8 * m]) : 0.f;
+      kx[m] = live ? IO::to_f(Kraw[ti * KP + tk + 8 * m]) : 0.f;
+      qx[m] = live ? IO::to_f(Qraw[ti * KP + tk + 8 * m]) : 0.f;
       ks += kx[m] * kx[m];
       qs += qx[m] * qx[m];
     }
@@ -1350,16 +1386,20 @@ __device__ __forceinline__ void bwd_tokens_tc_body(const BwdParams& bp) {
   // dΓ_i = eg β (dE·k) + eg (dQ⁺·q) − er (dKᴿ·k) + Σ_j G_ij − Σ_j G_ji; dβ_i.
   const float dbeta_i = eg * dek + dbv[i] + dbl_i;
   if (tk == 0) dgam[i] = live ? eg * bi * dek + eg * dqq - er * dkk + gsum : 0.f;
-  // Σ_i er_i (dKᴿ_i·k_i) goes to the last row, with e^{Γ_last} dD.
-  __syncthreads();  // red (dβ partials) read by every row
-  red[tid] = (tk == 0 && live) ? er * dkk : 0.f;
-  __syncthreads();
-  for (int off = TOK_THREADS / 2; off > 0; off >>= 1) {
-    if (tid < off) red[tid] += red[tid + off];
-    __syncthreads();
+  // Σ_i er_i (dKᴿ_i·k_i) goes to the last row, with e^{Γ_last} dD (fixed order as for dD; slots
+  // past the dβ partials, which every row has read before the phase-B barriers).
+  {
+    float x = (tk == 0 && live) ? er * dkk : 0.f;
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) x += __shfl_xor_sync(0xffffffffu, x, o);
+    if (lane == 0) red[4 * CHUNK + warp] = x;
   }
+  __syncthreads();
   if (tid == 0) {
-    dgam[len - 1] += red[0] + __expf(gam[CHUNK - 1]) * dD;
+    float sk = 0.f;
+#pragma unroll
+    for (int w = 0; w < NWARPS; ++w) sk += red[4 * CHUNK + w];
+    dgam[len - 1] += sk + __expf(gam[CHUNK - 1]) * dD;
     float acc = 0.f;  // reverse cumulative sum: d log α_t = Σ_{i ≥ t} dΓ_i
     for (int t = len - 1; t >= 0; --t) {
       acc += dgam[t];
@@ -1369,17 +1409,15 @@ __device__ __forceinline__ void bwd_tokens_tc_body(const BwdParams& bp) {
   __syncthreads();
   const long long t = t0 + i;
   // l2norm backward: dx = r (dy − y (y·dy)), y the normalised row, dy w.r.t. y; the normalised
-  // rows again from q, k (the same fp32 arithmetic as above).
+  // rows again from the raw q, k tiles (the same fp32 arithmetic as above).
   {
-    const T* qg = static_cast<const T*>(p.q);
-    const T* kg = static_cast<const T*>(p.k);
     const float sc = p.scale, rq = qr[i], rk = kr[i];
     float kn[KM], qn[KM];
     float yq = 0.f, yk = 0.f;
 #pragma unroll
     for (int m = 0; m < KM; ++m) {
-      kn[m] = live ? IO::to_f(kg[(static_cast<size_t>(t) * p.hk + kh) * K + tk + 8 * m]) * rk : 0.f;
-      qn[m] = live ? IO::to_f(qg[(static_cast<size_t>(t) * p.h + qh) * K + tk + 8 * m]) * rq * sc : 0.f;
+      kn[m] = live ? IO::to_f(Kraw[ti * KP + tk + 8 * m]) * rk : 0.f;
+      qn[m] = live ? IO::to_f(Qraw[ti * KP + tk + 8 * m]) * rq * sc : 0.f;
       yq += (qn[m] / sc) * (sc * dq[m]);
       yk += kn[m] * dk[m];
     }

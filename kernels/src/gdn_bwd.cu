@@ -10,7 +10,7 @@
 //     (the fp32 CUDA-core reverse scan, kept as the reference variant: DNNPLAN_GDN_BWD_DSCAN=fp32)
 //   gdn_bwd_dscan_io_{bf16,f16}_k{64,128} <<<(V / 64, HO, N), 128, DscanMmaSmem::bytes>>>
 //     (the default reverse scan: gdn_bwd_dscan_mma writing dS' in the io dtype)
-//   gdn_bwd_tokens_tc_{bf16,f16}_k{64,128} <<<(max_chunks, HO), 512, TokSmem::bytes>>>
+//   gdn_bwd_tokens_tc_{bf16,f16}_k{64,128} <<<(max_chunks, HO), 512, TokSmem::bytes + V·72·2 + 2·64·(K+8)·2>>>
 //     (the default token stage: every product on the tensor cores, io-dtype dS', direct dq/dk/dv)
 //   gdn_bwd_tokens_mma_{bf16,f16}_k{64,128} <<<(max_chunks, HO), 512, TokSmem::bytes>>>
 //     (session 3's token stage: value-dimension products on the tensor cores, CUDA-core tail;

@@ -29,7 +29,7 @@ use super::engine::{ENGINE_NAME, fwd_template, kernel_dtype};
 use super::params::{
     BwdParams, BwdWorkspaceLayout, DSCAN_MMA_WARPS, DSCAN_THREADS, DSCAN_VS, OFFSETS_THREADS,
     PARAM_THREADS, PREP_THREADS, SCAN_WARPS, TOK_THREADS, dscan_mma_smem_bytes, dscan_smem_bytes,
-    flags, max_chunks, prep_smem_bytes, scan_smem_bytes, tokens_smem_bytes,
+    flags, max_chunks, prep_smem_bytes, scan_smem_bytes, tokens_smem_bytes, tokens_tc_smem_bytes,
 };
 
 /// Ports the backward reads or writes, in [`BwdPlanUids`] order.
@@ -164,7 +164,11 @@ impl GdnBwdPlan {
                 },
                 (chunks, ho32, 1),
                 TOK_THREADS,
-                tokens_smem_bytes(k),
+                if tc {
+                    tokens_tc_smem_bytes(k)
+                } else {
+                    tokens_smem_bytes(k)
+                },
             ),
         ];
         if fold_needed {
