@@ -13,19 +13,24 @@
 //     (W, Q⁺, Kᴿ, Ũᵀ, A, Γ_last) plus T, E, Γ, β kept for the backward
 //  3. gdn_bwd_fscan  (V/64 × HO × N)                          the forward state scan replayed,
 //     writing the fp32 state S_c entering every chunk
-//  4. gdn_bwd_dscan_mma (V/64 × HO × N, 4 warps; the default) or its fp32 CUDA-core variant
-//     gdn_bwd_dscan (V/16 × HO × N, 128 threads; DNNPLAN_GDN_BWD_DSCAN=fp32): reverse scan of dX = dSᵀ:
+//  4. gdn_bwd_dscan_io (V/64 × HO × N, 4 warps; the default: dS' stored in the io dtype), or
+//     gdn_bwd_dscan_mma (the same with fp32 dS', with the older token stages) or its fp32
+//     CUDA-core variant gdn_bwd_dscan (V/16 × HO × N, 128 threads; DNNPLAN_GDN_BWD_DSCAN=fp32):
+//     reverse scan of dX = dSᵀ:
 //     per chunk (reverse) stores dX' (the gradient of the state leaving the chunk), then
 //     dUᵀ = dOᵀ A + dX' Kᴿᵀ, dRᵀ = dUᵀ T (stored, fp32), dX = e^{Γ_last} dX' + dOᵀ Q⁺ − dRᵀ E;
 //     finally d_initial_state = dX
-//  5. gdn_bwd_tokens_mma (the default: the value-dimension products on the tensor cores) or
-//     gdn_bwd_tokens (fp32 CUDA cores; DNNPLAN_GDN_BWD_TOKENS=fp32), chunk slots × HO, 512 threads: per chunk, all value rows in one
-//     block: U = Ũ − W S_c, dQ⁺ = dO S_cᵀ, dE = −dR S_cᵀ, dKᴿ = U dS'ᵀ, dA = dO Uᵀ,
+//  5. gdn_bwd_tokens_tc (the default: every product on the tensor cores, dS' in the io dtype from
+//     gdn_bwd_dscan_io, dq/dk/dv of ungrouped ports written directly; bwd_tokens_tc_body), or
+//     gdn_bwd_tokens_mma (value-dimension products on the tensor cores, CUDA-core tail;
+//     DNNPLAN_GDN_BWD_TOKENS=mma) or gdn_bwd_tokens (fp32 CUDA cores; DNNPLAN_GDN_BWD_TOKENS=fp32),
+//     chunk slots × HO, 512 threads: per chunk, all value rows in one block: U = Ũ − W S_c, dQ⁺ = dO S_cᵀ, dE = −dR S_cᵀ, dKᴿ = U dS'ᵀ, dA = dO Uᵀ,
 //     dL = −dR Uᵀ, dD = Σ S_c ⊙ dS'; then dq̂, dk̂, dv, dβ, dΓ, the reverse cumulative sum into
 //     d log α and the port chain rules (l2norm, beta sigmoid, gate transforms); dq/dk/dv per
 //     output head (fp32) to the workspace, dG and dBeta straight to their ports
 //  6. gdn_bwd_fold   (T × 3)                                  head-group sums (fixed order) into
-//     dQ, dK, dV in the io dtype
+//     dQ, dK, dV in the io dtype (with FLAG_BWD_DIRECT only for grouped ports; not launched when
+//     no port is grouped)
 //  7. gdn_bwd_params (HO, 256 threads, 2 KB dynamic smem)    d_a_log, d_dt_bias: fixed-shape
 //     reductions over tokens
 #pragma once
