@@ -82,6 +82,75 @@ __device__ __forceinline__ void store_any(void* p, int dtype, long long i, float
 __device__ __forceinline__ float sigmoidf_(float x) { return 1.f / (1.f + __expf(-x)); }
 
 // ---------------------------------------------------------------------------------------
+// Tensor-core and async-copy primitives of the backward: the forward header's on the GPU; under
+// GDN_HOST_EMU (bench/gdn_bwd_host_emu.cpp) the host emulation's warp-collective versions, so that
+// the tensor-core stages run on the CPU too.
+// ---------------------------------------------------------------------------------------
+#ifdef GDN_HOST_EMU
+template <typename T>
+void emu_mma(float* c, const u32* a, const u32* b);
+void emu_ldsm_x4_t(u32* r, const void* smem);
+void emu_cp_async16(void* smem, const void* gmem);
+void emu_cp_async_commit();
+void emu_cp_async_wait(int n);
+#endif
+template <typename T>
+__device__ __forceinline__ void bmma(float* c, const u32* a, const u32* b) {
+#ifdef GDN_HOST_EMU
+  emu_mma<T>(c, a, b);
+#else
+  Io<T>::mma(c, a, b);
+#endif
+}
+// Two values rounded to T, `a` in the low half.
+template <typename T>
+__device__ __forceinline__ u32 bpack(float a, float b) {
+#ifdef GDN_HOST_EMU
+  return static_cast<u32>(Io<T>::f_to_bits(a)) | (static_cast<u32>(Io<T>::f_to_bits(b)) << 16);
+#else
+  return Io<T>::pack(a, b);
+#endif
+}
+__device__ __forceinline__ void bldsm_x4_t(u32* r, const void* smem) {
+#ifdef GDN_HOST_EMU
+  emu_ldsm_x4_t(r, smem);
+#else
+  ldsm_x4_t(r, smem);
+#endif
+}
+__device__ __forceinline__ void bcp_async16(void* smem, const void* gmem) {
+#ifdef GDN_HOST_EMU
+  emu_cp_async16(smem, gmem);
+#else
+  cp_async16(smem, gmem);
+#endif
+}
+__device__ __forceinline__ void bcp_commit() {
+#ifdef GDN_HOST_EMU
+  emu_cp_async_commit();
+#else
+  cp_async_commit();
+#endif
+}
+template <int N>
+__device__ __forceinline__ void bcp_wait() {
+#ifdef GDN_HOST_EMU
+  emu_cp_async_wait(N);
+#else
+  cp_async_wait<N>();
+#endif
+}
+// tile_async (gdn_fwd.cuh) through bcp_async16.
+template <typename T, int ROWLEN>
+__device__ __forceinline__ void btile_async(T* dst, const T* src, int rows, size_t gstride, int tid, int nthreads) {
+  constexpr int VEC = ROWLEN / 8;
+  for (int i = tid; i < rows * VEC; i += nthreads) {
+    const int r = i / VEC, c8 = i % VEC;
+    bcp_async16(&dst[r * (ROWLEN + 8) + 8 * c8], &src[r * gstride + 8 * c8]);
+  }
+}
+
+// ---------------------------------------------------------------------------------------
 // Stage 4: reverse state-gradient scan. Block: 16 value rows [v0, v0 + 16) of one (seq, head).
 // ---------------------------------------------------------------------------------------
 constexpr int DSCAN_THREADS = 128;
@@ -223,7 +292,6 @@ __device__ __forceinline__ void bwd_dscan_body(const BwdParams& bp) {
   }
 }
 
-#ifndef GDN_HOST_EMU  // tensor-core code: not part of the CPU host emulation
 // ---------------------------------------------------------------------------------------
 // Stage 4 on the tensor cores (the default): the same recurrence as bwd_dscan_body, with the
 // forward scan's fragment layouts. Block: NW warps, 16 value rows each (VS = 16·NW rows of one
@@ -302,11 +370,11 @@ __device__ __forceinline__ void bwd_dscan_mma_body(const BwdParams& bp) {
     unsigned char* base = smem + st * S::stage;
     const size_t ch = static_cast<size_t>(c) * HO + h;
     constexpr int NT = NW * 32;
-    tile_async<T, CHUNK>(reinterpret_cast<T*>(base + S::a_off), static_cast<const T*>(p.ws_a) + ch * CHUNK * CHUNK, CHUNK, CHUNK, tid, NT);
-    tile_async<T, CHUNK>(reinterpret_cast<T*>(base + S::t_off), static_cast<const T*>(bp.ws_t) + ch * CHUNK * CHUNK, CHUNK, CHUNK, tid, NT);
-    tile_async<T, K>(reinterpret_cast<T*>(base + S::kr_off), static_cast<const T*>(p.ws_kr) + ch * CHUNK * K, CHUNK, K, tid, NT);
-    tile_async<T, K>(reinterpret_cast<T*>(base + S::q_off), static_cast<const T*>(p.ws_q) + ch * CHUNK * K, CHUNK, K, tid, NT);
-    tile_async<T, K>(reinterpret_cast<T*>(base + S::e_off), static_cast<const T*>(bp.ws_e) + ch * CHUNK * K, CHUNK, K, tid, NT);
+    btile_async<T, CHUNK>(reinterpret_cast<T*>(base + S::a_off), static_cast<const T*>(p.ws_a) + ch * CHUNK * CHUNK, CHUNK, CHUNK, tid, NT);
+    btile_async<T, CHUNK>(reinterpret_cast<T*>(base + S::t_off), static_cast<const T*>(bp.ws_t) + ch * CHUNK * CHUNK, CHUNK, CHUNK, tid, NT);
+    btile_async<T, K>(reinterpret_cast<T*>(base + S::kr_off), static_cast<const T*>(p.ws_kr) + ch * CHUNK * K, CHUNK, K, tid, NT);
+    btile_async<T, K>(reinterpret_cast<T*>(base + S::q_off), static_cast<const T*>(p.ws_q) + ch * CHUNK * K, CHUNK, K, tid, NT);
+    btile_async<T, K>(reinterpret_cast<T*>(base + S::e_off), static_cast<const T*>(bp.ws_e) + ch * CHUNK * K, CHUNK, K, tid, NT);
     const long long t0 = cs + static_cast<long long>(c - c_begin) * CHUNK;
     const int len = static_cast<int>(min_ll(static_cast<long long>(CHUNK), ce - t0));
     T* ds = reinterpret_cast<T*>(base + S::do_off);
@@ -315,7 +383,7 @@ __device__ __forceinline__ void bwd_dscan_mma_body(const BwdParams& bp) {
     for (int i = tid; i < CHUNK * VEC; i += NT) {
       const int r = i / VEC, c8 = i % VEC;
       if (r < len)
-        cp_async16(&ds[r * DP + 8 * c8], &dog[(static_cast<size_t>(t0 + r) * HO + h) * V + vb + 8 * c8]);
+        bcp_async16(&ds[r * DP + 8 * c8], &dog[(static_cast<size_t>(t0 + r) * HO + h) * V + vb + 8 * c8]);
       else
         *reinterpret_cast<uint4*>(&ds[r * DP + 8 * c8]) = make_uint4(0u, 0u, 0u, 0u);
     }
@@ -323,7 +391,7 @@ __device__ __forceinline__ void bwd_dscan_mma_body(const BwdParams& bp) {
 #pragma unroll
   for (int sidx = 0; sidx < STAGES - 1; ++sidx) {
     if (sidx < nch) issue(sidx, sidx);
-    cp_async_commit();
+    bcp_commit();
   }
   const int lrow = (lane & 7) + 8 * ((lane >> 3) & 1);  // ldmatrix.trans rows of a B operand
   const int bcol = 8 * (lane >> 4);
@@ -333,10 +401,10 @@ __device__ __forceinline__ void bwd_dscan_mma_body(const BwdParams& bp) {
     const int c = c_end - 1 - s;
     const int st = s % STAGES;
     if (s + STAGES - 1 < nch) issue(s + STAGES - 1, (s + STAGES - 1) % STAGES);
-    cp_async_commit();
+    bcp_commit();
     const size_t ch = static_cast<size_t>(c) * HO + h;
     const float decay = __expf(p.ws_gl[ch]);
-    cp_async_wait<STAGES - 1>();
+    bcp_wait<STAGES - 1>();
     __syncthreads();
     unsigned char* base = smem + st * S::stage;
     const T* As = reinterpret_cast<const T*>(base + S::a_off);
@@ -353,7 +421,7 @@ __device__ __forceinline__ void bwd_dscan_mma_body(const BwdParams& bp) {
 #pragma unroll
         for (int hf = 0; hf < 2; ++hf)
           *reinterpret_cast<u32*>(&xs[static_cast<size_t>(vr + 8 * hf) * K + 8 * nt + cq]) =
-              IO::pack(x[nt][2 * hf], x[nt][2 * hf + 1]);
+              bpack<T>(x[nt][2 * hf], x[nt][2 * hf + 1]);
       }
     } else {
       float* xs = bp.ws_ds + ch * V * K;
@@ -368,7 +436,7 @@ __device__ __forceinline__ void bwd_dscan_mma_body(const BwdParams& bp) {
     // dOᵀ as A fragments (value rows × tokens), transposed out of the [token][value] tile.
     u32 doa[4][4];
 #pragma unroll
-    for (int kk = 0; kk < 4; ++kk) ldsm_x4_t(doa[kk], &Ds[(16 * kk + arow) * DP + acol]);
+    for (int kk = 0; kk < 4; ++kk) bldsm_x4_t(doa[kk], &Ds[(16 * kk + arow) * DP + acol]);
     // dUᵀ = dX Kᴿᵀ + dOᵀ A   (16 value rows × 64 tokens).
     float du[8][4];
 #pragma unroll
@@ -377,14 +445,14 @@ __device__ __forceinline__ void bwd_dscan_mma_body(const BwdParams& bp) {
       for (int e = 0; e < 4; ++e) du[nt][e] = 0.f;
 #pragma unroll
     for (int kk = 0; kk < K / 16; ++kk) {
-      u32 a[4] = {IO::pack(x[2 * kk][0], x[2 * kk][1]), IO::pack(x[2 * kk][2], x[2 * kk][3]),
-                  IO::pack(x[2 * kk + 1][0], x[2 * kk + 1][1]), IO::pack(x[2 * kk + 1][2], x[2 * kk + 1][3])};
+      u32 a[4] = {bpack<T>(x[2 * kk][0], x[2 * kk][1]), bpack<T>(x[2 * kk][2], x[2 * kk][3]),
+                  bpack<T>(x[2 * kk + 1][0], x[2 * kk + 1][1]), bpack<T>(x[2 * kk + 1][2], x[2 * kk + 1][3])};
       const int col = 16 * kk + cq;
 #pragma unroll
       for (int nt = 0; nt < 8; ++nt) {
         const int n = 8 * nt + (lane >> 2);
         u32 bk[2] = {ld32(&KRs[n * KP + col]), ld32(&KRs[n * KP + col + 8])};
-        IO::mma(du[nt], a, bk);
+        bmma<T>(du[nt], a, bk);
       }
     }
     // B[k = j][n = i] = A[j][i]: A is lower triangular, so token block kk ≥ column block np.
@@ -394,16 +462,16 @@ __device__ __forceinline__ void bwd_dscan_mma_body(const BwdParams& bp) {
       for (int np = 0; np < 4; ++np) {
         if (np > kk) continue;
         u32 r[4];
-        ldsm_x4_t(r, &As[(16 * kk + lrow) * CP + 16 * np + bcol]);
-        IO::mma(du[2 * np], doa[kk], r);
-        IO::mma(du[2 * np + 1], doa[kk], r + 2);
+        bldsm_x4_t(r, &As[(16 * kk + lrow) * CP + 16 * np + bcol]);
+        bmma<T>(du[2 * np], doa[kk], r);
+        bmma<T>(du[2 * np + 1], doa[kk], r + 2);
       }
     }
     u32 dua[4][4];
 #pragma unroll
     for (int nt = 0; nt < 8; ++nt) {
-      dua[nt >> 1][(nt & 1) * 2 + 0] = IO::pack(du[nt][0], du[nt][1]);
-      dua[nt >> 1][(nt & 1) * 2 + 1] = IO::pack(du[nt][2], du[nt][3]);
+      dua[nt >> 1][(nt & 1) * 2 + 0] = bpack<T>(du[nt][0], du[nt][1]);
+      dua[nt >> 1][(nt & 1) * 2 + 1] = bpack<T>(du[nt][2], du[nt][3]);
     }
     // dRᵀ = dUᵀ T: B[k = i][n = j] = T[i][j], lower triangular (i ≥ j).
     float dr[8][4];
@@ -417,9 +485,9 @@ __device__ __forceinline__ void bwd_dscan_mma_body(const BwdParams& bp) {
       for (int np = 0; np < 4; ++np) {
         if (np > kk) continue;
         u32 r[4];
-        ldsm_x4_t(r, &Ts[(16 * kk + lrow) * CP + 16 * np + bcol]);
-        IO::mma(dr[2 * np], dua[kk], r);
-        IO::mma(dr[2 * np + 1], dua[kk], r + 2);
+        bldsm_x4_t(r, &Ts[(16 * kk + lrow) * CP + 16 * np + bcol]);
+        bmma<T>(dr[2 * np], dua[kk], r);
+        bmma<T>(dr[2 * np + 1], dua[kk], r + 2);
       }
     }
     // dR (fp32, [token][value]) for the token stage; −dRᵀ as A fragments.
@@ -434,8 +502,8 @@ __device__ __forceinline__ void bwd_dscan_mma_body(const BwdParams& bp) {
           drg[static_cast<size_t>(j) * V + vr] = dr[nt][e];
           drg[static_cast<size_t>(j) * V + vr + 8] = dr[nt][2 + e];
         }
-        dra[nt >> 1][(nt & 1) * 2 + 0] = IO::pack(-dr[nt][0], -dr[nt][1]);
-        dra[nt >> 1][(nt & 1) * 2 + 1] = IO::pack(-dr[nt][2], -dr[nt][3]);
+        dra[nt >> 1][(nt & 1) * 2 + 0] = bpack<T>(-dr[nt][0], -dr[nt][1]);
+        dra[nt >> 1][(nt & 1) * 2 + 1] = bpack<T>(-dr[nt][2], -dr[nt][3]);
       }
     }
     // dX ← e^{Γ_last} dX + dOᵀ Q⁺ − dRᵀ E (B = Q⁺, E [token][key] via ldmatrix.trans).
@@ -448,17 +516,17 @@ __device__ __forceinline__ void bwd_dscan_mma_body(const BwdParams& bp) {
 #pragma unroll
       for (int np = 0; np < K / 16; ++np) {
         u32 r[4];
-        ldsm_x4_t(r, &Qs[(16 * kk + lrow) * KP + 16 * np + bcol]);
-        IO::mma(x[2 * np], doa[kk], r);
-        IO::mma(x[2 * np + 1], doa[kk], r + 2);
-        ldsm_x4_t(r, &Es[(16 * kk + lrow) * KP + 16 * np + bcol]);
-        IO::mma(x[2 * np], dra[kk], r);
-        IO::mma(x[2 * np + 1], dra[kk], r + 2);
+        bldsm_x4_t(r, &Qs[(16 * kk + lrow) * KP + 16 * np + bcol]);
+        bmma<T>(x[2 * np], doa[kk], r);
+        bmma<T>(x[2 * np + 1], doa[kk], r + 2);
+        bldsm_x4_t(r, &Es[(16 * kk + lrow) * KP + 16 * np + bcol]);
+        bmma<T>(x[2 * np], dra[kk], r);
+        bmma<T>(x[2 * np + 1], dra[kk], r + 2);
       }
     }
     __syncthreads();  // this stage is refilled by the next iteration's issue
   }
-  cp_async_wait<0>();
+  bcp_wait<0>();
 
   if (bp.d_initial_state) {
 #pragma unroll
@@ -471,13 +539,12 @@ __device__ __forceinline__ void bwd_dscan_mma_body(const BwdParams& bp) {
               make_float2(x[nt][2 * hf], x[nt][2 * hf + 1]);
         } else {
           *reinterpret_cast<u32*>(static_cast<unsigned short*>(bp.d_initial_state) + idx) =
-              Io<gdn_bf16>::pack(x[nt][2 * hf], x[nt][2 * hf + 1]);
+              bpack<gdn_bf16>(x[nt][2 * hf], x[nt][2 * hf + 1]);
         }
       }
     }
   }
 }
-#endif  // GDN_HOST_EMU
 
 // ---------------------------------------------------------------------------------------
 // Stage 5: per-chunk token gradients. Block: one (chunk, head), all V.
@@ -506,7 +573,6 @@ struct TokSmem {
   static constexpr size_t bytes = vec_off + (7 * CHUNK + TOK_THREADS) * 4;
 };
 
-#ifndef GDN_HOST_EMU  // tensor-core code: not part of the CPU host emulation
 // The token stage's value-dimension products on the tensor cores (the default; the CUDA-core
 // loop in bwd_tokens_body is the DNNPLAN_GDN_BWD_TOKENS=fp32 variant). Per (chunk, head), with
 // S = S_c [V][K], dS' [V][K], dO and dR [64][V] (dO zero past len) rounded to the io dtype as
@@ -562,13 +628,13 @@ __device__ __forceinline__ void tokens_products_mma(const BwdParams& bp, size_t 
   // Loads: W by cp.async; S, dS' (fp32 → io, dD on the way), dR (fp32 → io), dO (zero past len).
   // TC: Ũᵀ and dS' (io) by cp.async too, S (fp32) into registers before the waits.
   T* Utb = reinterpret_cast<T*>(smem + TokSmem<K>::bytes);  // TC: Ũᵀ [V][CHUNK + 8]
-  tile_async<T, K>(Wb, static_cast<const T*>(p.ws_w) + ch * CHUNK * K, CHUNK, K, tid, TOK_THREADS);
-  if constexpr (TC) tile_async<T, CHUNK>(Utb, static_cast<const T*>(p.ws_ut) + ch * V * CHUNK, V, CHUNK, tid, TOK_THREADS);
-  cp_async_commit();
+  btile_async<T, K>(Wb, static_cast<const T*>(p.ws_w) + ch * CHUNK * K, CHUNK, K, tid, TOK_THREADS);
+  if constexpr (TC) btile_async<T, CHUNK>(Utb, static_cast<const T*>(p.ws_ut) + ch * V * CHUNK, V, CHUNK, tid, TOK_THREADS);
+  bcp_commit();
   constexpr int SN = TC ? V * K / 2 / TOK_THREADS : 1;
   float2 sreg[SN];
   if constexpr (TC) {
-    tile_async<T, K>(dSb, reinterpret_cast<const T*>(bp.ws_ds) + ch * V * K, V, K, tid, TOK_THREADS);
+    btile_async<T, K>(dSb, reinterpret_cast<const T*>(bp.ws_ds) + ch * V * K, V, K, tid, TOK_THREADS);
     const float2* xg = reinterpret_cast<const float2*>(bp.ws_s + ch * V * K);
 #pragma unroll
     for (int u = 0; u < SN; ++u) sreg[u] = xg[tid + u * TOK_THREADS];
@@ -580,8 +646,8 @@ __device__ __forceinline__ void tokens_products_mma(const BwdParams& bp, size_t 
       const int r = i / (K / 2), c2 = 2 * (i % (K / 2));
       const float2 xv = xg[i], dv2 = dxg[i];
       dd += xv.x * dv2.x + xv.y * dv2.y;
-      *reinterpret_cast<u32*>(&Sb[r * KP + c2]) = IO::pack(xv.x, xv.y);
-      *reinterpret_cast<u32*>(&dSb[r * KP + c2]) = IO::pack(dv2.x, dv2.y);
+      *reinterpret_cast<u32*>(&Sb[r * KP + c2]) = bpack<T>(xv.x, xv.y);
+      *reinterpret_cast<u32*>(&dSb[r * KP + c2]) = bpack<T>(dv2.x, dv2.y);
     }
   }
   {
@@ -589,18 +655,18 @@ __device__ __forceinline__ void tokens_products_mma(const BwdParams& bp, size_t 
     for (int i = tid; i < CHUNK * V / 2; i += TOK_THREADS) {
       const int r = i / (V / 2), c2 = 2 * (i % (V / 2));
       const float2 rv = drg[i];
-      *reinterpret_cast<u32*>(&dRb[r * VP + c2]) = IO::pack(rv.x, rv.y);
+      *reinterpret_cast<u32*>(&dRb[r * VP + c2]) = bpack<T>(rv.x, rv.y);
     }
     const T* dog = static_cast<const T*>(bp.d_o);
     constexpr int VEC = V / 8;
     for (int i = tid; i < CHUNK * VEC; i += TOK_THREADS) {
       const int r = i / VEC, c8 = i % VEC;
       if (r < len)
-        cp_async16(&dOb[r * VP + 8 * c8], &dog[(static_cast<size_t>(t0 + r) * HO + h) * V + 8 * c8]);
+        bcp_async16(&dOb[r * VP + 8 * c8], &dog[(static_cast<size_t>(t0 + r) * HO + h) * V + 8 * c8]);
       else
         *reinterpret_cast<uint4*>(&dOb[r * VP + 8 * c8]) = make_uint4(0u, 0u, 0u, 0u);
     }
-    cp_async_commit();
+    bcp_commit();
   }
   // dβ's value part and dv = β dR (fp32 dR, per row ti; threads of a row split the values).
   if (ti < len) {
@@ -617,7 +683,7 @@ __device__ __forceinline__ void tokens_products_mma(const BwdParams& bp, size_t 
       else dvo[v] = bet[ti] * r;
     }
   }
-  cp_async_wait<0>();
+  bcp_wait<0>();
   __syncthreads();
   if constexpr (TC) {
     // S (fp32) to the io dtype; dD = Σ S ⊙ dS' with dS' as stored (io dtype).
@@ -630,7 +696,7 @@ __device__ __forceinline__ void tokens_products_mma(const BwdParams& bp, size_t 
       const u32 dsv = ld32(&dSb[r * KP + c2]);
       dd += xv.x * IO::bits_to_f(static_cast<unsigned short>(dsv & 0xffffu)) +
             xv.y * IO::bits_to_f(static_cast<unsigned short>(dsv >> 16));
-      *reinterpret_cast<u32*>(&Sb[r * KP + c2]) = IO::pack(xv.x, xv.y);
+      *reinterpret_cast<u32*>(&Sb[r * KP + c2]) = bpack<T>(xv.x, xv.y);
     }
     __syncthreads();
   }
@@ -657,7 +723,7 @@ __device__ __forceinline__ void tokens_products_mma(const BwdParams& bp, size_t 
       for (int n = 0; n < VQ; ++n) {
         const int nn = 8 * (gq * VQ + n) + g;
         u32 b[2] = {ld32(&Sb[nn * KP + col]), ld32(&Sb[nn * KP + col + 8])};
-        IO::mma(acc[n], a, b);
+        bmma<T>(acc[n], a, b);
       }
     }
     const T* utg = static_cast<const T*>(p.ws_ut) + ch * V * CHUNK;
@@ -672,7 +738,7 @@ __device__ __forceinline__ void tokens_products_mma(const BwdParams& bp, size_t 
             TC ? IO::to_f(Utb[(v + 1) * (CHUNK + 8) + r]) : IO::to_f(utg[static_cast<size_t>(v + 1) * CHUNK + r]);
         const float u0 = ut0 - acc[n][2 * hf];
         const float u1 = ut1 - acc[n][2 * hf + 1];
-        *reinterpret_cast<u32*>(&Ub[r * VP + v]) = IO::pack(u0, u1);
+        *reinterpret_cast<u32*>(&Ub[r * VP + v]) = bpack<T>(u0, u1);
       }
     }
   }
@@ -701,22 +767,22 @@ __device__ __forceinline__ void tokens_products_mma(const BwdParams& bp, size_t 
     for (int np = 0; np < NQ / 2; ++np) {
       const int kc = 16 * (gq * (NQ / 2) + np) + bcol;
       u32 rs[4], rd[4];
-      ldsm_x4_t(rs, &Sb[(16 * kk + lrow) * KP + kc]);
-      ldsm_x4_t(rd, &dSb[(16 * kk + lrow) * KP + kc]);
-      IO::mma(aq[2 * np], ao, rs);
-      IO::mma(aq[2 * np + 1], ao, rs + 2);
-      IO::mma(ae[2 * np], ar, rs);
-      IO::mma(ae[2 * np + 1], ar, rs + 2);
-      IO::mma(ak[2 * np], au, rd);
-      IO::mma(ak[2 * np + 1], au, rd + 2);
+      bldsm_x4_t(rs, &Sb[(16 * kk + lrow) * KP + kc]);
+      bldsm_x4_t(rd, &dSb[(16 * kk + lrow) * KP + kc]);
+      bmma<T>(aq[2 * np], ao, rs);
+      bmma<T>(aq[2 * np + 1], ao, rs + 2);
+      bmma<T>(ae[2 * np], ar, rs);
+      bmma<T>(ae[2 * np + 1], ar, rs + 2);
+      bmma<T>(ak[2 * np], au, rd);
+      bmma<T>(ak[2 * np + 1], au, rd + 2);
     }
     // B[k = v][n = j] = U[j][v] ([n][k]: plain 32-bit loads); token tiles 2gq, 2gq + 1.
 #pragma unroll
     for (int n = 0; n < 2; ++n) {
       const int nn = 8 * (2 * gq + n) + g;
       u32 b[2] = {ld32(&Ub[nn * VP + col]), ld32(&Ub[nn * VP + col + 8])};
-      IO::mma(aa[n], ao, b);
-      IO::mma(al[n], ar, b);
+      bmma<T>(aa[n], ao, b);
+      bmma<T>(al[n], ar, b);
     }
   }
   __syncthreads();  // every operand read: the region takes the fp32 results
@@ -768,7 +834,6 @@ __device__ __forceinline__ void tokens_products_mma(const BwdParams& bp, size_t 
   }
   __syncthreads();  // the region is the caller's again
 }
-#endif  // GDN_HOST_EMU
 
 template <typename T, int K, int V, bool MMA = false>
 __device__ __forceinline__ void bwd_tokens_body(const BwdParams& bp) {
@@ -828,10 +893,8 @@ __device__ __forceinline__ void bwd_tokens_body(const BwdParams& bp) {
 
   if constexpr (MMA) {
     __syncthreads();  // gam, bet
-#ifndef GDN_HOST_EMU
     float faa[2][4], fal[2][4];
     tokens_products_mma<T, K, V>(bp, ch, t0, len, h, vh, bet, dqp, de, dkr, da, dl, dd, dbv_acc, faa, fal);
-#endif
   } else
   for (int vt = 0; vt < V; vt += VT) {
     __syncthreads();  // previous slice consumed
@@ -1092,7 +1155,6 @@ __device__ __forceinline__ void bwd_tokens_body(const BwdParams& bp) {
   store_any(bp.dbeta, p.beta_dtype, gi, db);
 }
 
-#ifndef GDN_HOST_EMU  // tensor-core code: not part of the CPU host emulation
 // ---------------------------------------------------------------------------------------
 // Stage 5, all products on the tensor cores (gdn_bwd_tokens_tc, the default): the value-dimension
 // products of tokens_products_mma (dS' read in the io dtype), then the two chunk-local phases of
@@ -1183,12 +1245,12 @@ __device__ __forceinline__ void bwd_tokens_tc_body(const BwdParams& bp) {
       T* dst = (which ? Kraw : Qraw) + r * KP + 8 * c8;
       if (r < len) {
         const T* src = which ? kg + (static_cast<size_t>(t0 + r) * p.hk + kh) * K : qg + (static_cast<size_t>(t0 + r) * p.h + qh) * K;
-        cp_async16(dst, src + 8 * c8);
+        bcp_async16(dst, src + 8 * c8);
       } else {
         *reinterpret_cast<uint4*>(dst) = make_uint4(0u, 0u, 0u, 0u);
       }
     }
-    cp_async_commit();
+    bcp_commit();
   }
   if (tid < CHUNK) {
     gam[tid] = bp.ws_gam[ch * CHUNK + tid];
@@ -1276,8 +1338,8 @@ __device__ __forceinline__ void bwd_tokens_tc_body(const BwdParams& bp) {
       for (int n = 0; n < 2; ++n) {
         const int nn = 8 * (2 * gq + n) + g;
         u32 b[2] = {ld32(&Kb[nn * KP + col]), ld32(&Kb[nn * KP + col + 8])};
-        IO::mma(sqk[n], aq, b);
-        IO::mma(skk[n], ak, b);
+        bmma<T>(sqk[n], aq, b);
+        bmma<T>(skk[n], ak, b);
       }
     }
     float dblp[2] = {0.f, 0.f};
@@ -1314,7 +1376,7 @@ __device__ __forceinline__ void bwd_tokens_tc_body(const BwdParams& bp) {
             Ml[ri * CP + j] = IO::from_f(0.f);
           }
         }
-        *reinterpret_cast<u32*>(&Pa[ri * CP + 8 * (2 * gq + n) + cq]) = IO::pack(dap[0], dap[1]);
+        *reinterpret_cast<u32*>(&Pa[ri * CP + 8 * (2 * gq + n) + cq]) = bpack<T>(dap[0], dap[1]);
       }
     }
     // The L part of dβ: the row's 16 columns of this warp (4 lanes), then the 4 column groups.
@@ -1357,14 +1419,14 @@ __device__ __forceinline__ void bwd_tokens_tc_body(const BwdParams& bp) {
     for (int np = 0; np < NQ / 2; ++np) {
       const int kc = 16 * (gq * (NQ / 2) + np) + bcol;
       u32 rk4[4], rq4[4];
-      ldsm_x4_t(rk4, &Kb[(16 * kk + lrow) * KP + kc]);
-      ldsm_x4_t(rq4, &Qb[(16 * kk + lrow) * KP + kc]);
-      IO::mma(bq[2 * np], apa, rk4);
-      IO::mma(bq[2 * np + 1], apa, rk4 + 2);
-      IO::mma(bk[2 * np], apt, rq4);
-      IO::mma(bk[2 * np + 1], apt, rq4 + 2);
-      IO::mma(bk[2 * np], aml, rk4);
-      IO::mma(bk[2 * np + 1], aml, rk4 + 2);
+      bldsm_x4_t(rk4, &Kb[(16 * kk + lrow) * KP + kc]);
+      bldsm_x4_t(rq4, &Qb[(16 * kk + lrow) * KP + kc]);
+      bmma<T>(bq[2 * np], apa, rk4);
+      bmma<T>(bq[2 * np + 1], apa, rk4 + 2);
+      bmma<T>(bk[2 * np], apt, rq4);
+      bmma<T>(bk[2 * np + 1], apt, rq4 + 2);
+      bmma<T>(bk[2 * np], aml, rk4);
+      bmma<T>(bk[2 * np + 1], aml, rk4 + 2);
     }
   }
   __syncthreads();  // every operand read: the region takes the fp32 results
@@ -1477,7 +1539,6 @@ __device__ __forceinline__ void bwd_tokens_tc_body(const BwdParams& bp) {
   }
   store_any(bp.dbeta, p.beta_dtype, gi, db);
 }
-#endif  // GDN_HOST_EMU
 
 // ---------------------------------------------------------------------------------------
 // Stage 6: head-group folds. grid (T, 3): y = 0 dQ, 1 dK, 2 dV; block = max(K, V) threads.
