@@ -1,14 +1,25 @@
-// Runs the GDN backward's CUDA-core stages (kernels/include/gdn_bwd.cuh: reverse scan, token
-// gradients, head folds, parameter sums) on the CPU, one std::thread per CUDA thread with real
-// barriers for __syncthreads and per-warp exchanges for shuffles, over workspace inputs that the
-// prep / forward-scan stages would write (computed here in double, stored in their device dtypes),
-// and compares the gradients with an fp64 per-token reference backward. It checks the kernels'
-// indexing, thread mappings and barrier placement without a GPU (the mma-based prep and scan are
-// the forward's, checked on the H200).
+// Runs the GDN backward's stages after the forward replay (kernels/include/gdn_bwd.cuh: reverse
+// scan, token gradients, head folds, parameter sums) on the CPU, one std::thread per CUDA thread
+// with real barriers for __syncthreads and per-warp exchanges for shuffles, over workspace inputs
+// that the prep / forward-scan stages would write (computed here in double, stored in their device
+// dtypes), and compares the gradients with an fp64 per-token reference backward. It checks the
+// kernels' indexing, thread mappings, fragment layouts and barrier placement without a GPU (the
+// prep and forward scan are the forward's, checked on the H200).
+//
+// Three kernel sets (argument: fp32, mma, tc or all; default all):
+//   fp32  the CUDA-core reverse scan and token stage (session 2);
+//   mma   the tensor-core reverse scan (fp32 dS') and token stage with the CUDA-core tail (session 3);
+//   tc    the default: io-dtype dS', every token-stage product on the tensor cores, direct dQ/dK/dV
+//         (FLAG_BWD_DIRECT; the fold only for grouped ports).
+// The tensor-core primitives of gdn_bwd.cuh (bmma, bldsm_x4_t, bcp_async16, ...) are emulated here
+// warp-collectively: mma.sync m16n8k16 from the 32 lanes' fragments (fp64 sums of the io-dtype
+// products onto the fp32 accumulator), ldmatrix.x4.trans from the 32 lanes' row addresses, and
+// cp.async as per-thread copies deferred to the wait that covers their group (a read before the
+// wait sees the NaN-filled shared memory).
 //
 // Build and run (CPU machine), from the repository root:
-//   g++ -std=c++20 -O2 -pthread -Ikernels/include bench/gdn_bwd_host_emu.cpp -o /tmp/gdn_bwd_host_emu
-//   /tmp/gdn_bwd_host_emu
+//   g++ -std=c++20 -O2 -fno-strict-aliasing -pthread -Ikernels/include bench/gdn_bwd_host_emu.cpp -o /tmp/gdn_bwd_host_emu
+//   /tmp/gdn_bwd_host_emu [fp32|mma|tc|all]
 // Every case runs the kernels twice (NaN-refilled outputs and scratch) and requires bitwise-equal
 // results: with real threads, a missing barrier shows up as a difference.
 #include <barrier>
@@ -17,7 +28,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <algorithm>
+#include <atomic>
 #include <functional>
+#include <string>
 #include <tuple>
 #include <memory>
 #include <thread>
@@ -67,6 +80,70 @@ float __shfl_xor_sync(unsigned, float v, int o) {
 }
 float __shfl_up_sync(unsigned, float, int) { return 0.f; }
 
+// ---- tensor-core and async-copy primitives (warp-collective emulation) ----
+static gdn::u32 g_ma[32][32][4], g_mb[32][32][2];
+static const void* g_mp[32][32];
+namespace gdn {
+template <typename T>
+void emu_mma(float* c, const u32* a, const u32* b) {
+  const unsigned w = t_tid / 32, l = t_tid % 32;
+  for (int i = 0; i < 4; ++i) g_ma[w][l][i] = a[i];
+  g_mb[w][l][0] = b[0];
+  g_mb[w][l][1] = b[1];
+  g_warp[w]->arrive_and_wait();
+  auto half = [](u32 x, int k) { return static_cast<unsigned short>((k & 1) ? x >> 16 : x & 0xffffu); };
+  // A (16 x 16, row-major fragments): a0 (g, 2t..), a1 (g + 8, 2t..), a2 (g, 2t + 8..), a3 (g + 8, 2t + 8..).
+  auto A = [&](int row, int k) {
+    return static_cast<double>(Io<T>::bits_to_f(half(g_ma[w][(row & 7) * 4 + (k & 7) / 2][(row >> 3) + 2 * (k >> 3)], k)));
+  };
+  // B (16 x 8, column fragments): b0 (k = 2t.., n = g), b1 (k = 2t + 8.., n = g).
+  auto B = [&](int k, int n) { return static_cast<double>(Io<T>::bits_to_f(half(g_mb[w][n * 4 + (k & 7) / 2][k >> 3], k))); };
+  const int g = l >> 2, t = l & 3;
+  float out[4];
+  for (int e = 0; e < 4; ++e) {
+    const int row = g + 8 * (e >> 1), col = 2 * t + (e & 1);
+    double s = c[e];
+    for (int k = 0; k < 16; ++k) s += A(row, k) * B(k, col);
+    out[e] = static_cast<float>(s);
+  }
+  g_warp[w]->arrive_and_wait();
+  for (int e = 0; e < 4; ++e) c[e] = out[e];
+}
+template void emu_mma<gdn_bf16>(float*, const u32*, const u32*);
+template void emu_mma<gdn_f16>(float*, const u32*, const u32*);
+// ldmatrix.x4.trans: lanes 8m..8m+7 address the rows of matrix m; lane l receives, per matrix,
+// (row 2(l%4), column l/4) in the low half and (row 2(l%4) + 1, column l/4) in the high half.
+void emu_ldsm_x4_t(u32* r, const void* p) {
+  const unsigned w = t_tid / 32, l = t_tid % 32;
+  g_mp[w][l] = p;
+  g_warp[w]->arrive_and_wait();
+  for (int m = 0; m < 4; ++m) {
+    const auto* r0 = static_cast<const unsigned short*>(g_mp[w][8 * m + 2 * (l & 3)]);
+    const auto* r1 = static_cast<const unsigned short*>(g_mp[w][8 * m + 2 * (l & 3) + 1]);
+    r[m] = static_cast<u32>(r0[l >> 2]) | (static_cast<u32>(r1[l >> 2]) << 16);
+  }
+  g_warp[w]->arrive_and_wait();
+}
+struct PendingCopy {
+  void* dst;
+  const void* src;
+};
+thread_local std::vector<PendingCopy> t_open;                 // issued, not yet committed
+thread_local std::vector<std::vector<PendingCopy>> t_groups;  // committed, oldest first
+void emu_cp_async16(void* dst, const void* src) { t_open.push_back({dst, src}); }
+void emu_cp_async_commit() {
+  t_groups.push_back(std::move(t_open));
+  t_open.clear();
+}
+void emu_cp_async_wait(int n) {
+  while (static_cast<int>(t_groups.size()) > n) {
+    for (auto& x : t_groups.front()) memcpy(x.dst, x.src, 16);
+    t_groups.erase(t_groups.begin());
+  }
+}
+}  // namespace gdn
+static std::atomic<int> g_unwaited{0};  // threads that ended with copies never waited for
+
 static void launch(U3 grid, unsigned threads, const std::function<void()>& body) {
   for (unsigned z = 0; z < grid.z; ++z)
     for (unsigned y = 0; y < grid.y; ++y)
@@ -82,6 +159,9 @@ static void launch(U3 grid, unsigned threads, const std::function<void()>& body)
             blockIdx = {x, y, z};
             t_tid = t;
             body();
+            if (!gdn::t_open.empty() || !gdn::t_groups.empty()) ++g_unwaited;
+            gdn::t_open.clear();
+            gdn::t_groups.clear();
             // A thread that returned early leaves the barriers of its block and warp.
             g_block->arrive_and_drop();
             g_warp[t / 32]->arrive_and_drop();
@@ -110,8 +190,10 @@ static double rms_ratio(const std::vector<double>& a, const std::vector<double>&
   return std::sqrt(num / (den > 0 ? den : 1));
 }
 
+enum class Set { Fp32, Mma, Tc };
+
 template <typename IOT, int K>
-int run_case(const char* name, int H, int HV, bool l2norm, bool safe, std::vector<int> lens) {
+int run_case(Set set, const char* name, int H, int HV, bool l2norm, bool safe, std::vector<int> lens) {
   constexpr int V = K, C = 64;
   const int HK = H, HO = std::max(H, HV), N = static_cast<int>(lens.size());
   std::vector<int> cu{0};
@@ -350,13 +432,25 @@ int run_case(const char* name, int H, int HV, bool l2norm, bool safe, std::vecto
   bp.ws_t = ws_t.data(); bp.ws_e = ws_e.data(); bp.ws_gam = ws_gam.data(); bp.ws_bet = ws_bet.data(); bp.ws_s = ws_s.data();
   bp.ws_ds = ws_ds.data(); bp.ws_dr = ws_dr.data(); bp.ws_dq = ws_dq.data(); bp.ws_dk = ws_dk.data(); bp.ws_dv = ws_dv.data();
   bp.ws_pa = ws_pa.data(); bp.ws_pb = ws_pb.data();
+  const int base_flags = p.flags;
   auto run_kernels = [&] {
     for (auto* v : {&ws_ds, &ws_dr, &ws_dq, &ws_dk, &ws_dv, &ws_pa, &ws_pb, &dg, &db, &dis, &da, &dt})
       std::fill(v->begin(), v->end(), NAN);
     for (auto* v : {&dq, &dk, &dv}) std::fill(v->begin(), v->end(), 0xFFFF);
-    launch({V / gdn::DSCAN_VS, unsigned(HO), unsigned(N)}, gdn::DSCAN_THREADS, [&] { gdn::bwd_dscan_body<IOT, K, V>(bp); });
-    launch({unsigned(slots), unsigned(HO), 1}, gdn::TOK_THREADS, [&] { gdn::bwd_tokens_body<IOT, K, V>(bp); });
-    if (T > 0) launch({unsigned(T), 3, 1}, K, [&] { gdn::bwd_fold_body<IOT, K, V>(bp); });
+    constexpr unsigned MW = gdn::DSCAN_MMA_WARPS, MS = gdn::DSCAN_MMA_STAGES;
+    p.flags = base_flags | (set == Set::Tc ? gdn::FLAG_BWD_DIRECT : 0);
+    if (set == Set::Fp32) {
+      launch({V / gdn::DSCAN_VS, unsigned(HO), unsigned(N)}, gdn::DSCAN_THREADS, [&] { gdn::bwd_dscan_body<IOT, K, V>(bp); });
+      launch({unsigned(slots), unsigned(HO), 1}, gdn::TOK_THREADS, [&] { gdn::bwd_tokens_body<IOT, K, V>(bp); });
+    } else if (set == Set::Mma) {
+      launch({V / (16 * MW), unsigned(HO), unsigned(N)}, MW * 32, [&] { gdn::bwd_dscan_mma_body<IOT, K, V, MW, MS>(bp); });
+      launch({unsigned(slots), unsigned(HO), 1}, gdn::TOK_THREADS, [&] { gdn::bwd_tokens_body<IOT, K, V, true>(bp); });
+    } else {
+      launch({V / (16 * MW), unsigned(HO), unsigned(N)}, MW * 32, [&] { gdn::bwd_dscan_mma_body<IOT, K, V, MW, MS, true>(bp); });
+      launch({unsigned(slots), unsigned(HO), 1}, gdn::TOK_THREADS, [&] { gdn::bwd_tokens_tc_body<IOT, K, V>(bp); });
+    }
+    const bool grouped = H != HO || HK != HO || HV != HO;
+    if (T > 0 && (set != Set::Tc || grouped)) launch({unsigned(T), 3, 1}, K, [&] { gdn::bwd_fold_body<IOT, K, V>(bp); });
     if (safe) launch({unsigned(HO), 1, 1}, gdn::PARAM_THREADS, [&] { gdn::bwd_params_body(bp); });
   };
   run_kernels();
@@ -415,18 +509,28 @@ int run_case(const char* name, int H, int HV, bool l2norm, bool safe, std::vecto
     if (!finite || !(e <= r.tol)) ++fails;
   }
   if (!repeatable) ++fails;
+  if (g_unwaited.exchange(0) != 0) {
+    printf(" (cp.async copies never waited for!)");
+    ++fails;
+  }
   printf("%s%s\n", repeatable ? " repeat bitwise" : " REPEAT DIFFERS", fails ? "  FAIL" : "  ok");
   return fails;
 }
 
-int main() {
+int main(int argc, char** argv) {
+  const std::string which = argc > 1 ? argv[1] : "all";
   int fails = 0;
-  fails += run_case<gdn::gdn_bf16, 64>("bf16 K=V=64 H=HV=2, log gate, lens 70,0,5,130", 2, 2, false, false, {70, 0, 5, 130});
-  fails += run_case<gdn::gdn_bf16, 64>("bf16 K=V=64 GVA 1/2, l2norm, safe gate, 64,65", 1, 2, true, true, {64, 65});
-  fails += run_case<gdn::gdn_bf16, 64>("bf16 K=V=64 GQA 2/1, l2norm, lens 1,17,128", 2, 1, true, false, {1, 17, 128});
-  fails += run_case<gdn::gdn_bf16, 128>("bf16 K=V=128 GVA 1/2, safe gate, lens 65,0,3", 1, 2, false, true, {65, 0, 3});
-  fails += run_case<gdn::gdn_f16, 128>("fp16 K=V=128 H=HV=1, l2norm, lens 100,64", 1, 1, true, false, {100, 64});
-  fails += run_case<gdn::gdn_f16, 64>("fp16 K=V=64 GVA 2/4, safe gate, lens 3,66", 2, 4, false, true, {3, 66});
+  for (auto [set, tag] : {std::pair{Set::Fp32, "fp32"}, std::pair{Set::Mma, "mma"}, std::pair{Set::Tc, "tc"}}) {
+    if (which != "all" && which != tag) continue;
+    printf("== kernel set %s\n", tag);
+    rng_state = 12345;  // the same inputs for every set
+    fails += run_case<gdn::gdn_bf16, 64>(set, "bf16 K=V=64 H=HV=2, log gate, lens 70,0,5,130", 2, 2, false, false, {70, 0, 5, 130});
+    fails += run_case<gdn::gdn_bf16, 64>(set, "bf16 K=V=64 GVA 1/2, l2norm, safe gate, 64,65", 1, 2, true, true, {64, 65});
+    fails += run_case<gdn::gdn_bf16, 64>(set, "bf16 K=V=64 GQA 2/1, l2norm, lens 1,17,128", 2, 1, true, false, {1, 17, 128});
+    fails += run_case<gdn::gdn_bf16, 128>(set, "bf16 K=V=128 GVA 1/2, safe gate, lens 65,0,3", 1, 2, false, true, {65, 0, 3});
+    fails += run_case<gdn::gdn_f16, 128>(set, "fp16 K=V=128 H=HV=1, l2norm, lens 100,64", 1, 1, true, false, {100, 64});
+    fails += run_case<gdn::gdn_f16, 64>(set, "fp16 K=V=64 GVA 2/4, safe gate, lens 3,66", 2, 4, false, true, {3, 66});
+  }
   printf("%s\n", fails ? "host emulation: FAILED" : "host emulation: all gradients within tolerance");
   return fails ? 1 : 0;
 }

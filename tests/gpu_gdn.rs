@@ -1197,11 +1197,13 @@ fn timing_at_benchmark_shapes() {
         let (gf, nf, insf) = graph_for("gdn");
         let fwd = time_graph(&caller, gf, nf, &insf, &["O", "final_state"]);
         let bwd_outs = ["dQ", "dK", "dV", "dG", "dBeta", "d_initial_state"];
-        // The fp32 CUDA-core reverse scan and token stage (before) and the default tensor-core
-        // ones (after), each as a whole and cut after every launch (DNNPLAN_GDN_BWD_STEPS, read at build): the stage
-        // times are the differences.
+        // Session 3's kernels (mma: tensor-core reverse scan with fp32 dS', token products on the
+        // tensor cores with the CUDA-core tail; before) and the default ones (tc: io-dtype dS',
+        // every token-stage product on the tensor cores, direct dQ/dK/dV; after), each as a
+        // whole and cut after every launch (DNNPLAN_GDN_BWD_STEPS, read at build): the stage
+        // times are the differences (without head groups the tc plan has no fold: "fold 0").
         let mut bwd = 0.0;
-        for variant in ["fp32", "mma"] {
+        for variant in ["mma", "tc"] {
             // SAFETY: the GPU tests run single-threaded (--test-threads=1); nothing else reads
             // the environment meanwhile.
             unsafe {

@@ -13,19 +13,24 @@
 //     (W, Q⁺, Kᴿ, Ũᵀ, A, Γ_last) plus T, E, Γ, β kept for the backward
 //  3. gdn_bwd_fscan  (V/64 × HO × N)                          the forward state scan replayed,
 //     writing the fp32 state S_c entering every chunk
-//  4. gdn_bwd_dscan_mma (V/64 × HO × N, 4 warps; the default) or its fp32 CUDA-core variant
-//     gdn_bwd_dscan (V/16 × HO × N, 128 threads; DNNPLAN_GDN_BWD_DSCAN=fp32): reverse scan of dX = dSᵀ:
+//  4. gdn_bwd_dscan_io (V/64 × HO × N, 4 warps; the default: dS' stored in the io dtype), or
+//     gdn_bwd_dscan_mma (the same with fp32 dS', with the older token stages) or its fp32
+//     CUDA-core variant gdn_bwd_dscan (V/16 × HO × N, 128 threads; DNNPLAN_GDN_BWD_DSCAN=fp32):
+//     reverse scan of dX = dSᵀ:
 //     per chunk (reverse) stores dX' (the gradient of the state leaving the chunk), then
 //     dUᵀ = dOᵀ A + dX' Kᴿᵀ, dRᵀ = dUᵀ T (stored, fp32), dX = e^{Γ_last} dX' + dOᵀ Q⁺ − dRᵀ E;
 //     finally d_initial_state = dX
-//  5. gdn_bwd_tokens_mma (the default: the value-dimension products on the tensor cores) or
-//     gdn_bwd_tokens (fp32 CUDA cores; DNNPLAN_GDN_BWD_TOKENS=fp32), chunk slots × HO, 512 threads: per chunk, all value rows in one
-//     block: U = Ũ − W S_c, dQ⁺ = dO S_cᵀ, dE = −dR S_cᵀ, dKᴿ = U dS'ᵀ, dA = dO Uᵀ,
+//  5. gdn_bwd_tokens_tc (the default: every product on the tensor cores, dS' in the io dtype from
+//     gdn_bwd_dscan_io, dq/dk/dv of ungrouped ports written directly; bwd_tokens_tc_body), or
+//     gdn_bwd_tokens_mma (value-dimension products on the tensor cores, CUDA-core tail;
+//     DNNPLAN_GDN_BWD_TOKENS=mma) or gdn_bwd_tokens (fp32 CUDA cores; DNNPLAN_GDN_BWD_TOKENS=fp32),
+//     chunk slots × HO, 512 threads: per chunk, all value rows in one block: U = Ũ − W S_c, dQ⁺ = dO S_cᵀ, dE = −dR S_cᵀ, dKᴿ = U dS'ᵀ, dA = dO Uᵀ,
 //     dL = −dR Uᵀ, dD = Σ S_c ⊙ dS'; then dq̂, dk̂, dv, dβ, dΓ, the reverse cumulative sum into
 //     d log α and the port chain rules (l2norm, beta sigmoid, gate transforms); dq/dk/dv per
 //     output head (fp32) to the workspace, dG and dBeta straight to their ports
 //  6. gdn_bwd_fold   (T × 3)                                  head-group sums (fixed order) into
-//     dQ, dK, dV in the io dtype
+//     dQ, dK, dV in the io dtype (with FLAG_BWD_DIRECT only for grouped ports; not launched when
+//     no port is grouped)
 //  7. gdn_bwd_params (HO, 256 threads, 2 KB dynamic smem)    d_a_log, d_dt_bias: fixed-shape
 //     reductions over tokens
 #pragma once
@@ -62,6 +67,10 @@ struct BwdParams {
   float* ws_pb;    // [T, HO]: dG (d_dt_bias terms)
 };
 
+// FwdParams::flags bit set by the backward plan with gdn_bwd_tokens_tc: dq / dk / dv of a port
+// with HO heads are written by the token stage in the io dtype, and the fold skips that port.
+constexpr int FLAG_BWD_DIRECT = 1 << 12;
+
 static_assert(sizeof(BwdParams) == 392, "BwdParams layout changed: update src/engines/gdn/params.rs");
 
 __device__ __forceinline__ void store_any(void* p, int dtype, long long i, float x) {
@@ -71,6 +80,75 @@ __device__ __forceinline__ void store_any(void* p, int dtype, long long i, float
 }
 
 __device__ __forceinline__ float sigmoidf_(float x) { return 1.f / (1.f + __expf(-x)); }
+
+// ---------------------------------------------------------------------------------------
+// Tensor-core and async-copy primitives of the backward: the forward header's on the GPU; under
+// GDN_HOST_EMU (bench/gdn_bwd_host_emu.cpp) the host emulation's warp-collective versions, so that
+// the tensor-core stages run on the CPU too.
+// ---------------------------------------------------------------------------------------
+#ifdef GDN_HOST_EMU
+template <typename T>
+void emu_mma(float* c, const u32* a, const u32* b);
+void emu_ldsm_x4_t(u32* r, const void* smem);
+void emu_cp_async16(void* smem, const void* gmem);
+void emu_cp_async_commit();
+void emu_cp_async_wait(int n);
+#endif
+template <typename T>
+__device__ __forceinline__ void bmma(float* c, const u32* a, const u32* b) {
+#ifdef GDN_HOST_EMU
+  emu_mma<T>(c, a, b);
+#else
+  Io<T>::mma(c, a, b);
+#endif
+}
+// Two values rounded to T, `a` in the low half.
+template <typename T>
+__device__ __forceinline__ u32 bpack(float a, float b) {
+#ifdef GDN_HOST_EMU
+  return static_cast<u32>(Io<T>::f_to_bits(a)) | (static_cast<u32>(Io<T>::f_to_bits(b)) << 16);
+#else
+  return Io<T>::pack(a, b);
+#endif
+}
+__device__ __forceinline__ void bldsm_x4_t(u32* r, const void* smem) {
+#ifdef GDN_HOST_EMU
+  emu_ldsm_x4_t(r, smem);
+#else
+  ldsm_x4_t(r, smem);
+#endif
+}
+__device__ __forceinline__ void bcp_async16(void* smem, const void* gmem) {
+#ifdef GDN_HOST_EMU
+  emu_cp_async16(smem, gmem);
+#else
+  cp_async16(smem, gmem);
+#endif
+}
+__device__ __forceinline__ void bcp_commit() {
+#ifdef GDN_HOST_EMU
+  emu_cp_async_commit();
+#else
+  cp_async_commit();
+#endif
+}
+template <int N>
+__device__ __forceinline__ void bcp_wait() {
+#ifdef GDN_HOST_EMU
+  emu_cp_async_wait(N);
+#else
+  cp_async_wait<N>();
+#endif
+}
+// tile_async (gdn_fwd.cuh) through bcp_async16.
+template <typename T, int ROWLEN>
+__device__ __forceinline__ void btile_async(T* dst, const T* src, int rows, size_t gstride, int tid, int nthreads) {
+  constexpr int VEC = ROWLEN / 8;
+  for (int i = tid; i < rows * VEC; i += nthreads) {
+    const int r = i / VEC, c8 = i % VEC;
+    bcp_async16(&dst[r * (ROWLEN + 8) + 8 * c8], &src[r * gstride + 8 * c8]);
+  }
+}
 
 // ---------------------------------------------------------------------------------------
 // Stage 4: reverse state-gradient scan. Block: 16 value rows [v0, v0 + 16) of one (seq, head).
@@ -214,7 +292,6 @@ __device__ __forceinline__ void bwd_dscan_body(const BwdParams& bp) {
   }
 }
 
-#ifndef GDN_HOST_EMU  // tensor-core code: not part of the CPU host emulation
 // ---------------------------------------------------------------------------------------
 // Stage 4 on the tensor cores (the default): the same recurrence as bwd_dscan_body, with the
 // forward scan's fragment layouts. Block: NW warps, 16 value rows each (VS = 16·NW rows of one
@@ -242,7 +319,9 @@ struct DscanMmaSmem {
   static constexpr size_t bytes = STAGES * stage;
 };
 
-template <typename T, int K, int V, int NW, int STAGES>
+// DS_IO: dS' leaves in the io dtype (read so by gdn_bwd_tokens_tc, which rounds it to the io dtype
+// as an operand anyway) instead of fp32.
+template <typename T, int K, int V, int NW, int STAGES, bool DS_IO = false>
 __device__ __forceinline__ void bwd_dscan_mma_body(const BwdParams& bp) {
   using S = DscanMmaSmem<K, NW, STAGES>;
   using IO = Io<T>;
@@ -291,11 +370,11 @@ __device__ __forceinline__ void bwd_dscan_mma_body(const BwdParams& bp) {
     unsigned char* base = smem + st * S::stage;
     const size_t ch = static_cast<size_t>(c) * HO + h;
     constexpr int NT = NW * 32;
-    tile_async<T, CHUNK>(reinterpret_cast<T*>(base + S::a_off), static_cast<const T*>(p.ws_a) + ch * CHUNK * CHUNK, CHUNK, CHUNK, tid, NT);
-    tile_async<T, CHUNK>(reinterpret_cast<T*>(base + S::t_off), static_cast<const T*>(bp.ws_t) + ch * CHUNK * CHUNK, CHUNK, CHUNK, tid, NT);
-    tile_async<T, K>(reinterpret_cast<T*>(base + S::kr_off), static_cast<const T*>(p.ws_kr) + ch * CHUNK * K, CHUNK, K, tid, NT);
-    tile_async<T, K>(reinterpret_cast<T*>(base + S::q_off), static_cast<const T*>(p.ws_q) + ch * CHUNK * K, CHUNK, K, tid, NT);
-    tile_async<T, K>(reinterpret_cast<T*>(base + S::e_off), static_cast<const T*>(bp.ws_e) + ch * CHUNK * K, CHUNK, K, tid, NT);
+    btile_async<T, CHUNK>(reinterpret_cast<T*>(base + S::a_off), static_cast<const T*>(p.ws_a) + ch * CHUNK * CHUNK, CHUNK, CHUNK, tid, NT);
+    btile_async<T, CHUNK>(reinterpret_cast<T*>(base + S::t_off), static_cast<const T*>(bp.ws_t) + ch * CHUNK * CHUNK, CHUNK, CHUNK, tid, NT);
+    btile_async<T, K>(reinterpret_cast<T*>(base + S::kr_off), static_cast<const T*>(p.ws_kr) + ch * CHUNK * K, CHUNK, K, tid, NT);
+    btile_async<T, K>(reinterpret_cast<T*>(base + S::q_off), static_cast<const T*>(p.ws_q) + ch * CHUNK * K, CHUNK, K, tid, NT);
+    btile_async<T, K>(reinterpret_cast<T*>(base + S::e_off), static_cast<const T*>(bp.ws_e) + ch * CHUNK * K, CHUNK, K, tid, NT);
     const long long t0 = cs + static_cast<long long>(c - c_begin) * CHUNK;
     const int len = static_cast<int>(min_ll(static_cast<long long>(CHUNK), ce - t0));
     T* ds = reinterpret_cast<T*>(base + S::do_off);
@@ -304,7 +383,7 @@ __device__ __forceinline__ void bwd_dscan_mma_body(const BwdParams& bp) {
     for (int i = tid; i < CHUNK * VEC; i += NT) {
       const int r = i / VEC, c8 = i % VEC;
       if (r < len)
-        cp_async16(&ds[r * DP + 8 * c8], &dog[(static_cast<size_t>(t0 + r) * HO + h) * V + vb + 8 * c8]);
+        bcp_async16(&ds[r * DP + 8 * c8], &dog[(static_cast<size_t>(t0 + r) * HO + h) * V + vb + 8 * c8]);
       else
         *reinterpret_cast<uint4*>(&ds[r * DP + 8 * c8]) = make_uint4(0u, 0u, 0u, 0u);
     }
@@ -312,7 +391,7 @@ __device__ __forceinline__ void bwd_dscan_mma_body(const BwdParams& bp) {
 #pragma unroll
   for (int sidx = 0; sidx < STAGES - 1; ++sidx) {
     if (sidx < nch) issue(sidx, sidx);
-    cp_async_commit();
+    bcp_commit();
   }
   const int lrow = (lane & 7) + 8 * ((lane >> 3) & 1);  // ldmatrix.trans rows of a B operand
   const int bcol = 8 * (lane >> 4);
@@ -322,10 +401,10 @@ __device__ __forceinline__ void bwd_dscan_mma_body(const BwdParams& bp) {
     const int c = c_end - 1 - s;
     const int st = s % STAGES;
     if (s + STAGES - 1 < nch) issue(s + STAGES - 1, (s + STAGES - 1) % STAGES);
-    cp_async_commit();
+    bcp_commit();
     const size_t ch = static_cast<size_t>(c) * HO + h;
     const float decay = __expf(p.ws_gl[ch]);
-    cp_async_wait<STAGES - 1>();
+    bcp_wait<STAGES - 1>();
     __syncthreads();
     unsigned char* base = smem + st * S::stage;
     const T* As = reinterpret_cast<const T*>(base + S::a_off);
@@ -335,7 +414,16 @@ __device__ __forceinline__ void bwd_dscan_mma_body(const BwdParams& bp) {
     const T* Es = reinterpret_cast<const T*>(base + S::e_off);
     const T* Ds = reinterpret_cast<const T*>(base + S::do_off);
     // dS' of this chunk (the gradient of the state leaving it), for the token stage.
-    {
+    if constexpr (DS_IO) {
+      T* xs = reinterpret_cast<T*>(bp.ws_ds) + ch * V * K;
+#pragma unroll
+      for (int nt = 0; nt < K / 8; ++nt) {
+#pragma unroll
+        for (int hf = 0; hf < 2; ++hf)
+          *reinterpret_cast<u32*>(&xs[static_cast<size_t>(vr + 8 * hf) * K + 8 * nt + cq]) =
+              bpack<T>(x[nt][2 * hf], x[nt][2 * hf + 1]);
+      }
+    } else {
       float* xs = bp.ws_ds + ch * V * K;
 #pragma unroll
       for (int nt = 0; nt < K / 8; ++nt) {
@@ -348,7 +436,7 @@ __device__ __forceinline__ void bwd_dscan_mma_body(const BwdParams& bp) {
     // dOᵀ as A fragments (value rows × tokens), transposed out of the [token][value] tile.
     u32 doa[4][4];
 #pragma unroll
-    for (int kk = 0; kk < 4; ++kk) ldsm_x4_t(doa[kk], &Ds[(16 * kk + arow) * DP + acol]);
+    for (int kk = 0; kk < 4; ++kk) bldsm_x4_t(doa[kk], &Ds[(16 * kk + arow) * DP + acol]);
     // dUᵀ = dX Kᴿᵀ + dOᵀ A   (16 value rows × 64 tokens).
     float du[8][4];
 #pragma unroll
@@ -357,14 +445,14 @@ __device__ __forceinline__ void bwd_dscan_mma_body(const BwdParams& bp) {
       for (int e = 0; e < 4; ++e) du[nt][e] = 0.f;
 #pragma unroll
     for (int kk = 0; kk < K / 16; ++kk) {
-      u32 a[4] = {IO::pack(x[2 * kk][0], x[2 * kk][1]), IO::pack(x[2 * kk][2], x[2 * kk][3]),
-                  IO::pack(x[2 * kk + 1][0], x[2 * kk + 1][1]), IO::pack(x[2 * kk + 1][2], x[2 * kk + 1][3])};
+      u32 a[4] = {bpack<T>(x[2 * kk][0], x[2 * kk][1]), bpack<T>(x[2 * kk][2], x[2 * kk][3]),
+                  bpack<T>(x[2 * kk + 1][0], x[2 * kk + 1][1]), bpack<T>(x[2 * kk + 1][2], x[2 * kk + 1][3])};
       const int col = 16 * kk + cq;
 #pragma unroll
       for (int nt = 0; nt < 8; ++nt) {
         const int n = 8 * nt + (lane >> 2);
         u32 bk[2] = {ld32(&KRs[n * KP + col]), ld32(&KRs[n * KP + col + 8])};
-        IO::mma(du[nt], a, bk);
+        bmma<T>(du[nt], a, bk);
       }
     }
     // B[k = j][n = i] = A[j][i]: A is lower triangular, so token block kk ≥ column block np.
@@ -374,16 +462,16 @@ __device__ __forceinline__ void bwd_dscan_mma_body(const BwdParams& bp) {
       for (int np = 0; np < 4; ++np) {
         if (np > kk) continue;
         u32 r[4];
-        ldsm_x4_t(r, &As[(16 * kk + lrow) * CP + 16 * np + bcol]);
-        IO::mma(du[2 * np], doa[kk], r);
-        IO::mma(du[2 * np + 1], doa[kk], r + 2);
+        bldsm_x4_t(r, &As[(16 * kk + lrow) * CP + 16 * np + bcol]);
+        bmma<T>(du[2 * np], doa[kk], r);
+        bmma<T>(du[2 * np + 1], doa[kk], r + 2);
       }
     }
     u32 dua[4][4];
 #pragma unroll
     for (int nt = 0; nt < 8; ++nt) {
-      dua[nt >> 1][(nt & 1) * 2 + 0] = IO::pack(du[nt][0], du[nt][1]);
-      dua[nt >> 1][(nt & 1) * 2 + 1] = IO::pack(du[nt][2], du[nt][3]);
+      dua[nt >> 1][(nt & 1) * 2 + 0] = bpack<T>(du[nt][0], du[nt][1]);
+      dua[nt >> 1][(nt & 1) * 2 + 1] = bpack<T>(du[nt][2], du[nt][3]);
     }
     // dRᵀ = dUᵀ T: B[k = i][n = j] = T[i][j], lower triangular (i ≥ j).
     float dr[8][4];
@@ -397,9 +485,9 @@ __device__ __forceinline__ void bwd_dscan_mma_body(const BwdParams& bp) {
       for (int np = 0; np < 4; ++np) {
         if (np > kk) continue;
         u32 r[4];
-        ldsm_x4_t(r, &Ts[(16 * kk + lrow) * CP + 16 * np + bcol]);
-        IO::mma(dr[2 * np], dua[kk], r);
-        IO::mma(dr[2 * np + 1], dua[kk], r + 2);
+        bldsm_x4_t(r, &Ts[(16 * kk + lrow) * CP + 16 * np + bcol]);
+        bmma<T>(dr[2 * np], dua[kk], r);
+        bmma<T>(dr[2 * np + 1], dua[kk], r + 2);
       }
     }
     // dR (fp32, [token][value]) for the token stage; −dRᵀ as A fragments.
@@ -414,8 +502,8 @@ __device__ __forceinline__ void bwd_dscan_mma_body(const BwdParams& bp) {
           drg[static_cast<size_t>(j) * V + vr] = dr[nt][e];
           drg[static_cast<size_t>(j) * V + vr + 8] = dr[nt][2 + e];
         }
-        dra[nt >> 1][(nt & 1) * 2 + 0] = IO::pack(-dr[nt][0], -dr[nt][1]);
-        dra[nt >> 1][(nt & 1) * 2 + 1] = IO::pack(-dr[nt][2], -dr[nt][3]);
+        dra[nt >> 1][(nt & 1) * 2 + 0] = bpack<T>(-dr[nt][0], -dr[nt][1]);
+        dra[nt >> 1][(nt & 1) * 2 + 1] = bpack<T>(-dr[nt][2], -dr[nt][3]);
       }
     }
     // dX ← e^{Γ_last} dX + dOᵀ Q⁺ − dRᵀ E (B = Q⁺, E [token][key] via ldmatrix.trans).
@@ -428,17 +516,17 @@ __device__ __forceinline__ void bwd_dscan_mma_body(const BwdParams& bp) {
 #pragma unroll
       for (int np = 0; np < K / 16; ++np) {
         u32 r[4];
-        ldsm_x4_t(r, &Qs[(16 * kk + lrow) * KP + 16 * np + bcol]);
-        IO::mma(x[2 * np], doa[kk], r);
-        IO::mma(x[2 * np + 1], doa[kk], r + 2);
-        ldsm_x4_t(r, &Es[(16 * kk + lrow) * KP + 16 * np + bcol]);
-        IO::mma(x[2 * np], dra[kk], r);
-        IO::mma(x[2 * np + 1], dra[kk], r + 2);
+        bldsm_x4_t(r, &Qs[(16 * kk + lrow) * KP + 16 * np + bcol]);
+        bmma<T>(x[2 * np], doa[kk], r);
+        bmma<T>(x[2 * np + 1], doa[kk], r + 2);
+        bldsm_x4_t(r, &Es[(16 * kk + lrow) * KP + 16 * np + bcol]);
+        bmma<T>(x[2 * np], dra[kk], r);
+        bmma<T>(x[2 * np + 1], dra[kk], r + 2);
       }
     }
     __syncthreads();  // this stage is refilled by the next iteration's issue
   }
-  cp_async_wait<0>();
+  bcp_wait<0>();
 
   if (bp.d_initial_state) {
 #pragma unroll
@@ -451,13 +539,12 @@ __device__ __forceinline__ void bwd_dscan_mma_body(const BwdParams& bp) {
               make_float2(x[nt][2 * hf], x[nt][2 * hf + 1]);
         } else {
           *reinterpret_cast<u32*>(static_cast<unsigned short*>(bp.d_initial_state) + idx) =
-              Io<gdn_bf16>::pack(x[nt][2 * hf], x[nt][2 * hf + 1]);
+              bpack<gdn_bf16>(x[nt][2 * hf], x[nt][2 * hf + 1]);
         }
       }
     }
   }
 }
-#endif  // GDN_HOST_EMU
 
 // ---------------------------------------------------------------------------------------
 // Stage 5: per-chunk token gradients. Block: one (chunk, head), all V.
@@ -486,7 +573,6 @@ struct TokSmem {
   static constexpr size_t bytes = vec_off + (7 * CHUNK + TOK_THREADS) * 4;
 };
 
-#ifndef GDN_HOST_EMU  // tensor-core code: not part of the CPU host emulation
 // The token stage's value-dimension products on the tensor cores (the default; the CUDA-core
 // loop in bwd_tokens_body is the DNNPLAN_GDN_BWD_TOKENS=fp32 variant). Per (chunk, head), with
 // S = S_c [V][K], dS' [V][K], dO and dR [64][V] (dO zero past len) rounded to the io dtype as
@@ -514,10 +600,14 @@ struct TokMmaSmem {
   static constexpr size_t out_bytes = rl_off + CHUNK * CF * 4;
 };
 
-template <typename T, int K, int V>
+// TC (gdn_bwd_tokens_tc): dS' arrives in the io dtype (DS_IO reverse scan), dv goes straight to
+// the dV port when HV = HO (FLAG_BWD_DIRECT), and dA, dL stay in the mma fragment layout (faa,
+// fal: token tile warp & 3, token tiles 2 (warp >> 2) + {0, 1}) instead of the da / dl rows.
+template <typename T, int K, int V, bool TC = false>
 __device__ __forceinline__ void tokens_products_mma(const BwdParams& bp, size_t ch, long long t0, int len, int h, int vh,
                                                     const float* bet, float* dqp, float* de, float* dkr, float* da,
-                                                    float* dl, float& dd, float& dbv_acc) {
+                                                    float* dl, float& dd, float& dbv_acc, float (&faa)[2][4],
+                                                    float (&fal)[2][4]) {
   using M = TokMmaSmem<K, V>;
   using IO = Io<T>;
   static_assert(M::bytes <= TokSmem<K>::vec_off && M::out_bytes <= TokSmem<K>::vec_off, "token products overflow");
@@ -536,49 +626,80 @@ __device__ __forceinline__ void tokens_products_mma(const BwdParams& bp, size_t 
   const int HO = p.ho;
 
   // Loads: W by cp.async; S, dS' (fp32 → io, dD on the way), dR (fp32 → io), dO (zero past len).
-  tile_async<T, K>(Wb, static_cast<const T*>(p.ws_w) + ch * CHUNK * K, CHUNK, K, tid, TOK_THREADS);
-  cp_async_commit();
-  {
+  // TC: Ũᵀ and dS' (io) by cp.async too, S (fp32) into registers before the waits.
+  T* Utb = reinterpret_cast<T*>(smem + TokSmem<K>::bytes);  // TC: Ũᵀ [V][CHUNK + 8]
+  btile_async<T, K>(Wb, static_cast<const T*>(p.ws_w) + ch * CHUNK * K, CHUNK, K, tid, TOK_THREADS);
+  if constexpr (TC) btile_async<T, CHUNK>(Utb, static_cast<const T*>(p.ws_ut) + ch * V * CHUNK, V, CHUNK, tid, TOK_THREADS);
+  bcp_commit();
+  constexpr int SN = TC ? V * K / 2 / TOK_THREADS : 1;
+  float2 sreg[SN];
+  if constexpr (TC) {
+    btile_async<T, K>(dSb, reinterpret_cast<const T*>(bp.ws_ds) + ch * V * K, V, K, tid, TOK_THREADS);
+    const float2* xg = reinterpret_cast<const float2*>(bp.ws_s + ch * V * K);
+#pragma unroll
+    for (int u = 0; u < SN; ++u) sreg[u] = xg[tid + u * TOK_THREADS];
+  }
+  if constexpr (!TC) {
     const float2* xg = reinterpret_cast<const float2*>(bp.ws_s + ch * V * K);
     const float2* dxg = reinterpret_cast<const float2*>(bp.ws_ds + ch * V * K);
     for (int i = tid; i < V * K / 2; i += TOK_THREADS) {
       const int r = i / (K / 2), c2 = 2 * (i % (K / 2));
       const float2 xv = xg[i], dv2 = dxg[i];
       dd += xv.x * dv2.x + xv.y * dv2.y;
-      *reinterpret_cast<u32*>(&Sb[r * KP + c2]) = IO::pack(xv.x, xv.y);
-      *reinterpret_cast<u32*>(&dSb[r * KP + c2]) = IO::pack(dv2.x, dv2.y);
+      *reinterpret_cast<u32*>(&Sb[r * KP + c2]) = bpack<T>(xv.x, xv.y);
+      *reinterpret_cast<u32*>(&dSb[r * KP + c2]) = bpack<T>(dv2.x, dv2.y);
     }
+  }
+  {
     const float2* drg = reinterpret_cast<const float2*>(bp.ws_dr + ch * CHUNK * V);
     for (int i = tid; i < CHUNK * V / 2; i += TOK_THREADS) {
       const int r = i / (V / 2), c2 = 2 * (i % (V / 2));
       const float2 rv = drg[i];
-      *reinterpret_cast<u32*>(&dRb[r * VP + c2]) = IO::pack(rv.x, rv.y);
+      *reinterpret_cast<u32*>(&dRb[r * VP + c2]) = bpack<T>(rv.x, rv.y);
     }
     const T* dog = static_cast<const T*>(bp.d_o);
     constexpr int VEC = V / 8;
     for (int i = tid; i < CHUNK * VEC; i += TOK_THREADS) {
       const int r = i / VEC, c8 = i % VEC;
       if (r < len)
-        cp_async16(&dOb[r * VP + 8 * c8], &dog[(static_cast<size_t>(t0 + r) * HO + h) * V + 8 * c8]);
+        bcp_async16(&dOb[r * VP + 8 * c8], &dog[(static_cast<size_t>(t0 + r) * HO + h) * V + 8 * c8]);
       else
         *reinterpret_cast<uint4*>(&dOb[r * VP + 8 * c8]) = make_uint4(0u, 0u, 0u, 0u);
     }
-    cp_async_commit();
+    bcp_commit();
   }
   // dβ's value part and dv = β dR (fp32 dR, per row ti; threads of a row split the values).
   if (ti < len) {
     const float* drr = bp.ws_dr + ch * CHUNK * V + static_cast<size_t>(ti) * V;
     const T* vg = static_cast<const T*>(p.v) + (static_cast<size_t>(t0 + ti) * p.hv + vh) * V;
     float* dvo = bp.ws_dv + (static_cast<size_t>(t0 + ti) * HO + h) * V;
+    T* dvd = static_cast<T*>(bp.dv) + (static_cast<size_t>(t0 + ti) * p.hv + vh) * V;
+    const bool direct = TC && (p.flags & FLAG_BWD_DIRECT) && p.hv == HO;
     for (int e = 0; e < V / 8; ++e) {
       const int v = tk + 8 * e;
       const float r = drr[v];
       dbv_acc += r * IO::to_f(vg[v]);
-      dvo[v] = bet[ti] * r;
+      if (direct) dvd[v] = IO::from_f(bet[ti] * r);
+      else dvo[v] = bet[ti] * r;
     }
   }
-  cp_async_wait<0>();
+  bcp_wait<0>();
   __syncthreads();
+  if constexpr (TC) {
+    // S (fp32) to the io dtype; dD = Σ S ⊙ dS' with dS' as stored (io dtype).
+    static_assert(V * K / 2 % TOK_THREADS == 0, "S tile split");
+#pragma unroll
+    for (int u = 0; u < SN; ++u) {
+      const int i = tid + u * TOK_THREADS;
+      const int r = i / (K / 2), c2 = 2 * (i % (K / 2));
+      const float2 xv = sreg[u];
+      const u32 dsv = ld32(&dSb[r * KP + c2]);
+      dd += xv.x * IO::bits_to_f(static_cast<unsigned short>(dsv & 0xffffu)) +
+            xv.y * IO::bits_to_f(static_cast<unsigned short>(dsv >> 16));
+      *reinterpret_cast<u32*>(&Sb[r * KP + c2]) = bpack<T>(xv.x, xv.y);
+    }
+    __syncthreads();
+  }
 
   const int g = lane >> 2, cq = 2 * (lane & 3);
   const int mt = warp & 3, gq = warp >> 2;  // token tile, column group
@@ -602,7 +723,7 @@ __device__ __forceinline__ void tokens_products_mma(const BwdParams& bp, size_t 
       for (int n = 0; n < VQ; ++n) {
         const int nn = 8 * (gq * VQ + n) + g;
         u32 b[2] = {ld32(&Sb[nn * KP + col]), ld32(&Sb[nn * KP + col + 8])};
-        IO::mma(acc[n], a, b);
+        bmma<T>(acc[n], a, b);
       }
     }
     const T* utg = static_cast<const T*>(p.ws_ut) + ch * V * CHUNK;
@@ -612,9 +733,12 @@ __device__ __forceinline__ void tokens_products_mma(const BwdParams& bp, size_t 
 #pragma unroll
       for (int hf = 0; hf < 2; ++hf) {
         const int r = r0 + 8 * hf;
-        const float u0 = IO::to_f(utg[static_cast<size_t>(v) * CHUNK + r]) - acc[n][2 * hf];
-        const float u1 = IO::to_f(utg[static_cast<size_t>(v + 1) * CHUNK + r]) - acc[n][2 * hf + 1];
-        *reinterpret_cast<u32*>(&Ub[r * VP + v]) = IO::pack(u0, u1);
+        const float ut0 = TC ? IO::to_f(Utb[v * (CHUNK + 8) + r]) : IO::to_f(utg[static_cast<size_t>(v) * CHUNK + r]);
+        const float ut1 =
+            TC ? IO::to_f(Utb[(v + 1) * (CHUNK + 8) + r]) : IO::to_f(utg[static_cast<size_t>(v + 1) * CHUNK + r]);
+        const float u0 = ut0 - acc[n][2 * hf];
+        const float u1 = ut1 - acc[n][2 * hf + 1];
+        *reinterpret_cast<u32*>(&Ub[r * VP + v]) = bpack<T>(u0, u1);
       }
     }
   }
@@ -643,22 +767,22 @@ __device__ __forceinline__ void tokens_products_mma(const BwdParams& bp, size_t 
     for (int np = 0; np < NQ / 2; ++np) {
       const int kc = 16 * (gq * (NQ / 2) + np) + bcol;
       u32 rs[4], rd[4];
-      ldsm_x4_t(rs, &Sb[(16 * kk + lrow) * KP + kc]);
-      ldsm_x4_t(rd, &dSb[(16 * kk + lrow) * KP + kc]);
-      IO::mma(aq[2 * np], ao, rs);
-      IO::mma(aq[2 * np + 1], ao, rs + 2);
-      IO::mma(ae[2 * np], ar, rs);
-      IO::mma(ae[2 * np + 1], ar, rs + 2);
-      IO::mma(ak[2 * np], au, rd);
-      IO::mma(ak[2 * np + 1], au, rd + 2);
+      bldsm_x4_t(rs, &Sb[(16 * kk + lrow) * KP + kc]);
+      bldsm_x4_t(rd, &dSb[(16 * kk + lrow) * KP + kc]);
+      bmma<T>(aq[2 * np], ao, rs);
+      bmma<T>(aq[2 * np + 1], ao, rs + 2);
+      bmma<T>(ae[2 * np], ar, rs);
+      bmma<T>(ae[2 * np + 1], ar, rs + 2);
+      bmma<T>(ak[2 * np], au, rd);
+      bmma<T>(ak[2 * np + 1], au, rd + 2);
     }
     // B[k = v][n = j] = U[j][v] ([n][k]: plain 32-bit loads); token tiles 2gq, 2gq + 1.
 #pragma unroll
     for (int n = 0; n < 2; ++n) {
       const int nn = 8 * (2 * gq + n) + g;
       u32 b[2] = {ld32(&Ub[nn * VP + col]), ld32(&Ub[nn * VP + col + 8])};
-      IO::mma(aa[n], ao, b);
-      IO::mma(al[n], ar, b);
+      bmma<T>(aa[n], ao, b);
+      bmma<T>(al[n], ar, b);
     }
   }
   __syncthreads();  // every operand read: the region takes the fp32 results
@@ -667,6 +791,15 @@ __device__ __forceinline__ void tokens_products_mma(const BwdParams& bp, size_t 
   float* Rk = reinterpret_cast<float*>(smem + M::rk_off);
   float* Ra = reinterpret_cast<float*>(smem + M::ra_off);
   float* Rl = reinterpret_cast<float*>(smem + M::rl_off);
+  if constexpr (TC) {
+#pragma unroll
+    for (int n = 0; n < 2; ++n)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        faa[n][e] = aa[n][e];
+        fal[n][e] = al[n][e];
+      }
+  }
 #pragma unroll
   for (int hf = 0; hf < 2; ++hf) {
     const int r = r0 + 8 * hf;
@@ -680,7 +813,7 @@ __device__ __forceinline__ void tokens_products_mma(const BwdParams& bp, size_t 
         Rk[r * KF + c] = ak[n][2 * hf + e];
       }
 #pragma unroll
-      for (int n = 0; n < 2; ++n) {
+      for (int n = 0; n < 2 && !TC; ++n) {
         const int c = 8 * (2 * gq + n) + cq + e;
         Ra[r * CF + c] = aa[n][2 * hf + e];
         Rl[r * CF + c] = -al[n][2 * hf + e];
@@ -695,13 +828,12 @@ __device__ __forceinline__ void tokens_products_mma(const BwdParams& bp, size_t 
     dkr[m] = Rk[ti * KF + tk + 8 * m];
   }
 #pragma unroll
-  for (int m = 0; m < 8; ++m) {
+  for (int m = 0; m < 8 && !TC; ++m) {
     da[m] = Ra[ti * CF + tk + 8 * m];
     dl[m] = Rl[ti * CF + tk + 8 * m];
   }
   __syncthreads();  // the region is the caller's again
 }
-#endif  // GDN_HOST_EMU
 
 template <typename T, int K, int V, bool MMA = false>
 __device__ __forceinline__ void bwd_tokens_body(const BwdParams& bp) {
@@ -761,9 +893,8 @@ __device__ __forceinline__ void bwd_tokens_body(const BwdParams& bp) {
 
   if constexpr (MMA) {
     __syncthreads();  // gam, bet
-#ifndef GDN_HOST_EMU
-    tokens_products_mma<T, K, V>(bp, ch, t0, len, h, vh, bet, dqp, de, dkr, da, dl, dd, dbv_acc);
-#endif
+    float faa[2][4], fal[2][4];
+    tokens_products_mma<T, K, V>(bp, ch, t0, len, h, vh, bet, dqp, de, dkr, da, dl, dd, dbv_acc, faa, fal);
   } else
   for (int vt = 0; vt < V; vt += VT) {
     __syncthreads();  // previous slice consumed
@@ -1025,6 +1156,391 @@ __device__ __forceinline__ void bwd_tokens_body(const BwdParams& bp) {
 }
 
 // ---------------------------------------------------------------------------------------
+// Stage 5, all products on the tensor cores (gdn_bwd_tokens_tc, the default): the value-dimension
+// products of tokens_products_mma (dS' read in the io dtype), then the two chunk-local phases of
+// bwd_tokens_body as mma.sync products with the io dtype as operands and fp32 accumulation:
+//   phase A: Q̂ K̂ᵀ and K̂ K̂ᵀ (64 × 64 × K) in the fragment layout of dA, dL, giving
+//            dA' = dA ⊙ dec, dL' = dL ⊙ β_i dec, G and the L part of dβ;
+//   phase B: dq̂ += dA' K̂, dk̂ += dA'ᵀ Q̂ + (dL' + dL'ᵀ) K̂ (64 × K × 64).
+// The row work (dots for dΓ / dβ, reverse cumulative sum, l2norm and the port chain rules) is
+// bwd_tokens_body's, per (token row, 8 threads). With FLAG_BWD_DIRECT, dq / dk / dv of a port
+// whose head count is HO go straight to the port in the io dtype (no fold for it).
+// ---------------------------------------------------------------------------------------
+template <int K>
+struct TokTcSmem {
+  static constexpr int KP = K + 8, CP = CHUNK + 8, KF = K + 1, CF = CHUNK + 1;
+  static constexpr size_t kb_off = 0;                          // k̂  io [64][KP]
+  static constexpr size_t qb_off = kb_off + CHUNK * KP * 2;    // q̂ (scaled) io [64][KP]
+  static constexpr size_t pa_off = qb_off + CHUNK * KP * 2;    // dA'  io [64][CP]
+  static constexpr size_t pt_off = pa_off + CHUNK * CP * 2;    // dA'ᵀ io [64][CP]
+  static constexpr size_t ml_off = pt_off + CHUNK * CP * 2;    // dL' + dL'ᵀ io [64][CP]
+  static constexpr size_t g_off = ml_off + CHUNK * CP * 2;     // G fp32 [64][CF]
+  static constexpr size_t a_bytes = g_off + CHUNK * CF * 4;
+  // Phase B results (fp32), over the same region after its operands are consumed.
+  static constexpr size_t rq_off = 0, rk_off = CHUNK * KF * 4;
+  static constexpr size_t b_bytes = 2 * CHUNK * KF * 4;
+};
+
+template <typename T, int K, int V>
+__device__ __forceinline__ void bwd_tokens_tc_body(const BwdParams& bp) {
+  using S = TokSmem<K>;
+  using Z = TokTcSmem<K>;
+  using IO = Io<T>;
+  static_assert(Z::a_bytes <= S::vec_off && Z::b_bytes <= S::vec_off, "token tail overflows");
+  static_assert(S::bytes % 16 == 0 && 4 * CHUNK + TOK_THREADS / 32 <= TOK_THREADS, "token smem layout");
+  constexpr int CP = Z::CP, KF = Z::KF, CF = Z::CF;
+  constexpr int KM = K / 8;  // key columns per thread (row layout)
+  const FwdParams& p = bp.f;
+  extern __shared__ __align__(16) unsigned char smem[];
+  T* Kb = reinterpret_cast<T*>(smem + Z::kb_off);
+  T* Qb = reinterpret_cast<T*>(smem + Z::qb_off);
+  T* Pa = reinterpret_cast<T*>(smem + Z::pa_off);
+  T* Pt = reinterpret_cast<T*>(smem + Z::pt_off);
+  T* Ml = reinterpret_cast<T*>(smem + Z::ml_off);
+  float* Gs = reinterpret_cast<float*>(smem + Z::g_off);
+  float* Rq = reinterpret_cast<float*>(smem + Z::rq_off);
+  float* Rk = reinterpret_cast<float*>(smem + Z::rk_off);
+  float* gam = reinterpret_cast<float*>(smem + S::vec_off);
+  float* bet = gam + CHUNK;
+  float* qr = bet + CHUNK;
+  float* kr = qr + CHUNK;
+  float* dgam = kr + CHUNK;
+  float* dbv = dgam + CHUNK;
+  float* dbl = dbv + CHUNK;
+  float* red = dbl + CHUNK;
+
+  const int c = blockIdx.x, h = blockIdx.y;
+  const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+  int seq, len;
+  long long t0;
+  if (!locate_chunk(p, c, seq, t0, len)) return;
+  const int HO = p.ho;
+  const int qh = h / (HO / p.h), kh = h / (HO / p.hk), vh = h / (HO / p.hv);
+  const size_t ch = static_cast<size_t>(c) * HO + h;
+  // Row layout: token row ti (8 threads per row, consecutive lanes), key columns tk + 8m.
+  const int ti = tid >> 3, tk = tid & 7;
+  // Fragment layout: token tile mt, column group gq.
+  const int g = lane >> 2, cq = 2 * (lane & 3);
+  const int mt = warp & 3, gq = warp >> 2;
+  const int r0 = 16 * mt + g;
+  const int lrow = (lane & 7) + 8 * ((lane >> 3) & 1);
+  const int bcol = 8 * (lane >> 4);
+
+  float dqp[KM], de[KM], dkr[KM], da_unused[8], dl_unused[8];
+#pragma unroll
+  for (int m = 0; m < KM; ++m) dqp[m] = de[m] = dkr[m] = 0.f;
+  float dd = 0.f, dbv_acc = 0.f;
+  float faa[2][4], fal[2][4];
+  // q and k rows of the chunk (zero past len) by cp.async, after the Ũᵀ tile; they land during the
+  // products (whose final wait covers this group).
+  constexpr int KP = Z::KP;
+  T* Qraw = reinterpret_cast<T*>(smem + S::bytes + V * (CHUNK + 8) * 2);  // raw q [64][KP]
+  T* Kraw = Qraw + CHUNK * KP;                                              // raw k [64][KP]
+  {
+    const T* qg = static_cast<const T*>(p.q);
+    const T* kg = static_cast<const T*>(p.k);
+    constexpr int VEC = K / 8;
+    for (int x = tid; x < 2 * CHUNK * VEC; x += TOK_THREADS) {
+      const int which = x / (CHUNK * VEC), r = (x / VEC) % CHUNK, c8 = x % VEC;
+      T* dst = (which ? Kraw : Qraw) + r * KP + 8 * c8;
+      if (r < len) {
+        const T* src = which ? kg + (static_cast<size_t>(t0 + r) * p.hk + kh) * K : qg + (static_cast<size_t>(t0 + r) * p.h + qh) * K;
+        bcp_async16(dst, src + 8 * c8);
+      } else {
+        *reinterpret_cast<uint4*>(dst) = make_uint4(0u, 0u, 0u, 0u);
+      }
+    }
+    bcp_commit();
+  }
+  if (tid < CHUNK) {
+    gam[tid] = bp.ws_gam[ch * CHUNK + tid];
+    bet[tid] = bp.ws_bet[ch * CHUNK + tid];
+  }
+  __syncthreads();  // gam, bet
+  tokens_products_mma<T, K, V, true>(bp, ch, t0, len, h, vh, bet, dqp, de, dkr, da_unused, dl_unused, dd, dbv_acc,
+                                     faa, fal);
+  // dD = Σ S_c ⊙ dS' (fixed order: warp butterflies, then the 16 warps in order).
+  constexpr int NWARPS = TOK_THREADS / 32;
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) dd += __shfl_xor_sync(0xffffffffu, dd, o);
+  if (lane == 0) red[warp] = dd;
+  __syncthreads();
+  float dD = 0.f;
+#pragma unroll
+  for (int w = 0; w < NWARPS; ++w) dD += red[w];
+  const int i = ti;
+  const bool live = i < len;  // no early return: the row groups below still shuffle
+  const float eg = __expf(gam[i]), er = __expf(gam[CHUNK - 1] - gam[i]), bi = bet[i];
+  // Normalised k and scaled q̂ (io dtype operands), their inverse norms, and the row dots
+  // dE·k̂, dQ⁺·q̂, dKᴿ·k̂ (fp32, before the chunk-local products).
+  float dq[KM], dk[KM];
+  float dek = 0.f, dqq = 0.f, dkk = 0.f;
+  {
+    float kx[KM], qx[KM];
+    float ks = 0.f, qs = 0.f;
+#pragma unroll
+    for (int m = 0; m < KM; ++m) {
+      kx[m] = live ? IO::to_f(Kraw[ti * KP + tk + 8 * m]) : 0.f;
+      qx[m] = live ? IO::to_f(Qraw[ti * KP + tk + 8 * m]) : 0.f;
+      ks += kx[m] * kx[m];
+      qs += qx[m] * qx[m];
+    }
+#pragma unroll
+    for (int o = 4; o > 0; o >>= 1) {
+      ks += __shfl_xor_sync(0xffffffffu, ks, o);
+      qs += __shfl_xor_sync(0xffffffffu, qs, o);
+    }
+    float rk = 1.f, rq = 1.f;
+    if (p.flags & FLAG_L2NORM) {
+      rk = rsqrtf(ks + 1e-6f);
+      rq = rsqrtf(qs + 1e-6f);
+    }
+    if (tk == 0) {
+      qr[ti] = rq;
+      kr[ti] = rk;
+    }
+#pragma unroll
+    for (int m = 0; m < KM; ++m) {
+      const float kn = kx[m] * rk, qn = qx[m] * rq * p.scale;
+      Kb[ti * KP + tk + 8 * m] = IO::from_f(kn);
+      Qb[ti * KP + tk + 8 * m] = IO::from_f(qn);
+      dek += de[m] * kn;
+      dqq += dqp[m] * qn;
+      dkk += dkr[m] * kn;
+      dq[m] = eg * dqp[m];
+      dk[m] = er * dkr[m] + bi * eg * de[m];
+    }
+  }
+#pragma unroll
+  for (int o = 4; o > 0; o >>= 1) {
+    dbv_acc += __shfl_xor_sync(0xffffffffu, dbv_acc, o);
+    dek += __shfl_xor_sync(0xffffffffu, dek, o);
+    dqq += __shfl_xor_sync(0xffffffffu, dqq, o);
+    dkk += __shfl_xor_sync(0xffffffffu, dkk, o);
+  }
+  if (tk == 0) dbv[ti] = dbv_acc;
+  __syncthreads();  // Kb, Qb
+  // Phase A (fragment layout): this warp's token tile × chunk columns 8 (2gq + n) + [0, 8).
+  {
+    float sqk[2][4], skk[2][4];
+#pragma unroll
+    for (int n = 0; n < 2; ++n)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) sqk[n][e] = skk[n][e] = 0.f;
+#pragma unroll
+    for (int kk = 0; kk < K / 16; ++kk) {
+      const int col = 16 * kk + cq;
+      u32 aq[4] = {ld32(&Qb[r0 * KP + col]), ld32(&Qb[(r0 + 8) * KP + col]), ld32(&Qb[r0 * KP + col + 8]),
+                   ld32(&Qb[(r0 + 8) * KP + col + 8])};
+      u32 ak[4] = {ld32(&Kb[r0 * KP + col]), ld32(&Kb[(r0 + 8) * KP + col]), ld32(&Kb[r0 * KP + col + 8]),
+                   ld32(&Kb[(r0 + 8) * KP + col + 8])};
+#pragma unroll
+      for (int n = 0; n < 2; ++n) {
+        const int nn = 8 * (2 * gq + n) + g;
+        u32 b[2] = {ld32(&Kb[nn * KP + col]), ld32(&Kb[nn * KP + col + 8])};
+        bmma<T>(sqk[n], aq, b);
+        bmma<T>(skk[n], ak, b);
+      }
+    }
+    float dblp[2] = {0.f, 0.f};
+#pragma unroll
+    for (int hf = 0; hf < 2; ++hf) {
+      const int ri = r0 + 8 * hf;
+      const float gi = gam[ri], bri = bet[ri];
+#pragma unroll
+      for (int n = 0; n < 2; ++n) {
+        float dap[2], dlp[2];
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          const int j = 8 * (2 * gq + n) + cq + e;
+          const float a = faa[n][2 * hf + e], l = -fal[n][2 * hf + e];
+          float gv = 0.f, ap = 0.f, lp = 0.f;
+          if (j <= ri) {
+            const float dec = __expf(gi - gam[j]);
+            ap = a * dec;
+            gv = a * sqk[n][2 * hf + e] * dec;
+            if (j < ri) {
+              lp = l * bri * dec;
+              gv += l * bri * skk[n][2 * hf + e] * dec;
+              dblp[hf] += l * skk[n][2 * hf + e] * dec;
+            }
+          }
+          dap[e] = ap;
+          dlp[e] = lp;
+          Gs[ri * CF + j] = gv;
+          Pt[j * CP + ri] = IO::from_f(ap);
+          if (j < ri) {
+            Ml[ri * CP + j] = IO::from_f(lp);
+            Ml[j * CP + ri] = IO::from_f(lp);
+          } else if (j == ri) {
+            Ml[ri * CP + j] = IO::from_f(0.f);
+          }
+        }
+        *reinterpret_cast<u32*>(&Pa[ri * CP + 8 * (2 * gq + n) + cq]) = bpack<T>(dap[0], dap[1]);
+      }
+    }
+    // The L part of dβ: the row's 16 columns of this warp (4 lanes), then the 4 column groups.
+#pragma unroll
+    for (int hf = 0; hf < 2; ++hf) {
+      dblp[hf] += __shfl_xor_sync(0xffffffffu, dblp[hf], 1);
+      dblp[hf] += __shfl_xor_sync(0xffffffffu, dblp[hf], 2);
+    }
+    if ((lane & 3) == 0) {
+      red[gq * CHUNK + r0] = dblp[0];
+      red[gq * CHUNK + r0 + 8] = dblp[1];
+    }
+  }
+  __syncthreads();  // Pa, Pt, Ml, G, red
+  float gsum = 0.f;
+#pragma unroll
+  for (int m = 0; m < 8; ++m) {
+    const int j = tk + 8 * m;
+    gsum += Gs[i * CF + j] - Gs[j * CF + i];
+  }
+  const float dbl_i = ((red[i] + red[CHUNK + i]) + red[2 * CHUNK + i]) + red[3 * CHUNK + i];
+  // Phase B (fragment layout): this warp's token tile × key tiles gq·NQ + [0, NQ).
+  constexpr int NQ = K / 32;
+  float bq[NQ][4], bk[NQ][4];
+#pragma unroll
+  for (int n = 0; n < NQ; ++n)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) bq[n][e] = bk[n][e] = 0.f;
+#pragma unroll
+  for (int kk = 0; kk < CHUNK / 16; ++kk) {
+    const int col = 16 * kk + cq;
+    u32 apa[4] = {ld32(&Pa[r0 * CP + col]), ld32(&Pa[(r0 + 8) * CP + col]), ld32(&Pa[r0 * CP + col + 8]),
+                  ld32(&Pa[(r0 + 8) * CP + col + 8])};
+    u32 apt[4] = {ld32(&Pt[r0 * CP + col]), ld32(&Pt[(r0 + 8) * CP + col]), ld32(&Pt[r0 * CP + col + 8]),
+                  ld32(&Pt[(r0 + 8) * CP + col + 8])};
+    u32 aml[4] = {ld32(&Ml[r0 * CP + col]), ld32(&Ml[(r0 + 8) * CP + col]), ld32(&Ml[r0 * CP + col + 8]),
+                  ld32(&Ml[(r0 + 8) * CP + col + 8])};
+    // B[k = j][n = d] = K̂[j][d], Q̂[j][d] ([k][n]: ldmatrix.trans, two key tiles each).
+#pragma unroll
+    for (int np = 0; np < NQ / 2; ++np) {
+      const int kc = 16 * (gq * (NQ / 2) + np) + bcol;
+      u32 rk4[4], rq4[4];
+      bldsm_x4_t(rk4, &Kb[(16 * kk + lrow) * KP + kc]);
+      bldsm_x4_t(rq4, &Qb[(16 * kk + lrow) * KP + kc]);
+      bmma<T>(bq[2 * np], apa, rk4);
+      bmma<T>(bq[2 * np + 1], apa, rk4 + 2);
+      bmma<T>(bk[2 * np], apt, rq4);
+      bmma<T>(bk[2 * np + 1], apt, rq4 + 2);
+      bmma<T>(bk[2 * np], aml, rk4);
+      bmma<T>(bk[2 * np + 1], aml, rk4 + 2);
+    }
+  }
+  __syncthreads();  // every operand read: the region takes the fp32 results
+#pragma unroll
+  for (int hf = 0; hf < 2; ++hf) {
+    const int r = r0 + 8 * hf;
+#pragma unroll
+    for (int n = 0; n < NQ; ++n) {
+      const int cc = 8 * (gq * NQ + n) + cq;  // KF is odd: scalar stores
+      Rq[r * KF + cc] = bq[n][2 * hf];
+      Rq[r * KF + cc + 1] = bq[n][2 * hf + 1];
+      Rk[r * KF + cc] = bk[n][2 * hf];
+      Rk[r * KF + cc + 1] = bk[n][2 * hf + 1];
+    }
+  }
+  __syncthreads();
+#pragma unroll
+  for (int m = 0; m < KM; ++m) {
+    dq[m] += Rq[ti * KF + tk + 8 * m];
+    dk[m] += Rk[ti * KF + tk + 8 * m];
+  }
+#pragma unroll
+  for (int o = 4; o > 0; o >>= 1) gsum += __shfl_xor_sync(0xffffffffu, gsum, o);
+  // dΓ_i = eg β (dE·k) + eg (dQ⁺·q) − er (dKᴿ·k) + Σ_j G_ij − Σ_j G_ji; dβ_i.
+  const float dbeta_i = eg * dek + dbv[i] + dbl_i;
+  if (tk == 0) dgam[i] = live ? eg * bi * dek + eg * dqq - er * dkk + gsum : 0.f;
+  // Σ_i er_i (dKᴿ_i·k_i) goes to the last row, with e^{Γ_last} dD (fixed order as for dD; slots
+  // past the dβ partials, which every row has read before the phase-B barriers).
+  {
+    float x = (tk == 0 && live) ? er * dkk : 0.f;
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) x += __shfl_xor_sync(0xffffffffu, x, o);
+    if (lane == 0) red[4 * CHUNK + warp] = x;
+  }
+  __syncthreads();
+  if (tid == 0) {
+    float sk = 0.f;
+#pragma unroll
+    for (int w = 0; w < NWARPS; ++w) sk += red[4 * CHUNK + w];
+    dgam[len - 1] += sk + __expf(gam[CHUNK - 1]) * dD;
+    float acc = 0.f;  // reverse cumulative sum: d log α_t = Σ_{i ≥ t} dΓ_i
+    for (int t = len - 1; t >= 0; --t) {
+      acc += dgam[t];
+      dgam[t] = acc;
+    }
+  }
+  __syncthreads();
+  const long long t = t0 + i;
+  // l2norm backward: dx = r (dy − y (y·dy)), y the normalised row, dy w.r.t. y; the normalised
+  // rows again from the raw q, k tiles (the same fp32 arithmetic as above).
+  {
+    const float sc = p.scale, rq = qr[i], rk = kr[i];
+    float kn[KM], qn[KM];
+    float yq = 0.f, yk = 0.f;
+#pragma unroll
+    for (int m = 0; m < KM; ++m) {
+      kn[m] = live ? IO::to_f(Kraw[ti * KP + tk + 8 * m]) * rk : 0.f;
+      qn[m] = live ? IO::to_f(Qraw[ti * KP + tk + 8 * m]) * rq * sc : 0.f;
+      yq += (qn[m] / sc) * (sc * dq[m]);
+      yk += kn[m] * dk[m];
+    }
+#pragma unroll
+    for (int o = 4; o > 0; o >>= 1) {
+      yq += __shfl_xor_sync(0xffffffffu, yq, o);
+      yk += __shfl_xor_sync(0xffffffffu, yk, o);
+    }
+    const bool l2 = p.flags & FLAG_L2NORM;
+    const bool direct = p.flags & FLAG_BWD_DIRECT;
+    const bool dq_direct = direct && p.h == HO, dk_direct = direct && p.hk == HO;
+    float* dqo = bp.ws_dq + (static_cast<size_t>(t) * HO + h) * K;
+    float* dko = bp.ws_dk + (static_cast<size_t>(t) * HO + h) * K;
+    T* dqd = static_cast<T*>(bp.dq) + (static_cast<size_t>(t) * p.h + qh) * K;
+    T* dkd = static_cast<T*>(bp.dk) + (static_cast<size_t>(t) * p.hk + kh) * K;
+#pragma unroll
+    for (int m = 0; m < KM && live; ++m) {
+      const float dyq = sc * dq[m], dyk = dk[m];
+      const float yqv = qn[m] / sc, ykv = kn[m];
+      const float xq = l2 ? qr[i] * (dyq - yqv * yq) : dyq;
+      const float xk = l2 ? kr[i] * (dyk - ykv * yk) : dyk;
+      if (dq_direct) dqd[tk + 8 * m] = IO::from_f(xq);
+      else dqo[tk + 8 * m] = xq;
+      if (dk_direct) dkd[tk + 8 * m] = IO::from_f(xk);
+      else dko[tk + 8 * m] = xk;
+    }
+  }
+  if (tk != 0 || !live) return;
+  // Gate and beta chain rules (§3.2), per (token, output head).
+  const long long gi = t * HO + h;
+  const float dla = dgam[i];
+  const float graw = load_any(p.g, p.g_dtype, gi);
+  float dgv, pa = 0.f;
+  if (p.flags & FLAG_SAFE_GATE) {
+    const float ea = p.a_log ? __expf(load_any(p.a_log, p.a_log_dtype, h)) : 1.f;
+    const float x = graw + (p.dt_bias ? load_any(p.dt_bias, p.dt_bias_dtype, h) : 0.f);
+    const float sp = x > 20.f ? x : log1pf(__expf(x));
+    dgv = dla * (-ea) * sigmoidf_(x);
+    pa = dla * (-ea * sp);
+  } else if (p.flags & FLAG_LINEAR_GATE) {
+    dgv = dla / (graw + 1e-10f);
+  } else {
+    dgv = dla;
+  }
+  store_any(bp.dg, p.g_dtype, gi, dgv);
+  bp.ws_pa[gi] = pa;
+  bp.ws_pb[gi] = dgv;
+  float db = dbeta_i;
+  if (p.flags & FLAG_BETA_SIGMOID) {
+    const float sg = sigmoidf_(load_any(p.beta, p.beta_dtype, gi));
+    db *= ((p.flags & FLAG_NEG_EIGVAL) ? 2.f : 1.f) * sg * (1.f - sg);
+  }
+  store_any(bp.dbeta, p.beta_dtype, gi, db);
+}
+
+// ---------------------------------------------------------------------------------------
 // Stage 6: head-group folds. grid (T, 3): y = 0 dQ, 1 dK, 2 dV; block = max(K, V) threads.
 // ---------------------------------------------------------------------------------------
 template <typename T, int K, int V>
@@ -1039,6 +1555,7 @@ __device__ __forceinline__ void bwd_fold_body(const BwdParams& bp) {
   const int r = HO / heads;
   const int d = threadIdx.x;
   if (d >= dim) return;
+  if ((p.flags & FLAG_BWD_DIRECT) && heads == HO) return;  // written by gdn_bwd_tokens_tc
   for (int hi = 0; hi < heads; ++hi) {
     float s = 0.f;
     for (int j = 0; j < r; ++j) s += src[(static_cast<size_t>(t) * HO + hi * r + j) * dim + d];

@@ -5,11 +5,16 @@
 //   gdn_bwd_prep_{bf16,f16}_k{64,128}    <<<(max_chunks, HO), 128, PrepSmem::bytes>>>
 //   gdn_bwd_fscan_{bf16,f16}_k{64,128}   <<<(V / 64, HO, N), 128, ScanSmem::bytes>>>
 //   gdn_bwd_dscan_mma_{bf16,f16}_k{64,128} <<<(V / 64, HO, N), 128, DscanMmaSmem::bytes>>>
-//     (the default reverse scan, tensor cores)
+//     (the reverse scan on the tensor cores, fp32 dS'; with the older token stages)
 //   gdn_bwd_dscan_{bf16,f16}_k{64,128}   <<<(V / 16, HO, N), 128, DscanSmem::bytes>>>
 //     (the fp32 CUDA-core reverse scan, kept as the reference variant: DNNPLAN_GDN_BWD_DSCAN=fp32)
+//   gdn_bwd_dscan_io_{bf16,f16}_k{64,128} <<<(V / 64, HO, N), 128, DscanMmaSmem::bytes>>>
+//     (the default reverse scan: gdn_bwd_dscan_mma writing dS' in the io dtype)
+//   gdn_bwd_tokens_tc_{bf16,f16}_k{64,128} <<<(max_chunks, HO), 512, TokSmem::bytes + V·72·2 + 2·64·(K+8)·2>>>
+//     (the default token stage: every product on the tensor cores, io-dtype dS', direct dq/dk/dv)
 //   gdn_bwd_tokens_mma_{bf16,f16}_k{64,128} <<<(max_chunks, HO), 512, TokSmem::bytes>>>
-//     (the default token stage: value-dimension products on the tensor cores)
+//     (session 3's token stage: value-dimension products on the tensor cores, CUDA-core tail;
+//     DNNPLAN_GDN_BWD_TOKENS=mma, with gdn_bwd_dscan_mma)
 //   gdn_bwd_tokens_{bf16,f16}_k{64,128}  <<<(max_chunks, HO), 512, TokSmem::bytes>>>
 //     (its fp32 CUDA-core variant: DNNPLAN_GDN_BWD_TOKENS=fp32)
 //   gdn_bwd_fold_{bf16,f16}_k{64,128}    <<<(T, 3), max(K, V)>>>
@@ -49,6 +54,14 @@ extern "C" __global__ void __launch_bounds__(gdn::PARAM_THREADS) gdn_bwd_params(
   extern "C" __global__ void __launch_bounds__(gdn::TOK_THREADS)                                   \
       gdn_bwd_tokens_mma_##TAG##_k##KD(gdn::BwdParams p) {                                        \
     gdn::bwd_tokens_body<T, KD, KD, true>(p);                                                      \
+  }                                                                                                \
+  extern "C" __global__ void __launch_bounds__(gdn::DSCAN_MMA_WARPS * 32)                          \
+      gdn_bwd_dscan_io_##TAG##_k##KD(gdn::BwdParams p) {                                          \
+    gdn::bwd_dscan_mma_body<T, KD, KD, gdn::DSCAN_MMA_WARPS, gdn::DSCAN_MMA_STAGES, true>(p);      \
+  }                                                                                                \
+  extern "C" __global__ void __launch_bounds__(gdn::TOK_THREADS)                                   \
+      gdn_bwd_tokens_tc_##TAG##_k##KD(gdn::BwdParams p) {                                         \
+    gdn::bwd_tokens_tc_body<T, KD, KD>(p);                                                         \
   }                                                                                                \
   extern "C" __global__ void __launch_bounds__(KD) gdn_bwd_fold_##TAG##_k##KD(gdn::BwdParams p) {  \
     gdn::bwd_fold_body<T, KD, KD>(p);                                                              \

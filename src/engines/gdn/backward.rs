@@ -1,4 +1,4 @@
-//! The built `gdn_bwd` plan of `gdn_sm90`: seven launches of the bundled `gdn_bwd` module.
+//! The built `gdn_bwd` plan of `gdn_sm90`: up to seven launches of the bundled `gdn_bwd` module.
 //!
 //! Order (kernels/include/gdn_bwd.cuh): chunk table, per-chunk factors (the forward's plus `T`,
 //! `E`, `Γ`, `β`), the forward state scan replayed (fp32 state entering each chunk), the reverse
@@ -8,12 +8,16 @@
 //! Every launch takes one [`BwdParams`] by value; all scratch is the caller's workspace
 //! ([`BwdWorkspaceLayout`]); nothing allocates, synchronises or uses atomics.
 //!
-//! The reverse scan and the token stage's products run on the tensor cores
-//! (`gdn_bwd_dscan_mma_*`, `gdn_bwd_tokens_mma_*`). Diagnostics, read once when the plan is built
-//! (never in execute), serve the benchmarks (bench/gdn_results.md):
-//! `DNNPLAN_GDN_BWD_DSCAN=fp32` and `DNNPLAN_GDN_BWD_TOKENS=fp32` select the earlier fp32
-//! CUDA-core kernels (`gdn_bwd_dscan_*`, `gdn_bwd_tokens_*`; the before/after comparison), and `DNNPLAN_GDN_BWD_STEPS=n` keeps only the
-//! first `n` launches (per-stage timing by differences; the gradients are then incomplete).
+//! The reverse scan and every product of the token stage run on the tensor cores
+//! (`gdn_bwd_dscan_io_*`, writing `dS'` in the io dtype, and `gdn_bwd_tokens_tc_*`); the token
+//! stage writes `dQ` / `dK` / `dV` of a port with `HO` heads itself (flag `BWD_DIRECT`), so the
+//! fold runs only for grouped ports (and not at all without head groups). Diagnostics, read once
+//! when the plan is built (never in execute), serve the benchmarks (bench/gdn_results.md):
+//! `DNNPLAN_GDN_BWD_TOKENS=mma` selects session 3's pair (`gdn_bwd_dscan_mma_*` with fp32 `dS'`,
+//! `gdn_bwd_tokens_mma_*` with the CUDA-core tail), `DNNPLAN_GDN_BWD_TOKENS=fp32` the fp32
+//! CUDA-core token stage, `DNNPLAN_GDN_BWD_DSCAN=fp32` (with either of those) the fp32 CUDA-core
+//! reverse scan, and `DNNPLAN_GDN_BWD_STEPS=n` keeps only the first `n` launches (per-stage timing
+//! by differences; the gradients are then incomplete).
 
 use crate::cuda::{Function, LaunchConfig, Launcher};
 use crate::dispatch::engine::CompiledPlan;
@@ -25,7 +29,7 @@ use super::engine::{ENGINE_NAME, fwd_template, kernel_dtype};
 use super::params::{
     BwdParams, BwdWorkspaceLayout, DSCAN_MMA_WARPS, DSCAN_THREADS, DSCAN_VS, OFFSETS_THREADS,
     PARAM_THREADS, PREP_THREADS, SCAN_WARPS, TOK_THREADS, dscan_mma_smem_bytes, dscan_smem_bytes,
-    max_chunks, prep_smem_bytes, scan_smem_bytes, tokens_smem_bytes,
+    flags, max_chunks, prep_smem_bytes, scan_smem_bytes, tokens_smem_bytes, tokens_tc_smem_bytes,
 };
 
 /// Ports the backward reads or writes, in [`BwdPlanUids`] order.
@@ -82,12 +86,13 @@ pub struct GdnBwdPlan {
 
 impl GdnBwdPlan {
     /// Plans the launches for `f` with the module's kernels in the order
-    /// offsets, prep, fscan, dscan (fp32), tokens (fp32), fold, params, dscan (tensor cores),
-    /// tokens (tensor cores).
+    /// offsets, prep, fscan, dscan (fp32), tokens (fp32), fold, params, dscan (tensor cores, fp32
+    /// `dS'`), tokens (tensor-core products, CUDA-core tail), dscan (io `dS'`), tokens (tensor
+    /// cores throughout).
     pub fn new(f: &GdnFacts, kernels: Vec<Function>) -> Result<GdnBwdPlan> {
-        if kernels.len() != 9 {
+        if kernels.len() != 11 {
             return Err(Error::Internal(format!(
-                "{ENGINE_NAME}: the backward needs 9 kernels, got {}",
+                "{ENGINE_NAME}: the backward needs 11 kernels, got {}",
                 kernels.len()
             )));
         }
@@ -119,6 +124,14 @@ impl GdnBwdPlan {
             template.f.state_dtype = kernel_dtype(p.dtype, "d_final_state")?;
         }
         let (ho32, n32) = (ho as u32, n as u32);
+        let tokens_env = std::env::var("DNNPLAN_GDN_BWD_TOKENS").unwrap_or_default();
+        let tc = tokens_env != "fp32" && tokens_env != "mma";
+        let dscan_fp32 = !tc && std::env::var("DNNPLAN_GDN_BWD_DSCAN").is_ok_and(|x| x == "fp32");
+        if tc {
+            template.f.flags |= flags::BWD_DIRECT;
+        }
+        let (hq, hk, hv) = (f.heads.0 as u64, f.heads.1 as u64, f.heads.2 as u64);
+        let fold_needed = !tc || hq != ho || hk != ho || hv != ho;
         let mut steps: Vec<Step> = vec![
             (0, (1, 1, 1), OFFSETS_THREADS, 0),
             (1, (chunks, ho32, 1), PREP_THREADS, prep_smem_bytes(k, v)),
@@ -128,7 +141,7 @@ impl GdnBwdPlan {
                 SCAN_WARPS * 32,
                 scan_smem_bytes(k),
             ),
-            if std::env::var("DNNPLAN_GDN_BWD_DSCAN").is_ok_and(|x| x == "fp32") {
+            if dscan_fp32 {
                 (
                     3,
                     ((v / u64::from(DSCAN_VS)) as u32, ho32, n32),
@@ -137,24 +150,30 @@ impl GdnBwdPlan {
                 )
             } else {
                 (
-                    7,
+                    if tc { 9 } else { 7 },
                     ((v / (16 * u64::from(DSCAN_MMA_WARPS))) as u32, ho32, n32),
                     DSCAN_MMA_WARPS * 32,
                     dscan_mma_smem_bytes(k),
                 )
             },
             (
-                if std::env::var("DNNPLAN_GDN_BWD_TOKENS").is_ok_and(|x| x == "fp32") {
-                    4
-                } else {
-                    8
+                match tokens_env.as_str() {
+                    "fp32" => 4,
+                    "mma" => 8,
+                    _ => 10,
                 },
                 (chunks, ho32, 1),
                 TOK_THREADS,
-                tokens_smem_bytes(k),
+                if tc {
+                    tokens_tc_smem_bytes(k)
+                } else {
+                    tokens_smem_bytes(k)
+                },
             ),
-            (5, (t as u32, 3, 1), k.max(v) as u32, 0),
         ];
+        if fold_needed {
+            steps.push((5, (t as u32, 3, 1), k.max(v) as u32, 0));
+        }
         if f.port("d_a_log").is_some() || f.port("d_dt_bias").is_some() {
             steps.push((6, (ho32, 1, 1), PARAM_THREADS, 2 * PARAM_THREADS * 4));
         }

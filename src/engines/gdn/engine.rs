@@ -3,7 +3,8 @@
 //! Support is decided by the rows of [`SUPPORT_RULES`] (each returns the decline reason or
 //! nothing), over the family facts and the target. Build loads the bundled `gdn_fwd` module
 //! (sm_90a cubin) and resolves the three entry points of the (io dtype, K) variant (the
-//! backward: `gdn_bwd` and its seven, see [`super::backward`]); execute
+//! backward: `gdn_bwd` and its eleven, of which a plan launches up to seven, see
+//! [`super::backward`]); execute
 //! binds the pack's addresses into one [`FwdParams`] block, carves the caller's workspace and
 //! launches chunk table, per-chunk factors and state scan on the context's stream: no
 //! allocation on the device, no host synchronisation, deterministic.
@@ -189,6 +190,8 @@ impl Engine for GdnSm90 {
                 "gdn_bwd_params".to_owned(),
                 format!("gdn_bwd_dscan_mma_{tag}_k{k}"),
                 format!("gdn_bwd_tokens_mma_{tag}_k{k}"),
+                format!("gdn_bwd_dscan_io_{tag}_k{k}"),
+                format!("gdn_bwd_tokens_tc_{tag}_k{k}"),
             ];
             let mut fns = Vec::with_capacity(names.len());
             for n in &names {

@@ -35,6 +35,9 @@ pub mod flags {
     pub const SAFE_GATE: i32 = 8;
     /// `α = g`.
     pub const LINEAR_GATE: i32 = 16;
+    /// Backward only (`gdn::FLAG_BWD_DIRECT`, set with `gdn_bwd_tokens_tc`): `dQ` / `dK` / `dV`
+    /// of a port with `HO` heads are written by the token stage, and the fold skips that port.
+    pub const BWD_DIRECT: i32 = 1 << 12;
 }
 
 /// `gdn::FwdParams`: pointers are device addresses (0 = absent).
@@ -318,6 +321,12 @@ pub fn tokens_smem_bytes(k: u64) -> u32 {
     (4 * (2 * CHUNK * kf + 2 * vt * kf + 3 * CHUNK * vf + 3 * CHUNK * cf + 7 * CHUNK + t)) as u32
 }
 
+/// Dynamic shared memory of the all-tensor-core token kernel (`gdn::TokSmem<K>::bytes` plus the
+/// `Ũᵀ` tile `[V][64 + 8]` and the raw q and k tiles `[64][K + 8]`, io dtype; K = V).
+pub fn tokens_tc_smem_bytes(k: u64) -> u32 {
+    tokens_smem_bytes(k) + (k * (CHUNK + 8) * 2 + 2 * CHUNK * (k + 8) * 2) as u32
+}
+
 /// Upper bound of the number of chunks: `Σ ceil(T_b / 64) ≤ T / 64 + N`.
 pub fn max_chunks(n_seqs: u64, total_tokens: u64) -> u64 {
     total_tokens / CHUNK + n_seqs
@@ -391,6 +400,10 @@ mod tests {
         );
         assert!(dscan_smem_bytes(128) <= 227 * 1024 && tokens_smem_bytes(128) <= 227 * 1024);
         assert!(dscan_mma_smem_bytes(128) <= 227 * 1024);
+        assert!(tokens_tc_smem_bytes(128) <= 227 * 1024);
+        assert!(
+            tokens_smem_bytes(64).is_multiple_of(16) && tokens_smem_bytes(128).is_multiple_of(16)
+        );
     }
 
     #[test]
