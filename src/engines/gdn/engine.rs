@@ -290,7 +290,8 @@ impl FwdChoice {
 
     /// The schedule without overrides: one scan block per (sequence, head, value slice); when
     /// those fill less than half the GPU and the sequences are long (≥ 8 chunks each on
-    /// average), the piece chain with `P = ⌊SMs / blocks⌋` pieces (at most 16).
+    /// average) and `batch_invariant` is off, the piece chain with `P = ⌊SMs / blocks⌋` pieces
+    /// (at most 16).
     pub fn default_for(f: &GdnFacts, sms: u64) -> FwdChoice {
         let pairs = f.n_seqs as u64 * f.heads.3 as u64;
         let scan = if f.v == 128 && pairs >= sms {
@@ -300,7 +301,8 @@ impl FwdChoice {
         };
         let blocks = pairs * (f.v as u64 / 64);
         let avg_chunks = f.total_tokens as u64 / (64 * (f.n_seqs as u64).max(1));
-        let pieces = if blocks > 0 && 2 * blocks <= sms && avg_chunks >= 8 {
+        // batch_invariant: the pieces would depend on the batch (N), so never cut then.
+        let pieces = if !f.batch_invariant && blocks > 0 && 2 * blocks <= sms && avg_chunks >= 8 {
             (sms / blocks).clamp(1, 16)
         } else {
             1
