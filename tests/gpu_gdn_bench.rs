@@ -216,12 +216,15 @@ fn kernel_counts(kernel: &str, lens: &[i64], ho: i64, d: i64, pieces: i64) -> (f
 
 /// Sets (or removes, for "") the forward's schedule overrides.
 fn set_schedule(scan: &str, pieces: &str, steps: Option<usize>) {
+    // "v1" names the whole session-1 forward: its prep and its scan.
+    let prep = if scan == "v1" { "v1" } else { "" };
     // SAFETY: the benchmark runs single-threaded (--test-threads=1); nothing else reads the
     // environment meanwhile.
     unsafe {
         for (k, v) in [
             ("DNNPLAN_GDN_FWD_SCAN", scan),
             ("DNNPLAN_GDN_FWD_PIECES", pieces),
+            ("DNNPLAN_GDN_FWD_PREP", prep),
         ] {
             if v.is_empty() {
                 std::env::remove_var(k);
@@ -254,7 +257,8 @@ fn gdn_benchmark_ours() {
             16,
         ),
     ];
-    // (label, DNNPLAN_GDN_FWD_SCAN, DNNPLAN_GDN_FWD_PIECES): "" = the engine's default.
+    // (label, DNNPLAN_GDN_FWD_SCAN, DNNPLAN_GDN_FWD_PIECES): "" = the engine's default; "v1" =
+    // the session-1 prep and scan (before).
     let schedules: [(&str, &str, &str); 6] = [
         ("default", "", ""),
         ("v1", "v1", ""),
@@ -263,7 +267,16 @@ fn gdn_benchmark_ours() {
         ("w4-p4", "w4", "4"),
         ("w4-p8", "w4", "8"),
     ];
-    for (name, lens, hh) in shapes {
+    // DNNPLAN_GDN_BENCH_SHAPES="0 2" keeps those shapes only (e.g. under a profiler).
+    let keep: Option<Vec<usize>> = std::env::var("DNNPLAN_GDN_BENCH_SHAPES").ok().map(|s| {
+        s.split_whitespace()
+            .filter_map(|x| x.parse().ok())
+            .collect()
+    });
+    for (si, (name, lens, hh)) in shapes.into_iter().enumerate() {
+        if keep.as_ref().is_some_and(|k| !k.contains(&si)) {
+            continue;
+        }
         let t: i64 = lens.iter().sum();
         let n = lens.len() as i64;
         let mut cu = vec![0i64];

@@ -13,6 +13,8 @@
 //   gdn_fwd_scanx_{bf16,f16}_k128_w8       <<<(1, HO, N·P), 256, FastSmem<128,8,2,true>>>
 //   gdn_fwd_sum_{bf16,f16}_k{64,128}       <<<(2·V / 64, HO, N·(P−1)), 128, FastSmem<K,4,2,false>>>
 //   gdn_fwd_chain_k{64,128}                <<<(V / 32, HO, N), 256>>>
+//   gdn_fwd_prep1_{bf16,f16}_k{64,128}     the session-1 prep (serial triangular-inverse loops), for
+//                                          the before/after timing (DNNPLAN_GDN_FWD_PREP=v1)
 #include "gdn_fwd.cuh"
 #include "gdn_fwd_fast.cuh"
 
@@ -43,6 +45,10 @@ GDN_FWD_ENTRIES(f16, gdn::gdn_f16, 64)
   extern "C" __global__ void __launch_bounds__(4 * 32)                                              \
       gdn_fwd_sum_##TAG##_k##KD(gdn::FwdFastParams p) {                                            \
     gdn::fwd_scanx_body<T, KD, KD, 4, gdn::SUM_STAGES, false>(p);                                   \
+  }                                                                                                 \
+  extern "C" __global__ void __launch_bounds__(gdn::PREP_THREADS)                                   \
+      gdn_fwd_prep1_##TAG##_k##KD(gdn::FwdParams p) {                                              \
+    gdn::fwd_prep_body<T, KD, KD, false, false>(p);                                                 \
   }
 
 GDN_FWD_FAST_ENTRIES(bf16, gdn::gdn_bf16, 128)

@@ -14,7 +14,8 @@
 //! `gdn_fwd_chain_k*`, then `gdn_fwd_scanx_*` per piece; see `kernels/include/gdn_fwd_fast.cuh`).
 //! Diagnostics read once at build: `DNNPLAN_GDN_FWD_SCAN=v1|w4|w8` (v1 = session-1 scan
 //! `gdn_fwd_scan_*`), `DNNPLAN_GDN_FWD_PIECES=n` (force n pieces per sequence; 1 = off) and
-//! `DNNPLAN_GDN_FWD_STEPS=n` (launch only the first n kernels: per-kernel timing by differences).
+//! `DNNPLAN_GDN_FWD_STEPS=n` (launch only the first n kernels: per-kernel timing by differences),
+//! `DNNPLAN_GDN_FWD_PREP=v1` (the session-1 prep, serial triangular-inverse loops).
 
 use crate::cuda::{Function, LaunchConfig, Launcher, compile_or_load, probe};
 use crate::dispatch::engine::{BuildContext, CompiledPlan, Engine, SupportQuery};
@@ -220,7 +221,11 @@ impl Engine for GdnSm90 {
         };
         let kernels = FwdKernels {
             offsets: module.function("gdn_chunk_offsets")?,
-            prep: module.function(&format!("gdn_fwd_prep_{tag}_k{k}"))?,
+            prep: module.function(&if choice.prep_v1 {
+                format!("gdn_fwd_prep1_{tag}_k{k}")
+            } else {
+                format!("gdn_fwd_prep_{tag}_k{k}")
+            })?,
             scan: module.function(&scan_name)?,
             sum: module.function(&format!("gdn_fwd_sum_{tag}_k{k}"))?,
             chain: module.function(&format!("gdn_fwd_chain_k{k}"))?,
@@ -262,6 +267,8 @@ pub struct FwdChoice {
     pub pieces: u64,
     /// Launch only the first `steps` kernels (diagnostics; `usize::MAX` = all).
     pub steps: usize,
+    /// Run the session-1 prep (`gdn_fwd_prep1_*`, serial triangular-inverse loops; diagnostics).
+    pub prep_v1: bool,
 }
 
 impl FwdChoice {
@@ -285,6 +292,7 @@ impl FwdChoice {
         if let Some(n) = env("DNNPLAN_GDN_FWD_STEPS").and_then(|x| x.parse::<usize>().ok()) {
             c.steps = n;
         }
+        c.prep_v1 = env("DNNPLAN_GDN_FWD_PREP").is_some_and(|x| x == "v1");
         c
     }
 
@@ -311,6 +319,7 @@ impl FwdChoice {
             scan,
             pieces,
             steps: usize::MAX,
+            prep_v1: false,
         }
     }
 }
