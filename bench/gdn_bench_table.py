@@ -14,8 +14,9 @@ def main():
     for path in sys.argv[1:]:
         for line in open(path, errors="replace"):
             line = line.strip()
-            if not line.startswith("BENCH "):
+            if "BENCH " not in line:
                 continue
+            line = line[line.index("BENCH "):]  # libtest may print "test name ... " first
             f = line.split()
             who, mode, shape = f[1], f[2], f[3]
             if "failed" in line:

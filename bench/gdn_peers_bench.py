@@ -3,8 +3,8 @@
     disabled for timing only: the guard is about a known wrong-result bug, so its backward numbers
     are times, never results), and
   * nvidia-cudnn-frontend 1.32.0 `kimi_delta_attention` with the scalar gate broadcast over K (the
-    same computation as GDN), on its Hopper engine `KdaHopperCudaEngine` (plan pinned; if that plan
-    is not offered the default plan runs and the line says so).
+    same computation as GDN), on its Hopper CUDA engine (plan `kda_hopper_cuda`, class KdaHopperCudaEngine,
+    pinned; if that plan is not offered the default plan runs and the line says so).
 Inputs as in tests/gpu_gdn_bench.rs: bf16 q/k/v (q, k L2-normalised), fp32 g = log U(0.5, 1), fp32
 beta = U(0, 1), fp32 initial state, final state out. The broadcast gate is materialised as a
 contiguous [T, H, K] fp32 tensor before timing (its copy is not timed). CUDA events around one call,
@@ -88,7 +88,7 @@ def kda_fns(lens, H):
     cu, q, k, v, g, beta, h0, do, dht = inputs(lens, H)
     gk = g.unsqueeze(-1).expand(-1, -1, K).contiguous()  # the scalar gate broadcast over K
     leaves = [x.detach().requires_grad_(True) for x in (q, k, v, gk, beta, h0)]
-    plan = ["KdaHopperCudaEngine"]
+    plan = ["kda_hopper_cuda"]
 
     def call(args, **kw):
         try:
@@ -96,7 +96,7 @@ def kda_fns(lens, H):
         except Exception as exc:  # the pinned plan is not offered: run the default one
             if plan[0] is None:
                 raise
-            print(f"# kda: plan KdaHopperCudaEngine not usable ({type(exc).__name__}: {str(exc)[:300]}); default plan", flush=True)
+            print(f"# kda: plan kda_hopper_cuda not usable ({type(exc).__name__}: {str(exc)[:300]}); default plan", flush=True)
             plan[0] = None
             return kimi_delta_attention(*args[:5], cu, initial_state=args[5], output_final_state=True, **kw)
 
