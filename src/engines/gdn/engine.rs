@@ -572,3 +572,55 @@ impl CompiledPlan for GdnFwdPlan {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn facts(n: i64, t: i64, ho: i64, d: i64, batch_invariant: bool) -> GdnFacts {
+        GdnFacts {
+            node: "gdn0".into(),
+            op: GdnOp::Forward,
+            n_seqs: n,
+            total_tokens: t,
+            heads: (ho, ho, ho, ho),
+            k: d,
+            v: d,
+            io: DataType::Bfloat16,
+            ports: Vec::new(),
+            scale: None,
+            use_qk_l2norm: false,
+            use_beta_sigmoid: false,
+            allow_neg_eigval: false,
+            safe_gate: false,
+            linear_gate: false,
+            batch_invariant,
+            overwrite_initial_state: false,
+            checkpoint_every: 0,
+            invalid: None,
+        }
+    }
+
+    #[test]
+    fn forward_schedule_rule_at_the_benchmark_shapes() {
+        let pick = |n, t, ho, d, bi| {
+            let c = FwdChoice::default_for(&facts(n, t, ho, d, bi), 132);
+            (c.scan, c.pieces)
+        };
+        // (4, 8192, 16): 64 pairs, 128 four-warp blocks fill the GPU.
+        assert_eq!(pick(4, 32768, 16, 128, false), (ScanVariant::Warps4, 1));
+        // (1, 32768, 16): 32 blocks -> 4 pieces of 128 chunks.
+        assert_eq!(pick(1, 32768, 16, 128, false), (ScanVariant::Warps4, 4));
+        // ... but never under batch_invariant (the cut would depend on the batch).
+        assert_eq!(pick(1, 32768, 16, 128, true), (ScanVariant::Warps4, 1));
+        // (16, 2048, 32): 512 pairs, two or more waves -> 8 warps.
+        assert_eq!(pick(16, 32768, 32, 128, false), (ScanVariant::Warps8, 1));
+        // The ragged mix: 160 pairs, under two waves -> 4 warps.
+        assert_eq!(pick(10, 29949, 16, 128, false), (ScanVariant::Warps4, 1));
+        // K = V = 64 has no 8-warp kernel; short sequences are never cut.
+        assert_eq!(pick(64, 64 * 4096, 16, 64, false), (ScanVariant::Warps4, 1));
+        assert_eq!(pick(1, 300, 2, 128, false), (ScanVariant::Warps4, 1));
+        // Few pairs of long sequences: at most 16 pieces.
+        assert_eq!(pick(1, 1 << 20, 1, 128, false), (ScanVariant::Warps4, 16));
+    }
+}
