@@ -7,9 +7,11 @@
 #
 # Here (CPU machine, worktree root), stage and copy into the lead's checkout:
 #   /work/wt/device-pack.sh --features gpu-tests
-#   X=/work/main/.xfer-<name>; rm -rf $X && mkdir -p $X/bench $X/whl && cp -a .device $X/ \
+#   X=/work/main/.xfer-<name>; rm -rf $X && mkdir -p $X/bench $X/whl $X/.device/tests \
+#     && cp .device/device-env.sh $X/.device/ && cp .device/tests/gpu_gdn-* .device/tests/gpu_gdn_bench-* $X/.device/tests/ \
 #     && cp bench/gdn_bench_run.sh bench/gdn_peers_bench.py bench/gdn_bench_table.py $X/bench/ \
 #     && cp /work/main/.xfer-gdn2/whl/fla_core-0.6.0-*.whl /work/main/.xfer-cudnn2/whl/*.whl $X/whl/
+#   (only the two GDN test binaries: the whole .device/ is over the 64 MiB a call carries; ~24 MB)
 # run tool: command "bash .xfer-<name>/bench/gdn_bench_run.sh", carry [".xfer-<name>"].
 # BENCH_BUDGET_S (default 420) bounds the whole script: later steps get what is left; FLA_CAP_S
 # (default 150) caps each fla step (its Triton autotuning takes ~30 s per shape forward and more
