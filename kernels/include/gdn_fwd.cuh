@@ -284,7 +284,7 @@ struct PrepKeep {
   float* ws_bet;
 };
 
-template <typename T, int K, int V, bool KEEP = false>
+template <typename T, int K, int V, bool KEEP = false, bool INV_SIDE = true>
 __device__ __forceinline__ void fwd_prep_body(const FwdParams& p, const PrepKeep& keep = PrepKeep{}) {
   using S = PrepSmem<K, V>;
   using IO = Io<T>;
@@ -513,19 +513,41 @@ __device__ __forceinline__ void fwd_prep_body(const FwdParams& p, const PrepKeep
   }
   // Off-diagonal blocks, block row by block row: T_IJ = −T_II Σ_{m=J}^{I−1} L_Im T_mJ. The
   // partial sums are stashed in the (unused) strictly upper triangle at the transposed place.
+  // INV_SIDE (default): every thread's 2I sums run side by side over a fixed range of m (the I
+  // loop is unrolled, so trip counts are compile-time); terms before a sum's first index get a
+  // zero coefficient, fma(0, x, 0) = 0, so each sum is bitwise the plain loop from its first index
+  // (all entries are finite) without a serial chain of shared loads per output. Otherwise the
+  // session-1 loops (kept for the before/after timing, gdn_fwd_prep1_*).
+#pragma unroll
   for (int I = 1; I < 4; ++I) {
     const int outs = I * 256;
     float sacc[6];
+    if constexpr (INV_SIDE) {
 #pragma unroll
-    for (int u = 0; u < 6; ++u) {
-      const int o = tid + 128 * u;
-      sacc[u] = 0.f;
-      if (o < outs) {
-        const int J = o >> 8, rr = (o >> 4) & 15, cc = o & 15;
-        const int row = 16 * I + rr, colj = 16 * J + cc;
-        float s = 0.f;
-        for (int m = 16 * J + cc; m < 16 * I; ++m) s += Lf[row * FP + m] * Lf[m * FP + colj];
-        sacc[u] = s;
+      for (int u = 0; u < 6; ++u) sacc[u] = 0.f;
+#pragma unroll 4
+      for (int m = 0; m < 16 * I; ++m) {
+#pragma unroll
+        for (int u = 0; u < 2 * I; ++u) {
+          const int o = tid + 128 * u;  // < outs for u < 2I (tid < 128)
+          const int J = o >> 8, rr = (o >> 4) & 15, cc = o & 15;
+          const int row = 16 * I + rr, colj = 16 * J + cc;
+          const float a = m >= colj ? Lf[row * FP + m] : 0.f;
+          sacc[u] = fmaf(a, Lf[m * FP + colj], sacc[u]);
+        }
+      }
+    } else {
+#pragma unroll
+      for (int u = 0; u < 6; ++u) {
+        const int o = tid + 128 * u;
+        sacc[u] = 0.f;
+        if (o < outs) {
+          const int J = o >> 8, rr = (o >> 4) & 15, cc = o & 15;
+          const int row = 16 * I + rr, colj = 16 * J + cc;
+          float s = 0.f;
+          for (int m = 16 * J + cc; m < 16 * I; ++m) s += Lf[row * FP + m] * Lf[m * FP + colj];
+          sacc[u] = s;
+        }
       }
     }
     __syncthreads();
@@ -545,9 +567,17 @@ __device__ __forceinline__ void fwd_prep_body(const FwdParams& p, const PrepKeep
         const int J = o >> 8, rr = (o >> 4) & 15, cc = o & 15;
         const int row = 16 * I + rr, colj = 16 * J + cc;
         float s = 0.f;
-        for (int m = 0; m <= rr; ++m) {
-          const float tii = (m == rr) ? 1.f : Lf[row * FP + 16 * I + m];
-          s += tii * Lf[colj * FP + 16 * I + m];
+        if constexpr (INV_SIDE) {
+#pragma unroll
+          for (int m = 0; m < 16; ++m) {  // terms past m = rr have a zero coefficient
+            const float tii = m < rr ? Lf[row * FP + 16 * I + m] : (m == rr ? 1.f : 0.f);
+            s = fmaf(tii, Lf[colj * FP + 16 * I + m], s);
+          }
+        } else {
+          for (int m = 0; m <= rr; ++m) {
+            const float tii = (m == rr) ? 1.f : Lf[row * FP + 16 * I + m];
+            s += tii * Lf[colj * FP + 16 * I + m];
+          }
         }
         sacc[u] = -s;
       }

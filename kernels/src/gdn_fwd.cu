@@ -6,7 +6,17 @@
 //   gdn_fwd_prep_{bf16,f16}_k{64,128}      <<<(max_chunks, HO), 128, PrepSmem::bytes>>>
 //   gdn_fwd_scan_{bf16,f16}_k{64,128}      <<<(V / 64, HO, N), 128, ScanSmem::bytes>>>
 // The single parameter is gdn::FwdParams by value.
+//
+// Session-4 scan and piece chain (kernels/include/gdn_fwd_fast.cuh; parameter gdn::FwdFastParams,
+// whose first member is the FwdParams above, so one parameter block serves every launch):
+//   gdn_fwd_scanx_{bf16,f16}_k{64,128}_w4  <<<(V / 64, HO, N·P), 128, FastSmem<K,4,3,true>>>
+//   gdn_fwd_scanx_{bf16,f16}_k128_w8       <<<(1, HO, N·P), 256, FastSmem<128,8,2,true>>>
+//   gdn_fwd_sum_{bf16,f16}_k{64,128}       <<<(2·V / 64, HO, N·(P−1)), 128, FastSmem<K,4,2,false>>>
+//   gdn_fwd_chain_k{64,128}                <<<(V / 32, HO, N), 256>>>
+//   gdn_fwd_prep1_{bf16,f16}_k{64,128}     the session-1 prep (serial triangular-inverse loops), for
+//                                          the before/after timing (DNNPLAN_GDN_FWD_PREP=v1)
 #include "gdn_fwd.cuh"
+#include "gdn_fwd_fast.cuh"
 
 extern "C" __global__ void __launch_bounds__(gdn::OFFSETS_THREADS) gdn_chunk_offsets(gdn::FwdParams p) {
   gdn::chunk_offsets_body(p);
@@ -26,3 +36,35 @@ GDN_FWD_ENTRIES(bf16, gdn::gdn_bf16, 128)
 GDN_FWD_ENTRIES(bf16, gdn::gdn_bf16, 64)
 GDN_FWD_ENTRIES(f16, gdn::gdn_f16, 128)
 GDN_FWD_ENTRIES(f16, gdn::gdn_f16, 64)
+
+#define GDN_FWD_FAST_ENTRIES(TAG, T, KD)                                                             \
+  extern "C" __global__ void __launch_bounds__(4 * 32)                                              \
+      gdn_fwd_scanx_##TAG##_k##KD##_w4(gdn::FwdFastParams p) {                                     \
+    gdn::fwd_scanx_body<T, KD, KD, 4, 3, true>(p);                                                  \
+  }                                                                                                 \
+  extern "C" __global__ void __launch_bounds__(4 * 32)                                              \
+      gdn_fwd_sum_##TAG##_k##KD(gdn::FwdFastParams p) {                                            \
+    gdn::fwd_scanx_body<T, KD, KD, 4, gdn::SUM_STAGES, false>(p);                                   \
+  }                                                                                                 \
+  extern "C" __global__ void __launch_bounds__(gdn::PREP_THREADS)                                   \
+      gdn_fwd_prep1_##TAG##_k##KD(gdn::FwdParams p) {                                              \
+    gdn::fwd_prep_body<T, KD, KD, false, false>(p);                                                 \
+  }
+
+GDN_FWD_FAST_ENTRIES(bf16, gdn::gdn_bf16, 128)
+GDN_FWD_FAST_ENTRIES(bf16, gdn::gdn_bf16, 64)
+GDN_FWD_FAST_ENTRIES(f16, gdn::gdn_f16, 128)
+GDN_FWD_FAST_ENTRIES(f16, gdn::gdn_f16, 64)
+
+extern "C" __global__ void __launch_bounds__(8 * 32) gdn_fwd_scanx_bf16_k128_w8(gdn::FwdFastParams p) {
+  gdn::fwd_scanx_body<gdn::gdn_bf16, 128, 128, 8, 2, true>(p);
+}
+extern "C" __global__ void __launch_bounds__(8 * 32) gdn_fwd_scanx_f16_k128_w8(gdn::FwdFastParams p) {
+  gdn::fwd_scanx_body<gdn::gdn_f16, 128, 128, 8, 2, true>(p);
+}
+extern "C" __global__ void __launch_bounds__(gdn::CHAIN_THREADS) gdn_fwd_chain_k128(gdn::FwdFastParams p) {
+  gdn::fwd_chain_body<128>(p);
+}
+extern "C" __global__ void __launch_bounds__(gdn::CHAIN_THREADS) gdn_fwd_chain_k64(gdn::FwdFastParams p) {
+  gdn::fwd_chain_body<64>(p);
+}

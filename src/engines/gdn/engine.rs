@@ -8,6 +8,15 @@
 //! binds the pack's addresses into one [`FwdParams`] block, carves the caller's workspace and
 //! launches chunk table, per-chunk factors and state scan on the context's stream: no
 //! allocation on the device, no host synchronisation, deterministic.
+//!
+//! Forward scan variants ([`ScanVariant`], chosen at build): `gdn_fwd_scanx_*_w4` (4 warps,
+//! two value halves per head) or `_w8` (8 warps, all 128 value rows per block), and for long
+//! sequences on few (sequence, head) pairs the exact piece chain (`gdn_fwd_sum_*`,
+//! `gdn_fwd_chain_k*`, then `gdn_fwd_scanx_*` per piece; see `kernels/include/gdn_fwd_fast.cuh`).
+//! Diagnostics read once at build: `DNNPLAN_GDN_FWD_SCAN=v1|w4|w8` (v1 = session-1 scan
+//! `gdn_fwd_scan_*`), `DNNPLAN_GDN_FWD_PIECES=n` (force n pieces per sequence; 1 = off) and
+//! `DNNPLAN_GDN_FWD_STEPS=n` (launch only the first n kernels: per-kernel timing by differences),
+//! `DNNPLAN_GDN_FWD_PREP=v1` (the session-1 prep, serial triangular-inverse loops).
 
 use crate::cuda::{Function, LaunchConfig, Launcher, compile_or_load, probe};
 use crate::dispatch::engine::{BuildContext, CompiledPlan, Engine, SupportQuery};
@@ -20,7 +29,8 @@ use crate::ir::DataType;
 use super::analyzer::{GdnFacts, GdnOp, PortFacts};
 use super::backward::GdnBwdPlan;
 use super::params::{
-    FwdParams, KernelDtype, OFFSETS_THREADS, PREP_THREADS, SCAN_WARPS, WorkspaceLayout, flags,
+    CHAIN_ROWS, CHAIN_THREADS, FwdFastParams, FwdParams, KernelDtype, OFFSETS_THREADS,
+    PREP_THREADS, PieceLayout, SCAN_WARPS, SUM_STAGES, WorkspaceLayout, fast_smem_bytes, flags,
     max_chunks, prep_smem_bytes, scan_smem_bytes,
 };
 
@@ -205,18 +215,129 @@ impl Engine for GdnSm90 {
             return Ok(Box::new(GdnBwdPlan::new(facts, fns)?));
         }
         let module = compile_or_load("gdn_fwd", &info, &[])?;
-        let offsets = module.function("gdn_chunk_offsets")?;
-        let prep = module.function(&format!("gdn_fwd_prep_{tag}_k{}", facts.k))?;
-        let scan = module.function(&format!("gdn_fwd_scan_{tag}_k{}", facts.k))?;
+        let k = facts.k;
+        let choice = FwdChoice::pick(facts, info.sm_count.max(1) as u64);
+        let scan_name = match choice.scan {
+            ScanVariant::V1 => format!("gdn_fwd_scan_{tag}_k{k}"),
+            ScanVariant::Warps4 => format!("gdn_fwd_scanx_{tag}_k{k}_w4"),
+            ScanVariant::Warps8 => format!("gdn_fwd_scanx_{tag}_k{k}_w8"),
+        };
+        let kernels = FwdKernels {
+            offsets: module.function("gdn_chunk_offsets")?,
+            prep: module.function(&if choice.prep_v1 {
+                format!("gdn_fwd_prep1_{tag}_k{k}")
+            } else {
+                format!("gdn_fwd_prep_{tag}_k{k}")
+            })?,
+            scan: module.function(&scan_name)?,
+            sum: module.function(&format!("gdn_fwd_sum_{tag}_k{k}"))?,
+            chain: module.function(&format!("gdn_fwd_chain_k{k}"))?,
+        };
         // Resolve the kernels and raise their shared-memory limits once, here, in the context
         // the device's default stream implies (execute re-does it only for another context).
         // SAFETY: the default-stream sentinel is always valid.
         let launcher = unsafe { Launcher::bind(std::ptr::null_mut(), Some(dev.ordinal)) }?;
-        for f in [&offsets, &prep, &scan] {
+        for f in [
+            &kernels.offsets,
+            &kernels.prep,
+            &kernels.scan,
+            &kernels.sum,
+            &kernels.chain,
+        ] {
             launcher.prepare(f)?;
         }
-        Ok(Box::new(GdnFwdPlan::new(facts, offsets, prep, scan)?))
+        Ok(Box::new(GdnFwdPlan::new(facts, choice, kernels)?))
     }
+}
+
+/// Which state-scan kernel the forward runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ScanVariant {
+    /// Session-1 scan (`gdn_fwd_scan_*`, 4 warps, 32-bit B-fragment loads).
+    V1,
+    /// `gdn_fwd_scanx_*_w4`: 4 warps × 16 value rows per block.
+    Warps4,
+    /// `gdn_fwd_scanx_*_w8`: 8 warps, all 128 value rows per block (V = 128 only).
+    Warps8,
+}
+
+/// The forward's schedule: scan kernel, pieces per sequence, launches kept.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FwdChoice {
+    /// State-scan kernel.
+    pub scan: ScanVariant,
+    /// Pieces per sequence (1 = no piece chain).
+    pub pieces: u64,
+    /// Launch only the first `steps` kernels (diagnostics; `usize::MAX` = all).
+    pub steps: usize,
+    /// Run the session-1 prep (`gdn_fwd_prep1_*`, serial triangular-inverse loops; diagnostics).
+    pub prep_v1: bool,
+}
+
+impl FwdChoice {
+    /// The default schedule for `f` on a GPU of `sms` multiprocessors, then the diagnostics'
+    /// overrides (`DNNPLAN_GDN_FWD_SCAN`, `DNNPLAN_GDN_FWD_PIECES`, `DNNPLAN_GDN_FWD_STEPS`).
+    pub fn pick(f: &GdnFacts, sms: u64) -> FwdChoice {
+        let env = |name: &str| std::env::var(name).ok();
+        let mut c = FwdChoice::default_for(f, sms);
+        match env("DNNPLAN_GDN_FWD_SCAN").as_deref() {
+            Some("v1") => c.scan = ScanVariant::V1,
+            Some("w4") => c.scan = ScanVariant::Warps4,
+            Some("w8") if f.v == 128 => c.scan = ScanVariant::Warps8,
+            _ => {}
+        }
+        if let Some(p) = env("DNNPLAN_GDN_FWD_PIECES").and_then(|x| x.parse::<u64>().ok()) {
+            c.pieces = p.clamp(1, 64);
+        }
+        if c.scan == ScanVariant::V1 {
+            c.pieces = 1;
+        }
+        if let Some(n) = env("DNNPLAN_GDN_FWD_STEPS").and_then(|x| x.parse::<usize>().ok()) {
+            c.steps = n;
+        }
+        c.prep_v1 = env("DNNPLAN_GDN_FWD_PREP").is_some_and(|x| x == "v1");
+        c
+    }
+
+    /// The schedule without overrides: the 8-warp scan when there are at least two waves of
+    /// (sequence, head) pairs (V = 128), else the 4-warp one; when its blocks fill less than half
+    /// the GPU and the sequences are long (≥ 8 chunks each on
+    /// average) and `batch_invariant` is off, the piece chain with `P = ⌊SMs / blocks⌋` pieces
+    /// (at most 16).
+    pub fn default_for(f: &GdnFacts, sms: u64) -> FwdChoice {
+        let pairs = f.n_seqs as u64 * f.heads.3 as u64;
+        // 8 warps per block pay off only with two or more full waves of (sequence, head) pairs
+        // (H200, same run: 0.556 vs 0.685 ms at 512 pairs; 0.537 vs 0.411 ms on a ragged batch of
+        // 160 pairs, whose longest sequence then runs at the slower per-block pace).
+        let scan = if f.v == 128 && pairs >= 2 * sms {
+            ScanVariant::Warps8
+        } else {
+            ScanVariant::Warps4
+        };
+        let blocks = pairs * (f.v as u64 / 64);
+        let avg_chunks = f.total_tokens as u64 / (64 * (f.n_seqs as u64).max(1));
+        // batch_invariant: the pieces would depend on the batch (N), so never cut then.
+        let pieces = if !f.batch_invariant && blocks > 0 && 2 * blocks <= sms && avg_chunks >= 8 {
+            (sms / blocks).clamp(1, 16)
+        } else {
+            1
+        };
+        FwdChoice {
+            scan,
+            pieces,
+            steps: usize::MAX,
+            prep_v1: false,
+        }
+    }
+}
+
+/// The forward's resolved kernels.
+struct FwdKernels {
+    offsets: Function,
+    prep: Function,
+    scan: Function,
+    sum: Function,
+    chain: Function,
 }
 
 pub(super) fn kernel_dtype(dt: DataType, port: &str) -> Result<i32> {
@@ -253,13 +374,17 @@ pub struct GdnFwdPlan {
     template: FwdParams,
     uids: PortUids,
     layout: WorkspaceLayout,
+    pieces: PieceLayout,
+    choice: FwdChoice,
     grid_prep: (u32, u32, u32),
     grid_scan: (u32, u32, u32),
+    grid_sum: (u32, u32, u32),
+    grid_chain: (u32, u32, u32),
     smem_prep: u32,
     smem_scan: u32,
-    offsets: Function,
-    prep: Function,
-    scan: Function,
+    smem_sum: u32,
+    scan_threads: u32,
+    kernels: FwdKernels,
 }
 
 /// The shape-specialised forward parameter block of `f` (addresses and workspace left 0).
@@ -310,7 +435,7 @@ pub(super) fn fwd_template(f: &GdnFacts) -> Result<FwdParams> {
 }
 
 impl GdnFwdPlan {
-    fn new(f: &GdnFacts, offsets: Function, prep: Function, scan: Function) -> Result<GdnFwdPlan> {
+    fn new(f: &GdnFacts, choice: FwdChoice, kernels: FwdKernels) -> Result<GdnFwdPlan> {
         let need = |p: &str| -> Result<&PortFacts> {
             f.port(p)
                 .ok_or_else(|| Error::Internal(format!("gdn_sm90: port {p} is not bound")))
@@ -336,67 +461,103 @@ impl GdnFwdPlan {
             final_state: uid("final_state"),
         };
         let (k, v) = (f.k as u64, f.v as u64);
+        let layout = WorkspaceLayout::new(n, t, ho as u64, k, v);
+        let p = choice.pieces;
+        let (warps, stages) = match choice.scan {
+            ScanVariant::V1 => (u64::from(SCAN_WARPS), 3),
+            ScanVariant::Warps4 => (4, 3),
+            ScanVariant::Warps8 => (8, 2),
+        };
+        let smem_scan = match choice.scan {
+            ScanVariant::V1 => scan_smem_bytes(k),
+            _ => fast_smem_bytes(k, warps, stages, true),
+        };
         Ok(GdnFwdPlan {
             template,
             uids,
-            layout: WorkspaceLayout::new(n, t, ho as u64, k, v),
+            layout,
+            pieces: PieceLayout::new(layout.total, n, ho as u64, k, v, p),
+            choice,
             grid_prep: (chunks as u32, ho as u32, 1),
-            grid_scan: (
-                (v / (16 * u64::from(SCAN_WARPS))) as u32,
+            grid_scan: ((v / (16 * warps)) as u32, ho as u32, (n * p) as u32),
+            grid_sum: (
+                (2 * v / 64) as u32,
                 ho as u32,
-                n as u32,
+                (n * p.saturating_sub(1)) as u32,
             ),
+            grid_chain: ((v / CHAIN_ROWS) as u32, ho as u32, n as u32),
             smem_prep: prep_smem_bytes(k, v),
-            smem_scan: scan_smem_bytes(k),
-            offsets,
-            prep,
-            scan,
+            smem_scan,
+            smem_sum: fast_smem_bytes(k, 4, SUM_STAGES, false),
+            scan_threads: 32 * warps as u32,
+            kernels,
         })
     }
 
     /// The parameter block for one call (addresses from the pack, workspace at `ws`).
-    fn bind(&self, pack: &VariantPack, ws: u64) -> Result<FwdParams> {
+    fn bind(&self, pack: &VariantPack, ws: u64) -> Result<FwdFastParams> {
         let addr = |uid: i64| -> Result<u64> { Ok(pack.ptr(pack.index_of(uid)?) as u64) };
         let opt = |uid: Option<i64>| -> Result<u64> { uid.map_or(Ok(0), addr) };
         let u = &self.uids;
-        let mut p = FwdParams {
-            q: addr(u.q)?,
-            k: addr(u.k)?,
-            v: addr(u.v)?,
-            g: addr(u.g)?,
-            beta: addr(u.beta)?,
-            cu_seqlens: addr(u.cu)?,
-            initial_state: opt(u.init)?,
-            state_indices: opt(u.idx)?,
-            a_log: opt(u.a_log)?,
-            dt_bias: opt(u.dt_bias)?,
-            o: addr(u.o)?,
-            final_state: opt(u.final_state)?,
-            ..self.template
+        let mut p = FwdFastParams {
+            f: FwdParams {
+                q: addr(u.q)?,
+                k: addr(u.k)?,
+                v: addr(u.v)?,
+                g: addr(u.g)?,
+                beta: addr(u.beta)?,
+                cu_seqlens: addr(u.cu)?,
+                initial_state: opt(u.init)?,
+                state_indices: opt(u.idx)?,
+                a_log: opt(u.a_log)?,
+                dt_bias: opt(u.dt_bias)?,
+                o: addr(u.o)?,
+                final_state: opt(u.final_state)?,
+                ..self.template
+            },
+            ..FwdFastParams::default()
         };
-        self.layout.bind(ws, &mut p);
+        self.layout.bind(ws, &mut p.f);
+        self.pieces.bind(ws, self.choice.pieces as i32, &mut p);
         Ok(p)
+    }
+
+    /// The schedule this plan runs.
+    pub fn choice(&self) -> FwdChoice {
+        self.choice
     }
 }
 
 impl CompiledPlan for GdnFwdPlan {
     fn workspace_size(&self) -> u64 {
-        self.layout.total
+        self.pieces.total
     }
 
     fn execute(&self, pack: &VariantPack, ctx: &ExecContext) -> Result<()> {
-        let ws = ctx.workspace_region(self.layout.total, ENGINE_NAME)? as u64;
+        let ws = ctx.workspace_region(self.pieces.total, ENGINE_NAME)? as u64;
         let mut p = self.bind(pack, ws)?;
         // SAFETY: the stream comes from the caller's handle and outlives this call.
         let launcher = unsafe { Launcher::bind(ctx.stream.cast(), ctx.device) }?;
+        let kn = &self.kernels;
+        let chained = self.choice.pieces > 1;
         let launches = [
-            (&self.offsets, (1, 1, 1), OFFSETS_THREADS, 0),
-            (&self.prep, self.grid_prep, PREP_THREADS, self.smem_prep),
-            (&self.scan, self.grid_scan, SCAN_WARPS * 32, self.smem_scan),
+            (&kn.offsets, (1, 1, 1), OFFSETS_THREADS, 0, true),
+            (&kn.prep, self.grid_prep, PREP_THREADS, self.smem_prep, true),
+            (&kn.sum, self.grid_sum, 128, self.smem_sum, chained),
+            (&kn.chain, self.grid_chain, CHAIN_THREADS, 0, chained),
+            (
+                &kn.scan,
+                self.grid_scan,
+                self.scan_threads,
+                self.smem_scan,
+                true,
+            ),
         ];
-        // Every kernel takes the one parameter block by value; the driver copies it at launch.
+        // Every kernel takes the one parameter block by value (the older ones its FwdParams
+        // prefix); the driver copies it at launch.
         let mut params = [(&raw mut p).cast::<std::ffi::c_void>()];
-        for (f, grid, threads, smem) in launches {
+        let runs = launches.into_iter().filter(|l| l.4);
+        for (f, grid, threads, smem, _) in runs.take(self.choice.steps) {
             if grid.0 == 0 || grid.1 == 0 || grid.2 == 0 {
                 continue;
             }
@@ -407,9 +568,62 @@ impl CompiledPlan for GdnFwdPlan {
                 cluster: None,
             };
             // SAFETY: every address in `p` is a device buffer of the pack or of the checked
-            // workspace region, and `p` is the kernels' only parameter.
+            // workspace region, and `p` (FwdFastParams, FwdParams first) is the kernels' only
+            // parameter.
             unsafe { launcher.launch_raw(f, &cfg, &mut params) }?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn facts(n: i64, t: i64, ho: i64, d: i64, batch_invariant: bool) -> GdnFacts {
+        GdnFacts {
+            node: "gdn0".into(),
+            op: GdnOp::Forward,
+            n_seqs: n,
+            total_tokens: t,
+            heads: (ho, ho, ho, ho),
+            k: d,
+            v: d,
+            io: DataType::Bfloat16,
+            ports: Vec::new(),
+            scale: None,
+            use_qk_l2norm: false,
+            use_beta_sigmoid: false,
+            allow_neg_eigval: false,
+            safe_gate: false,
+            linear_gate: false,
+            batch_invariant,
+            overwrite_initial_state: false,
+            checkpoint_every: 0,
+            invalid: None,
+        }
+    }
+
+    #[test]
+    fn forward_schedule_rule_at_the_benchmark_shapes() {
+        let pick = |n, t, ho, d, bi| {
+            let c = FwdChoice::default_for(&facts(n, t, ho, d, bi), 132);
+            (c.scan, c.pieces)
+        };
+        // (4, 8192, 16): 64 pairs, 128 four-warp blocks fill the GPU.
+        assert_eq!(pick(4, 32768, 16, 128, false), (ScanVariant::Warps4, 1));
+        // (1, 32768, 16): 32 blocks -> 4 pieces of 128 chunks.
+        assert_eq!(pick(1, 32768, 16, 128, false), (ScanVariant::Warps4, 4));
+        // ... but never under batch_invariant (the cut would depend on the batch).
+        assert_eq!(pick(1, 32768, 16, 128, true), (ScanVariant::Warps4, 1));
+        // (16, 2048, 32): 512 pairs, two or more waves -> 8 warps.
+        assert_eq!(pick(16, 32768, 32, 128, false), (ScanVariant::Warps8, 1));
+        // The ragged mix: 160 pairs, under two waves -> 4 warps.
+        assert_eq!(pick(10, 29949, 16, 128, false), (ScanVariant::Warps4, 1));
+        // K = V = 64 has no 8-warp kernel; short sequences are never cut.
+        assert_eq!(pick(64, 64 * 4096, 16, 64, false), (ScanVariant::Warps4, 1));
+        assert_eq!(pick(1, 300, 2, 128, false), (ScanVariant::Warps4, 1));
+        // Few pairs of long sequences: at most 16 pieces.
+        assert_eq!(pick(1, 1 << 20, 1, 128, false), (ScanVariant::Warps4, 16));
     }
 }

@@ -362,6 +362,99 @@ pub fn scan_smem_bytes(k: u64) -> u32 {
     (SCAN_STAGES * stage + u64::from(SCAN_WARPS) * CHUNK * 24 * 2) as u32
 }
 
+/// `gdn::FwdFastParams` of `kernels/include/gdn_fwd_fast.cuh`: the forward block followed by the
+/// piece count and the piece chain's fp32 workspace regions. Its first member is [`FwdParams`],
+/// so one block serves every launch of the forward (the older kernels read only that prefix).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct FwdFastParams {
+    /// The forward parameters.
+    pub f: FwdParams,
+    /// Pieces per sequence `P ≥ 1`.
+    pub pieces: i32,
+    /// Padding (0).
+    pub pad: i32,
+    /// Piece summaries `H` `[N·(P−1), HO, V, K]` fp32 (0 when `P = 1`).
+    pub ws_h: u64,
+    /// Piece transitions `M_buf` `[N·(P−1), HO, K, K]` fp32 (0 when `P = 1`).
+    pub ws_m: u64,
+    /// Piece seeds `[N·P, HO, V, K]` fp32 (0 when `P = 1`).
+    pub ws_seed: u64,
+}
+
+/// The piece chain's workspace regions, placed after another layout's `total`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PieceLayout {
+    /// Offset of the summaries `H`.
+    pub h: u64,
+    /// Offset of the transitions `M_buf`.
+    pub m: u64,
+    /// Offset of the seeds.
+    pub seed: u64,
+    /// End of the regions (the whole workspace when this layout comes last).
+    pub total: u64,
+}
+
+impl PieceLayout {
+    /// Regions for `pieces` pieces per sequence starting at byte `after` (empty when
+    /// `pieces ≤ 1`).
+    pub fn new(after: u64, n_seqs: u64, ho: u64, k: u64, v: u64, pieces: u64) -> PieceLayout {
+        let start = after.div_ceil(REGION_ALIGN) * REGION_ALIGN;
+        if pieces <= 1 {
+            return PieceLayout {
+                h: start,
+                m: start,
+                seed: start,
+                total: after,
+            };
+        }
+        let mut off = start;
+        let mut take = |bytes: u64| {
+            let at = off;
+            off = (off + bytes).div_ceil(REGION_ALIGN) * REGION_ALIGN;
+            at
+        };
+        let h = take(n_seqs * (pieces - 1) * ho * v * k * 4);
+        let m = take(n_seqs * (pieces - 1) * ho * k * k * 4);
+        let seed = take(n_seqs * pieces * ho * v * k * 4);
+        PieceLayout {
+            h,
+            m,
+            seed,
+            total: off,
+        }
+    }
+
+    /// Writes the regions' addresses for a workspace at `base` into `p` (0 when no pieces).
+    pub fn bind(&self, base: u64, pieces: i32, p: &mut FwdFastParams) {
+        p.pieces = pieces;
+        if pieces > 1 {
+            p.ws_h = base + self.h;
+            p.ws_m = base + self.m;
+            p.ws_seed = base + self.seed;
+        }
+    }
+}
+
+/// Pipeline stages of the piece summary pass (`gdn_fwd_sum_*`).
+pub const SUM_STAGES: u64 = 2;
+/// Threads of the piece chain kernel (`gdn_fwd_chain_k*`).
+pub const CHAIN_THREADS: u32 = 256;
+/// State rows per block of the piece chain kernel.
+pub const CHAIN_ROWS: u64 = 32;
+
+/// Dynamic shared memory of the session-4 scan kernels (`gdn::FastSmem<K, NW, STAGES, OUT>`):
+/// `out` = the output pass (`gdn_fwd_scanx_*`), otherwise the summary pass (`gdn_fwd_sum_*`).
+pub fn fast_smem_bytes(k: u64, warps: u64, stages: u64, out: bool) -> u32 {
+    let (kp, cp, vs) = (k + 8, CHUNK + 8, 16 * warps);
+    let mut stage = 2 * CHUNK * kp * 2 + vs * cp * 2;
+    if out {
+        stage += CHUNK * kp * 2 + CHUNK * cp * 2;
+    }
+    let o = if out { warps * CHUNK * 24 * 2 } else { 0 };
+    (stages * stage + o) as u32
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -434,5 +527,28 @@ mod tests {
             3 * (3 * 17408 + 9216 + 9216) + 4 * 64 * 48
         );
         assert!(scan_smem_bytes(128) <= 227 * 1024);
+    }
+
+    #[test]
+    fn fast_params_and_piece_layout() {
+        // FwdParams (208), two i32, three pointers (static_assert in gdn_fwd_fast.cuh: 240).
+        assert_eq!(std::mem::size_of::<FwdFastParams>(), 240);
+        assert_eq!(std::mem::offset_of!(FwdFastParams, pieces), 208);
+        assert_eq!(std::mem::offset_of!(FwdFastParams, ws_seed), 232);
+        let none = PieceLayout::new(1000, 2, 3, 64, 64, 1);
+        assert_eq!(none.total, 1000);
+        let l = PieceLayout::new(1000, 2, 3, 64, 64, 4);
+        assert_eq!(l.h, 1024);
+        assert_eq!(l.m, l.h + 2 * 3 * 3 * 64 * 64 * 4);
+        assert_eq!(l.seed, l.m + 2 * 3 * 3 * 64 * 64 * 4);
+        assert_eq!(l.total, l.seed + 2 * 4 * 3 * 64 * 64 * 4);
+        // The values ptxas / the launch use for K = V = 128.
+        assert_eq!(fast_smem_bytes(128, 4, 3, true), scan_smem_bytes(128));
+        assert_eq!(
+            fast_smem_bytes(128, 8, 2, true),
+            2 * (3 * 17408 + 9216 + 18432) + 8 * 64 * 48
+        );
+        assert_eq!(fast_smem_bytes(128, 4, 2, false), 2 * (2 * 17408 + 9216));
+        assert!(fast_smem_bytes(128, 8, 2, true) <= 227 * 1024);
     }
 }

@@ -1,0 +1,135 @@
+"""Peer side of the GDN benchmark (bench/gdn_bench_run.sh): times, on the issue's shapes,
+  * fla-core 0.6.0 `chunk_gated_delta_rule` (fwd, and fwd+bwd with its Hopper Triton version guard
+    disabled for timing only: the guard is about a known wrong-result bug, so its backward numbers
+    are times, never results), and
+  * nvidia-cudnn-frontend 1.32.0 `kimi_delta_attention` with the scalar gate broadcast over K (the
+    same computation as GDN), on its Hopper CUDA engine (plan `kda_hopper_cuda`, class KdaHopperCudaEngine,
+    pinned; if that plan is not offered the default plan runs and the line says so).
+Inputs as in tests/gpu_gdn_bench.rs: bf16 q/k/v (q, k L2-normalised), fp32 g = log U(0.5, 1), fp32
+beta = U(0, 1), fp32 initial state, final state out. The broadcast gate is materialised as a
+contiguous [T, H, K] fp32 tensor before timing (its copy is not timed). CUDA events around one call,
+median of 10 after 3 warm-ups.
+
+Usage: python3 gdn_peers_bench.py {fla|kda} {fwd|fwdbwd} [shape index ...]
+Prints `BENCH <peer> <mode> <shape> <ms>` per shape (or `BENCH <peer> <mode> <shape> failed: ...`)."""
+
+import statistics
+import sys
+
+import torch
+import torch.nn.functional as F
+
+SHAPES = [
+    ("(4,8192,16)", [8192] * 4, 16),
+    ("(1,32768,16)", [32768], 16),
+    ("(16,2048,32)", [2048] * 16, 32),
+    ("ragged-mix-H16", [8192, 100, 4096, 1, 2048, 7000, 0, 3000, 512, 5000], 16),
+]
+K = V = 128
+
+
+def median_ms(fn):
+    for _ in range(3):
+        fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(10):
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        fn()
+        b.record()
+        b.synchronize()
+        times.append(a.elapsed_time(b))
+    return statistics.median(times)
+
+
+def inputs(lens, H):
+    dev = "cuda"
+    T = sum(lens)
+    torch.manual_seed(0)
+    cu = torch.tensor([0] + list(torch.tensor(lens).cumsum(0).tolist()), dtype=torch.int32, device=dev)
+    q = F.normalize(torch.randn(T, H, K, device=dev), dim=-1).bfloat16()
+    k = F.normalize(torch.randn(T, H, K, device=dev), dim=-1).bfloat16()
+    v = torch.randn(T, H, V, device=dev).bfloat16()
+    g = torch.log(torch.empty(T, H, device=dev).uniform_(0.5, 1.0))
+    beta = torch.rand(T, H, device=dev)
+    h0 = torch.randn(len(lens), H, V, K, device=dev) * 0.05  # stored domain [N, H, V, K]
+    do = torch.randn_like(v)
+    dht = torch.randn_like(h0) * 0.05
+    return cu, q, k, v, g, beta, h0, do, dht
+
+
+def fla_fns(lens, H):
+    from fla.ops.gated_delta_rule import chunk_gated_delta_rule
+    import fla.ops.common.chunk_o as chunk_o
+
+    chunk_o.TRITON_ABOVE_3_7_1 = True  # timing only (see the module doc)
+    cu, q, k, v, g, beta, h0, do, dht = inputs(lens, H)
+    cu = cu.long()
+    # fla: [B=1, T, H, D], state [N, H, K, V] (math domain).
+    q, k, v, g, beta, do = (x.unsqueeze(0) for x in (q, k, v, g, beta, do))
+    h0 = h0.transpose(-1, -2).contiguous()
+    dht = dht.transpose(-1, -2).contiguous()
+    leaves = [x.detach().requires_grad_(True) for x in (q, k, v, g, beta, h0)]
+
+    def fwd():
+        chunk_gated_delta_rule(q, k, v, g, beta, initial_state=h0, output_final_state=True, cu_seqlens=cu)
+
+    def fwd_bwd():
+        o, ht = chunk_gated_delta_rule(*leaves[:5], initial_state=leaves[5], output_final_state=True, cu_seqlens=cu)
+        torch.autograd.backward([o, ht], [do, dht])
+
+    return fwd, fwd_bwd, ""
+
+
+def kda_fns(lens, H):
+    from cudnn.linear_attention.ops import kimi_delta_attention
+
+    cu, q, k, v, g, beta, h0, do, dht = inputs(lens, H)
+    gk = g.unsqueeze(-1).expand(-1, -1, K).contiguous()  # the scalar gate broadcast over K
+    leaves = [x.detach().requires_grad_(True) for x in (q, k, v, gk, beta, h0)]
+    plan = ["kda_hopper_cuda"]
+
+    def call(args, **kw):
+        try:
+            return kimi_delta_attention(*args[:5], cu, initial_state=args[5], output_final_state=True, plan_name=plan[0], **kw)
+        except Exception as exc:  # the pinned plan is not offered: run the default one
+            if plan[0] is None:
+                raise
+            print(f"# kda: plan kda_hopper_cuda not usable ({type(exc).__name__}: {str(exc)[:300]}); default plan", flush=True)
+            plan[0] = None
+            return kimi_delta_attention(*args[:5], cu, initial_state=args[5], output_final_state=True, **kw)
+
+    def fwd():
+        with torch.no_grad():
+            call((q, k, v, gk, beta, h0))
+
+    def fwd_bwd():
+        out = call(leaves)
+        o, ht = out[0], out[1]
+        torch.autograd.backward([o, ht], [do, dht])
+
+    return fwd, fwd_bwd, plan
+
+
+def main():
+    peer, mode = sys.argv[1], sys.argv[2]
+    picks = [int(x) for x in sys.argv[3:]] or list(range(len(SHAPES)))
+    for i in picks:
+        name, lens, H = SHAPES[i]
+        try:
+            fwd, fwd_bwd, plan = (fla_fns if peer == "fla" else kda_fns)(lens, H)
+            ms = median_ms(fwd if mode == "fwd" else fwd_bwd)
+            note = ""
+            if peer == "kda":
+                note = f" plan={plan[0] or 'default'}"
+            print(f"BENCH {peer} {mode} {name} {ms:.4f}{note}", flush=True)
+        except Exception as exc:  # report and continue
+            msg = str(exc).replace("\n", " ")[:400]
+            print(f"BENCH {peer} {mode} {name} failed: {type(exc).__name__}: {msg}", flush=True)
+        torch.cuda.empty_cache()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

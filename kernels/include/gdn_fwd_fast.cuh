@@ -1,0 +1,384 @@
+// Gated DeltaNet forward, session-4 state scan and the exact piece chain (spec §5, §7.7).
+//
+// Contract: the same inputs, outputs, workspace factors (gdn_fwd_prep) and numerics as the scan
+// of gdn_fwd.cuh; parameters are FwdFastParams = FwdParams followed by the piece count and three
+// fp32 workspace regions. Deterministic, no atomics, no allocation, all scratch in the caller's
+// workspace. (gdn_fwd.cuh itself is left untouched: the backward reuses its prep and scan.)
+//
+// Differences from gdn_fwd_scan:
+//  * B fragments (W, Q⁺, A) come in by ldmatrix.x4 (two n-tiles per instruction) instead of
+//    four 32-bit shared loads; the accumulation order is unchanged, so O and the states are
+//    bitwise those of gdn_fwd_scan.
+//  * NW (warps per block, 16 value rows each) is a template parameter: NW = 8 puts all V = 128
+//    value rows of a (sequence, head) in one block, so W, Q⁺, Kᴿ, A are staged once per chunk
+//    instead of once per value half, with two warps per SM sub-partition.
+//  * The exact piece chain for long sequences on few (sequence, head) pairs: each sequence's
+//    chunks are cut into P pieces of ceil(chunks / P) chunks.
+//      gdn_fwd_sum  (grid 2·V/VS × HO × N·(P−1)): for every piece but the last, from the
+//                   factors, H_j = the piece's end state from a zero seed (value-row blocks) and
+//                   M_j = its transition, stored domain (X_end = X_0 · M_j + H_j), by the
+//                   identity trick: seed X = I, Ũ = 0 (key-row blocks; K = V).
+//      gdn_fwd_chain (grid V/32 × HO × N): seed_0 = initial state (or 0), seed_{j+1} =
+//                   seed_j · M_j + H_j in fp32, on CUDA cores, fixed order.
+//      gdn_fwd_scanx (grid V/VS × HO × N·P): the output pass of every piece from its seed;
+//                   the last piece writes the final state.
+//    With P = 1 gdn_fwd_scanx alone is the whole scan (seed from the initial state).
+#pragma once
+
+#include "gdn_fwd.cuh"
+
+namespace gdn {
+
+struct FwdFastParams {
+  FwdParams f;
+  int pieces;  // P ≥ 1
+  int pad_;
+  float* ws_h;     // [N·(P−1), HO, V, K]
+  float* ws_m;     // [N·(P−1), HO, K, K]
+  float* ws_seed;  // [N·P, HO, V, K] (only when P > 1)
+};
+static_assert(sizeof(FwdFastParams) == 240, "FwdFastParams layout changed: update src/engines/gdn/params.rs");
+
+// Four 8x8 b16 matrices, not transposed.
+__device__ __forceinline__ void ldsm_x4(u32* r, const void* smem) {
+  u32 a = static_cast<u32>(__cvta_generic_to_shared(smem));
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(a));
+}
+
+// OUT: the output pass (Q⁺, A, Ũ staged, O written). Otherwise the summary pass (W, Kᴿ and,
+// for H blocks, Ũ staged; no O).
+template <int K, int NW, int STAGES, bool OUT>
+struct FastSmem {
+  static constexpr int KP = K + 8;
+  static constexpr int CP = CHUNK + 8;
+  static constexpr int VS = 16 * NW;
+  static constexpr size_t w_off = 0;
+  static constexpr size_t k_off = w_off + CHUNK * KP * 2;
+  static constexpr size_t q_off = k_off + CHUNK * KP * 2;
+  static constexpr size_t a_off = q_off + (OUT ? CHUNK * KP * 2 : 0);
+  static constexpr size_t u_off = a_off + (OUT ? CHUNK * CP * 2 : 0);
+  static constexpr size_t stage = u_off + VS * CP * 2;
+  static constexpr int OP = 24;
+  static constexpr size_t o_off = STAGES * stage;
+  static constexpr size_t bytes = o_off + (OUT ? NW * CHUNK * OP * 2 : 0);
+};
+
+// Chunk range [c0, c1) of piece j of sequence b (P pieces of ceil(chunks / P) chunks).
+__device__ __forceinline__ void piece_range(const FwdParams& p, int b, int j, int P, int& cb, int& c0,
+                                            int& c1) {
+  cb = p.chunk_offsets[b];
+  const int ce = p.chunk_offsets[b + 1];
+  const int per = (ce - cb + P - 1) / P;
+  c0 = cb + j * per < ce ? cb + j * per : ce;
+  c1 = c0 + per < ce ? c0 + per : ce;
+}
+
+template <typename T, int K, int V, int NW, int STAGES, bool OUT>
+__device__ __forceinline__ void fwd_scanx_body(const FwdFastParams& fp) {
+  using S = FastSmem<K, NW, STAGES, OUT>;
+  using IO = Io<T>;
+  constexpr int KP = S::KP, CP = S::CP, VS = S::VS;
+  constexpr int XB = V / VS;  // value-row blocks per (sequence, head)
+  extern __shared__ __align__(16) unsigned char smem[];
+  const FwdParams& p = fp.f;
+  const int P = fp.pieces;
+
+  const int h = blockIdx.y;
+  const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+  const int HO = p.ho;
+  int b, j;
+  if (OUT) {
+    b = blockIdx.z / P;
+    j = blockIdx.z % P;
+  } else {
+    b = blockIdx.z / (P - 1);
+    j = blockIdx.z % (P - 1);
+  }
+  // Summary blocks with blockIdx.x ≥ XB compute M (seed I, Ũ = 0) over key rows (K = V).
+  const bool is_m = !OUT && static_cast<int>(blockIdx.x) >= XB;
+  const int xb = static_cast<int>(blockIdx.x) % XB;
+  const int v0 = xb * VS + 16 * warp;
+  const int vr = v0 + (lane >> 2);  // this thread's rows: vr and vr + 8
+  const int cq = 2 * (lane & 3);
+  const long long cs = load_cu(p, b), ce = load_cu(p, b + 1);
+  int cb, c_begin, c_end;
+  piece_range(p, b, j, P, cb, c_begin, c_end);
+  const int row = p.state_indices ? p.state_indices[b] : b;
+
+  float x[K / 8][4];
+  if (OUT && P == 1) {
+    const size_t base = (static_cast<size_t>(row) * HO + h) * V * K;
+#pragma unroll
+    for (int nt = 0; nt < K / 8; ++nt) {
+#pragma unroll
+      for (int hf = 0; hf < 2; ++hf) {
+        const size_t idx = base + static_cast<size_t>(vr + 8 * hf) * K + 8 * nt + cq;
+        float a0 = 0.f, a1 = 0.f;
+        if (p.initial_state) {
+          if (p.state_dtype == DT_F32) {
+            float2 t = *reinterpret_cast<const float2*>(static_cast<const float*>(p.initial_state) + idx);
+            a0 = t.x;
+            a1 = t.y;
+          } else {
+            const u32 t = *reinterpret_cast<const u32*>(static_cast<const unsigned short*>(p.initial_state) + idx);
+            a0 = __uint_as_float(t << 16);
+            a1 = __uint_as_float(t & 0xffff0000u);
+          }
+        }
+        x[nt][2 * hf] = a0;
+        x[nt][2 * hf + 1] = a1;
+      }
+    }
+  } else if (OUT) {
+    const float* seed = fp.ws_seed + (static_cast<size_t>(b * P + j) * HO + h) * V * K;
+#pragma unroll
+    for (int nt = 0; nt < K / 8; ++nt) {
+#pragma unroll
+      for (int hf = 0; hf < 2; ++hf) {
+        const float2 t = *reinterpret_cast<const float2*>(&seed[static_cast<size_t>(vr + 8 * hf) * K + 8 * nt + cq]);
+        x[nt][2 * hf] = t.x;
+        x[nt][2 * hf + 1] = t.y;
+      }
+    }
+  } else {
+#pragma unroll
+    for (int nt = 0; nt < K / 8; ++nt) {
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int r = vr + 8 * (e >> 1), c = 8 * nt + cq + (e & 1);
+        x[nt][e] = (is_m && r == c) ? 1.f : 0.f;
+      }
+    }
+  }
+
+  const bool with_u = OUT || !is_m;
+  auto issue = [&](int c, int st) {
+    unsigned char* base = smem + st * S::stage;
+    const size_t ch = static_cast<size_t>(c) * HO + h;
+    tile_async<T, K>(reinterpret_cast<T*>(base + S::w_off), static_cast<const T*>(p.ws_w) + ch * CHUNK * K, CHUNK, K, tid, NW * 32);
+    tile_async<T, K>(reinterpret_cast<T*>(base + S::k_off), static_cast<const T*>(p.ws_kr) + ch * CHUNK * K, CHUNK, K, tid, NW * 32);
+    if (OUT) {
+      tile_async<T, K>(reinterpret_cast<T*>(base + S::q_off), static_cast<const T*>(p.ws_q) + ch * CHUNK * K, CHUNK, K, tid, NW * 32);
+      tile_async<T, CHUNK>(reinterpret_cast<T*>(base + S::a_off), static_cast<const T*>(p.ws_a) + ch * CHUNK * CHUNK, CHUNK, CHUNK, tid, NW * 32);
+    }
+    if (with_u)
+      tile_async<T, CHUNK>(reinterpret_cast<T*>(base + S::u_off),
+                           static_cast<const T*>(p.ws_ut) + (ch * V + xb * VS) * CHUNK, VS, CHUNK, tid, NW * 32);
+  };
+#pragma unroll
+  for (int sidx = 0; sidx < STAGES - 1; ++sidx) {
+    if (c_begin + sidx < c_end) issue(c_begin + sidx, sidx);
+    cp_async_commit();
+  }
+  float gl_next = c_begin < c_end ? p.ws_gl[static_cast<size_t>(c_begin) * HO + h] : 0.f;
+  // ldmatrix row / column offsets of this lane (non-transposed B fragments, two n-tiles).
+  const int brow = (lane & 7) + 8 * (lane >> 4), bcol = 8 * ((lane >> 3) & 1);
+  for (int c = c_begin; c < c_end; ++c) {
+    const int st = (c - c_begin) % STAGES;
+    if (c + STAGES - 1 < c_end) issue(c + STAGES - 1, (c - c_begin + STAGES - 1) % STAGES);
+    cp_async_commit();
+    const float gl = gl_next;
+    if (c + 1 < c_end) gl_next = p.ws_gl[static_cast<size_t>(c + 1) * HO + h];
+    cp_async_wait<STAGES - 1>();
+    __syncthreads();
+    unsigned char* base = smem + st * S::stage;
+    const T* Ws = reinterpret_cast<const T*>(base + S::w_off);
+    const T* Ks = reinterpret_cast<const T*>(base + S::k_off);
+    const T* Qs = reinterpret_cast<const T*>(base + S::q_off);
+    const T* As = reinterpret_cast<const T*>(base + S::a_off);
+    const T* Us = reinterpret_cast<const T*>(base + S::u_off);
+    const long long t0 = cs + static_cast<long long>(c - cb) * CHUNK;
+    const int len = static_cast<int>(min_ll(static_cast<long long>(CHUNK), ce - t0));
+    const int ur = 16 * warp + (lane >> 2);  // row of Ũᵀ within the slice
+    u32 uraw[8][2];
+#pragma unroll
+    for (int nt = 0; nt < 8; ++nt) {
+      uraw[nt][0] = with_u ? ld32(&Us[ur * CP + 8 * nt + cq]) : 0u;
+      uraw[nt][1] = with_u ? ld32(&Us[(ur + 8) * CP + 8 * nt + cq]) : 0u;
+    }
+
+    // P = X Wᵀ and (OUT) O = X Q⁺ᵀ (M = 16 value rows, N = 64 tokens, K = key dim).
+    float pacc[8][4], oacc[8][4];
+#pragma unroll
+    for (int nt = 0; nt < 8; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) pacc[nt][e] = oacc[nt][e] = 0.f;
+#pragma unroll
+    for (int kk = 0; kk < K / 16; ++kk) {
+      u32 a[4] = {IO::pack(x[2 * kk][0], x[2 * kk][1]), IO::pack(x[2 * kk][2], x[2 * kk][3]),
+                  IO::pack(x[2 * kk + 1][0], x[2 * kk + 1][1]), IO::pack(x[2 * kk + 1][2], x[2 * kk + 1][3])};
+#pragma unroll
+      for (int np = 0; np < 4; ++np) {
+        u32 bw[4];
+        ldsm_x4(bw, &Ws[(16 * np + brow) * KP + 16 * kk + bcol]);
+        IO::mma(pacc[2 * np], a, bw);
+        IO::mma(pacc[2 * np + 1], a, bw + 2);
+        if (OUT) {
+          u32 bq[4];
+          ldsm_x4(bq, &Qs[(16 * np + brow) * KP + 16 * kk + bcol]);
+          IO::mma(oacc[2 * np], a, bq);
+          IO::mma(oacc[2 * np + 1], a, bq + 2);
+        }
+      }
+    }
+    // Uᵀ = Ũᵀ − P, as A fragments (tokens are the reduction dim below).
+    u32 ua[4][4];
+#pragma unroll
+    for (int nt = 0; nt < 8; ++nt) {
+      const T* u0 = reinterpret_cast<const T*>(&uraw[nt][0]);
+      const T* u1 = reinterpret_cast<const T*>(&uraw[nt][1]);
+      const u32 lo = IO::pack(IO::to_f(u0[0]) - pacc[nt][0], IO::to_f(u0[1]) - pacc[nt][1]);
+      const u32 hi = IO::pack(IO::to_f(u1[0]) - pacc[nt][2], IO::to_f(u1[1]) - pacc[nt][3]);
+      ua[nt >> 1][(nt & 1) * 2 + 0] = lo;
+      ua[nt >> 1][(nt & 1) * 2 + 1] = hi;
+    }
+    if (OUT) {
+      // O += Uᵀ Aᵀ: B[k = j][n = i] = A[i][j]; A is lower triangular (j ≤ i).
+#pragma unroll
+      for (int np = 0; np < 4; ++np) {
+#pragma unroll
+        for (int kk = 0; kk < 4; ++kk) {
+          if (kk > np) break;
+          u32 bb[4];
+          ldsm_x4(bb, &As[(16 * np + brow) * CP + 16 * kk + bcol]);
+          IO::mma(oacc[2 * np], ua[kk], bb);
+          IO::mma(oacc[2 * np + 1], ua[kk], bb + 2);
+        }
+      }
+      // Store O rows (tokens) < len through this warp's smem tile: each token's 16 values
+      // leave as two 16-byte stores.
+      T* Os = reinterpret_cast<T*>(smem + S::o_off) + warp * CHUNK * S::OP;
+      const int vl = lane >> 2;
+#pragma unroll
+      for (int nt = 0; nt < 8; ++nt) {
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          const int tok = 8 * nt + cq + e;
+          Os[tok * S::OP + vl] = IO::from_f(oacc[nt][e]);
+          Os[tok * S::OP + vl + 8] = IO::from_f(oacc[nt][2 + e]);
+        }
+      }
+      __syncwarp();
+      T* o = static_cast<T*>(p.o);
+#pragma unroll
+      for (int i = lane; i < 2 * CHUNK; i += 32) {
+        const int tok = i >> 1, hf = i & 1;
+        if (tok < len)
+          *reinterpret_cast<uint4*>(&o[(static_cast<size_t>(t0 + tok) * HO + h) * V + v0 + 8 * hf]) =
+              *reinterpret_cast<const uint4*>(&Os[tok * S::OP + 8 * hf]);
+      }
+      __syncwarp();
+    }
+    // X ← e^{Γ_last} X + Uᵀ Kᴿ (B = Kᴿ [token][key] via ldmatrix.trans).
+    const float decay = __expf(gl);
+#pragma unroll
+    for (int nt = 0; nt < K / 8; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) x[nt][e] *= decay;
+    const int lrow = (lane & 7) + 8 * ((lane >> 3) & 1);
+#pragma unroll
+    for (int kk = 0; kk < 4; ++kk) {
+#pragma unroll
+      for (int np = 0; np < K / 16; ++np) {
+        u32 r[4];
+        ldsm_x4_t(r, &Ks[(16 * kk + lrow) * KP + 16 * np + 8 * (lane >> 4)]);
+        IO::mma(x[2 * np], ua[kk], r);
+        IO::mma(x[2 * np + 1], ua[kk], r + 2);
+      }
+    }
+    __syncthreads();  // this stage is refilled by the next iteration's issue
+  }
+  cp_async_wait<0>();
+
+  if (!OUT) {
+    const int pc = b * (P - 1) + j;
+    float* dst = (is_m ? fp.ws_m : fp.ws_h) + (static_cast<size_t>(pc) * HO + h) * V * K;
+#pragma unroll
+    for (int nt = 0; nt < K / 8; ++nt)
+#pragma unroll
+      for (int hf = 0; hf < 2; ++hf)
+        *reinterpret_cast<float2*>(&dst[static_cast<size_t>(vr + 8 * hf) * K + 8 * nt + cq]) =
+            make_float2(x[nt][2 * hf], x[nt][2 * hf + 1]);
+  } else if (j == P - 1 && p.final_state) {
+    const size_t base = (static_cast<size_t>(row) * HO + h) * V * K;
+#pragma unroll
+    for (int nt = 0; nt < K / 8; ++nt) {
+#pragma unroll
+      for (int hf = 0; hf < 2; ++hf) {
+        const size_t idx = base + static_cast<size_t>(vr + 8 * hf) * K + 8 * nt + cq;
+        if (p.state_dtype == DT_F32) {
+          *reinterpret_cast<float2*>(static_cast<float*>(p.final_state) + idx) =
+              make_float2(x[nt][2 * hf], x[nt][2 * hf + 1]);
+        } else {
+          *reinterpret_cast<u32*>(static_cast<unsigned short*>(p.final_state) + idx) =
+              Io<gdn_bf16>::pack(x[nt][2 * hf], x[nt][2 * hf + 1]);
+        }
+      }
+    }
+  }
+}
+
+// The fp32 chain over pieces, per (32 state rows, head, sequence): seed_0 = initial state (or
+// 0), seed_{j+1}[r][c] = Σ_m seed_j[r][m] · M_j[m][c] + H_j[r][c] (m ascending). K = V.
+constexpr int CHAIN_THREADS = 256;
+constexpr int CHAIN_ROWS = 32;
+
+template <int K>
+__device__ __forceinline__ void fwd_chain_body(const FwdFastParams& fp) {
+  __shared__ float xs[CHAIN_ROWS][K + 1];
+  const FwdParams& p = fp.f;
+  const int P = fp.pieces, HO = p.ho;
+  const int h = blockIdx.y, b = blockIdx.z, r0 = blockIdx.x * CHAIN_ROWS;
+  const int tid = threadIdx.x;
+  constexpr int G = CHAIN_THREADS / K;  // row groups
+  constexpr int R = CHAIN_ROWS / G;     // rows per thread
+  const int c = tid % K, grp = tid / K;
+  const int row = p.state_indices ? p.state_indices[b] : b;
+  {
+    const size_t base = (static_cast<size_t>(row) * HO + h) * K * K + static_cast<size_t>(r0) * K;
+    float* seed = fp.ws_seed + (static_cast<size_t>(b * P) * HO + h) * K * K + static_cast<size_t>(r0) * K;
+    for (int i = tid; i < CHAIN_ROWS * K; i += CHAIN_THREADS) {
+      const int r = i / K, cc = i % K;
+      float val = 0.f;
+      if (p.initial_state) {
+        if (p.state_dtype == DT_F32) {
+          val = static_cast<const float*>(p.initial_state)[base + i];
+        } else {
+          val = Io<gdn_bf16>::bits_to_f(static_cast<const unsigned short*>(p.initial_state)[base + i]);
+        }
+      }
+      xs[r][cc] = val;
+      seed[i] = val;
+    }
+  }
+  __syncthreads();
+  for (int jj = 0; jj + 1 < P; ++jj) {
+    const size_t pc = static_cast<size_t>(b * (P - 1) + jj) * HO + h;
+    const float* M = fp.ws_m + pc * K * K;
+    const float* H = fp.ws_h + pc * K * K + static_cast<size_t>(r0) * K;
+    float* seed = fp.ws_seed + (static_cast<size_t>(b * P + jj + 1) * HO + h) * K * K + static_cast<size_t>(r0) * K;
+    float acc[R];
+#pragma unroll
+    for (int r = 0; r < R; ++r) acc[r] = 0.f;
+    for (int m = 0; m < K; ++m) {
+      const float mv = M[static_cast<size_t>(m) * K + c];
+#pragma unroll
+      for (int r = 0; r < R; ++r) acc[r] += xs[grp * R + r][m] * mv;
+    }
+    __syncthreads();
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+      const int rr = grp * R + r;
+      const float val = acc[r] + H[static_cast<size_t>(rr) * K + c];
+      xs[rr][c] = val;
+      seed[static_cast<size_t>(rr) * K + c] = val;
+    }
+    __syncthreads();
+  }
+}
+
+constexpr int SUM_STAGES = 2;
+
+}  // namespace gdn
