@@ -216,11 +216,14 @@ pub struct Recorder {
 /// operation graph's engine count.
 #[derive(Clone, Debug, Default)]
 pub struct HeuristicsScript {
-    /// `(cudnnBackendHeurMode_t, [(engine_id, knobs)])` in rank order.
-    pub per_mode: Vec<(u32, Vec<(i64, Vec<(u32, i64)>)>)>,
+    /// `(cudnnBackendHeurMode_t, configs)`, configs in rank order.
+    pub per_mode: Vec<(u32, Vec<ScriptedConfig>)>,
     /// `CUDNN_ATTR_OPERATIONGRAPH_ENGINE_GLOBAL_COUNT`.
     pub engine_count: i64,
 }
+
+/// `(engine_id, raw knobs)` of one scripted engine config.
+pub type ScriptedConfig = (i64, Vec<(u32, i64)>);
 
 /// A value the scripted recorder put into a caller-created descriptor.
 #[derive(Clone, Debug)]
