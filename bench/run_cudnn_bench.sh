@@ -38,7 +38,7 @@ if [ -n "$whl" ]; then
       set -x
       g++ -O2 -std=c++17 -pipe -I/tmp/fe-whl/include -I"$CUDNN_INCLUDE_DIR" -I"$cuda_inc" \
         bench/cudnn_cpp_reference.cpp -o "$cpp_bin" \
-        -L"$DNNPLAN_CUDNN_LIB_DIR" -l:libcudnn.so.9 -L"$CUDA_HOME/lib64" -lcudart \
+        -L"$DNNPLAN_CUDNN_LIB_DIR" -l:libcudnn.so.9 -L"$CUDA_HOME/lib64" -lcudart -lnvrtc \
         -Wl,-rpath,"$DNNPLAN_CUDNN_LIB_DIR" -Wl,-rpath,"$CUDA_HOME/lib64" -ldl -lpthread
     ) > "$out/cpp_build.log" 2>&1 &
     cpp_pid=$!

@@ -184,9 +184,28 @@ pub struct ListedConfig {
     pub mode: HeurMode,
     /// The finalized ENGINECFG, once made.
     pub config: Option<Descriptor>,
+    /// The ENGINEHEUR descriptor of a queried config, kept alive with it (see
+    /// [`plan::EngineConfigEntry`]).
+    _heuristics: Option<Arc<Descriptor>>,
 }
 
 impl ListedConfig {
+    /// A config made outside a heuristics query (replay by `(engine_id, knobs)`).
+    pub fn replayed(
+        engine_id: i64,
+        knobs: Vec<(u32, i64)>,
+        mode: HeurMode,
+        config: Descriptor,
+    ) -> ListedConfig {
+        ListedConfig {
+            engine_id,
+            knobs,
+            mode,
+            config: Some(config),
+            _heuristics: None,
+        }
+    }
+
     /// The plan name (`engN_kX=Y...`).
     pub fn name(&self) -> String {
         plan::plan_name(self.engine_id, &self.knobs)
@@ -226,6 +245,7 @@ pub fn list_mode(
                     knobs: c.knobs.clone(),
                     mode,
                     config: None,
+                    _heuristics: None,
                 })
                 .collect();
             return Ok((list, Source::Cached));
@@ -250,6 +270,7 @@ pub fn list_mode(
             knobs: e.knobs,
             mode: e.mode,
             config: Some(e.config),
+            _heuristics: e.heuristics,
         })
         .collect();
     Ok((list, Source::Queried))

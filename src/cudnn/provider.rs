@@ -246,12 +246,12 @@ impl BackendSession for CudnnSession {
         let config =
             plan::engine_config_in(&self.opg, engine_id, &pairs, Some(self.engine_count as i64))
                 .map_err(as_decline)?;
-        self.configs.push(ListedConfig {
+        self.configs.push(ListedConfig::replayed(
             engine_id,
-            knobs: pairs,
-            mode: CudnnMode::A,
-            config: Some(config),
-        });
+            pairs,
+            CudnnMode::A,
+            config,
+        ));
         Ok(self.configs.len() - 1)
     }
 
