@@ -50,9 +50,12 @@ else
 fi
 
 perf=$(ls .device/tests/gpu_cudnn_perf-* 2>/dev/null | head -1)
+bin=$(ls .device/tests/gpu_cudnn-* 2>/dev/null | head -1)
 if [ "${RUN_TESTS:-0}" = 1 ] && [ -n "$perf" ]; then
-  echo "== gpu_cudnn_perf tests ($perf)"
+  echo "== gpu_cudnn_perf tests ($perf), execution paths vs plain ($bin)"
   "$perf" --test-threads=1 2>&1 | tee "$out/gpu_cudnn_perf_tests.log"
+  [ -n "$bin" ] && "$bin" --test-threads=1 --exact execution_paths_match_the_plain_path 2>&1 \
+    | tee -a "$out/gpu_cudnn_perf_tests.log"
 fi
 if [ -n "$cpp_pid" ]; then
   t0=$(date +%s)
@@ -60,7 +63,6 @@ if [ -n "$cpp_pid" ]; then
     || { echo "C++ reference build failed:"; tail -30 "$out/cpp_build.log"; }
 fi
 
-bin=$(ls .device/tests/gpu_cudnn-* 2>/dev/null | head -1)
 if [ -z "$bin" ]; then
   echo "no staged gpu_cudnn test binary under .device/tests (stage with --features gpu-tests)" >&2
   exit 2
