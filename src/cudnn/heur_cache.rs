@@ -184,9 +184,6 @@ pub struct ListedConfig {
     pub mode: HeurMode,
     /// The finalized ENGINECFG, once made.
     pub config: Option<Descriptor>,
-    /// The ENGINEHEUR descriptor of a queried config, kept alive with it (see
-    /// [`plan::EngineConfigEntry`]).
-    _heuristics: Option<Arc<Descriptor>>,
 }
 
 impl ListedConfig {
@@ -202,7 +199,6 @@ impl ListedConfig {
             knobs,
             mode,
             config: Some(config),
-            _heuristics: None,
         }
     }
 
@@ -245,7 +241,6 @@ pub fn list_mode(
                     knobs: c.knobs.clone(),
                     mode,
                     config: None,
-                    _heuristics: None,
                 })
                 .collect();
             return Ok((list, Source::Cached));
@@ -270,7 +265,6 @@ pub fn list_mode(
             knobs: e.knobs,
             mode: e.mode,
             config: Some(e.config),
-            _heuristics: e.heuristics,
         })
         .collect();
     Ok((list, Source::Queried))

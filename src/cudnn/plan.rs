@@ -112,10 +112,6 @@ pub struct EngineConfigEntry {
     pub mode: HeurMode,
     /// The finalized ENGINECFG descriptor.
     pub config: Descriptor,
-    /// The ENGINEHEUR descriptor that listed it, kept alive with its configs: destroying it
-    /// costs about 1.4 ms on cuDNN 9.19 (H200), which would otherwise be paid inside every
-    /// heuristics query; it is destroyed with the last config of the query instead.
-    pub(crate) heuristics: Option<Arc<Descriptor>>,
 }
 
 impl EngineConfigEntry {
@@ -229,7 +225,6 @@ pub fn query_mode(opg: &OperationGraph, mode: HeurMode) -> Result<Vec<EngineConf
             backend_mode,
         )?;
     heur.finalize()?;
-    let heur = Arc::new(heur);
     let n = heur.count(CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR)?;
     let cfgs = heur.get_descs(
         CUDNN_ATTR_ENGINEHEUR_RESULTS,
@@ -244,7 +239,6 @@ pub fn query_mode(opg: &OperationGraph, mode: HeurMode) -> Result<Vec<EngineConf
             knobs,
             mode,
             config,
-            heuristics: Some(heur.clone()),
         });
     }
     Ok(out)
