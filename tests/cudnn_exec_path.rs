@@ -99,7 +99,7 @@ fn plain_path_builds_and_destroys_a_pack_per_call() {
 }
 
 #[test]
-fn reuse_path_keeps_one_pack_per_thread_and_plan() {
+fn reuse_path_keeps_a_pack_per_pointer_set_up_to_a_bound() {
     let rec = recorder();
     let plan = matmul_plan(rec);
     let (a, p1) = (ptrs(0x10000), ptrs(0x20000));
@@ -113,17 +113,46 @@ fn reuse_path_keeps_one_pack_per_thread_and_plan() {
     let (d2, c2) = pack_of(rec, &plan, ExecPath::ReusePack, &a);
     assert_eq!(d2, d1);
     assert!(c2.is_empty(), "{c2:?}");
-    // New pointers: the same descriptor, re-pointed and finalized again (the recorder accepts
-    // attributes after finalize), never a stale pointer.
+    // A second pointer set gets its own descriptor; alternating between the two then makes no
+    // backend call at all.
     let (d3, c3) = pack_of(rec, &plan, ExecPath::ReusePack, &p1);
-    assert_eq!(d3, d1);
-    assert_eq!(creates(&c3), 0);
+    assert_ne!(d3, d1);
+    assert_eq!(creates(&c3), 1);
     assert_eq!(
-        pointers_set(&c3, d1).unwrap(),
+        pointers_set(&c3, d3).unwrap(),
         p1.iter().map(|p| *p as usize).collect::<Vec<_>>()
     );
-    assert!(c3.contains(&Recorded::Finalize(d1)));
+    for _ in 0..3 {
+        let (x, cx) = pack_of(rec, &plan, ExecPath::ReusePack, &a);
+        let (y, cy) = pack_of(rec, &plan, ExecPath::ReusePack, &p1);
+        assert_eq!((x, y), (d1, d3));
+        assert!(cx.is_empty() && cy.is_empty(), "{cx:?} {cy:?}");
+    }
+    // Up to PACKS_PER_PLAN sets; the next one re-points the least recently used pack (here the
+    // one of `a`, used before `p1`'s), re-finalized, never a stale pointer.
+    let mut descs = vec![d1, d3];
+    for k in 2..exec_cache::PACKS_PER_PLAN {
+        let (d, c) = pack_of(rec, &plan, ExecPath::ReusePack, &ptrs(0x10000 * (k + 2)));
+        assert_eq!(creates(&c), 1);
+        descs.push(d);
+    }
+    let fresh = ptrs(0x90000);
+    let (d4, c4) = pack_of(rec, &plan, ExecPath::ReusePack, &fresh);
+    assert_eq!(creates(&c4), 0, "bounded: {c4:?}");
+    assert_eq!(d4, d1, "the least recently used pack is re-pointed");
+    assert_eq!(
+        pointers_set(&c4, d1).unwrap(),
+        fresh.iter().map(|p| *p as usize).collect::<Vec<_>>()
+    );
+    assert!(c4.contains(&Recorded::Finalize(d1)));
     assert_eq!(exec_cache::repoint_supported(), Some(true));
+    // `a` is no longer cached: it takes the next least recently used pack (p1's), re-pointed.
+    let (d5, c5) = pack_of(rec, &plan, ExecPath::ReusePack, &a);
+    assert_eq!((d5, creates(&c5)), (d3, 0));
+    assert_eq!(
+        pointers_set(&c5, d3).unwrap(),
+        a.iter().map(|p| *p as usize).collect::<Vec<_>>()
+    );
     // Another thread gets its own descriptor.
     let other = std::thread::scope(|s| {
         s.spawn(|| pack_of(rec, &plan, ExecPath::ReusePack, &ptrs(0x20000)).0)

@@ -198,13 +198,39 @@ pub enum Recorded {
 
 /// A fake backend that records every call; descriptor "pointers" are ids `1, 2, 3, ...` in
 /// creation order. Finalizing descriptors of a type listed in `reject_finalize` fails with
-/// `CUDNN_STATUS_NOT_SUPPORTED`; `get` always fails (there is no engine behind the fake).
+/// `CUDNN_STATUS_NOT_SUPPORTED`; `get` fails (there is no engine behind the fake) unless the
+/// recorder was made [`Recorder::with_heuristics`], which answers heuristics reads from a script.
 #[derive(Default)]
 pub struct Recorder {
     log: Mutex<Vec<Recorded>>,
     types: Mutex<Vec<u32>>,
     /// Descriptor types whose finalize fails with NOT_SUPPORTED.
     pub reject_finalize: Vec<u32>,
+    /// Scripted heuristics answers (see [`Recorder::with_heuristics`]); `None` = every get fails.
+    script: Option<HeuristicsScript>,
+    /// What the script filled into caller-created descriptors, by fake id.
+    filled: Mutex<std::collections::HashMap<usize, Filled>>,
+}
+
+/// The engine configs a scripted [`Recorder`] returns per backend heuristic mode, and the
+/// operation graph's engine count.
+#[derive(Clone, Debug, Default)]
+pub struct HeuristicsScript {
+    /// `(cudnnBackendHeurMode_t, configs)`, configs in rank order.
+    pub per_mode: Vec<(u32, Vec<ScriptedConfig>)>,
+    /// `CUDNN_ATTR_OPERATIONGRAPH_ENGINE_GLOBAL_COUNT`.
+    pub engine_count: i64,
+}
+
+/// `(engine_id, raw knobs)` of one scripted engine config.
+pub type ScriptedConfig = (i64, Vec<(u32, i64)>);
+
+/// A value the scripted recorder put into a caller-created descriptor.
+#[derive(Clone, Debug)]
+enum Filled {
+    Config(i64, Vec<(u32, i64)>),
+    Engine(i64),
+    Knob(u32, i64),
 }
 
 // SAFETY: the fake never dereferences its fake pointers; state is behind mutexes.
@@ -218,6 +244,113 @@ impl Recorder {
         Recorder {
             reject_finalize: types,
             ..Recorder::default()
+        }
+    }
+
+    /// A recorder that also answers heuristics queries from `script`: ENGINEHEUR results (count
+    /// with a NULL array, then the configs), each config's ENGINE and global index, its knob
+    /// choices, and the operation graph's engine count. Other reads fail as usual.
+    pub fn with_heuristics(script: HeuristicsScript) -> Recorder {
+        Recorder {
+            script: Some(script),
+            ..Recorder::default()
+        }
+    }
+
+    /// The last value set for `name` on fake descriptor `id`.
+    fn last_set(&self, id: usize, name: u32) -> Option<AttrValue> {
+        let log = self.log.lock().ok()?;
+        log.iter().rev().find_map(|c| match c {
+            Recorded::Set(d, n, v) if *d == id && *n == name => Some(v.clone()),
+            _ => None,
+        })
+    }
+
+    /// The scripted answer of a get, `None` when the script has none.
+    ///
+    /// # Safety
+    /// As [`BackendApi::get`].
+    unsafe fn scripted_get(
+        &self,
+        id: usize,
+        name: u32,
+        requested: i64,
+        out: *mut c_void,
+    ) -> Option<i64> {
+        let script = self.script.as_ref()?;
+        let mut filled = self.filled.lock().ok()?;
+        let fill_descs =
+            |filled: &mut std::collections::HashMap<usize, Filled>, values: Vec<Filled>| -> i64 {
+                if out.is_null() {
+                    return values.len() as i64;
+                }
+                let n = values.len().min(requested.max(0) as usize);
+                for (i, v) in values.into_iter().take(n).enumerate() {
+                    // SAFETY: the caller gave `requested` descriptor slots.
+                    let slot = unsafe { *out.cast::<RawDescriptor>().add(i) };
+                    filled.insert(id_of(slot), v);
+                }
+                n as i64
+            };
+        match name {
+            CUDNN_ATTR_ENGINEHEUR_RESULTS => {
+                let mode = match self.last_set(id, CUDNN_ATTR_ENGINEHEUR_MODE)? {
+                    AttrValue::Enum(_, m) => m,
+                    _ => return None,
+                };
+                let list = script
+                    .per_mode
+                    .iter()
+                    .find(|(m, _)| *m == mode)
+                    .map(|(_, l)| l.clone())
+                    .unwrap_or_default();
+                let values = list
+                    .into_iter()
+                    .map(|(e, k)| Filled::Config(e, k))
+                    .collect();
+                Some(fill_descs(&mut filled, values))
+            }
+            CUDNN_ATTR_ENGINECFG_ENGINE => match filled.get(&id)?.clone() {
+                Filled::Config(e, _) => Some(fill_descs(&mut filled, vec![Filled::Engine(e)])),
+                _ => None,
+            },
+            CUDNN_ATTR_ENGINECFG_KNOB_CHOICES => match filled.get(&id)?.clone() {
+                Filled::Config(_, knobs) => {
+                    let values = knobs.into_iter().map(|(t, v)| Filled::Knob(t, v)).collect();
+                    Some(fill_descs(&mut filled, values))
+                }
+                _ => None,
+            },
+            CUDNN_ATTR_ENGINE_GLOBAL_INDEX => match filled.get(&id)? {
+                // SAFETY: an INT64 slot.
+                Filled::Engine(e) if !out.is_null() => unsafe {
+                    *out.cast::<i64>() = *e;
+                    Some(1)
+                },
+                _ => None,
+            },
+            CUDNN_ATTR_KNOB_CHOICE_KNOB_TYPE => match filled.get(&id)? {
+                // SAFETY: a 4-byte enum slot.
+                Filled::Knob(t, _) if !out.is_null() => unsafe {
+                    *out.cast::<u32>() = *t;
+                    Some(1)
+                },
+                _ => None,
+            },
+            CUDNN_ATTR_KNOB_CHOICE_KNOB_VALUE => match filled.get(&id)? {
+                // SAFETY: an INT64 slot.
+                Filled::Knob(_, v) if !out.is_null() => unsafe {
+                    *out.cast::<i64>() = *v;
+                    Some(1)
+                },
+                _ => None,
+            },
+            CUDNN_ATTR_OPERATIONGRAPH_ENGINE_GLOBAL_COUNT if !out.is_null() => {
+                // SAFETY: an INT64 slot.
+                unsafe { *out.cast::<i64>() = script.engine_count };
+                Some(1)
+            }
+            _ => None,
         }
     }
 
@@ -299,6 +432,10 @@ impl BackendApi for Recorder {
             requested,
             out.is_null(),
         ));
+        // SAFETY: forwarded contract.
+        if let Some(n) = unsafe { self.scripted_get(id_of(descriptor), name, requested, out) } {
+            return Ok(n);
+        }
         Err(Error::NotSupported(format!(
             "the recording backend has no value for {}",
             attribute_name(name)

@@ -6,7 +6,10 @@
 //! Invariants: an entry belongs to the thread that made it (thread-local storage), so two threads
 //! executing one plan never share a descriptor or a graph; an entry remembers the pointers it was
 //! made for and is used as is only for the same pointers and workspace, otherwise it is
-//! re-pointed first. Each thread keeps at most [`CAPACITY`] entries of each kind; entries of
+//! re-pointed first. A thread keeps up to [`PACKS_PER_PLAN`] variant packs per plan, one per
+//! pointer set, so callers that cycle through a few buffer sets (double buffering, ping-pong
+//! activations) find a finalized descriptor for each; past that, the plan's least recently used
+//! pack is re-pointed. Each thread keeps at most [`CAPACITY`] entries of each kind; entries of
 //! dropped plans are pruned when a new entry is made, and the oldest goes when full.
 //!
 //! Re-pointing a finalized variant pack (set DATA_POINTERS and WORKSPACE again, finalize again)
@@ -27,7 +30,10 @@ use crate::cudnn::plan::BackendPlan;
 use crate::error::{Error, Result};
 
 /// Entries of each kind a thread keeps.
-pub const CAPACITY: usize = 16;
+pub const CAPACITY: usize = 32;
+
+/// Variant packs (distinct pointer sets) a thread keeps per plan.
+pub const PACKS_PER_PLAN: usize = 4;
 
 const UNKNOWN: u8 = 0;
 const SUPPORTED: u8 = 1;
@@ -125,6 +131,14 @@ struct PackEntry {
     plan: u64,
     alive: Weak<()>,
     state: PackState,
+    /// The thread's call counter when this entry was last used (least recently used goes).
+    used: u64,
+}
+
+/// A thread's variant packs and its call counter.
+struct PackCache {
+    list: Vec<PackEntry>,
+    tick: u64,
 }
 
 struct GraphEntry {
@@ -135,7 +149,12 @@ struct GraphEntry {
 }
 
 thread_local! {
-    static PACKS: RefCell<Vec<PackEntry>> = const { RefCell::new(Vec::new()) };
+    static PACKS: RefCell<PackCache> = const {
+        RefCell::new(PackCache {
+            list: Vec::new(),
+            tick: 0,
+        })
+    };
     static GRAPHS: RefCell<Vec<GraphEntry>> = const { RefCell::new(Vec::new()) };
 }
 
@@ -147,7 +166,9 @@ fn make_room<T>(list: &mut Vec<T>, alive: impl Fn(&T) -> bool) {
     }
 }
 
-/// Runs `f` with this thread's variant pack of `plan` for these pointers.
+/// Runs `f` with this thread's variant pack of `plan` for these pointers: the pack made for
+/// exactly these pointers if the thread has one, else a new pack while the plan has fewer than
+/// [`PACKS_PER_PLAN`], else the plan's least recently used pack, re-pointed.
 pub fn with_pack<R>(
     plan: &BackendPlan,
     pointers: &[*mut c_void],
@@ -155,24 +176,48 @@ pub fn with_pack<R>(
     f: impl FnOnce(&Descriptor) -> Result<R>,
 ) -> Result<R> {
     PACKS.with(|cell| {
-        let mut list = cell
+        let mut cache = cell
             .try_borrow_mut()
             .map_err(|_| Error::Internal("variant-pack cache re-entered".into()))?;
+        cache.tick += 1;
+        let tick = cache.tick;
         let id = plan.id();
-        if let Some(e) = list.iter_mut().find(|e| e.plan == id) {
-            if !e.state.matches(pointers, workspace) {
-                e.state.repoint(plan, pointers, workspace)?;
+        let (mut hit, mut oldest, mut mine) = (None, None::<usize>, 0usize);
+        for (i, e) in cache.list.iter().enumerate() {
+            if e.plan != id {
+                continue;
             }
+            if e.state.matches(pointers, workspace) {
+                hit = Some(i);
+                break;
+            }
+            mine += 1;
+            if oldest.is_none_or(|o| cache.list[o].used > e.used) {
+                oldest = Some(i);
+            }
+        }
+        let reuse = match (hit, oldest) {
+            (Some(i), _) => Some(i),
+            (None, Some(i)) if mine >= PACKS_PER_PLAN => {
+                cache.list[i].state.repoint(plan, pointers, workspace)?;
+                Some(i)
+            }
+            _ => None,
+        };
+        if let Some(i) = reuse {
+            let e = &mut cache.list[i];
+            e.used = tick;
             return f(&e.state.desc);
         }
         let state = PackState::fresh(plan, pointers, workspace)?;
-        make_room(&mut list, |e| e.alive.strong_count() > 0);
-        list.push(PackEntry {
+        make_room(&mut cache.list, |e| e.alive.strong_count() > 0);
+        cache.list.push(PackEntry {
             plan: id,
             alive: plan.liveness(),
             state,
+            used: tick,
         });
-        match list.last() {
+        match cache.list.last() {
             Some(e) => f(&e.state.desc),
             None => Err(Error::Internal("variant-pack cache lost its entry".into())),
         }
@@ -261,7 +306,7 @@ pub unsafe fn launch_graph(
 /// Entries this thread holds: (variant packs, CUDA graphs), for tests and diagnostics.
 pub fn thread_entries() -> (usize, usize) {
     (
-        PACKS.with(|c| c.try_borrow().map(|l| l.len()).unwrap_or(0)),
+        PACKS.with(|c| c.try_borrow().map(|l| l.list.len()).unwrap_or(0)),
         GRAPHS.with(|c| c.try_borrow().map(|l| l.len()).unwrap_or(0)),
     )
 }

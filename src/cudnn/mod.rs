@@ -6,7 +6,8 @@
 //! operation graph (tensors + primitive ops) and [`emit`] turns it into descriptors; [`lower`]
 //! builds such graphs from ops (composite expansions included); [`plan`] runs heuristics, builds
 //! plans and executes them ([`exec_path`]: plain, per-thread variant-pack reuse or a CUDA graph;
-//! [`exec_cache`] holds the per-thread state); [`handle`] caches cuDNN handles per (device, stream).
+//! [`exec_cache`] holds the per-thread state); [`handle`] caches cuDNN handles per (device,
+//! stream); [`heur_cache`] caches heuristics results per (graph, device, cuDNN version, mode).
 
 pub mod api;
 pub mod backend;
@@ -17,6 +18,7 @@ pub mod exec_cache;
 pub mod exec_path;
 pub mod graph;
 pub mod handle;
+pub mod heur_cache;
 pub mod loader;
 pub mod lower;
 pub mod plan;

@@ -110,10 +110,6 @@ pub struct EngineConfigEntry {
     pub knobs: Vec<(u32, i64)>,
     /// The heuristic mode that produced it (first mode wins on duplicates).
     pub mode: HeurMode,
-    /// Numerical notes (`cudnnBackendNumericalNote_t`) of the engine.
-    pub numerical_notes: Vec<u32>,
-    /// Behavior notes (`cudnnBackendBehaviorNote_t`) of the engine.
-    pub behavior_notes: Vec<u32>,
     /// The finalized ENGINECFG descriptor.
     pub config: Descriptor,
 }
@@ -122,6 +118,27 @@ impl EngineConfigEntry {
     /// The plan name (`engN_kX=Y...`).
     pub fn name(&self) -> String {
         plan_name(self.engine_id, &self.knobs)
+    }
+
+    /// Numerical notes (`cudnnBackendNumericalNote_t`) of the engine, read on demand (listing
+    /// configs never reads them: they are not needed to rank or name a config).
+    pub fn numerical_notes(&self) -> Result<Vec<u32>> {
+        config_notes(
+            &self.config,
+            CUDNN_ATTR_ENGINE_NUMERICAL_NOTE,
+            CUDNN_TYPE_NUMERICAL_NOTE,
+            CUDNN_NUMERICAL_NOTE_TYPE_COUNT as usize,
+        )
+    }
+
+    /// Behavior notes (`cudnnBackendBehaviorNote_t`) of the engine, read on demand.
+    pub fn behavior_notes(&self) -> Result<Vec<u32>> {
+        config_notes(
+            &self.config,
+            CUDNN_ATTR_ENGINE_BEHAVIOR_NOTE,
+            CUDNN_TYPE_BEHAVIOR_NOTE,
+            CUDNN_BEHAVIOR_NOTE_TYPE_COUNT as usize,
+        )
     }
 }
 
@@ -136,39 +153,44 @@ pub struct ModeOutcome {
     pub note: Option<String>,
 }
 
-/// Reads the `(engine_id, knobs, notes)` of a finalized ENGINECFG.
-/// `(engine_id, knobs, numerical notes, behavior notes)` of a config.
-type ConfigInfo = (i64, Vec<(u32, i64)>, Vec<u32>, Vec<u32>);
+/// The ENGINE descriptor of a finalized ENGINECFG.
+fn config_engine(cfg: &Descriptor) -> Result<Descriptor> {
+    cfg.get_descs(
+        CUDNN_ATTR_ENGINECFG_ENGINE,
+        CUDNN_BACKEND_ENGINE_DESCRIPTOR,
+        1,
+    )?
+    .pop()
+    .ok_or_else(|| Error::Internal("ENGINECFG without ENGINE".into()))
+}
 
-fn describe_config(cfg: &Descriptor) -> Result<ConfigInfo> {
-    let engine = cfg
-        .get_descs(
-            CUDNN_ATTR_ENGINECFG_ENGINE,
-            CUDNN_BACKEND_ENGINE_DESCRIPTOR,
-            1,
-        )?
-        .pop()
-        .ok_or_else(|| Error::Internal("ENGINECFG without ENGINE".into()))?;
-    let engine_id = engine.get_i64(CUDNN_ATTR_ENGINE_GLOBAL_INDEX)?;
-    let numerical = engine
-        .get_enums(
-            CUDNN_ATTR_ENGINE_NUMERICAL_NOTE,
-            CUDNN_TYPE_NUMERICAL_NOTE,
-            32,
+/// One note list of a config's engine, asking for exactly the backend's note-type count (as the
+/// reference frontend does).
+fn config_notes(cfg: &Descriptor, attr: u32, attr_type: u32, cap: usize) -> Result<Vec<u32>> {
+    config_engine(cfg)?.get_enums(attr, attr_type, cap)
+}
+
+/// Knob-choice descriptors created for the first read of a config's knobs. The backend fills at
+/// most as many as it is given; a config that fills them all is read again with
+/// `CUDNN_KNOB_TYPE_COUNTS` (the upper bound). cuDNN 9.19 reports 0 for a count-only query of
+/// `ENGINECFG_KNOB_CHOICES` (a NULL array), so the count cannot be asked first.
+pub const KNOB_PROBE: usize = 8;
+
+/// The raw knobs of a finalized ENGINECFG, sorted by knob type.
+pub fn config_knobs(cfg: &Descriptor) -> Result<Vec<(u32, i64)>> {
+    let read = |n: usize| {
+        cfg.get_descs(
+            CUDNN_ATTR_ENGINECFG_KNOB_CHOICES,
+            CUDNN_BACKEND_KNOB_CHOICE_DESCRIPTOR,
+            n,
         )
-        .unwrap_or_default();
-    let behavior = engine
-        .get_enums(
-            CUDNN_ATTR_ENGINE_BEHAVIOR_NOTE,
-            CUDNN_TYPE_BEHAVIOR_NOTE,
-            32,
-        )
-        .unwrap_or_default();
-    let choices = cfg.get_descs(
-        CUDNN_ATTR_ENGINECFG_KNOB_CHOICES,
-        CUDNN_BACKEND_KNOB_CHOICE_DESCRIPTOR,
-        CUDNN_KNOB_TYPE_COUNTS as usize,
-    )?;
+    };
+    let bound = CUDNN_KNOB_TYPE_COUNTS as usize;
+    let choices = match read(KNOB_PROBE) {
+        Ok(c) if c.len() < KNOB_PROBE => c,
+        // Full (there may be more), or the backend refused a short array: read the bound.
+        _ => read(bound)?,
+    };
     let mut knobs = Vec::with_capacity(choices.len());
     for c in &choices {
         let t = c.get_enums(CUDNN_ATTR_KNOB_CHOICE_KNOB_TYPE, CUDNN_TYPE_KNOB_TYPE, 1)?;
@@ -178,10 +200,18 @@ fn describe_config(cfg: &Descriptor) -> Result<ConfigInfo> {
         }
     }
     knobs.sort_unstable();
-    Ok((engine_id, knobs, numerical, behavior))
+    Ok(knobs)
 }
 
-/// Queries one heuristic mode: every ENGINECFG it returns, in rank order.
+/// `(engine_id, knobs)` of a finalized ENGINECFG: its ENGINE's global index and its knob
+/// choices. Notes are not read (see [`EngineConfigEntry::numerical_notes`]).
+pub fn describe_config(cfg: &Descriptor) -> Result<(i64, Vec<(u32, i64)>)> {
+    let engine_id = config_engine(cfg)?.get_i64(CUDNN_ATTR_ENGINE_GLOBAL_INDEX)?;
+    Ok((engine_id, config_knobs(cfg)?))
+}
+
+/// Queries one heuristic mode: every ENGINECFG it returns, in rank order. Always asks the
+/// backend (no cache; the plan-list path goes through [`crate::cudnn::heur_cache`]).
 pub fn query_mode(opg: &OperationGraph, mode: HeurMode) -> Result<Vec<EngineConfigEntry>> {
     let Some(backend_mode) = mode.backend() else {
         return Ok(Vec::new());
@@ -203,13 +233,11 @@ pub fn query_mode(opg: &OperationGraph, mode: HeurMode) -> Result<Vec<EngineConf
     )?;
     let mut out = Vec::with_capacity(cfgs.len());
     for config in cfgs {
-        let (engine_id, knobs, numerical_notes, behavior_notes) = describe_config(&config)?;
+        let (engine_id, knobs) = describe_config(&config)?;
         out.push(EngineConfigEntry {
             engine_id,
             knobs,
             mode,
-            numerical_notes,
-            behavior_notes,
             config,
         });
     }
@@ -291,11 +319,25 @@ pub fn engine_config(
     engine_id: i64,
     knobs: &[(u32, i64)],
 ) -> Result<Descriptor> {
+    engine_config_in(opg, engine_id, knobs, None)
+}
+
+/// [`engine_config`] when the graph's `ENGINE_GLOBAL_COUNT` is already known (`Some`): the
+/// range check then costs no backend call.
+pub fn engine_config_in(
+    opg: &OperationGraph,
+    engine_id: i64,
+    knobs: &[(u32, i64)],
+    engine_count: Option<i64>,
+) -> Result<Descriptor> {
     let api = opg.desc.api();
     if api.real().is_some() {
-        let count = opg
-            .desc
-            .get_i64(CUDNN_ATTR_OPERATIONGRAPH_ENGINE_GLOBAL_COUNT)?;
+        let count = match engine_count {
+            Some(c) => c,
+            None => opg
+                .desc
+                .get_i64(CUDNN_ATTR_OPERATIONGRAPH_ENGINE_GLOBAL_COUNT)?,
+        };
         if engine_id < 0 || engine_id >= count {
             return Err(Error::NotFound {
                 what: "cuDNN engine",

@@ -11,8 +11,9 @@ use std::sync::Arc;
 
 use crate::cudnn::api::RawHandle;
 use crate::cudnn::emit::{OperationGraph, emit};
+use crate::cudnn::heur_cache::{self, DeviceKey, GraphTarget, ListedConfig};
 use crate::cudnn::lower::from_ir::lower_graph;
-use crate::cudnn::plan::{self, BackendPlan, EngineConfigEntry, HeurMode as CudnnMode};
+use crate::cudnn::plan::{self, BackendPlan, HeurMode as CudnnMode};
 use crate::cudnn::{consts, handle, loader};
 use crate::dispatch::backend::{
     BackendConfig, BackendProvider, BackendSession, CudnnNotLoaded, backend_decline,
@@ -132,6 +133,15 @@ impl BackendProvider for CudnnProvider {
             ));
         }
         let bg = lower_graph(graph, self.version)?;
+        let heur_target = GraphTarget {
+            graph: heur_cache::graph_key(&bg),
+            device: DeviceKey {
+                ordinal: device.ordinal,
+                compute_capability: device.compute_capability,
+                sm_count: device.sm_count,
+            },
+            cudnn_version: self.version,
+        };
         let api = loader::api()?;
         let h = device_handle(device.ordinal, std::ptr::null_mut())?;
         let _ctx = CtxGuard::enter(device.ordinal)?;
@@ -147,6 +157,8 @@ impl BackendProvider for CudnnProvider {
             handle: h,
             configs: Vec::new(),
             engine_count,
+            heur_target,
+            queried: Vec::new(),
         }))
     }
 }
@@ -156,19 +168,54 @@ pub struct CudnnSession {
     opg: Arc<OperationGraph>,
     ordinal: i32,
     handle: RawHandle,
-    configs: Vec<EngineConfigEntry>,
+    configs: Vec<ListedConfig>,
     engine_count: usize,
+    /// The heuristics-cache key of this graph on this device and library.
+    heur_target: GraphTarget,
+    /// Modes already listed and their spans in `configs`, so no mode is asked twice.
+    queried: Vec<(CudnnMode, std::ops::Range<usize>)>,
 }
 
 // SAFETY: the raw handle is a process-lifetime cuDNN handle (never destroyed); descriptors are
 // Send/Sync; the session is used by one thread at a time (`&mut self`).
 unsafe impl Send for CudnnSession {}
 
+impl CudnnSession {
+    /// Lists `mode` (cache or backend) and appends its configs; the configs' indices. A mode
+    /// listed before in this session is not asked again: its earlier span is returned.
+    fn list(&mut self, mode: CudnnMode) -> Result<std::ops::Range<usize>> {
+        if let Some((_, span)) = self.queried.iter().find(|(m, _)| *m == mode) {
+            return Ok(span.clone());
+        }
+        let _ctx = CtxGuard::enter(self.ordinal)?;
+        let (list, _) =
+            heur_cache::list_mode(&self.opg, Some(&self.heur_target), mode).map_err(as_decline)?;
+        let start = self.configs.len();
+        self.configs.extend(list);
+        let span = start..self.configs.len();
+        self.queried.push((mode, span.clone()));
+        Ok(span)
+    }
+
+    /// Builds the config at `index` (replaying its ENGINECFG first if it came from the cache).
+    fn build_index(&mut self, index: usize) -> Result<BackendPlan> {
+        let engine_count = Some(self.engine_count as i64);
+        let opg = self.opg.clone();
+        let handle = self.handle;
+        let e = self.configs.get_mut(index).ok_or_else(|| Error::NotFound {
+            what: "backend config",
+            key: index.to_string(),
+        })?;
+        let name = e.name();
+        let config = heur_cache::materialize(&opg, e, engine_count).map_err(as_decline)?;
+        BackendPlan::build(opg.clone(), config, handle, name).map_err(as_decline)
+    }
+}
+
 impl BackendSession for CudnnSession {
     fn query(&mut self, mode: HeurMode) -> Result<Vec<BackendConfig>> {
-        let _ctx = CtxGuard::enter(self.ordinal)?;
-        let list = plan::query_mode(&self.opg, mode_of(mode)).map_err(as_decline)?;
-        if list.is_empty() {
+        let span = self.list(mode_of(mode))?;
+        if span.is_empty() {
             let last = loader::api().map(|a| a.last_error()).unwrap_or_default();
             return Err(backend_decline(format!(
                 "heuristic mode {} returned no engine configs{}",
@@ -180,16 +227,13 @@ impl BackendSession for CudnnSession {
                 }
             )));
         }
-        let mut out = Vec::with_capacity(list.len());
-        for e in list {
-            out.push(BackendConfig {
-                cpp_index: self.configs.len(),
-                engine_id: e.engine_id as EngineId,
-                knobs: RawBackendKnobs::from_pairs(e.knobs.iter().copied()),
-            });
-            self.configs.push(e);
-        }
-        Ok(out)
+        Ok(span
+            .map(|i| BackendConfig {
+                cpp_index: i,
+                engine_id: self.configs[i].engine_id as EngineId,
+                knobs: RawBackendKnobs::from_pairs(self.configs[i].knobs.iter().copied()),
+            })
+            .collect())
     }
 
     fn engine_count(&self) -> usize {
@@ -199,26 +243,21 @@ impl BackendSession for CudnnSession {
     fn create_plan(&mut self, engine_id: EngineId, knobs: &RawBackendKnobs) -> Result<usize> {
         let _ctx = CtxGuard::enter(self.ordinal)?;
         let pairs = knobs.pairs().to_vec();
-        let config = plan::engine_config(&self.opg, engine_id, &pairs).map_err(as_decline)?;
-        self.configs.push(EngineConfigEntry {
+        let config =
+            plan::engine_config_in(&self.opg, engine_id, &pairs, Some(self.engine_count as i64))
+                .map_err(as_decline)?;
+        self.configs.push(ListedConfig::replayed(
             engine_id,
-            knobs: pairs,
-            mode: CudnnMode::A,
-            numerical_notes: Vec::new(),
-            behavior_notes: Vec::new(),
+            pairs,
+            CudnnMode::A,
             config,
-        });
+        ));
         Ok(self.configs.len() - 1)
     }
 
     fn build_at(&mut self, cpp_index: usize) -> Result<Arc<dyn CompiledPlan>> {
-        let e = self.configs.get(cpp_index).ok_or_else(|| Error::NotFound {
-            what: "backend config",
-            key: cpp_index.to_string(),
-        })?;
         let _ctx = CtxGuard::enter(self.ordinal)?;
-        let p = BackendPlan::build(self.opg.clone(), &e.config, self.handle, e.name())
-            .map_err(as_decline)?;
+        let p = self.build_index(cpp_index)?;
         Ok(Arc::new(CudnnCompiledPlan {
             ordinal: self.ordinal,
             inner: p,
@@ -226,14 +265,38 @@ impl BackendSession for CudnnSession {
     }
 
     fn build_delegating(&mut self) -> Result<Arc<dyn CompiledPlan>> {
+        // The backend's own choice: the first config of mode A that builds, and only if none
+        // does, of FALLBACK (asked only then). Modes listed before are not asked again.
         let _ctx = CtxGuard::enter(self.ordinal)?;
-        let cands = plan::query_modes(&self.opg, &[CudnnMode::A, CudnnMode::Fallback])
-            .map_err(as_decline)?;
-        let (_, p) = plan::build_first(&self.opg, &cands, self.handle).map_err(as_decline)?;
-        Ok(Arc::new(CudnnCompiledPlan {
-            ordinal: self.ordinal,
-            inner: p,
-        }))
+        let mut failures = Vec::new();
+        for mode in [CudnnMode::A, CudnnMode::Fallback] {
+            let span = match self.list(mode) {
+                Ok(s) => s,
+                Err(e) => {
+                    failures.push(format!("mode {}: {e}", mode.name()));
+                    continue;
+                }
+            };
+            for i in span {
+                match self.build_index(i) {
+                    Ok(p) => {
+                        return Ok(Arc::new(CudnnCompiledPlan {
+                            ordinal: self.ordinal,
+                            inner: p,
+                        }));
+                    }
+                    Err(e) => failures.push(format!("{}: {e}", self.configs[i].name())),
+                }
+            }
+        }
+        Err(backend_decline(format!(
+            "no valid execution plan built: {}",
+            if failures.is_empty() {
+                "the backend offered no engine configs".to_owned()
+            } else {
+                failures.join("; ")
+            }
+        )))
     }
 
     fn operand_uids(&self) -> Option<Vec<i64>> {

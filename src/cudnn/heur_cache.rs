@@ -1,0 +1,292 @@
+//! A process-wide cache of heuristics results, so that a plan list for a graph seen before is
+//! created without asking the backend's heuristics again.
+//!
+//! Contract:
+//! * Key ([`HeurKey`]): the lowered backend graph's own key ([`graph_key`], blake3 over its
+//!   complete description: every tensor's dtype, dims, strides, uid, alignment, flags and
+//!   by-value scalar, every op with its modes and attributes, the frontend workspace), the device
+//!   ([`DeviceKey`]: ordinal, compute capability, SM count), the loaded cuDNN's version and the
+//!   heuristic mode. Anything that can change the backend's answer is in it; a lowering that
+//!   depends on the cuDNN version shows in the graph key too.
+//! * Value: the ordered list of `(engine_id, raw knobs)` the backend returned for that mode
+//!   ([`CachedConfig`]); only non-empty answers are kept. Notes are not stored: they belong to
+//!   the engine and are read on demand from the (replayed) ENGINECFG.
+//! * A hit lists the configs with no backend call; their ENGINECFGs are made by replay
+//!   ([`crate::cudnn::plan::engine_config_in`]) when one is built ([`materialize`]).
+//! * Bounded: at most [`CAPACITY`] entries; the least recently used goes first. Thread-safe (one
+//!   mutex held only for a map operation).
+//! * `DNNPLAN_CUDNN_HEUR_CACHE=0` (or `off`, `false`) bypasses it: every query asks the backend
+//!   and nothing is stored. Read at every query, so it can be changed at run time.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use crate::cudnn::descriptor::Descriptor;
+use crate::cudnn::emit::OperationGraph;
+use crate::cudnn::graph::BackendGraph;
+use crate::cudnn::plan::{self, HeurMode};
+use crate::error::{Error, Result};
+
+/// The environment variable that disables the cache (`0`, `off` or `false`).
+pub const HEUR_CACHE_ENV: &str = "DNNPLAN_CUDNN_HEUR_CACHE";
+
+/// Most `(graph, device, version, mode)` entries kept.
+pub const CAPACITY: usize = 1024;
+
+/// Whether the cache is in use (not disabled by [`HEUR_CACHE_ENV`]).
+pub fn enabled() -> bool {
+    match std::env::var(HEUR_CACHE_ENV) {
+        Ok(v) => !matches!(
+            v.trim().to_ascii_lowercase().as_str(),
+            "0" | "off" | "false"
+        ),
+        Err(_) => true,
+    }
+}
+
+/// The device part of a key.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct DeviceKey {
+    /// CUDA ordinal.
+    pub ordinal: i32,
+    /// Compute capability `(major, minor)`.
+    pub compute_capability: (i32, i32),
+    /// Streaming multiprocessors.
+    pub sm_count: i32,
+}
+
+/// Everything but the mode: one lowered graph on one device with one cuDNN.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct GraphTarget {
+    /// [`graph_key`] of the lowered graph.
+    pub graph: [u8; 32],
+    /// The device the heuristics run for.
+    pub device: DeviceKey,
+    /// `cudnnGetVersion()` of the loaded library.
+    pub cudnn_version: usize,
+}
+
+/// A cache key: a [`GraphTarget`] and a heuristic mode.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct HeurKey {
+    /// Graph, device and library.
+    pub target: GraphTarget,
+    /// The heuristic mode (never OPENSOURCE: it is not sent to the backend).
+    pub mode: HeurMode,
+}
+
+/// One config as the backend returned it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CachedConfig {
+    /// Backend engine global index.
+    pub engine_id: i64,
+    /// Raw backend knobs `(cudnnBackendKnobType_t, value)`, sorted by type.
+    pub knobs: Vec<(u32, i64)>,
+}
+
+/// The key of a lowered backend graph: blake3 over its complete description (tensors in uid
+/// order, ops in order, frontend workspace; floats in their shortest exact form).
+pub fn graph_key(g: &BackendGraph) -> [u8; 32] {
+    *blake3::hash(format!("{g:?}").as_bytes()).as_bytes()
+}
+
+struct Cache {
+    map: HashMap<HeurKey, (Arc<[CachedConfig]>, u64)>,
+    tick: u64,
+}
+
+fn cache() -> &'static Mutex<Cache> {
+    static CACHE: OnceLock<Mutex<Cache>> = OnceLock::new();
+    CACHE.get_or_init(|| {
+        Mutex::new(Cache {
+            map: HashMap::new(),
+            tick: 0,
+        })
+    })
+}
+
+fn locked() -> Result<std::sync::MutexGuard<'static, Cache>> {
+    cache()
+        .lock()
+        .map_err(|_| Error::Internal("cuDNN heuristics cache poisoned".into()))
+}
+
+static HITS: AtomicU64 = AtomicU64::new(0);
+static MISSES: AtomicU64 = AtomicU64::new(0);
+
+/// Hits and misses since the process started (or [`clear`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CacheStats {
+    /// Lookups answered from the cache.
+    pub hits: u64,
+    /// Lookups that asked the backend.
+    pub misses: u64,
+    /// Entries held now.
+    pub entries: usize,
+}
+
+/// The current [`CacheStats`].
+pub fn stats() -> CacheStats {
+    CacheStats {
+        hits: HITS.load(Ordering::Relaxed),
+        misses: MISSES.load(Ordering::Relaxed),
+        entries: locked().map(|c| c.map.len()).unwrap_or(0),
+    }
+}
+
+/// Empties the cache and zeroes the statistics.
+pub fn clear() {
+    if let Ok(mut c) = locked() {
+        c.map.clear();
+    }
+    HITS.store(0, Ordering::Relaxed);
+    MISSES.store(0, Ordering::Relaxed);
+}
+
+/// The cached answer for `key`, marking it recently used.
+pub fn lookup(key: &HeurKey) -> Option<Arc<[CachedConfig]>> {
+    let mut c = locked().ok()?;
+    c.tick += 1;
+    let tick = c.tick;
+    let (v, used) = c.map.get_mut(key)?;
+    *used = tick;
+    Some(v.clone())
+}
+
+/// Stores `configs` for `key` (evicting the least recently used entry when full).
+pub fn insert(key: HeurKey, configs: Arc<[CachedConfig]>) {
+    let Ok(mut c) = locked() else { return };
+    c.tick += 1;
+    let tick = c.tick;
+    if !c.map.contains_key(&key) && c.map.len() >= CAPACITY {
+        let oldest = c
+            .map
+            .iter()
+            .min_by_key(|(_, (_, used))| *used)
+            .map(|(k, _)| k.clone());
+        if let Some(k) = oldest {
+            c.map.remove(&k);
+        }
+    }
+    c.map.insert(key, (configs, tick));
+}
+
+/// One config a session listed: made by a heuristics query (its ENGINECFG is there) or listed
+/// from the cache (the ENGINECFG is made by replay when needed).
+#[derive(Debug)]
+pub struct ListedConfig {
+    /// Backend engine global index.
+    pub engine_id: i64,
+    /// Raw backend knobs, sorted by type.
+    pub knobs: Vec<(u32, i64)>,
+    /// The mode that listed it.
+    pub mode: HeurMode,
+    /// The finalized ENGINECFG, once made.
+    pub config: Option<Descriptor>,
+}
+
+impl ListedConfig {
+    /// A config made outside a heuristics query (replay by `(engine_id, knobs)`).
+    pub fn replayed(
+        engine_id: i64,
+        knobs: Vec<(u32, i64)>,
+        mode: HeurMode,
+        config: Descriptor,
+    ) -> ListedConfig {
+        ListedConfig {
+            engine_id,
+            knobs,
+            mode,
+            config: Some(config),
+        }
+    }
+
+    /// The plan name (`engN_kX=Y...`).
+    pub fn name(&self) -> String {
+        plan::plan_name(self.engine_id, &self.knobs)
+    }
+}
+
+/// Where a mode's list came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Source {
+    /// The backend's heuristics (and stored, when the cache is on).
+    Queried,
+    /// The cache (no backend call).
+    Cached,
+}
+
+/// The configs of `mode` for `opg`: from the cache when `target` is given, the cache is on and
+/// holds the key; else from the backend (then stored when non-empty and the cache is on).
+pub fn list_mode(
+    opg: &OperationGraph,
+    target: Option<&GraphTarget>,
+    mode: HeurMode,
+) -> Result<(Vec<ListedConfig>, Source)> {
+    let key = match (target, mode.backend(), enabled()) {
+        (Some(t), Some(_), true) => Some(HeurKey {
+            target: t.clone(),
+            mode,
+        }),
+        _ => None,
+    };
+    if let Some(k) = &key {
+        if let Some(hit) = lookup(k) {
+            HITS.fetch_add(1, Ordering::Relaxed);
+            let list = hit
+                .iter()
+                .map(|c| ListedConfig {
+                    engine_id: c.engine_id,
+                    knobs: c.knobs.clone(),
+                    mode,
+                    config: None,
+                })
+                .collect();
+            return Ok((list, Source::Cached));
+        }
+        MISSES.fetch_add(1, Ordering::Relaxed);
+    }
+    let queried = plan::query_mode(opg, mode)?;
+    if let (Some(k), false) = (key, queried.is_empty()) {
+        let value: Arc<[CachedConfig]> = queried
+            .iter()
+            .map(|e| CachedConfig {
+                engine_id: e.engine_id,
+                knobs: e.knobs.clone(),
+            })
+            .collect();
+        insert(k, value);
+    }
+    let list = queried
+        .into_iter()
+        .map(|e| ListedConfig {
+            engine_id: e.engine_id,
+            knobs: e.knobs,
+            mode: e.mode,
+            config: Some(e.config),
+        })
+        .collect();
+    Ok((list, Source::Queried))
+}
+
+/// The ENGINECFG of a listed config, made by replay first if it came from the cache.
+/// `engine_count` is the graph's `ENGINE_GLOBAL_COUNT` when known (saves a backend call).
+pub fn materialize<'c>(
+    opg: &OperationGraph,
+    listed: &'c mut ListedConfig,
+    engine_count: Option<i64>,
+) -> Result<&'c Descriptor> {
+    if listed.config.is_none() {
+        listed.config = Some(plan::engine_config_in(
+            opg,
+            listed.engine_id,
+            &listed.knobs,
+            engine_count,
+        )?);
+    }
+    listed
+        .config
+        .as_ref()
+        .ok_or_else(|| Error::Internal("ENGINECFG vanished".into()))
+}
