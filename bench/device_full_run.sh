@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# One device call that validates a staged checkout end to end on the H200 and runs the benchmarks
+# that fit, each step bounded so the call ends inside its limit:
+#   1. every staged test binary (.device/run-tests.sh: CPU suites, C ABI, gpu_cuda, gpu_cudnn,
+#      gpu_gdn, ...), one summary line per binary;
+#   2. optional extra steps given in $EXTRA_STEPS (a file of shell lines, one step per line);
+#   3. the PyTorch package: build the C++ launcher, GPU tests, torch boundary benchmark;
+#   4. the GDN benchmark: ours per kernel, the cuDNN frontend's KDA path (and fla-core if time is left).
+#
+# Here (CPU machine, repo root): device-pack.sh --features gpu-tests, then
+#   mkdir -p .xfer-final && tar czf .xfer-final/device.tgz .device && cp <wheels> .xfer-final/whl/
+# run tool: command "bash bench/device_full_run.sh", carry [".xfer-final"].
+# Budget: FULL_RUN_BUDGET_S (default 540) for the whole script; GDN_BENCH=0 skips step 4. Logs: one gzipped tarball
+# $OUT/logs.tgz (refreshed after every step, so a run cut short still returns what it did) and
+# $OUT/summary.txt.
+set -uo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+out=${OUT:-/tmp/device-full-out}
+mkdir -p "$out"
+logs=/tmp/device-full-logs
+rm -rf "$logs" && mkdir -p "$logs"
+start=$(date +%s)
+budget=${FULL_RUN_BUDGET_S:-540}
+left() { echo $((budget - ($(date +%s) - start))); }
+summary() { echo "$*" | tee -a "$out/summary.txt"; }
+save() { tar czf "$out/logs.tgz" -C "$logs" . 2>/dev/null; }
+# run_step NAME CAP CMD...: CMD with timeout min(CAP, time left), output in $logs/NAME.log.
+run_step() {
+  local name=$1 cap=$2; shift 2
+  local l; l=$(left)
+  [ "$l" -gt "$cap" ] && l=$cap
+  if [ "$l" -lt 10 ]; then summary "SKIPPED (budget) $name"; return 0; fi
+  local t0; t0=$(date +%s)
+  timeout "$l" "$@" > "$logs/$name.log" 2>&1
+  local rc=$?
+  summary "== $name: rc=$rc in $(( $(date +%s) - t0 )) s"
+  save
+  return $rc
+}
+
+[ -f .xfer-final/device.tgz ] && tar xzf .xfer-final/device.tgz
+[ -d .xfer-final/whl ] && { rm -rf whl; cp -r .xfer-final/whl whl; }
+# shellcheck disable=SC1091
+source .device/device-env.sh > "$logs/env.log" 2>&1
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader >> "$logs/env.log" 2>&1
+summary "device: $(tail -1 "$logs/env.log")"
+
+run_step tests "${TESTS_CAP_S:-200}" .device/run-tests.sh
+grep -E "^== |test result|FAILED|panicked" "$logs/tests.log" | grep -B1 -E "test result|FAILED|panicked" \
+  | grep -vE "^--$" > "$logs/tests.summary"
+grep -E "FAILED|panicked" "$logs/tests.log" | head -20 | tee -a "$out/summary.txt"
+summary "test binaries: $(grep -c 'test result: ok' "$logs/tests.log") ok, $(grep -c 'test result: FAILED' "$logs/tests.log") failed"
+for b in gpu_cuda gpu_cudnn gpu_cudnn_perf gpu_gdn; do
+  summary "$b: $(grep -A400 "^== $b-" "$logs/tests.log" | grep -m1 'test result')"
+done
+
+if [ -n "${EXTRA_STEPS:-}" ] && [ -f "$EXTRA_STEPS" ]; then
+  n=0
+  while IFS= read -r line; do
+    [ -z "$line" ] && continue
+    case "$line" in \#*) continue ;; esac
+    n=$((n + 1))
+    run_step "extra$n" "${EXTRA_CAP_S:-90}" bash -c "$line"
+    summary "   extra$n: $line"
+    grep -E "test result|^BENCH|^CREATION|^DIAG" "$logs/extra$n.log" | head -40 | tee -a "$out/summary.txt"
+  done < "$EXTRA_STEPS"
+fi
+
+OUT=$logs/torch run_step torch "${TORCH_CAP_S:-180}" python/run_gpu_tests.sh
+grep -E "passed|failed" "$logs/torch/torch_tests.log" 2>/dev/null | tail -2 | tee -a "$out/summary.txt"
+grep -A30 -E "added over|over the library" "$logs/torch/torch_boundary.log" 2>/dev/null | head -40 \
+  | tee -a "$out/summary.txt"
+save
+
+l=$(left)
+if [ "${GDN_BENCH:-1}" = 1 ] && [ "$l" -gt 40 ]; then
+  OUT=$logs/gdn BENCH_BUDGET_S=$((l - 10)) run_step gdn "$l" bash bench/gdn_bench_run.sh
+  cat "$logs/gdn/gdn_bench_table.md" 2>/dev/null | tee -a "$out/summary.txt"
+fi
+save
+summary "elapsed $(( $(date +%s) - start )) s"
