@@ -76,3 +76,42 @@ fn absent_cudnn_is_a_reason_not_a_panic() {
         }
     }
 }
+
+#[test]
+fn pin_list_follows_the_variable() {
+    use dnnplan::cudnn::pin::{CUBLAS_LIBS, CUDNN_SUBLIBS, NVRTC_LIBS, requested};
+    for off in [None, Some(""), Some("0"), Some(" off "), Some("FALSE")] {
+        assert!(requested(off).is_empty(), "{off:?} must pin nothing");
+    }
+    let all = requested(Some("1"));
+    assert_eq!(
+        all.len(),
+        CUDNN_SUBLIBS.len() + NVRTC_LIBS.len() + CUBLAS_LIBS.len()
+    );
+    assert!(all.iter().any(|n| n == "libnvrtc.so.13"));
+    assert_eq!(requested(Some("default")), all);
+    assert_eq!(
+        requested(Some(" libnvrtc.so.13 ,, /opt/x/libfoo.so ")),
+        vec!["libnvrtc.so.13".to_owned(), "/opt/x/libfoo.so".to_owned()]
+    );
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn pinning_reports_missing_libraries_and_keeps_found_ones() {
+    use dnnplan::cudnn::pin::{outcomes, pin_libraries};
+    let names = vec![
+        "libdnnplan_no_such_library.so.7".to_owned(),
+        "libm.so.6".to_owned(),
+    ];
+    let got = pin_libraries(&names);
+    assert_eq!(got.len(), 2);
+    assert!(got[0].opened.is_none());
+    let why = got[0].error.as_deref().unwrap_or_default();
+    assert!(why.contains("libdnnplan_no_such_library.so.7"), "{why}");
+    assert_eq!(got[1].opened.as_deref(), Some("libm.so.6"));
+    assert!(got[1].error.is_none());
+    // A second request for a pinned library reuses the first outcome.
+    assert_eq!(pin_libraries(&names[1..].to_vec())[0], got[1]);
+    assert!(outcomes().iter().any(|o| o.name == "libm.so.6"));
+}
