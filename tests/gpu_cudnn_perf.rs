@@ -915,13 +915,13 @@ fn diag_libs(raw: &Raw, label: &str, cases: &[(&str, String)]) -> Vec<String> {
 }
 
 /// Cold plan-list creation through the C ABI (validate + create [A, FALLBACK], the heuristics
-/// cache bypassed), median of 5, ms.
+/// cache bypassed), median of 5, ms: with nothing of the graph alive (each list destroyed before
+/// the next), and with the first list of the graph kept alive meanwhile (how
+/// bench/cudnn_cpp_reference.cpp measures: its first graph lives while the 5 are timed).
 fn diag_capi(label: &str, cases: &[(&str, String)]) {
     set_cache(false);
-    for (name, doc) in cases {
-        let (l, _) = plan_list(doc);
-        unsafe { capi::dnnp_plan_list_destroy(l) };
-        let ms = median(
+    let median_of_5 = |doc: &str| {
+        median(
             (0..5)
                 .map(|_| {
                     let (l, ms) = plan_list(doc);
@@ -929,8 +929,18 @@ fn diag_capi(label: &str, cases: &[(&str, String)]) {
                     ms
                 })
                 .collect(),
+        )
+    };
+    for (name, doc) in cases {
+        let (l, first) = plan_list(doc);
+        unsafe { capi::dnnp_plan_list_destroy(l) };
+        let alone = median_of_5(doc);
+        let (kept, _) = plan_list(doc);
+        let with_first = median_of_5(doc);
+        unsafe { capi::dnnp_plan_list_destroy(kept) };
+        println!(
+            "DIAG-CAPI | {label} | {name} | first {first:.3} | nothing alive {alone:.3} | first list alive (C++ method) {with_first:.3}"
         );
-        println!("DIAG-CAPI | {label} | {name} | {ms:.3}");
     }
     set_cache(true);
 }
@@ -1152,4 +1162,12 @@ fn diag_cudnn_cold_creation() {
         diag_libs(&raw, "after every step", &cases);
         diag_capi("after every step", &cases);
     }
+    println!(
+        "DIAG-STEP | end | heuristics anchors held (DNNPLAN_CUDNN_HEUR_ANCHOR) {:?} | pinned {:?}",
+        dnnplan::cudnn::heur_anchor::held(),
+        dnnplan::cudnn::pin::outcomes()
+            .iter()
+            .filter_map(|o| o.opened.clone())
+            .collect::<Vec<_>>()
+    );
 }
