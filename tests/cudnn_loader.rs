@@ -112,6 +112,6 @@ fn pinning_reports_missing_libraries_and_keeps_found_ones() {
     assert_eq!(got[1].opened.as_deref(), Some("libm.so.6"));
     assert!(got[1].error.is_none());
     // A second request for a pinned library reuses the first outcome.
-    assert_eq!(pin_libraries(&names[1..].to_vec())[0], got[1]);
+    assert_eq!(pin_libraries(&names[1..])[0], got[1]);
     assert!(outcomes().iter().any(|o| o.name == "libm.so.6"));
 }

@@ -12,8 +12,10 @@
 //! * `diag_cudnn_cold_creation` (ignored): why a cold heuristics query costs 2-4x the C++
 //!   frontend's: the same cold queries under each hypothesis in one process (test thread vs a
 //!   fresh thread, live configs of other / the same graphs, GPU idle vs busy, an SM-count target,
-//!   CUDA runtime init, pinned libraries, libcudnn promoted to RTLD_GLOBAL) and which shared
-//!   objects a query maps and unmaps. Prints `DIAG*|` lines; no timed assertions.
+//!   CUDA runtime init, pinned libraries, libcudnn promoted to RTLD_GLOBAL, glibc told to keep
+//!   freed memory), the minor page faults per query, which shared objects a query maps and
+//!   unmaps, and C ABI cold creation with and without the graph's first list alive. Prints
+//!   `DIAG*|` lines; no timed assertions.
 
 #![cfg(feature = "gpu-tests")]
 
@@ -755,6 +757,17 @@ fn mapped_libs() -> std::collections::BTreeSet<String> {
         .collect()
 }
 
+/// Minor page faults of this process so far (/proc/self/stat field 10).
+fn minor_faults() -> u64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    // Fields after the parenthesised command name (which may contain spaces).
+    let rest = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
+    rest.split_whitespace()
+        .nth(7)
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
+}
+
 /// Threads of this process.
 fn thread_count() -> usize {
     std::fs::read_dir("/proc/self/task")
@@ -861,20 +874,25 @@ fn diag_measure(
     let mut total = 0.0;
     for (name, doc) in cases {
         for (mode_name, mode) in DIAG_MODES {
+            let mut faults = Vec::new();
             let runs: Vec<Cold> = (0..5)
                 .map(|_| {
                     let opg = opgraph_of(doc);
                     before_each();
-                    cold_query_on(raw, &opg, mode, sm_target, &mut || {})
+                    let f0 = minor_faults();
+                    let c = cold_query_on(raw, &opg, mode, sm_target, &mut || {});
+                    faults.push((minor_faults() - f0) as f64);
+                    c
                 })
                 .collect();
             let m = |f: &dyn Fn(&Cold) -> f64| median(runs.iter().map(f).collect());
             let (fin, fetch, destroy) = (m(&|c| c.finalize), m(&|c| c.fetch), m(&|c| c.destroy));
             total += fin + fetch + destroy;
             println!(
-                "DIAG | {label} | {name} | {mode_name} | {} | {fin:.0} | {fetch:.0} | {destroy:.0} | {:.3}",
+                "DIAG | {label} | {name} | {mode_name} | {} | {fin:.0} | {fetch:.0} | {destroy:.0} | {:.3} | {:.0}",
                 runs[0].configs,
-                (fin + fetch + destroy) / 1e3
+                (fin + fetch + destroy) / 1e3,
+                median(faults)
             );
         }
     }
@@ -988,6 +1006,31 @@ fn diag_cudnn_global() -> String {
     "libcudnn.so.9 not found with RTLD_NOLOAD".into()
 }
 
+/// glibc's allocator told to keep freed memory (no trimming, no mmap for chunks up to 32 MiB,
+/// 64 MiB top pad), so a query's allocations stop faulting pages in anew.
+fn diag_mallopt() -> String {
+    const M_TRIM_THRESHOLD: i32 = -1;
+    const M_TOP_PAD: i32 = -2;
+    const M_MMAP_THRESHOLD: i32 = -3;
+    let Ok(lib) = (unsafe { libloading::Library::new("libc.so.6") }) else {
+        return "libc.so.6 not found".into();
+    };
+    type Mallopt = unsafe extern "C" fn(i32, i32) -> i32;
+    let r = match unsafe { lib.get::<Mallopt>(b"mallopt\0") } {
+        Ok(f) => unsafe {
+            format!(
+                "mallopt: trim threshold 1 GiB -> {}, top pad 64 MiB -> {}, mmap threshold 32 MiB -> {}",
+                f(M_TRIM_THRESHOLD, 1 << 30),
+                f(M_TOP_PAD, 64 << 20),
+                f(M_MMAP_THRESHOLD, 32 << 20)
+            )
+        },
+        Err(_) => "mallopt not found".into(),
+    };
+    std::mem::forget(lib);
+    r
+}
+
 fn diag_pin(raw: &Raw, label: &str, names: &[String], cases: &[(&str, String)]) {
     let got = dnnplan::cudnn::pin::pin_libraries(names);
     let ok: Vec<_> = got.iter().filter_map(|o| o.opened.clone()).collect();
@@ -1057,7 +1100,7 @@ fn diag_cudnn_cold_creation() {
         let _ = query_mode(&o, HeurMode::Fallback);
     }
     println!(
-        "DIAG | hypothesis | case | mode | configs | finalize us | fetch us | destroy us | sum ms (median of 5)"
+        "DIAG | hypothesis | case | mode | configs | finalize us | fetch us | destroy us | sum ms | minor page faults (median of 5)"
     );
     let churned = diag_libs(&raw, "baseline", &cases);
     diag_capi("baseline", &cases);
@@ -1159,6 +1202,8 @@ fn diag_cudnn_cold_creation() {
         );
         println!("DIAG-STEP | cudnn global | {}", diag_cudnn_global());
         diag_measure(&raw, "+ libcudnn RTLD_GLOBAL", &cases, None, &|| {});
+        println!("DIAG-STEP | allocator | {}", diag_mallopt());
+        diag_measure(&raw, "+ mallopt keep memory", &cases, None, &|| {});
         diag_libs(&raw, "after every step", &cases);
         diag_capi("after every step", &cases);
     }
