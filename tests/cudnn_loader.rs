@@ -115,3 +115,18 @@ fn pinning_reports_missing_libraries_and_keeps_found_ones() {
     assert_eq!(pin_libraries(&names[1..])[0], got[1]);
     assert!(outcomes().iter().any(|o| o.name == "libm.so.6"));
 }
+
+/// cuDNN's own parts are looked for only beside the loaded cuDNN (or in DNNPLAN_CUDNN_LIB_DIR),
+/// never through the system search, so no second copy can be loaded.
+#[cfg(all(target_os = "linux", not(feature = "gpu-tests")))]
+#[test]
+fn cudnn_parts_are_pinned_only_from_the_cudnn_folder() {
+    use dnnplan::cudnn::pin::pin_libraries;
+    if std::env::var_os(loader::ENV_CUDNN_LIB_DIR).is_some() {
+        return; // a configured folder: covered on the GPU machine
+    }
+    let got = pin_libraries(&["libcudnn_graph.so.9".to_owned()]);
+    assert!(got[0].opened.is_none());
+    let why = got[0].error.as_deref().unwrap_or_default();
+    assert!(why.contains("no libcudnn.so.9 is loaded"), "{why}");
+}

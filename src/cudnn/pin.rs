@@ -12,7 +12,8 @@
 //! The variable: unset, empty, `0`, `off` or `false` = nothing pinned (the default); `1`, `on`,
 //! `true` or `default` = [`DEFAULT_PINS`]; anything else = a comma-separated list of library
 //! names or paths. Bare names are looked up through the system loader, then in
-//! `DNNPLAN_CUDNN_LIB_DIR`.
+//! `DNNPLAN_CUDNN_LIB_DIR`; cuDNN's own parts (`libcudnn*`) only in the folder of the loaded
+//! `libcudnn.so.9` (else `DNNPLAN_CUDNN_LIB_DIR`), so a second copy is never loaded.
 
 use std::sync::Mutex;
 
@@ -113,6 +114,15 @@ fn open_forever(_path: &str) -> std::result::Result<(), String> {
     Err("pinning is implemented for unix only".into())
 }
 
+/// The folder of the `libcudnn.so.9` mapped in this process (Linux: from /proc/self/maps).
+fn loaded_cudnn_dir() -> Option<std::path::PathBuf> {
+    let maps = std::fs::read_to_string("/proc/self/maps").ok()?;
+    maps.lines()
+        .filter_map(|l| l.split_whitespace().nth(5))
+        .find(|p| p.ends_with("/libcudnn.so.9") || p.contains("/libcudnn.so.9."))
+        .and_then(|p| std::path::Path::new(p).parent().map(|d| d.to_path_buf()))
+}
+
 /// Opens each library in `names` once more and never closes it (a name already pinned by this
 /// process is not opened again). Returns what happened to each; never fails.
 pub fn pin_libraries(names: &[String]) -> Vec<PinOutcome> {
@@ -127,13 +137,26 @@ pub fn pin_libraries(names: &[String]) -> Vec<PinOutcome> {
             out.push(done);
             continue;
         }
-        let mut places = vec![name.clone()];
-        if !name.contains('/')
-            && let Some(dir) = &lib_dir
-        {
-            places.push(std::path::Path::new(dir).join(name).display().to_string());
+        let mut places = Vec::new();
+        if name.contains('/') {
+            places.push(name.clone());
+        } else if name.starts_with("libcudnn") {
+            // cuDNN's own parts only from the loaded cuDNN's folder: never a second copy.
+            if let Some(dir) = loaded_cudnn_dir().or_else(|| lib_dir.clone().map(Into::into)) {
+                places.push(dir.join(name).display().to_string());
+            }
+        } else {
+            places.push(name.clone());
+            if let Some(dir) = &lib_dir {
+                places.push(std::path::Path::new(dir).join(name).display().to_string());
+            }
         }
         let mut errors = Vec::new();
+        if places.is_empty() {
+            errors.push(format!(
+                "{name}: no libcudnn.so.9 is loaded and {ENV_CUDNN_LIB_DIR} is unset"
+            ));
+        }
         let mut opened = None;
         for p in places {
             match open_forever(&p) {
