@@ -49,7 +49,7 @@ pub fn offer(
     graph: &Arc<OperationGraph>,
     listed: &mut [ListedConfig],
 ) -> bool {
-    if !enabled() || !listed.iter().any(|c| c.config.is_some()) {
+    if !listed.iter().any(|c| c.config.is_some()) || !enabled() {
         return false;
     }
     let Ok(mut all) = anchors().lock() else {
