@@ -409,3 +409,63 @@ fn listing_reads_no_notes_and_sizes_knob_reads_to_the_answer() {
         .count();
     assert_eq!(knob_descs, 3 * KNOB_PROBE + CUDNN_KNOB_TYPE_COUNTS as usize);
 }
+
+/// `DNNPLAN_CUDNN_HEUR_ANCHOR`: off, nothing is taken; on, the first queried listing per (device,
+/// mode) gives its ENGINECFGs to the anchor (never destroyed; the entries keep engine and knobs
+/// and are replayed when built), later listings of that (device, mode) and cached listings keep
+/// theirs.
+#[test]
+fn the_heuristics_anchor_keeps_the_first_queried_configs() {
+    use dnnplan::cudnn::heur_anchor::{HEUR_ANCHOR_ENV, held, offer};
+    let _s = serial();
+    let rec = recorder(script());
+    let opg = Arc::new(emit(rec, matmul(8, 56, 16, CUDNN_DATA_HALF), None).unwrap());
+    let (mut off, _) = list_mode(&opg, None, HeurMode::A).unwrap();
+    // SAFETY: the tests of this file run one at a time (serial()).
+    unsafe { std::env::remove_var(HEUR_ANCHOR_ENV) };
+    assert!(!offer(5, HeurMode::A, &opg, &mut off));
+    assert!(off.iter().all(|c| c.config.is_some()));
+
+    unsafe { std::env::set_var(HEUR_ANCHOR_ENV, "1") };
+    let (mut first, _) = list_mode(&opg, None, HeurMode::A).unwrap();
+    let before = summary(&first);
+    let ids: Vec<usize> = first
+        .iter()
+        .map(|c| c.config.as_ref().unwrap().raw() as usize)
+        .collect();
+    assert!(offer(5, HeurMode::A, &opg, &mut first));
+    assert!(first.iter().all(|c| c.config.is_none()));
+    assert_eq!(summary(&first), before, "engine and knobs stay");
+    assert!(held().contains(&(5, HeurMode::A)));
+    // A second listing of the same (device, mode) keeps its configs; another mode anchors.
+    let (mut second, _) = list_mode(&opg, None, HeurMode::A).unwrap();
+    assert!(!offer(5, HeurMode::A, &opg, &mut second));
+    assert!(second.iter().all(|c| c.config.is_some()));
+    let (mut fb, _) = list_mode(&opg, None, HeurMode::Fallback).unwrap();
+    assert!(offer(5, HeurMode::Fallback, &opg, &mut fb));
+    // Entries without a live ENGINECFG (cached listings) are never taken.
+    let mut none: Vec<heur_cache::ListedConfig> = Vec::new();
+    assert!(!offer(6, HeurMode::A, &opg, &mut none));
+    unsafe { std::env::remove_var(HEUR_ANCHOR_ENV) };
+    // The anchored ENGINECFGs outlive the session's list: never destroyed.
+    drop(first);
+    let destroyed: Vec<usize> = rec
+        .calls()
+        .iter()
+        .filter_map(|c| match c {
+            Recorded::Destroy(id) => Some(*id),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        ids.iter().all(|id| !destroyed.contains(id)),
+        "anchored configs destroyed"
+    );
+    // The entries replay when built: materialize makes a fresh ENGINECFG with the same engine.
+    let mut entry = heur_cache::ListedConfig {
+        config: None,
+        ..second.remove(0)
+    };
+    let cfg = materialize(&opg, &mut entry, None).unwrap();
+    assert_ne!(cfg.raw() as usize, ids[0]);
+}

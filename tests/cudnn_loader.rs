@@ -76,3 +76,57 @@ fn absent_cudnn_is_a_reason_not_a_panic() {
         }
     }
 }
+
+#[test]
+fn pin_list_follows_the_variable() {
+    use dnnplan::cudnn::pin::{CUBLAS_LIBS, CUDNN_SUBLIBS, NVRTC_LIBS, requested};
+    for off in [None, Some(""), Some("0"), Some(" off "), Some("FALSE")] {
+        assert!(requested(off).is_empty(), "{off:?} must pin nothing");
+    }
+    let all = requested(Some("1"));
+    assert_eq!(
+        all.len(),
+        CUDNN_SUBLIBS.len() + NVRTC_LIBS.len() + CUBLAS_LIBS.len()
+    );
+    assert!(all.iter().any(|n| n == "libnvrtc.so.13"));
+    assert_eq!(requested(Some("default")), all);
+    assert_eq!(
+        requested(Some(" libnvrtc.so.13 ,, /opt/x/libfoo.so ")),
+        vec!["libnvrtc.so.13".to_owned(), "/opt/x/libfoo.so".to_owned()]
+    );
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn pinning_reports_missing_libraries_and_keeps_found_ones() {
+    use dnnplan::cudnn::pin::{outcomes, pin_libraries};
+    let names = vec![
+        "libdnnplan_no_such_library.so.7".to_owned(),
+        "libm.so.6".to_owned(),
+    ];
+    let got = pin_libraries(&names);
+    assert_eq!(got.len(), 2);
+    assert!(got[0].opened.is_none());
+    let why = got[0].error.as_deref().unwrap_or_default();
+    assert!(why.contains("libdnnplan_no_such_library.so.7"), "{why}");
+    assert_eq!(got[1].opened.as_deref(), Some("libm.so.6"));
+    assert!(got[1].error.is_none());
+    // A second request for a pinned library reuses the first outcome.
+    assert_eq!(pin_libraries(&names[1..])[0], got[1]);
+    assert!(outcomes().iter().any(|o| o.name == "libm.so.6"));
+}
+
+/// cuDNN's own parts are looked for only beside the loaded cuDNN (or in DNNPLAN_CUDNN_LIB_DIR),
+/// never through the system search, so no second copy can be loaded.
+#[cfg(all(target_os = "linux", not(feature = "gpu-tests")))]
+#[test]
+fn cudnn_parts_are_pinned_only_from_the_cudnn_folder() {
+    use dnnplan::cudnn::pin::pin_libraries;
+    if std::env::var_os(loader::ENV_CUDNN_LIB_DIR).is_some() {
+        return; // a configured folder: covered on the GPU machine
+    }
+    let got = pin_libraries(&["libcudnn_graph.so.9".to_owned()]);
+    assert!(got[0].opened.is_none());
+    let why = got[0].error.as_deref().unwrap_or_default();
+    assert!(why.contains("no libcudnn.so.9 is loaded"), "{why}");
+}

@@ -8,7 +8,14 @@
 //!   bypasses the cache;
 //! * `bench_cudnn_creation` (ignored; run by bench/run_cudnn_bench.sh): where a heuristics query's
 //!   time goes, per backend call, and plan-list creation through the C ABI cold (cache bypassed)
-//!   and cached. Prints `DNNP-HEUR |` and `DNNP-CREATE2 |` lines; no timed assertions.
+//!   and cached. Prints `DNNP-HEUR |` and `DNNP-CREATE2 |` lines; no timed assertions;
+//! * `diag_cudnn_cold_creation` (ignored): why a cold heuristics query costs 2-4x the C++
+//!   frontend's: the same cold queries under each hypothesis in one process (test thread vs a
+//!   fresh thread, live configs of other / the same graphs, GPU idle vs busy, an SM-count target,
+//!   CUDA runtime init, pinned libraries, libcudnn promoted to RTLD_GLOBAL, glibc told to keep
+//!   freed memory), the minor page faults per query, which shared objects a query maps and
+//!   unmaps, and C ABI cold creation with and without the graph's first list alive. Prints
+//!   `DIAG*|` lines; no timed assertions.
 
 #![cfg(feature = "gpu-tests")]
 
@@ -734,4 +741,478 @@ fn bench_cudnn_creation() {
         );
     }
     heur_split(&raw, &cases[..3], "after build + execute");
+}
+
+// ---------------------------------------------------------------------------------------------
+// diag_cudnn_cold_creation: why a cold heuristics query costs 2-4x the C++ frontend's.
+
+/// Shared objects mapped in this process (paths from /proc/self/maps).
+fn mapped_libs() -> std::collections::BTreeSet<String> {
+    std::fs::read_to_string("/proc/self/maps")
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| l.split_whitespace().nth(5))
+        .filter(|p| p.contains(".so"))
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Minor page faults of this process so far (/proc/self/stat field 10).
+fn minor_faults() -> u64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    // Fields after the parenthesised command name (which may contain spaces).
+    let rest = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
+    rest.split_whitespace()
+        .nth(7)
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
+}
+
+/// Threads of this process.
+fn thread_count() -> usize {
+    std::fs::read_dir("/proc/self/task")
+        .map(|d| d.count())
+        .unwrap_or(0)
+}
+
+/// One cold query's backend calls, us.
+#[derive(Clone, Copy, Default)]
+struct Cold {
+    configs: i64,
+    finalize: f64,
+    fetch: f64,
+    destroy: f64,
+}
+
+/// One heuristics query of `mode` on `opg` as the frontend does it (create, set graph + mode
+/// [+ SM count target], finalize, count, fetch every ENGINECFG), `during` called while the
+/// configs are alive, then everything destroyed; each part timed.
+fn cold_query_on(
+    raw: &Raw,
+    opg: &OperationGraph,
+    mode: u32,
+    sm_target: Option<i32>,
+    during: &mut dyn FnMut(),
+) -> Cold {
+    let mut c = Cold::default();
+    let heur = raw.create(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
+    let og = opg.desc.raw();
+    raw.set(
+        heur,
+        CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH,
+        CUDNN_TYPE_BACKEND_DESCRIPTOR,
+        1,
+        (&og as *const RawDescriptor).cast(),
+    );
+    raw.set(
+        heur,
+        CUDNN_ATTR_ENGINEHEUR_MODE,
+        CUDNN_TYPE_HEUR_MODE,
+        1,
+        (&mode as *const u32).cast(),
+    );
+    if let Some(sm) = sm_target {
+        raw.set(
+            heur,
+            CUDNN_ATTR_ENGINEHEUR_SM_COUNT_TARGET,
+            CUDNN_TYPE_INT32,
+            1,
+            (&sm as *const i32).cast(),
+        );
+    }
+    let t = std::time::Instant::now();
+    let st = unsafe { (raw.api.backend_finalize)(heur) };
+    c.finalize = us(t);
+    assert!(st.is_ok(), "heuristics finalize: {st:?}");
+    let t = std::time::Instant::now();
+    let (st, n) = raw.get(
+        heur,
+        CUDNN_ATTR_ENGINEHEUR_RESULTS,
+        CUDNN_TYPE_BACKEND_DESCRIPTOR,
+        0,
+        std::ptr::null_mut(),
+    );
+    assert!(st.is_ok());
+    let mut cfgs: Vec<RawDescriptor> = (0..n)
+        .map(|_| raw.create(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR))
+        .collect();
+    let (st, got) = raw.get(
+        heur,
+        CUDNN_ATTR_ENGINEHEUR_RESULTS,
+        CUDNN_TYPE_BACKEND_DESCRIPTOR,
+        n,
+        cfgs.as_mut_ptr().cast(),
+    );
+    c.fetch = us(t);
+    assert!(st.is_ok());
+    c.configs = got;
+    during();
+    let t = std::time::Instant::now();
+    for d in cfgs {
+        raw.destroy(d);
+    }
+    raw.destroy(heur);
+    c.destroy = us(t);
+    c
+}
+
+const DIAG_MODES: [(&str, u32); 2] = [
+    ("A", CUDNN_HEUR_MODE_A),
+    ("FALLBACK", CUDNN_HEUR_MODE_FALLBACK),
+];
+
+/// One hypothesis: every (case, mode) queried cold 5 times (a fresh operation graph each time,
+/// `before_each` right before each query); prints `DIAG |` rows (medians) and a `DIAG-SUM |` row
+/// (the sum over cases and modes of finalize + fetch + destroy medians, ms).
+fn diag_measure(
+    raw: &Raw,
+    label: &str,
+    cases: &[(&str, String)],
+    sm_target: Option<i32>,
+    before_each: &dyn Fn(),
+) {
+    let mut total = 0.0;
+    for (name, doc) in cases {
+        for (mode_name, mode) in DIAG_MODES {
+            let mut faults = Vec::new();
+            let runs: Vec<Cold> = (0..5)
+                .map(|_| {
+                    let opg = opgraph_of(doc);
+                    before_each();
+                    let f0 = minor_faults();
+                    let c = cold_query_on(raw, &opg, mode, sm_target, &mut || {});
+                    faults.push((minor_faults() - f0) as f64);
+                    c
+                })
+                .collect();
+            let m = |f: &dyn Fn(&Cold) -> f64| median(runs.iter().map(f).collect());
+            let (fin, fetch, destroy) = (m(&|c| c.finalize), m(&|c| c.fetch), m(&|c| c.destroy));
+            total += fin + fetch + destroy;
+            println!(
+                "DIAG | {label} | {name} | {mode_name} | {} | {fin:.0} | {fetch:.0} | {destroy:.0} | {:.3} | {:.0}",
+                runs[0].configs,
+                (fin + fetch + destroy) / 1e3,
+                median(faults)
+            );
+        }
+    }
+    println!("DIAG-SUM | {label} | {:.3}", total / 1e3);
+}
+
+/// Which shared objects a query maps and its destroy unmaps, and the thread count around it.
+/// Returns the libraries that came and went (candidates for pinning).
+fn diag_libs(raw: &Raw, label: &str, cases: &[(&str, String)]) -> Vec<String> {
+    let mut churned = std::collections::BTreeSet::new();
+    for (name, doc) in cases {
+        for (mode_name, mode) in DIAG_MODES {
+            let opg = opgraph_of(doc);
+            let before = mapped_libs();
+            let tb = thread_count();
+            let mut during = std::collections::BTreeSet::new();
+            let mut td = 0;
+            cold_query_on(raw, &opg, mode, None, &mut || {
+                during = mapped_libs();
+                td = thread_count();
+            });
+            drop(opg);
+            let after = mapped_libs();
+            let ta = thread_count();
+            let opened: Vec<_> = during.difference(&before).cloned().collect();
+            let closed: Vec<_> = during.difference(&after).cloned().collect();
+            let closed_early: Vec<_> = before.difference(&during).cloned().collect();
+            println!(
+                "DIAG-LIBS | {label} | {name} | {mode_name} | threads {tb}/{td}/{ta} | mapped {} | opened by the query {opened:?} | unmapped by the destroy {closed:?} | unmapped during the query {closed_early:?}",
+                during.len()
+            );
+            churned.extend(opened);
+            churned.extend(closed);
+            churned.extend(closed_early);
+        }
+    }
+    churned.into_iter().collect()
+}
+
+/// Cold plan-list creation through the C ABI (validate + create [A, FALLBACK], the heuristics
+/// cache bypassed), median of 5, ms: with nothing of the graph alive (each list destroyed before
+/// the next), and with the first list of the graph kept alive meanwhile (how
+/// bench/cudnn_cpp_reference.cpp measures: its first graph lives while the 5 are timed).
+fn diag_capi(label: &str, cases: &[(&str, String)]) {
+    set_cache(false);
+    let median_of_5 = |doc: &str| {
+        median(
+            (0..5)
+                .map(|_| {
+                    let (l, ms) = plan_list(doc);
+                    unsafe { capi::dnnp_plan_list_destroy(l) };
+                    ms
+                })
+                .collect(),
+        )
+    };
+    for (name, doc) in cases {
+        let (l, first) = plan_list(doc);
+        unsafe { capi::dnnp_plan_list_destroy(l) };
+        let alone = median_of_5(doc);
+        let (kept, _) = plan_list(doc);
+        let with_first = median_of_5(doc);
+        unsafe { capi::dnnp_plan_list_destroy(kept) };
+        println!(
+            "DIAG-CAPI | {label} | {name} | first {first:.3} | nothing alive {alone:.3} | first list alive (C++ method) {with_first:.3}"
+        );
+    }
+    set_cache(true);
+}
+
+/// `dlopen`s the CUDA runtime and calls `cudaSetDevice(0)` + `cudaFree(0)` on this thread (what
+/// the C++ reference does first); the library stays loaded. Returns what happened.
+fn diag_cudart_init() -> String {
+    for name in ["libcudart.so.13", "libcudart.so.12", "libcudart.so"] {
+        let Ok(lib) = (unsafe { libloading::Library::new(name) }) else {
+            continue;
+        };
+        type SetDevice = unsafe extern "C" fn(i32) -> i32;
+        type Free = unsafe extern "C" fn(*mut c_void) -> i32;
+        let rc = unsafe {
+            match (
+                lib.get::<SetDevice>(b"cudaSetDevice\0"),
+                lib.get::<Free>(b"cudaFree\0"),
+            ) {
+                (Ok(set), Ok(free)) => format!(
+                    "{name}: cudaSetDevice(0) = {}, cudaFree(0) = {}",
+                    set(0),
+                    free(std::ptr::null_mut())
+                ),
+                _ => format!("{name}: symbols missing"),
+            }
+        };
+        std::mem::forget(lib);
+        return rc;
+    }
+    "no libcudart found".into()
+}
+
+/// Promotes the loaded libcudnn.so.9 to RTLD_GLOBAL (as a linked library is).
+fn diag_cudnn_global() -> String {
+    use libloading::os::unix::{Library, RTLD_GLOBAL, RTLD_NOW};
+    const RTLD_NOLOAD: i32 = 0x4;
+    let dir = std::env::var("DNNPLAN_CUDNN_LIB_DIR").unwrap_or_default();
+    for name in ["libcudnn.so.9".to_owned(), format!("{dir}/libcudnn.so.9")] {
+        if let Ok(lib) = unsafe { Library::open(Some(&name), RTLD_NOW | RTLD_GLOBAL | RTLD_NOLOAD) }
+        {
+            std::mem::forget(lib);
+            return format!("{name} promoted to RTLD_GLOBAL");
+        }
+    }
+    "libcudnn.so.9 not found with RTLD_NOLOAD".into()
+}
+
+/// glibc's allocator told to keep freed memory (no trimming, no mmap for chunks up to 32 MiB,
+/// 64 MiB top pad), so a query's allocations stop faulting pages in anew.
+fn diag_mallopt() -> String {
+    const M_TRIM_THRESHOLD: i32 = -1;
+    const M_TOP_PAD: i32 = -2;
+    const M_MMAP_THRESHOLD: i32 = -3;
+    let Ok(lib) = (unsafe { libloading::Library::new("libc.so.6") }) else {
+        return "libc.so.6 not found".into();
+    };
+    type Mallopt = unsafe extern "C" fn(i32, i32) -> i32;
+    let r = match unsafe { lib.get::<Mallopt>(b"mallopt\0") } {
+        Ok(f) => unsafe {
+            format!(
+                "mallopt: trim threshold 1 GiB -> {}, top pad 64 MiB -> {}, mmap threshold 32 MiB -> {}",
+                f(M_TRIM_THRESHOLD, 1 << 30),
+                f(M_TOP_PAD, 64 << 20),
+                f(M_MMAP_THRESHOLD, 32 << 20)
+            )
+        },
+        Err(_) => "mallopt not found".into(),
+    };
+    std::mem::forget(lib);
+    r
+}
+
+fn diag_pin(raw: &Raw, label: &str, names: &[String], cases: &[(&str, String)]) {
+    let got = dnnplan::cudnn::pin::pin_libraries(names);
+    let ok: Vec<_> = got.iter().filter_map(|o| o.opened.clone()).collect();
+    let missing: Vec<_> = got
+        .iter()
+        .filter(|o| o.opened.is_none())
+        .map(|o| o.name.clone())
+        .collect();
+    println!("DIAG-STEP | {label} | pinned {ok:?} | not found {missing:?}");
+    diag_measure(raw, label, cases, None, &|| {});
+}
+
+/// The cold-creation diagnosis (run by the lead on the H200; ~15 s, `DNNPLAN_DIAG_QUICK=1`:
+/// ~3 s). Hypotheses in one process, the reversible ones first; each prints `DIAG |` rows
+/// (case, mode, configs, finalize us, fetch us, destroy us, sum ms; medians of 5, a fresh
+/// operation graph per query) and a `DIAG-SUM |` row. No timed assertions.
+#[test]
+#[ignore]
+fn diag_cudnn_cold_creation() {
+    let g = gpu();
+    let raw = Raw {
+        api: loader::api().unwrap(),
+    };
+    let quick = std::env::var("DNNPLAN_DIAG_QUICK").is_ok_and(|v| v == "1");
+    let env: Vec<String> = std::env::vars()
+        .filter(|(k, _)| {
+            [
+                "CUDNN",
+                "CUDA_",
+                "GLIBC_TUNABLES",
+                "MALLOC",
+                "LD_PRELOAD",
+                "DNNPLAN_",
+            ]
+            .iter()
+            .any(|p| k.starts_with(p))
+        })
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect();
+    println!(
+        "DIAG-ENV | thread {:?} | cuDNN {:?} | pins at load {:?} | {env:?}",
+        std::thread::current().name(),
+        loader::info().map(|i| (i.version_string, i.origin)).ok(),
+        dnnplan::cudnn::pin::outcomes()
+            .iter()
+            .filter_map(|o| o.opened.clone())
+            .collect::<Vec<_>>()
+    );
+    let cases = [
+        (
+            "tiny sdpa (1,1,64,64)",
+            bench_graphs::sdpa_inference_json(1, 1, 64, 64),
+        ),
+        (
+            "matmul 256x256x128 bf16",
+            bench_graphs::matmul_json(256, 256, 128),
+        ),
+        (
+            "sdpa fwd causal bf16 (4,16,4096,128)",
+            bench_graphs::sdpa_inference_json(4, 16, 4096, 128),
+        ),
+    ];
+    // Warm the library (first query of each mode for both op families).
+    for (_, doc) in &cases[..2] {
+        let o = opgraph_of(doc);
+        let _ = query_mode(&o, HeurMode::A);
+        let _ = query_mode(&o, HeurMode::Fallback);
+    }
+    println!(
+        "DIAG | hypothesis | case | mode | configs | finalize us | fetch us | destroy us | sum ms | minor page faults (median of 5)"
+    );
+    let churned = diag_libs(&raw, "baseline", &cases);
+    diag_capi("baseline", &cases);
+    diag_measure(&raw, "baseline (test thread)", &cases, None, &|| {});
+    std::thread::scope(|s| {
+        s.spawn(|| diag_measure(&raw, "fresh std::thread", &cases, None, &|| {}))
+            .join()
+            .unwrap();
+    });
+    if !quick {
+        {
+            // Configs of other graphs alive: whatever a live config holds (libraries, engine
+            // state) stays loaded.
+            let other = [
+                bench_graphs::matmul_json(512, 384, 64),
+                bench_graphs::sdpa_inference_json(2, 2, 128, 64),
+            ];
+            let anchors: Vec<_> = other
+                .iter()
+                .map(|d| {
+                    let o = opgraph_of(d);
+                    let a = query_mode(&o, HeurMode::A).unwrap();
+                    let f = query_mode(&o, HeurMode::Fallback).unwrap();
+                    (o, a, f)
+                })
+                .collect();
+            diag_measure(
+                &raw,
+                "anchor: other graphs' configs alive",
+                &cases,
+                None,
+                &|| {},
+            );
+            drop(anchors);
+        }
+        {
+            let anchors: Vec<_> = cases
+                .iter()
+                .map(|(_, d)| {
+                    let o = opgraph_of(d);
+                    let a = query_mode(&o, HeurMode::A).unwrap();
+                    let f = query_mode(&o, HeurMode::Fallback).unwrap();
+                    (o, a, f)
+                })
+                .collect();
+            diag_measure(
+                &raw,
+                "anchor: same graphs' configs alive",
+                &cases,
+                None,
+                &|| {},
+            );
+            drop(anchors);
+        }
+        diag_measure(&raw, "after 200 ms idle", &cases, None, &|| {
+            std::thread::sleep(std::time::Duration::from_millis(200))
+        });
+        let busy = alloc(256 << 20);
+        diag_measure(&raw, "right after GPU work", &cases, None, &|| {
+            for _ in 0..8 {
+                unsafe { drv::memset_d8_async(busy.0, 1, 256 << 20, g.stream) }.unwrap();
+            }
+            unsafe { drv::stream::synchronize(g.stream) }.unwrap();
+        });
+        drop(busy);
+        let sm = drv::device::get(0)
+            .and_then(|d| unsafe {
+                drv::device::get_attribute(
+                    d,
+                    drv_sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+                )
+            })
+            .unwrap_or(132);
+        let label = format!("ENGINEHEUR_SM_COUNT_TARGET={sm}");
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            diag_measure(&raw, &label, &cases, Some(sm), &|| {})
+        }));
+        if r.is_err() {
+            println!("DIAG-STEP | {label} | failed (see the panic above)");
+        }
+        // Irreversible steps, cumulative from here on.
+        println!("DIAG-STEP | cudart init | {}", diag_cudart_init());
+        diag_measure(&raw, "+ cudaSetDevice/cudaFree(0)", &cases, None, &|| {});
+        let group = |g: &[&str]| g.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+        use dnnplan::cudnn::pin::{CUBLAS_LIBS, CUDNN_SUBLIBS, NVRTC_LIBS};
+        diag_pin(
+            &raw,
+            "+ pin cuDNN sub-libraries",
+            &group(CUDNN_SUBLIBS),
+            &cases,
+        );
+        diag_pin(&raw, "+ pin NVRTC/nvJitLink", &group(NVRTC_LIBS), &cases);
+        diag_pin(&raw, "+ pin cuBLAS(Lt)", &group(CUBLAS_LIBS), &cases);
+        diag_pin(
+            &raw,
+            "+ pin every library the query mapped/unmapped",
+            &churned,
+            &cases,
+        );
+        println!("DIAG-STEP | cudnn global | {}", diag_cudnn_global());
+        diag_measure(&raw, "+ libcudnn RTLD_GLOBAL", &cases, None, &|| {});
+        println!("DIAG-STEP | allocator | {}", diag_mallopt());
+        diag_measure(&raw, "+ mallopt keep memory", &cases, None, &|| {});
+        diag_libs(&raw, "after every step", &cases);
+        diag_capi("after every step", &cases);
+    }
+    println!(
+        "DIAG-STEP | end | heuristics anchors held (DNNPLAN_CUDNN_HEUR_ANCHOR) {:?} | pinned {:?}",
+        dnnplan::cudnn::heur_anchor::held(),
+        dnnplan::cudnn::pin::outcomes()
+            .iter()
+            .filter_map(|o| o.opened.clone())
+            .collect::<Vec<_>>()
+    );
 }

@@ -7,7 +7,10 @@
 //! builds such graphs from ops (composite expansions included); [`plan`] runs heuristics, builds
 //! plans and executes them ([`exec_path`]: plain, per-thread variant-pack reuse or a CUDA graph;
 //! [`exec_cache`] holds the per-thread state); [`handle`] caches cuDNN handles per (device,
-//! stream); [`heur_cache`] caches heuristics results per (graph, device, cuDNN version, mode).
+//! stream); [`heur_cache`] caches heuristics results per (graph, device, cuDNN version, mode); [`pin`]
+//! optionally keeps the libraries cuDNN opens on demand resident (`DNNPLAN_CUDNN_PIN_LIBS`);
+//! [`heur_anchor`] optionally keeps one queried graph's configs per (device, mode) alive
+//! (`DNNPLAN_CUDNN_HEUR_ANCHOR`).
 
 pub mod api;
 pub mod backend;
@@ -18,9 +21,11 @@ pub mod exec_cache;
 pub mod exec_path;
 pub mod graph;
 pub mod handle;
+pub mod heur_anchor;
 pub mod heur_cache;
 pub mod loader;
 pub mod lower;
+pub mod pin;
 pub mod plan;
 pub mod provider;
 pub mod status;
