@@ -10,7 +10,8 @@
 // K = V = 64 and 128, gate / beta transforms):
 //  1. prep3's workspace (W, Q⁺, Kᴿ, Ũᵀ, A, Γ_last; with KEEP also T, E, Γ, β) is bitwise equal to
 //     the default prep's, over every valid chunk (the workspace is NaN-filled first, so an
-//     unwritten element fails too);
+//     unwritten element fails too), and to a second prep3 run (a missing barrier shows up as a
+//     difference with real threads); "bitwise diffs" counts both;
 //  2. both against an fp64 computation of W = T E, Ũ = T Y and A from the same rounded inputs
 //     (relative rms, reported; must stay below 2e-2).
 //
@@ -265,6 +266,8 @@ static int run_case(const char* name, int H, int HV, int flags, int g_dt, int be
   Ws w1(max_chunks, HO, K, V), w3(max_chunks, HO, K, V);
   run_prep<IOT, K, KEEP>(false, p, w1, chunks, HO);
   run_prep<IOT, K, KEEP>(true, p, w3, chunks, HO);
+  Ws w3b(max_chunks, HO, K, V);  // a second prep3 run: with real threads a race shows as a difference
+  run_prep<IOT, K, KEEP>(true, p, w3b, chunks, HO);
 
   // 1. bitwise, over the valid chunks (slots >= chunks are never written by either).
   const size_t c = chunks;
@@ -274,6 +277,9 @@ static int run_case(const char* name, int H, int HV, int flags, int g_dt, int be
   if (KEEP)
     diff += count_diff(w1.t, w3.t, c * HO * C * C) + count_diff(w1.e, w3.e, c * HO * C * K) +
             count_diff(w1.gam, w3.gam, c * HO * C) + count_diff(w1.bet, w3.bet, c * HO * C);
+  diff += count_diff(w3.w, w3b.w, w3.w.size()) + count_diff(w3.ut, w3b.ut, w3.ut.size()) +
+          count_diff(w3.a, w3b.a, w3.a.size()) + count_diff(w3.t, w3b.t, w3.t.size()) +
+          count_diff(w3.e, w3b.e, w3.e.size());
   size_t nan3 = 0;
   for (size_t i = 0; i < c * HO * C * K; ++i) nan3 += std::isnan(dec<IOT>(w3.w[i])) || std::isnan(dec<IOT>(w3.q[i]));
   for (size_t i = 0; i < c * HO * V * C; ++i) nan3 += std::isnan(dec<IOT>(w3.ut[i]));
