@@ -10,7 +10,8 @@
 //
 // What differs (speed only):
 //  - 256 threads: K Kᵀ on warps 0-3 and Q Kᵀ on warps 4-7 (32 accumulators per thread instead of
-//    64); the off-diagonal sums of the triangular inverse I per thread instead of 2I; W split in
+//    64); the off-diagonal sums of the triangular inverse I per thread instead of 2I (and without
+//    their leading zero-coefficient terms, see below); W split in
 //    two column halves; Ũᵀ one 16-row value tile per warp; the row phases 8 rows per warp.
 //    Fewer registers per thread (launch bound: 3 blocks of 8 warps per SM = 24 warps, vs 16).
 //  - A, W and Ũᵀ leave through shared-memory staging tiles as 16-byte row-contiguous stores
@@ -302,8 +303,10 @@ __device__ __forceinline__ void fwd_prep3_body(const FwdParams& p, const PrepKee
   }
   // Off-diagonal blocks, block row by block row: T_IJ = −T_II Σ_{m=J}^{I−1} L_Im T_mJ, the
   // partial sums stashed in the strictly upper triangle at the transposed place. Thread t owns
-  // output (rr, cc) = (t >> 4, t & 15) of every block J < I; each sum is fwd_prep_body's INV_SIDE
-  // sum (same fixed range of m, zero coefficients before the first index).
+  // output (rr, cc) = (t >> 4, t & 15) of every block J < I. Each sum is fwd_prep_body's INV_SIDE
+  // sum (m ascending, zero coefficients for m < 16J + cc) without its terms m < 16J: those all
+  // have a zero coefficient, and a run of fma(+0, x, +0) over finite x stays +0, so starting at
+  // m = 16J from +0 is bitwise the same sum with a third fewer terms (I = 3: 96 instead of 144).
 #pragma unroll
   for (int I = 1; I < 4; ++I) {
     const int rr = tid >> 4, cc = tid & 15;
@@ -311,14 +314,18 @@ __device__ __forceinline__ void fwd_prep3_body(const FwdParams& p, const PrepKee
     float sacc[3];
 #pragma unroll
     for (int u = 0; u < 3; ++u) sacc[u] = 0.f;
-#pragma unroll 4
-    for (int m = 0; m < 16 * I; ++m) {
-      const float lrow = Lf[row * FP + m];
 #pragma unroll
-      for (int J = 0; J < I; ++J) {
-        const int colj = 16 * J + cc;
-        const float a = m >= colj ? lrow : 0.f;
-        sacc[J] = fmaf(a, Lf[m * FP + colj], sacc[J]);
+    for (int mb = 0; mb < I; ++mb) {
+#pragma unroll 4
+      for (int mi = 0; mi < 16; ++mi) {
+        const int m = 16 * mb + mi;
+        const float lrow = Lf[row * FP + m];
+#pragma unroll
+        for (int J = 0; J <= mb; ++J) {
+          const int colj = 16 * J + cc;
+          const float a = m >= colj ? lrow : 0.f;
+          sacc[J] = fmaf(a, Lf[m * FP + colj], sacc[J]);
+        }
       }
     }
     __syncthreads();
