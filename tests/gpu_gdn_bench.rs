@@ -214,6 +214,86 @@ fn kernel_counts(kernel: &str, lens: &[i64], ho: i64, d: i64, pieces: i64) -> (f
     }
 }
 
+/// The benchmark's device inputs for one shape (bf16, K = V = 128, fp32 gates, beta and states).
+struct BenchInputs {
+    t: i64,
+    n: i64,
+    hh: i64,
+    kd: i64,
+    bufs: [CUdeviceptr; 9],
+}
+
+impl BenchInputs {
+    fn new(caller: &Caller, lens: &[i64], hh: i64) -> BenchInputs {
+        let (kd, bf, f32t) = (128i64, DataType::Bfloat16, DataType::Float);
+        let t: i64 = lens.iter().sum();
+        let n = lens.len() as i64;
+        let mut cu = vec![0i64];
+        for l in lens {
+            cu.push(cu.last().unwrap() + l);
+        }
+        let unit = (3.0 / kd as f64).sqrt();
+        let tok = (t * hh * kd) as usize;
+        let q = device_random(caller, bf, tok, 1, |x| (2.0 * x - 1.0) * unit);
+        let k = device_random(caller, bf, tok, 2, |x| (2.0 * x - 1.0) * unit);
+        let v = device_random(caller, bf, tok, 3, |x| 2.0 * x - 1.0);
+        let d_o = device_random(caller, bf, tok, 4, |x| 2.0 * x - 1.0);
+        let g = device_random(caller, f32t, (t * hh) as usize, 5, |x| (0.5 + 0.5 * x).ln());
+        let beta = device_random(caller, f32t, (t * hh) as usize, 6, |x| x);
+        let st = (n * hh * kd * kd) as usize;
+        let h0 = device_random(caller, f32t, st, 7, |x| 0.1 * x - 0.05);
+        let dfs = device_random(caller, f32t, st, 8, |x| 0.1 * x - 0.05);
+        let cu_bytes: Vec<u8> = cu.iter().flat_map(|x| (*x as i32).to_le_bytes()).collect();
+        let cud = caller.upload(&cu_bytes);
+        BenchInputs {
+            t,
+            n,
+            hh,
+            kd,
+            bufs: [q, k, v, d_o, g, beta, h0, dfs, cud],
+        }
+    }
+
+    /// The one-node graph of `op` ("gdn" with a final state, or "gdn_bwd") and its bound inputs.
+    fn graph(&self, op: &str) -> (Graph, usize, Vec<(i64, CUdeviceptr)>) {
+        let (t, n, hh, kd) = (self.t, self.n, self.hh, self.kd);
+        let (bf, f32t) = (DataType::Bfloat16, DataType::Float);
+        let [q, k, v, d_o, g, beta, h0, dfs, cud] = self.bufs;
+        let mut graph = Graph::new(GraphContext::new(bf, f32t, f32t));
+        let mut b = NodeBuilder::by_name(op).unwrap().name("gdn0");
+        let mut ins = Vec::new();
+        let mut ports: Vec<(&str, Vec<i64>, DataType, CUdeviceptr)> = vec![
+            ("q", vec![t, hh, kd], bf, q),
+            ("k", vec![t, hh, kd], bf, k),
+            ("v", vec![t, hh, kd], bf, v),
+            ("g", vec![t, hh], f32t, g),
+            ("beta", vec![t, hh], f32t, beta),
+            ("cu_seqlens", vec![n + 1], DataType::Int32, cud),
+            ("initial_state", vec![n, hh, kd, kd], f32t, h0),
+        ];
+        if op == "gdn_bwd" {
+            ports.push(("dO", vec![t, hh, kd], bf, d_o));
+            ports.push(("d_final_state", vec![n, hh, kd, kd], f32t, dfs));
+        } else {
+            b = b.bool("output_final_state", true);
+        }
+        for (p, dims, dt, d) in ports {
+            let u = graph.add_tensor(Tensor::new(p, &dims, dt)).unwrap();
+            b = b.input(p, u);
+            ins.push((u, d));
+        }
+        let node = graph.add_node(b).unwrap();
+        (graph, node, ins)
+    }
+
+    fn free(self) {
+        for d in self.bufs {
+            // SAFETY: inputs of this shape.
+            unsafe { ok("free", sys::cuMemFree_v2(d)) };
+        }
+    }
+}
+
 /// Sets (or removes, for "") the forward's schedule overrides.
 fn set_schedule(scan: &str, pieces: &str, steps: Option<usize>) {
     // "v1" names the whole session-1 forward: its prep and its scan.
@@ -246,7 +326,6 @@ fn gdn_benchmark_ours() {
         return;
     }
     let caller = Caller::new();
-    let (kd, bf, f32t) = (128i64, DataType::Bfloat16, DataType::Float);
     let shapes: [(&str, Vec<i64>, i64); 4] = [
         ("(4,8192,16)", vec![8192; 4], 16),
         ("(1,32768,16)", vec![32768], 16),
@@ -277,54 +356,9 @@ fn gdn_benchmark_ours() {
         if keep.as_ref().is_some_and(|k| !k.contains(&si)) {
             continue;
         }
-        let t: i64 = lens.iter().sum();
-        let n = lens.len() as i64;
-        let mut cu = vec![0i64];
-        for l in &lens {
-            cu.push(cu.last().unwrap() + l);
-        }
-        let unit = (3.0 / kd as f64).sqrt();
-        let tok = (t * hh * kd) as usize;
-        let q = device_random(&caller, bf, tok, 1, |x| (2.0 * x - 1.0) * unit);
-        let k = device_random(&caller, bf, tok, 2, |x| (2.0 * x - 1.0) * unit);
-        let v = device_random(&caller, bf, tok, 3, |x| 2.0 * x - 1.0);
-        let d_o = device_random(&caller, bf, tok, 4, |x| 2.0 * x - 1.0);
-        let g = device_random(&caller, f32t, (t * hh) as usize, 5, |x| {
-            (0.5 + 0.5 * x).ln()
-        });
-        let beta = device_random(&caller, f32t, (t * hh) as usize, 6, |x| x);
-        let st = (n * hh * kd * kd) as usize;
-        let h0 = device_random(&caller, f32t, st, 7, |x| 0.1 * x - 0.05);
-        let dfs = device_random(&caller, f32t, st, 8, |x| 0.1 * x - 0.05);
-        let cu_bytes: Vec<u8> = cu.iter().flat_map(|x| (*x as i32).to_le_bytes()).collect();
-        let cud = caller.upload(&cu_bytes);
-        let graph_for = |op: &str| {
-            let mut graph = Graph::new(GraphContext::new(bf, f32t, f32t));
-            let mut b = NodeBuilder::by_name(op).unwrap().name("gdn0");
-            let mut ins = Vec::new();
-            let mut ports: Vec<(&str, Vec<i64>, DataType, CUdeviceptr)> = vec![
-                ("q", vec![t, hh, kd], bf, q),
-                ("k", vec![t, hh, kd], bf, k),
-                ("v", vec![t, hh, kd], bf, v),
-                ("g", vec![t, hh], f32t, g),
-                ("beta", vec![t, hh], f32t, beta),
-                ("cu_seqlens", vec![n + 1], DataType::Int32, cud),
-                ("initial_state", vec![n, hh, kd, kd], f32t, h0),
-            ];
-            if op == "gdn_bwd" {
-                ports.push(("dO", vec![t, hh, kd], bf, d_o));
-                ports.push(("d_final_state", vec![n, hh, kd, kd], f32t, dfs));
-            } else {
-                b = b.bool("output_final_state", true);
-            }
-            for (p, dims, dt, d) in ports {
-                let u = graph.add_tensor(Tensor::new(p, &dims, dt)).unwrap();
-                b = b.input(p, u);
-                ins.push((u, d));
-            }
-            let node = graph.add_node(b).unwrap();
-            (graph, node, ins)
-        };
+        let inp = BenchInputs::new(&caller, &lens, hh);
+        let (t, n, kd) = (inp.t, inp.n, inp.kd);
+        let graph_for = |op: &str| inp.graph(op);
         let time_fwd = || {
             let (gf, nf, insf) = graph_for("gdn");
             time_graph(&caller, gf, nf, &insf, &["O", "final_state"])
@@ -399,9 +433,84 @@ fn gdn_benchmark_ours() {
             "BENCH ours fwdbwd {name} {:.4} (fwd {default_fwd:.4} + bwd {bwd:.4}, timed apart)",
             default_fwd + bwd
         );
-        for d in [q, k, v, d_o, g, beta, h0, dfs, cud] {
-            // SAFETY: inputs of this shape.
-            unsafe { ok("free", sys::cuMemFree_v2(d)) };
+        inp.free();
+    }
+}
+
+/// Sets (or removes, for `None`) one environment variable the engine reads at plan build.
+fn set_env(name: &str, value: Option<&str>) {
+    // SAFETY: the benchmark runs single-threaded (--test-threads=1); nothing else reads the
+    // environment meanwhile.
+    unsafe {
+        match value {
+            Some(v) => std::env::set_var(name, v),
+            None => std::env::remove_var(name),
         }
+    }
+}
+
+/// The prep kernels side by side (runs only when `DNNPLAN_GDN_BENCH_PREP` is set): per shape and
+/// per prep (`default` = `gdn_fwd_prep_*` / `gdn_bwd_prep_*`, `v3` = `DNNPLAN_GDN_FWD_PREP=v3`,
+/// the 8-warp `*_prep3_*`), the forward prep's time (whole-execute time after 2 launches minus
+/// after 1, `DNNPLAN_GDN_FWD_STEPS`), the whole forward (default schedule), the backward prep's
+/// time (`DNNPLAN_GDN_BWD_STEPS` 2 minus 1) and the whole backward. Prints `BENCH prep ...` lines;
+/// asserts nothing about speed.
+#[test]
+fn gdn_prep_variants() {
+    if std::env::var_os("DNNPLAN_GDN_BENCH_PREP").is_none() {
+        println!("skipped (set DNNPLAN_GDN_BENCH_PREP=1)");
+        return;
+    }
+    let caller = Caller::new();
+    let shapes: [(&str, Vec<i64>, i64); 3] = [
+        ("(4,8192,16)", vec![8192; 4], 16),
+        ("(16,2048,32)", vec![2048; 16], 32),
+        (
+            "ragged-mix-H16",
+            vec![8192, 100, 4096, 1, 2048, 7000, 0, 3000, 512, 5000],
+            16,
+        ),
+    ];
+    set_schedule("", "", None);
+    for (name, lens, hh) in shapes {
+        let inp = BenchInputs::new(&caller, &lens, hh);
+        let time = |op: &str, outs: &[&str]| {
+            let (g, n, ins) = inp.graph(op);
+            time_graph(&caller, g, n, &ins, outs)
+        };
+        let fwd_outs = ["O", "final_state"];
+        let bwd_outs = ["dQ", "dK", "dV", "dG", "dBeta", "d_initial_state"];
+        let (bytes, flops) = kernel_counts("prep", &lens, hh, inp.kd, 1);
+        let mut fwd_prep_ms = Vec::new();
+        for prep in [None, Some("v3")] {
+            set_env("DNNPLAN_GDN_FWD_PREP", prep);
+            let cut = |var: &str, op: &str, outs: &[&str], steps: Option<&str>| {
+                set_env(var, steps);
+                let ms = time(op, outs);
+                set_env(var, None);
+                ms
+            };
+            let f1 = cut("DNNPLAN_GDN_FWD_STEPS", "gdn", &fwd_outs, Some("1"));
+            let f2 = cut("DNNPLAN_GDN_FWD_STEPS", "gdn", &fwd_outs, Some("2"));
+            let fw = cut("DNNPLAN_GDN_FWD_STEPS", "gdn", &fwd_outs, None);
+            let b1 = cut("DNNPLAN_GDN_BWD_STEPS", "gdn_bwd", &bwd_outs, Some("1"));
+            let b2 = cut("DNNPLAN_GDN_BWD_STEPS", "gdn_bwd", &bwd_outs, Some("2"));
+            let bw = cut("DNNPLAN_GDN_BWD_STEPS", "gdn_bwd", &bwd_outs, None);
+            let fp = f2 - f1;
+            fwd_prep_ms.push(fp);
+            println!(
+                "BENCH prep {name} prep={} fwd-prep {fp:.4} ms {:.0} GB/s {:.1} TFLOP/s | fwd {fw:.4} ms | bwd-prep {:.4} ms | bwd {bw:.4} ms",
+                prep.unwrap_or("default"),
+                bytes / (fp * 1e-3) / 1e9,
+                flops / (fp * 1e-3) / 1e12,
+                b2 - b1,
+            );
+        }
+        set_env("DNNPLAN_GDN_FWD_PREP", None);
+        println!(
+            "BENCH prep {name} speedup fwd-prep default/v3 {:.2}x",
+            fwd_prep_ms[0] / fwd_prep_ms[1]
+        );
+        inp.free();
     }
 }

@@ -92,6 +92,14 @@ static_assert(__builtin_offsetof(FwdParams, ws_gl) == 200, "FwdParams layout");
 // ---------------------------------------------------------------------------------------
 // Element helpers
 // ---------------------------------------------------------------------------------------
+#ifdef GDN_HOST_EMU  // warp-collective CPU emulations (bench/gdn_bwd_host_emu.cpp, gdn_prep_host_emu.cpp)
+template <typename T>
+void emu_mma(float* c, const u32* a, const u32* b);
+void emu_ldsm_x4_t(u32* r, const void* smem);
+void emu_cp_async16(void* smem, const void* gmem);
+void emu_cp_async_commit();
+void emu_cp_async_wait(int n);
+#endif
 template <typename T>
 struct Io;
 template <>
@@ -113,16 +121,24 @@ struct Io<gdn_bf16> {
   static __device__ __forceinline__ gdn_bf16 from_f(float x) { return gdn_bf16{f_to_bits(x)}; }
   // Two values, `a` in the low half.
   static __device__ __forceinline__ u32 pack(float a, float b) {
+#ifdef GDN_HOST_EMU
+    return static_cast<u32>(f_to_bits(a)) | (static_cast<u32>(f_to_bits(b)) << 16);
+#else
     u32 r;
     asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(b), "f"(a));
     return r;
+#endif
   }
   static __device__ __forceinline__ void mma(float* c, const u32* a, const u32* b) {
+#ifdef GDN_HOST_EMU
+    emu_mma<gdn_bf16>(c, a, b);
+#else
     asm volatile(
         "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
         "{%8,%9}, {%0,%1,%2,%3};\n"
         : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+#endif
   }
 };
 template <>
@@ -153,16 +169,24 @@ struct Io<gdn_f16> {
   static __device__ __forceinline__ float to_f(gdn_f16 x) { return bits_to_f(x.bits); }
   static __device__ __forceinline__ gdn_f16 from_f(float x) { return gdn_f16{f_to_bits(x)}; }
   static __device__ __forceinline__ u32 pack(float a, float b) {
+#ifdef GDN_HOST_EMU
+    return static_cast<u32>(f_to_bits(a)) | (static_cast<u32>(f_to_bits(b)) << 16);
+#else
     u32 r;
     asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(b), "f"(a));
     return r;
+#endif
   }
   static __device__ __forceinline__ void mma(float* c, const u32* a, const u32* b) {
+#ifdef GDN_HOST_EMU
+    emu_mma<gdn_f16>(c, a, b);
+#else
     asm volatile(
         "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
         "{%8,%9}, {%0,%1,%2,%3};\n"
         : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+#endif
   }
 };
 
@@ -185,12 +209,22 @@ __device__ __forceinline__ u32 ld32(const void* smem) {
 
 // Four 8x8 b16 matrices, transposed on load (see the fragment notes in gdn_fwd_scan).
 __device__ __forceinline__ void ldsm_x4_t(u32* r, const void* smem) {
+#ifdef GDN_HOST_EMU
+  emu_ldsm_x4_t(r, smem);
+#else
   u32 a = static_cast<u32>(__cvta_generic_to_shared(smem));
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
                : "r"(a));
+#endif
 }
 
+#ifdef GDN_HOST_EMU
+__device__ __forceinline__ void cp_async16(void* smem, const void* gmem) { emu_cp_async16(smem, gmem); }
+__device__ __forceinline__ void cp_async_commit() { emu_cp_async_commit(); }
+template <int N>
+__device__ __forceinline__ void cp_async_wait() { emu_cp_async_wait(N); }
+#else
 __device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
   u32 a = static_cast<u32>(__cvta_generic_to_shared(smem));
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(a), "l"(gmem));
@@ -198,6 +232,7 @@ __device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 template <int N>
 __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
+#endif
 
 // ---------------------------------------------------------------------------------------
 // Stage 1: chunk offsets

@@ -3,6 +3,8 @@
 // Per (io dtype, K = V) variant, on one stream, after gdn_chunk_offsets (the forward module's,
 // launched with bwd.f):
 //   gdn_bwd_prep_{bf16,f16}_k{64,128}    <<<(max_chunks, HO), 128, PrepSmem::bytes>>>
+//   gdn_bwd_prep3_{bf16,f16}_k{64,128}   <<<(max_chunks, HO), 256, Prep3Smem::bytes>>> (the 8-warp
+//     prep, gdn_fwd_prep3.cuh, bitwise gdn_bwd_prep's outputs; DNNPLAN_GDN_FWD_PREP=v3)
 //   gdn_bwd_fscan_{bf16,f16}_k{64,128}   <<<(V / 64, HO, N), 128, ScanSmem::bytes>>>
 //   gdn_bwd_dscan_mma_{bf16,f16}_k{64,128} <<<(V / 64, HO, N), 128, DscanMmaSmem::bytes>>>
 //     (the reverse scan on the tensor cores, fp32 dS'; with the older token stages)
@@ -21,6 +23,7 @@
 //   gdn_bwd_params                       <<<HO, 256, 2048>>>   (only with a_log or dt_bias)
 // The single parameter is gdn::BwdParams by value.
 #include "gdn_bwd.cuh"
+#include "gdn_fwd_prep3.cuh"
 
 extern "C" __global__ void __launch_bounds__(gdn::OFFSETS_THREADS) gdn_bwd_chunk_offsets(gdn::BwdParams p) {
   gdn::chunk_offsets_body(p.f);
@@ -34,6 +37,10 @@ extern "C" __global__ void __launch_bounds__(gdn::PARAM_THREADS) gdn_bwd_params(
   extern "C" __global__ void __launch_bounds__(gdn::PREP_THREADS)                                  \
       gdn_bwd_prep_##TAG##_k##KD(gdn::BwdParams p) {                                              \
     gdn::fwd_prep_body<T, KD, KD, true>(p.f, gdn::PrepKeep{p.ws_t, p.ws_e, p.ws_gam, p.ws_bet});   \
+  }                                                                                                \
+  extern "C" __global__ void __launch_bounds__(gdn::PREP3_THREADS, gdn::PREP3_MIN_BLOCKS)          \
+      gdn_bwd_prep3_##TAG##_k##KD(gdn::BwdParams p) {                                             \
+    gdn::fwd_prep3_body<T, KD, KD, true>(p.f, gdn::PrepKeep{p.ws_t, p.ws_e, p.ws_gam, p.ws_bet});  \
   }                                                                                                \
   extern "C" __global__ void __launch_bounds__(gdn::SCAN_WARPS * 32)                               \
       gdn_bwd_fscan_##TAG##_k##KD(gdn::BwdParams p) {                                             \

@@ -15,8 +15,12 @@
 //   gdn_fwd_chain_k{64,128}                <<<(V / 32, HO, N), 256>>>
 //   gdn_fwd_prep1_{bf16,f16}_k{64,128}     the session-1 prep (serial triangular-inverse loops), for
 //                                          the before/after timing (DNNPLAN_GDN_FWD_PREP=v1)
+//   gdn_fwd_prep3_{bf16,f16}_k{64,128}     <<<(max_chunks, HO), 256, Prep3Smem::bytes>>> the 8-warp
+//                                          prep (kernels/include/gdn_fwd_prep3.cuh; bitwise the
+//                                          default prep's outputs; DNNPLAN_GDN_FWD_PREP=v3)
 #include "gdn_fwd.cuh"
 #include "gdn_fwd_fast.cuh"
+#include "gdn_fwd_prep3.cuh"
 
 extern "C" __global__ void __launch_bounds__(gdn::OFFSETS_THREADS) gdn_chunk_offsets(gdn::FwdParams p) {
   gdn::chunk_offsets_body(p);
@@ -49,6 +53,10 @@ GDN_FWD_ENTRIES(f16, gdn::gdn_f16, 64)
   extern "C" __global__ void __launch_bounds__(gdn::PREP_THREADS)                                   \
       gdn_fwd_prep1_##TAG##_k##KD(gdn::FwdParams p) {                                              \
     gdn::fwd_prep_body<T, KD, KD, false, false>(p);                                                 \
+  }                                                                                                 \
+  extern "C" __global__ void __launch_bounds__(gdn::PREP3_THREADS, gdn::PREP3_MIN_BLOCKS)           \
+      gdn_fwd_prep3_##TAG##_k##KD(gdn::FwdParams p) {                                              \
+    gdn::fwd_prep3_body<T, KD, KD>(p);                                                              \
   }
 
 GDN_FWD_FAST_ENTRIES(bf16, gdn::gdn_bf16, 128)

@@ -17,7 +17,8 @@
 //! `gdn_bwd_tokens_mma_*` with the CUDA-core tail), `DNNPLAN_GDN_BWD_TOKENS=fp32` the fp32
 //! CUDA-core token stage, `DNNPLAN_GDN_BWD_DSCAN=fp32` (with either of those) the fp32 CUDA-core
 //! reverse scan, and `DNNPLAN_GDN_BWD_STEPS=n` keeps only the first `n` launches (per-stage timing
-//! by differences; the gradients are then incomplete).
+//! by differences; the gradients are then incomplete). `DNNPLAN_GDN_FWD_PREP=v3` (the forward's
+//! switch) runs the 8-warp factor kernel `gdn_bwd_prep3_*` (256 threads, bitwise the same outputs).
 
 use crate::cuda::{Function, LaunchConfig, Launcher};
 use crate::dispatch::engine::CompiledPlan;
@@ -25,11 +26,12 @@ use crate::dispatch::exec_types::{ExecContext, VariantPack};
 use crate::error::{Error, Result};
 
 use super::analyzer::GdnFacts;
-use super::engine::{ENGINE_NAME, fwd_template, kernel_dtype};
+use super::engine::{ENGINE_NAME, fwd_template, kernel_dtype, prep_v3_selected};
 use super::params::{
     BwdParams, BwdWorkspaceLayout, DSCAN_MMA_WARPS, DSCAN_THREADS, DSCAN_VS, OFFSETS_THREADS,
-    PARAM_THREADS, PREP_THREADS, SCAN_WARPS, TOK_THREADS, dscan_mma_smem_bytes, dscan_smem_bytes,
-    flags, max_chunks, prep_smem_bytes, scan_smem_bytes, tokens_smem_bytes, tokens_tc_smem_bytes,
+    PARAM_THREADS, PREP_THREADS, PREP3_THREADS, SCAN_WARPS, TOK_THREADS, dscan_mma_smem_bytes,
+    dscan_smem_bytes, flags, max_chunks, prep_smem_bytes, prep3_smem_bytes, scan_smem_bytes,
+    tokens_smem_bytes, tokens_tc_smem_bytes,
 };
 
 /// Ports the backward reads or writes, in [`BwdPlanUids`] order.
@@ -134,7 +136,11 @@ impl GdnBwdPlan {
         let fold_needed = !tc || hq != ho || hk != ho || hv != ho;
         let mut steps: Vec<Step> = vec![
             (0, (1, 1, 1), OFFSETS_THREADS, 0),
-            (1, (chunks, ho32, 1), PREP_THREADS, prep_smem_bytes(k, v)),
+            if prep_v3_selected() {
+                (1, (chunks, ho32, 1), PREP3_THREADS, prep3_smem_bytes(k, v))
+            } else {
+                (1, (chunks, ho32, 1), PREP_THREADS, prep_smem_bytes(k, v))
+            },
             (
                 2,
                 ((v / (16 * u64::from(SCAN_WARPS))) as u32, ho32, n32),

@@ -16,7 +16,9 @@
 //! Diagnostics read once at build: `DNNPLAN_GDN_FWD_SCAN=v1|w4|w8` (v1 = session-1 scan
 //! `gdn_fwd_scan_*`), `DNNPLAN_GDN_FWD_PIECES=n` (force n pieces per sequence; 1 = off) and
 //! `DNNPLAN_GDN_FWD_STEPS=n` (launch only the first n kernels: per-kernel timing by differences),
-//! `DNNPLAN_GDN_FWD_PREP=v1` (the session-1 prep, serial triangular-inverse loops).
+//! `DNNPLAN_GDN_FWD_PREP=v1` (the session-1 prep, serial triangular-inverse loops) or `=v3` (the
+//! 8-warp prep `gdn_fwd_prep3_*`, bitwise the default's outputs; also selects the backward's
+//! `gdn_bwd_prep3_*`, see [`prep_v3_selected`]).
 
 use crate::cuda::{Function, LaunchConfig, Launcher, compile_or_load, probe};
 use crate::dispatch::engine::{BuildContext, CompiledPlan, Engine, SupportQuery};
@@ -30,8 +32,8 @@ use super::analyzer::{GdnFacts, GdnOp, PortFacts};
 use super::backward::GdnBwdPlan;
 use super::params::{
     CHAIN_ROWS, CHAIN_THREADS, FwdFastParams, FwdParams, KernelDtype, OFFSETS_THREADS,
-    PREP_THREADS, PieceLayout, SCAN_WARPS, SUM_STAGES, WorkspaceLayout, fast_smem_bytes, flags,
-    max_chunks, prep_smem_bytes, scan_smem_bytes,
+    PREP_THREADS, PREP3_THREADS, PieceLayout, SCAN_WARPS, SUM_STAGES, WorkspaceLayout,
+    fast_smem_bytes, flags, max_chunks, prep_smem_bytes, prep3_smem_bytes, scan_smem_bytes,
 };
 
 /// Manifest name of the engine.
@@ -192,7 +194,11 @@ impl Engine for GdnSm90 {
             let k = facts.k;
             let names = [
                 "gdn_bwd_chunk_offsets".to_owned(),
-                format!("gdn_bwd_prep_{tag}_k{k}"),
+                if prep_v3_selected() {
+                    format!("gdn_bwd_prep3_{tag}_k{k}")
+                } else {
+                    format!("gdn_bwd_prep_{tag}_k{k}")
+                },
                 format!("gdn_bwd_fscan_{tag}_k{k}"),
                 format!("gdn_bwd_dscan_{tag}_k{k}"),
                 format!("gdn_bwd_tokens_{tag}_k{k}"),
@@ -226,6 +232,8 @@ impl Engine for GdnSm90 {
             offsets: module.function("gdn_chunk_offsets")?,
             prep: module.function(&if choice.prep_v1 {
                 format!("gdn_fwd_prep1_{tag}_k{k}")
+            } else if choice.prep_v3 {
+                format!("gdn_fwd_prep3_{tag}_k{k}")
             } else {
                 format!("gdn_fwd_prep_{tag}_k{k}")
             })?,
@@ -272,6 +280,14 @@ pub struct FwdChoice {
     pub steps: usize,
     /// Run the session-1 prep (`gdn_fwd_prep1_*`, serial triangular-inverse loops; diagnostics).
     pub prep_v1: bool,
+    /// Run the 8-warp prep (`gdn_fwd_prep3_*`; `DNNPLAN_GDN_FWD_PREP=v3`).
+    pub prep_v3: bool,
+}
+
+/// Whether `DNNPLAN_GDN_FWD_PREP=v3` selects the 8-warp prep kernels (`gdn_fwd_prep3_*` in the
+/// forward, `gdn_bwd_prep3_*` in the backward); read at plan build.
+pub(super) fn prep_v3_selected() -> bool {
+    std::env::var("DNNPLAN_GDN_FWD_PREP").is_ok_and(|x| x == "v3")
 }
 
 impl FwdChoice {
@@ -296,6 +312,7 @@ impl FwdChoice {
             c.steps = n;
         }
         c.prep_v1 = env("DNNPLAN_GDN_FWD_PREP").is_some_and(|x| x == "v1");
+        c.prep_v3 = prep_v3_selected();
         c
     }
 
@@ -327,6 +344,7 @@ impl FwdChoice {
             pieces,
             steps: usize::MAX,
             prep_v1: false,
+            prep_v3: false,
         }
     }
 }
@@ -381,6 +399,7 @@ pub struct GdnFwdPlan {
     grid_sum: (u32, u32, u32),
     grid_chain: (u32, u32, u32),
     smem_prep: u32,
+    prep_threads: u32,
     smem_scan: u32,
     smem_sum: u32,
     scan_threads: u32,
@@ -486,7 +505,16 @@ impl GdnFwdPlan {
                 (n * p.saturating_sub(1)) as u32,
             ),
             grid_chain: ((v / CHAIN_ROWS) as u32, ho as u32, n as u32),
-            smem_prep: prep_smem_bytes(k, v),
+            smem_prep: if choice.prep_v3 {
+                prep3_smem_bytes(k, v)
+            } else {
+                prep_smem_bytes(k, v)
+            },
+            prep_threads: if choice.prep_v3 {
+                PREP3_THREADS
+            } else {
+                PREP_THREADS
+            },
             smem_scan,
             smem_sum: fast_smem_bytes(k, 4, SUM_STAGES, false),
             scan_threads: 32 * warps as u32,
@@ -542,7 +570,13 @@ impl CompiledPlan for GdnFwdPlan {
         let chained = self.choice.pieces > 1;
         let launches = [
             (&kn.offsets, (1, 1, 1), OFFSETS_THREADS, 0, true),
-            (&kn.prep, self.grid_prep, PREP_THREADS, self.smem_prep, true),
+            (
+                &kn.prep,
+                self.grid_prep,
+                self.prep_threads,
+                self.smem_prep,
+                true,
+            ),
             (&kn.sum, self.grid_sum, 128, self.smem_sum, chained),
             (&kn.chain, self.grid_chain, CHAIN_THREADS, 0, chained),
             (

@@ -350,6 +350,23 @@ pub const SCAN_WARPS: u32 = 4;
 pub const SCAN_STAGES: u64 = 3;
 /// Threads of the prep kernel.
 pub const PREP_THREADS: u32 = 128;
+/// Threads of the 8-warp prep kernel (`gdn_fwd_prep3_*`, `gdn_bwd_prep3_*`).
+pub const PREP3_THREADS: u32 = 256;
+
+/// Dynamic shared memory of the 8-warp prep kernel for head dims `k = v`
+/// (`gdn::Prep3Smem::bytes`: the prep's three regions, an A staging tile `[64][64 + 8]` io,
+/// Γ and β).
+pub fn prep3_smem_bytes(k: u64, v: u64) -> u32 {
+    let kp = k + 8;
+    let vp = v + 8;
+    let fp = CHUNK + 1;
+    let r1 = (CHUNK * kp * 2).max(CHUNK * fp * 4);
+    let r2 = r1.div_ceil(16) * 16;
+    let r3 = r2 + CHUNK * kp * 2;
+    let ra = r3 + CHUNK * vp * 2;
+    let gam = ra + CHUNK * (CHUNK + 8) * 2;
+    (gam + 2 * CHUNK * 4) as u32
+}
 /// Threads of the chunk-offset kernel.
 pub const OFFSETS_THREADS: u32 = 1024;
 
@@ -522,6 +539,10 @@ mod tests {
     fn shared_memory_fits_hopper() {
         // Values printed by ptxas / the harness for K = V = 128: prep 53 KB, scan 219 KB.
         assert_eq!(prep_smem_bytes(128, 128), 17408 * 3 + 512);
+        // Prep3Smem<128, 128>::bytes and <64, 64>::bytes (3 blocks of 256 threads per SM fit).
+        assert_eq!(prep3_smem_bytes(128, 128), 61952);
+        assert_eq!(prep3_smem_bytes(64, 64), 44800);
+        assert!(3 * prep3_smem_bytes(128, 128) <= 227 * 1024);
         assert_eq!(
             scan_smem_bytes(128),
             3 * (3 * 17408 + 9216 + 9216) + 4 * 64 * 48
