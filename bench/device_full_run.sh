@@ -10,7 +10,7 @@
 # Here (CPU machine, repo root): device-pack.sh --features gpu-tests, then
 #   mkdir -p .xfer-final && tar czf .xfer-final/device.tgz .device && cp <wheels> .xfer-final/whl/
 # run tool: command "bash bench/device_full_run.sh", carry [".xfer-final"].
-# Budget: FULL_RUN_BUDGET_S (default 540) for the whole script; GDN_BENCH=0 skips step 4. Logs: one gzipped tarball
+# Budget: FULL_RUN_BUDGET_S (default 540) for the whole script; TORCH=0 skips step 3, GDN_BENCH=0 step 4. Logs: one gzipped tarball
 # $OUT/logs.tgz (refreshed after every step, so a run cut short still returns what it did) and
 # $OUT/summary.txt.
 set -uo pipefail
@@ -63,15 +63,17 @@ if [ -n "${EXTRA_STEPS:-}" ] && [ -f "$EXTRA_STEPS" ]; then
     n=$((n + 1))
     run_step "extra$n" "${EXTRA_CAP_S:-90}" bash -c "$line"
     summary "   extra$n: $line"
-    grep -E "test result|^BENCH|^CREATION|^DIAG" "$logs/extra$n.log" | head -40 | tee -a "$out/summary.txt"
+    grep -vE "^(running|test .* ok$)" "$logs/extra$n.log" | head -${EXTRA_LINES:-60} | tee -a "$out/summary.txt"
   done < "$EXTRA_STEPS"
 fi
 
-OUT=$logs/torch run_step torch "${TORCH_CAP_S:-180}" python/run_gpu_tests.sh
-grep -E "passed|failed" "$logs/torch/torch_tests.log" 2>/dev/null | tail -2 | tee -a "$out/summary.txt"
-grep -A30 -E "added over|over the library" "$logs/torch/torch_boundary.log" 2>/dev/null | head -40 \
-  | tee -a "$out/summary.txt"
-save
+if [ "${TORCH:-1}" = 1 ]; then
+  OUT=$logs/torch run_step torch "${TORCH_CAP_S:-180}" python/run_gpu_tests.sh
+  grep -E "passed|failed" "$logs/torch/torch_tests.log" 2>/dev/null | tail -2 | tee -a "$out/summary.txt"
+  grep -A30 -E "added over|over the library" "$logs/torch/torch_boundary.log" 2>/dev/null | head -40 \
+    | tee -a "$out/summary.txt"
+  save
+fi
 
 l=$(left)
 if [ "${GDN_BENCH:-1}" = 1 ] && [ "$l" -gt 40 ]; then
