@@ -450,8 +450,8 @@ fn set_env(name: &str, value: Option<&str>) {
 }
 
 /// The prep kernels side by side (runs only when `DNNPLAN_GDN_BENCH_PREP` is set): per shape and
-/// per prep (`default` = `gdn_fwd_prep_*` / `gdn_bwd_prep_*`, `v3` = `DNNPLAN_GDN_FWD_PREP=v3`,
-/// the 8-warp `*_prep3_*`), the forward prep's time (whole-execute time after 2 launches minus
+/// per prep (`v2` = the 4-warp `gdn_fwd_prep_*` / `gdn_bwd_prep_*`, `v3` = the 8-warp
+/// `*_prep3_*`, the default), the forward prep's time (whole-execute time after 2 launches minus
 /// after 1, `DNNPLAN_GDN_FWD_STEPS`), the whole forward (default schedule), the backward prep's
 /// time (`DNNPLAN_GDN_BWD_STEPS` 2 minus 1) and the whole backward. Prints `BENCH prep ...` lines;
 /// asserts nothing about speed.
@@ -482,7 +482,7 @@ fn gdn_prep_variants() {
         let bwd_outs = ["dQ", "dK", "dV", "dG", "dBeta", "d_initial_state"];
         let (bytes, flops) = kernel_counts("prep", &lens, hh, inp.kd, 1);
         let mut fwd_prep_ms = Vec::new();
-        for prep in [None, Some("v3")] {
+        for prep in [Some("v2"), Some("v3")] {
             set_env("DNNPLAN_GDN_FWD_PREP", prep);
             let cut = |var: &str, op: &str, outs: &[&str], steps: Option<&str>| {
                 set_env(var, steps);
@@ -500,7 +500,7 @@ fn gdn_prep_variants() {
             fwd_prep_ms.push(fp);
             println!(
                 "BENCH prep {name} prep={} fwd-prep {fp:.4} ms {:.0} GB/s {:.1} TFLOP/s | fwd {fw:.4} ms | bwd-prep {:.4} ms | bwd {bw:.4} ms",
-                prep.unwrap_or("default"),
+                prep.unwrap_or("-"),
                 bytes / (fp * 1e-3) / 1e9,
                 flops / (fp * 1e-3) / 1e12,
                 b2 - b1,
@@ -508,7 +508,7 @@ fn gdn_prep_variants() {
         }
         set_env("DNNPLAN_GDN_FWD_PREP", None);
         println!(
-            "BENCH prep {name} speedup fwd-prep default/v3 {:.2}x",
+            "BENCH prep {name} speedup fwd-prep v2/v3 {:.2}x",
             fwd_prep_ms[0] / fwd_prep_ms[1]
         );
         inp.free();

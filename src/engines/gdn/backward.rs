@@ -17,8 +17,9 @@
 //! `gdn_bwd_tokens_mma_*` with the CUDA-core tail), `DNNPLAN_GDN_BWD_TOKENS=fp32` the fp32
 //! CUDA-core token stage, `DNNPLAN_GDN_BWD_DSCAN=fp32` (with either of those) the fp32 CUDA-core
 //! reverse scan, and `DNNPLAN_GDN_BWD_STEPS=n` keeps only the first `n` launches (per-stage timing
-//! by differences; the gradients are then incomplete). `DNNPLAN_GDN_FWD_PREP=v3` (the forward's
-//! switch) runs the 8-warp factor kernel `gdn_bwd_prep3_*` (256 threads, bitwise the same outputs).
+//! by differences; the gradients are then incomplete). The factor kernel is the 8-warp
+//! `gdn_bwd_prep3_*` (256 threads); `DNNPLAN_GDN_FWD_PREP=v1|v2` (the forward's switch) runs the
+//! 4-warp `gdn_bwd_prep_*` instead (bitwise the same outputs).
 
 use crate::cuda::{Function, LaunchConfig, Launcher};
 use crate::dispatch::engine::CompiledPlan;

@@ -16,9 +16,10 @@
 //! Diagnostics read once at build: `DNNPLAN_GDN_FWD_SCAN=v1|w4|w8` (v1 = session-1 scan
 //! `gdn_fwd_scan_*`), `DNNPLAN_GDN_FWD_PIECES=n` (force n pieces per sequence; 1 = off) and
 //! `DNNPLAN_GDN_FWD_STEPS=n` (launch only the first n kernels: per-kernel timing by differences),
-//! `DNNPLAN_GDN_FWD_PREP=v1` (the session-1 prep, serial triangular-inverse loops) or `=v3` (the
-//! 8-warp prep `gdn_fwd_prep3_*`, bitwise the default's outputs; also selects the backward's
-//! `gdn_bwd_prep3_*`, see [`prep_v3_selected`]).
+//! `DNNPLAN_GDN_FWD_PREP=v1` (the session-1 prep, serial triangular-inverse loops) or `=v2` (the
+//! 4-warp prep `gdn_fwd_prep_*`, also the backward's `gdn_bwd_prep_*`). The default is the 8-warp
+//! prep `gdn_fwd_prep3_*` / `gdn_bwd_prep3_*` (bitwise the 4-warp prep's outputs, ~1.1x faster on
+//! the H200), see [`prep_v3_selected`].
 
 use crate::cuda::{Function, LaunchConfig, Launcher, compile_or_load, probe};
 use crate::dispatch::engine::{BuildContext, CompiledPlan, Engine, SupportQuery};
@@ -280,14 +281,16 @@ pub struct FwdChoice {
     pub steps: usize,
     /// Run the session-1 prep (`gdn_fwd_prep1_*`, serial triangular-inverse loops; diagnostics).
     pub prep_v1: bool,
-    /// Run the 8-warp prep (`gdn_fwd_prep3_*`; `DNNPLAN_GDN_FWD_PREP=v3`).
+    /// Run the 8-warp prep (`gdn_fwd_prep3_*`; the default unless `DNNPLAN_GDN_FWD_PREP` is
+    /// `v1` or `v2`).
     pub prep_v3: bool,
 }
 
-/// Whether `DNNPLAN_GDN_FWD_PREP=v3` selects the 8-warp prep kernels (`gdn_fwd_prep3_*` in the
-/// forward, `gdn_bwd_prep3_*` in the backward); read at plan build.
+/// Whether the 8-warp prep kernels run (`gdn_fwd_prep3_*` in the forward, `gdn_bwd_prep3_*` in
+/// the backward): the default, unless `DNNPLAN_GDN_FWD_PREP` is `v1` or `v2` (the earlier preps,
+/// kept as diagnostics); read at plan build.
 pub(super) fn prep_v3_selected() -> bool {
-    std::env::var("DNNPLAN_GDN_FWD_PREP").is_ok_and(|x| x == "v3")
+    !std::env::var("DNNPLAN_GDN_FWD_PREP").is_ok_and(|x| x == "v1" || x == "v2")
 }
 
 impl FwdChoice {
