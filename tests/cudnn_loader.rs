@@ -80,16 +80,20 @@ fn absent_cudnn_is_a_reason_not_a_panic() {
 #[test]
 fn pin_list_follows_the_variable() {
     use dnnplan::cudnn::pin::{CUBLAS_LIBS, CUDNN_SUBLIBS, NVRTC_LIBS, requested};
-    for off in [None, Some(""), Some("0"), Some(" off "), Some("FALSE")] {
+    for off in [Some(""), Some("0"), Some(" off "), Some("FALSE")] {
         assert!(requested(off).is_empty(), "{off:?} must pin nothing");
     }
-    let all = requested(Some("1"));
+    let nvrtc: Vec<String> = NVRTC_LIBS.iter().map(|s| (*s).to_owned()).collect();
+    for default in [None, Some("1"), Some("default"), Some(" ON ")] {
+        assert_eq!(requested(default), nvrtc, "{default:?} pins NVRTC");
+    }
+    let all = requested(Some("all"));
     assert_eq!(
         all.len(),
         CUDNN_SUBLIBS.len() + NVRTC_LIBS.len() + CUBLAS_LIBS.len()
     );
     assert!(all.iter().any(|n| n == "libnvrtc.so.13"));
-    assert_eq!(requested(Some("default")), all);
+    assert!(all.iter().any(|n| n == "libcublasLt.so.13"));
     assert_eq!(
         requested(Some(" libnvrtc.so.13 ,, /opt/x/libfoo.so ")),
         vec!["libnvrtc.so.13".to_owned(), "/opt/x/libfoo.so".to_owned()]

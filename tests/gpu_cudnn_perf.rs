@@ -1044,7 +1044,8 @@ fn diag_pin(raw: &Raw, label: &str, names: &[String], cases: &[(&str, String)]) 
 }
 
 /// The cold-creation diagnosis (run by the lead on the H200; ~15 s, `DNNPLAN_DIAG_QUICK=1`:
-/// ~3 s). Hypotheses in one process, the reversible ones first; each prints `DIAG |` rows
+/// ~3 s). Run it with `DNNPLAN_CUDNN_PIN_LIBS=0` to see the unpinned baseline: since this
+/// diagnosis found the NVRTC load/unload churn (2026-11-30), the loader pins NVRTC by default. Hypotheses in one process, the reversible ones first; each prints `DIAG |` rows
 /// (case, mode, configs, finalize us, fetch us, destroy us, sum ms; medians of 5, a fresh
 /// operation graph per query) and a `DIAG-SUM |` row. No timed assertions.
 #[test]

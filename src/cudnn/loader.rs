@@ -130,7 +130,7 @@ fn load() -> Result<CudnnLibrary> {
                         version_string(MIN_CUDNN_VERSION)
                     )));
                 }
-                // Off unless DNNPLAN_CUDNN_PIN_LIBS asks (see `pin`); never fails.
+                // NVRTC unless DNNPLAN_CUDNN_PIN_LIBS says otherwise (see `pin`); never fails.
                 crate::cudnn::pin::pin_from_env();
                 return Ok(CudnnLibrary {
                     lib,

@@ -8,7 +8,7 @@
 //! plans and executes them ([`exec_path`]: plain, per-thread variant-pack reuse or a CUDA graph;
 //! [`exec_cache`] holds the per-thread state); [`handle`] caches cuDNN handles per (device,
 //! stream); [`heur_cache`] caches heuristics results per (graph, device, cuDNN version, mode); [`pin`]
-//! optionally keeps the libraries cuDNN opens on demand resident (`DNNPLAN_CUDNN_PIN_LIBS`);
+//! keeps the libraries cuDNN opens on demand (NVRTC) resident (`DNNPLAN_CUDNN_PIN_LIBS`);
 //! [`heur_anchor`] optionally keeps one queried graph's configs per (device, mode) alive
 //! (`DNNPLAN_CUDNN_HEUR_ANCHOR`).
 

@@ -1,5 +1,5 @@
 //! Keeping the libraries cuDNN opens on demand resident for the whole process
-//! (`DNNPLAN_CUDNN_PIN_LIBS`, off by default).
+//! (`DNNPLAN_CUDNN_PIN_LIBS`; NVRTC by default).
 //!
 //! cuDNN 9 `dlopen`s its sub-libraries (heuristics, engines) and helper libraries (NVRTC,
 //! nvJitLink, cuBLASLt) while it answers heuristics queries and builds plans. A process that links
@@ -9,9 +9,15 @@
 //! library that is never closed, so the reference count cannot drop to zero. Nothing else changes:
 //! a library that cannot be found is reported and skipped, never an error.
 //!
-//! The variable: unset, empty, `0`, `off` or `false` = nothing pinned (the default); `1`, `on`,
-//! `true` or `default` = [`DEFAULT_PINS`]; anything else = a comma-separated list of library
-//! names or paths. Bare names are looked up through the system loader, then in
+//! Measured on the H200 (cuDNN 9.19, `diag_cudnn_cold_creation` in tests/gpu_cudnn_perf.rs): every
+//! heuristics query opened `libnvrtc.so.13` and the destroy of its configs unmapped it again, so
+//! each cold plan-list creation paid NVRTC's load and initialisation (10-15 ms); with NVRTC pinned
+//! a cold creation of the tiny SDPA took 5.8 ms instead of 17.7 ms. Hence NVRTC is pinned by
+//! default.
+//!
+//! The variable: unset, `1`, `on`, `true` or `default` = [`NVRTC_LIBS`] (the default); `0`, `off`,
+//! `false` or empty = nothing pinned; `all` = every group of [`ALL_PINS`]; anything else = a
+//! comma-separated list of library names or paths. Bare names are looked up through the system loader, then in
 //! `DNNPLAN_CUDNN_LIB_DIR`; cuDNN's own parts (`libcudnn*`) only in the folder of the loaded
 //! `libcudnn.so.9` (else `DNNPLAN_CUDNN_LIB_DIR`), so a second copy is never loaded.
 
@@ -52,8 +58,8 @@ pub const CUBLAS_LIBS: &[&str] = &[
     "libcublas.so.12",
 ];
 
-/// What `1` pins: every group above.
-pub const DEFAULT_PINS: &[&[&str]] = &[CUDNN_SUBLIBS, NVRTC_LIBS, CUBLAS_LIBS];
+/// What `all` pins: every group above.
+pub const ALL_PINS: &[&[&str]] = &[CUDNN_SUBLIBS, NVRTC_LIBS, CUBLAS_LIBS];
 
 /// The outcome for one requested library.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -66,14 +72,14 @@ pub struct PinOutcome {
     pub error: Option<String>,
 }
 
-/// The libraries `value` (the variable's text) asks to pin; empty when pinning is off.
+/// The libraries `value` (the variable's text, `None` when unset) asks to pin; empty when
+/// pinning is off.
 pub fn requested(value: Option<&str>) -> Vec<String> {
-    let Some(v) = value.map(str::trim) else {
-        return Vec::new();
-    };
+    let v = value.map(str::trim).unwrap_or("default");
     match v.to_ascii_lowercase().as_str() {
         "" | "0" | "off" | "false" => Vec::new(),
-        "1" | "on" | "true" | "default" => DEFAULT_PINS
+        "1" | "on" | "true" | "default" => NVRTC_LIBS.iter().map(|s| (*s).to_owned()).collect(),
+        "all" => ALL_PINS
             .iter()
             .flat_map(|g| g.iter().map(|s| (*s).to_owned()))
             .collect(),
