@@ -2273,20 +2273,7 @@ fn creation_breakdown() {
     println!(
         "DNNP-CREATE | case | json+validate | lower | emit | heuristics A | heuristics FALLBACK (ms, median of 5)"
     );
-    for (name, doc) in [
-        (
-            "tiny sdpa (1,1,64,64)",
-            bench_graphs::sdpa_inference_json(1, 1, 64, 64),
-        ),
-        (
-            "matmul 256x256x128 bf16",
-            bench_graphs::matmul_json(256, 256, 128),
-        ),
-        (
-            "sdpa fwd causal bf16 (4,16,4096,128)",
-            bench_graphs::sdpa_inference_json(4, 16, 4096, 128),
-        ),
-    ] {
+    for (name, doc) in bench_graphs::creation_cases() {
         let mut t = vec![Vec::new(); 5];
         for _ in 0..5 {
             let s = std::time::Instant::now();

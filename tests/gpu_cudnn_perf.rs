@@ -551,19 +551,8 @@ fn bench_cudnn_creation() {
         api: loader::api().unwrap(),
     };
     let version = loader::version().unwrap();
-    let cases = [
-        (
-            "tiny sdpa (1,1,64,64)",
-            bench_graphs::sdpa_inference_json(1, 1, 64, 64),
-        ),
-        (
-            "matmul 256x256x128 bf16",
-            bench_graphs::matmul_json(256, 256, 128),
-        ),
-        (
-            "sdpa fwd causal bf16 (4,16,4096,128)",
-            bench_graphs::sdpa_inference_json(4, 16, 4096, 128),
-        ),
+    let mut cases = bench_graphs::creation_cases();
+    cases.extend([
         (
             "sdpa fwd causal bf16 (2,16,8192,128)",
             bench_graphs::sdpa_inference_json(2, 16, 8192, 128),
@@ -572,7 +561,7 @@ fn bench_cudnn_creation() {
             "sdpa fwd causal bf16 (8,16,2048,64)",
             bench_graphs::sdpa_inference_json(8, 16, 2048, 64),
         ),
-    ];
+    ]);
     // Warm the library (first heuristics query of each mode).
     let warm = opgraph_of(&cases[1].1);
     let _ = query_mode(&warm, HeurMode::A);
@@ -1006,20 +995,7 @@ fn diag_cudnn_cold_creation() {
             .filter_map(|o| o.opened.clone())
             .collect::<Vec<_>>()
     );
-    let cases = [
-        (
-            "tiny sdpa (1,1,64,64)",
-            bench_graphs::sdpa_inference_json(1, 1, 64, 64),
-        ),
-        (
-            "matmul 256x256x128 bf16",
-            bench_graphs::matmul_json(256, 256, 128),
-        ),
-        (
-            "sdpa fwd causal bf16 (4,16,4096,128)",
-            bench_graphs::sdpa_inference_json(4, 16, 4096, 128),
-        ),
-    ];
+    let cases = bench_graphs::creation_cases();
     // Warm the library (first query of each mode for both op families).
     for (_, doc) in &cases[..2] {
         let o = opgraph_of(doc);
