@@ -298,6 +298,51 @@ impl Raw {
     fn destroy(&self, d: RawDescriptor) {
         unsafe { (self.api.backend_destroy_descriptor)(d) };
     }
+    /// An ENGINEHEUR descriptor of `opg` and `mode` (graph and mode set; not finalized).
+    fn heuristics(&self, opg: &OperationGraph, mode: u32) -> RawDescriptor {
+        let heur = self.create(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
+        let og = opg.desc.raw();
+        self.set(
+            heur,
+            CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH,
+            CUDNN_TYPE_BACKEND_DESCRIPTOR,
+            1,
+            (&og as *const RawDescriptor).cast(),
+        );
+        self.set(
+            heur,
+            CUDNN_ATTR_ENGINEHEUR_MODE,
+            CUDNN_TYPE_HEUR_MODE,
+            1,
+            (&mode as *const u32).cast(),
+        );
+        heur
+    }
+    /// The count-only results query of a finalized `heur`: its status and the count.
+    fn result_count(&self, heur: RawDescriptor) -> (CudnnStatus, i64) {
+        self.get(
+            heur,
+            CUDNN_ATTR_ENGINEHEUR_RESULTS,
+            CUDNN_TYPE_BACKEND_DESCRIPTOR,
+            0,
+            std::ptr::null_mut(),
+        )
+    }
+    /// `n` fresh ENGINECFG descriptors and the results query that fills them: its status, the
+    /// descriptors (all `n`, to destroy) and how many it filled.
+    fn fetch_configs(&self, heur: RawDescriptor, n: i64) -> (CudnnStatus, Vec<RawDescriptor>, i64) {
+        let mut cfgs: Vec<RawDescriptor> = (0..n)
+            .map(|_| self.create(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR))
+            .collect();
+        let (st, got) = self.get(
+            heur,
+            CUDNN_ATTR_ENGINEHEUR_RESULTS,
+            CUDNN_TYPE_BACKEND_DESCRIPTOR,
+            n,
+            cfgs.as_mut_ptr().cast(),
+        );
+        (st, cfgs, got)
+    }
 }
 
 /// Per-query totals in microseconds, by backend call.
@@ -328,48 +373,18 @@ fn us(t: std::time::Instant) -> f64 {
 fn split_query(raw: &Raw, opg: &OperationGraph, mode: u32) -> QuerySplit {
     let mut q = QuerySplit::default();
     let t = std::time::Instant::now();
-    let heur = raw.create(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
-    let og = opg.desc.raw();
-    raw.set(
-        heur,
-        CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH,
-        CUDNN_TYPE_BACKEND_DESCRIPTOR,
-        1,
-        (&og as *const RawDescriptor).cast(),
-    );
-    raw.set(
-        heur,
-        CUDNN_ATTR_ENGINEHEUR_MODE,
-        CUDNN_TYPE_HEUR_MODE,
-        1,
-        (&mode as *const u32).cast(),
-    );
+    let heur = raw.heuristics(opg, mode);
     q.heur_setup = us(t);
     let t = std::time::Instant::now();
     let st = unsafe { (raw.api.backend_finalize)(heur) };
     q.finalize = us(t);
     assert!(st.is_ok(), "heuristics finalize: {st:?}");
     let t = std::time::Instant::now();
-    let (st, n) = raw.get(
-        heur,
-        CUDNN_ATTR_ENGINEHEUR_RESULTS,
-        CUDNN_TYPE_BACKEND_DESCRIPTOR,
-        0,
-        std::ptr::null_mut(),
-    );
+    let (st, n) = raw.result_count(heur);
     q.count = us(t);
     assert!(st.is_ok());
     let t = std::time::Instant::now();
-    let mut cfgs: Vec<RawDescriptor> = (0..n)
-        .map(|_| raw.create(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR))
-        .collect();
-    let (st, got) = raw.get(
-        heur,
-        CUDNN_ATTR_ENGINEHEUR_RESULTS,
-        CUDNN_TYPE_BACKEND_DESCRIPTOR,
-        n,
-        cfgs.as_mut_ptr().cast(),
-    );
+    let (st, cfgs, got) = raw.fetch_configs(heur, n);
     q.fetch = us(t);
     assert!(st.is_ok());
     q.configs = got as usize;
@@ -710,22 +725,7 @@ fn cold_query_on(
     during: &mut dyn FnMut(),
 ) -> Cold {
     let mut c = Cold::default();
-    let heur = raw.create(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
-    let og = opg.desc.raw();
-    raw.set(
-        heur,
-        CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH,
-        CUDNN_TYPE_BACKEND_DESCRIPTOR,
-        1,
-        (&og as *const RawDescriptor).cast(),
-    );
-    raw.set(
-        heur,
-        CUDNN_ATTR_ENGINEHEUR_MODE,
-        CUDNN_TYPE_HEUR_MODE,
-        1,
-        (&mode as *const u32).cast(),
-    );
+    let heur = raw.heuristics(opg, mode);
     if let Some(sm) = sm_target {
         raw.set(
             heur,
@@ -740,24 +740,9 @@ fn cold_query_on(
     c.finalize = us(t);
     assert!(st.is_ok(), "heuristics finalize: {st:?}");
     let t = std::time::Instant::now();
-    let (st, n) = raw.get(
-        heur,
-        CUDNN_ATTR_ENGINEHEUR_RESULTS,
-        CUDNN_TYPE_BACKEND_DESCRIPTOR,
-        0,
-        std::ptr::null_mut(),
-    );
+    let (st, n) = raw.result_count(heur);
     assert!(st.is_ok());
-    let mut cfgs: Vec<RawDescriptor> = (0..n)
-        .map(|_| raw.create(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR))
-        .collect();
-    let (st, got) = raw.get(
-        heur,
-        CUDNN_ATTR_ENGINEHEUR_RESULTS,
-        CUDNN_TYPE_BACKEND_DESCRIPTOR,
-        n,
-        cfgs.as_mut_ptr().cast(),
-    );
+    let (st, cfgs, got) = raw.fetch_configs(heur, n);
     c.fetch = us(t);
     assert!(st.is_ok());
     c.configs = got;
