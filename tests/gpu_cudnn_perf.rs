@@ -26,7 +26,7 @@ use std::ffi::c_void;
 
 use cudarc::driver::{result as drv, sys as drv_sys};
 
-use cudnn_gpu::{DevBuf, alloc, capi, capi_ok, gpu, plan_list};
+use cudnn_gpu::{DevBuf, alloc, capi, capi_ok, creation_median_ms, gpu, plan_list};
 use dnnplan::cudnn::api::{CudnnApi, RawDescriptor};
 use dnnplan::cudnn::consts::*;
 use dnnplan::cudnn::emit::{OperationGraph, emit};
@@ -645,26 +645,15 @@ fn bench_cudnn_creation() {
         set_cache(false);
         let (l, _) = plan_list(doc); // one unmeasured creation per case
         unsafe { capi::dnnp_plan_list_destroy(l) };
-        let median_of_5 = || {
-            median(
-                (0..5)
-                    .map(|_| {
-                        let (l, ms) = plan_list(doc);
-                        unsafe { capi::dnnp_plan_list_destroy(l) };
-                        ms
-                    })
-                    .collect(),
-            )
-        };
-        let cold_before = median_of_5();
+        let cold_before = creation_median_ms(doc);
         let (l, _) = plan_list(doc);
         let _ = run_once(doc, l, out);
         unsafe { capi::dnnp_plan_list_destroy(l) };
-        let cold_after = median_of_5();
+        let cold_after = creation_median_ms(doc);
         set_cache(true);
         let (l, miss) = plan_list(doc);
         unsafe { capi::dnnp_plan_list_destroy(l) };
-        let cached = median_of_5();
+        let cached = creation_median_ms(doc);
         println!(
             "DNNP-CREATE2 | {name} | {cold_before:.3} | {cold_after:.3} | {miss:.3} | {cached:.3} | {}",
             heur_cache::stats().hits
@@ -838,23 +827,12 @@ fn diag_libs(raw: &Raw, label: &str, cases: &[(&str, String)]) -> Vec<String> {
 /// bench/cudnn_cpp_reference.cpp measures: its first graph lives while the 5 are timed).
 fn diag_capi(label: &str, cases: &[(&str, String)]) {
     set_cache(false);
-    let median_of_5 = |doc: &str| {
-        median(
-            (0..5)
-                .map(|_| {
-                    let (l, ms) = plan_list(doc);
-                    unsafe { capi::dnnp_plan_list_destroy(l) };
-                    ms
-                })
-                .collect(),
-        )
-    };
     for (name, doc) in cases {
         let (l, first) = plan_list(doc);
         unsafe { capi::dnnp_plan_list_destroy(l) };
-        let alone = median_of_5(doc);
+        let alone = creation_median_ms(doc);
         let (kept, _) = plan_list(doc);
-        let with_first = median_of_5(doc);
+        let with_first = creation_median_ms(doc);
         unsafe { capi::dnnp_plan_list_destroy(kept) };
         println!(
             "DIAG-CAPI | {label} | {name} | first {first:.3} | nothing alive {alone:.3} | first list alive (C++ method) {with_first:.3}"

@@ -102,3 +102,16 @@ pub fn plan_list(doc: &str) -> (*mut capi::dnnp_plan_list_t, f64) {
     });
     (list, t.elapsed().as_secs_f64() * 1e3)
 }
+
+/// Median of 5 [`plan_list`] creations of `doc` in ms, each list destroyed before the next.
+pub fn creation_median_ms(doc: &str) -> f64 {
+    let mut t: Vec<f64> = (0..5)
+        .map(|_| {
+            let (l, ms) = plan_list(doc);
+            unsafe { capi::dnnp_plan_list_destroy(l) };
+            ms
+        })
+        .collect();
+    t.sort_by(f64::total_cmp);
+    t[2]
+}
