@@ -33,7 +33,7 @@ use dnnplan::cudnn::emit::{OperationGraph, emit};
 use dnnplan::cudnn::heur_cache::{self, DeviceKey, GraphTarget, HEUR_CACHE_ENV, graph_key};
 use dnnplan::cudnn::loader;
 use dnnplan::cudnn::lower::from_ir::lower_graph;
-use dnnplan::cudnn::plan::{HeurMode, KNOB_PROBE, config_knobs, query_mode};
+use dnnplan::cudnn::plan::{EngineConfigEntry, HeurMode, KNOB_PROBE, config_knobs, query_mode};
 use dnnplan::cudnn::status::CudnnStatus;
 
 #[path = "cudnn_support/bench_graphs.rs"]
@@ -150,6 +150,20 @@ fn opgraph_of(doc: &str) -> OperationGraph {
     ir.validate().unwrap();
     let bg = lower_graph(&ir, loader::version().unwrap()).unwrap();
     emit(loader::api().unwrap(), bg, Some(g.handle)).unwrap()
+}
+
+/// `doc`'s operation graph with its mode A and FALLBACK configs, for the caller to keep alive.
+fn anchored(
+    doc: &str,
+) -> (
+    OperationGraph,
+    Vec<EngineConfigEntry>,
+    Vec<EngineConfigEntry>,
+) {
+    let o = opgraph_of(doc);
+    let a = query_mode(&o, HeurMode::A).unwrap();
+    let f = query_mode(&o, HeurMode::Fallback).unwrap();
+    (o, a, f)
 }
 
 #[test]
@@ -984,15 +998,7 @@ fn diag_cudnn_cold_creation() {
                 bench_graphs::matmul_json(512, 384, 64),
                 bench_graphs::sdpa_inference_json(2, 2, 128, 64),
             ];
-            let anchors: Vec<_> = other
-                .iter()
-                .map(|d| {
-                    let o = opgraph_of(d);
-                    let a = query_mode(&o, HeurMode::A).unwrap();
-                    let f = query_mode(&o, HeurMode::Fallback).unwrap();
-                    (o, a, f)
-                })
-                .collect();
+            let anchors: Vec<_> = other.iter().map(|d| anchored(d)).collect();
             diag_measure(
                 &raw,
                 "anchor: other graphs' configs alive",
@@ -1003,15 +1009,7 @@ fn diag_cudnn_cold_creation() {
             drop(anchors);
         }
         {
-            let anchors: Vec<_> = cases
-                .iter()
-                .map(|(_, d)| {
-                    let o = opgraph_of(d);
-                    let a = query_mode(&o, HeurMode::A).unwrap();
-                    let f = query_mode(&o, HeurMode::Fallback).unwrap();
-                    (o, a, f)
-                })
-                .collect();
+            let anchors: Vec<_> = cases.iter().map(|(_, d)| anchored(d)).collect();
             diag_measure(
                 &raw,
                 "anchor: same graphs' configs alive",
