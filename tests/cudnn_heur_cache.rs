@@ -7,15 +7,18 @@
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
+#[path = "cudnn_support/backend_graphs.rs"]
+mod backend_graphs;
+
+use backend_graphs::matmul;
+
 use dnnplan::cudnn::backend::{AttrValue, HeuristicsScript, Recorded, Recorder};
 use dnnplan::cudnn::consts::*;
 use dnnplan::cudnn::emit::{OperationGraph, emit};
-use dnnplan::cudnn::graph::{BackendGraph, GraphBuilder};
 use dnnplan::cudnn::heur_cache::{
     self, CAPACITY, CachedConfig, DeviceKey, GraphTarget, HEUR_CACHE_ENV, HeurKey, Source,
     graph_key, list_mode, materialize,
 };
-use dnnplan::cudnn::lower::{self, MatmulRequest};
 use dnnplan::cudnn::plan::{HeurMode, KNOB_PROBE};
 
 /// The cache and the environment variable are process-wide: the tests here run one at a time.
@@ -41,30 +44,6 @@ fn script() -> HeuristicsScript {
 
 fn recorder(script: HeuristicsScript) -> &'static Recorder {
     Box::leak(Box::new(Recorder::with_heuristics(script)))
-}
-
-fn matmul(m: i64, n: i64, k: i64, dtype: u32) -> BackendGraph {
-    let mut g = GraphBuilder::new();
-    let a = g
-        .user_tensor(1, "a", dtype, &[1, m, k], &[m * k, k, 1])
-        .unwrap();
-    let b = g
-        .user_tensor(2, "b", dtype, &[1, k, n], &[k * n, n, 1])
-        .unwrap();
-    let c = g
-        .user_tensor(3, "c", dtype, &[1, m, n], &[m * n, n, 1])
-        .unwrap();
-    lower::matmul(
-        &mut g,
-        &MatmulRequest {
-            a,
-            b,
-            out: c,
-            ..Default::default()
-        },
-    )
-    .unwrap();
-    g.finish()
 }
 
 fn device(ordinal: i32, sm_count: i32) -> DeviceKey {

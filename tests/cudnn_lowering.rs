@@ -4,6 +4,11 @@
 
 use std::collections::HashMap;
 
+#[path = "cudnn_support/backend_graphs.rs"]
+mod backend_graphs;
+
+use backend_graphs::matmul;
+
 use dnnplan::cudnn::backend::{AttrValue, Recorded, Recorder};
 use dnnplan::cudnn::consts::*;
 use dnnplan::cudnn::emit::emit;
@@ -766,37 +771,12 @@ fn norms_and_convolutions() {
     }
 }
 
-/// A lowered fp16 [1, 8, 8] x [1, 8, 8] matmul (uids 1, 2 -> 3), ready to emit.
-fn half_matmul_8x8() -> BackendGraph {
-    let mut g = GraphBuilder::new();
-    let a = g
-        .user_tensor(1, "a", CUDNN_DATA_HALF, &[1, 8, 8], &[64, 8, 1])
-        .unwrap();
-    let b = g
-        .user_tensor(2, "b", CUDNN_DATA_HALF, &[1, 8, 8], &[64, 8, 1])
-        .unwrap();
-    let c = g
-        .user_tensor(3, "c", CUDNN_DATA_HALF, &[1, 8, 8], &[64, 8, 1])
-        .unwrap();
-    lower::matmul(
-        &mut g,
-        &MatmulRequest {
-            a,
-            b,
-            out: c,
-            ..Default::default()
-        },
-    )
-    .unwrap();
-    g.finish()
-}
-
 #[test]
 fn finalize_failures_name_the_operation() {
     let rec: &'static Recorder = Box::leak(Box::new(Recorder::rejecting(vec![
         CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR,
     ])));
-    let e = emit(rec, half_matmul_8x8(), None).unwrap_err();
+    let e = emit(rec, matmul(8, 8, 8, CUDNN_DATA_HALF), None).unwrap_err();
     let text = e.to_string();
     assert!(
         text.contains("operation #0 (MATMUL)") && text.contains("CUDNN_STATUS_NOT_SUPPORTED"),
@@ -821,7 +801,7 @@ fn plan_names_and_replay() {
     assert!(parse_plan_name("plan3").is_err());
 
     let rec = recorder();
-    let opg = emit(rec, half_matmul_8x8(), None).unwrap();
+    let opg = emit(rec, matmul(8, 8, 8, CUDNN_DATA_HALF), None).unwrap();
     let before = rec.calls().len();
     let cfg = engine_config(&opg, 8, &[(2, 1), (14, 3)]).unwrap();
     assert_eq!(cfg.descriptor_type(), CUDNN_BACKEND_ENGINECFG_DESCRIPTOR);
@@ -860,7 +840,7 @@ fn plan_names_and_replay() {
 fn heuristics_count_query_passes_a_null_array() {
     // cuDNN reports the available count only for a NULL array (as the reference frontend calls it).
     let rec = recorder();
-    let opg = emit(rec, half_matmul_8x8(), None).unwrap();
+    let opg = emit(rec, matmul(8, 8, 8, CUDNN_DATA_HALF), None).unwrap();
     let e = dnnplan::cudnn::plan::query_mode(&opg, dnnplan::cudnn::plan::HeurMode::A).unwrap_err();
     assert!(e.to_string().contains("RESULTS"), "{e}");
     let gets: Vec<Recorded> = rec

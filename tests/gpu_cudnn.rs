@@ -4,19 +4,24 @@
 
 #![cfg(feature = "gpu-tests")]
 
+#[path = "support/cudnn_gpu.rs"]
+mod cudnn_gpu;
+
 use std::collections::HashMap;
 use std::ffi::c_void;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use cudarc::driver::{result as drv, sys as drv_sys};
 use half::{bf16, f16};
 
+use cudnn_gpu::{DevBuf, alloc, capi, capi_ok, creation_median_ms, gpu, plan_list};
 use dnnplan::cudnn::consts::*;
 use dnnplan::cudnn::emit::{OperationGraph, emit};
 use dnnplan::cudnn::exec_path::ExecPath;
 use dnnplan::cudnn::graph::{
     BackendGraph, GraphBuilder, PointwiseParams, Uid, element_size, packed_strides,
 };
+use dnnplan::cudnn::loader;
 use dnnplan::cudnn::lower::attention::*;
 use dnnplan::cudnn::lower::{
     self, MatmulRequest, NormBackwardRequest, NormForwardRequest, NormKind,
@@ -24,60 +29,6 @@ use dnnplan::cudnn::lower::{
 use dnnplan::cudnn::plan::{
     BackendPlan, HeurMode, build_first, engine_config, query_mode, query_modes,
 };
-use dnnplan::cudnn::{handle, loader};
-
-// ---------------------------------------------------------------- device plumbing
-
-struct Gpu {
-    stream: drv_sys::CUstream,
-    handle: *mut c_void,
-}
-// SAFETY: tests run with --test-threads=1; the raw stream/handle are process-global.
-unsafe impl Send for Gpu {}
-unsafe impl Sync for Gpu {}
-
-fn gpu() -> &'static Gpu {
-    static G: OnceLock<Gpu> = OnceLock::new();
-    let g = G.get_or_init(|| {
-        let info = dnnplan::cuda::probe::driver().expect("CUDA driver");
-        eprintln!("device: {:?}", info.devices.first().map(|d| &d.name));
-        let lib = loader::library().expect("cuDNN must load on the GPU machine");
-        eprintln!(
-            "cuDNN {} from {}",
-            loader::version_string(lib.version),
-            lib.origin
-        );
-        let dev = drv::device::get(0).unwrap();
-        // SAFETY: device 0 exists (probed above).
-        let ctx = unsafe { drv::primary_ctx::retain(dev) }.unwrap();
-        unsafe { drv::ctx::set_current(ctx) }.unwrap();
-        let stream = drv::stream::create(drv::stream::StreamKind::NonBlocking).unwrap();
-        let handle = handle::handle_for(0, stream as *mut c_void).expect("cudnn handle");
-        Gpu { stream, handle }
-    });
-    // Every test thread needs the context current.
-    let dev = drv::device::get(0).unwrap();
-    let ctx = unsafe { drv::primary_ctx::retain(dev) }.unwrap();
-    unsafe { drv::ctx::set_current(ctx) }.unwrap();
-    g
-}
-
-struct DevBuf(drv_sys::CUdeviceptr);
-impl Drop for DevBuf {
-    fn drop(&mut self) {
-        // SAFETY: allocated by malloc_sync below.
-        let _ = unsafe { drv::free_sync(self.0) };
-    }
-}
-
-fn alloc(bytes: usize) -> DevBuf {
-    // SAFETY: plain allocation; zero-filled.
-    unsafe {
-        let p = drv::malloc_sync(bytes.max(256)).unwrap();
-        drv::memset_d8_sync(p, 0, bytes.max(256)).unwrap();
-        DevBuf(p)
-    }
-}
 
 fn tensor_bytes(g: &BackendGraph, uid: Uid) -> usize {
     let t = &g.tensors[&uid];
@@ -2052,44 +2003,6 @@ fn sdpa_fwd_graph(b: i64, h: i64, s: i64, d: i64) -> BackendGraph {
 #[path = "cudnn_support/bench_graphs.rs"]
 mod bench_graphs;
 
-mod capi {
-    //! The benchmark drives dnnplan through its C ABI, as a framework would.
-    pub use dnnplan::ffi::diagnostics::dnnp_get_last_error_string;
-    pub use dnnplan::ffi::execute::{dnnp_plan_list_execute, dnnp_plan_list_get_operand_uids};
-    pub use dnnplan::ffi::handle::{dnnp_handle_create, dnnp_handle_destroy, dnnp_handle_t};
-    pub use dnnplan::ffi::plan::{
-        dnnp_plan_list_build_plans, dnnp_plan_list_create_execution_plans,
-        dnnp_plan_list_create_from_json, dnnp_plan_list_destroy, dnnp_plan_list_get_plan_name,
-        dnnp_plan_list_get_selected_index, dnnp_plan_list_get_workspace_size, dnnp_plan_list_t,
-    };
-}
-
-fn capi_ok(what: &str, st: i32) {
-    if st != 0 {
-        let mut buf = vec![0 as std::ffi::c_char; 8192];
-        let mut needed = 0usize;
-        unsafe { capi::dnnp_get_last_error_string(buf.as_mut_ptr(), buf.len(), &mut needed) };
-        let msg = unsafe { std::ffi::CStr::from_ptr(buf.as_ptr()) }.to_string_lossy();
-        panic!("{what}: status {st}: {msg}");
-    }
-}
-
-/// A planned (not built) plan list of `doc` with modes [A, FALLBACK]; returns it and the time
-/// of validate + plan-list creation in ms.
-fn plan_list(doc: &str) -> (*mut capi::dnnp_plan_list_t, f64) {
-    let text = std::ffi::CString::new(doc).unwrap();
-    let modes = [0u32, 2u32]; // DNNP_HEUR_MODE_A, DNNP_HEUR_MODE_FALLBACK
-    let mut list = std::ptr::null_mut();
-    let t = std::time::Instant::now();
-    capi_ok("create_from_json", unsafe {
-        capi::dnnp_plan_list_create_from_json(text.as_ptr(), &mut list)
-    });
-    capi_ok("create_execution_plans", unsafe {
-        capi::dnnp_plan_list_create_execution_plans(list, modes.as_ptr(), modes.len())
-    });
-    (list, t.elapsed().as_secs_f64() * 1e3)
-}
-
 /// A built plan list whose backend plans use `path`, with its plan name and workspace bytes.
 fn built_list(doc: &str, path: ExecPath) -> (*mut capi::dnnp_plan_list_t, String, u64) {
     // SAFETY: the benchmark is single-threaded; the variable is read when plans are built.
@@ -2203,15 +2116,7 @@ fn kernel_time(iters: usize, mut exec: impl FnMut()) -> f64 {
 fn creation_ms(doc: &str) -> (f64, f64) {
     let (first_list, first) = plan_list(doc);
     unsafe { capi::dnnp_plan_list_destroy(first_list) };
-    let mut t: Vec<f64> = (0..5)
-        .map(|_| {
-            let (l, ms) = plan_list(doc);
-            unsafe { capi::dnnp_plan_list_destroy(l) };
-            ms
-        })
-        .collect();
-    t.sort_by(f64::total_cmp);
-    (first, t[2])
+    (first, creation_median_ms(doc))
 }
 
 #[test]
@@ -2360,20 +2265,7 @@ fn creation_breakdown() {
     println!(
         "DNNP-CREATE | case | json+validate | lower | emit | heuristics A | heuristics FALLBACK (ms, median of 5)"
     );
-    for (name, doc) in [
-        (
-            "tiny sdpa (1,1,64,64)",
-            bench_graphs::sdpa_inference_json(1, 1, 64, 64),
-        ),
-        (
-            "matmul 256x256x128 bf16",
-            bench_graphs::matmul_json(256, 256, 128),
-        ),
-        (
-            "sdpa fwd causal bf16 (4,16,4096,128)",
-            bench_graphs::sdpa_inference_json(4, 16, 4096, 128),
-        ),
-    ] {
+    for (name, doc) in bench_graphs::creation_cases() {
         let mut t = vec![Vec::new(); 5];
         for _ in 0..5 {
             let s = std::time::Instant::now();

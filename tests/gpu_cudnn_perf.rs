@@ -19,99 +19,25 @@
 
 #![cfg(feature = "gpu-tests")]
 
+#[path = "support/cudnn_gpu.rs"]
+mod cudnn_gpu;
+
 use std::ffi::c_void;
-use std::sync::OnceLock;
 
 use cudarc::driver::{result as drv, sys as drv_sys};
 
+use cudnn_gpu::{DevBuf, alloc, capi, capi_ok, creation_median_ms, gpu, plan_list};
 use dnnplan::cudnn::api::{CudnnApi, RawDescriptor};
 use dnnplan::cudnn::consts::*;
 use dnnplan::cudnn::emit::{OperationGraph, emit};
 use dnnplan::cudnn::heur_cache::{self, DeviceKey, GraphTarget, HEUR_CACHE_ENV, graph_key};
+use dnnplan::cudnn::loader;
 use dnnplan::cudnn::lower::from_ir::lower_graph;
-use dnnplan::cudnn::plan::{HeurMode, KNOB_PROBE, config_knobs, query_mode};
+use dnnplan::cudnn::plan::{EngineConfigEntry, HeurMode, KNOB_PROBE, config_knobs, query_mode};
 use dnnplan::cudnn::status::CudnnStatus;
-use dnnplan::cudnn::{handle, loader};
 
 #[path = "cudnn_support/bench_graphs.rs"]
 mod bench_graphs;
-
-mod capi {
-    pub use dnnplan::ffi::diagnostics::dnnp_get_last_error_string;
-    pub use dnnplan::ffi::execute::{dnnp_plan_list_execute, dnnp_plan_list_get_operand_uids};
-    pub use dnnplan::ffi::handle::{dnnp_handle_create, dnnp_handle_destroy, dnnp_handle_t};
-    pub use dnnplan::ffi::plan::{
-        dnnp_plan_list_build_plans, dnnp_plan_list_create_execution_plans,
-        dnnp_plan_list_create_from_json, dnnp_plan_list_destroy, dnnp_plan_list_get_count,
-        dnnp_plan_list_get_plan_name, dnnp_plan_list_get_workspace_size, dnnp_plan_list_t,
-    };
-}
-
-struct Gpu {
-    stream: drv_sys::CUstream,
-    handle: *mut c_void,
-}
-// SAFETY: tests run with --test-threads=1; the raw stream/handle are process-global.
-unsafe impl Send for Gpu {}
-unsafe impl Sync for Gpu {}
-
-fn gpu() -> &'static Gpu {
-    static G: OnceLock<Gpu> = OnceLock::new();
-    let g = G.get_or_init(|| {
-        dnnplan::cuda::probe::driver().expect("CUDA driver");
-        loader::library().expect("cuDNN must load on the GPU machine");
-        let dev = drv::device::get(0).unwrap();
-        let ctx = unsafe { drv::primary_ctx::retain(dev) }.unwrap();
-        unsafe { drv::ctx::set_current(ctx) }.unwrap();
-        let stream = drv::stream::create(drv::stream::StreamKind::NonBlocking).unwrap();
-        let handle = handle::handle_for(0, stream as *mut c_void).expect("cudnn handle");
-        Gpu { stream, handle }
-    });
-    let dev = drv::device::get(0).unwrap();
-    let ctx = unsafe { drv::primary_ctx::retain(dev) }.unwrap();
-    unsafe { drv::ctx::set_current(ctx) }.unwrap();
-    g
-}
-
-struct DevBuf(drv_sys::CUdeviceptr);
-impl Drop for DevBuf {
-    fn drop(&mut self) {
-        let _ = unsafe { drv::free_sync(self.0) };
-    }
-}
-
-fn alloc(bytes: usize) -> DevBuf {
-    unsafe {
-        let p = drv::malloc_sync(bytes.max(256)).unwrap();
-        drv::memset_d8_sync(p, 0, bytes.max(256)).unwrap();
-        DevBuf(p)
-    }
-}
-
-fn capi_ok(what: &str, st: i32) {
-    if st != 0 {
-        let mut buf = vec![0 as std::ffi::c_char; 8192];
-        let mut needed = 0usize;
-        unsafe { capi::dnnp_get_last_error_string(buf.as_mut_ptr(), buf.len(), &mut needed) };
-        let msg = unsafe { std::ffi::CStr::from_ptr(buf.as_ptr()) }.to_string_lossy();
-        panic!("{what}: status {st}: {msg}");
-    }
-}
-
-/// Validate + create the plan list with modes [A, FALLBACK]; the list and the time in ms.
-fn plan_list(doc: &str) -> (*mut capi::dnnp_plan_list_t, f64) {
-    let text = std::ffi::CString::new(doc).unwrap();
-    let modes = [0u32, 2u32]; // DNNP_HEUR_MODE_A, DNNP_HEUR_MODE_FALLBACK
-    let mut list = std::ptr::null_mut();
-    let t = std::time::Instant::now();
-    capi_ok("create_from_json", unsafe {
-        capi::dnnp_plan_list_create_from_json(text.as_ptr(), &mut list)
-    });
-    capi_ok("create_execution_plans", unsafe {
-        capi::dnnp_plan_list_create_execution_plans(list, modes.as_ptr(), modes.len())
-    });
-    (list, t.elapsed().as_secs_f64() * 1e3)
-}
 
 fn plan_names(list: *mut capi::dnnp_plan_list_t) -> Vec<String> {
     let mut n = 0usize;
@@ -224,6 +150,20 @@ fn opgraph_of(doc: &str) -> OperationGraph {
     ir.validate().unwrap();
     let bg = lower_graph(&ir, loader::version().unwrap()).unwrap();
     emit(loader::api().unwrap(), bg, Some(g.handle)).unwrap()
+}
+
+/// `doc`'s operation graph with its mode A and FALLBACK configs, for the caller to keep alive.
+fn anchored(
+    doc: &str,
+) -> (
+    OperationGraph,
+    Vec<EngineConfigEntry>,
+    Vec<EngineConfigEntry>,
+) {
+    let o = opgraph_of(doc);
+    let a = query_mode(&o, HeurMode::A).unwrap();
+    let f = query_mode(&o, HeurMode::Fallback).unwrap();
+    (o, a, f)
 }
 
 #[test]
@@ -372,6 +312,51 @@ impl Raw {
     fn destroy(&self, d: RawDescriptor) {
         unsafe { (self.api.backend_destroy_descriptor)(d) };
     }
+    /// An ENGINEHEUR descriptor of `opg` and `mode` (graph and mode set; not finalized).
+    fn heuristics(&self, opg: &OperationGraph, mode: u32) -> RawDescriptor {
+        let heur = self.create(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
+        let og = opg.desc.raw();
+        self.set(
+            heur,
+            CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH,
+            CUDNN_TYPE_BACKEND_DESCRIPTOR,
+            1,
+            (&og as *const RawDescriptor).cast(),
+        );
+        self.set(
+            heur,
+            CUDNN_ATTR_ENGINEHEUR_MODE,
+            CUDNN_TYPE_HEUR_MODE,
+            1,
+            (&mode as *const u32).cast(),
+        );
+        heur
+    }
+    /// The count-only results query of a finalized `heur`: its status and the count.
+    fn result_count(&self, heur: RawDescriptor) -> (CudnnStatus, i64) {
+        self.get(
+            heur,
+            CUDNN_ATTR_ENGINEHEUR_RESULTS,
+            CUDNN_TYPE_BACKEND_DESCRIPTOR,
+            0,
+            std::ptr::null_mut(),
+        )
+    }
+    /// `n` fresh ENGINECFG descriptors and the results query that fills them: its status, the
+    /// descriptors (all `n`, to destroy) and how many it filled.
+    fn fetch_configs(&self, heur: RawDescriptor, n: i64) -> (CudnnStatus, Vec<RawDescriptor>, i64) {
+        let mut cfgs: Vec<RawDescriptor> = (0..n)
+            .map(|_| self.create(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR))
+            .collect();
+        let (st, got) = self.get(
+            heur,
+            CUDNN_ATTR_ENGINEHEUR_RESULTS,
+            CUDNN_TYPE_BACKEND_DESCRIPTOR,
+            n,
+            cfgs.as_mut_ptr().cast(),
+        );
+        (st, cfgs, got)
+    }
 }
 
 /// Per-query totals in microseconds, by backend call.
@@ -402,48 +387,18 @@ fn us(t: std::time::Instant) -> f64 {
 fn split_query(raw: &Raw, opg: &OperationGraph, mode: u32) -> QuerySplit {
     let mut q = QuerySplit::default();
     let t = std::time::Instant::now();
-    let heur = raw.create(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
-    let og = opg.desc.raw();
-    raw.set(
-        heur,
-        CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH,
-        CUDNN_TYPE_BACKEND_DESCRIPTOR,
-        1,
-        (&og as *const RawDescriptor).cast(),
-    );
-    raw.set(
-        heur,
-        CUDNN_ATTR_ENGINEHEUR_MODE,
-        CUDNN_TYPE_HEUR_MODE,
-        1,
-        (&mode as *const u32).cast(),
-    );
+    let heur = raw.heuristics(opg, mode);
     q.heur_setup = us(t);
     let t = std::time::Instant::now();
     let st = unsafe { (raw.api.backend_finalize)(heur) };
     q.finalize = us(t);
     assert!(st.is_ok(), "heuristics finalize: {st:?}");
     let t = std::time::Instant::now();
-    let (st, n) = raw.get(
-        heur,
-        CUDNN_ATTR_ENGINEHEUR_RESULTS,
-        CUDNN_TYPE_BACKEND_DESCRIPTOR,
-        0,
-        std::ptr::null_mut(),
-    );
+    let (st, n) = raw.result_count(heur);
     q.count = us(t);
     assert!(st.is_ok());
     let t = std::time::Instant::now();
-    let mut cfgs: Vec<RawDescriptor> = (0..n)
-        .map(|_| raw.create(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR))
-        .collect();
-    let (st, got) = raw.get(
-        heur,
-        CUDNN_ATTR_ENGINEHEUR_RESULTS,
-        CUDNN_TYPE_BACKEND_DESCRIPTOR,
-        n,
-        cfgs.as_mut_ptr().cast(),
-    );
+    let (st, cfgs, got) = raw.fetch_configs(heur, n);
     q.fetch = us(t);
     assert!(st.is_ok());
     q.configs = got as usize;
@@ -625,19 +580,8 @@ fn bench_cudnn_creation() {
         api: loader::api().unwrap(),
     };
     let version = loader::version().unwrap();
-    let cases = [
-        (
-            "tiny sdpa (1,1,64,64)",
-            bench_graphs::sdpa_inference_json(1, 1, 64, 64),
-        ),
-        (
-            "matmul 256x256x128 bf16",
-            bench_graphs::matmul_json(256, 256, 128),
-        ),
-        (
-            "sdpa fwd causal bf16 (4,16,4096,128)",
-            bench_graphs::sdpa_inference_json(4, 16, 4096, 128),
-        ),
+    let mut cases = bench_graphs::creation_cases();
+    cases.extend([
         (
             "sdpa fwd causal bf16 (2,16,8192,128)",
             bench_graphs::sdpa_inference_json(2, 16, 8192, 128),
@@ -646,7 +590,7 @@ fn bench_cudnn_creation() {
             "sdpa fwd causal bf16 (8,16,2048,64)",
             bench_graphs::sdpa_inference_json(8, 16, 2048, 64),
         ),
-    ];
+    ]);
     // Warm the library (first heuristics query of each mode).
     let warm = opgraph_of(&cases[1].1);
     let _ = query_mode(&warm, HeurMode::A);
@@ -715,26 +659,15 @@ fn bench_cudnn_creation() {
         set_cache(false);
         let (l, _) = plan_list(doc); // one unmeasured creation per case
         unsafe { capi::dnnp_plan_list_destroy(l) };
-        let median_of_5 = || {
-            median(
-                (0..5)
-                    .map(|_| {
-                        let (l, ms) = plan_list(doc);
-                        unsafe { capi::dnnp_plan_list_destroy(l) };
-                        ms
-                    })
-                    .collect(),
-            )
-        };
-        let cold_before = median_of_5();
+        let cold_before = creation_median_ms(doc);
         let (l, _) = plan_list(doc);
         let _ = run_once(doc, l, out);
         unsafe { capi::dnnp_plan_list_destroy(l) };
-        let cold_after = median_of_5();
+        let cold_after = creation_median_ms(doc);
         set_cache(true);
         let (l, miss) = plan_list(doc);
         unsafe { capi::dnnp_plan_list_destroy(l) };
-        let cached = median_of_5();
+        let cached = creation_median_ms(doc);
         println!(
             "DNNP-CREATE2 | {name} | {cold_before:.3} | {cold_after:.3} | {miss:.3} | {cached:.3} | {}",
             heur_cache::stats().hits
@@ -795,22 +728,7 @@ fn cold_query_on(
     during: &mut dyn FnMut(),
 ) -> Cold {
     let mut c = Cold::default();
-    let heur = raw.create(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
-    let og = opg.desc.raw();
-    raw.set(
-        heur,
-        CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH,
-        CUDNN_TYPE_BACKEND_DESCRIPTOR,
-        1,
-        (&og as *const RawDescriptor).cast(),
-    );
-    raw.set(
-        heur,
-        CUDNN_ATTR_ENGINEHEUR_MODE,
-        CUDNN_TYPE_HEUR_MODE,
-        1,
-        (&mode as *const u32).cast(),
-    );
+    let heur = raw.heuristics(opg, mode);
     if let Some(sm) = sm_target {
         raw.set(
             heur,
@@ -825,24 +743,9 @@ fn cold_query_on(
     c.finalize = us(t);
     assert!(st.is_ok(), "heuristics finalize: {st:?}");
     let t = std::time::Instant::now();
-    let (st, n) = raw.get(
-        heur,
-        CUDNN_ATTR_ENGINEHEUR_RESULTS,
-        CUDNN_TYPE_BACKEND_DESCRIPTOR,
-        0,
-        std::ptr::null_mut(),
-    );
+    let (st, n) = raw.result_count(heur);
     assert!(st.is_ok());
-    let mut cfgs: Vec<RawDescriptor> = (0..n)
-        .map(|_| raw.create(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR))
-        .collect();
-    let (st, got) = raw.get(
-        heur,
-        CUDNN_ATTR_ENGINEHEUR_RESULTS,
-        CUDNN_TYPE_BACKEND_DESCRIPTOR,
-        n,
-        cfgs.as_mut_ptr().cast(),
-    );
+    let (st, cfgs, got) = raw.fetch_configs(heur, n);
     c.fetch = us(t);
     assert!(st.is_ok());
     c.configs = got;
@@ -938,23 +841,12 @@ fn diag_libs(raw: &Raw, label: &str, cases: &[(&str, String)]) -> Vec<String> {
 /// bench/cudnn_cpp_reference.cpp measures: its first graph lives while the 5 are timed).
 fn diag_capi(label: &str, cases: &[(&str, String)]) {
     set_cache(false);
-    let median_of_5 = |doc: &str| {
-        median(
-            (0..5)
-                .map(|_| {
-                    let (l, ms) = plan_list(doc);
-                    unsafe { capi::dnnp_plan_list_destroy(l) };
-                    ms
-                })
-                .collect(),
-        )
-    };
     for (name, doc) in cases {
         let (l, first) = plan_list(doc);
         unsafe { capi::dnnp_plan_list_destroy(l) };
-        let alone = median_of_5(doc);
+        let alone = creation_median_ms(doc);
         let (kept, _) = plan_list(doc);
-        let with_first = median_of_5(doc);
+        let with_first = creation_median_ms(doc);
         unsafe { capi::dnnp_plan_list_destroy(kept) };
         println!(
             "DIAG-CAPI | {label} | {name} | first {first:.3} | nothing alive {alone:.3} | first list alive (C++ method) {with_first:.3}"
@@ -1080,20 +972,7 @@ fn diag_cudnn_cold_creation() {
             .filter_map(|o| o.opened.clone())
             .collect::<Vec<_>>()
     );
-    let cases = [
-        (
-            "tiny sdpa (1,1,64,64)",
-            bench_graphs::sdpa_inference_json(1, 1, 64, 64),
-        ),
-        (
-            "matmul 256x256x128 bf16",
-            bench_graphs::matmul_json(256, 256, 128),
-        ),
-        (
-            "sdpa fwd causal bf16 (4,16,4096,128)",
-            bench_graphs::sdpa_inference_json(4, 16, 4096, 128),
-        ),
-    ];
+    let cases = bench_graphs::creation_cases();
     // Warm the library (first query of each mode for both op families).
     for (_, doc) in &cases[..2] {
         let o = opgraph_of(doc);
@@ -1119,15 +998,7 @@ fn diag_cudnn_cold_creation() {
                 bench_graphs::matmul_json(512, 384, 64),
                 bench_graphs::sdpa_inference_json(2, 2, 128, 64),
             ];
-            let anchors: Vec<_> = other
-                .iter()
-                .map(|d| {
-                    let o = opgraph_of(d);
-                    let a = query_mode(&o, HeurMode::A).unwrap();
-                    let f = query_mode(&o, HeurMode::Fallback).unwrap();
-                    (o, a, f)
-                })
-                .collect();
+            let anchors: Vec<_> = other.iter().map(|d| anchored(d)).collect();
             diag_measure(
                 &raw,
                 "anchor: other graphs' configs alive",
@@ -1138,15 +1009,7 @@ fn diag_cudnn_cold_creation() {
             drop(anchors);
         }
         {
-            let anchors: Vec<_> = cases
-                .iter()
-                .map(|(_, d)| {
-                    let o = opgraph_of(d);
-                    let a = query_mode(&o, HeurMode::A).unwrap();
-                    let f = query_mode(&o, HeurMode::Fallback).unwrap();
-                    (o, a, f)
-                })
-                .collect();
+            let anchors: Vec<_> = cases.iter().map(|(_, d)| anchored(d)).collect();
             diag_measure(
                 &raw,
                 "anchor: same graphs' configs alive",

@@ -11,7 +11,10 @@
 //! repeated runs bitwise identical. The backward is declined (tests/gdn_engine.rs).
 #![cfg(feature = "gpu-tests")]
 
-use cudarc::driver::sys::{self, CUdeviceptr, CUstream};
+#[path = "support/gdn_gpu.rs"]
+mod gdn_gpu;
+
+use cudarc::driver::sys::{self, CUdeviceptr};
 use dnnplan::dispatch::context::{ExecContext, Handle};
 use dnnplan::dispatch::{HeurMode, PlanList, PlanOptions};
 use dnnplan::engines::gdn::reference::{
@@ -20,121 +23,7 @@ use dnnplan::engines::gdn::reference::{
 use dnnplan::ir::{DataType, Graph, GraphContext, NodeBuilder, Tensor};
 use dnnplan::pack::executor::{PlanChoice, execute};
 use dnnplan::pack::normalize::{Buffer, from_bindings};
-
-const GDN_SM90_ID: i64 = 20_103;
-
-fn ok(call: &str, r: sys::CUresult) {
-    assert_eq!(r, sys::CUresult::CUDA_SUCCESS, "{call}");
-}
-
-/// The test plays the framework: its own context and non-blocking stream.
-struct Caller {
-    stream: CUstream,
-}
-
-impl Caller {
-    fn new() -> Caller {
-        dnnplan::cuda::probe::driver().expect("CUDA driver");
-        let mut ctx = std::ptr::null_mut();
-        let mut stream = std::ptr::null_mut();
-        // SAFETY: plain driver calls with valid out pointers.
-        unsafe {
-            ok("retain", sys::cuDevicePrimaryCtxRetain(&mut ctx, 0));
-            ok("set current", sys::cuCtxSetCurrent(ctx));
-            ok("stream", sys::cuStreamCreate(&mut stream, 1));
-        }
-        Caller { stream }
-    }
-
-    fn alloc(&self, bytes: usize, fill: u8) -> CUdeviceptr {
-        let mut d: CUdeviceptr = 0;
-        // SAFETY: the context is current.
-        unsafe {
-            ok("alloc", sys::cuMemAlloc_v2(&mut d, bytes.max(1)));
-            ok("memset", sys::cuMemsetD8_v2(d, fill, bytes.max(1)));
-        }
-        d
-    }
-
-    fn upload(&self, bytes: &[u8]) -> CUdeviceptr {
-        let d = self.alloc(bytes.len(), 0);
-        // SAFETY: `bytes` is valid for its length; `d` holds as many.
-        unsafe {
-            ok(
-                "htod",
-                sys::cuMemcpyHtoD_v2(d, bytes.as_ptr().cast(), bytes.len()),
-            )
-        };
-        d
-    }
-
-    fn download(&self, d: CUdeviceptr, bytes: usize) -> Vec<u8> {
-        let mut host = vec![0u8; bytes];
-        // SAFETY: the stream is synchronized first; `d` holds `bytes`.
-        unsafe {
-            ok("stream sync", sys::cuStreamSynchronize(self.stream));
-            ok(
-                "dtoh",
-                sys::cuMemcpyDtoH_v2(host.as_mut_ptr().cast(), d, bytes),
-            );
-        }
-        host
-    }
-}
-
-struct Rng(u64);
-impl Rng {
-    fn uni(&mut self, lo: f64, hi: f64) -> f64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^= z >> 31;
-        lo + (hi - lo) * ((z >> 11) as f64 / (1u64 << 53) as f64)
-    }
-}
-
-/// Rounds `x` to `dt` and appends its bytes; returns the rounded value.
-fn put(dt: DataType, x: f64, out: &mut Vec<u8>) -> f64 {
-    match dt {
-        DataType::Float => {
-            out.extend_from_slice(&(x as f32).to_le_bytes());
-            f64::from(x as f32)
-        }
-        DataType::Bfloat16 => {
-            let v = half::bf16::from_f64(x);
-            out.extend_from_slice(&v.to_bits().to_le_bytes());
-            v.to_f64()
-        }
-        DataType::Half => {
-            let v = half::f16::from_f64(x);
-            out.extend_from_slice(&v.to_bits().to_le_bytes());
-            v.to_f64()
-        }
-        DataType::Int32 => {
-            out.extend_from_slice(&(x as i32).to_le_bytes());
-            x
-        }
-        DataType::Int64 => {
-            out.extend_from_slice(&(x as i64).to_le_bytes());
-            x
-        }
-        other => panic!("unsupported dtype {other:?}"),
-    }
-}
-
-fn get(dt: DataType, b: &[u8]) -> f64 {
-    match dt {
-        DataType::Float => f64::from(f32::from_le_bytes([b[0], b[1], b[2], b[3]])),
-        DataType::Bfloat16 => half::bf16::from_bits(u16::from_le_bytes([b[0], b[1]])).to_f64(),
-        DataType::Half => half::f16::from_bits(u16::from_le_bytes([b[0], b[1]])).to_f64(),
-        other => panic!("unsupported dtype {other:?}"),
-    }
-}
-
-fn size(dt: DataType) -> usize {
-    (dt.bits() / 8) as usize
-}
+use gdn_gpu::{BenchInputs, Caller, GDN_SM90_ID, Rng, get, ok, put, size, time_graph};
 
 /// One configuration.
 #[derive(Clone)]
@@ -1027,104 +916,6 @@ fn backward_parity_matrix() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
-/// Device bytes of `elems` values of `dt` drawn from `f` (fast, for the timing shapes).
-fn device_random(
-    caller: &Caller,
-    dt: DataType,
-    elems: usize,
-    seed: u64,
-    f: impl Fn(f64) -> f64,
-) -> CUdeviceptr {
-    let mut rng = Rng(seed);
-    let mut bytes = Vec::with_capacity(elems * size(dt));
-    for _ in 0..elems {
-        put(dt, f(rng.uni(0.0, 1.0)), &mut bytes);
-    }
-    caller.upload(&bytes)
-}
-
-/// Median device time (ms) of `run` over 10 event-timed repetitions after 3 warm-ups.
-fn event_median_ms(caller: &Caller, mut run: impl FnMut()) -> f64 {
-    for _ in 0..3 {
-        run();
-    }
-    let mut times = Vec::new();
-    for _ in 0..10 {
-        let (mut a, mut b) = (std::ptr::null_mut(), std::ptr::null_mut());
-        // SAFETY: plain event calls on the caller's stream.
-        unsafe {
-            ok("event", sys::cuEventCreate(&mut a, 0));
-            ok("event", sys::cuEventCreate(&mut b, 0));
-            ok("record", sys::cuEventRecord(a, caller.stream));
-        }
-        run();
-        let mut ms = 0f32;
-        // SAFETY: as above.
-        unsafe {
-            ok("record", sys::cuEventRecord(b, caller.stream));
-            ok("sync", sys::cuEventSynchronize(b));
-            ok("elapsed", sys::cuEventElapsedTime_v2(&mut ms, a, b));
-            ok("destroy", sys::cuEventDestroy_v2(a));
-            ok("destroy", sys::cuEventDestroy_v2(b));
-        }
-        times.push(f64::from(ms));
-    }
-    times.sort_by(f64::total_cmp);
-    times[times.len() / 2]
-}
-
-/// Plans `graph` (node `node`), binds `inputs` and NaN-filled outputs, and returns the median
-/// time of one execute (the plan list and buffers live only for the call).
-fn time_graph(
-    caller: &Caller,
-    mut graph: Graph,
-    node: usize,
-    inputs: &[(i64, CUdeviceptr)],
-    outputs: &[&str],
-) -> f64 {
-    let mut bindings = inputs.to_vec();
-    for p in outputs {
-        let uid = graph.nodes()[node].output(p).unwrap();
-        graph.set_output(uid, true).unwrap();
-    }
-    let mut list =
-        PlanList::plan(&mut graph, PlanOptions::detect(), &[HeurMode::A]).expect("planning");
-    // Output sizes from the dtypes planning inferred.
-    for p in outputs {
-        let uid = graph.nodes()[node].output(p).unwrap();
-        let t = graph.tensor(uid).unwrap();
-        let elems: i64 = t.dims.iter().product();
-        assert!(size(t.data_type) > 0, "{p}: dtype not inferred");
-        bindings.push((uid, caller.alloc(elems as usize * size(t.data_type), 0xFF)));
-    }
-    let at = list
-        .entries()
-        .iter()
-        .position(|e| e.engine_id == GDN_SM90_ID)
-        .expect("gdn_sm90 listed");
-    list.build_plan_at_index(at).expect("build");
-    let ws_bytes = list.compiled_at(at).expect("compiled").workspace_size() as usize;
-    let ws = caller.alloc(ws_bytes, 0xFF);
-    let handle = Handle::new(caller.stream.cast()).expect("handle");
-    let pack = from_bindings(
-        list.declared_layout().expect("layout"),
-        bindings
-            .iter()
-            .map(|(u, d)| (*u, Buffer::Address(*d as *mut std::ffi::c_void))),
-        &[],
-    )
-    .expect("pack");
-    let ctx = ExecContext::new(&handle, ws as *mut std::ffi::c_void, Some(ws_bytes as u64));
-    let ms = event_median_ms(caller, || {
-        execute(&list, PlanChoice::AtIndex(at), &pack, &ctx).expect("execute")
-    });
-    for (_, d) in bindings.iter().skip(inputs.len()).chain([&(0, ws)]) {
-        // SAFETY: buffers of this call.
-        unsafe { ok("free", sys::cuMemFree_v2(*d)) };
-    }
-    ms
-}
-
 /// Engine timings at the benchmark shapes (bf16, K = V = 128, fp32 gates, fp32 states):
 /// printed only, never asserted; runs when `DNNPLAN_GDN_TIMING` is set (bench/gdn_device_run.sh).
 #[test]
@@ -1134,7 +925,6 @@ fn timing_at_benchmark_shapes() {
         return;
     }
     let caller = Caller::new();
-    let (kd, bf, f32t) = (128i64, DataType::Bfloat16, DataType::Float);
     let shapes: [(&str, Vec<i64>, i64); 4] = [
         ("(4,8192,16)", vec![8192; 4], 16),
         ("(1,32768,16)", vec![32768], 16),
@@ -1146,54 +936,9 @@ fn timing_at_benchmark_shapes() {
         ),
     ];
     for (name, lens, hh) in shapes {
-        let t: i64 = lens.iter().sum();
-        let n = lens.len() as i64;
-        let mut cu = vec![0i64];
-        for l in &lens {
-            cu.push(cu.last().unwrap() + l);
-        }
-        let unit = (3.0 / kd as f64).sqrt();
-        let tok = (t * hh * kd) as usize;
-        let q = device_random(&caller, bf, tok, 1, |x| (2.0 * x - 1.0) * unit);
-        let k = device_random(&caller, bf, tok, 2, |x| (2.0 * x - 1.0) * unit);
-        let v = device_random(&caller, bf, tok, 3, |x| 2.0 * x - 1.0);
-        let d_o = device_random(&caller, bf, tok, 4, |x| 2.0 * x - 1.0);
-        let g = device_random(&caller, f32t, (t * hh) as usize, 5, |x| {
-            (0.5 + 0.5 * x).ln()
-        });
-        let beta = device_random(&caller, f32t, (t * hh) as usize, 6, |x| x);
-        let st = (n * hh * kd * kd) as usize;
-        let h0 = device_random(&caller, f32t, st, 7, |x| 0.1 * x - 0.05);
-        let dfs = device_random(&caller, f32t, st, 8, |x| 0.1 * x - 0.05);
-        let cu_bytes: Vec<u8> = cu.iter().flat_map(|x| (*x as i32).to_le_bytes()).collect();
-        let cud = caller.upload(&cu_bytes);
-        let graph_for = |op: &str| {
-            let mut graph = Graph::new(GraphContext::new(bf, f32t, f32t));
-            let mut b = NodeBuilder::by_name(op).unwrap().name("gdn0");
-            let mut ins = Vec::new();
-            let mut ports: Vec<(&str, Vec<i64>, DataType, CUdeviceptr)> = vec![
-                ("q", vec![t, hh, kd], bf, q),
-                ("k", vec![t, hh, kd], bf, k),
-                ("v", vec![t, hh, kd], bf, v),
-                ("g", vec![t, hh], f32t, g),
-                ("beta", vec![t, hh], f32t, beta),
-                ("cu_seqlens", vec![n + 1], DataType::Int32, cud),
-                ("initial_state", vec![n, hh, kd, kd], f32t, h0),
-            ];
-            if op == "gdn_bwd" {
-                ports.push(("dO", vec![t, hh, kd], bf, d_o));
-                ports.push(("d_final_state", vec![n, hh, kd, kd], f32t, dfs));
-            } else {
-                b = b.bool("output_final_state", true);
-            }
-            for (p, dims, dt, d) in ports {
-                let u = graph.add_tensor(Tensor::new(p, &dims, dt)).unwrap();
-                b = b.input(p, u);
-                ins.push((u, d));
-            }
-            let node = graph.add_node(b).unwrap();
-            (graph, node, ins)
-        };
+        let inp = BenchInputs::new(&caller, &lens, hh);
+        let (t, n) = (inp.t, inp.n);
+        let graph_for = |op: &str| inp.graph(op);
         let (gf, nf, insf) = graph_for("gdn");
         let fwd = time_graph(&caller, gf, nf, &insf, &["O", "final_state"]);
         let bwd_outs = ["dQ", "dK", "dV", "dG", "dBeta", "d_initial_state"];
@@ -1238,9 +983,6 @@ fn timing_at_benchmark_shapes() {
             "gdn_sm90 timing {name:18} N={n:<3} T={t:<6} H={hh:<3} fwd {fwd:.3} ms  bwd {bwd:.3} ms  fwd+bwd {:.3} ms",
             fwd + bwd
         );
-        for d in [q, k, v, d_o, g, beta, h0, dfs, cud] {
-            // SAFETY: inputs of this shape.
-            unsafe { ok("free", sys::cuMemFree_v2(d)) };
-        }
+        inp.free();
     }
 }

@@ -80,6 +80,19 @@ pub fn matmul_json(m: i64, n: i64, k: i64) -> String {
     )
 }
 
+/// The graphs plan-list creation is measured on, by name: the tiny SDPA (1,1,64,64), the bf16
+/// matmul 256x256x128 and the causal SDPA (4,16,4096,128).
+pub fn creation_cases() -> Vec<(&'static str, String)> {
+    vec![
+        ("tiny sdpa (1,1,64,64)", sdpa_inference_json(1, 1, 64, 64)),
+        ("matmul 256x256x128 bf16", matmul_json(256, 256, 128)),
+        (
+            "sdpa fwd causal bf16 (4,16,4096,128)",
+            sdpa_inference_json(4, 16, 4096, 128),
+        ),
+    ]
+}
+
 /// Element counts per uid of a document made above (every tensor is packed).
 pub fn element_counts(doc: &str) -> Vec<(i64, usize)> {
     let v: Value = serde_json::from_str(doc).unwrap_or(Value::Null);

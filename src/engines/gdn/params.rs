@@ -355,17 +355,9 @@ pub const PREP3_THREADS: u32 = 256;
 
 /// Dynamic shared memory of the 8-warp prep kernel for head dims `k = v`
 /// (`gdn::Prep3Smem::bytes`: the prep's three regions, an A staging tile `[64][64 + 8]` io,
-/// Γ and β).
+/// Γ and β; in all, the prep's bytes plus the A tile).
 pub fn prep3_smem_bytes(k: u64, v: u64) -> u32 {
-    let kp = k + 8;
-    let vp = v + 8;
-    let fp = CHUNK + 1;
-    let r1 = (CHUNK * kp * 2).max(CHUNK * fp * 4);
-    let r2 = r1.div_ceil(16) * 16;
-    let r3 = r2 + CHUNK * kp * 2;
-    let ra = r3 + CHUNK * vp * 2;
-    let gam = ra + CHUNK * (CHUNK + 8) * 2;
-    (gam + 2 * CHUNK * 4) as u32
+    prep_smem_bytes(k, v) + (CHUNK * (CHUNK + 8) * 2) as u32
 }
 /// Threads of the chunk-offset kernel.
 pub const OFFSETS_THREADS: u32 = 1024;

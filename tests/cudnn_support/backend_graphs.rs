@@ -1,0 +1,34 @@
+//! Backend graphs built directly with `GraphBuilder` and lowered, for the tests that emit them
+//! against the recording backend (tests/cudnn_heur_cache.rs, tests/cudnn_lowering.rs; included
+//! with `#[path]`).
+
+#![allow(dead_code)]
+
+use dnnplan::cudnn::graph::{BackendGraph, GraphBuilder};
+use dnnplan::cudnn::lower::{self, MatmulRequest};
+
+/// A lowered `[1, m, k] x [1, k, n]` matmul of `dtype` (packed; uids a 1, b 2 -> c 3), ready to
+/// emit.
+pub fn matmul(m: i64, n: i64, k: i64, dtype: u32) -> BackendGraph {
+    let mut g = GraphBuilder::new();
+    let a = g
+        .user_tensor(1, "a", dtype, &[1, m, k], &[m * k, k, 1])
+        .unwrap();
+    let b = g
+        .user_tensor(2, "b", dtype, &[1, k, n], &[k * n, n, 1])
+        .unwrap();
+    let c = g
+        .user_tensor(3, "c", dtype, &[1, m, n], &[m * n, n, 1])
+        .unwrap();
+    lower::matmul(
+        &mut g,
+        &MatmulRequest {
+            a,
+            b,
+            out: c,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    g.finish()
+}

@@ -1,0 +1,306 @@
+//! Driver plumbing shared by the `gdn_sm90` GPU tests and benchmark (tests/gpu_gdn.rs,
+//! tests/gpu_gdn_bench.rs; included with `#[path]`): the caller's context and stream, device
+//! buffers, the dtype byte codec, seeded random device inputs, event-timed medians, timing one
+//! planned graph through the whole stack, and the benchmark shapes' inputs and one-node graphs.
+
+#![allow(dead_code)] // each test binary uses a different subset
+
+use cudarc::driver::sys::{self, CUdeviceptr, CUstream};
+use dnnplan::dispatch::context::{ExecContext, Handle};
+use dnnplan::dispatch::{HeurMode, PlanList, PlanOptions};
+use dnnplan::ir::{DataType, Graph, GraphContext, NodeBuilder, Tensor};
+use dnnplan::pack::executor::{PlanChoice, execute};
+use dnnplan::pack::normalize::{Buffer, from_bindings};
+
+pub const GDN_SM90_ID: i64 = 20_103;
+
+pub fn ok(call: &str, r: sys::CUresult) {
+    assert_eq!(r, sys::CUresult::CUDA_SUCCESS, "{call}");
+}
+
+/// The test plays the framework: its own context and non-blocking stream.
+pub struct Caller {
+    pub stream: CUstream,
+}
+
+impl Caller {
+    pub fn new() -> Caller {
+        dnnplan::cuda::probe::driver().expect("CUDA driver");
+        let mut ctx = std::ptr::null_mut();
+        let mut stream = std::ptr::null_mut();
+        // SAFETY: plain driver calls with valid out pointers.
+        unsafe {
+            ok("retain", sys::cuDevicePrimaryCtxRetain(&mut ctx, 0));
+            ok("set current", sys::cuCtxSetCurrent(ctx));
+            ok("stream", sys::cuStreamCreate(&mut stream, 1));
+        }
+        Caller { stream }
+    }
+
+    pub fn alloc(&self, bytes: usize, fill: u8) -> CUdeviceptr {
+        let mut d: CUdeviceptr = 0;
+        // SAFETY: the context is current.
+        unsafe {
+            ok("alloc", sys::cuMemAlloc_v2(&mut d, bytes.max(1)));
+            ok("memset", sys::cuMemsetD8_v2(d, fill, bytes.max(1)));
+        }
+        d
+    }
+
+    pub fn upload(&self, bytes: &[u8]) -> CUdeviceptr {
+        let d = self.alloc(bytes.len(), 0);
+        // SAFETY: `bytes` is valid for its length; `d` holds as many.
+        unsafe {
+            ok(
+                "htod",
+                sys::cuMemcpyHtoD_v2(d, bytes.as_ptr().cast(), bytes.len()),
+            )
+        };
+        d
+    }
+
+    pub fn download(&self, d: CUdeviceptr, bytes: usize) -> Vec<u8> {
+        let mut host = vec![0u8; bytes];
+        // SAFETY: the stream is synchronized first; `d` holds `bytes`.
+        unsafe {
+            ok("stream sync", sys::cuStreamSynchronize(self.stream));
+            ok(
+                "dtoh",
+                sys::cuMemcpyDtoH_v2(host.as_mut_ptr().cast(), d, bytes),
+            );
+        }
+        host
+    }
+}
+
+pub struct Rng(pub u64);
+impl Rng {
+    pub fn uni(&mut self, lo: f64, hi: f64) -> f64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^= z >> 31;
+        lo + (hi - lo) * ((z >> 11) as f64 / (1u64 << 53) as f64)
+    }
+}
+
+/// Rounds `x` to `dt` and appends its bytes; returns the rounded value.
+pub fn put(dt: DataType, x: f64, out: &mut Vec<u8>) -> f64 {
+    match dt {
+        DataType::Float => {
+            out.extend_from_slice(&(x as f32).to_le_bytes());
+            f64::from(x as f32)
+        }
+        DataType::Bfloat16 => {
+            let v = half::bf16::from_f64(x);
+            out.extend_from_slice(&v.to_bits().to_le_bytes());
+            v.to_f64()
+        }
+        DataType::Half => {
+            let v = half::f16::from_f64(x);
+            out.extend_from_slice(&v.to_bits().to_le_bytes());
+            v.to_f64()
+        }
+        DataType::Int32 => {
+            out.extend_from_slice(&(x as i32).to_le_bytes());
+            x
+        }
+        DataType::Int64 => {
+            out.extend_from_slice(&(x as i64).to_le_bytes());
+            x
+        }
+        other => panic!("unsupported dtype {other:?}"),
+    }
+}
+
+pub fn get(dt: DataType, b: &[u8]) -> f64 {
+    match dt {
+        DataType::Float => f64::from(f32::from_le_bytes([b[0], b[1], b[2], b[3]])),
+        DataType::Bfloat16 => half::bf16::from_bits(u16::from_le_bytes([b[0], b[1]])).to_f64(),
+        DataType::Half => half::f16::from_bits(u16::from_le_bytes([b[0], b[1]])).to_f64(),
+        other => panic!("unsupported dtype {other:?}"),
+    }
+}
+
+pub fn size(dt: DataType) -> usize {
+    (dt.bits() / 8) as usize
+}
+
+/// Device bytes of `elems` values of `dt` drawn from `f` (fast, for the timing shapes).
+pub fn device_random(
+    caller: &Caller,
+    dt: DataType,
+    elems: usize,
+    seed: u64,
+    f: impl Fn(f64) -> f64,
+) -> CUdeviceptr {
+    let mut rng = Rng(seed);
+    let mut bytes = Vec::with_capacity(elems * size(dt));
+    for _ in 0..elems {
+        put(dt, f(rng.uni(0.0, 1.0)), &mut bytes);
+    }
+    caller.upload(&bytes)
+}
+
+/// Median device time (ms) of `run` over 10 event-timed repetitions after 3 warm-ups.
+pub fn event_median_ms(caller: &Caller, mut run: impl FnMut()) -> f64 {
+    for _ in 0..3 {
+        run();
+    }
+    let mut times = Vec::new();
+    for _ in 0..10 {
+        let (mut a, mut b) = (std::ptr::null_mut(), std::ptr::null_mut());
+        // SAFETY: plain event calls on the caller's stream.
+        unsafe {
+            ok("event", sys::cuEventCreate(&mut a, 0));
+            ok("event", sys::cuEventCreate(&mut b, 0));
+            ok("record", sys::cuEventRecord(a, caller.stream));
+        }
+        run();
+        let mut ms = 0f32;
+        // SAFETY: as above.
+        unsafe {
+            ok("record", sys::cuEventRecord(b, caller.stream));
+            ok("sync", sys::cuEventSynchronize(b));
+            ok("elapsed", sys::cuEventElapsedTime_v2(&mut ms, a, b));
+            ok("destroy", sys::cuEventDestroy_v2(a));
+            ok("destroy", sys::cuEventDestroy_v2(b));
+        }
+        times.push(f64::from(ms));
+    }
+    times.sort_by(f64::total_cmp);
+    times[times.len() / 2]
+}
+
+/// Plans `graph` (node `node`), binds `inputs` and NaN-filled outputs, and returns the median
+/// time of one execute (the plan list and buffers live only for the call).
+pub fn time_graph(
+    caller: &Caller,
+    mut graph: Graph,
+    node: usize,
+    inputs: &[(i64, CUdeviceptr)],
+    outputs: &[&str],
+) -> f64 {
+    let mut bindings = inputs.to_vec();
+    for p in outputs {
+        let uid = graph.nodes()[node].output(p).unwrap();
+        graph.set_output(uid, true).unwrap();
+    }
+    let mut list =
+        PlanList::plan(&mut graph, PlanOptions::detect(), &[HeurMode::A]).expect("planning");
+    // Output sizes from the dtypes planning inferred.
+    for p in outputs {
+        let uid = graph.nodes()[node].output(p).unwrap();
+        let t = graph.tensor(uid).unwrap();
+        let elems: i64 = t.dims.iter().product();
+        assert!(size(t.data_type) > 0, "{p}: dtype not inferred");
+        bindings.push((uid, caller.alloc(elems as usize * size(t.data_type), 0xFF)));
+    }
+    let at = list
+        .entries()
+        .iter()
+        .position(|e| e.engine_id == GDN_SM90_ID)
+        .expect("gdn_sm90 listed");
+    list.build_plan_at_index(at).expect("build");
+    let ws_bytes = list.compiled_at(at).expect("compiled").workspace_size() as usize;
+    let ws = caller.alloc(ws_bytes, 0xFF);
+    let handle = Handle::new(caller.stream.cast()).expect("handle");
+    let pack = from_bindings(
+        list.declared_layout().expect("layout"),
+        bindings
+            .iter()
+            .map(|(u, d)| (*u, Buffer::Address(*d as *mut std::ffi::c_void))),
+        &[],
+    )
+    .expect("pack");
+    let ctx = ExecContext::new(&handle, ws as *mut std::ffi::c_void, Some(ws_bytes as u64));
+    let ms = event_median_ms(caller, || {
+        execute(&list, PlanChoice::AtIndex(at), &pack, &ctx).expect("execute")
+    });
+    for (_, d) in bindings.iter().skip(inputs.len()).chain([&(0, ws)]) {
+        // SAFETY: buffers of this call.
+        unsafe { ok("free", sys::cuMemFree_v2(*d)) };
+    }
+    ms
+}
+
+/// The benchmark's device inputs for one shape (bf16, K = V = 128, fp32 gates, beta and states).
+pub struct BenchInputs {
+    pub t: i64,
+    pub n: i64,
+    pub hh: i64,
+    pub kd: i64,
+    pub bufs: [CUdeviceptr; 9],
+}
+
+impl BenchInputs {
+    pub fn new(caller: &Caller, lens: &[i64], hh: i64) -> BenchInputs {
+        let (kd, bf, f32t) = (128i64, DataType::Bfloat16, DataType::Float);
+        let t: i64 = lens.iter().sum();
+        let n = lens.len() as i64;
+        let mut cu = vec![0i64];
+        for l in lens {
+            cu.push(cu.last().unwrap() + l);
+        }
+        let unit = (3.0 / kd as f64).sqrt();
+        let tok = (t * hh * kd) as usize;
+        let q = device_random(caller, bf, tok, 1, |x| (2.0 * x - 1.0) * unit);
+        let k = device_random(caller, bf, tok, 2, |x| (2.0 * x - 1.0) * unit);
+        let v = device_random(caller, bf, tok, 3, |x| 2.0 * x - 1.0);
+        let d_o = device_random(caller, bf, tok, 4, |x| 2.0 * x - 1.0);
+        let g = device_random(caller, f32t, (t * hh) as usize, 5, |x| (0.5 + 0.5 * x).ln());
+        let beta = device_random(caller, f32t, (t * hh) as usize, 6, |x| x);
+        let st = (n * hh * kd * kd) as usize;
+        let h0 = device_random(caller, f32t, st, 7, |x| 0.1 * x - 0.05);
+        let dfs = device_random(caller, f32t, st, 8, |x| 0.1 * x - 0.05);
+        let cu_bytes: Vec<u8> = cu.iter().flat_map(|x| (*x as i32).to_le_bytes()).collect();
+        let cud = caller.upload(&cu_bytes);
+        BenchInputs {
+            t,
+            n,
+            hh,
+            kd,
+            bufs: [q, k, v, d_o, g, beta, h0, dfs, cud],
+        }
+    }
+
+    /// The one-node graph of `op` ("gdn" with a final state, or "gdn_bwd") and its bound inputs.
+    pub fn graph(&self, op: &str) -> (Graph, usize, Vec<(i64, CUdeviceptr)>) {
+        let (t, n, hh, kd) = (self.t, self.n, self.hh, self.kd);
+        let (bf, f32t) = (DataType::Bfloat16, DataType::Float);
+        let [q, k, v, d_o, g, beta, h0, dfs, cud] = self.bufs;
+        let mut graph = Graph::new(GraphContext::new(bf, f32t, f32t));
+        let mut b = NodeBuilder::by_name(op).unwrap().name("gdn0");
+        let mut ins = Vec::new();
+        let mut ports: Vec<(&str, Vec<i64>, DataType, CUdeviceptr)> = vec![
+            ("q", vec![t, hh, kd], bf, q),
+            ("k", vec![t, hh, kd], bf, k),
+            ("v", vec![t, hh, kd], bf, v),
+            ("g", vec![t, hh], f32t, g),
+            ("beta", vec![t, hh], f32t, beta),
+            ("cu_seqlens", vec![n + 1], DataType::Int32, cud),
+            ("initial_state", vec![n, hh, kd, kd], f32t, h0),
+        ];
+        if op == "gdn_bwd" {
+            ports.push(("dO", vec![t, hh, kd], bf, d_o));
+            ports.push(("d_final_state", vec![n, hh, kd, kd], f32t, dfs));
+        } else {
+            b = b.bool("output_final_state", true);
+        }
+        for (p, dims, dt, d) in ports {
+            let u = graph.add_tensor(Tensor::new(p, &dims, dt)).unwrap();
+            b = b.input(p, u);
+            ins.push((u, d));
+        }
+        let node = graph.add_node(b).unwrap();
+        (graph, node, ins)
+    }
+
+    pub fn free(self) {
+        for d in self.bufs {
+            // SAFETY: inputs of this shape.
+            unsafe { ok("free", sys::cuMemFree_v2(d)) };
+        }
+    }
+}
