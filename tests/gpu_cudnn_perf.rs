@@ -1072,8 +1072,7 @@ fn diag_cudnn_cold_creation() {
         diag_capi("after every step", &cases);
     }
     println!(
-        "DIAG-STEP | end | heuristics anchors held (DNNPLAN_CUDNN_HEUR_ANCHOR) {:?} | pinned {:?}",
-        dnnplan::cudnn::heur_anchor::held(),
+        "DIAG-STEP | end | pinned {:?}",
         dnnplan::cudnn::pin::outcomes()
             .iter()
             .filter_map(|o| o.opened.clone())

@@ -8,9 +8,7 @@
 //! plans and executes them ([`exec_path`]: plain, per-thread variant-pack reuse or a CUDA graph;
 //! [`exec_cache`] holds the per-thread state); [`handle`] caches cuDNN handles per (device,
 //! stream); [`heur_cache`] caches heuristics results per (graph, device, cuDNN version, mode); [`pin`]
-//! keeps the libraries cuDNN opens on demand (NVRTC) resident (`DNNPLAN_CUDNN_PIN_LIBS`);
-//! [`heur_anchor`] optionally keeps one queried graph's configs per (device, mode) alive
-//! (`DNNPLAN_CUDNN_HEUR_ANCHOR`).
+//! keeps the libraries cuDNN opens on demand (NVRTC) resident (`DNNPLAN_CUDNN_PIN_LIBS`).
 
 pub mod api;
 pub mod backend;
@@ -21,7 +19,6 @@ pub mod exec_cache;
 pub mod exec_path;
 pub mod graph;
 pub mod handle;
-pub mod heur_anchor;
 pub mod heur_cache;
 pub mod loader;
 pub mod lower;

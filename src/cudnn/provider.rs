@@ -11,7 +11,6 @@ use std::sync::Arc;
 
 use crate::cudnn::api::RawHandle;
 use crate::cudnn::emit::{OperationGraph, emit};
-use crate::cudnn::heur_anchor;
 use crate::cudnn::heur_cache::{self, DeviceKey, GraphTarget, ListedConfig};
 use crate::cudnn::lower::from_ir::lower_graph;
 use crate::cudnn::plan::{self, BackendPlan, HeurMode as CudnnMode};
@@ -189,10 +188,8 @@ impl CudnnSession {
             return Ok(span.clone());
         }
         let _ctx = CtxGuard::enter(self.ordinal)?;
-        let (mut list, _) =
+        let (list, _) =
             heur_cache::list_mode(&self.opg, Some(&self.heur_target), mode).map_err(as_decline)?;
-        // Off unless DNNPLAN_CUDNN_HEUR_ANCHOR asks (see `heur_anchor`).
-        heur_anchor::offer(self.ordinal, mode, &self.opg, &mut list);
         let start = self.configs.len();
         self.configs.extend(list);
         let span = start..self.configs.len();
