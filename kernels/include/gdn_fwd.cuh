@@ -319,56 +319,39 @@ struct PrepKeep {
   float* ws_bet;
 };
 
-template <typename T, int K, int V, bool KEEP = false, bool INV_SIDE = true>
-__device__ __forceinline__ void fwd_prep_body(const FwdParams& p, const PrepKeep& keep = PrepKeep{}) {
-  using S = PrepSmem<K, V>;
-  using IO = Io<T>;
-  constexpr int KP = S::KP, VP = S::VP, CP = S::CP, FP = S::FP;
-  extern __shared__ __align__(16) unsigned char smem[];
-  T* kS = reinterpret_cast<T*>(smem + S::r1_off);
-  float* Lf = reinterpret_cast<float*>(smem + S::r1_off);  // after kS is dead
-  T* tb = reinterpret_cast<T*>(smem + S::r1_off);          // after Lf is dead
-  T* qS = reinterpret_cast<T*>(smem + S::r2_off);
-  T* eS = reinterpret_cast<T*>(smem + S::r2_off);          // after qS is dead
-  T* yS = reinterpret_cast<T*>(smem + S::r3_off);
-  float* gam = reinterpret_cast<float*>(smem + S::gam_off);
-  float* bet = reinterpret_cast<float*>(smem + S::bet_off);
-
-  const int c = blockIdx.x, h = blockIdx.y;
-  const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
-  int seq, len;
-  long long t0;
-  if (!locate_chunk(p, c, seq, t0, len)) return;
-  const int HO = p.ho;
-  const int qh = h / (HO / p.h), kh = h / (HO / p.hk), vh = h / (HO / p.hv);
-  const size_t ch = static_cast<size_t>(c) * HO + h;
-
-  // Phase 1: raw q, k, v rows into smem (16-byte cp.async; padded rows zero-filled), in
-  // flight while the gates are computed.
-  {
-    const T* qg = static_cast<const T*>(p.q);
-    const T* kg = static_cast<const T*>(p.k);
-    const T* vg = static_cast<const T*>(p.v);
-    constexpr int KV = K / 8, VV = V / 8;
-    for (int i = tid; i < CHUNK * KV; i += 128) {
-      const int r = i / KV, c8 = i % KV;
-      if (r < len) {
-        cp_async16(&kS[r * KP + 8 * c8], &kg[((t0 + r) * p.hk + kh) * K + 8 * c8]);
-        cp_async16(&qS[r * KP + 8 * c8], &qg[((t0 + r) * p.h + qh) * K + 8 * c8]);
-      } else {
-        *reinterpret_cast<uint4*>(&kS[r * KP + 8 * c8]) = make_uint4(0, 0, 0, 0);
-        *reinterpret_cast<uint4*>(&qS[r * KP + 8 * c8]) = make_uint4(0, 0, 0, 0);
-      }
+// Phase 1 of the preps: chunk (t0, len)'s raw q, k, v rows into shared rows of K + 8 / V + 8
+// elements (16-byte cp.async, NT threads; padded rows zero-filled); commits one cp.async group.
+template <typename T, int K, int V, int NT>
+__device__ __forceinline__ void prep_load_qkv(const FwdParams& p, T* kS, T* qS, T* yS, long long t0, int len,
+                                              int qh, int kh, int vh, int tid) {
+  constexpr int KP = K + 8, VP = V + 8;
+  const T* qg = static_cast<const T*>(p.q);
+  const T* kg = static_cast<const T*>(p.k);
+  const T* vg = static_cast<const T*>(p.v);
+  constexpr int KV = K / 8, VV = V / 8;
+  for (int i = tid; i < CHUNK * KV; i += NT) {
+    const int r = i / KV, c8 = i % KV;
+    if (r < len) {
+      cp_async16(&kS[r * KP + 8 * c8], &kg[((t0 + r) * p.hk + kh) * K + 8 * c8]);
+      cp_async16(&qS[r * KP + 8 * c8], &qg[((t0 + r) * p.h + qh) * K + 8 * c8]);
+    } else {
+      *reinterpret_cast<uint4*>(&kS[r * KP + 8 * c8]) = make_uint4(0, 0, 0, 0);
+      *reinterpret_cast<uint4*>(&qS[r * KP + 8 * c8]) = make_uint4(0, 0, 0, 0);
     }
-    for (int i = tid; i < CHUNK * VV; i += 128) {
-      const int r = i / VV, c8 = i % VV;
-      if (r < len) cp_async16(&yS[r * VP + 8 * c8], &vg[((t0 + r) * p.hv + vh) * V + 8 * c8]);
-      else *reinterpret_cast<uint4*>(&yS[r * VP + 8 * c8]) = make_uint4(0, 0, 0, 0);
-    }
-    cp_async_commit();
   }
+  for (int i = tid; i < CHUNK * VV; i += NT) {
+    const int r = i / VV, c8 = i % VV;
+    if (r < len) cp_async16(&yS[r * VP + 8 * c8], &vg[((t0 + r) * p.hv + vh) * V + 8 * c8]);
+    else *reinterpret_cast<uint4*>(&yS[r * VP + 8 * c8]) = make_uint4(0, 0, 0, 0);
+  }
+  cp_async_commit();
+}
 
-  // Gates and beta (threads 0..63), then the inclusive cumulative log decay Γ.
+// The preps' gates and β (threads 0..63: token tid of chunk (t0, len), head h), then the
+// inclusive cumulative log decay Γ within each warp: gam[tid] (the second warp still lacks
+// gam[31]), bet[tid].
+__device__ __forceinline__ void prep_gates(const FwdParams& p, float* gam, float* bet, long long t0, int len, int h,
+                                           int HO, int tid, int lane) {
   if (tid < CHUNK) {
     float la = 0.f, b = 0.f;
     if (tid < len) {
@@ -399,6 +382,85 @@ __device__ __forceinline__ void fwd_prep_body(const FwdParams& p, const PrepKeep
     gam[tid] = s;
     bet[tid] = b;
   }
+}
+
+// The preps' phase 2 for token row r (one warp): normalise k, scale q (in place), Y = β v; the
+// row of Q⁺ and of Kᴿ goes to wq / wk. Vector accesses of EK / EV 16-bit values per lane.
+template <typename T, int K, int V>
+__device__ __forceinline__ void prep_norm_row(const FwdParams& p, T* kS, T* qS, T* yS, T* wq, T* wk,
+                                              const float* gam, const float* bet, float gl, int r, int lane) {
+  using IO = Io<T>;
+  constexpr int KP = K + 8, VP = V + 8;
+  constexpr int EK = K / 32, EV = V / 32;
+  const Bits<EK> kb = *reinterpret_cast<const Bits<EK>*>(&kS[r * KP + lane * EK]);
+  const Bits<EK> qb = *reinterpret_cast<const Bits<EK>*>(&qS[r * KP + lane * EK]);
+  const Bits<EV> vb = *reinterpret_cast<const Bits<EV>*>(&yS[r * VP + lane * EV]);
+  float kx[EK], qx[EK];
+  float ks = 0.f, qs = 0.f;
+#pragma unroll
+  for (int e = 0; e < EK; ++e) {
+    kx[e] = IO::bits_to_f(kb.h[e]);
+    qx[e] = IO::bits_to_f(qb.h[e]);
+    ks += kx[e] * kx[e];
+    qs += qx[e] * qx[e];
+  }
+  float kr = 1.f, qr = p.scale;
+  if (p.flags & FLAG_L2NORM) {
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) {
+      ks += __shfl_xor_sync(0xffffffffu, ks, o);
+      qs += __shfl_xor_sync(0xffffffffu, qs, o);
+    }
+    kr = rsqrtf(ks + 1e-6f);
+    qr = p.scale * rsqrtf(qs + 1e-6f);
+  }
+  const float eg = __expf(gam[r]), er = __expf(gl - gam[r]), br = bet[r];
+  Bits<EK> ko, qo, qpo, kro;
+  Bits<EV> yo;
+#pragma unroll
+  for (int e = 0; e < EK; ++e) {
+    const float kn = kx[e] * kr, qn = qx[e] * qr;
+    ko.h[e] = IO::f_to_bits(kn);
+    qo.h[e] = IO::f_to_bits(qn);
+    qpo.h[e] = IO::f_to_bits(qn * eg);
+    kro.h[e] = IO::f_to_bits(kn * er);
+  }
+#pragma unroll
+  for (int e = 0; e < EV; ++e) yo.h[e] = IO::f_to_bits(br * IO::bits_to_f(vb.h[e]));
+  *reinterpret_cast<Bits<EK>*>(&kS[r * KP + lane * EK]) = ko;
+  *reinterpret_cast<Bits<EK>*>(&qS[r * KP + lane * EK]) = qo;
+  *reinterpret_cast<Bits<EV>*>(&yS[r * VP + lane * EV]) = yo;
+  *reinterpret_cast<Bits<EK>*>(&wq[r * K + lane * EK]) = qpo;
+  *reinterpret_cast<Bits<EK>*>(&wk[r * K + lane * EK]) = kro;
+}
+
+template <typename T, int K, int V, bool KEEP = false, bool INV_SIDE = true>
+__device__ __forceinline__ void fwd_prep_body(const FwdParams& p, const PrepKeep& keep = PrepKeep{}) {
+  using S = PrepSmem<K, V>;
+  using IO = Io<T>;
+  constexpr int KP = S::KP, VP = S::VP, CP = S::CP, FP = S::FP;
+  extern __shared__ __align__(16) unsigned char smem[];
+  T* kS = reinterpret_cast<T*>(smem + S::r1_off);
+  float* Lf = reinterpret_cast<float*>(smem + S::r1_off);  // after kS is dead
+  T* tb = reinterpret_cast<T*>(smem + S::r1_off);          // after Lf is dead
+  T* qS = reinterpret_cast<T*>(smem + S::r2_off);
+  T* eS = reinterpret_cast<T*>(smem + S::r2_off);          // after qS is dead
+  T* yS = reinterpret_cast<T*>(smem + S::r3_off);
+  float* gam = reinterpret_cast<float*>(smem + S::gam_off);
+  float* bet = reinterpret_cast<float*>(smem + S::bet_off);
+
+  const int c = blockIdx.x, h = blockIdx.y;
+  const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+  int seq, len;
+  long long t0;
+  if (!locate_chunk(p, c, seq, t0, len)) return;
+  const int HO = p.ho;
+  const int qh = h / (HO / p.h), kh = h / (HO / p.hk), vh = h / (HO / p.hv);
+  const size_t ch = static_cast<size_t>(c) * HO + h;
+
+  // Phase 1: raw q, k, v rows into smem, in flight while the gates are computed.
+  prep_load_qkv<T, K, V, 128>(p, kS, qS, yS, t0, len, qh, kh, vh, tid);
+  prep_gates(p, gam, bet, t0, len, h, HO, tid, lane);
   __syncthreads();
   if (tid >= 32 && tid < CHUNK) gam[tid] += gam[31];
   cp_async_wait<0>();
@@ -407,53 +469,11 @@ __device__ __forceinline__ void fwd_prep_body(const FwdParams& p, const PrepKeep
   if (tid == 0) p.ws_gl[ch] = gl;
 
   // Phase 2 (warp per row): normalise k, scale q (in place), Y = β v; Q⁺ and Kᴿ go to the
-  // workspace. Vector accesses of EK / EV 16-bit values per lane.
+  // workspace.
   {
-    constexpr int EK = K / 32, EV = V / 32;
     T* wq = static_cast<T*>(p.ws_q) + ch * CHUNK * K;
     T* wk = static_cast<T*>(p.ws_kr) + ch * CHUNK * K;
-    for (int r = warp; r < CHUNK; r += 4) {
-      const Bits<EK> kb = *reinterpret_cast<const Bits<EK>*>(&kS[r * KP + lane * EK]);
-      const Bits<EK> qb = *reinterpret_cast<const Bits<EK>*>(&qS[r * KP + lane * EK]);
-      const Bits<EV> vb = *reinterpret_cast<const Bits<EV>*>(&yS[r * VP + lane * EV]);
-      float kx[EK], qx[EK];
-      float ks = 0.f, qs = 0.f;
-#pragma unroll
-      for (int e = 0; e < EK; ++e) {
-        kx[e] = IO::bits_to_f(kb.h[e]);
-        qx[e] = IO::bits_to_f(qb.h[e]);
-        ks += kx[e] * kx[e];
-        qs += qx[e] * qx[e];
-      }
-      float kr = 1.f, qr = p.scale;
-      if (p.flags & FLAG_L2NORM) {
-#pragma unroll
-        for (int o = 16; o > 0; o >>= 1) {
-          ks += __shfl_xor_sync(0xffffffffu, ks, o);
-          qs += __shfl_xor_sync(0xffffffffu, qs, o);
-        }
-        kr = rsqrtf(ks + 1e-6f);
-        qr = p.scale * rsqrtf(qs + 1e-6f);
-      }
-      const float eg = __expf(gam[r]), er = __expf(gl - gam[r]), br = bet[r];
-      Bits<EK> ko, qo, qpo, kro;
-      Bits<EV> yo;
-#pragma unroll
-      for (int e = 0; e < EK; ++e) {
-        const float kn = kx[e] * kr, qn = qx[e] * qr;
-        ko.h[e] = IO::f_to_bits(kn);
-        qo.h[e] = IO::f_to_bits(qn);
-        qpo.h[e] = IO::f_to_bits(qn * eg);
-        kro.h[e] = IO::f_to_bits(kn * er);
-      }
-#pragma unroll
-      for (int e = 0; e < EV; ++e) yo.h[e] = IO::f_to_bits(br * IO::bits_to_f(vb.h[e]));
-      *reinterpret_cast<Bits<EK>*>(&kS[r * KP + lane * EK]) = ko;
-      *reinterpret_cast<Bits<EK>*>(&qS[r * KP + lane * EK]) = qo;
-      *reinterpret_cast<Bits<EV>*>(&yS[r * VP + lane * EV]) = yo;
-      *reinterpret_cast<Bits<EK>*>(&wq[r * K + lane * EK]) = qpo;
-      *reinterpret_cast<Bits<EK>*>(&wk[r * K + lane * EK]) = kro;
-    }
+    for (int r = warp; r < CHUNK; r += 4) prep_norm_row<T, K, V>(p, kS, qS, yS, wq, wk, gam, bet, gl, r, lane);
   }
   __syncthreads();
 
@@ -762,6 +782,118 @@ __device__ __forceinline__ void tile_async(T* dst, const T* src, int rows, size_
   }
 }
 
+// X = Sᵀ rows vr, vr + 8, columns 8nt + cq + {0, 1} (mma accumulator layout) of the [V, K]
+// initial state at `base` (fp32 or bf16, stored domain); zeros without an initial state.
+template <int K>
+__device__ __forceinline__ void load_initial_state_frags(float (&x)[K / 8][4], const FwdParams& p, size_t base,
+                                                         int vr, int cq) {
+#pragma unroll
+  for (int nt = 0; nt < K / 8; ++nt) {
+#pragma unroll
+    for (int hf = 0; hf < 2; ++hf) {
+      const size_t idx = base + static_cast<size_t>(vr + 8 * hf) * K + 8 * nt + cq;
+      float a0 = 0.f, a1 = 0.f;
+      if (p.initial_state) {
+        if (p.state_dtype == DT_F32) {
+          float2 t = *reinterpret_cast<const float2*>(static_cast<const float*>(p.initial_state) + idx);
+          a0 = t.x; a1 = t.y;
+        } else {
+          const u32 t = *reinterpret_cast<const u32*>(static_cast<const unsigned short*>(p.initial_state) + idx);
+          a0 = __uint_as_float(t << 16);
+          a1 = __uint_as_float(t & 0xffff0000u);
+        }
+      }
+      x[nt][2 * hf] = a0;
+      x[nt][2 * hf + 1] = a1;
+    }
+  }
+}
+
+// The inverse of load_initial_state_frags: X's fragments to the [V, K] final state at `base`.
+template <int K>
+__device__ __forceinline__ void store_final_state_frags(const float (&x)[K / 8][4], const FwdParams& p, size_t base,
+                                                        int vr, int cq) {
+#pragma unroll
+  for (int nt = 0; nt < K / 8; ++nt) {
+#pragma unroll
+    for (int hf = 0; hf < 2; ++hf) {
+      const size_t idx = base + static_cast<size_t>(vr + 8 * hf) * K + 8 * nt + cq;
+      if (p.state_dtype == DT_F32) {
+        *reinterpret_cast<float2*>(static_cast<float*>(p.final_state) + idx) = make_float2(x[nt][2 * hf], x[nt][2 * hf + 1]);
+      } else {
+        *reinterpret_cast<u32*>(static_cast<unsigned short*>(p.final_state) + idx) =
+            Io<gdn_bf16>::pack(x[nt][2 * hf], x[nt][2 * hf + 1]);
+      }
+    }
+  }
+}
+
+// Uᵀ = Ũᵀ − P as A fragments (tokens are the reduction dim): uraw holds this thread's raw Ũᵀ
+// pairs (rows ur, ur + 8), pacc the P = X Wᵀ accumulators.
+template <typename T>
+__device__ __forceinline__ void scan_u_frags(u32 (&ua)[4][4], const u32 (&uraw)[8][2], const float (&pacc)[8][4]) {
+  using IO = Io<T>;
+#pragma unroll
+  for (int nt = 0; nt < 8; ++nt) {
+    const T* u0 = reinterpret_cast<const T*>(&uraw[nt][0]);
+    const T* u1 = reinterpret_cast<const T*>(&uraw[nt][1]);
+    const u32 lo = IO::pack(IO::to_f(u0[0]) - pacc[nt][0], IO::to_f(u0[1]) - pacc[nt][1]);
+    const u32 hi = IO::pack(IO::to_f(u1[0]) - pacc[nt][2], IO::to_f(u1[1]) - pacc[nt][3]);
+    ua[nt >> 1][(nt & 1) * 2 + 0] = lo;
+    ua[nt >> 1][(nt & 1) * 2 + 1] = hi;
+  }
+}
+
+// Stores O rows (tokens) < len of this warp's 16 value rows [v0, v0 + 16) through its smem tile
+// Os (CHUNK rows of OP), so that each token's 16 values leave as two 16-byte stores.
+template <typename T, int V, int OP>
+__device__ __forceinline__ void scan_store_o(T* Os, const float (&oacc)[8][4], T* o, long long t0, int len, int HO,
+                                             int h, int v0, int lane, int cq) {
+  using IO = Io<T>;
+  const int vl = lane >> 2;
+#pragma unroll
+  for (int nt = 0; nt < 8; ++nt) {
+#pragma unroll
+    for (int e = 0; e < 2; ++e) {
+      const int tok = 8 * nt + cq + e;
+      Os[tok * OP + vl] = IO::from_f(oacc[nt][e]);
+      Os[tok * OP + vl + 8] = IO::from_f(oacc[nt][2 + e]);
+    }
+  }
+  __syncwarp();
+#pragma unroll
+  for (int i = lane; i < 2 * CHUNK; i += 32) {
+    const int tok = i >> 1, hf = i & 1;
+    if (tok < len)
+      *reinterpret_cast<uint4*>(&o[(static_cast<size_t>(t0 + tok) * HO + h) * V + v0 + 8 * hf]) =
+          *reinterpret_cast<const uint4*>(&Os[tok * OP + 8 * hf]);
+  }
+  __syncwarp();
+}
+
+// X ← e^{Γ_last} X + Uᵀ Kᴿ (B = Kᴿ [token][key], rows of KP elements, via ldmatrix.trans).
+template <typename T, int K, int KP>
+__device__ __forceinline__ void scan_state_update(float (&x)[K / 8][4], const u32 (&ua)[4][4], const T* Ks, float gl,
+                                                  int lane) {
+  using IO = Io<T>;
+  const float decay = __expf(gl);
+#pragma unroll
+  for (int nt = 0; nt < K / 8; ++nt)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) x[nt][e] *= decay;
+  const int lrow = (lane & 7) + 8 * ((lane >> 3) & 1);
+#pragma unroll
+  for (int kk = 0; kk < 4; ++kk) {
+#pragma unroll
+    for (int np = 0; np < K / 16; ++np) {
+      u32 r[4];
+      ldsm_x4_t(r, &Ks[(16 * kk + lrow) * KP + 16 * np + 8 * (lane >> 4)]);
+      IO::mma(x[2 * np], ua[kk], r);
+      IO::mma(x[2 * np + 1], ua[kk], r + 2);
+    }
+  }
+}
+
 // BWD: the backward's replay of the forward scan: writes the fp32 state entering every chunk to
 // ws_s ([chunks, HO, V, K], stored domain) and neither O nor the final state.
 template <typename T, int K, int V, int NW, int STAGES, bool BWD = false>
@@ -783,29 +915,7 @@ __device__ __forceinline__ void fwd_scan_body(const FwdParams& p, float* ws_s = 
 
   // X = Sᵀ rows vr, vr+8, columns 8nt + cq + {0,1}.
   float x[K / 8][4];
-  {
-    const size_t base = (static_cast<size_t>(row) * HO + h) * V * K;
-#pragma unroll
-    for (int nt = 0; nt < K / 8; ++nt) {
-#pragma unroll
-      for (int hf = 0; hf < 2; ++hf) {
-        const size_t idx = base + static_cast<size_t>(vr + 8 * hf) * K + 8 * nt + cq;
-        float a0 = 0.f, a1 = 0.f;
-        if (p.initial_state) {
-          if (p.state_dtype == DT_F32) {
-            float2 t = *reinterpret_cast<const float2*>(static_cast<const float*>(p.initial_state) + idx);
-            a0 = t.x; a1 = t.y;
-          } else {
-            const u32 t = *reinterpret_cast<const u32*>(static_cast<const unsigned short*>(p.initial_state) + idx);
-            a0 = __uint_as_float(t << 16);
-            a1 = __uint_as_float(t & 0xffff0000u);
-          }
-        }
-        x[nt][2 * hf] = a0;
-        x[nt][2 * hf + 1] = a1;
-      }
-    }
-  }
+  load_initial_state_frags<K>(x, p, (static_cast<size_t>(row) * HO + h) * V * K, vr, cq);
 
   // STAGES-deep cp.async pipeline: chunks c+1 .. c+STAGES-1 load while chunk c computes.
   auto issue = [&](int c, int st) {
@@ -881,15 +991,7 @@ __device__ __forceinline__ void fwd_scan_body(const FwdParams& p, float* ws_s = 
     }
     // Uᵀ = Ũᵀ − P, as A fragments (tokens are the reduction dim below).
     u32 ua[4][4];
-#pragma unroll
-    for (int nt = 0; nt < 8; ++nt) {
-      const T* u0 = reinterpret_cast<const T*>(&uraw[nt][0]);
-      const T* u1 = reinterpret_cast<const T*>(&uraw[nt][1]);
-      const u32 lo = IO::pack(IO::to_f(u0[0]) - pacc[nt][0], IO::to_f(u0[1]) - pacc[nt][1]);
-      const u32 hi = IO::pack(IO::to_f(u1[0]) - pacc[nt][2], IO::to_f(u1[1]) - pacc[nt][3]);
-      ua[nt >> 1][(nt & 1) * 2 + 0] = lo;
-      ua[nt >> 1][(nt & 1) * 2 + 1] = hi;
-    }
+    scan_u_frags<T>(ua, uraw, pacc);
     // O += Uᵀ Aᵀ: B[k = j][n = i] = A[i][j]; A is lower triangular (j ≤ i).
 #pragma unroll
     for (int nt = 0; nt < 8; ++nt) {
@@ -905,64 +1007,17 @@ __device__ __forceinline__ void fwd_scan_body(const FwdParams& p, float* ws_s = 
     // token's 16 values leave as two 16-byte stores.
     if (!BWD) {
       T* Os = reinterpret_cast<T*>(smem + S::o_off) + warp * CHUNK * S::OP;
-      const int vl = lane >> 2;
-#pragma unroll
-      for (int nt = 0; nt < 8; ++nt) {
-#pragma unroll
-        for (int e = 0; e < 2; ++e) {
-          const int tok = 8 * nt + cq + e;
-          Os[tok * S::OP + vl] = IO::from_f(oacc[nt][e]);
-          Os[tok * S::OP + vl + 8] = IO::from_f(oacc[nt][2 + e]);
-        }
-      }
-      __syncwarp();
-      T* o = static_cast<T*>(p.o);
-#pragma unroll
-      for (int i = lane; i < 2 * CHUNK; i += 32) {
-        const int tok = i >> 1, hf = i & 1;
-        if (tok < len)
-          *reinterpret_cast<uint4*>(&o[(static_cast<size_t>(t0 + tok) * HO + h) * V + v0 + 8 * hf]) =
-              *reinterpret_cast<const uint4*>(&Os[tok * S::OP + 8 * hf]);
-      }
-      __syncwarp();
+      scan_store_o<T, V, S::OP>(Os, oacc, static_cast<T*>(p.o), t0, len, HO, h, v0, lane, cq);
     }
-    // X ← e^{Γ_last} X + Uᵀ Kᴿ (B = Kᴿ [token][key] via ldmatrix.trans).
-    const float decay = __expf(gl);
-#pragma unroll
-    for (int nt = 0; nt < K / 8; ++nt)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) x[nt][e] *= decay;
-    const int lrow = (lane & 7) + 8 * ((lane >> 3) & 1);
-#pragma unroll
-    for (int kk = 0; kk < 4; ++kk) {
-#pragma unroll
-      for (int np = 0; np < K / 16; ++np) {
-        u32 r[4];
-        ldsm_x4_t(r, &Ks[(16 * kk + lrow) * KP + 16 * np + 8 * (lane >> 4)]);
-        IO::mma(x[2 * np], ua[kk], r);
-        IO::mma(x[2 * np + 1], ua[kk], r + 2);
-      }
-    }
+    // X ← e^{Γ_last} X + Uᵀ Kᴿ.
+    scan_state_update<T, K, KP>(x, ua, Ks, gl, lane);
     __syncthreads();  // this stage is refilled by the next iteration's issue
   }
   cp_async_wait<0>();
 
   if (!BWD && p.final_state) {
     const size_t base = (static_cast<size_t>(row) * HO + h) * V * K;
-#pragma unroll
-    for (int nt = 0; nt < K / 8; ++nt) {
-#pragma unroll
-      for (int hf = 0; hf < 2; ++hf) {
-        const size_t idx = base + static_cast<size_t>(vr + 8 * hf) * K + 8 * nt + cq;
-        if (p.state_dtype == DT_F32) {
-          *reinterpret_cast<float2*>(static_cast<float*>(p.final_state) + idx) =
-              make_float2(x[nt][2 * hf], x[nt][2 * hf + 1]);
-        } else {
-          *reinterpret_cast<u32*>(static_cast<unsigned short*>(p.final_state) + idx) =
-              Io<gdn_bf16>::pack(x[nt][2 * hf], x[nt][2 * hf + 1]);
-        }
-      }
-    }
+    store_final_state_frags<K>(x, p, base, vr, cq);
   }
 }
 

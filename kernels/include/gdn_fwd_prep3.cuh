@@ -77,61 +77,9 @@ __device__ __forceinline__ void fwd_prep3_body(const FwdParams& p, const PrepKee
   const int qh = h / (HO / p.h), kh = h / (HO / p.hk), vh = h / (HO / p.hv);
   const size_t ch = static_cast<size_t>(c) * HO + h;
 
-  // Phase 1: raw q, k, v rows into smem (16-byte cp.async; padded rows zero-filled).
-  {
-    const T* qg = static_cast<const T*>(p.q);
-    const T* kg = static_cast<const T*>(p.k);
-    const T* vg = static_cast<const T*>(p.v);
-    constexpr int KV = K / 8, VV = V / 8;
-    for (int i = tid; i < CHUNK * KV; i += NT) {
-      const int r = i / KV, c8 = i % KV;
-      if (r < len) {
-        cp_async16(&kS[r * KP + 8 * c8], &kg[((t0 + r) * p.hk + kh) * K + 8 * c8]);
-        cp_async16(&qS[r * KP + 8 * c8], &qg[((t0 + r) * p.h + qh) * K + 8 * c8]);
-      } else {
-        *reinterpret_cast<uint4*>(&kS[r * KP + 8 * c8]) = make_uint4(0, 0, 0, 0);
-        *reinterpret_cast<uint4*>(&qS[r * KP + 8 * c8]) = make_uint4(0, 0, 0, 0);
-      }
-    }
-    for (int i = tid; i < CHUNK * VV; i += NT) {
-      const int r = i / VV, c8 = i % VV;
-      if (r < len) cp_async16(&yS[r * VP + 8 * c8], &vg[((t0 + r) * p.hv + vh) * V + 8 * c8]);
-      else *reinterpret_cast<uint4*>(&yS[r * VP + 8 * c8]) = make_uint4(0, 0, 0, 0);
-    }
-    cp_async_commit();
-  }
-
-  // Gates and beta (threads 0..63), then the inclusive cumulative log decay Γ (as fwd_prep_body).
-  if (tid < CHUNK) {
-    float la = 0.f, b = 0.f;
-    if (tid < len) {
-      const long long gi = (t0 + tid) * HO + h;
-      float g = load_any(p.g, p.g_dtype, gi);
-      if (p.flags & FLAG_SAFE_GATE) {
-        float ea = p.a_log ? __expf(load_any(p.a_log, p.a_log_dtype, h)) : 1.f;
-        float x = g + (p.dt_bias ? load_any(p.dt_bias, p.dt_bias_dtype, h) : 0.f);
-        float sp = x > 20.f ? x : log1pf(__expf(x));
-        la = -ea * sp;
-      } else if (p.flags & FLAG_LINEAR_GATE) {
-        la = logf(g + 1e-10f);
-      } else {
-        la = g;
-      }
-      b = load_any(p.beta, p.beta_dtype, gi);
-      if (p.flags & FLAG_BETA_SIGMOID) {
-        b = 1.f / (1.f + __expf(-b));
-        if (p.flags & FLAG_NEG_EIGVAL) b *= 2.f;
-      }
-    }
-    float s = la;
-#pragma unroll
-    for (int o = 1; o < 32; o <<= 1) {
-      float t = __shfl_up_sync(0xffffffffu, s, o);
-      if (lane >= o) s += t;
-    }
-    gam[tid] = s;
-    bet[tid] = b;
-  }
+  // Phase 1: raw q, k, v rows into smem, in flight while the gates are computed.
+  prep_load_qkv<T, K, V, NT>(p, kS, qS, yS, t0, len, qh, kh, vh, tid);
+  prep_gates(p, gam, bet, t0, len, h, HO, tid, lane);
   __syncthreads();
   if (tid >= 32 && tid < CHUNK) gam[tid] += gam[31];
   cp_async_wait<0>();
@@ -142,52 +90,10 @@ __device__ __forceinline__ void fwd_prep3_body(const FwdParams& p, const PrepKee
   // Phase 2 (warp per row, 8 rows per warp): normalise k, scale q (in place), Y = β v; Q⁺ and
   // Kᴿ go to the workspace (each row one contiguous warp store).
   {
-    constexpr int EK = K / 32, EV = V / 32;
     T* wq = static_cast<T*>(p.ws_q) + ch * CHUNK * K;
     T* wk = static_cast<T*>(p.ws_kr) + ch * CHUNK * K;
 #pragma unroll 2
-    for (int r = warp; r < CHUNK; r += NT / 32) {
-      const Bits<EK> kb = *reinterpret_cast<const Bits<EK>*>(&kS[r * KP + lane * EK]);
-      const Bits<EK> qb = *reinterpret_cast<const Bits<EK>*>(&qS[r * KP + lane * EK]);
-      const Bits<EV> vb = *reinterpret_cast<const Bits<EV>*>(&yS[r * VP + lane * EV]);
-      float kx[EK], qx[EK];
-      float ks = 0.f, qs = 0.f;
-#pragma unroll
-      for (int e = 0; e < EK; ++e) {
-        kx[e] = IO::bits_to_f(kb.h[e]);
-        qx[e] = IO::bits_to_f(qb.h[e]);
-        ks += kx[e] * kx[e];
-        qs += qx[e] * qx[e];
-      }
-      float kr = 1.f, qr = p.scale;
-      if (p.flags & FLAG_L2NORM) {
-#pragma unroll
-        for (int o = 16; o > 0; o >>= 1) {
-          ks += __shfl_xor_sync(0xffffffffu, ks, o);
-          qs += __shfl_xor_sync(0xffffffffu, qs, o);
-        }
-        kr = rsqrtf(ks + 1e-6f);
-        qr = p.scale * rsqrtf(qs + 1e-6f);
-      }
-      const float eg = __expf(gam[r]), er = __expf(gl - gam[r]), br = bet[r];
-      Bits<EK> ko, qo, qpo, kro;
-      Bits<EV> yo;
-#pragma unroll
-      for (int e = 0; e < EK; ++e) {
-        const float kn = kx[e] * kr, qn = qx[e] * qr;
-        ko.h[e] = IO::f_to_bits(kn);
-        qo.h[e] = IO::f_to_bits(qn);
-        qpo.h[e] = IO::f_to_bits(qn * eg);
-        kro.h[e] = IO::f_to_bits(kn * er);
-      }
-#pragma unroll
-      for (int e = 0; e < EV; ++e) yo.h[e] = IO::f_to_bits(br * IO::bits_to_f(vb.h[e]));
-      *reinterpret_cast<Bits<EK>*>(&kS[r * KP + lane * EK]) = ko;
-      *reinterpret_cast<Bits<EK>*>(&qS[r * KP + lane * EK]) = qo;
-      *reinterpret_cast<Bits<EV>*>(&yS[r * VP + lane * EV]) = yo;
-      *reinterpret_cast<Bits<EK>*>(&wq[r * K + lane * EK]) = qpo;
-      *reinterpret_cast<Bits<EK>*>(&wk[r * K + lane * EK]) = kro;
-    }
+    for (int r = warp; r < CHUNK; r += NT / 32) prep_norm_row<T, K, V>(p, kS, qS, yS, wq, wk, gam, bet, gl, r, lane);
   }
   __syncthreads();
 
