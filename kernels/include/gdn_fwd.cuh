@@ -434,6 +434,113 @@ __device__ __forceinline__ void prep_norm_row(const FwdParams& p, T* kS, T* qS, 
   *reinterpret_cast<Bits<EK>*>(&wk[r * K + lane * EK]) = kro;
 }
 
+// E = β k e^Γ for token row r (one warp): the normalised k row of kS, scaled, to eS.
+template <typename T, int K>
+__device__ __forceinline__ void prep_e_row(const T* kS, T* eS, const float* gam, const float* bet, int r, int lane) {
+  using IO = Io<T>;
+  constexpr int KP = K + 8, EK = K / 32;
+  const Bits<EK> kb = *reinterpret_cast<const Bits<EK>*>(&kS[r * KP + lane * EK]);
+  const float f = bet[r] * __expf(gam[r]);
+  Bits<EK> eo;
+#pragma unroll
+  for (int e = 0; e < EK; ++e) eo.h[e] = IO::f_to_bits(f * IO::bits_to_f(kb.h[e]));
+  *reinterpret_cast<Bits<EK>*>(&eS[r * KP + lane * EK]) = eo;
+}
+
+// A = tril(Q Kᵀ ⊙ decay) from this warp's Q Kᵀ accumulators (rows r0, r0 + 8; all 64 columns) to
+// `dst` (rows of STRIDE elements) as packed pairs.
+template <typename T, int STRIDE>
+__device__ __forceinline__ void prep_store_a(T* dst, const float (&acc)[8][4], const float* gam, int r0, int cq) {
+#pragma unroll
+  for (int nt = 0; nt < 8; ++nt) {
+#pragma unroll
+    for (int hf = 0; hf < 2; ++hf) {
+      const int i = r0 + 8 * hf;
+      float av[2];
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        const int j = 8 * nt + cq + e;
+        av[e] = j <= i ? acc[nt][2 * hf + e] * __expf(gam[i] - gam[j]) : 0.f;
+      }
+      *reinterpret_cast<u32*>(&dst[i * STRIDE + 8 * nt + cq]) = Io<T>::pack(av[0], av[1]);
+    }
+  }
+}
+
+// L = strict_lower(β_i k_i·k_j e^{Γi−Γj}) from this warp's K Kᵀ accumulators (rows r0, r0 + 8) to
+// the fp32 tile Lf (rows of CHUNK + 1).
+__device__ __forceinline__ void prep_store_l(float* Lf, const float (&acc)[8][4], const float* gam, const float* bet,
+                                             int r0, int cq) {
+  constexpr int FP = CHUNK + 1;
+#pragma unroll
+  for (int nt = 0; nt < 8; ++nt) {
+#pragma unroll
+    for (int hf = 0; hf < 2; ++hf) {
+      const int i = r0 + 8 * hf;
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        const int j = 8 * nt + cq + e;
+        Lf[i * FP + j] = j < i ? bet[i] * acc[nt][2 * hf + e] * __expf(gam[i] - gam[j]) : 0.f;
+      }
+    }
+  }
+}
+
+// Column cl of the inverse of diagonal block (I + L)[base.., base..] (16x16, unit lower
+// triangular) by forward substitution, into col; prep_diag_store writes it back over L.
+__device__ __forceinline__ void prep_diag_solve(const float* Lf, float (&col)[16], int base, int cl) {
+  constexpr int FP = CHUNK + 1;
+#pragma unroll
+  for (int r = 0; r < 16; ++r) {
+    float s = 0.f;
+#pragma unroll
+    for (int j = 0; j < r; ++j)
+      if (j >= cl) s += Lf[(base + r) * FP + base + j] * col[j];
+    col[r] = r < cl ? 0.f : (r == cl ? 1.f : -s);
+  }
+}
+__device__ __forceinline__ void prep_diag_store(float* Lf, const float (&col)[16], int base, int cl) {
+  constexpr int FP = CHUNK + 1;
+#pragma unroll
+  for (int r = 0; r < 16; ++r)
+    if (r >= cl) Lf[(base + r) * FP + base + cl] = col[r];
+}
+
+// T (fp32, strictly lower part in Lf, unit diagonal) to the io dtype over the same region (tb,
+// rows of CHUNK + 8), through registers, NT threads; barriers after the reads and the writes.
+template <typename T, int NT>
+__device__ __forceinline__ void prep_t_to_io(const float* Lf, T* tb, int tid) {
+  constexpr int FP = CHUNK + 1, CP = CHUNK + 8;
+  constexpr int PAIRS = CHUNK * CHUNK / 2 / NT;
+  u32 tv[PAIRS];
+#pragma unroll
+  for (int u = 0; u < PAIRS; ++u) {
+    const int i2 = tid + NT * u;  // pair index
+    const int r = i2 / (CHUNK / 2), cc = 2 * (i2 % (CHUNK / 2));
+    const float a = cc < r ? Lf[r * FP + cc] : (cc == r ? 1.f : 0.f);
+    const float b = cc + 1 < r ? Lf[r * FP + cc + 1] : (cc + 1 == r ? 1.f : 0.f);
+    tv[u] = Io<T>::pack(a, b);
+  }
+  __syncthreads();
+#pragma unroll
+  for (int u = 0; u < PAIRS; ++u) {
+    const int i2 = tid + NT * u;
+    const int r = i2 / (CHUNK / 2), cc = 2 * (i2 % (CHUNK / 2));
+    *reinterpret_cast<u32*>(&tb[r * CP + cc]) = tv[u];
+  }
+  __syncthreads();
+}
+
+// A ROWS x COLS tile from shared rows of COLS + 8 elements to dense global rows, 16 bytes per
+// access, threads tid, tid + nthreads, ...
+template <typename T, int ROWS, int COLS>
+__device__ __forceinline__ void store_tile16(T* dst, const T* src, int tid, int nthreads) {
+  for (int i = tid; i < ROWS * COLS / 8; i += nthreads) {
+    const int r = i / (COLS / 8), c8 = i % (COLS / 8);
+    *reinterpret_cast<uint4*>(&dst[r * COLS + 8 * c8]) = *reinterpret_cast<const uint4*>(&src[r * (COLS + 8) + 8 * c8]);
+  }
+}
+
 template <typename T, int K, int V, bool KEEP = false, bool INV_SIDE = true>
 __device__ __forceinline__ void fwd_prep_body(const FwdParams& p, const PrepKeep& keep = PrepKeep{}) {
   using S = PrepSmem<K, V>;
@@ -502,45 +609,12 @@ __device__ __forceinline__ void fwd_prep_body(const FwdParams& p, const PrepKeep
   }
   __syncthreads();  // qS dead: E takes its place (from the normalised kS)
   {
-    constexpr int EK = K / 32;
-    for (int r = warp; r < CHUNK; r += 4) {
-      const Bits<EK> kb = *reinterpret_cast<const Bits<EK>*>(&kS[r * KP + lane * EK]);
-      const float f = bet[r] * __expf(gam[r]);
-      Bits<EK> eo;
-#pragma unroll
-      for (int e = 0; e < EK; ++e) eo.h[e] = IO::f_to_bits(f * IO::bits_to_f(kb.h[e]));
-      *reinterpret_cast<Bits<EK>*>(&eS[r * KP + lane * EK]) = eo;
-    }
+    for (int r = warp; r < CHUNK; r += 4) prep_e_row<T, K>(kS, eS, gam, bet, r, lane);
     // A = tril(Q Kᵀ ⊙ decay) straight to the workspace.
-    T* wa = static_cast<T*>(p.ws_a) + ch * CHUNK * CHUNK;
-#pragma unroll
-    for (int nt = 0; nt < 8; ++nt) {
-#pragma unroll
-      for (int hf = 0; hf < 2; ++hf) {
-        const int i = r0 + 8 * hf;
-        float av[2];
-#pragma unroll
-        for (int e = 0; e < 2; ++e) {
-          const int j = 8 * nt + cq + e;
-          av[e] = j <= i ? aqk[nt][2 * hf + e] * __expf(gam[i] - gam[j]) : 0.f;
-        }
-        *reinterpret_cast<u32*>(&wa[i * CHUNK + 8 * nt + cq]) = IO::pack(av[0], av[1]);
-      }
-    }
+    prep_store_a<T, CHUNK>(static_cast<T*>(p.ws_a) + ch * CHUNK * CHUNK, aqk, gam, r0, cq);
   }
   __syncthreads();  // kS dead: L (fp32) takes its place
-#pragma unroll
-  for (int nt = 0; nt < 8; ++nt) {
-#pragma unroll
-    for (int hf = 0; hf < 2; ++hf) {
-      const int i = r0 + 8 * hf;
-#pragma unroll
-      for (int e = 0; e < 2; ++e) {
-        const int j = 8 * nt + cq + e;
-        Lf[i * FP + j] = j < i ? bet[i] * akk[nt][2 * hf + e] * __expf(gam[i] - gam[j]) : 0.f;
-      }
-    }
-  }
+  prep_store_l(Lf, akk, gam, bet, r0, cq);
   __syncthreads();
 
   // Phase 4: T = (I + L)^{-1} in fp32, in place over L.
@@ -548,22 +622,9 @@ __device__ __forceinline__ void fwd_prep_body(const FwdParams& p, const PrepKeep
   {
     float col[16];
     const int base = 16 * (tid >> 4), cl = tid & 15;
-    if (tid < CHUNK) {
-#pragma unroll
-      for (int r = 0; r < 16; ++r) {
-        float s = 0.f;
-#pragma unroll
-        for (int j = 0; j < r; ++j)
-          if (j >= cl) s += Lf[(base + r) * FP + base + j] * col[j];
-        col[r] = r < cl ? 0.f : (r == cl ? 1.f : -s);
-      }
-    }
+    if (tid < CHUNK) prep_diag_solve(Lf, col, base, cl);
     __syncthreads();
-    if (tid < CHUNK) {
-#pragma unroll
-      for (int r = 0; r < 16; ++r)
-        if (r >= cl) Lf[(base + r) * FP + base + cl] = col[r];
-    }
+    if (tid < CHUNK) prep_diag_store(Lf, col, base, cl);
     __syncthreads();
   }
   // Off-diagonal blocks, block row by block row: T_IJ = −T_II Σ_{m=J}^{I−1} L_Im T_mJ. The
@@ -649,25 +710,7 @@ __device__ __forceinline__ void fwd_prep_body(const FwdParams& p, const PrepKeep
     __syncthreads();
   }
   // T to the io dtype, over the same region (through registers).
-  {
-    u32 tv[16];
-#pragma unroll
-    for (int u = 0; u < 16; ++u) {
-      const int i2 = tid + 128 * u;  // pair index
-      const int r = i2 / (CHUNK / 2), cc = 2 * (i2 % (CHUNK / 2));
-      const float a = cc < r ? Lf[r * FP + cc] : (cc == r ? 1.f : 0.f);
-      const float b = cc + 1 < r ? Lf[r * FP + cc + 1] : (cc + 1 == r ? 1.f : 0.f);
-      tv[u] = IO::pack(a, b);
-    }
-    __syncthreads();
-#pragma unroll
-    for (int u = 0; u < 16; ++u) {
-      const int i2 = tid + 128 * u;
-      const int r = i2 / (CHUNK / 2), cc = 2 * (i2 % (CHUNK / 2));
-      *reinterpret_cast<u32*>(&tb[r * CP + cc]) = tv[u];
-    }
-    __syncthreads();
-  }
+  prep_t_to_io<T, 128>(Lf, tb, tid);
 
   // Phase 5: W = T E (64×K): A = T (row-major), B = E via ldmatrix.trans.
   {
@@ -734,16 +777,8 @@ __device__ __forceinline__ void fwd_prep_body(const FwdParams& p, const PrepKeep
   }
   if (KEEP) {
     // T (io, unit diagonal), E and the per-token Γ, β for the backward.
-    T* wt = static_cast<T*>(keep.ws_t) + ch * CHUNK * CHUNK;
-    T* we = static_cast<T*>(keep.ws_e) + ch * CHUNK * K;
-    for (int i = tid; i < CHUNK * CHUNK / 8; i += 128) {
-      const int r = i / (CHUNK / 8), c8 = i % (CHUNK / 8);
-      *reinterpret_cast<uint4*>(&wt[r * CHUNK + 8 * c8]) = *reinterpret_cast<const uint4*>(&tb[r * CP + 8 * c8]);
-    }
-    for (int i = tid; i < CHUNK * K / 8; i += 128) {
-      const int r = i / (K / 8), c8 = i % (K / 8);
-      *reinterpret_cast<uint4*>(&we[r * K + 8 * c8]) = *reinterpret_cast<const uint4*>(&eS[r * KP + 8 * c8]);
-    }
+    store_tile16<T, CHUNK, CHUNK>(static_cast<T*>(keep.ws_t) + ch * CHUNK * CHUNK, tb, tid, 128);
+    store_tile16<T, CHUNK, K>(static_cast<T*>(keep.ws_e) + ch * CHUNK * K, eS, tid, 128);
     if (tid < CHUNK) {
       keep.ws_gam[ch * CHUNK + tid] = gam[tid];
       keep.ws_bet[ch * CHUNK + tid] = bet[tid];

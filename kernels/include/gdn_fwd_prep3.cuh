@@ -123,49 +123,13 @@ __device__ __forceinline__ void fwd_prep3_body(const FwdParams& p, const PrepKee
   }
   __syncthreads();  // qS dead: E takes its place (from the normalised kS)
   {
-    constexpr int EK = K / 32;
 #pragma unroll 2
-    for (int r = warp; r < CHUNK; r += NT / 32) {
-      const Bits<EK> kb = *reinterpret_cast<const Bits<EK>*>(&kS[r * KP + lane * EK]);
-      const float f = bet[r] * __expf(gam[r]);
-      Bits<EK> eo;
-#pragma unroll
-      for (int e = 0; e < EK; ++e) eo.h[e] = IO::f_to_bits(f * IO::bits_to_f(kb.h[e]));
-      *reinterpret_cast<Bits<EK>*>(&eS[r * KP + lane * EK]) = eo;
-    }
+    for (int r = warp; r < CHUNK; r += NT / 32) prep_e_row<T, K>(kS, eS, gam, bet, r, lane);
     // A = tril(Q Kᵀ ⊙ decay) into its staging tile.
-    if (hi) {
-#pragma unroll
-      for (int nt = 0; nt < 8; ++nt) {
-#pragma unroll
-        for (int hf = 0; hf < 2; ++hf) {
-          const int i = r0 + 8 * hf;
-          float av[2];
-#pragma unroll
-          for (int e = 0; e < 2; ++e) {
-            const int j = 8 * nt + cq + e;
-            av[e] = j <= i ? acc[nt][2 * hf + e] * __expf(gam[i] - gam[j]) : 0.f;
-          }
-          *reinterpret_cast<u32*>(&aS[i * CP + 8 * nt + cq]) = IO::pack(av[0], av[1]);
-        }
-      }
-    }
+    if (hi) prep_store_a<T, CP>(aS, acc, gam, r0, cq);
   }
   __syncthreads();  // kS dead: L (fp32) takes its place
-  if (!hi) {
-#pragma unroll
-    for (int nt = 0; nt < 8; ++nt) {
-#pragma unroll
-      for (int hf = 0; hf < 2; ++hf) {
-        const int i = r0 + 8 * hf;
-#pragma unroll
-        for (int e = 0; e < 2; ++e) {
-          const int j = 8 * nt + cq + e;
-          Lf[i * FP + j] = j < i ? bet[i] * acc[nt][2 * hf + e] * __expf(gam[i] - gam[j]) : 0.f;
-        }
-      }
-    }
-  }
+  if (!hi) prep_store_l(Lf, acc, gam, bet, r0, cq);
   __syncthreads();
 
   // Phase 4: T = (I + L)^{-1} in fp32, in place over L. Diagonal 16x16 blocks: thread t < 64
@@ -175,36 +139,15 @@ __device__ __forceinline__ void fwd_prep3_body(const FwdParams& p, const PrepKee
     float col[16];
     const int base = 16 * (tid >> 4), cl = tid & 15;
     if (tid < CHUNK) {
-#pragma unroll
-      for (int r = 0; r < 16; ++r) {
-        float s = 0.f;
-#pragma unroll
-        for (int j = 0; j < r; ++j)
-          if (j >= cl) s += Lf[(base + r) * FP + base + j] * col[j];
-        col[r] = r < cl ? 0.f : (r == cl ? 1.f : -s);
-      }
+      prep_diag_solve(Lf, col, base, cl);
     } else {
       const int t2 = tid - CHUNK;
       constexpr int N2 = NT - CHUNK;
-      T* wa = static_cast<T*>(p.ws_a) + ch * CHUNK * CHUNK;
-      for (int i = t2; i < CHUNK * CHUNK / 8; i += N2) {
-        const int r = i / (CHUNK / 8), c8 = i % (CHUNK / 8);
-        *reinterpret_cast<uint4*>(&wa[r * CHUNK + 8 * c8]) = *reinterpret_cast<const uint4*>(&aS[r * CP + 8 * c8]);
-      }
-      if (KEEP) {
-        T* we = static_cast<T*>(keep.ws_e) + ch * CHUNK * K;
-        for (int i = t2; i < CHUNK * K / 8; i += N2) {
-          const int r = i / (K / 8), c8 = i % (K / 8);
-          *reinterpret_cast<uint4*>(&we[r * K + 8 * c8]) = *reinterpret_cast<const uint4*>(&eS[r * KP + 8 * c8]);
-        }
-      }
+      store_tile16<T, CHUNK, CHUNK>(static_cast<T*>(p.ws_a) + ch * CHUNK * CHUNK, aS, t2, N2);
+      if (KEEP) store_tile16<T, CHUNK, K>(static_cast<T*>(keep.ws_e) + ch * CHUNK * K, eS, t2, N2);
     }
     __syncthreads();
-    if (tid < CHUNK) {
-#pragma unroll
-      for (int r = 0; r < 16; ++r)
-        if (r >= cl) Lf[(base + r) * FP + base + cl] = col[r];
-    }
+    if (tid < CHUNK) prep_diag_store(Lf, col, base, cl);
     __syncthreads();
   }
   // Off-diagonal blocks, block row by block row: T_IJ = −T_II Σ_{m=J}^{I−1} L_Im T_mJ, the
@@ -255,26 +198,7 @@ __device__ __forceinline__ void fwd_prep3_body(const FwdParams& p, const PrepKee
     __syncthreads();
   }
   // T to the io dtype, over the same region (through registers).
-  {
-    constexpr int PAIRS = CHUNK * CHUNK / 2 / NT;
-    u32 tv[PAIRS];
-#pragma unroll
-    for (int u = 0; u < PAIRS; ++u) {
-      const int i2 = tid + NT * u;  // pair index
-      const int r = i2 / (CHUNK / 2), cc = 2 * (i2 % (CHUNK / 2));
-      const float a = cc < r ? Lf[r * FP + cc] : (cc == r ? 1.f : 0.f);
-      const float b = cc + 1 < r ? Lf[r * FP + cc + 1] : (cc + 1 == r ? 1.f : 0.f);
-      tv[u] = IO::pack(a, b);
-    }
-    __syncthreads();
-#pragma unroll
-    for (int u = 0; u < PAIRS; ++u) {
-      const int i2 = tid + NT * u;
-      const int r = i2 / (CHUNK / 2), cc = 2 * (i2 % (CHUNK / 2));
-      *reinterpret_cast<u32*>(&tb[r * CP + cc]) = tv[u];
-    }
-    __syncthreads();
-  }
+  prep_t_to_io<T, NT>(Lf, tb, tid);
 
   // Phase 5: W = T E (64×K): warp (rt, hi) owns rows 16·rt + 0..15 and key columns
   // [hi·K/2, (hi+1)·K/2). A = T (row-major), B = E via ldmatrix.trans.
@@ -335,13 +259,7 @@ __device__ __forceinline__ void fwd_prep3_body(const FwdParams& p, const PrepKee
       }
     }
     __syncthreads();  // Y reads done, W staged: Ũᵀ staging takes Y's (and A's) place
-    {
-      T* ww = static_cast<T*>(p.ws_w) + ch * CHUNK * K;
-      for (int i = tid; i < CHUNK * K / 8; i += NT) {
-        const int r = i / (K / 8), c8 = i % (K / 8);
-        *reinterpret_cast<uint4*>(&ww[r * K + 8 * c8]) = *reinterpret_cast<const uint4*>(&wS[r * KP + 8 * c8]);
-      }
-    }
+    store_tile16<T, CHUNK, K>(static_cast<T*>(p.ws_w) + ch * CHUNK * K, wS, tid, NT);
     const int d = d0 + (lane >> 2);
 #pragma unroll
     for (int ntl = 0; ntl < NTU; ++ntl) {
@@ -351,20 +269,10 @@ __device__ __forceinline__ void fwd_prep3_body(const FwdParams& p, const PrepKee
     }
   }
   __syncthreads();
-  {
-    T* wu = static_cast<T*>(p.ws_ut) + ch * V * CHUNK;
-    for (int i = tid; i < V * CHUNK / 8; i += NT) {
-      const int r = i / (CHUNK / 8), c8 = i % (CHUNK / 8);
-      *reinterpret_cast<uint4*>(&wu[r * CHUNK + 8 * c8]) = *reinterpret_cast<const uint4*>(&uS[r * CP + 8 * c8]);
-    }
-  }
+  store_tile16<T, V, CHUNK>(static_cast<T*>(p.ws_ut) + ch * V * CHUNK, uS, tid, NT);
   if (KEEP) {
     // T (io, unit diagonal) and the per-token Γ, β for the backward (E left in phase 4).
-    T* wt = static_cast<T*>(keep.ws_t) + ch * CHUNK * CHUNK;
-    for (int i = tid; i < CHUNK * CHUNK / 8; i += NT) {
-      const int r = i / (CHUNK / 8), c8 = i % (CHUNK / 8);
-      *reinterpret_cast<uint4*>(&wt[r * CHUNK + 8 * c8]) = *reinterpret_cast<const uint4*>(&tb[r * CP + 8 * c8]);
-    }
+    store_tile16<T, CHUNK, CHUNK>(static_cast<T*>(keep.ws_t) + ch * CHUNK * CHUNK, tb, tid, NT);
     if (tid < CHUNK) {
       keep.ws_gam[ch * CHUNK + tid] = gam[tid];
       keep.ws_bet[ch * CHUNK + tid] = bet[tid];
