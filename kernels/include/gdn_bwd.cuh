@@ -404,8 +404,8 @@ __device__ __forceinline__ void bwd_dscan_mma_body(const BwdParams& bp) {
       for (int e = 0; e < 4; ++e) du[nt][e] = 0.f;
 #pragma unroll
     for (int kk = 0; kk < K / 16; ++kk) {
-      u32 a[4] = {Io<T>::pack(x[2 * kk][0], x[2 * kk][1]), Io<T>::pack(x[2 * kk][2], x[2 * kk][3]),
-                  Io<T>::pack(x[2 * kk + 1][0], x[2 * kk + 1][1]), Io<T>::pack(x[2 * kk + 1][2], x[2 * kk + 1][3])};
+      u32 a[4];
+      x_a_frag<T>(a, x, kk);
       const int col = 16 * kk + cq;
 #pragma unroll
       for (int nt = 0; nt < 8; ++nt) {
@@ -676,8 +676,8 @@ __device__ __forceinline__ void tokens_products_mma(const BwdParams& bp, size_t 
 #pragma unroll
     for (int kk = 0; kk < K / 16; ++kk) {
       const int col = 16 * kk + cq;
-      u32 a[4] = {ld32(&Wb[r0 * KP + col]), ld32(&Wb[(r0 + 8) * KP + col]), ld32(&Wb[r0 * KP + col + 8]),
-                  ld32(&Wb[(r0 + 8) * KP + col + 8])};
+      u32 a[4];
+      ld_a_frag(a, Wb, KP, r0, col);
 #pragma unroll
       for (int n = 0; n < VQ; ++n) {
         const int nn = 8 * (gq * VQ + n) + g;
@@ -715,12 +715,12 @@ __device__ __forceinline__ void tokens_products_mma(const BwdParams& bp, size_t 
 #pragma unroll
   for (int kk = 0; kk < V / 16; ++kk) {
     const int col = 16 * kk + cq;
-    u32 ao[4] = {ld32(&dOb[r0 * VP + col]), ld32(&dOb[(r0 + 8) * VP + col]), ld32(&dOb[r0 * VP + col + 8]),
-                 ld32(&dOb[(r0 + 8) * VP + col + 8])};
-    u32 ar[4] = {ld32(&dRb[r0 * VP + col]), ld32(&dRb[(r0 + 8) * VP + col]), ld32(&dRb[r0 * VP + col + 8]),
-                 ld32(&dRb[(r0 + 8) * VP + col + 8])};
-    u32 au[4] = {ld32(&Ub[r0 * VP + col]), ld32(&Ub[(r0 + 8) * VP + col]), ld32(&Ub[r0 * VP + col + 8]),
-                 ld32(&Ub[(r0 + 8) * VP + col + 8])};
+    u32 ao[4];
+    ld_a_frag(ao, dOb, VP, r0, col);
+    u32 ar[4];
+    ld_a_frag(ar, dRb, VP, r0, col);
+    u32 au[4];
+    ld_a_frag(au, Ub, VP, r0, col);
     // B[k = v][n = key] = S[v][key], dS'[v][key] ([k][n]: ldmatrix.trans, two key tiles each).
 #pragma unroll
     for (int np = 0; np < NQ / 2; ++np) {
@@ -1266,10 +1266,10 @@ __device__ __forceinline__ void bwd_tokens_tc_body(const BwdParams& bp) {
 #pragma unroll
     for (int kk = 0; kk < K / 16; ++kk) {
       const int col = 16 * kk + cq;
-      u32 aq[4] = {ld32(&Qb[r0 * KP + col]), ld32(&Qb[(r0 + 8) * KP + col]), ld32(&Qb[r0 * KP + col + 8]),
-                   ld32(&Qb[(r0 + 8) * KP + col + 8])};
-      u32 ak[4] = {ld32(&Kb[r0 * KP + col]), ld32(&Kb[(r0 + 8) * KP + col]), ld32(&Kb[r0 * KP + col + 8]),
-                   ld32(&Kb[(r0 + 8) * KP + col + 8])};
+      u32 aq[4];
+      ld_a_frag(aq, Qb, KP, r0, col);
+      u32 ak[4];
+      ld_a_frag(ak, Kb, KP, r0, col);
 #pragma unroll
       for (int n = 0; n < 2; ++n) {
         const int nn = 8 * (2 * gq + n) + g;
@@ -1344,12 +1344,12 @@ __device__ __forceinline__ void bwd_tokens_tc_body(const BwdParams& bp) {
 #pragma unroll
   for (int kk = 0; kk < CHUNK / 16; ++kk) {
     const int col = 16 * kk + cq;
-    u32 apa[4] = {ld32(&Pa[r0 * CP + col]), ld32(&Pa[(r0 + 8) * CP + col]), ld32(&Pa[r0 * CP + col + 8]),
-                  ld32(&Pa[(r0 + 8) * CP + col + 8])};
-    u32 apt[4] = {ld32(&Pt[r0 * CP + col]), ld32(&Pt[(r0 + 8) * CP + col]), ld32(&Pt[r0 * CP + col + 8]),
-                  ld32(&Pt[(r0 + 8) * CP + col + 8])};
-    u32 aml[4] = {ld32(&Ml[r0 * CP + col]), ld32(&Ml[(r0 + 8) * CP + col]), ld32(&Ml[r0 * CP + col + 8]),
-                  ld32(&Ml[(r0 + 8) * CP + col + 8])};
+    u32 apa[4];
+    ld_a_frag(apa, Pa, CP, r0, col);
+    u32 apt[4];
+    ld_a_frag(apt, Pt, CP, r0, col);
+    u32 aml[4];
+    ld_a_frag(aml, Ml, CP, r0, col);
     // B[k = j][n = d] = K̂[j][d], Q̂[j][d] ([k][n]: ldmatrix.trans, two key tiles each).
 #pragma unroll
     for (int np = 0; np < NQ / 2; ++np) {

@@ -207,6 +207,26 @@ __device__ __forceinline__ u32 ld32(const void* smem) {
   return *reinterpret_cast<const u32*>(smem);
 }
 
+// The m16n8k16 A fragment of rows r0, r0 + 8 and columns col, col + 8 (col = 16·kk + 2·(lane & 3))
+// of a 16-bit shared tile with rows of `stride` elements.
+template <typename T>
+__device__ __forceinline__ void ld_a_frag(u32 (&a)[4], const T* s, int stride, int r0, int col) {
+  a[0] = ld32(&s[r0 * stride + col]);
+  a[1] = ld32(&s[(r0 + 8) * stride + col]);
+  a[2] = ld32(&s[r0 * stride + col + 8]);
+  a[3] = ld32(&s[(r0 + 8) * stride + col + 8]);
+}
+
+// The m16n8k16 A fragment of key block kk of the state accumulators x (value rows × keys),
+// rounded to T.
+template <typename T, int NX>
+__device__ __forceinline__ void x_a_frag(u32 (&a)[4], const float (&x)[NX][4], int kk) {
+  a[0] = Io<T>::pack(x[2 * kk][0], x[2 * kk][1]);
+  a[1] = Io<T>::pack(x[2 * kk][2], x[2 * kk][3]);
+  a[2] = Io<T>::pack(x[2 * kk + 1][0], x[2 * kk + 1][1]);
+  a[3] = Io<T>::pack(x[2 * kk + 1][2], x[2 * kk + 1][3]);
+}
+
 // Four 8x8 b16 matrices, transposed on load (see the fragment notes in gdn_fwd_scan).
 __device__ __forceinline__ void ldsm_x4_t(u32* r, const void* smem) {
 #ifdef GDN_HOST_EMU
@@ -382,6 +402,18 @@ __device__ __forceinline__ void prep_gates(const FwdParams& p, float* gam, float
     gam[tid] = s;
     bet[tid] = b;
   }
+}
+
+// Completes prep_gates and phase 1 (block-wide barriers): adds the first warp's total to the
+// second warp's Γ, waits for the q, k, v copies, and returns Γ_last (also stored to ws_gl[ch]).
+__device__ __forceinline__ float prep_finish_gates(const FwdParams& p, float* gam, size_t ch, int tid) {
+  __syncthreads();
+  if (tid >= 32 && tid < CHUNK) gam[tid] += gam[31];
+  cp_async_wait<0>();
+  __syncthreads();
+  const float gl = gam[CHUNK - 1];
+  if (tid == 0) p.ws_gl[ch] = gl;
+  return gl;
 }
 
 // The preps' phase 2 for token row r (one warp): normalise k, scale q (in place), Y = β v; the
@@ -568,12 +600,7 @@ __device__ __forceinline__ void fwd_prep_body(const FwdParams& p, const PrepKeep
   // Phase 1: raw q, k, v rows into smem, in flight while the gates are computed.
   prep_load_qkv<T, K, V, 128>(p, kS, qS, yS, t0, len, qh, kh, vh, tid);
   prep_gates(p, gam, bet, t0, len, h, HO, tid, lane);
-  __syncthreads();
-  if (tid >= 32 && tid < CHUNK) gam[tid] += gam[31];
-  cp_async_wait<0>();
-  __syncthreads();
-  const float gl = gam[CHUNK - 1];
-  if (tid == 0) p.ws_gl[ch] = gl;
+  const float gl = prep_finish_gates(p, gam, ch, tid);
 
   // Phase 2 (warp per row): normalise k, scale q (in place), Y = β v; Q⁺ and Kᴿ go to the
   // workspace.
@@ -595,10 +622,10 @@ __device__ __forceinline__ void fwd_prep_body(const FwdParams& p, const PrepKeep
 #pragma unroll
   for (int kk = 0; kk < K / 16; ++kk) {
     const int col = 16 * kk + cq;
-    u32 ak[4] = {ld32(&kS[r0 * KP + col]), ld32(&kS[(r0 + 8) * KP + col]),
-                      ld32(&kS[r0 * KP + col + 8]), ld32(&kS[(r0 + 8) * KP + col + 8])};
-    u32 aq[4] = {ld32(&qS[r0 * KP + col]), ld32(&qS[(r0 + 8) * KP + col]),
-                      ld32(&qS[r0 * KP + col + 8]), ld32(&qS[(r0 + 8) * KP + col + 8])};
+    u32 ak[4];
+    ld_a_frag(ak, kS, KP, r0, col);
+    u32 aq[4];
+    ld_a_frag(aq, qS, KP, r0, col);
 #pragma unroll
     for (int nt = 0; nt < 8; ++nt) {
       const int n = 8 * nt + (lane >> 2);
@@ -724,8 +751,8 @@ __device__ __forceinline__ void fwd_prep_body(const FwdParams& p, const PrepKeep
     for (int kk = 0; kk < 4; ++kk) {
       if (kk > warp) break;  // T is lower triangular
       const int col = 16 * kk + cq;
-      u32 a[4] = {ld32(&tb[r0 * CP + col]), ld32(&tb[(r0 + 8) * CP + col]),
-                       ld32(&tb[r0 * CP + col + 8]), ld32(&tb[(r0 + 8) * CP + col + 8])};
+      u32 a[4];
+      ld_a_frag(a, tb, CP, r0, col);
       const int lrow = 16 * kk + (lane & 7) + 8 * ((lane >> 3) & 1);
 #pragma unroll
       for (int np = 0; np < K / 16; ++np) {
@@ -1011,9 +1038,8 @@ __device__ __forceinline__ void fwd_scan_body(const FwdParams& p, float* ws_s = 
       for (int e = 0; e < 4; ++e) pacc[nt][e] = oacc[nt][e] = 0.f;
 #pragma unroll
     for (int kk = 0; kk < K / 16; ++kk) {
-      u32 a[4] = {IO::pack(x[2 * kk][0], x[2 * kk][1]), IO::pack(x[2 * kk][2], x[2 * kk][3]),
-                       IO::pack(x[2 * kk + 1][0], x[2 * kk + 1][1]),
-                       IO::pack(x[2 * kk + 1][2], x[2 * kk + 1][3])};
+      u32 a[4];
+      x_a_frag<T>(a, x, kk);
       const int col = 16 * kk + cq;
 #pragma unroll
       for (int nt = 0; nt < 8; ++nt) {

@@ -186,8 +186,8 @@ __device__ __forceinline__ void fwd_scanx_body(const FwdFastParams& fp) {
       for (int e = 0; e < 4; ++e) pacc[nt][e] = oacc[nt][e] = 0.f;
 #pragma unroll
     for (int kk = 0; kk < K / 16; ++kk) {
-      u32 a[4] = {IO::pack(x[2 * kk][0], x[2 * kk][1]), IO::pack(x[2 * kk][2], x[2 * kk][3]),
-                  IO::pack(x[2 * kk + 1][0], x[2 * kk + 1][1]), IO::pack(x[2 * kk + 1][2], x[2 * kk + 1][3])};
+      u32 a[4];
+      x_a_frag<T>(a, x, kk);
 #pragma unroll
       for (int np = 0; np < 4; ++np) {
         u32 bw[4];

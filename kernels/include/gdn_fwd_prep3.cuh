@@ -80,12 +80,7 @@ __device__ __forceinline__ void fwd_prep3_body(const FwdParams& p, const PrepKee
   // Phase 1: raw q, k, v rows into smem, in flight while the gates are computed.
   prep_load_qkv<T, K, V, NT>(p, kS, qS, yS, t0, len, qh, kh, vh, tid);
   prep_gates(p, gam, bet, t0, len, h, HO, tid, lane);
-  __syncthreads();
-  if (tid >= 32 && tid < CHUNK) gam[tid] += gam[31];
-  cp_async_wait<0>();
-  __syncthreads();
-  const float gl = gam[CHUNK - 1];
-  if (tid == 0) p.ws_gl[ch] = gl;
+  const float gl = prep_finish_gates(p, gam, ch, tid);
 
   // Phase 2 (warp per row, 8 rows per warp): normalise k, scale q (in place), Y = β v; Q⁺ and
   // Kᴿ go to the workspace (each row one contiguous warp store).
@@ -111,8 +106,8 @@ __device__ __forceinline__ void fwd_prep3_body(const FwdParams& p, const PrepKee
 #pragma unroll
     for (int kk = 0; kk < K / 16; ++kk) {
       const int col = 16 * kk + cq;
-      u32 a[4] = {ld32(&as[r0 * KP + col]), ld32(&as[(r0 + 8) * KP + col]), ld32(&as[r0 * KP + col + 8]),
-                  ld32(&as[(r0 + 8) * KP + col + 8])};
+      u32 a[4];
+      ld_a_frag(a, as, KP, r0, col);
 #pragma unroll
       for (int nt = 0; nt < 8; ++nt) {
         const int n = 8 * nt + (lane >> 2);
@@ -213,8 +208,8 @@ __device__ __forceinline__ void fwd_prep3_body(const FwdParams& p, const PrepKee
     for (int kk = 0; kk < 4; ++kk) {
       if (kk > rt) break;  // T is lower triangular
       const int col = 16 * kk + cq;
-      u32 a[4] = {ld32(&tb[r0 * CP + col]), ld32(&tb[(r0 + 8) * CP + col]), ld32(&tb[r0 * CP + col + 8]),
-                  ld32(&tb[(r0 + 8) * CP + col + 8])};
+      u32 a[4];
+      ld_a_frag(a, tb, CP, r0, col);
       const int lrow = 16 * kk + (lane & 7) + 8 * ((lane >> 3) & 1);
 #pragma unroll
       for (int npl = 0; npl < NPW; ++npl) {
