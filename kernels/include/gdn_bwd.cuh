@@ -398,10 +398,7 @@ __device__ __forceinline__ void bwd_dscan_mma_body(const BwdParams& bp) {
     for (int kk = 0; kk < 4; ++kk) ldsm_x4_t(doa[kk], &Ds[(16 * kk + arow) * DP + acol]);
     // dUᵀ = dX Kᴿᵀ + dOᵀ A   (16 value rows × 64 tokens).
     float du[8][4];
-#pragma unroll
-    for (int nt = 0; nt < 8; ++nt)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) du[nt][e] = 0.f;
+    zero_frags(du);
 #pragma unroll
     for (int kk = 0; kk < K / 16; ++kk) {
       u32 a[4];
@@ -434,10 +431,7 @@ __device__ __forceinline__ void bwd_dscan_mma_body(const BwdParams& bp) {
     }
     // dRᵀ = dUᵀ T: B[k = i][n = j] = T[i][j], lower triangular (i ≥ j).
     float dr[8][4];
-#pragma unroll
-    for (int nt = 0; nt < 8; ++nt)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) dr[nt][e] = 0.f;
+    zero_frags(dr);
 #pragma unroll
     for (int kk = 0; kk < 4; ++kk) {
 #pragma unroll
@@ -669,10 +663,7 @@ __device__ __forceinline__ void tokens_products_mma(const BwdParams& bp, size_t 
   {
     constexpr int VQ = V / 32;
     float acc[VQ][4];
-#pragma unroll
-    for (int n = 0; n < VQ; ++n)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) acc[n][e] = 0.f;
+    zero_frags(acc);
 #pragma unroll
     for (int kk = 0; kk < K / 16; ++kk) {
       const int col = 16 * kk + cq;

@@ -207,6 +207,15 @@ __device__ __forceinline__ u32 ld32(const void* smem) {
   return *reinterpret_cast<const u32*>(smem);
 }
 
+// Zeroes a block of mma accumulators.
+template <int N>
+__device__ __forceinline__ void zero_frags(float (&a)[N][4]) {
+#pragma unroll
+  for (int nt = 0; nt < N; ++nt)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) a[nt][e] = 0.f;
+}
+
 // The m16n8k16 A fragment of rows r0, r0 + 8 and columns col, col + 8 (col = 16·kk + 2·(lane & 3))
 // of a 16-bit shared tile with rows of `stride` elements.
 template <typename T>
@@ -743,10 +752,7 @@ __device__ __forceinline__ void fwd_prep_body(const FwdParams& p, const PrepKeep
   {
     T* ww = static_cast<T*>(p.ws_w) + ch * CHUNK * K;
     float acc[K / 8][4];
-#pragma unroll
-    for (int nt = 0; nt < K / 8; ++nt)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) acc[nt][e] = 0.f;
+    zero_frags(acc);
 #pragma unroll
     for (int kk = 0; kk < 4; ++kk) {
       if (kk > warp) break;  // T is lower triangular
@@ -777,10 +783,7 @@ __device__ __forceinline__ void fwd_prep_body(const FwdParams& p, const PrepKeep
     for (int mt = 0; mt < MT; ++mt) {
       const int d0 = (warp * MT + mt) * 16;
       float acc[8][4];
-#pragma unroll
-      for (int nt = 0; nt < 8; ++nt)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) acc[nt][e] = 0.f;
+      zero_frags(acc);
 #pragma unroll
       for (int kk = 0; kk < 4; ++kk) {
         u32 a[4];

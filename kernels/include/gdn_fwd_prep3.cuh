@@ -97,10 +97,7 @@ __device__ __forceinline__ void fwd_prep3_body(const FwdParams& p, const PrepKee
   const int rt = warp & 3, hi = warp >> 2;
   const int r0 = 16 * rt + (lane >> 2), cq = 2 * (lane & 3);
   float acc[8][4];
-#pragma unroll
-  for (int nt = 0; nt < 8; ++nt)
-#pragma unroll
-    for (int e = 0; e < 4; ++e) acc[nt][e] = 0.f;
+  zero_frags(acc);
   {
     const T* as = hi ? qS : kS;
 #pragma unroll
@@ -200,10 +197,7 @@ __device__ __forceinline__ void fwd_prep3_body(const FwdParams& p, const PrepKee
   {
     constexpr int NPW = K / 32;  // 16-column pairs per warp
     float wacc[2 * NPW][4];
-#pragma unroll
-    for (int nt = 0; nt < 2 * NPW; ++nt)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) wacc[nt][e] = 0.f;
+    zero_frags(wacc);
 #pragma unroll
     for (int kk = 0; kk < 4; ++kk) {
       if (kk > rt) break;  // T is lower triangular
@@ -235,10 +229,7 @@ __device__ __forceinline__ void fwd_prep3_body(const FwdParams& p, const PrepKee
     constexpr int NTU = 8 * VT / (NT / 32);  // token n-tiles per warp: 8 or 4
     const int d0 = 16 * (warp % VT), nt0 = (warp / VT) * NTU;
     float uacc[NTU][4];
-#pragma unroll
-    for (int nt = 0; nt < NTU; ++nt)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) uacc[nt][e] = 0.f;
+    zero_frags(uacc);
 #pragma unroll
     for (int kk = 0; kk < 4; ++kk) {
       u32 a[4];
