@@ -11,175 +11,26 @@
 //   mma   the tensor-core reverse scan (fp32 dS') and token stage with the CUDA-core tail (session 3);
 //   tc    the default: io-dtype dS', every token-stage product on the tensor cores, direct dQ/dK/dV
 //         (FLAG_BWD_DIRECT; the fold only for grouped ports).
-// The tensor-core primitives of gdn_bwd.cuh (bmma, bldsm_x4_t, bcp_async16, ...) are emulated here
-// warp-collectively: mma.sync m16n8k16 from the 32 lanes' fragments (fp64 sums of the io-dtype
-// products onto the fp32 accumulator), ldmatrix.x4.trans from the 32 lanes' row addresses, and
-// cp.async as per-thread copies deferred to the wait that covers their group (a read before the
-// wait sees the NaN-filled shared memory).
+// The tensor-core primitives of the kernel headers (Io<T>::mma, ldsm_x4_t, cp_async16, ...) are
+// emulated warp-collectively by bench/gdn_host_emu.h (shared with gdn_prep_host_emu.cpp):
+// mma.sync m16n8k16 from the 32 lanes' fragments (fp64 sums of the io-dtype products onto the
+// fp32 accumulator), ldmatrix.x4.trans from the 32 lanes' row addresses, and cp.async as
+// per-thread copies deferred to the wait that covers their group (a read before the wait sees the
+// NaN-filled shared memory).
 //
 // Build and run (CPU machine), from the repository root:
 //   g++ -std=c++20 -O2 -fno-strict-aliasing -pthread -Ikernels/include bench/gdn_bwd_host_emu.cpp -o /tmp/gdn_bwd_host_emu
 //   /tmp/gdn_bwd_host_emu [fp32|mma|tc|all]
 // Every case runs the kernels twice (NaN-refilled outputs and scratch) and requires bitwise-equal
 // results: with real threads, a missing barrier shows up as a difference.
-#include <barrier>
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <algorithm>
-#include <atomic>
-#include <functional>
 #include <string>
 #include <tuple>
-#include <memory>
-#include <thread>
-#include <vector>
 
-struct uint4 { unsigned x, y, z, w; };
-struct float2 { float x, y; };
-inline uint4 make_uint4(unsigned a, unsigned b, unsigned c, unsigned d) { return {a, b, c, d}; }
-inline float2 make_float2(float a, float b) { return {a, b}; }
-struct U3 { unsigned x, y, z; };
-thread_local U3 threadIdx, blockIdx;
-#define __device__
-#define __forceinline__ inline
-#define __global__
-#define __launch_bounds__(x)
-#define __align__(x)
-#define __shared__
-inline float __expf(float x) { return expf(x); }
-inline float __uint_as_float(unsigned u) { float f; memcpy(&f, &u, 4); return f; }
-inline unsigned __float_as_uint(float f) { unsigned u; memcpy(&u, &f, 4); return u; }
-inline float rsqrtf(float x) { return 1.f / sqrtf(x); }
-void __syncthreads();
-inline void __syncwarp() {}
-float __shfl_xor_sync(unsigned, float v, int o);
-float __shfl_up_sync(unsigned, float v, int o);
-inline unsigned __cvta_generic_to_shared(const void*) { return 0; }
-#define GDN_HOST_EMU 1
+#include "gdn_host_emu.h"
 #include "gdn_bwd.cuh"
-
-namespace gdn {
-alignas(16) unsigned char smem[232 * 1024];  // the block's dynamic shared memory
-}
-
-// ---- block emulation ----
-static std::unique_ptr<std::barrier<>> g_block;
-static std::vector<std::unique_ptr<std::barrier<>>> g_warp;
-static float g_xchg[32][32];
-thread_local unsigned t_tid;
-void __syncthreads() { g_block->arrive_and_wait(); }
-float __shfl_xor_sync(unsigned, float v, int o) {
-  const unsigned w = t_tid / 32, l = t_tid % 32;
-  g_xchg[w][l] = v;
-  g_warp[w]->arrive_and_wait();
-  const float r = g_xchg[w][l ^ o];
-  g_warp[w]->arrive_and_wait();
-  return r;
-}
-float __shfl_up_sync(unsigned, float, int) { return 0.f; }
-
-// ---- tensor-core and async-copy primitives (warp-collective emulation) ----
-static gdn::u32 g_ma[32][32][4], g_mb[32][32][2];
-static const void* g_mp[32][32];
-namespace gdn {
-template <typename T>
-void emu_mma(float* c, const u32* a, const u32* b) {
-  const unsigned w = t_tid / 32, l = t_tid % 32;
-  for (int i = 0; i < 4; ++i) g_ma[w][l][i] = a[i];
-  g_mb[w][l][0] = b[0];
-  g_mb[w][l][1] = b[1];
-  g_warp[w]->arrive_and_wait();
-  auto half = [](u32 x, int k) { return static_cast<unsigned short>((k & 1) ? x >> 16 : x & 0xffffu); };
-  // A (16 x 16, row-major fragments): a0 (g, 2t..), a1 (g + 8, 2t..), a2 (g, 2t + 8..), a3 (g + 8, 2t + 8..).
-  auto A = [&](int row, int k) {
-    return static_cast<double>(Io<T>::bits_to_f(half(g_ma[w][(row & 7) * 4 + (k & 7) / 2][(row >> 3) + 2 * (k >> 3)], k)));
-  };
-  // B (16 x 8, column fragments): b0 (k = 2t.., n = g), b1 (k = 2t + 8.., n = g).
-  auto B = [&](int k, int n) { return static_cast<double>(Io<T>::bits_to_f(half(g_mb[w][n * 4 + (k & 7) / 2][k >> 3], k))); };
-  const int g = l >> 2, t = l & 3;
-  float out[4];
-  for (int e = 0; e < 4; ++e) {
-    const int row = g + 8 * (e >> 1), col = 2 * t + (e & 1);
-    double s = c[e];
-    for (int k = 0; k < 16; ++k) s += A(row, k) * B(k, col);
-    out[e] = static_cast<float>(s);
-  }
-  g_warp[w]->arrive_and_wait();
-  for (int e = 0; e < 4; ++e) c[e] = out[e];
-}
-template void emu_mma<gdn_bf16>(float*, const u32*, const u32*);
-template void emu_mma<gdn_f16>(float*, const u32*, const u32*);
-// ldmatrix.x4.trans: lanes 8m..8m+7 address the rows of matrix m; lane l receives, per matrix,
-// (row 2(l%4), column l/4) in the low half and (row 2(l%4) + 1, column l/4) in the high half.
-void emu_ldsm_x4_t(u32* r, const void* p) {
-  const unsigned w = t_tid / 32, l = t_tid % 32;
-  g_mp[w][l] = p;
-  g_warp[w]->arrive_and_wait();
-  for (int m = 0; m < 4; ++m) {
-    const auto* r0 = static_cast<const unsigned short*>(g_mp[w][8 * m + 2 * (l & 3)]);
-    const auto* r1 = static_cast<const unsigned short*>(g_mp[w][8 * m + 2 * (l & 3) + 1]);
-    r[m] = static_cast<u32>(r0[l >> 2]) | (static_cast<u32>(r1[l >> 2]) << 16);
-  }
-  g_warp[w]->arrive_and_wait();
-}
-struct PendingCopy {
-  void* dst;
-  const void* src;
-};
-thread_local std::vector<PendingCopy> t_open;                 // issued, not yet committed
-thread_local std::vector<std::vector<PendingCopy>> t_groups;  // committed, oldest first
-void emu_cp_async16(void* dst, const void* src) { t_open.push_back({dst, src}); }
-void emu_cp_async_commit() {
-  t_groups.push_back(std::move(t_open));
-  t_open.clear();
-}
-void emu_cp_async_wait(int n) {
-  while (static_cast<int>(t_groups.size()) > n) {
-    for (auto& x : t_groups.front()) memcpy(x.dst, x.src, 16);
-    t_groups.erase(t_groups.begin());
-  }
-}
-}  // namespace gdn
-static std::atomic<int> g_unwaited{0};  // threads that ended with copies never waited for
-
-static void launch(U3 grid, unsigned threads, const std::function<void()>& body) {
-  for (unsigned z = 0; z < grid.z; ++z)
-    for (unsigned y = 0; y < grid.y; ++y)
-      for (unsigned x = 0; x < grid.x; ++x) {
-        memset(gdn::smem, 0xFF, sizeof(gdn::smem));  // no read-before-write of shared memory
-        g_block = std::make_unique<std::barrier<>>(threads);
-        g_warp.clear();
-        for (unsigned w = 0; w < (threads + 31) / 32; ++w) g_warp.push_back(std::make_unique<std::barrier<>>(32));
-        std::vector<std::thread> ts;
-        for (unsigned t = 0; t < threads; ++t)
-          ts.emplace_back([&, t, x, y, z] {
-            threadIdx = {t, 0, 0};
-            blockIdx = {x, y, z};
-            t_tid = t;
-            body();
-            if (!gdn::t_open.empty() || !gdn::t_groups.empty()) ++g_unwaited;
-            gdn::t_open.clear();
-            gdn::t_groups.clear();
-            // A thread that returned early leaves the barriers of its block and warp.
-            g_block->arrive_and_drop();
-            g_warp[t / 32]->arrive_and_drop();
-          });
-        for (auto& th : ts) th.join();
-      }
-}
-
-// ---- problem ----
-static unsigned long long rng_state = 12345;
-static double uni(double lo, double hi) {
-  rng_state = rng_state * 6364136223846793005ULL + 1442695040888963407ULL;
-  return lo + (hi - lo) * ((rng_state >> 11) * (1.0 / 9007199254740992.0));
-}
-template <typename T>
-static unsigned short enc(double x) { return gdn::Io<T>::f_to_bits(static_cast<float>(x)); }
-template <typename T>
-static double dec(unsigned short b) { return gdn::Io<T>::bits_to_f(b); }
 
 static double rms_ratio(const std::vector<double>& a, const std::vector<double>& b) {
   double num = 0, den = 0;

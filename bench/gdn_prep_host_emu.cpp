@@ -2,9 +2,10 @@
 // (gdn::fwd_prep_body, gdn_fwd.cuh, 4 warps; device-validated) and prep3 (gdn::fwd_prep3_body,
 // gdn_fwd_prep3.cuh, 8 warps), forward (KEEP = false) and the backward's variant (KEEP = true),
 // one std::thread per CUDA thread with real barriers for __syncthreads and per-warp exchanges for
-// shuffles, mma.sync / ldmatrix.trans / cp.async emulated warp-collectively as in
-// bench/gdn_bwd_host_emu.cpp (mma: fp64 sums of the io-dtype products onto the fp32
-// accumulator; cp.async deferred to the wait that covers it; shared memory NaN-filled per block).
+// shuffles, mma.sync / ldmatrix.trans / cp.async emulated warp-collectively by
+// bench/gdn_host_emu.h, shared with bench/gdn_bwd_host_emu.cpp (mma: fp64 sums of the io-dtype
+// products onto the fp32 accumulator; cp.async deferred to the wait that covers it; shared memory
+// NaN-filled per block).
 //
 // Checks, per case (shapes with partial chunks, empty sequences, head groups, bf16 and fp16,
 // K = V = 64 and 128, gate / beta transforms):
@@ -18,160 +19,13 @@
 // Build and run (CPU machine), from the repository root:
 //   g++ -std=c++20 -O2 -fno-strict-aliasing -pthread -Ikernels/include bench/gdn_prep_host_emu.cpp -o /tmp/gdn_prep_host_emu
 //   /tmp/gdn_prep_host_emu
-#include <barrier>
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <algorithm>
-#include <functional>
-#include <memory>
 #include <string>
-#include <thread>
-#include <vector>
 
-struct uint4 { unsigned x, y, z, w; };
-struct float2 { float x, y; };
-inline uint4 make_uint4(unsigned a, unsigned b, unsigned c, unsigned d) { return {a, b, c, d}; }
-inline float2 make_float2(float a, float b) { return {a, b}; }
-struct U3 { unsigned x, y, z; };
-thread_local U3 threadIdx, blockIdx;
-#define __device__
-#define __forceinline__ inline
-#define __global__
-#define __launch_bounds__(...)
-#define __align__(x)
-#define __shared__
-inline float __expf(float x) { return expf(x); }
-inline float __uint_as_float(unsigned u) { float f; memcpy(&f, &u, 4); return f; }
-inline unsigned __float_as_uint(float f) { unsigned u; memcpy(&u, &f, 4); return u; }
-inline float rsqrtf(float x) { return 1.f / sqrtf(x); }
-void __syncthreads();
-inline void __syncwarp() {}
-float __shfl_xor_sync(unsigned, float v, int o);
-float __shfl_up_sync(unsigned, float v, int o);
-inline unsigned __cvta_generic_to_shared(const void*) { return 0; }
-#define GDN_HOST_EMU 1
+#include "gdn_host_emu.h"
 #include "gdn_fwd_prep3.cuh"
-
-namespace gdn {
-alignas(16) unsigned char smem[232 * 1024];  // the block's dynamic shared memory
-}
-
-// ---- block emulation ----
-static std::unique_ptr<std::barrier<>> g_block;
-static std::vector<std::unique_ptr<std::barrier<>>> g_warp;
-static float g_xchg[32][32];
-thread_local unsigned t_tid;
-void __syncthreads() { g_block->arrive_and_wait(); }
-static float exchange(float v, int src_of_lane_xor, bool up, int o) {
-  const unsigned w = t_tid / 32, l = t_tid % 32;
-  g_xchg[w][l] = v;
-  g_warp[w]->arrive_and_wait();
-  float r;
-  if (up) r = (static_cast<int>(l) >= o) ? g_xchg[w][l - o] : v;
-  else r = g_xchg[w][l ^ src_of_lane_xor];
-  g_warp[w]->arrive_and_wait();
-  return r;
-}
-float __shfl_xor_sync(unsigned, float v, int o) { return exchange(v, o, false, 0); }
-float __shfl_up_sync(unsigned, float v, int o) { return exchange(v, 0, true, o); }
-
-// ---- tensor-core and async-copy primitives (warp-collective emulation) ----
-static gdn::u32 g_ma[32][32][4], g_mb[32][32][2];
-static const void* g_mp[32][32];
-namespace gdn {
-template <typename T>
-void emu_mma(float* c, const u32* a, const u32* b) {
-  const unsigned w = t_tid / 32, l = t_tid % 32;
-  for (int i = 0; i < 4; ++i) g_ma[w][l][i] = a[i];
-  g_mb[w][l][0] = b[0];
-  g_mb[w][l][1] = b[1];
-  g_warp[w]->arrive_and_wait();
-  auto half = [](u32 x, int k) { return static_cast<unsigned short>((k & 1) ? x >> 16 : x & 0xffffu); };
-  auto A = [&](int row, int k) {
-    return static_cast<double>(Io<T>::bits_to_f(half(g_ma[w][(row & 7) * 4 + (k & 7) / 2][(row >> 3) + 2 * (k >> 3)], k)));
-  };
-  auto B = [&](int k, int n) { return static_cast<double>(Io<T>::bits_to_f(half(g_mb[w][n * 4 + (k & 7) / 2][k >> 3], k))); };
-  const int g = l >> 2, t = l & 3;
-  float out[4];
-  for (int e = 0; e < 4; ++e) {
-    const int row = g + 8 * (e >> 1), col = 2 * t + (e & 1);
-    double s = c[e];
-    for (int k = 0; k < 16; ++k) s += A(row, k) * B(k, col);
-    out[e] = static_cast<float>(s);
-  }
-  g_warp[w]->arrive_and_wait();
-  for (int e = 0; e < 4; ++e) c[e] = out[e];
-}
-template void emu_mma<gdn_bf16>(float*, const u32*, const u32*);
-template void emu_mma<gdn_f16>(float*, const u32*, const u32*);
-void emu_ldsm_x4_t(u32* r, const void* p) {
-  const unsigned w = t_tid / 32, l = t_tid % 32;
-  g_mp[w][l] = p;
-  g_warp[w]->arrive_and_wait();
-  for (int m = 0; m < 4; ++m) {
-    const auto* r0 = static_cast<const unsigned short*>(g_mp[w][8 * m + 2 * (l & 3)]);
-    const auto* r1 = static_cast<const unsigned short*>(g_mp[w][8 * m + 2 * (l & 3) + 1]);
-    r[m] = static_cast<u32>(r0[l >> 2]) | (static_cast<u32>(r1[l >> 2]) << 16);
-  }
-  g_warp[w]->arrive_and_wait();
-}
-struct PendingCopy {
-  void* dst;
-  const void* src;
-};
-thread_local std::vector<PendingCopy> t_open;
-thread_local std::vector<std::vector<PendingCopy>> t_groups;
-void emu_cp_async16(void* dst, const void* src) { t_open.push_back({dst, src}); }
-void emu_cp_async_commit() {
-  t_groups.push_back(std::move(t_open));
-  t_open.clear();
-}
-void emu_cp_async_wait(int n) {
-  while (static_cast<int>(t_groups.size()) > n) {
-    for (auto& x : t_groups.front()) memcpy(x.dst, x.src, 16);
-    t_groups.erase(t_groups.begin());
-  }
-}
-}  // namespace gdn
-static int g_unwaited = 0;
-
-static void launch(U3 grid, unsigned threads, const std::function<void()>& body) {
-  for (unsigned z = 0; z < grid.z; ++z)
-    for (unsigned y = 0; y < grid.y; ++y)
-      for (unsigned x = 0; x < grid.x; ++x) {
-        memset(gdn::smem, 0xFF, sizeof(gdn::smem));
-        g_block = std::make_unique<std::barrier<>>(threads);
-        g_warp.clear();
-        for (unsigned w = 0; w < (threads + 31) / 32; ++w) g_warp.push_back(std::make_unique<std::barrier<>>(32));
-        std::vector<std::thread> ts;
-        for (unsigned t = 0; t < threads; ++t)
-          ts.emplace_back([&, t, x, y, z] {
-            threadIdx = {t, 0, 0};
-            blockIdx = {x, y, z};
-            t_tid = t;
-            body();
-            if (!gdn::t_open.empty() || !gdn::t_groups.empty()) __atomic_add_fetch(&g_unwaited, 1, __ATOMIC_RELAXED);
-            gdn::t_open.clear();
-            gdn::t_groups.clear();
-            g_block->arrive_and_drop();
-            g_warp[t / 32]->arrive_and_drop();
-          });
-        for (auto& th : ts) th.join();
-      }
-}
-
-// ---- problem ----
-static unsigned long long rng_state = 12345;
-static double uni(double lo, double hi) {
-  rng_state = rng_state * 6364136223846793005ULL + 1442695040888963407ULL;
-  return lo + (hi - lo) * ((rng_state >> 11) * (1.0 / 9007199254740992.0));
-}
-template <typename T>
-static unsigned short enc(double x) { return gdn::Io<T>::f_to_bits(static_cast<float>(x)); }
-template <typename T>
-static double dec(unsigned short b) { return gdn::Io<T>::bits_to_f(b); }
 
 struct Ws {  // one workspace (and the backward's KEEP regions)
   std::vector<unsigned short> w, q, kr, ut, a, t, e;
@@ -386,7 +240,7 @@ int main() {
   fails += run_case<gdn_bf16, 64, true>("K=V=64 bf16 bwd KEEP, safe gate", 2, 2, gdn::FLAG_SAFE_GATE, 1, 0, {64, 0, 33});
   fails += run_case<gdn_f16, 64, true>("K=V=64 fp16 bwd KEEP", 1, 1, gdn::FLAG_L2NORM, 2, 2, {150});
   if (g_unwaited) {
-    printf("threads ended with un-waited cp.async copies: %d\n", g_unwaited);
+    printf("threads ended with un-waited cp.async copies: %d\n", g_unwaited.load());
     ++fails;
   }
   printf("%s: %d case(s) failed\n", fails ? "FAIL" : "PASS", fails);

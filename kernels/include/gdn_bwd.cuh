@@ -81,73 +81,32 @@ __device__ __forceinline__ void store_any(void* p, int dtype, long long i, float
 
 __device__ __forceinline__ float sigmoidf_(float x) { return 1.f / (1.f + __expf(-x)); }
 
-// ---------------------------------------------------------------------------------------
-// Tensor-core and async-copy primitives of the backward: the forward header's on the GPU; under
-// GDN_HOST_EMU (bench/gdn_bwd_host_emu.cpp) the host emulation's warp-collective versions, so that
-// the tensor-core stages run on the CPU too.
-// ---------------------------------------------------------------------------------------
-#ifdef GDN_HOST_EMU
-template <typename T>
-void emu_mma(float* c, const u32* a, const u32* b);
-void emu_ldsm_x4_t(u32* r, const void* smem);
-void emu_cp_async16(void* smem, const void* gmem);
-void emu_cp_async_commit();
-void emu_cp_async_wait(int n);
-#endif
-template <typename T>
-__device__ __forceinline__ void bmma(float* c, const u32* a, const u32* b) {
-#ifdef GDN_HOST_EMU
-  emu_mma<T>(c, a, b);
-#else
-  Io<T>::mma(c, a, b);
-#endif
-}
-// Two values rounded to T, `a` in the low half.
-template <typename T>
-__device__ __forceinline__ u32 bpack(float a, float b) {
-#ifdef GDN_HOST_EMU
-  return static_cast<u32>(Io<T>::f_to_bits(a)) | (static_cast<u32>(Io<T>::f_to_bits(b)) << 16);
-#else
-  return Io<T>::pack(a, b);
-#endif
-}
-__device__ __forceinline__ void bldsm_x4_t(u32* r, const void* smem) {
-#ifdef GDN_HOST_EMU
-  emu_ldsm_x4_t(r, smem);
-#else
-  ldsm_x4_t(r, smem);
-#endif
-}
-__device__ __forceinline__ void bcp_async16(void* smem, const void* gmem) {
-#ifdef GDN_HOST_EMU
-  emu_cp_async16(smem, gmem);
-#else
-  cp_async16(smem, gmem);
-#endif
-}
-__device__ __forceinline__ void bcp_commit() {
-#ifdef GDN_HOST_EMU
-  emu_cp_async_commit();
-#else
-  cp_async_commit();
-#endif
-}
-template <int N>
-__device__ __forceinline__ void bcp_wait() {
-#ifdef GDN_HOST_EMU
-  emu_cp_async_wait(N);
-#else
-  cp_async_wait<N>();
-#endif
-}
-// tile_async (gdn_fwd.cuh) through bcp_async16.
-template <typename T, int ROWLEN>
-__device__ __forceinline__ void btile_async(T* dst, const T* src, int rows, size_t gstride, int tid, int nthreads) {
-  constexpr int VEC = ROWLEN / 8;
-  for (int i = tid; i < rows * VEC; i += nthreads) {
-    const int r = i / VEC, c8 = i % VEC;
-    bcp_async16(&dst[r * (ROWLEN + 8) + 8 * c8], &src[r * gstride + 8 * c8]);
+// The gate and beta chain rules (§3.2) of element gi = token · HO + h, from dla = dΓ-derived
+// d log α and the β gradient dbeta_i: writes dg, dβ and the d_a_log / d_dt_bias terms.
+__device__ __forceinline__ void gate_beta_grads(const BwdParams& bp, long long gi, int h, float dla, float dbeta_i) {
+  const FwdParams& p = bp.f;
+  const float graw = load_any(p.g, p.g_dtype, gi);
+  float dgv, pa = 0.f;
+  if (p.flags & FLAG_SAFE_GATE) {
+    const float ea = p.a_log ? __expf(load_any(p.a_log, p.a_log_dtype, h)) : 1.f;
+    const float x = graw + (p.dt_bias ? load_any(p.dt_bias, p.dt_bias_dtype, h) : 0.f);
+    const float sp = x > 20.f ? x : log1pf(__expf(x));
+    dgv = dla * (-ea) * sigmoidf_(x);
+    pa = dla * (-ea * sp);
+  } else if (p.flags & FLAG_LINEAR_GATE) {
+    dgv = dla / (graw + 1e-10f);
+  } else {
+    dgv = dla;
   }
+  store_any(bp.dg, p.g_dtype, gi, dgv);
+  bp.ws_pa[gi] = pa;
+  bp.ws_pb[gi] = dgv;
+  float db = dbeta_i;
+  if (p.flags & FLAG_BETA_SIGMOID) {
+    const float sg = sigmoidf_(load_any(p.beta, p.beta_dtype, gi));
+    db *= ((p.flags & FLAG_NEG_EIGVAL) ? 2.f : 1.f) * sg * (1.f - sg);
+  }
+  store_any(bp.dbeta, p.beta_dtype, gi, db);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -370,11 +329,11 @@ __device__ __forceinline__ void bwd_dscan_mma_body(const BwdParams& bp) {
     unsigned char* base = smem + st * S::stage;
     const size_t ch = static_cast<size_t>(c) * HO + h;
     constexpr int NT = NW * 32;
-    btile_async<T, CHUNK>(reinterpret_cast<T*>(base + S::a_off), static_cast<const T*>(p.ws_a) + ch * CHUNK * CHUNK, CHUNK, CHUNK, tid, NT);
-    btile_async<T, CHUNK>(reinterpret_cast<T*>(base + S::t_off), static_cast<const T*>(bp.ws_t) + ch * CHUNK * CHUNK, CHUNK, CHUNK, tid, NT);
-    btile_async<T, K>(reinterpret_cast<T*>(base + S::kr_off), static_cast<const T*>(p.ws_kr) + ch * CHUNK * K, CHUNK, K, tid, NT);
-    btile_async<T, K>(reinterpret_cast<T*>(base + S::q_off), static_cast<const T*>(p.ws_q) + ch * CHUNK * K, CHUNK, K, tid, NT);
-    btile_async<T, K>(reinterpret_cast<T*>(base + S::e_off), static_cast<const T*>(bp.ws_e) + ch * CHUNK * K, CHUNK, K, tid, NT);
+    tile_async<T, CHUNK>(reinterpret_cast<T*>(base + S::a_off), static_cast<const T*>(p.ws_a) + ch * CHUNK * CHUNK, CHUNK, CHUNK, tid, NT);
+    tile_async<T, CHUNK>(reinterpret_cast<T*>(base + S::t_off), static_cast<const T*>(bp.ws_t) + ch * CHUNK * CHUNK, CHUNK, CHUNK, tid, NT);
+    tile_async<T, K>(reinterpret_cast<T*>(base + S::kr_off), static_cast<const T*>(p.ws_kr) + ch * CHUNK * K, CHUNK, K, tid, NT);
+    tile_async<T, K>(reinterpret_cast<T*>(base + S::q_off), static_cast<const T*>(p.ws_q) + ch * CHUNK * K, CHUNK, K, tid, NT);
+    tile_async<T, K>(reinterpret_cast<T*>(base + S::e_off), static_cast<const T*>(bp.ws_e) + ch * CHUNK * K, CHUNK, K, tid, NT);
     const long long t0 = cs + static_cast<long long>(c - c_begin) * CHUNK;
     const int len = static_cast<int>(min_ll(static_cast<long long>(CHUNK), ce - t0));
     T* ds = reinterpret_cast<T*>(base + S::do_off);
@@ -383,7 +342,7 @@ __device__ __forceinline__ void bwd_dscan_mma_body(const BwdParams& bp) {
     for (int i = tid; i < CHUNK * VEC; i += NT) {
       const int r = i / VEC, c8 = i % VEC;
       if (r < len)
-        bcp_async16(&ds[r * DP + 8 * c8], &dog[(static_cast<size_t>(t0 + r) * HO + h) * V + vb + 8 * c8]);
+        cp_async16(&ds[r * DP + 8 * c8], &dog[(static_cast<size_t>(t0 + r) * HO + h) * V + vb + 8 * c8]);
       else
         *reinterpret_cast<uint4*>(&ds[r * DP + 8 * c8]) = make_uint4(0u, 0u, 0u, 0u);
     }
@@ -391,7 +350,7 @@ __device__ __forceinline__ void bwd_dscan_mma_body(const BwdParams& bp) {
 #pragma unroll
   for (int sidx = 0; sidx < STAGES - 1; ++sidx) {
     if (sidx < nch) issue(sidx, sidx);
-    bcp_commit();
+    cp_async_commit();
   }
   const int lrow = (lane & 7) + 8 * ((lane >> 3) & 1);  // ldmatrix.trans rows of a B operand
   const int bcol = 8 * (lane >> 4);
@@ -401,10 +360,10 @@ __device__ __forceinline__ void bwd_dscan_mma_body(const BwdParams& bp) {
     const int c = c_end - 1 - s;
     const int st = s % STAGES;
     if (s + STAGES - 1 < nch) issue(s + STAGES - 1, (s + STAGES - 1) % STAGES);
-    bcp_commit();
+    cp_async_commit();
     const size_t ch = static_cast<size_t>(c) * HO + h;
     const float decay = __expf(p.ws_gl[ch]);
-    bcp_wait<STAGES - 1>();
+    cp_async_wait<STAGES - 1>();
     __syncthreads();
     unsigned char* base = smem + st * S::stage;
     const T* As = reinterpret_cast<const T*>(base + S::a_off);
@@ -421,7 +380,7 @@ __device__ __forceinline__ void bwd_dscan_mma_body(const BwdParams& bp) {
 #pragma unroll
         for (int hf = 0; hf < 2; ++hf)
           *reinterpret_cast<u32*>(&xs[static_cast<size_t>(vr + 8 * hf) * K + 8 * nt + cq]) =
-              bpack<T>(x[nt][2 * hf], x[nt][2 * hf + 1]);
+              Io<T>::pack(x[nt][2 * hf], x[nt][2 * hf + 1]);
       }
     } else {
       float* xs = bp.ws_ds + ch * V * K;
@@ -436,23 +395,20 @@ __device__ __forceinline__ void bwd_dscan_mma_body(const BwdParams& bp) {
     // dOᵀ as A fragments (value rows × tokens), transposed out of the [token][value] tile.
     u32 doa[4][4];
 #pragma unroll
-    for (int kk = 0; kk < 4; ++kk) bldsm_x4_t(doa[kk], &Ds[(16 * kk + arow) * DP + acol]);
+    for (int kk = 0; kk < 4; ++kk) ldsm_x4_t(doa[kk], &Ds[(16 * kk + arow) * DP + acol]);
     // dUᵀ = dX Kᴿᵀ + dOᵀ A   (16 value rows × 64 tokens).
     float du[8][4];
-#pragma unroll
-    for (int nt = 0; nt < 8; ++nt)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) du[nt][e] = 0.f;
+    zero_frags(du);
 #pragma unroll
     for (int kk = 0; kk < K / 16; ++kk) {
-      u32 a[4] = {bpack<T>(x[2 * kk][0], x[2 * kk][1]), bpack<T>(x[2 * kk][2], x[2 * kk][3]),
-                  bpack<T>(x[2 * kk + 1][0], x[2 * kk + 1][1]), bpack<T>(x[2 * kk + 1][2], x[2 * kk + 1][3])};
+      u32 a[4];
+      x_a_frag<T>(a, x, kk);
       const int col = 16 * kk + cq;
 #pragma unroll
       for (int nt = 0; nt < 8; ++nt) {
         const int n = 8 * nt + (lane >> 2);
         u32 bk[2] = {ld32(&KRs[n * KP + col]), ld32(&KRs[n * KP + col + 8])};
-        bmma<T>(du[nt], a, bk);
+        Io<T>::mma(du[nt], a, bk);
       }
     }
     // B[k = j][n = i] = A[j][i]: A is lower triangular, so token block kk ≥ column block np.
@@ -462,32 +418,29 @@ __device__ __forceinline__ void bwd_dscan_mma_body(const BwdParams& bp) {
       for (int np = 0; np < 4; ++np) {
         if (np > kk) continue;
         u32 r[4];
-        bldsm_x4_t(r, &As[(16 * kk + lrow) * CP + 16 * np + bcol]);
-        bmma<T>(du[2 * np], doa[kk], r);
-        bmma<T>(du[2 * np + 1], doa[kk], r + 2);
+        ldsm_x4_t(r, &As[(16 * kk + lrow) * CP + 16 * np + bcol]);
+        Io<T>::mma(du[2 * np], doa[kk], r);
+        Io<T>::mma(du[2 * np + 1], doa[kk], r + 2);
       }
     }
     u32 dua[4][4];
 #pragma unroll
     for (int nt = 0; nt < 8; ++nt) {
-      dua[nt >> 1][(nt & 1) * 2 + 0] = bpack<T>(du[nt][0], du[nt][1]);
-      dua[nt >> 1][(nt & 1) * 2 + 1] = bpack<T>(du[nt][2], du[nt][3]);
+      dua[nt >> 1][(nt & 1) * 2 + 0] = Io<T>::pack(du[nt][0], du[nt][1]);
+      dua[nt >> 1][(nt & 1) * 2 + 1] = Io<T>::pack(du[nt][2], du[nt][3]);
     }
     // dRᵀ = dUᵀ T: B[k = i][n = j] = T[i][j], lower triangular (i ≥ j).
     float dr[8][4];
-#pragma unroll
-    for (int nt = 0; nt < 8; ++nt)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) dr[nt][e] = 0.f;
+    zero_frags(dr);
 #pragma unroll
     for (int kk = 0; kk < 4; ++kk) {
 #pragma unroll
       for (int np = 0; np < 4; ++np) {
         if (np > kk) continue;
         u32 r[4];
-        bldsm_x4_t(r, &Ts[(16 * kk + lrow) * CP + 16 * np + bcol]);
-        bmma<T>(dr[2 * np], dua[kk], r);
-        bmma<T>(dr[2 * np + 1], dua[kk], r + 2);
+        ldsm_x4_t(r, &Ts[(16 * kk + lrow) * CP + 16 * np + bcol]);
+        Io<T>::mma(dr[2 * np], dua[kk], r);
+        Io<T>::mma(dr[2 * np + 1], dua[kk], r + 2);
       }
     }
     // dR (fp32, [token][value]) for the token stage; −dRᵀ as A fragments.
@@ -502,8 +455,8 @@ __device__ __forceinline__ void bwd_dscan_mma_body(const BwdParams& bp) {
           drg[static_cast<size_t>(j) * V + vr] = dr[nt][e];
           drg[static_cast<size_t>(j) * V + vr + 8] = dr[nt][2 + e];
         }
-        dra[nt >> 1][(nt & 1) * 2 + 0] = bpack<T>(-dr[nt][0], -dr[nt][1]);
-        dra[nt >> 1][(nt & 1) * 2 + 1] = bpack<T>(-dr[nt][2], -dr[nt][3]);
+        dra[nt >> 1][(nt & 1) * 2 + 0] = Io<T>::pack(-dr[nt][0], -dr[nt][1]);
+        dra[nt >> 1][(nt & 1) * 2 + 1] = Io<T>::pack(-dr[nt][2], -dr[nt][3]);
       }
     }
     // dX ← e^{Γ_last} dX + dOᵀ Q⁺ − dRᵀ E (B = Q⁺, E [token][key] via ldmatrix.trans).
@@ -516,17 +469,17 @@ __device__ __forceinline__ void bwd_dscan_mma_body(const BwdParams& bp) {
 #pragma unroll
       for (int np = 0; np < K / 16; ++np) {
         u32 r[4];
-        bldsm_x4_t(r, &Qs[(16 * kk + lrow) * KP + 16 * np + bcol]);
-        bmma<T>(x[2 * np], doa[kk], r);
-        bmma<T>(x[2 * np + 1], doa[kk], r + 2);
-        bldsm_x4_t(r, &Es[(16 * kk + lrow) * KP + 16 * np + bcol]);
-        bmma<T>(x[2 * np], dra[kk], r);
-        bmma<T>(x[2 * np + 1], dra[kk], r + 2);
+        ldsm_x4_t(r, &Qs[(16 * kk + lrow) * KP + 16 * np + bcol]);
+        Io<T>::mma(x[2 * np], doa[kk], r);
+        Io<T>::mma(x[2 * np + 1], doa[kk], r + 2);
+        ldsm_x4_t(r, &Es[(16 * kk + lrow) * KP + 16 * np + bcol]);
+        Io<T>::mma(x[2 * np], dra[kk], r);
+        Io<T>::mma(x[2 * np + 1], dra[kk], r + 2);
       }
     }
     __syncthreads();  // this stage is refilled by the next iteration's issue
   }
-  bcp_wait<0>();
+  cp_async_wait<0>();
 
   if (bp.d_initial_state) {
 #pragma unroll
@@ -539,7 +492,7 @@ __device__ __forceinline__ void bwd_dscan_mma_body(const BwdParams& bp) {
               make_float2(x[nt][2 * hf], x[nt][2 * hf + 1]);
         } else {
           *reinterpret_cast<u32*>(static_cast<unsigned short*>(bp.d_initial_state) + idx) =
-              bpack<gdn_bf16>(x[nt][2 * hf], x[nt][2 * hf + 1]);
+              Io<gdn_bf16>::pack(x[nt][2 * hf], x[nt][2 * hf + 1]);
         }
       }
     }
@@ -628,13 +581,13 @@ __device__ __forceinline__ void tokens_products_mma(const BwdParams& bp, size_t 
   // Loads: W by cp.async; S, dS' (fp32 → io, dD on the way), dR (fp32 → io), dO (zero past len).
   // TC: Ũᵀ and dS' (io) by cp.async too, S (fp32) into registers before the waits.
   T* Utb = reinterpret_cast<T*>(smem + TokSmem<K>::bytes);  // TC: Ũᵀ [V][CHUNK + 8]
-  btile_async<T, K>(Wb, static_cast<const T*>(p.ws_w) + ch * CHUNK * K, CHUNK, K, tid, TOK_THREADS);
-  if constexpr (TC) btile_async<T, CHUNK>(Utb, static_cast<const T*>(p.ws_ut) + ch * V * CHUNK, V, CHUNK, tid, TOK_THREADS);
-  bcp_commit();
+  tile_async<T, K>(Wb, static_cast<const T*>(p.ws_w) + ch * CHUNK * K, CHUNK, K, tid, TOK_THREADS);
+  if constexpr (TC) tile_async<T, CHUNK>(Utb, static_cast<const T*>(p.ws_ut) + ch * V * CHUNK, V, CHUNK, tid, TOK_THREADS);
+  cp_async_commit();
   constexpr int SN = TC ? V * K / 2 / TOK_THREADS : 1;
   float2 sreg[SN];
   if constexpr (TC) {
-    btile_async<T, K>(dSb, reinterpret_cast<const T*>(bp.ws_ds) + ch * V * K, V, K, tid, TOK_THREADS);
+    tile_async<T, K>(dSb, reinterpret_cast<const T*>(bp.ws_ds) + ch * V * K, V, K, tid, TOK_THREADS);
     const float2* xg = reinterpret_cast<const float2*>(bp.ws_s + ch * V * K);
 #pragma unroll
     for (int u = 0; u < SN; ++u) sreg[u] = xg[tid + u * TOK_THREADS];
@@ -646,8 +599,8 @@ __device__ __forceinline__ void tokens_products_mma(const BwdParams& bp, size_t 
       const int r = i / (K / 2), c2 = 2 * (i % (K / 2));
       const float2 xv = xg[i], dv2 = dxg[i];
       dd += xv.x * dv2.x + xv.y * dv2.y;
-      *reinterpret_cast<u32*>(&Sb[r * KP + c2]) = bpack<T>(xv.x, xv.y);
-      *reinterpret_cast<u32*>(&dSb[r * KP + c2]) = bpack<T>(dv2.x, dv2.y);
+      *reinterpret_cast<u32*>(&Sb[r * KP + c2]) = Io<T>::pack(xv.x, xv.y);
+      *reinterpret_cast<u32*>(&dSb[r * KP + c2]) = Io<T>::pack(dv2.x, dv2.y);
     }
   }
   {
@@ -655,18 +608,18 @@ __device__ __forceinline__ void tokens_products_mma(const BwdParams& bp, size_t 
     for (int i = tid; i < CHUNK * V / 2; i += TOK_THREADS) {
       const int r = i / (V / 2), c2 = 2 * (i % (V / 2));
       const float2 rv = drg[i];
-      *reinterpret_cast<u32*>(&dRb[r * VP + c2]) = bpack<T>(rv.x, rv.y);
+      *reinterpret_cast<u32*>(&dRb[r * VP + c2]) = Io<T>::pack(rv.x, rv.y);
     }
     const T* dog = static_cast<const T*>(bp.d_o);
     constexpr int VEC = V / 8;
     for (int i = tid; i < CHUNK * VEC; i += TOK_THREADS) {
       const int r = i / VEC, c8 = i % VEC;
       if (r < len)
-        bcp_async16(&dOb[r * VP + 8 * c8], &dog[(static_cast<size_t>(t0 + r) * HO + h) * V + 8 * c8]);
+        cp_async16(&dOb[r * VP + 8 * c8], &dog[(static_cast<size_t>(t0 + r) * HO + h) * V + 8 * c8]);
       else
         *reinterpret_cast<uint4*>(&dOb[r * VP + 8 * c8]) = make_uint4(0u, 0u, 0u, 0u);
     }
-    bcp_commit();
+    cp_async_commit();
   }
   // dβ's value part and dv = β dR (fp32 dR, per row ti; threads of a row split the values).
   if (ti < len) {
@@ -683,7 +636,7 @@ __device__ __forceinline__ void tokens_products_mma(const BwdParams& bp, size_t 
       else dvo[v] = bet[ti] * r;
     }
   }
-  bcp_wait<0>();
+  cp_async_wait<0>();
   __syncthreads();
   if constexpr (TC) {
     // S (fp32) to the io dtype; dD = Σ S ⊙ dS' with dS' as stored (io dtype).
@@ -696,7 +649,7 @@ __device__ __forceinline__ void tokens_products_mma(const BwdParams& bp, size_t 
       const u32 dsv = ld32(&dSb[r * KP + c2]);
       dd += xv.x * IO::bits_to_f(static_cast<unsigned short>(dsv & 0xffffu)) +
             xv.y * IO::bits_to_f(static_cast<unsigned short>(dsv >> 16));
-      *reinterpret_cast<u32*>(&Sb[r * KP + c2]) = bpack<T>(xv.x, xv.y);
+      *reinterpret_cast<u32*>(&Sb[r * KP + c2]) = Io<T>::pack(xv.x, xv.y);
     }
     __syncthreads();
   }
@@ -710,20 +663,17 @@ __device__ __forceinline__ void tokens_products_mma(const BwdParams& bp, size_t 
   {
     constexpr int VQ = V / 32;
     float acc[VQ][4];
-#pragma unroll
-    for (int n = 0; n < VQ; ++n)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) acc[n][e] = 0.f;
+    zero_frags(acc);
 #pragma unroll
     for (int kk = 0; kk < K / 16; ++kk) {
       const int col = 16 * kk + cq;
-      u32 a[4] = {ld32(&Wb[r0 * KP + col]), ld32(&Wb[(r0 + 8) * KP + col]), ld32(&Wb[r0 * KP + col + 8]),
-                  ld32(&Wb[(r0 + 8) * KP + col + 8])};
+      u32 a[4];
+      ld_a_frag(a, Wb, KP, r0, col);
 #pragma unroll
       for (int n = 0; n < VQ; ++n) {
         const int nn = 8 * (gq * VQ + n) + g;
         u32 b[2] = {ld32(&Sb[nn * KP + col]), ld32(&Sb[nn * KP + col + 8])};
-        bmma<T>(acc[n], a, b);
+        Io<T>::mma(acc[n], a, b);
       }
     }
     const T* utg = static_cast<const T*>(p.ws_ut) + ch * V * CHUNK;
@@ -738,7 +688,7 @@ __device__ __forceinline__ void tokens_products_mma(const BwdParams& bp, size_t 
             TC ? IO::to_f(Utb[(v + 1) * (CHUNK + 8) + r]) : IO::to_f(utg[static_cast<size_t>(v + 1) * CHUNK + r]);
         const float u0 = ut0 - acc[n][2 * hf];
         const float u1 = ut1 - acc[n][2 * hf + 1];
-        *reinterpret_cast<u32*>(&Ub[r * VP + v]) = bpack<T>(u0, u1);
+        *reinterpret_cast<u32*>(&Ub[r * VP + v]) = Io<T>::pack(u0, u1);
       }
     }
   }
@@ -756,33 +706,33 @@ __device__ __forceinline__ void tokens_products_mma(const BwdParams& bp, size_t 
 #pragma unroll
   for (int kk = 0; kk < V / 16; ++kk) {
     const int col = 16 * kk + cq;
-    u32 ao[4] = {ld32(&dOb[r0 * VP + col]), ld32(&dOb[(r0 + 8) * VP + col]), ld32(&dOb[r0 * VP + col + 8]),
-                 ld32(&dOb[(r0 + 8) * VP + col + 8])};
-    u32 ar[4] = {ld32(&dRb[r0 * VP + col]), ld32(&dRb[(r0 + 8) * VP + col]), ld32(&dRb[r0 * VP + col + 8]),
-                 ld32(&dRb[(r0 + 8) * VP + col + 8])};
-    u32 au[4] = {ld32(&Ub[r0 * VP + col]), ld32(&Ub[(r0 + 8) * VP + col]), ld32(&Ub[r0 * VP + col + 8]),
-                 ld32(&Ub[(r0 + 8) * VP + col + 8])};
+    u32 ao[4];
+    ld_a_frag(ao, dOb, VP, r0, col);
+    u32 ar[4];
+    ld_a_frag(ar, dRb, VP, r0, col);
+    u32 au[4];
+    ld_a_frag(au, Ub, VP, r0, col);
     // B[k = v][n = key] = S[v][key], dS'[v][key] ([k][n]: ldmatrix.trans, two key tiles each).
 #pragma unroll
     for (int np = 0; np < NQ / 2; ++np) {
       const int kc = 16 * (gq * (NQ / 2) + np) + bcol;
       u32 rs[4], rd[4];
-      bldsm_x4_t(rs, &Sb[(16 * kk + lrow) * KP + kc]);
-      bldsm_x4_t(rd, &dSb[(16 * kk + lrow) * KP + kc]);
-      bmma<T>(aq[2 * np], ao, rs);
-      bmma<T>(aq[2 * np + 1], ao, rs + 2);
-      bmma<T>(ae[2 * np], ar, rs);
-      bmma<T>(ae[2 * np + 1], ar, rs + 2);
-      bmma<T>(ak[2 * np], au, rd);
-      bmma<T>(ak[2 * np + 1], au, rd + 2);
+      ldsm_x4_t(rs, &Sb[(16 * kk + lrow) * KP + kc]);
+      ldsm_x4_t(rd, &dSb[(16 * kk + lrow) * KP + kc]);
+      Io<T>::mma(aq[2 * np], ao, rs);
+      Io<T>::mma(aq[2 * np + 1], ao, rs + 2);
+      Io<T>::mma(ae[2 * np], ar, rs);
+      Io<T>::mma(ae[2 * np + 1], ar, rs + 2);
+      Io<T>::mma(ak[2 * np], au, rd);
+      Io<T>::mma(ak[2 * np + 1], au, rd + 2);
     }
     // B[k = v][n = j] = U[j][v] ([n][k]: plain 32-bit loads); token tiles 2gq, 2gq + 1.
 #pragma unroll
     for (int n = 0; n < 2; ++n) {
       const int nn = 8 * (2 * gq + n) + g;
       u32 b[2] = {ld32(&Ub[nn * VP + col]), ld32(&Ub[nn * VP + col + 8])};
-      bmma<T>(aa[n], ao, b);
-      bmma<T>(al[n], ar, b);
+      Io<T>::mma(aa[n], ao, b);
+      Io<T>::mma(al[n], ar, b);
     }
   }
   __syncthreads();  // every operand read: the region takes the fp32 results
@@ -1129,30 +1079,7 @@ __device__ __forceinline__ void bwd_tokens_body(const BwdParams& bp) {
   }
   if (tk != 0 || !live) return;
   // Gate and beta chain rules (§3.2), per (token, output head).
-  const long long gi = t * HO + h;
-  const float dla = dgam[i];
-  const float graw = load_any(p.g, p.g_dtype, gi);
-  float dgv, pa = 0.f;
-  if (p.flags & FLAG_SAFE_GATE) {
-    const float ea = p.a_log ? __expf(load_any(p.a_log, p.a_log_dtype, h)) : 1.f;
-    const float x = graw + (p.dt_bias ? load_any(p.dt_bias, p.dt_bias_dtype, h) : 0.f);
-    const float sp = x > 20.f ? x : log1pf(__expf(x));
-    dgv = dla * (-ea) * sigmoidf_(x);
-    pa = dla * (-ea * sp);
-  } else if (p.flags & FLAG_LINEAR_GATE) {
-    dgv = dla / (graw + 1e-10f);
-  } else {
-    dgv = dla;
-  }
-  store_any(bp.dg, p.g_dtype, gi, dgv);
-  bp.ws_pa[gi] = pa;
-  bp.ws_pb[gi] = dgv;
-  float db = dbeta_i;
-  if (p.flags & FLAG_BETA_SIGMOID) {
-    const float sg = sigmoidf_(load_any(p.beta, p.beta_dtype, gi));
-    db *= ((p.flags & FLAG_NEG_EIGVAL) ? 2.f : 1.f) * sg * (1.f - sg);
-  }
-  store_any(bp.dbeta, p.beta_dtype, gi, db);
+  gate_beta_grads(bp, t * HO + h, h, dgam[i], dbeta_i);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1245,12 +1172,12 @@ __device__ __forceinline__ void bwd_tokens_tc_body(const BwdParams& bp) {
       T* dst = (which ? Kraw : Qraw) + r * KP + 8 * c8;
       if (r < len) {
         const T* src = which ? kg + (static_cast<size_t>(t0 + r) * p.hk + kh) * K : qg + (static_cast<size_t>(t0 + r) * p.h + qh) * K;
-        bcp_async16(dst, src + 8 * c8);
+        cp_async16(dst, src + 8 * c8);
       } else {
         *reinterpret_cast<uint4*>(dst) = make_uint4(0u, 0u, 0u, 0u);
       }
     }
-    bcp_commit();
+    cp_async_commit();
   }
   if (tid < CHUNK) {
     gam[tid] = bp.ws_gam[ch * CHUNK + tid];
@@ -1330,16 +1257,16 @@ __device__ __forceinline__ void bwd_tokens_tc_body(const BwdParams& bp) {
 #pragma unroll
     for (int kk = 0; kk < K / 16; ++kk) {
       const int col = 16 * kk + cq;
-      u32 aq[4] = {ld32(&Qb[r0 * KP + col]), ld32(&Qb[(r0 + 8) * KP + col]), ld32(&Qb[r0 * KP + col + 8]),
-                   ld32(&Qb[(r0 + 8) * KP + col + 8])};
-      u32 ak[4] = {ld32(&Kb[r0 * KP + col]), ld32(&Kb[(r0 + 8) * KP + col]), ld32(&Kb[r0 * KP + col + 8]),
-                   ld32(&Kb[(r0 + 8) * KP + col + 8])};
+      u32 aq[4];
+      ld_a_frag(aq, Qb, KP, r0, col);
+      u32 ak[4];
+      ld_a_frag(ak, Kb, KP, r0, col);
 #pragma unroll
       for (int n = 0; n < 2; ++n) {
         const int nn = 8 * (2 * gq + n) + g;
         u32 b[2] = {ld32(&Kb[nn * KP + col]), ld32(&Kb[nn * KP + col + 8])};
-        bmma<T>(sqk[n], aq, b);
-        bmma<T>(skk[n], ak, b);
+        Io<T>::mma(sqk[n], aq, b);
+        Io<T>::mma(skk[n], ak, b);
       }
     }
     float dblp[2] = {0.f, 0.f};
@@ -1376,7 +1303,7 @@ __device__ __forceinline__ void bwd_tokens_tc_body(const BwdParams& bp) {
             Ml[ri * CP + j] = IO::from_f(0.f);
           }
         }
-        *reinterpret_cast<u32*>(&Pa[ri * CP + 8 * (2 * gq + n) + cq]) = bpack<T>(dap[0], dap[1]);
+        *reinterpret_cast<u32*>(&Pa[ri * CP + 8 * (2 * gq + n) + cq]) = Io<T>::pack(dap[0], dap[1]);
       }
     }
     // The L part of dβ: the row's 16 columns of this warp (4 lanes), then the 4 column groups.
@@ -1408,25 +1335,25 @@ __device__ __forceinline__ void bwd_tokens_tc_body(const BwdParams& bp) {
 #pragma unroll
   for (int kk = 0; kk < CHUNK / 16; ++kk) {
     const int col = 16 * kk + cq;
-    u32 apa[4] = {ld32(&Pa[r0 * CP + col]), ld32(&Pa[(r0 + 8) * CP + col]), ld32(&Pa[r0 * CP + col + 8]),
-                  ld32(&Pa[(r0 + 8) * CP + col + 8])};
-    u32 apt[4] = {ld32(&Pt[r0 * CP + col]), ld32(&Pt[(r0 + 8) * CP + col]), ld32(&Pt[r0 * CP + col + 8]),
-                  ld32(&Pt[(r0 + 8) * CP + col + 8])};
-    u32 aml[4] = {ld32(&Ml[r0 * CP + col]), ld32(&Ml[(r0 + 8) * CP + col]), ld32(&Ml[r0 * CP + col + 8]),
-                  ld32(&Ml[(r0 + 8) * CP + col + 8])};
+    u32 apa[4];
+    ld_a_frag(apa, Pa, CP, r0, col);
+    u32 apt[4];
+    ld_a_frag(apt, Pt, CP, r0, col);
+    u32 aml[4];
+    ld_a_frag(aml, Ml, CP, r0, col);
     // B[k = j][n = d] = K̂[j][d], Q̂[j][d] ([k][n]: ldmatrix.trans, two key tiles each).
 #pragma unroll
     for (int np = 0; np < NQ / 2; ++np) {
       const int kc = 16 * (gq * (NQ / 2) + np) + bcol;
       u32 rk4[4], rq4[4];
-      bldsm_x4_t(rk4, &Kb[(16 * kk + lrow) * KP + kc]);
-      bldsm_x4_t(rq4, &Qb[(16 * kk + lrow) * KP + kc]);
-      bmma<T>(bq[2 * np], apa, rk4);
-      bmma<T>(bq[2 * np + 1], apa, rk4 + 2);
-      bmma<T>(bk[2 * np], apt, rq4);
-      bmma<T>(bk[2 * np + 1], apt, rq4 + 2);
-      bmma<T>(bk[2 * np], aml, rk4);
-      bmma<T>(bk[2 * np + 1], aml, rk4 + 2);
+      ldsm_x4_t(rk4, &Kb[(16 * kk + lrow) * KP + kc]);
+      ldsm_x4_t(rq4, &Qb[(16 * kk + lrow) * KP + kc]);
+      Io<T>::mma(bq[2 * np], apa, rk4);
+      Io<T>::mma(bq[2 * np + 1], apa, rk4 + 2);
+      Io<T>::mma(bk[2 * np], apt, rq4);
+      Io<T>::mma(bk[2 * np + 1], apt, rq4 + 2);
+      Io<T>::mma(bk[2 * np], aml, rk4);
+      Io<T>::mma(bk[2 * np + 1], aml, rk4 + 2);
     }
   }
   __syncthreads();  // every operand read: the region takes the fp32 results
@@ -1514,30 +1441,7 @@ __device__ __forceinline__ void bwd_tokens_tc_body(const BwdParams& bp) {
   }
   if (tk != 0 || !live) return;
   // Gate and beta chain rules (§3.2), per (token, output head).
-  const long long gi = t * HO + h;
-  const float dla = dgam[i];
-  const float graw = load_any(p.g, p.g_dtype, gi);
-  float dgv, pa = 0.f;
-  if (p.flags & FLAG_SAFE_GATE) {
-    const float ea = p.a_log ? __expf(load_any(p.a_log, p.a_log_dtype, h)) : 1.f;
-    const float x = graw + (p.dt_bias ? load_any(p.dt_bias, p.dt_bias_dtype, h) : 0.f);
-    const float sp = x > 20.f ? x : log1pf(__expf(x));
-    dgv = dla * (-ea) * sigmoidf_(x);
-    pa = dla * (-ea * sp);
-  } else if (p.flags & FLAG_LINEAR_GATE) {
-    dgv = dla / (graw + 1e-10f);
-  } else {
-    dgv = dla;
-  }
-  store_any(bp.dg, p.g_dtype, gi, dgv);
-  bp.ws_pa[gi] = pa;
-  bp.ws_pb[gi] = dgv;
-  float db = dbeta_i;
-  if (p.flags & FLAG_BETA_SIGMOID) {
-    const float sg = sigmoidf_(load_any(p.beta, p.beta_dtype, gi));
-    db *= ((p.flags & FLAG_NEG_EIGVAL) ? 2.f : 1.f) * sg * (1.f - sg);
-  }
-  store_any(bp.dbeta, p.beta_dtype, gi, db);
+  gate_beta_grads(bp, t * HO + h, h, dgam[i], dbeta_i);
 }
 
 // ---------------------------------------------------------------------------------------

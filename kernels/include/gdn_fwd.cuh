@@ -207,6 +207,35 @@ __device__ __forceinline__ u32 ld32(const void* smem) {
   return *reinterpret_cast<const u32*>(smem);
 }
 
+// Zeroes a block of mma accumulators.
+template <int N>
+__device__ __forceinline__ void zero_frags(float (&a)[N][4]) {
+#pragma unroll
+  for (int nt = 0; nt < N; ++nt)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) a[nt][e] = 0.f;
+}
+
+// The m16n8k16 A fragment of rows r0, r0 + 8 and columns col, col + 8 (col = 16·kk + 2·(lane & 3))
+// of a 16-bit shared tile with rows of `stride` elements.
+template <typename T>
+__device__ __forceinline__ void ld_a_frag(u32 (&a)[4], const T* s, int stride, int r0, int col) {
+  a[0] = ld32(&s[r0 * stride + col]);
+  a[1] = ld32(&s[(r0 + 8) * stride + col]);
+  a[2] = ld32(&s[r0 * stride + col + 8]);
+  a[3] = ld32(&s[(r0 + 8) * stride + col + 8]);
+}
+
+// The m16n8k16 A fragment of key block kk of the state accumulators x (value rows × keys),
+// rounded to T.
+template <typename T, int NX>
+__device__ __forceinline__ void x_a_frag(u32 (&a)[4], const float (&x)[NX][4], int kk) {
+  a[0] = Io<T>::pack(x[2 * kk][0], x[2 * kk][1]);
+  a[1] = Io<T>::pack(x[2 * kk][2], x[2 * kk][3]);
+  a[2] = Io<T>::pack(x[2 * kk + 1][0], x[2 * kk + 1][1]);
+  a[3] = Io<T>::pack(x[2 * kk + 1][2], x[2 * kk + 1][3]);
+}
+
 // Four 8x8 b16 matrices, transposed on load (see the fragment notes in gdn_fwd_scan).
 __device__ __forceinline__ void ldsm_x4_t(u32* r, const void* smem) {
 #ifdef GDN_HOST_EMU
@@ -319,56 +348,39 @@ struct PrepKeep {
   float* ws_bet;
 };
 
-template <typename T, int K, int V, bool KEEP = false, bool INV_SIDE = true>
-__device__ __forceinline__ void fwd_prep_body(const FwdParams& p, const PrepKeep& keep = PrepKeep{}) {
-  using S = PrepSmem<K, V>;
-  using IO = Io<T>;
-  constexpr int KP = S::KP, VP = S::VP, CP = S::CP, FP = S::FP;
-  extern __shared__ __align__(16) unsigned char smem[];
-  T* kS = reinterpret_cast<T*>(smem + S::r1_off);
-  float* Lf = reinterpret_cast<float*>(smem + S::r1_off);  // after kS is dead
-  T* tb = reinterpret_cast<T*>(smem + S::r1_off);          // after Lf is dead
-  T* qS = reinterpret_cast<T*>(smem + S::r2_off);
-  T* eS = reinterpret_cast<T*>(smem + S::r2_off);          // after qS is dead
-  T* yS = reinterpret_cast<T*>(smem + S::r3_off);
-  float* gam = reinterpret_cast<float*>(smem + S::gam_off);
-  float* bet = reinterpret_cast<float*>(smem + S::bet_off);
-
-  const int c = blockIdx.x, h = blockIdx.y;
-  const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
-  int seq, len;
-  long long t0;
-  if (!locate_chunk(p, c, seq, t0, len)) return;
-  const int HO = p.ho;
-  const int qh = h / (HO / p.h), kh = h / (HO / p.hk), vh = h / (HO / p.hv);
-  const size_t ch = static_cast<size_t>(c) * HO + h;
-
-  // Phase 1: raw q, k, v rows into smem (16-byte cp.async; padded rows zero-filled), in
-  // flight while the gates are computed.
-  {
-    const T* qg = static_cast<const T*>(p.q);
-    const T* kg = static_cast<const T*>(p.k);
-    const T* vg = static_cast<const T*>(p.v);
-    constexpr int KV = K / 8, VV = V / 8;
-    for (int i = tid; i < CHUNK * KV; i += 128) {
-      const int r = i / KV, c8 = i % KV;
-      if (r < len) {
-        cp_async16(&kS[r * KP + 8 * c8], &kg[((t0 + r) * p.hk + kh) * K + 8 * c8]);
-        cp_async16(&qS[r * KP + 8 * c8], &qg[((t0 + r) * p.h + qh) * K + 8 * c8]);
-      } else {
-        *reinterpret_cast<uint4*>(&kS[r * KP + 8 * c8]) = make_uint4(0, 0, 0, 0);
-        *reinterpret_cast<uint4*>(&qS[r * KP + 8 * c8]) = make_uint4(0, 0, 0, 0);
-      }
+// Phase 1 of the preps: chunk (t0, len)'s raw q, k, v rows into shared rows of K + 8 / V + 8
+// elements (16-byte cp.async, NT threads; padded rows zero-filled); commits one cp.async group.
+template <typename T, int K, int V, int NT>
+__device__ __forceinline__ void prep_load_qkv(const FwdParams& p, T* kS, T* qS, T* yS, long long t0, int len,
+                                              int qh, int kh, int vh, int tid) {
+  constexpr int KP = K + 8, VP = V + 8;
+  const T* qg = static_cast<const T*>(p.q);
+  const T* kg = static_cast<const T*>(p.k);
+  const T* vg = static_cast<const T*>(p.v);
+  constexpr int KV = K / 8, VV = V / 8;
+  for (int i = tid; i < CHUNK * KV; i += NT) {
+    const int r = i / KV, c8 = i % KV;
+    if (r < len) {
+      cp_async16(&kS[r * KP + 8 * c8], &kg[((t0 + r) * p.hk + kh) * K + 8 * c8]);
+      cp_async16(&qS[r * KP + 8 * c8], &qg[((t0 + r) * p.h + qh) * K + 8 * c8]);
+    } else {
+      *reinterpret_cast<uint4*>(&kS[r * KP + 8 * c8]) = make_uint4(0, 0, 0, 0);
+      *reinterpret_cast<uint4*>(&qS[r * KP + 8 * c8]) = make_uint4(0, 0, 0, 0);
     }
-    for (int i = tid; i < CHUNK * VV; i += 128) {
-      const int r = i / VV, c8 = i % VV;
-      if (r < len) cp_async16(&yS[r * VP + 8 * c8], &vg[((t0 + r) * p.hv + vh) * V + 8 * c8]);
-      else *reinterpret_cast<uint4*>(&yS[r * VP + 8 * c8]) = make_uint4(0, 0, 0, 0);
-    }
-    cp_async_commit();
   }
+  for (int i = tid; i < CHUNK * VV; i += NT) {
+    const int r = i / VV, c8 = i % VV;
+    if (r < len) cp_async16(&yS[r * VP + 8 * c8], &vg[((t0 + r) * p.hv + vh) * V + 8 * c8]);
+    else *reinterpret_cast<uint4*>(&yS[r * VP + 8 * c8]) = make_uint4(0, 0, 0, 0);
+  }
+  cp_async_commit();
+}
 
-  // Gates and beta (threads 0..63), then the inclusive cumulative log decay Γ.
+// The preps' gates and β (threads 0..63: token tid of chunk (t0, len), head h), then the
+// inclusive cumulative log decay Γ within each warp: gam[tid] (the second warp still lacks
+// gam[31]), bet[tid].
+__device__ __forceinline__ void prep_gates(const FwdParams& p, float* gam, float* bet, long long t0, int len, int h,
+                                           int HO, int tid, int lane) {
   if (tid < CHUNK) {
     float la = 0.f, b = 0.f;
     if (tid < len) {
@@ -399,61 +411,212 @@ __device__ __forceinline__ void fwd_prep_body(const FwdParams& p, const PrepKeep
     gam[tid] = s;
     bet[tid] = b;
   }
+}
+
+// Completes prep_gates and phase 1 (block-wide barriers): adds the first warp's total to the
+// second warp's Γ, waits for the q, k, v copies, and returns Γ_last (also stored to ws_gl[ch]).
+__device__ __forceinline__ float prep_finish_gates(const FwdParams& p, float* gam, size_t ch, int tid) {
   __syncthreads();
   if (tid >= 32 && tid < CHUNK) gam[tid] += gam[31];
   cp_async_wait<0>();
   __syncthreads();
   const float gl = gam[CHUNK - 1];
   if (tid == 0) p.ws_gl[ch] = gl;
+  return gl;
+}
+
+// The preps' phase 2 for token row r (one warp): normalise k, scale q (in place), Y = β v; the
+// row of Q⁺ and of Kᴿ goes to wq / wk. Vector accesses of EK / EV 16-bit values per lane.
+template <typename T, int K, int V>
+__device__ __forceinline__ void prep_norm_row(const FwdParams& p, T* kS, T* qS, T* yS, T* wq, T* wk,
+                                              const float* gam, const float* bet, float gl, int r, int lane) {
+  using IO = Io<T>;
+  constexpr int KP = K + 8, VP = V + 8;
+  constexpr int EK = K / 32, EV = V / 32;
+  const Bits<EK> kb = *reinterpret_cast<const Bits<EK>*>(&kS[r * KP + lane * EK]);
+  const Bits<EK> qb = *reinterpret_cast<const Bits<EK>*>(&qS[r * KP + lane * EK]);
+  const Bits<EV> vb = *reinterpret_cast<const Bits<EV>*>(&yS[r * VP + lane * EV]);
+  float kx[EK], qx[EK];
+  float ks = 0.f, qs = 0.f;
+#pragma unroll
+  for (int e = 0; e < EK; ++e) {
+    kx[e] = IO::bits_to_f(kb.h[e]);
+    qx[e] = IO::bits_to_f(qb.h[e]);
+    ks += kx[e] * kx[e];
+    qs += qx[e] * qx[e];
+  }
+  float kr = 1.f, qr = p.scale;
+  if (p.flags & FLAG_L2NORM) {
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) {
+      ks += __shfl_xor_sync(0xffffffffu, ks, o);
+      qs += __shfl_xor_sync(0xffffffffu, qs, o);
+    }
+    kr = rsqrtf(ks + 1e-6f);
+    qr = p.scale * rsqrtf(qs + 1e-6f);
+  }
+  const float eg = __expf(gam[r]), er = __expf(gl - gam[r]), br = bet[r];
+  Bits<EK> ko, qo, qpo, kro;
+  Bits<EV> yo;
+#pragma unroll
+  for (int e = 0; e < EK; ++e) {
+    const float kn = kx[e] * kr, qn = qx[e] * qr;
+    ko.h[e] = IO::f_to_bits(kn);
+    qo.h[e] = IO::f_to_bits(qn);
+    qpo.h[e] = IO::f_to_bits(qn * eg);
+    kro.h[e] = IO::f_to_bits(kn * er);
+  }
+#pragma unroll
+  for (int e = 0; e < EV; ++e) yo.h[e] = IO::f_to_bits(br * IO::bits_to_f(vb.h[e]));
+  *reinterpret_cast<Bits<EK>*>(&kS[r * KP + lane * EK]) = ko;
+  *reinterpret_cast<Bits<EK>*>(&qS[r * KP + lane * EK]) = qo;
+  *reinterpret_cast<Bits<EV>*>(&yS[r * VP + lane * EV]) = yo;
+  *reinterpret_cast<Bits<EK>*>(&wq[r * K + lane * EK]) = qpo;
+  *reinterpret_cast<Bits<EK>*>(&wk[r * K + lane * EK]) = kro;
+}
+
+// E = β k e^Γ for token row r (one warp): the normalised k row of kS, scaled, to eS.
+template <typename T, int K>
+__device__ __forceinline__ void prep_e_row(const T* kS, T* eS, const float* gam, const float* bet, int r, int lane) {
+  using IO = Io<T>;
+  constexpr int KP = K + 8, EK = K / 32;
+  const Bits<EK> kb = *reinterpret_cast<const Bits<EK>*>(&kS[r * KP + lane * EK]);
+  const float f = bet[r] * __expf(gam[r]);
+  Bits<EK> eo;
+#pragma unroll
+  for (int e = 0; e < EK; ++e) eo.h[e] = IO::f_to_bits(f * IO::bits_to_f(kb.h[e]));
+  *reinterpret_cast<Bits<EK>*>(&eS[r * KP + lane * EK]) = eo;
+}
+
+// A = tril(Q Kᵀ ⊙ decay) from this warp's Q Kᵀ accumulators (rows r0, r0 + 8; all 64 columns) to
+// `dst` (rows of STRIDE elements) as packed pairs.
+template <typename T, int STRIDE>
+__device__ __forceinline__ void prep_store_a(T* dst, const float (&acc)[8][4], const float* gam, int r0, int cq) {
+#pragma unroll
+  for (int nt = 0; nt < 8; ++nt) {
+#pragma unroll
+    for (int hf = 0; hf < 2; ++hf) {
+      const int i = r0 + 8 * hf;
+      float av[2];
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        const int j = 8 * nt + cq + e;
+        av[e] = j <= i ? acc[nt][2 * hf + e] * __expf(gam[i] - gam[j]) : 0.f;
+      }
+      *reinterpret_cast<u32*>(&dst[i * STRIDE + 8 * nt + cq]) = Io<T>::pack(av[0], av[1]);
+    }
+  }
+}
+
+// L = strict_lower(β_i k_i·k_j e^{Γi−Γj}) from this warp's K Kᵀ accumulators (rows r0, r0 + 8) to
+// the fp32 tile Lf (rows of CHUNK + 1).
+__device__ __forceinline__ void prep_store_l(float* Lf, const float (&acc)[8][4], const float* gam, const float* bet,
+                                             int r0, int cq) {
+  constexpr int FP = CHUNK + 1;
+#pragma unroll
+  for (int nt = 0; nt < 8; ++nt) {
+#pragma unroll
+    for (int hf = 0; hf < 2; ++hf) {
+      const int i = r0 + 8 * hf;
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        const int j = 8 * nt + cq + e;
+        Lf[i * FP + j] = j < i ? bet[i] * acc[nt][2 * hf + e] * __expf(gam[i] - gam[j]) : 0.f;
+      }
+    }
+  }
+}
+
+// Column cl of the inverse of diagonal block (I + L)[base.., base..] (16x16, unit lower
+// triangular) by forward substitution, into col; prep_diag_store writes it back over L.
+__device__ __forceinline__ void prep_diag_solve(const float* Lf, float (&col)[16], int base, int cl) {
+  constexpr int FP = CHUNK + 1;
+#pragma unroll
+  for (int r = 0; r < 16; ++r) {
+    float s = 0.f;
+#pragma unroll
+    for (int j = 0; j < r; ++j)
+      if (j >= cl) s += Lf[(base + r) * FP + base + j] * col[j];
+    col[r] = r < cl ? 0.f : (r == cl ? 1.f : -s);
+  }
+}
+__device__ __forceinline__ void prep_diag_store(float* Lf, const float (&col)[16], int base, int cl) {
+  constexpr int FP = CHUNK + 1;
+#pragma unroll
+  for (int r = 0; r < 16; ++r)
+    if (r >= cl) Lf[(base + r) * FP + base + cl] = col[r];
+}
+
+// T (fp32, strictly lower part in Lf, unit diagonal) to the io dtype over the same region (tb,
+// rows of CHUNK + 8), through registers, NT threads; barriers after the reads and the writes.
+template <typename T, int NT>
+__device__ __forceinline__ void prep_t_to_io(const float* Lf, T* tb, int tid) {
+  constexpr int FP = CHUNK + 1, CP = CHUNK + 8;
+  constexpr int PAIRS = CHUNK * CHUNK / 2 / NT;
+  u32 tv[PAIRS];
+#pragma unroll
+  for (int u = 0; u < PAIRS; ++u) {
+    const int i2 = tid + NT * u;  // pair index
+    const int r = i2 / (CHUNK / 2), cc = 2 * (i2 % (CHUNK / 2));
+    const float a = cc < r ? Lf[r * FP + cc] : (cc == r ? 1.f : 0.f);
+    const float b = cc + 1 < r ? Lf[r * FP + cc + 1] : (cc + 1 == r ? 1.f : 0.f);
+    tv[u] = Io<T>::pack(a, b);
+  }
+  __syncthreads();
+#pragma unroll
+  for (int u = 0; u < PAIRS; ++u) {
+    const int i2 = tid + NT * u;
+    const int r = i2 / (CHUNK / 2), cc = 2 * (i2 % (CHUNK / 2));
+    *reinterpret_cast<u32*>(&tb[r * CP + cc]) = tv[u];
+  }
+  __syncthreads();
+}
+
+// A ROWS x COLS tile from shared rows of COLS + 8 elements to dense global rows, 16 bytes per
+// access, threads tid, tid + nthreads, ...
+template <typename T, int ROWS, int COLS>
+__device__ __forceinline__ void store_tile16(T* dst, const T* src, int tid, int nthreads) {
+  for (int i = tid; i < ROWS * COLS / 8; i += nthreads) {
+    const int r = i / (COLS / 8), c8 = i % (COLS / 8);
+    *reinterpret_cast<uint4*>(&dst[r * COLS + 8 * c8]) = *reinterpret_cast<const uint4*>(&src[r * (COLS + 8) + 8 * c8]);
+  }
+}
+
+template <typename T, int K, int V, bool KEEP = false, bool INV_SIDE = true>
+__device__ __forceinline__ void fwd_prep_body(const FwdParams& p, const PrepKeep& keep = PrepKeep{}) {
+  using S = PrepSmem<K, V>;
+  using IO = Io<T>;
+  constexpr int KP = S::KP, VP = S::VP, CP = S::CP, FP = S::FP;
+  extern __shared__ __align__(16) unsigned char smem[];
+  T* kS = reinterpret_cast<T*>(smem + S::r1_off);
+  float* Lf = reinterpret_cast<float*>(smem + S::r1_off);  // after kS is dead
+  T* tb = reinterpret_cast<T*>(smem + S::r1_off);          // after Lf is dead
+  T* qS = reinterpret_cast<T*>(smem + S::r2_off);
+  T* eS = reinterpret_cast<T*>(smem + S::r2_off);          // after qS is dead
+  T* yS = reinterpret_cast<T*>(smem + S::r3_off);
+  float* gam = reinterpret_cast<float*>(smem + S::gam_off);
+  float* bet = reinterpret_cast<float*>(smem + S::bet_off);
+
+  const int c = blockIdx.x, h = blockIdx.y;
+  const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+  int seq, len;
+  long long t0;
+  if (!locate_chunk(p, c, seq, t0, len)) return;
+  const int HO = p.ho;
+  const int qh = h / (HO / p.h), kh = h / (HO / p.hk), vh = h / (HO / p.hv);
+  const size_t ch = static_cast<size_t>(c) * HO + h;
+
+  // Phase 1: raw q, k, v rows into smem, in flight while the gates are computed.
+  prep_load_qkv<T, K, V, 128>(p, kS, qS, yS, t0, len, qh, kh, vh, tid);
+  prep_gates(p, gam, bet, t0, len, h, HO, tid, lane);
+  const float gl = prep_finish_gates(p, gam, ch, tid);
 
   // Phase 2 (warp per row): normalise k, scale q (in place), Y = β v; Q⁺ and Kᴿ go to the
-  // workspace. Vector accesses of EK / EV 16-bit values per lane.
+  // workspace.
   {
-    constexpr int EK = K / 32, EV = V / 32;
     T* wq = static_cast<T*>(p.ws_q) + ch * CHUNK * K;
     T* wk = static_cast<T*>(p.ws_kr) + ch * CHUNK * K;
-    for (int r = warp; r < CHUNK; r += 4) {
-      const Bits<EK> kb = *reinterpret_cast<const Bits<EK>*>(&kS[r * KP + lane * EK]);
-      const Bits<EK> qb = *reinterpret_cast<const Bits<EK>*>(&qS[r * KP + lane * EK]);
-      const Bits<EV> vb = *reinterpret_cast<const Bits<EV>*>(&yS[r * VP + lane * EV]);
-      float kx[EK], qx[EK];
-      float ks = 0.f, qs = 0.f;
-#pragma unroll
-      for (int e = 0; e < EK; ++e) {
-        kx[e] = IO::bits_to_f(kb.h[e]);
-        qx[e] = IO::bits_to_f(qb.h[e]);
-        ks += kx[e] * kx[e];
-        qs += qx[e] * qx[e];
-      }
-      float kr = 1.f, qr = p.scale;
-      if (p.flags & FLAG_L2NORM) {
-#pragma unroll
-        for (int o = 16; o > 0; o >>= 1) {
-          ks += __shfl_xor_sync(0xffffffffu, ks, o);
-          qs += __shfl_xor_sync(0xffffffffu, qs, o);
-        }
-        kr = rsqrtf(ks + 1e-6f);
-        qr = p.scale * rsqrtf(qs + 1e-6f);
-      }
-      const float eg = __expf(gam[r]), er = __expf(gl - gam[r]), br = bet[r];
-      Bits<EK> ko, qo, qpo, kro;
-      Bits<EV> yo;
-#pragma unroll
-      for (int e = 0; e < EK; ++e) {
-        const float kn = kx[e] * kr, qn = qx[e] * qr;
-        ko.h[e] = IO::f_to_bits(kn);
-        qo.h[e] = IO::f_to_bits(qn);
-        qpo.h[e] = IO::f_to_bits(qn * eg);
-        kro.h[e] = IO::f_to_bits(kn * er);
-      }
-#pragma unroll
-      for (int e = 0; e < EV; ++e) yo.h[e] = IO::f_to_bits(br * IO::bits_to_f(vb.h[e]));
-      *reinterpret_cast<Bits<EK>*>(&kS[r * KP + lane * EK]) = ko;
-      *reinterpret_cast<Bits<EK>*>(&qS[r * KP + lane * EK]) = qo;
-      *reinterpret_cast<Bits<EV>*>(&yS[r * VP + lane * EV]) = yo;
-      *reinterpret_cast<Bits<EK>*>(&wq[r * K + lane * EK]) = qpo;
-      *reinterpret_cast<Bits<EK>*>(&wk[r * K + lane * EK]) = kro;
-    }
+    for (int r = warp; r < CHUNK; r += 4) prep_norm_row<T, K, V>(p, kS, qS, yS, wq, wk, gam, bet, gl, r, lane);
   }
   __syncthreads();
 
@@ -468,10 +631,10 @@ __device__ __forceinline__ void fwd_prep_body(const FwdParams& p, const PrepKeep
 #pragma unroll
   for (int kk = 0; kk < K / 16; ++kk) {
     const int col = 16 * kk + cq;
-    u32 ak[4] = {ld32(&kS[r0 * KP + col]), ld32(&kS[(r0 + 8) * KP + col]),
-                      ld32(&kS[r0 * KP + col + 8]), ld32(&kS[(r0 + 8) * KP + col + 8])};
-    u32 aq[4] = {ld32(&qS[r0 * KP + col]), ld32(&qS[(r0 + 8) * KP + col]),
-                      ld32(&qS[r0 * KP + col + 8]), ld32(&qS[(r0 + 8) * KP + col + 8])};
+    u32 ak[4];
+    ld_a_frag(ak, kS, KP, r0, col);
+    u32 aq[4];
+    ld_a_frag(aq, qS, KP, r0, col);
 #pragma unroll
     for (int nt = 0; nt < 8; ++nt) {
       const int n = 8 * nt + (lane >> 2);
@@ -482,45 +645,12 @@ __device__ __forceinline__ void fwd_prep_body(const FwdParams& p, const PrepKeep
   }
   __syncthreads();  // qS dead: E takes its place (from the normalised kS)
   {
-    constexpr int EK = K / 32;
-    for (int r = warp; r < CHUNK; r += 4) {
-      const Bits<EK> kb = *reinterpret_cast<const Bits<EK>*>(&kS[r * KP + lane * EK]);
-      const float f = bet[r] * __expf(gam[r]);
-      Bits<EK> eo;
-#pragma unroll
-      for (int e = 0; e < EK; ++e) eo.h[e] = IO::f_to_bits(f * IO::bits_to_f(kb.h[e]));
-      *reinterpret_cast<Bits<EK>*>(&eS[r * KP + lane * EK]) = eo;
-    }
+    for (int r = warp; r < CHUNK; r += 4) prep_e_row<T, K>(kS, eS, gam, bet, r, lane);
     // A = tril(Q Kᵀ ⊙ decay) straight to the workspace.
-    T* wa = static_cast<T*>(p.ws_a) + ch * CHUNK * CHUNK;
-#pragma unroll
-    for (int nt = 0; nt < 8; ++nt) {
-#pragma unroll
-      for (int hf = 0; hf < 2; ++hf) {
-        const int i = r0 + 8 * hf;
-        float av[2];
-#pragma unroll
-        for (int e = 0; e < 2; ++e) {
-          const int j = 8 * nt + cq + e;
-          av[e] = j <= i ? aqk[nt][2 * hf + e] * __expf(gam[i] - gam[j]) : 0.f;
-        }
-        *reinterpret_cast<u32*>(&wa[i * CHUNK + 8 * nt + cq]) = IO::pack(av[0], av[1]);
-      }
-    }
+    prep_store_a<T, CHUNK>(static_cast<T*>(p.ws_a) + ch * CHUNK * CHUNK, aqk, gam, r0, cq);
   }
   __syncthreads();  // kS dead: L (fp32) takes its place
-#pragma unroll
-  for (int nt = 0; nt < 8; ++nt) {
-#pragma unroll
-    for (int hf = 0; hf < 2; ++hf) {
-      const int i = r0 + 8 * hf;
-#pragma unroll
-      for (int e = 0; e < 2; ++e) {
-        const int j = 8 * nt + cq + e;
-        Lf[i * FP + j] = j < i ? bet[i] * akk[nt][2 * hf + e] * __expf(gam[i] - gam[j]) : 0.f;
-      }
-    }
-  }
+  prep_store_l(Lf, akk, gam, bet, r0, cq);
   __syncthreads();
 
   // Phase 4: T = (I + L)^{-1} in fp32, in place over L.
@@ -528,22 +658,9 @@ __device__ __forceinline__ void fwd_prep_body(const FwdParams& p, const PrepKeep
   {
     float col[16];
     const int base = 16 * (tid >> 4), cl = tid & 15;
-    if (tid < CHUNK) {
-#pragma unroll
-      for (int r = 0; r < 16; ++r) {
-        float s = 0.f;
-#pragma unroll
-        for (int j = 0; j < r; ++j)
-          if (j >= cl) s += Lf[(base + r) * FP + base + j] * col[j];
-        col[r] = r < cl ? 0.f : (r == cl ? 1.f : -s);
-      }
-    }
+    if (tid < CHUNK) prep_diag_solve(Lf, col, base, cl);
     __syncthreads();
-    if (tid < CHUNK) {
-#pragma unroll
-      for (int r = 0; r < 16; ++r)
-        if (r >= cl) Lf[(base + r) * FP + base + cl] = col[r];
-    }
+    if (tid < CHUNK) prep_diag_store(Lf, col, base, cl);
     __syncthreads();
   }
   // Off-diagonal blocks, block row by block row: T_IJ = −T_II Σ_{m=J}^{I−1} L_Im T_mJ. The
@@ -629,40 +746,19 @@ __device__ __forceinline__ void fwd_prep_body(const FwdParams& p, const PrepKeep
     __syncthreads();
   }
   // T to the io dtype, over the same region (through registers).
-  {
-    u32 tv[16];
-#pragma unroll
-    for (int u = 0; u < 16; ++u) {
-      const int i2 = tid + 128 * u;  // pair index
-      const int r = i2 / (CHUNK / 2), cc = 2 * (i2 % (CHUNK / 2));
-      const float a = cc < r ? Lf[r * FP + cc] : (cc == r ? 1.f : 0.f);
-      const float b = cc + 1 < r ? Lf[r * FP + cc + 1] : (cc + 1 == r ? 1.f : 0.f);
-      tv[u] = IO::pack(a, b);
-    }
-    __syncthreads();
-#pragma unroll
-    for (int u = 0; u < 16; ++u) {
-      const int i2 = tid + 128 * u;
-      const int r = i2 / (CHUNK / 2), cc = 2 * (i2 % (CHUNK / 2));
-      *reinterpret_cast<u32*>(&tb[r * CP + cc]) = tv[u];
-    }
-    __syncthreads();
-  }
+  prep_t_to_io<T, 128>(Lf, tb, tid);
 
   // Phase 5: W = T E (64×K): A = T (row-major), B = E via ldmatrix.trans.
   {
     T* ww = static_cast<T*>(p.ws_w) + ch * CHUNK * K;
     float acc[K / 8][4];
-#pragma unroll
-    for (int nt = 0; nt < K / 8; ++nt)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) acc[nt][e] = 0.f;
+    zero_frags(acc);
 #pragma unroll
     for (int kk = 0; kk < 4; ++kk) {
       if (kk > warp) break;  // T is lower triangular
       const int col = 16 * kk + cq;
-      u32 a[4] = {ld32(&tb[r0 * CP + col]), ld32(&tb[(r0 + 8) * CP + col]),
-                       ld32(&tb[r0 * CP + col + 8]), ld32(&tb[(r0 + 8) * CP + col + 8])};
+      u32 a[4];
+      ld_a_frag(a, tb, CP, r0, col);
       const int lrow = 16 * kk + (lane & 7) + 8 * ((lane >> 3) & 1);
 #pragma unroll
       for (int np = 0; np < K / 16; ++np) {
@@ -687,10 +783,7 @@ __device__ __forceinline__ void fwd_prep_body(const FwdParams& p, const PrepKeep
     for (int mt = 0; mt < MT; ++mt) {
       const int d0 = (warp * MT + mt) * 16;
       float acc[8][4];
-#pragma unroll
-      for (int nt = 0; nt < 8; ++nt)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) acc[nt][e] = 0.f;
+      zero_frags(acc);
 #pragma unroll
       for (int kk = 0; kk < 4; ++kk) {
         u32 a[4];
@@ -714,16 +807,8 @@ __device__ __forceinline__ void fwd_prep_body(const FwdParams& p, const PrepKeep
   }
   if (KEEP) {
     // T (io, unit diagonal), E and the per-token Γ, β for the backward.
-    T* wt = static_cast<T*>(keep.ws_t) + ch * CHUNK * CHUNK;
-    T* we = static_cast<T*>(keep.ws_e) + ch * CHUNK * K;
-    for (int i = tid; i < CHUNK * CHUNK / 8; i += 128) {
-      const int r = i / (CHUNK / 8), c8 = i % (CHUNK / 8);
-      *reinterpret_cast<uint4*>(&wt[r * CHUNK + 8 * c8]) = *reinterpret_cast<const uint4*>(&tb[r * CP + 8 * c8]);
-    }
-    for (int i = tid; i < CHUNK * K / 8; i += 128) {
-      const int r = i / (K / 8), c8 = i % (K / 8);
-      *reinterpret_cast<uint4*>(&we[r * K + 8 * c8]) = *reinterpret_cast<const uint4*>(&eS[r * KP + 8 * c8]);
-    }
+    store_tile16<T, CHUNK, CHUNK>(static_cast<T*>(keep.ws_t) + ch * CHUNK * CHUNK, tb, tid, 128);
+    store_tile16<T, CHUNK, K>(static_cast<T*>(keep.ws_e) + ch * CHUNK * K, eS, tid, 128);
     if (tid < CHUNK) {
       keep.ws_gam[ch * CHUNK + tid] = gam[tid];
       keep.ws_bet[ch * CHUNK + tid] = bet[tid];
@@ -762,6 +847,118 @@ __device__ __forceinline__ void tile_async(T* dst, const T* src, int rows, size_
   }
 }
 
+// X = Sᵀ rows vr, vr + 8, columns 8nt + cq + {0, 1} (mma accumulator layout) of the [V, K]
+// initial state at `base` (fp32 or bf16, stored domain); zeros without an initial state.
+template <int K>
+__device__ __forceinline__ void load_initial_state_frags(float (&x)[K / 8][4], const FwdParams& p, size_t base,
+                                                         int vr, int cq) {
+#pragma unroll
+  for (int nt = 0; nt < K / 8; ++nt) {
+#pragma unroll
+    for (int hf = 0; hf < 2; ++hf) {
+      const size_t idx = base + static_cast<size_t>(vr + 8 * hf) * K + 8 * nt + cq;
+      float a0 = 0.f, a1 = 0.f;
+      if (p.initial_state) {
+        if (p.state_dtype == DT_F32) {
+          float2 t = *reinterpret_cast<const float2*>(static_cast<const float*>(p.initial_state) + idx);
+          a0 = t.x; a1 = t.y;
+        } else {
+          const u32 t = *reinterpret_cast<const u32*>(static_cast<const unsigned short*>(p.initial_state) + idx);
+          a0 = __uint_as_float(t << 16);
+          a1 = __uint_as_float(t & 0xffff0000u);
+        }
+      }
+      x[nt][2 * hf] = a0;
+      x[nt][2 * hf + 1] = a1;
+    }
+  }
+}
+
+// The inverse of load_initial_state_frags: X's fragments to the [V, K] final state at `base`.
+template <int K>
+__device__ __forceinline__ void store_final_state_frags(const float (&x)[K / 8][4], const FwdParams& p, size_t base,
+                                                        int vr, int cq) {
+#pragma unroll
+  for (int nt = 0; nt < K / 8; ++nt) {
+#pragma unroll
+    for (int hf = 0; hf < 2; ++hf) {
+      const size_t idx = base + static_cast<size_t>(vr + 8 * hf) * K + 8 * nt + cq;
+      if (p.state_dtype == DT_F32) {
+        *reinterpret_cast<float2*>(static_cast<float*>(p.final_state) + idx) = make_float2(x[nt][2 * hf], x[nt][2 * hf + 1]);
+      } else {
+        *reinterpret_cast<u32*>(static_cast<unsigned short*>(p.final_state) + idx) =
+            Io<gdn_bf16>::pack(x[nt][2 * hf], x[nt][2 * hf + 1]);
+      }
+    }
+  }
+}
+
+// Uᵀ = Ũᵀ − P as A fragments (tokens are the reduction dim): uraw holds this thread's raw Ũᵀ
+// pairs (rows ur, ur + 8), pacc the P = X Wᵀ accumulators.
+template <typename T>
+__device__ __forceinline__ void scan_u_frags(u32 (&ua)[4][4], const u32 (&uraw)[8][2], const float (&pacc)[8][4]) {
+  using IO = Io<T>;
+#pragma unroll
+  for (int nt = 0; nt < 8; ++nt) {
+    const T* u0 = reinterpret_cast<const T*>(&uraw[nt][0]);
+    const T* u1 = reinterpret_cast<const T*>(&uraw[nt][1]);
+    const u32 lo = IO::pack(IO::to_f(u0[0]) - pacc[nt][0], IO::to_f(u0[1]) - pacc[nt][1]);
+    const u32 hi = IO::pack(IO::to_f(u1[0]) - pacc[nt][2], IO::to_f(u1[1]) - pacc[nt][3]);
+    ua[nt >> 1][(nt & 1) * 2 + 0] = lo;
+    ua[nt >> 1][(nt & 1) * 2 + 1] = hi;
+  }
+}
+
+// Stores O rows (tokens) < len of this warp's 16 value rows [v0, v0 + 16) through its smem tile
+// Os (CHUNK rows of OP), so that each token's 16 values leave as two 16-byte stores.
+template <typename T, int V, int OP>
+__device__ __forceinline__ void scan_store_o(T* Os, const float (&oacc)[8][4], T* o, long long t0, int len, int HO,
+                                             int h, int v0, int lane, int cq) {
+  using IO = Io<T>;
+  const int vl = lane >> 2;
+#pragma unroll
+  for (int nt = 0; nt < 8; ++nt) {
+#pragma unroll
+    for (int e = 0; e < 2; ++e) {
+      const int tok = 8 * nt + cq + e;
+      Os[tok * OP + vl] = IO::from_f(oacc[nt][e]);
+      Os[tok * OP + vl + 8] = IO::from_f(oacc[nt][2 + e]);
+    }
+  }
+  __syncwarp();
+#pragma unroll
+  for (int i = lane; i < 2 * CHUNK; i += 32) {
+    const int tok = i >> 1, hf = i & 1;
+    if (tok < len)
+      *reinterpret_cast<uint4*>(&o[(static_cast<size_t>(t0 + tok) * HO + h) * V + v0 + 8 * hf]) =
+          *reinterpret_cast<const uint4*>(&Os[tok * OP + 8 * hf]);
+  }
+  __syncwarp();
+}
+
+// X ← e^{Γ_last} X + Uᵀ Kᴿ (B = Kᴿ [token][key], rows of KP elements, via ldmatrix.trans).
+template <typename T, int K, int KP>
+__device__ __forceinline__ void scan_state_update(float (&x)[K / 8][4], const u32 (&ua)[4][4], const T* Ks, float gl,
+                                                  int lane) {
+  using IO = Io<T>;
+  const float decay = __expf(gl);
+#pragma unroll
+  for (int nt = 0; nt < K / 8; ++nt)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) x[nt][e] *= decay;
+  const int lrow = (lane & 7) + 8 * ((lane >> 3) & 1);
+#pragma unroll
+  for (int kk = 0; kk < 4; ++kk) {
+#pragma unroll
+    for (int np = 0; np < K / 16; ++np) {
+      u32 r[4];
+      ldsm_x4_t(r, &Ks[(16 * kk + lrow) * KP + 16 * np + 8 * (lane >> 4)]);
+      IO::mma(x[2 * np], ua[kk], r);
+      IO::mma(x[2 * np + 1], ua[kk], r + 2);
+    }
+  }
+}
+
 // BWD: the backward's replay of the forward scan: writes the fp32 state entering every chunk to
 // ws_s ([chunks, HO, V, K], stored domain) and neither O nor the final state.
 template <typename T, int K, int V, int NW, int STAGES, bool BWD = false>
@@ -783,29 +980,7 @@ __device__ __forceinline__ void fwd_scan_body(const FwdParams& p, float* ws_s = 
 
   // X = Sᵀ rows vr, vr+8, columns 8nt + cq + {0,1}.
   float x[K / 8][4];
-  {
-    const size_t base = (static_cast<size_t>(row) * HO + h) * V * K;
-#pragma unroll
-    for (int nt = 0; nt < K / 8; ++nt) {
-#pragma unroll
-      for (int hf = 0; hf < 2; ++hf) {
-        const size_t idx = base + static_cast<size_t>(vr + 8 * hf) * K + 8 * nt + cq;
-        float a0 = 0.f, a1 = 0.f;
-        if (p.initial_state) {
-          if (p.state_dtype == DT_F32) {
-            float2 t = *reinterpret_cast<const float2*>(static_cast<const float*>(p.initial_state) + idx);
-            a0 = t.x; a1 = t.y;
-          } else {
-            const u32 t = *reinterpret_cast<const u32*>(static_cast<const unsigned short*>(p.initial_state) + idx);
-            a0 = __uint_as_float(t << 16);
-            a1 = __uint_as_float(t & 0xffff0000u);
-          }
-        }
-        x[nt][2 * hf] = a0;
-        x[nt][2 * hf + 1] = a1;
-      }
-    }
-  }
+  load_initial_state_frags<K>(x, p, (static_cast<size_t>(row) * HO + h) * V * K, vr, cq);
 
   // STAGES-deep cp.async pipeline: chunks c+1 .. c+STAGES-1 load while chunk c computes.
   auto issue = [&](int c, int st) {
@@ -866,9 +1041,8 @@ __device__ __forceinline__ void fwd_scan_body(const FwdParams& p, float* ws_s = 
       for (int e = 0; e < 4; ++e) pacc[nt][e] = oacc[nt][e] = 0.f;
 #pragma unroll
     for (int kk = 0; kk < K / 16; ++kk) {
-      u32 a[4] = {IO::pack(x[2 * kk][0], x[2 * kk][1]), IO::pack(x[2 * kk][2], x[2 * kk][3]),
-                       IO::pack(x[2 * kk + 1][0], x[2 * kk + 1][1]),
-                       IO::pack(x[2 * kk + 1][2], x[2 * kk + 1][3])};
+      u32 a[4];
+      x_a_frag<T>(a, x, kk);
       const int col = 16 * kk + cq;
 #pragma unroll
       for (int nt = 0; nt < 8; ++nt) {
@@ -881,15 +1055,7 @@ __device__ __forceinline__ void fwd_scan_body(const FwdParams& p, float* ws_s = 
     }
     // Uᵀ = Ũᵀ − P, as A fragments (tokens are the reduction dim below).
     u32 ua[4][4];
-#pragma unroll
-    for (int nt = 0; nt < 8; ++nt) {
-      const T* u0 = reinterpret_cast<const T*>(&uraw[nt][0]);
-      const T* u1 = reinterpret_cast<const T*>(&uraw[nt][1]);
-      const u32 lo = IO::pack(IO::to_f(u0[0]) - pacc[nt][0], IO::to_f(u0[1]) - pacc[nt][1]);
-      const u32 hi = IO::pack(IO::to_f(u1[0]) - pacc[nt][2], IO::to_f(u1[1]) - pacc[nt][3]);
-      ua[nt >> 1][(nt & 1) * 2 + 0] = lo;
-      ua[nt >> 1][(nt & 1) * 2 + 1] = hi;
-    }
+    scan_u_frags<T>(ua, uraw, pacc);
     // O += Uᵀ Aᵀ: B[k = j][n = i] = A[i][j]; A is lower triangular (j ≤ i).
 #pragma unroll
     for (int nt = 0; nt < 8; ++nt) {
@@ -905,64 +1071,17 @@ __device__ __forceinline__ void fwd_scan_body(const FwdParams& p, float* ws_s = 
     // token's 16 values leave as two 16-byte stores.
     if (!BWD) {
       T* Os = reinterpret_cast<T*>(smem + S::o_off) + warp * CHUNK * S::OP;
-      const int vl = lane >> 2;
-#pragma unroll
-      for (int nt = 0; nt < 8; ++nt) {
-#pragma unroll
-        for (int e = 0; e < 2; ++e) {
-          const int tok = 8 * nt + cq + e;
-          Os[tok * S::OP + vl] = IO::from_f(oacc[nt][e]);
-          Os[tok * S::OP + vl + 8] = IO::from_f(oacc[nt][2 + e]);
-        }
-      }
-      __syncwarp();
-      T* o = static_cast<T*>(p.o);
-#pragma unroll
-      for (int i = lane; i < 2 * CHUNK; i += 32) {
-        const int tok = i >> 1, hf = i & 1;
-        if (tok < len)
-          *reinterpret_cast<uint4*>(&o[(static_cast<size_t>(t0 + tok) * HO + h) * V + v0 + 8 * hf]) =
-              *reinterpret_cast<const uint4*>(&Os[tok * S::OP + 8 * hf]);
-      }
-      __syncwarp();
+      scan_store_o<T, V, S::OP>(Os, oacc, static_cast<T*>(p.o), t0, len, HO, h, v0, lane, cq);
     }
-    // X ← e^{Γ_last} X + Uᵀ Kᴿ (B = Kᴿ [token][key] via ldmatrix.trans).
-    const float decay = __expf(gl);
-#pragma unroll
-    for (int nt = 0; nt < K / 8; ++nt)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) x[nt][e] *= decay;
-    const int lrow = (lane & 7) + 8 * ((lane >> 3) & 1);
-#pragma unroll
-    for (int kk = 0; kk < 4; ++kk) {
-#pragma unroll
-      for (int np = 0; np < K / 16; ++np) {
-        u32 r[4];
-        ldsm_x4_t(r, &Ks[(16 * kk + lrow) * KP + 16 * np + 8 * (lane >> 4)]);
-        IO::mma(x[2 * np], ua[kk], r);
-        IO::mma(x[2 * np + 1], ua[kk], r + 2);
-      }
-    }
+    // X ← e^{Γ_last} X + Uᵀ Kᴿ.
+    scan_state_update<T, K, KP>(x, ua, Ks, gl, lane);
     __syncthreads();  // this stage is refilled by the next iteration's issue
   }
   cp_async_wait<0>();
 
   if (!BWD && p.final_state) {
     const size_t base = (static_cast<size_t>(row) * HO + h) * V * K;
-#pragma unroll
-    for (int nt = 0; nt < K / 8; ++nt) {
-#pragma unroll
-      for (int hf = 0; hf < 2; ++hf) {
-        const size_t idx = base + static_cast<size_t>(vr + 8 * hf) * K + 8 * nt + cq;
-        if (p.state_dtype == DT_F32) {
-          *reinterpret_cast<float2*>(static_cast<float*>(p.final_state) + idx) =
-              make_float2(x[nt][2 * hf], x[nt][2 * hf + 1]);
-        } else {
-          *reinterpret_cast<u32*>(static_cast<unsigned short*>(p.final_state) + idx) =
-              Io<gdn_bf16>::pack(x[nt][2 * hf], x[nt][2 * hf + 1]);
-        }
-      }
-    }
+    store_final_state_frags<K>(x, p, base, vr, cq);
   }
 }
 

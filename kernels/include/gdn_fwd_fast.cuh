@@ -109,28 +109,7 @@ __device__ __forceinline__ void fwd_scanx_body(const FwdFastParams& fp) {
 
   float x[K / 8][4];
   if (OUT && P == 1) {
-    const size_t base = (static_cast<size_t>(row) * HO + h) * V * K;
-#pragma unroll
-    for (int nt = 0; nt < K / 8; ++nt) {
-#pragma unroll
-      for (int hf = 0; hf < 2; ++hf) {
-        const size_t idx = base + static_cast<size_t>(vr + 8 * hf) * K + 8 * nt + cq;
-        float a0 = 0.f, a1 = 0.f;
-        if (p.initial_state) {
-          if (p.state_dtype == DT_F32) {
-            float2 t = *reinterpret_cast<const float2*>(static_cast<const float*>(p.initial_state) + idx);
-            a0 = t.x;
-            a1 = t.y;
-          } else {
-            const u32 t = *reinterpret_cast<const u32*>(static_cast<const unsigned short*>(p.initial_state) + idx);
-            a0 = __uint_as_float(t << 16);
-            a1 = __uint_as_float(t & 0xffff0000u);
-          }
-        }
-        x[nt][2 * hf] = a0;
-        x[nt][2 * hf + 1] = a1;
-      }
-    }
+    load_initial_state_frags<K>(x, p, (static_cast<size_t>(row) * HO + h) * V * K, vr, cq);
   } else if (OUT) {
     const float* seed = fp.ws_seed + (static_cast<size_t>(b * P + j) * HO + h) * V * K;
 #pragma unroll
@@ -207,8 +186,8 @@ __device__ __forceinline__ void fwd_scanx_body(const FwdFastParams& fp) {
       for (int e = 0; e < 4; ++e) pacc[nt][e] = oacc[nt][e] = 0.f;
 #pragma unroll
     for (int kk = 0; kk < K / 16; ++kk) {
-      u32 a[4] = {IO::pack(x[2 * kk][0], x[2 * kk][1]), IO::pack(x[2 * kk][2], x[2 * kk][3]),
-                  IO::pack(x[2 * kk + 1][0], x[2 * kk + 1][1]), IO::pack(x[2 * kk + 1][2], x[2 * kk + 1][3])};
+      u32 a[4];
+      x_a_frag<T>(a, x, kk);
 #pragma unroll
       for (int np = 0; np < 4; ++np) {
         u32 bw[4];
@@ -225,15 +204,7 @@ __device__ __forceinline__ void fwd_scanx_body(const FwdFastParams& fp) {
     }
     // Uᵀ = Ũᵀ − P, as A fragments (tokens are the reduction dim below).
     u32 ua[4][4];
-#pragma unroll
-    for (int nt = 0; nt < 8; ++nt) {
-      const T* u0 = reinterpret_cast<const T*>(&uraw[nt][0]);
-      const T* u1 = reinterpret_cast<const T*>(&uraw[nt][1]);
-      const u32 lo = IO::pack(IO::to_f(u0[0]) - pacc[nt][0], IO::to_f(u0[1]) - pacc[nt][1]);
-      const u32 hi = IO::pack(IO::to_f(u1[0]) - pacc[nt][2], IO::to_f(u1[1]) - pacc[nt][3]);
-      ua[nt >> 1][(nt & 1) * 2 + 0] = lo;
-      ua[nt >> 1][(nt & 1) * 2 + 1] = hi;
-    }
+    scan_u_frags<T>(ua, uraw, pacc);
     if (OUT) {
       // O += Uᵀ Aᵀ: B[k = j][n = i] = A[i][j]; A is lower triangular (j ≤ i).
 #pragma unroll
@@ -247,47 +218,12 @@ __device__ __forceinline__ void fwd_scanx_body(const FwdFastParams& fp) {
           IO::mma(oacc[2 * np + 1], ua[kk], bb + 2);
         }
       }
-      // Store O rows (tokens) < len through this warp's smem tile: each token's 16 values
-      // leave as two 16-byte stores.
+      // Store O rows (tokens) < len through this warp's smem tile.
       T* Os = reinterpret_cast<T*>(smem + S::o_off) + warp * CHUNK * S::OP;
-      const int vl = lane >> 2;
-#pragma unroll
-      for (int nt = 0; nt < 8; ++nt) {
-#pragma unroll
-        for (int e = 0; e < 2; ++e) {
-          const int tok = 8 * nt + cq + e;
-          Os[tok * S::OP + vl] = IO::from_f(oacc[nt][e]);
-          Os[tok * S::OP + vl + 8] = IO::from_f(oacc[nt][2 + e]);
-        }
-      }
-      __syncwarp();
-      T* o = static_cast<T*>(p.o);
-#pragma unroll
-      for (int i = lane; i < 2 * CHUNK; i += 32) {
-        const int tok = i >> 1, hf = i & 1;
-        if (tok < len)
-          *reinterpret_cast<uint4*>(&o[(static_cast<size_t>(t0 + tok) * HO + h) * V + v0 + 8 * hf]) =
-              *reinterpret_cast<const uint4*>(&Os[tok * S::OP + 8 * hf]);
-      }
-      __syncwarp();
+      scan_store_o<T, V, S::OP>(Os, oacc, static_cast<T*>(p.o), t0, len, HO, h, v0, lane, cq);
     }
-    // X ← e^{Γ_last} X + Uᵀ Kᴿ (B = Kᴿ [token][key] via ldmatrix.trans).
-    const float decay = __expf(gl);
-#pragma unroll
-    for (int nt = 0; nt < K / 8; ++nt)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) x[nt][e] *= decay;
-    const int lrow = (lane & 7) + 8 * ((lane >> 3) & 1);
-#pragma unroll
-    for (int kk = 0; kk < 4; ++kk) {
-#pragma unroll
-      for (int np = 0; np < K / 16; ++np) {
-        u32 r[4];
-        ldsm_x4_t(r, &Ks[(16 * kk + lrow) * KP + 16 * np + 8 * (lane >> 4)]);
-        IO::mma(x[2 * np], ua[kk], r);
-        IO::mma(x[2 * np + 1], ua[kk], r + 2);
-      }
-    }
+    // X ← e^{Γ_last} X + Uᵀ Kᴿ.
+    scan_state_update<T, K, KP>(x, ua, Ks, gl, lane);
     __syncthreads();  // this stage is refilled by the next iteration's issue
   }
   cp_async_wait<0>();
@@ -303,20 +239,7 @@ __device__ __forceinline__ void fwd_scanx_body(const FwdFastParams& fp) {
             make_float2(x[nt][2 * hf], x[nt][2 * hf + 1]);
   } else if (j == P - 1 && p.final_state) {
     const size_t base = (static_cast<size_t>(row) * HO + h) * V * K;
-#pragma unroll
-    for (int nt = 0; nt < K / 8; ++nt) {
-#pragma unroll
-      for (int hf = 0; hf < 2; ++hf) {
-        const size_t idx = base + static_cast<size_t>(vr + 8 * hf) * K + 8 * nt + cq;
-        if (p.state_dtype == DT_F32) {
-          *reinterpret_cast<float2*>(static_cast<float*>(p.final_state) + idx) =
-              make_float2(x[nt][2 * hf], x[nt][2 * hf + 1]);
-        } else {
-          *reinterpret_cast<u32*>(static_cast<unsigned short*>(p.final_state) + idx) =
-              Io<gdn_bf16>::pack(x[nt][2 * hf], x[nt][2 * hf + 1]);
-        }
-      }
-    }
+    store_final_state_frags<K>(x, p, base, vr, cq);
   }
 }
 

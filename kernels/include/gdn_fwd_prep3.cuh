@@ -77,117 +77,18 @@ __device__ __forceinline__ void fwd_prep3_body(const FwdParams& p, const PrepKee
   const int qh = h / (HO / p.h), kh = h / (HO / p.hk), vh = h / (HO / p.hv);
   const size_t ch = static_cast<size_t>(c) * HO + h;
 
-  // Phase 1: raw q, k, v rows into smem (16-byte cp.async; padded rows zero-filled).
-  {
-    const T* qg = static_cast<const T*>(p.q);
-    const T* kg = static_cast<const T*>(p.k);
-    const T* vg = static_cast<const T*>(p.v);
-    constexpr int KV = K / 8, VV = V / 8;
-    for (int i = tid; i < CHUNK * KV; i += NT) {
-      const int r = i / KV, c8 = i % KV;
-      if (r < len) {
-        cp_async16(&kS[r * KP + 8 * c8], &kg[((t0 + r) * p.hk + kh) * K + 8 * c8]);
-        cp_async16(&qS[r * KP + 8 * c8], &qg[((t0 + r) * p.h + qh) * K + 8 * c8]);
-      } else {
-        *reinterpret_cast<uint4*>(&kS[r * KP + 8 * c8]) = make_uint4(0, 0, 0, 0);
-        *reinterpret_cast<uint4*>(&qS[r * KP + 8 * c8]) = make_uint4(0, 0, 0, 0);
-      }
-    }
-    for (int i = tid; i < CHUNK * VV; i += NT) {
-      const int r = i / VV, c8 = i % VV;
-      if (r < len) cp_async16(&yS[r * VP + 8 * c8], &vg[((t0 + r) * p.hv + vh) * V + 8 * c8]);
-      else *reinterpret_cast<uint4*>(&yS[r * VP + 8 * c8]) = make_uint4(0, 0, 0, 0);
-    }
-    cp_async_commit();
-  }
-
-  // Gates and beta (threads 0..63), then the inclusive cumulative log decay Γ (as fwd_prep_body).
-  if (tid < CHUNK) {
-    float la = 0.f, b = 0.f;
-    if (tid < len) {
-      const long long gi = (t0 + tid) * HO + h;
-      float g = load_any(p.g, p.g_dtype, gi);
-      if (p.flags & FLAG_SAFE_GATE) {
-        float ea = p.a_log ? __expf(load_any(p.a_log, p.a_log_dtype, h)) : 1.f;
-        float x = g + (p.dt_bias ? load_any(p.dt_bias, p.dt_bias_dtype, h) : 0.f);
-        float sp = x > 20.f ? x : log1pf(__expf(x));
-        la = -ea * sp;
-      } else if (p.flags & FLAG_LINEAR_GATE) {
-        la = logf(g + 1e-10f);
-      } else {
-        la = g;
-      }
-      b = load_any(p.beta, p.beta_dtype, gi);
-      if (p.flags & FLAG_BETA_SIGMOID) {
-        b = 1.f / (1.f + __expf(-b));
-        if (p.flags & FLAG_NEG_EIGVAL) b *= 2.f;
-      }
-    }
-    float s = la;
-#pragma unroll
-    for (int o = 1; o < 32; o <<= 1) {
-      float t = __shfl_up_sync(0xffffffffu, s, o);
-      if (lane >= o) s += t;
-    }
-    gam[tid] = s;
-    bet[tid] = b;
-  }
-  __syncthreads();
-  if (tid >= 32 && tid < CHUNK) gam[tid] += gam[31];
-  cp_async_wait<0>();
-  __syncthreads();
-  const float gl = gam[CHUNK - 1];
-  if (tid == 0) p.ws_gl[ch] = gl;
+  // Phase 1: raw q, k, v rows into smem, in flight while the gates are computed.
+  prep_load_qkv<T, K, V, NT>(p, kS, qS, yS, t0, len, qh, kh, vh, tid);
+  prep_gates(p, gam, bet, t0, len, h, HO, tid, lane);
+  const float gl = prep_finish_gates(p, gam, ch, tid);
 
   // Phase 2 (warp per row, 8 rows per warp): normalise k, scale q (in place), Y = β v; Q⁺ and
   // Kᴿ go to the workspace (each row one contiguous warp store).
   {
-    constexpr int EK = K / 32, EV = V / 32;
     T* wq = static_cast<T*>(p.ws_q) + ch * CHUNK * K;
     T* wk = static_cast<T*>(p.ws_kr) + ch * CHUNK * K;
 #pragma unroll 2
-    for (int r = warp; r < CHUNK; r += NT / 32) {
-      const Bits<EK> kb = *reinterpret_cast<const Bits<EK>*>(&kS[r * KP + lane * EK]);
-      const Bits<EK> qb = *reinterpret_cast<const Bits<EK>*>(&qS[r * KP + lane * EK]);
-      const Bits<EV> vb = *reinterpret_cast<const Bits<EV>*>(&yS[r * VP + lane * EV]);
-      float kx[EK], qx[EK];
-      float ks = 0.f, qs = 0.f;
-#pragma unroll
-      for (int e = 0; e < EK; ++e) {
-        kx[e] = IO::bits_to_f(kb.h[e]);
-        qx[e] = IO::bits_to_f(qb.h[e]);
-        ks += kx[e] * kx[e];
-        qs += qx[e] * qx[e];
-      }
-      float kr = 1.f, qr = p.scale;
-      if (p.flags & FLAG_L2NORM) {
-#pragma unroll
-        for (int o = 16; o > 0; o >>= 1) {
-          ks += __shfl_xor_sync(0xffffffffu, ks, o);
-          qs += __shfl_xor_sync(0xffffffffu, qs, o);
-        }
-        kr = rsqrtf(ks + 1e-6f);
-        qr = p.scale * rsqrtf(qs + 1e-6f);
-      }
-      const float eg = __expf(gam[r]), er = __expf(gl - gam[r]), br = bet[r];
-      Bits<EK> ko, qo, qpo, kro;
-      Bits<EV> yo;
-#pragma unroll
-      for (int e = 0; e < EK; ++e) {
-        const float kn = kx[e] * kr, qn = qx[e] * qr;
-        ko.h[e] = IO::f_to_bits(kn);
-        qo.h[e] = IO::f_to_bits(qn);
-        qpo.h[e] = IO::f_to_bits(qn * eg);
-        kro.h[e] = IO::f_to_bits(kn * er);
-      }
-#pragma unroll
-      for (int e = 0; e < EV; ++e) yo.h[e] = IO::f_to_bits(br * IO::bits_to_f(vb.h[e]));
-      *reinterpret_cast<Bits<EK>*>(&kS[r * KP + lane * EK]) = ko;
-      *reinterpret_cast<Bits<EK>*>(&qS[r * KP + lane * EK]) = qo;
-      *reinterpret_cast<Bits<EV>*>(&yS[r * VP + lane * EV]) = yo;
-      *reinterpret_cast<Bits<EK>*>(&wq[r * K + lane * EK]) = qpo;
-      *reinterpret_cast<Bits<EK>*>(&wk[r * K + lane * EK]) = kro;
-    }
+    for (int r = warp; r < CHUNK; r += NT / 32) prep_norm_row<T, K, V>(p, kS, qS, yS, wq, wk, gam, bet, gl, r, lane);
   }
   __syncthreads();
 
@@ -196,17 +97,14 @@ __device__ __forceinline__ void fwd_prep3_body(const FwdParams& p, const PrepKee
   const int rt = warp & 3, hi = warp >> 2;
   const int r0 = 16 * rt + (lane >> 2), cq = 2 * (lane & 3);
   float acc[8][4];
-#pragma unroll
-  for (int nt = 0; nt < 8; ++nt)
-#pragma unroll
-    for (int e = 0; e < 4; ++e) acc[nt][e] = 0.f;
+  zero_frags(acc);
   {
     const T* as = hi ? qS : kS;
 #pragma unroll
     for (int kk = 0; kk < K / 16; ++kk) {
       const int col = 16 * kk + cq;
-      u32 a[4] = {ld32(&as[r0 * KP + col]), ld32(&as[(r0 + 8) * KP + col]), ld32(&as[r0 * KP + col + 8]),
-                  ld32(&as[(r0 + 8) * KP + col + 8])};
+      u32 a[4];
+      ld_a_frag(a, as, KP, r0, col);
 #pragma unroll
       for (int nt = 0; nt < 8; ++nt) {
         const int n = 8 * nt + (lane >> 2);
@@ -217,49 +115,13 @@ __device__ __forceinline__ void fwd_prep3_body(const FwdParams& p, const PrepKee
   }
   __syncthreads();  // qS dead: E takes its place (from the normalised kS)
   {
-    constexpr int EK = K / 32;
 #pragma unroll 2
-    for (int r = warp; r < CHUNK; r += NT / 32) {
-      const Bits<EK> kb = *reinterpret_cast<const Bits<EK>*>(&kS[r * KP + lane * EK]);
-      const float f = bet[r] * __expf(gam[r]);
-      Bits<EK> eo;
-#pragma unroll
-      for (int e = 0; e < EK; ++e) eo.h[e] = IO::f_to_bits(f * IO::bits_to_f(kb.h[e]));
-      *reinterpret_cast<Bits<EK>*>(&eS[r * KP + lane * EK]) = eo;
-    }
+    for (int r = warp; r < CHUNK; r += NT / 32) prep_e_row<T, K>(kS, eS, gam, bet, r, lane);
     // A = tril(Q Kᵀ ⊙ decay) into its staging tile.
-    if (hi) {
-#pragma unroll
-      for (int nt = 0; nt < 8; ++nt) {
-#pragma unroll
-        for (int hf = 0; hf < 2; ++hf) {
-          const int i = r0 + 8 * hf;
-          float av[2];
-#pragma unroll
-          for (int e = 0; e < 2; ++e) {
-            const int j = 8 * nt + cq + e;
-            av[e] = j <= i ? acc[nt][2 * hf + e] * __expf(gam[i] - gam[j]) : 0.f;
-          }
-          *reinterpret_cast<u32*>(&aS[i * CP + 8 * nt + cq]) = IO::pack(av[0], av[1]);
-        }
-      }
-    }
+    if (hi) prep_store_a<T, CP>(aS, acc, gam, r0, cq);
   }
   __syncthreads();  // kS dead: L (fp32) takes its place
-  if (!hi) {
-#pragma unroll
-    for (int nt = 0; nt < 8; ++nt) {
-#pragma unroll
-      for (int hf = 0; hf < 2; ++hf) {
-        const int i = r0 + 8 * hf;
-#pragma unroll
-        for (int e = 0; e < 2; ++e) {
-          const int j = 8 * nt + cq + e;
-          Lf[i * FP + j] = j < i ? bet[i] * acc[nt][2 * hf + e] * __expf(gam[i] - gam[j]) : 0.f;
-        }
-      }
-    }
-  }
+  if (!hi) prep_store_l(Lf, acc, gam, bet, r0, cq);
   __syncthreads();
 
   // Phase 4: T = (I + L)^{-1} in fp32, in place over L. Diagonal 16x16 blocks: thread t < 64
@@ -269,36 +131,15 @@ __device__ __forceinline__ void fwd_prep3_body(const FwdParams& p, const PrepKee
     float col[16];
     const int base = 16 * (tid >> 4), cl = tid & 15;
     if (tid < CHUNK) {
-#pragma unroll
-      for (int r = 0; r < 16; ++r) {
-        float s = 0.f;
-#pragma unroll
-        for (int j = 0; j < r; ++j)
-          if (j >= cl) s += Lf[(base + r) * FP + base + j] * col[j];
-        col[r] = r < cl ? 0.f : (r == cl ? 1.f : -s);
-      }
+      prep_diag_solve(Lf, col, base, cl);
     } else {
       const int t2 = tid - CHUNK;
       constexpr int N2 = NT - CHUNK;
-      T* wa = static_cast<T*>(p.ws_a) + ch * CHUNK * CHUNK;
-      for (int i = t2; i < CHUNK * CHUNK / 8; i += N2) {
-        const int r = i / (CHUNK / 8), c8 = i % (CHUNK / 8);
-        *reinterpret_cast<uint4*>(&wa[r * CHUNK + 8 * c8]) = *reinterpret_cast<const uint4*>(&aS[r * CP + 8 * c8]);
-      }
-      if (KEEP) {
-        T* we = static_cast<T*>(keep.ws_e) + ch * CHUNK * K;
-        for (int i = t2; i < CHUNK * K / 8; i += N2) {
-          const int r = i / (K / 8), c8 = i % (K / 8);
-          *reinterpret_cast<uint4*>(&we[r * K + 8 * c8]) = *reinterpret_cast<const uint4*>(&eS[r * KP + 8 * c8]);
-        }
-      }
+      store_tile16<T, CHUNK, CHUNK>(static_cast<T*>(p.ws_a) + ch * CHUNK * CHUNK, aS, t2, N2);
+      if (KEEP) store_tile16<T, CHUNK, K>(static_cast<T*>(keep.ws_e) + ch * CHUNK * K, eS, t2, N2);
     }
     __syncthreads();
-    if (tid < CHUNK) {
-#pragma unroll
-      for (int r = 0; r < 16; ++r)
-        if (r >= cl) Lf[(base + r) * FP + base + cl] = col[r];
-    }
+    if (tid < CHUNK) prep_diag_store(Lf, col, base, cl);
     __syncthreads();
   }
   // Off-diagonal blocks, block row by block row: T_IJ = −T_II Σ_{m=J}^{I−1} L_Im T_mJ, the
@@ -349,42 +190,20 @@ __device__ __forceinline__ void fwd_prep3_body(const FwdParams& p, const PrepKee
     __syncthreads();
   }
   // T to the io dtype, over the same region (through registers).
-  {
-    constexpr int PAIRS = CHUNK * CHUNK / 2 / NT;
-    u32 tv[PAIRS];
-#pragma unroll
-    for (int u = 0; u < PAIRS; ++u) {
-      const int i2 = tid + NT * u;  // pair index
-      const int r = i2 / (CHUNK / 2), cc = 2 * (i2 % (CHUNK / 2));
-      const float a = cc < r ? Lf[r * FP + cc] : (cc == r ? 1.f : 0.f);
-      const float b = cc + 1 < r ? Lf[r * FP + cc + 1] : (cc + 1 == r ? 1.f : 0.f);
-      tv[u] = IO::pack(a, b);
-    }
-    __syncthreads();
-#pragma unroll
-    for (int u = 0; u < PAIRS; ++u) {
-      const int i2 = tid + NT * u;
-      const int r = i2 / (CHUNK / 2), cc = 2 * (i2 % (CHUNK / 2));
-      *reinterpret_cast<u32*>(&tb[r * CP + cc]) = tv[u];
-    }
-    __syncthreads();
-  }
+  prep_t_to_io<T, NT>(Lf, tb, tid);
 
   // Phase 5: W = T E (64×K): warp (rt, hi) owns rows 16·rt + 0..15 and key columns
   // [hi·K/2, (hi+1)·K/2). A = T (row-major), B = E via ldmatrix.trans.
   {
     constexpr int NPW = K / 32;  // 16-column pairs per warp
     float wacc[2 * NPW][4];
-#pragma unroll
-    for (int nt = 0; nt < 2 * NPW; ++nt)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) wacc[nt][e] = 0.f;
+    zero_frags(wacc);
 #pragma unroll
     for (int kk = 0; kk < 4; ++kk) {
       if (kk > rt) break;  // T is lower triangular
       const int col = 16 * kk + cq;
-      u32 a[4] = {ld32(&tb[r0 * CP + col]), ld32(&tb[(r0 + 8) * CP + col]), ld32(&tb[r0 * CP + col + 8]),
-                  ld32(&tb[(r0 + 8) * CP + col + 8])};
+      u32 a[4];
+      ld_a_frag(a, tb, CP, r0, col);
       const int lrow = 16 * kk + (lane & 7) + 8 * ((lane >> 3) & 1);
 #pragma unroll
       for (int npl = 0; npl < NPW; ++npl) {
@@ -410,10 +229,7 @@ __device__ __forceinline__ void fwd_prep3_body(const FwdParams& p, const PrepKee
     constexpr int NTU = 8 * VT / (NT / 32);  // token n-tiles per warp: 8 or 4
     const int d0 = 16 * (warp % VT), nt0 = (warp / VT) * NTU;
     float uacc[NTU][4];
-#pragma unroll
-    for (int nt = 0; nt < NTU; ++nt)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) uacc[nt][e] = 0.f;
+    zero_frags(uacc);
 #pragma unroll
     for (int kk = 0; kk < 4; ++kk) {
       u32 a[4];
@@ -429,13 +245,7 @@ __device__ __forceinline__ void fwd_prep3_body(const FwdParams& p, const PrepKee
       }
     }
     __syncthreads();  // Y reads done, W staged: Ũᵀ staging takes Y's (and A's) place
-    {
-      T* ww = static_cast<T*>(p.ws_w) + ch * CHUNK * K;
-      for (int i = tid; i < CHUNK * K / 8; i += NT) {
-        const int r = i / (K / 8), c8 = i % (K / 8);
-        *reinterpret_cast<uint4*>(&ww[r * K + 8 * c8]) = *reinterpret_cast<const uint4*>(&wS[r * KP + 8 * c8]);
-      }
-    }
+    store_tile16<T, CHUNK, K>(static_cast<T*>(p.ws_w) + ch * CHUNK * K, wS, tid, NT);
     const int d = d0 + (lane >> 2);
 #pragma unroll
     for (int ntl = 0; ntl < NTU; ++ntl) {
@@ -445,20 +255,10 @@ __device__ __forceinline__ void fwd_prep3_body(const FwdParams& p, const PrepKee
     }
   }
   __syncthreads();
-  {
-    T* wu = static_cast<T*>(p.ws_ut) + ch * V * CHUNK;
-    for (int i = tid; i < V * CHUNK / 8; i += NT) {
-      const int r = i / (CHUNK / 8), c8 = i % (CHUNK / 8);
-      *reinterpret_cast<uint4*>(&wu[r * CHUNK + 8 * c8]) = *reinterpret_cast<const uint4*>(&uS[r * CP + 8 * c8]);
-    }
-  }
+  store_tile16<T, V, CHUNK>(static_cast<T*>(p.ws_ut) + ch * V * CHUNK, uS, tid, NT);
   if (KEEP) {
     // T (io, unit diagonal) and the per-token Γ, β for the backward (E left in phase 4).
-    T* wt = static_cast<T*>(keep.ws_t) + ch * CHUNK * CHUNK;
-    for (int i = tid; i < CHUNK * CHUNK / 8; i += NT) {
-      const int r = i / (CHUNK / 8), c8 = i % (CHUNK / 8);
-      *reinterpret_cast<uint4*>(&wt[r * CHUNK + 8 * c8]) = *reinterpret_cast<const uint4*>(&tb[r * CP + 8 * c8]);
-    }
+    store_tile16<T, CHUNK, CHUNK>(static_cast<T*>(keep.ws_t) + ch * CHUNK * CHUNK, tb, tid, NT);
     if (tid < CHUNK) {
       keep.ws_gam[ch * CHUNK + tid] = gam[tid];
       keep.ws_bet[ch * CHUNK + tid] = bet[tid];
