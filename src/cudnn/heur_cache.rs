@@ -224,7 +224,7 @@ pub fn list_mode(
     target: Option<&GraphTarget>,
     mode: HeurMode,
 ) -> Result<(Vec<ListedConfig>, Source)> {
-    let key = match (target, mode.backend(), enabled()) {
+    let key = match (target, plan::backend_mode(mode), enabled()) {
         (Some(t), Some(_), true) => Some(HeurKey {
             target: t.clone(),
             mode,

@@ -21,46 +21,16 @@ use crate::cudnn::exec_path::ExecPath;
 use crate::cudnn::graph::Uid;
 use crate::error::{Error, Result};
 
-/// A heuristic mode as dnnplan names it (the frontend's `HeurMode_t`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
-pub enum HeurMode {
-    /// `CUDNN_HEUR_MODE_A` (decision tree; INSTANT is its legacy alias).
-    A,
-    /// `CUDNN_HEUR_MODE_B` (slower neural-net heuristic).
-    B,
-    /// `CUDNN_HEUR_MODE_FALLBACK` (functional fallback engines).
-    Fallback,
-    /// Not sent to cuDNN: the frontend's open-source engines (a delegating entry here).
-    OpenSource,
-}
+pub use crate::dispatch::modes::HeurMode;
 
-impl HeurMode {
-    /// Every mode, in the frontend's declaration order.
-    pub const ALL: [HeurMode; 4] = [
-        HeurMode::A,
-        HeurMode::B,
-        HeurMode::Fallback,
-        HeurMode::OpenSource,
-    ];
-
-    /// The backend's `cudnnBackendHeurMode_t`, `None` for [`HeurMode::OpenSource`].
-    pub fn backend(self) -> Option<u32> {
-        match self {
-            HeurMode::A => Some(CUDNN_HEUR_MODE_A),
-            HeurMode::B => Some(CUDNN_HEUR_MODE_B),
-            HeurMode::Fallback => Some(CUDNN_HEUR_MODE_FALLBACK),
-            HeurMode::OpenSource => None,
-        }
-    }
-
-    /// Lower-case name (`a`, `b`, `fallback`, `opensource`).
-    pub fn name(self) -> &'static str {
-        match self {
-            HeurMode::A => "a",
-            HeurMode::B => "b",
-            HeurMode::Fallback => "fallback",
-            HeurMode::OpenSource => "opensource",
-        }
+/// The backend's `cudnnBackendHeurMode_t` for `mode`, `None` for [`HeurMode::OpenSource`] (never
+/// sent to cuDNN: the frontend's open-source engines become a delegating entry).
+pub fn backend_mode(mode: HeurMode) -> Option<u32> {
+    match mode {
+        HeurMode::A => Some(CUDNN_HEUR_MODE_A),
+        HeurMode::B => Some(CUDNN_HEUR_MODE_B),
+        HeurMode::Fallback => Some(CUDNN_HEUR_MODE_FALLBACK),
+        HeurMode::OpenSource => None,
     }
 }
 
@@ -213,7 +183,7 @@ pub fn describe_config(cfg: &Descriptor) -> Result<(i64, Vec<(u32, i64)>)> {
 /// Queries one heuristic mode: every ENGINECFG it returns, in rank order. Always asks the
 /// backend (no cache; the plan-list path goes through [`crate::cudnn::heur_cache`]).
 pub fn query_mode(opg: &OperationGraph, mode: HeurMode) -> Result<Vec<EngineConfigEntry>> {
-    let Some(backend_mode) = mode.backend() else {
+    let Some(backend_mode) = backend_mode(mode) else {
         return Ok(Vec::new());
     };
     let api = opg.desc.api();

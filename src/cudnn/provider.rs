@@ -13,7 +13,7 @@ use crate::cudnn::api::RawHandle;
 use crate::cudnn::emit::{OperationGraph, emit};
 use crate::cudnn::heur_cache::{self, DeviceKey, GraphTarget, ListedConfig};
 use crate::cudnn::lower::from_ir::lower_graph;
-use crate::cudnn::plan::{self, BackendPlan, HeurMode as CudnnMode};
+use crate::cudnn::plan::{self, BackendPlan};
 use crate::cudnn::{consts, handle, loader};
 use crate::dispatch::backend::{
     BackendConfig, BackendProvider, BackendSession, CudnnNotLoaded, backend_decline,
@@ -45,15 +45,6 @@ pub fn provider() -> Arc<dyn BackendProvider> {
 pub struct CudnnProvider {
     version: usize,
     origin: String,
-}
-
-fn mode_of(m: HeurMode) -> CudnnMode {
-    match m {
-        HeurMode::A => CudnnMode::A,
-        HeurMode::B => CudnnMode::B,
-        HeurMode::Fallback => CudnnMode::Fallback,
-        HeurMode::OpenSource => CudnnMode::OpenSource,
-    }
 }
 
 /// A backend failure that means "this config / graph is not supported" becomes a decline.
@@ -173,7 +164,7 @@ pub struct CudnnSession {
     /// The heuristics-cache key of this graph on this device and library.
     heur_target: GraphTarget,
     /// Modes already listed and their spans in `configs`, so no mode is asked twice.
-    queried: Vec<(CudnnMode, std::ops::Range<usize>)>,
+    queried: Vec<(HeurMode, std::ops::Range<usize>)>,
 }
 
 // SAFETY: the raw handle is a process-lifetime cuDNN handle (never destroyed); descriptors are
@@ -183,7 +174,7 @@ unsafe impl Send for CudnnSession {}
 impl CudnnSession {
     /// Lists `mode` (cache or backend) and appends its configs; the configs' indices. A mode
     /// listed before in this session is not asked again: its earlier span is returned.
-    fn list(&mut self, mode: CudnnMode) -> Result<std::ops::Range<usize>> {
+    fn list(&mut self, mode: HeurMode) -> Result<std::ops::Range<usize>> {
         if let Some((_, span)) = self.queried.iter().find(|(m, _)| *m == mode) {
             return Ok(span.clone());
         }
@@ -214,12 +205,12 @@ impl CudnnSession {
 
 impl BackendSession for CudnnSession {
     fn query(&mut self, mode: HeurMode) -> Result<Vec<BackendConfig>> {
-        let span = self.list(mode_of(mode))?;
+        let span = self.list(mode)?;
         if span.is_empty() {
             let last = loader::api().map(|a| a.last_error()).unwrap_or_default();
             return Err(backend_decline(format!(
                 "heuristic mode {} returned no engine configs{}",
-                mode_of(mode).name(),
+                mode.name(),
                 if last.trim().is_empty() {
                     String::new()
                 } else {
@@ -249,7 +240,7 @@ impl BackendSession for CudnnSession {
         self.configs.push(ListedConfig::replayed(
             engine_id,
             pairs,
-            CudnnMode::A,
+            HeurMode::A,
             config,
         ));
         Ok(self.configs.len() - 1)
@@ -269,7 +260,7 @@ impl BackendSession for CudnnSession {
         // does, of FALLBACK (asked only then). Modes listed before are not asked again.
         let _ctx = CtxGuard::enter(self.ordinal)?;
         let mut failures = Vec::new();
-        for mode in [CudnnMode::A, CudnnMode::Fallback] {
+        for mode in [HeurMode::A, HeurMode::Fallback] {
             let span = match self.list(mode) {
                 Ok(s) => s,
                 Err(e) => {
