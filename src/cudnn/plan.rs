@@ -458,6 +458,12 @@ impl BackendPlan {
         self.plan.api().real()
     }
 
+    /// [`BackendPlan::api_real`], or `NotSupported(what)` for the recording fake.
+    fn require_real(&self, what: &str) -> Result<&CudnnApi> {
+        self.api_real()
+            .ok_or_else(|| Error::NotSupported(what.to_owned()))
+    }
+
     /// How [`BackendPlan::execute`] submits work (see [`ExecPath`]).
     pub fn exec_path(&self) -> ExecPath {
         ExecPath::from_u8(self.path.load(Ordering::Relaxed))
@@ -617,11 +623,7 @@ impl BackendPlan {
         pointers: &[*mut c_void],
         workspace: *mut c_void,
     ) -> Result<()> {
-        let api = self
-            .plan
-            .api()
-            .real()
-            .ok_or_else(|| Error::NotSupported("execution needs the real cuDNN".into()))?;
+        let api = self.require_real("execution needs the real cuDNN")?;
         if path == ExecPath::CudaGraph && !self.graph_unsupported.load(Ordering::Relaxed) {
             // SAFETY: forwarded contract.
             match unsafe { exec_cache::launch_graph(self, handle, stream, pointers, workspace) }
@@ -699,11 +701,7 @@ impl BackendPlan {
         vp: &Descriptor,
         graph: crate::cudnn::api::RawCudaGraph,
     ) -> Result<()> {
-        let api = self
-            .plan
-            .api()
-            .real()
-            .ok_or_else(|| Error::NotSupported("CUDA graphs need the real cuDNN".into()))?;
+        let api = self.require_real("CUDA graphs need the real cuDNN")?;
         let f = api.populate_cuda_graph()?;
         // SAFETY: live handle, finalized plan and variant pack, caller-provided graph.
         let st = unsafe { f(handle, self.plan.raw(), vp.raw(), graph) };
@@ -720,11 +718,7 @@ impl BackendPlan {
         vp: &Descriptor,
         graph: crate::cudnn::api::RawCudaGraph,
     ) -> Result<()> {
-        let api = self
-            .plan
-            .api()
-            .real()
-            .ok_or_else(|| Error::NotSupported("CUDA graphs need the real cuDNN".into()))?;
+        let api = self.require_real("CUDA graphs need the real cuDNN")?;
         let f = api.update_cuda_graph()?;
         // SAFETY: as above.
         let st = unsafe { f(handle, self.plan.raw(), vp.raw(), graph) };
