@@ -41,7 +41,7 @@ pub struct ChunkFactors {
 
 /// Builds the state-independent factors of one chunk from prepared token rows.
 /// `q` is already scaled; `rows` indexes the chunk's tokens within the prepared head.
-fn chunk_factors(
+pub(super) fn chunk_factors(
     q: &[Vec<f64>],
     k: &[Vec<f64>],
     v: &[Vec<f64>],

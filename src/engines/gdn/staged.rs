@@ -12,6 +12,7 @@
 // Index loops mirror the kernel's array indexing one to one.
 #![allow(clippy::needless_range_loop)]
 
+use super::chunked::chunk_factors;
 use super::reference::{
     GdnGrads, GdnInputs, GdnOptions, GdnShape, TokenGrads, accumulate_port_grads, load_state_at,
     prepare_head, store_state_at,
@@ -34,74 +35,26 @@ fn dot(a: &[f64], b: &[f64]) -> f64 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
 
-#[allow(clippy::too_many_arguments)]
-fn prep(
-    q: &[Vec<f64>],
-    k: &[Vec<f64>],
-    v: &[Vec<f64>],
-    la: &[f64],
-    beta: &[f64],
-    c: usize,
-) -> Prep {
-    let (kd, vd) = (k[0].len(), v[0].len());
-    let mut gam = vec![0.0; c];
-    let mut acc = 0.0;
-    for i in 0..c {
-        acc += la[i];
-        gam[i] = acc;
-    }
-    let bet = beta.to_vec();
-    let mut l = vec![0.0; c * c];
-    let mut a = vec![0.0; c * c];
-    for i in 0..c {
-        for j in 0..=i {
-            let dec = (gam[i] - gam[j]).exp();
-            if j < i {
-                l[i * c + j] = bet[i] * dot(&k[i], &k[j]) * dec;
-            }
-            a[i * c + j] = dot(&q[i], &k[j]) * dec;
-        }
-    }
-    let mut t = vec![0.0; c * c];
-    for i in 0..c {
-        t[i * c + i] = 1.0;
-        for col in 0..i {
-            t[i * c + col] = -(col..i).map(|j| l[i * c + j] * t[j * c + col]).sum::<f64>();
-        }
-    }
-    let gl = gam[c - 1];
-    let mut e = vec![0.0; c * kd];
-    let mut qp = vec![0.0; c * kd];
-    let mut kr = vec![0.0; c * kd];
-    for i in 0..c {
+/// The factors of one chunk from its rows padded to the chunk length (the forward's
+/// [`chunk_factors`]) plus the prep's `E = β e^{Γ} k̂` rows.
+fn prep(q: &[Vec<f64>], k: &[Vec<f64>], v: &[Vec<f64>], la: &[f64], beta: &[f64]) -> Prep {
+    let f = chunk_factors(q, k, v, la, beta);
+    let kd = k[0].len();
+    let mut e = vec![0.0; k.len() * kd];
+    for (i, row) in k.iter().enumerate() {
         for d in 0..kd {
-            e[i * kd + d] = bet[i] * gam[i].exp() * k[i][d];
-            qp[i * kd + d] = q[i][d] * gam[i].exp();
-            kr[i * kd + d] = k[i][d] * (gl - gam[i]).exp();
-        }
-    }
-    let mut w = vec![0.0; c * kd];
-    let mut ut = vec![0.0; c * vd]; // Ũ row-major [i][v]
-    for i in 0..c {
-        for j in 0..=i {
-            let tij = t[i * c + j];
-            for d in 0..kd {
-                w[i * kd + d] += tij * e[j * kd + d];
-            }
-            for d in 0..vd {
-                ut[i * vd + d] += tij * bet[j] * v[j][d];
-            }
+            e[i * kd + d] = beta[i] * f.gamma[i].exp() * row[d];
         }
     }
     Prep {
-        gam,
-        bet,
-        t,
-        a,
-        w,
-        ut,
-        qp,
-        kr,
+        gam: f.gamma,
+        bet: beta.to_vec(),
+        t: f.t,
+        a: f.a,
+        w: f.w,
+        ut: f.u_tilde,
+        qp: f.q_plus,
+        kr: f.k_restore,
         e,
     }
 }
@@ -140,7 +93,7 @@ pub fn backward(
                     .map(|i| p.gate.get(c0 + i).map_or(0.0, |g| g.beta))
                     .collect();
                 let (q, k, v) = (pad(&p.q, c0, kd), pad(&p.k, c0, kd), pad(&p.v, c0, vd));
-                let f = prep(&q, &k, &v, &la, &be, c);
+                let f = prep(&q, &k, &v, &la, &be);
                 let cl = (len - c0).min(c);
                 let dov: Vec<Vec<f64>> = (0..c)
                     .map(|i| {
