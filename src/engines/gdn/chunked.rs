@@ -16,8 +16,8 @@
 #![allow(clippy::needless_range_loop)]
 
 use super::reference::{
-    GdnForward, GdnGrads, GdnInputs, GdnOptions, GdnShape, TokenGrads, accumulate_port_grads,
-    load_state_at, prepare_head, store_state_at,
+    GdnForward, GdnGrads, GdnInputs, GdnOptions, GdnShape, PreparedHead, TokenGrads,
+    accumulate_port_grads, load_state_at, prepare_head, store_state_at,
 };
 
 /// Per-chunk operands of one (sequence, head, chunk), all fp64 (row = token in the chunk).
@@ -37,6 +37,13 @@ pub struct ChunkFactors {
     pub q_plus: Vec<f64>,
     /// `Kᴿ_i = k̂_i e^{Γ_last−Γ_i}`, `C×K`.
     pub k_restore: Vec<f64>,
+}
+
+/// [`chunk_factors`] of tokens `c0..c1` of a prepared head.
+fn head_chunk_factors(p: &PreparedHead, c0: usize, c1: usize) -> ChunkFactors {
+    let la: Vec<f64> = p.gate[c0..c1].iter().map(|g| g.log_alpha).collect();
+    let beta: Vec<f64> = p.gate[c0..c1].iter().map(|g| g.beta).collect();
+    chunk_factors(&p.q[c0..c1], &p.k[c0..c1], &p.v[c0..c1], &la, &beta)
 }
 
 /// Builds the state-independent factors of one chunk from prepared token rows.
@@ -168,9 +175,7 @@ pub fn forward(shape: &GdnShape, opts: &GdnOptions, inp: &GdnInputs, chunk: usiz
             let mut c0 = 0;
             while c0 < len {
                 let c1 = (c0 + chunk).min(len);
-                let la: Vec<f64> = p.gate[c0..c1].iter().map(|g| g.log_alpha).collect();
-                let beta: Vec<f64> = p.gate[c0..c1].iter().map(|g| g.beta).collect();
-                let f = chunk_factors(&p.q[c0..c1], &p.k[c0..c1], &p.v[c0..c1], &la, &beta);
+                let f = head_chunk_factors(&p, c0, c1);
                 let o = chunk_step(&f, &mut x, kd, vd);
                 for i in 0..c1 - c0 {
                     out.o[((start + c0 + i) * ho + h) * vd..][..vd]
@@ -373,9 +378,8 @@ pub fn backward(
             let mut c0 = 0;
             while c0 < len {
                 let c1 = (c0 + chunk).min(len);
-                let la: Vec<f64> = p.gate[c0..c1].iter().map(|g| g.log_alpha).collect();
+                let f = head_chunk_factors(&p, c0, c1);
                 let beta: Vec<f64> = p.gate[c0..c1].iter().map(|g| g.beta).collect();
-                let f = chunk_factors(&p.q[c0..c1], &p.k[c0..c1], &p.v[c0..c1], &la, &beta);
                 let mut s = vec![0.0; kd * vd];
                 for vi in 0..vd {
                     for d in 0..kd {
@@ -524,9 +528,7 @@ fn span_summaries(
             let mut c0 = lo;
             while c0 < hi {
                 let c1 = (c0 + chunk).min(hi);
-                let la: Vec<f64> = p.gate[c0..c1].iter().map(|g| g.log_alpha).collect();
-                let beta: Vec<f64> = p.gate[c0..c1].iter().map(|g| g.beta).collect();
-                let f = chunk_factors(&p.q[c0..c1], &p.k[c0..c1], &p.v[c0..c1], &la, &beta);
+                let f = head_chunk_factors(&p, c0, c1);
                 s = s.then(&chunk_summary(&f, kd, vd), kd, vd);
                 c0 = c1;
             }
@@ -581,9 +583,7 @@ pub fn forward_piece_chain(
                 let mut c0 = lo;
                 while c0 < hi {
                     let c1 = (c0 + chunk).min(hi);
-                    let la: Vec<f64> = p.gate[c0..c1].iter().map(|g| g.log_alpha).collect();
-                    let beta: Vec<f64> = p.gate[c0..c1].iter().map(|g| g.beta).collect();
-                    let f = chunk_factors(&p.q[c0..c1], &p.k[c0..c1], &p.v[c0..c1], &la, &beta);
+                    let f = head_chunk_factors(&p, c0, c1);
                     let o = chunk_step(&f, &mut xr, kd, vd);
                     for i in 0..c1 - c0 {
                         out.o[((start + c0 + i) * ho + h) * vd..][..vd]
