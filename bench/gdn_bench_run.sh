@@ -40,18 +40,21 @@ t=$(ls .device/tests/gpu_gdn-* | head -1)
 b=$(ls .device/tests/gpu_gdn_bench-* | head -1)
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader > "$out/gpu.txt" 2>&1
 
-echo "== parity: gpu_gdn, default schedules (forward + backward vs fp64)"
-step 60 "$t" --test-threads=1 --nocapture > "$out/parity.log" 2>&1
-grep -E "test result|panicked|FAILED" "$out/parity.log"
-echo "== parity: forward under the other scan schedules"
-for cfg in "w8 1" "w4 3" "w8 2" "v1 1"; do
-  set -- $cfg
-  echo "-- DNNPLAN_GDN_FWD_SCAN=$1 DNNPLAN_GDN_FWD_PIECES=$2" >> "$out/parity_sched.log"
-  DNNPLAN_GDN_FWD_SCAN=$1 DNNPLAN_GDN_FWD_PIECES=$2 step 30 "$t" forward_parity state_pool batch_invariant \
-    --test-threads=1 --nocapture >> "$out/parity_sched.log" 2>&1
-done
-grep -E "^-- |test result|panicked|FAILED" "$out/parity_sched.log"
+# GDN_PARITY=0 skips the parity steps (bench/device_full_run.sh has already run gpu_gdn).
+if [ "${GDN_PARITY:-1}" = 1 ]; then
+  echo "== parity: gpu_gdn, default schedules (forward + backward vs fp64)"
+  step 60 "$t" --test-threads=1 --nocapture > "$out/parity.log" 2>&1
+  grep -E "test result|panicked|FAILED" "$out/parity.log"
+  echo "== parity: forward under the other scan schedules"
+  for cfg in "w8 1" "w4 3" "w8 2" "v1 1"; do
+    set -- $cfg
+    echo "-- DNNPLAN_GDN_FWD_SCAN=$1 DNNPLAN_GDN_FWD_PIECES=$2" >> "$out/parity_sched.log"
+    DNNPLAN_GDN_FWD_SCAN=$1 DNNPLAN_GDN_FWD_PIECES=$2 step 30 "$t" forward_parity state_pool batch_invariant \
+      --test-threads=1 --nocapture >> "$out/parity_sched.log" 2>&1
+  done
+  grep -E "^-- |test result|panicked|FAILED" "$out/parity_sched.log"
 
+fi
 echo "== ours"
 DNNPLAN_GDN_BENCH=1 step 100 "$b" --test-threads=1 --nocapture > "$out/ours.log" 2>&1
 grep -E "^BENCH|panicked" "$out/ours.log"
