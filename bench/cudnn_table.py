@@ -181,6 +181,7 @@ def extra(path):
     """The creation breakdown and the backend-level host times, as they were printed."""
     for tag, title in (("DNNP-CREATE |", "Plan-list creation breakdown (dnnplan, warm)"),
                        ("DNNP-PHASES |", "Plan-list creation phases, now (dnnplan, ms, median of 5)"),
+                       ("DNNP-CREATE-CONC |", "A never-seen graph's creation through the C ABI, modes in turn vs at once (DNNPLAN_CUDNN_CONCURRENT_MODES=1)"),
                        ("DNNP-CONC |", "The two modes of a never-seen graph asked sequentially vs concurrently (dnnplan, ms, median of 5)"),
                        ("DNNP-HEUR |", "One heuristics query, per backend call (raw calls, us, median of 5)"),
                        ("DNNP-RAW |", "Host time per execute of the backend plan alone (no C ABI)")):

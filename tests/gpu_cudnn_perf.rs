@@ -10,6 +10,10 @@
 //!   binary share a fresh disk tier (`DNNPLAN_CUDNN_HEUR_DISK_CACHE`): the first queries the
 //!   backend and writes, the second lists both modes from disk (no heuristics query), names the
 //!   same plans, and its replayed plan computes what a queried plan computes, bit for bit;
+//! * `concurrent_modes_list_and_run_what_sequential_modes_do`: with
+//!   `DNNPLAN_CUDNN_CONCURRENT_MODES=1` and the cache bypassed, a plan list (A and FALLBACK asked
+//!   at once, FALLBACK on a side handle) names the plans a sequential listing names, every index
+//!   builds (or declines) in both alike, and the selected plans compute the same, bit for bit;
 //! * `bench_cudnn_creation` (ignored; run by bench/run_cudnn_bench.sh): where a heuristics query's
 //!   time goes, per backend call, and plan-list creation through the C ABI cold (both cache tiers
 //!   bypassed), from the disk tier (the in-process map emptied before each creation) and cached
@@ -39,11 +43,11 @@ use dnnplan::cudnn::api::{CudnnApi, RawDescriptor};
 use dnnplan::cudnn::consts::*;
 use dnnplan::cudnn::emit::{OperationGraph, emit};
 use dnnplan::cudnn::heur_cache::{self, DeviceKey, GraphTarget, HEUR_CACHE_ENV, graph_key};
-use dnnplan::cudnn::heur_disk;
 use dnnplan::cudnn::loader;
 use dnnplan::cudnn::lower::from_ir::lower_graph;
 use dnnplan::cudnn::plan::{EngineConfigEntry, HeurMode, KNOB_PROBE, config_knobs, query_mode};
 use dnnplan::cudnn::status::CudnnStatus;
+use dnnplan::cudnn::{heur_disk, heur_modes};
 
 #[path = "cudnn_support/bench_graphs.rs"]
 mod bench_graphs;
@@ -287,6 +291,53 @@ fn heuristics_cache_replays_the_backend_list() {
     for l in [first, second, third] {
         unsafe { capi::dnnp_plan_list_destroy(l) };
     }
+}
+
+fn set_concurrent(on: bool) {
+    // SAFETY: these tests run with --test-threads=1.
+    unsafe {
+        if on {
+            std::env::set_var(heur_modes::CONCURRENT_MODES_ENV, "1")
+        } else {
+            std::env::remove_var(heur_modes::CONCURRENT_MODES_ENV)
+        }
+    }
+}
+
+#[test]
+fn concurrent_modes_list_and_run_what_sequential_modes_do() {
+    gpu();
+    set_cache(false);
+    for doc in [
+        bench_graphs::matmul_json(256, 256, 96),
+        bench_graphs::sdpa_inference_json(1, 2, 128, 64),
+    ] {
+        let out = if doc.contains("matmul") { 3 } else { 4 };
+        let (sequential, _) = plan_list(&doc);
+        set_concurrent(true);
+        let (concurrent, _) = plan_list(&doc);
+        set_concurrent(false);
+        let names = plan_names(sequential);
+        assert!(!names.is_empty());
+        assert_eq!(plan_names(concurrent), names);
+        // Every index builds (or declines) alike: this includes the configs FALLBACK listed on
+        // the side handle, replayed on the list's own operation graph.
+        for (i, name) in names.iter().enumerate() {
+            let build = |l| unsafe { dnnplan::ffi::plan::dnnp_plan_list_build_plan_at_index(l, i) };
+            assert_eq!(build(sequential), build(concurrent), "{name}");
+        }
+        // And the selected plans compute the same.
+        let (a, b) = (
+            run_once(&doc, sequential, out),
+            run_once(&doc, concurrent, out),
+        );
+        assert!(a.iter().any(|x| *x != 0));
+        assert_eq!(a, b);
+        for l in [sequential, concurrent] {
+            unsafe { capi::dnnp_plan_list_destroy(l) };
+        }
+    }
+    set_cache(true);
 }
 
 /// The child of [`the_disk_tier_lists_a_graph_seen_by_an_earlier_process`]; does nothing unless
@@ -744,6 +795,22 @@ fn bench_cudnn_creation() {
     // (the state the reference scripts measure their warm creation in); cached = the same graph
     // again. Median of 5 each, ms.
     concurrent_modes(&cases);
+    // The same through the C ABI: a never-seen graph's creation with the modes asked one after
+    // the other (default) and at once (DNNPLAN_CUDNN_CONCURRENT_MODES=1); both tiers bypassed.
+    println!(
+        "DNNP-CREATE-CONC | case | never seen, modes in turn | never seen, modes at once (ms, median of 5)"
+    );
+    set_cache(false);
+    for (name, doc) in &cases {
+        let (l, _) = plan_list(doc);
+        unsafe { capi::dnnp_plan_list_destroy(l) };
+        let in_turn = creation_median_ms(doc);
+        set_concurrent(true);
+        let at_once = creation_median_ms(doc);
+        set_concurrent(false);
+        println!("DNNP-CREATE-CONC | {name} | {in_turn:.3} | {at_once:.3}");
+    }
+    set_cache(true);
     // Disk = the in-process map emptied before each creation, the disk tier kept: a graph seen
     // by an earlier process on this machine.
     let disk_dir = std::env::temp_dir().join(format!("dnnplan-bench-heur-{}", std::process::id()));

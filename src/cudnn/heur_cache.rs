@@ -197,11 +197,12 @@ pub fn insert(key: HeurKey, configs: Arc<[CachedConfig]>) {
     c.map.insert(key, (configs, tick));
 }
 
-/// Where a config listed from the cache came from: the entry to drop if its replay fails.
+/// Where a config listed without an ENGINECFG of its own came from (a cache tier, or a query on
+/// another operation graph of the same graph): the entry to drop if its replay fails.
 #[derive(Debug)]
 pub struct CacheOrigin {
-    /// The entry's key.
-    pub key: HeurKey,
+    /// The entry's key (`None`: the cache is off, nothing to drop).
+    pub key: Option<HeurKey>,
     /// The disk tier in use when it was listed.
     pub disk: Option<DiskTier>,
 }
@@ -209,9 +210,11 @@ pub struct CacheOrigin {
 impl CacheOrigin {
     /// Drops the entry from both tiers.
     fn drop_entry(&self) {
-        remove(&self.key);
-        if let Some(d) = &self.disk {
-            d.forget(&self.key.target.graph, self.key.mode);
+        if let Some(key) = &self.key {
+            remove(key);
+            if let Some(d) = &self.disk {
+                d.forget(&key.target.graph, key.mode);
+            }
         }
         DROPPED.fetch_add(1, Ordering::Relaxed);
     }
@@ -229,7 +232,9 @@ pub struct ListedConfig {
     pub mode: HeurMode,
     /// The finalized ENGINECFG, once made.
     pub config: Option<Descriptor>,
-    /// The cache entry it was listed from (`None`: queried or replayed by request).
+    /// Set when it was listed without its own ENGINECFG (from a cache tier, or queried on
+    /// another operation graph): replayed when built, and dropped from the cache if that fails.
+    /// `None`: queried on this operation graph, or replayed by request.
     pub origin: Option<Arc<CacheOrigin>>,
 }
 
@@ -288,67 +293,113 @@ pub fn list_mode(
     list_mode_with(opg, target, mode, disk.as_ref())
 }
 
-/// The configs of `mode` for `opg` with an explicit disk tier: from the map when `target` is
-/// given, the cache is on and the map holds the key; else from `disk` (then copied into the
-/// map); else from the backend (then stored in both when non-empty and the cache is on).
+/// The cache key of `mode` for `target`, when the cache is on and the mode goes to the backend.
+pub fn key_for(target: Option<&GraphTarget>, mode: HeurMode) -> Option<HeurKey> {
+    match (target, plan::backend_mode(mode), enabled()) {
+        (Some(t), Some(_), true) => Some(HeurKey {
+            target: t.clone(),
+            mode,
+        }),
+        _ => None,
+    }
+}
+
+/// `configs` listed without ENGINECFGs (replayed when built), dropped from `key` if that fails.
+pub fn listed_without_configs(
+    configs: &[CachedConfig],
+    mode: HeurMode,
+    key: Option<HeurKey>,
+    disk: Option<&DiskTier>,
+) -> Vec<ListedConfig> {
+    let origin = Arc::new(CacheOrigin {
+        key,
+        disk: disk.cloned(),
+    });
+    configs
+        .iter()
+        .map(|c| ListedConfig {
+            engine_id: c.engine_id,
+            knobs: c.knobs.clone(),
+            mode,
+            config: None,
+            origin: Some(origin.clone()),
+        })
+        .collect()
+}
+
+/// The configs of `mode` for `opg` from the map or else `disk` (then copied into the map), with
+/// no heuristics query; `None` when neither holds them (or the cache is off).
+pub fn lookup_mode(
+    opg: &OperationGraph,
+    target: Option<&GraphTarget>,
+    mode: HeurMode,
+    disk: Option<&DiskTier>,
+) -> Option<(Vec<ListedConfig>, Source)> {
+    let k = key_for(target, mode)?;
+    if let Some(hit) = lookup(&k) {
+        HITS.fetch_add(1, Ordering::Relaxed);
+        return Some((
+            listed_without_configs(&hit, mode, Some(k), disk),
+            Source::Cached,
+        ));
+    }
+    MISSES.fetch_add(1, Ordering::Relaxed);
+    let found = disk?.load(&k.target.graph, mode, engine_count_of(opg))?;
+    DISK_HITS.fetch_add(1, Ordering::Relaxed);
+    let list = listed_without_configs(&found, mode, Some(k.clone()), disk);
+    insert(k, found.into());
+    Some((list, Source::Disk))
+}
+
+/// Stores the backend's answer for `mode` in the map and `disk` (when the cache is on and the
+/// answer is non-empty).
+pub fn store_mode(
+    opg: &OperationGraph,
+    target: Option<&GraphTarget>,
+    mode: HeurMode,
+    configs: Arc<[CachedConfig]>,
+    disk: Option<&DiskTier>,
+) {
+    let Some(k) = key_for(target, mode).filter(|_| !configs.is_empty()) else {
+        return;
+    };
+    if let Some(d) = disk {
+        d.save(&k.target.graph, mode, &configs, engine_count_of(opg));
+    }
+    insert(k, configs);
+}
+
+/// The configs of `mode` for `opg` with an explicit disk tier: [`lookup_mode`], else the
+/// backend (then [`store_mode`]).
 pub fn list_mode_with(
     opg: &OperationGraph,
     target: Option<&GraphTarget>,
     mode: HeurMode,
     disk: Option<&DiskTier>,
 ) -> Result<(Vec<ListedConfig>, Source)> {
-    let key = match (target, plan::backend_mode(mode), enabled()) {
-        (Some(t), Some(_), true) => Some(HeurKey {
-            target: t.clone(),
-            mode,
-        }),
-        _ => None,
-    };
-    let disk = disk.filter(|_| key.is_some());
-    if let Some(k) = &key {
-        let replayed = |configs: &[CachedConfig]| -> Vec<ListedConfig> {
-            let origin = Arc::new(CacheOrigin {
-                key: k.clone(),
-                disk: disk.cloned(),
-            });
-            configs
-                .iter()
-                .map(|c| ListedConfig {
-                    engine_id: c.engine_id,
-                    knobs: c.knobs.clone(),
-                    mode,
-                    config: None,
-                    origin: Some(origin.clone()),
-                })
-                .collect()
-        };
-        if let Some(hit) = lookup(k) {
-            HITS.fetch_add(1, Ordering::Relaxed);
-            return Ok((replayed(&hit), Source::Cached));
-        }
-        MISSES.fetch_add(1, Ordering::Relaxed);
-        if let Some(found) = disk.and_then(|d| d.load(&k.target.graph, mode, engine_count_of(opg)))
-        {
-            DISK_HITS.fetch_add(1, Ordering::Relaxed);
-            let list = replayed(&found);
-            insert(k.clone(), found.into());
-            return Ok((list, Source::Disk));
-        }
+    if let Some(found) = lookup_mode(opg, target, mode, disk) {
+        return Ok(found);
     }
+    query_and_store(opg, target, mode, disk)
+}
+
+/// Asks the backend for `mode` on `opg` and stores the answer ([`store_mode`]); the configs keep
+/// their ENGINECFGs.
+pub fn query_and_store(
+    opg: &OperationGraph,
+    target: Option<&GraphTarget>,
+    mode: HeurMode,
+    disk: Option<&DiskTier>,
+) -> Result<(Vec<ListedConfig>, Source)> {
     let queried = plan::query_mode(opg, mode)?;
-    if let (Some(k), false) = (key, queried.is_empty()) {
-        let value: Arc<[CachedConfig]> = queried
-            .iter()
-            .map(|e| CachedConfig {
-                engine_id: e.engine_id,
-                knobs: e.knobs.clone(),
-            })
-            .collect();
-        if let Some(d) = disk {
-            d.save(&k.target.graph, mode, &value, engine_count_of(opg));
-        }
-        insert(k, value);
-    }
+    let value: Arc<[CachedConfig]> = queried
+        .iter()
+        .map(|e| CachedConfig {
+            engine_id: e.engine_id,
+            knobs: e.knobs.clone(),
+        })
+        .collect();
+    store_mode(opg, target, mode, value, disk);
     let list = queried
         .into_iter()
         .map(|e| ListedConfig {

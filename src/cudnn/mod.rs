@@ -8,7 +8,7 @@
 //! plans and executes them ([`exec_path`]: plain, per-thread variant-pack reuse or a CUDA graph;
 //! [`exec_cache`] holds the per-thread state); [`handle`] caches cuDNN handles per (device,
 //! stream); [`heur_cache`] caches heuristics results per (graph, device, cuDNN version, mode), in the
-//! process and on disk ([`heur_disk`]); [`pin`]
+//! process and on disk ([`heur_disk`]), and [`heur_modes`] can list several modes at once; [`pin`]
 //! keeps the libraries cuDNN opens on demand (NVRTC) resident (`DNNPLAN_CUDNN_PIN_LIBS`).
 
 pub mod api;
@@ -22,6 +22,7 @@ pub mod graph;
 pub mod handle;
 pub mod heur_cache;
 pub mod heur_disk;
+pub mod heur_modes;
 pub mod loader;
 pub mod lower;
 pub mod pin;
