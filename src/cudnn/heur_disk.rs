@@ -14,7 +14,8 @@
 //!   that cannot be read makes the environment incomplete and the tier is not used ([`tier_for`]
 //!   answers `None`).
 //! * Entry key: the lowered graph's key ([`crate::cudnn::heur_cache::graph_key`]) and the mode.
-//! * Object: JSON `{"format", "engine_count", "configs": [[engine_id, [[knob type, value]...]]...]}`.
+//! * Object: JSON
+//!   `{"format", "engine_count", "configs": [[engine_id, [[knob type, value]...]]...]}`.
 //!   A read is trusted only if it parses, names this format, is non-empty, its `engine_count`
 //!   equals the operation graph's `ENGINE_GLOBAL_COUNT`, every engine id is below it and every
 //!   knob type is a backend knob type, in increasing order; anything else counts `invalid`, is

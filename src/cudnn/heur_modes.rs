@@ -5,9 +5,9 @@
 //!   The mechanism was measured on the H200 as a diagnostic (two modes 1.4-1.9x faster than one
 //!   after the other, the same configs); this product path has not run on the device yet.
 //! * [`list_modes`] answers each mode from the cache tiers when they hold it (as
-//!   [`heur_cache::lookup_mode`]). Of the modes left, the first is asked on the caller's operation
-//!   graph in the calling thread (its configs keep their ENGINECFGs); every other one in a thread of
-//!   its own, on its own operation graph emitted from the same lowered graph and its own cuDNN
+//!   [`heur_cache::lookup_mode`]). Of the modes left, the first is asked on the caller's
+//!   operation graph in the calling thread (its configs keep their ENGINECFGs); every other one in
+//!   a thread of its own, on its own operation graph emitted from the same lowered graph and its own cuDNN
 //!   handle (cuDNN allows concurrent calls only on distinct handles; [`SideSetup`] provides it).
 //!   Those threads bring back `(engine_id, knobs)` only: their configs are replayed on the caller's
 //!   operation graph when built, as cached ones are, and a failing replay is a decline

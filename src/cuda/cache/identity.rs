@@ -3,12 +3,12 @@
 //! Each cache has its own field set ([`FIELDS`] for compiled plans; the cuDNN heuristics cache
 //! passes its own to [`EnvIdentity::with_fields`]); every set must include `library_version`
 //! (pruning only removes environments whose manifest has one).
-//! Compiled-plan fields: library version, digest of all kernel sources, NVRTC version, CUDA driver version, and
-//! the build device's name, compute capability, SM count and L2 size. A field that cannot be read
-//! is recorded (and hashed) as `"unknown"`, never skipped; an identity with an unknown field is
-//! incomplete and the cache bypasses it (an environment that cannot identify itself shares nothing).
-//! The directory name is the first 24 hex digits of blake3 over the canonical JSON (sorted keys,
-//! compact) of the fields plus the schema.
+//! Compiled-plan fields: library version, digest of all kernel sources, NVRTC version, CUDA driver
+//! version, and the build device's name, compute capability, SM count and L2 size. A field that
+//! cannot be read is recorded (and hashed) as `"unknown"`, never skipped; an identity with an
+//! unknown field is incomplete and the cache bypasses it (an environment that cannot identify
+//! itself shares nothing). The directory name is the first 24 hex digits of blake3 over the
+//! canonical JSON (sorted keys, compact) of the fields plus the schema.
 
 use std::collections::BTreeMap;
 
