@@ -280,8 +280,13 @@ impl DiskTier {
         engine_count: i64,
     ) -> Option<Vec<CachedConfig>> {
         let key = entry_key(graph, mode);
+        let invalid = self.cache.stats().invalid;
         let Some(bytes) = self.cache.lookup(&self.identity, &key) else {
             self.cache.note_miss();
+            if self.cache.stats().invalid > invalid {
+                // A record or object the store rejected: removed, so no orphan stays behind.
+                self.cache.remove(&self.identity, &key);
+            }
             return None;
         };
         match decode(&bytes, engine_count) {

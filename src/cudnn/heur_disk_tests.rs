@@ -304,6 +304,11 @@ fn corrupt_and_stale_objects_are_ignored_and_removed() {
     bytes[10] ^= 1;
     fs::write(&object, bytes).expect("write");
     assert_eq!(t.load(&GRAPH, HeurMode::A, 12), None);
+    let key = entry_key(&GRAPH, HeurMode::A);
+    assert!(
+        !store::entry_dir(&tmp.0, &t.identity, &key).exists(),
+        "the rejected entry is removed"
+    );
     // Rewritten by the next save and trusted again.
     assert!(t.save(&GRAPH, HeurMode::A, &configs(), 12));
     assert_eq!(t.load(&GRAPH, HeurMode::A, 12), Some(configs()));
