@@ -86,9 +86,9 @@ def main():
           "<= 1/3 of the reference (Python API, warm).")
     print()
     print("| case | reference Python (first; warm) | reference C++ warm (heuristics alone) | "
-          "dnnplan cold, cache bypassed | cold / Python | cold / C++ | dnnplan cached | cached / Python | "
-          "cached / C++ |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+          "dnnplan never seen (both tiers bypassed) | / Python | / C++ | dnnplan seen by an earlier "
+          "process (disk tier) | / Python | / C++ | dnnplan seen in this process | / Python | / C++ |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for case in dict.fromkeys(list(create) + list(ref)):
         cr, r, c = create.get(case), ref.get(case), cpp.get(case)
         rw = num(r[3], 1) if r else float("nan")
@@ -96,8 +96,11 @@ def main():
         ch = num(c[6]) if c and len(c) > 6 else float("nan")
         cold = num(cr[2]) if cr and len(cr) > 4 else float("nan")
         cached = num(cr[4]) if cr and len(cr) > 4 else float("nan")
+        disk = num(cr[6]) if cr and len(cr) > 6 else float("nan")
         print(f"| {case} | {r[3] if r else 'n/a'} | {cw:.3f} ({ch:.3f}) | {cold:.3f} | {ratio(cold, rw)} | "
-              f"{ratio(cold, cw)} | {cached:.3f} | {ratio(cached, rw)} | {ratio(cached, cw)} |")
+              f"{ratio(cold, cw)} | {disk:.3f} | {ratio(disk, rw)} | {ratio(disk, cw)} | "
+              f"{cached:.3f} | {ratio(cached, rw)} | {ratio(cached, cw)} |")
+    fresh(log, ref, cpp)
     print()
     print("The same before the graph's plan was ever built in the process (cold only; the first "
           "creation of the process is the library's own initialisation and is left out):")
@@ -146,10 +149,40 @@ def main():
     extra(log)
 
 
+def fresh(path, ref, cpp):
+    """The fresh-process rows (`DNNP-FRESH-PASS` / `DNNP-FRESH` lines), with ratios to the
+    references' warm creation."""
+    rows, current = [], None
+    for line in open(path, errors="replace"):
+        if line.startswith("DNNP-FRESH-PASS |"):
+            current = line.split("|", 1)[1].strip()
+        elif line.startswith("DNNP-FRESH |") and "first creation in" not in line:
+            rows.append((current, [x.strip() for x in line.split("|")[1:]]))
+    if not rows:
+        return
+    print()
+    print("Each graph's first creation in a fresh process (library initialised: driver, context, "
+          "cuDNN loaded, one handle), ms; the first pass finds the disk tier empty, the second "
+          "process finds every graph on it:")
+    print()
+    print("| pass | case | first creation | listed from | / Python warm | / C++ warm | "
+          "then from disk (map emptied), median of 5 | then cached, median of 5 |")
+    print("|---|---|---:|---|---:|---:|---:|---:|")
+    for p, f in rows:
+        r, c = ref.get(f[0]), cpp.get(f[0])
+        rw = num(r[3], 1) if r else float("nan")
+        cw = num(c[5]) if c and len(c) > 6 else float("nan")
+        first = num(f[1])
+        print(f"| {p} | {f[0]} | {first:.3f} | {f[2]} | {ratio(first, rw)} | {ratio(first, cw)} | "
+              f"{f[3]} | {f[4]} |")
+
+
 def extra(path):
     """The creation breakdown and the backend-level host times, as they were printed."""
     for tag, title in (("DNNP-CREATE |", "Plan-list creation breakdown (dnnplan, warm)"),
                        ("DNNP-PHASES |", "Plan-list creation phases, now (dnnplan, ms, median of 5)"),
+                       ("DNNP-CREATE-CONC |", "A never-seen graph's creation through the C ABI, modes in turn vs at once (DNNPLAN_CUDNN_CONCURRENT_MODES=1)"),
+                       ("DNNP-CONC |", "The two modes of a never-seen graph asked sequentially vs concurrently (dnnplan, ms, median of 5)"),
                        ("DNNP-HEUR |", "One heuristics query, per backend call (raw calls, us, median of 5)"),
                        ("DNNP-RAW |", "Host time per execute of the backend plan alone (no C ABI)")):
         rows = [cells(l.strip()) for l in open(path, errors="replace") if l.strip().startswith(tag)]

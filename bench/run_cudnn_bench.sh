@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The cuDNN benchmark, every side in one device session:
 #   * dnnplan: tests/gpu_cudnn.rs `bench_cudnn_backend` (through the C ABI, every execution path)
-#     and tests/gpu_cudnn_perf.rs `bench_cudnn_creation` (plan-list creation cold and cached, and
-#     where a heuristics query's time goes, per backend call);
+#     and tests/gpu_cudnn_perf.rs `bench_cudnn_creation` (plan-list creation cold, from the
+#     heuristics cache's disk tier and cached in the process, and where a heuristics query's time
+#     goes, per backend call), then `bench_cudnn_creation_fresh_process` twice over one fresh disk
+#     tier (a process that finds it empty, then a fresh process that finds every graph on disk);
 #   * the reference's C++ frontend: bench/cudnn_cpp_reference.cpp, compiled here with g++ against
 #     the nvidia-cudnn-frontend 1.32.0 wheel's header-only C++ API (include/cudnn_frontend.h), the
 #     cuDNN headers and libcudnn.so.9 of the machine's PyTorch wheel, and the CUDA toolkit;
@@ -10,7 +12,9 @@
 # then the joined tables (bench/cudnn_table.py). Writes bench_dnnplan.log, bench_creation.log,
 # bench_cpp.log, bench_reference.log, cpp_build.log and cudnn_bench_table.md to $OUT (default
 # /tmp/cudnn-bench). With RUN_TESTS=1 the staged gpu_cudnn_perf tests (correctness, not timed)
-# run first, while the C++ reference compiles (nothing is timed while it compiles).
+# run first, while the C++ reference compiles (nothing is timed while it compiles). With
+# SKIP_EXEC_BENCH=1 the dnnplan kernel/execute benchmark (bench_cudnn_backend) is skipped (creation
+# only; the references still run whole).
 #
 # Run from a folder holding .device/ (staged here with
 # `/work/wt/device-pack.sh --features gpu-tests`), bench/ (this script, cudnn_cpp_reference.cpp,
@@ -67,11 +71,24 @@ if [ -z "$bin" ]; then
   echo "no staged gpu_cudnn test binary under .device/tests (stage with --features gpu-tests)" >&2
   exit 2
 fi
-echo "== dnnplan side ($bin)"
-"$bin" --ignored --nocapture --test-threads=1 --exact bench_cudnn_backend 2>&1 | tee "$out/bench_dnnplan.log"
+if [ "${SKIP_EXEC_BENCH:-0}" = 1 ]; then
+  echo "== dnnplan side: bench_cudnn_backend skipped (SKIP_EXEC_BENCH=1)" | tee "$out/bench_dnnplan.log"
+else
+  echo "== dnnplan side ($bin)"
+  "$bin" --ignored --nocapture --test-threads=1 --exact bench_cudnn_backend 2>&1 | tee "$out/bench_dnnplan.log"
+fi
 if [ -n "$perf" ]; then
   echo "== dnnplan plan-list creation ($perf)"
   "$perf" --ignored --nocapture --test-threads=1 --exact bench_cudnn_creation 2>&1 | tee "$out/bench_creation.log"
+  fresh_dir=/tmp/dnnplan-bench-fresh-heur-$$
+  rm -rf "$fresh_dir"
+  for pass in "empty disk tier" "disk tier warm, fresh process"; do
+    echo "== dnnplan creation in a fresh process: $pass"
+    echo "DNNP-FRESH-PASS | $pass" >> "$out/bench_creation.log"
+    DNNPLAN_CUDNN_HEUR_DISK_CACHE=$fresh_dir "$perf" --ignored --nocapture --test-threads=1 \
+      --exact bench_cudnn_creation_fresh_process 2>&1 | tee -a "$out/bench_creation.log"
+  done
+  rm -rf "$fresh_dir"
 fi
 echo "== reference side, C++ frontend"
 if [ -x "$cpp_bin" ]; then

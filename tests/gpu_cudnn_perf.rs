@@ -6,9 +6,21 @@
 //!   is listed from the cache (no heuristics query), names the same plans in the same order, and
 //!   its replayed plan builds and computes bit-identical outputs; `DNNPLAN_CUDNN_HEUR_CACHE=0`
 //!   bypasses the cache;
+//! * `the_disk_tier_lists_a_graph_seen_by_an_earlier_process`: two child processes of this test
+//!   binary share a fresh disk tier (`DNNPLAN_CUDNN_HEUR_DISK_CACHE`): the first queries the
+//!   backend and writes, the second lists both modes from disk (no heuristics query), names the
+//!   same plans, and its replayed plan computes what a queried plan computes, bit for bit;
+//! * `concurrent_modes_list_and_run_what_sequential_modes_do`: with
+//!   `DNNPLAN_CUDNN_CONCURRENT_MODES=1` and the cache bypassed, a plan list (A and FALLBACK asked
+//!   at once, FALLBACK on a side handle) names the plans a sequential listing names, every index
+//!   builds (or declines) in both alike, and the selected plans compute the same, bit for bit;
 //! * `bench_cudnn_creation` (ignored; run by bench/run_cudnn_bench.sh): where a heuristics query's
-//!   time goes, per backend call, and plan-list creation through the C ABI cold (cache bypassed)
-//!   and cached. Prints `DNNP-HEUR |` and `DNNP-CREATE2 |` lines; no timed assertions;
+//!   time goes, per backend call, and plan-list creation through the C ABI cold (both cache tiers
+//!   bypassed), from the disk tier (the in-process map emptied before each creation) and cached
+//!   in the process. Prints `DNNP-HEUR |` and `DNNP-CREATE2 |` lines; no timed assertions;
+//! * `bench_cudnn_creation_fresh_process` (ignored; run twice by the bench script over one disk
+//!   tier): each graph's first creation in a fresh process, then from disk and cached. Prints
+//!   `DNNP-FRESH |` lines;
 //! * `diag_cudnn_cold_creation` (ignored): why a cold heuristics query costs 2-4x the C++
 //!   frontend's: the same cold queries under each hypothesis in one process (test thread vs a
 //!   fresh thread, live configs of other / the same graphs, GPU idle vs busy, an SM-count target,
@@ -35,6 +47,7 @@ use dnnplan::cudnn::loader;
 use dnnplan::cudnn::lower::from_ir::lower_graph;
 use dnnplan::cudnn::plan::{EngineConfigEntry, HeurMode, KNOB_PROBE, config_knobs, query_mode};
 use dnnplan::cudnn::status::CudnnStatus;
+use dnnplan::cudnn::{heur_disk, heur_modes};
 
 #[path = "cudnn_support/bench_graphs.rs"]
 mod bench_graphs;
@@ -62,6 +75,12 @@ fn plan_names(list: *mut capi::dnnp_plan_list_t) -> Vec<String> {
                 .into_owned()
         })
         .collect()
+}
+
+/// Points the disk tier at `dir` (`"off"` turns it off).
+fn set_disk(dir: &str) {
+    // SAFETY: these tests run with --test-threads=1.
+    unsafe { std::env::set_var("DNNPLAN_CUDNN_HEUR_DISK_CACHE", dir) }
 }
 
 fn set_cache(on: bool) {
@@ -272,6 +291,129 @@ fn heuristics_cache_replays_the_backend_list() {
     for l in [first, second, third] {
         unsafe { capi::dnnp_plan_list_destroy(l) };
     }
+}
+
+fn set_concurrent(on: bool) {
+    // SAFETY: these tests run with --test-threads=1.
+    unsafe {
+        if on {
+            std::env::set_var(heur_modes::CONCURRENT_MODES_ENV, "1")
+        } else {
+            std::env::remove_var(heur_modes::CONCURRENT_MODES_ENV)
+        }
+    }
+}
+
+#[test]
+fn concurrent_modes_list_and_run_what_sequential_modes_do() {
+    gpu();
+    set_cache(false);
+    for doc in [
+        bench_graphs::matmul_json(256, 256, 96),
+        bench_graphs::sdpa_inference_json(1, 2, 128, 64),
+    ] {
+        let out = if doc.contains("matmul") { 3 } else { 4 };
+        let (sequential, _) = plan_list(&doc);
+        set_concurrent(true);
+        let (concurrent, _) = plan_list(&doc);
+        set_concurrent(false);
+        let names = plan_names(sequential);
+        assert!(!names.is_empty());
+        assert_eq!(plan_names(concurrent), names);
+        // Every index builds (or declines) alike: this includes the configs FALLBACK listed on
+        // the side handle, replayed on the list's own operation graph.
+        for (i, name) in names.iter().enumerate() {
+            let build = |l| unsafe { dnnplan::ffi::plan::dnnp_plan_list_build_plan_at_index(l, i) };
+            assert_eq!(build(sequential), build(concurrent), "{name}");
+        }
+        // And the selected plans compute the same.
+        let (a, b) = (
+            run_once(&doc, sequential, out),
+            run_once(&doc, concurrent, out),
+        );
+        assert!(a.iter().any(|x| *x != 0));
+        assert_eq!(a, b);
+        for l in [sequential, concurrent] {
+            unsafe { capi::dnnp_plan_list_destroy(l) };
+        }
+    }
+    set_cache(true);
+}
+
+/// The child of [`the_disk_tier_lists_a_graph_seen_by_an_earlier_process`]; does nothing unless
+/// `DNNP_DISK_CHILD` is `write` or `read`.
+#[test]
+#[ignore]
+fn disk_tier_child() {
+    let Ok(role) = std::env::var("DNNP_DISK_CHILD") else {
+        return;
+    };
+    gpu();
+    set_cache(true);
+    heur_cache::clear();
+    let doc = bench_graphs::matmul_json(256, 256, 160);
+    let (list, _) = plan_list(&doc);
+    let s = heur_cache::stats();
+    let names = plan_names(list);
+    println!("DISK-CHILD | {role} | {s:?} | {names:?}");
+    match role.as_str() {
+        "write" => assert_eq!((s.misses, s.disk_hits), (2, 0), "an empty disk tier"),
+        _ => {
+            assert_eq!(
+                (s.misses, s.disk_hits),
+                (2, 2),
+                "both modes listed from disk"
+            );
+            // The same list as the backend's own answer now, and the same numbers.
+            set_cache(false);
+            let (queried, _) = plan_list(&doc);
+            assert_eq!(plan_names(queried), names);
+            let (a, b) = (run_once(&doc, list, 3), run_once(&doc, queried, 3));
+            assert!(a.iter().any(|x| *x != 0), "the matmul wrote its output");
+            assert_eq!(
+                a, b,
+                "replayed from disk and queried plans agree bit for bit"
+            );
+            unsafe { capi::dnnp_plan_list_destroy(queried) };
+        }
+    }
+    unsafe { capi::dnnp_plan_list_destroy(list) };
+}
+
+#[test]
+fn the_disk_tier_lists_a_graph_seen_by_an_earlier_process() {
+    let dir = std::env::temp_dir().join(format!("dnnplan-gpu-disk-tier-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let exe = std::env::current_exe().unwrap();
+    for role in ["write", "read"] {
+        let out = std::process::Command::new(&exe)
+            .args([
+                "--ignored",
+                "--exact",
+                "disk_tier_child",
+                "--nocapture",
+                "--test-threads=1",
+            ])
+            .env("DNNP_DISK_CHILD", role)
+            .env("DNNPLAN_CUDNN_HEUR_DISK_CACHE", &dir)
+            .env_remove(HEUR_CACHE_ENV)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        eprintln!(
+            "{}",
+            text.lines()
+                .filter(|l| l.starts_with("DISK-CHILD"))
+                .collect::<Vec<_>>()
+                .join("\n")
+        );
+        assert!(
+            out.status.success() && text.contains("DISK-CHILD"),
+            "{role} child failed:\n{text}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 // ---------------------------------------------------------------- instrumented benchmark
@@ -591,6 +733,8 @@ fn bench_cudnn_creation() {
             bench_graphs::sdpa_inference_json(8, 16, 2048, 64),
         ),
     ]);
+    // The disk tier stays off until the creation rows, which get a fresh one of their own.
+    set_disk("off");
     // Warm the library (first heuristics query of each mode).
     let warm = opgraph_of(&cases[1].1);
     let _ = query_mode(&warm, HeurMode::A);
@@ -650,8 +794,30 @@ fn bench_cudnn_creation() {
     // this graph's plan was ever built in the process and after it was built and executed once
     // (the state the reference scripts measure their warm creation in); cached = the same graph
     // again. Median of 5 each, ms.
+    concurrent_modes(&cases);
+    // The same through the C ABI: a never-seen graph's creation with the modes asked one after
+    // the other (default) and at once (DNNPLAN_CUDNN_CONCURRENT_MODES=1); both tiers bypassed.
     println!(
-        "DNNP-CREATE2 | case | cold, before any build | cold, after build + execute | first with cache (miss) | cached | cache hits (ms, median of 5)"
+        "DNNP-CREATE-CONC | case | never seen, modes in turn | never seen, modes at once (ms, median of 5)"
+    );
+    set_cache(false);
+    for (name, doc) in &cases {
+        let (l, _) = plan_list(doc);
+        unsafe { capi::dnnp_plan_list_destroy(l) };
+        let in_turn = creation_median_ms(doc);
+        set_concurrent(true);
+        let at_once = creation_median_ms(doc);
+        set_concurrent(false);
+        println!("DNNP-CREATE-CONC | {name} | {in_turn:.3} | {at_once:.3}");
+    }
+    set_cache(true);
+    // Disk = the in-process map emptied before each creation, the disk tier kept: a graph seen
+    // by an earlier process on this machine.
+    let disk_dir = std::env::temp_dir().join(format!("dnnplan-bench-heur-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&disk_dir);
+    set_disk(disk_dir.to_str().unwrap());
+    println!(
+        "DNNP-CREATE2 | case | cold, before any build | cold, after build + execute | first with cache (miss) | cached | cache hits | from disk (map emptied) | disk hits (ms, median of 5)"
     );
     let outputs = [4i64, 3, 4, 4, 4];
     for ((name, doc), out) in cases.iter().zip(outputs) {
@@ -668,12 +834,135 @@ fn bench_cudnn_creation() {
         let (l, miss) = plan_list(doc);
         unsafe { capi::dnnp_plan_list_destroy(l) };
         let cached = creation_median_ms(doc);
+        let hits = heur_cache::stats().hits;
+        let (disk, disk_hits) = disk_median_ms(doc);
         println!(
-            "DNNP-CREATE2 | {name} | {cold_before:.3} | {cold_after:.3} | {miss:.3} | {cached:.3} | {}",
-            heur_cache::stats().hits
+            "DNNP-CREATE2 | {name} | {cold_before:.3} | {cold_after:.3} | {miss:.3} | {cached:.3} | {hits} | {disk:.3} | {disk_hits}"
         );
     }
+    let _ = std::fs::remove_dir_all(&disk_dir);
+    set_disk("off");
     heur_split(&raw, &cases[..3], "after build + execute");
+}
+
+/// Whether asking the two modes of a never-seen graph concurrently would pay: cuDNN allows
+/// concurrent calls only on distinct handles, so each thread lowers and emits its own operation
+/// graph on its own handle (one per stream) and queries one mode. Sequential = one operation
+/// graph, A then FALLBACK (what a plan list does now). Prints `DNNP-CONC |` rows (ms, median of
+/// 5, fresh operation graphs every time).
+fn concurrent_modes(cases: &[(&str, String)]) {
+    let streams: Vec<usize> = (0..2)
+        .map(|_| drv::stream::create(drv::stream::StreamKind::NonBlocking).unwrap() as usize)
+        .collect();
+    let handles: Vec<usize> = streams
+        .iter()
+        .map(|s| dnnplan::cudnn::handle::handle_for(0, *s as *mut c_void).unwrap() as usize)
+        .collect();
+    let version = loader::version().unwrap();
+    let opg_on = |doc: &str, h: usize| {
+        let mut ir = dnnplan::ir::Graph::from_json(doc).unwrap();
+        ir.validate().unwrap();
+        let bg = lower_graph(&ir, version).unwrap();
+        emit(loader::api().unwrap(), bg, Some(h as *mut c_void)).unwrap()
+    };
+    println!(
+        "DNNP-CONC | case | sequential: emit + A + FALLBACK on one graph | concurrent: two threads, each emit + one mode on its own handle | configs equal (ms, median of 5)"
+    );
+    for (name, doc) in &cases[..3] {
+        let (mut seq, mut conc) = (Vec::new(), Vec::new());
+        let mut equal = true;
+        for _ in 0..5 {
+            let t = std::time::Instant::now();
+            let o = opg_on(doc, handles[0]);
+            let a = query_mode(&o, HeurMode::A).unwrap();
+            let f = query_mode(&o, HeurMode::Fallback).unwrap();
+            seq.push(t.elapsed().as_secs_f64() * 1e3);
+            let ids = |l: &[EngineConfigEntry]| {
+                l.iter()
+                    .map(|e| (e.engine_id, e.knobs.clone()))
+                    .collect::<Vec<_>>()
+            };
+            let (sa, sf) = (ids(&a), ids(&f));
+            drop((a, f, o));
+            let t = std::time::Instant::now();
+            let (ca, cf) = std::thread::scope(|sc| {
+                let run = |mode: HeurMode, h: usize| {
+                    let opg_on = &opg_on;
+                    sc.spawn(move || {
+                        gpu();
+                        let o = opg_on(doc, h);
+                        ids(&query_mode(&o, mode).unwrap())
+                    })
+                };
+                let ta = run(HeurMode::A, handles[0]);
+                let tf = run(HeurMode::Fallback, handles[1]);
+                (ta.join().unwrap(), tf.join().unwrap())
+            });
+            conc.push(t.elapsed().as_secs_f64() * 1e3);
+            equal &= ca == sa && cf == sf;
+        }
+        println!(
+            "DNNP-CONC | {name} | {:.3} | {:.3} | {equal}",
+            median(seq),
+            median(conc)
+        );
+    }
+}
+
+/// Median of 5 creations of `doc` with the in-process map emptied before each (so each lists
+/// from the disk tier), ms; and the disk hits of those creations.
+fn disk_median_ms(doc: &str) -> (f64, u64) {
+    let mut hits = 0;
+    let t = (0..5)
+        .map(|_| {
+            heur_cache::clear();
+            let (l, ms) = plan_list(doc);
+            unsafe { capi::dnnp_plan_list_destroy(l) };
+            hits += heur_cache::stats().disk_hits;
+            ms
+        })
+        .collect();
+    (median(t), hits)
+}
+
+/// Run twice by the bench script with one `DNNPLAN_CUDNN_HEUR_DISK_CACHE`: the first process
+/// finds it empty, the second finds every graph on disk.
+#[test]
+#[ignore]
+fn bench_cudnn_creation_fresh_process() {
+    gpu(); // library initialised: driver, context, cuDNN loaded, a handle
+    set_cache(true);
+    let mut cases = bench_graphs::creation_cases();
+    cases.extend([
+        (
+            "sdpa fwd causal bf16 (2,16,8192,128)",
+            bench_graphs::sdpa_inference_json(2, 16, 8192, 128),
+        ),
+        (
+            "sdpa fwd causal bf16 (8,16,2048,64)",
+            bench_graphs::sdpa_inference_json(8, 16, 2048, 64),
+        ),
+    ]);
+    println!(
+        "DNNP-FRESH | case | first creation in this process | listed from | from disk (map emptied) | cached (ms, median of 5) | dir {}",
+        heur_disk::config().root.display()
+    );
+    for (name, doc) in &cases {
+        heur_cache::clear();
+        let (l, first) = plan_list(doc);
+        unsafe { capi::dnnp_plan_list_destroy(l) };
+        let s = heur_cache::stats();
+        let source = if s.disk_hits == 2 {
+            "disk"
+        } else if s.disk_hits == 0 {
+            "backend"
+        } else {
+            "mixed"
+        };
+        let (disk, _) = disk_median_ms(doc);
+        let cached = creation_median_ms(doc);
+        println!("DNNP-FRESH | {name} | {first:.3} | {source} | {disk:.3} | {cached:.3}");
+    }
 }
 
 // ---------------------------------------------------------------------------------------------

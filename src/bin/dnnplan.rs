@@ -11,7 +11,8 @@ const USAGE: &str = "usage: dnnplan <command> [options]
 
 commands:
   env [--json]        library version, OS, CUDA driver and GPUs, cuDNN, NVRTC, DNNPLAN_* settings,
-                      compiled-plan cache (dir, enabled, cap, statistics)
+                      compiled-plan cache and cuDNN heuristics disk cache (dir, enabled, cap,
+                      what is on disk, statistics)
   eligibility [--json] [--request FILE] [--env FILE] [request and environment flags]
                       which attention backends/engines can run a request, every reason the
                       others cannot (e.g. --dtype bf16 --layout bshd --mask causal --b 2 --sq 4096
@@ -244,6 +245,7 @@ fn env_report() -> Value {
         "nvrtc": nvrtc,
         "environment": environment,
         "compiled_cache": compiled_cache_report(),
+        "cudnn_heuristics_cache": heuristics_cache_report(),
     })
 }
 
@@ -263,19 +265,49 @@ fn env_values(names: &[&str]) -> serde_json::Map<String, Value> {
 /// The compiled-plan cache: where it lives, whether it is on, its cap, what is on disk and this
 /// process's statistics.
 fn compiled_cache_report() -> Value {
-    use dnnplan::cuda::cache::{CompiledCache, prune};
+    use dnnplan::cuda::cache::{CompiledCache, EnvIdentity};
     let cache = CompiledCache::global();
-    let dir = cache.dir();
-    let on_disk = prune::candidates(&dir);
-    let variables = env_values(&[
-        "DNNPLAN_COMPILED_CACHE",
-        "DNNPLAN_DISABLE_COMPILED_CACHE",
-        "DNNPLAN_COMPILED_CACHE_MAX_BYTES",
-    ]);
-    // The environment this machine's device 0 would write to (what the cache keys on).
+    persistent_cache_report(
+        cache.config(),
+        &cache.dir(),
+        json!(cache.stats()),
+        EnvIdentity::for_device,
+    )
+}
+
+/// The cuDNN heuristics cache's disk tier, as [`compiled_cache_report`] (statistics: this
+/// process's, so zero in the CLI).
+fn heuristics_cache_report() -> Value {
+    use dnnplan::cudnn::heur_disk;
+    let config = heur_disk::config();
+    persistent_cache_report(
+        &config,
+        &config.root,
+        json!(heur_disk::stats()),
+        |ordinal| {
+            heur_disk::machine_identity(ordinal).unwrap_or_else(|| {
+                dnnplan::cuda::cache::EnvIdentity::with_fields(&heur_disk::FIELDS, [])
+            })
+        },
+    )
+}
+
+/// A persistent cache: dir, switch, cap, environments and bytes on disk, statistics, the
+/// environment this machine's device 0 would use (what the cache keys on), its variables.
+fn persistent_cache_report(
+    config: &dnnplan::cuda::cache::CacheConfig,
+    dir: &std::path::Path,
+    stats: Value,
+    identity_of: impl Fn(i32) -> dnnplan::cuda::cache::EnvIdentity,
+) -> Value {
+    let on_disk = dnnplan::cuda::cache::prune::candidates(dir);
+    let spec = config.spec;
+    let mut names = vec![spec.root_var];
+    names.extend(spec.disable_var);
+    names.push(spec.max_bytes_var);
     let environment = match dnnplan::cuda::probe::driver() {
         Ok(d) if !d.devices.is_empty() => {
-            let id = dnnplan::cuda::cache::EnvIdentity::for_device(d.devices[0].ordinal);
+            let id = identity_of(d.devices[0].ordinal);
             json!({ "device": d.devices[0].ordinal, "hash": id.hash(), "complete": id.is_complete(),
                     "identity": id.to_json() })
         }
@@ -283,13 +315,13 @@ fn compiled_cache_report() -> Value {
     };
     json!({
         "dir": dir.display().to_string(),
-        "enabled": cache.config().enabled,
-        "max_bytes": cache.config().max_bytes,
+        "enabled": config.enabled,
+        "max_bytes": config.max_bytes,
         "environments_on_disk": on_disk.len(),
         "bytes_on_disk": on_disk.iter().map(|c| c.bytes).sum::<u64>(),
-        "stats": cache.stats(),
+        "stats": stats,
         "environment": environment,
-        "variables": variables,
+        "variables": env_values(&names),
     })
 }
 

@@ -73,3 +73,54 @@ pub fn cached(device: i32, stream: RawStream) -> Option<RawHandle> {
 pub fn cached_handles() -> usize {
     cache().lock().map(|m| m.len()).unwrap_or(0)
 }
+
+/// A cuDNN handle of the side pool, for work that must not share a handle with another thread
+/// (concurrent heuristics queries, `crate::cudnn::heur_modes`); it goes back to the pool on
+/// drop. Side handles have no stream set (they never execute) and, like every handle here, live
+/// for the process.
+#[derive(Debug)]
+pub struct SideHandle {
+    device: i32,
+    raw: usize,
+}
+
+impl SideHandle {
+    /// The raw handle.
+    pub fn raw(&self) -> RawHandle {
+        self.raw as RawHandle
+    }
+}
+
+impl Drop for SideHandle {
+    fn drop(&mut self) {
+        if let Ok(mut idle) = side_pool().lock() {
+            idle.push((self.device, self.raw));
+        }
+    }
+}
+
+fn side_pool() -> &'static Mutex<Vec<(i32, usize)>> {
+    static POOL: OnceLock<Mutex<Vec<(i32, usize)>>> = OnceLock::new();
+    POOL.get_or_init(|| Mutex::new(Vec::new()))
+}
+
+/// An idle side handle of `device`, or a new one (`cudnnCreate` in the current context, which
+/// must be the device's primary context).
+pub fn side_handle(device: i32) -> Result<SideHandle> {
+    let idle = side_pool().lock().ok().and_then(|mut p| {
+        p.iter()
+            .position(|(d, _)| *d == device)
+            .map(|i| p.swap_remove(i))
+    });
+    if let Some((device, raw)) = idle {
+        return Ok(SideHandle { device, raw });
+    }
+    let api = loader::api()?;
+    let mut h: RawHandle = std::ptr::null_mut();
+    // SAFETY: writes one handle.
+    api.check("cudnnCreate", unsafe { (api.create)(&mut h) })?;
+    Ok(SideHandle {
+        device,
+        raw: h as usize,
+    })
+}

@@ -15,8 +15,15 @@
 //!   ([`crate::cudnn::plan::engine_config_in`]) when one is built ([`materialize`]).
 //! * Bounded: at most [`CAPACITY`] entries; the least recently used goes first. Thread-safe (one
 //!   mutex held only for a map operation).
-//! * `DNNPLAN_CUDNN_HEUR_CACHE=0` (or `off`, `false`) bypasses it: every query asks the backend
-//!   and nothing is stored. Read at every query, so it can be changed at run time.
+//! * Two tiers: this process's map, then the disk ([`crate::cudnn::heur_disk`]: a graph listed by
+//!   any earlier process on this machine, same dnnplan, cuDNN build, driver and device). A disk
+//!   hit is copied into the map. A query's answer is stored in both.
+//! * A config listed from either tier whose replay fails ([`materialize`]) drops the entry from
+//!   both tiers (the next listing asks the backend again) and is a decline, so the build walk
+//!   moves on to the next config: a stale or wrong entry can cost a config, never a failed build.
+//! * `DNNPLAN_CUDNN_HEUR_CACHE=0` (or `off`, `false`) bypasses both tiers: every query asks the
+//!   backend and nothing is stored. Read at every query, so it can be changed at run time.
+//!   `DNNPLAN_CUDNN_HEUR_DISK_CACHE` places or turns off the disk tier alone.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -25,6 +32,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use crate::cudnn::descriptor::Descriptor;
 use crate::cudnn::emit::OperationGraph;
 use crate::cudnn::graph::BackendGraph;
+use crate::cudnn::heur_disk::{self, DiskTier};
 use crate::cudnn::plan::{self, HeurMode};
 use crate::error::{Error, Result};
 
@@ -114,15 +122,21 @@ fn locked() -> Result<std::sync::MutexGuard<'static, Cache>> {
 
 static HITS: AtomicU64 = AtomicU64::new(0);
 static MISSES: AtomicU64 = AtomicU64::new(0);
+static DISK_HITS: AtomicU64 = AtomicU64::new(0);
+static DROPPED: AtomicU64 = AtomicU64::new(0);
 
-/// Hits and misses since the process started (or [`clear`]).
+/// Counts since the process started (or [`clear`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CacheStats {
-    /// Lookups answered from the cache.
+    /// Lookups answered from this process's map.
     pub hits: u64,
-    /// Lookups that asked the backend.
+    /// Lookups the map could not answer (then the disk tier, then the backend).
     pub misses: u64,
-    /// Entries held now.
+    /// Misses of the map answered by the disk tier (no backend query).
+    pub disk_hits: u64,
+    /// Entries dropped because a config listed from them failed to replay.
+    pub dropped: u64,
+    /// Entries held in the map now.
     pub entries: usize,
 }
 
@@ -131,17 +145,28 @@ pub fn stats() -> CacheStats {
     CacheStats {
         hits: HITS.load(Ordering::Relaxed),
         misses: MISSES.load(Ordering::Relaxed),
+        disk_hits: DISK_HITS.load(Ordering::Relaxed),
+        dropped: DROPPED.load(Ordering::Relaxed),
         entries: locked().map(|c| c.map.len()).unwrap_or(0),
     }
 }
 
-/// Empties the cache and zeroes the statistics.
+/// Empties this process's map and zeroes the statistics (the disk tier is kept: afterwards the
+/// process lists like a fresh one on a machine that has seen its graphs).
 pub fn clear() {
     if let Ok(mut c) = locked() {
         c.map.clear();
     }
-    HITS.store(0, Ordering::Relaxed);
-    MISSES.store(0, Ordering::Relaxed);
+    for n in [&HITS, &MISSES, &DISK_HITS, &DROPPED] {
+        n.store(0, Ordering::Relaxed);
+    }
+}
+
+/// Removes `key` from this process's map.
+pub fn remove(key: &HeurKey) {
+    if let Ok(mut c) = locked() {
+        c.map.remove(key);
+    }
 }
 
 /// The cached answer for `key`, marking it recently used.
@@ -172,6 +197,29 @@ pub fn insert(key: HeurKey, configs: Arc<[CachedConfig]>) {
     c.map.insert(key, (configs, tick));
 }
 
+/// Where a config listed without an ENGINECFG of its own came from (a cache tier, or a query on
+/// another operation graph of the same graph): the entry to drop if its replay fails.
+#[derive(Debug)]
+pub struct CacheOrigin {
+    /// The entry's key (`None`: the cache is off, nothing to drop).
+    pub key: Option<HeurKey>,
+    /// The disk tier in use when it was listed.
+    pub disk: Option<DiskTier>,
+}
+
+impl CacheOrigin {
+    /// Drops the entry from both tiers.
+    fn drop_entry(&self) {
+        if let Some(key) = &self.key {
+            remove(key);
+            if let Some(d) = &self.disk {
+                d.forget(&key.target.graph, key.mode);
+            }
+        }
+        DROPPED.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
 /// One config a session listed: made by a heuristics query (its ENGINECFG is there) or listed
 /// from the cache (the ENGINECFG is made by replay when needed).
 #[derive(Debug)]
@@ -184,6 +232,10 @@ pub struct ListedConfig {
     pub mode: HeurMode,
     /// The finalized ENGINECFG, once made.
     pub config: Option<Descriptor>,
+    /// Set when it was listed without its own ENGINECFG (from a cache tier, or queried on
+    /// another operation graph): replayed when built, and dropped from the cache if that fails.
+    /// `None`: queried on this operation graph, or replayed by request.
+    pub origin: Option<Arc<CacheOrigin>>,
 }
 
 impl ListedConfig {
@@ -199,6 +251,7 @@ impl ListedConfig {
             knobs,
             mode,
             config: Some(config),
+            origin: None,
         }
     }
 
@@ -213,51 +266,140 @@ impl ListedConfig {
 pub enum Source {
     /// The backend's heuristics (and stored, when the cache is on).
     Queried,
-    /// The cache (no backend call).
+    /// This process's map (no backend call).
     Cached,
+    /// The disk tier (no backend call; now in the map too).
+    Disk,
 }
 
-/// The configs of `mode` for `opg`: from the cache when `target` is given, the cache is on and
-/// holds the key; else from the backend (then stored when non-empty and the cache is on).
+/// The operation graph's `ENGINE_GLOBAL_COUNT` (0 when unreadable: no disk entry validates).
+fn engine_count_of(opg: &OperationGraph) -> i64 {
+    opg.desc
+        .get_i64(crate::cudnn::consts::CUDNN_ATTR_OPERATIONGRAPH_ENGINE_GLOBAL_COUNT)
+        .unwrap_or(0)
+}
+
+/// The configs of `mode` for `opg`: from this process's map, else the disk tier
+/// ([`heur_disk::tier_for`]), else the backend (see [`list_mode_with`]).
 pub fn list_mode(
     opg: &OperationGraph,
     target: Option<&GraphTarget>,
     mode: HeurMode,
 ) -> Result<(Vec<ListedConfig>, Source)> {
-    let key = match (target, plan::backend_mode(mode), enabled()) {
+    let disk = match (target, enabled()) {
+        (Some(t), true) => heur_disk::tier_for(t),
+        _ => None,
+    };
+    list_mode_with(opg, target, mode, disk.as_ref())
+}
+
+/// The cache key of `mode` for `target`, when the cache is on and the mode goes to the backend.
+pub fn key_for(target: Option<&GraphTarget>, mode: HeurMode) -> Option<HeurKey> {
+    match (target, plan::backend_mode(mode), enabled()) {
         (Some(t), Some(_), true) => Some(HeurKey {
             target: t.clone(),
             mode,
         }),
         _ => None,
+    }
+}
+
+/// `configs` listed without ENGINECFGs (replayed when built), dropped from `key` if that fails.
+pub fn listed_without_configs(
+    configs: &[CachedConfig],
+    mode: HeurMode,
+    key: Option<HeurKey>,
+    disk: Option<&DiskTier>,
+) -> Vec<ListedConfig> {
+    let origin = Arc::new(CacheOrigin {
+        key,
+        disk: disk.cloned(),
+    });
+    configs
+        .iter()
+        .map(|c| ListedConfig {
+            engine_id: c.engine_id,
+            knobs: c.knobs.clone(),
+            mode,
+            config: None,
+            origin: Some(origin.clone()),
+        })
+        .collect()
+}
+
+/// The configs of `mode` for `opg` from the map or else `disk` (then copied into the map), with
+/// no heuristics query; `None` when neither holds them (or the cache is off).
+pub fn lookup_mode(
+    opg: &OperationGraph,
+    target: Option<&GraphTarget>,
+    mode: HeurMode,
+    disk: Option<&DiskTier>,
+) -> Option<(Vec<ListedConfig>, Source)> {
+    let k = key_for(target, mode)?;
+    if let Some(hit) = lookup(&k) {
+        HITS.fetch_add(1, Ordering::Relaxed);
+        return Some((
+            listed_without_configs(&hit, mode, Some(k), disk),
+            Source::Cached,
+        ));
+    }
+    MISSES.fetch_add(1, Ordering::Relaxed);
+    let found = disk?.load(&k.target.graph, mode, engine_count_of(opg))?;
+    DISK_HITS.fetch_add(1, Ordering::Relaxed);
+    let list = listed_without_configs(&found, mode, Some(k.clone()), disk);
+    insert(k, found.into());
+    Some((list, Source::Disk))
+}
+
+/// Stores the backend's answer for `mode` in the map and `disk` (when the cache is on and the
+/// answer is non-empty).
+pub fn store_mode(
+    opg: &OperationGraph,
+    target: Option<&GraphTarget>,
+    mode: HeurMode,
+    configs: Arc<[CachedConfig]>,
+    disk: Option<&DiskTier>,
+) {
+    let Some(k) = key_for(target, mode).filter(|_| !configs.is_empty()) else {
+        return;
     };
-    if let Some(k) = &key {
-        if let Some(hit) = lookup(k) {
-            HITS.fetch_add(1, Ordering::Relaxed);
-            let list = hit
-                .iter()
-                .map(|c| ListedConfig {
-                    engine_id: c.engine_id,
-                    knobs: c.knobs.clone(),
-                    mode,
-                    config: None,
-                })
-                .collect();
-            return Ok((list, Source::Cached));
-        }
-        MISSES.fetch_add(1, Ordering::Relaxed);
+    if let Some(d) = disk {
+        d.save(&k.target.graph, mode, &configs, engine_count_of(opg));
     }
+    insert(k, configs);
+}
+
+/// The configs of `mode` for `opg` with an explicit disk tier: [`lookup_mode`], else the
+/// backend (then [`store_mode`]).
+pub fn list_mode_with(
+    opg: &OperationGraph,
+    target: Option<&GraphTarget>,
+    mode: HeurMode,
+    disk: Option<&DiskTier>,
+) -> Result<(Vec<ListedConfig>, Source)> {
+    if let Some(found) = lookup_mode(opg, target, mode, disk) {
+        return Ok(found);
+    }
+    query_and_store(opg, target, mode, disk)
+}
+
+/// Asks the backend for `mode` on `opg` and stores the answer ([`store_mode`]); the configs keep
+/// their ENGINECFGs.
+pub fn query_and_store(
+    opg: &OperationGraph,
+    target: Option<&GraphTarget>,
+    mode: HeurMode,
+    disk: Option<&DiskTier>,
+) -> Result<(Vec<ListedConfig>, Source)> {
     let queried = plan::query_mode(opg, mode)?;
-    if let (Some(k), false) = (key, queried.is_empty()) {
-        let value: Arc<[CachedConfig]> = queried
-            .iter()
-            .map(|e| CachedConfig {
-                engine_id: e.engine_id,
-                knobs: e.knobs.clone(),
-            })
-            .collect();
-        insert(k, value);
-    }
+    let value: Arc<[CachedConfig]> = queried
+        .iter()
+        .map(|e| CachedConfig {
+            engine_id: e.engine_id,
+            knobs: e.knobs.clone(),
+        })
+        .collect();
+    store_mode(opg, target, mode, value, disk);
     let list = queried
         .into_iter()
         .map(|e| ListedConfig {
@@ -265,6 +407,7 @@ pub fn list_mode(
             knobs: e.knobs,
             mode: e.mode,
             config: Some(e.config),
+            origin: None,
         })
         .collect();
     Ok((list, Source::Queried))
@@ -272,18 +415,29 @@ pub fn list_mode(
 
 /// The ENGINECFG of a listed config, made by replay first if it came from the cache.
 /// `engine_count` is the graph's `ENGINE_GLOBAL_COUNT` when known (saves a backend call).
+/// A config from the cache that fails to replay drops its entry from both tiers and is a
+/// decline (whatever the backend said), so the build walk moves on.
 pub fn materialize<'c>(
     opg: &OperationGraph,
     listed: &'c mut ListedConfig,
     engine_count: Option<i64>,
 ) -> Result<&'c Descriptor> {
     if listed.config.is_none() {
-        listed.config = Some(plan::engine_config_in(
-            opg,
-            listed.engine_id,
-            &listed.knobs,
-            engine_count,
-        )?);
+        match plan::engine_config_in(opg, listed.engine_id, &listed.knobs, engine_count) {
+            Ok(config) => listed.config = Some(config),
+            Err(e) => {
+                let Some(origin) = &listed.origin else {
+                    return Err(e);
+                };
+                origin.drop_entry();
+                return Err(crate::dispatch::backend::backend_decline(format!(
+                    "the cached config {} of mode {} did not replay ({e}); its heuristics \
+                     cache entry is dropped",
+                    listed.name(),
+                    listed.mode.name()
+                )));
+            }
+        }
     }
     listed
         .config

@@ -7,8 +7,9 @@
 //! builds such graphs from ops (composite expansions included); [`plan`] runs heuristics, builds
 //! plans and executes them ([`exec_path`]: plain, per-thread variant-pack reuse or a CUDA graph;
 //! [`exec_cache`] holds the per-thread state); [`handle`] caches cuDNN handles per (device,
-//! stream); [`heur_cache`] caches heuristics results per (graph, device, cuDNN version, mode); [`pin`]
-//! keeps the libraries cuDNN opens on demand (NVRTC) resident (`DNNPLAN_CUDNN_PIN_LIBS`).
+//! stream); [`heur_cache`] caches heuristics results per (graph, device, cuDNN version, mode),
+//! in the process and on disk ([`heur_disk`]); [`heur_modes`] can list several modes at once;
+//! [`pin`] keeps the libraries cuDNN opens on demand (NVRTC) resident (`DNNPLAN_CUDNN_PIN_LIBS`).
 
 pub mod api;
 pub mod backend;
@@ -20,6 +21,8 @@ pub mod exec_path;
 pub mod graph;
 pub mod handle;
 pub mod heur_cache;
+pub mod heur_disk;
+pub mod heur_modes;
 pub mod loader;
 pub mod lower;
 pub mod pin;

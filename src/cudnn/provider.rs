@@ -15,6 +15,7 @@ use crate::cudnn::heur_cache::{self, DeviceKey, GraphTarget, ListedConfig};
 use crate::cudnn::lower::from_ir::lower_graph;
 use crate::cudnn::plan::{self, BackendPlan};
 use crate::cudnn::{consts, handle, loader};
+use crate::cudnn::{heur_disk, heur_modes};
 use crate::dispatch::backend::{
     BackendConfig, BackendProvider, BackendSession, CudnnNotLoaded, backend_decline,
 };
@@ -225,6 +226,46 @@ impl BackendSession for CudnnSession {
                 knobs: RawBackendKnobs::from_pairs(self.configs[i].knobs.iter().copied()),
             })
             .collect())
+    }
+
+    fn prefetch(&mut self, modes: &[HeurMode]) {
+        if !heur_modes::enabled() {
+            return;
+        }
+        let pending: Vec<HeurMode> = modes
+            .iter()
+            .copied()
+            .filter(|m| !self.queried.iter().any(|(q, _)| q == m))
+            .collect();
+        if pending.len() < 2 {
+            return;
+        }
+        let Ok(_ctx) = CtxGuard::enter(self.ordinal) else {
+            return;
+        };
+        let disk = heur_cache::enabled()
+            .then(|| heur_disk::tier_for(&self.heur_target))
+            .flatten();
+        let ordinal = self.ordinal;
+        let side = move || -> Result<(Option<RawHandle>, Box<dyn std::any::Any>)> {
+            let ctx = CtxGuard::enter(ordinal)?;
+            let h = handle::side_handle(ordinal)?;
+            Ok((Some(h.raw()), Box::new((h, ctx))))
+        };
+        let listed = heur_modes::list_modes(
+            &self.opg,
+            Some(&self.heur_target),
+            &pending,
+            disk.as_ref(),
+            &side,
+        );
+        for (mode, result) in listed {
+            if let Some(Ok((list, _))) = result {
+                let start = self.configs.len();
+                self.configs.extend(list);
+                self.queried.push((mode, start..self.configs.len()));
+            }
+        }
     }
 
     fn engine_count(&self) -> usize {

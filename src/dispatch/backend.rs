@@ -53,6 +53,12 @@ pub trait BackendSession: Send {
     /// session's list and returns them. [`Error::Declined`] = this mode has nothing.
     fn query(&mut self, mode: HeurMode) -> Result<Vec<BackendConfig>>;
 
+    /// Lets the session list several modes at once before they are asked one by one with
+    /// [`BackendSession::query`] (which must then answer from what was listed, with the same
+    /// result a sequential listing gives). Never fails: a mode not listed here is listed by
+    /// `query`. The default does nothing.
+    fn prefetch(&mut self, _modes: &[HeurMode]) {}
+
     /// How many engines the backend has for the graph (for the delegating-entry rule).
     fn engine_count(&self) -> usize;
 
@@ -154,6 +160,13 @@ pub fn collect_entries(
     let mut configs: Vec<BackendEntry> = Vec::new();
     let mut last_decline = None;
     let mut queried = Vec::new();
+    let mut to_ask: Vec<HeurMode> = Vec::new();
+    for &mode in modes {
+        if mode != HeurMode::OpenSource && !to_ask.contains(&mode) {
+            to_ask.push(mode);
+        }
+    }
+    session.prefetch(&to_ask);
     for &mode in modes {
         if mode == HeurMode::OpenSource || queried.contains(&mode) {
             continue;

@@ -1,11 +1,14 @@
 //! The environment identity that names a cache environment directory.
 //!
-//! Fields: library version, digest of all kernel sources, NVRTC version, CUDA driver version, and
-//! the build device's name, compute capability, SM count and L2 size. A field that cannot be read
-//! is recorded (and hashed) as `"unknown"`, never skipped; an identity with an unknown field is
-//! incomplete and the cache bypasses it (an environment that cannot identify itself shares nothing).
-//! The directory name is the first 24 hex digits of blake3 over the canonical JSON (sorted keys,
-//! compact) of the fields plus the schema.
+//! Each cache has its own field set ([`FIELDS`] for compiled plans; the cuDNN heuristics cache
+//! passes its own to [`EnvIdentity::with_fields`]); every set must include `library_version`
+//! (pruning only removes environments whose manifest has one).
+//! Compiled-plan fields: library version, digest of all kernel sources, NVRTC version, CUDA driver
+//! version, and the build device's name, compute capability, SM count and L2 size. A field that
+//! cannot be read is recorded (and hashed) as `"unknown"`, never skipped; an identity with an
+//! unknown field is incomplete and the cache bypasses it (an environment that cannot identify
+//! itself shares nothing). The directory name is the first 24 hex digits of blake3 over the
+//! canonical JSON (sorted keys, compact) of the fields plus the schema.
 
 use std::collections::BTreeMap;
 
@@ -33,13 +36,21 @@ pub struct EnvIdentity {
 }
 
 impl EnvIdentity {
-    /// From explicit values; a `None` or empty value becomes `"unknown"`, a field not in
-    /// [`FIELDS`] is ignored, a missing one is `"unknown"`.
+    /// From explicit values of the compiled-plan [`FIELDS`]; a `None` or empty value becomes
+    /// `"unknown"`, a field not in [`FIELDS`] is ignored, a missing one is `"unknown"`.
     pub fn from_fields<'a>(values: impl IntoIterator<Item = (&'a str, Option<String>)>) -> Self {
+        Self::with_fields(&FIELDS, values)
+    }
+
+    /// As [`EnvIdentity::from_fields`], over the field set `names`.
+    pub fn with_fields<'a>(
+        names: &'static [&'static str],
+        values: impl IntoIterator<Item = (&'a str, Option<String>)>,
+    ) -> Self {
         let mut fields: BTreeMap<&'static str, String> =
-            FIELDS.iter().map(|f| (*f, UNKNOWN.to_owned())).collect();
+            names.iter().map(|f| (*f, UNKNOWN.to_owned())).collect();
         for (name, value) in values {
-            if let Some(field) = FIELDS.iter().find(|f| **f == name)
+            if let Some(field) = names.iter().find(|f| **f == name)
                 && let Some(v) = value.filter(|v| !v.is_empty())
             {
                 fields.insert(field, v);

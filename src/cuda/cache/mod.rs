@@ -17,6 +17,12 @@
 //!
 //! Location and switches: [`config`]. The process-wide instance is [`CompiledCache::global`];
 //! its statistics are what `dnnp_compiled_cache_stats` and `dnnplan env` report.
+//!
+//! The same machinery (root resolution, layout, atomic publishing, validation, pruning, counters)
+//! also stores the cuDNN heuristics cache's disk tier (`crate::cudnn::heur_disk`): a second
+//! instance configured with [`config::CUDNN_HEURISTICS`] and its own identity fields, used
+//! through [`CompiledCache::lookup`], [`CompiledCache::store`] and [`CompiledCache::remove`]
+//! (the caller keeps its own in-process tier).
 
 pub mod config;
 pub mod identity;
@@ -33,7 +39,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
-pub use config::CacheConfig;
+pub use config::{CacheConfig, CacheSpec};
 pub use identity::EnvIdentity;
 pub use key::CacheKey;
 pub use stats::CacheStats;
@@ -61,7 +67,7 @@ pub enum Outcome {
     Bypassed,
 }
 
-/// A compiled-plan cache rooted at one directory.
+/// A persistent cache rooted at one directory (compiled plans, or any [`config::CacheSpec`]).
 #[derive(Debug)]
 pub struct CompiledCache {
     config: CacheConfig,
@@ -180,18 +186,53 @@ impl CompiledCache {
         }
     }
 
+    /// Counts a lookup that found nothing usable (for callers that use [`CompiledCache::lookup`]
+    /// and [`CompiledCache::store`] directly).
+    pub fn note_miss(&self) {
+        Counters::bump(&self.counters.misses);
+    }
+
+    /// Counts a request that skipped the disk.
+    pub fn note_bypass(&self) {
+        Counters::bump(&self.counters.bypassed);
+    }
+
+    /// Counts an entry that read back fine but whose object the caller rejected.
+    pub fn note_invalid(&self) {
+        Counters::bump(&self.counters.invalid);
+    }
+
+    /// Publishes `bytes` for `key` (pruning after this cache's first write); true when it was
+    /// written and reads back. A failure counts `export_failed`; it is never an error.
+    pub fn store(&self, identity: &EnvIdentity, key: &CacheKey, bytes: &[u8]) -> bool {
+        let ok = self.publish(identity, key, bytes).is_some();
+        if !ok {
+            Counters::bump(&self.counters.export_failed);
+        }
+        ok
+    }
+
+    /// Removes the entry for `key` from disk (and the memo); true when nothing is left of it.
+    pub fn remove(&self, identity: &EnvIdentity, key: &CacheKey) -> bool {
+        if let Ok(mut m) = self.memo.lock() {
+            m.remove(&(identity.hash(), key.hash()));
+        }
+        store::remove_entry(&self.dir(), identity, key).is_ok()
+    }
+
     /// Publishes and re-reads; falls back to the temp-dir root once when the root is unwritable.
     /// `None` when the object could not be written or read back.
     fn publish(&self, identity: &EnvIdentity, key: &CacheKey, bytes: &[u8]) -> Option<Arc<[u8]>> {
         let mut root = self.dir();
-        let dir = match store::publish(&root, identity, key, bytes) {
+        let ext = self.config.spec.object_ext;
+        let dir = match store::publish(&root, identity, key, bytes, ext) {
             Ok(dir) => dir,
             Err(_) => {
-                let fallback = config::fallback_root();
+                let fallback = config::fallback_root_for(self.config.spec);
                 if fallback == root {
                     return None;
                 }
-                let dir = store::publish(&fallback, identity, key, bytes).ok()?;
+                let dir = store::publish(&fallback, identity, key, bytes, ext).ok()?;
                 if let Ok(mut r) = self.root.lock() {
                     r.clone_from(&fallback);
                 }

@@ -2,7 +2,9 @@
 //!
 //! ```text
 //! <root>/v1/<env_hash>/manifest.json                    environment identity (EnvIdentity::to_json)
-//! <root>/v1/<env_hash>/<entry_hash>/object-<b3>.cubin   the compiled object, named by its blake3
+//! <root>/v1/<env_hash>/<entry_hash>/object-<b3>.<ext>   the stored object, named by its blake3
+//!                                                       (ext: `cubin` for compiled plans, `json`
+//!                                                       for cuDNN heuristics results)
 //! <root>/v1/<env_hash>/<entry_hash>/entry.json          {schema, key, object, object_blake3, object_bytes}
 //! ```
 //!
@@ -91,11 +93,18 @@ pub fn read_entry(dir: &Path, key: &CacheKey) -> Lookup {
     Lookup::Hit(bytes)
 }
 
-/// `object-<16 hex>.cubin`, nothing else (no path separators, no dot files).
+/// `object-<16 hex>.<ext>` with a 1-8 character lowercase alphanumeric extension, nothing else
+/// (no path separators, no dot files).
 fn is_object_name(name: &str) -> bool {
-    name.strip_prefix("object-")
-        .and_then(|r| r.strip_suffix(".cubin"))
-        .is_some_and(|h| h.len() == 16 && h.bytes().all(|b| b.is_ascii_hexdigit()))
+    let Some((hex, ext)) = name.strip_prefix("object-").and_then(|r| r.split_once('.')) else {
+        return false;
+    };
+    hex.len() == 16
+        && hex.bytes().all(|b| b.is_ascii_hexdigit())
+        && (1..=8).contains(&ext.len())
+        && ext
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
 }
 
 /// Writes `bytes` to `dir/name` atomically: a unique temporary file in `dir`, synced, renamed.
@@ -122,13 +131,29 @@ pub fn write_atomic(dir: &Path, name: &str, bytes: &[u8]) -> std::io::Result<()>
     result
 }
 
-/// Publishes `bytes` for `key`: environment record if absent, object, then `entry.json` last.
-/// Returns the entry directory.
+/// Removes the entry for `key` (its `entry.json` first, so readers see a miss at once, then the
+/// directory). An absent entry is not an error.
+pub fn remove_entry(root: &Path, identity: &EnvIdentity, key: &CacheKey) -> std::io::Result<()> {
+    let dir = entry_dir(root, identity, key);
+    match fs::remove_file(dir.join(ENTRY_FILE)) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(e),
+    }
+    match fs::remove_dir_all(&dir) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
+        _ => Ok(()),
+    }
+}
+
+/// Publishes `bytes` for `key` as `object-<digest>.<ext>`: environment record if absent, object,
+/// then `entry.json` last. Returns the entry directory.
 pub fn publish(
     root: &Path,
     identity: &EnvIdentity,
     key: &CacheKey,
     bytes: &[u8],
+    ext: &str,
 ) -> std::io::Result<PathBuf> {
     let env = env_dir(root, identity);
     let dir = env.join(key.hash());
@@ -139,7 +164,7 @@ pub fn publish(
         write_atomic(&env, MANIFEST_FILE, &record)?;
     }
     let digest = blake3::hash(bytes).to_hex().to_string();
-    let object = format!("object-{}.cubin", &digest[..16]);
+    let object = format!("object-{}.{ext}", &digest[..16]);
     write_atomic(&dir, &object, bytes)?;
     let record = json!({
         "schema": SCHEMA,

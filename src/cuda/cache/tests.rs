@@ -56,6 +56,7 @@ fn cache_at(root: &Path) -> CompiledCache {
         root: root.to_path_buf(),
         enabled: true,
         max_bytes: config::DEFAULT_MAX_BYTES,
+        spec: &config::COMPILED_PLANS,
     })
 }
 
@@ -322,6 +323,7 @@ fn prune_removes_other_schemas_then_oldest_whole_environments_down_to_the_cap() 
         root: root.clone(),
         enabled: true,
         max_bytes: 25_000,
+        spec: &config::COMPILED_PLANS,
     });
     let id = identity("current");
     fetch(&cache, &id, &key("axpy"), &artifact("cur", 1000));
@@ -345,6 +347,7 @@ fn prune_removes_other_schemas_then_oldest_whole_environments_down_to_the_cap() 
         root: root.clone(),
         enabled: true,
         max_bytes: 1,
+        spec: &config::COMPILED_PLANS,
     });
     fetch(&cache, &id, &key("third"), &artifact("y", 10));
     assert_eq!(cache.stats().pruned, 2);
@@ -366,6 +369,7 @@ fn a_zero_cap_never_prunes() {
         root: tmp.0.clone(),
         enabled: true,
         max_bytes: 0,
+        spec: &config::COMPILED_PLANS,
     });
     fetch(&cache, &identity("now"), &key("axpy"), &artifact("z", 10));
     assert!(env.exists());
@@ -380,6 +384,7 @@ fn the_disabled_cache_and_an_unidentified_environment_bypass_the_disk() {
         root: root.clone(),
         enabled: false,
         max_bytes: config::DEFAULT_MAX_BYTES,
+        spec: &config::COMPILED_PLANS,
     });
     let obj = artifact("d", 10);
     assert_eq!(
