@@ -83,9 +83,10 @@ __device__ __forceinline__ float sigmoidf_(float x) { return 1.f / (1.f + __expf
 
 // The gate and beta chain rules (§3.2) of element gi = token · HO + h, from dla = dΓ-derived
 // d log α and the β gradient dbeta_i: writes dg, dβ and the d_a_log / d_dt_bias terms.
-__device__ __forceinline__ void gate_beta_grads(const BwdParams& bp, long long gi, int h, float dla, float dbeta_i) {
+// gate_beta_grads_raw takes the raw gate and (with use_beta_sigmoid) the raw β already loaded.
+__device__ __forceinline__ void gate_beta_grads_raw(const BwdParams& bp, long long gi, int h, float dla, float dbeta_i,
+                                                    float graw, float braw) {
   const FwdParams& p = bp.f;
-  const float graw = load_any(p.g, p.g_dtype, gi);
   float dgv, pa = 0.f;
   if (p.flags & FLAG_SAFE_GATE) {
     const float ea = p.a_log ? __expf(load_any(p.a_log, p.a_log_dtype, h)) : 1.f;
@@ -103,10 +104,16 @@ __device__ __forceinline__ void gate_beta_grads(const BwdParams& bp, long long g
   bp.ws_pb[gi] = dgv;
   float db = dbeta_i;
   if (p.flags & FLAG_BETA_SIGMOID) {
-    const float sg = sigmoidf_(load_any(p.beta, p.beta_dtype, gi));
+    const float sg = sigmoidf_(braw);
     db *= ((p.flags & FLAG_NEG_EIGVAL) ? 2.f : 1.f) * sg * (1.f - sg);
   }
   store_any(bp.dbeta, p.beta_dtype, gi, db);
+}
+
+__device__ __forceinline__ void gate_beta_grads(const BwdParams& bp, long long gi, int h, float dla, float dbeta_i) {
+  const FwdParams& p = bp.f;
+  const float braw = (p.flags & FLAG_BETA_SIGMOID) ? load_any(p.beta, p.beta_dtype, gi) : 0.f;
+  gate_beta_grads_raw(bp, gi, h, dla, dbeta_i, load_any(p.g, p.g_dtype, gi), braw);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -556,11 +563,17 @@ struct TokMmaSmem {
 // TC (gdn_bwd_tokens_tc): dS' arrives in the io dtype (DS_IO reverse scan), dv goes straight to
 // the dV port when HV = HO (FLAG_BWD_DIRECT), and dA, dL stay in the mma fragment layout (faa,
 // fal: token tile warp & 3, token tiles 2 (warp >> 2) + {0, 1}) instead of the da / dl rows.
-template <typename T, int K, int V, bool TC = false>
+//
+// V2 (gdn_bwd_tokens_tc2, with TC): no barrier is needed before the call (β comes from the
+// workspace directly); dv = β dR and dβ's value part come from the coalesced fp32 dR pass (all of
+// a thread's dR, v and β loads issued before any use): per row, the warp sums (butterflies) of
+// Σ_v dR v land in dbvp[half · CHUNK + row] (half = the row's V/64 warp segments), which the
+// caller reads after the products' barriers.
+template <typename T, int K, int V, bool TC = false, bool V2 = false>
 __device__ __forceinline__ void tokens_products_mma(const BwdParams& bp, size_t ch, long long t0, int len, int h, int vh,
                                                     const float* bet, float* dqp, float* de, float* dkr, float* da,
                                                     float* dl, float& dd, float& dbv_acc, float (&faa)[2][4],
-                                                    float (&fal)[2][4]) {
+                                                    float (&fal)[2][4], float* dbvp = nullptr) {
   using M = TokMmaSmem<K, V>;
   using IO = Io<T>;
   static_assert(M::bytes <= TokSmem<K>::vec_off && M::out_bytes <= TokSmem<K>::vec_off, "token products overflow");
@@ -603,9 +616,49 @@ __device__ __forceinline__ void tokens_products_mma(const BwdParams& bp, size_t 
       *reinterpret_cast<u32*>(&dSb[r * KP + c2]) = Io<T>::pack(dv2.x, dv2.y);
     }
   }
+  if constexpr (V2) {
+    // dR (fp32), v and β of this thread's rows r = tid / (V/2) + u · (2·TOK_THREADS / V), columns
+    // c2, c2 + 1: every load first, then dR to the io dtype, dv = β dR (coalesced pairs) and the
+    // warp's part of Σ_v dR v.
+    static_assert(CHUNK * V / 2 % TOK_THREADS == 0 && V % 64 == 0, "dR tile split");
+    constexpr int RN = CHUNK * V / 2 / TOK_THREADS, RSTEP = 2 * TOK_THREADS / V;
+    const int rb = tid / (V / 2), c2 = 2 * (tid % (V / 2));
+    const float2* drg = reinterpret_cast<const float2*>(bp.ws_dr + ch * CHUNK * V);
+    const T* vg = static_cast<const T*>(p.v);
+    float2 rv[RN];
+    u32 vv[RN];
+    float bb[RN];
+#pragma unroll
+    for (int u = 0; u < RN; ++u) {
+      const int r = rb + u * RSTEP;
+      rv[u] = drg[tid + u * TOK_THREADS];
+      vv[u] = r < len ? ld32(&vg[(static_cast<size_t>(t0 + r) * p.hv + vh) * V + c2]) : 0u;
+      bb[u] = bp.ws_bet[ch * CHUNK + r];
+    }
+    const bool direct = (p.flags & FLAG_BWD_DIRECT) && p.hv == HO;
+#pragma unroll
+    for (int u = 0; u < RN; ++u) {
+      const int r = rb + u * RSTEP;
+      *reinterpret_cast<u32*>(&dRb[r * VP + c2]) = Io<T>::pack(rv[u].x, rv[u].y);
+      float x = rv[u].x * IO::bits_to_f(static_cast<unsigned short>(vv[u] & 0xffffu)) +
+                rv[u].y * IO::bits_to_f(static_cast<unsigned short>(vv[u] >> 16));
+      if (r < len) {
+        const float d0 = bb[u] * rv[u].x, d1 = bb[u] * rv[u].y;
+        if (direct) {
+          *reinterpret_cast<u32*>(static_cast<T*>(bp.dv) + (static_cast<size_t>(t0 + r) * p.hv + vh) * V + c2) =
+              Io<T>::pack(d0, d1);
+        } else {
+          *reinterpret_cast<float2*>(bp.ws_dv + (static_cast<size_t>(t0 + r) * HO + h) * V + c2) = make_float2(d0, d1);
+        }
+      }
+#pragma unroll
+      for (int o = 16; o > 0; o >>= 1) x += __shfl_xor_sync(0xffffffffu, x, o);
+      if (lane == 0) dbvp[(c2 / 64) * CHUNK + r] = x;
+    }
+  }
   {
     const float2* drg = reinterpret_cast<const float2*>(bp.ws_dr + ch * CHUNK * V);
-    for (int i = tid; i < CHUNK * V / 2; i += TOK_THREADS) {
+    for (int i = tid; i < CHUNK * V / 2 && !V2; i += TOK_THREADS) {
       const int r = i / (V / 2), c2 = 2 * (i % (V / 2));
       const float2 rv = drg[i];
       *reinterpret_cast<u32*>(&dRb[r * VP + c2]) = Io<T>::pack(rv.x, rv.y);
@@ -622,7 +675,7 @@ __device__ __forceinline__ void tokens_products_mma(const BwdParams& bp, size_t 
     cp_async_commit();
   }
   // dβ's value part and dv = β dR (fp32 dR, per row ti; threads of a row split the values).
-  if (ti < len) {
+  if (!V2 && ti < len) {
     const float* drr = bp.ws_dr + ch * CHUNK * V + static_cast<size_t>(ti) * V;
     const T* vg = static_cast<const T*>(p.v) + (static_cast<size_t>(t0 + ti) * p.hv + vh) * V;
     float* dvo = bp.ws_dv + (static_cast<size_t>(t0 + ti) * HO + h) * V;
@@ -1108,7 +1161,7 @@ struct TokTcSmem {
   static constexpr size_t b_bytes = 2 * CHUNK * KF * 4;
 };
 
-template <typename T, int K, int V>
+template <typename T, int K, int V, bool V2 = false>
 __device__ __forceinline__ void bwd_tokens_tc_body(const BwdParams& bp) {
   using S = TokSmem<K>;
   using Z = TokTcSmem<K>;
@@ -1179,13 +1232,22 @@ __device__ __forceinline__ void bwd_tokens_tc_body(const BwdParams& bp) {
     }
     cp_async_commit();
   }
+  // V2: the raw gate and β of the chain rules, loaded now (slots of red past the reductions').
+  float* graw_s = red + 5 * CHUNK;
+  float* braw_s = red + 6 * CHUNK;
+  static_assert(7 * CHUNK <= TOK_THREADS, "red slots");
   if (tid < CHUNK) {
     gam[tid] = bp.ws_gam[ch * CHUNK + tid];
     bet[tid] = bp.ws_bet[ch * CHUNK + tid];
+    if (V2 && tid < len) {
+      const long long gi = (t0 + tid) * HO + h;
+      graw_s[tid] = load_any(p.g, p.g_dtype, gi);
+      braw_s[tid] = (p.flags & FLAG_BETA_SIGMOID) ? load_any(p.beta, p.beta_dtype, gi) : 0.f;
+    }
   }
-  __syncthreads();  // gam, bet
-  tokens_products_mma<T, K, V, true>(bp, ch, t0, len, h, vh, bet, dqp, de, dkr, da_unused, dl_unused, dd, dbv_acc,
-                                     faa, fal);
+  if (!V2) __syncthreads();  // gam, bet (V2: the products' first barrier covers them)
+  tokens_products_mma<T, K, V, true, V2>(bp, ch, t0, len, h, vh, bet, dqp, de, dkr, da_unused, dl_unused, dd, dbv_acc,
+                                         faa, fal, dbv);
   // dD = Σ S_c ⊙ dS' (fixed order: warp butterflies, then the 16 warps in order).
   constexpr int NWARPS = TOK_THREADS / 32;
 #pragma unroll
@@ -1245,7 +1307,7 @@ __device__ __forceinline__ void bwd_tokens_tc_body(const BwdParams& bp) {
     dqq += __shfl_xor_sync(0xffffffffu, dqq, o);
     dkk += __shfl_xor_sync(0xffffffffu, dkk, o);
   }
-  if (tk == 0) dbv[ti] = dbv_acc;
+  if (!V2 && tk == 0) dbv[ti] = dbv_acc;
   __syncthreads();  // Kb, Qb
   // Phase A (fragment layout): this warp's token tile × chunk columns 8 (2gq + n) + [0, 8).
   {
@@ -1378,7 +1440,8 @@ __device__ __forceinline__ void bwd_tokens_tc_body(const BwdParams& bp) {
 #pragma unroll
   for (int o = 4; o > 0; o >>= 1) gsum += __shfl_xor_sync(0xffffffffu, gsum, o);
   // dΓ_i = eg β (dE·k) + eg (dQ⁺·q) − er (dKᴿ·k) + Σ_j G_ij − Σ_j G_ji; dβ_i.
-  const float dbeta_i = eg * dek + dbv[i] + dbl_i;
+  const float dbv_i = V2 && V == 128 ? dbv[i] + dbv[CHUNK + i] : dbv[i];
+  const float dbeta_i = eg * dek + dbv_i + dbl_i;
   if (tk == 0) dgam[i] = live ? eg * bi * dek + eg * dqq - er * dkk + gsum : 0.f;
   // Σ_i er_i (dKᴿ_i·k_i) goes to the last row, with e^{Γ_last} dD (fixed order as for dD; slots
   // past the dβ partials, which every row has read before the phase-B barriers).
@@ -1389,7 +1452,30 @@ __device__ __forceinline__ void bwd_tokens_tc_body(const BwdParams& bp) {
     if (lane == 0) red[4 * CHUNK + warp] = x;
   }
   __syncthreads();
-  if (tid == 0) {
+  if (V2 && warp == 0) {
+    // The same on one warp: two tokens per lane, a suffix scan over the lanes (fixed shuffle
+    // order); rows past len hold 0 and leave the sums of the live rows unchanged.
+    static_assert(CHUNK == 64 && NWARPS <= 32, "warp scan layout");
+    float sk = lane < NWARPS ? red[4 * CHUNK + lane] : 0.f;
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) sk += __shfl_xor_sync(0xffffffffu, sk, o);
+    const int rl = 31 - lane;  // lane l holds tokens 2 (31 − l) and 2 (31 − l) + 1
+    float a0 = dgam[2 * rl], a1 = dgam[2 * rl + 1];
+    const float tail = sk + __expf(gam[CHUNK - 1]) * dD;
+    if (2 * rl == len - 1) a0 += tail;
+    if (2 * rl + 1 == len - 1) a1 += tail;
+    float s2 = a0 + a1;  // inclusive prefix over lanes = suffix over tokens
+#pragma unroll
+    for (int o = 1; o < 32; o <<= 1) {
+      const float y = __shfl_up_sync(0xffffffffu, s2, o);
+      if (lane >= o) s2 += y;
+    }
+    float after = __shfl_up_sync(0xffffffffu, s2, 1);
+    if (lane == 0) after = 0.f;
+    const float d1 = a1 + after;
+    dgam[2 * rl + 1] = d1;
+    dgam[2 * rl] = a0 + d1;
+  } else if (!V2 && tid == 0) {
     float sk = 0.f;
 #pragma unroll
     for (int w = 0; w < NWARPS; ++w) sk += red[4 * CHUNK + w];
@@ -1441,7 +1527,8 @@ __device__ __forceinline__ void bwd_tokens_tc_body(const BwdParams& bp) {
   }
   if (tk != 0 || !live) return;
   // Gate and beta chain rules (§3.2), per (token, output head).
-  gate_beta_grads(bp, t * HO + h, h, dgam[i], dbeta_i);
+  if constexpr (V2) gate_beta_grads_raw(bp, t * HO + h, h, dgam[i], dbeta_i, graw_s[i], braw_s[i]);
+  else gate_beta_grads(bp, t * HO + h, h, dgam[i], dbeta_i);
 }
 
 // ---------------------------------------------------------------------------------------
