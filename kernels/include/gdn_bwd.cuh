@@ -20,8 +20,9 @@
 //     per chunk (reverse) stores dX' (the gradient of the state leaving the chunk), then
 //     dUᵀ = dOᵀ A + dX' Kᴿᵀ, dRᵀ = dUᵀ T (stored, fp32), dX = e^{Γ_last} dX' + dOᵀ Q⁺ − dRᵀ E;
 //     finally d_initial_state = dX
-//  5. gdn_bwd_tokens_tc (the default: every product on the tensor cores, dS' in the io dtype from
-//     gdn_bwd_dscan_io, dq/dk/dv of ungrouped ports written directly; bwd_tokens_tc_body), or
+//  5. gdn_bwd_tokens_tc3 (the default: every product on the tensor cores, dS' in the io dtype from
+//     gdn_bwd_dscan_io, dq/dk/dv of ungrouped ports written directly; bwd_tokens_tc_body<.., 3>),
+//     its earlier revisions gdn_bwd_tokens_tc2 / gdn_bwd_tokens_tc (DNNPLAN_GDN_BWD_TOKENS=tc2|tc), or
 //     gdn_bwd_tokens_mma (value-dimension products on the tensor cores, CUDA-core tail;
 //     DNNPLAN_GDN_BWD_TOKENS=mma) or gdn_bwd_tokens (fp32 CUDA cores; DNNPLAN_GDN_BWD_TOKENS=fp32),
 //     chunk slots × HO, 512 threads: per chunk, all value rows in one block: U = Ũ − W S_c, dQ⁺ = dO S_cᵀ, dE = −dR S_cᵀ, dKᴿ = U dS'ᵀ, dA = dO Uᵀ,
@@ -1313,7 +1314,7 @@ __device__ __forceinline__ void bwd_tokens_body(const BwdParams& bp) {
 }
 
 // ---------------------------------------------------------------------------------------
-// Stage 5, all products on the tensor cores (gdn_bwd_tokens_tc, the default): the value-dimension
+// Stage 5, all products on the tensor cores (gdn_bwd_tokens_tc*, REV 3 the default): the value-dimension
 // products of tokens_products_mma (dS' read in the io dtype), then the two chunk-local phases of
 // bwd_tokens_body as mma.sync products with the io dtype as operands and fp32 accumulation:
 //   phase A: Q̂ K̂ᵀ and K̂ K̂ᵀ (64 × 64 × K) in the fragment layout of dA, dL, giving
@@ -1322,6 +1323,19 @@ __device__ __forceinline__ void bwd_tokens_body(const BwdParams& bp) {
 // The row work (dots for dΓ / dβ, reverse cumulative sum, l2norm and the port chain rules) is
 // bwd_tokens_body's, per (token row, 8 threads). With FLAG_BWD_DIRECT, dq / dk / dv of a port
 // whose head count is HO go straight to the port in the io dtype (no fold for it).
+// Revisions (the same algebra; REV is the template argument):
+//   REV 0 (gdn_bwd_tokens_tc, session 4);
+//   REV 2 (gdn_bwd_tokens_tc2): latency cuts — dv = β dR and dβ's value part from one coalesced
+//     fp32 dR pass whose loads are all issued first (session 4 read dR again per row with a
+//     load → store chain of 16 dependent global round trips), the raw gate and β loaded at the
+//     start, no barrier before the products, the reverse cumulative sum on one warp (suffix scan
+//     by shuffles) instead of thread 0;
+//   REV 3 (gdn_bwd_tokens_tc3, the default): REV 2 with about a third fewer instructions —
+//     ldmatrix.x4 A and B fragments, fp32 result tiles in rows of K + 8 written as float2, each
+//     row thread's key columns as adjacent pairs (2 tk + 16 mp + {0, 1}: 32-bit shared loads and
+//     stores of q/k rows, 32/64-bit global stores of dq/dk), compile-time-unrolled cp.async
+//     copies, no fp32 division in the l2norm backward (q · r instead of (q · r · scale) / scale),
+//     no integer division for ungrouped head indices, a 9-shuffle reduce-scatter for dβ.
 // ---------------------------------------------------------------------------------------
 template <int K>
 struct TokTcSmem {
