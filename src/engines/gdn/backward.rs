@@ -17,8 +17,9 @@
 //! instructions (ldmatrix.x4 fragments, float2-staged fp32 results, each thread's row columns in
 //! adjacent pairs for 32/64-bit shared and global accesses). Diagnostics, read once when the plan
 //! is built (never in execute), serve the benchmarks (bench/gdn_results.md):
-//! `DNNPLAN_GDN_BWD_TOKENS=tc2` / `tc` run the earlier token kernels, `DNNPLAN_GDN_BWD_TOKENS=mma` selects session 3's pair (`gdn_bwd_dscan_mma_*` with fp32 `dS'`,
-//! `gdn_bwd_tokens_mma_*` with the CUDA-core tail), `DNNPLAN_GDN_BWD_TOKENS=fp32` the fp32
+//! `DNNPLAN_GDN_BWD_TOKENS=tc2` / `tc` run the earlier token kernels, `DNNPLAN_GDN_BWD_TOKENS=mma`
+//! selects session 3's pair (`gdn_bwd_dscan_mma_*` with fp32 `dS'`, `gdn_bwd_tokens_mma_*` with the
+//! CUDA-core tail), `DNNPLAN_GDN_BWD_TOKENS=fp32` the fp32
 //! CUDA-core token stage, `DNNPLAN_GDN_BWD_DSCAN=fp32` (with either of those) the fp32 CUDA-core
 //! reverse scan, and `DNNPLAN_GDN_BWD_STEPS=n` keeps only the first `n` launches (per-stage timing
 //! by differences; the gradients are then incomplete). The factor kernel is the 8-warp
