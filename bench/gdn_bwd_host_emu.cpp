@@ -6,11 +6,14 @@
 // kernels' indexing, thread mappings, fragment layouts and barrier placement without a GPU (the
 // prep and forward scan are the forward's, checked on the H200).
 //
-// Three kernel sets (argument: fp32, mma, tc or all; default all):
+// Five kernel sets (argument: fp32, mma, tc, tc2, tc3 or all; default all):
 //   fp32  the CUDA-core reverse scan and token stage (session 2);
 //   mma   the tensor-core reverse scan (fp32 dS') and token stage with the CUDA-core tail (session 3);
 //   tc    the default: io-dtype dS', every token-stage product on the tensor cores, direct dQ/dK/dV
 //         (FLAG_BWD_DIRECT; the fold only for grouped ports).
+//   tc2   tc with the token stage's latency cuts (gdn_bwd_tokens_tc2: coalesced dv / dβ pass, no
+//         barrier before the products, raw gate and β loaded up front, one-warp reverse cumsum);
+//   tc3   tc2 with ldmatrix.x4 fragments and float2-staged results (gdn_bwd_tokens_tc3).
 // The tensor-core primitives of the kernel headers (Io<T>::mma, ldsm_x4_t, cp_async16, ...) are
 // emulated warp-collectively by bench/gdn_host_emu.h (shared with gdn_prep_host_emu.cpp):
 // mma.sync m16n8k16 from the 32 lanes' fragments (fp64 sums of the io-dtype products onto the
@@ -20,7 +23,7 @@
 //
 // Build and run (CPU machine), from the repository root:
 //   g++ -std=c++20 -O2 -fno-strict-aliasing -pthread -Ikernels/include bench/gdn_bwd_host_emu.cpp -o /tmp/gdn_bwd_host_emu
-//   /tmp/gdn_bwd_host_emu [fp32|mma|tc|all]
+//   /tmp/gdn_bwd_host_emu [fp32|mma|tc|tc2|tc3|all]
 // Every case runs the kernels twice (NaN-refilled outputs and scratch) and requires bitwise-equal
 // results: with real threads, a missing barrier shows up as a difference.
 #include <cstdio>
@@ -41,7 +44,7 @@ static double rms_ratio(const std::vector<double>& a, const std::vector<double>&
   return std::sqrt(num / (den > 0 ? den : 1));
 }
 
-enum class Set { Fp32, Mma, Tc };
+enum class Set { Fp32, Mma, Tc, Tc2, Tc3 };
 
 template <typename IOT, int K>
 int run_case(Set set, const char* name, int H, int HV, bool l2norm, bool safe, std::vector<int> lens) {
@@ -289,7 +292,7 @@ int run_case(Set set, const char* name, int H, int HV, bool l2norm, bool safe, s
       std::fill(v->begin(), v->end(), NAN);
     for (auto* v : {&dq, &dk, &dv}) std::fill(v->begin(), v->end(), 0xFFFF);
     constexpr unsigned MW = gdn::DSCAN_MMA_WARPS, MS = gdn::DSCAN_MMA_STAGES;
-    p.flags = base_flags | (set == Set::Tc ? gdn::FLAG_BWD_DIRECT : 0);
+    p.flags = base_flags | (set == Set::Tc || set == Set::Tc2 || set == Set::Tc3 ? gdn::FLAG_BWD_DIRECT : 0);
     if (set == Set::Fp32) {
       launch({V / gdn::DSCAN_VS, unsigned(HO), unsigned(N)}, gdn::DSCAN_THREADS, [&] { gdn::bwd_dscan_body<IOT, K, V>(bp); });
       launch({unsigned(slots), unsigned(HO), 1}, gdn::TOK_THREADS, [&] { gdn::bwd_tokens_body<IOT, K, V>(bp); });
@@ -298,10 +301,15 @@ int run_case(Set set, const char* name, int H, int HV, bool l2norm, bool safe, s
       launch({unsigned(slots), unsigned(HO), 1}, gdn::TOK_THREADS, [&] { gdn::bwd_tokens_body<IOT, K, V, true>(bp); });
     } else {
       launch({V / (16 * MW), unsigned(HO), unsigned(N)}, MW * 32, [&] { gdn::bwd_dscan_mma_body<IOT, K, V, MW, MS, true>(bp); });
-      launch({unsigned(slots), unsigned(HO), 1}, gdn::TOK_THREADS, [&] { gdn::bwd_tokens_tc_body<IOT, K, V>(bp); });
+      if (set == Set::Tc3)
+        launch({unsigned(slots), unsigned(HO), 1}, gdn::TOK_THREADS, [&] { gdn::bwd_tokens_tc_body<IOT, K, V, 3>(bp); });
+      else if (set == Set::Tc2)
+        launch({unsigned(slots), unsigned(HO), 1}, gdn::TOK_THREADS, [&] { gdn::bwd_tokens_tc_body<IOT, K, V, 2>(bp); });
+      else
+        launch({unsigned(slots), unsigned(HO), 1}, gdn::TOK_THREADS, [&] { gdn::bwd_tokens_tc_body<IOT, K, V>(bp); });
     }
     const bool grouped = H != HO || HK != HO || HV != HO;
-    if (T > 0 && (set != Set::Tc || grouped)) launch({unsigned(T), 3, 1}, K, [&] { gdn::bwd_fold_body<IOT, K, V>(bp); });
+    if (T > 0 && ((set != Set::Tc && set != Set::Tc2 && set != Set::Tc3) || grouped)) launch({unsigned(T), 3, 1}, K, [&] { gdn::bwd_fold_body<IOT, K, V>(bp); });
     if (safe) launch({unsigned(HO), 1, 1}, gdn::PARAM_THREADS, [&] { gdn::bwd_params_body(bp); });
   };
   run_kernels();
@@ -371,7 +379,7 @@ int run_case(Set set, const char* name, int H, int HV, bool l2norm, bool safe, s
 int main(int argc, char** argv) {
   const std::string which = argc > 1 ? argv[1] : "all";
   int fails = 0;
-  for (auto [set, tag] : {std::pair{Set::Fp32, "fp32"}, std::pair{Set::Mma, "mma"}, std::pair{Set::Tc, "tc"}}) {
+  for (auto [set, tag] : {std::pair{Set::Fp32, "fp32"}, std::pair{Set::Mma, "mma"}, std::pair{Set::Tc, "tc"}, std::pair{Set::Tc2, "tc2"}, std::pair{Set::Tc3, "tc3"}}) {
     if (which != "all" && which != tag) continue;
     printf("== kernel set %s\n", tag);
     rng_state = 12345;  // the same inputs for every set

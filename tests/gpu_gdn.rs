@@ -935,20 +935,33 @@ fn timing_at_benchmark_shapes() {
             16,
         ),
     ];
-    for (name, lens, hh) in shapes {
+    // DNNPLAN_GDN_TIMING_SHAPES: comma list of shape indices to run (default all).
+    let only: Option<Vec<usize>> = std::env::var("DNNPLAN_GDN_TIMING_SHAPES")
+        .ok()
+        .map(|x| x.split(',').filter_map(|i| i.trim().parse().ok()).collect());
+    let variants: Vec<String> = std::env::var("DNNPLAN_GDN_TIMING_VARIANTS")
+        .unwrap_or_else(|_| "tc,tc2,tc3".to_owned())
+        .split(',')
+        .map(|x| x.trim().to_owned())
+        .collect();
+    for (si, (name, lens, hh)) in shapes.into_iter().enumerate() {
+        if only.as_ref().is_some_and(|o| !o.contains(&si)) {
+            continue;
+        }
         let inp = BenchInputs::new(&caller, &lens, hh);
         let (t, n) = (inp.t, inp.n);
         let graph_for = |op: &str| inp.graph(op);
         let (gf, nf, insf) = graph_for("gdn");
         let fwd = time_graph(&caller, gf, nf, &insf, &["O", "final_state"]);
         let bwd_outs = ["dQ", "dK", "dV", "dG", "dBeta", "d_initial_state"];
-        // Session 3's kernels (mma: tensor-core reverse scan with fp32 dS', token products on the
-        // tensor cores with the CUDA-core tail; before) and the default ones (tc: io-dtype dS',
-        // every token-stage product on the tensor cores, direct dQ/dK/dV; after), each as a
-        // whole and cut after every launch (DNNPLAN_GDN_BWD_STEPS, read at build): the stage
-        // times are the differences (without head groups the tc plan has no fold: "fold 0").
+        // Token-stage variants (DNNPLAN_GDN_BWD_TOKENS; default "tc,tc2,tc3", or the comma list
+        // in DNNPLAN_GDN_TIMING_VARIANTS: mma = session 3's pair, tc = session 4's all-tensor-core
+        // token stage with io-dtype dS' and direct dQ/dK/dV, tc2 = tc with its latency cuts,
+        // tc3 = tc2 with fewer instructions, the default),
+        // each as a whole and cut after every launch (DNNPLAN_GDN_BWD_STEPS, read at build): the
+        // stage times are the differences (without head groups the tc plans have no fold: "fold 0").
         let mut bwd = 0.0;
-        for variant in ["mma", "tc"] {
+        for variant in variants.iter().map(String::as_str) {
             // SAFETY: the GPU tests run single-threaded (--test-threads=1); nothing else reads
             // the environment meanwhile.
             unsafe {

@@ -20,8 +20,9 @@
 //     per chunk (reverse) stores dX' (the gradient of the state leaving the chunk), then
 //     dUᵀ = dOᵀ A + dX' Kᴿᵀ, dRᵀ = dUᵀ T (stored, fp32), dX = e^{Γ_last} dX' + dOᵀ Q⁺ − dRᵀ E;
 //     finally d_initial_state = dX
-//  5. gdn_bwd_tokens_tc (the default: every product on the tensor cores, dS' in the io dtype from
-//     gdn_bwd_dscan_io, dq/dk/dv of ungrouped ports written directly; bwd_tokens_tc_body), or
+//  5. gdn_bwd_tokens_tc3 (the default: every product on the tensor cores, dS' in the io dtype from
+//     gdn_bwd_dscan_io, dq/dk/dv of ungrouped ports written directly; bwd_tokens_tc_body<.., 3>),
+//     its earlier revisions gdn_bwd_tokens_tc2 / gdn_bwd_tokens_tc (DNNPLAN_GDN_BWD_TOKENS=tc2|tc), or
 //     gdn_bwd_tokens_mma (value-dimension products on the tensor cores, CUDA-core tail;
 //     DNNPLAN_GDN_BWD_TOKENS=mma) or gdn_bwd_tokens (fp32 CUDA cores; DNNPLAN_GDN_BWD_TOKENS=fp32),
 //     chunk slots × HO, 512 threads: per chunk, all value rows in one block: U = Ũ − W S_c, dQ⁺ = dO S_cᵀ, dE = −dR S_cᵀ, dKᴿ = U dS'ᵀ, dA = dO Uᵀ,
@@ -83,9 +84,10 @@ __device__ __forceinline__ float sigmoidf_(float x) { return 1.f / (1.f + __expf
 
 // The gate and beta chain rules (§3.2) of element gi = token · HO + h, from dla = dΓ-derived
 // d log α and the β gradient dbeta_i: writes dg, dβ and the d_a_log / d_dt_bias terms.
-__device__ __forceinline__ void gate_beta_grads(const BwdParams& bp, long long gi, int h, float dla, float dbeta_i) {
+// gate_beta_grads_raw takes the raw gate and (with use_beta_sigmoid) the raw β already loaded.
+__device__ __forceinline__ void gate_beta_grads_raw(const BwdParams& bp, long long gi, int h, float dla, float dbeta_i,
+                                                    float graw, float braw) {
   const FwdParams& p = bp.f;
-  const float graw = load_any(p.g, p.g_dtype, gi);
   float dgv, pa = 0.f;
   if (p.flags & FLAG_SAFE_GATE) {
     const float ea = p.a_log ? __expf(load_any(p.a_log, p.a_log_dtype, h)) : 1.f;
@@ -103,10 +105,16 @@ __device__ __forceinline__ void gate_beta_grads(const BwdParams& bp, long long g
   bp.ws_pb[gi] = dgv;
   float db = dbeta_i;
   if (p.flags & FLAG_BETA_SIGMOID) {
-    const float sg = sigmoidf_(load_any(p.beta, p.beta_dtype, gi));
+    const float sg = sigmoidf_(braw);
     db *= ((p.flags & FLAG_NEG_EIGVAL) ? 2.f : 1.f) * sg * (1.f - sg);
   }
   store_any(bp.dbeta, p.beta_dtype, gi, db);
+}
+
+__device__ __forceinline__ void gate_beta_grads(const BwdParams& bp, long long gi, int h, float dla, float dbeta_i) {
+  const FwdParams& p = bp.f;
+  const float braw = (p.flags & FLAG_BETA_SIGMOID) ? load_any(p.beta, p.beta_dtype, gi) : 0.f;
+  gate_beta_grads_raw(bp, gi, h, dla, dbeta_i, load_any(p.g, p.g_dtype, gi), braw);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -505,6 +513,77 @@ __device__ __forceinline__ void bwd_dscan_mma_body(const BwdParams& bp) {
 constexpr int TOK_THREADS = 512;
 constexpr int TOK_VT = 16;  // value rows per slice of the V loop
 
+#ifdef GDN_HOST_EMU
+void emu_ldsm_x4(u32* r, const void* smem);
+#endif
+// Four 8x8 b16 matrices (ldmatrix.x4 without .trans): lane l receives row l / 4 of matrix m,
+// elements 2 (l % 4) and 2 (l % 4) + 1, from the row addresses of lanes 8m .. 8m + 7.
+__device__ __forceinline__ void ldsm_x4(u32* r, const void* smem) {
+#ifdef GDN_HOST_EMU
+  emu_ldsm_x4(r, smem);
+#else
+  u32 a = static_cast<u32>(__cvta_generic_to_shared(smem));
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(a));
+#endif
+}
+
+// The m16n8k16 A fragment of rows [m16, m16 + 16) and columns [k16, k16 + 16) of a 16-bit
+// shared tile with rows of `stride` elements (16-byte aligned rows): one ldmatrix.x4 (LDSM) or
+// four 32-bit loads.
+template <bool LDSM, typename T>
+__device__ __forceinline__ void a_frag(u32 (&a)[4], const T* s, int stride, int m16, int k16, int lane) {
+  if constexpr (LDSM) {
+    ldsm_x4(a, &s[(m16 + (lane & 7) + 8 * ((lane >> 3) & 1)) * stride + k16 + 8 * (lane >> 4)]);
+  } else {
+    ld_a_frag(a, s, stride, m16 + (lane >> 2), k16 + 2 * (lane & 3));
+  }
+}
+
+// tile_async for a ROWS × ROWLEN tile and TOK_THREADS threads, unrolled with compile-time indices.
+template <typename T, int ROWLEN, int ROWS>
+__device__ __forceinline__ void tile_async_unrolled(T* dst, const T* src, int tid) {
+  constexpr int VEC = ROWLEN / 8;
+  static_assert(TOK_THREADS % VEC == 0 && ROWS * VEC % TOK_THREADS == 0, "tile split");
+  constexpr int RS = TOK_THREADS / VEC, NU = ROWS * VEC / TOK_THREADS;
+  const int r = tid / VEC, c8 = tid % VEC;
+#pragma unroll
+  for (int u = 0; u < NU; ++u) cp_async16(&dst[(r + RS * u) * (ROWLEN + 8) + 8 * c8], &src[(r + RS * u) * ROWLEN + 8 * c8]);
+}
+
+// A thread's KM key columns of one 16-bit shared row, widened and scaled, (x · s1) · s2 (0 when
+// !live): columns tk + 8 m, or (PAIRS) 2 tk + 16 mp + {0, 1} for m = 2 mp + {0, 1}, by 32-bit loads.
+template <bool PAIRS, typename T, int KM>
+__device__ __forceinline__ void row_pairs(float (&x)[KM], const T* row, int tk, bool live, float s1, float s2) {
+  if constexpr (PAIRS) {
+#pragma unroll
+    for (int mp = 0; mp < KM / 2; ++mp) {
+      const u32 w = live ? ld32(&row[2 * tk + 16 * mp]) : 0u;
+      x[2 * mp] = Io<T>::bits_to_f(static_cast<unsigned short>(w & 0xffffu)) * s1 * s2;
+      x[2 * mp + 1] = Io<T>::bits_to_f(static_cast<unsigned short>(w >> 16)) * s1 * s2;
+    }
+  } else {
+#pragma unroll
+    for (int m = 0; m < KM; ++m) x[m] = live ? Io<T>::to_f(row[tk + 8 * m]) * s1 * s2 : 0.f;
+  }
+}
+
+// The B fragments of the n tiles [n16, n16 + 8) (b[0], b[1]) and [n16 + 8, n16 + 16) (b[2], b[3])
+// over k columns [k16, k16 + 16) of a tile stored [n][k]: one ldmatrix.x4 (LDSM) or 32-bit loads.
+template <bool LDSM, typename T>
+__device__ __forceinline__ void b_frag2(u32 (&b)[4], const T* s, int stride, int n16, int k16, int lane) {
+  if constexpr (LDSM) {
+    ldsm_x4(b, &s[(n16 + (lane & 7) + 8 * (lane >> 4)) * stride + k16 + 8 * ((lane >> 3) & 1)]);
+  } else {
+    const int g = lane >> 2, cq = 2 * (lane & 3);
+    b[0] = ld32(&s[(n16 + g) * stride + k16 + cq]);
+    b[1] = ld32(&s[(n16 + g) * stride + k16 + cq + 8]);
+    b[2] = ld32(&s[(n16 + 8 + g) * stride + k16 + cq]);
+    b[3] = ld32(&s[(n16 + 8 + g) * stride + k16 + cq + 8]);
+  }
+}
+
 template <int K>
 struct TokSmem {
   static constexpr int KF = K + 1;
@@ -556,15 +635,25 @@ struct TokMmaSmem {
 // TC (gdn_bwd_tokens_tc): dS' arrives in the io dtype (DS_IO reverse scan), dv goes straight to
 // the dV port when HV = HO (FLAG_BWD_DIRECT), and dA, dL stay in the mma fragment layout (faa,
 // fal: token tile warp & 3, token tiles 2 (warp >> 2) + {0, 1}) instead of the da / dl rows.
-template <typename T, int K, int V, bool TC = false>
+//
+// V2 (gdn_bwd_tokens_tc2, with TC): no barrier is needed before the call (β comes from the
+// workspace directly); dv = β dR and dβ's value part come from the coalesced fp32 dR pass (all of
+// a thread's dR, v and β loads issued before any use): per row, the warp sums (butterflies) of
+// Σ_v dR v land in dbvp[half · CHUNK + row] (half = the row's V/64 warp segments), which the
+// caller reads after the products' barriers.
+template <typename T, int K, int V, bool TC = false, int REV = 0>
 __device__ __forceinline__ void tokens_products_mma(const BwdParams& bp, size_t ch, long long t0, int len, int h, int vh,
                                                     const float* bet, float* dqp, float* de, float* dkr, float* da,
                                                     float* dl, float& dd, float& dbv_acc, float (&faa)[2][4],
-                                                    float (&fal)[2][4]) {
+                                                    float (&fal)[2][4], float* dbvp = nullptr) {
   using M = TokMmaSmem<K, V>;
   using IO = Io<T>;
+  constexpr bool V2 = REV >= 2, V3 = REV >= 3;
   static_assert(M::bytes <= TokSmem<K>::vec_off && M::out_bytes <= TokSmem<K>::vec_off, "token products overflow");
-  constexpr int KP = M::KP, VP = M::VP, KF = M::KF, CF = M::CF;
+  constexpr int KP = M::KP, VP = M::VP, CF = M::CF;
+  // V3: the fp32 results in rows of K + 8 (pairs stored as float2; row reads conflict-free).
+  constexpr int KF = V3 ? K + 8 : M::KF;
+  static_assert(!V3 || 3 * CHUNK * (K + 8) * 4 <= TokSmem<K>::vec_off, "token products overflow");
   constexpr int KM = K / 8;
   const FwdParams& p = bp.f;
   extern __shared__ __align__(16) unsigned char smem[];
@@ -581,13 +670,19 @@ __device__ __forceinline__ void tokens_products_mma(const BwdParams& bp, size_t 
   // Loads: W by cp.async; S, dS' (fp32 → io, dD on the way), dR (fp32 → io), dO (zero past len).
   // TC: Ũᵀ and dS' (io) by cp.async too, S (fp32) into registers before the waits.
   T* Utb = reinterpret_cast<T*>(smem + TokSmem<K>::bytes);  // TC: Ũᵀ [V][CHUNK + 8]
-  tile_async<T, K>(Wb, static_cast<const T*>(p.ws_w) + ch * CHUNK * K, CHUNK, K, tid, TOK_THREADS);
-  if constexpr (TC) tile_async<T, CHUNK>(Utb, static_cast<const T*>(p.ws_ut) + ch * V * CHUNK, V, CHUNK, tid, TOK_THREADS);
+  if constexpr (V3) {
+    tile_async_unrolled<T, K, CHUNK>(Wb, static_cast<const T*>(p.ws_w) + ch * CHUNK * K, tid);
+    tile_async_unrolled<T, CHUNK, V>(Utb, static_cast<const T*>(p.ws_ut) + ch * V * CHUNK, tid);
+  } else {
+    tile_async<T, K>(Wb, static_cast<const T*>(p.ws_w) + ch * CHUNK * K, CHUNK, K, tid, TOK_THREADS);
+    if constexpr (TC) tile_async<T, CHUNK>(Utb, static_cast<const T*>(p.ws_ut) + ch * V * CHUNK, V, CHUNK, tid, TOK_THREADS);
+  }
   cp_async_commit();
   constexpr int SN = TC ? V * K / 2 / TOK_THREADS : 1;
   float2 sreg[SN];
   if constexpr (TC) {
-    tile_async<T, K>(dSb, reinterpret_cast<const T*>(bp.ws_ds) + ch * V * K, V, K, tid, TOK_THREADS);
+    if constexpr (V3) tile_async_unrolled<T, K, V>(dSb, reinterpret_cast<const T*>(bp.ws_ds) + ch * V * K, tid);
+    else tile_async<T, K>(dSb, reinterpret_cast<const T*>(bp.ws_ds) + ch * V * K, V, K, tid, TOK_THREADS);
     const float2* xg = reinterpret_cast<const float2*>(bp.ws_s + ch * V * K);
 #pragma unroll
     for (int u = 0; u < SN; ++u) sreg[u] = xg[tid + u * TOK_THREADS];
@@ -603,16 +698,102 @@ __device__ __forceinline__ void tokens_products_mma(const BwdParams& bp, size_t 
       *reinterpret_cast<u32*>(&dSb[r * KP + c2]) = Io<T>::pack(dv2.x, dv2.y);
     }
   }
+  if constexpr (V2) {
+    // dR (fp32), v and β of this thread's rows r = tid / (V/2) + u · (2·TOK_THREADS / V), columns
+    // c2, c2 + 1: every load first, then dR to the io dtype, dv = β dR (coalesced pairs) and the
+    // warp's part of Σ_v dR v.
+    static_assert(CHUNK * V / 2 % TOK_THREADS == 0 && V % 64 == 0, "dR tile split");
+    constexpr int RN = CHUNK * V / 2 / TOK_THREADS, RSTEP = 2 * TOK_THREADS / V;
+    const int rb = tid / (V / 2), c2 = 2 * (tid % (V / 2));
+    const float2* drg = reinterpret_cast<const float2*>(bp.ws_dr + ch * CHUNK * V);
+    // Row rb's addresses, then RSTEP rows per step.
+    const size_t vrow0 = (static_cast<size_t>(t0 + rb) * p.hv + vh) * V + c2;
+    const size_t vstep = static_cast<size_t>(RSTEP) * p.hv * V;
+    const T* vg = static_cast<const T*>(p.v) + vrow0;
+    float2 rv[RN];
+    u32 vv[RN];
+    float bb[RN];
+#pragma unroll
+    for (int u = 0; u < RN; ++u) {
+      const int r = rb + u * RSTEP;
+      rv[u] = drg[tid + u * TOK_THREADS];
+      vv[u] = r < len ? ld32(vg + u * vstep) : 0u;
+      bb[u] = bp.ws_bet[ch * CHUNK + r];
+    }
+    const bool direct = (p.flags & FLAG_BWD_DIRECT) && p.hv == HO;
+    T* dvd = static_cast<T*>(bp.dv) + vrow0;  // direct: the dV port has HV = HO heads
+    float* dvo = bp.ws_dv + (static_cast<size_t>(t0 + rb) * HO + h) * V + c2;
+    const size_t ostep = static_cast<size_t>(RSTEP) * HO * V;
+    float xs[RN];  // V3: the row partials, summed over the warp by a reduce-scatter below
+#pragma unroll
+    for (int u = 0; u < RN; ++u) {
+      const int r = rb + u * RSTEP;
+      *reinterpret_cast<u32*>(&dRb[r * VP + c2]) = Io<T>::pack(rv[u].x, rv[u].y);
+      float x = rv[u].x * IO::bits_to_f(static_cast<unsigned short>(vv[u] & 0xffffu)) +
+                rv[u].y * IO::bits_to_f(static_cast<unsigned short>(vv[u] >> 16));
+      xs[u] = x;
+      if (r < len) {
+        const float d0 = bb[u] * rv[u].x, d1 = bb[u] * rv[u].y;
+        if (direct) {
+          *reinterpret_cast<u32*>(dvd + u * vstep) = Io<T>::pack(d0, d1);
+        } else {
+          *reinterpret_cast<float2*>(dvo + u * ostep) = make_float2(d0, d1);
+        }
+      }
+      if constexpr (!V3) {
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) x += __shfl_xor_sync(0xffffffffu, x, o);
+        if (lane == 0) dbvp[(c2 / 64) * CHUNK + r] = x;
+      }
+    }
+    if constexpr (V3) {
+      // Reduce-scatter of the RN row partials over the warp (fixed pattern, log2(RN) halving
+      // steps, then butterflies over the remaining lane bits): 9 shuffles instead of 40 (RN = 8).
+      static_assert(RN == 4 || RN == 8, "dβ reduce-scatter");
+      constexpr int L = RN == 8 ? 3 : 2;
+#pragma unroll
+      for (int lvl = 0; lvl < L; ++lvl) {
+        const int o = 16 >> lvl, half = (RN >> lvl) / 2;
+        const bool up = lane & o;
+#pragma unroll
+        for (int i = 0; i < half; ++i) {
+          const float send = up ? xs[i] : xs[i + half];
+          const float keep = up ? xs[i + half] : xs[i];
+          xs[i] = keep + __shfl_xor_sync(0xffffffffu, send, o);
+        }
+      }
+#pragma unroll
+      for (int o = 16 >> L; o > 0; o >>= 1) xs[0] += __shfl_xor_sync(0xffffffffu, xs[0], o);
+      if ((lane & ((16 >> (L - 1)) - 1)) == 0) {
+        int u = 0;
+#pragma unroll
+        for (int lvl = 0; lvl < L; ++lvl) u += ((lane >> (4 - lvl)) & 1) * ((RN >> lvl) / 2);
+        dbvp[(c2 / 64) * CHUNK + rb + u * RSTEP] = xs[0];
+      }
+    }
+  }
   {
     const float2* drg = reinterpret_cast<const float2*>(bp.ws_dr + ch * CHUNK * V);
-    for (int i = tid; i < CHUNK * V / 2; i += TOK_THREADS) {
+    for (int i = tid; i < CHUNK * V / 2 && !V2; i += TOK_THREADS) {
       const int r = i / (V / 2), c2 = 2 * (i % (V / 2));
       const float2 rv = drg[i];
       *reinterpret_cast<u32*>(&dRb[r * VP + c2]) = Io<T>::pack(rv.x, rv.y);
     }
     const T* dog = static_cast<const T*>(bp.d_o);
     constexpr int VEC = V / 8;
-    for (int i = tid; i < CHUNK * VEC; i += TOK_THREADS) {
+    if constexpr (V3) {
+      static_assert(TOK_THREADS % VEC == 0 && CHUNK * VEC % TOK_THREADS == 0, "dO copy split");
+      constexpr int RS = TOK_THREADS / VEC, NU = CHUNK * VEC / TOK_THREADS;
+      const int rq0 = tid / VEC, c8 = tid % VEC;
+      const T* src = dog + (static_cast<size_t>(t0 + rq0) * HO + h) * V + 8 * c8;
+#pragma unroll
+      for (int u = 0; u < NU; ++u) {
+        const int r = rq0 + RS * u;
+        if (r < len) cp_async16(&dOb[r * VP + 8 * c8], src + static_cast<size_t>(RS) * u * HO * V);
+        else *reinterpret_cast<uint4*>(&dOb[r * VP + 8 * c8]) = make_uint4(0u, 0u, 0u, 0u);
+      }
+    }
+    for (int i = tid; i < CHUNK * VEC && !V3; i += TOK_THREADS) {
       const int r = i / VEC, c8 = i % VEC;
       if (r < len)
         cp_async16(&dOb[r * VP + 8 * c8], &dog[(static_cast<size_t>(t0 + r) * HO + h) * V + 8 * c8]);
@@ -622,7 +803,7 @@ __device__ __forceinline__ void tokens_products_mma(const BwdParams& bp, size_t 
     cp_async_commit();
   }
   // dβ's value part and dv = β dR (fp32 dR, per row ti; threads of a row split the values).
-  if (ti < len) {
+  if (!V2 && ti < len) {
     const float* drr = bp.ws_dr + ch * CHUNK * V + static_cast<size_t>(ti) * V;
     const T* vg = static_cast<const T*>(p.v) + (static_cast<size_t>(t0 + ti) * p.hv + vh) * V;
     float* dvo = bp.ws_dv + (static_cast<size_t>(t0 + ti) * HO + h) * V;
@@ -644,7 +825,9 @@ __device__ __forceinline__ void tokens_products_mma(const BwdParams& bp, size_t 
 #pragma unroll
     for (int u = 0; u < SN; ++u) {
       const int i = tid + u * TOK_THREADS;
-      const int r = i / (K / 2), c2 = 2 * (i % (K / 2));
+      // (V3: the same indices with the division by K / 2 split off the loop.)
+      const int r = V3 ? tid / (K / 2) + u * (2 * TOK_THREADS / K) : i / (K / 2);
+      const int c2 = V3 ? 2 * (tid % (K / 2)) : 2 * (i % (K / 2));
       const float2 xv = sreg[u];
       const u32 dsv = ld32(&dSb[r * KP + c2]);
       dd += xv.x * IO::bits_to_f(static_cast<unsigned short>(dsv & 0xffffu)) +
@@ -668,12 +851,23 @@ __device__ __forceinline__ void tokens_products_mma(const BwdParams& bp, size_t 
     for (int kk = 0; kk < K / 16; ++kk) {
       const int col = 16 * kk + cq;
       u32 a[4];
-      ld_a_frag(a, Wb, KP, r0, col);
+      a_frag<V3>(a, Wb, KP, 16 * mt, 16 * kk, lane);
+      if constexpr (V3) {
+        static_assert(VQ % 2 == 0, "U tiles in pairs");
 #pragma unroll
-      for (int n = 0; n < VQ; ++n) {
-        const int nn = 8 * (gq * VQ + n) + g;
-        u32 b[2] = {ld32(&Sb[nn * KP + col]), ld32(&Sb[nn * KP + col + 8])};
-        Io<T>::mma(acc[n], a, b);
+        for (int n = 0; n < VQ; n += 2) {
+          u32 b[4];
+          b_frag2<true>(b, Sb, KP, 8 * (gq * VQ + n), 16 * kk, lane);
+          Io<T>::mma(acc[n], a, b);
+          Io<T>::mma(acc[n + 1], a, b + 2);
+        }
+      } else {
+#pragma unroll
+        for (int n = 0; n < VQ; ++n) {
+          const int nn = 8 * (gq * VQ + n) + g;
+          u32 b[2] = {ld32(&Sb[nn * KP + col]), ld32(&Sb[nn * KP + col + 8])};
+          Io<T>::mma(acc[n], a, b);
+        }
       }
     }
     const T* utg = static_cast<const T*>(p.ws_ut) + ch * V * CHUNK;
@@ -707,11 +901,11 @@ __device__ __forceinline__ void tokens_products_mma(const BwdParams& bp, size_t 
   for (int kk = 0; kk < V / 16; ++kk) {
     const int col = 16 * kk + cq;
     u32 ao[4];
-    ld_a_frag(ao, dOb, VP, r0, col);
+    a_frag<V3>(ao, dOb, VP, 16 * mt, 16 * kk, lane);
     u32 ar[4];
-    ld_a_frag(ar, dRb, VP, r0, col);
+    a_frag<V3>(ar, dRb, VP, 16 * mt, 16 * kk, lane);
     u32 au[4];
-    ld_a_frag(au, Ub, VP, r0, col);
+    a_frag<V3>(au, Ub, VP, 16 * mt, 16 * kk, lane);
     // B[k = v][n = key] = S[v][key], dS'[v][key] ([k][n]: ldmatrix.trans, two key tiles each).
 #pragma unroll
     for (int np = 0; np < NQ / 2; ++np) {
@@ -727,18 +921,27 @@ __device__ __forceinline__ void tokens_products_mma(const BwdParams& bp, size_t 
       Io<T>::mma(ak[2 * np + 1], au, rd + 2);
     }
     // B[k = v][n = j] = U[j][v] ([n][k]: plain 32-bit loads); token tiles 2gq, 2gq + 1.
+    if constexpr (V3) {
+      u32 b[4];
+      b_frag2<true>(b, Ub, VP, 16 * gq, 16 * kk, lane);
+      Io<T>::mma(aa[0], ao, b);
+      Io<T>::mma(al[0], ar, b);
+      Io<T>::mma(aa[1], ao, b + 2);
+      Io<T>::mma(al[1], ar, b + 2);
+    } else {
 #pragma unroll
-    for (int n = 0; n < 2; ++n) {
-      const int nn = 8 * (2 * gq + n) + g;
-      u32 b[2] = {ld32(&Ub[nn * VP + col]), ld32(&Ub[nn * VP + col + 8])};
-      Io<T>::mma(aa[n], ao, b);
-      Io<T>::mma(al[n], ar, b);
+      for (int n = 0; n < 2; ++n) {
+        const int nn = 8 * (2 * gq + n) + g;
+        u32 b[2] = {ld32(&Ub[nn * VP + col]), ld32(&Ub[nn * VP + col + 8])};
+        Io<T>::mma(aa[n], ao, b);
+        Io<T>::mma(al[n], ar, b);
+      }
     }
   }
   __syncthreads();  // every operand read: the region takes the fp32 results
   float* Rq = reinterpret_cast<float*>(smem + M::rq_off);
-  float* Re = reinterpret_cast<float*>(smem + M::re_off);
-  float* Rk = reinterpret_cast<float*>(smem + M::rk_off);
+  float* Re = reinterpret_cast<float*>(smem + (V3 ? CHUNK * KF * 4 : M::re_off));
+  float* Rk = reinterpret_cast<float*>(smem + (V3 ? 2 * CHUNK * KF * 4 : M::rk_off));
   float* Ra = reinterpret_cast<float*>(smem + M::ra_off);
   float* Rl = reinterpret_cast<float*>(smem + M::rl_off);
   if constexpr (TC) {
@@ -751,7 +954,18 @@ __device__ __forceinline__ void tokens_products_mma(const BwdParams& bp, size_t 
       }
   }
 #pragma unroll
-  for (int hf = 0; hf < 2; ++hf) {
+  for (int hf = 0; hf < 2 && V3; ++hf) {
+    const int r = r0 + 8 * hf;
+#pragma unroll
+    for (int n = 0; n < NQ; ++n) {
+      const int c = 8 * (gq * NQ + n) + cq;
+      *reinterpret_cast<float2*>(&Rq[r * KF + c]) = make_float2(aq[n][2 * hf], aq[n][2 * hf + 1]);
+      *reinterpret_cast<float2*>(&Re[r * KF + c]) = make_float2(-ae[n][2 * hf], -ae[n][2 * hf + 1]);
+      *reinterpret_cast<float2*>(&Rk[r * KF + c]) = make_float2(ak[n][2 * hf], ak[n][2 * hf + 1]);
+    }
+  }
+#pragma unroll
+  for (int hf = 0; hf < 2 && !V3; ++hf) {
     const int r = r0 + 8 * hf;
 #pragma unroll
     for (int e = 0; e < 2; ++e) {
@@ -771,11 +985,28 @@ __device__ __forceinline__ void tokens_products_mma(const BwdParams& bp, size_t 
     }
   }
   __syncthreads();
+  if constexpr (V3) {
+    // V3 row layout: this thread's key columns are the pairs 2 tk + 16 mp + {0, 1} (m = 2 mp + e).
 #pragma unroll
-  for (int m = 0; m < KM; ++m) {
-    dqp[m] = Rq[ti * KF + tk + 8 * m];
-    de[m] = Re[ti * KF + tk + 8 * m];
-    dkr[m] = Rk[ti * KF + tk + 8 * m];
+    for (int mp = 0; mp < KM / 2; ++mp) {
+      const int c = ti * KF + 2 * tk + 16 * mp;
+      const float2 xq = *reinterpret_cast<const float2*>(&Rq[c]);
+      const float2 xe = *reinterpret_cast<const float2*>(&Re[c]);
+      const float2 xk = *reinterpret_cast<const float2*>(&Rk[c]);
+      dqp[2 * mp] = xq.x;
+      dqp[2 * mp + 1] = xq.y;
+      de[2 * mp] = xe.x;
+      de[2 * mp + 1] = xe.y;
+      dkr[2 * mp] = xk.x;
+      dkr[2 * mp + 1] = xk.y;
+    }
+  } else {
+#pragma unroll
+    for (int m = 0; m < KM; ++m) {
+      dqp[m] = Rq[ti * KF + tk + 8 * m];
+      de[m] = Re[ti * KF + tk + 8 * m];
+      dkr[m] = Rk[ti * KF + tk + 8 * m];
+    }
   }
 #pragma unroll
   for (int m = 0; m < 8 && !TC; ++m) {
@@ -1083,7 +1314,7 @@ __device__ __forceinline__ void bwd_tokens_body(const BwdParams& bp) {
 }
 
 // ---------------------------------------------------------------------------------------
-// Stage 5, all products on the tensor cores (gdn_bwd_tokens_tc, the default): the value-dimension
+// Stage 5, all products on the tensor cores (gdn_bwd_tokens_tc*, REV 3 the default): the value-dimension
 // products of tokens_products_mma (dS' read in the io dtype), then the two chunk-local phases of
 // bwd_tokens_body as mma.sync products with the io dtype as operands and fp32 accumulation:
 //   phase A: Q̂ K̂ᵀ and K̂ K̂ᵀ (64 × 64 × K) in the fragment layout of dA, dL, giving
@@ -1092,6 +1323,19 @@ __device__ __forceinline__ void bwd_tokens_body(const BwdParams& bp) {
 // The row work (dots for dΓ / dβ, reverse cumulative sum, l2norm and the port chain rules) is
 // bwd_tokens_body's, per (token row, 8 threads). With FLAG_BWD_DIRECT, dq / dk / dv of a port
 // whose head count is HO go straight to the port in the io dtype (no fold for it).
+// Revisions (the same algebra; REV is the template argument):
+//   REV 0 (gdn_bwd_tokens_tc, session 4);
+//   REV 2 (gdn_bwd_tokens_tc2): latency cuts — dv = β dR and dβ's value part from one coalesced
+//     fp32 dR pass whose loads are all issued first (session 4 read dR again per row with a
+//     load → store chain of 16 dependent global round trips), the raw gate and β loaded at the
+//     start, no barrier before the products, the reverse cumulative sum on one warp (suffix scan
+//     by shuffles) instead of thread 0;
+//   REV 3 (gdn_bwd_tokens_tc3, the default): REV 2 with about a third fewer instructions —
+//     ldmatrix.x4 A and B fragments, fp32 result tiles in rows of K + 8 written as float2, each
+//     row thread's key columns as adjacent pairs (2 tk + 16 mp + {0, 1}: 32-bit shared loads and
+//     stores of q/k rows, 32/64-bit global stores of dq/dk), compile-time-unrolled cp.async
+//     copies, no fp32 division in the l2norm backward (q · r instead of (q · r · scale) / scale),
+//     no integer division for ungrouped head indices, a 9-shuffle reduce-scatter for dβ.
 // ---------------------------------------------------------------------------------------
 template <int K>
 struct TokTcSmem {
@@ -1108,14 +1352,17 @@ struct TokTcSmem {
   static constexpr size_t b_bytes = 2 * CHUNK * KF * 4;
 };
 
-template <typename T, int K, int V>
+template <typename T, int K, int V, int REV = 0>
 __device__ __forceinline__ void bwd_tokens_tc_body(const BwdParams& bp) {
+  constexpr bool V2 = REV >= 2, V3 = REV >= 3;
   using S = TokSmem<K>;
   using Z = TokTcSmem<K>;
   using IO = Io<T>;
   static_assert(Z::a_bytes <= S::vec_off && Z::b_bytes <= S::vec_off, "token tail overflows");
   static_assert(S::bytes % 16 == 0 && 4 * CHUNK + TOK_THREADS / 32 <= TOK_THREADS, "token smem layout");
-  constexpr int CP = Z::CP, KF = Z::KF, CF = Z::CF;
+  constexpr int CP = Z::CP, CF = Z::CF;
+  constexpr int KF = V3 ? K + 8 : Z::KF;  // V3: phase B's fp32 results in rows of K + 8 (float2 pairs)
+  static_assert(2 * CHUNK * (K + 8) * 4 <= S::vec_off, "token tail overflows");
   constexpr int KM = K / 8;  // key columns per thread (row layout)
   const FwdParams& p = bp.f;
   extern __shared__ __align__(16) unsigned char smem[];
@@ -1126,7 +1373,7 @@ __device__ __forceinline__ void bwd_tokens_tc_body(const BwdParams& bp) {
   T* Ml = reinterpret_cast<T*>(smem + Z::ml_off);
   float* Gs = reinterpret_cast<float*>(smem + Z::g_off);
   float* Rq = reinterpret_cast<float*>(smem + Z::rq_off);
-  float* Rk = reinterpret_cast<float*>(smem + Z::rk_off);
+  float* Rk = reinterpret_cast<float*>(smem + (V3 ? CHUNK * KF * 4 : Z::rk_off));
   float* gam = reinterpret_cast<float*>(smem + S::vec_off);
   float* bet = gam + CHUNK;
   float* qr = bet + CHUNK;
@@ -1142,7 +1389,10 @@ __device__ __forceinline__ void bwd_tokens_tc_body(const BwdParams& bp) {
   long long t0;
   if (!locate_chunk(p, c, seq, t0, len)) return;
   const int HO = p.ho;
-  const int qh = h / (HO / p.h), kh = h / (HO / p.hk), vh = h / (HO / p.hv);
+  // V3: no integer division for ports without head groups (the common case).
+  const int qh = V3 && p.h == HO ? h : h / (HO / p.h);
+  const int kh = V3 && p.hk == HO ? h : h / (HO / p.hk);
+  const int vh = V3 && p.hv == HO ? h : h / (HO / p.hv);
   const size_t ch = static_cast<size_t>(c) * HO + h;
   // Row layout: token row ti (8 threads per row, consecutive lanes), key columns tk + 8m.
   const int ti = tid >> 3, tk = tid & 7;
@@ -1167,7 +1417,29 @@ __device__ __forceinline__ void bwd_tokens_tc_body(const BwdParams& bp) {
     const T* qg = static_cast<const T*>(p.q);
     const T* kg = static_cast<const T*>(p.k);
     constexpr int VEC = K / 8;
-    for (int x = tid; x < 2 * CHUNK * VEC; x += TOK_THREADS) {
+    if constexpr (V3) {
+      // The same copies unrolled: rows r0q + RS u of q and of k, 16-byte column c8.
+      static_assert(TOK_THREADS % VEC == 0 && CHUNK * VEC % TOK_THREADS == 0, "q/k copy split");
+      constexpr int RS = TOK_THREADS / VEC, NU = CHUNK * VEC / TOK_THREADS;
+      const int r0q = tid / VEC, c8 = tid % VEC;
+      const T* qrow = qg + (static_cast<size_t>(t0 + r0q) * p.h + qh) * K + 8 * c8;
+      const T* krow = kg + (static_cast<size_t>(t0 + r0q) * p.hk + kh) * K + 8 * c8;
+      const size_t qs = static_cast<size_t>(RS) * p.h * K, ks = static_cast<size_t>(RS) * p.hk * K;
+#pragma unroll
+      for (int u = 0; u < NU; ++u) {
+        const int r = r0q + RS * u;
+        T* dq_ = Qraw + r * KP + 8 * c8;
+        T* dk_ = Kraw + r * KP + 8 * c8;
+        if (r < len) {
+          cp_async16(dq_, qrow + u * qs);
+          cp_async16(dk_, krow + u * ks);
+        } else {
+          *reinterpret_cast<uint4*>(dq_) = make_uint4(0u, 0u, 0u, 0u);
+          *reinterpret_cast<uint4*>(dk_) = make_uint4(0u, 0u, 0u, 0u);
+        }
+      }
+    }
+    for (int x = tid; x < 2 * CHUNK * VEC && !V3; x += TOK_THREADS) {
       const int which = x / (CHUNK * VEC), r = (x / VEC) % CHUNK, c8 = x % VEC;
       T* dst = (which ? Kraw : Qraw) + r * KP + 8 * c8;
       if (r < len) {
@@ -1179,13 +1451,22 @@ __device__ __forceinline__ void bwd_tokens_tc_body(const BwdParams& bp) {
     }
     cp_async_commit();
   }
+  // V2: the raw gate and β of the chain rules, loaded now (slots of red past the reductions').
+  float* graw_s = red + 5 * CHUNK;
+  float* braw_s = red + 6 * CHUNK;
+  static_assert(7 * CHUNK <= TOK_THREADS, "red slots");
   if (tid < CHUNK) {
     gam[tid] = bp.ws_gam[ch * CHUNK + tid];
     bet[tid] = bp.ws_bet[ch * CHUNK + tid];
+    if (V2 && tid < len) {
+      const long long gi = (t0 + tid) * HO + h;
+      graw_s[tid] = load_any(p.g, p.g_dtype, gi);
+      braw_s[tid] = (p.flags & FLAG_BETA_SIGMOID) ? load_any(p.beta, p.beta_dtype, gi) : 0.f;
+    }
   }
-  __syncthreads();  // gam, bet
-  tokens_products_mma<T, K, V, true>(bp, ch, t0, len, h, vh, bet, dqp, de, dkr, da_unused, dl_unused, dd, dbv_acc,
-                                     faa, fal);
+  if (!V2) __syncthreads();  // gam, bet (V2: the products' first barrier covers them)
+  tokens_products_mma<T, K, V, true, REV>(bp, ch, t0, len, h, vh, bet, dqp, de, dkr, da_unused, dl_unused, dd, dbv_acc,
+                                         faa, fal, dbv);
   // dD = Σ S_c ⊙ dS' (fixed order: warp butterflies, then the 16 warps in order).
   constexpr int NWARPS = TOK_THREADS / 32;
 #pragma unroll
@@ -1205,10 +1486,10 @@ __device__ __forceinline__ void bwd_tokens_tc_body(const BwdParams& bp) {
   {
     float kx[KM], qx[KM];
     float ks = 0.f, qs = 0.f;
+    row_pairs<V3, T, KM>(kx, Kraw + ti * KP, tk, live, 1.f, 1.f);
+    row_pairs<V3, T, KM>(qx, Qraw + ti * KP, tk, live, 1.f, 1.f);
 #pragma unroll
     for (int m = 0; m < KM; ++m) {
-      kx[m] = live ? IO::to_f(Kraw[ti * KP + tk + 8 * m]) : 0.f;
-      qx[m] = live ? IO::to_f(Qraw[ti * KP + tk + 8 * m]) : 0.f;
       ks += kx[m] * kx[m];
       qs += qx[m] * qx[m];
     }
@@ -1229,8 +1510,16 @@ __device__ __forceinline__ void bwd_tokens_tc_body(const BwdParams& bp) {
 #pragma unroll
     for (int m = 0; m < KM; ++m) {
       const float kn = kx[m] * rk, qn = qx[m] * rq * p.scale;
-      Kb[ti * KP + tk + 8 * m] = IO::from_f(kn);
-      Qb[ti * KP + tk + 8 * m] = IO::from_f(qn);
+      if constexpr (V3) {
+        if (m & 1) {
+          const int c = ti * KP + 2 * tk + 16 * (m >> 1);
+          *reinterpret_cast<u32*>(&Kb[c]) = Io<T>::pack(kx[m - 1] * rk, kn);
+          *reinterpret_cast<u32*>(&Qb[c]) = Io<T>::pack(qx[m - 1] * rq * p.scale, qn);
+        }
+      } else {
+        Kb[ti * KP + tk + 8 * m] = IO::from_f(kn);
+        Qb[ti * KP + tk + 8 * m] = IO::from_f(qn);
+      }
       dek += de[m] * kn;
       dqq += dqp[m] * qn;
       dkk += dkr[m] * kn;
@@ -1245,7 +1534,7 @@ __device__ __forceinline__ void bwd_tokens_tc_body(const BwdParams& bp) {
     dqq += __shfl_xor_sync(0xffffffffu, dqq, o);
     dkk += __shfl_xor_sync(0xffffffffu, dkk, o);
   }
-  if (tk == 0) dbv[ti] = dbv_acc;
+  if (!V2 && tk == 0) dbv[ti] = dbv_acc;
   __syncthreads();  // Kb, Qb
   // Phase A (fragment layout): this warp's token tile × chunk columns 8 (2gq + n) + [0, 8).
   {
@@ -1258,15 +1547,24 @@ __device__ __forceinline__ void bwd_tokens_tc_body(const BwdParams& bp) {
     for (int kk = 0; kk < K / 16; ++kk) {
       const int col = 16 * kk + cq;
       u32 aq[4];
-      ld_a_frag(aq, Qb, KP, r0, col);
+      a_frag<V3>(aq, Qb, KP, 16 * mt, 16 * kk, lane);
       u32 ak[4];
-      ld_a_frag(ak, Kb, KP, r0, col);
+      a_frag<V3>(ak, Kb, KP, 16 * mt, 16 * kk, lane);
+      if constexpr (V3) {
+        u32 b[4];
+        b_frag2<true>(b, Kb, KP, 16 * gq, 16 * kk, lane);
+        Io<T>::mma(sqk[0], aq, b);
+        Io<T>::mma(skk[0], ak, b);
+        Io<T>::mma(sqk[1], aq, b + 2);
+        Io<T>::mma(skk[1], ak, b + 2);
+      } else {
 #pragma unroll
-      for (int n = 0; n < 2; ++n) {
-        const int nn = 8 * (2 * gq + n) + g;
-        u32 b[2] = {ld32(&Kb[nn * KP + col]), ld32(&Kb[nn * KP + col + 8])};
-        Io<T>::mma(sqk[n], aq, b);
-        Io<T>::mma(skk[n], ak, b);
+        for (int n = 0; n < 2; ++n) {
+          const int nn = 8 * (2 * gq + n) + g;
+          u32 b[2] = {ld32(&Kb[nn * KP + col]), ld32(&Kb[nn * KP + col + 8])};
+          Io<T>::mma(sqk[n], aq, b);
+          Io<T>::mma(skk[n], ak, b);
+        }
       }
     }
     float dblp[2] = {0.f, 0.f};
@@ -1334,13 +1632,12 @@ __device__ __forceinline__ void bwd_tokens_tc_body(const BwdParams& bp) {
     for (int e = 0; e < 4; ++e) bq[n][e] = bk[n][e] = 0.f;
 #pragma unroll
   for (int kk = 0; kk < CHUNK / 16; ++kk) {
-    const int col = 16 * kk + cq;
     u32 apa[4];
-    ld_a_frag(apa, Pa, CP, r0, col);
+    a_frag<V3>(apa, Pa, CP, 16 * mt, 16 * kk, lane);
     u32 apt[4];
-    ld_a_frag(apt, Pt, CP, r0, col);
+    a_frag<V3>(apt, Pt, CP, 16 * mt, 16 * kk, lane);
     u32 aml[4];
-    ld_a_frag(aml, Ml, CP, r0, col);
+    a_frag<V3>(aml, Ml, CP, 16 * mt, 16 * kk, lane);
     // B[k = j][n = d] = K̂[j][d], Q̂[j][d] ([k][n]: ldmatrix.trans, two key tiles each).
 #pragma unroll
     for (int np = 0; np < NQ / 2; ++np) {
@@ -1362,23 +1659,30 @@ __device__ __forceinline__ void bwd_tokens_tc_body(const BwdParams& bp) {
     const int r = r0 + 8 * hf;
 #pragma unroll
     for (int n = 0; n < NQ; ++n) {
-      const int cc = 8 * (gq * NQ + n) + cq;  // KF is odd: scalar stores
-      Rq[r * KF + cc] = bq[n][2 * hf];
-      Rq[r * KF + cc + 1] = bq[n][2 * hf + 1];
-      Rk[r * KF + cc] = bk[n][2 * hf];
-      Rk[r * KF + cc + 1] = bk[n][2 * hf + 1];
+      const int cc = 8 * (gq * NQ + n) + cq;
+      if constexpr (V3) {
+        *reinterpret_cast<float2*>(&Rq[r * KF + cc]) = make_float2(bq[n][2 * hf], bq[n][2 * hf + 1]);
+        *reinterpret_cast<float2*>(&Rk[r * KF + cc]) = make_float2(bk[n][2 * hf], bk[n][2 * hf + 1]);
+      } else {  // KF is odd: scalar stores
+        Rq[r * KF + cc] = bq[n][2 * hf];
+        Rq[r * KF + cc + 1] = bq[n][2 * hf + 1];
+        Rk[r * KF + cc] = bk[n][2 * hf];
+        Rk[r * KF + cc + 1] = bk[n][2 * hf + 1];
+      }
     }
   }
   __syncthreads();
 #pragma unroll
   for (int m = 0; m < KM; ++m) {
-    dq[m] += Rq[ti * KF + tk + 8 * m];
-    dk[m] += Rk[ti * KF + tk + 8 * m];
+    const int c = V3 ? ti * KF + 2 * tk + 16 * (m >> 1) + (m & 1) : ti * KF + tk + 8 * m;
+    dq[m] += Rq[c];
+    dk[m] += Rk[c];
   }
 #pragma unroll
   for (int o = 4; o > 0; o >>= 1) gsum += __shfl_xor_sync(0xffffffffu, gsum, o);
   // dΓ_i = eg β (dE·k) + eg (dQ⁺·q) − er (dKᴿ·k) + Σ_j G_ij − Σ_j G_ji; dβ_i.
-  const float dbeta_i = eg * dek + dbv[i] + dbl_i;
+  const float dbv_i = V2 && V == 128 ? dbv[i] + dbv[CHUNK + i] : dbv[i];
+  const float dbeta_i = eg * dek + dbv_i + dbl_i;
   if (tk == 0) dgam[i] = live ? eg * bi * dek + eg * dqq - er * dkk + gsum : 0.f;
   // Σ_i er_i (dKᴿ_i·k_i) goes to the last row, with e^{Γ_last} dD (fixed order as for dD; slots
   // past the dβ partials, which every row has read before the phase-B barriers).
@@ -1389,7 +1693,30 @@ __device__ __forceinline__ void bwd_tokens_tc_body(const BwdParams& bp) {
     if (lane == 0) red[4 * CHUNK + warp] = x;
   }
   __syncthreads();
-  if (tid == 0) {
+  if (V2 && warp == 0) {
+    // The same on one warp: two tokens per lane, a suffix scan over the lanes (fixed shuffle
+    // order); rows past len hold 0 and leave the sums of the live rows unchanged.
+    static_assert(CHUNK == 64 && NWARPS <= 32, "warp scan layout");
+    float sk = lane < NWARPS ? red[4 * CHUNK + lane] : 0.f;
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) sk += __shfl_xor_sync(0xffffffffu, sk, o);
+    const int rl = 31 - lane;  // lane l holds tokens 2 (31 − l) and 2 (31 − l) + 1
+    float a0 = dgam[2 * rl], a1 = dgam[2 * rl + 1];
+    const float tail = sk + __expf(gam[CHUNK - 1]) * dD;
+    if (2 * rl == len - 1) a0 += tail;
+    if (2 * rl + 1 == len - 1) a1 += tail;
+    float s2 = a0 + a1;  // inclusive prefix over lanes = suffix over tokens
+#pragma unroll
+    for (int o = 1; o < 32; o <<= 1) {
+      const float y = __shfl_up_sync(0xffffffffu, s2, o);
+      if (lane >= o) s2 += y;
+    }
+    float after = __shfl_up_sync(0xffffffffu, s2, 1);
+    if (lane == 0) after = 0.f;
+    const float d1 = a1 + after;
+    dgam[2 * rl + 1] = d1;
+    dgam[2 * rl] = a0 + d1;
+  } else if (!V2 && tid == 0) {
     float sk = 0.f;
 #pragma unroll
     for (int w = 0; w < NWARPS; ++w) sk += red[4 * CHUNK + w];
@@ -1408,11 +1735,12 @@ __device__ __forceinline__ void bwd_tokens_tc_body(const BwdParams& bp) {
     const float sc = p.scale, rq = qr[i], rk = kr[i];
     float kn[KM], qn[KM];
     float yq = 0.f, yk = 0.f;
+    row_pairs<V3, T, KM>(kn, Kraw + ti * KP, tk, live, rk, 1.f);
+    // V3: the normalised q row itself (x · r), instead of (x · r · scale) / scale.
+    row_pairs<V3, T, KM>(qn, Qraw + ti * KP, tk, live, rq, V3 ? 1.f : sc);
 #pragma unroll
     for (int m = 0; m < KM; ++m) {
-      kn[m] = live ? IO::to_f(Kraw[ti * KP + tk + 8 * m]) * rk : 0.f;
-      qn[m] = live ? IO::to_f(Qraw[ti * KP + tk + 8 * m]) * rq * sc : 0.f;
-      yq += (qn[m] / sc) * (sc * dq[m]);
+      yq += (V3 ? qn[m] : qn[m] / sc) * (sc * dq[m]);
       yk += kn[m] * dk[m];
     }
 #pragma unroll
@@ -1427,21 +1755,38 @@ __device__ __forceinline__ void bwd_tokens_tc_body(const BwdParams& bp) {
     float* dko = bp.ws_dk + (static_cast<size_t>(t) * HO + h) * K;
     T* dqd = static_cast<T*>(bp.dq) + (static_cast<size_t>(t) * p.h + qh) * K;
     T* dkd = static_cast<T*>(bp.dk) + (static_cast<size_t>(t) * p.hk + kh) * K;
+    float xqs[KM], xks[KM];
 #pragma unroll
-    for (int m = 0; m < KM && live; ++m) {
+    for (int m = 0; m < KM; ++m) {
       const float dyq = sc * dq[m], dyk = dk[m];
-      const float yqv = qn[m] / sc, ykv = kn[m];
-      const float xq = l2 ? qr[i] * (dyq - yqv * yq) : dyq;
-      const float xk = l2 ? kr[i] * (dyk - ykv * yk) : dyk;
-      if (dq_direct) dqd[tk + 8 * m] = IO::from_f(xq);
-      else dqo[tk + 8 * m] = xq;
-      if (dk_direct) dkd[tk + 8 * m] = IO::from_f(xk);
-      else dko[tk + 8 * m] = xk;
+      const float yqv = V3 ? qn[m] : qn[m] / sc, ykv = kn[m];
+      xqs[m] = l2 ? qr[i] * (dyq - yqv * yq) : dyq;
+      xks[m] = l2 ? kr[i] * (dyk - ykv * yk) : dyk;
+    }
+    if constexpr (V3) {
+      // Pairs of adjacent columns: one 32-bit (io) or 64-bit (fp32) store each.
+#pragma unroll
+      for (int mp = 0; mp < KM / 2 && live; ++mp) {
+        const int c = 2 * tk + 16 * mp;
+        if (dq_direct) *reinterpret_cast<u32*>(&dqd[c]) = Io<T>::pack(xqs[2 * mp], xqs[2 * mp + 1]);
+        else *reinterpret_cast<float2*>(&dqo[c]) = make_float2(xqs[2 * mp], xqs[2 * mp + 1]);
+        if (dk_direct) *reinterpret_cast<u32*>(&dkd[c]) = Io<T>::pack(xks[2 * mp], xks[2 * mp + 1]);
+        else *reinterpret_cast<float2*>(&dko[c]) = make_float2(xks[2 * mp], xks[2 * mp + 1]);
+      }
+    } else {
+#pragma unroll
+      for (int m = 0; m < KM && live; ++m) {
+        if (dq_direct) dqd[tk + 8 * m] = IO::from_f(xqs[m]);
+        else dqo[tk + 8 * m] = xqs[m];
+        if (dk_direct) dkd[tk + 8 * m] = IO::from_f(xks[m]);
+        else dko[tk + 8 * m] = xks[m];
+      }
     }
   }
   if (tk != 0 || !live) return;
   // Gate and beta chain rules (§3.2), per (token, output head).
-  gate_beta_grads(bp, t * HO + h, h, dgam[i], dbeta_i);
+  if constexpr (V2) gate_beta_grads_raw(bp, t * HO + h, h, dgam[i], dbeta_i, graw_s[i], braw_s[i]);
+  else gate_beta_grads(bp, t * HO + h, h, dgam[i], dbeta_i);
 }
 
 // ---------------------------------------------------------------------------------------

@@ -14,6 +14,12 @@
 //     (the default reverse scan: gdn_bwd_dscan_mma writing dS' in the io dtype)
 //   gdn_bwd_tokens_tc_{bf16,f16}_k{64,128} <<<(max_chunks, HO), 512, TokSmem::bytes + V·72·2 + 2·64·(K+8)·2>>>
 //     (the default token stage: every product on the tensor cores, io-dtype dS', direct dq/dk/dv)
+//   gdn_bwd_tokens_tc2_{bf16,f16}_k{64,128} <<<as tokens_tc>>>
+//     (tokens_tc with its latency cuts: coalesced dv / dβ pass, raw gate and β loaded up front, no
+//     barrier before the products, a one-warp reverse cumsum; DNNPLAN_GDN_BWD_TOKENS=tc2)
+//   gdn_bwd_tokens_tc3_{bf16,f16}_k{64,128} <<<as tokens_tc>>>
+//     (tokens_tc2 with ldmatrix.x4 A / B fragments and float2-staged fp32 results in rows of K + 8;
+//     DNNPLAN_GDN_BWD_TOKENS=tc3)
 //   gdn_bwd_tokens_mma_{bf16,f16}_k{64,128} <<<(max_chunks, HO), 512, TokSmem::bytes>>>
 //     (session 3's token stage: value-dimension products on the tensor cores, CUDA-core tail;
 //     DNNPLAN_GDN_BWD_TOKENS=mma, with gdn_bwd_dscan_mma)
@@ -69,6 +75,14 @@ extern "C" __global__ void __launch_bounds__(gdn::PARAM_THREADS) gdn_bwd_params(
   extern "C" __global__ void __launch_bounds__(gdn::TOK_THREADS)                                   \
       gdn_bwd_tokens_tc_##TAG##_k##KD(gdn::BwdParams p) {                                         \
     gdn::bwd_tokens_tc_body<T, KD, KD>(p);                                                         \
+  }                                                                                                \
+  extern "C" __global__ void __launch_bounds__(gdn::TOK_THREADS)                                   \
+      gdn_bwd_tokens_tc2_##TAG##_k##KD(gdn::BwdParams p) {                                        \
+    gdn::bwd_tokens_tc_body<T, KD, KD, 2>(p);                                                      \
+  }                                                                                                \
+  extern "C" __global__ void __launch_bounds__(gdn::TOK_THREADS)                                   \
+      gdn_bwd_tokens_tc3_##TAG##_k##KD(gdn::BwdParams p) {                                        \
+    gdn::bwd_tokens_tc_body<T, KD, KD, 3>(p);                                                      \
   }                                                                                                \
   extern "C" __global__ void __launch_bounds__(KD) gdn_bwd_fold_##TAG##_k##KD(gdn::BwdParams p) {  \
     gdn::bwd_fold_body<T, KD, KD>(p);                                                              \

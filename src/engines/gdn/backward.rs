@@ -9,12 +9,17 @@
 //! ([`BwdWorkspaceLayout`]); nothing allocates, synchronises or uses atomics.
 //!
 //! The reverse scan and every product of the token stage run on the tensor cores
-//! (`gdn_bwd_dscan_io_*`, writing `dS'` in the io dtype, and `gdn_bwd_tokens_tc_*`); the token
+//! (`gdn_bwd_dscan_io_*`, writing `dS'` in the io dtype, and `gdn_bwd_tokens_tc3_*`); the token
 //! stage writes `dQ` / `dK` / `dV` of a port with `HO` heads itself (flag `BWD_DIRECT`), so the
-//! fold runs only for grouped ports (and not at all without head groups). Diagnostics, read once
-//! when the plan is built (never in execute), serve the benchmarks (bench/gdn_results.md):
-//! `DNNPLAN_GDN_BWD_TOKENS=mma` selects session 3's pair (`gdn_bwd_dscan_mma_*` with fp32 `dS'`,
-//! `gdn_bwd_tokens_mma_*` with the CUDA-core tail), `DNNPLAN_GDN_BWD_TOKENS=fp32` the fp32
+//! fold runs only for grouped ports (and not at all without head groups). The token kernel
+//! `gdn_bwd_tokens_tc3_*` is session 4's `gdn_bwd_tokens_tc_*` with its latency cuts (coalesced
+//! `dv` / `dβ` pass, raw gate and `β` loaded up front, one-warp reverse cumsum: `tc2`) and fewer
+//! instructions (ldmatrix.x4 fragments, float2-staged fp32 results, each thread's row columns in
+//! adjacent pairs for 32/64-bit shared and global accesses). Diagnostics, read once when the plan
+//! is built (never in execute), serve the benchmarks (bench/gdn_results.md):
+//! `DNNPLAN_GDN_BWD_TOKENS=tc2` / `tc` run the earlier token kernels, `DNNPLAN_GDN_BWD_TOKENS=mma`
+//! selects session 3's pair (`gdn_bwd_dscan_mma_*` with fp32 `dS'`, `gdn_bwd_tokens_mma_*` with the
+//! CUDA-core tail), `DNNPLAN_GDN_BWD_TOKENS=fp32` the fp32
 //! CUDA-core token stage, `DNNPLAN_GDN_BWD_DSCAN=fp32` (with either of those) the fp32 CUDA-core
 //! reverse scan, and `DNNPLAN_GDN_BWD_STEPS=n` keeps only the first `n` launches (per-stage timing
 //! by differences; the gradients are then incomplete). The factor kernel is the 8-warp
@@ -91,11 +96,12 @@ impl GdnBwdPlan {
     /// Plans the launches for `f` with the module's kernels in the order
     /// offsets, prep, fscan, dscan (fp32), tokens (fp32), fold, params, dscan (tensor cores, fp32
     /// `dS'`), tokens (tensor-core products, CUDA-core tail), dscan (io `dS'`), tokens (tensor
-    /// cores throughout).
+    /// cores throughout), tokens (the same with the latency cuts, `tc2`), tokens (`tc2` with
+    /// ldmatrix fragments and paired row accesses, `tc3`).
     pub fn new(f: &GdnFacts, kernels: Vec<Function>) -> Result<GdnBwdPlan> {
-        if kernels.len() != 11 {
+        if kernels.len() != 13 {
             return Err(Error::Internal(format!(
-                "{ENGINE_NAME}: the backward needs 11 kernels, got {}",
+                "{ENGINE_NAME}: the backward needs 13 kernels, got {}",
                 kernels.len()
             )));
         }
@@ -167,7 +173,9 @@ impl GdnBwdPlan {
                 match tokens_env.as_str() {
                     "fp32" => 4,
                     "mma" => 8,
-                    _ => 10,
+                    "tc" => 10,
+                    "tc2" => 11,
+                    _ => 12,
                 },
                 (chunks, ho32, 1),
                 TOK_THREADS,

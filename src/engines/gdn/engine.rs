@@ -209,6 +209,8 @@ impl Engine for GdnSm90 {
                 format!("gdn_bwd_tokens_mma_{tag}_k{k}"),
                 format!("gdn_bwd_dscan_io_{tag}_k{k}"),
                 format!("gdn_bwd_tokens_tc_{tag}_k{k}"),
+                format!("gdn_bwd_tokens_tc2_{tag}_k{k}"),
+                format!("gdn_bwd_tokens_tc3_{tag}_k{k}"),
             ];
             let mut fns = Vec::with_capacity(names.len());
             for n in &names {
