@@ -32,3 +32,10 @@ done
 echo "== timing: fused vs staged"
 DNNPLAN_GDN_BENCH_FUSED=1 timeout 90 "$b" gdn_fused_vs_staged --test-threads=1 --nocapture > "$out/bench_fused.log" 2>&1
 grep -E "^BENCH|panicked|test result" "$out/bench_fused.log"
+if [ "${FUSED_NCU:-0}" = 1 ] && command -v ncu > /dev/null; then
+  echo "== ncu: one fused (warp-specialised) launch at (4, 8192, 16)"
+  DNNPLAN_GDN_BENCH_FUSED=1 DNNPLAN_GDN_BENCH_SHAPES=0 timeout 100 ncu --clock-control none -k regex:"gdn_fwd_fused_bf16" \
+    --launch-count 1 --section SpeedOfLight --section Occupancy --section WarpStateStats --section LaunchStats \
+    "$b" gdn_fused_vs_staged --test-threads=1 > "$out/ncu_fused.log" 2>&1
+  grep -E "gdn_fwd_fused|Duration|Throughput|Achieved Occupancy|Stall|Warp Cycles|Registers|Shared Memory" "$out/ncu_fused.log" | head -50
+fi

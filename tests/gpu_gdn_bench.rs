@@ -300,7 +300,16 @@ fn gdn_fused_vs_staged() {
             16,
         ),
     ];
-    for (name, lens, hh) in shapes {
+    // DNNPLAN_GDN_BENCH_SHAPES="0 2" keeps those shapes only (e.g. under a profiler).
+    let keep: Option<Vec<usize>> = std::env::var("DNNPLAN_GDN_BENCH_SHAPES").ok().map(|s| {
+        s.split_whitespace()
+            .filter_map(|x| x.parse().ok())
+            .collect()
+    });
+    for (si, (name, lens, hh)) in shapes.into_iter().enumerate() {
+        if keep.as_ref().is_some_and(|k| !k.contains(&si)) {
+            continue;
+        }
         let inp = BenchInputs::new(&caller, &lens, hh);
         let (t, n, kd) = (inp.t, inp.n, inp.kd);
         let time_fwd = || {

@@ -700,5 +700,33 @@ mod tests {
         assert_eq!(pick(1, 300, 2, 128, false), (ScanVariant::Warps4, 1));
         // Few pairs of long sequences: at most 16 pieces.
         assert_eq!(pick(1, 1 << 20, 1, 128, false), (ScanVariant::Warps4, 16));
+        // The fused forward is never the default: on the H200 it measured 2.4x (4, 8192, 16),
+        // 4.4x (1, 32768, 16), 1.6x / 2.4x (16, 2048, 32; sequential / warp-specialised) and
+        // 2.6x (ragged mix) slower than the staged path (bench/gdn_results.md, session 5).
+        for (n, t, ho, d) in [
+            (4, 32768, 16, 128),
+            (1, 32768, 16, 128),
+            (16, 32768, 32, 128),
+            (10, 29949, 16, 128),
+            (64, 64 * 4096, 16, 64),
+        ] {
+            let c = FwdChoice::default_for(&facts(n, t, ho, d, false), 132);
+            assert!(!c.scan.is_fused(), "({n}, {t}, {ho}, {d})");
+        }
+    }
+
+    #[test]
+    fn fused_forward_is_one_launch_without_pieces() {
+        // SAFETY: unit tests that read these variables run in this test only.
+        unsafe { std::env::set_var("DNNPLAN_GDN_FWD_SCAN", "fused") };
+        let f = facts(1, 32768, 16, 128, false);
+        let c = FwdChoice::pick(&f, 132);
+        unsafe { std::env::set_var("DNNPLAN_GDN_FWD_SCAN", "fused_seq") };
+        let s = FwdChoice::pick(&f, 132);
+        unsafe { std::env::remove_var("DNNPLAN_GDN_FWD_SCAN") };
+        // The default would cut this shape into 4 pieces; the fused kernels never are.
+        assert_eq!((c.scan, c.pieces), (ScanVariant::Fused, 1));
+        assert_eq!((s.scan, s.pieces), (ScanVariant::FusedSeq, 1));
+        assert!(c.scan.is_fused() && !ScanVariant::Warps4.is_fused());
     }
 }
