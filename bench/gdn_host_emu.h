@@ -17,6 +17,8 @@
 #include <atomic>
 #include <barrier>
 #include <cmath>
+#include <condition_variable>
+#include <mutex>
 #include <cstring>
 #include <functional>
 #include <memory>
@@ -40,7 +42,7 @@ inline float __uint_as_float(unsigned u) { float f; memcpy(&f, &u, 4); return f;
 inline unsigned __float_as_uint(float f) { unsigned u; memcpy(&u, &f, 4); return u; }
 inline float rsqrtf(float x) { return 1.f / sqrtf(x); }
 void __syncthreads();
-inline void __syncwarp() {}
+void __syncwarp();
 float __shfl_xor_sync(unsigned, float v, int o);
 float __shfl_up_sync(unsigned, float v, int o);
 inline unsigned __cvta_generic_to_shared(const void*) { return 0; }
@@ -57,6 +59,7 @@ static std::vector<std::unique_ptr<std::barrier<>>> g_warp;
 static float g_xchg[32][32];
 thread_local unsigned t_tid;
 void __syncthreads() { g_block->arrive_and_wait(); }
+void __syncwarp() { g_warp[t_tid / 32]->arrive_and_wait(); }  // every caller is warp-uniform
 static float exchange(float v, int src_of_lane_xor, bool up, int o) {
   const unsigned w = t_tid / 32, l = t_tid % 32;
   g_xchg[w][l] = v;
@@ -143,6 +146,37 @@ void emu_cp_async_wait(int n) {
   }
 }
 }  // namespace gdn
+// Named barriers (bar.sync / bar.arrive id, n): a phase completes at the n-th arrival.
+struct NamedBarrier {
+  std::mutex m;
+  std::condition_variable cv;
+  int count = 0;
+  unsigned long gen = 0;
+};
+static NamedBarrier g_named[16];
+namespace gdn {
+void emu_bar_arrive(int id, int n) {
+  NamedBarrier& b = g_named[id];
+  std::lock_guard<std::mutex> lk(b.m);
+  if (++b.count == n) {
+    b.count = 0;
+    ++b.gen;
+    b.cv.notify_all();
+  }
+}
+void emu_bar_sync(int id, int n) {
+  NamedBarrier& b = g_named[id];
+  std::unique_lock<std::mutex> lk(b.m);
+  const unsigned long g = b.gen;
+  if (++b.count == n) {
+    b.count = 0;
+    ++b.gen;
+    b.cv.notify_all();
+  } else {
+    b.cv.wait(lk, [&] { return b.gen != g; });
+  }
+}
+}  // namespace gdn
 static std::atomic<int> g_unwaited{0};  // threads that ended with copies never waited for
 
 static void launch(U3 grid, unsigned threads, const std::function<void()>& body) {
@@ -151,6 +185,10 @@ static void launch(U3 grid, unsigned threads, const std::function<void()>& body)
       for (unsigned x = 0; x < grid.x; ++x) {
         memset(gdn::smem, 0xFF, sizeof(gdn::smem));  // no read-before-write of shared memory
         g_block = std::make_unique<std::barrier<>>(threads);
+        for (auto& nb : g_named) {
+          nb.count = 0;
+          nb.gen = 0;
+        }
         g_warp.clear();
         for (unsigned w = 0; w < (threads + 31) / 32; ++w) g_warp.push_back(std::make_unique<std::barrier<>>(32));
         std::vector<std::thread> ts;

@@ -358,14 +358,18 @@ fn run(c: &Case, seed: u64, caller: &Caller) -> Outcome {
     execute(&list, PlanChoice::AtIndex(at), &pack, &ctx).expect("execute");
     let o = caller.download(o_dev, o_bytes);
     let state = caller.download(fs_dev, npool as usize * sl * size(sdt));
-    // Repeated run: bitwise identical (the pool is re-uploaded first).
+    // Repeated run: bitwise identical (the pool is re-uploaded first). The copy runs on the
+    // legacy stream, which the caller's non-blocking stream does not wait for, and a pageable
+    // copy may return before its DMA lands: synchronise the context before the next launch (a
+    // one-launch forward reads the initial state at once and caught this).
     if let (true, Some(h)) = (c.pool, init.as_ref()) {
         // SAFETY: same size as the first upload.
         unsafe {
             ok(
                 "htod",
                 sys::cuMemcpyHtoD_v2(fs_dev, h.bytes.as_ptr().cast(), h.bytes.len()),
-            )
+            );
+            ok("ctx sync", sys::cuCtxSynchronize());
         };
     }
     execute(&list, PlanChoice::AtIndex(at), &pack, &ctx).expect("execute again");

@@ -277,3 +277,80 @@ fn gdn_prep_variants() {
         inp.free();
     }
 }
+
+/// The fused forward against the staged one (runs only when `DNNPLAN_GDN_BENCH_FUSED` is set):
+/// per shape, the whole forward under the engine's default schedule, the staged 4-warp path
+/// (`w4`, one piece: prep + scanx_w4, and its prep alone by `DNNPLAN_GDN_FWD_STEPS`), the
+/// warp-specialised fused kernel (`fused`) and the sequential one (`fused_seq`), with the
+/// minimum-traffic rate. Prints `BENCH fused ...` lines; asserts nothing about speed.
+#[test]
+fn gdn_fused_vs_staged() {
+    if std::env::var_os("DNNPLAN_GDN_BENCH_FUSED").is_none() {
+        println!("skipped (set DNNPLAN_GDN_BENCH_FUSED=1)");
+        return;
+    }
+    let caller = Caller::new();
+    let shapes: [(&str, Vec<i64>, i64); 4] = [
+        ("(4,8192,16)", vec![8192; 4], 16),
+        ("(1,32768,16)", vec![32768], 16),
+        ("(16,2048,32)", vec![2048; 16], 32),
+        (
+            "ragged-mix-H16",
+            vec![8192, 100, 4096, 1, 2048, 7000, 0, 3000, 512, 5000],
+            16,
+        ),
+    ];
+    // DNNPLAN_GDN_BENCH_SHAPES="0 2" keeps those shapes only (e.g. under a profiler).
+    let keep: Option<Vec<usize>> = std::env::var("DNNPLAN_GDN_BENCH_SHAPES").ok().map(|s| {
+        s.split_whitespace()
+            .filter_map(|x| x.parse().ok())
+            .collect()
+    });
+    for (si, (name, lens, hh)) in shapes.into_iter().enumerate() {
+        if keep.as_ref().is_some_and(|k| !k.contains(&si)) {
+            continue;
+        }
+        let inp = BenchInputs::new(&caller, &lens, hh);
+        let (t, n, kd) = (inp.t, inp.n, inp.kd);
+        let time_fwd = || {
+            let (gf, nf, insf) = inp.graph("gdn");
+            time_graph(&caller, gf, nf, &insf, &["O", "final_state"])
+        };
+        let min_bytes =
+            (t * hh) as f64 * (4.0 * kd as f64 * 2.0 + 8.0) + 2.0 * (n * hh * kd * kd) as f64 * 4.0;
+        let mut parts = Vec::new();
+        let mut staged = 0.0;
+        for (label, scan) in [
+            ("default", ""),
+            ("w4", "w4"),
+            ("fused", "fused"),
+            ("fused_seq", "fused_seq"),
+        ] {
+            set_schedule(scan, if scan.is_empty() { "" } else { "1" }, None);
+            let ms = time_fwd();
+            if label == "w4" {
+                staged = ms;
+                set_schedule(scan, "1", Some(2));
+                let prep = time_fwd();
+                set_schedule(scan, "1", Some(1));
+                let offsets = time_fwd();
+                parts.push(format!(
+                    "w4 {ms:.4} ms (prep {:.4} scan {:.4})",
+                    prep - offsets,
+                    ms - prep
+                ));
+            } else {
+                parts.push(format!(
+                    "{label} {ms:.4} ms ({:.0} GB/s min-traffic)",
+                    min_bytes / (ms * 1e-3) / 1e9
+                ));
+            }
+            if label.starts_with("fused") {
+                parts.push(format!("w4/{label} {:.2}x", staged / ms));
+            }
+        }
+        set_schedule("", "", None);
+        println!("BENCH fused {name} | {}", parts.join(" | "));
+        inp.free();
+    }
+}

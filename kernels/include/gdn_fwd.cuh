@@ -426,8 +426,9 @@ __device__ __forceinline__ float prep_finish_gates(const FwdParams& p, float* ga
 }
 
 // The preps' phase 2 for token row r (one warp): normalise k, scale q (in place), Y = β v; the
-// row of Q⁺ and of Kᴿ goes to wq / wk. Vector accesses of EK / EV 16-bit values per lane.
-template <typename T, int K, int V>
+// row of Q⁺ and of Kᴿ goes to wq / wk (rows of WSTR elements: dense K in the workspace, padded in
+// the fused forward's shared tiles). Vector accesses of EK / EV 16-bit values per lane.
+template <typename T, int K, int V, int WSTR = K>
 __device__ __forceinline__ void prep_norm_row(const FwdParams& p, T* kS, T* qS, T* yS, T* wq, T* wk,
                                               const float* gam, const float* bet, float gl, int r, int lane) {
   using IO = Io<T>;
@@ -471,8 +472,8 @@ __device__ __forceinline__ void prep_norm_row(const FwdParams& p, T* kS, T* qS, 
   *reinterpret_cast<Bits<EK>*>(&kS[r * KP + lane * EK]) = ko;
   *reinterpret_cast<Bits<EK>*>(&qS[r * KP + lane * EK]) = qo;
   *reinterpret_cast<Bits<EV>*>(&yS[r * VP + lane * EV]) = yo;
-  *reinterpret_cast<Bits<EK>*>(&wq[r * K + lane * EK]) = qpo;
-  *reinterpret_cast<Bits<EK>*>(&wk[r * K + lane * EK]) = kro;
+  *reinterpret_cast<Bits<EK>*>(&wq[r * WSTR + lane * EK]) = qpo;
+  *reinterpret_cast<Bits<EK>*>(&wk[r * WSTR + lane * EK]) = kro;
 }
 
 // E = β k e^Γ for token row r (one warp): the normalised k row of kS, scaled, to eS.
@@ -547,9 +548,15 @@ __device__ __forceinline__ void prep_diag_store(float* Lf, const float (&col)[16
     if (r >= cl) Lf[(base + r) * FP + base + cl] = col[r];
 }
 
+// The whole block's barrier (the default of the helpers below that take a barrier type; the fused
+// forward passes its producer warps' named barrier instead).
+struct BlockBarrier {
+  static __device__ __forceinline__ void sync() { __syncthreads(); }
+};
+
 // T (fp32, strictly lower part in Lf, unit diagonal) to the io dtype over the same region (tb,
-// rows of CHUNK + 8), through registers, NT threads; barriers after the reads and the writes.
-template <typename T, int NT>
+// rows of CHUNK + 8), through registers, NT threads; barriers (Bar) after the reads and the writes.
+template <typename T, int NT, typename Bar = BlockBarrier>
 __device__ __forceinline__ void prep_t_to_io(const float* Lf, T* tb, int tid) {
   constexpr int FP = CHUNK + 1, CP = CHUNK + 8;
   constexpr int PAIRS = CHUNK * CHUNK / 2 / NT;
@@ -562,14 +569,14 @@ __device__ __forceinline__ void prep_t_to_io(const float* Lf, T* tb, int tid) {
     const float b = cc + 1 < r ? Lf[r * FP + cc + 1] : (cc + 1 == r ? 1.f : 0.f);
     tv[u] = Io<T>::pack(a, b);
   }
-  __syncthreads();
+  Bar::sync();
 #pragma unroll
   for (int u = 0; u < PAIRS; ++u) {
     const int i2 = tid + NT * u;
     const int r = i2 / (CHUNK / 2), cc = 2 * (i2 % (CHUNK / 2));
     *reinterpret_cast<u32*>(&tb[r * CP + cc]) = tv[u];
   }
-  __syncthreads();
+  Bar::sync();
 }
 
 // A ROWS x COLS tile from shared rows of COLS + 8 elements to dense global rows, 16 bytes per

@@ -39,8 +39,15 @@ struct FwdFastParams {
 };
 static_assert(sizeof(FwdFastParams) == 240, "FwdFastParams layout changed: update src/engines/gdn/params.rs");
 
+#ifdef GDN_HOST_EMU  // bench/gdn_fused_host_emu.cpp runs scanx and the fused forward on the CPU
+void emu_ldsm_x4(u32* r, const void* smem);
+#endif
 // Four 8x8 b16 matrices, not transposed.
 __device__ __forceinline__ void ldsm_x4(u32* r, const void* smem) {
+#ifdef GDN_HOST_EMU
+  emu_ldsm_x4(r, smem);
+  return;
+#endif
   u32 a = static_cast<u32>(__cvta_generic_to_shared(smem));
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])

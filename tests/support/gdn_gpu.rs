@@ -43,18 +43,22 @@ impl Caller {
         unsafe {
             ok("alloc", sys::cuMemAlloc_v2(&mut d, bytes.max(1)));
             ok("memset", sys::cuMemsetD8_v2(d, fill, bytes.max(1)));
+            // Legacy-stream work is not ordered before the caller's non-blocking stream.
+            ok("ctx sync", sys::cuCtxSynchronize());
         }
         d
     }
 
     pub fn upload(&self, bytes: &[u8]) -> CUdeviceptr {
         let d = self.alloc(bytes.len(), 0);
-        // SAFETY: `bytes` is valid for its length; `d` holds as many.
+        // SAFETY: `bytes` is valid for its length; `d` holds as many. The legacy-stream copy is
+        // not ordered before launches on the caller's non-blocking stream: wait for it here.
         unsafe {
             ok(
                 "htod",
                 sys::cuMemcpyHtoD_v2(d, bytes.as_ptr().cast(), bytes.len()),
-            )
+            );
+            ok("ctx sync", sys::cuCtxSynchronize());
         };
         d
     }
