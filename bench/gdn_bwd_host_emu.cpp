@@ -11,6 +11,10 @@
 //   mma   the tensor-core reverse scan (fp32 dS') and token stage with the CUDA-core tail (session 3);
 //   tc    the default: io-dtype dS', every token-stage product on the tensor cores, direct dQ/dK/dV
 //         (FLAG_BWD_DIRECT; the fold only for grouped ports).
+//   piece2, piece3  tc with the piece chain (kernels/include/gdn_bwd_chain.cuh) at P = 2 / 3:
+//         forward summaries, fp32 chain and seeded replay writing ws_s (the harness's fp64 ws_s is
+//         NaN-filled first, so every state comes from the kernels), reverse summaries, reverse
+//         chain and seeded reverse scan, then the tc token stage. ("pieces" runs both.)
 // The tensor-core primitives of the kernel headers (Io<T>::mma, ldsm_x4_t, cp_async16, ...) are
 // emulated warp-collectively by bench/gdn_host_emu.h (shared with gdn_prep_host_emu.cpp):
 // mma.sync m16n8k16 from the 32 lanes' fragments (fp64 sums of the io-dtype products onto the
@@ -31,6 +35,7 @@
 
 #include "gdn_host_emu.h"
 #include "gdn_bwd.cuh"
+#include "gdn_bwd_chain.cuh"
 
 static double rms_ratio(const std::vector<double>& a, const std::vector<double>& b) {
   double num = 0, den = 0;
@@ -41,7 +46,7 @@ static double rms_ratio(const std::vector<double>& a, const std::vector<double>&
   return std::sqrt(num / (den > 0 ? den : 1));
 }
 
-enum class Set { Fp32, Mma, Tc };
+enum class Set { Fp32, Mma, Tc, Piece2, Piece3 };
 
 template <typename IOT, int K>
 int run_case(Set set, const char* name, int H, int HV, bool l2norm, bool safe, std::vector<int> lens) {
@@ -264,8 +269,13 @@ int run_case(Set set, const char* name, int H, int HV, bool l2norm, bool safe, s
   // ---- the kernels ----
   std::vector<unsigned short> dq(T * H * K, 0xFFFF), dk(T * HK * K, 0xFFFF), dv(T * HV * V, 0xFFFF);
   std::vector<float> dg(T * HO, NAN), db(T * HO, NAN), dis(N * HO * V * K, NAN), da(HO, NAN), dt(HO, NAN);
-  gdn::BwdParams bp{};
+  gdn::BwdChainParams cp{};
+  gdn::BwdParams& bp = cp.b;
   gdn::FwdParams& p = bp.f;
+  std::vector<float> pc_h(size_t(N) * 2 * HO * V * K), pc_m(size_t(N) * 2 * HO * K * K), pc_seed(size_t(N) * 3 * HO * V * K);
+  cp.ws_h = pc_h.data();
+  cp.ws_m = pc_m.data();
+  cp.ws_seed = pc_seed.data();
   p.q = qb.data(); p.k = kb.data(); p.v = vb.data(); p.g = g.data(); p.beta = beta.data();
   p.cu_seqlens = cu.data(); p.initial_state = h0.data();
   p.a_log = safe ? alog.data() : nullptr; p.dt_bias = safe ? dtb.data() : nullptr;
@@ -289,19 +299,38 @@ int run_case(Set set, const char* name, int H, int HV, bool l2norm, bool safe, s
       std::fill(v->begin(), v->end(), NAN);
     for (auto* v : {&dq, &dk, &dv}) std::fill(v->begin(), v->end(), 0xFFFF);
     constexpr unsigned MW = gdn::DSCAN_MMA_WARPS, MS = gdn::DSCAN_MMA_STAGES;
-    p.flags = base_flags | (set == Set::Tc ? gdn::FLAG_BWD_DIRECT : 0);
+    const bool tc_tokens = set != Set::Fp32 && set != Set::Mma;
+    p.flags = base_flags | (tc_tokens ? gdn::FLAG_BWD_DIRECT : 0);
     if (set == Set::Fp32) {
       launch({V / gdn::DSCAN_VS, unsigned(HO), unsigned(N)}, gdn::DSCAN_THREADS, [&] { gdn::bwd_dscan_body<IOT, K, V>(bp); });
       launch({unsigned(slots), unsigned(HO), 1}, gdn::TOK_THREADS, [&] { gdn::bwd_tokens_body<IOT, K, V>(bp); });
     } else if (set == Set::Mma) {
       launch({V / (16 * MW), unsigned(HO), unsigned(N)}, MW * 32, [&] { gdn::bwd_dscan_mma_body<IOT, K, V, MW, MS>(bp); });
       launch({unsigned(slots), unsigned(HO), 1}, gdn::TOK_THREADS, [&] { gdn::bwd_tokens_body<IOT, K, V, true>(bp); });
-    } else {
+    } else if (set == Set::Tc) {
       launch({V / (16 * MW), unsigned(HO), unsigned(N)}, MW * 32, [&] { gdn::bwd_dscan_mma_body<IOT, K, V, MW, MS, true>(bp); });
+      launch({unsigned(slots), unsigned(HO), 1}, gdn::TOK_THREADS, [&] { gdn::bwd_tokens_tc_body<IOT, K, V>(bp); });
+    } else {
+      const int P = set == Set::Piece2 ? 2 : 3;
+      cp.pieces = P;
+      std::fill(ws_s.begin(), ws_s.end(), NAN);
+      std::fill(pc_h.begin(), pc_h.end(), NAN);
+      std::fill(pc_m.begin(), pc_m.end(), NAN);
+      std::fill(pc_seed.begin(), pc_seed.end(), NAN);
+      constexpr unsigned SW = gdn::SCAN_WARPS;
+      const unsigned NP1 = unsigned(N * (P - 1)), NP = unsigned(N * P);
+      launch({2 * V / 64, unsigned(HO), NP1}, 128, [&] {
+        gdn::fwd_scanx_body<IOT, K, V, 4, gdn::SUM_STAGES, false>(gdn::chain_fwd_view(cp));
+      });
+      launch({V / 32, unsigned(HO), unsigned(N)}, gdn::CHAIN_THREADS, [&] { gdn::fwd_chain_body<K>(gdn::chain_fwd_view(cp)); });
+      launch({V / (16 * SW), unsigned(HO), NP}, SW * 32, [&] { gdn::bwd_fscan_piece_body<IOT, K, V, SW, gdn::SCAN_STAGES>(cp); });
+      launch({2 * V / (16 * MW), unsigned(HO), NP1}, MW * 32, [&] { gdn::bwd_dscan_piece_body<IOT, K, V, MW, MS, true>(cp); });
+      launch({V / 32, unsigned(HO), unsigned(N)}, gdn::CHAIN_THREADS, [&] { gdn::fwd_chain_body<K>(gdn::chain_rev_view(cp)); });
+      launch({V / (16 * MW), unsigned(HO), NP}, MW * 32, [&] { gdn::bwd_dscan_piece_body<IOT, K, V, MW, MS, false>(cp); });
       launch({unsigned(slots), unsigned(HO), 1}, gdn::TOK_THREADS, [&] { gdn::bwd_tokens_tc_body<IOT, K, V>(bp); });
     }
     const bool grouped = H != HO || HK != HO || HV != HO;
-    if (T > 0 && (set != Set::Tc || grouped)) launch({unsigned(T), 3, 1}, K, [&] { gdn::bwd_fold_body<IOT, K, V>(bp); });
+    if (T > 0 && (!tc_tokens || grouped)) launch({unsigned(T), 3, 1}, K, [&] { gdn::bwd_fold_body<IOT, K, V>(bp); });
     if (safe) launch({unsigned(HO), 1, 1}, gdn::PARAM_THREADS, [&] { gdn::bwd_params_body(bp); });
   };
   run_kernels();
@@ -371,8 +400,10 @@ int run_case(Set set, const char* name, int H, int HV, bool l2norm, bool safe, s
 int main(int argc, char** argv) {
   const std::string which = argc > 1 ? argv[1] : "all";
   int fails = 0;
-  for (auto [set, tag] : {std::pair{Set::Fp32, "fp32"}, std::pair{Set::Mma, "mma"}, std::pair{Set::Tc, "tc"}}) {
-    if (which != "all" && which != tag) continue;
+  for (auto [set, tag] : {std::pair{Set::Fp32, "fp32"}, std::pair{Set::Mma, "mma"}, std::pair{Set::Tc, "tc"},
+                          std::pair{Set::Piece2, "piece2"}, std::pair{Set::Piece3, "piece3"}}) {
+    const bool piece = set == Set::Piece2 || set == Set::Piece3;
+    if (which != "all" && which != tag && !(which == "pieces" && piece)) continue;
     printf("== kernel set %s\n", tag);
     rng_state = 12345;  // the same inputs for every set
     fails += run_case<gdn::gdn_bf16, 64>(set, "bf16 K=V=64 H=HV=2, log gate, lens 70,0,5,130", 2, 2, false, false, {70, 0, 5, 130});

@@ -114,6 +114,18 @@ void emu_ldsm_x4_t(u32* r, const void* p) {
   }
   g_warp[w]->arrive_and_wait();
 }
+// ldmatrix.x4 (not transposed): lanes 8m..8m+7 address the rows of matrix m; lane l receives,
+// per matrix, (row l/4, columns 2(l%4) and 2(l%4) + 1) in the low / high half.
+void emu_ldsm_x4(u32* r, const void* p) {
+  const unsigned w = t_tid / 32, l = t_tid % 32;
+  g_mp[w][l] = p;
+  g_warp[w]->arrive_and_wait();
+  for (int m = 0; m < 4; ++m) {
+    const auto* row = static_cast<const unsigned short*>(g_mp[w][8 * m + (l >> 2)]);
+    r[m] = static_cast<u32>(row[2 * (l & 3)]) | (static_cast<u32>(row[2 * (l & 3) + 1]) << 16);
+  }
+  g_warp[w]->arrive_and_wait();
+}
 struct PendingCopy {
   void* dst;
   const void* src;

@@ -391,6 +391,27 @@ pub struct FwdFastParams {
     pub ws_seed: u64,
 }
 
+/// `gdn::BwdChainParams` of `kernels/include/gdn_bwd_chain.cuh`: the backward block followed by
+/// the piece count and the piece chain's fp32 workspace regions (the same tail as
+/// [`FwdFastParams`]). Its first member is [`BwdParams`], so one block serves every launch of the
+/// backward (the kernels without pieces read only that prefix).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct BwdChainParams {
+    /// The backward parameters.
+    pub b: BwdParams,
+    /// Pieces per sequence `P ≥ 1`.
+    pub pieces: i32,
+    /// Padding (0).
+    pub pad: i32,
+    /// Forward summaries `H_j`, then the reverse summaries `G_j` `[N·(P−1), HO, V, K]` fp32.
+    pub ws_h: u64,
+    /// Forward transitions `M_j`, then the reverse ones `Mᵀ_j` `[N·(P−1), HO, K, K]` fp32.
+    pub ws_m: u64,
+    /// Forward seeds, then the `dX` seeds `[N·P, HO, V, K]` fp32.
+    pub ws_seed: u64,
+}
+
 /// The piece chain's workspace regions, placed after another layout's `total`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PieceLayout {
@@ -436,6 +457,18 @@ impl PieceLayout {
 
     /// Writes the regions' addresses for a workspace at `base` into `p` (0 when no pieces).
     pub fn bind(&self, base: u64, pieces: i32, p: &mut FwdFastParams) {
+        p.pieces = pieces;
+        if pieces > 1 {
+            p.ws_h = base + self.h;
+            p.ws_m = base + self.m;
+            p.ws_seed = base + self.seed;
+        }
+    }
+}
+
+impl PieceLayout {
+    /// [`PieceLayout::bind`] for the backward's block.
+    pub fn bind_bwd(&self, base: u64, pieces: i32, p: &mut BwdChainParams) {
         p.pieces = pieces;
         if pieces > 1 {
             p.ws_h = base + self.h;
@@ -540,6 +573,14 @@ mod tests {
             3 * (3 * 17408 + 9216 + 9216) + 4 * 64 * 48
         );
         assert!(scan_smem_bytes(128) <= 227 * 1024);
+    }
+
+    #[test]
+    fn bwd_chain_params_layout_matches_the_cuda_struct() {
+        // BwdParams (392), two i32, three pointers (static_assert in gdn_bwd_chain.cuh: 424).
+        assert_eq!(std::mem::size_of::<BwdChainParams>(), 424);
+        assert_eq!(std::mem::offset_of!(BwdChainParams, pieces), 392);
+        assert_eq!(std::mem::offset_of!(BwdChainParams, ws_seed), 416);
     }
 
     #[test]
