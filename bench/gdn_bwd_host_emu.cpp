@@ -272,10 +272,12 @@ int run_case(Set set, const char* name, int H, int HV, bool l2norm, bool safe, s
   gdn::BwdChainParams cp{};
   gdn::BwdParams& bp = cp.b;
   gdn::FwdParams& p = bp.f;
-  std::vector<float> pc_h(size_t(N) * 2 * HO * V * K), pc_m(size_t(N) * 2 * HO * K * K), pc_seed(size_t(N) * 3 * HO * V * K);
+  std::vector<float> pc_h(size_t(N) * 2 * HO * V * K), pc_m(size_t(N) * 2 * HO * K * K), pc_mt(size_t(N) * 2 * HO * K * K),
+      pc_seed(size_t(N) * 3 * HO * V * K);
   cp.ws_h = pc_h.data();
   cp.ws_m = pc_m.data();
   cp.ws_seed = pc_seed.data();
+  cp.ws_mt = pc_mt.data();
   p.q = qb.data(); p.k = kb.data(); p.v = vb.data(); p.g = g.data(); p.beta = beta.data();
   p.cu_seqlens = cu.data(); p.initial_state = h0.data();
   p.a_log = safe ? alog.data() : nullptr; p.dt_bias = safe ? dtb.data() : nullptr;
@@ -316,15 +318,14 @@ int run_case(Set set, const char* name, int H, int HV, bool l2norm, bool safe, s
       std::fill(ws_s.begin(), ws_s.end(), NAN);
       std::fill(pc_h.begin(), pc_h.end(), NAN);
       std::fill(pc_m.begin(), pc_m.end(), NAN);
+      std::fill(pc_mt.begin(), pc_mt.end(), NAN);
       std::fill(pc_seed.begin(), pc_seed.end(), NAN);
       constexpr unsigned SW = gdn::SCAN_WARPS;
       const unsigned NP1 = unsigned(N * (P - 1)), NP = unsigned(N * P);
-      launch({2 * V / 64, unsigned(HO), NP1}, 128, [&] {
-        gdn::fwd_scanx_body<IOT, K, V, 4, gdn::SUM_STAGES, false>(gdn::chain_fwd_view(cp));
-      });
+      launch({V / 64, unsigned(HO), unsigned(N * (2 * P - 1))}, 128, [&] { gdn::bwd_psum_body<IOT, K, V, 4, gdn::SUM_STAGES>(cp); });
       launch({V / 32, unsigned(HO), unsigned(N)}, gdn::CHAIN_THREADS, [&] { gdn::fwd_chain_body<K>(gdn::chain_fwd_view(cp)); });
       launch({V / (16 * SW), unsigned(HO), NP}, SW * 32, [&] { gdn::bwd_fscan_piece_body<IOT, K, V, SW, gdn::SCAN_STAGES>(cp); });
-      launch({2 * V / (16 * MW), unsigned(HO), NP1}, MW * 32, [&] { gdn::bwd_dscan_piece_body<IOT, K, V, MW, MS, true>(cp); });
+      launch({V / (16 * MW), unsigned(HO), NP1}, MW * 32, [&] { gdn::bwd_dscan_piece_body<IOT, K, V, MW, MS, true>(cp); });
       launch({V / 32, unsigned(HO), unsigned(N)}, gdn::CHAIN_THREADS, [&] { gdn::fwd_chain_body<K>(gdn::chain_rev_view(cp)); });
       launch({V / (16 * MW), unsigned(HO), NP}, MW * 32, [&] { gdn::bwd_dscan_piece_body<IOT, K, V, MW, MS, false>(cp); });
       launch({unsigned(slots), unsigned(HO), 1}, gdn::TOK_THREADS, [&] { gdn::bwd_tokens_tc_body<IOT, K, V>(bp); });

@@ -24,10 +24,10 @@
 // The single parameter is gdn::BwdParams by value; the piece-chain kernels (long sequences on few
 // (sequence, head) pairs, kernels/include/gdn_bwd_chain.cuh) take gdn::BwdChainParams (BwdParams
 // first; the plan passes that block to every kernel) and replace fscan and dscan_io when P > 1:
-//   gdn_bwd_psum_{bf16,f16}_k{64,128}    <<<(2·V / 64, HO, N·(P−1)), 128, FastSmem<K,4,2,false>>>
+//   gdn_bwd_psum_{bf16,f16}_k{64,128}    <<<(V / 64, HO, N·(2P−1)), 128, FastSmem<K,4,2,false>>>
 //   gdn_bwd_pchain_k{64,128}             <<<(V / 32, HO, N), 256>>>
 //   gdn_bwd_fscanp_{bf16,f16}_k{64,128}  <<<(V / 64, HO, N·P), 128, ScanSmem::bytes>>>
-//   gdn_bwd_dsum_{bf16,f16}_k{64,128}    <<<(2·V / 64, HO, N·(P−1)), 128, DscanMmaSmem::bytes>>>
+//   gdn_bwd_dsum_{bf16,f16}_k{64,128}    <<<(V / 64, HO, N·(P−1)), 128, DscanMmaSmem::bytes>>>
 //   gdn_bwd_dchain_k{64,128}             <<<(V / 32, HO, N), 256>>>
 //   gdn_bwd_dscanp_{bf16,f16}_k{64,128}  <<<(V / 64, HO, N·P), 128, DscanMmaSmem::bytes>>>
 #include "gdn_bwd.cuh"
@@ -83,7 +83,7 @@ extern "C" __global__ void __launch_bounds__(gdn::PARAM_THREADS) gdn_bwd_params(
     gdn::bwd_fold_body<T, KD, KD>(p);                                                              \
   }                                                                                                \
   extern "C" __global__ void __launch_bounds__(4 * 32) gdn_bwd_psum_##TAG##_k##KD(gdn::BwdChainParams p) { \
-    gdn::fwd_scanx_body<T, KD, KD, 4, gdn::SUM_STAGES, false>(gdn::chain_fwd_view(p));             \
+    gdn::bwd_psum_body<T, KD, KD, 4, gdn::SUM_STAGES>(p);                                          \
   }                                                                                                \
   extern "C" __global__ void __launch_bounds__(gdn::SCAN_WARPS * 32)                               \
       gdn_bwd_fscanp_##TAG##_k##KD(gdn::BwdChainParams p) {                                       \

@@ -24,10 +24,11 @@
 //! Long sequences on few (sequence, head) pairs run the two sequential stages (the forward-state
 //! replay and the reverse scan) as the exact piece chain (`kernels/include/gdn_bwd_chain.cuh`;
 //! the fp64 algebra is [`super::chunked::backward_piece_chain`]): each sequence's chunks are cut
-//! into `P` pieces; the forward's piece summaries and fp32 chain seed every piece's replay
-//! (`gdn_bwd_psum_*`, `gdn_bwd_pchain_k*`, `gdn_bwd_fscanp_*`), then the reverse summaries
-//! (`G_j`, `Mᵀ_j`) and the reverse fp32 chain seed every piece's reverse scan
-//! (`gdn_bwd_dsum_*`, `gdn_bwd_dchain_k*`, `gdn_bwd_dscanp_*`). [`BwdSchedule`] picks `P`
+//! into `P` pieces; one summary launch gives every piece's `H_j` and transition (`M_j` for the
+//! forward chain, `Mᵀ_j` for the reverse one; `gdn_bwd_psum_*`), the forward's fp32 chain seeds
+//! every piece's replay (`gdn_bwd_pchain_k*`, `gdn_bwd_fscanp_*`), then the reverse summaries
+//! `G_j` (`gdn_bwd_dsum_*`) and the reverse fp32 chain seed every piece's reverse scan
+//! (`gdn_bwd_dchain_k*`, `gdn_bwd_dscanp_*`). [`BwdSchedule`] picks `P`
 //! (pinned by `backward_schedule_rule_at_the_benchmark_shapes`); `DNNPLAN_GDN_BWD_PIECES=n`
 //! forces `n` pieces (1 = off; read at plan build; only with the default token stage).
 
@@ -39,9 +40,9 @@ use crate::error::{Error, Result};
 use super::analyzer::GdnFacts;
 use super::engine::{ENGINE_NAME, fwd_template, kernel_dtype, prep_v3_selected};
 use super::params::{
-    BwdChainParams, BwdParams, BwdWorkspaceLayout, CHAIN_ROWS, CHAIN_THREADS, DSCAN_MMA_WARPS,
-    DSCAN_THREADS, DSCAN_VS, OFFSETS_THREADS, PARAM_THREADS, PREP_THREADS, PREP3_THREADS,
-    PieceLayout, SCAN_WARPS, SUM_STAGES, TOK_THREADS, dscan_mma_smem_bytes, dscan_smem_bytes,
+    BwdChainParams, BwdParams, BwdPieceLayout, BwdWorkspaceLayout, CHAIN_ROWS, CHAIN_THREADS,
+    DSCAN_MMA_WARPS, DSCAN_THREADS, DSCAN_VS, OFFSETS_THREADS, PARAM_THREADS, PREP_THREADS,
+    PREP3_THREADS, SCAN_WARPS, SUM_STAGES, TOK_THREADS, dscan_mma_smem_bytes, dscan_smem_bytes,
     fast_smem_bytes, flags, max_chunks, prep_smem_bytes, prep3_smem_bytes, scan_smem_bytes,
     tokens_smem_bytes, tokens_tc_smem_bytes,
 };
@@ -136,8 +137,8 @@ pub struct PieceRule {
     pub max_pieces: u64,
 }
 
-/// The backward's rule (the forward's constants: the piece summaries then run one wave with
-/// the pieces' replays; H200 measurements in bench/gdn_results.md).
+/// The backward's rule (the forward's constants; H200, (1, 32768, 16): P = 3, 4 (this rule) and
+/// 8 measured 4.888, 4.880 and 5.156 ms against 6.113 ms uncut; bench/gdn_results.md).
 pub const BWD_PIECE_RULE: PieceRule = PieceRule {
     min_fill_inv: 2,
     min_avg_chunks: 8,
@@ -182,7 +183,7 @@ pub struct GdnBwdPlan {
     /// Uid per entry of [`PORTS`] (`None`: not bound).
     uids: [Option<i64>; 19],
     layout: BwdWorkspaceLayout,
-    pieces: PieceLayout,
+    pieces: BwdPieceLayout,
     schedule: BwdSchedule,
     steps: Vec<Step>,
     kernels: Vec<Function>,
@@ -244,6 +245,7 @@ impl GdnBwdPlan {
         }
         let pieces = schedule.pieces;
         let (np, np1) = ((n * pieces) as u32, (n * pieces.saturating_sub(1)) as u32);
+        let np2 = (n * (2 * pieces).saturating_sub(1)) as u32;
         let scan_x = (v / (16 * u64::from(SCAN_WARPS))) as u32;
         let dscan_x = (v / (16 * u64::from(DSCAN_MMA_WARPS))) as u32;
         let chain_grid = ((v / CHAIN_ROWS) as u32, ho32, n32);
@@ -259,7 +261,7 @@ impl GdnBwdPlan {
             steps.extend([
                 (
                     11,
-                    ((2 * v / 64) as u32, ho32, np1),
+                    ((v / 64) as u32, ho32, np2),
                     128,
                     fast_smem_bytes(k, 4, SUM_STAGES, false),
                 ),
@@ -267,7 +269,7 @@ impl GdnBwdPlan {
                 (13, (scan_x, ho32, np), SCAN_WARPS * 32, scan_smem_bytes(k)),
                 (
                     14,
-                    (2 * dscan_x, ho32, np1),
+                    (dscan_x, ho32, np1),
                     DSCAN_MMA_WARPS * 32,
                     dscan_mma_smem_bytes(k),
                 ),
@@ -328,7 +330,7 @@ impl GdnBwdPlan {
             template,
             uids,
             layout,
-            pieces: PieceLayout::new(layout.total, n, ho, k, v, pieces),
+            pieces: BwdPieceLayout::new(layout.total, n, ho, k, v, pieces),
             schedule,
             steps,
             kernels,
@@ -393,8 +395,7 @@ impl GdnBwdPlan {
             b: p,
             ..BwdChainParams::default()
         };
-        self.pieces
-            .bind_bwd(ws, self.schedule.pieces as i32, &mut cp);
+        self.pieces.bind(ws, self.schedule.pieces as i32, &mut cp);
         Ok(cp)
     }
 }
