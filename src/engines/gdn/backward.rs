@@ -1,4 +1,4 @@
-//! The built `gdn_bwd` plan of `gdn_sm90`: up to seven launches of the bundled `gdn_bwd` module.
+//! The built `gdn_bwd` plan of `gdn_sm90`: up to seven launches (eleven with the piece chain) of the bundled `gdn_bwd` module.
 //!
 //! Order (kernels/include/gdn_bwd.cuh): chunk table, per-chunk factors (the forward's plus `T`,
 //! `E`, `Γ`, `β`), the forward state scan replayed (fp32 state entering each chunk), the reverse
@@ -138,7 +138,7 @@ pub struct PieceRule {
 }
 
 /// The backward's rule (the forward's constants; H200, (1, 32768, 16): P = 3, 4 (this rule) and
-/// 8 measured 4.888, 4.880 and 5.156 ms against 6.113 ms uncut; bench/gdn_results.md).
+/// 8 measured 4.942, 4.565 and 4.858 ms against 6.176 ms uncut; bench/gdn_results.md).
 pub const BWD_PIECE_RULE: PieceRule = PieceRule {
     min_fill_inv: 2,
     min_avg_chunks: 8,
