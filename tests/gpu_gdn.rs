@@ -41,6 +41,9 @@ struct Case {
     cu64: bool,
     /// Also measure the host time per execute against bare launches (printed, never asserted).
     host_timing: bool,
+    /// Log gates with α ∈ [0.995, 1) instead of [0.5, 1): state and state gradients then carry
+    /// across chunks and pieces (a 64-token chunk otherwise decays them by ~e^−20).
+    long_span: bool,
 }
 
 fn base(name: &'static str, lens: &[usize], k: usize) -> Case {
@@ -63,6 +66,7 @@ fn base(name: &'static str, lens: &[usize], k: usize) -> Case {
         pool: false,
         cu64: false,
         host_timing: false,
+        long_span: false,
     }
 }
 
@@ -160,7 +164,7 @@ fn draw(c: &Case, seed: u64) -> Gen {
         } else if c.opts.gate_domain == GateDomain::Linear {
             rng.uni(0.5, 1.0)
         } else {
-            rng.uni(0.5, 1.0).ln()
+            rng.uni(if c.long_span { 0.995 } else { 0.5 }, 1.0).ln()
         }
     });
     let mut rng = rng_for(5);
@@ -925,6 +929,15 @@ fn backward_parity_matrix() {
         v: 64,
     };
     c.state = Some(DataType::Bfloat16);
+    cases.push(c);
+    // The same schedule with slowly decaying gates, so that the pieces' transitions (M_j, Mᵀ_j)
+    // and the chained seeds reach the gradients (16 pieces by the default rule).
+    let mut c = base(
+        "bwd bf16 K=V=128 H=2, long span (alpha >= 0.995), 1500 + 900",
+        &[1500, 900],
+        128,
+    );
+    c.long_span = true;
     cases.push(c);
     let failures: Vec<String> = cases
         .iter()
