@@ -275,8 +275,10 @@ int run_case(Set set, const char* name, int H, int HV, bool l2norm, bool safe, s
   gdn::BwdChainParams cp{};
   gdn::BwdParams& bp = cp.b;
   gdn::FwdParams& p = bp.f;
-  std::vector<float> pc_h(size_t(N) * 2 * HO * V * K), pc_m(size_t(N) * 2 * HO * K * K), pc_mt(size_t(N) * 2 * HO * K * K),
-      pc_seed(size_t(N) * 3 * HO * V * K);
+  // GDN_EMU_PIECES=n overrides piece3's P (at most 16).
+  const int p3 = getenv("GDN_EMU_PIECES") ? std::clamp(atoi(getenv("GDN_EMU_PIECES")), 2, 16) : 3;
+  std::vector<float> pc_h(size_t(N) * (p3 - 1) * HO * V * K), pc_m(size_t(N) * (p3 - 1) * HO * K * K),
+      pc_mt(size_t(N) * (p3 - 1) * HO * K * K), pc_seed(size_t(N) * p3 * HO * V * K);
   cp.ws_h = pc_h.data();
   cp.ws_m = pc_m.data();
   cp.ws_seed = pc_seed.data();
@@ -316,7 +318,7 @@ int run_case(Set set, const char* name, int H, int HV, bool l2norm, bool safe, s
       launch({V / (16 * MW), unsigned(HO), unsigned(N)}, MW * 32, [&] { gdn::bwd_dscan_mma_body<IOT, K, V, MW, MS, true>(bp); });
       launch({unsigned(slots), unsigned(HO), 1}, gdn::TOK_THREADS, [&] { gdn::bwd_tokens_tc_body<IOT, K, V>(bp); });
     } else {
-      const int P = set == Set::Piece2 ? 2 : 3;
+      const int P = set == Set::Piece2 ? 2 : p3;
       cp.pieces = P;
       std::fill(ws_s.begin(), ws_s.end(), NAN);
       std::fill(pc_h.begin(), pc_h.end(), NAN);
