@@ -14,6 +14,10 @@
 //   tc2   tc with the token stage's latency cuts (gdn_bwd_tokens_tc2: coalesced dv / dβ pass, no
 //         barrier before the products, raw gate and β loaded up front, one-warp reverse cumsum);
 //   tc3   tc2 with ldmatrix.x4 fragments and float2-staged results (gdn_bwd_tokens_tc3).
+//   piece2, piece3  tc with the piece chain (kernels/include/gdn_bwd_chain.cuh) at P = 2 / 3:
+//         forward summaries, fp32 chain and seeded replay writing ws_s (the harness's fp64 ws_s is
+//         NaN-filled first, so every state comes from the kernels), reverse summaries, reverse
+//         chain and seeded reverse scan, then the default (tc3) token stage. ("pieces" runs both.)
 // The tensor-core primitives of the kernel headers (Io<T>::mma, ldsm_x4_t, cp_async16, ...) are
 // emulated warp-collectively by bench/gdn_host_emu.h (shared with gdn_prep_host_emu.cpp):
 // mma.sync m16n8k16 from the 32 lanes' fragments (fp64 sums of the io-dtype products onto the
@@ -23,7 +27,7 @@
 //
 // Build and run (CPU machine), from the repository root:
 //   g++ -std=c++20 -O2 -fno-strict-aliasing -pthread -Ikernels/include bench/gdn_bwd_host_emu.cpp -o /tmp/gdn_bwd_host_emu
-//   /tmp/gdn_bwd_host_emu [fp32|mma|tc|tc2|tc3|all]
+//   /tmp/gdn_bwd_host_emu [fp32|mma|tc|tc2|tc3|piece2|piece3|pieces|all] [long]   ("long": only the long-span case)
 // Every case runs the kernels twice (NaN-refilled outputs and scratch) and requires bitwise-equal
 // results: with real threads, a missing barrier shows up as a difference.
 #include <cstdio>
@@ -34,6 +38,7 @@
 
 #include "gdn_host_emu.h"
 #include "gdn_bwd.cuh"
+#include "gdn_bwd_chain.cuh"
 
 static double rms_ratio(const std::vector<double>& a, const std::vector<double>& b) {
   double num = 0, den = 0;
@@ -44,10 +49,10 @@ static double rms_ratio(const std::vector<double>& a, const std::vector<double>&
   return std::sqrt(num / (den > 0 ? den : 1));
 }
 
-enum class Set { Fp32, Mma, Tc, Tc2, Tc3 };
+enum class Set { Fp32, Mma, Tc, Tc2, Tc3, Piece2, Piece3 };
 
 template <typename IOT, int K>
-int run_case(Set set, const char* name, int H, int HV, bool l2norm, bool safe, std::vector<int> lens) {
+int run_case(Set set, const char* name, int H, int HV, bool l2norm, bool safe, std::vector<int> lens, bool long_span = false) {
   constexpr int V = K, C = 64;
   const int HK = H, HO = std::max(H, HV), N = static_cast<int>(lens.size());
   std::vector<int> cu{0};
@@ -61,7 +66,10 @@ int run_case(Set set, const char* name, int H, int HV, bool l2norm, bool safe, s
   for (auto& x : vb) x = enc<IOT>(uni(-1, 1));
   for (auto& x : dob) x = enc<IOT>(uni(-1, 1));
   std::vector<float> g(T * HO), beta(T * HO), h0(N * HO * V * K), dfs(N * HO * V * K), alog(HO), dtb(HO);
-  for (auto& x : g) x = safe ? static_cast<float>(uni(-3, 1)) : static_cast<float>(std::log(uni(0.5, 1)));
+  // long_span: α ∈ [0.995, 1), so the state and dX carry across chunks and pieces through the
+  // (non-symmetric) products of I − β k kᵀ (with α ∈ [0.5, 1) a 64-token chunk decays them by
+  // ~e^−20 and the chains' transitions barely show in the gradients).
+  for (auto& x : g) x = safe ? static_cast<float>(uni(-3, 1)) : static_cast<float>(std::log(uni(long_span ? 0.995 : 0.5, 1)));
   for (auto& x : beta) x = static_cast<float>(uni(0, 1));
   for (auto& x : h0) x = static_cast<float>(uni(-0.1, 0.1));
   for (auto& x : dfs) x = static_cast<float>(uni(-0.1, 0.1));
@@ -267,8 +275,17 @@ int run_case(Set set, const char* name, int H, int HV, bool l2norm, bool safe, s
   // ---- the kernels ----
   std::vector<unsigned short> dq(T * H * K, 0xFFFF), dk(T * HK * K, 0xFFFF), dv(T * HV * V, 0xFFFF);
   std::vector<float> dg(T * HO, NAN), db(T * HO, NAN), dis(N * HO * V * K, NAN), da(HO, NAN), dt(HO, NAN);
-  gdn::BwdParams bp{};
+  gdn::BwdChainParams cp{};
+  gdn::BwdParams& bp = cp.b;
   gdn::FwdParams& p = bp.f;
+  // GDN_EMU_PIECES=n overrides piece3's P (at most 16).
+  const int p3 = getenv("GDN_EMU_PIECES") ? std::clamp(atoi(getenv("GDN_EMU_PIECES")), 2, 16) : 3;
+  std::vector<float> pc_h(size_t(N) * (p3 - 1) * HO * V * K), pc_m(size_t(N) * (p3 - 1) * HO * K * K),
+      pc_mt(size_t(N) * (p3 - 1) * HO * K * K), pc_seed(size_t(N) * p3 * HO * V * K);
+  cp.ws_h = pc_h.data();
+  cp.ws_m = pc_m.data();
+  cp.ws_seed = pc_seed.data();
+  cp.ws_mt = pc_mt.data();
   p.q = qb.data(); p.k = kb.data(); p.v = vb.data(); p.g = g.data(); p.beta = beta.data();
   p.cu_seqlens = cu.data(); p.initial_state = h0.data();
   p.a_log = safe ? alog.data() : nullptr; p.dt_bias = safe ? dtb.data() : nullptr;
@@ -292,14 +309,15 @@ int run_case(Set set, const char* name, int H, int HV, bool l2norm, bool safe, s
       std::fill(v->begin(), v->end(), NAN);
     for (auto* v : {&dq, &dk, &dv}) std::fill(v->begin(), v->end(), 0xFFFF);
     constexpr unsigned MW = gdn::DSCAN_MMA_WARPS, MS = gdn::DSCAN_MMA_STAGES;
-    p.flags = base_flags | (set == Set::Tc || set == Set::Tc2 || set == Set::Tc3 ? gdn::FLAG_BWD_DIRECT : 0);
+    const bool tc_tokens = set != Set::Fp32 && set != Set::Mma;
+    p.flags = base_flags | (tc_tokens ? gdn::FLAG_BWD_DIRECT : 0);
     if (set == Set::Fp32) {
       launch({V / gdn::DSCAN_VS, unsigned(HO), unsigned(N)}, gdn::DSCAN_THREADS, [&] { gdn::bwd_dscan_body<IOT, K, V>(bp); });
       launch({unsigned(slots), unsigned(HO), 1}, gdn::TOK_THREADS, [&] { gdn::bwd_tokens_body<IOT, K, V>(bp); });
     } else if (set == Set::Mma) {
       launch({V / (16 * MW), unsigned(HO), unsigned(N)}, MW * 32, [&] { gdn::bwd_dscan_mma_body<IOT, K, V, MW, MS>(bp); });
       launch({unsigned(slots), unsigned(HO), 1}, gdn::TOK_THREADS, [&] { gdn::bwd_tokens_body<IOT, K, V, true>(bp); });
-    } else {
+    } else if (set == Set::Tc || set == Set::Tc2 || set == Set::Tc3) {
       launch({V / (16 * MW), unsigned(HO), unsigned(N)}, MW * 32, [&] { gdn::bwd_dscan_mma_body<IOT, K, V, MW, MS, true>(bp); });
       if (set == Set::Tc3)
         launch({unsigned(slots), unsigned(HO), 1}, gdn::TOK_THREADS, [&] { gdn::bwd_tokens_tc_body<IOT, K, V, 3>(bp); });
@@ -307,9 +325,26 @@ int run_case(Set set, const char* name, int H, int HV, bool l2norm, bool safe, s
         launch({unsigned(slots), unsigned(HO), 1}, gdn::TOK_THREADS, [&] { gdn::bwd_tokens_tc_body<IOT, K, V, 2>(bp); });
       else
         launch({unsigned(slots), unsigned(HO), 1}, gdn::TOK_THREADS, [&] { gdn::bwd_tokens_tc_body<IOT, K, V>(bp); });
+    } else {
+      const int P = set == Set::Piece2 ? 2 : p3;
+      cp.pieces = P;
+      std::fill(ws_s.begin(), ws_s.end(), NAN);
+      std::fill(pc_h.begin(), pc_h.end(), NAN);
+      std::fill(pc_m.begin(), pc_m.end(), NAN);
+      std::fill(pc_mt.begin(), pc_mt.end(), NAN);
+      std::fill(pc_seed.begin(), pc_seed.end(), NAN);
+      constexpr unsigned SW = gdn::SCAN_WARPS;
+      const unsigned NP1 = unsigned(N * (P - 1)), NP = unsigned(N * P);
+      launch({V / 64, unsigned(HO), unsigned(N * (2 * P - 1))}, 128, [&] { gdn::bwd_psum_body<IOT, K, V, 4, gdn::SUM_STAGES>(cp); });
+      launch({V / 32, unsigned(HO), unsigned(N)}, gdn::CHAIN_THREADS, [&] { gdn::fwd_chain_body<K>(gdn::chain_fwd_view(cp)); });
+      launch({V / (16 * SW), unsigned(HO), NP}, SW * 32, [&] { gdn::bwd_fscan_piece_body<IOT, K, V, SW, gdn::SCAN_STAGES>(cp); });
+      launch({V / (16 * MW), unsigned(HO), NP1}, MW * 32, [&] { gdn::bwd_dscan_piece_body<IOT, K, V, MW, MS, true>(cp); });
+      launch({V / 32, unsigned(HO), unsigned(N)}, gdn::CHAIN_THREADS, [&] { gdn::fwd_chain_body<K>(gdn::chain_rev_view(cp)); });
+      launch({V / (16 * MW), unsigned(HO), NP}, MW * 32, [&] { gdn::bwd_dscan_piece_body<IOT, K, V, MW, MS, false>(cp); });
+      launch({unsigned(slots), unsigned(HO), 1}, gdn::TOK_THREADS, [&] { gdn::bwd_tokens_tc_body<IOT, K, V, 3>(bp); });
     }
     const bool grouped = H != HO || HK != HO || HV != HO;
-    if (T > 0 && ((set != Set::Tc && set != Set::Tc2 && set != Set::Tc3) || grouped)) launch({unsigned(T), 3, 1}, K, [&] { gdn::bwd_fold_body<IOT, K, V>(bp); });
+    if (T > 0 && (!tc_tokens || grouped)) launch({unsigned(T), 3, 1}, K, [&] { gdn::bwd_fold_body<IOT, K, V>(bp); });
     if (safe) launch({unsigned(HO), 1, 1}, gdn::PARAM_THREADS, [&] { gdn::bwd_params_body(bp); });
   };
   run_kernels();
@@ -378,17 +413,26 @@ int run_case(Set set, const char* name, int H, int HV, bool l2norm, bool safe, s
 
 int main(int argc, char** argv) {
   const std::string which = argc > 1 ? argv[1] : "all";
+  const bool only_long = argc > 2 && std::string(argv[2]) == "long";  // just the long-span case
   int fails = 0;
-  for (auto [set, tag] : {std::pair{Set::Fp32, "fp32"}, std::pair{Set::Mma, "mma"}, std::pair{Set::Tc, "tc"}, std::pair{Set::Tc2, "tc2"}, std::pair{Set::Tc3, "tc3"}}) {
-    if (which != "all" && which != tag) continue;
+  for (auto [set, tag] : {std::pair{Set::Fp32, "fp32"}, std::pair{Set::Mma, "mma"}, std::pair{Set::Tc, "tc"},
+                          std::pair{Set::Tc2, "tc2"}, std::pair{Set::Tc3, "tc3"}, std::pair{Set::Piece2, "piece2"},
+                          std::pair{Set::Piece3, "piece3"}}) {
+    const bool piece = set == Set::Piece2 || set == Set::Piece3;
+    if (which != "all" && which != tag && !(which == "pieces" && piece)) continue;
     printf("== kernel set %s\n", tag);
     rng_state = 12345;  // the same inputs for every set
+    if (only_long) {
+      fails += run_case<gdn::gdn_bf16, 64>(set, "bf16 K=V=64 H=HV=1, long span, lens 300,0,200", 1, 1, false, false, {300, 0, 200}, true);
+      continue;
+    }
     fails += run_case<gdn::gdn_bf16, 64>(set, "bf16 K=V=64 H=HV=2, log gate, lens 70,0,5,130", 2, 2, false, false, {70, 0, 5, 130});
     fails += run_case<gdn::gdn_bf16, 64>(set, "bf16 K=V=64 GVA 1/2, l2norm, safe gate, 64,65", 1, 2, true, true, {64, 65});
     fails += run_case<gdn::gdn_bf16, 64>(set, "bf16 K=V=64 GQA 2/1, l2norm, lens 1,17,128", 2, 1, true, false, {1, 17, 128});
     fails += run_case<gdn::gdn_bf16, 128>(set, "bf16 K=V=128 GVA 1/2, safe gate, lens 65,0,3", 1, 2, false, true, {65, 0, 3});
     fails += run_case<gdn::gdn_f16, 128>(set, "fp16 K=V=128 H=HV=1, l2norm, lens 100,64", 1, 1, true, false, {100, 64});
     fails += run_case<gdn::gdn_f16, 64>(set, "fp16 K=V=64 GVA 2/4, safe gate, lens 3,66", 2, 4, false, true, {3, 66});
+    fails += run_case<gdn::gdn_bf16, 64>(set, "bf16 K=V=64 H=HV=1, long span, lens 300,0,200", 1, 1, false, false, {300, 0, 200}, true);
   }
   printf("%s\n", fails ? "host emulation: FAILED" : "host emulation: all gradients within tolerance");
   return fails ? 1 : 0;

@@ -502,6 +502,92 @@ fn piece_chain_equals_the_uncut_run() {
 }
 
 #[test]
+fn backward_piece_chain_equals_the_uncut_backward() {
+    // Ragged batch with an empty sequence, 1- and 17-token sequences (partial single chunks),
+    // 129 (a partial last chunk), 64 and 128 (piece boundaries on the sequence end), with
+    // piece counts whose boundaries fall on and off chunk multiples of the lengths, and more
+    // pieces than chunks (empty trailing pieces).
+    let cases: Vec<(GdnShape, GdnOptions, Vec<usize>, bool, bool)> = vec![
+        (
+            shape(2, 2, 2, 8, 6),
+            GdnOptions {
+                use_qk_l2norm: true,
+                use_beta_sigmoid: true,
+                ..Default::default()
+            },
+            vec![300, 0, 17, 129, 64, 1, 128],
+            true,
+            true,
+        ),
+        (
+            shape(1, 1, 2, 6, 8),
+            GdnOptions {
+                safe_gate: true,
+                ..Default::default()
+            },
+            vec![0, 200, 65],
+            true,
+            false,
+        ),
+        (
+            shape(2, 2, 2, 4, 4),
+            GdnOptions {
+                gate_domain: GateDomain::Linear,
+                scale: Some(0.5),
+                ..Default::default()
+            },
+            vec![96, 33],
+            false,
+            true,
+        ),
+    ];
+    for (ci, (sh, opts, lens, init, with_dfs)) in cases.into_iter().enumerate() {
+        let p = Problem::new(90 + ci as u64, sh, opts, &lens, init);
+        let t = *p.cu.last().unwrap();
+        let wo = weights(91 + ci as u64, t * sh.ho() * sh.v);
+        let ws = weights(92 + ci as u64, lens.len() * sh.state_len());
+        let dfs = with_dfs.then_some(ws.as_slice());
+        for (chunk, pieces) in [(16, 1), (16, 2), (16, 3), (64, 2), (64, 5), (16, 40)] {
+            let uncut = chunked::backward(&sh, &opts, &p.inputs(), &wo, dfs, chunk);
+            let cut =
+                chunked::backward_piece_chain(&sh, &opts, &p.inputs(), &wo, dfs, chunk, pieces);
+            let pairs = [
+                ("dq", &cut.dq, &uncut.dq),
+                ("dk", &cut.dk, &uncut.dk),
+                ("dv", &cut.dv, &uncut.dv),
+                ("dg", &cut.dg, &uncut.dg),
+                ("dbeta", &cut.dbeta, &uncut.dbeta),
+            ];
+            for (name, a, b) in pairs {
+                let e = rms_ratio(a, b);
+                assert!(
+                    e < 1e-9,
+                    "case {ci} chunk {chunk} pieces {pieces}: {name} {e:e}"
+                );
+            }
+            for (name, a, b) in [
+                (
+                    "d_initial_state",
+                    &cut.d_initial_state,
+                    &uncut.d_initial_state,
+                ),
+                ("d_a_log", &cut.d_a_log, &uncut.d_a_log),
+                ("d_dt_bias", &cut.d_dt_bias, &uncut.d_dt_bias),
+            ] {
+                assert_eq!(a.is_some(), b.is_some(), "case {ci}: {name} presence");
+                if let (Some(a), Some(b)) = (a, b) {
+                    let e = rms_ratio(a, b);
+                    assert!(
+                        e < 1e-9,
+                        "case {ci} chunk {chunk} pieces {pieces}: {name} {e:e}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
 fn transition_matches_the_identity_trick() {
     // M_buf of a sequence equals the final state of a run with v = 0, V = K and
     // initial_state = I (spec §4.2); H equals the final state from a zero seed.

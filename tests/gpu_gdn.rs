@@ -41,6 +41,9 @@ struct Case {
     cu64: bool,
     /// Also measure the host time per execute against bare launches (printed, never asserted).
     host_timing: bool,
+    /// Log gates with α ∈ [0.995, 1) instead of [0.5, 1): state and state gradients then carry
+    /// across chunks and pieces (a 64-token chunk otherwise decays them by ~e^−20).
+    long_span: bool,
 }
 
 fn base(name: &'static str, lens: &[usize], k: usize) -> Case {
@@ -63,6 +66,7 @@ fn base(name: &'static str, lens: &[usize], k: usize) -> Case {
         pool: false,
         cu64: false,
         host_timing: false,
+        long_span: false,
     }
 }
 
@@ -160,7 +164,7 @@ fn draw(c: &Case, seed: u64) -> Gen {
         } else if c.opts.gate_domain == GateDomain::Linear {
             rng.uni(0.5, 1.0)
         } else {
-            rng.uni(0.5, 1.0).ln()
+            rng.uni(if c.long_span { 0.995 } else { 0.5 }, 1.0).ln()
         }
     });
     let mut rng = rng_for(5);
@@ -902,7 +906,8 @@ fn backward_parity_matrix() {
         v: 128,
     };
     cases.push(c);
-    // Long sequences: the reverse scan carries dX over 32 chunks with rounded operands.
+    // Long sequences: the reverse scan carries dX over 32 chunks with rounded operands (the
+    // default rule runs them as the piece chain, 16 pieces: 8 blocks on 132 SMs).
     let mut c = base("bwd bf16 K=V=128 H=2, 2048 + 1000", &[2048, 1000], 128);
     c.shape = GdnShape {
         h: 2,
@@ -911,6 +916,32 @@ fn backward_parity_matrix() {
         k: 128,
         v: 128,
     };
+    cases.push(c);
+    // Long sequences on one head: the default rule cuts them into 16 pieces (3 blocks), with an
+    // empty sequence, empty trailing pieces and a d_final_state in bf16 (K = V = 64, fp16 io).
+    let mut c = base(
+        "bwd fp16 K=V=64 H=1, 0 + 1500 + 700 (piece chain), bf16 state",
+        &[0, 1500, 700],
+        64,
+    );
+    c.io = DataType::Half;
+    c.shape = GdnShape {
+        h: 1,
+        hk: 1,
+        hv: 1,
+        k: 64,
+        v: 64,
+    };
+    c.state = Some(DataType::Bfloat16);
+    cases.push(c);
+    // The same schedule with slowly decaying gates, so that the pieces' transitions (M_j, Mᵀ_j)
+    // and the chained seeds reach the gradients (16 pieces by the default rule).
+    let mut c = base(
+        "bwd bf16 K=V=128 H=2, long span (alpha >= 0.995), 1500 + 900",
+        &[1500, 900],
+        128,
+    );
+    c.long_span = true;
     cases.push(c);
     let failures: Vec<String> = cases
         .iter()
@@ -1000,6 +1031,92 @@ fn timing_at_benchmark_shapes() {
             "gdn_sm90 timing {name:18} N={n:<3} T={t:<6} H={hh:<3} fwd {fwd:.3} ms  bwd {bwd:.3} ms  fwd+bwd {:.3} ms",
             fwd + bwd
         );
+        inp.free();
+    }
+}
+
+/// The backward with and without the piece chain at the benchmark shapes (bf16, K = V = 128):
+/// whole-execute times per piece count (`DNNPLAN_GDN_BWD_PIECES`, 1 = off) and, where marked,
+/// per-kernel times as differences of executes cut after each launch (`DNNPLAN_GDN_BWD_STEPS`).
+/// Printed only, never asserted; runs when `DNNPLAN_GDN_TIMING_PIECES` is set.
+#[test]
+fn timing_backward_pieces() {
+    if std::env::var_os("DNNPLAN_GDN_TIMING_PIECES").is_none() {
+        println!("skipped (set DNNPLAN_GDN_TIMING_PIECES=1)");
+        return;
+    }
+    let caller = Caller::new();
+    // (name, lens, heads, [(pieces, cut into kernels)]); pieces 0 = the default rule.
+    type Runs = Vec<(u64, bool)>;
+    let shapes: [(&str, Vec<i64>, i64, Runs); 4] = [
+        (
+            "(1,32768,16)",
+            vec![32768],
+            16,
+            vec![(1, true), (0, true), (2, false), (3, false), (8, false)],
+        ),
+        (
+            "(4,8192,16)",
+            vec![8192; 4],
+            16,
+            vec![(0, false), (4, false)],
+        ),
+        (
+            "(16,2048,32)",
+            vec![2048; 16],
+            32,
+            vec![(0, false), (2, false)],
+        ),
+        (
+            "ragged mix H=16",
+            vec![8192, 100, 4096, 1, 2048, 7000, 0, 3000, 512, 5000],
+            16,
+            vec![(0, false), (4, false)],
+        ),
+    ];
+    let bwd_outs = ["dQ", "dK", "dV", "dG", "dBeta", "d_initial_state"];
+    for (name, lens, hh, runs) in shapes {
+        let inp = BenchInputs::new(&caller, &lens, hh);
+        for (pieces, cut) in runs {
+            // SAFETY: the GPU tests run single-threaded (--test-threads=1); nothing else reads
+            // the environment meanwhile.
+            unsafe {
+                if pieces == 0 {
+                    std::env::remove_var("DNNPLAN_GDN_BWD_PIECES");
+                } else {
+                    std::env::set_var("DNNPLAN_GDN_BWD_PIECES", pieces.to_string());
+                }
+            }
+            let label = if pieces == 0 {
+                "default".to_owned()
+            } else {
+                format!("P={pieces}")
+            };
+            let (gb, nb, insb) = inp.graph("gdn_bwd");
+            let whole = time_graph(&caller, gb, nb, &insb, &bwd_outs);
+            let mut line = format!("gdn_sm90 bwd pieces {name:18} {label:8} whole {whole:.3} ms");
+            if cut {
+                let stages: &[&str] = if pieces == 1 {
+                    &["offsets", "prep", "fscan", "dscan", "tokens"]
+                } else {
+                    &[
+                        "offsets", "prep", "psum", "pchain", "fscanp", "dsum", "dchain", "dscanp",
+                        "tokens",
+                    ]
+                };
+                let mut prev = 0.0;
+                for (i, st) in stages.iter().enumerate() {
+                    unsafe { std::env::set_var("DNNPLAN_GDN_BWD_STEPS", (i + 1).to_string()) };
+                    let (gb, nb, insb) = inp.graph("gdn_bwd");
+                    let t = time_graph(&caller, gb, nb, &insb, &bwd_outs);
+                    line.push_str(&format!(" | {st} {:.3}", t - prev));
+                    prev = t;
+                }
+                unsafe { std::env::remove_var("DNNPLAN_GDN_BWD_STEPS") };
+            }
+            println!("{line}");
+        }
+        unsafe { std::env::remove_var("DNNPLAN_GDN_BWD_PIECES") };
         inp.free();
     }
 }

@@ -513,21 +513,7 @@ __device__ __forceinline__ void bwd_dscan_mma_body(const BwdParams& bp) {
 constexpr int TOK_THREADS = 512;
 constexpr int TOK_VT = 16;  // value rows per slice of the V loop
 
-#ifdef GDN_HOST_EMU
-void emu_ldsm_x4(u32* r, const void* smem);
-#endif
-// Four 8x8 b16 matrices (ldmatrix.x4 without .trans): lane l receives row l / 4 of matrix m,
-// elements 2 (l % 4) and 2 (l % 4) + 1, from the row addresses of lanes 8m .. 8m + 7.
-__device__ __forceinline__ void ldsm_x4(u32* r, const void* smem) {
-#ifdef GDN_HOST_EMU
-  emu_ldsm_x4(r, smem);
-#else
-  u32 a = static_cast<u32>(__cvta_generic_to_shared(smem));
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(a));
-#endif
-}
+// ldsm_x4 (ldmatrix.x4 without .trans) is in gdn_fwd.cuh with the other shared primitives.
 
 // The m16n8k16 A fragment of rows [m16, m16 + 16) and columns [k16, k16 + 16) of a 16-bit
 // shared tile with rows of `stride` elements (16-byte aligned rows): one ldmatrix.x4 (LDSM) or

@@ -96,6 +96,7 @@ static_assert(__builtin_offsetof(FwdParams, ws_gl) == 200, "FwdParams layout");
 template <typename T>
 void emu_mma(float* c, const u32* a, const u32* b);
 void emu_ldsm_x4_t(u32* r, const void* smem);
+void emu_ldsm_x4(u32* r, const void* smem);
 void emu_cp_async16(void* smem, const void* gmem);
 void emu_cp_async_commit();
 void emu_cp_async_wait(int n);
@@ -243,6 +244,19 @@ __device__ __forceinline__ void ldsm_x4_t(u32* r, const void* smem) {
 #else
   u32 a = static_cast<u32>(__cvta_generic_to_shared(smem));
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(a));
+#endif
+}
+
+// Four 8x8 b16 matrices (ldmatrix.x4 without .trans): lane l receives row l / 4 of matrix m,
+// elements 2 (l % 4) and 2 (l % 4) + 1, from the row addresses of lanes 8m .. 8m + 7.
+__device__ __forceinline__ void ldsm_x4(u32* r, const void* smem) {
+#ifdef GDN_HOST_EMU
+  emu_ldsm_x4(r, smem);
+#else
+  u32 a = static_cast<u32>(__cvta_generic_to_shared(smem));
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
                : "r"(a));
 #endif

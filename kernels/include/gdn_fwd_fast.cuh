@@ -39,21 +39,6 @@ struct FwdFastParams {
 };
 static_assert(sizeof(FwdFastParams) == 240, "FwdFastParams layout changed: update src/engines/gdn/params.rs");
 
-#ifdef GDN_HOST_EMU  // bench/gdn_fused_host_emu.cpp runs scanx and the fused forward on the CPU
-void emu_ldsm_x4(u32* r, const void* smem);
-#endif
-// Four 8x8 b16 matrices, not transposed.
-__device__ __forceinline__ void ldsm_x4(u32* r, const void* smem) {
-#ifdef GDN_HOST_EMU
-  emu_ldsm_x4(r, smem);
-  return;
-#endif
-  u32 a = static_cast<u32>(__cvta_generic_to_shared(smem));
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(a));
-}
-
 // OUT: the output pass (Q⁺, A, Ũ staged, O written). Otherwise the summary pass (W, Kᴿ and,
 // for H blocks, Ũ staged; no O).
 template <int K, int NW, int STAGES, bool OUT>
@@ -257,7 +242,11 @@ constexpr int CHAIN_ROWS = 32;
 
 template <int K>
 __device__ __forceinline__ void fwd_chain_body(const FwdFastParams& fp) {
+#ifdef GDN_HOST_EMU
+  static float xs[CHAIN_ROWS][K + 1];  // the CPU emulation runs one block at a time
+#else
   __shared__ float xs[CHAIN_ROWS][K + 1];
+#endif
   const FwdParams& p = fp.f;
   const int P = fp.pieces, HO = p.ho;
   const int h = blockIdx.y, b = blockIdx.z, r0 = blockIdx.x * CHAIN_ROWS;

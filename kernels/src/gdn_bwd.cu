@@ -27,8 +27,17 @@
 //     (its fp32 CUDA-core variant: DNNPLAN_GDN_BWD_TOKENS=fp32)
 //   gdn_bwd_fold_{bf16,f16}_k{64,128}    <<<(T, 3), max(K, V)>>>
 //   gdn_bwd_params                       <<<HO, 256, 2048>>>   (only with a_log or dt_bias)
-// The single parameter is gdn::BwdParams by value.
+// The single parameter is gdn::BwdParams by value; the piece-chain kernels (long sequences on few
+// (sequence, head) pairs, kernels/include/gdn_bwd_chain.cuh) take gdn::BwdChainParams (BwdParams
+// first; the plan passes that block to every kernel) and replace fscan and dscan_io when P > 1:
+//   gdn_bwd_psum_{bf16,f16}_k{64,128}    <<<(V / 64, HO, N·(2P−1)), 128, FastSmem<K,4,2,false>>>
+//   gdn_bwd_pchain_k{64,128}             <<<(V / 32, HO, N), 256>>>
+//   gdn_bwd_fscanp_{bf16,f16}_k{64,128}  <<<(V / 64, HO, N·P), 128, ScanSmem::bytes>>>
+//   gdn_bwd_dsum_{bf16,f16}_k{64,128}    <<<(V / 64, HO, N·(P−1)), 128, DscanMmaSmem::bytes>>>
+//   gdn_bwd_dchain_k{64,128}             <<<(V / 32, HO, N), 256>>>
+//   gdn_bwd_dscanp_{bf16,f16}_k{64,128}  <<<(V / 64, HO, N·P), 128, DscanMmaSmem::bytes>>>
 #include "gdn_bwd.cuh"
+#include "gdn_bwd_chain.cuh"
 #include "gdn_fwd_prep3.cuh"
 
 extern "C" __global__ void __launch_bounds__(gdn::OFFSETS_THREADS) gdn_bwd_chunk_offsets(gdn::BwdParams p) {
@@ -86,8 +95,33 @@ extern "C" __global__ void __launch_bounds__(gdn::PARAM_THREADS) gdn_bwd_params(
   }                                                                                                \
   extern "C" __global__ void __launch_bounds__(KD) gdn_bwd_fold_##TAG##_k##KD(gdn::BwdParams p) {  \
     gdn::bwd_fold_body<T, KD, KD>(p);                                                              \
+  }                                                                                                \
+  extern "C" __global__ void __launch_bounds__(4 * 32) gdn_bwd_psum_##TAG##_k##KD(gdn::BwdChainParams p) { \
+    gdn::bwd_psum_body<T, KD, KD, 4, gdn::SUM_STAGES>(p);                                          \
+  }                                                                                                \
+  extern "C" __global__ void __launch_bounds__(gdn::SCAN_WARPS * 32)                               \
+      gdn_bwd_fscanp_##TAG##_k##KD(gdn::BwdChainParams p) {                                       \
+    gdn::bwd_fscan_piece_body<T, KD, KD, gdn::SCAN_WARPS, gdn::SCAN_STAGES>(p);                     \
+  }                                                                                                \
+  extern "C" __global__ void __launch_bounds__(gdn::DSCAN_MMA_WARPS * 32)                          \
+      gdn_bwd_dsum_##TAG##_k##KD(gdn::BwdChainParams p) {                                         \
+    gdn::bwd_dscan_piece_body<T, KD, KD, gdn::DSCAN_MMA_WARPS, gdn::DSCAN_MMA_STAGES, true>(p);    \
+  }                                                                                                \
+  extern "C" __global__ void __launch_bounds__(gdn::DSCAN_MMA_WARPS * 32)                          \
+      gdn_bwd_dscanp_##TAG##_k##KD(gdn::BwdChainParams p) {                                       \
+    gdn::bwd_dscan_piece_body<T, KD, KD, gdn::DSCAN_MMA_WARPS, gdn::DSCAN_MMA_STAGES, false>(p);   \
   }
 
+#define GDN_BWD_CHAIN_ENTRIES(KD)                                                                   \
+  extern "C" __global__ void __launch_bounds__(gdn::CHAIN_THREADS) gdn_bwd_pchain_k##KD(gdn::BwdChainParams p) { \
+    gdn::fwd_chain_body<KD>(gdn::chain_fwd_view(p));                                               \
+  }                                                                                                \
+  extern "C" __global__ void __launch_bounds__(gdn::CHAIN_THREADS) gdn_bwd_dchain_k##KD(gdn::BwdChainParams p) { \
+    gdn::fwd_chain_body<KD>(gdn::chain_rev_view(p));                                               \
+  }
+
+GDN_BWD_CHAIN_ENTRIES(128)
+GDN_BWD_CHAIN_ENTRIES(64)
 GDN_BWD_ENTRIES(bf16, gdn::gdn_bf16, 128)
 GDN_BWD_ENTRIES(bf16, gdn::gdn_bf16, 64)
 GDN_BWD_ENTRIES(f16, gdn::gdn_f16, 128)

@@ -408,16 +408,7 @@ pub fn backward(
                     &mut ds,
                     &dov,
                 );
-                for li in 0..c1 - c0 {
-                    let d = TokenGrads {
-                        dq_hat: &cg.dq_hat[li],
-                        dk_hat: &cg.dk_hat[li],
-                        dv: &cg.dv[li],
-                        dlog_alpha: cg.dlog_alpha[li],
-                        dbeta: cg.dbeta[li],
-                    };
-                    accumulate_port_grads(shape, opts, inp, &p, &mut gr, start, c0 + li, h, &d);
-                }
+                accumulate_chunk_grads(shape, opts, inp, &p, &mut gr, start, *c0, h, &cg);
             }
             if let Some(dis) = gr.d_initial_state.as_mut() {
                 store_state_at(dis, seq, h, shape, &ds);
@@ -425,6 +416,207 @@ pub fn backward(
         }
     }
     gr
+}
+
+/// Reverse summary of one chunk (the backward's transition, stored domain):
+/// `dX_in = dX_out · Mᵀ + G` with `Mᵀ = D_C − Kᴿᵀ W` (`K×K`: the forward's `M_buf` transposed)
+/// and `G = dOᵀ (Q⁺ − A W)` (`V×K`), the gradient reaching the chunk's entering state from its
+/// own outputs. Both follow from [`chunk_backward`]'s `dS = D dS' + Q⁺ᵀ dO − Eᵀ dR`,
+/// `dR = Tᵀ (Aᵀ dO + Kᴿ dS')` and `W = T E`; neither depends on the forward state.
+fn chunk_reverse_summary(f: &ChunkFactors, d_o: &[Vec<f64>], kd: usize, vd: usize) -> SpanSummary {
+    let c = f.gamma.len();
+    let fwd = chunk_summary(f, kd, vd);
+    let mut m = vec![0.0; kd * kd];
+    for i in 0..kd {
+        for j in 0..kd {
+            m[i * kd + j] = fwd.m[j * kd + i];
+        }
+    }
+    // Q⁺ − A W (C×K), then G = dOᵀ (Q⁺ − A W).
+    let mut qa = vec![0.0; c * kd];
+    for i in 0..c {
+        for d in 0..kd {
+            let aw: f64 = (0..=i).map(|j| f.a[i * c + j] * f.w[j * kd + d]).sum();
+            qa[i * kd + d] = f.q_plus[i * kd + d] - aw;
+        }
+    }
+    let mut h = vec![0.0; vd * kd];
+    for vi in 0..vd {
+        for d in 0..kd {
+            h[vi * kd + d] = (0..c).map(|i| d_o[i][vi] * qa[i * kd + d]).sum();
+        }
+    }
+    SpanSummary { m, h }
+}
+
+/// `dO` rows of tokens `c0..c1` of sequence-start `start`, head `h`.
+fn d_o_rows(
+    d_o: &[f64],
+    start: usize,
+    c0: usize,
+    c1: usize,
+    h: usize,
+    ho: usize,
+    vd: usize,
+) -> Vec<Vec<f64>> {
+    (c0..c1)
+        .map(|i| d_o[((start + i) * ho + h) * vd..][..vd].to_vec())
+        .collect()
+}
+
+/// Stored-domain `V×K` from a math-domain `K×V` state.
+fn to_stored(s: &[f64], kd: usize, vd: usize) -> Vec<f64> {
+    let mut x = vec![0.0; vd * kd];
+    for vi in 0..vd {
+        for d in 0..kd {
+            x[vi * kd + d] = s[d * vd + vi];
+        }
+    }
+    x
+}
+
+/// Math-domain `K×V` from a stored-domain `V×K` state.
+fn to_math(x: &[f64], kd: usize, vd: usize) -> Vec<f64> {
+    let mut s = vec![0.0; kd * vd];
+    for vi in 0..vd {
+        for d in 0..kd {
+            s[d * vd + vi] = x[vi * kd + d];
+        }
+    }
+    s
+}
+
+/// The backward's exact piece chain (the GPU's long-sequence schedule): each sequence is cut
+/// into `pieces` chunk-aligned spans ([`piece_spans`]).
+/// 1. Forward states: the spans' forward summaries (`H_j`, `M_j`, zero seed) chain the seeds
+///    `X_{j+1} = X_j M_j + H_j` from the initial state; each span's chunk-entering states are
+///    replayed from its seed.
+/// 2. State gradients: every span's reverse summary (`G_j` from `dX_out = 0` and its own `dO`,
+///    `Mᵀ_j` its transition; [`chunk_reverse_summary`] composed from the last chunk to the first)
+///    chains `dX_out_{j−1} = dX_out_j · Mᵀ_j + G_j` from `d_final_state`, from the last span to
+///    the first; each span's reverse pass then runs from its exact `dX_out_j`, and the first
+///    span's result is `d_initial_state`.
+///
+/// Same contract as [`backward`]; equal to it up to rounding.
+#[allow(clippy::too_many_arguments)]
+pub fn backward_piece_chain(
+    shape: &GdnShape,
+    opts: &GdnOptions,
+    inp: &GdnInputs,
+    d_o: &[f64],
+    d_final_state: Option<&[f64]>,
+    chunk: usize,
+    pieces: usize,
+) -> GdnGrads {
+    assert!(chunk > 0, "chunk size must be positive");
+    let (kd, vd, ho) = (shape.k, shape.v, shape.ho());
+    let mut gr = GdnGrads::zeros(shape, inp);
+    for seq in 0..inp.num_seqs() {
+        let start = inp.cu_seqlens[seq];
+        let len = inp.cu_seqlens[seq + 1] - start;
+        let spans = piece_spans(len, chunk, pieces);
+        for h in 0..ho {
+            let p = prepare_head(shape, opts, inp, seq, h);
+            // 1. Forward seeds of every span.
+            let fsums = span_summaries(shape, opts, inp, chunk, seq, h, &spans);
+            let mut seeds = Vec::with_capacity(spans.len());
+            let mut x = to_stored(&p.s0, kd, vd);
+            for s in &fsums {
+                seeds.push(x.clone());
+                x = s.apply(&x, kd, vd);
+            }
+            // 2. Reverse summaries and the reverse chain of dX_out per span.
+            let rsums: Vec<SpanSummary> = spans
+                .iter()
+                .map(|&(lo, hi)| {
+                    let mut acc = SpanSummary::identity(kd, vd);
+                    let mut bounds = Vec::new();
+                    let mut c0 = lo;
+                    while c0 < hi {
+                        let c1 = (c0 + chunk).min(hi);
+                        bounds.push((c0, c1));
+                        c0 = c1;
+                    }
+                    for &(c0, c1) in bounds.iter().rev() {
+                        let f = head_chunk_factors(&p, c0, c1);
+                        let dov = d_o_rows(d_o, start, c0, c1, h, ho, vd);
+                        acc = acc.then(&chunk_reverse_summary(&f, &dov, kd, vd), kd, vd);
+                    }
+                    acc
+                })
+                .collect();
+            let mut dx_out = vec![Vec::new(); spans.len()];
+            let last = spans.len() - 1;
+            dx_out[last] = match d_final_state {
+                Some(dfs) => to_stored(&load_state_at(dfs, seq, h, shape), kd, vd),
+                None => vec![0.0; vd * kd],
+            };
+            for j in (1..spans.len()).rev() {
+                dx_out[j - 1] = rsums[j].apply(&dx_out[j], kd, vd);
+            }
+            // 3. Replay every span from its exact seeds.
+            for (j, &(lo, hi)) in spans.iter().enumerate() {
+                let mut xr = seeds[j].clone();
+                let mut chunks = Vec::new();
+                let mut c0 = lo;
+                while c0 < hi {
+                    let c1 = (c0 + chunk).min(hi);
+                    let f = head_chunk_factors(&p, c0, c1);
+                    let beta: Vec<f64> = p.gate[c0..c1].iter().map(|g| g.beta).collect();
+                    let s = to_math(&xr, kd, vd);
+                    chunk_step(&f, &mut xr, kd, vd);
+                    chunks.push((c0, c1, f, beta, s));
+                    c0 = c1;
+                }
+                let mut ds = to_math(&dx_out[j], kd, vd);
+                for (c0, c1, f, beta, s) in chunks.iter().rev() {
+                    let dov = d_o_rows(d_o, start, *c0, *c1, h, ho, vd);
+                    let cg = chunk_backward(
+                        f,
+                        &p.q[*c0..*c1],
+                        &p.k[*c0..*c1],
+                        &p.v[*c0..*c1],
+                        beta,
+                        s,
+                        &mut ds,
+                        &dov,
+                    );
+                    accumulate_chunk_grads(shape, opts, inp, &p, &mut gr, start, *c0, h, &cg);
+                }
+                if j == 0
+                    && let Some(dis) = gr.d_initial_state.as_mut()
+                {
+                    store_state_at(dis, seq, h, shape, &ds);
+                }
+            }
+        }
+    }
+    gr
+}
+
+/// Adds one chunk's gradients (tokens `c0..`) to the port gradients.
+#[allow(clippy::too_many_arguments)]
+fn accumulate_chunk_grads(
+    shape: &GdnShape,
+    opts: &GdnOptions,
+    inp: &GdnInputs,
+    p: &PreparedHead,
+    gr: &mut GdnGrads,
+    start: usize,
+    c0: usize,
+    h: usize,
+    cg: &ChunkGrads,
+) {
+    for li in 0..cg.dbeta.len() {
+        let d = TokenGrads {
+            dq_hat: &cg.dq_hat[li],
+            dk_hat: &cg.dk_hat[li],
+            dv: &cg.dv[li],
+            dlog_alpha: cg.dlog_alpha[li],
+            dbeta: cg.dbeta[li],
+        };
+        accumulate_port_grads(shape, opts, inp, p, gr, start, c0 + li, h, &d);
+    }
 }
 
 /// Affine summary of a span in the stored domain (spec §1.2, §5.5): `X_end = X_0 · m + h`.

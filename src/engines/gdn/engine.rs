@@ -198,25 +198,7 @@ impl Engine for GdnSm90 {
         if facts.op == GdnOp::Backward {
             let module = compile_or_load("gdn_bwd", &info, &[])?;
             let k = facts.k;
-            let names = [
-                "gdn_bwd_chunk_offsets".to_owned(),
-                if prep_v3_selected() {
-                    format!("gdn_bwd_prep3_{tag}_k{k}")
-                } else {
-                    format!("gdn_bwd_prep_{tag}_k{k}")
-                },
-                format!("gdn_bwd_fscan_{tag}_k{k}"),
-                format!("gdn_bwd_dscan_{tag}_k{k}"),
-                format!("gdn_bwd_tokens_{tag}_k{k}"),
-                format!("gdn_bwd_fold_{tag}_k{k}"),
-                "gdn_bwd_params".to_owned(),
-                format!("gdn_bwd_dscan_mma_{tag}_k{k}"),
-                format!("gdn_bwd_tokens_mma_{tag}_k{k}"),
-                format!("gdn_bwd_dscan_io_{tag}_k{k}"),
-                format!("gdn_bwd_tokens_tc_{tag}_k{k}"),
-                format!("gdn_bwd_tokens_tc2_{tag}_k{k}"),
-                format!("gdn_bwd_tokens_tc3_{tag}_k{k}"),
-            ];
+            let names = super::backward::kernel_names(tag, k, prep_v3_selected());
             let mut fns = Vec::with_capacity(names.len());
             for n in &names {
                 fns.push(module.function(n)?);
@@ -226,7 +208,11 @@ impl Engine for GdnSm90 {
             for f in &fns {
                 launcher.prepare(f)?;
             }
-            return Ok(Box::new(GdnBwdPlan::new(facts, fns)?));
+            return Ok(Box::new(GdnBwdPlan::new(
+                facts,
+                fns,
+                info.sm_count.max(1) as u64,
+            )?));
         }
         let module = compile_or_load("gdn_fwd", &info, &[])?;
         let k = facts.k;

@@ -391,6 +391,29 @@ pub struct FwdFastParams {
     pub ws_seed: u64,
 }
 
+/// `gdn::BwdChainParams` of `kernels/include/gdn_bwd_chain.cuh`: the backward block followed by
+/// the piece count and the piece chain's fp32 workspace regions (the same tail as
+/// [`FwdFastParams`]). Its first member is [`BwdParams`], so one block serves every launch of the
+/// backward (the kernels without pieces read only that prefix).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct BwdChainParams {
+    /// The backward parameters.
+    pub b: BwdParams,
+    /// Pieces per sequence `P ≥ 1`.
+    pub pieces: i32,
+    /// Padding (0).
+    pub pad: i32,
+    /// Forward summaries `H_j`, then the reverse summaries `G_j` `[N·(P−1), HO, V, K]` fp32.
+    pub ws_h: u64,
+    /// Forward transitions `M_j`, then the reverse ones `Mᵀ_j` `[N·(P−1), HO, K, K]` fp32.
+    pub ws_m: u64,
+    /// Forward seeds, then the `dX` seeds `[N·P, HO, V, K]` fp32.
+    pub ws_seed: u64,
+    /// The reverse transitions `Mᵀ_j` `[N·(P−1), HO, K, K]` fp32.
+    pub ws_mt: u64,
+}
+
 /// The piece chain's workspace regions, placed after another layout's `total`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PieceLayout {
@@ -441,6 +464,51 @@ impl PieceLayout {
             p.ws_h = base + self.h;
             p.ws_m = base + self.m;
             p.ws_seed = base + self.seed;
+        }
+    }
+}
+
+/// The backward's piece-chain regions: the forward's ([`PieceLayout`]) and the reverse
+/// transitions `Mᵀ_j`, placed after another layout's `total`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BwdPieceLayout {
+    /// `H`/`G`, `M` and the seeds.
+    pub fwd: PieceLayout,
+    /// Offset of the reverse transitions.
+    pub mt: u64,
+    /// End of the regions (`after` when there are no pieces).
+    pub total: u64,
+}
+
+impl BwdPieceLayout {
+    /// Regions for `pieces` pieces per sequence starting at byte `after` (empty when
+    /// `pieces ≤ 1`).
+    pub fn new(after: u64, n_seqs: u64, ho: u64, k: u64, v: u64, pieces: u64) -> BwdPieceLayout {
+        let fwd = PieceLayout::new(after, n_seqs, ho, k, v, pieces);
+        if pieces <= 1 {
+            return BwdPieceLayout {
+                fwd,
+                mt: fwd.total,
+                total: after,
+            };
+        }
+        let mt = fwd.total;
+        let bytes = n_seqs * (pieces - 1) * ho * k * k * 4;
+        BwdPieceLayout {
+            fwd,
+            mt,
+            total: (mt + bytes).div_ceil(REGION_ALIGN) * REGION_ALIGN,
+        }
+    }
+
+    /// Writes the regions' addresses for a workspace at `base` into `p` (0 when no pieces).
+    pub fn bind(&self, base: u64, pieces: i32, p: &mut BwdChainParams) {
+        p.pieces = pieces;
+        if pieces > 1 {
+            p.ws_h = base + self.fwd.h;
+            p.ws_m = base + self.fwd.m;
+            p.ws_seed = base + self.fwd.seed;
+            p.ws_mt = base + self.mt;
         }
     }
 }
@@ -562,6 +630,21 @@ mod tests {
             3 * (3 * 17408 + 9216 + 9216) + 4 * 64 * 48
         );
         assert!(scan_smem_bytes(128) <= 227 * 1024);
+    }
+
+    #[test]
+    fn bwd_chain_params_layout_matches_the_cuda_struct() {
+        // BwdParams (392), two i32, four pointers (static_assert in gdn_bwd_chain.cuh: 432).
+        assert_eq!(std::mem::size_of::<BwdChainParams>(), 432);
+        assert_eq!(std::mem::offset_of!(BwdChainParams, pieces), 392);
+        assert_eq!(std::mem::offset_of!(BwdChainParams, ws_seed), 416);
+        assert_eq!(std::mem::offset_of!(BwdChainParams, ws_mt), 424);
+        let none = BwdPieceLayout::new(1000, 2, 3, 64, 64, 1);
+        assert_eq!(none.total, 1000);
+        let l = BwdPieceLayout::new(1000, 2, 3, 64, 64, 4);
+        assert_eq!(l.fwd, PieceLayout::new(1000, 2, 3, 64, 64, 4));
+        assert_eq!(l.mt, l.fwd.total);
+        assert_eq!(l.total, l.mt + 2 * 3 * 3 * 64 * 64 * 4);
     }
 
     #[test]
