@@ -14,6 +14,9 @@
 //   tc2   tc with the token stage's latency cuts (gdn_bwd_tokens_tc2: coalesced dv / dβ pass, no
 //         barrier before the products, raw gate and β loaded up front, one-warp reverse cumsum);
 //   tc3   tc2 with ldmatrix.x4 fragments and float2-staged results (gdn_bwd_tokens_tc3).
+//   tc4   tc3 reading the states entering the chunks in the io dtype (FLAG_BWD_S_IO; the
+//         harness stores them so) (gdn_bwd_tokens_tc4, the default).
+//   piece4  piece3 with FLAG_BWD_S_IO (the seeded replay writes io-dtype states) and tc4.
 //   piece2, piece3  tc with the piece chain (kernels/include/gdn_bwd_chain.cuh) at P = 2 / 3:
 //         forward summaries, fp32 chain and seeded replay writing ws_s (the harness's fp64 ws_s is
 //         NaN-filled first, so every state comes from the kernels), reverse summaries, reverse
@@ -49,7 +52,7 @@ static double rms_ratio(const std::vector<double>& a, const std::vector<double>&
   return std::sqrt(num / (den > 0 ? den : 1));
 }
 
-enum class Set { Fp32, Mma, Tc, Tc2, Tc3, Piece2, Piece3 };
+enum class Set { Fp32, Mma, Tc, Tc2, Tc3, Tc4, Piece2, Piece3, Piece4 };
 
 template <typename IOT, int K>
 int run_case(Set set, const char* name, int H, int HV, bool l2norm, bool safe, std::vector<int> lens, bool long_span = false) {
@@ -192,7 +195,7 @@ int run_case(Set set, const char* name, int H, int HV, bool l2norm, bool safe, s
   for (int b = 0; b < N; ++b) coff[b + 1] = coff[b] + (lens[b] + C - 1) / C;
   const int slots = T / C + N;
   std::vector<unsigned short> ws_w(slots * HO * C * K), ws_q(slots * HO * C * K), ws_kr(slots * HO * C * K), ws_ut(slots * HO * V * C),
-      ws_a(slots * HO * C * C), ws_t(slots * HO * C * C), ws_e(slots * HO * C * K);
+      ws_a(slots * HO * C * C), ws_t(slots * HO * C * C), ws_e(slots * HO * C * K), ws_s_io(size_t(slots) * HO * V * K);
   std::vector<float> ws_gl(slots * HO), ws_gam(slots * HO * C), ws_bet(slots * HO * C), ws_s(size_t(slots) * HO * V * K), ws_ds(size_t(slots) * HO * V * K, NAN),
       ws_dr(size_t(slots) * HO * C * V, NAN), ws_dq(T * HO * K, NAN), ws_dk(T * HO * K, NAN), ws_dv(T * HO * V, NAN), ws_pa(T * HO, NAN), ws_pb(T * HO, NAN);
   for (int b = 0; b < N; ++b)
@@ -255,6 +258,7 @@ int run_case(Set set, const char* name, int H, int HV, bool l2norm, bool safe, s
           for (int d = 0; d < V; ++d) ws_ut[ch * V * C + d * C + i] = enc<IOT>(U[i * V + d]);
         }
         for (int x = 0; x < V * K; ++x) ws_s[ch * V * K + x] = static_cast<float>(X[x]);
+        for (int x = 0; x < V * K; ++x) ws_s_io[ch * V * K + x] = enc<IOT>(static_cast<float>(X[x]));
         // X ← e^{Γ_last} X + Uᵀ Kᴿ with U = Ũ − W Xᵀ (fp64 here).
         std::vector<double> Uc(C * V);
         for (int i = 0; i < C; ++i)
@@ -304,31 +308,37 @@ int run_case(Set set, const char* name, int H, int HV, bool l2norm, bool safe, s
   bp.ws_ds = ws_ds.data(); bp.ws_dr = ws_dr.data(); bp.ws_dq = ws_dq.data(); bp.ws_dk = ws_dk.data(); bp.ws_dv = ws_dv.data();
   bp.ws_pa = ws_pa.data(); bp.ws_pb = ws_pb.data();
   const int base_flags = p.flags;
+  // tc4 / piece4: the states entering the chunks in the io dtype (FLAG_BWD_S_IO).
+  const bool s_io = set == Set::Tc4 || set == Set::Piece4;
+  if (s_io) bp.ws_s = reinterpret_cast<float*>(ws_s_io.data());
   auto run_kernels = [&] {
     for (auto* v : {&ws_ds, &ws_dr, &ws_dq, &ws_dk, &ws_dv, &ws_pa, &ws_pb, &dg, &db, &dis, &da, &dt})
       std::fill(v->begin(), v->end(), NAN);
     for (auto* v : {&dq, &dk, &dv}) std::fill(v->begin(), v->end(), 0xFFFF);
     constexpr unsigned MW = gdn::DSCAN_MMA_WARPS, MS = gdn::DSCAN_MMA_STAGES;
     const bool tc_tokens = set != Set::Fp32 && set != Set::Mma;
-    p.flags = base_flags | (tc_tokens ? gdn::FLAG_BWD_DIRECT : 0);
+    p.flags = base_flags | (tc_tokens ? gdn::FLAG_BWD_DIRECT : 0) | (s_io ? gdn::FLAG_BWD_S_IO : 0);
     if (set == Set::Fp32) {
       launch({V / gdn::DSCAN_VS, unsigned(HO), unsigned(N)}, gdn::DSCAN_THREADS, [&] { gdn::bwd_dscan_body<IOT, K, V>(bp); });
       launch({unsigned(slots), unsigned(HO), 1}, gdn::TOK_THREADS, [&] { gdn::bwd_tokens_body<IOT, K, V>(bp); });
     } else if (set == Set::Mma) {
       launch({V / (16 * MW), unsigned(HO), unsigned(N)}, MW * 32, [&] { gdn::bwd_dscan_mma_body<IOT, K, V, MW, MS>(bp); });
       launch({unsigned(slots), unsigned(HO), 1}, gdn::TOK_THREADS, [&] { gdn::bwd_tokens_body<IOT, K, V, true>(bp); });
-    } else if (set == Set::Tc || set == Set::Tc2 || set == Set::Tc3) {
+    } else if (set == Set::Tc || set == Set::Tc2 || set == Set::Tc3 || set == Set::Tc4) {
       launch({V / (16 * MW), unsigned(HO), unsigned(N)}, MW * 32, [&] { gdn::bwd_dscan_mma_body<IOT, K, V, MW, MS, true>(bp); });
-      if (set == Set::Tc3)
+      if (set == Set::Tc4)
+        launch({unsigned(slots), unsigned(HO), 1}, gdn::TOK_THREADS, [&] { gdn::bwd_tokens_tc_body<IOT, K, V, 4>(bp); });
+      else if (set == Set::Tc3)
         launch({unsigned(slots), unsigned(HO), 1}, gdn::TOK_THREADS, [&] { gdn::bwd_tokens_tc_body<IOT, K, V, 3>(bp); });
       else if (set == Set::Tc2)
         launch({unsigned(slots), unsigned(HO), 1}, gdn::TOK_THREADS, [&] { gdn::bwd_tokens_tc_body<IOT, K, V, 2>(bp); });
       else
         launch({unsigned(slots), unsigned(HO), 1}, gdn::TOK_THREADS, [&] { gdn::bwd_tokens_tc_body<IOT, K, V>(bp); });
     } else {
-      const int P = set == Set::Piece2 ? 2 : p3;
+      const int P = set == Set::Piece2 ? 2 : p3;  // piece4: piece3 with the io-dtype states and tc4
       cp.pieces = P;
       std::fill(ws_s.begin(), ws_s.end(), NAN);
+      std::fill(ws_s_io.begin(), ws_s_io.end(), 0xFFFF);
       std::fill(pc_h.begin(), pc_h.end(), NAN);
       std::fill(pc_m.begin(), pc_m.end(), NAN);
       std::fill(pc_mt.begin(), pc_mt.end(), NAN);
@@ -341,7 +351,10 @@ int run_case(Set set, const char* name, int H, int HV, bool l2norm, bool safe, s
       launch({V / (16 * MW), unsigned(HO), NP1}, MW * 32, [&] { gdn::bwd_dscan_piece_body<IOT, K, V, MW, MS, true>(cp); });
       launch({V / 32, unsigned(HO), unsigned(N)}, gdn::CHAIN_THREADS, [&] { gdn::fwd_chain_body<K>(gdn::chain_rev_view(cp)); });
       launch({V / (16 * MW), unsigned(HO), NP}, MW * 32, [&] { gdn::bwd_dscan_piece_body<IOT, K, V, MW, MS, false>(cp); });
-      launch({unsigned(slots), unsigned(HO), 1}, gdn::TOK_THREADS, [&] { gdn::bwd_tokens_tc_body<IOT, K, V, 3>(bp); });
+      if (s_io)
+        launch({unsigned(slots), unsigned(HO), 1}, gdn::TOK_THREADS, [&] { gdn::bwd_tokens_tc_body<IOT, K, V, 4>(bp); });
+      else
+        launch({unsigned(slots), unsigned(HO), 1}, gdn::TOK_THREADS, [&] { gdn::bwd_tokens_tc_body<IOT, K, V, 3>(bp); });
     }
     const bool grouped = H != HO || HK != HO || HV != HO;
     if (T > 0 && (!tc_tokens || grouped)) launch({unsigned(T), 3, 1}, K, [&] { gdn::bwd_fold_body<IOT, K, V>(bp); });
@@ -417,8 +430,8 @@ int main(int argc, char** argv) {
   int fails = 0;
   for (auto [set, tag] : {std::pair{Set::Fp32, "fp32"}, std::pair{Set::Mma, "mma"}, std::pair{Set::Tc, "tc"},
                           std::pair{Set::Tc2, "tc2"}, std::pair{Set::Tc3, "tc3"}, std::pair{Set::Piece2, "piece2"},
-                          std::pair{Set::Piece3, "piece3"}}) {
-    const bool piece = set == Set::Piece2 || set == Set::Piece3;
+                          std::pair{Set::Piece3, "piece3"}, std::pair{Set::Tc4, "tc4"}, std::pair{Set::Piece4, "piece4"}}) {
+    const bool piece = set == Set::Piece2 || set == Set::Piece3 || set == Set::Piece4;
     if (which != "all" && which != tag && !(which == "pieces" && piece)) continue;
     printf("== kernel set %s\n", tag);
     rng_state = 12345;  // the same inputs for every set

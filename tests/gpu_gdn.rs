@@ -975,7 +975,7 @@ fn timing_at_benchmark_shapes() {
         .ok()
         .map(|x| x.split(',').filter_map(|i| i.trim().parse().ok()).collect());
     let variants: Vec<String> = std::env::var("DNNPLAN_GDN_TIMING_VARIANTS")
-        .unwrap_or_else(|_| "tc,tc2,tc3".to_owned())
+        .unwrap_or_else(|_| "tc3,tc4".to_owned())
         .split(',')
         .map(|x| x.trim().to_owned())
         .collect();
@@ -989,10 +989,10 @@ fn timing_at_benchmark_shapes() {
         let (gf, nf, insf) = graph_for("gdn");
         let fwd = time_graph(&caller, gf, nf, &insf, &["O", "final_state"]);
         let bwd_outs = ["dQ", "dK", "dV", "dG", "dBeta", "d_initial_state"];
-        // Token-stage variants (DNNPLAN_GDN_BWD_TOKENS; default "tc,tc2,tc3", or the comma list
+        // Token-stage variants (DNNPLAN_GDN_BWD_TOKENS; default "tc3,tc4", or the comma list
         // in DNNPLAN_GDN_TIMING_VARIANTS: mma = session 3's pair, tc = session 4's all-tensor-core
         // token stage with io-dtype dS' and direct dQ/dK/dV, tc2 = tc with its latency cuts,
-        // tc3 = tc2 with fewer instructions, the default),
+        // tc3 = tc2 with fewer instructions and fp32 S_c, tc4 = tc3 with io-dtype S_c, the default),
         // each as a whole and cut after every launch (DNNPLAN_GDN_BWD_STEPS, read at build): the
         // stage times are the differences (without head groups the tc plans have no fold: "fold 0").
         let mut bwd = 0.0;

@@ -634,7 +634,7 @@ __device__ __forceinline__ void tokens_products_mma(const BwdParams& bp, size_t 
                                                     float (&fal)[2][4], float* dbvp = nullptr) {
   using M = TokMmaSmem<K, V>;
   using IO = Io<T>;
-  constexpr bool V2 = REV >= 2, V3 = REV >= 3;
+  constexpr bool V2 = REV >= 2, V3 = REV >= 3, V4 = REV >= 4;
   static_assert(M::bytes <= TokSmem<K>::vec_off && M::out_bytes <= TokSmem<K>::vec_off, "token products overflow");
   constexpr int KP = M::KP, VP = M::VP, CF = M::CF;
   // V3: the fp32 results in rows of K + 8 (pairs stored as float2; row reads conflict-free).
@@ -664,14 +664,19 @@ __device__ __forceinline__ void tokens_products_mma(const BwdParams& bp, size_t 
     if constexpr (TC) tile_async<T, CHUNK>(Utb, static_cast<const T*>(p.ws_ut) + ch * V * CHUNK, V, CHUNK, tid, TOK_THREADS);
   }
   cp_async_commit();
-  constexpr int SN = TC ? V * K / 2 / TOK_THREADS : 1;
+  // V4: S_c arrives in the io dtype (FLAG_BWD_S_IO replay) and goes to shared memory by cp.async.
+  constexpr int SN = TC && !V4 ? V * K / 2 / TOK_THREADS : 1;
   float2 sreg[SN];
   if constexpr (TC) {
     if constexpr (V3) tile_async_unrolled<T, K, V>(dSb, reinterpret_cast<const T*>(bp.ws_ds) + ch * V * K, tid);
     else tile_async<T, K>(dSb, reinterpret_cast<const T*>(bp.ws_ds) + ch * V * K, V, K, tid, TOK_THREADS);
-    const float2* xg = reinterpret_cast<const float2*>(bp.ws_s + ch * V * K);
+    if constexpr (V4) {
+      tile_async_unrolled<T, K, V>(Sb, reinterpret_cast<const T*>(bp.ws_s) + ch * V * K, tid);
+    } else {
+      const float2* xg = reinterpret_cast<const float2*>(bp.ws_s + ch * V * K);
 #pragma unroll
-    for (int u = 0; u < SN; ++u) sreg[u] = xg[tid + u * TOK_THREADS];
+      for (int u = 0; u < SN; ++u) sreg[u] = xg[tid + u * TOK_THREADS];
+    }
   }
   if constexpr (!TC) {
     const float2* xg = reinterpret_cast<const float2*>(bp.ws_s + ch * V * K);
@@ -805,7 +810,18 @@ __device__ __forceinline__ void tokens_products_mma(const BwdParams& bp, size_t 
   }
   cp_async_wait<0>();
   __syncthreads();
-  if constexpr (TC) {
+  if constexpr (V4) {
+    // dD = Σ S ⊙ dS', both as stored (io dtype), the same element order as below.
+    constexpr int SN4 = V * K / 2 / TOK_THREADS;
+#pragma unroll
+    for (int u = 0; u < SN4; ++u) {
+      const int r = tid / (K / 2) + u * (2 * TOK_THREADS / K);
+      const int c2 = 2 * (tid % (K / 2));
+      const u32 sv = ld32(&Sb[r * KP + c2]), dsv = ld32(&dSb[r * KP + c2]);
+      dd += IO::bits_to_f(static_cast<unsigned short>(sv & 0xffffu)) * IO::bits_to_f(static_cast<unsigned short>(dsv & 0xffffu)) +
+            IO::bits_to_f(static_cast<unsigned short>(sv >> 16)) * IO::bits_to_f(static_cast<unsigned short>(dsv >> 16));
+    }
+  } else if constexpr (TC) {
     // S (fp32) to the io dtype; dD = Σ S ⊙ dS' with dS' as stored (io dtype).
     static_assert(V * K / 2 % TOK_THREADS == 0, "S tile split");
 #pragma unroll
@@ -1300,7 +1316,7 @@ __device__ __forceinline__ void bwd_tokens_body(const BwdParams& bp) {
 }
 
 // ---------------------------------------------------------------------------------------
-// Stage 5, all products on the tensor cores (gdn_bwd_tokens_tc*, REV 3 the default): the value-dimension
+// Stage 5, all products on the tensor cores (gdn_bwd_tokens_tc*, REV 4 the default): the value-dimension
 // products of tokens_products_mma (dS' read in the io dtype), then the two chunk-local phases of
 // bwd_tokens_body as mma.sync products with the io dtype as operands and fp32 accumulation:
 //   phase A: Q̂ K̂ᵀ and K̂ K̂ᵀ (64 × 64 × K) in the fragment layout of dA, dL, giving
@@ -1321,7 +1337,11 @@ __device__ __forceinline__ void bwd_tokens_body(const BwdParams& bp) {
 //     row thread's key columns as adjacent pairs (2 tk + 16 mp + {0, 1}: 32-bit shared loads and
 //     stores of q/k rows, 32/64-bit global stores of dq/dk), compile-time-unrolled cp.async
 //     copies, no fp32 division in the l2norm backward (q · r instead of (q · r · scale) / scale),
-//     no integer division for ungrouped head indices, a 9-shuffle reduce-scatter for dβ.
+//     no integer division for ungrouped head indices, a 9-shuffle reduce-scatter for dβ;
+//   REV 4 (gdn_bwd_tokens_tc4): REV 3 reading S_c in the io dtype (the replay ran with
+//     FLAG_BWD_S_IO): S goes to shared memory by cp.async (half the traffic, no 16 float2
+//     registers, no conversion pass and one barrier less); dD = Σ S ⊙ dS' from the io-dtype S
+//     (the products already used S rounded to the io dtype, bitwise the same operands).
 // ---------------------------------------------------------------------------------------
 template <int K>
 struct TokTcSmem {

@@ -251,16 +251,8 @@ __device__ __forceinline__ void bwd_fscan_piece_body(const BwdChainParams& cp) {
     const T* Ws = reinterpret_cast<const T*>(base + S::w_off);
     const T* Ks = reinterpret_cast<const T*>(base + S::k_off);
     const T* Us = reinterpret_cast<const T*>(base + S::u_off);
-    {
-      float* xs = cp.b.ws_s + (static_cast<size_t>(c) * HO + h) * V * K;
-#pragma unroll
-      for (int nt = 0; nt < K / 8; ++nt) {
-#pragma unroll
-        for (int hf = 0; hf < 2; ++hf)
-          *reinterpret_cast<float2*>(&xs[static_cast<size_t>(vr + 8 * hf) * K + 8 * nt + cq]) =
-              make_float2(x[nt][2 * hf], x[nt][2 * hf + 1]);
-      }
-    }
+    bwd_store_state_frags<T, K>(cp.b.ws_s, (static_cast<size_t>(c) * HO + h) * V * K, x, vr, cq,
+                                cp.b.f.flags & FLAG_BWD_S_IO);
     const int ur = 16 * warp + (lane >> 2);  // row of Ũᵀ within the slice
     u32 uraw[8][2];
 #pragma unroll

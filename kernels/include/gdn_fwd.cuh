@@ -980,8 +980,41 @@ __device__ __forceinline__ void scan_state_update(float (&x)[K / 8][4], const u3
   }
 }
 
-// BWD: the backward's replay of the forward scan: writes the fp32 state entering every chunk to
-// ws_s ([chunks, HO, V, K], stored domain) and neither O nor the final state.
+// Backward only (the forward never sets it): the forward-state replays (gdn_bwd_fscan,
+// gdn_bwd_fscanp) store the state entering every chunk in the io dtype T instead of fp32
+// (read by gdn_bwd_tokens_tc4).
+constexpr int FLAG_BWD_S_IO = 1 << 13;
+
+// The backward's replay: this thread's fragments of the state entering a chunk (X = Sᵀ rows vr,
+// vr + 8, columns 8nt + cq + {0, 1}) to ws_s + elem ([V][K], stored domain), as fp32 pairs or, with
+// FLAG_BWD_S_IO, as io-dtype pairs (ws_s then holds T elements).
+template <typename T, int K>
+__device__ __forceinline__ void bwd_store_state_frags(float* ws_s, size_t elem, const float (&x)[K / 8][4], int vr, int cq,
+                                                      bool s_io) {
+  if (s_io) {
+    T* xs = reinterpret_cast<T*>(ws_s) + elem;
+#pragma unroll
+    for (int nt = 0; nt < K / 8; ++nt) {
+#pragma unroll
+      for (int hf = 0; hf < 2; ++hf)
+        *reinterpret_cast<u32*>(&xs[static_cast<size_t>(vr + 8 * hf) * K + 8 * nt + cq]) =
+            Io<T>::pack(x[nt][2 * hf], x[nt][2 * hf + 1]);
+    }
+  } else {
+    float* xs = ws_s + elem;
+#pragma unroll
+    for (int nt = 0; nt < K / 8; ++nt) {
+#pragma unroll
+      for (int hf = 0; hf < 2; ++hf)
+        *reinterpret_cast<float2*>(&xs[static_cast<size_t>(vr + 8 * hf) * K + 8 * nt + cq]) =
+            make_float2(x[nt][2 * hf], x[nt][2 * hf + 1]);
+    }
+  }
+}
+
+// BWD: the backward's replay of the forward scan: writes the state entering every chunk to
+// ws_s ([chunks, HO, V, K], stored domain; fp32, or the io dtype with FLAG_BWD_S_IO) and neither O
+// nor the final state.
 template <typename T, int K, int V, int NW, int STAGES, bool BWD = false>
 __device__ __forceinline__ void fwd_scan_body(const FwdParams& p, float* ws_s = nullptr) {
   using S = ScanSmem<K, NW, STAGES>;
@@ -1034,16 +1067,7 @@ __device__ __forceinline__ void fwd_scan_body(const FwdParams& p, float* ws_s = 
     const T* Ks = reinterpret_cast<const T*>(base + S::k_off);
     const T* As = reinterpret_cast<const T*>(base + S::a_off);
     const T* Us = reinterpret_cast<const T*>(base + S::u_off);
-    if (BWD) {
-      float* xs = ws_s + (static_cast<size_t>(c) * HO + h) * V * K;
-#pragma unroll
-      for (int nt = 0; nt < K / 8; ++nt) {
-#pragma unroll
-        for (int hf = 0; hf < 2; ++hf)
-          *reinterpret_cast<float2*>(&xs[static_cast<size_t>(vr + 8 * hf) * K + 8 * nt + cq]) =
-              make_float2(x[nt][2 * hf], x[nt][2 * hf + 1]);
-      }
-    }
+    if (BWD) bwd_store_state_frags<T, K>(ws_s, (static_cast<size_t>(c) * HO + h) * V * K, x, vr, cq, p.flags & FLAG_BWD_S_IO);
     const long long t0 = cs + static_cast<long long>(c - c_begin) * CHUNK;
     const int len = static_cast<int>(min_ll(static_cast<long long>(CHUNK), ce - t0));
     const int ur = 16 * warp + (lane >> 2);  // row of Ũᵀ within the slice

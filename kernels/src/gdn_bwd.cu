@@ -20,6 +20,9 @@
 //   gdn_bwd_tokens_tc3_{bf16,f16}_k{64,128} <<<as tokens_tc>>>
 //     (tokens_tc2 with ldmatrix.x4 A / B fragments and float2-staged fp32 results in rows of K + 8;
 //     DNNPLAN_GDN_BWD_TOKENS=tc3)
+//   gdn_bwd_tokens_tc4_{bf16,f16}_k{64,128} <<<as tokens_tc>>>
+//     (the default: tokens_tc3 reading S_c in the io dtype, written by gdn_bwd_fscan / fscanp
+//     under FLAG_BWD_S_IO)
 //   gdn_bwd_tokens_mma_{bf16,f16}_k{64,128} <<<(max_chunks, HO), 512, TokSmem::bytes>>>
 //     (session 3's token stage: value-dimension products on the tensor cores, CUDA-core tail;
 //     DNNPLAN_GDN_BWD_TOKENS=mma, with gdn_bwd_dscan_mma)
@@ -92,6 +95,10 @@ extern "C" __global__ void __launch_bounds__(gdn::PARAM_THREADS) gdn_bwd_params(
   extern "C" __global__ void __launch_bounds__(gdn::TOK_THREADS)                                   \
       gdn_bwd_tokens_tc3_##TAG##_k##KD(gdn::BwdParams p) {                                        \
     gdn::bwd_tokens_tc_body<T, KD, KD, 3>(p);                                                      \
+  }                                                                                                \
+  extern "C" __global__ void __launch_bounds__(gdn::TOK_THREADS)                                   \
+      gdn_bwd_tokens_tc4_##TAG##_k##KD(gdn::BwdParams p) {                                        \
+    gdn::bwd_tokens_tc_body<T, KD, KD, 4>(p);                                                      \
   }                                                                                                \
   extern "C" __global__ void __launch_bounds__(KD) gdn_bwd_fold_##TAG##_k##KD(gdn::BwdParams p) {  \
     gdn::bwd_fold_body<T, KD, KD>(p);                                                              \

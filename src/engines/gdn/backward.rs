@@ -9,7 +9,9 @@
 //! ([`BwdWorkspaceLayout`]); nothing allocates, synchronises or uses atomics.
 //!
 //! The reverse scan and every product of the token stage run on the tensor cores
-//! (`gdn_bwd_dscan_io_*`, writing `dS'` in the io dtype, and `gdn_bwd_tokens_tc3_*`); the token
+//! (`gdn_bwd_dscan_io_*`, writing `dS'` in the io dtype, and `gdn_bwd_tokens_tc4_*`, which reads
+//! the states entering the chunks in the io dtype: the replays store them so under `BWD_S_IO`,
+//! half of the fp32 traffic; `DNNPLAN_GDN_BWD_TOKENS=tc3` keeps the fp32 states); the token
 //! stage writes `dQ` / `dK` / `dV` of a port with `HO` heads itself (flag `BWD_DIRECT`), so the
 //! fold runs only for grouped ports (and not at all without head groups). The token kernel
 //! `gdn_bwd_tokens_tc3_*` is session 4's `gdn_bwd_tokens_tc_*` with its latency cuts (coalesced
@@ -96,7 +98,7 @@ type Step = (usize, (u32, u32, u32), u32, u32);
 
 /// Kernels of the `gdn_bwd` module a backward plan resolves, in the order of
 /// [`GdnBwdPlan::new`]'s `kernels` (`tag` = `bf16` / `f16`, `k` = K = V; `prep3`: the 8-warp prep).
-pub fn kernel_names(tag: &str, k: i64, prep3: bool) -> [String; 19] {
+pub fn kernel_names(tag: &str, k: i64, prep3: bool) -> [String; 20] {
     [
         "gdn_bwd_chunk_offsets".to_owned(),
         if prep3 {
@@ -121,6 +123,7 @@ pub fn kernel_names(tag: &str, k: i64, prep3: bool) -> [String; 19] {
         format!("gdn_bwd_dscanp_{tag}_k{k}"),
         format!("gdn_bwd_tokens_tc2_{tag}_k{k}"),
         format!("gdn_bwd_tokens_tc3_{tag}_k{k}"),
+        format!("gdn_bwd_tokens_tc4_{tag}_k{k}"),
     ]
 }
 
@@ -201,12 +204,13 @@ impl GdnBwdPlan {
     /// the order of [`kernel_names`]: offsets, prep, fscan, dscan (fp32), tokens (fp32), fold,
     /// params, dscan (tensor cores, fp32 `dS'`), tokens (tensor-core products, CUDA-core tail),
     /// dscan (io `dS'`), tokens (tensor cores throughout, `tc`), the piece chain's psum, pchain,
-    /// fscanp, dsum, dchain, dscanp, then tokens `tc2` (the latency cuts) and `tc3` (`tc2` with
-    /// ldmatrix fragments and paired row accesses; the default).
+    /// fscanp, dsum, dchain, dscanp, then tokens `tc2` (the latency cuts), `tc3` (`tc2` with
+    /// ldmatrix fragments and paired row accesses) and `tc4` (`tc3` reading the io-dtype `S_c`
+    /// that the replays write under `S_IO`; the default).
     pub fn new(f: &GdnFacts, kernels: Vec<Function>, sms: u64) -> Result<GdnBwdPlan> {
-        if kernels.len() != 19 {
+        if kernels.len() != 20 {
             return Err(Error::Internal(format!(
-                "{ENGINE_NAME}: the backward needs 19 kernels, got {}",
+                "{ENGINE_NAME}: the backward needs 20 kernels, got {}",
                 kernels.len()
             )));
         }
@@ -243,6 +247,11 @@ impl GdnBwdPlan {
         let dscan_fp32 = !tc && std::env::var("DNNPLAN_GDN_BWD_DSCAN").is_ok_and(|x| x == "fp32");
         if tc {
             template.f.flags |= flags::BWD_DIRECT;
+        }
+        // The default token kernel (tc4) reads the states entering the chunks in the io dtype.
+        let s_io = tc && !matches!(tokens_env.as_str(), "tc" | "tc2" | "tc3");
+        if s_io {
+            template.f.flags |= flags::BWD_S_IO;
         }
         let (hq, hk, hv) = (f.heads.0 as u64, f.heads.1 as u64, f.heads.2 as u64);
         let fold_needed = !tc || hq != ho || hk != ho || hv != ho;
@@ -313,7 +322,8 @@ impl GdnBwdPlan {
                 "mma" => 8,
                 "tc" => 10,
                 "tc2" => 17,
-                _ => 18,
+                "tc3" => 18,
+                _ => 19,
             },
             (chunks, ho32, 1),
             TOK_THREADS,
@@ -335,7 +345,7 @@ impl GdnBwdPlan {
         {
             steps.truncate(n);
         }
-        let layout = BwdWorkspaceLayout::new(n, t, ho, k, v);
+        let layout = BwdWorkspaceLayout::new(n, t, ho, k, v, s_io);
         Ok(GdnBwdPlan {
             template,
             uids,

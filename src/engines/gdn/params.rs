@@ -38,6 +38,9 @@ pub mod flags {
     /// Backward only (`gdn::FLAG_BWD_DIRECT`, set with `gdn_bwd_tokens_tc`): `dQ` / `dK` / `dV`
     /// of a port with `HO` heads are written by the token stage, and the fold skips that port.
     pub const BWD_DIRECT: i32 = 1 << 12;
+    /// Backward only (`gdn::FLAG_BWD_S_IO`, set with `gdn_bwd_tokens_tc4`): the forward-state
+    /// replays store the state entering every chunk in the io dtype (2 bytes) instead of fp32.
+    pub const BWD_S_IO: i32 = 1 << 13;
 }
 
 /// `gdn::FwdParams`: pointers are device addresses (0 = absent).
@@ -244,8 +247,16 @@ pub struct BwdWorkspaceLayout {
 }
 
 impl BwdWorkspaceLayout {
-    /// Layout for the backward (same arguments as [`WorkspaceLayout::new`]).
-    pub fn new(n_seqs: u64, total_tokens: u64, ho: u64, k: u64, v: u64) -> BwdWorkspaceLayout {
+    /// Layout for the backward (same arguments as [`WorkspaceLayout::new`]; `s_io`: the states
+    /// entering the chunks, `ws_s`, are stored in the 2-byte io dtype, [`flags::BWD_S_IO`]).
+    pub fn new(
+        n_seqs: u64,
+        total_tokens: u64,
+        ho: u64,
+        k: u64,
+        v: u64,
+        s_io: bool,
+    ) -> BwdWorkspaceLayout {
         let fwd = WorkspaceLayout::new(n_seqs, total_tokens, ho, k, v);
         let slots = max_chunks(n_seqs, total_tokens) * ho;
         let th = total_tokens * ho;
@@ -254,7 +265,7 @@ impl BwdWorkspaceLayout {
             slots * CHUNK * k * 2,
             slots * CHUNK * 4,
             slots * CHUNK * 4,
-            slots * v * k * 4,
+            slots * v * k * if s_io { 2 } else { 4 },
             slots * v * k * 4,
             slots * CHUNK * v * 4,
             th * k * 4,
@@ -579,13 +590,18 @@ mod tests {
 
     #[test]
     fn bwd_workspace_follows_the_forward_and_fits_hopper_smem() {
-        let l = BwdWorkspaceLayout::new(3, 130, 2, 64, 64);
+        let l = BwdWorkspaceLayout::new(3, 130, 2, 64, 64, false);
         assert_eq!(l.regions[0], l.fwd.total);
         for w in l.regions.windows(2) {
             assert!(w[1] > w[0] && w[1] % 256 == 0);
         }
         // dS (slots · V · K fp32) and the token-level fp32 regions.
         assert_eq!(l.regions[6] - l.regions[5], 10 * 64 * 64 * 4);
+        // S_c: fp32, or 2 bytes under BWD_S_IO (the rest of the layout shifts accordingly).
+        assert_eq!(l.regions[5] - l.regions[4], 10 * 64 * 64 * 4);
+        let h = BwdWorkspaceLayout::new(3, 130, 2, 64, 64, true);
+        assert_eq!(h.regions[5] - h.regions[4], 10 * 64 * 64 * 2);
+        assert_eq!(l.total - h.total, 10 * 64 * 64 * 2);
         assert_eq!(
             l.total - l.regions[11],
             (130 * 2 * 4u64).div_ceil(256) * 256
