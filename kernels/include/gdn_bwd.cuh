@@ -12,7 +12,8 @@
 //  2. gdn_bwd_prep   (chunk slots × HO)                       the forward's per-chunk factors
 //     (W, Q⁺, Kᴿ, Ũᵀ, A, Γ_last) plus T, E, Γ, β kept for the backward
 //  3. gdn_bwd_fscan  (V/64 × HO × N)                          the forward state scan replayed,
-//     writing the fp32 state S_c entering every chunk
+//     writing the state S_c entering every chunk (fp32, or the io dtype with FLAG_BWD_S_IO for
+//     gdn_bwd_tokens_tc4, the default)
 //  4. gdn_bwd_dscan_io (V/64 × HO × N, 4 warps; the default: dS' stored in the io dtype), or
 //     gdn_bwd_dscan_mma (the same with fp32 dS', with the older token stages) or its fp32
 //     CUDA-core variant gdn_bwd_dscan (V/16 × HO × N, 128 threads; DNNPLAN_GDN_BWD_DSCAN=fp32):
