@@ -17,21 +17,10 @@
 //                                          the before/after timing (DNNPLAN_GDN_FWD_PREP=v1)
 //   gdn_fwd_prep3_{bf16,f16}_k{64,128}     <<<(max_chunks, HO), 256, Prep3Smem::bytes>>> the 8-warp
 //                                          prep (kernels/include/gdn_fwd_prep3.cuh; bitwise the
-//                                          default prep's outputs; the default since session 4)
-//
-// Session-5 fused forward (kernels/include/gdn_fwd_fused.cuh; parameter FwdParams, no workspace,
-// no chunk table: the whole forward is this one launch; O and the final state bitwise those of
-// prep + scanx_w4 with one piece):
-//   gdn_fwd_fused_{bf16,f16}_k{64,128}     <<<(V / 64, HO, N), 256, FusedSmem<K, true>::bytes>>>
-//                                          warps 4-7 build chunk c+1's factors while warps 0-3 run
-//                                          chunk c's state step (DNNPLAN_GDN_FWD_SCAN=fused)
-//   gdn_fwd_fused_seq_{bf16,f16}_k{64,128} <<<(V / 64, HO, N), 128, FusedSmem<K, false>::bytes>>>
-//                                          the same 4 warps build, then scan; 2 blocks per SM
-//                                          (DNNPLAN_GDN_FWD_SCAN=fused_seq)
+//                                          default prep's outputs; DNNPLAN_GDN_FWD_PREP=v3)
 #include "gdn_fwd.cuh"
 #include "gdn_fwd_fast.cuh"
 #include "gdn_fwd_prep3.cuh"
-#include "gdn_fwd_fused.cuh"
 
 extern "C" __global__ void __launch_bounds__(gdn::OFFSETS_THREADS) gdn_chunk_offsets(gdn::FwdParams p) {
   gdn::chunk_offsets_body(p);
@@ -87,18 +76,3 @@ extern "C" __global__ void __launch_bounds__(gdn::CHAIN_THREADS) gdn_fwd_chain_k
 extern "C" __global__ void __launch_bounds__(gdn::CHAIN_THREADS) gdn_fwd_chain_k64(gdn::FwdFastParams p) {
   gdn::fwd_chain_body<64>(p);
 }
-
-#define GDN_FWD_FUSED_ENTRIES(TAG, T, KD)                                                            \
-  extern "C" __global__ void __launch_bounds__(gdn::FUSED_WS_THREADS, 1)                            \
-      gdn_fwd_fused_##TAG##_k##KD(gdn::FwdParams p) {                                              \
-    gdn::fwd_fused_body<T, KD, KD, true>(p);                                                        \
-  }                                                                                                 \
-  extern "C" __global__ void __launch_bounds__(gdn::FUSED_SEQ_THREADS, 2)                           \
-      gdn_fwd_fused_seq_##TAG##_k##KD(gdn::FwdParams p) {                                          \
-    gdn::fwd_fused_body<T, KD, KD, false>(p);                                                       \
-  }
-
-GDN_FWD_FUSED_ENTRIES(bf16, gdn::gdn_bf16, 128)
-GDN_FWD_FUSED_ENTRIES(bf16, gdn::gdn_bf16, 64)
-GDN_FWD_FUSED_ENTRIES(f16, gdn::gdn_f16, 128)
-GDN_FWD_FUSED_ENTRIES(f16, gdn::gdn_f16, 64)

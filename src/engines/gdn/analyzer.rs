@@ -249,3 +249,42 @@ pub fn analyze(graph: &Graph, _target: &Target) -> Result<Option<FactsRef>> {
     };
     Ok(Some(Arc::new(facts)))
 }
+
+/// Facts of a `gdn` (`op` Forward) or `gdn_bwd` node of `n` sequences, `t` tokens, `ho` heads
+/// everywhere and K = V = `d`, bf16, no options: the schedule rules' unit tests use it.
+#[cfg(test)]
+pub(crate) fn test_facts(
+    op: GdnOp,
+    n: i64,
+    t: i64,
+    ho: i64,
+    d: i64,
+    batch_invariant: bool,
+) -> GdnFacts {
+    GdnFacts {
+        node: if op == GdnOp::Forward {
+            "gdn0"
+        } else {
+            "gdn_bwd0"
+        }
+        .into(),
+        op,
+        n_seqs: n,
+        total_tokens: t,
+        heads: (ho, ho, ho, ho),
+        k: d,
+        v: d,
+        io: crate::ir::DataType::Bfloat16,
+        ports: Vec::new(),
+        scale: None,
+        use_qk_l2norm: false,
+        use_beta_sigmoid: false,
+        allow_neg_eigval: false,
+        safe_gate: false,
+        linear_gate: false,
+        batch_invariant,
+        overwrite_initial_state: false,
+        checkpoint_every: 0,
+        invalid: None,
+    }
+}

@@ -454,30 +454,9 @@ impl CompiledPlan for GdnBwdPlan {
 mod tests {
     use super::*;
     use crate::engines::gdn::analyzer::GdnOp;
-    use crate::ir::DataType;
 
     fn facts(n: i64, t: i64, ho: i64, d: i64, batch_invariant: bool) -> GdnFacts {
-        GdnFacts {
-            node: "gdn_bwd0".into(),
-            op: GdnOp::Backward,
-            n_seqs: n,
-            total_tokens: t,
-            heads: (ho, ho, ho, ho),
-            k: d,
-            v: d,
-            io: DataType::Bfloat16,
-            ports: Vec::new(),
-            scale: None,
-            use_qk_l2norm: false,
-            use_beta_sigmoid: false,
-            allow_neg_eigval: false,
-            safe_gate: false,
-            linear_gate: false,
-            batch_invariant,
-            overwrite_initial_state: false,
-            checkpoint_every: 0,
-            invalid: None,
-        }
+        crate::engines::gdn::analyzer::test_facts(GdnOp::Backward, n, t, ho, d, batch_invariant)
     }
 
     #[test]

@@ -13,12 +13,8 @@
 //! two value halves per head) or `_w8` (8 warps, all 128 value rows per block), and for long
 //! sequences on few (sequence, head) pairs the exact piece chain (`gdn_fwd_sum_*`,
 //! `gdn_fwd_chain_k*`, then `gdn_fwd_scanx_*` per piece; see `kernels/include/gdn_fwd_fast.cuh`).
-//! The fused forward (`gdn_fwd_fused_*`, `kernels/include/gdn_fwd_fused.cuh`) replaces the
-//! whole pipeline by one launch that builds each chunk's factors on chip (no workspace; O and the
-//! final state bitwise those of prep + the 4-warp scan), never cut into pieces.
-//! Diagnostics read once at build: `DNNPLAN_GDN_FWD_SCAN=v1|w4|w8|fused|fused_seq` (v1 =
-//! session-1 scan `gdn_fwd_scan_*`; fused_seq = the fused forward without warp specialisation),
-//! `DNNPLAN_GDN_FWD_PIECES=n` (force n pieces per sequence; 1 = off; ignored when fused) and
+//! Diagnostics read once at build: `DNNPLAN_GDN_FWD_SCAN=v1|w4|w8` (v1 = session-1 scan
+//! `gdn_fwd_scan_*`), `DNNPLAN_GDN_FWD_PIECES=n` (force n pieces per sequence; 1 = off) and
 //! `DNNPLAN_GDN_FWD_STEPS=n` (launch only the first n kernels: per-kernel timing by differences),
 //! `DNNPLAN_GDN_FWD_PREP=v1` (the session-1 prep, serial triangular-inverse loops) or `=v2` (the
 //! 4-warp prep `gdn_fwd_prep_*`, also the backward's `gdn_bwd_prep_*`). The default is the 8-warp
@@ -36,10 +32,9 @@ use crate::ir::DataType;
 use super::analyzer::{GdnFacts, GdnOp, PortFacts};
 use super::backward::GdnBwdPlan;
 use super::params::{
-    CHAIN_ROWS, CHAIN_THREADS, FUSED_SEQ_THREADS, FUSED_VS, FUSED_WS_THREADS, FwdFastParams,
-    FwdParams, KernelDtype, OFFSETS_THREADS, PREP_THREADS, PREP3_THREADS, PieceLayout, SCAN_WARPS,
-    SUM_STAGES, WorkspaceLayout, fast_smem_bytes, flags, fused_smem_bytes, max_chunks,
-    prep_smem_bytes, prep3_smem_bytes, scan_smem_bytes,
+    CHAIN_ROWS, CHAIN_THREADS, FwdFastParams, FwdParams, KernelDtype, OFFSETS_THREADS,
+    PREP_THREADS, PREP3_THREADS, PieceLayout, SCAN_WARPS, SUM_STAGES, WorkspaceLayout,
+    fast_smem_bytes, flags, max_chunks, prep_smem_bytes, prep3_smem_bytes, scan_smem_bytes,
 };
 
 /// Manifest name of the engine.
@@ -221,8 +216,6 @@ impl Engine for GdnSm90 {
             ScanVariant::V1 => format!("gdn_fwd_scan_{tag}_k{k}"),
             ScanVariant::Warps4 => format!("gdn_fwd_scanx_{tag}_k{k}_w4"),
             ScanVariant::Warps8 => format!("gdn_fwd_scanx_{tag}_k{k}_w8"),
-            ScanVariant::Fused => format!("gdn_fwd_fused_{tag}_k{k}"),
-            ScanVariant::FusedSeq => format!("gdn_fwd_fused_seq_{tag}_k{k}"),
         };
         let kernels = FwdKernels {
             offsets: module.function("gdn_chunk_offsets")?,
@@ -263,20 +256,6 @@ pub enum ScanVariant {
     Warps4,
     /// `gdn_fwd_scanx_*_w8`: 8 warps, all 128 value rows per block (V = 128 only).
     Warps8,
-    /// `gdn_fwd_fused_*`: the whole forward in one launch, factors built on chip (no workspace);
-    /// 4 producer warps build chunk c+1's factors while 4 consumer warps run chunk c's state
-    /// step, per (sequence, head, 64 value rows). Never cut into pieces.
-    Fused,
-    /// `gdn_fwd_fused_seq_*`: the fused forward on 4 warps that build, then scan (2 blocks per
-    /// SM overlap each other). Never cut into pieces.
-    FusedSeq,
-}
-
-impl ScanVariant {
-    /// Whether this is one of the fused one-launch forwards (no prep, no workspace).
-    pub fn is_fused(self) -> bool {
-        matches!(self, ScanVariant::Fused | ScanVariant::FusedSeq)
-    }
 }
 
 /// The forward's schedule: scan kernel, pieces per sequence, launches kept.
@@ -312,14 +291,12 @@ impl FwdChoice {
             Some("v1") => c.scan = ScanVariant::V1,
             Some("w4") => c.scan = ScanVariant::Warps4,
             Some("w8") if f.v == 128 => c.scan = ScanVariant::Warps8,
-            Some("fused") => c.scan = ScanVariant::Fused,
-            Some("fused_seq") => c.scan = ScanVariant::FusedSeq,
             _ => {}
         }
         if let Some(p) = env("DNNPLAN_GDN_FWD_PIECES").and_then(|x| x.parse::<u64>().ok()) {
             c.pieces = p.clamp(1, 64);
         }
-        if c.scan == ScanVariant::V1 || c.scan.is_fused() {
+        if c.scan == ScanVariant::V1 {
             c.pieces = 1;
         }
         if let Some(n) = env("DNNPLAN_GDN_FWD_STEPS").and_then(|x| x.parse::<usize>().ok()) {
@@ -417,7 +394,6 @@ pub struct GdnFwdPlan {
     smem_scan: u32,
     smem_sum: u32,
     scan_threads: u32,
-    workspace: u64,
     kernels: FwdKernels,
 }
 
@@ -499,22 +475,18 @@ impl GdnFwdPlan {
         let p = choice.pieces;
         let (warps, stages) = match choice.scan {
             ScanVariant::V1 => (u64::from(SCAN_WARPS), 3),
-            ScanVariant::Warps4 | ScanVariant::Fused | ScanVariant::FusedSeq => (4, 3),
+            ScanVariant::Warps4 => (4, 3),
             ScanVariant::Warps8 => (8, 2),
         };
-        let (smem_scan, scan_threads) = match choice.scan {
-            ScanVariant::V1 => (scan_smem_bytes(k), 32 * warps as u32),
-            ScanVariant::Fused => (fused_smem_bytes(k, true), FUSED_WS_THREADS),
-            ScanVariant::FusedSeq => (fused_smem_bytes(k, false), FUSED_SEQ_THREADS),
-            _ => (fast_smem_bytes(k, warps, stages, true), 32 * warps as u32),
+        let smem_scan = match choice.scan {
+            ScanVariant::V1 => scan_smem_bytes(k),
+            _ => fast_smem_bytes(k, warps, stages, true),
         };
-        let pieces = PieceLayout::new(layout.total, n, ho as u64, k, v, p);
-        debug_assert!(!choice.scan.is_fused() || (p == 1 && v % FUSED_VS == 0));
         Ok(GdnFwdPlan {
             template,
             uids,
             layout,
-            pieces,
+            pieces: PieceLayout::new(layout.total, n, ho as u64, k, v, p),
             choice,
             grid_prep: (chunks as u32, ho as u32, 1),
             grid_scan: ((v / (16 * warps)) as u32, ho as u32, (n * p) as u32),
@@ -536,13 +508,7 @@ impl GdnFwdPlan {
             },
             smem_scan,
             smem_sum: fast_smem_bytes(k, 4, SUM_STAGES, false),
-            scan_threads,
-            // The fused forward reads no workspace (no chunk table, no factors).
-            workspace: if choice.scan.is_fused() {
-                0
-            } else {
-                pieces.total
-            },
+            scan_threads: 32 * warps as u32,
             kernels,
         })
     }
@@ -570,9 +536,7 @@ impl GdnFwdPlan {
             },
             ..FwdFastParams::default()
         };
-        if !self.choice.scan.is_fused() {
-            self.layout.bind(ws, &mut p.f);
-        }
+        self.layout.bind(ws, &mut p.f);
         self.pieces.bind(ws, self.choice.pieces as i32, &mut p);
         Ok(p)
     }
@@ -585,26 +549,24 @@ impl GdnFwdPlan {
 
 impl CompiledPlan for GdnFwdPlan {
     fn workspace_size(&self) -> u64 {
-        self.workspace
+        self.pieces.total
     }
 
     fn execute(&self, pack: &VariantPack, ctx: &ExecContext) -> Result<()> {
-        let ws = ctx.workspace_region(self.workspace, ENGINE_NAME)? as u64;
+        let ws = ctx.workspace_region(self.pieces.total, ENGINE_NAME)? as u64;
         let mut p = self.bind(pack, ws)?;
         // SAFETY: the stream comes from the caller's handle and outlives this call.
         let launcher = unsafe { Launcher::bind(ctx.stream.cast(), ctx.device) }?;
         let kn = &self.kernels;
         let chained = self.choice.pieces > 1;
-        // The fused forward is one launch: no chunk table, no prep.
-        let staged = !self.choice.scan.is_fused();
         let launches = [
-            (&kn.offsets, (1, 1, 1), OFFSETS_THREADS, 0, staged),
+            (&kn.offsets, (1, 1, 1), OFFSETS_THREADS, 0, true),
             (
                 &kn.prep,
                 self.grid_prep,
                 self.prep_threads,
                 self.smem_prep,
-                staged,
+                true,
             ),
             (&kn.sum, self.grid_sum, 128, self.smem_sum, chained),
             (&kn.chain, self.grid_chain, CHAIN_THREADS, 0, chained),
@@ -644,27 +606,7 @@ mod tests {
     use super::*;
 
     fn facts(n: i64, t: i64, ho: i64, d: i64, batch_invariant: bool) -> GdnFacts {
-        GdnFacts {
-            node: "gdn0".into(),
-            op: GdnOp::Forward,
-            n_seqs: n,
-            total_tokens: t,
-            heads: (ho, ho, ho, ho),
-            k: d,
-            v: d,
-            io: DataType::Bfloat16,
-            ports: Vec::new(),
-            scale: None,
-            use_qk_l2norm: false,
-            use_beta_sigmoid: false,
-            allow_neg_eigval: false,
-            safe_gate: false,
-            linear_gate: false,
-            batch_invariant,
-            overwrite_initial_state: false,
-            checkpoint_every: 0,
-            invalid: None,
-        }
+        crate::engines::gdn::analyzer::test_facts(GdnOp::Forward, n, t, ho, d, batch_invariant)
     }
 
     #[test]
@@ -688,33 +630,5 @@ mod tests {
         assert_eq!(pick(1, 300, 2, 128, false), (ScanVariant::Warps4, 1));
         // Few pairs of long sequences: at most 16 pieces.
         assert_eq!(pick(1, 1 << 20, 1, 128, false), (ScanVariant::Warps4, 16));
-        // The fused forward is never the default: on the H200 it measured 2.4x (4, 8192, 16),
-        // 4.4x (1, 32768, 16), 1.6x / 2.4x (16, 2048, 32; sequential / warp-specialised) and
-        // 2.6x (ragged mix) slower than the staged path (bench/gdn_results.md, session 5).
-        for (n, t, ho, d) in [
-            (4, 32768, 16, 128),
-            (1, 32768, 16, 128),
-            (16, 32768, 32, 128),
-            (10, 29949, 16, 128),
-            (64, 64 * 4096, 16, 64),
-        ] {
-            let c = FwdChoice::default_for(&facts(n, t, ho, d, false), 132);
-            assert!(!c.scan.is_fused(), "({n}, {t}, {ho}, {d})");
-        }
-    }
-
-    #[test]
-    fn fused_forward_is_one_launch_without_pieces() {
-        // SAFETY: unit tests that read these variables run in this test only.
-        unsafe { std::env::set_var("DNNPLAN_GDN_FWD_SCAN", "fused") };
-        let f = facts(1, 32768, 16, 128, false);
-        let c = FwdChoice::pick(&f, 132);
-        unsafe { std::env::set_var("DNNPLAN_GDN_FWD_SCAN", "fused_seq") };
-        let s = FwdChoice::pick(&f, 132);
-        unsafe { std::env::remove_var("DNNPLAN_GDN_FWD_SCAN") };
-        // The default would cut this shape into 4 pieces; the fused kernels never are.
-        assert_eq!((c.scan, c.pieces), (ScanVariant::Fused, 1));
-        assert_eq!((s.scan, s.pieces), (ScanVariant::FusedSeq, 1));
-        assert!(c.scan.is_fused() && !ScanVariant::Warps4.is_fused());
     }
 }

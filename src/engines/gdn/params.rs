@@ -531,28 +531,6 @@ pub const CHAIN_THREADS: u32 = 256;
 /// State rows per block of the piece chain kernel.
 pub const CHAIN_ROWS: u64 = 32;
 
-/// Threads of the warp-specialised fused forward (`gdn_fwd_fused_*`): 4 producer + 4 consumer warps.
-pub const FUSED_WS_THREADS: u32 = 256;
-/// Threads of the sequential fused forward (`gdn_fwd_fused_seq_*`).
-pub const FUSED_SEQ_THREADS: u32 = 128;
-/// Value rows per block of the fused forward (`gdn::FUSED_VS`).
-pub const FUSED_VS: u64 = 64;
-
-/// Dynamic shared memory of the fused forward (`gdn::FusedSmem<K, WS>::bytes`, K = V): the
-/// producer tiles (raw / normalised k -> L, T; q -> E; the slice's v -> Y; Γ, β, Γ_last), then
-/// one (sequential) or two (`ws`, warp-specialised) factor buffers (W, Q⁺, Kᴿ `[64][K + 8]`, A and
-/// the slice's Ũᵀ `[64][72]`, io dtype) and, with `ws`, the consumer warps' O staging tiles (the
-/// sequential kernel stages O over the dead k tile).
-pub fn fused_smem_bytes(k: u64, ws: bool) -> u32 {
-    let (kp, cp, fp, yp) = (k + 8, CHUNK + 8, CHUNK + 1, FUSED_VS + 8);
-    let r1 = (CHUNK * kp * 2).max(CHUNK * fp * 4);
-    let r2 = r1.div_ceil(16) * 16;
-    let gl = r2 + CHUNK * kp * 2 + CHUNK * yp * 2 + 2 * CHUNK * 4;
-    let buf = 3 * CHUNK * kp * 2 + CHUNK * cp * 2 + FUSED_VS * cp * 2;
-    let bufs = gl + 16 + if ws { 2 * buf } else { buf };
-    (if ws { bufs + 4 * CHUNK * 24 * 2 } else { bufs }) as u32
-}
-
 /// Dynamic shared memory of the session-4 scan kernels (`gdn::FastSmem<K, NW, STAGES, OUT>`):
 /// `out` = the output pass (`gdn_fwd_scanx_*`), otherwise the summary pass (`gdn_fwd_sum_*`).
 pub fn fast_smem_bytes(k: u64, warps: u64, stages: u64, out: bool) -> u32 {
@@ -684,17 +662,5 @@ mod tests {
         );
         assert_eq!(fast_smem_bytes(128, 4, 2, false), 2 * (2 * 17408 + 9216));
         assert!(fast_smem_bytes(128, 8, 2, true) <= 227 * 1024);
-    }
-
-    #[test]
-    fn fused_smem_matches_the_cuda_struct_and_fits() {
-        // gdn::FusedSmem<K, WS>::bytes (printed by the CPU emulation's build).
-        assert_eq!(fused_smem_bytes(128, true), 198_160);
-        assert_eq!(fused_smem_bytes(128, false), 115_216);
-        assert_eq!(fused_smem_bytes(64, true), 140_048);
-        assert_eq!(fused_smem_bytes(64, false), 81_680);
-        assert!(fused_smem_bytes(128, true) <= 227 * 1024);
-        // Two sequential blocks per SM: 228 KB per SM, 1 KB reserved per block.
-        assert!(2 * (fused_smem_bytes(128, false) + 1024) <= 228 * 1024);
     }
 }
