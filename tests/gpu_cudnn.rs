@@ -14,7 +14,7 @@ use std::sync::Arc;
 use cudarc::driver::{result as drv, sys as drv_sys};
 use half::{bf16, f16};
 
-use cudnn_gpu::{DevBuf, alloc, capi, capi_ok, creation_median_ms, gpu, plan_list};
+use cudnn_gpu::{DevBuf, alloc, capi, capi_ok, creation_median_ms, fill, gpu, plan_list, upload};
 use dnnplan::cudnn::consts::*;
 use dnnplan::cudnn::emit::{OperationGraph, emit};
 use dnnplan::cudnn::exec_path::ExecPath;
@@ -83,7 +83,7 @@ fn run(b: &Built, inputs: &HashMap<Uid, Vec<u8>>) -> HashMap<Uid, Vec<u8>> {
                 "input {u}: {} bytes for a {n}-byte tensor",
                 data.len()
             );
-            unsafe { drv::memcpy_htod_sync(buf.0, data.as_slice()) }.unwrap();
+            upload(&buf, data);
         }
         ptrs.push(buf.0 as *mut c_void);
         bufs.push((u, buf, n));
@@ -1870,7 +1870,7 @@ fn buf_set(b: &Built, outputs: &[Uid], seed: u64) -> BufSet {
         let buf = alloc(n);
         if !outputs.contains(&u) {
             let data = random_bf16_bytes(n / 2, seed * 31 + u as u64);
-            unsafe { drv::memcpy_htod_sync(buf.0, data.as_slice()) }.unwrap();
+            upload(&buf, &data);
         }
         bufs.push((u, buf, n));
     }
@@ -1882,7 +1882,7 @@ impl BufSet {
     fn poison(&self, outputs: &[Uid]) {
         for (u, d, n) in &self.bufs {
             if outputs.contains(u) {
-                unsafe { drv::memset_d8_sync(d.0, 0xFF, *n) }.unwrap();
+                fill(d, 0xFF, *n);
             }
         }
     }
@@ -2045,7 +2045,7 @@ fn operand_buffers(doc: &str, list: *mut capi::dnnp_plan_list_t, seed: u64) -> V
             let elems = counts.iter().find(|c| c.0 == *u).unwrap().1;
             let buf = alloc(elems * 2);
             let data = random_bf16_bytes(elems, seed * 131 + *u as u64);
-            unsafe { drv::memcpy_htod_sync(buf.0, data.as_slice()) }.unwrap();
+            upload(&buf, &data);
             buf
         })
         .collect()

@@ -38,7 +38,7 @@ use std::ffi::c_void;
 
 use cudarc::driver::{result as drv, sys as drv_sys};
 
-use cudnn_gpu::{DevBuf, alloc, capi, capi_ok, creation_median_ms, gpu, plan_list};
+use cudnn_gpu::{DevBuf, alloc, capi, capi_ok, creation_median_ms, gpu, plan_list, upload};
 use dnnplan::cudnn::api::{CudnnApi, RawDescriptor};
 use dnnplan::cudnn::consts::*;
 use dnnplan::cudnn::emit::{OperationGraph, emit};
@@ -137,7 +137,7 @@ fn run_once(doc: &str, list: *mut capi::dnnp_plan_list_t, out_uid: i64) -> Vec<u
             let buf = alloc(elems * 2);
             if *u != out_uid {
                 let data = random_bf16_bytes(elems, 7 + *u as u64);
-                unsafe { drv::memcpy_htod_sync(buf.0, data.as_slice()) }.unwrap();
+                upload(&buf, &data);
             }
             (*u, buf, elems * 2)
         })

@@ -68,13 +68,39 @@ impl Drop for DevBuf {
     }
 }
 
+/// Waits for the setup copies and fills of the legacy stream. The tests' work runs on a
+/// non-blocking stream, which does not wait for the legacy stream, and a "synchronous" memset or
+/// pageable upload may return before it has landed: without this, a kernel can read an input
+/// before its upload or see an output's zero fill land after it wrote (seen on the H200 while
+/// other processes loaded the GPU).
+pub fn settle() {
+    drv::ctx::synchronize().unwrap();
+}
+
+/// A zero-filled device buffer of `bytes` (at least 256), the fill landed.
 pub fn alloc(bytes: usize) -> DevBuf {
     // SAFETY: plain allocation; zero-filled.
-    unsafe {
+    let buf = unsafe {
         let p = drv::malloc_sync(bytes.max(256)).unwrap();
         drv::memset_d8_sync(p, 0, bytes.max(256)).unwrap();
         DevBuf(p)
-    }
+    };
+    settle();
+    buf
+}
+
+/// Copies `data` to the start of `buf`, the copy landed.
+pub fn upload(buf: &DevBuf, data: &[u8]) {
+    // SAFETY: the callers size `buf` for `data`.
+    unsafe { drv::memcpy_htod_sync(buf.0, data) }.unwrap();
+    settle();
+}
+
+/// Fills the first `bytes` of `buf` with `byte`, the fill landed.
+pub fn fill(buf: &DevBuf, byte: u8, bytes: usize) {
+    // SAFETY: the callers pass `buf`'s size or less.
+    unsafe { drv::memset_d8_sync(buf.0, byte, bytes) }.unwrap();
+    settle();
 }
 
 pub fn capi_ok(what: &str, st: i32) {
