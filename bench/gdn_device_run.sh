@@ -6,7 +6,7 @@
 # Here (CPU machine, worktree root):
 #   /work/wt/device-pack.sh --features gpu-tests           # stages .device/ (tests incl. gpu_gdn)
 #   X=/work/main/.xfer-gdn2; rm -rf $X && mkdir -p $X/whl $X/bench && cp -a .device kernels $X/ \
-#     && cp bench/gdn_device_run.sh bench/gdn_fla_bench.py bench/gdn_nvrtc_check.py $X/bench/
+#     && cp bench/gdn_device_run.sh bench/gdn_peers_bench.py bench/gdn_nvrtc_check.py $X/bench/
 #   python3 -m pip download --no-deps --only-binary=:all: --python-version 3.12 \
 #       --implementation cp --platform manylinux2014_x86_64 -d $X/whl fla-core==0.6.0
 # run tool: command "bash .xfer-gdn2/bench/gdn_device_run.sh", carry [".xfer-gdn2"]. Logs in $OUT.
@@ -28,6 +28,6 @@ grep -E "ERROR SUMMARY|test result|Invalid|panicked" "$OUT/memcheck.log" | head 
 if ls whl/*.whl >/dev/null 2>&1; then
   echo "== fla-core 0.6.0 (same run)"
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site whl/*.whl \
-    && PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1 timeout 200 python3 bench/gdn_fla_bench.py 2>&1 \
+    && for mode in fwd fwdbwd; do PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1 timeout 100 python3 bench/gdn_peers_bench.py fla $mode 2>&1; done \
     | grep -v Warning | tee "$OUT/fla.log"
 fi

@@ -23,7 +23,9 @@ use dnnplan::engines::gdn::reference::{
 use dnnplan::ir::{DataType, Graph, GraphContext, NodeBuilder, Tensor};
 use dnnplan::pack::executor::{PlanChoice, execute};
 use dnnplan::pack::normalize::{Buffer, from_bindings};
-use gdn_gpu::{BenchInputs, Caller, GDN_SM90_ID, Rng, get, ok, put, size, time_graph};
+use gdn_gpu::{
+    BENCH_SHAPES, BenchInputs, Caller, GDN_SM90_ID, Rng, get, ok, put, size, time_graph,
+};
 
 /// One configuration.
 #[derive(Clone)]
@@ -960,16 +962,6 @@ fn timing_at_benchmark_shapes() {
         return;
     }
     let caller = Caller::new();
-    let shapes: [(&str, Vec<i64>, i64); 4] = [
-        ("(4,8192,16)", vec![8192; 4], 16),
-        ("(1,32768,16)", vec![32768], 16),
-        ("(16,2048,32)", vec![2048; 16], 32),
-        (
-            "ragged mix H=16",
-            vec![8192, 100, 4096, 1, 2048, 7000, 0, 3000, 512, 5000],
-            16,
-        ),
-    ];
     // DNNPLAN_GDN_TIMING_SHAPES: comma list of shape indices to run (default all).
     let only: Option<Vec<usize>> = std::env::var("DNNPLAN_GDN_TIMING_SHAPES")
         .ok()
@@ -979,11 +971,11 @@ fn timing_at_benchmark_shapes() {
         .split(',')
         .map(|x| x.trim().to_owned())
         .collect();
-    for (si, (name, lens, hh)) in shapes.into_iter().enumerate() {
+    for (si, (name, lens, hh)) in BENCH_SHAPES.into_iter().enumerate() {
         if only.as_ref().is_some_and(|o| !o.contains(&si)) {
             continue;
         }
-        let inp = BenchInputs::new(&caller, &lens, hh);
+        let inp = BenchInputs::new(&caller, lens, hh);
         let (t, n) = (inp.t, inp.n);
         let graph_for = |op: &str| inp.graph(op);
         let (gf, nf, insf) = graph_for("gdn");
@@ -1046,37 +1038,20 @@ fn timing_backward_pieces() {
         return;
     }
     let caller = Caller::new();
-    // (name, lens, heads, [(pieces, cut into kernels)]); pieces 0 = the default rule.
-    type Runs = Vec<(u64, bool)>;
-    let shapes: [(&str, Vec<i64>, i64, Runs); 4] = [
+    // (index in BENCH_SHAPES, [(pieces, cut into kernels)]); pieces 0 = the default rule.
+    let shapes: [(usize, Vec<(u64, bool)>); 4] = [
         (
-            "(1,32768,16)",
-            vec![32768],
-            16,
+            1,
             vec![(1, true), (0, true), (2, false), (3, false), (8, false)],
         ),
-        (
-            "(4,8192,16)",
-            vec![8192; 4],
-            16,
-            vec![(0, false), (4, false)],
-        ),
-        (
-            "(16,2048,32)",
-            vec![2048; 16],
-            32,
-            vec![(0, false), (2, false)],
-        ),
-        (
-            "ragged mix H=16",
-            vec![8192, 100, 4096, 1, 2048, 7000, 0, 3000, 512, 5000],
-            16,
-            vec![(0, false), (4, false)],
-        ),
+        (0, vec![(0, false), (4, false)]),
+        (2, vec![(0, false), (2, false)]),
+        (3, vec![(0, false), (4, false)]),
     ];
     let bwd_outs = ["dQ", "dK", "dV", "dG", "dBeta", "d_initial_state"];
-    for (name, lens, hh, runs) in shapes {
-        let inp = BenchInputs::new(&caller, &lens, hh);
+    for (i, runs) in shapes {
+        let (name, lens, hh) = BENCH_SHAPES[i];
+        let inp = BenchInputs::new(&caller, lens, hh);
         for (pieces, cut) in runs {
             // SAFETY: the GPU tests run single-threaded (--test-threads=1); nothing else reads
             // the environment meanwhile.

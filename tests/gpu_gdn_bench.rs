@@ -20,7 +20,7 @@
 #[path = "support/gdn_gpu.rs"]
 mod gdn_gpu;
 
-use gdn_gpu::{BenchInputs, Caller, time_graph};
+use gdn_gpu::{BENCH_SHAPES, BenchInputs, Caller, time_graph};
 
 /// Analytic (bytes, flops) of one forward kernel (see the module doc).
 fn kernel_counts(kernel: &str, lens: &[i64], ho: i64, d: i64, pieces: i64) -> (f64, f64) {
@@ -89,16 +89,6 @@ fn gdn_benchmark_ours() {
         return;
     }
     let caller = Caller::new();
-    let shapes: [(&str, Vec<i64>, i64); 4] = [
-        ("(4,8192,16)", vec![8192; 4], 16),
-        ("(1,32768,16)", vec![32768], 16),
-        ("(16,2048,32)", vec![2048; 16], 32),
-        (
-            "ragged-mix-H16",
-            vec![8192, 100, 4096, 1, 2048, 7000, 0, 3000, 512, 5000],
-            16,
-        ),
-    ];
     // (label, DNNPLAN_GDN_FWD_SCAN, DNNPLAN_GDN_FWD_PIECES): "" = the engine's default; "v1" =
     // the session-1 prep and scan (before).
     let schedules: [(&str, &str, &str); 6] = [
@@ -115,11 +105,11 @@ fn gdn_benchmark_ours() {
             .filter_map(|x| x.parse().ok())
             .collect()
     });
-    for (si, (name, lens, hh)) in shapes.into_iter().enumerate() {
+    for (si, (name, lens, hh)) in BENCH_SHAPES.into_iter().enumerate() {
         if keep.as_ref().is_some_and(|k| !k.contains(&si)) {
             continue;
         }
-        let inp = BenchInputs::new(&caller, &lens, hh);
+        let inp = BenchInputs::new(&caller, lens, hh);
         let (t, n, kd) = (inp.t, inp.n, inp.kd);
         let graph_for = |op: &str| inp.graph(op);
         let time_fwd = || {
@@ -169,7 +159,7 @@ fn gdn_benchmark_ours() {
                 } else {
                     cum[i + 1] - cum[i]
                 };
-                let (bytes, flops) = kernel_counts(kname, &lens, hh, kd, pieces_used);
+                let (bytes, flops) = kernel_counts(kname, lens, hh, kd, pieces_used);
                 parts.push(format!(
                     "{kname} {ms:.4} ms {:.0} GB/s {:.1} TFLOP/s",
                     bytes / (ms * 1e-3) / 1e9,
@@ -225,25 +215,17 @@ fn gdn_prep_variants() {
         return;
     }
     let caller = Caller::new();
-    let shapes: [(&str, Vec<i64>, i64); 3] = [
-        ("(4,8192,16)", vec![8192; 4], 16),
-        ("(16,2048,32)", vec![2048; 16], 32),
-        (
-            "ragged-mix-H16",
-            vec![8192, 100, 4096, 1, 2048, 7000, 0, 3000, 512, 5000],
-            16,
-        ),
-    ];
+    let shapes = [0, 2, 3].map(|i| BENCH_SHAPES[i]);
     set_schedule("", "", None);
     for (name, lens, hh) in shapes {
-        let inp = BenchInputs::new(&caller, &lens, hh);
+        let inp = BenchInputs::new(&caller, lens, hh);
         let time = |op: &str, outs: &[&str]| {
             let (g, n, ins) = inp.graph(op);
             time_graph(&caller, g, n, &ins, outs)
         };
         let fwd_outs = ["O", "final_state"];
         let bwd_outs = ["dQ", "dK", "dV", "dG", "dBeta", "d_initial_state"];
-        let (bytes, flops) = kernel_counts("prep", &lens, hh, inp.kd, 1);
+        let (bytes, flops) = kernel_counts("prep", lens, hh, inp.kd, 1);
         let mut fwd_prep_ms = Vec::new();
         for prep in [Some("v2"), Some("v3")] {
             set_env("DNNPLAN_GDN_FWD_PREP", prep);

@@ -14,6 +14,19 @@ use dnnplan::pack::normalize::{Buffer, from_bindings};
 
 pub const GDN_SM90_ID: i64 = 20_103;
 
+/// Issue 8's benchmark shapes: (name, sequence lengths, heads); bf16, K = V = 128
+/// ([`BenchInputs`]). The names are the ones `bench/gdn_bench_table.py` joins on.
+pub const BENCH_SHAPES: [(&str, &[i64], i64); 4] = [
+    ("(4,8192,16)", &[8192; 4], 16),
+    ("(1,32768,16)", &[32768], 16),
+    ("(16,2048,32)", &[2048; 16], 32),
+    (
+        "ragged-mix-H16",
+        &[8192, 100, 4096, 1, 2048, 7000, 0, 3000, 512, 5000],
+        16,
+    ),
+];
+
 pub fn ok(call: &str, r: sys::CUresult) {
     assert_eq!(r, sys::CUresult::CUDA_SUCCESS, "{call}");
 }
