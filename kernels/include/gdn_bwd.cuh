@@ -289,48 +289,44 @@ struct DscanMmaSmem {
 
 // DS_IO: dS' leaves in the io dtype (read so by gdn_bwd_tokens_tc, which rounds it to the io dtype
 // as an operand anyway) instead of fp32.
-template <typename T, int K, int V, int NW, int STAGES, bool DS_IO = false>
-__device__ __forceinline__ void bwd_dscan_mma_body(const BwdParams& bp) {
-  using S = DscanMmaSmem<K, NW, STAGES>;
-  using IO = Io<T>;
-  constexpr int KP = S::KP, CP = S::CP, VS = S::VS, DP = S::DP;
-  const FwdParams& p = bp.f;
-  extern __shared__ __align__(16) unsigned char smem[];
-
-  const int h = blockIdx.y, b = blockIdx.z;
-  const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
-  const int HO = p.ho;
-  const int vb = blockIdx.x * VS;        // the block's first value row
-  const int vr = vb + 16 * warp + (lane >> 2);  // this thread's rows: vr and vr + 8
-  const int cq = 2 * (lane & 3);
-  const long long cs = load_cu(p, b), ce = load_cu(p, b + 1);
-  const int c_begin = p.chunk_offsets[b], c_end = p.chunk_offsets[b + 1];
-  const int nch = c_end - c_begin;
-  const size_t sbase = (static_cast<size_t>(b) * HO + h) * V * K;
-
-  // X = dSᵀ rows vr, vr+8, columns 8nt + cq + {0,1}: starts at d_final_state.
-  float x[K / 8][4];
+// X's fragments (this thread's rows vr, vr + 8, columns 8nt + cq + {0, 1}) to d_initial_state at
+// sbase ([V][K], stored domain; fp32 or bf16 pairs by the state dtype).
+template <int K>
+__device__ __forceinline__ void store_d_initial_state(const BwdParams& bp, size_t sbase, const float (&x)[K / 8][4],
+                                                      int vr, int cq) {
 #pragma unroll
   for (int nt = 0; nt < K / 8; ++nt) {
 #pragma unroll
     for (int hf = 0; hf < 2; ++hf) {
       const size_t idx = sbase + static_cast<size_t>(vr + 8 * hf) * K + 8 * nt + cq;
-      float a0 = 0.f, a1 = 0.f;
-      if (bp.d_final_state) {
-        if (p.state_dtype == DT_F32) {
-          const float2 t = *reinterpret_cast<const float2*>(static_cast<const float*>(bp.d_final_state) + idx);
-          a0 = t.x;
-          a1 = t.y;
-        } else {
-          const u32 t = *reinterpret_cast<const u32*>(static_cast<const unsigned short*>(bp.d_final_state) + idx);
-          a0 = __uint_as_float(t << 16);
-          a1 = __uint_as_float(t & 0xffff0000u);
-        }
+      if (bp.f.state_dtype == DT_F32) {
+        *reinterpret_cast<float2*>(static_cast<float*>(bp.d_initial_state) + idx) =
+            make_float2(x[nt][2 * hf], x[nt][2 * hf + 1]);
+      } else {
+        *reinterpret_cast<u32*>(static_cast<unsigned short*>(bp.d_initial_state) + idx) =
+            Io<gdn_bf16>::pack(x[nt][2 * hf], x[nt][2 * hf + 1]);
       }
-      x[nt][2 * hf] = a0;
-      x[nt][2 * hf + 1] = a1;
     }
   }
+}
+
+// The tensor-core reverse scan's chunk loop, shared by the uncut scan (bwd_dscan_mma_body) and
+// the piece chain's summary and seeded passes (bwd_dscan_piece_body, gdn_bwd_chain.cuh): chunks
+// [c_begin, c_end) of the sequence whose tokens are [cs, ce) and whose chunk c_first holds token cs,
+// last chunk first, carrying X = dSᵀ (this thread's rows vr, vr + 8 of the block's value slice from
+// vb) in x. Per chunk: dS' (X on entry) to ws_ds (DS: 0 not stored, 1 fp32, 2 io dtype), dR to
+// ws_dr (STORE_DR), then X ← e^{Γ_last} X + dOᵀ Q⁺ − dRᵀ E.
+template <typename T, int K, int V, int NW, int STAGES, int DS, bool STORE_DR>
+__device__ __forceinline__ void dscan_mma_chunks(const BwdParams& bp, float (&x)[K / 8][4], int h, long long cs,
+                                                 long long ce, int c_first, int c_begin, int c_end, int vb, int vr) {
+  using S = DscanMmaSmem<K, NW, STAGES>;
+  constexpr int KP = S::KP, CP = S::CP, VS = S::VS, DP = S::DP;
+  const FwdParams& p = bp.f;
+  extern __shared__ __align__(16) unsigned char smem[];
+  const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+  const int HO = p.ho;
+  const int cq = 2 * (lane & 3);
+  const int nch = c_end - c_begin;
 
   // Step s handles chunk c_end - 1 - s.
   auto issue = [&](int s, int st) {
@@ -343,7 +339,7 @@ __device__ __forceinline__ void bwd_dscan_mma_body(const BwdParams& bp) {
     tile_async<T, K>(reinterpret_cast<T*>(base + S::kr_off), static_cast<const T*>(p.ws_kr) + ch * CHUNK * K, CHUNK, K, tid, NT);
     tile_async<T, K>(reinterpret_cast<T*>(base + S::q_off), static_cast<const T*>(p.ws_q) + ch * CHUNK * K, CHUNK, K, tid, NT);
     tile_async<T, K>(reinterpret_cast<T*>(base + S::e_off), static_cast<const T*>(bp.ws_e) + ch * CHUNK * K, CHUNK, K, tid, NT);
-    const long long t0 = cs + static_cast<long long>(c - c_begin) * CHUNK;
+    const long long t0 = cs + static_cast<long long>(c - c_first) * CHUNK;
     const int len = static_cast<int>(min_ll(static_cast<long long>(CHUNK), ce - t0));
     T* ds = reinterpret_cast<T*>(base + S::do_off);
     const T* dog = static_cast<const T*>(bp.d_o);
@@ -382,25 +378,7 @@ __device__ __forceinline__ void bwd_dscan_mma_body(const BwdParams& bp) {
     const T* Es = reinterpret_cast<const T*>(base + S::e_off);
     const T* Ds = reinterpret_cast<const T*>(base + S::do_off);
     // dS' of this chunk (the gradient of the state leaving it), for the token stage.
-    if constexpr (DS_IO) {
-      T* xs = reinterpret_cast<T*>(bp.ws_ds) + ch * V * K;
-#pragma unroll
-      for (int nt = 0; nt < K / 8; ++nt) {
-#pragma unroll
-        for (int hf = 0; hf < 2; ++hf)
-          *reinterpret_cast<u32*>(&xs[static_cast<size_t>(vr + 8 * hf) * K + 8 * nt + cq]) =
-              Io<T>::pack(x[nt][2 * hf], x[nt][2 * hf + 1]);
-      }
-    } else {
-      float* xs = bp.ws_ds + ch * V * K;
-#pragma unroll
-      for (int nt = 0; nt < K / 8; ++nt) {
-#pragma unroll
-        for (int hf = 0; hf < 2; ++hf)
-          *reinterpret_cast<float2*>(&xs[static_cast<size_t>(vr + 8 * hf) * K + 8 * nt + cq]) =
-              make_float2(x[nt][2 * hf], x[nt][2 * hf + 1]);
-      }
-    }
+    if constexpr (DS != 0) bwd_store_state_frags<T, K>(bp.ws_ds, ch * V * K, x, vr, cq, DS == 2);
     // dOᵀ as A fragments (value rows × tokens), transposed out of the [token][value] tile.
     u32 doa[4][4];
 #pragma unroll
@@ -458,11 +436,13 @@ __device__ __forceinline__ void bwd_dscan_mma_body(const BwdParams& bp) {
       float* drg = bp.ws_dr + ch * CHUNK * V;
 #pragma unroll
       for (int nt = 0; nt < 8; ++nt) {
+        if constexpr (STORE_DR) {
 #pragma unroll
-        for (int e = 0; e < 2; ++e) {
-          const int j = 8 * nt + cq + e;
-          drg[static_cast<size_t>(j) * V + vr] = dr[nt][e];
-          drg[static_cast<size_t>(j) * V + vr + 8] = dr[nt][2 + e];
+          for (int e = 0; e < 2; ++e) {
+            const int j = 8 * nt + cq + e;
+            drg[static_cast<size_t>(j) * V + vr] = dr[nt][e];
+            drg[static_cast<size_t>(j) * V + vr + 8] = dr[nt][2 + e];
+          }
         }
         dra[nt >> 1][(nt & 1) * 2 + 0] = Io<T>::pack(-dr[nt][0], -dr[nt][1]);
         dra[nt >> 1][(nt & 1) * 2 + 1] = Io<T>::pack(-dr[nt][2], -dr[nt][3]);
@@ -489,23 +469,50 @@ __device__ __forceinline__ void bwd_dscan_mma_body(const BwdParams& bp) {
     __syncthreads();  // this stage is refilled by the next iteration's issue
   }
   cp_async_wait<0>();
+}
 
-  if (bp.d_initial_state) {
+template <typename T, int K, int V, int NW, int STAGES, bool DS_IO = false>
+__device__ __forceinline__ void bwd_dscan_mma_body(const BwdParams& bp) {
+  constexpr int VS = DscanMmaSmem<K, NW, STAGES>::VS;
+  const FwdParams& p = bp.f;
+
+  const int h = blockIdx.y, b = blockIdx.z;
+  const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+  const int HO = p.ho;
+  const int vb = blockIdx.x * VS;        // the block's first value row
+  const int vr = vb + 16 * warp + (lane >> 2);  // this thread's rows: vr and vr + 8
+  const int cq = 2 * (lane & 3);
+  const long long cs = load_cu(p, b), ce = load_cu(p, b + 1);
+  const int c_begin = p.chunk_offsets[b], c_end = p.chunk_offsets[b + 1];
+  const size_t sbase = (static_cast<size_t>(b) * HO + h) * V * K;
+
+  // X = dSᵀ rows vr, vr+8, columns 8nt + cq + {0,1}: starts at d_final_state.
+  float x[K / 8][4];
 #pragma unroll
-    for (int nt = 0; nt < K / 8; ++nt) {
+  for (int nt = 0; nt < K / 8; ++nt) {
 #pragma unroll
-      for (int hf = 0; hf < 2; ++hf) {
-        const size_t idx = sbase + static_cast<size_t>(vr + 8 * hf) * K + 8 * nt + cq;
+    for (int hf = 0; hf < 2; ++hf) {
+      const size_t idx = sbase + static_cast<size_t>(vr + 8 * hf) * K + 8 * nt + cq;
+      float a0 = 0.f, a1 = 0.f;
+      if (bp.d_final_state) {
         if (p.state_dtype == DT_F32) {
-          *reinterpret_cast<float2*>(static_cast<float*>(bp.d_initial_state) + idx) =
-              make_float2(x[nt][2 * hf], x[nt][2 * hf + 1]);
+          const float2 t = *reinterpret_cast<const float2*>(static_cast<const float*>(bp.d_final_state) + idx);
+          a0 = t.x;
+          a1 = t.y;
         } else {
-          *reinterpret_cast<u32*>(static_cast<unsigned short*>(bp.d_initial_state) + idx) =
-              Io<gdn_bf16>::pack(x[nt][2 * hf], x[nt][2 * hf + 1]);
+          const u32 t = *reinterpret_cast<const u32*>(static_cast<const unsigned short*>(bp.d_final_state) + idx);
+          a0 = __uint_as_float(t << 16);
+          a1 = __uint_as_float(t & 0xffff0000u);
         }
       }
+      x[nt][2 * hf] = a0;
+      x[nt][2 * hf + 1] = a1;
     }
   }
+
+  dscan_mma_chunks<T, K, V, NW, STAGES, DS_IO ? 2 : 1, true>(bp, x, h, cs, ce, c_begin, c_begin, c_end, vb, vr);
+
+  if (bp.d_initial_state) store_d_initial_state<K>(bp, sbase, x, vr, cq);
 }
 
 // ---------------------------------------------------------------------------------------

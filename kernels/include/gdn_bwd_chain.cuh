@@ -293,11 +293,9 @@ __device__ __forceinline__ void bwd_fscan_piece_body(const BwdChainParams& cp) {
 // ---------------------------------------------------------------------------------------
 template <typename T, int K, int V, int NW, int STAGES, bool SUM>
 __device__ __forceinline__ void bwd_dscan_piece_body(const BwdChainParams& cp) {
-  using S = DscanMmaSmem<K, NW, STAGES>;
-  constexpr int KP = S::KP, CP = S::CP, VS = S::VS, DP = S::DP;
+  constexpr int VS = DscanMmaSmem<K, NW, STAGES>::VS;
   const BwdParams& bp = cp.b;
   const FwdParams& p = bp.f;
-  extern __shared__ __align__(16) unsigned char smem[];
   const int P = cp.pieces;
 
   const int h = blockIdx.y;
@@ -317,7 +315,6 @@ __device__ __forceinline__ void bwd_dscan_piece_body(const BwdChainParams& cp) {
   const long long cs = load_cu(p, b), ce = load_cu(p, b + 1);
   int cb, c_begin, c_end;
   piece_range(p, b, j, P, cb, c_begin, c_end);
-  const int nch = c_end - c_begin;
 
   float x[K / 8][4];
   if (SUM) {
@@ -335,181 +332,13 @@ __device__ __forceinline__ void bwd_dscan_piece_body(const BwdChainParams& cp) {
     }
   }
 
-  // Step s handles chunk c_end - 1 - s.
-  auto issue = [&](int s, int st) {
-    const int c = c_end - 1 - s;
-    unsigned char* base = smem + st * S::stage;
-    const size_t ch = static_cast<size_t>(c) * HO + h;
-    constexpr int NT = NW * 32;
-    tile_async<T, CHUNK>(reinterpret_cast<T*>(base + S::t_off), static_cast<const T*>(bp.ws_t) + ch * CHUNK * CHUNK, CHUNK, CHUNK, tid, NT);
-    tile_async<T, K>(reinterpret_cast<T*>(base + S::kr_off), static_cast<const T*>(p.ws_kr) + ch * CHUNK * K, CHUNK, K, tid, NT);
-    tile_async<T, K>(reinterpret_cast<T*>(base + S::e_off), static_cast<const T*>(bp.ws_e) + ch * CHUNK * K, CHUNK, K, tid, NT);
-    tile_async<T, CHUNK>(reinterpret_cast<T*>(base + S::a_off), static_cast<const T*>(p.ws_a) + ch * CHUNK * CHUNK, CHUNK, CHUNK, tid, NT);
-    tile_async<T, K>(reinterpret_cast<T*>(base + S::q_off), static_cast<const T*>(p.ws_q) + ch * CHUNK * K, CHUNK, K, tid, NT);
-    const long long t0 = cs + static_cast<long long>(c - cb) * CHUNK;
-    const int len = static_cast<int>(min_ll(static_cast<long long>(CHUNK), ce - t0));
-    T* ds = reinterpret_cast<T*>(base + S::do_off);
-    const T* dog = static_cast<const T*>(bp.d_o);
-    constexpr int VEC = VS / 8;
-    for (int i = tid; i < CHUNK * VEC; i += NT) {
-      const int r = i / VEC, c8 = i % VEC;
-      if (r < len)
-        cp_async16(&ds[r * DP + 8 * c8], &dog[(static_cast<size_t>(t0 + r) * HO + h) * V + vb + 8 * c8]);
-      else
-        *reinterpret_cast<uint4*>(&ds[r * DP + 8 * c8]) = make_uint4(0u, 0u, 0u, 0u);
-    }
-  };
-#pragma unroll
-  for (int sidx = 0; sidx < STAGES - 1; ++sidx) {
-    if (sidx < nch) issue(sidx, sidx);
-    cp_async_commit();
-  }
-  const int lrow = (lane & 7) + 8 * ((lane >> 3) & 1);  // ldmatrix.trans rows of a B operand
-  const int bcol = 8 * (lane >> 4);
-  const int arow = (lane & 7) + 8 * (lane >> 4);       // ldmatrix.trans rows of an A operand
-  const int acol = 16 * warp + 8 * ((lane >> 3) & 1);
-  for (int s = 0; s < nch; ++s) {
-    const int c = c_end - 1 - s;
-    const int st = s % STAGES;
-    if (s + STAGES - 1 < nch) issue(s + STAGES - 1, (s + STAGES - 1) % STAGES);
-    cp_async_commit();
-    const size_t ch = static_cast<size_t>(c) * HO + h;
-    const float decay = __expf(p.ws_gl[ch]);
-    cp_async_wait<STAGES - 1>();
-    __syncthreads();
-    unsigned char* base = smem + st * S::stage;
-    const T* As = reinterpret_cast<const T*>(base + S::a_off);
-    const T* Ts = reinterpret_cast<const T*>(base + S::t_off);
-    const T* KRs = reinterpret_cast<const T*>(base + S::kr_off);
-    const T* Qs = reinterpret_cast<const T*>(base + S::q_off);
-    const T* Es = reinterpret_cast<const T*>(base + S::e_off);
-    const T* Ds = reinterpret_cast<const T*>(base + S::do_off);
-    if (!SUM) {  // dS' of this chunk (the gradient of the state leaving it), io dtype
-      T* xs = reinterpret_cast<T*>(bp.ws_ds) + ch * V * K;
-#pragma unroll
-      for (int nt = 0; nt < K / 8; ++nt) {
-#pragma unroll
-        for (int hf = 0; hf < 2; ++hf)
-          *reinterpret_cast<u32*>(&xs[static_cast<size_t>(vr + 8 * hf) * K + 8 * nt + cq]) =
-              Io<T>::pack(x[nt][2 * hf], x[nt][2 * hf + 1]);
-      }
-    }
-    // dOᵀ as A fragments (value rows × tokens), transposed out of the [token][value] tile.
-    u32 doa[4][4];
-#pragma unroll
-    for (int kk = 0; kk < 4; ++kk) ldsm_x4_t(doa[kk], &Ds[(16 * kk + arow) * DP + acol]);
-    // dUᵀ = dX Kᴿᵀ + dOᵀ A   (16 rows × 64 tokens).
-    float du[8][4];
-    zero_frags(du);
-#pragma unroll
-    for (int kk = 0; kk < K / 16; ++kk) {
-      u32 a[4];
-      x_a_frag<T>(a, x, kk);
-      const int col = 16 * kk + cq;
-#pragma unroll
-      for (int nt = 0; nt < 8; ++nt) {
-        const int n = 8 * nt + (lane >> 2);
-        u32 bk[2] = {ld32(&KRs[n * KP + col]), ld32(&KRs[n * KP + col + 8])};
-        Io<T>::mma(du[nt], a, bk);
-      }
-    }
-    // B[k = j][n = i] = A[j][i]: A is lower triangular, so token block kk ≥ column block np.
-#pragma unroll
-    for (int kk = 0; kk < 4; ++kk) {
-#pragma unroll
-      for (int np = 0; np < 4; ++np) {
-        if (np > kk) continue;
-        u32 r[4];
-        ldsm_x4_t(r, &As[(16 * kk + lrow) * CP + 16 * np + bcol]);
-        Io<T>::mma(du[2 * np], doa[kk], r);
-        Io<T>::mma(du[2 * np + 1], doa[kk], r + 2);
-      }
-    }
-    u32 dua[4][4];
-#pragma unroll
-    for (int nt = 0; nt < 8; ++nt) {
-      dua[nt >> 1][(nt & 1) * 2 + 0] = Io<T>::pack(du[nt][0], du[nt][1]);
-      dua[nt >> 1][(nt & 1) * 2 + 1] = Io<T>::pack(du[nt][2], du[nt][3]);
-    }
-    // dRᵀ = dUᵀ T: B[k = i][n = j] = T[i][j], lower triangular (i ≥ j).
-    float dr[8][4];
-    zero_frags(dr);
-#pragma unroll
-    for (int kk = 0; kk < 4; ++kk) {
-#pragma unroll
-      for (int np = 0; np < 4; ++np) {
-        if (np > kk) continue;
-        u32 r[4];
-        ldsm_x4_t(r, &Ts[(16 * kk + lrow) * CP + 16 * np + bcol]);
-        Io<T>::mma(dr[2 * np], dua[kk], r);
-        Io<T>::mma(dr[2 * np + 1], dua[kk], r + 2);
-      }
-    }
-    // dR (fp32, [token][value]) for the token stage; −dRᵀ as A fragments.
-    u32 dra[4][4];
-    {
-      float* drg = bp.ws_dr + ch * CHUNK * V;
-#pragma unroll
-      for (int nt = 0; nt < 8; ++nt) {
-        if (!SUM) {
-#pragma unroll
-          for (int e = 0; e < 2; ++e) {
-            const int jj = 8 * nt + cq + e;
-            drg[static_cast<size_t>(jj) * V + vr] = dr[nt][e];
-            drg[static_cast<size_t>(jj) * V + vr + 8] = dr[nt][2 + e];
-          }
-        }
-        dra[nt >> 1][(nt & 1) * 2 + 0] = Io<T>::pack(-dr[nt][0], -dr[nt][1]);
-        dra[nt >> 1][(nt & 1) * 2 + 1] = Io<T>::pack(-dr[nt][2], -dr[nt][3]);
-      }
-    }
-    // dX ← e^{Γ_last} dX + dOᵀ Q⁺ − dRᵀ E (B = Q⁺, E [token][key] via ldmatrix.trans).
-#pragma unroll
-    for (int nt = 0; nt < K / 8; ++nt)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) x[nt][e] *= decay;
-#pragma unroll
-    for (int kk = 0; kk < 4; ++kk) {
-#pragma unroll
-      for (int np = 0; np < K / 16; ++np) {
-        u32 r[4];
-        ldsm_x4_t(r, &Qs[(16 * kk + lrow) * KP + 16 * np + bcol]);
-        Io<T>::mma(x[2 * np], doa[kk], r);
-        Io<T>::mma(x[2 * np + 1], doa[kk], r + 2);
-        ldsm_x4_t(r, &Es[(16 * kk + lrow) * KP + 16 * np + bcol]);
-        Io<T>::mma(x[2 * np], dra[kk], r);
-        Io<T>::mma(x[2 * np + 1], dra[kk], r + 2);
-      }
-    }
-    __syncthreads();  // this stage is refilled by the next iteration's issue
-  }
-  cp_async_wait<0>();
+  dscan_mma_chunks<T, K, V, NW, STAGES, SUM ? 0 : 2, !SUM>(bp, x, h, cs, ce, cb, c_begin, c_end, vb, vr);
 
   if (SUM) {
     const size_t slot = static_cast<size_t>(b) * (P - 1) + (P - 1 - j);
-    float* dst = cp.ws_h + (slot * HO + h) * V * K;
-#pragma unroll
-    for (int nt = 0; nt < K / 8; ++nt)
-#pragma unroll
-      for (int hf = 0; hf < 2; ++hf)
-        *reinterpret_cast<float2*>(&dst[static_cast<size_t>(vr + 8 * hf) * K + 8 * nt + cq]) =
-            make_float2(x[nt][2 * hf], x[nt][2 * hf + 1]);
+    bwd_store_state_frags<T, K>(cp.ws_h, (slot * HO + h) * V * K, x, vr, cq, false);  // fp32 G_j
   } else if (j == 0 && bp.d_initial_state) {
-    const size_t sbase = (static_cast<size_t>(b) * HO + h) * V * K;
-#pragma unroll
-    for (int nt = 0; nt < K / 8; ++nt) {
-#pragma unroll
-      for (int hf = 0; hf < 2; ++hf) {
-        const size_t idx = sbase + static_cast<size_t>(vr + 8 * hf) * K + 8 * nt + cq;
-        if (p.state_dtype == DT_F32) {
-          *reinterpret_cast<float2*>(static_cast<float*>(bp.d_initial_state) + idx) =
-              make_float2(x[nt][2 * hf], x[nt][2 * hf + 1]);
-        } else {
-          *reinterpret_cast<u32*>(static_cast<unsigned short*>(bp.d_initial_state) + idx) =
-              Io<gdn_bf16>::pack(x[nt][2 * hf], x[nt][2 * hf + 1]);
-        }
-      }
-    }
+    store_d_initial_state<K>(bp, (static_cast<size_t>(b) * HO + h) * V * K, x, vr, cq);
   }
 }
 
