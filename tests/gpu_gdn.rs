@@ -1095,3 +1095,113 @@ fn timing_backward_pieces() {
         inp.free();
     }
 }
+
+/// The forward-direction scans per variant at the benchmark shapes (bf16, K = V = 128): the
+/// forward output scan (`DNNPLAN_GDN_FWD_SCAN` = w4 / w8 / t8; with the default piece rule, so at
+/// (1, 32768, 16) "scan" is summary + chain + seeded scan) and the backward's forward-state
+/// replay (`DNNPLAN_GDN_BWD_FSCAN` = v1 / r4 / r8; with pieces psum + pchain + fscanp), each as
+/// the difference of executes cut after the prep and after the scan (`DNNPLAN_GDN_FWD_STEPS`,
+/// `DNNPLAN_GDN_BWD_STEPS`), with the bytes the scan must move (factor tiles read, O or the io
+/// `S_c` written) over that time. Printed only, never asserted; runs when
+/// `DNNPLAN_GDN_TIMING_SCANS` is set (`=bwd`: the replays only). `DNNPLAN_GDN_TIMING_REPLAYS`
+/// (default `v1,r4,r8`) lists the replays, `r4/1` = `r4` with `DNNPLAN_GDN_BWD_FSCAN_PER_SM=1`;
+/// `DNNPLAN_GDN_TIMING_SHAPES` the shape indices.
+#[test]
+fn timing_forward_scans() {
+    if std::env::var_os("DNNPLAN_GDN_TIMING_SCANS").is_none() {
+        println!("skipped (set DNNPLAN_GDN_TIMING_SCANS=1)");
+        return;
+    }
+    let caller = Caller::new();
+    let bwd_outs = ["dQ", "dK", "dV", "dG", "dBeta", "d_initial_state"];
+    let fwd_too = std::env::var("DNNPLAN_GDN_TIMING_SCANS").is_ok_and(|x| x != "bwd");
+    let replays: Vec<String> = std::env::var("DNNPLAN_GDN_TIMING_REPLAYS")
+        .unwrap_or_else(|_| "v1,r4,r8".to_owned())
+        .split(',')
+        .map(|x| x.trim().to_owned())
+        .collect();
+    let only: Option<Vec<usize>> = std::env::var("DNNPLAN_GDN_TIMING_SHAPES")
+        .ok()
+        .map(|x| x.split(',').filter_map(|i| i.trim().parse().ok()).collect());
+    for (si, (name, lens, hh)) in BENCH_SHAPES.into_iter().enumerate() {
+        if only.as_ref().is_some_and(|o| !o.contains(&si)) {
+            continue;
+        }
+        let inp = BenchInputs::new(&caller, lens, hh);
+        let chunks: i64 = lens.iter().map(|l| (l + 63) / 64).sum();
+        let tile = (chunks * hh * 64 * 128 * 2) as f64; // one of W, Q⁺, Kᴿ, Ũᵀ (bf16)
+        let fwd_bytes = 4.0 * tile + (chunks * hh * 64 * 64 * 2 + inp.t * hh * 128 * 2) as f64;
+        let replay_bytes = 3.0 * tile + (chunks * hh * 128 * 128 * 2) as f64;
+        let time = |op: &str, steps_var: &str, steps: Option<usize>| {
+            // SAFETY: the GPU tests run single-threaded (--test-threads=1).
+            unsafe {
+                match steps {
+                    Some(n) => std::env::set_var(steps_var, n.to_string()),
+                    None => std::env::remove_var(steps_var),
+                }
+            }
+            let (g, n, ins) = inp.graph(op);
+            let outs: &[&str] = if op == "gdn" {
+                &["O", "final_state"]
+            } else {
+                &bwd_outs
+            };
+            let ms = time_graph(&caller, g, n, &ins, outs);
+            unsafe { std::env::remove_var(steps_var) };
+            ms
+        };
+        let fwd_prefix = if fwd_too {
+            time("gdn", "DNNPLAN_GDN_FWD_STEPS", Some(2))
+        } else {
+            0.0
+        };
+        let scans: &[&str] = if fwd_too { &["w4", "w8", "t8"] } else { &[] };
+        for &scan in scans {
+            unsafe { std::env::set_var("DNNPLAN_GDN_FWD_SCAN", scan) };
+            let whole = time("gdn", "DNNPLAN_GDN_FWD_STEPS", None);
+            let ms = whole - fwd_prefix;
+            println!(
+                "gdn_sm90 fscan {name:18} fwd scan {scan} {ms:.3} ms {:6.0} GB/s | fwd whole {whole:.3} ms",
+                fwd_bytes / (ms * 1e6)
+            );
+        }
+        unsafe { std::env::remove_var("DNNPLAN_GDN_FWD_SCAN") };
+        let bwd_prefix = time("gdn_bwd", "DNNPLAN_GDN_BWD_STEPS", Some(2));
+        for replay in replays.iter().map(String::as_str) {
+            let (variant, per_sm) = replay.split_once('/').unwrap_or((replay, ""));
+            unsafe {
+                std::env::set_var("DNNPLAN_GDN_BWD_FSCAN", variant);
+                if per_sm.is_empty() {
+                    std::env::remove_var("DNNPLAN_GDN_BWD_FSCAN_PER_SM");
+                } else {
+                    std::env::set_var("DNNPLAN_GDN_BWD_FSCAN_PER_SM", per_sm);
+                }
+            }
+            // Uncut: offsets, prep, fscan; pieces: offsets, prep, psum, pchain, fscanp.
+            let mut cum = vec![bwd_prefix];
+            for steps in 3..=5 {
+                cum.push(time("gdn_bwd", "DNNPLAN_GDN_BWD_STEPS", Some(steps)));
+            }
+            let whole = time("gdn_bwd", "DNNPLAN_GDN_BWD_STEPS", None);
+            let stages: Vec<String> = cum
+                .windows(2)
+                .map(|w| format!("{:.3}", w[1] - w[0]))
+                .collect();
+            // The replay is step 3 uncut (steps 4, 5 are the reverse scan, tokens) or steps
+            // 3..5 with pieces: both printed; the reader picks by the piece rule.
+            let uncut = cum[1] - cum[0];
+            let cut = cum[3] - cum[0];
+            println!(
+                "gdn_sm90 fscan {name:18} bwd replay {replay} step3 {uncut:.3} ms {:6.0} GB/s | steps3-5 {cut:.3} ms {:6.0} GB/s | steps {} | bwd whole {whole:.3} ms",
+                replay_bytes / (uncut * 1e6),
+                replay_bytes / (cut * 1e6),
+                stages.join(" ")
+            );
+        }
+        unsafe {
+            std::env::remove_var("DNNPLAN_GDN_BWD_FSCAN");
+            std::env::remove_var("DNNPLAN_GDN_BWD_FSCAN_PER_SM");
+        }
+        inp.free();
+    }
+}

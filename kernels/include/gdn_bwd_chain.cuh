@@ -83,102 +83,31 @@ __device__ __forceinline__ FwdFastParams chain_rev_view(const BwdChainParams& cp
 // ---------------------------------------------------------------------------------------
 template <typename T, int K, int V, int NW, int STAGES>
 __device__ __forceinline__ void bwd_psum_body(const BwdChainParams& cp) {
-  using S = FastSmem<K, NW, STAGES, false>;
-  using IO = Io<T>;
-  constexpr int KP = S::KP, CP = S::CP, VS = S::VS;
-  extern __shared__ __align__(16) unsigned char smem[];
+  constexpr int VS = 16 * NW;
   const FwdParams& p = cp.b.f;
   const int P = cp.pieces;
 
   const int h = blockIdx.y;
-  const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int HO = p.ho;
   const int b = blockIdx.z / (2 * P - 1), r = blockIdx.z % (2 * P - 1);
   const bool is_m = r >= P - 1;
   const int j = is_m ? r - (P - 1) : r;
   const int xb = blockIdx.x;
-  const int v0 = xb * VS + 16 * warp;
-  const int vr = v0 + (lane >> 2);  // this thread's rows: vr and vr + 8
+  const int vr = xb * VS + 16 * warp + (lane >> 2);  // this thread's rows: vr and vr + 8
   const int cq = 2 * (lane & 3);
   int cb, c_begin, c_end;
   piece_range(p, b, j, P, cb, c_begin, c_end);
 
   float x[K / 8][4];
-#pragma unroll
-  for (int nt = 0; nt < K / 8; ++nt) {
-#pragma unroll
-    for (int e = 0; e < 4; ++e) {
-      const int rr = vr + 8 * (e >> 1), c = 8 * nt + cq + (e & 1);
-      x[nt][e] = (is_m && rr == c) ? 1.f : 0.f;
-    }
-  }
-  const bool with_u = !is_m;
-  auto issue = [&](int c, int st) {
-    unsigned char* base = smem + st * S::stage;
-    const size_t ch = static_cast<size_t>(c) * HO + h;
-    tile_async<T, K>(reinterpret_cast<T*>(base + S::w_off), static_cast<const T*>(p.ws_w) + ch * CHUNK * K, CHUNK, K, tid, NW * 32);
-    tile_async<T, K>(reinterpret_cast<T*>(base + S::k_off), static_cast<const T*>(p.ws_kr) + ch * CHUNK * K, CHUNK, K, tid, NW * 32);
-    if (with_u)
-      tile_async<T, CHUNK>(reinterpret_cast<T*>(base + S::u_off),
-                           static_cast<const T*>(p.ws_ut) + (ch * V + xb * VS) * CHUNK, VS, CHUNK, tid, NW * 32);
-  };
-#pragma unroll
-  for (int sidx = 0; sidx < STAGES - 1; ++sidx) {
-    if (c_begin + sidx < c_end) issue(c_begin + sidx, sidx);
-    cp_async_commit();
-  }
-  float gl_next = c_begin < c_end ? p.ws_gl[static_cast<size_t>(c_begin) * HO + h] : 0.f;
-  const int brow = (lane & 7) + 8 * (lane >> 4), bcol = 8 * ((lane >> 3) & 1);
-  for (int c = c_begin; c < c_end; ++c) {
-    const int st = (c - c_begin) % STAGES;
-    if (c + STAGES - 1 < c_end) issue(c + STAGES - 1, (c - c_begin + STAGES - 1) % STAGES);
-    cp_async_commit();
-    const float gl = gl_next;
-    if (c + 1 < c_end) gl_next = p.ws_gl[static_cast<size_t>(c + 1) * HO + h];
-    cp_async_wait<STAGES - 1>();
-    __syncthreads();
-    unsigned char* base = smem + st * S::stage;
-    const T* Ws = reinterpret_cast<const T*>(base + S::w_off);
-    const T* Ks = reinterpret_cast<const T*>(base + S::k_off);
-    const T* Us = reinterpret_cast<const T*>(base + S::u_off);
-    const int ur = 16 * warp + (lane >> 2);
-    u32 uraw[8][2];
-#pragma unroll
-    for (int nt = 0; nt < 8; ++nt) {
-      uraw[nt][0] = with_u ? ld32(&Us[ur * CP + 8 * nt + cq]) : 0u;
-      uraw[nt][1] = with_u ? ld32(&Us[(ur + 8) * CP + 8 * nt + cq]) : 0u;
-    }
-    float pacc[8][4];
-    zero_frags(pacc);
-#pragma unroll
-    for (int kk = 0; kk < K / 16; ++kk) {
-      u32 a[4];
-      x_a_frag<T>(a, x, kk);
-#pragma unroll
-      for (int np = 0; np < 4; ++np) {
-        u32 bw[4];
-        ldsm_x4(bw, &Ws[(16 * np + brow) * KP + 16 * kk + bcol]);
-        IO::mma(pacc[2 * np], a, bw);
-        IO::mma(pacc[2 * np + 1], a, bw + 2);
-      }
-    }
-    u32 ua[4][4];
-    scan_u_frags<T>(ua, uraw, pacc);
-    scan_state_update<T, K, KP>(x, ua, Ks, gl, lane);
-    __syncthreads();  // this stage is refilled by the next iteration's issue
-  }
-  cp_async_wait<0>();
+  identity_frags<K>(x, is_m, vr, cq);
+  // The summary pass of fwd_scanx_body (no token positions are used: cs = ce = 0).
+  fscan_chunks<T, K, V, NW, STAGES, false, false, 1, false>(p, x, h, 0, 0, cb, c_begin, c_end, xb * VS, !is_m, nullptr);
 
   const size_t hk = static_cast<size_t>(HO) * V * K;
-  if (!is_m || j <= P - 2) {
-    float* dst = (is_m ? cp.ws_m : cp.ws_h) + (static_cast<size_t>(b) * (P - 1) + j) * hk + static_cast<size_t>(h) * V * K;
-#pragma unroll
-    for (int nt = 0; nt < K / 8; ++nt)
-#pragma unroll
-      for (int hf = 0; hf < 2; ++hf)
-        *reinterpret_cast<float2*>(&dst[static_cast<size_t>(vr + 8 * hf) * K + 8 * nt + cq]) =
-            make_float2(x[nt][2 * hf], x[nt][2 * hf + 1]);
-  }
+  if (!is_m || j <= P - 2)
+    store_fp32_frags<K>((is_m ? cp.ws_m : cp.ws_h) + (static_cast<size_t>(b) * (P - 1) + j) * hk + static_cast<size_t>(h) * V * K,
+                        x, vr, cq);
   if (is_m && j >= 1) {
     float* dst = cp.ws_mt + (static_cast<size_t>(b) * (P - 1) + (P - 1 - j)) * hk + static_cast<size_t>(h) * V * K;
 #pragma unroll
@@ -190,98 +119,42 @@ __device__ __forceinline__ void bwd_psum_body(const BwdChainParams& cp) {
 }
 
 // ---------------------------------------------------------------------------------------
-// gdn_bwd_fscanp: fwd_scan_body's backward replay (BWD = true) over piece j of sequence b,
-// seeded from ws_seed. Only W, Kᴿ and Ũᵀ are staged (no O).
+// The backward's forward-state replay on fscan_chunks (REPLAY: W, Kᴿ and Ũᵀ staged, no O, the
+// entering state of every chunk to ws_s; fp32 or, with FLAG_BWD_S_IO, the io dtype), over piece
+// j = z % P of sequence b = z / P (P = cp.pieces), from its seed in ws_seed, or, with P = 1, from
+// the initial state. Grid V/VS × HO × N·P, VS = 16·NW/SPLIT.
+//   gdn_bwd_fscanp_*       NW = 4, SPLIT = 1, 3 stages, two barriers per chunk: the piece
+//                          replay (P > 1) as in session 5
+//   gdn_bwd_fscan_r4_*     NW = 4, SPLIT = 1, 2 stages, one barrier per chunk
+//   gdn_bwd_fscan_r8_*     NW = 8, SPLIT = 2 (two warps per 16 value rows), 2 stages, one barrier
+// Bitwise gdn_bwd_fscan's ws_s (fwd_scan_body, BWD = true), which also stages Q⁺ and A and runs
+// the O products it never stores.
 // ---------------------------------------------------------------------------------------
-template <typename T, int K, int V, int NW, int STAGES>
+template <typename T, int K, int V, int NW, int STAGES, int SPLIT = 1, bool ONEBAR = false>
 __device__ __forceinline__ void bwd_fscan_piece_body(const BwdChainParams& cp) {
-  using S = ScanSmem<K, NW, STAGES>;
-  using IO = Io<T>;
-  constexpr int KP = S::KP, CP = S::CP, VS = S::VS;
-  extern __shared__ __align__(16) unsigned char smem[];
+  constexpr int VS = 16 * NW / SPLIT, KX = K / SPLIT;
   const FwdParams& p = cp.b.f;
   const int P = cp.pieces;
 
   const int h = blockIdx.y, b = blockIdx.z / P, j = blockIdx.z % P;
-  const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int HO = p.ho;
-  const int v0 = blockIdx.x * VS + 16 * warp;
-  const int vr = v0 + (lane >> 2);  // this thread's rows: vr and vr + 8
+  const int vr = blockIdx.x * VS + 16 * (SPLIT > 1 ? warp % (NW / SPLIT) : warp) + (lane >> 2);
+  const int key0 = SPLIT > 1 ? KX * (warp / (NW / SPLIT)) : 0;
   const int cq = 2 * (lane & 3);
+  const long long cs = load_cu(p, b), ce = load_cu(p, b + 1);
   int cb, c_begin, c_end;
   piece_range(p, b, j, P, cb, c_begin, c_end);
 
-  float x[K / 8][4];
-  {
-    const float* seed = cp.ws_seed + (static_cast<size_t>(b * P + j) * HO + h) * V * K;
-#pragma unroll
-    for (int nt = 0; nt < K / 8; ++nt) {
-#pragma unroll
-      for (int hf = 0; hf < 2; ++hf) {
-        const float2 t = *reinterpret_cast<const float2*>(&seed[static_cast<size_t>(vr + 8 * hf) * K + 8 * nt + cq]);
-        x[nt][2 * hf] = t.x;
-        x[nt][2 * hf + 1] = t.y;
-      }
-    }
+  float x[KX / 8][4];
+  if (P == 1) {
+    const int row = p.state_indices ? p.state_indices[b] : b;
+    load_initial_state_frags<KX, K>(x, p, (static_cast<size_t>(row) * HO + h) * V * K + key0, vr, cq);
+  } else {
+    load_seed_frags<KX, K>(x, cp.ws_seed + (static_cast<size_t>(b * P + j) * HO + h) * V * K + key0, vr, cq);
   }
-
-  auto issue = [&](int c, int st) {
-    unsigned char* base = smem + st * S::stage;
-    const size_t ch = static_cast<size_t>(c) * HO + h;
-    tile_async<T, K>(reinterpret_cast<T*>(base + S::w_off), static_cast<const T*>(p.ws_w) + ch * CHUNK * K, CHUNK, K, tid, NW * 32);
-    tile_async<T, K>(reinterpret_cast<T*>(base + S::k_off), static_cast<const T*>(p.ws_kr) + ch * CHUNK * K, CHUNK, K, tid, NW * 32);
-    tile_async<T, CHUNK>(reinterpret_cast<T*>(base + S::u_off),
-                         static_cast<const T*>(p.ws_ut) + (ch * V + blockIdx.x * VS) * CHUNK, VS, CHUNK, tid, NW * 32);
-  };
-#pragma unroll
-  for (int sidx = 0; sidx < STAGES - 1; ++sidx) {
-    if (c_begin + sidx < c_end) issue(c_begin + sidx, sidx);
-    cp_async_commit();
-  }
-  float gl_next = c_begin < c_end ? p.ws_gl[static_cast<size_t>(c_begin) * HO + h] : 0.f;
-  for (int c = c_begin; c < c_end; ++c) {
-    const int st = (c - c_begin) % STAGES;
-    if (c + STAGES - 1 < c_end) issue(c + STAGES - 1, (c - c_begin + STAGES - 1) % STAGES);
-    cp_async_commit();
-    const float gl = gl_next;
-    if (c + 1 < c_end) gl_next = p.ws_gl[static_cast<size_t>(c + 1) * HO + h];
-    cp_async_wait<STAGES - 1>();
-    __syncthreads();
-    unsigned char* base = smem + st * S::stage;
-    const T* Ws = reinterpret_cast<const T*>(base + S::w_off);
-    const T* Ks = reinterpret_cast<const T*>(base + S::k_off);
-    const T* Us = reinterpret_cast<const T*>(base + S::u_off);
-    bwd_store_state_frags<T, K>(cp.b.ws_s, (static_cast<size_t>(c) * HO + h) * V * K, x, vr, cq,
-                                cp.b.f.flags & FLAG_BWD_S_IO);
-    const int ur = 16 * warp + (lane >> 2);  // row of Ũᵀ within the slice
-    u32 uraw[8][2];
-#pragma unroll
-    for (int nt = 0; nt < 8; ++nt) {
-      uraw[nt][0] = ld32(&Us[ur * CP + 8 * nt + cq]);
-      uraw[nt][1] = ld32(&Us[(ur + 8) * CP + 8 * nt + cq]);
-    }
-    // P = X Wᵀ (M = 16 value rows, N = 64 tokens, K = key dim).
-    float pacc[8][4];
-    zero_frags(pacc);
-#pragma unroll
-    for (int kk = 0; kk < K / 16; ++kk) {
-      u32 a[4];
-      x_a_frag<T>(a, x, kk);
-      const int col = 16 * kk + cq;
-#pragma unroll
-      for (int nt = 0; nt < 8; ++nt) {
-        const int n = 8 * nt + (lane >> 2);
-        u32 bw[2] = {ld32(&Ws[n * KP + col]), ld32(&Ws[n * KP + col + 8])};
-        IO::mma(pacc[nt], a, bw);
-      }
-    }
-    u32 ua[4][4];
-    scan_u_frags<T>(ua, uraw, pacc);
-    // X ← e^{Γ_last} X + Uᵀ Kᴿ.
-    scan_state_update<T, K, KP>(x, ua, Ks, gl, lane);
-    __syncthreads();  // this stage is refilled by the next iteration's issue
-  }
-  cp_async_wait<0>();
+  fscan_chunks<T, K, V, NW, STAGES, false, true, SPLIT, ONEBAR>(p, x, h, cs, ce, cb, c_begin, c_end, blockIdx.x * VS, true,
+                                                                 cp.b.ws_s);
 }
 
 // ---------------------------------------------------------------------------------------

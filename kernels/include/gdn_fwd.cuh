@@ -869,15 +869,16 @@ __device__ __forceinline__ void tile_async(T* dst, const T* src, int rows, size_
 }
 
 // X = Sᵀ rows vr, vr + 8, columns 8nt + cq + {0, 1} (mma accumulator layout) of the [V, K]
-// initial state at `base` (fp32 or bf16, stored domain); zeros without an initial state.
-template <int K>
+// initial state at `base` (fp32 or bf16, stored domain); zeros without an initial state. LD: the
+// state's row length (K columns of a row of LD; a key-split scan holds K = LD / 2 of them).
+template <int K, int LD = K>
 __device__ __forceinline__ void load_initial_state_frags(float (&x)[K / 8][4], const FwdParams& p, size_t base,
                                                          int vr, int cq) {
 #pragma unroll
   for (int nt = 0; nt < K / 8; ++nt) {
 #pragma unroll
     for (int hf = 0; hf < 2; ++hf) {
-      const size_t idx = base + static_cast<size_t>(vr + 8 * hf) * K + 8 * nt + cq;
+      const size_t idx = base + static_cast<size_t>(vr + 8 * hf) * LD + 8 * nt + cq;
       float a0 = 0.f, a1 = 0.f;
       if (p.initial_state) {
         if (p.state_dtype == DT_F32) {
@@ -895,15 +896,15 @@ __device__ __forceinline__ void load_initial_state_frags(float (&x)[K / 8][4], c
   }
 }
 
-// The inverse of load_initial_state_frags: X's fragments to the [V, K] final state at `base`.
-template <int K>
+// The inverse of load_initial_state_frags: X's fragments to the [V, LD] final state at `base`.
+template <int K, int LD = K>
 __device__ __forceinline__ void store_final_state_frags(const float (&x)[K / 8][4], const FwdParams& p, size_t base,
                                                         int vr, int cq) {
 #pragma unroll
   for (int nt = 0; nt < K / 8; ++nt) {
 #pragma unroll
     for (int hf = 0; hf < 2; ++hf) {
-      const size_t idx = base + static_cast<size_t>(vr + 8 * hf) * K + 8 * nt + cq;
+      const size_t idx = base + static_cast<size_t>(vr + 8 * hf) * LD + 8 * nt + cq;
       if (p.state_dtype == DT_F32) {
         *reinterpret_cast<float2*>(static_cast<float*>(p.final_state) + idx) = make_float2(x[nt][2 * hf], x[nt][2 * hf + 1]);
       } else {
@@ -915,12 +916,13 @@ __device__ __forceinline__ void store_final_state_frags(const float (&x)[K / 8][
 }
 
 // Uᵀ = Ũᵀ − P as A fragments (tokens are the reduction dim): uraw holds this thread's raw Ũᵀ
-// pairs (rows ur, ur + 8), pacc the P = X Wᵀ accumulators.
-template <typename T>
-__device__ __forceinline__ void scan_u_frags(u32 (&ua)[4][4], const u32 (&uraw)[8][2], const float (&pacc)[8][4]) {
+// pairs (rows ur, ur + 8), pacc the P = X Wᵀ accumulators, of NT token tiles of 8 (all 64 tokens,
+// or a token-split scan's share).
+template <typename T, int NT = 8>
+__device__ __forceinline__ void scan_u_frags(u32 (&ua)[NT / 2][4], const u32 (&uraw)[NT][2], const float (&pacc)[NT][4]) {
   using IO = Io<T>;
 #pragma unroll
-  for (int nt = 0; nt < 8; ++nt) {
+  for (int nt = 0; nt < NT; ++nt) {
     const T* u0 = reinterpret_cast<const T*>(&uraw[nt][0]);
     const T* u1 = reinterpret_cast<const T*>(&uraw[nt][1]);
     const u32 lo = IO::pack(IO::to_f(u0[0]) - pacc[nt][0], IO::to_f(u0[1]) - pacc[nt][1]);
@@ -931,14 +933,15 @@ __device__ __forceinline__ void scan_u_frags(u32 (&ua)[4][4], const u32 (&uraw)[
 }
 
 // Stores O rows (tokens) < len of this warp's 16 value rows [v0, v0 + 16) through its smem tile
-// Os (CHUNK rows of OP), so that each token's 16 values leave as two 16-byte stores.
-template <typename T, int V, int OP>
-__device__ __forceinline__ void scan_store_o(T* Os, const float (&oacc)[8][4], T* o, long long t0, int len, int HO,
+// Os (8·NT rows of OP), so that each token's 16 values leave as two 16-byte stores. NT token
+// tiles of 8 from token t0 (all 64 tokens of the chunk, or a token-split scan's share).
+template <typename T, int V, int OP, int NT = 8>
+__device__ __forceinline__ void scan_store_o(T* Os, const float (&oacc)[NT][4], T* o, long long t0, int len, int HO,
                                              int h, int v0, int lane, int cq) {
   using IO = Io<T>;
   const int vl = lane >> 2;
 #pragma unroll
-  for (int nt = 0; nt < 8; ++nt) {
+  for (int nt = 0; nt < NT; ++nt) {
 #pragma unroll
     for (int e = 0; e < 2; ++e) {
       const int tok = 8 * nt + cq + e;
@@ -948,7 +951,7 @@ __device__ __forceinline__ void scan_store_o(T* Os, const float (&oacc)[8][4], T
   }
   __syncwarp();
 #pragma unroll
-  for (int i = lane; i < 2 * CHUNK; i += 32) {
+  for (int i = lane; i < 16 * NT; i += 32) {
     const int tok = i >> 1, hf = i & 1;
     if (tok < len)
       *reinterpret_cast<uint4*>(&o[(static_cast<size_t>(t0 + tok) * HO + h) * V + v0 + 8 * hf]) =
@@ -986,9 +989,10 @@ __device__ __forceinline__ void scan_state_update(float (&x)[K / 8][4], const u3
 constexpr int FLAG_BWD_S_IO = 1 << 13;
 
 // The backward's replay: this thread's fragments of the state entering a chunk (X = Sᵀ rows vr,
-// vr + 8, columns 8nt + cq + {0, 1}) to ws_s + elem ([V][K], stored domain), as fp32 pairs or, with
-// FLAG_BWD_S_IO, as io-dtype pairs (ws_s then holds T elements).
-template <typename T, int K>
+// vr + 8, columns 8nt + cq + {0, 1}) to ws_s + elem ([V][LD], stored domain), as fp32 pairs or, with
+// FLAG_BWD_S_IO, as io-dtype pairs (ws_s then holds T elements). LD: the state's row length (a
+// key-split scan holds K = LD / 2 columns).
+template <typename T, int K, int LD = K>
 __device__ __forceinline__ void bwd_store_state_frags(float* ws_s, size_t elem, const float (&x)[K / 8][4], int vr, int cq,
                                                       bool s_io) {
   if (s_io) {
@@ -997,7 +1001,7 @@ __device__ __forceinline__ void bwd_store_state_frags(float* ws_s, size_t elem, 
     for (int nt = 0; nt < K / 8; ++nt) {
 #pragma unroll
       for (int hf = 0; hf < 2; ++hf)
-        *reinterpret_cast<u32*>(&xs[static_cast<size_t>(vr + 8 * hf) * K + 8 * nt + cq]) =
+        *reinterpret_cast<u32*>(&xs[static_cast<size_t>(vr + 8 * hf) * LD + 8 * nt + cq]) =
             Io<T>::pack(x[nt][2 * hf], x[nt][2 * hf + 1]);
     }
   } else {
@@ -1006,7 +1010,7 @@ __device__ __forceinline__ void bwd_store_state_frags(float* ws_s, size_t elem, 
     for (int nt = 0; nt < K / 8; ++nt) {
 #pragma unroll
       for (int hf = 0; hf < 2; ++hf)
-        *reinterpret_cast<float2*>(&xs[static_cast<size_t>(vr + 8 * hf) * K + 8 * nt + cq]) =
+        *reinterpret_cast<float2*>(&xs[static_cast<size_t>(vr + 8 * hf) * LD + 8 * nt + cq]) =
             make_float2(x[nt][2 * hf], x[nt][2 * hf + 1]);
     }
   }

@@ -27,6 +27,9 @@
 
 #include "gdn_fwd.cuh"
 
+// Marks the session-6 chunk loop (bench/gdn_scan_host_emu.cpp builds against older headers too).
+#define GDN_FSCAN_CHUNKS 1
+
 namespace gdn {
 
 struct FwdFastParams {
@@ -67,18 +70,267 @@ __device__ __forceinline__ void piece_range(const FwdParams& p, int b, int j, in
   c1 = c0 + per < ce ? c0 + per : ce;
 }
 
-template <typename T, int K, int V, int NW, int STAGES, bool OUT>
-__device__ __forceinline__ void fwd_scanx_body(const FwdFastParams& fp) {
-  using S = FastSmem<K, NW, STAGES, OUT>;
+// State fragments (rows vr, vr + 8; K columns of rows of LD, mma accumulator layout) from / to
+// an fp32 [V, LD] state at `src` / `dst` (the piece seeds, summaries and transitions).
+template <int K, int LD = K>
+__device__ __forceinline__ void load_seed_frags(float (&x)[K / 8][4], const float* src, int vr, int cq) {
+#pragma unroll
+  for (int nt = 0; nt < K / 8; ++nt) {
+#pragma unroll
+    for (int hf = 0; hf < 2; ++hf) {
+      const float2 t = *reinterpret_cast<const float2*>(&src[static_cast<size_t>(vr + 8 * hf) * LD + 8 * nt + cq]);
+      x[nt][2 * hf] = t.x;
+      x[nt][2 * hf + 1] = t.y;
+    }
+  }
+}
+template <int K>
+__device__ __forceinline__ void store_fp32_frags(float* dst, const float (&x)[K / 8][4], int vr, int cq) {
+#pragma unroll
+  for (int nt = 0; nt < K / 8; ++nt)
+#pragma unroll
+    for (int hf = 0; hf < 2; ++hf)
+      *reinterpret_cast<float2*>(&dst[static_cast<size_t>(vr + 8 * hf) * K + 8 * nt + cq]) =
+          make_float2(x[nt][2 * hf], x[nt][2 * hf + 1]);
+}
+// The summaries' seed: I (is_m: the transition's key-row blocks, K = V) or 0.
+template <int K>
+__device__ __forceinline__ void identity_frags(float (&x)[K / 8][4], bool is_m, int vr, int cq) {
+#pragma unroll
+  for (int nt = 0; nt < K / 8; ++nt) {
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const int r = vr + 8 * (e >> 1), c = 8 * nt + cq + (e & 1);
+      x[nt][e] = (is_m && r == c) ? 1.f : 0.f;
+    }
+  }
+}
+
+// Shared memory of fscan_chunks: the stage tiles of FastSmem over the block's VS = 16·NW/SPLIT
+// value rows, the per-warp O tiles (OUT; 64/SPLIT tokens each) and, with SPLIT = 2, the pair
+// exchange areas: X as io-dtype A fragments ([NW/2 groups][K/16 key blocks][32 lanes] uint4)
+// and Uᵀ as A fragments ([NW/2][4 token blocks][32 lanes] uint4). SPLIT = 1: FastSmem exactly.
+template <int K, int NW, int STAGES, bool OUT, int SPLIT>
+struct ScanxSmem {
+  using F = FastSmem<K, NW / SPLIT, STAGES, OUT>;
+  static constexpr int NG = NW / SPLIT;  // value-row groups of 16
+  static constexpr size_t o_off = F::o_off;
+  static constexpr size_t x_off = o_off + (OUT ? NW * (CHUNK / SPLIT) * F::OP * 2 : 0);
+  static constexpr size_t u_off = x_off + (SPLIT > 1 ? NG * (K / 16) * 512 : 0);
+  static constexpr size_t bytes = u_off + (SPLIT > 1 ? NG * 4 * 512 : 0);
+};
+
+// Pair barrier of a split scan: the two warps of value-row group g (named barrier 1 + g).
+__device__ __forceinline__ void pair_sync(int g) {
+#ifdef GDN_HOST_EMU
+  emu_bar_sync(1 + g, 64);
+#else
+  asm volatile("bar.sync %0, 64;\n" ::"r"(1 + g) : "memory");
+#endif
+}
+
+// ---------------------------------------------------------------------------------------
+// fscan_chunks: the forward-direction chunk loop that every forward-state scan runs, over
+// chunks [c_begin, c_end) of one (sequence, head), from the state fragments x (updated in place
+// to the state leaving chunk c_end − 1). Per chunk, with X = Sᵀ (value rows × keys):
+//   P = X Wᵀ;  Uᵀ = Ũᵀ − P (io dtype);  OUT: O = X Q⁺ᵀ + Uᵀ Aᵀ (stored);  X ← e^{Γ_last} X + Uᵀ Kᴿ;
+//   REPLAY: the entering state to ws_s (gdn_bwd_fscan's per-chunk S_c). with_u = false (the
+//   summary's transition blocks) takes Ũ = 0 and stages no Ũ.
+// Template knobs (none changes an fp32 operation or its order; every output is bitwise the
+// session-1 scan's):
+//   NW warps; SPLIT = 1: each warp owns 16 value rows (all keys, all tokens): the block holds
+//     VS = 16·NW rows. SPLIT = 2: a pair of warps shares 16 value rows: warp s of the pair
+//     computes P, O for tokens [32s, 32s + 32) with the whole X (read as A fragments from the
+//     pair's exchange area) and updates keys [K/2·s, K/2·s + K/2) of X with the whole Uᵀ (its
+//     half from the other warp through the exchange area): two warps per 16 rows, the same
+//     mma sequence per accumulator.
+//   STAGES-deep cp.async pipeline. ONEBAR: one block barrier per chunk (wait, barrier, then
+//     refill the stage the previous chunk used) instead of two.
+//   The block's first value row is vs0; v0 = vs0 + 16·(warp % (NW/SPLIT)).
+// ---------------------------------------------------------------------------------------
+template <typename T, int K, int V, int NW, int STAGES, bool OUT, bool REPLAY, int SPLIT, bool ONEBAR>
+__device__ __forceinline__ void fscan_chunks(const FwdParams& p, float (&x)[K / 8 / SPLIT][4], int h, long long cs,
+                                             long long ce, int cb, int c_begin, int c_end, int vs0, bool with_u,
+                                             float* ws_s) {
+  using SX = ScanxSmem<K, NW, STAGES, OUT, SPLIT>;
+  using S = typename SX::F;
   using IO = Io<T>;
-  constexpr int KP = S::KP, CP = S::CP, VS = S::VS;
-  constexpr int XB = V / VS;  // value-row blocks per (sequence, head)
+  constexpr int KP = S::KP, CP = S::CP, VS = S::VS, NG = SX::NG;
+  constexpr int KX = K / SPLIT;  // keys of X this warp updates
+  constexpr int NPT = 4 / SPLIT; // 16-token blocks of P / O this warp computes
+  static_assert(SPLIT == 1 || SPLIT == 2, "SPLIT is 1 or 2");
+  static_assert(STAGES >= 2, "at least a double buffer");
   extern __shared__ __align__(16) unsigned char smem[];
+  const int HO = p.ho;
+  const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+  const int g = SPLIT > 1 ? warp % NG : warp, s = SPLIT > 1 ? warp / NG : 0;  // group, share
+  const int v0 = vs0 + 16 * g;
+  const int vr = v0 + (lane >> 2);  // this thread's rows: vr and vr + 8
+  const int cq = 2 * (lane & 3);
+  const int tok0 = 16 * NPT * s, key0 = KX * s;
+  uint4* xx = reinterpret_cast<uint4*>(smem + SX::x_off) + g * (K / 16) * 32;
+  uint4* ux = reinterpret_cast<uint4*>(smem + SX::u_off) + g * 4 * 32;
+  // SPLIT: this warp's key blocks of X, as io-dtype A fragments, to the pair's exchange area.
+  auto put_x = [&] {
+#pragma unroll
+    for (int kk = 0; kk < KX / 16; ++kk) {
+      u32 a[4];
+      x_a_frag<T>(a, x, kk);
+      xx[(KX / 16 * s + kk) * 32 + lane] = make_uint4(a[0], a[1], a[2], a[3]);
+    }
+  };
+  if (SPLIT > 1) put_x();  // read after the first chunk's barrier
+
+  auto issue = [&](int c, int st) {
+    unsigned char* base = smem + st * S::stage;
+    const size_t ch = static_cast<size_t>(c) * HO + h;
+    tile_async<T, K>(reinterpret_cast<T*>(base + S::w_off), static_cast<const T*>(p.ws_w) + ch * CHUNK * K, CHUNK, K, tid, NW * 32);
+    tile_async<T, K>(reinterpret_cast<T*>(base + S::k_off), static_cast<const T*>(p.ws_kr) + ch * CHUNK * K, CHUNK, K, tid, NW * 32);
+    if (OUT) {
+      tile_async<T, K>(reinterpret_cast<T*>(base + S::q_off), static_cast<const T*>(p.ws_q) + ch * CHUNK * K, CHUNK, K, tid, NW * 32);
+      tile_async<T, CHUNK>(reinterpret_cast<T*>(base + S::a_off), static_cast<const T*>(p.ws_a) + ch * CHUNK * CHUNK, CHUNK, CHUNK, tid, NW * 32);
+    }
+    if (with_u)
+      tile_async<T, CHUNK>(reinterpret_cast<T*>(base + S::u_off), static_cast<const T*>(p.ws_ut) + (ch * V + vs0) * CHUNK, VS,
+                           CHUNK, tid, NW * 32);
+  };
+#pragma unroll
+  for (int sidx = 0; sidx < STAGES - 1; ++sidx) {
+    if (c_begin + sidx < c_end) issue(c_begin + sidx, sidx);
+    cp_async_commit();
+  }
+  float gl_next = c_begin < c_end ? p.ws_gl[static_cast<size_t>(c_begin) * HO + h] : 0.f;
+  // ldmatrix row / column offsets of this lane (non-transposed B fragments, two n-tiles).
+  const int brow = (lane & 7) + 8 * (lane >> 4), bcol = 8 * ((lane >> 3) & 1);
+  for (int c = c_begin; c < c_end; ++c) {
+    const int st = (c - c_begin) % STAGES;
+    if (!ONEBAR) {
+      if (c + STAGES - 1 < c_end) issue(c + STAGES - 1, (c - c_begin + STAGES - 1) % STAGES);
+      cp_async_commit();
+    }
+    const float gl = gl_next;
+    if (c + 1 < c_end) gl_next = p.ws_gl[static_cast<size_t>(c + 1) * HO + h];
+    if (ONEBAR) {
+      cp_async_wait<STAGES - 2>();
+    } else {
+      cp_async_wait<STAGES - 1>();
+    }
+    __syncthreads();
+    if (ONEBAR) {  // every warp is past the previous chunk: refill its stage
+      if (c + STAGES - 1 < c_end) issue(c + STAGES - 1, (c - c_begin + STAGES - 1) % STAGES);
+      cp_async_commit();
+    }
+    unsigned char* base = smem + st * S::stage;
+    const T* Ws = reinterpret_cast<const T*>(base + S::w_off);
+    const T* Ks = reinterpret_cast<const T*>(base + S::k_off);
+    const T* Qs = reinterpret_cast<const T*>(base + S::q_off);
+    const T* As = reinterpret_cast<const T*>(base + S::a_off);
+    const T* Us = reinterpret_cast<const T*>(base + S::u_off);
+    if (REPLAY)
+      bwd_store_state_frags<T, KX, K>(ws_s, (static_cast<size_t>(c) * HO + h) * V * K + key0, x, vr, cq,
+                                      p.flags & FLAG_BWD_S_IO);
+    const long long t0 = cs + static_cast<long long>(c - cb) * CHUNK;
+    const int len = static_cast<int>(min_ll(static_cast<long long>(CHUNK), ce - t0));
+    const int ur = 16 * g + (lane >> 2);  // row of Ũᵀ within the slice
+    u32 uraw[2 * NPT][2];
+#pragma unroll
+    for (int nt = 0; nt < 2 * NPT; ++nt) {
+      uraw[nt][0] = with_u ? ld32(&Us[ur * CP + tok0 + 8 * nt + cq]) : 0u;
+      uraw[nt][1] = with_u ? ld32(&Us[(ur + 8) * CP + tok0 + 8 * nt + cq]) : 0u;
+    }
+
+    // P = X Wᵀ and (OUT) O = X Q⁺ᵀ (M = 16 value rows, N = this warp's tokens, K = key dim).
+    float pacc[2 * NPT][4], oacc[2 * NPT][4];
+#pragma unroll
+    for (int nt = 0; nt < 2 * NPT; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) pacc[nt][e] = oacc[nt][e] = 0.f;
+#pragma unroll
+    for (int kk = 0; kk < K / 16; ++kk) {
+      u32 a[4];
+      if (SPLIT == 1) {
+        x_a_frag<T>(a, x, kk);
+      } else {
+        const uint4 t = xx[kk * 32 + lane];
+        a[0] = t.x;
+        a[1] = t.y;
+        a[2] = t.z;
+        a[3] = t.w;
+      }
+#pragma unroll
+      for (int np = 0; np < NPT; ++np) {
+        u32 bw[4];
+        ldsm_x4(bw, &Ws[(tok0 + 16 * np + brow) * KP + 16 * kk + bcol]);
+        IO::mma(pacc[2 * np], a, bw);
+        IO::mma(pacc[2 * np + 1], a, bw + 2);
+        if (OUT) {
+          u32 bq[4];
+          ldsm_x4(bq, &Qs[(tok0 + 16 * np + brow) * KP + 16 * kk + bcol]);
+          IO::mma(oacc[2 * np], a, bq);
+          IO::mma(oacc[2 * np + 1], a, bq + 2);
+        }
+      }
+    }
+    // Uᵀ = Ũᵀ − P, as A fragments (tokens are the reduction dim below).
+    u32 ua[4][4];
+    if (SPLIT == 1) {
+      scan_u_frags<T, 2 * NPT>(reinterpret_cast<u32(&)[NPT][4]>(ua), uraw, pacc);
+    } else {
+      u32 uo[NPT][4];
+      scan_u_frags<T, 2 * NPT>(uo, uraw, pacc);
+#pragma unroll
+      for (int i = 0; i < NPT; ++i) ux[(NPT * s + i) * 32 + lane] = make_uint4(uo[i][0], uo[i][1], uo[i][2], uo[i][3]);
+      pair_sync(g);
+#pragma unroll
+      for (int kk = 0; kk < 4; ++kk) {
+        const uint4 t = ux[kk * 32 + lane];
+        ua[kk][0] = t.x;
+        ua[kk][1] = t.y;
+        ua[kk][2] = t.z;
+        ua[kk][3] = t.w;
+      }
+    }
+    if (OUT) {
+      // O += Uᵀ Aᵀ: B[k = j][n = i] = A[i][j]; A is lower triangular (j ≤ i).
+#pragma unroll
+      for (int np = 0; np < NPT; ++np) {
+        const int npg = NPT * s + np;  // the token block's index in the chunk
+#pragma unroll
+        for (int kk = 0; kk < 4; ++kk) {
+          if (kk > npg) break;
+          u32 bb[4];
+          ldsm_x4(bb, &As[(16 * npg + brow) * CP + 16 * kk + bcol]);
+          IO::mma(oacc[2 * np], ua[kk], bb);
+          IO::mma(oacc[2 * np + 1], ua[kk], bb + 2);
+        }
+      }
+      // Store O rows (tokens) < len through this warp's smem tile.
+      T* Os = reinterpret_cast<T*>(smem + S::o_off) + warp * (CHUNK / SPLIT) * S::OP;
+      scan_store_o<T, V, S::OP, 2 * NPT>(Os, oacc, static_cast<T*>(p.o), t0 + tok0, len - tok0, HO, h, v0, lane, cq);
+    }
+    // X ← e^{Γ_last} X + Uᵀ Kᴿ (this warp's keys).
+    scan_state_update<T, KX, KP>(x, ua, Ks + key0, gl, lane);
+    if (SPLIT > 1) put_x();  // read after the next chunk's barrier (the pair barrier orders reuse)
+    if (!ONEBAR) __syncthreads();  // this stage is refilled by the next iteration's issue
+  }
+  cp_async_wait<0>();
+}
+
+// The forward output scan (OUT; grid V/VS × HO × N·P, P = fp.pieces: piece j of sequence b from
+// its seed, or P = 1 from the initial state; the last piece writes the final state) and the
+// piece summary pass (!OUT; grid 2·V/VS × HO × N·(P−1): H_j from a zero seed, and M_j over key
+// rows by the identity trick, seed X = I, Ũ = 0; K = V).
+template <typename T, int K, int V, int NW, int STAGES, bool OUT, int SPLIT = 1, bool ONEBAR = false>
+__device__ __forceinline__ void fwd_scanx_body(const FwdFastParams& fp) {
+  static_assert(OUT || SPLIT == 1, "the summary pass runs unsplit");
+  constexpr int VS = 16 * NW / SPLIT;
+  constexpr int XB = V / VS;  // value-row blocks per (sequence, head)
+  constexpr int KX = K / SPLIT;
   const FwdParams& p = fp.f;
   const int P = fp.pieces;
 
   const int h = blockIdx.y;
-  const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int HO = p.ho;
   int b, j;
   if (OUT) {
@@ -91,7 +343,8 @@ __device__ __forceinline__ void fwd_scanx_body(const FwdFastParams& fp) {
   // Summary blocks with blockIdx.x ≥ XB compute M (seed I, Ũ = 0) over key rows (K = V).
   const bool is_m = !OUT && static_cast<int>(blockIdx.x) >= XB;
   const int xb = static_cast<int>(blockIdx.x) % XB;
-  const int v0 = xb * VS + 16 * warp;
+  const int v0 = xb * VS + 16 * (SPLIT > 1 ? warp % (NW / SPLIT) : warp);
+  const int key0 = SPLIT > 1 ? KX * (warp / (NW / SPLIT)) : 0;
   const int vr = v0 + (lane >> 2);  // this thread's rows: vr and vr + 8
   const int cq = 2 * (lane & 3);
   const long long cs = load_cu(p, b), ce = load_cu(p, b + 1);
@@ -99,139 +352,26 @@ __device__ __forceinline__ void fwd_scanx_body(const FwdFastParams& fp) {
   piece_range(p, b, j, P, cb, c_begin, c_end);
   const int row = p.state_indices ? p.state_indices[b] : b;
 
-  float x[K / 8][4];
-  if (OUT && P == 1) {
-    load_initial_state_frags<K>(x, p, (static_cast<size_t>(row) * HO + h) * V * K, vr, cq);
-  } else if (OUT) {
-    const float* seed = fp.ws_seed + (static_cast<size_t>(b * P + j) * HO + h) * V * K;
-#pragma unroll
-    for (int nt = 0; nt < K / 8; ++nt) {
-#pragma unroll
-      for (int hf = 0; hf < 2; ++hf) {
-        const float2 t = *reinterpret_cast<const float2*>(&seed[static_cast<size_t>(vr + 8 * hf) * K + 8 * nt + cq]);
-        x[nt][2 * hf] = t.x;
-        x[nt][2 * hf + 1] = t.y;
-      }
+  float x[KX / 8][4];
+  if constexpr (OUT) {
+    if (P == 1) {
+      load_initial_state_frags<KX, K>(x, p, (static_cast<size_t>(row) * HO + h) * V * K + key0, vr, cq);
+    } else {
+      load_seed_frags<KX, K>(x, fp.ws_seed + (static_cast<size_t>(b * P + j) * HO + h) * V * K + key0, vr, cq);
     }
   } else {
-#pragma unroll
-    for (int nt = 0; nt < K / 8; ++nt) {
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const int r = vr + 8 * (e >> 1), c = 8 * nt + cq + (e & 1);
-        x[nt][e] = (is_m && r == c) ? 1.f : 0.f;
-      }
-    }
+    identity_frags<K>(x, is_m, vr, cq);
   }
 
-  const bool with_u = OUT || !is_m;
-  auto issue = [&](int c, int st) {
-    unsigned char* base = smem + st * S::stage;
-    const size_t ch = static_cast<size_t>(c) * HO + h;
-    tile_async<T, K>(reinterpret_cast<T*>(base + S::w_off), static_cast<const T*>(p.ws_w) + ch * CHUNK * K, CHUNK, K, tid, NW * 32);
-    tile_async<T, K>(reinterpret_cast<T*>(base + S::k_off), static_cast<const T*>(p.ws_kr) + ch * CHUNK * K, CHUNK, K, tid, NW * 32);
-    if (OUT) {
-      tile_async<T, K>(reinterpret_cast<T*>(base + S::q_off), static_cast<const T*>(p.ws_q) + ch * CHUNK * K, CHUNK, K, tid, NW * 32);
-      tile_async<T, CHUNK>(reinterpret_cast<T*>(base + S::a_off), static_cast<const T*>(p.ws_a) + ch * CHUNK * CHUNK, CHUNK, CHUNK, tid, NW * 32);
-    }
-    if (with_u)
-      tile_async<T, CHUNK>(reinterpret_cast<T*>(base + S::u_off),
-                           static_cast<const T*>(p.ws_ut) + (ch * V + xb * VS) * CHUNK, VS, CHUNK, tid, NW * 32);
-  };
-#pragma unroll
-  for (int sidx = 0; sidx < STAGES - 1; ++sidx) {
-    if (c_begin + sidx < c_end) issue(c_begin + sidx, sidx);
-    cp_async_commit();
-  }
-  float gl_next = c_begin < c_end ? p.ws_gl[static_cast<size_t>(c_begin) * HO + h] : 0.f;
-  // ldmatrix row / column offsets of this lane (non-transposed B fragments, two n-tiles).
-  const int brow = (lane & 7) + 8 * (lane >> 4), bcol = 8 * ((lane >> 3) & 1);
-  for (int c = c_begin; c < c_end; ++c) {
-    const int st = (c - c_begin) % STAGES;
-    if (c + STAGES - 1 < c_end) issue(c + STAGES - 1, (c - c_begin + STAGES - 1) % STAGES);
-    cp_async_commit();
-    const float gl = gl_next;
-    if (c + 1 < c_end) gl_next = p.ws_gl[static_cast<size_t>(c + 1) * HO + h];
-    cp_async_wait<STAGES - 1>();
-    __syncthreads();
-    unsigned char* base = smem + st * S::stage;
-    const T* Ws = reinterpret_cast<const T*>(base + S::w_off);
-    const T* Ks = reinterpret_cast<const T*>(base + S::k_off);
-    const T* Qs = reinterpret_cast<const T*>(base + S::q_off);
-    const T* As = reinterpret_cast<const T*>(base + S::a_off);
-    const T* Us = reinterpret_cast<const T*>(base + S::u_off);
-    const long long t0 = cs + static_cast<long long>(c - cb) * CHUNK;
-    const int len = static_cast<int>(min_ll(static_cast<long long>(CHUNK), ce - t0));
-    const int ur = 16 * warp + (lane >> 2);  // row of Ũᵀ within the slice
-    u32 uraw[8][2];
-#pragma unroll
-    for (int nt = 0; nt < 8; ++nt) {
-      uraw[nt][0] = with_u ? ld32(&Us[ur * CP + 8 * nt + cq]) : 0u;
-      uraw[nt][1] = with_u ? ld32(&Us[(ur + 8) * CP + 8 * nt + cq]) : 0u;
-    }
+  fscan_chunks<T, K, V, NW, STAGES, OUT, false, SPLIT, ONEBAR>(p, x, h, cs, ce, cb, c_begin, c_end, xb * VS, OUT || !is_m,
+                                                                nullptr);
 
-    // P = X Wᵀ and (OUT) O = X Q⁺ᵀ (M = 16 value rows, N = 64 tokens, K = key dim).
-    float pacc[8][4], oacc[8][4];
-#pragma unroll
-    for (int nt = 0; nt < 8; ++nt)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) pacc[nt][e] = oacc[nt][e] = 0.f;
-#pragma unroll
-    for (int kk = 0; kk < K / 16; ++kk) {
-      u32 a[4];
-      x_a_frag<T>(a, x, kk);
-#pragma unroll
-      for (int np = 0; np < 4; ++np) {
-        u32 bw[4];
-        ldsm_x4(bw, &Ws[(16 * np + brow) * KP + 16 * kk + bcol]);
-        IO::mma(pacc[2 * np], a, bw);
-        IO::mma(pacc[2 * np + 1], a, bw + 2);
-        if (OUT) {
-          u32 bq[4];
-          ldsm_x4(bq, &Qs[(16 * np + brow) * KP + 16 * kk + bcol]);
-          IO::mma(oacc[2 * np], a, bq);
-          IO::mma(oacc[2 * np + 1], a, bq + 2);
-        }
-      }
-    }
-    // Uᵀ = Ũᵀ − P, as A fragments (tokens are the reduction dim below).
-    u32 ua[4][4];
-    scan_u_frags<T>(ua, uraw, pacc);
-    if (OUT) {
-      // O += Uᵀ Aᵀ: B[k = j][n = i] = A[i][j]; A is lower triangular (j ≤ i).
-#pragma unroll
-      for (int np = 0; np < 4; ++np) {
-#pragma unroll
-        for (int kk = 0; kk < 4; ++kk) {
-          if (kk > np) break;
-          u32 bb[4];
-          ldsm_x4(bb, &As[(16 * np + brow) * CP + 16 * kk + bcol]);
-          IO::mma(oacc[2 * np], ua[kk], bb);
-          IO::mma(oacc[2 * np + 1], ua[kk], bb + 2);
-        }
-      }
-      // Store O rows (tokens) < len through this warp's smem tile.
-      T* Os = reinterpret_cast<T*>(smem + S::o_off) + warp * CHUNK * S::OP;
-      scan_store_o<T, V, S::OP>(Os, oacc, static_cast<T*>(p.o), t0, len, HO, h, v0, lane, cq);
-    }
-    // X ← e^{Γ_last} X + Uᵀ Kᴿ.
-    scan_state_update<T, K, KP>(x, ua, Ks, gl, lane);
-    __syncthreads();  // this stage is refilled by the next iteration's issue
-  }
-  cp_async_wait<0>();
-
-  if (!OUT) {
+  if constexpr (!OUT) {
     const int pc = b * (P - 1) + j;
-    float* dst = (is_m ? fp.ws_m : fp.ws_h) + (static_cast<size_t>(pc) * HO + h) * V * K;
-#pragma unroll
-    for (int nt = 0; nt < K / 8; ++nt)
-#pragma unroll
-      for (int hf = 0; hf < 2; ++hf)
-        *reinterpret_cast<float2*>(&dst[static_cast<size_t>(vr + 8 * hf) * K + 8 * nt + cq]) =
-            make_float2(x[nt][2 * hf], x[nt][2 * hf + 1]);
-  } else if (j == P - 1 && p.final_state) {
-    const size_t base = (static_cast<size_t>(row) * HO + h) * V * K;
-    store_final_state_frags<K>(x, p, base, vr, cq);
+    store_fp32_frags<K>((is_m ? fp.ws_m : fp.ws_h) + (static_cast<size_t>(pc) * HO + h) * V * K, x, vr, cq);
+  } else {
+    if (j == P - 1 && p.final_state)
+      store_final_state_frags<KX, K>(x, p, (static_cast<size_t>(row) * HO + h) * V * K + key0, vr, cq);
   }
 }
 

@@ -38,6 +38,13 @@
 //! (`gdn_bwd_dchain_k*`, `gdn_bwd_dscanp_*`). [`BwdSchedule`] picks `P`
 //! (pinned by `backward_schedule_rule_at_the_benchmark_shapes`); `DNNPLAN_GDN_BWD_PIECES=n`
 //! forces `n` pieces (1 = off; read at plan build; only with the default token stage).
+//!
+//! The forward-state replay ([`ReplayVariant`], `DNNPLAN_GDN_BWD_FSCAN=v1|r4|r8`, read at plan
+//! build): `r4` / `r8` run `gdn_bwd_fscan_r4_*` / `_r8_*` (the forward's chunk loop
+//! `fscan_chunks` of `kernels/include/gdn_fwd_fast.cuh` staging only `W`, `Kᴿ`, `Ũᵀ`; `r8` with
+//! two warps per 16 value rows) both uncut (from the initial state) and per piece (from the
+//! chain's seeds); `v1` the session-5 pair `gdn_bwd_fscan_*` / `gdn_bwd_fscanp_*`. All write the
+//! same `S_c` bits.
 
 use crate::cuda::{Function, LaunchConfig, Launcher};
 use crate::dispatch::engine::CompiledPlan;
@@ -51,7 +58,7 @@ use super::params::{
     DSCAN_MMA_WARPS, DSCAN_THREADS, DSCAN_VS, OFFSETS_THREADS, PARAM_THREADS, PREP_THREADS,
     PREP3_THREADS, SCAN_WARPS, SUM_STAGES, TOK_THREADS, dscan_mma_smem_bytes, dscan_smem_bytes,
     fast_smem_bytes, flags, max_chunks, prep_smem_bytes, prep3_smem_bytes, scan_smem_bytes,
-    tokens_smem_bytes, tokens_tc_smem_bytes,
+    scanx_smem_bytes, tokens_smem_bytes, tokens_tc_smem_bytes,
 };
 
 /// Ports the backward reads or writes, in [`BwdPlanUids`] order.
@@ -98,7 +105,7 @@ type Step = (usize, (u32, u32, u32), u32, u32);
 
 /// Kernels of the `gdn_bwd` module a backward plan resolves, in the order of
 /// [`GdnBwdPlan::new`]'s `kernels` (`tag` = `bf16` / `f16`, `k` = K = V; `prep3`: the 8-warp prep).
-pub fn kernel_names(tag: &str, k: i64, prep3: bool) -> [String; 20] {
+pub fn kernel_names(tag: &str, k: i64, prep3: bool) -> [String; 22] {
     [
         "gdn_bwd_chunk_offsets".to_owned(),
         if prep3 {
@@ -124,7 +131,66 @@ pub fn kernel_names(tag: &str, k: i64, prep3: bool) -> [String; 20] {
         format!("gdn_bwd_tokens_tc2_{tag}_k{k}"),
         format!("gdn_bwd_tokens_tc3_{tag}_k{k}"),
         format!("gdn_bwd_tokens_tc4_{tag}_k{k}"),
+        format!("gdn_bwd_fscan_r4_{tag}_k{k}"),
+        format!("gdn_bwd_fscan_r8_{tag}_k{k}"),
     ]
+}
+
+/// Which forward-state replay the backward runs (`DNNPLAN_GDN_BWD_FSCAN`, read at plan build).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReplayVariant {
+    /// `v1`: `gdn_bwd_fscan_*` (the forward scan's loop, also staging `Q⁺` and `A` and running
+    /// the `O` products it never stores) and, per piece, `gdn_bwd_fscanp_*`.
+    V1,
+    /// `r4`: `gdn_bwd_fscan_r4_*` (4 warps × 16 value rows; `W`, `Kᴿ`, `Ũᵀ` only; 2 stages, one
+    /// barrier per chunk), uncut and per piece.
+    Rows4,
+    /// `r8`: `gdn_bwd_fscan_r8_*` (8 warps, two per 16 value rows), uncut and per piece.
+    Pairs8,
+}
+
+/// The `r4` / `r8` replays stage so little (88 / 110 KB at K = 128) that two blocks fit an SM.
+/// That pays off only in the throughput regime, with many waves of blocks (H200, (16, 2048, 32),
+/// 1024 blocks: 0.613 ms vs 0.790 for `v1`); with fewer, the longest sequence's block shares its
+/// SM for most of its chunks and the whole replay waits on it (ragged mix, 320 blocks: 0.525 ms vs
+/// 0.448 for `v1`, whose 224 KB hold an SM alone). Below this many waves (blocks per SM) the launch
+/// asks for [`REPLAY_ONE_PER_SM_SMEM`] bytes, so that each block holds its SM alone.
+pub const REPLAY_SHARE_MIN_WAVES: u64 = 4;
+/// Dynamic shared memory that keeps one replay block per SM (over half of the H200's 228 KB).
+pub const REPLAY_ONE_PER_SM_SMEM: u32 = 116 * 1024;
+// Over half of 228 KB less the 1 KB reserved per block, within the 227 KB a block may ask for.
+const _: () = assert!(REPLAY_ONE_PER_SM_SMEM > 114 * 1024 && REPLAY_ONE_PER_SM_SMEM <= 227 * 1024);
+
+/// Whether a replay of `blocks` blocks on `sms` SMs runs one block per SM (see
+/// [`REPLAY_SHARE_MIN_WAVES`]); `DNNPLAN_GDN_BWD_FSCAN_PER_SM=1|2` forces one or allows two.
+fn replay_one_per_sm(blocks: u64, sms: u64) -> bool {
+    match std::env::var("DNNPLAN_GDN_BWD_FSCAN_PER_SM").as_deref() {
+        Ok("1") => true,
+        Ok("2") => false,
+        _ => blocks < REPLAY_SHARE_MIN_WAVES * sms,
+    }
+}
+
+impl ReplayVariant {
+    /// The default, then `DNNPLAN_GDN_BWD_FSCAN=v1|r4|r8`.
+    pub fn pick() -> ReplayVariant {
+        match std::env::var("DNNPLAN_GDN_BWD_FSCAN").as_deref() {
+            Ok("v1") => ReplayVariant::V1,
+            Ok("r8") => ReplayVariant::Pairs8,
+            Ok("r4") => ReplayVariant::Rows4,
+            _ => ReplayVariant::Rows4,
+        }
+    }
+
+    /// (kernel index in [`kernel_names`] for the uncut replay, for the per-piece replay,
+    /// threads, dynamic shared memory at K).
+    fn launch(self, k: u64) -> (usize, usize, u32, u32) {
+        match self {
+            ReplayVariant::V1 => (2, 13, SCAN_WARPS * 32, scan_smem_bytes(k)),
+            ReplayVariant::Rows4 => (20, 20, 128, scanx_smem_bytes(k, 4, 2, false, 1)),
+            ReplayVariant::Pairs8 => (21, 21, 256, scanx_smem_bytes(k, 8, 2, false, 2)),
+        }
+    }
 }
 
 /// The backward's schedule of its sequential stages.
@@ -208,9 +274,9 @@ impl GdnBwdPlan {
     /// ldmatrix fragments and paired row accesses) and `tc4` (`tc3` reading the io-dtype `S_c`
     /// that the replays write under `S_IO`; the default).
     pub fn new(f: &GdnFacts, kernels: Vec<Function>, sms: u64) -> Result<GdnBwdPlan> {
-        if kernels.len() != 20 {
+        if kernels.len() != 22 {
             return Err(Error::Internal(format!(
-                "{ENGINE_NAME}: the backward needs 20 kernels, got {}",
+                "{ENGINE_NAME}: the backward needs 22 kernels, got {}",
                 kernels.len()
             )));
         }
@@ -266,6 +332,11 @@ impl GdnBwdPlan {
         let scan_x = (v / (16 * u64::from(SCAN_WARPS))) as u32;
         let dscan_x = (v / (16 * u64::from(DSCAN_MMA_WARPS))) as u32;
         let chain_grid = ((v / CHAIN_ROWS) as u32, ho32, n32);
+        let (replay, replay_piece, replay_threads, mut replay_smem) =
+            ReplayVariant::pick().launch(k);
+        if replay_one_per_sm(n * pieces * ho * (v / 64), sms) {
+            replay_smem = replay_smem.max(REPLAY_ONE_PER_SM_SMEM);
+        }
         let mut steps: Vec<Step> = vec![
             (0, (1, 1, 1), OFFSETS_THREADS, 0),
             if prep_v3_selected() {
@@ -283,7 +354,12 @@ impl GdnBwdPlan {
                     fast_smem_bytes(k, 4, SUM_STAGES, false),
                 ),
                 (12, chain_grid, CHAIN_THREADS, 0),
-                (13, (scan_x, ho32, np), SCAN_WARPS * 32, scan_smem_bytes(k)),
+                (
+                    replay_piece,
+                    (scan_x, ho32, np),
+                    replay_threads,
+                    replay_smem,
+                ),
                 (
                     14,
                     (dscan_x, ho32, np1),
@@ -299,7 +375,7 @@ impl GdnBwdPlan {
                 ),
             ]);
         } else {
-            steps.push((2, (scan_x, ho32, n32), SCAN_WARPS * 32, scan_smem_bytes(k)));
+            steps.push((replay, (scan_x, ho32, n32), replay_threads, replay_smem));
             steps.push(if dscan_fp32 {
                 (
                     3,
@@ -457,6 +533,46 @@ mod tests {
 
     fn facts(n: i64, t: i64, ho: i64, d: i64, batch_invariant: bool) -> GdnFacts {
         crate::engines::gdn::analyzer::test_facts(GdnOp::Backward, n, t, ho, d, batch_invariant)
+    }
+
+    #[test]
+    fn replay_variants_name_their_kernels() {
+        let names = kernel_names("bf16", 128, true);
+        for (variant, uncut, piece) in [
+            (
+                ReplayVariant::V1,
+                "gdn_bwd_fscan_bf16_k128",
+                "gdn_bwd_fscanp_bf16_k128",
+            ),
+            (
+                ReplayVariant::Rows4,
+                "gdn_bwd_fscan_r4_bf16_k128",
+                "gdn_bwd_fscan_r4_bf16_k128",
+            ),
+            (
+                ReplayVariant::Pairs8,
+                "gdn_bwd_fscan_r8_bf16_k128",
+                "gdn_bwd_fscan_r8_bf16_k128",
+            ),
+        ] {
+            let (i, j, threads, smem) = variant.launch(128);
+            assert_eq!((names[i].as_str(), names[j].as_str()), (uncut, piece));
+            assert!(smem <= 227 * 1024 && (threads == 128 || threads == 256));
+        }
+        // One replay block per SM below four waves: (4, 8192, 16) 128 blocks, the ragged mix 320,
+        // (1, 32768, 16) in 4 pieces 128; two at (16, 2048, 32), 1024 blocks (132 SMs).
+        for (blocks, one) in [
+            (128, true),
+            (320, true),
+            (1024, false),
+            (527, true),
+            (528, false),
+        ] {
+            assert_eq!(replay_one_per_sm(blocks, 132), one, "{blocks} blocks");
+        }
+        // The new replays stage W, Kᴿ, Ũᵀ only: two blocks fit an SM.
+        assert!(ReplayVariant::Pairs8.launch(128).3 < 113 * 1024);
+        assert!(ReplayVariant::Rows4.launch(128).3 < 113 * 1024);
     }
 
     #[test]

@@ -543,6 +543,30 @@ pub fn fast_smem_bytes(k: u64, warps: u64, stages: u64, out: bool) -> u32 {
     (stages * stage + o) as u32
 }
 
+/// Dynamic shared memory of the kernels on the session-6 chunk loop (`gdn::ScanxSmem<K, NW,
+/// STAGES, OUT, SPLIT>` of `kernels/include/gdn_fwd_fast.cuh`): `warps / split` value-row groups
+/// of 16 share the staged tiles; `split = 2` adds the pairs' exchange areas (X and Uᵀ as A
+/// fragments). `split = 1` is [`fast_smem_bytes`].
+pub fn scanx_smem_bytes(k: u64, warps: u64, stages: u64, out: bool, split: u64) -> u32 {
+    let groups = warps / split;
+    let (kp, cp, vs) = (k + 8, CHUNK + 8, 16 * groups);
+    let mut stage = 2 * CHUNK * kp * 2 + vs * cp * 2;
+    if out {
+        stage += CHUNK * kp * 2 + CHUNK * cp * 2;
+    }
+    let o = if out {
+        warps * (CHUNK / split) * 24 * 2
+    } else {
+        0
+    };
+    let xchg = if split > 1 {
+        groups * (k / 16) * 512 + groups * 4 * 512
+    } else {
+        0
+    };
+    (stages * stage + o + xchg) as u32
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -662,5 +686,26 @@ mod tests {
         );
         assert_eq!(fast_smem_bytes(128, 4, 2, false), 2 * (2 * 17408 + 9216));
         assert!(fast_smem_bytes(128, 8, 2, true) <= 227 * 1024);
+        // The session-6 chunk loop: split = 1 is FastSmem; the pairs' kernels (t8 forward, r8
+        // replay) add 4 groups' exchange areas (X: 16 KB at K = 128, Uᵀ: 8 KB).
+        assert_eq!(
+            scanx_smem_bytes(128, 4, 2, false, 1),
+            fast_smem_bytes(128, 4, 2, false)
+        );
+        assert_eq!(
+            scanx_smem_bytes(128, 4, 3, true, 1),
+            fast_smem_bytes(128, 4, 3, true)
+        );
+        assert_eq!(
+            scanx_smem_bytes(128, 8, 2, true, 2),
+            fast_smem_bytes(128, 4, 2, true) + 16384 + 8192
+        );
+        assert_eq!(
+            scanx_smem_bytes(128, 8, 2, false, 2),
+            fast_smem_bytes(128, 4, 2, false) + 16384 + 8192
+        );
+        // Two replay blocks per SM (228 KB, 1 KB reserved per block).
+        assert!(2 * (scanx_smem_bytes(128, 8, 2, false, 2) + 1024) <= 228 * 1024);
+        assert!(scanx_smem_bytes(128, 8, 2, true, 2) <= 227 * 1024);
     }
 }
