@@ -1097,14 +1097,14 @@ fn timing_backward_pieces() {
 }
 
 /// The forward-direction scans per variant at the benchmark shapes (bf16, K = V = 128): the
-/// forward output scan (`DNNPLAN_GDN_FWD_SCAN` = w4 / w8 / t8; with the default piece rule, so at
+/// forward output scan (`DNNPLAN_GDN_FWD_SCAN` = w4 / w8; with the default piece rule, so at
 /// (1, 32768, 16) "scan" is summary + chain + seeded scan) and the backward's forward-state
-/// replay (`DNNPLAN_GDN_BWD_FSCAN` = v1 / r4 / r8; with pieces psum + pchain + fscanp), each as
+/// replay (`DNNPLAN_GDN_BWD_FSCAN` = v1 / r4; with pieces psum + pchain + fscanp), each as
 /// the difference of executes cut after the prep and after the scan (`DNNPLAN_GDN_FWD_STEPS`,
 /// `DNNPLAN_GDN_BWD_STEPS`), with the bytes the scan must move (factor tiles read, O or the io
 /// `S_c` written) over that time. Printed only, never asserted; runs when
 /// `DNNPLAN_GDN_TIMING_SCANS` is set (`=bwd`: the replays only). `DNNPLAN_GDN_TIMING_REPLAYS`
-/// (default `v1,r4,r8`) lists the replays, `r4/1` = `r4` with `DNNPLAN_GDN_BWD_FSCAN_PER_SM=1`;
+/// (default `v1,r4`) lists the replays, `r4/1` = `r4` with `DNNPLAN_GDN_BWD_FSCAN_PER_SM=1`;
 /// `DNNPLAN_GDN_TIMING_SHAPES` the shape indices.
 #[test]
 fn timing_forward_scans() {
@@ -1116,7 +1116,7 @@ fn timing_forward_scans() {
     let bwd_outs = ["dQ", "dK", "dV", "dG", "dBeta", "d_initial_state"];
     let fwd_too = std::env::var("DNNPLAN_GDN_TIMING_SCANS").is_ok_and(|x| x != "bwd");
     let replays: Vec<String> = std::env::var("DNNPLAN_GDN_TIMING_REPLAYS")
-        .unwrap_or_else(|_| "v1,r4,r8".to_owned())
+        .unwrap_or_else(|_| "v1,r4".to_owned())
         .split(',')
         .map(|x| x.trim().to_owned())
         .collect();
@@ -1155,7 +1155,7 @@ fn timing_forward_scans() {
         } else {
             0.0
         };
-        let scans: &[&str] = if fwd_too { &["w4", "w8", "t8"] } else { &[] };
+        let scans: &[&str] = if fwd_too { &["w4", "w8"] } else { &[] };
         for &scan in scans {
             unsafe { std::env::set_var("DNNPLAN_GDN_FWD_SCAN", scan) };
             let whole = time("gdn", "DNNPLAN_GDN_FWD_STEPS", None);

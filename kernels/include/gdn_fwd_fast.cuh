@@ -3,8 +3,13 @@
 // Contract: the same inputs, outputs, workspace factors (gdn_fwd_prep) and numerics as the scan
 // of gdn_fwd.cuh; parameters are FwdFastParams = FwdParams followed by the piece count and three
 // fp32 workspace regions. Deterministic, no atomics, no allocation, all scratch in the caller's
-// workspace. (gdn_fwd.cuh itself is left untouched: the backward reuses its prep and scan.)
+// workspace. (gdn_fwd.cuh keeps the session-1 scan fwd_scan_body: the v1 fallbacks of the forward
+// and of the backward's replay.)
 //
+// Every forward-direction scan here and in gdn_bwd_chain.cuh runs ONE chunk loop, fscan_chunks
+// (session 6): the output scan and the summary pass below, the backward's piece summaries (psum)
+// and its forward-state replays (fscanp, fscan_r4), each a thin body around it (seed, loop,
+// epilogue).
 // Differences from gdn_fwd_scan:
 //  * B fragments (W, Q⁺, A) come in by ldmatrix.x4 (two n-tiles per instruction) instead of
 //    four 32-bit shared loads; the accumulation order is unchanged, so O and the states are

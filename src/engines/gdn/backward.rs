@@ -39,12 +39,12 @@
 //! (pinned by `backward_schedule_rule_at_the_benchmark_shapes`); `DNNPLAN_GDN_BWD_PIECES=n`
 //! forces `n` pieces (1 = off; read at plan build; only with the default token stage).
 //!
-//! The forward-state replay ([`ReplayVariant`], `DNNPLAN_GDN_BWD_FSCAN=v1|r4|r8`, read at plan
-//! build): `r4` / `r8` run `gdn_bwd_fscan_r4_*` / `_r8_*` (the forward's chunk loop
-//! `fscan_chunks` of `kernels/include/gdn_fwd_fast.cuh` staging only `W`, `Kᴿ`, `Ũᵀ`; `r8` with
-//! two warps per 16 value rows) both uncut (from the initial state) and per piece (from the
-//! chain's seeds); `v1` the session-5 pair `gdn_bwd_fscan_*` / `gdn_bwd_fscanp_*`. All write the
-//! same `S_c` bits.
+//! The forward-state replay ([`ReplayVariant`], `DNNPLAN_GDN_BWD_FSCAN=v1|r4`, read at plan
+//! build): `r4` (the default) runs `gdn_bwd_fscan_r4_*` (the forward's chunk loop `fscan_chunks`
+//! of `kernels/include/gdn_fwd_fast.cuh` staging only `W`, `Kᴿ`, `Ũᵀ`) both uncut (from the
+//! initial state) and per piece (from the chain's seeds), one block per SM below
+//! [`REPLAY_SHARE_MIN_WAVES`] waves; `v1` the session-5 pair `gdn_bwd_fscan_*` /
+//! `gdn_bwd_fscanp_*`. Both write the same `S_c` bits.
 
 use crate::cuda::{Function, LaunchConfig, Launcher};
 use crate::dispatch::engine::CompiledPlan;
@@ -105,7 +105,7 @@ type Step = (usize, (u32, u32, u32), u32, u32);
 
 /// Kernels of the `gdn_bwd` module a backward plan resolves, in the order of
 /// [`GdnBwdPlan::new`]'s `kernels` (`tag` = `bf16` / `f16`, `k` = K = V; `prep3`: the 8-warp prep).
-pub fn kernel_names(tag: &str, k: i64, prep3: bool) -> [String; 22] {
+pub fn kernel_names(tag: &str, k: i64, prep3: bool) -> [String; 21] {
     [
         "gdn_bwd_chunk_offsets".to_owned(),
         if prep3 {
@@ -132,7 +132,6 @@ pub fn kernel_names(tag: &str, k: i64, prep3: bool) -> [String; 22] {
         format!("gdn_bwd_tokens_tc3_{tag}_k{k}"),
         format!("gdn_bwd_tokens_tc4_{tag}_k{k}"),
         format!("gdn_bwd_fscan_r4_{tag}_k{k}"),
-        format!("gdn_bwd_fscan_r8_{tag}_k{k}"),
     ]
 }
 
@@ -145,11 +144,9 @@ pub enum ReplayVariant {
     /// `r4`: `gdn_bwd_fscan_r4_*` (4 warps × 16 value rows; `W`, `Kᴿ`, `Ũᵀ` only; 2 stages, one
     /// barrier per chunk), uncut and per piece.
     Rows4,
-    /// `r8`: `gdn_bwd_fscan_r8_*` (8 warps, two per 16 value rows), uncut and per piece.
-    Pairs8,
 }
 
-/// The `r4` / `r8` replays stage so little (88 / 110 KB at K = 128) that two blocks fit an SM.
+/// The `r4` replay stages so little (88 KB at K = 128) that two blocks fit an SM.
 /// That pays off only in the throughput regime, with many waves of blocks (H200, (16, 2048, 32),
 /// 1024 blocks: 0.613 ms vs 0.790 for `v1`); with fewer, the longest sequence's block shares its
 /// SM for most of its chunks and the whole replay waits on it (ragged mix, 320 blocks: 0.525 ms vs
@@ -172,12 +169,11 @@ fn replay_one_per_sm(blocks: u64, sms: u64) -> bool {
 }
 
 impl ReplayVariant {
-    /// The default, then `DNNPLAN_GDN_BWD_FSCAN=v1|r4|r8`.
+    /// The default (`r4`: 15-23 % faster than `v1` at all four benchmark shapes on the H200,
+    /// bench/gdn_device_fscan6_*.log), then `DNNPLAN_GDN_BWD_FSCAN=v1|r4`.
     pub fn pick() -> ReplayVariant {
         match std::env::var("DNNPLAN_GDN_BWD_FSCAN").as_deref() {
             Ok("v1") => ReplayVariant::V1,
-            Ok("r8") => ReplayVariant::Pairs8,
-            Ok("r4") => ReplayVariant::Rows4,
             _ => ReplayVariant::Rows4,
         }
     }
@@ -188,7 +184,6 @@ impl ReplayVariant {
         match self {
             ReplayVariant::V1 => (2, 13, SCAN_WARPS * 32, scan_smem_bytes(k)),
             ReplayVariant::Rows4 => (20, 20, 128, scanx_smem_bytes(k, 4, 2, false, 1)),
-            ReplayVariant::Pairs8 => (21, 21, 256, scanx_smem_bytes(k, 8, 2, false, 2)),
         }
     }
 }
@@ -274,9 +269,9 @@ impl GdnBwdPlan {
     /// ldmatrix fragments and paired row accesses) and `tc4` (`tc3` reading the io-dtype `S_c`
     /// that the replays write under `S_IO`; the default).
     pub fn new(f: &GdnFacts, kernels: Vec<Function>, sms: u64) -> Result<GdnBwdPlan> {
-        if kernels.len() != 22 {
+        if kernels.len() != 21 {
             return Err(Error::Internal(format!(
-                "{ENGINE_NAME}: the backward needs 22 kernels, got {}",
+                "{ENGINE_NAME}: the backward needs 21 kernels, got {}",
                 kernels.len()
             )));
         }
@@ -549,11 +544,6 @@ mod tests {
                 "gdn_bwd_fscan_r4_bf16_k128",
                 "gdn_bwd_fscan_r4_bf16_k128",
             ),
-            (
-                ReplayVariant::Pairs8,
-                "gdn_bwd_fscan_r8_bf16_k128",
-                "gdn_bwd_fscan_r8_bf16_k128",
-            ),
         ] {
             let (i, j, threads, smem) = variant.launch(128);
             assert_eq!((names[i].as_str(), names[j].as_str()), (uncut, piece));
@@ -571,7 +561,6 @@ mod tests {
             assert_eq!(replay_one_per_sm(blocks, 132), one, "{blocks} blocks");
         }
         // The new replays stage W, Kᴿ, Ũᵀ only: two blocks fit an SM.
-        assert!(ReplayVariant::Pairs8.launch(128).3 < 113 * 1024);
         assert!(ReplayVariant::Rows4.launch(128).3 < 113 * 1024);
     }
 

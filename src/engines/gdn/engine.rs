@@ -13,8 +13,8 @@
 //! two value halves per head) or `_w8` (8 warps, all 128 value rows per block), and for long
 //! sequences on few (sequence, head) pairs the exact piece chain (`gdn_fwd_sum_*`,
 //! `gdn_fwd_chain_k*`, then `gdn_fwd_scanx_*` per piece; see `kernels/include/gdn_fwd_fast.cuh`).
-//! Diagnostics read once at build: `DNNPLAN_GDN_FWD_SCAN=v1|w4|w8|t8` (v1 = session-1 scan
-//! `gdn_fwd_scan_*`; t8 = `gdn_fwd_scanx_*_t8`, two warps per 16 value rows), `DNNPLAN_GDN_FWD_PIECES=n` (force n pieces per sequence; 1 = off) and
+//! Diagnostics read once at build: `DNNPLAN_GDN_FWD_SCAN=v1|w4|w8` (v1 = session-1 scan
+//! `gdn_fwd_scan_*`), `DNNPLAN_GDN_FWD_PIECES=n` (force n pieces per sequence; 1 = off) and
 //! `DNNPLAN_GDN_FWD_STEPS=n` (launch only the first n kernels: per-kernel timing by differences),
 //! `DNNPLAN_GDN_FWD_PREP=v1` (the session-1 prep, serial triangular-inverse loops) or `=v2` (the
 //! 4-warp prep `gdn_fwd_prep_*`, also the backward's `gdn_bwd_prep_*`). The default is the 8-warp
@@ -35,7 +35,6 @@ use super::params::{
     CHAIN_ROWS, CHAIN_THREADS, FwdFastParams, FwdParams, KernelDtype, OFFSETS_THREADS,
     PREP_THREADS, PREP3_THREADS, PieceLayout, SCAN_WARPS, SUM_STAGES, WorkspaceLayout,
     fast_smem_bytes, flags, max_chunks, prep_smem_bytes, prep3_smem_bytes, scan_smem_bytes,
-    scanx_smem_bytes,
 };
 
 /// Manifest name of the engine.
@@ -217,7 +216,6 @@ impl Engine for GdnSm90 {
             ScanVariant::V1 => format!("gdn_fwd_scan_{tag}_k{k}"),
             ScanVariant::Warps4 => format!("gdn_fwd_scanx_{tag}_k{k}_w4"),
             ScanVariant::Warps8 => format!("gdn_fwd_scanx_{tag}_k{k}_w8"),
-            ScanVariant::Pairs8 => format!("gdn_fwd_scanx_{tag}_k{k}_t8"),
         };
         let kernels = FwdKernels {
             offsets: module.function("gdn_chunk_offsets")?,
@@ -258,9 +256,6 @@ pub enum ScanVariant {
     Warps4,
     /// `gdn_fwd_scanx_*_w8`: 8 warps, all 128 value rows per block (V = 128 only).
     Warps8,
-    /// `gdn_fwd_scanx_*_t8`: 8 warps, two per 16 value rows (tokens of `P` / `O` and keys of
-    /// the state split between them), 64 value rows per block, one barrier per chunk.
-    Pairs8,
 }
 
 /// The forward's schedule: scan kernel, pieces per sequence, launches kept.
@@ -296,7 +291,6 @@ impl FwdChoice {
             Some("v1") => c.scan = ScanVariant::V1,
             Some("w4") => c.scan = ScanVariant::Warps4,
             Some("w8") if f.v == 128 => c.scan = ScanVariant::Warps8,
-            Some("t8") => c.scan = ScanVariant::Pairs8,
             _ => {}
         }
         if let Some(p) = env("DNNPLAN_GDN_FWD_PIECES").and_then(|x| x.parse::<u64>().ok()) {
@@ -479,16 +473,14 @@ impl GdnFwdPlan {
         let (k, v) = (f.k as u64, f.v as u64);
         let layout = WorkspaceLayout::new(n, t, ho as u64, k, v);
         let p = choice.pieces;
-        // (warps, stages, warps per 16 value rows)
-        let (warps, stages, split) = match choice.scan {
-            ScanVariant::V1 => (u64::from(SCAN_WARPS), 3, 1),
-            ScanVariant::Warps4 => (4, 3, 1),
-            ScanVariant::Warps8 => (8, 2, 1),
-            ScanVariant::Pairs8 => (8, 2, 2),
+        let (warps, stages) = match choice.scan {
+            ScanVariant::V1 => (u64::from(SCAN_WARPS), 3),
+            ScanVariant::Warps4 => (4, 3),
+            ScanVariant::Warps8 => (8, 2),
         };
         let smem_scan = match choice.scan {
             ScanVariant::V1 => scan_smem_bytes(k),
-            _ => scanx_smem_bytes(k, warps, stages, true, split),
+            _ => fast_smem_bytes(k, warps, stages, true),
         };
         Ok(GdnFwdPlan {
             template,
@@ -497,7 +489,7 @@ impl GdnFwdPlan {
             pieces: PieceLayout::new(layout.total, n, ho as u64, k, v, p),
             choice,
             grid_prep: (chunks as u32, ho as u32, 1),
-            grid_scan: ((v * split / (16 * warps)) as u32, ho as u32, (n * p) as u32),
+            grid_scan: ((v / (16 * warps)) as u32, ho as u32, (n * p) as u32),
             grid_sum: (
                 (2 * v / 64) as u32,
                 ho as u32,
@@ -638,5 +630,10 @@ mod tests {
         assert_eq!(pick(1, 300, 2, 128, false), (ScanVariant::Warps4, 1));
         // Few pairs of long sequences: at most 16 pieces.
         assert_eq!(pick(1, 1 << 20, 1, 128, false), (ScanVariant::Warps4, 16));
+        // Session 6 measured a pairs scan (two warps per 16 value rows, `t8`; kept in
+        // gdn_fwd_fast.cuh, not bundled) slower than the rule's choice at all four shapes (H200,
+        // bench/gdn_device_fscan6_1.log: 0.365 vs 0.327 ms w4 at (4, 8192, 16), 0.770 vs 0.721 at
+        // (1, 32768, 16) with 4 pieces, 0.750 vs 0.533 w8 at (16, 2048, 32), 0.440 vs 0.395 on
+        // the ragged mix): the rule above stands.
     }
 }
