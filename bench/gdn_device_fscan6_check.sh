@@ -1,3 +1,5 @@
+# Ran at commit fc317ad (cubins gdn_fwd 2af4c35b…, gdn_bwd 371be3e1…, which still bundled the pairs kernels t8 / r8;
+# from 022f7e0 on they are left out, and DNNPLAN_GDN_FWD_SCAN=t8 / DNNPLAN_GDN_BWD_FSCAN=r8 fall back to the defaults).
 # Session 6 (helper fscan6) device check: parity of the forward-direction scans (default and the
 # new switches), per-kernel timing old vs new at the four benchmark shapes (tests/gpu_gdn.rs
 # timing_forward_scans), compute-sanitizer memcheck over the tests that run the new kernels, and
