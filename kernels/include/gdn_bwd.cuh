@@ -21,9 +21,10 @@
 //     per chunk (reverse) stores dX' (the gradient of the state leaving the chunk), then
 //     dUᵀ = dOᵀ A + dX' Kᴿᵀ, dRᵀ = dUᵀ T (stored, fp32), dX = e^{Γ_last} dX' + dOᵀ Q⁺ − dRᵀ E;
 //     finally d_initial_state = dX
-//  5. gdn_bwd_tokens_tc3 (the default: every product on the tensor cores, dS' in the io dtype from
-//     gdn_bwd_dscan_io, dq/dk/dv of ungrouped ports written directly; bwd_tokens_tc_body<.., 3>),
-//     its earlier revisions gdn_bwd_tokens_tc2 / gdn_bwd_tokens_tc (DNNPLAN_GDN_BWD_TOKENS=tc2|tc), or
+//  5. gdn_bwd_tokens_tc5 (the default: every product on the tensor cores, dS' in the io dtype from
+//     gdn_bwd_dscan_io, S_c in the io dtype, dq/dk/dv of ungrouped ports written directly;
+//     bwd_tokens_tc_body<.., 5>), the persistent gdn_bwd_tokens_tc6 (SMs blocks; =tc6), its earlier
+//     revisions gdn_bwd_tokens_tc4 / tc3 / tc2 / tc (DNNPLAN_GDN_BWD_TOKENS=tc4|tc3|tc2|tc), or
 //     gdn_bwd_tokens_mma (value-dimension products on the tensor cores, CUDA-core tail;
 //     DNNPLAN_GDN_BWD_TOKENS=mma) or gdn_bwd_tokens (fp32 CUDA cores; DNNPLAN_GDN_BWD_TOKENS=fp32),
 //     chunk slots × HO, 512 threads: per chunk, all value rows in one block: U = Ũ − W S_c, dQ⁺ = dO S_cᵀ, dE = −dR S_cᵀ, dKᴿ = U dS'ᵀ, dA = dO Uᵀ,
@@ -1495,7 +1496,15 @@ __device__ __forceinline__ void bwd_tokens_body(const BwdParams& bp) {
 //   REV 4 (gdn_bwd_tokens_tc4): REV 3 reading S_c in the io dtype (the replay ran with
 //     FLAG_BWD_S_IO): S goes to shared memory by cp.async (half the traffic, no 16 float2
 //     registers, no conversion pass and one barrier less); dD = Σ S ⊙ dS' from the io-dtype S
-//     (the products already used S rounded to the io dtype, bitwise the same operands).
+//     (the products already used S rounded to the io dtype, bitwise the same operands);
+//   REV 5 (gdn_bwd_tokens_tc5, the default): REV 4 with every copy issued before the dR pass and
+//     in four groups consumed in the order of use (W, Ũᵀ, S → U; dO → dO S, dR S, dO Uᵀ, dR Uᵀ;
+//     dS' → U dS' and dD; q, k → the row phases), the value products in two passes (each
+//     accumulator still sums the value tiles in order), dΓ and the Σ er (dKᴿ·k) parts published by
+//     the phase-B result barrier, the products' closing barrier dropped (11 barriers, REV 4: 12);
+//     bitwise REV 4's outputs (the fp32 expressions and their FMA contraction unchanged);
+//   REV 6 (gdn_bwd_tokens_tc6): REV 5 as a persistent block per SM over the live tiles, each
+//     next tile's W, S, Ũᵀ and dO copied during this tile's phases (TokMmaSmem6 layout, 215 KB).
 // ---------------------------------------------------------------------------------------
 template <int K>
 struct TokTcSmem {
