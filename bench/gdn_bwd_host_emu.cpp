@@ -16,6 +16,10 @@
 //   tc3   tc2 with ldmatrix.x4 fragments and float2-staged results (gdn_bwd_tokens_tc3).
 //   tc4   tc3 reading the states entering the chunks in the io dtype (FLAG_BWD_S_IO; the
 //         harness stores them so) (gdn_bwd_tokens_tc4, the default).
+//   tc5   tc4 with its copies in four groups consumed in turn and two barriers fewer
+//         (gdn_bwd_tokens_tc5); every case also runs tc4 and requires bitwise-equal outputs.
+//   tc6   tc5 as 3 persistent blocks (several tiles each, every next tile's W, S, Ũᵀ, dO
+//         prefetched) (gdn_bwd_tokens_tc6); bitwise-equal to tc4 required as for tc5.
 //   piece4  piece3 with FLAG_BWD_S_IO (the seeded replay writes io-dtype states) and tc4.
 //   piece2, piece3  tc with the piece chain (kernels/include/gdn_bwd_chain.cuh) at P = 2 / 3:
 //         forward summaries, fp32 chain and seeded replay writing ws_s (the harness's fp64 ws_s is
@@ -30,7 +34,7 @@
 //
 // Build and run (CPU machine), from the repository root:
 //   g++ -std=c++20 -O2 -fno-strict-aliasing -pthread -Ikernels/include bench/gdn_bwd_host_emu.cpp -o /tmp/gdn_bwd_host_emu
-//   /tmp/gdn_bwd_host_emu [fp32|mma|tc|tc2|tc3|piece2|piece3|pieces|all] [long]   ("long": only the long-span case)
+//   /tmp/gdn_bwd_host_emu [fp32|mma|tc|tc2|tc3|tc4|tc5|tc6|piece2|piece3|piece4|pieces|all] [long]   ("long": only the long-span case)
 // Every case runs the kernels twice (NaN-refilled outputs and scratch) and requires bitwise-equal
 // results: with real threads, a missing barrier shows up as a difference.
 #include <cstdio>
@@ -52,7 +56,7 @@ static double rms_ratio(const std::vector<double>& a, const std::vector<double>&
   return std::sqrt(num / (den > 0 ? den : 1));
 }
 
-enum class Set { Fp32, Mma, Tc, Tc2, Tc3, Tc4, Piece2, Piece3, Piece4 };
+enum class Set { Fp32, Mma, Tc, Tc2, Tc3, Tc4, Tc5, Tc6, Piece2, Piece3, Piece4 };
 
 template <typename IOT, int K>
 int run_case(Set set, const char* name, int H, int HV, bool l2norm, bool safe, std::vector<int> lens, bool long_span = false) {
@@ -309,7 +313,9 @@ int run_case(Set set, const char* name, int H, int HV, bool l2norm, bool safe, s
   bp.ws_pa = ws_pa.data(); bp.ws_pb = ws_pb.data();
   const int base_flags = p.flags;
   // tc4 / piece4: the states entering the chunks in the io dtype (FLAG_BWD_S_IO).
-  const bool s_io = set == Set::Tc4 || set == Set::Piece4;
+  const bool s_io = set == Set::Tc4 || set == Set::Tc5 || set == Set::Tc6 || set == Set::Piece4;
+  // tc5 / tc6: also run tc4 once and require bitwise-equal outputs (rev_override = 4 for that run).
+  int rev_override = 0;
   if (s_io) bp.ws_s = reinterpret_cast<float*>(ws_s_io.data());
   auto run_kernels = [&] {
     for (auto* v : {&ws_ds, &ws_dr, &ws_dq, &ws_dk, &ws_dv, &ws_pa, &ws_pb, &dg, &db, &dis, &da, &dt})
@@ -324,9 +330,13 @@ int run_case(Set set, const char* name, int H, int HV, bool l2norm, bool safe, s
     } else if (set == Set::Mma) {
       launch({V / (16 * MW), unsigned(HO), unsigned(N)}, MW * 32, [&] { gdn::bwd_dscan_mma_body<IOT, K, V, MW, MS>(bp); });
       launch({unsigned(slots), unsigned(HO), 1}, gdn::TOK_THREADS, [&] { gdn::bwd_tokens_body<IOT, K, V, true>(bp); });
-    } else if (set == Set::Tc || set == Set::Tc2 || set == Set::Tc3 || set == Set::Tc4) {
+    } else if (set == Set::Tc || set == Set::Tc2 || set == Set::Tc3 || set == Set::Tc4 || set == Set::Tc5 || set == Set::Tc6) {
       launch({V / (16 * MW), unsigned(HO), unsigned(N)}, MW * 32, [&] { gdn::bwd_dscan_mma_body<IOT, K, V, MW, MS, true>(bp); });
-      if (set == Set::Tc4)
+      if (set == Set::Tc6 && rev_override != 4)  // 3 persistent blocks: several tiles each, prefetched
+        launch({3, 1, 1}, gdn::TOK_THREADS, [&] { gdn::bwd_tokens_tc_body<IOT, K, V, 6>(bp); });
+      else if (set == Set::Tc5 && rev_override != 4)
+        launch({unsigned(slots), unsigned(HO), 1}, gdn::TOK_THREADS, [&] { gdn::bwd_tokens_tc_body<IOT, K, V, 5>(bp); });
+      else if (set == Set::Tc4 || set == Set::Tc5 || set == Set::Tc6)
         launch({unsigned(slots), unsigned(HO), 1}, gdn::TOK_THREADS, [&] { gdn::bwd_tokens_tc_body<IOT, K, V, 4>(bp); });
       else if (set == Set::Tc3)
         launch({unsigned(slots), unsigned(HO), 1}, gdn::TOK_THREADS, [&] { gdn::bwd_tokens_tc_body<IOT, K, V, 3>(bp); });
@@ -368,6 +378,17 @@ int run_case(Set set, const char* name, int H, int HV, bool l2norm, bool safe, s
                           same_bits(std::get<3>(first), dg) && same_bits(std::get<4>(first), db) && same_bits(std::get<5>(first), dis) &&
                           (!safe || (same_bits(std::get<6>(first), da) && same_bits(std::get<7>(first), dt)));
 
+  bool same_as_tc4 = true;
+  if (set == Set::Tc5 || set == Set::Tc6) {
+    const auto second = std::make_tuple(dq, dk, dv, dg, db, dis, da, dt);
+    rev_override = 4;
+    run_kernels();
+    rev_override = 0;
+    same_as_tc4 = same_bits(std::get<0>(second), dq) && same_bits(std::get<1>(second), dk) && same_bits(std::get<2>(second), dv) &&
+                  same_bits(std::get<3>(second), dg) && same_bits(std::get<4>(second), db) && same_bits(std::get<5>(second), dis) &&
+                  (!safe || (same_bits(std::get<6>(second), da) && same_bits(std::get<7>(second), dt)));
+    std::tie(dq, dk, dv, dg, db, dis, da, dt) = second;  // report tc5's own outputs
+  }
   auto widen = [](const std::vector<unsigned short>& x) {  // io dtype -> double
     std::vector<double> r(x.size());
     for (size_t i = 0; i < x.size(); ++i) r[i] = dec<IOT>(x[i]);
@@ -416,6 +437,12 @@ int run_case(Set set, const char* name, int H, int HV, bool l2norm, bool safe, s
     if (!finite || !(e <= r.tol)) ++fails;
   }
   if (!repeatable) ++fails;
+  if (!same_as_tc4) {
+    printf(" (DIFFERS from tc4!)");
+    ++fails;
+  } else if (set == Set::Tc5 || set == Set::Tc6) {
+    printf(" =tc4 bitwise");
+  }
   if (g_unwaited.exchange(0) != 0) {
     printf(" (cp.async copies never waited for!)");
     ++fails;
@@ -430,7 +457,7 @@ int main(int argc, char** argv) {
   int fails = 0;
   for (auto [set, tag] : {std::pair{Set::Fp32, "fp32"}, std::pair{Set::Mma, "mma"}, std::pair{Set::Tc, "tc"},
                           std::pair{Set::Tc2, "tc2"}, std::pair{Set::Tc3, "tc3"}, std::pair{Set::Piece2, "piece2"},
-                          std::pair{Set::Piece3, "piece3"}, std::pair{Set::Tc4, "tc4"}, std::pair{Set::Piece4, "piece4"}}) {
+                          std::pair{Set::Piece3, "piece3"}, std::pair{Set::Tc4, "tc4"}, std::pair{Set::Tc5, "tc5"}, std::pair{Set::Tc6, "tc6"}, std::pair{Set::Piece4, "piece4"}}) {
     const bool piece = set == Set::Piece2 || set == Set::Piece3 || set == Set::Piece4;
     if (which != "all" && which != tag && !(which == "pieces" && piece)) continue;
     printf("== kernel set %s\n", tag);

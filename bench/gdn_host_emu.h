@@ -10,7 +10,7 @@
 //    cp.async copies never waited for;
 //  - the warp-collective emulations: mma.sync m16n8k16 (fp64 sums of the io-dtype products onto
 //    the fp32 accumulator), ldmatrix.x4.trans, and cp.async as per-thread copies deferred to the
-//    wait that covers their group;
+//    wait that covers their group (GDN_EMU_CP_EAGER=1: landing at issue instead);
 //  - the problem helpers uni (a fixed-seed uniform generator), enc / dec (io-dtype bits).
 #pragma once
 
@@ -18,6 +18,7 @@
 #include <barrier>
 #include <cmath>
 #include <condition_variable>
+#include <cstdlib>
 #include <mutex>
 #include <cstring>
 #include <functional>
@@ -31,6 +32,7 @@ inline uint4 make_uint4(unsigned a, unsigned b, unsigned c, unsigned d) { return
 inline float2 make_float2(float a, float b) { return {a, b}; }
 struct U3 { unsigned x, y, z; };
 thread_local U3 threadIdx, blockIdx;
+static U3 gridDim;  // the current launch's grid (persistent kernels stride by it)
 #define __device__
 #define __forceinline__ inline
 #define __global__
@@ -134,7 +136,13 @@ struct PendingCopy {
 };
 thread_local std::vector<PendingCopy> t_open;                 // issued, not yet committed
 thread_local std::vector<std::vector<PendingCopy>> t_groups;  // committed, oldest first
-void emu_cp_async16(void* dst, const void* src) { t_open.push_back({dst, src}); }
+// GDN_EMU_CP_EAGER=1: every cp.async lands at issue instead (a copy into shared memory that is
+// still being read then shows up, where the deferred default shows reads before the wait).
+static const bool g_cp_eager = getenv("GDN_EMU_CP_EAGER") != nullptr;
+void emu_cp_async16(void* dst, const void* src) {
+  if (g_cp_eager) memcpy(dst, src, 16);
+  else t_open.push_back({dst, src});
+}
 void emu_cp_async_commit() {
   t_groups.push_back(std::move(t_open));
   t_open.clear();
@@ -180,6 +188,7 @@ void emu_bar_sync(int id, int n) {
 static std::atomic<int> g_unwaited{0};  // threads that ended with copies never waited for
 
 static void launch(U3 grid, unsigned threads, const std::function<void()>& body) {
+  gridDim = grid;
   for (unsigned z = 0; z < grid.z; ++z)
     for (unsigned y = 0; y < grid.y; ++y)
       for (unsigned x = 0; x < grid.x; ++x) {

@@ -808,6 +808,7 @@ fn run_bwd(c: &Case, seed: u64, caller: &Caller) -> Vec<String> {
     };
     let mut line = format!("{:48}", c.name);
     let mut failures = Vec::new();
+    let hashes = std::env::var_os("DNNPLAN_GDN_TEST_HASHES").is_some();
     for ((p, _, _, dt), bytes) in outs.iter().zip(&first) {
         let got: Vec<f64> = bytes.chunks(size(*dt)).map(|b| get(*dt, b)).collect();
         let (want, tol): (&[f64], f64) = match *p {
@@ -829,6 +830,14 @@ fn run_bwd(c: &Case, seed: u64, caller: &Caller) -> Vec<String> {
         }
         let e = rms_ratio(&got, want);
         line += &format!(" {p} {e:.2e}");
+        if hashes {
+            // FNV-1a of the output bytes: equal lines across DNNPLAN_GDN_BWD_TOKENS variants
+            // mean bitwise-equal gradients (bench/gdn_device_tok6.sh compares tc4 with tc5).
+            let h = bytes.iter().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+                (h ^ u64::from(*b)).wrapping_mul(0x100_0000_01b3)
+            });
+            line += &format!(" #{h:016x}");
+        }
         if e.is_nan() || e > tol {
             failures.push(format!("{}: {p} rms ratio {e:e} over {tol:e}", c.name));
         }
@@ -967,7 +976,7 @@ fn timing_at_benchmark_shapes() {
         .ok()
         .map(|x| x.split(',').filter_map(|i| i.trim().parse().ok()).collect());
     let variants: Vec<String> = std::env::var("DNNPLAN_GDN_TIMING_VARIANTS")
-        .unwrap_or_else(|_| "tc3,tc4".to_owned())
+        .unwrap_or_else(|_| "tc4,tc5".to_owned())
         .split(',')
         .map(|x| x.trim().to_owned())
         .collect();
@@ -981,10 +990,11 @@ fn timing_at_benchmark_shapes() {
         let (gf, nf, insf) = graph_for("gdn");
         let fwd = time_graph(&caller, gf, nf, &insf, &["O", "final_state"]);
         let bwd_outs = ["dQ", "dK", "dV", "dG", "dBeta", "d_initial_state"];
-        // Token-stage variants (DNNPLAN_GDN_BWD_TOKENS; default "tc3,tc4", or the comma list
+        // Token-stage variants (DNNPLAN_GDN_BWD_TOKENS; default "tc4,tc5", or the comma list
         // in DNNPLAN_GDN_TIMING_VARIANTS: mma = session 3's pair, tc = session 4's all-tensor-core
         // token stage with io-dtype dS' and direct dQ/dK/dV, tc2 = tc with its latency cuts,
-        // tc3 = tc2 with fewer instructions and fp32 S_c, tc4 = tc3 with io-dtype S_c, the default),
+        // tc3 = tc2 with fewer instructions and fp32 S_c, tc4 = tc3 with io-dtype S_c, tc5 = tc4
+        // with its copies consumed in four groups, the default),
         // each as a whole and cut after every launch (DNNPLAN_GDN_BWD_STEPS, read at build): the
         // stage times are the differences (without head groups the tc plans have no fold: "fold 0").
         let mut bwd = 0.0;

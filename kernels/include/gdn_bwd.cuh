@@ -21,9 +21,10 @@
 //     per chunk (reverse) stores dX' (the gradient of the state leaving the chunk), then
 //     dUᵀ = dOᵀ A + dX' Kᴿᵀ, dRᵀ = dUᵀ T (stored, fp32), dX = e^{Γ_last} dX' + dOᵀ Q⁺ − dRᵀ E;
 //     finally d_initial_state = dX
-//  5. gdn_bwd_tokens_tc3 (the default: every product on the tensor cores, dS' in the io dtype from
-//     gdn_bwd_dscan_io, dq/dk/dv of ungrouped ports written directly; bwd_tokens_tc_body<.., 3>),
-//     its earlier revisions gdn_bwd_tokens_tc2 / gdn_bwd_tokens_tc (DNNPLAN_GDN_BWD_TOKENS=tc2|tc), or
+//  5. gdn_bwd_tokens_tc5 (the default: every product on the tensor cores, dS' in the io dtype from
+//     gdn_bwd_dscan_io, S_c in the io dtype, dq/dk/dv of ungrouped ports written directly;
+//     bwd_tokens_tc_body<.., 5>), the persistent gdn_bwd_tokens_tc6 (SMs blocks; =tc6), its earlier
+//     revisions gdn_bwd_tokens_tc4 / tc3 / tc2 / tc (DNNPLAN_GDN_BWD_TOKENS=tc4|tc3|tc2|tc), or
 //     gdn_bwd_tokens_mma (value-dimension products on the tensor cores, CUDA-core tail;
 //     DNNPLAN_GDN_BWD_TOKENS=mma) or gdn_bwd_tokens (fp32 CUDA cores; DNNPLAN_GDN_BWD_TOKENS=fp32),
 //     chunk slots × HO, 512 threads: per chunk, all value rows in one block: U = Ũ − W S_c, dQ⁺ = dO S_cᵀ, dE = −dR S_cᵀ, dKᴿ = U dS'ᵀ, dA = dO Uᵀ,
@@ -635,14 +636,76 @@ struct TokMmaSmem {
 // a thread's dR, v and β loads issued before any use): per row, the warp sums (butterflies) of
 // Σ_v dR v land in dbvp[half · CHUNK + row] (half = the row's V/64 warp segments), which the
 // caller reads after the products' barriers.
-template <typename T, int K, int V, bool TC = false, int REV = 0>
+// REV 6 (persistent, gdn_bwd_tokens_tc6): the value products' operands placed so that the next
+// tile's W, S, Ũᵀ and dO can land during this tile's phases A / B and row work: dS', dR, U low
+// (they are written at the tile's start), S and W above the chunk-local phases' tiles
+// (TokTcSmem::a_bytes) and results, Ũᵀ and the raw q / k where REV 5 has them, dO past the raw
+// q / k (TOK6_BYTES in all).
+template <int K, int V>
+struct TokMmaSmem6 {
+  static constexpr int KP = K + 8, VP = V + 8, CP = CHUNK + 8;
+  static constexpr size_t ds_off = 0;                          // dS' [V][KP]
+  static constexpr size_t dr_off = ds_off + V * KP * 2;        // dR  [64][VP]
+  static constexpr size_t u_off = dr_off + CHUNK * VP * 2;     // U   [64][VP]
+  static constexpr size_t low_end = u_off + CHUNK * VP * 2;
+  // Past the phase-A tiles (k̂, q̂ [64][KP], dA', dA'ᵀ, dL' + dL'ᵀ [64][CP], G fp32 [64][65]) and
+  // the phase-B results (2 × [64][K + 8] fp32).
+  static constexpr size_t a_end = 2 * CHUNK * KP * 2 + 3 * CHUNK * CP * 2 + CHUNK * (CHUNK + 1) * 4;
+  static constexpr size_t b_end = 2 * CHUNK * (K + 8) * 4;
+  static constexpr size_t mx = low_end > a_end ? (low_end > b_end ? low_end : b_end) : (a_end > b_end ? a_end : b_end);
+  static constexpr size_t s_off = (mx + 127) / 128 * 128;      // S [V][KP]
+  static constexpr size_t w_off = s_off + V * KP * 2;          // W [64][KP]
+  static constexpr size_t w_end = w_off + CHUNK * KP * 2;
+  static constexpr size_t ut_off = TokSmem<K>::bytes;          // Ũᵀ [V][CHUNK + 8] (as REV 5)
+  static constexpr size_t do_off = ut_off + V * CP * 2 + 2 * CHUNK * KP * 2;  // dO [64][VP]
+  static constexpr size_t bytes = do_off + CHUNK * VP * 2;
+  static_assert(w_end <= TokSmem<K>::vec_off, "tc6: S / W overlap the per-token vectors");
+  static_assert(3 * CHUNK * (K + 8) * 4 <= TokSmem<K>::vec_off, "tc6: product results overflow");
+};
+
+// REV 6: the copies of one tile's first group (W, Ũᵀ, S, dO rows [0, len) with zero rows past
+// len) into the TokMmaSmem6 layout; the caller commits.
+template <typename T, int K, int V>
+__device__ __forceinline__ void tokens_issue_g0(const BwdParams& bp, size_t ch, long long t0, int len, int h, int tid) {
+  using M6 = TokMmaSmem6<K, V>;
+  const FwdParams& p = bp.f;
+  extern __shared__ __align__(16) unsigned char smem[];
+  T* Wb = reinterpret_cast<T*>(smem + M6::w_off);
+  T* Sb = reinterpret_cast<T*>(smem + M6::s_off);
+  T* Utb = reinterpret_cast<T*>(smem + M6::ut_off);
+  T* dOb = reinterpret_cast<T*>(smem + M6::do_off);
+  tile_async_unrolled<T, K, CHUNK>(Wb, static_cast<const T*>(p.ws_w) + ch * CHUNK * K, tid);
+  tile_async_unrolled<T, CHUNK, V>(Utb, static_cast<const T*>(p.ws_ut) + ch * V * CHUNK, tid);
+  tile_async_unrolled<T, K, V>(Sb, reinterpret_cast<const T*>(bp.ws_s) + ch * V * K, tid);
+  constexpr int VEC = V / 8, VP = M6::VP;
+  static_assert(TOK_THREADS % VEC == 0 && CHUNK * VEC % TOK_THREADS == 0, "dO copy split");
+  constexpr int RS = TOK_THREADS / VEC, NU = CHUNK * VEC / TOK_THREADS;
+  const int rq0 = tid / VEC, c8 = tid % VEC;
+  const int HO = p.ho;
+  const T* src = static_cast<const T*>(bp.d_o) + (static_cast<size_t>(t0 + rq0) * HO + h) * V + 8 * c8;
+#pragma unroll
+  for (int u = 0; u < NU; ++u) {
+    const int r = rq0 + RS * u;
+    if (r < len) cp_async16(&dOb[r * VP + 8 * c8], src + static_cast<size_t>(RS) * u * HO * V);
+    else *reinterpret_cast<uint4*>(&dOb[r * VP + 8 * c8]) = make_uint4(0u, 0u, 0u, 0u);
+  }
+}
+
+// The no-op default of tokens_products_mma's issue_qk (REV < 5 issue the q / k copies themselves).
+struct TokNoIssue {
+  __device__ __forceinline__ void operator()() const {}
+};
+
+template <typename T, int K, int V, bool TC = false, int REV = 0, typename IssueQK = TokNoIssue>
 __device__ __forceinline__ void tokens_products_mma(const BwdParams& bp, size_t ch, long long t0, int len, int h, int vh,
                                                     const float* bet, float* dqp, float* de, float* dkr, float* da,
                                                     float* dl, float& dd, float& dbv_acc, float (&faa)[2][4],
-                                                    float (&fal)[2][4], float* dbvp = nullptr) {
+                                                    float (&fal)[2][4], float* dbvp = nullptr,
+                                                    const IssueQK& issue_qk = IssueQK(), bool g0_ready = false) {
   using M = TokMmaSmem<K, V>;
+  using M6 = TokMmaSmem6<K, V>;
   using IO = Io<T>;
-  constexpr bool V2 = REV >= 2, V3 = REV >= 3, V4 = REV >= 4;
+  constexpr bool V2 = REV >= 2, V3 = REV >= 3, V4 = REV >= 4, V5 = REV >= 5, V6 = REV >= 6;
   static_assert(M::bytes <= TokSmem<K>::vec_off && M::out_bytes <= TokSmem<K>::vec_off, "token products overflow");
   constexpr int KP = M::KP, VP = M::VP, CF = M::CF;
   // V3: the fp32 results in rows of K + 8 (pairs stored as float2; row reads conflict-free).
@@ -651,12 +714,12 @@ __device__ __forceinline__ void tokens_products_mma(const BwdParams& bp, size_t 
   constexpr int KM = K / 8;
   const FwdParams& p = bp.f;
   extern __shared__ __align__(16) unsigned char smem[];
-  T* Wb = reinterpret_cast<T*>(smem + M::w_off);
-  T* Sb = reinterpret_cast<T*>(smem + M::s_off);
-  T* dSb = reinterpret_cast<T*>(smem + M::ds_off);
-  T* dOb = reinterpret_cast<T*>(smem + M::do_off);
-  T* dRb = reinterpret_cast<T*>(smem + M::dr_off);
-  T* Ub = reinterpret_cast<T*>(smem + M::u_off);
+  T* Wb = reinterpret_cast<T*>(smem + (V6 ? M6::w_off : M::w_off));
+  T* Sb = reinterpret_cast<T*>(smem + (V6 ? M6::s_off : M::s_off));
+  T* dSb = reinterpret_cast<T*>(smem + (V6 ? M6::ds_off : M::ds_off));
+  T* dOb = reinterpret_cast<T*>(smem + (V6 ? M6::do_off : M::do_off));
+  T* dRb = reinterpret_cast<T*>(smem + (V6 ? M6::dr_off : M::dr_off));
+  T* Ub = reinterpret_cast<T*>(smem + (V6 ? M6::u_off : M::u_off));
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
   const int ti = tid >> 3, tk = tid & 7;
   const int HO = p.ho;
@@ -664,18 +727,58 @@ __device__ __forceinline__ void tokens_products_mma(const BwdParams& bp, size_t 
   // Loads: W by cp.async; S, dS' (fp32 → io, dD on the way), dR (fp32 → io), dO (zero past len).
   // TC: Ũᵀ and dS' (io) by cp.async too, S (fp32) into registers before the waits.
   T* Utb = reinterpret_cast<T*>(smem + TokSmem<K>::bytes);  // TC: Ũᵀ [V][CHUNK + 8]
-  if constexpr (V3) {
+  const T* dog = static_cast<const T*>(bp.d_o);
+  // dO rows [0, len) by cp.async, zero rows past len (V3 layout: compile-time-unrolled copies).
+  auto issue_do = [&] {
+    constexpr int VEC = V / 8;
+    static_assert(TOK_THREADS % VEC == 0 && CHUNK * VEC % TOK_THREADS == 0, "dO copy split");
+    constexpr int RS = TOK_THREADS / VEC, NU = CHUNK * VEC / TOK_THREADS;
+    const int rq0 = tid / VEC, c8 = tid % VEC;
+    const T* src = dog + (static_cast<size_t>(t0 + rq0) * HO + h) * V + 8 * c8;
+#pragma unroll
+    for (int u = 0; u < NU; ++u) {
+      const int r = rq0 + RS * u;
+      if (r < len) cp_async16(&dOb[r * VP + 8 * c8], src + static_cast<size_t>(RS) * u * HO * V);
+      else *reinterpret_cast<uint4*>(&dOb[r * VP + 8 * c8]) = make_uint4(0u, 0u, 0u, 0u);
+    }
+  };
+  if constexpr (V6) {
+    // V6: G0 = W, Ũᵀ, S, dO (prefetched during the previous tile when g0_ready), then dS', then the
+    // caller's q, k; the products wait for each in turn.
+    if (!g0_ready) {
+      tokens_issue_g0<T, K, V>(bp, ch, t0, len, h, tid);
+      cp_async_commit();
+    }
+    tile_async_unrolled<T, K, V>(dSb, reinterpret_cast<const T*>(bp.ws_ds) + ch * V * K, tid);
+    cp_async_commit();
+    issue_qk();
+    cp_async_commit();
+  } else if constexpr (V5) {
+    // V5: four copy groups in the order of use, every copy issued before the dR pass (whose global
+    // loads stall this thread): G0 = W, Ũᵀ, S (for U), G1 = dO (dQ⁺, dE, dA, dL), G2 = dS' (dKᴿ,
+    // dD), G3 = the caller's q, k rows (the row phases). The products wait for each in turn.
+    tile_async_unrolled<T, K, CHUNK>(Wb, static_cast<const T*>(p.ws_w) + ch * CHUNK * K, tid);
+    tile_async_unrolled<T, CHUNK, V>(Utb, static_cast<const T*>(p.ws_ut) + ch * V * CHUNK, tid);
+    tile_async_unrolled<T, K, V>(Sb, reinterpret_cast<const T*>(bp.ws_s) + ch * V * K, tid);
+    cp_async_commit();
+    issue_do();
+    cp_async_commit();
+    tile_async_unrolled<T, K, V>(dSb, reinterpret_cast<const T*>(bp.ws_ds) + ch * V * K, tid);
+    cp_async_commit();
+    issue_qk();
+    cp_async_commit();
+  } else if constexpr (V3) {
     tile_async_unrolled<T, K, CHUNK>(Wb, static_cast<const T*>(p.ws_w) + ch * CHUNK * K, tid);
     tile_async_unrolled<T, CHUNK, V>(Utb, static_cast<const T*>(p.ws_ut) + ch * V * CHUNK, tid);
   } else {
     tile_async<T, K>(Wb, static_cast<const T*>(p.ws_w) + ch * CHUNK * K, CHUNK, K, tid, TOK_THREADS);
     if constexpr (TC) tile_async<T, CHUNK>(Utb, static_cast<const T*>(p.ws_ut) + ch * V * CHUNK, V, CHUNK, tid, TOK_THREADS);
   }
-  cp_async_commit();
+  if constexpr (!V5) cp_async_commit();
   // V4: S_c arrives in the io dtype (FLAG_BWD_S_IO replay) and goes to shared memory by cp.async.
   constexpr int SN = TC && !V4 ? V * K / 2 / TOK_THREADS : 1;
   float2 sreg[SN];
-  if constexpr (TC) {
+  if constexpr (TC && !V5) {
     if constexpr (V3) tile_async_unrolled<T, K, V>(dSb, reinterpret_cast<const T*>(bp.ws_ds) + ch * V * K, tid);
     else tile_async<T, K>(dSb, reinterpret_cast<const T*>(bp.ws_ds) + ch * V * K, V, K, tid, TOK_THREADS);
     if constexpr (V4) {
@@ -778,20 +881,8 @@ __device__ __forceinline__ void tokens_products_mma(const BwdParams& bp, size_t 
       const float2 rv = drg[i];
       *reinterpret_cast<u32*>(&dRb[r * VP + c2]) = Io<T>::pack(rv.x, rv.y);
     }
-    const T* dog = static_cast<const T*>(bp.d_o);
     constexpr int VEC = V / 8;
-    if constexpr (V3) {
-      static_assert(TOK_THREADS % VEC == 0 && CHUNK * VEC % TOK_THREADS == 0, "dO copy split");
-      constexpr int RS = TOK_THREADS / VEC, NU = CHUNK * VEC / TOK_THREADS;
-      const int rq0 = tid / VEC, c8 = tid % VEC;
-      const T* src = dog + (static_cast<size_t>(t0 + rq0) * HO + h) * V + 8 * c8;
-#pragma unroll
-      for (int u = 0; u < NU; ++u) {
-        const int r = rq0 + RS * u;
-        if (r < len) cp_async16(&dOb[r * VP + 8 * c8], src + static_cast<size_t>(RS) * u * HO * V);
-        else *reinterpret_cast<uint4*>(&dOb[r * VP + 8 * c8]) = make_uint4(0u, 0u, 0u, 0u);
-      }
-    }
+    if constexpr (V3 && !V5) issue_do();
     for (int i = tid; i < CHUNK * VEC && !V3; i += TOK_THREADS) {
       const int r = i / VEC, c8 = i % VEC;
       if (r < len)
@@ -799,7 +890,7 @@ __device__ __forceinline__ void tokens_products_mma(const BwdParams& bp, size_t 
       else
         *reinterpret_cast<uint4*>(&dOb[r * VP + 8 * c8]) = make_uint4(0u, 0u, 0u, 0u);
     }
-    cp_async_commit();
+    if constexpr (!V5) cp_async_commit();
   }
   // dβ's value part and dv = β dR (fp32 dR, per row ti; threads of a row split the values).
   if (!V2 && ti < len) {
@@ -816,10 +907,8 @@ __device__ __forceinline__ void tokens_products_mma(const BwdParams& bp, size_t 
       else dvo[v] = bet[ti] * r;
     }
   }
-  cp_async_wait<0>();
-  __syncthreads();
-  if constexpr (V4) {
-    // dD = Σ S ⊙ dS', both as stored (io dtype), the same element order as below.
+  // dD = Σ S ⊙ dS', both as stored (io dtype), the same element order as below (V4, V5).
+  auto dd_io = [&] {
     constexpr int SN4 = V * K / 2 / TOK_THREADS;
 #pragma unroll
     for (int u = 0; u < SN4; ++u) {
@@ -829,6 +918,19 @@ __device__ __forceinline__ void tokens_products_mma(const BwdParams& bp, size_t 
       dd += IO::bits_to_f(static_cast<unsigned short>(sv & 0xffffu)) * IO::bits_to_f(static_cast<unsigned short>(dsv & 0xffffu)) +
             IO::bits_to_f(static_cast<unsigned short>(sv >> 16)) * IO::bits_to_f(static_cast<unsigned short>(dsv >> 16));
     }
+  };
+  if constexpr (V6) {
+    cp_async_wait<2>();  // G0: W, Ũᵀ, S, dO
+  } else if constexpr (V5) {
+    cp_async_wait<3>();  // G0: W, Ũᵀ, S
+  } else {
+    cp_async_wait<0>();
+  }
+  __syncthreads();
+  if constexpr (V5) {
+    // dD after dS' lands (below).
+  } else if constexpr (V4) {
+    dd_io();
   } else if constexpr (TC) {
     // S (fp32) to the io dtype; dD = Σ S ⊙ dS' with dS' as stored (io dtype).
     static_assert(V * K / 2 % TOK_THREADS == 0, "S tile split");
@@ -896,6 +998,7 @@ __device__ __forceinline__ void tokens_products_mma(const BwdParams& bp, size_t 
       }
     }
   }
+  if constexpr (V5 && !V6) cp_async_wait<2>();  // G1: dO (with U and dR: after the barrier)
   __syncthreads();
   // Products over the value dimension.
   constexpr int NQ = K / 32;  // key tiles per column group
@@ -907,8 +1010,51 @@ __device__ __forceinline__ void tokens_products_mma(const BwdParams& bp, size_t 
 #pragma unroll
     for (int n = 0; n < 2; ++n) aa[n][e] = al[n][e] = 0.f;
   }
+  if constexpr (V5) {
+    // The same products in two passes (each accumulator still sums the value tiles kk in order,
+    // so the results are bitwise REV 4's): dO S, dR S, dO Uᵀ, dR Uᵀ while dS' lands, then U dS'.
 #pragma unroll
-  for (int kk = 0; kk < V / 16; ++kk) {
+    for (int kk = 0; kk < V / 16; ++kk) {
+      u32 ao[4], ar[4];
+      a_frag<true>(ao, dOb, VP, 16 * mt, 16 * kk, lane);
+      a_frag<true>(ar, dRb, VP, 16 * mt, 16 * kk, lane);
+#pragma unroll
+      for (int np = 0; np < NQ / 2; ++np) {
+        const int kc = 16 * (gq * (NQ / 2) + np) + bcol;
+        u32 rs[4];
+        ldsm_x4_t(rs, &Sb[(16 * kk + lrow) * KP + kc]);
+        Io<T>::mma(aq[2 * np], ao, rs);
+        Io<T>::mma(aq[2 * np + 1], ao, rs + 2);
+        Io<T>::mma(ae[2 * np], ar, rs);
+        Io<T>::mma(ae[2 * np + 1], ar, rs + 2);
+      }
+      u32 b[4];
+      b_frag2<true>(b, Ub, VP, 16 * gq, 16 * kk, lane);
+      Io<T>::mma(aa[0], ao, b);
+      Io<T>::mma(al[0], ar, b);
+      Io<T>::mma(aa[1], ao, b + 2);
+      Io<T>::mma(al[1], ar, b + 2);
+    }
+    cp_async_wait<1>();  // G2: dS'
+    __syncthreads();
+    dd_io();
+#pragma unroll
+    for (int kk = 0; kk < V / 16; ++kk) {
+      u32 au[4];
+      a_frag<true>(au, Ub, VP, 16 * mt, 16 * kk, lane);
+#pragma unroll
+      for (int np = 0; np < NQ / 2; ++np) {
+        const int kc = 16 * (gq * (NQ / 2) + np) + bcol;
+        u32 rd[4];
+        ldsm_x4_t(rd, &dSb[(16 * kk + lrow) * KP + kc]);
+        Io<T>::mma(ak[2 * np], au, rd);
+        Io<T>::mma(ak[2 * np + 1], au, rd + 2);
+      }
+    }
+    cp_async_wait<0>();  // G3: the caller's q, k (visible after the barrier below)
+  }
+#pragma unroll
+  for (int kk = 0; kk < V / 16 && !V5; ++kk) {
     const int col = 16 * kk + cq;
     u32 ao[4];
     a_frag<V3>(ao, dOb, VP, 16 * mt, 16 * kk, lane);
@@ -1023,7 +1169,8 @@ __device__ __forceinline__ void tokens_products_mma(const BwdParams& bp, size_t 
     da[m] = Ra[ti * CF + tk + 8 * m];
     dl[m] = Rl[ti * CF + tk + 8 * m];
   }
-  __syncthreads();  // the region is the caller's again
+  // The region is the caller's again (V5: the caller's next barrier, before any write to it).
+  if constexpr (!V5) __syncthreads();
 }
 
 template <typename T, int K, int V, bool MMA = false>
@@ -1349,7 +1496,15 @@ __device__ __forceinline__ void bwd_tokens_body(const BwdParams& bp) {
 //   REV 4 (gdn_bwd_tokens_tc4): REV 3 reading S_c in the io dtype (the replay ran with
 //     FLAG_BWD_S_IO): S goes to shared memory by cp.async (half the traffic, no 16 float2
 //     registers, no conversion pass and one barrier less); dD = Σ S ⊙ dS' from the io-dtype S
-//     (the products already used S rounded to the io dtype, bitwise the same operands).
+//     (the products already used S rounded to the io dtype, bitwise the same operands);
+//   REV 5 (gdn_bwd_tokens_tc5, the default): REV 4 with every copy issued before the dR pass and
+//     in four groups consumed in the order of use (W, Ũᵀ, S → U; dO → dO S, dR S, dO Uᵀ, dR Uᵀ;
+//     dS' → U dS' and dD; q, k → the row phases), the value products in two passes (each
+//     accumulator still sums the value tiles in order), dΓ and the Σ er (dKᴿ·k) parts published by
+//     the phase-B result barrier, the products' closing barrier dropped (11 barriers, REV 4: 12);
+//     bitwise REV 4's outputs (the fp32 expressions and their FMA contraction unchanged);
+//   REV 6 (gdn_bwd_tokens_tc6): REV 5 as a persistent block per SM over the live tiles, each
+//     next tile's W, S, Ũᵀ and dO copied during this tile's phases (TokMmaSmem6 layout, 215 KB).
 // ---------------------------------------------------------------------------------------
 template <int K>
 struct TokTcSmem {
@@ -1366,9 +1521,13 @@ struct TokTcSmem {
   static constexpr size_t b_bytes = 2 * CHUNK * KF * 4;
 };
 
+// One (chunk slot c, head h) tile. REV 6: g0_ready says that the previous tile issued this tile's
+// first copy group; with next_c >= 0 this tile issues tile (next_c, next_h)'s (after its product
+// results are read, into TokMmaSmem6's S / W / Ũᵀ / dO slots, which its later phases leave alone).
 template <typename T, int K, int V, int REV = 0>
-__device__ __forceinline__ void bwd_tokens_tc_body(const BwdParams& bp) {
-  constexpr bool V2 = REV >= 2, V3 = REV >= 3;
+__device__ __forceinline__ void bwd_tokens_tc_tile(const BwdParams& bp, int c, int h, int next_c = -1, int next_h = 0,
+                                                   bool g0_ready = false) {
+  constexpr bool V2 = REV >= 2, V3 = REV >= 3, V5 = REV >= 5, V6 = REV >= 6;
   using S = TokSmem<K>;
   using Z = TokTcSmem<K>;
   using IO = Io<T>;
@@ -1378,6 +1537,8 @@ __device__ __forceinline__ void bwd_tokens_tc_body(const BwdParams& bp) {
   constexpr int KF = V3 ? K + 8 : Z::KF;  // V3: phase B's fp32 results in rows of K + 8 (float2 pairs)
   static_assert(2 * CHUNK * (K + 8) * 4 <= S::vec_off, "token tail overflows");
   constexpr int KM = K / 8;  // key columns per thread (row layout)
+  static_assert(!V6 || (TokMmaSmem6<K, V>::a_end == Z::a_bytes && TokMmaSmem6<K, V>::b_end >= 2 * CHUNK * KF * 4),
+                "tc6: the prefetched operands overlap the chunk-local phases");
   const FwdParams& p = bp.f;
   extern __shared__ __align__(16) unsigned char smem[];
   T* Kb = reinterpret_cast<T*>(smem + Z::kb_off);
@@ -1397,7 +1558,6 @@ __device__ __forceinline__ void bwd_tokens_tc_body(const BwdParams& bp) {
   float* dbl = dbv + CHUNK;
   float* red = dbl + CHUNK;
 
-  const int c = blockIdx.x, h = blockIdx.y;
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
   int seq, len;
   long long t0;
@@ -1427,7 +1587,8 @@ __device__ __forceinline__ void bwd_tokens_tc_body(const BwdParams& bp) {
   constexpr int KP = Z::KP;
   T* Qraw = reinterpret_cast<T*>(smem + S::bytes + V * (CHUNK + 8) * 2);  // raw q [64][KP]
   T* Kraw = Qraw + CHUNK * KP;                                              // raw k [64][KP]
-  {
+  // V5: the products issue these copies themselves (their last copy group, after dS').
+  auto issue_qk = [&] {
     const T* qg = static_cast<const T*>(p.q);
     const T* kg = static_cast<const T*>(p.k);
     constexpr int VEC = K / 8;
@@ -1463,6 +1624,9 @@ __device__ __forceinline__ void bwd_tokens_tc_body(const BwdParams& bp) {
         *reinterpret_cast<uint4*>(dst) = make_uint4(0u, 0u, 0u, 0u);
       }
     }
+  };
+  if constexpr (!V5) {
+    issue_qk();
     cp_async_commit();
   }
   // V2: the raw gate and β of the chain rules, loaded now (slots of red past the reductions').
@@ -1479,14 +1643,29 @@ __device__ __forceinline__ void bwd_tokens_tc_body(const BwdParams& bp) {
     }
   }
   if (!V2) __syncthreads();  // gam, bet (V2: the products' first barrier covers them)
-  tokens_products_mma<T, K, V, true, REV>(bp, ch, t0, len, h, vh, bet, dqp, de, dkr, da_unused, dl_unused, dd, dbv_acc,
-                                         faa, fal, dbv);
+  if constexpr (V5) {
+    tokens_products_mma<T, K, V, true, REV>(bp, ch, t0, len, h, vh, bet, dqp, de, dkr, da_unused, dl_unused, dd, dbv_acc,
+                                           faa, fal, dbv, issue_qk, g0_ready);
+  } else {
+    tokens_products_mma<T, K, V, true, REV>(bp, ch, t0, len, h, vh, bet, dqp, de, dkr, da_unused, dl_unused, dd, dbv_acc,
+                                           faa, fal, dbv);
+  }
   // dD = Σ S_c ⊙ dS' (fixed order: warp butterflies, then the 16 warps in order).
   constexpr int NWARPS = TOK_THREADS / 32;
 #pragma unroll
   for (int o = 16; o > 0; o >>= 1) dd += __shfl_xor_sync(0xffffffffu, dd, o);
   if (lane == 0) red[warp] = dd;
   __syncthreads();
+  if constexpr (V6) {
+    // The next tile's first copy group, landing during this tile's phases (every operand slot
+    // it fills was last read by this tile's products, before the barrier above).
+    int nseq, nlen;
+    long long nt0;
+    if (next_c >= 0 && locate_chunk(p, next_c, nseq, nt0, nlen)) {
+      tokens_issue_g0<T, K, V>(bp, static_cast<size_t>(next_c) * HO + next_h, nt0, nlen, next_h, tid);
+      cp_async_commit();
+    }
+  }
   float dD = 0.f;
 #pragma unroll
   for (int w = 0; w < NWARPS; ++w) dD += red[w];
@@ -1549,6 +1728,14 @@ __device__ __forceinline__ void bwd_tokens_tc_body(const BwdParams& bp) {
     dkk += __shfl_xor_sync(0xffffffffu, dkk, o);
   }
   if (!V2 && tk == 0) dbv[ti] = dbv_acc;
+  // Σ_i er_i (dKᴿ_i·k_i), this warp's part (after phase B; slots red[4 CHUNK + warp], past the dβ
+  // partials, which every row has read before the phase-B barriers).
+  auto er_dkk_part = [&] {
+    float x = (tk == 0 && live) ? er * dkk : 0.f;
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) x += __shfl_xor_sync(0xffffffffu, x, o);
+    if (lane == 0) red[4 * CHUNK + warp] = x;
+  };
   __syncthreads();  // Kb, Qb
   // Phase A (fragment layout): this warp's token tile × chunk columns 8 (2gq + n) + [0, 8).
   {
@@ -1637,6 +1824,14 @@ __device__ __forceinline__ void bwd_tokens_tc_body(const BwdParams& bp) {
     gsum += Gs[i * CF + j] - Gs[j * CF + i];
   }
   const float dbl_i = ((red[i] + red[CHUNK + i]) + red[2 * CHUNK + i]) + red[3 * CHUNK + i];
+  // dΓ_i = eg β (dE·k) + eg (dQ⁺·q) − er (dKᴿ·k) + Σ_j G_ij − Σ_j G_ji (V5: with the phase-B
+  // result stores, so that their barrier publishes it and the one-warp cumsum needs no other;
+  // the same expressions next to each other as in REV < 5, whose FMA contraction they keep).
+  auto dgam_row = [&] {
+#pragma unroll
+    for (int o = 4; o > 0; o >>= 1) gsum += __shfl_xor_sync(0xffffffffu, gsum, o);
+    if (tk == 0) dgam[i] = live ? eg * bi * dek + eg * dqq - er * dkk + gsum : 0.f;
+  };
   // Phase B (fragment layout): this warp's token tile × key tiles gq·NQ + [0, NQ).
   constexpr int NQ = K / 32;
   float bq[NQ][4], bk[NQ][4];
@@ -1685,6 +1880,10 @@ __device__ __forceinline__ void bwd_tokens_tc_body(const BwdParams& bp) {
       }
     }
   }
+  if constexpr (V5) {
+    dgam_row();
+    er_dkk_part();
+  }
   __syncthreads();
 #pragma unroll
   for (int m = 0; m < KM; ++m) {
@@ -1692,21 +1891,15 @@ __device__ __forceinline__ void bwd_tokens_tc_body(const BwdParams& bp) {
     dq[m] += Rq[c];
     dk[m] += Rk[c];
   }
-#pragma unroll
-  for (int o = 4; o > 0; o >>= 1) gsum += __shfl_xor_sync(0xffffffffu, gsum, o);
-  // dΓ_i = eg β (dE·k) + eg (dQ⁺·q) − er (dKᴿ·k) + Σ_j G_ij − Σ_j G_ji; dβ_i.
+  if constexpr (!V5) dgam_row();
+  // dβ_i.
   const float dbv_i = V2 && V == 128 ? dbv[i] + dbv[CHUNK + i] : dbv[i];
   const float dbeta_i = eg * dek + dbv_i + dbl_i;
-  if (tk == 0) dgam[i] = live ? eg * bi * dek + eg * dqq - er * dkk + gsum : 0.f;
-  // Σ_i er_i (dKᴿ_i·k_i) goes to the last row, with e^{Γ_last} dD (fixed order as for dD; slots
-  // past the dβ partials, which every row has read before the phase-B barriers).
-  {
-    float x = (tk == 0 && live) ? er * dkk : 0.f;
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) x += __shfl_xor_sync(0xffffffffu, x, o);
-    if (lane == 0) red[4 * CHUNK + warp] = x;
+  // Σ_i er_i (dKᴿ_i·k_i) goes to the last row, with e^{Γ_last} dD (fixed order as for dD).
+  if constexpr (!V5) {
+    er_dkk_part();
+    __syncthreads();
   }
-  __syncthreads();
   if (V2 && warp == 0) {
     // The same on one warp: two tokens per lane, a suffix scan over the lanes (fixed shuffle
     // order); rows past len hold 0 and leave the sums of the live rows unchanged.
@@ -1801,6 +1994,27 @@ __device__ __forceinline__ void bwd_tokens_tc_body(const BwdParams& bp) {
   // Gate and beta chain rules (§3.2), per (token, output head).
   if constexpr (V2) gate_beta_grads_raw(bp, t * HO + h, h, dgam[i], dbeta_i, graw_s[i], braw_s[i]);
   else gate_beta_grads(bp, t * HO + h, h, dgam[i], dbeta_i);
+}
+
+// The token kernels' body: one tile per block (REV < 6, grid chunk slots × HO), or (REV 6,
+// gdn_bwd_tokens_tc6) a persistent block walking the live tiles t = blockIdx.x + j · gridDim.x
+// (chunk t / HO, head t % HO) and prefetching each next tile's first copy group.
+template <typename T, int K, int V, int REV = 0>
+__device__ __forceinline__ void bwd_tokens_tc_body(const BwdParams& bp) {
+  if constexpr (REV >= 6) {
+    const int HO = bp.f.ho;
+    const int ntiles = bp.f.chunk_offsets[bp.f.n_seqs] * HO;
+    bool ready = false;
+    for (int t = blockIdx.x; t < ntiles; t += gridDim.x) {
+      const int nt = t + static_cast<int>(gridDim.x);
+      const bool more = nt < ntiles;
+      bwd_tokens_tc_tile<T, K, V, REV>(bp, t / HO, t % HO, more ? nt / HO : -1, more ? nt % HO : 0, ready);
+      ready = more;
+      __syncthreads();  // the tile's last shared reads before the next tile's first writes
+    }
+  } else {
+    bwd_tokens_tc_tile<T, K, V, REV>(bp, blockIdx.x, blockIdx.y);
+  }
 }
 
 // ---------------------------------------------------------------------------------------

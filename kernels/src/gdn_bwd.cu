@@ -23,6 +23,12 @@
 //   gdn_bwd_tokens_tc4_{bf16,f16}_k{64,128} <<<as tokens_tc>>>
 //     (the default: tokens_tc3 reading S_c in the io dtype, written by gdn_bwd_fscan / fscanp
 //     under FLAG_BWD_S_IO)
+//   gdn_bwd_tokens_tc5_{bf16,f16}_k{64,128} <<<as tokens_tc>>>
+//     (tokens_tc4 with its copies in four groups consumed in turn: U while dO / dS' / q / k land,
+//     the value products in two passes, two barriers fewer; DNNPLAN_GDN_BWD_TOKENS=tc5)
+//   gdn_bwd_tokens_tc6_{bf16,f16}_k{64,128} <<<SMs, 512, TokMmaSmem6::bytes>>>
+//     (tokens_tc5 as a persistent block over the live (chunk, head) tiles, each tile's W, S, Ũᵀ
+//     and dO prefetched during the previous tile's phases; DNNPLAN_GDN_BWD_TOKENS=tc6)
 //   gdn_bwd_tokens_mma_{bf16,f16}_k{64,128} <<<(max_chunks, HO), 512, TokSmem::bytes>>>
 //     (session 3's token stage: value-dimension products on the tensor cores, CUDA-core tail;
 //     DNNPLAN_GDN_BWD_TOKENS=mma, with gdn_bwd_dscan_mma)
@@ -107,6 +113,14 @@ extern "C" __global__ void __launch_bounds__(gdn::PARAM_THREADS) gdn_bwd_params(
   extern "C" __global__ void __launch_bounds__(gdn::TOK_THREADS)                                   \
       gdn_bwd_tokens_tc4_##TAG##_k##KD(gdn::BwdParams p) {                                        \
     gdn::bwd_tokens_tc_body<T, KD, KD, 4>(p);                                                      \
+  }                                                                                                \
+  extern "C" __global__ void __launch_bounds__(gdn::TOK_THREADS)                                   \
+      gdn_bwd_tokens_tc5_##TAG##_k##KD(gdn::BwdParams p) {                                        \
+    gdn::bwd_tokens_tc_body<T, KD, KD, 5>(p);                                                      \
+  }                                                                                                \
+  extern "C" __global__ void __launch_bounds__(gdn::TOK_THREADS, 1)                                \
+      gdn_bwd_tokens_tc6_##TAG##_k##KD(gdn::BwdParams p) {                                        \
+    gdn::bwd_tokens_tc_body<T, KD, KD, 6>(p);                                                      \
   }                                                                                                \
   extern "C" __global__ void __launch_bounds__(KD) gdn_bwd_fold_##TAG##_k##KD(gdn::BwdParams p) {  \
     gdn::bwd_fold_body<T, KD, KD>(p);                                                              \

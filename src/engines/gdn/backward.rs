@@ -9,9 +9,11 @@
 //! ([`BwdWorkspaceLayout`]); nothing allocates, synchronises or uses atomics.
 //!
 //! The reverse scan and every product of the token stage run on the tensor cores
-//! (`gdn_bwd_dscan_io_*`, writing `dS'` in the io dtype, and `gdn_bwd_tokens_tc4_*`, which reads
+//! (`gdn_bwd_dscan_io_*`, writing `dS'` in the io dtype, and `gdn_bwd_tokens_tc5_*`, which reads
 //! the states entering the chunks in the io dtype: the replays store them so under `BWD_S_IO`,
-//! half of the fp32 traffic; `DNNPLAN_GDN_BWD_TOKENS=tc3` keeps the fp32 states); the token
+//! half of the fp32 traffic; `DNNPLAN_GDN_BWD_TOKENS=tc3` keeps the fp32 states, `tc4` is `tc5`
+//! with all its copies waited for at once and two more barriers, bitwise the same outputs, `tc6`
+//! a persistent `tc5` prefetching each next tile's `W`, `S`, `Ũᵀ` and `dO`); the token
 //! stage writes `dQ` / `dK` / `dV` of a port with `HO` heads itself (flag `BWD_DIRECT`), so the
 //! fold runs only for grouped ports (and not at all without head groups). The token kernel
 //! `gdn_bwd_tokens_tc3_*` is session 4's `gdn_bwd_tokens_tc_*` with its latency cuts (coalesced
@@ -58,7 +60,7 @@ use super::params::{
     DSCAN_MMA_WARPS, DSCAN_THREADS, DSCAN_VS, OFFSETS_THREADS, PARAM_THREADS, PREP_THREADS,
     PREP3_THREADS, SCAN_WARPS, SUM_STAGES, TOK_THREADS, dscan_mma_smem_bytes, dscan_smem_bytes,
     fast_smem_bytes, flags, max_chunks, prep_smem_bytes, prep3_smem_bytes, scan_smem_bytes,
-    scanx_smem_bytes, tokens_smem_bytes, tokens_tc_smem_bytes,
+    scanx_smem_bytes, tokens_smem_bytes, tokens_tc_smem_bytes, tokens_tc6_smem_bytes,
 };
 
 /// Ports the backward reads or writes, in [`BwdPlanUids`] order.
@@ -105,7 +107,7 @@ type Step = (usize, (u32, u32, u32), u32, u32);
 
 /// Kernels of the `gdn_bwd` module a backward plan resolves, in the order of
 /// [`GdnBwdPlan::new`]'s `kernels` (`tag` = `bf16` / `f16`, `k` = K = V; `prep3`: the 8-warp prep).
-pub fn kernel_names(tag: &str, k: i64, prep3: bool) -> [String; 21] {
+pub fn kernel_names(tag: &str, k: i64, prep3: bool) -> [String; 23] {
     [
         "gdn_bwd_chunk_offsets".to_owned(),
         if prep3 {
@@ -132,6 +134,8 @@ pub fn kernel_names(tag: &str, k: i64, prep3: bool) -> [String; 21] {
         format!("gdn_bwd_tokens_tc3_{tag}_k{k}"),
         format!("gdn_bwd_tokens_tc4_{tag}_k{k}"),
         format!("gdn_bwd_fscan_r4_{tag}_k{k}"),
+        format!("gdn_bwd_tokens_tc5_{tag}_k{k}"),
+        format!("gdn_bwd_tokens_tc6_{tag}_k{k}"),
     ]
 }
 
@@ -266,12 +270,14 @@ impl GdnBwdPlan {
     /// params, dscan (tensor cores, fp32 `dS'`), tokens (tensor-core products, CUDA-core tail),
     /// dscan (io `dS'`), tokens (tensor cores throughout, `tc`), the piece chain's psum, pchain,
     /// fscanp, dsum, dchain, dscanp, then tokens `tc2` (the latency cuts), `tc3` (`tc2` with
-    /// ldmatrix fragments and paired row accesses) and `tc4` (`tc3` reading the io-dtype `S_c`
-    /// that the replays write under `S_IO`; the default).
+    /// ldmatrix fragments and paired row accesses), `tc4` (`tc3` reading the io-dtype `S_c`
+    /// that the replays write under `S_IO`) and `tc5` (`tc4` with its copies consumed in four
+    /// groups and two barriers fewer, bitwise the same outputs; the default), then `tc6` (`tc5` as
+    /// a persistent block per multiprocessor that prefetches each next tile's first copy group).
     pub fn new(f: &GdnFacts, kernels: Vec<Function>, sms: u64) -> Result<GdnBwdPlan> {
-        if kernels.len() != 21 {
+        if kernels.len() != 23 {
             return Err(Error::Internal(format!(
-                "{ENGINE_NAME}: the backward needs 21 kernels, got {}",
+                "{ENGINE_NAME}: the backward needs 23 kernels, got {}",
                 kernels.len()
             )));
         }
@@ -309,7 +315,7 @@ impl GdnBwdPlan {
         if tc {
             template.f.flags |= flags::BWD_DIRECT;
         }
-        // The default token kernel (tc4) reads the states entering the chunks in the io dtype.
+        // The default token kernel (tc5) and tc4 read the states entering the chunks in the io dtype.
         let s_io = tc && !matches!(tokens_env.as_str(), "tc" | "tc2" | "tc3");
         if s_io {
             template.f.flags |= flags::BWD_S_IO;
@@ -387,23 +393,34 @@ impl GdnBwdPlan {
                 )
             });
         }
-        steps.push((
-            match tokens_env.as_str() {
-                "fp32" => 4,
-                "mma" => 8,
-                "tc" => 10,
-                "tc2" => 17,
-                "tc3" => 18,
-                _ => 19,
-            },
-            (chunks, ho32, 1),
-            TOK_THREADS,
-            if tc {
-                tokens_tc_smem_bytes(k)
-            } else {
-                tokens_smem_bytes(k)
-            },
-        ));
+        steps.push(if tokens_env == "tc6" {
+            // Persistent: one block per multiprocessor walks the live (chunk, head) tiles.
+            (
+                22,
+                (sms.max(1) as u32, 1, 1),
+                TOK_THREADS,
+                tokens_tc6_smem_bytes(k),
+            )
+        } else {
+            (
+                match tokens_env.as_str() {
+                    "fp32" => 4,
+                    "mma" => 8,
+                    "tc" => 10,
+                    "tc2" => 17,
+                    "tc3" => 18,
+                    "tc4" => 19,
+                    _ => 21,
+                },
+                (chunks, ho32, 1),
+                TOK_THREADS,
+                if tc {
+                    tokens_tc_smem_bytes(k)
+                } else {
+                    tokens_smem_bytes(k)
+                },
+            )
+        });
         if fold_needed {
             steps.push((5, (t as u32, 3, 1), k.max(v) as u32, 0));
         }

@@ -38,7 +38,7 @@ pub mod flags {
     /// Backward only (`gdn::FLAG_BWD_DIRECT`, set with `gdn_bwd_tokens_tc`): `dQ` / `dK` / `dV`
     /// of a port with `HO` heads are written by the token stage, and the fold skips that port.
     pub const BWD_DIRECT: i32 = 1 << 12;
-    /// Backward only (`gdn::FLAG_BWD_S_IO`, set with `gdn_bwd_tokens_tc4`): the forward-state
+    /// Backward only (`gdn::FLAG_BWD_S_IO`, set with `gdn_bwd_tokens_tc4` / `tc5`): the forward-state
     /// replays store the state entering every chunk in the io dtype (2 bytes) instead of fp32.
     pub const BWD_S_IO: i32 = 1 << 13;
 }
@@ -338,6 +338,12 @@ pub fn tokens_tc_smem_bytes(k: u64) -> u32 {
     tokens_smem_bytes(k) + (k * (CHUNK + 8) * 2 + 2 * CHUNK * (k + 8) * 2) as u32
 }
 
+/// Dynamic shared memory of the persistent token kernel `tc6` (`gdn::TokMmaSmem6::bytes`):
+/// [`tokens_tc_smem_bytes`] plus the prefetched `dO` tile `[64][V + 8]` (io dtype; K = V).
+pub fn tokens_tc6_smem_bytes(k: u64) -> u32 {
+    tokens_tc_smem_bytes(k) + (CHUNK * (k + 8) * 2) as u32
+}
+
 /// Upper bound of the number of chunks: `Σ ceil(T_b / 64) ≤ T / 64 + N`.
 pub fn max_chunks(n_seqs: u64, total_tokens: u64) -> u64 {
     total_tokens / CHUNK + n_seqs
@@ -611,6 +617,8 @@ mod tests {
         assert!(dscan_smem_bytes(128) <= 227 * 1024 && tokens_smem_bytes(128) <= 227 * 1024);
         assert!(dscan_mma_smem_bytes(128) <= 227 * 1024);
         assert!(tokens_tc_smem_bytes(128) <= 227 * 1024);
+        assert_eq!(tokens_tc6_smem_bytes(128), 220_032);
+        assert!(tokens_tc6_smem_bytes(128) <= 227 * 1024);
         assert!(
             tokens_smem_bytes(64).is_multiple_of(16) && tokens_smem_bytes(128).is_multiple_of(16)
         );
