@@ -14,7 +14,9 @@
 //  3. gdn_bwd_fscan  (V/64 × HO × N)                          the forward state scan replayed,
 //     writing the state S_c entering every chunk (fp32, or the io dtype with FLAG_BWD_S_IO for
 //     gdn_bwd_tokens_tc4, the default)
-//  4. gdn_bwd_dscan_io (V/64 × HO × N, 4 warps; the default: dS' stored in the io dtype), or
+//  4. gdn_bwd_dscan_w8 (V/64 × HO × N, 8 warps: dscan_w8_chunks, bitwise gdn_bwd_dscan_io's outputs;
+//     the engine's choice from 3/4 of a wave of blocks up, BWD_DSCAN_RULE), gdn_bwd_dscan_io
+//     (V/64 × HO × N, 4 warps; dS' stored in the io dtype; below that, or DNNPLAN_GDN_BWD_DSCAN=v1), or
 //     gdn_bwd_dscan_mma (the same with fp32 dS', with the older token stages) or its fp32
 //     CUDA-core variant gdn_bwd_dscan (V/16 × HO × N, 128 threads; DNNPLAN_GDN_BWD_DSCAN=fp32):
 //     reverse scan of dX = dSᵀ:

@@ -29,6 +29,9 @@
 //                  gdn_bwd_fscanp ran)
 //   gdn_bwd_dscanp (V/64 × HO × N·P)        every piece's reverse scan from its dX_out seed: the
 //                  per-chunk dS' / dR of gdn_bwd_dscan_io, and d_initial_state from piece 0
+// gdn_bwd_dsum_w8 / gdn_bwd_dscanp_w8 (256 threads, same grids) are the same passes on the 8-warp
+// chunk loop dscan_w8_chunks (bitwise the same G_j, dS', dR, d_initial_state; the engine takes
+// them per launch from 3/4 of a wave of blocks up, BWD_DSCAN_RULE).
 // The reverse-chain regions use reversed slots, b·(P−1) + (P−1−j) for piece j, so that the
 // forward's chain kernel runs the reverse chain unchanged.
 // Empty pieces (sequences shorter than P·per chunks, empty sequences) give G = 0, Mᵀ = I and
