@@ -23,11 +23,12 @@
 //! selects session 3's pair (`gdn_bwd_dscan_mma_*` with fp32 `dS'`, `gdn_bwd_tokens_mma_*` with the
 //! CUDA-core tail), `DNNPLAN_GDN_BWD_TOKENS=fp32` the fp32
 //! CUDA-core token stage, `DNNPLAN_GDN_BWD_DSCAN=fp32` (with either of those) the fp32 CUDA-core
-//! reverse scan, `DNNPLAN_GDN_BWD_DSCAN=v1` the 4-warp tensor-core reverse scans
-//! (`gdn_bwd_dscan_io_*`, `gdn_bwd_dsum_*`, `gdn_bwd_dscanp_*`) instead of the default 8-warp ones
+//! reverse scan, `DNNPLAN_GDN_BWD_DSCAN=v1` / `w8` the 4-warp tensor-core reverse scans
+//! (`gdn_bwd_dscan_io_*`, `gdn_bwd_dsum_*`, `gdn_bwd_dscanp_*`) or the 8-warp ones
 //! (`gdn_bwd_dscan_w8_*`, `gdn_bwd_dsum_w8_*`, `gdn_bwd_dscanp_w8_*`: a warp pair per 16 value
-//! rows, bitwise the same `dS'`, `dR`, `G_j` and `d_initial_state`), and `DNNPLAN_GDN_BWD_STEPS=n` keeps only the first `n` launches (per-stage timing
-//! by differences; the gradients are then incomplete). The factor kernel is the 8-warp
+//! rows, bitwise the same `dS'`, `dR`, `G_j` and `d_initial_state`) on every launch instead of
+//! [`BWD_DSCAN_RULE`]'s per-launch choice, and `DNNPLAN_GDN_BWD_STEPS=n` keeps only the first
+//! `n` launches (per-stage timing by differences; the gradients are then incomplete). The factor kernel is the 8-warp
 //! `gdn_bwd_prep3_*` (256 threads); `DNNPLAN_GDN_FWD_PREP=v1|v2` (the forward's switch) runs the
 //! 4-warp `gdn_bwd_prep_*` instead (bitwise the same outputs).
 //!
@@ -240,7 +241,8 @@ impl GdnBwdPlan {
     /// fscanp, dsum, dchain, dscanp, then tokens `tc2` (the latency cuts), `tc3` (`tc2` with
     /// ldmatrix fragments and paired row accesses) and `tc4` (`tc3` reading the io-dtype `S_c`
     /// that the replays write under `S_IO`; the default), then the 8-warp reverse scans
-    /// (`dscan_w8`, `dsum_w8`, `dscanp_w8`: the default reverse scan of the `tc` token stages).
+    /// (`dscan_w8`, `dsum_w8`, `dscanp_w8`; the `tc` token stages' reverse scans by
+    /// [`BWD_DSCAN_RULE`]).
     pub fn new(f: &GdnFacts, kernels: Vec<Function>, sms: u64) -> Result<GdnBwdPlan> {
         if kernels.len() != 23 {
             return Err(Error::Internal(format!(
@@ -322,9 +324,9 @@ impl GdnBwdPlan {
             }
         };
         let slices = n * ho * u64::from(dscan_x);
-        let dscan_w8 = dscan_pick(20, 9, slices);
-        let dsum_w8 = dscan_pick(21, 14, slices * pieces.saturating_sub(1));
-        let dscanp_w8 = dscan_pick(22, 16, slices * pieces);
+        let dscan_k = dscan_pick(20, 9, slices);
+        let dsum_k = dscan_pick(21, 14, slices * pieces.saturating_sub(1));
+        let dscanp_k = dscan_pick(22, 16, slices * pieces);
         let chain_grid = ((v / CHAIN_ROWS) as u32, ho32, n32);
         let mut steps: Vec<Step> = vec![
             (0, (1, 1, 1), OFFSETS_THREADS, 0),
@@ -345,17 +347,17 @@ impl GdnBwdPlan {
                 (12, chain_grid, CHAIN_THREADS, 0),
                 (13, (scan_x, ho32, np), SCAN_WARPS * 32, scan_smem_bytes(k)),
                 (
-                    dsum_w8.0,
+                    dsum_k.0,
                     (dscan_x, ho32, np1),
-                    dsum_w8.1 * 32,
-                    dscan_smem(dsum_w8.1),
+                    dsum_k.1 * 32,
+                    dscan_smem(dsum_k.1),
                 ),
                 (15, chain_grid, CHAIN_THREADS, 0),
                 (
-                    dscanp_w8.0,
+                    dscanp_k.0,
                     (dscan_x, ho32, np),
-                    dscanp_w8.1 * 32,
-                    dscan_smem(dscanp_w8.1),
+                    dscanp_k.1 * 32,
+                    dscan_smem(dscanp_k.1),
                 ),
             ]);
         } else {
@@ -369,10 +371,10 @@ impl GdnBwdPlan {
                 )
             } else if tc {
                 (
-                    dscan_w8.0,
+                    dscan_k.0,
                     (dscan_x, ho32, n32),
-                    dscan_w8.1 * 32,
-                    dscan_smem(dscan_w8.1),
+                    dscan_k.1 * 32,
+                    dscan_smem(dscan_k.1),
                 )
             } else {
                 (
