@@ -21,6 +21,9 @@
 //   tc6   tc5 as 3 persistent blocks (several tiles each, every next tile's W, S, Ũᵀ, dO
 //         prefetched) (gdn_bwd_tokens_tc6); bitwise-equal to tc4 required as for tc5.
 //   piece4  piece3 with FLAG_BWD_S_IO (the seeded replay writes io-dtype states) and tc4.
+//   w8, piece4w8  tc4 / piece4 with the 8-warp reverse scan (gdn_bwd_dscan_w8, dsum_w8,
+//         dscanp_w8), then once more with the v1 (4-warp) one: every gradient and the
+//         intermediates dS', dR (and G_j) must be bitwise equal.
 //   piece2, piece3  tc with the piece chain (kernels/include/gdn_bwd_chain.cuh) at P = 2 / 3:
 //         forward summaries, fp32 chain and seeded replay writing ws_s (the harness's fp64 ws_s is
 //         NaN-filled first, so every state comes from the kernels), reverse summaries, reverse
@@ -56,10 +59,19 @@ static double rms_ratio(const std::vector<double>& a, const std::vector<double>&
   return std::sqrt(num / (den > 0 ? den : 1));
 }
 
-enum class Set { Fp32, Mma, Tc, Tc2, Tc3, Tc4, Tc5, Tc6, Piece2, Piece3, Piece4 };
+enum class Set { Fp32, Mma, Tc, Tc2, Tc3, Tc4, Tc5, Tc6, Piece2, Piece3, Piece4, Tc4W8, Piece4W8 };
+
+// The reverse scan's kernels: the 8-warp dscan_w8_chunks ones (true) or the 4-warp v1 ones.
+static bool g_dscan_w8 = false;
 
 template <typename IOT, int K>
 int run_case(Set set, const char* name, int H, int HV, bool l2norm, bool safe, std::vector<int> lens, bool long_span = false) {
+  // w8 / piece4w8: tc4 / piece4 with the 8-warp reverse scan, then again with the v1 one, and
+  // every output and intermediate compared bitwise.
+  const bool vs_v1 = set == Set::Tc4W8 || set == Set::Piece4W8;
+  if (set == Set::Tc4W8) set = Set::Tc4;
+  if (set == Set::Piece4W8) set = Set::Piece4;
+  g_dscan_w8 = vs_v1;
   constexpr int V = K, C = 64;
   const int HK = H, HO = std::max(H, HV), N = static_cast<int>(lens.size());
   std::vector<int> cu{0};
@@ -331,7 +343,10 @@ int run_case(Set set, const char* name, int H, int HV, bool l2norm, bool safe, s
       launch({V / (16 * MW), unsigned(HO), unsigned(N)}, MW * 32, [&] { gdn::bwd_dscan_mma_body<IOT, K, V, MW, MS>(bp); });
       launch({unsigned(slots), unsigned(HO), 1}, gdn::TOK_THREADS, [&] { gdn::bwd_tokens_body<IOT, K, V, true>(bp); });
     } else if (set == Set::Tc || set == Set::Tc2 || set == Set::Tc3 || set == Set::Tc4 || set == Set::Tc5 || set == Set::Tc6) {
-      launch({V / (16 * MW), unsigned(HO), unsigned(N)}, MW * 32, [&] { gdn::bwd_dscan_mma_body<IOT, K, V, MW, MS, true>(bp); });
+      if (g_dscan_w8)
+        launch({V / 64, unsigned(HO), unsigned(N)}, gdn::DSCAN_W8_WARPS * 32, [&] { gdn::bwd_dscan_w8_body<IOT, K, V, MS>(bp); });
+      else
+        launch({V / (16 * MW), unsigned(HO), unsigned(N)}, MW * 32, [&] { gdn::bwd_dscan_mma_body<IOT, K, V, MW, MS, true>(bp); });
       if (set == Set::Tc6 && rev_override != 4)  // 3 persistent blocks: several tiles each, prefetched
         launch({3, 1, 1}, gdn::TOK_THREADS, [&] { gdn::bwd_tokens_tc_body<IOT, K, V, 6>(bp); });
       else if (set == Set::Tc5 && rev_override != 4)
@@ -358,9 +373,15 @@ int run_case(Set set, const char* name, int H, int HV, bool l2norm, bool safe, s
       launch({V / 64, unsigned(HO), unsigned(N * (2 * P - 1))}, 128, [&] { gdn::bwd_psum_body<IOT, K, V, 4, gdn::SUM_STAGES>(cp); });
       launch({V / 32, unsigned(HO), unsigned(N)}, gdn::CHAIN_THREADS, [&] { gdn::fwd_chain_body<K>(gdn::chain_fwd_view(cp)); });
       launch({V / (16 * SW), unsigned(HO), NP}, SW * 32, [&] { gdn::bwd_fscan_piece_body<IOT, K, V, SW, gdn::SCAN_STAGES>(cp); });
-      launch({V / (16 * MW), unsigned(HO), NP1}, MW * 32, [&] { gdn::bwd_dscan_piece_body<IOT, K, V, MW, MS, true>(cp); });
+      if (g_dscan_w8)
+        launch({V / 64, unsigned(HO), NP1}, gdn::DSCAN_W8_WARPS * 32, [&] { gdn::bwd_dscan_w8_piece_body<IOT, K, V, MS, true>(cp); });
+      else
+        launch({V / (16 * MW), unsigned(HO), NP1}, MW * 32, [&] { gdn::bwd_dscan_piece_body<IOT, K, V, MW, MS, true>(cp); });
       launch({V / 32, unsigned(HO), unsigned(N)}, gdn::CHAIN_THREADS, [&] { gdn::fwd_chain_body<K>(gdn::chain_rev_view(cp)); });
-      launch({V / (16 * MW), unsigned(HO), NP}, MW * 32, [&] { gdn::bwd_dscan_piece_body<IOT, K, V, MW, MS, false>(cp); });
+      if (g_dscan_w8)
+        launch({V / 64, unsigned(HO), NP}, gdn::DSCAN_W8_WARPS * 32, [&] { gdn::bwd_dscan_w8_piece_body<IOT, K, V, MS, false>(cp); });
+      else
+        launch({V / (16 * MW), unsigned(HO), NP}, MW * 32, [&] { gdn::bwd_dscan_piece_body<IOT, K, V, MW, MS, false>(cp); });
       if (s_io)
         launch({unsigned(slots), unsigned(HO), 1}, gdn::TOK_THREADS, [&] { gdn::bwd_tokens_tc_body<IOT, K, V, 4>(bp); });
       else
@@ -377,6 +398,18 @@ int run_case(Set set, const char* name, int H, int HV, bool l2norm, bool safe, s
   const bool repeatable = same_bits(std::get<0>(first), dq) && same_bits(std::get<1>(first), dk) && same_bits(std::get<2>(first), dv) &&
                           same_bits(std::get<3>(first), dg) && same_bits(std::get<4>(first), db) && same_bits(std::get<5>(first), dis) &&
                           (!safe || (same_bits(std::get<6>(first), da) && same_bits(std::get<7>(first), dt)));
+  bool v1_equal = true;
+  if (vs_v1) {
+    const auto w8 = std::make_tuple(dq, dk, dv, dg, db, dis, da, dt, ws_ds, ws_dr, pc_h);
+    g_dscan_w8 = false;
+    run_kernels();
+    g_dscan_w8 = true;
+    v1_equal = same_bits(std::get<0>(w8), dq) && same_bits(std::get<1>(w8), dk) && same_bits(std::get<2>(w8), dv) &&
+               same_bits(std::get<3>(w8), dg) && same_bits(std::get<4>(w8), db) && same_bits(std::get<5>(w8), dis) &&
+               same_bits(std::get<8>(w8), ws_ds) && same_bits(std::get<9>(w8), ws_dr) &&
+               (set != Set::Piece4 || same_bits(std::get<10>(w8), pc_h)) &&
+               (!safe || (same_bits(std::get<6>(w8), da) && same_bits(std::get<7>(w8), dt)));
+  }
 
   bool same_as_tc4 = true;
   if (set == Set::Tc5 || set == Set::Tc6) {
@@ -443,6 +476,8 @@ int run_case(Set set, const char* name, int H, int HV, bool l2norm, bool safe, s
   } else if (set == Set::Tc5 || set == Set::Tc6) {
     printf(" =tc4 bitwise");
   }
+  if (vs_v1) printf(v1_equal ? " =v1 bitwise" : " V1 DIFFERS");
+  if (!v1_equal) ++fails;
   if (g_unwaited.exchange(0) != 0) {
     printf(" (cp.async copies never waited for!)");
     ++fails;
@@ -457,8 +492,10 @@ int main(int argc, char** argv) {
   int fails = 0;
   for (auto [set, tag] : {std::pair{Set::Fp32, "fp32"}, std::pair{Set::Mma, "mma"}, std::pair{Set::Tc, "tc"},
                           std::pair{Set::Tc2, "tc2"}, std::pair{Set::Tc3, "tc3"}, std::pair{Set::Piece2, "piece2"},
-                          std::pair{Set::Piece3, "piece3"}, std::pair{Set::Tc4, "tc4"}, std::pair{Set::Tc5, "tc5"}, std::pair{Set::Tc6, "tc6"}, std::pair{Set::Piece4, "piece4"}}) {
+                          std::pair{Set::Piece3, "piece3"}, std::pair{Set::Tc4, "tc4"}, std::pair{Set::Tc5, "tc5"}, std::pair{Set::Tc6, "tc6"},
+                          std::pair{Set::Piece4, "piece4"}, std::pair{Set::Tc4W8, "w8"}, std::pair{Set::Piece4W8, "piece4w8"}}) {
     const bool piece = set == Set::Piece2 || set == Set::Piece3 || set == Set::Piece4;
+    if (which == "all" && (set == Set::Tc4W8 || set == Set::Piece4W8)) continue;  // run by name
     if (which != "all" && which != tag && !(which == "pieces" && piece)) continue;
     printf("== kernel set %s\n", tag);
     rng_state = 12345;  // the same inputs for every set

@@ -997,13 +997,15 @@ fn timing_at_benchmark_shapes() {
         // with its copies consumed in four groups, the default),
         // each as a whole and cut after every launch (DNNPLAN_GDN_BWD_STEPS, read at build): the
         // stage times are the differences (without head groups the tc plans have no fold: "fold 0").
+        // "tokens/dscan" sets DNNPLAN_GDN_BWD_DSCAN apart (e.g. "tc4/v1": the 4-warp reverse scan).
         let mut bwd = 0.0;
         for variant in variants.iter().map(String::as_str) {
+            let (tokens, dscan) = variant.split_once('/').unwrap_or((variant, variant));
             // SAFETY: the GPU tests run single-threaded (--test-threads=1); nothing else reads
             // the environment meanwhile.
             unsafe {
-                std::env::set_var("DNNPLAN_GDN_BWD_DSCAN", variant);
-                std::env::set_var("DNNPLAN_GDN_BWD_TOKENS", variant);
+                std::env::set_var("DNNPLAN_GDN_BWD_DSCAN", dscan);
+                std::env::set_var("DNNPLAN_GDN_BWD_TOKENS", tokens);
             }
             let mut cum = vec![0.0];
             for steps in 1..=6 {

@@ -14,7 +14,9 @@
 //  3. gdn_bwd_fscan  (V/64 × HO × N)                          the forward state scan replayed,
 //     writing the state S_c entering every chunk (fp32, or the io dtype with FLAG_BWD_S_IO for
 //     gdn_bwd_tokens_tc4, the default)
-//  4. gdn_bwd_dscan_io (V/64 × HO × N, 4 warps; the default: dS' stored in the io dtype), or
+//  4. gdn_bwd_dscan_w8 (V/64 × HO × N, 8 warps: dscan_w8_chunks, bitwise gdn_bwd_dscan_io's outputs;
+//     the engine's choice from 3/4 of a wave of blocks up, BWD_DSCAN_RULE), gdn_bwd_dscan_io
+//     (V/64 × HO × N, 4 warps; dS' stored in the io dtype; below that, or DNNPLAN_GDN_BWD_DSCAN=v1), or
 //     gdn_bwd_dscan_mma (the same with fp32 dS', with the older token stages) or its fp32
 //     CUDA-core variant gdn_bwd_dscan (V/16 × HO × N, 128 threads; DNNPLAN_GDN_BWD_DSCAN=fp32):
 //     reverse scan of dX = dSᵀ:
@@ -514,6 +516,348 @@ __device__ __forceinline__ void bwd_dscan_mma_body(const BwdParams& bp) {
   dscan_mma_chunks<T, K, V, NW, STAGES, DS_IO ? 2 : 1, true>(bp, x, h, cs, ce, c_begin, c_begin, c_end, vb, vr);
 
   if (bp.d_initial_state) store_d_initial_state<K>(bp, sbase, x, vr, cq);
+}
+
+// ---------------------------------------------------------------------------------------
+// The 8-warp reverse scan (session 6, the default; DNNPLAN_GDN_BWD_DSCAN=v1 keeps the 4-warp
+// dscan_mma_chunks): the same block slice (64 value rows of one (seq, head)), the same smem
+// stages and bitwise the same outputs, with every chunk's work split over a warp pair per 16
+// value rows, so that each SM sub-partition runs two warps and each warp's dependent chain per
+// chunk is about half as long. Warp w: pair pr = w / 2 (value rows 16·pr of the slice), half
+// hf = w % 2 (the two halves sit on different sub-partitions). Per chunk, warp hf
+//  * keeps X's key columns [hf·K/2, hf·K/2 + K/2) in fp32 accumulators (x: K/16 n-tiles) and
+//    stores those columns of dS';
+//  * computes dUᵀ for tokens [32·hf, 32·hf + 32): the full key reduction (X's io-dtype A
+//    fragments of both halves, exchanged through smem each chunk) then dOᵀ A, in the order of
+//    dscan_mma_chunks (same mma sequence per accumulator: bitwise the same sums);
+//  * computes dRᵀ for the same tokens (T is lower triangular: half 1 needs only its own dUᵀ,
+//    half 0 also half 1's, handed over by bar.arrive / bar.sync) and stores its dR columns;
+//  * updates its X columns with dOᵀ Q⁺ − dRᵀ E over all tokens (−dRᵀ's fragments of both
+//    halves exchanged through smem; pair barrier).
+// Kᴿ's B fragments come by ldmatrix.x4 (the same operand values as the 32-bit loads). Γ_last
+// of the next chunk is loaded one chunk ahead. Barriers per chunk: the stage barrier pair of
+// dscan_mma_chunks plus one bar.arrive/bar.sync and one pair bar.sync (named barriers 1..8).
+// ---------------------------------------------------------------------------------------
+constexpr int DSCAN_W8_WARPS = 8;
+
+template <int K, int STAGES>
+struct DscanW8Smem {
+  using Base = DscanMmaSmem<K, 4, STAGES>;  // the same stage layout (64 value rows of dO)
+  static constexpr size_t xf_bytes = (K / 16) * 32 * 16;  // X's A fragments per key block, per lane
+  static constexpr size_t du_bytes = 2 * 32 * 16;         // half 1's dUᵀ A fragments (token blocks 2, 3)
+  static constexpr size_t dr_bytes = 4 * 32 * 16;         // −dRᵀ A fragments of the 4 token blocks
+  static constexpr size_t pair_bytes = xf_bytes + du_bytes + dr_bytes;
+  static constexpr size_t x_off = Base::bytes;
+  static constexpr size_t bytes = x_off + 4 * pair_bytes;
+};
+
+#ifdef GDN_HOST_EMU
+void emu_bar_arrive(int id, int n);
+void emu_bar_sync(int id, int n);
+__device__ __forceinline__ void named_bar_sync(int id, int n) { emu_bar_sync(id, n); }
+__device__ __forceinline__ void named_bar_arrive(int id, int n) { emu_bar_arrive(id, n); }
+#else
+__device__ __forceinline__ void named_bar_sync(int id, int n) {
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(n) : "memory");
+}
+__device__ __forceinline__ void named_bar_arrive(int id, int n) {
+  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(n) : "memory");
+}
+#endif
+
+// Fragments x (rows vr, vr + 8; columns col0 + 8nt + cq + {0, 1}) to `dst` + elem ([V][K]) as fp32
+// pairs or (io) T pairs: bwd_store_state_frags for a column range.
+template <typename T, int K, int NX>
+__device__ __forceinline__ void store_frag_cols(void* dst, size_t elem, const float (&x)[NX][4], int vr, int cq, int col0,
+                                                bool io) {
+#pragma unroll
+  for (int nt = 0; nt < NX; ++nt) {
+#pragma unroll
+    for (int hf = 0; hf < 2; ++hf) {
+      const size_t idx = elem + static_cast<size_t>(vr + 8 * hf) * K + col0 + 8 * nt + cq;
+      if (io)
+        *reinterpret_cast<u32*>(static_cast<T*>(dst) + idx) = Io<T>::pack(x[nt][2 * hf], x[nt][2 * hf + 1]);
+      else
+        *reinterpret_cast<float2*>(static_cast<float*>(dst) + idx) = make_float2(x[nt][2 * hf], x[nt][2 * hf + 1]);
+    }
+  }
+}
+
+// The chunk loop of the 8-warp reverse scan for half HF (see above); the arguments as
+// dscan_mma_chunks' (vr: this thread's first value row; x: its K/2 columns of X).
+template <typename T, int K, int V, int STAGES, int DS, bool STORE_DR, int HF>
+__device__ __forceinline__ void dscan_w8_chunks(const BwdParams& bp, float (&x)[K / 16][4], int h, long long cs,
+                                                long long ce, int c_first, int c_begin, int c_end, int vb, int vr) {
+  using S = DscanW8Smem<K, STAGES>;
+  using B = typename S::Base;
+  constexpr int KP = B::KP, CP = B::CP, VS = B::VS, DP = B::DP;
+  constexpr int NT = DSCAN_W8_WARPS * 32;
+  constexpr int KH = K / 2, KB = K / 32;  // this half's key columns; its key blocks of 16
+  const FwdParams& p = bp.f;
+  extern __shared__ __align__(16) unsigned char smem[];
+  const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+  const int pr = warp >> 1;
+  const int HO = p.ho;
+  const int cq = 2 * (lane & 3);
+  const int nch = c_end - c_begin;
+  unsigned char* pair = smem + S::x_off + pr * S::pair_bytes;
+  uint4* xf = reinterpret_cast<uint4*>(pair);                              // [K/16][32]
+  uint4* duf = reinterpret_cast<uint4*>(pair + S::xf_bytes);               // [2][32]
+  uint4* drf = reinterpret_cast<uint4*>(pair + S::xf_bytes + S::du_bytes);  // [4][32]
+  const int bar_du = 1 + pr, bar_dr = 5 + pr;
+
+  // This half's X A fragments (key blocks KB·HF ..) to the pair's exchange slots.
+  auto publish_x = [&] {
+#pragma unroll
+    for (int kb = 0; kb < KB; ++kb) {
+      u32 a[4];
+      x_a_frag<T>(a, x, kb);
+      xf[(KB * HF + kb) * 32 + lane] = make_uint4(a[0], a[1], a[2], a[3]);
+    }
+  };
+
+  auto issue = [&](int s, int st) {
+    const int c = c_end - 1 - s;
+    unsigned char* base = smem + st * B::stage;
+    const size_t ch = static_cast<size_t>(c) * HO + h;
+    tile_async<T, CHUNK>(reinterpret_cast<T*>(base + B::a_off), static_cast<const T*>(p.ws_a) + ch * CHUNK * CHUNK, CHUNK, CHUNK, tid, NT);
+    tile_async<T, CHUNK>(reinterpret_cast<T*>(base + B::t_off), static_cast<const T*>(bp.ws_t) + ch * CHUNK * CHUNK, CHUNK, CHUNK, tid, NT);
+    tile_async<T, K>(reinterpret_cast<T*>(base + B::kr_off), static_cast<const T*>(p.ws_kr) + ch * CHUNK * K, CHUNK, K, tid, NT);
+    tile_async<T, K>(reinterpret_cast<T*>(base + B::q_off), static_cast<const T*>(p.ws_q) + ch * CHUNK * K, CHUNK, K, tid, NT);
+    tile_async<T, K>(reinterpret_cast<T*>(base + B::e_off), static_cast<const T*>(bp.ws_e) + ch * CHUNK * K, CHUNK, K, tid, NT);
+    const long long t0 = cs + static_cast<long long>(c - c_first) * CHUNK;
+    const int len = static_cast<int>(min_ll(static_cast<long long>(CHUNK), ce - t0));
+    T* ds = reinterpret_cast<T*>(base + B::do_off);
+    const T* dog = static_cast<const T*>(bp.d_o);
+    constexpr int VEC = VS / 8;
+    for (int i = tid; i < CHUNK * VEC; i += NT) {
+      const int r = i / VEC, c8 = i % VEC;
+      if (r < len)
+        cp_async16(&ds[r * DP + 8 * c8], &dog[(static_cast<size_t>(t0 + r) * HO + h) * V + vb + 8 * c8]);
+      else
+        *reinterpret_cast<uint4*>(&ds[r * DP + 8 * c8]) = make_uint4(0u, 0u, 0u, 0u);
+    }
+  };
+  publish_x();  // read after the first stage barrier
+#pragma unroll
+  for (int sidx = 0; sidx < STAGES - 1; ++sidx) {
+    if (sidx < nch) issue(sidx, sidx);
+    cp_async_commit();
+  }
+  const int lrow = (lane & 7) + 8 * ((lane >> 3) & 1);  // ldmatrix.trans rows of a B operand
+  const int bcol = 8 * (lane >> 4);
+  const int arow = (lane & 7) + 8 * (lane >> 4);  // ldmatrix.trans rows of an A operand
+  const int acol = 16 * pr + 8 * ((lane >> 3) & 1);
+  const int brow = (lane & 7) + 8 * (lane >> 4), bcol2 = 8 * ((lane >> 3) & 1);  // ldmatrix (no .trans) of B
+  float gl_next = nch > 0 ? p.ws_gl[static_cast<size_t>(c_end - 1) * HO + h] : 0.f;
+  for (int s = 0; s < nch; ++s) {
+    const int c = c_end - 1 - s;
+    const int st = s % STAGES;
+    if (s + STAGES - 1 < nch) issue(s + STAGES - 1, (s + STAGES - 1) % STAGES);
+    cp_async_commit();
+    const size_t ch = static_cast<size_t>(c) * HO + h;
+    const float decay = __expf(gl_next);
+    if (s + 1 < nch) gl_next = p.ws_gl[static_cast<size_t>(c - 1) * HO + h];
+    cp_async_wait<STAGES - 1>();
+    __syncthreads();
+    unsigned char* base = smem + st * B::stage;
+    const T* As = reinterpret_cast<const T*>(base + B::a_off);
+    const T* Ts = reinterpret_cast<const T*>(base + B::t_off);
+    const T* KRs = reinterpret_cast<const T*>(base + B::kr_off);
+    const T* Qs = reinterpret_cast<const T*>(base + B::q_off);
+    const T* Es = reinterpret_cast<const T*>(base + B::e_off);
+    const T* Ds = reinterpret_cast<const T*>(base + B::do_off);
+    // dS' of this chunk, this half's key columns.
+    if constexpr (DS != 0) store_frag_cols<T, K>(bp.ws_ds, ch * V * K, x, vr, cq, KH * HF, DS == 2);
+    u32 doa[4][4];
+#pragma unroll
+    for (int kk = 0; kk < 4; ++kk) ldsm_x4_t(doa[kk], &Ds[(16 * kk + arow) * DP + acol]);
+    // dUᵀ for tokens 32·HF .. + 32 (n-tiles 4·HF + i): key blocks in order, then dOᵀ A.
+    float du[4][4];
+    zero_frags(du);
+#pragma unroll
+    for (int kk = 0; kk < K / 16; ++kk) {
+      const uint4 av = xf[kk * 32 + lane];
+      const u32 a[4] = {av.x, av.y, av.z, av.w};
+#pragma unroll
+      for (int np = 0; np < 2; ++np) {
+        u32 bk[4];
+        ldsm_x4(bk, &KRs[(32 * HF + 16 * np + brow) * KP + 16 * kk + bcol2]);
+        Io<T>::mma(du[2 * np], a, bk);
+        Io<T>::mma(du[2 * np + 1], a, bk + 2);
+      }
+    }
+#pragma unroll
+    for (int kk = 0; kk < 4; ++kk) {
+#pragma unroll
+      for (int np = 0; np < 2; ++np) {
+        if (2 * HF + np > kk) continue;
+        u32 r[4];
+        ldsm_x4_t(r, &As[(16 * kk + lrow) * CP + 16 * (2 * HF + np) + bcol]);
+        Io<T>::mma(du[2 * np], doa[kk], r);
+        Io<T>::mma(du[2 * np + 1], doa[kk], r + 2);
+      }
+    }
+    // dUᵀ as A fragments by token block (blocks 2·HF, 2·HF + 1 here; half 0 also takes 2, 3).
+    u32 dua[4][4];
+#pragma unroll
+    for (int nt = 0; nt < 4; ++nt) {
+      dua[2 * HF + (nt >> 1)][(nt & 1) * 2 + 0] = Io<T>::pack(du[nt][0], du[nt][1]);
+      dua[2 * HF + (nt >> 1)][(nt & 1) * 2 + 1] = Io<T>::pack(du[nt][2], du[nt][3]);
+    }
+    if constexpr (HF == 1) {
+#pragma unroll
+      for (int i = 0; i < 2; ++i) duf[i * 32 + lane] = make_uint4(dua[2 + i][0], dua[2 + i][1], dua[2 + i][2], dua[2 + i][3]);
+      named_bar_arrive(bar_du, 64);
+    } else {
+      named_bar_sync(bar_du, 64);
+#pragma unroll
+      for (int i = 0; i < 2; ++i) {
+        const uint4 v = duf[i * 32 + lane];
+        dua[2 + i][0] = v.x;
+        dua[2 + i][1] = v.y;
+        dua[2 + i][2] = v.z;
+        dua[2 + i][3] = v.w;
+      }
+    }
+    // dRᵀ for tokens 32·HF .. + 32: B[k = i][n = j] = T[i][j], i ≥ j.
+    float dr[4][4];
+    zero_frags(dr);
+#pragma unroll
+    for (int kk = 2 * HF; kk < 4; ++kk) {
+#pragma unroll
+      for (int np = 0; np < 2; ++np) {
+        if (2 * HF + np > kk) continue;
+        u32 r[4];
+        ldsm_x4_t(r, &Ts[(16 * kk + lrow) * CP + 16 * (2 * HF + np) + bcol]);
+        Io<T>::mma(dr[2 * np], dua[kk], r);
+        Io<T>::mma(dr[2 * np + 1], dua[kk], r + 2);
+      }
+    }
+    // dR (fp32, [token][value]) for the token stage; −dRᵀ's A fragments to the pair's slots.
+    {
+      float* drg = bp.ws_dr + ch * CHUNK * V;
+#pragma unroll
+      for (int nt = 0; nt < 4; ++nt) {
+        if constexpr (STORE_DR) {
+#pragma unroll
+          for (int e = 0; e < 2; ++e) {
+            const int j = 8 * (4 * HF + nt) + cq + e;
+            drg[static_cast<size_t>(j) * V + vr] = dr[nt][e];
+            drg[static_cast<size_t>(j) * V + vr + 8] = dr[nt][2 + e];
+          }
+        }
+      }
+#pragma unroll
+      for (int i = 0; i < 2; ++i)
+        drf[(2 * HF + i) * 32 + lane] =
+            make_uint4(Io<T>::pack(-dr[2 * i][0], -dr[2 * i][1]), Io<T>::pack(-dr[2 * i][2], -dr[2 * i][3]),
+                       Io<T>::pack(-dr[2 * i + 1][0], -dr[2 * i + 1][1]), Io<T>::pack(-dr[2 * i + 1][2], -dr[2 * i + 1][3]));
+    }
+    named_bar_sync(bar_dr, 64);
+    u32 dra[4][4];
+#pragma unroll
+    for (int kk = 0; kk < 4; ++kk) {
+      const uint4 v = drf[kk * 32 + lane];
+      dra[kk][0] = v.x;
+      dra[kk][1] = v.y;
+      dra[kk][2] = v.z;
+      dra[kk][3] = v.w;
+    }
+    // X ← e^{Γ_last} X + dOᵀ Q⁺ − dRᵀ E on this half's key columns.
+#pragma unroll
+    for (int nt = 0; nt < K / 16; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) x[nt][e] *= decay;
+#pragma unroll
+    for (int kk = 0; kk < 4; ++kk) {
+#pragma unroll
+      for (int np = 0; np < KB; ++np) {
+        u32 r[4];
+        ldsm_x4_t(r, &Qs[(16 * kk + lrow) * KP + KH * HF + 16 * np + bcol]);
+        Io<T>::mma(x[2 * np], doa[kk], r);
+        Io<T>::mma(x[2 * np + 1], doa[kk], r + 2);
+        ldsm_x4_t(r, &Es[(16 * kk + lrow) * KP + KH * HF + 16 * np + bcol]);
+        Io<T>::mma(x[2 * np], dra[kk], r);
+        Io<T>::mma(x[2 * np + 1], dra[kk], r + 2);
+      }
+    }
+    publish_x();  // read after the next chunk's stage barrier (the partner's reads of this chunk's
+                  // fragments precede its arrival at bar_dr above)
+    __syncthreads();  // this stage is refilled by the next iteration's issue
+  }
+  cp_async_wait<0>();
+}
+
+// The 8-warp reverse scan's per-thread view of its block: pair rows and key-column half.
+struct DscanW8Thread {
+  int hf, vr, cq, col0;
+};
+template <int K>
+__device__ __forceinline__ DscanW8Thread dscan_w8_thread(int vb) {
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  const int hf = warp & 1;
+  return DscanW8Thread{hf, vb + 16 * (warp >> 1) + (lane >> 2), 2 * (lane & 3), (K / 2) * hf};
+}
+
+// dscan_w8_chunks for this warp's half (a warp-uniform choice).
+template <typename T, int K, int V, int STAGES, int DS, bool STORE_DR>
+__device__ __forceinline__ void dscan_w8_run(const BwdParams& bp, float (&x)[K / 16][4], int hf, int h, long long cs,
+                                             long long ce, int c_first, int c_begin, int c_end, int vb, int vr) {
+  if (hf)
+    dscan_w8_chunks<T, K, V, STAGES, DS, STORE_DR, 1>(bp, x, h, cs, ce, c_first, c_begin, c_end, vb, vr);
+  else
+    dscan_w8_chunks<T, K, V, STAGES, DS, STORE_DR, 0>(bp, x, h, cs, ce, c_first, c_begin, c_end, vb, vr);
+}
+
+// d_initial_state (state dtype: fp32, or bf16 pairs) from this thread's half of X.
+template <int K>
+__device__ __forceinline__ void store_d_initial_state_cols(const BwdParams& bp, size_t sbase, const float (&x)[K / 16][4],
+                                                           const DscanW8Thread& t) {
+  if (bp.f.state_dtype == DT_F32)
+    store_frag_cols<gdn_bf16, K>(bp.d_initial_state, sbase, x, t.vr, t.cq, t.col0, false);
+  else
+    store_frag_cols<gdn_bf16, K>(bp.d_initial_state, sbase, x, t.vr, t.cq, t.col0, true);
+}
+
+// gdn_bwd_dscan_w8: bwd_dscan_mma_body<…, DS_IO = true> on 8 warps (same grid: V/64 × HO × N).
+template <typename T, int K, int V, int STAGES>
+__device__ __forceinline__ void bwd_dscan_w8_body(const BwdParams& bp) {
+  const FwdParams& p = bp.f;
+  const int h = blockIdx.y, b = blockIdx.z;
+  const int HO = p.ho;
+  const int vb = blockIdx.x * 64;
+  const DscanW8Thread t = dscan_w8_thread<K>(vb);
+  const long long cs = load_cu(p, b), ce = load_cu(p, b + 1);
+  const int c_begin = p.chunk_offsets[b], c_end = p.chunk_offsets[b + 1];
+  const size_t sbase = (static_cast<size_t>(b) * HO + h) * V * K;
+
+  float x[K / 16][4];
+#pragma unroll
+  for (int nt = 0; nt < K / 16; ++nt) {
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      const size_t idx = sbase + static_cast<size_t>(t.vr + 8 * r) * K + t.col0 + 8 * nt + t.cq;
+      float a0 = 0.f, a1 = 0.f;
+      if (bp.d_final_state) {
+        if (p.state_dtype == DT_F32) {
+          const float2 v = *reinterpret_cast<const float2*>(static_cast<const float*>(bp.d_final_state) + idx);
+          a0 = v.x;
+          a1 = v.y;
+        } else {
+          const u32 v = *reinterpret_cast<const u32*>(static_cast<const unsigned short*>(bp.d_final_state) + idx);
+          a0 = __uint_as_float(v << 16);
+          a1 = __uint_as_float(v & 0xffff0000u);
+        }
+      }
+      x[nt][2 * r] = a0;
+      x[nt][2 * r + 1] = a1;
+    }
+  }
+
+  dscan_w8_run<T, K, V, STAGES, 2, true>(bp, x, t.hf, h, cs, ce, c_begin, c_begin, c_end, vb, t.vr);
+
+  if (bp.d_initial_state) store_d_initial_state_cols<K>(bp, sbase, x, t);
 }
 
 // ---------------------------------------------------------------------------------------

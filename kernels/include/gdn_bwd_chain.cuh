@@ -29,6 +29,9 @@
 //                  gdn_bwd_fscanp ran)
 //   gdn_bwd_dscanp (V/64 × HO × N·P)        every piece's reverse scan from its dX_out seed: the
 //                  per-chunk dS' / dR of gdn_bwd_dscan_io, and d_initial_state from piece 0
+// gdn_bwd_dsum_w8 / gdn_bwd_dscanp_w8 (256 threads, same grids) are the same passes on the 8-warp
+// chunk loop dscan_w8_chunks (bitwise the same G_j, dS', dR, d_initial_state; the engine takes
+// them per launch from 3/4 of a wave of blocks up, BWD_DSCAN_RULE).
 // The reverse-chain regions use reversed slots, b·(P−1) + (P−1−j) for piece j, so that the
 // forward's chain kernel runs the reverse chain unchanged.
 // Empty pieces (sequences shorter than P·per chunks, empty sequences) give G = 0, Mᵀ = I and
@@ -212,6 +215,56 @@ __device__ __forceinline__ void bwd_dscan_piece_body(const BwdChainParams& cp) {
     bwd_store_state_frags<T, K>(cp.ws_h, (slot * HO + h) * V * K, x, vr, cq, false);  // fp32 G_j
   } else if (j == 0 && bp.d_initial_state) {
     store_d_initial_state<K>(bp, (static_cast<size_t>(b) * HO + h) * V * K, x, vr, cq);
+  }
+}
+
+
+// gdn_bwd_dsum_w8 (SUM) / gdn_bwd_dscanp_w8 (!SUM): bwd_dscan_piece_body on the 8-warp chunk loop
+// (dscan_w8_chunks; same grids, bitwise the same G_j, dS', dR and d_initial_state).
+template <typename T, int K, int V, int STAGES, bool SUM>
+__device__ __forceinline__ void bwd_dscan_w8_piece_body(const BwdChainParams& cp) {
+  const BwdParams& bp = cp.b;
+  const FwdParams& p = bp.f;
+  const int P = cp.pieces;
+  const int h = blockIdx.y;
+  const int HO = p.ho;
+  int b, j;
+  if (SUM) {
+    b = blockIdx.z / (P - 1);
+    j = blockIdx.z % (P - 1) + 1;
+  } else {
+    b = blockIdx.z / P;
+    j = blockIdx.z % P;
+  }
+  const int vb = blockIdx.x * 64;
+  const DscanW8Thread t = dscan_w8_thread<K>(vb);
+  const long long cs = load_cu(p, b), ce = load_cu(p, b + 1);
+  int cb, c_begin, c_end;
+  piece_range(p, b, j, P, cb, c_begin, c_end);
+
+  float x[K / 16][4];
+  if (SUM) {
+    zero_frags(x);
+  } else {
+    const float* seed = cp.ws_seed + (static_cast<size_t>(b * P + (P - 1 - j)) * HO + h) * V * K;
+#pragma unroll
+    for (int nt = 0; nt < K / 16; ++nt) {
+#pragma unroll
+      for (int r = 0; r < 2; ++r) {
+        const float2 v = *reinterpret_cast<const float2*>(&seed[static_cast<size_t>(t.vr + 8 * r) * K + t.col0 + 8 * nt + t.cq]);
+        x[nt][2 * r] = v.x;
+        x[nt][2 * r + 1] = v.y;
+      }
+    }
+  }
+
+  dscan_w8_run<T, K, V, STAGES, SUM ? 0 : 2, !SUM>(bp, x, t.hf, h, cs, ce, cb, c_begin, c_end, vb, t.vr);
+
+  if (SUM) {
+    const size_t slot = static_cast<size_t>(b) * (P - 1) + (P - 1 - j);
+    store_frag_cols<T, K>(cp.ws_h, (slot * HO + h) * V * K, x, t.vr, t.cq, t.col0, false);  // fp32 G_j
+  } else if (j == 0 && bp.d_initial_state) {
+    store_d_initial_state_cols<K>(bp, (static_cast<size_t>(b) * HO + h) * V * K, x, t);
   }
 }
 

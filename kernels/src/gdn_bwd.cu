@@ -53,6 +53,11 @@
 //   gdn_bwd_dsum_{bf16,f16}_k{64,128}    <<<(V / 64, HO, N·(P−1)), 128, DscanMmaSmem::bytes>>>
 //   gdn_bwd_dchain_k{64,128}             <<<(V / 32, HO, N), 256>>>
 //   gdn_bwd_dscanp_{bf16,f16}_k{64,128}  <<<(V / 64, HO, N·P), 128, DscanMmaSmem::bytes>>>
+// and the 8-warp reverse scans (dscan_w8_chunks, bitwise the 4-warp ones' outputs; the default,
+// DNNPLAN_GDN_BWD_DSCAN=v1 keeps gdn_bwd_dscan_io / dsum / dscanp):
+//   gdn_bwd_dscan_w8_{bf16,f16}_k{64,128}  <<<(V / 64, HO, N), 256, DscanW8Smem::bytes>>>
+//   gdn_bwd_dsum_w8_{bf16,f16}_k{64,128}   <<<(V / 64, HO, N·(P−1)), 256, DscanW8Smem::bytes>>>
+//   gdn_bwd_dscanp_w8_{bf16,f16}_k{64,128} <<<(V / 64, HO, N·P), 256, DscanW8Smem::bytes>>>
 #include "gdn_bwd.cuh"
 #include "gdn_bwd_chain.cuh"
 #include "gdn_fwd_prep3.cuh"
@@ -142,6 +147,18 @@ extern "C" __global__ void __launch_bounds__(gdn::PARAM_THREADS) gdn_bwd_params(
   extern "C" __global__ void __launch_bounds__(gdn::DSCAN_MMA_WARPS * 32)                          \
       gdn_bwd_dscanp_##TAG##_k##KD(gdn::BwdChainParams p) {                                       \
     gdn::bwd_dscan_piece_body<T, KD, KD, gdn::DSCAN_MMA_WARPS, gdn::DSCAN_MMA_STAGES, false>(p);   \
+  }                                                                                                \
+  extern "C" __global__ void __launch_bounds__(gdn::DSCAN_W8_WARPS * 32, 1)                        \
+      gdn_bwd_dscan_w8_##TAG##_k##KD(gdn::BwdParams p) {                                          \
+    gdn::bwd_dscan_w8_body<T, KD, KD, gdn::DSCAN_MMA_STAGES>(p);                                   \
+  }                                                                                                \
+  extern "C" __global__ void __launch_bounds__(gdn::DSCAN_W8_WARPS * 32, 1)                        \
+      gdn_bwd_dsum_w8_##TAG##_k##KD(gdn::BwdChainParams p) {                                      \
+    gdn::bwd_dscan_w8_piece_body<T, KD, KD, gdn::DSCAN_MMA_STAGES, true>(p);                       \
+  }                                                                                                \
+  extern "C" __global__ void __launch_bounds__(gdn::DSCAN_W8_WARPS * 32, 1)                        \
+      gdn_bwd_dscanp_w8_##TAG##_k##KD(gdn::BwdChainParams p) {                                    \
+    gdn::bwd_dscan_w8_piece_body<T, KD, KD, gdn::DSCAN_MMA_STAGES, false>(p);                      \
   }
 
 #define GDN_BWD_CHAIN_ENTRIES(KD)                                                                   \

@@ -25,8 +25,12 @@
 //! selects session 3's pair (`gdn_bwd_dscan_mma_*` with fp32 `dS'`, `gdn_bwd_tokens_mma_*` with the
 //! CUDA-core tail), `DNNPLAN_GDN_BWD_TOKENS=fp32` the fp32
 //! CUDA-core token stage, `DNNPLAN_GDN_BWD_DSCAN=fp32` (with either of those) the fp32 CUDA-core
-//! reverse scan, and `DNNPLAN_GDN_BWD_STEPS=n` keeps only the first `n` launches (per-stage timing
-//! by differences; the gradients are then incomplete). The factor kernel is the 8-warp
+//! reverse scan, `DNNPLAN_GDN_BWD_DSCAN=v1` / `w8` the 4-warp tensor-core reverse scans
+//! (`gdn_bwd_dscan_io_*`, `gdn_bwd_dsum_*`, `gdn_bwd_dscanp_*`) or the 8-warp ones
+//! (`gdn_bwd_dscan_w8_*`, `gdn_bwd_dsum_w8_*`, `gdn_bwd_dscanp_w8_*`: a warp pair per 16 value
+//! rows, bitwise the same `dS'`, `dR`, `G_j` and `d_initial_state`) on every launch instead of
+//! [`BWD_DSCAN_RULE`]'s per-launch choice, and `DNNPLAN_GDN_BWD_STEPS=n` keeps only the first
+//! `n` launches (per-stage timing by differences; the gradients are then incomplete). The factor kernel is the 8-warp
 //! `gdn_bwd_prep3_*` (256 threads); `DNNPLAN_GDN_FWD_PREP=v1|v2` (the forward's switch) runs the
 //! 4-warp `gdn_bwd_prep_*` instead (bitwise the same outputs).
 //!
@@ -57,10 +61,11 @@ use super::analyzer::GdnFacts;
 use super::engine::{ENGINE_NAME, fwd_template, kernel_dtype, prep_v3_selected};
 use super::params::{
     BwdChainParams, BwdParams, BwdPieceLayout, BwdWorkspaceLayout, CHAIN_ROWS, CHAIN_THREADS,
-    DSCAN_MMA_WARPS, DSCAN_THREADS, DSCAN_VS, OFFSETS_THREADS, PARAM_THREADS, PREP_THREADS,
-    PREP3_THREADS, SCAN_WARPS, SUM_STAGES, TOK_THREADS, dscan_mma_smem_bytes, dscan_smem_bytes,
-    fast_smem_bytes, flags, max_chunks, prep_smem_bytes, prep3_smem_bytes, scan_smem_bytes,
-    scanx_smem_bytes, tokens_smem_bytes, tokens_tc_smem_bytes, tokens_tc6_smem_bytes,
+    DSCAN_MMA_WARPS, DSCAN_THREADS, DSCAN_VS, DSCAN_W8_WARPS, OFFSETS_THREADS, PARAM_THREADS,
+    PREP_THREADS, PREP3_THREADS, SCAN_WARPS, SUM_STAGES, TOK_THREADS, dscan_mma_smem_bytes,
+    dscan_smem_bytes, dscan_w8_smem_bytes, fast_smem_bytes, flags, max_chunks, prep_smem_bytes,
+    prep3_smem_bytes, scan_smem_bytes, scanx_smem_bytes, tokens_smem_bytes, tokens_tc_smem_bytes,
+    tokens_tc6_smem_bytes,
 };
 
 /// Ports the backward reads or writes, in [`BwdPlanUids`] order.
@@ -107,7 +112,7 @@ type Step = (usize, (u32, u32, u32), u32, u32);
 
 /// Kernels of the `gdn_bwd` module a backward plan resolves, in the order of
 /// [`GdnBwdPlan::new`]'s `kernels` (`tag` = `bf16` / `f16`, `k` = K = V; `prep3`: the 8-warp prep).
-pub fn kernel_names(tag: &str, k: i64, prep3: bool) -> [String; 23] {
+pub fn kernel_names(tag: &str, k: i64, prep3: bool) -> [String; 26] {
     [
         "gdn_bwd_chunk_offsets".to_owned(),
         if prep3 {
@@ -136,6 +141,9 @@ pub fn kernel_names(tag: &str, k: i64, prep3: bool) -> [String; 23] {
         format!("gdn_bwd_fscan_r4_{tag}_k{k}"),
         format!("gdn_bwd_tokens_tc5_{tag}_k{k}"),
         format!("gdn_bwd_tokens_tc6_{tag}_k{k}"),
+        format!("gdn_bwd_dscan_w8_{tag}_k{k}"),
+        format!("gdn_bwd_dsum_w8_{tag}_k{k}"),
+        format!("gdn_bwd_dscanp_w8_{tag}_k{k}"),
     ]
 }
 
@@ -220,6 +228,33 @@ pub const BWD_PIECE_RULE: PieceRule = PieceRule {
     max_pieces: 16,
 };
 
+/// When the backward's reverse scan (uncut, or a piece chain's `dsum` / `dscanp` launch) runs
+/// the 8-warp kernels (`gdn_bwd_dscan_w8_*`, `dsum_w8`, `dscanp_w8`; bitwise the same outputs as
+/// the 4-warp ones), as data: when the launch has at least `min_fill_num / min_fill_den` blocks
+/// per SM. H200, bf16, K = V = 128 (bench/gdn_results.md, session 6): at 128 blocks ((4, 8192, 16))
+/// 0.514 ms against 0.547, at 1024 blocks ((16, 2048, 32)) 1.050 against 1.097, at 320 (ragged
+/// mix) and 96 / 128 (dsum / dscanp at (1, 32768, 16), P = 4) equal; at 32 blocks (the same shape
+/// uncut) 2.076 against 1.900: a lone block's chunk takes longer on 8 warps.
+pub struct DscanRule {
+    /// Numerator of the least blocks per SM.
+    pub min_fill_num: u64,
+    /// Denominator of the least blocks per SM.
+    pub min_fill_den: u64,
+}
+
+/// The backward's reverse-scan rule: the 8-warp kernels from 3/4 of a wave up.
+pub const BWD_DSCAN_RULE: DscanRule = DscanRule {
+    min_fill_num: 3,
+    min_fill_den: 4,
+};
+
+impl DscanRule {
+    /// Whether a reverse-scan launch of `blocks` blocks on `sms` SMs takes the 8-warp kernel.
+    pub fn eight_warps(&self, blocks: u64, sms: u64) -> bool {
+        self.min_fill_den * blocks >= self.min_fill_num * sms
+    }
+}
+
 impl BwdSchedule {
     /// The schedule without overrides, for `f` on a GPU of `sms` multiprocessors.
     pub fn default_for(f: &GdnFacts, sms: u64) -> BwdSchedule {
@@ -273,11 +308,13 @@ impl GdnBwdPlan {
     /// ldmatrix fragments and paired row accesses), `tc4` (`tc3` reading the io-dtype `S_c`
     /// that the replays write under `S_IO`) and `tc5` (`tc4` with its copies consumed in four
     /// groups and two barriers fewer, bitwise the same outputs; the default), then `tc6` (`tc5` as
-    /// a persistent block per multiprocessor that prefetches each next tile's first copy group).
+    /// a persistent block per multiprocessor that prefetches each next tile's first copy group), then the 8-warp reverse scans
+    /// (`dscan_w8`, `dsum_w8`, `dscanp_w8`; the `tc` token stages' reverse scans by
+    /// [`BWD_DSCAN_RULE`]).
     pub fn new(f: &GdnFacts, kernels: Vec<Function>, sms: u64) -> Result<GdnBwdPlan> {
-        if kernels.len() != 23 {
+        if kernels.len() != 26 {
             return Err(Error::Internal(format!(
-                "{ENGINE_NAME}: the backward needs 23 kernels, got {}",
+                "{ENGINE_NAME}: the backward needs 26 kernels, got {}",
                 kernels.len()
             )));
         }
@@ -311,7 +348,15 @@ impl GdnBwdPlan {
         let (ho32, n32) = (ho as u32, n as u32);
         let tokens_env = std::env::var("DNNPLAN_GDN_BWD_TOKENS").unwrap_or_default();
         let tc = tokens_env != "fp32" && tokens_env != "mma";
-        let dscan_fp32 = !tc && std::env::var("DNNPLAN_GDN_BWD_DSCAN").is_ok_and(|x| x == "fp32");
+        let dscan_env = std::env::var("DNNPLAN_GDN_BWD_DSCAN").unwrap_or_default();
+        let dscan_fp32 = !tc && dscan_env == "fp32";
+        let dscan_smem = |warps: u32| {
+            if warps == DSCAN_W8_WARPS {
+                dscan_w8_smem_bytes(k)
+            } else {
+                dscan_mma_smem_bytes(k)
+            }
+        };
         if tc {
             template.f.flags |= flags::BWD_DIRECT;
         }
@@ -332,6 +377,24 @@ impl GdnBwdPlan {
         let np2 = (n * (2 * pieces).saturating_sub(1)) as u32;
         let scan_x = (v / (16 * u64::from(SCAN_WARPS))) as u32;
         let dscan_x = (v / (16 * u64::from(DSCAN_MMA_WARPS))) as u32;
+        // The reverse scans of the tc token stages (kernel index, warps): the 8-warp kernels
+        // where [`BWD_DSCAN_RULE`] (or DNNPLAN_GDN_BWD_DSCAN=w8) picks them, else v1's 4 warps.
+        let dscan_pick = |w8_index: usize, v1_index: usize, blocks: u64| {
+            let w8 = match dscan_env.as_str() {
+                "v1" => false,
+                "w8" => true,
+                _ => BWD_DSCAN_RULE.eight_warps(blocks, sms),
+            };
+            if w8 {
+                (w8_index, DSCAN_W8_WARPS)
+            } else {
+                (v1_index, DSCAN_MMA_WARPS)
+            }
+        };
+        let slices = n * ho * u64::from(dscan_x);
+        let dscan_k = dscan_pick(23, 9, slices);
+        let dsum_k = dscan_pick(24, 14, slices * pieces.saturating_sub(1));
+        let dscanp_k = dscan_pick(25, 16, slices * pieces);
         let chain_grid = ((v / CHAIN_ROWS) as u32, ho32, n32);
         let (replay, replay_piece, replay_threads, mut replay_smem) =
             ReplayVariant::pick().launch(k);
@@ -362,17 +425,17 @@ impl GdnBwdPlan {
                     replay_smem,
                 ),
                 (
-                    14,
+                    dsum_k.0,
                     (dscan_x, ho32, np1),
-                    DSCAN_MMA_WARPS * 32,
-                    dscan_mma_smem_bytes(k),
+                    dsum_k.1 * 32,
+                    dscan_smem(dsum_k.1),
                 ),
                 (15, chain_grid, CHAIN_THREADS, 0),
                 (
-                    16,
+                    dscanp_k.0,
                     (dscan_x, ho32, np),
-                    DSCAN_MMA_WARPS * 32,
-                    dscan_mma_smem_bytes(k),
+                    dscanp_k.1 * 32,
+                    dscan_smem(dscanp_k.1),
                 ),
             ]);
         } else {
@@ -384,9 +447,16 @@ impl GdnBwdPlan {
                     DSCAN_THREADS,
                     dscan_smem_bytes(k),
                 )
+            } else if tc {
+                (
+                    dscan_k.0,
+                    (dscan_x, ho32, n32),
+                    dscan_k.1 * 32,
+                    dscan_smem(dscan_k.1),
+                )
             } else {
                 (
-                    if tc { 9 } else { 7 },
+                    7,
                     (dscan_x, ho32, n32),
                     DSCAN_MMA_WARPS * 32,
                     dscan_mma_smem_bytes(k),
@@ -602,7 +672,22 @@ mod tests {
         assert_eq!(pieces(2, 3048, 2, 128, false), 16);
         assert_eq!(pieces(1, 4096, 4, 64, false), 16);
         // At the edge: 66 blocks fill half of 132 SMs -> 2 pieces; 67 do not.
+        // (The reverse-scan kernel at these shapes: reverse_scan_rule_at_the_benchmark_shapes.)
         assert_eq!(pieces(33, 33 * 4096, 1, 128, false), 2);
         assert_eq!(pieces(67, 67 * 4096, 1, 64, false), 1);
+    }
+
+    #[test]
+    fn reverse_scan_rule_at_the_benchmark_shapes() {
+        let w8 = |blocks| BWD_DSCAN_RULE.eight_warps(blocks, 132);
+        // (4, 8192, 16): 4 x 16 x 2 value slices = 128 blocks -> 8 warps.
+        assert!(w8(4 * 16 * 2));
+        // (16, 2048, 32) and the ragged mix (10 sequences, H = 16): 1024 and 320 blocks.
+        assert!(w8(16 * 32 * 2) && w8(10 * 16 * 2));
+        // (1, 32768, 16), P = 4: dscanp 128 blocks -> 8 warps; dsum 96 (pieces 1..3) -> 4;
+        // uncut (batch_invariant) 32 -> 4.
+        assert!(w8(4 * 16 * 2) && !w8(3 * 16 * 2) && !w8(16 * 2));
+        // The edge: 3/4 of 132 SMs.
+        assert!(w8(99) && !w8(98));
     }
 }

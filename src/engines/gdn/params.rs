@@ -314,6 +314,18 @@ pub fn dscan_mma_smem_bytes(k: u64) -> u32 {
     (DSCAN_MMA_STAGES * stage) as u32
 }
 
+/// Warps of the 8-warp reverse scan (`gdn::DSCAN_W8_WARPS`): a warp pair per 16 value rows of
+/// the same 64-row block slice.
+pub const DSCAN_W8_WARPS: u32 = 8;
+
+/// Dynamic shared memory of the 8-warp reverse scan (`gdn::DscanW8Smem<K, 2>::bytes`): the
+/// 4-warp scan's stages plus, per warp pair, the exchange slots of `X`'s, `dUᵀ`'s and `−dRᵀ`'s
+/// A fragments (16 bytes per lane and 16-wide block).
+pub fn dscan_w8_smem_bytes(k: u64) -> u32 {
+    let pair = ((k / 16) + 2 + 4) * 32 * 16;
+    dscan_mma_smem_bytes(k) + (4 * pair) as u32
+}
+
 /// Threads of the token-gradient kernel (`gdn::TOK_THREADS`).
 pub const TOK_THREADS: u32 = 512;
 /// Threads of the parameter-gradient kernel (`gdn::PARAM_THREADS`).
@@ -616,6 +628,8 @@ mod tests {
         );
         assert!(dscan_smem_bytes(128) <= 227 * 1024 && tokens_smem_bytes(128) <= 227 * 1024);
         assert!(dscan_mma_smem_bytes(128) <= 227 * 1024);
+        assert!(dscan_w8_smem_bytes(128) <= 227 * 1024);
+        assert_eq!(dscan_w8_smem_bytes(128), 159_744 + 4 * 7168);
         assert!(tokens_tc_smem_bytes(128) <= 227 * 1024);
         assert_eq!(tokens_tc6_smem_bytes(128), 220_032);
         assert!(tokens_tc6_smem_bytes(128) <= 227 * 1024);
