@@ -107,44 +107,149 @@ const REQUIRED: [&str; 12] = [
     "dBeta",
 ];
 
-/// One launch: kernel index, grid, threads, dynamic shared memory.
-type Step = (usize, (u32, u32, u32), u32, u32);
+/// One launch: kernel, grid, threads, dynamic shared memory.
+type Step = (BwdKernel, (u32, u32, u32), u32, u32);
 
-/// Kernels of the `gdn_bwd` module a backward plan resolves, in the order of
-/// [`GdnBwdPlan::new`]'s `kernels` (`tag` = `bf16` / `f16`, `k` = K = V; `prep3`: the 8-warp prep).
-pub fn kernel_names(tag: &str, k: i64, prep3: bool) -> [String; 26] {
-    [
-        "gdn_bwd_chunk_offsets".to_owned(),
-        if prep3 {
-            format!("gdn_bwd_prep3_{tag}_k{k}")
-        } else {
-            format!("gdn_bwd_prep_{tag}_k{k}")
-        },
-        format!("gdn_bwd_fscan_{tag}_k{k}"),
-        format!("gdn_bwd_dscan_{tag}_k{k}"),
-        format!("gdn_bwd_tokens_{tag}_k{k}"),
-        format!("gdn_bwd_fold_{tag}_k{k}"),
-        "gdn_bwd_params".to_owned(),
-        format!("gdn_bwd_dscan_mma_{tag}_k{k}"),
-        format!("gdn_bwd_tokens_mma_{tag}_k{k}"),
-        format!("gdn_bwd_dscan_io_{tag}_k{k}"),
-        format!("gdn_bwd_tokens_tc_{tag}_k{k}"),
-        format!("gdn_bwd_psum_{tag}_k{k}"),
-        format!("gdn_bwd_pchain_k{k}"),
-        format!("gdn_bwd_fscanp_{tag}_k{k}"),
-        format!("gdn_bwd_dsum_{tag}_k{k}"),
-        format!("gdn_bwd_dchain_k{k}"),
-        format!("gdn_bwd_dscanp_{tag}_k{k}"),
-        format!("gdn_bwd_tokens_tc2_{tag}_k{k}"),
-        format!("gdn_bwd_tokens_tc3_{tag}_k{k}"),
-        format!("gdn_bwd_tokens_tc4_{tag}_k{k}"),
-        format!("gdn_bwd_fscan_r4_{tag}_k{k}"),
-        format!("gdn_bwd_tokens_tc5_{tag}_k{k}"),
-        format!("gdn_bwd_tokens_tc6_{tag}_k{k}"),
-        format!("gdn_bwd_dscan_w8_{tag}_k{k}"),
-        format!("gdn_bwd_dsum_w8_{tag}_k{k}"),
-        format!("gdn_bwd_dscanp_w8_{tag}_k{k}"),
-    ]
+/// The kernels of the `gdn_bwd` module a backward plan resolves. The discriminant is the kernel's
+/// index in [`kernel_names`] and in [`GdnBwdPlan::new`]'s `kernels`: this enum is the one source
+/// of that order (append new kernels at the end, with their name in [`BwdKernel::name`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(usize)]
+pub enum BwdKernel {
+    /// `gdn_bwd_chunk_offsets`: chunk slot offsets of the sequences.
+    ChunkOffsets,
+    /// The per-chunk factor kernel (prep, the backward's KEEP variant).
+    Prep,
+    /// `v1` forward-state replay (the forward scan's loop).
+    Fscan,
+    /// fp32 CUDA-core reverse scan (`DNNPLAN_GDN_BWD_DSCAN=fp32`).
+    DscanFp32,
+    /// fp32 CUDA-core token stage (`DNNPLAN_GDN_BWD_TOKENS=fp32`).
+    TokensFp32,
+    /// Head-group folds of the token gradients.
+    Fold,
+    /// `d_a_log` / `d_dt_bias` sums.
+    Params,
+    /// Tensor-core reverse scan writing fp32 `dS'`.
+    DscanMma,
+    /// Tensor-core products with a CUDA-core tail (`mma`).
+    TokensMma,
+    /// Tensor-core reverse scan writing `dS'` in the io dtype (4 warps, `v1`).
+    DscanIo,
+    /// Token stage on the tensor cores throughout (`tc`).
+    TokensTc,
+    /// Piece chain: forward summaries.
+    Psum,
+    /// Piece chain: fp32 forward chain.
+    Pchain,
+    /// Piece chain: `v1` seeded forward-state replay.
+    Fscanp,
+    /// Piece chain: reverse summaries (4 warps).
+    Dsum,
+    /// Piece chain: fp32 reverse chain.
+    Dchain,
+    /// Piece chain: seeded reverse scan (4 warps).
+    Dscanp,
+    /// Token stage `tc2` (the latency cuts).
+    TokensTc2,
+    /// Token stage `tc3` (`tc2` with ldmatrix fragments and paired row accesses).
+    TokensTc3,
+    /// Token stage `tc4` (`tc3` reading the io-dtype `S_c` the replays write under `S_IO`).
+    TokensTc4,
+    /// `r4` forward-state replay (`W`, `Kᴿ`, `Ũᵀ` only), uncut and per piece.
+    FscanR4,
+    /// Token stage `tc5` (`tc4` with its copies consumed in four groups; the default).
+    TokensTc5,
+    /// Token stage `tc6` (`tc5` as a persistent block per SM prefetching the next tile).
+    TokensTc6,
+    /// 8-warp uncut reverse scan.
+    DscanW8,
+    /// Piece chain: 8-warp reverse summaries.
+    DsumW8,
+    /// Piece chain: 8-warp seeded reverse scan.
+    DscanpW8,
+}
+
+impl BwdKernel {
+    /// Every kernel, in index order.
+    pub const ALL: [BwdKernel; 26] = [
+        BwdKernel::ChunkOffsets,
+        BwdKernel::Prep,
+        BwdKernel::Fscan,
+        BwdKernel::DscanFp32,
+        BwdKernel::TokensFp32,
+        BwdKernel::Fold,
+        BwdKernel::Params,
+        BwdKernel::DscanMma,
+        BwdKernel::TokensMma,
+        BwdKernel::DscanIo,
+        BwdKernel::TokensTc,
+        BwdKernel::Psum,
+        BwdKernel::Pchain,
+        BwdKernel::Fscanp,
+        BwdKernel::Dsum,
+        BwdKernel::Dchain,
+        BwdKernel::Dscanp,
+        BwdKernel::TokensTc2,
+        BwdKernel::TokensTc3,
+        BwdKernel::TokensTc4,
+        BwdKernel::FscanR4,
+        BwdKernel::TokensTc5,
+        BwdKernel::TokensTc6,
+        BwdKernel::DscanW8,
+        BwdKernel::DsumW8,
+        BwdKernel::DscanpW8,
+    ];
+
+    /// The kernel's symbol in the module (`tag` = `bf16` / `f16`, `k` = K = V; `prep3`: the
+    /// 8-warp prep).
+    pub fn name(self, tag: &str, k: i64, prep3: bool) -> String {
+        let body = match self {
+            BwdKernel::ChunkOffsets => return "gdn_bwd_chunk_offsets".to_owned(),
+            BwdKernel::Params => return "gdn_bwd_params".to_owned(),
+            BwdKernel::Pchain => return format!("gdn_bwd_pchain_k{k}"),
+            BwdKernel::Dchain => return format!("gdn_bwd_dchain_k{k}"),
+            BwdKernel::Prep if prep3 => "prep3",
+            BwdKernel::Prep => "prep",
+            BwdKernel::Fscan => "fscan",
+            BwdKernel::DscanFp32 => "dscan",
+            BwdKernel::TokensFp32 => "tokens",
+            BwdKernel::Fold => "fold",
+            BwdKernel::DscanMma => "dscan_mma",
+            BwdKernel::TokensMma => "tokens_mma",
+            BwdKernel::DscanIo => "dscan_io",
+            BwdKernel::TokensTc => "tokens_tc",
+            BwdKernel::Psum => "psum",
+            BwdKernel::Fscanp => "fscanp",
+            BwdKernel::Dsum => "dsum",
+            BwdKernel::Dscanp => "dscanp",
+            BwdKernel::TokensTc2 => "tokens_tc2",
+            BwdKernel::TokensTc3 => "tokens_tc3",
+            BwdKernel::TokensTc4 => "tokens_tc4",
+            BwdKernel::FscanR4 => "fscan_r4",
+            BwdKernel::TokensTc5 => "tokens_tc5",
+            BwdKernel::TokensTc6 => "tokens_tc6",
+            BwdKernel::DscanW8 => "dscan_w8",
+            BwdKernel::DsumW8 => "dsum_w8",
+            BwdKernel::DscanpW8 => "dscanp_w8",
+        };
+        format!("gdn_bwd_{body}_{tag}_k{k}")
+    }
+}
+
+// ALL lists every kernel once, in discriminant order.
+const _: () = {
+    let mut i = 0;
+    while i < BwdKernel::ALL.len() {
+        assert!(BwdKernel::ALL[i] as usize == i);
+        i += 1;
+    }
+};
+
+/// Kernels of the `gdn_bwd` module a backward plan resolves, in [`BwdKernel`] order
+/// (`tag` = `bf16` / `f16`, `k` = K = V; `prep3`: the 8-warp prep).
+pub fn kernel_names(tag: &str, k: i64, prep3: bool) -> [String; BwdKernel::ALL.len()] {
+    BwdKernel::ALL.map(|kernel| kernel.name(tag, k, prep3))
 }
 
 /// Which forward-state replay the backward runs (`DNNPLAN_GDN_BWD_FSCAN`, read at plan build).
@@ -190,12 +295,22 @@ impl ReplayVariant {
         }
     }
 
-    /// (kernel index in [`kernel_names`] for the uncut replay, for the per-piece replay,
+    /// (kernel of the uncut replay, of the per-piece replay,
     /// threads, dynamic shared memory at K).
-    fn launch(self, k: u64) -> (usize, usize, u32, u32) {
+    fn launch(self, k: u64) -> (BwdKernel, BwdKernel, u32, u32) {
         match self {
-            ReplayVariant::V1 => (2, 13, SCAN_WARPS * 32, scan_smem_bytes(k)),
-            ReplayVariant::Rows4 => (20, 20, 128, scanx_smem_bytes(k, 4, 2, false, 1)),
+            ReplayVariant::V1 => (
+                BwdKernel::Fscan,
+                BwdKernel::Fscanp,
+                SCAN_WARPS * 32,
+                scan_smem_bytes(k),
+            ),
+            ReplayVariant::Rows4 => (
+                BwdKernel::FscanR4,
+                BwdKernel::FscanR4,
+                128,
+                scanx_smem_bytes(k, 4, 2, false, 1),
+            ),
         }
     }
 }
@@ -301,20 +416,12 @@ pub struct GdnBwdPlan {
 
 impl GdnBwdPlan {
     /// Plans the launches for `f` on a GPU of `sms` multiprocessors with the module's kernels in
-    /// the order of [`kernel_names`]: offsets, prep, fscan, dscan (fp32), tokens (fp32), fold,
-    /// params, dscan (tensor cores, fp32 `dS'`), tokens (tensor-core products, CUDA-core tail),
-    /// dscan (io `dS'`), tokens (tensor cores throughout, `tc`), the piece chain's psum, pchain,
-    /// fscanp, dsum, dchain, dscanp, then tokens `tc2` (the latency cuts), `tc3` (`tc2` with
-    /// ldmatrix fragments and paired row accesses), `tc4` (`tc3` reading the io-dtype `S_c`
-    /// that the replays write under `S_IO`) and `tc5` (`tc4` with its copies consumed in four
-    /// groups and two barriers fewer, bitwise the same outputs; the default), then `tc6` (`tc5` as
-    /// a persistent block per multiprocessor that prefetches each next tile's first copy group), then the 8-warp reverse scans
-    /// (`dscan_w8`, `dsum_w8`, `dscanp_w8`; the `tc` token stages' reverse scans by
-    /// [`BWD_DSCAN_RULE`]).
+    /// [`BwdKernel`] order (as [`kernel_names`] names them).
     pub fn new(f: &GdnFacts, kernels: Vec<Function>, sms: u64) -> Result<GdnBwdPlan> {
-        if kernels.len() != 26 {
+        if kernels.len() != BwdKernel::ALL.len() {
             return Err(Error::Internal(format!(
-                "{ENGINE_NAME}: the backward needs 26 kernels, got {}",
+                "{ENGINE_NAME}: the backward needs {} kernels, got {}",
+                BwdKernel::ALL.len(),
                 kernels.len()
             )));
         }
@@ -379,7 +486,7 @@ impl GdnBwdPlan {
         let dscan_x = (v / (16 * u64::from(DSCAN_MMA_WARPS))) as u32;
         // The reverse scans of the tc token stages (kernel index, warps): the 8-warp kernels
         // where [`BWD_DSCAN_RULE`] (or DNNPLAN_GDN_BWD_DSCAN=w8) picks them, else v1's 4 warps.
-        let dscan_pick = |w8_index: usize, v1_index: usize, blocks: u64| {
+        let dscan_pick = |w8_index: BwdKernel, v1_index: BwdKernel, blocks: u64| {
             let w8 = match dscan_env.as_str() {
                 "v1" => false,
                 "w8" => true,
@@ -392,9 +499,13 @@ impl GdnBwdPlan {
             }
         };
         let slices = n * ho * u64::from(dscan_x);
-        let dscan_k = dscan_pick(23, 9, slices);
-        let dsum_k = dscan_pick(24, 14, slices * pieces.saturating_sub(1));
-        let dscanp_k = dscan_pick(25, 16, slices * pieces);
+        let dscan_k = dscan_pick(BwdKernel::DscanW8, BwdKernel::DscanIo, slices);
+        let dsum_k = dscan_pick(
+            BwdKernel::DsumW8,
+            BwdKernel::Dsum,
+            slices * pieces.saturating_sub(1),
+        );
+        let dscanp_k = dscan_pick(BwdKernel::DscanpW8, BwdKernel::Dscanp, slices * pieces);
         let chain_grid = ((v / CHAIN_ROWS) as u32, ho32, n32);
         let (replay, replay_piece, replay_threads, mut replay_smem) =
             ReplayVariant::pick().launch(k);
@@ -402,22 +513,32 @@ impl GdnBwdPlan {
             replay_smem = replay_smem.max(REPLAY_ONE_PER_SM_SMEM);
         }
         let mut steps: Vec<Step> = vec![
-            (0, (1, 1, 1), OFFSETS_THREADS, 0),
+            (BwdKernel::ChunkOffsets, (1, 1, 1), OFFSETS_THREADS, 0),
             if prep_v3_selected() {
-                (1, (chunks, ho32, 1), PREP3_THREADS, prep3_smem_bytes(k, v))
+                (
+                    BwdKernel::Prep,
+                    (chunks, ho32, 1),
+                    PREP3_THREADS,
+                    prep3_smem_bytes(k, v),
+                )
             } else {
-                (1, (chunks, ho32, 1), PREP_THREADS, prep_smem_bytes(k, v))
+                (
+                    BwdKernel::Prep,
+                    (chunks, ho32, 1),
+                    PREP_THREADS,
+                    prep_smem_bytes(k, v),
+                )
             },
         ];
         if pieces > 1 {
             steps.extend([
                 (
-                    11,
+                    BwdKernel::Psum,
                     ((v / 64) as u32, ho32, np2),
                     128,
                     fast_smem_bytes(k, 4, SUM_STAGES, false),
                 ),
-                (12, chain_grid, CHAIN_THREADS, 0),
+                (BwdKernel::Pchain, chain_grid, CHAIN_THREADS, 0),
                 (
                     replay_piece,
                     (scan_x, ho32, np),
@@ -430,7 +551,7 @@ impl GdnBwdPlan {
                     dsum_k.1 * 32,
                     dscan_smem(dsum_k.1),
                 ),
-                (15, chain_grid, CHAIN_THREADS, 0),
+                (BwdKernel::Dchain, chain_grid, CHAIN_THREADS, 0),
                 (
                     dscanp_k.0,
                     (dscan_x, ho32, np),
@@ -442,7 +563,7 @@ impl GdnBwdPlan {
             steps.push((replay, (scan_x, ho32, n32), replay_threads, replay_smem));
             steps.push(if dscan_fp32 {
                 (
-                    3,
+                    BwdKernel::DscanFp32,
                     ((v / u64::from(DSCAN_VS)) as u32, ho32, n32),
                     DSCAN_THREADS,
                     dscan_smem_bytes(k),
@@ -456,7 +577,7 @@ impl GdnBwdPlan {
                 )
             } else {
                 (
-                    7,
+                    BwdKernel::DscanMma,
                     (dscan_x, ho32, n32),
                     DSCAN_MMA_WARPS * 32,
                     dscan_mma_smem_bytes(k),
@@ -466,7 +587,7 @@ impl GdnBwdPlan {
         steps.push(if tokens_env == "tc6" {
             // Persistent: one block per multiprocessor walks the live (chunk, head) tiles.
             (
-                22,
+                BwdKernel::TokensTc6,
                 (sms.max(1) as u32, 1, 1),
                 TOK_THREADS,
                 tokens_tc6_smem_bytes(k),
@@ -474,13 +595,13 @@ impl GdnBwdPlan {
         } else {
             (
                 match tokens_env.as_str() {
-                    "fp32" => 4,
-                    "mma" => 8,
-                    "tc" => 10,
-                    "tc2" => 17,
-                    "tc3" => 18,
-                    "tc4" => 19,
-                    _ => 21,
+                    "fp32" => BwdKernel::TokensFp32,
+                    "mma" => BwdKernel::TokensMma,
+                    "tc" => BwdKernel::TokensTc,
+                    "tc2" => BwdKernel::TokensTc2,
+                    "tc3" => BwdKernel::TokensTc3,
+                    "tc4" => BwdKernel::TokensTc4,
+                    _ => BwdKernel::TokensTc5,
                 },
                 (chunks, ho32, 1),
                 TOK_THREADS,
@@ -492,10 +613,15 @@ impl GdnBwdPlan {
             )
         });
         if fold_needed {
-            steps.push((5, (t as u32, 3, 1), k.max(v) as u32, 0));
+            steps.push((BwdKernel::Fold, (t as u32, 3, 1), k.max(v) as u32, 0));
         }
         if f.port("d_a_log").is_some() || f.port("d_dt_bias").is_some() {
-            steps.push((6, (ho32, 1, 1), PARAM_THREADS, 2 * PARAM_THREADS * 4));
+            steps.push((
+                BwdKernel::Params,
+                (ho32, 1, 1),
+                PARAM_THREADS,
+                2 * PARAM_THREADS * 4,
+            ));
         }
         if let Some(n) = std::env::var("DNNPLAN_GDN_BWD_STEPS")
             .ok()
@@ -602,7 +728,7 @@ impl CompiledPlan for GdnBwdPlan {
             // SAFETY: every address in `p` is a device buffer of the pack or of the checked
             // workspace region, and `p` (BwdChainParams, BwdParams first) is the kernels' only
             // parameter (the driver copies each kernel's declared size).
-            unsafe { launcher.launch_raw(&self.kernels[kernel], &cfg, &mut params) }?;
+            unsafe { launcher.launch_raw(&self.kernels[kernel as usize], &cfg, &mut params) }?;
         }
         Ok(())
     }
@@ -615,6 +741,22 @@ mod tests {
 
     fn facts(n: i64, t: i64, ho: i64, d: i64, batch_invariant: bool) -> GdnFacts {
         crate::engines::gdn::analyzer::test_facts(GdnOp::Backward, n, t, ho, d, batch_invariant)
+    }
+
+    #[test]
+    fn every_kernel_name_is_a_symbol_of_the_bundled_cubin() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/kernels/sm_90a/gdn_bwd.cubin");
+        let cubin = std::fs::read(path).expect("bundled gdn_bwd cubin");
+        for (tag, k, prep3) in [("bf16", 128, true), ("f16", 64, false)] {
+            for name in kernel_names(tag, k, prep3) {
+                let mut symbol = name.clone().into_bytes();
+                symbol.push(0);
+                assert!(
+                    cubin.windows(symbol.len()).any(|w| w == symbol.as_slice()),
+                    "{name} is not in {path}"
+                );
+            }
+        }
     }
 
     #[test]
@@ -633,7 +775,10 @@ mod tests {
             ),
         ] {
             let (i, j, threads, smem) = variant.launch(128);
-            assert_eq!((names[i].as_str(), names[j].as_str()), (uncut, piece));
+            assert_eq!(
+                (names[i as usize].as_str(), names[j as usize].as_str()),
+                (uncut, piece)
+            );
             assert!(smem <= 227 * 1024 && (threads == 128 || threads == 256));
         }
         // One replay block per SM below four waves: (4, 8192, 16) 128 blocks, the ragged mix 320,
