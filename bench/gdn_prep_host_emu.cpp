@@ -36,8 +36,9 @@ struct Ws {  // one workspace (and the backward's KEEP regions)
         gam(chunks * HO * 64, NAN), bet(gam.size(), NAN) {}
 };
 
+// variant 2: the 4-warp prep; 3: prep3; 4: prep4 (persistent) on `blocks` blocks.
 template <typename IOT, int K, bool KEEP>
-static void run_prep(bool v3, gdn::FwdParams p, Ws& ws, int chunks, int HO) {
+static void run_prep(int variant, gdn::FwdParams p, Ws& ws, int chunks, int HO, unsigned blocks = 0) {
   p.ws_w = ws.w.data();
   p.ws_q = ws.q.data();
   p.ws_kr = ws.kr.data();
@@ -47,7 +48,8 @@ static void run_prep(bool v3, gdn::FwdParams p, Ws& ws, int chunks, int HO) {
   gdn::PrepKeep keep{ws.t.data(), ws.e.data(), ws.gam.data(), ws.bet.data()};
   const U3 grid{static_cast<unsigned>(p.max_chunks), static_cast<unsigned>(HO), 1};
   (void)chunks;
-  if (v3) launch(grid, gdn::PREP3_THREADS, [&] { gdn::fwd_prep3_body<IOT, K, K, KEEP>(p, keep); });
+  if (variant == 4) launch(U3{blocks, 1, 1}, gdn::PREP3_THREADS, [&] { gdn::fwd_prep4_body<IOT, K, K, KEEP>(p, keep); });
+  else if (variant == 3) launch(grid, gdn::PREP3_THREADS, [&] { gdn::fwd_prep3_body<IOT, K, K, KEEP>(p, keep); });
   else launch(grid, gdn::PREP_THREADS, [&] { gdn::fwd_prep_body<IOT, K, K, KEEP>(p, keep); });
 }
 
@@ -118,10 +120,32 @@ static int run_case(const char* name, int H, int HV, int flags, int g_dt, int be
   p.chunk_offsets = offs.data();
 
   Ws w1(max_chunks, HO, K, V), w3(max_chunks, HO, K, V);
-  run_prep<IOT, K, KEEP>(false, p, w1, chunks, HO);
-  run_prep<IOT, K, KEEP>(true, p, w3, chunks, HO);
+  run_prep<IOT, K, KEEP>(2, p, w1, chunks, HO);
+  run_prep<IOT, K, KEEP>(3, p, w3, chunks, HO);
   Ws w3b(max_chunks, HO, K, V);  // a second prep3 run: with real threads a race shows as a difference
-  run_prep<IOT, K, KEEP>(true, p, w3b, chunks, HO);
+  run_prep<IOT, K, KEEP>(3, p, w3b, chunks, HO);
+  // prep4 (persistent, ping-pong inputs): one block for every tile, a few blocks of several tiles
+  // each, and more blocks than tiles; cp.async landing at the wait (default) and at issue (eager).
+  size_t diff4 = 0;
+  const unsigned tiles = static_cast<unsigned>(chunks * HO);
+  for (unsigned blocks : {1u, 3u, tiles + 2}) {
+    for (bool eager : {false, true}) {
+      g_cp_eager = eager;
+      Ws w4(max_chunks, HO, K, V);
+      run_prep<IOT, K, KEEP>(4, p, w4, chunks, HO, blocks);
+      g_cp_eager = false;
+      const size_t n = chunks;
+      diff4 += count_diff(w1.w, w4.w, n * HO * C * K) + count_diff(w1.q, w4.q, n * HO * C * K) +
+               count_diff(w1.kr, w4.kr, n * HO * C * K) + count_diff(w1.ut, w4.ut, n * HO * V * C) +
+               count_diff(w1.a, w4.a, n * HO * C * C) + count_diff(w1.gl, w4.gl, n * HO);
+      if (KEEP)
+        diff4 += count_diff(w1.t, w4.t, n * HO * C * C) + count_diff(w1.e, w4.e, n * HO * C * K) +
+                 count_diff(w1.gam, w4.gam, n * HO * C) + count_diff(w1.bet, w4.bet, n * HO * C);
+      // slots past the last chunk stay unwritten (NaN-filled)
+      diff4 += count_diff(w3.w, w4.w, w4.w.size()) + count_diff(w3.ut, w4.ut, w4.ut.size()) +
+               count_diff(w3.a, w4.a, w4.a.size());
+    }
+  }
 
   // 1. bitwise, over the valid chunks (slots >= chunks are never written by either).
   const size_t c = chunks;
@@ -216,29 +240,32 @@ static int run_case(const char* name, int H, int HV, int flags, int g_dt, int be
       }
   const double rw = std::sqrt(nw / std::max(dw, 1e-300)), ru = std::sqrt(nu / std::max(du, 1e-300)),
                ra = std::sqrt(na / std::max(da, 1e-300));
-  const bool ok = diff == 0 && nan3 == 0 && rw < 2e-2 && ru < 2e-2 && ra < 2e-2;
-  printf("%-44s %s K=%3d keep=%d chunks=%3d: prep3 vs prep bitwise diffs %zu, NaN %zu; vs fp64 rms W %.2e Ut %.2e A %.2e  %s\n",
+  const bool ok = diff == 0 && diff4 == 0 && nan3 == 0 && rw < 2e-2 && ru < 2e-2 && ra < 2e-2;
+  printf("%-44s %s K=%3d keep=%d chunks=%3d: prep3 vs prep bitwise diffs %zu, prep4 vs prep %zu, NaN %zu; vs fp64 rms W %.2e Ut %.2e A %.2e  %s\n",
          name, sizeof(IOT) == 2 && std::is_same_v<IOT, gdn::gdn_bf16> ? "bf16" : "fp16", K, KEEP ? 1 : 0, chunks, diff,
-         nan3, rw, ru, ra, ok ? "ok" : "FAIL");
+         diff4, nan3, rw, ru, ra, ok ? "ok" : "FAIL");
   fflush(stdout);
   return ok ? 0 : 1;
 }
 
-int main() {
+int main(int argc, char** argv) {
   using gdn::gdn_bf16;
   using gdn::gdn_f16;
   int fails = 0;
+  // Optional argument: run only the first n cases (the mutation checks run 2).
+  const int max_cases = argc > 1 ? atoi(argv[1]) : 1 << 30;
+  int cases = 0;
   // name, H, HV, flags, g dtype, beta dtype, lengths
-  fails += run_case<gdn_bf16, 128, false>("ragged + partial + empty, fp32 gates", 2, 2, 0, 0, 0, {64, 37, 0, 130});
-  fails += run_case<gdn_bf16, 128, true>("bwd KEEP, l2norm + beta sigmoid, bf16 g/beta", 1, 2,
+  if (cases++ < max_cases) fails += run_case<gdn_bf16, 128, false>("ragged + partial + empty, fp32 gates", 2, 2, 0, 0, 0, {64, 37, 0, 130});
+  if (cases++ < max_cases) fails += run_case<gdn_bf16, 128, true>("bwd KEEP, l2norm + beta sigmoid, bf16 g/beta", 1, 2,
                                          gdn::FLAG_L2NORM | gdn::FLAG_BETA_SIGMOID, 1, 1, {70, 5});
-  fails += run_case<gdn_f16, 128, false>("fp16, GQA H=2 HV=1, safe gate, fp16 beta", 2, 1,
+  if (cases++ < max_cases) fails += run_case<gdn_f16, 128, false>("fp16, GQA H=2 HV=1, safe gate, fp16 beta", 2, 1,
                                          gdn::FLAG_SAFE_GATE | gdn::FLAG_L2NORM, 0, 2, {100, 64});
-  fails += run_case<gdn_f16, 128, true>("fp16 bwd KEEP, neg eigval", 1, 1,
+  if (cases++ < max_cases) fails += run_case<gdn_f16, 128, true>("fp16 bwd KEEP, neg eigval", 1, 1,
                                         gdn::FLAG_BETA_SIGMOID | gdn::FLAG_NEG_EIGVAL | gdn::FLAG_L2NORM, 2, 0, {129});
-  fails += run_case<gdn_bf16, 64, false>("K=V=64 bf16, GVA H=1 HV=2", 1, 2, gdn::FLAG_L2NORM, 0, 0, {90, 1});
-  fails += run_case<gdn_bf16, 64, true>("K=V=64 bf16 bwd KEEP, safe gate", 2, 2, gdn::FLAG_SAFE_GATE, 1, 0, {64, 0, 33});
-  fails += run_case<gdn_f16, 64, true>("K=V=64 fp16 bwd KEEP", 1, 1, gdn::FLAG_L2NORM, 2, 2, {150});
+  if (cases++ < max_cases) fails += run_case<gdn_bf16, 64, false>("K=V=64 bf16, GVA H=1 HV=2", 1, 2, gdn::FLAG_L2NORM, 0, 0, {90, 1});
+  if (cases++ < max_cases) fails += run_case<gdn_bf16, 64, true>("K=V=64 bf16 bwd KEEP, safe gate", 2, 2, gdn::FLAG_SAFE_GATE, 1, 0, {64, 0, 33});
+  if (cases++ < max_cases) fails += run_case<gdn_f16, 64, true>("K=V=64 fp16 bwd KEEP", 1, 1, gdn::FLAG_L2NORM, 2, 2, {150});
   if (g_unwaited) {
     printf("threads ended with un-waited cp.async copies: %d\n", g_unwaited.load());
     ++fails;

@@ -25,8 +25,9 @@
 //! CUDA-core token stage, `DNNPLAN_GDN_BWD_DSCAN=fp32` (with either of those) the fp32 CUDA-core
 //! reverse scan, and `DNNPLAN_GDN_BWD_STEPS=n` keeps only the first `n` launches (per-stage timing
 //! by differences; the gradients are then incomplete). The factor kernel is the 8-warp
-//! `gdn_bwd_prep3_*` (256 threads); `DNNPLAN_GDN_FWD_PREP=v1|v2` (the forward's switch) runs the
-//! 4-warp `gdn_bwd_prep_*` instead (bitwise the same outputs).
+//! `gdn_bwd_prep3_*` (256 threads, one tile per block); `DNNPLAN_GDN_FWD_PREP=v4` (the forward's
+//! switch) runs the persistent `gdn_bwd_prep4_*`, `=v1|v2` the 4-warp `gdn_bwd_prep_*` (all
+//! bitwise the same outputs; see [`PrepVariant`]).
 //!
 //! Long sequences on few (sequence, head) pairs run the two sequential stages (the forward-state
 //! replay and the reverse scan) as the exact piece chain (`kernels/include/gdn_bwd_chain.cuh`;
@@ -45,13 +46,12 @@ use crate::dispatch::exec_types::{ExecContext, VariantPack};
 use crate::error::{Error, Result};
 
 use super::analyzer::GdnFacts;
-use super::engine::{ENGINE_NAME, fwd_template, kernel_dtype, prep_v3_selected};
+use super::engine::{ENGINE_NAME, PrepVariant, fwd_template, kernel_dtype};
 use super::params::{
     BwdChainParams, BwdParams, BwdPieceLayout, BwdWorkspaceLayout, CHAIN_ROWS, CHAIN_THREADS,
-    DSCAN_MMA_WARPS, DSCAN_THREADS, DSCAN_VS, OFFSETS_THREADS, PARAM_THREADS, PREP_THREADS,
-    PREP3_THREADS, SCAN_WARPS, SUM_STAGES, TOK_THREADS, dscan_mma_smem_bytes, dscan_smem_bytes,
-    fast_smem_bytes, flags, max_chunks, prep_smem_bytes, prep3_smem_bytes, scan_smem_bytes,
-    tokens_smem_bytes, tokens_tc_smem_bytes,
+    DSCAN_MMA_WARPS, DSCAN_THREADS, DSCAN_VS, OFFSETS_THREADS, PARAM_THREADS, SCAN_WARPS,
+    SUM_STAGES, TOK_THREADS, dscan_mma_smem_bytes, dscan_smem_bytes, fast_smem_bytes, flags,
+    max_chunks, scan_smem_bytes, tokens_smem_bytes, tokens_tc_smem_bytes,
 };
 
 /// Ports the backward reads or writes, in [`BwdPlanUids`] order.
@@ -97,15 +97,12 @@ const REQUIRED: [&str; 12] = [
 type Step = (usize, (u32, u32, u32), u32, u32);
 
 /// Kernels of the `gdn_bwd` module a backward plan resolves, in the order of
-/// [`GdnBwdPlan::new`]'s `kernels` (`tag` = `bf16` / `f16`, `k` = K = V; `prep3`: the 8-warp prep).
-pub fn kernel_names(tag: &str, k: i64, prep3: bool) -> [String; 20] {
+/// [`GdnBwdPlan::new`]'s `kernels` (`tag` = `bf16` / `f16`, `k` = K = V; `prep`: the factor
+/// kernel, which the plan must then be built with too).
+pub fn kernel_names(tag: &str, k: i64, prep: PrepVariant) -> [String; 20] {
     [
         "gdn_bwd_chunk_offsets".to_owned(),
-        if prep3 {
-            format!("gdn_bwd_prep3_{tag}_k{k}")
-        } else {
-            format!("gdn_bwd_prep_{tag}_k{k}")
-        },
+        prep.kernel_name("bwd", tag, k),
         format!("gdn_bwd_fscan_{tag}_k{k}"),
         format!("gdn_bwd_dscan_{tag}_k{k}"),
         format!("gdn_bwd_tokens_{tag}_k{k}"),
@@ -266,14 +263,11 @@ impl GdnBwdPlan {
         let scan_x = (v / (16 * u64::from(SCAN_WARPS))) as u32;
         let dscan_x = (v / (16 * u64::from(DSCAN_MMA_WARPS))) as u32;
         let chain_grid = ((v / CHAIN_ROWS) as u32, ho32, n32);
-        let mut steps: Vec<Step> = vec![
-            (0, (1, 1, 1), OFFSETS_THREADS, 0),
-            if prep_v3_selected() {
-                (1, (chunks, ho32, 1), PREP3_THREADS, prep3_smem_bytes(k, v))
-            } else {
-                (1, (chunks, ho32, 1), PREP_THREADS, prep_smem_bytes(k, v))
-            },
-        ];
+        let mut steps: Vec<Step> = vec![(0, (1, 1, 1), OFFSETS_THREADS, 0), {
+            let (grid, threads, smem) =
+                PrepVariant::from_env().launch_shape(chunks, ho32, k, v, sms);
+            (1, grid, threads, smem)
+        }];
         if pieces > 1 {
             steps.extend([
                 (
