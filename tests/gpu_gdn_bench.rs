@@ -203,9 +203,10 @@ fn set_env(name: &str, value: Option<&str>) {
 }
 
 /// The prep kernels side by side (runs only when `DNNPLAN_GDN_BENCH_PREP` is set): per benchmark
-/// shape and per prep in `DNNPLAN_GDN_BENCH_PREP_VARIANTS` (comma list, default `v3,v4`; `v2` =
+/// shape and per prep in `DNNPLAN_GDN_BENCH_PREP_VARIANTS` (comma list, default `v3,v6`; `v2` =
 /// the 4-warp `gdn_fwd_prep_*` / `gdn_bwd_prep_*`, `v3` = the 8-warp `*_prep3_*`, `v4` = the
-/// persistent `*_prep4_*`, the default), the forward prep's time (whole-execute time after 2
+/// persistent `*_prep4_*`, `v5` = prep3 with fewer inverse barriers, `v6` = v5 at 4 blocks per SM,
+/// the default; see `PrepVariant` in src/engines/gdn/engine.rs), the forward prep's time (whole-execute time after 2
 /// launches minus after 1, `DNNPLAN_GDN_FWD_STEPS`) with its bandwidth and TFLOP/s, the whole
 /// forward (default schedule), the backward prep's time (`DNNPLAN_GDN_BWD_STEPS` 2 minus 1) and
 /// the whole backward; then each prep's speedup over the first. Prints `BENCH prep ...` lines;
@@ -218,7 +219,7 @@ fn gdn_prep_variants() {
     }
     let caller = Caller::new();
     let preps: Vec<String> = std::env::var("DNNPLAN_GDN_BENCH_PREP_VARIANTS")
-        .unwrap_or_else(|_| "v3,v4".to_owned())
+        .unwrap_or_else(|_| "v3,v6".to_owned())
         .split(',')
         .map(|x| x.trim().to_owned())
         .collect();

@@ -17,6 +17,16 @@
 //  - A, W and Ũᵀ leave through shared-memory staging tiles as 16-byte row-contiguous stores
 //    (fwd_prep_body writes 4-byte fragments that half-fill 32-byte sectors); A (and, for the
 //    backward, E) is copied out by warps 2-7 while warps 0-1 solve the diagonal 16x16 blocks.
+//
+// Variants of the same tile code (prep3_tile), all bitwise the same outputs (session 6, H200
+// times in bench/gdn_results.md):
+//  - prep6 (fwd_prep3_body<..., FEWBAR, DIRECT_A>; the default): A leaves straight from the Q Kᵀ
+//    accumulators (no staging tile), so Prep6Smem is 53760 B at K = V = 128 and, at 64
+//    registers, 4 blocks = 32 warps fit an SM (1.06-1.09x prep3); the inverse as prep5's.
+//  - prep5 (FEWBAR): the off-diagonal inverse with one barrier per block row
+//    (prep_offdiag_fewbar: T_II products through shuffles, results stored transposed).
+//  - prep4 (fwd_prep4_body): persistent, 2 blocks per SM looping over tiles with the next tile's
+//    inputs prefetched into a second buffer set (0.83x prep3: 16 warps per SM instead of 24).
 #pragma once
 
 #include "gdn_fwd.cuh"
@@ -148,7 +158,7 @@ struct Prep3Bufs {
 // gates' raw bits are in `raw` (threads 0..63). `next_in_flight`: the newest cp.async group is the
 // next tile's (left in flight), else every group is waited for. Ends without a barrier (the
 // caller's, before any region is rewritten).
-template <typename T, int K, int V, bool KEEP, bool FEWBAR = false>
+template <typename T, int K, int V, bool KEEP, bool FEWBAR = false, bool DIRECT_A = false>
 __device__ __forceinline__ void prep3_tile(const FwdParams& p, const PrepKeep& keep, const Prep3Bufs<T>& b, int c,
                                            int h, int len, const PrepGateRaw& raw, bool next_in_flight) {
   static_assert(V == 64 || V == 128, "prep3 serves V = 64 and 128");
@@ -219,7 +229,10 @@ __device__ __forceinline__ void prep3_tile(const FwdParams& p, const PrepKeep& k
 #pragma unroll 2
     for (int r = warp; r < CHUNK; r += NT / 32) prep_e_row<T, K>(kS, eS, gam, bet, r, lane);
     // A = tril(Q Kᵀ ⊙ decay) into its staging tile.
-    if (hi) prep_store_a<T, CP>(aS, acc, gam, r0, cq);
+    if (hi) {
+      if (DIRECT_A) prep_store_a<T, CHUNK>(static_cast<T*>(p.ws_a) + ch * CHUNK * CHUNK, acc, gam, r0, cq);
+      else prep_store_a<T, CP>(aS, acc, gam, r0, cq);
+    }
   }
   __syncthreads();  // kS dead: L (fp32) takes its place
   if (!hi) prep_store_l(Lf, acc, gam, bet, r0, cq);
@@ -236,7 +249,7 @@ __device__ __forceinline__ void prep3_tile(const FwdParams& p, const PrepKeep& k
     } else {
       const int t2 = tid - CHUNK;
       constexpr int N2 = NT - CHUNK;
-      store_tile16<T, CHUNK, CHUNK>(static_cast<T*>(p.ws_a) + ch * CHUNK * CHUNK, aS, t2, N2);
+      if (!DIRECT_A) store_tile16<T, CHUNK, CHUNK>(static_cast<T*>(p.ws_a) + ch * CHUNK * CHUNK, aS, t2, N2);
       if (KEEP) store_tile16<T, CHUNK, K>(static_cast<T*>(keep.ws_e) + ch * CHUNK * K, eS, t2, N2);
     }
     __syncthreads();
@@ -372,15 +385,40 @@ __device__ __forceinline__ void prep3_tile(const FwdParams& p, const PrepKeep& k
   }
 }
 
-// The one-chunk prep3 kernel: grid (chunk slots, HO), one (chunk, head) tile per block.
-template <typename T, int K, int V, bool KEEP = false>
+// prep6's shared memory: prep3's r1, r2, r3 without the A staging tile (A leaves from the Q Kᵀ
+// accumulators as packed pairs, like the 4-warp prep), r3 large enough for the Ũᵀ staging tile;
+// 53760 B at K = V = 128, so 4 blocks (32 warps) fit an SM.
+template <int K, int V>
+struct Prep6Smem {
+  using S3 = Prep3Smem<K, V>;
+  static constexpr size_t r1_off = S3::r1_off;
+  static constexpr size_t r2_off = S3::r2_off;
+  static constexpr size_t r3_off = S3::r3_off;
+  static constexpr size_t r3_bytes = static_cast<size_t>(CHUNK * S3::VP > V * S3::CP ? CHUNK * S3::VP : V * S3::CP) * 2;
+  static constexpr size_t gam_off = r3_off + r3_bytes;
+  static constexpr size_t bet_off = gam_off + CHUNK * 4;
+  static constexpr size_t bytes = bet_off + CHUNK * 4;
+};
+constexpr int PREP6_MIN_BLOCKS = 4;
+// The host mirrors these (src/engines/gdn/params.rs, prep6_smem_bytes).
+static_assert(Prep6Smem<128, 128>::bytes == 53760 && Prep6Smem<64, 64>::bytes == 35584, "Prep6Smem size changed");
+
+// The one-chunk prep kernels: grid (chunk slots, HO), one (chunk, head) tile per block.
+//  prep3: FEWBAR = DIRECT_A = false (Prep3Smem, 3 blocks per SM);
+//  prep5: FEWBAR (the off-diagonal inverse with one barrier per block row, prep_offdiag_fewbar);
+//  prep6: FEWBAR and DIRECT_A (A stored from registers, Prep6Smem: 4 blocks per SM, 64 registers).
+template <typename T, int K, int V, bool KEEP = false, bool FEWBAR = false, bool DIRECT_A = false>
 __device__ __forceinline__ void fwd_prep3_body(const FwdParams& p, const PrepKeep& keep = PrepKeep{}) {
   using S = Prep3Smem<K, V>;
+  using S6 = Prep6Smem<K, V>;
   extern __shared__ __align__(16) unsigned char smem[];
-  const Prep3Bufs<T> b{reinterpret_cast<T*>(smem + S::r1_off),   reinterpret_cast<T*>(smem + S::r2_off),
-                       reinterpret_cast<T*>(smem + S::r3_off),   reinterpret_cast<T*>(smem + S::ra_off),
-                       reinterpret_cast<T*>(smem + S::r3_off),   reinterpret_cast<float*>(smem + S::gam_off),
-                       reinterpret_cast<float*>(smem + S::bet_off)};
+  const Prep3Bufs<T> b{reinterpret_cast<T*>(smem + S::r1_off),
+                       reinterpret_cast<T*>(smem + S::r2_off),
+                       reinterpret_cast<T*>(smem + S::r3_off),
+                       DIRECT_A ? nullptr : reinterpret_cast<T*>(smem + S::ra_off),
+                       reinterpret_cast<T*>(smem + S::r3_off),
+                       reinterpret_cast<float*>(smem + (DIRECT_A ? S6::gam_off : S::gam_off)),
+                       reinterpret_cast<float*>(smem + (DIRECT_A ? S6::bet_off : S::bet_off))};
   const int c = blockIdx.x, h = blockIdx.y, tid = threadIdx.x;
   int seq, len;
   long long t0;
@@ -389,7 +427,7 @@ __device__ __forceinline__ void fwd_prep3_body(const FwdParams& p, const PrepKee
   const int qh = h / (HO / p.h), kh = h / (HO / p.hk), vh = h / (HO / p.hv);
   // Phase 1: raw q, k, v rows into smem, in flight while the gates are computed.
   prep_load_qkv<T, K, V, PREP3_THREADS>(p, b.r1, b.r2, b.r3, t0, len, qh, kh, vh, tid);
-  prep3_tile<T, K, V, KEEP>(p, keep, b, c, h, len, prep_gates_raw(p, t0, len, h, HO, tid), false);
+  prep3_tile<T, K, V, KEEP, FEWBAR, DIRECT_A>(p, keep, b, c, h, len, prep_gates_raw(p, t0, len, h, HO, tid), false);
 }
 
 // ---------------------------------------------------------------------------------------------

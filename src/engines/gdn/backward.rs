@@ -25,9 +25,9 @@
 //! CUDA-core token stage, `DNNPLAN_GDN_BWD_DSCAN=fp32` (with either of those) the fp32 CUDA-core
 //! reverse scan, and `DNNPLAN_GDN_BWD_STEPS=n` keeps only the first `n` launches (per-stage timing
 //! by differences; the gradients are then incomplete). The factor kernel is the 8-warp
-//! `gdn_bwd_prep3_*` (256 threads, one tile per block); `DNNPLAN_GDN_FWD_PREP=v4` (the forward's
-//! switch) runs the persistent `gdn_bwd_prep4_*`, `=v1|v2` the 4-warp `gdn_bwd_prep_*` (all
-//! bitwise the same outputs; see [`PrepVariant`]).
+//! `gdn_bwd_prep6_*` (256 threads, one tile per block, 4 blocks per SM); the forward's switch
+//! `DNNPLAN_GDN_FWD_PREP=v3|v4|v5` runs `gdn_bwd_prep3_*` / `_prep4_*` / `_prep5_*`, `=v1|v2` the
+//! 4-warp `gdn_bwd_prep_*` (all bitwise the same outputs; see [`PrepVariant`]).
 //!
 //! Long sequences on few (sequence, head) pairs run the two sequential stages (the forward-state
 //! replay and the reverse scan) as the exact piece chain (`kernels/include/gdn_bwd_chain.cuh`;

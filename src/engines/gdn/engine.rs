@@ -16,12 +16,11 @@
 //! Diagnostics read once at build: `DNNPLAN_GDN_FWD_SCAN=v1|w4|w8` (v1 = session-1 scan
 //! `gdn_fwd_scan_*`), `DNNPLAN_GDN_FWD_PIECES=n` (force n pieces per sequence; 1 = off) and
 //! `DNNPLAN_GDN_FWD_STEPS=n` (launch only the first n kernels: per-kernel timing by differences),
-//! `DNNPLAN_GDN_FWD_PREP=v1` (the session-1 prep, serial triangular-inverse loops), `=v2` (the
-//! 4-warp prep `gdn_fwd_prep_*`, also the backward's `gdn_bwd_prep_*`) or `=v4` (the persistent
-//! 8-warp prep `gdn_fwd_prep4_*` / `gdn_bwd_prep4_*`: prep3's tile code in a loop over tiles with
-//! the next tile's inputs prefetched, 2 blocks per SM; 0.83x prep3's speed on the H200). The
-//! default is the 8-warp prep `gdn_fwd_prep3_*` / `gdn_bwd_prep3_*` (one tile per block, 3 blocks
-//! per SM); all of them write bitwise the same outputs, see [`PrepVariant`].
+//! `DNNPLAN_GDN_FWD_PREP=v1|v2|v3|v4|v5` (the earlier per-chunk factor kernels: v1 the session-1
+//! prep, v2 the 4-warp prep, v3 the 8-warp prep3 with 3 blocks per SM, v4 the persistent prep4,
+//! v5 prep3 with the one-barrier-per-block-row inverse). The default is `gdn_fwd_prep6_*` /
+//! `gdn_bwd_prep6_*` (prep5 with A stored from registers: 4 blocks per SM, 1.06-1.09x prep3 on
+//! the H200); all of them write bitwise the same outputs, see [`PrepVariant`].
 
 use crate::cuda::{Function, LaunchConfig, Launcher, compile_or_load, probe};
 use crate::dispatch::engine::{BuildContext, CompiledPlan, Engine, SupportQuery};
@@ -37,7 +36,7 @@ use super::params::{
     CHAIN_ROWS, CHAIN_THREADS, FwdFastParams, FwdParams, KernelDtype, OFFSETS_THREADS,
     PREP_THREADS, PREP3_THREADS, PREP4_BLOCKS_PER_SM, PieceLayout, SCAN_WARPS, SUM_STAGES,
     WorkspaceLayout, fast_smem_bytes, flags, max_chunks, prep_smem_bytes, prep3_smem_bytes,
-    prep4_smem_bytes, scan_smem_bytes,
+    prep4_smem_bytes, prep6_smem_bytes, scan_smem_bytes,
 };
 
 /// Manifest name of the engine.
@@ -279,24 +278,33 @@ pub enum PrepVariant {
     /// The 4-warp prep (`gdn_fwd_prep_*`, `gdn_bwd_prep_*`), one tile per block.
     V2,
     /// The 8-warp prep (`gdn_fwd_prep3_*`, `gdn_bwd_prep3_*`), one tile per block, 3 blocks
-    /// per SM: the default.
+    /// per SM (the default before session 6).
     V3,
     /// The persistent 8-warp prep (`gdn_fwd_prep4_*`, `gdn_bwd_prep4_*`):
     /// [`PREP4_BLOCKS_PER_SM`] blocks per SM loop over the (chunk, head) tiles, each prefetching
     /// its next tile's inputs while it computes the current one. Slower than V3 on the H200
     /// (0.82-0.83x at the four benchmark shapes: 16 warps per SM instead of 24), so a diagnostic.
     V4,
+    /// prep3 with the off-diagonal inverse at one barrier per block row instead of four
+    /// (`gdn_fwd_prep5_*`, `gdn_bwd_prep5_*`); 0.98x prep3 on the H200, a diagnostic.
+    V5,
+    /// prep5 with A stored from registers instead of a staging tile (`gdn_fwd_prep6_*`,
+    /// `gdn_bwd_prep6_*`): 53.8 KB of shared memory and 64 registers, 4 blocks (32 warps) per
+    /// SM; 1.06-1.09x prep3 at the four benchmark shapes on the H200: the default.
+    V6,
 }
 
 impl PrepVariant {
-    /// `DNNPLAN_GDN_FWD_PREP` = `v1` / `v2` / `v3` / `v4`, else the default ([`PrepVariant::V3`]);
+    /// `DNNPLAN_GDN_FWD_PREP` = `v1` / ... / `v6`, else the default ([`PrepVariant::V6`]);
     /// read at plan build.
     pub fn from_env() -> PrepVariant {
         match std::env::var("DNNPLAN_GDN_FWD_PREP").as_deref() {
             Ok("v1") => PrepVariant::V1,
             Ok("v2") => PrepVariant::V2,
+            Ok("v3") => PrepVariant::V3,
             Ok("v4") => PrepVariant::V4,
-            _ => PrepVariant::V3,
+            Ok("v5") => PrepVariant::V5,
+            _ => PrepVariant::V6,
         }
     }
 
@@ -308,6 +316,8 @@ impl PrepVariant {
             (PrepVariant::V1 | PrepVariant::V2, _) => "prep",
             (PrepVariant::V3, _) => "prep3",
             (PrepVariant::V4, _) => "prep4",
+            (PrepVariant::V5, _) => "prep5",
+            (PrepVariant::V6, _) => "prep6",
         };
         format!("gdn_{dir}_{v}_{tag}_k{k}")
     }
@@ -326,7 +336,10 @@ impl PrepVariant {
             PrepVariant::V1 | PrepVariant::V2 => {
                 ((chunks, ho, 1), PREP_THREADS, prep_smem_bytes(k, v))
             }
-            PrepVariant::V3 => ((chunks, ho, 1), PREP3_THREADS, prep3_smem_bytes(k, v)),
+            PrepVariant::V3 | PrepVariant::V5 => {
+                ((chunks, ho, 1), PREP3_THREADS, prep3_smem_bytes(k, v))
+            }
+            PrepVariant::V6 => ((chunks, ho, 1), PREP3_THREADS, prep6_smem_bytes(k, v)),
             PrepVariant::V4 => {
                 let tiles = u64::from(chunks) * u64::from(ho);
                 let blocks = (u64::from(PREP4_BLOCKS_PER_SM) * sms).min(tiles).max(1);
@@ -388,7 +401,7 @@ impl FwdChoice {
             scan,
             pieces,
             steps: usize::MAX,
-            prep: PrepVariant::V3,
+            prep: PrepVariant::V6,
         }
     }
 }
@@ -679,5 +692,43 @@ mod tests {
         assert_eq!(pick(1, 300, 2, 128, false), (ScanVariant::Warps4, 1));
         // Few pairs of long sequences: at most 16 pieces.
         assert_eq!(pick(1, 1 << 20, 1, 128, false), (ScanVariant::Warps4, 16));
+    }
+
+    #[test]
+    fn prep_variants_name_their_kernels_and_launch_shapes() {
+        use PrepVariant::*;
+        let names: Vec<String> = [V1, V2, V3, V4, V5, V6]
+            .iter()
+            .map(|p| p.kernel_name("fwd", "bf16", 128))
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "gdn_fwd_prep1_bf16_k128",
+                "gdn_fwd_prep_bf16_k128",
+                "gdn_fwd_prep3_bf16_k128",
+                "gdn_fwd_prep4_bf16_k128",
+                "gdn_fwd_prep5_bf16_k128",
+                "gdn_fwd_prep6_bf16_k128"
+            ]
+        );
+        // The backward has no session-1 prep: v1 runs the 4-warp one.
+        assert_eq!(V1.kernel_name("bwd", "f16", 64), "gdn_bwd_prep_f16_k64");
+        assert_eq!(V6.kernel_name("bwd", "f16", 64), "gdn_bwd_prep6_f16_k64");
+        // One block per (chunk slot, head), except the persistent prep: 2 per SM, at most one
+        // per tile.
+        assert_eq!(
+            V3.launch_shape(520, 16, 128, 128, 132),
+            ((520, 16, 1), 256, 61952)
+        );
+        assert_eq!(
+            V6.launch_shape(520, 16, 128, 128, 132),
+            ((520, 16, 1), 256, 53760)
+        );
+        assert_eq!(
+            V4.launch_shape(520, 16, 128, 128, 132),
+            ((264, 1, 1), 256, 114176)
+        );
+        assert_eq!(V4.launch_shape(3, 2, 64, 64, 132), ((6, 1, 1), 256, 79872));
     }
 }
