@@ -32,7 +32,7 @@ inline uint4 make_uint4(unsigned a, unsigned b, unsigned c, unsigned d) { return
 inline float2 make_float2(float a, float b) { return {a, b}; }
 struct U3 { unsigned x, y, z; };
 thread_local U3 threadIdx, blockIdx;
-static U3 gridDim;  // the current launch's grid (persistent kernels stride by it)
+static U3 gridDim;  // the running launch's grid (persistent kernels stride by it)
 #define __device__
 #define __forceinline__ inline
 #define __global__
@@ -47,6 +47,7 @@ void __syncthreads();
 void __syncwarp();
 float __shfl_xor_sync(unsigned, float v, int o);
 float __shfl_up_sync(unsigned, float v, int o);
+float __shfl_sync(unsigned, float v, int src);
 inline unsigned __cvta_generic_to_shared(const void*) { return 0; }
 #define GDN_HOST_EMU 1
 #include "gdn_fwd.cuh"  // declares the emu_* hooks below; the harness includes its kernel header next
@@ -62,18 +63,21 @@ static float g_xchg[32][32];
 thread_local unsigned t_tid;
 void __syncthreads() { g_block->arrive_and_wait(); }
 void __syncwarp() { g_warp[t_tid / 32]->arrive_and_wait(); }  // every caller is warp-uniform
-static float exchange(float v, int src_of_lane_xor, bool up, int o) {
+// mode 0: lane ^ x; 1: lane − x (up; own value below x); 2: lane x (indexed).
+static float exchange(float v, int x, int mode) {
   const unsigned w = t_tid / 32, l = t_tid % 32;
   g_xchg[w][l] = v;
   g_warp[w]->arrive_and_wait();
   float r;
-  if (up) r = (static_cast<int>(l) >= o) ? g_xchg[w][l - o] : v;
-  else r = g_xchg[w][l ^ src_of_lane_xor];
+  if (mode == 1) r = (static_cast<int>(l) >= x) ? g_xchg[w][l - x] : v;
+  else if (mode == 2) r = g_xchg[w][x & 31];
+  else r = g_xchg[w][l ^ x];
   g_warp[w]->arrive_and_wait();
   return r;
 }
-float __shfl_xor_sync(unsigned, float v, int o) { return exchange(v, o, false, 0); }
-float __shfl_up_sync(unsigned, float v, int o) { return exchange(v, 0, true, o); }
+float __shfl_xor_sync(unsigned, float v, int o) { return exchange(v, o, 0); }
+float __shfl_up_sync(unsigned, float v, int o) { return exchange(v, o, 1); }
+float __shfl_sync(unsigned, float v, int src) { return exchange(v, src, 2); }
 
 // ---- tensor-core and async-copy primitives (warp-collective emulation) ----
 static gdn::u32 g_ma[32][32][4], g_mb[32][32][2];
@@ -136,9 +140,12 @@ struct PendingCopy {
 };
 thread_local std::vector<PendingCopy> t_open;                 // issued, not yet committed
 thread_local std::vector<std::vector<PendingCopy>> t_groups;  // committed, oldest first
-// GDN_EMU_CP_EAGER=1: every cp.async lands at issue instead (a copy into shared memory that is
-// still being read then shows up, where the deferred default shows reads before the wait).
-static const bool g_cp_eager = getenv("GDN_EMU_CP_EAGER") != nullptr;
+}  // namespace gdn
+// Eager cp.async (a copy lands when issued) instead of at the wait that covers it: the two ends
+// of when a real copy may land; a buffer reused too early shows up under one or the other.
+// GDN_EMU_CP_EAGER=1 starts a harness in the eager mode; the prep harness switches per run.
+static bool g_cp_eager = getenv("GDN_EMU_CP_EAGER") != nullptr;
+namespace gdn {
 void emu_cp_async16(void* dst, const void* src) {
   if (g_cp_eager) memcpy(dst, src, 16);
   else t_open.push_back({dst, src});

@@ -1,6 +1,7 @@
-// Runs the GDN forward's per-chunk factor kernels on the CPU: the default prep
-// (gdn::fwd_prep_body, gdn_fwd.cuh, 4 warps; device-validated) and prep3 (gdn::fwd_prep3_body,
-// gdn_fwd_prep3.cuh, 8 warps), forward (KEEP = false) and the backward's variant (KEEP = true),
+// Runs the GDN forward's per-chunk factor kernels on the CPU: the 4-warp prep
+// (gdn::fwd_prep_body, gdn_fwd.cuh; device-validated), prep3, prep5 and prep6
+// (gdn::fwd_prep3_body, gdn_fwd_prep3.cuh, 8 warps) and the persistent prep4
+// (gdn::fwd_prep4_body), forward (KEEP = false) and the backward's variant (KEEP = true),
 // one std::thread per CUDA thread with real barriers for __syncthreads and per-warp exchanges for
 // shuffles, mma.sync / ldmatrix.trans / cp.async emulated warp-collectively by
 // bench/gdn_host_emu.h, shared with bench/gdn_bwd_host_emu.cpp (mma: fp64 sums of the io-dtype
@@ -10,15 +11,20 @@
 // Checks, per case (shapes with partial chunks, empty sequences, head groups, bf16 and fp16,
 // K = V = 64 and 128, gate / beta transforms):
 //  1. prep3's workspace (W, Q⁺, Kᴿ, Ũᵀ, A, Γ_last; with KEEP also T, E, Γ, β) is bitwise equal to
-//     the default prep's, over every valid chunk (the workspace is NaN-filled first, so an
+//     the 4-warp prep's, over every valid chunk (the workspace is NaN-filled first, so an
 //     unwritten element fails too), and to a second prep3 run (a missing barrier shows up as a
-//     difference with real threads); "bitwise diffs" counts both;
+//     difference with real threads); "bitwise diffs" counts both; likewise prep4 ("prep4": on 1
+//     block (every tile in one block), 3 blocks (several tiles each) and more blocks than tiles,
+//     each with cp.async copies landing at their wait and, again, at issue: the two ends of when a
+//     prefetch may land) and prep5 / prep6 (twice each; "prep5/6"), all also against prep3's
+//     workspace in full (slots past the last chunk stay unwritten);
 //  2. both against an fp64 computation of W = T E, Ũ = T Y and A from the same rounded inputs
 //     (relative rms, reported; must stay below 2e-2).
 //
 // Build and run (CPU machine), from the repository root:
 //   g++ -std=c++20 -O2 -fno-strict-aliasing -pthread -Ikernels/include bench/gdn_prep_host_emu.cpp -o /tmp/gdn_prep_host_emu
-//   /tmp/gdn_prep_host_emu
+//   /tmp/gdn_prep_host_emu [n]   (n: only the first n cases; the mutation checks of
+//   bench/gdn_results.md, session 6, run 2)
 #include <cstdio>
 #include <cstdlib>
 #include <algorithm>
@@ -36,8 +42,10 @@ struct Ws {  // one workspace (and the backward's KEEP regions)
         gam(chunks * HO * 64, NAN), bet(gam.size(), NAN) {}
 };
 
+// variant 2: the 4-warp prep; 3: prep3; 4: prep4 (persistent) on `blocks` blocks; 5: prep5 (prep3,
+// one barrier per inverse block row); 6: prep6 (prep5 with A stored from registers).
 template <typename IOT, int K, bool KEEP>
-static void run_prep(bool v3, gdn::FwdParams p, Ws& ws, int chunks, int HO) {
+static void run_prep(int variant, gdn::FwdParams p, Ws& ws, int chunks, int HO, unsigned blocks = 0) {
   p.ws_w = ws.w.data();
   p.ws_q = ws.q.data();
   p.ws_kr = ws.kr.data();
@@ -47,7 +55,10 @@ static void run_prep(bool v3, gdn::FwdParams p, Ws& ws, int chunks, int HO) {
   gdn::PrepKeep keep{ws.t.data(), ws.e.data(), ws.gam.data(), ws.bet.data()};
   const U3 grid{static_cast<unsigned>(p.max_chunks), static_cast<unsigned>(HO), 1};
   (void)chunks;
-  if (v3) launch(grid, gdn::PREP3_THREADS, [&] { gdn::fwd_prep3_body<IOT, K, K, KEEP>(p, keep); });
+  if (variant == 4) launch(U3{blocks, 1, 1}, gdn::PREP3_THREADS, [&] { gdn::fwd_prep4_body<IOT, K, K, KEEP>(p, keep); });
+  else if (variant == 5) launch(grid, gdn::PREP3_THREADS, [&] { gdn::fwd_prep3_body<IOT, K, K, KEEP, true>(p, keep); });
+  else if (variant == 6) launch(grid, gdn::PREP3_THREADS, [&] { gdn::fwd_prep3_body<IOT, K, K, KEEP, true, true>(p, keep); });
+  else if (variant == 3) launch(grid, gdn::PREP3_THREADS, [&] { gdn::fwd_prep3_body<IOT, K, K, KEEP>(p, keep); });
   else launch(grid, gdn::PREP_THREADS, [&] { gdn::fwd_prep_body<IOT, K, K, KEEP>(p, keep); });
 }
 
@@ -118,10 +129,32 @@ static int run_case(const char* name, int H, int HV, int flags, int g_dt, int be
   p.chunk_offsets = offs.data();
 
   Ws w1(max_chunks, HO, K, V), w3(max_chunks, HO, K, V);
-  run_prep<IOT, K, KEEP>(false, p, w1, chunks, HO);
-  run_prep<IOT, K, KEEP>(true, p, w3, chunks, HO);
+  run_prep<IOT, K, KEEP>(2, p, w1, chunks, HO);
+  run_prep<IOT, K, KEEP>(3, p, w3, chunks, HO);
   Ws w3b(max_chunks, HO, K, V);  // a second prep3 run: with real threads a race shows as a difference
-  run_prep<IOT, K, KEEP>(true, p, w3b, chunks, HO);
+  run_prep<IOT, K, KEEP>(3, p, w3b, chunks, HO);
+  // prep4 (persistent, ping-pong inputs): one block for every tile, a few blocks of several tiles
+  // each, and more blocks than tiles; cp.async landing at the wait (default) and at issue (eager).
+  size_t diff4 = 0;
+  const unsigned tiles = static_cast<unsigned>(chunks * HO);
+  for (unsigned blocks : {1u, 3u, tiles + 2}) {
+    for (bool eager : {false, true}) {
+      g_cp_eager = eager;
+      Ws w4(max_chunks, HO, K, V);
+      run_prep<IOT, K, KEEP>(4, p, w4, chunks, HO, blocks);
+      g_cp_eager = false;
+      const size_t n = chunks;
+      diff4 += count_diff(w1.w, w4.w, n * HO * C * K) + count_diff(w1.q, w4.q, n * HO * C * K) +
+               count_diff(w1.kr, w4.kr, n * HO * C * K) + count_diff(w1.ut, w4.ut, n * HO * V * C) +
+               count_diff(w1.a, w4.a, n * HO * C * C) + count_diff(w1.gl, w4.gl, n * HO);
+      if (KEEP)
+        diff4 += count_diff(w1.t, w4.t, n * HO * C * C) + count_diff(w1.e, w4.e, n * HO * C * K) +
+                 count_diff(w1.gam, w4.gam, n * HO * C) + count_diff(w1.bet, w4.bet, n * HO * C);
+      // slots past the last chunk stay unwritten (NaN-filled)
+      diff4 += count_diff(w3.w, w4.w, w4.w.size()) + count_diff(w3.ut, w4.ut, w4.ut.size()) +
+               count_diff(w3.a, w4.a, w4.a.size());
+    }
+  }
 
   // 1. bitwise, over the valid chunks (slots >= chunks are never written by either).
   const size_t c = chunks;
@@ -134,6 +167,22 @@ static int run_case(const char* name, int H, int HV, int flags, int g_dt, int be
   diff += count_diff(w3.w, w3b.w, w3.w.size()) + count_diff(w3.ut, w3b.ut, w3.ut.size()) +
           count_diff(w3.a, w3b.a, w3.a.size()) + count_diff(w3.t, w3b.t, w3.t.size()) +
           count_diff(w3.e, w3b.e, w3.e.size());
+  // prep5 and prep6 (one tile per block), each run twice (race check).
+  size_t diff56 = 0;
+  for (int variant : {5, 6})
+    for (int rep = 0; rep < 2; ++rep) {
+      Ws w5(max_chunks, HO, K, V);
+      run_prep<IOT, K, KEEP>(variant, p, w5, chunks, HO);
+      const size_t n = chunks;
+      diff56 += count_diff(w1.w, w5.w, n * HO * C * K) + count_diff(w1.q, w5.q, n * HO * C * K) +
+                count_diff(w1.kr, w5.kr, n * HO * C * K) + count_diff(w1.ut, w5.ut, n * HO * V * C) +
+                count_diff(w1.a, w5.a, n * HO * C * C) + count_diff(w1.gl, w5.gl, n * HO);
+      if (KEEP)
+        diff56 += count_diff(w1.t, w5.t, n * HO * C * C) + count_diff(w1.e, w5.e, n * HO * C * K) +
+                  count_diff(w1.gam, w5.gam, n * HO * C) + count_diff(w1.bet, w5.bet, n * HO * C);
+      diff56 += count_diff(w3.w, w5.w, w5.w.size()) + count_diff(w3.ut, w5.ut, w5.ut.size()) +
+                count_diff(w3.a, w5.a, w5.a.size());
+    }
   size_t nan3 = 0;
   for (size_t i = 0; i < c * HO * C * K; ++i) nan3 += std::isnan(dec<IOT>(w3.w[i])) || std::isnan(dec<IOT>(w3.q[i]));
   for (size_t i = 0; i < c * HO * V * C; ++i) nan3 += std::isnan(dec<IOT>(w3.ut[i]));
@@ -216,29 +265,32 @@ static int run_case(const char* name, int H, int HV, int flags, int g_dt, int be
       }
   const double rw = std::sqrt(nw / std::max(dw, 1e-300)), ru = std::sqrt(nu / std::max(du, 1e-300)),
                ra = std::sqrt(na / std::max(da, 1e-300));
-  const bool ok = diff == 0 && nan3 == 0 && rw < 2e-2 && ru < 2e-2 && ra < 2e-2;
-  printf("%-44s %s K=%3d keep=%d chunks=%3d: prep3 vs prep bitwise diffs %zu, NaN %zu; vs fp64 rms W %.2e Ut %.2e A %.2e  %s\n",
+  const bool ok = diff == 0 && diff4 == 0 && diff56 == 0 && nan3 == 0 && rw < 2e-2 && ru < 2e-2 && ra < 2e-2;
+  printf("%-44s %s K=%3d keep=%d chunks=%3d: prep3 vs prep bitwise diffs %zu, prep4 %zu, prep5/6 %zu, NaN %zu; vs fp64 rms W %.2e Ut %.2e A %.2e  %s\n",
          name, sizeof(IOT) == 2 && std::is_same_v<IOT, gdn::gdn_bf16> ? "bf16" : "fp16", K, KEEP ? 1 : 0, chunks, diff,
-         nan3, rw, ru, ra, ok ? "ok" : "FAIL");
+         diff4, diff56, nan3, rw, ru, ra, ok ? "ok" : "FAIL");
   fflush(stdout);
   return ok ? 0 : 1;
 }
 
-int main() {
+int main(int argc, char** argv) {
   using gdn::gdn_bf16;
   using gdn::gdn_f16;
   int fails = 0;
+  // Optional argument: run only the first n cases (the mutation checks run 2).
+  const int max_cases = argc > 1 ? atoi(argv[1]) : 1 << 30;
+  int cases = 0;
   // name, H, HV, flags, g dtype, beta dtype, lengths
-  fails += run_case<gdn_bf16, 128, false>("ragged + partial + empty, fp32 gates", 2, 2, 0, 0, 0, {64, 37, 0, 130});
-  fails += run_case<gdn_bf16, 128, true>("bwd KEEP, l2norm + beta sigmoid, bf16 g/beta", 1, 2,
+  if (cases++ < max_cases) fails += run_case<gdn_bf16, 128, false>("ragged + partial + empty, fp32 gates", 2, 2, 0, 0, 0, {64, 37, 0, 130});
+  if (cases++ < max_cases) fails += run_case<gdn_bf16, 128, true>("bwd KEEP, l2norm + beta sigmoid, bf16 g/beta", 1, 2,
                                          gdn::FLAG_L2NORM | gdn::FLAG_BETA_SIGMOID, 1, 1, {70, 5});
-  fails += run_case<gdn_f16, 128, false>("fp16, GQA H=2 HV=1, safe gate, fp16 beta", 2, 1,
+  if (cases++ < max_cases) fails += run_case<gdn_f16, 128, false>("fp16, GQA H=2 HV=1, safe gate, fp16 beta", 2, 1,
                                          gdn::FLAG_SAFE_GATE | gdn::FLAG_L2NORM, 0, 2, {100, 64});
-  fails += run_case<gdn_f16, 128, true>("fp16 bwd KEEP, neg eigval", 1, 1,
+  if (cases++ < max_cases) fails += run_case<gdn_f16, 128, true>("fp16 bwd KEEP, neg eigval", 1, 1,
                                         gdn::FLAG_BETA_SIGMOID | gdn::FLAG_NEG_EIGVAL | gdn::FLAG_L2NORM, 2, 0, {129});
-  fails += run_case<gdn_bf16, 64, false>("K=V=64 bf16, GVA H=1 HV=2", 1, 2, gdn::FLAG_L2NORM, 0, 0, {90, 1});
-  fails += run_case<gdn_bf16, 64, true>("K=V=64 bf16 bwd KEEP, safe gate", 2, 2, gdn::FLAG_SAFE_GATE, 1, 0, {64, 0, 33});
-  fails += run_case<gdn_f16, 64, true>("K=V=64 fp16 bwd KEEP", 1, 1, gdn::FLAG_L2NORM, 2, 2, {150});
+  if (cases++ < max_cases) fails += run_case<gdn_bf16, 64, false>("K=V=64 bf16, GVA H=1 HV=2", 1, 2, gdn::FLAG_L2NORM, 0, 0, {90, 1});
+  if (cases++ < max_cases) fails += run_case<gdn_bf16, 64, true>("K=V=64 bf16 bwd KEEP, safe gate", 2, 2, gdn::FLAG_SAFE_GATE, 1, 0, {64, 0, 33});
+  if (cases++ < max_cases) fails += run_case<gdn_f16, 64, true>("K=V=64 fp16 bwd KEEP", 1, 1, gdn::FLAG_L2NORM, 2, 2, {150});
   if (g_unwaited) {
     printf("threads ended with un-waited cp.async copies: %d\n", g_unwaited.load());
     ++fails;

@@ -1031,8 +1031,10 @@ fn timing_at_benchmark_shapes() {
             std::env::remove_var("DNNPLAN_GDN_BWD_DSCAN");
             std::env::remove_var("DNNPLAN_GDN_BWD_TOKENS");
         }
+        // The prep kernel (`DNNPLAN_GDN_FWD_PREP`, read at build; unset = the default).
+        let prep = std::env::var("DNNPLAN_GDN_FWD_PREP").unwrap_or_else(|_| "default".to_owned());
         println!(
-            "gdn_sm90 timing {name:18} N={n:<3} T={t:<6} H={hh:<3} fwd {fwd:.3} ms  bwd {bwd:.3} ms  fwd+bwd {:.3} ms",
+            "gdn_sm90 timing {name:18} N={n:<3} T={t:<6} H={hh:<3} prep={prep} fwd {fwd:.3} ms  bwd {bwd:.3} ms  fwd+bwd {:.3} ms",
             fwd + bwd
         );
         inp.free();

@@ -202,11 +202,14 @@ fn set_env(name: &str, value: Option<&str>) {
     }
 }
 
-/// The prep kernels side by side (runs only when `DNNPLAN_GDN_BENCH_PREP` is set): per shape and
-/// per prep (`v2` = the 4-warp `gdn_fwd_prep_*` / `gdn_bwd_prep_*`, `v3` = the 8-warp
-/// `*_prep3_*`, the default), the forward prep's time (whole-execute time after 2 launches minus
-/// after 1, `DNNPLAN_GDN_FWD_STEPS`), the whole forward (default schedule), the backward prep's
-/// time (`DNNPLAN_GDN_BWD_STEPS` 2 minus 1) and the whole backward. Prints `BENCH prep ...` lines;
+/// The prep kernels side by side (runs only when `DNNPLAN_GDN_BENCH_PREP` is set): per benchmark
+/// shape and per prep in `DNNPLAN_GDN_BENCH_PREP_VARIANTS` (comma list, default `v3,v6`; `v2` =
+/// the 4-warp `gdn_fwd_prep_*` / `gdn_bwd_prep_*`, `v3` = the 8-warp `*_prep3_*`, `v4` = the
+/// persistent `*_prep4_*`, `v5` = prep3 with fewer inverse barriers, `v6` = v5 at 4 blocks per SM,
+/// the default; see `PrepVariant` in src/engines/gdn/engine.rs), the forward prep's time (whole-execute time after 2
+/// launches minus after 1, `DNNPLAN_GDN_FWD_STEPS`) with its bandwidth and TFLOP/s, the whole
+/// forward (default schedule), the backward prep's time (`DNNPLAN_GDN_BWD_STEPS` 2 minus 1) and
+/// the whole backward; then each prep's speedup over the first. Prints `BENCH prep ...` lines;
 /// asserts nothing about speed.
 #[test]
 fn gdn_prep_variants() {
@@ -215,9 +218,13 @@ fn gdn_prep_variants() {
         return;
     }
     let caller = Caller::new();
-    let shapes = [0, 2, 3].map(|i| BENCH_SHAPES[i]);
+    let preps: Vec<String> = std::env::var("DNNPLAN_GDN_BENCH_PREP_VARIANTS")
+        .unwrap_or_else(|_| "v3,v6".to_owned())
+        .split(',')
+        .map(|x| x.trim().to_owned())
+        .collect();
     set_schedule("", "", None);
-    for (name, lens, hh) in shapes {
+    for (name, lens, hh) in BENCH_SHAPES {
         let inp = BenchInputs::new(&caller, lens, hh);
         let time = |op: &str, outs: &[&str]| {
             let (g, n, ins) = inp.graph(op);
@@ -227,7 +234,8 @@ fn gdn_prep_variants() {
         let bwd_outs = ["dQ", "dK", "dV", "dG", "dBeta", "d_initial_state"];
         let (bytes, flops) = kernel_counts("prep", lens, hh, inp.kd, 1);
         let mut fwd_prep_ms = Vec::new();
-        for prep in [Some("v2"), Some("v3")] {
+        let mut bwd_prep_ms = Vec::new();
+        for prep in preps.iter().map(|p| Some(p.as_str())) {
             set_env("DNNPLAN_GDN_FWD_PREP", prep);
             let cut = |var: &str, op: &str, outs: &[&str], steps: Option<&str>| {
                 set_env(var, steps);
@@ -241,21 +249,26 @@ fn gdn_prep_variants() {
             let b1 = cut("DNNPLAN_GDN_BWD_STEPS", "gdn_bwd", &bwd_outs, Some("1"));
             let b2 = cut("DNNPLAN_GDN_BWD_STEPS", "gdn_bwd", &bwd_outs, Some("2"));
             let bw = cut("DNNPLAN_GDN_BWD_STEPS", "gdn_bwd", &bwd_outs, None);
-            let fp = f2 - f1;
+            let (fp, bp) = (f2 - f1, b2 - b1);
             fwd_prep_ms.push(fp);
+            bwd_prep_ms.push(bp);
             println!(
-                "BENCH prep {name} prep={} fwd-prep {fp:.4} ms {:.0} GB/s {:.1} TFLOP/s | fwd {fw:.4} ms | bwd-prep {:.4} ms | bwd {bw:.4} ms",
+                "BENCH prep {name} prep={} fwd-prep {fp:.4} ms {:.0} GB/s {:.1} TFLOP/s | fwd {fw:.4} ms | bwd-prep {bp:.4} ms | bwd {bw:.4} ms",
                 prep.unwrap_or("-"),
                 bytes / (fp * 1e-3) / 1e9,
                 flops / (fp * 1e-3) / 1e12,
-                b2 - b1,
             );
         }
         set_env("DNNPLAN_GDN_FWD_PREP", None);
-        println!(
-            "BENCH prep {name} speedup fwd-prep v2/v3 {:.2}x",
-            fwd_prep_ms[0] / fwd_prep_ms[1]
-        );
+        for i in 1..preps.len() {
+            println!(
+                "BENCH prep {name} speedup {}/{}: fwd-prep {:.2}x bwd-prep {:.2}x",
+                preps[0],
+                preps[i],
+                fwd_prep_ms[0] / fwd_prep_ms[i],
+                bwd_prep_ms[0] / bwd_prep_ms[i]
+            );
+        }
         inp.free();
     }
 }

@@ -390,16 +390,41 @@ __device__ __forceinline__ void prep_load_qkv(const FwdParams& p, T* kS, T* qS, 
   cp_async_commit();
 }
 
-// The preps' gates and β (threads 0..63: token tid of chunk (t0, len), head h), then the
-// inclusive cumulative log decay Γ within each warp: gam[tid] (the second warp still lacks
-// gam[31]), bet[tid].
-__device__ __forceinline__ void prep_gates(const FwdParams& p, float* gam, float* bet, long long t0, int len, int h,
-                                           int HO, int tid, int lane) {
+// The raw gate and β bits of one token (threads 0..63 of a prep: token tid of the chunk), as
+// loaded from their ports; converted by prep_gates_cook exactly as load_any converts them. Split
+// from the arithmetic so a persistent prep can load the next chunk's while it works on this one.
+struct PrepGateRaw {
+  u32 g, b;
+};
+__device__ __forceinline__ u32 load_raw_bits(const void* p, int dtype, long long i) {
+  if (dtype == DT_F32) return static_cast<const u32*>(p)[i];
+  return static_cast<u32>(static_cast<const unsigned short*>(p)[i]);
+}
+__device__ __forceinline__ float raw_bits_to_f(u32 x, int dtype) {
+  if (dtype == DT_F32) return __uint_as_float(x);
+  const unsigned short b = static_cast<unsigned short>(x);
+  return dtype == DT_BF16 ? Io<gdn_bf16>::bits_to_f(b) : Io<gdn_f16>::bits_to_f(b);
+}
+__device__ __forceinline__ PrepGateRaw prep_gates_raw(const FwdParams& p, long long t0, int len, int h, int HO,
+                                                      int tid) {
+  PrepGateRaw r{0u, 0u};
+  if (tid < CHUNK && tid < len) {
+    const long long gi = (t0 + tid) * HO + h;
+    r.g = load_raw_bits(p.g, p.g_dtype, gi);
+    r.b = load_raw_bits(p.beta, p.beta_dtype, gi);
+  }
+  return r;
+}
+
+// The preps' gates and β from their raw bits (threads 0..63: token tid of a chunk of len tokens,
+// head h), then the inclusive cumulative log decay Γ within each warp: gam[tid] (the second warp
+// still lacks gam[31]), bet[tid].
+__device__ __forceinline__ void prep_gates_cook(const FwdParams& p, float* gam, float* bet, int len, int h,
+                                                const PrepGateRaw& raw, int tid, int lane) {
   if (tid < CHUNK) {
     float la = 0.f, b = 0.f;
     if (tid < len) {
-      const long long gi = (t0 + tid) * HO + h;
-      float g = load_any(p.g, p.g_dtype, gi);
+      float g = raw_bits_to_f(raw.g, p.g_dtype);
       if (p.flags & FLAG_SAFE_GATE) {
         float ea = p.a_log ? __expf(load_any(p.a_log, p.a_log_dtype, h)) : 1.f;
         float x = g + (p.dt_bias ? load_any(p.dt_bias, p.dt_bias_dtype, h) : 0.f);
@@ -410,7 +435,7 @@ __device__ __forceinline__ void prep_gates(const FwdParams& p, float* gam, float
       } else {
         la = g;
       }
-      b = load_any(p.beta, p.beta_dtype, gi);
+      b = raw_bits_to_f(raw.b, p.beta_dtype);
       if (p.flags & FLAG_BETA_SIGMOID) {
         b = 1.f / (1.f + __expf(-b));
         if (p.flags & FLAG_NEG_EIGVAL) b *= 2.f;
@@ -425,6 +450,14 @@ __device__ __forceinline__ void prep_gates(const FwdParams& p, float* gam, float
     gam[tid] = s;
     bet[tid] = b;
   }
+}
+
+// The preps' gates and β (threads 0..63: token tid of chunk (t0, len), head h), then the
+// inclusive cumulative log decay Γ within each warp: gam[tid] (the second warp still lacks
+// gam[31]), bet[tid].
+__device__ __forceinline__ void prep_gates(const FwdParams& p, float* gam, float* bet, long long t0, int len, int h,
+                                           int HO, int tid, int lane) {
+  prep_gates_cook(p, gam, bet, len, h, prep_gates_raw(p, t0, len, h, HO, tid), tid, lane);
 }
 
 // Completes prep_gates and phase 1 (block-wide barriers): adds the first warp's total to the

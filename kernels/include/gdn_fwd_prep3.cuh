@@ -17,6 +17,16 @@
 //  - A, W and Ũᵀ leave through shared-memory staging tiles as 16-byte row-contiguous stores
 //    (fwd_prep_body writes 4-byte fragments that half-fill 32-byte sectors); A (and, for the
 //    backward, E) is copied out by warps 2-7 while warps 0-1 solve the diagonal 16x16 blocks.
+//
+// Variants of the same tile code (prep3_tile), all bitwise the same outputs (session 6, H200
+// times in bench/gdn_results.md):
+//  - prep6 (fwd_prep3_body<..., FEWBAR, DIRECT_A>; the default): A leaves straight from the Q Kᵀ
+//    accumulators (no staging tile), so Prep6Smem is 53760 B at K = V = 128 and, at 64
+//    registers, 4 blocks = 32 warps fit an SM (1.06-1.09x prep3); the inverse as prep5's.
+//  - prep5 (FEWBAR): the off-diagonal inverse with one barrier per block row
+//    (prep_offdiag_fewbar: T_II products through shuffles, results stored transposed).
+//  - prep4 (fwd_prep4_body): persistent, 2 blocks per SM looping over tiles with the next tile's
+//    inputs prefetched into a second buffer set (0.83x prep3: 16 warps per SM instead of 24).
 #pragma once
 
 #include "gdn_fwd.cuh"
@@ -47,40 +57,141 @@ struct Prep3Smem {
   static_assert(r3_off + static_cast<size_t>(V) * CP * 2 <= gam_off, "Ũᵀ staging overflows R3 + RA");
 };
 
-template <typename T, int K, int V, bool KEEP = false>
-__device__ __forceinline__ void fwd_prep3_body(const FwdParams& p, const PrepKeep& keep = PrepKeep{}) {
+// The off-diagonal blocks of T = (I + L)^{-1} with one barrier per block row (prep4; prep3's loop
+// in prep3_tile takes four): the same sums, bitwise. Thread t owns output (rr, cc) = (t & 15,
+// t >> 4) of every block J < I, so the 16 threads of one column cc are 16 lanes of one warp:
+//  - S_IJ[rr][cc] = Σ_{m=16J}^{16I−1} L[16I+rr][m] T[m][16J+cc] (m ascending, the same fmaf chain
+//    as prep3's: zero coefficient for m < 16J + cc);
+//  - T_IJ[rr][cc] = −Σ_{m=0}^{15} T_II[rr][m] S_IJ[m][cc] with T_II[rr][m] = 0 past m = rr and 1 at
+//    m = rr (prep3's 16-term chain), S_IJ[m][cc] fetched from lane m of the column's half-warp by a
+//    shuffle instead of a shared-memory stash (two barriers fewer);
+//  - T_IJ stored transposed, at Lf[16J+cc][16I+rr] in the strictly upper triangle (a third
+//    barrier fewer: the in-place store would overwrite L_IJ, which this block row's sums still
+//    read). Later block rows read the finished blocks T_mJ (m in block row mb > J) from there; the
+//    diagonal blocks stay in place (prep_diag_store). prep_t_to_io_tr reads the result.
+// Lf's strictly upper part of the diagonal blocks is +0 (prep_store_l), as prep3 reads it.
+__device__ __forceinline__ void prep_offdiag_fewbar(float* Lf, int tid, int lane) {
+  constexpr int FP = CHUNK + 1;
+  const int rr = tid & 15, cc = tid >> 4, src0 = lane & 16;
+#pragma unroll
+  for (int I = 1; I < 4; ++I) {
+    const int row = 16 * I + rr;
+    float sacc[3];
+#pragma unroll
+    for (int u = 0; u < 3; ++u) sacc[u] = 0.f;
+#pragma unroll
+    for (int mb = 0; mb < I; ++mb) {
+#pragma unroll 4
+      for (int mi = 0; mi < 16; ++mi) {
+        const int m = 16 * mb + mi;
+        const float lrow = Lf[row * FP + m];
+#pragma unroll
+        for (int J = 0; J <= mb; ++J) {
+          const int colj = 16 * J + cc;
+          const float a = m >= colj ? lrow : 0.f;
+          // T[m][colj]: in place in the diagonal block (mb == J), else stored transposed.
+          const float t = mb == J ? Lf[m * FP + colj] : Lf[colj * FP + m];
+          sacc[J] = fmaf(a, t, sacc[J]);
+        }
+      }
+    }
+    float tout[3];
+#pragma unroll
+    for (int J = 0; J < I; ++J) {
+      float s = 0.f;
+#pragma unroll
+      for (int m = 0; m < 16; ++m) {
+        const float tii = m < rr ? Lf[row * FP + 16 * I + m] : (m == rr ? 1.f : 0.f);
+        s = fmaf(tii, __shfl_sync(0xffffffffu, sacc[J], src0 + m), s);
+      }
+      tout[J] = -s;
+    }
+#pragma unroll
+    for (int J = 0; J < I; ++J) Lf[(16 * J + cc) * FP + 16 * I + rr] = tout[J];
+    __syncthreads();
+  }
+}
+
+// prep_t_to_io for prep_offdiag_fewbar's layout: T's diagonal blocks in place, its
+// off-diagonal blocks transposed in the upper triangle; the same io values at the same places.
+template <typename T, int NT>
+__device__ __forceinline__ void prep_t_to_io_tr(const float* Lf, T* tb, int tid) {
+  constexpr int FP = CHUNK + 1, CP = CHUNK + 8;
+  constexpr int PAIRS = CHUNK * CHUNK / 2 / NT;
+  u32 tv[PAIRS];
+#pragma unroll
+  for (int u = 0; u < PAIRS; ++u) {
+    const int i2 = tid + NT * u;  // pair index
+    const int r = i2 / (CHUNK / 2), cc = 2 * (i2 % (CHUNK / 2));
+    // cc, cc + 1 lie in one 16-column block: in place when it is r's diagonal block.
+    const bool diag = (cc >> 4) == (r >> 4);
+    const float a = cc < r ? (diag ? Lf[r * FP + cc] : Lf[cc * FP + r]) : (cc == r ? 1.f : 0.f);
+    const float b = cc + 1 < r ? (diag ? Lf[r * FP + cc + 1] : Lf[(cc + 1) * FP + r]) : (cc + 1 == r ? 1.f : 0.f);
+    tv[u] = Io<T>::pack(a, b);
+  }
+  __syncthreads();
+#pragma unroll
+  for (int u = 0; u < PAIRS; ++u) {
+    const int i2 = tid + NT * u;
+    const int r = i2 / (CHUNK / 2), cc = 2 * (i2 % (CHUNK / 2));
+    *reinterpret_cast<u32*>(&tb[r * CP + cc]) = tv[u];
+  }
+  __syncthreads();
+}
+
+// The shared-memory regions one prep3 tile works in (see Prep3Smem): r1 (k -> L -> T), r2 (q -> E
+// -> W staging), r3 (v -> Y), ra (A staging), us (the Ũᵀ staging tile, V rows of CHUNK + 8, over
+// r3 and the part of ra next to it), gam, bet.
+template <typename T>
+struct Prep3Bufs {
+  T* r1;
+  T* r2;
+  T* r3;
+  T* ra;
+  T* us;
+  float* gam;
+  float* bet;
+};
+
+// Phases 1b-5 of prep3 for chunk slot c (tokens t0 .. t0 + len − 1), output head h: the q, k, v
+// rows are (or are being) copied into b.r2, b.r1, b.r3 by this thread's cp.async groups, the
+// gates' raw bits are in `raw` (threads 0..63). `next_in_flight`: the newest cp.async group is the
+// next tile's (left in flight), else every group is waited for. Ends without a barrier (the
+// caller's, before any region is rewritten).
+template <typename T, int K, int V, bool KEEP, bool FEWBAR = false, bool DIRECT_A = false>
+__device__ __forceinline__ void prep3_tile(const FwdParams& p, const PrepKeep& keep, const Prep3Bufs<T>& b, int c,
+                                           int h, int len, const PrepGateRaw& raw, bool next_in_flight) {
   static_assert(V == 64 || V == 128, "prep3 serves V = 64 and 128");
   static_assert(K == 64 || K == 128, "prep3 serves K = 64 and 128");
   using S = Prep3Smem<K, V>;
   using IO = Io<T>;
   constexpr int NT = PREP3_THREADS;
   constexpr int KP = S::KP, VP = S::VP, CP = S::CP, FP = S::FP;
-  extern __shared__ __align__(16) unsigned char smem[];
-  T* kS = reinterpret_cast<T*>(smem + S::r1_off);
-  float* Lf = reinterpret_cast<float*>(smem + S::r1_off);  // after kS is dead
-  T* tb = reinterpret_cast<T*>(smem + S::r1_off);          // after Lf is dead
-  T* qS = reinterpret_cast<T*>(smem + S::r2_off);
-  T* eS = reinterpret_cast<T*>(smem + S::r2_off);          // after qS is dead
-  T* wS = reinterpret_cast<T*>(smem + S::r2_off);          // after eS is dead
-  T* yS = reinterpret_cast<T*>(smem + S::r3_off);
-  T* uS = reinterpret_cast<T*>(smem + S::r3_off);          // after yS and aS are dead
-  T* aS = reinterpret_cast<T*>(smem + S::ra_off);
-  float* gam = reinterpret_cast<float*>(smem + S::gam_off);
-  float* bet = reinterpret_cast<float*>(smem + S::bet_off);
+  T* kS = b.r1;
+  float* Lf = reinterpret_cast<float*>(b.r1);  // after kS is dead
+  T* tb = b.r1;                                // after Lf is dead
+  T* qS = b.r2;
+  T* eS = b.r2;  // after qS is dead
+  T* wS = b.r2;  // after eS is dead
+  T* yS = b.r3;
+  T* uS = b.us;  // after yS and aS are dead
+  T* aS = b.ra;
+  float* gam = b.gam;
+  float* bet = b.bet;
 
-  const int c = blockIdx.x, h = blockIdx.y;
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
-  int seq, len;
-  long long t0;
-  if (!locate_chunk(p, c, seq, t0, len)) return;
   const int HO = p.ho;
-  const int qh = h / (HO / p.h), kh = h / (HO / p.hk), vh = h / (HO / p.hv);
   const size_t ch = static_cast<size_t>(c) * HO + h;
 
-  // Phase 1: raw q, k, v rows into smem, in flight while the gates are computed.
-  prep_load_qkv<T, K, V, NT>(p, kS, qS, yS, t0, len, qh, kh, vh, tid);
-  prep_gates(p, gam, bet, t0, len, h, HO, tid, lane);
-  const float gl = prep_finish_gates(p, gam, ch, tid);
+  // Phase 1b: the gates from their raw bits; then (prep_finish_gates) the q, k, v copies.
+  prep_gates_cook(p, gam, bet, len, h, raw, tid, lane);
+  __syncthreads();
+  if (tid >= 32 && tid < CHUNK) gam[tid] += gam[31];
+  if (next_in_flight) cp_async_wait<1>();
+  else cp_async_wait<0>();
+  __syncthreads();
+  const float gl = gam[CHUNK - 1];
+  if (tid == 0) p.ws_gl[ch] = gl;
 
   // Phase 2 (warp per row, 8 rows per warp): normalise k, scale q (in place), Y = β v; Q⁺ and
   // Kᴿ go to the workspace (each row one contiguous warp store).
@@ -118,7 +229,10 @@ __device__ __forceinline__ void fwd_prep3_body(const FwdParams& p, const PrepKee
 #pragma unroll 2
     for (int r = warp; r < CHUNK; r += NT / 32) prep_e_row<T, K>(kS, eS, gam, bet, r, lane);
     // A = tril(Q Kᵀ ⊙ decay) into its staging tile.
-    if (hi) prep_store_a<T, CP>(aS, acc, gam, r0, cq);
+    if (hi) {
+      if (DIRECT_A) prep_store_a<T, CHUNK>(static_cast<T*>(p.ws_a) + ch * CHUNK * CHUNK, acc, gam, r0, cq);
+      else prep_store_a<T, CP>(aS, acc, gam, r0, cq);
+    }
   }
   __syncthreads();  // kS dead: L (fp32) takes its place
   if (!hi) prep_store_l(Lf, acc, gam, bet, r0, cq);
@@ -135,62 +249,67 @@ __device__ __forceinline__ void fwd_prep3_body(const FwdParams& p, const PrepKee
     } else {
       const int t2 = tid - CHUNK;
       constexpr int N2 = NT - CHUNK;
-      store_tile16<T, CHUNK, CHUNK>(static_cast<T*>(p.ws_a) + ch * CHUNK * CHUNK, aS, t2, N2);
+      if (!DIRECT_A) store_tile16<T, CHUNK, CHUNK>(static_cast<T*>(p.ws_a) + ch * CHUNK * CHUNK, aS, t2, N2);
       if (KEEP) store_tile16<T, CHUNK, K>(static_cast<T*>(keep.ws_e) + ch * CHUNK * K, eS, t2, N2);
     }
     __syncthreads();
     if (tid < CHUNK) prep_diag_store(Lf, col, base, cl);
     __syncthreads();
   }
-  // Off-diagonal blocks, block row by block row: T_IJ = −T_II Σ_{m=J}^{I−1} L_Im T_mJ, the
-  // partial sums stashed in the strictly upper triangle at the transposed place. Thread t owns
-  // output (rr, cc) = (t >> 4, t & 15) of every block J < I. Each sum is fwd_prep_body's INV_SIDE
-  // sum (m ascending, zero coefficients for m < 16J + cc) without its terms m < 16J: those all
-  // have a zero coefficient, and a run of fma(+0, x, +0) over finite x stays +0, so starting at
-  // m = 16J from +0 is bitwise the same sum with a third fewer terms (I = 3: 96 instead of 144).
-#pragma unroll
-  for (int I = 1; I < 4; ++I) {
-    const int rr = tid >> 4, cc = tid & 15;
-    const int row = 16 * I + rr;
-    float sacc[3];
-#pragma unroll
-    for (int u = 0; u < 3; ++u) sacc[u] = 0.f;
-#pragma unroll
-    for (int mb = 0; mb < I; ++mb) {
-#pragma unroll 4
-      for (int mi = 0; mi < 16; ++mi) {
-        const int m = 16 * mb + mi;
-        const float lrow = Lf[row * FP + m];
-#pragma unroll
-        for (int J = 0; J <= mb; ++J) {
-          const int colj = 16 * J + cc;
-          const float a = m >= colj ? lrow : 0.f;
-          sacc[J] = fmaf(a, Lf[m * FP + colj], sacc[J]);
+  if (FEWBAR) {
+    prep_offdiag_fewbar(Lf, tid, lane);
+    prep_t_to_io_tr<T, NT>(Lf, tb, tid);
+  } else {
+    // Off-diagonal blocks, block row by block row: T_IJ = −T_II Σ_{m=J}^{I−1} L_Im T_mJ, the
+    // partial sums stashed in the strictly upper triangle at the transposed place. Thread t owns
+    // output (rr, cc) = (t >> 4, t & 15) of every block J < I. Each sum is fwd_prep_body's INV_SIDE
+    // sum (m ascending, zero coefficients for m < 16J + cc) without its terms m < 16J: those all
+    // have a zero coefficient, and a run of fma(+0, x, +0) over finite x stays +0, so starting at
+    // m = 16J from +0 is bitwise the same sum with a third fewer terms (I = 3: 96 instead of 144).
+  #pragma unroll
+    for (int I = 1; I < 4; ++I) {
+      const int rr = tid >> 4, cc = tid & 15;
+      const int row = 16 * I + rr;
+      float sacc[3];
+  #pragma unroll
+      for (int u = 0; u < 3; ++u) sacc[u] = 0.f;
+  #pragma unroll
+      for (int mb = 0; mb < I; ++mb) {
+  #pragma unroll 4
+        for (int mi = 0; mi < 16; ++mi) {
+          const int m = 16 * mb + mi;
+          const float lrow = Lf[row * FP + m];
+  #pragma unroll
+          for (int J = 0; J <= mb; ++J) {
+            const int colj = 16 * J + cc;
+            const float a = m >= colj ? lrow : 0.f;
+            sacc[J] = fmaf(a, Lf[m * FP + colj], sacc[J]);
+          }
         }
       }
-    }
-    __syncthreads();
-#pragma unroll
-    for (int J = 0; J < I; ++J) Lf[(16 * J + cc) * FP + 16 * I + rr] = sacc[J];
-    __syncthreads();
-#pragma unroll
-    for (int J = 0; J < I; ++J) {
-      const int colj = 16 * J + cc;
-      float s = 0.f;
-#pragma unroll
-      for (int m = 0; m < 16; ++m) {  // terms past m = rr have a zero coefficient
-        const float tii = m < rr ? Lf[row * FP + 16 * I + m] : (m == rr ? 1.f : 0.f);
-        s = fmaf(tii, Lf[colj * FP + 16 * I + m], s);
+      __syncthreads();
+  #pragma unroll
+      for (int J = 0; J < I; ++J) Lf[(16 * J + cc) * FP + 16 * I + rr] = sacc[J];
+      __syncthreads();
+  #pragma unroll
+      for (int J = 0; J < I; ++J) {
+        const int colj = 16 * J + cc;
+        float s = 0.f;
+  #pragma unroll
+        for (int m = 0; m < 16; ++m) {  // terms past m = rr have a zero coefficient
+          const float tii = m < rr ? Lf[row * FP + 16 * I + m] : (m == rr ? 1.f : 0.f);
+          s = fmaf(tii, Lf[colj * FP + 16 * I + m], s);
+        }
+        sacc[J] = -s;
       }
-      sacc[J] = -s;
+      __syncthreads();
+  #pragma unroll
+      for (int J = 0; J < I; ++J) Lf[(16 * I + rr) * FP + 16 * J + cc] = sacc[J];
+      __syncthreads();
     }
-    __syncthreads();
-#pragma unroll
-    for (int J = 0; J < I; ++J) Lf[(16 * I + rr) * FP + 16 * J + cc] = sacc[J];
-    __syncthreads();
+    // T to the io dtype, over the same region (through registers).
+    prep_t_to_io<T, NT>(Lf, tb, tid);
   }
-  // T to the io dtype, over the same region (through registers).
-  prep_t_to_io<T, NT>(Lf, tb, tid);
 
   // Phase 5: W = T E (64×K): warp (rt, hi) owns rows 16·rt + 0..15 and key columns
   // [hi·K/2, (hi+1)·K/2). A = T (row-major), B = E via ldmatrix.trans.
@@ -263,6 +382,154 @@ __device__ __forceinline__ void fwd_prep3_body(const FwdParams& p, const PrepKee
       keep.ws_gam[ch * CHUNK + tid] = gam[tid];
       keep.ws_bet[ch * CHUNK + tid] = bet[tid];
     }
+  }
+}
+
+// prep6's shared memory: prep3's r1, r2, r3 without the A staging tile (A leaves from the Q Kᵀ
+// accumulators as packed pairs, like the 4-warp prep), r3 large enough for the Ũᵀ staging tile;
+// 53760 B at K = V = 128, so 4 blocks (32 warps) fit an SM.
+template <int K, int V>
+struct Prep6Smem {
+  using S3 = Prep3Smem<K, V>;
+  static constexpr size_t r1_off = S3::r1_off;
+  static constexpr size_t r2_off = S3::r2_off;
+  static constexpr size_t r3_off = S3::r3_off;
+  static constexpr size_t r3_bytes = static_cast<size_t>(CHUNK * S3::VP > V * S3::CP ? CHUNK * S3::VP : V * S3::CP) * 2;
+  static constexpr size_t gam_off = r3_off + r3_bytes;
+  static constexpr size_t bet_off = gam_off + CHUNK * 4;
+  static constexpr size_t bytes = bet_off + CHUNK * 4;
+};
+constexpr int PREP6_MIN_BLOCKS = 4;
+// The host mirrors these (src/engines/gdn/params.rs, prep6_smem_bytes).
+static_assert(Prep6Smem<128, 128>::bytes == 53760 && Prep6Smem<64, 64>::bytes == 35584, "Prep6Smem size changed");
+
+// The one-chunk prep kernels: grid (chunk slots, HO), one (chunk, head) tile per block.
+//  prep3: FEWBAR = DIRECT_A = false (Prep3Smem, 3 blocks per SM);
+//  prep5: FEWBAR (the off-diagonal inverse with one barrier per block row, prep_offdiag_fewbar);
+//  prep6: FEWBAR and DIRECT_A (A stored from registers, Prep6Smem: 4 blocks per SM, 64 registers).
+template <typename T, int K, int V, bool KEEP = false, bool FEWBAR = false, bool DIRECT_A = false>
+__device__ __forceinline__ void fwd_prep3_body(const FwdParams& p, const PrepKeep& keep = PrepKeep{}) {
+  using S = Prep3Smem<K, V>;
+  using S6 = Prep6Smem<K, V>;
+  extern __shared__ __align__(16) unsigned char smem[];
+  const Prep3Bufs<T> b{reinterpret_cast<T*>(smem + S::r1_off),
+                       reinterpret_cast<T*>(smem + S::r2_off),
+                       reinterpret_cast<T*>(smem + S::r3_off),
+                       DIRECT_A ? nullptr : reinterpret_cast<T*>(smem + S::ra_off),
+                       reinterpret_cast<T*>(smem + S::r3_off),
+                       reinterpret_cast<float*>(smem + (DIRECT_A ? S6::gam_off : S::gam_off)),
+                       reinterpret_cast<float*>(smem + (DIRECT_A ? S6::bet_off : S::bet_off))};
+  const int c = blockIdx.x, h = blockIdx.y, tid = threadIdx.x;
+  int seq, len;
+  long long t0;
+  if (!locate_chunk(p, c, seq, t0, len)) return;
+  const int HO = p.ho;
+  const int qh = h / (HO / p.h), kh = h / (HO / p.hk), vh = h / (HO / p.hv);
+  // Phase 1: raw q, k, v rows into smem, in flight while the gates are computed.
+  prep_load_qkv<T, K, V, PREP3_THREADS>(p, b.r1, b.r2, b.r3, t0, len, qh, kh, vh, tid);
+  prep3_tile<T, K, V, KEEP, FEWBAR, DIRECT_A>(p, keep, b, c, h, len, prep_gates_raw(p, t0, len, h, HO, tid), false);
+}
+
+// ---------------------------------------------------------------------------------------------
+// prep4: the persistent prep3. Grid = PREP4_BLOCKS_PER_SM × SMs blocks (at most the tiles); block
+// b runs the (chunk, head) tiles b, b + gridDim.x, ... (tile = chunk · HO + head, so a tile's
+// index is its workspace slot ch) through prep3_tile, bitwise the same outputs. Two sets of the
+// input regions r1, r2, r3 (ping-pong): while tile i is computed in one set, tile i + 1's q, k, v
+// rows stream into the other with cp.async and its gates' raw bits into registers, so a tile's
+// load latency (and the block launch, the chunk search) hide behind the previous tile's work.
+// Shared memory (Prep4Smem): set 0's r1, r2, r3, the A staging tile ra, set 1's r3, r2, r1, Γ, β;
+// a set's Ũᵀ staging tile covers its r3 and the end of ra next to it (A is dead by then; the other
+// set's prefetch never writes ra). 114176 B at K = V = 128: 2 blocks (16 warps) per SM.
+// ---------------------------------------------------------------------------------------------
+constexpr int PREP4_BLOCKS_PER_SM = 2;
+
+template <int K, int V>
+struct Prep4Smem {
+  using S3 = Prep3Smem<K, V>;
+  static constexpr size_t r1_bytes = S3::r1_bytes;
+  static constexpr size_t r2_bytes = static_cast<size_t>(CHUNK) * S3::KP * 2;
+  static constexpr size_t r3_bytes = static_cast<size_t>(CHUNK) * S3::VP * 2;
+  static constexpr size_t ra_bytes = static_cast<size_t>(CHUNK) * S3::CP * 2;
+  static constexpr size_t us_bytes = static_cast<size_t>(V) * S3::CP * 2;
+  // set 0
+  static constexpr size_t r1_off0 = 0;
+  static constexpr size_t r2_off0 = S3::r2_off;
+  static constexpr size_t r3_off0 = S3::r3_off;
+  static constexpr size_t ra_off = S3::ra_off;
+  // set 1, mirrored around ra
+  static constexpr size_t r3_off1 = ra_off + ra_bytes;
+  static constexpr size_t r2_off1 = r3_off1 + r3_bytes;
+  static constexpr size_t r1_off1 = r2_off1 + r2_bytes;
+  static constexpr size_t gam_off = (r1_off1 + r1_bytes + 15) / 16 * 16;
+  static constexpr size_t bet_off = gam_off + CHUNK * 4;
+  static constexpr size_t bytes = bet_off + CHUNK * 4;
+  // Ũᵀ staging: set 0 from r3_off0 up, set 1 down to the end of its r3.
+  static constexpr size_t us_off0 = r3_off0;
+  static constexpr size_t us_off1 = r3_off1 + r3_bytes - us_bytes;
+  static_assert(r3_off0 + r3_bytes == ra_off, "ra follows set 0's r3");
+  static_assert(us_off0 + us_bytes <= us_off1, "the two sets' Ũᵀ staging tiles overlap in ra");
+  static_assert(us_bytes >= r3_bytes && us_off1 >= ra_off, "Ũᵀ staging layout");
+  static_assert(r2_off0 % 16 == 0 && r3_off0 % 16 == 0 && ra_off % 16 == 0 && r3_off1 % 16 == 0 &&
+                    r2_off1 % 16 == 0 && r1_off1 % 16 == 0 && us_off1 % 16 == 0,
+                "16-byte aligned regions");
+};
+
+// Set `odd` (0 or 1) of prep4's shared memory as prep3_tile's regions.
+template <typename T, int K, int V>
+__device__ __forceinline__ Prep3Bufs<T> prep4_set(unsigned char* smem, int odd) {
+  using S = Prep4Smem<K, V>;
+  return Prep3Bufs<T>{reinterpret_cast<T*>(smem + (odd ? S::r1_off1 : S::r1_off0)),
+                      reinterpret_cast<T*>(smem + (odd ? S::r2_off1 : S::r2_off0)),
+                      reinterpret_cast<T*>(smem + (odd ? S::r3_off1 : S::r3_off0)),
+                      reinterpret_cast<T*>(smem + S::ra_off),
+                      reinterpret_cast<T*>(smem + (odd ? S::us_off1 : S::us_off0)),
+                      reinterpret_cast<float*>(smem + S::gam_off),
+                      reinterpret_cast<float*>(smem + S::bet_off)};
+}
+
+// The host mirrors these (src/engines/gdn/params.rs, prep4_smem_bytes).
+static_assert(Prep4Smem<128, 128>::bytes == 114176 && Prep4Smem<64, 64>::bytes == 79872, "Prep4Smem size changed");
+
+template <typename T, int K, int V, bool KEEP = false>
+__device__ __forceinline__ void fwd_prep4_body(const FwdParams& p, const PrepKeep& keep = PrepKeep{}) {
+  using S = Prep4Smem<K, V>;
+  extern __shared__ __align__(16) unsigned char smem[];
+  const int tid = threadIdx.x;
+  const int HO = p.ho;
+  const int gq = HO / p.h, gk = HO / p.hk, gv = HO / p.hv;
+  const int stride = static_cast<int>(gridDim.x);
+  // Prologue: the block's first tile into set 0.
+  int tile = static_cast<int>(blockIdx.x);
+  int c = tile / HO, h = tile % HO, seq, len;
+  long long t0;
+  if (!locate_chunk(p, c, seq, t0, len)) return;
+  {
+    const Prep3Bufs<T> set0 = prep4_set<T, K, V>(smem, 0);
+    prep_load_qkv<T, K, V, PREP3_THREADS>(p, set0.r1, set0.r2, set0.r3, t0, len, h / gq, h / gk, h / gv, tid);
+  }
+  PrepGateRaw raw = prep_gates_raw(p, t0, len, h, HO, tid);
+  for (int it = 0;; ++it) {
+    // Tile i + 1 into the other set (free: tile i − 1 ended with a barrier).
+    const int ntile = tile + stride;
+    const int nc = ntile / HO, nh = ntile % HO;
+    int nseq, nlen = 0;
+    long long nt0 = 0;
+    const bool more = locate_chunk(p, nc, nseq, nt0, nlen);
+    const Prep3Bufs<T> cur = prep4_set<T, K, V>(smem, it & 1);
+    const Prep3Bufs<T> nxt = prep4_set<T, K, V>(smem, (it & 1) ^ 1);
+    PrepGateRaw nraw{0u, 0u};
+    if (more) {
+      prep_load_qkv<T, K, V, PREP3_THREADS>(p, nxt.r1, nxt.r2, nxt.r3, nt0, nlen, nh / gq, nh / gk, nh / gv, tid);
+      nraw = prep_gates_raw(p, nt0, nlen, nh, HO, tid);
+    }
+    prep3_tile<T, K, V, KEEP, true>(p, keep, cur, c, h, len, raw, more);
+    if (!more) break;
+    __syncthreads();  // every read of tile i's set, ra, Γ and β done before they are rewritten
+    tile = ntile;
+    c = nc;
+    h = nh;
+    len = nlen;
+    raw = nraw;
   }
 }
 

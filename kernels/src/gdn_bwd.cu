@@ -5,6 +5,12 @@
 //   gdn_bwd_prep_{bf16,f16}_k{64,128}    <<<(max_chunks, HO), 128, PrepSmem::bytes>>>
 //   gdn_bwd_prep3_{bf16,f16}_k{64,128}   <<<(max_chunks, HO), 256, Prep3Smem::bytes>>> (the 8-warp
 //     prep, gdn_fwd_prep3.cuh, bitwise gdn_bwd_prep's outputs; DNNPLAN_GDN_FWD_PREP=v3)
+//   gdn_bwd_prep4_{bf16,f16}_k{64,128}   <<<(min(2·SMs, max_chunks·HO)), 256, Prep4Smem::bytes>>>
+//     (the persistent prep3, bitwise the same outputs; DNNPLAN_GDN_FWD_PREP=v4)
+//   gdn_bwd_prep5_{bf16,f16}_k{64,128}   <<<(max_chunks, HO), 256, Prep3Smem::bytes>>> (prep3 with
+//     the one-barrier-per-block-row inverse, bitwise the same outputs; DNNPLAN_GDN_FWD_PREP=v5)
+//   gdn_bwd_prep6_{bf16,f16}_k{64,128}   <<<(max_chunks, HO), 256, Prep6Smem::bytes>>> (prep5 with A
+//     stored from registers: 4 blocks per SM; bitwise the same outputs; DNNPLAN_GDN_FWD_PREP=v6)
 //   gdn_bwd_fscan_{bf16,f16}_k{64,128}   <<<(V / 64, HO, N), 128, ScanSmem::bytes>>>
 //   gdn_bwd_dscan_mma_{bf16,f16}_k{64,128} <<<(V / 64, HO, N), 128, DscanMmaSmem::bytes>>>
 //     (the reverse scan on the tensor cores, fp32 dS'; with the older token stages)
@@ -78,6 +84,18 @@ extern "C" __global__ void __launch_bounds__(gdn::PARAM_THREADS) gdn_bwd_params(
   extern "C" __global__ void __launch_bounds__(gdn::PREP3_THREADS, gdn::PREP3_MIN_BLOCKS)          \
       gdn_bwd_prep3_##TAG##_k##KD(gdn::BwdParams p) {                                             \
     gdn::fwd_prep3_body<T, KD, KD, true>(p.f, gdn::PrepKeep{p.ws_t, p.ws_e, p.ws_gam, p.ws_bet});  \
+  }                                                                                                \
+  extern "C" __global__ void __launch_bounds__(gdn::PREP3_THREADS, gdn::PREP4_BLOCKS_PER_SM)       \
+      gdn_bwd_prep4_##TAG##_k##KD(gdn::BwdParams p) {                                             \
+    gdn::fwd_prep4_body<T, KD, KD, true>(p.f, gdn::PrepKeep{p.ws_t, p.ws_e, p.ws_gam, p.ws_bet});  \
+  }                                                                                                \
+  extern "C" __global__ void __launch_bounds__(gdn::PREP3_THREADS, gdn::PREP3_MIN_BLOCKS)          \
+      gdn_bwd_prep5_##TAG##_k##KD(gdn::BwdParams p) {                                             \
+    gdn::fwd_prep3_body<T, KD, KD, true, true>(p.f, gdn::PrepKeep{p.ws_t, p.ws_e, p.ws_gam, p.ws_bet}); \
+  }                                                                                                \
+  extern "C" __global__ void __launch_bounds__(gdn::PREP3_THREADS, gdn::PREP6_MIN_BLOCKS)          \
+      gdn_bwd_prep6_##TAG##_k##KD(gdn::BwdParams p) {                                             \
+    gdn::fwd_prep3_body<T, KD, KD, true, true, true>(p.f, gdn::PrepKeep{p.ws_t, p.ws_e, p.ws_gam, p.ws_bet}); \
   }                                                                                                \
   extern "C" __global__ void __launch_bounds__(gdn::SCAN_WARPS * 32)                               \
       gdn_bwd_fscan_##TAG##_k##KD(gdn::BwdParams p) {                                             \

@@ -30,9 +30,10 @@
 //! (`gdn_bwd_dscan_w8_*`, `gdn_bwd_dsum_w8_*`, `gdn_bwd_dscanp_w8_*`: a warp pair per 16 value
 //! rows, bitwise the same `dS'`, `dR`, `G_j` and `d_initial_state`) on every launch instead of
 //! [`BWD_DSCAN_RULE`]'s per-launch choice, and `DNNPLAN_GDN_BWD_STEPS=n` keeps only the first
-//! `n` launches (per-stage timing by differences; the gradients are then incomplete). The factor kernel is the 8-warp
-//! `gdn_bwd_prep3_*` (256 threads); `DNNPLAN_GDN_FWD_PREP=v1|v2` (the forward's switch) runs the
-//! 4-warp `gdn_bwd_prep_*` instead (bitwise the same outputs).
+//! `n` launches (per-stage timing by differences; the gradients are then incomplete). The factor kernel is
+//! `gdn_bwd_prep6_*` (256 threads, one tile per block, 4 blocks per SM); the forward's switch
+//! `DNNPLAN_GDN_FWD_PREP=v3|v4|v5` runs `gdn_bwd_prep3_*` / `_prep4_*` / `_prep5_*`, `=v1|v2` the
+//! 4-warp `gdn_bwd_prep_*` (all bitwise the same outputs; see [`PrepVariant`]).
 //!
 //! Long sequences on few (sequence, head) pairs run the two sequential stages (the forward-state
 //! replay and the reverse scan) as the exact piece chain (`kernels/include/gdn_bwd_chain.cuh`;
@@ -58,14 +59,13 @@ use crate::dispatch::exec_types::{ExecContext, VariantPack};
 use crate::error::{Error, Result};
 
 use super::analyzer::GdnFacts;
-use super::engine::{ENGINE_NAME, fwd_template, kernel_dtype, prep_v3_selected};
+use super::engine::{ENGINE_NAME, PrepVariant, fwd_template, kernel_dtype};
 use super::params::{
     BwdChainParams, BwdParams, BwdPieceLayout, BwdWorkspaceLayout, CHAIN_ROWS, CHAIN_THREADS,
     DSCAN_MMA_WARPS, DSCAN_THREADS, DSCAN_VS, DSCAN_W8_WARPS, OFFSETS_THREADS, PARAM_THREADS,
-    PREP_THREADS, PREP3_THREADS, SCAN_WARPS, SUM_STAGES, TOK_THREADS, dscan_mma_smem_bytes,
-    dscan_smem_bytes, dscan_w8_smem_bytes, fast_smem_bytes, flags, max_chunks, prep_smem_bytes,
-    prep3_smem_bytes, scan_smem_bytes, scanx_smem_bytes, tokens_smem_bytes, tokens_tc_smem_bytes,
-    tokens_tc6_smem_bytes,
+    SCAN_WARPS, SUM_STAGES, TOK_THREADS, dscan_mma_smem_bytes, dscan_smem_bytes,
+    dscan_w8_smem_bytes, fast_smem_bytes, flags, max_chunks, scan_smem_bytes, scanx_smem_bytes,
+    tokens_smem_bytes, tokens_tc_smem_bytes, tokens_tc6_smem_bytes,
 };
 
 /// Ports the backward reads or writes, in [`BwdPlanUids`] order.
@@ -201,16 +201,15 @@ impl BwdKernel {
         BwdKernel::DscanpW8,
     ];
 
-    /// The kernel's symbol in the module (`tag` = `bf16` / `f16`, `k` = K = V; `prep3`: the
-    /// 8-warp prep).
-    pub fn name(self, tag: &str, k: i64, prep3: bool) -> String {
+    /// The kernel's symbol in the module (`tag` = `bf16` / `f16`, `k` = K = V; `prep`: the
+    /// factor kernel, which the plan must then be built with too).
+    pub fn name(self, tag: &str, k: i64, prep: PrepVariant) -> String {
         let body = match self {
             BwdKernel::ChunkOffsets => return "gdn_bwd_chunk_offsets".to_owned(),
             BwdKernel::Params => return "gdn_bwd_params".to_owned(),
             BwdKernel::Pchain => return format!("gdn_bwd_pchain_k{k}"),
             BwdKernel::Dchain => return format!("gdn_bwd_dchain_k{k}"),
-            BwdKernel::Prep if prep3 => "prep3",
-            BwdKernel::Prep => "prep",
+            BwdKernel::Prep => return prep.kernel_name("bwd", tag, k),
             BwdKernel::Fscan => "fscan",
             BwdKernel::DscanFp32 => "dscan",
             BwdKernel::TokensFp32 => "tokens",
@@ -247,9 +246,10 @@ const _: () = {
 };
 
 /// Kernels of the `gdn_bwd` module a backward plan resolves, in [`BwdKernel`] order
-/// (`tag` = `bf16` / `f16`, `k` = K = V; `prep3`: the 8-warp prep).
-pub fn kernel_names(tag: &str, k: i64, prep3: bool) -> [String; BwdKernel::ALL.len()] {
-    BwdKernel::ALL.map(|kernel| kernel.name(tag, k, prep3))
+/// (`tag` = `bf16` / `f16`, `k` = K = V; `prep`: the factor kernel, which the plan must then be
+/// built with too).
+pub fn kernel_names(tag: &str, k: i64, prep: PrepVariant) -> [String; BwdKernel::ALL.len()] {
+    BwdKernel::ALL.map(|kernel| kernel.name(tag, k, prep))
 }
 
 /// Which forward-state replay the backward runs (`DNNPLAN_GDN_BWD_FSCAN`, read at plan build).
@@ -512,24 +512,12 @@ impl GdnBwdPlan {
         if replay_one_per_sm(n * pieces * ho * (v / 64), sms) {
             replay_smem = replay_smem.max(REPLAY_ONE_PER_SM_SMEM);
         }
-        let mut steps: Vec<Step> = vec![
-            (BwdKernel::ChunkOffsets, (1, 1, 1), OFFSETS_THREADS, 0),
-            if prep_v3_selected() {
-                (
-                    BwdKernel::Prep,
-                    (chunks, ho32, 1),
-                    PREP3_THREADS,
-                    prep3_smem_bytes(k, v),
-                )
-            } else {
-                (
-                    BwdKernel::Prep,
-                    (chunks, ho32, 1),
-                    PREP_THREADS,
-                    prep_smem_bytes(k, v),
-                )
-            },
-        ];
+        let mut steps: Vec<Step> =
+            vec![(BwdKernel::ChunkOffsets, (1, 1, 1), OFFSETS_THREADS, 0), {
+                let (grid, threads, smem) =
+                    PrepVariant::from_env().launch_shape(chunks, ho32, k, v, sms);
+                (BwdKernel::Prep, grid, threads, smem)
+            }];
         if pieces > 1 {
             steps.extend([
                 (
@@ -747,8 +735,11 @@ mod tests {
     fn every_kernel_name_is_a_symbol_of_the_bundled_cubin() {
         let path = concat!(env!("CARGO_MANIFEST_DIR"), "/kernels/sm_90a/gdn_bwd.cubin");
         let cubin = std::fs::read(path).expect("bundled gdn_bwd cubin");
-        for (tag, k, prep3) in [("bf16", 128, true), ("f16", 64, false)] {
-            for name in kernel_names(tag, k, prep3) {
+        for (tag, k, prep) in [
+            ("bf16", 128, PrepVariant::from_env()),
+            ("f16", 64, PrepVariant::V2),
+        ] {
+            for name in kernel_names(tag, k, prep) {
                 let mut symbol = name.clone().into_bytes();
                 symbol.push(0);
                 assert!(
@@ -761,7 +752,7 @@ mod tests {
 
     #[test]
     fn replay_variants_name_their_kernels() {
-        let names = kernel_names("bf16", 128, true);
+        let names = kernel_names("bf16", 128, PrepVariant::V6);
         for (variant, uncut, piece) in [
             (
                 ReplayVariant::V1,

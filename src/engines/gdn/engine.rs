@@ -16,10 +16,11 @@
 //! Diagnostics read once at build: `DNNPLAN_GDN_FWD_SCAN=v1|w4|w8` (v1 = session-1 scan
 //! `gdn_fwd_scan_*`), `DNNPLAN_GDN_FWD_PIECES=n` (force n pieces per sequence; 1 = off) and
 //! `DNNPLAN_GDN_FWD_STEPS=n` (launch only the first n kernels: per-kernel timing by differences),
-//! `DNNPLAN_GDN_FWD_PREP=v1` (the session-1 prep, serial triangular-inverse loops) or `=v2` (the
-//! 4-warp prep `gdn_fwd_prep_*`, also the backward's `gdn_bwd_prep_*`). The default is the 8-warp
-//! prep `gdn_fwd_prep3_*` / `gdn_bwd_prep3_*` (bitwise the 4-warp prep's outputs, ~1.1x faster on
-//! the H200), see [`prep_v3_selected`].
+//! `DNNPLAN_GDN_FWD_PREP=v1|v2|v3|v4|v5` (the earlier per-chunk factor kernels: v1 the session-1
+//! prep, v2 the 4-warp prep, v3 the 8-warp prep3 with 3 blocks per SM, v4 the persistent prep4,
+//! v5 prep3 with the one-barrier-per-block-row inverse). The default is `gdn_fwd_prep6_*` /
+//! `gdn_bwd_prep6_*` (prep5 with A stored from registers: 4 blocks per SM, 1.06-1.09x prep3 on
+//! the H200); all of them write bitwise the same outputs, see [`PrepVariant`].
 
 use crate::cuda::{Function, LaunchConfig, Launcher, compile_or_load, probe};
 use crate::dispatch::engine::{BuildContext, CompiledPlan, Engine, SupportQuery};
@@ -33,8 +34,9 @@ use super::analyzer::{GdnFacts, GdnOp, PortFacts};
 use super::backward::GdnBwdPlan;
 use super::params::{
     CHAIN_ROWS, CHAIN_THREADS, FwdFastParams, FwdParams, KernelDtype, OFFSETS_THREADS,
-    PREP_THREADS, PREP3_THREADS, PieceLayout, SCAN_WARPS, SUM_STAGES, WorkspaceLayout,
-    fast_smem_bytes, flags, max_chunks, prep_smem_bytes, prep3_smem_bytes, scan_smem_bytes,
+    PREP_THREADS, PREP3_THREADS, PREP4_BLOCKS_PER_SM, PieceLayout, SCAN_WARPS, SUM_STAGES,
+    WorkspaceLayout, fast_smem_bytes, flags, max_chunks, prep_smem_bytes, prep3_smem_bytes,
+    prep4_smem_bytes, prep6_smem_bytes, scan_smem_bytes,
 };
 
 /// Manifest name of the engine.
@@ -193,7 +195,7 @@ impl Engine for GdnSm90 {
         if facts.op == GdnOp::Backward {
             let module = compile_or_load("gdn_bwd", &info, &[])?;
             let k = facts.k;
-            let names = super::backward::kernel_names(tag, k, prep_v3_selected());
+            let names = super::backward::kernel_names(tag, k, PrepVariant::from_env());
             let mut fns = Vec::with_capacity(names.len());
             for n in &names {
                 fns.push(module.function(n)?);
@@ -211,7 +213,8 @@ impl Engine for GdnSm90 {
         }
         let module = compile_or_load("gdn_fwd", &info, &[])?;
         let k = facts.k;
-        let choice = FwdChoice::pick(facts, info.sm_count.max(1) as u64);
+        let sms = info.sm_count.max(1) as u64;
+        let choice = FwdChoice::pick(facts, sms);
         let scan_name = match choice.scan {
             ScanVariant::V1 => format!("gdn_fwd_scan_{tag}_k{k}"),
             ScanVariant::Warps4 => format!("gdn_fwd_scanx_{tag}_k{k}_w4"),
@@ -219,13 +222,7 @@ impl Engine for GdnSm90 {
         };
         let kernels = FwdKernels {
             offsets: module.function("gdn_chunk_offsets")?,
-            prep: module.function(&if choice.prep_v1 {
-                format!("gdn_fwd_prep1_{tag}_k{k}")
-            } else if choice.prep_v3 {
-                format!("gdn_fwd_prep3_{tag}_k{k}")
-            } else {
-                format!("gdn_fwd_prep_{tag}_k{k}")
-            })?,
+            prep: module.function(&choice.prep.kernel_name("fwd", tag, k))?,
             scan: module.function(&scan_name)?,
             sum: module.function(&format!("gdn_fwd_sum_{tag}_k{k}"))?,
             chain: module.function(&format!("gdn_fwd_chain_k{k}"))?,
@@ -243,7 +240,7 @@ impl Engine for GdnSm90 {
         ] {
             launcher.prepare(f)?;
         }
-        Ok(Box::new(GdnFwdPlan::new(facts, choice, kernels)?))
+        Ok(Box::new(GdnFwdPlan::new(facts, choice, kernels, sms)?))
     }
 }
 
@@ -267,18 +264,89 @@ pub struct FwdChoice {
     pub pieces: u64,
     /// Launch only the first `steps` kernels (diagnostics; `usize::MAX` = all).
     pub steps: usize,
-    /// Run the session-1 prep (`gdn_fwd_prep1_*`, serial triangular-inverse loops; diagnostics).
-    pub prep_v1: bool,
-    /// Run the 8-warp prep (`gdn_fwd_prep3_*`; the default unless `DNNPLAN_GDN_FWD_PREP` is
-    /// `v1` or `v2`).
-    pub prep_v3: bool,
+    /// The per-chunk factor kernel.
+    pub prep: PrepVariant,
 }
 
-/// Whether the 8-warp prep kernels run (`gdn_fwd_prep3_*` in the forward, `gdn_bwd_prep3_*` in
-/// the backward): the default, unless `DNNPLAN_GDN_FWD_PREP` is `v1` or `v2` (the earlier preps,
-/// kept as diagnostics); read at plan build.
-pub(super) fn prep_v3_selected() -> bool {
-    !std::env::var("DNNPLAN_GDN_FWD_PREP").is_ok_and(|x| x == "v1" || x == "v2")
+/// Which per-chunk factor kernel ("prep") a plan runs, forward and backward alike. All of them
+/// write bitwise the same workspace (bench/gdn_prep_host_emu.cpp); they differ in speed only.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PrepVariant {
+    /// The session-1 prep (`gdn_fwd_prep1_*`, serial triangular-inverse loops; the backward runs
+    /// the 4-warp `gdn_bwd_prep_*` then). Diagnostics.
+    V1,
+    /// The 4-warp prep (`gdn_fwd_prep_*`, `gdn_bwd_prep_*`), one tile per block.
+    V2,
+    /// The 8-warp prep (`gdn_fwd_prep3_*`, `gdn_bwd_prep3_*`), one tile per block, 3 blocks
+    /// per SM (the default before session 6).
+    V3,
+    /// The persistent 8-warp prep (`gdn_fwd_prep4_*`, `gdn_bwd_prep4_*`):
+    /// [`PREP4_BLOCKS_PER_SM`] blocks per SM loop over the (chunk, head) tiles, each prefetching
+    /// its next tile's inputs while it computes the current one. Slower than V3 on the H200
+    /// (0.82-0.83x at the four benchmark shapes: 16 warps per SM instead of 24), so a diagnostic.
+    V4,
+    /// prep3 with the off-diagonal inverse at one barrier per block row instead of four
+    /// (`gdn_fwd_prep5_*`, `gdn_bwd_prep5_*`); 0.98x prep3 on the H200, a diagnostic.
+    V5,
+    /// prep5 with A stored from registers instead of a staging tile (`gdn_fwd_prep6_*`,
+    /// `gdn_bwd_prep6_*`): 53.8 KB of shared memory and 64 registers, 4 blocks (32 warps) per
+    /// SM; 1.06-1.09x prep3 at the four benchmark shapes on the H200: the default.
+    V6,
+}
+
+impl PrepVariant {
+    /// `DNNPLAN_GDN_FWD_PREP` = `v1` / ... / `v6`, else the default ([`PrepVariant::V6`]);
+    /// read at plan build.
+    pub fn from_env() -> PrepVariant {
+        match std::env::var("DNNPLAN_GDN_FWD_PREP").as_deref() {
+            Ok("v1") => PrepVariant::V1,
+            Ok("v2") => PrepVariant::V2,
+            Ok("v3") => PrepVariant::V3,
+            Ok("v4") => PrepVariant::V4,
+            Ok("v5") => PrepVariant::V5,
+            _ => PrepVariant::V6,
+        }
+    }
+
+    /// The entry point in the `gdn_fwd` (`dir` = `fwd`) or `gdn_bwd` (`bwd`) module for io dtype
+    /// `tag` and K = `k`.
+    pub fn kernel_name(self, dir: &str, tag: &str, k: i64) -> String {
+        let v = match (self, dir) {
+            (PrepVariant::V1, "fwd") => "prep1",
+            (PrepVariant::V1 | PrepVariant::V2, _) => "prep",
+            (PrepVariant::V3, _) => "prep3",
+            (PrepVariant::V4, _) => "prep4",
+            (PrepVariant::V5, _) => "prep5",
+            (PrepVariant::V6, _) => "prep6",
+        };
+        format!("gdn_{dir}_{v}_{tag}_k{k}")
+    }
+
+    /// Grid, threads and dynamic shared memory for `chunks` chunk slots, `ho` output heads,
+    /// head dims `k`, `v`, on a GPU of `sms` multiprocessors.
+    pub fn launch_shape(
+        self,
+        chunks: u32,
+        ho: u32,
+        k: u64,
+        v: u64,
+        sms: u64,
+    ) -> ((u32, u32, u32), u32, u32) {
+        match self {
+            PrepVariant::V1 | PrepVariant::V2 => {
+                ((chunks, ho, 1), PREP_THREADS, prep_smem_bytes(k, v))
+            }
+            PrepVariant::V3 | PrepVariant::V5 => {
+                ((chunks, ho, 1), PREP3_THREADS, prep3_smem_bytes(k, v))
+            }
+            PrepVariant::V6 => ((chunks, ho, 1), PREP3_THREADS, prep6_smem_bytes(k, v)),
+            PrepVariant::V4 => {
+                let tiles = u64::from(chunks) * u64::from(ho);
+                let blocks = (u64::from(PREP4_BLOCKS_PER_SM) * sms).min(tiles).max(1);
+                ((blocks as u32, 1, 1), PREP3_THREADS, prep4_smem_bytes(k, v))
+            }
+        }
+    }
 }
 
 impl FwdChoice {
@@ -302,8 +370,7 @@ impl FwdChoice {
         if let Some(n) = env("DNNPLAN_GDN_FWD_STEPS").and_then(|x| x.parse::<usize>().ok()) {
             c.steps = n;
         }
-        c.prep_v1 = env("DNNPLAN_GDN_FWD_PREP").is_some_and(|x| x == "v1");
-        c.prep_v3 = prep_v3_selected();
+        c.prep = PrepVariant::from_env();
         c
     }
 
@@ -334,8 +401,7 @@ impl FwdChoice {
             scan,
             pieces,
             steps: usize::MAX,
-            prep_v1: false,
-            prep_v3: false,
+            prep: PrepVariant::V6,
         }
     }
 }
@@ -445,7 +511,7 @@ pub(super) fn fwd_template(f: &GdnFacts) -> Result<FwdParams> {
 }
 
 impl GdnFwdPlan {
-    fn new(f: &GdnFacts, choice: FwdChoice, kernels: FwdKernels) -> Result<GdnFwdPlan> {
+    fn new(f: &GdnFacts, choice: FwdChoice, kernels: FwdKernels, sms: u64) -> Result<GdnFwdPlan> {
         let need = |p: &str| -> Result<&PortFacts> {
             f.port(p)
                 .ok_or_else(|| Error::Internal(format!("gdn_sm90: port {p} is not bound")))
@@ -482,13 +548,17 @@ impl GdnFwdPlan {
             ScanVariant::V1 => scan_smem_bytes(k),
             _ => fast_smem_bytes(k, warps, stages, true),
         };
+        let (grid_prep, prep_threads, smem_prep) =
+            choice
+                .prep
+                .launch_shape(chunks as u32, ho as u32, k, v, sms);
         Ok(GdnFwdPlan {
             template,
             uids,
             layout,
             pieces: PieceLayout::new(layout.total, n, ho as u64, k, v, p),
             choice,
-            grid_prep: (chunks as u32, ho as u32, 1),
+            grid_prep,
             grid_scan: ((v / (16 * warps)) as u32, ho as u32, (n * p) as u32),
             grid_sum: (
                 (2 * v / 64) as u32,
@@ -496,16 +566,8 @@ impl GdnFwdPlan {
                 (n * p.saturating_sub(1)) as u32,
             ),
             grid_chain: ((v / CHAIN_ROWS) as u32, ho as u32, n as u32),
-            smem_prep: if choice.prep_v3 {
-                prep3_smem_bytes(k, v)
-            } else {
-                prep_smem_bytes(k, v)
-            },
-            prep_threads: if choice.prep_v3 {
-                PREP3_THREADS
-            } else {
-                PREP_THREADS
-            },
+            smem_prep,
+            prep_threads,
             smem_scan,
             smem_sum: fast_smem_bytes(k, 4, SUM_STAGES, false),
             scan_threads: 32 * warps as u32,
@@ -635,5 +697,43 @@ mod tests {
         // bench/gdn_device_fscan6_1.log: 0.365 vs 0.327 ms w4 at (4, 8192, 16), 0.770 vs 0.721 at
         // (1, 32768, 16) with 4 pieces, 0.750 vs 0.533 w8 at (16, 2048, 32), 0.440 vs 0.395 on
         // the ragged mix): the rule above stands.
+    }
+
+    #[test]
+    fn prep_variants_name_their_kernels_and_launch_shapes() {
+        use PrepVariant::*;
+        let names: Vec<String> = [V1, V2, V3, V4, V5, V6]
+            .iter()
+            .map(|p| p.kernel_name("fwd", "bf16", 128))
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "gdn_fwd_prep1_bf16_k128",
+                "gdn_fwd_prep_bf16_k128",
+                "gdn_fwd_prep3_bf16_k128",
+                "gdn_fwd_prep4_bf16_k128",
+                "gdn_fwd_prep5_bf16_k128",
+                "gdn_fwd_prep6_bf16_k128"
+            ]
+        );
+        // The backward has no session-1 prep: v1 runs the 4-warp one.
+        assert_eq!(V1.kernel_name("bwd", "f16", 64), "gdn_bwd_prep_f16_k64");
+        assert_eq!(V6.kernel_name("bwd", "f16", 64), "gdn_bwd_prep6_f16_k64");
+        // One block per (chunk slot, head), except the persistent prep: 2 per SM, at most one
+        // per tile.
+        assert_eq!(
+            V3.launch_shape(520, 16, 128, 128, 132),
+            ((520, 16, 1), 256, 61952)
+        );
+        assert_eq!(
+            V6.launch_shape(520, 16, 128, 128, 132),
+            ((520, 16, 1), 256, 53760)
+        );
+        assert_eq!(
+            V4.launch_shape(520, 16, 128, 128, 132),
+            ((264, 1, 1), 256, 114176)
+        );
+        assert_eq!(V4.launch_shape(3, 2, 64, 64, 132), ((6, 1, 1), 256, 79872));
     }
 }

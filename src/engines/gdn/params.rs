@@ -388,6 +388,27 @@ pub const PREP3_THREADS: u32 = 256;
 pub fn prep3_smem_bytes(k: u64, v: u64) -> u32 {
     prep_smem_bytes(k, v) + (CHUNK * (CHUNK + 8) * 2) as u32
 }
+/// Blocks per multiprocessor of the persistent prep (`gdn_fwd_prep4_*`, `gdn_bwd_prep4_*`;
+/// `gdn::PREP4_BLOCKS_PER_SM`): its grid is this many blocks per SM (at most one per tile).
+pub const PREP4_BLOCKS_PER_SM: u32 = 2;
+
+/// Dynamic shared memory of the persistent prep for head dims `k = v` (`gdn::Prep4Smem::bytes`:
+/// two sets of the prep's three input regions around one A staging tile, then Γ and β).
+pub fn prep4_smem_bytes(k: u64, v: u64) -> u32 {
+    let sets = u64::from(prep_smem_bytes(k, v)) - 2 * CHUNK * 4;
+    (2 * sets + CHUNK * (CHUNK + 8) * 2 + 2 * CHUNK * 4) as u32
+}
+
+/// Dynamic shared memory of `gdn_fwd_prep6_*` / `gdn_bwd_prep6_*` for head dims `k = v`
+/// (`gdn::Prep6Smem::bytes`: the prep's three regions without prep3's A staging tile, the third
+/// one holding at least the `Ũᵀ` staging tile `[V][64 + 8]`; then Γ and β).
+pub fn prep6_smem_bytes(k: u64, v: u64) -> u32 {
+    let base = u64::from(prep_smem_bytes(k, v));
+    let r3 = CHUNK * (v + 8) * 2;
+    let us = v * (CHUNK + 8) * 2;
+    (base + us.saturating_sub(r3)) as u32
+}
+
 /// Threads of the chunk-offset kernel.
 pub const OFFSETS_THREADS: u32 = 1024;
 
@@ -665,6 +686,18 @@ mod tests {
         assert_eq!(prep3_smem_bytes(128, 128), 61952);
         assert_eq!(prep3_smem_bytes(64, 64), 44800);
         assert!(3 * prep3_smem_bytes(128, 128) <= 227 * 1024);
+        // Prep4Smem<128, 128>::bytes and <64, 64>::bytes: 2 blocks per SM fit the 228 KB of an
+        // SM (1 KB reserved per block).
+        assert_eq!(prep4_smem_bytes(128, 128), 114176);
+        assert_eq!(prep4_smem_bytes(64, 64), 79872);
+        // Prep6Smem: 4 blocks per SM (1 KB reserved per block).
+        assert_eq!(prep6_smem_bytes(128, 128), 53760);
+        assert_eq!(prep6_smem_bytes(64, 64), 35584);
+        assert!(4 * (u64::from(prep6_smem_bytes(128, 128)) + 1024) <= 228 * 1024);
+        assert!(
+            u64::from(PREP4_BLOCKS_PER_SM) * (u64::from(prep4_smem_bytes(128, 128)) + 1024)
+                <= 228 * 1024
+        );
         assert_eq!(
             scan_smem_bytes(128),
             3 * (3 * 17408 + 9216 + 9216) + 4 * 64 * 48
