@@ -204,9 +204,9 @@ fn set_env(name: &str, value: Option<&str>) {
 
 /// The prep kernels side by side (runs only when `DNNPLAN_GDN_BENCH_PREP` is set): per benchmark
 /// shape and per prep in `DNNPLAN_GDN_BENCH_PREP_VARIANTS` (comma list, default `v3,v6`; `v2` =
-/// the 4-warp `gdn_fwd_prep_*` / `gdn_bwd_prep_*`, `v3` = the 8-warp `*_prep3_*`, `v4` = the
-/// persistent `*_prep4_*`, `v5` = prep3 with fewer inverse barriers, `v6` = v5 at 4 blocks per SM,
-/// the default; see `PrepVariant` in src/engines/gdn/engine.rs), the forward prep's time (whole-execute time after 2
+/// the 4-warp `gdn_fwd_prep_*` / `gdn_bwd_prep_*`, `v3` = the 8-warp `*_prep3_*`, `v6` = prep3
+/// with fewer inverse barriers at 4 blocks per SM, the default; see `PrepVariant` in
+/// src/engines/gdn/engine.rs), the forward prep's time (whole-execute time after 2
 /// launches minus after 1, `DNNPLAN_GDN_FWD_STEPS`) with its bandwidth and TFLOP/s, the whole
 /// forward (default schedule), the backward prep's time (`DNNPLAN_GDN_BWD_STEPS` 2 minus 1) and
 /// the whole backward; then each prep's speedup over the first. Prints `BENCH prep ...` lines;

@@ -25,7 +25,7 @@
 //     finally d_initial_state = dX
 //  5. gdn_bwd_tokens_tc5 (the default: every product on the tensor cores, dS' in the io dtype from
 //     gdn_bwd_dscan_io, S_c in the io dtype, dq/dk/dv of ungrouped ports written directly;
-//     bwd_tokens_tc_body<.., 5>), the persistent gdn_bwd_tokens_tc6 (SMs blocks; =tc6), its earlier
+//     bwd_tokens_tc_body<.., 5>), its earlier
 //     revisions gdn_bwd_tokens_tc4 / tc3 / tc2 / tc (DNNPLAN_GDN_BWD_TOKENS=tc4|tc3|tc2|tc), or
 //     gdn_bwd_tokens_mma (value-dimension products on the tensor cores, CUDA-core tail;
 //     DNNPLAN_GDN_BWD_TOKENS=mma) or gdn_bwd_tokens (fp32 CUDA cores; DNNPLAN_GDN_BWD_TOKENS=fp32),
@@ -980,7 +980,8 @@ struct TokMmaSmem {
 // a thread's dR, v and β loads issued before any use): per row, the warp sums (butterflies) of
 // Σ_v dR v land in dbvp[half · CHUNK + row] (half = the row's V/64 warp segments), which the
 // caller reads after the products' barriers.
-// REV 6 (persistent, gdn_bwd_tokens_tc6): the value products' operands placed so that the next
+// REV 6 (persistent; not bundled: no faster than REV 5 on the H200, the CPU emulation's set tc6
+// still checks it): the value products' operands placed so that the next
 // tile's W, S, Ũᵀ and dO can land during this tile's phases A / B and row work: dS', dR, U low
 // (they are written at the tile's start), S and W above the chunk-local phases' tiles
 // (TokTcSmem::a_bytes) and results, Ũᵀ and the raw q / k where REV 5 has them, dO past the raw
@@ -1847,7 +1848,7 @@ __device__ __forceinline__ void bwd_tokens_body(const BwdParams& bp) {
 //     accumulator still sums the value tiles in order), dΓ and the Σ er (dKᴿ·k) parts published by
 //     the phase-B result barrier, the products' closing barrier dropped (11 barriers, REV 4: 12);
 //     bitwise REV 4's outputs (the fp32 expressions and their FMA contraction unchanged);
-//   REV 6 (gdn_bwd_tokens_tc6): REV 5 as a persistent block per SM over the live tiles, each
+//   REV 6 (not bundled, see above): REV 5 as a persistent block per SM over the live tiles, each
 //     next tile's W, S, Ũᵀ and dO copied during this tile's phases (TokMmaSmem6 layout, 215 KB).
 // ---------------------------------------------------------------------------------------
 template <int K>

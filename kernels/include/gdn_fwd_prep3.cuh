@@ -23,9 +23,9 @@
 //  - prep6 (fwd_prep3_body<..., FEWBAR, DIRECT_A>; the default): A leaves straight from the Q Kᵀ
 //    accumulators (no staging tile), so Prep6Smem is 53760 B at K = V = 128 and, at 64
 //    registers, 4 blocks = 32 warps fit an SM (1.06-1.09x prep3); the inverse as prep5's.
-//  - prep5 (FEWBAR): the off-diagonal inverse with one barrier per block row
+//  - prep5 (FEWBAR alone; not bundled, 0.98x prep3): the off-diagonal inverse with one barrier per block row
 //    (prep_offdiag_fewbar: T_II products through shuffles, results stored transposed).
-//  - prep4 (fwd_prep4_body): persistent, 2 blocks per SM looping over tiles with the next tile's
+//  - prep4 (fwd_prep4_body; not bundled, the CPU emulation still checks it): persistent, 2 blocks per SM looping over tiles with the next tile's
 //    inputs prefetched into a second buffer set (0.83x prep3: 16 warps per SM instead of 24).
 #pragma once
 

@@ -5,12 +5,9 @@
 //   gdn_bwd_prep_{bf16,f16}_k{64,128}    <<<(max_chunks, HO), 128, PrepSmem::bytes>>>
 //   gdn_bwd_prep3_{bf16,f16}_k{64,128}   <<<(max_chunks, HO), 256, Prep3Smem::bytes>>> (the 8-warp
 //     prep, gdn_fwd_prep3.cuh, bitwise gdn_bwd_prep's outputs; DNNPLAN_GDN_FWD_PREP=v3)
-//   gdn_bwd_prep4_{bf16,f16}_k{64,128}   <<<(min(2·SMs, max_chunks·HO)), 256, Prep4Smem::bytes>>>
-//     (the persistent prep3, bitwise the same outputs; DNNPLAN_GDN_FWD_PREP=v4)
-//   gdn_bwd_prep5_{bf16,f16}_k{64,128}   <<<(max_chunks, HO), 256, Prep3Smem::bytes>>> (prep3 with
-//     the one-barrier-per-block-row inverse, bitwise the same outputs; DNNPLAN_GDN_FWD_PREP=v5)
-//   gdn_bwd_prep6_{bf16,f16}_k{64,128}   <<<(max_chunks, HO), 256, Prep6Smem::bytes>>> (prep5 with A
-//     stored from registers: 4 blocks per SM; bitwise the same outputs; DNNPLAN_GDN_FWD_PREP=v6)
+//   gdn_bwd_prep6_{bf16,f16}_k{64,128}   <<<(max_chunks, HO), 256, Prep6Smem::bytes>>> (prep3 with
+//     the one-barrier-per-block-row inverse and A stored from registers: 4 blocks per SM; bitwise
+//     the same outputs; the default, DNNPLAN_GDN_FWD_PREP=v6)
 //   gdn_bwd_fscan_{bf16,f16}_k{64,128}   <<<(V / 64, HO, N), 128, ScanSmem::bytes>>>
 //   gdn_bwd_dscan_mma_{bf16,f16}_k{64,128} <<<(V / 64, HO, N), 128, DscanMmaSmem::bytes>>>
 //     (the reverse scan on the tensor cores, fp32 dS'; with the older token stages)
@@ -32,9 +29,9 @@
 //   gdn_bwd_tokens_tc5_{bf16,f16}_k{64,128} <<<as tokens_tc>>>
 //     (tokens_tc4 with its copies in four groups consumed in turn: U while dO / dS' / q / k land,
 //     the value products in two passes, two barriers fewer; DNNPLAN_GDN_BWD_TOKENS=tc5)
-//   gdn_bwd_tokens_tc6_{bf16,f16}_k{64,128} <<<SMs, 512, TokMmaSmem6::bytes>>>
-//     (tokens_tc5 as a persistent block over the live (chunk, head) tiles, each tile's W, S, Ũᵀ
-//     and dO prefetched during the previous tile's phases; DNNPLAN_GDN_BWD_TOKENS=tc6)
+//   Not bundled (session 6, no faster than tc5 on the H200; bench/gdn_bwd_host_emu.cpp set tc6
+//   still checks it bitwise): bwd_tokens_tc_body<.., 6>, tokens_tc5 as a persistent block per SM
+//   prefetching each next tile's W, S, Ũᵀ and dO. Likewise the preps prep4 / prep5 (gdn_fwd.cu).
 //   gdn_bwd_tokens_mma_{bf16,f16}_k{64,128} <<<(max_chunks, HO), 512, TokSmem::bytes>>>
 //     (session 3's token stage: value-dimension products on the tensor cores, CUDA-core tail;
 //     DNNPLAN_GDN_BWD_TOKENS=mma, with gdn_bwd_dscan_mma)
@@ -85,14 +82,6 @@ extern "C" __global__ void __launch_bounds__(gdn::PARAM_THREADS) gdn_bwd_params(
       gdn_bwd_prep3_##TAG##_k##KD(gdn::BwdParams p) {                                             \
     gdn::fwd_prep3_body<T, KD, KD, true>(p.f, gdn::PrepKeep{p.ws_t, p.ws_e, p.ws_gam, p.ws_bet});  \
   }                                                                                                \
-  extern "C" __global__ void __launch_bounds__(gdn::PREP3_THREADS, gdn::PREP4_BLOCKS_PER_SM)       \
-      gdn_bwd_prep4_##TAG##_k##KD(gdn::BwdParams p) {                                             \
-    gdn::fwd_prep4_body<T, KD, KD, true>(p.f, gdn::PrepKeep{p.ws_t, p.ws_e, p.ws_gam, p.ws_bet});  \
-  }                                                                                                \
-  extern "C" __global__ void __launch_bounds__(gdn::PREP3_THREADS, gdn::PREP3_MIN_BLOCKS)          \
-      gdn_bwd_prep5_##TAG##_k##KD(gdn::BwdParams p) {                                             \
-    gdn::fwd_prep3_body<T, KD, KD, true, true>(p.f, gdn::PrepKeep{p.ws_t, p.ws_e, p.ws_gam, p.ws_bet}); \
-  }                                                                                                \
   extern "C" __global__ void __launch_bounds__(gdn::PREP3_THREADS, gdn::PREP6_MIN_BLOCKS)          \
       gdn_bwd_prep6_##TAG##_k##KD(gdn::BwdParams p) {                                             \
     gdn::fwd_prep3_body<T, KD, KD, true, true, true>(p.f, gdn::PrepKeep{p.ws_t, p.ws_e, p.ws_gam, p.ws_bet}); \
@@ -140,10 +129,6 @@ extern "C" __global__ void __launch_bounds__(gdn::PARAM_THREADS) gdn_bwd_params(
   extern "C" __global__ void __launch_bounds__(gdn::TOK_THREADS)                                   \
       gdn_bwd_tokens_tc5_##TAG##_k##KD(gdn::BwdParams p) {                                        \
     gdn::bwd_tokens_tc_body<T, KD, KD, 5>(p);                                                      \
-  }                                                                                                \
-  extern "C" __global__ void __launch_bounds__(gdn::TOK_THREADS, 1)                                \
-      gdn_bwd_tokens_tc6_##TAG##_k##KD(gdn::BwdParams p) {                                        \
-    gdn::bwd_tokens_tc_body<T, KD, KD, 6>(p);                                                      \
   }                                                                                                \
   extern "C" __global__ void __launch_bounds__(KD) gdn_bwd_fold_##TAG##_k##KD(gdn::BwdParams p) {  \
     gdn::bwd_fold_body<T, KD, KD>(p);                                                              \

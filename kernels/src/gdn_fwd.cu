@@ -18,16 +18,13 @@
 //   gdn_fwd_prep3_{bf16,f16}_k{64,128}     <<<(max_chunks, HO), 256, Prep3Smem::bytes>>> the 8-warp
 //                                          prep (kernels/include/gdn_fwd_prep3.cuh; bitwise the
 //                                          default prep's outputs; DNNPLAN_GDN_FWD_PREP=v3)
-//   gdn_fwd_prep4_{bf16,f16}_k{64,128}     <<<(min(2·SMs, chunk slots·HO)), 256, Prep4Smem::bytes>>>
-//                                          the persistent prep3 (a loop over tiles, the next
-//                                          tile's inputs prefetched; bitwise prep3;
-//                                          DNNPLAN_GDN_FWD_PREP=v4)
-//   gdn_fwd_prep5_{bf16,f16}_k{64,128}     <<<(max_chunks, HO), 256, Prep3Smem::bytes>>> prep3 with
-//                                          the one-barrier-per-block-row inverse (bitwise prep3;
-//                                          DNNPLAN_GDN_FWD_PREP=v5)
-//   gdn_fwd_prep6_{bf16,f16}_k{64,128}     <<<(max_chunks, HO), 256, Prep6Smem::bytes>>> prep5 with
-//                                          A stored from registers: 4 blocks per SM (bitwise
-//                                          prep3; DNNPLAN_GDN_FWD_PREP=v6)
+//   gdn_fwd_prep6_{bf16,f16}_k{64,128}     <<<(max_chunks, HO), 256, Prep6Smem::bytes>>> prep3 with
+//                                          the one-barrier-per-block-row inverse and A stored
+//                                          from registers: 4 blocks per SM (bitwise prep3; the
+//                                          default, DNNPLAN_GDN_FWD_PREP=v6)
+// Not bundled (session 6, slower than prep3 on the H200; the CPU emulation
+// bench/gdn_prep_host_emu.cpp still checks them bitwise): the persistent fwd_prep4_body (0.83x)
+// and fwd_prep3_body<.., FEWBAR> alone ("prep5", 0.98x).
 #include "gdn_fwd.cuh"
 #include "gdn_fwd_fast.cuh"
 #include "gdn_fwd_prep3.cuh"
@@ -67,14 +64,6 @@ GDN_FWD_ENTRIES(f16, gdn::gdn_f16, 64)
   extern "C" __global__ void __launch_bounds__(gdn::PREP3_THREADS, gdn::PREP3_MIN_BLOCKS)           \
       gdn_fwd_prep3_##TAG##_k##KD(gdn::FwdParams p) {                                              \
     gdn::fwd_prep3_body<T, KD, KD>(p);                                                              \
-  }                                                                                                 \
-  extern "C" __global__ void __launch_bounds__(gdn::PREP3_THREADS, gdn::PREP4_BLOCKS_PER_SM)        \
-      gdn_fwd_prep4_##TAG##_k##KD(gdn::FwdParams p) {                                              \
-    gdn::fwd_prep4_body<T, KD, KD>(p);                                                              \
-  }                                                                                                 \
-  extern "C" __global__ void __launch_bounds__(gdn::PREP3_THREADS, gdn::PREP3_MIN_BLOCKS)           \
-      gdn_fwd_prep5_##TAG##_k##KD(gdn::FwdParams p) {                                              \
-    gdn::fwd_prep3_body<T, KD, KD, false, true>(p);                                                 \
   }                                                                                                 \
   extern "C" __global__ void __launch_bounds__(gdn::PREP3_THREADS, gdn::PREP6_MIN_BLOCKS)           \
       gdn_fwd_prep6_##TAG##_k##KD(gdn::FwdParams p) {                                              \

@@ -12,8 +12,7 @@
 //! (`gdn_bwd_dscan_io_*`, writing `dS'` in the io dtype, and `gdn_bwd_tokens_tc5_*`, which reads
 //! the states entering the chunks in the io dtype: the replays store them so under `BWD_S_IO`,
 //! half of the fp32 traffic; `DNNPLAN_GDN_BWD_TOKENS=tc3` keeps the fp32 states, `tc4` is `tc5`
-//! with all its copies waited for at once and two more barriers, bitwise the same outputs, `tc6`
-//! a persistent `tc5` prefetching each next tile's `W`, `S`, `Ũᵀ` and `dO`); the token
+//! with all its copies waited for at once and two more barriers, bitwise the same outputs); the token
 //! stage writes `dQ` / `dK` / `dV` of a port with `HO` heads itself (flag `BWD_DIRECT`), so the
 //! fold runs only for grouped ports (and not at all without head groups). The token kernel
 //! `gdn_bwd_tokens_tc3_*` is session 4's `gdn_bwd_tokens_tc_*` with its latency cuts (coalesced
@@ -32,7 +31,7 @@
 //! [`BWD_DSCAN_RULE`]'s per-launch choice, and `DNNPLAN_GDN_BWD_STEPS=n` keeps only the first
 //! `n` launches (per-stage timing by differences; the gradients are then incomplete). The factor kernel is
 //! `gdn_bwd_prep6_*` (256 threads, one tile per block, 4 blocks per SM); the forward's switch
-//! `DNNPLAN_GDN_FWD_PREP=v3|v4|v5` runs `gdn_bwd_prep3_*` / `_prep4_*` / `_prep5_*`, `=v1|v2` the
+//! `DNNPLAN_GDN_FWD_PREP=v3` runs `gdn_bwd_prep3_*`, `=v1|v2` the
 //! 4-warp `gdn_bwd_prep_*` (all bitwise the same outputs; see [`PrepVariant`]).
 //!
 //! Long sequences on few (sequence, head) pairs run the two sequential stages (the forward-state
@@ -65,7 +64,7 @@ use super::params::{
     DSCAN_MMA_WARPS, DSCAN_THREADS, DSCAN_VS, DSCAN_W8_WARPS, OFFSETS_THREADS, PARAM_THREADS,
     SCAN_WARPS, SUM_STAGES, TOK_THREADS, dscan_mma_smem_bytes, dscan_smem_bytes,
     dscan_w8_smem_bytes, fast_smem_bytes, flags, max_chunks, scan_smem_bytes, scanx_smem_bytes,
-    tokens_smem_bytes, tokens_tc_smem_bytes, tokens_tc6_smem_bytes,
+    tokens_smem_bytes, tokens_tc_smem_bytes,
 };
 
 /// Ports the backward reads or writes, in [`BwdPlanUids`] order.
@@ -160,8 +159,6 @@ pub enum BwdKernel {
     FscanR4,
     /// Token stage `tc5` (`tc4` with its copies consumed in four groups; the default).
     TokensTc5,
-    /// Token stage `tc6` (`tc5` as a persistent block per SM prefetching the next tile).
-    TokensTc6,
     /// 8-warp uncut reverse scan.
     DscanW8,
     /// Piece chain: 8-warp reverse summaries.
@@ -172,7 +169,7 @@ pub enum BwdKernel {
 
 impl BwdKernel {
     /// Every kernel, in index order.
-    pub const ALL: [BwdKernel; 26] = [
+    pub const ALL: [BwdKernel; 25] = [
         BwdKernel::ChunkOffsets,
         BwdKernel::Prep,
         BwdKernel::Fscan,
@@ -195,7 +192,6 @@ impl BwdKernel {
         BwdKernel::TokensTc4,
         BwdKernel::FscanR4,
         BwdKernel::TokensTc5,
-        BwdKernel::TokensTc6,
         BwdKernel::DscanW8,
         BwdKernel::DsumW8,
         BwdKernel::DscanpW8,
@@ -227,7 +223,6 @@ impl BwdKernel {
             BwdKernel::TokensTc4 => "tokens_tc4",
             BwdKernel::FscanR4 => "fscan_r4",
             BwdKernel::TokensTc5 => "tokens_tc5",
-            BwdKernel::TokensTc6 => "tokens_tc6",
             BwdKernel::DscanW8 => "dscan_w8",
             BwdKernel::DsumW8 => "dsum_w8",
             BwdKernel::DscanpW8 => "dscanp_w8",
@@ -515,7 +510,7 @@ impl GdnBwdPlan {
         let mut steps: Vec<Step> =
             vec![(BwdKernel::ChunkOffsets, (1, 1, 1), OFFSETS_THREADS, 0), {
                 let (grid, threads, smem) =
-                    PrepVariant::from_env().launch_shape(chunks, ho32, k, v, sms);
+                    PrepVariant::from_env().launch_shape(chunks, ho32, k, v);
                 (BwdKernel::Prep, grid, threads, smem)
             }];
         if pieces > 1 {
@@ -572,34 +567,24 @@ impl GdnBwdPlan {
                 )
             });
         }
-        steps.push(if tokens_env == "tc6" {
-            // Persistent: one block per multiprocessor walks the live (chunk, head) tiles.
-            (
-                BwdKernel::TokensTc6,
-                (sms.max(1) as u32, 1, 1),
-                TOK_THREADS,
-                tokens_tc6_smem_bytes(k),
-            )
-        } else {
-            (
-                match tokens_env.as_str() {
-                    "fp32" => BwdKernel::TokensFp32,
-                    "mma" => BwdKernel::TokensMma,
-                    "tc" => BwdKernel::TokensTc,
-                    "tc2" => BwdKernel::TokensTc2,
-                    "tc3" => BwdKernel::TokensTc3,
-                    "tc4" => BwdKernel::TokensTc4,
-                    _ => BwdKernel::TokensTc5,
-                },
-                (chunks, ho32, 1),
-                TOK_THREADS,
-                if tc {
-                    tokens_tc_smem_bytes(k)
-                } else {
-                    tokens_smem_bytes(k)
-                },
-            )
-        });
+        steps.push((
+            match tokens_env.as_str() {
+                "fp32" => BwdKernel::TokensFp32,
+                "mma" => BwdKernel::TokensMma,
+                "tc" => BwdKernel::TokensTc,
+                "tc2" => BwdKernel::TokensTc2,
+                "tc3" => BwdKernel::TokensTc3,
+                "tc4" => BwdKernel::TokensTc4,
+                _ => BwdKernel::TokensTc5,
+            },
+            (chunks, ho32, 1),
+            TOK_THREADS,
+            if tc {
+                tokens_tc_smem_bytes(k)
+            } else {
+                tokens_smem_bytes(k)
+            },
+        ));
         if fold_needed {
             steps.push((BwdKernel::Fold, (t as u32, 3, 1), k.max(v) as u32, 0));
         }

@@ -34,9 +34,9 @@ use super::analyzer::{GdnFacts, GdnOp, PortFacts};
 use super::backward::GdnBwdPlan;
 use super::params::{
     CHAIN_ROWS, CHAIN_THREADS, FwdFastParams, FwdParams, KernelDtype, OFFSETS_THREADS,
-    PREP_THREADS, PREP3_THREADS, PREP4_BLOCKS_PER_SM, PieceLayout, SCAN_WARPS, SUM_STAGES,
-    WorkspaceLayout, fast_smem_bytes, flags, max_chunks, prep_smem_bytes, prep3_smem_bytes,
-    prep4_smem_bytes, prep6_smem_bytes, scan_smem_bytes,
+    PREP_THREADS, PREP3_THREADS, PieceLayout, SCAN_WARPS, SUM_STAGES, WorkspaceLayout,
+    fast_smem_bytes, flags, max_chunks, prep_smem_bytes, prep3_smem_bytes, prep6_smem_bytes,
+    scan_smem_bytes,
 };
 
 /// Manifest name of the engine.
@@ -240,7 +240,7 @@ impl Engine for GdnSm90 {
         ] {
             launcher.prepare(f)?;
         }
-        Ok(Box::new(GdnFwdPlan::new(facts, choice, kernels, sms)?))
+        Ok(Box::new(GdnFwdPlan::new(facts, choice, kernels)?))
     }
 }
 
@@ -280,30 +280,23 @@ pub enum PrepVariant {
     /// The 8-warp prep (`gdn_fwd_prep3_*`, `gdn_bwd_prep3_*`), one tile per block, 3 blocks
     /// per SM (the default before session 6).
     V3,
-    /// The persistent 8-warp prep (`gdn_fwd_prep4_*`, `gdn_bwd_prep4_*`):
-    /// [`PREP4_BLOCKS_PER_SM`] blocks per SM loop over the (chunk, head) tiles, each prefetching
-    /// its next tile's inputs while it computes the current one. Slower than V3 on the H200
-    /// (0.82-0.83x at the four benchmark shapes: 16 warps per SM instead of 24), so a diagnostic.
-    V4,
-    /// prep3 with the off-diagonal inverse at one barrier per block row instead of four
-    /// (`gdn_fwd_prep5_*`, `gdn_bwd_prep5_*`); 0.98x prep3 on the H200, a diagnostic.
-    V5,
-    /// prep5 with A stored from registers instead of a staging tile (`gdn_fwd_prep6_*`,
-    /// `gdn_bwd_prep6_*`): 53.8 KB of shared memory and 64 registers, 4 blocks (32 warps) per
-    /// SM; 1.06-1.09x prep3 at the four benchmark shapes on the H200: the default.
+    /// prep3 with the off-diagonal inverse at one barrier per block row instead of four and A
+    /// stored from registers instead of a staging tile (`gdn_fwd_prep6_*`, `gdn_bwd_prep6_*`):
+    /// 53.8 KB of shared memory and 64 registers, 4 blocks (32 warps) per SM; 1.06-1.09x prep3
+    /// at the four benchmark shapes on the H200: the default. (Session 6's `v4`, a persistent
+    /// prep3, and `v5`, prep3 with the new inverse alone, measured 0.83x and 0.98x prep3 and are
+    /// not bundled; bench/gdn_prep_host_emu.cpp still checks them.)
     V6,
 }
 
 impl PrepVariant {
-    /// `DNNPLAN_GDN_FWD_PREP` = `v1` / ... / `v6`, else the default ([`PrepVariant::V6`]);
+    /// `DNNPLAN_GDN_FWD_PREP` = `v1` / `v2` / `v3` / `v6`, else the default ([`PrepVariant::V6`]);
     /// read at plan build.
     pub fn from_env() -> PrepVariant {
         match std::env::var("DNNPLAN_GDN_FWD_PREP").as_deref() {
             Ok("v1") => PrepVariant::V1,
             Ok("v2") => PrepVariant::V2,
             Ok("v3") => PrepVariant::V3,
-            Ok("v4") => PrepVariant::V4,
-            Ok("v5") => PrepVariant::V5,
             _ => PrepVariant::V6,
         }
     }
@@ -315,36 +308,20 @@ impl PrepVariant {
             (PrepVariant::V1, "fwd") => "prep1",
             (PrepVariant::V1 | PrepVariant::V2, _) => "prep",
             (PrepVariant::V3, _) => "prep3",
-            (PrepVariant::V4, _) => "prep4",
-            (PrepVariant::V5, _) => "prep5",
             (PrepVariant::V6, _) => "prep6",
         };
         format!("gdn_{dir}_{v}_{tag}_k{k}")
     }
 
     /// Grid, threads and dynamic shared memory for `chunks` chunk slots, `ho` output heads,
-    /// head dims `k`, `v`, on a GPU of `sms` multiprocessors.
-    pub fn launch_shape(
-        self,
-        chunks: u32,
-        ho: u32,
-        k: u64,
-        v: u64,
-        sms: u64,
-    ) -> ((u32, u32, u32), u32, u32) {
+    /// head dims `k`, `v`: one block per (chunk slot, head).
+    pub fn launch_shape(self, chunks: u32, ho: u32, k: u64, v: u64) -> ((u32, u32, u32), u32, u32) {
         match self {
             PrepVariant::V1 | PrepVariant::V2 => {
                 ((chunks, ho, 1), PREP_THREADS, prep_smem_bytes(k, v))
             }
-            PrepVariant::V3 | PrepVariant::V5 => {
-                ((chunks, ho, 1), PREP3_THREADS, prep3_smem_bytes(k, v))
-            }
+            PrepVariant::V3 => ((chunks, ho, 1), PREP3_THREADS, prep3_smem_bytes(k, v)),
             PrepVariant::V6 => ((chunks, ho, 1), PREP3_THREADS, prep6_smem_bytes(k, v)),
-            PrepVariant::V4 => {
-                let tiles = u64::from(chunks) * u64::from(ho);
-                let blocks = (u64::from(PREP4_BLOCKS_PER_SM) * sms).min(tiles).max(1);
-                ((blocks as u32, 1, 1), PREP3_THREADS, prep4_smem_bytes(k, v))
-            }
         }
     }
 }
@@ -511,7 +488,7 @@ pub(super) fn fwd_template(f: &GdnFacts) -> Result<FwdParams> {
 }
 
 impl GdnFwdPlan {
-    fn new(f: &GdnFacts, choice: FwdChoice, kernels: FwdKernels, sms: u64) -> Result<GdnFwdPlan> {
+    fn new(f: &GdnFacts, choice: FwdChoice, kernels: FwdKernels) -> Result<GdnFwdPlan> {
         let need = |p: &str| -> Result<&PortFacts> {
             f.port(p)
                 .ok_or_else(|| Error::Internal(format!("gdn_sm90: port {p} is not bound")))
@@ -549,9 +526,7 @@ impl GdnFwdPlan {
             _ => fast_smem_bytes(k, warps, stages, true),
         };
         let (grid_prep, prep_threads, smem_prep) =
-            choice
-                .prep
-                .launch_shape(chunks as u32, ho as u32, k, v, sms);
+            choice.prep.launch_shape(chunks as u32, ho as u32, k, v);
         Ok(GdnFwdPlan {
             template,
             uids,
@@ -702,7 +677,7 @@ mod tests {
     #[test]
     fn prep_variants_name_their_kernels_and_launch_shapes() {
         use PrepVariant::*;
-        let names: Vec<String> = [V1, V2, V3, V4, V5, V6]
+        let names: Vec<String> = [V1, V2, V3, V6]
             .iter()
             .map(|p| p.kernel_name("fwd", "bf16", 128))
             .collect();
@@ -712,28 +687,20 @@ mod tests {
                 "gdn_fwd_prep1_bf16_k128",
                 "gdn_fwd_prep_bf16_k128",
                 "gdn_fwd_prep3_bf16_k128",
-                "gdn_fwd_prep4_bf16_k128",
-                "gdn_fwd_prep5_bf16_k128",
                 "gdn_fwd_prep6_bf16_k128"
             ]
         );
         // The backward has no session-1 prep: v1 runs the 4-warp one.
         assert_eq!(V1.kernel_name("bwd", "f16", 64), "gdn_bwd_prep_f16_k64");
         assert_eq!(V6.kernel_name("bwd", "f16", 64), "gdn_bwd_prep6_f16_k64");
-        // One block per (chunk slot, head), except the persistent prep: 2 per SM, at most one
-        // per tile.
+        // One block per (chunk slot, head).
         assert_eq!(
-            V3.launch_shape(520, 16, 128, 128, 132),
+            V3.launch_shape(520, 16, 128, 128),
             ((520, 16, 1), 256, 61952)
         );
         assert_eq!(
-            V6.launch_shape(520, 16, 128, 128, 132),
+            V6.launch_shape(520, 16, 128, 128),
             ((520, 16, 1), 256, 53760)
         );
-        assert_eq!(
-            V4.launch_shape(520, 16, 128, 128, 132),
-            ((264, 1, 1), 256, 114176)
-        );
-        assert_eq!(V4.launch_shape(3, 2, 64, 64, 132), ((6, 1, 1), 256, 79872));
     }
 }

@@ -350,12 +350,6 @@ pub fn tokens_tc_smem_bytes(k: u64) -> u32 {
     tokens_smem_bytes(k) + (k * (CHUNK + 8) * 2 + 2 * CHUNK * (k + 8) * 2) as u32
 }
 
-/// Dynamic shared memory of the persistent token kernel `tc6` (`gdn::TokMmaSmem6::bytes`):
-/// [`tokens_tc_smem_bytes`] plus the prefetched `dO` tile `[64][V + 8]` (io dtype; K = V).
-pub fn tokens_tc6_smem_bytes(k: u64) -> u32 {
-    tokens_tc_smem_bytes(k) + (CHUNK * (k + 8) * 2) as u32
-}
-
 /// Upper bound of the number of chunks: `Σ ceil(T_b / 64) ≤ T / 64 + N`.
 pub fn max_chunks(n_seqs: u64, total_tokens: u64) -> u64 {
     total_tokens / CHUNK + n_seqs
@@ -387,16 +381,6 @@ pub const PREP3_THREADS: u32 = 256;
 /// Γ and β; in all, the prep's bytes plus the A tile).
 pub fn prep3_smem_bytes(k: u64, v: u64) -> u32 {
     prep_smem_bytes(k, v) + (CHUNK * (CHUNK + 8) * 2) as u32
-}
-/// Blocks per multiprocessor of the persistent prep (`gdn_fwd_prep4_*`, `gdn_bwd_prep4_*`;
-/// `gdn::PREP4_BLOCKS_PER_SM`): its grid is this many blocks per SM (at most one per tile).
-pub const PREP4_BLOCKS_PER_SM: u32 = 2;
-
-/// Dynamic shared memory of the persistent prep for head dims `k = v` (`gdn::Prep4Smem::bytes`:
-/// two sets of the prep's three input regions around one A staging tile, then Γ and β).
-pub fn prep4_smem_bytes(k: u64, v: u64) -> u32 {
-    let sets = u64::from(prep_smem_bytes(k, v)) - 2 * CHUNK * 4;
-    (2 * sets + CHUNK * (CHUNK + 8) * 2 + 2 * CHUNK * 4) as u32
 }
 
 /// Dynamic shared memory of `gdn_fwd_prep6_*` / `gdn_bwd_prep6_*` for head dims `k = v`
@@ -652,8 +636,6 @@ mod tests {
         assert!(dscan_w8_smem_bytes(128) <= 227 * 1024);
         assert_eq!(dscan_w8_smem_bytes(128), 159_744 + 4 * 7168);
         assert!(tokens_tc_smem_bytes(128) <= 227 * 1024);
-        assert_eq!(tokens_tc6_smem_bytes(128), 220_032);
-        assert!(tokens_tc6_smem_bytes(128) <= 227 * 1024);
         assert!(
             tokens_smem_bytes(64).is_multiple_of(16) && tokens_smem_bytes(128).is_multiple_of(16)
         );
@@ -686,18 +668,10 @@ mod tests {
         assert_eq!(prep3_smem_bytes(128, 128), 61952);
         assert_eq!(prep3_smem_bytes(64, 64), 44800);
         assert!(3 * prep3_smem_bytes(128, 128) <= 227 * 1024);
-        // Prep4Smem<128, 128>::bytes and <64, 64>::bytes: 2 blocks per SM fit the 228 KB of an
-        // SM (1 KB reserved per block).
-        assert_eq!(prep4_smem_bytes(128, 128), 114176);
-        assert_eq!(prep4_smem_bytes(64, 64), 79872);
         // Prep6Smem: 4 blocks per SM (1 KB reserved per block).
         assert_eq!(prep6_smem_bytes(128, 128), 53760);
         assert_eq!(prep6_smem_bytes(64, 64), 35584);
         assert!(4 * (u64::from(prep6_smem_bytes(128, 128)) + 1024) <= 228 * 1024);
-        assert!(
-            u64::from(PREP4_BLOCKS_PER_SM) * (u64::from(prep4_smem_bytes(128, 128)) + 1024)
-                <= 228 * 1024
-        );
         assert_eq!(
             scan_smem_bytes(128),
             3 * (3 * 17408 + 9216 + 9216) + 4 * 64 * 48
