@@ -313,6 +313,36 @@ __device__ __forceinline__ void store_d_initial_state(const BwdParams& bp, size_
   }
 }
 
+// One reverse-scan pipeline stage: chunk c's A, T, Kᴿ, Q⁺ and E (cp.async) and the block's VS dO
+// value columns from vb (rows past the chunk's tokens zeroed) into the stage at `base`, laid out
+// as Lay (DscanMmaSmem); NT threads. The sequence's tokens are [cs, ce), chunk c_first holds cs.
+// Shared by the 4-warp and the 8-warp chunk loops.
+template <typename T, int K, int V, typename Lay, int NT>
+__device__ __forceinline__ void dscan_issue_chunk(const BwdParams& bp, unsigned char* base, int c, int h, long long cs,
+                                                  long long ce, int c_first, int vb, int tid) {
+  const FwdParams& p = bp.f;
+  constexpr int VS = Lay::VS, DP = Lay::DP;
+  const int HO = p.ho;
+  const size_t ch = static_cast<size_t>(c) * HO + h;
+  tile_async<T, CHUNK>(reinterpret_cast<T*>(base + Lay::a_off), static_cast<const T*>(p.ws_a) + ch * CHUNK * CHUNK, CHUNK, CHUNK, tid, NT);
+  tile_async<T, CHUNK>(reinterpret_cast<T*>(base + Lay::t_off), static_cast<const T*>(bp.ws_t) + ch * CHUNK * CHUNK, CHUNK, CHUNK, tid, NT);
+  tile_async<T, K>(reinterpret_cast<T*>(base + Lay::kr_off), static_cast<const T*>(p.ws_kr) + ch * CHUNK * K, CHUNK, K, tid, NT);
+  tile_async<T, K>(reinterpret_cast<T*>(base + Lay::q_off), static_cast<const T*>(p.ws_q) + ch * CHUNK * K, CHUNK, K, tid, NT);
+  tile_async<T, K>(reinterpret_cast<T*>(base + Lay::e_off), static_cast<const T*>(bp.ws_e) + ch * CHUNK * K, CHUNK, K, tid, NT);
+  const long long t0 = cs + static_cast<long long>(c - c_first) * CHUNK;
+  const int len = static_cast<int>(min_ll(static_cast<long long>(CHUNK), ce - t0));
+  T* ds = reinterpret_cast<T*>(base + Lay::do_off);
+  const T* dog = static_cast<const T*>(bp.d_o);
+  constexpr int VEC = VS / 8;
+  for (int i = tid; i < CHUNK * VEC; i += NT) {
+    const int r = i / VEC, c8 = i % VEC;
+    if (r < len)
+      cp_async16(&ds[r * DP + 8 * c8], &dog[(static_cast<size_t>(t0 + r) * HO + h) * V + vb + 8 * c8]);
+    else
+      *reinterpret_cast<uint4*>(&ds[r * DP + 8 * c8]) = make_uint4(0u, 0u, 0u, 0u);
+  }
+}
+
 // The tensor-core reverse scan's chunk loop, shared by the uncut scan (bwd_dscan_mma_body) and
 // the piece chain's summary and seeded passes (bwd_dscan_piece_body, gdn_bwd_chain.cuh): chunks
 // [c_begin, c_end) of the sequence whose tokens are [cs, ce) and whose chunk c_first holds token cs,
@@ -323,7 +353,7 @@ template <typename T, int K, int V, int NW, int STAGES, int DS, bool STORE_DR>
 __device__ __forceinline__ void dscan_mma_chunks(const BwdParams& bp, float (&x)[K / 8][4], int h, long long cs,
                                                  long long ce, int c_first, int c_begin, int c_end, int vb, int vr) {
   using S = DscanMmaSmem<K, NW, STAGES>;
-  constexpr int KP = S::KP, CP = S::CP, VS = S::VS, DP = S::DP;
+  constexpr int KP = S::KP, CP = S::CP, DP = S::DP;
   const FwdParams& p = bp.f;
   extern __shared__ __align__(16) unsigned char smem[];
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
@@ -333,27 +363,7 @@ __device__ __forceinline__ void dscan_mma_chunks(const BwdParams& bp, float (&x)
 
   // Step s handles chunk c_end - 1 - s.
   auto issue = [&](int s, int st) {
-    const int c = c_end - 1 - s;
-    unsigned char* base = smem + st * S::stage;
-    const size_t ch = static_cast<size_t>(c) * HO + h;
-    constexpr int NT = NW * 32;
-    tile_async<T, CHUNK>(reinterpret_cast<T*>(base + S::a_off), static_cast<const T*>(p.ws_a) + ch * CHUNK * CHUNK, CHUNK, CHUNK, tid, NT);
-    tile_async<T, CHUNK>(reinterpret_cast<T*>(base + S::t_off), static_cast<const T*>(bp.ws_t) + ch * CHUNK * CHUNK, CHUNK, CHUNK, tid, NT);
-    tile_async<T, K>(reinterpret_cast<T*>(base + S::kr_off), static_cast<const T*>(p.ws_kr) + ch * CHUNK * K, CHUNK, K, tid, NT);
-    tile_async<T, K>(reinterpret_cast<T*>(base + S::q_off), static_cast<const T*>(p.ws_q) + ch * CHUNK * K, CHUNK, K, tid, NT);
-    tile_async<T, K>(reinterpret_cast<T*>(base + S::e_off), static_cast<const T*>(bp.ws_e) + ch * CHUNK * K, CHUNK, K, tid, NT);
-    const long long t0 = cs + static_cast<long long>(c - c_first) * CHUNK;
-    const int len = static_cast<int>(min_ll(static_cast<long long>(CHUNK), ce - t0));
-    T* ds = reinterpret_cast<T*>(base + S::do_off);
-    const T* dog = static_cast<const T*>(bp.d_o);
-    constexpr int VEC = VS / 8;
-    for (int i = tid; i < CHUNK * VEC; i += NT) {
-      const int r = i / VEC, c8 = i % VEC;
-      if (r < len)
-        cp_async16(&ds[r * DP + 8 * c8], &dog[(static_cast<size_t>(t0 + r) * HO + h) * V + vb + 8 * c8]);
-      else
-        *reinterpret_cast<uint4*>(&ds[r * DP + 8 * c8]) = make_uint4(0u, 0u, 0u, 0u);
-    }
+    dscan_issue_chunk<T, K, V, S, NW * 32>(bp, smem + st * S::stage, c_end - 1 - s, h, cs, ce, c_first, vb, tid);
   };
 #pragma unroll
   for (int sidx = 0; sidx < STAGES - 1; ++sidx) {
@@ -590,7 +600,7 @@ __device__ __forceinline__ void dscan_w8_chunks(const BwdParams& bp, float (&x)[
                                                 long long ce, int c_first, int c_begin, int c_end, int vb, int vr) {
   using S = DscanW8Smem<K, STAGES>;
   using B = typename S::Base;
-  constexpr int KP = B::KP, CP = B::CP, VS = B::VS, DP = B::DP;
+  constexpr int KP = B::KP, CP = B::CP, DP = B::DP;
   constexpr int NT = DSCAN_W8_WARPS * 32;
   constexpr int KH = K / 2, KB = K / 32;  // this half's key columns; its key blocks of 16
   const FwdParams& p = bp.f;
@@ -617,26 +627,7 @@ __device__ __forceinline__ void dscan_w8_chunks(const BwdParams& bp, float (&x)[
   };
 
   auto issue = [&](int s, int st) {
-    const int c = c_end - 1 - s;
-    unsigned char* base = smem + st * B::stage;
-    const size_t ch = static_cast<size_t>(c) * HO + h;
-    tile_async<T, CHUNK>(reinterpret_cast<T*>(base + B::a_off), static_cast<const T*>(p.ws_a) + ch * CHUNK * CHUNK, CHUNK, CHUNK, tid, NT);
-    tile_async<T, CHUNK>(reinterpret_cast<T*>(base + B::t_off), static_cast<const T*>(bp.ws_t) + ch * CHUNK * CHUNK, CHUNK, CHUNK, tid, NT);
-    tile_async<T, K>(reinterpret_cast<T*>(base + B::kr_off), static_cast<const T*>(p.ws_kr) + ch * CHUNK * K, CHUNK, K, tid, NT);
-    tile_async<T, K>(reinterpret_cast<T*>(base + B::q_off), static_cast<const T*>(p.ws_q) + ch * CHUNK * K, CHUNK, K, tid, NT);
-    tile_async<T, K>(reinterpret_cast<T*>(base + B::e_off), static_cast<const T*>(bp.ws_e) + ch * CHUNK * K, CHUNK, K, tid, NT);
-    const long long t0 = cs + static_cast<long long>(c - c_first) * CHUNK;
-    const int len = static_cast<int>(min_ll(static_cast<long long>(CHUNK), ce - t0));
-    T* ds = reinterpret_cast<T*>(base + B::do_off);
-    const T* dog = static_cast<const T*>(bp.d_o);
-    constexpr int VEC = VS / 8;
-    for (int i = tid; i < CHUNK * VEC; i += NT) {
-      const int r = i / VEC, c8 = i % VEC;
-      if (r < len)
-        cp_async16(&ds[r * DP + 8 * c8], &dog[(static_cast<size_t>(t0 + r) * HO + h) * V + vb + 8 * c8]);
-      else
-        *reinterpret_cast<uint4*>(&ds[r * DP + 8 * c8]) = make_uint4(0u, 0u, 0u, 0u);
-    }
+    dscan_issue_chunk<T, K, V, B, NT>(bp, smem + st * B::stage, c_end - 1 - s, h, cs, ce, c_first, vb, tid);
   };
   publish_x();  // read after the first stage barrier
 #pragma unroll

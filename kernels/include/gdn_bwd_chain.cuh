@@ -139,7 +139,9 @@ __device__ __forceinline__ void bwd_fscan_piece_body(const BwdChainParams& cp) {
   const FwdParams& p = cp.b.f;
   const int P = cp.pieces;
 
-  const int h = blockIdx.y, b = blockIdx.z / P, j = blockIdx.z % P;
+  const int h = blockIdx.y;
+  int b, j;
+  piece_of_block(P, true, 0, b, j);
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int HO = p.ho;
   const int vr = blockIdx.x * VS + 16 * (SPLIT > 1 ? warp % (NW / SPLIT) : warp) + (lane >> 2);
@@ -178,13 +180,7 @@ __device__ __forceinline__ void bwd_dscan_piece_body(const BwdChainParams& cp) {
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
   const int HO = p.ho;
   int b, j;
-  if (SUM) {
-    b = blockIdx.z / (P - 1);
-    j = blockIdx.z % (P - 1) + 1;
-  } else {
-    b = blockIdx.z / P;
-    j = blockIdx.z % P;
-  }
+  piece_of_block(P, !SUM, 1, b, j);
   const int vb = blockIdx.x * VS;               // the block's first value row
   const int vr = vb + 16 * warp + (lane >> 2);  // this thread's rows: vr and vr + 8
   const int cq = 2 * (lane & 3);
@@ -229,13 +225,7 @@ __device__ __forceinline__ void bwd_dscan_w8_piece_body(const BwdChainParams& cp
   const int h = blockIdx.y;
   const int HO = p.ho;
   int b, j;
-  if (SUM) {
-    b = blockIdx.z / (P - 1);
-    j = blockIdx.z % (P - 1) + 1;
-  } else {
-    b = blockIdx.z / P;
-    j = blockIdx.z % P;
-  }
+  piece_of_block(P, !SUM, 1, b, j);
   const int vb = blockIdx.x * 64;
   const DscanW8Thread t = dscan_w8_thread<K>(vb);
   const long long cs = load_cu(p, b), ce = load_cu(p, b + 1);

@@ -597,6 +597,15 @@ __device__ __forceinline__ void prep_diag_store(float* Lf, const float (&col)[16
 
 // The whole block's barrier (the default of the helpers below that take a barrier type; the fused
 // forward passes its producer warps' named barrier instead).
+// The (sequence b, piece j) a block of a piece pass serves, from blockIdx.z: a pass over every
+// piece (all: z = b·P + j) or over P − 1 of them, pieces first .. first + P − 2
+// (z = b·(P − 1) + j − first).
+__device__ __forceinline__ void piece_of_block(int P, bool all, int first, int& b, int& j) {
+  const unsigned n = static_cast<unsigned>(all ? P : P - 1);
+  b = static_cast<int>(blockIdx.z / n);
+  j = static_cast<int>(blockIdx.z % n) + (all ? 0 : first);
+}
+
 struct BlockBarrier {
   static __device__ __forceinline__ void sync() { __syncthreads(); }
 };

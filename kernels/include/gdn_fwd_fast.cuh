@@ -338,13 +338,7 @@ __device__ __forceinline__ void fwd_scanx_body(const FwdFastParams& fp) {
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int HO = p.ho;
   int b, j;
-  if (OUT) {
-    b = blockIdx.z / P;
-    j = blockIdx.z % P;
-  } else {
-    b = blockIdx.z / (P - 1);
-    j = blockIdx.z % (P - 1);
-  }
+  piece_of_block(P, OUT, 0, b, j);
   // Summary blocks with blockIdx.x ≥ XB compute M (seed I, Ũ = 0) over key rows (K = V).
   const bool is_m = !OUT && static_cast<int>(blockIdx.x) >= XB;
   const int xb = static_cast<int>(blockIdx.x) % XB;
