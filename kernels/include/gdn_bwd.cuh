@@ -313,6 +313,35 @@ __device__ __forceinline__ void store_d_initial_state(const BwdParams& bp, size_
   }
 }
 
+// X fragments (rows vr, vr + 8; columns col0 + 8nt + cq + {0, 1}) from d_final_state ([V][K] at
+// sbase, fp32 or bf16 pairs by the state dtype), zero without one: where an uncut reverse scan
+// starts (the 4-warp scan holds all K columns, a half of the 8-warp scan K / 2 from col0).
+template <int K, int NX>
+__device__ __forceinline__ void load_d_final_state_frags(const BwdParams& bp, size_t sbase, float (&x)[NX][4], int vr,
+                                                         int cq, int col0) {
+#pragma unroll
+  for (int nt = 0; nt < NX; ++nt) {
+#pragma unroll
+    for (int hf = 0; hf < 2; ++hf) {
+      const size_t idx = sbase + static_cast<size_t>(vr + 8 * hf) * K + col0 + 8 * nt + cq;
+      float a0 = 0.f, a1 = 0.f;
+      if (bp.d_final_state) {
+        if (bp.f.state_dtype == DT_F32) {
+          const float2 t = *reinterpret_cast<const float2*>(static_cast<const float*>(bp.d_final_state) + idx);
+          a0 = t.x;
+          a1 = t.y;
+        } else {
+          const u32 t = *reinterpret_cast<const u32*>(static_cast<const unsigned short*>(bp.d_final_state) + idx);
+          a0 = __uint_as_float(t << 16);
+          a1 = __uint_as_float(t & 0xffff0000u);
+        }
+      }
+      x[nt][2 * hf] = a0;
+      x[nt][2 * hf + 1] = a1;
+    }
+  }
+}
+
 // One reverse-scan pipeline stage: chunk c's A, T, Kᴿ, Q⁺ and E (cp.async) and the block's VS dO
 // value columns from vb (rows past the chunk's tokens zeroed) into the stage at `base`, laid out
 // as Lay (DscanMmaSmem); NT threads. The sequence's tokens are [cs, ce), chunk c_first holds cs.
@@ -501,27 +530,7 @@ __device__ __forceinline__ void bwd_dscan_mma_body(const BwdParams& bp) {
 
   // X = dSᵀ rows vr, vr+8, columns 8nt + cq + {0,1}: starts at d_final_state.
   float x[K / 8][4];
-#pragma unroll
-  for (int nt = 0; nt < K / 8; ++nt) {
-#pragma unroll
-    for (int hf = 0; hf < 2; ++hf) {
-      const size_t idx = sbase + static_cast<size_t>(vr + 8 * hf) * K + 8 * nt + cq;
-      float a0 = 0.f, a1 = 0.f;
-      if (bp.d_final_state) {
-        if (p.state_dtype == DT_F32) {
-          const float2 t = *reinterpret_cast<const float2*>(static_cast<const float*>(bp.d_final_state) + idx);
-          a0 = t.x;
-          a1 = t.y;
-        } else {
-          const u32 t = *reinterpret_cast<const u32*>(static_cast<const unsigned short*>(bp.d_final_state) + idx);
-          a0 = __uint_as_float(t << 16);
-          a1 = __uint_as_float(t & 0xffff0000u);
-        }
-      }
-      x[nt][2 * hf] = a0;
-      x[nt][2 * hf + 1] = a1;
-    }
-  }
+  load_d_final_state_frags<K>(bp, sbase, x, vr, cq, 0);
 
   dscan_mma_chunks<T, K, V, NW, STAGES, DS_IO ? 2 : 1, true>(bp, x, h, cs, ce, c_begin, c_begin, c_end, vb, vr);
 
@@ -824,27 +833,7 @@ __device__ __forceinline__ void bwd_dscan_w8_body(const BwdParams& bp) {
   const size_t sbase = (static_cast<size_t>(b) * HO + h) * V * K;
 
   float x[K / 16][4];
-#pragma unroll
-  for (int nt = 0; nt < K / 16; ++nt) {
-#pragma unroll
-    for (int r = 0; r < 2; ++r) {
-      const size_t idx = sbase + static_cast<size_t>(t.vr + 8 * r) * K + t.col0 + 8 * nt + t.cq;
-      float a0 = 0.f, a1 = 0.f;
-      if (bp.d_final_state) {
-        if (p.state_dtype == DT_F32) {
-          const float2 v = *reinterpret_cast<const float2*>(static_cast<const float*>(bp.d_final_state) + idx);
-          a0 = v.x;
-          a1 = v.y;
-        } else {
-          const u32 v = *reinterpret_cast<const u32*>(static_cast<const unsigned short*>(bp.d_final_state) + idx);
-          a0 = __uint_as_float(v << 16);
-          a1 = __uint_as_float(v & 0xffff0000u);
-        }
-      }
-      x[nt][2 * r] = a0;
-      x[nt][2 * r + 1] = a1;
-    }
-  }
+  load_d_final_state_frags<K>(bp, sbase, x, t.vr, t.cq, t.col0);
 
   dscan_w8_run<T, K, V, STAGES, 2, true>(bp, x, t.hf, h, cs, ce, c_begin, c_begin, c_end, vb, t.vr);
 
