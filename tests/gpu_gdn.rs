@@ -24,7 +24,8 @@ use dnnplan::ir::{DataType, Graph, GraphContext, NodeBuilder, Tensor};
 use dnnplan::pack::executor::{PlanChoice, execute};
 use dnnplan::pack::normalize::{Buffer, from_bindings};
 use gdn_gpu::{
-    BENCH_SHAPES, BenchInputs, Caller, GDN_SM90_ID, Rng, get, ok, put, size, time_graph,
+    BENCH_SHAPES, BenchInputs, Caller, GDN_SM90_ID, Rng, env_list, get, ok, put, set_env, size,
+    timing_shape_selected,
 };
 
 /// One configuration.
@@ -972,24 +973,14 @@ fn timing_at_benchmark_shapes() {
     }
     let caller = Caller::new();
     // DNNPLAN_GDN_TIMING_SHAPES: comma list of shape indices to run (default all).
-    let only: Option<Vec<usize>> = std::env::var("DNNPLAN_GDN_TIMING_SHAPES")
-        .ok()
-        .map(|x| x.split(',').filter_map(|i| i.trim().parse().ok()).collect());
-    let variants: Vec<String> = std::env::var("DNNPLAN_GDN_TIMING_VARIANTS")
-        .unwrap_or_else(|_| "tc4,tc5".to_owned())
-        .split(',')
-        .map(|x| x.trim().to_owned())
-        .collect();
+    let variants = env_list("DNNPLAN_GDN_TIMING_VARIANTS", "tc4,tc5");
     for (si, (name, lens, hh)) in BENCH_SHAPES.into_iter().enumerate() {
-        if only.as_ref().is_some_and(|o| !o.contains(&si)) {
+        if !timing_shape_selected(si) {
             continue;
         }
         let inp = BenchInputs::new(&caller, lens, hh);
         let (t, n) = (inp.t, inp.n);
-        let graph_for = |op: &str| inp.graph(op);
-        let (gf, nf, insf) = graph_for("gdn");
-        let fwd = time_graph(&caller, gf, nf, &insf, &["O", "final_state"]);
-        let bwd_outs = ["dQ", "dK", "dV", "dG", "dBeta", "d_initial_state"];
+        let fwd = inp.time(&caller, "gdn");
         // Token-stage variants (DNNPLAN_GDN_BWD_TOKENS; default "tc4,tc5", or the comma list
         // in DNNPLAN_GDN_TIMING_VARIANTS: mma = session 3's pair, tc = session 4's all-tensor-core
         // token stage with io-dtype dS' and direct dQ/dK/dV, tc2 = tc with its latency cuts,
@@ -1001,21 +992,13 @@ fn timing_at_benchmark_shapes() {
         let mut bwd = 0.0;
         for variant in variants.iter().map(String::as_str) {
             let (tokens, dscan) = variant.split_once('/').unwrap_or((variant, variant));
-            // SAFETY: the GPU tests run single-threaded (--test-threads=1); nothing else reads
-            // the environment meanwhile.
-            unsafe {
-                std::env::set_var("DNNPLAN_GDN_BWD_DSCAN", dscan);
-                std::env::set_var("DNNPLAN_GDN_BWD_TOKENS", tokens);
-            }
+            set_env("DNNPLAN_GDN_BWD_DSCAN", Some(dscan));
+            set_env("DNNPLAN_GDN_BWD_TOKENS", Some(tokens));
             let mut cum = vec![0.0];
             for steps in 1..=6 {
-                unsafe { std::env::set_var("DNNPLAN_GDN_BWD_STEPS", steps.to_string()) };
-                let (gb, nb, insb) = graph_for("gdn_bwd");
-                cum.push(time_graph(&caller, gb, nb, &insb, &bwd_outs));
+                cum.push(inp.time_cut(&caller, "gdn_bwd", Some(steps)));
             }
-            unsafe { std::env::remove_var("DNNPLAN_GDN_BWD_STEPS") };
-            let (gb, nb, insb) = graph_for("gdn_bwd");
-            let whole = time_graph(&caller, gb, nb, &insb, &bwd_outs);
+            let whole = inp.time(&caller, "gdn_bwd");
             let stages: Vec<String> = ["offsets", "prep", "fscan", "dscan", "tokens", "fold"]
                 .iter()
                 .enumerate()
@@ -1027,10 +1010,8 @@ fn timing_at_benchmark_shapes() {
             );
             bwd = whole;
         }
-        unsafe {
-            std::env::remove_var("DNNPLAN_GDN_BWD_DSCAN");
-            std::env::remove_var("DNNPLAN_GDN_BWD_TOKENS");
-        }
+        set_env("DNNPLAN_GDN_BWD_DSCAN", None);
+        set_env("DNNPLAN_GDN_BWD_TOKENS", None);
         // The prep kernel (`DNNPLAN_GDN_FWD_PREP`, read at build; unset = the default).
         let prep = std::env::var("DNNPLAN_GDN_FWD_PREP").unwrap_or_else(|_| "default".to_owned());
         println!(
@@ -1062,27 +1043,18 @@ fn timing_backward_pieces() {
         (2, vec![(0, false), (2, false)]),
         (3, vec![(0, false), (4, false)]),
     ];
-    let bwd_outs = ["dQ", "dK", "dV", "dG", "dBeta", "d_initial_state"];
     for (i, runs) in shapes {
         let (name, lens, hh) = BENCH_SHAPES[i];
         let inp = BenchInputs::new(&caller, lens, hh);
         for (pieces, cut) in runs {
-            // SAFETY: the GPU tests run single-threaded (--test-threads=1); nothing else reads
-            // the environment meanwhile.
-            unsafe {
-                if pieces == 0 {
-                    std::env::remove_var("DNNPLAN_GDN_BWD_PIECES");
-                } else {
-                    std::env::set_var("DNNPLAN_GDN_BWD_PIECES", pieces.to_string());
-                }
-            }
+            let forced = (pieces != 0).then(|| pieces.to_string());
+            set_env("DNNPLAN_GDN_BWD_PIECES", forced.as_deref());
             let label = if pieces == 0 {
                 "default".to_owned()
             } else {
                 format!("P={pieces}")
             };
-            let (gb, nb, insb) = inp.graph("gdn_bwd");
-            let whole = time_graph(&caller, gb, nb, &insb, &bwd_outs);
+            let whole = inp.time(&caller, "gdn_bwd");
             let mut line = format!("gdn_sm90 bwd pieces {name:18} {label:8} whole {whole:.3} ms");
             if cut {
                 let stages: &[&str] = if pieces == 1 {
@@ -1095,17 +1067,14 @@ fn timing_backward_pieces() {
                 };
                 let mut prev = 0.0;
                 for (i, st) in stages.iter().enumerate() {
-                    unsafe { std::env::set_var("DNNPLAN_GDN_BWD_STEPS", (i + 1).to_string()) };
-                    let (gb, nb, insb) = inp.graph("gdn_bwd");
-                    let t = time_graph(&caller, gb, nb, &insb, &bwd_outs);
+                    let t = inp.time_cut(&caller, "gdn_bwd", Some(i + 1));
                     line.push_str(&format!(" | {st} {:.3}", t - prev));
                     prev = t;
                 }
-                unsafe { std::env::remove_var("DNNPLAN_GDN_BWD_STEPS") };
             }
             println!("{line}");
         }
-        unsafe { std::env::remove_var("DNNPLAN_GDN_BWD_PIECES") };
+        set_env("DNNPLAN_GDN_BWD_PIECES", None);
         inp.free();
     }
 }
@@ -1127,18 +1096,10 @@ fn timing_forward_scans() {
         return;
     }
     let caller = Caller::new();
-    let bwd_outs = ["dQ", "dK", "dV", "dG", "dBeta", "d_initial_state"];
     let fwd_too = std::env::var("DNNPLAN_GDN_TIMING_SCANS").is_ok_and(|x| x != "bwd");
-    let replays: Vec<String> = std::env::var("DNNPLAN_GDN_TIMING_REPLAYS")
-        .unwrap_or_else(|_| "v1,r4".to_owned())
-        .split(',')
-        .map(|x| x.trim().to_owned())
-        .collect();
-    let only: Option<Vec<usize>> = std::env::var("DNNPLAN_GDN_TIMING_SHAPES")
-        .ok()
-        .map(|x| x.split(',').filter_map(|i| i.trim().parse().ok()).collect());
+    let replays = env_list("DNNPLAN_GDN_TIMING_REPLAYS", "v1,r4");
     for (si, (name, lens, hh)) in BENCH_SHAPES.into_iter().enumerate() {
-        if only.as_ref().is_some_and(|o| !o.contains(&si)) {
+        if !timing_shape_selected(si) {
             continue;
         }
         let inp = BenchInputs::new(&caller, lens, hh);
@@ -1146,57 +1107,33 @@ fn timing_forward_scans() {
         let tile = (chunks * hh * 64 * 128 * 2) as f64; // one of W, Q⁺, Kᴿ, Ũᵀ (bf16)
         let fwd_bytes = 4.0 * tile + (chunks * hh * 64 * 64 * 2 + inp.t * hh * 128 * 2) as f64;
         let replay_bytes = 3.0 * tile + (chunks * hh * 128 * 128 * 2) as f64;
-        let time = |op: &str, steps_var: &str, steps: Option<usize>| {
-            // SAFETY: the GPU tests run single-threaded (--test-threads=1).
-            unsafe {
-                match steps {
-                    Some(n) => std::env::set_var(steps_var, n.to_string()),
-                    None => std::env::remove_var(steps_var),
-                }
-            }
-            let (g, n, ins) = inp.graph(op);
-            let outs: &[&str] = if op == "gdn" {
-                &["O", "final_state"]
-            } else {
-                &bwd_outs
-            };
-            let ms = time_graph(&caller, g, n, &ins, outs);
-            unsafe { std::env::remove_var(steps_var) };
-            ms
-        };
-        let fwd_prefix = if fwd_too {
-            time("gdn", "DNNPLAN_GDN_FWD_STEPS", Some(2))
-        } else {
-            0.0
-        };
+        let time = |op: &str, steps: Option<usize>| inp.time_cut(&caller, op, steps);
+        let fwd_prefix = if fwd_too { time("gdn", Some(2)) } else { 0.0 };
         let scans: &[&str] = if fwd_too { &["w4", "w8"] } else { &[] };
         for &scan in scans {
-            unsafe { std::env::set_var("DNNPLAN_GDN_FWD_SCAN", scan) };
-            let whole = time("gdn", "DNNPLAN_GDN_FWD_STEPS", None);
+            set_env("DNNPLAN_GDN_FWD_SCAN", Some(scan));
+            let whole = time("gdn", None);
             let ms = whole - fwd_prefix;
             println!(
                 "gdn_sm90 fscan {name:18} fwd scan {scan} {ms:.3} ms {:6.0} GB/s | fwd whole {whole:.3} ms",
                 fwd_bytes / (ms * 1e6)
             );
         }
-        unsafe { std::env::remove_var("DNNPLAN_GDN_FWD_SCAN") };
-        let bwd_prefix = time("gdn_bwd", "DNNPLAN_GDN_BWD_STEPS", Some(2));
+        set_env("DNNPLAN_GDN_FWD_SCAN", None);
+        let bwd_prefix = time("gdn_bwd", Some(2));
         for replay in replays.iter().map(String::as_str) {
             let (variant, per_sm) = replay.split_once('/').unwrap_or((replay, ""));
-            unsafe {
-                std::env::set_var("DNNPLAN_GDN_BWD_FSCAN", variant);
-                if per_sm.is_empty() {
-                    std::env::remove_var("DNNPLAN_GDN_BWD_FSCAN_PER_SM");
-                } else {
-                    std::env::set_var("DNNPLAN_GDN_BWD_FSCAN_PER_SM", per_sm);
-                }
-            }
+            set_env("DNNPLAN_GDN_BWD_FSCAN", Some(variant));
+            set_env(
+                "DNNPLAN_GDN_BWD_FSCAN_PER_SM",
+                (!per_sm.is_empty()).then_some(per_sm),
+            );
             // Uncut: offsets, prep, fscan; pieces: offsets, prep, psum, pchain, fscanp.
             let mut cum = vec![bwd_prefix];
             for steps in 3..=5 {
-                cum.push(time("gdn_bwd", "DNNPLAN_GDN_BWD_STEPS", Some(steps)));
+                cum.push(time("gdn_bwd", Some(steps)));
             }
-            let whole = time("gdn_bwd", "DNNPLAN_GDN_BWD_STEPS", None);
+            let whole = time("gdn_bwd", None);
             let stages: Vec<String> = cum
                 .windows(2)
                 .map(|w| format!("{:.3}", w[1] - w[0]))
@@ -1212,10 +1149,8 @@ fn timing_forward_scans() {
                 stages.join(" ")
             );
         }
-        unsafe {
-            std::env::remove_var("DNNPLAN_GDN_BWD_FSCAN");
-            std::env::remove_var("DNNPLAN_GDN_BWD_FSCAN_PER_SM");
-        }
+        set_env("DNNPLAN_GDN_BWD_FSCAN", None);
+        set_env("DNNPLAN_GDN_BWD_FSCAN_PER_SM", None);
         inp.free();
     }
 }

@@ -20,7 +20,7 @@
 #[path = "support/gdn_gpu.rs"]
 mod gdn_gpu;
 
-use gdn_gpu::{BENCH_SHAPES, BenchInputs, Caller, time_graph};
+use gdn_gpu::{BENCH_SHAPES, BenchInputs, Caller, env_list, set_env};
 
 /// Analytic (bytes, flops) of one forward kernel (see the module doc).
 fn kernel_counts(kernel: &str, lens: &[i64], ho: i64, d: i64, pieces: i64) -> (f64, f64) {
@@ -58,27 +58,15 @@ fn kernel_counts(kernel: &str, lens: &[i64], ho: i64, d: i64, pieces: i64) -> (f
 }
 
 /// Sets (or removes, for "") the forward's schedule overrides.
-fn set_schedule(scan: &str, pieces: &str, steps: Option<usize>) {
+fn set_schedule(scan: &str, pieces: &str) {
     // "v1" names the whole session-1 forward: its prep and its scan.
     let prep = if scan == "v1" { "v1" } else { "" };
-    // SAFETY: the benchmark runs single-threaded (--test-threads=1); nothing else reads the
-    // environment meanwhile.
-    unsafe {
-        for (k, v) in [
-            ("DNNPLAN_GDN_FWD_SCAN", scan),
-            ("DNNPLAN_GDN_FWD_PIECES", pieces),
-            ("DNNPLAN_GDN_FWD_PREP", prep),
-        ] {
-            if v.is_empty() {
-                std::env::remove_var(k);
-            } else {
-                std::env::set_var(k, v);
-            }
-        }
-        match steps {
-            Some(n) => std::env::set_var("DNNPLAN_GDN_FWD_STEPS", n.to_string()),
-            None => std::env::remove_var("DNNPLAN_GDN_FWD_STEPS"),
-        }
+    for (k, v) in [
+        ("DNNPLAN_GDN_FWD_SCAN", scan),
+        ("DNNPLAN_GDN_FWD_PIECES", pieces),
+        ("DNNPLAN_GDN_FWD_PREP", prep),
+    ] {
+        set_env(k, (!v.is_empty()).then_some(v));
     }
 }
 
@@ -111,18 +99,13 @@ fn gdn_benchmark_ours() {
         }
         let inp = BenchInputs::new(&caller, lens, hh);
         let (t, n, kd) = (inp.t, inp.n, inp.kd);
-        let graph_for = |op: &str| inp.graph(op);
-        let time_fwd = || {
-            let (gf, nf, insf) = graph_for("gdn");
-            time_graph(&caller, gf, nf, &insf, &["O", "final_state"])
-        };
         // Minimum memory traffic: q, k, v, O, g, beta and the states once.
         let min_bytes =
             (t * hh) as f64 * (4.0 * kd as f64 * 2.0 + 8.0) + 2.0 * (n * hh * kd * kd) as f64 * 4.0;
         let mut default_fwd = 0.0;
         for (label, scan, pieces) in schedules {
-            set_schedule(scan, pieces, None);
-            let whole = time_fwd();
+            set_schedule(scan, pieces);
+            let whole = inp.time(&caller, "gdn");
             if label == "default" {
                 default_fwd = whole;
             }
@@ -132,8 +115,7 @@ fn gdn_benchmark_ours() {
             let p: i64 = pieces.parse().unwrap_or(0);
             let mut cum = vec![0.0];
             for steps in 1..=5 {
-                set_schedule(scan, pieces, Some(steps));
-                cum.push(time_fwd());
+                cum.push(inp.time_cut(&caller, "gdn", Some(steps)));
             }
             let launches = if p > 1 || (p == 0 && whole - cum[3] > 0.05 * whole) {
                 5
@@ -172,33 +154,14 @@ fn gdn_benchmark_ours() {
                 parts.join(" | ")
             );
         }
-        set_schedule("", "", None);
-        let (gb, nb, insb) = graph_for("gdn_bwd");
-        let bwd = time_graph(
-            &caller,
-            gb,
-            nb,
-            &insb,
-            &["dQ", "dK", "dV", "dG", "dBeta", "d_initial_state"],
-        );
+        set_schedule("", "");
+        let bwd = inp.time(&caller, "gdn_bwd");
         println!("BENCH ours bwd {name} {bwd:.4}");
         println!(
             "BENCH ours fwdbwd {name} {:.4} (fwd {default_fwd:.4} + bwd {bwd:.4}, timed apart)",
             default_fwd + bwd
         );
         inp.free();
-    }
-}
-
-/// Sets (or removes, for `None`) one environment variable the engine reads at plan build.
-fn set_env(name: &str, value: Option<&str>) {
-    // SAFETY: the benchmark runs single-threaded (--test-threads=1); nothing else reads the
-    // environment meanwhile.
-    unsafe {
-        match value {
-            Some(v) => std::env::set_var(name, v),
-            None => std::env::remove_var(name),
-        }
     }
 }
 
@@ -218,37 +181,22 @@ fn gdn_prep_variants() {
         return;
     }
     let caller = Caller::new();
-    let preps: Vec<String> = std::env::var("DNNPLAN_GDN_BENCH_PREP_VARIANTS")
-        .unwrap_or_else(|_| "v3,v6".to_owned())
-        .split(',')
-        .map(|x| x.trim().to_owned())
-        .collect();
-    set_schedule("", "", None);
+    let preps = env_list("DNNPLAN_GDN_BENCH_PREP_VARIANTS", "v3,v6");
+    set_schedule("", "");
     for (name, lens, hh) in BENCH_SHAPES {
         let inp = BenchInputs::new(&caller, lens, hh);
-        let time = |op: &str, outs: &[&str]| {
-            let (g, n, ins) = inp.graph(op);
-            time_graph(&caller, g, n, &ins, outs)
-        };
-        let fwd_outs = ["O", "final_state"];
-        let bwd_outs = ["dQ", "dK", "dV", "dG", "dBeta", "d_initial_state"];
         let (bytes, flops) = kernel_counts("prep", lens, hh, inp.kd, 1);
         let mut fwd_prep_ms = Vec::new();
         let mut bwd_prep_ms = Vec::new();
         for prep in preps.iter().map(|p| Some(p.as_str())) {
             set_env("DNNPLAN_GDN_FWD_PREP", prep);
-            let cut = |var: &str, op: &str, outs: &[&str], steps: Option<&str>| {
-                set_env(var, steps);
-                let ms = time(op, outs);
-                set_env(var, None);
-                ms
-            };
-            let f1 = cut("DNNPLAN_GDN_FWD_STEPS", "gdn", &fwd_outs, Some("1"));
-            let f2 = cut("DNNPLAN_GDN_FWD_STEPS", "gdn", &fwd_outs, Some("2"));
-            let fw = cut("DNNPLAN_GDN_FWD_STEPS", "gdn", &fwd_outs, None);
-            let b1 = cut("DNNPLAN_GDN_BWD_STEPS", "gdn_bwd", &bwd_outs, Some("1"));
-            let b2 = cut("DNNPLAN_GDN_BWD_STEPS", "gdn_bwd", &bwd_outs, Some("2"));
-            let bw = cut("DNNPLAN_GDN_BWD_STEPS", "gdn_bwd", &bwd_outs, None);
+            let cut = |op: &str, steps: Option<usize>| inp.time_cut(&caller, op, steps);
+            let (f1, f2, fw) = (cut("gdn", Some(1)), cut("gdn", Some(2)), cut("gdn", None));
+            let (b1, b2, bw) = (
+                cut("gdn_bwd", Some(1)),
+                cut("gdn_bwd", Some(2)),
+                cut("gdn_bwd", None),
+            );
             let (fp, bp) = (f2 - f1, b2 - b1);
             fwd_prep_ms.push(fp);
             bwd_prep_ms.push(bp);

@@ -242,6 +242,37 @@ pub fn time_graph(
     ms
 }
 
+/// Sets (or removes, for `None`) one environment variable the engine reads at plan build.
+pub fn set_env(name: &str, value: Option<&str>) {
+    // SAFETY: the GPU tests and the benchmark run single-threaded (--test-threads=1); nothing
+    // else reads the environment meanwhile.
+    unsafe {
+        match value {
+            Some(v) => std::env::set_var(name, v),
+            None => std::env::remove_var(name),
+        }
+    }
+}
+
+/// The comma list in the environment variable `name`, else the one in `default`.
+pub fn env_list(name: &str, default: &str) -> Vec<String> {
+    std::env::var(name)
+        .unwrap_or_else(|_| default.to_owned())
+        .split(',')
+        .map(|x| x.trim().to_owned())
+        .collect()
+}
+
+/// Whether [`BENCH_SHAPES`]`[index]` runs: `DNNPLAN_GDN_TIMING_SHAPES` is a comma list of
+/// shape indices (unset: every shape).
+pub fn timing_shape_selected(index: usize) -> bool {
+    std::env::var("DNNPLAN_GDN_TIMING_SHAPES").map_or(true, |x| {
+        x.split(',')
+            .filter_map(|i| i.trim().parse::<usize>().ok())
+            .any(|i| i == index)
+    })
+}
+
 /// The benchmark's device inputs for one shape (bf16, K = V = 128, fp32 gates, beta and states).
 pub struct BenchInputs {
     pub t: i64,
@@ -312,6 +343,36 @@ impl BenchInputs {
         }
         let node = graph.add_node(b).unwrap();
         (graph, node, ins)
+    }
+
+    /// The outputs a timing of `op` binds.
+    pub fn outputs(op: &str) -> &'static [&'static str] {
+        if op == "gdn_bwd" {
+            &["dQ", "dK", "dV", "dG", "dBeta", "d_initial_state"]
+        } else {
+            &["O", "final_state"]
+        }
+    }
+
+    /// Median time of one execute of `op`'s plan on these inputs ([`time_graph`]).
+    pub fn time(&self, caller: &Caller, op: &str) -> f64 {
+        let (g, n, ins) = self.graph(op);
+        time_graph(caller, g, n, &ins, Self::outputs(op))
+    }
+
+    /// [`BenchInputs::time`] with only the plan's first `steps` launches (`None`: all of them),
+    /// through `DNNPLAN_GDN_FWD_STEPS` / `DNNPLAN_GDN_BWD_STEPS` (read at plan build; removed
+    /// again after): per-kernel times are differences of these.
+    pub fn time_cut(&self, caller: &Caller, op: &str, steps: Option<usize>) -> f64 {
+        let var = if op == "gdn_bwd" {
+            "DNNPLAN_GDN_BWD_STEPS"
+        } else {
+            "DNNPLAN_GDN_FWD_STEPS"
+        };
+        set_env(var, steps.map(|n| n.to_string()).as_deref());
+        let ms = self.time(caller, op);
+        set_env(var, None);
+        ms
     }
 
     pub fn free(self) {
