@@ -239,6 +239,7 @@ fn cluster_dimensions_reach_the_kernel() {
     }
     let bad = LaunchConfig {
         cluster: Some((3, 1, 1)),
+        programmatic: false,
         ..LaunchConfig::linear(8, 64)
     };
     let mut args = KernelArgs::new();

@@ -27,6 +27,11 @@ pub struct LaunchConfig {
     pub shared_mem_bytes: u32,
     /// Thread-block cluster dimensions (sm_90+); each must divide the grid's. `None`: no cluster.
     pub cluster: Option<(u32, u32, u32)>,
+    /// Programmatic dependent launch (sm_90+): the kernel may start before the previous kernel on
+    /// the stream has finished, once every block of that kernel has executed
+    /// `griddepcontrol.launch_dependents` (or exited). Only for a consumer written for it
+    /// (`kernels/include/dnnp_overlap.cuh` states the contract); `false` keeps stream order.
+    pub programmatic: bool,
 }
 
 impl LaunchConfig {
@@ -37,6 +42,7 @@ impl LaunchConfig {
             block: (block, 1, 1),
             shared_mem_bytes: 0,
             cluster: None,
+            programmatic: false,
         }
     }
 
@@ -187,14 +193,22 @@ impl Launcher {
         let f = function.prepared_in(self.guard.context().context)?;
         guarded("kernel launch", || {
             // SAFETY: all-zero is a valid bit pattern for this plain C struct (union of PODs).
-            let mut attr: sys::CUlaunchAttribute = unsafe { std::mem::zeroed() };
+            let mut attrs: [sys::CUlaunchAttribute; 2] = unsafe { std::mem::zeroed() };
             let mut num_attrs = 0;
             if let Some((x, y, z)) = config.cluster {
-                attr.id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-                attr.value.clusterDim.x = x;
-                attr.value.clusterDim.y = y;
-                attr.value.clusterDim.z = z;
-                num_attrs = 1;
+                let a = &mut attrs[num_attrs];
+                a.id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+                a.value.clusterDim.x = x;
+                a.value.clusterDim.y = y;
+                a.value.clusterDim.z = z;
+                num_attrs += 1;
+            }
+            if config.programmatic {
+                let a = &mut attrs[num_attrs];
+                a.id =
+                    sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+                a.value.programmaticStreamSerializationAllowed = 1;
+                num_attrs += 1;
             }
             let launch_config = sys::CUlaunchConfig {
                 gridDimX: config.grid.0,
@@ -205,13 +219,38 @@ impl Launcher {
                 blockDimZ: config.block.2,
                 sharedMemBytes: config.shared_mem_bytes,
                 hStream: self.stream,
-                attrs: &mut attr,
-                numAttrs: num_attrs,
+                attrs: attrs.as_mut_ptr(),
+                numAttrs: num_attrs as u32,
             };
             // SAFETY: the config and attribute outlive the call; `params` has one entry per
             // kernel parameter (the caller's contract) and each points to a live copy.
             check("cuLaunchKernelEx", unsafe {
                 sys::cuLaunchKernelEx(&launch_config, f, params.as_mut_ptr(), std::ptr::null_mut())
+            })
+        })
+    }
+
+    /// Sets `count` 32-bit words at device address `dst` to `value`, in stream order
+    /// (`cuMemsetD32Async`; capturable in a CUDA graph). Zeroes the hand-over flags of an
+    /// overlapped producer/consumer pair before the producer starts.
+    ///
+    /// # Safety
+    /// `dst` must be a 4-byte-aligned device allocation of at least `count` words, not in use by
+    /// other work that is not ordered with this stream.
+    pub unsafe fn memset_u32(&self, dst: u64, value: u32, count: usize) -> Result<()> {
+        if count == 0 {
+            return Ok(());
+        }
+        if !dst.is_multiple_of(4) {
+            return Err(Error::bad_param(
+                "memset of hand-over flags",
+                format!("address {dst:#x} is not 4-byte aligned"),
+            ));
+        }
+        guarded("memset", || {
+            // SAFETY: the caller's contract; the call only enqueues the fill on the stream.
+            check("cuMemsetD32Async", unsafe {
+                sys::cuMemsetD32Async(dst, value, count, self.stream)
             })
         })
     }

@@ -697,6 +697,7 @@ impl CompiledPlan for GdnBwdPlan {
                 block: (threads, 1, 1),
                 shared_mem_bytes: smem,
                 cluster: None,
+                programmatic: false,
             };
             // SAFETY: every address in `p` is a device buffer of the pack or of the checked
             // workspace region, and `p` (BwdChainParams, BwdParams first) is the kernels' only

@@ -628,6 +628,7 @@ impl CompiledPlan for GdnFwdPlan {
                 block: (threads, 1, 1),
                 shared_mem_bytes: smem,
                 cluster: None,
+                programmatic: false,
             };
             // SAFETY: every address in `p` is a device buffer of the pack or of the checked
             // workspace region, and `p` (FwdFastParams, FwdParams first) is the kernels' only

@@ -1,0 +1,76 @@
+// dnnp_overlap.cuh: hand-over between a producer kernel and a consumer kernel that run at the
+// same time on one stream (programmatic dependent launch, sm_90+).
+//
+// Contract (what makes it deadlock-free and race-free):
+// - The producer is launched first, normally; the consumer right after it with
+//   `LaunchConfig::programmatic` set (CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION).
+//   Every producer block calls `dnnp_launch_dependents()` once it is resident; the driver then
+//   starts the consumer grid when *all* producer blocks have called it (or exited). So every
+//   producer block is resident before any consumer block exists; a producer never waits on a
+//   consumer, so the producer always finishes, whatever occupies the GPU.
+// - Each unit of hand-over has one 32-bit flag in the caller's workspace, zeroed by a
+//   `Launcher::memset_u32` earlier on the same stream (so replaying a captured graph resets it).
+//   The producer writes its unit, then `dnnp_flag_publish_block` (block barrier, then one thread:
+//   gpu-scope fence and release store). The consumer calls `dnnp_flag_wait_block` before it
+//   reads (issues a copy of) the unit: one thread spins with gpu-scope acquire loads, then a block
+//   barrier. Data reads after the wait must not be served by a stale L1 line: use cp.async.cg /
+//   ld.global.cg (L2) or plain loads after the acquire (which invalidates the SM's L1).
+// - A consumer that finishes before the producer's last block must not let the stream move on:
+//   it calls `dnnp_wait_prerequisites()` (griddepcontrol.wait) before it exits, so the kernel
+//   after the pair (launched normally) starts only after both.
+// On targets below sm_90 the griddepcontrol calls compile to nothing (no PDL there: the host
+// launches the pair in sequence and every flag is already set when the consumer runs).
+#pragma once
+
+// Lets the next kernel on the stream (launched with the programmatic attribute) start once every
+// block of this grid has called this or exited. Call it from every thread of the block (or from
+// all after a barrier); calling it again has no effect.
+__device__ __forceinline__ void dnnp_launch_dependents() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
+// Waits until the prerequisite grid (the producer) has completed and its memory is visible.
+__device__ __forceinline__ void dnnp_wait_prerequisites() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
+__device__ __forceinline__ unsigned dnnp_flag_load_acquire(const unsigned* flag) {
+    unsigned v;
+    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(flag) : "memory");
+    return v;
+}
+
+__device__ __forceinline__ void dnnp_flag_store_release(unsigned* flag, unsigned value) {
+    asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(flag), "r"(value) : "memory");
+}
+
+// Publishes `value` in `flag` once every thread of the block has written its part of the unit.
+// All threads of the block must call it (it contains a block barrier).
+__device__ __forceinline__ void dnnp_flag_publish_block(unsigned* flag, unsigned value) {
+    __syncthreads();
+    if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
+        __threadfence();
+        dnnp_flag_store_release(flag, value);
+    }
+}
+
+// One thread's spin until `flag >= value` (acquire). Backs off with nanosleep between polls.
+__device__ __forceinline__ void dnnp_flag_wait_thread(const unsigned* flag, unsigned value) {
+    while (dnnp_flag_load_acquire(flag) < value) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 700
+        __nanosleep(64);
+#endif
+    }
+}
+
+// Block-wide wait: thread 0 spins, then a block barrier. All threads of the block must call it.
+__device__ __forceinline__ void dnnp_flag_wait_block(const unsigned* flag, unsigned value) {
+    if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
+        dnnp_flag_wait_thread(flag, value);
+    }
+    __syncthreads();
+}
