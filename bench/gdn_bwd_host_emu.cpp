@@ -28,6 +28,16 @@
 //         forward summaries, fp32 chain and seeded replay writing ws_s (the harness's fp64 ws_s is
 //         NaN-filled first, so every state comes from the kernels), reverse summaries, reverse
 //         chain and seeded reverse scan, then the default (tc3) token stage. ("pieces" runs both.)
+//   ov, piece4ov  the overlapped reverse scan -> token stage (kernels/include/gdn_bwd_overlap.cuh):
+//         first tc5 / piece4 in sequence (4-warp reverse scan), then the pair run concurrently: the
+//         chunk order (gdn_bwd_chunk_order's tail: flags zeroed, reverse-scan order), then a
+//         forked producer process runs the publishing reverse scan (gdn_bwd_dscan_ov /
+//         dscanp_ov: V / 16 warps) after a delay (GDN_EMU_OV_DELAY_MS, default 300) while this
+//         process already runs the consumer (gdn_bwd_tokens_tc5_ov: blocks in rank order, each
+//         waiting for its unit's flag); dS', dR, d_initial_state and the flags live in a MAP_SHARED
+//         mapping, NaN-filled. Every output and dS', dR must be bitwise the sequential run's,
+//         twice. A consumer still waiting after GDN_EMU_OV_TIMEOUT s (default 3600) ends the
+//         run with "OVERLAP TIMEOUT" (a missing publish). GDN_EMU_CASES=n: the first n cases only.
 // The tensor-core primitives of the kernel headers (Io<T>::mma, ldsm_x4_t, cp_async16, ...) are
 // emulated warp-collectively by bench/gdn_host_emu.h (shared with gdn_prep_host_emu.cpp):
 // mma.sync m16n8k16 from the 32 lanes' fragments (fp64 sums of the io-dtype products onto the
@@ -49,6 +59,42 @@
 #include "gdn_host_emu.h"
 #include "gdn_bwd.cuh"
 #include "gdn_bwd_chain.cuh"
+#include "gdn_bwd_overlap.cuh"
+
+#include <csignal>
+#include <sys/mman.h>
+#include <sys/wait.h>
+
+// A consumer that never gets its flag (a missing publish) must not hang the emulation.
+static void ov_timeout(int) {
+  const char msg[] = "\nOVERLAP TIMEOUT: a consumer block still waits for its unit\n";
+  (void)!write(2, msg, sizeof(msg) - 1);
+  _exit(3);
+}
+
+// The producer (pbody over pgrid) in a forked process started after a delay, the consumer (cbody
+// over cgrid) here at once; `shared` is the MAP_SHARED mapping both write / read.
+static void run_overlap_pair(U3 pgrid, unsigned pthreads, const std::function<void()>& pbody, U3 cgrid,
+                             unsigned cthreads, const std::function<void()>& cbody) {
+  const int delay_ms = getenv("GDN_EMU_OV_DELAY_MS") ? atoi(getenv("GDN_EMU_OV_DELAY_MS")) : 300;
+  fflush(stdout);
+  const pid_t child = fork();
+  if (child == 0) {
+    usleep(1000 * delay_ms);  // the consumer's blocks start (and wait) first
+    launch(pgrid, pthreads, pbody);
+    _exit(g_unwaited.load() ? 4 : 0);
+  }
+  signal(SIGALRM, ov_timeout);
+  alarm(getenv("GDN_EMU_OV_TIMEOUT") ? atoi(getenv("GDN_EMU_OV_TIMEOUT")) : 3600);
+  launch(cgrid, cthreads, cbody);
+  alarm(0);
+  int status = 0;
+  waitpid(child, &status, 0);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    printf(" (producer process failed: status %d)", status);
+    ++g_unwaited;
+  }
+}
 
 static double rms_ratio(const std::vector<double>& a, const std::vector<double>& b) {
   double num = 0, den = 0;
@@ -59,19 +105,29 @@ static double rms_ratio(const std::vector<double>& a, const std::vector<double>&
   return std::sqrt(num / (den > 0 ? den : 1));
 }
 
-enum class Set { Fp32, Mma, Tc, Tc2, Tc3, Tc4, Tc5, Tc6, Piece2, Piece3, Piece4, Tc4W8, Piece4W8 };
+enum class Set { Fp32, Mma, Tc, Tc2, Tc3, Tc4, Tc5, Tc6, Piece2, Piece3, Piece4, Tc4W8, Piece4W8, Ov, Piece4Ov };
 
 // The reverse scan's kernels: the 8-warp dscan_w8_chunks ones (true) or the 4-warp v1 ones.
 static bool g_dscan_w8 = false;
 
+// GDN_EMU_CASES=n: run only the first n cases of each set (the mutation checks).
+static int g_cases_left = -1;
+
 template <typename IOT, int K>
 int run_case(Set set, const char* name, int H, int HV, bool l2norm, bool safe, std::vector<int> lens, bool long_span = false) {
+  if (g_cases_left == 0) return 0;
+  if (g_cases_left > 0) --g_cases_left;
   // w8 / piece4w8: tc4 / piece4 with the 8-warp reverse scan, then again with the v1 one, and
   // every output and intermediate compared bitwise.
   const bool vs_v1 = set == Set::Tc4W8 || set == Set::Piece4W8;
   if (set == Set::Tc4W8) set = Set::Tc4;
   if (set == Set::Piece4W8) set = Set::Piece4;
   g_dscan_w8 = vs_v1;
+  // ov / piece4ov: tc5 / piece4 in sequence, then the overlapped pair (vs_seq), compared bitwise.
+  const bool vs_seq = set == Set::Ov || set == Set::Piece4Ov;
+  if (set == Set::Ov) set = Set::Tc5;
+  if (set == Set::Piece4Ov) set = Set::Piece4;
+  bool overlap = false;
   constexpr int V = K, C = 64;
   const int HK = H, HO = std::max(H, HV), N = static_cast<int>(lens.size());
   std::vector<int> cu{0};
@@ -329,6 +385,37 @@ int run_case(Set set, const char* name, int H, int HV, bool l2norm, bool safe, s
   // tc5 / tc6: also run tc4 once and require bitwise-equal outputs (rev_override = 4 for that run).
   int rev_override = 0;
   if (s_io) bp.ws_s = reinterpret_cast<float*>(ws_s_io.data());
+  // The overlapped pair's shared mapping: dS', dR, d_initial_state (NaN) and the flags; the
+  // order table stays private (written here before the fork).
+  std::vector<int> ov_order(slots > 0 ? slots : 1, -1);
+  void* ov_map = nullptr;
+  size_t ov_bytes = 0;
+  auto ov_prepare = [&] {
+    ov_bytes = (ws_ds.size() + ws_dr.size() + dis.size()) * 4 + size_t(slots) * HO * 4 + 64;
+    ov_map = mmap(nullptr, ov_bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (ov_map == MAP_FAILED) { perror("mmap"); exit(2); }
+    float* f = static_cast<float*>(ov_map);
+    std::fill(f, f + ws_ds.size() + ws_dr.size() + dis.size(), NAN);
+    bp.ws_ds = f;
+    bp.ws_dr = f + ws_ds.size();
+    bp.d_initial_state = f + ws_ds.size() + ws_dr.size();
+    cp.ov_flags = reinterpret_cast<unsigned*>(f + ws_ds.size() + ws_dr.size() + dis.size());
+    std::fill(cp.ov_flags, cp.ov_flags + size_t(slots) * HO, 0xdeadu);  // the tail must zero them
+    cp.ov_order = ov_order.data();
+    launch({1, 1, 1}, gdn::OFFSETS_THREADS, [&] { gdn::bwd_chunk_order_tail(cp); });
+  };
+  auto ov_finish = [&] {
+    const float* f = static_cast<const float*>(ov_map);
+    std::copy(f, f + ws_ds.size(), ws_ds.begin());
+    std::copy(f + ws_ds.size(), f + ws_ds.size() + ws_dr.size(), ws_dr.begin());
+    std::copy(f + ws_ds.size() + ws_dr.size(), f + ws_ds.size() + ws_dr.size() + dis.size(), dis.begin());
+    munmap(ov_map, ov_bytes);
+    bp.ws_ds = ws_ds.data();
+    bp.ws_dr = ws_dr.data();
+    bp.d_initial_state = dis.data();
+    cp.ov_flags = nullptr;
+    cp.ov_order = nullptr;
+  };
   auto run_kernels = [&] {
     for (auto* v : {&ws_ds, &ws_dr, &ws_dq, &ws_dk, &ws_dv, &ws_pa, &ws_pb, &dg, &db, &dis, &da, &dt})
       std::fill(v->begin(), v->end(), NAN);
@@ -342,6 +429,13 @@ int run_case(Set set, const char* name, int H, int HV, bool l2norm, bool safe, s
     } else if (set == Set::Mma) {
       launch({V / (16 * MW), unsigned(HO), unsigned(N)}, MW * 32, [&] { gdn::bwd_dscan_mma_body<IOT, K, V, MW, MS>(bp); });
       launch({unsigned(slots), unsigned(HO), 1}, gdn::TOK_THREADS, [&] { gdn::bwd_tokens_body<IOT, K, V, true>(bp); });
+    } else if (overlap && set == Set::Tc5) {
+      cp.pieces = 1;
+      ov_prepare();
+      run_overlap_pair({1, unsigned(HO), unsigned(N)}, V / 16 * 32,
+                       [&] { gdn::bwd_dscan_mma_body<IOT, K, V, V / 16, MS, true, true>(bp, cp.ov_flags); },
+                       {unsigned(slots), unsigned(HO), 1}, gdn::TOK_THREADS, [&] { gdn::bwd_tokens_ov_body<IOT, K, V, 5>(cp); });
+      ov_finish();
     } else if (set == Set::Tc || set == Set::Tc2 || set == Set::Tc3 || set == Set::Tc4 || set == Set::Tc5 || set == Set::Tc6) {
       if (g_dscan_w8)
         launch({V / 64, unsigned(HO), unsigned(N)}, gdn::DSCAN_W8_WARPS * 32, [&] { gdn::bwd_dscan_w8_body<IOT, K, V, MS>(bp); });
@@ -378,11 +472,17 @@ int run_case(Set set, const char* name, int H, int HV, bool l2norm, bool safe, s
       else
         launch({V / (16 * MW), unsigned(HO), NP1}, MW * 32, [&] { gdn::bwd_dscan_piece_body<IOT, K, V, MW, MS, true>(cp); });
       launch({V / 32, unsigned(HO), unsigned(N)}, gdn::CHAIN_THREADS, [&] { gdn::fwd_chain_body<K>(gdn::chain_rev_view(cp)); });
-      if (g_dscan_w8)
+      if (overlap) {
+        ov_prepare();
+        run_overlap_pair({1, unsigned(HO), NP}, V / 16 * 32, [&] { gdn::bwd_dscan_piece_body<IOT, K, V, V / 16, MS, false, true>(cp); },
+                         {unsigned(slots), unsigned(HO), 1}, gdn::TOK_THREADS, [&] { gdn::bwd_tokens_ov_body<IOT, K, V, 5>(cp); });
+        ov_finish();
+      } else if (g_dscan_w8)
         launch({V / 64, unsigned(HO), NP}, gdn::DSCAN_W8_WARPS * 32, [&] { gdn::bwd_dscan_w8_piece_body<IOT, K, V, MS, false>(cp); });
       else
         launch({V / (16 * MW), unsigned(HO), NP}, MW * 32, [&] { gdn::bwd_dscan_piece_body<IOT, K, V, MW, MS, false>(cp); });
-      if (s_io)
+      if (overlap) {
+      } else if (s_io)
         launch({unsigned(slots), unsigned(HO), 1}, gdn::TOK_THREADS, [&] { gdn::bwd_tokens_tc_body<IOT, K, V, 4>(bp); });
       else
         launch({unsigned(slots), unsigned(HO), 1}, gdn::TOK_THREADS, [&] { gdn::bwd_tokens_tc_body<IOT, K, V, 3>(bp); });
@@ -411,8 +511,21 @@ int run_case(Set set, const char* name, int H, int HV, bool l2norm, bool safe, s
                (!safe || (same_bits(std::get<6>(w8), da) && same_bits(std::get<7>(w8), dt)));
   }
 
+  bool seq_equal = true;
+  if (vs_seq) {  // the sequential run's outputs, then the overlapped pair twice
+    const auto seq = std::make_tuple(dq, dk, dv, dg, db, dis, da, dt, ws_ds, ws_dr);
+    overlap = true;
+    for (int rep = 0; rep < 2; ++rep) {
+      run_kernels();
+      seq_equal = seq_equal && same_bits(std::get<0>(seq), dq) && same_bits(std::get<1>(seq), dk) &&
+                  same_bits(std::get<2>(seq), dv) && same_bits(std::get<3>(seq), dg) && same_bits(std::get<4>(seq), db) &&
+                  same_bits(std::get<5>(seq), dis) && same_bits(std::get<8>(seq), ws_ds) && same_bits(std::get<9>(seq), ws_dr) &&
+                  (!safe || (same_bits(std::get<6>(seq), da) && same_bits(std::get<7>(seq), dt)));
+    }
+    overlap = false;
+  }
   bool same_as_tc4 = true;
-  if (set == Set::Tc5 || set == Set::Tc6) {
+  if ((set == Set::Tc5 && !vs_seq) || set == Set::Tc6) {
     const auto second = std::make_tuple(dq, dk, dv, dg, db, dis, da, dt);
     rev_override = 4;
     run_kernels();
@@ -473,10 +586,12 @@ int run_case(Set set, const char* name, int H, int HV, bool l2norm, bool safe, s
   if (!same_as_tc4) {
     printf(" (DIFFERS from tc4!)");
     ++fails;
-  } else if (set == Set::Tc5 || set == Set::Tc6) {
+  } else if ((set == Set::Tc5 && !vs_seq) || set == Set::Tc6) {
     printf(" =tc4 bitwise");
   }
   if (vs_v1) printf(v1_equal ? " =v1 bitwise" : " V1 DIFFERS");
+  if (vs_seq) printf(seq_equal ? " overlap=sequential bitwise (2 runs)" : " OVERLAP DIFFERS");
+  if (!seq_equal) ++fails;
   if (!v1_equal) ++fails;
   if (g_unwaited.exchange(0) != 0) {
     printf(" (cp.async copies never waited for!)");
@@ -493,12 +608,15 @@ int main(int argc, char** argv) {
   for (auto [set, tag] : {std::pair{Set::Fp32, "fp32"}, std::pair{Set::Mma, "mma"}, std::pair{Set::Tc, "tc"},
                           std::pair{Set::Tc2, "tc2"}, std::pair{Set::Tc3, "tc3"}, std::pair{Set::Piece2, "piece2"},
                           std::pair{Set::Piece3, "piece3"}, std::pair{Set::Tc4, "tc4"}, std::pair{Set::Tc5, "tc5"}, std::pair{Set::Tc6, "tc6"},
-                          std::pair{Set::Piece4, "piece4"}, std::pair{Set::Tc4W8, "w8"}, std::pair{Set::Piece4W8, "piece4w8"}}) {
+                          std::pair{Set::Piece4, "piece4"}, std::pair{Set::Tc4W8, "w8"}, std::pair{Set::Piece4W8, "piece4w8"},
+                          std::pair{Set::Ov, "ov"}, std::pair{Set::Piece4Ov, "piece4ov"}}) {
     const bool piece = set == Set::Piece2 || set == Set::Piece3 || set == Set::Piece4;
-    if (which == "all" && (set == Set::Tc4W8 || set == Set::Piece4W8)) continue;  // run by name
+    if (which == "all" && (set == Set::Tc4W8 || set == Set::Piece4W8 || set == Set::Ov || set == Set::Piece4Ov))
+      continue;  // run by name
     if (which != "all" && which != tag && !(which == "pieces" && piece)) continue;
     printf("== kernel set %s\n", tag);
     rng_state = 12345;  // the same inputs for every set
+    g_cases_left = getenv("GDN_EMU_CASES") ? atoi(getenv("GDN_EMU_CASES")) : -1;
     if (only_long) {
       fails += run_case<gdn::gdn_bf16, 64>(set, "bf16 K=V=64 H=HV=1, long span, lens 300,0,200", 1, 1, false, false, {300, 0, 200}, true);
       continue;

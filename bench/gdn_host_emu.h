@@ -235,3 +235,16 @@ template <typename T>
 static unsigned short enc(double x) { return gdn::Io<T>::f_to_bits(static_cast<float>(x)); }
 template <typename T>
 static double dec(unsigned short b) { return gdn::Io<T>::bits_to_f(b); }
+
+// ---- hand-over flags between two concurrently running kernels (kernels/include/dnnp_overlap.cuh) ----
+// dnnp_unit_publish / dnnp_unit_wait route their release store and acquire load here; the flags
+// may live in a MAP_SHARED mapping that a forked producer process writes (gdn_bwd_host_emu.cpp,
+// set "ov"). A poll that finds the flag unset sleeps 20 us (the 2-core machine runs both sides).
+#include <unistd.h>
+inline void __threadfence() {}
+void dnnp_emu_store_release(unsigned* flag, unsigned value) { __atomic_store_n(flag, value, __ATOMIC_RELEASE); }
+unsigned dnnp_emu_load_acquire(const unsigned* flag) {
+  const unsigned v = __atomic_load_n(flag, __ATOMIC_ACQUIRE);
+  if (v == 0) usleep(20);
+  return v;
+}

@@ -40,6 +40,7 @@
 //     reductions over tokens
 #pragma once
 
+#include "dnnp_overlap.cuh"
 #include "gdn_fwd.cuh"
 
 namespace gdn {
@@ -377,10 +378,13 @@ __device__ __forceinline__ void dscan_issue_chunk(const BwdParams& bp, unsigned 
 // [c_begin, c_end) of the sequence whose tokens are [cs, ce) and whose chunk c_first holds token cs,
 // last chunk first, carrying X = dSᵀ (this thread's rows vr, vr + 8 of the block's value slice from
 // vb) in x. Per chunk: dS' (X on entry) to ws_ds (DS: 0 not stored, 1 fp32, 2 io dtype), dR to
-// ws_dr (STORE_DR), then X ← e^{Γ_last} X + dOᵀ Q⁺ − dRᵀ E.
-template <typename T, int K, int V, int NW, int STAGES, int DS, bool STORE_DR>
+// ws_dr (STORE_DR), then X ← e^{Γ_last} X + dOᵀ Q⁺ − dRᵀ E. PUB (the overlapped backward's
+// producer, gdn_bwd_overlap.cuh; the block then holds all V value rows): after each chunk's
+// stores, the closing barrier publishes unit (c, h) in pub_flags[c · HO + h] (release).
+template <typename T, int K, int V, int NW, int STAGES, int DS, bool STORE_DR, bool PUB = false>
 __device__ __forceinline__ void dscan_mma_chunks(const BwdParams& bp, float (&x)[K / 8][4], int h, long long cs,
-                                                 long long ce, int c_first, int c_begin, int c_end, int vb, int vr) {
+                                                 long long ce, int c_first, int c_begin, int c_end, int vb, int vr,
+                                                 unsigned* pub_flags = nullptr) {
   using S = DscanMmaSmem<K, NW, STAGES>;
   constexpr int KP = S::KP, CP = S::CP, DP = S::DP;
   const FwdParams& p = bp.f;
@@ -508,13 +512,19 @@ __device__ __forceinline__ void dscan_mma_chunks(const BwdParams& bp, float (&x)
         Io<T>::mma(x[2 * np + 1], dra[kk], r + 2);
       }
     }
-    __syncthreads();  // this stage is refilled by the next iteration's issue
+    // This stage is refilled by the next iteration's issue; PUB: the same barrier publishes the unit.
+    if constexpr (PUB) dnnp_unit_publish(pub_flags + ch, 1u);
+    else __syncthreads();
   }
   cp_async_wait<0>();
 }
 
-template <typename T, int K, int V, int NW, int STAGES, bool DS_IO = false>
-__device__ __forceinline__ void bwd_dscan_mma_body(const BwdParams& bp) {
+// PUB: the overlapped backward's producer (gdn_bwd_overlap.cuh): lets the token stage launch,
+// then publishes every (chunk, head) unit in pub_flags (the block must hold all V value rows).
+template <typename T, int K, int V, int NW, int STAGES, bool DS_IO = false, bool PUB = false>
+__device__ __forceinline__ void bwd_dscan_mma_body(const BwdParams& bp, unsigned* pub_flags = nullptr) {
+  static_assert(!PUB || 16 * NW == V, "a publishing reverse scan holds all value rows of its unit");
+  if constexpr (PUB) dnnp_launch_dependents();
   constexpr int VS = DscanMmaSmem<K, NW, STAGES>::VS;
   const FwdParams& p = bp.f;
 
@@ -532,7 +542,8 @@ __device__ __forceinline__ void bwd_dscan_mma_body(const BwdParams& bp) {
   float x[K / 8][4];
   load_d_final_state_frags<K>(bp, sbase, x, vr, cq, 0);
 
-  dscan_mma_chunks<T, K, V, NW, STAGES, DS_IO ? 2 : 1, true>(bp, x, h, cs, ce, c_begin, c_begin, c_end, vb, vr);
+  dscan_mma_chunks<T, K, V, NW, STAGES, DS_IO ? 2 : 1, true, PUB>(bp, x, h, cs, ce, c_begin, c_begin, c_end, vb, vr,
+                                                                   pub_flags);
 
   if (bp.d_initial_state) store_d_initial_state<K>(bp, sbase, x, vr, cq);
 }

@@ -51,8 +51,11 @@ struct BwdChainParams {
   float* ws_m;     // [N·(P−1), HO, K, K]: M_j, then Mᵀ_j (reversed slots)
   float* ws_seed;  // [N·P, HO, V, K]: forward seeds, then dX_out seeds (reversed slots)
   float* ws_mt;    // [N·(P−1), HO, K, K]: Mᵀ_j (reversed slots)
+  // The overlapped reverse scan -> token stage (gdn_bwd_overlap.cuh; null otherwise):
+  unsigned* ov_flags;  // [chunk slots, HO]: unit (c, h) published by the reverse scan
+  int* ov_order;       // [chunk slots]: the token stage's chunk order (reverse-scan order)
 };
-static_assert(sizeof(BwdChainParams) == 432, "BwdChainParams layout changed: update src/engines/gdn/params.rs");
+static_assert(sizeof(BwdChainParams) == 448, "BwdChainParams layout changed: update src/engines/gdn/params.rs");
 
 // The forward's piece-chain parameters over the backward's inputs and factors.
 __device__ __forceinline__ FwdFastParams chain_fwd_view(const BwdChainParams& cp) {
@@ -169,9 +172,11 @@ __device__ __forceinline__ void bwd_fscan_piece_body(const BwdChainParams& cp) {
 // their dX_out seeds, storing dS' (io) and dR (fp32) per chunk like gdn_bwd_dscan_io; piece 0
 // writes d_initial_state.
 // ---------------------------------------------------------------------------------------
-template <typename T, int K, int V, int NW, int STAGES, bool SUM>
+template <typename T, int K, int V, int NW, int STAGES, bool SUM, bool PUB = false>
 __device__ __forceinline__ void bwd_dscan_piece_body(const BwdChainParams& cp) {
   constexpr int VS = DscanMmaSmem<K, NW, STAGES>::VS;
+  static_assert(!PUB || (!SUM && VS == V), "a publishing reverse scan holds all value rows of its unit");
+  if constexpr (PUB) dnnp_launch_dependents();
   const BwdParams& bp = cp.b;
   const FwdParams& p = bp.f;
   const int P = cp.pieces;
@@ -204,7 +209,8 @@ __device__ __forceinline__ void bwd_dscan_piece_body(const BwdChainParams& cp) {
     }
   }
 
-  dscan_mma_chunks<T, K, V, NW, STAGES, SUM ? 0 : 2, !SUM>(bp, x, h, cs, ce, cb, c_begin, c_end, vb, vr);
+  dscan_mma_chunks<T, K, V, NW, STAGES, SUM ? 0 : 2, !SUM, PUB>(bp, x, h, cs, ce, cb, c_begin, c_end, vb, vr,
+                                                                 cp.ov_flags);
 
   if (SUM) {
     const size_t slot = static_cast<size_t>(b) * (P - 1) + (P - 1 - j);

@@ -61,12 +61,22 @@
 //   gdn_bwd_dscan_w8_{bf16,f16}_k{64,128}  <<<(V / 64, HO, N), 256, DscanW8Smem::bytes>>>
 //   gdn_bwd_dsum_w8_{bf16,f16}_k{64,128}   <<<(V / 64, HO, N·(P−1)), 256, DscanW8Smem::bytes>>>
 //   gdn_bwd_dscanp_w8_{bf16,f16}_k{64,128} <<<(V / 64, HO, N·P), 256, DscanW8Smem::bytes>>>
+// and the overlapped reverse scan -> token stage (gdn_bwd_overlap.cuh; DNNPLAN_GDN_BWD_OVERLAP):
+//   gdn_bwd_chunk_order                      <<<1, OFFSETS_THREADS>>> (replaces gdn_bwd_chunk_offsets)
+//   gdn_bwd_dscan_ov_{bf16,f16}_k{64,128}    <<<(1, HO, N), V / 16 warps, DscanMmaSmem<K, V/16, 2>>> (PDL primary)
+//   gdn_bwd_dscanp_ov_{bf16,f16}_k{64,128}   <<<(1, HO, N·P), as dscan_ov>>> (PDL primary, pieces)
+//   gdn_bwd_tokens_tc5_ov_{bf16,f16}_k{64,128} <<<as tokens_tc5, programmatic>>>
 #include "gdn_bwd.cuh"
 #include "gdn_bwd_chain.cuh"
+#include "gdn_bwd_overlap.cuh"
 #include "gdn_fwd_prep3.cuh"
 
 extern "C" __global__ void __launch_bounds__(gdn::OFFSETS_THREADS) gdn_bwd_chunk_offsets(gdn::BwdParams p) {
   gdn::chunk_offsets_body(p.f);
+}
+
+extern "C" __global__ void __launch_bounds__(gdn::OFFSETS_THREADS) gdn_bwd_chunk_order(gdn::BwdChainParams p) {
+  gdn::bwd_chunk_order_body(p);
 }
 
 extern "C" __global__ void __launch_bounds__(gdn::PARAM_THREADS) gdn_bwd_params(gdn::BwdParams p) {
@@ -162,6 +172,18 @@ extern "C" __global__ void __launch_bounds__(gdn::PARAM_THREADS) gdn_bwd_params(
   extern "C" __global__ void __launch_bounds__(gdn::DSCAN_W8_WARPS * 32, 1)                        \
       gdn_bwd_dscanp_w8_##TAG##_k##KD(gdn::BwdChainParams p) {                                    \
     gdn::bwd_dscan_w8_piece_body<T, KD, KD, gdn::DSCAN_MMA_STAGES, false>(p);                      \
+  }                                                                                                \
+  extern "C" __global__ void __launch_bounds__(KD / 16 * 32, 1)                                    \
+      gdn_bwd_dscan_ov_##TAG##_k##KD(gdn::BwdChainParams p) {                                     \
+    gdn::bwd_dscan_mma_body<T, KD, KD, KD / 16, gdn::DSCAN_MMA_STAGES, true, true>(p.b, p.ov_flags); \
+  }                                                                                                \
+  extern "C" __global__ void __launch_bounds__(KD / 16 * 32, 1)                                    \
+      gdn_bwd_dscanp_ov_##TAG##_k##KD(gdn::BwdChainParams p) {                                    \
+    gdn::bwd_dscan_piece_body<T, KD, KD, KD / 16, gdn::DSCAN_MMA_STAGES, false, true>(p);          \
+  }                                                                                                \
+  extern "C" __global__ void __launch_bounds__(gdn::TOK_THREADS)                                   \
+      gdn_bwd_tokens_tc5_ov_##TAG##_k##KD(gdn::BwdChainParams p) {                                \
+    gdn::bwd_tokens_ov_body<T, KD, KD, 5>(p);                                                      \
   }
 
 #define GDN_BWD_CHAIN_ENTRIES(KD)                                                                   \

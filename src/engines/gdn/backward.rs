@@ -61,10 +61,10 @@ use super::analyzer::GdnFacts;
 use super::engine::{ENGINE_NAME, PrepVariant, fwd_template, kernel_dtype};
 use super::params::{
     BwdChainParams, BwdParams, BwdPieceLayout, BwdWorkspaceLayout, CHAIN_ROWS, CHAIN_THREADS,
-    DSCAN_MMA_WARPS, DSCAN_THREADS, DSCAN_VS, DSCAN_W8_WARPS, OFFSETS_THREADS, PARAM_THREADS,
-    SCAN_WARPS, SUM_STAGES, TOK_THREADS, dscan_mma_smem_bytes, dscan_smem_bytes,
-    dscan_w8_smem_bytes, fast_smem_bytes, flags, max_chunks, scan_smem_bytes, scanx_smem_bytes,
-    tokens_smem_bytes, tokens_tc_smem_bytes,
+    DSCAN_MMA_WARPS, DSCAN_THREADS, DSCAN_VS, DSCAN_W8_WARPS, OFFSETS_THREADS, OverlapLayout,
+    PARAM_THREADS, SCAN_WARPS, SUM_STAGES, TOK_THREADS, dscan_mma_smem_bytes, dscan_ov_smem_bytes,
+    dscan_smem_bytes, dscan_w8_smem_bytes, fast_smem_bytes, flags, max_chunks, scan_smem_bytes,
+    scanx_smem_bytes, tokens_smem_bytes, tokens_tc_smem_bytes,
 };
 
 /// Ports the backward reads or writes, in [`BwdPlanUids`] order.
@@ -165,11 +165,22 @@ pub enum BwdKernel {
     DsumW8,
     /// Piece chain: 8-warp seeded reverse scan.
     DscanpW8,
+    /// Overlap: the chunk table, the zeroed hand-over flags and the token stage's chunk order
+    /// (replaces [`BwdKernel::ChunkOffsets`]).
+    ChunkOrder,
+    /// Overlap: the uncut reverse scan on all `V` value rows per block, publishing each unit
+    /// (the PDL primary).
+    DscanOv,
+    /// Overlap: the piece chain's seeded reverse scan, likewise.
+    DscanpOv,
+    /// Overlap: `tc5` taking its chunks in the reverse scan's order, each after its unit's flag
+    /// (launched programmatic).
+    TokensTc5Ov,
 }
 
 impl BwdKernel {
     /// Every kernel, in index order.
-    pub const ALL: [BwdKernel; 25] = [
+    pub const ALL: [BwdKernel; 29] = [
         BwdKernel::ChunkOffsets,
         BwdKernel::Prep,
         BwdKernel::Fscan,
@@ -195,6 +206,10 @@ impl BwdKernel {
         BwdKernel::DscanW8,
         BwdKernel::DsumW8,
         BwdKernel::DscanpW8,
+        BwdKernel::ChunkOrder,
+        BwdKernel::DscanOv,
+        BwdKernel::DscanpOv,
+        BwdKernel::TokensTc5Ov,
     ];
 
     /// The kernel's symbol in the module (`tag` = `bf16` / `f16`, `k` = K = V; `prep`: the
@@ -202,6 +217,7 @@ impl BwdKernel {
     pub fn name(self, tag: &str, k: i64, prep: PrepVariant) -> String {
         let body = match self {
             BwdKernel::ChunkOffsets => return "gdn_bwd_chunk_offsets".to_owned(),
+            BwdKernel::ChunkOrder => return "gdn_bwd_chunk_order".to_owned(),
             BwdKernel::Params => return "gdn_bwd_params".to_owned(),
             BwdKernel::Pchain => return format!("gdn_bwd_pchain_k{k}"),
             BwdKernel::Dchain => return format!("gdn_bwd_dchain_k{k}"),
@@ -226,8 +242,17 @@ impl BwdKernel {
             BwdKernel::DscanW8 => "dscan_w8",
             BwdKernel::DsumW8 => "dsum_w8",
             BwdKernel::DscanpW8 => "dscanp_w8",
+            BwdKernel::DscanOv => "dscan_ov",
+            BwdKernel::DscanpOv => "dscanp_ov",
+            BwdKernel::TokensTc5Ov => "tokens_tc5_ov",
         };
         format!("gdn_bwd_{body}_{tag}_k{k}")
+    }
+
+    /// Whether the kernel is launched with programmatic dependent launch (the consumer of a
+    /// producer / consumer pair, `kernels/include/gdn_bwd_overlap.cuh`).
+    pub fn programmatic(self) -> bool {
+        matches!(self, BwdKernel::TokensTc5Ov)
     }
 }
 
@@ -307,6 +332,54 @@ impl ReplayVariant {
                 scanx_smem_bytes(k, 4, 2, false, 1),
             ),
         }
+    }
+}
+
+/// When the reverse scan and the token stage run at the same time (`kernels/include/gdn_bwd_overlap.cuh`),
+/// as data. The overlapped reverse scan runs one block per (sequence or piece, head) unit row
+/// (all `V` value rows, 172 KB of shared memory at K = V = 128: one per SM), and a `tc5` token
+/// block needs a whole SM (512 threads × 128 registers); so the token stage runs beside the scan
+/// only on the SMs the scan leaves free. Overlap when the scan's blocks fill at most
+/// `max_fill_num / max_fill_den` of the SMs and the scan segments (sequences × pieces) are at
+/// most [`BWD_OVERLAP_MAX_SEGMENTS`] (the chunk-order kernel's table).
+pub struct OverlapRule {
+    /// Numerator of the largest fill of the SMs by the reverse scan's blocks.
+    pub max_fill_num: u64,
+    /// Denominator of the largest fill.
+    pub max_fill_den: u64,
+}
+
+/// The backward's overlap rule: the scan on at most half of the SMs.
+pub const BWD_OVERLAP_RULE: OverlapRule = OverlapRule {
+    max_fill_num: 1,
+    max_fill_den: 2,
+};
+
+/// The most scan segments (sequences × pieces) the overlapped token stage orders
+/// (`gdn::OVERLAP_MAX_SEGMENTS`).
+pub const BWD_OVERLAP_MAX_SEGMENTS: u64 = 64;
+
+impl OverlapRule {
+    /// Whether a reverse scan of `blocks` overlapped blocks (`segments` scan segments) on `sms`
+    /// SMs runs beside the token stage.
+    pub fn overlap(&self, blocks: u64, segments: u64, sms: u64) -> bool {
+        segments <= BWD_OVERLAP_MAX_SEGMENTS
+            && blocks > 0
+            && self.max_fill_den * blocks <= self.max_fill_num * sms
+    }
+}
+
+/// Whether the plan overlaps the reverse scan and the token stage: [`BWD_OVERLAP_RULE`], or
+/// `DNNPLAN_GDN_BWD_OVERLAP=0` (never) / `=1` (whenever the segments fit the order table); only
+/// with the default token stage (`tc5`) and reverse-scan choice (read at plan build).
+fn overlap_pick(supported: bool, blocks: u64, segments: u64, sms: u64) -> bool {
+    if !supported || segments > BWD_OVERLAP_MAX_SEGMENTS || blocks == 0 {
+        return false;
+    }
+    match std::env::var("DNNPLAN_GDN_BWD_OVERLAP").as_deref() {
+        Ok("0") => false,
+        Ok("1") => true,
+        _ => BWD_OVERLAP_RULE.overlap(blocks, segments, sms),
     }
 }
 
@@ -404,6 +477,7 @@ pub struct GdnBwdPlan {
     uids: [Option<i64>; 19],
     layout: BwdWorkspaceLayout,
     pieces: BwdPieceLayout,
+    overlap: OverlapLayout,
     schedule: BwdSchedule,
     steps: Vec<Step>,
     kernels: Vec<Function>,
@@ -507,12 +581,36 @@ impl GdnBwdPlan {
         if replay_one_per_sm(n * pieces * ho * (v / 64), sms) {
             replay_smem = replay_smem.max(REPLAY_ONE_PER_SM_SMEM);
         }
-        let mut steps: Vec<Step> =
-            vec![(BwdKernel::ChunkOffsets, (1, 1, 1), OFFSETS_THREADS, 0), {
+        // The reverse scan beside the token stage (gdn_bwd_overlap.cuh): default kernels only.
+        let overlap = overlap_pick(
+            tc && matches!(tokens_env.as_str(), "" | "tc5")
+                && !matches!(dscan_env.as_str(), "v1" | "w8" | "fp32"),
+            n * pieces * ho,
+            n * pieces,
+            sms,
+        );
+        let ov_scan = (
+            (1, ho32, np),
+            (v / 16) as u32 * 32,
+            dscan_ov_smem_bytes(k, v),
+        );
+        let mut steps: Vec<Step> = vec![
+            (
+                if overlap {
+                    BwdKernel::ChunkOrder
+                } else {
+                    BwdKernel::ChunkOffsets
+                },
+                (1, 1, 1),
+                OFFSETS_THREADS,
+                0,
+            ),
+            {
                 let (grid, threads, smem) =
                     PrepVariant::from_env().launch_shape(chunks, ho32, k, v);
                 (BwdKernel::Prep, grid, threads, smem)
-            }];
+            },
+        ];
         if pieces > 1 {
             steps.extend([
                 (
@@ -535,12 +633,16 @@ impl GdnBwdPlan {
                     dscan_smem(dsum_k.1),
                 ),
                 (BwdKernel::Dchain, chain_grid, CHAIN_THREADS, 0),
-                (
-                    dscanp_k.0,
-                    (dscan_x, ho32, np),
-                    dscanp_k.1 * 32,
-                    dscan_smem(dscanp_k.1),
-                ),
+                if overlap {
+                    (BwdKernel::DscanpOv, ov_scan.0, ov_scan.1, ov_scan.2)
+                } else {
+                    (
+                        dscanp_k.0,
+                        (dscan_x, ho32, np),
+                        dscanp_k.1 * 32,
+                        dscan_smem(dscanp_k.1),
+                    )
+                },
             ]);
         } else {
             steps.push((replay, (scan_x, ho32, n32), replay_threads, replay_smem));
@@ -551,6 +653,8 @@ impl GdnBwdPlan {
                     DSCAN_THREADS,
                     dscan_smem_bytes(k),
                 )
+            } else if overlap {
+                (BwdKernel::DscanOv, ov_scan.0, ov_scan.1, ov_scan.2)
             } else if tc {
                 (
                     dscan_k.0,
@@ -575,6 +679,7 @@ impl GdnBwdPlan {
                 "tc2" => BwdKernel::TokensTc2,
                 "tc3" => BwdKernel::TokensTc3,
                 "tc4" => BwdKernel::TokensTc4,
+                _ if overlap => BwdKernel::TokensTc5Ov,
                 _ => BwdKernel::TokensTc5,
             },
             (chunks, ho32, 1),
@@ -603,11 +708,13 @@ impl GdnBwdPlan {
             steps.truncate(n);
         }
         let layout = BwdWorkspaceLayout::new(n, t, ho, k, v, s_io);
+        let piece_layout = BwdPieceLayout::new(layout.total, n, ho, k, v, pieces);
         Ok(GdnBwdPlan {
             template,
             uids,
             layout,
-            pieces: BwdPieceLayout::new(layout.total, n, ho, k, v, pieces),
+            pieces: piece_layout,
+            overlap: OverlapLayout::new(piece_layout.total, u64::from(chunks), ho, overlap),
             schedule,
             steps,
             kernels,
@@ -617,6 +724,11 @@ impl GdnBwdPlan {
     /// The schedule this plan runs.
     pub fn schedule(&self) -> BwdSchedule {
         self.schedule
+    }
+
+    /// Whether the plan runs the reverse scan and the token stage at the same time.
+    pub fn overlapped(&self) -> bool {
+        self.steps.iter().any(|s| s.0 == BwdKernel::TokensTc5Ov)
     }
 
     fn bind(&self, pack: &VariantPack, ws: u64) -> Result<BwdChainParams> {
@@ -673,17 +785,18 @@ impl GdnBwdPlan {
             ..BwdChainParams::default()
         };
         self.pieces.bind(ws, self.schedule.pieces as i32, &mut cp);
+        self.overlap.bind(ws, &mut cp);
         Ok(cp)
     }
 }
 
 impl CompiledPlan for GdnBwdPlan {
     fn workspace_size(&self) -> u64 {
-        self.pieces.total
+        self.overlap.total
     }
 
     fn execute(&self, pack: &VariantPack, ctx: &ExecContext) -> Result<()> {
-        let ws = ctx.workspace_region(self.pieces.total, ENGINE_NAME)? as u64;
+        let ws = ctx.workspace_region(self.overlap.total, ENGINE_NAME)? as u64;
         let mut p = self.bind(pack, ws)?;
         // SAFETY: the stream comes from the caller's handle and outlives this call.
         let launcher = unsafe { Launcher::bind(ctx.stream.cast(), ctx.device) }?;
@@ -697,7 +810,8 @@ impl CompiledPlan for GdnBwdPlan {
                 block: (threads, 1, 1),
                 shared_mem_bytes: smem,
                 cluster: None,
-                programmatic: false,
+                // The token stage of an overlapped pair starts while the reverse scan runs.
+                programmatic: kernel.programmatic(),
             };
             // SAFETY: every address in `p` is a device buffer of the pack or of the checked
             // workspace region, and `p` (BwdChainParams, BwdParams first) is the kernels' only
@@ -797,6 +911,28 @@ mod tests {
         // (The reverse-scan kernel at these shapes: reverse_scan_rule_at_the_benchmark_shapes.)
         assert_eq!(pieces(33, 33 * 4096, 1, 128, false), 2);
         assert_eq!(pieces(67, 67 * 4096, 1, 64, false), 1);
+    }
+
+    #[test]
+    fn overlap_rule_at_the_benchmark_shapes() {
+        // blocks = N · P · HO (one overlapped reverse-scan block per unit row), segments = N · P.
+        let ov = |blocks, segments| BWD_OVERLAP_RULE.overlap(blocks, segments, 132);
+        // (4, 8192, 16): 64 blocks on 132 SMs leave 68 to the token stage -> overlap.
+        assert!(ov(4 * 16, 4));
+        // (1, 32768, 16) in 4 pieces: dscanp 64 blocks -> overlap.
+        assert!(ov(4 * 16, 4));
+        // (16, 2048, 32): 512 blocks, the ragged mix (10 sequences, H = 16): 160 -> sequential.
+        assert!(!ov(16 * 32, 16) && !ov(10 * 16, 10));
+        // The edge: half of 132 SMs; and never beyond the order table's segments.
+        assert!(ov(66, 1) && !ov(67, 1));
+        assert!(ov(64, 64) && !ov(65, 65) && !ov(1, 65));
+        // Only the token stage of the pair is launched programmatic.
+        let programmatic: Vec<_> = BwdKernel::ALL.iter().filter(|k| k.programmatic()).collect();
+        assert_eq!(programmatic, [&BwdKernel::TokensTc5Ov]);
+        assert_eq!(
+            BwdKernel::TokensTc5Ov.name("bf16", 128, PrepVariant::V6),
+            "gdn_bwd_tokens_tc5_ov_bf16_k128"
+        );
     }
 
     #[test]

@@ -314,6 +314,14 @@ pub fn dscan_mma_smem_bytes(k: u64) -> u32 {
     (DSCAN_MMA_STAGES * stage) as u32
 }
 
+/// Dynamic shared memory of the overlapped backward's reverse scan (`gdn_bwd_dscan_ov_*`,
+/// `gdn::DscanMmaSmem<K, V / 16, 2>::bytes`: the 4-warp scan's loop on all `V` value rows).
+pub fn dscan_ov_smem_bytes(k: u64, v: u64) -> u32 {
+    let (kp, cp, dp) = (k + 8, CHUNK + 8, v + 8);
+    let stage = 2 * (2 * CHUNK * cp + 3 * CHUNK * kp + CHUNK * dp);
+    (DSCAN_MMA_STAGES * stage) as u32
+}
+
 /// Warps of the 8-warp reverse scan (`gdn::DSCAN_W8_WARPS`): a warp pair per 16 value rows of
 /// the same 64-row block slice.
 pub const DSCAN_W8_WARPS: u32 = 8;
@@ -446,6 +454,11 @@ pub struct BwdChainParams {
     pub ws_seed: u64,
     /// The reverse transitions `Mᵀ_j` `[N·(P−1), HO, K, K]` fp32.
     pub ws_mt: u64,
+    /// The overlapped backward's hand-over flags `[chunk slots, HO]` u32 ([`OverlapLayout`]; 0
+    /// without overlap).
+    pub ov_flags: u64,
+    /// The overlapped token stage's chunk order `[chunk slots]` i32 (0 without overlap).
+    pub ov_order: u64,
 }
 
 /// The piece chain's workspace regions, placed after another layout's `total`.
@@ -543,6 +556,48 @@ impl BwdPieceLayout {
             p.ws_m = base + self.fwd.m;
             p.ws_seed = base + self.fwd.seed;
             p.ws_mt = base + self.mt;
+        }
+    }
+}
+
+/// The overlapped backward's regions (`kernels/include/gdn_bwd_overlap.cuh`): one hand-over flag
+/// per (chunk slot, head) unit, zeroed on every execute by `gdn_bwd_chunk_order` before the
+/// reverse scan (the producer) runs, and the token stage's chunk order; placed after another
+/// layout's `total` (empty without overlap).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OverlapLayout {
+    /// Offset of the flags (u32 per unit).
+    pub flags: u64,
+    /// Offset of the chunk order (i32 per chunk slot).
+    pub order: u64,
+    /// End of the regions (`after` without overlap).
+    pub total: u64,
+}
+
+impl OverlapLayout {
+    /// Regions for `slots` chunk slots of `ho` heads starting at byte `after` (`on = false`: none).
+    pub fn new(after: u64, slots: u64, ho: u64, on: bool) -> OverlapLayout {
+        let flags = after.div_ceil(REGION_ALIGN) * REGION_ALIGN;
+        if !on {
+            return OverlapLayout {
+                flags,
+                order: flags,
+                total: after,
+            };
+        }
+        let order = (flags + slots * ho * 4).div_ceil(REGION_ALIGN) * REGION_ALIGN;
+        OverlapLayout {
+            flags,
+            order,
+            total: (order + slots * 4).div_ceil(REGION_ALIGN) * REGION_ALIGN,
+        }
+    }
+
+    /// Writes the regions' addresses for a workspace at `base` into `p` (0 without overlap).
+    pub fn bind(&self, base: u64, p: &mut BwdChainParams) {
+        if self.total > self.flags {
+            p.ov_flags = base + self.flags;
+            p.ov_order = base + self.order;
         }
     }
 }
@@ -681,8 +736,24 @@ mod tests {
 
     #[test]
     fn bwd_chain_params_layout_matches_the_cuda_struct() {
-        // BwdParams (392), two i32, four pointers (static_assert in gdn_bwd_chain.cuh: 432).
-        assert_eq!(std::mem::size_of::<BwdChainParams>(), 432);
+        // BwdParams (392), two i32, six pointers (static_assert in gdn_bwd_chain.cuh: 448).
+        assert_eq!(std::mem::size_of::<BwdChainParams>(), 448);
+        assert_eq!(std::mem::offset_of!(BwdChainParams, ov_flags), 432);
+        assert_eq!(std::mem::offset_of!(BwdChainParams, ov_order), 440);
+        // The overlap regions: flags per (slot, head), the order per slot; none when off.
+        let off = OverlapLayout::new(1000, 7, 3, false);
+        assert_eq!(off.total, 1000);
+        let on = OverlapLayout::new(1000, 7, 3, true);
+        assert!(
+            on.flags >= 1000 && on.order >= on.flags + 7 * 3 * 4 && on.total >= on.order + 7 * 4
+        );
+        assert_eq!(on.flags % 256, 0);
+        // The overlapped reverse scan at K = V = 128: 2 stages of A, T, Kᴿ, Q⁺, E and dO (128 rows).
+        assert_eq!(
+            dscan_ov_smem_bytes(128, 128),
+            2 * 2 * (2 * 64 * 72 + 3 * 64 * 136 + 64 * 136)
+        );
+        assert!(dscan_ov_smem_bytes(128, 128) <= 227 * 1024);
         assert_eq!(std::mem::offset_of!(BwdChainParams, pieces), 392);
         assert_eq!(std::mem::offset_of!(BwdChainParams, ws_seed), 416);
         assert_eq!(std::mem::offset_of!(BwdChainParams, ws_mt), 424);

@@ -1,0 +1,131 @@
+// gdn_bwd_overlap.cuh: the backward's reverse scan and token stage running at the same time
+// (programmatic dependent launch + per-unit flags, kernels/include/dnnp_overlap.cuh).
+//
+// Launch sequence (one stream; src/engines/gdn/backward.rs, DNNPLAN_GDN_BWD_OVERLAP):
+//  1. gdn_bwd_chunk_order (1 block, OFFSETS_THREADS; replaces gdn_bwd_chunk_offsets): the chunk
+//     table, ov_flags zeroed (stream order: before the producer, on every execute and graph
+//     replay), and ov_order = the live chunk slots in the order the reverse scan produces them.
+//  2. prep, replay (unchanged), [piece chain up to dchain, unchanged]
+//  3. the producer, launched normally: gdn_bwd_dscan_ov (1 × HO × N) or, with pieces,
+//     gdn_bwd_dscanp_ov (1 × HO × N·P): the 4-warp reverse scan's chunk loop (dscan_mma_chunks) on
+//     V / 16 warps, so that one block holds all V value rows of its (sequence or piece, head) and
+//     is the unit's only writer; each warp runs exactly the 4-warp kernel's instructions for its
+//     16 rows (bitwise the same dS', dR, d_initial_state). Every block calls
+//     dnnp_launch_dependents() first and publishes unit (c, h) after its chunk's stores.
+//  4. the consumer, launched with LaunchConfig::programmatic: gdn_bwd_tokens_tc5_ov (chunk slots ×
+//     HO, as tc5): block b (linear index, x fastest) takes rank r = b / HO, head b % HO, i.e. the
+//     slot ov_order[r], waits for its unit (tokens_ov_tile) and runs tc5's tile unchanged. Only
+//     the grid's last block calls dnnp_wait_prerequisites() before it exits: the kernel completes
+//     only after that block, i.e. after the producer (so the next launch and the caller see
+//     d_initial_state), while every other block leaves its SM as soon as its tile is done (a
+//     griddepcontrol.wait in every block would hold each SM until the scan ends).
+// Deadlock freedom (dnnp_overlap.cuh's contract): the producer never waits on anything but its
+// own copies; the consumer grid starts only once every producer block is resident (PDL), so every
+// unit a consumer waits for is being produced. The plan overlaps only when the producer's blocks
+// (one per unit row: N·P·HO) fit on at most half the SMs (BWD_OVERLAP_RULE), leaving the rest to
+// the token blocks: a tc5 block takes a whole SM (512 threads × 128 registers = the register
+// file), so token blocks run only on SMs that hold no reverse-scan block.
+// Rank order: units (s, g), s = the chunk's position from the END of its scan segment g
+// (a sequence, or a piece of one), ordered by s, then g; so the consumer takes chunks in the order
+// the producer's blocks, all advancing one chunk per step, publish them (ragged batches and pieces
+// included). Any order would be correct; this one makes the consumer rarely wait.
+#pragma once
+
+#include "dnnp_overlap.cuh"
+#include "gdn_bwd_chain.cuh"
+
+namespace gdn {
+
+// At most this many scan segments (sequences × pieces) get the rank order; beyond it
+// gdn_bwd_chunk_order writes the identity order (correct, just not the producer's order), and the
+// plan does not overlap (src/engines/gdn/backward.rs, BWD_OVERLAP_MAX_SEGMENTS).
+constexpr int OVERLAP_MAX_SEGMENTS = 64;
+
+// After the chunk table (p.chunk_offsets) exists: ov_flags zeroed, ov_order written. One block of
+// OFFSETS_THREADS threads (the CPU emulation runs it on its own chunk table).
+__device__ __forceinline__ void bwd_chunk_order_tail(const BwdChainParams& cp) {
+  const FwdParams& p = cp.b.f;
+  const int tid = threadIdx.x;
+  const int HO = p.ho, n = p.n_seqs;
+  for (int i = tid; i < p.max_chunks * HO; i += OFFSETS_THREADS) cp.ov_flags[i] = 0u;
+  const int P = cp.pieces > 1 ? cp.pieces : 1;
+  const int G = n * P;
+  const int live = p.chunk_offsets[n];
+#ifdef GDN_HOST_EMU
+  static int seg_len[OVERLAP_MAX_SEGMENTS];  // the emulation runs one block at a time
+#else
+  __shared__ int seg_len[OVERLAP_MAX_SEGMENTS];
+#endif
+  if (G > OVERLAP_MAX_SEGMENTS) {
+    for (int c = tid; c < live; c += OFFSETS_THREADS) cp.ov_order[c] = c;
+    return;
+  }
+  for (int g = tid; g < G; g += OFFSETS_THREADS) {
+    int cb, c0, c1;
+    piece_range(p, g / P, g % P, P, cb, c0, c1);
+    seg_len[g] = c1 - c0;
+  }
+  __syncthreads();
+  for (int c = tid; c < live; c += OFFSETS_THREADS) {
+    int lo = 0, hi = n - 1;  // the sequence holding slot c
+    while (lo < hi) {
+      const int mid = (lo + hi + 1) >> 1;
+      if (p.chunk_offsets[mid] <= c) lo = mid; else hi = mid - 1;
+    }
+    const int cb = p.chunk_offsets[lo], ce = p.chunk_offsets[lo + 1];
+    const int per = (ce - cb + P - 1) / P;  // piece_range's cut
+    const int j = (c - cb) / per;
+    const int c1 = cb + (j + 1) * per < ce ? cb + (j + 1) * per : ce;
+    const int s = c1 - 1 - c, g0 = lo * P + j;
+    int rank = 0;
+    for (int g = 0; g < G; ++g) {
+      const int len = seg_len[g];
+      rank += (len < s ? len : s) + (g < g0 && len > s ? 1 : 0);
+    }
+    cp.ov_order[rank] = c;
+  }
+}
+
+// gdn_bwd_chunk_order: the chunk table (chunk_offsets_body, as gdn_bwd_chunk_offsets), then the tail.
+__device__ __forceinline__ void bwd_chunk_order_body(const BwdChainParams& cp) {
+  chunk_offsets_body(cp.b.f);
+  __syncthreads();  // the chunk table (global, this block's writes) before the tail reads it
+  bwd_chunk_order_tail(cp);
+}
+
+// The consumer's unit: the (chunk slot c, head h) this block of the overlapped token stage takes,
+// after waiting until the reverse scan has published it (false: a dead block, no tile). WAIT =
+// false is the sequential mapping (c = blockIdx.x, h = blockIdx.y). Call it from every thread at
+// the start of the block's work, before any read of ws_ds / ws_dr.
+template <bool WAIT>
+__device__ __forceinline__ bool tokens_ov_tile(const BwdChainParams& cp, int& c, int& h) {
+  if constexpr (!WAIT) {
+    c = blockIdx.x;
+    h = blockIdx.y;
+    return true;
+  } else {
+    const int HO = cp.b.f.ho;
+    const int b = static_cast<int>(blockIdx.y * gridDim.x + blockIdx.x);
+    const int r = b / HO;
+    h = b % HO;
+    if (r >= cp.b.f.chunk_offsets[cp.b.f.n_seqs]) return false;
+    c = cp.ov_order[r];
+    dnnp_unit_wait(cp.ov_flags + static_cast<size_t>(c) * HO + h, 1u);
+    return true;
+  }
+}
+
+// Whether this block must execute griddepcontrol.wait before it exits (the grid's last block).
+__device__ __forceinline__ bool tokens_ov_last_block() {
+  return blockIdx.x == gridDim.x - 1 && blockIdx.y == gridDim.y - 1 && blockIdx.z == gridDim.z - 1;
+}
+
+// gdn_bwd_tokens_tc5_ov: tc5's tile in the reverse scan's order, each after its unit's flag.
+template <typename T, int K, int V, int REV>
+__device__ __forceinline__ void bwd_tokens_ov_body(const BwdChainParams& cp) {
+  int c, h;
+  if (tokens_ov_tile<true>(cp, c, h)) bwd_tokens_tc_tile<T, K, V, REV>(cp.b, c, h);
+  if (tokens_ov_last_block()) dnnp_wait_prerequisites();
+}
+
+}  // namespace gdn
