@@ -236,15 +236,32 @@ static unsigned short enc(double x) { return gdn::Io<T>::f_to_bits(static_cast<f
 template <typename T>
 static double dec(unsigned short b) { return gdn::Io<T>::bits_to_f(b); }
 
-// ---- hand-over flags between two concurrently running kernels (kernels/include/dnnp_overlap.cuh) ----
-// dnnp_unit_publish / dnnp_unit_wait route their release store and acquire load here; the flags
-// may live in a MAP_SHARED mapping that a forked producer process writes (gdn_bwd_host_emu.cpp,
-// set "ov"). A poll that finds the flag unset sleeps 20 us (the 2-core machine runs both sides).
+// ---- the hand-over primitives of kernels/include/dnnp_overlap.cuh, on the CPU (helper ovbwd) ----
+// The kernel headers include dnnp_overlap.cuh only outside GDN_HOST_EMU; these stand in for it
+// with the same structure (publish: block barrier, then thread 0 fences and release-stores; wait:
+// thread 0 acquire-loads until the flag is set, then a block barrier) on C++ atomics, whose
+// flags may live in a MAP_SHARED mapping that a forked producer process writes
+// (gdn_bwd_host_emu.cpp, sets ov / piece4ov). griddepcontrol.launch_dependents / .wait: nothing
+// (the harness starts the consumer first and waits for the producer process). A poll that finds
+// the flag unset sleeps 20 us (the 2-core machine runs both sides). (ovfwd's branch defines the
+// same primitives: when both merge, keep one set.)
 #include <unistd.h>
-inline void __threadfence() {}
-void dnnp_emu_store_release(unsigned* flag, unsigned value) { __atomic_store_n(flag, value, __ATOMIC_RELEASE); }
-unsigned dnnp_emu_load_acquire(const unsigned* flag) {
-  const unsigned v = __atomic_load_n(flag, __ATOMIC_ACQUIRE);
-  if (v == 0) usleep(20);
-  return v;
+inline void __threadfence() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+inline void dnnp_launch_dependents() {}
+inline void dnnp_wait_prerequisites() {}
+inline unsigned dnnp_flag_load_acquire(const unsigned* flag) { return __atomic_load_n(flag, __ATOMIC_ACQUIRE); }
+inline void dnnp_flag_store_release(unsigned* flag, unsigned value) { __atomic_store_n(flag, value, __ATOMIC_RELEASE); }
+inline void dnnp_flag_publish_block(unsigned* flag, unsigned value) {
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    __threadfence();
+    dnnp_flag_store_release(flag, value);
+  }
+}
+inline void dnnp_flag_wait_thread(const unsigned* flag, unsigned value) {
+  while (dnnp_flag_load_acquire(flag) < value) usleep(20);
+}
+inline void dnnp_flag_wait_block(const unsigned* flag, unsigned value) {
+  if (threadIdx.x == 0) dnnp_flag_wait_thread(flag, value);
+  __syncthreads();
 }

@@ -74,38 +74,3 @@ __device__ __forceinline__ void dnnp_flag_wait_block(const unsigned* flag, unsig
     }
     __syncthreads();
 }
-
-// ---- unit hand-over helpers that the CPU emulations can run (bench/gdn_host_emu.h) ----
-// dnnp_unit_publish / dnnp_unit_wait are dnnp_flag_publish_block / dnnp_flag_wait_block on the
-// device; under GDN_HOST_EMU (one std::thread per CUDA thread, bench/gdn_host_emu.h) the release
-// store and the acquire load go to the emulator's atomics (dnnp_emu_store_release /
-// dnnp_emu_load_acquire), whose flags may live in memory shared with another process.
-#ifdef GDN_HOST_EMU
-void dnnp_emu_store_release(unsigned* flag, unsigned value);
-unsigned dnnp_emu_load_acquire(const unsigned* flag);
-#endif
-
-// Publishes `value` in `flag` once every thread of the block has written its part of the unit.
-// All threads of the block must call it (it contains a block barrier).
-__device__ __forceinline__ void dnnp_unit_publish(unsigned* flag, unsigned value) {
-#ifdef GDN_HOST_EMU
-    __syncthreads();
-    if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) dnnp_emu_store_release(flag, value);
-#else
-    dnnp_flag_publish_block(flag, value);
-#endif
-}
-
-// Block-wide wait until `flag >= value`: thread 0 spins (acquire), then a block barrier. All
-// threads of the block must call it.
-__device__ __forceinline__ void dnnp_unit_wait(const unsigned* flag, unsigned value) {
-#ifdef GDN_HOST_EMU
-    if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
-        while (dnnp_emu_load_acquire(flag) < value) {
-        }
-    }
-    __syncthreads();
-#else
-    dnnp_flag_wait_block(flag, value);
-#endif
-}

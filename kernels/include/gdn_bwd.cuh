@@ -40,8 +40,10 @@
 //     reductions over tokens
 #pragma once
 
-#include "dnnp_overlap.cuh"
 #include "gdn_fwd.cuh"
+#ifndef GDN_HOST_EMU  // the CPU emulation defines the hand-over primitives (bench/gdn_host_emu.h)
+#include "dnnp_overlap.cuh"
+#endif
 
 namespace gdn {
 
@@ -513,7 +515,7 @@ __device__ __forceinline__ void dscan_mma_chunks(const BwdParams& bp, float (&x)
       }
     }
     // This stage is refilled by the next iteration's issue; PUB: the same barrier publishes the unit.
-    if constexpr (PUB) dnnp_unit_publish(pub_flags + ch, 1u);
+    if constexpr (PUB) dnnp_flag_publish_block(pub_flags + ch, 1u);
     else __syncthreads();
   }
   cp_async_wait<0>();

@@ -2,7 +2,7 @@
 // (programmatic dependent launch + per-unit flags, kernels/include/dnnp_overlap.cuh).
 //
 // Launch sequence (one stream; src/engines/gdn/backward.rs, DNNPLAN_GDN_BWD_OVERLAP):
-//  1. gdn_bwd_chunk_order (1 block, OFFSETS_THREADS; replaces gdn_bwd_chunk_offsets): the chunk
+//  1. gdn_bwd_chunk_order_rev (1 block, OFFSETS_THREADS; replaces gdn_bwd_chunk_offsets): the chunk
 //     table, ov_flags zeroed (stream order: before the producer, on every execute and graph
 //     replay), and ov_order = the live chunk slots in the order the reverse scan produces them.
 //  2. prep, replay (unchanged), [piece chain up to dchain, unchanged]
@@ -31,13 +31,15 @@
 // included). Any order would be correct; this one makes the consumer rarely wait.
 #pragma once
 
-#include "dnnp_overlap.cuh"
 #include "gdn_bwd_chain.cuh"
+#ifndef GDN_HOST_EMU  // the CPU emulation defines the hand-over primitives (bench/gdn_host_emu.h)
+#include "dnnp_overlap.cuh"
+#endif
 
 namespace gdn {
 
 // At most this many scan segments (sequences × pieces) get the rank order; beyond it
-// gdn_bwd_chunk_order writes the identity order (correct, just not the producer's order), and the
+// gdn_bwd_chunk_order_rev writes the identity order (correct, just not the producer's order), and the
 // plan does not overlap (src/engines/gdn/backward.rs, BWD_OVERLAP_MAX_SEGMENTS).
 constexpr int OVERLAP_MAX_SEGMENTS = 64;
 
@@ -86,7 +88,7 @@ __device__ __forceinline__ void bwd_chunk_order_tail(const BwdChainParams& cp) {
   }
 }
 
-// gdn_bwd_chunk_order: the chunk table (chunk_offsets_body, as gdn_bwd_chunk_offsets), then the tail.
+// gdn_bwd_chunk_order_rev: the chunk table (chunk_offsets_body, as gdn_bwd_chunk_offsets), then the tail.
 __device__ __forceinline__ void bwd_chunk_order_body(const BwdChainParams& cp) {
   chunk_offsets_body(cp.b.f);
   __syncthreads();  // the chunk table (global, this block's writes) before the tail reads it
@@ -110,7 +112,7 @@ __device__ __forceinline__ bool tokens_ov_tile(const BwdChainParams& cp, int& c,
     h = b % HO;
     if (r >= cp.b.f.chunk_offsets[cp.b.f.n_seqs]) return false;
     c = cp.ov_order[r];
-    dnnp_unit_wait(cp.ov_flags + static_cast<size_t>(c) * HO + h, 1u);
+    dnnp_flag_wait_block(cp.ov_flags + static_cast<size_t>(c) * HO + h, 1u);
     return true;
   }
 }

@@ -62,7 +62,7 @@
 //   gdn_bwd_dsum_w8_{bf16,f16}_k{64,128}   <<<(V / 64, HO, N·(P−1)), 256, DscanW8Smem::bytes>>>
 //   gdn_bwd_dscanp_w8_{bf16,f16}_k{64,128} <<<(V / 64, HO, N·P), 256, DscanW8Smem::bytes>>>
 // and the overlapped reverse scan -> token stage (gdn_bwd_overlap.cuh; DNNPLAN_GDN_BWD_OVERLAP):
-//   gdn_bwd_chunk_order                      <<<1, OFFSETS_THREADS>>> (replaces gdn_bwd_chunk_offsets)
+//   gdn_bwd_chunk_order_rev                      <<<1, OFFSETS_THREADS>>> (replaces gdn_bwd_chunk_offsets)
 //   gdn_bwd_dscan_ov_{bf16,f16}_k{64,128}    <<<(1, HO, N), V / 16 warps, DscanMmaSmem<K, V/16, 2>>> (PDL primary)
 //   gdn_bwd_dscanp_ov_{bf16,f16}_k{64,128}   <<<(1, HO, N·P), as dscan_ov>>> (PDL primary, pieces)
 //   gdn_bwd_tokens_tc5_ov_{bf16,f16}_k{64,128} <<<as tokens_tc5, programmatic>>>
@@ -75,7 +75,7 @@ extern "C" __global__ void __launch_bounds__(gdn::OFFSETS_THREADS) gdn_bwd_chunk
   gdn::chunk_offsets_body(p.f);
 }
 
-extern "C" __global__ void __launch_bounds__(gdn::OFFSETS_THREADS) gdn_bwd_chunk_order(gdn::BwdChainParams p) {
+extern "C" __global__ void __launch_bounds__(gdn::OFFSETS_THREADS) gdn_bwd_chunk_order_rev(gdn::BwdChainParams p) {
   gdn::bwd_chunk_order_body(p);
 }
 

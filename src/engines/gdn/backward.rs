@@ -51,6 +51,15 @@
 //! initial state) and per piece (from the chain's seeds), one block per SM below
 //! [`REPLAY_SHARE_MIN_WAVES`] waves; `v1` the session-5 pair `gdn_bwd_fscan_*` /
 //! `gdn_bwd_fscanp_*`. Both write the same `S_c` bits.
+//!
+//! The reverse scan and the token stage overlapped (session 7, `kernels/include/gdn_bwd_overlap.cuh`,
+//! [`BWD_OVERLAP_RULE`], `DNNPLAN_GDN_BWD_OVERLAP=0|1` read at plan build): the chunk table kernel
+//! becomes `gdn_bwd_chunk_order_rev` (also zeroes the hand-over flags and writes the token stage's
+//! chunk order; no extra launch or memset call), the reverse scan (uncut, or the piece chain's
+//! seeded pass) runs as `gdn_bwd_dscan_ov_*` / `gdn_bwd_dscanp_ov_*` (the 4-warp scan's chunk loop
+//! on all `V` value rows per block, the PDL primary, publishing each (chunk, head) unit), and the
+//! token stage as `gdn_bwd_tokens_tc5_ov_*`, launched programmatic, taking its chunks in the
+//! scan's order and waiting per unit; every output bitwise the sequential plan's.
 
 use crate::cuda::{Function, LaunchConfig, Launcher};
 use crate::dispatch::engine::CompiledPlan;
@@ -60,8 +69,8 @@ use crate::error::{Error, Result};
 use super::analyzer::GdnFacts;
 use super::engine::{ENGINE_NAME, PrepVariant, fwd_template, kernel_dtype};
 use super::params::{
-    BwdChainParams, BwdParams, BwdPieceLayout, BwdWorkspaceLayout, CHAIN_ROWS, CHAIN_THREADS,
-    DSCAN_MMA_WARPS, DSCAN_THREADS, DSCAN_VS, DSCAN_W8_WARPS, OFFSETS_THREADS, OverlapLayout,
+    BwdChainParams, BwdOverlapLayout, BwdParams, BwdPieceLayout, BwdWorkspaceLayout, CHAIN_ROWS,
+    CHAIN_THREADS, DSCAN_MMA_WARPS, DSCAN_THREADS, DSCAN_VS, DSCAN_W8_WARPS, OFFSETS_THREADS,
     PARAM_THREADS, SCAN_WARPS, SUM_STAGES, TOK_THREADS, dscan_mma_smem_bytes, dscan_ov_smem_bytes,
     dscan_smem_bytes, dscan_w8_smem_bytes, fast_smem_bytes, flags, max_chunks, scan_smem_bytes,
     scanx_smem_bytes, tokens_smem_bytes, tokens_tc_smem_bytes,
@@ -167,7 +176,7 @@ pub enum BwdKernel {
     DscanpW8,
     /// Overlap: the chunk table, the zeroed hand-over flags and the token stage's chunk order
     /// (replaces [`BwdKernel::ChunkOffsets`]).
-    ChunkOrder,
+    ChunkOrderRev,
     /// Overlap: the uncut reverse scan on all `V` value rows per block, publishing each unit
     /// (the PDL primary).
     DscanOv,
@@ -206,7 +215,7 @@ impl BwdKernel {
         BwdKernel::DscanW8,
         BwdKernel::DsumW8,
         BwdKernel::DscanpW8,
-        BwdKernel::ChunkOrder,
+        BwdKernel::ChunkOrderRev,
         BwdKernel::DscanOv,
         BwdKernel::DscanpOv,
         BwdKernel::TokensTc5Ov,
@@ -217,7 +226,7 @@ impl BwdKernel {
     pub fn name(self, tag: &str, k: i64, prep: PrepVariant) -> String {
         let body = match self {
             BwdKernel::ChunkOffsets => return "gdn_bwd_chunk_offsets".to_owned(),
-            BwdKernel::ChunkOrder => return "gdn_bwd_chunk_order".to_owned(),
+            BwdKernel::ChunkOrderRev => return "gdn_bwd_chunk_order_rev".to_owned(),
             BwdKernel::Params => return "gdn_bwd_params".to_owned(),
             BwdKernel::Pchain => return format!("gdn_bwd_pchain_k{k}"),
             BwdKernel::Dchain => return format!("gdn_bwd_dchain_k{k}"),
@@ -477,7 +486,7 @@ pub struct GdnBwdPlan {
     uids: [Option<i64>; 19],
     layout: BwdWorkspaceLayout,
     pieces: BwdPieceLayout,
-    overlap: OverlapLayout,
+    overlap: BwdOverlapLayout,
     schedule: BwdSchedule,
     steps: Vec<Step>,
     kernels: Vec<Function>,
@@ -597,7 +606,7 @@ impl GdnBwdPlan {
         let mut steps: Vec<Step> = vec![
             (
                 if overlap {
-                    BwdKernel::ChunkOrder
+                    BwdKernel::ChunkOrderRev
                 } else {
                     BwdKernel::ChunkOffsets
                 },
@@ -714,7 +723,7 @@ impl GdnBwdPlan {
             uids,
             layout,
             pieces: piece_layout,
-            overlap: OverlapLayout::new(piece_layout.total, u64::from(chunks), ho, overlap),
+            overlap: BwdOverlapLayout::new(piece_layout.total, u64::from(chunks), ho, overlap),
             schedule,
             steps,
             kernels,

@@ -454,7 +454,7 @@ pub struct BwdChainParams {
     pub ws_seed: u64,
     /// The reverse transitions `Mᵀ_j` `[N·(P−1), HO, K, K]` fp32.
     pub ws_mt: u64,
-    /// The overlapped backward's hand-over flags `[chunk slots, HO]` u32 ([`OverlapLayout`]; 0
+    /// The overlapped backward's hand-over flags `[chunk slots, HO]` u32 ([`BwdOverlapLayout`]; 0
     /// without overlap).
     pub ov_flags: u64,
     /// The overlapped token stage's chunk order `[chunk slots]` i32 (0 without overlap).
@@ -565,7 +565,7 @@ impl BwdPieceLayout {
 /// reverse scan (the producer) runs, and the token stage's chunk order; placed after another
 /// layout's `total` (empty without overlap).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct OverlapLayout {
+pub struct BwdOverlapLayout {
     /// Offset of the flags (u32 per unit).
     pub flags: u64,
     /// Offset of the chunk order (i32 per chunk slot).
@@ -574,19 +574,19 @@ pub struct OverlapLayout {
     pub total: u64,
 }
 
-impl OverlapLayout {
+impl BwdOverlapLayout {
     /// Regions for `slots` chunk slots of `ho` heads starting at byte `after` (`on = false`: none).
-    pub fn new(after: u64, slots: u64, ho: u64, on: bool) -> OverlapLayout {
+    pub fn new(after: u64, slots: u64, ho: u64, on: bool) -> BwdOverlapLayout {
         let flags = after.div_ceil(REGION_ALIGN) * REGION_ALIGN;
         if !on {
-            return OverlapLayout {
+            return BwdOverlapLayout {
                 flags,
                 order: flags,
                 total: after,
             };
         }
         let order = (flags + slots * ho * 4).div_ceil(REGION_ALIGN) * REGION_ALIGN;
-        OverlapLayout {
+        BwdOverlapLayout {
             flags,
             order,
             total: (order + slots * 4).div_ceil(REGION_ALIGN) * REGION_ALIGN,
@@ -741,9 +741,9 @@ mod tests {
         assert_eq!(std::mem::offset_of!(BwdChainParams, ov_flags), 432);
         assert_eq!(std::mem::offset_of!(BwdChainParams, ov_order), 440);
         // The overlap regions: flags per (slot, head), the order per slot; none when off.
-        let off = OverlapLayout::new(1000, 7, 3, false);
+        let off = BwdOverlapLayout::new(1000, 7, 3, false);
         assert_eq!(off.total, 1000);
-        let on = OverlapLayout::new(1000, 7, 3, true);
+        let on = BwdOverlapLayout::new(1000, 7, 3, true);
         assert!(
             on.flags >= 1000 && on.order >= on.flags + 7 * 3 * 4 && on.total >= on.order + 7 * 4
         );
