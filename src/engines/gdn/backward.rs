@@ -348,9 +348,10 @@ impl ReplayVariant {
 /// as data. The overlapped reverse scan runs one block per (sequence or piece, head) unit row
 /// (all `V` value rows, 172 KB of shared memory at K = V = 128: one per SM), and a `tc5` token
 /// block needs a whole SM (512 threads × 128 registers); so the token stage runs beside the scan
-/// only on the SMs the scan leaves free. Overlap when the scan's blocks fill at most
-/// `max_fill_num / max_fill_den` of the SMs and the scan segments (sequences × pieces) are at
-/// most [`BWD_OVERLAP_MAX_SEGMENTS`] (the chunk-order kernel's table).
+/// on the SMs the scan leaves free, and on every SM a finished scan block frees (the short
+/// sequences of a ragged batch). Overlap when the scan's blocks fill at most
+/// `max_fill_num / max_fill_den` waves of the SMs and the scan segments (sequences × pieces) are
+/// at most [`BWD_OVERLAP_MAX_SEGMENTS`] (the chunk-order kernel's table).
 pub struct OverlapRule {
     /// Numerator of the largest fill of the SMs by the reverse scan's blocks.
     pub max_fill_num: u64,
@@ -358,10 +359,15 @@ pub struct OverlapRule {
     pub max_fill_den: u64,
 }
 
-/// The backward's overlap rule: the scan on at most half of the SMs.
+/// The backward's overlap rule: up to 4 waves of scan blocks, the range measured. H200, bf16,
+/// K = V = 128, whole backward off / on (bench/gdn_results.md, session 7, ovbwd): (4, 8192, 16),
+/// 64 blocks, 2.562 / 2.492 ms; (1, 32768, 16) at P = 4, 64, 3.422 / 3.367; ragged mix, 160,
+/// 2.600 / 2.399; (16, 2048, 32), 512 blocks (3.9 waves), 5.081 / 5.027. The overlapped scan
+/// alone is slower than the 8-warp one where the GPU is full (0.93 against 0.53 ms at
+/// (4, 8192, 16): twice the value rows per SM), which the token blocks beside it more than repay.
 pub const BWD_OVERLAP_RULE: OverlapRule = OverlapRule {
-    max_fill_num: 1,
-    max_fill_den: 2,
+    max_fill_num: 4,
+    max_fill_den: 1,
 };
 
 /// The most scan segments (sequences × pieces) the overlapped token stage orders
@@ -930,10 +936,10 @@ mod tests {
         assert!(ov(4 * 16, 4));
         // (1, 32768, 16) in 4 pieces: dscanp 64 blocks -> overlap.
         assert!(ov(4 * 16, 4));
-        // (16, 2048, 32): 512 blocks, the ragged mix (10 sequences, H = 16): 160 -> sequential.
-        assert!(!ov(16 * 32, 16) && !ov(10 * 16, 10));
-        // The edge: half of 132 SMs; and never beyond the order table's segments.
-        assert!(ov(66, 1) && !ov(67, 1));
+        // (16, 2048, 32): 512 blocks (3.9 waves), the ragged mix (10 sequences, H = 16): 160.
+        assert!(ov(16 * 32, 16) && ov(10 * 16, 10));
+        // The edge: 4 waves of 132 SMs; and never beyond the order table's segments.
+        assert!(ov(528, 1) && !ov(529, 1));
         assert!(ov(64, 64) && !ov(65, 65) && !ov(1, 65));
         // Only the token stage of the pair is launched programmatic.
         let programmatic: Vec<_> = BwdKernel::ALL.iter().filter(|k| k.programmatic()).collect();
