@@ -62,6 +62,7 @@
 #include "gdn_bwd_overlap.cuh"
 
 #include <csignal>
+#include <unistd.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 
