@@ -430,6 +430,15 @@ fn run(c: &Case, seed: u64, caller: &Caller) -> Outcome {
         1e-2
     };
     let (eo, es) = (rms_ratio(&og, &r.o), rms_ratio(&fg, &r.final_state));
+    if std::env::var_os("DNNPLAN_GDN_TEST_HASHES").is_some() {
+        // Equal lines across forward schedules mean bitwise-equal outputs.
+        println!(
+            "{:48} O #{:016x}  state #{:016x}",
+            c.name,
+            fnv1a(&o),
+            fnv1a(&state)
+        );
+    }
     println!("{:48} O rms {eo:.3e}  state rms {es:.3e}", c.name);
     assert!(
         og.iter().all(|x| x.is_finite()),
@@ -533,6 +542,14 @@ fn host_time_report(caller: &Caller, mut exec: impl FnMut()) {
 }
 
 const EDGE: &[usize] = &[1, 15, 16, 17, 31, 63, 64, 65, 0, 121, 251, 257];
+
+/// FNV-1a of a buffer's bytes: the tests print it under `DNNPLAN_GDN_TEST_HASHES` so that two
+/// runs (kernel variants, schedules) can be compared for bitwise-equal outputs.
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+        (h ^ u64::from(*b)).wrapping_mul(0x100_0000_01b3)
+    })
+}
 
 #[test]
 fn forward_parity_matrix() {
@@ -834,10 +851,7 @@ fn run_bwd(c: &Case, seed: u64, caller: &Caller) -> Vec<String> {
         if hashes {
             // FNV-1a of the output bytes: equal lines across DNNPLAN_GDN_BWD_TOKENS variants
             // mean bitwise-equal gradients (bench/gdn_device_tok6.sh compares tc4 with tc5).
-            let h = bytes.iter().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
-                (h ^ u64::from(*b)).wrapping_mul(0x100_0000_01b3)
-            });
-            line += &format!(" #{h:016x}");
+            line += &format!(" #{:016x}", fnv1a(bytes));
         }
         if e.is_nan() || e > tol {
             failures.push(format!("{}: {p} rms ratio {e:e} over {tol:e}", c.name));
