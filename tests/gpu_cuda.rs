@@ -652,11 +652,15 @@ fn overlapped_pair_hands_over_per_unit_and_never_deadlocks() {
     // Once unmeasured: the first launch of each kernel loads it (lazy module loading), which
     // would serialise the pair.
     let _ = run(true);
+    // Values that differ bitwise from what the producer wrote.
+    let mismatches = |got: &[f32]| {
+        got.iter()
+            .zip(&want)
+            .filter(|(a, b)| a.to_bits() != b.to_bits())
+            .count()
+    };
     let (got, c_start, p_end, seen) = run(true);
-    let exact = got
-        .iter()
-        .zip(&want)
-        .all(|(a, b)| a.to_bits() == b.to_bits());
+    let exact = mismatches(&got) == 0;
     println!(
         "overlap with wait: {units} units, exact {exact}, consumer started {:.1} us before the producer ended, {seen} units published then",
         (p_end as f64 - c_start as f64) / 1e3
@@ -667,11 +671,7 @@ fn overlapped_pair_hands_over_per_unit_and_never_deadlocks() {
         "the consumer grid must start while the producer runs (programmatic launch)"
     );
     let (got, _, _, _) = run(false);
-    let stale = got
-        .iter()
-        .zip(&want)
-        .filter(|(a, b)| a.to_bits() != b.to_bits())
-        .count();
+    let stale = mismatches(&got);
     println!("overlap without wait: {stale} of {n} values read before they were written");
     assert!(
         stale > 0,
@@ -689,10 +689,7 @@ fn overlapped_pair_hands_over_per_unit_and_never_deadlocks() {
     unsafe { side.launch_raw(&block, &LaunchConfig::linear(sms, 1024), &mut bp) }.expect("blocker");
     let t0 = Instant::now();
     let (got, _, _, _) = run(true);
-    let exact = got
-        .iter()
-        .zip(&want)
-        .all(|(a, b)| a.to_bits() == b.to_bits());
+    let exact = mismatches(&got) == 0;
     println!(
         "overlap beside a 30 ms kernel on another stream: exact {exact}, {:.1} ms",
         t0.elapsed().as_secs_f64() * 1e3

@@ -8,8 +8,9 @@
 //   starts the consumer grid when *all* producer blocks have called it (or exited). So every
 //   producer block is resident before any consumer block exists; a producer never waits on a
 //   consumer, so the producer always finishes, whatever occupies the GPU.
-// - Each unit of hand-over has one 32-bit flag in the caller's workspace, zeroed by a
-//   `Launcher::memset_u32` earlier on the same stream (so replaying a captured graph resets it).
+// - Each unit of hand-over has one 32-bit flag in the caller's workspace, zeroed earlier on the
+//   same stream, so that replaying a captured graph resets it too: by a `Launcher::memset_u32`,
+//   or by a kernel that runs before the producer (the GDN backward's `gdn_bwd_chunk_order_rev`).
 //   The producer writes its unit, then `dnnp_flag_publish_block` (block barrier, then one thread:
 //   gpu-scope fence and release store). The consumer calls `dnnp_flag_wait_block` before it
 //   reads (issues a copy of) the unit: one thread spins with gpu-scope acquire loads, then a block
