@@ -394,7 +394,7 @@ fn run(c: &Case, seed: u64, caller: &Caller) -> Outcome {
     );
 
     if c.host_timing {
-        host_time_report(caller, || {
+        host_time_report(caller, 3, || {
             execute(&list, PlanChoice::AtIndex(at), &pack, &ctx).expect("timed execute")
         });
     }
@@ -466,9 +466,76 @@ fn run(c: &Case, seed: u64, caller: &Caller) -> Outcome {
     Outcome { o, state }
 }
 
-/// Median host time of `exec` (one execute: 3 kernel launches) against 3 bare `cuLaunchKernel`
-/// calls of an empty-work kernel, both on the caller's stream, the queue drained between batches.
-fn host_time_report(caller: &Caller, mut exec: impl FnMut()) {
+/// Captures one `exec` on the caller's stream into a CUDA graph (the plan must neither allocate
+/// nor synchronize while executing, and its programmatic launches must be capturable), replays
+/// the graph once and waits for it. Returns the number of kernel nodes the capture recorded.
+fn capture_and_replay(caller: &Caller, exec: impl FnOnce()) -> usize {
+    let mut graph: sys::CUgraph = std::ptr::null_mut();
+    // SAFETY: the caller's live, non-legacy stream; the capture ends below on the same thread.
+    unsafe {
+        ok(
+            "begin capture",
+            sys::cuStreamBeginCapture_v2(
+                caller.stream,
+                sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL,
+            ),
+        )
+    };
+    exec();
+    // SAFETY: ends the capture begun above; writes one graph handle.
+    unsafe {
+        ok(
+            "end capture",
+            sys::cuStreamEndCapture(caller.stream, &mut graph),
+        )
+    };
+    let mut count = 0usize;
+    // SAFETY: a null node array asks for the count only.
+    unsafe {
+        ok(
+            "graph nodes",
+            sys::cuGraphGetNodes(graph, std::ptr::null_mut(), &mut count),
+        )
+    };
+    let mut nodes = vec![std::ptr::null_mut(); count];
+    // SAFETY: `nodes` holds `count` slots.
+    unsafe {
+        ok(
+            "graph nodes",
+            sys::cuGraphGetNodes(graph, nodes.as_mut_ptr(), &mut count),
+        )
+    };
+    let kernels = nodes
+        .iter()
+        .filter(|&&node| {
+            let mut ty = sys::CUgraphNodeType::CU_GRAPH_NODE_TYPE_EMPTY;
+            // SAFETY: a node of `graph`; writes its type.
+            unsafe { ok("node type", sys::cuGraphNodeGetType(node, &mut ty)) };
+            ty == sys::CUgraphNodeType::CU_GRAPH_NODE_TYPE_KERNEL
+        })
+        .count();
+    let mut exec_graph: sys::CUgraphExec = std::ptr::null_mut();
+    // SAFETY: instantiates, launches, waits for and destroys the captured graph.
+    unsafe {
+        ok(
+            "instantiate",
+            sys::cuGraphInstantiateWithFlags(&mut exec_graph, graph, 0),
+        );
+        ok(
+            "graph launch",
+            sys::cuGraphLaunch(exec_graph, caller.stream),
+        );
+        ok("sync", sys::cuStreamSynchronize(caller.stream));
+        ok("destroy exec", sys::cuGraphExecDestroy(exec_graph));
+        ok("destroy graph", sys::cuGraphDestroy(graph));
+    }
+    kernels
+}
+
+/// Median host time of `exec` (one execute: `launches` kernel launches) against `launches` bare
+/// `cuLaunchKernel` calls of an empty-work kernel, both on the caller's stream, the queue drained
+/// between batches.
+fn host_time_report(caller: &Caller, launches: usize, mut exec: impl FnMut()) {
     use std::time::Instant;
     let median = |mut v: Vec<f64>| {
         v.sort_by(f64::total_cmp);
@@ -493,7 +560,7 @@ fn host_time_report(caller: &Caller, mut exec: impl FnMut()) {
         (&raw mut ptr).cast(),
     ];
     let mut bare = || {
-        for _ in 0..3 {
+        for _ in 0..launches {
             // SAFETY: dnnp_fill_f32(i64 n = 0, float, float*): writes nothing.
             unsafe {
                 ok(
@@ -535,8 +602,8 @@ fn host_time_report(caller: &Caller, mut exec: impl FnMut()) {
     let (e1, b1) = (time(&mut exec), time(&mut bare));
     let (e2, b2) = (time(&mut exec), time(&mut bare));
     println!(
-        "host time per execute: {e1:.2} / {e2:.2} us; 3 bare launches: {b1:.2} / {b2:.2} us; \
-         overhead {:.2} us",
+        "host time per execute: {e1:.2} / {e2:.2} us; {launches} bare launches: {b1:.2} / {b2:.2} \
+         us; overhead {:.2} us",
         e1.min(e2) - b1.min(b2)
     );
 }
@@ -797,6 +864,31 @@ fn run_bwd(c: &Case, seed: u64, caller: &Caller) -> Vec<String> {
             c.name
         );
     }
+    // The backward replayed from a CUDA graph (its overlapped stages included) over poisoned
+    // outputs equals the direct execute bit for bit.
+    for (_, d, bytes, _) in &outs {
+        caller.fill(*d, *bytes, 0xFF);
+    }
+    let launches = capture_and_replay(caller, || {
+        execute(&list, PlanChoice::AtIndex(at), &pack, &ctx).expect("captured execute")
+    });
+    for ((p, d, bytes, _), f) in outs.iter().zip(&first) {
+        assert_eq!(
+            &caller.download(*d, *bytes),
+            f,
+            "{}: {p} differs when replayed from a CUDA graph",
+            c.name
+        );
+    }
+    println!(
+        "{}: captured into a CUDA graph ({launches} kernels), replay bitwise equal",
+        c.name
+    );
+    if c.host_timing {
+        host_time_report(caller, launches, || {
+            execute(&list, PlanChoice::AtIndex(at), &pack, &ctx).expect("timed execute")
+        });
+    }
 
     let inp = GdnInputs {
         q: &q.vals,
@@ -868,6 +960,7 @@ fn backward_parity_matrix() {
         base("bwd bf16 K=V=128 edge lengths, fp32 state", EDGE, 128),
         base("bwd bf16 K=V=64 edge lengths, fp32 state", EDGE, 64),
     ];
+    cases[0].host_timing = true;
     let mut c = base(
         "bwd fp16 K=V=128 GVA 1/2, l2norm, safe gate, bf16 state",
         &[200, 0, 77],

@@ -53,13 +53,19 @@ impl Caller {
     pub fn alloc(&self, bytes: usize, fill: u8) -> CUdeviceptr {
         let mut d: CUdeviceptr = 0;
         // SAFETY: the context is current.
+        unsafe { ok("alloc", sys::cuMemAlloc_v2(&mut d, bytes.max(1))) };
+        self.fill(d, bytes, fill);
+        d
+    }
+
+    /// Sets `bytes` bytes at `d` (an allocation of this context) to `byte`, and waits for it.
+    pub fn fill(&self, d: CUdeviceptr, bytes: usize, byte: u8) {
+        // SAFETY: the context is current; `d` holds at least `max(bytes, 1)` bytes.
         unsafe {
-            ok("alloc", sys::cuMemAlloc_v2(&mut d, bytes.max(1)));
-            ok("memset", sys::cuMemsetD8_v2(d, fill, bytes.max(1)));
+            ok("memset", sys::cuMemsetD8_v2(d, byte, bytes.max(1)));
             // Legacy-stream work is not ordered before the caller's non-blocking stream.
             ok("ctx sync", sys::cuCtxSynchronize());
         }
-        d
     }
 
     pub fn upload(&self, bytes: &[u8]) -> CUdeviceptr {
