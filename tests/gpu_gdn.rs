@@ -379,19 +379,15 @@ fn run(c: &Case, seed: u64, caller: &Caller) -> Outcome {
             ok("ctx sync", sys::cuCtxSynchronize());
         };
     }
+    // O and the final state on the device equal the first execute's, bit for bit.
+    let expect_first_outputs = |how: &str| {
+        let o_now = caller.download(o_dev, o_bytes);
+        assert_eq!(o_now, o, "{}: O differs {how}", c.name);
+        let state_now = caller.download(fs_dev, state.len());
+        assert_eq!(state_now, state, "{}: final state differs {how}", c.name);
+    };
     execute(&list, PlanChoice::AtIndex(at), &pack, &ctx).expect("execute again");
-    assert_eq!(
-        caller.download(o_dev, o_bytes),
-        o,
-        "{}: repeated run differs",
-        c.name
-    );
-    assert_eq!(
-        caller.download(fs_dev, state.len()),
-        state,
-        "{}: repeated final state differs",
-        c.name
-    );
+    expect_first_outputs("in a repeated run");
 
     // Replayed from a CUDA graph over poisoned outputs: bitwise the direct execute (not for a
     // pool overwritten in place, whose input the first runs consumed).
@@ -401,18 +397,7 @@ fn run(c: &Case, seed: u64, caller: &Caller) -> Outcome {
         let launches = capture_and_replay(caller, || {
             execute(&list, PlanChoice::AtIndex(at), &pack, &ctx).expect("captured execute")
         });
-        assert_eq!(
-            caller.download(o_dev, o_bytes),
-            o,
-            "{}: O differs when replayed from a CUDA graph",
-            c.name
-        );
-        assert_eq!(
-            caller.download(fs_dev, state.len()),
-            state,
-            "{}: final state differs when replayed from a CUDA graph",
-            c.name
-        );
+        expect_first_outputs("when replayed from a CUDA graph");
         println!(
             "{}: captured into a CUDA graph ({launches} kernels), replay bitwise equal",
             c.name
