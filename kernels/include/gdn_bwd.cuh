@@ -1001,6 +1001,23 @@ struct TokMmaSmem6 {
   static_assert(3 * CHUNK * (K + 8) * 4 <= TokSmem<K>::vec_off, "tc6: product results overflow");
 };
 
+// The token stage's dO rows [0, len) of head h (of HO) by cp.async into `dOb` ([64][V + 8]), zero
+// rows past len (compile-time-unrolled copies); the caller commits.
+template <typename T, int V>
+__device__ __forceinline__ void tokens_issue_do(T* dOb, const T* dog, long long t0, int len, int h, int HO, int tid) {
+  constexpr int VEC = V / 8, VP = V + 8;
+  static_assert(TOK_THREADS % VEC == 0 && CHUNK * VEC % TOK_THREADS == 0, "dO copy split");
+  constexpr int RS = TOK_THREADS / VEC, NU = CHUNK * VEC / TOK_THREADS;
+  const int rq0 = tid / VEC, c8 = tid % VEC;
+  const T* src = dog + (static_cast<size_t>(t0 + rq0) * HO + h) * V + 8 * c8;
+#pragma unroll
+  for (int u = 0; u < NU; ++u) {
+    const int r = rq0 + RS * u;
+    if (r < len) cp_async16(&dOb[r * VP + 8 * c8], src + static_cast<size_t>(RS) * u * HO * V);
+    else *reinterpret_cast<uint4*>(&dOb[r * VP + 8 * c8]) = make_uint4(0u, 0u, 0u, 0u);
+  }
+}
+
 // REV 6: the copies of one tile's first group (W, Ũᵀ, S, dO rows [0, len) with zero rows past
 // len) into the TokMmaSmem6 layout; the caller commits.
 template <typename T, int K, int V>
@@ -1015,18 +1032,7 @@ __device__ __forceinline__ void tokens_issue_g0(const BwdParams& bp, size_t ch, 
   tile_async_unrolled<T, K, CHUNK>(Wb, static_cast<const T*>(p.ws_w) + ch * CHUNK * K, tid);
   tile_async_unrolled<T, CHUNK, V>(Utb, static_cast<const T*>(p.ws_ut) + ch * V * CHUNK, tid);
   tile_async_unrolled<T, K, V>(Sb, reinterpret_cast<const T*>(bp.ws_s) + ch * V * K, tid);
-  constexpr int VEC = V / 8, VP = M6::VP;
-  static_assert(TOK_THREADS % VEC == 0 && CHUNK * VEC % TOK_THREADS == 0, "dO copy split");
-  constexpr int RS = TOK_THREADS / VEC, NU = CHUNK * VEC / TOK_THREADS;
-  const int rq0 = tid / VEC, c8 = tid % VEC;
-  const int HO = p.ho;
-  const T* src = static_cast<const T*>(bp.d_o) + (static_cast<size_t>(t0 + rq0) * HO + h) * V + 8 * c8;
-#pragma unroll
-  for (int u = 0; u < NU; ++u) {
-    const int r = rq0 + RS * u;
-    if (r < len) cp_async16(&dOb[r * VP + 8 * c8], src + static_cast<size_t>(RS) * u * HO * V);
-    else *reinterpret_cast<uint4*>(&dOb[r * VP + 8 * c8]) = make_uint4(0u, 0u, 0u, 0u);
-  }
+  tokens_issue_do<T, V>(dOb, static_cast<const T*>(bp.d_o), t0, len, h, p.ho, tid);
 }
 
 // The no-op default of tokens_products_mma's issue_qk (REV < 5 issue the q / k copies themselves).
@@ -1067,19 +1073,8 @@ __device__ __forceinline__ void tokens_products_mma(const BwdParams& bp, size_t 
   T* Utb = reinterpret_cast<T*>(smem + TokSmem<K>::bytes);  // TC: Ũᵀ [V][CHUNK + 8]
   const T* dog = static_cast<const T*>(bp.d_o);
   // dO rows [0, len) by cp.async, zero rows past len (V3 layout: compile-time-unrolled copies).
-  auto issue_do = [&] {
-    constexpr int VEC = V / 8;
-    static_assert(TOK_THREADS % VEC == 0 && CHUNK * VEC % TOK_THREADS == 0, "dO copy split");
-    constexpr int RS = TOK_THREADS / VEC, NU = CHUNK * VEC / TOK_THREADS;
-    const int rq0 = tid / VEC, c8 = tid % VEC;
-    const T* src = dog + (static_cast<size_t>(t0 + rq0) * HO + h) * V + 8 * c8;
-#pragma unroll
-    for (int u = 0; u < NU; ++u) {
-      const int r = rq0 + RS * u;
-      if (r < len) cp_async16(&dOb[r * VP + 8 * c8], src + static_cast<size_t>(RS) * u * HO * V);
-      else *reinterpret_cast<uint4*>(&dOb[r * VP + 8 * c8]) = make_uint4(0u, 0u, 0u, 0u);
-    }
-  };
+  static_assert(VP == V + 8, "dO rows as tokens_issue_do lays them out");
+  auto issue_do = [&] { tokens_issue_do<T, V>(dOb, dog, t0, len, h, HO, tid); };
   if constexpr (V6) {
     // V6: G0 = W, Ũᵀ, S, dO (prefetched during the previous tile when g0_ready), then dS', then the
     // caller's q, k; the products wait for each in turn.
