@@ -97,15 +97,6 @@ static void run_overlap_pair(U3 pgrid, unsigned pthreads, const std::function<vo
   }
 }
 
-static double rms_ratio(const std::vector<double>& a, const std::vector<double>& b) {
-  double num = 0, den = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    num += (a[i] - b[i]) * (a[i] - b[i]);
-    den += b[i] * b[i];
-  }
-  return std::sqrt(num / (den > 0 ? den : 1));
-}
-
 enum class Set { Fp32, Mma, Tc, Tc2, Tc3, Tc4, Tc5, Tc6, Piece2, Piece3, Piece4, Tc4W8, Piece4W8, Ov, Piece4Ov };
 
 // The reverse scan's kernels: the 8-warp dscan_w8_chunks ones (true) or the 4-warp v1 ones.

@@ -243,8 +243,7 @@ static double dec(unsigned short b) { return gdn::Io<T>::bits_to_f(b); }
 // flags may live in a MAP_SHARED mapping that a forked producer process writes
 // (gdn_bwd_host_emu.cpp, sets ov / piece4ov). griddepcontrol.launch_dependents / .wait: nothing
 // (the harness starts the consumer first and waits for the producer process). A poll that finds
-// the flag unset sleeps 20 us (the 2-core machine runs both sides). (ovfwd's branch defines the
-// same primitives: when both merge, keep one set.)
+// the flag unset sleeps 20 us (the 2-core machine runs both sides).
 #include <unistd.h>
 inline void __threadfence() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 inline void dnnp_launch_dependents() {}
@@ -264,4 +263,15 @@ inline void dnnp_flag_wait_thread(const unsigned* flag, unsigned value) {
 inline void dnnp_flag_wait_block(const unsigned* flag, unsigned value) {
   if (threadIdx.x == 0) dnnp_flag_wait_thread(flag, value);
   __syncthreads();
+}
+
+// ---- harness utilities shared by the emulations ----
+// Relative rms error of `a` against the reference `b` (|a - b| / |b|, 2-norms; |b| = 0 counts as 1).
+inline double rms_ratio(const std::vector<double>& a, const std::vector<double>& b) {
+  double num = 0, den = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    num += (a[i] - b[i]) * (a[i] - b[i]);
+    den += b[i] * b[i];
+  }
+  return std::sqrt(num / (den > 0 ? den : 1));
 }

@@ -137,6 +137,22 @@ static int run_case(const char* name, int H, int HV, int flags, int g_dt, int be
   // each, and more blocks than tiles; cp.async landing at the wait (default) and at issue (eager).
   size_t diff4 = 0;
   const unsigned tiles = static_cast<unsigned>(chunks * HO);
+  // Differing elements of every factor over the first n chunks (the KEEP regions too), `ref`
+  // against `got`.
+  auto diff_chunks = [&](const Ws& ref, const Ws& got, size_t n) {
+    size_t d = count_diff(ref.w, got.w, n * HO * C * K) + count_diff(ref.q, got.q, n * HO * C * K) +
+               count_diff(ref.kr, got.kr, n * HO * C * K) + count_diff(ref.ut, got.ut, n * HO * V * C) +
+               count_diff(ref.a, got.a, n * HO * C * C) + count_diff(ref.gl, got.gl, n * HO);
+    if (KEEP)
+      d += count_diff(ref.t, got.t, n * HO * C * C) + count_diff(ref.e, got.e, n * HO * C * K) +
+           count_diff(ref.gam, got.gam, n * HO * C) + count_diff(ref.bet, got.bet, n * HO * C);
+    return d;
+  };
+  // Differing elements of W, Ũᵀ and A over the whole workspaces (slots past the last chunk too).
+  auto diff_whole = [&](const Ws& ref, const Ws& got) {
+    return count_diff(ref.w, got.w, got.w.size()) + count_diff(ref.ut, got.ut, got.ut.size()) +
+           count_diff(ref.a, got.a, got.a.size());
+  };
   for (unsigned blocks : {1u, 3u, tiles + 2}) {
     for (bool eager : {false, true}) {
       g_cp_eager = eager;
@@ -144,29 +160,16 @@ static int run_case(const char* name, int H, int HV, int flags, int g_dt, int be
       run_prep<IOT, K, KEEP>(4, p, w4, chunks, HO, blocks);
       g_cp_eager = false;
       const size_t n = chunks;
-      diff4 += count_diff(w1.w, w4.w, n * HO * C * K) + count_diff(w1.q, w4.q, n * HO * C * K) +
-               count_diff(w1.kr, w4.kr, n * HO * C * K) + count_diff(w1.ut, w4.ut, n * HO * V * C) +
-               count_diff(w1.a, w4.a, n * HO * C * C) + count_diff(w1.gl, w4.gl, n * HO);
-      if (KEEP)
-        diff4 += count_diff(w1.t, w4.t, n * HO * C * C) + count_diff(w1.e, w4.e, n * HO * C * K) +
-                 count_diff(w1.gam, w4.gam, n * HO * C) + count_diff(w1.bet, w4.bet, n * HO * C);
+      diff4 += diff_chunks(w1, w4, n);
       // slots past the last chunk stay unwritten (NaN-filled)
-      diff4 += count_diff(w3.w, w4.w, w4.w.size()) + count_diff(w3.ut, w4.ut, w4.ut.size()) +
-               count_diff(w3.a, w4.a, w4.a.size());
+      diff4 += diff_whole(w3, w4);
     }
   }
 
   // 1. bitwise, over the valid chunks (slots >= chunks are never written by either).
   const size_t c = chunks;
-  size_t diff = count_diff(w1.w, w3.w, c * HO * C * K) + count_diff(w1.q, w3.q, c * HO * C * K) +
-                count_diff(w1.kr, w3.kr, c * HO * C * K) + count_diff(w1.ut, w3.ut, c * HO * V * C) +
-                count_diff(w1.a, w3.a, c * HO * C * C) + count_diff(w1.gl, w3.gl, c * HO);
-  if (KEEP)
-    diff += count_diff(w1.t, w3.t, c * HO * C * C) + count_diff(w1.e, w3.e, c * HO * C * K) +
-            count_diff(w1.gam, w3.gam, c * HO * C) + count_diff(w1.bet, w3.bet, c * HO * C);
-  diff += count_diff(w3.w, w3b.w, w3.w.size()) + count_diff(w3.ut, w3b.ut, w3.ut.size()) +
-          count_diff(w3.a, w3b.a, w3.a.size()) + count_diff(w3.t, w3b.t, w3.t.size()) +
-          count_diff(w3.e, w3b.e, w3.e.size());
+  size_t diff = diff_chunks(w1, w3, c);
+  diff += diff_whole(w3, w3b) + count_diff(w3.t, w3b.t, w3.t.size()) + count_diff(w3.e, w3b.e, w3.e.size());
   // prep5 and prep6 (one tile per block), each run twice (race check).
   size_t diff56 = 0;
   for (int variant : {5, 6})
@@ -174,14 +177,8 @@ static int run_case(const char* name, int H, int HV, int flags, int g_dt, int be
       Ws w5(max_chunks, HO, K, V);
       run_prep<IOT, K, KEEP>(variant, p, w5, chunks, HO);
       const size_t n = chunks;
-      diff56 += count_diff(w1.w, w5.w, n * HO * C * K) + count_diff(w1.q, w5.q, n * HO * C * K) +
-                count_diff(w1.kr, w5.kr, n * HO * C * K) + count_diff(w1.ut, w5.ut, n * HO * V * C) +
-                count_diff(w1.a, w5.a, n * HO * C * C) + count_diff(w1.gl, w5.gl, n * HO);
-      if (KEEP)
-        diff56 += count_diff(w1.t, w5.t, n * HO * C * C) + count_diff(w1.e, w5.e, n * HO * C * K) +
-                  count_diff(w1.gam, w5.gam, n * HO * C) + count_diff(w1.bet, w5.bet, n * HO * C);
-      diff56 += count_diff(w3.w, w5.w, w5.w.size()) + count_diff(w3.ut, w5.ut, w5.ut.size()) +
-                count_diff(w3.a, w5.a, w5.a.size());
+      diff56 += diff_chunks(w1, w5, n);
+      diff56 += diff_whole(w3, w5);
     }
   size_t nan3 = 0;
   for (size_t i = 0; i < c * HO * C * K; ++i) nan3 += std::isnan(dec<IOT>(w3.w[i])) || std::isnan(dec<IOT>(w3.q[i]));

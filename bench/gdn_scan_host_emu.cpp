@@ -45,15 +45,6 @@ static unsigned long long fnv(const V& v) { return fnv(v.data(), v.size() * size
 template <typename V>
 static bool same(const V& a, const V& b) { return a.size() == b.size() && memcmp(a.data(), b.data(), a.size() * sizeof(a[0])) == 0; }
 
-static double rms_ratio(const std::vector<double>& a, const std::vector<double>& b) {
-  double num = 0, den = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    num += (a[i] - b[i]) * (a[i] - b[i]);
-    den += b[i] * b[i];
-  }
-  return std::sqrt(num / (den > 0 ? den : 1));
-}
-
 static int g_fails = 0;
 static void check(bool ok, const char* what) {
   printf("  %-60s %s\n", what, ok ? "ok" : "FAIL");
