@@ -24,8 +24,8 @@ use dnnplan::ir::{DataType, Graph, GraphContext, NodeBuilder, Tensor};
 use dnnplan::pack::executor::{PlanChoice, execute};
 use dnnplan::pack::normalize::{Buffer, from_bindings};
 use gdn_gpu::{
-    BENCH_SHAPES, BenchInputs, Caller, GDN_SM90_ID, Rng, env_list, get, ok, put, set_env, size,
-    timing_shape_selected,
+    BENCH_SHAPES, BenchInputs, Caller, GDN_SM90_ID, Rng, env_list, get, ok, opted_in, put, set_env,
+    size, timing_shape_selected,
 };
 
 /// One configuration.
@@ -1087,8 +1087,7 @@ fn backward_parity_matrix() {
 /// printed only, never asserted; runs when `DNNPLAN_GDN_TIMING` is set (bench/gdn_device_run.sh).
 #[test]
 fn timing_at_benchmark_shapes() {
-    if std::env::var_os("DNNPLAN_GDN_TIMING").is_none() {
-        println!("skipped (set DNNPLAN_GDN_TIMING=1)");
+    if !opted_in("DNNPLAN_GDN_TIMING") {
         return;
     }
     let caller = Caller::new();
@@ -1148,8 +1147,7 @@ fn timing_at_benchmark_shapes() {
 /// Printed only, never asserted; runs when `DNNPLAN_GDN_TIMING_PIECES` is set.
 #[test]
 fn timing_backward_pieces() {
-    if std::env::var_os("DNNPLAN_GDN_TIMING_PIECES").is_none() {
-        println!("skipped (set DNNPLAN_GDN_TIMING_PIECES=1)");
+    if !opted_in("DNNPLAN_GDN_TIMING_PIECES") {
         return;
     }
     let caller = Caller::new();
@@ -1211,8 +1209,7 @@ fn timing_backward_pieces() {
 /// `DNNPLAN_GDN_TIMING_SHAPES` the shape indices.
 #[test]
 fn timing_forward_scans() {
-    if std::env::var_os("DNNPLAN_GDN_TIMING_SCANS").is_none() {
-        println!("skipped (set DNNPLAN_GDN_TIMING_SCANS=1)");
+    if !opted_in("DNNPLAN_GDN_TIMING_SCANS") {
         return;
     }
     let caller = Caller::new();

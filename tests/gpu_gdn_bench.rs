@@ -20,7 +20,7 @@
 #[path = "support/gdn_gpu.rs"]
 mod gdn_gpu;
 
-use gdn_gpu::{BENCH_SHAPES, BenchInputs, Caller, env_list, set_env};
+use gdn_gpu::{BENCH_SHAPES, BenchInputs, Caller, env_list, opted_in, set_env};
 
 /// Analytic (bytes, flops) of one forward kernel (see the module doc).
 fn kernel_counts(kernel: &str, lens: &[i64], ho: i64, d: i64, pieces: i64) -> (f64, f64) {
@@ -72,8 +72,7 @@ fn set_schedule(scan: &str, pieces: &str) {
 
 #[test]
 fn gdn_benchmark_ours() {
-    if std::env::var_os("DNNPLAN_GDN_BENCH").is_none() {
-        println!("skipped (set DNNPLAN_GDN_BENCH=1)");
+    if !opted_in("DNNPLAN_GDN_BENCH") {
         return;
     }
     let caller = Caller::new();
@@ -176,8 +175,7 @@ fn gdn_benchmark_ours() {
 /// asserts nothing about speed.
 #[test]
 fn gdn_prep_variants() {
-    if std::env::var_os("DNNPLAN_GDN_BENCH_PREP").is_none() {
-        println!("skipped (set DNNPLAN_GDN_BENCH_PREP=1)");
+    if !opted_in("DNNPLAN_GDN_BENCH_PREP") {
         return;
     }
     let caller = Caller::new();

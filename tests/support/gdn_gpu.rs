@@ -260,6 +260,16 @@ pub fn set_env(name: &str, value: Option<&str>) {
     }
 }
 
+/// Whether an opt-in test (timing, benchmark) runs: `var` is set. Otherwise prints how to enable
+/// it and returns false, so the test returns at once.
+pub fn opted_in(var: &str) -> bool {
+    let on = std::env::var_os(var).is_some();
+    if !on {
+        println!("skipped (set {var}=1)");
+    }
+    on
+}
+
 /// The comma list in the environment variable `name`, else the one in `default`.
 pub fn env_list(name: &str, default: &str) -> Vec<String> {
     std::env::var(name)
