@@ -22,9 +22,10 @@
 // Deadlock freedom (dnnp_overlap.cuh's contract): the producer never waits on anything but its
 // own copies; the consumer grid starts only once every producer block is resident (PDL), so every
 // unit a consumer waits for is being produced. The plan overlaps only when the producer's blocks
-// (one per unit row: N·P·HO) fit on at most half the SMs (BWD_OVERLAP_RULE), leaving the rest to
-// the token blocks: a tc5 block takes a whole SM (512 threads × 128 registers = the register
-// file), so token blocks run only on SMs that hold no reverse-scan block.
+// (one per unit row: N·P·HO) fill at most 4 waves of the SMs (BWD_OVERLAP_RULE): a tc5 block
+// takes a whole SM (512 threads × 128 registers = the register file), so token blocks run only on
+// SMs that hold no reverse-scan block (at first the ones the scan leaves free, then each one a
+// finished scan block frees).
 // Rank order: units (s, g), s = the chunk's position from the END of its scan segment g
 // (a sequence, or a piece of one), ordered by s, then g; so the consumer takes chunks in the order
 // the producer's blocks, all advancing one chunk per step, publish them (ragged batches and pieces
@@ -69,11 +70,7 @@ __device__ __forceinline__ void bwd_chunk_order_tail(const BwdChainParams& cp) {
   }
   __syncthreads();
   for (int c = tid; c < live; c += OFFSETS_THREADS) {
-    int lo = 0, hi = n - 1;  // the sequence holding slot c
-    while (lo < hi) {
-      const int mid = (lo + hi + 1) >> 1;
-      if (p.chunk_offsets[mid] <= c) lo = mid; else hi = mid - 1;
-    }
+    const int lo = seq_of_chunk(p, c);
     const int cb = p.chunk_offsets[lo], ce = p.chunk_offsets[lo + 1];
     const int per = (ce - cb + P - 1) / P;  // piece_range's cut
     const int j = (c - cb) / per;

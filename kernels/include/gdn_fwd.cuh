@@ -332,15 +332,22 @@ struct PrepSmem {
   static constexpr size_t bytes = bet_off + CHUNK * 4;
 };
 
-// Locates chunk slot c: returns false when the slot is past the last chunk.
-__device__ __forceinline__ bool locate_chunk(const FwdParams& p, int c, int& seq, long long& t0,
-                                             int& len) {
-  if (c >= p.chunk_offsets[p.n_seqs]) return false;
+// The sequence holding live chunk slot c (c < p.chunk_offsets[p.n_seqs]): binary search of the
+// chunk table.
+__device__ __forceinline__ int seq_of_chunk(const FwdParams& p, int c) {
   int lo = 0, hi = p.n_seqs - 1;
   while (lo < hi) {
     int mid = (lo + hi + 1) >> 1;
     if (p.chunk_offsets[mid] <= c) lo = mid; else hi = mid - 1;
   }
+  return lo;
+}
+
+// Locates chunk slot c: returns false when the slot is past the last chunk.
+__device__ __forceinline__ bool locate_chunk(const FwdParams& p, int c, int& seq, long long& t0,
+                                             int& len) {
+  if (c >= p.chunk_offsets[p.n_seqs]) return false;
+  const int lo = seq_of_chunk(p, c);
   seq = lo;
   t0 = load_cu(p, lo) + static_cast<long long>(c - p.chunk_offsets[lo]) * CHUNK;
   len = static_cast<int>(min_ll(static_cast<long long>(CHUNK), load_cu(p, lo + 1) - t0));
