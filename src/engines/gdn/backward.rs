@@ -375,12 +375,16 @@ pub const BWD_OVERLAP_RULE: OverlapRule = OverlapRule {
 pub const BWD_OVERLAP_MAX_SEGMENTS: u64 = 64;
 
 impl OverlapRule {
+    /// Whether the overlapped kernels can run a reverse scan of `blocks` blocks over `segments`
+    /// scan segments at all (the chunk-order table's size), whatever the rule or switch says.
+    pub fn supported(blocks: u64, segments: u64) -> bool {
+        segments <= BWD_OVERLAP_MAX_SEGMENTS && blocks > 0
+    }
+
     /// Whether a reverse scan of `blocks` overlapped blocks (`segments` scan segments) on `sms`
     /// SMs runs beside the token stage.
     pub fn overlap(&self, blocks: u64, segments: u64, sms: u64) -> bool {
-        segments <= BWD_OVERLAP_MAX_SEGMENTS
-            && blocks > 0
-            && self.max_fill_den * blocks <= self.max_fill_num * sms
+        Self::supported(blocks, segments) && self.max_fill_den * blocks <= self.max_fill_num * sms
     }
 }
 
@@ -388,7 +392,7 @@ impl OverlapRule {
 /// `DNNPLAN_GDN_BWD_OVERLAP=0` (never) / `=1` (whenever the segments fit the order table); only
 /// with the default token stage (`tc5`) and reverse-scan choice (read at plan build).
 fn overlap_pick(supported: bool, blocks: u64, segments: u64, sms: u64) -> bool {
-    if !supported || segments > BWD_OVERLAP_MAX_SEGMENTS || blocks == 0 {
+    if !supported || !OverlapRule::supported(blocks, segments) {
         return false;
     }
     match std::env::var("DNNPLAN_GDN_BWD_OVERLAP").as_deref() {
