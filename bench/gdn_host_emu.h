@@ -9,7 +9,8 @@
 //    (gdn::smem) refilled with 0xFF bytes per block; g_unwaited counts threads that ended with
 //    cp.async copies never waited for;
 //  - the warp-collective emulations: mma.sync m16n8k16 (fp64 sums of the io-dtype products onto
-//    the fp32 accumulator), ldmatrix.x4.trans, and cp.async as per-thread copies deferred to the
+//    the fp32 accumulator), mma.sync m16n8k8 .tf32 (likewise), ldmatrix.x4.trans, and cp.async
+//    as per-thread copies deferred to the
 //    wait that covers their group (GDN_EMU_CP_EAGER=1: landing at issue instead);
 //  - the problem helpers uni (a fixed-seed uniform generator), enc / dec (io-dtype bits).
 #pragma once
@@ -110,6 +111,31 @@ void emu_mma(float* c, const u32* a, const u32* b) {
 }
 template void emu_mma<gdn_bf16>(float*, const u32*, const u32*);
 template void emu_mma<gdn_f16>(float*, const u32*, const u32*);
+// mma.sync m16n8k8 .tf32 (PTX ISA fragment layouts, g = lane / 4, t = lane % 4): A (16 x 8, row)
+// a0 (g, t), a1 (g + 8, t), a2 (g, t + 4), a3 (g + 8, t + 4); B (8 x 8, col) b0 (k = t, n = g),
+// b1 (k = t + 4, n = g); C / D c0, c1 (g, 2t / 2t + 1), c2, c3 (g + 8, 2t / 2t + 1). Operands are
+// read as TF32 (the low 13 bits of each 32-bit register ignored); fp64 sums of the products onto
+// the fp32 accumulator, as emu_mma.
+void emu_mma_tf32(float* c, const u32* a, const u32* b) {
+  const unsigned w = t_tid / 32, l = t_tid % 32;
+  for (int i = 0; i < 4; ++i) g_ma[w][l][i] = a[i];
+  g_mb[w][l][0] = b[0];
+  g_mb[w][l][1] = b[1];
+  g_warp[w]->arrive_and_wait();
+  auto tf = [](u32 x) { return static_cast<double>(__uint_as_float(x & 0xffffe000u)); };
+  auto A = [&](int row, int k) { return tf(g_ma[w][(row & 7) * 4 + (k & 3)][(row >> 3) + 2 * (k >> 2)]); };
+  auto B = [&](int k, int n) { return tf(g_mb[w][n * 4 + (k & 3)][k >> 2]); };
+  const int g = l >> 2, t = l & 3;
+  float out[4];
+  for (int e = 0; e < 4; ++e) {
+    const int row = g + 8 * (e >> 1), col = 2 * t + (e & 1);
+    double s = c[e];
+    for (int k = 0; k < 8; ++k) s += A(row, k) * B(k, col);
+    out[e] = static_cast<float>(s);
+  }
+  g_warp[w]->arrive_and_wait();
+  for (int e = 0; e < 4; ++e) c[e] = out[e];
+}
 // ldmatrix.x4.trans: lanes 8m..8m+7 address the rows of matrix m; lane l receives, per matrix,
 // (row 2(l%4), column l/4) in the low half and (row 2(l%4) + 1, column l/4) in the high half.
 void emu_ldsm_x4_t(u32* r, const void* p) {

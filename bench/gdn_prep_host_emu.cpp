@@ -43,7 +43,8 @@ struct Ws {  // one workspace (and the backward's KEEP regions)
 };
 
 // variant 2: the 4-warp prep; 3: prep3; 4: prep4 (persistent) on `blocks` blocks; 5: prep5 (prep3,
-// one barrier per inverse block row); 6: prep6 (prep5 with A stored from registers).
+// one barrier per inverse block row); 6: prep6 (prep5 with A stored from registers); 7: prep7 (prep6
+// with the triangular inverse on the tensor cores, gdn_fwd_tcinv.cuh; not bitwise).
 template <typename IOT, int K, bool KEEP>
 static void run_prep(int variant, gdn::FwdParams p, Ws& ws, int chunks, int HO, unsigned blocks = 0) {
   p.ws_w = ws.w.data();
@@ -58,6 +59,8 @@ static void run_prep(int variant, gdn::FwdParams p, Ws& ws, int chunks, int HO, 
   if (variant == 4) launch(U3{blocks, 1, 1}, gdn::PREP3_THREADS, [&] { gdn::fwd_prep4_body<IOT, K, K, KEEP>(p, keep); });
   else if (variant == 5) launch(grid, gdn::PREP3_THREADS, [&] { gdn::fwd_prep3_body<IOT, K, K, KEEP, true>(p, keep); });
   else if (variant == 6) launch(grid, gdn::PREP3_THREADS, [&] { gdn::fwd_prep3_body<IOT, K, K, KEEP, true, true>(p, keep); });
+  else if (variant == 7)
+    launch(grid, gdn::PREP3_THREADS, [&] { gdn::fwd_prep3_body<IOT, K, K, KEEP, false, true, true>(p, keep); });
   else if (variant == 3) launch(grid, gdn::PREP3_THREADS, [&] { gdn::fwd_prep3_body<IOT, K, K, KEEP>(p, keep); });
   else launch(grid, gdn::PREP_THREADS, [&] { gdn::fwd_prep_body<IOT, K, K, KEEP>(p, keep); });
 }
@@ -70,7 +73,12 @@ static size_t count_diff(const std::vector<T>& a, const std::vector<T>& b, size_
 }
 
 template <typename IOT, int K, bool KEEP>
-static int run_case(const char* name, int H, int HV, int flags, int g_dt, int beta_dt, std::vector<int> lens) {
+// stress (prep7's numerics; 0 = the generator of the session-6 cases, unchanged): 1 strong decay
+// (gates log(0.02 .. 0.3)); 2 no decay, β in [0.9, 1], keys sharing one direction (cos ~0.9); 3 the
+// same with β in [1.5, 2] (GDN-2-like, beyond the neg-eigval range); 4 a long span: no decay, β in
+// [0.5, 1], keys sharing a direction (cos ~0.5).
+static int run_case(const char* name, int H, int HV, int flags, int g_dt, int beta_dt, std::vector<int> lens,
+                    int stress = 0) {
   constexpr int V = K, C = 64;
   const int HK = H, HO = std::max(H, HV), N = static_cast<int>(lens.size());
   std::vector<int> cu{0}, offs{0};
@@ -82,7 +90,15 @@ static int run_case(const char* name, int H, int HV, int flags, int g_dt, int be
   const bool l2 = flags & gdn::FLAG_L2NORM, safe = flags & gdn::FLAG_SAFE_GATE, bsig = flags & gdn::FLAG_BETA_SIGMOID;
   std::vector<unsigned short> qb(T * H * K), kb(T * HK * K), vb(T * HV * V);
   for (auto& x : qb) x = enc<IOT>(uni(-1, 1));
-  for (auto& x : kb) x = enc<IOT>(uni(-1, 1) * (l2 ? 1.0 : 0.2));
+  if (stress >= 2) {  // keys = shared direction + noise
+    std::vector<double> dir(K);
+    for (auto& x : dir) x = uni(-1, 1);
+    const double mix = stress == 4 ? 1.0 : 3.0;
+    for (int i = 0; i < T * HK; ++i)
+      for (int d = 0; d < K; ++d) kb[i * K + d] = enc<IOT>((mix * dir[d] + uni(-1, 1)) * (l2 ? 1.0 : 0.2 / mix));
+  } else {
+    for (auto& x : kb) x = enc<IOT>(uni(-1, 1) * (l2 ? 1.0 : 0.2));
+  }
   for (auto& x : vb) x = enc<IOT>(uni(-1, 1));
   // g / beta in their port dtypes (0 fp32, 1 bf16, 2 fp16), decoded values kept for the reference.
   std::vector<float> gf(T * HO), bf(T * HO), alog(HO), dtb(HO);
@@ -98,8 +114,14 @@ static int run_case(const char* name, int H, int HV, int flags, int g_dt, int be
     return static_cast<float>(dt == gdn::DT_BF16 ? dec<gdn::gdn_bf16>(b) : dec<gdn::gdn_f16>(b));
   };
   for (int i = 0; i < T * HO; ++i) {
-    gf[i] = put(graw, g_dt, i, safe ? uni(-3, 1) : std::log(uni(0.5, 1)));
-    bf[i] = put(braw, beta_dt, i, bsig ? uni(-2, 2) : uni(0, 1));
+    if (stress == 0) {
+      gf[i] = put(graw, g_dt, i, safe ? uni(-3, 1) : std::log(uni(0.5, 1)));
+      bf[i] = put(braw, beta_dt, i, bsig ? uni(-2, 2) : uni(0, 1));
+    } else {
+      gf[i] = put(graw, g_dt, i, stress == 1 ? std::log(uni(0.02, 0.3)) : std::log(uni(0.995, 1)));
+      const double b = stress == 3 ? uni(1.5, 2) : (stress == 2 ? uni(0.9, 1) : (stress == 4 ? uni(0.5, 1) : uni(0, 1)));
+      bf[i] = put(braw, beta_dt, i, b);
+    }
   }
   for (auto& x : alog) x = static_cast<float>(uni(-1, 0.5));
   for (auto& x : dtb) x = static_cast<float>(uni(-0.5, 0.5));
@@ -180,6 +202,46 @@ static int run_case(const char* name, int H, int HV, int flags, int g_dt, int be
       diff56 += diff_chunks(w1, w5, n);
       diff56 += diff_whole(w3, w5);
     }
+  // prep7 (twice): Q⁺, Kᴿ, A, Γ_last (and KEEP's E, Γ, β) bitwise prep6's (the inverse does not
+  // touch them); W, Ũᵀ (and KEEP's T) close to prep6's and to fp64 (below); the two runs bitwise
+  // equal (race check) over the whole workspace.
+  Ws w7(max_chunks, HO, K, V), w7b(max_chunks, HO, K, V);
+  run_prep<IOT, K, KEEP>(7, p, w7, chunks, HO);
+  run_prep<IOT, K, KEEP>(7, p, w7b, chunks, HO);
+  size_t diff7 = count_diff(w7.w, w7b.w, w7.w.size()) + count_diff(w7.q, w7b.q, w7.q.size()) +
+                 count_diff(w7.kr, w7b.kr, w7.kr.size()) + count_diff(w7.ut, w7b.ut, w7.ut.size()) +
+                 count_diff(w7.a, w7b.a, w7.a.size()) + count_diff(w7.gl, w7b.gl, w7.gl.size()) +
+                 count_diff(w7.t, w7b.t, w7.t.size()) + count_diff(w7.e, w7b.e, w7.e.size());
+  {
+    const size_t n = chunks;
+    diff7 += count_diff(w3.q, w7.q, w3.q.size()) + count_diff(w3.kr, w7.kr, w3.kr.size()) +
+             count_diff(w3.a, w7.a, w3.a.size()) + count_diff(w3.gl, w7.gl, n * HO);
+    if (KEEP)
+      diff7 += count_diff(w3.e, w7.e, n * HO * C * K) + count_diff(w3.gam, w7.gam, n * HO * C) +
+               count_diff(w3.bet, w7.bet, n * HO * C);
+  }
+  // max |v7 − v6| / max |v6| and ||v7 − v6|| / ||v6|| of one factor over the valid chunks.
+  auto rel_v6 = [&](const std::vector<unsigned short>& a6, const std::vector<unsigned short>& a7, size_t n,
+                    double& mx, double& rms) {
+    double num = 0, den = 0, dmax = 0, amax = 0;
+    for (size_t i = 0; i < n; ++i) {
+      const double x = dec<IOT>(a6[i]), y = dec<IOT>(a7[i]);
+      num += (x - y) * (x - y);
+      den += x * x;
+      dmax = std::max(dmax, std::fabs(x - y));
+      amax = std::max(amax, std::fabs(x));
+    }
+    mx = dmax / std::max(amax, 1e-300);
+    rms = std::sqrt(num / std::max(den, 1e-300));
+  };
+  double mw7, rw76, mu7, ru76, mt7 = 0, rt76 = 0;
+  rel_v6(w3.w, w7.w, static_cast<size_t>(chunks) * HO * C * K, mw7, rw76);
+  rel_v6(w3.ut, w7.ut, static_cast<size_t>(chunks) * HO * V * C, mu7, ru76);
+  if (KEEP) rel_v6(w3.t, w7.t, static_cast<size_t>(chunks) * HO * C * C, mt7, rt76);
+  size_t nan7 = 0;
+  for (size_t i = 0; i < static_cast<size_t>(chunks) * HO * C * K; ++i) nan7 += std::isnan(dec<IOT>(w7.w[i]));
+  for (size_t i = 0; i < static_cast<size_t>(chunks) * HO * V * C; ++i) nan7 += std::isnan(dec<IOT>(w7.ut[i]));
+
   size_t nan3 = 0;
   for (size_t i = 0; i < c * HO * C * K; ++i) nan3 += std::isnan(dec<IOT>(w3.w[i])) || std::isnan(dec<IOT>(w3.q[i]));
   for (size_t i = 0; i < c * HO * V * C; ++i) nan3 += std::isnan(dec<IOT>(w3.ut[i]));
@@ -187,6 +249,8 @@ static int run_case(const char* name, int H, int HV, int flags, int g_dt, int be
 
   // 2. fp64 W, Ũᵀ, A per (chunk, head) from the rounded inputs.
   double nw = 0, dw = 0, nu = 0, du = 0, na = 0, da = 0;
+  double nw7 = 0, nu7 = 0, nt3 = 0, nt7 = 0, dt = 0;  // prep7's W, Ũ; T (KEEP) of prep6 / prep7
+  double tmax = 0;                                      // max |T| (fp64), how far the case stresses T
   for (int b = 0; b < N; ++b)
     for (int ci = offs[b]; ci < offs[b + 1]; ++ci)
       for (int h = 0; h < HO; ++h) {
@@ -240,14 +304,18 @@ static int run_case(const char* name, int H, int HV, int flags, int g_dt, int be
             double s = 0;
             for (int m = 0; m <= i; ++m) s += Tm[i * C + m] * be[m] * kn[m * K + d] * std::exp(gam[m]);
             const double got = dec<IOT>(w3.w[chh * C * K + i * K + d]);
+            const double got7 = dec<IOT>(w7.w[chh * C * K + i * K + d]);
             nw += (got - s) * (got - s);
+            nw7 += (got7 - s) * (got7 - s);
             dw += s * s;
           }
           for (int d = 0; d < V; ++d) {
             double s = 0;
             for (int m = 0; m <= i; ++m) s += Tm[i * C + m] * y[m * V + d];
             const double got = dec<IOT>(w3.ut[chh * V * C + d * C + i]);
+            const double got7 = dec<IOT>(w7.ut[chh * V * C + d * C + i]);
             nu += (got - s) * (got - s);
+            nu7 += (got7 - s) * (got7 - s);
             du += s * s;
           }
           for (int j = 0; j < C; ++j) {
@@ -257,6 +325,14 @@ static int run_case(const char* name, int H, int HV, int flags, int g_dt, int be
             const double got = dec<IOT>(w3.a[chh * C * C + i * C + j]);
             na += (got - s) * (got - s);
             da += s * s;
+            const double tr = Tm[i * C + j];
+            tmax = std::max(tmax, std::fabs(tr));
+            if (KEEP) {
+              const double t3 = dec<IOT>(w3.t[chh * C * C + i * C + j]), t7 = dec<IOT>(w7.t[chh * C * C + i * C + j]);
+              nt3 += (t3 - tr) * (t3 - tr);
+              nt7 += (t7 - tr) * (t7 - tr);
+              dt += tr * tr;
+            }
           }
         }
       }
@@ -266,8 +342,17 @@ static int run_case(const char* name, int H, int HV, int flags, int g_dt, int be
   printf("%-44s %s K=%3d keep=%d chunks=%3d: prep3 vs prep bitwise diffs %zu, prep4 %zu, prep5/6 %zu, NaN %zu; vs fp64 rms W %.2e Ut %.2e A %.2e  %s\n",
          name, sizeof(IOT) == 2 && std::is_same_v<IOT, gdn::gdn_bf16> ? "bf16" : "fp16", K, KEEP ? 1 : 0, chunks, diff,
          diff4, diff56, nan3, rw, ru, ra, ok ? "ok" : "FAIL");
+  // prep7: bitwise where it must be, W / Ũᵀ (/ T) within 2e-2 of fp64 and not more than 10 % (+ 1e-4)
+  // further from it than prep6.
+  const double rw7 = std::sqrt(nw7 / std::max(dw, 1e-300)), ru7 = std::sqrt(nu7 / std::max(du, 1e-300));
+  const double rt3 = std::sqrt(nt3 / std::max(dt, 1e-300)), rt7 = std::sqrt(nt7 / std::max(dt, 1e-300));
+  const bool ok7 = diff7 == 0 && nan7 == 0 && rw7 < 2e-2 && ru7 < 2e-2 && rw7 < 1.1 * rw + 1e-4 &&
+                   ru7 < 1.1 * ru + 1e-4 && (!KEEP || (rt7 < 2e-2 && rt7 < 1.1 * rt3 + 1e-4));
+  printf("  v7: bitwise (run 2, Q+ Kr A gl [E gam bet] vs v6) diffs %zu, NaN %zu; vs v6 max/rms W %.1e/%.1e Ut %.1e/%.1e T %.1e/%.1e; "
+         "vs fp64 rms W %.3e (v6 %.3e) Ut %.3e (v6 %.3e) T %.3e (v6 %.3e); max|T| %.1f  %s\n",
+         diff7, nan7, mw7, rw76, mu7, ru76, mt7, rt76, rw7, rw, ru7, ru, rt7, rt3, tmax, ok7 ? "ok" : "FAIL");
   fflush(stdout);
-  return ok ? 0 : 1;
+  return (ok ? 0 : 1) + (ok7 ? 0 : 1);
 }
 
 int main(int argc, char** argv) {
@@ -288,6 +373,12 @@ int main(int argc, char** argv) {
   if (cases++ < max_cases) fails += run_case<gdn_bf16, 64, false>("K=V=64 bf16, GVA H=1 HV=2", 1, 2, gdn::FLAG_L2NORM, 0, 0, {90, 1});
   if (cases++ < max_cases) fails += run_case<gdn_bf16, 64, true>("K=V=64 bf16 bwd KEEP, safe gate", 2, 2, gdn::FLAG_SAFE_GATE, 1, 0, {64, 0, 33});
   if (cases++ < max_cases) fails += run_case<gdn_f16, 64, true>("K=V=64 fp16 bwd KEEP", 1, 1, gdn::FLAG_L2NORM, 2, 2, {150});
+  // prep7's numerics (stress generators; the lines above are the session-6 cases, unchanged).
+  if (cases++ < max_cases) fails += run_case<gdn_bf16, 128, true>("stress: strong decay, KEEP", 1, 1, 0, 0, 0, {64, 100}, 1);
+  if (cases++ < max_cases) fails += run_case<gdn_bf16, 128, true>("stress: aligned keys, beta ~1, KEEP", 1, 1, 0, 0, 0, {64, 64}, 2);
+  if (cases++ < max_cases) fails += run_case<gdn_bf16, 128, true>("stress: aligned keys l2, beta 1.5-2, KEEP", 1, 1, gdn::FLAG_L2NORM, 0, 0, {64, 64}, 3);
+  if (cases++ < max_cases) fails += run_case<gdn_bf16, 128, true>("stress: long span, l2, no decay, KEEP", 1, 1, gdn::FLAG_L2NORM, 0, 0, {128}, 4);
+  if (cases++ < max_cases) fails += run_case<gdn_f16, 128, true>("stress: fp16 aligned keys l2, beta 1.5-2", 1, 1, gdn::FLAG_L2NORM, 0, 0, {64}, 3);
   if (g_unwaited) {
     printf("threads ended with un-waited cp.async copies: %d\n", g_unwaited.load());
     ++fails;

@@ -47,6 +47,10 @@ struct Case {
     /// Log gates with α ∈ [0.995, 1) instead of [0.5, 1): state and state gradients then carry
     /// across chunks and pieces (a 64-token chunk otherwise decays them by ~e^−20).
     long_span: bool,
+    /// Keys drawn around one shared direction (cos ≈ 0.5 between tokens) instead of independently:
+    /// L = β k kᵀ ⊙ decay is then far from zero, so the per-chunk triangular inverse T = (I + L)⁻¹
+    /// is far from the identity (the prep's inverse numerics, DNNPLAN_GDN_FWD_PREP=v7).
+    aligned_keys: bool,
 }
 
 fn base(name: &'static str, lens: &[usize], k: usize) -> Case {
@@ -70,6 +74,7 @@ fn base(name: &'static str, lens: &[usize], k: usize) -> Case {
         cu64: false,
         host_timing: false,
         long_span: false,
+        aligned_keys: false,
     }
 }
 
@@ -141,10 +146,16 @@ fn draw(c: &Case, seed: u64) -> Gen {
         cu.push(cu.last().unwrap() + l);
     }
     let l2 = c.opts.use_qk_l2norm;
-    let unit = |rng: &mut Rng, heads: i64| -> Vec<f64> {
+    let dir: Vec<f64> = {
+        let mut r = rng_for(7);
+        (0..k).map(|_| r.uni(-1.0, 1.0)).collect()
+    };
+    let unit = |rng: &mut Rng, heads: i64, mix: f64| -> Vec<f64> {
         let mut out = Vec::new();
         for _ in 0..t * heads {
-            let row: Vec<f64> = (0..k).map(|_| rng.uni(-1.0, 1.0)).collect();
+            let row: Vec<f64> = (0..k as usize)
+                .map(|d| mix * dir[d] + rng.uni(-1.0, 1.0))
+                .collect();
             let s = if l2 {
                 1.0
             } else {
@@ -154,8 +165,12 @@ fn draw(c: &Case, seed: u64) -> Gen {
         }
         out
     };
-    let qv = unit(&mut rng_for(1), sh.h as i64);
-    let kv = unit(&mut rng_for(2), sh.hk as i64);
+    let qv = unit(&mut rng_for(1), sh.h as i64, 0.0);
+    let kv = unit(
+        &mut rng_for(2),
+        sh.hk as i64,
+        if c.aligned_keys { 1.0 } else { 0.0 },
+    );
     let mut rng = rng_for(3);
     let q = host(c.io, &[t, sh.h as i64, k], |i| qv[i]);
     let kk = host(c.io, &[t, sh.hk as i64, k], |i| kv[i]);
@@ -631,6 +646,21 @@ fn fnv1a(bytes: &[u8]) -> u64 {
     })
 }
 
+/// Keys around a shared direction, β up to 2 (beta sigmoid, negative eigenvalues), l2norm and
+/// slowly decaying gates: the per-chunk triangular inverse far from the identity (GDN-2-like β).
+fn aligned_case(name: &'static str, lens: &[usize]) -> Case {
+    let mut c = base(name, lens, 128);
+    c.opts = GdnOptions {
+        use_beta_sigmoid: true,
+        allow_neg_eigval: true,
+        use_qk_l2norm: true,
+        ..Default::default()
+    };
+    c.long_span = true;
+    c.aligned_keys = true;
+    c
+}
+
 #[test]
 fn forward_parity_matrix() {
     let caller = Caller::new();
@@ -703,6 +733,10 @@ fn forward_parity_matrix() {
     };
     c.host_timing = true;
     cases.push(c);
+    cases.push(aligned_case(
+        "bf16 K=V=128 aligned keys, neg eig, long span",
+        &[300, 77],
+    ));
     for (i, c) in cases.iter().enumerate() {
         run(c, 100 + i as u64, &caller);
     }
@@ -1075,6 +1109,10 @@ fn backward_parity_matrix() {
     );
     c.long_span = true;
     cases.push(c);
+    cases.push(aligned_case(
+        "bwd bf16 K=V=128 aligned keys, neg eig, long span",
+        &[300, 77],
+    ));
     let failures: Vec<String> = cases
         .iter()
         .enumerate()

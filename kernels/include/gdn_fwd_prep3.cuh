@@ -30,11 +30,13 @@
 #pragma once
 
 #include "gdn_fwd.cuh"
+#include "gdn_fwd_tcinv.cuh"
 
 namespace gdn {
 
 constexpr int PREP3_THREADS = 256;
 constexpr int PREP3_MIN_BLOCKS = 3;
+static_assert(PREP3_THREADS == TCINV_THREADS, "the TC inverse's block");
 
 template <int K, int V>
 struct Prep3Smem {
@@ -158,7 +160,7 @@ struct Prep3Bufs {
 // gates' raw bits are in `raw` (threads 0..63). `next_in_flight`: the newest cp.async group is the
 // next tile's (left in flight), else every group is waited for. Ends without a barrier (the
 // caller's, before any region is rewritten).
-template <typename T, int K, int V, bool KEEP, bool FEWBAR = false, bool DIRECT_A = false>
+template <typename T, int K, int V, bool KEEP, bool FEWBAR = false, bool DIRECT_A = false, bool TCINV = false>
 __device__ __forceinline__ void prep3_tile(const FwdParams& p, const PrepKeep& keep, const Prep3Bufs<T>& b, int c,
                                            int h, int len, const PrepGateRaw& raw, bool next_in_flight) {
   static_assert(V == 64 || V == 128, "prep3 serves V = 64 and 128");
@@ -235,13 +237,22 @@ __device__ __forceinline__ void prep3_tile(const FwdParams& p, const PrepKeep& k
     }
   }
   __syncthreads();  // kS dead: L (fp32) takes its place
-  if (!hi) prep_store_l(Lf, acc, gam, bet, r0, cq);
+  if (!hi) {
+    if (TCINV) tcinv_store_l(Lf, acc, gam, bet, r0, cq);
+    else prep_store_l(Lf, acc, gam, bet, r0, cq);
+  }
   __syncthreads();
 
   // Phase 4: T = (I + L)^{-1} in fp32, in place over L. Diagonal 16x16 blocks: thread t < 64
   // solves column (t & 15) of block (t >> 4) in registers; meanwhile warps 2-7 copy A (and the
   // backward's E) out with 16-byte stores.
-  {
+  if (TCINV) {
+    // prep7: the off-diagonal blocks on the tensor cores (gdn_fwd_tcinv.cuh), T straight into tb.
+    static_assert(!TCINV || DIRECT_A, "prep7 stores A from registers");
+    tcinv_phase4<T>(Lf, tb, tid, [&](int t2, int n2) {
+      if (KEEP) store_tile16<T, CHUNK, K>(static_cast<T*>(keep.ws_e) + ch * CHUNK * K, eS, t2, n2);
+    });
+  } else {
     float col[16];
     const int base = 16 * (tid >> 4), cl = tid & 15;
     if (tid < CHUNK) {
@@ -256,7 +267,9 @@ __device__ __forceinline__ void prep3_tile(const FwdParams& p, const PrepKeep& k
     if (tid < CHUNK) prep_diag_store(Lf, col, base, cl);
     __syncthreads();
   }
-  if (FEWBAR) {
+  if (TCINV) {
+    // done above: T is in tb
+  } else if (FEWBAR) {
     prep_offdiag_fewbar(Lf, tid, lane);
     prep_t_to_io_tr<T, NT>(Lf, tb, tid);
   } else {
@@ -403,22 +416,46 @@ constexpr int PREP6_MIN_BLOCKS = 4;
 // The host mirrors these (src/engines/gdn/params.rs, prep6_smem_bytes).
 static_assert(Prep6Smem<128, 128>::bytes == 53760 && Prep6Smem<64, 64>::bytes == 35584, "Prep6Smem size changed");
 
+// prep7's shared memory: prep6's layout with r1 large enough for the TC inverse's fp32 L tile
+// (rows of TCINV_LS = 72 floats: 18432 B); 54784 B at K = V = 128 (4 blocks per SM still fit).
+template <int K, int V>
+struct Prep7Smem {
+  using S3 = Prep3Smem<K, V>;
+  static constexpr size_t r1_bytes = (CHUNK * S3::KP * 2 > CHUNK * TCINV_LS * 4) ? CHUNK * S3::KP * 2 : CHUNK * TCINV_LS * 4;
+  static constexpr size_t r1_off = 0;
+  static constexpr size_t r2_off = (r1_off + r1_bytes + 15) / 16 * 16;
+  static constexpr size_t r3_off = r2_off + CHUNK * S3::KP * 2;
+  static constexpr size_t r3_bytes = Prep6Smem<K, V>::r3_bytes;
+  static constexpr size_t gam_off = r3_off + r3_bytes;
+  static constexpr size_t bet_off = gam_off + CHUNK * 4;
+  static constexpr size_t bytes = bet_off + CHUNK * 4;
+  static_assert(CHUNK * S3::CP * 2 <= r1_bytes, "T (io) over L in r1");
+};
+// The host mirrors these (src/engines/gdn/params.rs, prep7_smem_bytes).
+static_assert(Prep7Smem<128, 128>::bytes == 54784 && Prep7Smem<64, 64>::bytes == 37376, "Prep7Smem size changed");
+
 // The one-chunk prep kernels: grid (chunk slots, HO), one (chunk, head) tile per block.
 //  prep3: FEWBAR = DIRECT_A = false (Prep3Smem, 3 blocks per SM);
 //  prep5: FEWBAR (the off-diagonal inverse with one barrier per block row, prep_offdiag_fewbar);
-//  prep6: FEWBAR and DIRECT_A (A stored from registers, Prep6Smem: 4 blocks per SM, 64 registers).
-template <typename T, int K, int V, bool KEEP = false, bool FEWBAR = false, bool DIRECT_A = false>
+//  prep6: FEWBAR and DIRECT_A (A stored from registers, Prep6Smem: 4 blocks per SM, 64 registers);
+//  prep7: DIRECT_A and TCINV (prep6 with the triangular inverse on the tensor cores,
+//         gdn_fwd_tcinv.cuh; Prep7Smem).
+template <typename T, int K, int V, bool KEEP = false, bool FEWBAR = false, bool DIRECT_A = false, bool TCINV = false>
 __device__ __forceinline__ void fwd_prep3_body(const FwdParams& p, const PrepKeep& keep = PrepKeep{}) {
   using S = Prep3Smem<K, V>;
   using S6 = Prep6Smem<K, V>;
+  using S7 = Prep7Smem<K, V>;
   extern __shared__ __align__(16) unsigned char smem[];
+  const size_t r2 = TCINV ? S7::r2_off : S::r2_off, r3 = TCINV ? S7::r3_off : S::r3_off;
+  const size_t go = TCINV ? S7::gam_off : (DIRECT_A ? S6::gam_off : S::gam_off);
+  const size_t bo = TCINV ? S7::bet_off : (DIRECT_A ? S6::bet_off : S::bet_off);
   const Prep3Bufs<T> b{reinterpret_cast<T*>(smem + S::r1_off),
-                       reinterpret_cast<T*>(smem + S::r2_off),
-                       reinterpret_cast<T*>(smem + S::r3_off),
+                       reinterpret_cast<T*>(smem + r2),
+                       reinterpret_cast<T*>(smem + r3),
                        DIRECT_A ? nullptr : reinterpret_cast<T*>(smem + S::ra_off),
-                       reinterpret_cast<T*>(smem + S::r3_off),
-                       reinterpret_cast<float*>(smem + (DIRECT_A ? S6::gam_off : S::gam_off)),
-                       reinterpret_cast<float*>(smem + (DIRECT_A ? S6::bet_off : S::bet_off))};
+                       reinterpret_cast<T*>(smem + r3),
+                       reinterpret_cast<float*>(smem + go),
+                       reinterpret_cast<float*>(smem + bo)};
   const int c = blockIdx.x, h = blockIdx.y, tid = threadIdx.x;
   int seq, len;
   long long t0;
@@ -427,7 +464,8 @@ __device__ __forceinline__ void fwd_prep3_body(const FwdParams& p, const PrepKee
   const int qh = h / (HO / p.h), kh = h / (HO / p.hk), vh = h / (HO / p.hv);
   // Phase 1: raw q, k, v rows into smem, in flight while the gates are computed.
   prep_load_qkv<T, K, V, PREP3_THREADS>(p, b.r1, b.r2, b.r3, t0, len, qh, kh, vh, tid);
-  prep3_tile<T, K, V, KEEP, FEWBAR, DIRECT_A>(p, keep, b, c, h, len, prep_gates_raw(p, t0, len, h, HO, tid), false);
+  prep3_tile<T, K, V, KEEP, FEWBAR, DIRECT_A, TCINV>(p, keep, b, c, h, len, prep_gates_raw(p, t0, len, h, HO, tid),
+                                                     false);
 }
 
 // ---------------------------------------------------------------------------------------------

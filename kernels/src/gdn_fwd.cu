@@ -22,6 +22,10 @@
 //                                          the one-barrier-per-block-row inverse and A stored
 //                                          from registers: 4 blocks per SM (bitwise prep3; the
 //                                          default, DNNPLAN_GDN_FWD_PREP=v6)
+//   gdn_fwd_prep7_{bf16,f16}_k{64,128}     <<<(max_chunks, HO), 256, Prep7Smem::bytes>>> prep6 with
+//                                          the triangular inverse on the tensor cores (TF32 x3
+//                                          mma.sync, gdn_fwd_tcinv.cuh; not bitwise;
+//                                          DNNPLAN_GDN_FWD_PREP=v7)
 // Not bundled (session 6, slower than prep3 on the H200; the CPU emulation
 // bench/gdn_prep_host_emu.cpp still checks them bitwise): the persistent fwd_prep4_body (0.83x)
 // and fwd_prep3_body<.., FEWBAR> alone ("prep5", 0.98x).
@@ -68,6 +72,10 @@ GDN_FWD_ENTRIES(f16, gdn::gdn_f16, 64)
   extern "C" __global__ void __launch_bounds__(gdn::PREP3_THREADS, gdn::PREP6_MIN_BLOCKS)           \
       gdn_fwd_prep6_##TAG##_k##KD(gdn::FwdParams p) {                                              \
     gdn::fwd_prep3_body<T, KD, KD, false, true, true>(p);                                           \
+  }                                                                                                 \
+  extern "C" __global__ void __launch_bounds__(gdn::PREP3_THREADS, gdn::PREP6_MIN_BLOCKS)           \
+      gdn_fwd_prep7_##TAG##_k##KD(gdn::FwdParams p) {                                              \
+    gdn::fwd_prep3_body<T, KD, KD, false, false, true, true>(p);                                    \
   }
 
 GDN_FWD_FAST_ENTRIES(bf16, gdn::gdn_bf16, 128)

@@ -18,9 +18,10 @@
 //! `DNNPLAN_GDN_FWD_STEPS=n` (launch only the first n kernels: per-kernel timing by differences),
 //! `DNNPLAN_GDN_FWD_PREP=v1|v2|v3|v4|v5` (the earlier per-chunk factor kernels: v1 the session-1
 //! prep, v2 the 4-warp prep, v3 the 8-warp prep3 with 3 blocks per SM, v4 the persistent prep4,
-//! v5 prep3 with the one-barrier-per-block-row inverse). The default is `gdn_fwd_prep6_*` /
-//! `gdn_bwd_prep6_*` (prep5 with A stored from registers: 4 blocks per SM, 1.06-1.09x prep3 on
-//! the H200); all of them write bitwise the same outputs, see [`PrepVariant`].
+//! v5 prep3 with the one-barrier-per-block-row inverse, v6 prep5 with A stored from registers:
+//! 4 blocks per SM, 1.06-1.09x prep3 on the H200, all bitwise the same outputs; v7 prep6 with the
+//! triangular inverse on the tensor cores, not bitwise). The default is [`PrepVariant::DEFAULT`]
+//! (v7), see [`PrepVariant`].
 
 use crate::cuda::{Function, LaunchConfig, Launcher, compile_or_load, probe};
 use crate::dispatch::engine::{BuildContext, CompiledPlan, Engine, SupportQuery};
@@ -36,7 +37,7 @@ use super::params::{
     CHAIN_ROWS, CHAIN_THREADS, FwdFastParams, FwdParams, KernelDtype, OFFSETS_THREADS,
     PREP_THREADS, PREP3_THREADS, PieceLayout, SCAN_WARPS, SUM_STAGES, WorkspaceLayout,
     fast_smem_bytes, flags, max_chunks, prep_smem_bytes, prep3_smem_bytes, prep6_smem_bytes,
-    scan_smem_bytes,
+    prep7_smem_bytes, scan_smem_bytes,
 };
 
 /// Manifest name of the engine.
@@ -283,21 +284,36 @@ pub enum PrepVariant {
     /// prep3 with the off-diagonal inverse at one barrier per block row instead of four and A
     /// stored from registers instead of a staging tile (`gdn_fwd_prep6_*`, `gdn_bwd_prep6_*`):
     /// 53.8 KB of shared memory and 64 registers, 4 blocks (32 warps) per SM; 1.06-1.09x prep3
-    /// at the four benchmark shapes on the H200: the default. (Session 6's `v4`, a persistent
+    /// at the four benchmark shapes on the H200 (the default in sessions 6-7). (Session 6's `v4`, a persistent
     /// prep3, and `v5`, prep3 with the new inverse alone, measured 0.83x and 0.98x prep3 and are
     /// not bundled; bench/gdn_prep_host_emu.cpp still checks them.)
     V6,
+    /// prep6 with the triangular inverse on the tensor cores (`gdn_fwd_prep7_*`,
+    /// `gdn_bwd_prep7_*`, kernels/include/gdn_fwd_tcinv.cuh): the diagonal 16x16 blocks by v6's
+    /// substitution, the off-diagonal blocks by blocked products on mma.sync m16n8k8 TF32 in
+    /// three terms (near-fp32); 54.8 KB of shared memory, 64 registers, 4 blocks per SM. Not
+    /// bitwise v6 (W, Ũ and T differ in rounding only). The default since session 8: forward
+    /// prep 1.06-1.10x and backward prep 1.02-1.03x v6 at the four benchmark shapes on the H200
+    /// (same run, bench/gdn_device_prepinv_run1.log), parity rms unchanged at the printed digits
+    /// except the aligned-keys cases (within 0.1 %).
+    V7,
 }
 
 impl PrepVariant {
-    /// `DNNPLAN_GDN_FWD_PREP` = `v1` / `v2` / `v3` / `v6`, else the default ([`PrepVariant::V6`]);
-    /// read at plan build.
+    /// The prep a plan runs unless `DNNPLAN_GDN_FWD_PREP` names another (every shape: prep7
+    /// serves K = 64 and 128, bf16 and fp16, and compiles for sm_80 / sm_100a through NVRTC).
+    pub const DEFAULT: PrepVariant = PrepVariant::V7;
+
+    /// `DNNPLAN_GDN_FWD_PREP` = `v1` / `v2` / `v3` / `v6` / `v7`, else
+    /// [`PrepVariant::DEFAULT`]; read at plan build.
     pub fn from_env() -> PrepVariant {
         match std::env::var("DNNPLAN_GDN_FWD_PREP").as_deref() {
             Ok("v1") => PrepVariant::V1,
             Ok("v2") => PrepVariant::V2,
             Ok("v3") => PrepVariant::V3,
-            _ => PrepVariant::V6,
+            Ok("v6") => PrepVariant::V6,
+            Ok("v7") => PrepVariant::V7,
+            _ => PrepVariant::DEFAULT,
         }
     }
 
@@ -309,6 +325,7 @@ impl PrepVariant {
             (PrepVariant::V1 | PrepVariant::V2, _) => "prep",
             (PrepVariant::V3, _) => "prep3",
             (PrepVariant::V6, _) => "prep6",
+            (PrepVariant::V7, _) => "prep7",
         };
         format!("gdn_{dir}_{v}_{tag}_k{k}")
     }
@@ -322,6 +339,7 @@ impl PrepVariant {
             }
             PrepVariant::V3 => ((chunks, ho, 1), PREP3_THREADS, prep3_smem_bytes(k, v)),
             PrepVariant::V6 => ((chunks, ho, 1), PREP3_THREADS, prep6_smem_bytes(k, v)),
+            PrepVariant::V7 => ((chunks, ho, 1), PREP3_THREADS, prep7_smem_bytes(k, v)),
         }
     }
 }
@@ -378,7 +396,7 @@ impl FwdChoice {
             scan,
             pieces,
             steps: usize::MAX,
-            prep: PrepVariant::V6,
+            prep: PrepVariant::DEFAULT,
         }
     }
 }
@@ -678,7 +696,7 @@ mod tests {
     #[test]
     fn prep_variants_name_their_kernels_and_launch_shapes() {
         use PrepVariant::*;
-        let names: Vec<String> = [V1, V2, V3, V6]
+        let names: Vec<String> = [V1, V2, V3, V6, V7]
             .iter()
             .map(|p| p.kernel_name("fwd", "bf16", 128))
             .collect();
@@ -688,8 +706,14 @@ mod tests {
                 "gdn_fwd_prep1_bf16_k128",
                 "gdn_fwd_prep_bf16_k128",
                 "gdn_fwd_prep3_bf16_k128",
-                "gdn_fwd_prep6_bf16_k128"
+                "gdn_fwd_prep6_bf16_k128",
+                "gdn_fwd_prep7_bf16_k128"
             ]
+        );
+        assert_eq!(V7.kernel_name("bwd", "f16", 64), "gdn_bwd_prep7_f16_k64");
+        assert_eq!(
+            V7.launch_shape(520, 16, 128, 128),
+            ((520, 16, 1), 256, 54784)
         );
         // The backward has no session-1 prep: v1 runs the 4-warp one.
         assert_eq!(V1.kernel_name("bwd", "f16", 64), "gdn_bwd_prep_f16_k64");

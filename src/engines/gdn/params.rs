@@ -401,6 +401,16 @@ pub fn prep6_smem_bytes(k: u64, v: u64) -> u32 {
     (base + us.saturating_sub(r3)) as u32
 }
 
+/// Dynamic shared memory of `gdn_fwd_prep7_*` / `gdn_bwd_prep7_*` for head dims `k = v`
+/// (`gdn::Prep7Smem::bytes`: prep6's regions with the first one large enough for the
+/// tensor-core inverse's fp32 L tile, 64 rows of 72 floats).
+pub fn prep7_smem_bytes(k: u64, v: u64) -> u32 {
+    let r1 = (CHUNK * (k + 8) * 2).max(CHUNK * 72 * 4);
+    let r2 = CHUNK * (k + 8) * 2;
+    let r3 = (CHUNK * (v + 8)).max(v * (CHUNK + 8)) * 2;
+    (r1 + r2 + r3 + 2 * CHUNK * 4) as u32
+}
+
 /// Threads of the chunk-offset kernel.
 pub const OFFSETS_THREADS: u32 = 1024;
 
@@ -727,6 +737,10 @@ mod tests {
         assert_eq!(prep6_smem_bytes(128, 128), 53760);
         assert_eq!(prep6_smem_bytes(64, 64), 35584);
         assert!(4 * (u64::from(prep6_smem_bytes(128, 128)) + 1024) <= 228 * 1024);
+        // Prep7Smem: 4 blocks per SM still fit.
+        assert_eq!(prep7_smem_bytes(128, 128), 54784);
+        assert_eq!(prep7_smem_bytes(64, 64), 37376);
+        assert!(4 * (u64::from(prep7_smem_bytes(128, 128)) + 1024) <= 228 * 1024);
         assert_eq!(
             scan_smem_bytes(128),
             3 * (3 * 17408 + 9216 + 9216) + 4 * 64 * 48

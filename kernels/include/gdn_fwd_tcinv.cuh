@@ -1,0 +1,239 @@
+// The prep's per-chunk triangular inverse T = (I + L)^{-1} on the tensor cores (prep7, helper
+// prepinv, session 8): the pieces prep3_tile (gdn_fwd_prep3.cuh) uses when TCINV is set.
+//
+// Contract: L (64x64, fp32, strictly lower; zeros on and above the diagonal) sits in the fp32 tile
+// Lf with rows of TCINV_LS = 72 floats (so that the mma operand loads below, two consecutive
+// floats per lane at rows g and columns 2t, are 8-byte accesses without bank conflicts):
+//  1. tcinv_store_l: L from the K Kᵀ accumulators (the same fp32 expression per element as
+//     prep_store_l, float2 stores);
+//  2. tcinv_diag_solve / _store (threads 0..63, one column each of one 16x16 diagonal block; the
+//     same forward substitution as prep_diag_solve, so the diagonal blocks of T are bitwise v6's;
+//     every reader of a block is in the writer's warp, so a __syncwarp separates solve and store);
+//  3. tcinv_col_block<J> (warp J = 0..3 after a block barrier): column block J of T (rows 16J..63,
+//     columns 16J..16J+15) by block forward substitution
+//        T_IJ = −T_II Σ_{k=J}^{I−1} L_Ik T_kJ     (I = J+1 .. 3),
+//     computed transposed, U_JI = T_IJᵀ = −(Σ_k U_Jk L_Ikᵀ) T_IIᵀ, so that every product's left
+//     operand is a previous product's accumulator: the m16n8k8 C fragment (rows g, g+8, columns
+//     2t, 2t+1) IS an A fragment whose k slots t, t+4 stand for columns 2t, 2t+1; the right
+//     operands (L_Ik, T_II) are read from Lf at the matching rows 2t, 2t+1 (one float2).
+//     Products on mma.sync m16n8k8 TF32 in three terms (hi·hi + hi·lo + lo·hi, x = hi + lo with
+//     hi = tf32(x), lo = tf32(x − hi)): ~2^-21 relative per product, near-fp32; fp32 accumulation.
+//     The results stay in registers (io-rounded, as v6's prep_t_to_io_tr rounds them);
+//  4. after a block barrier (every Lf read done) tcinv_store_t writes each warp's column block into
+//     the io tile tb (rows of CHUNK + 8, over Lf), and warps 4..7 the zero blocks above the
+//     diagonal blocks (tcinv_zero_upper); a block barrier before tb is read.
+// Not bitwise v6 (other summation order and TF32 terms in the off-diagonal blocks); checked against
+// v6 and an fp64 inverse by bench/gdn_prep_host_emu.cpp.
+#pragma once
+
+#include "gdn_fwd.cuh"
+
+namespace gdn {
+
+constexpr int TCINV_LS = 72;        // Lf row stride (floats) of the TC inverse
+constexpr int TCINV_THREADS = 256;  // the block (prep3_tile's PREP3_THREADS)
+
+#ifdef GDN_HOST_EMU
+void emu_mma_tf32(float* c, const u32* a, const u32* b);
+#endif
+
+// x rounded to TF32 (cvt.rna: nearest, ties away from zero), as an fp32 bit pattern with the low
+// 13 bits clear.
+__device__ __forceinline__ u32 to_tf32(float x) {
+#ifdef GDN_HOST_EMU
+  return (__float_as_uint(x) + 0x1000u) & 0xffffe000u;
+#else
+  u32 r;
+  asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
+  return r & 0xffffe000u;
+#endif
+}
+__device__ __forceinline__ void tf32_split(float x, u32& hi, u32& lo) {
+  hi = to_tf32(x);
+  lo = to_tf32(x - __uint_as_float(hi));
+}
+
+// mma.sync m16n8k8, TF32 operands, fp32 accumulators: c += a b. Fragments (PTX ISA, m16n8k8
+// .tf32; g = lane / 4, t = lane % 4): a0 (g, t), a1 (g + 8, t), a2 (g, t + 4), a3 (g + 8, t + 4);
+// b0 (k = t, n = g), b1 (k = t + 4, n = g); c0, c1 (g, 2t / 2t + 1), c2, c3 (g + 8, 2t / 2t + 1).
+__device__ __forceinline__ void mma_tf32(float* c, const u32* a, const u32* b) {
+#ifdef GDN_HOST_EMU
+  emu_mma_tf32(c, a, b);
+#else
+  asm volatile(
+      "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+      "{%0,%1,%2,%3};\n"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+#endif
+}
+
+// c += a b with a, b split into TF32 hi + lo (the small terms first).
+__device__ __forceinline__ void mma_tf32x3(float* c, const u32 (&ah)[4], const u32 (&al)[4], const float2 bv) {
+  u32 bh[2], bl[2];
+  tf32_split(bv.x, bh[0], bl[0]);
+  tf32_split(bv.y, bh[1], bl[1]);
+  mma_tf32(c, al, bh);
+  mma_tf32(c, ah, bl);
+  mma_tf32(c, ah, bh);
+}
+
+// L = strict_lower(β_i k_i·k_j e^{Γi−Γj}) from a warp's K Kᵀ accumulators (rows r0, r0 + 8) into
+// Lf (rows of TCINV_LS): prep_store_l's values, stored as float2.
+__device__ __forceinline__ void tcinv_store_l(float* Lf, const float (&acc)[8][4], const float* gam, const float* bet,
+                                              int r0, int cq) {
+  constexpr int LS = TCINV_LS;
+#pragma unroll
+  for (int nt = 0; nt < 8; ++nt) {
+#pragma unroll
+    for (int hf = 0; hf < 2; ++hf) {
+      const int i = r0 + 8 * hf;
+      float v[2];
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        const int j = 8 * nt + cq + e;
+        v[e] = j < i ? bet[i] * acc[nt][2 * hf + e] * __expf(gam[i] - gam[j]) : 0.f;
+      }
+      *reinterpret_cast<float2*>(&Lf[i * LS + 8 * nt + cq]) = make_float2(v[0], v[1]);
+    }
+  }
+}
+
+// prep_diag_solve / prep_diag_store on Lf rows of TCINV_LS (the same operations).
+__device__ __forceinline__ void tcinv_diag_solve(const float* Lf, float (&col)[16], int base, int cl) {
+  constexpr int LS = TCINV_LS;
+#pragma unroll
+  for (int r = 0; r < 16; ++r) {
+    float s = 0.f;
+#pragma unroll
+    for (int j = 0; j < r; ++j)
+      if (j >= cl) s += Lf[(base + r) * LS + base + j] * col[j];
+    col[r] = r < cl ? 0.f : (r == cl ? 1.f : -s);
+  }
+}
+__device__ __forceinline__ void tcinv_diag_store(float* Lf, const float (&col)[16], int base, int cl) {
+  constexpr int LS = TCINV_LS;
+#pragma unroll
+  for (int r = 0; r < 16; ++r)
+    if (r >= cl) Lf[(base + r) * LS + base + cl] = col[r];
+}
+
+// Column block J of T below its diagonal block (see the header), U_JI = T_IJᵀ for I = J+1 .. 3,
+// stored in fp32 at the upper block (J, I) of Lf (Lf[16J + c][16I + r] = T[16I + r][16J + c]: the
+// layout of v6's prep_offdiag_fewbar, read by tcinv_t_to_io). The A operands are read back from
+// there (U_Jk, k > J; a __syncwarp after each store) or from the diagonal block (U_JJ = T_JJᵀ):
+// slots (g, t), (g, t + 4) = U[g][8q + 2t], U[g][8q + 2t + 1] (one float2), rows g + 8 likewise.
+template <int J>
+__device__ __forceinline__ void tcinv_col_block(float* Lf, int lane) {
+  constexpr int LS = TCINV_LS;
+  const int g = lane >> 2, t = lane & 3;
+#pragma unroll
+  for (int I = J + 1; I < 4; ++I) {
+    // R = Σ_k U_Jk L_Ikᵀ: B[kk][n] = L[16I + n][16k + kk].
+    float r[2][4];
+    zero_frags(r);
+#pragma unroll
+    for (int k = J; k < I; ++k) {
+#pragma unroll
+      for (int q = 0; q < 2; ++q) {
+        float av[4];
+        if (k == J) {
+#pragma unroll
+          for (int i = 0; i < 4; ++i)  // U_JJ[g + 8(i & 1)][8q + 2t + (i >> 1)] = T_JJ[..][..]
+            av[i] = Lf[(16 * J + 8 * q + 2 * t + (i >> 1)) * LS + 16 * J + g + 8 * (i & 1)];
+        } else {
+          const float2 lo = *reinterpret_cast<const float2*>(&Lf[(16 * J + g) * LS + 16 * k + 8 * q + 2 * t]);
+          const float2 hi = *reinterpret_cast<const float2*>(&Lf[(16 * J + g + 8) * LS + 16 * k + 8 * q + 2 * t]);
+          av[0] = lo.x;
+          av[1] = hi.x;
+          av[2] = lo.y;
+          av[3] = hi.y;
+        }
+        u32 ah[4], al[4];
+#pragma unroll
+        for (int i = 0; i < 4; ++i) tf32_split(av[i], ah[i], al[i]);
+#pragma unroll
+        for (int nt = 0; nt < 2; ++nt) {
+          const float2 bv = *reinterpret_cast<const float2*>(&Lf[(16 * I + 8 * nt + g) * LS + 16 * k + 8 * q + 2 * t]);
+          mma_tf32x3(r[nt], ah, al, bv);
+        }
+      }
+    }
+    // U_JI = −R T_IIᵀ: B[kk][n] = T_II[n][kk].
+    float u[2][4];
+    zero_frags(u);
+#pragma unroll
+    for (int q = 0; q < 2; ++q) {
+      u32 ah[4], al[4];
+      tf32_split(-r[q][0], ah[0], al[0]);
+      tf32_split(-r[q][2], ah[1], al[1]);
+      tf32_split(-r[q][1], ah[2], al[2]);
+      tf32_split(-r[q][3], ah[3], al[3]);
+#pragma unroll
+      for (int nt = 0; nt < 2; ++nt) {
+        const float2 bv = *reinterpret_cast<const float2*>(&Lf[(16 * I + 8 * nt + g) * LS + 16 * I + 8 * q + 2 * t]);
+        mma_tf32x3(u[nt], ah, al, bv);
+      }
+    }
+#pragma unroll
+    for (int nt = 0; nt < 2; ++nt)
+#pragma unroll
+      for (int h = 0; h < 2; ++h)
+        *reinterpret_cast<float2*>(&Lf[(16 * J + g + 8 * h) * LS + 16 * I + 8 * nt + 2 * t]) =
+            make_float2(u[nt][2 * h], u[nt][2 * h + 1]);
+    __syncwarp();  // U_JI is the next block row's A operand (read by other lanes)
+  }
+}
+
+// prep_t_to_io_tr on Lf rows of TCINV_LS: T (diagonal blocks in place, off-diagonal blocks
+// transposed in the upper triangle) to the io dtype over the same region (tb, rows of CHUNK + 8),
+// through registers; barriers after the reads and after the writes.
+template <typename T>
+__device__ __forceinline__ void tcinv_t_to_io(const float* Lf, T* tb, int tid) {
+  constexpr int LS = TCINV_LS, CP = CHUNK + 8, NT = TCINV_THREADS;
+  constexpr int PAIRS = CHUNK * CHUNK / 2 / NT;
+  u32 tv[PAIRS];
+#pragma unroll
+  for (int u = 0; u < PAIRS; ++u) {
+    const int i2 = tid + NT * u;  // pair index
+    const int r = i2 / (CHUNK / 2), cc = 2 * (i2 % (CHUNK / 2));
+    const bool diag = (cc >> 4) == (r >> 4);
+    const float a = cc < r ? (diag ? Lf[r * LS + cc] : Lf[cc * LS + r]) : (cc == r ? 1.f : 0.f);
+    const float b = cc + 1 < r ? (diag ? Lf[r * LS + cc + 1] : Lf[(cc + 1) * LS + r]) : (cc + 1 == r ? 1.f : 0.f);
+    tv[u] = Io<T>::pack(a, b);
+  }
+  __syncthreads();
+#pragma unroll
+  for (int u = 0; u < PAIRS; ++u) {
+    const int i2 = tid + NT * u;
+    const int r = i2 / (CHUNK / 2), cc = 2 * (i2 % (CHUNK / 2));
+    *reinterpret_cast<u32*>(&tb[r * CP + cc]) = tv[u];
+  }
+  __syncthreads();
+}
+
+// Phase 4 of prep7 (after the barrier that follows tcinv_store_l): T = (I + L)^{-1} from Lf into
+// tb (over Lf), TCINV_THREADS threads; threads 64.. first run `side(t2, n2)` (the backward's E
+// copy) while threads 0..63 solve the diagonal blocks; then warps 0..2 the off-diagonal blocks of
+// column blocks 0..2 on the tensor cores; then T to the io dtype. Ends with a block barrier.
+template <typename T, typename Side>
+__device__ __forceinline__ void tcinv_phase4(float* Lf, T* tb, int tid, Side side) {
+  const int warp = tid >> 5, lane = tid & 31;
+  if (tid < CHUNK) {
+    float col[16];
+    const int base = 16 * (tid >> 4), cl = tid & 15;
+    tcinv_diag_solve(Lf, col, base, cl);
+    __syncwarp();  // the block's 16 columns (all readers of its L) are in this warp
+    tcinv_diag_store(Lf, col, base, cl);
+  } else {
+    side(tid - CHUNK, TCINV_THREADS - CHUNK);
+  }
+  __syncthreads();
+  if (warp == 0) tcinv_col_block<0>(Lf, lane);
+  else if (warp == 1) tcinv_col_block<1>(Lf, lane);
+  else if (warp == 2) tcinv_col_block<2>(Lf, lane);
+  __syncthreads();
+  tcinv_t_to_io<T>(Lf, tb, tid);
+}
+
+}  // namespace gdn
