@@ -23,7 +23,7 @@
 //
 // Build and run (CPU machine), from the repository root:
 //   g++ -std=c++20 -O2 -fno-strict-aliasing -pthread -Ikernels/include bench/gdn_prep_host_emu.cpp -o /tmp/gdn_prep_host_emu
-//   /tmp/gdn_prep_host_emu [n]   (n: only the first n cases; the mutation checks of
+//   /tmp/gdn_prep_host_emu [n]   (n: only the first n cases; GDN_EMU_FIRST=m skips the first m; the mutation checks of
 //   bench/gdn_results.md, session 6, run 2)
 #include <cstdio>
 #include <cstdlib>
@@ -361,24 +361,26 @@ int main(int argc, char** argv) {
   int fails = 0;
   // Optional argument: run only the first n cases (the mutation checks run 2).
   const int max_cases = argc > 1 ? atoi(argv[1]) : 1 << 30;
-  int cases = 0;
+  // GDN_EMU_FIRST=n skips the first n cases (e.g. 7: prep7's stress cases only).
+  int cases = 0, first = getenv("GDN_EMU_FIRST") ? atoi(getenv("GDN_EMU_FIRST")) : 0;
+  auto skip = [&](int n) { return n < first; };
   // name, H, HV, flags, g dtype, beta dtype, lengths
-  if (cases++ < max_cases) fails += run_case<gdn_bf16, 128, false>("ragged + partial + empty, fp32 gates", 2, 2, 0, 0, 0, {64, 37, 0, 130});
-  if (cases++ < max_cases) fails += run_case<gdn_bf16, 128, true>("bwd KEEP, l2norm + beta sigmoid, bf16 g/beta", 1, 2,
+  if (cases++ < max_cases && !skip(cases - 1)) fails += run_case<gdn_bf16, 128, false>("ragged + partial + empty, fp32 gates", 2, 2, 0, 0, 0, {64, 37, 0, 130});
+  if (cases++ < max_cases && !skip(cases - 1)) fails += run_case<gdn_bf16, 128, true>("bwd KEEP, l2norm + beta sigmoid, bf16 g/beta", 1, 2,
                                          gdn::FLAG_L2NORM | gdn::FLAG_BETA_SIGMOID, 1, 1, {70, 5});
-  if (cases++ < max_cases) fails += run_case<gdn_f16, 128, false>("fp16, GQA H=2 HV=1, safe gate, fp16 beta", 2, 1,
+  if (cases++ < max_cases && !skip(cases - 1)) fails += run_case<gdn_f16, 128, false>("fp16, GQA H=2 HV=1, safe gate, fp16 beta", 2, 1,
                                          gdn::FLAG_SAFE_GATE | gdn::FLAG_L2NORM, 0, 2, {100, 64});
-  if (cases++ < max_cases) fails += run_case<gdn_f16, 128, true>("fp16 bwd KEEP, neg eigval", 1, 1,
+  if (cases++ < max_cases && !skip(cases - 1)) fails += run_case<gdn_f16, 128, true>("fp16 bwd KEEP, neg eigval", 1, 1,
                                         gdn::FLAG_BETA_SIGMOID | gdn::FLAG_NEG_EIGVAL | gdn::FLAG_L2NORM, 2, 0, {129});
-  if (cases++ < max_cases) fails += run_case<gdn_bf16, 64, false>("K=V=64 bf16, GVA H=1 HV=2", 1, 2, gdn::FLAG_L2NORM, 0, 0, {90, 1});
-  if (cases++ < max_cases) fails += run_case<gdn_bf16, 64, true>("K=V=64 bf16 bwd KEEP, safe gate", 2, 2, gdn::FLAG_SAFE_GATE, 1, 0, {64, 0, 33});
-  if (cases++ < max_cases) fails += run_case<gdn_f16, 64, true>("K=V=64 fp16 bwd KEEP", 1, 1, gdn::FLAG_L2NORM, 2, 2, {150});
+  if (cases++ < max_cases && !skip(cases - 1)) fails += run_case<gdn_bf16, 64, false>("K=V=64 bf16, GVA H=1 HV=2", 1, 2, gdn::FLAG_L2NORM, 0, 0, {90, 1});
+  if (cases++ < max_cases && !skip(cases - 1)) fails += run_case<gdn_bf16, 64, true>("K=V=64 bf16 bwd KEEP, safe gate", 2, 2, gdn::FLAG_SAFE_GATE, 1, 0, {64, 0, 33});
+  if (cases++ < max_cases && !skip(cases - 1)) fails += run_case<gdn_f16, 64, true>("K=V=64 fp16 bwd KEEP", 1, 1, gdn::FLAG_L2NORM, 2, 2, {150});
   // prep7's numerics (stress generators; the lines above are the session-6 cases, unchanged).
-  if (cases++ < max_cases) fails += run_case<gdn_bf16, 128, true>("stress: strong decay, KEEP", 1, 1, 0, 0, 0, {64, 100}, 1);
-  if (cases++ < max_cases) fails += run_case<gdn_bf16, 128, true>("stress: aligned keys, beta ~1, KEEP", 1, 1, 0, 0, 0, {64, 64}, 2);
-  if (cases++ < max_cases) fails += run_case<gdn_bf16, 128, true>("stress: aligned keys l2, beta 1.5-2, KEEP", 1, 1, gdn::FLAG_L2NORM, 0, 0, {64, 64}, 3);
-  if (cases++ < max_cases) fails += run_case<gdn_bf16, 128, true>("stress: long span, l2, no decay, KEEP", 1, 1, gdn::FLAG_L2NORM, 0, 0, {128}, 4);
-  if (cases++ < max_cases) fails += run_case<gdn_f16, 128, true>("stress: fp16 aligned keys l2, beta 1.5-2", 1, 1, gdn::FLAG_L2NORM, 0, 0, {64}, 3);
+  if (cases++ < max_cases && !skip(cases - 1)) fails += run_case<gdn_bf16, 128, true>("stress: strong decay, KEEP", 1, 1, 0, 0, 0, {64, 100}, 1);
+  if (cases++ < max_cases && !skip(cases - 1)) fails += run_case<gdn_bf16, 128, true>("stress: aligned keys, beta ~1, KEEP", 1, 1, 0, 0, 0, {64, 64}, 2);
+  if (cases++ < max_cases && !skip(cases - 1)) fails += run_case<gdn_bf16, 128, true>("stress: aligned keys l2, beta 1.5-2, KEEP", 1, 1, gdn::FLAG_L2NORM, 0, 0, {64, 64}, 3);
+  if (cases++ < max_cases && !skip(cases - 1)) fails += run_case<gdn_bf16, 128, true>("stress: long span, l2, no decay, KEEP", 1, 1, gdn::FLAG_L2NORM, 0, 0, {128}, 4);
+  if (cases++ < max_cases && !skip(cases - 1)) fails += run_case<gdn_f16, 128, true>("stress: fp16 aligned keys l2, beta 1.5-2", 1, 1, gdn::FLAG_L2NORM, 0, 0, {64}, 3);
   if (g_unwaited) {
     printf("threads ended with un-waited cp.async copies: %d\n", g_unwaited.load());
     ++fails;
