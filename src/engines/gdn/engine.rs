@@ -293,7 +293,7 @@ pub enum PrepVariant {
     /// substitution, the off-diagonal blocks by blocked products on mma.sync m16n8k8 TF32 in
     /// three terms (near-fp32); 54.8 KB of shared memory, 64 registers, 4 blocks per SM. Not
     /// bitwise v6 (W, Ũ and T differ in rounding only). The default since session 8: forward
-    /// prep 1.06-1.10x and backward prep 1.02-1.03x v6 at the four benchmark shapes on the H200
+    /// prep 1.03-1.09x and backward prep 1.02-1.03x v6 at the four benchmark shapes on the H200
     /// (same run, bench/gdn_device_prepinv_run1.log), parity rms unchanged at the printed digits
     /// except the aligned-keys cases (within 0.1 %).
     V7,
