@@ -54,7 +54,8 @@
 //
 // Build and run (CPU machine), from the repository root:
 //   g++ -std=c++20 -O2 -fno-strict-aliasing -pthread -Ikernels/include bench/gdn_bwd_host_emu.cpp -o /tmp/gdn_bwd_host_emu
-//   /tmp/gdn_bwd_host_emu [fp32|mma|tc|tc2|tc3|tc4|tc5|tc6|piece2|piece3|piece4|pieces|all] [long]   ("long": only the long-span case)
+//   /tmp/gdn_bwd_host_emu [fp32|mma|tc|tc2|tc3|tc4|tc5|tc6|tc9|tc10|tc11|piece2|piece3|piece4|pieces|w8|piece4w8|ov|piece4ov|ov9|piece4ov9|ov10|ov11|all] [long]
+//   ("long": only the long-span case; "all" skips w8, piece4w8 and the ov / tc9+ sets, which run by name)
 // Every case runs the kernels twice (NaN-refilled outputs and scratch) and requires bitwise-equal
 // results: with real threads, a missing barrier shows up as a difference.
 #include <cstdio>
