@@ -28,6 +28,13 @@
 //         forward summaries, fp32 chain and seeded replay writing ws_s (the harness's fp64 ws_s is
 //         NaN-filled first, so every state comes from the kernels), reverse summaries, reverse
 //         chain and seeded reverse scan, then the default (tc3) token stage. ("pieces" runs both.)
+//   tc9   tc5 with the fp32 dR tile by cp.async (copy group G1), consumed after U
+//         (gdn_bwd_tokens_tc9); every case also runs tc5 and requires bitwise-equal outputs.
+//   tc10  tc9 with conflict-free fp32 result staging (gdn_bwd_tokens_tc10); bitwise tc5 required.
+//   tc11, ov11  the same for tc11 (tc10 with phase A's G tile in rows of CHUNK + 8).
+//   ov10  ov with tc10's consumer (gdn_bwd_tokens_tc10_ov) against the sequential tc5 run.
+//   ov9, piece4ov9  ov / piece4ov with tc9's consumer (gdn_bwd_tokens_tc9_ov) against the
+//         sequential tc5 / piece4 run: every output and dS', dR bitwise.
 //   ov, piece4ov  the overlapped reverse scan -> token stage (kernels/include/gdn_bwd_overlap.cuh):
 //         first tc5 / piece4 in sequence (4-warp reverse scan), then the pair run concurrently: the
 //         chunk order (gdn_bwd_chunk_order's tail: flags zeroed, reverse-scan order), then a
@@ -47,7 +54,8 @@
 //
 // Build and run (CPU machine), from the repository root:
 //   g++ -std=c++20 -O2 -fno-strict-aliasing -pthread -Ikernels/include bench/gdn_bwd_host_emu.cpp -o /tmp/gdn_bwd_host_emu
-//   /tmp/gdn_bwd_host_emu [fp32|mma|tc|tc2|tc3|tc4|tc5|tc6|piece2|piece3|piece4|pieces|all] [long]   ("long": only the long-span case)
+//   /tmp/gdn_bwd_host_emu [fp32|mma|tc|tc2|tc3|tc4|tc5|tc6|tc9|tc10|tc11|piece2|piece3|piece4|pieces|w8|piece4w8|ov|piece4ov|ov9|piece4ov9|ov10|ov11|all] [long]
+//   ("long": only the long-span case; "all" skips w8, piece4w8 and the ov / tc9+ sets, which run by name)
 // Every case runs the kernels twice (NaN-refilled outputs and scratch) and requires bitwise-equal
 // results: with real threads, a missing barrier shows up as a difference.
 #include <cstdio>
@@ -97,7 +105,7 @@ static void run_overlap_pair(U3 pgrid, unsigned pthreads, const std::function<vo
   }
 }
 
-enum class Set { Fp32, Mma, Tc, Tc2, Tc3, Tc4, Tc5, Tc6, Piece2, Piece3, Piece4, Tc4W8, Piece4W8, Ov, Piece4Ov };
+enum class Set { Fp32, Mma, Tc, Tc2, Tc3, Tc4, Tc5, Tc6, Piece2, Piece3, Piece4, Tc4W8, Piece4W8, Ov, Piece4Ov, Tc9, Ov9, Piece4Ov9, Tc10, Ov10, Tc11, Ov11 };
 
 // The reverse scan's kernels: the 8-warp dscan_w8_chunks ones (true) or the 4-warp v1 ones.
 static bool g_dscan_w8 = false;
@@ -116,9 +124,16 @@ int run_case(Set set, const char* name, int H, int HV, bool l2norm, bool safe, s
   if (set == Set::Piece4W8) set = Set::Piece4;
   g_dscan_w8 = vs_v1;
   // ov / piece4ov: tc5 / piece4 in sequence, then the overlapped pair (vs_seq), compared bitwise.
-  const bool vs_seq = set == Set::Ov || set == Set::Piece4Ov;
-  if (set == Set::Ov) set = Set::Tc5;
-  if (set == Set::Piece4Ov) set = Set::Piece4;
+  // ov9 / piece4ov9: the same with tc9's consumer (gdn_bwd_tokens_tc9_ov) against tc5 / piece4 in
+  // sequence. tc9: tc9, then tc5 once (rev_override = 5), bitwise equal required.
+  const bool vs_seq = set == Set::Ov || set == Set::Piece4Ov || set == Set::Ov9 || set == Set::Piece4Ov9 || set == Set::Ov10 ||
+                      set == Set::Ov11;
+  const int ov_rev = set == Set::Ov9 || set == Set::Piece4Ov9 ? 9 : set == Set::Ov10 ? 10 : set == Set::Ov11 ? 11 : 5;
+  // tc10 / tc11: as tc9 (the new revision's number in new_rev).
+  const int new_rev = set == Set::Tc10 ? 10 : set == Set::Tc11 ? 11 : 9;
+  if (set == Set::Tc10 || set == Set::Tc11) set = Set::Tc9;
+  if (set == Set::Ov || set == Set::Ov9 || set == Set::Ov10 || set == Set::Ov11) set = Set::Tc5;
+  if (set == Set::Piece4Ov || set == Set::Piece4Ov9) set = Set::Piece4;
   bool overlap = false;
   constexpr int V = K, C = 64;
   const int HK = H, HO = std::max(H, HV), N = static_cast<int>(lens.size());
@@ -373,7 +388,7 @@ int run_case(Set set, const char* name, int H, int HV, bool l2norm, bool safe, s
   bp.ws_pa = ws_pa.data(); bp.ws_pb = ws_pb.data();
   const int base_flags = p.flags;
   // tc4 / piece4: the states entering the chunks in the io dtype (FLAG_BWD_S_IO).
-  const bool s_io = set == Set::Tc4 || set == Set::Tc5 || set == Set::Tc6 || set == Set::Piece4;
+  const bool s_io = set == Set::Tc4 || set == Set::Tc5 || set == Set::Tc6 || set == Set::Tc9 || set == Set::Piece4;
   // tc5 / tc6: also run tc4 once and require bitwise-equal outputs (rev_override = 4 for that run).
   int rev_override = 0;
   if (s_io) bp.ws_s = reinterpret_cast<float*>(ws_s_io.data());
@@ -426,14 +441,28 @@ int run_case(Set set, const char* name, int H, int HV, bool l2norm, bool safe, s
       ov_prepare();
       run_overlap_pair({1, unsigned(HO), unsigned(N)}, V / 16 * 32,
                        [&] { gdn::bwd_dscan_mma_body<IOT, K, V, V / 16, MS, true, true>(bp, cp.ov_flags); },
-                       {unsigned(slots), unsigned(HO), 1}, gdn::TOK_THREADS, [&] { gdn::bwd_tokens_ov_body<IOT, K, V, 5>(cp); });
+                       {unsigned(slots), unsigned(HO), 1}, gdn::TOK_THREADS, [&] {
+                         if (ov_rev == 9) gdn::bwd_tokens_ov_body<IOT, K, V, 9>(cp);
+                         else if (ov_rev == 10) gdn::bwd_tokens_ov_body<IOT, K, V, 10>(cp);
+                         else if (ov_rev == 11) gdn::bwd_tokens_ov_body<IOT, K, V, 11>(cp);
+                         else gdn::bwd_tokens_ov_body<IOT, K, V, 5>(cp);
+                       });
       ov_finish();
-    } else if (set == Set::Tc || set == Set::Tc2 || set == Set::Tc3 || set == Set::Tc4 || set == Set::Tc5 || set == Set::Tc6) {
+    } else if (set == Set::Tc || set == Set::Tc2 || set == Set::Tc3 || set == Set::Tc4 || set == Set::Tc5 || set == Set::Tc6 ||
+               set == Set::Tc9) {
       if (g_dscan_w8)
         launch({V / 64, unsigned(HO), unsigned(N)}, gdn::DSCAN_W8_WARPS * 32, [&] { gdn::bwd_dscan_w8_body<IOT, K, V, MS>(bp); });
       else
         launch({V / (16 * MW), unsigned(HO), unsigned(N)}, MW * 32, [&] { gdn::bwd_dscan_mma_body<IOT, K, V, MW, MS, true>(bp); });
-      if (set == Set::Tc6 && rev_override != 4)  // 3 persistent blocks: several tiles each, prefetched
+      if (set == Set::Tc9 && rev_override != 5 && new_rev == 11)
+        launch({unsigned(slots), unsigned(HO), 1}, gdn::TOK_THREADS, [&] { gdn::bwd_tokens_tc_body<IOT, K, V, 11>(bp); });
+      else if (set == Set::Tc9 && rev_override != 5 && new_rev == 10)
+        launch({unsigned(slots), unsigned(HO), 1}, gdn::TOK_THREADS, [&] { gdn::bwd_tokens_tc_body<IOT, K, V, 10>(bp); });
+      else if (set == Set::Tc9 && rev_override != 5)
+        launch({unsigned(slots), unsigned(HO), 1}, gdn::TOK_THREADS, [&] { gdn::bwd_tokens_tc_body<IOT, K, V, 9>(bp); });
+      else if (set == Set::Tc9)
+        launch({unsigned(slots), unsigned(HO), 1}, gdn::TOK_THREADS, [&] { gdn::bwd_tokens_tc_body<IOT, K, V, 5>(bp); });
+      else if (set == Set::Tc6 && rev_override != 4)  // 3 persistent blocks: several tiles each, prefetched
         launch({3, 1, 1}, gdn::TOK_THREADS, [&] { gdn::bwd_tokens_tc_body<IOT, K, V, 6>(bp); });
       else if (set == Set::Tc5 && rev_override != 4)
         launch({unsigned(slots), unsigned(HO), 1}, gdn::TOK_THREADS, [&] { gdn::bwd_tokens_tc_body<IOT, K, V, 5>(bp); });
@@ -467,7 +496,10 @@ int run_case(Set set, const char* name, int H, int HV, bool l2norm, bool safe, s
       if (overlap) {
         ov_prepare();
         run_overlap_pair({1, unsigned(HO), NP}, V / 16 * 32, [&] { gdn::bwd_dscan_piece_body<IOT, K, V, V / 16, MS, false, true>(cp); },
-                         {unsigned(slots), unsigned(HO), 1}, gdn::TOK_THREADS, [&] { gdn::bwd_tokens_ov_body<IOT, K, V, 5>(cp); });
+                         {unsigned(slots), unsigned(HO), 1}, gdn::TOK_THREADS, [&] {
+                           if (ov_rev == 9) gdn::bwd_tokens_ov_body<IOT, K, V, 9>(cp);
+                           else gdn::bwd_tokens_ov_body<IOT, K, V, 5>(cp);
+                         });
         ov_finish();
       } else if (g_dscan_w8)
         launch({V / 64, unsigned(HO), NP}, gdn::DSCAN_W8_WARPS * 32, [&] { gdn::bwd_dscan_w8_piece_body<IOT, K, V, MS, false>(cp); });
@@ -517,15 +549,17 @@ int run_case(Set set, const char* name, int H, int HV, bool l2norm, bool safe, s
     overlap = false;
   }
   bool same_as_tc4 = true;
-  if ((set == Set::Tc5 && !vs_seq) || set == Set::Tc6) {
+  const bool vs_ref = (set == Set::Tc5 && !vs_seq) || set == Set::Tc6 || set == Set::Tc9;
+  const char* ref_name = set == Set::Tc9 ? "tc5" : "tc4";
+  if (vs_ref) {
     const auto second = std::make_tuple(dq, dk, dv, dg, db, dis, da, dt);
-    rev_override = 4;
+    rev_override = set == Set::Tc9 ? 5 : 4;
     run_kernels();
     rev_override = 0;
     same_as_tc4 = same_bits(std::get<0>(second), dq) && same_bits(std::get<1>(second), dk) && same_bits(std::get<2>(second), dv) &&
                   same_bits(std::get<3>(second), dg) && same_bits(std::get<4>(second), db) && same_bits(std::get<5>(second), dis) &&
                   (!safe || (same_bits(std::get<6>(second), da) && same_bits(std::get<7>(second), dt)));
-    std::tie(dq, dk, dv, dg, db, dis, da, dt) = second;  // report tc5's own outputs
+    std::tie(dq, dk, dv, dg, db, dis, da, dt) = second;  // report the set's own outputs
   }
   auto widen = [](const std::vector<unsigned short>& x) {  // io dtype -> double
     std::vector<double> r(x.size());
@@ -576,10 +610,10 @@ int run_case(Set set, const char* name, int H, int HV, bool l2norm, bool safe, s
   }
   if (!repeatable) ++fails;
   if (!same_as_tc4) {
-    printf(" (DIFFERS from tc4!)");
+    printf(" (DIFFERS from %s!)", ref_name);
     ++fails;
-  } else if ((set == Set::Tc5 && !vs_seq) || set == Set::Tc6) {
-    printf(" =tc4 bitwise");
+  } else if (vs_ref) {
+    printf(" =%s bitwise", ref_name);
   }
   if (vs_v1) printf(v1_equal ? " =v1 bitwise" : " V1 DIFFERS");
   if (vs_seq) printf(seq_equal ? " overlap=sequential bitwise (2 runs)" : " OVERLAP DIFFERS");
@@ -601,9 +635,14 @@ int main(int argc, char** argv) {
                           std::pair{Set::Tc2, "tc2"}, std::pair{Set::Tc3, "tc3"}, std::pair{Set::Piece2, "piece2"},
                           std::pair{Set::Piece3, "piece3"}, std::pair{Set::Tc4, "tc4"}, std::pair{Set::Tc5, "tc5"}, std::pair{Set::Tc6, "tc6"},
                           std::pair{Set::Piece4, "piece4"}, std::pair{Set::Tc4W8, "w8"}, std::pair{Set::Piece4W8, "piece4w8"},
-                          std::pair{Set::Ov, "ov"}, std::pair{Set::Piece4Ov, "piece4ov"}}) {
+                          std::pair{Set::Ov, "ov"}, std::pair{Set::Piece4Ov, "piece4ov"}, std::pair{Set::Tc9, "tc9"},
+                          std::pair{Set::Ov9, "ov9"}, std::pair{Set::Piece4Ov9, "piece4ov9"},
+                          std::pair{Set::Tc10, "tc10"}, std::pair{Set::Ov10, "ov10"}, std::pair{Set::Tc11, "tc11"},
+                          std::pair{Set::Ov11, "ov11"}}) {
     const bool piece = set == Set::Piece2 || set == Set::Piece3 || set == Set::Piece4;
-    if (which == "all" && (set == Set::Tc4W8 || set == Set::Piece4W8 || set == Set::Ov || set == Set::Piece4Ov))
+    if (which == "all" && (set == Set::Tc4W8 || set == Set::Piece4W8 || set == Set::Ov || set == Set::Piece4Ov || set == Set::Tc9 ||
+                           set == Set::Ov9 || set == Set::Piece4Ov9 || set == Set::Tc10 || set == Set::Ov10 ||
+                           set == Set::Tc11 || set == Set::Ov11))
       continue;  // run by name
     if (which != "all" && which != tag && !(which == "pieces" && piece)) continue;
     printf("== kernel set %s\n", tag);

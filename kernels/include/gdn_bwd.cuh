@@ -23,9 +23,13 @@
 //     per chunk (reverse) stores dX' (the gradient of the state leaving the chunk), then
 //     dUᵀ = dOᵀ A + dX' Kᴿᵀ, dRᵀ = dUᵀ T (stored, fp32), dX = e^{Γ_last} dX' + dOᵀ Q⁺ − dRᵀ E;
 //     finally d_initial_state = dX
-//  5. gdn_bwd_tokens_tc5 (the default: every product on the tensor cores, dS' in the io dtype from
-//     gdn_bwd_dscan_io, S_c in the io dtype, dq/dk/dv of ungrouped ports written directly;
-//     bwd_tokens_tc_body<.., 5>), its earlier
+//  5. gdn_bwd_tokens_tc11 (the default since session 8, bwd_tokens_tc_body<.., 11>: tc5 with the
+//     fp32 dR tile by cp.async, consumed after U, conflict-free fp32 result staging and phase A's G
+//     tile in rows of CHUNK + 8; bitwise tc5), gdn_bwd_tokens_tc10 / tc9 (REV 10: without the G
+//     change, REV 9: without the staging change either; DNNPLAN_GDN_BWD_TOKENS=tc10|tc9),
+//     gdn_bwd_tokens_tc5 (DNNPLAN_GDN_BWD_TOKENS=tc5: every product on the tensor cores, dS' in the
+//     io dtype from gdn_bwd_dscan_io, S_c in the io dtype, dq/dk/dv of ungrouped ports written
+//     directly; bwd_tokens_tc_body<.., 5>), its earlier
 //     revisions gdn_bwd_tokens_tc4 / tc3 / tc2 / tc (DNNPLAN_GDN_BWD_TOKENS=tc4|tc3|tc2|tc), or
 //     gdn_bwd_tokens_mma (value-dimension products on the tensor cores, CUDA-core tail;
 //     DNNPLAN_GDN_BWD_TOKENS=mma) or gdn_bwd_tokens (fp32 CUDA cores; DNNPLAN_GDN_BWD_TOKENS=fp32),
@@ -1001,6 +1005,77 @@ struct TokMmaSmem6 {
   static_assert(3 * CHUNK * (K + 8) * 4 <= TokSmem<K>::vec_off, "tc6: product results overflow");
 };
 
+// REV 9 (gdn_bwd_tokens_tc9): the fp32 dR tile comes by cp.async with dO (copy group G1) into its
+// own slot and is consumed after U: pass 1 packs its A fragments straight from the fp32 rows
+// (the same io-dtype rounding as REV 5's packed dR tile, so the same operands), and the dv = β dR /
+// dβ value pass reads it from shared memory after pass 1, while dS' lands. No io dR tile: U takes
+// REV 5's dR slot, the fp32 dR [64][V + 8] REV 5's U slot and past it; the per-token vectors, Ũᵀ
+// and the raw q / k move up behind it (TokSmem9::bytes in all).
+template <int K, int V>
+struct TokSmem9 {
+  using M = TokMmaSmem<K, V>;
+  static constexpr int RP = V + 8;                             // fp32 dR row stride (floats)
+  static constexpr size_t u_off = M::dr_off;                   // U io [64][V + 8]
+  static constexpr size_t dr_off = M::u_off;                   // dR fp32 [64][RP]
+  static constexpr size_t dr_end = dr_off + CHUNK * RP * 4;
+  // The chunk-local phases' tiles (TokTcSmem::a_bytes) and the fp32 product / phase-B results
+  // stay below vec_off.
+  static constexpr size_t a_bytes = 2 * CHUNK * (K + 8) * 2 + 3 * CHUNK * (CHUNK + 8) * 2 + CHUNK * (CHUNK + 8) * 4;  // REV 11's G
+  static constexpr size_t r_bytes = 3 * CHUNK * (K + 16) * 4;  // REV 10's rows (REV 9: K + 8)
+  static constexpr size_t m1 = dr_end > a_bytes ? dr_end : a_bytes;
+  static constexpr size_t vec_off = ((m1 > r_bytes ? m1 : r_bytes) + 15) / 16 * 16;
+  static constexpr size_t ut_off = vec_off + (7 * CHUNK + TOK_THREADS) * 4;  // Ũᵀ [V][CHUNK + 8]
+  static constexpr size_t qraw_off = ut_off + V * (CHUNK + 8) * 2;           // raw q, k [64][K + 8]
+  static constexpr size_t bytes = qraw_off + 2 * CHUNK * (K + 8) * 2;
+  static_assert(ut_off % 16 == 0 && qraw_off % 16 == 0, "tc9 layout alignment");
+};
+
+// Where the per-token vectors, Ũᵀ and the raw q / k tiles sit for revision REV.
+template <int K, int V, int REV>
+struct TokVecLayout {
+  static constexpr size_t vec_off = TokSmem<K>::vec_off;
+  static constexpr size_t ut_off = TokSmem<K>::bytes;
+  static constexpr size_t qraw_off = TokSmem<K>::bytes + V * (CHUNK + 8) * 2;
+};
+template <int K, int V>
+struct TokVecLayout<K, V, 9> {
+  static constexpr size_t vec_off = TokSmem9<K, V>::vec_off;
+  static constexpr size_t ut_off = TokSmem9<K, V>::ut_off;
+  static constexpr size_t qraw_off = TokSmem9<K, V>::qraw_off;
+};
+template <int K, int V>
+struct TokVecLayout<K, V, 10> : TokVecLayout<K, V, 9> {};
+template <int K, int V>
+struct TokVecLayout<K, V, 11> : TokVecLayout<K, V, 9> {};
+
+// REV 10 (gdn_bwd_tokens_tc10): tc9 with the fp32 result tiles (dQ⁺, dE, dKᴿ after the value
+// products, phase B's after it) in rows of K + 16 floats and the columns of rows with bit 1 set
+// XOR 8: the fragment-layout float2 stores (rows g = 0..3 of a half-warp) and the row-layout
+// float2 loads (rows ti, ti + 1 of a half-warp, 16 columns each) both hit 32 distinct banks
+// (REV 5's rows of K + 8 read back with 2-way conflicts). The same values: bitwise tc9.
+template <bool SWZ>
+__device__ __forceinline__ int tok_swz(int r) {
+  return SWZ ? (r & 2) << 2 : 0;
+}
+
+// The m16n8k16 A fragment of rows [m16, m16 + 16) and columns [k16, k16 + 16) of an fp32 shared
+// tile (rows of `stride` floats), rounded to T as packed pairs: the registers ldmatrix.x4 returns
+// from the same tile stored in T (a[0] rows g, a[1] rows g + 8, a[2] / a[3] columns + 8).
+template <typename T>
+__device__ __forceinline__ void a_frag_f32(u32 (&a)[4], const float* s, int stride, int m16, int k16, int lane) {
+  const int g = lane >> 2, cq = 2 * (lane & 3);
+  const float* r0 = s + (m16 + g) * stride + k16 + cq;
+  const float* r1 = r0 + 8 * stride;
+  const float2 x0 = *reinterpret_cast<const float2*>(r0);
+  const float2 x1 = *reinterpret_cast<const float2*>(r1);
+  const float2 x2 = *reinterpret_cast<const float2*>(r0 + 8);
+  const float2 x3 = *reinterpret_cast<const float2*>(r1 + 8);
+  a[0] = Io<T>::pack(x0.x, x0.y);
+  a[1] = Io<T>::pack(x1.x, x1.y);
+  a[2] = Io<T>::pack(x2.x, x2.y);
+  a[3] = Io<T>::pack(x3.x, x3.y);
+}
+
 // The token stage's dO rows [0, len) of head h (of HO) by cp.async into `dOb` ([64][V + 8]), zero
 // rows past len (compile-time-unrolled copies); the caller commits.
 template <typename T, int V>
@@ -1049,11 +1124,12 @@ __device__ __forceinline__ void tokens_products_mma(const BwdParams& bp, size_t 
   using M = TokMmaSmem<K, V>;
   using M6 = TokMmaSmem6<K, V>;
   using IO = Io<T>;
-  constexpr bool V2 = REV >= 2, V3 = REV >= 3, V4 = REV >= 4, V5 = REV >= 5, V6 = REV >= 6;
+  constexpr bool V2 = REV >= 2, V3 = REV >= 3, V4 = REV >= 4, V5 = REV >= 5, V6 = REV == 6, V9 = REV >= 9;
+  constexpr bool SWZ = REV >= 10;  // fp32 result rows of K + 16, columns swizzled (tok_swz)
   static_assert(M::bytes <= TokSmem<K>::vec_off && M::out_bytes <= TokSmem<K>::vec_off, "token products overflow");
   constexpr int KP = M::KP, VP = M::VP, CF = M::CF;
   // V3: the fp32 results in rows of K + 8 (pairs stored as float2; row reads conflict-free).
-  constexpr int KF = V3 ? K + 8 : M::KF;
+  constexpr int KF = V3 ? (SWZ ? K + 16 : K + 8) : M::KF;
   static_assert(!V3 || 3 * CHUNK * (K + 8) * 4 <= TokSmem<K>::vec_off, "token products overflow");
   constexpr int KM = K / 8;
   const FwdParams& p = bp.f;
@@ -1063,14 +1139,15 @@ __device__ __forceinline__ void tokens_products_mma(const BwdParams& bp, size_t 
   T* dSb = reinterpret_cast<T*>(smem + (V6 ? M6::ds_off : M::ds_off));
   T* dOb = reinterpret_cast<T*>(smem + (V6 ? M6::do_off : M::do_off));
   T* dRb = reinterpret_cast<T*>(smem + (V6 ? M6::dr_off : M::dr_off));
-  T* Ub = reinterpret_cast<T*>(smem + (V6 ? M6::u_off : M::u_off));
+  T* Ub = reinterpret_cast<T*>(smem + (V6 ? M6::u_off : V9 ? TokSmem9<K, V>::u_off : M::u_off));
+  float* dR32 = reinterpret_cast<float*>(smem + TokSmem9<K, V>::dr_off);  // V9: fp32 dR [64][V + 8]
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
   const int ti = tid >> 3, tk = tid & 7;
   const int HO = p.ho;
 
   // Loads: W by cp.async; S, dS' (fp32 → io, dD on the way), dR (fp32 → io), dO (zero past len).
   // TC: Ũᵀ and dS' (io) by cp.async too, S (fp32) into registers before the waits.
-  T* Utb = reinterpret_cast<T*>(smem + TokSmem<K>::bytes);  // TC: Ũᵀ [V][CHUNK + 8]
+  T* Utb = reinterpret_cast<T*>(smem + TokVecLayout<K, V, REV>::ut_off);  // TC: Ũᵀ [V][CHUNK + 8]
   const T* dog = static_cast<const T*>(bp.d_o);
   // dO rows [0, len) by cp.async, zero rows past len (V3 layout: compile-time-unrolled copies).
   static_assert(VP == V + 8, "dO rows as tokens_issue_do lays them out");
@@ -1095,6 +1172,18 @@ __device__ __forceinline__ void tokens_products_mma(const BwdParams& bp, size_t 
     tile_async_unrolled<T, K, V>(Sb, reinterpret_cast<const T*>(bp.ws_s) + ch * V * K, tid);
     cp_async_commit();
     issue_do();
+    if constexpr (V9) {
+      // V9: G1 = dO and the fp32 dR tile (all 64 rows, as REV 5 reads them), rows of V + 8 floats.
+      constexpr int C4 = V / 4, NU = CHUNK * C4 / TOK_THREADS;
+      static_assert(CHUNK * C4 % TOK_THREADS == 0 && TOK_THREADS % C4 == 0, "dR copy split");
+      const float* drg = bp.ws_dr + ch * CHUNK * V;
+      const int r = tid / C4, c4 = tid % C4;
+#pragma unroll
+      for (int u = 0; u < NU; ++u) {
+        const int rr = r + u * (TOK_THREADS / C4);
+        cp_async16(&dR32[rr * TokSmem9<K, V>::RP + 4 * c4], &drg[rr * V + 4 * c4]);
+      }
+    }
     cp_async_commit();
     tile_async_unrolled<T, K, V>(dSb, reinterpret_cast<const T*>(bp.ws_ds) + ch * V * K, tid);
     cp_async_commit();
@@ -1133,7 +1222,71 @@ __device__ __forceinline__ void tokens_products_mma(const BwdParams& bp, size_t 
       *reinterpret_cast<u32*>(&dSb[r * KP + c2]) = Io<T>::pack(dv2.x, dv2.y);
     }
   }
-  if constexpr (V2) {
+  // V9: the same pass over the fp32 dR tile in shared memory, after pass 1 (dr_pass9 below); only
+  // the v loads are issued here (β from the caller's bet, the same values as ws_bet).
+  constexpr int RN9 = CHUNK * V / 2 / TOK_THREADS, RSTEP9 = 2 * TOK_THREADS / V;
+  u32 vv9[V9 ? RN9 : 1];
+  const int rb9 = tid / (V / 2), c29 = 2 * (tid % (V / 2));
+  if constexpr (V9) {
+    const size_t vrow0 = (static_cast<size_t>(t0 + rb9) * p.hv + vh) * V + c29;
+    const size_t vstep = static_cast<size_t>(RSTEP9) * p.hv * V;
+    const T* vg = static_cast<const T*>(p.v) + vrow0;
+#pragma unroll
+    for (int u = 0; u < RN9; ++u) vv9[u] = rb9 + u * RSTEP9 < len ? ld32(vg + u * vstep) : 0u;
+  }
+  auto dr_pass9 = [&] {
+    if constexpr (V9) {
+    static_assert(CHUNK * V / 2 % TOK_THREADS == 0 && V % 64 == 0, "dR tile split");
+    constexpr int RN = RN9, RSTEP = RSTEP9;
+    const int rb = rb9, c2 = c29;
+    const size_t vrow0 = (static_cast<size_t>(t0 + rb) * p.hv + vh) * V + c2;
+    const size_t vstep = static_cast<size_t>(RSTEP) * p.hv * V;
+    const bool direct = (p.flags & FLAG_BWD_DIRECT) && p.hv == HO;
+    T* dvd = static_cast<T*>(bp.dv) + vrow0;
+    float* dvo = bp.ws_dv + (static_cast<size_t>(t0 + rb) * HO + h) * V + c2;
+    const size_t ostep = static_cast<size_t>(RSTEP) * HO * V;
+    float xs[RN];
+#pragma unroll
+    for (int u = 0; u < RN; ++u) {
+      const int r = rb + u * RSTEP;
+      const float2 rv = *reinterpret_cast<const float2*>(&dR32[r * TokSmem9<K, V>::RP + c2]);
+      const float bb = bet[r];
+      float x = rv.x * IO::bits_to_f(static_cast<unsigned short>(vv9[u] & 0xffffu)) +
+                rv.y * IO::bits_to_f(static_cast<unsigned short>(vv9[u] >> 16));
+      xs[u] = x;
+      if (r < len) {
+        const float d0 = bb * rv.x, d1 = bb * rv.y;
+        if (direct) {
+          *reinterpret_cast<u32*>(dvd + u * vstep) = Io<T>::pack(d0, d1);
+        } else {
+          *reinterpret_cast<float2*>(dvo + u * ostep) = make_float2(d0, d1);
+        }
+      }
+    }
+    static_assert(RN == 4 || RN == 8, "dβ reduce-scatter");
+    constexpr int L = RN == 8 ? 3 : 2;
+#pragma unroll
+    for (int lvl = 0; lvl < L; ++lvl) {
+      const int o = 16 >> lvl, half = (RN >> lvl) / 2;
+      const bool up = lane & o;
+#pragma unroll
+      for (int i = 0; i < half; ++i) {
+        const float send = up ? xs[i] : xs[i + half];
+        const float keep = up ? xs[i + half] : xs[i];
+        xs[i] = keep + __shfl_xor_sync(0xffffffffu, send, o);
+      }
+    }
+#pragma unroll
+    for (int o = 16 >> L; o > 0; o >>= 1) xs[0] += __shfl_xor_sync(0xffffffffu, xs[0], o);
+    if ((lane & ((16 >> (L - 1)) - 1)) == 0) {
+      int u = 0;
+#pragma unroll
+      for (int lvl = 0; lvl < L; ++lvl) u += ((lane >> (4 - lvl)) & 1) * ((RN >> lvl) / 2);
+      dbvp[(c2 / 64) * CHUNK + rb + u * RSTEP] = xs[0];
+    }
+    }
+  };
+  if constexpr (V2 && !V9) {
     // dR (fp32), v and β of this thread's rows r = tid / (V/2) + u · (2·TOK_THREADS / V), columns
     // c2, c2 + 1: every load first, then dR to the io dtype, dv = β dR (coalesced pairs) and the
     // warp's part of Σ_v dR v.
@@ -1350,7 +1503,8 @@ __device__ __forceinline__ void tokens_products_mma(const BwdParams& bp, size_t 
     for (int kk = 0; kk < V / 16; ++kk) {
       u32 ao[4], ar[4];
       a_frag<true>(ao, dOb, VP, 16 * mt, 16 * kk, lane);
-      a_frag<true>(ar, dRb, VP, 16 * mt, 16 * kk, lane);
+      if constexpr (V9) a_frag_f32<T>(ar, dR32, TokSmem9<K, V>::RP, 16 * mt, 16 * kk, lane);
+      else a_frag<true>(ar, dRb, VP, 16 * mt, 16 * kk, lane);
 #pragma unroll
       for (int np = 0; np < NQ / 2; ++np) {
         const int kc = 16 * (gq * (NQ / 2) + np) + bcol;
@@ -1368,6 +1522,7 @@ __device__ __forceinline__ void tokens_products_mma(const BwdParams& bp, size_t 
       Io<T>::mma(aa[1], ao, b + 2);
       Io<T>::mma(al[1], ar, b + 2);
     }
+    if constexpr (V9) dr_pass9();  // dv, dβ's value part (fp32 dR from shared memory) while dS' lands
     cp_async_wait<1>();  // G2: dS'
     __syncthreads();
     dd_io();
@@ -1448,9 +1603,10 @@ __device__ __forceinline__ void tokens_products_mma(const BwdParams& bp, size_t 
 #pragma unroll
     for (int n = 0; n < NQ; ++n) {
       const int c = 8 * (gq * NQ + n) + cq;
-      *reinterpret_cast<float2*>(&Rq[r * KF + c]) = make_float2(aq[n][2 * hf], aq[n][2 * hf + 1]);
-      *reinterpret_cast<float2*>(&Re[r * KF + c]) = make_float2(-ae[n][2 * hf], -ae[n][2 * hf + 1]);
-      *reinterpret_cast<float2*>(&Rk[r * KF + c]) = make_float2(ak[n][2 * hf], ak[n][2 * hf + 1]);
+      const int rc = r * KF + (c ^ tok_swz<SWZ>(r));
+      *reinterpret_cast<float2*>(&Rq[rc]) = make_float2(aq[n][2 * hf], aq[n][2 * hf + 1]);
+      *reinterpret_cast<float2*>(&Re[rc]) = make_float2(-ae[n][2 * hf], -ae[n][2 * hf + 1]);
+      *reinterpret_cast<float2*>(&Rk[rc]) = make_float2(ak[n][2 * hf], ak[n][2 * hf + 1]);
     }
   }
 #pragma unroll
@@ -1478,7 +1634,7 @@ __device__ __forceinline__ void tokens_products_mma(const BwdParams& bp, size_t 
     // V3 row layout: this thread's key columns are the pairs 2 tk + 16 mp + {0, 1} (m = 2 mp + e).
 #pragma unroll
     for (int mp = 0; mp < KM / 2; ++mp) {
-      const int c = ti * KF + 2 * tk + 16 * mp;
+      const int c = ti * KF + ((2 * tk + 16 * mp) ^ tok_swz<SWZ>(ti));
       const float2 xq = *reinterpret_cast<const float2*>(&Rq[c]);
       const float2 xe = *reinterpret_cast<const float2*>(&Re[c]);
       const float2 xk = *reinterpret_cast<const float2*>(&Rk[c]);
@@ -1838,6 +1994,14 @@ __device__ __forceinline__ void bwd_tokens_body(const BwdParams& bp) {
 //     bitwise REV 4's outputs (the fp32 expressions and their FMA contraction unchanged);
 //   REV 6 (not bundled, see above): REV 5 as a persistent block per SM over the live tiles, each
 //     next tile's W, S, Ũᵀ and dO copied during this tile's phases (TokMmaSmem6 layout, 215 KB).
+//   REV 9 (gdn_bwd_tokens_tc9): REV 5 with the fp32 dR tile copied by cp.async in G1 (with dO)
+//     into its own slot (TokSmem9 layout, 213,760 B at K = 128), pass 1's dR fragments packed
+//     from it, the dv / dβ pass after pass 1 (while dS' lands): no synchronous dR loads at the
+//     tile's start; the same fp32 operations (PTX fp-op multiset equal to REV 5's);
+//   REV 10 (gdn_bwd_tokens_tc10): REV 9 with the fp32 result tiles in rows of
+//     K + 16, columns swizzled (tok_swz): conflict-free float2 stores and loads;
+//   REV 11 (gdn_bwd_tokens_tc11, the default): REV 10 with phase A's fp32 G tile in rows of CHUNK + 8 (fewer
+//     bank conflicts in its stores and the Σ_j G_ij − G_ji reads).
 // ---------------------------------------------------------------------------------------
 template <int K>
 struct TokTcSmem {
@@ -1860,14 +2024,17 @@ struct TokTcSmem {
 template <typename T, int K, int V, int REV = 0>
 __device__ __forceinline__ void bwd_tokens_tc_tile(const BwdParams& bp, int c, int h, int next_c = -1, int next_h = 0,
                                                    bool g0_ready = false) {
-  constexpr bool V2 = REV >= 2, V3 = REV >= 3, V5 = REV >= 5, V6 = REV >= 6;
+  constexpr bool V2 = REV >= 2, V3 = REV >= 3, V5 = REV >= 5, V6 = REV == 6;
   using S = TokSmem<K>;
   using Z = TokTcSmem<K>;
   using IO = Io<T>;
   static_assert(Z::a_bytes <= S::vec_off && Z::b_bytes <= S::vec_off, "token tail overflows");
   static_assert(S::bytes % 16 == 0 && 4 * CHUNK + TOK_THREADS / 32 <= TOK_THREADS, "token smem layout");
-  constexpr int CP = Z::CP, CF = Z::CF;
-  constexpr int KF = V3 ? K + 8 : Z::KF;  // V3: phase B's fp32 results in rows of K + 8 (float2 pairs)
+  // REV 11: G in rows of CHUNK + 8 floats (Z::CF = CHUNK + 1 gives its stores and both reads
+  // 4-way bank conflicts; + 8: reads Gs[i][j] conflict-free, stores and Gs[j][i] 2-way).
+  constexpr int CP = Z::CP, CF = REV >= 11 ? CHUNK + 8 : Z::CF;
+  constexpr bool SWZ = REV >= 10;  // phase B's results as the products' (rows of K + 16, tok_swz)
+  constexpr int KF = V3 ? (SWZ ? K + 16 : K + 8) : Z::KF;  // V3: phase B's fp32 results in rows of K + 8 (float2 pairs)
   static_assert(2 * CHUNK * (K + 8) * 4 <= S::vec_off, "token tail overflows");
   constexpr int KM = K / 8;  // key columns per thread (row layout)
   static_assert(!V6 || (TokMmaSmem6<K, V>::a_end == Z::a_bytes && TokMmaSmem6<K, V>::b_end >= 2 * CHUNK * KF * 4),
@@ -1882,7 +2049,9 @@ __device__ __forceinline__ void bwd_tokens_tc_tile(const BwdParams& bp, int c, i
   float* Gs = reinterpret_cast<float*>(smem + Z::g_off);
   float* Rq = reinterpret_cast<float*>(smem + Z::rq_off);
   float* Rk = reinterpret_cast<float*>(smem + (V3 ? CHUNK * KF * 4 : Z::rk_off));
-  float* gam = reinterpret_cast<float*>(smem + S::vec_off);
+  using VL = TokVecLayout<K, V, REV>;
+  static_assert(REV < 9 || (Z::g_off + CHUNK * CF * 4 <= VL::vec_off && Z::a_bytes <= VL::vec_off && 2 * CHUNK * KF * 4 <= VL::vec_off), "tc9: token tail overflows");
+  float* gam = reinterpret_cast<float*>(smem + VL::vec_off);
   float* bet = gam + CHUNK;
   float* qr = bet + CHUNK;
   float* kr = qr + CHUNK;
@@ -1918,7 +2087,7 @@ __device__ __forceinline__ void bwd_tokens_tc_tile(const BwdParams& bp, int c, i
   // q and k rows of the chunk (zero past len) by cp.async, after the Ũᵀ tile; they land during the
   // products (whose final wait covers this group).
   constexpr int KP = Z::KP;
-  T* Qraw = reinterpret_cast<T*>(smem + S::bytes + V * (CHUNK + 8) * 2);  // raw q [64][KP]
+  T* Qraw = reinterpret_cast<T*>(smem + VL::qraw_off);  // raw q [64][KP]
   T* Kraw = Qraw + CHUNK * KP;                                              // raw k [64][KP]
   // V5: the products issue these copies themselves (their last copy group, after dS').
   auto issue_qk = [&] {
@@ -2203,8 +2372,9 @@ __device__ __forceinline__ void bwd_tokens_tc_tile(const BwdParams& bp, int c, i
     for (int n = 0; n < NQ; ++n) {
       const int cc = 8 * (gq * NQ + n) + cq;
       if constexpr (V3) {
-        *reinterpret_cast<float2*>(&Rq[r * KF + cc]) = make_float2(bq[n][2 * hf], bq[n][2 * hf + 1]);
-        *reinterpret_cast<float2*>(&Rk[r * KF + cc]) = make_float2(bk[n][2 * hf], bk[n][2 * hf + 1]);
+        const int rc = r * KF + (cc ^ tok_swz<SWZ>(r));
+        *reinterpret_cast<float2*>(&Rq[rc]) = make_float2(bq[n][2 * hf], bq[n][2 * hf + 1]);
+        *reinterpret_cast<float2*>(&Rk[rc]) = make_float2(bk[n][2 * hf], bk[n][2 * hf + 1]);
       } else {  // KF is odd: scalar stores
         Rq[r * KF + cc] = bq[n][2 * hf];
         Rq[r * KF + cc + 1] = bq[n][2 * hf + 1];
@@ -2220,7 +2390,7 @@ __device__ __forceinline__ void bwd_tokens_tc_tile(const BwdParams& bp, int c, i
   __syncthreads();
 #pragma unroll
   for (int m = 0; m < KM; ++m) {
-    const int c = V3 ? ti * KF + 2 * tk + 16 * (m >> 1) + (m & 1) : ti * KF + tk + 8 * m;
+    const int c = V3 ? ti * KF + ((2 * tk + 16 * (m >> 1)) ^ tok_swz<SWZ>(ti)) + (m & 1) : ti * KF + tk + 8 * m;
     dq[m] += Rq[c];
     dk[m] += Rk[c];
   }
@@ -2334,7 +2504,7 @@ __device__ __forceinline__ void bwd_tokens_tc_tile(const BwdParams& bp, int c, i
 // (chunk t / HO, head t % HO) and prefetching each next tile's first copy group.
 template <typename T, int K, int V, int REV = 0>
 __device__ __forceinline__ void bwd_tokens_tc_body(const BwdParams& bp) {
-  if constexpr (REV >= 6) {
+  if constexpr (REV == 6) {
     const int HO = bp.f.ho;
     const int ntiles = bp.f.chunk_offsets[bp.f.n_seqs] * HO;
     bool ready = false;

@@ -9,7 +9,7 @@
 //! ([`BwdWorkspaceLayout`]); nothing allocates, synchronises or uses atomics.
 //!
 //! The reverse scan and every product of the token stage run on the tensor cores
-//! (`gdn_bwd_dscan_io_*`, writing `dS'` in the io dtype, and `gdn_bwd_tokens_tc5_*`, which reads
+//! (`gdn_bwd_dscan_io_*`, writing `dS'` in the io dtype, and `gdn_bwd_tokens_tc11_*`, bitwise `tc5`, which reads
 //! the states entering the chunks in the io dtype: the replays store them so under `BWD_S_IO`,
 //! half of the fp32 traffic; `DNNPLAN_GDN_BWD_TOKENS=tc3` keeps the fp32 states, `tc4` is `tc5`
 //! with all its copies waited for at once and two more barriers, bitwise the same outputs); the token
@@ -61,6 +61,13 @@
 //! on all `V` value rows per block, the PDL primary, publishing each (chunk, head) unit), and the
 //! token stage as `gdn_bwd_tokens_tc5_ov_*`, launched programmatic, taking its chunks in the
 //! scan's order and waiting per unit; every output bitwise the sequential plan's.
+//!
+//! Session 8 token kernels (bitwise `tc5`'s outputs; with the overlap their consumers
+//! `gdn_bwd_tokens_tc9_ov_*` / `tc10_ov_*`): `tc9` copies the fp32 `dR` tile by cp.async with `dO`
+//! and consumes it after `U` (no synchronous `dR` loads at the tile's start), `tc10` also stages
+//! the fp32 results without bank conflicts, `tc11` (the default, [`BWD_TOKENS_DEFAULT`]) also
+//! phase A's `G` tile with fewer; `DNNPLAN_GDN_BWD_TOKENS=tc5|tc9|tc10` (read at plan build)
+//! selects the earlier ones.
 
 use crate::cuda::{Function, LaunchConfig, Launcher};
 use crate::dispatch::engine::CompiledPlan;
@@ -74,7 +81,7 @@ use super::params::{
     CHAIN_THREADS, DSCAN_MMA_WARPS, DSCAN_THREADS, DSCAN_VS, DSCAN_W8_WARPS, OFFSETS_THREADS,
     PARAM_THREADS, SCAN_WARPS, SUM_STAGES, TOK_THREADS, dscan_mma_smem_bytes, dscan_ov_smem_bytes,
     dscan_smem_bytes, dscan_w8_smem_bytes, fast_smem_bytes, flags, max_chunks, scan_smem_bytes,
-    scanx_smem_bytes, tokens_smem_bytes, tokens_tc_smem_bytes,
+    scanx_smem_bytes, tokens_smem_bytes, tokens_tc_smem_bytes, tokens_tc9_smem_bytes,
 };
 
 /// Ports the backward reads or writes, in [`BwdPlanUids`] order.
@@ -167,7 +174,8 @@ pub enum BwdKernel {
     TokensTc4,
     /// `r4` forward-state replay (`W`, `Kᴿ`, `Ũᵀ` only), uncut and per piece.
     FscanR4,
-    /// Token stage `tc5` (`tc4` with its copies consumed in four groups; the default).
+    /// Token stage `tc5` (`tc4` with its copies consumed in four groups; the default before
+    /// session 8, `DNNPLAN_GDN_BWD_TOKENS=tc5`).
     TokensTc5,
     /// 8-warp uncut reverse scan.
     DscanW8,
@@ -186,11 +194,25 @@ pub enum BwdKernel {
     /// Overlap: `tc5` taking its chunks in the reverse scan's order, each after its unit's flag
     /// (launched programmatic).
     TokensTc5Ov,
+    /// Token stage `tc9` (`tc5` with the fp32 `dR` tile copied by cp.async with `dO` and consumed
+    /// after `U`; bitwise `tc5`).
+    TokensTc9,
+    /// Overlap: `tc9` as the consumer (as [`BwdKernel::TokensTc5Ov`]).
+    TokensTc9Ov,
+    /// Token stage `tc10` (`tc9` with conflict-free fp32 result staging; bitwise `tc5`).
+    TokensTc10,
+    /// Overlap: `tc10` as the consumer.
+    TokensTc10Ov,
+    /// Token stage `tc11` (`tc10` with phase A's `G` tile in rows of 72 floats; bitwise `tc5`; the
+    /// default, [`BWD_TOKENS_DEFAULT`]).
+    TokensTc11,
+    /// Overlap: `tc11` as the consumer.
+    TokensTc11Ov,
 }
 
 impl BwdKernel {
     /// Every kernel, in index order.
-    pub const ALL: [BwdKernel; 29] = [
+    pub const ALL: [BwdKernel; 35] = [
         BwdKernel::ChunkOffsets,
         BwdKernel::Prep,
         BwdKernel::Fscan,
@@ -220,6 +242,12 @@ impl BwdKernel {
         BwdKernel::DscanOv,
         BwdKernel::DscanpOv,
         BwdKernel::TokensTc5Ov,
+        BwdKernel::TokensTc9,
+        BwdKernel::TokensTc9Ov,
+        BwdKernel::TokensTc10,
+        BwdKernel::TokensTc10Ov,
+        BwdKernel::TokensTc11,
+        BwdKernel::TokensTc11Ov,
     ];
 
     /// The kernel's symbol in the module (`tag` = `bf16` / `f16`, `k` = K = V; `prep`: the
@@ -255,6 +283,12 @@ impl BwdKernel {
             BwdKernel::DscanOv => "dscan_ov",
             BwdKernel::DscanpOv => "dscanp_ov",
             BwdKernel::TokensTc5Ov => "tokens_tc5_ov",
+            BwdKernel::TokensTc9 => "tokens_tc9",
+            BwdKernel::TokensTc9Ov => "tokens_tc9_ov",
+            BwdKernel::TokensTc10 => "tokens_tc10",
+            BwdKernel::TokensTc10Ov => "tokens_tc10_ov",
+            BwdKernel::TokensTc11 => "tokens_tc11",
+            BwdKernel::TokensTc11Ov => "tokens_tc11_ov",
         };
         format!("gdn_bwd_{body}_{tag}_k{k}")
     }
@@ -262,7 +296,13 @@ impl BwdKernel {
     /// Whether the kernel is launched with programmatic dependent launch (the consumer of a
     /// producer / consumer pair, `kernels/include/gdn_bwd_overlap.cuh`).
     pub fn programmatic(self) -> bool {
-        matches!(self, BwdKernel::TokensTc5Ov)
+        matches!(
+            self,
+            BwdKernel::TokensTc5Ov
+                | BwdKernel::TokensTc9Ov
+                | BwdKernel::TokensTc10Ov
+                | BwdKernel::TokensTc11Ov
+        )
     }
 }
 
@@ -347,7 +387,7 @@ impl ReplayVariant {
 
 /// When the reverse scan and the token stage run at the same time (`kernels/include/gdn_bwd_overlap.cuh`),
 /// as data. The overlapped reverse scan runs one block per (sequence or piece, head) unit row
-/// (all `V` value rows, 172 KB of shared memory at K = V = 128: one per SM), and a `tc5` token
+/// (all `V` value rows, 172 KB of shared memory at K = V = 128: one per SM), and a `tc11` / `tc5` token
 /// block needs a whole SM (512 threads × 128 registers); so the token stage runs beside the scan
 /// on the SMs the scan leaves free, and on every SM a finished scan block frees (the short
 /// sequences of a ragged batch). Overlap when the scan's blocks fill at most
@@ -371,6 +411,18 @@ pub const BWD_OVERLAP_RULE: OverlapRule = OverlapRule {
     max_fill_den: 1,
 };
 
+/// The default token kernel of the tensor-core backward: (sequential, overlapped consumer).
+/// `tc11` serves every shape the engine takes (K = V = 64 / 128, bf16 / fp16) with `tc5`'s exact
+/// outputs, and was faster at all four benchmark shapes (H200, bf16, K = V = 128, whole backward
+/// with the overlap by rule, two runs each, bench/gdn_results.md session 8 tok8): tc5 → tc10
+/// (4, 8192, 16) 2.515 / 2.493 → 2.436 / 2.430 ms, (1, 32768, 16) 3.377 / 3.369 → 3.323 / 3.310,
+/// (16, 2048, 32) 5.057 / 5.068 → 4.964 / 4.966, ragged mix 2.390 / 2.388 → 2.350 / 2.345; then
+/// tc10 → tc11 2.436 / 2.432 → 2.406 / 2.408, 3.303 / 3.312 → 3.292 / 3.289,
+/// 4.980 / 4.978 → 4.937 / 4.926, 2.344 / 2.351 → 2.328 / 2.323.
+/// `DNNPLAN_GDN_BWD_TOKENS=tc5` (or `tc9`, `tc10`, ...) selects another one (read at plan build).
+pub const BWD_TOKENS_DEFAULT: (BwdKernel, BwdKernel) =
+    (BwdKernel::TokensTc11, BwdKernel::TokensTc11Ov);
+
 /// The most scan segments (sequences × pieces) the overlapped token stage orders
 /// (`gdn::OVERLAP_MAX_SEGMENTS`).
 pub const BWD_OVERLAP_MAX_SEGMENTS: u64 = 64;
@@ -391,7 +443,7 @@ impl OverlapRule {
 
 /// Whether the plan overlaps the reverse scan and the token stage: [`BWD_OVERLAP_RULE`], or
 /// `DNNPLAN_GDN_BWD_OVERLAP=0` (never) / `=1` (whenever the segments fit the order table); only
-/// with the default token stage (`tc5`) and reverse-scan choice (read at plan build).
+/// with the default token stage (`tc11`, or `tc5` / `tc9` / `tc10`) and reverse-scan choice (read at plan build).
 fn overlap_pick(supported: bool, blocks: u64, segments: u64, sms: u64) -> bool {
     if !supported || !OverlapRule::supported(blocks, segments) {
         return false;
@@ -556,7 +608,7 @@ impl GdnBwdPlan {
         if tc {
             template.f.flags |= flags::BWD_DIRECT;
         }
-        // The default token kernel (tc5) and tc4 read the states entering the chunks in the io dtype.
+        // The default token kernel (tc11), tc10, tc9, tc5 and tc4 read the states entering the chunks in the io dtype.
         let s_io = tc && !matches!(tokens_env.as_str(), "tc" | "tc2" | "tc3");
         if s_io {
             template.f.flags |= flags::BWD_S_IO;
@@ -603,7 +655,7 @@ impl GdnBwdPlan {
         }
         // The reverse scan beside the token stage (gdn_bwd_overlap.cuh): default kernels only.
         let overlap = overlap_pick(
-            tc && matches!(tokens_env.as_str(), "" | "tc5")
+            tc && matches!(tokens_env.as_str(), "" | "tc5" | "tc9" | "tc10" | "tc11")
                 && !matches!(dscan_env.as_str(), "v1" | "w8" | "fp32"),
             n * pieces * ho,
             n * pieces,
@@ -691,20 +743,37 @@ impl GdnBwdPlan {
                 )
             });
         }
+        let tokens = match tokens_env.as_str() {
+            "fp32" => BwdKernel::TokensFp32,
+            "mma" => BwdKernel::TokensMma,
+            "tc" => BwdKernel::TokensTc,
+            "tc2" => BwdKernel::TokensTc2,
+            "tc3" => BwdKernel::TokensTc3,
+            "tc4" => BwdKernel::TokensTc4,
+            "tc9" if overlap => BwdKernel::TokensTc9Ov,
+            "tc9" => BwdKernel::TokensTc9,
+            "tc10" if overlap => BwdKernel::TokensTc10Ov,
+            "tc10" => BwdKernel::TokensTc10,
+            "tc5" if overlap => BwdKernel::TokensTc5Ov,
+            "tc5" => BwdKernel::TokensTc5,
+            _ if overlap => BWD_TOKENS_DEFAULT.1,
+            _ => BWD_TOKENS_DEFAULT.0,
+        };
         steps.push((
-            match tokens_env.as_str() {
-                "fp32" => BwdKernel::TokensFp32,
-                "mma" => BwdKernel::TokensMma,
-                "tc" => BwdKernel::TokensTc,
-                "tc2" => BwdKernel::TokensTc2,
-                "tc3" => BwdKernel::TokensTc3,
-                "tc4" => BwdKernel::TokensTc4,
-                _ if overlap => BwdKernel::TokensTc5Ov,
-                _ => BwdKernel::TokensTc5,
-            },
+            tokens,
             (chunks, ho32, 1),
             TOK_THREADS,
-            if tc {
+            if matches!(
+                tokens,
+                BwdKernel::TokensTc9
+                    | BwdKernel::TokensTc9Ov
+                    | BwdKernel::TokensTc10
+                    | BwdKernel::TokensTc10Ov
+                    | BwdKernel::TokensTc11
+                    | BwdKernel::TokensTc11Ov
+            ) {
+                tokens_tc9_smem_bytes(k)
+            } else if tc {
                 tokens_tc_smem_bytes(k)
             } else {
                 tokens_smem_bytes(k)
@@ -748,7 +817,7 @@ impl GdnBwdPlan {
 
     /// Whether the plan runs the reverse scan and the token stage at the same time.
     pub fn overlapped(&self) -> bool {
-        self.steps.iter().any(|s| s.0 == BwdKernel::TokensTc5Ov)
+        self.steps.iter().any(|s| s.0.programmatic())
     }
 
     fn bind(&self, pack: &VariantPack, ws: u64) -> Result<BwdChainParams> {
@@ -948,10 +1017,28 @@ mod tests {
         assert!(ov(64, 64) && !ov(65, 65) && !ov(1, 65));
         // Only the token stage of the pair is launched programmatic.
         let programmatic: Vec<_> = BwdKernel::ALL.iter().filter(|k| k.programmatic()).collect();
-        assert_eq!(programmatic, [&BwdKernel::TokensTc5Ov]);
+        assert_eq!(
+            programmatic,
+            [
+                &BwdKernel::TokensTc5Ov,
+                &BwdKernel::TokensTc9Ov,
+                &BwdKernel::TokensTc10Ov,
+                &BwdKernel::TokensTc11Ov
+            ]
+        );
         assert_eq!(
             BwdKernel::TokensTc5Ov.name("bf16", 128, PrepVariant::V6),
             "gdn_bwd_tokens_tc5_ov_bf16_k128"
+        );
+        // The default token stage and its overlapped consumer.
+        assert_eq!(
+            BWD_TOKENS_DEFAULT,
+            (BwdKernel::TokensTc11, BwdKernel::TokensTc11Ov)
+        );
+        assert!(BWD_TOKENS_DEFAULT.1.programmatic() && !BWD_TOKENS_DEFAULT.0.programmatic());
+        assert_eq!(
+            BWD_TOKENS_DEFAULT.1.name("f16", 64, PrepVariant::V6),
+            "gdn_bwd_tokens_tc11_ov_f16_k64"
         );
     }
 

@@ -38,7 +38,7 @@ pub mod flags {
     /// Backward only (`gdn::FLAG_BWD_DIRECT`, set with `gdn_bwd_tokens_tc`): `dQ` / `dK` / `dV`
     /// of a port with `HO` heads are written by the token stage, and the fold skips that port.
     pub const BWD_DIRECT: i32 = 1 << 12;
-    /// Backward only (`gdn::FLAG_BWD_S_IO`, set with `gdn_bwd_tokens_tc4` / `tc5`): the forward-state
+    /// Backward only (`gdn::FLAG_BWD_S_IO`, set with `gdn_bwd_tokens_tc4` / `tc5` / `tc9` / `tc10`): the forward-state
     /// replays store the state entering every chunk in the io dtype (2 bytes) instead of fp32.
     pub const BWD_S_IO: i32 = 1 << 13;
 }
@@ -356,6 +356,21 @@ pub fn tokens_smem_bytes(k: u64) -> u32 {
 /// `Ũᵀ` tile `[V][64 + 8]` and the raw q and k tiles `[64][K + 8]`, io dtype; K = V).
 pub fn tokens_tc_smem_bytes(k: u64) -> u32 {
     tokens_smem_bytes(k) + (k * (CHUNK + 8) * 2 + 2 * CHUNK * (k + 8) * 2) as u32
+}
+
+/// Dynamic shared memory of the `tc9` / `tc10` / `tc11` token kernels for head dims `k = v` (`gdn::TokSmem9::bytes`):
+/// `tc5`'s value-product operands without the io `dR` tile, the fp32 `dR` tile [64][k + 8] in its
+/// place and past it, then the per-token vectors, `Ũᵀ` and the raw q / k tiles.
+pub fn tokens_tc9_smem_bytes(k: u64) -> u32 {
+    let (kp, rows) = (k + 8, CHUNK);
+    // W, S, dS', dO (2-byte), U (2-byte, in tc5's dR slot), then dR fp32.
+    let dr_end = rows * kp * 2 + 2 * k * kp * 2 + 2 * rows * kp * 2 + rows * kp * 4;
+    // Phase A's tiles, G in rows of 72 floats (tc11; tc9 / tc10: 65).
+    let a_bytes = 2 * rows * kp * 2 + 3 * rows * (rows + 8) * 2 + rows * (rows + 8) * 4;
+    let r_bytes = 3 * rows * kp * 4;
+    let vec = dr_end.max(a_bytes).max(r_bytes).div_ceil(16) * 16;
+    let ut = vec + (7 * rows + u64::from(TOK_THREADS)) * 4;
+    (ut + k * (rows + 8) * 2 + 2 * rows * kp * 2) as u32
 }
 
 /// Upper bound of the number of chunks: `Σ ceil(T_b / 64) ≤ T / 64 + N`.
@@ -701,6 +716,9 @@ mod tests {
         assert!(dscan_w8_smem_bytes(128) <= 227 * 1024);
         assert_eq!(dscan_w8_smem_bytes(128), 159_744 + 4 * 7168);
         assert!(tokens_tc_smem_bytes(128) <= 227 * 1024);
+        // gdn::TokSmem9<K, K>::bytes (printed by the CPU emulation's build of the header).
+        assert_eq!(tokens_tc9_smem_bytes(128), 213_760);
+        assert_eq!(tokens_tc9_smem_bytes(64), 96_000);
         assert!(
             tokens_smem_bytes(64).is_multiple_of(16) && tokens_smem_bytes(128).is_multiple_of(16)
         );
