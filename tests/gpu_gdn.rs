@@ -1142,9 +1142,8 @@ fn timing_at_benchmark_shapes() {
         // in DNNPLAN_GDN_TIMING_VARIANTS: mma = session 3's pair, tc = session 4's all-tensor-core
         // token stage with io-dtype dS' and direct dQ/dK/dV, tc2 = tc with its latency cuts,
         // tc3 = tc2 with fewer instructions and fp32 S_c, tc4 = tc3 with io-dtype S_c, tc5 = tc4
-        // with its copies consumed in four groups; tc9 = tc5 with the fp32 dR by cp.async, tc10 =
-        // tc9 with conflict-free result staging, tc11 = tc10 with phase A's G in rows of 72, the
-        // default since session 8),
+        // with its copies consumed in four groups; tc11 = tc5 with the fp32 dR by cp.async,
+        // conflict-free result staging and phase A's G in rows of 72, the default since session 8),
         // each as a whole and cut after every launch (DNNPLAN_GDN_BWD_STEPS, read at build): the
         // stage times are the differences (without head groups the tc plans have no fold: "fold 0").
         // "tokens/dscan" sets DNNPLAN_GDN_BWD_DSCAN apart (e.g. "tc4/v1": the 4-warp reverse scan).

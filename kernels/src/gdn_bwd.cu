@@ -31,15 +31,11 @@
 //   gdn_bwd_tokens_tc5_{bf16,f16}_k{64,128} <<<as tokens_tc>>>
 //     (tokens_tc4 with its copies in four groups consumed in turn: U while dO / dS' / q / k land,
 //     the value products in two passes, two barriers fewer; DNNPLAN_GDN_BWD_TOKENS=tc5)
-//   gdn_bwd_tokens_tc9_{bf16,f16}_k{64,128} <<<as tokens_tc, TokSmem9::bytes>>>
-//     (tokens_tc5 with the fp32 dR tile copied by cp.async with dO and consumed after U: pass 1
-//     packs its fragments from the fp32 rows, the dv / dβ pass runs while dS' lands; bitwise tc5;
-//     DNNPLAN_GDN_BWD_TOKENS=tc9)
-//   gdn_bwd_tokens_tc10_{bf16,f16}_k{64,128} <<<as tokens_tc9>>>
-//     (tokens_tc9 with conflict-free fp32 result staging: rows of K + 16, swizzled columns; bitwise
-//     tc9; DNNPLAN_GDN_BWD_TOKENS=tc10)
-//   gdn_bwd_tokens_tc11_{bf16,f16}_k{64,128} <<<as tokens_tc9>>>
-//     (the default: tokens_tc10 with phase A's fp32 G tile in rows of CHUNK + 8; bitwise tc5;
+//   gdn_bwd_tokens_tc11_{bf16,f16}_k{64,128} <<<as tokens_tc, TokSmem9::bytes>>>
+//     (the default: tokens_tc5 with the fp32 dR tile copied by cp.async with dO and consumed after
+//     U (level 9), conflict-free fp32 result staging (level 10) and phase A's fp32 G tile in rows
+//     of CHUNK + 8 (level 11); bitwise tc5. Levels 9 and 10 are not bundled: strictly slower steps
+//     to 11, bitwise equal; bench/gdn_bwd_host_emu.cpp sets tc9 / tc10 still check them;
 //     DNNPLAN_GDN_BWD_TOKENS=tc11)
 //   Not bundled (session 6, no faster than tc5 on the H200; bench/gdn_bwd_host_emu.cpp set tc6
 //   still checks it bitwise): bwd_tokens_tc_body<.., 6>, tokens_tc5 as a persistent block per SM
@@ -78,8 +74,6 @@
 //   gdn_bwd_dscan_ov_{bf16,f16}_k{64,128}    <<<(1, HO, N), V / 16 warps, DscanMmaSmem<K, V/16, 2>>> (PDL primary)
 //   gdn_bwd_dscanp_ov_{bf16,f16}_k{64,128}   <<<(1, HO, N·P), as dscan_ov>>> (PDL primary, pieces)
 //   gdn_bwd_tokens_tc5_ov_{bf16,f16}_k{64,128} <<<as tokens_tc5, programmatic>>>
-//   gdn_bwd_tokens_tc9_ov_{bf16,f16}_k{64,128} <<<as tokens_tc9, programmatic>>>
-//   gdn_bwd_tokens_tc10_ov_{bf16,f16}_k{64,128} <<<as tokens_tc10, programmatic>>>
 //   gdn_bwd_tokens_tc11_ov_{bf16,f16}_k{64,128} <<<as tokens_tc11, programmatic>>>
 #include "gdn_bwd.cuh"
 #include "gdn_bwd_chain.cuh"
@@ -160,14 +154,6 @@ extern "C" __global__ void __launch_bounds__(gdn::PARAM_THREADS) gdn_bwd_params(
     gdn::bwd_tokens_tc_body<T, KD, KD, 5>(p);                                                      \
   }                                                                                                \
   extern "C" __global__ void __launch_bounds__(gdn::TOK_THREADS)                                   \
-      gdn_bwd_tokens_tc9_##TAG##_k##KD(gdn::BwdParams p) {                                        \
-    gdn::bwd_tokens_tc_body<T, KD, KD, 9>(p);                                                      \
-  }                                                                                                \
-  extern "C" __global__ void __launch_bounds__(gdn::TOK_THREADS)                                   \
-      gdn_bwd_tokens_tc10_##TAG##_k##KD(gdn::BwdParams p) {                                       \
-    gdn::bwd_tokens_tc_body<T, KD, KD, 10>(p);                                                     \
-  }                                                                                                \
-  extern "C" __global__ void __launch_bounds__(gdn::TOK_THREADS)                                   \
       gdn_bwd_tokens_tc11_##TAG##_k##KD(gdn::BwdParams p) {                                       \
     gdn::bwd_tokens_tc_body<T, KD, KD, 11>(p);                                                     \
   }                                                                                                \
@@ -215,14 +201,6 @@ extern "C" __global__ void __launch_bounds__(gdn::PARAM_THREADS) gdn_bwd_params(
   extern "C" __global__ void __launch_bounds__(gdn::TOK_THREADS)                                   \
       gdn_bwd_tokens_tc5_ov_##TAG##_k##KD(gdn::BwdChainParams p) {                                \
     gdn::bwd_tokens_ov_body<T, KD, KD, 5>(p);                                                      \
-  }                                                                                                \
-  extern "C" __global__ void __launch_bounds__(gdn::TOK_THREADS)                                   \
-      gdn_bwd_tokens_tc9_ov_##TAG##_k##KD(gdn::BwdChainParams p) {                                \
-    gdn::bwd_tokens_ov_body<T, KD, KD, 9>(p);                                                      \
-  }                                                                                                \
-  extern "C" __global__ void __launch_bounds__(gdn::TOK_THREADS)                                   \
-      gdn_bwd_tokens_tc10_ov_##TAG##_k##KD(gdn::BwdChainParams p) {                               \
-    gdn::bwd_tokens_ov_body<T, KD, KD, 10>(p);                                                     \
   }                                                                                                \
   extern "C" __global__ void __launch_bounds__(gdn::TOK_THREADS)                                   \
       gdn_bwd_tokens_tc11_ov_##TAG##_k##KD(gdn::BwdChainParams p) {                               \

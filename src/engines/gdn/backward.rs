@@ -62,12 +62,11 @@
 //! token stage as `gdn_bwd_tokens_tc5_ov_*`, launched programmatic, taking its chunks in the
 //! scan's order and waiting per unit; every output bitwise the sequential plan's.
 //!
-//! Session 8 token kernels (bitwise `tc5`'s outputs; with the overlap their consumers
-//! `gdn_bwd_tokens_tc9_ov_*` / `tc10_ov_*`): `tc9` copies the fp32 `dR` tile by cp.async with `dO`
-//! and consumes it after `U` (no synchronous `dR` loads at the tile's start), `tc10` also stages
-//! the fp32 results without bank conflicts, `tc11` (the default, [`BWD_TOKENS_DEFAULT`]) also
-//! phase A's `G` tile with fewer; `DNNPLAN_GDN_BWD_TOKENS=tc5|tc9|tc10` (read at plan build)
-//! selects the earlier ones.
+//! Session 8 token kernel `tc11` (the default, [`BWD_TOKENS_DEFAULT`]; bitwise `tc5`'s outputs;
+//! with the overlap its consumer `gdn_bwd_tokens_tc11_ov_*`): copies the fp32 `dR` tile by
+//! cp.async with `dO` and consumes it after `U` (no synchronous `dR` loads at the tile's start),
+//! stages the fp32 results without bank conflicts and phase A's `G` tile with fewer;
+//! `DNNPLAN_GDN_BWD_TOKENS=tc5` (read at plan build) selects the session-6 kernel.
 
 use crate::cuda::{Function, LaunchConfig, Launcher};
 use crate::dispatch::engine::CompiledPlan;
@@ -81,7 +80,7 @@ use super::params::{
     CHAIN_THREADS, DSCAN_MMA_WARPS, DSCAN_THREADS, DSCAN_VS, DSCAN_W8_WARPS, OFFSETS_THREADS,
     PARAM_THREADS, SCAN_WARPS, SUM_STAGES, TOK_THREADS, dscan_mma_smem_bytes, dscan_ov_smem_bytes,
     dscan_smem_bytes, dscan_w8_smem_bytes, fast_smem_bytes, flags, max_chunks, scan_smem_bytes,
-    scanx_smem_bytes, tokens_smem_bytes, tokens_tc_smem_bytes, tokens_tc9_smem_bytes,
+    scanx_smem_bytes, tokens_smem_bytes, tokens_tc_smem_bytes, tokens_tc11_smem_bytes,
 };
 
 /// Ports the backward reads or writes, in [`BwdPlanUids`] order.
@@ -194,25 +193,17 @@ pub enum BwdKernel {
     /// Overlap: `tc5` taking its chunks in the reverse scan's order, each after its unit's flag
     /// (launched programmatic).
     TokensTc5Ov,
-    /// Token stage `tc9` (`tc5` with the fp32 `dR` tile copied by cp.async with `dO` and consumed
-    /// after `U`; bitwise `tc5`).
-    TokensTc9,
-    /// Overlap: `tc9` as the consumer (as [`BwdKernel::TokensTc5Ov`]).
-    TokensTc9Ov,
-    /// Token stage `tc10` (`tc9` with conflict-free fp32 result staging; bitwise `tc5`).
-    TokensTc10,
-    /// Overlap: `tc10` as the consumer.
-    TokensTc10Ov,
-    /// Token stage `tc11` (`tc10` with phase A's `G` tile in rows of 72 floats; bitwise `tc5`; the
-    /// default, [`BWD_TOKENS_DEFAULT`]).
+    /// Token stage `tc11` (`tc5` with the fp32 `dR` tile copied by cp.async with `dO` and consumed
+    /// after `U`, conflict-free fp32 result staging, phase A's `G` tile in rows of 72 floats;
+    /// bitwise `tc5`; the default, [`BWD_TOKENS_DEFAULT`]).
     TokensTc11,
-    /// Overlap: `tc11` as the consumer.
+    /// Overlap: `tc11` as the consumer (as [`BwdKernel::TokensTc5Ov`]).
     TokensTc11Ov,
 }
 
 impl BwdKernel {
     /// Every kernel, in index order.
-    pub const ALL: [BwdKernel; 35] = [
+    pub const ALL: [BwdKernel; 31] = [
         BwdKernel::ChunkOffsets,
         BwdKernel::Prep,
         BwdKernel::Fscan,
@@ -242,10 +233,6 @@ impl BwdKernel {
         BwdKernel::DscanOv,
         BwdKernel::DscanpOv,
         BwdKernel::TokensTc5Ov,
-        BwdKernel::TokensTc9,
-        BwdKernel::TokensTc9Ov,
-        BwdKernel::TokensTc10,
-        BwdKernel::TokensTc10Ov,
         BwdKernel::TokensTc11,
         BwdKernel::TokensTc11Ov,
     ];
@@ -283,10 +270,6 @@ impl BwdKernel {
             BwdKernel::DscanOv => "dscan_ov",
             BwdKernel::DscanpOv => "dscanp_ov",
             BwdKernel::TokensTc5Ov => "tokens_tc5_ov",
-            BwdKernel::TokensTc9 => "tokens_tc9",
-            BwdKernel::TokensTc9Ov => "tokens_tc9_ov",
-            BwdKernel::TokensTc10 => "tokens_tc10",
-            BwdKernel::TokensTc10Ov => "tokens_tc10_ov",
             BwdKernel::TokensTc11 => "tokens_tc11",
             BwdKernel::TokensTc11Ov => "tokens_tc11_ov",
         };
@@ -296,13 +279,7 @@ impl BwdKernel {
     /// Whether the kernel is launched with programmatic dependent launch (the consumer of a
     /// producer / consumer pair, `kernels/include/gdn_bwd_overlap.cuh`).
     pub fn programmatic(self) -> bool {
-        matches!(
-            self,
-            BwdKernel::TokensTc5Ov
-                | BwdKernel::TokensTc9Ov
-                | BwdKernel::TokensTc10Ov
-                | BwdKernel::TokensTc11Ov
-        )
+        matches!(self, BwdKernel::TokensTc5Ov | BwdKernel::TokensTc11Ov)
     }
 }
 
@@ -419,7 +396,8 @@ pub const BWD_OVERLAP_RULE: OverlapRule = OverlapRule {
 /// (16, 2048, 32) 5.057 / 5.068 → 4.964 / 4.966, ragged mix 2.390 / 2.388 → 2.350 / 2.345; then
 /// tc10 → tc11 2.436 / 2.432 → 2.406 / 2.408, 3.303 / 3.312 → 3.292 / 3.289,
 /// 4.980 / 4.978 → 4.937 / 4.926, 2.344 / 2.351 → 2.328 / 2.323.
-/// `DNNPLAN_GDN_BWD_TOKENS=tc5` (or `tc9`, `tc10`, ...) selects another one (read at plan build).
+/// (tc9 / tc10, the steps between, are not bundled: bitwise equal and slower.)
+/// `DNNPLAN_GDN_BWD_TOKENS=tc5` (or `tc4`, ...) selects another one (read at plan build).
 pub const BWD_TOKENS_DEFAULT: (BwdKernel, BwdKernel) =
     (BwdKernel::TokensTc11, BwdKernel::TokensTc11Ov);
 
@@ -443,7 +421,7 @@ impl OverlapRule {
 
 /// Whether the plan overlaps the reverse scan and the token stage: [`BWD_OVERLAP_RULE`], or
 /// `DNNPLAN_GDN_BWD_OVERLAP=0` (never) / `=1` (whenever the segments fit the order table); only
-/// with the default token stage (`tc11`, or `tc5` / `tc9` / `tc10`) and reverse-scan choice (read at plan build).
+/// with the default token stage (`tc11`, or `tc5`) and reverse-scan choice (read at plan build).
 fn overlap_pick(supported: bool, blocks: u64, segments: u64, sms: u64) -> bool {
     if !supported || !OverlapRule::supported(blocks, segments) {
         return false;
@@ -608,7 +586,7 @@ impl GdnBwdPlan {
         if tc {
             template.f.flags |= flags::BWD_DIRECT;
         }
-        // The default token kernel (tc11), tc10, tc9, tc5 and tc4 read the states entering the chunks in the io dtype.
+        // The default token kernel (tc11), tc5 and tc4 read the states entering the chunks in the io dtype.
         let s_io = tc && !matches!(tokens_env.as_str(), "tc" | "tc2" | "tc3");
         if s_io {
             template.f.flags |= flags::BWD_S_IO;
@@ -655,7 +633,7 @@ impl GdnBwdPlan {
         }
         // The reverse scan beside the token stage (gdn_bwd_overlap.cuh): default kernels only.
         let overlap = overlap_pick(
-            tc && matches!(tokens_env.as_str(), "" | "tc5" | "tc9" | "tc10" | "tc11")
+            tc && matches!(tokens_env.as_str(), "" | "tc5" | "tc11")
                 && !matches!(dscan_env.as_str(), "v1" | "w8" | "fp32"),
             n * pieces * ho,
             n * pieces,
@@ -750,10 +728,6 @@ impl GdnBwdPlan {
             "tc2" => BwdKernel::TokensTc2,
             "tc3" => BwdKernel::TokensTc3,
             "tc4" => BwdKernel::TokensTc4,
-            "tc9" if overlap => BwdKernel::TokensTc9Ov,
-            "tc9" => BwdKernel::TokensTc9,
-            "tc10" if overlap => BwdKernel::TokensTc10Ov,
-            "tc10" => BwdKernel::TokensTc10,
             "tc5" if overlap => BwdKernel::TokensTc5Ov,
             "tc5" => BwdKernel::TokensTc5,
             _ if overlap => BWD_TOKENS_DEFAULT.1,
@@ -763,16 +737,8 @@ impl GdnBwdPlan {
             tokens,
             (chunks, ho32, 1),
             TOK_THREADS,
-            if matches!(
-                tokens,
-                BwdKernel::TokensTc9
-                    | BwdKernel::TokensTc9Ov
-                    | BwdKernel::TokensTc10
-                    | BwdKernel::TokensTc10Ov
-                    | BwdKernel::TokensTc11
-                    | BwdKernel::TokensTc11Ov
-            ) {
-                tokens_tc9_smem_bytes(k)
+            if matches!(tokens, BwdKernel::TokensTc11 | BwdKernel::TokensTc11Ov) {
+                tokens_tc11_smem_bytes(k)
             } else if tc {
                 tokens_tc_smem_bytes(k)
             } else {
@@ -1019,12 +985,7 @@ mod tests {
         let programmatic: Vec<_> = BwdKernel::ALL.iter().filter(|k| k.programmatic()).collect();
         assert_eq!(
             programmatic,
-            [
-                &BwdKernel::TokensTc5Ov,
-                &BwdKernel::TokensTc9Ov,
-                &BwdKernel::TokensTc10Ov,
-                &BwdKernel::TokensTc11Ov
-            ]
+            [&BwdKernel::TokensTc5Ov, &BwdKernel::TokensTc11Ov]
         );
         assert_eq!(
             BwdKernel::TokensTc5Ov.name("bf16", 128, PrepVariant::V6),

@@ -38,7 +38,7 @@ pub mod flags {
     /// Backward only (`gdn::FLAG_BWD_DIRECT`, set with `gdn_bwd_tokens_tc`): `dQ` / `dK` / `dV`
     /// of a port with `HO` heads are written by the token stage, and the fold skips that port.
     pub const BWD_DIRECT: i32 = 1 << 12;
-    /// Backward only (`gdn::FLAG_BWD_S_IO`, set with `gdn_bwd_tokens_tc4` / `tc5` / `tc9` / `tc10`): the forward-state
+    /// Backward only (`gdn::FLAG_BWD_S_IO`, set with `gdn_bwd_tokens_tc4` / `tc5` / `tc11`): the forward-state
     /// replays store the state entering every chunk in the io dtype (2 bytes) instead of fp32.
     pub const BWD_S_IO: i32 = 1 << 13;
 }
@@ -358,10 +358,11 @@ pub fn tokens_tc_smem_bytes(k: u64) -> u32 {
     tokens_smem_bytes(k) + (k * (CHUNK + 8) * 2 + 2 * CHUNK * (k + 8) * 2) as u32
 }
 
-/// Dynamic shared memory of the `tc9` / `tc10` / `tc11` token kernels for head dims `k = v` (`gdn::TokSmem9::bytes`):
+/// Dynamic shared memory of the `tc11` token kernels (and of the unbundled levels `tc9` / `tc10`)
+/// for head dims `k = v` (`gdn::TokSmem9::bytes`):
 /// `tc5`'s value-product operands without the io `dR` tile, the fp32 `dR` tile [64][k + 8] in its
 /// place and past it, then the per-token vectors, `Ũᵀ` and the raw q / k tiles.
-pub fn tokens_tc9_smem_bytes(k: u64) -> u32 {
+pub fn tokens_tc11_smem_bytes(k: u64) -> u32 {
     let (kp, rows) = (k + 8, CHUNK);
     // W, S, dS', dO (2-byte), U (2-byte, in tc5's dR slot), then dR fp32.
     let dr_end = rows * kp * 2 + 2 * k * kp * 2 + 2 * rows * kp * 2 + rows * kp * 4;
@@ -717,8 +718,8 @@ mod tests {
         assert_eq!(dscan_w8_smem_bytes(128), 159_744 + 4 * 7168);
         assert!(tokens_tc_smem_bytes(128) <= 227 * 1024);
         // gdn::TokSmem9<K, K>::bytes (printed by the CPU emulation's build of the header).
-        assert_eq!(tokens_tc9_smem_bytes(128), 213_760);
-        assert_eq!(tokens_tc9_smem_bytes(64), 96_000);
+        assert_eq!(tokens_tc11_smem_bytes(128), 213_760);
+        assert_eq!(tokens_tc11_smem_bytes(64), 96_000);
         assert!(
             tokens_smem_bytes(64).is_multiple_of(16) && tokens_smem_bytes(128).is_multiple_of(16)
         );
