@@ -160,7 +160,7 @@ struct Prep3Bufs {
 // gates' raw bits are in `raw` (threads 0..63). `next_in_flight`: the newest cp.async group is the
 // next tile's (left in flight), else every group is waited for. Ends without a barrier (the
 // caller's, before any region is rewritten).
-template <typename T, int K, int V, bool KEEP, bool FEWBAR = false, bool DIRECT_A = false, bool TCINV = false>
+template <typename T, int K, int V, bool KEEP, bool FEWBAR = false, bool DIRECT_A = false, int TCINV = 0>
 __device__ __forceinline__ void prep3_tile(const FwdParams& p, const PrepKeep& keep, const Prep3Bufs<T>& b, int c,
                                            int h, int len, const PrepGateRaw& raw, bool next_in_flight) {
   static_assert(V == 64 || V == 128, "prep3 serves V = 64 and 128");
@@ -247,9 +247,9 @@ __device__ __forceinline__ void prep3_tile(const FwdParams& p, const PrepKeep& k
   // solves column (t & 15) of block (t >> 4) in registers; meanwhile warps 2-7 copy A (and the
   // backward's E) out with 16-byte stores.
   if (TCINV) {
-    // prep7: the off-diagonal blocks on the tensor cores (gdn_fwd_tcinv.cuh), T straight into tb.
+    // prep7 / prep8: the off-diagonal blocks on the tensor cores (gdn_fwd_tcinv.cuh), T into tb.
     static_assert(!TCINV || DIRECT_A, "prep7 stores A from registers");
-    tcinv_phase4<T>(Lf, tb, tid, [&](int t2, int n2) {
+    tcinv_phase4<T, TCINV>(Lf, tb, tid, [&](int t2, int n2) {
       if (KEEP) store_tile16<T, CHUNK, K>(static_cast<T*>(keep.ws_e) + ch * CHUNK * K, eS, t2, n2);
     });
   } else {
@@ -438,9 +438,11 @@ static_assert(Prep7Smem<128, 128>::bytes == 54784 && Prep7Smem<64, 64>::bytes ==
 //  prep3: FEWBAR = DIRECT_A = false (Prep3Smem, 3 blocks per SM);
 //  prep5: FEWBAR (the off-diagonal inverse with one barrier per block row, prep_offdiag_fewbar);
 //  prep6: FEWBAR and DIRECT_A (A stored from registers, Prep6Smem: 4 blocks per SM, 64 registers);
-//  prep7: DIRECT_A and TCINV (prep6 with the triangular inverse on the tensor cores,
-//         gdn_fwd_tcinv.cuh; Prep7Smem).
-template <typename T, int K, int V, bool KEEP = false, bool FEWBAR = false, bool DIRECT_A = false, bool TCINV = false>
+//  prep7: DIRECT_A and TCINV = 1 (prep6 with the triangular inverse on the tensor cores,
+//         gdn_fwd_tcinv.cuh; Prep7Smem);
+//  prep8: DIRECT_A and TCINV = 2 (prep7 with the off-diagonal inverse by 2x2 recursive blocking
+//         on all 8 warps, tcinv8_* in gdn_fwd_tcinv.cuh; Prep7Smem).
+template <typename T, int K, int V, bool KEEP = false, bool FEWBAR = false, bool DIRECT_A = false, int TCINV = 0>
 __device__ __forceinline__ void fwd_prep3_body(const FwdParams& p, const PrepKeep& keep = PrepKeep{}) {
   using S = Prep3Smem<K, V>;
   using S6 = Prep6Smem<K, V>;

@@ -24,6 +24,9 @@
 //     diagonal blocks (tcinv_zero_upper); a block barrier before tb is read.
 // Not bitwise v6 (other summation order and TF32 terms in the off-diagonal blocks); checked against
 // v6 and an fp64 inverse by bench/gdn_prep_host_emu.cpp.
+// prep8 (TCINV = 2, helper prepinv2): steps 1 and 2 as above, then the off-diagonal blocks by 2x2
+// recursive blocking on all 8 warps instead of step 3 (tcinv8_*, below; T row-major in Lf's lower
+// triangle, tcinv8_t_to_io); not bitwise v7, checked against v7, v6 and fp64 likewise.
 #pragma once
 
 #include "gdn_fwd.cuh"
@@ -123,58 +126,74 @@ __device__ __forceinline__ void tcinv_diag_store(float* Lf, const float (&col)[1
 // layout of v6's prep_offdiag_fewbar, read by tcinv_t_to_io). The A operands are read back from
 // there (U_Jk, k > J; a __syncwarp after each store) or from the diagonal block (U_JJ = T_JJᵀ):
 // slots (g, t), (g, t + 4) = U[g][8q + 2t], U[g][8q + 2t + 1] (one float2), rows g + 8 likewise.
+// One block step of column block J (v7's tcinv_col_block, and v8's first step): U_JI = T_IJᵀ =
+// −(Σ_{k=J}^{I−1} U_Jk L_Ikᵀ) T_IIᵀ into u (C fragments: u[nt][2h + e] = U_JI[g + 8h][8nt + 2t + e]).
+template <int J, int I>
+__device__ __forceinline__ void tcinv_col_step(const float* Lf, int lane, float (&u)[2][4]) {
+  constexpr int LS = TCINV_LS;
+  const int g = lane >> 2, t = lane & 3;
+  // R = Σ_k U_Jk L_Ikᵀ: B[kk][n] = L[16I + n][16k + kk].
+  float r[2][4];
+  zero_frags(r);
+#pragma unroll
+  for (int k = J; k < I; ++k) {
+#pragma unroll
+    for (int q = 0; q < 2; ++q) {
+      float av[4];
+      if (k == J) {
+#pragma unroll
+        for (int i = 0; i < 4; ++i)  // U_JJ[g + 8(i & 1)][8q + 2t + (i >> 1)] = T_JJ[..][..]
+          av[i] = Lf[(16 * J + 8 * q + 2 * t + (i >> 1)) * LS + 16 * J + g + 8 * (i & 1)];
+      } else {
+        const float2 lo = *reinterpret_cast<const float2*>(&Lf[(16 * J + g) * LS + 16 * k + 8 * q + 2 * t]);
+        const float2 hi = *reinterpret_cast<const float2*>(&Lf[(16 * J + g + 8) * LS + 16 * k + 8 * q + 2 * t]);
+        av[0] = lo.x;
+        av[1] = hi.x;
+        av[2] = lo.y;
+        av[3] = hi.y;
+      }
+      u32 ah[4], al[4];
+#pragma unroll
+      for (int i = 0; i < 4; ++i) tf32_split(av[i], ah[i], al[i]);
+#pragma unroll
+      for (int nt = 0; nt < 2; ++nt) {
+        const float2 bv = *reinterpret_cast<const float2*>(&Lf[(16 * I + 8 * nt + g) * LS + 16 * k + 8 * q + 2 * t]);
+        mma_tf32x3(r[nt], ah, al, bv);
+      }
+    }
+  }
+  // U_JI = −R T_IIᵀ: B[kk][n] = T_II[n][kk].
+  zero_frags(u);
+#pragma unroll
+  for (int q = 0; q < 2; ++q) {
+    u32 ah[4], al[4];
+    tf32_split(-r[q][0], ah[0], al[0]);
+    tf32_split(-r[q][2], ah[1], al[1]);
+    tf32_split(-r[q][1], ah[2], al[2]);
+    tf32_split(-r[q][3], ah[3], al[3]);
+#pragma unroll
+    for (int nt = 0; nt < 2; ++nt) {
+      const float2 bv = *reinterpret_cast<const float2*>(&Lf[(16 * I + 8 * nt + g) * LS + 16 * I + 8 * q + 2 * t]);
+      mma_tf32x3(u[nt], ah, al, bv);
+    }
+  }
+}
+
+// Column block J of T below its diagonal block (see the header), U_JI = T_IJᵀ for I = J+1 .. 3,
+// stored in fp32 at the upper block (J, I) of Lf (Lf[16J + c][16I + r] = T[16I + r][16J + c]: the
+// layout of v6's prep_offdiag_fewbar, read by tcinv_t_to_io). The A operands are read back from
+// there (U_Jk, k > J; a __syncwarp after each store) or from the diagonal block (U_JJ = T_JJᵀ):
+// slots (g, t), (g, t + 4) = U[g][8q + 2t], U[g][8q + 2t + 1] (one float2), rows g + 8 likewise.
 template <int J>
 __device__ __forceinline__ void tcinv_col_block(float* Lf, int lane) {
   constexpr int LS = TCINV_LS;
   const int g = lane >> 2, t = lane & 3;
 #pragma unroll
   for (int I = J + 1; I < 4; ++I) {
-    // R = Σ_k U_Jk L_Ikᵀ: B[kk][n] = L[16I + n][16k + kk].
-    float r[2][4];
-    zero_frags(r);
-#pragma unroll
-    for (int k = J; k < I; ++k) {
-#pragma unroll
-      for (int q = 0; q < 2; ++q) {
-        float av[4];
-        if (k == J) {
-#pragma unroll
-          for (int i = 0; i < 4; ++i)  // U_JJ[g + 8(i & 1)][8q + 2t + (i >> 1)] = T_JJ[..][..]
-            av[i] = Lf[(16 * J + 8 * q + 2 * t + (i >> 1)) * LS + 16 * J + g + 8 * (i & 1)];
-        } else {
-          const float2 lo = *reinterpret_cast<const float2*>(&Lf[(16 * J + g) * LS + 16 * k + 8 * q + 2 * t]);
-          const float2 hi = *reinterpret_cast<const float2*>(&Lf[(16 * J + g + 8) * LS + 16 * k + 8 * q + 2 * t]);
-          av[0] = lo.x;
-          av[1] = hi.x;
-          av[2] = lo.y;
-          av[3] = hi.y;
-        }
-        u32 ah[4], al[4];
-#pragma unroll
-        for (int i = 0; i < 4; ++i) tf32_split(av[i], ah[i], al[i]);
-#pragma unroll
-        for (int nt = 0; nt < 2; ++nt) {
-          const float2 bv = *reinterpret_cast<const float2*>(&Lf[(16 * I + 8 * nt + g) * LS + 16 * k + 8 * q + 2 * t]);
-          mma_tf32x3(r[nt], ah, al, bv);
-        }
-      }
-    }
-    // U_JI = −R T_IIᵀ: B[kk][n] = T_II[n][kk].
     float u[2][4];
-    zero_frags(u);
-#pragma unroll
-    for (int q = 0; q < 2; ++q) {
-      u32 ah[4], al[4];
-      tf32_split(-r[q][0], ah[0], al[0]);
-      tf32_split(-r[q][2], ah[1], al[1]);
-      tf32_split(-r[q][1], ah[2], al[2]);
-      tf32_split(-r[q][3], ah[3], al[3]);
-#pragma unroll
-      for (int nt = 0; nt < 2; ++nt) {
-        const float2 bv = *reinterpret_cast<const float2*>(&Lf[(16 * I + 8 * nt + g) * LS + 16 * I + 8 * q + 2 * t]);
-        mma_tf32x3(u[nt], ah, al, bv);
-      }
-    }
+    if (I == J + 1) tcinv_col_step<J, (J + 1 < 4 ? J + 1 : 3)>(Lf, lane, u);
+    else if (I == J + 2) tcinv_col_step<J, (J + 2 < 4 ? J + 2 : 3)>(Lf, lane, u);
+    else tcinv_col_step<J, 3>(Lf, lane, u);
 #pragma unroll
     for (int nt = 0; nt < 2; ++nt)
 #pragma unroll
@@ -212,11 +231,124 @@ __device__ __forceinline__ void tcinv_t_to_io(const float* Lf, T* tb, int tid) {
   __syncthreads();
 }
 
-// Phase 4 of prep7 (after the barrier that follows tcinv_store_l): T = (I + L)^{-1} from Lf into
-// tb (over Lf), TCINV_THREADS threads; threads 64.. first run `side(t2, n2)` (the backward's E
-// copy) while threads 0..63 solve the diagonal blocks; then warps 0..2 the off-diagonal blocks of
-// column blocks 0..2 on the tensor cores; then T to the io dtype. Ends with a block barrier.
-template <typename T, typename Side>
+// ---- prep8 (v8, helper prepinv2): the off-diagonal blocks by 2x2 recursive blocking ----------
+// T = [[T_AA, 0], [T_BA, T_BB]] (A = rows/columns 0..31, B = 32..63):
+//  step 1 (warps 0, 1, concurrently): T_10 and T_32, v7's single block steps (tcinv_col_step<0, 1>,
+//    <2, 3>: bitwise v7's T_10, T_32), stored row-major at the lower blocks (1, 0), (3, 2) over
+//    L_10, L_32 (read only by the same warp's step, a __syncwarp before the store);
+//  step 2a (all 8 warps, one m16n8 tile each: rows 32 + 16mb.., columns 8nt..): P = L_BA T_AA
+//    (32x32, k over the 8-column blocks kb ≥ nt where T_AA is not zero), stored transposed
+//    (Pᵀ, Lf[n][32 + i] = P[i][n]) in the free upper block rows 0..31, columns 32..63;
+//  step 2b (all 8 warps, same tiles): T_BA = −T_BB P (k over kb ≤ 2mb + 1), row-major over L_BA.
+// A operands from row-major tiles as one float2 per row (k slots t, t + 4 = columns 2t, 2t + 1, as
+// v7), B operands T_AA[k][n] as two scalars, Pᵀ rows as one float2. Products TF32x3 (mma_tf32x3),
+// even and odd k8 steps into two accumulators (a chain half as long), summed at the end. T ends
+// row-major in the lower triangle (diagonal blocks from the substitution, unit diagonal stored),
+// read by tcinv8_t_to_io. Longest chain: 16-step substitution, 4 + 4 (step 1) + 4 + 4 (step 2)
+// TF32x3 steps, vs v7's 18 dependent block steps on warp 0; barriers: 6 (v7: 4).
+template <int J>
+__device__ __forceinline__ void tcinv8_pair(float* Lf, int lane) {
+  constexpr int LS = TCINV_LS, I = J + 1;
+  const int g = lane >> 2, t = lane & 3;
+  float u[2][4];
+  tcinv_col_step<J, I>(Lf, lane, u);
+  __syncwarp();  // every lane's L_IJ reads done before T_IJ replaces it
+#pragma unroll
+  for (int nt = 0; nt < 2; ++nt)
+#pragma unroll
+    for (int h = 0; h < 2; ++h)
+#pragma unroll
+      for (int e = 0; e < 2; ++e)  // u[nt][2h + e] = U_JI[g + 8h][8nt + 2t + e] = T_IJ[8nt + 2t + e][g + 8h]
+        Lf[(16 * I + 8 * nt + 2 * t + e) * LS + 16 * J + g + 8 * h] = u[nt][2 * h + e];
+}
+
+// c += a b in TF32x3 with a = (a01.x, a23.x, a01.y, a23.y) (rows g, g + 8; k slots t, t + 4) and
+// b = (bv.x, bv.y) (k slots t, t + 4).
+__device__ __forceinline__ void tcinv8_mma(float* c, const float2 lo, const float2 hi, const float2 bv) {
+  u32 ah[4], al[4];
+  tf32_split(lo.x, ah[0], al[0]);
+  tf32_split(hi.x, ah[1], al[1]);
+  tf32_split(lo.y, ah[2], al[2]);
+  tf32_split(hi.y, ah[3], al[3]);
+  mma_tf32x3(c, ah, al, bv);
+}
+
+// Step 2a for warp w (mb = w >> 2, nt = w & 3): P tile = L_BA T_AA, stored as Pᵀ.
+__device__ __forceinline__ void tcinv8_p(float* Lf, int warp, int lane) {
+  constexpr int LS = TCINV_LS;
+  const int g = lane >> 2, t = lane & 3, mb = warp >> 2, nt = warp & 3;
+  const int ar = 32 + 16 * mb + g;  // A rows ar, ar + 8 (L_BA, Lf columns 0..31)
+  float c[2][4];
+  zero_frags(c);
+#pragma unroll
+  for (int kb = 0; kb < 4; ++kb) {
+    if (kb < nt) continue;  // T_AA[k][n] = 0 for k < n
+    const float2 lo = *reinterpret_cast<const float2*>(&Lf[ar * LS + 8 * kb + 2 * t]);
+    const float2 hi = *reinterpret_cast<const float2*>(&Lf[(ar + 8) * LS + 8 * kb + 2 * t]);
+    const float2 bv = make_float2(Lf[(8 * kb + 2 * t) * LS + 8 * nt + g], Lf[(8 * kb + 2 * t + 1) * LS + 8 * nt + g]);
+    tcinv8_mma(c[kb & 1], lo, hi, bv);
+  }
+#pragma unroll
+  for (int h = 0; h < 2; ++h)
+#pragma unroll
+    for (int e = 0; e < 2; ++e)  // P[16mb + g + 8h][8nt + 2t + e] -> Pᵀ
+      Lf[(8 * nt + 2 * t + e) * LS + 32 + 16 * mb + g + 8 * h] = c[0][2 * h + e] + c[1][2 * h + e];
+}
+
+// Step 2b for warp w (same tile): T_BA = −T_BB P, row-major over L_BA.
+__device__ __forceinline__ void tcinv8_tba(float* Lf, int warp, int lane) {
+  constexpr int LS = TCINV_LS;
+  const int g = lane >> 2, t = lane & 3, mb = warp >> 2, nt = warp & 3;
+  const int ar = 32 + 16 * mb + g;  // A rows (T_BB, Lf columns 32..63)
+  float c[2][4];
+  zero_frags(c);
+#pragma unroll
+  for (int kb = 0; kb < 4; ++kb) {
+    if (kb > 2 * mb + 1) continue;  // T_BB[i][k] = 0 for k > i
+    const float2 lo = *reinterpret_cast<const float2*>(&Lf[ar * LS + 32 + 8 * kb + 2 * t]);
+    const float2 hi = *reinterpret_cast<const float2*>(&Lf[(ar + 8) * LS + 32 + 8 * kb + 2 * t]);
+    const float2 bv = *reinterpret_cast<const float2*>(&Lf[(8 * nt + g) * LS + 32 + 8 * kb + 2 * t]);
+    tcinv8_mma(c[kb & 1], lo, hi, bv);
+  }
+#pragma unroll
+  for (int h = 0; h < 2; ++h)
+    *reinterpret_cast<float2*>(&Lf[(ar + 8 * h) * LS + 8 * nt + 2 * t]) =
+        make_float2(-(c[0][2 * h] + c[1][2 * h]), -(c[0][2 * h + 1] + c[1][2 * h + 1]));
+}
+
+// T (row-major in Lf's lower triangle, unit diagonal) to the io dtype over the same region (tb,
+// rows of CHUNK + 8), through registers: one float2 per pair (a warp reads one contiguous row);
+// barriers after the reads and after the writes.
+template <typename T>
+__device__ __forceinline__ void tcinv8_t_to_io(const float* Lf, T* tb, int tid) {
+  constexpr int LS = TCINV_LS, CP = CHUNK + 8, NT = TCINV_THREADS;
+  constexpr int PAIRS = CHUNK * CHUNK / 2 / NT;
+  u32 tv[PAIRS];
+#pragma unroll
+  for (int u = 0; u < PAIRS; ++u) {
+    const int i2 = tid + NT * u;  // pair index
+    const int r = i2 / (CHUNK / 2), cc = 2 * (i2 % (CHUNK / 2));
+    const float2 v = *reinterpret_cast<const float2*>(&Lf[r * LS + cc]);
+    const float a = cc < r ? v.x : (cc == r ? 1.f : 0.f);
+    const float b = cc + 1 < r ? v.y : (cc + 1 == r ? 1.f : 0.f);
+    tv[u] = Io<T>::pack(a, b);
+  }
+  __syncthreads();
+#pragma unroll
+  for (int u = 0; u < PAIRS; ++u) {
+    const int i2 = tid + NT * u;
+    const int r = i2 / (CHUNK / 2), cc = 2 * (i2 % (CHUNK / 2));
+    *reinterpret_cast<u32*>(&tb[r * CP + cc]) = tv[u];
+  }
+  __syncthreads();
+}
+
+// Phase 4 of prep7 (VER = 1) / prep8 (VER = 2) (after the barrier that follows tcinv_store_l):
+// T = (I + L)^{-1} from Lf into tb (over Lf), TCINV_THREADS threads; threads 64.. first run
+// `side(t2, n2)` (the backward's E copy) while threads 0..63 solve the diagonal blocks; then the
+// off-diagonal blocks on the tensor cores (v7: warps 0..2 column blocks 0..2; v8: the 2x2 blocking
+// on all warps); then T to the io dtype. Ends with a block barrier.
+template <typename T, int VER, typename Side>
 __device__ __forceinline__ void tcinv_phase4(float* Lf, T* tb, int tid, Side side) {
   const int warp = tid >> 5, lane = tid & 31;
   if (tid < CHUNK) {
@@ -229,11 +361,23 @@ __device__ __forceinline__ void tcinv_phase4(float* Lf, T* tb, int tid, Side sid
     side(tid - CHUNK, TCINV_THREADS - CHUNK);
   }
   __syncthreads();
-  if (warp == 0) tcinv_col_block<0>(Lf, lane);
-  else if (warp == 1) tcinv_col_block<1>(Lf, lane);
-  else if (warp == 2) tcinv_col_block<2>(Lf, lane);
-  __syncthreads();
-  tcinv_t_to_io<T>(Lf, tb, tid);
+  if (VER == 2) {
+    // prep8: 2x2 recursive blocking (see tcinv8_pair).
+    if (warp == 0) tcinv8_pair<0>(Lf, lane);
+    else if (warp == 1) tcinv8_pair<2>(Lf, lane);
+    __syncthreads();
+    tcinv8_p(Lf, warp, lane);
+    __syncthreads();
+    tcinv8_tba(Lf, warp, lane);
+    __syncthreads();
+    tcinv8_t_to_io<T>(Lf, tb, tid);
+  } else {
+    if (warp == 0) tcinv_col_block<0>(Lf, lane);
+    else if (warp == 1) tcinv_col_block<1>(Lf, lane);
+    else if (warp == 2) tcinv_col_block<2>(Lf, lane);
+    __syncthreads();
+    tcinv_t_to_io<T>(Lf, tb, tid);
+  }
 }
 
 }  // namespace gdn

@@ -297,6 +297,13 @@ pub enum PrepVariant {
     /// (same run, bench/gdn_device_prepinv_run1.log), parity rms unchanged at the printed digits
     /// except the aligned-keys cases (within 0.1 %).
     V7,
+    /// prep7 with the off-diagonal inverse by 2x2 recursive blocking (`gdn_fwd_prep8_*`,
+    /// `gdn_bwd_prep8_*`, `tcinv8_*` in kernels/include/gdn_fwd_tcinv.cuh): T_10 and T_32 on two
+    /// warps at once, then T_BA = −T_BB (L_BA T_AA) as two 32x32 TF32x3 products over all 8
+    /// warps (a shorter serial chain than v7's column blocks on 3 warps); same shared memory and
+    /// launch as v7. Not bitwise v7 (W, Ũ and T differ in rounding only; CPU emulation:
+    /// bench/gdn_prep_host_emu_v8.log). Selectable only (not yet measured on the device).
+    V8,
 }
 
 impl PrepVariant {
@@ -304,7 +311,7 @@ impl PrepVariant {
     /// serves K = 64 and 128, bf16 and fp16, and compiles for sm_80 / sm_100a through NVRTC).
     pub const DEFAULT: PrepVariant = PrepVariant::V7;
 
-    /// `DNNPLAN_GDN_FWD_PREP` = `v1` / `v2` / `v3` / `v6` / `v7`, else
+    /// `DNNPLAN_GDN_FWD_PREP` = `v1` / `v2` / `v3` / `v6` / `v7` / `v8`, else
     /// [`PrepVariant::DEFAULT`]; read at plan build.
     pub fn from_env() -> PrepVariant {
         match std::env::var("DNNPLAN_GDN_FWD_PREP").as_deref() {
@@ -313,6 +320,7 @@ impl PrepVariant {
             Ok("v3") => PrepVariant::V3,
             Ok("v6") => PrepVariant::V6,
             Ok("v7") => PrepVariant::V7,
+            Ok("v8") => PrepVariant::V8,
             _ => PrepVariant::DEFAULT,
         }
     }
@@ -326,6 +334,7 @@ impl PrepVariant {
             (PrepVariant::V3, _) => "prep3",
             (PrepVariant::V6, _) => "prep6",
             (PrepVariant::V7, _) => "prep7",
+            (PrepVariant::V8, _) => "prep8",
         };
         format!("gdn_{dir}_{v}_{tag}_k{k}")
     }
@@ -339,7 +348,9 @@ impl PrepVariant {
             }
             PrepVariant::V3 => ((chunks, ho, 1), PREP3_THREADS, prep3_smem_bytes(k, v)),
             PrepVariant::V6 => ((chunks, ho, 1), PREP3_THREADS, prep6_smem_bytes(k, v)),
-            PrepVariant::V7 => ((chunks, ho, 1), PREP3_THREADS, prep7_smem_bytes(k, v)),
+            PrepVariant::V7 | PrepVariant::V8 => {
+                ((chunks, ho, 1), PREP3_THREADS, prep7_smem_bytes(k, v))
+            }
         }
     }
 }
@@ -696,7 +707,7 @@ mod tests {
     #[test]
     fn prep_variants_name_their_kernels_and_launch_shapes() {
         use PrepVariant::*;
-        let names: Vec<String> = [V1, V2, V3, V6, V7]
+        let names: Vec<String> = [V1, V2, V3, V6, V7, V8]
             .iter()
             .map(|p| p.kernel_name("fwd", "bf16", 128))
             .collect();
@@ -707,10 +718,19 @@ mod tests {
                 "gdn_fwd_prep_bf16_k128",
                 "gdn_fwd_prep3_bf16_k128",
                 "gdn_fwd_prep6_bf16_k128",
-                "gdn_fwd_prep7_bf16_k128"
+                "gdn_fwd_prep7_bf16_k128",
+                "gdn_fwd_prep8_bf16_k128"
             ]
         );
         assert_eq!(V7.kernel_name("bwd", "f16", 64), "gdn_bwd_prep7_f16_k64");
+        assert_eq!(
+            V8.kernel_name("bwd", "bf16", 128),
+            "gdn_bwd_prep8_bf16_k128"
+        );
+        assert_eq!(
+            V8.launch_shape(520, 16, 64, 64),
+            V7.launch_shape(520, 16, 64, 64)
+        );
         assert_eq!(
             V7.launch_shape(520, 16, 128, 128),
             ((520, 16, 1), 256, 54784)
