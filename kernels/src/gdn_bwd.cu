@@ -7,11 +7,11 @@
 //     prep, gdn_fwd_prep3.cuh, bitwise gdn_bwd_prep's outputs; DNNPLAN_GDN_FWD_PREP=v3)
 //   gdn_bwd_prep6_{bf16,f16}_k{64,128}   <<<(max_chunks, HO), 256, Prep6Smem::bytes>>> (prep3 with
 //     the one-barrier-per-block-row inverse and A stored from registers: 4 blocks per SM; bitwise
-//     the same outputs; the default, DNNPLAN_GDN_FWD_PREP=v6)
+//     the same outputs; DNNPLAN_GDN_FWD_PREP=v6)
 //   gdn_bwd_prep7_{bf16,f16}_k{64,128}   <<<(max_chunks, HO), 256, Prep7Smem::bytes>>> (prep6 with
 //     the triangular inverse on the tensor cores, gdn_fwd_tcinv.cuh; DNNPLAN_GDN_FWD_PREP=v7)
 //   gdn_bwd_prep8_{bf16,f16}_k{64,128}   <<<(max_chunks, HO), 256, Prep7Smem::bytes>>> (prep7 with
-//     the off-diagonal inverse by 2x2 recursive blocking on all 8 warps; DNNPLAN_GDN_FWD_PREP=v8)
+//     the off-diagonal inverse by 2x2 recursive blocking on all 8 warps; the default, v8)
 //   gdn_bwd_fscan_{bf16,f16}_k{64,128}   <<<(V / 64, HO, N), 128, ScanSmem::bytes>>>
 //   gdn_bwd_dscan_mma_{bf16,f16}_k{64,128} <<<(V / 64, HO, N), 128, DscanMmaSmem::bytes>>>
 //     (the reverse scan on the tensor cores, fp32 dS'; with the older token stages)

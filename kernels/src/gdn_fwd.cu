@@ -20,15 +20,15 @@
 //                                          default prep's outputs; DNNPLAN_GDN_FWD_PREP=v3)
 //   gdn_fwd_prep6_{bf16,f16}_k{64,128}     <<<(max_chunks, HO), 256, Prep6Smem::bytes>>> prep3 with
 //                                          the one-barrier-per-block-row inverse and A stored
-//                                          from registers: 4 blocks per SM (bitwise prep3; the
-//                                          default, DNNPLAN_GDN_FWD_PREP=v6)
+//                                          from registers: 4 blocks per SM (bitwise prep3;
+//                                          DNNPLAN_GDN_FWD_PREP=v6)
 //   gdn_fwd_prep7_{bf16,f16}_k{64,128}     <<<(max_chunks, HO), 256, Prep7Smem::bytes>>> prep6 with
 //                                          the triangular inverse on the tensor cores (TF32 x3
 //                                          mma.sync, gdn_fwd_tcinv.cuh; not bitwise;
-//                                          DNNPLAN_GDN_FWD_PREP=v7; the default)
+//                                          DNNPLAN_GDN_FWD_PREP=v7)
 //   gdn_fwd_prep8_{bf16,f16}_k{64,128}     <<<(max_chunks, HO), 256, Prep7Smem::bytes>>> prep7 with
 //                                          the off-diagonal inverse by 2x2 recursive blocking on
-//                                          all 8 warps (DNNPLAN_GDN_FWD_PREP=v8)
+//                                          all 8 warps (the default, DNNPLAN_GDN_FWD_PREP=v8)
 // Not bundled (session 6, slower than prep3 on the H200; the CPU emulation
 // bench/gdn_prep_host_emu.cpp still checks them bitwise): the persistent fwd_prep4_body (0.83x)
 // and fwd_prep3_body<.., FEWBAR> alone ("prep5", 0.98x).

@@ -20,8 +20,8 @@
 //! prep, v2 the 4-warp prep, v3 the 8-warp prep3 with 3 blocks per SM, v4 the persistent prep4,
 //! v5 prep3 with the one-barrier-per-block-row inverse, v6 prep5 with A stored from registers:
 //! 4 blocks per SM, 1.06-1.09x prep3 on the H200, all bitwise the same outputs; v7 prep6 with the
-//! triangular inverse on the tensor cores, not bitwise). The default is [`PrepVariant::DEFAULT`]
-//! (v7), see [`PrepVariant`].
+//! triangular inverse on the tensor cores, not bitwise; v8 v7 with that inverse spread over all 8
+//! warps). The default is [`PrepVariant::DEFAULT`] (v8), see [`PrepVariant`].
 
 use crate::cuda::{Function, LaunchConfig, Launcher, compile_or_load, probe};
 use crate::dispatch::engine::{BuildContext, CompiledPlan, Engine, SupportQuery};
@@ -292,24 +292,27 @@ pub enum PrepVariant {
     /// `gdn_bwd_prep7_*`, kernels/include/gdn_fwd_tcinv.cuh): the diagonal 16x16 blocks by v6's
     /// substitution, the off-diagonal blocks by blocked products on mma.sync m16n8k8 TF32 in
     /// three terms (near-fp32); 54.8 KB of shared memory, 64 registers, 4 blocks per SM. Not
-    /// bitwise v6 (W, Ũ and T differ in rounding only). The default since session 8: forward
-    /// prep 1.03-1.09x and backward prep 1.02-1.03x v6 at the four benchmark shapes on the H200
-    /// (same run, bench/gdn_device_prepinv_run1.log), parity rms unchanged at the printed digits
-    /// except the aligned-keys cases (within 0.1 %).
+    /// bitwise v6 (W, Ũ and T differ in rounding only). Forward prep 1.03-1.09x and backward
+    /// prep 1.02-1.03x v6 at the four benchmark shapes on the H200 (same run,
+    /// bench/gdn_device_prepinv_run1.log), parity rms unchanged at the printed digits except the
+    /// aligned-keys cases (within 0.1 %).
     V7,
     /// prep7 with the off-diagonal inverse by 2x2 recursive blocking (`gdn_fwd_prep8_*`,
     /// `gdn_bwd_prep8_*`, `tcinv8_*` in kernels/include/gdn_fwd_tcinv.cuh): T_10 and T_32 on two
     /// warps at once, then T_BA = −T_BB (L_BA T_AA) as two 32x32 TF32x3 products over all 8
     /// warps (a shorter serial chain than v7's column blocks on 3 warps); same shared memory and
     /// launch as v7. Not bitwise v7 (W, Ũ and T differ in rounding only; CPU emulation:
-    /// bench/gdn_prep_host_emu_v8.log). Selectable only (not yet measured on the device).
+    /// bench/gdn_prep_host_emu_v8.log). The default since session 8: forward prep 1.08-1.12x and
+    /// backward prep 1.12-1.17x v7 at the four benchmark shapes on the H200, both run orders
+    /// (bench/gdn_device_prepinv_v8_run1.log); parity rms equal to v7's at the printed digits but
+    /// for the aligned-keys and long-span cases (last digit); memcheck 0 errors.
     V8,
 }
 
 impl PrepVariant {
-    /// The prep a plan runs unless `DNNPLAN_GDN_FWD_PREP` names another (every shape: prep7
+    /// The prep a plan runs unless `DNNPLAN_GDN_FWD_PREP` names another (every shape: prep8
     /// serves K = 64 and 128, bf16 and fp16, and compiles for sm_80 / sm_100a through NVRTC).
-    pub const DEFAULT: PrepVariant = PrepVariant::V7;
+    pub const DEFAULT: PrepVariant = PrepVariant::V8;
 
     /// `DNNPLAN_GDN_FWD_PREP` = `v1` / `v2` / `v3` / `v6` / `v7` / `v8`, else
     /// [`PrepVariant::DEFAULT`]; read at plan build.
