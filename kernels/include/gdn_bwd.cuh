@@ -1095,6 +1095,35 @@ __device__ __forceinline__ void tokens_issue_do(T* dOb, const T* dog, long long 
 
 // REV 6: the copies of one tile's first group (W, Ũᵀ, S, dO rows [0, len) with zero rows past
 // len) into the TokMmaSmem6 layout; the caller commits.
+// The token stage's dβ value part: the RN row partials xs of this thread's column pair (rows
+// u · RSTEP, u < RN, from the row base `row`) summed over the warp by a reduce-scatter (fixed
+// pattern, log2(RN) halving steps, then butterflies over the remaining lane bits: 9 shuffles
+// instead of 40 at RN = 8); the lane that ends with a row's sum stores it to row[u · RSTEP].
+template <int RN, int RSTEP>
+__device__ __forceinline__ void tokens_dbeta_reduce_scatter(float (&xs)[RN], int lane, float* row) {
+  static_assert(RN == 4 || RN == 8, "dβ reduce-scatter");
+  constexpr int L = RN == 8 ? 3 : 2;
+#pragma unroll
+  for (int lvl = 0; lvl < L; ++lvl) {
+    const int o = 16 >> lvl, half = (RN >> lvl) / 2;
+    const bool up = lane & o;
+#pragma unroll
+    for (int i = 0; i < half; ++i) {
+      const float send = up ? xs[i] : xs[i + half];
+      const float keep = up ? xs[i + half] : xs[i];
+      xs[i] = keep + __shfl_xor_sync(0xffffffffu, send, o);
+    }
+  }
+#pragma unroll
+  for (int o = 16 >> L; o > 0; o >>= 1) xs[0] += __shfl_xor_sync(0xffffffffu, xs[0], o);
+  if ((lane & ((16 >> (L - 1)) - 1)) == 0) {
+    int u = 0;
+#pragma unroll
+    for (int lvl = 0; lvl < L; ++lvl) u += ((lane >> (4 - lvl)) & 1) * ((RN >> lvl) / 2);
+    row[u * RSTEP] = xs[0];
+  }
+}
+
 template <typename T, int K, int V>
 __device__ __forceinline__ void tokens_issue_g0(const BwdParams& bp, size_t ch, long long t0, int len, int h, int tid) {
   using M6 = TokMmaSmem6<K, V>;
@@ -1263,27 +1292,7 @@ __device__ __forceinline__ void tokens_products_mma(const BwdParams& bp, size_t 
         }
       }
     }
-    static_assert(RN == 4 || RN == 8, "dβ reduce-scatter");
-    constexpr int L = RN == 8 ? 3 : 2;
-#pragma unroll
-    for (int lvl = 0; lvl < L; ++lvl) {
-      const int o = 16 >> lvl, half = (RN >> lvl) / 2;
-      const bool up = lane & o;
-#pragma unroll
-      for (int i = 0; i < half; ++i) {
-        const float send = up ? xs[i] : xs[i + half];
-        const float keep = up ? xs[i + half] : xs[i];
-        xs[i] = keep + __shfl_xor_sync(0xffffffffu, send, o);
-      }
-    }
-#pragma unroll
-    for (int o = 16 >> L; o > 0; o >>= 1) xs[0] += __shfl_xor_sync(0xffffffffu, xs[0], o);
-    if ((lane & ((16 >> (L - 1)) - 1)) == 0) {
-      int u = 0;
-#pragma unroll
-      for (int lvl = 0; lvl < L; ++lvl) u += ((lane >> (4 - lvl)) & 1) * ((RN >> lvl) / 2);
-      dbvp[(c2 / 64) * CHUNK + rb + u * RSTEP] = xs[0];
-    }
+    tokens_dbeta_reduce_scatter<RN, RSTEP>(xs, lane, dbvp + (c2 / 64) * CHUNK + rb);
     }
   };
   if constexpr (V2 && !V9) {
@@ -1335,29 +1344,7 @@ __device__ __forceinline__ void tokens_products_mma(const BwdParams& bp, size_t 
       }
     }
     if constexpr (V3) {
-      // Reduce-scatter of the RN row partials over the warp (fixed pattern, log2(RN) halving
-      // steps, then butterflies over the remaining lane bits): 9 shuffles instead of 40 (RN = 8).
-      static_assert(RN == 4 || RN == 8, "dβ reduce-scatter");
-      constexpr int L = RN == 8 ? 3 : 2;
-#pragma unroll
-      for (int lvl = 0; lvl < L; ++lvl) {
-        const int o = 16 >> lvl, half = (RN >> lvl) / 2;
-        const bool up = lane & o;
-#pragma unroll
-        for (int i = 0; i < half; ++i) {
-          const float send = up ? xs[i] : xs[i + half];
-          const float keep = up ? xs[i + half] : xs[i];
-          xs[i] = keep + __shfl_xor_sync(0xffffffffu, send, o);
-        }
-      }
-#pragma unroll
-      for (int o = 16 >> L; o > 0; o >>= 1) xs[0] += __shfl_xor_sync(0xffffffffu, xs[0], o);
-      if ((lane & ((16 >> (L - 1)) - 1)) == 0) {
-        int u = 0;
-#pragma unroll
-        for (int lvl = 0; lvl < L; ++lvl) u += ((lane >> (4 - lvl)) & 1) * ((RN >> lvl) / 2);
-        dbvp[(c2 / 64) * CHUNK + rb + u * RSTEP] = xs[0];
-      }
+      tokens_dbeta_reduce_scatter<RN, RSTEP>(xs, lane, dbvp + (c2 / 64) * CHUNK + rb);
     }
   }
   {
