@@ -310,7 +310,10 @@ pub enum PrepVariant {
     /// prep8 with the K Kᵀ / Q Kᵀ, W and Ũᵀ operand fragments loaded by ldmatrix.x4 instead of
     /// 32-bit shared loads (`gdn_fwd_prep9_*`, `gdn_bwd_prep9_*`; session 8, helper prepinv3):
     /// the same operand bits into the same mma.sync, so bitwise v8 (CPU emulation:
-    /// bench/gdn_prep_host_emu.cpp's v9 line); same shared memory and launch as v8.
+    /// bench/gdn_prep_host_emu.cpp's v9 line; on the H200 every parity rms line equal to v8's);
+    /// same shared memory and launch as v8. Not the default: forward prep 1.01-1.06x v8 in 7 of 8
+    /// comparisons but 0.996x at (16, 2048, 32) in one run order, backward prep level
+    /// (bench/gdn_device_prepinv3_run1.log).
     V9,
 }
 
