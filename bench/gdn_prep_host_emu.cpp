@@ -45,7 +45,8 @@ struct Ws {  // one workspace (and the backward's KEEP regions)
 // variant 2: the 4-warp prep; 3: prep3; 4: prep4 (persistent) on `blocks` blocks; 5: prep5 (prep3,
 // one barrier per inverse block row); 6: prep6 (prep5 with A stored from registers); 7: prep7 (prep6
 // with the triangular inverse on the tensor cores, gdn_fwd_tcinv.cuh; not bitwise); 8: prep8 (prep7
-// with the off-diagonal inverse by 2x2 recursive blocking on all 8 warps; not bitwise).
+// with the off-diagonal inverse by 2x2 recursive blocking on all 8 warps; not bitwise); 9: prep9 (prep8
+// with ldmatrix.x4 operand loads; must be bitwise prep8).
 template <typename IOT, int K, bool KEEP>
 static void run_prep(int variant, gdn::FwdParams p, Ws& ws, int chunks, int HO, unsigned blocks = 0) {
   p.ws_w = ws.w.data();
@@ -64,6 +65,8 @@ static void run_prep(int variant, gdn::FwdParams p, Ws& ws, int chunks, int HO, 
     launch(grid, gdn::PREP3_THREADS, [&] { gdn::fwd_prep3_body<IOT, K, K, KEEP, false, true, 1>(p, keep); });
   else if (variant == 8)
     launch(grid, gdn::PREP3_THREADS, [&] { gdn::fwd_prep3_body<IOT, K, K, KEEP, false, true, 2>(p, keep); });
+  else if (variant == 9)
+    launch(grid, gdn::PREP3_THREADS, [&] { gdn::fwd_prep3_body<IOT, K, K, KEEP, false, true, 3>(p, keep); });
   else if (variant == 3) launch(grid, gdn::PREP3_THREADS, [&] { gdn::fwd_prep3_body<IOT, K, K, KEEP>(p, keep); });
   else launch(grid, gdn::PREP_THREADS, [&] { gdn::fwd_prep_body<IOT, K, K, KEEP>(p, keep); });
 }
@@ -249,6 +252,18 @@ static int run_case(const char* name, int H, int HV, int flags, int g_dt, int be
       diff8 += count_diff(w3.e, w8.e, n * HO * C * K) + count_diff(w3.gam, w8.gam, n * HO * C) +
                count_diff(w3.bet, w8.bet, n * HO * C);
   }
+  // prep9 (twice): every element of the whole workspace (incl. KEEP's T, E, Γ, β and the unwritten
+  // slots) bitwise prep8's, both runs.
+  size_t diff9 = 0;
+  for (int rep = 0; rep < 2; ++rep) {
+    Ws w9(max_chunks, HO, K, V);
+    run_prep<IOT, K, KEEP>(9, p, w9, chunks, HO);
+    diff9 += count_diff(w8.w, w9.w, w8.w.size()) + count_diff(w8.q, w9.q, w8.q.size()) +
+             count_diff(w8.kr, w9.kr, w8.kr.size()) + count_diff(w8.ut, w9.ut, w8.ut.size()) +
+             count_diff(w8.a, w9.a, w8.a.size()) + count_diff(w8.gl, w9.gl, w8.gl.size()) +
+             count_diff(w8.t, w9.t, w8.t.size()) + count_diff(w8.e, w9.e, w8.e.size()) +
+             count_diff(w8.gam, w9.gam, w8.gam.size()) + count_diff(w8.bet, w9.bet, w8.bet.size());
+  }
   // max |v7 − v6| / max |v6| and ||v7 − v6|| / ||v6|| of one factor over the valid chunks.
   auto rel_v6 = [&](const std::vector<unsigned short>& a6, const std::vector<unsigned short>& a7, size_t n,
                     double& mx, double& rms) {
@@ -404,8 +419,9 @@ static int run_case(const char* name, int H, int HV, int flags, int g_dt, int be
   printf("  v8: bitwise (run 2, Q+ Kr A gl [E gam bet] vs v6) diffs %zu, NaN %zu; vs v7 max/rms W %.1e/%.1e Ut %.1e/%.1e T %.1e/%.1e; "
          "vs fp64 rms W %.3e (v7 %.3e) Ut %.3e (v7 %.3e) T %.3e (v7 %.3e)  %s\n",
          diff8, nan8, mw8, rw87, mu8, ru87, mt8, rt87, rw8, rw7, ru8, ru7, rt8, rt7, ok8 ? "ok" : "FAIL");
+  printf("  v9: bitwise v8 (whole workspace incl. KEEP regions, 2 runs) diffs %zu  %s\n", diff9, diff9 == 0 ? "ok" : "FAIL");
   fflush(stdout);
-  return (ok ? 0 : 1) + (ok7 ? 0 : 1) + (ok8 ? 0 : 1);
+  return (ok ? 0 : 1) + (ok7 ? 0 : 1) + (ok8 ? 0 : 1) + (diff9 == 0 ? 0 : 1);
 }
 
 int main(int argc, char** argv) {

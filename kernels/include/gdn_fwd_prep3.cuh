@@ -168,6 +168,9 @@ __device__ __forceinline__ void prep3_tile(const FwdParams& p, const PrepKeep& k
   using S = Prep3Smem<K, V>;
   using IO = Io<T>;
   constexpr int NT = PREP3_THREADS;
+  // prep9 (TCINV = 3): prep8's tile with the K Kᵀ / Q Kᵀ, W (A = T) and Ũᵀ (B = Tᵀ) fragments
+  // loaded by ldmatrix.x4: the same operand bits into the same mma.sync, so bitwise prep8.
+  constexpr bool LDSM = TCINV == 3;
   constexpr int KP = S::KP, VP = S::VP, CP = S::CP, FP = S::FP;
   T* kS = b.r1;
   float* Lf = reinterpret_cast<float*>(b.r1);  // after kS is dead
@@ -211,7 +214,27 @@ __device__ __forceinline__ void prep3_tile(const FwdParams& p, const PrepKeep& k
   const int r0 = 16 * rt + (lane >> 2), cq = 2 * (lane & 3);
   float acc[8][4];
   zero_frags(acc);
-  {
+  if (LDSM) {
+    // prep9: the same operands through ldmatrix.x4 (4 LDSM instead of 16 LDS.32 per k-step for B,
+    // 1 instead of 4 for A): lane l addresses row (l & 7) + 8·((l >> 3) & 1) of the A tile, and
+    // row 8·(2·np + (l >> 4)) + (l & 7), column offset 8·((l >> 3) & 1) of the B pair np, so the
+    // four matrices are exactly ld_a_frag's a0..a3 and the B fragments of n-tiles 2np, 2np + 1.
+    const T* as = hi ? qS : kS;
+    const int ar = 16 * rt + (lane & 7) + 8 * ((lane >> 3) & 1), ac = 8 * (lane >> 4);
+    const int br = 8 * (lane >> 4) + (lane & 7), bc = 8 * ((lane >> 3) & 1);
+#pragma unroll
+    for (int kk = 0; kk < K / 16; ++kk) {
+      u32 a[4];
+      ldsm_x4(a, &as[ar * KP + 16 * kk + ac]);
+#pragma unroll
+      for (int np = 0; np < 4; ++np) {
+        u32 b[4];
+        ldsm_x4(b, &kS[(16 * np + br) * KP + 16 * kk + bc]);
+        IO::mma(acc[2 * np], a, b);
+        IO::mma(acc[2 * np + 1], a, b + 2);
+      }
+    }
+  } else {
     const T* as = hi ? qS : kS;
 #pragma unroll
     for (int kk = 0; kk < K / 16; ++kk) {
@@ -249,7 +272,7 @@ __device__ __forceinline__ void prep3_tile(const FwdParams& p, const PrepKeep& k
   if (TCINV) {
     // prep7 / prep8: the off-diagonal blocks on the tensor cores (gdn_fwd_tcinv.cuh), T into tb.
     static_assert(!TCINV || DIRECT_A, "prep7 stores A from registers");
-    tcinv_phase4<T, TCINV>(Lf, tb, tid, [&](int t2, int n2) {
+    tcinv_phase4<T, (TCINV >= 2 ? 2 : 1)>(Lf, tb, tid, [&](int t2, int n2) {
       if (KEEP) store_tile16<T, CHUNK, K>(static_cast<T*>(keep.ws_e) + ch * CHUNK * K, eS, t2, n2);
     });
   } else {
@@ -335,7 +358,8 @@ __device__ __forceinline__ void prep3_tile(const FwdParams& p, const PrepKeep& k
       if (kk > rt) break;  // T is lower triangular
       const int col = 16 * kk + cq;
       u32 a[4];
-      ld_a_frag(a, tb, CP, r0, col);
+      if (LDSM) ldsm_x4(a, &tb[(16 * rt + (lane & 7) + 8 * ((lane >> 3) & 1)) * CP + 16 * kk + 8 * (lane >> 4)]);
+      else ld_a_frag(a, tb, CP, r0, col);
       const int lrow = 16 * kk + (lane & 7) + 8 * ((lane >> 3) & 1);
 #pragma unroll
       for (int npl = 0; npl < NPW; ++npl) {
@@ -367,13 +391,26 @@ __device__ __forceinline__ void prep3_tile(const FwdParams& p, const PrepKeep& k
       u32 a[4];
       const int mi = lane >> 3;
       ldsm_x4_t(a, &yS[(16 * kk + (lane & 7) + 8 * (mi >> 1)) * VP + d0 + 8 * (mi & 1)]);
+      if (LDSM) {
+        // prep9: n-tiles nt, nt + 1 (nt even: the same skip) by one ldmatrix.x4, as in phase 3.
 #pragma unroll
-      for (int ntl = 0; ntl < NTU; ++ntl) {
-        const int nt = nt0 + ntl;
-        if (kk > (nt >> 1)) continue;  // Tᵀ[j][i] = 0 for j > i
-        const int n = 8 * nt + (lane >> 2);
-        u32 b[2] = {ld32(&tb[n * CP + 16 * kk + cq]), ld32(&tb[n * CP + 16 * kk + cq + 8])};
-        IO::mma(uacc[ntl], a, b);
+        for (int ntl = 0; ntl < NTU; ntl += 2) {
+          const int nt = nt0 + ntl;
+          if (kk > (nt >> 1)) continue;  // Tᵀ[j][i] = 0 for j > i
+          u32 b[4];
+          ldsm_x4(b, &tb[(8 * nt + 8 * (lane >> 4) + (lane & 7)) * CP + 16 * kk + 8 * ((lane >> 3) & 1)]);
+          IO::mma(uacc[ntl], a, b);
+          IO::mma(uacc[ntl + 1], a, b + 2);
+        }
+      } else {
+#pragma unroll
+        for (int ntl = 0; ntl < NTU; ++ntl) {
+          const int nt = nt0 + ntl;
+          if (kk > (nt >> 1)) continue;  // Tᵀ[j][i] = 0 for j > i
+          const int n = 8 * nt + (lane >> 2);
+          u32 b[2] = {ld32(&tb[n * CP + 16 * kk + cq]), ld32(&tb[n * CP + 16 * kk + cq + 8])};
+          IO::mma(uacc[ntl], a, b);
+        }
       }
     }
     __syncthreads();  // Y reads done, W staged: Ũᵀ staging takes Y's (and A's) place
@@ -441,7 +478,9 @@ static_assert(Prep7Smem<128, 128>::bytes == 54784 && Prep7Smem<64, 64>::bytes ==
 //  prep7: DIRECT_A and TCINV = 1 (prep6 with the triangular inverse on the tensor cores,
 //         gdn_fwd_tcinv.cuh; Prep7Smem);
 //  prep8: DIRECT_A and TCINV = 2 (prep7 with the off-diagonal inverse by 2x2 recursive blocking
-//         on all 8 warps, tcinv8_* in gdn_fwd_tcinv.cuh; Prep7Smem).
+//         on all 8 warps, tcinv8_* in gdn_fwd_tcinv.cuh; Prep7Smem);
+//  prep9: DIRECT_A and TCINV = 3 (prep8 with the K Kᵀ / Q Kᵀ, W and Ũᵀ fragments loaded by
+//         ldmatrix.x4; bitwise prep8; Prep7Smem).
 template <typename T, int K, int V, bool KEEP = false, bool FEWBAR = false, bool DIRECT_A = false, int TCINV = 0>
 __device__ __forceinline__ void fwd_prep3_body(const FwdParams& p, const PrepKeep& keep = PrepKeep{}) {
   using S = Prep3Smem<K, V>;

@@ -307,6 +307,14 @@ pub enum PrepVariant {
     /// (bench/gdn_device_prepinv_v8_run1.log); parity rms equal to v7's at the printed digits but
     /// for the aligned-keys and long-span cases (last digit); memcheck 0 errors.
     V8,
+    /// prep8 with the K Kᵀ / Q Kᵀ, W and Ũᵀ operand fragments loaded by ldmatrix.x4 instead of
+    /// 32-bit shared loads (`gdn_fwd_prep9_*`, `gdn_bwd_prep9_*`; session 8, helper prepinv3):
+    /// the same operand bits into the same mma.sync, so bitwise v8 (CPU emulation:
+    /// bench/gdn_prep_host_emu.cpp's v9 line; on the H200 every parity rms line equal to v8's);
+    /// same shared memory and launch as v8. Not the default: forward prep 1.01-1.06x v8 in 7 of 8
+    /// comparisons but 0.996x at (16, 2048, 32) in one run order, backward prep level
+    /// (bench/gdn_device_prepinv3_run1.log).
+    V9,
 }
 
 impl PrepVariant {
@@ -314,7 +322,7 @@ impl PrepVariant {
     /// serves K = 64 and 128, bf16 and fp16, and compiles for sm_80 / sm_100a through NVRTC).
     pub const DEFAULT: PrepVariant = PrepVariant::V8;
 
-    /// `DNNPLAN_GDN_FWD_PREP` = `v1` / `v2` / `v3` / `v6` / `v7` / `v8`, else
+    /// `DNNPLAN_GDN_FWD_PREP` = `v1` / `v2` / `v3` / `v6` / `v7` / `v8` / `v9`, else
     /// [`PrepVariant::DEFAULT`]; read at plan build.
     pub fn from_env() -> PrepVariant {
         match std::env::var("DNNPLAN_GDN_FWD_PREP").as_deref() {
@@ -324,6 +332,7 @@ impl PrepVariant {
             Ok("v6") => PrepVariant::V6,
             Ok("v7") => PrepVariant::V7,
             Ok("v8") => PrepVariant::V8,
+            Ok("v9") => PrepVariant::V9,
             _ => PrepVariant::DEFAULT,
         }
     }
@@ -338,6 +347,7 @@ impl PrepVariant {
             (PrepVariant::V6, _) => "prep6",
             (PrepVariant::V7, _) => "prep7",
             (PrepVariant::V8, _) => "prep8",
+            (PrepVariant::V9, _) => "prep9",
         };
         format!("gdn_{dir}_{v}_{tag}_k{k}")
     }
@@ -351,7 +361,7 @@ impl PrepVariant {
             }
             PrepVariant::V3 => ((chunks, ho, 1), PREP3_THREADS, prep3_smem_bytes(k, v)),
             PrepVariant::V6 => ((chunks, ho, 1), PREP3_THREADS, prep6_smem_bytes(k, v)),
-            PrepVariant::V7 | PrepVariant::V8 => {
+            PrepVariant::V7 | PrepVariant::V8 | PrepVariant::V9 => {
                 ((chunks, ho, 1), PREP3_THREADS, prep7_smem_bytes(k, v))
             }
         }
@@ -710,7 +720,7 @@ mod tests {
     #[test]
     fn prep_variants_name_their_kernels_and_launch_shapes() {
         use PrepVariant::*;
-        let names: Vec<String> = [V1, V2, V3, V6, V7, V8]
+        let names: Vec<String> = [V1, V2, V3, V6, V7, V8, V9]
             .iter()
             .map(|p| p.kernel_name("fwd", "bf16", 128))
             .collect();
@@ -722,7 +732,8 @@ mod tests {
                 "gdn_fwd_prep3_bf16_k128",
                 "gdn_fwd_prep6_bf16_k128",
                 "gdn_fwd_prep7_bf16_k128",
-                "gdn_fwd_prep8_bf16_k128"
+                "gdn_fwd_prep8_bf16_k128",
+                "gdn_fwd_prep9_bf16_k128"
             ]
         );
         assert_eq!(V7.kernel_name("bwd", "f16", 64), "gdn_bwd_prep7_f16_k64");
@@ -733,6 +744,10 @@ mod tests {
         assert_eq!(
             V8.launch_shape(520, 16, 64, 64),
             V7.launch_shape(520, 16, 64, 64)
+        );
+        assert_eq!(
+            V9.launch_shape(520, 16, 128, 128),
+            V8.launch_shape(520, 16, 128, 128)
         );
         assert_eq!(
             V7.launch_shape(520, 16, 128, 128),
