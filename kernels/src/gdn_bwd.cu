@@ -10,10 +10,9 @@
 //     the same outputs; DNNPLAN_GDN_FWD_PREP=v6)
 //   gdn_bwd_prep7_{bf16,f16}_k{64,128}   <<<(max_chunks, HO), 256, Prep7Smem::bytes>>> (prep6 with
 //     the triangular inverse on the tensor cores, gdn_fwd_tcinv.cuh; DNNPLAN_GDN_FWD_PREP=v7)
-//   gdn_bwd_prep8_{bf16,f16}_k{64,128}   <<<(max_chunks, HO), 256, Prep7Smem::bytes>>> (prep7 with
-//     the off-diagonal inverse by 2x2 recursive blocking on all 8 warps; the default, v8)
-//   gdn_bwd_prep9_{bf16,f16}_k{64,128}   <<<(max_chunks, HO), 256, Prep7Smem::bytes>>> (prep8 with
-//     ldmatrix.x4 operand loads; bitwise prep8; DNNPLAN_GDN_FWD_PREP=v9)
+//   gdn_bwd_prep9_{bf16,f16}_k{64,128}   <<<(max_chunks, HO), 256, Prep7Smem::bytes>>> (prep7 with
+//     the off-diagonal inverse by 2x2 recursive blocking on all 8 warps and ldmatrix.x4 operand
+//     loads; the default, v9; prep8 = the blocked inverse alone, bitwise prep9, not bundled)
 //   gdn_bwd_fscan_{bf16,f16}_k{64,128}   <<<(V / 64, HO, N), 128, ScanSmem::bytes>>>
 //   gdn_bwd_dscan_mma_{bf16,f16}_k{64,128} <<<(V / 64, HO, N), 128, DscanMmaSmem::bytes>>>
 //     (the reverse scan on the tensor cores, fp32 dS'; with the older token stages)
@@ -112,10 +111,6 @@ extern "C" __global__ void __launch_bounds__(gdn::PARAM_THREADS) gdn_bwd_params(
   extern "C" __global__ void __launch_bounds__(gdn::PREP3_THREADS, gdn::PREP6_MIN_BLOCKS)          \
       gdn_bwd_prep7_##TAG##_k##KD(gdn::BwdParams p) {                                             \
     gdn::fwd_prep3_body<T, KD, KD, true, false, true, 1>(p.f, gdn::PrepKeep{p.ws_t, p.ws_e, p.ws_gam, p.ws_bet}); \
-  }                                                                                                \
-  extern "C" __global__ void __launch_bounds__(gdn::PREP3_THREADS, gdn::PREP6_MIN_BLOCKS)          \
-      gdn_bwd_prep8_##TAG##_k##KD(gdn::BwdParams p) {                                             \
-    gdn::fwd_prep3_body<T, KD, KD, true, false, true, 2>(p.f, gdn::PrepKeep{p.ws_t, p.ws_e, p.ws_gam, p.ws_bet}); \
   }                                                                                                \
   extern "C" __global__ void __launch_bounds__(gdn::PREP3_THREADS, gdn::PREP6_MIN_BLOCKS)          \
       gdn_bwd_prep9_##TAG##_k##KD(gdn::BwdParams p) {                                             \

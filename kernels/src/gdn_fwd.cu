@@ -26,12 +26,12 @@
 //                                          the triangular inverse on the tensor cores (TF32 x3
 //                                          mma.sync, gdn_fwd_tcinv.cuh; not bitwise;
 //                                          DNNPLAN_GDN_FWD_PREP=v7)
-//   gdn_fwd_prep8_{bf16,f16}_k{64,128}     <<<(max_chunks, HO), 256, Prep7Smem::bytes>>> prep7 with
+//   gdn_fwd_prep9_{bf16,f16}_k{64,128}     <<<(max_chunks, HO), 256, Prep7Smem::bytes>>> prep7 with
 //                                          the off-diagonal inverse by 2x2 recursive blocking on
-//                                          all 8 warps (the default, DNNPLAN_GDN_FWD_PREP=v8)
-//   gdn_fwd_prep9_{bf16,f16}_k{64,128}     <<<(max_chunks, HO), 256, Prep7Smem::bytes>>> prep8 with
-//                                          ldmatrix.x4 operand loads (bitwise prep8;
-//                                          DNNPLAN_GDN_FWD_PREP=v9)
+//                                          all 8 warps and ldmatrix.x4 operand loads (the
+//                                          default, DNNPLAN_GDN_FWD_PREP=v9). Its first step
+//                                          alone (TCINV = 2, "prep8": bitwise prep9) is not
+//                                          bundled; bench/gdn_prep_host_emu.cpp still checks it.
 // Not bundled (session 6, slower than prep3 on the H200; the CPU emulation
 // bench/gdn_prep_host_emu.cpp still checks them bitwise): the persistent fwd_prep4_body (0.83x)
 // and fwd_prep3_body<.., FEWBAR> alone ("prep5", 0.98x).
@@ -82,10 +82,6 @@ GDN_FWD_ENTRIES(f16, gdn::gdn_f16, 64)
   extern "C" __global__ void __launch_bounds__(gdn::PREP3_THREADS, gdn::PREP6_MIN_BLOCKS)           \
       gdn_fwd_prep7_##TAG##_k##KD(gdn::FwdParams p) {                                              \
     gdn::fwd_prep3_body<T, KD, KD, false, false, true, 1>(p);                                       \
-  }                                                                                                 \
-  extern "C" __global__ void __launch_bounds__(gdn::PREP3_THREADS, gdn::PREP6_MIN_BLOCKS)           \
-      gdn_fwd_prep8_##TAG##_k##KD(gdn::FwdParams p) {                                              \
-    gdn::fwd_prep3_body<T, KD, KD, false, false, true, 2>(p);                                       \
   }                                                                                                 \
   extern "C" __global__ void __launch_bounds__(gdn::PREP3_THREADS, gdn::PREP6_MIN_BLOCKS)           \
       gdn_fwd_prep9_##TAG##_k##KD(gdn::FwdParams p) {                                              \

@@ -20,8 +20,9 @@
 //! prep, v2 the 4-warp prep, v3 the 8-warp prep3 with 3 blocks per SM, v4 the persistent prep4,
 //! v5 prep3 with the one-barrier-per-block-row inverse, v6 prep5 with A stored from registers:
 //! 4 blocks per SM, 1.06-1.09x prep3 on the H200, all bitwise the same outputs; v7 prep6 with the
-//! triangular inverse on the tensor cores, not bitwise; v8 v7 with that inverse spread over all 8
-//! warps). The default is [`PrepVariant::DEFAULT`] (v8), see [`PrepVariant`].
+//! triangular inverse on the tensor cores, not bitwise; v9 v7 with that inverse spread over all 8
+//! warps and ldmatrix operand loads). The default is [`PrepVariant::DEFAULT`] (v9), see
+//! [`PrepVariant`].
 
 use crate::cuda::{Function, LaunchConfig, Launcher, compile_or_load, probe};
 use crate::dispatch::engine::{BuildContext, CompiledPlan, Engine, SupportQuery};
@@ -297,32 +298,29 @@ pub enum PrepVariant {
     /// bench/gdn_device_prepinv_run1.log), parity rms unchanged at the printed digits except the
     /// aligned-keys cases (within 0.1 %).
     V7,
-    /// prep7 with the off-diagonal inverse by 2x2 recursive blocking (`gdn_fwd_prep8_*`,
-    /// `gdn_bwd_prep8_*`, `tcinv8_*` in kernels/include/gdn_fwd_tcinv.cuh): T_10 and T_32 on two
-    /// warps at once, then T_BA = −T_BB (L_BA T_AA) as two 32x32 TF32x3 products over all 8
-    /// warps (a shorter serial chain than v7's column blocks on 3 warps); same shared memory and
-    /// launch as v7. Not bitwise v7 (W, Ũ and T differ in rounding only; CPU emulation:
-    /// bench/gdn_prep_host_emu_v8.log). The default since session 8: forward prep 1.08-1.12x and
-    /// backward prep 1.12-1.17x v7 at the four benchmark shapes on the H200, both run orders
-    /// (bench/gdn_device_prepinv_v8_run1.log); parity rms equal to v7's at the printed digits but
-    /// for the aligned-keys and long-span cases (last digit); memcheck 0 errors.
-    V8,
-    /// prep8 with the K Kᵀ / Q Kᵀ, W and Ũᵀ operand fragments loaded by ldmatrix.x4 instead of
-    /// 32-bit shared loads (`gdn_fwd_prep9_*`, `gdn_bwd_prep9_*`; session 8, helper prepinv3):
-    /// the same operand bits into the same mma.sync, so bitwise v8 (CPU emulation:
-    /// bench/gdn_prep_host_emu.cpp's v9 line; on the H200 every parity rms line equal to v8's);
-    /// same shared memory and launch as v8. Not the default: forward prep 1.01-1.06x v8 in 7 of 8
-    /// comparisons but 0.996x at (16, 2048, 32) in one run order, backward prep level
-    /// (bench/gdn_device_prepinv3_run1.log).
+    /// prep7 with the off-diagonal inverse by 2x2 recursive blocking (`tcinv8_*` in
+    /// kernels/include/gdn_fwd_tcinv.cuh: T_10 and T_32 on two warps at once, then
+    /// T_BA = −T_BB (L_BA T_AA) as two 32x32 TF32x3 products over all 8 warps, a shorter serial
+    /// chain than v7's column blocks on 3 warps) and the K Kᵀ / Q Kᵀ, W and Ũᵀ operand fragments
+    /// loaded by ldmatrix.x4 instead of 32-bit shared loads (`gdn_fwd_prep9_*`,
+    /// `gdn_bwd_prep9_*`); same shared memory and launch as v7. Not bitwise v7 (W, Ũ and T differ
+    /// in rounding only). The default since session 8. Its two steps on the H200: the blocked
+    /// inverse alone ("prep8", not bundled: bitwise prep9, whose ldmatrix loads feed the same
+    /// operand bits to the same mma.sync) ran the forward prep 1.08-1.12x and the backward prep
+    /// 1.12-1.17x v7 at the four benchmark shapes in both run orders
+    /// (bench/gdn_device_prepinv_v8_run1.log), parity rms equal to v7's at the printed digits but
+    /// for the aligned-keys and long-span cases (last digit); the ldmatrix loads then 0.996-1.06x
+    /// prep8 (forward prep; 7 of 8 comparisons faster, the whole forward faster in all 8; backward
+    /// prep level; bench/gdn_device_prepinv3_run1.log). Memcheck 0 errors for both.
     V9,
 }
 
 impl PrepVariant {
-    /// The prep a plan runs unless `DNNPLAN_GDN_FWD_PREP` names another (every shape: prep8
+    /// The prep a plan runs unless `DNNPLAN_GDN_FWD_PREP` names another (every shape: prep9
     /// serves K = 64 and 128, bf16 and fp16, and compiles for sm_80 / sm_100a through NVRTC).
-    pub const DEFAULT: PrepVariant = PrepVariant::V8;
+    pub const DEFAULT: PrepVariant = PrepVariant::V9;
 
-    /// `DNNPLAN_GDN_FWD_PREP` = `v1` / `v2` / `v3` / `v6` / `v7` / `v8` / `v9`, else
+    /// `DNNPLAN_GDN_FWD_PREP` = `v1` / `v2` / `v3` / `v6` / `v7` / `v9`, else
     /// [`PrepVariant::DEFAULT`]; read at plan build.
     pub fn from_env() -> PrepVariant {
         match std::env::var("DNNPLAN_GDN_FWD_PREP").as_deref() {
@@ -331,7 +329,6 @@ impl PrepVariant {
             Ok("v3") => PrepVariant::V3,
             Ok("v6") => PrepVariant::V6,
             Ok("v7") => PrepVariant::V7,
-            Ok("v8") => PrepVariant::V8,
             Ok("v9") => PrepVariant::V9,
             _ => PrepVariant::DEFAULT,
         }
@@ -346,7 +343,6 @@ impl PrepVariant {
             (PrepVariant::V3, _) => "prep3",
             (PrepVariant::V6, _) => "prep6",
             (PrepVariant::V7, _) => "prep7",
-            (PrepVariant::V8, _) => "prep8",
             (PrepVariant::V9, _) => "prep9",
         };
         format!("gdn_{dir}_{v}_{tag}_k{k}")
@@ -361,7 +357,7 @@ impl PrepVariant {
             }
             PrepVariant::V3 => ((chunks, ho, 1), PREP3_THREADS, prep3_smem_bytes(k, v)),
             PrepVariant::V6 => ((chunks, ho, 1), PREP3_THREADS, prep6_smem_bytes(k, v)),
-            PrepVariant::V7 | PrepVariant::V8 | PrepVariant::V9 => {
+            PrepVariant::V7 | PrepVariant::V9 => {
                 ((chunks, ho, 1), PREP3_THREADS, prep7_smem_bytes(k, v))
             }
         }
@@ -720,7 +716,7 @@ mod tests {
     #[test]
     fn prep_variants_name_their_kernels_and_launch_shapes() {
         use PrepVariant::*;
-        let names: Vec<String> = [V1, V2, V3, V6, V7, V8, V9]
+        let names: Vec<String> = [V1, V2, V3, V6, V7, V9]
             .iter()
             .map(|p| p.kernel_name("fwd", "bf16", 128))
             .collect();
@@ -732,22 +728,21 @@ mod tests {
                 "gdn_fwd_prep3_bf16_k128",
                 "gdn_fwd_prep6_bf16_k128",
                 "gdn_fwd_prep7_bf16_k128",
-                "gdn_fwd_prep8_bf16_k128",
                 "gdn_fwd_prep9_bf16_k128"
             ]
         );
         assert_eq!(V7.kernel_name("bwd", "f16", 64), "gdn_bwd_prep7_f16_k64");
         assert_eq!(
-            V8.kernel_name("bwd", "bf16", 128),
-            "gdn_bwd_prep8_bf16_k128"
+            V9.kernel_name("bwd", "bf16", 128),
+            "gdn_bwd_prep9_bf16_k128"
         );
         assert_eq!(
-            V8.launch_shape(520, 16, 64, 64),
+            V9.launch_shape(520, 16, 64, 64),
             V7.launch_shape(520, 16, 64, 64)
         );
         assert_eq!(
             V9.launch_shape(520, 16, 128, 128),
-            V8.launch_shape(520, 16, 128, 128)
+            V7.launch_shape(520, 16, 128, 128)
         );
         assert_eq!(
             V7.launch_shape(520, 16, 128, 128),
