@@ -8,7 +8,7 @@
 #   4. the GDN benchmark: ours per kernel, the cuDNN frontend's KDA path (and fla-core if time is left).
 #
 # Here (CPU machine, repo root): device-pack.sh --features gpu-tests, then
-#   mkdir -p .xfer-final && tar czf .xfer-final/device.tgz .device && cp <wheels> .xfer-final/whl/
+#   mkdir -p .xfer-final && tar czf .xfer-final/device.tgz .device (or tar cJf .xfer-final/device.txz .device when the tree plus the transfer would exceed 64 MiB) && cp <wheels> .xfer-final/whl/
 # run tool: command "bash bench/device_full_run.sh", carry [".xfer-final"].
 # Budget: FULL_RUN_BUDGET_S (default 540) for the whole script; TORCH=0 skips step 3, GDN_BENCH=0 step 4. Logs: one gzipped tarball
 # $OUT/logs.tgz (refreshed after every step, so a run cut short still returns what it did) and
@@ -39,7 +39,7 @@ run_step() {
   return $rc
 }
 
-[ -f .xfer-final/device.tgz ] && tar xzf .xfer-final/device.tgz
+for a in .xfer-final/device.tgz .xfer-final/device.txz; do [ -f "$a" ] && tar xf "$a"; done
 [ -d .xfer-final/whl ] && { rm -rf whl; cp -r .xfer-final/whl whl; }
 # shellcheck disable=SC1091
 source .device/device-env.sh > "$logs/env.log" 2>&1
