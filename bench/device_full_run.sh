@@ -39,7 +39,7 @@ run_step() {
   return $rc
 }
 
-for a in .xfer-final/device.tgz .xfer-final/device.txz; do [ -f "$a" ] && tar xf "$a"; done
+for a in .xfer-final/device.tgz .xfer-final/device.txz; do [ -f "$a" ] && { tar xf "$a" 2>/dev/null || python3 -c "import sys, tarfile; tarfile.open(sys.argv[1]).extractall()" "$a"; }; done
 [ -d .xfer-final/whl ] && { rm -rf whl; cp -r .xfer-final/whl whl; }
 # shellcheck disable=SC1091
 source .device/device-env.sh > "$logs/env.log" 2>&1
