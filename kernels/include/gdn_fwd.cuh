@@ -583,9 +583,10 @@ __device__ __forceinline__ void prep_store_l(float* Lf, const float (&acc)[8][4]
 }
 
 // Column cl of the inverse of diagonal block (I + L)[base.., base..] (16x16, unit lower
-// triangular) by forward substitution, into col; prep_diag_store writes it back over L.
+// triangular) by forward substitution, into col; prep_diag_store writes it back over L. Lf rows of
+// FP floats (CHUNK + 1; the tensor-core inverse's TCINV_LS).
+template <int FP = CHUNK + 1>
 __device__ __forceinline__ void prep_diag_solve(const float* Lf, float (&col)[16], int base, int cl) {
-  constexpr int FP = CHUNK + 1;
 #pragma unroll
   for (int r = 0; r < 16; ++r) {
     float s = 0.f;
@@ -595,8 +596,8 @@ __device__ __forceinline__ void prep_diag_solve(const float* Lf, float (&col)[16
     col[r] = r < cl ? 0.f : (r == cl ? 1.f : -s);
   }
 }
+template <int FP = CHUNK + 1>
 __device__ __forceinline__ void prep_diag_store(float* Lf, const float (&col)[16], int base, int cl) {
-  constexpr int FP = CHUNK + 1;
 #pragma unroll
   for (int r = 0; r < 16; ++r)
     if (r >= cl) Lf[(base + r) * FP + base + cl] = col[r];
@@ -617,20 +618,21 @@ struct BlockBarrier {
   static __device__ __forceinline__ void sync() { __syncthreads(); }
 };
 
-// T (fp32, strictly lower part in Lf, unit diagonal) to the io dtype over the same region (tb,
-// rows of CHUNK + 8), through registers, NT threads; barriers (Bar) after the reads and the writes.
-template <typename T, int NT, typename Bar = BlockBarrier>
-__device__ __forceinline__ void prep_t_to_io(const float* Lf, T* tb, int tid) {
-  constexpr int FP = CHUNK + 1, CP = CHUNK + 8;
+// T (unit lower triangular, fp32 in shared memory where the inverse left it) to the io dtype over
+// the same region (tb, rows of CHUNK + 8), through registers, NT threads; barriers (Bar) after the
+// reads and the writes. pair(r, cc) returns T[r][cc], T[r][cc + 1] (cc even) from the inverse's
+// layout: the one place that knows it.
+template <typename T, int NT, typename Bar, typename Pair>
+__device__ __forceinline__ void prep_t_pairs_to_io(T* tb, int tid, Pair pair) {
+  constexpr int CP = CHUNK + 8;
   constexpr int PAIRS = CHUNK * CHUNK / 2 / NT;
   u32 tv[PAIRS];
 #pragma unroll
   for (int u = 0; u < PAIRS; ++u) {
     const int i2 = tid + NT * u;  // pair index
     const int r = i2 / (CHUNK / 2), cc = 2 * (i2 % (CHUNK / 2));
-    const float a = cc < r ? Lf[r * FP + cc] : (cc == r ? 1.f : 0.f);
-    const float b = cc + 1 < r ? Lf[r * FP + cc + 1] : (cc + 1 == r ? 1.f : 0.f);
-    tv[u] = Io<T>::pack(a, b);
+    const float2 ab = pair(r, cc);
+    tv[u] = Io<T>::pack(ab.x, ab.y);
   }
   Bar::sync();
 #pragma unroll
@@ -640,6 +642,31 @@ __device__ __forceinline__ void prep_t_to_io(const float* Lf, T* tb, int tid) {
     *reinterpret_cast<u32*>(&tb[r * CP + cc]) = tv[u];
   }
   Bar::sync();
+}
+
+// T with its strictly lower part in place (Lf rows of CHUNK + 1) to the io dtype.
+template <typename T, int NT, typename Bar = BlockBarrier>
+__device__ __forceinline__ void prep_t_to_io(const float* Lf, T* tb, int tid) {
+  constexpr int FP = CHUNK + 1;
+  prep_t_pairs_to_io<T, NT, Bar>(tb, tid, [&](int r, int cc) {
+    const float a = cc < r ? Lf[r * FP + cc] : (cc == r ? 1.f : 0.f);
+    const float b = cc + 1 < r ? Lf[r * FP + cc + 1] : (cc + 1 == r ? 1.f : 0.f);
+    return make_float2(a, b);
+  });
+}
+
+// T with its diagonal blocks in place and its off-diagonal blocks transposed in the upper triangle
+// (prep_offdiag_fewbar's and the tensor-core inverse's layout; Lf rows of FP floats) to the io
+// dtype: the same io values at the same places.
+template <typename T, int NT, int FP = CHUNK + 1>
+__device__ __forceinline__ void prep_t_to_io_tr(const float* Lf, T* tb, int tid) {
+  prep_t_pairs_to_io<T, NT, BlockBarrier>(tb, tid, [&](int r, int cc) {
+    // cc, cc + 1 lie in one 16-column block: in place when it is r's diagonal block.
+    const bool diag = (cc >> 4) == (r >> 4);
+    const float a = cc < r ? (diag ? Lf[r * FP + cc] : Lf[cc * FP + r]) : (cc == r ? 1.f : 0.f);
+    const float b = cc + 1 < r ? (diag ? Lf[r * FP + cc + 1] : Lf[(cc + 1) * FP + r]) : (cc + 1 == r ? 1.f : 0.f);
+    return make_float2(a, b);
+  });
 }
 
 // A ROWS x COLS tile from shared rows of COLS + 8 elements to dense global rows, 16 bytes per

@@ -114,33 +114,6 @@ __device__ __forceinline__ void prep_offdiag_fewbar(float* Lf, int tid, int lane
   }
 }
 
-// prep_t_to_io for prep_offdiag_fewbar's layout: T's diagonal blocks in place, its
-// off-diagonal blocks transposed in the upper triangle; the same io values at the same places.
-template <typename T, int NT>
-__device__ __forceinline__ void prep_t_to_io_tr(const float* Lf, T* tb, int tid) {
-  constexpr int FP = CHUNK + 1, CP = CHUNK + 8;
-  constexpr int PAIRS = CHUNK * CHUNK / 2 / NT;
-  u32 tv[PAIRS];
-#pragma unroll
-  for (int u = 0; u < PAIRS; ++u) {
-    const int i2 = tid + NT * u;  // pair index
-    const int r = i2 / (CHUNK / 2), cc = 2 * (i2 % (CHUNK / 2));
-    // cc, cc + 1 lie in one 16-column block: in place when it is r's diagonal block.
-    const bool diag = (cc >> 4) == (r >> 4);
-    const float a = cc < r ? (diag ? Lf[r * FP + cc] : Lf[cc * FP + r]) : (cc == r ? 1.f : 0.f);
-    const float b = cc + 1 < r ? (diag ? Lf[r * FP + cc + 1] : Lf[(cc + 1) * FP + r]) : (cc + 1 == r ? 1.f : 0.f);
-    tv[u] = Io<T>::pack(a, b);
-  }
-  __syncthreads();
-#pragma unroll
-  for (int u = 0; u < PAIRS; ++u) {
-    const int i2 = tid + NT * u;
-    const int r = i2 / (CHUNK / 2), cc = 2 * (i2 % (CHUNK / 2));
-    *reinterpret_cast<u32*>(&tb[r * CP + cc]) = tv[u];
-  }
-  __syncthreads();
-}
-
 // The shared-memory regions one prep3 tile works in (see Prep3Smem): r1 (k -> L -> T), r2 (q -> E
 // -> W staging), r3 (v -> Y), ra (A staging), us (the Ũᵀ staging tile, V rows of CHUNK + 8, over
 // r3 and the part of ra next to it), gam, bet.

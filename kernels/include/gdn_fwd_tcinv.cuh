@@ -6,7 +6,7 @@
 // floats per lane at rows g and columns 2t, are 8-byte accesses without bank conflicts):
 //  1. tcinv_store_l: L from the K Kᵀ accumulators (the same fp32 expression per element as
 //     prep_store_l, float2 stores);
-//  2. tcinv_diag_solve / _store (threads 0..63, one column each of one 16x16 diagonal block; the
+//  2. prep_diag_solve / _store on rows of TCINV_LS (threads 0..63, one column each of one 16x16 diagonal block; the
 //     same forward substitution as prep_diag_solve, so the diagonal blocks of T are bitwise v6's;
 //     every reader of a block is in the writer's warp, so a __syncwarp separates solve and store);
 //  3. tcinv_col_block<J> (warp J = 0..3 after a block barrier): column block J of T (rows 16J..63,
@@ -102,28 +102,9 @@ __device__ __forceinline__ void tcinv_store_l(float* Lf, const float (&acc)[8][4
   }
 }
 
-// prep_diag_solve / prep_diag_store on Lf rows of TCINV_LS (the same operations).
-__device__ __forceinline__ void tcinv_diag_solve(const float* Lf, float (&col)[16], int base, int cl) {
-  constexpr int LS = TCINV_LS;
-#pragma unroll
-  for (int r = 0; r < 16; ++r) {
-    float s = 0.f;
-#pragma unroll
-    for (int j = 0; j < r; ++j)
-      if (j >= cl) s += Lf[(base + r) * LS + base + j] * col[j];
-    col[r] = r < cl ? 0.f : (r == cl ? 1.f : -s);
-  }
-}
-__device__ __forceinline__ void tcinv_diag_store(float* Lf, const float (&col)[16], int base, int cl) {
-  constexpr int LS = TCINV_LS;
-#pragma unroll
-  for (int r = 0; r < 16; ++r)
-    if (r >= cl) Lf[(base + r) * LS + base + cl] = col[r];
-}
-
 // Column block J of T below its diagonal block (see the header), U_JI = T_IJᵀ for I = J+1 .. 3,
 // stored in fp32 at the upper block (J, I) of Lf (Lf[16J + c][16I + r] = T[16I + r][16J + c]: the
-// layout of v6's prep_offdiag_fewbar, read by tcinv_t_to_io). The A operands are read back from
+// layout of v6's prep_offdiag_fewbar, read by prep_t_to_io_tr). The A operands are read back from
 // there (U_Jk, k > J; a __syncwarp after each store) or from the diagonal block (U_JJ = T_JJᵀ):
 // slots (g, t), (g, t + 4) = U[g][8q + 2t], U[g][8q + 2t + 1] (one float2), rows g + 8 likewise.
 // One block step of column block J (v7's tcinv_col_block, and v8's first step): U_JI = T_IJᵀ =
@@ -181,7 +162,7 @@ __device__ __forceinline__ void tcinv_col_step(const float* Lf, int lane, float 
 
 // Column block J of T below its diagonal block (see the header), U_JI = T_IJᵀ for I = J+1 .. 3,
 // stored in fp32 at the upper block (J, I) of Lf (Lf[16J + c][16I + r] = T[16I + r][16J + c]: the
-// layout of v6's prep_offdiag_fewbar, read by tcinv_t_to_io). The A operands are read back from
+// layout of v6's prep_offdiag_fewbar, read by prep_t_to_io_tr). The A operands are read back from
 // there (U_Jk, k > J; a __syncwarp after each store) or from the diagonal block (U_JJ = T_JJᵀ):
 // slots (g, t), (g, t + 4) = U[g][8q + 2t], U[g][8q + 2t + 1] (one float2), rows g + 8 likewise.
 template <int J>
@@ -202,33 +183,6 @@ __device__ __forceinline__ void tcinv_col_block(float* Lf, int lane) {
             make_float2(u[nt][2 * h], u[nt][2 * h + 1]);
     __syncwarp();  // U_JI is the next block row's A operand (read by other lanes)
   }
-}
-
-// prep_t_to_io_tr on Lf rows of TCINV_LS: T (diagonal blocks in place, off-diagonal blocks
-// transposed in the upper triangle) to the io dtype over the same region (tb, rows of CHUNK + 8),
-// through registers; barriers after the reads and after the writes.
-template <typename T>
-__device__ __forceinline__ void tcinv_t_to_io(const float* Lf, T* tb, int tid) {
-  constexpr int LS = TCINV_LS, CP = CHUNK + 8, NT = TCINV_THREADS;
-  constexpr int PAIRS = CHUNK * CHUNK / 2 / NT;
-  u32 tv[PAIRS];
-#pragma unroll
-  for (int u = 0; u < PAIRS; ++u) {
-    const int i2 = tid + NT * u;  // pair index
-    const int r = i2 / (CHUNK / 2), cc = 2 * (i2 % (CHUNK / 2));
-    const bool diag = (cc >> 4) == (r >> 4);
-    const float a = cc < r ? (diag ? Lf[r * LS + cc] : Lf[cc * LS + r]) : (cc == r ? 1.f : 0.f);
-    const float b = cc + 1 < r ? (diag ? Lf[r * LS + cc + 1] : Lf[(cc + 1) * LS + r]) : (cc + 1 == r ? 1.f : 0.f);
-    tv[u] = Io<T>::pack(a, b);
-  }
-  __syncthreads();
-#pragma unroll
-  for (int u = 0; u < PAIRS; ++u) {
-    const int i2 = tid + NT * u;
-    const int r = i2 / (CHUNK / 2), cc = 2 * (i2 % (CHUNK / 2));
-    *reinterpret_cast<u32*>(&tb[r * CP + cc]) = tv[u];
-  }
-  __syncthreads();
 }
 
 // ---- prep8 (v8, helper prepinv2): the off-diagonal blocks by 2x2 recursive blocking ----------
@@ -321,26 +275,13 @@ __device__ __forceinline__ void tcinv8_tba(float* Lf, int warp, int lane) {
 // barriers after the reads and after the writes.
 template <typename T>
 __device__ __forceinline__ void tcinv8_t_to_io(const float* Lf, T* tb, int tid) {
-  constexpr int LS = TCINV_LS, CP = CHUNK + 8, NT = TCINV_THREADS;
-  constexpr int PAIRS = CHUNK * CHUNK / 2 / NT;
-  u32 tv[PAIRS];
-#pragma unroll
-  for (int u = 0; u < PAIRS; ++u) {
-    const int i2 = tid + NT * u;  // pair index
-    const int r = i2 / (CHUNK / 2), cc = 2 * (i2 % (CHUNK / 2));
+  constexpr int LS = TCINV_LS;
+  prep_t_pairs_to_io<T, TCINV_THREADS, BlockBarrier>(tb, tid, [&](int r, int cc) {
     const float2 v = *reinterpret_cast<const float2*>(&Lf[r * LS + cc]);
     const float a = cc < r ? v.x : (cc == r ? 1.f : 0.f);
     const float b = cc + 1 < r ? v.y : (cc + 1 == r ? 1.f : 0.f);
-    tv[u] = Io<T>::pack(a, b);
-  }
-  __syncthreads();
-#pragma unroll
-  for (int u = 0; u < PAIRS; ++u) {
-    const int i2 = tid + NT * u;
-    const int r = i2 / (CHUNK / 2), cc = 2 * (i2 % (CHUNK / 2));
-    *reinterpret_cast<u32*>(&tb[r * CP + cc]) = tv[u];
-  }
-  __syncthreads();
+    return make_float2(a, b);
+  });
 }
 
 // Phase 4 of prep7 (VER = 1) / prep8 (VER = 2) (after the barrier that follows tcinv_store_l):
@@ -354,9 +295,9 @@ __device__ __forceinline__ void tcinv_phase4(float* Lf, T* tb, int tid, Side sid
   if (tid < CHUNK) {
     float col[16];
     const int base = 16 * (tid >> 4), cl = tid & 15;
-    tcinv_diag_solve(Lf, col, base, cl);
+    prep_diag_solve<TCINV_LS>(Lf, col, base, cl);
     __syncwarp();  // the block's 16 columns (all readers of its L) are in this warp
-    tcinv_diag_store(Lf, col, base, cl);
+    prep_diag_store<TCINV_LS>(Lf, col, base, cl);
   } else {
     side(tid - CHUNK, TCINV_THREADS - CHUNK);
   }
@@ -376,7 +317,7 @@ __device__ __forceinline__ void tcinv_phase4(float* Lf, T* tb, int tid, Side sid
     else if (warp == 1) tcinv_col_block<1>(Lf, lane);
     else if (warp == 2) tcinv_col_block<2>(Lf, lane);
     __syncthreads();
-    tcinv_t_to_io<T>(Lf, tb, tid);
+    prep_t_to_io_tr<T, TCINV_THREADS, TCINV_LS>(Lf, tb, tid);
   }
 }
 
