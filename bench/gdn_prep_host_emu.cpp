@@ -220,49 +220,42 @@ static int run_case(const char* name, int H, int HV, int flags, int g_dt, int be
   // prep7 (twice): Q⁺, Kᴿ, A, Γ_last (and KEEP's E, Γ, β) bitwise prep6's (the inverse does not
   // touch them); W, Ũᵀ (and KEEP's T) close to prep6's and to fp64 (below); the two runs bitwise
   // equal (race check) over the whole workspace.
+  // Every element of two workspaces (Γ and β of KEEP too when `vectors`), and the factors a
+  // tensor-core prep leaves bitwise v6's (Q⁺, Kᴿ, A, Γ_last; KEEP: E, Γ, β) over the valid chunks.
+  auto ws_diff = [&](const Ws& a, const Ws& b, bool vectors) {
+    size_t d = count_diff(a.w, b.w, a.w.size()) + count_diff(a.q, b.q, a.q.size()) +
+               count_diff(a.kr, b.kr, a.kr.size()) + count_diff(a.ut, b.ut, a.ut.size()) +
+               count_diff(a.a, b.a, a.a.size()) + count_diff(a.gl, b.gl, a.gl.size()) +
+               count_diff(a.t, b.t, a.t.size()) + count_diff(a.e, b.e, a.e.size());
+    if (vectors) d += count_diff(a.gam, b.gam, a.gam.size()) + count_diff(a.bet, b.bet, a.bet.size());
+    return d;
+  };
+  auto v6_factors_diff = [&](const Ws& x) {
+    const size_t n = chunks;
+    size_t d = count_diff(w3.q, x.q, w3.q.size()) + count_diff(w3.kr, x.kr, w3.kr.size()) +
+               count_diff(w3.a, x.a, w3.a.size()) + count_diff(w3.gl, x.gl, n * HO);
+    if (KEEP)
+      d += count_diff(w3.e, x.e, n * HO * C * K) + count_diff(w3.gam, x.gam, n * HO * C) +
+           count_diff(w3.bet, x.bet, n * HO * C);
+    return d;
+  };
   Ws w7(max_chunks, HO, K, V), w7b(max_chunks, HO, K, V);
   run_prep<IOT, K, KEEP>(7, p, w7, chunks, HO);
   if (fast) w7b = w7;
   else run_prep<IOT, K, KEEP>(7, p, w7b, chunks, HO);
-  size_t diff7 = count_diff(w7.w, w7b.w, w7.w.size()) + count_diff(w7.q, w7b.q, w7.q.size()) +
-                 count_diff(w7.kr, w7b.kr, w7.kr.size()) + count_diff(w7.ut, w7b.ut, w7.ut.size()) +
-                 count_diff(w7.a, w7b.a, w7.a.size()) + count_diff(w7.gl, w7b.gl, w7.gl.size()) +
-                 count_diff(w7.t, w7b.t, w7.t.size()) + count_diff(w7.e, w7b.e, w7.e.size());
-  {
-    const size_t n = chunks;
-    diff7 += count_diff(w3.q, w7.q, w3.q.size()) + count_diff(w3.kr, w7.kr, w3.kr.size()) +
-             count_diff(w3.a, w7.a, w3.a.size()) + count_diff(w3.gl, w7.gl, n * HO);
-    if (KEEP)
-      diff7 += count_diff(w3.e, w7.e, n * HO * C * K) + count_diff(w3.gam, w7.gam, n * HO * C) +
-               count_diff(w3.bet, w7.bet, n * HO * C);
-  }
+  const size_t diff7 = ws_diff(w7, w7b, false) + v6_factors_diff(w7);
   // prep8 (twice): the same bitwise checks as prep7's (run 2; Q⁺, Kᴿ, A, Γ_last (E, Γ, β) vs v6).
   Ws w8(max_chunks, HO, K, V), w8b(max_chunks, HO, K, V);
   run_prep<IOT, K, KEEP>(8, p, w8, chunks, HO);
   run_prep<IOT, K, KEEP>(8, p, w8b, chunks, HO);
-  size_t diff8 = count_diff(w8.w, w8b.w, w8.w.size()) + count_diff(w8.q, w8b.q, w8.q.size()) +
-                 count_diff(w8.kr, w8b.kr, w8.kr.size()) + count_diff(w8.ut, w8b.ut, w8.ut.size()) +
-                 count_diff(w8.a, w8b.a, w8.a.size()) + count_diff(w8.gl, w8b.gl, w8.gl.size()) +
-                 count_diff(w8.t, w8b.t, w8.t.size()) + count_diff(w8.e, w8b.e, w8.e.size());
-  {
-    const size_t n = chunks;
-    diff8 += count_diff(w3.q, w8.q, w3.q.size()) + count_diff(w3.kr, w8.kr, w3.kr.size()) +
-             count_diff(w3.a, w8.a, w3.a.size()) + count_diff(w3.gl, w8.gl, n * HO);
-    if (KEEP)
-      diff8 += count_diff(w3.e, w8.e, n * HO * C * K) + count_diff(w3.gam, w8.gam, n * HO * C) +
-               count_diff(w3.bet, w8.bet, n * HO * C);
-  }
+  const size_t diff8 = ws_diff(w8, w8b, false) + v6_factors_diff(w8);
   // prep9 (twice): every element of the whole workspace (incl. KEEP's T, E, Γ, β and the unwritten
   // slots) bitwise prep8's, both runs.
   size_t diff9 = 0;
   for (int rep = 0; rep < 2; ++rep) {
     Ws w9(max_chunks, HO, K, V);
     run_prep<IOT, K, KEEP>(9, p, w9, chunks, HO);
-    diff9 += count_diff(w8.w, w9.w, w8.w.size()) + count_diff(w8.q, w9.q, w8.q.size()) +
-             count_diff(w8.kr, w9.kr, w8.kr.size()) + count_diff(w8.ut, w9.ut, w8.ut.size()) +
-             count_diff(w8.a, w9.a, w8.a.size()) + count_diff(w8.gl, w9.gl, w8.gl.size()) +
-             count_diff(w8.t, w9.t, w8.t.size()) + count_diff(w8.e, w9.e, w8.e.size()) +
-             count_diff(w8.gam, w9.gam, w8.gam.size()) + count_diff(w8.bet, w9.bet, w8.bet.size());
+    diff9 += ws_diff(w8, w9, true);
   }
   // max |v7 − v6| / max |v6| and ||v7 − v6|| / ||v6|| of one factor over the valid chunks.
   auto rel_v6 = [&](const std::vector<unsigned short>& a6, const std::vector<unsigned short>& a7, size_t n,
