@@ -25,9 +25,8 @@
 //     finally d_initial_state = dX
 //  5. gdn_bwd_tokens_tc11 (the default since session 8, bwd_tokens_tc_body<.., 11>: tc5 with the
 //     fp32 dR tile by cp.async, consumed after U, conflict-free fp32 result staging and phase A's G
-//     tile in rows of CHUNK + 8; bitwise tc5), gdn_bwd_tokens_tc10 / tc9 (REV 10: without the G
-//     change, REV 9: without the staging change either; DNNPLAN_GDN_BWD_TOKENS=tc10|tc9),
-//     gdn_bwd_tokens_tc5 (DNNPLAN_GDN_BWD_TOKENS=tc5: every product on the tensor cores, dS' in the
+//     tile in rows of CHUNK + 8; bitwise tc5; its steps REV 10 and REV 9 are template levels
+//     only, not bundled), gdn_bwd_tokens_tc5 (DNNPLAN_GDN_BWD_TOKENS=tc5: every product on the tensor cores, dS' in the
 //     io dtype from gdn_bwd_dscan_io, S_c in the io dtype, dq/dk/dv of ungrouped ports written
 //     directly; bwd_tokens_tc_body<.., 5>), its earlier
 //     revisions gdn_bwd_tokens_tc4 / tc3 / tc2 / tc (DNNPLAN_GDN_BWD_TOKENS=tc4|tc3|tc2|tc), or
@@ -1005,7 +1004,7 @@ struct TokMmaSmem6 {
   static_assert(3 * CHUNK * (K + 8) * 4 <= TokSmem<K>::vec_off, "tc6: product results overflow");
 };
 
-// REV 9 (gdn_bwd_tokens_tc9): the fp32 dR tile comes by cp.async with dO (copy group G1) into its
+// REV 9 (a template level of tc11, not bundled): the fp32 dR tile comes by cp.async with dO (copy group G1) into its
 // own slot and is consumed after U: pass 1 packs its A fragments straight from the fp32 rows
 // (the same io-dtype rounding as REV 5's packed dR tile, so the same operands), and the dv = β dR /
 // dβ value pass reads it from shared memory after pass 1, while dS' lands. No io dR tile: U takes
@@ -1048,7 +1047,7 @@ struct TokVecLayout<K, V, 10> : TokVecLayout<K, V, 9> {};
 template <int K, int V>
 struct TokVecLayout<K, V, 11> : TokVecLayout<K, V, 9> {};
 
-// REV 10 (gdn_bwd_tokens_tc10): tc9 with the fp32 result tiles (dQ⁺, dE, dKᴿ after the value
+// REV 10 (a template level of tc11, not bundled): REV 9 with the fp32 result tiles (dQ⁺, dE, dKᴿ after the value
 // products, phase B's after it) in rows of K + 16 floats and the columns of rows with bit 1 set
 // XOR 8: the fragment-layout float2 stores (rows g = 0..3 of a half-warp) and the row-layout
 // float2 loads (rows ti, ti + 1 of a half-warp, 16 columns each) both hit 32 distinct banks
@@ -1093,8 +1092,6 @@ __device__ __forceinline__ void tokens_issue_do(T* dOb, const T* dog, long long 
   }
 }
 
-// REV 6: the copies of one tile's first group (W, Ũᵀ, S, dO rows [0, len) with zero rows past
-// len) into the TokMmaSmem6 layout; the caller commits.
 // The token stage's dβ value part: the RN row partials xs of this thread's column pair (rows
 // u · RSTEP, u < RN, from the row base `row`) summed over the warp by a reduce-scatter (fixed
 // pattern, log2(RN) halving steps, then butterflies over the remaining lane bits: 9 shuffles
@@ -1124,6 +1121,8 @@ __device__ __forceinline__ void tokens_dbeta_reduce_scatter(float (&xs)[RN], int
   }
 }
 
+// REV 6: the copies of one tile's first group (W, Ũᵀ, S, dO rows [0, len) with zero rows past
+// len) into the TokMmaSmem6 layout; the caller commits.
 template <typename T, int K, int V>
 __device__ __forceinline__ void tokens_issue_g0(const BwdParams& bp, size_t ch, long long t0, int len, int h, int tid) {
   using M6 = TokMmaSmem6<K, V>;
@@ -1981,11 +1980,11 @@ __device__ __forceinline__ void bwd_tokens_body(const BwdParams& bp) {
 //     bitwise REV 4's outputs (the fp32 expressions and their FMA contraction unchanged);
 //   REV 6 (not bundled, see above): REV 5 as a persistent block per SM over the live tiles, each
 //     next tile's W, S, Ũᵀ and dO copied during this tile's phases (TokMmaSmem6 layout, 215 KB).
-//   REV 9 (gdn_bwd_tokens_tc9): REV 5 with the fp32 dR tile copied by cp.async in G1 (with dO)
+//   REV 9 (not bundled; emulation set tc9): REV 5 with the fp32 dR tile copied by cp.async in G1 (with dO)
 //     into its own slot (TokSmem9 layout, 213,760 B at K = 128), pass 1's dR fragments packed
 //     from it, the dv / dβ pass after pass 1 (while dS' lands): no synchronous dR loads at the
 //     tile's start; the same fp32 operations (PTX fp-op multiset equal to REV 5's);
-//   REV 10 (gdn_bwd_tokens_tc10): REV 9 with the fp32 result tiles in rows of
+//   REV 10 (not bundled; emulation set tc10): REV 9 with the fp32 result tiles in rows of
 //     K + 16, columns swizzled (tok_swz): conflict-free float2 stores and loads;
 //   REV 11 (gdn_bwd_tokens_tc11, the default): REV 10 with phase A's fp32 G tile in rows of CHUNK + 8 (fewer
 //     bank conflicts in its stores and the Σ_j G_ij − G_ji reads).

@@ -243,7 +243,8 @@ __device__ __forceinline__ void prep3_tile(const FwdParams& p, const PrepKeep& k
   // solves column (t & 15) of block (t >> 4) in registers; meanwhile warps 2-7 copy A (and the
   // backward's E) out with 16-byte stores.
   if (TCINV) {
-    // prep7 / prep8: the off-diagonal blocks on the tensor cores (gdn_fwd_tcinv.cuh), T into tb.
+    // prep7 / prep8 / prep9: the off-diagonal blocks on the tensor cores (gdn_fwd_tcinv.cuh), T
+    // into tb; threads 64.. copy the backward's E meanwhile (A left from registers already).
     static_assert(!TCINV || DIRECT_A, "prep7 stores A from registers");
     tcinv_phase4<T, (TCINV >= 2 ? 2 : 1)>(Lf, tb, tid, [&](int t2, int n2) {
       if (KEEP) store_tile16<T, CHUNK, K>(static_cast<T*>(keep.ws_e) + ch * CHUNK * K, eS, t2, n2);

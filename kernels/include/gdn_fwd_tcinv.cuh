@@ -6,8 +6,8 @@
 // floats per lane at rows g and columns 2t, are 8-byte accesses without bank conflicts):
 //  1. tcinv_store_l: L from the K Kᵀ accumulators (the same fp32 expression per element as
 //     prep_store_l, float2 stores);
-//  2. prep_diag_solve / _store on rows of TCINV_LS (threads 0..63, one column each of one 16x16 diagonal block; the
-//     same forward substitution as prep_diag_solve, so the diagonal blocks of T are bitwise v6's;
+//  2. prep_diag_solve / _store on rows of TCINV_LS (threads 0..63, one column each of one 16x16
+//     diagonal block: v6's forward substitution, so the diagonal blocks of T are bitwise v6's;
 //     every reader of a block is in the writer's warp, so a __syncwarp separates solve and store);
 //  3. tcinv_col_block<J> (warp J = 0..3 after a block barrier): column block J of T (rows 16J..63,
 //     columns 16J..16J+15) by block forward substitution
@@ -18,15 +18,16 @@
 //     operands (L_Ik, T_II) are read from Lf at the matching rows 2t, 2t+1 (one float2).
 //     Products on mma.sync m16n8k8 TF32 in three terms (hi·hi + hi·lo + lo·hi, x = hi + lo with
 //     hi = tf32(x), lo = tf32(x − hi)): ~2^-21 relative per product, near-fp32; fp32 accumulation.
-//     The results stay in registers (io-rounded, as v6's prep_t_to_io_tr rounds them);
-//  4. after a block barrier (every Lf read done) tcinv_store_t writes each warp's column block into
-//     the io tile tb (rows of CHUNK + 8, over Lf), and warps 4..7 the zero blocks above the
-//     diagonal blocks (tcinv_zero_upper); a block barrier before tb is read.
+//     Each block row's result is stored transposed in fp32 at the upper block (J, I) of Lf (the
+//     layout of v6's prep_offdiag_fewbar);
+//  4. after a block barrier, prep_t_to_io_tr (rows of TCINV_LS) rounds T to the io tile tb (rows
+//     of CHUNK + 8, over Lf), as v6 does; it ends with a block barrier before tb is read.
 // Not bitwise v6 (other summation order and TF32 terms in the off-diagonal blocks); checked against
 // v6 and an fp64 inverse by bench/gdn_prep_host_emu.cpp.
 // prep8 (TCINV = 2, helper prepinv2): steps 1 and 2 as above, then the off-diagonal blocks by 2x2
 // recursive blocking on all 8 warps instead of step 3 (tcinv8_*, below; T row-major in Lf's lower
-// triangle, tcinv8_t_to_io); not bitwise v7, checked against v7, v6 and fp64 likewise.
+// triangle, tcinv8_t_to_io); not bitwise v7, checked against v7, v6 and fp64 likewise. prep9
+// (TCINV = 3) runs prep8's inverse (tcinv_phase4<.., 2>); its ldmatrix loads are in prep3_tile.
 #pragma once
 
 #include "gdn_fwd.cuh"
@@ -102,11 +103,6 @@ __device__ __forceinline__ void tcinv_store_l(float* Lf, const float (&acc)[8][4
   }
 }
 
-// Column block J of T below its diagonal block (see the header), U_JI = T_IJᵀ for I = J+1 .. 3,
-// stored in fp32 at the upper block (J, I) of Lf (Lf[16J + c][16I + r] = T[16I + r][16J + c]: the
-// layout of v6's prep_offdiag_fewbar, read by prep_t_to_io_tr). The A operands are read back from
-// there (U_Jk, k > J; a __syncwarp after each store) or from the diagonal block (U_JJ = T_JJᵀ):
-// slots (g, t), (g, t + 4) = U[g][8q + 2t], U[g][8q + 2t + 1] (one float2), rows g + 8 likewise.
 // One block step of column block J (v7's tcinv_col_block, and v8's first step): U_JI = T_IJᵀ =
 // −(Σ_{k=J}^{I−1} U_Jk L_Ikᵀ) T_IIᵀ into u (C fragments: u[nt][2h + e] = U_JI[g + 8h][8nt + 2t + e]).
 template <int J, int I>
@@ -284,7 +280,7 @@ __device__ __forceinline__ void tcinv8_t_to_io(const float* Lf, T* tb, int tid) 
   });
 }
 
-// Phase 4 of prep7 (VER = 1) / prep8 (VER = 2) (after the barrier that follows tcinv_store_l):
+// Phase 4 of prep7 (VER = 1) / prep8 and prep9 (VER = 2) (after the barrier that follows tcinv_store_l):
 // T = (I + L)^{-1} from Lf into tb (over Lf), TCINV_THREADS threads; threads 64.. first run
 // `side(t2, n2)` (the backward's E copy) while threads 0..63 solve the diagonal blocks; then the
 // off-diagonal blocks on the tensor cores (v7: warps 0..2 column blocks 0..2; v8: the 2x2 blocking
