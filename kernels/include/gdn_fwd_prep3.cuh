@@ -263,62 +263,61 @@ __device__ __forceinline__ void prep3_tile(const FwdParams& p, const PrepKeep& k
     __syncthreads();
     if (tid < CHUNK) prep_diag_store(Lf, col, base, cl);
     __syncthreads();
-  }
-  if (TCINV) {
-    // done above: T is in tb
-  } else if (FEWBAR) {
-    prep_offdiag_fewbar(Lf, tid, lane);
-    prep_t_to_io_tr<T, NT>(Lf, tb, tid);
-  } else {
-    // Off-diagonal blocks, block row by block row: T_IJ = −T_II Σ_{m=J}^{I−1} L_Im T_mJ, the
-    // partial sums stashed in the strictly upper triangle at the transposed place. Thread t owns
-    // output (rr, cc) = (t >> 4, t & 15) of every block J < I. Each sum is fwd_prep_body's INV_SIDE
-    // sum (m ascending, zero coefficients for m < 16J + cc) without its terms m < 16J: those all
-    // have a zero coefficient, and a run of fma(+0, x, +0) over finite x stays +0, so starting at
-    // m = 16J from +0 is bitwise the same sum with a third fewer terms (I = 3: 96 instead of 144).
-  #pragma unroll
-    for (int I = 1; I < 4; ++I) {
-      const int rr = tid >> 4, cc = tid & 15;
-      const int row = 16 * I + rr;
-      float sacc[3];
-  #pragma unroll
-      for (int u = 0; u < 3; ++u) sacc[u] = 0.f;
-  #pragma unroll
-      for (int mb = 0; mb < I; ++mb) {
-  #pragma unroll 4
-        for (int mi = 0; mi < 16; ++mi) {
-          const int m = 16 * mb + mi;
-          const float lrow = Lf[row * FP + m];
-  #pragma unroll
-          for (int J = 0; J <= mb; ++J) {
-            const int colj = 16 * J + cc;
-            const float a = m >= colj ? lrow : 0.f;
-            sacc[J] = fmaf(a, Lf[m * FP + colj], sacc[J]);
+    // The off-diagonal blocks on the CUDA cores (the TCINV branch does them on the tensor cores).
+    if (FEWBAR) {
+      prep_offdiag_fewbar(Lf, tid, lane);
+      prep_t_to_io_tr<T, NT>(Lf, tb, tid);
+    } else {
+      // Off-diagonal blocks, block row by block row: T_IJ = −T_II Σ_{m=J}^{I−1} L_Im T_mJ, the
+      // partial sums stashed in the strictly upper triangle at the transposed place. Thread t owns
+      // output (rr, cc) = (t >> 4, t & 15) of every block J < I. Each sum is fwd_prep_body's INV_SIDE
+      // sum (m ascending, zero coefficients for m < 16J + cc) without its terms m < 16J: those all
+      // have a zero coefficient, and a run of fma(+0, x, +0) over finite x stays +0, so starting at
+      // m = 16J from +0 is bitwise the same sum with a third fewer terms (I = 3: 96 instead of 144).
+    #pragma unroll
+      for (int I = 1; I < 4; ++I) {
+        const int rr = tid >> 4, cc = tid & 15;
+        const int row = 16 * I + rr;
+        float sacc[3];
+    #pragma unroll
+        for (int u = 0; u < 3; ++u) sacc[u] = 0.f;
+    #pragma unroll
+        for (int mb = 0; mb < I; ++mb) {
+    #pragma unroll 4
+          for (int mi = 0; mi < 16; ++mi) {
+            const int m = 16 * mb + mi;
+            const float lrow = Lf[row * FP + m];
+    #pragma unroll
+            for (int J = 0; J <= mb; ++J) {
+              const int colj = 16 * J + cc;
+              const float a = m >= colj ? lrow : 0.f;
+              sacc[J] = fmaf(a, Lf[m * FP + colj], sacc[J]);
+            }
           }
         }
-      }
-      __syncthreads();
-  #pragma unroll
-      for (int J = 0; J < I; ++J) Lf[(16 * J + cc) * FP + 16 * I + rr] = sacc[J];
-      __syncthreads();
-  #pragma unroll
-      for (int J = 0; J < I; ++J) {
-        const int colj = 16 * J + cc;
-        float s = 0.f;
-  #pragma unroll
-        for (int m = 0; m < 16; ++m) {  // terms past m = rr have a zero coefficient
-          const float tii = m < rr ? Lf[row * FP + 16 * I + m] : (m == rr ? 1.f : 0.f);
-          s = fmaf(tii, Lf[colj * FP + 16 * I + m], s);
+        __syncthreads();
+    #pragma unroll
+        for (int J = 0; J < I; ++J) Lf[(16 * J + cc) * FP + 16 * I + rr] = sacc[J];
+        __syncthreads();
+    #pragma unroll
+        for (int J = 0; J < I; ++J) {
+          const int colj = 16 * J + cc;
+          float s = 0.f;
+    #pragma unroll
+          for (int m = 0; m < 16; ++m) {  // terms past m = rr have a zero coefficient
+            const float tii = m < rr ? Lf[row * FP + 16 * I + m] : (m == rr ? 1.f : 0.f);
+            s = fmaf(tii, Lf[colj * FP + 16 * I + m], s);
+          }
+          sacc[J] = -s;
         }
-        sacc[J] = -s;
+        __syncthreads();
+    #pragma unroll
+        for (int J = 0; J < I; ++J) Lf[(16 * I + rr) * FP + 16 * J + cc] = sacc[J];
+        __syncthreads();
       }
-      __syncthreads();
-  #pragma unroll
-      for (int J = 0; J < I; ++J) Lf[(16 * I + rr) * FP + 16 * J + cc] = sacc[J];
-      __syncthreads();
+      // T to the io dtype, over the same region (through registers).
+      prep_t_to_io<T, NT>(Lf, tb, tid);
     }
-    // T to the io dtype, over the same region (through registers).
-    prep_t_to_io<T, NT>(Lf, tb, tid);
   }
 
   // Phase 5: W = T E (64×K): warp (rt, hi) owns rows 16·rt + 0..15 and key columns
