@@ -1092,6 +1092,53 @@ __device__ __forceinline__ void tokens_issue_do(T* dOb, const T* dog, long long 
   }
 }
 
+// The token stage's dR pass, row layout: thread tid owns rows rb + u · RSTEP (u < RN) and value
+// columns c2, c2 + 1 of the chunk's CHUNK × V dR tile (tc2..tc5 read the tile from ws_dr, tc11
+// from its fp32 copy in shared memory), and the same places of v ([T, HV, V]) and of dv.
+template <int V>
+struct TokDrRows {
+  static_assert(CHUNK * V / 2 % TOK_THREADS == 0 && V % 64 == 0, "dR tile split");
+  static constexpr int RN = CHUNK * V / 2 / TOK_THREADS, RSTEP = 2 * TOK_THREADS / V;
+  int rb, c2;
+  size_t vrow0, vstep;  // this thread's first v element and the step between its rows
+  __device__ __forceinline__ TokDrRows(int tid, long long t0, int hv, int vh)
+      : rb(tid / (V / 2)),
+        c2(2 * (tid % (V / 2))),
+        vrow0((static_cast<size_t>(t0 + tid / (V / 2)) * hv + vh) * V + 2 * (tid % (V / 2))),
+        vstep(static_cast<size_t>(RSTEP) * hv * V) {}
+};
+
+// The dR pass's per-row work: dv = β dR for this thread's rows (into the dV port when the port
+// has HO heads and FLAG_BWD_DIRECT is set, else into head h's fp32 ws_dv partial), and each row's
+// Σ_v dR v partial into xs (summed over the warp by the caller). Rows past len store nothing.
+template <typename T, int V, int RN = TokDrRows<V>::RN>
+__device__ __forceinline__ void tokens_dr_rows(const BwdParams& bp, const TokDrRows<V>& d, long long t0, int len,
+                                               int h, const float2 (&rv)[RN], const u32 (&vv)[RN],
+                                               const float (&bb)[RN], float (&xs)[RN]) {
+  using IO = Io<T>;
+  constexpr int RSTEP = TokDrRows<V>::RSTEP;
+  const FwdParams& p = bp.f;
+  const int HO = p.ho;
+  const bool direct = (p.flags & FLAG_BWD_DIRECT) && p.hv == HO;
+  T* dvd = static_cast<T*>(bp.dv) + d.vrow0;  // direct: the dV port has HV = HO heads
+  float* dvo = bp.ws_dv + (static_cast<size_t>(t0 + d.rb) * HO + h) * V + d.c2;
+  const size_t ostep = static_cast<size_t>(RSTEP) * HO * V;
+#pragma unroll
+  for (int u = 0; u < RN; ++u) {
+    const int r = d.rb + u * RSTEP;
+    xs[u] = rv[u].x * IO::bits_to_f(static_cast<unsigned short>(vv[u] & 0xffffu)) +
+            rv[u].y * IO::bits_to_f(static_cast<unsigned short>(vv[u] >> 16));
+    if (r < len) {
+      const float d0 = bb[u] * rv[u].x, d1 = bb[u] * rv[u].y;
+      if (direct) {
+        *reinterpret_cast<u32*>(dvd + u * d.vstep) = Io<T>::pack(d0, d1);
+      } else {
+        *reinterpret_cast<float2*>(dvo + u * ostep) = make_float2(d0, d1);
+      }
+    }
+  }
+}
+
 // The token stage's dβ value part: the RN row partials xs of this thread's column pair (rows
 // u · RSTEP, u < RN, from the row base `row`) summed over the warp by a reduce-scatter (fixed
 // pattern, log2(RN) halving steps, then butterflies over the remaining lane bits: 9 shuffles
@@ -1252,98 +1299,59 @@ __device__ __forceinline__ void tokens_products_mma(const BwdParams& bp, size_t 
   }
   // V9: the same pass over the fp32 dR tile in shared memory, after pass 1 (dr_pass9 below); only
   // the v loads are issued here (β from the caller's bet, the same values as ws_bet).
-  constexpr int RN9 = CHUNK * V / 2 / TOK_THREADS, RSTEP9 = 2 * TOK_THREADS / V;
-  u32 vv9[V9 ? RN9 : 1];
-  const int rb9 = tid / (V / 2), c29 = 2 * (tid % (V / 2));
+  using DR = TokDrRows<V>;
+  const DR drr(tid, t0, p.hv, vh);
+  u32 vv9[V9 ? DR::RN : 1];
   if constexpr (V9) {
-    const size_t vrow0 = (static_cast<size_t>(t0 + rb9) * p.hv + vh) * V + c29;
-    const size_t vstep = static_cast<size_t>(RSTEP9) * p.hv * V;
-    const T* vg = static_cast<const T*>(p.v) + vrow0;
+    const T* vg = static_cast<const T*>(p.v) + drr.vrow0;
 #pragma unroll
-    for (int u = 0; u < RN9; ++u) vv9[u] = rb9 + u * RSTEP9 < len ? ld32(vg + u * vstep) : 0u;
+    for (int u = 0; u < DR::RN; ++u) vv9[u] = drr.rb + u * DR::RSTEP < len ? ld32(vg + u * drr.vstep) : 0u;
   }
   auto dr_pass9 = [&] {
     if constexpr (V9) {
-    static_assert(CHUNK * V / 2 % TOK_THREADS == 0 && V % 64 == 0, "dR tile split");
-    constexpr int RN = RN9, RSTEP = RSTEP9;
-    const int rb = rb9, c2 = c29;
-    const size_t vrow0 = (static_cast<size_t>(t0 + rb) * p.hv + vh) * V + c2;
-    const size_t vstep = static_cast<size_t>(RSTEP) * p.hv * V;
-    const bool direct = (p.flags & FLAG_BWD_DIRECT) && p.hv == HO;
-    T* dvd = static_cast<T*>(bp.dv) + vrow0;
-    float* dvo = bp.ws_dv + (static_cast<size_t>(t0 + rb) * HO + h) * V + c2;
-    const size_t ostep = static_cast<size_t>(RSTEP) * HO * V;
-    float xs[RN];
+      float2 rv[DR::RN];
+      float bb[DR::RN], xs[DR::RN];
 #pragma unroll
-    for (int u = 0; u < RN; ++u) {
-      const int r = rb + u * RSTEP;
-      const float2 rv = *reinterpret_cast<const float2*>(&dR32[r * TokSmem9<K, V>::RP + c2]);
-      const float bb = bet[r];
-      float x = rv.x * IO::bits_to_f(static_cast<unsigned short>(vv9[u] & 0xffffu)) +
-                rv.y * IO::bits_to_f(static_cast<unsigned short>(vv9[u] >> 16));
-      xs[u] = x;
-      if (r < len) {
-        const float d0 = bb * rv.x, d1 = bb * rv.y;
-        if (direct) {
-          *reinterpret_cast<u32*>(dvd + u * vstep) = Io<T>::pack(d0, d1);
-        } else {
-          *reinterpret_cast<float2*>(dvo + u * ostep) = make_float2(d0, d1);
-        }
+      for (int u = 0; u < DR::RN; ++u) {
+        const int r = drr.rb + u * DR::RSTEP;
+        rv[u] = *reinterpret_cast<const float2*>(&dR32[r * TokSmem9<K, V>::RP + drr.c2]);
+        bb[u] = bet[r];
       }
-    }
-    tokens_dbeta_reduce_scatter<RN, RSTEP>(xs, lane, dbvp + (c2 / 64) * CHUNK + rb);
+      tokens_dr_rows<T, V>(bp, drr, t0, len, h, rv, vv9, bb, xs);
+      tokens_dbeta_reduce_scatter<DR::RN, DR::RSTEP>(xs, lane, dbvp + (drr.c2 / 64) * CHUNK + drr.rb);
     }
   };
   if constexpr (V2 && !V9) {
-    // dR (fp32), v and β of this thread's rows r = tid / (V/2) + u · (2·TOK_THREADS / V), columns
-    // c2, c2 + 1: every load first, then dR to the io dtype, dv = β dR (coalesced pairs) and the
-    // warp's part of Σ_v dR v.
-    static_assert(CHUNK * V / 2 % TOK_THREADS == 0 && V % 64 == 0, "dR tile split");
-    constexpr int RN = CHUNK * V / 2 / TOK_THREADS, RSTEP = 2 * TOK_THREADS / V;
-    const int rb = tid / (V / 2), c2 = 2 * (tid % (V / 2));
+    // dR (fp32), v and β of this thread's rows (TokDrRows): every load first, then dR to the io
+    // dtype, dv = β dR (coalesced pairs) and the warp's part of Σ_v dR v.
+    constexpr int RN = DR::RN, RSTEP = DR::RSTEP;
     const float2* drg = reinterpret_cast<const float2*>(bp.ws_dr + ch * CHUNK * V);
-    // Row rb's addresses, then RSTEP rows per step.
-    const size_t vrow0 = (static_cast<size_t>(t0 + rb) * p.hv + vh) * V + c2;
-    const size_t vstep = static_cast<size_t>(RSTEP) * p.hv * V;
-    const T* vg = static_cast<const T*>(p.v) + vrow0;
+    const T* vg = static_cast<const T*>(p.v) + drr.vrow0;
     float2 rv[RN];
     u32 vv[RN];
     float bb[RN];
 #pragma unroll
     for (int u = 0; u < RN; ++u) {
-      const int r = rb + u * RSTEP;
+      const int r = drr.rb + u * RSTEP;
       rv[u] = drg[tid + u * TOK_THREADS];
-      vv[u] = r < len ? ld32(vg + u * vstep) : 0u;
+      vv[u] = r < len ? ld32(vg + u * drr.vstep) : 0u;
       bb[u] = bp.ws_bet[ch * CHUNK + r];
     }
-    const bool direct = (p.flags & FLAG_BWD_DIRECT) && p.hv == HO;
-    T* dvd = static_cast<T*>(bp.dv) + vrow0;  // direct: the dV port has HV = HO heads
-    float* dvo = bp.ws_dv + (static_cast<size_t>(t0 + rb) * HO + h) * V + c2;
-    const size_t ostep = static_cast<size_t>(RSTEP) * HO * V;
-    float xs[RN];  // V3: the row partials, summed over the warp by a reduce-scatter below
 #pragma unroll
-    for (int u = 0; u < RN; ++u) {
-      const int r = rb + u * RSTEP;
-      *reinterpret_cast<u32*>(&dRb[r * VP + c2]) = Io<T>::pack(rv[u].x, rv[u].y);
-      float x = rv[u].x * IO::bits_to_f(static_cast<unsigned short>(vv[u] & 0xffffu)) +
-                rv[u].y * IO::bits_to_f(static_cast<unsigned short>(vv[u] >> 16));
-      xs[u] = x;
-      if (r < len) {
-        const float d0 = bb[u] * rv[u].x, d1 = bb[u] * rv[u].y;
-        if (direct) {
-          *reinterpret_cast<u32*>(dvd + u * vstep) = Io<T>::pack(d0, d1);
-        } else {
-          *reinterpret_cast<float2*>(dvo + u * ostep) = make_float2(d0, d1);
-        }
-      }
-      if constexpr (!V3) {
+    for (int u = 0; u < RN; ++u)
+      *reinterpret_cast<u32*>(&dRb[(drr.rb + u * RSTEP) * VP + drr.c2]) = Io<T>::pack(rv[u].x, rv[u].y);
+    float xs[RN];  // V3: the row partials, summed over the warp by a reduce-scatter below
+    tokens_dr_rows<T, V>(bp, drr, t0, len, h, rv, vv, bb, xs);
+    if constexpr (V3) {
+      tokens_dbeta_reduce_scatter<RN, RSTEP>(xs, lane, dbvp + (drr.c2 / 64) * CHUNK + drr.rb);
+    } else {
+#pragma unroll
+      for (int u = 0; u < RN; ++u) {
+        float x = xs[u];
 #pragma unroll
         for (int o = 16; o > 0; o >>= 1) x += __shfl_xor_sync(0xffffffffu, x, o);
-        if (lane == 0) dbvp[(c2 / 64) * CHUNK + r] = x;
+        if (lane == 0) dbvp[(drr.c2 / 64) * CHUNK + drr.rb + u * RSTEP] = x;
       }
-    }
-    if constexpr (V3) {
-      tokens_dbeta_reduce_scatter<RN, RSTEP>(xs, lane, dbvp + (c2 / 64) * CHUNK + rb);
     }
   }
   {
