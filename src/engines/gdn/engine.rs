@@ -313,6 +313,14 @@ pub enum PrepVariant {
     /// prep8 (forward prep; 7 of 8 comparisons faster, the whole forward faster in all 8; backward
     /// prep level; bench/gdn_device_prepinv3_run1.log). Memcheck 0 errors for both.
     V9,
+    /// prep9's tile in fewer block-wide phases (`gdn_fwd_prep10_*`, `gdn_bwd_prep10_*`,
+    /// kernels/include/gdn_fwd_prep10.cuh): E in place over k so that the E rows, the L store
+    /// and the A store share one phase; the inverse's step 1 beside the parts of step 2a that
+    /// need only the diagonal blocks; T converted to the io dtype row by row within its fp32
+    /// rows (no block barrier between reads and writes), half of it beside step 2b. 13 block
+    /// barriers per tile instead of 15; bitwise prep9 (same operations, same order); same
+    /// shared memory size and launch as v7 / v9.
+    V10,
 }
 
 impl PrepVariant {
@@ -320,7 +328,7 @@ impl PrepVariant {
     /// serves K = 64 and 128, bf16 and fp16, and compiles for sm_80 / sm_100a through NVRTC).
     pub const DEFAULT: PrepVariant = PrepVariant::V9;
 
-    /// `DNNPLAN_GDN_FWD_PREP` = `v1` / `v2` / `v3` / `v6` / `v7` / `v9`, else
+    /// `DNNPLAN_GDN_FWD_PREP` = `v1` / `v2` / `v3` / `v6` / `v7` / `v9` / `v10`, else
     /// [`PrepVariant::DEFAULT`]; read at plan build.
     pub fn from_env() -> PrepVariant {
         match std::env::var("DNNPLAN_GDN_FWD_PREP").as_deref() {
@@ -330,6 +338,7 @@ impl PrepVariant {
             Ok("v6") => PrepVariant::V6,
             Ok("v7") => PrepVariant::V7,
             Ok("v9") => PrepVariant::V9,
+            Ok("v10") => PrepVariant::V10,
             _ => PrepVariant::DEFAULT,
         }
     }
@@ -344,6 +353,7 @@ impl PrepVariant {
             (PrepVariant::V6, _) => "prep6",
             (PrepVariant::V7, _) => "prep7",
             (PrepVariant::V9, _) => "prep9",
+            (PrepVariant::V10, _) => "prep10",
         };
         format!("gdn_{dir}_{v}_{tag}_k{k}")
     }
@@ -357,7 +367,7 @@ impl PrepVariant {
             }
             PrepVariant::V3 => ((chunks, ho, 1), PREP3_THREADS, prep3_smem_bytes(k, v)),
             PrepVariant::V6 => ((chunks, ho, 1), PREP3_THREADS, prep6_smem_bytes(k, v)),
-            PrepVariant::V7 | PrepVariant::V9 => {
+            PrepVariant::V7 | PrepVariant::V9 | PrepVariant::V10 => {
                 ((chunks, ho, 1), PREP3_THREADS, prep7_smem_bytes(k, v))
             }
         }
@@ -716,7 +726,7 @@ mod tests {
     #[test]
     fn prep_variants_name_their_kernels_and_launch_shapes() {
         use PrepVariant::*;
-        let names: Vec<String> = [V1, V2, V3, V6, V7, V9]
+        let names: Vec<String> = [V1, V2, V3, V6, V7, V9, V10]
             .iter()
             .map(|p| p.kernel_name("fwd", "bf16", 128))
             .collect();
@@ -728,8 +738,21 @@ mod tests {
                 "gdn_fwd_prep3_bf16_k128",
                 "gdn_fwd_prep6_bf16_k128",
                 "gdn_fwd_prep7_bf16_k128",
-                "gdn_fwd_prep9_bf16_k128"
+                "gdn_fwd_prep9_bf16_k128",
+                "gdn_fwd_prep10_bf16_k128"
             ]
+        );
+        assert_eq!(
+            V10.kernel_name("bwd", "f16", 64),
+            "gdn_bwd_prep10_f16_k64"
+        );
+        assert_eq!(
+            V10.launch_shape(520, 16, 128, 128),
+            V9.launch_shape(520, 16, 128, 128)
+        );
+        assert_eq!(
+            V10.launch_shape(520, 16, 64, 64),
+            V9.launch_shape(520, 16, 64, 64)
         );
         assert_eq!(V7.kernel_name("bwd", "f16", 64), "gdn_bwd_prep7_f16_k64");
         assert_eq!(
