@@ -11,6 +11,9 @@
 // (chunk slots, HO), PREP3_THREADS threads, Prep7Smem<K, V>::bytes of dynamic shared memory
 // (Prep10Smem has the same size, regions assigned differently).
 //
+// prep11 (DIRECT_WU) also stores W and Ũᵀ from the accumulators (packed pairs, as A) instead of
+// through staging tiles: no barrier after phase 4 (10 per tile), 4-byte global stores.
+//
 // What differs from prep9 (13 block barriers per tile instead of 15):
 //  - r1 and r2 swap roles after phase 3: E = β k e^Γ is computed in place over the normalised k
 //    (each lane rewrites the elements it read), L (fp32) goes over the dead q in r2, so the E rows,
@@ -115,7 +118,7 @@ __device__ __forceinline__ void tcinv10_rows_to_io(float* Lf, int warp, int lane
 
 // Phases 1b-5 of prep10 for chunk slot c (tokens t0 .. t0 + len − 1), output head h (the q, k, v
 // copies in flight into b.r2, b.r1, b.r3; the gates' raw bits in `raw`). Ends with the stores.
-template <typename T, int K, int V, bool KEEP>
+template <typename T, int K, int V, bool KEEP, bool DIRECT_WU = false>
 __device__ __forceinline__ void prep10_tile(const FwdParams& p, const PrepKeep& keep, const Prep3Bufs<T>& b, int c,
                                             int h, int len, const PrepGateRaw& raw) {
   static_assert(V == 64 || V == 128, "prep10 serves V = 64 and 128");
@@ -221,12 +224,23 @@ __device__ __forceinline__ void prep10_tile(const FwdParams& p, const PrepKeep& 
         IO::mma(wacc[2 * npl + 1], a, r + 2);
       }
     }
-    __syncthreads();  // every warp's E reads done: the W staging tile takes E's place
+    if (DIRECT_WU) {
+      // prep11: W leaves from the accumulators as packed pairs (no staging tile, no barrier).
+      T* ww = static_cast<T*>(p.ws_w) + ch * CHUNK * K;
 #pragma unroll
-    for (int ntl = 0; ntl < 2 * NPW; ++ntl) {
-      const int nt = 2 * hi * NPW + ntl;
-      *reinterpret_cast<u32*>(&wS[r0 * KP + 8 * nt + cq]) = IO::pack(wacc[ntl][0], wacc[ntl][1]);
-      *reinterpret_cast<u32*>(&wS[(r0 + 8) * KP + 8 * nt + cq]) = IO::pack(wacc[ntl][2], wacc[ntl][3]);
+      for (int ntl = 0; ntl < 2 * NPW; ++ntl) {
+        const int nt = 2 * hi * NPW + ntl;
+        *reinterpret_cast<u32*>(&ww[r0 * K + 8 * nt + cq]) = IO::pack(wacc[ntl][0], wacc[ntl][1]);
+        *reinterpret_cast<u32*>(&ww[(r0 + 8) * K + 8 * nt + cq]) = IO::pack(wacc[ntl][2], wacc[ntl][3]);
+      }
+    } else {
+      __syncthreads();  // every warp's E reads done: the W staging tile takes E's place
+#pragma unroll
+      for (int ntl = 0; ntl < 2 * NPW; ++ntl) {
+        const int nt = 2 * hi * NPW + ntl;
+        *reinterpret_cast<u32*>(&wS[r0 * KP + 8 * nt + cq]) = IO::pack(wacc[ntl][0], wacc[ntl][1]);
+        *reinterpret_cast<u32*>(&wS[(r0 + 8) * KP + 8 * nt + cq]) = IO::pack(wacc[ntl][2], wacc[ntl][3]);
+      }
     }
   }
   // Ũᵀ = Yᵀ Tᵀ (V×64): warp w owns value rows 16·(w mod V/16) + 0..15 and token columns
@@ -252,18 +266,31 @@ __device__ __forceinline__ void prep10_tile(const FwdParams& p, const PrepKeep& 
         IO::mma(uacc[ntl + 1], a, bf + 2);
       }
     }
-    __syncthreads();  // Y reads done, W staged: Ũᵀ staging takes Y's place
-    store_tile16<T, CHUNK, K>(static_cast<T*>(p.ws_w) + ch * CHUNK * K, wS, tid, NT);
     const int d = d0 + (lane >> 2);
+    if (DIRECT_WU) {
+      // prep11: Ũᵀ leaves from the accumulators as packed pairs.
+      T* wu = static_cast<T*>(p.ws_ut) + ch * V * CHUNK;
 #pragma unroll
-    for (int ntl = 0; ntl < NTU; ++ntl) {
-      const int nt = nt0 + ntl;
-      *reinterpret_cast<u32*>(&uS[d * CP + 8 * nt + cq]) = IO::pack(uacc[ntl][0], uacc[ntl][1]);
-      *reinterpret_cast<u32*>(&uS[(d + 8) * CP + 8 * nt + cq]) = IO::pack(uacc[ntl][2], uacc[ntl][3]);
+      for (int ntl = 0; ntl < NTU; ++ntl) {
+        const int nt = nt0 + ntl;
+        *reinterpret_cast<u32*>(&wu[d * CHUNK + 8 * nt + cq]) = IO::pack(uacc[ntl][0], uacc[ntl][1]);
+        *reinterpret_cast<u32*>(&wu[(d + 8) * CHUNK + 8 * nt + cq]) = IO::pack(uacc[ntl][2], uacc[ntl][3]);
+      }
+    } else {
+      __syncthreads();  // Y reads done, W staged: Ũᵀ staging takes Y's place
+      store_tile16<T, CHUNK, K>(static_cast<T*>(p.ws_w) + ch * CHUNK * K, wS, tid, NT);
+#pragma unroll
+      for (int ntl = 0; ntl < NTU; ++ntl) {
+        const int nt = nt0 + ntl;
+        *reinterpret_cast<u32*>(&uS[d * CP + 8 * nt + cq]) = IO::pack(uacc[ntl][0], uacc[ntl][1]);
+        *reinterpret_cast<u32*>(&uS[(d + 8) * CP + 8 * nt + cq]) = IO::pack(uacc[ntl][2], uacc[ntl][3]);
+      }
     }
   }
-  __syncthreads();
-  store_tile16<T, V, CHUNK>(static_cast<T*>(p.ws_ut) + ch * V * CHUNK, uS, tid, NT);
+  if (!DIRECT_WU) {
+    __syncthreads();
+    store_tile16<T, V, CHUNK>(static_cast<T*>(p.ws_ut) + ch * V * CHUNK, uS, tid, NT);
+  }
   if (KEEP) {
     // T (io, unit diagonal) and the per-token Γ, β for the backward (E left in phase 4).
     T* dt = static_cast<T*>(keep.ws_t) + ch * CHUNK * CHUNK;
@@ -278,9 +305,11 @@ __device__ __forceinline__ void prep10_tile(const FwdParams& p, const PrepKeep& 
   }
 }
 
-// The prep10 kernels' body: grid (chunk slots, HO), one (chunk, head) tile per block,
-// PREP3_THREADS threads, Prep10Smem<K, V>::bytes (= Prep7Smem's) of dynamic shared memory.
-template <typename T, int K, int V, bool KEEP = false>
+// The prep10 (DIRECT_WU = false) and prep11 (DIRECT_WU: W and Ũᵀ stored from the accumulators as
+// packed pairs instead of through staging tiles, as A is since prep6: 10 block barriers per tile)
+// kernels' body: grid (chunk slots, HO), one (chunk, head) tile per block, PREP3_THREADS threads,
+// Prep10Smem<K, V>::bytes (= Prep7Smem's) of dynamic shared memory.
+template <typename T, int K, int V, bool KEEP = false, bool DIRECT_WU = false>
 __device__ __forceinline__ void fwd_prep10_body(const FwdParams& p, const PrepKeep& keep = PrepKeep{}) {
   using S = Prep10Smem<K, V>;
   extern __shared__ __align__(16) unsigned char smem[];
@@ -300,7 +329,7 @@ __device__ __forceinline__ void fwd_prep10_body(const FwdParams& p, const PrepKe
   // Phase 1: raw q, k, v rows into smem (k into r1, q into r2, v into r3), in flight while the
   // gates are computed.
   prep_load_qkv<T, K, V, PREP3_THREADS>(p, b.r1, b.r2, b.r3, t0, len, qh, kh, vh, tid);
-  prep10_tile<T, K, V, KEEP>(p, keep, b, c, h, len, prep_gates_raw(p, t0, len, h, HO, tid));
+  prep10_tile<T, K, V, KEEP, DIRECT_WU>(p, keep, b, c, h, len, prep_gates_raw(p, t0, len, h, HO, tid));
 }
 
 }  // namespace gdn

@@ -15,6 +15,8 @@
 //     loads; the default, v9; prep8 = the blocked inverse alone, bitwise prep9, not bundled)
 //   gdn_bwd_prep10_{bf16,f16}_k{64,128}  <<<(max_chunks, HO), 256, Prep7Smem::bytes>>> (prep9's
 //     tile in fewer block-wide phases, gdn_fwd_prep10.cuh; bitwise prep9; DNNPLAN_GDN_FWD_PREP=v10)
+//   gdn_bwd_prep11_{bf16,f16}_k{64,128}  <<<(max_chunks, HO), 256, Prep7Smem::bytes>>> (prep10 with W
+//     and Ũᵀ stored from registers; bitwise; v11)
 //   gdn_bwd_fscan_{bf16,f16}_k{64,128}   <<<(V / 64, HO, N), 128, ScanSmem::bytes>>>
 //   gdn_bwd_dscan_mma_{bf16,f16}_k{64,128} <<<(V / 64, HO, N), 128, DscanMmaSmem::bytes>>>
 //     (the reverse scan on the tensor cores, fp32 dS'; with the older token stages)
@@ -122,6 +124,10 @@ extern "C" __global__ void __launch_bounds__(gdn::PARAM_THREADS) gdn_bwd_params(
   extern "C" __global__ void __launch_bounds__(gdn::PREP3_THREADS, gdn::PREP6_MIN_BLOCKS)          \
       gdn_bwd_prep10_##TAG##_k##KD(gdn::BwdParams p) {                                            \
     gdn::fwd_prep10_body<T, KD, KD, true>(p.f, gdn::PrepKeep{p.ws_t, p.ws_e, p.ws_gam, p.ws_bet}); \
+  }                                                                                                \
+  extern "C" __global__ void __launch_bounds__(gdn::PREP3_THREADS, gdn::PREP6_MIN_BLOCKS)          \
+      gdn_bwd_prep11_##TAG##_k##KD(gdn::BwdParams p) {                                            \
+    gdn::fwd_prep10_body<T, KD, KD, true, true>(p.f, gdn::PrepKeep{p.ws_t, p.ws_e, p.ws_gam, p.ws_bet}); \
   }                                                                                                \
   extern "C" __global__ void __launch_bounds__(gdn::SCAN_WARPS * 32)                               \
       gdn_bwd_fscan_##TAG##_k##KD(gdn::BwdParams p) {                                             \

@@ -35,6 +35,8 @@
 //   gdn_fwd_prep10_{bf16,f16}_k{64,128}    <<<(max_chunks, HO), 256, Prep7Smem::bytes>>> prep9's
 //                                          tile in fewer block-wide phases (gdn_fwd_prep10.cuh;
 //                                          bitwise prep9; DNNPLAN_GDN_FWD_PREP=v10)
+//   gdn_fwd_prep11_{bf16,f16}_k{64,128}    <<<(max_chunks, HO), 256, Prep7Smem::bytes>>> prep10
+//                                          with W and Ũᵀ stored from registers (bitwise; v11)
 // Not bundled (session 6, slower than prep3 on the H200; the CPU emulation
 // bench/gdn_prep_host_emu.cpp still checks them bitwise): the persistent fwd_prep4_body (0.83x)
 // and fwd_prep3_body<.., FEWBAR> alone ("prep5", 0.98x).
@@ -94,6 +96,10 @@ GDN_FWD_ENTRIES(f16, gdn::gdn_f16, 64)
   extern "C" __global__ void __launch_bounds__(gdn::PREP3_THREADS, gdn::PREP6_MIN_BLOCKS)           \
       gdn_fwd_prep10_##TAG##_k##KD(gdn::FwdParams p) {                                             \
     gdn::fwd_prep10_body<T, KD, KD>(p);                                                             \
+  } \
+  extern "C" __global__ void __launch_bounds__(gdn::PREP3_THREADS, gdn::PREP6_MIN_BLOCKS)           \
+      gdn_fwd_prep11_##TAG##_k##KD(gdn::FwdParams p) {                                             \
+    gdn::fwd_prep10_body<T, KD, KD, false, true>(p);                                                \
   }
 
 GDN_FWD_FAST_ENTRIES(bf16, gdn::gdn_bf16, 128)

@@ -321,6 +321,10 @@ pub enum PrepVariant {
     /// barriers per tile instead of 15; bitwise prep9 (same operations, same order); same
     /// shared memory size and launch as v7 / v9.
     V10,
+    /// prep10 with W and Ũᵀ stored from the accumulators as packed pairs (as A since v6)
+    /// instead of through staging tiles (`gdn_fwd_prep11_*`, `gdn_bwd_prep11_*`): 10 block
+    /// barriers per tile, 4-byte global stores; bitwise prep9.
+    V11,
 }
 
 impl PrepVariant {
@@ -328,7 +332,7 @@ impl PrepVariant {
     /// serves K = 64 and 128, bf16 and fp16, and compiles for sm_80 / sm_100a through NVRTC).
     pub const DEFAULT: PrepVariant = PrepVariant::V9;
 
-    /// `DNNPLAN_GDN_FWD_PREP` = `v1` / `v2` / `v3` / `v6` / `v7` / `v9` / `v10`, else
+    /// `DNNPLAN_GDN_FWD_PREP` = `v1` / `v2` / `v3` / `v6` / `v7` / `v9` / `v10` / `v11`, else
     /// [`PrepVariant::DEFAULT`]; read at plan build.
     pub fn from_env() -> PrepVariant {
         match std::env::var("DNNPLAN_GDN_FWD_PREP").as_deref() {
@@ -339,6 +343,7 @@ impl PrepVariant {
             Ok("v7") => PrepVariant::V7,
             Ok("v9") => PrepVariant::V9,
             Ok("v10") => PrepVariant::V10,
+            Ok("v11") => PrepVariant::V11,
             _ => PrepVariant::DEFAULT,
         }
     }
@@ -354,6 +359,7 @@ impl PrepVariant {
             (PrepVariant::V7, _) => "prep7",
             (PrepVariant::V9, _) => "prep9",
             (PrepVariant::V10, _) => "prep10",
+            (PrepVariant::V11, _) => "prep11",
         };
         format!("gdn_{dir}_{v}_{tag}_k{k}")
     }
@@ -367,7 +373,7 @@ impl PrepVariant {
             }
             PrepVariant::V3 => ((chunks, ho, 1), PREP3_THREADS, prep3_smem_bytes(k, v)),
             PrepVariant::V6 => ((chunks, ho, 1), PREP3_THREADS, prep6_smem_bytes(k, v)),
-            PrepVariant::V7 | PrepVariant::V9 | PrepVariant::V10 => {
+            PrepVariant::V7 | PrepVariant::V9 | PrepVariant::V10 | PrepVariant::V11 => {
                 ((chunks, ho, 1), PREP3_THREADS, prep7_smem_bytes(k, v))
             }
         }
@@ -726,7 +732,7 @@ mod tests {
     #[test]
     fn prep_variants_name_their_kernels_and_launch_shapes() {
         use PrepVariant::*;
-        let names: Vec<String> = [V1, V2, V3, V6, V7, V9, V10]
+        let names: Vec<String> = [V1, V2, V3, V6, V7, V9, V10, V11]
             .iter()
             .map(|p| p.kernel_name("fwd", "bf16", 128))
             .collect();
@@ -739,7 +745,8 @@ mod tests {
                 "gdn_fwd_prep6_bf16_k128",
                 "gdn_fwd_prep7_bf16_k128",
                 "gdn_fwd_prep9_bf16_k128",
-                "gdn_fwd_prep10_bf16_k128"
+                "gdn_fwd_prep10_bf16_k128",
+                "gdn_fwd_prep11_bf16_k128"
             ]
         );
         assert_eq!(
@@ -753,6 +760,10 @@ mod tests {
         assert_eq!(
             V10.launch_shape(520, 16, 64, 64),
             V9.launch_shape(520, 16, 64, 64)
+        );
+        assert_eq!(
+            V11.launch_shape(520, 16, 128, 128),
+            V9.launch_shape(520, 16, 128, 128)
         );
         assert_eq!(V7.kernel_name("bwd", "f16", 64), "gdn_bwd_prep7_f16_k64");
         assert_eq!(
