@@ -12,11 +12,11 @@
 //     the triangular inverse on the tensor cores, gdn_fwd_tcinv.cuh; DNNPLAN_GDN_FWD_PREP=v7)
 //   gdn_bwd_prep9_{bf16,f16}_k{64,128}   <<<(max_chunks, HO), 256, Prep7Smem::bytes>>> (prep7 with
 //     the off-diagonal inverse by 2x2 recursive blocking on all 8 warps and ldmatrix.x4 operand
-//     loads; the default, v9; prep8 = the blocked inverse alone, bitwise prep9, not bundled)
+//     loads; the session-8 default, v9; prep8 = the blocked inverse alone, bitwise prep9, not bundled)
 //   gdn_bwd_prep10_{bf16,f16}_k{64,128}  <<<(max_chunks, HO), 256, Prep7Smem::bytes>>> (prep9's
-//     tile in fewer block-wide phases, gdn_fwd_prep10.cuh; bitwise prep9; DNNPLAN_GDN_FWD_PREP=v10)
+//     tile in fewer block-wide phases, gdn_fwd_prep10.cuh; bitwise prep9; the default, v10)
 //   gdn_bwd_prep11_{bf16,f16}_k{64,128}  <<<(max_chunks, HO), 256, Prep7Smem::bytes>>> (prep10 with W
-//     and Ũᵀ stored from registers; bitwise; v11)
+//     and Ũᵀ stored from registers; bitwise; v11; 0.91-0.93x prep9 on the H200: diagnostics)
 //   gdn_bwd_fscan_{bf16,f16}_k{64,128}   <<<(V / 64, HO, N), 128, ScanSmem::bytes>>>
 //   gdn_bwd_dscan_mma_{bf16,f16}_k{64,128} <<<(V / 64, HO, N), 128, DscanMmaSmem::bytes>>>
 //     (the reverse scan on the tensor cores, fp32 dS'; with the older token stages)

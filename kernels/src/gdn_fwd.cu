@@ -29,14 +29,15 @@
 //   gdn_fwd_prep9_{bf16,f16}_k{64,128}     <<<(max_chunks, HO), 256, Prep7Smem::bytes>>> prep7 with
 //                                          the off-diagonal inverse by 2x2 recursive blocking on
 //                                          all 8 warps and ldmatrix.x4 operand loads (the
-//                                          default, DNNPLAN_GDN_FWD_PREP=v9). Its first step
+//                                          session-8 default, DNNPLAN_GDN_FWD_PREP=v9). Its first step
 //                                          alone (TCINV = 2, "prep8": bitwise prep9) is not
 //                                          bundled; bench/gdn_prep_host_emu.cpp still checks it.
 //   gdn_fwd_prep10_{bf16,f16}_k{64,128}    <<<(max_chunks, HO), 256, Prep7Smem::bytes>>> prep9's
 //                                          tile in fewer block-wide phases (gdn_fwd_prep10.cuh;
-//                                          bitwise prep9; DNNPLAN_GDN_FWD_PREP=v10)
+//                                          bitwise prep9; the default, DNNPLAN_GDN_FWD_PREP=v10)
 //   gdn_fwd_prep11_{bf16,f16}_k{64,128}    <<<(max_chunks, HO), 256, Prep7Smem::bytes>>> prep10
-//                                          with W and Ũᵀ stored from registers (bitwise; v11)
+//                                          with W and Ũᵀ stored from registers (bitwise; v11;
+//                                          0.91-0.93x prep9 on the H200: diagnostics)
 // Not bundled (session 6, slower than prep3 on the H200; the CPU emulation
 // bench/gdn_prep_host_emu.cpp still checks them bitwise): the persistent fwd_prep4_body (0.83x)
 // and fwd_prep3_body<.., FEWBAR> alone ("prep5", 0.98x).

@@ -21,8 +21,9 @@
 //! v5 prep3 with the one-barrier-per-block-row inverse, v6 prep5 with A stored from registers:
 //! 4 blocks per SM, 1.06-1.09x prep3 on the H200, all bitwise the same outputs; v7 prep6 with the
 //! triangular inverse on the tensor cores, not bitwise; v9 v7 with that inverse spread over all 8
-//! warps and ldmatrix operand loads). The default is [`PrepVariant::DEFAULT`] (v9), see
-//! [`PrepVariant`].
+//! warps and ldmatrix operand loads; v10 v9's tile in fewer block-wide phases, bitwise v9; v11
+//! v10 with W and Ũᵀ stored from registers, bitwise, slower). The default is
+//! [`PrepVariant::DEFAULT`] (v10), see [`PrepVariant`].
 
 use crate::cuda::{Function, LaunchConfig, Launcher, compile_or_load, probe};
 use crate::dispatch::engine::{BuildContext, CompiledPlan, Engine, SupportQuery};
@@ -304,14 +305,15 @@ pub enum PrepVariant {
     /// chain than v7's column blocks on 3 warps) and the K Kᵀ / Q Kᵀ, W and Ũᵀ operand fragments
     /// loaded by ldmatrix.x4 instead of 32-bit shared loads (`gdn_fwd_prep9_*`,
     /// `gdn_bwd_prep9_*`); same shared memory and launch as v7. Not bitwise v7 (W, Ũ and T differ
-    /// in rounding only). The default since session 8. Its two steps on the H200: the blocked
+    /// in rounding only). Its two steps on the H200: the blocked
     /// inverse alone ("prep8", not bundled: bitwise prep9, whose ldmatrix loads feed the same
     /// operand bits to the same mma.sync) ran the forward prep 1.08-1.12x and the backward prep
     /// 1.12-1.17x v7 at the four benchmark shapes in both run orders
     /// (bench/gdn_device_prepinv_v8_run1.log), parity rms equal to v7's at the printed digits but
     /// for the aligned-keys and long-span cases (last digit); the ldmatrix loads then 0.996-1.06x
     /// prep8 (forward prep; 7 of 8 comparisons faster, the whole forward faster in all 8; backward
-    /// prep level; bench/gdn_device_prepinv3_run1.log). Memcheck 0 errors for both.
+    /// prep level; bench/gdn_device_prepinv3_run1.log). Memcheck 0 errors for both. The
+    /// default in session 8.
     V9,
     /// prep9's tile in fewer block-wide phases (`gdn_fwd_prep10_*`, `gdn_bwd_prep10_*`,
     /// kernels/include/gdn_fwd_prep10.cuh): E in place over k so that the E rows, the L store
@@ -319,18 +321,22 @@ pub enum PrepVariant {
     /// need only the diagonal blocks; T converted to the io dtype row by row within its fp32
     /// rows (no block barrier between reads and writes), half of it beside step 2b. 13 block
     /// barriers per tile instead of 15; bitwise prep9 (same operations, same order); same
-    /// shared memory size and launch as v7 / v9.
+    /// shared memory size and launch as v7 / v9. The default since session 9: forward prep
+    /// 1.00-1.04x and backward prep 1.01-1.04x v9 at the four benchmark shapes in both run
+    /// orders on the H200 (bench/gdn_device_prep10_run1_summary.log), gradient / O hashes
+    /// bitwise v9's, memcheck 0 errors.
     V10,
     /// prep10 with W and Ũᵀ stored from the accumulators as packed pairs (as A since v6)
     /// instead of through staging tiles (`gdn_fwd_prep11_*`, `gdn_bwd_prep11_*`): 10 block
-    /// barriers per tile, 4-byte global stores; bitwise prep9.
+    /// barriers per tile, 4-byte global stores; bitwise prep9. Measured 0.91-0.93x v9 on the
+    /// H200 (the scattered 4-byte stores cost more than the barriers they remove): diagnostics.
     V11,
 }
 
 impl PrepVariant {
-    /// The prep a plan runs unless `DNNPLAN_GDN_FWD_PREP` names another (every shape: prep9
+    /// The prep a plan runs unless `DNNPLAN_GDN_FWD_PREP` names another (every shape: prep10
     /// serves K = 64 and 128, bf16 and fp16, and compiles for sm_80 / sm_100a through NVRTC).
-    pub const DEFAULT: PrepVariant = PrepVariant::V9;
+    pub const DEFAULT: PrepVariant = PrepVariant::V10;
 
     /// `DNNPLAN_GDN_FWD_PREP` = `v1` / `v2` / `v3` / `v6` / `v7` / `v9` / `v10` / `v11`, else
     /// [`PrepVariant::DEFAULT`]; read at plan build.
@@ -749,10 +755,7 @@ mod tests {
                 "gdn_fwd_prep11_bf16_k128"
             ]
         );
-        assert_eq!(
-            V10.kernel_name("bwd", "f16", 64),
-            "gdn_bwd_prep10_f16_k64"
-        );
+        assert_eq!(V10.kernel_name("bwd", "f16", 64), "gdn_bwd_prep10_f16_k64");
         assert_eq!(
             V10.launch_shape(520, 16, 128, 128),
             V9.launch_shape(520, 16, 128, 128)
