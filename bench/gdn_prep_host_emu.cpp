@@ -32,6 +32,7 @@
 
 #include "gdn_host_emu.h"
 #include "gdn_fwd_prep3.cuh"
+#include "gdn_fwd_prep10.cuh"
 
 struct Ws {  // one workspace (and the backward's KEEP regions)
   std::vector<unsigned short> w, q, kr, ut, a, t, e;
@@ -46,7 +47,9 @@ struct Ws {  // one workspace (and the backward's KEEP regions)
 // one barrier per inverse block row); 6: prep6 (prep5 with A stored from registers); 7: prep7 (prep6
 // with the triangular inverse on the tensor cores, gdn_fwd_tcinv.cuh; not bitwise); 8: prep8 (prep7
 // with the off-diagonal inverse by 2x2 recursive blocking on all 8 warps; not bitwise); 9: prep9 (prep8
-// with ldmatrix.x4 operand loads; must be bitwise prep8).
+// with ldmatrix.x4 operand loads; must be bitwise prep8); 10: prep10 (prep9's tile in fewer phases,
+// gdn_fwd_prep10.cuh; must be bitwise prep9); 11: prep11 (prep10 with W and Ũᵀ stored from
+// registers; must be bitwise prep9).
 template <typename IOT, int K, bool KEEP>
 static void run_prep(int variant, gdn::FwdParams p, Ws& ws, int chunks, int HO, unsigned blocks = 0) {
   p.ws_w = ws.w.data();
@@ -67,6 +70,10 @@ static void run_prep(int variant, gdn::FwdParams p, Ws& ws, int chunks, int HO, 
     launch(grid, gdn::PREP3_THREADS, [&] { gdn::fwd_prep3_body<IOT, K, K, KEEP, false, true, 2>(p, keep); });
   else if (variant == 9)
     launch(grid, gdn::PREP3_THREADS, [&] { gdn::fwd_prep3_body<IOT, K, K, KEEP, false, true, 3>(p, keep); });
+  else if (variant == 10)
+    launch(grid, gdn::PREP3_THREADS, [&] { gdn::fwd_prep10_body<IOT, K, K, KEEP>(p, keep); });
+  else if (variant == 11)
+    launch(grid, gdn::PREP3_THREADS, [&] { gdn::fwd_prep10_body<IOT, K, K, KEEP, true>(p, keep); });
   else if (variant == 3) launch(grid, gdn::PREP3_THREADS, [&] { gdn::fwd_prep3_body<IOT, K, K, KEEP>(p, keep); });
   else launch(grid, gdn::PREP_THREADS, [&] { gdn::fwd_prep_body<IOT, K, K, KEEP>(p, keep); });
 }
@@ -159,6 +166,35 @@ static int run_case(const char* name, int H, int HV, int flags, int g_dt, int be
   // GDN_EMU_FAST=1: only prep3 (the v6 reference, bitwise prep6), prep7 once and prep8 twice (the
   // session-6 bitwise checks, prep4/5/6 and prep7's second run are skipped and count as passed).
   const bool fast = getenv("GDN_EMU_FAST") != nullptr;
+  // prep10 and prep11 (run with every mode): twice each, cp.async landing at the wait and at issue, every element
+  // of the whole workspace (incl. KEEP's T, E, Γ, β and the unwritten slots) bitwise prep9's.
+  // GDN_EMU_V10=1: this check alone (prep9 once, prep10 twice), nothing else of the case.
+  size_t diff10 = 0;
+  {
+    Ws w9r(max_chunks, HO, K, V);
+    run_prep<IOT, K, KEEP>(9, p, w9r, chunks, HO);
+    for (int run = 0; run < 4; ++run) {
+      g_cp_eager = run & 1;
+      Ws w10(max_chunks, HO, K, V);
+      run_prep<IOT, K, KEEP>(run < 2 ? 10 : 11, p, w10, chunks, HO);
+      g_cp_eager = false;
+      diff10 += count_diff(w9r.w, w10.w, w9r.w.size()) + count_diff(w9r.q, w10.q, w9r.q.size()) +
+                count_diff(w9r.kr, w10.kr, w9r.kr.size()) + count_diff(w9r.ut, w10.ut, w9r.ut.size()) +
+                count_diff(w9r.a, w10.a, w9r.a.size()) + count_diff(w9r.gl, w10.gl, w9r.gl.size()) +
+                count_diff(w9r.t, w10.t, w9r.t.size()) + count_diff(w9r.e, w10.e, w9r.e.size()) +
+                count_diff(w9r.gam, w10.gam, w9r.gam.size()) + count_diff(w9r.bet, w10.bet, w9r.bet.size());
+    }
+    size_t nan9 = 0;  // the valid chunks' W, Ũᵀ are written (not the NaN fill)
+    for (size_t i = 0; i < static_cast<size_t>(chunks) * HO * C * K; ++i) nan9 += std::isnan(dec<IOT>(w9r.w[i]));
+    for (size_t i = 0; i < static_cast<size_t>(chunks) * HO * V * C; ++i) nan9 += std::isnan(dec<IOT>(w9r.ut[i]));
+    if (getenv("GDN_EMU_V10")) {
+      printf("%-44s %s K=%3d keep=%d chunks=%3d: v10, v11: bitwise v9 (whole workspace incl. KEEP regions, 2 runs each, cp.async late / eager) diffs %zu, v9 NaN %zu  %s\n",
+             name, std::is_same_v<IOT, gdn::gdn_bf16> ? "bf16" : "fp16", K, KEEP ? 1 : 0, chunks, diff10, nan9,
+             diff10 == 0 && nan9 == 0 ? "ok" : "FAIL");
+      fflush(stdout);
+      return diff10 == 0 && nan9 == 0 ? 0 : 1;
+    }
+  }
   Ws w1(max_chunks, HO, K, V), w3(max_chunks, HO, K, V);
   run_prep<IOT, K, KEEP>(3, p, w3, chunks, HO);
   Ws w3b(max_chunks, HO, K, V);  // a second prep3 run: with real threads a race shows as a difference
@@ -413,8 +449,10 @@ static int run_case(const char* name, int H, int HV, int flags, int g_dt, int be
          "vs fp64 rms W %.3e (v7 %.3e) Ut %.3e (v7 %.3e) T %.3e (v7 %.3e)  %s\n",
          diff8, nan8, mw8, rw87, mu8, ru87, mt8, rt87, rw8, rw7, ru8, ru7, rt8, rt7, ok8 ? "ok" : "FAIL");
   printf("  v9: bitwise v8 (whole workspace incl. KEEP regions, 2 runs) diffs %zu  %s\n", diff9, diff9 == 0 ? "ok" : "FAIL");
+  printf("  v10, v11: bitwise v9 (whole workspace incl. KEEP regions, 2 runs each, cp.async late / eager) diffs %zu  %s\n", diff10,
+         diff10 == 0 ? "ok" : "FAIL");
   fflush(stdout);
-  return (ok ? 0 : 1) + (ok7 ? 0 : 1) + (ok8 ? 0 : 1) + (diff9 == 0 ? 0 : 1);
+  return (ok ? 0 : 1) + (ok7 ? 0 : 1) + (ok8 ? 0 : 1) + (diff9 == 0 ? 0 : 1) + (diff10 == 0 ? 0 : 1);
 }
 
 int main(int argc, char** argv) {

@@ -128,38 +128,20 @@ struct Prep3Bufs {
   float* bet;
 };
 
-// Phases 1b-5 of prep3 for chunk slot c (tokens t0 .. t0 + len − 1), output head h: the q, k, v
-// rows are (or are being) copied into b.r2, b.r1, b.r3 by this thread's cp.async groups, the
-// gates' raw bits are in `raw` (threads 0..63). `next_in_flight`: the newest cp.async group is the
-// next tile's (left in flight), else every group is waited for. Ends without a barrier (the
-// caller's, before any region is rewritten).
-template <typename T, int K, int V, bool KEEP, bool FEWBAR = false, bool DIRECT_A = false, int TCINV = 0>
-__device__ __forceinline__ void prep3_tile(const FwdParams& p, const PrepKeep& keep, const Prep3Bufs<T>& b, int c,
-                                           int h, int len, const PrepGateRaw& raw, bool next_in_flight) {
-  static_assert(V == 64 || V == 128, "prep3 serves V = 64 and 128");
-  static_assert(K == 64 || K == 128, "prep3 serves K = 64 and 128");
-  using S = Prep3Smem<K, V>;
+// Phases 1b-3 of a prep3-family tile (prep3_tile and prep10_tile, gdn_fwd_prep10.cuh): the gates
+// from their raw bits, the q, k, v copies waited for (`next_in_flight`: the newest cp.async group is
+// left in flight), Γ_last to ws_gl[ch]; phase 2 (normalised k, scaled q in place, Y = β v; Q⁺, Kᴿ to
+// the workspace); phase 3: warps 0-3 K Kᵀ, warps 4-7 Q Kᵀ into acc (warp owns rows 16·(w mod 4) +
+// 0..15, all 64 columns; LDSM: operands by ldmatrix.x4, bitwise the 32-bit loads). Ends without a
+// barrier (the caller's, after which qS is dead).
+template <typename T, int K, int V, bool LDSM>
+__device__ __forceinline__ void prep3_front(const FwdParams& p, T* kS, T* qS, T* yS, float* gam, float* bet,
+                                            size_t ch, int h, int len, const PrepGateRaw& raw, bool next_in_flight,
+                                            float (&acc)[8][4]) {
   using IO = Io<T>;
   constexpr int NT = PREP3_THREADS;
-  // prep9 (TCINV = 3): prep8's tile with the K Kᵀ / Q Kᵀ, W (A = T) and Ũᵀ (B = Tᵀ) fragments
-  // loaded by ldmatrix.x4: the same operand bits into the same mma.sync, so bitwise prep8.
-  constexpr bool LDSM = TCINV == 3;
-  constexpr int KP = S::KP, VP = S::VP, CP = S::CP, FP = S::FP;
-  T* kS = b.r1;
-  float* Lf = reinterpret_cast<float*>(b.r1);  // after kS is dead
-  T* tb = b.r1;                                // after Lf is dead
-  T* qS = b.r2;
-  T* eS = b.r2;  // after qS is dead
-  T* wS = b.r2;  // after eS is dead
-  T* yS = b.r3;
-  T* uS = b.us;  // after yS and aS are dead
-  T* aS = b.ra;
-  float* gam = b.gam;
-  float* bet = b.bet;
-
+  constexpr int KP = K + 8;
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
-  const int HO = p.ho;
-  const size_t ch = static_cast<size_t>(c) * HO + h;
 
   // Phase 1b: the gates from their raw bits; then (prep_finish_gates) the q, k, v copies.
   prep_gates_cook(p, gam, bet, len, h, raw, tid, lane);
@@ -185,7 +167,6 @@ __device__ __forceinline__ void prep3_tile(const FwdParams& p, const PrepKeep& k
   // columns), in registers until kS / qS are dead.
   const int rt = warp & 3, hi = warp >> 2;
   const int r0 = 16 * rt + (lane >> 2), cq = 2 * (lane & 3);
-  float acc[8][4];
   zero_frags(acc);
   if (LDSM) {
     // prep9: the same operands through ldmatrix.x4 (4 LDSM instead of 16 LDS.32 per k-step for B,
@@ -222,6 +203,44 @@ __device__ __forceinline__ void prep3_tile(const FwdParams& p, const PrepKeep& k
       }
     }
   }
+}
+
+// Phases 1b-5 of prep3 for chunk slot c (tokens t0 .. t0 + len − 1), output head h: the q, k, v
+// rows are (or are being) copied into b.r2, b.r1, b.r3 by this thread's cp.async groups, the
+// gates' raw bits are in `raw` (threads 0..63). `next_in_flight`: the newest cp.async group is the
+// next tile's (left in flight), else every group is waited for. Ends without a barrier (the
+// caller's, before any region is rewritten).
+template <typename T, int K, int V, bool KEEP, bool FEWBAR = false, bool DIRECT_A = false, int TCINV = 0>
+__device__ __forceinline__ void prep3_tile(const FwdParams& p, const PrepKeep& keep, const Prep3Bufs<T>& b, int c,
+                                           int h, int len, const PrepGateRaw& raw, bool next_in_flight) {
+  static_assert(V == 64 || V == 128, "prep3 serves V = 64 and 128");
+  static_assert(K == 64 || K == 128, "prep3 serves K = 64 and 128");
+  using S = Prep3Smem<K, V>;
+  using IO = Io<T>;
+  constexpr int NT = PREP3_THREADS;
+  // prep9 (TCINV = 3): prep8's tile with the K Kᵀ / Q Kᵀ, W (A = T) and Ũᵀ (B = Tᵀ) fragments
+  // loaded by ldmatrix.x4: the same operand bits into the same mma.sync, so bitwise prep8.
+  constexpr bool LDSM = TCINV == 3;
+  constexpr int KP = S::KP, VP = S::VP, CP = S::CP, FP = S::FP;
+  T* kS = b.r1;
+  float* Lf = reinterpret_cast<float*>(b.r1);  // after kS is dead
+  T* tb = b.r1;                                // after Lf is dead
+  T* qS = b.r2;
+  T* eS = b.r2;  // after qS is dead
+  T* wS = b.r2;  // after eS is dead
+  T* yS = b.r3;
+  T* uS = b.us;  // after yS and aS are dead
+  T* aS = b.ra;
+  float* gam = b.gam;
+  float* bet = b.bet;
+
+  const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+  const int HO = p.ho;
+  const size_t ch = static_cast<size_t>(c) * HO + h;
+  const int rt = warp & 3, hi = warp >> 2;
+  const int r0 = 16 * rt + (lane >> 2), cq = 2 * (lane & 3);
+  float acc[8][4];
+  prep3_front<T, K, V, LDSM>(p, kS, qS, yS, gam, bet, ch, h, len, raw, next_in_flight, acc);
   __syncthreads();  // qS dead: E takes its place (from the normalised kS)
   {
 #pragma unroll 2

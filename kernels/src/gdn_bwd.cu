@@ -12,7 +12,11 @@
 //     the triangular inverse on the tensor cores, gdn_fwd_tcinv.cuh; DNNPLAN_GDN_FWD_PREP=v7)
 //   gdn_bwd_prep9_{bf16,f16}_k{64,128}   <<<(max_chunks, HO), 256, Prep7Smem::bytes>>> (prep7 with
 //     the off-diagonal inverse by 2x2 recursive blocking on all 8 warps and ldmatrix.x4 operand
-//     loads; the default, v9; prep8 = the blocked inverse alone, bitwise prep9, not bundled)
+//     loads; the session-8 default, v9; prep8 = the blocked inverse alone, bitwise prep9, not bundled)
+//   gdn_bwd_prep10_{bf16,f16}_k{64,128}  <<<(max_chunks, HO), 256, Prep7Smem::bytes>>> (prep9's
+//     tile in fewer block-wide phases, gdn_fwd_prep10.cuh; bitwise prep9; the default, v10)
+//     (prep10 with W and Ũᵀ stored from registers, "prep11": bitwise, 0.90-0.95x prep9 on the
+//     H200; not bundled, bench/gdn_prep_host_emu.cpp still checks it)
 //   gdn_bwd_fscan_{bf16,f16}_k{64,128}   <<<(V / 64, HO, N), 128, ScanSmem::bytes>>>
 //   gdn_bwd_dscan_mma_{bf16,f16}_k{64,128} <<<(V / 64, HO, N), 128, DscanMmaSmem::bytes>>>
 //     (the reverse scan on the tensor cores, fp32 dS'; with the older token stages)
@@ -82,6 +86,7 @@
 #include "gdn_bwd_chain.cuh"
 #include "gdn_bwd_overlap.cuh"
 #include "gdn_fwd_prep3.cuh"
+#include "gdn_fwd_prep10.cuh"
 
 extern "C" __global__ void __launch_bounds__(gdn::OFFSETS_THREADS) gdn_bwd_chunk_offsets(gdn::BwdParams p) {
   gdn::chunk_offsets_body(p.f);
@@ -115,6 +120,10 @@ extern "C" __global__ void __launch_bounds__(gdn::PARAM_THREADS) gdn_bwd_params(
   extern "C" __global__ void __launch_bounds__(gdn::PREP3_THREADS, gdn::PREP6_MIN_BLOCKS)          \
       gdn_bwd_prep9_##TAG##_k##KD(gdn::BwdParams p) {                                             \
     gdn::fwd_prep3_body<T, KD, KD, true, false, true, 3>(p.f, gdn::PrepKeep{p.ws_t, p.ws_e, p.ws_gam, p.ws_bet}); \
+  }                                                                                                \
+  extern "C" __global__ void __launch_bounds__(gdn::PREP3_THREADS, gdn::PREP6_MIN_BLOCKS)          \
+      gdn_bwd_prep10_##TAG##_k##KD(gdn::BwdParams p) {                                            \
+    gdn::fwd_prep10_body<T, KD, KD, true>(p.f, gdn::PrepKeep{p.ws_t, p.ws_e, p.ws_gam, p.ws_bet}); \
   }                                                                                                \
   extern "C" __global__ void __launch_bounds__(gdn::SCAN_WARPS * 32)                               \
       gdn_bwd_fscan_##TAG##_k##KD(gdn::BwdParams p) {                                             \

@@ -29,15 +29,22 @@
 //   gdn_fwd_prep9_{bf16,f16}_k{64,128}     <<<(max_chunks, HO), 256, Prep7Smem::bytes>>> prep7 with
 //                                          the off-diagonal inverse by 2x2 recursive blocking on
 //                                          all 8 warps and ldmatrix.x4 operand loads (the
-//                                          default, DNNPLAN_GDN_FWD_PREP=v9). Its first step
+//                                          session-8 default, DNNPLAN_GDN_FWD_PREP=v9). Its first step
 //                                          alone (TCINV = 2, "prep8": bitwise prep9) is not
 //                                          bundled; bench/gdn_prep_host_emu.cpp still checks it.
+//   gdn_fwd_prep10_{bf16,f16}_k{64,128}    <<<(max_chunks, HO), 256, Prep7Smem::bytes>>> prep9's
+//                                          tile in fewer block-wide phases (gdn_fwd_prep10.cuh;
+//                                          bitwise prep9; the default, DNNPLAN_GDN_FWD_PREP=v10)
+//                                          (prep10 with W and Ũᵀ stored from registers,
+//                                          "prep11": bitwise, 0.90-0.95x prep9 on the H200;
+//                                          not bundled, the CPU emulation still checks it)
 // Not bundled (session 6, slower than prep3 on the H200; the CPU emulation
 // bench/gdn_prep_host_emu.cpp still checks them bitwise): the persistent fwd_prep4_body (0.83x)
 // and fwd_prep3_body<.., FEWBAR> alone ("prep5", 0.98x).
 #include "gdn_fwd.cuh"
 #include "gdn_fwd_fast.cuh"
 #include "gdn_fwd_prep3.cuh"
+#include "gdn_fwd_prep10.cuh"
 
 extern "C" __global__ void __launch_bounds__(gdn::OFFSETS_THREADS) gdn_chunk_offsets(gdn::FwdParams p) {
   gdn::chunk_offsets_body(p);
@@ -86,6 +93,10 @@ GDN_FWD_ENTRIES(f16, gdn::gdn_f16, 64)
   extern "C" __global__ void __launch_bounds__(gdn::PREP3_THREADS, gdn::PREP6_MIN_BLOCKS)           \
       gdn_fwd_prep9_##TAG##_k##KD(gdn::FwdParams p) {                                              \
     gdn::fwd_prep3_body<T, KD, KD, false, false, true, 3>(p);                                       \
+  } \
+  extern "C" __global__ void __launch_bounds__(gdn::PREP3_THREADS, gdn::PREP6_MIN_BLOCKS)           \
+      gdn_fwd_prep10_##TAG##_k##KD(gdn::FwdParams p) {                                             \
+    gdn::fwd_prep10_body<T, KD, KD>(p);                                                             \
   }
 
 GDN_FWD_FAST_ENTRIES(bf16, gdn::gdn_bf16, 128)

@@ -21,8 +21,9 @@
 //! v5 prep3 with the one-barrier-per-block-row inverse, v6 prep5 with A stored from registers:
 //! 4 blocks per SM, 1.06-1.09x prep3 on the H200, all bitwise the same outputs; v7 prep6 with the
 //! triangular inverse on the tensor cores, not bitwise; v9 v7 with that inverse spread over all 8
-//! warps and ldmatrix operand loads). The default is [`PrepVariant::DEFAULT`] (v9), see
-//! [`PrepVariant`].
+//! warps and ldmatrix operand loads; v10 v9's tile in fewer block-wide phases, bitwise v9; v11 (v10 with
+//! W and Ũᵀ stored from registers, bitwise, slower) is a template level only). The default is
+//! [`PrepVariant::DEFAULT`] (v10), see [`PrepVariant`].
 
 use crate::cuda::{Function, LaunchConfig, Launcher, compile_or_load, probe};
 use crate::dispatch::engine::{BuildContext, CompiledPlan, Engine, SupportQuery};
@@ -304,23 +305,35 @@ pub enum PrepVariant {
     /// chain than v7's column blocks on 3 warps) and the K Kᵀ / Q Kᵀ, W and Ũᵀ operand fragments
     /// loaded by ldmatrix.x4 instead of 32-bit shared loads (`gdn_fwd_prep9_*`,
     /// `gdn_bwd_prep9_*`); same shared memory and launch as v7. Not bitwise v7 (W, Ũ and T differ
-    /// in rounding only). The default since session 8. Its two steps on the H200: the blocked
+    /// in rounding only). Its two steps on the H200: the blocked
     /// inverse alone ("prep8", not bundled: bitwise prep9, whose ldmatrix loads feed the same
     /// operand bits to the same mma.sync) ran the forward prep 1.08-1.12x and the backward prep
     /// 1.12-1.17x v7 at the four benchmark shapes in both run orders
     /// (bench/gdn_device_prepinv_v8_run1.log), parity rms equal to v7's at the printed digits but
     /// for the aligned-keys and long-span cases (last digit); the ldmatrix loads then 0.996-1.06x
     /// prep8 (forward prep; 7 of 8 comparisons faster, the whole forward faster in all 8; backward
-    /// prep level; bench/gdn_device_prepinv3_run1.log). Memcheck 0 errors for both.
+    /// prep level; bench/gdn_device_prepinv3_run1.log). Memcheck 0 errors for both. The
+    /// default in session 8.
     V9,
+    /// prep9's tile in fewer block-wide phases (`gdn_fwd_prep10_*`, `gdn_bwd_prep10_*`,
+    /// kernels/include/gdn_fwd_prep10.cuh): E in place over k so that the E rows, the L store
+    /// and the A store share one phase; the inverse's step 1 beside the parts of step 2a that
+    /// need only the diagonal blocks; T converted to the io dtype row by row within its fp32
+    /// rows (no block barrier between reads and writes), half of it beside step 2b. 13 block
+    /// barriers per tile instead of 15; bitwise prep9 (same operations, same order); same
+    /// shared memory size and launch as v7 / v9. The default since session 9: forward prep
+    /// 1.00-1.04x and backward prep 1.01-1.04x v9 at the four benchmark shapes in both run
+    /// orders on the H200 (bench/gdn_device_prep10_run1_summary.log), gradient / O hashes
+    /// bitwise v9's, memcheck 0 errors.
+    V10,
 }
 
 impl PrepVariant {
-    /// The prep a plan runs unless `DNNPLAN_GDN_FWD_PREP` names another (every shape: prep9
+    /// The prep a plan runs unless `DNNPLAN_GDN_FWD_PREP` names another (every shape: prep10
     /// serves K = 64 and 128, bf16 and fp16, and compiles for sm_80 / sm_100a through NVRTC).
-    pub const DEFAULT: PrepVariant = PrepVariant::V9;
+    pub const DEFAULT: PrepVariant = PrepVariant::V10;
 
-    /// `DNNPLAN_GDN_FWD_PREP` = `v1` / `v2` / `v3` / `v6` / `v7` / `v9`, else
+    /// `DNNPLAN_GDN_FWD_PREP` = `v1` / `v2` / `v3` / `v6` / `v7` / `v9` / `v10`, else
     /// [`PrepVariant::DEFAULT`]; read at plan build.
     pub fn from_env() -> PrepVariant {
         match std::env::var("DNNPLAN_GDN_FWD_PREP").as_deref() {
@@ -330,6 +343,7 @@ impl PrepVariant {
             Ok("v6") => PrepVariant::V6,
             Ok("v7") => PrepVariant::V7,
             Ok("v9") => PrepVariant::V9,
+            Ok("v10") => PrepVariant::V10,
             _ => PrepVariant::DEFAULT,
         }
     }
@@ -344,6 +358,7 @@ impl PrepVariant {
             (PrepVariant::V6, _) => "prep6",
             (PrepVariant::V7, _) => "prep7",
             (PrepVariant::V9, _) => "prep9",
+            (PrepVariant::V10, _) => "prep10",
         };
         format!("gdn_{dir}_{v}_{tag}_k{k}")
     }
@@ -357,7 +372,7 @@ impl PrepVariant {
             }
             PrepVariant::V3 => ((chunks, ho, 1), PREP3_THREADS, prep3_smem_bytes(k, v)),
             PrepVariant::V6 => ((chunks, ho, 1), PREP3_THREADS, prep6_smem_bytes(k, v)),
-            PrepVariant::V7 | PrepVariant::V9 => {
+            PrepVariant::V7 | PrepVariant::V9 | PrepVariant::V10 => {
                 ((chunks, ho, 1), PREP3_THREADS, prep7_smem_bytes(k, v))
             }
         }
@@ -716,7 +731,7 @@ mod tests {
     #[test]
     fn prep_variants_name_their_kernels_and_launch_shapes() {
         use PrepVariant::*;
-        let names: Vec<String> = [V1, V2, V3, V6, V7, V9]
+        let names: Vec<String> = [V1, V2, V3, V6, V7, V9, V10]
             .iter()
             .map(|p| p.kernel_name("fwd", "bf16", 128))
             .collect();
@@ -728,8 +743,18 @@ mod tests {
                 "gdn_fwd_prep3_bf16_k128",
                 "gdn_fwd_prep6_bf16_k128",
                 "gdn_fwd_prep7_bf16_k128",
-                "gdn_fwd_prep9_bf16_k128"
+                "gdn_fwd_prep9_bf16_k128",
+                "gdn_fwd_prep10_bf16_k128"
             ]
+        );
+        assert_eq!(V10.kernel_name("bwd", "f16", 64), "gdn_bwd_prep10_f16_k64");
+        assert_eq!(
+            V10.launch_shape(520, 16, 128, 128),
+            V9.launch_shape(520, 16, 128, 128)
+        );
+        assert_eq!(
+            V10.launch_shape(520, 16, 64, 64),
+            V9.launch_shape(520, 16, 64, 64)
         );
         assert_eq!(V7.kernel_name("bwd", "f16", 64), "gdn_bwd_prep7_f16_k64");
         assert_eq!(

@@ -1,0 +1,335 @@
+// Gated DeltaNet per-chunk factors, v10 ("prep10", helper prep10, session 9): prep9's tile
+// (prep3_tile<..., DIRECT_A, TCINV = 3>: the inverse on the tensor cores by 2x2 recursive blocking,
+// ldmatrix operand loads) with the same math in fewer block-wide phases, so fewer warps wait at
+// barriers while two of them work. Bitwise prep9: every output element comes from the same fp32
+// operations and mma.sync instructions with the same operands in the same order; only which warp
+// issues them, where the intermediate tiles live and which barriers separate them differ (checked
+// on the CPU against prep9's whole workspace by bench/gdn_prep_host_emu.cpp).
+//
+// Contract: prep9's (fwd_prep3_body<T, K, V, KEEP, false, true, 3>): inputs, outputs (forward: W,
+// Q⁺, Kᴿ, Ũᵀ, A, Γ_last; the backward's KEEP variant also T, E, Γ, β), workspace layout, grid
+// (chunk slots, HO), PREP3_THREADS threads, Prep7Smem<K, V>::bytes of dynamic shared memory
+// (Prep10Smem has the same size, regions assigned differently).
+//
+// prep11 (DIRECT_WU) also stores W and Ũᵀ from the accumulators (packed pairs, as A) instead of
+// through staging tiles: no barrier after phase 4 (10 per tile), 4-byte global stores.
+//
+// What differs from prep9 (13 block barriers per tile instead of 15):
+//  - r1 and r2 swap roles after phase 3: E = β k e^Γ is computed in place over the normalised k
+//    (each lane rewrites the elements it read), L (fp32) goes over the dead q in r2, so the E rows,
+//    the L store (warps 0-3) and the A store (warps 4-7) run between the same two barriers (prep9:
+//    E rows and A, barrier, L, barrier). W is staged over E (r1), T over L (r2).
+//  - Step 1 of the inverse (T_10, T_32 on warps 0 and 1) runs beside the parts of step 2a
+//    (P = L_BA T_AA) that need only the diagonal blocks T_00, T_11: warps 2-7 compute the k8 steps
+//    kb with kb >> 1 == nt >> 1 of the P tiles (the tiles with nt = 2, 3 completely), so after the
+//    barrier each P tile has at most 2 k8 steps left (prep9: up to 4). The steps of each of a
+//    tile's two accumulators keep their order (kb ascending), so the sums are prep9's.
+//  - T leaves fp32 for the io dtype row by row within its own fp32 row: io row r at byte offset
+//    288 r − 16 ((r >> 2) & 1) of the fp32 tile (rows of TCINV_LS = 72 floats = 288 B), i.e. over
+//    fp32 columns 0..27 / 0..31 of row r and the unused padding columns 68..71 of row r − 1, so a
+//    warp converts its rows (r = warp + 8u) with a __syncwarp between its reads and its writes and
+//    no block barrier; the rows 0..31 (final after step 1) are converted beside step 2b (T_BA),
+//    which reads only columns 32..63 of those rows; rows 32..63 after it. 288 B is an even multiple
+//    of 16 B: the −16 B shift of rows 4..7 (mod 8) keeps ldmatrix's 8 row addresses on 8 distinct
+//    4-bank groups (conflict-free, as prep9's odd-multiple stride of 144 B).
+#pragma once
+
+#include "gdn_fwd_prep3.cuh"
+
+namespace gdn {
+
+// prep10's shared memory: prep7's regions with r1 and r2 exchanged in size (r1: k -> E -> the W
+// staging tile, CHUNK rows of K + 8; r2: q -> L (fp32, rows of TCINV_LS) -> T (io, tcinv10_tb_row));
+// r3: v -> Y -> the Ũᵀ staging tile, as prep7's. The same total as Prep7Smem.
+template <int K, int V>
+struct Prep10Smem {
+  using S3 = Prep3Smem<K, V>;
+  static constexpr size_t r1_bytes = static_cast<size_t>(CHUNK) * S3::KP * 2;
+  static constexpr size_t r2_bytes = (CHUNK * S3::KP * 2 > CHUNK * TCINV_LS * 4) ? CHUNK * S3::KP * 2 : CHUNK * TCINV_LS * 4;
+  static constexpr size_t r1_off = 0;
+  static constexpr size_t r2_off = (r1_off + r1_bytes + 15) / 16 * 16;
+  static constexpr size_t r3_off = r2_off + r2_bytes;
+  static constexpr size_t r3_bytes = Prep6Smem<K, V>::r3_bytes;
+  static constexpr size_t gam_off = r3_off + r3_bytes;
+  static constexpr size_t bet_off = gam_off + CHUNK * 4;
+  static constexpr size_t bytes = bet_off + CHUNK * 4;
+};
+static_assert(Prep10Smem<128, 128>::bytes == Prep7Smem<128, 128>::bytes &&
+                  Prep10Smem<64, 64>::bytes == Prep7Smem<64, 64>::bytes,
+              "prep10 launches with prep7's shared memory size (params::prep7_smem_bytes)");
+
+// Element offset of T's io row r in the fp32 tile's region (see the header): 144 r − 8 ((r >> 2) & 1).
+__device__ __forceinline__ int tcinv10_tb_row(int r) { return (TCINV_LS * 2) * r - 8 * ((r >> 2) & 1); }
+
+// k8 steps kb of P tile (mb, nt) = L_BA T_AA (tcinv8_p's, in its order, into its two accumulators)
+// with kb ≥ nt and EARLY ? kb >> 1 == nt >> 1 (B operand a diagonal block of T_AA, final after the
+// diagonal solve) : kb >> 1 != nt >> 1 (B operand T_10, final after step 1).
+template <bool EARLY>
+__device__ __forceinline__ void tcinv10_p_steps(const float* Lf, int mb, int nt, int lane, float (&c)[2][4]) {
+  constexpr int LS = TCINV_LS;
+  const int g = lane >> 2, t = lane & 3;
+  const int ar = 32 + 16 * mb + g;
+#pragma unroll
+  for (int kb = 0; kb < 4; ++kb) {
+    if (kb < nt || ((kb >> 1) == (nt >> 1)) != EARLY) continue;
+    const float2 lo = *reinterpret_cast<const float2*>(&Lf[ar * LS + 8 * kb + 2 * t]);
+    const float2 hi = *reinterpret_cast<const float2*>(&Lf[(ar + 8) * LS + 8 * kb + 2 * t]);
+    const float2 bv = make_float2(Lf[(8 * kb + 2 * t) * LS + 8 * nt + g], Lf[(8 * kb + 2 * t + 1) * LS + 8 * nt + g]);
+    tcinv8_mma(c[kb & 1], lo, hi, bv);
+  }
+}
+
+// P tile (mb, nt) stored as Pᵀ (tcinv8_p's store).
+__device__ __forceinline__ void tcinv10_p_store(float* Lf, int mb, int nt, int lane, const float (&c)[2][4]) {
+  constexpr int LS = TCINV_LS;
+  const int g = lane >> 2, t = lane & 3;
+#pragma unroll
+  for (int h = 0; h < 2; ++h)
+#pragma unroll
+    for (int e = 0; e < 2; ++e)
+      Lf[(8 * nt + 2 * t + e) * LS + 32 + 16 * mb + g + 8 * h] = c[0][2 * h + e] + c[1][2 * h + e];
+}
+
+// T's rows warp + 8u, u = U0 .. U0 + 3, from fp32 (Lf, row-major lower triangle, unit diagonal
+// implied) to the io dtype at tcinv10_tb_row: tcinv8_t_to_io's values; one warp per row, its reads
+// before its writes (__syncwarp). Other warps may meanwhile read anything but these rows' columns
+// 0..31 and the padding of the rows above them.
+template <typename T, int U0>
+__device__ __forceinline__ void tcinv10_rows_to_io(float* Lf, int warp, int lane) {
+  constexpr int LS = TCINV_LS;
+  T* tb = reinterpret_cast<T*>(Lf);
+  const int cc = 2 * lane;
+  u32 tv[4];
+#pragma unroll
+  for (int u = 0; u < 4; ++u) {
+    const int r = warp + 8 * (U0 + u);
+    const float2 v = *reinterpret_cast<const float2*>(&Lf[r * LS + cc]);
+    const float a = cc < r ? v.x : (cc == r ? 1.f : 0.f);
+    const float b = cc + 1 < r ? v.y : (cc + 1 == r ? 1.f : 0.f);
+    tv[u] = Io<T>::pack(a, b);
+  }
+  __syncwarp();
+#pragma unroll
+  for (int u = 0; u < 4; ++u) {
+    const int r = warp + 8 * (U0 + u);
+    *reinterpret_cast<u32*>(&tb[tcinv10_tb_row(r) + cc]) = tv[u];
+  }
+}
+
+// Phases 1b-5 of prep10 for chunk slot c (tokens t0 .. t0 + len − 1), output head h (the q, k, v
+// copies in flight into b.r2, b.r1, b.r3; the gates' raw bits in `raw`). Ends with the stores.
+template <typename T, int K, int V, bool KEEP, bool DIRECT_WU = false>
+__device__ __forceinline__ void prep10_tile(const FwdParams& p, const PrepKeep& keep, const Prep3Bufs<T>& b, int c,
+                                            int h, int len, const PrepGateRaw& raw) {
+  static_assert(V == 64 || V == 128, "prep10 serves V = 64 and 128");
+  static_assert(K == 64 || K == 128, "prep10 serves K = 64 and 128");
+  using S = Prep3Smem<K, V>;
+  using IO = Io<T>;
+  constexpr int NT = PREP3_THREADS;
+  constexpr int KP = S::KP, VP = S::VP, CP = S::CP;
+  T* kS = b.r1;
+  T* eS = b.r1;  // E in place over the normalised k
+  T* wS = b.r1;  // after E is dead
+  T* qS = b.r2;
+  float* Lf = reinterpret_cast<float*>(b.r2);  // after qS is dead
+  const T* tb = b.r2;                          // T (io) at tcinv10_tb_row, after L is dead
+  T* yS = b.r3;
+  T* uS = b.us;  // after yS is dead
+  float* gam = b.gam;
+  float* bet = b.bet;
+
+  const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+  const int HO = p.ho;
+  const size_t ch = static_cast<size_t>(c) * HO + h;
+  const int rt = warp & 3, hi = warp >> 2;
+  const int r0 = 16 * rt + (lane >> 2), cq = 2 * (lane & 3);
+  float acc[8][4];
+  prep3_front<T, K, V, true>(p, kS, qS, yS, gam, bet, ch, h, len, raw, false, acc);
+  __syncthreads();  // phase 3's reads done: q dead, k rewritten as E in place
+  {
+#pragma unroll 2
+    for (int r = warp; r < CHUNK; r += NT / 32) prep_e_row<T, K>(kS, eS, gam, bet, r, lane);
+    if (hi) prep_store_a<T, CHUNK>(static_cast<T*>(p.ws_a) + ch * CHUNK * CHUNK, acc, gam, r0, cq);
+    else tcinv_store_l(Lf, acc, gam, bet, r0, cq);
+  }
+  __syncthreads();
+
+  // Phase 4: T = (I + L)^{-1} (prep9's tcinv_phase4<T, 2>, rescheduled). Diagonal blocks by
+  // substitution on threads 0..63; the backward's E copy on the others meanwhile.
+  if (tid < CHUNK) {
+    float col[16];
+    const int base = 16 * (tid >> 4), cl = tid & 15;
+    prep_diag_solve<TCINV_LS>(Lf, col, base, cl);
+    __syncwarp();  // the block's 16 columns (all readers of its L) are in this warp
+    prep_diag_store<TCINV_LS>(Lf, col, base, cl);
+  } else if (KEEP) {
+    store_tile16<T, CHUNK, K>(static_cast<T*>(keep.ws_e) + ch * CHUNK * K, eS, tid - CHUNK, NT - CHUNK);
+  }
+  __syncthreads();
+  // Step 1 (warps 0, 1: T_10, T_32) beside step 2a's early k8 steps (warps 2-7). Warp 2 + i
+  // (i < 4) owns P tile (mb, nt) = (i >> 1, i & 1) (early steps now, late ones after the barrier);
+  // warp 6 owns tiles (0, 2), (0, 3), warp 7 tiles (1, 2), (1, 3) (early steps only: complete).
+  float pc[2][4];
+  zero_frags(pc);
+  const int pmb = (warp - 2) >> 1, pnt = (warp - 2) & 1;
+  if (warp == 0) {
+    tcinv8_pair<0>(Lf, lane);
+  } else if (warp == 1) {
+    tcinv8_pair<2>(Lf, lane);
+  } else if (warp < 6) {
+    tcinv10_p_steps<true>(Lf, pmb, pnt, lane, pc);
+  } else {
+    const int mb = warp - 6;
+#pragma unroll
+    for (int nt = 2; nt < 4; ++nt) {
+      float c2[2][4];
+      zero_frags(c2);
+      tcinv10_p_steps<true>(Lf, mb, nt, lane, c2);
+      tcinv10_p_store(Lf, mb, nt, lane, c2);
+    }
+  }
+  __syncthreads();
+  if (warp >= 2 && warp < 6) {
+    tcinv10_p_steps<false>(Lf, pmb, pnt, lane, pc);
+    tcinv10_p_store(Lf, pmb, pnt, lane, pc);
+  }
+  __syncthreads();
+  // Step 2b (T_BA = −T_BB P over L_BA; reads T_BB and Pᵀ = columns 32..63) beside the io
+  // conversion of T's rows 0..31 (final, columns 0..31); then rows 32..63.
+  tcinv8_tba(Lf, warp, lane);
+  tcinv10_rows_to_io<T, 0>(Lf, warp, lane);
+  __syncthreads();
+  tcinv10_rows_to_io<T, 4>(Lf, warp, lane);
+  __syncthreads();
+
+  // Phase 5: W = T E (64×K): warp (rt, hi) owns rows 16·rt + 0..15 and key columns
+  // [hi·K/2, (hi+1)·K/2). A = T by ldmatrix.x4, B = E via ldmatrix.trans (prep9's).
+  {
+    constexpr int NPW = K / 32;  // 16-column pairs per warp
+    float wacc[2 * NPW][4];
+    zero_frags(wacc);
+    const int arow = tcinv10_tb_row(16 * rt + (lane & 7) + 8 * ((lane >> 3) & 1)) + 8 * (lane >> 4);
+#pragma unroll
+    for (int kk = 0; kk < 4; ++kk) {
+      if (kk > rt) break;  // T is lower triangular
+      u32 a[4];
+      ldsm_x4(a, &tb[arow + 16 * kk]);
+      const int lrow = 16 * kk + (lane & 7) + 8 * ((lane >> 3) & 1);
+#pragma unroll
+      for (int npl = 0; npl < NPW; ++npl) {
+        const int np = hi * NPW + npl;
+        u32 r[4];
+        ldsm_x4_t(r, &eS[lrow * KP + 16 * np + 8 * (lane >> 4)]);
+        IO::mma(wacc[2 * npl], a, r);
+        IO::mma(wacc[2 * npl + 1], a, r + 2);
+      }
+    }
+    if (DIRECT_WU) {
+      // prep11: W leaves from the accumulators as packed pairs (no staging tile, no barrier).
+      T* ww = static_cast<T*>(p.ws_w) + ch * CHUNK * K;
+#pragma unroll
+      for (int ntl = 0; ntl < 2 * NPW; ++ntl) {
+        const int nt = 2 * hi * NPW + ntl;
+        *reinterpret_cast<u32*>(&ww[r0 * K + 8 * nt + cq]) = IO::pack(wacc[ntl][0], wacc[ntl][1]);
+        *reinterpret_cast<u32*>(&ww[(r0 + 8) * K + 8 * nt + cq]) = IO::pack(wacc[ntl][2], wacc[ntl][3]);
+      }
+    } else {
+      __syncthreads();  // every warp's E reads done: the W staging tile takes E's place
+#pragma unroll
+      for (int ntl = 0; ntl < 2 * NPW; ++ntl) {
+        const int nt = 2 * hi * NPW + ntl;
+        *reinterpret_cast<u32*>(&wS[r0 * KP + 8 * nt + cq]) = IO::pack(wacc[ntl][0], wacc[ntl][1]);
+        *reinterpret_cast<u32*>(&wS[(r0 + 8) * KP + 8 * nt + cq]) = IO::pack(wacc[ntl][2], wacc[ntl][3]);
+      }
+    }
+  }
+  // Ũᵀ = Yᵀ Tᵀ (V×64): warp w owns value rows 16·(w mod V/16) + 0..15 and token columns
+  // [8·nt0, 8·(nt0 + NTU)); A = Yᵀ via ldmatrix.trans, B = Tᵀ (n-tiles nt, nt + 1) by ldmatrix.x4.
+  {
+    constexpr int VT = V / 16;
+    constexpr int NTU = 8 * VT / (NT / 32);
+    const int d0 = 16 * (warp % VT), nt0 = (warp / VT) * NTU;
+    float uacc[NTU][4];
+    zero_frags(uacc);
+#pragma unroll
+    for (int kk = 0; kk < 4; ++kk) {
+      u32 a[4];
+      const int mi = lane >> 3;
+      ldsm_x4_t(a, &yS[(16 * kk + (lane & 7) + 8 * (mi >> 1)) * VP + d0 + 8 * (mi & 1)]);
+#pragma unroll
+      for (int ntl = 0; ntl < NTU; ntl += 2) {
+        const int nt = nt0 + ntl;
+        if (kk > (nt >> 1)) continue;  // Tᵀ[j][i] = 0 for j > i
+        u32 bf[4];
+        ldsm_x4(bf, &tb[tcinv10_tb_row(8 * nt + 8 * (lane >> 4) + (lane & 7)) + 16 * kk + 8 * ((lane >> 3) & 1)]);
+        IO::mma(uacc[ntl], a, bf);
+        IO::mma(uacc[ntl + 1], a, bf + 2);
+      }
+    }
+    const int d = d0 + (lane >> 2);
+    if (DIRECT_WU) {
+      // prep11: Ũᵀ leaves from the accumulators as packed pairs.
+      T* wu = static_cast<T*>(p.ws_ut) + ch * V * CHUNK;
+#pragma unroll
+      for (int ntl = 0; ntl < NTU; ++ntl) {
+        const int nt = nt0 + ntl;
+        *reinterpret_cast<u32*>(&wu[d * CHUNK + 8 * nt + cq]) = IO::pack(uacc[ntl][0], uacc[ntl][1]);
+        *reinterpret_cast<u32*>(&wu[(d + 8) * CHUNK + 8 * nt + cq]) = IO::pack(uacc[ntl][2], uacc[ntl][3]);
+      }
+    } else {
+      __syncthreads();  // Y reads done, W staged: Ũᵀ staging takes Y's place
+      store_tile16<T, CHUNK, K>(static_cast<T*>(p.ws_w) + ch * CHUNK * K, wS, tid, NT);
+#pragma unroll
+      for (int ntl = 0; ntl < NTU; ++ntl) {
+        const int nt = nt0 + ntl;
+        *reinterpret_cast<u32*>(&uS[d * CP + 8 * nt + cq]) = IO::pack(uacc[ntl][0], uacc[ntl][1]);
+        *reinterpret_cast<u32*>(&uS[(d + 8) * CP + 8 * nt + cq]) = IO::pack(uacc[ntl][2], uacc[ntl][3]);
+      }
+    }
+  }
+  if (!DIRECT_WU) {
+    __syncthreads();
+    store_tile16<T, V, CHUNK>(static_cast<T*>(p.ws_ut) + ch * V * CHUNK, uS, tid, NT);
+  }
+  if (KEEP) {
+    // T (io, unit diagonal) and the per-token Γ, β for the backward (E left in phase 4).
+    T* dt = static_cast<T*>(keep.ws_t) + ch * CHUNK * CHUNK;
+    for (int i = tid; i < CHUNK * CHUNK / 8; i += NT) {
+      const int r = i / (CHUNK / 8), c8 = i % (CHUNK / 8);
+      *reinterpret_cast<uint4*>(&dt[r * CHUNK + 8 * c8]) = *reinterpret_cast<const uint4*>(&tb[tcinv10_tb_row(r) + 8 * c8]);
+    }
+    if (tid < CHUNK) {
+      keep.ws_gam[ch * CHUNK + tid] = gam[tid];
+      keep.ws_bet[ch * CHUNK + tid] = bet[tid];
+    }
+  }
+}
+
+// The prep10 (DIRECT_WU = false) and prep11 (DIRECT_WU: W and Ũᵀ stored from the accumulators as
+// packed pairs instead of through staging tiles, as A is since prep6: 10 block barriers per tile)
+// kernels' body: grid (chunk slots, HO), one (chunk, head) tile per block, PREP3_THREADS threads,
+// Prep10Smem<K, V>::bytes (= Prep7Smem's) of dynamic shared memory.
+template <typename T, int K, int V, bool KEEP = false, bool DIRECT_WU = false>
+__device__ __forceinline__ void fwd_prep10_body(const FwdParams& p, const PrepKeep& keep = PrepKeep{}) {
+  using S = Prep10Smem<K, V>;
+  extern __shared__ __align__(16) unsigned char smem[];
+  const Prep3Bufs<T> b{reinterpret_cast<T*>(smem + S::r1_off),
+                       reinterpret_cast<T*>(smem + S::r2_off),
+                       reinterpret_cast<T*>(smem + S::r3_off),
+                       nullptr,
+                       reinterpret_cast<T*>(smem + S::r3_off),
+                       reinterpret_cast<float*>(smem + S::gam_off),
+                       reinterpret_cast<float*>(smem + S::bet_off)};
+  const int c = blockIdx.x, h = blockIdx.y, tid = threadIdx.x;
+  int seq, len;
+  long long t0;
+  if (!locate_chunk(p, c, seq, t0, len)) return;
+  const int HO = p.ho;
+  const int qh = h / (HO / p.h), kh = h / (HO / p.hk), vh = h / (HO / p.hv);
+  // Phase 1: raw q, k, v rows into smem (k into r1, q into r2, v into r3), in flight while the
+  // gates are computed.
+  prep_load_qkv<T, K, V, PREP3_THREADS>(p, b.r1, b.r2, b.r3, t0, len, qh, kh, vh, tid);
+  prep10_tile<T, K, V, KEEP, DIRECT_WU>(p, keep, b, c, h, len, prep_gates_raw(p, t0, len, h, HO, tid));
+}
+
+}  // namespace gdn
