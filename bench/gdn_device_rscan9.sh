@@ -4,7 +4,7 @@
 # (after build-cubins), tar .device + kernels/sm_90a + this script into .xfer-rscan9/device.tgz;
 # run tool: carry [".xfer-rscan9"]; command: `cd .xfer-rscan9 && tar xzf device.tgz && bash
 # bench/gdn_device_rscan9.sh`. Logs into $OUT.
-start=$(date +%s); LIMIT=${LIMIT:-170}
+start=$(date +%s); LIMIT=${LIMIT:-150}
 left() { echo $(( LIMIT - ($(date +%s) - start) )); }
 W=/tmp/rscan9; mkdir -p $W; S=$OUT/summary.log
 source .device/device-env.sh > $W/env.log 2>&1
@@ -33,12 +33,6 @@ for pr in "ov2 ov" "ov2_p4 ov_p4" "ov2 off"; do set -- $pr
   cmp -s $W/h_$1 $W/h_$2 && [ -s $W/h_$1 ] && echo "BITWISE ($1 == $2, $(wc -l < $W/h_$1) hash lines)" | tee -a $S || echo "HASHES DIFFER ($1 vs $2)" | tee -a $S
 done
 grep -hE "panicked|FAILED" $W/*.log | head -5 | tee -a $S
-# 3. memcheck over the backward matrix with ov2 (uncut and 4 pieces).
-DNNPLAN_GDN_BWD_DSCAN=ov2 timeout 30 compute-sanitizer --tool memcheck --print-limit 5 $t backward_parity --test-threads=1 > $W/mc.log 2>&1
-echo "memcheck ov2 by rule: $(grep -E 'ERROR SUMMARY' $W/mc.log) $(grep 'test result' $W/mc.log)" | tee -a $S
-DNNPLAN_GDN_BWD_DSCAN=ov2 DNNPLAN_GDN_BWD_OVERLAP=1 DNNPLAN_GDN_BWD_PIECES=4 timeout 30 compute-sanitizer --tool memcheck --print-limit 5 $t backward_parity --test-threads=1 > $W/mc4.log 2>&1
-echo "memcheck ov2 pieces 4: $(grep -E 'ERROR SUMMARY' $W/mc4.log) $(grep 'test result' $W/mc4.log)" | tee -a $S
-echo "elapsed $(( $(date +%s) - start )) s" | tee -a $S
 # 4. timing: whole backward and stages (dscan = the overlapped scan alone, tokens = what the token
 #    stage adds beside it), ov then ov2, and the reverse order.
 tim() {  # variants, tag
@@ -46,11 +40,19 @@ tim() {  # variants, tag
   echo "== variants $1 ($2)" | tee -a $S; grep -E "bwd stages|gdn_sm90 timing" $W/timing_$2.log | sed 's/.*gdn_sm90/gdn_sm90/' | tee -a $S
 }
 tim tc11/ov,tc11/ov2 a
-tim tc11/ov2,tc11/ov b
+# 3. memcheck over the backward matrix with ov2 (uncut; then 4 pieces if time is left).
+DNNPLAN_GDN_BWD_DSCAN=ov2 timeout 35 compute-sanitizer --tool memcheck --print-limit 5 $t backward_parity --test-threads=1 > $W/mc.log 2>&1
+echo "memcheck ov2 by rule: $(grep -E 'ERROR SUMMARY' $W/mc.log) $(grep 'test result' $W/mc.log)" | tee -a $S
 echo "elapsed $(( $(date +%s) - start )) s" | tee -a $S
+[ "$(left)" -gt 30 ] && tim tc11/ov2,tc11/ov b
+echo "elapsed $(( $(date +%s) - start )) s" | tee -a $S
+if [ "$(left)" -gt 45 ]; then
+  DNNPLAN_GDN_BWD_DSCAN=ov2 DNNPLAN_GDN_BWD_OVERLAP=1 DNNPLAN_GDN_BWD_PIECES=4 timeout 35 compute-sanitizer --tool memcheck --print-limit 5 $t backward_parity --test-threads=1 > $W/mc4.log 2>&1
+  echo "memcheck ov2 pieces 4: $(grep -E 'ERROR SUMMARY' $W/mc4.log) $(grep 'test result' $W/mc4.log)" | tee -a $S
+fi
 # 5. (if time is left) ncu of one producer launch each at (4, 8192, 16) (profiled alone).
 for v in ov ov2; do
-  [ "$(left)" -gt 20 ] || break
+  [ "$(left)" -gt 18 ] || break
   DNNPLAN_GDN_TIMING=1 DNNPLAN_GDN_TIMING_SHAPES=0 DNNPLAN_GDN_TIMING_VARIANTS=tc11/$v timeout 25 ncu --clock-control none \
     -k regex:"gdn_bwd_dscan_${v}_bf16_k128" -c 1 --section SpeedOfLight --section WarpStateStats --section InstructionStats \
     --metrics l1tex__data_pipe_lsu_wavefronts_mem_shared.sum,l1tex__t_requests_pipe_lsu_mem_global_op_st.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active,smsp__inst_executed.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum \
