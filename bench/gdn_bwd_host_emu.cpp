@@ -32,6 +32,10 @@
 //         (gdn_bwd_tokens_tc9); every case also runs tc5 and requires bitwise-equal outputs.
 //   tc10  tc9 with conflict-free fp32 result staging (gdn_bwd_tokens_tc10); bitwise tc5 required.
 //   tc11, ov11  the same for tc11 (tc10 with phase A's G tile in rows of CHUNK + 8).
+//   ov2, piece4ov2  ov11 / piece4ov with the producer on dscan_mma_chunks' R2 loop (session 9:
+//         gdn_bwd_dscan_ov2 / dscanp_ov2: compile-time copy issue, Kᴿ by ldmatrix.x4, dS' staged
+//         into 16-byte stores) and tc11's consumer, against the sequential tc5 / piece4 run (the
+//         4-warp v1 reverse scan): every output and dS', dR bitwise, twice.
 //   ov10  ov with tc10's consumer (gdn_bwd_tokens_tc10_ov) against the sequential tc5 run.
 //   ov9, piece4ov9  ov / piece4ov with tc9's consumer (gdn_bwd_tokens_tc9_ov) against the
 //         sequential tc5 / piece4 run: every output and dS', dR bitwise.
@@ -54,7 +58,7 @@
 //
 // Build and run (CPU machine), from the repository root:
 //   g++ -std=c++20 -O2 -fno-strict-aliasing -pthread -Ikernels/include bench/gdn_bwd_host_emu.cpp -o /tmp/gdn_bwd_host_emu
-//   /tmp/gdn_bwd_host_emu [fp32|mma|tc|tc2|tc3|tc4|tc5|tc6|tc9|tc10|tc11|piece2|piece3|piece4|pieces|w8|piece4w8|ov|piece4ov|ov9|piece4ov9|ov10|ov11|all] [long]
+//   /tmp/gdn_bwd_host_emu [fp32|mma|tc|tc2|tc3|tc4|tc5|tc6|tc9|tc10|tc11|piece2|piece3|piece4|pieces|w8|piece4w8|ov|piece4ov|ov9|piece4ov9|ov10|ov11|ov2|piece4ov2|all] [long]
 //   ("long": only the long-span case; "all" skips w8, piece4w8 and the ov / tc9+ sets, which run by name)
 // Every case runs the kernels twice (NaN-refilled outputs and scratch) and requires bitwise-equal
 // results: with real threads, a missing barrier shows up as a difference.
@@ -105,7 +109,11 @@ static void run_overlap_pair(U3 pgrid, unsigned pthreads, const std::function<vo
   }
 }
 
-enum class Set { Fp32, Mma, Tc, Tc2, Tc3, Tc4, Tc5, Tc6, Piece2, Piece3, Piece4, Tc4W8, Piece4W8, Ov, Piece4Ov, Tc9, Ov9, Piece4Ov9, Tc10, Ov10, Tc11, Ov11 };
+enum class Set { Fp32, Mma, Tc, Tc2, Tc3, Tc4, Tc5, Tc6, Piece2, Piece3, Piece4, Tc4W8, Piece4W8, Ov, Piece4Ov, Tc9, Ov9, Piece4Ov9, Tc10, Ov10, Tc11, Ov11, Ov2, Piece4Ov2 };
+
+// ov2 / piece4ov2: the overlapped producer on dscan_mma_chunks' R2 loop (gdn_bwd_dscan_ov2 /
+// dscanp_ov2) with tc11's consumer, against the sequential tc5 / piece4 run.
+static bool g_ov_r2 = false;
 
 // The reverse scan's kernels: the 8-warp dscan_w8_chunks ones (true) or the 4-warp v1 ones.
 static bool g_dscan_w8 = false;
@@ -117,6 +125,9 @@ template <typename IOT, int K>
 int run_case(Set set, const char* name, int H, int HV, bool l2norm, bool safe, std::vector<int> lens, bool long_span = false) {
   if (g_cases_left == 0) return 0;
   if (g_cases_left > 0) --g_cases_left;
+  g_ov_r2 = set == Set::Ov2 || set == Set::Piece4Ov2;
+  if (set == Set::Ov2) set = Set::Ov11;
+  if (set == Set::Piece4Ov2) set = Set::Piece4Ov9;  // piece4ov with the tc11 consumer (ov_rev below)
   // w8 / piece4w8: tc4 / piece4 with the 8-warp reverse scan, then again with the v1 one, and
   // every output and intermediate compared bitwise.
   const bool vs_v1 = set == Set::Tc4W8 || set == Set::Piece4W8;
@@ -128,7 +139,7 @@ int run_case(Set set, const char* name, int H, int HV, bool l2norm, bool safe, s
   // sequence. tc9: tc9, then tc5 once (rev_override = 5), bitwise equal required.
   const bool vs_seq = set == Set::Ov || set == Set::Piece4Ov || set == Set::Ov9 || set == Set::Piece4Ov9 || set == Set::Ov10 ||
                       set == Set::Ov11;
-  const int ov_rev = set == Set::Ov9 || set == Set::Piece4Ov9 ? 9 : set == Set::Ov10 ? 10 : set == Set::Ov11 ? 11 : 5;
+  const int ov_rev = g_ov_r2 ? 11 : set == Set::Ov9 || set == Set::Piece4Ov9 ? 9 : set == Set::Ov10 ? 10 : set == Set::Ov11 ? 11 : 5;
   // tc10 / tc11: as tc9 (the new revision's number in new_rev).
   const int new_rev = set == Set::Tc10 ? 10 : set == Set::Tc11 ? 11 : 9;
   if (set == Set::Tc10 || set == Set::Tc11) set = Set::Tc9;
@@ -440,7 +451,10 @@ int run_case(Set set, const char* name, int H, int HV, bool l2norm, bool safe, s
       cp.pieces = 1;
       ov_prepare();
       run_overlap_pair({1, unsigned(HO), unsigned(N)}, V / 16 * 32,
-                       [&] { gdn::bwd_dscan_mma_body<IOT, K, V, V / 16, MS, true, true>(bp, cp.ov_flags); },
+                       [&] {
+                         if (g_ov_r2) gdn::bwd_dscan_mma_body<IOT, K, V, V / 16, MS, true, true, true>(bp, cp.ov_flags);
+                         else gdn::bwd_dscan_mma_body<IOT, K, V, V / 16, MS, true, true>(bp, cp.ov_flags);
+                       },
                        {unsigned(slots), unsigned(HO), 1}, gdn::TOK_THREADS, [&] {
                          if (ov_rev == 9) gdn::bwd_tokens_ov_body<IOT, K, V, 9>(cp);
                          else if (ov_rev == 10) gdn::bwd_tokens_ov_body<IOT, K, V, 10>(cp);
@@ -495,9 +509,14 @@ int run_case(Set set, const char* name, int H, int HV, bool l2norm, bool safe, s
       launch({V / 32, unsigned(HO), unsigned(N)}, gdn::CHAIN_THREADS, [&] { gdn::fwd_chain_body<K>(gdn::chain_rev_view(cp)); });
       if (overlap) {
         ov_prepare();
-        run_overlap_pair({1, unsigned(HO), NP}, V / 16 * 32, [&] { gdn::bwd_dscan_piece_body<IOT, K, V, V / 16, MS, false, true>(cp); },
+        run_overlap_pair({1, unsigned(HO), NP}, V / 16 * 32,
+                         [&] {
+                           if (g_ov_r2) gdn::bwd_dscan_piece_body<IOT, K, V, V / 16, MS, false, true, true>(cp);
+                           else gdn::bwd_dscan_piece_body<IOT, K, V, V / 16, MS, false, true>(cp);
+                         },
                          {unsigned(slots), unsigned(HO), 1}, gdn::TOK_THREADS, [&] {
-                           if (ov_rev == 9) gdn::bwd_tokens_ov_body<IOT, K, V, 9>(cp);
+                           if (ov_rev == 11) gdn::bwd_tokens_ov_body<IOT, K, V, 11>(cp);
+                           else if (ov_rev == 9) gdn::bwd_tokens_ov_body<IOT, K, V, 9>(cp);
                            else gdn::bwd_tokens_ov_body<IOT, K, V, 5>(cp);
                          });
         ov_finish();
@@ -649,11 +668,11 @@ int main(int argc, char** argv) {
                           std::pair{Set::Ov, "ov"}, std::pair{Set::Piece4Ov, "piece4ov"}, std::pair{Set::Tc9, "tc9"},
                           std::pair{Set::Ov9, "ov9"}, std::pair{Set::Piece4Ov9, "piece4ov9"},
                           std::pair{Set::Tc10, "tc10"}, std::pair{Set::Ov10, "ov10"}, std::pair{Set::Tc11, "tc11"},
-                          std::pair{Set::Ov11, "ov11"}}) {
+                          std::pair{Set::Ov11, "ov11"}, std::pair{Set::Ov2, "ov2"}, std::pair{Set::Piece4Ov2, "piece4ov2"}}) {
     const bool piece = set == Set::Piece2 || set == Set::Piece3 || set == Set::Piece4;
     if (which == "all" && (set == Set::Tc4W8 || set == Set::Piece4W8 || set == Set::Ov || set == Set::Piece4Ov || set == Set::Tc9 ||
                            set == Set::Ov9 || set == Set::Piece4Ov9 || set == Set::Tc10 || set == Set::Ov10 ||
-                           set == Set::Tc11 || set == Set::Ov11))
+                           set == Set::Tc11 || set == Set::Ov11 || set == Set::Ov2 || set == Set::Piece4Ov2))
       continue;  // run by name
     if (which != "all" && which != tag && !(which == "pieces" && piece)) continue;
     printf("== kernel set %s\n", tag);

@@ -276,6 +276,12 @@ inline void dnnp_launch_dependents() {}
 inline void dnnp_wait_prerequisites() {}
 inline unsigned dnnp_flag_load_acquire(const unsigned* flag) { return __atomic_load_n(flag, __ATOMIC_ACQUIRE); }
 inline void dnnp_flag_store_release(unsigned* flag, unsigned value) { __atomic_store_n(flag, value, __ATOMIC_RELEASE); }
+inline void dnnp_flag_publish_after_barrier(unsigned* flag, unsigned value) {
+  if (threadIdx.x == 0) {
+    __threadfence();
+    dnnp_flag_store_release(flag, value);
+  }
+}
 inline void dnnp_flag_publish_block(unsigned* flag, unsigned value) {
   __syncthreads();
   if (threadIdx.x == 0) {

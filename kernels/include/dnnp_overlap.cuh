@@ -59,6 +59,16 @@ __device__ __forceinline__ void dnnp_flag_publish_block(unsigned* flag, unsigned
     }
 }
 
+// dnnp_flag_publish_block without its barrier: the caller has just passed a block barrier that
+// follows every thread's writes of the unit (and may go on writing other units after it).
+// All threads of the block call it; thread 0 publishes.
+__device__ __forceinline__ void dnnp_flag_publish_after_barrier(unsigned* flag, unsigned value) {
+    if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
+        __threadfence();
+        dnnp_flag_store_release(flag, value);
+    }
+}
+
 // One thread's spin until `flag >= value` (acquire). Backs off with nanosleep between polls.
 __device__ __forceinline__ void dnnp_flag_wait_thread(const unsigned* flag, unsigned value) {
     while (dnnp_flag_load_acquire(flag) < value) {

@@ -294,6 +294,10 @@ struct DscanMmaSmem {
   static constexpr size_t do_off = e_off + CHUNK * KP * 2;     // dO [64 tokens][DP]
   static constexpr size_t stage = do_off + CHUNK * DP * 2;
   static constexpr size_t bytes = STAGES * stage;
+  // R2 (the overlapped producer dscan_ov2): past the stages, per warp, its 16 value rows of dS'
+  // in the io dtype ([16][KP]), staged so that they leave as 16-byte row-contiguous stores.
+  static constexpr size_t dss_warp = 16 * KP * 2;
+  static constexpr size_t bytes_r2 = bytes + NW * dss_warp;
 };
 
 // DS_IO: dS' leaves in the io dtype (read so by gdn_bwd_tokens_tc, which rounds it to the io dtype
@@ -378,6 +382,76 @@ __device__ __forceinline__ void dscan_issue_chunk(const BwdParams& bp, unsigned 
   }
 }
 
+// R2's dS' store: this warp's X fragments (value rows row0 + (lane >> 2) + {0, 8}, all K columns)
+// packed to the io dtype into the warp's [16][KP] staging rows, then the 16 × K values written as
+// one contiguous run of 16-byte stores at ws_ds[ch][row0][0] (each lane 16 bytes, lanes
+// consecutive). The staging rows are reused by the next chunk only after the loop's closing
+// barrier. Bank-conflict-free both ways (KP ≡ 8 mod 64 elements).
+template <typename T, int K, int V, typename S>
+__device__ __forceinline__ void dscan_store_ds_staged(const BwdParams& bp, unsigned char* smem, size_t ch,
+                                                      const float (&x)[K / 8][4], int row0, int warp, int lane) {
+  constexpr int KP = S::KP, CPR = K / 8;  // 16-byte pieces per row
+  T* sc = reinterpret_cast<T*>(smem + S::bytes + warp * S::dss_warp);
+  const int g = lane >> 2, cq = 2 * (lane & 3);
+#pragma unroll
+  for (int nt = 0; nt < K / 8; ++nt) {
+#pragma unroll
+    for (int hf = 0; hf < 2; ++hf)
+      *reinterpret_cast<u32*>(&sc[(g + 8 * hf) * KP + 8 * nt + cq]) = Io<T>::pack(x[nt][2 * hf], x[nt][2 * hf + 1]);
+  }
+  __syncwarp();
+  T* dst = reinterpret_cast<T*>(bp.ws_ds) + ch * V * K + static_cast<size_t>(row0) * K;
+#pragma unroll
+  for (int it = 0; it < K / 16; ++it) {
+    const int i = 32 * it + lane, r = i / CPR, c8 = i % CPR;
+    *reinterpret_cast<uint4*>(dst + 8 * i) = *reinterpret_cast<const uint4*>(&sc[r * KP + 8 * c8]);
+  }
+}
+
+// tile_async with the trip count known at compile time (ROWS × ROWLEN / 8 pieces of 16 bytes, a
+// multiple of NT): each thread's first piece address once, then constant offsets (R2's issue;
+// the same copies as tile_async, in the same smem layout).
+template <typename T, int ROWLEN, int ROWS, int GSTRIDE, int NT>
+__device__ __forceinline__ void tile_async_fixed(T* dst, const T* src, int tid) {
+  constexpr int VEC = ROWLEN / 8, N = ROWS * VEC;
+  static_assert(N % NT == 0 && NT % VEC == 0, "whole rounds of whole rows");
+  constexpr int RSTEP = NT / VEC;  // rows per round
+  T* d = dst + (tid / VEC) * (ROWLEN + 8) + 8 * (tid % VEC);
+  const T* s = src + static_cast<size_t>(tid / VEC) * GSTRIDE + 8 * (tid % VEC);
+#pragma unroll
+  for (int it = 0; it < N / NT; ++it) cp_async16(d + it * RSTEP * (ROWLEN + 8), s + static_cast<size_t>(it) * RSTEP * GSTRIDE);
+}
+
+// dscan_issue_chunk with compile-time trip counts (R2): the same tiles, the same dO rows (rows
+// past the chunk's tokens zeroed), the same smem layout Lay.
+template <typename T, int K, int V, typename Lay, int NT>
+__device__ __forceinline__ void dscan_issue_chunk_r2(const BwdParams& bp, unsigned char* base, int c, int h, long long cs,
+                                                     long long ce, int c_first, int vb, int tid) {
+  const FwdParams& p = bp.f;
+  constexpr int VS = Lay::VS, DP = Lay::DP;
+  const int HO = p.ho;
+  const size_t ch = static_cast<size_t>(c) * HO + h;
+  tile_async_fixed<T, CHUNK, CHUNK, CHUNK, NT>(reinterpret_cast<T*>(base + Lay::a_off), static_cast<const T*>(p.ws_a) + ch * CHUNK * CHUNK, tid);
+  tile_async_fixed<T, CHUNK, CHUNK, CHUNK, NT>(reinterpret_cast<T*>(base + Lay::t_off), static_cast<const T*>(bp.ws_t) + ch * CHUNK * CHUNK, tid);
+  tile_async_fixed<T, K, CHUNK, K, NT>(reinterpret_cast<T*>(base + Lay::kr_off), static_cast<const T*>(p.ws_kr) + ch * CHUNK * K, tid);
+  tile_async_fixed<T, K, CHUNK, K, NT>(reinterpret_cast<T*>(base + Lay::q_off), static_cast<const T*>(p.ws_q) + ch * CHUNK * K, tid);
+  tile_async_fixed<T, K, CHUNK, K, NT>(reinterpret_cast<T*>(base + Lay::e_off), static_cast<const T*>(bp.ws_e) + ch * CHUNK * K, tid);
+  const long long t0 = cs + static_cast<long long>(c - c_first) * CHUNK;
+  const int len = static_cast<int>(min_ll(static_cast<long long>(CHUNK), ce - t0));
+  constexpr int VEC = VS / 8, RSTEP = NT / VEC;
+  static_assert((CHUNK * VEC) % NT == 0 && NT % VEC == 0, "whole rounds of whole dO rows");
+  const int r0 = tid / VEC, c8 = tid % VEC;
+  T* ds = reinterpret_cast<T*>(base + Lay::do_off) + r0 * DP + 8 * c8;
+  const T* dog = static_cast<const T*>(bp.d_o) + (static_cast<size_t>(t0 + r0) * HO + h) * V + vb + 8 * c8;
+#pragma unroll
+  for (int it = 0; it < CHUNK / RSTEP; ++it) {
+    if (r0 + it * RSTEP < len)
+      cp_async16(ds + it * RSTEP * DP, dog + static_cast<size_t>(it) * RSTEP * HO * V);
+    else
+      *reinterpret_cast<uint4*>(ds + it * RSTEP * DP) = make_uint4(0u, 0u, 0u, 0u);
+  }
+}
+
 // The tensor-core reverse scan's chunk loop, shared by the uncut scan (bwd_dscan_mma_body) and
 // the piece chain's summary and seeded passes (bwd_dscan_piece_body, gdn_bwd_chain.cuh): chunks
 // [c_begin, c_end) of the sequence whose tokens are [cs, ce) and whose chunk c_first holds token cs,
@@ -386,7 +460,17 @@ __device__ __forceinline__ void dscan_issue_chunk(const BwdParams& bp, unsigned 
 // ws_dr (STORE_DR), then X ← e^{Γ_last} X + dOᵀ Q⁺ − dRᵀ E. PUB (the overlapped backward's
 // producer, gdn_bwd_overlap.cuh; the block then holds all V value rows): after each chunk's
 // stores, the closing barrier publishes unit (c, h) in pub_flags[c · HO + h] (release).
-template <typename T, int K, int V, int NW, int STAGES, int DS, bool STORE_DR, bool PUB = false>
+// R2 (session 9, the overlapped producer dscan_ov2 / dscanp_ov2; the same mma sequence per
+// accumulator, so bitwise the same outputs): the copies issued with compile-time trip counts and
+// constant offsets (dscan_issue_chunk_r2), Kᴿ's B fragments by ldmatrix.x4 (the 8-warp loop's
+// loads: the same operand values, a quarter of the shared-load instructions), Γ_last one chunk
+// ahead, one block barrier per chunk instead of two (the copies of the next chunk issued after
+// it; the previous chunk's unit published after it, so the publishing thread's fence waits on
+// stores issued a chunk earlier), and (DS == 2) dS' staged per warp in shared memory (DscanMmaSmem::bytes_r2) and stored
+// as 16-byte row-contiguous writes (the warp's 16 rows × K are one contiguous run of ws_ds):
+// 64 × 16-byte instead of 256 × 4-byte stores per warp and chunk at K = 128, a quarter of the
+// L1 line requests.
+template <typename T, int K, int V, int NW, int STAGES, int DS, bool STORE_DR, bool PUB = false, bool R2 = false>
 __device__ __forceinline__ void dscan_mma_chunks(const BwdParams& bp, float (&x)[K / 8][4], int h, long long cs,
                                                  long long ce, int c_first, int c_begin, int c_end, int vb, int vr,
                                                  unsigned* pub_flags = nullptr) {
@@ -401,7 +485,10 @@ __device__ __forceinline__ void dscan_mma_chunks(const BwdParams& bp, float (&x)
 
   // Step s handles chunk c_end - 1 - s.
   auto issue = [&](int s, int st) {
-    dscan_issue_chunk<T, K, V, S, NW * 32>(bp, smem + st * S::stage, c_end - 1 - s, h, cs, ce, c_first, vb, tid);
+    if constexpr (R2)
+      dscan_issue_chunk_r2<T, K, V, S, NW * 32>(bp, smem + st * S::stage, c_end - 1 - s, h, cs, ce, c_first, vb, tid);
+    else
+      dscan_issue_chunk<T, K, V, S, NW * 32>(bp, smem + st * S::stage, c_end - 1 - s, h, cs, ce, c_first, vb, tid);
   };
 #pragma unroll
   for (int sidx = 0; sidx < STAGES - 1; ++sidx) {
@@ -412,15 +499,33 @@ __device__ __forceinline__ void dscan_mma_chunks(const BwdParams& bp, float (&x)
   const int bcol = 8 * (lane >> 4);
   const int arow = (lane & 7) + 8 * (lane >> 4);       // ldmatrix.trans rows of an A operand
   const int acol = 16 * warp + 8 * ((lane >> 3) & 1);
+  const int brow = (lane & 7) + 8 * (lane >> 4), bcol2 = 8 * ((lane >> 3) & 1);  // ldmatrix (no .trans) of B
+  float gl_next = R2 && nch > 0 ? p.ws_gl[static_cast<size_t>(c_end - 1) * HO + h] : 0.f;
+  static_assert(!R2 || STAGES >= 2, "R2 refills the stage read one chunk earlier");
+  size_t prev_ch = 0;  // R2 + PUB: the unit of the previous chunk, published after the next barrier
   for (int s = 0; s < nch; ++s) {
     const int c = c_end - 1 - s;
     const int st = s % STAGES;
+    if constexpr (R2) {
+      // One barrier per chunk: this chunk's copies landed (RAW) and every warp is done with the
+      // previous chunk (WAR on the stage refilled next; its dS' / dR stores precede the barrier,
+      // so its unit is published here, off the stores' own path), then the next chunk's copies.
+      cp_async_wait<STAGES - 2>();
+      __syncthreads();
+      if constexpr (PUB) {
+        if (s > 0) dnnp_flag_publish_after_barrier(pub_flags + prev_ch, 1u);
+      }
+    }
     if (s + STAGES - 1 < nch) issue(s + STAGES - 1, (s + STAGES - 1) % STAGES);
     cp_async_commit();
     const size_t ch = static_cast<size_t>(c) * HO + h;
-    const float decay = __expf(p.ws_gl[ch]);
-    cp_async_wait<STAGES - 1>();
-    __syncthreads();
+    const float decay = __expf(R2 ? gl_next : p.ws_gl[ch]);
+    if constexpr (R2) {
+      if (s + 1 < nch) gl_next = p.ws_gl[static_cast<size_t>(c - 1) * HO + h];
+    } else {
+      cp_async_wait<STAGES - 1>();
+      __syncthreads();
+    }
     unsigned char* base = smem + st * S::stage;
     const T* As = reinterpret_cast<const T*>(base + S::a_off);
     const T* Ts = reinterpret_cast<const T*>(base + S::t_off);
@@ -429,7 +534,11 @@ __device__ __forceinline__ void dscan_mma_chunks(const BwdParams& bp, float (&x)
     const T* Es = reinterpret_cast<const T*>(base + S::e_off);
     const T* Ds = reinterpret_cast<const T*>(base + S::do_off);
     // dS' of this chunk (the gradient of the state leaving it), for the token stage.
-    if constexpr (DS != 0) bwd_store_state_frags<T, K>(bp.ws_ds, ch * V * K, x, vr, cq, DS == 2);
+    if constexpr (R2 && DS == 2) {
+      dscan_store_ds_staged<T, K, V, S>(bp, smem, ch, x, vb + 16 * warp, warp, lane);
+    } else if constexpr (DS != 0) {
+      bwd_store_state_frags<T, K>(bp.ws_ds, ch * V * K, x, vr, cq, DS == 2);
+    }
     // dOᵀ as A fragments (value rows × tokens), transposed out of the [token][value] tile.
     u32 doa[4][4];
 #pragma unroll
@@ -441,12 +550,22 @@ __device__ __forceinline__ void dscan_mma_chunks(const BwdParams& bp, float (&x)
     for (int kk = 0; kk < K / 16; ++kk) {
       u32 a[4];
       x_a_frag<T>(a, x, kk);
-      const int col = 16 * kk + cq;
+      if constexpr (R2) {
 #pragma unroll
-      for (int nt = 0; nt < 8; ++nt) {
-        const int n = 8 * nt + (lane >> 2);
-        u32 bk[2] = {ld32(&KRs[n * KP + col]), ld32(&KRs[n * KP + col + 8])};
-        Io<T>::mma(du[nt], a, bk);
+        for (int np = 0; np < 4; ++np) {  // tokens 16np ..: n-tiles 2np, 2np + 1
+          u32 bk[4];
+          ldsm_x4(bk, &KRs[(16 * np + brow) * KP + 16 * kk + bcol2]);
+          Io<T>::mma(du[2 * np], a, bk);
+          Io<T>::mma(du[2 * np + 1], a, bk + 2);
+        }
+      } else {
+        const int col = 16 * kk + cq;
+#pragma unroll
+        for (int nt = 0; nt < 8; ++nt) {
+          const int n = 8 * nt + (lane >> 2);
+          u32 bk[2] = {ld32(&KRs[n * KP + col]), ld32(&KRs[n * KP + col + 8])};
+          Io<T>::mma(du[nt], a, bk);
+        }
       }
     }
     // B[k = j][n = i] = A[j][i]: A is lower triangular, so token block kk ≥ column block np.
@@ -518,15 +637,22 @@ __device__ __forceinline__ void dscan_mma_chunks(const BwdParams& bp, float (&x)
       }
     }
     // This stage is refilled by the next iteration's issue; PUB: the same barrier publishes the unit.
-    if constexpr (PUB) dnnp_flag_publish_block(pub_flags + ch, 1u);
+    // (R2: the next iteration's barrier does both.)
+    if constexpr (R2) prev_ch = ch;
+    else if constexpr (PUB) dnnp_flag_publish_block(pub_flags + ch, 1u);
     else __syncthreads();
   }
   cp_async_wait<0>();
+  if constexpr (R2 && PUB) {
+    if (nch > 0) dnnp_flag_publish_block(pub_flags + prev_ch, 1u);  // the last chunk's unit
+  }
+  if constexpr (R2 && !PUB) __syncthreads();  // as the loop's closing barrier (the PUB publish has one)
 }
 
 // PUB: the overlapped backward's producer (gdn_bwd_overlap.cuh): lets the token stage launch,
 // then publishes every (chunk, head) unit in pub_flags (the block must hold all V value rows).
-template <typename T, int K, int V, int NW, int STAGES, bool DS_IO = false, bool PUB = false>
+// R2: dscan_mma_chunks' R2 loop (the publishing producer gdn_bwd_dscan_ov2; smem bytes_r2).
+template <typename T, int K, int V, int NW, int STAGES, bool DS_IO = false, bool PUB = false, bool R2 = false>
 __device__ __forceinline__ void bwd_dscan_mma_body(const BwdParams& bp, unsigned* pub_flags = nullptr) {
   static_assert(!PUB || 16 * NW == V, "a publishing reverse scan holds all value rows of its unit");
   if constexpr (PUB) dnnp_launch_dependents();
@@ -547,8 +673,8 @@ __device__ __forceinline__ void bwd_dscan_mma_body(const BwdParams& bp, unsigned
   float x[K / 8][4];
   load_d_final_state_frags<K>(bp, sbase, x, vr, cq, 0);
 
-  dscan_mma_chunks<T, K, V, NW, STAGES, DS_IO ? 2 : 1, true, PUB>(bp, x, h, cs, ce, c_begin, c_begin, c_end, vb, vr,
-                                                                   pub_flags);
+  dscan_mma_chunks<T, K, V, NW, STAGES, DS_IO ? 2 : 1, true, PUB, R2>(bp, x, h, cs, ce, c_begin, c_begin, c_end, vb,
+                                                                       vr, pub_flags);
 
   if (bp.d_initial_state) store_d_initial_state<K>(bp, sbase, x, vr, cq);
 }

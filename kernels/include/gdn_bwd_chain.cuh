@@ -172,7 +172,7 @@ __device__ __forceinline__ void bwd_fscan_piece_body(const BwdChainParams& cp) {
 // their dX_out seeds, storing dS' (io) and dR (fp32) per chunk like gdn_bwd_dscan_io; piece 0
 // writes d_initial_state.
 // ---------------------------------------------------------------------------------------
-template <typename T, int K, int V, int NW, int STAGES, bool SUM, bool PUB = false>
+template <typename T, int K, int V, int NW, int STAGES, bool SUM, bool PUB = false, bool R2 = false>
 __device__ __forceinline__ void bwd_dscan_piece_body(const BwdChainParams& cp) {
   constexpr int VS = DscanMmaSmem<K, NW, STAGES>::VS;
   static_assert(!PUB || (!SUM && VS == V), "a publishing reverse scan holds all value rows of its unit");
@@ -209,8 +209,8 @@ __device__ __forceinline__ void bwd_dscan_piece_body(const BwdChainParams& cp) {
     }
   }
 
-  dscan_mma_chunks<T, K, V, NW, STAGES, SUM ? 0 : 2, !SUM, PUB>(bp, x, h, cs, ce, cb, c_begin, c_end, vb, vr,
-                                                                 cp.ov_flags);
+  dscan_mma_chunks<T, K, V, NW, STAGES, SUM ? 0 : 2, !SUM, PUB, R2>(bp, x, h, cs, ce, cb, c_begin, c_end, vb, vr,
+                                                                     cp.ov_flags);
 
   if (SUM) {
     const size_t slot = static_cast<size_t>(b) * (P - 1) + (P - 1 - j);

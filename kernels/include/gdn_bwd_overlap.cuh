@@ -12,6 +12,11 @@
 //     is the unit's only writer; each warp runs exactly the 4-warp kernel's instructions for its
 //     16 rows (bitwise the same dS', dR, d_initial_state). Every block calls
 //     dnnp_launch_dependents() first and publishes unit (c, h) after its chunk's stores.
+//     Since session 9 the default producer is gdn_bwd_dscan_ov2 / gdn_bwd_dscanp_ov2: the same
+//     loop's R2 form (dscan_mma_chunks: copies at compile-time trip counts, Kᴿ by ldmatrix.x4,
+//     one block barrier per chunk that also publishes the previous chunk's unit, dS' staged per
+//     warp into 16-byte stores; the same mma sequence, bitwise); DNNPLAN_GDN_BWD_DSCAN=ov keeps
+//     the session-7 kernels.
 //  4. the consumer, launched with LaunchConfig::programmatic: gdn_bwd_tokens_tc5_ov (chunk slots ×
 //     HO, as tc5): block b (linear index, x fastest) takes rank r = b / HO, head b % HO, i.e. the
 //     slot ov_order[r], waits for its unit (tokens_ov_tile) and runs tc5's tile unchanged. Only

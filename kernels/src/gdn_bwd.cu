@@ -80,6 +80,8 @@
 //   gdn_bwd_chunk_order_rev                      <<<1, OFFSETS_THREADS>>> (replaces gdn_bwd_chunk_offsets)
 //   gdn_bwd_dscan_ov_{bf16,f16}_k{64,128}    <<<(1, HO, N), V / 16 warps, DscanMmaSmem<K, V/16, 2>>> (PDL primary)
 //   gdn_bwd_dscanp_ov_{bf16,f16}_k{64,128}   <<<(1, HO, N·P), as dscan_ov>>> (PDL primary, pieces)
+//   gdn_bwd_dscan_ov2_{bf16,f16}_k{64,128}   <<<as dscan_ov, DscanMmaSmem<K, V/16, 2>::bytes_r2>>> (R2 loop;
+//   gdn_bwd_dscanp_ov2_{bf16,f16}_k{64,128}  <<<as dscanp_ov, bytes_r2>>>   bitwise dscan_ov / dscanp_ov)
 //   gdn_bwd_tokens_tc5_ov_{bf16,f16}_k{64,128} <<<as tokens_tc5, programmatic>>>
 //   gdn_bwd_tokens_tc11_ov_{bf16,f16}_k{64,128} <<<as tokens_tc11, programmatic>>>
 #include "gdn_bwd.cuh"
@@ -213,6 +215,14 @@ extern "C" __global__ void __launch_bounds__(gdn::PARAM_THREADS) gdn_bwd_params(
   extern "C" __global__ void __launch_bounds__(KD / 16 * 32, 1)                                    \
       gdn_bwd_dscanp_ov_##TAG##_k##KD(gdn::BwdChainParams p) {                                    \
     gdn::bwd_dscan_piece_body<T, KD, KD, KD / 16, gdn::DSCAN_MMA_STAGES, false, true>(p);          \
+  }                                                                                                \
+  extern "C" __global__ void __launch_bounds__(KD / 16 * 32, 1)                                    \
+      gdn_bwd_dscan_ov2_##TAG##_k##KD(gdn::BwdChainParams p) {                                    \
+    gdn::bwd_dscan_mma_body<T, KD, KD, KD / 16, gdn::DSCAN_MMA_STAGES, true, true, true>(p.b, p.ov_flags); \
+  }                                                                                                \
+  extern "C" __global__ void __launch_bounds__(KD / 16 * 32, 1)                                    \
+      gdn_bwd_dscanp_ov2_##TAG##_k##KD(gdn::BwdChainParams p) {                                   \
+    gdn::bwd_dscan_piece_body<T, KD, KD, KD / 16, gdn::DSCAN_MMA_STAGES, false, true, true>(p);    \
   }                                                                                                \
   extern "C" __global__ void __launch_bounds__(gdn::TOK_THREADS)                                   \
       gdn_bwd_tokens_tc5_ov_##TAG##_k##KD(gdn::BwdChainParams p) {                                \

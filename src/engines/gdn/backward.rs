@@ -64,6 +64,11 @@
 //! on all `V` value rows per block, the PDL primary, publishing each (chunk, head) unit), and the
 //! token stage as `gdn_bwd_tokens_tc5_ov_*`, launched programmatic, taking its chunks in the
 //! scan's order and waiting per unit; every output bitwise the sequential plan's.
+//! Since session 9 the overlapped scan runs as `gdn_bwd_dscan_ov2_*` / `gdn_bwd_dscanp_ov2_*`
+//! ([`BWD_OVERLAP_SCAN_DEFAULT`]; the same chunk loop with the copies issued at compile-time trip
+//! counts, `Kᴿ` by ldmatrix, one block barrier per chunk and `dS'` leaving in 16-byte
+//! row-contiguous stores staged per warp in shared memory; bitwise the same outputs);
+//! `DNNPLAN_GDN_BWD_DSCAN=ov` selects the session-7 kernels, `=ov2` these.
 //!
 //! Session 8 token kernel `tc11` (the default, [`BWD_TOKENS_DEFAULT`]; bitwise `tc5`'s outputs;
 //! with the overlap its consumer `gdn_bwd_tokens_tc11_ov_*`): copies the fp32 `dR` tile by
@@ -82,8 +87,9 @@ use super::params::{
     BwdChainParams, BwdOverlapLayout, BwdParams, BwdPieceLayout, BwdWorkspaceLayout, CHAIN_ROWS,
     CHAIN_THREADS, DSCAN_MMA_WARPS, DSCAN_THREADS, DSCAN_VS, DSCAN_W8_WARPS, OFFSETS_THREADS,
     PARAM_THREADS, SCAN_WARPS, SUM_STAGES, TOK_THREADS, dscan_mma_smem_bytes, dscan_ov_smem_bytes,
-    dscan_smem_bytes, dscan_w8_smem_bytes, fast_smem_bytes, flags, max_chunks, scan_smem_bytes,
-    scanx_smem_bytes, tokens_smem_bytes, tokens_tc_smem_bytes, tokens_tc11_smem_bytes,
+    dscan_ov2_smem_bytes, dscan_smem_bytes, dscan_w8_smem_bytes, fast_smem_bytes, flags,
+    max_chunks, scan_smem_bytes, scanx_smem_bytes, tokens_smem_bytes, tokens_tc_smem_bytes,
+    tokens_tc11_smem_bytes,
 };
 
 /// Ports the backward reads or writes, in [`BwdPlanUids`] order.
@@ -202,11 +208,17 @@ pub enum BwdKernel {
     TokensTc11,
     /// Overlap: `tc11` as the consumer (as [`BwdKernel::TokensTc5Ov`]).
     TokensTc11Ov,
+    /// Overlap: [`BwdKernel::DscanOv`] on the `R2` chunk loop (copies at compile-time trip
+    /// counts, `Kᴿ` by ldmatrix, one barrier per chunk, `dS'` staged into 16-byte row-contiguous
+    /// stores; bitwise `DscanOv`): the default since session 9 ([`BWD_OVERLAP_SCAN_DEFAULT`]).
+    DscanOv2,
+    /// Overlap: [`BwdKernel::DscanpOv`] on the `R2` chunk loop, likewise.
+    DscanpOv2,
 }
 
 impl BwdKernel {
     /// Every kernel, in index order.
-    pub const ALL: [BwdKernel; 31] = [
+    pub const ALL: [BwdKernel; 33] = [
         BwdKernel::ChunkOffsets,
         BwdKernel::Prep,
         BwdKernel::Fscan,
@@ -238,6 +250,8 @@ impl BwdKernel {
         BwdKernel::TokensTc5Ov,
         BwdKernel::TokensTc11,
         BwdKernel::TokensTc11Ov,
+        BwdKernel::DscanOv2,
+        BwdKernel::DscanpOv2,
     ];
 
     /// The kernel's symbol in the module (`tag` = `bf16` / `f16`, `k` = K = V; `prep`: the
@@ -275,6 +289,8 @@ impl BwdKernel {
             BwdKernel::TokensTc5Ov => "tokens_tc5_ov",
             BwdKernel::TokensTc11 => "tokens_tc11",
             BwdKernel::TokensTc11Ov => "tokens_tc11_ov",
+            BwdKernel::DscanOv2 => "dscan_ov2",
+            BwdKernel::DscanpOv2 => "dscanp_ov2",
         };
         format!("gdn_bwd_{body}_{tag}_k{k}")
     }
@@ -365,14 +381,15 @@ impl ReplayVariant {
     }
 }
 
-/// When the reverse scan and the token stage run at the same time (`kernels/include/gdn_bwd_overlap.cuh`),
-/// as data. The overlapped reverse scan runs one block per (sequence or piece, head) unit row
-/// (all `V` value rows, 172 KB of shared memory at K = V = 128: one per SM), and a `tc11` / `tc5` token
-/// block needs a whole SM (512 threads × 128 registers); so the token stage runs beside the scan
-/// on the SMs the scan leaves free, and on every SM a finished scan block frees (the short
-/// sequences of a ragged batch). Overlap when the scan's blocks fill at most
-/// `max_fill_num / max_fill_den` waves of the SMs and the scan segments (sequences × pieces) are
-/// at most [`BWD_OVERLAP_MAX_SEGMENTS`] (the chunk-order kernel's table).
+/// When the reverse scan and the token stage run at the same time
+/// (`kernels/include/gdn_bwd_overlap.cuh`), as data. The overlapped reverse scan runs one block per
+/// (sequence or piece, head) unit row (all `V` value rows, 172 KB of shared memory at K = V = 128,
+/// 206 KB with the default `R2` loop: one per SM), and a `tc11` / `tc5` token block needs a whole
+/// SM (512 threads × 128 registers); so the token stage runs beside the scan on the SMs the scan
+/// leaves free, and on every SM a finished scan block frees (the short sequences of a ragged
+/// batch). Overlap when the scan's blocks fill at most `max_fill_num / max_fill_den` waves of the
+/// SMs and the scan segments (sequences × pieces) are at most [`BWD_OVERLAP_MAX_SEGMENTS`] (the
+/// chunk-order kernel's table).
 pub struct OverlapRule {
     /// Numerator of the largest fill of the SMs by the reverse scan's blocks.
     pub max_fill_num: u64,
@@ -403,6 +420,34 @@ pub const BWD_OVERLAP_RULE: OverlapRule = OverlapRule {
 /// `DNNPLAN_GDN_BWD_TOKENS=tc5` (or `tc4`, ...) selects another one (read at plan build).
 pub const BWD_TOKENS_DEFAULT: (BwdKernel, BwdKernel) =
     (BwdKernel::TokensTc11, BwdKernel::TokensTc11Ov);
+
+/// The overlapped reverse scan's default kernels: (uncut, piece chain's seeded pass), the `R2`
+/// loop (`dscan_ov2`, `dscanp_ov2`), bitwise the session-7 kernels' outputs and faster at all
+/// four benchmark shapes in both run orders (H200, bf16, K = V = 128, whole backward with the
+/// overlap by rule, ov → ov2, bench/gdn_results.md session 9 rscan9): (4, 8192, 16)
+/// 2.323 / 2.311 → 2.185 / 2.190 ms (the overlapped scan alone 0.926 / 0.945 → 0.618 / 0.618),
+/// (1, 32768, 16) 3.197 / 3.189 → 3.062 / 3.052, (16, 2048, 32) 4.769 / 4.756 → 4.431 / 4.440,
+/// ragged mix 2.250 / 2.241 → 2.130 / 2.131. `DNNPLAN_GDN_BWD_DSCAN=ov` / `=ov2` selects the
+/// session-7 kernels (`dscan_ov`, `dscanp_ov`) or these and keeps the overlap rule (read at plan
+/// build).
+pub const BWD_OVERLAP_SCAN_DEFAULT: (BwdKernel, BwdKernel) =
+    (BwdKernel::DscanOv2, BwdKernel::DscanpOv2);
+
+/// The overlapped reverse scan's kernels (uncut, seeded piece pass) and dynamic shared memory
+/// for `DNNPLAN_GDN_BWD_DSCAN` = `dscan_env` at K = `k`, V = `v`.
+fn overlap_scan_kernels(dscan_env: &str, k: u64, v: u64) -> (BwdKernel, BwdKernel, u32) {
+    let (uncut, piece) = match dscan_env {
+        "ov" => (BwdKernel::DscanOv, BwdKernel::DscanpOv),
+        "ov2" => (BwdKernel::DscanOv2, BwdKernel::DscanpOv2),
+        _ => BWD_OVERLAP_SCAN_DEFAULT,
+    };
+    let smem = if uncut == BwdKernel::DscanOv2 {
+        dscan_ov2_smem_bytes(k, v)
+    } else {
+        dscan_ov_smem_bytes(k, v)
+    };
+    (uncut, piece, smem)
+}
 
 /// The most scan segments (sequences × pieces) the overlapped token stage orders
 /// (`gdn::OVERLAP_MAX_SEGMENTS`).
@@ -642,11 +687,8 @@ impl GdnBwdPlan {
             n * pieces,
             sms,
         );
-        let ov_scan = (
-            (1, ho32, np),
-            (v / 16) as u32 * 32,
-            dscan_ov_smem_bytes(k, v),
-        );
+        let (ov_uncut, ov_piece, ov_smem) = overlap_scan_kernels(dscan_env.as_str(), k, v);
+        let ov_scan = ((1, ho32, np), (v / 16) as u32 * 32, ov_smem);
         let mut steps: Vec<Step> = vec![
             (
                 if overlap {
@@ -687,7 +729,7 @@ impl GdnBwdPlan {
                 ),
                 (BwdKernel::Dchain, chain_grid, CHAIN_THREADS, 0),
                 if overlap {
-                    (BwdKernel::DscanpOv, ov_scan.0, ov_scan.1, ov_scan.2)
+                    (ov_piece, ov_scan.0, ov_scan.1, ov_scan.2)
                 } else {
                     (
                         dscanp_k.0,
@@ -707,7 +749,7 @@ impl GdnBwdPlan {
                     dscan_smem_bytes(k),
                 )
             } else if overlap {
-                (BwdKernel::DscanOv, ov_scan.0, ov_scan.1, ov_scan.2)
+                (ov_uncut, ov_scan.0, ov_scan.1, ov_scan.2)
             } else if tc {
                 (
                     dscan_k.0,
@@ -1004,6 +1046,26 @@ mod tests {
             BWD_TOKENS_DEFAULT.1.name("f16", 64, PrepVariant::V6),
             "gdn_bwd_tokens_tc11_ov_f16_k64"
         );
+    }
+
+    #[test]
+    fn overlapped_reverse_scan_kernels_by_switch() {
+        let (u, p, smem) = overlap_scan_kernels("ov2", 128, 128);
+        assert_eq!((u, p), (BwdKernel::DscanOv2, BwdKernel::DscanpOv2));
+        assert_eq!(smem, dscan_ov2_smem_bytes(128, 128));
+        let (u, p, smem) = overlap_scan_kernels("ov", 64, 64);
+        assert_eq!((u, p), (BwdKernel::DscanOv, BwdKernel::DscanpOv));
+        assert_eq!(smem, dscan_ov_smem_bytes(64, 64));
+        let (u, p, smem) = overlap_scan_kernels("", 128, 128);
+        assert_eq!((u, p), BWD_OVERLAP_SCAN_DEFAULT);
+        // The default: the R2 loop (session 9), within the 227 KB a block may ask for.
+        assert_eq!(BWD_OVERLAP_SCAN_DEFAULT.0, BwdKernel::DscanOv2);
+        assert!(smem <= 227 * 1024);
+        assert_eq!(
+            BwdKernel::DscanpOv2.name("f16", 64, PrepVariant::V6),
+            "gdn_bwd_dscanp_ov2_f16_k64"
+        );
+        assert!(!BwdKernel::DscanOv2.programmatic() && !BwdKernel::DscanpOv2.programmatic());
     }
 
     #[test]

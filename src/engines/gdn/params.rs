@@ -322,6 +322,15 @@ pub fn dscan_ov_smem_bytes(k: u64, v: u64) -> u32 {
     (DSCAN_MMA_STAGES * stage) as u32
 }
 
+/// Dynamic shared memory of the overlapped reverse scan's `R2` loop (`gdn_bwd_dscan_ov2_*`,
+/// `gdn_bwd_dscanp_ov2_*`; `gdn::DscanMmaSmem<K, V / 16, 2>::bytes_r2`): [`dscan_ov_smem_bytes`]
+/// plus, per warp, its 16 value rows of `dS'` in the io dtype (rows of `K + 8`), the staging of
+/// the 16-byte `dS'` stores.
+pub fn dscan_ov2_smem_bytes(k: u64, v: u64) -> u32 {
+    let staging = (v / 16) * 16 * (k + 8) * 2;
+    dscan_ov_smem_bytes(k, v) + staging as u32
+}
+
 /// Warps of the 8-warp reverse scan (`gdn::DSCAN_W8_WARPS`): a warp pair per 16 value rows of
 /// the same 64-row block slice.
 pub const DSCAN_W8_WARPS: u32 = 8;
@@ -787,6 +796,12 @@ mod tests {
             2 * 2 * (2 * 64 * 72 + 3 * 64 * 136 + 64 * 136)
         );
         assert!(dscan_ov_smem_bytes(128, 128) <= 227 * 1024);
+        assert_eq!(
+            dscan_ov2_smem_bytes(128, 128),
+            dscan_ov_smem_bytes(128, 128) + 8 * 16 * 136 * 2
+        );
+        assert!(dscan_ov2_smem_bytes(128, 128) <= 227 * 1024);
+        assert_eq!(dscan_ov2_smem_bytes(64, 64), 110_592 + 4 * 16 * 72 * 2);
         assert_eq!(std::mem::offset_of!(BwdChainParams, pieces), 392);
         assert_eq!(std::mem::offset_of!(BwdChainParams, ws_seed), 416);
         assert_eq!(std::mem::offset_of!(BwdChainParams, ws_mt), 424);
