@@ -603,6 +603,18 @@ __device__ __forceinline__ void prep_diag_store(float* Lf, const float (&col)[16
     if (r >= cl) Lf[(base + r) * FP + base + cl] = col[r];
 }
 
+// The diagonal 16x16 blocks of T = (I + L)^{-1} in place over L, by threads 0..CHUNK-1 (thread t
+// column t & 15 of block t >> 4); a block's 16 columns, all the readers of its L, are one warp's
+// half, so a warp barrier orders the reads before the writes (rows of FP floats).
+template <int FP = CHUNK + 1>
+__device__ __forceinline__ void prep_diag_invert_warp(float* Lf, int tid) {
+  float col[16];
+  const int base = 16 * (tid >> 4), cl = tid & 15;
+  prep_diag_solve<FP>(Lf, col, base, cl);
+  __syncwarp();
+  prep_diag_store<FP>(Lf, col, base, cl);
+}
+
 // The whole block's barrier (the default of the helpers below that take a barrier type; the fused
 // forward passes its producer warps' named barrier instead).
 // The (sequence b, piece j) a block of a piece pass serves, from blockIdx.z: a pass over every

@@ -157,11 +157,7 @@ __device__ __forceinline__ void prep10_tile(const FwdParams& p, const PrepKeep& 
   // Phase 4: T = (I + L)^{-1} (prep9's tcinv_phase4<T, 2>, rescheduled). Diagonal blocks by
   // substitution on threads 0..63; the backward's E copy on the others meanwhile.
   if (tid < CHUNK) {
-    float col[16];
-    const int base = 16 * (tid >> 4), cl = tid & 15;
-    prep_diag_solve<TCINV_LS>(Lf, col, base, cl);
-    __syncwarp();  // the block's 16 columns (all readers of its L) are in this warp
-    prep_diag_store<TCINV_LS>(Lf, col, base, cl);
+    prep_diag_invert_warp<TCINV_LS>(Lf, tid);
   } else if (KEEP) {
     store_tile16<T, CHUNK, K>(static_cast<T*>(keep.ws_e) + ch * CHUNK * K, eS, tid - CHUNK, NT - CHUNK);
   }

@@ -289,11 +289,7 @@ template <typename T, int VER, typename Side>
 __device__ __forceinline__ void tcinv_phase4(float* Lf, T* tb, int tid, Side side) {
   const int warp = tid >> 5, lane = tid & 31;
   if (tid < CHUNK) {
-    float col[16];
-    const int base = 16 * (tid >> 4), cl = tid & 15;
-    prep_diag_solve<TCINV_LS>(Lf, col, base, cl);
-    __syncwarp();  // the block's 16 columns (all readers of its L) are in this warp
-    prep_diag_store<TCINV_LS>(Lf, col, base, cl);
+    prep_diag_invert_warp<TCINV_LS>(Lf, tid);
   } else {
     side(tid - CHUNK, TCINV_THREADS - CHUNK);
   }
