@@ -352,36 +352,6 @@ __device__ __forceinline__ void load_d_final_state_frags(const BwdParams& bp, si
   }
 }
 
-// One reverse-scan pipeline stage: chunk c's A, T, Kᴿ, Q⁺ and E (cp.async) and the block's VS dO
-// value columns from vb (rows past the chunk's tokens zeroed) into the stage at `base`, laid out
-// as Lay (DscanMmaSmem); NT threads. The sequence's tokens are [cs, ce), chunk c_first holds cs.
-// Shared by the 4-warp and the 8-warp chunk loops.
-template <typename T, int K, int V, typename Lay, int NT>
-__device__ __forceinline__ void dscan_issue_chunk(const BwdParams& bp, unsigned char* base, int c, int h, long long cs,
-                                                  long long ce, int c_first, int vb, int tid) {
-  const FwdParams& p = bp.f;
-  constexpr int VS = Lay::VS, DP = Lay::DP;
-  const int HO = p.ho;
-  const size_t ch = static_cast<size_t>(c) * HO + h;
-  tile_async<T, CHUNK>(reinterpret_cast<T*>(base + Lay::a_off), static_cast<const T*>(p.ws_a) + ch * CHUNK * CHUNK, CHUNK, CHUNK, tid, NT);
-  tile_async<T, CHUNK>(reinterpret_cast<T*>(base + Lay::t_off), static_cast<const T*>(bp.ws_t) + ch * CHUNK * CHUNK, CHUNK, CHUNK, tid, NT);
-  tile_async<T, K>(reinterpret_cast<T*>(base + Lay::kr_off), static_cast<const T*>(p.ws_kr) + ch * CHUNK * K, CHUNK, K, tid, NT);
-  tile_async<T, K>(reinterpret_cast<T*>(base + Lay::q_off), static_cast<const T*>(p.ws_q) + ch * CHUNK * K, CHUNK, K, tid, NT);
-  tile_async<T, K>(reinterpret_cast<T*>(base + Lay::e_off), static_cast<const T*>(bp.ws_e) + ch * CHUNK * K, CHUNK, K, tid, NT);
-  const long long t0 = cs + static_cast<long long>(c - c_first) * CHUNK;
-  const int len = static_cast<int>(min_ll(static_cast<long long>(CHUNK), ce - t0));
-  T* ds = reinterpret_cast<T*>(base + Lay::do_off);
-  const T* dog = static_cast<const T*>(bp.d_o);
-  constexpr int VEC = VS / 8;
-  for (int i = tid; i < CHUNK * VEC; i += NT) {
-    const int r = i / VEC, c8 = i % VEC;
-    if (r < len)
-      cp_async16(&ds[r * DP + 8 * c8], &dog[(static_cast<size_t>(t0 + r) * HO + h) * V + vb + 8 * c8]);
-    else
-      *reinterpret_cast<uint4*>(&ds[r * DP + 8 * c8]) = make_uint4(0u, 0u, 0u, 0u);
-  }
-}
-
 // R2's dS' store: this warp's X fragments (value rows row0 + (lane >> 2) + {0, 8}, all K columns)
 // packed to the io dtype into the warp's [16][KP] staging rows, then the 16 × K values written as
 // one contiguous run of 16-byte stores at ws_ds[ch][row0][0] (each lane 16 bytes, lanes
@@ -422,33 +392,57 @@ __device__ __forceinline__ void tile_async_fixed(T* dst, const T* src, int tid) 
   for (int it = 0; it < N / NT; ++it) cp_async16(d + it * RSTEP * (ROWLEN + 8), s + static_cast<size_t>(it) * RSTEP * GSTRIDE);
 }
 
-// dscan_issue_chunk with compile-time trip counts (R2): the same tiles, the same dO rows (rows
-// past the chunk's tokens zeroed), the same smem layout Lay.
-template <typename T, int K, int V, typename Lay, int NT>
-__device__ __forceinline__ void dscan_issue_chunk_r2(const BwdParams& bp, unsigned char* base, int c, int h, long long cs,
-                                                     long long ce, int c_first, int vb, int tid) {
+// One tile of a reverse-scan stage (CHUNK rows of ROWLEN elements, rows of ROWLEN + 8 in smem):
+// tile_async, or with FIXED (R2) tile_async_fixed (compile-time trip count, the same copies).
+template <typename T, int ROWLEN, int NT, bool FIXED>
+__device__ __forceinline__ void dscan_tile_async(T* dst, const T* src, int tid) {
+  if constexpr (FIXED) tile_async_fixed<T, ROWLEN, CHUNK, ROWLEN, NT>(dst, src, tid);
+  else tile_async<T, ROWLEN>(dst, src, CHUNK, ROWLEN, tid, NT);
+}
+
+// One reverse-scan pipeline stage: chunk c's A, T, Kᴿ, Q⁺ and E (cp.async) and the block's VS dO
+// value columns from vb (rows past the chunk's tokens zeroed) into the stage at `base`, laid out
+// as Lay (DscanMmaSmem); NT threads. The sequence's tokens are [cs, ce), chunk c_first holds cs.
+// Shared by the 4-warp and the 8-warp chunk loops; FIXED (R2): every copy loop with its trip count
+// known at compile time (each thread's first address once, then constant offsets).
+template <typename T, int K, int V, typename Lay, int NT, bool FIXED = false>
+__device__ __forceinline__ void dscan_issue_chunk(const BwdParams& bp, unsigned char* base, int c, int h, long long cs,
+                                                  long long ce, int c_first, int vb, int tid) {
   const FwdParams& p = bp.f;
   constexpr int VS = Lay::VS, DP = Lay::DP;
   const int HO = p.ho;
   const size_t ch = static_cast<size_t>(c) * HO + h;
-  tile_async_fixed<T, CHUNK, CHUNK, CHUNK, NT>(reinterpret_cast<T*>(base + Lay::a_off), static_cast<const T*>(p.ws_a) + ch * CHUNK * CHUNK, tid);
-  tile_async_fixed<T, CHUNK, CHUNK, CHUNK, NT>(reinterpret_cast<T*>(base + Lay::t_off), static_cast<const T*>(bp.ws_t) + ch * CHUNK * CHUNK, tid);
-  tile_async_fixed<T, K, CHUNK, K, NT>(reinterpret_cast<T*>(base + Lay::kr_off), static_cast<const T*>(p.ws_kr) + ch * CHUNK * K, tid);
-  tile_async_fixed<T, K, CHUNK, K, NT>(reinterpret_cast<T*>(base + Lay::q_off), static_cast<const T*>(p.ws_q) + ch * CHUNK * K, tid);
-  tile_async_fixed<T, K, CHUNK, K, NT>(reinterpret_cast<T*>(base + Lay::e_off), static_cast<const T*>(bp.ws_e) + ch * CHUNK * K, tid);
+  dscan_tile_async<T, CHUNK, NT, FIXED>(reinterpret_cast<T*>(base + Lay::a_off), static_cast<const T*>(p.ws_a) + ch * CHUNK * CHUNK, tid);
+  dscan_tile_async<T, CHUNK, NT, FIXED>(reinterpret_cast<T*>(base + Lay::t_off), static_cast<const T*>(bp.ws_t) + ch * CHUNK * CHUNK, tid);
+  dscan_tile_async<T, K, NT, FIXED>(reinterpret_cast<T*>(base + Lay::kr_off), static_cast<const T*>(p.ws_kr) + ch * CHUNK * K, tid);
+  dscan_tile_async<T, K, NT, FIXED>(reinterpret_cast<T*>(base + Lay::q_off), static_cast<const T*>(p.ws_q) + ch * CHUNK * K, tid);
+  dscan_tile_async<T, K, NT, FIXED>(reinterpret_cast<T*>(base + Lay::e_off), static_cast<const T*>(bp.ws_e) + ch * CHUNK * K, tid);
   const long long t0 = cs + static_cast<long long>(c - c_first) * CHUNK;
   const int len = static_cast<int>(min_ll(static_cast<long long>(CHUNK), ce - t0));
-  constexpr int VEC = VS / 8, RSTEP = NT / VEC;
-  static_assert((CHUNK * VEC) % NT == 0 && NT % VEC == 0, "whole rounds of whole dO rows");
-  const int r0 = tid / VEC, c8 = tid % VEC;
-  T* ds = reinterpret_cast<T*>(base + Lay::do_off) + r0 * DP + 8 * c8;
-  const T* dog = static_cast<const T*>(bp.d_o) + (static_cast<size_t>(t0 + r0) * HO + h) * V + vb + 8 * c8;
+  constexpr int VEC = VS / 8;
+  if constexpr (FIXED) {
+    constexpr int RSTEP = NT / VEC;
+    static_assert((CHUNK * VEC) % NT == 0 && NT % VEC == 0, "whole rounds of whole dO rows");
+    const int r0 = tid / VEC, c8 = tid % VEC;
+    T* ds = reinterpret_cast<T*>(base + Lay::do_off) + r0 * DP + 8 * c8;
+    const T* dog = static_cast<const T*>(bp.d_o) + (static_cast<size_t>(t0 + r0) * HO + h) * V + vb + 8 * c8;
 #pragma unroll
-  for (int it = 0; it < CHUNK / RSTEP; ++it) {
-    if (r0 + it * RSTEP < len)
-      cp_async16(ds + it * RSTEP * DP, dog + static_cast<size_t>(it) * RSTEP * HO * V);
-    else
-      *reinterpret_cast<uint4*>(ds + it * RSTEP * DP) = make_uint4(0u, 0u, 0u, 0u);
+    for (int it = 0; it < CHUNK / RSTEP; ++it) {
+      if (r0 + it * RSTEP < len)
+        cp_async16(ds + it * RSTEP * DP, dog + static_cast<size_t>(it) * RSTEP * HO * V);
+      else
+        *reinterpret_cast<uint4*>(ds + it * RSTEP * DP) = make_uint4(0u, 0u, 0u, 0u);
+    }
+  } else {
+    T* ds = reinterpret_cast<T*>(base + Lay::do_off);
+    const T* dog = static_cast<const T*>(bp.d_o);
+    for (int i = tid; i < CHUNK * VEC; i += NT) {
+      const int r = i / VEC, c8 = i % VEC;
+      if (r < len)
+        cp_async16(&ds[r * DP + 8 * c8], &dog[(static_cast<size_t>(t0 + r) * HO + h) * V + vb + 8 * c8]);
+      else
+        *reinterpret_cast<uint4*>(&ds[r * DP + 8 * c8]) = make_uint4(0u, 0u, 0u, 0u);
+    }
   }
 }
 
@@ -462,7 +456,7 @@ __device__ __forceinline__ void dscan_issue_chunk_r2(const BwdParams& bp, unsign
 // stores, the closing barrier publishes unit (c, h) in pub_flags[c · HO + h] (release).
 // R2 (session 9, the overlapped producer dscan_ov2 / dscanp_ov2; the same mma sequence per
 // accumulator, so bitwise the same outputs): the copies issued with compile-time trip counts and
-// constant offsets (dscan_issue_chunk_r2), Kᴿ's B fragments by ldmatrix.x4 (the 8-warp loop's
+// constant offsets (dscan_issue_chunk with FIXED), Kᴿ's B fragments by ldmatrix.x4 (the 8-warp loop's
 // loads: the same operand values, a quarter of the shared-load instructions), Γ_last one chunk
 // ahead, one block barrier per chunk instead of two (the copies of the next chunk issued after
 // it; the previous chunk's unit published after it, so the publishing thread's fence waits on
@@ -485,10 +479,7 @@ __device__ __forceinline__ void dscan_mma_chunks(const BwdParams& bp, float (&x)
 
   // Step s handles chunk c_end - 1 - s.
   auto issue = [&](int s, int st) {
-    if constexpr (R2)
-      dscan_issue_chunk_r2<T, K, V, S, NW * 32>(bp, smem + st * S::stage, c_end - 1 - s, h, cs, ce, c_first, vb, tid);
-    else
-      dscan_issue_chunk<T, K, V, S, NW * 32>(bp, smem + st * S::stage, c_end - 1 - s, h, cs, ce, c_first, vb, tid);
+    dscan_issue_chunk<T, K, V, S, NW * 32, R2>(bp, smem + st * S::stage, c_end - 1 - s, h, cs, ce, c_first, vb, tid);
   };
 #pragma unroll
   for (int sidx = 0; sidx < STAGES - 1; ++sidx) {
