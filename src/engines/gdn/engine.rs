@@ -16,13 +16,14 @@
 //! Diagnostics read once at build: `DNNPLAN_GDN_FWD_SCAN=v1|w4|w8` (v1 = session-1 scan
 //! `gdn_fwd_scan_*`), `DNNPLAN_GDN_FWD_PIECES=n` (force n pieces per sequence; 1 = off) and
 //! `DNNPLAN_GDN_FWD_STEPS=n` (launch only the first n kernels: per-kernel timing by differences),
-//! `DNNPLAN_GDN_FWD_PREP=v1|v2|v3|v4|v5` (the earlier per-chunk factor kernels: v1 the session-1
-//! prep, v2 the 4-warp prep, v3 the 8-warp prep3 with 3 blocks per SM, v4 the persistent prep4,
-//! v5 prep3 with the one-barrier-per-block-row inverse, v6 prep5 with A stored from registers:
-//! 4 blocks per SM, 1.06-1.09x prep3 on the H200, all bitwise the same outputs; v7 prep6 with the
-//! triangular inverse on the tensor cores, not bitwise; v9 v7 with that inverse spread over all 8
-//! warps and ldmatrix operand loads; v10 v9's tile in fewer block-wide phases, bitwise v9; v11 (v10 with
-//! W and Ũᵀ stored from registers, bitwise, slower) is a template level only). The default is
+//! `DNNPLAN_GDN_FWD_PREP=v1|v2|v3|v6|v7|v9` (the earlier per-chunk factor kernels: v1 the
+//! session-1 prep, v2 the 4-warp prep, v3 the 8-warp prep3 with 3 blocks per SM, v6 prep3 with
+//! the one-barrier-per-block-row inverse and A stored from registers: 4 blocks per SM, 1.06-1.09x
+//! prep3 on the H200, all bitwise the same outputs; v7 prep6 with the triangular inverse on the
+//! tensor cores, not bitwise; v9 v7 with that inverse spread over all 8 warps and ldmatrix operand
+//! loads; `v10` v9's tile in fewer block-wide phases, bitwise v9. The levels v4 (persistent
+//! prep4), v5 and v11 (v10 with W and Ũᵀ stored from registers) measured slower and are template
+//! levels only, checked by the CPU emulation). The default is
 //! [`PrepVariant::DEFAULT`] (v10), see [`PrepVariant`].
 
 use crate::cuda::{Function, LaunchConfig, Launcher, compile_or_load, probe};
