@@ -284,10 +284,7 @@ inline void dnnp_flag_publish_after_barrier(unsigned* flag, unsigned value) {
 }
 inline void dnnp_flag_publish_block(unsigned* flag, unsigned value) {
   __syncthreads();
-  if (threadIdx.x == 0) {
-    __threadfence();
-    dnnp_flag_store_release(flag, value);
-  }
+  dnnp_flag_publish_after_barrier(flag, value);
 }
 inline void dnnp_flag_wait_thread(const unsigned* flag, unsigned value) {
   while (dnnp_flag_load_acquire(flag) < value) usleep(20);

@@ -49,24 +49,21 @@ __device__ __forceinline__ void dnnp_flag_store_release(unsigned* flag, unsigned
     asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(flag), "r"(value) : "memory");
 }
 
-// Publishes `value` in `flag` once every thread of the block has written its part of the unit.
-// All threads of the block must call it (it contains a block barrier).
-__device__ __forceinline__ void dnnp_flag_publish_block(unsigned* flag, unsigned value) {
-    __syncthreads();
+// Publishes `value` in `flag` when the caller has just passed a block barrier that follows every
+// thread's writes of the unit (and may go on writing other units after it). All threads of the
+// block call it; thread 0 publishes.
+__device__ __forceinline__ void dnnp_flag_publish_after_barrier(unsigned* flag, unsigned value) {
     if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
         __threadfence();
         dnnp_flag_store_release(flag, value);
     }
 }
 
-// dnnp_flag_publish_block without its barrier: the caller has just passed a block barrier that
-// follows every thread's writes of the unit (and may go on writing other units after it).
-// All threads of the block call it; thread 0 publishes.
-__device__ __forceinline__ void dnnp_flag_publish_after_barrier(unsigned* flag, unsigned value) {
-    if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
-        __threadfence();
-        dnnp_flag_store_release(flag, value);
-    }
+// Publishes `value` in `flag` once every thread of the block has written its part of the unit.
+// All threads of the block must call it (it contains a block barrier).
+__device__ __forceinline__ void dnnp_flag_publish_block(unsigned* flag, unsigned value) {
+    __syncthreads();
+    dnnp_flag_publish_after_barrier(flag, value);
 }
 
 // One thread's spin until `flag >= value` (acquire). Backs off with nanosleep between polls.
