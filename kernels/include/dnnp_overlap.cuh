@@ -39,6 +39,23 @@ __device__ __forceinline__ void dnnp_wait_prerequisites() {
 #endif
 }
 
+// Entry of a kernel that may be launched with programmatic dependent launch as the next kernel of
+// a chain (one execute's launches on one stream; the GDN plans under DNNPLAN_GDN_PDL): call it as
+// the FIRST statement of the entry, in every block and on every path, before any read of what an
+// earlier kernel of the chain wrote and any write of what it reads. griddepcontrol.wait returns
+// once the previous kernel has completed and its memory is visible (at once when the kernel was
+// launched normally); since that kernel's blocks all passed the same wait, its completion implies
+// every earlier kernel's (transitively). A block that returned early without the wait would break
+// that chain. `trigger`: then let the next kernel's grid start (its blocks become resident and wait
+// in their own dnnp_pdl_enter) once every block of this grid got here, instead of when this grid
+// exits; the trigger comes after the wait, so the next grid never starts before this one's
+// predecessors completed, and all of this grid's blocks are resident by then (no deadlock: no
+// block waits on a later kernel).
+__device__ __forceinline__ void dnnp_pdl_enter(bool trigger) {
+    dnnp_wait_prerequisites();
+    if (trigger) dnnp_launch_dependents();
+}
+
 __device__ __forceinline__ unsigned dnnp_flag_load_acquire(const unsigned* flag) {
     unsigned v;
     asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(flag) : "memory");

@@ -46,6 +46,9 @@ enum Flags : int {
   FLAG_NEG_EIGVAL = 4,
   FLAG_SAFE_GATE = 8,
   FLAG_LINEAR_GATE = 16,
+  // Launch chain (src/engines/gdn/pdl.rs, DNNPLAN_GDN_PDL): each entry's dnnp_pdl_enter triggers
+  // the next kernel's launch right after its griddepcontrol.wait instead of at its exit.
+  FLAG_PDL_TRIGGER = 1 << 14,
 };
 
 constexpr int CHUNK = 64;
@@ -282,9 +285,14 @@ __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_gr
 // ---------------------------------------------------------------------------------------
 constexpr int OFFSETS_THREADS = 1024;
 
+// The chunk table: p.chunk_offsets[b] = chunk slots of the sequences before b, [n] = the total.
+// One block of OFFSETS_THREADS threads: each thread counts the chunks of its run of sequences, a
+// warp-shuffle inclusive scan per warp, one warp scans the 32 warp totals: two block barriers
+// (integers: the same table as any scan order).
 __device__ __forceinline__ void chunk_offsets_body(const FwdParams& p) {
-  __shared__ int part[OFFSETS_THREADS];
-  const int tid = threadIdx.x;
+  static_assert(OFFSETS_THREADS == 32 * 32, "one warp scans the warp totals");
+  __shared__ int warp_total[OFFSETS_THREADS / 32];
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int n = p.n_seqs;
   const int per = (n + OFFSETS_THREADS - 1) / OFFSETS_THREADS;
   const int b0 = n < tid * per ? n : tid * per;
@@ -294,21 +302,30 @@ __device__ __forceinline__ void chunk_offsets_body(const FwdParams& p) {
     long long len = load_cu(p, b + 1) - load_cu(p, b);
     local += static_cast<int>((len + CHUNK - 1) / CHUNK);
   }
-  part[tid] = local;
-  __syncthreads();
-  for (int off = 1; off < OFFSETS_THREADS; off <<= 1) {
-    int add = tid >= off ? part[tid - off] : 0;
-    __syncthreads();
-    part[tid] += add;
-    __syncthreads();
+  int incl = local;  // inclusive prefix within the warp
+  for (int off = 1; off < 32; off <<= 1) {
+    const int x = __shfl_up_sync(0xffffffffu, incl, off);
+    if (lane >= off) incl += x;
   }
-  int run = part[tid] - local;  // exclusive prefix
+  if (lane == 31) warp_total[warp] = incl;
+  __syncthreads();
+  if (warp == 0) {
+    int w = warp_total[lane];
+    for (int off = 1; off < 32; off <<= 1) {
+      const int x = __shfl_up_sync(0xffffffffu, w, off);
+      if (lane >= off) w += x;
+    }
+    warp_total[lane] = w;  // inclusive prefix of the warp totals
+  }
+  __syncthreads();
+  const int before = warp > 0 ? warp_total[warp - 1] : 0;
+  int run = before + incl - local;  // exclusive prefix
   for (int b = b0; b < b1; ++b) {
     p.chunk_offsets[b] = run;
     long long len = load_cu(p, b + 1) - load_cu(p, b);
     run += static_cast<int>((len + CHUNK - 1) / CHUNK);
   }
-  if (tid == OFFSETS_THREADS - 1) p.chunk_offsets[n] = part[tid];
+  if (tid == OFFSETS_THREADS - 1) p.chunk_offsets[n] = before + incl;
 }
 
 // ---------------------------------------------------------------------------------------

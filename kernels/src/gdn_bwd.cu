@@ -84,144 +84,152 @@
 //   gdn_bwd_dscanp_ov2_{bf16,f16}_k{64,128}  <<<as dscanp_ov, bytes_r2>>>   bitwise dscan_ov / dscanp_ov)
 //   gdn_bwd_tokens_tc5_ov_{bf16,f16}_k{64,128} <<<as tokens_tc5, programmatic>>>
 //   gdn_bwd_tokens_tc11_ov_{bf16,f16}_k{64,128} <<<as tokens_tc11, programmatic>>>
+// Launch chain (src/engines/gdn/pdl.rs, DNNPLAN_GDN_PDL): every entry but the overlapped token
+// stages (gdn_bwd_tokens_tc{5,11}_ov) starts with dnnp_pdl_enter (dnnp_overlap.cuh): griddepcontrol.wait
+// in every block before anything else, then (FLAG_PDL_TRIGGER) the next kernel's launch trigger.
+// The overlapped token stage keeps gdn_bwd_overlap.cuh's contract instead: it reads the prep's and
+// the replay's outputs without a wait because its grid starts only after every reverse-scan block
+// triggered, which each does after its own dnnp_pdl_enter wait (so after the replay completed);
+// its last block's griddepcontrol.wait makes its completion imply the reverse scan's.
+#include "dnnp_overlap.cuh"
 #include "gdn_bwd.cuh"
 #include "gdn_bwd_chain.cuh"
 #include "gdn_bwd_overlap.cuh"
 #include "gdn_fwd_prep3.cuh"
 #include "gdn_fwd_prep10.cuh"
 
-extern "C" __global__ void __launch_bounds__(gdn::OFFSETS_THREADS) gdn_bwd_chunk_offsets(gdn::BwdParams p) {
+extern "C" __global__ void __launch_bounds__(gdn::OFFSETS_THREADS) gdn_bwd_chunk_offsets(gdn::BwdParams p) { dnnp_pdl_enter(p.f.flags & gdn::FLAG_PDL_TRIGGER);
   gdn::chunk_offsets_body(p.f);
 }
 
-extern "C" __global__ void __launch_bounds__(gdn::OFFSETS_THREADS) gdn_bwd_chunk_order_rev(gdn::BwdChainParams p) {
+extern "C" __global__ void __launch_bounds__(gdn::OFFSETS_THREADS) gdn_bwd_chunk_order_rev(gdn::BwdChainParams p) { dnnp_pdl_enter(p.b.f.flags & gdn::FLAG_PDL_TRIGGER);
   gdn::bwd_chunk_order_body(p);
 }
 
-extern "C" __global__ void __launch_bounds__(gdn::PARAM_THREADS) gdn_bwd_params(gdn::BwdParams p) {
+extern "C" __global__ void __launch_bounds__(gdn::PARAM_THREADS) gdn_bwd_params(gdn::BwdParams p) { dnnp_pdl_enter(p.f.flags & gdn::FLAG_PDL_TRIGGER);
   gdn::bwd_params_body(p);
 }
 
 #define GDN_BWD_ENTRIES(TAG, T, KD)                                                                 \
   extern "C" __global__ void __launch_bounds__(gdn::PREP_THREADS)                                  \
-      gdn_bwd_prep_##TAG##_k##KD(gdn::BwdParams p) {                                              \
+      gdn_bwd_prep_##TAG##_k##KD(gdn::BwdParams p) { dnnp_pdl_enter(p.f.flags & gdn::FLAG_PDL_TRIGGER); \
     gdn::fwd_prep_body<T, KD, KD, true>(p.f, gdn::PrepKeep{p.ws_t, p.ws_e, p.ws_gam, p.ws_bet});   \
   }                                                                                                \
   extern "C" __global__ void __launch_bounds__(gdn::PREP3_THREADS, gdn::PREP3_MIN_BLOCKS)          \
-      gdn_bwd_prep3_##TAG##_k##KD(gdn::BwdParams p) {                                             \
+      gdn_bwd_prep3_##TAG##_k##KD(gdn::BwdParams p) { dnnp_pdl_enter(p.f.flags & gdn::FLAG_PDL_TRIGGER); \
     gdn::fwd_prep3_body<T, KD, KD, true>(p.f, gdn::PrepKeep{p.ws_t, p.ws_e, p.ws_gam, p.ws_bet});  \
   }                                                                                                \
   extern "C" __global__ void __launch_bounds__(gdn::PREP3_THREADS, gdn::PREP6_MIN_BLOCKS)          \
-      gdn_bwd_prep6_##TAG##_k##KD(gdn::BwdParams p) {                                             \
+      gdn_bwd_prep6_##TAG##_k##KD(gdn::BwdParams p) { dnnp_pdl_enter(p.f.flags & gdn::FLAG_PDL_TRIGGER); \
     gdn::fwd_prep3_body<T, KD, KD, true, true, true>(p.f, gdn::PrepKeep{p.ws_t, p.ws_e, p.ws_gam, p.ws_bet}); \
   }                                                                                                \
   extern "C" __global__ void __launch_bounds__(gdn::PREP3_THREADS, gdn::PREP6_MIN_BLOCKS)          \
-      gdn_bwd_prep7_##TAG##_k##KD(gdn::BwdParams p) {                                             \
+      gdn_bwd_prep7_##TAG##_k##KD(gdn::BwdParams p) { dnnp_pdl_enter(p.f.flags & gdn::FLAG_PDL_TRIGGER); \
     gdn::fwd_prep3_body<T, KD, KD, true, false, true, 1>(p.f, gdn::PrepKeep{p.ws_t, p.ws_e, p.ws_gam, p.ws_bet}); \
   }                                                                                                \
   extern "C" __global__ void __launch_bounds__(gdn::PREP3_THREADS, gdn::PREP6_MIN_BLOCKS)          \
-      gdn_bwd_prep9_##TAG##_k##KD(gdn::BwdParams p) {                                             \
+      gdn_bwd_prep9_##TAG##_k##KD(gdn::BwdParams p) { dnnp_pdl_enter(p.f.flags & gdn::FLAG_PDL_TRIGGER); \
     gdn::fwd_prep3_body<T, KD, KD, true, false, true, 3>(p.f, gdn::PrepKeep{p.ws_t, p.ws_e, p.ws_gam, p.ws_bet}); \
   }                                                                                                \
   extern "C" __global__ void __launch_bounds__(gdn::PREP3_THREADS, gdn::PREP6_MIN_BLOCKS)          \
-      gdn_bwd_prep10_##TAG##_k##KD(gdn::BwdParams p) {                                            \
+      gdn_bwd_prep10_##TAG##_k##KD(gdn::BwdParams p) { dnnp_pdl_enter(p.f.flags & gdn::FLAG_PDL_TRIGGER); \
     gdn::fwd_prep10_body<T, KD, KD, true>(p.f, gdn::PrepKeep{p.ws_t, p.ws_e, p.ws_gam, p.ws_bet}); \
   }                                                                                                \
   extern "C" __global__ void __launch_bounds__(gdn::SCAN_WARPS * 32)                               \
-      gdn_bwd_fscan_##TAG##_k##KD(gdn::BwdParams p) {                                             \
+      gdn_bwd_fscan_##TAG##_k##KD(gdn::BwdParams p) { dnnp_pdl_enter(p.f.flags & gdn::FLAG_PDL_TRIGGER); \
     gdn::fwd_scan_body<T, KD, KD, gdn::SCAN_WARPS, gdn::SCAN_STAGES, true>(p.f, p.ws_s);          \
   }                                                                                                \
   extern "C" __global__ void __launch_bounds__(gdn::DSCAN_THREADS)                                 \
-      gdn_bwd_dscan_##TAG##_k##KD(gdn::BwdParams p) {                                             \
+      gdn_bwd_dscan_##TAG##_k##KD(gdn::BwdParams p) { dnnp_pdl_enter(p.f.flags & gdn::FLAG_PDL_TRIGGER); \
     gdn::bwd_dscan_body<T, KD, KD>(p);                                                             \
   }                                                                                                \
   extern "C" __global__ void __launch_bounds__(gdn::DSCAN_MMA_WARPS * 32)                          \
-      gdn_bwd_dscan_mma_##TAG##_k##KD(gdn::BwdParams p) {                                         \
+      gdn_bwd_dscan_mma_##TAG##_k##KD(gdn::BwdParams p) { dnnp_pdl_enter(p.f.flags & gdn::FLAG_PDL_TRIGGER); \
     gdn::bwd_dscan_mma_body<T, KD, KD, gdn::DSCAN_MMA_WARPS, gdn::DSCAN_MMA_STAGES>(p);            \
   }                                                                                                \
   extern "C" __global__ void __launch_bounds__(gdn::TOK_THREADS)                                   \
-      gdn_bwd_tokens_##TAG##_k##KD(gdn::BwdParams p) {                                            \
+      gdn_bwd_tokens_##TAG##_k##KD(gdn::BwdParams p) { dnnp_pdl_enter(p.f.flags & gdn::FLAG_PDL_TRIGGER); \
     gdn::bwd_tokens_body<T, KD, KD>(p);                                                            \
   }                                                                                                \
   extern "C" __global__ void __launch_bounds__(gdn::TOK_THREADS)                                   \
-      gdn_bwd_tokens_mma_##TAG##_k##KD(gdn::BwdParams p) {                                        \
+      gdn_bwd_tokens_mma_##TAG##_k##KD(gdn::BwdParams p) { dnnp_pdl_enter(p.f.flags & gdn::FLAG_PDL_TRIGGER); \
     gdn::bwd_tokens_body<T, KD, KD, true>(p);                                                      \
   }                                                                                                \
   extern "C" __global__ void __launch_bounds__(gdn::DSCAN_MMA_WARPS * 32)                          \
-      gdn_bwd_dscan_io_##TAG##_k##KD(gdn::BwdParams p) {                                          \
+      gdn_bwd_dscan_io_##TAG##_k##KD(gdn::BwdParams p) { dnnp_pdl_enter(p.f.flags & gdn::FLAG_PDL_TRIGGER); \
     gdn::bwd_dscan_mma_body<T, KD, KD, gdn::DSCAN_MMA_WARPS, gdn::DSCAN_MMA_STAGES, true>(p);      \
   }                                                                                                \
   extern "C" __global__ void __launch_bounds__(gdn::TOK_THREADS)                                   \
-      gdn_bwd_tokens_tc_##TAG##_k##KD(gdn::BwdParams p) {                                         \
+      gdn_bwd_tokens_tc_##TAG##_k##KD(gdn::BwdParams p) { dnnp_pdl_enter(p.f.flags & gdn::FLAG_PDL_TRIGGER); \
     gdn::bwd_tokens_tc_body<T, KD, KD>(p);                                                         \
   }                                                                                                \
   extern "C" __global__ void __launch_bounds__(gdn::TOK_THREADS)                                   \
-      gdn_bwd_tokens_tc2_##TAG##_k##KD(gdn::BwdParams p) {                                        \
+      gdn_bwd_tokens_tc2_##TAG##_k##KD(gdn::BwdParams p) { dnnp_pdl_enter(p.f.flags & gdn::FLAG_PDL_TRIGGER); \
     gdn::bwd_tokens_tc_body<T, KD, KD, 2>(p);                                                      \
   }                                                                                                \
   extern "C" __global__ void __launch_bounds__(gdn::TOK_THREADS)                                   \
-      gdn_bwd_tokens_tc3_##TAG##_k##KD(gdn::BwdParams p) {                                        \
+      gdn_bwd_tokens_tc3_##TAG##_k##KD(gdn::BwdParams p) { dnnp_pdl_enter(p.f.flags & gdn::FLAG_PDL_TRIGGER); \
     gdn::bwd_tokens_tc_body<T, KD, KD, 3>(p);                                                      \
   }                                                                                                \
   extern "C" __global__ void __launch_bounds__(gdn::TOK_THREADS)                                   \
-      gdn_bwd_tokens_tc4_##TAG##_k##KD(gdn::BwdParams p) {                                        \
+      gdn_bwd_tokens_tc4_##TAG##_k##KD(gdn::BwdParams p) { dnnp_pdl_enter(p.f.flags & gdn::FLAG_PDL_TRIGGER); \
     gdn::bwd_tokens_tc_body<T, KD, KD, 4>(p);                                                      \
   }                                                                                                \
   extern "C" __global__ void __launch_bounds__(gdn::TOK_THREADS)                                   \
-      gdn_bwd_tokens_tc5_##TAG##_k##KD(gdn::BwdParams p) {                                        \
+      gdn_bwd_tokens_tc5_##TAG##_k##KD(gdn::BwdParams p) { dnnp_pdl_enter(p.f.flags & gdn::FLAG_PDL_TRIGGER); \
     gdn::bwd_tokens_tc_body<T, KD, KD, 5>(p);                                                      \
   }                                                                                                \
   extern "C" __global__ void __launch_bounds__(gdn::TOK_THREADS)                                   \
-      gdn_bwd_tokens_tc11_##TAG##_k##KD(gdn::BwdParams p) {                                       \
+      gdn_bwd_tokens_tc11_##TAG##_k##KD(gdn::BwdParams p) { dnnp_pdl_enter(p.f.flags & gdn::FLAG_PDL_TRIGGER); \
     gdn::bwd_tokens_tc_body<T, KD, KD, 11>(p);                                                     \
   }                                                                                                \
-  extern "C" __global__ void __launch_bounds__(KD) gdn_bwd_fold_##TAG##_k##KD(gdn::BwdParams p) {  \
+  extern "C" __global__ void __launch_bounds__(KD) gdn_bwd_fold_##TAG##_k##KD(gdn::BwdParams p) { dnnp_pdl_enter(p.f.flags & gdn::FLAG_PDL_TRIGGER); \
     gdn::bwd_fold_body<T, KD, KD>(p);                                                              \
   }                                                                                                \
-  extern "C" __global__ void __launch_bounds__(4 * 32) gdn_bwd_psum_##TAG##_k##KD(gdn::BwdChainParams p) { \
+  extern "C" __global__ void __launch_bounds__(4 * 32) gdn_bwd_psum_##TAG##_k##KD(gdn::BwdChainParams p) { dnnp_pdl_enter(p.b.f.flags & gdn::FLAG_PDL_TRIGGER); \
     gdn::bwd_psum_body<T, KD, KD, 4, gdn::SUM_STAGES>(p);                                          \
   }                                                                                                \
   extern "C" __global__ void __launch_bounds__(gdn::SCAN_WARPS * 32)                               \
-      gdn_bwd_fscanp_##TAG##_k##KD(gdn::BwdChainParams p) {                                       \
+      gdn_bwd_fscanp_##TAG##_k##KD(gdn::BwdChainParams p) { dnnp_pdl_enter(p.b.f.flags & gdn::FLAG_PDL_TRIGGER); \
     gdn::bwd_fscan_piece_body<T, KD, KD, gdn::SCAN_WARPS, gdn::SCAN_STAGES>(p);                     \
   }                                                                                                \
-  extern "C" __global__ void __launch_bounds__(4 * 32) gdn_bwd_fscan_r4_##TAG##_k##KD(gdn::BwdChainParams p) { \
+  extern "C" __global__ void __launch_bounds__(4 * 32) gdn_bwd_fscan_r4_##TAG##_k##KD(gdn::BwdChainParams p) { dnnp_pdl_enter(p.b.f.flags & gdn::FLAG_PDL_TRIGGER); \
     gdn::bwd_fscan_piece_body<T, KD, KD, 4, 2, 1, true>(p);                                        \
   }                                                                                                \
   extern "C" __global__ void __launch_bounds__(gdn::DSCAN_MMA_WARPS * 32)                          \
-      gdn_bwd_dsum_##TAG##_k##KD(gdn::BwdChainParams p) {                                         \
+      gdn_bwd_dsum_##TAG##_k##KD(gdn::BwdChainParams p) { dnnp_pdl_enter(p.b.f.flags & gdn::FLAG_PDL_TRIGGER); \
     gdn::bwd_dscan_piece_body<T, KD, KD, gdn::DSCAN_MMA_WARPS, gdn::DSCAN_MMA_STAGES, true>(p);    \
   }                                                                                                \
   extern "C" __global__ void __launch_bounds__(gdn::DSCAN_MMA_WARPS * 32)                          \
-      gdn_bwd_dscanp_##TAG##_k##KD(gdn::BwdChainParams p) {                                       \
+      gdn_bwd_dscanp_##TAG##_k##KD(gdn::BwdChainParams p) { dnnp_pdl_enter(p.b.f.flags & gdn::FLAG_PDL_TRIGGER); \
     gdn::bwd_dscan_piece_body<T, KD, KD, gdn::DSCAN_MMA_WARPS, gdn::DSCAN_MMA_STAGES, false>(p);   \
   }                                                                                                \
   extern "C" __global__ void __launch_bounds__(gdn::DSCAN_W8_WARPS * 32, 1)                        \
-      gdn_bwd_dscan_w8_##TAG##_k##KD(gdn::BwdParams p) {                                          \
+      gdn_bwd_dscan_w8_##TAG##_k##KD(gdn::BwdParams p) { dnnp_pdl_enter(p.f.flags & gdn::FLAG_PDL_TRIGGER); \
     gdn::bwd_dscan_w8_body<T, KD, KD, gdn::DSCAN_MMA_STAGES>(p);                                   \
   }                                                                                                \
   extern "C" __global__ void __launch_bounds__(gdn::DSCAN_W8_WARPS * 32, 1)                        \
-      gdn_bwd_dsum_w8_##TAG##_k##KD(gdn::BwdChainParams p) {                                      \
+      gdn_bwd_dsum_w8_##TAG##_k##KD(gdn::BwdChainParams p) { dnnp_pdl_enter(p.b.f.flags & gdn::FLAG_PDL_TRIGGER); \
     gdn::bwd_dscan_w8_piece_body<T, KD, KD, gdn::DSCAN_MMA_STAGES, true>(p);                       \
   }                                                                                                \
   extern "C" __global__ void __launch_bounds__(gdn::DSCAN_W8_WARPS * 32, 1)                        \
-      gdn_bwd_dscanp_w8_##TAG##_k##KD(gdn::BwdChainParams p) {                                    \
+      gdn_bwd_dscanp_w8_##TAG##_k##KD(gdn::BwdChainParams p) { dnnp_pdl_enter(p.b.f.flags & gdn::FLAG_PDL_TRIGGER); \
     gdn::bwd_dscan_w8_piece_body<T, KD, KD, gdn::DSCAN_MMA_STAGES, false>(p);                      \
   }                                                                                                \
   extern "C" __global__ void __launch_bounds__(KD / 16 * 32, 1)                                    \
-      gdn_bwd_dscan_ov_##TAG##_k##KD(gdn::BwdChainParams p) {                                     \
+      gdn_bwd_dscan_ov_##TAG##_k##KD(gdn::BwdChainParams p) { dnnp_pdl_enter(p.b.f.flags & gdn::FLAG_PDL_TRIGGER); \
     gdn::bwd_dscan_mma_body<T, KD, KD, KD / 16, gdn::DSCAN_MMA_STAGES, true, true>(p.b, p.ov_flags); \
   }                                                                                                \
   extern "C" __global__ void __launch_bounds__(KD / 16 * 32, 1)                                    \
-      gdn_bwd_dscanp_ov_##TAG##_k##KD(gdn::BwdChainParams p) {                                    \
+      gdn_bwd_dscanp_ov_##TAG##_k##KD(gdn::BwdChainParams p) { dnnp_pdl_enter(p.b.f.flags & gdn::FLAG_PDL_TRIGGER); \
     gdn::bwd_dscan_piece_body<T, KD, KD, KD / 16, gdn::DSCAN_MMA_STAGES, false, true>(p);          \
   }                                                                                                \
   extern "C" __global__ void __launch_bounds__(KD / 16 * 32, 1)                                    \
-      gdn_bwd_dscan_ov2_##TAG##_k##KD(gdn::BwdChainParams p) {                                    \
+      gdn_bwd_dscan_ov2_##TAG##_k##KD(gdn::BwdChainParams p) { dnnp_pdl_enter(p.b.f.flags & gdn::FLAG_PDL_TRIGGER); \
     gdn::bwd_dscan_mma_body<T, KD, KD, KD / 16, gdn::DSCAN_MMA_STAGES, true, true, true>(p.b, p.ov_flags); \
   }                                                                                                \
   extern "C" __global__ void __launch_bounds__(KD / 16 * 32, 1)                                    \
-      gdn_bwd_dscanp_ov2_##TAG##_k##KD(gdn::BwdChainParams p) {                                   \
+      gdn_bwd_dscanp_ov2_##TAG##_k##KD(gdn::BwdChainParams p) { dnnp_pdl_enter(p.b.f.flags & gdn::FLAG_PDL_TRIGGER); \
     gdn::bwd_dscan_piece_body<T, KD, KD, KD / 16, gdn::DSCAN_MMA_STAGES, false, true, true>(p);    \
   }                                                                                                \
   extern "C" __global__ void __launch_bounds__(gdn::TOK_THREADS)                                   \
@@ -234,10 +242,10 @@ extern "C" __global__ void __launch_bounds__(gdn::PARAM_THREADS) gdn_bwd_params(
   }
 
 #define GDN_BWD_CHAIN_ENTRIES(KD)                                                                   \
-  extern "C" __global__ void __launch_bounds__(gdn::CHAIN_THREADS) gdn_bwd_pchain_k##KD(gdn::BwdChainParams p) { \
+  extern "C" __global__ void __launch_bounds__(gdn::CHAIN_THREADS) gdn_bwd_pchain_k##KD(gdn::BwdChainParams p) { dnnp_pdl_enter(p.b.f.flags & gdn::FLAG_PDL_TRIGGER); \
     gdn::fwd_chain_body<KD>(gdn::chain_fwd_view(p));                                               \
   }                                                                                                \
-  extern "C" __global__ void __launch_bounds__(gdn::CHAIN_THREADS) gdn_bwd_dchain_k##KD(gdn::BwdChainParams p) { \
+  extern "C" __global__ void __launch_bounds__(gdn::CHAIN_THREADS) gdn_bwd_dchain_k##KD(gdn::BwdChainParams p) { dnnp_pdl_enter(p.b.f.flags & gdn::FLAG_PDL_TRIGGER); \
     gdn::fwd_chain_body<KD>(gdn::chain_rev_view(p));                                               \
   }
 

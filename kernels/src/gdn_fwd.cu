@@ -41,22 +41,27 @@
 // Not bundled (session 6, slower than prep3 on the H200; the CPU emulation
 // bench/gdn_prep_host_emu.cpp still checks them bitwise): the persistent fwd_prep4_body (0.83x)
 // and fwd_prep3_body<.., FEWBAR> alone ("prep5", 0.98x).
+// Launch chain (src/engines/gdn/pdl.rs, DNNPLAN_GDN_PDL): every entry's first statement is
+// dnnp_pdl_enter (dnnp_overlap.cuh): griddepcontrol.wait in every block before anything else, so
+// that the plan may launch each kernel after the first with programmatic dependent launch; with
+// FLAG_PDL_TRIGGER the next kernel's launch is triggered right after that wait.
+#include "dnnp_overlap.cuh"
 #include "gdn_fwd.cuh"
 #include "gdn_fwd_fast.cuh"
 #include "gdn_fwd_prep3.cuh"
 #include "gdn_fwd_prep10.cuh"
 
-extern "C" __global__ void __launch_bounds__(gdn::OFFSETS_THREADS) gdn_chunk_offsets(gdn::FwdParams p) {
+extern "C" __global__ void __launch_bounds__(gdn::OFFSETS_THREADS) gdn_chunk_offsets(gdn::FwdParams p) { dnnp_pdl_enter(p.flags & gdn::FLAG_PDL_TRIGGER);
   gdn::chunk_offsets_body(p);
 }
 
 #define GDN_FWD_ENTRIES(TAG, T, KD)                                                                  \
   extern "C" __global__ void __launch_bounds__(gdn::PREP_THREADS)                                   \
-      gdn_fwd_prep_##TAG##_k##KD(gdn::FwdParams p) {                                               \
+      gdn_fwd_prep_##TAG##_k##KD(gdn::FwdParams p) { dnnp_pdl_enter(p.flags & gdn::FLAG_PDL_TRIGGER); \
     gdn::fwd_prep_body<T, KD, KD>(p);                                                               \
   }                                                                                                 \
   extern "C" __global__ void __launch_bounds__(gdn::SCAN_WARPS * 32)                                \
-      gdn_fwd_scan_##TAG##_k##KD(gdn::FwdParams p) {                                               \
+      gdn_fwd_scan_##TAG##_k##KD(gdn::FwdParams p) { dnnp_pdl_enter(p.flags & gdn::FLAG_PDL_TRIGGER); \
     gdn::fwd_scan_body<T, KD, KD, gdn::SCAN_WARPS, gdn::SCAN_STAGES>(p);                           \
   }
 
@@ -67,35 +72,35 @@ GDN_FWD_ENTRIES(f16, gdn::gdn_f16, 64)
 
 #define GDN_FWD_FAST_ENTRIES(TAG, T, KD)                                                             \
   extern "C" __global__ void __launch_bounds__(4 * 32)                                              \
-      gdn_fwd_scanx_##TAG##_k##KD##_w4(gdn::FwdFastParams p) {                                     \
+      gdn_fwd_scanx_##TAG##_k##KD##_w4(gdn::FwdFastParams p) { dnnp_pdl_enter(p.f.flags & gdn::FLAG_PDL_TRIGGER); \
     gdn::fwd_scanx_body<T, KD, KD, 4, 3, true>(p);                                                  \
   }                                                                                                 \
   extern "C" __global__ void __launch_bounds__(4 * 32)                                              \
-      gdn_fwd_sum_##TAG##_k##KD(gdn::FwdFastParams p) {                                            \
+      gdn_fwd_sum_##TAG##_k##KD(gdn::FwdFastParams p) { dnnp_pdl_enter(p.f.flags & gdn::FLAG_PDL_TRIGGER); \
     gdn::fwd_scanx_body<T, KD, KD, 4, gdn::SUM_STAGES, false>(p);                                   \
   }                                                                                                 \
   extern "C" __global__ void __launch_bounds__(gdn::PREP_THREADS)                                   \
-      gdn_fwd_prep1_##TAG##_k##KD(gdn::FwdParams p) {                                              \
+      gdn_fwd_prep1_##TAG##_k##KD(gdn::FwdParams p) { dnnp_pdl_enter(p.flags & gdn::FLAG_PDL_TRIGGER); \
     gdn::fwd_prep_body<T, KD, KD, false, false>(p);                                                 \
   }                                                                                                 \
   extern "C" __global__ void __launch_bounds__(gdn::PREP3_THREADS, gdn::PREP3_MIN_BLOCKS)           \
-      gdn_fwd_prep3_##TAG##_k##KD(gdn::FwdParams p) {                                              \
+      gdn_fwd_prep3_##TAG##_k##KD(gdn::FwdParams p) { dnnp_pdl_enter(p.flags & gdn::FLAG_PDL_TRIGGER); \
     gdn::fwd_prep3_body<T, KD, KD>(p);                                                              \
   }                                                                                                 \
   extern "C" __global__ void __launch_bounds__(gdn::PREP3_THREADS, gdn::PREP6_MIN_BLOCKS)           \
-      gdn_fwd_prep6_##TAG##_k##KD(gdn::FwdParams p) {                                              \
+      gdn_fwd_prep6_##TAG##_k##KD(gdn::FwdParams p) { dnnp_pdl_enter(p.flags & gdn::FLAG_PDL_TRIGGER); \
     gdn::fwd_prep3_body<T, KD, KD, false, true, true>(p);                                           \
   }                                                                                                 \
   extern "C" __global__ void __launch_bounds__(gdn::PREP3_THREADS, gdn::PREP6_MIN_BLOCKS)           \
-      gdn_fwd_prep7_##TAG##_k##KD(gdn::FwdParams p) {                                              \
+      gdn_fwd_prep7_##TAG##_k##KD(gdn::FwdParams p) { dnnp_pdl_enter(p.flags & gdn::FLAG_PDL_TRIGGER); \
     gdn::fwd_prep3_body<T, KD, KD, false, false, true, 1>(p);                                       \
   }                                                                                                 \
   extern "C" __global__ void __launch_bounds__(gdn::PREP3_THREADS, gdn::PREP6_MIN_BLOCKS)           \
-      gdn_fwd_prep9_##TAG##_k##KD(gdn::FwdParams p) {                                              \
+      gdn_fwd_prep9_##TAG##_k##KD(gdn::FwdParams p) { dnnp_pdl_enter(p.flags & gdn::FLAG_PDL_TRIGGER); \
     gdn::fwd_prep3_body<T, KD, KD, false, false, true, 3>(p);                                       \
   } \
   extern "C" __global__ void __launch_bounds__(gdn::PREP3_THREADS, gdn::PREP6_MIN_BLOCKS)           \
-      gdn_fwd_prep10_##TAG##_k##KD(gdn::FwdParams p) {                                             \
+      gdn_fwd_prep10_##TAG##_k##KD(gdn::FwdParams p) { dnnp_pdl_enter(p.flags & gdn::FLAG_PDL_TRIGGER); \
     gdn::fwd_prep10_body<T, KD, KD>(p);                                                             \
   }
 
@@ -104,19 +109,19 @@ GDN_FWD_FAST_ENTRIES(bf16, gdn::gdn_bf16, 64)
 GDN_FWD_FAST_ENTRIES(f16, gdn::gdn_f16, 128)
 GDN_FWD_FAST_ENTRIES(f16, gdn::gdn_f16, 64)
 
-extern "C" __global__ void __launch_bounds__(8 * 32) gdn_fwd_scanx_bf16_k128_w8(gdn::FwdFastParams p) {
+extern "C" __global__ void __launch_bounds__(8 * 32) gdn_fwd_scanx_bf16_k128_w8(gdn::FwdFastParams p) { dnnp_pdl_enter(p.f.flags & gdn::FLAG_PDL_TRIGGER);
   gdn::fwd_scanx_body<gdn::gdn_bf16, 128, 128, 8, 2, true>(p);
 }
-extern "C" __global__ void __launch_bounds__(8 * 32) gdn_fwd_scanx_f16_k128_w8(gdn::FwdFastParams p) {
+extern "C" __global__ void __launch_bounds__(8 * 32) gdn_fwd_scanx_f16_k128_w8(gdn::FwdFastParams p) { dnnp_pdl_enter(p.f.flags & gdn::FLAG_PDL_TRIGGER);
   gdn::fwd_scanx_body<gdn::gdn_f16, 128, 128, 8, 2, true>(p);
 }
 // Not bundled (session 6, measured slower than w4 / w8 at all four benchmark shapes on the H200,
 // and its entries perturb the codegen of the prep kernels in this module): the pairs scan
 // fwd_scanx_body<T, K, K, 8, 2, true, 2, true> (two warps per 16 value rows, "t8"), which
 // bench/gdn_scan_host_emu.cpp still checks bitwise against the bundled scans.
-extern "C" __global__ void __launch_bounds__(gdn::CHAIN_THREADS) gdn_fwd_chain_k128(gdn::FwdFastParams p) {
+extern "C" __global__ void __launch_bounds__(gdn::CHAIN_THREADS) gdn_fwd_chain_k128(gdn::FwdFastParams p) { dnnp_pdl_enter(p.f.flags & gdn::FLAG_PDL_TRIGGER);
   gdn::fwd_chain_body<128>(p);
 }
-extern "C" __global__ void __launch_bounds__(gdn::CHAIN_THREADS) gdn_fwd_chain_k64(gdn::FwdFastParams p) {
+extern "C" __global__ void __launch_bounds__(gdn::CHAIN_THREADS) gdn_fwd_chain_k64(gdn::FwdFastParams p) { dnnp_pdl_enter(p.f.flags & gdn::FLAG_PDL_TRIGGER);
   gdn::fwd_chain_body<64>(p);
 }

@@ -75,6 +75,10 @@
 //! cp.async with `dO` and consumes it after `U` (no synchronous `dR` loads at the tile's start),
 //! stages the fp32 results without bank conflicts and phase A's `G` tile with fewer;
 //! `DNNPLAN_GDN_BWD_TOKENS=tc5` (read at plan build) selects the session-6 kernel.
+//!
+//! Launch chain (session 10, [`super::pdl`], `DNNPLAN_GDN_PDL=0|1|exit` read at plan build):
+//! every kernel after the first is launched programmatic and waits at its entry; the overlapped
+//! token stage keeps its own contract (launched programmatic in every mode).
 
 use crate::cuda::{Function, LaunchConfig, Launcher};
 use crate::dispatch::engine::CompiledPlan;
@@ -91,6 +95,7 @@ use super::params::{
     max_chunks, scan_smem_bytes, scanx_smem_bytes, tokens_smem_bytes, tokens_tc_smem_bytes,
     tokens_tc11_smem_bytes,
 };
+use super::pdl::PdlMode;
 
 /// Ports the backward reads or writes, in [`BwdPlanUids`] order.
 const PORTS: [&str; 19] = [
@@ -579,6 +584,8 @@ pub struct GdnBwdPlan {
     schedule: BwdSchedule,
     steps: Vec<Step>,
     kernels: Vec<Function>,
+    /// The launch chain (`DNNPLAN_GDN_PDL`, read at build).
+    pdl: PdlMode,
 }
 
 impl GdnBwdPlan {
@@ -606,6 +613,7 @@ impl GdnBwdPlan {
         let (n, t, ho) = (f.n_seqs as u64, f.total_tokens as u64, f.heads.3 as u64);
         let (k, v) = (f.k as u64, f.v as u64);
         let chunks = max_chunks(n, t) as u32;
+        let pdl = PdlMode::from_env();
         let mut template = BwdParams {
             f: fwd_template(f)?,
             total_t: f.total_tokens,
@@ -634,6 +642,7 @@ impl GdnBwdPlan {
         if tc {
             template.f.flags |= flags::BWD_DIRECT;
         }
+        template.f.flags |= pdl.param_flags();
         // The default token kernel (tc11), tc5 and tc4 read the states entering the chunks in the io dtype.
         let s_io = tc && !matches!(tokens_env.as_str(), "tc" | "tc2" | "tc3");
         if s_io {
@@ -818,6 +827,7 @@ impl GdnBwdPlan {
             schedule,
             steps,
             kernels,
+            pdl,
         })
     }
 
@@ -901,6 +911,7 @@ impl CompiledPlan for GdnBwdPlan {
         // SAFETY: the stream comes from the caller's handle and outlives this call.
         let launcher = unsafe { Launcher::bind(ctx.stream.cast(), ctx.device) }?;
         let mut params = [(&raw mut p).cast::<std::ffi::c_void>()];
+        let mut launched = 0;
         for &(kernel, grid, threads, smem) in &self.steps {
             if grid.0 == 0 || grid.1 == 0 || grid.2 == 0 {
                 continue;
@@ -910,9 +921,12 @@ impl CompiledPlan for GdnBwdPlan {
                 block: (threads, 1, 1),
                 shared_mem_bytes: smem,
                 cluster: None,
-                // The token stage of an overlapped pair starts while the reverse scan runs.
-                programmatic: kernel.programmatic(),
+                // The token stage of an overlapped pair starts while the reverse scan runs; with
+                // the launch chain on, every kernel after the first may start early and waits at
+                // its entry (pdl.rs).
+                programmatic: kernel.programmatic() || self.pdl.programmatic(launched),
             };
+            launched += 1;
             // SAFETY: every address in `p` is a device buffer of the pack or of the checked
             // workspace region, and `p` (BwdChainParams, BwdParams first) is the kernels' only
             // parameter (the driver copies each kernel's declared size).

@@ -25,6 +25,7 @@
 //! prep4), v5 and v11 (v10 with W and Ũᵀ stored from registers) measured slower and are template
 //! levels only, checked by the CPU emulation). The default is
 //! [`PrepVariant::DEFAULT`] (v10), see [`PrepVariant`].
+//! `DNNPLAN_GDN_PDL=0|1|exit` (both directions): the launch chain, [`super::pdl::PdlMode`].
 
 use crate::cuda::{Function, LaunchConfig, Launcher, compile_or_load, probe};
 use crate::dispatch::engine::{BuildContext, CompiledPlan, Engine, SupportQuery};
@@ -42,6 +43,7 @@ use super::params::{
     fast_smem_bytes, flags, max_chunks, prep_smem_bytes, prep3_smem_bytes, prep6_smem_bytes,
     prep7_smem_bytes, scan_smem_bytes,
 };
+use super::pdl::PdlMode;
 
 /// Manifest name of the engine.
 pub const ENGINE_NAME: &str = "gdn_sm90";
@@ -492,6 +494,8 @@ pub struct GdnFwdPlan {
     smem_sum: u32,
     scan_threads: u32,
     kernels: FwdKernels,
+    /// The launch chain (`DNNPLAN_GDN_PDL`, read at build).
+    pdl: PdlMode,
 }
 
 /// The shape-specialised forward parameter block of `f` (addresses and workspace left 0).
@@ -552,7 +556,9 @@ impl GdnFwdPlan {
         let n = f.n_seqs as u64;
         let t = f.total_tokens as u64;
         let chunks = max_chunks(n, t);
-        let template = fwd_template(f)?;
+        let pdl = PdlMode::from_env();
+        let mut template = fwd_template(f)?;
+        template.flags |= pdl.param_flags();
         let uids = PortUids {
             q: need("q")?.uid,
             k: need("k")?.uid,
@@ -601,6 +607,7 @@ impl GdnFwdPlan {
             smem_sum: fast_smem_bytes(k, 4, SUM_STAGES, false),
             scan_threads: 32 * warps as u32,
             kernels,
+            pdl,
         })
     }
 
@@ -673,6 +680,7 @@ impl CompiledPlan for GdnFwdPlan {
         // prefix); the driver copies it at launch.
         let mut params = [(&raw mut p).cast::<std::ffi::c_void>()];
         let runs = launches.into_iter().filter(|l| l.4);
+        let mut launched = 0;
         for (f, grid, threads, smem, _) in runs.take(self.choice.steps) {
             if grid.0 == 0 || grid.1 == 0 || grid.2 == 0 {
                 continue;
@@ -682,8 +690,10 @@ impl CompiledPlan for GdnFwdPlan {
                 block: (threads, 1, 1),
                 shared_mem_bytes: smem,
                 cluster: None,
-                programmatic: false,
+                // Every kernel after the first may start early and waits at its entry (pdl.rs).
+                programmatic: self.pdl.programmatic(launched),
             };
+            launched += 1;
             // SAFETY: every address in `p` is a device buffer of the pack or of the checked
             // workspace region, and `p` (FwdFastParams, FwdParams first) is the kernels' only
             // parameter.

@@ -12,6 +12,7 @@ pub mod backward;
 pub mod chunked;
 pub mod engine;
 pub mod params;
+pub mod pdl;
 pub mod reference;
 pub mod staged;
 

@@ -1,0 +1,92 @@
+//! The launch chain of one GDN execute: programmatic dependent launch (PDL) on the boundaries
+//! between the kernels of one forward or backward execute, chosen once at plan build
+//! (`DNNPLAN_GDN_PDL`).
+//!
+//! Contract (device side: `dnnp_pdl_enter` in `kernels/include/dnnp_overlap.cuh`, called as the
+//! first statement of every `gdn_fwd` / `gdn_bwd` entry):
+//! - Every block of every GDN kernel executes `griddepcontrol.wait` before anything else, on
+//!   every path (before any early exit), so it reads nothing an earlier kernel of the execute
+//!   writes and writes nothing one reads before that kernel completed. Since every block waited,
+//!   a kernel's completion implies its predecessor's, so a wait covers the whole chain before it.
+//! - The exception is the overlapped token stage (`gdn_bwd_tokens_tc{5,11}_ov`), which keeps
+//!   `kernels/include/gdn_bwd_overlap.cuh`'s contract: it is launched programmatic after the
+//!   overlapped reverse scan (always, PDL on or off), its blocks read the prep's and replay's
+//!   outputs without a wait because its grid starts only after every reverse-scan block called
+//!   `griddepcontrol.launch_dependents`, which each does after its own wait; its last block waits
+//!   before it exits, so its completion implies the reverse scan's.
+//! - The first kernel of an execute is launched normally: the caller's earlier work on the
+//!   stream is not ours to reason about. With PDL on, every later kernel is launched with
+//!   `LaunchConfig::programmatic`; no memset sits between the kernels of a GDN execute (the
+//!   backward's hand-over flags are zeroed by its first kernel).
+//! - Numerics do not depend on the mode: it changes when a grid may start, never what any thread
+//!   computes (bitwise by construction; the GPU tests' hashes check it). CUDA-graph capture turns
+//!   the programmatic launches into programmatic edges.
+
+use super::params::flags;
+
+/// How a plan launches the kernels after the first one of an execute.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PdlMode {
+    /// Stream order: each kernel starts after the previous one completed (`DNNPLAN_GDN_PDL=0`).
+    Off,
+    /// Programmatic launches; each kernel triggers the next one's launch right after its entry
+    /// wait (`FLAG_PDL_TRIGGER`), so the next grid's blocks are resident and waiting when this
+    /// one completes (`DNNPLAN_GDN_PDL=1`).
+    Trigger,
+    /// Programmatic launches without an explicit trigger: the next grid is launched as this one's
+    /// blocks exit (`DNNPLAN_GDN_PDL=exit`; measurement only).
+    Exit,
+}
+
+impl PdlMode {
+    /// The mode without `DNNPLAN_GDN_PDL`.
+    pub const DEFAULT: PdlMode = PdlMode::Trigger;
+
+    /// Reads `DNNPLAN_GDN_PDL` (`0`, `1`, `exit`; anything else: [`PdlMode::DEFAULT`]).
+    pub fn from_env() -> PdlMode {
+        Self::parse(std::env::var("DNNPLAN_GDN_PDL").ok().as_deref())
+    }
+
+    /// The mode a value of `DNNPLAN_GDN_PDL` names.
+    pub fn parse(value: Option<&str>) -> PdlMode {
+        match value {
+            Some("0") => PdlMode::Off,
+            Some("1") => PdlMode::Trigger,
+            Some("exit") => PdlMode::Exit,
+            _ => PdlMode::DEFAULT,
+        }
+    }
+
+    /// The parameter-block flag bits the mode sets (`FwdParams::flags`).
+    pub fn param_flags(self) -> i32 {
+        match self {
+            PdlMode::Trigger => flags::PDL_TRIGGER,
+            PdlMode::Off | PdlMode::Exit => 0,
+        }
+    }
+
+    /// Whether the launch after `launched` earlier launches of the same execute is programmatic
+    /// (never the first one).
+    pub fn programmatic(self, launched: usize) -> bool {
+        self != PdlMode::Off && launched > 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn modes_from_values_and_the_first_launch_stays_normal() {
+        assert_eq!(PdlMode::parse(Some("0")), PdlMode::Off);
+        assert_eq!(PdlMode::parse(Some("1")), PdlMode::Trigger);
+        assert_eq!(PdlMode::parse(Some("exit")), PdlMode::Exit);
+        assert_eq!(PdlMode::parse(None), PdlMode::DEFAULT);
+        for m in [PdlMode::Off, PdlMode::Trigger, PdlMode::Exit] {
+            assert!(!m.programmatic(0));
+            assert_eq!(m.programmatic(3), m != PdlMode::Off);
+        }
+        assert_eq!(PdlMode::Trigger.param_flags(), flags::PDL_TRIGGER);
+        assert_eq!(PdlMode::Exit.param_flags() | PdlMode::Off.param_flags(), 0);
+    }
+}
