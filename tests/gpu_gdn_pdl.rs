@@ -1,6 +1,6 @@
 //! The GDN launch chain (`DNNPLAN_GDN_PDL`, src/engines/gdn/pdl.rs) at the benchmark
 //! shapes (feature `gpu-tests`; runs only when `DNNPLAN_GDN_TIMING_PDL` is set): one plan per
-//! mode (`DNNPLAN_GDN_TIMING_PDL_MODES`, default `0,1,exit`) for the forward and the backward,
+//! mode (`DNNPLAN_GDN_TIMING_PDL_MODES`, default `0,1,early`) for the forward and the backward,
 //! timed alternating (each sample: one mode's `PDL_BATCH` back-to-back executes between two
 //! events, the modes in rotating order), median / 10th / 90th percentile of the per-execute times
 //! over `DNNPLAN_GDN_TIMING_PDL_SAMPLES` (default 30) samples per mode; then every mode's outputs
@@ -206,7 +206,7 @@ fn timing_launch_chain_modes() {
         return;
     }
     let caller = Caller::new();
-    let modes = env_list("DNNPLAN_GDN_TIMING_PDL_MODES", "0,1,exit");
+    let modes = env_list("DNNPLAN_GDN_TIMING_PDL_MODES", "0,1,early");
     for (si, (name, lens, hh)) in BENCH_SHAPES.into_iter().enumerate() {
         if !timing_shape_selected(si) {
             continue;

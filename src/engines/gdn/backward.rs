@@ -76,7 +76,7 @@
 //! stages the fp32 results without bank conflicts and phase A's `G` tile with fewer;
 //! `DNNPLAN_GDN_BWD_TOKENS=tc5` (read at plan build) selects the session-6 kernel.
 //!
-//! Launch chain (session 10, [`super::pdl`], `DNNPLAN_GDN_PDL=0|1|exit` read at plan build):
+//! Launch chain (session 10, [`super::pdl`], `DNNPLAN_GDN_PDL=0|1|early` read at plan build):
 //! every kernel after the first is launched programmatic and waits at its entry; the overlapped
 //! token stage keeps its own contract (launched programmatic in every mode).
 

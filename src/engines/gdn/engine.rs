@@ -25,7 +25,7 @@
 //! prep4), v5 and v11 (v10 with W and Ũᵀ stored from registers) measured slower and are template
 //! levels only, checked by the CPU emulation). The default is
 //! [`PrepVariant::DEFAULT`] (v10), see [`PrepVariant`].
-//! `DNNPLAN_GDN_PDL=0|1|exit` (both directions): the launch chain, [`super::pdl::PdlMode`].
+//! `DNNPLAN_GDN_PDL=0|1|early` (both directions): the launch chain, [`super::pdl::PdlMode`].
 
 use crate::cuda::{Function, LaunchConfig, Launcher, compile_or_load, probe};
 use crate::dispatch::engine::{BuildContext, CompiledPlan, Engine, SupportQuery};

@@ -41,7 +41,7 @@ pub mod flags {
     /// Backward only (`gdn::FLAG_BWD_S_IO`, set with `gdn_bwd_tokens_tc4` / `tc5` / `tc11`): the forward-state
     /// replays store the state entering every chunk in the io dtype (2 bytes) instead of fp32.
     pub const BWD_S_IO: i32 = 1 << 13;
-    /// Launch chain (`gdn::FLAG_PDL_TRIGGER`, [`super::super::pdl::PdlMode::Trigger`]): every
+    /// Launch chain (`gdn::FLAG_PDL_TRIGGER`, [`super::super::pdl::PdlMode::Early`]): every
     /// kernel triggers the next kernel's programmatic launch right after its entry wait.
     pub const PDL_TRIGGER: i32 = 1 << 14;
 }

@@ -29,20 +29,24 @@ use super::params::flags;
 pub enum PdlMode {
     /// Stream order: each kernel starts after the previous one completed (`DNNPLAN_GDN_PDL=0`).
     Off,
+    /// Programmatic launches, the next grid launched as this one's blocks exit (no explicit
+    /// trigger): its launch latency hides behind this grid's tail and memory flush
+    /// (`DNNPLAN_GDN_PDL=1`, the default: 2-11 µs faster per execute than [`PdlMode::Off`] at the
+    /// four benchmark shapes in both directions on the H200, bench/gdn_results.md session 10).
+    OnExit,
     /// Programmatic launches; each kernel triggers the next one's launch right after its entry
     /// wait (`FLAG_PDL_TRIGGER`), so the next grid's blocks are resident and waiting when this
-    /// one completes (`DNNPLAN_GDN_PDL=1`).
-    Trigger,
-    /// Programmatic launches without an explicit trigger: the next grid is launched as this one's
-    /// blocks exit (`DNNPLAN_GDN_PDL=exit`; measurement only).
-    Exit,
+    /// one completes (`DNNPLAN_GDN_PDL=early`; measurement only: slower than
+    /// [`PdlMode::OnExit`] and than [`PdlMode::Off`] at most shapes, the waiting blocks hold SM
+    /// resources during the tail and change where the next grid's blocks land).
+    Early,
 }
 
 impl PdlMode {
     /// The mode without `DNNPLAN_GDN_PDL`.
-    pub const DEFAULT: PdlMode = PdlMode::Trigger;
+    pub const DEFAULT: PdlMode = PdlMode::OnExit;
 
-    /// Reads `DNNPLAN_GDN_PDL` (`0`, `1`, `exit`; anything else: [`PdlMode::DEFAULT`]).
+    /// Reads `DNNPLAN_GDN_PDL` (`0`, `1`, `early`; anything else: [`PdlMode::DEFAULT`]).
     pub fn from_env() -> PdlMode {
         Self::parse(std::env::var("DNNPLAN_GDN_PDL").ok().as_deref())
     }
@@ -51,8 +55,8 @@ impl PdlMode {
     pub fn parse(value: Option<&str>) -> PdlMode {
         match value {
             Some("0") => PdlMode::Off,
-            Some("1") => PdlMode::Trigger,
-            Some("exit") => PdlMode::Exit,
+            Some("1") => PdlMode::OnExit,
+            Some("early") => PdlMode::Early,
             _ => PdlMode::DEFAULT,
         }
     }
@@ -60,8 +64,8 @@ impl PdlMode {
     /// The parameter-block flag bits the mode sets (`FwdParams::flags`).
     pub fn param_flags(self) -> i32 {
         match self {
-            PdlMode::Trigger => flags::PDL_TRIGGER,
-            PdlMode::Off | PdlMode::Exit => 0,
+            PdlMode::Early => flags::PDL_TRIGGER,
+            PdlMode::Off | PdlMode::OnExit => 0,
         }
     }
 
@@ -79,14 +83,17 @@ mod tests {
     #[test]
     fn modes_from_values_and_the_first_launch_stays_normal() {
         assert_eq!(PdlMode::parse(Some("0")), PdlMode::Off);
-        assert_eq!(PdlMode::parse(Some("1")), PdlMode::Trigger);
-        assert_eq!(PdlMode::parse(Some("exit")), PdlMode::Exit);
-        assert_eq!(PdlMode::parse(None), PdlMode::DEFAULT);
-        for m in [PdlMode::Off, PdlMode::Trigger, PdlMode::Exit] {
+        assert_eq!(PdlMode::parse(Some("1")), PdlMode::OnExit);
+        assert_eq!(PdlMode::parse(Some("early")), PdlMode::Early);
+        assert_eq!(PdlMode::parse(None), PdlMode::OnExit);
+        for m in [PdlMode::Off, PdlMode::OnExit, PdlMode::Early] {
             assert!(!m.programmatic(0));
             assert_eq!(m.programmatic(3), m != PdlMode::Off);
         }
-        assert_eq!(PdlMode::Trigger.param_flags(), flags::PDL_TRIGGER);
-        assert_eq!(PdlMode::Exit.param_flags() | PdlMode::Off.param_flags(), 0);
+        assert_eq!(PdlMode::Early.param_flags(), flags::PDL_TRIGGER);
+        assert_eq!(
+            PdlMode::OnExit.param_flags() | PdlMode::Off.param_flags(),
+            0
+        );
     }
 }
