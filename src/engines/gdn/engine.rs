@@ -342,7 +342,7 @@ pub enum PrepVariant {
     /// the L operands float2 row loads; `gdn_fwd_prep14_*`, `gdn_bwd_prep14_*`,
     /// kernels/include/gdn_fwd_prep13.cuh). Bitwise prep10 (the same sums in the same order);
     /// same shared memory size and launch as v10. The default since session 10: forward prep
-    /// 1.003-1.064x and backward prep 1.005-1.027x v10 at the four benchmark shapes in both run
+    /// 1.008-1.064x and backward prep 1.005-1.024x v10 at the four benchmark shapes in both run
     /// orders on the H200, the whole forward and backward faster in all 8 comparisons each
     /// (bench/gdn_device_sub13_run1_summary.log), O / state / gradient hashes bitwise v10's and
     /// the session-9 defaults', memcheck 0 errors.
