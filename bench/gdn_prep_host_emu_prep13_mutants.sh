@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Mutation checks of prep13 / prep14 (kernels/include/gdn_fwd_prep13.cuh): each mutant must make
 # bench/gdn_prep_host_emu.cpp's v13/v14 bitwise-vs-prep10 check FAIL on the first two cases
-# (GDN_EMU_V13=1: prep10 once, prep13 and prep14 twice each). Run from the repository root.
+# (GDN_EMU_V13=1: prep10 once, prep13 and prep14 twice each) or bench/gdn_prep13_diag_emu.cpp's
+# fp32 check of the diagonal blocks alone. Run from the repository root; DIAG_ONLY=1 skips the
+# whole-workspace check.
 set -u
 m() {  # name, command editing $1/include/gdn_fwd_prep13.cuh
   local d; d=$(mktemp -d)
@@ -9,9 +11,13 @@ m() {  # name, command editing $1/include/gdn_fwd_prep13.cuh
   f="$d/include/gdn_fwd_prep13.cuh"
   eval "$2"
   if cmp -s kernels/include/gdn_fwd_prep13.cuh "$f"; then echo "$1: edit did not apply"; rm -rf "$d"; return; fi
-  g++ -std=c++20 -O1 -fno-strict-aliasing -pthread -I"$d/include" bench/gdn_prep_host_emu.cpp -o "$d/emu" || { echo "$1: build failed"; rm -rf "$d"; return; }
   echo "== $1"
-  GDN_EMU_V13=1 "$d/emu" 2 | sed 's/^/   /'
+  if [ -z "${DIAG_ONLY:-}" ]; then
+    g++ -std=c++20 -O1 -fno-strict-aliasing -pthread -I"$d/include" bench/gdn_prep_host_emu.cpp -o "$d/emu" || { echo "$1: build failed"; rm -rf "$d"; return; }
+    GDN_EMU_V13=1 "$d/emu" 2 | sed 's/^/   /'
+  fi
+  g++ -std=c++20 -O1 -fno-strict-aliasing -pthread -I"$d/include" bench/gdn_prep13_diag_emu.cpp -o "$d/diag" || { echo "$1: build failed"; rm -rf "$d"; return; }
+  "$d/diag" 40 | sed 's/^/   /'
   rm -rf "$d"
 }
 # m1 (v13): T[j][c] shuffled from the lane of the other row parity

@@ -335,7 +335,7 @@ pub enum PrepVariant {
     /// kernels/include/gdn_fwd_prep13.cuh). Bitwise prep10 (the same sums in the same order);
     /// same shared memory size and launch as v10. On the H200 (bench/gdn_device_sub13_run1_*.log)
     /// forward prep 1.00-1.04x, backward prep 1.00-1.02x v10, but the whole backward 0.2 %
-    /// slower once (ragged mix): slower than v14 in 6 of 8 forward-prep comparisons.
+    /// slower once (ragged mix): slower than v14 in 7 of 8 forward-prep comparisons.
     V13,
     /// prep10 with the inverse's diagonal 16x16 blocks right-looking from registers on prep10's
     /// threads (one lane per column, all 16 rows in registers: the chain is one FFMA per step,
