@@ -49,7 +49,9 @@ struct Ws {  // one workspace (and the backward's KEEP regions)
 // with the off-diagonal inverse by 2x2 recursive blocking on all 8 warps; not bitwise); 9: prep9 (prep8
 // with ldmatrix.x4 operand loads; must be bitwise prep8); 10: prep10 (prep9's tile in fewer phases,
 // gdn_fwd_prep10.cuh; must be bitwise prep9); 11: prep11 (prep10 with W and Ũᵀ stored from
-// registers; must be bitwise prep9).
+// registers; must be bitwise prep9); 13: prep13 (prep10 with the diagonal substitution on 4 warps,
+// gdn_fwd_prep13.cuh; must be bitwise prep10); 14: prep14 (prep10 with the diagonal substitution
+// right-looking from registers, gdn_fwd_prep13.cuh; must be bitwise prep10).
 template <typename IOT, int K, bool KEEP>
 static void run_prep(int variant, gdn::FwdParams p, Ws& ws, int chunks, int HO, unsigned blocks = 0) {
   p.ws_w = ws.w.data();
@@ -74,6 +76,10 @@ static void run_prep(int variant, gdn::FwdParams p, Ws& ws, int chunks, int HO, 
     launch(grid, gdn::PREP3_THREADS, [&] { gdn::fwd_prep10_body<IOT, K, K, KEEP>(p, keep); });
   else if (variant == 11)
     launch(grid, gdn::PREP3_THREADS, [&] { gdn::fwd_prep10_body<IOT, K, K, KEEP, true>(p, keep); });
+  else if (variant == 13)
+    launch(grid, gdn::PREP3_THREADS, [&] { gdn::fwd_prep10_body<IOT, K, K, KEEP, false, 1>(p, keep); });
+  else if (variant == 14)
+    launch(grid, gdn::PREP3_THREADS, [&] { gdn::fwd_prep10_body<IOT, K, K, KEEP, false, 2>(p, keep); });
   else if (variant == 3) launch(grid, gdn::PREP3_THREADS, [&] { gdn::fwd_prep3_body<IOT, K, K, KEEP>(p, keep); });
   else launch(grid, gdn::PREP_THREADS, [&] { gdn::fwd_prep_body<IOT, K, K, KEEP>(p, keep); });
 }
@@ -163,6 +169,33 @@ static int run_case(const char* name, int H, int HV, int flags, int g_dt, int be
   p.max_chunks = max_chunks;
   p.chunk_offsets = offs.data();
 
+  // GDN_EMU_V13=1: prep10 once, prep13 and prep14 twice each (cp.async landing at the wait and at issue), every
+  // element of the whole workspace (incl. KEEP's T, E, Γ, β and the unwritten slots) compared;
+  // nothing else of the case.
+  if (getenv("GDN_EMU_V13")) {
+    Ws w10(max_chunks, HO, K, V);
+    run_prep<IOT, K, KEEP>(10, p, w10, chunks, HO);
+    size_t diff13 = 0;
+    for (int run = 0; run < 4; ++run) {
+      g_cp_eager = run & 1;
+      Ws w13(max_chunks, HO, K, V);
+      run_prep<IOT, K, KEEP>(run < 2 ? 13 : 14, p, w13, chunks, HO);
+      g_cp_eager = false;
+      diff13 += count_diff(w10.w, w13.w, w10.w.size()) + count_diff(w10.q, w13.q, w10.q.size()) +
+                count_diff(w10.kr, w13.kr, w10.kr.size()) + count_diff(w10.ut, w13.ut, w10.ut.size()) +
+                count_diff(w10.a, w13.a, w10.a.size()) + count_diff(w10.gl, w13.gl, w10.gl.size()) +
+                count_diff(w10.t, w13.t, w10.t.size()) + count_diff(w10.e, w13.e, w10.e.size()) +
+                count_diff(w10.gam, w13.gam, w10.gam.size()) + count_diff(w10.bet, w13.bet, w10.bet.size());
+    }
+    size_t nan10 = 0;  // the valid chunks' W, Ũᵀ are written (not the NaN fill)
+    for (size_t i = 0; i < static_cast<size_t>(chunks) * HO * C * K; ++i) nan10 += std::isnan(dec<IOT>(w10.w[i]));
+    for (size_t i = 0; i < static_cast<size_t>(chunks) * HO * V * C; ++i) nan10 += std::isnan(dec<IOT>(w10.ut[i]));
+    printf("%-44s %s K=%3d keep=%d chunks=%3d: v13, v14: bitwise v10 (whole workspace incl. KEEP regions, 2 runs each, cp.async late / eager) diffs %zu, v10 NaN %zu  %s\n",
+           name, std::is_same_v<IOT, gdn::gdn_bf16> ? "bf16" : "fp16", K, KEEP ? 1 : 0, chunks, diff13, nan10,
+           diff13 == 0 && nan10 == 0 ? "ok" : "FAIL");
+    fflush(stdout);
+    return diff13 == 0 && nan10 == 0 ? 0 : 1;
+  }
   // GDN_EMU_FAST=1: only prep3 (the v6 reference, bitwise prep6), prep7 once and prep8 twice (the
   // session-6 bitwise checks, prep4/5/6 and prep7's second run are skipped and count as passed).
   const bool fast = getenv("GDN_EMU_FAST") != nullptr;

@@ -35,6 +35,7 @@
 #pragma once
 
 #include "gdn_fwd_prep3.cuh"
+#include "gdn_fwd_prep13.cuh"
 
 namespace gdn {
 
@@ -118,7 +119,7 @@ __device__ __forceinline__ void tcinv10_rows_to_io(float* Lf, int warp, int lane
 
 // Phases 1b-5 of prep10 for chunk slot c (tokens t0 .. t0 + len − 1), output head h (the q, k, v
 // copies in flight into b.r2, b.r1, b.r3; the gates' raw bits in `raw`). Ends with the stores.
-template <typename T, int K, int V, bool KEEP, bool DIRECT_WU = false>
+template <typename T, int K, int V, bool KEEP, bool DIRECT_WU = false, int BAL_DIAG = 0>
 __device__ __forceinline__ void prep10_tile(const FwdParams& p, const PrepKeep& keep, const Prep3Bufs<T>& b, int c,
                                             int h, int len, const PrepGateRaw& raw) {
   static_assert(V == 64 || V == 128, "prep10 serves V = 64 and 128");
@@ -155,9 +156,18 @@ __device__ __forceinline__ void prep10_tile(const FwdParams& p, const PrepKeep& 
   __syncthreads();
 
   // Phase 4: T = (I + L)^{-1} (prep9's tcinv_phase4<T, 2>, rescheduled). Diagonal blocks by
-  // substitution on threads 0..63; the backward's E copy on the others meanwhile.
-  if (tid < CHUNK) {
-    prep_diag_invert_warp<TCINV_LS>(Lf, tid);
+  // substitution on threads 0..63 (prep13, BAL_DIAG = 1: on warps 0..3, one block per warp;
+  // prep14, BAL_DIAG = 2: right-looking from registers; gdn_fwd_prep13.cuh); the backward's E
+  // copy on the others meanwhile.
+  if (BAL_DIAG == 1) {
+    if (warp < 4) {
+      prep13_diag_invert_warp(Lf, warp, lane);
+    } else if (KEEP) {
+      store_tile16<T, CHUNK, K>(static_cast<T*>(keep.ws_e) + ch * CHUNK * K, eS, tid - 128, NT - 128);
+    }
+  } else if (tid < CHUNK) {
+    if (BAL_DIAG == 2) prep14_diag_invert_half(Lf, tid);
+    else prep_diag_invert_warp<TCINV_LS>(Lf, tid);
   } else if (KEEP) {
     store_tile16<T, CHUNK, K>(static_cast<T*>(keep.ws_e) + ch * CHUNK * K, eS, tid - CHUNK, NT - CHUNK);
   }
@@ -303,9 +313,10 @@ __device__ __forceinline__ void prep10_tile(const FwdParams& p, const PrepKeep& 
 
 // The prep10 (DIRECT_WU = false) and prep11 (DIRECT_WU: W and Ũᵀ stored from the accumulators as
 // packed pairs instead of through staging tiles, as A is since prep6: 10 block barriers per tile)
-// kernels' body: grid (chunk slots, HO), one (chunk, head) tile per block, PREP3_THREADS threads,
+// and prep13 / prep14 (BAL_DIAG = 1 / 2: the diagonal substitution on 4 warps / from registers,
+// gdn_fwd_prep13.cuh) kernels' body: grid (chunk slots, HO), one (chunk, head) tile per block, PREP3_THREADS threads,
 // Prep10Smem<K, V>::bytes (= Prep7Smem's) of dynamic shared memory.
-template <typename T, int K, int V, bool KEEP = false, bool DIRECT_WU = false>
+template <typename T, int K, int V, bool KEEP = false, bool DIRECT_WU = false, int BAL_DIAG = 0>
 __device__ __forceinline__ void fwd_prep10_body(const FwdParams& p, const PrepKeep& keep = PrepKeep{}) {
   using S = Prep10Smem<K, V>;
   extern __shared__ __align__(16) unsigned char smem[];
@@ -325,7 +336,7 @@ __device__ __forceinline__ void fwd_prep10_body(const FwdParams& p, const PrepKe
   // Phase 1: raw q, k, v rows into smem (k into r1, q into r2, v into r3), in flight while the
   // gates are computed.
   prep_load_qkv<T, K, V, PREP3_THREADS>(p, b.r1, b.r2, b.r3, t0, len, qh, kh, vh, tid);
-  prep10_tile<T, K, V, KEEP, DIRECT_WU>(p, keep, b, c, h, len, prep_gates_raw(p, t0, len, h, HO, tid));
+  prep10_tile<T, K, V, KEEP, DIRECT_WU, BAL_DIAG>(p, keep, b, c, h, len, prep_gates_raw(p, t0, len, h, HO, tid));
 }
 
 }  // namespace gdn

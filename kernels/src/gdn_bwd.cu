@@ -17,6 +17,11 @@
 //     tile in fewer block-wide phases, gdn_fwd_prep10.cuh; bitwise prep9; the default, v10)
 //     (prep10 with W and Ũᵀ stored from registers, "prep11": bitwise, 0.90-0.95x prep9 on the
 //     H200; not bundled, bench/gdn_prep_host_emu.cpp still checks it)
+//   gdn_bwd_prep13_{bf16,f16}_k{64,128}  <<<(max_chunks, HO), 256, Prep7Smem::bytes>>> (prep10
+//     with the diagonal substitution on 4 warps, gdn_fwd_prep13.cuh; bitwise prep10; v13)
+//   gdn_bwd_prep14_{bf16,f16}_k{64,128}  <<<(max_chunks, HO), 256, Prep7Smem::bytes>>> (prep10
+//     with the diagonal substitution right-looking from registers, gdn_fwd_prep13.cuh; bitwise
+//     prep10; v14)
 //   gdn_bwd_fscan_{bf16,f16}_k{64,128}   <<<(V / 64, HO, N), 128, ScanSmem::bytes>>>
 //   gdn_bwd_dscan_mma_{bf16,f16}_k{64,128} <<<(V / 64, HO, N), 128, DscanMmaSmem::bytes>>>
 //     (the reverse scan on the tensor cores, fp32 dS'; with the older token stages)
@@ -134,6 +139,14 @@ extern "C" __global__ void __launch_bounds__(gdn::PARAM_THREADS) gdn_bwd_params(
   extern "C" __global__ void __launch_bounds__(gdn::PREP3_THREADS, gdn::PREP6_MIN_BLOCKS)          \
       gdn_bwd_prep10_##TAG##_k##KD(gdn::BwdParams p) { dnnp_pdl_enter(p.f.flags & gdn::FLAG_PDL_TRIGGER); \
     gdn::fwd_prep10_body<T, KD, KD, true>(p.f, gdn::PrepKeep{p.ws_t, p.ws_e, p.ws_gam, p.ws_bet}); \
+  }                                                                                                \
+  extern "C" __global__ void __launch_bounds__(gdn::PREP3_THREADS, gdn::PREP6_MIN_BLOCKS)          \
+      gdn_bwd_prep13_##TAG##_k##KD(gdn::BwdParams p) { dnnp_pdl_enter(p.f.flags & gdn::FLAG_PDL_TRIGGER); \
+    gdn::fwd_prep10_body<T, KD, KD, true, false, 1>(p.f, gdn::PrepKeep{p.ws_t, p.ws_e, p.ws_gam, p.ws_bet}); \
+  }                                                                                                \
+  extern "C" __global__ void __launch_bounds__(gdn::PREP3_THREADS, gdn::PREP6_MIN_BLOCKS)          \
+      gdn_bwd_prep14_##TAG##_k##KD(gdn::BwdParams p) { dnnp_pdl_enter(p.f.flags & gdn::FLAG_PDL_TRIGGER); \
+    gdn::fwd_prep10_body<T, KD, KD, true, false, 2>(p.f, gdn::PrepKeep{p.ws_t, p.ws_e, p.ws_gam, p.ws_bet}); \
   }                                                                                                \
   extern "C" __global__ void __launch_bounds__(gdn::SCAN_WARPS * 32)                               \
       gdn_bwd_fscan_##TAG##_k##KD(gdn::BwdParams p) { dnnp_pdl_enter(p.f.flags & gdn::FLAG_PDL_TRIGGER); \

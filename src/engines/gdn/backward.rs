@@ -30,10 +30,12 @@
 //! rows, bitwise the same `dS'`, `dR`, `G_j` and `d_initial_state`) on every launch instead of
 //! [`BWD_DSCAN_RULE`]'s per-launch choice, and `DNNPLAN_GDN_BWD_STEPS=n` keeps only the first
 //! `n` launches (per-stage timing by differences; the gradients are then incomplete). The factor kernel is
-//! `gdn_bwd_prep10_*` (256 threads, one tile per block, 4 blocks per SM, the triangular inverse on
-//! the tensor cores over all 8 warps, ldmatrix operand loads, 13 block barriers per tile); the
-//! forward's switch `DNNPLAN_GDN_FWD_PREP=v9` runs `gdn_bwd_prep9_*` (the same tile in 15 phases,
-//! bitwise), `=v7` runs
+//! `gdn_bwd_prep14_*` (256 threads, one tile per block, 4 blocks per SM, the triangular inverse on
+//! the tensor cores over all 8 warps, its diagonal blocks right-looking from registers, ldmatrix
+//! operand loads, 13 block barriers per tile); the forward's switch `DNNPLAN_GDN_FWD_PREP=v10`
+//! runs `gdn_bwd_prep10_*` (the same tile with prep9's substitution, bitwise), `=v13`
+//! `gdn_bwd_prep13_*` (the substitution on 4 warps, bitwise), `=v9` `gdn_bwd_prep9_*` (the same
+//! tile in 15 phases, bitwise), `=v7` runs
 //! `gdn_bwd_prep7_*` (the same inverse on 3 warps), `=v6` `gdn_bwd_prep6_*` (fp32 inverse),
 //! `=v3` `gdn_bwd_prep3_*`, `=v1|v2` the 4-warp `gdn_bwd_prep_*` (those bitwise the same outputs;
 //! see [`PrepVariant`]).

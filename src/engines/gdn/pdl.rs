@@ -96,4 +96,65 @@ mod tests {
             0
         );
     }
+
+    /// The overlapped token stages: launched after the reverse scan under
+    /// `gdn_bwd_overlap.cuh`'s contract, the only entries without `dnnp_pdl_enter`.
+    fn is_overlap_consumer(entry: &str) -> bool {
+        entry.starts_with("gdn_bwd_tokens_") && entry.contains("_ov_")
+    }
+
+    /// Every entry of the bundled GDN modules, with the first statement of its body.
+    fn entries(source: &str) -> Vec<(String, String)> {
+        let mut out = Vec::new();
+        for decl in source.split("extern \"C\" __global__").skip(1) {
+            let Some(open) = decl.find('{') else { continue };
+            let head = &decl[..open];
+            let Some(paren) = head.rfind('(') else {
+                continue;
+            };
+            let name: String = head[..paren]
+                .trim_end()
+                .rsplit(|c: char| c.is_whitespace() || c == ')' || c == '\\')
+                .next()
+                .unwrap_or_default()
+                .to_owned();
+            let first = decl[open + 1..]
+                .trim_start_matches(|c: char| c.is_whitespace() || c == '\\')
+                .split(';')
+                .next()
+                .unwrap_or_default()
+                .to_owned();
+            out.push((name, first));
+        }
+        out
+    }
+
+    #[test]
+    fn every_gdn_entry_waits_first_except_the_overlap_consumers() {
+        let modules = [
+            (
+                "gdn_fwd.cu",
+                include_str!("../../../kernels/src/gdn_fwd.cu"),
+            ),
+            (
+                "gdn_bwd.cu",
+                include_str!("../../../kernels/src/gdn_bwd.cu"),
+            ),
+        ];
+        let mut seen = 0;
+        for (file, source) in modules {
+            for (name, first) in entries(source) {
+                assert!(name.starts_with("gdn_"), "{file}: unparsed entry {name:?}");
+                seen += 1;
+                let waits = first.starts_with("dnnp_pdl_enter(");
+                assert_eq!(
+                    waits,
+                    !is_overlap_consumer(&name),
+                    "{file}: entry {name} must {}start with dnnp_pdl_enter (first statement: {first:?})",
+                    if waits { "not " } else { "" }
+                );
+            }
+        }
+        assert!(seen >= 50, "only {seen} entries parsed");
+    }
 }
