@@ -84,6 +84,9 @@
 //   gdn_bwd_dscanp_ov2_{bf16,f16}_k{64,128}  <<<as dscanp_ov, bytes_r2>>>   bitwise dscan_ov / dscanp_ov)
 //   gdn_bwd_tokens_tc5_ov_{bf16,f16}_k{64,128} <<<as tokens_tc5, programmatic>>>
 //   gdn_bwd_tokens_tc11_ov_{bf16,f16}_k{64,128} <<<as tokens_tc11, programmatic>>>
+//   gdn_bwd_tokens_tc12_{bf16,f16}_k{64,128} <<<as tokens_tc11>>> (session 10: tc11 with the row
+//     phase's q / k / q̂ / k̂ tiles and G tile conflict-free; bitwise tc11; DNNPLAN_GDN_BWD_TOKENS=tc12)
+//   gdn_bwd_tokens_tc12_ov_{bf16,f16}_k{64,128} <<<as tokens_tc11, programmatic>>>
 #include "gdn_bwd.cuh"
 #include "gdn_bwd_chain.cuh"
 #include "gdn_bwd_overlap.cuh"
@@ -175,6 +178,10 @@ extern "C" __global__ void __launch_bounds__(gdn::PARAM_THREADS) gdn_bwd_params(
       gdn_bwd_tokens_tc11_##TAG##_k##KD(gdn::BwdParams p) {                                       \
     gdn::bwd_tokens_tc_body<T, KD, KD, 11>(p);                                                     \
   }                                                                                                \
+  extern "C" __global__ void __launch_bounds__(gdn::TOK_THREADS)                                   \
+      gdn_bwd_tokens_tc12_##TAG##_k##KD(gdn::BwdParams p) {                                       \
+    gdn::bwd_tokens_tc_body<T, KD, KD, 12>(p);                                                     \
+  }                                                                                                \
   extern "C" __global__ void __launch_bounds__(KD) gdn_bwd_fold_##TAG##_k##KD(gdn::BwdParams p) {  \
     gdn::bwd_fold_body<T, KD, KD>(p);                                                              \
   }                                                                                                \
@@ -231,6 +238,10 @@ extern "C" __global__ void __launch_bounds__(gdn::PARAM_THREADS) gdn_bwd_params(
   extern "C" __global__ void __launch_bounds__(gdn::TOK_THREADS)                                   \
       gdn_bwd_tokens_tc11_ov_##TAG##_k##KD(gdn::BwdChainParams p) {                               \
     gdn::bwd_tokens_ov_body<T, KD, KD, 11>(p);                                                     \
+  }                                                                                                \
+  extern "C" __global__ void __launch_bounds__(gdn::TOK_THREADS)                                   \
+      gdn_bwd_tokens_tc12_ov_##TAG##_k##KD(gdn::BwdChainParams p) {                               \
+    gdn::bwd_tokens_ov_body<T, KD, KD, 12>(p);                                                     \
   }
 
 #define GDN_BWD_CHAIN_ENTRIES(KD)                                                                   \

@@ -75,6 +75,9 @@
 //! cp.async with `dO` and consumes it after `U` (no synchronous `dR` loads at the tile's start),
 //! stages the fp32 results without bank conflicts and phase A's `G` tile with fewer;
 //! `DNNPLAN_GDN_BWD_TOKENS=tc5` (read at plan build) selects the session-6 kernel.
+//! Session 10's `tc12` (`DNNPLAN_GDN_BWD_TOKENS=tc12`, consumer `gdn_bwd_tokens_tc12_ov_*`, same
+//! overlap rule): `tc11` with the row phase's raw q / k rows and phase A's `G` tile free of bank
+//! conflicts (2 KB more shared memory); bitwise `tc11`.
 
 use crate::cuda::{Function, LaunchConfig, Launcher};
 use crate::dispatch::engine::CompiledPlan;
@@ -89,7 +92,7 @@ use super::params::{
     PARAM_THREADS, SCAN_WARPS, SUM_STAGES, TOK_THREADS, dscan_mma_smem_bytes, dscan_ov_smem_bytes,
     dscan_ov2_smem_bytes, dscan_smem_bytes, dscan_w8_smem_bytes, fast_smem_bytes, flags,
     max_chunks, scan_smem_bytes, scanx_smem_bytes, tokens_smem_bytes, tokens_tc_smem_bytes,
-    tokens_tc11_smem_bytes,
+    tokens_tc11_smem_bytes, tokens_tc12_smem_bytes,
 };
 
 /// Ports the backward reads or writes, in [`BwdPlanUids`] order.
@@ -214,11 +217,17 @@ pub enum BwdKernel {
     DscanOv2,
     /// Overlap: [`BwdKernel::DscanpOv`] on the `R2` chunk loop, likewise.
     DscanpOv2,
+    /// Token stage `tc12` (session 10: `tc11` with the row phase's raw `q` / `k` tiles in rows of
+    /// `K + 16` and phase A's `G` tile column-swizzled with pair stores, which removes those
+    /// shared-memory bank conflicts; bitwise `tc11`; `DNNPLAN_GDN_BWD_TOKENS=tc12`).
+    TokensTc12,
+    /// Overlap: `tc12` as the consumer (as [`BwdKernel::TokensTc11Ov`]).
+    TokensTc12Ov,
 }
 
 impl BwdKernel {
     /// Every kernel, in index order.
-    pub const ALL: [BwdKernel; 33] = [
+    pub const ALL: [BwdKernel; 35] = [
         BwdKernel::ChunkOffsets,
         BwdKernel::Prep,
         BwdKernel::Fscan,
@@ -252,6 +261,8 @@ impl BwdKernel {
         BwdKernel::TokensTc11Ov,
         BwdKernel::DscanOv2,
         BwdKernel::DscanpOv2,
+        BwdKernel::TokensTc12,
+        BwdKernel::TokensTc12Ov,
     ];
 
     /// The kernel's symbol in the module (`tag` = `bf16` / `f16`, `k` = K = V; `prep`: the
@@ -291,6 +302,8 @@ impl BwdKernel {
             BwdKernel::TokensTc11Ov => "tokens_tc11_ov",
             BwdKernel::DscanOv2 => "dscan_ov2",
             BwdKernel::DscanpOv2 => "dscanp_ov2",
+            BwdKernel::TokensTc12 => "tokens_tc12",
+            BwdKernel::TokensTc12Ov => "tokens_tc12_ov",
         };
         format!("gdn_bwd_{body}_{tag}_k{k}")
     }
@@ -298,7 +311,10 @@ impl BwdKernel {
     /// Whether the kernel is launched with programmatic dependent launch (the consumer of a
     /// producer / consumer pair, `kernels/include/gdn_bwd_overlap.cuh`).
     pub fn programmatic(self) -> bool {
-        matches!(self, BwdKernel::TokensTc5Ov | BwdKernel::TokensTc11Ov)
+        matches!(
+            self,
+            BwdKernel::TokensTc5Ov | BwdKernel::TokensTc11Ov | BwdKernel::TokensTc12Ov
+        )
     }
 }
 
@@ -681,7 +697,7 @@ impl GdnBwdPlan {
         }
         // The reverse scan beside the token stage (gdn_bwd_overlap.cuh): default kernels only.
         let overlap = overlap_pick(
-            tc && matches!(tokens_env.as_str(), "" | "tc5" | "tc11")
+            tc && matches!(tokens_env.as_str(), "" | "tc5" | "tc11" | "tc12")
                 && !matches!(dscan_env.as_str(), "v1" | "w8" | "fp32"),
             n * pieces * ho,
             n * pieces,
@@ -775,6 +791,8 @@ impl GdnBwdPlan {
             "tc4" => BwdKernel::TokensTc4,
             "tc5" if overlap => BwdKernel::TokensTc5Ov,
             "tc5" => BwdKernel::TokensTc5,
+            "tc12" if overlap => BwdKernel::TokensTc12Ov,
+            "tc12" => BwdKernel::TokensTc12,
             _ if overlap => BWD_TOKENS_DEFAULT.1,
             _ => BWD_TOKENS_DEFAULT.0,
         };
@@ -782,7 +800,9 @@ impl GdnBwdPlan {
             tokens,
             (chunks, ho32, 1),
             TOK_THREADS,
-            if matches!(tokens, BwdKernel::TokensTc11 | BwdKernel::TokensTc11Ov) {
+            if matches!(tokens, BwdKernel::TokensTc12 | BwdKernel::TokensTc12Ov) {
+                tokens_tc12_smem_bytes(k)
+            } else if matches!(tokens, BwdKernel::TokensTc11 | BwdKernel::TokensTc11Ov) {
                 tokens_tc11_smem_bytes(k)
             } else if tc {
                 tokens_tc_smem_bytes(k)
@@ -1030,7 +1050,11 @@ mod tests {
         let programmatic: Vec<_> = BwdKernel::ALL.iter().filter(|k| k.programmatic()).collect();
         assert_eq!(
             programmatic,
-            [&BwdKernel::TokensTc5Ov, &BwdKernel::TokensTc11Ov]
+            [
+                &BwdKernel::TokensTc5Ov,
+                &BwdKernel::TokensTc11Ov,
+                &BwdKernel::TokensTc12Ov
+            ]
         );
         assert_eq!(
             BwdKernel::TokensTc5Ov.name("bf16", 128, PrepVariant::V6),
@@ -1042,6 +1066,11 @@ mod tests {
             (BwdKernel::TokensTc11, BwdKernel::TokensTc11Ov)
         );
         assert!(BWD_TOKENS_DEFAULT.1.programmatic() && !BWD_TOKENS_DEFAULT.0.programmatic());
+        assert_eq!(
+            BwdKernel::TokensTc12Ov.name("bf16", 128, PrepVariant::V6),
+            "gdn_bwd_tokens_tc12_ov_bf16_k128"
+        );
+        assert!(!BwdKernel::TokensTc12.programmatic());
         assert_eq!(
             BWD_TOKENS_DEFAULT.1.name("f16", 64, PrepVariant::V6),
             "gdn_bwd_tokens_tc11_ov_f16_k64"

@@ -367,7 +367,7 @@ pub fn tokens_tc_smem_bytes(k: u64) -> u32 {
     tokens_smem_bytes(k) + (k * (CHUNK + 8) * 2 + 2 * CHUNK * (k + 8) * 2) as u32
 }
 
-/// Dynamic shared memory of the `tc11` token kernels (and of the unbundled levels `tc9` / `tc10`)
+/// Dynamic shared memory of the `tc11` and `tc12` token kernels (and of the unbundled levels `tc9` / `tc10`)
 /// for head dims `k = v` (`gdn::TokSmem9::bytes`):
 /// `tc5`'s value-product operands without the io `dR` tile, the fp32 `dR` tile [64][k + 8] in its
 /// place and past it, then the per-token vectors, `Ũᵀ` and the raw q / k tiles.
@@ -381,6 +381,13 @@ pub fn tokens_tc11_smem_bytes(k: u64) -> u32 {
     let vec = dr_end.max(a_bytes).max(r_bytes).div_ceil(16) * 16;
     let ut = vec + (7 * rows + u64::from(TOK_THREADS)) * 4;
     (ut + k * (rows + 8) * 2 + 2 * rows * kp * 2) as u32
+}
+
+/// Dynamic shared memory of the `tc12` token kernels for head dims `k = v`
+/// (`gdn::TokSmem12::bytes`): [`tokens_tc11_smem_bytes`] with the raw q / k tiles in rows of
+/// `k + 16` elements instead of `k + 8` (the last region; 2 KB more).
+pub fn tokens_tc12_smem_bytes(k: u64) -> u32 {
+    tokens_tc11_smem_bytes(k) + (2 * CHUNK * 8 * 2) as u32
 }
 
 /// Upper bound of the number of chunks: `Σ ceil(T_b / 64) ≤ T / 64 + N`.
@@ -729,6 +736,10 @@ mod tests {
         // gdn::TokSmem9<K, K>::bytes (printed by the CPU emulation's build of the header).
         assert_eq!(tokens_tc11_smem_bytes(128), 213_760);
         assert_eq!(tokens_tc11_smem_bytes(64), 96_000);
+        // gdn::TokSmem12<K, K>::bytes, within the 227 KB a block may ask for.
+        assert_eq!(tokens_tc12_smem_bytes(128), 215_808);
+        assert_eq!(tokens_tc12_smem_bytes(64), 98_048);
+        assert!(tokens_tc12_smem_bytes(128) <= 227 * 1024);
         assert!(
             tokens_smem_bytes(64).is_multiple_of(16) && tokens_smem_bytes(128).is_multiple_of(16)
         );
