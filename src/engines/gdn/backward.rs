@@ -70,14 +70,15 @@
 //! row-contiguous stores staged per warp in shared memory; bitwise the same outputs);
 //! `DNNPLAN_GDN_BWD_DSCAN=ov` selects the session-7 kernels, `=ov2` these.
 //!
-//! Session 8 token kernel `tc11` (the default, [`BWD_TOKENS_DEFAULT`]; bitwise `tc5`'s outputs;
+//! Session 8 token kernel `tc11` (the default until session 10; bitwise `tc5`'s outputs;
 //! with the overlap its consumer `gdn_bwd_tokens_tc11_ov_*`): copies the fp32 `dR` tile by
 //! cp.async with `dO` and consumes it after `U` (no synchronous `dR` loads at the tile's start),
 //! stages the fp32 results without bank conflicts and phase A's `G` tile with fewer;
 //! `DNNPLAN_GDN_BWD_TOKENS=tc5` (read at plan build) selects the session-6 kernel.
-//! Session 10's `tc12` (`DNNPLAN_GDN_BWD_TOKENS=tc12`, consumer `gdn_bwd_tokens_tc12_ov_*`, same
+//! Session 10's `tc12` (the default since then, consumer `gdn_bwd_tokens_tc12_ov_*`, the same
 //! overlap rule): `tc11` with the row phase's raw q / k rows and phase A's `G` tile free of bank
-//! conflicts (2 KB more shared memory); bitwise `tc11`.
+//! conflicts (2 KB more shared memory); bitwise `tc11`; `DNNPLAN_GDN_BWD_TOKENS=tc11` selects the
+//! session-8 kernel.
 
 use crate::cuda::{Function, LaunchConfig, Launcher};
 use crate::dispatch::engine::CompiledPlan;
@@ -207,7 +208,7 @@ pub enum BwdKernel {
     TokensTc5Ov,
     /// Token stage `tc11` (`tc5` with the fp32 `dR` tile copied by cp.async with `dO` and consumed
     /// after `U`, conflict-free fp32 result staging, phase A's `G` tile in rows of 72 floats;
-    /// bitwise `tc5`; the default, [`BWD_TOKENS_DEFAULT`]).
+    /// bitwise `tc5`; the default until session 10, `DNNPLAN_GDN_BWD_TOKENS=tc11`).
     TokensTc11,
     /// Overlap: `tc11` as the consumer (as [`BwdKernel::TokensTc5Ov`]).
     TokensTc11Ov,
@@ -219,7 +220,7 @@ pub enum BwdKernel {
     DscanpOv2,
     /// Token stage `tc12` (session 10: `tc11` with the row phase's raw `q` / `k` tiles in rows of
     /// `K + 16` and phase A's `G` tile column-swizzled with pair stores, which removes those
-    /// shared-memory bank conflicts; bitwise `tc11`; `DNNPLAN_GDN_BWD_TOKENS=tc12`).
+    /// shared-memory bank conflicts; bitwise `tc11`; the default, [`BWD_TOKENS_DEFAULT`]).
     TokensTc12,
     /// Overlap: `tc12` as the consumer (as [`BwdKernel::TokensTc11Ov`]).
     TokensTc12Ov,
@@ -425,17 +426,20 @@ pub const BWD_OVERLAP_RULE: OverlapRule = OverlapRule {
 };
 
 /// The default token kernel of the tensor-core backward: (sequential, overlapped consumer).
-/// `tc11` serves every shape the engine takes (K = V = 64 / 128, bf16 / fp16) with `tc5`'s exact
-/// outputs, and was faster at all four benchmark shapes (H200, bf16, K = V = 128, whole backward
-/// with the overlap by rule, two runs each, bench/gdn_results.md session 8 tok8): tc5 → tc10
-/// (4, 8192, 16) 2.515 / 2.493 → 2.436 / 2.430 ms, (1, 32768, 16) 3.377 / 3.369 → 3.323 / 3.310,
-/// (16, 2048, 32) 5.057 / 5.068 → 4.964 / 4.966, ragged mix 2.390 / 2.388 → 2.350 / 2.345; then
-/// tc10 → tc11 2.436 / 2.432 → 2.406 / 2.408, 3.303 / 3.312 → 3.292 / 3.289,
-/// 4.980 / 4.978 → 4.937 / 4.926, 2.344 / 2.351 → 2.328 / 2.323.
-/// (tc9 / tc10, the steps between, are not bundled: bitwise equal and slower.)
-/// `DNNPLAN_GDN_BWD_TOKENS=tc5` (or `tc4`, ...) selects another one (read at plan build).
+/// `tc12` (session 10) serves every shape the engine takes (K = V = 64 / 128, bf16 / fp16) with
+/// `tc11`'s (= `tc5`'s) exact outputs and was faster at all four benchmark shapes in both run
+/// orders (H200, bf16, K = V = 128, whole backward with the overlap by rule, tc11 → tc12, means
+/// of four runs in ABBA / BAAB order, bench/gdn_results.md session 10 tok12): (4, 8192, 16)
+/// 2.154 → 2.137 ms, (1, 32768, 16) 3.035 → 3.013, (16, 2048, 32) 4.405 → 4.339, ragged mix
+/// 2.102 → 2.087. Before it, `tc11` (session 8): tc5 → tc10 (4, 8192, 16) 2.515 / 2.493 →
+/// 2.436 / 2.430 ms, (1, 32768, 16) 3.377 / 3.369 → 3.323 / 3.310, (16, 2048, 32)
+/// 5.057 / 5.068 → 4.964 / 4.966, ragged mix 2.390 / 2.388 → 2.350 / 2.345; then tc10 → tc11
+/// 2.436 / 2.432 → 2.406 / 2.408, 3.303 / 3.312 → 3.292 / 3.289, 4.980 / 4.978 → 4.937 / 4.926,
+/// 2.344 / 2.351 → 2.328 / 2.323. (tc9 / tc10, the steps between, are not bundled: bitwise
+/// equal and slower.) `DNNPLAN_GDN_BWD_TOKENS=tc11` (or `tc5`, `tc4`, ...) selects another one
+/// (read at plan build).
 pub const BWD_TOKENS_DEFAULT: (BwdKernel, BwdKernel) =
-    (BwdKernel::TokensTc11, BwdKernel::TokensTc11Ov);
+    (BwdKernel::TokensTc12, BwdKernel::TokensTc12Ov);
 
 /// The overlapped reverse scan's default kernels: (uncut, piece chain's seeded pass), the `R2`
 /// loop (`dscan_ov2`, `dscanp_ov2`), bitwise the session-7 kernels' outputs and faster at all
@@ -485,7 +489,7 @@ impl OverlapRule {
 
 /// Whether the plan overlaps the reverse scan and the token stage: [`BWD_OVERLAP_RULE`], or
 /// `DNNPLAN_GDN_BWD_OVERLAP=0` (never) / `=1` (whenever the segments fit the order table); only
-/// with the default token stage (`tc11`, or `tc5`) and reverse-scan choice (read at plan build).
+/// with the default token stage (`tc12`, or `tc11`, `tc5`) and reverse-scan choice (read at plan build).
 fn overlap_pick(supported: bool, blocks: u64, segments: u64, sms: u64) -> bool {
     if !supported || !OverlapRule::supported(blocks, segments) {
         return false;
@@ -650,7 +654,7 @@ impl GdnBwdPlan {
         if tc {
             template.f.flags |= flags::BWD_DIRECT;
         }
-        // The default token kernel (tc11), tc5 and tc4 read the states entering the chunks in the io dtype.
+        // The default token kernel (tc12), tc11, tc5 and tc4 read the states entering the chunks in the io dtype.
         let s_io = tc && !matches!(tokens_env.as_str(), "tc" | "tc2" | "tc3");
         if s_io {
             template.f.flags |= flags::BWD_S_IO;
@@ -791,8 +795,8 @@ impl GdnBwdPlan {
             "tc4" => BwdKernel::TokensTc4,
             "tc5" if overlap => BwdKernel::TokensTc5Ov,
             "tc5" => BwdKernel::TokensTc5,
-            "tc12" if overlap => BwdKernel::TokensTc12Ov,
-            "tc12" => BwdKernel::TokensTc12,
+            "tc11" if overlap => BwdKernel::TokensTc11Ov,
+            "tc11" => BwdKernel::TokensTc11,
             _ if overlap => BWD_TOKENS_DEFAULT.1,
             _ => BWD_TOKENS_DEFAULT.0,
         };
@@ -1063,17 +1067,17 @@ mod tests {
         // The default token stage and its overlapped consumer.
         assert_eq!(
             BWD_TOKENS_DEFAULT,
-            (BwdKernel::TokensTc11, BwdKernel::TokensTc11Ov)
+            (BwdKernel::TokensTc12, BwdKernel::TokensTc12Ov)
         );
         assert!(BWD_TOKENS_DEFAULT.1.programmatic() && !BWD_TOKENS_DEFAULT.0.programmatic());
         assert_eq!(
-            BwdKernel::TokensTc12Ov.name("bf16", 128, PrepVariant::V6),
-            "gdn_bwd_tokens_tc12_ov_bf16_k128"
+            BwdKernel::TokensTc11Ov.name("bf16", 128, PrepVariant::V6),
+            "gdn_bwd_tokens_tc11_ov_bf16_k128"
         );
-        assert!(!BwdKernel::TokensTc12.programmatic());
+        assert!(!BwdKernel::TokensTc11.programmatic());
         assert_eq!(
             BWD_TOKENS_DEFAULT.1.name("f16", 64, PrepVariant::V6),
-            "gdn_bwd_tokens_tc11_ov_f16_k64"
+            "gdn_bwd_tokens_tc12_ov_f16_k64"
         );
     }
 

@@ -38,7 +38,7 @@ pub mod flags {
     /// Backward only (`gdn::FLAG_BWD_DIRECT`, set with `gdn_bwd_tokens_tc`): `dQ` / `dK` / `dV`
     /// of a port with `HO` heads are written by the token stage, and the fold skips that port.
     pub const BWD_DIRECT: i32 = 1 << 12;
-    /// Backward only (`gdn::FLAG_BWD_S_IO`, set with `gdn_bwd_tokens_tc4` / `tc5` / `tc11`): the forward-state
+    /// Backward only (`gdn::FLAG_BWD_S_IO`, set with `gdn_bwd_tokens_tc4` / `tc5` / `tc11` / `tc12`): the forward-state
     /// replays store the state entering every chunk in the io dtype (2 bytes) instead of fp32.
     pub const BWD_S_IO: i32 = 1 << 13;
 }
@@ -367,7 +367,7 @@ pub fn tokens_tc_smem_bytes(k: u64) -> u32 {
     tokens_smem_bytes(k) + (k * (CHUNK + 8) * 2 + 2 * CHUNK * (k + 8) * 2) as u32
 }
 
-/// Dynamic shared memory of the `tc11` and `tc12` token kernels (and of the unbundled levels `tc9` / `tc10`)
+/// Dynamic shared memory of the `tc11` token kernels (and of the unbundled levels `tc9` / `tc10`)
 /// for head dims `k = v` (`gdn::TokSmem9::bytes`):
 /// `tc5`'s value-product operands without the io `dR` tile, the fp32 `dR` tile [64][k + 8] in its
 /// place and past it, then the per-token vectors, `Ũᵀ` and the raw q / k tiles.
