@@ -430,7 +430,7 @@ pub const BWD_OVERLAP_RULE: OverlapRule = OverlapRule {
 /// `tc11`'s (= `tc5`'s) exact outputs and was faster at all four benchmark shapes in both run
 /// orders (H200, bf16, K = V = 128, whole backward with the overlap by rule, tc11 → tc12, means
 /// of four runs in ABBA / BAAB order, bench/gdn_results.md session 10 tok12): (4, 8192, 16)
-/// 2.154 → 2.137 ms, (1, 32768, 16) 3.035 → 3.013, (16, 2048, 32) 4.405 → 4.339, ragged mix
+/// 2.154 → 2.136 ms, (1, 32768, 16) 3.034 → 3.013, (16, 2048, 32) 4.405 → 4.339, ragged mix
 /// 2.102 → 2.087. Before it, `tc11` (session 8): tc5 → tc10 (4, 8192, 16) 2.515 / 2.493 →
 /// 2.436 / 2.430 ms, (1, 32768, 16) 3.377 / 3.369 → 3.323 / 3.310, (16, 2048, 32)
 /// 5.057 / 5.068 → 4.964 / 4.966, ragged mix 2.390 / 2.388 → 2.350 / 2.345; then tc10 → tc11
