@@ -1,10 +1,10 @@
 # Session 10 (helper tok12): the token stage tc12 (gdn_bwd_tokens_tc12 / _tc12_ov,
 # DNNPLAN_GDN_BWD_TOKENS=tc12; bitwise tc11 by construction) against the default tc11 on the H200
-# in one call (<= 150 s). Stage: /work/wt/device-pack.sh --features gpu-tests (after build-cubins),
+# in one call (<= 130 s). Stage: /work/wt/device-pack.sh --features gpu-tests (after build-cubins),
 # tar .device (gpu_gdn only) + kernels/sm_90a + bench/gdn_hashes_session9.txt + this script into
 # .xfer-tok12/device.tgz; run: carry [".xfer-tok12"]; command: `cd .xfer-tok12 && tar xzf
 # device.tgz && bash bench/gdn_device_tok12.sh`. Logs into $OUT.
-start=$(date +%s); LIMIT=${LIMIT:-140}
+start=$(date +%s); LIMIT=${LIMIT:-120}
 left() { echo $(( LIMIT - ($(date +%s) - start) )); }
 W=/tmp/tok12; mkdir -p $W; S=$OUT/summary.log
 source .device/device-env.sh > $W/env.log 2>&1
