@@ -23,7 +23,9 @@
 //     per chunk (reverse) stores dX' (the gradient of the state leaving the chunk), then
 //     dUᵀ = dOᵀ A + dX' Kᴿᵀ, dRᵀ = dUᵀ T (stored, fp32), dX = e^{Γ_last} dX' + dOᵀ Q⁺ − dRᵀ E;
 //     finally d_initial_state = dX
-//  5. gdn_bwd_tokens_tc11 (the default since session 8, bwd_tokens_tc_body<.., 11>: tc5 with the
+//  5. gdn_bwd_tokens_tc12 (the default since session 10, bwd_tokens_tc_body<.., 12>: tc11 with the
+//     row phase's raw q / k rows and phase A's G tile free of bank conflicts; bitwise tc11),
+//     gdn_bwd_tokens_tc11 (DNNPLAN_GDN_BWD_TOKENS=tc11, session 8, bwd_tokens_tc_body<.., 11>: tc5 with the
 //     fp32 dR tile by cp.async, consumed after U, conflict-free fp32 result staging and phase A's G
 //     tile in rows of CHUNK + 8; bitwise tc5; its steps REV 10 and REV 9 are template levels
 //     only, not bundled), gdn_bwd_tokens_tc5 (DNNPLAN_GDN_BWD_TOKENS=tc5: every product on the tensor cores, dS' in the

@@ -39,7 +39,7 @@
 //     (tokens_tc4 with its copies in four groups consumed in turn: U while dO / dS' / q / k land,
 //     the value products in two passes, two barriers fewer; DNNPLAN_GDN_BWD_TOKENS=tc5)
 //   gdn_bwd_tokens_tc11_{bf16,f16}_k{64,128} <<<as tokens_tc, TokSmem9::bytes>>>
-//     (the default: tokens_tc5 with the fp32 dR tile copied by cp.async with dO and consumed after
+//     (session 8's default: tokens_tc5 with the fp32 dR tile copied by cp.async with dO and consumed after
 //     U (level 9), conflict-free fp32 result staging (level 10) and phase A's fp32 G tile in rows
 //     of CHUNK + 8 (level 11); bitwise tc5. Levels 9 and 10 are not bundled: strictly slower steps
 //     to 11, bitwise equal; bench/gdn_bwd_host_emu.cpp sets tc9 / tc10 still check them;
@@ -84,9 +84,10 @@
 //   gdn_bwd_dscanp_ov2_{bf16,f16}_k{64,128}  <<<as dscanp_ov, bytes_r2>>>   bitwise dscan_ov / dscanp_ov)
 //   gdn_bwd_tokens_tc5_ov_{bf16,f16}_k{64,128} <<<as tokens_tc5, programmatic>>>
 //   gdn_bwd_tokens_tc11_ov_{bf16,f16}_k{64,128} <<<as tokens_tc11, programmatic>>>
-//   gdn_bwd_tokens_tc12_{bf16,f16}_k{64,128} <<<as tokens_tc11>>> (session 10: tc11 with the row
-//     phase's q / k / q̂ / k̂ tiles and G tile conflict-free; bitwise tc11; DNNPLAN_GDN_BWD_TOKENS=tc12)
-//   gdn_bwd_tokens_tc12_ov_{bf16,f16}_k{64,128} <<<as tokens_tc11, programmatic>>>
+//   gdn_bwd_tokens_tc12_{bf16,f16}_k{64,128} <<<as tokens_tc11, TokSmem12::bytes>>> (the default since
+//     session 10: tc11 with the row phase's raw q / k rows of K + 16 and phase A's G tile by
+//     tok_gswz with float2 stores; bitwise tc11; DNNPLAN_GDN_BWD_TOKENS=tc11 selects tc11)
+//   gdn_bwd_tokens_tc12_ov_{bf16,f16}_k{64,128} <<<as tokens_tc12, programmatic>>>
 #include "gdn_bwd.cuh"
 #include "gdn_bwd_chain.cuh"
 #include "gdn_bwd_overlap.cuh"
