@@ -32,6 +32,8 @@
 //         (gdn_bwd_tokens_tc9); every case also runs tc5 and requires bitwise-equal outputs.
 //   tc10  tc9 with conflict-free fp32 result staging (gdn_bwd_tokens_tc10); bitwise tc5 required.
 //   tc11, ov11  the same for tc11 (tc10 with phase A's G tile in rows of CHUNK + 8).
+//   tc12, ov12  the same for tc12 (session 10: tc11 with the row phase's q / k / q̂ / k̂ tiles in
+//         tok_qk_off's permuted rows and the G tile by tok_gswz, float2 stores).
 //   ov2, piece4ov2  ov11 / piece4ov with the producer on dscan_mma_chunks' R2 loop (session 9:
 //         gdn_bwd_dscan_ov2 / dscanp_ov2: compile-time copy issue, Kᴿ by ldmatrix.x4, dS' staged
 //         into 16-byte stores) and tc11's consumer, against the sequential tc5 / piece4 run (the
@@ -58,7 +60,7 @@
 //
 // Build and run (CPU machine), from the repository root:
 //   g++ -std=c++20 -O2 -fno-strict-aliasing -pthread -Ikernels/include bench/gdn_bwd_host_emu.cpp -o /tmp/gdn_bwd_host_emu
-//   /tmp/gdn_bwd_host_emu [fp32|mma|tc|tc2|tc3|tc4|tc5|tc6|tc9|tc10|tc11|piece2|piece3|piece4|pieces|w8|piece4w8|ov|piece4ov|ov9|piece4ov9|ov10|ov11|ov2|piece4ov2|all] [long]
+//   /tmp/gdn_bwd_host_emu [fp32|mma|tc|tc2|tc3|tc4|tc5|tc6|tc9|tc10|tc11|piece2|piece3|piece4|pieces|w8|piece4w8|ov|piece4ov|ov9|piece4ov9|ov10|ov11|ov2|piece4ov2|tc12|ov12|all] [long]
 //   ("long": only the long-span case; "all" skips w8, piece4w8 and the ov / tc9+ sets, which run by name)
 // Every case runs the kernels twice (NaN-refilled outputs and scratch) and requires bitwise-equal
 // results: with real threads, a missing barrier shows up as a difference.
@@ -109,7 +111,7 @@ static void run_overlap_pair(U3 pgrid, unsigned pthreads, const std::function<vo
   }
 }
 
-enum class Set { Fp32, Mma, Tc, Tc2, Tc3, Tc4, Tc5, Tc6, Piece2, Piece3, Piece4, Tc4W8, Piece4W8, Ov, Piece4Ov, Tc9, Ov9, Piece4Ov9, Tc10, Ov10, Tc11, Ov11, Ov2, Piece4Ov2 };
+enum class Set { Fp32, Mma, Tc, Tc2, Tc3, Tc4, Tc5, Tc6, Piece2, Piece3, Piece4, Tc4W8, Piece4W8, Ov, Piece4Ov, Tc9, Ov9, Piece4Ov9, Tc10, Ov10, Tc11, Ov11, Ov2, Piece4Ov2, Tc12, Ov12 };
 
 // ov2 / piece4ov2: the overlapped producer on dscan_mma_chunks' R2 loop (gdn_bwd_dscan_ov2 /
 // dscanp_ov2) with tc11's consumer, against the sequential tc5 / piece4 run.
@@ -138,12 +140,12 @@ int run_case(Set set, const char* name, int H, int HV, bool l2norm, bool safe, s
   // ov9 / piece4ov9: the same with tc9's consumer (gdn_bwd_tokens_tc9_ov) against tc5 / piece4 in
   // sequence. tc9: tc9, then tc5 once (rev_override = 5), bitwise equal required.
   const bool vs_seq = set == Set::Ov || set == Set::Piece4Ov || set == Set::Ov9 || set == Set::Piece4Ov9 || set == Set::Ov10 ||
-                      set == Set::Ov11;
-  const int ov_rev = g_ov_r2 ? 11 : set == Set::Ov9 || set == Set::Piece4Ov9 ? 9 : set == Set::Ov10 ? 10 : set == Set::Ov11 ? 11 : 5;
-  // tc10 / tc11: as tc9 (the new revision's number in new_rev).
-  const int new_rev = set == Set::Tc10 ? 10 : set == Set::Tc11 ? 11 : 9;
-  if (set == Set::Tc10 || set == Set::Tc11) set = Set::Tc9;
-  if (set == Set::Ov || set == Set::Ov9 || set == Set::Ov10 || set == Set::Ov11) set = Set::Tc5;
+                      set == Set::Ov11 || set == Set::Ov12;
+  const int ov_rev = g_ov_r2 ? 11 : set == Set::Ov9 || set == Set::Piece4Ov9 ? 9 : set == Set::Ov10 ? 10 : set == Set::Ov11 ? 11 : set == Set::Ov12 ? 12 : 5;
+  // tc10 / tc11 / tc12: as tc9 (the new revision's number in new_rev).
+  const int new_rev = set == Set::Tc10 ? 10 : set == Set::Tc11 ? 11 : set == Set::Tc12 ? 12 : 9;
+  if (set == Set::Tc10 || set == Set::Tc11 || set == Set::Tc12) set = Set::Tc9;
+  if (set == Set::Ov || set == Set::Ov9 || set == Set::Ov10 || set == Set::Ov11 || set == Set::Ov12) set = Set::Tc5;
   if (set == Set::Piece4Ov || set == Set::Piece4Ov9) set = Set::Piece4;
   bool overlap = false;
   constexpr int V = K, C = 64;
@@ -459,6 +461,7 @@ int run_case(Set set, const char* name, int H, int HV, bool l2norm, bool safe, s
                          if (ov_rev == 9) gdn::bwd_tokens_ov_body<IOT, K, V, 9>(cp);
                          else if (ov_rev == 10) gdn::bwd_tokens_ov_body<IOT, K, V, 10>(cp);
                          else if (ov_rev == 11) gdn::bwd_tokens_ov_body<IOT, K, V, 11>(cp);
+                         else if (ov_rev == 12) gdn::bwd_tokens_ov_body<IOT, K, V, 12>(cp);
                          else gdn::bwd_tokens_ov_body<IOT, K, V, 5>(cp);
                        });
       ov_finish();
@@ -468,7 +471,9 @@ int run_case(Set set, const char* name, int H, int HV, bool l2norm, bool safe, s
         launch({V / 64, unsigned(HO), unsigned(N)}, gdn::DSCAN_W8_WARPS * 32, [&] { gdn::bwd_dscan_w8_body<IOT, K, V, MS>(bp); });
       else
         launch({V / (16 * MW), unsigned(HO), unsigned(N)}, MW * 32, [&] { gdn::bwd_dscan_mma_body<IOT, K, V, MW, MS, true>(bp); });
-      if (set == Set::Tc9 && rev_override != 5 && new_rev == 11)
+      if (set == Set::Tc9 && rev_override != 5 && new_rev == 12)
+        launch({unsigned(slots), unsigned(HO), 1}, gdn::TOK_THREADS, [&] { gdn::bwd_tokens_tc_body<IOT, K, V, 12>(bp); });
+      else if (set == Set::Tc9 && rev_override != 5 && new_rev == 11)
         launch({unsigned(slots), unsigned(HO), 1}, gdn::TOK_THREADS, [&] { gdn::bwd_tokens_tc_body<IOT, K, V, 11>(bp); });
       else if (set == Set::Tc9 && rev_override != 5 && new_rev == 10)
         launch({unsigned(slots), unsigned(HO), 1}, gdn::TOK_THREADS, [&] { gdn::bwd_tokens_tc_body<IOT, K, V, 10>(bp); });
@@ -668,11 +673,13 @@ int main(int argc, char** argv) {
                           std::pair{Set::Ov, "ov"}, std::pair{Set::Piece4Ov, "piece4ov"}, std::pair{Set::Tc9, "tc9"},
                           std::pair{Set::Ov9, "ov9"}, std::pair{Set::Piece4Ov9, "piece4ov9"},
                           std::pair{Set::Tc10, "tc10"}, std::pair{Set::Ov10, "ov10"}, std::pair{Set::Tc11, "tc11"},
-                          std::pair{Set::Ov11, "ov11"}, std::pair{Set::Ov2, "ov2"}, std::pair{Set::Piece4Ov2, "piece4ov2"}}) {
+                          std::pair{Set::Ov11, "ov11"}, std::pair{Set::Ov2, "ov2"}, std::pair{Set::Piece4Ov2, "piece4ov2"},
+                          std::pair{Set::Tc12, "tc12"}, std::pair{Set::Ov12, "ov12"}}) {
     const bool piece = set == Set::Piece2 || set == Set::Piece3 || set == Set::Piece4;
     if (which == "all" && (set == Set::Tc4W8 || set == Set::Piece4W8 || set == Set::Ov || set == Set::Piece4Ov || set == Set::Tc9 ||
                            set == Set::Ov9 || set == Set::Piece4Ov9 || set == Set::Tc10 || set == Set::Ov10 ||
-                           set == Set::Tc11 || set == Set::Ov11 || set == Set::Ov2 || set == Set::Piece4Ov2))
+                           set == Set::Tc11 || set == Set::Ov11 || set == Set::Ov2 || set == Set::Piece4Ov2 || set == Set::Tc12 ||
+                           set == Set::Ov12))
       continue;  // run by name
     if (which != "all" && which != tag && !(which == "pieces" && piece)) continue;
     printf("== kernel set %s\n", tag);

@@ -1130,7 +1130,7 @@ fn timing_at_benchmark_shapes() {
     }
     let caller = Caller::new();
     // DNNPLAN_GDN_TIMING_SHAPES: comma list of shape indices to run (default all).
-    let variants = env_list("DNNPLAN_GDN_TIMING_VARIANTS", "tc5,tc11");
+    let variants = env_list("DNNPLAN_GDN_TIMING_VARIANTS", "tc11,tc12");
     for (si, (name, lens, hh)) in BENCH_SHAPES.into_iter().enumerate() {
         if !timing_shape_selected(si) {
             continue;
@@ -1138,12 +1138,13 @@ fn timing_at_benchmark_shapes() {
         let inp = BenchInputs::new(&caller, lens, hh);
         let (t, n) = (inp.t, inp.n);
         let fwd = inp.time(&caller, "gdn");
-        // Token-stage variants (DNNPLAN_GDN_BWD_TOKENS; default "tc5,tc11", or the comma list
+        // Token-stage variants (DNNPLAN_GDN_BWD_TOKENS; default "tc11,tc12", or the comma list
         // in DNNPLAN_GDN_TIMING_VARIANTS: mma = session 3's pair, tc = session 4's all-tensor-core
         // token stage with io-dtype dS' and direct dQ/dK/dV, tc2 = tc with its latency cuts,
         // tc3 = tc2 with fewer instructions and fp32 S_c, tc4 = tc3 with io-dtype S_c, tc5 = tc4
         // with its copies consumed in four groups; tc11 = tc5 with the fp32 dR by cp.async,
-        // conflict-free result staging and phase A's G in rows of 72, the default since session 8),
+        // conflict-free result staging and phase A's G in rows of 72 (session 8); tc12 = tc11 with
+        // the row phase's raw q / k rows and G tile conflict-free, the default since session 10),
         // each as a whole and cut after every launch (DNNPLAN_GDN_BWD_STEPS, read at build): the
         // stage times are the differences (without head groups the tc plans have no fold: "fold 0").
         // "tokens/dscan" sets DNNPLAN_GDN_BWD_DSCAN apart (e.g. "tc4/v1": the 4-warp reverse scan).

@@ -23,7 +23,9 @@
 //     per chunk (reverse) stores dX' (the gradient of the state leaving the chunk), then
 //     dUᵀ = dOᵀ A + dX' Kᴿᵀ, dRᵀ = dUᵀ T (stored, fp32), dX = e^{Γ_last} dX' + dOᵀ Q⁺ − dRᵀ E;
 //     finally d_initial_state = dX
-//  5. gdn_bwd_tokens_tc11 (the default since session 8, bwd_tokens_tc_body<.., 11>: tc5 with the
+//  5. gdn_bwd_tokens_tc12 (the default since session 10, bwd_tokens_tc_body<.., 12>: tc11 with the
+//     row phase's raw q / k rows and phase A's G tile free of bank conflicts; bitwise tc11),
+//     gdn_bwd_tokens_tc11 (DNNPLAN_GDN_BWD_TOKENS=tc11, session 8, bwd_tokens_tc_body<.., 11>: tc5 with the
 //     fp32 dR tile by cp.async, consumed after U, conflict-free fp32 result staging and phase A's G
 //     tile in rows of CHUNK + 8; bitwise tc5; its steps REV 10 and REV 9 are template levels
 //     only, not bundled), gdn_bwd_tokens_tc5 (DNNPLAN_GDN_BWD_TOKENS=tc5: every product on the tensor cores, dS' in the
@@ -1163,6 +1165,13 @@ template <int K, int V>
 struct TokVecLayout<K, V, 10> : TokVecLayout<K, V, 9> {};
 template <int K, int V>
 struct TokVecLayout<K, V, 11> : TokVecLayout<K, V, 9> {};
+template <int K, int V>
+struct TokVecLayout<K, V, 12> : TokVecLayout<K, V, 9> {};
+// REV 12: TokSmem9 with the raw q / k tiles in rows of K + 16 (the same offsets, 2 KB more).
+template <int K, int V>
+struct TokSmem12 {
+  static constexpr size_t bytes = TokSmem9<K, V>::qraw_off + 2 * CHUNK * (K + 16) * 2;
+};
 
 // REV 10 (a template level of tc11, not bundled): REV 9 with the fp32 result tiles (dQ⁺, dE, dKᴿ after the value
 // products, phase B's after it) in rows of K + 16 floats and the columns of rows with bit 1 set
@@ -1173,6 +1182,19 @@ template <bool SWZ>
 __device__ __forceinline__ int tok_swz(int r) {
   return SWZ ? (r & 2) << 2 : 0;
 }
+
+// REV 12 (tc12, session 10): the row phase without shared-memory bank conflicts. The raw q / k
+// tiles (cp.async rows, read only by the row phase) in rows of K + 16 elements instead of K + 8:
+// a warp's 32-bit row reads (rows 4w .. 4w + 3, column pairs 2 tk + 16 mp) hit 32 distinct banks
+// at a row stride of ≡ 8 words mod 32 (K + 8: ≡ 4, 2-way), and the cp.async 16-byte writes stay
+// conflict-free (8 lanes = 128 contiguous bytes of one row); TokSmem12 places the 2 KB more.
+// Phase A's fp32 G tile (rows of CHUNK + 8 floats) keeps its rows with the columns of rows with
+// bit 2 set XOR 4 (tok_gswz) and is stored as float2 pairs: the stores and both row-phase reads
+// (G_ij, G_ji) are conflict-free (REV 11: 2-way stores and G_ji reads). Tried and dropped: the
+// q̂ / k̂ operand tiles in XOR-permuted unpadded rows (their row-layout stores are still 2-way):
+// bitwise, but the per-kk ldmatrix addresses of phases A / B cost registers (8-16 bytes of spills
+// at 128 registers, K = 128). The same values everywhere: bitwise REV 11.
+__device__ __forceinline__ int tok_gswz(int r) { return ((r >> 2) & 1) << 2; }
 
 // The m16n8k16 A fragment of rows [m16, m16 + 16) and columns [k16, k16 + 16) of an fp32 shared
 // tile (rows of `stride` floats), rounded to T as packed pairs: the registers ldmatrix.x4 returns
@@ -2112,7 +2134,10 @@ __device__ __forceinline__ void bwd_tokens_body(const BwdParams& bp) {
 //   REV 10 (not bundled; emulation set tc10): REV 9 with the fp32 result tiles in rows of
 //     K + 16, columns swizzled (tok_swz): conflict-free float2 stores and loads;
 //   REV 11 (gdn_bwd_tokens_tc11, the default): REV 10 with phase A's fp32 G tile in rows of CHUNK + 8 (fewer
-//     bank conflicts in its stores and the Σ_j G_ij − G_ji reads).
+//     bank conflicts in its stores and the Σ_j G_ij − G_ji reads);
+//   REV 12 (gdn_bwd_tokens_tc12, session 10; DNNPLAN_GDN_BWD_TOKENS=tc12): REV 11 with the raw q / k
+//     tiles in rows of K + 16 (TokSmem12) and the G tile's stores (float2) and reads by tok_gswz:
+//     the row phase's 2-way bank conflicts gone except the q̂ / k̂ stores; bitwise REV 11.
 // ---------------------------------------------------------------------------------------
 template <int K>
 struct TokTcSmem {
@@ -2145,6 +2170,7 @@ __device__ __forceinline__ void bwd_tokens_tc_tile(const BwdParams& bp, int c, i
   // 4-way bank conflicts; + 8: reads Gs[i][j] conflict-free, stores and Gs[j][i] 2-way).
   constexpr int CP = Z::CP, CF = REV >= 11 ? CHUNK + 8 : Z::CF;
   constexpr bool SWZ = REV >= 10;  // phase B's results as the products' (rows of K + 16, tok_swz)
+  constexpr bool QSW = REV >= 12;  // raw q / k rows of K + 16; G by tok_gswz, float2 stores
   constexpr int KF = V3 ? (SWZ ? K + 16 : K + 8) : Z::KF;  // V3: phase B's fp32 results in rows of K + 8 (float2 pairs)
   static_assert(2 * CHUNK * (K + 8) * 4 <= S::vec_off, "token tail overflows");
   constexpr int KM = K / 8;  // key columns per thread (row layout)
@@ -2199,7 +2225,8 @@ __device__ __forceinline__ void bwd_tokens_tc_tile(const BwdParams& bp, int c, i
   // products (whose final wait covers this group).
   constexpr int KP = Z::KP;
   T* Qraw = reinterpret_cast<T*>(smem + VL::qraw_off);  // raw q [64][KP]
-  T* Kraw = Qraw + CHUNK * KP;                                              // raw k [64][KP]
+  constexpr int KRW = QSW ? K + 16 : KP;  // raw q / k row stride
+  T* Kraw = Qraw + CHUNK * KRW;                                             // raw k [64][KRW]
   // V5: the products issue these copies themselves (their last copy group, after dS').
   auto issue_qk = [&] {
     const T* qg = static_cast<const T*>(p.q);
@@ -2216,8 +2243,8 @@ __device__ __forceinline__ void bwd_tokens_tc_tile(const BwdParams& bp, int c, i
 #pragma unroll
       for (int u = 0; u < NU; ++u) {
         const int r = r0q + RS * u;
-        T* dq_ = Qraw + r * KP + 8 * c8;
-        T* dk_ = Kraw + r * KP + 8 * c8;
+        T* dq_ = Qraw + r * KRW + 8 * c8;
+        T* dk_ = Kraw + r * KRW + 8 * c8;
         if (r < len) {
           cp_async16(dq_, qrow + u * qs);
           cp_async16(dk_, krow + u * ks);
@@ -2292,8 +2319,8 @@ __device__ __forceinline__ void bwd_tokens_tc_tile(const BwdParams& bp, int c, i
   {
     float kx[KM], qx[KM];
     float ks = 0.f, qs = 0.f;
-    row_pairs<V3, T, KM>(kx, Kraw + ti * KP, tk, live, 1.f, 1.f);
-    row_pairs<V3, T, KM>(qx, Qraw + ti * KP, tk, live, 1.f, 1.f);
+    row_pairs<V3, T, KM>(kx, Kraw + ti * KRW, tk, live, 1.f, 1.f);
+    row_pairs<V3, T, KM>(qx, Qraw + ti * KRW, tk, live, 1.f, 1.f);
 #pragma unroll
     for (int m = 0; m < KM; ++m) {
       ks += kx[m] * kx[m];
@@ -2388,7 +2415,7 @@ __device__ __forceinline__ void bwd_tokens_tc_tile(const BwdParams& bp, int c, i
       const float gi = gam[ri], bri = bet[ri];
 #pragma unroll
       for (int n = 0; n < 2; ++n) {
-        float dap[2], dlp[2];
+        float dap[2], dlp[2], gvs[2];
 #pragma unroll
         for (int e = 0; e < 2; ++e) {
           const int j = 8 * (2 * gq + n) + cq + e;
@@ -2406,7 +2433,8 @@ __device__ __forceinline__ void bwd_tokens_tc_tile(const BwdParams& bp, int c, i
           }
           dap[e] = ap;
           dlp[e] = lp;
-          Gs[ri * CF + j] = gv;
+          gvs[e] = gv;
+          if constexpr (!QSW) Gs[ri * CF + j] = gv;
           Pt[j * CP + ri] = IO::from_f(ap);
           if (j < ri) {
             Ml[ri * CP + j] = IO::from_f(lp);
@@ -2416,6 +2444,8 @@ __device__ __forceinline__ void bwd_tokens_tc_tile(const BwdParams& bp, int c, i
           }
         }
         *reinterpret_cast<u32*>(&Pa[ri * CP + 8 * (2 * gq + n) + cq]) = Io<T>::pack(dap[0], dap[1]);
+        if constexpr (QSW)
+          *reinterpret_cast<float2*>(&Gs[ri * CF + ((8 * (2 * gq + n) + cq) ^ tok_gswz(ri))]) = make_float2(gvs[0], gvs[1]);
       }
     }
     // The L part of dβ: the row's 16 columns of this warp (4 lanes), then the 4 column groups.
@@ -2434,7 +2464,8 @@ __device__ __forceinline__ void bwd_tokens_tc_tile(const BwdParams& bp, int c, i
 #pragma unroll
   for (int m = 0; m < 8; ++m) {
     const int j = tk + 8 * m;
-    gsum += Gs[i * CF + j] - Gs[j * CF + i];
+    if constexpr (QSW) gsum += Gs[i * CF + (j ^ tok_gswz(i))] - Gs[j * CF + (i ^ tok_gswz(j))];
+    else gsum += Gs[i * CF + j] - Gs[j * CF + i];
   }
   const float dbl_i = ((red[i] + red[CHUNK + i]) + red[2 * CHUNK + i]) + red[3 * CHUNK + i];
   // dΓ_i = eg β (dE·k) + eg (dQ⁺·q) − er (dKᴿ·k) + Σ_j G_ij − Σ_j G_ji (V5: with the phase-B
@@ -2556,9 +2587,9 @@ __device__ __forceinline__ void bwd_tokens_tc_tile(const BwdParams& bp, int c, i
     const float sc = p.scale, rq = qr[i], rk = kr[i];
     float kn[KM], qn[KM];
     float yq = 0.f, yk = 0.f;
-    row_pairs<V3, T, KM>(kn, Kraw + ti * KP, tk, live, rk, 1.f);
+    row_pairs<V3, T, KM>(kn, Kraw + ti * KRW, tk, live, rk, 1.f);
     // V3: the normalised q row itself (x · r), instead of (x · r · scale) / scale.
-    row_pairs<V3, T, KM>(qn, Qraw + ti * KP, tk, live, rq, V3 ? 1.f : sc);
+    row_pairs<V3, T, KM>(qn, Qraw + ti * KRW, tk, live, rq, V3 ? 1.f : sc);
 #pragma unroll
     for (int m = 0; m < KM; ++m) {
       yq += (V3 ? qn[m] : qn[m] / sc) * (sc * dq[m]);

@@ -44,7 +44,7 @@
 //     (tokens_tc4 with its copies in four groups consumed in turn: U while dO / dS' / q / k land,
 //     the value products in two passes, two barriers fewer; DNNPLAN_GDN_BWD_TOKENS=tc5)
 //   gdn_bwd_tokens_tc11_{bf16,f16}_k{64,128} <<<as tokens_tc, TokSmem9::bytes>>>
-//     (the default: tokens_tc5 with the fp32 dR tile copied by cp.async with dO and consumed after
+//     (session 8's default: tokens_tc5 with the fp32 dR tile copied by cp.async with dO and consumed after
 //     U (level 9), conflict-free fp32 result staging (level 10) and phase A's fp32 G tile in rows
 //     of CHUNK + 8 (level 11); bitwise tc5. Levels 9 and 10 are not bundled: strictly slower steps
 //     to 11, bitwise equal; bench/gdn_bwd_host_emu.cpp sets tc9 / tc10 still check them;
@@ -89,8 +89,12 @@
 //   gdn_bwd_dscanp_ov2_{bf16,f16}_k{64,128}  <<<as dscanp_ov, bytes_r2>>>   bitwise dscan_ov / dscanp_ov)
 //   gdn_bwd_tokens_tc5_ov_{bf16,f16}_k{64,128} <<<as tokens_tc5, programmatic>>>
 //   gdn_bwd_tokens_tc11_ov_{bf16,f16}_k{64,128} <<<as tokens_tc11, programmatic>>>
+//   gdn_bwd_tokens_tc12_{bf16,f16}_k{64,128} <<<as tokens_tc11, TokSmem12::bytes>>> (the default since
+//     session 10: tc11 with the row phase's raw q / k rows of K + 16 and phase A's G tile by
+//     tok_gswz with float2 stores; bitwise tc11; DNNPLAN_GDN_BWD_TOKENS=tc11 selects tc11)
+//   gdn_bwd_tokens_tc12_ov_{bf16,f16}_k{64,128} <<<as tokens_tc12, programmatic>>>
 // Launch chain (src/engines/gdn/pdl.rs, DNNPLAN_GDN_PDL): every entry but the overlapped token
-// stages (gdn_bwd_tokens_tc{5,11}_ov) starts with dnnp_pdl_enter (dnnp_overlap.cuh): griddepcontrol.wait
+// stages (gdn_bwd_tokens_tc{5,11,12}_ov) starts with dnnp_pdl_enter (dnnp_overlap.cuh): griddepcontrol.wait
 // in every block before anything else, then (FLAG_PDL_TRIGGER) the next kernel's launch trigger.
 // The overlapped token stage keeps gdn_bwd_overlap.cuh's contract instead: it reads the prep's and
 // the replay's outputs without a wait because its grid starts only after every reverse-scan block
@@ -196,6 +200,10 @@ extern "C" __global__ void __launch_bounds__(gdn::PARAM_THREADS) gdn_bwd_params(
       gdn_bwd_tokens_tc11_##TAG##_k##KD(gdn::BwdParams p) { dnnp_pdl_enter(p.f.flags & gdn::FLAG_PDL_TRIGGER); \
     gdn::bwd_tokens_tc_body<T, KD, KD, 11>(p);                                                     \
   }                                                                                                \
+  extern "C" __global__ void __launch_bounds__(gdn::TOK_THREADS)                                   \
+      gdn_bwd_tokens_tc12_##TAG##_k##KD(gdn::BwdParams p) { dnnp_pdl_enter(p.f.flags & gdn::FLAG_PDL_TRIGGER); \
+    gdn::bwd_tokens_tc_body<T, KD, KD, 12>(p);                                                     \
+  }                                                                                                \
   extern "C" __global__ void __launch_bounds__(KD) gdn_bwd_fold_##TAG##_k##KD(gdn::BwdParams p) { dnnp_pdl_enter(p.f.flags & gdn::FLAG_PDL_TRIGGER); \
     gdn::bwd_fold_body<T, KD, KD>(p);                                                              \
   }                                                                                                \
@@ -252,6 +260,10 @@ extern "C" __global__ void __launch_bounds__(gdn::PARAM_THREADS) gdn_bwd_params(
   extern "C" __global__ void __launch_bounds__(gdn::TOK_THREADS)                                   \
       gdn_bwd_tokens_tc11_ov_##TAG##_k##KD(gdn::BwdChainParams p) {                               \
     gdn::bwd_tokens_ov_body<T, KD, KD, 11>(p);                                                     \
+  }                                                                                                \
+  extern "C" __global__ void __launch_bounds__(gdn::TOK_THREADS)                                   \
+      gdn_bwd_tokens_tc12_ov_##TAG##_k##KD(gdn::BwdChainParams p) {                               \
+    gdn::bwd_tokens_ov_body<T, KD, KD, 12>(p);                                                     \
   }
 
 #define GDN_BWD_CHAIN_ENTRIES(KD)                                                                   \

@@ -72,11 +72,15 @@
 //! row-contiguous stores staged per warp in shared memory; bitwise the same outputs);
 //! `DNNPLAN_GDN_BWD_DSCAN=ov` selects the session-7 kernels, `=ov2` these.
 //!
-//! Session 8 token kernel `tc11` (the default, [`BWD_TOKENS_DEFAULT`]; bitwise `tc5`'s outputs;
+//! Session 8 token kernel `tc11` (the default until session 10; bitwise `tc5`'s outputs;
 //! with the overlap its consumer `gdn_bwd_tokens_tc11_ov_*`): copies the fp32 `dR` tile by
 //! cp.async with `dO` and consumes it after `U` (no synchronous `dR` loads at the tile's start),
 //! stages the fp32 results without bank conflicts and phase A's `G` tile with fewer;
 //! `DNNPLAN_GDN_BWD_TOKENS=tc5` (read at plan build) selects the session-6 kernel.
+//! Session 10's `tc12` (the default since then, consumer `gdn_bwd_tokens_tc12_ov_*`, the same
+//! overlap rule): `tc11` with the row phase's raw q / k rows and phase A's `G` tile free of bank
+//! conflicts (2 KB more shared memory); bitwise `tc11`; `DNNPLAN_GDN_BWD_TOKENS=tc11` selects the
+//! session-8 kernel.
 //!
 //! Launch chain (session 10, [`super::pdl`], `DNNPLAN_GDN_PDL=0|1|early` read at plan build):
 //! every kernel after the first is launched programmatic and waits at its entry; the overlapped
@@ -95,7 +99,7 @@ use super::params::{
     PARAM_THREADS, SCAN_WARPS, SUM_STAGES, TOK_THREADS, dscan_mma_smem_bytes, dscan_ov_smem_bytes,
     dscan_ov2_smem_bytes, dscan_smem_bytes, dscan_w8_smem_bytes, fast_smem_bytes, flags,
     max_chunks, scan_smem_bytes, scanx_smem_bytes, tokens_smem_bytes, tokens_tc_smem_bytes,
-    tokens_tc11_smem_bytes,
+    tokens_tc11_smem_bytes, tokens_tc12_smem_bytes,
 };
 use super::pdl::PdlMode;
 
@@ -211,7 +215,7 @@ pub enum BwdKernel {
     TokensTc5Ov,
     /// Token stage `tc11` (`tc5` with the fp32 `dR` tile copied by cp.async with `dO` and consumed
     /// after `U`, conflict-free fp32 result staging, phase A's `G` tile in rows of 72 floats;
-    /// bitwise `tc5`; the default, [`BWD_TOKENS_DEFAULT`]).
+    /// bitwise `tc5`; the default until session 10, `DNNPLAN_GDN_BWD_TOKENS=tc11`).
     TokensTc11,
     /// Overlap: `tc11` as the consumer (as [`BwdKernel::TokensTc5Ov`]).
     TokensTc11Ov,
@@ -221,11 +225,17 @@ pub enum BwdKernel {
     DscanOv2,
     /// Overlap: [`BwdKernel::DscanpOv`] on the `R2` chunk loop, likewise.
     DscanpOv2,
+    /// Token stage `tc12` (session 10: `tc11` with the row phase's raw `q` / `k` tiles in rows of
+    /// `K + 16` and phase A's `G` tile column-swizzled with pair stores, which removes those
+    /// shared-memory bank conflicts; bitwise `tc11`; the default, [`BWD_TOKENS_DEFAULT`]).
+    TokensTc12,
+    /// Overlap: `tc12` as the consumer (as [`BwdKernel::TokensTc11Ov`]).
+    TokensTc12Ov,
 }
 
 impl BwdKernel {
     /// Every kernel, in index order.
-    pub const ALL: [BwdKernel; 33] = [
+    pub const ALL: [BwdKernel; 35] = [
         BwdKernel::ChunkOffsets,
         BwdKernel::Prep,
         BwdKernel::Fscan,
@@ -259,6 +269,8 @@ impl BwdKernel {
         BwdKernel::TokensTc11Ov,
         BwdKernel::DscanOv2,
         BwdKernel::DscanpOv2,
+        BwdKernel::TokensTc12,
+        BwdKernel::TokensTc12Ov,
     ];
 
     /// The kernel's symbol in the module (`tag` = `bf16` / `f16`, `k` = K = V; `prep`: the
@@ -298,6 +310,8 @@ impl BwdKernel {
             BwdKernel::TokensTc11Ov => "tokens_tc11_ov",
             BwdKernel::DscanOv2 => "dscan_ov2",
             BwdKernel::DscanpOv2 => "dscanp_ov2",
+            BwdKernel::TokensTc12 => "tokens_tc12",
+            BwdKernel::TokensTc12Ov => "tokens_tc12_ov",
         };
         format!("gdn_bwd_{body}_{tag}_k{k}")
     }
@@ -305,7 +319,10 @@ impl BwdKernel {
     /// Whether the kernel is launched with programmatic dependent launch (the consumer of a
     /// producer / consumer pair, `kernels/include/gdn_bwd_overlap.cuh`).
     pub fn programmatic(self) -> bool {
-        matches!(self, BwdKernel::TokensTc5Ov | BwdKernel::TokensTc11Ov)
+        matches!(
+            self,
+            BwdKernel::TokensTc5Ov | BwdKernel::TokensTc11Ov | BwdKernel::TokensTc12Ov
+        )
     }
 }
 
@@ -416,17 +433,20 @@ pub const BWD_OVERLAP_RULE: OverlapRule = OverlapRule {
 };
 
 /// The default token kernel of the tensor-core backward: (sequential, overlapped consumer).
-/// `tc11` serves every shape the engine takes (K = V = 64 / 128, bf16 / fp16) with `tc5`'s exact
-/// outputs, and was faster at all four benchmark shapes (H200, bf16, K = V = 128, whole backward
-/// with the overlap by rule, two runs each, bench/gdn_results.md session 8 tok8): tc5 → tc10
-/// (4, 8192, 16) 2.515 / 2.493 → 2.436 / 2.430 ms, (1, 32768, 16) 3.377 / 3.369 → 3.323 / 3.310,
-/// (16, 2048, 32) 5.057 / 5.068 → 4.964 / 4.966, ragged mix 2.390 / 2.388 → 2.350 / 2.345; then
-/// tc10 → tc11 2.436 / 2.432 → 2.406 / 2.408, 3.303 / 3.312 → 3.292 / 3.289,
-/// 4.980 / 4.978 → 4.937 / 4.926, 2.344 / 2.351 → 2.328 / 2.323.
-/// (tc9 / tc10, the steps between, are not bundled: bitwise equal and slower.)
-/// `DNNPLAN_GDN_BWD_TOKENS=tc5` (or `tc4`, ...) selects another one (read at plan build).
+/// `tc12` (session 10) serves every shape the engine takes (K = V = 64 / 128, bf16 / fp16) with
+/// `tc11`'s (= `tc5`'s) exact outputs and was faster at all four benchmark shapes in both run
+/// orders (H200, bf16, K = V = 128, whole backward with the overlap by rule, tc11 → tc12, means
+/// of four runs in ABBA / BAAB order, bench/gdn_results.md session 10 tok12): (4, 8192, 16)
+/// 2.154 → 2.136 ms, (1, 32768, 16) 3.034 → 3.013, (16, 2048, 32) 4.405 → 4.339, ragged mix
+/// 2.102 → 2.087. Before it, `tc11` (session 8): tc5 → tc10 (4, 8192, 16) 2.515 / 2.493 →
+/// 2.436 / 2.430 ms, (1, 32768, 16) 3.377 / 3.369 → 3.323 / 3.310, (16, 2048, 32)
+/// 5.057 / 5.068 → 4.964 / 4.966, ragged mix 2.390 / 2.388 → 2.350 / 2.345; then tc10 → tc11
+/// 2.436 / 2.432 → 2.406 / 2.408, 3.303 / 3.312 → 3.292 / 3.289, 4.980 / 4.978 → 4.937 / 4.926,
+/// 2.344 / 2.351 → 2.328 / 2.323. (tc9 / tc10, the steps between, are not bundled: bitwise
+/// equal and slower.) `DNNPLAN_GDN_BWD_TOKENS=tc11` (or `tc5`, `tc4`, ...) selects another one
+/// (read at plan build).
 pub const BWD_TOKENS_DEFAULT: (BwdKernel, BwdKernel) =
-    (BwdKernel::TokensTc11, BwdKernel::TokensTc11Ov);
+    (BwdKernel::TokensTc12, BwdKernel::TokensTc12Ov);
 
 /// The overlapped reverse scan's default kernels: (uncut, piece chain's seeded pass), the `R2`
 /// loop (`dscan_ov2`, `dscanp_ov2`), bitwise the session-7 kernels' outputs and faster at all
@@ -476,7 +496,7 @@ impl OverlapRule {
 
 /// Whether the plan overlaps the reverse scan and the token stage: [`BWD_OVERLAP_RULE`], or
 /// `DNNPLAN_GDN_BWD_OVERLAP=0` (never) / `=1` (whenever the segments fit the order table); only
-/// with the default token stage (`tc11`, or `tc5`) and reverse-scan choice (read at plan build).
+/// with the default token stage (`tc12`, or `tc11`, `tc5`) and reverse-scan choice (read at plan build).
 fn overlap_pick(supported: bool, blocks: u64, segments: u64, sms: u64) -> bool {
     if !supported || !OverlapRule::supported(blocks, segments) {
         return false;
@@ -645,7 +665,7 @@ impl GdnBwdPlan {
             template.f.flags |= flags::BWD_DIRECT;
         }
         template.f.flags |= pdl.param_flags();
-        // The default token kernel (tc11), tc5 and tc4 read the states entering the chunks in the io dtype.
+        // The default token kernel (tc12), tc11, tc5 and tc4 read the states entering the chunks in the io dtype.
         let s_io = tc && !matches!(tokens_env.as_str(), "tc" | "tc2" | "tc3");
         if s_io {
             template.f.flags |= flags::BWD_S_IO;
@@ -692,7 +712,7 @@ impl GdnBwdPlan {
         }
         // The reverse scan beside the token stage (gdn_bwd_overlap.cuh): default kernels only.
         let overlap = overlap_pick(
-            tc && matches!(tokens_env.as_str(), "" | "tc5" | "tc11")
+            tc && matches!(tokens_env.as_str(), "" | "tc5" | "tc11" | "tc12")
                 && !matches!(dscan_env.as_str(), "v1" | "w8" | "fp32"),
             n * pieces * ho,
             n * pieces,
@@ -786,6 +806,8 @@ impl GdnBwdPlan {
             "tc4" => BwdKernel::TokensTc4,
             "tc5" if overlap => BwdKernel::TokensTc5Ov,
             "tc5" => BwdKernel::TokensTc5,
+            "tc11" if overlap => BwdKernel::TokensTc11Ov,
+            "tc11" => BwdKernel::TokensTc11,
             _ if overlap => BWD_TOKENS_DEFAULT.1,
             _ => BWD_TOKENS_DEFAULT.0,
         };
@@ -793,7 +815,9 @@ impl GdnBwdPlan {
             tokens,
             (chunks, ho32, 1),
             TOK_THREADS,
-            if matches!(tokens, BwdKernel::TokensTc11 | BwdKernel::TokensTc11Ov) {
+            if matches!(tokens, BwdKernel::TokensTc12 | BwdKernel::TokensTc12Ov) {
+                tokens_tc12_smem_bytes(k)
+            } else if matches!(tokens, BwdKernel::TokensTc11 | BwdKernel::TokensTc11Ov) {
                 tokens_tc11_smem_bytes(k)
             } else if tc {
                 tokens_tc_smem_bytes(k)
@@ -1046,7 +1070,11 @@ mod tests {
         let programmatic: Vec<_> = BwdKernel::ALL.iter().filter(|k| k.programmatic()).collect();
         assert_eq!(
             programmatic,
-            [&BwdKernel::TokensTc5Ov, &BwdKernel::TokensTc11Ov]
+            [
+                &BwdKernel::TokensTc5Ov,
+                &BwdKernel::TokensTc11Ov,
+                &BwdKernel::TokensTc12Ov
+            ]
         );
         assert_eq!(
             BwdKernel::TokensTc5Ov.name("bf16", 128, PrepVariant::V6),
@@ -1055,12 +1083,17 @@ mod tests {
         // The default token stage and its overlapped consumer.
         assert_eq!(
             BWD_TOKENS_DEFAULT,
-            (BwdKernel::TokensTc11, BwdKernel::TokensTc11Ov)
+            (BwdKernel::TokensTc12, BwdKernel::TokensTc12Ov)
         );
         assert!(BWD_TOKENS_DEFAULT.1.programmatic() && !BWD_TOKENS_DEFAULT.0.programmatic());
         assert_eq!(
+            BwdKernel::TokensTc11Ov.name("bf16", 128, PrepVariant::V6),
+            "gdn_bwd_tokens_tc11_ov_bf16_k128"
+        );
+        assert!(!BwdKernel::TokensTc11.programmatic());
+        assert_eq!(
             BWD_TOKENS_DEFAULT.1.name("f16", 64, PrepVariant::V6),
-            "gdn_bwd_tokens_tc11_ov_f16_k64"
+            "gdn_bwd_tokens_tc12_ov_f16_k64"
         );
     }
 

@@ -38,7 +38,7 @@ pub mod flags {
     /// Backward only (`gdn::FLAG_BWD_DIRECT`, set with `gdn_bwd_tokens_tc`): `dQ` / `dK` / `dV`
     /// of a port with `HO` heads are written by the token stage, and the fold skips that port.
     pub const BWD_DIRECT: i32 = 1 << 12;
-    /// Backward only (`gdn::FLAG_BWD_S_IO`, set with `gdn_bwd_tokens_tc4` / `tc5` / `tc11`): the forward-state
+    /// Backward only (`gdn::FLAG_BWD_S_IO`, set with `gdn_bwd_tokens_tc4` / `tc5` / `tc11` / `tc12`): the forward-state
     /// replays store the state entering every chunk in the io dtype (2 bytes) instead of fp32.
     pub const BWD_S_IO: i32 = 1 << 13;
     /// Launch chain (`gdn::FLAG_PDL_TRIGGER`, [`super::super::pdl::PdlMode::Early`]): every
@@ -384,6 +384,13 @@ pub fn tokens_tc11_smem_bytes(k: u64) -> u32 {
     let vec = dr_end.max(a_bytes).max(r_bytes).div_ceil(16) * 16;
     let ut = vec + (7 * rows + u64::from(TOK_THREADS)) * 4;
     (ut + k * (rows + 8) * 2 + 2 * rows * kp * 2) as u32
+}
+
+/// Dynamic shared memory of the `tc12` token kernels for head dims `k = v`
+/// (`gdn::TokSmem12::bytes`): [`tokens_tc11_smem_bytes`] with the raw q / k tiles in rows of
+/// `k + 16` elements instead of `k + 8` (the last region; 2 KB more).
+pub fn tokens_tc12_smem_bytes(k: u64) -> u32 {
+    tokens_tc11_smem_bytes(k) + (2 * CHUNK * 8 * 2) as u32
 }
 
 /// Upper bound of the number of chunks: `Σ ceil(T_b / 64) ≤ T / 64 + N`.
@@ -732,6 +739,10 @@ mod tests {
         // gdn::TokSmem9<K, K>::bytes (printed by the CPU emulation's build of the header).
         assert_eq!(tokens_tc11_smem_bytes(128), 213_760);
         assert_eq!(tokens_tc11_smem_bytes(64), 96_000);
+        // gdn::TokSmem12<K, K>::bytes, within the 227 KB a block may ask for.
+        assert_eq!(tokens_tc12_smem_bytes(128), 215_808);
+        assert_eq!(tokens_tc12_smem_bytes(64), 98_048);
+        assert!(tokens_tc12_smem_bytes(128) <= 227 * 1024);
         assert!(
             tokens_smem_bytes(64).is_multiple_of(16) && tokens_smem_bytes(128).is_multiple_of(16)
         );

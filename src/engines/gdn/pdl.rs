@@ -8,7 +8,7 @@
 //!   every path (before any early exit), so it reads nothing an earlier kernel of the execute
 //!   writes and writes nothing one reads before that kernel completed. Since every block waited,
 //!   a kernel's completion implies its predecessor's, so a wait covers the whole chain before it.
-//! - The exception is the overlapped token stage (`gdn_bwd_tokens_tc{5,11}_ov`), which keeps
+//! - The exception is the overlapped token stage (`gdn_bwd_tokens_tc{5,11,12}_ov`), which keeps
 //!   `kernels/include/gdn_bwd_overlap.cuh`'s contract: it is launched programmatic after the
 //!   overlapped reverse scan (always, PDL on or off), its blocks read the prep's and replay's
 //!   outputs without a wait because its grid starts only after every reverse-scan block called
@@ -97,10 +97,18 @@ mod tests {
         );
     }
 
-    /// The overlapped token stages: launched after the reverse scan under
-    /// `gdn_bwd_overlap.cuh`'s contract, the only entries without `dnnp_pdl_enter`.
+    /// The overlapped token stages (the kernels the backward launches programmatic in every
+    /// mode, [`super::super::backward::BwdKernel::programmatic`]): launched after the reverse
+    /// scan under `gdn_bwd_overlap.cuh`'s contract, the only entries without `dnnp_pdl_enter`.
+    /// `entry` is a name as the modules' entry macros spell it (`..._##TAG##_k##KD`).
     fn is_overlap_consumer(entry: &str) -> bool {
-        entry.starts_with("gdn_bwd_tokens_") && entry.contains("_ov_")
+        use super::super::backward::BwdKernel;
+        use super::super::engine::PrepVariant;
+        BwdKernel::ALL.iter().filter(|k| k.programmatic()).any(|k| {
+            k.name("##TAG##", 0, PrepVariant::DEFAULT)
+                .replace("_k0", "_k##KD")
+                == entry
+        })
     }
 
     /// Every entry of the bundled GDN modules, with the first statement of its body.
