@@ -91,6 +91,27 @@ static size_t count_diff(const std::vector<T>& a, const std::vector<T>& b, size_
   return d;
 }
 
+// Elements that differ between two whole workspaces (every region, KEEP's included).
+static size_t ws_diff(const Ws& a, const Ws& b) {
+  return count_diff(a.w, b.w, a.w.size()) + count_diff(a.q, b.q, a.q.size()) + count_diff(a.kr, b.kr, a.kr.size()) +
+         count_diff(a.ut, b.ut, a.ut.size()) + count_diff(a.a, b.a, a.a.size()) + count_diff(a.gl, b.gl, a.gl.size()) +
+         count_diff(a.t, b.t, a.t.size()) + count_diff(a.e, b.e, a.e.size()) + count_diff(a.gam, b.gam, a.gam.size()) +
+         count_diff(a.bet, b.bet, a.bet.size());
+}
+
+// NaN elements among the valid chunks' W and Ũᵀ (and T with `keep_t`): every prep writes them, so
+// the NaN fill left there means a store was lost.
+template <typename IOT>
+static size_t ws_unwritten(const Ws& ws, int chunks, int HO, int K, int V, bool keep_t = false) {
+  const size_t c = static_cast<size_t>(chunks) * HO * 64;  // valid rows of 64-token chunks
+  size_t n = 0;
+  for (size_t i = 0; i < c * K; ++i) n += std::isnan(dec<IOT>(ws.w[i]));
+  for (size_t i = 0; i < c * V; ++i) n += std::isnan(dec<IOT>(ws.ut[i]));
+  if (keep_t)
+    for (size_t i = 0; i < c * 64; ++i) n += std::isnan(dec<IOT>(ws.t[i]));
+  return n;
+}
+
 template <typename IOT, int K, bool KEEP>
 // stress (prep7's numerics; 0 = the generator of the session-6 cases, unchanged): 1 strong decay
 // (gates log(0.02 .. 0.3)); 2 no decay, β in [0.9, 1], keys sharing one direction (cos ~0.9); 3 the
@@ -181,15 +202,9 @@ static int run_case(const char* name, int H, int HV, int flags, int g_dt, int be
       Ws w13(max_chunks, HO, K, V);
       run_prep<IOT, K, KEEP>(run < 2 ? 13 : 14, p, w13, chunks, HO);
       g_cp_eager = false;
-      diff13 += count_diff(w10.w, w13.w, w10.w.size()) + count_diff(w10.q, w13.q, w10.q.size()) +
-                count_diff(w10.kr, w13.kr, w10.kr.size()) + count_diff(w10.ut, w13.ut, w10.ut.size()) +
-                count_diff(w10.a, w13.a, w10.a.size()) + count_diff(w10.gl, w13.gl, w10.gl.size()) +
-                count_diff(w10.t, w13.t, w10.t.size()) + count_diff(w10.e, w13.e, w10.e.size()) +
-                count_diff(w10.gam, w13.gam, w10.gam.size()) + count_diff(w10.bet, w13.bet, w10.bet.size());
+      diff13 += ws_diff(w10, w13);
     }
-    size_t nan10 = 0;  // the valid chunks' W, Ũᵀ are written (not the NaN fill)
-    for (size_t i = 0; i < static_cast<size_t>(chunks) * HO * C * K; ++i) nan10 += std::isnan(dec<IOT>(w10.w[i]));
-    for (size_t i = 0; i < static_cast<size_t>(chunks) * HO * V * C; ++i) nan10 += std::isnan(dec<IOT>(w10.ut[i]));
+    const size_t nan10 = ws_unwritten<IOT>(w10, chunks, HO, K, V);
     printf("%-44s %s K=%3d keep=%d chunks=%3d: v13, v14: bitwise v10 (whole workspace incl. KEEP regions, 2 runs each, cp.async late / eager) diffs %zu, v10 NaN %zu  %s\n",
            name, std::is_same_v<IOT, gdn::gdn_bf16> ? "bf16" : "fp16", K, KEEP ? 1 : 0, chunks, diff13, nan10,
            diff13 == 0 && nan10 == 0 ? "ok" : "FAIL");
@@ -211,15 +226,9 @@ static int run_case(const char* name, int H, int HV, int flags, int g_dt, int be
       Ws w10(max_chunks, HO, K, V);
       run_prep<IOT, K, KEEP>(run < 2 ? 10 : 11, p, w10, chunks, HO);
       g_cp_eager = false;
-      diff10 += count_diff(w9r.w, w10.w, w9r.w.size()) + count_diff(w9r.q, w10.q, w9r.q.size()) +
-                count_diff(w9r.kr, w10.kr, w9r.kr.size()) + count_diff(w9r.ut, w10.ut, w9r.ut.size()) +
-                count_diff(w9r.a, w10.a, w9r.a.size()) + count_diff(w9r.gl, w10.gl, w9r.gl.size()) +
-                count_diff(w9r.t, w10.t, w9r.t.size()) + count_diff(w9r.e, w10.e, w9r.e.size()) +
-                count_diff(w9r.gam, w10.gam, w9r.gam.size()) + count_diff(w9r.bet, w10.bet, w9r.bet.size());
+      diff10 += ws_diff(w9r, w10);
     }
-    size_t nan9 = 0;  // the valid chunks' W, Ũᵀ are written (not the NaN fill)
-    for (size_t i = 0; i < static_cast<size_t>(chunks) * HO * C * K; ++i) nan9 += std::isnan(dec<IOT>(w9r.w[i]));
-    for (size_t i = 0; i < static_cast<size_t>(chunks) * HO * V * C; ++i) nan9 += std::isnan(dec<IOT>(w9r.ut[i]));
+    const size_t nan9 = ws_unwritten<IOT>(w9r, chunks, HO, K, V);
     if (getenv("GDN_EMU_V10")) {
       printf("%-44s %s K=%3d keep=%d chunks=%3d: v10, v11: bitwise v9 (whole workspace incl. KEEP regions, 2 runs each, cp.async late / eager) diffs %zu, v9 NaN %zu  %s\n",
              name, std::is_same_v<IOT, gdn::gdn_bf16> ? "bf16" : "fp16", K, KEEP ? 1 : 0, chunks, diff10, nan9,
@@ -348,14 +357,8 @@ static int run_case(const char* name, int H, int HV, int flags, int g_dt, int be
   rel_v6(w7.w, w8.w, static_cast<size_t>(chunks) * HO * C * K, mw8, rw87);
   rel_v6(w7.ut, w8.ut, static_cast<size_t>(chunks) * HO * V * C, mu8, ru87);
   if (KEEP) rel_v6(w7.t, w8.t, static_cast<size_t>(chunks) * HO * C * C, mt8, rt87);
-  size_t nan8 = 0;
-  for (size_t i = 0; i < static_cast<size_t>(chunks) * HO * C * K; ++i) nan8 += std::isnan(dec<IOT>(w8.w[i]));
-  for (size_t i = 0; i < static_cast<size_t>(chunks) * HO * V * C; ++i) nan8 += std::isnan(dec<IOT>(w8.ut[i]));
-  if (KEEP)
-    for (size_t i = 0; i < static_cast<size_t>(chunks) * HO * C * C; ++i) nan8 += std::isnan(dec<IOT>(w8.t[i]));
-  size_t nan7 = 0;
-  for (size_t i = 0; i < static_cast<size_t>(chunks) * HO * C * K; ++i) nan7 += std::isnan(dec<IOT>(w7.w[i]));
-  for (size_t i = 0; i < static_cast<size_t>(chunks) * HO * V * C; ++i) nan7 += std::isnan(dec<IOT>(w7.ut[i]));
+  const size_t nan8 = ws_unwritten<IOT>(w8, chunks, HO, K, V, KEEP);
+  const size_t nan7 = ws_unwritten<IOT>(w7, chunks, HO, K, V);
 
   size_t nan3 = 0;
   for (size_t i = 0; i < c * HO * C * K; ++i) nan3 += std::isnan(dec<IOT>(w3.w[i])) || std::isnan(dec<IOT>(w3.q[i]));

@@ -18,8 +18,8 @@ use dnnplan::ir::Graph;
 use dnnplan::pack::executor::{PlanChoice, execute};
 use dnnplan::pack::normalize::{Buffer, from_bindings};
 use gdn_gpu::{
-    BENCH_SHAPES, BenchInputs, Caller, GDN_SM90_ID, env_list, ok, opted_in, set_env, size,
-    timing_shape_selected,
+    BENCH_SHAPES, BenchInputs, Caller, GDN_SM90_ID, env_list, event_ms, ok, opted_in, set_env,
+    size, timing_shape_selected,
 };
 
 /// Executes per timed sample.
@@ -132,26 +132,12 @@ fn time_modes(caller: &Caller, inp: &BenchInputs, shape: &str, op: &str, modes: 
     for s in 0..samples {
         for j in 0..plans.len() {
             let i = (s + j) % plans.len();
-            let (mut a, mut b) = (std::ptr::null_mut(), std::ptr::null_mut());
-            // SAFETY: plain event calls on the caller's stream.
-            unsafe {
-                ok("event", sys::cuEventCreate(&mut a, 0));
-                ok("event", sys::cuEventCreate(&mut b, 0));
-                ok("record", sys::cuEventRecord(a, caller.stream));
-            }
-            for _ in 0..PDL_BATCH {
-                run(i);
-            }
-            let mut ms = 0f32;
-            // SAFETY: as above.
-            unsafe {
-                ok("record", sys::cuEventRecord(b, caller.stream));
-                ok("sync", sys::cuEventSynchronize(b));
-                ok("elapsed", sys::cuEventElapsedTime_v2(&mut ms, a, b));
-                ok("destroy", sys::cuEventDestroy_v2(a));
-                ok("destroy", sys::cuEventDestroy_v2(b));
-            }
-            times[i].push(f64::from(ms) / PDL_BATCH as f64);
+            let ms = event_ms(caller, || {
+                for _ in 0..PDL_BATCH {
+                    run(i);
+                }
+            });
+            times[i].push(ms / PDL_BATCH as f64);
         }
     }
     let base = spread(times[0].clone()).0;

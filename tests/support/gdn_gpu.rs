@@ -166,32 +166,35 @@ pub fn device_random(
     caller.upload(&bytes)
 }
 
+/// Device time (ms) of what `run` enqueues on the caller's stream: one interval between two
+/// events, waited for.
+pub fn event_ms(caller: &Caller, run: impl FnOnce()) -> f64 {
+    let (mut a, mut b) = (std::ptr::null_mut(), std::ptr::null_mut());
+    // SAFETY: plain event calls on the caller's stream.
+    unsafe {
+        ok("event", sys::cuEventCreate(&mut a, 0));
+        ok("event", sys::cuEventCreate(&mut b, 0));
+        ok("record", sys::cuEventRecord(a, caller.stream));
+    }
+    run();
+    let mut ms = 0f32;
+    // SAFETY: as above.
+    unsafe {
+        ok("record", sys::cuEventRecord(b, caller.stream));
+        ok("sync", sys::cuEventSynchronize(b));
+        ok("elapsed", sys::cuEventElapsedTime_v2(&mut ms, a, b));
+        ok("destroy", sys::cuEventDestroy_v2(a));
+        ok("destroy", sys::cuEventDestroy_v2(b));
+    }
+    f64::from(ms)
+}
+
 /// Median device time (ms) of `run` over 10 event-timed repetitions after 3 warm-ups.
 pub fn event_median_ms(caller: &Caller, mut run: impl FnMut()) -> f64 {
     for _ in 0..3 {
         run();
     }
-    let mut times = Vec::new();
-    for _ in 0..10 {
-        let (mut a, mut b) = (std::ptr::null_mut(), std::ptr::null_mut());
-        // SAFETY: plain event calls on the caller's stream.
-        unsafe {
-            ok("event", sys::cuEventCreate(&mut a, 0));
-            ok("event", sys::cuEventCreate(&mut b, 0));
-            ok("record", sys::cuEventRecord(a, caller.stream));
-        }
-        run();
-        let mut ms = 0f32;
-        // SAFETY: as above.
-        unsafe {
-            ok("record", sys::cuEventRecord(b, caller.stream));
-            ok("sync", sys::cuEventSynchronize(b));
-            ok("elapsed", sys::cuEventElapsedTime_v2(&mut ms, a, b));
-            ok("destroy", sys::cuEventDestroy_v2(a));
-            ok("destroy", sys::cuEventDestroy_v2(b));
-        }
-        times.push(f64::from(ms));
-    }
+    let mut times: Vec<f64> = (0..10).map(|_| event_ms(caller, &mut run)).collect();
     times.sort_by(f64::total_cmp);
     times[times.len() / 2]
 }
