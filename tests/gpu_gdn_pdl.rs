@@ -11,69 +11,22 @@
 #[path = "support/gdn_gpu.rs"]
 mod gdn_gpu;
 
-use cudarc::driver::sys::{self, CUdeviceptr};
-use dnnplan::dispatch::context::{ExecContext, Handle};
-use dnnplan::dispatch::{HeurMode, PlanList, PlanOptions};
-use dnnplan::ir::Graph;
-use dnnplan::pack::executor::{PlanChoice, execute};
-use dnnplan::pack::normalize::{Buffer, from_bindings};
+use dnnplan::dispatch::context::Handle;
 use gdn_gpu::{
-    BENCH_SHAPES, BenchInputs, Caller, GDN_SM90_ID, env_list, event_ms, ok, opted_in, set_env,
-    size, timing_shape_selected,
+    BENCH_SHAPES, BenchInputs, Caller, GdnPlan, env_list, event_ms, opted_in, set_env,
+    timing_shape_selected,
 };
 
 /// Executes per timed sample.
 const PDL_BATCH: usize = 4;
 
-/// One built plan of one mode, with its own outputs and workspace.
-struct ModePlan {
-    _graph: Graph,
-    list: PlanList,
-    at: usize,
-    bindings: Vec<(i64, CUdeviceptr)>,
-    /// (device address, bytes) of each output.
-    outputs: Vec<(CUdeviceptr, usize)>,
-    ws: CUdeviceptr,
-    ws_bytes: usize,
-}
-
-fn build(caller: &Caller, inp: &BenchInputs, op: &str, mode: &str) -> ModePlan {
+/// The plan of `op` built under `DNNPLAN_GDN_PDL=mode` (read at plan build).
+fn build(caller: &Caller, inp: &BenchInputs, op: &str, mode: &str) -> GdnPlan {
     set_env("DNNPLAN_GDN_PDL", Some(mode));
-    let (mut graph, node, ins) = inp.graph(op);
-    let names = BenchInputs::outputs(op);
-    for p in names {
-        let uid = graph.nodes()[node].output(p).unwrap();
-        graph.set_output(uid, true).unwrap();
-    }
-    let mut list =
-        PlanList::plan(&mut graph, PlanOptions::detect(), &[HeurMode::A]).expect("planning");
-    let mut bindings = ins.clone();
-    let mut outputs = Vec::new();
-    for p in names {
-        let uid = graph.nodes()[node].output(p).unwrap();
-        let t = graph.tensor(uid).unwrap();
-        let bytes = t.dims.iter().product::<i64>() as usize * size(t.data_type);
-        let d = caller.alloc(bytes, 0xFF);
-        bindings.push((uid, d));
-        outputs.push((d, bytes));
-    }
-    let at = list
-        .entries()
-        .iter()
-        .position(|e| e.engine_id == GDN_SM90_ID)
-        .expect("gdn_sm90 listed");
-    list.build_plan_at_index(at).expect("build");
+    let (graph, node, ins) = inp.graph(op);
+    let plan = GdnPlan::build(caller, graph, node, &ins, BenchInputs::outputs(op));
     set_env("DNNPLAN_GDN_PDL", None);
-    let ws_bytes = list.compiled_at(at).expect("compiled").workspace_size() as usize;
-    ModePlan {
-        _graph: graph,
-        list,
-        at,
-        bindings,
-        outputs,
-        ws: caller.alloc(ws_bytes, 0xFF),
-        ws_bytes,
-    }
+    plan
 }
 
 /// (median, 10th, 90th percentile) of `v`.
@@ -89,40 +42,11 @@ fn time_modes(caller: &Caller, inp: &BenchInputs, shape: &str, op: &str, modes: 
         .ok()
         .and_then(|x| x.parse().ok())
         .unwrap_or(30);
-    let plans: Vec<ModePlan> = modes.iter().map(|m| build(caller, inp, op, m)).collect();
+    let plans: Vec<GdnPlan> = modes.iter().map(|m| build(caller, inp, op, m)).collect();
     let handle = Handle::new(caller.stream.cast()).expect("handle");
-    let packs: Vec<_> = plans
-        .iter()
-        .map(|p| {
-            from_bindings(
-                p.list.declared_layout().expect("layout"),
-                p.bindings
-                    .iter()
-                    .map(|(u, d)| (*u, Buffer::Address(*d as *mut std::ffi::c_void))),
-                &[],
-            )
-            .expect("pack")
-        })
-        .collect();
-    let ctxs: Vec<_> = plans
-        .iter()
-        .map(|p| {
-            ExecContext::new(
-                &handle,
-                p.ws as *mut std::ffi::c_void,
-                Some(p.ws_bytes as u64),
-            )
-        })
-        .collect();
-    let run = |i: usize| {
-        execute(
-            &plans[i].list,
-            PlanChoice::AtIndex(plans[i].at),
-            &packs[i],
-            &ctxs[i],
-        )
-        .expect("execute")
-    };
+    let packs: Vec<_> = plans.iter().map(GdnPlan::pack).collect();
+    let ctxs: Vec<_> = plans.iter().map(|p| p.context(&handle)).collect();
+    let run = |i: usize| plans[i].execute(&packs[i], &ctxs[i]);
     for i in 0..plans.len() {
         for _ in 0..3 {
             run(i);
@@ -175,12 +99,7 @@ fn time_modes(caller: &Caller, inp: &BenchInputs, shape: &str, op: &str, modes: 
     drop(ctxs);
     drop(packs);
     for p in plans {
-        for &(d, _) in &p.outputs {
-            // SAFETY: buffers of this call.
-            unsafe { ok("free", sys::cuMemFree_v2(d)) };
-        }
-        // SAFETY: as above.
-        unsafe { ok("free", sys::cuMemFree_v2(p.ws)) };
+        p.free();
     }
 }
 

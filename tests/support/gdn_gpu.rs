@@ -9,6 +9,7 @@ use cudarc::driver::sys::{self, CUdeviceptr, CUstream};
 use dnnplan::dispatch::context::{ExecContext, Handle};
 use dnnplan::dispatch::{HeurMode, PlanList, PlanOptions};
 use dnnplan::ir::{DataType, Graph, GraphContext, NodeBuilder, Tensor};
+use dnnplan::pack::VariantPack;
 use dnnplan::pack::executor::{PlanChoice, execute};
 use dnnplan::pack::normalize::{Buffer, from_bindings};
 
@@ -199,55 +200,128 @@ pub fn event_median_ms(caller: &Caller, mut run: impl FnMut()) -> f64 {
     times[times.len() / 2]
 }
 
+/// A built `gdn_sm90` plan with its bindings, its own output buffers and workspace.
+pub struct GdnPlan {
+    /// The graph the list was planned from (kept alive with the list).
+    pub graph: Graph,
+    /// The plan list; `at` is the built `gdn_sm90` entry.
+    pub list: PlanList,
+    /// Index of the `gdn_sm90` entry in `list`.
+    pub at: usize,
+    /// (uid, device address): the inputs given, then the outputs allocated here.
+    pub bindings: Vec<(i64, CUdeviceptr)>,
+    /// How many of `bindings` are the caller's inputs.
+    pub inputs: usize,
+    /// (device address, bytes) of each output, in `outputs` order.
+    pub outputs: Vec<(CUdeviceptr, usize)>,
+    /// The workspace and its size.
+    pub ws: CUdeviceptr,
+    /// Workspace bytes.
+    pub ws_bytes: usize,
+}
+
+impl GdnPlan {
+    /// Plans `graph` (node `node`) with `outputs` marked, builds the `gdn_sm90` entry (the
+    /// engine reads its switches now), binds `inputs` and 0xFF-filled (NaN) outputs and workspace.
+    pub fn build(
+        caller: &Caller,
+        mut graph: Graph,
+        node: usize,
+        inputs: &[(i64, CUdeviceptr)],
+        outputs: &[&str],
+    ) -> GdnPlan {
+        for p in outputs {
+            let uid = graph.nodes()[node].output(p).unwrap();
+            graph.set_output(uid, true).unwrap();
+        }
+        let mut list =
+            PlanList::plan(&mut graph, PlanOptions::detect(), &[HeurMode::A]).expect("planning");
+        let mut bindings = inputs.to_vec();
+        let mut outs = Vec::new();
+        // Output sizes from the dtypes planning inferred.
+        for p in outputs {
+            let uid = graph.nodes()[node].output(p).unwrap();
+            let t = graph.tensor(uid).unwrap();
+            assert!(size(t.data_type) > 0, "{p}: dtype not inferred");
+            let bytes = t.dims.iter().product::<i64>() as usize * size(t.data_type);
+            let d = caller.alloc(bytes, 0xFF);
+            bindings.push((uid, d));
+            outs.push((d, bytes));
+        }
+        let at = list
+            .entries()
+            .iter()
+            .position(|e| e.engine_id == GDN_SM90_ID)
+            .expect("gdn_sm90 listed");
+        list.build_plan_at_index(at).expect("build");
+        let ws_bytes = list.compiled_at(at).expect("compiled").workspace_size() as usize;
+        GdnPlan {
+            graph,
+            list,
+            at,
+            bindings,
+            inputs: inputs.len(),
+            outputs: outs,
+            ws: caller.alloc(ws_bytes, 0xFF),
+            ws_bytes,
+        }
+    }
+
+    /// The variant pack of the bindings (raw addresses).
+    pub fn pack(&self) -> VariantPack<'_> {
+        from_bindings(
+            self.list.declared_layout().expect("layout"),
+            self.bindings
+                .iter()
+                .map(|(u, d)| (*u, Buffer::Address(*d as *mut std::ffi::c_void))),
+            &[],
+        )
+        .expect("pack")
+    }
+
+    /// The execution context on `handle` with this plan's workspace.
+    pub fn context<'a>(&self, handle: &'a Handle) -> ExecContext<'a> {
+        ExecContext::new(
+            handle,
+            self.ws as *mut std::ffi::c_void,
+            Some(self.ws_bytes as u64),
+        )
+    }
+
+    /// Runs the built entry once on the context's stream.
+    pub fn execute(&self, pack: &VariantPack<'_>, ctx: &ExecContext<'_>) {
+        execute(&self.list, PlanChoice::AtIndex(self.at), pack, ctx).expect("execute")
+    }
+
+    /// Frees the outputs and the workspace allocated by [`GdnPlan::build`].
+    pub fn free(self) {
+        for (_, d) in self
+            .bindings
+            .iter()
+            .skip(self.inputs)
+            .chain([&(0, self.ws)])
+        {
+            // SAFETY: buffers of this plan.
+            unsafe { ok("free", sys::cuMemFree_v2(*d)) };
+        }
+    }
+}
+
 /// Plans `graph` (node `node`), binds `inputs` and NaN-filled outputs, and returns the median
 /// time of one execute (the plan list and buffers live only for the call).
 pub fn time_graph(
     caller: &Caller,
-    mut graph: Graph,
+    graph: Graph,
     node: usize,
     inputs: &[(i64, CUdeviceptr)],
     outputs: &[&str],
 ) -> f64 {
-    let mut bindings = inputs.to_vec();
-    for p in outputs {
-        let uid = graph.nodes()[node].output(p).unwrap();
-        graph.set_output(uid, true).unwrap();
-    }
-    let mut list =
-        PlanList::plan(&mut graph, PlanOptions::detect(), &[HeurMode::A]).expect("planning");
-    // Output sizes from the dtypes planning inferred.
-    for p in outputs {
-        let uid = graph.nodes()[node].output(p).unwrap();
-        let t = graph.tensor(uid).unwrap();
-        let elems: i64 = t.dims.iter().product();
-        assert!(size(t.data_type) > 0, "{p}: dtype not inferred");
-        bindings.push((uid, caller.alloc(elems as usize * size(t.data_type), 0xFF)));
-    }
-    let at = list
-        .entries()
-        .iter()
-        .position(|e| e.engine_id == GDN_SM90_ID)
-        .expect("gdn_sm90 listed");
-    list.build_plan_at_index(at).expect("build");
-    let ws_bytes = list.compiled_at(at).expect("compiled").workspace_size() as usize;
-    let ws = caller.alloc(ws_bytes, 0xFF);
+    let plan = GdnPlan::build(caller, graph, node, inputs, outputs);
     let handle = Handle::new(caller.stream.cast()).expect("handle");
-    let pack = from_bindings(
-        list.declared_layout().expect("layout"),
-        bindings
-            .iter()
-            .map(|(u, d)| (*u, Buffer::Address(*d as *mut std::ffi::c_void))),
-        &[],
-    )
-    .expect("pack");
-    let ctx = ExecContext::new(&handle, ws as *mut std::ffi::c_void, Some(ws_bytes as u64));
-    let ms = event_median_ms(caller, || {
-        execute(&list, PlanChoice::AtIndex(at), &pack, &ctx).expect("execute")
-    });
-    for (_, d) in bindings.iter().skip(inputs.len()).chain([&(0, ws)]) {
-        // SAFETY: buffers of this call.
-        unsafe { ok("free", sys::cuMemFree_v2(*d)) };
-    }
+    let pack = plan.pack();
+    let ctx = plan.context(&handle);
+    let ms = event_median_ms(caller, || plan.execute(&pack, &ctx));
+    plan.free();
     ms
 }
 
