@@ -448,6 +448,97 @@ pub const BWD_OVERLAP_RULE: OverlapRule = OverlapRule {
 pub const BWD_TOKENS_DEFAULT: (BwdKernel, BwdKernel) =
     (BwdKernel::TokensTc12, BwdKernel::TokensTc12Ov);
 
+/// One token-stage kernel family the backward can run, as data: the `DNNPLAN_GDN_BWD_TOKENS`
+/// value that names it, its kernel, its overlapped consumer (if it has one), its dynamic shared
+/// memory at K = V = `k`, whether it is a tensor-core stage (the `tc` plan: direct dQ / dK / dV,
+/// the tensor-core reverse scans, the piece chain) and whether it reads the per-chunk states in
+/// the io dtype (`FLAG_BWD_S_IO`).
+pub struct TokenStage {
+    /// The `DNNPLAN_GDN_BWD_TOKENS` value.
+    pub name: &'static str,
+    /// The kernel without the overlap.
+    pub kernel: BwdKernel,
+    /// The consumer beside the overlapped reverse scan, if the stage has one.
+    pub overlapped: Option<BwdKernel>,
+    /// Dynamic shared memory for head dims `k = v`.
+    pub smem: fn(u64) -> u32,
+    /// A tensor-core stage.
+    pub tensor_cores: bool,
+    /// Reads the states entering the chunks in the io dtype.
+    pub states_io: bool,
+}
+
+/// Every token stage, by `DNNPLAN_GDN_BWD_TOKENS` value; the default is the row of
+/// [`BWD_TOKENS_DEFAULT`].
+pub const TOKEN_STAGES: [TokenStage; 9] = {
+    const fn row(
+        name: &'static str,
+        kernel: BwdKernel,
+        overlapped: Option<BwdKernel>,
+        smem: fn(u64) -> u32,
+        tensor_cores: bool,
+        states_io: bool,
+    ) -> TokenStage {
+        TokenStage {
+            name,
+            kernel,
+            overlapped,
+            smem,
+            tensor_cores,
+            states_io,
+        }
+    }
+    use BwdKernel::*;
+    [
+        row("fp32", TokensFp32, None, tokens_smem_bytes, false, false),
+        row("mma", TokensMma, None, tokens_smem_bytes, false, false),
+        row("tc", TokensTc, None, tokens_tc_smem_bytes, true, false),
+        row("tc2", TokensTc2, None, tokens_tc_smem_bytes, true, false),
+        row("tc3", TokensTc3, None, tokens_tc_smem_bytes, true, false),
+        row("tc4", TokensTc4, None, tokens_tc_smem_bytes, true, true),
+        row(
+            "tc5",
+            TokensTc5,
+            Some(TokensTc5Ov),
+            tokens_tc_smem_bytes,
+            true,
+            true,
+        ),
+        row(
+            "tc11",
+            TokensTc11,
+            Some(TokensTc11Ov),
+            tokens_tc11_smem_bytes,
+            true,
+            true,
+        ),
+        row(
+            "tc12",
+            TokensTc12,
+            Some(TokensTc12Ov),
+            tokens_tc12_smem_bytes,
+            true,
+            true,
+        ),
+    ]
+};
+
+impl TokenStage {
+    /// The stage `DNNPLAN_GDN_BWD_TOKENS` = `value` selects and whether it may run beside the
+    /// overlapped reverse scan: a named stage as its row says, no value the default stage; a value
+    /// the table does not name runs the default stage without the overlap.
+    pub fn pick(value: &str) -> (&'static TokenStage, bool) {
+        let default = TOKEN_STAGES
+            .iter()
+            .find(|s| s.kernel == BWD_TOKENS_DEFAULT.0)
+            .unwrap_or(&TOKEN_STAGES[TOKEN_STAGES.len() - 1]);
+        match TOKEN_STAGES.iter().find(|s| s.name == value) {
+            Some(stage) => (stage, stage.overlapped.is_some()),
+            None => (default, value.is_empty()),
+        }
+    }
+}
+
 /// The overlapped reverse scan's default kernels: (uncut, piece chain's seeded pass), the `R2`
 /// loop (`dscan_ov2`, `dscanp_ov2`), bitwise the session-7 kernels' outputs and faster at all
 /// four benchmark shapes in both run orders (H200, bf16, K = V = 128, whole backward with the
@@ -496,7 +587,8 @@ impl OverlapRule {
 
 /// Whether the plan overlaps the reverse scan and the token stage: [`BWD_OVERLAP_RULE`], or
 /// `DNNPLAN_GDN_BWD_OVERLAP=0` (never) / `=1` (whenever the segments fit the order table); only
-/// with the default token stage (`tc12`, or `tc11`, `tc5`) and reverse-scan choice (read at plan build).
+/// with a token stage that has an overlapped consumer ([`TOKEN_STAGES`], [`TokenStage::pick`])
+/// and the default reverse-scan choice (read at plan build).
 fn overlap_pick(supported: bool, blocks: u64, segments: u64, sms: u64) -> bool {
     if !supported || !OverlapRule::supported(blocks, segments) {
         return false;
@@ -651,7 +743,8 @@ impl GdnBwdPlan {
         }
         let (ho32, n32) = (ho as u32, n as u32);
         let tokens_env = std::env::var("DNNPLAN_GDN_BWD_TOKENS").unwrap_or_default();
-        let tc = tokens_env != "fp32" && tokens_env != "mma";
+        let (token_stage, token_overlap) = TokenStage::pick(&tokens_env);
+        let tc = token_stage.tensor_cores;
         let dscan_env = std::env::var("DNNPLAN_GDN_BWD_DSCAN").unwrap_or_default();
         let dscan_fp32 = !tc && dscan_env == "fp32";
         let dscan_smem = |warps: u32| {
@@ -665,8 +758,8 @@ impl GdnBwdPlan {
             template.f.flags |= flags::BWD_DIRECT;
         }
         template.f.flags |= pdl.param_flags();
-        // The default token kernel (tc12), tc11, tc5 and tc4 read the states entering the chunks in the io dtype.
-        let s_io = tc && !matches!(tokens_env.as_str(), "tc" | "tc2" | "tc3");
+        // The stage reads the states entering the chunks in the io dtype: the replays store them so.
+        let s_io = token_stage.states_io;
         if s_io {
             template.f.flags |= flags::BWD_S_IO;
         }
@@ -712,8 +805,7 @@ impl GdnBwdPlan {
         }
         // The reverse scan beside the token stage (gdn_bwd_overlap.cuh): default kernels only.
         let overlap = overlap_pick(
-            tc && matches!(tokens_env.as_str(), "" | "tc5" | "tc11" | "tc12")
-                && !matches!(dscan_env.as_str(), "v1" | "w8" | "fp32"),
+            token_overlap && !matches!(dscan_env.as_str(), "v1" | "w8" | "fp32"),
             n * pieces * ho,
             n * pieces,
             sms,
@@ -797,33 +889,15 @@ impl GdnBwdPlan {
                 )
             });
         }
-        let tokens = match tokens_env.as_str() {
-            "fp32" => BwdKernel::TokensFp32,
-            "mma" => BwdKernel::TokensMma,
-            "tc" => BwdKernel::TokensTc,
-            "tc2" => BwdKernel::TokensTc2,
-            "tc3" => BwdKernel::TokensTc3,
-            "tc4" => BwdKernel::TokensTc4,
-            "tc5" if overlap => BwdKernel::TokensTc5Ov,
-            "tc5" => BwdKernel::TokensTc5,
-            "tc11" if overlap => BwdKernel::TokensTc11Ov,
-            "tc11" => BwdKernel::TokensTc11,
-            _ if overlap => BWD_TOKENS_DEFAULT.1,
-            _ => BWD_TOKENS_DEFAULT.0,
+        let tokens = match token_stage.overlapped {
+            Some(consumer) if overlap => consumer,
+            _ => token_stage.kernel,
         };
         steps.push((
             tokens,
             (chunks, ho32, 1),
             TOK_THREADS,
-            if matches!(tokens, BwdKernel::TokensTc12 | BwdKernel::TokensTc12Ov) {
-                tokens_tc12_smem_bytes(k)
-            } else if matches!(tokens, BwdKernel::TokensTc11 | BwdKernel::TokensTc11Ov) {
-                tokens_tc11_smem_bytes(k)
-            } else if tc {
-                tokens_tc_smem_bytes(k)
-            } else {
-                tokens_smem_bytes(k)
-            },
+            (token_stage.smem)(k),
         ));
         if fold_needed {
             steps.push((BwdKernel::Fold, (t as u32, 3, 1), k.max(v) as u32, 0));
@@ -1095,6 +1169,84 @@ mod tests {
             BWD_TOKENS_DEFAULT.1.name("f16", 64, PrepVariant::V6),
             "gdn_bwd_tokens_tc12_ov_f16_k64"
         );
+    }
+
+    #[test]
+    fn token_stages_by_switch_keep_the_session_9_rules() {
+        // The rules as they were written before the table (session 9 + tc12), as the oracle:
+        // (tensor cores, states io, overlap allowed, kernel / overlapped kernel, shared memory).
+        let oracle = |env: &str, overlap: bool, k: u64| {
+            let tc = env != "fp32" && env != "mma";
+            let s_io = tc && !matches!(env, "tc" | "tc2" | "tc3");
+            let allowed = tc && matches!(env, "" | "tc5" | "tc11" | "tc12");
+            let kernel = match env {
+                "fp32" => BwdKernel::TokensFp32,
+                "mma" => BwdKernel::TokensMma,
+                "tc" => BwdKernel::TokensTc,
+                "tc2" => BwdKernel::TokensTc2,
+                "tc3" => BwdKernel::TokensTc3,
+                "tc4" => BwdKernel::TokensTc4,
+                "tc5" if overlap => BwdKernel::TokensTc5Ov,
+                "tc5" => BwdKernel::TokensTc5,
+                "tc11" if overlap => BwdKernel::TokensTc11Ov,
+                "tc11" => BwdKernel::TokensTc11,
+                _ if overlap => BwdKernel::TokensTc12Ov,
+                _ => BwdKernel::TokensTc12,
+            };
+            let smem = if matches!(kernel, BwdKernel::TokensTc12 | BwdKernel::TokensTc12Ov) {
+                tokens_tc12_smem_bytes(k)
+            } else if matches!(kernel, BwdKernel::TokensTc11 | BwdKernel::TokensTc11Ov) {
+                tokens_tc11_smem_bytes(k)
+            } else if tc {
+                tokens_tc_smem_bytes(k)
+            } else {
+                tokens_smem_bytes(k)
+            };
+            (tc, s_io, allowed, kernel, smem)
+        };
+        let values = [
+            "", "fp32", "mma", "tc", "tc2", "tc3", "tc4", "tc5", "tc11", "tc12", "tc6", "bogus",
+        ];
+        for env in values {
+            let (stage, allowed) = TokenStage::pick(env);
+            for (overlap, k) in [(false, 64), (false, 128), (true, 64), (true, 128)] {
+                // Only a stage that allows the overlap is ever planned with it.
+                if overlap && !allowed {
+                    continue;
+                }
+                let kernel = match stage.overlapped {
+                    Some(c) if overlap => c,
+                    _ => stage.kernel,
+                };
+                assert_eq!(
+                    (
+                        stage.tensor_cores,
+                        stage.states_io,
+                        allowed,
+                        kernel,
+                        (stage.smem)(k)
+                    ),
+                    oracle(env, overlap, k),
+                    "DNNPLAN_GDN_BWD_TOKENS={env:?}, overlap {overlap}, K = {k}"
+                );
+            }
+        }
+        // The default row is BWD_TOKENS_DEFAULT, with its consumer.
+        let (default, allowed) = TokenStage::pick("");
+        assert!(allowed);
+        assert_eq!(
+            (default.kernel, default.overlapped),
+            (BWD_TOKENS_DEFAULT.0, Some(BWD_TOKENS_DEFAULT.1))
+        );
+        // Every consumer in the table is a programmatic kernel, every stage kernel is not.
+        for s in &TOKEN_STAGES {
+            assert!(!s.kernel.programmatic(), "{}", s.name);
+            assert!(
+                s.overlapped.is_none_or(BwdKernel::programmatic),
+                "{}",
+                s.name
+            );
+        }
     }
 
     #[test]

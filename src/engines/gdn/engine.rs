@@ -16,16 +16,15 @@
 //! Diagnostics read once at build: `DNNPLAN_GDN_FWD_SCAN=v1|w4|w8` (v1 = session-1 scan
 //! `gdn_fwd_scan_*`), `DNNPLAN_GDN_FWD_PIECES=n` (force n pieces per sequence; 1 = off) and
 //! `DNNPLAN_GDN_FWD_STEPS=n` (launch only the first n kernels: per-kernel timing by differences),
-//! `DNNPLAN_GDN_FWD_PREP=v1|v2|v3|v6|v7|v9|v10|v13` (the other per-chunk factor kernels: v1 the
+//! `DNNPLAN_GDN_FWD_PREP=v1|v2|v3|v6|v7|v9|v10|v13|v14` (the other per-chunk factor kernels: v1 the
 //! session-1 prep, v2 the 4-warp prep, v3 the 8-warp prep3 with 3 blocks per SM, v6 prep3 with
 //! the one-barrier-per-block-row inverse and A stored from registers: 4 blocks per SM, 1.06-1.09x
 //! prep3 on the H200, all bitwise the same outputs; v7 prep6 with the triangular inverse on the
 //! tensor cores, not bitwise; v9 v7 with that inverse spread over all 8 warps and ldmatrix operand
 //! loads; `v10` v9's tile in fewer block-wide phases, bitwise v9; `v13` v10 with the diagonal
 //! substitution on 4 warps, `v14` v10 with it right-looking from registers, both bitwise v10.
-//! The levels v4 (persistent
-//! prep4), v5 and v11 (v10 with W and Ũᵀ stored from registers) measured slower and are template
-//! levels only, checked by the CPU emulation). The default is
+//! The levels v4 (persistent prep4), v5 and v11 (v10 with W and Ũᵀ stored from registers)
+//! measured slower and are template levels only, checked by the CPU emulation). The default is
 //! [`PrepVariant::DEFAULT`] (v14), see [`PrepVariant`].
 //! `DNNPLAN_GDN_PDL=0|1|early` (both directions): the launch chain, [`super::pdl::PdlMode`].
 
@@ -787,11 +786,11 @@ mod tests {
             ]
         );
         assert_eq!(V10.kernel_name("bwd", "f16", 64), "gdn_bwd_prep10_f16_k64");
-        // v7, v9 and v10 share one launch and shared-memory layout.
         assert_eq!(
             V13.kernel_name("bwd", "bf16", 128),
             "gdn_bwd_prep13_bf16_k128"
         );
+        // v7, v9, v10, v13 and v14 share one launch and shared-memory layout.
         for (a, b) in [(V14, V10), (V13, V10), (V10, V9), (V9, V7)] {
             for (k, v) in [(128, 128), (64, 64)] {
                 assert_eq!(a.launch_shape(520, 16, k, v), b.launch_shape(520, 16, k, v));
