@@ -285,6 +285,17 @@ __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_gr
 // ---------------------------------------------------------------------------------------
 constexpr int OFFSETS_THREADS = 1024;
 
+// Inclusive prefix sum of `x` over the lanes of a full warp (lane i gets x_0 + ... + x_i).
+__device__ __forceinline__ int warp_inclusive_sum(int x) {
+  const int lane = threadIdx.x & 31;
+#pragma unroll
+  for (int off = 1; off < 32; off <<= 1) {
+    const int y = __shfl_up_sync(0xffffffffu, x, off);
+    if (lane >= off) x += y;
+  }
+  return x;
+}
+
 // The chunk table: p.chunk_offsets[b] = chunk slots of the sequences before b, [n] = the total.
 // One block of OFFSETS_THREADS threads: each thread counts the chunks of its run of sequences, a
 // warp-shuffle inclusive scan per warp, one warp scans the 32 warp totals: two block barriers
@@ -302,21 +313,10 @@ __device__ __forceinline__ void chunk_offsets_body(const FwdParams& p) {
     long long len = load_cu(p, b + 1) - load_cu(p, b);
     local += static_cast<int>((len + CHUNK - 1) / CHUNK);
   }
-  int incl = local;  // inclusive prefix within the warp
-  for (int off = 1; off < 32; off <<= 1) {
-    const int x = __shfl_up_sync(0xffffffffu, incl, off);
-    if (lane >= off) incl += x;
-  }
+  const int incl = warp_inclusive_sum(local);  // inclusive prefix within the warp
   if (lane == 31) warp_total[warp] = incl;
   __syncthreads();
-  if (warp == 0) {
-    int w = warp_total[lane];
-    for (int off = 1; off < 32; off <<= 1) {
-      const int x = __shfl_up_sync(0xffffffffu, w, off);
-      if (lane >= off) w += x;
-    }
-    warp_total[lane] = w;  // inclusive prefix of the warp totals
-  }
+  if (warp == 0) warp_total[lane] = warp_inclusive_sum(warp_total[lane]);  // of the warp totals
   __syncthreads();
   const int before = warp > 0 ? warp_total[warp - 1] : 0;
   int run = before + incl - local;  // exclusive prefix

@@ -159,17 +159,14 @@ __device__ __forceinline__ void prep10_tile(const FwdParams& p, const PrepKeep& 
   // substitution on threads 0..63 (prep13, BAL_DIAG = 1: on warps 0..3, one block per warp;
   // prep14, BAL_DIAG = 2: right-looking from registers; gdn_fwd_prep13.cuh); the backward's E
   // copy on the others meanwhile.
-  if (BAL_DIAG == 1) {
-    if (warp < 4) {
-      prep13_diag_invert_warp(Lf, warp, lane);
-    } else if (KEEP) {
-      store_tile16<T, CHUNK, K>(static_cast<T*>(keep.ws_e) + ch * CHUNK * K, eS, tid - 128, NT - 128);
-    }
-  } else if (tid < CHUNK) {
-    if (BAL_DIAG == 2) prep14_diag_invert_half(Lf, tid);
+  constexpr int DIAG_THREADS = BAL_DIAG == 1 ? 4 * 32 : CHUNK;  // the diagonal blocks' threads
+  if (tid < DIAG_THREADS) {
+    if (BAL_DIAG == 1) prep13_diag_invert_warp(Lf, warp, lane);
+    else if (BAL_DIAG == 2) prep14_diag_invert_half(Lf, tid);
     else prep_diag_invert_warp<TCINV_LS>(Lf, tid);
   } else if (KEEP) {
-    store_tile16<T, CHUNK, K>(static_cast<T*>(keep.ws_e) + ch * CHUNK * K, eS, tid - CHUNK, NT - CHUNK);
+    store_tile16<T, CHUNK, K>(static_cast<T*>(keep.ws_e) + ch * CHUNK * K, eS, tid - DIAG_THREADS,
+                              NT - DIAG_THREADS);
   }
   __syncthreads();
   // Step 1 (warps 0, 1: T_10, T_32) beside step 2a's early k8 steps (warps 2-7). Warp 2 + i
