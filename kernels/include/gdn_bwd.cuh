@@ -2184,6 +2184,8 @@ __device__ __forceinline__ void bwd_tokens_tc_tile(const BwdParams& bp, int c, i
   T* Pt = reinterpret_cast<T*>(smem + Z::pt_off);
   T* Ml = reinterpret_cast<T*>(smem + Z::ml_off);
   float* Gs = reinterpret_cast<float*>(smem + Z::g_off);
+  // G_ij's place: row i, column j (QSW: columns XOR tok_gswz(i)).
+  auto g_at = [](int i, int j) { return i * CF + (QSW ? j ^ tok_gswz(i) : j); };
   float* Rq = reinterpret_cast<float*>(smem + Z::rq_off);
   float* Rk = reinterpret_cast<float*>(smem + (V3 ? CHUNK * KF * 4 : Z::rk_off));
   using VL = TokVecLayout<K, V, REV>;
@@ -2434,7 +2436,7 @@ __device__ __forceinline__ void bwd_tokens_tc_tile(const BwdParams& bp, int c, i
           dap[e] = ap;
           dlp[e] = lp;
           gvs[e] = gv;
-          if constexpr (!QSW) Gs[ri * CF + j] = gv;
+          if constexpr (!QSW) Gs[g_at(ri, j)] = gv;
           Pt[j * CP + ri] = IO::from_f(ap);
           if (j < ri) {
             Ml[ri * CP + j] = IO::from_f(lp);
@@ -2445,7 +2447,7 @@ __device__ __forceinline__ void bwd_tokens_tc_tile(const BwdParams& bp, int c, i
         }
         *reinterpret_cast<u32*>(&Pa[ri * CP + 8 * (2 * gq + n) + cq]) = Io<T>::pack(dap[0], dap[1]);
         if constexpr (QSW)
-          *reinterpret_cast<float2*>(&Gs[ri * CF + ((8 * (2 * gq + n) + cq) ^ tok_gswz(ri))]) = make_float2(gvs[0], gvs[1]);
+          *reinterpret_cast<float2*>(&Gs[g_at(ri, 8 * (2 * gq + n) + cq)]) = make_float2(gvs[0], gvs[1]);
       }
     }
     // The L part of dβ: the row's 16 columns of this warp (4 lanes), then the 4 column groups.
@@ -2464,8 +2466,7 @@ __device__ __forceinline__ void bwd_tokens_tc_tile(const BwdParams& bp, int c, i
 #pragma unroll
   for (int m = 0; m < 8; ++m) {
     const int j = tk + 8 * m;
-    if constexpr (QSW) gsum += Gs[i * CF + (j ^ tok_gswz(i))] - Gs[j * CF + (i ^ tok_gswz(j))];
-    else gsum += Gs[i * CF + j] - Gs[j * CF + i];
+    gsum += Gs[g_at(i, j)] - Gs[g_at(j, i)];
   }
   const float dbl_i = ((red[i] + red[CHUNK + i]) + red[2 * CHUNK + i]) + red[3 * CHUNK + i];
   // dΓ_i = eg β (dE·k) + eg (dQ⁺·q) − er (dKᴿ·k) + Σ_j G_ij − Σ_j G_ji (V5: with the phase-B
