@@ -11,6 +11,8 @@ pub mod analyzer;
 pub mod backward;
 pub mod chunked;
 pub mod engine;
+#[cfg(test)]
+mod mirror;
 pub mod params;
 pub mod pdl;
 pub mod reference;

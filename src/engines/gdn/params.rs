@@ -23,7 +23,8 @@ pub enum KernelDtype {
     F16 = 2,
 }
 
-/// Flag bits of `FwdParams::flags` (`gdn::Flags`).
+/// Flag bits of `FwdParams::flags` (`gdn::Flags`; the `mirror` tests check every value here and
+/// below against the kernel sources).
 pub mod flags {
     /// In-kernel q/k L2 normalisation.
     pub const L2NORM: i32 = 1;
