@@ -1,0 +1,87 @@
+# Shared steps of the GDN device scripts (source it; bash). Contract: every function prints one
+# summary line per check in the words the session records quote (`BITWISE (...)`, `HASHES DIFFER
+# (...)`, `test result: ...`, `ERROR SUMMARY: ...`), bounds every test binary with `timeout`, and
+# writes its scratch under $DEV_TMP (default /tmp/dnnp-dev). It runs from the root of an unpacked
+# staging (`.device/` beside `bench/`), after `source .device/device-env.sh`.
+#
+# Before this file every device script and final-run step spelled out the same helpers (the test
+# binary lookup, the hash extraction, the comparison against bench/gdn_hashes_session9.txt, the
+# memcheck and timing lines); new scripts source this instead:
+#   source bench/device_lib.sh
+#   t=$(dev_bin gpu_gdn)
+#   dev_hashes bwd "$t" > $DEV_TMP/h_new DNNPLAN_GDN_BWD_TOKENS=tc13    # (env after the file)
+#   dev_same $DEV_TMP/h_new $DEV_TMP/h_rule "tc13 == tc12"
+#   dev_cover_reference "default" $DEV_TMP/h_rule $DEV_TMP/f_rule
+#   dev_memcheck "$t" backward_parity DNNPLAN_GDN_BWD_TOKENS=tc13
+
+DEV_TMP=${DEV_TMP:-/tmp/dnnp-dev}
+mkdir -p "$DEV_TMP"
+# One FNV hash as DNNPLAN_GDN_TEST_HASHES=1 prints it.
+DEV_HASH_RE="#[0-9a-f]{16}"
+# The reference hashes (the session-9 defaults; sessions 10 and later reproduced all of them).
+DEV_REFERENCE_HASHES=${DEV_REFERENCE_HASHES:-bench/gdn_hashes_session9.txt}
+
+# dev_bin NAME: the staged test binary `.device/tests/NAME-<hash>`.
+dev_bin() {
+  ls ".device/tests/$1-"* 2>/dev/null | grep -E "/$1-[0-9a-f]+$" | head -1
+}
+
+# dev_hashes bwd|fwd BIN [VAR=VALUE ...]: the hash lines of backward_parity (gradients) or
+# forward_parity (O / states) of BIN under the given environment, with timings stripped.
+dev_hashes() {
+  local which=$1 bin=$2; shift 2
+  local filter=backward_parity
+  [ "$which" = fwd ] && filter=forward_parity
+  env DNNPLAN_GDN_TEST_HASHES=1 "$@" timeout "${DEV_CAP_S:-40}" "$bin" "$filter" --test-threads=1 --nocapture 2>&1 \
+    | grep -E "$DEV_HASH_RE" | sed -E 's/ in [0-9.]+ ?m?s//'
+}
+
+# dev_same A B LABEL: BITWISE when the two hash files are equal and not empty.
+dev_same() {
+  if [ -s "$1" ] && cmp -s "$1" "$2"; then
+    echo "BITWISE ($3)"
+  else
+    echo "HASHES DIFFER ($3): $(diff "$1" "$2" | grep -c '^[<>]') differing lines of $(wc -l < "$1") / $(wc -l < "$2")"
+  fi
+}
+
+# dev_cover_reference LABEL FILE...: BITWISE when every hash of $DEV_REFERENCE_HASHES occurs in
+# the given hash files.
+dev_cover_reference() {
+  local label=$1; shift
+  grep -oE "$DEV_HASH_RE" "$DEV_REFERENCE_HASHES" | sort -u > "$DEV_TMP/ref_want"
+  cat "$@" | grep -oE "$DEV_HASH_RE" | sort -u > "$DEV_TMP/ref_have"
+  local want miss
+  want=$(wc -l < "$DEV_TMP/ref_want")
+  miss=$(comm -23 "$DEV_TMP/ref_want" "$DEV_TMP/ref_have" | wc -l)
+  if [ "$want" -gt 0 ] && [ "$miss" = 0 ]; then
+    echo "BITWISE ($label: $want hashes of $DEV_REFERENCE_HASHES, 0 missing)"
+  else
+    echo "HASHES DIFFER ($label: $want hashes of $DEV_REFERENCE_HASHES, $miss missing)"
+  fi
+}
+
+# dev_parity LABEL BIN FILTER [VAR=VALUE ...]: the test result line of FILTER (empty = every
+# test) under the given environment, and the first panic if any.
+dev_parity() {
+  local label=$1 bin=$2 filter=$3; shift 3
+  echo "$label: $(env "$@" timeout "${DEV_CAP_S:-60}" "$bin" $filter --test-threads=1 2>&1 \
+    | grep -E 'test result|panicked' | head -2 | tr '\n' ' ')"
+}
+
+# dev_memcheck BIN FILTER [VAR=VALUE ...]: compute-sanitizer memcheck's ERROR SUMMARY and the
+# test result line.
+dev_memcheck() {
+  local bin=$1 filter=$2; shift 2
+  echo "memcheck $filter ${*:-(defaults)}: $(env "$@" timeout "${DEV_CAP_S:-60}" compute-sanitizer --tool memcheck \
+    --print-limit 5 "$bin" "$filter" --test-threads=1 2>&1 | grep -E 'ERROR SUMMARY|test result' | tr '\n' ' ')"
+}
+
+# dev_timing LABEL BIN VARIANTS [VAR=VALUE ...]: timing_at_benchmark_shapes of BIN (whole
+# forward and backward, backward stages of VARIANTS) at the four benchmark shapes.
+dev_timing() {
+  local label=$1 bin=$2 variants=$3; shift 3
+  echo "$label:"
+  env DNNPLAN_GDN_TIMING=1 DNNPLAN_GDN_TIMING_VARIANTS="$variants" "$@" timeout "${DEV_CAP_S:-45}" "$bin" \
+    timing_at_benchmark_shapes --test-threads=1 --nocapture 2>&1 | grep -E "bwd stages|gdn_sm90 timing|panicked"
+}
