@@ -355,10 +355,10 @@ pub enum PrepVariant {
     /// all 8 warps at once, T_BA stored to the io dtype from step 2b's accumulators beside the
     /// rest of T's conversion: 10 block barriers per tile instead of 13. Bitwise prep14 (the same
     /// operations in the same order); same shared memory size and launch as v10. The default
-    /// since session 11: on the H200 (bench/gdn_device_prep15_run1_summary.log, three rounds,
-    /// both orders) faster than v14 on the mean of the rounds at all four benchmark shapes in
-    /// both directions (forward prep 1.004-1.018x, backward prep 1.001-1.011x, whole forward
-    /// 1.007-1.011x, whole backward 1.001-1.005x; single comparisons at most 1.4 % slower, inside
+    /// since session 11: on the H200 (bench/gdn_device_prep15_run{1,2}_summary.log, five
+    /// rounds, both orders) faster than v14 on the mean of the rounds at all four benchmark shapes
+    /// in both directions (forward prep 1.006-1.022x, backward prep 1.002-1.009x, whole forward
+    /// 1.006-1.011x, whole backward 1.001-1.004x; single comparisons at most 1.4 % slower, inside
     /// the rounds' spread), O / state / gradient hashes bitwise v14's and the session-9
     /// defaults', memcheck 0 errors.
     V15,
