@@ -51,7 +51,8 @@ struct Ws {  // one workspace (and the backward's KEEP regions)
 // gdn_fwd_prep10.cuh; must be bitwise prep9); 11: prep11 (prep10 with W and Ũᵀ stored from
 // registers; must be bitwise prep9); 13: prep13 (prep10 with the diagonal substitution on 4 warps,
 // gdn_fwd_prep13.cuh; must be bitwise prep10); 14: prep14 (prep10 with the diagonal substitution
-// right-looking from registers, gdn_fwd_prep13.cuh; must be bitwise prep10).
+// right-looking from registers, gdn_fwd_prep13.cuh; must be bitwise prep10); 15: prep15 (prep14 with
+// the inverse's serial pieces off the block barriers, gdn_fwd_prep15.cuh; must be bitwise prep14).
 template <typename IOT, int K, bool KEEP>
 static void run_prep(int variant, gdn::FwdParams p, Ws& ws, int chunks, int HO, unsigned blocks = 0) {
   p.ws_w = ws.w.data();
@@ -80,6 +81,8 @@ static void run_prep(int variant, gdn::FwdParams p, Ws& ws, int chunks, int HO, 
     launch(grid, gdn::PREP3_THREADS, [&] { gdn::fwd_prep10_body<IOT, K, K, KEEP, false, 1>(p, keep); });
   else if (variant == 14)
     launch(grid, gdn::PREP3_THREADS, [&] { gdn::fwd_prep10_body<IOT, K, K, KEEP, false, 2>(p, keep); });
+  else if (variant == 15)
+    launch(grid, gdn::PREP3_THREADS, [&] { gdn::fwd_prep10_body<IOT, K, K, KEEP, false, 3>(p, keep); });
   else if (variant == 3) launch(grid, gdn::PREP3_THREADS, [&] { gdn::fwd_prep3_body<IOT, K, K, KEEP>(p, keep); });
   else launch(grid, gdn::PREP_THREADS, [&] { gdn::fwd_prep_body<IOT, K, K, KEEP>(p, keep); });
 }
@@ -190,6 +193,26 @@ static int run_case(const char* name, int H, int HV, int flags, int g_dt, int be
   p.max_chunks = max_chunks;
   p.chunk_offsets = offs.data();
 
+  // GDN_EMU_V15=1: prep14 once, prep15 twice (cp.async landing at the wait and at issue), every element of
+  // the whole workspace (incl. KEEP's T, E, Γ, β and the unwritten slots) compared; nothing else of the case.
+  if (getenv("GDN_EMU_V15")) {
+    Ws w14(max_chunks, HO, K, V);
+    run_prep<IOT, K, KEEP>(14, p, w14, chunks, HO);
+    size_t diff15 = 0;
+    for (int run = 0; run < 2; ++run) {
+      g_cp_eager = run & 1;
+      Ws w15(max_chunks, HO, K, V);
+      run_prep<IOT, K, KEEP>(15, p, w15, chunks, HO);
+      g_cp_eager = false;
+      diff15 += ws_diff(w14, w15);
+    }
+    const size_t nan14 = ws_unwritten<IOT>(w14, chunks, HO, K, V);
+    printf("%-44s %s K=%3d keep=%d chunks=%3d: v15: bitwise v14 (whole workspace incl. KEEP regions, 2 runs, cp.async late / eager) diffs %zu, v14 NaN %zu  %s\n",
+           name, std::is_same_v<IOT, gdn::gdn_bf16> ? "bf16" : "fp16", K, KEEP ? 1 : 0, chunks, diff15, nan14,
+           diff15 == 0 && nan14 == 0 ? "ok" : "FAIL");
+    fflush(stdout);
+    return diff15 == 0 && nan14 == 0 ? 0 : 1;
+  }
   // GDN_EMU_V13=1: prep10 once, prep13 and prep14 twice each (cp.async landing at the wait and at issue), every
   // element of the whole workspace (incl. KEEP's T, E, Γ, β and the unwritten slots) compared;
   // nothing else of the case.

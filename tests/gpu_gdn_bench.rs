@@ -165,13 +165,13 @@ fn gdn_benchmark_ours() {
 }
 
 /// The prep kernels side by side (runs only when `DNNPLAN_GDN_BENCH_PREP` is set): per benchmark
-/// shape and per prep in `DNNPLAN_GDN_BENCH_PREP_VARIANTS` (comma list, default `v10,v14`; `v2` =
+/// shape and per prep in `DNNPLAN_GDN_BENCH_PREP_VARIANTS` (comma list, default `v14,v15`; `v2` =
 /// the 4-warp `gdn_fwd_prep_*` / `gdn_bwd_prep_*`, `v3` = the 8-warp `*_prep3_*`, `v6` = prep3
 /// with fewer inverse barriers at 4 blocks per SM, `v7` = prep6 with the triangular inverse on
 /// the tensor cores; `v9` = v7 with the inverse by 2x2 recursive blocking on all 8 warps and
 /// ldmatrix.x4 operand loads; `v10` = v9's tile in fewer block-wide phases (bitwise); `v13` / `v14`
-/// = v10 with the diagonal substitution on 4 warps / right-looking from registers (bitwise; v14
-/// the default);
+/// = v10 with the diagonal substitution on 4 warps / right-looking from registers (bitwise); `v15`
+/// = v14 with the inverse's serial pieces off the block barriers (bitwise; the default);
 /// see `PrepVariant` in
 /// src/engines/gdn/engine.rs), the forward prep's time (whole-execute time after 2
 /// launches minus after 1, `DNNPLAN_GDN_FWD_STEPS`) with its bandwidth and TFLOP/s, the whole
@@ -184,7 +184,7 @@ fn gdn_prep_variants() {
         return;
     }
     let caller = Caller::new();
-    let preps = env_list("DNNPLAN_GDN_BENCH_PREP_VARIANTS", "v10,v14");
+    let preps = env_list("DNNPLAN_GDN_BENCH_PREP_VARIANTS", "v14,v15");
     set_schedule("", "");
     for (name, lens, hh) in BENCH_SHAPES {
         let inp = BenchInputs::new(&caller, lens, hh);

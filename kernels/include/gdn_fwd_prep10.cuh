@@ -11,6 +11,8 @@
 // (chunk slots, HO), PREP3_THREADS threads, Prep7Smem<K, V>::bytes of dynamic shared memory
 // (Prep10Smem has the same size, regions assigned differently).
 //
+// prep15 (BAL_DIAG = 3, gdn_fwd_prep15.cuh) reschedules phase 4 once more (10 block barriers).
+//
 // prep11 (DIRECT_WU) also stores W and Ũᵀ from the accumulators (packed pairs, as A) instead of
 // through staging tiles: no barrier after phase 4 (10 per tile), 4-byte global stores.
 //
@@ -36,6 +38,7 @@
 
 #include "gdn_fwd_prep3.cuh"
 #include "gdn_fwd_prep13.cuh"
+#include "gdn_fwd_prep15.cuh"
 
 namespace gdn {
 
@@ -58,9 +61,6 @@ struct Prep10Smem {
 static_assert(Prep10Smem<128, 128>::bytes == Prep7Smem<128, 128>::bytes &&
                   Prep10Smem<64, 64>::bytes == Prep7Smem<64, 64>::bytes,
               "prep10 launches with prep7's shared memory size (params::prep7_smem_bytes)");
-
-// Element offset of T's io row r in the fp32 tile's region (see the header): 144 r − 8 ((r >> 2) & 1).
-__device__ __forceinline__ int tcinv10_tb_row(int r) { return (TCINV_LS * 2) * r - 8 * ((r >> 2) & 1); }
 
 // k8 steps kb of P tile (mb, nt) = L_BA T_AA (tcinv8_p's, in its order, into its two accumulators)
 // with kb ≥ nt and EARLY ? kb >> 1 == nt >> 1 (B operand a diagonal block of T_AA, final after the
@@ -89,32 +89,6 @@ __device__ __forceinline__ void tcinv10_p_store(float* Lf, int mb, int nt, int l
 #pragma unroll
     for (int e = 0; e < 2; ++e)
       Lf[(8 * nt + 2 * t + e) * LS + 32 + 16 * mb + g + 8 * h] = c[0][2 * h + e] + c[1][2 * h + e];
-}
-
-// T's rows warp + 8u, u = U0 .. U0 + 3, from fp32 (Lf, row-major lower triangle, unit diagonal
-// implied) to the io dtype at tcinv10_tb_row: tcinv8_t_to_io's values; one warp per row, its reads
-// before its writes (__syncwarp). Other warps may meanwhile read anything but these rows' columns
-// 0..31 and the padding of the rows above them.
-template <typename T, int U0>
-__device__ __forceinline__ void tcinv10_rows_to_io(float* Lf, int warp, int lane) {
-  constexpr int LS = TCINV_LS;
-  T* tb = reinterpret_cast<T*>(Lf);
-  const int cc = 2 * lane;
-  u32 tv[4];
-#pragma unroll
-  for (int u = 0; u < 4; ++u) {
-    const int r = warp + 8 * (U0 + u);
-    const float2 v = *reinterpret_cast<const float2*>(&Lf[r * LS + cc]);
-    const float a = cc < r ? v.x : (cc == r ? 1.f : 0.f);
-    const float b = cc + 1 < r ? v.y : (cc + 1 == r ? 1.f : 0.f);
-    tv[u] = Io<T>::pack(a, b);
-  }
-  __syncwarp();
-#pragma unroll
-  for (int u = 0; u < 4; ++u) {
-    const int r = warp + 8 * (U0 + u);
-    *reinterpret_cast<u32*>(&tb[tcinv10_tb_row(r) + cc]) = tv[u];
-  }
 }
 
 // Phases 1b-5 of prep10 for chunk slot c (tokens t0 .. t0 + len − 1), output head h (the q, k, v
@@ -147,63 +121,92 @@ __device__ __forceinline__ void prep10_tile(const FwdParams& p, const PrepKeep& 
   float acc[8][4];
   prep3_front<T, K, V, true>(p, kS, qS, yS, gam, bet, ch, h, len, raw, false, acc);
   __syncthreads();  // phase 3's reads done: q dead, k rewritten as E in place
-  {
-#pragma unroll 2
-    for (int r = warp; r < CHUNK; r += NT / 32) prep_e_row<T, K>(kS, eS, gam, bet, r, lane);
-    if (hi) prep_store_a<T, CHUNK>(static_cast<T*>(p.ws_a) + ch * CHUNK * CHUNK, acc, gam, r0, cq);
-    else tcinv_store_l(Lf, acc, gam, bet, r0, cq);
-  }
-  __syncthreads();
-
-  // Phase 4: T = (I + L)^{-1} (prep9's tcinv_phase4<T, 2>, rescheduled). Diagonal blocks by
-  // substitution on threads 0..63 (prep13, BAL_DIAG = 1: on warps 0..3, one block per warp;
-  // prep14, BAL_DIAG = 2: right-looking from registers; gdn_fwd_prep13.cuh); the backward's E
-  // copy on the others meanwhile.
-  constexpr int DIAG_THREADS = BAL_DIAG == 1 ? 4 * 32 : CHUNK;  // the diagonal blocks' threads
-  if (tid < DIAG_THREADS) {
-    if (BAL_DIAG == 1) prep13_diag_invert_warp(Lf, warp, lane);
-    else if (BAL_DIAG == 2) prep14_diag_invert_half(Lf, tid);
-    else prep_diag_invert_warp<TCINV_LS>(Lf, tid);
-  } else if (KEEP) {
-    store_tile16<T, CHUNK, K>(static_cast<T*>(keep.ws_e) + ch * CHUNK * K, eS, tid - DIAG_THREADS,
-                              NT - DIAG_THREADS);
-  }
-  __syncthreads();
-  // Step 1 (warps 0, 1: T_10, T_32) beside step 2a's early k8 steps (warps 2-7). Warp 2 + i
-  // (i < 4) owns P tile (mb, nt) = (i >> 1, i & 1) (early steps now, late ones after the barrier);
-  // warp 6 owns tiles (0, 2), (0, 3), warp 7 tiles (1, 2), (1, 3) (early steps only: complete).
-  float pc[2][4];
-  zero_frags(pc);
-  const int pmb = (warp - 2) >> 1, pnt = (warp - 2) & 1;
-  if (warp == 0) {
-    tcinv8_pair<0>(Lf, lane);
-  } else if (warp == 1) {
-    tcinv8_pair<2>(Lf, lane);
-  } else if (warp < 6) {
-    tcinv10_p_steps<true>(Lf, pmb, pnt, lane, pc);
-  } else {
-    const int mb = warp - 6;
-#pragma unroll
-    for (int nt = 2; nt < 4; ++nt) {
-      float c2[2][4];
-      zero_frags(c2);
-      tcinv10_p_steps<true>(Lf, mb, nt, lane, c2);
-      tcinv10_p_store(Lf, mb, nt, lane, c2);
+  if constexpr (BAL_DIAG == 3) {
+    // prep15 (gdn_fwd_prep15.cuh): the diagonal blocks and step 1 inside the E phase, P on all
+    // warps, T_BA to io from the accumulators: 3 block barriers from here to phase 5 (prep14: 6).
+    if (hi) {
+      prep_store_a<T, CHUNK>(static_cast<T*>(p.ws_a) + ch * CHUNK * CHUNK, acc, gam, r0, cq);
+    } else {
+      tcinv_store_l(Lf, acc, gam, bet, r0, cq);
+      prep15_pair_barrier(1 + (rt >> 1));  // warp 1's (3's) L rows visible to warp 0 (2)
     }
+    if (warp == 0 || warp == 2) {
+      prep15_diag_and_step1(Lf, warp, lane);
+    } else {
+      const int ew = warp == 1 ? 0 : (warp == 3 ? 1 : warp - 2);  // the 6 E-row warps
+#pragma unroll 2
+      for (int r = ew; r < CHUNK; r += 6) prep_e_row<T, K>(kS, eS, gam, bet, r, lane);
+    }
+    __syncthreads();
+    tcinv8_p(Lf, warp, lane);
+    if (KEEP && (warp & 2)) {
+      store_tile16<T, CHUNK, K>(static_cast<T*>(keep.ws_e) + ch * CHUNK * K, eS, (2 * hi + (warp & 1)) * 32 + lane,
+                                4 * 32);
+    }
+    __syncthreads();
+    prep15_tba_io<T>(Lf, warp, lane);
+    tcinv10_rows_to_io<T, 0>(Lf, warp, lane);
+    prep15_tbb_to_io<T>(Lf, warp, lane);
+    __syncthreads();
+  } else {
+    {
+#pragma unroll 2
+      for (int r = warp; r < CHUNK; r += NT / 32) prep_e_row<T, K>(kS, eS, gam, bet, r, lane);
+      if (hi) prep_store_a<T, CHUNK>(static_cast<T*>(p.ws_a) + ch * CHUNK * CHUNK, acc, gam, r0, cq);
+      else tcinv_store_l(Lf, acc, gam, bet, r0, cq);
+    }
+    __syncthreads();
+
+    // Phase 4: T = (I + L)^{-1} (prep9's tcinv_phase4<T, 2>, rescheduled). Diagonal blocks by
+    // substitution on threads 0..63 (prep13, BAL_DIAG = 1: on warps 0..3, one block per warp;
+    // prep14, BAL_DIAG = 2: right-looking from registers; gdn_fwd_prep13.cuh); the backward's E
+    // copy on the others meanwhile.
+    constexpr int DIAG_THREADS = BAL_DIAG == 1 ? 4 * 32 : CHUNK;  // the diagonal blocks' threads
+    if (tid < DIAG_THREADS) {
+      if (BAL_DIAG == 1) prep13_diag_invert_warp(Lf, warp, lane);
+      else if (BAL_DIAG == 2) prep14_diag_invert_half(Lf, tid);
+      else prep_diag_invert_warp<TCINV_LS>(Lf, tid);
+    } else if (KEEP) {
+      store_tile16<T, CHUNK, K>(static_cast<T*>(keep.ws_e) + ch * CHUNK * K, eS, tid - DIAG_THREADS,
+                                NT - DIAG_THREADS);
+    }
+    __syncthreads();
+    // Step 1 (warps 0, 1: T_10, T_32) beside step 2a's early k8 steps (warps 2-7). Warp 2 + i
+    // (i < 4) owns P tile (mb, nt) = (i >> 1, i & 1) (early steps now, late ones after the barrier);
+    // warp 6 owns tiles (0, 2), (0, 3), warp 7 tiles (1, 2), (1, 3) (early steps only: complete).
+    float pc[2][4];
+    zero_frags(pc);
+    const int pmb = (warp - 2) >> 1, pnt = (warp - 2) & 1;
+    if (warp == 0) {
+      tcinv8_pair<0>(Lf, lane);
+    } else if (warp == 1) {
+      tcinv8_pair<2>(Lf, lane);
+    } else if (warp < 6) {
+      tcinv10_p_steps<true>(Lf, pmb, pnt, lane, pc);
+    } else {
+      const int mb = warp - 6;
+#pragma unroll
+      for (int nt = 2; nt < 4; ++nt) {
+        float c2[2][4];
+        zero_frags(c2);
+        tcinv10_p_steps<true>(Lf, mb, nt, lane, c2);
+        tcinv10_p_store(Lf, mb, nt, lane, c2);
+      }
+    }
+    __syncthreads();
+    if (warp >= 2 && warp < 6) {
+      tcinv10_p_steps<false>(Lf, pmb, pnt, lane, pc);
+      tcinv10_p_store(Lf, pmb, pnt, lane, pc);
+    }
+    __syncthreads();
+    // Step 2b (T_BA = −T_BB P over L_BA; reads T_BB and Pᵀ = columns 32..63) beside the io
+    // conversion of T's rows 0..31 (final, columns 0..31); then rows 32..63.
+    tcinv8_tba(Lf, warp, lane);
+    tcinv10_rows_to_io<T, 0>(Lf, warp, lane);
+    __syncthreads();
+    tcinv10_rows_to_io<T, 4>(Lf, warp, lane);
+    __syncthreads();
   }
-  __syncthreads();
-  if (warp >= 2 && warp < 6) {
-    tcinv10_p_steps<false>(Lf, pmb, pnt, lane, pc);
-    tcinv10_p_store(Lf, pmb, pnt, lane, pc);
-  }
-  __syncthreads();
-  // Step 2b (T_BA = −T_BB P over L_BA; reads T_BB and Pᵀ = columns 32..63) beside the io
-  // conversion of T's rows 0..31 (final, columns 0..31); then rows 32..63.
-  tcinv8_tba(Lf, warp, lane);
-  tcinv10_rows_to_io<T, 0>(Lf, warp, lane);
-  __syncthreads();
-  tcinv10_rows_to_io<T, 4>(Lf, warp, lane);
-  __syncthreads();
 
   // Phase 5: W = T E (64×K): warp (rt, hi) owns rows 16·rt + 0..15 and key columns
   // [hi·K/2, (hi+1)·K/2). A = T by ldmatrix.x4, B = E via ldmatrix.trans (prep9's).
@@ -311,7 +314,8 @@ __device__ __forceinline__ void prep10_tile(const FwdParams& p, const PrepKeep& 
 // The prep10 (DIRECT_WU = false) and prep11 (DIRECT_WU: W and Ũᵀ stored from the accumulators as
 // packed pairs instead of through staging tiles, as A is since prep6: 10 block barriers per tile)
 // and prep13 / prep14 (BAL_DIAG = 1 / 2: the diagonal substitution on 4 warps / from registers,
-// gdn_fwd_prep13.cuh) kernels' body: grid (chunk slots, HO), one (chunk, head) tile per block, PREP3_THREADS threads,
+// gdn_fwd_prep13.cuh) and prep15 (BAL_DIAG = 3: prep14 with the inverse's serial pieces off the
+// block barriers, gdn_fwd_prep15.cuh) kernels' body: grid (chunk slots, HO), one (chunk, head) tile per block, PREP3_THREADS threads,
 // Prep10Smem<K, V>::bytes (= Prep7Smem's) of dynamic shared memory.
 template <typename T, int K, int V, bool KEEP = false, bool DIRECT_WU = false, int BAL_DIAG = 0>
 __device__ __forceinline__ void fwd_prep10_body(const FwdParams& p, const PrepKeep& keep = PrepKeep{}) {

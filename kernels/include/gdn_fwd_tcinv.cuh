@@ -313,4 +313,35 @@ __device__ __forceinline__ void tcinv_phase4(float* Lf, T* tb, int tid, Side sid
   }
 }
 
+// ---- prep10 (helper prep10, session 9): T in the io dtype inside its own fp32 rows ----------
+
+// Element offset of T's io row r in the fp32 tile's region (gdn_fwd_prep10.cuh's header): 144 r − 8 ((r >> 2) & 1).
+__device__ __forceinline__ int tcinv10_tb_row(int r) { return (TCINV_LS * 2) * r - 8 * ((r >> 2) & 1); }
+
+// T's rows warp + 8u, u = U0 .. U0 + 3, from fp32 (Lf, row-major lower triangle, unit diagonal
+// implied) to the io dtype at tcinv10_tb_row: tcinv8_t_to_io's values; one warp per row, its reads
+// before its writes (__syncwarp). Other warps may meanwhile read anything but these rows' columns
+// 0..31 and the padding of the rows above them.
+template <typename T, int U0>
+__device__ __forceinline__ void tcinv10_rows_to_io(float* Lf, int warp, int lane) {
+  constexpr int LS = TCINV_LS;
+  T* tb = reinterpret_cast<T*>(Lf);
+  const int cc = 2 * lane;
+  u32 tv[4];
+#pragma unroll
+  for (int u = 0; u < 4; ++u) {
+    const int r = warp + 8 * (U0 + u);
+    const float2 v = *reinterpret_cast<const float2*>(&Lf[r * LS + cc]);
+    const float a = cc < r ? v.x : (cc == r ? 1.f : 0.f);
+    const float b = cc + 1 < r ? v.y : (cc + 1 == r ? 1.f : 0.f);
+    tv[u] = Io<T>::pack(a, b);
+  }
+  __syncwarp();
+#pragma unroll
+  for (int u = 0; u < 4; ++u) {
+    const int r = warp + 8 * (U0 + u);
+    *reinterpret_cast<u32*>(&tb[tcinv10_tb_row(r) + cc]) = tv[u];
+  }
+}
+
 }  // namespace gdn

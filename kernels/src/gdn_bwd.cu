@@ -22,6 +22,9 @@
 //   gdn_bwd_prep14_{bf16,f16}_k{64,128}  <<<(max_chunks, HO), 256, Prep7Smem::bytes>>> (prep10
 //     with the diagonal substitution right-looking from registers, gdn_fwd_prep13.cuh; bitwise
 //     prep10; v14)
+//   gdn_bwd_prep15_{bf16,f16}_k{64,128}  <<<(max_chunks, HO), 256, Prep7Smem::bytes>>> (prep14
+//     with the inverse's serial pieces off the block barriers, gdn_fwd_prep15.cuh; bitwise
+//     prep14; v15)
 //   gdn_bwd_fscan_{bf16,f16}_k{64,128}   <<<(V / 64, HO, N), 128, ScanSmem::bytes>>>
 //   gdn_bwd_dscan_mma_{bf16,f16}_k{64,128} <<<(V / 64, HO, N), 128, DscanMmaSmem::bytes>>>
 //     (the reverse scan on the tensor cores, fp32 dS'; with the older token stages)
@@ -151,6 +154,10 @@ extern "C" __global__ void __launch_bounds__(gdn::PARAM_THREADS) gdn_bwd_params(
   extern "C" __global__ void __launch_bounds__(gdn::PREP3_THREADS, gdn::PREP6_MIN_BLOCKS)          \
       gdn_bwd_prep14_##TAG##_k##KD(gdn::BwdParams p) { dnnp_pdl_enter(p.f.flags & gdn::FLAG_PDL_TRIGGER); \
     gdn::fwd_prep10_body<T, KD, KD, true, false, 2>(p.f, gdn::PrepKeep{p.ws_t, p.ws_e, p.ws_gam, p.ws_bet}); \
+  }                                                                                                \
+  extern "C" __global__ void __launch_bounds__(gdn::PREP3_THREADS, gdn::PREP6_MIN_BLOCKS)          \
+      gdn_bwd_prep15_##TAG##_k##KD(gdn::BwdParams p) { dnnp_pdl_enter(p.f.flags & gdn::FLAG_PDL_TRIGGER); \
+    gdn::fwd_prep10_body<T, KD, KD, true, false, 3>(p.f, gdn::PrepKeep{p.ws_t, p.ws_e, p.ws_gam, p.ws_bet}); \
   }                                                                                                \
   extern "C" __global__ void __launch_bounds__(gdn::SCAN_WARPS * 32)                               \
       gdn_bwd_fscan_##TAG##_k##KD(gdn::BwdParams p) { dnnp_pdl_enter(p.f.flags & gdn::FLAG_PDL_TRIGGER); \

@@ -45,6 +45,9 @@
 //   gdn_fwd_prep14_{bf16,f16}_k{64,128}    <<<(max_chunks, HO), 256, Prep7Smem::bytes>>> prep10
 //                                          with the diagonal substitution right-looking from
 //                                          registers (gdn_fwd_prep13.cuh; bitwise prep10; v14)
+//   gdn_fwd_prep15_{bf16,f16}_k{64,128}    <<<(max_chunks, HO), 256, Prep7Smem::bytes>>> prep14
+//                                          with the inverse's serial pieces off the block
+//                                          barriers (gdn_fwd_prep15.cuh; bitwise prep14; v15)
 // Not bundled (session 6, slower than prep3 on the H200; the CPU emulation
 // bench/gdn_prep_host_emu.cpp still checks them bitwise): the persistent fwd_prep4_body (0.83x)
 // and fwd_prep3_body<.., FEWBAR> alone ("prep5", 0.98x).
@@ -117,6 +120,10 @@ GDN_FWD_ENTRIES(f16, gdn::gdn_f16, 64)
   extern "C" __global__ void __launch_bounds__(gdn::PREP3_THREADS, gdn::PREP6_MIN_BLOCKS)           \
       gdn_fwd_prep14_##TAG##_k##KD(gdn::FwdParams p) { dnnp_pdl_enter(p.flags & gdn::FLAG_PDL_TRIGGER); \
     gdn::fwd_prep10_body<T, KD, KD, false, false, 2>(p);                                            \
+  }                                                                                                 \
+  extern "C" __global__ void __launch_bounds__(gdn::PREP3_THREADS, gdn::PREP6_MIN_BLOCKS)           \
+      gdn_fwd_prep15_##TAG##_k##KD(gdn::FwdParams p) { dnnp_pdl_enter(p.flags & gdn::FLAG_PDL_TRIGGER); \
+    gdn::fwd_prep10_body<T, KD, KD, false, false, 3>(p);                                            \
   }
 
 GDN_FWD_FAST_ENTRIES(bf16, gdn::gdn_bf16, 128)

@@ -30,9 +30,10 @@
 //! rows, bitwise the same `dS'`, `dR`, `G_j` and `d_initial_state`) on every launch instead of
 //! [`BWD_DSCAN_RULE`]'s per-launch choice, and `DNNPLAN_GDN_BWD_STEPS=n` keeps only the first
 //! `n` launches (per-stage timing by differences; the gradients are then incomplete). The factor kernel is
-//! `gdn_bwd_prep14_*` (256 threads, one tile per block, 4 blocks per SM, the triangular inverse on
-//! the tensor cores over all 8 warps, its diagonal blocks right-looking from registers, ldmatrix
-//! operand loads, 13 block barriers per tile); the forward's switch `DNNPLAN_GDN_FWD_PREP=v10`
+//! `gdn_bwd_prep15_*` (256 threads, one tile per block, 4 blocks per SM, the triangular inverse on
+//! the tensor cores over all 8 warps, its diagonal blocks right-looking from registers and step 1
+//! inside the E phase, ldmatrix operand loads, 10 block barriers per tile); the forward's switch
+//! `DNNPLAN_GDN_FWD_PREP=v14` runs `gdn_bwd_prep14_*` (the same tile in 13 phases, bitwise), `=v10`
 //! runs `gdn_bwd_prep10_*` (the same tile with prep9's substitution, bitwise), `=v13`
 //! `gdn_bwd_prep13_*` (the substitution on 4 warps, bitwise), `=v9` `gdn_bwd_prep9_*` (the same
 //! tile in 15 phases, bitwise), `=v7` runs

@@ -16,16 +16,17 @@
 //! Diagnostics read once at build: `DNNPLAN_GDN_FWD_SCAN=v1|w4|w8` (v1 = session-1 scan
 //! `gdn_fwd_scan_*`), `DNNPLAN_GDN_FWD_PIECES=n` (force n pieces per sequence; 1 = off) and
 //! `DNNPLAN_GDN_FWD_STEPS=n` (launch only the first n kernels: per-kernel timing by differences),
-//! `DNNPLAN_GDN_FWD_PREP=v1|v2|v3|v6|v7|v9|v10|v13|v14` (the other per-chunk factor kernels: v1 the
+//! `DNNPLAN_GDN_FWD_PREP=v1|v2|v3|v6|v7|v9|v10|v13|v14|v15` (the other per-chunk factor kernels: v1 the
 //! session-1 prep, v2 the 4-warp prep, v3 the 8-warp prep3 with 3 blocks per SM, v6 prep3 with
 //! the one-barrier-per-block-row inverse and A stored from registers: 4 blocks per SM, 1.06-1.09x
 //! prep3 on the H200, all bitwise the same outputs; v7 prep6 with the triangular inverse on the
 //! tensor cores, not bitwise; v9 v7 with that inverse spread over all 8 warps and ldmatrix operand
 //! loads; `v10` v9's tile in fewer block-wide phases, bitwise v9; `v13` v10 with the diagonal
-//! substitution on 4 warps, `v14` v10 with it right-looking from registers, both bitwise v10.
+//! substitution on 4 warps, `v14` v10 with it right-looking from registers, both bitwise v10;
+//! `v15` v14 with the inverse's serial pieces off the block barriers, bitwise v14.
 //! The levels v4 (persistent prep4), v5 and v11 (v10 with W and Ũᵀ stored from registers)
 //! measured slower and are template levels only, checked by the CPU emulation). The default is
-//! [`PrepVariant::DEFAULT`] (v14), see [`PrepVariant`].
+//! [`PrepVariant::DEFAULT`] (v15), see [`PrepVariant`].
 //! `DNNPLAN_GDN_PDL=0|1|early` (both directions): the launch chain, [`super::pdl::PdlMode`].
 
 use crate::cuda::{Function, LaunchConfig, Launcher, compile_or_load, probe};
@@ -342,20 +343,33 @@ pub enum PrepVariant {
     /// threads (one lane per column, all 16 rows in registers: the chain is one FFMA per step,
     /// the L operands float2 row loads; `gdn_fwd_prep14_*`, `gdn_bwd_prep14_*`,
     /// kernels/include/gdn_fwd_prep13.cuh). Bitwise prep10 (the same sums in the same order);
-    /// same shared memory size and launch as v10. The default since session 10: forward prep
+    /// same shared memory size and launch as v10. The default in session 10: forward prep
     /// 1.008-1.064x and backward prep 1.005-1.024x v10 at the four benchmark shapes in both run
     /// orders on the H200, the whole forward and backward faster in all 8 comparisons each
     /// (bench/gdn_device_sub13_run1_summary.log), O / state / gradient hashes bitwise v10's and
     /// the session-9 defaults', memcheck 0 errors.
     V14,
+    /// prep14 with the inverse's serial pieces off the block barriers (`gdn_fwd_prep15_*`,
+    /// `gdn_bwd_prep15_*`, kernels/include/gdn_fwd_prep15.cuh): the diagonal blocks and step 1
+    /// inside the E phase on warps 0 and 2 (pair named barriers after the L stores), step 2a on
+    /// all 8 warps at once, T_BA stored to the io dtype from step 2b's accumulators beside the
+    /// rest of T's conversion: 10 block barriers per tile instead of 13. Bitwise prep14 (the same
+    /// operations in the same order); same shared memory size and launch as v10. The default
+    /// since session 11: on the H200 (bench/gdn_device_prep15_run{1,2}_summary.log, five
+    /// rounds, both orders) faster than v14 on the mean of the rounds at all four benchmark shapes
+    /// in both directions (forward prep 1.006-1.022x, backward prep 1.002-1.009x, whole forward
+    /// 1.006-1.011x, whole backward 1.001-1.004x; single comparisons at most 1.4 % slower, inside
+    /// the rounds' spread), O / state / gradient hashes bitwise v14's and the session-9
+    /// defaults', memcheck 0 errors.
+    V15,
 }
 
 impl PrepVariant {
-    /// The prep a plan runs unless `DNNPLAN_GDN_FWD_PREP` names another (every shape: prep14
+    /// The prep a plan runs unless `DNNPLAN_GDN_FWD_PREP` names another (every shape: prep15
     /// serves K = 64 and 128, bf16 and fp16, and compiles for sm_80 / sm_100a through NVRTC).
-    pub const DEFAULT: PrepVariant = PrepVariant::V14;
+    pub const DEFAULT: PrepVariant = PrepVariant::V15;
 
-    /// `DNNPLAN_GDN_FWD_PREP` = `v1` / `v2` / `v3` / `v6` / `v7` / `v9` / `v10` / `v13` / `v14`, else
+    /// `DNNPLAN_GDN_FWD_PREP` = `v1` / `v2` / `v3` / `v6` / `v7` / `v9` / `v10` / `v13` / `v14` / `v15`, else
     /// [`PrepVariant::DEFAULT`]; read at plan build.
     pub fn from_env() -> PrepVariant {
         match std::env::var("DNNPLAN_GDN_FWD_PREP").as_deref() {
@@ -368,6 +382,7 @@ impl PrepVariant {
             Ok("v10") => PrepVariant::V10,
             Ok("v13") => PrepVariant::V13,
             Ok("v14") => PrepVariant::V14,
+            Ok("v15") => PrepVariant::V15,
             _ => PrepVariant::DEFAULT,
         }
     }
@@ -385,6 +400,7 @@ impl PrepVariant {
             (PrepVariant::V10, _) => "prep10",
             (PrepVariant::V13, _) => "prep13",
             (PrepVariant::V14, _) => "prep14",
+            (PrepVariant::V15, _) => "prep15",
         };
         format!("gdn_{dir}_{v}_{tag}_k{k}")
     }
@@ -402,7 +418,8 @@ impl PrepVariant {
             | PrepVariant::V9
             | PrepVariant::V10
             | PrepVariant::V13
-            | PrepVariant::V14 => ((chunks, ho, 1), PREP3_THREADS, prep7_smem_bytes(k, v)),
+            | PrepVariant::V14
+            | PrepVariant::V15 => ((chunks, ho, 1), PREP3_THREADS, prep7_smem_bytes(k, v)),
         }
     }
 }
@@ -767,7 +784,7 @@ mod tests {
     #[test]
     fn prep_variants_name_their_kernels_and_launch_shapes() {
         use PrepVariant::*;
-        let names: Vec<String> = [V1, V2, V3, V6, V7, V9, V10, V13, V14]
+        let names: Vec<String> = [V1, V2, V3, V6, V7, V9, V10, V13, V14, V15]
             .iter()
             .map(|p| p.kernel_name("fwd", "bf16", 128))
             .collect();
@@ -782,7 +799,8 @@ mod tests {
                 "gdn_fwd_prep9_bf16_k128",
                 "gdn_fwd_prep10_bf16_k128",
                 "gdn_fwd_prep13_bf16_k128",
-                "gdn_fwd_prep14_bf16_k128"
+                "gdn_fwd_prep14_bf16_k128",
+                "gdn_fwd_prep15_bf16_k128"
             ]
         );
         assert_eq!(V10.kernel_name("bwd", "f16", 64), "gdn_bwd_prep10_f16_k64");
@@ -790,8 +808,8 @@ mod tests {
             V13.kernel_name("bwd", "bf16", 128),
             "gdn_bwd_prep13_bf16_k128"
         );
-        // v7, v9, v10, v13 and v14 share one launch and shared-memory layout.
-        for (a, b) in [(V14, V10), (V13, V10), (V10, V9), (V9, V7)] {
+        // v7, v9, v10, v13, v14 and v15 share one launch and shared-memory layout.
+        for (a, b) in [(V15, V14), (V14, V10), (V13, V10), (V10, V9), (V9, V7)] {
             for (k, v) in [(128, 128), (64, 64)] {
                 assert_eq!(a.launch_shape(520, 16, k, v), b.launch_shape(520, 16, k, v));
             }
