@@ -193,73 +193,42 @@ static int run_case(const char* name, int H, int HV, int flags, int g_dt, int be
   p.max_chunks = max_chunks;
   p.chunk_offsets = offs.data();
 
-  // GDN_EMU_V15=1: prep14 once, prep15 twice (cp.async landing at the wait and at issue), every element of
-  // the whole workspace (incl. KEEP's T, E, Γ, β and the unwritten slots) compared; nothing else of the case.
-  if (getenv("GDN_EMU_V15")) {
-    Ws w14(max_chunks, HO, K, V);
-    run_prep<IOT, K, KEEP>(14, p, w14, chunks, HO);
-    size_t diff15 = 0;
-    for (int run = 0; run < 2; ++run) {
-      g_cp_eager = run & 1;
-      Ws w15(max_chunks, HO, K, V);
-      run_prep<IOT, K, KEEP>(15, p, w15, chunks, HO);
-      g_cp_eager = false;
-      diff15 += ws_diff(w14, w15);
-    }
-    const size_t nan14 = ws_unwritten<IOT>(w14, chunks, HO, K, V);
-    printf("%-44s %s K=%3d keep=%d chunks=%3d: v15: bitwise v14 (whole workspace incl. KEEP regions, 2 runs, cp.async late / eager) diffs %zu, v14 NaN %zu  %s\n",
-           name, std::is_same_v<IOT, gdn::gdn_bf16> ? "bf16" : "fp16", K, KEEP ? 1 : 0, chunks, diff15, nan14,
-           diff15 == 0 && nan14 == 0 ? "ok" : "FAIL");
+  // Every element of the whole workspace (incl. KEEP's T, E, Γ, β and the unwritten slots) of each
+  // level of `levels`, run twice (cp.async landing at the wait, then at issue), against level `ref`
+  // run once: {summed element differences, the reference's unwritten elements}.
+  auto bitwise_levels = [&](int ref, std::initializer_list<int> levels) {
+    Ws wr(max_chunks, HO, K, V);
+    run_prep<IOT, K, KEEP>(ref, p, wr, chunks, HO);
+    size_t diff = 0;
+    for (int level : levels)
+      for (int run = 0; run < 2; ++run) {
+        g_cp_eager = run & 1;
+        Ws w(max_chunks, HO, K, V);
+        run_prep<IOT, K, KEEP>(level, p, w, chunks, HO);
+        g_cp_eager = false;
+        diff += ws_diff(wr, w);
+      }
+    return std::pair<size_t, size_t>{diff, ws_unwritten<IOT>(wr, chunks, HO, K, V)};
+  };
+  // One line for a bitwise_levels result; 0 when it passed.
+  auto report_levels = [&](const char* levels, int ref, std::pair<size_t, size_t> r) {
+    const bool ok = r.first == 0 && r.second == 0;
+    printf("%-44s %s K=%3d keep=%d chunks=%3d: %s: bitwise v%d (whole workspace incl. KEEP regions, 2 runs each, cp.async late / eager) diffs %zu, v%d NaN %zu  %s\n",
+           name, std::is_same_v<IOT, gdn::gdn_bf16> ? "bf16" : "fp16", K, KEEP ? 1 : 0, chunks, levels, ref, r.first,
+           ref, r.second, ok ? "ok" : "FAIL");
     fflush(stdout);
-    return diff15 == 0 && nan14 == 0 ? 0 : 1;
-  }
-  // GDN_EMU_V13=1: prep10 once, prep13 and prep14 twice each (cp.async landing at the wait and at issue), every
-  // element of the whole workspace (incl. KEEP's T, E, Γ, β and the unwritten slots) compared;
-  // nothing else of the case.
-  if (getenv("GDN_EMU_V13")) {
-    Ws w10(max_chunks, HO, K, V);
-    run_prep<IOT, K, KEEP>(10, p, w10, chunks, HO);
-    size_t diff13 = 0;
-    for (int run = 0; run < 4; ++run) {
-      g_cp_eager = run & 1;
-      Ws w13(max_chunks, HO, K, V);
-      run_prep<IOT, K, KEEP>(run < 2 ? 13 : 14, p, w13, chunks, HO);
-      g_cp_eager = false;
-      diff13 += ws_diff(w10, w13);
-    }
-    const size_t nan10 = ws_unwritten<IOT>(w10, chunks, HO, K, V);
-    printf("%-44s %s K=%3d keep=%d chunks=%3d: v13, v14: bitwise v10 (whole workspace incl. KEEP regions, 2 runs each, cp.async late / eager) diffs %zu, v10 NaN %zu  %s\n",
-           name, std::is_same_v<IOT, gdn::gdn_bf16> ? "bf16" : "fp16", K, KEEP ? 1 : 0, chunks, diff13, nan10,
-           diff13 == 0 && nan10 == 0 ? "ok" : "FAIL");
-    fflush(stdout);
-    return diff13 == 0 && nan10 == 0 ? 0 : 1;
-  }
+    return ok ? 0 : 1;
+  };
+  // GDN_EMU_V15=1 / GDN_EMU_V13=1: these checks alone, nothing else of the case.
+  if (getenv("GDN_EMU_V15")) return report_levels("v15", 14, bitwise_levels(14, {15}));
+  if (getenv("GDN_EMU_V13")) return report_levels("v13, v14", 10, bitwise_levels(10, {13, 14}));
   // GDN_EMU_FAST=1: only prep3 (the v6 reference, bitwise prep6), prep7 once and prep8 twice (the
   // session-6 bitwise checks, prep4/5/6 and prep7's second run are skipped and count as passed).
   const bool fast = getenv("GDN_EMU_FAST") != nullptr;
-  // prep10 and prep11 (run with every mode): twice each, cp.async landing at the wait and at issue, every element
-  // of the whole workspace (incl. KEEP's T, E, Γ, β and the unwritten slots) bitwise prep9's.
-  // GDN_EMU_V10=1: this check alone (prep9 once, prep10 twice), nothing else of the case.
-  size_t diff10 = 0;
-  {
-    Ws w9r(max_chunks, HO, K, V);
-    run_prep<IOT, K, KEEP>(9, p, w9r, chunks, HO);
-    for (int run = 0; run < 4; ++run) {
-      g_cp_eager = run & 1;
-      Ws w10(max_chunks, HO, K, V);
-      run_prep<IOT, K, KEEP>(run < 2 ? 10 : 11, p, w10, chunks, HO);
-      g_cp_eager = false;
-      diff10 += ws_diff(w9r, w10);
-    }
-    const size_t nan9 = ws_unwritten<IOT>(w9r, chunks, HO, K, V);
-    if (getenv("GDN_EMU_V10")) {
-      printf("%-44s %s K=%3d keep=%d chunks=%3d: v10, v11: bitwise v9 (whole workspace incl. KEEP regions, 2 runs each, cp.async late / eager) diffs %zu, v9 NaN %zu  %s\n",
-             name, std::is_same_v<IOT, gdn::gdn_bf16> ? "bf16" : "fp16", K, KEEP ? 1 : 0, chunks, diff10, nan9,
-             diff10 == 0 && nan9 == 0 ? "ok" : "FAIL");
-      fflush(stdout);
-      return diff10 == 0 && nan9 == 0 ? 0 : 1;
-    }
-  }
+  // prep10 and prep11 (run with every mode) against prep9.
+  // GDN_EMU_V10=1: this check alone, nothing else of the case.
+  const auto [diff10, nan9] = bitwise_levels(9, {10, 11});
+  if (getenv("GDN_EMU_V10")) return report_levels("v10, v11", 9, {diff10, nan9});
   Ws w1(max_chunks, HO, K, V), w3(max_chunks, HO, K, V);
   run_prep<IOT, K, KEEP>(3, p, w3, chunks, HO);
   Ws w3b(max_chunks, HO, K, V);  // a second prep3 run: with real threads a race shows as a difference

@@ -60,19 +60,9 @@ __device__ __forceinline__ void prep15_diag_and_step1(float* Lf, int warp, int l
 // instead of fp32 (the values tcinv10_rows_to_io would pack from it: every column < 32 ≤ row).
 template <typename T>
 __device__ __forceinline__ void prep15_tba_io(float* Lf, int warp, int lane) {
-  constexpr int LS = TCINV_LS;
-  const int g = lane >> 2, t = lane & 3, mb = warp >> 2, nt = warp & 3;
-  const int ar = 32 + 16 * mb + g;  // A rows (T_BB, Lf columns 32..63)
+  const int t = lane & 3, nt = warp & 3;
   float c[2][4];
-  zero_frags(c);
-#pragma unroll
-  for (int kb = 0; kb < 4; ++kb) {
-    if (kb > 2 * mb + 1) continue;  // T_BB[i][k] = 0 for k > i
-    const float2 lo = *reinterpret_cast<const float2*>(&Lf[ar * LS + 32 + 8 * kb + 2 * t]);
-    const float2 hi = *reinterpret_cast<const float2*>(&Lf[(ar + 8) * LS + 32 + 8 * kb + 2 * t]);
-    const float2 bv = *reinterpret_cast<const float2*>(&Lf[(8 * nt + g) * LS + 32 + 8 * kb + 2 * t]);
-    tcinv8_mma(c[kb & 1], lo, hi, bv);
-  }
+  const int ar = tcinv8_tba_products(Lf, warp, lane, c);
   T* tb = reinterpret_cast<T*>(Lf);
 #pragma unroll
   for (int h = 0; h < 2; ++h)

@@ -245,12 +245,13 @@ __device__ __forceinline__ void tcinv8_p(float* Lf, int warp, int lane) {
       Lf[(8 * nt + 2 * t + e) * LS + 32 + 16 * mb + g + 8 * h] = c[0][2 * h + e] + c[1][2 * h + e];
 }
 
-// Step 2b for warp w (same tile): T_BA = −T_BB P, row-major over L_BA.
-__device__ __forceinline__ void tcinv8_tba(float* Lf, int warp, int lane) {
+// Step 2b's products for warp w (same tile): c[0] + c[1] = T_BB P for rows ar(w) + 8h of T_BA
+// (ar = 32 + 16 (w >> 2) + lane / 4), columns 8 (w & 3) + 2 (lane & 3) + e, as two accumulators
+// over alternate k8 steps; the callers store −(c[0] + c[1]) (fp32 here, io in prep15).
+__device__ __forceinline__ int tcinv8_tba_products(const float* Lf, int warp, int lane, float (&c)[2][4]) {
   constexpr int LS = TCINV_LS;
   const int g = lane >> 2, t = lane & 3, mb = warp >> 2, nt = warp & 3;
   const int ar = 32 + 16 * mb + g;  // A rows (T_BB, Lf columns 32..63)
-  float c[2][4];
   zero_frags(c);
 #pragma unroll
   for (int kb = 0; kb < 4; ++kb) {
@@ -260,6 +261,15 @@ __device__ __forceinline__ void tcinv8_tba(float* Lf, int warp, int lane) {
     const float2 bv = *reinterpret_cast<const float2*>(&Lf[(8 * nt + g) * LS + 32 + 8 * kb + 2 * t]);
     tcinv8_mma(c[kb & 1], lo, hi, bv);
   }
+  return ar;
+}
+
+// Step 2b for warp w (same tile): T_BA = −T_BB P, row-major over L_BA.
+__device__ __forceinline__ void tcinv8_tba(float* Lf, int warp, int lane) {
+  constexpr int LS = TCINV_LS;
+  const int t = lane & 3, nt = warp & 3;
+  float c[2][4];
+  const int ar = tcinv8_tba_products(Lf, warp, lane, c);
 #pragma unroll
   for (int h = 0; h < 2; ++h)
     *reinterpret_cast<float2*>(&Lf[(ar + 8 * h) * LS + 8 * nt + 2 * t]) =
