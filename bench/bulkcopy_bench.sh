@@ -12,12 +12,12 @@ NVCC=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem --format=csv
   "$NVCC" --version | tail -2
   t0=$(date +%s)
-  timeout 60 "$NVCC" -O3 -arch=sm_90a -std=c++17 --ptxas-options=-v bulkcopy_bench.cu -o bulkcopy_bench 2>&1 \
+  timeout 45 "$NVCC" -O3 -arch=sm_90a -std=c++17 --ptxas-options=-v bulkcopy_bench.cu -o bulkcopy_bench 2>&1 \
     | grep -E "Compiling entry|Used|error" || true
   echo "compile: $(( $(date +%s) - t0 )) s, rc of binary: $(test -x bulkcopy_bench && echo present || echo MISSING)"
   for fam in lat cpa bulk mc; do
     t1=$(date +%s)
-    timeout 25 ./bulkcopy_bench "$fam"
+    timeout 18 ./bulkcopy_bench "$fam"
     echo "# family $fam: rc=$? in $(( $(date +%s) - t1 )) s"
   done
   date -u
