@@ -19,7 +19,11 @@
 // streamed (interleaved across blocks so the whole grid walks it contiguously).
 // Latency ("lat"): one copy of C bytes at a time, clock64 from issue to completion (bulk: to the
 // mbarrier's try_wait success; cpa: 128 threads, wait_group 0 + bar.sync), median of 64.
-// Usage: bulkcopy_bench <family: cpa|bulk|mc|lat> ; prints one line per data point.
+//   pc / pcmc : bulk / multicast rings with clus11's structure: a producer warp (warp 4) that only
+//          issues, 4 consumer warps that only wait FULL, sum and arrive on EMPTY (no bar.sync).
+// Burst ("burst"): N copies of C bytes issued back to back onto one mbarrier (L2 source), clock64
+// from the first issue to completion and to the end of the issue loop: the per-copy cost.
+// Usage: bulkcopy_bench <family: lat|cpa|bulk|mc|pc|pcmc|burst>; prints one line per data point.
 #include <cuda_runtime.h>
 #include <algorithm>
 #include <cstdint>
@@ -159,10 +163,11 @@ __device__ __forceinline__ void cluster_sync() {
 }
 
 // Sum of the 32-bit words of a stage (uint4 per thread-step).
-__device__ __forceinline__ unsigned long long stage_sum(const uint8_t* stage, uint32_t G) {
+__device__ __forceinline__ unsigned long long stage_sum(const uint8_t* stage, uint32_t G,
+                                                        uint32_t nthr = kThreads) {
   unsigned long long s = 0;
   const uint4* p = reinterpret_cast<const uint4*>(stage);
-  for (uint32_t i = threadIdx.x; i < G / 16; i += blockDim.x) {
+  for (uint32_t i = threadIdx.x; i < G / 16; i += nthr) {
     uint4 v = p[i];
     s += (unsigned long long)v.x + v.y + v.z + v.w;
   }
@@ -173,7 +178,7 @@ __device__ __forceinline__ void block_add(unsigned long long s, unsigned long lo
   if ((threadIdx.x & 31) == 0) atomicAdd(out, s);
 }
 __device__ __forceinline__ uint64_t stage_off(const Params& p, uint32_t j, uint32_t unit) {
-  return ((uint64_t(j) * p.units + unit) * p.G) % p.src_bytes;
+  return ((uint64_t(j) * p.units + unit) * p.G) & (p.src_bytes - 1);  // sizes are powers of 2
 }
 
 // ------------------------------------------------------------------ cp.async (16 B, 128 threads)
@@ -284,6 +289,149 @@ __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(kThreads) k_mc(Param
   bulk_body<true>(p);
 }
 
+// ------------------------------------------------------------------ producer warp + 4 consumer warps
+// clus11's structure: warp 4 only issues (waits EMPTY[s], arrive.expect_tx, copies), warps 0-3
+// only consume (wait FULL[s], checksum, lane 0 of each warp arrives on EMPTY[s], locally and, in a
+// cluster, on the peer's). No block barrier in the loop. EMPTY count = 4 warps x cluster size.
+template <bool MC>
+__device__ __forceinline__ void pc_body(const Params& p) {
+  extern __shared__ __align__(1024) uint8_t smem[];
+  uint8_t* ring = smem + kBarBytes;
+  const uint32_t full0 = smem_u32(smem), empty0 = full0 + 64;
+  const uint32_t rank = MC ? cluster_rank() : 0u;
+  const uint32_t unit = MC ? blockIdx.x / 2 : blockIdx.x;
+  const uint32_t warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  if (threadIdx.x == 0) {
+    for (uint32_t s = 0; s < p.S; ++s) {
+      mbar_init(full0 + 8 * s, 1);
+      mbar_init(empty0 + 8 * s, MC ? 8 : 4);
+    }
+    fence_mbar_init();
+  }
+  __syncthreads();
+  if (MC) cluster_sync();
+  const uint32_t ncopies = p.G / p.C;
+  unsigned long long c0 = clock64(), t0 = gtimer();
+  unsigned long long sum = 0;
+  bool dead = false;
+  if (warp == 4) {
+    for (uint32_t j = 0; j < p.iters; ++j) {
+      const uint32_t s = j % p.S;
+      if (j >= p.S) mbar_wait(empty0 + 8 * s, ((j / p.S) - 1) & 1u, p.hang, dead);
+      const uint32_t bar = full0 + 8 * s;
+      const uint8_t* g = p.src + stage_off(p, j, unit);
+      const uint32_t d = smem_u32(ring + s * p.G);
+      if (lane == 0) mbar_expect_tx(bar, p.G);
+      __syncwarp();
+      const uint32_t step = p.warp_issue ? 32 : 1;
+      if (p.warp_issue || lane == 0) {
+        if (MC) {
+          for (uint32_t m = p.warp_issue ? lane : 0; m < ncopies / 2; m += step) {
+            const uint32_t k = 2 * m + rank;
+            bulk_g2s_mc(d + k * p.C, g + uint64_t(k) * p.C, p.C, bar, (uint16_t)0x3);
+          }
+        } else {
+          for (uint32_t k = p.warp_issue ? lane : 0; k < ncopies; k += step)
+            bulk_g2s(d + k * p.C, g + uint64_t(k) * p.C, p.C, bar);
+        }
+      }
+    }
+  } else {
+    for (uint32_t i = 0; i < p.iters; ++i) {
+      const uint32_t s = i % p.S, par = (i / p.S) & 1u;
+      mbar_wait(full0 + 8 * s, par, p.hang, dead);
+      sum += stage_sum(ring + s * p.G, p.G, 128);
+      __syncwarp();
+      if (lane == 0) {
+        mbar_arrive(empty0 + 8 * s);
+        if (MC) mbar_arrive_remote(empty0 + 8 * s, rank ^ 1u);
+      }
+    }
+  }
+  unsigned long long c1 = clock64(), t1 = gtimer();
+  __syncthreads();
+  if (MC) cluster_sync();
+  if (warp < 4) block_add(sum, p.sum);
+  if (threadIdx.x == 0) {
+    p.cyc[blockIdx.x] = c1 - c0;
+    p.ns[blockIdx.x] = t1 - t0;
+  }
+}
+__global__ void __launch_bounds__(160) k_pc(Params p) { pc_body<false>(p); }
+__global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(160) k_pcmc(Params p) {
+  pc_body<true>(p);
+}
+
+// ------------------------------------------------------------------ burst: N copies, one mbarrier
+// Per rep: thread 0 reads clock64, arrive.expect_tx(N*C), the copies are issued (by lane 0, or
+// spread over warp 0's lanes; MC: each CTA of the cluster issues N/2 copies multicast to both),
+// clock64 after lane 0's issue loop (+__syncwarp), wait, clock64. rep r reads 8 MB + r*N*C (L2).
+template <bool MC>
+__device__ __forceinline__ void burst_body(const uint8_t* src, uint64_t mask, uint32_t C,
+                                           uint32_t N, uint32_t reps, int warp_issue,
+                                           unsigned long long* cyc, unsigned long long* iss,
+                                           unsigned long long* sum, unsigned int* hang) {
+  extern __shared__ __align__(1024) uint8_t smem[];
+  uint8_t* buf = smem + kBarBytes;
+  const uint32_t bar = smem_u32(smem);
+  const uint32_t rank = MC ? cluster_rank() : 0u;
+  const uint32_t warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  if (threadIdx.x == 0) {
+    mbar_init(bar, 1);
+    fence_mbar_init();
+  }
+  __syncthreads();
+  if (MC) cluster_sync();
+  unsigned long long s = 0;
+  bool dead = false;
+  const uint32_t unit = MC ? blockIdx.x / 2 : blockIdx.x;
+  for (uint32_t r = 0; r < reps; ++r) {
+    const uint8_t* g = src + ((uint64_t(r) * N * C + uint64_t(unit) * 3 * 65536) & mask);
+    unsigned long long c0 = clock64(), ci = 0;
+    if (warp == 0) {
+      if (lane == 0) mbar_expect_tx(bar, N * C);
+      __syncwarp();
+      const uint32_t step = warp_issue ? 32 : 1;
+      if (warp_issue || lane == 0) {
+        if (MC) {
+          for (uint32_t m = warp_issue ? lane : 0; m < N / 2; m += step) {
+            const uint32_t k = 2 * m + rank;
+            bulk_g2s_mc(smem_u32(buf) + k * C, g + uint64_t(k) * C, C, bar, (uint16_t)0x3);
+          }
+        } else {
+          for (uint32_t k = warp_issue ? lane : 0; k < N; k += step)
+            bulk_g2s(smem_u32(buf) + k * C, g + uint64_t(k) * C, C, bar);
+        }
+      }
+      __syncwarp();
+      ci = clock64();
+    }
+    mbar_wait(bar, r & 1u, hang, dead);
+    unsigned long long c1 = clock64();
+    if (threadIdx.x == 0) {
+      cyc[blockIdx.x * reps + r] = c1 - c0;
+      iss[blockIdx.x * reps + r] = ci - c0;
+    }
+    s += stage_sum(buf, N * C);
+    __syncthreads();
+    if (MC) cluster_sync();  // the peer multicasts the next rep only after both summed this one
+  }
+  block_add(s, sum);
+}
+__global__ void __launch_bounds__(kThreads) k_burst(const uint8_t* src, uint64_t mask, uint32_t C,
+                                                    uint32_t N, uint32_t reps, int warp_issue,
+                                                    unsigned long long* cyc,
+                                                    unsigned long long* iss,
+                                                    unsigned long long* sum, unsigned int* hang) {
+  burst_body<false>(src, mask, C, N, reps, warp_issue, cyc, iss, sum, hang);
+}
+__global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(kThreads)
+    k_burstmc(const uint8_t* src, uint64_t mask, uint32_t C, uint32_t N, uint32_t reps,
+              int warp_issue, unsigned long long* cyc, unsigned long long* iss,
+              unsigned long long* sum, unsigned int* hang) {
+  burst_body<true>(src, mask, C, N, reps, warp_issue, cyc, iss, sum, hang);
+}
+
 // ------------------------------------------------------------------ reference checksum
 // off(j, unit) = (base + j * a + unit * b) % src_bytes, G bytes each, plain global loads.
 __global__ void k_ref(const uint8_t* src, uint64_t src_bytes, uint64_t base, uint64_t a,
@@ -389,11 +537,13 @@ static void init_dev(Dev& d) {
   k_init<<<4096, 256>>>((uint32_t*)d.dram, kDramBytes / 4);
   CK(cudaGetLastError());
   CK(cudaDeviceSynchronize());
-  for (auto f : {(const void*)k_cpa, (const void*)k_bulk, (const void*)k_mc, (const void*)k_lat})
+  for (auto f : {(const void*)k_cpa, (const void*)k_bulk, (const void*)k_mc, (const void*)k_lat,
+                 (const void*)k_pc, (const void*)k_pcmc, (const void*)k_burst,
+                 (const void*)k_burstmc})
     CK(cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, 227 * 1024));
 }
 
-enum Path { CPA = 0, BULK = 1, MC = 2 };
+enum Path { CPA = 0, BULK = 1, MC = 2, PC = 3, PCMC = 4 };
 struct Cfg {
   Path path;
   uint32_t C, G, S;
@@ -401,8 +551,9 @@ struct Cfg {
 };
 
 static void run_point(Dev& d, const Cfg& c, bool all_sms, bool dram) {
-  const int ctas = all_sms ? (c.path == MC ? d.sms / 2 * 2 : d.sms) : (c.path == MC ? 2 : 1);
-  const uint32_t units = c.path == MC ? ctas / 2 : ctas;
+  const bool cl = c.path == MC || c.path == PCMC;
+  const int ctas = all_sms ? (cl ? d.sms / 2 * 2 : d.sms) : (cl ? 2 : 1);
+  const uint32_t units = cl ? ctas / 2 : ctas;
   const uint64_t per_cta = 8ull << 20;  // bytes received per CTA
   Params p{};
   p.src = dram ? d.dram : d.l2;
@@ -423,8 +574,12 @@ static void run_point(Dev& d, const Cfg& c, bool all_sms, bool dram) {
       k_cpa<<<ctas, kThreads, smem>>>(p);
     else if (c.path == BULK)
       k_bulk<<<ctas, kThreads, smem>>>(p);
-    else
+    else if (c.path == MC)
       k_mc<<<ctas, kThreads, smem>>>(p);
+    else if (c.path == PC)
+      k_pc<<<ctas, 160, smem>>>(p);
+    else
+      k_pcmc<<<ctas, 160, smem>>>(p);
   };
   CK(cudaMemset(d.hang, 0, 4));
   launch();  // warm-up (L2: brings the 8 MB in)
@@ -454,7 +609,7 @@ static void run_point(Dev& d, const Cfg& c, bool all_sms, bool dram) {
   k_ref<<<units, 256>>>(p.src, p.src_bytes, 0, uint64_t(units) * c.G, c.G, c.G, p.iters, d.ref);
   CK(cudaGetLastError());
   CK(cudaMemcpy(&want, d.ref, 8, cudaMemcpyDeviceToHost));
-  if (c.path == MC) want *= 2;  // both CTAs of a cluster receive and sum every stage
+  if (cl) want *= 2;  // both CTAs of a cluster receive and sum every stage
   double gbs_sm = 0, mhz = 0, ns_max = 0;
   for (int b = 0; b < ctas; ++b) {
     gbs_sm += double(per_cta) / double(ns[b]);
@@ -464,7 +619,11 @@ static void run_point(Dev& d, const Cfg& c, bool all_sms, bool dram) {
   gbs_sm /= ctas;
   mhz /= ctas;
   const double bytes = double(per_cta) * ctas;
-  const char* path = c.path == CPA ? "cpa" : c.path == BULK ? "bulk" : "mc";
+  const char* path = c.path == CPA    ? "cpa"
+                     : c.path == BULK ? "bulk"
+                     : c.path == MC   ? "mc"
+                     : c.path == PC   ? "pc"
+                                      : "pcmc";
   const char* iss = c.path == CPA ? "128thr" : c.warp_issue ? "warp" : "thr";
   printf(
       "%-4s %-6s %-4s %-4s C=%6u copies/stage=%3u G=%6u S=%u inflight=%6u | bytes=%11.0f "
@@ -526,6 +685,64 @@ static void run_lat(Dev& d) {
   CK(cudaFree(cyc_d));
 }
 
+
+// N copies of C bytes on one mbarrier, L2-resident source; one CTA (cluster) or all SMs.
+static void run_burst(Dev& d, bool mc, bool all_sms, uint32_t C, uint32_t N, int warp_issue) {
+  const uint32_t reps = 16;
+  const int ctas = all_sms ? (mc ? d.sms / 2 * 2 : d.sms) : (mc ? 2 : 1);
+  const uint32_t units = mc ? ctas / 2 : ctas;
+  unsigned long long *cyc_d, *iss_d;
+  CK(cudaMalloc(&cyc_d, ctas * reps * 8));
+  CK(cudaMalloc(&iss_d, ctas * reps * 8));
+  const uint32_t smem = std::max<uint32_t>(kMinSmem, kBarBytes + N * C);
+  auto launch = [&]() {
+    if (mc)
+      k_burstmc<<<ctas, kThreads, smem>>>(d.l2, kL2Bytes - 1, C, N, reps, warp_issue, cyc_d,
+                                           iss_d, d.sum, d.hang);
+    else
+      k_burst<<<ctas, kThreads, smem>>>(d.l2, kL2Bytes - 1, C, N, reps, warp_issue, cyc_d, iss_d,
+                                         d.sum, d.hang);
+  };
+  CK(cudaMemset(d.hang, 0, 4));
+  launch();
+  CK(cudaGetLastError());
+  CK(cudaDeviceSynchronize());
+  CK(cudaMemset(d.sum, 0, 8));
+  launch();
+  CK(cudaGetLastError());
+  CK(cudaDeviceSynchronize());
+  std::vector<unsigned long long> cyc(ctas * reps), iss(ctas * reps);
+  CK(cudaMemcpy(cyc.data(), cyc_d, cyc.size() * 8, cudaMemcpyDeviceToHost));
+  CK(cudaMemcpy(iss.data(), iss_d, iss.size() * 8, cudaMemcpyDeviceToHost));
+  unsigned long long got = 0, want = 0;
+  unsigned int hang = 0;
+  CK(cudaMemcpy(&got, d.sum, 8, cudaMemcpyDeviceToHost));
+  CK(cudaMemcpy(&hang, d.hang, 4, cudaMemcpyDeviceToHost));
+  CK(cudaMemset(d.ref, 0, 8));
+  k_ref<<<units, 256>>>(d.l2, kL2Bytes, 0, uint64_t(N) * C, 3ull * 65536, N * C, reps, d.ref);
+  CK(cudaMemcpy(&want, d.ref, 8, cudaMemcpyDeviceToHost));
+  if (mc) want *= 2;
+  std::vector<unsigned long long> a, b;  // drop rep 0 of every block
+  for (int k = 0; k < ctas; ++k)
+    for (uint32_t r = 1; r < reps; ++r) {
+      a.push_back(cyc[k * reps + r]);
+      b.push_back(iss[k * reps + r]);
+    }
+  std::sort(a.begin(), a.end());
+  std::sort(b.begin(), b.end());
+  const double med = double(a[a.size() / 2]), imed = double(b[b.size() / 2]);
+  const double issued = mc ? N / 2.0 : N;  // copies issued by this CTA
+  printf(
+      "burst %-4s %-4s %-3s C=%6u N=%3u bytes/CTA=%6u | median_cyc=%7.0f issue_cyc=%7.0f "
+      "cyc/copy_issued=%6.1f issue_cyc/copy=%6.1f recv_B/cyc=%6.2f GBps/SM=%6.2f | %s%s\n",
+      mc ? "mc" : "bulk", warp_issue ? "warp" : "thr", all_sms ? "all" : "1sm", C, N, N * C, med,
+      imed, med / issued, imed / issued, N * C / med, N * C / med * d.clock_ghz,
+      got == want ? "ok" : "BAD", hang ? " HANG" : "");
+  fflush(stdout);
+  CK(cudaFree(cyc_d));
+  CK(cudaFree(iss_d));
+}
+
 int main(int argc, char** argv) {
   const std::string fam = argc > 1 ? argv[1] : "cpa";
   Dev d;
@@ -537,6 +754,18 @@ int main(int argc, char** argv) {
   fflush(stdout);
   if (fam == "lat") {
     run_lat(d);
+    return 0;
+  }
+  if (fam == "burst") {
+    for (int mc = 0; mc < 2; ++mc)
+      for (int all = 0; all < 2; ++all)
+        for (uint32_t C : {128u, 256u, 1024u, 4096u, 16384u, 65536u})
+          for (uint32_t N : {2u, 8u, 32u, 128u})
+            for (int w : {0, 1}) {
+              if (uint64_t(N) * C > 192 * 1024) continue;
+              if (N == 2 && w == 1) continue;  // same as thr
+              run_burst(d, mc != 0, all != 0, C, N, w);
+            }
     return 0;
   }
   std::vector<Cfg> cfgs;
@@ -572,6 +801,18 @@ int main(int argc, char** argv) {
     // whole tiles: 16 KB copies, 64 KB stages
     for (uint32_t S : {2u, 3u}) cfgs.push_back({MC, 16 * KB, 64 * KB, S, 1});
   } else {
+    if (fam == "pc" || fam == "pcmc") {
+      const Path pth = fam == "pc" ? PC : PCMC;
+      for (uint32_t G : {8 * KB, 16 * KB, 32 * KB, 64 * KB})
+        for (uint32_t S : {2u, 3u, 4u}) {
+          if (S * G > 192 * KB) continue;
+          cfgs.push_back({pth, G / (pth == PCMC ? 2 : 1), G, S, 0});  // whole stage: 1 copy / CTA
+          if (G >= 16 * KB) cfgs.push_back({pth, 4 * KB, G, S, 1});
+          if (G == 32 * KB) cfgs.push_back({pth, 256, G, S, 1});  // c2's rows
+        }
+    }
+  }
+  if (cfgs.empty()) {
     fprintf(stderr, "unknown family %s\n", fam.c_str());
     return 1;
   }
