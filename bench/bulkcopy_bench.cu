@@ -365,7 +365,9 @@ __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(160) k_pcmc(Params p
 // ------------------------------------------------------------------ burst: N copies, one mbarrier
 // Per rep: thread 0 reads clock64, arrive.expect_tx(N*C), the copies are issued (by lane 0, or
 // spread over warp 0's lanes; MC: each CTA of the cluster issues N/2 copies multicast to both),
-// clock64 after lane 0's issue loop (+__syncwarp), wait, clock64. rep r reads 8 MB + r*N*C (L2).
+// clock64 after lane 0's issue loop (+__syncwarp), wait, clock64. A burst starts at
+// (r*N*C + unit*192 KB) mod 4 MB of the 8 MB buffer, so N*C <= 192 KB never reads past its end
+// (run 2 used mod 8 MB and read past the end on all SMs: fixed after the run, not re-run).
 template <bool MC>
 __device__ __forceinline__ void burst_body(const uint8_t* src, uint64_t mask, uint32_t C,
                                            uint32_t N, uint32_t reps, int warp_issue,
@@ -697,10 +699,10 @@ static void run_burst(Dev& d, bool mc, bool all_sms, uint32_t C, uint32_t N, int
   const uint32_t smem = std::max<uint32_t>(kMinSmem, kBarBytes + N * C);
   auto launch = [&]() {
     if (mc)
-      k_burstmc<<<ctas, kThreads, smem>>>(d.l2, kL2Bytes - 1, C, N, reps, warp_issue, cyc_d,
+      k_burstmc<<<ctas, kThreads, smem>>>(d.l2, kL2Bytes / 2 - 1, C, N, reps, warp_issue, cyc_d,
                                            iss_d, d.sum, d.hang);
     else
-      k_burst<<<ctas, kThreads, smem>>>(d.l2, kL2Bytes - 1, C, N, reps, warp_issue, cyc_d, iss_d,
+      k_burst<<<ctas, kThreads, smem>>>(d.l2, kL2Bytes / 2 - 1, C, N, reps, warp_issue, cyc_d, iss_d,
                                          d.sum, d.hang);
   };
   CK(cudaMemset(d.hang, 0, 4));
@@ -719,7 +721,7 @@ static void run_burst(Dev& d, bool mc, bool all_sms, uint32_t C, uint32_t N, int
   CK(cudaMemcpy(&got, d.sum, 8, cudaMemcpyDeviceToHost));
   CK(cudaMemcpy(&hang, d.hang, 4, cudaMemcpyDeviceToHost));
   CK(cudaMemset(d.ref, 0, 8));
-  k_ref<<<units, 256>>>(d.l2, kL2Bytes, 0, uint64_t(N) * C, 3ull * 65536, N * C, reps, d.ref);
+  k_ref<<<units, 256>>>(d.l2, kL2Bytes / 2, 0, uint64_t(N) * C, 3ull * 65536, N * C, reps, d.ref);
   CK(cudaMemcpy(&want, d.ref, 8, cudaMemcpyDeviceToHost));
   if (mc) want *= 2;
   std::vector<unsigned long long> a, b;  // drop rep 0 of every block
