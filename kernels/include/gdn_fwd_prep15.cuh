@@ -75,16 +75,13 @@ __device__ __forceinline__ void prep15_tba_io(float* Lf, int warp, int lane) {
 // 32..63, i.e. fp32 columns 12..31 of the row: no lane reads what another writes.
 template <typename T>
 __device__ __forceinline__ void prep15_tbb_to_io(float* Lf, int warp, int lane) {
-  constexpr int LS = TCINV_LS;
   T* tb = reinterpret_cast<T*>(Lf);
   const int cc = 32 + 2 * (lane & 15);
 #pragma unroll
   for (int i = 0; i < 2; ++i) {
     const int r = warp + 8 * (4 + 2 * i + (lane >> 4));
-    const float2 v = *reinterpret_cast<const float2*>(&Lf[r * LS + cc]);
-    const float a = cc < r ? v.x : (cc == r ? 1.f : 0.f);
-    const float b = cc + 1 < r ? v.y : (cc + 1 == r ? 1.f : 0.f);
-    *reinterpret_cast<u32*>(&tb[tcinv10_tb_row(r) + cc]) = Io<T>::pack(a, b);
+    const float2 v = tcinv_t_pair(Lf, r, cc);
+    *reinterpret_cast<u32*>(&tb[tcinv10_tb_row(r) + cc]) = Io<T>::pack(v.x, v.y);
   }
 }
 

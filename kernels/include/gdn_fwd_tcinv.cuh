@@ -276,18 +276,19 @@ __device__ __forceinline__ void tcinv8_tba(float* Lf, int warp, int lane) {
         make_float2(-(c[0][2 * h] + c[1][2 * h]), -(c[0][2 * h + 1] + c[1][2 * h + 1]));
 }
 
+// T's elements (r, cc), (r, cc + 1) (cc even) from Lf's fp32 rows (row-major lower triangle, the
+// unit diagonal and the zero upper triangle implied): the pair every conversion of T to io packs.
+__device__ __forceinline__ float2 tcinv_t_pair(const float* Lf, int r, int cc) {
+  const float2 v = *reinterpret_cast<const float2*>(&Lf[r * TCINV_LS + cc]);
+  return make_float2(cc < r ? v.x : (cc == r ? 1.f : 0.f), cc + 1 < r ? v.y : (cc + 1 == r ? 1.f : 0.f));
+}
+
 // T (row-major in Lf's lower triangle, unit diagonal) to the io dtype over the same region (tb,
 // rows of CHUNK + 8), through registers: one float2 per pair (a warp reads one contiguous row);
 // barriers after the reads and after the writes.
 template <typename T>
 __device__ __forceinline__ void tcinv8_t_to_io(const float* Lf, T* tb, int tid) {
-  constexpr int LS = TCINV_LS;
-  prep_t_pairs_to_io<T, TCINV_THREADS, BlockBarrier>(tb, tid, [&](int r, int cc) {
-    const float2 v = *reinterpret_cast<const float2*>(&Lf[r * LS + cc]);
-    const float a = cc < r ? v.x : (cc == r ? 1.f : 0.f);
-    const float b = cc + 1 < r ? v.y : (cc + 1 == r ? 1.f : 0.f);
-    return make_float2(a, b);
-  });
+  prep_t_pairs_to_io<T, TCINV_THREADS, BlockBarrier>(tb, tid, [&](int r, int cc) { return tcinv_t_pair(Lf, r, cc); });
 }
 
 // Phase 4 of prep7 (VER = 1) / prep8 and prep9 (VER = 2) (after the barrier that follows tcinv_store_l):
@@ -334,17 +335,13 @@ __device__ __forceinline__ int tcinv10_tb_row(int r) { return (TCINV_LS * 2) * r
 // 0..31 and the padding of the rows above them.
 template <typename T, int U0>
 __device__ __forceinline__ void tcinv10_rows_to_io(float* Lf, int warp, int lane) {
-  constexpr int LS = TCINV_LS;
   T* tb = reinterpret_cast<T*>(Lf);
   const int cc = 2 * lane;
   u32 tv[4];
 #pragma unroll
   for (int u = 0; u < 4; ++u) {
-    const int r = warp + 8 * (U0 + u);
-    const float2 v = *reinterpret_cast<const float2*>(&Lf[r * LS + cc]);
-    const float a = cc < r ? v.x : (cc == r ? 1.f : 0.f);
-    const float b = cc + 1 < r ? v.y : (cc + 1 == r ? 1.f : 0.f);
-    tv[u] = Io<T>::pack(a, b);
+    const float2 v = tcinv_t_pair(Lf, warp + 8 * (U0 + u), cc);
+    tv[u] = Io<T>::pack(v.x, v.y);
   }
   __syncwarp();
 #pragma unroll
