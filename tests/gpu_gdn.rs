@@ -49,7 +49,7 @@ struct Case {
     long_span: bool,
     /// Keys drawn around one shared direction (cos ≈ 0.5 between tokens) instead of independently:
     /// L = β k kᵀ ⊙ decay is then far from zero, so the per-chunk triangular inverse T = (I + L)⁻¹
-    /// is far from the identity (the prep's inverse numerics, DNNPLAN_GDN_FWD_PREP=v7).
+    /// is far from the identity (the prep's inverse numerics: TF32x3 products on the tensor cores).
     aligned_keys: bool,
 }
 
@@ -989,7 +989,7 @@ fn run_bwd(c: &Case, seed: u64, caller: &Caller) -> Vec<String> {
         line += &format!(" {p} {e:.2e}");
         if hashes {
             // FNV-1a of the output bytes: equal lines across DNNPLAN_GDN_BWD_TOKENS variants
-            // mean bitwise-equal gradients (bench/gdn_device_tok6.sh compares tc4 with tc5).
+            // mean bitwise-equal gradients (bench/device_lib.sh's dev_same compares them).
             line += &format!(" #{:016x}", fnv1a(bytes));
         }
         if e.is_nan() || e > tol {
@@ -1139,15 +1139,12 @@ fn timing_at_benchmark_shapes() {
         let (t, n) = (inp.t, inp.n);
         let fwd = inp.time(&caller, "gdn");
         // Token-stage variants (DNNPLAN_GDN_BWD_TOKENS; default "tc11,tc12", or the comma list
-        // in DNNPLAN_GDN_TIMING_VARIANTS: mma = session 3's pair, tc = session 4's all-tensor-core
-        // token stage with io-dtype dS' and direct dQ/dK/dV, tc2 = tc with its latency cuts,
-        // tc3 = tc2 with fewer instructions and fp32 S_c, tc4 = tc3 with io-dtype S_c, tc5 = tc4
-        // with its copies consumed in four groups; tc11 = tc5 with the fp32 dR by cp.async,
-        // conflict-free result staging and phase A's G in rows of 72 (session 8); tc12 = tc11 with
-        // the row phase's raw q / k rows and G tile conflict-free, the default since session 10),
+        // in DNNPLAN_GDN_TIMING_VARIANTS: tc11 = session 8's stage (the fp32 dR by cp.async,
+        // conflict-free result staging, phase A's G in rows of 72); tc12 = tc11 with the row
+        // phase's raw q / k rows and G tile conflict-free, the default since session 10),
         // each as a whole and cut after every launch (DNNPLAN_GDN_BWD_STEPS, read at build): the
         // stage times are the differences (without head groups the tc plans have no fold: "fold 0").
-        // "tokens/dscan" sets DNNPLAN_GDN_BWD_DSCAN apart (e.g. "tc4/v1": the 4-warp reverse scan).
+        // "tokens/dscan" sets DNNPLAN_GDN_BWD_DSCAN apart (e.g. "tc12/v1": the 4-warp reverse scan).
         let mut bwd = 0.0;
         for variant in variants.iter().map(String::as_str) {
             let (tokens, dscan) = variant.split_once('/').unwrap_or((variant, variant));

@@ -59,12 +59,9 @@ fn kernel_counts(kernel: &str, lens: &[i64], ho: i64, d: i64, pieces: i64) -> (f
 
 /// Sets (or removes, for "") the forward's schedule overrides.
 fn set_schedule(scan: &str, pieces: &str) {
-    // "v1" names the whole session-1 forward: its prep and its scan.
-    let prep = if scan == "v1" { "v1" } else { "" };
     for (k, v) in [
         ("DNNPLAN_GDN_FWD_SCAN", scan),
         ("DNNPLAN_GDN_FWD_PIECES", pieces),
-        ("DNNPLAN_GDN_FWD_PREP", prep),
     ] {
         set_env(k, (!v.is_empty()).then_some(v));
     }
@@ -76,11 +73,10 @@ fn gdn_benchmark_ours() {
         return;
     }
     let caller = Caller::new();
-    // (label, DNNPLAN_GDN_FWD_SCAN, DNNPLAN_GDN_FWD_PIECES): "" = the engine's default; "v1" =
-    // the session-1 prep and scan (before).
-    let schedules: [(&str, &str, &str); 6] = [
+    // (label, DNNPLAN_GDN_FWD_SCAN, DNNPLAN_GDN_FWD_PIECES): "" = the engine's default. (The
+    // session-1 prep and scan, "v1", are no longer bundled since session 12.)
+    let schedules: [(&str, &str, &str); 5] = [
         ("default", "", ""),
-        ("v1", "v1", ""),
         ("w4", "w4", "1"),
         ("w8", "w8", "1"),
         ("w4-p4", "w4", "4"),
@@ -165,15 +161,9 @@ fn gdn_benchmark_ours() {
 }
 
 /// The prep kernels side by side (runs only when `DNNPLAN_GDN_BENCH_PREP` is set): per benchmark
-/// shape and per prep in `DNNPLAN_GDN_BENCH_PREP_VARIANTS` (comma list, default `v14,v15`; `v2` =
-/// the 4-warp `gdn_fwd_prep_*` / `gdn_bwd_prep_*`, `v3` = the 8-warp `*_prep3_*`, `v6` = prep3
-/// with fewer inverse barriers at 4 blocks per SM, `v7` = prep6 with the triangular inverse on
-/// the tensor cores; `v9` = v7 with the inverse by 2x2 recursive blocking on all 8 warps and
-/// ldmatrix.x4 operand loads; `v10` = v9's tile in fewer block-wide phases (bitwise); `v13` / `v14`
-/// = v10 with the diagonal substitution on 4 warps / right-looking from registers (bitwise); `v15`
-/// = v14 with the inverse's serial pieces off the block barriers (bitwise; the default);
-/// see `PrepVariant` in
-/// src/engines/gdn/engine.rs), the forward prep's time (whole-execute time after 2
+/// shape and per prep in `DNNPLAN_GDN_BENCH_PREP_VARIANTS` (comma list, default `v14,v15`: the
+/// bundled ones, `PREP_VARIANTS` in src/engines/gdn/engine.rs; `v15` = v14 with the inverse's
+/// serial pieces off the block barriers, bitwise, the default), the forward prep's time (whole-execute time after 2
 /// launches minus after 1, `DNNPLAN_GDN_FWD_STEPS`) with its bandwidth and TFLOP/s, the whole
 /// forward (default schedule), the backward prep's time (`DNNPLAN_GDN_BWD_STEPS` 2 minus 1) and
 /// the whole backward; then each prep's speedup over the first. Prints `BENCH prep ...` lines;

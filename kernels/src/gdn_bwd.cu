@@ -1,73 +1,35 @@
 // gdn_bwd.cu: entry points of the Gated DeltaNet chunked backward (kernels/include/gdn_bwd.cuh).
 //
-// Per (io dtype, K = V) variant, on one stream, after gdn_chunk_offsets (the forward module's,
-// launched with bwd.f):
-//   gdn_bwd_prep_{bf16,f16}_k{64,128}    <<<(max_chunks, HO), 128, PrepSmem::bytes>>>
-//   gdn_bwd_prep3_{bf16,f16}_k{64,128}   <<<(max_chunks, HO), 256, Prep3Smem::bytes>>> (the 8-warp
-//     prep, gdn_fwd_prep3.cuh, bitwise gdn_bwd_prep's outputs; DNNPLAN_GDN_FWD_PREP=v3)
-//   gdn_bwd_prep6_{bf16,f16}_k{64,128}   <<<(max_chunks, HO), 256, Prep6Smem::bytes>>> (prep3 with
-//     the one-barrier-per-block-row inverse and A stored from registers: 4 blocks per SM; bitwise
-//     the same outputs; DNNPLAN_GDN_FWD_PREP=v6)
-//   gdn_bwd_prep7_{bf16,f16}_k{64,128}   <<<(max_chunks, HO), 256, Prep7Smem::bytes>>> (prep6 with
-//     the triangular inverse on the tensor cores, gdn_fwd_tcinv.cuh; DNNPLAN_GDN_FWD_PREP=v7)
-//   gdn_bwd_prep9_{bf16,f16}_k{64,128}   <<<(max_chunks, HO), 256, Prep7Smem::bytes>>> (prep7 with
-//     the off-diagonal inverse by 2x2 recursive blocking on all 8 warps and ldmatrix.x4 operand
-//     loads; the session-8 default, v9; prep8 = the blocked inverse alone, bitwise prep9, not bundled)
-//   gdn_bwd_prep10_{bf16,f16}_k{64,128}  <<<(max_chunks, HO), 256, Prep7Smem::bytes>>> (prep9's
-//     tile in fewer block-wide phases, gdn_fwd_prep10.cuh; bitwise prep9; the default, v10)
-//     (prep10 with W and Ũᵀ stored from registers, "prep11": bitwise, 0.90-0.95x prep9 on the
-//     H200; not bundled, bench/gdn_prep_host_emu.cpp still checks it)
-//   gdn_bwd_prep13_{bf16,f16}_k{64,128}  <<<(max_chunks, HO), 256, Prep7Smem::bytes>>> (prep10
-//     with the diagonal substitution on 4 warps, gdn_fwd_prep13.cuh; bitwise prep10; v13)
-//   gdn_bwd_prep14_{bf16,f16}_k{64,128}  <<<(max_chunks, HO), 256, Prep7Smem::bytes>>> (prep10
-//     with the diagonal substitution right-looking from registers, gdn_fwd_prep13.cuh; bitwise
-//     prep10; v14)
-//   gdn_bwd_prep15_{bf16,f16}_k{64,128}  <<<(max_chunks, HO), 256, Prep7Smem::bytes>>> (prep14
-//     with the inverse's serial pieces off the block barriers, gdn_fwd_prep15.cuh; bitwise
-//     prep14; v15)
-//   gdn_bwd_fscan_{bf16,f16}_k{64,128}   <<<(V / 64, HO, N), 128, ScanSmem::bytes>>>
-//   gdn_bwd_dscan_mma_{bf16,f16}_k{64,128} <<<(V / 64, HO, N), 128, DscanMmaSmem::bytes>>>
-//     (the reverse scan on the tensor cores, fp32 dS'; with the older token stages)
-//   gdn_bwd_dscan_{bf16,f16}_k{64,128}   <<<(V / 16, HO, N), 128, DscanSmem::bytes>>>
-//     (the fp32 CUDA-core reverse scan, kept as the reference variant: DNNPLAN_GDN_BWD_DSCAN=fp32)
+// Per (io dtype, K = V) variant, on one stream (the plan: src/engines/gdn/backward.rs):
+//   gdn_bwd_chunk_offsets                <<<1, 1024>>> chunk table
+//   gdn_bwd_prep15_{bf16,f16}_k{64,128}  <<<(max_chunks, HO), 256, Prep7Smem::bytes>>> (the
+//     forward's factor kernel keeping T, E, Γ, β; the default, DNNPLAN_GDN_FWD_PREP=v15)
+//   gdn_bwd_prep14_{bf16,f16}_k{64,128}  <<<as prep15>>> (the session-10 default, bitwise prep15:
+//     the default's witness, DNNPLAN_GDN_FWD_PREP=v14)
+//   gdn_bwd_fscan_{bf16,f16}_k{64,128}   <<<(V / 64, HO, N), 128, ScanSmem::bytes>>> (the session-5
+//     forward-state replay, bitwise fscan_r4: the replay's witness, DNNPLAN_GDN_BWD_FSCAN=v1)
 //   gdn_bwd_dscan_io_{bf16,f16}_k{64,128} <<<(V / 64, HO, N), 128, DscanMmaSmem::bytes>>>
-//     (the default reverse scan: gdn_bwd_dscan_mma writing dS' in the io dtype)
-//   gdn_bwd_tokens_tc_{bf16,f16}_k{64,128} <<<(max_chunks, HO), 512, TokSmem::bytes + V·72·2 + 2·64·(K+8)·2>>>
-//     (the default token stage: every product on the tensor cores, io-dtype dS', direct dq/dk/dv)
-//   gdn_bwd_tokens_tc2_{bf16,f16}_k{64,128} <<<as tokens_tc>>>
-//     (tokens_tc with its latency cuts: coalesced dv / dβ pass, raw gate and β loaded up front, no
-//     barrier before the products, a one-warp reverse cumsum; DNNPLAN_GDN_BWD_TOKENS=tc2)
-//   gdn_bwd_tokens_tc3_{bf16,f16}_k{64,128} <<<as tokens_tc>>>
-//     (tokens_tc2 with ldmatrix.x4 A / B fragments and float2-staged fp32 results in rows of K + 8;
-//     DNNPLAN_GDN_BWD_TOKENS=tc3)
-//   gdn_bwd_tokens_tc4_{bf16,f16}_k{64,128} <<<as tokens_tc>>>
-//     (the default: tokens_tc3 reading S_c in the io dtype, written by gdn_bwd_fscan / fscanp
-//     under FLAG_BWD_S_IO)
-//   gdn_bwd_tokens_tc5_{bf16,f16}_k{64,128} <<<as tokens_tc>>>
-//     (tokens_tc4 with its copies in four groups consumed in turn: U while dO / dS' / q / k land,
-//     the value products in two passes, two barriers fewer; DNNPLAN_GDN_BWD_TOKENS=tc5)
-//   gdn_bwd_tokens_tc11_{bf16,f16}_k{64,128} <<<as tokens_tc, TokSmem9::bytes>>>
-//     (session 8's default: tokens_tc5 with the fp32 dR tile copied by cp.async with dO and consumed after
-//     U (level 9), conflict-free fp32 result staging (level 10) and phase A's fp32 G tile in rows
-//     of CHUNK + 8 (level 11); bitwise tc5. Levels 9 and 10 are not bundled: strictly slower steps
-//     to 11, bitwise equal; bench/gdn_bwd_host_emu.cpp sets tc9 / tc10 still check them;
-//     DNNPLAN_GDN_BWD_TOKENS=tc11)
-//   Not bundled (session 6, no faster than tc5 on the H200; bench/gdn_bwd_host_emu.cpp set tc6
-//   still checks it bitwise): bwd_tokens_tc_body<.., 6>, tokens_tc5 as a persistent block per SM
-//   prefetching each next tile's W, S, Ũᵀ and dO. Likewise the preps prep4 / prep5 (gdn_fwd.cu).
-//   gdn_bwd_tokens_mma_{bf16,f16}_k{64,128} <<<(max_chunks, HO), 512, TokSmem::bytes>>>
-//     (session 3's token stage: value-dimension products on the tensor cores, CUDA-core tail;
-//     DNNPLAN_GDN_BWD_TOKENS=mma, with gdn_bwd_dscan_mma)
-//   gdn_bwd_tokens_{bf16,f16}_k{64,128}  <<<(max_chunks, HO), 512, TokSmem::bytes>>>
-//     (its fp32 CUDA-core variant: DNNPLAN_GDN_BWD_TOKENS=fp32)
-//   gdn_bwd_fold_{bf16,f16}_k{64,128}    <<<(T, 3), max(K, V)>>>
+//     (the 4-warp tensor-core reverse scan writing dS' in the io dtype; below 3/4 of a wave)
+//   gdn_bwd_tokens_tc11_{bf16,f16}_k{64,128} <<<(max_chunks, HO), 512, TokSmem9::bytes>>>
+//     (session 8's token stage, bitwise tc12: the default's witness, DNNPLAN_GDN_BWD_TOKENS=tc11)
+//   gdn_bwd_tokens_tc12_{bf16,f16}_k{64,128} <<<as tokens_tc11, TokSmem12::bytes>>> (the default
+//     since session 10: tc11 with the row phase's raw q / k rows of K + 16 and phase A's G tile by
+//     tok_gswz with float2 stores)
+//   gdn_bwd_fold_{bf16,f16}_k{64,128}    <<<(T, 3), max(K, V)>>>   (grouped heads only)
 //   gdn_bwd_params                       <<<HO, 256, 2048>>>   (only with a_log or dt_bias)
+// Not bundled since session 12 (no schedule rule picked them; several not bitwise the default):
+// the preps before v14 (fwd_prep_body, fwd_prep3_body, fwd_prep10_body levels 0 / 1), the fp32
+// CUDA-core reverse scan bwd_dscan_body and its fp32-dS' tensor-core sibling (bwd_dscan_mma_body
+// without IO), the token stages bwd_tokens_body (fp32, mma) and bwd_tokens_tc_body levels
+// 1-5 (tc, tc2, tc3, tc4, tc5) with tc5's overlapped consumer. Their bodies stay in the headers;
+// bench/gdn_bwd_host_emu.cpp and bench/gdn_prep_host_emu.cpp still check them (like the
+// never-bundled levels tc6, tc9, tc10, prep4, prep5, prep8, prep11).
 // The single parameter is gdn::BwdParams by value; the piece-chain kernels (long sequences on few
 // (sequence, head) pairs, kernels/include/gdn_bwd_chain.cuh) take gdn::BwdChainParams (BwdParams
 // first; the plan passes that block to every kernel) and replace fscan and dscan_io when P > 1:
 //   gdn_bwd_psum_{bf16,f16}_k{64,128}    <<<(V / 64, HO, N·(2P−1)), 128, FastSmem<K,4,2,false>>>
 //   gdn_bwd_pchain_k{64,128}             <<<(V / 32, HO, N), 256>>>
-//   gdn_bwd_fscanp_{bf16,f16}_k{64,128}  <<<(V / 64, HO, N·P), 128, ScanSmem::bytes>>>
+//   gdn_bwd_fscanp_{bf16,f16}_k{64,128}  <<<(V / 64, HO, N·P), 128, ScanSmem::bytes>>> (v1 replay)
 // The session-6 replay (gdn_bwd_chain.cuh, bwd_fscan_piece_body on fscan_chunks: W, Kᴿ, Ũᵀ only,
 // one barrier per chunk, 2 stages; bitwise gdn_bwd_fscan's ws_s), uncut (P = 1: from the initial
 // state) or per piece (P > 1: from ws_seed), replacing gdn_bwd_fscan / gdn_bwd_fscanp:
@@ -79,8 +41,8 @@
 //   gdn_bwd_dsum_{bf16,f16}_k{64,128}    <<<(V / 64, HO, N·(P−1)), 128, DscanMmaSmem::bytes>>>
 //   gdn_bwd_dchain_k{64,128}             <<<(V / 32, HO, N), 256>>>
 //   gdn_bwd_dscanp_{bf16,f16}_k{64,128}  <<<(V / 64, HO, N·P), 128, DscanMmaSmem::bytes>>>
-// and the 8-warp reverse scans (dscan_w8_chunks, bitwise the 4-warp ones' outputs; the default,
-// DNNPLAN_GDN_BWD_DSCAN=v1 keeps gdn_bwd_dscan_io / dsum / dscanp):
+// and the 8-warp reverse scans (dscan_w8_chunks, bitwise the 4-warp ones' outputs; from 3/4 of a
+// wave of blocks, DNNPLAN_GDN_BWD_DSCAN=v1 / w8 forces either):
 //   gdn_bwd_dscan_w8_{bf16,f16}_k{64,128}  <<<(V / 64, HO, N), 256, DscanW8Smem::bytes>>>
 //   gdn_bwd_dsum_w8_{bf16,f16}_k{64,128}   <<<(V / 64, HO, N·(P−1)), 256, DscanW8Smem::bytes>>>
 //   gdn_bwd_dscanp_w8_{bf16,f16}_k{64,128} <<<(V / 64, HO, N·P), 256, DscanW8Smem::bytes>>>
@@ -90,14 +52,10 @@
 //   gdn_bwd_dscanp_ov_{bf16,f16}_k{64,128}   <<<(1, HO, N·P), as dscan_ov>>> (PDL primary, pieces)
 //   gdn_bwd_dscan_ov2_{bf16,f16}_k{64,128}   <<<as dscan_ov, DscanMmaSmem<K, V/16, 2>::bytes_r2>>> (R2 loop;
 //   gdn_bwd_dscanp_ov2_{bf16,f16}_k{64,128}  <<<as dscanp_ov, bytes_r2>>>   bitwise dscan_ov / dscanp_ov)
-//   gdn_bwd_tokens_tc5_ov_{bf16,f16}_k{64,128} <<<as tokens_tc5, programmatic>>>
 //   gdn_bwd_tokens_tc11_ov_{bf16,f16}_k{64,128} <<<as tokens_tc11, programmatic>>>
-//   gdn_bwd_tokens_tc12_{bf16,f16}_k{64,128} <<<as tokens_tc11, TokSmem12::bytes>>> (the default since
-//     session 10: tc11 with the row phase's raw q / k rows of K + 16 and phase A's G tile by
-//     tok_gswz with float2 stores; bitwise tc11; DNNPLAN_GDN_BWD_TOKENS=tc11 selects tc11)
 //   gdn_bwd_tokens_tc12_ov_{bf16,f16}_k{64,128} <<<as tokens_tc12, programmatic>>>
 // Launch chain (src/engines/gdn/pdl.rs, DNNPLAN_GDN_PDL): every entry but the overlapped token
-// stages (gdn_bwd_tokens_tc{5,11,12}_ov) starts with dnnp_pdl_enter (dnnp_overlap.cuh): griddepcontrol.wait
+// stages (gdn_bwd_tokens_tc{11,12}_ov) starts with dnnp_pdl_enter (dnnp_overlap.cuh): griddepcontrol.wait
 // in every block before anything else, then (FLAG_PDL_TRIGGER) the next kernel's launch trigger.
 // The overlapped token stage keeps gdn_bwd_overlap.cuh's contract instead: it reads the prep's and
 // the replay's outputs without a wait because its grid starts only after every reverse-scan block
@@ -123,34 +81,6 @@ extern "C" __global__ void __launch_bounds__(gdn::PARAM_THREADS) gdn_bwd_params(
 }
 
 #define GDN_BWD_ENTRIES(TAG, T, KD)                                                                 \
-  extern "C" __global__ void __launch_bounds__(gdn::PREP_THREADS)                                  \
-      gdn_bwd_prep_##TAG##_k##KD(gdn::BwdParams p) { dnnp_pdl_enter(p.f.flags & gdn::FLAG_PDL_TRIGGER); \
-    gdn::fwd_prep_body<T, KD, KD, true>(p.f, gdn::PrepKeep{p.ws_t, p.ws_e, p.ws_gam, p.ws_bet});   \
-  }                                                                                                \
-  extern "C" __global__ void __launch_bounds__(gdn::PREP3_THREADS, gdn::PREP3_MIN_BLOCKS)          \
-      gdn_bwd_prep3_##TAG##_k##KD(gdn::BwdParams p) { dnnp_pdl_enter(p.f.flags & gdn::FLAG_PDL_TRIGGER); \
-    gdn::fwd_prep3_body<T, KD, KD, true>(p.f, gdn::PrepKeep{p.ws_t, p.ws_e, p.ws_gam, p.ws_bet});  \
-  }                                                                                                \
-  extern "C" __global__ void __launch_bounds__(gdn::PREP3_THREADS, gdn::PREP6_MIN_BLOCKS)          \
-      gdn_bwd_prep6_##TAG##_k##KD(gdn::BwdParams p) { dnnp_pdl_enter(p.f.flags & gdn::FLAG_PDL_TRIGGER); \
-    gdn::fwd_prep3_body<T, KD, KD, true, true, true>(p.f, gdn::PrepKeep{p.ws_t, p.ws_e, p.ws_gam, p.ws_bet}); \
-  }                                                                                                \
-  extern "C" __global__ void __launch_bounds__(gdn::PREP3_THREADS, gdn::PREP6_MIN_BLOCKS)          \
-      gdn_bwd_prep7_##TAG##_k##KD(gdn::BwdParams p) { dnnp_pdl_enter(p.f.flags & gdn::FLAG_PDL_TRIGGER); \
-    gdn::fwd_prep3_body<T, KD, KD, true, false, true, 1>(p.f, gdn::PrepKeep{p.ws_t, p.ws_e, p.ws_gam, p.ws_bet}); \
-  }                                                                                                \
-  extern "C" __global__ void __launch_bounds__(gdn::PREP3_THREADS, gdn::PREP6_MIN_BLOCKS)          \
-      gdn_bwd_prep9_##TAG##_k##KD(gdn::BwdParams p) { dnnp_pdl_enter(p.f.flags & gdn::FLAG_PDL_TRIGGER); \
-    gdn::fwd_prep3_body<T, KD, KD, true, false, true, 3>(p.f, gdn::PrepKeep{p.ws_t, p.ws_e, p.ws_gam, p.ws_bet}); \
-  }                                                                                                \
-  extern "C" __global__ void __launch_bounds__(gdn::PREP3_THREADS, gdn::PREP6_MIN_BLOCKS)          \
-      gdn_bwd_prep10_##TAG##_k##KD(gdn::BwdParams p) { dnnp_pdl_enter(p.f.flags & gdn::FLAG_PDL_TRIGGER); \
-    gdn::fwd_prep10_body<T, KD, KD, true>(p.f, gdn::PrepKeep{p.ws_t, p.ws_e, p.ws_gam, p.ws_bet}); \
-  }                                                                                                \
-  extern "C" __global__ void __launch_bounds__(gdn::PREP3_THREADS, gdn::PREP6_MIN_BLOCKS)          \
-      gdn_bwd_prep13_##TAG##_k##KD(gdn::BwdParams p) { dnnp_pdl_enter(p.f.flags & gdn::FLAG_PDL_TRIGGER); \
-    gdn::fwd_prep10_body<T, KD, KD, true, false, 1>(p.f, gdn::PrepKeep{p.ws_t, p.ws_e, p.ws_gam, p.ws_bet}); \
-  }                                                                                                \
   extern "C" __global__ void __launch_bounds__(gdn::PREP3_THREADS, gdn::PREP6_MIN_BLOCKS)          \
       gdn_bwd_prep14_##TAG##_k##KD(gdn::BwdParams p) { dnnp_pdl_enter(p.f.flags & gdn::FLAG_PDL_TRIGGER); \
     gdn::fwd_prep10_body<T, KD, KD, true, false, 2>(p.f, gdn::PrepKeep{p.ws_t, p.ws_e, p.ws_gam, p.ws_bet}); \
@@ -163,45 +93,9 @@ extern "C" __global__ void __launch_bounds__(gdn::PARAM_THREADS) gdn_bwd_params(
       gdn_bwd_fscan_##TAG##_k##KD(gdn::BwdParams p) { dnnp_pdl_enter(p.f.flags & gdn::FLAG_PDL_TRIGGER); \
     gdn::fwd_scan_body<T, KD, KD, gdn::SCAN_WARPS, gdn::SCAN_STAGES, true>(p.f, p.ws_s);          \
   }                                                                                                \
-  extern "C" __global__ void __launch_bounds__(gdn::DSCAN_THREADS)                                 \
-      gdn_bwd_dscan_##TAG##_k##KD(gdn::BwdParams p) { dnnp_pdl_enter(p.f.flags & gdn::FLAG_PDL_TRIGGER); \
-    gdn::bwd_dscan_body<T, KD, KD>(p);                                                             \
-  }                                                                                                \
-  extern "C" __global__ void __launch_bounds__(gdn::DSCAN_MMA_WARPS * 32)                          \
-      gdn_bwd_dscan_mma_##TAG##_k##KD(gdn::BwdParams p) { dnnp_pdl_enter(p.f.flags & gdn::FLAG_PDL_TRIGGER); \
-    gdn::bwd_dscan_mma_body<T, KD, KD, gdn::DSCAN_MMA_WARPS, gdn::DSCAN_MMA_STAGES>(p);            \
-  }                                                                                                \
-  extern "C" __global__ void __launch_bounds__(gdn::TOK_THREADS)                                   \
-      gdn_bwd_tokens_##TAG##_k##KD(gdn::BwdParams p) { dnnp_pdl_enter(p.f.flags & gdn::FLAG_PDL_TRIGGER); \
-    gdn::bwd_tokens_body<T, KD, KD>(p);                                                            \
-  }                                                                                                \
-  extern "C" __global__ void __launch_bounds__(gdn::TOK_THREADS)                                   \
-      gdn_bwd_tokens_mma_##TAG##_k##KD(gdn::BwdParams p) { dnnp_pdl_enter(p.f.flags & gdn::FLAG_PDL_TRIGGER); \
-    gdn::bwd_tokens_body<T, KD, KD, true>(p);                                                      \
-  }                                                                                                \
   extern "C" __global__ void __launch_bounds__(gdn::DSCAN_MMA_WARPS * 32)                          \
       gdn_bwd_dscan_io_##TAG##_k##KD(gdn::BwdParams p) { dnnp_pdl_enter(p.f.flags & gdn::FLAG_PDL_TRIGGER); \
     gdn::bwd_dscan_mma_body<T, KD, KD, gdn::DSCAN_MMA_WARPS, gdn::DSCAN_MMA_STAGES, true>(p);      \
-  }                                                                                                \
-  extern "C" __global__ void __launch_bounds__(gdn::TOK_THREADS)                                   \
-      gdn_bwd_tokens_tc_##TAG##_k##KD(gdn::BwdParams p) { dnnp_pdl_enter(p.f.flags & gdn::FLAG_PDL_TRIGGER); \
-    gdn::bwd_tokens_tc_body<T, KD, KD>(p);                                                         \
-  }                                                                                                \
-  extern "C" __global__ void __launch_bounds__(gdn::TOK_THREADS)                                   \
-      gdn_bwd_tokens_tc2_##TAG##_k##KD(gdn::BwdParams p) { dnnp_pdl_enter(p.f.flags & gdn::FLAG_PDL_TRIGGER); \
-    gdn::bwd_tokens_tc_body<T, KD, KD, 2>(p);                                                      \
-  }                                                                                                \
-  extern "C" __global__ void __launch_bounds__(gdn::TOK_THREADS)                                   \
-      gdn_bwd_tokens_tc3_##TAG##_k##KD(gdn::BwdParams p) { dnnp_pdl_enter(p.f.flags & gdn::FLAG_PDL_TRIGGER); \
-    gdn::bwd_tokens_tc_body<T, KD, KD, 3>(p);                                                      \
-  }                                                                                                \
-  extern "C" __global__ void __launch_bounds__(gdn::TOK_THREADS)                                   \
-      gdn_bwd_tokens_tc4_##TAG##_k##KD(gdn::BwdParams p) { dnnp_pdl_enter(p.f.flags & gdn::FLAG_PDL_TRIGGER); \
-    gdn::bwd_tokens_tc_body<T, KD, KD, 4>(p);                                                      \
-  }                                                                                                \
-  extern "C" __global__ void __launch_bounds__(gdn::TOK_THREADS)                                   \
-      gdn_bwd_tokens_tc5_##TAG##_k##KD(gdn::BwdParams p) { dnnp_pdl_enter(p.f.flags & gdn::FLAG_PDL_TRIGGER); \
-    gdn::bwd_tokens_tc_body<T, KD, KD, 5>(p);                                                      \
   }                                                                                                \
   extern "C" __global__ void __launch_bounds__(gdn::TOK_THREADS)                                   \
       gdn_bwd_tokens_tc11_##TAG##_k##KD(gdn::BwdParams p) { dnnp_pdl_enter(p.f.flags & gdn::FLAG_PDL_TRIGGER); \
@@ -259,10 +153,6 @@ extern "C" __global__ void __launch_bounds__(gdn::PARAM_THREADS) gdn_bwd_params(
   extern "C" __global__ void __launch_bounds__(KD / 16 * 32, 1)                                    \
       gdn_bwd_dscanp_ov2_##TAG##_k##KD(gdn::BwdChainParams p) { dnnp_pdl_enter(p.b.f.flags & gdn::FLAG_PDL_TRIGGER); \
     gdn::bwd_dscan_piece_body<T, KD, KD, KD / 16, gdn::DSCAN_MMA_STAGES, false, true, true>(p);    \
-  }                                                                                                \
-  extern "C" __global__ void __launch_bounds__(gdn::TOK_THREADS)                                   \
-      gdn_bwd_tokens_tc5_ov_##TAG##_k##KD(gdn::BwdChainParams p) {                                \
-    gdn::bwd_tokens_ov_body<T, KD, KD, 5>(p);                                                      \
   }                                                                                                \
   extern "C" __global__ void __launch_bounds__(gdn::TOK_THREADS)                                   \
       gdn_bwd_tokens_tc11_ov_##TAG##_k##KD(gdn::BwdChainParams p) {                               \

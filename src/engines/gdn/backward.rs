@@ -8,38 +8,27 @@
 //! Every launch takes one [`BwdParams`] by value; all scratch is the caller's workspace
 //! ([`BwdWorkspaceLayout`]); nothing allocates, synchronises or uses atomics.
 //!
-//! The reverse scan and every product of the token stage run on the tensor cores
-//! (`gdn_bwd_dscan_io_*`, writing `dS'` in the io dtype, and `gdn_bwd_tokens_tc11_*`, bitwise `tc5`, which reads
-//! the states entering the chunks in the io dtype: the replays store them so under `BWD_S_IO`,
-//! half of the fp32 traffic; `DNNPLAN_GDN_BWD_TOKENS=tc3` keeps the fp32 states, `tc4` is `tc5`
-//! with all its copies waited for at once and two more barriers, bitwise the same outputs); the token
-//! stage writes `dQ` / `dK` / `dV` of a port with `HO` heads itself (flag `BWD_DIRECT`), so the
-//! fold runs only for grouped ports (and not at all without head groups). The token kernel
-//! `gdn_bwd_tokens_tc3_*` is session 4's `gdn_bwd_tokens_tc_*` with its latency cuts (coalesced
-//! `dv` / `dβ` pass, raw gate and `β` loaded up front, one-warp reverse cumsum: `tc2`) and fewer
-//! instructions (ldmatrix.x4 fragments, float2-staged fp32 results, each thread's row columns in
-//! adjacent pairs for 32/64-bit shared and global accesses). Diagnostics, read once when the plan
-//! is built (never in execute), serve the benchmarks (bench/gdn_results.md):
-//! `DNNPLAN_GDN_BWD_TOKENS=tc2` / `tc` run the earlier token kernels, `DNNPLAN_GDN_BWD_TOKENS=mma`
-//! selects session 3's pair (`gdn_bwd_dscan_mma_*` with fp32 `dS'`, `gdn_bwd_tokens_mma_*` with the
-//! CUDA-core tail), `DNNPLAN_GDN_BWD_TOKENS=fp32` the fp32
-//! CUDA-core token stage, `DNNPLAN_GDN_BWD_DSCAN=fp32` (with either of those) the fp32 CUDA-core
-//! reverse scan, `DNNPLAN_GDN_BWD_DSCAN=v1` / `w8` the 4-warp tensor-core reverse scans
-//! (`gdn_bwd_dscan_io_*`, `gdn_bwd_dsum_*`, `gdn_bwd_dscanp_*`) or the 8-warp ones
-//! (`gdn_bwd_dscan_w8_*`, `gdn_bwd_dsum_w8_*`, `gdn_bwd_dscanp_w8_*`: a warp pair per 16 value
-//! rows, bitwise the same `dS'`, `dR`, `G_j` and `d_initial_state`) on every launch instead of
-//! [`BWD_DSCAN_RULE`]'s per-launch choice, and `DNNPLAN_GDN_BWD_STEPS=n` keeps only the first
-//! `n` launches (per-stage timing by differences; the gradients are then incomplete). The factor kernel is
+//! The reverse scan and every product of the token stage run on the tensor cores (the reverse
+//! scan writing `dS'` in the io dtype; the token stage reading the states entering the chunks in
+//! the io dtype, which the replays store so under `BWD_S_IO`); the token stage writes `dQ` /
+//! `dK` / `dV` of a port with `HO` heads itself (flag `BWD_DIRECT`), so the fold runs only for
+//! grouped ports. Diagnostics, read once when the plan is built (never in execute), serve the
+//! benchmarks (bench/gdn_results.md); every one selects kernels bitwise the default's outputs
+//! (knobs change speed, never numerics): `DNNPLAN_GDN_BWD_TOKENS=tc11|tc12` (the token stage,
+//! [`TOKEN_STAGES`]), `DNNPLAN_GDN_BWD_DSCAN=v1|w8` (the 4-warp reverse scans
+//! `gdn_bwd_dscan_io_*`, `gdn_bwd_dsum_*`, `gdn_bwd_dscanp_*` or the 8-warp ones
+//! `gdn_bwd_dscan_w8_*`, `gdn_bwd_dsum_w8_*`, `gdn_bwd_dscanp_w8_*` on every launch instead of
+//! [`BWD_DSCAN_RULE`]'s per-launch choice; no overlap) or `=ov|ov2` (the overlapped reverse scan),
+//! `DNNPLAN_GDN_BWD_OVERLAP=0|1`, `DNNPLAN_GDN_BWD_FSCAN=v1|r4`, `DNNPLAN_GDN_BWD_PIECES=n`, the
+//! forward's `DNNPLAN_GDN_FWD_PREP=v14|v15` ([`super::engine::PREP_VARIANTS`]: `gdn_bwd_prep14_*`
+//! / `gdn_bwd_prep15_*`), and `DNNPLAN_GDN_BWD_STEPS=n` keeps only the first `n` launches
+//! (per-stage timing by differences; the gradients are then incomplete). The factor kernel is
 //! `gdn_bwd_prep15_*` (256 threads, one tile per block, 4 blocks per SM, the triangular inverse on
 //! the tensor cores over all 8 warps, its diagonal blocks right-looking from registers and step 1
-//! inside the E phase, ldmatrix operand loads, 10 block barriers per tile); the forward's switch
-//! `DNNPLAN_GDN_FWD_PREP=v14` runs `gdn_bwd_prep14_*` (the same tile in 13 phases, bitwise), `=v10`
-//! runs `gdn_bwd_prep10_*` (the same tile with prep9's substitution, bitwise), `=v13`
-//! `gdn_bwd_prep13_*` (the substitution on 4 warps, bitwise), `=v9` `gdn_bwd_prep9_*` (the same
-//! tile in 15 phases, bitwise), `=v7` runs
-//! `gdn_bwd_prep7_*` (the same inverse on 3 warps), `=v6` `gdn_bwd_prep6_*` (fp32 inverse),
-//! `=v3` `gdn_bwd_prep3_*`, `=v1|v2` the 4-warp `gdn_bwd_prep_*` (those bitwise the same outputs;
-//! see [`PrepVariant`]).
+//! inside the E phase, ldmatrix operand loads, 10 block barriers per tile). The session-3/4/5/6
+//! token stages (`fp32`, `mma`, `tc`, `tc2`, `tc3`, `tc4`, `tc5`), the fp32 reverse scans and the
+//! factor kernels before `v14` are no longer bundled (session 12: no rule picked them, and
+//! several were not bitwise the default).
 //!
 //! Long sequences on few (sequence, head) pairs run the two sequential stages (the forward-state
 //! replay and the reverse scan) as the exact piece chain (`kernels/include/gdn_bwd_chain.cuh`;
@@ -65,7 +54,7 @@
 //! chunk order; no extra launch or memset call), the reverse scan (uncut, or the piece chain's
 //! seeded pass) runs as `gdn_bwd_dscan_ov_*` / `gdn_bwd_dscanp_ov_*` (the 4-warp scan's chunk loop
 //! on all `V` value rows per block, the PDL primary, publishing each (chunk, head) unit), and the
-//! token stage as `gdn_bwd_tokens_tc5_ov_*`, launched programmatic, taking its chunks in the
+//! token stage as its overlapped consumer (today `gdn_bwd_tokens_tc12_ov_*`), launched programmatic, taking its chunks in the
 //! scan's order and waiting per unit; every output bitwise the sequential plan's.
 //! Since session 9 the overlapped scan runs as `gdn_bwd_dscan_ov2_*` / `gdn_bwd_dscanp_ov2_*`
 //! ([`BWD_OVERLAP_SCAN_DEFAULT`]; the same chunk loop with the copies issued at compile-time trip
@@ -76,8 +65,7 @@
 //! Session 8 token kernel `tc11` (the default until session 10; bitwise `tc5`'s outputs;
 //! with the overlap its consumer `gdn_bwd_tokens_tc11_ov_*`): copies the fp32 `dR` tile by
 //! cp.async with `dO` and consumes it after `U` (no synchronous `dR` loads at the tile's start),
-//! stages the fp32 results without bank conflicts and phase A's `G` tile with fewer;
-//! `DNNPLAN_GDN_BWD_TOKENS=tc5` (read at plan build) selects the session-6 kernel.
+//! stages the fp32 results without bank conflicts and phase A's `G` tile with fewer.
 //! Session 10's `tc12` (the default since then, consumer `gdn_bwd_tokens_tc12_ov_*`, the same
 //! overlap rule): `tc11` with the row phase's raw q / k rows and phase A's `G` tile free of bank
 //! conflicts (2 KB more shared memory); bitwise `tc11`; `DNNPLAN_GDN_BWD_TOKENS=tc11` selects the
@@ -96,10 +84,9 @@ use super::analyzer::GdnFacts;
 use super::engine::{ENGINE_NAME, PrepVariant, fwd_template, kernel_dtype};
 use super::params::{
     BwdChainParams, BwdOverlapLayout, BwdParams, BwdPieceLayout, BwdWorkspaceLayout, CHAIN_ROWS,
-    CHAIN_THREADS, DSCAN_MMA_WARPS, DSCAN_THREADS, DSCAN_VS, DSCAN_W8_WARPS, OFFSETS_THREADS,
-    PARAM_THREADS, SCAN_WARPS, SUM_STAGES, TOK_THREADS, dscan_mma_smem_bytes, dscan_ov_smem_bytes,
-    dscan_ov2_smem_bytes, dscan_smem_bytes, dscan_w8_smem_bytes, fast_smem_bytes, flags,
-    max_chunks, scan_smem_bytes, scanx_smem_bytes, tokens_smem_bytes, tokens_tc_smem_bytes,
+    CHAIN_THREADS, DSCAN_MMA_WARPS, DSCAN_W8_WARPS, OFFSETS_THREADS, PARAM_THREADS, SCAN_WARPS,
+    SUM_STAGES, TOK_THREADS, dscan_mma_smem_bytes, dscan_ov_smem_bytes, dscan_ov2_smem_bytes,
+    dscan_w8_smem_bytes, fast_smem_bytes, flags, max_chunks, scan_smem_bytes, scanx_smem_bytes,
     tokens_tc11_smem_bytes, tokens_tc12_smem_bytes,
 };
 use super::pdl::PdlMode;
@@ -158,22 +145,12 @@ pub enum BwdKernel {
     Prep,
     /// `v1` forward-state replay (the forward scan's loop).
     Fscan,
-    /// fp32 CUDA-core reverse scan (`DNNPLAN_GDN_BWD_DSCAN=fp32`).
-    DscanFp32,
-    /// fp32 CUDA-core token stage (`DNNPLAN_GDN_BWD_TOKENS=fp32`).
-    TokensFp32,
     /// Head-group folds of the token gradients.
     Fold,
     /// `d_a_log` / `d_dt_bias` sums.
     Params,
-    /// Tensor-core reverse scan writing fp32 `dS'`.
-    DscanMma,
-    /// Tensor-core products with a CUDA-core tail (`mma`).
-    TokensMma,
     /// Tensor-core reverse scan writing `dS'` in the io dtype (4 warps, `v1`).
     DscanIo,
-    /// Token stage on the tensor cores throughout (`tc`).
-    TokensTc,
     /// Piece chain: forward summaries.
     Psum,
     /// Piece chain: fp32 forward chain.
@@ -186,17 +163,8 @@ pub enum BwdKernel {
     Dchain,
     /// Piece chain: seeded reverse scan (4 warps).
     Dscanp,
-    /// Token stage `tc2` (the latency cuts).
-    TokensTc2,
-    /// Token stage `tc3` (`tc2` with ldmatrix fragments and paired row accesses).
-    TokensTc3,
-    /// Token stage `tc4` (`tc3` reading the io-dtype `S_c` the replays write under `S_IO`).
-    TokensTc4,
     /// `r4` forward-state replay (`W`, `Kᴿ`, `Ũᵀ` only), uncut and per piece.
     FscanR4,
-    /// Token stage `tc5` (`tc4` with its copies consumed in four groups; the default before
-    /// session 8, `DNNPLAN_GDN_BWD_TOKENS=tc5`).
-    TokensTc5,
     /// 8-warp uncut reverse scan.
     DscanW8,
     /// Piece chain: 8-warp reverse summaries.
@@ -211,14 +179,13 @@ pub enum BwdKernel {
     DscanOv,
     /// Overlap: the piece chain's seeded reverse scan, likewise.
     DscanpOv,
-    /// Overlap: `tc5` taking its chunks in the reverse scan's order, each after its unit's flag
-    /// (launched programmatic).
-    TokensTc5Ov,
-    /// Token stage `tc11` (`tc5` with the fp32 `dR` tile copied by cp.async with `dO` and consumed
-    /// after `U`, conflict-free fp32 result staging, phase A's `G` tile in rows of 72 floats;
-    /// bitwise `tc5`; the default until session 10, `DNNPLAN_GDN_BWD_TOKENS=tc11`).
+    /// Token stage `tc11` (session 6's `tc5` with the fp32 `dR` tile copied by cp.async with
+    /// `dO` and consumed after `U`, conflict-free fp32 result staging, phase A's `G` tile in rows
+    /// of 72 floats; bitwise `tc5`; the default until session 10, kept as the default's bitwise
+    /// witness: `DNNPLAN_GDN_BWD_TOKENS=tc11`).
     TokensTc11,
-    /// Overlap: `tc11` as the consumer (as [`BwdKernel::TokensTc5Ov`]).
+    /// Overlap: `tc11` taking its chunks in the reverse scan's order, each after its unit's flag
+    /// (launched programmatic).
     TokensTc11Ov,
     /// Overlap: [`BwdKernel::DscanOv`] on the `R2` chunk loop (copies at compile-time trip
     /// counts, `Kᴿ` by ldmatrix, one barrier per chunk, `dS'` staged into 16-byte row-contiguous
@@ -236,36 +203,26 @@ pub enum BwdKernel {
 
 impl BwdKernel {
     /// Every kernel, in index order.
-    pub const ALL: [BwdKernel; 35] = [
+    pub const ALL: [BwdKernel; 25] = [
         BwdKernel::ChunkOffsets,
         BwdKernel::Prep,
         BwdKernel::Fscan,
-        BwdKernel::DscanFp32,
-        BwdKernel::TokensFp32,
         BwdKernel::Fold,
         BwdKernel::Params,
-        BwdKernel::DscanMma,
-        BwdKernel::TokensMma,
         BwdKernel::DscanIo,
-        BwdKernel::TokensTc,
         BwdKernel::Psum,
         BwdKernel::Pchain,
         BwdKernel::Fscanp,
         BwdKernel::Dsum,
         BwdKernel::Dchain,
         BwdKernel::Dscanp,
-        BwdKernel::TokensTc2,
-        BwdKernel::TokensTc3,
-        BwdKernel::TokensTc4,
         BwdKernel::FscanR4,
-        BwdKernel::TokensTc5,
         BwdKernel::DscanW8,
         BwdKernel::DsumW8,
         BwdKernel::DscanpW8,
         BwdKernel::ChunkOrderRev,
         BwdKernel::DscanOv,
         BwdKernel::DscanpOv,
-        BwdKernel::TokensTc5Ov,
         BwdKernel::TokensTc11,
         BwdKernel::TokensTc11Ov,
         BwdKernel::DscanOv2,
@@ -285,28 +242,18 @@ impl BwdKernel {
             BwdKernel::Dchain => return format!("gdn_bwd_dchain_k{k}"),
             BwdKernel::Prep => return prep.kernel_name("bwd", tag, k),
             BwdKernel::Fscan => "fscan",
-            BwdKernel::DscanFp32 => "dscan",
-            BwdKernel::TokensFp32 => "tokens",
             BwdKernel::Fold => "fold",
-            BwdKernel::DscanMma => "dscan_mma",
-            BwdKernel::TokensMma => "tokens_mma",
             BwdKernel::DscanIo => "dscan_io",
-            BwdKernel::TokensTc => "tokens_tc",
             BwdKernel::Psum => "psum",
             BwdKernel::Fscanp => "fscanp",
             BwdKernel::Dsum => "dsum",
             BwdKernel::Dscanp => "dscanp",
-            BwdKernel::TokensTc2 => "tokens_tc2",
-            BwdKernel::TokensTc3 => "tokens_tc3",
-            BwdKernel::TokensTc4 => "tokens_tc4",
             BwdKernel::FscanR4 => "fscan_r4",
-            BwdKernel::TokensTc5 => "tokens_tc5",
             BwdKernel::DscanW8 => "dscan_w8",
             BwdKernel::DsumW8 => "dsum_w8",
             BwdKernel::DscanpW8 => "dscanp_w8",
             BwdKernel::DscanOv => "dscan_ov",
             BwdKernel::DscanpOv => "dscanp_ov",
-            BwdKernel::TokensTc5Ov => "tokens_tc5_ov",
             BwdKernel::TokensTc11 => "tokens_tc11",
             BwdKernel::TokensTc11Ov => "tokens_tc11_ov",
             BwdKernel::DscanOv2 => "dscan_ov2",
@@ -320,10 +267,7 @@ impl BwdKernel {
     /// Whether the kernel is launched with programmatic dependent launch (the consumer of a
     /// producer / consumer pair, `kernels/include/gdn_bwd_overlap.cuh`).
     pub fn programmatic(self) -> bool {
-        matches!(
-            self,
-            BwdKernel::TokensTc5Ov | BwdKernel::TokensTc11Ov | BwdKernel::TokensTc12Ov
-        )
+        matches!(self, BwdKernel::TokensTc11Ov | BwdKernel::TokensTc12Ov)
     }
 }
 
@@ -444,97 +388,60 @@ pub const BWD_OVERLAP_RULE: OverlapRule = OverlapRule {
 /// 5.057 / 5.068 → 4.964 / 4.966, ragged mix 2.390 / 2.388 → 2.350 / 2.345; then tc10 → tc11
 /// 2.436 / 2.432 → 2.406 / 2.408, 3.303 / 3.312 → 3.292 / 3.289, 4.980 / 4.978 → 4.937 / 4.926,
 /// 2.344 / 2.351 → 2.328 / 2.323. (tc9 / tc10, the steps between, are not bundled: bitwise
-/// equal and slower.) `DNNPLAN_GDN_BWD_TOKENS=tc11` (or `tc5`, `tc4`, ...) selects another one
-/// (read at plan build).
+/// equal and slower.) `DNNPLAN_GDN_BWD_TOKENS=tc11` selects the previous one, bitwise the same
+/// outputs (read at plan build).
 pub const BWD_TOKENS_DEFAULT: (BwdKernel, BwdKernel) =
     (BwdKernel::TokensTc12, BwdKernel::TokensTc12Ov);
 
 /// One token-stage kernel family the backward can run, as data: the `DNNPLAN_GDN_BWD_TOKENS`
-/// value that names it, its kernel, its overlapped consumer (if it has one), its dynamic shared
-/// memory at K = V = `k`, whether it is a tensor-core stage (the `tc` plan: direct dQ / dK / dV,
-/// the tensor-core reverse scans, the piece chain) and whether it reads the per-chunk states in
-/// the io dtype (`FLAG_BWD_S_IO`).
+/// value that names it, its kernel, its overlapped consumer and its dynamic shared memory at
+/// K = V = `k`. Every stage is a tensor-core stage writing `dQ` / `dK` / `dV` of ports with `HO`
+/// heads directly (`FLAG_BWD_DIRECT`) and reading the per-chunk states in the io dtype
+/// (`FLAG_BWD_S_IO`); every row is bitwise the default's outputs.
 pub struct TokenStage {
     /// The `DNNPLAN_GDN_BWD_TOKENS` value.
     pub name: &'static str,
     /// The kernel without the overlap.
     pub kernel: BwdKernel,
-    /// The consumer beside the overlapped reverse scan, if the stage has one.
-    pub overlapped: Option<BwdKernel>,
+    /// The consumer beside the overlapped reverse scan.
+    pub overlapped: BwdKernel,
     /// Dynamic shared memory for head dims `k = v`.
     pub smem: fn(u64) -> u32,
-    /// A tensor-core stage.
-    pub tensor_cores: bool,
-    /// Reads the states entering the chunks in the io dtype.
-    pub states_io: bool,
 }
 
 /// Every token stage, by `DNNPLAN_GDN_BWD_TOKENS` value; the default is the row of
-/// [`BWD_TOKENS_DEFAULT`].
-pub const TOKEN_STAGES: [TokenStage; 9] = {
-    const fn row(
-        name: &'static str,
-        kernel: BwdKernel,
-        overlapped: Option<BwdKernel>,
-        smem: fn(u64) -> u32,
-        tensor_cores: bool,
-        states_io: bool,
-    ) -> TokenStage {
-        TokenStage {
-            name,
-            kernel,
-            overlapped,
-            smem,
-            tensor_cores,
-            states_io,
-        }
-    }
+/// [`BWD_TOKENS_DEFAULT`]. (The earlier stages `fp32`, `mma`, `tc`, `tc2`, `tc3` (not bitwise:
+/// fp32 `dS'` or fp32 states), `tc4` and `tc5` (bitwise) are no longer bundled since session 12;
+/// their template levels stay in `kernels/include/gdn_bwd.cuh` for the CPU emulation.)
+pub const TOKEN_STAGES: [TokenStage; 2] = {
     use BwdKernel::*;
     [
-        row("fp32", TokensFp32, None, tokens_smem_bytes, false, false),
-        row("mma", TokensMma, None, tokens_smem_bytes, false, false),
-        row("tc", TokensTc, None, tokens_tc_smem_bytes, true, false),
-        row("tc2", TokensTc2, None, tokens_tc_smem_bytes, true, false),
-        row("tc3", TokensTc3, None, tokens_tc_smem_bytes, true, false),
-        row("tc4", TokensTc4, None, tokens_tc_smem_bytes, true, true),
-        row(
-            "tc5",
-            TokensTc5,
-            Some(TokensTc5Ov),
-            tokens_tc_smem_bytes,
-            true,
-            true,
-        ),
-        row(
-            "tc11",
-            TokensTc11,
-            Some(TokensTc11Ov),
-            tokens_tc11_smem_bytes,
-            true,
-            true,
-        ),
-        row(
-            "tc12",
-            TokensTc12,
-            Some(TokensTc12Ov),
-            tokens_tc12_smem_bytes,
-            true,
-            true,
-        ),
+        TokenStage {
+            name: "tc11",
+            kernel: TokensTc11,
+            overlapped: TokensTc11Ov,
+            smem: tokens_tc11_smem_bytes,
+        },
+        TokenStage {
+            name: "tc12",
+            kernel: TokensTc12,
+            overlapped: TokensTc12Ov,
+            smem: tokens_tc12_smem_bytes,
+        },
     ]
 };
 
 impl TokenStage {
     /// The stage `DNNPLAN_GDN_BWD_TOKENS` = `value` selects and whether it may run beside the
-    /// overlapped reverse scan: a named stage as its row says, no value the default stage; a value
-    /// the table does not name runs the default stage without the overlap.
+    /// overlapped reverse scan: a named stage, or no value the default stage, with the overlap by
+    /// rule; a value the table does not name runs the default stage without the overlap.
     pub fn pick(value: &str) -> (&'static TokenStage, bool) {
         let default = TOKEN_STAGES
             .iter()
             .find(|s| s.kernel == BWD_TOKENS_DEFAULT.0)
             .unwrap_or(&TOKEN_STAGES[TOKEN_STAGES.len() - 1]);
         match TOKEN_STAGES.iter().find(|s| s.name == value) {
-            Some(stage) => (stage, stage.overlapped.is_some()),
+            Some(stage) => (stage, true),
             None => (default, value.is_empty()),
         }
     }
@@ -745,9 +652,7 @@ impl GdnBwdPlan {
         let (ho32, n32) = (ho as u32, n as u32);
         let tokens_env = std::env::var("DNNPLAN_GDN_BWD_TOKENS").unwrap_or_default();
         let (token_stage, token_overlap) = TokenStage::pick(&tokens_env);
-        let tc = token_stage.tensor_cores;
         let dscan_env = std::env::var("DNNPLAN_GDN_BWD_DSCAN").unwrap_or_default();
-        let dscan_fp32 = !tc && dscan_env == "fp32";
         let dscan_smem = |warps: u32| {
             if warps == DSCAN_W8_WARPS {
                 dscan_w8_smem_bytes(k)
@@ -755,28 +660,19 @@ impl GdnBwdPlan {
                 dscan_mma_smem_bytes(k)
             }
         };
-        if tc {
-            template.f.flags |= flags::BWD_DIRECT;
-        }
-        template.f.flags |= pdl.param_flags();
-        // The stage reads the states entering the chunks in the io dtype: the replays store them so.
-        let s_io = token_stage.states_io;
-        if s_io {
-            template.f.flags |= flags::BWD_S_IO;
-        }
+        // The token stage writes dQ / dK / dV of ports with HO heads itself and reads the states
+        // entering the chunks in the io dtype: the replays store them so.
+        template.f.flags |= flags::BWD_DIRECT | flags::BWD_S_IO | pdl.param_flags();
         let (hq, hk, hv) = (f.heads.0 as u64, f.heads.1 as u64, f.heads.2 as u64);
-        let fold_needed = !tc || hq != ho || hk != ho || hv != ho;
-        // The piece chain replaces fscan and the io reverse scan (default token stage only).
-        let mut schedule = BwdSchedule::pick(f, sms);
-        if !tc {
-            schedule.pieces = 1;
-        }
+        let fold_needed = hq != ho || hk != ho || hv != ho;
+        // The piece chain replaces the replay and the reverse scan.
+        let schedule = BwdSchedule::pick(f, sms);
         let pieces = schedule.pieces;
         let (np, np1) = ((n * pieces) as u32, (n * pieces.saturating_sub(1)) as u32);
         let np2 = (n * (2 * pieces).saturating_sub(1)) as u32;
         let scan_x = (v / (16 * u64::from(SCAN_WARPS))) as u32;
         let dscan_x = (v / (16 * u64::from(DSCAN_MMA_WARPS))) as u32;
-        // The reverse scans of the tc token stages (kernel index, warps): the 8-warp kernels
+        // The reverse scans (kernel index, warps): the 8-warp kernels
         // where [`BWD_DSCAN_RULE`] (or DNNPLAN_GDN_BWD_DSCAN=w8) picks them, else v1's 4 warps.
         let dscan_pick = |w8_index: BwdKernel, v1_index: BwdKernel, blocks: u64| {
             let w8 = match dscan_env.as_str() {
@@ -806,7 +702,7 @@ impl GdnBwdPlan {
         }
         // The reverse scan beside the token stage (gdn_bwd_overlap.cuh): default kernels only.
         let overlap = overlap_pick(
-            token_overlap && !matches!(dscan_env.as_str(), "v1" | "w8" | "fp32"),
+            token_overlap && !matches!(dscan_env.as_str(), "v1" | "w8"),
             n * pieces * ho,
             n * pieces,
             sms,
@@ -865,34 +761,21 @@ impl GdnBwdPlan {
             ]);
         } else {
             steps.push((replay, (scan_x, ho32, n32), replay_threads, replay_smem));
-            steps.push(if dscan_fp32 {
-                (
-                    BwdKernel::DscanFp32,
-                    ((v / u64::from(DSCAN_VS)) as u32, ho32, n32),
-                    DSCAN_THREADS,
-                    dscan_smem_bytes(k),
-                )
-            } else if overlap {
+            steps.push(if overlap {
                 (ov_uncut, ov_scan.0, ov_scan.1, ov_scan.2)
-            } else if tc {
+            } else {
                 (
                     dscan_k.0,
                     (dscan_x, ho32, n32),
                     dscan_k.1 * 32,
                     dscan_smem(dscan_k.1),
                 )
-            } else {
-                (
-                    BwdKernel::DscanMma,
-                    (dscan_x, ho32, n32),
-                    DSCAN_MMA_WARPS * 32,
-                    dscan_mma_smem_bytes(k),
-                )
             });
         }
-        let tokens = match token_stage.overlapped {
-            Some(consumer) if overlap => consumer,
-            _ => token_stage.kernel,
+        let tokens = if overlap {
+            token_stage.overlapped
+        } else {
+            token_stage.kernel
         };
         steps.push((
             tokens,
@@ -917,7 +800,7 @@ impl GdnBwdPlan {
         {
             steps.truncate(n);
         }
-        let layout = BwdWorkspaceLayout::new(n, t, ho, k, v, s_io);
+        let layout = BwdWorkspaceLayout::new(n, t, ho, k, v, true);
         let piece_layout = BwdPieceLayout::new(layout.total, n, ho, k, v, pieces);
         Ok(GdnBwdPlan {
             template,
@@ -1050,10 +933,10 @@ mod tests {
     fn every_kernel_name_is_a_symbol_of_the_bundled_cubin() {
         let path = concat!(env!("CARGO_MANIFEST_DIR"), "/kernels/sm_90a/gdn_bwd.cubin");
         let cubin = std::fs::read(path).expect("bundled gdn_bwd cubin");
-        for (tag, k, prep) in [
-            ("bf16", 128, PrepVariant::from_env()),
-            ("f16", 64, PrepVariant::V2),
-        ] {
+        let preps = super::super::engine::PREP_VARIANTS
+            .iter()
+            .map(|r| r.variant);
+        for (tag, k, prep) in preps.flat_map(|p| [("bf16", 128, p), ("f16", 64, p)]) {
             for name in kernel_names(tag, k, prep) {
                 let mut symbol = name.clone().into_bytes();
                 symbol.push(0);
@@ -1067,7 +950,7 @@ mod tests {
 
     #[test]
     fn replay_variants_name_their_kernels() {
-        let names = kernel_names("bf16", 128, PrepVariant::V6);
+        let names = kernel_names("bf16", 128, PrepVariant::DEFAULT);
         for (variant, uncut, piece) in [
             (
                 ReplayVariant::V1,
@@ -1145,15 +1028,7 @@ mod tests {
         let programmatic: Vec<_> = BwdKernel::ALL.iter().filter(|k| k.programmatic()).collect();
         assert_eq!(
             programmatic,
-            [
-                &BwdKernel::TokensTc5Ov,
-                &BwdKernel::TokensTc11Ov,
-                &BwdKernel::TokensTc12Ov
-            ]
-        );
-        assert_eq!(
-            BwdKernel::TokensTc5Ov.name("bf16", 128, PrepVariant::V6),
-            "gdn_bwd_tokens_tc5_ov_bf16_k128"
+            [&BwdKernel::TokensTc11Ov, &BwdKernel::TokensTc12Ov]
         );
         // The default token stage and its overlapped consumer.
         assert_eq!(
@@ -1162,91 +1037,65 @@ mod tests {
         );
         assert!(BWD_TOKENS_DEFAULT.1.programmatic() && !BWD_TOKENS_DEFAULT.0.programmatic());
         assert_eq!(
-            BwdKernel::TokensTc11Ov.name("bf16", 128, PrepVariant::V6),
+            BwdKernel::TokensTc11Ov.name("bf16", 128, PrepVariant::DEFAULT),
             "gdn_bwd_tokens_tc11_ov_bf16_k128"
         );
         assert!(!BwdKernel::TokensTc11.programmatic());
         assert_eq!(
-            BWD_TOKENS_DEFAULT.1.name("f16", 64, PrepVariant::V6),
+            BWD_TOKENS_DEFAULT.1.name("f16", 64, PrepVariant::DEFAULT),
             "gdn_bwd_tokens_tc12_ov_f16_k64"
         );
     }
 
     #[test]
-    fn token_stages_by_switch_keep_the_session_9_rules() {
-        // The rules as they were written before the table (session 9 + tc12), as the oracle:
-        // (tensor cores, states io, overlap allowed, kernel / overlapped kernel, shared memory).
-        let oracle = |env: &str, overlap: bool, k: u64| {
-            let tc = env != "fp32" && env != "mma";
-            let s_io = tc && !matches!(env, "tc" | "tc2" | "tc3");
-            let allowed = tc && matches!(env, "" | "tc5" | "tc11" | "tc12");
-            let kernel = match env {
-                "fp32" => BwdKernel::TokensFp32,
-                "mma" => BwdKernel::TokensMma,
-                "tc" => BwdKernel::TokensTc,
-                "tc2" => BwdKernel::TokensTc2,
-                "tc3" => BwdKernel::TokensTc3,
-                "tc4" => BwdKernel::TokensTc4,
-                "tc5" if overlap => BwdKernel::TokensTc5Ov,
-                "tc5" => BwdKernel::TokensTc5,
-                "tc11" if overlap => BwdKernel::TokensTc11Ov,
-                "tc11" => BwdKernel::TokensTc11,
-                _ if overlap => BwdKernel::TokensTc12Ov,
-                _ => BwdKernel::TokensTc12,
-            };
-            let smem = if matches!(kernel, BwdKernel::TokensTc12 | BwdKernel::TokensTc12Ov) {
-                tokens_tc12_smem_bytes(k)
-            } else if matches!(kernel, BwdKernel::TokensTc11 | BwdKernel::TokensTc11Ov) {
-                tokens_tc11_smem_bytes(k)
-            } else if tc {
-                tokens_tc_smem_bytes(k)
-            } else {
-                tokens_smem_bytes(k)
-            };
-            (tc, s_io, allowed, kernel, smem)
-        };
-        let values = [
-            "", "fp32", "mma", "tc", "tc2", "tc3", "tc4", "tc5", "tc11", "tc12", "tc6", "bogus",
+    fn token_stages_by_switch() {
+        // (value, kernel, overlapped consumer, overlap allowed, shared memory at K = 128):
+        // the named stages with the overlap by rule; no value the default; any other value (the
+        // retired stages' switches among them) the default without the overlap.
+        let cases = [
+            ("tc11", BwdKernel::TokensTc11, BwdKernel::TokensTc11Ov, true),
+            ("tc12", BwdKernel::TokensTc12, BwdKernel::TokensTc12Ov, true),
+            ("", BwdKernel::TokensTc12, BwdKernel::TokensTc12Ov, true),
+            ("tc5", BwdKernel::TokensTc12, BwdKernel::TokensTc12Ov, false),
+            (
+                "fp32",
+                BwdKernel::TokensTc12,
+                BwdKernel::TokensTc12Ov,
+                false,
+            ),
+            (
+                "bogus",
+                BwdKernel::TokensTc12,
+                BwdKernel::TokensTc12Ov,
+                false,
+            ),
         ];
-        for env in values {
-            let (stage, allowed) = TokenStage::pick(env);
-            for (overlap, k) in [(false, 64), (false, 128), (true, 64), (true, 128)] {
-                // Only a stage that allows the overlap is ever planned with it.
-                if overlap && !allowed {
-                    continue;
-                }
-                let kernel = match stage.overlapped {
-                    Some(c) if overlap => c,
-                    _ => stage.kernel,
-                };
-                assert_eq!(
-                    (
-                        stage.tensor_cores,
-                        stage.states_io,
-                        allowed,
-                        kernel,
-                        (stage.smem)(k)
-                    ),
-                    oracle(env, overlap, k),
-                    "DNNPLAN_GDN_BWD_TOKENS={env:?}, overlap {overlap}, K = {k}"
-                );
-            }
+        for (env, kernel, consumer, allowed) in cases {
+            let (stage, ok) = TokenStage::pick(env);
+            assert_eq!(
+                (stage.kernel, stage.overlapped, ok),
+                (kernel, consumer, allowed),
+                "DNNPLAN_GDN_BWD_TOKENS={env:?}"
+            );
         }
+        assert_eq!(
+            (TokenStage::pick("tc11").0.smem)(128),
+            tokens_tc11_smem_bytes(128)
+        );
+        assert_eq!(
+            (TokenStage::pick("tc12").0.smem)(64),
+            tokens_tc12_smem_bytes(64)
+        );
         // The default row is BWD_TOKENS_DEFAULT, with its consumer.
-        let (default, allowed) = TokenStage::pick("");
-        assert!(allowed);
+        let (default, _) = TokenStage::pick("");
         assert_eq!(
             (default.kernel, default.overlapped),
-            (BWD_TOKENS_DEFAULT.0, Some(BWD_TOKENS_DEFAULT.1))
+            (BWD_TOKENS_DEFAULT.0, BWD_TOKENS_DEFAULT.1)
         );
         // Every consumer in the table is a programmatic kernel, every stage kernel is not.
         for s in &TOKEN_STAGES {
             assert!(!s.kernel.programmatic(), "{}", s.name);
-            assert!(
-                s.overlapped.is_none_or(BwdKernel::programmatic),
-                "{}",
-                s.name
-            );
+            assert!(s.overlapped.programmatic(), "{}", s.name);
         }
     }
 
@@ -1264,7 +1113,7 @@ mod tests {
         assert_eq!(BWD_OVERLAP_SCAN_DEFAULT.0, BwdKernel::DscanOv2);
         assert!(smem <= 227 * 1024);
         assert_eq!(
-            BwdKernel::DscanpOv2.name("f16", 64, PrepVariant::V6),
+            BwdKernel::DscanpOv2.name("f16", 64, PrepVariant::DEFAULT),
             "gdn_bwd_dscanp_ov2_f16_k64"
         );
         assert!(!BwdKernel::DscanOv2.programmatic() && !BwdKernel::DscanpOv2.programmatic());

@@ -13,20 +13,12 @@
 //! two value halves per head) or `_w8` (8 warps, all 128 value rows per block), and for long
 //! sequences on few (sequence, head) pairs the exact piece chain (`gdn_fwd_sum_*`,
 //! `gdn_fwd_chain_k*`, then `gdn_fwd_scanx_*` per piece; see `kernels/include/gdn_fwd_fast.cuh`).
-//! Diagnostics read once at build: `DNNPLAN_GDN_FWD_SCAN=v1|w4|w8` (v1 = session-1 scan
-//! `gdn_fwd_scan_*`), `DNNPLAN_GDN_FWD_PIECES=n` (force n pieces per sequence; 1 = off) and
-//! `DNNPLAN_GDN_FWD_STEPS=n` (launch only the first n kernels: per-kernel timing by differences),
-//! `DNNPLAN_GDN_FWD_PREP=v1|v2|v3|v6|v7|v9|v10|v13|v14|v15` (the other per-chunk factor kernels: v1 the
-//! session-1 prep, v2 the 4-warp prep, v3 the 8-warp prep3 with 3 blocks per SM, v6 prep3 with
-//! the one-barrier-per-block-row inverse and A stored from registers: 4 blocks per SM, 1.06-1.09x
-//! prep3 on the H200, all bitwise the same outputs; v7 prep6 with the triangular inverse on the
-//! tensor cores, not bitwise; v9 v7 with that inverse spread over all 8 warps and ldmatrix operand
-//! loads; `v10` v9's tile in fewer block-wide phases, bitwise v9; `v13` v10 with the diagonal
-//! substitution on 4 warps, `v14` v10 with it right-looking from registers, both bitwise v10;
-//! `v15` v14 with the inverse's serial pieces off the block barriers, bitwise v14.
-//! The levels v4 (persistent prep4), v5 and v11 (v10 with W and Ũᵀ stored from registers)
-//! measured slower and are template levels only, checked by the CPU emulation). The default is
-//! [`PrepVariant::DEFAULT`] (v15), see [`PrepVariant`].
+//! Diagnostics read once at build: `DNNPLAN_GDN_FWD_SCAN=w4|w8` (force either output scan;
+//! bitwise the same outputs), `DNNPLAN_GDN_FWD_PIECES=n` (force n pieces per sequence; 1 = off)
+//! and `DNNPLAN_GDN_FWD_STEPS=n` (launch only the first n kernels: per-kernel timing by
+//! differences), `DNNPLAN_GDN_FWD_PREP=v14|v15` (the factor kernel, both directions, bitwise the
+//! same outputs: a row of [`PREP_VARIANTS`]; the default is [`PrepVariant::DEFAULT`], v15).
+//! Every switch selects only kernels bitwise the default: knobs change speed, never numerics.
 //! `DNNPLAN_GDN_PDL=0|1|early` (both directions): the launch chain, [`super::pdl::PdlMode`].
 
 use crate::cuda::{Function, LaunchConfig, Launcher, compile_or_load, probe};
@@ -41,9 +33,8 @@ use super::analyzer::{GdnFacts, GdnOp, PortFacts};
 use super::backward::GdnBwdPlan;
 use super::params::{
     CHAIN_ROWS, CHAIN_THREADS, FwdFastParams, FwdParams, KernelDtype, OFFSETS_THREADS,
-    PREP_THREADS, PREP3_THREADS, PieceLayout, SCAN_WARPS, SUM_STAGES, WorkspaceLayout,
-    fast_smem_bytes, flags, max_chunks, prep_smem_bytes, prep3_smem_bytes, prep6_smem_bytes,
-    prep7_smem_bytes, scan_smem_bytes,
+    PREP3_THREADS, PieceLayout, SUM_STAGES, WorkspaceLayout, fast_smem_bytes, flags, max_chunks,
+    prep7_smem_bytes,
 };
 use super::pdl::PdlMode;
 
@@ -224,7 +215,6 @@ impl Engine for GdnSm90 {
         let sms = info.sm_count.max(1) as u64;
         let choice = FwdChoice::pick(facts, sms);
         let scan_name = match choice.scan {
-            ScanVariant::V1 => format!("gdn_fwd_scan_{tag}_k{k}"),
             ScanVariant::Warps4 => format!("gdn_fwd_scanx_{tag}_k{k}_w4"),
             ScanVariant::Warps8 => format!("gdn_fwd_scanx_{tag}_k{k}_w8"),
         };
@@ -255,8 +245,6 @@ impl Engine for GdnSm90 {
 /// Which state-scan kernel the forward runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ScanVariant {
-    /// Session-1 scan (`gdn_fwd_scan_*`, 4 warps, 32-bit B-fragment loads).
-    V1,
     /// `gdn_fwd_scanx_*_w4`: 4 warps × 16 value rows per block.
     Warps4,
     /// `gdn_fwd_scanx_*_w8`: 8 warps, all 128 value rows per block (V = 128 only).
@@ -276,85 +264,34 @@ pub struct FwdChoice {
     pub prep: PrepVariant,
 }
 
-/// Which per-chunk factor kernel ("prep") a plan runs, forward and backward alike. All of them
-/// write bitwise the same workspace (bench/gdn_prep_host_emu.cpp); they differ in speed only.
+/// Which per-chunk factor kernel ("prep") a plan runs, forward and backward alike. Every bundled
+/// one writes bitwise the same workspace (bench/gdn_prep_host_emu.cpp; on the H200 the
+/// gradient / O hashes); they differ in speed only. The discriminant is the row in
+/// [`PREP_VARIANTS`], the one table of switch value, kernel stem and launch shape.
+///
+/// History (bench/gdn_results.md): the earlier levels (`v1` the session-1 prep, `v2` the 4-warp
+/// prep, `v3` the 8-warp prep3, `v6` one barrier per block row, `v7` / `v9` the inverse on the
+/// tensor cores, not bitwise `v6`, `v10` fewer block phases, `v13` the diagonal substitution on
+/// 4 warps) are no longer bundled since session 12: no rule picked them, and `v7` / `v9`'s
+/// switches changed the numerics. Their template levels stay in the headers, checked by the CPU
+/// emulation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(usize)]
 pub enum PrepVariant {
-    /// The session-1 prep (`gdn_fwd_prep1_*`, serial triangular-inverse loops; the backward runs
-    /// the 4-warp `gdn_bwd_prep_*` then). Diagnostics.
-    V1,
-    /// The 4-warp prep (`gdn_fwd_prep_*`, `gdn_bwd_prep_*`), one tile per block.
-    V2,
-    /// The 8-warp prep (`gdn_fwd_prep3_*`, `gdn_bwd_prep3_*`), one tile per block, 3 blocks
-    /// per SM (the default before session 6).
-    V3,
-    /// prep3 with the off-diagonal inverse at one barrier per block row instead of four and A
-    /// stored from registers instead of a staging tile (`gdn_fwd_prep6_*`, `gdn_bwd_prep6_*`):
-    /// 53.8 KB of shared memory and 64 registers, 4 blocks (32 warps) per SM; 1.06-1.09x prep3
-    /// at the four benchmark shapes on the H200 (the default in sessions 6-7). (Session 6's `v4`, a persistent
-    /// prep3, and `v5`, prep3 with the new inverse alone, measured 0.83x and 0.98x prep3 and are
-    /// not bundled; bench/gdn_prep_host_emu.cpp still checks them.)
-    V6,
-    /// prep6 with the triangular inverse on the tensor cores (`gdn_fwd_prep7_*`,
-    /// `gdn_bwd_prep7_*`, kernels/include/gdn_fwd_tcinv.cuh): the diagonal 16x16 blocks by v6's
-    /// substitution, the off-diagonal blocks by blocked products on mma.sync m16n8k8 TF32 in
-    /// three terms (near-fp32); 54.8 KB of shared memory, 64 registers, 4 blocks per SM. Not
-    /// bitwise v6 (W, Ũ and T differ in rounding only). Forward prep 1.03-1.09x and backward
-    /// prep 1.02-1.03x v6 at the four benchmark shapes on the H200 (same run,
-    /// bench/gdn_device_prepinv_run1.log), parity rms unchanged at the printed digits except the
-    /// aligned-keys cases (within 0.1 %).
-    V7,
-    /// prep7 with the off-diagonal inverse by 2x2 recursive blocking (`tcinv8_*` in
-    /// kernels/include/gdn_fwd_tcinv.cuh: T_10 and T_32 on two warps at once, then
-    /// T_BA = −T_BB (L_BA T_AA) as two 32x32 TF32x3 products over all 8 warps, a shorter serial
-    /// chain than v7's column blocks on 3 warps) and the K Kᵀ / Q Kᵀ, W and Ũᵀ operand fragments
-    /// loaded by ldmatrix.x4 instead of 32-bit shared loads (`gdn_fwd_prep9_*`,
-    /// `gdn_bwd_prep9_*`); same shared memory and launch as v7. Not bitwise v7 (W, Ũ and T differ
-    /// in rounding only). Its two steps on the H200: the blocked
-    /// inverse alone ("prep8", not bundled: bitwise prep9, whose ldmatrix loads feed the same
-    /// operand bits to the same mma.sync) ran the forward prep 1.08-1.12x and the backward prep
-    /// 1.12-1.17x v7 at the four benchmark shapes in both run orders
-    /// (bench/gdn_device_prepinv_v8_run1.log), parity rms equal to v7's at the printed digits but
-    /// for the aligned-keys and long-span cases (last digit); the ldmatrix loads then 0.996-1.06x
-    /// prep8 (forward prep; 7 of 8 comparisons faster, the whole forward faster in all 8; backward
-    /// prep level; bench/gdn_device_prepinv3_run1.log). Memcheck 0 errors for both. The
-    /// default in session 8.
-    V9,
-    /// prep9's tile in fewer block-wide phases (`gdn_fwd_prep10_*`, `gdn_bwd_prep10_*`,
-    /// kernels/include/gdn_fwd_prep10.cuh): E in place over k so that the E rows, the L store
-    /// and the A store share one phase; the inverse's step 1 beside the parts of step 2a that
-    /// need only the diagonal blocks; T converted to the io dtype row by row within its fp32
-    /// rows (no block barrier between reads and writes), half of it beside step 2b. 13 block
-    /// barriers per tile instead of 15; bitwise prep9 (same operations, same order); same
-    /// shared memory size and launch as v7 / v9. The default since session 9: forward prep
-    /// 1.00-1.04x and backward prep 1.01-1.04x v9 at the four benchmark shapes in both run
-    /// orders on the H200 (bench/gdn_device_prep10_run1_summary.log), gradient / O hashes
-    /// bitwise v9's, memcheck 0 errors.
-    V10,
-    /// prep10 with the inverse's diagonal 16x16 blocks balanced over 4 warps (one block per warp,
-    /// two lanes per column, the substitution's chain through registers and shuffles instead of
-    /// dependent shared loads; `gdn_fwd_prep13_*`, `gdn_bwd_prep13_*`,
-    /// kernels/include/gdn_fwd_prep13.cuh). Bitwise prep10 (the same sums in the same order);
-    /// same shared memory size and launch as v10. On the H200 (bench/gdn_device_sub13_run1_*.log)
-    /// forward prep 1.00-1.04x, backward prep 1.00-1.02x v10, but the whole backward 0.2 %
-    /// slower once (ragged mix): slower than v14 in 7 of 8 forward-prep comparisons.
-    V13,
     /// prep10 with the inverse's diagonal 16x16 blocks right-looking from registers on prep10's
     /// threads (one lane per column, all 16 rows in registers: the chain is one FFMA per step,
     /// the L operands float2 row loads; `gdn_fwd_prep14_*`, `gdn_bwd_prep14_*`,
-    /// kernels/include/gdn_fwd_prep13.cuh). Bitwise prep10 (the same sums in the same order);
-    /// same shared memory size and launch as v10. The default in session 10: forward prep
-    /// 1.008-1.064x and backward prep 1.005-1.024x v10 at the four benchmark shapes in both run
-    /// orders on the H200, the whole forward and backward faster in all 8 comparisons each
-    /// (bench/gdn_device_sub13_run1_summary.log), O / state / gradient hashes bitwise v10's and
-    /// the session-9 defaults', memcheck 0 errors.
+    /// kernels/include/gdn_fwd_prep13.cuh). Bitwise prep10 and prep15. The default in session
+    /// 10: forward prep 1.008-1.064x and backward prep 1.005-1.024x v10 at the four benchmark
+    /// shapes in both run orders on the H200 (bench/gdn_device_sub13_run1_summary.log). Kept as
+    /// the bitwise witness of the default (`DNNPLAN_GDN_FWD_PREP=v14`).
     V14,
     /// prep14 with the inverse's serial pieces off the block barriers (`gdn_fwd_prep15_*`,
     /// `gdn_bwd_prep15_*`, kernels/include/gdn_fwd_prep15.cuh): the diagonal blocks and step 1
     /// inside the E phase on warps 0 and 2 (pair named barriers after the L stores), step 2a on
     /// all 8 warps at once, T_BA stored to the io dtype from step 2b's accumulators beside the
     /// rest of T's conversion: 10 block barriers per tile instead of 13. Bitwise prep14 (the same
-    /// operations in the same order); same shared memory size and launch as v10. The default
+    /// operations in the same order); same shared memory size and launch. The default
     /// since session 11: on the H200 (bench/gdn_device_prep15_run{1,2}_summary.log, five
     /// rounds, both orders) faster than v14 on the mean of the rounds at all four benchmark shapes
     /// in both directions (forward prep 1.006-1.022x, backward prep 1.002-1.009x, whole forward
@@ -364,63 +301,87 @@ pub enum PrepVariant {
     V15,
 }
 
+/// One bundled factor kernel, as data.
+pub struct PrepRow {
+    /// The kernel this row describes (its discriminant is the row's index).
+    pub variant: PrepVariant,
+    /// The `DNNPLAN_GDN_FWD_PREP` value that selects it.
+    pub switch: &'static str,
+    /// The entry's stem in both modules: `gdn_fwd_<stem>_<tag>_k<K>`, `gdn_bwd_<stem>_<tag>_k<K>`.
+    pub stem: &'static str,
+    /// Threads per block (one block per (chunk slot, head)).
+    pub threads: u32,
+    /// Dynamic shared memory for head dims `k`, `v`.
+    pub smem: fn(u64, u64) -> u32,
+}
+
+/// Every bundled factor kernel, in [`PrepVariant`] order: switch value <-> kernel stem <->
+/// launch shape, the one source of that mapping (`gdn::Prep7Smem` is the layout of both).
+pub const PREP_VARIANTS: [PrepRow; 2] = [
+    PrepRow {
+        variant: PrepVariant::V14,
+        switch: "v14",
+        stem: "prep14",
+        threads: PREP3_THREADS,
+        smem: prep7_smem_bytes,
+    },
+    PrepRow {
+        variant: PrepVariant::V15,
+        switch: "v15",
+        stem: "prep15",
+        threads: PREP3_THREADS,
+        smem: prep7_smem_bytes,
+    },
+];
+
+// Each row sits at its variant's index.
+const _: () = {
+    let mut i = 0;
+    while i < PREP_VARIANTS.len() {
+        assert!(PREP_VARIANTS[i].variant as usize == i);
+        i += 1;
+    }
+};
+
 impl PrepVariant {
     /// The prep a plan runs unless `DNNPLAN_GDN_FWD_PREP` names another (every shape: prep15
     /// serves K = 64 and 128, bf16 and fp16, and compiles for sm_80 / sm_100a through NVRTC).
     pub const DEFAULT: PrepVariant = PrepVariant::V15;
 
-    /// `DNNPLAN_GDN_FWD_PREP` = `v1` / `v2` / `v3` / `v6` / `v7` / `v9` / `v10` / `v13` / `v14` / `v15`, else
-    /// [`PrepVariant::DEFAULT`]; read at plan build.
+    /// The row of [`PREP_VARIANTS`] whose switch is `DNNPLAN_GDN_FWD_PREP`, else
+    /// [`PrepVariant::DEFAULT`] (an unknown value too); read at plan build.
     pub fn from_env() -> PrepVariant {
-        match std::env::var("DNNPLAN_GDN_FWD_PREP").as_deref() {
-            Ok("v1") => PrepVariant::V1,
-            Ok("v2") => PrepVariant::V2,
-            Ok("v3") => PrepVariant::V3,
-            Ok("v6") => PrepVariant::V6,
-            Ok("v7") => PrepVariant::V7,
-            Ok("v9") => PrepVariant::V9,
-            Ok("v10") => PrepVariant::V10,
-            Ok("v13") => PrepVariant::V13,
-            Ok("v14") => PrepVariant::V14,
-            Ok("v15") => PrepVariant::V15,
-            _ => PrepVariant::DEFAULT,
-        }
+        Self::from_switch(
+            std::env::var("DNNPLAN_GDN_FWD_PREP")
+                .as_deref()
+                .unwrap_or(""),
+        )
+    }
+
+    /// The variant whose [`PrepRow::switch`] is `value`, else [`PrepVariant::DEFAULT`].
+    pub fn from_switch(value: &str) -> PrepVariant {
+        PREP_VARIANTS
+            .iter()
+            .find(|r| r.switch == value)
+            .map_or(PrepVariant::DEFAULT, |r| r.variant)
+    }
+
+    /// The variant's row in [`PREP_VARIANTS`].
+    pub fn row(self) -> &'static PrepRow {
+        &PREP_VARIANTS[self as usize]
     }
 
     /// The entry point in the `gdn_fwd` (`dir` = `fwd`) or `gdn_bwd` (`bwd`) module for io dtype
     /// `tag` and K = `k`.
     pub fn kernel_name(self, dir: &str, tag: &str, k: i64) -> String {
-        let v = match (self, dir) {
-            (PrepVariant::V1, "fwd") => "prep1",
-            (PrepVariant::V1 | PrepVariant::V2, _) => "prep",
-            (PrepVariant::V3, _) => "prep3",
-            (PrepVariant::V6, _) => "prep6",
-            (PrepVariant::V7, _) => "prep7",
-            (PrepVariant::V9, _) => "prep9",
-            (PrepVariant::V10, _) => "prep10",
-            (PrepVariant::V13, _) => "prep13",
-            (PrepVariant::V14, _) => "prep14",
-            (PrepVariant::V15, _) => "prep15",
-        };
-        format!("gdn_{dir}_{v}_{tag}_k{k}")
+        format!("gdn_{dir}_{}_{tag}_k{k}", self.row().stem)
     }
 
     /// Grid, threads and dynamic shared memory for `chunks` chunk slots, `ho` output heads,
     /// head dims `k`, `v`: one block per (chunk slot, head).
     pub fn launch_shape(self, chunks: u32, ho: u32, k: u64, v: u64) -> ((u32, u32, u32), u32, u32) {
-        match self {
-            PrepVariant::V1 | PrepVariant::V2 => {
-                ((chunks, ho, 1), PREP_THREADS, prep_smem_bytes(k, v))
-            }
-            PrepVariant::V3 => ((chunks, ho, 1), PREP3_THREADS, prep3_smem_bytes(k, v)),
-            PrepVariant::V6 => ((chunks, ho, 1), PREP3_THREADS, prep6_smem_bytes(k, v)),
-            PrepVariant::V7
-            | PrepVariant::V9
-            | PrepVariant::V10
-            | PrepVariant::V13
-            | PrepVariant::V14
-            | PrepVariant::V15 => ((chunks, ho, 1), PREP3_THREADS, prep7_smem_bytes(k, v)),
-        }
+        let row = self.row();
+        ((chunks, ho, 1), row.threads, (row.smem)(k, v))
     }
 }
 
@@ -431,16 +392,12 @@ impl FwdChoice {
         let env = |name: &str| std::env::var(name).ok();
         let mut c = FwdChoice::default_for(f, sms);
         match env("DNNPLAN_GDN_FWD_SCAN").as_deref() {
-            Some("v1") => c.scan = ScanVariant::V1,
             Some("w4") => c.scan = ScanVariant::Warps4,
             Some("w8") if f.v == 128 => c.scan = ScanVariant::Warps8,
             _ => {}
         }
         if let Some(p) = env("DNNPLAN_GDN_FWD_PIECES").and_then(|x| x.parse::<u64>().ok()) {
             c.pieces = p.clamp(1, 64);
-        }
-        if c.scan == ScanVariant::V1 {
-            c.pieces = 1;
         }
         if let Some(n) = env("DNNPLAN_GDN_FWD_STEPS").and_then(|x| x.parse::<usize>().ok()) {
             c.steps = n;
@@ -619,14 +576,10 @@ impl GdnFwdPlan {
         let layout = WorkspaceLayout::new(n, t, ho as u64, k, v);
         let p = choice.pieces;
         let (warps, stages) = match choice.scan {
-            ScanVariant::V1 => (u64::from(SCAN_WARPS), 3),
             ScanVariant::Warps4 => (4, 3),
             ScanVariant::Warps8 => (8, 2),
         };
-        let smem_scan = match choice.scan {
-            ScanVariant::V1 => scan_smem_bytes(k),
-            _ => fast_smem_bytes(k, warps, stages, true),
-        };
+        let smem_scan = fast_smem_bytes(k, warps, stages, true);
         let (grid_prep, prep_threads, smem_prep) =
             choice.prep.launch_shape(chunks as u32, ho as u32, k, v);
         Ok(GdnFwdPlan {
@@ -781,59 +734,57 @@ mod tests {
         // the ragged mix): the rule above stands.
     }
 
+    /// Whether `cubin` (the bundled module's bytes) has the entry `name` in its string table.
+    fn has_symbol(cubin: &[u8], name: &str) -> bool {
+        let mut symbol = name.as_bytes().to_vec();
+        symbol.push(0);
+        cubin.windows(symbol.len()).any(|w| w == symbol.as_slice())
+    }
+
     #[test]
-    fn prep_variants_name_their_kernels_and_launch_shapes() {
-        use PrepVariant::*;
-        let names: Vec<String> = [V1, V2, V3, V6, V7, V9, V10, V13, V14, V15]
-            .iter()
-            .map(|p| p.kernel_name("fwd", "bf16", 128))
-            .collect();
-        assert_eq!(
-            names,
-            [
-                "gdn_fwd_prep1_bf16_k128",
-                "gdn_fwd_prep_bf16_k128",
-                "gdn_fwd_prep3_bf16_k128",
-                "gdn_fwd_prep6_bf16_k128",
-                "gdn_fwd_prep7_bf16_k128",
-                "gdn_fwd_prep9_bf16_k128",
-                "gdn_fwd_prep10_bf16_k128",
-                "gdn_fwd_prep13_bf16_k128",
-                "gdn_fwd_prep14_bf16_k128",
-                "gdn_fwd_prep15_bf16_k128"
-            ]
-        );
-        assert_eq!(V10.kernel_name("bwd", "f16", 64), "gdn_bwd_prep10_f16_k64");
-        assert_eq!(
-            V13.kernel_name("bwd", "bf16", 128),
-            "gdn_bwd_prep13_bf16_k128"
-        );
-        // v7, v9, v10, v13, v14 and v15 share one launch and shared-memory layout.
-        for (a, b) in [(V15, V14), (V14, V10), (V13, V10), (V10, V9), (V9, V7)] {
-            for (k, v) in [(128, 128), (64, 64)] {
-                assert_eq!(a.launch_shape(520, 16, k, v), b.launch_shape(520, 16, k, v));
+    fn every_prep_switch_maps_to_a_bundled_entry_of_both_modules() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/kernels/sm_90a");
+        let fwd = std::fs::read(format!("{dir}/gdn_fwd.cubin")).expect("bundled gdn_fwd cubin");
+        let bwd = std::fs::read(format!("{dir}/gdn_bwd.cubin")).expect("bundled gdn_bwd cubin");
+        for row in &PREP_VARIANTS {
+            // The switch value selects this row, and the row names entries of both modules.
+            assert_eq!(PrepVariant::from_switch(row.switch), row.variant);
+            for (dir, cubin) in [("fwd", &fwd), ("bwd", &bwd)] {
+                for tag in ["bf16", "f16"] {
+                    for k in [64, 128] {
+                        let name = row.variant.kernel_name(dir, tag, k);
+                        assert_eq!(name, format!("gdn_{dir}_{}_{tag}_k{k}", row.stem));
+                        assert!(has_symbol(cubin, &name), "{name} is not bundled");
+                    }
+                }
             }
         }
-        assert_eq!(V7.kernel_name("bwd", "f16", 64), "gdn_bwd_prep7_f16_k64");
+        // The retired levels are not bundled and their switch values run the default.
+        for (stem, value) in [("prep7", "v7"), ("prep9", "v9"), ("prep10", "v10")] {
+            assert!(!has_symbol(&fwd, &format!("gdn_fwd_{stem}_bf16_k128")));
+            assert!(!has_symbol(&bwd, &format!("gdn_bwd_{stem}_bf16_k128")));
+            assert_eq!(PrepVariant::from_switch(value), PrepVariant::DEFAULT);
+        }
+        assert_eq!(PrepVariant::from_switch(""), PrepVariant::V15);
+        assert_eq!(PrepVariant::DEFAULT.row().switch, "v15");
+    }
+
+    #[test]
+    fn prep_variants_share_one_launch_shape() {
+        // One block of 256 threads per (chunk slot, head), gdn::Prep7Smem's layout.
+        for row in &PREP_VARIANTS {
+            assert_eq!(
+                row.variant.launch_shape(520, 16, 128, 128),
+                ((520, 16, 1), 256, 54784)
+            );
+            assert_eq!(
+                row.variant.launch_shape(7, 3, 64, 64),
+                ((7, 3, 1), 256, prep7_smem_bytes(64, 64))
+            );
+        }
         assert_eq!(
-            V9.kernel_name("bwd", "bf16", 128),
-            "gdn_bwd_prep9_bf16_k128"
-        );
-        assert_eq!(
-            V7.launch_shape(520, 16, 128, 128),
-            ((520, 16, 1), 256, 54784)
-        );
-        // The backward has no session-1 prep: v1 runs the 4-warp one.
-        assert_eq!(V1.kernel_name("bwd", "f16", 64), "gdn_bwd_prep_f16_k64");
-        assert_eq!(V6.kernel_name("bwd", "f16", 64), "gdn_bwd_prep6_f16_k64");
-        // One block per (chunk slot, head).
-        assert_eq!(
-            V3.launch_shape(520, 16, 128, 128),
-            ((520, 16, 1), 256, 61952)
-        );
-        assert_eq!(
-            V6.launch_shape(520, 16, 128, 128),
-            ((520, 16, 1), 256, 53760)
+            PrepVariant::V14.kernel_name("bwd", "f16", 64),
+            "gdn_bwd_prep14_f16_k64"
         );
     }
 }

@@ -417,7 +417,7 @@ pub const SCAN_WARPS: u32 = 4;
 pub const SCAN_STAGES: u64 = 3;
 /// Threads of the prep kernel.
 pub const PREP_THREADS: u32 = 128;
-/// Threads of the 8-warp prep kernel (`gdn_fwd_prep3_*`, `gdn_bwd_prep3_*`).
+/// Threads of the 8-warp prep kernels (`prep3` and its successors, the bundled `prep14` / `prep15`).
 pub const PREP3_THREADS: u32 = 256;
 
 /// Dynamic shared memory of the 8-warp prep kernel for head dims `k = v`
@@ -437,7 +437,8 @@ pub fn prep6_smem_bytes(k: u64, v: u64) -> u32 {
     (base + us.saturating_sub(r3)) as u32
 }
 
-/// Dynamic shared memory of `gdn_fwd_prep7_*` / `gdn_bwd_prep7_*` for head dims `k = v`
+/// Dynamic shared memory of the bundled prep kernels (`gdn_{fwd,bwd}_prep14_*`, `_prep15_*`;
+/// before session 12 also `prep7` .. `prep13`) for head dims `k = v`
 /// (`gdn::Prep7Smem::bytes`: prep6's regions with the first one large enough for the
 /// tensor-core inverse's fp32 L tile, 64 rows of 72 floats).
 pub fn prep7_smem_bytes(k: u64, v: u64) -> u32 {

@@ -163,6 +163,7 @@ mod tests {
                 );
             }
         }
-        assert!(seen >= 50, "only {seen} entries parsed");
+        // 35 entry declarations since session 12 (9 in gdn_fwd.cu, 26 in gdn_bwd.cu).
+        assert!(seen >= 35, "only {seen} entries parsed");
     }
 }
