@@ -18,7 +18,9 @@
 //! and `DNNPLAN_GDN_FWD_STEPS=n` (launch only the first n kernels: per-kernel timing by
 //! differences), `DNNPLAN_GDN_FWD_PREP=v14|v15` (the factor kernel, both directions, bitwise the
 //! same outputs: a row of [`PREP_VARIANTS`]; the default is [`PrepVariant::DEFAULT`], v15).
-//! Every switch selects only kernels bitwise the default: knobs change speed, never numerics.
+//! The kernel switches (`_SCAN`, `_PREP`) select only kernels bitwise the default (knobs change
+//! speed, never numerics); `_PIECES` changes the rounding (the piece chain's fp32 seeds) and
+//! `_STEPS` truncates the execute: schedule diagnostics for the benchmarks.
 //! `DNNPLAN_GDN_PDL=0|1|early` (both directions): the launch chain, [`super::pdl::PdlMode`].
 
 use crate::cuda::{Function, LaunchConfig, Launcher, compile_or_load, probe};
@@ -270,11 +272,12 @@ pub struct FwdChoice {
 /// [`PREP_VARIANTS`], the one table of switch value, kernel stem and launch shape.
 ///
 /// History (bench/gdn_results.md): the earlier levels (`v1` the session-1 prep, `v2` the 4-warp
-/// prep, `v3` the 8-warp prep3, `v6` one barrier per block row, `v7` / `v9` the inverse on the
-/// tensor cores, not bitwise `v6`, `v10` fewer block phases, `v13` the diagonal substitution on
-/// 4 warps) are no longer bundled since session 12: no rule picked them, and `v7` / `v9`'s
-/// switches changed the numerics. Their template levels stay in the headers, checked by the CPU
-/// emulation.
+/// prep, `v3` the 8-warp prep3, `v6` one barrier per block row: an fp32 inverse on the CUDA
+/// cores; `v7` the inverse on the tensor cores on 3 warps; `v9` on all 8 warps, `v10` in fewer
+/// block phases, `v13` the diagonal substitution on 4 warps) are no longer bundled since session
+/// 12: no rule picked them, and the switches `v1` to `v7` changed the numerics (`v9`, `v10` and
+/// `v13` are bitwise `v14`). Their template levels stay in the headers, checked by the CPU
+/// emulation; their switch values now select the default.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(usize)]
 pub enum PrepVariant {
