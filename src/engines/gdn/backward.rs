@@ -93,6 +93,7 @@ use crate::dispatch::exec_types::{ExecContext, VariantPack};
 use crate::error::{Error, Result};
 
 use super::analyzer::GdnFacts;
+use super::chain::ChainVariant;
 use super::engine::{ENGINE_NAME, PrepVariant, fwd_template, kernel_dtype};
 use super::params::{
     BwdChainParams, BwdOverlapLayout, BwdParams, BwdPieceLayout, BwdWorkspaceLayout, CHAIN_ROWS,
@@ -232,11 +233,16 @@ pub enum BwdKernel {
     TokensTc12,
     /// Overlap: `tc12` as the consumer (as [`BwdKernel::TokensTc11Ov`]).
     TokensTc12Ov,
+    /// Piece chain: fp32 forward chain with `M_j` staged in shared memory (session 12, bitwise
+    /// [`BwdKernel::Pchain`]; the default, [`super::chain::CHAIN_VARIANTS`]).
+    Pchain2,
+    /// Piece chain: fp32 reverse chain, likewise (bitwise [`BwdKernel::Dchain`]).
+    Dchain2,
 }
 
 impl BwdKernel {
     /// Every kernel, in index order.
-    pub const ALL: [BwdKernel; 35] = [
+    pub const ALL: [BwdKernel; 37] = [
         BwdKernel::ChunkOffsets,
         BwdKernel::Prep,
         BwdKernel::Fscan,
@@ -272,6 +278,8 @@ impl BwdKernel {
         BwdKernel::DscanpOv2,
         BwdKernel::TokensTc12,
         BwdKernel::TokensTc12Ov,
+        BwdKernel::Pchain2,
+        BwdKernel::Dchain2,
     ];
 
     /// The kernel's symbol in the module (`tag` = `bf16` / `f16`, `k` = K = V; `prep`: the
@@ -283,6 +291,8 @@ impl BwdKernel {
             BwdKernel::Params => return "gdn_bwd_params".to_owned(),
             BwdKernel::Pchain => return format!("gdn_bwd_pchain_k{k}"),
             BwdKernel::Dchain => return format!("gdn_bwd_dchain_k{k}"),
+            BwdKernel::Pchain2 => return format!("gdn_bwd_pchain2_k{k}"),
+            BwdKernel::Dchain2 => return format!("gdn_bwd_dchain2_k{k}"),
             BwdKernel::Prep => return prep.kernel_name("bwd", tag, k),
             BwdKernel::Fscan => "fscan",
             BwdKernel::DscanFp32 => "dscan",
@@ -799,6 +809,7 @@ impl GdnBwdPlan {
         );
         let dscanp_k = dscan_pick(BwdKernel::DscanpW8, BwdKernel::Dscanp, slices * pieces);
         let chain_grid = ((v / CHAIN_ROWS) as u32, ho32, n32);
+        let chain = ChainVariant::from_env();
         let (replay, replay_piece, replay_threads, mut replay_smem) =
             ReplayVariant::pick().launch(k);
         if replay_one_per_sm(n * pieces * ho * (v / 64), sms) {
@@ -838,7 +849,7 @@ impl GdnBwdPlan {
                     128,
                     fast_smem_bytes(k, 4, SUM_STAGES, false),
                 ),
-                (BwdKernel::Pchain, chain_grid, CHAIN_THREADS, 0),
+                (chain.pchain, chain_grid, CHAIN_THREADS, 0),
                 (
                     replay_piece,
                     (scan_x, ho32, np),
@@ -851,7 +862,7 @@ impl GdnBwdPlan {
                     dsum_k.1 * 32,
                     dscan_smem(dsum_k.1),
                 ),
-                (BwdKernel::Dchain, chain_grid, CHAIN_THREADS, 0),
+                (chain.dchain, chain_grid, CHAIN_THREADS, 0),
                 if overlap {
                     (ov_piece, ov_scan.0, ov_scan.1, ov_scan.2)
                 } else {

@@ -28,6 +28,8 @@
 //! measured slower and are template levels only, checked by the CPU emulation). The default is
 //! [`PrepVariant::DEFAULT`] (v15), see [`PrepVariant`].
 //! `DNNPLAN_GDN_PDL=0|1|early` (both directions): the launch chain, [`super::pdl::PdlMode`].
+//! `DNNPLAN_GDN_CHAIN=v1|v2` (both directions, default v2): the piece chain's body,
+//! [`super::chain::ChainVariant`] (bitwise the same seeds).
 
 use crate::cuda::{Function, LaunchConfig, Launcher, compile_or_load, probe};
 use crate::dispatch::engine::{BuildContext, CompiledPlan, Engine, SupportQuery};
@@ -39,6 +41,7 @@ use crate::ir::DataType;
 
 use super::analyzer::{GdnFacts, GdnOp, PortFacts};
 use super::backward::GdnBwdPlan;
+use super::chain::ChainVariant;
 use super::params::{
     CHAIN_ROWS, CHAIN_THREADS, FwdFastParams, FwdParams, KernelDtype, OFFSETS_THREADS,
     PREP_THREADS, PREP3_THREADS, PieceLayout, SCAN_WARPS, SUM_STAGES, WorkspaceLayout,
@@ -233,7 +236,7 @@ impl Engine for GdnSm90 {
             prep: module.function(&choice.prep.kernel_name("fwd", tag, k))?,
             scan: module.function(&scan_name)?,
             sum: module.function(&format!("gdn_fwd_sum_{tag}_k{k}"))?,
-            chain: module.function(&format!("gdn_fwd_chain_k{k}"))?,
+            chain: module.function(&ChainVariant::from_env().fwd_name(k))?,
         };
         // Resolve the kernels and raise their shared-memory limits once, here, in the context
         // the device's default stream implies (execute re-does it only for another context).
