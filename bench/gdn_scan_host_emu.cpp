@@ -222,6 +222,13 @@ void run_case(const char* name, int HO, std::vector<int> lens, bool bf16_state) 
     check(same(pc_seed, seed_v1), "pieces: chain2 seeds bitwise chain v1");
     check(same(pc2.o, pw4.o) && same(pc2.fs, pw4.fs) && same(pc2.fsb, pw4.fsb), "pieces: chain2 O / final state bitwise chain v1");
     printf("  chain2 (fwd, P = 3): seeds %016llx (v1 %016llx)\n", fnv(pc_seed), fnv(seed_v1));
+    const Out pc3 = fwd(P, [&] {
+      launch({2 * V / 64, unsigned(HO), unsigned(N * (P - 1))}, 128, [&] { gdn::fwd_scanx_body<IOT, K, V, 4, gdn::SUM_STAGES, false>(fp); });
+      launch({V / gdn::CHAIN3_ROWS, unsigned(HO), unsigned(N)}, gdn::CHAIN_THREADS, [&] { gdn::fwd_chain2_body<K, gdn::CHAIN3_ROWS>(fp); });
+      launch({V / 64, unsigned(HO), unsigned(N * P)}, 128, [&] { gdn::fwd_scanx_body<IOT, K, V, 4, 3, true>(fp); });
+    });
+    check(same(pc_seed, seed_v1), "pieces: chain3 (16 rows per block) seeds bitwise chain v1");
+    check(same(pc3.o, pw4.o) && same(pc3.fs, pw4.fs) && same(pc3.fsb, pw4.fsb), "pieces: chain3 O / final state bitwise chain v1");
   }
 #endif
 #ifdef GDN_FSCAN_CHUNKS

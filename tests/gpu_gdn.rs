@@ -1263,9 +1263,9 @@ fn timing_backward_pieces() {
     }
 }
 
-/// The piece chain's body (`DNNPLAN_GDN_CHAIN` = v1 / v2, read at build) at the benchmark
+/// The piece chain's body (`DNNPLAN_GDN_CHAIN` = v1 / v2 / v3, read at build) at the benchmark
 /// shapes of `DNNPLAN_GDN_TIMING_SHAPES` (default (1, 32768, 16) and (4, 8192, 16)), both
-/// directions, alternating v1, v2 for `DNNPLAN_GDN_TIMING_ROUNDS` rounds (default 2), at the
+/// directions, alternating v1, v2, v3 for `DNNPLAN_GDN_TIMING_ROUNDS` rounds (default 2), at the
 /// rule's piece count and at the forced counts of `DNNPLAN_GDN_TIMING_CHAIN` (a comma list;
 /// `1` = just the rule): whole forward and backward, and the chain kernels alone as differences
 /// of executes cut before and after them (forward: offsets, prep, sum, chain, scan; backward:
@@ -1297,7 +1297,7 @@ fn timing_piece_chain() {
             set_env("DNNPLAN_GDN_BWD_PIECES", p);
             let label = p.map_or("rule".to_owned(), |x| format!("P={x}"));
             for round in 0..rounds {
-                for chain in ["v1", "v2"] {
+                for chain in ["v1", "v2", "v3"] {
                     set_env("DNNPLAN_GDN_CHAIN", Some(chain));
                     let fwd = inp.time(&caller, "gdn");
                     let f = |n| inp.time_cut(&caller, "gdn", Some(n));

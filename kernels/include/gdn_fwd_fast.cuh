@@ -449,27 +449,32 @@ __device__ __forceinline__ void fwd_chain_body(const FwdFastParams& fp) {
 // fwd_chain_body's: acc[r] += xs[r][m] · M[m][c] with m ascending, then acc[r] + H[r][c], so
 // the seeds are bitwise those of fwd_chain_body. Static shared memory (K = 128: 41,472 bytes),
 // the launch shape of fwd_chain_body.
+// ROWS: state rows per block (CHAIN_ROWS for the chain2 entries; CHAIN3_ROWS for chain3, the
+// same body on twice the blocks: (V / 16, HO, N) = 128 blocks at (1, 32768, 16) instead of 64 on
+// 132 SMs). The rows per block change nothing in any element's arithmetic.
 constexpr int CHAIN2_TM = 16;
 constexpr int CHAIN2_STAGES = 3;
+constexpr int CHAIN3_ROWS = 16;
 
-template <int K>
+template <int K, int ROWS = CHAIN_ROWS>
 __device__ __forceinline__ void fwd_chain2_body(const FwdFastParams& fp) {
   constexpr int TM = CHAIN2_TM, NS = CHAIN2_STAGES, TPP = K / TM;  // tiles per piece
   constexpr int XP = K + 4;                                           // xs row pitch (16-byte rows)
   static_assert(K % TM == 0 && TM % 4 == 0, "chain2: tile rows");
 #ifdef GDN_HOST_EMU
-  alignas(16) static float xs[CHAIN_ROWS][XP];  // the CPU emulation runs one block at a time
+  alignas(16) static float xs[ROWS][XP];  // the CPU emulation runs one block at a time
   alignas(16) static float ms[NS][TM * K];
 #else
-  __shared__ __align__(16) float xs[CHAIN_ROWS][XP];
+  __shared__ __align__(16) float xs[ROWS][XP];
   __shared__ __align__(16) float ms[NS][TM * K];
 #endif
   const FwdParams& p = fp.f;
   const int P = fp.pieces, HO = p.ho;
-  const int h = blockIdx.y, b = blockIdx.z, r0 = blockIdx.x * CHAIN_ROWS;
+  const int h = blockIdx.y, b = blockIdx.z, r0 = blockIdx.x * ROWS;
   const int tid = threadIdx.x;
   constexpr int G = CHAIN_THREADS / K;  // row groups
-  constexpr int R = CHAIN_ROWS / G;     // rows per thread
+  constexpr int R = ROWS / G;           // rows per thread
+  static_assert(ROWS % G == 0, "chain2: rows per block");
   const int c = tid % K, grp = tid / K;
   const int row = p.state_indices ? p.state_indices[b] : b;
   const int tiles = (P - 1) * TPP;
@@ -489,7 +494,7 @@ __device__ __forceinline__ void fwd_chain2_body(const FwdFastParams& fp) {
   {
     const size_t base = (static_cast<size_t>(row) * HO + h) * K * K + static_cast<size_t>(r0) * K;
     float* seed = fp.ws_seed + (static_cast<size_t>(b * P) * HO + h) * K * K + static_cast<size_t>(r0) * K;
-    for (int i = tid; i < CHAIN_ROWS * K; i += CHAIN_THREADS) {
+    for (int i = tid; i < ROWS * K; i += CHAIN_THREADS) {
       const int r = i / K, cc = i % K;
       float val = 0.f;
       if (p.initial_state) {
@@ -545,6 +550,7 @@ __device__ __forceinline__ void fwd_chain2_body(const FwdFastParams& fp) {
     }
     __syncthreads();
   }
+  cp_async_wait<0>();  // only the empty groups past the last tile are left: none outstanding at exit
 }
 
 constexpr int SUM_STAGES = 2;

@@ -67,7 +67,8 @@
 // first; the plan passes that block to every kernel) and replace fscan and dscan_io when P > 1:
 //   gdn_bwd_psum_{bf16,f16}_k{64,128}    <<<(V / 64, HO, N·(2P−1)), 128, FastSmem<K,4,2,false>>>
 //   gdn_bwd_pchain_k{64,128}             <<<(V / 32, HO, N), 256>>>  (DNNPLAN_GDN_CHAIN=v1)
-//   gdn_bwd_pchain2_k{64,128}            <<<(V / 32, HO, N), 256>>>  (fwd_chain2_body: M staged; default)
+//   gdn_bwd_pchain2_k{64,128}            <<<(V / 32, HO, N), 256>>>  (fwd_chain2_body: M staged; v2)
+//   gdn_bwd_pchain3_k{64,128}            <<<(V / 16, HO, N), 256>>>  (fwd_chain2_body on 16 rows; v3)
 //   gdn_bwd_fscanp_{bf16,f16}_k{64,128}  <<<(V / 64, HO, N·P), 128, ScanSmem::bytes>>>
 // The session-6 replay (gdn_bwd_chain.cuh, bwd_fscan_piece_body on fscan_chunks: W, Kᴿ, Ũᵀ only,
 // one barrier per chunk, 2 stages; bitwise gdn_bwd_fscan's ws_s), uncut (P = 1: from the initial
@@ -79,7 +80,8 @@
 // (two warps per 16 value rows, "r8"), which bench/gdn_scan_host_emu.cpp still checks.
 //   gdn_bwd_dsum_{bf16,f16}_k{64,128}    <<<(V / 64, HO, N·(P−1)), 128, DscanMmaSmem::bytes>>>
 //   gdn_bwd_dchain_k{64,128}             <<<(V / 32, HO, N), 256>>>  (DNNPLAN_GDN_CHAIN=v1)
-//   gdn_bwd_dchain2_k{64,128}            <<<(V / 32, HO, N), 256>>>  (fwd_chain2_body; default)
+//   gdn_bwd_dchain2_k{64,128}            <<<(V / 32, HO, N), 256>>>  (fwd_chain2_body; v2)
+//   gdn_bwd_dchain3_k{64,128}            <<<(V / 16, HO, N), 256>>>  (fwd_chain2_body on 16 rows; v3)
 //   gdn_bwd_dscanp_{bf16,f16}_k{64,128}  <<<(V / 64, HO, N·P), 128, DscanMmaSmem::bytes>>>
 // and the 8-warp reverse scans (dscan_w8_chunks, bitwise the 4-warp ones' outputs; the default,
 // DNNPLAN_GDN_BWD_DSCAN=v1 keeps gdn_bwd_dscan_io / dsum / dscanp):
@@ -287,6 +289,12 @@ extern "C" __global__ void __launch_bounds__(gdn::PARAM_THREADS) gdn_bwd_params(
   }                                                                                                \
   extern "C" __global__ void __launch_bounds__(gdn::CHAIN_THREADS) gdn_bwd_dchain2_k##KD(gdn::BwdChainParams p) { dnnp_pdl_enter(p.b.f.flags & gdn::FLAG_PDL_TRIGGER); \
     gdn::fwd_chain2_body<KD>(gdn::chain_rev_view(p));                                              \
+  }                                                                                                \
+  extern "C" __global__ void __launch_bounds__(gdn::CHAIN_THREADS) gdn_bwd_pchain3_k##KD(gdn::BwdChainParams p) { dnnp_pdl_enter(p.b.f.flags & gdn::FLAG_PDL_TRIGGER); \
+    gdn::fwd_chain2_body<KD, gdn::CHAIN3_ROWS>(gdn::chain_fwd_view(p));                            \
+  }                                                                                                \
+  extern "C" __global__ void __launch_bounds__(gdn::CHAIN_THREADS) gdn_bwd_dchain3_k##KD(gdn::BwdChainParams p) { dnnp_pdl_enter(p.b.f.flags & gdn::FLAG_PDL_TRIGGER); \
+    gdn::fwd_chain2_body<KD, gdn::CHAIN3_ROWS>(gdn::chain_rev_view(p));                            \
   }
 
 GDN_BWD_CHAIN_ENTRIES(128)

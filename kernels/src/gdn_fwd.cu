@@ -13,7 +13,8 @@
 //   gdn_fwd_scanx_{bf16,f16}_k128_w8       <<<(1, HO, N·P), 256, FastSmem<128,8,2,true>>>
 //   gdn_fwd_sum_{bf16,f16}_k{64,128}       <<<(2·V / 64, HO, N·(P−1)), 128, FastSmem<K,4,2,false>>>
 //   gdn_fwd_chain_k{64,128}                <<<(V / 32, HO, N), 256>>>  (DNNPLAN_GDN_CHAIN=v1)
-//   gdn_fwd_chain2_k{64,128}               <<<(V / 32, HO, N), 256>>>  (M staged; the default)
+//   gdn_fwd_chain2_k{64,128}               <<<(V / 32, HO, N), 256>>>  (M staged; DNNPLAN_GDN_CHAIN=v2)
+//   gdn_fwd_chain3_k{64,128}               <<<(V / 16, HO, N), 256>>>  (chain2 on 16 rows per block; v3)
 //   gdn_fwd_prep1_{bf16,f16}_k{64,128}     the session-1 prep (serial triangular-inverse loops), for
 //                                          the before/after timing (DNNPLAN_GDN_FWD_PREP=v1)
 //   gdn_fwd_prep3_{bf16,f16}_k{64,128}     <<<(max_chunks, HO), 256, Prep3Smem::bytes>>> the 8-warp
@@ -155,4 +156,11 @@ extern "C" __global__ void __launch_bounds__(gdn::CHAIN_THREADS) gdn_fwd_chain2_
 }
 extern "C" __global__ void __launch_bounds__(gdn::CHAIN_THREADS) gdn_fwd_chain2_k64(gdn::FwdFastParams p) { dnnp_pdl_enter(p.f.flags & gdn::FLAG_PDL_TRIGGER);
   gdn::fwd_chain2_body<64>(p);
+}
+// chain2 on CHAIN3_ROWS = 16 state rows per block (twice the blocks; DNNPLAN_GDN_CHAIN=v3).
+extern "C" __global__ void __launch_bounds__(gdn::CHAIN_THREADS) gdn_fwd_chain3_k128(gdn::FwdFastParams p) { dnnp_pdl_enter(p.f.flags & gdn::FLAG_PDL_TRIGGER);
+  gdn::fwd_chain2_body<128, gdn::CHAIN3_ROWS>(p);
+}
+extern "C" __global__ void __launch_bounds__(gdn::CHAIN_THREADS) gdn_fwd_chain3_k64(gdn::FwdFastParams p) { dnnp_pdl_enter(p.f.flags & gdn::FLAG_PDL_TRIGGER);
+  gdn::fwd_chain2_body<64, gdn::CHAIN3_ROWS>(p);
 }

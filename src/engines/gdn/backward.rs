@@ -96,9 +96,9 @@ use super::analyzer::GdnFacts;
 use super::chain::ChainVariant;
 use super::engine::{ENGINE_NAME, PrepVariant, fwd_template, kernel_dtype};
 use super::params::{
-    BwdChainParams, BwdOverlapLayout, BwdParams, BwdPieceLayout, BwdWorkspaceLayout, CHAIN_ROWS,
-    CHAIN_THREADS, DSCAN_MMA_WARPS, DSCAN_THREADS, DSCAN_VS, DSCAN_W8_WARPS, OFFSETS_THREADS,
-    PARAM_THREADS, SCAN_WARPS, SUM_STAGES, TOK_THREADS, dscan_mma_smem_bytes, dscan_ov_smem_bytes,
+    BwdChainParams, BwdOverlapLayout, BwdParams, BwdPieceLayout, BwdWorkspaceLayout, CHAIN_THREADS,
+    DSCAN_MMA_WARPS, DSCAN_THREADS, DSCAN_VS, DSCAN_W8_WARPS, OFFSETS_THREADS, PARAM_THREADS,
+    SCAN_WARPS, SUM_STAGES, TOK_THREADS, dscan_mma_smem_bytes, dscan_ov_smem_bytes,
     dscan_ov2_smem_bytes, dscan_smem_bytes, dscan_w8_smem_bytes, fast_smem_bytes, flags,
     max_chunks, scan_smem_bytes, scanx_smem_bytes, tokens_smem_bytes, tokens_tc_smem_bytes,
     tokens_tc11_smem_bytes, tokens_tc12_smem_bytes,
@@ -238,11 +238,15 @@ pub enum BwdKernel {
     Pchain2,
     /// Piece chain: fp32 reverse chain, likewise (bitwise [`BwdKernel::Dchain`]).
     Dchain2,
+    /// Piece chain: [`BwdKernel::Pchain2`] on 16 state rows per block (twice the blocks).
+    Pchain3,
+    /// Piece chain: [`BwdKernel::Dchain2`] on 16 state rows per block.
+    Dchain3,
 }
 
 impl BwdKernel {
     /// Every kernel, in index order.
-    pub const ALL: [BwdKernel; 37] = [
+    pub const ALL: [BwdKernel; 39] = [
         BwdKernel::ChunkOffsets,
         BwdKernel::Prep,
         BwdKernel::Fscan,
@@ -280,6 +284,8 @@ impl BwdKernel {
         BwdKernel::TokensTc12Ov,
         BwdKernel::Pchain2,
         BwdKernel::Dchain2,
+        BwdKernel::Pchain3,
+        BwdKernel::Dchain3,
     ];
 
     /// The kernel's symbol in the module (`tag` = `bf16` / `f16`, `k` = K = V; `prep`: the
@@ -293,6 +299,8 @@ impl BwdKernel {
             BwdKernel::Dchain => return format!("gdn_bwd_dchain_k{k}"),
             BwdKernel::Pchain2 => return format!("gdn_bwd_pchain2_k{k}"),
             BwdKernel::Dchain2 => return format!("gdn_bwd_dchain2_k{k}"),
+            BwdKernel::Pchain3 => return format!("gdn_bwd_pchain3_k{k}"),
+            BwdKernel::Dchain3 => return format!("gdn_bwd_dchain3_k{k}"),
             BwdKernel::Prep => return prep.kernel_name("bwd", tag, k),
             BwdKernel::Fscan => "fscan",
             BwdKernel::DscanFp32 => "dscan",
@@ -808,8 +816,8 @@ impl GdnBwdPlan {
             slices * pieces.saturating_sub(1),
         );
         let dscanp_k = dscan_pick(BwdKernel::DscanpW8, BwdKernel::Dscanp, slices * pieces);
-        let chain_grid = ((v / CHAIN_ROWS) as u32, ho32, n32);
         let chain = ChainVariant::from_env();
+        let chain_grid = ((v / chain.rows) as u32, ho32, n32);
         let (replay, replay_piece, replay_threads, mut replay_smem) =
             ReplayVariant::pick().launch(k);
         if replay_one_per_sm(n * pieces * ho * (v / 64), sms) {

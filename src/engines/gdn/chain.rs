@@ -5,11 +5,11 @@
 //!
 //! Contract: every row is bitwise the default (same FMA order; only where `M_j` is read from
 //! differs), so `DNNPLAN_GDN_CHAIN` (read at plan build, both directions) changes speed, never
-//! numerics. An unknown or empty value selects the default. The launch shape
-//! (`(V / CHAIN_ROWS, HO, N)` blocks of `CHAIN_THREADS`, static shared memory only) is the same
-//! for every row.
+//! numerics. An unknown or empty value selects the default. Every row launches
+//! `(V / rows, HO, N)` blocks of `CHAIN_THREADS` with static shared memory only.
 
 use super::backward::BwdKernel;
+use super::params::{CHAIN_ROWS, CHAIN3_ROWS};
 
 /// One piece-chain body.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -22,6 +22,8 @@ pub struct ChainVariant {
     pub pchain: BwdKernel,
     /// The backward's reverse chain.
     pub dchain: BwdKernel,
+    /// State rows per block (the grid is `(V / rows, HO, N)`).
+    pub rows: u64,
 }
 
 /// Every bundled chain body. `v1`: `fwd_chain_body` (each thread reads `M_j[m][c]` from
@@ -29,23 +31,34 @@ pub struct ChainVariant {
 /// `v2`: `fwd_chain2_body` (session 12: `M_j` streamed into shared memory by cp.async in
 /// 16-row tiles, three in flight across pieces, the seed rows read by 16-byte broadcast loads,
 /// `H_j` loaded before the piece's first tile; `kernels/include/gdn_fwd_fast.cuh`).
-pub const CHAIN_VARIANTS: [ChainVariant; 2] = [
+/// `v3`: `v2` on 16 state rows per block (twice the blocks: 128 instead of 64 at
+/// (1, 32768, 16) on 132 SMs).
+pub const CHAIN_VARIANTS: [ChainVariant; 3] = [
     ChainVariant {
         switch: "v1",
         fwd_stem: "gdn_fwd_chain",
         pchain: BwdKernel::Pchain,
         dchain: BwdKernel::Dchain,
+        rows: CHAIN_ROWS,
     },
     ChainVariant {
         switch: "v2",
         fwd_stem: "gdn_fwd_chain2",
         pchain: BwdKernel::Pchain2,
         dchain: BwdKernel::Dchain2,
+        rows: CHAIN_ROWS,
+    },
+    ChainVariant {
+        switch: "v3",
+        fwd_stem: "gdn_fwd_chain3",
+        pchain: BwdKernel::Pchain3,
+        dchain: BwdKernel::Dchain3,
+        rows: CHAIN3_ROWS,
     },
 ];
 
 /// The default row's switch value.
-pub const CHAIN_DEFAULT: &str = "v2";
+pub const CHAIN_DEFAULT: &str = "v3";
 
 impl ChainVariant {
     /// The row `value` names, else the default.
@@ -72,7 +85,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn default_is_v2_and_every_switch_selects_its_row() {
+    fn default_and_every_switch_selects_its_row() {
         assert_eq!(ChainVariant::pick("").switch, CHAIN_DEFAULT);
         assert_eq!(ChainVariant::pick("nonsense").switch, CHAIN_DEFAULT);
         assert_eq!(

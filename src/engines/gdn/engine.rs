@@ -28,7 +28,7 @@
 //! measured slower and are template levels only, checked by the CPU emulation). The default is
 //! [`PrepVariant::DEFAULT`] (v15), see [`PrepVariant`].
 //! `DNNPLAN_GDN_PDL=0|1|early` (both directions): the launch chain, [`super::pdl::PdlMode`].
-//! `DNNPLAN_GDN_CHAIN=v1|v2` (both directions, default v2): the piece chain's body,
+//! `DNNPLAN_GDN_CHAIN=v1|v2|v3` (both directions): the piece chain's body,
 //! [`super::chain::ChainVariant`] (bitwise the same seeds).
 
 use crate::cuda::{Function, LaunchConfig, Launcher, compile_or_load, probe};
@@ -43,10 +43,10 @@ use super::analyzer::{GdnFacts, GdnOp, PortFacts};
 use super::backward::GdnBwdPlan;
 use super::chain::ChainVariant;
 use super::params::{
-    CHAIN_ROWS, CHAIN_THREADS, FwdFastParams, FwdParams, KernelDtype, OFFSETS_THREADS,
-    PREP_THREADS, PREP3_THREADS, PieceLayout, SCAN_WARPS, SUM_STAGES, WorkspaceLayout,
-    fast_smem_bytes, flags, max_chunks, prep_smem_bytes, prep3_smem_bytes, prep6_smem_bytes,
-    prep7_smem_bytes, scan_smem_bytes,
+    CHAIN_THREADS, FwdFastParams, FwdParams, KernelDtype, OFFSETS_THREADS, PREP_THREADS,
+    PREP3_THREADS, PieceLayout, SCAN_WARPS, SUM_STAGES, WorkspaceLayout, fast_smem_bytes, flags,
+    max_chunks, prep_smem_bytes, prep3_smem_bytes, prep6_smem_bytes, prep7_smem_bytes,
+    scan_smem_bytes,
 };
 use super::pdl::PdlMode;
 
@@ -236,7 +236,7 @@ impl Engine for GdnSm90 {
             prep: module.function(&choice.prep.kernel_name("fwd", tag, k))?,
             scan: module.function(&scan_name)?,
             sum: module.function(&format!("gdn_fwd_sum_{tag}_k{k}"))?,
-            chain: module.function(&ChainVariant::from_env().fwd_name(k))?,
+            chain: module.function(&choice.chain.fwd_name(k))?,
         };
         // Resolve the kernels and raise their shared-memory limits once, here, in the context
         // the device's default stream implies (execute re-does it only for another context).
@@ -277,6 +277,8 @@ pub struct FwdChoice {
     pub steps: usize,
     /// The per-chunk factor kernel.
     pub prep: PrepVariant,
+    /// The piece chain's body (`DNNPLAN_GDN_CHAIN`).
+    pub chain: ChainVariant,
 }
 
 /// Which per-chunk factor kernel ("prep") a plan runs, forward and backward alike. All of them
@@ -449,6 +451,7 @@ impl FwdChoice {
             c.steps = n;
         }
         c.prep = PrepVariant::from_env();
+        c.chain = ChainVariant::from_env();
         c
     }
 
@@ -480,6 +483,7 @@ impl FwdChoice {
             pieces,
             steps: usize::MAX,
             prep: PrepVariant::DEFAULT,
+            chain: ChainVariant::pick(""),
         }
     }
 }
@@ -645,7 +649,7 @@ impl GdnFwdPlan {
                 ho as u32,
                 (n * p.saturating_sub(1)) as u32,
             ),
-            grid_chain: ((v / CHAIN_ROWS) as u32, ho as u32, n as u32),
+            grid_chain: ((v / choice.chain.rows) as u32, ho as u32, n as u32),
             smem_prep,
             prep_threads,
             smem_scan,
