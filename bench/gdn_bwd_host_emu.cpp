@@ -509,7 +509,7 @@ int run_case(Set set, const char* name, int H, int HV, bool l2norm, bool safe, s
       constexpr unsigned SW = gdn::SCAN_WARPS;
       const unsigned NP1 = unsigned(N * (P - 1)), NP = unsigned(N * P);
       launch({V / 64, unsigned(HO), unsigned(N * (2 * P - 1))}, 128, [&] { gdn::bwd_psum_body<IOT, K, V, 4, gdn::SUM_STAGES>(cp); });
-      launch({V / (g_chain2 == 3 ? 16 : 32), unsigned(HO), unsigned(N)}, gdn::CHAIN_THREADS, [&] {
+      launch({unsigned(V / (g_chain2 == 3 ? 16 : 32)), unsigned(HO), unsigned(N)}, gdn::CHAIN_THREADS, [&] {
 #ifdef GDN_CHAIN2
         if (g_chain2 == 3) return gdn::fwd_chain2_body<K, gdn::CHAIN3_ROWS>(gdn::chain_fwd_view(cp));
         if (g_chain2) return gdn::fwd_chain2_body<K>(gdn::chain_fwd_view(cp));
@@ -521,7 +521,7 @@ int run_case(Set set, const char* name, int H, int HV, bool l2norm, bool safe, s
         launch({V / 64, unsigned(HO), NP1}, gdn::DSCAN_W8_WARPS * 32, [&] { gdn::bwd_dscan_w8_piece_body<IOT, K, V, MS, true>(cp); });
       else
         launch({V / (16 * MW), unsigned(HO), NP1}, MW * 32, [&] { gdn::bwd_dscan_piece_body<IOT, K, V, MW, MS, true>(cp); });
-      launch({V / (g_chain2 == 3 ? 16 : 32), unsigned(HO), unsigned(N)}, gdn::CHAIN_THREADS, [&] {
+      launch({unsigned(V / (g_chain2 == 3 ? 16 : 32)), unsigned(HO), unsigned(N)}, gdn::CHAIN_THREADS, [&] {
 #ifdef GDN_CHAIN2
         if (g_chain2 == 3) return gdn::fwd_chain2_body<K, gdn::CHAIN3_ROWS>(gdn::chain_rev_view(cp));
         if (g_chain2) return gdn::fwd_chain2_body<K>(gdn::chain_rev_view(cp));
