@@ -48,7 +48,9 @@
 //! forward chain, `Mᵀ_j` for the reverse one; `gdn_bwd_psum_*`), the forward's fp32 chain seeds
 //! every piece's replay (`gdn_bwd_pchain_k*`, `gdn_bwd_fscanp_*`), then the reverse summaries
 //! `G_j` (`gdn_bwd_dsum_*`) and the reverse fp32 chain seed every piece's reverse scan
-//! (`gdn_bwd_dchain_k*`, `gdn_bwd_dscanp_*`). [`BwdSchedule`] picks `P`
+//! (`gdn_bwd_dchain_k*`, `gdn_bwd_dscanp_*`; both chains run the body that
+//! [`super::chain::ChainVariant`] picks, `DNNPLAN_GDN_CHAIN`, default `v3` = `gdn_bwd_pchain3_k*` /
+//! `gdn_bwd_dchain3_k*`). [`BwdSchedule`] picks `P`
 //! (pinned by `backward_schedule_rule_at_the_benchmark_shapes`); `DNNPLAN_GDN_BWD_PIECES=n`
 //! forces `n` pieces (1 = off; read at plan build; only with the default token stage).
 //!

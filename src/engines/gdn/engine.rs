@@ -12,7 +12,8 @@
 //! Forward scan variants ([`ScanVariant`], chosen at build): `gdn_fwd_scanx_*_w4` (4 warps,
 //! two value halves per head) or `_w8` (8 warps, all 128 value rows per block), and for long
 //! sequences on few (sequence, head) pairs the exact piece chain (`gdn_fwd_sum_*`,
-//! `gdn_fwd_chain_k*`, then `gdn_fwd_scanx_*` per piece; see `kernels/include/gdn_fwd_fast.cuh`).
+//! the chain kernel of [`super::chain::ChainVariant`] (default `gdn_fwd_chain3_k*`), then
+//! `gdn_fwd_scanx_*` per piece; see `kernels/include/gdn_fwd_fast.cuh`).
 //! Diagnostics read once at build: `DNNPLAN_GDN_FWD_SCAN=v1|w4|w8` (v1 = session-1 scan
 //! `gdn_fwd_scan_*`), `DNNPLAN_GDN_FWD_PIECES=n` (force n pieces per sequence; 1 = off) and
 //! `DNNPLAN_GDN_FWD_STEPS=n` (launch only the first n kernels: per-kernel timing by differences),
