@@ -119,6 +119,10 @@ static bool g_ov_r2 = false;
 
 // The reverse scan's kernels: the 8-warp dscan_w8_chunks ones (true) or the 4-warp v1 ones.
 static bool g_dscan_w8 = false;
+// GDN_EMU_CHAIN2=1: the piece chains run fwd_chain2_body (session 12, M staged in shared
+// memory) instead of fwd_chain_body (=3: on CHAIN3_ROWS rows per block, chain3); with
+// GDN_EMU_HASH=1 the hashes must equal a run without it.
+static const int g_chain2 = getenv("GDN_EMU_CHAIN2") ? atoi(getenv("GDN_EMU_CHAIN2")) : 0;
 
 // GDN_EMU_CASES=n: run only the first n cases of each set (the mutation checks).
 static int g_cases_left = -1;
@@ -505,13 +509,25 @@ int run_case(Set set, const char* name, int H, int HV, bool l2norm, bool safe, s
       constexpr unsigned SW = gdn::SCAN_WARPS;
       const unsigned NP1 = unsigned(N * (P - 1)), NP = unsigned(N * P);
       launch({V / 64, unsigned(HO), unsigned(N * (2 * P - 1))}, 128, [&] { gdn::bwd_psum_body<IOT, K, V, 4, gdn::SUM_STAGES>(cp); });
-      launch({V / 32, unsigned(HO), unsigned(N)}, gdn::CHAIN_THREADS, [&] { gdn::fwd_chain_body<K>(gdn::chain_fwd_view(cp)); });
+      launch({unsigned(V / (g_chain2 == 3 ? 16 : 32)), unsigned(HO), unsigned(N)}, gdn::CHAIN_THREADS, [&] {
+#ifdef GDN_CHAIN2
+        if (g_chain2 == 3) return gdn::fwd_chain2_body<K, gdn::CHAIN3_ROWS>(gdn::chain_fwd_view(cp));
+        if (g_chain2) return gdn::fwd_chain2_body<K>(gdn::chain_fwd_view(cp));
+#endif
+        gdn::fwd_chain_body<K>(gdn::chain_fwd_view(cp));
+      });
       launch({V / (16 * SW), unsigned(HO), NP}, SW * 32, [&] { gdn::bwd_fscan_piece_body<IOT, K, V, SW, gdn::SCAN_STAGES>(cp); });
       if (g_dscan_w8)
         launch({V / 64, unsigned(HO), NP1}, gdn::DSCAN_W8_WARPS * 32, [&] { gdn::bwd_dscan_w8_piece_body<IOT, K, V, MS, true>(cp); });
       else
         launch({V / (16 * MW), unsigned(HO), NP1}, MW * 32, [&] { gdn::bwd_dscan_piece_body<IOT, K, V, MW, MS, true>(cp); });
-      launch({V / 32, unsigned(HO), unsigned(N)}, gdn::CHAIN_THREADS, [&] { gdn::fwd_chain_body<K>(gdn::chain_rev_view(cp)); });
+      launch({unsigned(V / (g_chain2 == 3 ? 16 : 32)), unsigned(HO), unsigned(N)}, gdn::CHAIN_THREADS, [&] {
+#ifdef GDN_CHAIN2
+        if (g_chain2 == 3) return gdn::fwd_chain2_body<K, gdn::CHAIN3_ROWS>(gdn::chain_rev_view(cp));
+        if (g_chain2) return gdn::fwd_chain2_body<K>(gdn::chain_rev_view(cp));
+#endif
+        gdn::fwd_chain_body<K>(gdn::chain_rev_view(cp));
+      });
       if (overlap) {
         ov_prepare();
         run_overlap_pair({1, unsigned(HO), NP}, V / 16 * 32,

@@ -29,6 +29,7 @@
 
 struct uint4 { unsigned x, y, z, w; };
 struct float2 { float x, y; };
+struct alignas(16) float4 { float x, y, z, w; };
 inline uint4 make_uint4(unsigned a, unsigned b, unsigned c, unsigned d) { return {a, b, c, d}; }
 inline float2 make_float2(float a, float b) { return {a, b}; }
 struct U3 { unsigned x, y, z; };

@@ -209,6 +209,28 @@ void run_case(const char* name, int HO, std::vector<int> lens, bool bf16_state) 
     check(po < 2e-2 && pf < 2e-2, "forward piece chain within 2e-2 of fp64");
   }
   printf("  hash fwd_pieces_w4 O %016llx fs %016llx %016llx seed %016llx\n", fnv(pw4.o), fnv(pw4.fs), fnv(pw4.fsb), fnv(pc_seed));
+#ifdef GDN_CHAIN2
+  {
+    // Session 12: the chain with M staged in shared memory (fwd_chain2_body) must give the same
+    // seeds, hence the same O and final state, bitwise.
+    const std::vector<float> seed_v1 = pc_seed;
+    const Out pc2 = fwd(P, [&] {
+      launch({2 * V / 64, unsigned(HO), unsigned(N * (P - 1))}, 128, [&] { gdn::fwd_scanx_body<IOT, K, V, 4, gdn::SUM_STAGES, false>(fp); });
+      launch({V / 32, unsigned(HO), unsigned(N)}, gdn::CHAIN_THREADS, [&] { gdn::fwd_chain2_body<K>(fp); });
+      launch({V / 64, unsigned(HO), unsigned(N * P)}, 128, [&] { gdn::fwd_scanx_body<IOT, K, V, 4, 3, true>(fp); });
+    });
+    check(same(pc_seed, seed_v1), "pieces: chain2 seeds bitwise chain v1");
+    check(same(pc2.o, pw4.o) && same(pc2.fs, pw4.fs) && same(pc2.fsb, pw4.fsb), "pieces: chain2 O / final state bitwise chain v1");
+    printf("  chain2 (fwd, P = 3): seeds %016llx (v1 %016llx)\n", fnv(pc_seed), fnv(seed_v1));
+    const Out pc3 = fwd(P, [&] {
+      launch({2 * V / 64, unsigned(HO), unsigned(N * (P - 1))}, 128, [&] { gdn::fwd_scanx_body<IOT, K, V, 4, gdn::SUM_STAGES, false>(fp); });
+      launch({V / gdn::CHAIN3_ROWS, unsigned(HO), unsigned(N)}, gdn::CHAIN_THREADS, [&] { gdn::fwd_chain2_body<K, gdn::CHAIN3_ROWS>(fp); });
+      launch({V / 64, unsigned(HO), unsigned(N * P)}, 128, [&] { gdn::fwd_scanx_body<IOT, K, V, 4, 3, true>(fp); });
+    });
+    check(same(pc_seed, seed_v1), "pieces: chain3 (16 rows per block) seeds bitwise chain v1");
+    check(same(pc3.o, pw4.o) && same(pc3.fs, pw4.fs) && same(pc3.fsb, pw4.fsb), "pieces: chain3 O / final state bitwise chain v1");
+  }
+#endif
 #ifdef GDN_FSCAN_CHUNKS
   const Out pt8 = fwd_pieces([&] { launch({V / 64, unsigned(HO), unsigned(N * P)}, 256, [&] { gdn::fwd_scanx_body<IOT, K, V, 8, 2, true, 2, true>(fp); }); });
   check(same(pt8.o, pw4.o) && same(pt8.fs, pw4.fs) && same(pt8.fsb, pw4.fsb), "pieces: scanx t8 bitwise w4");
@@ -264,6 +286,19 @@ void run_case(const char* name, int HO, std::vector<int> lens, bool bf16_state) 
       });
     };
     const auto pold = chain([&] { launch({V / 64, unsigned(HO), unsigned(N * P)}, 128, [&] { gdn::bwd_fscan_piece_body<IOT, K, V, gdn::SCAN_WARPS, gdn::SCAN_STAGES>(cp); }); });
+#ifdef GDN_CHAIN2
+    {
+      const std::vector<float> seed_v1 = pc_seed;
+      const auto pc2 = replay(s_io, P, [&] {
+        launch({V / 64, unsigned(HO), unsigned(N * (2 * P - 1))}, 128, [&] { gdn::bwd_psum_body<IOT, K, V, 4, gdn::SUM_STAGES>(cp); });
+        launch({V / 32, unsigned(HO), unsigned(N)}, gdn::CHAIN_THREADS, [&] { gdn::fwd_chain2_body<K>(gdn::chain_fwd_view(cp)); });
+        launch({V / 64, unsigned(HO), unsigned(N * P)}, 128, [&] { gdn::bwd_fscan_piece_body<IOT, K, V, gdn::SCAN_WARPS, gdn::SCAN_STAGES>(cp); });
+      });
+      check(same(pc_seed, seed_v1), "bwd pieces: pchain2 seeds bitwise pchain");
+      check(same(pc2.first, pold.first) && same(pc2.second, pold.second), "bwd pieces: pchain2 states bitwise pchain");
+      printf("  pchain2 (bwd, P = 3, %s): seeds %016llx (v1 %016llx)\n", s_io ? "io" : "fp32", fnv(pc_seed), fnv(seed_v1));
+    }
+#endif
     if (!s_io) {
       const double e = states_err(pold.first);
       printf("  pieces (P = 3) fscanp vs fp64 states: %.2e\n", e);

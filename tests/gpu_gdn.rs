@@ -737,6 +737,32 @@ fn forward_parity_matrix() {
         "bf16 K=V=128 aligned keys, neg eig, long span",
         &[300, 77],
     ));
+    // The piece chain by the default rule (session 12): long sequences on few heads are cut
+    // into 16 pieces (summaries, the fp32 chain, seeded output passes); slowly decaying gates
+    // carry the chained seeds into O and the final state.
+    let mut c = base(
+        "bf16 K=V=128 H=2, long span, 1500 + 900 (piece chain)",
+        &[1500, 900],
+        128,
+    );
+    c.long_span = true;
+    cases.push(c);
+    let mut c = base(
+        "fp16 K=V=64 H=1, 0 + 1500 + 700 (piece chain), bf16 state",
+        &[0, 1500, 700],
+        64,
+    );
+    c.io = DataType::Half;
+    c.shape = GdnShape {
+        h: 1,
+        hk: 1,
+        hv: 1,
+        k: 64,
+        v: 64,
+    };
+    c.state = Some(DataType::Bfloat16);
+    c.long_span = true;
+    cases.push(c);
     for (i, c) in cases.iter().enumerate() {
         run(c, 100 + i as u64, &caller);
     }
@@ -1229,6 +1255,62 @@ fn timing_backward_pieces() {
             }
             println!("{line}");
         }
+        set_env("DNNPLAN_GDN_BWD_PIECES", None);
+        inp.free();
+    }
+}
+
+/// The piece chain's body (`DNNPLAN_GDN_CHAIN` = v1 / v2 / v3, read at build) at the benchmark
+/// shapes of `DNNPLAN_GDN_TIMING_SHAPES` (default (1, 32768, 16) and (4, 8192, 16)), both
+/// directions, alternating v1, v2, v3 for `DNNPLAN_GDN_TIMING_ROUNDS` rounds (default 2), at the
+/// rule's piece count and at the forced counts of `DNNPLAN_GDN_TIMING_CHAIN` (a comma list;
+/// `1` = just the rule): whole forward and backward, and the chain kernels alone as differences
+/// of executes cut before and after them (forward: offsets, prep, sum, chain, scan; backward:
+/// offsets, prep, psum, pchain, fscanp, dsum, dchain, ...). Printed only, never asserted.
+#[test]
+fn timing_piece_chain() {
+    if !opted_in("DNNPLAN_GDN_TIMING_CHAIN") {
+        return;
+    }
+    let caller = Caller::new();
+    let forced = env_list("DNNPLAN_GDN_TIMING_CHAIN", "1");
+    let rounds: usize = std::env::var("DNNPLAN_GDN_TIMING_ROUNDS")
+        .ok()
+        .and_then(|x| x.parse().ok())
+        .unwrap_or(2);
+    let shapes: Vec<usize> = if std::env::var("DNNPLAN_GDN_TIMING_SHAPES").is_ok() {
+        (0..BENCH_SHAPES.len())
+            .filter(|&i| timing_shape_selected(i))
+            .collect()
+    } else {
+        vec![1, 0]
+    };
+    for si in shapes {
+        let (name, lens, hh) = BENCH_SHAPES[si];
+        let inp = BenchInputs::new(&caller, lens, hh);
+        for pieces in forced.iter().map(String::as_str) {
+            let p = (pieces != "1" && !pieces.is_empty()).then_some(pieces);
+            set_env("DNNPLAN_GDN_FWD_PIECES", p);
+            set_env("DNNPLAN_GDN_BWD_PIECES", p);
+            let label = p.map_or("rule".to_owned(), |x| format!("P={x}"));
+            for round in 0..rounds {
+                for chain in ["v1", "v2", "v3"] {
+                    set_env("DNNPLAN_GDN_CHAIN", Some(chain));
+                    let fwd = inp.time(&caller, "gdn");
+                    let f = |n| inp.time_cut(&caller, "gdn", Some(n));
+                    let fchain = f(4) - f(3);
+                    let bwd = inp.time(&caller, "gdn_bwd");
+                    let b = |n| inp.time_cut(&caller, "gdn_bwd", Some(n));
+                    let pchain = b(4) - b(3);
+                    let dchain = b(7) - b(6);
+                    println!(
+                        "gdn_sm90 chain {name:18} {label:6} round {round} {chain} fwd {fwd:.3} ms (chain {fchain:.3}) | bwd {bwd:.3} ms (pchain {pchain:.3} dchain {dchain:.3})"
+                    );
+                }
+            }
+        }
+        set_env("DNNPLAN_GDN_CHAIN", None);
+        set_env("DNNPLAN_GDN_FWD_PIECES", None);
         set_env("DNNPLAN_GDN_BWD_PIECES", None);
         inp.free();
     }

@@ -34,6 +34,8 @@
 
 // Marks the session-6 chunk loop (bench/gdn_scan_host_emu.cpp builds against older headers too).
 #define GDN_FSCAN_CHUNKS 1
+// Marks fwd_chain2_body (session 12; the emulations check it against fwd_chain_body when defined).
+#define GDN_CHAIN2 1
 
 namespace gdn {
 
@@ -435,6 +437,120 @@ __device__ __forceinline__ void fwd_chain_body(const FwdFastParams& fp) {
     }
     __syncthreads();
   }
+}
+
+// Session 12: fwd_chain_body with M streamed through shared memory (the default, `chain2`
+// entries; DNNPLAN_GDN_CHAIN=v1 selects fwd_chain_body). Every piece's M_j (K × K fp32) and H_j
+// are the summary pass's outputs, independent of the chain: M_j comes in as tiles of
+// CHAIN2_TM rows by 16-byte cp.async, CHAIN2_STAGES tiles in flight, one flat tile sequence
+// over all pieces (piece j+1's first tiles land while piece j computes its last); this
+// thread's H_j values are loaded before the piece's first tile. The seed rows xs are read four
+// columns at a time (16-byte broadcast loads, rows of K + 4 floats). The arithmetic is
+// fwd_chain_body's: acc[r] += xs[r][m] · M[m][c] with m ascending, then acc[r] + H[r][c], so
+// the seeds are bitwise those of fwd_chain_body. Static shared memory (K = 128: 41,472 bytes),
+// the launch shape of fwd_chain_body.
+// ROWS: state rows per block (CHAIN_ROWS for the chain2 entries; CHAIN3_ROWS for chain3, the
+// same body on twice the blocks: (V / 16, HO, N) = 128 blocks at (1, 32768, 16) instead of 64 on
+// 132 SMs). The rows per block change nothing in any element's arithmetic.
+constexpr int CHAIN2_TM = 16;
+constexpr int CHAIN2_STAGES = 3;
+constexpr int CHAIN3_ROWS = 16;
+
+template <int K, int ROWS = CHAIN_ROWS>
+__device__ __forceinline__ void fwd_chain2_body(const FwdFastParams& fp) {
+  constexpr int TM = CHAIN2_TM, NS = CHAIN2_STAGES, TPP = K / TM;  // tiles per piece
+  constexpr int XP = K + 4;                                           // xs row pitch (16-byte rows)
+  static_assert(K % TM == 0 && TM % 4 == 0, "chain2: tile rows");
+#ifdef GDN_HOST_EMU
+  alignas(16) static float xs[ROWS][XP];  // the CPU emulation runs one block at a time
+  alignas(16) static float ms[NS][TM * K];
+#else
+  __shared__ __align__(16) float xs[ROWS][XP];
+  __shared__ __align__(16) float ms[NS][TM * K];
+#endif
+  const FwdParams& p = fp.f;
+  const int P = fp.pieces, HO = p.ho;
+  const int h = blockIdx.y, b = blockIdx.z, r0 = blockIdx.x * ROWS;
+  const int tid = threadIdx.x;
+  constexpr int G = CHAIN_THREADS / K;  // row groups
+  constexpr int R = ROWS / G;           // rows per thread
+  static_assert(ROWS % G == 0, "chain2: rows per block");
+  const int c = tid % K, grp = tid / K;
+  const int row = p.state_indices ? p.state_indices[b] : b;
+  const int tiles = (P - 1) * TPP;
+  // Tile t = rows [TM·(t mod TPP), +TM) of M of piece t / TPP into stage t mod NS; always one
+  // commit group per call (empty past the last tile) so that the wait counts stay uniform.
+  const auto issue = [&](int t) {
+    if (t < tiles) {
+      const int jj = t / TPP, mt = t % TPP;
+      const float* src = fp.ws_m + (static_cast<size_t>(b * (P - 1) + jj) * HO + h) * K * K + static_cast<size_t>(mt) * TM * K;
+      float* dst = ms[t % NS];
+      for (int i = tid; i < TM * K / 4; i += CHAIN_THREADS) cp_async16(dst + 4 * i, src + 4 * i);
+    }
+    cp_async_commit();
+  };
+#pragma unroll
+  for (int t = 0; t < NS - 1; ++t) issue(t);
+  {
+    const size_t base = (static_cast<size_t>(row) * HO + h) * K * K + static_cast<size_t>(r0) * K;
+    float* seed = fp.ws_seed + (static_cast<size_t>(b * P) * HO + h) * K * K + static_cast<size_t>(r0) * K;
+    for (int i = tid; i < ROWS * K; i += CHAIN_THREADS) {
+      const int r = i / K, cc = i % K;
+      float val = 0.f;
+      if (p.initial_state) {
+        if (p.state_dtype == DT_F32) {
+          val = static_cast<const float*>(p.initial_state)[base + i];
+        } else {
+          val = Io<gdn_bf16>::bits_to_f(static_cast<const unsigned short*>(p.initial_state)[base + i]);
+        }
+      }
+      xs[r][cc] = val;
+      seed[i] = val;
+    }
+  }
+  __syncthreads();
+  for (int jj = 0; jj + 1 < P; ++jj) {
+    const size_t pc = static_cast<size_t>(b * (P - 1) + jj) * HO + h;
+    const float* H = fp.ws_h + pc * K * K + static_cast<size_t>(r0) * K;
+    float* seed = fp.ws_seed + (static_cast<size_t>(b * P + jj + 1) * HO + h) * K * K + static_cast<size_t>(r0) * K;
+    float hv[R], acc[R];
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+      hv[r] = H[static_cast<size_t>(grp * R + r) * K + c];
+      acc[r] = 0.f;
+    }
+    for (int mt = 0; mt < TPP; ++mt) {
+      const int t = jj * TPP + mt;
+      cp_async_wait<NS - 2>();  // this thread's copies of tile t landed
+      __syncthreads();          // everyone's did, and stage (t + NS − 1) mod NS was read (tile t − 1)
+      issue(t + NS - 1);
+      const float* Mt = ms[t % NS];
+#pragma unroll
+      for (int m4 = 0; m4 < TM; m4 += 4) {
+        float mv[4];
+#pragma unroll
+        for (int i = 0; i < 4; ++i) mv[i] = Mt[(m4 + i) * K + c];
+#pragma unroll
+        for (int r = 0; r < R; ++r) {
+          const float4 x4 = *reinterpret_cast<const float4*>(&xs[grp * R + r][mt * TM + m4]);
+          acc[r] += x4.x * mv[0];
+          acc[r] += x4.y * mv[1];
+          acc[r] += x4.z * mv[2];
+          acc[r] += x4.w * mv[3];
+        }
+      }
+    }
+    __syncthreads();
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+      const int rr = grp * R + r;
+      const float val = acc[r] + hv[r];
+      xs[rr][c] = val;
+      seed[static_cast<size_t>(rr) * K + c] = val;
+    }
+    __syncthreads();
+  }
+  cp_async_wait<0>();  // only the empty groups past the last tile are left: none outstanding at exit
 }
 
 constexpr int SUM_STAGES = 2;

@@ -28,7 +28,9 @@
 // (sequence, head) pairs, kernels/include/gdn_bwd_chain.cuh) take gdn::BwdChainParams (BwdParams
 // first; the plan passes that block to every kernel) and replace fscan and dscan_io when P > 1:
 //   gdn_bwd_psum_{bf16,f16}_k{64,128}    <<<(V / 64, HO, N·(2P−1)), 128, FastSmem<K,4,2,false>>>
-//   gdn_bwd_pchain_k{64,128}             <<<(V / 32, HO, N), 256>>>
+//   gdn_bwd_pchain_k{64,128}             <<<(V / 32, HO, N), 256>>>  (DNNPLAN_GDN_CHAIN=v1)
+//   gdn_bwd_pchain2_k{64,128}            <<<(V / 32, HO, N), 256>>>  (fwd_chain2_body: M staged; v2)
+//   gdn_bwd_pchain3_k{64,128}            <<<(V / 16, HO, N), 256>>>  (fwd_chain2_body on 16 rows; v3)
 //   gdn_bwd_fscanp_{bf16,f16}_k{64,128}  <<<(V / 64, HO, N·P), 128, ScanSmem::bytes>>> (v1 replay)
 // The session-6 replay (gdn_bwd_chain.cuh, bwd_fscan_piece_body on fscan_chunks: W, Kᴿ, Ũᵀ only,
 // one barrier per chunk, 2 stages; bitwise gdn_bwd_fscan's ws_s), uncut (P = 1: from the initial
@@ -39,7 +41,9 @@
 // kernels of this module): the pairs variant bwd_fscan_piece_body<T, K, K, 8, 2, 2, true>
 // (two warps per 16 value rows, "r8"), which bench/gdn_scan_host_emu.cpp still checks.
 //   gdn_bwd_dsum_{bf16,f16}_k{64,128}    <<<(V / 64, HO, N·(P−1)), 128, DscanMmaSmem::bytes>>>
-//   gdn_bwd_dchain_k{64,128}             <<<(V / 32, HO, N), 256>>>
+//   gdn_bwd_dchain_k{64,128}             <<<(V / 32, HO, N), 256>>>  (DNNPLAN_GDN_CHAIN=v1)
+//   gdn_bwd_dchain2_k{64,128}            <<<(V / 32, HO, N), 256>>>  (fwd_chain2_body; v2)
+//   gdn_bwd_dchain3_k{64,128}            <<<(V / 16, HO, N), 256>>>  (fwd_chain2_body on 16 rows; v3)
 //   gdn_bwd_dscanp_{bf16,f16}_k{64,128}  <<<(V / 64, HO, N·P), 128, DscanMmaSmem::bytes>>>
 // and the 8-warp reverse scans (dscan_w8_chunks, bitwise the 4-warp ones' outputs; from 3/4 of a
 // wave of blocks, DNNPLAN_GDN_BWD_DSCAN=v1 / w8 forces either):
@@ -169,6 +173,18 @@ extern "C" __global__ void __launch_bounds__(gdn::PARAM_THREADS) gdn_bwd_params(
   }                                                                                                \
   extern "C" __global__ void __launch_bounds__(gdn::CHAIN_THREADS) gdn_bwd_dchain_k##KD(gdn::BwdChainParams p) { dnnp_pdl_enter(p.b.f.flags & gdn::FLAG_PDL_TRIGGER); \
     gdn::fwd_chain_body<KD>(gdn::chain_rev_view(p));                                               \
+  }                                                                                                \
+  extern "C" __global__ void __launch_bounds__(gdn::CHAIN_THREADS) gdn_bwd_pchain2_k##KD(gdn::BwdChainParams p) { dnnp_pdl_enter(p.b.f.flags & gdn::FLAG_PDL_TRIGGER); \
+    gdn::fwd_chain2_body<KD>(gdn::chain_fwd_view(p));                                              \
+  }                                                                                                \
+  extern "C" __global__ void __launch_bounds__(gdn::CHAIN_THREADS) gdn_bwd_dchain2_k##KD(gdn::BwdChainParams p) { dnnp_pdl_enter(p.b.f.flags & gdn::FLAG_PDL_TRIGGER); \
+    gdn::fwd_chain2_body<KD>(gdn::chain_rev_view(p));                                              \
+  }                                                                                                \
+  extern "C" __global__ void __launch_bounds__(gdn::CHAIN_THREADS) gdn_bwd_pchain3_k##KD(gdn::BwdChainParams p) { dnnp_pdl_enter(p.b.f.flags & gdn::FLAG_PDL_TRIGGER); \
+    gdn::fwd_chain2_body<KD, gdn::CHAIN3_ROWS>(gdn::chain_fwd_view(p));                            \
+  }                                                                                                \
+  extern "C" __global__ void __launch_bounds__(gdn::CHAIN_THREADS) gdn_bwd_dchain3_k##KD(gdn::BwdChainParams p) { dnnp_pdl_enter(p.b.f.flags & gdn::FLAG_PDL_TRIGGER); \
+    gdn::fwd_chain2_body<KD, gdn::CHAIN3_ROWS>(gdn::chain_rev_view(p));                            \
   }
 
 GDN_BWD_CHAIN_ENTRIES(128)

@@ -10,7 +10,9 @@
 //   gdn_fwd_scanx_{bf16,f16}_k{64,128}_w4  <<<(V / 64, HO, N·P), 128, FastSmem<K,4,3,true>>>
 //   gdn_fwd_scanx_{bf16,f16}_k128_w8       <<<(1, HO, N·P), 256, FastSmem<128,8,2,true>>>
 //   gdn_fwd_sum_{bf16,f16}_k{64,128}       <<<(2·V / 64, HO, N·(P−1)), 128, FastSmem<K,4,2,false>>>
-//   gdn_fwd_chain_k{64,128}                <<<(V / 32, HO, N), 256>>>
+//   gdn_fwd_chain_k{64,128}                <<<(V / 32, HO, N), 256>>>  (DNNPLAN_GDN_CHAIN=v1)
+//   gdn_fwd_chain2_k{64,128}               <<<(V / 32, HO, N), 256>>>  (M staged; DNNPLAN_GDN_CHAIN=v2)
+//   gdn_fwd_chain3_k{64,128}               <<<(V / 16, HO, N), 256>>>  (chain2 on 16 rows per block; v3)
 // (the output scan w4 / w8 by the schedule rule, bitwise each other; the piece summary and chain
 // only with P > 1 pieces per sequence).
 // Not bundled since session 12 (no schedule rule picked them; src/engines/gdn/engine.rs): the
@@ -71,4 +73,19 @@ extern "C" __global__ void __launch_bounds__(gdn::CHAIN_THREADS) gdn_fwd_chain_k
 }
 extern "C" __global__ void __launch_bounds__(gdn::CHAIN_THREADS) gdn_fwd_chain_k64(gdn::FwdFastParams p) { dnnp_pdl_enter(p.f.flags & gdn::FLAG_PDL_TRIGGER);
   gdn::fwd_chain_body<64>(p);
+}
+// Session 12: the chain with M streamed through shared memory (fwd_chain2_body, bitwise
+// fwd_chain_body; the default, DNNPLAN_GDN_CHAIN=v1 selects gdn_fwd_chain_k*).
+extern "C" __global__ void __launch_bounds__(gdn::CHAIN_THREADS) gdn_fwd_chain2_k128(gdn::FwdFastParams p) { dnnp_pdl_enter(p.f.flags & gdn::FLAG_PDL_TRIGGER);
+  gdn::fwd_chain2_body<128>(p);
+}
+extern "C" __global__ void __launch_bounds__(gdn::CHAIN_THREADS) gdn_fwd_chain2_k64(gdn::FwdFastParams p) { dnnp_pdl_enter(p.f.flags & gdn::FLAG_PDL_TRIGGER);
+  gdn::fwd_chain2_body<64>(p);
+}
+// chain2 on CHAIN3_ROWS = 16 state rows per block (twice the blocks; DNNPLAN_GDN_CHAIN=v3).
+extern "C" __global__ void __launch_bounds__(gdn::CHAIN_THREADS) gdn_fwd_chain3_k128(gdn::FwdFastParams p) { dnnp_pdl_enter(p.f.flags & gdn::FLAG_PDL_TRIGGER);
+  gdn::fwd_chain2_body<128, gdn::CHAIN3_ROWS>(p);
+}
+extern "C" __global__ void __launch_bounds__(gdn::CHAIN_THREADS) gdn_fwd_chain3_k64(gdn::FwdFastParams p) { dnnp_pdl_enter(p.f.flags & gdn::FLAG_PDL_TRIGGER);
+  gdn::fwd_chain2_body<64, gdn::CHAIN3_ROWS>(p);
 }

@@ -37,7 +37,9 @@
 //! forward chain, `Mᵀ_j` for the reverse one; `gdn_bwd_psum_*`), the forward's fp32 chain seeds
 //! every piece's replay (`gdn_bwd_pchain_k*`, `gdn_bwd_fscanp_*`), then the reverse summaries
 //! `G_j` (`gdn_bwd_dsum_*`) and the reverse fp32 chain seed every piece's reverse scan
-//! (`gdn_bwd_dchain_k*`, `gdn_bwd_dscanp_*`). [`BwdSchedule`] picks `P`
+//! (`gdn_bwd_dchain_k*`, `gdn_bwd_dscanp_*`; both chains run the body that
+//! [`super::chain::ChainVariant`] picks, `DNNPLAN_GDN_CHAIN`, default `v3` = `gdn_bwd_pchain3_k*` /
+//! `gdn_bwd_dchain3_k*`). [`BwdSchedule`] picks `P`
 //! (pinned by `backward_schedule_rule_at_the_benchmark_shapes`); `DNNPLAN_GDN_BWD_PIECES=n`
 //! forces `n` pieces (1 = off; read at plan build; only with the default token stage).
 //!
@@ -81,11 +83,12 @@ use crate::dispatch::exec_types::{ExecContext, VariantPack};
 use crate::error::{Error, Result};
 
 use super::analyzer::GdnFacts;
+use super::chain::ChainVariant;
 use super::engine::{ENGINE_NAME, PrepVariant, fwd_template, kernel_dtype};
 use super::params::{
-    BwdChainParams, BwdOverlapLayout, BwdParams, BwdPieceLayout, BwdWorkspaceLayout, CHAIN_ROWS,
-    CHAIN_THREADS, DSCAN_MMA_WARPS, DSCAN_W8_WARPS, OFFSETS_THREADS, PARAM_THREADS, SCAN_WARPS,
-    SUM_STAGES, TOK_THREADS, dscan_mma_smem_bytes, dscan_ov_smem_bytes, dscan_ov2_smem_bytes,
+    BwdChainParams, BwdOverlapLayout, BwdParams, BwdPieceLayout, BwdWorkspaceLayout, CHAIN_THREADS,
+    DSCAN_MMA_WARPS, DSCAN_W8_WARPS, OFFSETS_THREADS, PARAM_THREADS, SCAN_WARPS, SUM_STAGES,
+    TOK_THREADS, dscan_mma_smem_bytes, dscan_ov_smem_bytes, dscan_ov2_smem_bytes,
     dscan_w8_smem_bytes, fast_smem_bytes, flags, max_chunks, scan_smem_bytes, scanx_smem_bytes,
     tokens_tc11_smem_bytes, tokens_tc12_smem_bytes,
 };
@@ -199,11 +202,20 @@ pub enum BwdKernel {
     TokensTc12,
     /// Overlap: `tc12` as the consumer (as [`BwdKernel::TokensTc11Ov`]).
     TokensTc12Ov,
+    /// Piece chain: fp32 forward chain with `M_j` staged in shared memory (session 12, bitwise
+    /// [`BwdKernel::Pchain`]; the default, [`super::chain::CHAIN_VARIANTS`]).
+    Pchain2,
+    /// Piece chain: fp32 reverse chain, likewise (bitwise [`BwdKernel::Dchain`]).
+    Dchain2,
+    /// Piece chain: [`BwdKernel::Pchain2`] on 16 state rows per block (twice the blocks).
+    Pchain3,
+    /// Piece chain: [`BwdKernel::Dchain2`] on 16 state rows per block.
+    Dchain3,
 }
 
 impl BwdKernel {
     /// Every kernel, in index order.
-    pub const ALL: [BwdKernel; 25] = [
+    pub const ALL: [BwdKernel; 29] = [
         BwdKernel::ChunkOffsets,
         BwdKernel::Prep,
         BwdKernel::Fscan,
@@ -229,6 +241,10 @@ impl BwdKernel {
         BwdKernel::DscanpOv2,
         BwdKernel::TokensTc12,
         BwdKernel::TokensTc12Ov,
+        BwdKernel::Pchain2,
+        BwdKernel::Dchain2,
+        BwdKernel::Pchain3,
+        BwdKernel::Dchain3,
     ];
 
     /// The kernel's symbol in the module (`tag` = `bf16` / `f16`, `k` = K = V; `prep`: the
@@ -240,6 +256,10 @@ impl BwdKernel {
             BwdKernel::Params => return "gdn_bwd_params".to_owned(),
             BwdKernel::Pchain => return format!("gdn_bwd_pchain_k{k}"),
             BwdKernel::Dchain => return format!("gdn_bwd_dchain_k{k}"),
+            BwdKernel::Pchain2 => return format!("gdn_bwd_pchain2_k{k}"),
+            BwdKernel::Dchain2 => return format!("gdn_bwd_dchain2_k{k}"),
+            BwdKernel::Pchain3 => return format!("gdn_bwd_pchain3_k{k}"),
+            BwdKernel::Dchain3 => return format!("gdn_bwd_dchain3_k{k}"),
             BwdKernel::Prep => return prep.kernel_name("bwd", tag, k),
             BwdKernel::Fscan => "fscan",
             BwdKernel::Fold => "fold",
@@ -694,7 +714,8 @@ impl GdnBwdPlan {
             slices * pieces.saturating_sub(1),
         );
         let dscanp_k = dscan_pick(BwdKernel::DscanpW8, BwdKernel::Dscanp, slices * pieces);
-        let chain_grid = ((v / CHAIN_ROWS) as u32, ho32, n32);
+        let chain = ChainVariant::from_env();
+        let chain_grid = ((v / chain.rows) as u32, ho32, n32);
         let (replay, replay_piece, replay_threads, mut replay_smem) =
             ReplayVariant::pick().launch(k);
         if replay_one_per_sm(n * pieces * ho * (v / 64), sms) {
@@ -734,7 +755,7 @@ impl GdnBwdPlan {
                     128,
                     fast_smem_bytes(k, 4, SUM_STAGES, false),
                 ),
-                (BwdKernel::Pchain, chain_grid, CHAIN_THREADS, 0),
+                (chain.pchain, chain_grid, CHAIN_THREADS, 0),
                 (
                     replay_piece,
                     (scan_x, ho32, np),
@@ -747,7 +768,7 @@ impl GdnBwdPlan {
                     dsum_k.1 * 32,
                     dscan_smem(dsum_k.1),
                 ),
-                (BwdKernel::Dchain, chain_grid, CHAIN_THREADS, 0),
+                (chain.dchain, chain_grid, CHAIN_THREADS, 0),
                 if overlap {
                     (ov_piece, ov_scan.0, ov_scan.1, ov_scan.2)
                 } else {

@@ -12,7 +12,8 @@
 //! Forward scan variants ([`ScanVariant`], chosen at build): `gdn_fwd_scanx_*_w4` (4 warps,
 //! two value halves per head) or `_w8` (8 warps, all 128 value rows per block), and for long
 //! sequences on few (sequence, head) pairs the exact piece chain (`gdn_fwd_sum_*`,
-//! `gdn_fwd_chain_k*`, then `gdn_fwd_scanx_*` per piece; see `kernels/include/gdn_fwd_fast.cuh`).
+//! the chain kernel of [`super::chain::ChainVariant`] (default `gdn_fwd_chain3_k*`), then
+//! `gdn_fwd_scanx_*` per piece; see `kernels/include/gdn_fwd_fast.cuh`).
 //! Diagnostics read once at build: `DNNPLAN_GDN_FWD_SCAN=w4|w8` (force either output scan;
 //! bitwise the same outputs), `DNNPLAN_GDN_FWD_PIECES=n` (force n pieces per sequence; 1 = off)
 //! and `DNNPLAN_GDN_FWD_STEPS=n` (launch only the first n kernels: per-kernel timing by
@@ -22,6 +23,8 @@
 //! speed, never numerics); `_PIECES` changes the rounding (the piece chain's fp32 seeds) and
 //! `_STEPS` truncates the execute: schedule diagnostics for the benchmarks.
 //! `DNNPLAN_GDN_PDL=0|1|early` (both directions): the launch chain, [`super::pdl::PdlMode`].
+//! `DNNPLAN_GDN_CHAIN=v1|v2|v3` (both directions): the piece chain's body,
+//! [`super::chain::ChainVariant`] (bitwise the same seeds).
 
 use crate::cuda::{Function, LaunchConfig, Launcher, compile_or_load, probe};
 use crate::dispatch::engine::{BuildContext, CompiledPlan, Engine, SupportQuery};
@@ -33,10 +36,10 @@ use crate::ir::DataType;
 
 use super::analyzer::{GdnFacts, GdnOp, PortFacts};
 use super::backward::GdnBwdPlan;
+use super::chain::ChainVariant;
 use super::params::{
-    CHAIN_ROWS, CHAIN_THREADS, FwdFastParams, FwdParams, KernelDtype, OFFSETS_THREADS,
-    PREP3_THREADS, PieceLayout, SUM_STAGES, WorkspaceLayout, fast_smem_bytes, flags, max_chunks,
-    prep7_smem_bytes,
+    CHAIN_THREADS, FwdFastParams, FwdParams, KernelDtype, OFFSETS_THREADS, PREP3_THREADS,
+    PieceLayout, SUM_STAGES, WorkspaceLayout, fast_smem_bytes, flags, max_chunks, prep7_smem_bytes,
 };
 use super::pdl::PdlMode;
 
@@ -225,7 +228,7 @@ impl Engine for GdnSm90 {
             prep: module.function(&choice.prep.kernel_name("fwd", tag, k))?,
             scan: module.function(&scan_name)?,
             sum: module.function(&format!("gdn_fwd_sum_{tag}_k{k}"))?,
-            chain: module.function(&format!("gdn_fwd_chain_k{k}"))?,
+            chain: module.function(&choice.chain.fwd_name(k))?,
         };
         // Resolve the kernels and raise their shared-memory limits once, here, in the context
         // the device's default stream implies (execute re-does it only for another context).
@@ -264,6 +267,8 @@ pub struct FwdChoice {
     pub steps: usize,
     /// The per-chunk factor kernel.
     pub prep: PrepVariant,
+    /// The piece chain's body (`DNNPLAN_GDN_CHAIN`).
+    pub chain: ChainVariant,
 }
 
 /// Which per-chunk factor kernel ("prep") a plan runs, forward and backward alike. Every bundled
@@ -406,6 +411,7 @@ impl FwdChoice {
             c.steps = n;
         }
         c.prep = PrepVariant::from_env();
+        c.chain = ChainVariant::from_env();
         c
     }
 
@@ -437,6 +443,7 @@ impl FwdChoice {
             pieces,
             steps: usize::MAX,
             prep: PrepVariant::DEFAULT,
+            chain: ChainVariant::pick(""),
         }
     }
 }
@@ -598,7 +605,7 @@ impl GdnFwdPlan {
                 ho as u32,
                 (n * p.saturating_sub(1)) as u32,
             ),
-            grid_chain: ((v / CHAIN_ROWS) as u32, ho as u32, n as u32),
+            grid_chain: ((v / choice.chain.rows) as u32, ho as u32, n as u32),
             smem_prep,
             prep_threads,
             smem_scan,

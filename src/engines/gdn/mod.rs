@@ -9,6 +9,7 @@
 
 pub mod analyzer;
 pub mod backward;
+pub mod chain;
 pub mod chunked;
 pub mod engine;
 #[cfg(test)]

@@ -655,6 +655,9 @@ pub const SUM_STAGES: u64 = 2;
 pub const CHAIN_THREADS: u32 = 256;
 /// State rows per block of the piece chain kernel.
 pub const CHAIN_ROWS: u64 = 32;
+/// State rows per block of the `chain3` piece chain kernels (`gdn_fwd_chain3_k*`,
+/// `gdn_bwd_pchain3_k*` / `gdn_bwd_dchain3_k*`: twice the blocks of the others).
+pub const CHAIN3_ROWS: u64 = 16;
 
 /// Dynamic shared memory of the session-4 scan kernels (`gdn::FastSmem<K, NW, STAGES, OUT>`):
 /// `out` = the output pass (`gdn_fwd_scanx_*`), otherwise the summary pass (`gdn_fwd_sum_*`).
