@@ -69,6 +69,12 @@ impl Kernel {
         self.files.iter().filter(move |f| f.path != self.source)
     }
 
+    /// Whether `name` is one of the module's `extern "C"` entry points (the manifest's list,
+    /// read from the bundled cubin by build-cubins.sh).
+    pub fn has_function(&self, name: &str) -> bool {
+        self.functions.contains(&name)
+    }
+
     /// The bundled cubin for `arch` (e.g. "sm_90a"), if any.
     pub fn cubin(&self, arch: &str) -> Option<&'static Cubin> {
         self.cubins.iter().find(|c| c.arch == arch)

@@ -57,16 +57,17 @@ pub const CHAIN_VARIANTS: [ChainVariant; 3] = [
     },
 ];
 
-/// The default row's switch value.
-pub const CHAIN_DEFAULT: &str = "v3";
-
 impl ChainVariant {
-    /// The row `value` names, else the default.
+    /// The body a plan runs unless `DNNPLAN_GDN_CHAIN` names another (`v3`).
+    pub const DEFAULT: ChainVariant = CHAIN_VARIANTS[2];
+
+    /// The row `value` names, else [`ChainVariant::DEFAULT`].
     pub fn pick(value: &str) -> ChainVariant {
-        let find = |v: &str| CHAIN_VARIANTS.iter().copied().find(|c| c.switch == v);
-        find(value)
-            .or_else(|| find(CHAIN_DEFAULT))
-            .unwrap_or(CHAIN_VARIANTS[0])
+        CHAIN_VARIANTS
+            .iter()
+            .copied()
+            .find(|c| c.switch == value)
+            .unwrap_or(ChainVariant::DEFAULT)
     }
 
     /// The row `DNNPLAN_GDN_CHAIN` names (read now: at plan build).
@@ -86,8 +87,9 @@ mod tests {
 
     #[test]
     fn default_and_every_switch_selects_its_row() {
-        assert_eq!(ChainVariant::pick("").switch, CHAIN_DEFAULT);
-        assert_eq!(ChainVariant::pick("nonsense").switch, CHAIN_DEFAULT);
+        assert_eq!(ChainVariant::pick("").switch, "v3");
+        assert_eq!(ChainVariant::pick("nonsense"), ChainVariant::DEFAULT);
+        assert_eq!(ChainVariant::DEFAULT.switch, "v3");
         assert_eq!(
             ChainVariant::pick("v2").fwd_name(128),
             "gdn_fwd_chain2_k128"
@@ -99,28 +101,18 @@ mod tests {
 
     #[test]
     fn every_row_names_entries_of_both_bundled_modules() {
-        let fwd = include_str!("../../../kernels/src/gdn_fwd.cu");
-        let bwd = include_str!("../../../kernels/src/gdn_bwd.cu");
+        use crate::cuda::kernels;
+        let fwd = kernels::find("gdn_fwd").expect("bundled gdn_fwd module");
+        let bwd = kernels::find("gdn_bwd").expect("bundled gdn_bwd module");
+        let prep = crate::engines::gdn::engine::PrepVariant::DEFAULT;
         for row in CHAIN_VARIANTS {
             for k in [64, 128] {
                 let name = row.fwd_name(k);
-                assert!(
-                    fwd.contains(&format!(" {name}(")),
-                    "{name} is not an entry of gdn_fwd.cu"
-                );
-            }
-            for kernel in [row.pchain, row.dchain] {
-                // The backward's chain entries come from one macro over K.
-                let stem = kernel.name(
-                    "bf16",
-                    0,
-                    crate::engines::gdn::engine::PrepVariant::from_env(),
-                );
-                let stem = stem.trim_end_matches("_k0");
-                assert!(
-                    bwd.contains(&format!(" {stem}_k##KD(")),
-                    "{stem}_k* is not an entry of gdn_bwd.cu"
-                );
+                assert!(fwd.has_function(&name), "{name} is not bundled in gdn_fwd");
+                for kernel in [row.pchain, row.dchain] {
+                    let name = kernel.name("bf16", k, prep);
+                    assert!(bwd.has_function(&name), "{name} is not bundled in gdn_bwd");
+                }
             }
         }
     }

@@ -443,7 +443,7 @@ impl FwdChoice {
             pieces,
             steps: usize::MAX,
             prep: PrepVariant::DEFAULT,
-            chain: ChainVariant::pick(""),
+            chain: ChainVariant::DEFAULT,
         }
     }
 }
@@ -744,35 +744,27 @@ mod tests {
         // the ragged mix): the rule above stands.
     }
 
-    /// Whether `cubin` (the bundled module's bytes) has the entry `name` in its string table.
-    fn has_symbol(cubin: &[u8], name: &str) -> bool {
-        let mut symbol = name.as_bytes().to_vec();
-        symbol.push(0);
-        cubin.windows(symbol.len()).any(|w| w == symbol.as_slice())
-    }
-
     #[test]
     fn every_prep_switch_maps_to_a_bundled_entry_of_both_modules() {
-        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/kernels/sm_90a");
-        let fwd = std::fs::read(format!("{dir}/gdn_fwd.cubin")).expect("bundled gdn_fwd cubin");
-        let bwd = std::fs::read(format!("{dir}/gdn_bwd.cubin")).expect("bundled gdn_bwd cubin");
+        let module = |m| crate::cuda::kernels::find(m).expect("bundled GDN module");
+        let (fwd, bwd) = (module("gdn_fwd"), module("gdn_bwd"));
         for row in &PREP_VARIANTS {
             // The switch value selects this row, and the row names entries of both modules.
             assert_eq!(PrepVariant::from_switch(row.switch), row.variant);
-            for (dir, cubin) in [("fwd", &fwd), ("bwd", &bwd)] {
+            for (dir, bundled) in [("fwd", fwd), ("bwd", bwd)] {
                 for tag in ["bf16", "f16"] {
                     for k in [64, 128] {
                         let name = row.variant.kernel_name(dir, tag, k);
                         assert_eq!(name, format!("gdn_{dir}_{}_{tag}_k{k}", row.stem));
-                        assert!(has_symbol(cubin, &name), "{name} is not bundled");
+                        assert!(bundled.has_function(&name), "{name} is not bundled");
                     }
                 }
             }
         }
         // The retired levels are not bundled and their switch values run the default.
         for (stem, value) in [("prep7", "v7"), ("prep9", "v9"), ("prep10", "v10")] {
-            assert!(!has_symbol(&fwd, &format!("gdn_fwd_{stem}_bf16_k128")));
-            assert!(!has_symbol(&bwd, &format!("gdn_bwd_{stem}_bf16_k128")));
+            assert!(!fwd.has_function(&format!("gdn_fwd_{stem}_bf16_k128")));
+            assert!(!bwd.has_function(&format!("gdn_bwd_{stem}_bf16_k128")));
             assert_eq!(PrepVariant::from_switch(value), PrepVariant::DEFAULT);
         }
         assert_eq!(PrepVariant::from_switch(""), PrepVariant::V15);

@@ -251,16 +251,10 @@ pub struct BwdWorkspaceLayout {
 }
 
 impl BwdWorkspaceLayout {
-    /// Layout for the backward (same arguments as [`WorkspaceLayout::new`]; `s_io`: the states
-    /// entering the chunks, `ws_s`, are stored in the 2-byte io dtype, [`flags::BWD_S_IO`]).
-    pub fn new(
-        n_seqs: u64,
-        total_tokens: u64,
-        ho: u64,
-        k: u64,
-        v: u64,
-        s_io: bool,
-    ) -> BwdWorkspaceLayout {
+    /// Layout for the backward (same arguments as [`WorkspaceLayout::new`]). The states entering
+    /// the chunks, `ws_s`, are stored in the 2-byte io dtype ([`flags::BWD_S_IO`]: every bundled
+    /// token stage reads them so).
+    pub fn new(n_seqs: u64, total_tokens: u64, ho: u64, k: u64, v: u64) -> BwdWorkspaceLayout {
         let fwd = WorkspaceLayout::new(n_seqs, total_tokens, ho, k, v);
         let slots = max_chunks(n_seqs, total_tokens) * ho;
         let th = total_tokens * ho;
@@ -269,7 +263,7 @@ impl BwdWorkspaceLayout {
             slots * CHUNK * k * 2,
             slots * CHUNK * 4,
             slots * CHUNK * 4,
-            slots * v * k * if s_io { 2 } else { 4 },
+            slots * v * k * 2,
             slots * v * k * 4,
             slots * CHUNK * v * 4,
             th * k * 4,
@@ -302,10 +296,6 @@ impl BwdWorkspaceLayout {
     }
 }
 
-/// Threads of the reverse state-gradient scan (`gdn::DSCAN_THREADS`); 16 value rows per block.
-pub const DSCAN_THREADS: u32 = 128;
-/// Value rows per reverse-scan block (`gdn::DSCAN_VS`).
-pub const DSCAN_VS: u32 = 16;
 /// Warps of the tensor-core reverse scan (`gdn::DSCAN_MMA_WARPS`); 16 value rows each.
 pub const DSCAN_MMA_WARPS: u32 = 4;
 /// cp.async stages of the tensor-core reverse scan (`gdn::DSCAN_MMA_STAGES`).
@@ -352,25 +342,6 @@ pub const TOK_THREADS: u32 = 512;
 /// Threads of the parameter-gradient kernel (`gdn::PARAM_THREADS`).
 pub const PARAM_THREADS: u32 = 256;
 
-/// Dynamic shared memory of the reverse scan (`gdn::DscanSmem<K>::bytes`).
-pub fn dscan_smem_bytes(k: u64) -> u32 {
-    let (kf, cf, vs) = (k + 1, CHUNK + 1, u64::from(DSCAN_VS));
-    (4 * (2 * CHUNK * cf + 3 * CHUNK * kf + CHUNK * (vs + 1) + vs * kf + 2 * vs * cf)) as u32
-}
-
-/// Dynamic shared memory of the token-gradient kernel (`gdn::TokSmem<K>::bytes`).
-pub fn tokens_smem_bytes(k: u64) -> u32 {
-    let (kf, cf, vf, vt) = (k + 1, CHUNK + 1, 16 + 1, 16);
-    let t = u64::from(TOK_THREADS);
-    (4 * (2 * CHUNK * kf + 2 * vt * kf + 3 * CHUNK * vf + 3 * CHUNK * cf + 7 * CHUNK + t)) as u32
-}
-
-/// Dynamic shared memory of the all-tensor-core token kernel (`gdn::TokSmem<K>::bytes` plus the
-/// `Ũᵀ` tile `[V][64 + 8]` and the raw q and k tiles `[64][K + 8]`, io dtype; K = V).
-pub fn tokens_tc_smem_bytes(k: u64) -> u32 {
-    tokens_smem_bytes(k) + (k * (CHUNK + 8) * 2 + 2 * CHUNK * (k + 8) * 2) as u32
-}
-
 /// Dynamic shared memory of the `tc11` token kernels (and of the unbundled levels `tc9` / `tc10`)
 /// for head dims `k = v` (`gdn::TokSmem9::bytes`):
 /// `tc5`'s value-product operands without the io `dR` tile, the fp32 `dR` tile [64][k + 8] in its
@@ -399,43 +370,12 @@ pub fn max_chunks(n_seqs: u64, total_tokens: u64) -> u64 {
     total_tokens / CHUNK + n_seqs
 }
 
-/// Dynamic shared memory of the prep kernel for head dims `k = v` (`gdn::PrepSmem::bytes`).
-pub fn prep_smem_bytes(k: u64, v: u64) -> u32 {
-    let kp = k + 8;
-    let vp = v + 8;
-    let fp = CHUNK + 1;
-    let r1 = (CHUNK * kp * 2).max(CHUNK * fp * 4);
-    let r2 = r1.div_ceil(16) * 16;
-    let r3 = r2 + CHUNK * kp * 2;
-    let gam = r3 + CHUNK * vp * 2;
-    (gam + 2 * CHUNK * 4) as u32
-}
-
 /// Warps of the scan kernel (16 value rows each).
 pub const SCAN_WARPS: u32 = 4;
 /// cp.async stages of the scan kernel.
 pub const SCAN_STAGES: u64 = 3;
-/// Threads of the prep kernel.
-pub const PREP_THREADS: u32 = 128;
 /// Threads of the 8-warp prep kernels (`prep3` and its successors, the bundled `prep14` / `prep15`).
 pub const PREP3_THREADS: u32 = 256;
-
-/// Dynamic shared memory of the 8-warp prep kernel for head dims `k = v`
-/// (`gdn::Prep3Smem::bytes`: the prep's three regions, an A staging tile `[64][64 + 8]` io,
-/// Γ and β; in all, the prep's bytes plus the A tile).
-pub fn prep3_smem_bytes(k: u64, v: u64) -> u32 {
-    prep_smem_bytes(k, v) + (CHUNK * (CHUNK + 8) * 2) as u32
-}
-
-/// Dynamic shared memory of `gdn_fwd_prep6_*` / `gdn_bwd_prep6_*` for head dims `k = v`
-/// (`gdn::Prep6Smem::bytes`: the prep's three regions without prep3's A staging tile, the third
-/// one holding at least the `Ũᵀ` staging tile `[V][64 + 8]`; then Γ and β).
-pub fn prep6_smem_bytes(k: u64, v: u64) -> u32 {
-    let base = u64::from(prep_smem_bytes(k, v));
-    let r3 = CHUNK * (v + 8) * 2;
-    let us = v * (CHUNK + 8) * 2;
-    (base + us.saturating_sub(r3)) as u32
-}
 
 /// Dynamic shared memory of the bundled prep kernels (`gdn_{fwd,bwd}_prep14_*`, `_prep15_*`;
 /// before session 12 also `prep7` .. `prep13`) for head dims `k = v`
@@ -720,27 +660,22 @@ mod tests {
 
     #[test]
     fn bwd_workspace_follows_the_forward_and_fits_hopper_smem() {
-        let l = BwdWorkspaceLayout::new(3, 130, 2, 64, 64, false);
+        let l = BwdWorkspaceLayout::new(3, 130, 2, 64, 64);
         assert_eq!(l.regions[0], l.fwd.total);
         for w in l.regions.windows(2) {
             assert!(w[1] > w[0] && w[1] % 256 == 0);
         }
         // dS (slots · V · K fp32) and the token-level fp32 regions.
         assert_eq!(l.regions[6] - l.regions[5], 10 * 64 * 64 * 4);
-        // S_c: fp32, or 2 bytes under BWD_S_IO (the rest of the layout shifts accordingly).
-        assert_eq!(l.regions[5] - l.regions[4], 10 * 64 * 64 * 4);
-        let h = BwdWorkspaceLayout::new(3, 130, 2, 64, 64, true);
-        assert_eq!(h.regions[5] - h.regions[4], 10 * 64 * 64 * 2);
-        assert_eq!(l.total - h.total, 10 * 64 * 64 * 2);
+        // S_c: 2 bytes per element (BWD_S_IO).
+        assert_eq!(l.regions[5] - l.regions[4], 10 * 64 * 64 * 2);
         assert_eq!(
             l.total - l.regions[11],
             (130 * 2 * 4u64).div_ceil(256) * 256
         );
-        assert!(dscan_smem_bytes(128) <= 227 * 1024 && tokens_smem_bytes(128) <= 227 * 1024);
         assert!(dscan_mma_smem_bytes(128) <= 227 * 1024);
         assert!(dscan_w8_smem_bytes(128) <= 227 * 1024);
         assert_eq!(dscan_w8_smem_bytes(128), 159_744 + 4 * 7168);
-        assert!(tokens_tc_smem_bytes(128) <= 227 * 1024);
         // gdn::TokSmem9<K, K>::bytes (printed by the CPU emulation's build of the header).
         assert_eq!(tokens_tc11_smem_bytes(128), 213_760);
         assert_eq!(tokens_tc11_smem_bytes(64), 96_000);
@@ -748,9 +683,6 @@ mod tests {
         assert_eq!(tokens_tc12_smem_bytes(128), 215_808);
         assert_eq!(tokens_tc12_smem_bytes(64), 98_048);
         assert!(tokens_tc12_smem_bytes(128) <= 227 * 1024);
-        assert!(
-            tokens_smem_bytes(64).is_multiple_of(16) && tokens_smem_bytes(128).is_multiple_of(16)
-        );
     }
 
     #[test]
@@ -774,17 +706,8 @@ mod tests {
 
     #[test]
     fn shared_memory_fits_hopper() {
-        // Values printed by ptxas / the harness for K = V = 128: prep 53 KB, scan 219 KB.
-        assert_eq!(prep_smem_bytes(128, 128), 17408 * 3 + 512);
-        // Prep3Smem<128, 128>::bytes and <64, 64>::bytes (3 blocks of 256 threads per SM fit).
-        assert_eq!(prep3_smem_bytes(128, 128), 61952);
-        assert_eq!(prep3_smem_bytes(64, 64), 44800);
-        assert!(3 * prep3_smem_bytes(128, 128) <= 227 * 1024);
-        // Prep6Smem: 4 blocks per SM (1 KB reserved per block).
-        assert_eq!(prep6_smem_bytes(128, 128), 53760);
-        assert_eq!(prep6_smem_bytes(64, 64), 35584);
-        assert!(4 * (u64::from(prep6_smem_bytes(128, 128)) + 1024) <= 228 * 1024);
-        // Prep7Smem: 4 blocks per SM still fit.
+        // Prep7Smem (the bundled preps): 4 blocks per SM fit (1 KB reserved per block); the
+        // scan's 219 KB one block.
         assert_eq!(prep7_smem_bytes(128, 128), 54784);
         assert_eq!(prep7_smem_bytes(64, 64), 37376);
         assert!(4 * (u64::from(prep7_smem_bytes(128, 128)) + 1024) <= 228 * 1024);
