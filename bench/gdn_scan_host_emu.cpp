@@ -7,6 +7,8 @@
 //     v1's, and within tolerance of an fp64 chunk recurrence over the same factors;
 //   forward piece chain (P = 3): gdn_fwd_sum + gdn_fwd_chain + scanx w4 (and t8 per piece:
 //     bitwise w4's), within tolerance of the fp64 recurrence;
+//   session 13 (GDN_SCANX_PHASED): the one-stage loops w4s1 / w4p (whole and per piece) and the
+//     one-stage summary sum1 (H_j, M_j), bitwise w4's / gdn_fwd_sum's;
 //   the backward's forward-state replay: gdn_bwd_fscan (fwd_scan_body BWD) in fp32 and in the io
 //     dtype (FLAG_BWD_S_IO); with the session-6 headers gdn_bwd_fscan_r4 / _r8 (P = 1): ws_s
 //     bitwise fscan's; the backward piece chain (P = 3): psum + pchain + fscanp (and r4 / r8 per
@@ -17,7 +19,7 @@
 // build against the older headers (git archive of the parent commit) shows the refactored kernels
 // (scanx w4 / w8, sum, psum, fscanp) unchanged: `diff` the "hash" lines.
 //
-// Build and run (CPU machine), from the repository root:
+// GDN_EMU_FWD_ONLY=1 skips the backward replays. Build and run (CPU machine), from the repository root:
 //   g++ -std=c++20 -O2 -fno-strict-aliasing -pthread -Ikernels/include bench/gdn_scan_host_emu.cpp -o /tmp/gdn_scan_host_emu
 //   /tmp/gdn_scan_host_emu [case 0..3]
 #include <cstdio>
@@ -188,6 +190,15 @@ void run_case(const char* name, int HO, std::vector<int> lens, bool bf16_state) 
     const Out w8 = fwd(1, [&] { launch({1, unsigned(HO), unsigned(N)}, 256, [&] { gdn::fwd_scanx_body<IOT, 128, 128, 8, 2, true>(fp); }); });
     check(same(w8.o, v1.o) && same(w8.fs, v1.fs) && same(w8.fsb, v1.fsb), "scanx w8 bitwise v1");
   }
+#ifdef GDN_SCANX_PHASED
+  // Session 13: the one-stage loops (plain w4s1; w4p refilled in two phased halves), bitwise w4.
+  // Mutant (a check below must then fail): build against a copy of kernels/include whose
+  // fscan_chunks lacks the PHASED mid-chunk cp_async_wait<0>() (bench/gdn_scan_emu_occ13.sh).
+  const Out w4s1 = fwd(1, [&] { launch(g64, 128, [&] { gdn::fwd_scanx_body<IOT, K, V, 4, 1, true>(fp); }); });
+  check(same(w4s1.o, w4.o) && same(w4s1.fs, w4.fs) && same(w4s1.fsb, w4.fsb), "scanx w4s1 (one stage) bitwise w4");
+  const Out w4p = fwd(1, [&] { launch(g64, 128, [&] { gdn::fwd_scanx_body<IOT, K, V, 4, 1, true, 1, false, true>(fp); }); });
+  check(same(w4p.o, w4.o) && same(w4p.fs, w4.fs) && same(w4p.fsb, w4.fsb), "scanx w4p (one stage, two halves) bitwise w4");
+#endif
 #ifdef GDN_FSCAN_CHUNKS
   const Out t8 = fwd(1, [&] { launch(g64, 256, [&] { gdn::fwd_scanx_body<IOT, K, V, 8, 2, true, 2, true>(fp); }); });
   check(same(t8.o, v1.o) && same(t8.fs, v1.fs) && same(t8.fsb, v1.fsb), "scanx t8 (split pairs) bitwise v1");
@@ -231,12 +242,46 @@ void run_case(const char* name, int HO, std::vector<int> lens, bool bf16_state) 
     check(same(pc3.o, pw4.o) && same(pc3.fs, pw4.fs) && same(pc3.fsb, pw4.fsb), "pieces: chain3 O / final state bitwise chain v1");
   }
 #endif
+#ifdef GDN_SCANX_PHASED
+  {
+    // Session 13: the piece path on the one-stage phased kernels: sum1 (the summary pass) gives
+    // H_j, M_j bitwise gdn_fwd_sum's; w4p per piece O / final state bitwise w4's; and both
+    // together (the session-13 piece path) bitwise the session-12 one.
+    const Out ps1 = fwd(P, [&] {
+      launch({2 * V / 64, unsigned(HO), unsigned(N * (P - 1))}, 128, [&] { gdn::fwd_scanx_body<IOT, K, V, 4, 1, false, 1, false, true>(fp); });
+      launch({V / 32, unsigned(HO), unsigned(N)}, gdn::CHAIN_THREADS, [&] { gdn::fwd_chain_body<K>(fp); });
+      launch({V / 64, unsigned(HO), unsigned(N * P)}, 128, [&] { gdn::fwd_scanx_body<IOT, K, V, 4, 3, true>(fp); });
+    });
+    check(same(pc_h, fsum_h) && same(pc_m, fsum_m), "pieces: sum1 (one stage, two halves) H_j, M_j bitwise sum");
+    check(same(ps1.o, pw4.o) && same(ps1.fs, pw4.fs) && same(ps1.fsb, pw4.fsb), "pieces: sum1 O / final state bitwise sum");
+    const Out pp = fwd_pieces([&] { launch({V / 64, unsigned(HO), unsigned(N * P)}, 128, [&] { gdn::fwd_scanx_body<IOT, K, V, 4, 1, true, 1, false, true>(fp); }); });
+    check(same(pp.o, pw4.o) && same(pp.fs, pw4.fs) && same(pp.fsb, pw4.fsb), "pieces: scanx w4p bitwise w4");
+    const Out pboth = fwd(P, [&] {
+      launch({2 * V / 64, unsigned(HO), unsigned(N * (P - 1))}, 128, [&] { gdn::fwd_scanx_body<IOT, K, V, 4, 1, false, 1, false, true>(fp); });
+      launch({V / gdn::CHAIN3_ROWS, unsigned(HO), unsigned(N)}, gdn::CHAIN_THREADS, [&] { gdn::fwd_chain2_body<K, gdn::CHAIN3_ROWS>(fp); });
+      launch({V / 64, unsigned(HO), unsigned(N * P)}, 128, [&] { gdn::fwd_scanx_body<IOT, K, V, 4, 1, true, 1, false, true>(fp); });
+    });
+    check(same(pboth.o, pw4.o) && same(pboth.fs, pw4.fs) && same(pboth.fsb, pw4.fsb), "pieces: sum1 + chain3 + w4p bitwise sum + chain + w4");
+    const Out ps1p = fwd(P, [&] {
+      launch({2 * V / 64, unsigned(HO), unsigned(N * (P - 1))}, 128, [&] { gdn::fwd_scanx_body<IOT, K, V, 4, 1, false>(fp); });
+      launch({V / 32, unsigned(HO), unsigned(N)}, gdn::CHAIN_THREADS, [&] { gdn::fwd_chain_body<K>(fp); });
+      launch({V / 64, unsigned(HO), unsigned(N * P)}, 128, [&] { gdn::fwd_scanx_body<IOT, K, V, 4, 1, true>(fp); });
+    });
+    check(same(pc_h, fsum_h) && same(pc_m, fsum_m) && same(ps1p.o, pw4.o) && same(ps1p.fs, pw4.fs) && same(ps1p.fsb, pw4.fsb),
+          "pieces: plain one-stage sum + scan bitwise sum + w4");
+  }
+#endif
 #ifdef GDN_FSCAN_CHUNKS
   const Out pt8 = fwd_pieces([&] { launch({V / 64, unsigned(HO), unsigned(N * P)}, 256, [&] { gdn::fwd_scanx_body<IOT, K, V, 8, 2, true, 2, true>(fp); }); });
   check(same(pt8.o, pw4.o) && same(pt8.fs, pw4.fs) && same(pt8.fsb, pw4.fsb), "pieces: scanx t8 bitwise w4");
 #endif
 
   // ---- the backward's forward-state replay ----
+  // GDN_EMU_FWD_ONLY=1: the forward scans only (the replays below are another module's kernels).
+  if (getenv("GDN_EMU_FWD_ONLY")) {
+    if (g_unwaited.exchange(0) != 0) check(false, "cp.async copies never waited for");
+    return;
+  }
   p.o = nullptr;
   p.final_state = nullptr;
   std::vector<unsigned short> ws_s_io(ws_s.size());

@@ -59,13 +59,33 @@ fn kernel_counts(kernel: &str, lens: &[i64], ho: i64, d: i64, pieces: i64) -> (f
 
 /// Sets (or removes, for "") the forward's schedule overrides.
 fn set_schedule(scan: &str, pieces: &str) {
+    set_schedule_sum(scan, pieces, "");
+}
+
+/// [`set_schedule`] with the piece summary pass (`DNNPLAN_GDN_FWD_SUM`).
+fn set_schedule_sum(scan: &str, pieces: &str, sum: &str) {
     for (k, v) in [
         ("DNNPLAN_GDN_FWD_SCAN", scan),
         ("DNNPLAN_GDN_FWD_PIECES", pieces),
+        ("DNNPLAN_GDN_FWD_SUM", sum),
     ] {
         set_env(k, (!v.is_empty()).then_some(v));
     }
 }
+
+/// The engine's default piece count at K = V = 128 for `pairs` (sequence, head) pairs on 132 SMs
+/// (`FwdChoice::default_for` with the first row of `FWD_PIECE_PATH`: the scan's and the
+/// summary's blocks per SM, `ENGINE_PIECE_PER_SM` below).
+fn default_pieces(pairs: i64) -> i64 {
+    let (scan_warps, scan_per_sm, sum_per_sm) = ENGINE_PIECE_PER_SM;
+    let scan_blocks = pairs * (128 / (16 * scan_warps));
+    (scan_per_sm * 132 / scan_blocks)
+        .min(1 + sum_per_sm * 132 / (4 * pairs))
+        .clamp(1, 16)
+}
+
+/// (scan warps, scan blocks per SM, summary blocks per SM) of the engine's default piece path.
+const ENGINE_PIECE_PER_SM: (i64, i64, i64) = (4, 2, 3);
 
 #[test]
 fn gdn_benchmark_ours() {
@@ -73,15 +93,29 @@ fn gdn_benchmark_ours() {
         return;
     }
     let caller = Caller::new();
-    // (label, DNNPLAN_GDN_FWD_SCAN, DNNPLAN_GDN_FWD_PIECES): "" = the engine's default. (The
-    // session-1 prep and scan, "v1", are no longer bundled since session 12.)
-    let schedules: [(&str, &str, &str); 5] = [
-        ("default", "", ""),
-        ("w4", "w4", "1"),
-        ("w8", "w8", "1"),
-        ("w4-p4", "w4", "4"),
-        ("w4-p8", "w4", "8"),
+    // (label, DNNPLAN_GDN_FWD_SCAN, DNNPLAN_GDN_FWD_PIECES, DNNPLAN_GDN_FWD_SUM): "" = the
+    // engine's default. (The session-1 prep and scan, "v1", are no longer bundled since session
+    // 12.) DNNPLAN_GDN_BENCH_SCHEDULES=label:scan:pieces[:sum],... replaces the list (in order).
+    let fixed: [(&str, &str, &str, &str); 5] = [
+        ("default", "", "", ""),
+        ("w4", "w4", "1", ""),
+        ("w8", "w8", "1", ""),
+        ("w4-p4", "w4", "4", ""),
+        ("w4-p8", "w4", "8", ""),
     ];
+    let listed = std::env::var("DNNPLAN_GDN_BENCH_SCHEDULES").unwrap_or_default();
+    let schedules: Vec<(&str, &str, &str, &str)> = if listed.is_empty() {
+        fixed.to_vec()
+    } else {
+        listed
+            .split(',')
+            .map(|e| {
+                let mut f = e.split(':');
+                let mut next = || f.next().unwrap_or("");
+                (next(), next(), next(), next())
+            })
+            .collect()
+    };
     // DNNPLAN_GDN_BENCH_SHAPES="0 2" keeps those shapes only (e.g. under a profiler).
     let keep: Option<Vec<usize>> = std::env::var("DNNPLAN_GDN_BENCH_SHAPES").ok().map(|s| {
         s.split_whitespace()
@@ -98,10 +132,10 @@ fn gdn_benchmark_ours() {
         let min_bytes =
             (t * hh) as f64 * (4.0 * kd as f64 * 2.0 + 8.0) + 2.0 * (n * hh * kd * kd) as f64 * 4.0;
         let mut default_fwd = 0.0;
-        for (label, scan, pieces) in schedules {
-            set_schedule(scan, pieces);
+        for &(label, scan, pieces, sum) in &schedules {
+            set_schedule_sum(scan, pieces, sum);
             let whole = inp.time(&caller, "gdn");
-            if label == "default" {
+            if label == "default" || default_fwd == 0.0 {
                 default_fwd = whole;
             }
             // The kernels this schedule launches: with pieces > 1 the summary and the chain run
@@ -117,11 +151,11 @@ fn gdn_benchmark_ours() {
             } else {
                 3
             };
-            // The default's piece count by the engine's rule (FwdChoice::default_for, 132 SMs).
-            let blocks = n * hh * 2;
+            // The default's piece count by the engine's rule (FwdChoice::default_for, 132 SMs,
+            // the first FWD_PIECE_PATH row at K = 128).
             let pieces_used = match (launches, p) {
                 (3, _) => 1,
-                (_, 0) => (132 / blocks).clamp(1, 16),
+                (_, 0) => default_pieces(n * hh),
                 _ => p,
             };
             let names: &[&str] = if launches == 5 {

@@ -34,6 +34,8 @@
 
 // Marks the session-6 chunk loop (bench/gdn_scan_host_emu.cpp builds against older headers too).
 #define GDN_FSCAN_CHUNKS 1
+// Marks fscan_chunks' one-stage loops (STAGES = 1, PHASED; session 13).
+#define GDN_SCANX_PHASED 1
 // Marks fwd_chain2_body (session 12; the emulations check it against fwd_chain_body when defined).
 #define GDN_CHAIN2 1
 
@@ -152,10 +154,18 @@ __device__ __forceinline__ void pair_sync(int g) {
 //     half from the other warp through the exchange area): two warps per 16 rows, the same
 //     mma sequence per accumulator.
 //   STAGES-deep cp.async pipeline. ONEBAR: one block barrier per chunk (wait, barrier, then
-//     refill the stage the previous chunk used) instead of two.
+//     refill the stage the previous chunk used) instead of two. STAGES = 1 (session 13): one
+//     stage, refilled after the chunk's last read (no copy overlaps the math of its block; the
+//     shared memory of one stage lets more blocks share an SM).
+//   PHASED (session 13; STAGES = 1, SPLIT = 1, !ONEBAR): the one stage is refilled in two halves:
+//     half 1 (W, Ũᵀ and, OUT, Q⁺) as soon as every warp is past this chunk's P / O products
+//     (their only readers), half 2 (Kᴿ and, OUT, A) after the state update; the chunk waits for
+//     half 1 at its top and for half 2 before the products that read it, so each half's copy
+//     overlaps the other half's math (three block barriers per chunk).
 //   The block's first value row is vs0; v0 = vs0 + 16·(warp % (NW/SPLIT)).
 // ---------------------------------------------------------------------------------------
-template <typename T, int K, int V, int NW, int STAGES, bool OUT, bool REPLAY, int SPLIT, bool ONEBAR>
+template <typename T, int K, int V, int NW, int STAGES, bool OUT, bool REPLAY, int SPLIT, bool ONEBAR,
+          bool PHASED = false>
 __device__ __forceinline__ void fscan_chunks(const FwdParams& p, float (&x)[K / 8 / SPLIT][4], int h, long long cs,
                                              long long ce, int cb, int c_begin, int c_end, int vs0, bool with_u,
                                              float* ws_s) {
@@ -166,7 +176,8 @@ __device__ __forceinline__ void fscan_chunks(const FwdParams& p, float (&x)[K / 
   constexpr int KX = K / SPLIT;  // keys of X this warp updates
   constexpr int NPT = 4 / SPLIT; // 16-token blocks of P / O this warp computes
   static_assert(SPLIT == 1 || SPLIT == 2, "SPLIT is 1 or 2");
-  static_assert(STAGES >= 2, "at least a double buffer");
+  static_assert(STAGES >= 2 || (STAGES == 1 && !ONEBAR), "one stage: refilled after its last read (no ONEBAR)");
+  static_assert(!PHASED || (STAGES == 1 && SPLIT == 1 && !ONEBAR), "PHASED: one stage, unsplit");
   extern __shared__ __align__(16) unsigned char smem[];
   const int HO = p.ho;
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
@@ -201,23 +212,48 @@ __device__ __forceinline__ void fscan_chunks(const FwdParams& p, float (&x)[K / 
       tile_async<T, CHUNK>(reinterpret_cast<T*>(base + S::u_off), static_cast<const T*>(p.ws_ut) + (ch * V + vs0) * CHUNK, VS,
                            CHUNK, tid, NW * 32);
   };
-#pragma unroll
-  for (int sidx = 0; sidx < STAGES - 1; ++sidx) {
-    if (c_begin + sidx < c_end) issue(c_begin + sidx, sidx);
+  // PHASED: the stage's two halves (issue = both).
+  auto issue_h1 = [&](int c) {
+    const size_t ch = static_cast<size_t>(c) * HO + h;
+    tile_async<T, K>(reinterpret_cast<T*>(smem + S::w_off), static_cast<const T*>(p.ws_w) + ch * CHUNK * K, CHUNK, K, tid, NW * 32);
+    if (OUT)
+      tile_async<T, K>(reinterpret_cast<T*>(smem + S::q_off), static_cast<const T*>(p.ws_q) + ch * CHUNK * K, CHUNK, K, tid, NW * 32);
+    if (with_u)
+      tile_async<T, CHUNK>(reinterpret_cast<T*>(smem + S::u_off), static_cast<const T*>(p.ws_ut) + (ch * V + vs0) * CHUNK, VS,
+                           CHUNK, tid, NW * 32);
+  };
+  auto issue_h2 = [&](int c) {
+    const size_t ch = static_cast<size_t>(c) * HO + h;
+    tile_async<T, K>(reinterpret_cast<T*>(smem + S::k_off), static_cast<const T*>(p.ws_kr) + ch * CHUNK * K, CHUNK, K, tid, NW * 32);
+    if (OUT)
+      tile_async<T, CHUNK>(reinterpret_cast<T*>(smem + S::a_off), static_cast<const T*>(p.ws_a) + ch * CHUNK * CHUNK, CHUNK, CHUNK, tid, NW * 32);
+  };
+  if constexpr (PHASED) {  // groups in flight at a chunk's top: its half 1, then its half 2
+    if (c_begin < c_end) issue_h1(c_begin);
     cp_async_commit();
+    if (c_begin < c_end) issue_h2(c_begin);
+    cp_async_commit();
+  } else {
+#pragma unroll
+    for (int sidx = 0; sidx < STAGES - 1; ++sidx) {
+      if (c_begin + sidx < c_end) issue(c_begin + sidx, sidx);
+      cp_async_commit();
+    }
   }
   float gl_next = c_begin < c_end ? p.ws_gl[static_cast<size_t>(c_begin) * HO + h] : 0.f;
   // ldmatrix row / column offsets of this lane (non-transposed B fragments, two n-tiles).
   const int brow = (lane & 7) + 8 * (lane >> 4), bcol = 8 * ((lane >> 3) & 1);
   for (int c = c_begin; c < c_end; ++c) {
     const int st = (c - c_begin) % STAGES;
-    if (!ONEBAR) {
+    if (!ONEBAR && !PHASED) {
       if (c + STAGES - 1 < c_end) issue(c + STAGES - 1, (c - c_begin + STAGES - 1) % STAGES);
       cp_async_commit();
     }
     const float gl = gl_next;
     if (c + 1 < c_end) gl_next = p.ws_gl[static_cast<size_t>(c + 1) * HO + h];
-    if (ONEBAR) {
+    if constexpr (PHASED) {
+      cp_async_wait<1>();  // this chunk's half 1 (W, Q⁺, Ũᵀ); its half 2 may still be in flight
+    } else if (ONEBAR) {
       cp_async_wait<STAGES - 2>();
     } else {
       cp_async_wait<STAGES - 1>();
@@ -278,6 +314,12 @@ __device__ __forceinline__ void fscan_chunks(const FwdParams& p, float (&x)[K / 
         }
       }
     }
+    if constexpr (PHASED) {
+      cp_async_wait<0>();  // this chunk's half 2 (Kᴿ, A)
+      __syncthreads();     // ... everyone's; and every warp is past its reads of half 1
+      if (c + 1 < c_end) issue_h1(c + 1);
+      cp_async_commit();
+    }
     // Uᵀ = Ũᵀ − P, as A fragments (tokens are the reduction dim below).
     u32 ua[4][4];
     if (SPLIT == 1) {
@@ -319,6 +361,10 @@ __device__ __forceinline__ void fscan_chunks(const FwdParams& p, float (&x)[K / 
     scan_state_update<T, KX, KP>(x, ua, Ks + key0, gl, lane);
     if (SPLIT > 1) put_x();  // read after the next chunk's barrier (the pair barrier orders reuse)
     if (!ONEBAR) __syncthreads();  // this stage is refilled by the next iteration's issue
+    if constexpr (PHASED) {  // every warp is past its reads of half 2
+      if (c + 1 < c_end) issue_h2(c + 1);
+      cp_async_commit();
+    }
   }
   cp_async_wait<0>();
 }
@@ -327,7 +373,9 @@ __device__ __forceinline__ void fscan_chunks(const FwdParams& p, float (&x)[K / 
 // its seed, or P = 1 from the initial state; the last piece writes the final state) and the
 // piece summary pass (!OUT; grid 2·V/VS × HO × N·(P−1): H_j from a zero seed, and M_j over key
 // rows by the identity trick, seed X = I, Ũ = 0; K = V).
-template <typename T, int K, int V, int NW, int STAGES, bool OUT, int SPLIT = 1, bool ONEBAR = false>
+// PHASED: fscan_chunks' one-stage loop refilled in two halves (STAGES = 1; the w4p output scan
+// and the sum1 summary pass, session 13).
+template <typename T, int K, int V, int NW, int STAGES, bool OUT, int SPLIT = 1, bool ONEBAR = false, bool PHASED = false>
 __device__ __forceinline__ void fwd_scanx_body(const FwdFastParams& fp) {
   static_assert(OUT || SPLIT == 1, "the summary pass runs unsplit");
   constexpr int VS = 16 * NW / SPLIT;
@@ -364,8 +412,8 @@ __device__ __forceinline__ void fwd_scanx_body(const FwdFastParams& fp) {
     identity_frags<K>(x, is_m, vr, cq);
   }
 
-  fscan_chunks<T, K, V, NW, STAGES, OUT, false, SPLIT, ONEBAR>(p, x, h, cs, ce, cb, c_begin, c_end, xb * VS, OUT || !is_m,
-                                                                nullptr);
+  fscan_chunks<T, K, V, NW, STAGES, OUT, false, SPLIT, ONEBAR, PHASED>(p, x, h, cs, ce, cb, c_begin, c_end, xb * VS,
+                                                                        OUT || !is_m, nullptr);
 
   if constexpr (!OUT) {
     const int pc = b * (P - 1) + j;
@@ -554,5 +602,11 @@ __device__ __forceinline__ void fwd_chain2_body(const FwdFastParams& fp) {
 }
 
 constexpr int SUM_STAGES = 2;
+// Session 13: the one-stage phased kernels and the blocks per SM their launch bounds ask for:
+// the output scan w4p (FastSmem<128, 4, 1, true> = 82,944 B: two per SM) and the summary pass
+// sum1 (FastSmem<K, 4, 1, false> = 44,032 B at K = 128: three per SM by registers).
+constexpr int SCANX_S1_STAGES = 1;
+constexpr int SCANX_S1_MIN_BLOCKS = 2;
+constexpr int SUM1_MIN_BLOCKS = 3;
 
 }  // namespace gdn

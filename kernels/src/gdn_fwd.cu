@@ -9,7 +9,11 @@
 //                                          (DNNPLAN_GDN_FWD_PREP=v14: the default's bitwise witness)
 //   gdn_fwd_scanx_{bf16,f16}_k{64,128}_w4  <<<(V / 64, HO, N·P), 128, FastSmem<K,4,3,true>>>
 //   gdn_fwd_scanx_{bf16,f16}_k128_w8       <<<(1, HO, N·P), 256, FastSmem<128,8,2,true>>>
+//   gdn_fwd_scanx_{bf16,f16}_k128_w4p      <<<(2, HO, N·P), 128, FastSmem<128,4,1,true>>> (one stage,
+//                                          phased; two blocks per SM: the piece path's scan)
 //   gdn_fwd_sum_{bf16,f16}_k{64,128}       <<<(2·V / 64, HO, N·(P−1)), 128, FastSmem<K,4,2,false>>>
+//   gdn_fwd_sum1_{bf16,f16}_k128           <<<(4, HO, N·(P−1)), 128, FastSmem<128,4,1,false>>> (one
+//                                          stage, phased; three blocks per SM)
 //   gdn_fwd_chain_k{64,128}                <<<(V / 32, HO, N), 256>>>  (DNNPLAN_GDN_CHAIN=v1)
 //   gdn_fwd_chain2_k{64,128}               <<<(V / 32, HO, N), 256>>>  (M staged; DNNPLAN_GDN_CHAIN=v2)
 //   gdn_fwd_chain3_k{64,128}               <<<(V / 16, HO, N), 256>>>  (chain2 on 16 rows per block; v3)
@@ -65,6 +69,22 @@ extern "C" __global__ void __launch_bounds__(8 * 32) gdn_fwd_scanx_bf16_k128_w8(
 extern "C" __global__ void __launch_bounds__(8 * 32) gdn_fwd_scanx_f16_k128_w8(gdn::FwdFastParams p) { dnnp_pdl_enter(p.f.flags & gdn::FLAG_PDL_TRIGGER);
   gdn::fwd_scanx_body<gdn::gdn_f16, 128, 128, 8, 2, true>(p);
 }
+// Session 13: the one-stage phased kernels (fscan_chunks PHASED: one stage refilled in two
+// halves; bitwise w4 / sum): the output scan w4p at two blocks per SM and the summary pass sum1
+// at three per SM: the piece path's default at K = 128 (src/engines/gdn/engine.rs FWD_PIECE_PATH).
+// Not bundled: sum1 at four blocks per SM (__launch_bounds__(128, 4): 128 registers, 88 bytes of
+// spills; bitwise, measured slower than sum1 at P = 7 and no faster at P = 8, session 13).
+#define GDN_FWD_PHASED_ENTRIES(TAG, T)                                                               \
+  extern "C" __global__ void __launch_bounds__(4 * 32, gdn::SCANX_S1_MIN_BLOCKS)                    \
+      gdn_fwd_scanx_##TAG##_k128_w4p(gdn::FwdFastParams p) { dnnp_pdl_enter(p.f.flags & gdn::FLAG_PDL_TRIGGER); \
+    gdn::fwd_scanx_body<T, 128, 128, 4, gdn::SCANX_S1_STAGES, true, 1, false, true>(p);              \
+  }                                                                                                 \
+  extern "C" __global__ void __launch_bounds__(4 * 32, gdn::SUM1_MIN_BLOCKS)                        \
+      gdn_fwd_sum1_##TAG##_k128(gdn::FwdFastParams p) { dnnp_pdl_enter(p.f.flags & gdn::FLAG_PDL_TRIGGER); \
+    gdn::fwd_scanx_body<T, 128, 128, 4, gdn::SCANX_S1_STAGES, false, 1, false, true>(p);             \
+  }
+GDN_FWD_PHASED_ENTRIES(bf16, gdn::gdn_bf16)
+GDN_FWD_PHASED_ENTRIES(f16, gdn::gdn_f16)
 // Not bundled (session 6, measured slower than w4 / w8 at all four benchmark shapes on the H200,
 // and its entries perturb the codegen of the prep kernels in this module): the pairs scan
 // fwd_scanx_body<T, K, K, 8, 2, true, 2, true> (two warps per 16 value rows, "t8").

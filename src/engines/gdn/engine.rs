@@ -9,17 +9,20 @@
 //! launches chunk table, per-chunk factors and state scan on the context's stream: no
 //! allocation on the device, no host synchronisation, deterministic.
 //!
-//! Forward scan variants ([`ScanVariant`], chosen at build): `gdn_fwd_scanx_*_w4` (4 warps,
-//! two value halves per head) or `_w8` (8 warps, all 128 value rows per block), and for long
-//! sequences on few (sequence, head) pairs the exact piece chain (`gdn_fwd_sum_*`,
-//! the chain kernel of [`super::chain::ChainVariant`] (default `gdn_fwd_chain3_k*`), then
-//! `gdn_fwd_scanx_*` per piece; see `kernels/include/gdn_fwd_fast.cuh`).
-//! Diagnostics read once at build: `DNNPLAN_GDN_FWD_SCAN=w4|w8` (force either output scan;
-//! bitwise the same outputs), `DNNPLAN_GDN_FWD_PIECES=n` (force n pieces per sequence; 1 = off)
+//! Forward scan variants ([`ScanVariant`], rows of [`FWD_SCANS`], chosen at build by
+//! [`FWD_SCAN_RULE`]): `gdn_fwd_scanx_*_w4` (4 warps, two value halves per head) or `_w8` (8
+//! warps, all 128 value rows per block), and for long sequences on few (sequence, head) pairs
+//! the exact piece chain of [`FWD_PIECE_PATH`] (a summary pass of [`FWD_SUMS`], the chain kernel
+//! of [`super::chain::ChainVariant`] (default `gdn_fwd_chain3_k*`), then the output scan per
+//! piece; the piece count from the two passes' blocks per SM; see
+//! `kernels/include/gdn_fwd_fast.cuh`).
+//! Diagnostics read once at build: `DNNPLAN_GDN_FWD_SCAN=w4|w8|w4p` (force an output scan;
+//! bitwise the same outputs), `DNNPLAN_GDN_FWD_SUM=s2|p3` (force a summary pass; bitwise the
+//! same H_j, M_j), `DNNPLAN_GDN_FWD_PIECES=n` (force n pieces per sequence; 1 = off)
 //! and `DNNPLAN_GDN_FWD_STEPS=n` (launch only the first n kernels: per-kernel timing by
 //! differences), `DNNPLAN_GDN_FWD_PREP=v14|v15` (the factor kernel, both directions, bitwise the
 //! same outputs: a row of [`PREP_VARIANTS`]; the default is [`PrepVariant::DEFAULT`], v15).
-//! The kernel switches (`_SCAN`, `_PREP`) select only kernels bitwise the default (knobs change
+//! The kernel switches (`_SCAN`, `_SUM`, `_PREP`) select only kernels bitwise the default (knobs change
 //! speed, never numerics); `_PIECES` changes the rounding (the piece chain's fp32 seeds) and
 //! `_STEPS` truncates the execute: schedule diagnostics for the benchmarks.
 //! `DNNPLAN_GDN_PDL=0|1|early` (both directions): the launch chain, [`super::pdl::PdlMode`].
@@ -39,7 +42,8 @@ use super::backward::GdnBwdPlan;
 use super::chain::ChainVariant;
 use super::params::{
     CHAIN_THREADS, FwdFastParams, FwdParams, KernelDtype, OFFSETS_THREADS, PREP3_THREADS,
-    PieceLayout, SUM_STAGES, WorkspaceLayout, fast_smem_bytes, flags, max_chunks, prep7_smem_bytes,
+    PieceLayout, SCAN_STAGES, SCANX_S1_MIN_BLOCKS, SCANX_S1_STAGES, SUM_STAGES, SUM1_MIN_BLOCKS,
+    WorkspaceLayout, fast_smem_bytes, flags, max_chunks, prep7_smem_bytes,
 };
 use super::pdl::PdlMode;
 
@@ -219,15 +223,11 @@ impl Engine for GdnSm90 {
         let k = facts.k;
         let sms = info.sm_count.max(1) as u64;
         let choice = FwdChoice::pick(facts, sms);
-        let scan_name = match choice.scan {
-            ScanVariant::Warps4 => format!("gdn_fwd_scanx_{tag}_k{k}_w4"),
-            ScanVariant::Warps8 => format!("gdn_fwd_scanx_{tag}_k{k}_w8"),
-        };
         let kernels = FwdKernels {
             offsets: module.function("gdn_chunk_offsets")?,
             prep: module.function(&choice.prep.kernel_name("fwd", tag, k))?,
-            scan: module.function(&scan_name)?,
-            sum: module.function(&format!("gdn_fwd_sum_{tag}_k{k}"))?,
+            scan: module.function(&choice.scan.kernel_name(tag, k))?,
+            sum: module.function(&choice.sum.kernel_name(tag, k))?,
             chain: module.function(&choice.chain.fwd_name(k))?,
         };
         // Resolve the kernels and raise their shared-memory limits once, here, in the context
@@ -247,13 +247,201 @@ impl Engine for GdnSm90 {
     }
 }
 
-/// Which state-scan kernel the forward runs.
+/// Which output-scan kernel the forward runs. Every one gives bitwise the same O and states
+/// (bench/gdn_scan_host_emu.cpp; on the H200 the O / state hashes); the discriminant is the row
+/// in [`FWD_SCANS`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(usize)]
 pub enum ScanVariant {
-    /// `gdn_fwd_scanx_*_w4`: 4 warps × 16 value rows per block.
+    /// `gdn_fwd_scanx_*_w4`: 4 warps × 16 value rows per block, 3 cp.async stages.
     Warps4,
     /// `gdn_fwd_scanx_*_w8`: 8 warps, all 128 value rows per block (V = 128 only).
     Warps8,
+    /// `gdn_fwd_scanx_*_k128_w4p` (session 13): w4 on one stage refilled in two phased halves
+    /// (82,944 B: two blocks per SM; K = 128 only).
+    Warps4Phased,
+}
+
+/// One bundled output scan, as data.
+pub struct ScanRow {
+    /// The scan this row describes (its discriminant is the row's index).
+    pub variant: ScanVariant,
+    /// The `DNNPLAN_GDN_FWD_SCAN` value that selects it, also the entry's suffix:
+    /// `gdn_fwd_scanx_<tag>_k<K>_<switch>`.
+    pub switch: &'static str,
+    /// Warps per block (16 value rows each).
+    pub warps: u64,
+    /// cp.async stages (the shared memory: `fast_smem_bytes(k, warps, stages, true)`).
+    pub stages: u64,
+    /// Blocks per SM (shared memory and registers; the piece count is set by it).
+    pub per_sm: u64,
+    /// Bundled for K = V = 128 only.
+    pub k128_only: bool,
+}
+
+/// Every bundled output scan, in [`ScanVariant`] order: switch <-> entry <-> launch shape.
+pub const FWD_SCANS: [ScanRow; 3] = [
+    ScanRow {
+        variant: ScanVariant::Warps4,
+        switch: "w4",
+        warps: 4,
+        stages: SCAN_STAGES,
+        per_sm: 1,
+        k128_only: false,
+    },
+    ScanRow {
+        variant: ScanVariant::Warps8,
+        switch: "w8",
+        warps: 8,
+        stages: 2,
+        per_sm: 1,
+        k128_only: true,
+    },
+    ScanRow {
+        variant: ScanVariant::Warps4Phased,
+        switch: "w4p",
+        warps: 4,
+        stages: SCANX_S1_STAGES,
+        per_sm: SCANX_S1_MIN_BLOCKS,
+        k128_only: true,
+    },
+];
+
+/// The uncut scan rule, first row that applies: at least `min_waves` waves of 4-warp blocks
+/// (two per (sequence, head) pair at V = 128) on the GPU and the scan serves K -> `scan`.
+/// H200, same run: w8 0.556 vs w4 0.685 ms at 512 pairs (8 waves); w4 0.411 vs w8 0.537 ms on a
+/// ragged batch of 160 pairs, whose longest sequence then runs at the slower per-block pace;
+/// w4p ties w8 where w8 runs and loses to w4 below (session 12, occ12): no row.
+pub const FWD_SCAN_RULE: [(u64, ScanVariant); 2] =
+    [(4, ScanVariant::Warps8), (0, ScanVariant::Warps4)];
+
+/// The piece path's (scan, summary) pairs, first that serves K: their blocks per SM set the
+/// piece count ([`FwdChoice::default_for`]). Session 13 (H200, same run, both orders,
+/// bench/gdn_device_occ13_run1.log): at (1, 32768, 16) w4p + sum1 at the rule's P = 7 ran the
+/// whole forward in 0.951 / 0.951 ms against 1.027 / 1.004 ms for w4 + the two-stage summary at
+/// P = 4 (the session-12 path), and ahead of every other schedule measured (P = 6, 8; sum1 at four
+/// blocks per SM; the two-stage summary with w4p). K = 64 keeps the session-12 path (w4p and sum1
+/// are K = 128 only).
+pub const FWD_PIECE_PATH: [(ScanVariant, SumVariant); 2] = [
+    (ScanVariant::Warps4Phased, SumVariant::Phased3),
+    (ScanVariant::Warps4, SumVariant::Stages2),
+];
+
+// Each row sits at its variant's index.
+const _: () = {
+    let mut i = 0;
+    while i < FWD_SCANS.len() {
+        assert!(FWD_SCANS[i].variant as usize == i);
+        i += 1;
+    }
+    let mut i = 0;
+    while i < FWD_SUMS.len() {
+        assert!(FWD_SUMS[i].variant as usize == i);
+        i += 1;
+    }
+};
+
+impl ScanVariant {
+    /// The variant's row in [`FWD_SCANS`].
+    pub fn row(self) -> &'static ScanRow {
+        &FWD_SCANS[self as usize]
+    }
+
+    /// The row whose switch is `value` and that serves K = `k`, else `None`.
+    pub fn from_switch(value: &str, k: i64) -> Option<ScanVariant> {
+        FWD_SCANS
+            .iter()
+            .find(|r| r.switch == value && r.serves(k))
+            .map(|r| r.variant)
+    }
+
+    /// The entry point in the `gdn_fwd` module for io dtype `tag` and K = `k`.
+    pub fn kernel_name(self, tag: &str, k: i64) -> String {
+        format!("gdn_fwd_scanx_{tag}_k{k}_{}", self.row().switch)
+    }
+}
+
+impl ScanRow {
+    /// Whether the row's kernel is bundled for K = V = `k`.
+    pub fn serves(&self, k: i64) -> bool {
+        k == 128 || !self.k128_only
+    }
+}
+
+/// Which piece summary pass (`gdn_fwd_sum*`) the piece path runs. Every one writes bitwise the
+/// same H_j, M_j; the discriminant is the row in [`FWD_SUMS`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(usize)]
+pub enum SumVariant {
+    /// `gdn_fwd_sum_*`: two cp.async stages (88,064 B at K = 128: two blocks per SM).
+    Stages2,
+    /// `gdn_fwd_sum1_*_k128` (session 13): one stage refilled in two phased halves (44,032 B),
+    /// three blocks per SM by its registers. (The same body at four per SM, 128 registers with
+    /// spills, was measured and is not bundled: bench/gdn_results.md, session 13, occ13.)
+    Phased3,
+}
+
+/// One bundled summary pass, as data.
+pub struct SumRow {
+    /// The pass this row describes (its discriminant is the row's index).
+    pub variant: SumVariant,
+    /// The `DNNPLAN_GDN_FWD_SUM` value that selects it.
+    pub switch: &'static str,
+    /// The entry's stem: `gdn_fwd_<stem>_<tag>_k<K>`.
+    pub stem: &'static str,
+    /// cp.async stages (the shared memory: `fast_smem_bytes(k, 4, stages, false)`).
+    pub stages: u64,
+    /// Blocks per SM.
+    pub per_sm: u64,
+    /// Bundled for K = V = 128 only.
+    pub k128_only: bool,
+}
+
+/// Every bundled summary pass, in [`SumVariant`] order.
+pub const FWD_SUMS: [SumRow; 2] = [
+    SumRow {
+        variant: SumVariant::Stages2,
+        switch: "s2",
+        stem: "sum",
+        stages: SUM_STAGES,
+        per_sm: 2,
+        k128_only: false,
+    },
+    SumRow {
+        variant: SumVariant::Phased3,
+        switch: "p3",
+        stem: "sum1",
+        stages: SCANX_S1_STAGES,
+        per_sm: SUM1_MIN_BLOCKS,
+        k128_only: true,
+    },
+];
+
+impl SumRow {
+    /// Whether the row's kernel is bundled for K = V = `k`.
+    pub fn serves(&self, k: i64) -> bool {
+        k == 128 || !self.k128_only
+    }
+}
+
+impl SumVariant {
+    /// The variant's row in [`FWD_SUMS`].
+    pub fn row(self) -> &'static SumRow {
+        &FWD_SUMS[self as usize]
+    }
+
+    /// The row whose switch is `value` and that serves K = `k`, else `None`.
+    pub fn from_switch(value: &str, k: i64) -> Option<SumVariant> {
+        FWD_SUMS
+            .iter()
+            .find(|r| r.switch == value && r.serves(k))
+            .map(|r| r.variant)
+    }
+
+    /// The entry point in the `gdn_fwd` module for io dtype `tag` and K = `k`.
+    pub fn kernel_name(self, tag: &str, k: i64) -> String {
+        format!("gdn_fwd_{}_{tag}_k{k}", self.row().stem)
+    }
 }
 
 /// The forward's schedule: scan kernel, pieces per sequence, launches kept.
@@ -261,6 +449,8 @@ pub enum ScanVariant {
 pub struct FwdChoice {
     /// State-scan kernel.
     pub scan: ScanVariant,
+    /// The piece summary pass (runs only with `pieces > 1`).
+    pub sum: SumVariant,
     /// Pieces per sequence (1 = no piece chain).
     pub pieces: u64,
     /// Launch only the first `steps` kernels (diagnostics; `usize::MAX` = all).
@@ -395,17 +585,28 @@ impl PrepVariant {
 
 impl FwdChoice {
     /// The default schedule for `f` on a GPU of `sms` multiprocessors, then the diagnostics'
-    /// overrides (`DNNPLAN_GDN_FWD_SCAN`, `DNNPLAN_GDN_FWD_PIECES`, `DNNPLAN_GDN_FWD_STEPS`).
+    /// overrides (`DNNPLAN_GDN_FWD_PIECES`: the scan then follows the cut as in
+    /// [`FwdChoice::default_for`]; `DNNPLAN_GDN_FWD_SCAN`, `DNNPLAN_GDN_FWD_SUM`,
+    /// `DNNPLAN_GDN_FWD_STEPS`).
     pub fn pick(f: &GdnFacts, sms: u64) -> FwdChoice {
         let env = |name: &str| std::env::var(name).ok();
         let mut c = FwdChoice::default_for(f, sms);
-        match env("DNNPLAN_GDN_FWD_SCAN").as_deref() {
-            Some("w4") => c.scan = ScanVariant::Warps4,
-            Some("w8") if f.v == 128 => c.scan = ScanVariant::Warps8,
-            _ => {}
-        }
         if let Some(p) = env("DNNPLAN_GDN_FWD_PIECES").and_then(|x| x.parse::<u64>().ok()) {
             c.pieces = p.clamp(1, 64);
+            c.scan = if c.pieces > 1 {
+                piece_path(f).0
+            } else {
+                uncut_scan(f, sms)
+            };
+        }
+        if let Some(scan) =
+            env("DNNPLAN_GDN_FWD_SCAN").and_then(|x| ScanVariant::from_switch(&x, f.k))
+        {
+            c.scan = scan;
+        }
+        if let Some(sum) = env("DNNPLAN_GDN_FWD_SUM").and_then(|x| SumVariant::from_switch(&x, f.k))
+        {
+            c.sum = sum;
         }
         if let Some(n) = env("DNNPLAN_GDN_FWD_STEPS").and_then(|x| x.parse::<usize>().ok()) {
             c.steps = n;
@@ -415,37 +616,60 @@ impl FwdChoice {
         c
     }
 
-    /// The schedule without overrides: the 8-warp scan when there are at least two waves of
-    /// (sequence, head) pairs (V = 128), else the 4-warp one; when its blocks fill less than half
-    /// the GPU and the sequences are long (≥ 8 chunks each on
-    /// average) and `batch_invariant` is off, the piece chain with `P = ⌊SMs / blocks⌋` pieces
-    /// (at most 16).
+    /// The schedule without overrides: the uncut scan by [`FWD_SCAN_RULE`]; when the 4-warp
+    /// blocks of the (sequence, head) pairs fill less than half the GPU, the sequences are long
+    /// (≥ 8 chunks each on average) and `batch_invariant` is off, the piece path of
+    /// [`FWD_PIECE_PATH`] with as many pieces as keep both of its passes in one wave:
+    /// `P = min(⌊scan per_sm · SMs / scan blocks per piece⌋, 1 + ⌊sum per_sm · SMs / summary
+    /// blocks per piece⌋)`, at most 16.
     pub fn default_for(f: &GdnFacts, sms: u64) -> FwdChoice {
         let pairs = f.n_seqs as u64 * f.heads.3 as u64;
-        // 8 warps per block pay off only with two or more full waves of (sequence, head) pairs
-        // (H200, same run: 0.556 vs 0.685 ms at 512 pairs; 0.537 vs 0.411 ms on a ragged batch of
-        // 160 pairs, whose longest sequence then runs at the slower per-block pace).
-        let scan = if f.v == 128 && pairs >= 2 * sms {
-            ScanVariant::Warps8
-        } else {
-            ScanVariant::Warps4
-        };
-        let blocks = pairs * (f.v as u64 / 64);
+        let blocks = pairs * (f.v as u64 / 64); // 4-warp blocks
         let avg_chunks = f.total_tokens as u64 / (64 * (f.n_seqs as u64).max(1));
         // batch_invariant: the pieces would depend on the batch (N), so never cut then.
-        let pieces = if !f.batch_invariant && blocks > 0 && 2 * blocks <= sms && avg_chunks >= 8 {
-            (sms / blocks).clamp(1, 16)
+        let cut = !f.batch_invariant && blocks > 0 && 2 * blocks <= sms && avg_chunks >= 8;
+        let (piece_scan, piece_sum) = piece_path(f);
+        let pieces = if cut {
+            let (sr, mr) = (piece_scan.row(), piece_sum.row());
+            let scan_blocks = pairs * (f.v as u64 / (16 * sr.warps)); // per piece
+            let sum_blocks = 2 * blocks; // per piece but the last: H and M blocks
+            (sr.per_sm * sms / scan_blocks)
+                .min(1 + mr.per_sm * sms / sum_blocks)
+                .clamp(1, 16)
         } else {
             1
         };
         FwdChoice {
-            scan,
+            scan: if pieces > 1 {
+                piece_scan
+            } else {
+                uncut_scan(f, sms)
+            },
+            sum: piece_sum,
             pieces,
             steps: usize::MAX,
             prep: PrepVariant::DEFAULT,
             chain: ChainVariant::DEFAULT,
         }
     }
+}
+
+/// The uncut output scan of `f` by [`FWD_SCAN_RULE`] (4-warp blocks: two per pair at V = 128).
+fn uncut_scan(f: &GdnFacts, sms: u64) -> ScanVariant {
+    let blocks = f.n_seqs as u64 * f.heads.3 as u64 * (f.v as u64 / 64);
+    FWD_SCAN_RULE
+        .iter()
+        .find(|(waves, scan)| blocks >= waves * sms && scan.row().serves(f.k))
+        .map_or(ScanVariant::Warps4, |r| r.1)
+}
+
+/// The first row of [`FWD_PIECE_PATH`] whose kernels serve `f`'s K.
+fn piece_path(f: &GdnFacts) -> (ScanVariant, SumVariant) {
+    FWD_PIECE_PATH
+        .iter()
+        .copied()
+        .find(|(scan, sum)| scan.row().serves(f.k) && sum.row().serves(f.k))
+        .unwrap_or((ScanVariant::Warps4, SumVariant::Stages2))
 }
 
 /// The forward's resolved kernels.
@@ -585,10 +809,7 @@ impl GdnFwdPlan {
         let (k, v) = (f.k as u64, f.v as u64);
         let layout = WorkspaceLayout::new(n, t, ho as u64, k, v);
         let p = choice.pieces;
-        let (warps, stages) = match choice.scan {
-            ScanVariant::Warps4 => (4, 3),
-            ScanVariant::Warps8 => (8, 2),
-        };
+        let (warps, stages) = (choice.scan.row().warps, choice.scan.row().stages);
         let smem_scan = fast_smem_bytes(k, warps, stages, true);
         let (grid_prep, prep_threads, smem_prep) =
             choice.prep.launch_shape(chunks as u32, ho as u32, k, v);
@@ -609,7 +830,7 @@ impl GdnFwdPlan {
             smem_prep,
             prep_threads,
             smem_scan,
-            smem_sum: fast_smem_bytes(k, 4, SUM_STAGES, false),
+            smem_sum: fast_smem_bytes(k, 4, choice.sum.row().stages, false),
             scan_threads: 32 * warps as u32,
             kernels,
             pdl,
@@ -724,8 +945,12 @@ mod tests {
         };
         // (4, 8192, 16): 64 pairs, 128 four-warp blocks fill the GPU.
         assert_eq!(pick(4, 32768, 16, 128, false), (ScanVariant::Warps4, 1));
-        // (1, 32768, 16): 32 blocks -> 4 pieces of 128 chunks.
-        assert_eq!(pick(1, 32768, 16, 128, false), (ScanVariant::Warps4, 4));
+        // (1, 32768, 16): 32 blocks -> the piece path w4p + sum1 in 7 pieces of 74 chunks (one
+        // wave each: 224 scan blocks at two per SM, 384 summary blocks at three).
+        assert_eq!(
+            pick(1, 32768, 16, 128, false),
+            (ScanVariant::Warps4Phased, 7)
+        );
         // ... but never under batch_invariant (the cut would depend on the batch).
         assert_eq!(pick(1, 32768, 16, 128, true), (ScanVariant::Warps4, 1));
         // (16, 2048, 32): 512 pairs, two or more waves -> 8 warps.
@@ -735,13 +960,89 @@ mod tests {
         // K = V = 64 has no 8-warp kernel; short sequences are never cut.
         assert_eq!(pick(64, 64 * 4096, 16, 64, false), (ScanVariant::Warps4, 1));
         assert_eq!(pick(1, 300, 2, 128, false), (ScanVariant::Warps4, 1));
-        // Few pairs of long sequences: at most 16 pieces.
-        assert_eq!(pick(1, 1 << 20, 1, 128, false), (ScanVariant::Warps4, 16));
+        // Few pairs of long sequences: at most 16 pieces; K = 64 cuts on the session-12 path.
+        assert_eq!(
+            pick(1, 1 << 20, 1, 128, false),
+            (ScanVariant::Warps4Phased, 16)
+        );
+        assert_eq!(pick(1, 32768, 16, 64, false), (ScanVariant::Warps4, 8));
+        // The piece count is the one that keeps both piece passes in one wave.
+        let path = FWD_PIECE_PATH[0];
+        let (sr, mr) = (path.0.row(), path.1.row());
+        let p = pick(1, 32768, 16, 128, false).1;
+        assert!(32 / (sr.warps / 4) * p <= sr.per_sm * 132);
+        assert!(64 * (p - 1) <= mr.per_sm * 132);
         // Session 6 measured a pairs scan (two warps per 16 value rows, `t8`; kept in
         // gdn_fwd_fast.cuh, not bundled) slower than the rule's choice at all four shapes (H200,
         // bench/gdn_device_fscan6_1.log: 0.365 vs 0.327 ms w4 at (4, 8192, 16), 0.770 vs 0.721 at
         // (1, 32768, 16) with 4 pieces, 0.750 vs 0.533 w8 at (16, 2048, 32), 0.440 vs 0.395 on
         // the ragged mix): the rule above stands.
+    }
+
+    #[test]
+    fn every_forward_scan_and_summary_has_one_row_and_a_bundled_entry() {
+        let fwd = crate::cuda::kernels::find("gdn_fwd").expect("bundled GDN module");
+        for row in &FWD_SCANS {
+            for k in [64, 128] {
+                let found = ScanVariant::from_switch(row.switch, k);
+                assert_eq!(found, row.serves(k).then_some(row.variant));
+                for tag in ["bf16", "f16"] {
+                    let name = row.variant.kernel_name(tag, k);
+                    assert_eq!(fwd.has_function(&name), row.serves(k), "{name}");
+                }
+            }
+            // Blocks per SM by shared memory (228 KB per SM, 1 KB reserved per block).
+            let smem = u64::from(fast_smem_bytes(128, row.warps, row.stages, true)) + 1024;
+            assert!(row.per_sm * smem <= 228 * 1024, "{}", row.switch);
+        }
+        for row in &FWD_SUMS {
+            for k in [64, 128] {
+                let found = SumVariant::from_switch(row.switch, k);
+                assert_eq!(found, row.serves(k).then_some(row.variant));
+                for tag in ["bf16", "f16"] {
+                    let name = row.variant.kernel_name(tag, k);
+                    assert_eq!(fwd.has_function(&name), row.serves(k), "{name}");
+                }
+            }
+            let smem = u64::from(fast_smem_bytes(128, 4, row.stages, false)) + 1024;
+            assert!(row.per_sm * smem <= 228 * 1024, "{}", row.switch);
+        }
+        assert_eq!(ScanVariant::from_switch("w4p", 64), None);
+        assert_eq!(ScanVariant::from_switch("v1", 128), None);
+        assert_eq!(
+            ScanVariant::Warps4Phased.kernel_name("f16", 128),
+            "gdn_fwd_scanx_f16_k128_w4p"
+        );
+        assert_eq!(
+            SumVariant::Phased3.kernel_name("bf16", 128),
+            "gdn_fwd_sum1_bf16_k128"
+        );
+    }
+
+    #[test]
+    fn piece_count_follows_the_piece_passes_blocks_per_sm() {
+        // (1, 32768, 16) on 132 SMs: 32 four-warp scan blocks, 64 summary blocks per piece.
+        let f = facts(1, 32768, 16, 128, false);
+        let p = |scan: ScanVariant, sum: SumVariant| {
+            let (sr, mr) = (scan.row(), sum.row());
+            (sr.per_sm * 132 / (16 * 128 / (16 * sr.warps)))
+                .min(1 + mr.per_sm * 132 / 64)
+                .clamp(1, 16)
+        };
+        // The session-12 path: w4 (one per SM) -> 4 pieces (the summary would allow 5).
+        assert_eq!(p(ScanVariant::Warps4, SumVariant::Stages2), 4);
+        // w4p (two per SM) with sum1 (three per SM: 6 summary pieces in 396 slots) -> 7 (the
+        // default since session 13); w4p with the two-stage summary -> 5.
+        assert_eq!(p(ScanVariant::Warps4Phased, SumVariant::Phased3), 7);
+        assert_eq!(p(ScanVariant::Warps4Phased, SumVariant::Stages2), 5);
+        // The rule computes the same for the shipped path.
+        let (scan, sum) = FWD_PIECE_PATH[0];
+        let c = FwdChoice::default_for(&f, 132);
+        assert_eq!((c.scan, c.sum, c.pieces), (scan, sum, p(scan, sum)));
+        // K = 64: the first path row that serves it (w4p, sum1 are K = 128 only).
+        let c = FwdChoice::default_for(&facts(1, 32768, 16, 64, false), 132);
+        assert!(c.scan.row().serves(64) && c.sum.row().serves(64));
+        assert!(c.pieces > 1);
     }
 
     #[test]

@@ -591,6 +591,12 @@ impl BwdOverlapLayout {
 
 /// Pipeline stages of the piece summary pass (`gdn_fwd_sum_*`).
 pub const SUM_STAGES: u64 = 2;
+/// Stages of the one-stage phased kernels (`gdn_fwd_scanx_*_w4p`, `gdn_fwd_sum1*_*`; session 13).
+pub const SCANX_S1_STAGES: u64 = 1;
+/// Blocks per SM the w4p output scan's launch bounds ask for (82,944 B of shared memory each).
+pub const SCANX_S1_MIN_BLOCKS: u64 = 2;
+/// Blocks per SM of the one-stage summary pass `gdn_fwd_sum1_*` (by its 168 registers).
+pub const SUM1_MIN_BLOCKS: u64 = 3;
 /// Threads of the piece chain kernel (`gdn_fwd_chain_k*`).
 pub const CHAIN_THREADS: u32 = 256;
 /// State rows per block of the piece chain kernel.
@@ -776,6 +782,9 @@ mod tests {
         );
         assert_eq!(fast_smem_bytes(128, 4, 2, false), 2 * (2 * 17408 + 9216));
         assert!(fast_smem_bytes(128, 8, 2, true) <= 227 * 1024);
+        // Session 13's one-stage kernels: w4p 82,944 B (two per SM), sum1 44,032 B (four fit).
+        assert_eq!(fast_smem_bytes(128, 4, SCANX_S1_STAGES, true), 82_944);
+        assert_eq!(fast_smem_bytes(128, 4, SCANX_S1_STAGES, false), 44_032);
         // The session-6 chunk loop: split = 1 is FastSmem; the pairs' kernels (t8 forward, r8
         // replay) add 4 groups' exchange areas (X: 16 KB at K = 128, Uᵀ: 8 KB).
         assert_eq!(
