@@ -4,7 +4,7 @@
 # at (1,32768,16) per schedule (gdn_benchmark_ours, per stage, both orders).
 # Stage: kernels/build-cubins.sh; device-pack.sh --features gpu-tests --test gpu_gdn --test gpu_gdn_bench;
 # tar .device + bench/device_lib.sh + bench/gdn_hashes_session9.txt + this script + cubins.sha256 into
-# .xfer-occ13/device.tgz; run: carry [".xfer-occ13"], command
+# /work/main/.xfer-occ13/device.tgz (the run tool sends the session checkout); carry [".xfer-occ13"], command
 # `cd .xfer-occ13 && tar xzf device.tgz && bash bench/gdn_device_occ13.sh` (logs into $OUT).
 source .device/device-env.sh > $OUT/env.log 2>&1
 source bench/device_lib.sh

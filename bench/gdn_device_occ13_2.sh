@@ -1,9 +1,12 @@
-# Session 13 (helper occ13), call 2: the new default piece path (w4p + sum1, P = 7 at
+# Session 13 (helper occ13): NOT RUN by occ13 (its brief allowed two device calls; the first went to
+# the tool's checkout semantics, see bench/gdn_results.md). For the lead's final run, staged from a
+# build of this branch: the new default piece path (w4p + sum1, P = 7 at
 # (1,32768,16)) on the H200: every gpu_gdn test, the default's hashes against the session-9
 # reference, P = 7 bitwise the session-12 kernels, memcheck, and timing against the session-12
 # build (/work/wt/base/gpu_gdn_s12, staged as base/gpu_gdn_s12) in the order new, base, base, new,
 # plus the piece path per stage (the rule against the session-12 path w4 + s2 at P = 4, both orders).
-# Stage as bench/gdn_device_occ13.sh plus base/gpu_gdn_s12; command:
+# Stage as bench/gdn_device_occ13.sh plus base/gpu_gdn_s12, in /work/main/.xfer-occ13 (the run
+# tool sends the session's checkout, /work/main, not a helper's worktree); command:
 # `cd .xfer-occ13 && tar xzf device.tgz && bash bench/gdn_device_occ13_2.sh`.
 source .device/device-env.sh > $OUT/env.log 2>&1
 source bench/device_lib.sh
