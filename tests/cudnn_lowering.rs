@@ -125,6 +125,18 @@ fn bhsd(g: &mut GraphBuilder, uid: Uid, name: &str, dtype: u32, d: [i64; 4]) -> 
         .unwrap()
 }
 
+/// User tensors `(name, dtype, dims, strides)` with uids `1..=N` in order.
+fn users<const N: usize>(
+    g: &mut GraphBuilder,
+    specs: [(&str, u32, &[i64], &[i64]); N],
+) -> [Uid; N] {
+    let mut uid = 0;
+    specs.map(|(name, dtype, dims, strides)| {
+        uid += 1;
+        g.user_tensor(uid, name, dtype, dims, strides).unwrap()
+    })
+}
+
 fn lower_and_emit(g: GraphBuilder) -> (&'static Recorder, BackendGraph) {
     let rec = recorder();
     let graph = g.finish();
@@ -136,18 +148,16 @@ fn lower_and_emit(g: GraphBuilder) -> (&'static Recorder, BackendGraph) {
 #[test]
 fn matmul_bias_relu_is_one_matmul_and_two_fused_pointwise() {
     let mut g = GraphBuilder::new();
-    let a = g
-        .user_tensor(1, "a", CUDNN_DATA_BFLOAT16, &[1, 64, 32], &[2048, 32, 1])
-        .unwrap();
-    let b = g
-        .user_tensor(2, "b", CUDNN_DATA_BFLOAT16, &[1, 32, 16], &[512, 16, 1])
-        .unwrap();
-    let bias = g
-        .user_tensor(3, "bias", CUDNN_DATA_BFLOAT16, &[1, 1, 16], &[16, 16, 1])
-        .unwrap();
-    let out = g
-        .user_tensor(4, "out", CUDNN_DATA_BFLOAT16, &[1, 64, 16], &[1024, 16, 1])
-        .unwrap();
+    let bf16 = CUDNN_DATA_BFLOAT16;
+    let [a, b, bias, out] = users(
+        &mut g,
+        [
+            ("a", bf16, &[1, 64, 32], &[2048, 32, 1]),
+            ("b", bf16, &[1, 32, 16], &[512, 16, 1]),
+            ("bias", bf16, &[1, 1, 16], &[16, 16, 1]),
+            ("out", bf16, &[1, 64, 16], &[1024, 16, 1]),
+        ],
+    );
     lower::matmul(
         &mut g,
         &MatmulRequest {
@@ -301,15 +311,7 @@ fn pointwise_arity_is_checked_and_every_mode_has_one() {
 fn composite_softmax_sequence_with_stats() {
     let mut g = GraphBuilder::new();
     let x = bhsd(&mut g, 1, "x", CUDNN_DATA_FLOAT, [2, 4, 8, 16]);
-    let stats = g
-        .user_tensor(
-            2,
-            "stats",
-            CUDNN_DATA_FLOAT,
-            &[2, 4, 8, 1],
-            &packed_strides(&[2, 4, 8, 1]),
-        )
-        .unwrap();
+    let stats = bhsd(&mut g, 2, "stats", CUDNN_DATA_FLOAT, [2, 4, 8, 1]);
     let p = softmax(&mut g, x, Some(stats), CUDNN_DATA_FLOAT).unwrap();
     let y = bhsd(&mut g, 3, "y", CUDNN_DATA_FLOAT, [2, 4, 8, 16]);
     g.pointwise_into(
@@ -670,30 +672,16 @@ fn sdpa_backward_gqa_reduces_heads_and_dbias_uses_dp_workspace() {
 #[test]
 fn norms_and_convolutions() {
     let mut g = GraphBuilder::new();
-    let x = g
-        .user_tensor(1, "x", CUDNN_DATA_HALF, &[32, 256, 1, 1], &[256, 1, 1, 1])
-        .unwrap();
-    let scale = g
-        .user_tensor(
-            2,
-            "scale",
-            CUDNN_DATA_FLOAT,
-            &[1, 256, 1, 1],
-            &[256, 1, 1, 1],
-        )
-        .unwrap();
-    let y = g
-        .user_tensor(3, "y", CUDNN_DATA_HALF, &[32, 256, 1, 1], &[256, 1, 1, 1])
-        .unwrap();
-    let inv = g
-        .user_tensor(
-            4,
-            "inv_var",
-            CUDNN_DATA_FLOAT,
-            &[32, 1, 1, 1],
-            &[1, 1, 1, 1],
-        )
-        .unwrap();
+    let (half, float) = (CUDNN_DATA_HALF, CUDNN_DATA_FLOAT);
+    let [x, scale, y, inv] = users(
+        &mut g,
+        [
+            ("x", half, &[32, 256, 1, 1], &[256, 1, 1, 1]),
+            ("scale", float, &[1, 256, 1, 1], &[256, 1, 1, 1]),
+            ("y", half, &[32, 256, 1, 1], &[256, 1, 1, 1]),
+            ("inv_var", float, &[32, 1, 1, 1], &[1, 1, 1, 1]),
+        ],
+    );
     lower::norm_forward(
         &mut g,
         &NormForwardRequest {
@@ -737,27 +725,14 @@ fn norms_and_convolutions() {
         (ConvKind::Wgrad, "CONVOLUTION_BACKWARD_FILTER"),
     ] {
         let mut g = GraphBuilder::new();
-        let x = g
-            .user_tensor(
-                1,
-                "x",
-                CUDNN_DATA_HALF,
-                &[8, 64, 16, 16],
-                &[16384, 1, 1024, 64],
-            )
-            .unwrap();
-        let w = g
-            .user_tensor(2, "w", CUDNN_DATA_HALF, &[32, 64, 3, 3], &[576, 1, 192, 64])
-            .unwrap();
-        let y = g
-            .user_tensor(
-                3,
-                "y",
-                CUDNN_DATA_HALF,
-                &[8, 32, 16, 16],
-                &[8192, 1, 512, 32],
-            )
-            .unwrap();
+        let [x, w, y] = users(
+            &mut g,
+            [
+                ("x", half, &[8, 64, 16, 16], &[16384, 1, 1024, 64]),
+                ("w", half, &[32, 64, 3, 3], &[576, 1, 192, 64]),
+                ("y", half, &[8, 32, 16, 16], &[8192, 1, 512, 32]),
+            ],
+        );
         let geo = ConvGeometry {
             pre_padding: vec![1, 1],
             post_padding: vec![1, 1],
