@@ -137,6 +137,36 @@ fn users<const N: usize>(
     })
 }
 
+/// Q, K, V and O (uids 1..=4, named `q`, `k`, `v`, `o_name`), all packed `dims` of `dtype`.
+fn qkvo(g: &mut GraphBuilder, dtype: u32, dims: [i64; 4], o_name: &str) -> [Uid; 4] {
+    [(1, "q"), (2, "k"), (3, "v"), (4, o_name)].map(|(uid, name)| bhsd(g, uid, name, dtype, dims))
+}
+
+/// A forward request over `[q, k, v, o]` without Stats.
+fn forward_request(
+    [q, k, v, o]: [Uid; 4],
+    options: ScoreOptions,
+    implementation: SdpaImplementation,
+) -> SdpaForwardRequest {
+    SdpaForwardRequest {
+        q,
+        k,
+        v,
+        o,
+        stats: None,
+        options,
+        implementation,
+    }
+}
+
+/// The causal (top-left) score options.
+fn causal() -> ScoreOptions {
+    ScoreOptions {
+        causal: Some(DiagonalAlignment::TopLeft),
+        ..Default::default()
+    }
+}
+
 fn lower_and_emit(g: GraphBuilder) -> (&'static Recorder, BackendGraph) {
     let rec = recorder();
     let graph = g.finish();
@@ -496,22 +526,8 @@ fn sdpa_forward_auto_picks_the_unified_op_when_allowed() {
         "below 9.13.1 there is no SDPA_FWD op"
     );
     let mut g = GraphBuilder::new();
-    let q = bhsd(&mut g, 1, "q", CUDNN_DATA_HALF, [1, 1, 8, 8]);
-    let k = bhsd(&mut g, 2, "k", CUDNN_DATA_HALF, [1, 1, 8, 8]);
-    let v = bhsd(&mut g, 3, "v", CUDNN_DATA_HALF, [1, 1, 8, 8]);
-    let o = bhsd(&mut g, 4, "attn_out", CUDNN_DATA_HALF, [1, 1, 8, 8]);
-    let r = SdpaForwardRequest {
-        q,
-        k,
-        v,
-        o,
-        stats: None,
-        options: ScoreOptions {
-            causal: Some(DiagonalAlignment::TopLeft),
-            ..Default::default()
-        },
-        implementation: SdpaImplementation::Unified,
-    };
+    let qkvo = qkvo(&mut g, CUDNN_DATA_HALF, [1, 1, 8, 8], "attn_out");
+    let r = forward_request(qkvo, causal(), SdpaImplementation::Unified);
     let e = sdpa_forward(&mut g, &r, 91900).unwrap_err().to_string();
     assert!(e.contains("attn_out") && e.contains("92100"), "{e}");
 }
@@ -519,28 +535,18 @@ fn sdpa_forward_auto_picks_the_unified_op_when_allowed() {
 #[test]
 fn sdpa_forward_dropout_casts_after_the_scale() {
     let mut g = GraphBuilder::new();
-    let q = bhsd(&mut g, 1, "q", CUDNN_DATA_HALF, [1, 2, 16, 64]);
-    let k = bhsd(&mut g, 2, "k", CUDNN_DATA_HALF, [1, 2, 16, 64]);
-    let v = bhsd(&mut g, 3, "v", CUDNN_DATA_HALF, [1, 2, 16, 64]);
-    let o = bhsd(&mut g, 4, "o", CUDNN_DATA_HALF, [1, 2, 16, 64]);
+    let qkvo = qkvo(&mut g, CUDNN_DATA_HALF, [1, 2, 16, 64], "o");
     let seed = bhsd(&mut g, 5, "seed", CUDNN_DATA_INT64, [1, 1, 1, 1]);
     let offset = bhsd(&mut g, 6, "offset", CUDNN_DATA_INT64, [1, 1, 1, 1]);
-    let r = SdpaForwardRequest {
-        q,
-        k,
-        v,
-        o,
-        stats: None,
-        options: ScoreOptions {
-            dropout: Some(Dropout {
-                probability: 0.25,
-                seed,
-                offset,
-            }),
-            ..Default::default()
-        },
-        implementation: SdpaImplementation::Auto,
+    let options = ScoreOptions {
+        dropout: Some(Dropout {
+            probability: 0.25,
+            seed,
+            offset,
+        }),
+        ..Default::default()
     };
+    let r = forward_request(qkvo, options, SdpaImplementation::Auto);
     assert_eq!(
         sdpa_forward(&mut g, &r, 91900).unwrap(),
         SdpaImplementation::Composite
@@ -847,22 +853,8 @@ fn sdpa_inference_still_writes_a_virtual_stats() {
     // The reference frontend's composite softmax emits LOG + ADD into a virtual Stats even for
     // inference; the backend's attention matcher needs that shape.
     let mut g = GraphBuilder::new();
-    let q = bhsd(&mut g, 1, "q", CUDNN_DATA_BFLOAT16, [1, 2, 64, 64]);
-    let k = bhsd(&mut g, 2, "k", CUDNN_DATA_BFLOAT16, [1, 2, 64, 64]);
-    let v = bhsd(&mut g, 3, "v", CUDNN_DATA_BFLOAT16, [1, 2, 64, 64]);
-    let o = bhsd(&mut g, 4, "o", CUDNN_DATA_BFLOAT16, [1, 2, 64, 64]);
-    let r = SdpaForwardRequest {
-        q,
-        k,
-        v,
-        o,
-        stats: None,
-        options: ScoreOptions {
-            causal: Some(DiagonalAlignment::TopLeft),
-            ..Default::default()
-        },
-        implementation: SdpaImplementation::Auto,
-    };
+    let qkvo = qkvo(&mut g, CUDNN_DATA_BFLOAT16, [1, 2, 64, 64], "o");
+    let r = forward_request(qkvo, causal(), SdpaImplementation::Auto);
     sdpa_forward(&mut g, &r, 91900).unwrap();
     let graph = g.graph().clone();
     let (rec, _) = lower_and_emit(g);
