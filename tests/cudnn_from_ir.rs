@@ -2,9 +2,12 @@
 //! `cudnn::lower::from_ir` and emitted against the recording backend; declines for what the
 //! lowering cannot express; the provider without cuDNN.
 
+#[path = "cudnn_support/backend_graphs.rs"]
+mod backend_graphs;
 #[path = "support/ir.rs"]
 mod ir_support;
 
+use backend_graphs::{attribute_names, recorder};
 use dnnplan::cudnn::backend::{AttrValue as BAttr, Recorded, Recorder};
 use dnnplan::cudnn::consts::*;
 use dnnplan::cudnn::emit::emit;
@@ -50,7 +53,7 @@ fn pointwise_modes(rec: &Recorder) -> Vec<u32> {
 
 fn emit_recorded(g: &Graph) -> (&'static Recorder, dnnplan::cudnn::graph::BackendGraph) {
     let bg = lower_graph(g, 91900).expect("lowering");
-    let rec: &'static Recorder = Box::leak(Box::new(Recorder::default()));
+    let rec = recorder();
     emit(rec, bg.clone(), None).expect("emit");
     (rec, bg)
 }
@@ -246,20 +249,10 @@ fn standalone_softmax_is_unified_from_9_21_and_declined_before() {
         "{e}"
     );
     let bg = lower_graph(&g, 92100).unwrap();
-    let rec: &'static Recorder = Box::leak(Box::new(Recorder::default()));
+    let rec = recorder();
     emit(rec, bg, None).unwrap();
     assert_eq!(op_kinds(rec), ["SOFTMAX"]);
-    let names: Vec<u32> = rec
-        .calls()
-        .iter()
-        .filter_map(|c| {
-            if let Recorded::Set(_, n, _) = c {
-                Some(*n)
-            } else {
-                None
-            }
-        })
-        .collect();
+    let names = attribute_names(rec);
     for a in [
         CUDNN_ATTR_OPERATION_SOFTMAX_XDESC,
         CUDNN_ATTR_OPERATION_SOFTMAX_YDESC,
@@ -419,7 +412,7 @@ fn every_shipped_example_graph_lowers_or_declines_with_a_reason() {
         g.validate().unwrap();
         match lower_graph(&g, 91900) {
             Ok(bg) => {
-                let rec: &'static Recorder = Box::leak(Box::new(Recorder::default()));
+                let rec = recorder();
                 emit(rec, bg, None).unwrap_or_else(|e| panic!("{name}: {e}"));
                 seen.push((name, op_kinds(rec).len()));
             }

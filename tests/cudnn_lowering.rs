@@ -7,7 +7,7 @@ use std::collections::HashMap;
 #[path = "cudnn_support/backend_graphs.rs"]
 mod backend_graphs;
 
-use backend_graphs::matmul;
+use backend_graphs::{attribute_names, leaked, matmul, recorder};
 
 use dnnplan::cudnn::backend::{AttrValue, Recorded, Recorder};
 use dnnplan::cudnn::consts::*;
@@ -18,10 +18,6 @@ use dnnplan::cudnn::graph::{
 use dnnplan::cudnn::lower::attention::*;
 use dnnplan::cudnn::lower::{self, MatmulRequest, NormForwardRequest, NormKind};
 use dnnplan::cudnn::plan::{engine_config, parse_plan_name, plan_name};
-
-fn recorder() -> &'static Recorder {
-    Box::leak(Box::new(Recorder::default()))
-}
 
 fn name_of(fam: &[(&str, u32)], v: u32) -> String {
     fam.iter()
@@ -322,17 +318,7 @@ fn pointwise_arity_is_checked_and_every_mode_has_one() {
     )
     .unwrap();
     let (rec, _) = lower_and_emit(g);
-    let names: Vec<u32> = rec
-        .calls()
-        .iter()
-        .filter_map(|c| {
-            if let Recorded::Set(_, n, _) = c {
-                Some(*n)
-            } else {
-                None
-            }
-        })
-        .collect();
+    let names = attribute_names(rec);
     assert!(names.contains(&CUDNN_ATTR_OPERATION_POINTWISE_DYDESC));
     assert!(names.contains(&CUDNN_ATTR_OPERATION_POINTWISE_DXDESC));
 }
@@ -754,9 +740,9 @@ fn norms_and_convolutions() {
 
 #[test]
 fn finalize_failures_name_the_operation() {
-    let rec: &'static Recorder = Box::leak(Box::new(Recorder::rejecting(vec![
+    let rec = leaked(Recorder::rejecting(vec![
         CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR,
-    ])));
+    ]));
     let e = emit(rec, matmul(8, 8, 8, CUDNN_DATA_HALF), None).unwrap_err();
     let text = e.to_string();
     assert!(
