@@ -7,7 +7,7 @@ mod backend_graphs;
 #[path = "support/ir.rs"]
 mod ir_support;
 
-use backend_graphs::{attribute_names, recorder};
+use backend_graphs::{attribute_names, first_has, recorder};
 use dnnplan::cudnn::backend::{AttrValue as BAttr, Recorded, Recorder};
 use dnnplan::cudnn::consts::*;
 use dnnplan::cudnn::emit::emit;
@@ -159,20 +159,12 @@ fn layernorm_training_from_ir() {
         !bg.user_uids().contains(&eps),
         "by-value epsilon is pre-filled, not a caller pointer"
     );
-    assert!(
-        rec.calls().contains(&Recorded::Set(
-            rec.calls()
-                .iter()
-                .find_map(|c| match c {
-                    Recorded::Create(id, CUDNN_BACKEND_OPERATION_NORM_FORWARD_DESCRIPTOR) =>
-                        Some(*id),
-                    _ => None,
-                })
-                .unwrap(),
-            CUDNN_ATTR_OPERATION_NORM_FWD_PHASE,
-            BAttr::Enum(CUDNN_TYPE_NORM_FWD_PHASE, CUDNN_NORM_FWD_TRAINING)
-        ))
-    );
+    assert!(first_has(
+        &rec.calls(),
+        CUDNN_BACKEND_OPERATION_NORM_FORWARD_DESCRIPTOR,
+        CUDNN_ATTR_OPERATION_NORM_FWD_PHASE,
+        BAttr::Enum(CUDNN_TYPE_NORM_FWD_PHASE, CUDNN_NORM_FWD_TRAINING)
+    ));
 }
 
 #[test]
@@ -317,19 +309,12 @@ fn norm_backward_conv_reduction_and_sdpa_backward_from_ir() {
     g.validate().unwrap();
     let (rec, _) = emit_recorded(&g);
     assert_eq!(op_kinds(rec), ["CONVOLUTION_FORWARD"]);
-    assert!(
-        rec.calls().contains(&Recorded::Set(
-            rec.calls()
-                .iter()
-                .find_map(|c| match c {
-                    Recorded::Create(id, CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR) => Some(*id),
-                    _ => None,
-                })
-                .unwrap(),
-            CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS,
-            BAttr::Int64(vec![1, 1])
-        ))
-    );
+    assert!(first_has(
+        &rec.calls(),
+        CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR,
+        CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS,
+        BAttr::Int64(vec![1, 1])
+    ));
 
     // reduction
     let mut g = Graph::new(ctx());

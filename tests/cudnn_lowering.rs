@@ -7,7 +7,7 @@ use std::collections::HashMap;
 #[path = "cudnn_support/backend_graphs.rs"]
 mod backend_graphs;
 
-use backend_graphs::{attribute_names, leaked, matmul, recorder};
+use backend_graphs::{attribute_names, created, first_has, ids_of_type, leaked, matmul, recorder};
 
 use dnnplan::cudnn::backend::{AttrValue, Recorded, Recorder};
 use dnnplan::cudnn::consts::*;
@@ -219,16 +219,7 @@ fn matmul_bias_relu_is_one_matmul_and_two_fused_pointwise() {
     assert_eq!(attr(&a_, t[&4], CUDNN_ATTR_TENSOR_IS_VIRTUAL), None);
     // Every created descriptor is destroyed exactly once; every op is finalized.
     let calls = rec.calls();
-    let created: Vec<usize> = calls
-        .iter()
-        .filter_map(|c| {
-            if let Recorded::Create(i, _) = c {
-                Some(*i)
-            } else {
-                None
-            }
-        })
-        .collect();
+    let created: Vec<usize> = created(&calls).into_iter().map(|(id, _)| id).collect();
     let mut destroyed: Vec<usize> = calls
         .iter()
         .filter_map(|c| {
@@ -477,14 +468,7 @@ fn sdpa_forward_padding_uses_overrides_and_the_padding_chain() {
     assert_eq!(seq[10], "PW:CMP_GE", "top-left causal has no length shift");
     let a = attrs(rec);
     let t = tensors(rec);
-    let mm: Vec<usize> = rec
-        .calls()
-        .iter()
-        .filter_map(|c| match c {
-            Recorded::Create(id, CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR) => Some(*id),
-            _ => None,
-        })
-        .collect();
+    let mm = ids_of_type(&rec.calls(), CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR);
     let m_override =
         |id| attr(&a, id, CUDNN_ATTR_OPERATION_MATMUL_GEMM_M_OVERRIDE_DESC).map(|v| desc_id(&v));
     assert_eq!(m_override(mm[0]), Some(t[&6]));
@@ -690,20 +674,12 @@ fn norms_and_convolutions() {
     .unwrap();
     let (rec, graph) = lower_and_emit(g);
     assert_eq!(op_sequence(rec), ["NORM_FORWARD"]);
-    let sets = rec.calls();
-    assert!(
-        sets.contains(&Recorded::Set(
-            sets.iter()
-                .find_map(|c| match c {
-                    Recorded::Create(id, CUDNN_BACKEND_OPERATION_NORM_FORWARD_DESCRIPTOR) =>
-                        Some(*id),
-                    _ => None,
-                })
-                .unwrap(),
-            CUDNN_ATTR_OPERATION_NORM_FWD_PHASE,
-            AttrValue::Enum(CUDNN_TYPE_NORM_FWD_PHASE, CUDNN_NORM_FWD_TRAINING)
-        ))
-    );
+    assert!(first_has(
+        &rec.calls(),
+        CUDNN_BACKEND_OPERATION_NORM_FORWARD_DESCRIPTOR,
+        CUDNN_ATTR_OPERATION_NORM_FWD_PHASE,
+        AttrValue::Enum(CUDNN_TYPE_NORM_FWD_PHASE, CUDNN_NORM_FWD_TRAINING)
+    ));
     let eps = graph
         .tensors
         .values()
@@ -773,16 +749,7 @@ fn plan_names_and_replay() {
     let cfg = engine_config(&opg, 8, &[(2, 1), (14, 3)]).unwrap();
     assert_eq!(cfg.descriptor_type(), CUDNN_BACKEND_ENGINECFG_DESCRIPTOR);
     let after: Vec<Recorded> = rec.calls()[before..].to_vec();
-    let created: Vec<u32> = after
-        .iter()
-        .filter_map(|c| {
-            if let Recorded::Create(_, t) = c {
-                Some(*t)
-            } else {
-                None
-            }
-        })
-        .collect();
+    let created: Vec<u32> = created(&after).into_iter().map(|(_, t)| t).collect();
     assert_eq!(
         created,
         [

@@ -4,7 +4,7 @@
 
 #![allow(dead_code)]
 
-use dnnplan::cudnn::backend::{Recorded, Recorder};
+use dnnplan::cudnn::backend::{AttrValue, Recorded, Recorder};
 use dnnplan::cudnn::graph::{BackendGraph, GraphBuilder};
 use dnnplan::cudnn::lower::{self, MatmulRequest};
 
@@ -53,4 +53,32 @@ pub fn attribute_names(rec: &Recorder) -> Vec<u32> {
             _ => None,
         })
         .collect()
+}
+
+/// The descriptors `calls` created, as `(id, type)` in call order.
+pub fn created(calls: &[Recorded]) -> Vec<(usize, u32)> {
+    calls
+        .iter()
+        .filter_map(|c| match c {
+            Recorded::Create(id, ty) => Some((*id, *ty)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The ids of the descriptors of type `ty` that `calls` created, in creation order.
+pub fn ids_of_type(calls: &[Recorded], ty: u32) -> Vec<usize> {
+    created(calls)
+        .into_iter()
+        .filter(|&(_, t)| t == ty)
+        .map(|(id, _)| id)
+        .collect()
+}
+
+/// Whether the first descriptor of type `ty` in `calls` had attribute `name` set to `value`.
+pub fn first_has(calls: &[Recorded], ty: u32, name: u32, value: AttrValue) -> bool {
+    let id = *ids_of_type(calls, ty)
+        .first()
+        .expect("no descriptor of that type");
+    calls.contains(&Recorded::Set(id, name, value))
 }
