@@ -241,7 +241,7 @@ fn bool_op(
     Ok(y)
 }
 
-/// Padding mask: keep ⇔ row < seq_len_q[b] and col < seq_len_kv[b]; else fill.
+/// Padding mask: keep ⇔ `row < seq_len_q[b]` and `col < seq_len_kv[b]`; else fill.
 pub fn padding_mask(
     g: &mut GraphBuilder,
     x: Uid,
