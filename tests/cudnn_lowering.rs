@@ -959,33 +959,18 @@ fn ragged_thd_offsets_are_emitted_before_their_tensors_and_join_the_pack() {
         user(&mut g, 3, "v"),
         user(&mut g, 4, "o"),
     );
-    let off_q = g
-        .user_tensor(
-            10,
-            "ragged_q",
-            CUDNN_DATA_INT32,
-            &[b + 1, 1, 1, 1],
-            &[1, 1, 1, 1],
-        )
-        .unwrap();
-    let off_kv = g
-        .user_tensor(
-            11,
-            "ragged_kv",
-            CUDNN_DATA_INT32,
-            &[b + 1, 1, 1, 1],
-            &[1, 1, 1, 1],
-        )
-        .unwrap();
+    // INT32 `[n, 1, 1, 1]`: the ragged offsets (b + 1) and the sequence lengths (b).
+    let per_batch = |g: &mut GraphBuilder, uid, name, n| {
+        g.user_tensor(uid, name, CUDNN_DATA_INT32, &[n, 1, 1, 1], &[1, 1, 1, 1])
+            .unwrap()
+    };
+    let off_q = per_batch(&mut g, 10, "ragged_q", b + 1);
+    let off_kv = per_batch(&mut g, 11, "ragged_kv", b + 1);
     for (t, off) in [(q, off_q), (o, off_q), (k, off_kv), (v, off_kv)] {
         g.set_ragged_offset(t, off).unwrap();
     }
-    let sq = g
-        .user_tensor(12, "seq_q", CUDNN_DATA_INT32, &[b, 1, 1, 1], &[1, 1, 1, 1])
-        .unwrap();
-    let skv = g
-        .user_tensor(13, "seq_kv", CUDNN_DATA_INT32, &[b, 1, 1, 1], &[1, 1, 1, 1])
-        .unwrap();
+    let sq = per_batch(&mut g, 12, "seq_q", b);
+    let skv = per_batch(&mut g, 13, "seq_kv", b);
     let r = SdpaForwardRequest {
         q,
         k,

@@ -58,9 +58,8 @@ pub unsafe extern "C" fn dnnp_plan_list_explain(
     // SAFETY: forwarded contract.
     boundary(|| unsafe {
         text_out(buf, cap, needed, || {
-            Ok(serde_json::to_string(&explain_list(
-                dnnp_plan_list_t::get(list, "list")?,
-            ))?)
+            let list = dnnp_plan_list_t::get(list, "list")?;
+            Ok(serde_json::to_string(&explain_list(list))?)
         })
     })
 }
