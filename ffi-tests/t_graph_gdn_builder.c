@@ -28,6 +28,18 @@ static void check_dims(dnnp_graph_t *g, int64_t uid, size_t rank, const int64_t 
     }
 }
 
+/* A `gdn` builder with the six inputs every GDN node binds: q, k, v, g, beta, cu_seqlens. */
+static dnnp_op_builder_t *begin_gdn(const int64_t in[6]) {
+    static const char *const ports[6] = {"q", "k", "v", "g", "beta", "cu_seqlens"};
+    dnnp_op_builder_t *b = NULL;
+    size_t i;
+    CHECK_OK(dnnp_op_builder_begin("gdn", &b));
+    for (i = 0; i < 6; ++i) {
+        CHECK_OK(dnnp_op_builder_set_input(b, ports[i], in[i]));
+    }
+    return b;
+}
+
 int main(void) {
     const int64_t qd[3] = {T, H, K}, vd[3] = {T, H, V}, gd[2] = {T, H}, cu[1] = {N + 1};
     const int64_t state[4] = {N, H, V, K}, ck[4] = {T / 32 + N, H, V, K};
@@ -48,13 +60,7 @@ int main(void) {
     beta = tensor(g, "beta", DNNP_DATA_TYPE_FLOAT, 2, gd, -1);
     cus = tensor(g, "cu_seqlens", DNNP_DATA_TYPE_INT32, 1, cu, 100);
     CHECK_EQ_INT(cus, 100);
-    CHECK_OK(dnnp_op_builder_begin("gdn", &b));
-    CHECK_OK(dnnp_op_builder_set_input(b, "q", q));
-    CHECK_OK(dnnp_op_builder_set_input(b, "k", k));
-    CHECK_OK(dnnp_op_builder_set_input(b, "v", v));
-    CHECK_OK(dnnp_op_builder_set_input(b, "g", gate));
-    CHECK_OK(dnnp_op_builder_set_input(b, "beta", beta));
-    CHECK_OK(dnnp_op_builder_set_input(b, "cu_seqlens", cus));
+    b = begin_gdn((const int64_t[6]){q, k, v, gate, beta, cus});
     CHECK_OK(dnnp_op_builder_set_attr_bool(b, "output_final_state", true));
     CHECK_OK(dnnp_op_builder_set_attr_int(b, "checkpoint_every_n_tokens", 32));
     CHECK_OK(dnnp_op_builder_set_attr_int(b, "scale", 1)); /* int accepted by a float attribute */
@@ -83,13 +89,7 @@ int main(void) {
     CHECK_LAST_ERROR_CONTAINS("`cu_seqlens`");
 
     /* Analyzer rule: a_log needs safe_gate. */
-    CHECK_OK(dnnp_op_builder_begin("gdn", &b));
-    CHECK_OK(dnnp_op_builder_set_input(b, "q", dq));
-    CHECK_OK(dnnp_op_builder_set_input(b, "k", k));
-    CHECK_OK(dnnp_op_builder_set_input(b, "v", v));
-    CHECK_OK(dnnp_op_builder_set_input(b, "g", gate));
-    CHECK_OK(dnnp_op_builder_set_input(b, "beta", beta));
-    CHECK_OK(dnnp_op_builder_set_input(b, "cu_seqlens", cus));
+    b = begin_gdn((const int64_t[6]){dq, k, v, gate, beta, cus});
     CHECK_OK(dnnp_op_builder_set_input(b, "a_log", tensor(g, "a_log", DNNP_DATA_TYPE_FLOAT, 1, (const int64_t[]){H}, -1)));
     CHECK_OK(dnnp_op_builder_set_name(b, "gdn_bad"));
     CHECK_OK(dnnp_op_builder_finish(b, g, NULL));

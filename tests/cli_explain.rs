@@ -3,11 +3,15 @@
 //! derived from the library (the backend's verdict depends on whether cuDNN is on this machine),
 //! so the test holds on the CPU-only CI machine and on the GPU machine alike.
 
+#[path = "support/ir.rs"]
+mod ir_support;
+
 mod support;
 
 use std::path::{Path, PathBuf};
 
-use dnnplan::ir::{DataType, Graph, GraphContext, NodeBuilder, Tensor};
+use dnnplan::ir::{DataType, Graph, GraphContext};
+use ir_support::{add, op, output, tensor};
 use serde_json::Value;
 use support::cli::{dnnplan, ok_stdout};
 
@@ -24,25 +28,12 @@ fn pointwise_graph_file(dir: &Path) -> PathBuf {
         DataType::Float,
         DataType::Float,
     ));
-    let x = g
-        .add_tensor(Tensor::new("x", &[4, 16], DataType::Half))
-        .unwrap();
-    let b = g
-        .add_tensor(Tensor::new("b", &[1, 16], DataType::Half))
-        .unwrap();
-    let n = g
-        .add_node(
-            NodeBuilder::by_name("add")
-                .unwrap()
-                .input("a", x)
-                .input("b", b),
-        )
-        .unwrap();
-    let s = g.nodes()[n].output("OUT_0").unwrap();
-    let r = g
-        .add_node(NodeBuilder::by_name("relu").unwrap().input("input", s))
-        .unwrap();
-    let y = g.nodes()[r].output("OUT_0").unwrap();
+    let x = tensor(&mut g, "x", &[4, 16], DataType::Half);
+    let b = tensor(&mut g, "b", &[1, 16], DataType::Half);
+    let n = add(&mut g, op("add").input("a", x).input("b", b));
+    let s = output(&g, n, "OUT_0");
+    let r = add(&mut g, op("relu").input("input", s));
+    let y = output(&g, r, "OUT_0");
     g.set_output(y, true).unwrap();
     let path = dir.join("pointwise.json");
     std::fs::write(&path, g.to_json()).unwrap();

@@ -7,42 +7,19 @@
 use std::ffi::c_void;
 use std::sync::Arc;
 
+#[path = "cudnn_support/backend_graphs.rs"]
+mod backend_graphs;
+
+use backend_graphs::{matmul, recorder};
 use dnnplan::cudnn::backend::{AttrValue, Recorded, Recorder};
 use dnnplan::cudnn::consts::*;
 use dnnplan::cudnn::emit::emit;
 use dnnplan::cudnn::exec_cache;
 use dnnplan::cudnn::exec_path::ExecPath;
-use dnnplan::cudnn::graph::GraphBuilder;
-use dnnplan::cudnn::lower::{self, MatmulRequest};
 use dnnplan::cudnn::plan::{BackendPlan, engine_config};
 
-fn recorder() -> &'static Recorder {
-    Box::leak(Box::new(Recorder::default()))
-}
-
 fn matmul_plan(rec: &'static Recorder) -> BackendPlan {
-    let mut g = GraphBuilder::new();
-    let dt = CUDNN_DATA_BFLOAT16;
-    let a = g
-        .user_tensor(1, "a", dt, &[1, 64, 32], &[2048, 32, 1])
-        .unwrap();
-    let b = g
-        .user_tensor(2, "b", dt, &[1, 32, 16], &[512, 16, 1])
-        .unwrap();
-    let out = g
-        .user_tensor(3, "c", dt, &[1, 64, 16], &[1024, 16, 1])
-        .unwrap();
-    lower::matmul(
-        &mut g,
-        &MatmulRequest {
-            a,
-            b,
-            out,
-            ..Default::default()
-        },
-    )
-    .unwrap();
-    let opg = Arc::new(emit(rec, g.finish(), None).unwrap());
+    let opg = Arc::new(emit(rec, matmul(64, 16, 32, CUDNN_DATA_BFLOAT16), None).unwrap());
     let cfg = engine_config(&opg, 0, &[]).unwrap();
     BackendPlan::build(opg, &cfg, std::ptr::null_mut(), "eng0".into()).unwrap()
 }

@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 #[path = "cudnn_support/backend_graphs.rs"]
 mod backend_graphs;
 
-use backend_graphs::matmul;
+use backend_graphs::{leaked, matmul};
 
 use dnnplan::cudnn::backend::{AttrValue, HeuristicsScript, Recorded, Recorder};
 use dnnplan::cudnn::consts::*;
@@ -43,7 +43,7 @@ fn script() -> HeuristicsScript {
 }
 
 fn recorder(script: HeuristicsScript) -> &'static Recorder {
-    Box::leak(Box::new(Recorder::with_heuristics(script)))
+    leaked(Recorder::with_heuristics(script))
 }
 
 fn device(ordinal: i32, sm_count: i32) -> DeviceKey {

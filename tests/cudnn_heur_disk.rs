@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 #[path = "cudnn_support/backend_graphs.rs"]
 mod backend_graphs;
 
-use backend_graphs::matmul;
+use backend_graphs::{leaked, matmul};
 
 use dnnplan::cuda::cache::config::CUDNN_HEURISTICS;
 use dnnplan::cuda::cache::{CacheConfig, CompiledCache};
@@ -103,7 +103,7 @@ fn names(list: &[heur_cache::ListedConfig]) -> Vec<String> {
 fn a_graph_listed_by_an_earlier_process_is_listed_from_disk() {
     let _s = serial();
     let root = temp_root("earlier");
-    let rec: &'static Recorder = Box::leak(Box::new(Recorder::with_heuristics(script(12))));
+    let rec: &'static Recorder = leaked(Recorder::with_heuristics(script(12)));
     let (opg, t) = setup(rec, 24);
     let (queried, src) = list_mode_with(&opg, Some(&t), HeurMode::A, Some(&tier(&root.0))).unwrap();
     assert_eq!(src, Source::Queried);
@@ -141,14 +141,14 @@ fn a_graph_listed_by_an_earlier_process_is_listed_from_disk() {
 fn a_config_from_disk_that_fails_to_replay_drops_the_entry() {
     let _s = serial();
     let root = temp_root("replay");
-    let rec: &'static Recorder = Box::leak(Box::new(Recorder::with_heuristics(script(12))));
+    let rec: &'static Recorder = leaked(Recorder::with_heuristics(script(12)));
     let (opg, t) = setup(rec, 40);
     list_mode_with(&opg, Some(&t), HeurMode::A, Some(&tier(&root.0))).unwrap();
     heur_cache::clear();
     // The same entry read by a process whose backend rejects the replayed config.
     let mut strict = Recorder::with_heuristics(script(12));
     strict.reject_finalize = vec![CUDNN_BACKEND_ENGINECFG_DESCRIPTOR];
-    let strict: &'static Recorder = Box::leak(Box::new(strict));
+    let strict = leaked(strict);
     let (opg2, t2) = setup(strict, 40);
     assert_eq!(t, t2);
     let (mut listed, src) =
@@ -174,12 +174,12 @@ fn a_config_from_disk_that_fails_to_replay_drops_the_entry() {
 fn a_stale_entry_is_ignored_and_rewritten() {
     let _s = serial();
     let root = temp_root("stale");
-    let rec: &'static Recorder = Box::leak(Box::new(Recorder::with_heuristics(script(12))));
+    let rec: &'static Recorder = leaked(Recorder::with_heuristics(script(12)));
     let (opg, t) = setup(rec, 56);
     list_mode_with(&opg, Some(&t), HeurMode::A, Some(&tier(&root.0))).unwrap();
     heur_cache::clear();
     // Same key, but the backend now reports another engine count: the entry is not trusted.
-    let other: &'static Recorder = Box::leak(Box::new(Recorder::with_heuristics(script(13))));
+    let other: &'static Recorder = leaked(Recorder::with_heuristics(script(13)));
     let (opg2, t2) = setup(other, 56);
     let disk = tier(&root.0);
     let (_, src) = list_mode_with(&opg2, Some(&t2), HeurMode::A, Some(&disk)).unwrap();
@@ -194,7 +194,7 @@ fn a_stale_entry_is_ignored_and_rewritten() {
 fn the_environment_variable_bypasses_the_disk_tier_too() {
     let _s = serial();
     let root = temp_root("bypass");
-    let rec: &'static Recorder = Box::leak(Box::new(Recorder::with_heuristics(script(12))));
+    let rec: &'static Recorder = leaked(Recorder::with_heuristics(script(12)));
     let (opg, t) = setup(rec, 72);
     // SAFETY: the tests of this file run one at a time (serial()).
     unsafe { std::env::set_var(HEUR_CACHE_ENV, "0") };

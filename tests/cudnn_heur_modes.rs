@@ -10,7 +10,7 @@ use std::sync::{Mutex, MutexGuard};
 #[path = "cudnn_support/backend_graphs.rs"]
 mod backend_graphs;
 
-use backend_graphs::matmul;
+use backend_graphs::{leaked, matmul};
 
 use dnnplan::cudnn::backend::{HeuristicsScript, Recorded, Recorder};
 use dnnplan::cudnn::consts::*;
@@ -46,7 +46,7 @@ fn script() -> HeuristicsScript {
 }
 
 fn setup(n: i64) -> (&'static Recorder, OperationGraph, GraphTarget) {
-    let rec: &'static Recorder = Box::leak(Box::new(Recorder::with_heuristics(script())));
+    let rec = leaked(Recorder::with_heuristics(script()));
     let opg = emit(rec, matmul(8, n, 16, CUDNN_DATA_HALF), None).unwrap();
     let t = GraphTarget {
         graph: graph_key(&opg.graph),

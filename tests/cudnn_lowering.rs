@@ -7,7 +7,7 @@ use std::collections::HashMap;
 #[path = "cudnn_support/backend_graphs.rs"]
 mod backend_graphs;
 
-use backend_graphs::matmul;
+use backend_graphs::{attribute_names, created, first_has, ids_of_type, leaked, matmul, recorder};
 
 use dnnplan::cudnn::backend::{AttrValue, Recorded, Recorder};
 use dnnplan::cudnn::consts::*;
@@ -18,10 +18,6 @@ use dnnplan::cudnn::graph::{
 use dnnplan::cudnn::lower::attention::*;
 use dnnplan::cudnn::lower::{self, MatmulRequest, NormForwardRequest, NormKind};
 use dnnplan::cudnn::plan::{engine_config, parse_plan_name, plan_name};
-
-fn recorder() -> &'static Recorder {
-    Box::leak(Box::new(Recorder::default()))
-}
 
 fn name_of(fam: &[(&str, u32)], v: u32) -> String {
     fam.iter()
@@ -125,6 +121,48 @@ fn bhsd(g: &mut GraphBuilder, uid: Uid, name: &str, dtype: u32, d: [i64; 4]) -> 
         .unwrap()
 }
 
+/// User tensors `(name, dtype, dims, strides)` with uids `1..=N` in order.
+fn users<const N: usize>(
+    g: &mut GraphBuilder,
+    specs: [(&str, u32, &[i64], &[i64]); N],
+) -> [Uid; N] {
+    let mut uid = 0;
+    specs.map(|(name, dtype, dims, strides)| {
+        uid += 1;
+        g.user_tensor(uid, name, dtype, dims, strides).unwrap()
+    })
+}
+
+/// Q, K, V and O (uids 1..=4, named `q`, `k`, `v`, `o_name`), all packed `dims` of `dtype`.
+fn qkvo(g: &mut GraphBuilder, dtype: u32, dims: [i64; 4], o_name: &str) -> [Uid; 4] {
+    [(1, "q"), (2, "k"), (3, "v"), (4, o_name)].map(|(uid, name)| bhsd(g, uid, name, dtype, dims))
+}
+
+/// A forward request over `[q, k, v, o]` without Stats.
+fn forward_request(
+    [q, k, v, o]: [Uid; 4],
+    options: ScoreOptions,
+    implementation: SdpaImplementation,
+) -> SdpaForwardRequest {
+    SdpaForwardRequest {
+        q,
+        k,
+        v,
+        o,
+        stats: None,
+        options,
+        implementation,
+    }
+}
+
+/// The causal (top-left) score options.
+fn causal() -> ScoreOptions {
+    ScoreOptions {
+        causal: Some(DiagonalAlignment::TopLeft),
+        ..Default::default()
+    }
+}
+
 fn lower_and_emit(g: GraphBuilder) -> (&'static Recorder, BackendGraph) {
     let rec = recorder();
     let graph = g.finish();
@@ -136,18 +174,16 @@ fn lower_and_emit(g: GraphBuilder) -> (&'static Recorder, BackendGraph) {
 #[test]
 fn matmul_bias_relu_is_one_matmul_and_two_fused_pointwise() {
     let mut g = GraphBuilder::new();
-    let a = g
-        .user_tensor(1, "a", CUDNN_DATA_BFLOAT16, &[1, 64, 32], &[2048, 32, 1])
-        .unwrap();
-    let b = g
-        .user_tensor(2, "b", CUDNN_DATA_BFLOAT16, &[1, 32, 16], &[512, 16, 1])
-        .unwrap();
-    let bias = g
-        .user_tensor(3, "bias", CUDNN_DATA_BFLOAT16, &[1, 1, 16], &[16, 16, 1])
-        .unwrap();
-    let out = g
-        .user_tensor(4, "out", CUDNN_DATA_BFLOAT16, &[1, 64, 16], &[1024, 16, 1])
-        .unwrap();
+    let bf16 = CUDNN_DATA_BFLOAT16;
+    let [a, b, bias, out] = users(
+        &mut g,
+        [
+            ("a", bf16, &[1, 64, 32], &[2048, 32, 1]),
+            ("b", bf16, &[1, 32, 16], &[512, 16, 1]),
+            ("bias", bf16, &[1, 1, 16], &[16, 16, 1]),
+            ("out", bf16, &[1, 64, 16], &[1024, 16, 1]),
+        ],
+    );
     lower::matmul(
         &mut g,
         &MatmulRequest {
@@ -183,16 +219,7 @@ fn matmul_bias_relu_is_one_matmul_and_two_fused_pointwise() {
     assert_eq!(attr(&a_, t[&4], CUDNN_ATTR_TENSOR_IS_VIRTUAL), None);
     // Every created descriptor is destroyed exactly once; every op is finalized.
     let calls = rec.calls();
-    let created: Vec<usize> = calls
-        .iter()
-        .filter_map(|c| {
-            if let Recorded::Create(i, _) = c {
-                Some(*i)
-            } else {
-                None
-            }
-        })
-        .collect();
+    let created: Vec<usize> = created(&calls).into_iter().map(|(id, _)| id).collect();
     let mut destroyed: Vec<usize> = calls
         .iter()
         .filter_map(|c| {
@@ -282,17 +309,7 @@ fn pointwise_arity_is_checked_and_every_mode_has_one() {
     )
     .unwrap();
     let (rec, _) = lower_and_emit(g);
-    let names: Vec<u32> = rec
-        .calls()
-        .iter()
-        .filter_map(|c| {
-            if let Recorded::Set(_, n, _) = c {
-                Some(*n)
-            } else {
-                None
-            }
-        })
-        .collect();
+    let names = attribute_names(rec);
     assert!(names.contains(&CUDNN_ATTR_OPERATION_POINTWISE_DYDESC));
     assert!(names.contains(&CUDNN_ATTR_OPERATION_POINTWISE_DXDESC));
 }
@@ -301,15 +318,7 @@ fn pointwise_arity_is_checked_and_every_mode_has_one() {
 fn composite_softmax_sequence_with_stats() {
     let mut g = GraphBuilder::new();
     let x = bhsd(&mut g, 1, "x", CUDNN_DATA_FLOAT, [2, 4, 8, 16]);
-    let stats = g
-        .user_tensor(
-            2,
-            "stats",
-            CUDNN_DATA_FLOAT,
-            &[2, 4, 8, 1],
-            &packed_strides(&[2, 4, 8, 1]),
-        )
-        .unwrap();
+    let stats = bhsd(&mut g, 2, "stats", CUDNN_DATA_FLOAT, [2, 4, 8, 1]);
     let p = softmax(&mut g, x, Some(stats), CUDNN_DATA_FLOAT).unwrap();
     let y = bhsd(&mut g, 3, "y", CUDNN_DATA_FLOAT, [2, 4, 8, 16]);
     g.pointwise_into(
@@ -459,14 +468,7 @@ fn sdpa_forward_padding_uses_overrides_and_the_padding_chain() {
     assert_eq!(seq[10], "PW:CMP_GE", "top-left causal has no length shift");
     let a = attrs(rec);
     let t = tensors(rec);
-    let mm: Vec<usize> = rec
-        .calls()
-        .iter()
-        .filter_map(|c| match c {
-            Recorded::Create(id, CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR) => Some(*id),
-            _ => None,
-        })
-        .collect();
+    let mm = ids_of_type(&rec.calls(), CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR);
     let m_override =
         |id| attr(&a, id, CUDNN_ATTR_OPERATION_MATMUL_GEMM_M_OVERRIDE_DESC).map(|v| desc_id(&v));
     assert_eq!(m_override(mm[0]), Some(t[&6]));
@@ -494,22 +496,8 @@ fn sdpa_forward_auto_picks_the_unified_op_when_allowed() {
         "below 9.13.1 there is no SDPA_FWD op"
     );
     let mut g = GraphBuilder::new();
-    let q = bhsd(&mut g, 1, "q", CUDNN_DATA_HALF, [1, 1, 8, 8]);
-    let k = bhsd(&mut g, 2, "k", CUDNN_DATA_HALF, [1, 1, 8, 8]);
-    let v = bhsd(&mut g, 3, "v", CUDNN_DATA_HALF, [1, 1, 8, 8]);
-    let o = bhsd(&mut g, 4, "attn_out", CUDNN_DATA_HALF, [1, 1, 8, 8]);
-    let r = SdpaForwardRequest {
-        q,
-        k,
-        v,
-        o,
-        stats: None,
-        options: ScoreOptions {
-            causal: Some(DiagonalAlignment::TopLeft),
-            ..Default::default()
-        },
-        implementation: SdpaImplementation::Unified,
-    };
+    let qkvo = qkvo(&mut g, CUDNN_DATA_HALF, [1, 1, 8, 8], "attn_out");
+    let r = forward_request(qkvo, causal(), SdpaImplementation::Unified);
     let e = sdpa_forward(&mut g, &r, 91900).unwrap_err().to_string();
     assert!(e.contains("attn_out") && e.contains("92100"), "{e}");
 }
@@ -517,28 +505,18 @@ fn sdpa_forward_auto_picks_the_unified_op_when_allowed() {
 #[test]
 fn sdpa_forward_dropout_casts_after_the_scale() {
     let mut g = GraphBuilder::new();
-    let q = bhsd(&mut g, 1, "q", CUDNN_DATA_HALF, [1, 2, 16, 64]);
-    let k = bhsd(&mut g, 2, "k", CUDNN_DATA_HALF, [1, 2, 16, 64]);
-    let v = bhsd(&mut g, 3, "v", CUDNN_DATA_HALF, [1, 2, 16, 64]);
-    let o = bhsd(&mut g, 4, "o", CUDNN_DATA_HALF, [1, 2, 16, 64]);
+    let qkvo = qkvo(&mut g, CUDNN_DATA_HALF, [1, 2, 16, 64], "o");
     let seed = bhsd(&mut g, 5, "seed", CUDNN_DATA_INT64, [1, 1, 1, 1]);
     let offset = bhsd(&mut g, 6, "offset", CUDNN_DATA_INT64, [1, 1, 1, 1]);
-    let r = SdpaForwardRequest {
-        q,
-        k,
-        v,
-        o,
-        stats: None,
-        options: ScoreOptions {
-            dropout: Some(Dropout {
-                probability: 0.25,
-                seed,
-                offset,
-            }),
-            ..Default::default()
-        },
-        implementation: SdpaImplementation::Auto,
+    let options = ScoreOptions {
+        dropout: Some(Dropout {
+            probability: 0.25,
+            seed,
+            offset,
+        }),
+        ..Default::default()
     };
+    let r = forward_request(qkvo, options, SdpaImplementation::Auto);
     assert_eq!(
         sdpa_forward(&mut g, &r, 91900).unwrap(),
         SdpaImplementation::Composite
@@ -670,30 +648,16 @@ fn sdpa_backward_gqa_reduces_heads_and_dbias_uses_dp_workspace() {
 #[test]
 fn norms_and_convolutions() {
     let mut g = GraphBuilder::new();
-    let x = g
-        .user_tensor(1, "x", CUDNN_DATA_HALF, &[32, 256, 1, 1], &[256, 1, 1, 1])
-        .unwrap();
-    let scale = g
-        .user_tensor(
-            2,
-            "scale",
-            CUDNN_DATA_FLOAT,
-            &[1, 256, 1, 1],
-            &[256, 1, 1, 1],
-        )
-        .unwrap();
-    let y = g
-        .user_tensor(3, "y", CUDNN_DATA_HALF, &[32, 256, 1, 1], &[256, 1, 1, 1])
-        .unwrap();
-    let inv = g
-        .user_tensor(
-            4,
-            "inv_var",
-            CUDNN_DATA_FLOAT,
-            &[32, 1, 1, 1],
-            &[1, 1, 1, 1],
-        )
-        .unwrap();
+    let (half, float) = (CUDNN_DATA_HALF, CUDNN_DATA_FLOAT);
+    let [x, scale, y, inv] = users(
+        &mut g,
+        [
+            ("x", half, &[32, 256, 1, 1], &[256, 1, 1, 1]),
+            ("scale", float, &[1, 256, 1, 1], &[256, 1, 1, 1]),
+            ("y", half, &[32, 256, 1, 1], &[256, 1, 1, 1]),
+            ("inv_var", float, &[32, 1, 1, 1], &[1, 1, 1, 1]),
+        ],
+    );
     lower::norm_forward(
         &mut g,
         &NormForwardRequest {
@@ -710,20 +674,12 @@ fn norms_and_convolutions() {
     .unwrap();
     let (rec, graph) = lower_and_emit(g);
     assert_eq!(op_sequence(rec), ["NORM_FORWARD"]);
-    let sets = rec.calls();
-    assert!(
-        sets.contains(&Recorded::Set(
-            sets.iter()
-                .find_map(|c| match c {
-                    Recorded::Create(id, CUDNN_BACKEND_OPERATION_NORM_FORWARD_DESCRIPTOR) =>
-                        Some(*id),
-                    _ => None,
-                })
-                .unwrap(),
-            CUDNN_ATTR_OPERATION_NORM_FWD_PHASE,
-            AttrValue::Enum(CUDNN_TYPE_NORM_FWD_PHASE, CUDNN_NORM_FWD_TRAINING)
-        ))
-    );
+    assert!(first_has(
+        &rec.calls(),
+        CUDNN_BACKEND_OPERATION_NORM_FORWARD_DESCRIPTOR,
+        CUDNN_ATTR_OPERATION_NORM_FWD_PHASE,
+        AttrValue::Enum(CUDNN_TYPE_NORM_FWD_PHASE, CUDNN_NORM_FWD_TRAINING)
+    ));
     let eps = graph
         .tensors
         .values()
@@ -737,27 +693,14 @@ fn norms_and_convolutions() {
         (ConvKind::Wgrad, "CONVOLUTION_BACKWARD_FILTER"),
     ] {
         let mut g = GraphBuilder::new();
-        let x = g
-            .user_tensor(
-                1,
-                "x",
-                CUDNN_DATA_HALF,
-                &[8, 64, 16, 16],
-                &[16384, 1, 1024, 64],
-            )
-            .unwrap();
-        let w = g
-            .user_tensor(2, "w", CUDNN_DATA_HALF, &[32, 64, 3, 3], &[576, 1, 192, 64])
-            .unwrap();
-        let y = g
-            .user_tensor(
-                3,
-                "y",
-                CUDNN_DATA_HALF,
-                &[8, 32, 16, 16],
-                &[8192, 1, 512, 32],
-            )
-            .unwrap();
+        let [x, w, y] = users(
+            &mut g,
+            [
+                ("x", half, &[8, 64, 16, 16], &[16384, 1, 1024, 64]),
+                ("w", half, &[32, 64, 3, 3], &[576, 1, 192, 64]),
+                ("y", half, &[8, 32, 16, 16], &[8192, 1, 512, 32]),
+            ],
+        );
         let geo = ConvGeometry {
             pre_padding: vec![1, 1],
             post_padding: vec![1, 1],
@@ -773,9 +716,9 @@ fn norms_and_convolutions() {
 
 #[test]
 fn finalize_failures_name_the_operation() {
-    let rec: &'static Recorder = Box::leak(Box::new(Recorder::rejecting(vec![
+    let rec = leaked(Recorder::rejecting(vec![
         CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR,
-    ])));
+    ]));
     let e = emit(rec, matmul(8, 8, 8, CUDNN_DATA_HALF), None).unwrap_err();
     let text = e.to_string();
     assert!(
@@ -806,16 +749,7 @@ fn plan_names_and_replay() {
     let cfg = engine_config(&opg, 8, &[(2, 1), (14, 3)]).unwrap();
     assert_eq!(cfg.descriptor_type(), CUDNN_BACKEND_ENGINECFG_DESCRIPTOR);
     let after: Vec<Recorded> = rec.calls()[before..].to_vec();
-    let created: Vec<u32> = after
-        .iter()
-        .filter_map(|c| {
-            if let Recorded::Create(_, t) = c {
-                Some(*t)
-            } else {
-                None
-            }
-        })
-        .collect();
+    let created: Vec<u32> = created(&after).into_iter().map(|(_, t)| t).collect();
     assert_eq!(
         created,
         [
@@ -872,22 +806,8 @@ fn sdpa_inference_still_writes_a_virtual_stats() {
     // The reference frontend's composite softmax emits LOG + ADD into a virtual Stats even for
     // inference; the backend's attention matcher needs that shape.
     let mut g = GraphBuilder::new();
-    let q = bhsd(&mut g, 1, "q", CUDNN_DATA_BFLOAT16, [1, 2, 64, 64]);
-    let k = bhsd(&mut g, 2, "k", CUDNN_DATA_BFLOAT16, [1, 2, 64, 64]);
-    let v = bhsd(&mut g, 3, "v", CUDNN_DATA_BFLOAT16, [1, 2, 64, 64]);
-    let o = bhsd(&mut g, 4, "o", CUDNN_DATA_BFLOAT16, [1, 2, 64, 64]);
-    let r = SdpaForwardRequest {
-        q,
-        k,
-        v,
-        o,
-        stats: None,
-        options: ScoreOptions {
-            causal: Some(DiagonalAlignment::TopLeft),
-            ..Default::default()
-        },
-        implementation: SdpaImplementation::Auto,
-    };
+    let qkvo = qkvo(&mut g, CUDNN_DATA_BFLOAT16, [1, 2, 64, 64], "o");
+    let r = forward_request(qkvo, causal(), SdpaImplementation::Auto);
     sdpa_forward(&mut g, &r, 91900).unwrap();
     let graph = g.graph().clone();
     let (rec, _) = lower_and_emit(g);
@@ -1039,33 +959,18 @@ fn ragged_thd_offsets_are_emitted_before_their_tensors_and_join_the_pack() {
         user(&mut g, 3, "v"),
         user(&mut g, 4, "o"),
     );
-    let off_q = g
-        .user_tensor(
-            10,
-            "ragged_q",
-            CUDNN_DATA_INT32,
-            &[b + 1, 1, 1, 1],
-            &[1, 1, 1, 1],
-        )
-        .unwrap();
-    let off_kv = g
-        .user_tensor(
-            11,
-            "ragged_kv",
-            CUDNN_DATA_INT32,
-            &[b + 1, 1, 1, 1],
-            &[1, 1, 1, 1],
-        )
-        .unwrap();
+    // INT32 `[n, 1, 1, 1]`: the ragged offsets (b + 1) and the sequence lengths (b).
+    let per_batch = |g: &mut GraphBuilder, uid, name, n| {
+        g.user_tensor(uid, name, CUDNN_DATA_INT32, &[n, 1, 1, 1], &[1, 1, 1, 1])
+            .unwrap()
+    };
+    let off_q = per_batch(&mut g, 10, "ragged_q", b + 1);
+    let off_kv = per_batch(&mut g, 11, "ragged_kv", b + 1);
     for (t, off) in [(q, off_q), (o, off_q), (k, off_kv), (v, off_kv)] {
         g.set_ragged_offset(t, off).unwrap();
     }
-    let sq = g
-        .user_tensor(12, "seq_q", CUDNN_DATA_INT32, &[b, 1, 1, 1], &[1, 1, 1, 1])
-        .unwrap();
-    let skv = g
-        .user_tensor(13, "seq_kv", CUDNN_DATA_INT32, &[b, 1, 1, 1], &[1, 1, 1, 1])
-        .unwrap();
+    let sq = per_batch(&mut g, 12, "seq_q", b);
+    let skv = per_batch(&mut g, 13, "seq_kv", b);
     let r = SdpaForwardRequest {
         q,
         k,

@@ -1,10 +1,14 @@
 //! `Request::from_sdpa_node`: an SDPA graph built with the IR becomes the selector request that
 //! dispatch's `explain` evaluates, with the same verdicts as the equivalent hand-written request.
 
+#[path = "support/ir.rs"]
+mod ir_support;
+
 use dnnplan::ir::{DataType, Graph, GraphContext, NodeBuilder, Tensor};
 use dnnplan::select::{
     BiasShape, BiasType, CudnnVer, Dtype, Environment, Layout, Mask, Request, SoftmaxType, evaluate,
 };
+use ir_support::{add, op, tensor};
 
 /// `[b, h, s, d]` dims with BSHD strides.
 fn bshd(name: &str, b: i64, h: i64, s: i64, d: i64, dt: DataType) -> Tensor {
@@ -76,18 +80,10 @@ fn padding_bias_window_sink_and_bottom_right() {
     let b = sdpa(
         "sdpa",
         |g, n| {
-            let bias = g
-                .add_tensor(Tensor::new("bias", &[1, 32, 4096, 4096], DataType::Half))
-                .unwrap();
-            let sink = g
-                .add_tensor(Tensor::new("sink", &[1, 32, 1, 1], DataType::Float))
-                .unwrap();
-            let sq = g
-                .add_tensor(Tensor::new("sq", &[2, 1, 1, 1], DataType::Int32))
-                .unwrap();
-            let skv = g
-                .add_tensor(Tensor::new("skv", &[2, 1, 1, 1], DataType::Int32))
-                .unwrap();
+            let bias = tensor(g, "bias", &[1, 32, 4096, 4096], DataType::Half);
+            let sink = tensor(g, "sink", &[1, 32, 1, 1], DataType::Float);
+            let sq = tensor(g, "sq", &[2, 1, 1, 1], DataType::Int32);
+            let skv = tensor(g, "skv", &[2, 1, 1, 1], DataType::Int32);
             n.bool("is_inference", true)
                 .bool("use_padding_mask", true)
                 .input("seq_len_q", sq)
@@ -137,9 +133,7 @@ fn backward_fp8_and_layouts() {
             let d_o = g
                 .add_tensor(bshd("dO", 2, 32, 4096, 128, DataType::Half))
                 .unwrap();
-            let st = g
-                .add_tensor(Tensor::new("stats", &[2, 32, 4096, 1], DataType::Float))
-                .unwrap();
+            let st = tensor(g, "stats", &[2, 32, 4096, 1], DataType::Float);
             n.input("o", o)
                 .input("dO", d_o)
                 .input("stats", st)
@@ -156,9 +150,7 @@ fn backward_fp8_and_layouts() {
         "sdpa_fp8",
         |g, mut n| {
             for p in ["descale_q", "descale_k", "descale_v"] {
-                let t = g
-                    .add_tensor(Tensor::new(p, &[1, 1, 1, 1], DataType::Float))
-                    .unwrap();
+                let t = tensor(g, p, &[1, 1, 1, 1], DataType::Float);
                 n = n.input(p, t);
             }
             n.bool("generate_stats", true).bool("use_causal_mask", true)
@@ -176,25 +168,17 @@ fn backward_fp8_and_layouts() {
         DataType::Float,
         DataType::Float,
     ));
-    let q = g
-        .add_tensor(Tensor::new("q", &[1, 8, 256, 64], DataType::Half))
-        .unwrap();
-    let k = g
-        .add_tensor(Tensor::new("k", &[1, 8, 256, 64], DataType::Half))
-        .unwrap();
-    let v = g
-        .add_tensor(Tensor::new("v", &[1, 8, 256, 64], DataType::Half))
-        .unwrap();
-    let n = g
-        .add_node(
-            NodeBuilder::by_name("sdpa")
-                .unwrap()
-                .input("q", q)
-                .input("k", k)
-                .input("v", v)
-                .bool("is_inference", true),
-        )
-        .unwrap();
+    let q = tensor(&mut g, "q", &[1, 8, 256, 64], DataType::Half);
+    let k = tensor(&mut g, "k", &[1, 8, 256, 64], DataType::Half);
+    let v = tensor(&mut g, "v", &[1, 8, 256, 64], DataType::Half);
+    let n = add(
+        &mut g,
+        op("sdpa")
+            .input("q", q)
+            .input("k", k)
+            .input("v", v)
+            .bool("is_inference", true),
+    );
     let r = Request::from_sdpa_node(&g, &g.nodes()[n]).unwrap();
     assert_eq!(r.layout, Layout::BhsdBhsdBhsd);
 }
@@ -219,20 +203,9 @@ fn non_sdpa_node_is_an_error() {
         DataType::Float,
         DataType::Float,
     ));
-    let a = g
-        .add_tensor(Tensor::new("a", &[1, 4, 4], DataType::Half))
-        .unwrap();
-    let b = g
-        .add_tensor(Tensor::new("b", &[1, 4, 4], DataType::Half))
-        .unwrap();
-    let n = g
-        .add_node(
-            NodeBuilder::by_name("matmul")
-                .unwrap()
-                .input("A", a)
-                .input("B", b),
-        )
-        .unwrap();
+    let a = tensor(&mut g, "a", &[1, 4, 4], DataType::Half);
+    let b = tensor(&mut g, "b", &[1, 4, 4], DataType::Half);
+    let n = add(&mut g, op("matmul").input("A", a).input("B", b));
     let err = Request::from_sdpa_node(&g, &g.nodes()[n]).unwrap_err();
     assert!(err.to_string().contains("not an SDPA-family op"), "{err}");
 }

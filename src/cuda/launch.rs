@@ -77,7 +77,7 @@ pub const MAX_KERNEL_ARGS: usize = 24;
 const MAX_SLOTS: usize = 32;
 
 /// Kernel parameters, copied by value, in the kernel's parameter order. Stored inline (no heap):
-/// at most [`MAX_KERNEL_ARGS`] parameters in [`MAX_SLOTS`] 64-byte slots; pushing past that is
+/// at most [`MAX_KERNEL_ARGS`] parameters in `MAX_SLOTS` 64-byte slots; pushing past that is
 /// reported by the launch as `BadParam`.
 pub struct KernelArgs {
     slots: [Slot; MAX_SLOTS],

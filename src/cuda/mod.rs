@@ -6,7 +6,7 @@
 //!   (no ambient state: the stream's own context, else the caller's current one).
 //! - [`module`]: cubins loaded once per process (`cuLibraryLoadData`, context-independent),
 //!   kernel lookup by name.
-//! - [`launch`]: launches on a caller-supplied stream (`cuLaunchKernelEx`, clusters).
+//! - [`launch`](mod@launch): launches on a caller-supplied stream (`cuLaunchKernelEx`, clusters).
 //! - [`graph`]: an owned CUDA graph and instance (populated by a library, launched on a stream).
 //! - [`nvrtc`]: NVRTC loading (robust search) and compilation to cubin.
 //! - [`kernels`]: the bundled kernel table generated from `kernels/manifest.toml`.

@@ -78,7 +78,12 @@ impl Descriptor {
 
     /// Sets one descriptor-typed attribute.
     pub fn set_desc(&mut self, name: u32, d: &Descriptor) -> Result<&mut Self> {
-        self.set(name, AttrValue::Descriptors(vec![d.raw]))
+        self.set_raw_desc(name, d.raw)
+    }
+
+    /// Sets a one-descriptor attribute from a raw handle (a sub-descriptor kept alive elsewhere).
+    pub fn set_raw_desc(&mut self, name: u32, raw: RawDescriptor) -> Result<&mut Self> {
+        self.set(name, AttrValue::Descriptors(vec![raw]))
     }
 
     /// Sets a descriptor array attribute.

@@ -94,7 +94,7 @@ impl Emitter<'_> {
 
     fn set_t(&mut self, op: &mut Descriptor, name: u32, uid: Uid) -> Result<()> {
         let raw = self.t(uid)?;
-        op.set(name, AttrValue::Descriptors(vec![raw]))?;
+        op.set_raw_desc(name, raw)?;
         Ok(())
     }
 
@@ -165,6 +165,15 @@ impl Emitter<'_> {
         self.finalized(pw)
     }
 
+    /// The OPERATION_POINTWISE descriptor (forward or backward) with its POINTWISE sub-descriptor
+    /// set; the caller sets the tensors.
+    fn pointwise_op(&mut self, mode: u32, compute: u32, p: &PointwiseParams) -> Result<Descriptor> {
+        let pw = self.pointwise_desc(mode, compute, p)?;
+        let mut d = Descriptor::new(self.api, CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR)?;
+        d.set_raw_desc(CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, pw)?;
+        Ok(d)
+    }
+
     fn op(&mut self, op: &OpSpec) -> Result<Descriptor> {
         let api = self.api;
         let desc = |ty| Descriptor::new(api, ty);
@@ -178,12 +187,7 @@ impl Emitter<'_> {
                 y,
                 params,
             } => {
-                let pw = self.pointwise_desc(*mode, *compute, params)?;
-                let mut d = desc(CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR)?;
-                d.set(
-                    CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR,
-                    AttrValue::Descriptors(vec![pw]),
-                )?;
+                let mut d = self.pointwise_op(*mode, *compute, params)?;
                 self.set_t(&mut d, CUDNN_ATTR_OPERATION_POINTWISE_XDESC, *x)?;
                 self.set_opt(&mut d, CUDNN_ATTR_OPERATION_POINTWISE_BDESC, *b)?;
                 self.set_opt(&mut d, CUDNN_ATTR_OPERATION_POINTWISE_TDESC, *t)?;
@@ -208,12 +212,7 @@ impl Emitter<'_> {
                 dx,
                 params,
             } => {
-                let pw = self.pointwise_desc(*mode, *compute, params)?;
-                let mut d = desc(CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR)?;
-                d.set(
-                    CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR,
-                    AttrValue::Descriptors(vec![pw]),
-                )?;
+                let mut d = self.pointwise_op(*mode, *compute, params)?;
                 self.set_t(&mut d, CUDNN_ATTR_OPERATION_POINTWISE_DYDESC, *dy)?;
                 self.set_t(&mut d, CUDNN_ATTR_OPERATION_POINTWISE_XDESC, *x)?;
                 self.set_t(&mut d, CUDNN_ATTR_OPERATION_POINTWISE_DXDESC, *dx)?;
@@ -239,10 +238,7 @@ impl Emitter<'_> {
                 self.set_t(&mut d, CUDNN_ATTR_OPERATION_MATMUL_ADESC, *a)?;
                 self.set_t(&mut d, CUDNN_ATTR_OPERATION_MATMUL_BDESC, *b)?;
                 self.set_t(&mut d, CUDNN_ATTR_OPERATION_MATMUL_CDESC, *c)?;
-                d.set(
-                    CUDNN_ATTR_OPERATION_MATMUL_DESC,
-                    AttrValue::Descriptors(vec![mm]),
-                )?;
+                d.set_raw_desc(CUDNN_ATTR_OPERATION_MATMUL_DESC, mm)?;
                 self.set_opt(
                     &mut d,
                     CUDNN_ATTR_OPERATION_MATMUL_GEMM_M_OVERRIDE_DESC,
@@ -281,10 +277,7 @@ impl Emitter<'_> {
                 let mut d = desc(CUDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR)?;
                 self.set_t(&mut d, CUDNN_ATTR_OPERATION_REDUCTION_XDESC, *x)?;
                 self.set_t(&mut d, CUDNN_ATTR_OPERATION_REDUCTION_YDESC, *y)?;
-                d.set(
-                    CUDNN_ATTR_OPERATION_REDUCTION_DESC,
-                    AttrValue::Descriptors(vec![r]),
-                )?;
+                d.set_raw_desc(CUDNN_ATTR_OPERATION_REDUCTION_DESC, r)?;
                 d
             }
             OpSpec::NormForward {
@@ -427,7 +420,7 @@ impl Emitter<'_> {
                 self.set_t(&mut d, names[0], *x)?;
                 self.set_t(&mut d, names[1], *w)?;
                 self.set_t(&mut d, names[2], *y)?;
-                d.set(names[3], AttrValue::Descriptors(vec![c]))?;
+                d.set_raw_desc(names[3], c)?;
                 let (alpha, beta) = if *compute == CUDNN_DATA_DOUBLE {
                     (AttrValue::Double(vec![1.0]), AttrValue::Double(vec![0.0]))
                 } else {
@@ -457,10 +450,7 @@ impl Emitter<'_> {
                 self.set_t(&mut d, CUDNN_ATTR_OPERATION_RNG_YDESC, *y)?;
                 self.set_t(&mut d, CUDNN_ATTR_OPERATION_RNG_SEED, *seed)?;
                 self.set_t(&mut d, CUDNN_ATTR_OPERATION_RNG_OFFSET_DESC, *offset)?;
-                d.set(
-                    CUDNN_ATTR_OPERATION_RNG_DESC,
-                    AttrValue::Descriptors(vec![r]),
-                )?;
+                d.set_raw_desc(CUDNN_ATTR_OPERATION_RNG_DESC, r)?;
                 d
             }
             OpSpec::Softmax { x, y, stats } => {

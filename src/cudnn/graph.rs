@@ -307,20 +307,9 @@ pub enum OpSpec {
 impl OpSpec {
     /// Every tensor the operation reads or writes.
     pub fn tensors(&self) -> Vec<Uid> {
-        let mut v = Vec::new();
-        let mut add = |u: Option<Uid>| v.extend(u);
-        match self {
-            OpSpec::Pointwise { x, b, t, y, .. } => {
-                add(Some(*x));
-                add(*b);
-                add(*t);
-                add(Some(*y));
-            }
-            OpSpec::PointwiseBackward { dy, x, dx, .. } => {
-                add(Some(*dy));
-                add(Some(*x));
-                add(Some(*dx));
-            }
+        let all = match self {
+            OpSpec::Pointwise { x, b, t, y, .. } => vec![Some(*x), *b, *t, Some(*y)],
+            OpSpec::PointwiseBackward { dy, x, dx, .. } => vec![Some(*dy), Some(*x), Some(*dx)],
             OpSpec::Matmul {
                 a,
                 b,
@@ -329,23 +318,16 @@ impl OpSpec {
                 n_override,
                 k_override,
                 ..
-            } => {
-                add(Some(*a));
-                add(Some(*b));
-                add(Some(*c));
-                add(*m_override);
-                add(*n_override);
-                add(*k_override);
-            }
-            OpSpec::Softmax { x, y, stats } => {
-                add(Some(*x));
-                add(Some(*y));
-                add(*stats);
-            }
-            OpSpec::Reduction { x, y, .. } | OpSpec::Reshape { x, y } => {
-                add(Some(*x));
-                add(Some(*y));
-            }
+            } => vec![
+                Some(*a),
+                Some(*b),
+                Some(*c),
+                *m_override,
+                *n_override,
+                *k_override,
+            ],
+            OpSpec::Softmax { x, y, stats } => vec![Some(*x), Some(*y), *stats],
+            OpSpec::Reduction { x, y, .. } | OpSpec::Reshape { x, y } => vec![Some(*x), Some(*y)],
             OpSpec::NormForward {
                 x,
                 scale,
@@ -355,15 +337,15 @@ impl OpSpec {
                 inv_variance,
                 y,
                 ..
-            } => {
-                add(Some(*x));
-                add(*scale);
-                add(*bias);
-                add(*epsilon);
-                add(*mean);
-                add(*inv_variance);
-                add(Some(*y));
-            }
+            } => vec![
+                Some(*x),
+                *scale,
+                *bias,
+                *epsilon,
+                *mean,
+                *inv_variance,
+                Some(*y),
+            ],
             OpSpec::NormBackward {
                 x,
                 dy,
@@ -375,50 +357,42 @@ impl OpSpec {
                 dscale,
                 dbias,
                 ..
-            } => {
-                add(Some(*x));
-                add(Some(*dy));
-                add(*scale);
-                add(*mean);
-                add(*inv_variance);
-                add(*epsilon);
-                add(Some(*dx));
-                add(*dscale);
-                add(*dbias);
-            }
-            OpSpec::Convolution { x, w, y, .. } => {
-                add(Some(*x));
-                add(Some(*w));
-                add(Some(*y));
-            }
+            } => vec![
+                Some(*x),
+                Some(*dy),
+                *scale,
+                *mean,
+                *inv_variance,
+                *epsilon,
+                Some(*dx),
+                *dscale,
+                *dbias,
+            ],
+            OpSpec::Convolution { x, w, y, .. } => vec![Some(*x), Some(*w), Some(*y)],
             OpSpec::Rng {
                 y, seed, offset, ..
-            } => {
-                add(Some(*seed));
-                add(Some(*offset));
-                add(Some(*y));
-            }
+            } => vec![Some(*seed), Some(*offset), Some(*y)],
             OpSpec::SdpaForward {
                 q,
                 k,
-                v: vv,
+                v,
                 o,
                 stats,
                 scale,
                 seq_len_q,
                 seq_len_kv,
-            } => {
-                add(Some(*q));
-                add(Some(*k));
-                add(Some(*vv));
-                add(*scale);
-                add(*seq_len_q);
-                add(*seq_len_kv);
-                add(Some(*o));
-                add(*stats);
-            }
-        }
-        v
+            } => vec![
+                Some(*q),
+                Some(*k),
+                Some(*v),
+                *scale,
+                *seq_len_q,
+                *seq_len_kv,
+                Some(*o),
+                *stats,
+            ],
+        };
+        all.into_iter().flatten().collect()
     }
 }
 

@@ -177,6 +177,23 @@ pub(crate) unsafe fn write_text(
     Ok(())
 }
 
+/// The two-call text output of an entry point (`buf`, `cap`, `needed`), as [`write_out`] is for
+/// one value: computes the text, then copies it with [`write_text`] (errors name `buf`).
+///
+/// # Safety
+/// `buf` must be NULL or valid for `cap` bytes; `needed` must be NULL or valid for one write;
+/// `text` runs under the caller's contract.
+pub(crate) unsafe fn text_out<S: AsRef<str>>(
+    buf: *mut std::ffi::c_char,
+    cap: usize,
+    needed: *mut usize,
+    text: impl FnOnce() -> Result<S>,
+) -> Result<()> {
+    let text = text()?;
+    // SAFETY: forwarded contract.
+    unsafe { write_text(text.as_ref(), buf, cap, needed, "buf") }
+}
+
 /// Ties an opaque C handle type to the Rust object it points to (always a `Box<Self::Rust>`).
 pub(crate) trait Opaque: Sized {
     /// The Rust object behind the handle.

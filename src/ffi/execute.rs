@@ -75,44 +75,38 @@ unsafe fn read_overrides<'a>(
         .collect()
 }
 
-/// The arguments every form shares, as the caller passed them.
-struct Shared {
-    list: *const dnnp_plan_list_t,
-    handle: *const dnnp_handle_t,
-    workspace: *mut c_void,
-    workspace_bytes: usize,
-    overrides: *const dnnp_shape_override,
-    n_overrides: usize,
-}
-
-/// The one body of every execute form: checks and reads the shared arguments, then the plan
-/// (`None` = the selected one, else entry `index`), then lets `pack` normalize the caller's
-/// buffers against the declared layout and the overrides, and runs the plan on that pack.
+/// The one body of every execute form: checks and reads the arguments every form shares (the
+/// list, the handle, the workspace as (pointer, capacity), the overrides as (array, count)), then
+/// the plan (`None` = the selected one, else entry `index`), then lets `pack` normalize the
+/// caller's buffers against the declared layout and the overrides, and runs the plan on that pack.
 ///
 /// # Safety
 /// As for the entry points; `pack` is called with the entry point's contract in force.
 #[inline]
 unsafe fn execute_form<'a>(
-    args: Shared,
+    list: *const dnnp_plan_list_t,
+    handle: *const dnnp_handle_t,
+    (workspace, workspace_bytes): (*mut c_void, usize),
+    (overrides, n_overrides): (*const dnnp_shape_override, usize),
     index: Option<i64>,
     pack: impl FnOnce(&'a DeclaredLayout, &[ShapeOverride<'a>]) -> Result<VariantPack<'a>>,
 ) -> dnnp_status_t {
     boundary(|| {
         // SAFETY: NULL or a live plan list.
-        let plans = unsafe { dnnp_plan_list_t::get(args.list, "list") }?;
+        let plans = unsafe { dnnp_plan_list_t::get(list, "list") }?;
         // SAFETY: NULL or a live handle.
-        let handle = unsafe { dnnp_handle_t::get(args.handle, "handle") }?;
-        let bytes = (args.workspace_bytes != DNNP_WORKSPACE_SIZE_UNKNOWN)
-            .then_some(args.workspace_bytes as u64);
+        let handle = unsafe { dnnp_handle_t::get(handle, "handle") }?;
+        let bytes =
+            (workspace_bytes != DNNP_WORKSPACE_SIZE_UNKNOWN).then_some(workspace_bytes as u64);
         // The common case skips the fallible collect entirely (measurably faster per call).
-        let overrides = if args.n_overrides == 0 {
+        let overrides = if n_overrides == 0 {
             Vec::new()
         } else {
             // SAFETY: forwarded contract.
-            unsafe { read_overrides(args.overrides, args.n_overrides) }?
+            unsafe { read_overrides(overrides, n_overrides) }?
         };
         let layout = plans.declared_layout()?;
-        let ctx = ExecContext::new(handle, args.workspace, bytes);
+        let ctx = ExecContext::new(handle, workspace, bytes);
         let choice = match index {
             None => PlanChoice::Selected,
             Some(index) => plan_choice(index)?,
@@ -247,19 +241,16 @@ pub unsafe extern "C" fn dnnp_plan_list_execute(
     overrides: *const dnnp_shape_override,
     n_overrides: usize,
 ) -> dnnp_status_t {
-    let args = Shared {
-        list,
-        handle,
-        workspace,
-        workspace_bytes,
-        overrides,
-        n_overrides,
-    };
     // SAFETY: forwarded contract; the closure runs inside the call.
     unsafe {
-        execute_form(args, None, |layout, overrides| {
-            raw_ordered(layout, overrides, device_ptrs, n_ptrs)
-        })
+        execute_form(
+            list,
+            handle,
+            (workspace, workspace_bytes),
+            (overrides, n_overrides),
+            None,
+            |l, o| raw_ordered(l, o, device_ptrs, n_ptrs),
+        )
     }
 }
 
@@ -282,19 +273,16 @@ pub unsafe extern "C" fn dnnp_plan_list_execute_plan_at_index(
     overrides: *const dnnp_shape_override,
     n_overrides: usize,
 ) -> dnnp_status_t {
-    let args = Shared {
-        list,
-        handle,
-        workspace,
-        workspace_bytes,
-        overrides,
-        n_overrides,
-    };
     // SAFETY: forwarded contract; the closure runs inside the call.
     unsafe {
-        execute_form(args, Some(index), |layout, overrides| {
-            raw_ordered(layout, overrides, device_ptrs, n_ptrs)
-        })
+        execute_form(
+            list,
+            handle,
+            (workspace, workspace_bytes),
+            (overrides, n_overrides),
+            Some(index),
+            |l, o| raw_ordered(l, o, device_ptrs, n_ptrs),
+        )
     }
 }
 
@@ -316,19 +304,16 @@ pub unsafe extern "C" fn dnnp_plan_list_execute_by_uid(
     overrides: *const dnnp_shape_override,
     n_overrides: usize,
 ) -> dnnp_status_t {
-    let args = Shared {
-        list,
-        handle,
-        workspace,
-        workspace_bytes,
-        overrides,
-        n_overrides,
-    };
     // SAFETY: forwarded contract; the closure runs inside the call.
     unsafe {
-        execute_form(args, None, |layout, overrides| {
-            raw_by_uid(layout, overrides, uids, device_ptrs, n)
-        })
+        execute_form(
+            list,
+            handle,
+            (workspace, workspace_bytes),
+            (overrides, n_overrides),
+            None,
+            |l, o| raw_by_uid(l, o, uids, device_ptrs, n),
+        )
     }
 }
 
@@ -352,19 +337,16 @@ pub unsafe extern "C" fn dnnp_plan_list_execute_dlpack(
     overrides: *const dnnp_shape_override,
     n_overrides: usize,
 ) -> dnnp_status_t {
-    let args = Shared {
-        list,
-        handle,
-        workspace,
-        workspace_bytes,
-        overrides,
-        n_overrides,
-    };
     // SAFETY: forwarded contract; the closure runs inside the call.
     unsafe {
-        execute_form(args, None, |layout, overrides| {
-            dlpack_ordered(layout, overrides, tensors, n)
-        })
+        execute_form(
+            list,
+            handle,
+            (workspace, workspace_bytes),
+            (overrides, n_overrides),
+            None,
+            |l, o| dlpack_ordered(l, o, tensors, n),
+        )
     }
 }
 
@@ -384,19 +366,16 @@ pub unsafe extern "C" fn dnnp_plan_list_execute_dlpack_plan_at_index(
     overrides: *const dnnp_shape_override,
     n_overrides: usize,
 ) -> dnnp_status_t {
-    let args = Shared {
-        list,
-        handle,
-        workspace,
-        workspace_bytes,
-        overrides,
-        n_overrides,
-    };
     // SAFETY: forwarded contract; the closure runs inside the call.
     unsafe {
-        execute_form(args, Some(index), |layout, overrides| {
-            dlpack_ordered(layout, overrides, tensors, n)
-        })
+        execute_form(
+            list,
+            handle,
+            (workspace, workspace_bytes),
+            (overrides, n_overrides),
+            Some(index),
+            |l, o| dlpack_ordered(l, o, tensors, n),
+        )
     }
 }
 
@@ -417,19 +396,16 @@ pub unsafe extern "C" fn dnnp_plan_list_execute_dlpack_by_uid(
     overrides: *const dnnp_shape_override,
     n_overrides: usize,
 ) -> dnnp_status_t {
-    let args = Shared {
-        list,
-        handle,
-        workspace,
-        workspace_bytes,
-        overrides,
-        n_overrides,
-    };
     // SAFETY: forwarded contract; the closure runs inside the call.
     unsafe {
-        execute_form(args, None, |layout, overrides| {
-            dlpack_by_uid(layout, overrides, uids, tensors, n)
-        })
+        execute_form(
+            list,
+            handle,
+            (workspace, workspace_bytes),
+            (overrides, n_overrides),
+            None,
+            |l, o| dlpack_by_uid(l, o, uids, tensors, n),
+        )
     }
 }
 

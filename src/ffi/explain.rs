@@ -4,7 +4,7 @@
 
 use std::ffi::c_char;
 
-use super::boundary::{Opaque, boundary, write_text};
+use super::boundary::{Opaque, boundary, text_out};
 use super::graph::dnnp_graph_t;
 use super::plan::{dnnp_heur_mode_t, dnnp_plan_list_t, read_modes};
 use super::types::dnnp_status_t;
@@ -31,15 +31,14 @@ pub unsafe extern "C" fn dnnp_graph_explain(
     cap: usize,
     needed: *mut usize,
 ) -> dnnp_status_t {
-    boundary(|| {
-        // SAFETY: forwarded contract.
-        let graph = unsafe { dnnp_graph_t::get(graph, "graph") }?;
-        // SAFETY: forwarded contract.
-        let modes = unsafe { read_modes(modes, n_modes) }?;
-        let report = explain_graph(graph, PlanOptions::detect_for(graph), &modes)?;
-        let text = serde_json::to_string(&report)?;
-        // SAFETY: forwarded contract.
-        unsafe { write_text(&text, buf, cap, needed, "buf") }
+    // SAFETY: forwarded contract.
+    boundary(|| unsafe {
+        text_out(buf, cap, needed, || {
+            let graph = dnnp_graph_t::get(graph, "graph")?;
+            let modes = read_modes(modes, n_modes)?;
+            let report = explain_graph(graph, PlanOptions::detect_for(graph), &modes)?;
+            Ok(serde_json::to_string(&report)?)
+        })
     })
 }
 
@@ -56,11 +55,11 @@ pub unsafe extern "C" fn dnnp_plan_list_explain(
     cap: usize,
     needed: *mut usize,
 ) -> dnnp_status_t {
-    boundary(|| {
-        // SAFETY: forwarded contract.
-        let list = unsafe { dnnp_plan_list_t::get(list, "list") }?;
-        let text = serde_json::to_string(&explain_list(list))?;
-        // SAFETY: forwarded contract.
-        unsafe { write_text(&text, buf, cap, needed, "buf") }
+    // SAFETY: forwarded contract.
+    boundary(|| unsafe {
+        text_out(buf, cap, needed, || {
+            let list = dnnp_plan_list_t::get(list, "list")?;
+            Ok(serde_json::to_string(&explain_list(list))?)
+        })
     })
 }

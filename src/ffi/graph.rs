@@ -10,7 +10,7 @@
 use std::ffi::c_char;
 
 use super::boundary::{
-    Opaque, boundary, boundary_void, c_str, out_ptr, write_opt, write_out, write_text,
+    Opaque, boundary, boundary_void, c_str, out_ptr, text_out, write_opt, write_out,
 };
 use super::types::dnnp_status_t;
 use crate::error::{Error, Result};
@@ -331,11 +331,8 @@ pub unsafe extern "C" fn dnnp_graph_to_json(
     cap: usize,
     needed: *mut usize,
 ) -> dnnp_status_t {
-    boundary(|| {
-        // SAFETY: per the contract.
-        let text = unsafe { graph_ref(graph) }?.to_json();
-        unsafe { write_text(&text, buf, cap, needed, "buf") }
-    })
+    // SAFETY: per the contract.
+    boundary(|| unsafe { text_out(buf, cap, needed, || Ok(graph_ref(graph)?.to_json())) })
 }
 
 /// Reads a graph from JSON written by `dnnp_graph_to_json` (the result is mutable).

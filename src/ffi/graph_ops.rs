@@ -11,6 +11,29 @@ use super::types::dnnp_status_t;
 use crate::error::Result;
 use crate::ir::{Graph, NodeBuilder};
 
+/// The body of every typed helper: borrows `graph`, builds the node with `build`, adds it (named
+/// `name` when not NULL) and writes each requested output's uid (-1 if absent), inside
+/// [`boundary`].
+///
+/// # Safety
+/// `graph` NULL or live; `name` NULL or a string; every `outs` pointer NULL (refused) or valid for
+/// one write; `build` runs under the entry point's contract.
+unsafe fn add_node(
+    graph: *mut dnnp_graph_t,
+    name: *const c_char,
+    compute: dnnp_data_type_t,
+    outs: &[(&str, &'static str, *mut i64)],
+    build: impl FnOnce() -> Result<NodeBuilder>,
+) -> dnnp_status_t {
+    boundary(|| {
+        // SAFETY: per the contract.
+        let g = unsafe { graph_mut(graph) }?;
+        let b = build()?;
+        // SAFETY: per the contract.
+        unsafe { add(g, b, name, compute, outs) }
+    })
+}
+
 /// Adds `b` (named `name` when not NULL) and writes each requested output's uid (-1 if absent).
 ///
 /// # Safety
@@ -39,6 +62,18 @@ unsafe fn add(
     Ok(())
 }
 
+/// The GDN op `op` (`gdn` or `gdn_bwd`) with the inputs both directions take, in port order:
+/// `q, k, v, g, beta, cu_seqlens`.
+fn gdn_node(op: &str, [q, k, v, g, beta, cu_seqlens]: [i64; 6]) -> Result<NodeBuilder> {
+    Ok(NodeBuilder::by_name(op)?
+        .input("q", q)
+        .input("k", k)
+        .input("v", v)
+        .input("g", g)
+        .input("beta", beta)
+        .input("cu_seqlens", cu_seqlens))
+}
+
 /// Binds `port` unless `uid` is `-1` (none).
 fn opt_input(b: NodeBuilder, port: &str, uid: i64) -> NodeBuilder {
     if uid == -1 { b } else { b.input(port, uid) }
@@ -62,13 +97,12 @@ pub unsafe extern "C" fn dnnp_graph_matmul(
     name: *const c_char,
     out_c: *mut i64,
 ) -> dnnp_status_t {
-    boundary(|| {
-        // SAFETY: per the contract.
-        let g = unsafe { graph_mut(graph) }?;
-        let nb = NodeBuilder::by_name("matmul")?.input("A", a).input("B", b);
-        // SAFETY: per the contract.
-        unsafe { add(g, nb, name, compute, &[("C", "out_c", out_c)]) }
-    })
+    // SAFETY: per the contract.
+    unsafe {
+        add_node(graph, name, compute, &[("C", "out_c", out_c)], || {
+            Ok(NodeBuilder::by_name("matmul")?.input("A", a).input("B", b))
+        })
+    }
 }
 
 /// A pointwise op by builder name (`"add"`, `"relu"`, `"cmp_ge"`, `"binary_select"`, ...) with up to
@@ -87,32 +121,35 @@ pub unsafe extern "C" fn dnnp_graph_pointwise(
     name: *const c_char,
     out: *mut i64,
 ) -> dnnp_status_t {
-    boundary(|| {
-        // SAFETY: per the contract.
-        let g = unsafe { graph_mut(graph) }?;
-        // SAFETY: per the contract.
-        let op = unsafe { c_str(op, "op") }?;
-        let mut nb = NodeBuilder::by_name(op)?;
-        if nb.op.family() != crate::ir::OpFamily::Pointwise {
-            return Err(crate::Error::bad_param(
-                "op",
-                format!("`{op}` is not a pointwise op"),
-            ));
-        }
-        let ports = &nb.op.spec().inputs;
-        let given = [in0, in1, in2].into_iter().enumerate();
-        for (i, uid) in given.filter(|&(_, uid)| uid != -1) {
-            let port = ports.get(i).ok_or_else(|| {
-                crate::Error::bad_param(
-                    format!("in{i}"),
-                    format!("`{op}` takes {} inputs", ports.len()),
-                )
-            })?;
-            nb = nb.input(port.name, uid);
-        }
-        // SAFETY: per the contract.
-        unsafe { add(g, nb, name, compute, &[("OUT_0", "out", out)]) }
-    })
+    // SAFETY: per the contract.
+    unsafe {
+        add_node(graph, name, compute, &[("OUT_0", "out", out)], || {
+            pointwise_node(c_str(op, "op")?, [in0, in1, in2])
+        })
+    }
+}
+
+/// The pointwise op `op` with its positional inputs (`-1`: unused).
+fn pointwise_node(op: &str, given: [i64; 3]) -> Result<NodeBuilder> {
+    let mut nb = NodeBuilder::by_name(op)?;
+    if nb.op.family() != crate::ir::OpFamily::Pointwise {
+        return Err(crate::Error::bad_param(
+            "op",
+            format!("`{op}` is not a pointwise op"),
+        ));
+    }
+    let ports = &nb.op.spec().inputs;
+    let given = given.into_iter().enumerate();
+    for (i, uid) in given.filter(|&(_, uid)| uid != -1) {
+        let port = ports.get(i).ok_or_else(|| {
+            crate::Error::bad_param(
+                format!("in{i}"),
+                format!("`{op}` takes {} inputs", ports.len()),
+            )
+        })?;
+        nb = nb.input(port.name, uid);
+    }
+    Ok(nb)
 }
 
 /// SDPA forward: `q`, `k`, `v` (BHSD), `attn_scale` (> 0; `<= 0` leaves it unset), causal
@@ -134,27 +171,19 @@ pub unsafe extern "C" fn dnnp_graph_sdpa(
     out_o: *mut i64,
     out_stats: *mut i64,
 ) -> dnnp_status_t {
-    boundary(|| {
-        // SAFETY: per the contract.
-        let g = unsafe { graph_mut(graph) }?;
-        let mut nb = NodeBuilder::by_name("sdpa")?
-            .input("q", q)
-            .input("k", k)
-            .input("v", v)
-            .bool("generate_stats", generate_stats)
-            .bool("use_causal_mask", use_causal_mask);
-        nb = opt_scale(nb, "attn_scale", attn_scale);
-        // SAFETY: per the contract.
-        unsafe {
-            add(
-                g,
-                nb,
-                name,
-                0,
-                &[("O", "out_o", out_o), ("Stats", "out_stats", out_stats)],
-            )
-        }
-    })
+    let outs = [("O", "out_o", out_o), ("Stats", "out_stats", out_stats)];
+    // SAFETY: per the contract.
+    unsafe {
+        add_node(graph, name, 0, &outs, || {
+            let nb = NodeBuilder::by_name("sdpa")?
+                .input("q", q)
+                .input("k", k)
+                .input("v", v)
+                .bool("generate_stats", generate_stats)
+                .bool("use_causal_mask", use_causal_mask);
+            Ok(opt_scale(nb, "attn_scale", attn_scale))
+        })
+    }
 }
 
 /// SDPA backward from `q, k, v, o, dO, stats` with the forward's `attn_scale` (`<= 0`: unset) and
@@ -179,33 +208,25 @@ pub unsafe extern "C" fn dnnp_graph_sdpa_backward(
     out_dk: *mut i64,
     out_dv: *mut i64,
 ) -> dnnp_status_t {
-    boundary(|| {
-        // SAFETY: per the contract.
-        let g = unsafe { graph_mut(graph) }?;
-        let mut nb = NodeBuilder::by_name("sdpa_backward")?
-            .input("q", q)
-            .input("k", k)
-            .input("v", v)
-            .input("o", o)
-            .input("dO", d_o)
-            .input("stats", stats)
-            .bool("use_causal_mask", use_causal_mask);
-        nb = opt_scale(nb, "attn_scale", attn_scale);
-        // SAFETY: per the contract.
-        unsafe {
-            add(
-                g,
-                nb,
-                name,
-                0,
-                &[
-                    ("dQ", "out_dq", out_dq),
-                    ("dK", "out_dk", out_dk),
-                    ("dV", "out_dv", out_dv),
-                ],
-            )
-        }
-    })
+    let outs = [
+        ("dQ", "out_dq", out_dq),
+        ("dK", "out_dk", out_dk),
+        ("dV", "out_dv", out_dv),
+    ];
+    // SAFETY: per the contract.
+    unsafe {
+        add_node(graph, name, 0, &outs, || {
+            let nb = NodeBuilder::by_name("sdpa_backward")?
+                .input("q", q)
+                .input("k", k)
+                .input("v", v)
+                .input("o", o)
+                .input("dO", d_o)
+                .input("stats", stats)
+                .bool("use_causal_mask", use_causal_mask);
+            Ok(opt_scale(nb, "attn_scale", attn_scale))
+        })
+    }
 }
 
 /// GDN forward: `q, k, v, g, beta, cu_seqlens` (THD), optional `initial_state` (-1: none),
@@ -232,34 +253,20 @@ pub unsafe extern "C" fn dnnp_graph_gdn(
     out_o: *mut i64,
     out_final_state: *mut i64,
 ) -> dnnp_status_t {
-    boundary(|| {
-        // SAFETY: per the contract.
-        let gr = unsafe { graph_mut(graph) }?;
-        let mut nb = NodeBuilder::by_name("gdn")?
-            .input("q", q)
-            .input("k", k)
-            .input("v", v)
-            .input("g", g)
-            .input("beta", beta)
-            .input("cu_seqlens", cu_seqlens)
-            .bool("output_final_state", output_final_state)
-            .bool("use_qk_l2norm", use_qk_l2norm);
-        nb = opt_input(nb, "initial_state", initial_state);
-        nb = opt_scale(nb, "scale", scale);
-        // SAFETY: per the contract.
-        unsafe {
-            add(
-                gr,
-                nb,
-                name,
-                0,
-                &[
-                    ("O", "out_o", out_o),
-                    ("final_state", "out_final_state", out_final_state),
-                ],
-            )
-        }
-    })
+    let outs = [
+        ("O", "out_o", out_o),
+        ("final_state", "out_final_state", out_final_state),
+    ];
+    // SAFETY: per the contract.
+    unsafe {
+        add_node(graph, name, 0, &outs, || {
+            let nb = gdn_node("gdn", [q, k, v, g, beta, cu_seqlens])?
+                .bool("output_final_state", output_final_state)
+                .bool("use_qk_l2norm", use_qk_l2norm);
+            let nb = opt_input(nb, "initial_state", initial_state);
+            Ok(opt_scale(nb, "scale", scale))
+        })
+    }
 }
 
 /// GDN backward: `q, k, v, g, beta, cu_seqlens, dO`, optional `initial_state` and `d_final_state`
@@ -291,41 +298,27 @@ pub unsafe extern "C" fn dnnp_graph_gdn_bwd(
     out_dbeta: *mut i64,
     out_d_initial_state: *mut i64,
 ) -> dnnp_status_t {
-    boundary(|| {
-        // SAFETY: per the contract.
-        let gr = unsafe { graph_mut(graph) }?;
-        let mut nb = NodeBuilder::by_name("gdn_bwd")?
-            .input("q", q)
-            .input("k", k)
-            .input("v", v)
-            .input("g", g)
-            .input("beta", beta)
-            .input("cu_seqlens", cu_seqlens)
-            .input("dO", d_o)
-            .bool("use_qk_l2norm", use_qk_l2norm);
-        nb = opt_input(nb, "initial_state", initial_state);
-        nb = opt_input(nb, "d_final_state", d_final_state);
-        nb = opt_scale(nb, "scale", scale);
-        // SAFETY: per the contract.
-        unsafe {
-            add(
-                gr,
-                nb,
-                name,
-                0,
-                &[
-                    ("dQ", "out_dq", out_dq),
-                    ("dK", "out_dk", out_dk),
-                    ("dV", "out_dv", out_dv),
-                    ("dG", "out_dg", out_dg),
-                    ("dBeta", "out_dbeta", out_dbeta),
-                    (
-                        "d_initial_state",
-                        "out_d_initial_state",
-                        out_d_initial_state,
-                    ),
-                ],
-            )
-        }
-    })
+    let outs = [
+        ("dQ", "out_dq", out_dq),
+        ("dK", "out_dk", out_dk),
+        ("dV", "out_dv", out_dv),
+        ("dG", "out_dg", out_dg),
+        ("dBeta", "out_dbeta", out_dbeta),
+        (
+            "d_initial_state",
+            "out_d_initial_state",
+            out_d_initial_state,
+        ),
+    ];
+    // SAFETY: per the contract.
+    unsafe {
+        add_node(graph, name, 0, &outs, || {
+            let nb = gdn_node("gdn_bwd", [q, k, v, g, beta, cu_seqlens])?
+                .input("dO", d_o)
+                .bool("use_qk_l2norm", use_qk_l2norm);
+            let nb = opt_input(nb, "initial_state", initial_state);
+            let nb = opt_input(nb, "d_final_state", d_final_state);
+            Ok(opt_scale(nb, "scale", scale))
+        })
+    }
 }

@@ -6,7 +6,7 @@ use std::ffi::c_char;
 
 use serde_json::{Map, Value, json};
 
-use super::boundary::{boundary, c_str, out_ptr, write_opt, write_out, write_text};
+use super::boundary::{boundary, c_str, out_ptr, text_out, write_opt, write_out};
 use super::graph::{dnnp_data_type_t, dnnp_graph_t, graph_ref};
 use super::types::dnnp_status_t;
 use crate::error::{Error, Result};
@@ -62,10 +62,11 @@ pub unsafe extern "C" fn dnnp_graph_node_op_name(
     cap: usize,
     needed: *mut usize,
 ) -> dnnp_status_t {
-    boundary(|| {
-        // SAFETY: per the contract.
-        let name = node(unsafe { graph_ref(graph) }?, index)?.op.name();
-        unsafe { write_text(name, buf, cap, needed, "buf") }
+    // SAFETY: per the contract.
+    boundary(|| unsafe {
+        text_out(buf, cap, needed, || {
+            Ok(node(graph_ref(graph)?, index)?.op.name())
+        })
     })
 }
 
@@ -81,11 +82,11 @@ pub unsafe extern "C" fn dnnp_graph_node_name(
     cap: usize,
     needed: *mut usize,
 ) -> dnnp_status_t {
-    boundary(|| {
-        // SAFETY: per the contract.
-        let g = unsafe { graph_ref(graph) }?;
-        let name = node(g, index)?.name.clone();
-        unsafe { write_text(&name, buf, cap, needed, "buf") }
+    // SAFETY: per the contract.
+    boundary(|| unsafe {
+        text_out(buf, cap, needed, || {
+            Ok(node(graph_ref(graph)?, index)?.name.as_str())
+        })
     })
 }
 
@@ -128,25 +129,27 @@ pub unsafe extern "C" fn dnnp_graph_node_attributes_json(
     cap: usize,
     needed: *mut usize,
 ) -> dnnp_status_t {
-    boundary(|| {
-        // SAFETY: per the contract.
-        let n = node(unsafe { graph_ref(graph) }?, index)?;
-        let mut attrs = Map::new();
-        for a in &n.spec().attrs {
-            if let Some(v) = n.attr_or_default(a.name) {
-                attrs.insert(a.name.to_owned(), v.to_json());
+    // SAFETY: per the contract.
+    boundary(|| unsafe {
+        text_out(buf, cap, needed, || {
+            let n = node(graph_ref(graph)?, index)?;
+            let mut attrs = Map::new();
+            for a in &n.spec().attrs {
+                if let Some(v) = n.attr_or_default(a.name) {
+                    attrs.insert(a.name.to_owned(), v.to_json());
+                }
             }
-        }
-        let doc = json!({
-            "name": n.name,
-            "op": n.op.name(),
-            "node_type": n.op.node_type().name(),
-            "compute_data_type": n.compute_data_type,
-            "inputs": n.inputs,
-            "outputs": n.outputs,
-            "attributes": Value::Object(attrs),
-        });
-        unsafe { write_text(&doc.to_string(), buf, cap, needed, "buf") }
+            let doc = json!({
+                "name": n.name,
+                "op": n.op.name(),
+                "node_type": n.op.node_type().name(),
+                "compute_data_type": n.compute_data_type,
+                "inputs": n.inputs,
+                "outputs": n.outputs,
+                "attributes": Value::Object(attrs),
+            });
+            Ok(doc.to_string())
+        })
     })
 }
 
@@ -251,11 +254,11 @@ pub unsafe extern "C" fn dnnp_graph_tensor_json(
     cap: usize,
     needed: *mut usize,
 ) -> dnnp_status_t {
-    boundary(|| {
-        // SAFETY: per the contract.
-        let t = unsafe { graph_ref(graph) }?.get_tensor(uid)?;
-        let text = serde_json::to_string(t)?;
-        unsafe { write_text(&text, buf, cap, needed, "buf") }
+    // SAFETY: per the contract.
+    boundary(|| unsafe {
+        text_out(buf, cap, needed, || {
+            Ok(serde_json::to_string(graph_ref(graph)?.get_tensor(uid)?)?)
+        })
     })
 }
 
@@ -292,9 +295,10 @@ pub unsafe extern "C" fn dnnp_op_catalogue_json(
     cap: usize,
     needed: *mut usize,
 ) -> dnnp_status_t {
-    boundary(|| {
-        let text = crate::ir::catalogue_json().to_string();
-        // SAFETY: per the contract.
-        unsafe { write_text(&text, buf, cap, needed, "buf") }
+    // SAFETY: per the contract.
+    boundary(|| unsafe {
+        text_out(buf, cap, needed, || {
+            Ok(crate::ir::catalogue_json().to_string())
+        })
     })
 }

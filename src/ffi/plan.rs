@@ -13,7 +13,7 @@ use std::ffi::c_char;
 use std::sync::Arc;
 
 use super::boundary::{
-    Opaque, boundary, boundary_void, c_str, out_ptr, slice, write_opt, write_out, write_text,
+    Opaque, boundary, boundary_void, c_str, out_ptr, slice, text_out, write_opt, write_out,
 };
 use super::graph::dnnp_graph_t;
 use super::types::dnnp_status_t;
@@ -310,12 +310,11 @@ pub unsafe extern "C" fn dnnp_plan_list_get_plan_name(
     cap: usize,
     needed: *mut usize,
 ) -> dnnp_status_t {
-    boundary(|| {
-        // SAFETY: forwarded contract.
-        let list = unsafe { dnnp_plan_list_t::get(list, "list") }?;
-        let name = list.name_at(index)?;
-        // SAFETY: forwarded contract.
-        unsafe { write_text(&name, buf, cap, needed, "buf") }
+    // SAFETY: forwarded contract.
+    boundary(|| unsafe {
+        text_out(buf, cap, needed, || {
+            dnnp_plan_list_t::get(list, "list")?.name_at(index)
+        })
     })
 }
 
@@ -554,15 +553,16 @@ pub unsafe extern "C" fn dnnp_engine_id_describe(
     cap: usize,
     needed: *mut usize,
 ) -> dnnp_status_t {
-    boundary(|| {
-        let manifest = &crate::dispatch::manifest::MANIFEST;
-        let v = manifest.describe_id(
-            engine_id,
-            crate::dispatch::manifest::opt_in_engines_enabled(),
-        );
-        let text = serde_json::to_string(&v)?;
-        // SAFETY: forwarded contract.
-        unsafe { write_text(&text, buf, cap, needed, "buf") }
+    // SAFETY: forwarded contract.
+    boundary(|| unsafe {
+        text_out(buf, cap, needed, || {
+            let manifest = &crate::dispatch::manifest::MANIFEST;
+            let v = manifest.describe_id(
+                engine_id,
+                crate::dispatch::manifest::opt_in_engines_enabled(),
+            );
+            Ok(serde_json::to_string(&v)?)
+        })
     })
 }
 

@@ -4,7 +4,7 @@
 
 use std::ffi::c_char;
 
-use super::boundary::{boundary, c_str, write_text};
+use super::boundary::{boundary, c_str, text_out};
 use super::types::dnnp_status_t;
 use crate::select::{EnvironmentSpec, RequestSpec, evaluate};
 
@@ -66,20 +66,19 @@ pub unsafe extern "C" fn dnnp_attention_eligibility(
     cap: usize,
     needed: *mut usize,
 ) -> dnnp_status_t {
-    boundary(|| {
-        // SAFETY: NUL-terminated per the contract.
-        let request_text = unsafe { c_str(request_json, "request_json") }?;
-        let env_spec = if env_json_or_null.is_null() {
-            EnvironmentSpec::default()
-        } else {
-            // SAFETY: non-NULL and NUL-terminated per the contract.
-            EnvironmentSpec::from_json(unsafe { c_str(env_json_or_null, "env_json_or_null") }?)?
-        };
-        let request = RequestSpec::from_json(request_text)?.into_request()?;
-        let env = env_spec.resolve()?;
-        let verdicts = evaluate(&request, &env)?;
-        let text = verdicts.to_json().to_string();
-        // SAFETY: `buf` valid for `cap` bytes or NULL, `needed` valid or NULL, per the contract.
-        unsafe { write_text(&text, buf, cap, needed, "buf") }
+    // SAFETY: the strings are NULL or NUL-terminated, `buf` valid for `cap` bytes or NULL,
+    // `needed` valid or NULL, per the contract.
+    boundary(|| unsafe {
+        text_out(buf, cap, needed, || {
+            let request_text = c_str(request_json, "request_json")?;
+            let env_spec = if env_json_or_null.is_null() {
+                EnvironmentSpec::default()
+            } else {
+                EnvironmentSpec::from_json(c_str(env_json_or_null, "env_json_or_null")?)?
+            };
+            let request = RequestSpec::from_json(request_text)?.into_request()?;
+            let env = env_spec.resolve()?;
+            Ok(evaluate(&request, &env)?.to_json().to_string())
+        })
     })
 }

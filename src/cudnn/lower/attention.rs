@@ -182,7 +182,66 @@ fn int_params(axis: Option<i64>) -> PointwiseParams {
     }
 }
 
-/// Padding mask: keep ⇔ row < seq_len_q[b] and col < seq_len_kv[b]; else fill.
+/// `mode(inputs)` into a new virtual tensor `name` of `dtype` with default parameters (the
+/// composite graphs' plain pointwise steps).
+fn pw(g: &mut GraphBuilder, name: &str, mode: u32, inputs: &[Uid], dtype: u32) -> Result<Uid> {
+    g.pointwise(name, mode, inputs, dtype, PointwiseParams::default())
+}
+
+/// `mode(inputs)` into the existing tensor `y` at `compute`, with default parameters.
+fn pw_into(g: &mut GraphBuilder, mode: u32, compute: u32, inputs: &[Uid], y: Uid) -> Result<()> {
+    g.pointwise_into(mode, compute, inputs, y, PointwiseParams::default())
+}
+
+/// `c = a · b` at the graph's compute type with the given GEMM M/N/K overrides (no padding).
+fn matmul(
+    g: &mut GraphBuilder,
+    a: Uid,
+    b: Uid,
+    c: Uid,
+    m_override: Option<Uid>,
+    n_override: Option<Uid>,
+    k_override: Option<Uid>,
+) -> Result<()> {
+    let compute = g.compute;
+    g.push(OpSpec::Matmul {
+        a,
+        b,
+        c,
+        compute,
+        m_override,
+        n_override,
+        k_override,
+        padding_value: None,
+    })
+}
+
+/// The INT32 index of `x`'s elements along `axis`, computed at `compute`, as a new tensor `name`.
+fn gen_index(g: &mut GraphBuilder, name: &str, compute: u32, x: Uid, axis: i64) -> Result<Uid> {
+    let (mode, int) = (CUDNN_POINTWISE_GEN_INDEX, CUDNN_DATA_INT32);
+    g.pointwise_with(name, mode, compute, &[x], int, int_params(Some(axis)))
+}
+
+/// `mode(inputs)` in INT32 (compute and output) on the column axis, as a new tensor `name`.
+fn int_op(g: &mut GraphBuilder, name: &str, mode: u32, inputs: &[Uid]) -> Result<Uid> {
+    let int = CUDNN_DATA_INT32;
+    g.pointwise_with(name, mode, int, inputs, int, int_params(Some(3)))
+}
+
+/// `mode(inputs)` as a BOOLEAN op into a new virtual tensor `name` of `dims`.
+fn bool_op(
+    g: &mut GraphBuilder,
+    name: &str,
+    mode: u32,
+    inputs: &[Uid],
+    dims: &[i64],
+) -> Result<Uid> {
+    let y = g.virtual_tensor(name, CUDNN_DATA_BOOLEAN, dims);
+    pw_into(g, mode, CUDNN_DATA_BOOLEAN, inputs, y)?;
+    Ok(y)
+}
+
+/// Padding mask: keep ⇔ `row < seq_len_q[b]` and `col < seq_len_kv[b]`; else fill.
 pub fn padding_mask(
     g: &mut GraphBuilder,
     x: Uid,
@@ -190,55 +249,32 @@ pub fn padding_mask(
     seq_kv: Uid,
     fill: f32,
 ) -> Result<Uid> {
-    let row = g.pointwise_with(
-        "gen_row_idx_padding",
-        CUDNN_POINTWISE_GEN_INDEX,
-        CUDNN_DATA_INT32,
-        &[x],
-        CUDNN_DATA_INT32,
-        int_params(Some(2)),
-    )?;
-    let col = g.pointwise_with(
-        "gen_col_idx_padding",
-        CUDNN_POINTWISE_GEN_INDEX,
-        CUDNN_DATA_INT32,
-        &[x],
-        CUDNN_DATA_INT32,
-        int_params(Some(3)),
-    )?;
+    let row = gen_index(g, "gen_row_idx_padding", CUDNN_DATA_INT32, x, 2)?;
+    let col = gen_index(g, "gen_col_idx_padding", CUDNN_DATA_INT32, x, 3)?;
     let dims = g.tensor(x)?.dims.clone();
-    let r_ok = g.virtual_tensor("lt_row_sq_padding", CUDNN_DATA_BOOLEAN, &dims);
-    g.pointwise_into(
-        CUDNN_POINTWISE_CMP_LT,
-        CUDNN_DATA_BOOLEAN,
-        &[row, seq_q],
-        r_ok,
-        PointwiseParams::default(),
-    )?;
-    let c_ok = g.virtual_tensor("lt_col_skv_padding", CUDNN_DATA_BOOLEAN, &dims);
-    g.pointwise_into(
-        CUDNN_POINTWISE_CMP_LT,
-        CUDNN_DATA_BOOLEAN,
-        &[col, seq_kv],
-        c_ok,
-        PointwiseParams::default(),
-    )?;
-    let keep = g.virtual_tensor("and_row_col_padding", CUDNN_DATA_BOOLEAN, &dims);
-    g.pointwise_into(
-        CUDNN_POINTWISE_LOGICAL_AND,
-        CUDNN_DATA_BOOLEAN,
-        &[r_ok, c_ok],
-        keep,
-        PointwiseParams::default(),
-    )?;
-    let b = g.scalar("negative_inf_padding", ScalarValue::F32(fill), 4);
+    let (lt, and) = (CUDNN_POINTWISE_CMP_LT, CUDNN_POINTWISE_LOGICAL_AND);
+    let r_ok = bool_op(g, "lt_row_sq_padding", lt, &[row, seq_q], &dims)?;
+    let c_ok = bool_op(g, "lt_col_skv_padding", lt, &[col, seq_kv], &dims)?;
+    let keep = bool_op(g, "and_row_col_padding", and, &[r_ok, c_ok], &dims)?;
+    fill_unless(g, x, keep, fill, ["negative_inf_padding", "select_padding"])
+}
+
+/// `keep ? x : fill` in `x`'s dtype (a by-value scalar and a BINARY_SELECT, named by `names`).
+fn fill_unless(
+    g: &mut GraphBuilder,
+    x: Uid,
+    keep: Uid,
+    fill: f32,
+    names: [&str; 2],
+) -> Result<Uid> {
+    let b = g.scalar(names[0], ScalarValue::F32(fill), 4);
     let dtype = g.tensor(x)?.dtype;
-    g.pointwise(
-        "select_padding",
+    pw(
+        g,
+        names[1],
         CUDNN_POINTWISE_BINARY_SELECT,
         &[x, b, keep],
         dtype,
-        PointwiseParams::default(),
     )
 }
 
@@ -255,22 +291,8 @@ pub fn causal_mask(
     let dims = g.tensor(x)?.dims.clone();
     let (s_q, s_kv) = (dims[2], dims[3]);
     let compute = g.compute;
-    let mut row = g.pointwise_with(
-        "gen_row_index",
-        CUDNN_POINTWISE_GEN_INDEX,
-        compute,
-        &[x],
-        CUDNN_DATA_INT32,
-        int_params(Some(2)),
-    )?;
-    let col = g.pointwise_with(
-        "gen_col_index",
-        CUDNN_POINTWISE_GEN_INDEX,
-        compute,
-        &[x],
-        CUDNN_DATA_INT32,
-        int_params(Some(3)),
-    )?;
+    let mut row = gen_index(g, "gen_row_index", compute, x, 2)?;
+    let col = gen_index(g, "gen_col_index", compute, x, 3)?;
     if alignment == DiagonalAlignment::BottomRight {
         let kv = match seq_kv {
             Some(u) => u,
@@ -280,22 +302,8 @@ pub fn causal_mask(
             Some(u) => u,
             None => g.scalar("s_q", ScalarValue::I32(s_q as i32), 4),
         };
-        row = g.pointwise_with(
-            "row+skv",
-            CUDNN_POINTWISE_ADD,
-            CUDNN_DATA_INT32,
-            &[row, kv],
-            CUDNN_DATA_INT32,
-            int_params(Some(3)),
-        )?;
-        row = g.pointwise_with(
-            "row+skv-sq",
-            CUDNN_POINTWISE_SUB,
-            CUDNN_DATA_INT32,
-            &[row, q],
-            CUDNN_DATA_INT32,
-            int_params(Some(3)),
-        )?;
+        row = int_op(g, "row+skv", CUDNN_POINTWISE_ADD, &[row, kv])?;
+        row = int_op(g, "row+skv-sq", CUDNN_POINTWISE_SUB, &[row, q])?;
     }
     let keep = g.pointwise_with(
         "row>=col",
@@ -305,15 +313,7 @@ pub fn causal_mask(
         CUDNN_DATA_BOOLEAN,
         PointwiseParams::default(),
     )?;
-    let b = g.scalar("negative_inf_causal", ScalarValue::F32(fill), 4);
-    let dtype = g.tensor(x)?.dtype;
-    g.pointwise(
-        "binary_select",
-        CUDNN_POINTWISE_BINARY_SELECT,
-        &[x, b, keep],
-        dtype,
-        PointwiseParams::default(),
-    )
+    fill_unless(g, x, keep, fill, ["negative_inf_causal", "binary_select"])
 }
 
 /// Composite softmax over the last axis: max, sub, exp, sum, log + add → stats, div.
@@ -328,47 +328,17 @@ pub fn softmax(g: &mut GraphBuilder, x: Uid, stats: Option<Uid>, out_dtype: u32)
     }
     let f = g.intermediate;
     let m = g.reduction("softmax::max", CUDNN_REDUCE_TENSOR_MAX, x, &row_dims, f)?;
-    let sub = g.pointwise(
-        "softmax::sub",
-        CUDNN_POINTWISE_SUB,
-        &[x, m],
-        f,
-        PointwiseParams::default(),
-    )?;
-    let e = g.pointwise(
-        "softmax::exp",
-        CUDNN_POINTWISE_EXP,
-        &[sub],
-        f,
-        PointwiseParams::default(),
-    )?;
+    let sub = pw(g, "softmax::sub", CUDNN_POINTWISE_SUB, &[x, m], f)?;
+    let e = pw(g, "softmax::exp", CUDNN_POINTWISE_EXP, &[sub], f)?;
     let sum = g.reduction("softmax::sum", CUDNN_REDUCE_TENSOR_ADD, e, &row_dims, f)?;
     let stats = match stats {
         Some(s) => s,
         None => g.virtual_tensor("softmax::stats", CUDNN_DATA_FLOAT, &row_dims),
     };
-    let l = g.pointwise(
-        "softmax::log",
-        CUDNN_POINTWISE_LOG,
-        &[sum],
-        f,
-        PointwiseParams::default(),
-    )?;
+    let l = pw(g, "softmax::log", CUDNN_POINTWISE_LOG, &[sum], f)?;
     let c = g.compute;
-    g.pointwise_into(
-        CUDNN_POINTWISE_ADD,
-        c,
-        &[m, l],
-        stats,
-        PointwiseParams::default(),
-    )?;
-    g.pointwise(
-        "softmax::div",
-        CUDNN_POINTWISE_DIV,
-        &[e, sum],
-        out_dtype,
-        PointwiseParams::default(),
-    )
+    pw_into(g, CUDNN_POINTWISE_ADD, c, &[m, l], stats)?;
+    pw(g, "softmax::div", CUDNN_POINTWISE_DIV, &[e, sum], out_dtype)
 }
 
 fn scale_uid(g: &mut GraphBuilder, s: AttnScale) -> Uid {
@@ -422,6 +392,52 @@ pub fn unified_supported(r: &SdpaForwardRequest, eff: usize) -> std::result::Res
     Ok(())
 }
 
+/// The score steps both directions share after `s = Q·Kᵀ`: times the attention scale `scale`
+/// (the op named `scale_name`), plus the bias, then the padding mask when both sequence lengths
+/// are given.
+fn scale_bias_pad(
+    g: &mut GraphBuilder,
+    s: Uid,
+    scale: Option<Uid>,
+    scale_name: &str,
+    o: &ScoreOptions,
+    fill: f32,
+) -> Result<Uid> {
+    let f = g.intermediate;
+    let mut last = s;
+    if let Some(su) = scale {
+        last = pw(g, scale_name, CUDNN_POINTWISE_MUL, &[last, su], f)?;
+    }
+    if let Some(bias) = o.bias {
+        last = pw(g, "bias", CUDNN_POINTWISE_ADD, &[last, bias], f)?;
+    }
+    if let (Some(q), Some(kv)) = (o.seq_len_q, o.seq_len_kv) {
+        last = padding_mask(g, last, q, kv, fill)?;
+    }
+    Ok(last)
+}
+
+/// The dropout keep-mask (Bernoulli with keep probability `1 - p`) as a new tensor `rng`.
+fn dropout_mask(g: &mut GraphBuilder, dr: &Dropout, dtype: u32, dims: &[i64]) -> Result<Uid> {
+    let mask = g.virtual_tensor("rng", dtype, dims);
+    g.push(OpSpec::Rng {
+        probability: 1.0 - dr.probability as f64,
+        y: mask,
+        seed: dr.seed,
+        offset: dr.offset,
+    })?;
+    Ok(mask)
+}
+
+/// The by-value dropout scale `1 / (1 - p)`.
+fn dropout_scale(g: &mut GraphBuilder, dr: &Dropout) -> Uid {
+    g.scalar(
+        "dropout_scale",
+        ScalarValue::F32(1.0 / (1.0 - dr.probability)),
+        4,
+    )
+}
+
 /// SDPA forward. Returns which implementation was used.
 pub fn sdpa_forward(
     g: &mut GraphBuilder,
@@ -465,40 +481,9 @@ pub fn sdpa_forward(
     transpose_in_place(g, r.k)?;
     let score_dims = [d.b, d.h_q, d.s_q, d.s_kv];
     let s = g.virtual_tensor("bmm1", f, &score_dims);
-    let padding = o.seq_len_q.is_some() && o.seq_len_kv.is_some();
-    g.push(OpSpec::Matmul {
-        a: r.q,
-        b: r.k,
-        c: s,
-        compute: g.compute,
-        m_override: o.seq_len_q,
-        n_override: o.seq_len_kv,
-        k_override: None,
-        padding_value: None,
-    })?;
-    let mut last = s;
-    if let Some(sc) = o.attn_scale {
-        let su = scale_uid(g, sc);
-        last = g.pointwise(
-            "attn_scale",
-            CUDNN_POINTWISE_MUL,
-            &[last, su],
-            f,
-            PointwiseParams::default(),
-        )?;
-    }
-    if let Some(bias) = o.bias {
-        last = g.pointwise(
-            "bias",
-            CUDNN_POINTWISE_ADD,
-            &[last, bias],
-            f,
-            PointwiseParams::default(),
-        )?;
-    }
-    if let (true, Some(q), Some(kv)) = (padding, o.seq_len_q, o.seq_len_kv) {
-        last = padding_mask(g, last, q, kv, fill)?;
-    }
+    matmul(g, r.q, r.k, s, o.seq_len_q, o.seq_len_kv, None)?;
+    let su = o.attn_scale.map(|sc| scale_uid(g, sc));
+    let mut last = scale_bias_pad(g, s, su, "attn_scale", o, fill)?;
     if let Some(al) = o.causal {
         last = causal_mask(g, last, al, o.seq_len_q, o.seq_len_kv, fill)?;
     }
@@ -506,44 +491,12 @@ pub fn sdpa_forward(
     let p_dtype = if dropout.is_some() { f } else { qdt };
     let mut p = softmax(g, last, r.stats, p_dtype)?;
     if let Some(dr) = dropout {
-        let mask = g.virtual_tensor("rng", f, &score_dims);
-        g.push(OpSpec::Rng {
-            probability: 1.0 - dr.probability as f64,
-            y: mask,
-            seed: dr.seed,
-            offset: dr.offset,
-        })?;
-        p = g.pointwise(
-            "dropout_mask_mul",
-            CUDNN_POINTWISE_MUL,
-            &[p, mask],
-            f,
-            PointwiseParams::default(),
-        )?;
-        let sc = g.scalar(
-            "dropout_scale",
-            ScalarValue::F32(1.0 / (1.0 - dr.probability)),
-            4,
-        );
-        p = g.pointwise(
-            "dropout_scale",
-            CUDNN_POINTWISE_MUL,
-            &[p, sc],
-            qdt,
-            PointwiseParams::default(),
-        )?;
+        let mask = dropout_mask(g, &dr, f, &score_dims)?;
+        p = pw(g, "dropout_mask_mul", CUDNN_POINTWISE_MUL, &[p, mask], f)?;
+        let sc = dropout_scale(g, &dr);
+        p = pw(g, "dropout_scale", CUDNN_POINTWISE_MUL, &[p, sc], qdt)?;
     }
-    let compute = g.compute;
-    g.push(OpSpec::Matmul {
-        a: p,
-        b: r.v,
-        c: r.o,
-        compute,
-        m_override: o.seq_len_q,
-        n_override: None,
-        k_override: o.seq_len_kv,
-        padding_value: None,
-    })?;
+    matmul(g, p, r.v, r.o, o.seq_len_q, None, o.seq_len_kv)?;
     Ok(SdpaImplementation::Composite)
 }
 
@@ -570,23 +523,13 @@ pub fn sdpa_backward(g: &mut GraphBuilder, r: &SdpaBackwardRequest, version: usi
     let dropout = o.dropout.filter(|d| d.probability != 0.0);
     let (drop_scale, drop_scale_inv, mask) = match dropout {
         Some(dr) => {
-            let sc = g.scalar(
-                "dropout_scale",
-                ScalarValue::F32(1.0 / (1.0 - dr.probability)),
-                4,
-            );
+            let sc = dropout_scale(g, &dr);
             let inv = g.scalar(
                 "dropout_scale_inv",
                 ScalarValue::F32(1.0 - dr.probability),
                 4,
             );
-            let mask = g.virtual_tensor("rng", f, &score_dims);
-            g.push(OpSpec::Rng {
-                probability: 1.0 - dr.probability as f64,
-                y: mask,
-                seed: dr.seed,
-                offset: dr.offset,
-            })?;
+            let mask = dropout_mask(g, &dr, f, &score_dims)?;
             (Some(sc), Some(inv), Some(mask))
         }
         None => (None, None, None),
@@ -594,91 +537,37 @@ pub fn sdpa_backward(g: &mut GraphBuilder, r: &SdpaBackwardRequest, version: usi
     let one = g.scalar("one", ScalarValue::F32(1.0), 4);
     let attn_scale = o.attn_scale.map(|s| scale_uid(g, s));
     // D = rowsum(dO * O), scaled by (1 - p), stored as softmax_sum in the frontend workspace.
-    let do_o = g.pointwise(
-        "mul_dO_O",
-        CUDNN_POINTWISE_MUL,
-        &[r.d_o, r.o],
-        f,
-        PointwiseParams::default(),
-    )?;
+    let do_o = pw(g, "mul_dO_O", CUDNN_POINTWISE_MUL, &[r.d_o, r.o], f)?;
     let dsum = g.reduction("reduce_dO_o", CUDNN_REDUCE_TENSOR_ADD, do_o, &row_dims, f)?;
     let softmax_sum = g.workspace_tensor("softmax_sum", CUDNN_DATA_FLOAT, &row_dims);
     let c = g.compute;
-    g.pointwise_into(
+    pw_into(
+        g,
         CUDNN_POINTWISE_MUL,
         c,
         &[dsum, drop_scale_inv.unwrap_or(one)],
         softmax_sum,
-        PointwiseParams::default(),
     )?;
     // Recompute P = exp(s - LSE) with the forward's score pipeline and masks.
     let s = g.virtual_tensor("matmul_Q_KT", f, &score_dims);
-    g.push(OpSpec::Matmul {
-        a: r.q,
-        b: r.k,
-        c: s,
-        compute: c,
-        m_override: o.seq_len_q,
-        n_override: o.seq_len_kv,
-        k_override: None,
-        padding_value: None,
-    })?;
-    let mut last = s;
-    if let Some(su) = attn_scale {
-        last = g.pointwise(
-            "mul_s_attn_scale",
-            CUDNN_POINTWISE_MUL,
-            &[last, su],
-            f,
-            PointwiseParams::default(),
-        )?;
-    }
-    if let Some(bias) = o.bias {
-        last = g.pointwise(
-            "bias",
-            CUDNN_POINTWISE_ADD,
-            &[last, bias],
-            f,
-            PointwiseParams::default(),
-        )?;
-    }
-    if let (Some(q), Some(kv)) = (o.seq_len_q, o.seq_len_kv) {
-        last = padding_mask(g, last, q, kv, fill)?;
-    }
-    last = g.pointwise(
-        "sub_s_m",
-        CUDNN_POINTWISE_SUB,
-        &[last, r.stats],
-        f,
-        PointwiseParams::default(),
-    )?;
+    matmul(g, r.q, r.k, s, o.seq_len_q, o.seq_len_kv, None)?;
+    let mut last = scale_bias_pad(g, s, attn_scale, "mul_s_attn_scale", o, fill)?;
+    last = pw(g, "sub_s_m", CUDNN_POINTWISE_SUB, &[last, r.stats], f)?;
     if let Some(al) = o.causal {
         last = causal_mask(g, last, al, o.seq_len_q, o.seq_len_kv, fill)?;
     }
-    let exp_s = g.pointwise(
-        "exp_s",
-        CUDNN_POINTWISE_EXP,
-        &[last],
-        f,
-        PointwiseParams::default(),
-    )?;
+    let exp_s = pw(g, "exp_s", CUDNN_POINTWISE_EXP, &[last], f)?;
     last = exp_s;
     if let Some(m) = mask {
-        last = g.pointwise(
-            "mul_p_dropout_mask",
-            CUDNN_POINTWISE_MUL,
-            &[last, m],
-            f,
-            PointwiseParams::default(),
-        )?;
+        last = pw(g, "mul_p_dropout_mask", CUDNN_POINTWISE_MUL, &[last, m], f)?;
     }
     if let Some(sc) = drop_scale {
-        last = g.pointwise(
+        last = pw(
+            g,
             "mul_p_dropout_scale",
             CUDNN_POINTWISE_MUL,
             &[last, sc],
             f,
-            PointwiseParams::default(),
         )?;
     }
     let transposed_strides = vec![h_q * s_q * s_kv, s_q * s_kv, 1, s_kv];
@@ -705,47 +594,26 @@ pub fn sdpa_backward(g: &mut GraphBuilder, r: &SdpaBackwardRequest, version: usi
     )?;
     // dP = dO · Vᵀ.
     let dp = g.virtual_tensor("matmul_dO_VT", f, &score_dims);
-    g.push(OpSpec::Matmul {
-        a: r.d_o,
-        b: r.v,
-        c: dp,
-        compute: c,
-        m_override: o.seq_len_q,
-        n_override: o.seq_len_kv,
-        k_override: None,
-        padding_value: None,
-    })?;
+    matmul(g, r.d_o, r.v, dp, o.seq_len_q, o.seq_len_kv, None)?;
     last = dp;
     if let Some(m) = mask {
-        last = g.pointwise(
-            "dP_dropout_mask",
-            CUDNN_POINTWISE_MUL,
-            &[last, m],
-            f,
-            PointwiseParams::default(),
-        )?;
+        last = pw(g, "dP_dropout_mask", CUDNN_POINTWISE_MUL, &[last, m], f)?;
     }
-    last = g.pointwise(
+    last = pw(
+        g,
         "sub_dP_softmax_sum",
         CUDNN_POINTWISE_SUB,
         &[last, softmax_sum],
         f,
-        PointwiseParams::default(),
     )?;
-    last = g.pointwise(
-        "mul_dP_exp_s",
-        CUDNN_POINTWISE_MUL,
-        &[last, exp_s],
-        f,
-        PointwiseParams::default(),
-    )?;
+    last = pw(g, "mul_dP_exp_s", CUDNN_POINTWISE_MUL, &[last, exp_s], f)?;
     if let Some(sc) = drop_scale {
-        last = g.pointwise(
+        last = pw(
+            g,
             "mul_dS_dropout_scale",
             CUDNN_POINTWISE_MUL,
             &[last, sc],
             f,
-            PointwiseParams::default(),
         )?;
     }
     if let Some(db) = r.dbias {
@@ -758,13 +626,7 @@ pub fn sdpa_backward(g: &mut GraphBuilder, r: &SdpaBackwardRequest, version: usi
         })?;
     }
     if let Some(su) = attn_scale {
-        last = g.pointwise(
-            "mul_dS_attn_scale",
-            CUDNN_POINTWISE_MUL,
-            &[last, su],
-            f,
-            PointwiseParams::default(),
-        )?;
+        last = pw(g, "mul_dS_attn_scale", CUDNN_POINTWISE_MUL, &[last, su], f)?;
     }
     let ds = last;
     let dst = reshape_to(
@@ -797,37 +659,16 @@ pub fn sdpa_backward(g: &mut GraphBuilder, r: &SdpaBackwardRequest, version: usi
     if let Some(ro) = kt.ragged_offset {
         g.set_ragged_offset(k_back, ro)?;
     }
+    // Without the dP workspace dQ accumulates in FLOAT in the frontend workspace, then is copied.
     let use_dp_workspace = r.dbias.is_some() || r.deterministic;
-    if use_dp_workspace {
-        g.push(OpSpec::Matmul {
-            a: ds,
-            b: k_back,
-            c: r.dq,
-            compute: c,
-            m_override: o.seq_len_q,
-            n_override: None,
-            k_override: o.seq_len_kv,
-            padding_value: None,
-        })?;
+    let dq = if use_dp_workspace {
+        r.dq
     } else {
-        let acc = g.workspace_tensor("dQ_accum", CUDNN_DATA_FLOAT, &[b, h_q, s_q, d_qk]);
-        g.push(OpSpec::Matmul {
-            a: ds,
-            b: k_back,
-            c: acc,
-            compute: c,
-            m_override: o.seq_len_q,
-            n_override: None,
-            k_override: o.seq_len_kv,
-            padding_value: None,
-        })?;
-        g.pointwise_into(
-            CUDNN_POINTWISE_IDENTITY,
-            c,
-            &[acc],
-            r.dq,
-            PointwiseParams::default(),
-        )?;
+        g.workspace_tensor("dQ_accum", CUDNN_DATA_FLOAT, &[b, h_q, s_q, d_qk])
+    };
+    matmul(g, ds, k_back, dq, o.seq_len_q, None, o.seq_len_kv)?;
+    if dq != r.dq {
+        pw_into(g, CUDNN_POINTWISE_IDENTITY, c, &[dq], r.dq)?;
     }
     Ok(())
 }
@@ -860,7 +701,6 @@ fn head_reduced_matmul(
     k_override: Option<Uid>,
     what: &str,
 ) -> Result<()> {
-    let c = g.compute;
     let target = if out_heads == full_dims[1] {
         out
     } else {
@@ -868,20 +708,11 @@ fn head_reduced_matmul(
         g.tensor_mut(t)?.strides = packed_strides(&full_dims);
         t
     };
-    g.push(OpSpec::Matmul {
-        a,
-        b,
-        c: target,
-        compute: c,
-        m_override,
-        n_override: None,
-        k_override,
-        padding_value: None,
-    })?;
+    matmul(g, a, b, target, m_override, None, k_override)?;
     if target != out {
         g.push(OpSpec::Reduction {
             mode: CUDNN_REDUCE_TENSOR_ADD,
-            compute: c,
+            compute: g.compute,
             x: target,
             y: out,
             deterministic: None,
