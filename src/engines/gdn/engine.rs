@@ -25,6 +25,11 @@
 //! `DNNPLAN_GDN_PDL=0|1|early` (both directions): the launch chain, [`super::pdl::PdlMode`].
 //! `DNNPLAN_GDN_CHAIN=v1|v2|v3` (both directions): the piece chain's body,
 //! [`super::chain::ChainVariant`] (bitwise the same seeds).
+//! `DNNPLAN_GDN_FWD_FACTORS=slim|full` (forward): the chunk factors ([`FwdFactors`]): `slim`
+//! (`gdn_fwd_slimprep_*` writes T, A and per-token scalars, `gdn_fwd_slimscan_*_w4|w8` rebuilds
+//! the products from the raw q, k, v; kernels/include/gdn_fwd_slim.cuh) where it applies (K = V =
+//! 128, one piece per sequence), else the full factors. A numerics change (a different exact
+//! factorisation), validated against the fp64 reference; see [`FwdFactors::UNCUT_DEFAULT`].
 
 use crate::cuda::{Function, LaunchConfig, Launcher, compile_or_load, probe};
 use crate::dispatch::engine::{BuildContext, CompiledPlan, Engine, SupportQuery};
@@ -39,7 +44,8 @@ use super::backward::GdnBwdPlan;
 use super::chain::ChainVariant;
 use super::params::{
     CHAIN_THREADS, FwdFastParams, FwdParams, KernelDtype, OFFSETS_THREADS, PREP3_THREADS,
-    PieceLayout, SUM_STAGES, WorkspaceLayout, fast_smem_bytes, flags, max_chunks, prep7_smem_bytes,
+    PieceLayout, SLIM_W4_STAGES, SLIM_W8_STAGES, SUM_STAGES, WorkspaceLayout, fast_smem_bytes,
+    flags, max_chunks, prep7_smem_bytes, slim_prep_smem_bytes, slim_scan_smem_bytes,
 };
 use super::pdl::PdlMode;
 
@@ -219,13 +225,10 @@ impl Engine for GdnSm90 {
         let k = facts.k;
         let sms = info.sm_count.max(1) as u64;
         let choice = FwdChoice::pick(facts, sms);
-        let scan_name = match choice.scan {
-            ScanVariant::Warps4 => format!("gdn_fwd_scanx_{tag}_k{k}_w4"),
-            ScanVariant::Warps8 => format!("gdn_fwd_scanx_{tag}_k{k}_w8"),
-        };
+        let (prep_name, scan_name) = choice.kernel_names(tag, k);
         let kernels = FwdKernels {
             offsets: module.function("gdn_chunk_offsets")?,
-            prep: module.function(&choice.prep.kernel_name("fwd", tag, k))?,
+            prep: module.function(&prep_name)?,
             scan: module.function(&scan_name)?,
             sum: module.function(&format!("gdn_fwd_sum_{tag}_k{k}"))?,
             chain: module.function(&choice.chain.fwd_name(k))?,
@@ -269,6 +272,87 @@ pub struct FwdChoice {
     pub prep: PrepVariant,
     /// The piece chain's body (`DNNPLAN_GDN_CHAIN`).
     pub chain: ChainVariant,
+    /// The chunk factors (`DNNPLAN_GDN_FWD_FACTORS`).
+    pub factors: FwdFactors,
+}
+
+/// Which chunk factors the forward's prep writes and its output scan reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(usize)]
+pub enum FwdFactors {
+    /// W, Q⁺, Kᴿ, Ũᵀ, A, Γ_last ([`PrepVariant`]'s prep, `gdn_fwd_scanx_*`): every path.
+    Full,
+    /// T, A, per-token scalars, Γ_last (`gdn_fwd_slimprep_*`, `gdn_fwd_slimscan_*`,
+    /// kernels/include/gdn_fwd_slim.cuh): the prep stops after the triangular inverse and skips
+    /// v, the scan reads the raw q, k, v and rebuilds Uᵀ = (vᵀ diag(β) − X kᵀ diag(ck)) Tᵀ. The
+    /// uncut K = V = 128 path only ([`FwdFactors::applies`]).
+    Slim,
+}
+
+/// One factor layout, as data: the switch value and the entry stems of its prep and scan.
+pub struct FactorRow {
+    /// The layout this row describes (its discriminant is the row's index).
+    pub factors: FwdFactors,
+    /// The `DNNPLAN_GDN_FWD_FACTORS` value that selects it.
+    pub switch: &'static str,
+    /// The scan entry's stem: `gdn_fwd_<stem>_<tag>_k<K>_w4|w8`.
+    pub scan_stem: &'static str,
+}
+
+/// Every factor layout, in [`FwdFactors`] order.
+pub const FACTOR_VARIANTS: [FactorRow; 2] = [
+    FactorRow {
+        factors: FwdFactors::Full,
+        switch: "full",
+        scan_stem: "scanx",
+    },
+    FactorRow {
+        factors: FwdFactors::Slim,
+        switch: "slim",
+        scan_stem: "slimscan",
+    },
+];
+
+// Each row sits at its variant's index.
+const _: () = {
+    let mut i = 0;
+    while i < FACTOR_VARIANTS.len() {
+        assert!(FACTOR_VARIANTS[i].factors as usize == i);
+        i += 1;
+    }
+};
+
+impl FwdFactors {
+    /// The factors of the uncut K = V = 128 path when `DNNPLAN_GDN_FWD_FACTORS` is unset (the
+    /// other paths always run [`FwdFactors::Full`]).
+    pub const UNCUT_DEFAULT: FwdFactors = FwdFactors::Full;
+
+    /// Whether the slim factors serve a forward of `f` cut into `pieces` pieces per sequence.
+    pub fn applies(f: &GdnFacts, pieces: u64) -> bool {
+        f.k == 128 && f.v == 128 && pieces == 1
+    }
+
+    /// The row whose switch is `value`, if any.
+    pub fn from_switch(value: &str) -> Option<FwdFactors> {
+        FACTOR_VARIANTS
+            .iter()
+            .find(|r| r.switch == value)
+            .map(|r| r.factors)
+    }
+
+    /// The layout's row in [`FACTOR_VARIANTS`].
+    pub fn row(self) -> &'static FactorRow {
+        &FACTOR_VARIANTS[self as usize]
+    }
+
+    /// `wanted` where it applies to a forward of `f` in `pieces` pieces, else the full factors.
+    pub fn resolve(wanted: FwdFactors, f: &GdnFacts, pieces: u64) -> FwdFactors {
+        if FwdFactors::applies(f, pieces) {
+            wanted
+        } else {
+            FwdFactors::Full
+        }
+    }
 }
 
 /// Which per-chunk factor kernel ("prep") a plan runs, forward and backward alike. Every bundled
@@ -412,7 +496,26 @@ impl FwdChoice {
         }
         c.prep = PrepVariant::from_env();
         c.chain = ChainVariant::from_env();
+        let wanted = env("DNNPLAN_GDN_FWD_FACTORS")
+            .as_deref()
+            .and_then(FwdFactors::from_switch)
+            .unwrap_or(FwdFactors::UNCUT_DEFAULT);
+        c.factors = FwdFactors::resolve(wanted, f, c.pieces);
         c
+    }
+
+    /// The (prep, output scan) entries of this schedule for io dtype `tag` and K = `k`.
+    pub fn kernel_names(&self, tag: &str, k: i64) -> (String, String) {
+        let w = match self.scan {
+            ScanVariant::Warps4 => "w4",
+            ScanVariant::Warps8 => "w8",
+        };
+        let prep = match self.factors {
+            FwdFactors::Full => self.prep.kernel_name("fwd", tag, k),
+            FwdFactors::Slim => format!("gdn_fwd_slimprep_{tag}_k{k}"),
+        };
+        let stem = self.factors.row().scan_stem;
+        (prep, format!("gdn_fwd_{stem}_{tag}_k{k}_{w}"))
     }
 
     /// The schedule without overrides: the 8-warp scan when there are at least two waves of
@@ -444,6 +547,7 @@ impl FwdChoice {
             steps: usize::MAX,
             prep: PrepVariant::DEFAULT,
             chain: ChainVariant::DEFAULT,
+            factors: FwdFactors::resolve(FwdFactors::UNCUT_DEFAULT, f, pieces),
         }
     }
 }
@@ -583,15 +687,35 @@ impl GdnFwdPlan {
             final_state: uid("final_state"),
         };
         let (k, v) = (f.k as u64, f.v as u64);
-        let layout = WorkspaceLayout::new(n, t, ho as u64, k, v);
         let p = choice.pieces;
-        let (warps, stages) = match choice.scan {
-            ScanVariant::Warps4 => (4, 3),
-            ScanVariant::Warps8 => (8, 2),
+        let warps = match choice.scan {
+            ScanVariant::Warps4 => 4,
+            ScanVariant::Warps8 => 8,
         };
-        let smem_scan = fast_smem_bytes(k, warps, stages, true);
-        let (grid_prep, prep_threads, smem_prep) =
-            choice.prep.launch_shape(chunks as u32, ho as u32, k, v);
+        let (layout, smem_scan, (grid_prep, prep_threads, smem_prep)) = match choice.factors {
+            FwdFactors::Full => (
+                WorkspaceLayout::new(n, t, ho as u64, k, v),
+                fast_smem_bytes(k, warps, if warps == 4 { 3 } else { 2 }, true),
+                choice.prep.launch_shape(chunks as u32, ho as u32, k, v),
+            ),
+            FwdFactors::Slim => (
+                WorkspaceLayout::slim(n, t, ho as u64),
+                slim_scan_smem_bytes(
+                    k,
+                    warps,
+                    if warps == 4 {
+                        SLIM_W4_STAGES
+                    } else {
+                        SLIM_W8_STAGES
+                    },
+                ),
+                (
+                    (chunks as u32, ho as u32, 1),
+                    PREP3_THREADS,
+                    slim_prep_smem_bytes(k),
+                ),
+            ),
+        };
         Ok(GdnFwdPlan {
             template,
             uids,
@@ -742,6 +866,63 @@ mod tests {
         // bench/gdn_device_fscan6_1.log: 0.365 vs 0.327 ms w4 at (4, 8192, 16), 0.770 vs 0.721 at
         // (1, 32768, 16) with 4 pieces, 0.750 vs 0.533 w8 at (16, 2048, 32), 0.440 vs 0.395 on
         // the ragged mix): the rule above stands.
+    }
+
+    #[test]
+    fn slim_factors_serve_the_uncut_k128_path_only() {
+        let f = |n, t, ho, d, bi| facts(n, t, ho, d, bi);
+        // The default at every shape: the uncut K = 128 path runs UNCUT_DEFAULT, the rest full.
+        for (fa, cut) in [
+            (f(4, 32768, 16, 128, false), false),
+            (f(16, 32768, 32, 128, false), false),
+            (f(10, 29949, 16, 128, false), false),
+            (f(1, 32768, 16, 128, true), false),
+            (f(1, 32768, 16, 128, false), true),
+            (f(64, 64 * 4096, 16, 64, false), true),
+        ] {
+            let c = FwdChoice::default_for(&fa, 132);
+            let want = if cut {
+                FwdFactors::Full
+            } else {
+                FwdFactors::UNCUT_DEFAULT
+            };
+            assert_eq!(c.factors, want, "{} tokens, K = {}", fa.total_tokens, fa.k);
+        }
+        // The switch: slim where it applies, full at K = 64 and on the piece path.
+        let (k128, k64) = (f(4, 32768, 16, 128, false), f(4, 32768, 16, 64, false));
+        for wanted in [FwdFactors::Slim, FwdFactors::Full] {
+            assert_eq!(FwdFactors::resolve(wanted, &k128, 1), wanted);
+            assert_eq!(FwdFactors::resolve(wanted, &k128, 4), FwdFactors::Full);
+            assert_eq!(FwdFactors::resolve(wanted, &k64, 1), FwdFactors::Full);
+        }
+        for row in &FACTOR_VARIANTS {
+            assert_eq!(FwdFactors::from_switch(row.switch), Some(row.factors));
+        }
+        assert_eq!(FwdFactors::from_switch("v2"), None);
+        // Every slim entry the schedule can name is bundled (both widths, both io dtypes).
+        let fwd = crate::cuda::kernels::find("gdn_fwd").expect("bundled GDN module");
+        let mut c = FwdChoice::default_for(&k128, 132);
+        c.factors = FwdFactors::Slim;
+        for scan in [ScanVariant::Warps4, ScanVariant::Warps8] {
+            c.scan = scan;
+            for tag in ["bf16", "f16"] {
+                let (prep, scan_name) = c.kernel_names(tag, 128);
+                assert!(fwd.has_function(&prep), "{prep} is not bundled");
+                assert!(fwd.has_function(&scan_name), "{scan_name} is not bundled");
+            }
+        }
+        assert_eq!(
+            c.kernel_names("bf16", 128),
+            (
+                "gdn_fwd_slimprep_bf16_k128".to_owned(),
+                "gdn_fwd_slimscan_bf16_k128_w8".to_owned()
+            )
+        );
+        c.factors = FwdFactors::Full;
+        assert_eq!(
+            c.kernel_names("f16", 128).1,
+            "gdn_fwd_scanx_f16_k128_w8".to_owned()
+        );
     }
 
     #[test]

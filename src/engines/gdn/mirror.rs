@@ -85,7 +85,7 @@ mod tests {
 
     #[test]
     fn host_constants_equal_the_kernel_headers() {
-        let mirrored: [(&str, i64); 22] = [
+        let mirrored: [(&str, i64); 25] = [
             ("FLAG_L2NORM", flags::L2NORM.into()),
             ("FLAG_BETA_SIGMOID", flags::BETA_SIGMOID.into()),
             ("FLAG_NEG_EIGVAL", flags::NEG_EIGVAL.into()),
@@ -108,6 +108,9 @@ mod tests {
             ("CHAIN_THREADS", params::CHAIN_THREADS.into()),
             ("CHAIN_ROWS", params::CHAIN_ROWS as i64),
             ("CHAIN3_ROWS", params::CHAIN3_ROWS as i64),
+            ("SLIM_SCALARS", params::SLIM_SCALARS as i64),
+            ("SLIM_W4_STAGES", params::SLIM_W4_STAGES as i64),
+            ("SLIM_W8_STAGES", params::SLIM_W8_STAGES as i64),
         ];
         let headers = header_constants();
         for (name, host) in mirrored {
