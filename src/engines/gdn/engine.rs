@@ -46,6 +46,7 @@ use super::params::{
     CHAIN_THREADS, FwdFastParams, FwdParams, KernelDtype, OFFSETS_THREADS, PREP3_THREADS,
     PieceLayout, SLIM_W4_STAGES, SLIM_W8_STAGES, SUM_STAGES, WorkspaceLayout, fast_smem_bytes,
     flags, max_chunks, prep7_smem_bytes, slim_prep_smem_bytes, slim_scan_smem_bytes,
+    slim_scan_threads,
 };
 use super::pdl::PdlMode;
 
@@ -734,7 +735,10 @@ impl GdnFwdPlan {
             prep_threads,
             smem_scan,
             smem_sum: fast_smem_bytes(k, 4, SUM_STAGES, false),
-            scan_threads: 32 * warps as u32,
+            scan_threads: match choice.factors {
+                FwdFactors::Full => 32 * warps as u32,
+                FwdFactors::Slim => slim_scan_threads(warps),
+            },
             kernels,
             pdl,
         })
