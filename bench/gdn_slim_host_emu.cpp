@@ -181,11 +181,11 @@ static void run_case(const char* name, int H, int HV, int flags, std::vector<int
     check(same(ts, ts1) && same(as, as1) && same(sc, sc1), "slim prep repeats bitwise (cp.async eager)");
   }
   set_state();
-  launch(U3{2, unsigned(HO), unsigned(N)}, 32 * (4 + gdn::SLIM_W4_PRODUCERS), [&] { gdn::fwd_slim_scan_body<IOT, K, V, 4, gdn::SLIM_W4_STAGES>(fp); });
+  launch(U3{2, unsigned(HO), unsigned(N)}, 128, [&] { gdn::fwd_slim_scan_body<IOT, K, V, 4, gdn::SLIM_W4_STAGES>(fp); });
   const auto s4 = outputs();
   set_state();
   g_cp_eager = true;
-  launch(U3{2, unsigned(HO), unsigned(N)}, 32 * (4 + gdn::SLIM_W4_PRODUCERS), [&] { gdn::fwd_slim_scan_body<IOT, K, V, 4, gdn::SLIM_W4_STAGES>(fp); });
+  launch(U3{2, unsigned(HO), unsigned(N)}, 128, [&] { gdn::fwd_slim_scan_body<IOT, K, V, 4, gdn::SLIM_W4_STAGES>(fp); });
   g_cp_eager = false;
   const auto s4b = outputs();
   check(same(s4.first, s4b.first) && same(s4.second, s4b.second), "slim scan w4 repeats bitwise (cp.async eager)");

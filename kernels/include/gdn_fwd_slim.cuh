@@ -14,16 +14,11 @@
 //   ws_gl -> Γ_last                    fp32 [chunks, HO]
 //   ws_q, ws_ut: unused.
 // Per chunk, with X = Sᵀ (V×K, fp32 mma accumulators), raw k, q, v rows of the chunk (zero past
-// len) and O' = X qᵀ (value rows × tokens):
-//   Ũᵀ = (vᵀ diag(β)) Tᵀ                           (per warp; vᵀ diag(β) rounded to io)
-//   W̃  = (T diag(ck)) k                            (64×K, the block's warps split the keys; T diag(ck)
-//                                                  and −W̃ rounded to io; built one chunk ahead)
-//   Uᵀ = Ũᵀ − X W̃ᵀ                                 (the full factors' Ũᵀ − X Wᵀ: the state chain
-//                                                  is X -> X W̃ᵀ -> U -> state, as theirs)
+// len) and P' = X kᵀ, O' = X qᵀ (value rows × tokens):
+//   Z  = vᵀ diag(β) − P' diag(ck)                 (rounded to io: the A operand below)
+//   Uᵀ = Z Tᵀ                                      (= Ũᵀ − X Wᵀ of the full factors)
 //   Oᵀ = O' diag(cq) + Uᵀ Aᵀ
 //   X ← e^{Γ_last} X + (Uᵀ diag(cr)) k
-// (Session 13 round 2, helper slim14: Ũᵀ and W̃ replace round 1's Z = vᵀ diag(β) − X kᵀ diag(ck),
-// Uᵀ = Z Tᵀ, which put one more dependent product on the state chain.)
 // Bytes per (chunk, head) at bf16 K = V = 128: the prep reads q, k, g, β (no v) and writes
 // 17 KB (T, A, scalars) instead of ~70 KB; the scan reads q, k, v, T, A, scalars.
 //
@@ -41,22 +36,6 @@ namespace gdn {
 constexpr int SLIM_SCALARS = 4;  // per-token fp32 rows of the slim workspace (ck, β, cq, cr)
 constexpr int SLIM_W4_STAGES = 3;
 constexpr int SLIM_W8_STAGES = 2;
-// Producer warps of the w4 slim scan (they build −W̃ of chunk c + 1 while the 4 value-row warps
-// run chunk c; 256 threads at up to 255 registers fill the register file). w8 has none: its 8
-// value-row warps build −W̃ themselves (16 warps would not fit).
-constexpr int SLIM_W4_PRODUCERS = 4;
-
-#ifdef GDN_HOST_EMU
-void emu_bar_arrive(int id, int n);
-void emu_bar_sync(int id, int n);
-__device__ __forceinline__ void slim_bar_sync(int id, int n) { emu_bar_sync(id, n); }
-__device__ __forceinline__ void slim_bar_arrive(int id, int n) { emu_bar_arrive(id, n); }
-#else
-__device__ __forceinline__ void slim_bar_sync(int id, int n) { asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(n) : "memory"); }
-__device__ __forceinline__ void slim_bar_arrive(int id, int n) {
-  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(n) : "memory");
-}
-#endif
 
 // The slim prep's shared memory: r1 raw then normalised k; r2 raw then scaled q -> L (fp32, rows
 // of TCINV_LS) -> T (io, tcinv10_tb_row); Γ, β.
@@ -228,8 +207,7 @@ __device__ __forceinline__ void fwd_slim_prep_body(const FwdParams& p) {
 }
 
 // The slim scan's shared memory per pipeline stage: raw q, k rows (K + 8), the block's VS value
-// columns of v (VS + 8), T and A (CHUNK + 8), the scalars; then the per-warp O staging tiles and
-// one −W̃ tile (io, [CHUNK][K + 8]) shared by the block's warps.
+// columns of v (VS + 8), T and A (CHUNK + 8), the scalars; then the per-warp O staging tiles.
 template <int K, int NW, int STAGES>
 struct SlimScanSmem {
   static constexpr int KP = K + 8;
@@ -245,84 +223,25 @@ struct SlimScanSmem {
   static constexpr size_t stage = s_off + SLIM_SCALARS * CHUNK * 4;
   static constexpr int OP = 24;
   static constexpr size_t o_off = STAGES * stage;
-  static constexpr size_t w_off = o_off + NW * CHUNK * OP * 2;
-  static constexpr size_t bytes = w_off + CHUNK * KP * 2;
+  static constexpr size_t bytes = o_off + NW * CHUNK * OP * 2;
 };
 // The host mirrors these (src/engines/gdn/params.rs, slim_scan_smem_bytes).
-static_assert(SlimScanSmem<128, 4, SLIM_W4_STAGES>::bytes == 220160 &&
-                  SlimScanSmem<128, 8, SLIM_W8_STAGES>::bytes == 185344,
+static_assert(SlimScanSmem<128, 4, SLIM_W4_STAGES>::bytes == 202752 &&
+                  SlimScanSmem<128, 8, SLIM_W8_STAGES>::bytes == 167936,
               "SlimScanSmem size changed");
 
-// One chunk's −W̃ = −T diag(ck) k (tokens × keys, X-independent), this warp's K / NW key columns,
-// fp32 accumulation, rounded to io into Wn ([CHUNK][K + 8]): the A operand is T diag(ck) (T from
-// shared memory, its columns scaled by ck in fp32 and rounded to io), the B operand the raw k rows
-// (ldmatrix.trans). T is lower triangular: token tile i reduces over token tiles kk <= i.
-template <typename T, int K, int NW>
-__device__ __forceinline__ void slim_build_wn(T* Wn, const T* Ks, const T* Ts, const float* ck, int warp, int lane) {
-  using IO = Io<T>;
-  constexpr int KP = K + 8, CP = CHUNK + 8, KW = K / NW, NT = KW / 8;
-  static_assert(NT % 2 == 0, "key columns per warp: a multiple of 16");
-  const int g = lane >> 2, t2 = 2 * (lane & 3);
-  const int ar = (lane & 7) + 8 * ((lane >> 3) & 1), ac = 8 * (lane >> 4);  // A rows / column
-  const int br = ar, bc = ac;                                              // ldmatrix.trans B
-  const int n0 = KW * warp;
-  auto scale2 = [](u32 w, float2 c) {
-    const T* e = reinterpret_cast<const T*>(&w);
-    return IO::pack(IO::to_f(e[0]) * c.x, IO::to_f(e[1]) * c.y);
-  };
-#pragma unroll
-  for (int i = 0; i < 4; ++i) {
-    float acc[NT][4];
-    zero_frags(acc);
-#pragma unroll
-    for (int kk = 0; kk <= i; ++kk) {
-      u32 a[4];
-      ldsm_x4(a, &Ts[(16 * i + ar) * CP + 16 * kk + ac]);
-      const float2 c0 = *reinterpret_cast<const float2*>(&ck[16 * kk + t2]);
-      const float2 c1 = *reinterpret_cast<const float2*>(&ck[16 * kk + 8 + t2]);
-      a[0] = scale2(a[0], c0);
-      a[1] = scale2(a[1], c0);
-      a[2] = scale2(a[2], c1);
-      a[3] = scale2(a[3], c1);
-#pragma unroll
-      for (int np = 0; np < NT / 2; ++np) {
-        u32 b[4];
-        ldsm_x4_t(b, &Ks[(16 * kk + br) * KP + n0 + 16 * np + bc]);
-        IO::mma(acc[2 * np], a, b);
-        IO::mma(acc[2 * np + 1], a, b + 2);
-      }
-    }
-#pragma unroll
-    for (int nt = 0; nt < NT; ++nt) {
-      const int col = n0 + 8 * nt + t2;
-      *reinterpret_cast<u32*>(&Wn[(16 * i + g) * KP + col]) = IO::pack(-acc[nt][0], -acc[nt][1]);
-      *reinterpret_cast<u32*>(&Wn[(16 * i + g + 8) * KP + col]) = IO::pack(-acc[nt][2], -acc[nt][3]);
-    }
-  }
-}
-
-// The slim output scan: grid (V / VS, HO, N), NW warps of 16 value rows (+ PW producer warps),
-// one piece per sequence (initial state in, final state out). STAGES-deep cp.async pipeline over
-// the chunks. Per chunk c the state chain is X -> X W̃ᵀ -> U -> state, as the full factors' scan:
-// Ũᵀ = vᵀ diag(β) Tᵀ (per value-row warp) and −W̃ (shared memory) do not depend on X. With
-// producer warps (w4), they build −W̃ of chunk c + 1 once the value-row warps have read chunk c's
-// (named barrier 1: value-row warps arrive, producers wait); without (w8), the value-row warps
-// build it in chunk c's tail after a block barrier. Either way every −W̃ element is the same.
+// The slim output scan: grid (V / VS, HO, N), NW warps of 16 value rows, one piece per sequence
+// (initial state in, final state out). STAGES-deep cp.async pipeline over the chunks.
 template <typename T, int K, int V, int NW, int STAGES>
 __device__ __forceinline__ void fwd_slim_scan_body(const FwdFastParams& fp) {
   static_assert(K == 128 && V == 128, "the slim forward serves K = V = 128");
-  static_assert(STAGES >= 2, "chunk c + 1 must be resident during chunk c");
   using S = SlimScanSmem<K, NW, STAGES>;
   using IO = Io<T>;
-  constexpr int PW = NW == 4 ? SLIM_W4_PRODUCERS : 0;
-  static_assert(PW == 0 || PW == NW, "producers split −W̃'s keys as the value-row warps would");
-  constexpr int KP = S::KP, CP = S::CP, VS = S::VS, VP = S::VP, NTH = (NW + PW) * 32;
+  constexpr int KP = S::KP, CP = S::CP, VS = S::VS, VP = S::VP, NTH = NW * 32;
   extern __shared__ __align__(16) unsigned char smem[];
   const FwdParams& p = fp.f;
   const int h = blockIdx.y, b = blockIdx.z;
-  const int tid = threadIdx.x, lane = tid & 31;
-  const bool producer = PW > 0 && (tid >> 5) >= NW;
-  const int warp = (tid >> 5) % NW;  // value-row warp, or the producer's key slice
+  const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
   const int HO = p.ho;
   const int qh = h / (HO / p.h), kh = h / (HO / p.hk), vh = h / (HO / p.hv);
   const int vs0 = blockIdx.x * VS;
@@ -332,7 +251,6 @@ __device__ __forceinline__ void fwd_slim_scan_body(const FwdFastParams& fp) {
   const long long cs = load_cu(p, b), ce = load_cu(p, b + 1);
   const int c_begin = p.chunk_offsets[b], c_end = p.chunk_offsets[b + 1];
   const int row = p.state_indices ? p.state_indices[b] : b;
-  T* Wn = reinterpret_cast<T*>(smem + S::w_off);
 
   float x[K / 8][4];
   load_initial_state_frags<K>(x, p, (static_cast<size_t>(row) * HO + h) * V * K, vr, cq);
@@ -372,37 +290,21 @@ __device__ __forceinline__ void fwd_slim_scan_body(const FwdFastParams& fp) {
     float* scs = reinterpret_cast<float*>(base + S::s_off);
     for (int i = tid; i < SLIM_SCALARS * CHUNK / 4; i += NTH) cp_async16(&scs[4 * i], &scg[4 * i]);
   };
-  auto stage_ptr = [&](int st, size_t off) { return reinterpret_cast<const T*>(smem + st * S::stage + off); };
 #pragma unroll
   for (int sidx = 0; sidx < STAGES - 1; ++sidx) {
     if (c_begin + sidx < c_end) issue(c_begin + sidx, sidx);
     cp_async_commit();
   }
-  if (c_begin < c_end) {  // −W̃ of the first chunk
-    cp_async_wait<STAGES - 2>();
-    __syncthreads();
-    if (PW == 0 || producer)
-      slim_build_wn<T, K, NW>(Wn, stage_ptr(0, S::k_off), stage_ptr(0, S::t_off),
-                              reinterpret_cast<const float*>(smem + S::s_off), warp, lane);
-  }
   float gl_next = c_begin < c_end ? p.ws_gl[static_cast<size_t>(c_begin) * HO + h] : 0.f;
   const int brow = (lane & 7) + 8 * (lane >> 4), bcol = 8 * ((lane >> 3) & 1);
   for (int c = c_begin; c < c_end; ++c) {
-    const int st = (c - c_begin) % STAGES, st1 = (c - c_begin + 1) % STAGES;
+    const int st = (c - c_begin) % STAGES;
     if (c + STAGES - 1 < c_end) issue(c + STAGES - 1, (c - c_begin + STAGES - 1) % STAGES);
     cp_async_commit();
     const float gl = gl_next;
     if (c + 1 < c_end) gl_next = p.ws_gl[static_cast<size_t>(c + 1) * HO + h];
-    if constexpr (PW > 0) cp_async_wait<STAGES - 2>();  // the producers read chunk c + 1
-    else cp_async_wait<STAGES - 1>();
-    __syncthreads();  // chunk c resident, its −W̃ visible
-    if (producer) {
-      slim_bar_sync(1, NTH);  // the value-row warps are done with chunk c's −W̃
-      slim_build_wn<T, K, NW>(Wn, stage_ptr(st1, S::k_off), stage_ptr(st1, S::t_off),
-                              reinterpret_cast<const float*>(smem + st1 * S::stage + S::s_off), warp, lane);
-      __syncthreads();
-      continue;
-    }
+    cp_async_wait<STAGES - 1>();
+    __syncthreads();
     unsigned char* base = smem + st * S::stage;
     const T* Qs = reinterpret_cast<const T*>(base + S::q_off);
     const T* Ks = reinterpret_cast<const T*>(base + S::k_off);
@@ -413,14 +315,32 @@ __device__ __forceinline__ void fwd_slim_scan_body(const FwdFastParams& fp) {
     const long long t0 = cs + static_cast<long long>(c - c_begin) * CHUNK;
     const int len = static_cast<int>(min_ll(static_cast<long long>(CHUNK), ce - t0));
 
-    // Ũᵀ = vᵀ diag(β) Tᵀ (X-independent): vᵀ diag(β) as A fragments (rounded to io; vᵀ by
-    // ldmatrix.trans in the accumulator layout: matrix m holds tokens 16kk + 8 (m >> 1) + 0..7,
-    // value columns 16 warp + 8 (m & 1) + 0..7); B[k = j][n = i] = T[i][j], T lower triangular.
-    float uacc[8][4], oacc[8][4];
-    zero_frags(uacc);
-    zero_frags(oacc);
+    // P' = X kᵀ and O' = X qᵀ (M = 16 value rows, N = 64 tokens, K = key dim).
+    float pacc[8][4], oacc[8][4];
+#pragma unroll
+    for (int nt = 0; nt < 8; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) pacc[nt][e] = oacc[nt][e] = 0.f;
+#pragma unroll
+    for (int kk = 0; kk < K / 16; ++kk) {
+      u32 a[4];
+      x_a_frag<T>(a, x, kk);
+#pragma unroll
+      for (int np = 0; np < 4; ++np) {
+        u32 bk[4], bq[4];
+        ldsm_x4(bk, &Ks[(16 * np + brow) * KP + 16 * kk + bcol]);
+        IO::mma(pacc[2 * np], a, bk);
+        IO::mma(pacc[2 * np + 1], a, bk + 2);
+        ldsm_x4(bq, &Qs[(16 * np + brow) * KP + 16 * kk + bcol]);
+        IO::mma(oacc[2 * np], a, bq);
+        IO::mma(oacc[2 * np + 1], a, bq + 2);
+      }
+    }
+    // Z = vᵀ diag(β) − P' diag(ck) as A fragments (tokens are the reduction dim below): vᵀ by
+    // ldmatrix.trans in the accumulator layout (matrix m: tokens 16kk + 8 (m >> 1) + 0..7, value
+    // columns 16 warp + 8 (m & 1) + 0..7).
+    u32 za[4][4];
     {
-      u32 za[4][4];
       const int mi = lane >> 3;
 #pragma unroll
       for (int kk = 0; kk < 4; ++kk) {
@@ -428,45 +348,30 @@ __device__ __forceinline__ void fwd_slim_scan_body(const FwdFastParams& fp) {
         ldsm_x4_t(vv, &Vs[(16 * kk + (lane & 7) + 8 * (mi >> 1)) * VP + 16 * warp + 8 * (mi & 1)]);
 #pragma unroll
         for (int m = 0; m < 4; ++m) {
-          const int tok = 8 * (2 * kk + (m >> 1)) + cq;
+          const int nt = 2 * kk + (m >> 1), hf = m & 1;
+          const int tok = 8 * nt + cq;
+          const float2 ck = *reinterpret_cast<const float2*>(&Sc[0 * CHUNK + tok]);
           const float2 bt = *reinterpret_cast<const float2*>(&Sc[1 * CHUNK + tok]);
           const T* vp = reinterpret_cast<const T*>(&vv[m]);
-          za[kk][m] = IO::pack(bt.x * IO::to_f(vp[0]), bt.y * IO::to_f(vp[1]));
-        }
-      }
-#pragma unroll
-      for (int np = 0; np < 4; ++np) {
-#pragma unroll
-        for (int kk = 0; kk < 4; ++kk) {
-          if (kk > np) break;
-          u32 bt4[4];
-          ldsm_x4(bt4, &Ts[(16 * np + brow) * CP + 16 * kk + bcol]);
-          IO::mma(uacc[2 * np], za[kk], bt4);
-          IO::mma(uacc[2 * np + 1], za[kk], bt4 + 2);
+          const float z0 = fmaf(bt.x, IO::to_f(vp[0]), -ck.x * pacc[nt][2 * hf]);
+          const float z1 = fmaf(bt.y, IO::to_f(vp[1]), -ck.y * pacc[nt][2 * hf + 1]);
+          za[kk][m] = IO::pack(z0, z1);
         }
       }
     }
-    // Uᵀ = Ũᵀ + X (−W̃)ᵀ and O' = X qᵀ (M = 16 value rows, N = 64 tokens, K = key dim).
+    // Uᵀ = Z Tᵀ: B[k = j][n = i] = T[i][j]; T is lower triangular (j ≤ i). Into pacc (dead).
+    float (&uacc)[8][4] = pacc;
+    zero_frags(uacc);
 #pragma unroll
-    for (int kk = 0; kk < K / 16; ++kk) {
-      u32 a[4];
-      x_a_frag<T>(a, x, kk);
+    for (int np = 0; np < 4; ++np) {
 #pragma unroll
-      for (int np = 0; np < 4; ++np) {
-        u32 bw[4], bq[4];
-        ldsm_x4(bw, &Wn[(16 * np + brow) * KP + 16 * kk + bcol]);
-        IO::mma(uacc[2 * np], a, bw);
-        IO::mma(uacc[2 * np + 1], a, bw + 2);
-        ldsm_x4(bq, &Qs[(16 * np + brow) * KP + 16 * kk + bcol]);
-        IO::mma(oacc[2 * np], a, bq);
-        IO::mma(oacc[2 * np + 1], a, bq + 2);
+      for (int kk = 0; kk < 4; ++kk) {
+        if (kk > np) break;
+        u32 bt4[4];
+        ldsm_x4(bt4, &Ts[(16 * np + brow) * CP + 16 * kk + bcol]);
+        IO::mma(uacc[2 * np], za[kk], bt4);
+        IO::mma(uacc[2 * np + 1], za[kk], bt4 + 2);
       }
-    }
-    if constexpr (PW > 0) {
-      slim_bar_arrive(1, NTH);  // −W̃ of chunk c read: the producers may overwrite it
-    } else {
-      cp_async_wait<STAGES - 2>();
-      __syncthreads();  // every warp is done with −W̃ of chunk c; chunk c + 1 resident
     }
     // O = O' diag(cq) + Uᵀ Aᵀ (Uᵀ rounded to io as A fragments; A lower triangular).
     u32 ua[4][4], ur[4][4];
@@ -484,8 +389,6 @@ __device__ __forceinline__ void fwd_slim_scan_body(const FwdFastParams& fp) {
       ur[nt >> 1][(nt & 1) * 2 + 0] = IO::pack(uacc[nt][0] * cr.x, uacc[nt][1] * cr.y);
       ur[nt >> 1][(nt & 1) * 2 + 1] = IO::pack(uacc[nt][2] * cr.x, uacc[nt][3] * cr.y);
     }
-    // X ← e^{Γ_last} X + (Uᵀ diag(cr)) k.
-    scan_state_update<T, K, KP>(x, ur, Ks, gl, lane);
 #pragma unroll
     for (int np = 0; np < 4; ++np) {
 #pragma unroll
@@ -497,16 +400,14 @@ __device__ __forceinline__ void fwd_slim_scan_body(const FwdFastParams& fp) {
         IO::mma(oacc[2 * np + 1], ua[kk], bb + 2);
       }
     }
-    // −W̃ of chunk c + 1 (past the last chunk: a stale stage, never read).
-    if constexpr (PW == 0)
-      slim_build_wn<T, K, NW>(Wn, stage_ptr(st1, S::k_off), stage_ptr(st1, S::t_off),
-                              reinterpret_cast<const float*>(smem + st1 * S::stage + S::s_off), warp, lane);
     T* Os = reinterpret_cast<T*>(smem + S::o_off) + warp * CHUNK * S::OP;
     scan_store_o<T, V, S::OP>(Os, oacc, static_cast<T*>(p.o), t0, len, HO, h, v0, lane, cq);
-    __syncthreads();  // this stage is refilled by the next iteration's issue; −W̃ visible
+    // X ← e^{Γ_last} X + (Uᵀ diag(cr)) k.
+    scan_state_update<T, K, KP>(x, ur, Ks, gl, lane);
+    __syncthreads();  // this stage is refilled by the next iteration's issue
   }
   cp_async_wait<0>();
-  if (p.final_state && !producer) store_final_state_frags<K>(x, p, (static_cast<size_t>(row) * HO + h) * V * K, vr, cq);
+  if (p.final_state) store_final_state_frags<K>(x, p, (static_cast<size_t>(row) * HO + h) * V * K, vr, cq);
 }
 
 }  // namespace gdn

@@ -14,7 +14,7 @@
 //   gdn_fwd_chain2_k{64,128}               <<<(V / 32, HO, N), 256>>>  (M staged; DNNPLAN_GDN_CHAIN=v2)
 //   gdn_fwd_chain3_k{64,128}               <<<(V / 16, HO, N), 256>>>  (chain2 on 16 rows per block; v3)
 //   gdn_fwd_slimprep_{bf16,f16}_k128       <<<(max_chunks, HO), 256, SlimPrepSmem<128>>>  slim factors
-//   gdn_fwd_slimscan_{bf16,f16}_k128_w4    <<<(2, HO, N), 256, SlimScanSmem<128,4,3>>>  (4 + 4 producers)
+//   gdn_fwd_slimscan_{bf16,f16}_k128_w4    <<<(2, HO, N), 128, SlimScanSmem<128,4,3>>>
 //   gdn_fwd_slimscan_{bf16,f16}_k128_w8    <<<(1, HO, N), 256, SlimScanSmem<128,8,2>>>
 //                                          (DNNPLAN_GDN_FWD_FACTORS=slim; gdn_fwd_slim.cuh; P = 1)
 // (the output scan w4 / w8 by the schedule rule, bitwise each other; the piece summary and chain
@@ -42,11 +42,11 @@ extern "C" __global__ void __launch_bounds__(gdn::OFFSETS_THREADS) gdn_chunk_off
 }
 
 #define GDN_FWD_FAST_ENTRIES(TAG, T, KD)                                                             \
-  extern "C" __global__ void __launch_bounds__((4 + gdn::SLIM_W4_PRODUCERS) * 32)                     \
+  extern "C" __global__ void __launch_bounds__(4 * 32)                                              \
       gdn_fwd_scanx_##TAG##_k##KD##_w4(gdn::FwdFastParams p) { dnnp_pdl_enter(p.f.flags & gdn::FLAG_PDL_TRIGGER); \
     gdn::fwd_scanx_body<T, KD, KD, 4, 3, true>(p);                                                  \
   }                                                                                                 \
-  extern "C" __global__ void __launch_bounds__((4 + gdn::SLIM_W4_PRODUCERS) * 32)                     \
+  extern "C" __global__ void __launch_bounds__(4 * 32)                                              \
       gdn_fwd_sum_##TAG##_k##KD(gdn::FwdFastParams p) { dnnp_pdl_enter(p.f.flags & gdn::FLAG_PDL_TRIGGER); \
     gdn::fwd_scanx_body<T, KD, KD, 4, gdn::SUM_STAGES, false>(p);                                   \
   }                                                                                                 \
@@ -102,7 +102,7 @@ extern "C" __global__ void __launch_bounds__(gdn::CHAIN_THREADS) gdn_fwd_chain3_
       gdn_fwd_slimprep_##TAG##_k128(gdn::FwdParams p) { dnnp_pdl_enter(p.flags & gdn::FLAG_PDL_TRIGGER); \
     gdn::fwd_slim_prep_body<T, 128>(p);                                                             \
   }                                                                                                 \
-  extern "C" __global__ void __launch_bounds__((4 + gdn::SLIM_W4_PRODUCERS) * 32)                     \
+  extern "C" __global__ void __launch_bounds__(4 * 32)                                              \
       gdn_fwd_slimscan_##TAG##_k128_w4(gdn::FwdFastParams p) { dnnp_pdl_enter(p.f.flags & gdn::FLAG_PDL_TRIGGER); \
     gdn::fwd_slim_scan_body<T, 128, 128, 4, gdn::SLIM_W4_STAGES>(p);                                \
   }                                                                                                 \

@@ -29,7 +29,9 @@
 //! (`gdn_fwd_slimprep_*` writes T, A and per-token scalars, `gdn_fwd_slimscan_*_w4|w8` rebuilds
 //! the products from the raw q, k, v; kernels/include/gdn_fwd_slim.cuh) where it applies (K = V =
 //! 128, one piece per sequence), else the full factors. A numerics change (a different exact
-//! factorisation), validated against the fp64 reference; see [`FwdFactors::UNCUT_DEFAULT`].
+//! factorisation), validated against the fp64 reference. Unset: [`FACTOR_RULE`] (slim where the
+//! uncut output scan fills at least 3/4 of a wave; `batch_invariant` pinned to
+//! [`FwdFactors::BATCH_INVARIANT`], full).
 
 use crate::cuda::{Function, LaunchConfig, Launcher, compile_or_load, probe};
 use crate::dispatch::engine::{BuildContext, CompiledPlan, Engine, SupportQuery};
@@ -46,7 +48,6 @@ use super::params::{
     CHAIN_THREADS, FwdFastParams, FwdParams, KernelDtype, OFFSETS_THREADS, PREP3_THREADS,
     PieceLayout, SLIM_W4_STAGES, SLIM_W8_STAGES, SUM_STAGES, WorkspaceLayout, fast_smem_bytes,
     flags, max_chunks, prep7_smem_bytes, slim_prep_smem_bytes, slim_scan_smem_bytes,
-    slim_scan_threads,
 };
 use super::pdl::PdlMode;
 
@@ -323,10 +324,61 @@ const _: () = {
     }
 };
 
+/// One row of the factor rule of the uncut K = V = 128 forward: the factors when the output
+/// scan's blocks fill at least `min_quarter_waves` quarters of a wave (4 · blocks ≥
+/// `min_quarter_waves` · SMs). The first matching row wins.
+pub struct FactorRuleRow {
+    /// Quarters of a wave the uncut scan's blocks must fill.
+    pub min_quarter_waves: u64,
+    /// The factors then.
+    pub factors: FwdFactors,
+}
+
+/// The factor rule (`DNNPLAN_GDN_FWD_FACTORS` unset), outside `batch_invariant`. H200, slim vs
+/// full forward in one run (session 13, bench/gdn_device_slim13_run1_timing.log): 1.025x at
+/// (4, 8192, 16) (w4, 128 blocks: 0.97 waves), 1.019x on the ragged mix (w4, 320 blocks),
+/// 1.160x at (16, 2048, 32) (w8, 512 blocks), but 0.884x at (1, 32768, 16) run uncut (w4, 32
+/// blocks: 0.24 waves; one 4-warp block per SM hides none of the slim scan's longer chain). The
+/// 3/4-wave threshold lies between the measured points (0.24 and 0.97 waves); nothing was measured
+/// in between.
+pub const FACTOR_RULE: [FactorRuleRow; 2] = [
+    FactorRuleRow {
+        min_quarter_waves: 3,
+        factors: FwdFactors::Slim,
+    },
+    FactorRuleRow {
+        min_quarter_waves: 0,
+        factors: FwdFactors::Full,
+    },
+];
+
 impl FwdFactors {
-    /// The factors of the uncut K = V = 128 path when `DNNPLAN_GDN_FWD_FACTORS` is unset (the
-    /// other paths always run [`FwdFactors::Full`]).
-    pub const UNCUT_DEFAULT: FwdFactors = FwdFactors::Full;
+    /// The factors of the uncut K = V = 128 path under `batch_invariant` (unset switch): one
+    /// variant at every shape, so that results do not depend on the batch; full, the faster one at
+    /// the measured batch_invariant shape ((1, 32768, 16) uncut: 1.691 vs 1.913 ms).
+    pub const BATCH_INVARIANT: FwdFactors = FwdFactors::Full;
+
+    /// The factors for a forward of `f` run by the `scan` output scan in `pieces` pieces per
+    /// sequence on `sms` multiprocessors when `DNNPLAN_GDN_FWD_FACTORS` is unset: full where slim
+    /// does not apply, [`FwdFactors::BATCH_INVARIANT`] under `batch_invariant`, else the first
+    /// [`FACTOR_RULE`] row the scan's blocks fill.
+    pub fn rule(f: &GdnFacts, sms: u64, scan: ScanVariant, pieces: u64) -> FwdFactors {
+        if !FwdFactors::applies(f, pieces) {
+            return FwdFactors::Full;
+        }
+        if f.batch_invariant {
+            return FwdFactors::BATCH_INVARIANT;
+        }
+        let rows_per_block = match scan {
+            ScanVariant::Warps4 => 64,
+            ScanVariant::Warps8 => 128,
+        };
+        let blocks = f.n_seqs as u64 * f.heads.3 as u64 * (f.v as u64 / rows_per_block).max(1);
+        FACTOR_RULE
+            .iter()
+            .find(|r| 4 * blocks >= r.min_quarter_waves * sms)
+            .map_or(FwdFactors::Full, |r| r.factors)
+    }
 
     /// Whether the slim factors serve a forward of `f` cut into `pieces` pieces per sequence.
     pub fn applies(f: &GdnFacts, pieces: u64) -> bool {
@@ -484,6 +536,9 @@ impl FwdChoice {
     pub fn pick(f: &GdnFacts, sms: u64) -> FwdChoice {
         let env = |name: &str| std::env::var(name).ok();
         let mut c = FwdChoice::default_for(f, sms);
+        // The factor rule counts the default width's blocks: the width switch never changes the
+        // factors (knobs change speed, never numerics).
+        let rule_scan = c.scan;
         match env("DNNPLAN_GDN_FWD_SCAN").as_deref() {
             Some("w4") => c.scan = ScanVariant::Warps4,
             Some("w8") if f.v == 128 => c.scan = ScanVariant::Warps8,
@@ -497,11 +552,13 @@ impl FwdChoice {
         }
         c.prep = PrepVariant::from_env();
         c.chain = ChainVariant::from_env();
-        let wanted = env("DNNPLAN_GDN_FWD_FACTORS")
+        c.factors = match env("DNNPLAN_GDN_FWD_FACTORS")
             .as_deref()
             .and_then(FwdFactors::from_switch)
-            .unwrap_or(FwdFactors::UNCUT_DEFAULT);
-        c.factors = FwdFactors::resolve(wanted, f, c.pieces);
+        {
+            Some(wanted) => FwdFactors::resolve(wanted, f, c.pieces),
+            None => FwdFactors::rule(f, sms, rule_scan, c.pieces),
+        };
         c
     }
 
@@ -548,7 +605,7 @@ impl FwdChoice {
             steps: usize::MAX,
             prep: PrepVariant::DEFAULT,
             chain: ChainVariant::DEFAULT,
-            factors: FwdFactors::resolve(FwdFactors::UNCUT_DEFAULT, f, pieces),
+            factors: FwdFactors::rule(f, sms, scan, pieces),
         }
     }
 }
@@ -735,10 +792,7 @@ impl GdnFwdPlan {
             prep_threads,
             smem_scan,
             smem_sum: fast_smem_bytes(k, 4, SUM_STAGES, false),
-            scan_threads: match choice.factors {
-                FwdFactors::Full => 32 * warps as u32,
-                FwdFactors::Slim => slim_scan_threads(warps),
-            },
+            scan_threads: 32 * warps as u32,
             kernels,
             pdl,
         })
@@ -875,23 +929,48 @@ mod tests {
     #[test]
     fn slim_factors_serve_the_uncut_k128_path_only() {
         let f = |n, t, ho, d, bi| facts(n, t, ho, d, bi);
-        // The default at every shape: the uncut K = 128 path runs UNCUT_DEFAULT, the rest full.
-        for (fa, cut) in [
-            (f(4, 32768, 16, 128, false), false),
-            (f(16, 32768, 32, 128, false), false),
-            (f(10, 29949, 16, 128, false), false),
-            (f(1, 32768, 16, 128, true), false),
-            (f(1, 32768, 16, 128, false), true),
-            (f(64, 64 * 4096, 16, 64, false), true),
+        // The default at every shape (FACTOR_RULE): slim on the uncut K = 128 path when its scan
+        // fills at least 3/4 of a wave, full otherwise, on the piece path, at K = 64 and under
+        // batch_invariant.
+        for (fa, want) in [
+            // (4, 8192, 16): w4, 128 blocks.
+            (f(4, 32768, 16, 128, false), FwdFactors::Slim),
+            // (16, 2048, 32): w8, 512 blocks.
+            (f(16, 32768, 32, 128, false), FwdFactors::Slim),
+            // The ragged mix: w4, 320 blocks.
+            (f(10, 29949, 16, 128, false), FwdFactors::Slim),
+            // (1, 32768, 16) under batch_invariant: uncut, pinned to full.
+            (f(1, 32768, 16, 128, true), FwdFactors::Full),
+            // ... and (4, 8192, 16) too: batch_invariant never depends on the batch's size.
+            (f(4, 32768, 16, 128, true), FwdFactors::Full),
+            // (1, 32768, 16): the piece path.
+            (f(1, 32768, 16, 128, false), FwdFactors::Full),
+            // Short sequences, few blocks (uncut, 4 blocks): under 3/4 of a wave.
+            (f(1, 300, 2, 128, false), FwdFactors::Full),
+            // K = 64: no slim kernel.
+            (f(64, 64 * 4096, 16, 64, false), FwdFactors::Full),
         ] {
             let c = FwdChoice::default_for(&fa, 132);
-            let want = if cut {
-                FwdFactors::Full
-            } else {
-                FwdFactors::UNCUT_DEFAULT
-            };
             assert_eq!(c.factors, want, "{} tokens, K = {}", fa.total_tokens, fa.k);
         }
+        // The threshold: (1, 32768, 16) uncut has 32 w4 blocks (2 per pair): 3/4 of a wave on 42
+        // SMs, not on 43.
+        let k128 = f(1, 32768, 16, 128, false);
+        assert_eq!(
+            FwdFactors::rule(&k128, 4 * 32 / 3, ScanVariant::Warps4, 1),
+            FwdFactors::Slim
+        );
+        assert_eq!(
+            FwdFactors::rule(&k128, 4 * 32 / 3 + 1, ScanVariant::Warps4, 1),
+            FwdFactors::Full
+        );
+        // (1, 32768, 16) forced uncut (DNNPLAN_GDN_FWD_PIECES=1): 32 blocks, full.
+        assert_eq!(
+            FwdFactors::rule(&k128, 132, ScanVariant::Warps4, 1),
+            FwdFactors::Full
+        );
+        // The rows: the last one matches every shape.
+        assert_eq!(FACTOR_RULE[FACTOR_RULE.len() - 1].min_quarter_waves, 0);
         // The switch: slim where it applies, full at K = 64 and on the piece path.
         let (k128, k64) = (f(4, 32768, 16, 128, false), f(4, 32768, 16, 64, false));
         for wanted in [FwdFactors::Slim, FwdFactors::Full] {

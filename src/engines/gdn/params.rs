@@ -423,15 +423,6 @@ pub const SLIM_SCALARS: u64 = 4;
 pub const SLIM_W4_STAGES: u64 = 3;
 /// cp.async stages of the slim output scan on 8 warps (`gdn::SLIM_W8_STAGES`).
 pub const SLIM_W8_STAGES: u64 = 2;
-/// Producer warps of the slim output scan on 4 value-row warps (`gdn::SLIM_W4_PRODUCERS`): they
-/// build the next chunk's −W̃ while the value-row warps run the state chain (w8 has none).
-pub const SLIM_W4_PRODUCERS: u64 = 4;
-
-/// Threads of the slim output scan on `warps` value-row warps (plus the w4 producers).
-pub fn slim_scan_threads(warps: u64) -> u32 {
-    let producers = if warps == 4 { SLIM_W4_PRODUCERS } else { 0 };
-    (32 * (warps + producers)) as u32
-}
 
 /// Dynamic shared memory of the slim prep (`gdn::SlimPrepSmem<K>::bytes`): the raw then
 /// normalised k rows, the q rows / fp32 L tile (64 rows of 72 floats) / io T, Γ and β.
@@ -443,15 +434,14 @@ pub fn slim_prep_smem_bytes(k: u64) -> u32 {
 
 /// Dynamic shared memory of the slim output scan on `warps` warps with `stages` cp.async stages
 /// (`gdn::SlimScanSmem<K, NW, STAGES>::bytes`): per stage the raw q, k rows, the block's value
-/// columns of v, T, A and the scalars; then the per-warp O staging tiles and one −W̃ tile
-/// (io, 64 rows of K + 8).
+/// columns of v, T, A and the scalars; then the per-warp O staging tiles.
 pub fn slim_scan_smem_bytes(k: u64, warps: u64, stages: u64) -> u32 {
     let vs = 16 * warps;
     let stage = 2 * CHUNK * (k + 8) * 2
         + CHUNK * (vs + 8) * 2
         + 2 * CHUNK * (CHUNK + 8) * 2
         + SLIM_SCALARS * CHUNK * 4;
-    (stages * stage + warps * CHUNK * 24 * 2 + CHUNK * (k + 8) * 2) as u32
+    (stages * stage + warps * CHUNK * 24 * 2) as u32
 }
 
 /// Threads of the chunk-offset kernel.
@@ -793,11 +783,9 @@ mod tests {
         // The slim prep (gdn::SlimPrepSmem<128>): 6 blocks per SM; the slim scans one block.
         assert_eq!(slim_prep_smem_bytes(128), 36352);
         assert!(6 * (u64::from(slim_prep_smem_bytes(128)) + 1024) <= 228 * 1024);
-        assert_eq!(slim_scan_smem_bytes(128, 4, SLIM_W4_STAGES), 220_160);
-        assert_eq!(slim_scan_smem_bytes(128, 8, SLIM_W8_STAGES), 185_344);
+        assert_eq!(slim_scan_smem_bytes(128, 4, SLIM_W4_STAGES), 202_752);
+        assert_eq!(slim_scan_smem_bytes(128, 8, SLIM_W8_STAGES), 167_936);
         assert!(slim_scan_smem_bytes(128, 4, SLIM_W4_STAGES) <= 227 * 1024);
-        assert_eq!(slim_scan_threads(4), 256);
-        assert_eq!(slim_scan_threads(8), 256);
         // Prep7Smem (the bundled preps): 4 blocks per SM fit (1 KB reserved per block); the
         // scan's 219 KB one block.
         assert_eq!(prep7_smem_bytes(128, 128), 54784);
