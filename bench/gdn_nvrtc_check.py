@@ -7,7 +7,7 @@ import sys
 lib = ctypes.CDLL(os.environ.get('NVRTC_LIB', 'libnvrtc.so.13'))
 root = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'kernels')
 failed = False
-for module, headers in [('gdn_fwd', ['gdn_fwd.cuh', 'gdn_fwd_fast.cuh', 'gdn_fwd_prep3.cuh', 'gdn_fwd_tcinv.cuh', 'gdn_fwd_prep10.cuh', 'gdn_fwd_prep13.cuh', 'gdn_fwd_prep15.cuh', 'dnnp_overlap.cuh']),
+for module, headers in [('gdn_fwd', ['gdn_fwd.cuh', 'gdn_fwd_fast.cuh', 'gdn_fwd_prep3.cuh', 'gdn_fwd_tcinv.cuh', 'gdn_fwd_prep10.cuh', 'gdn_fwd_prep13.cuh', 'gdn_fwd_prep15.cuh', 'gdn_fwd_slim.cuh', 'dnnp_overlap.cuh']),
                         ('gdn_bwd', ['gdn_fwd.cuh', 'gdn_fwd_fast.cuh', 'gdn_bwd.cuh', 'gdn_bwd_chain.cuh', 'gdn_fwd_prep3.cuh', 'gdn_fwd_tcinv.cuh', 'gdn_fwd_prep10.cuh', 'gdn_fwd_prep13.cuh', 'gdn_fwd_prep15.cuh',
                                      'dnnp_overlap.cuh', 'gdn_bwd_overlap.cuh'])]:
     src = open(f'{root}/src/{module}.cu').read().encode()

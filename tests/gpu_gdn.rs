@@ -1390,3 +1390,71 @@ fn timing_forward_scans() {
         inp.free();
     }
 }
+
+/// The forward's chunk factors (`DNNPLAN_GDN_FWD_FACTORS` = full / slim, read at build) at the
+/// benchmark shapes of `DNNPLAN_GDN_TIMING_SHAPES`, for `DNNPLAN_GDN_TIMING_FACTORS` rounds
+/// (default 3) alternating the order (full first in even rounds, slim first in odd ones): the
+/// whole forward and its prep (execute cut after the prep minus cut after the chunk table) and
+/// output scan (whole minus cut after the prep; uncut schedules). Each shape at the rule's
+/// schedule; (1, 32768, 16) also uncut (`DNNPLAN_GDN_FWD_PIECES=1`), where slim applies. Printed
+/// only (per round and the mean per variant), never asserted.
+#[test]
+fn timing_forward_factors() {
+    if !opted_in("DNNPLAN_GDN_TIMING_FACTORS") {
+        return;
+    }
+    let rounds: usize = std::env::var("DNNPLAN_GDN_TIMING_FACTORS")
+        .ok()
+        .and_then(|x| x.parse().ok())
+        .unwrap_or(3)
+        .max(1);
+    let caller = Caller::new();
+    for (si, (name, lens, hh)) in BENCH_SHAPES.into_iter().enumerate() {
+        if !timing_shape_selected(si) {
+            continue;
+        }
+        let inp = BenchInputs::new(&caller, lens, hh);
+        let forced: &[Option<&str>] = if si == 1 { &[None, Some("1")] } else { &[None] };
+        for &pieces in forced {
+            set_env("DNNPLAN_GDN_FWD_PIECES", pieces);
+            let label = if pieces.is_some() { "P=1" } else { "rule" };
+            // [variant][whole, prep, scan] sums over the rounds.
+            let mut sums = [[0.0f64; 3]; 2];
+            for r in 0..rounds {
+                let order: [(usize, &str); 2] = if r % 2 == 0 {
+                    [(0, "full"), (1, "slim")]
+                } else {
+                    [(1, "slim"), (0, "full")]
+                };
+                for (vi, variant) in order {
+                    set_env("DNNPLAN_GDN_FWD_FACTORS", Some(variant));
+                    let whole = inp.time(&caller, "gdn");
+                    let c1 = inp.time_cut(&caller, "gdn", Some(1));
+                    let c2 = inp.time_cut(&caller, "gdn", Some(2));
+                    let (prep, scan) = (c2 - c1, whole - c2);
+                    sums[vi][0] += whole;
+                    sums[vi][1] += prep;
+                    sums[vi][2] += scan;
+                    println!(
+                        "gdn_sm90 factors {name:18} {label} round {r} {variant} fwd {whole:.3} ms | prep {prep:.3} | after prep {scan:.3}"
+                    );
+                }
+            }
+            let n = rounds as f64;
+            let [f, s] = sums.map(|v| v.map(|x| x / n));
+            println!(
+                "gdn_sm90 factors {name:18} {label} mean of {rounds}: full fwd {:.3} (prep {:.3}, after {:.3}) | slim fwd {:.3} (prep {:.3}, after {:.3}) | slim speedup {:.3}x",
+                f[0],
+                f[1],
+                f[2],
+                s[0],
+                s[1],
+                s[2],
+                f[0] / s[0]
+            );
+        }
+        set_env("DNNPLAN_GDN_FWD_FACTORS", None);
+        set_env("DNNPLAN_GDN_FWD_PIECES", None);
+        inp.free();
+    }
+}

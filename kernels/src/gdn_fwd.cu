@@ -17,6 +17,10 @@
 //   gdn_fwd_chain_k{64,128}                <<<(V / 32, HO, N), 256>>>  (DNNPLAN_GDN_CHAIN=v1)
 //   gdn_fwd_chain2_k{64,128}               <<<(V / 32, HO, N), 256>>>  (M staged; DNNPLAN_GDN_CHAIN=v2)
 //   gdn_fwd_chain3_k{64,128}               <<<(V / 16, HO, N), 256>>>  (chain2 on 16 rows per block; v3)
+//   gdn_fwd_slimprep_{bf16,f16}_k128       <<<(max_chunks, HO), 256, SlimPrepSmem<128>>>  slim factors
+//   gdn_fwd_slimscan_{bf16,f16}_k128_w4    <<<(2, HO, N), 128, SlimScanSmem<128,4,3>>>
+//   gdn_fwd_slimscan_{bf16,f16}_k128_w8    <<<(1, HO, N), 256, SlimScanSmem<128,8,2>>>
+//                                          (DNNPLAN_GDN_FWD_FACTORS=slim; gdn_fwd_slim.cuh; P = 1)
 // (the output scan w4 / w8 by the schedule rule, bitwise each other; the piece summary and chain
 // only with P > 1 pieces per sequence).
 // Not bundled since session 12 (no schedule rule picked them; src/engines/gdn/engine.rs): the
@@ -35,6 +39,7 @@
 #include "gdn_fwd_fast.cuh"
 #include "gdn_fwd_prep3.cuh"
 #include "gdn_fwd_prep10.cuh"
+#include "gdn_fwd_slim.cuh"
 
 extern "C" __global__ void __launch_bounds__(gdn::OFFSETS_THREADS) gdn_chunk_offsets(gdn::FwdParams p) { dnnp_pdl_enter(p.flags & gdn::FLAG_PDL_TRIGGER);
   gdn::chunk_offsets_body(p);
@@ -109,3 +114,22 @@ extern "C" __global__ void __launch_bounds__(gdn::CHAIN_THREADS) gdn_fwd_chain3_
 extern "C" __global__ void __launch_bounds__(gdn::CHAIN_THREADS) gdn_fwd_chain3_k64(gdn::FwdFastParams p) { dnnp_pdl_enter(p.f.flags & gdn::FLAG_PDL_TRIGGER);
   gdn::fwd_chain2_body<64, gdn::CHAIN3_ROWS>(p);
 }
+
+// Session 13: the slim factors (gdn_fwd_slim.cuh): the prep writes T, A, per-token scalars; the
+// output scan rebuilds the products from the raw q, k, v (K = V = 128, one piece per sequence).
+#define GDN_FWD_SLIM_ENTRIES(TAG, T)                                                                \
+  extern "C" __global__ void __launch_bounds__(gdn::PREP3_THREADS, gdn::PREP6_MIN_BLOCKS)           \
+      gdn_fwd_slimprep_##TAG##_k128(gdn::FwdParams p) { dnnp_pdl_enter(p.flags & gdn::FLAG_PDL_TRIGGER); \
+    gdn::fwd_slim_prep_body<T, 128>(p);                                                             \
+  }                                                                                                 \
+  extern "C" __global__ void __launch_bounds__(4 * 32)                                              \
+      gdn_fwd_slimscan_##TAG##_k128_w4(gdn::FwdFastParams p) { dnnp_pdl_enter(p.f.flags & gdn::FLAG_PDL_TRIGGER); \
+    gdn::fwd_slim_scan_body<T, 128, 128, 4, gdn::SLIM_W4_STAGES>(p);                                \
+  }                                                                                                 \
+  extern "C" __global__ void __launch_bounds__(8 * 32)                                              \
+      gdn_fwd_slimscan_##TAG##_k128_w8(gdn::FwdFastParams p) { dnnp_pdl_enter(p.f.flags & gdn::FLAG_PDL_TRIGGER); \
+    gdn::fwd_slim_scan_body<T, 128, 128, 8, gdn::SLIM_W8_STAGES>(p);                                \
+  }
+
+GDN_FWD_SLIM_ENTRIES(bf16, gdn::gdn_bf16)
+GDN_FWD_SLIM_ENTRIES(f16, gdn::gdn_f16)

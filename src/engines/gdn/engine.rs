@@ -28,6 +28,13 @@
 //! `DNNPLAN_GDN_PDL=0|1|early` (both directions): the launch chain, [`super::pdl::PdlMode`].
 //! `DNNPLAN_GDN_CHAIN=v1|v2|v3` (both directions): the piece chain's body,
 //! [`super::chain::ChainVariant`] (bitwise the same seeds).
+//! `DNNPLAN_GDN_FWD_FACTORS=slim|full` (forward): the chunk factors ([`FwdFactors`]): `slim`
+//! (`gdn_fwd_slimprep_*` writes T, A and per-token scalars, `gdn_fwd_slimscan_*_w4|w8` rebuilds
+//! the products from the raw q, k, v; kernels/include/gdn_fwd_slim.cuh) where it applies (K = V =
+//! 128, one piece per sequence), else the full factors. A numerics change (a different exact
+//! factorisation), validated against the fp64 reference. Unset: [`FACTOR_RULE`] (slim where the
+//! uncut output scan fills at least 3/4 of a wave; `batch_invariant` pinned to
+//! [`FwdFactors::BATCH_INVARIANT`], full).
 
 use crate::cuda::{Function, LaunchConfig, Launcher, compile_or_load, probe};
 use crate::dispatch::engine::{BuildContext, CompiledPlan, Engine, SupportQuery};
@@ -42,8 +49,9 @@ use super::backward::GdnBwdPlan;
 use super::chain::ChainVariant;
 use super::params::{
     CHAIN_THREADS, FwdFastParams, FwdParams, KernelDtype, OFFSETS_THREADS, PREP3_THREADS,
-    PieceLayout, SCAN_STAGES, SCANX_S1_MIN_BLOCKS, SCANX_S1_STAGES, SUM_STAGES, SUM1_MIN_BLOCKS,
-    WorkspaceLayout, fast_smem_bytes, flags, max_chunks, prep7_smem_bytes,
+    PieceLayout, SCAN_STAGES, SCANX_S1_MIN_BLOCKS, SCANX_S1_STAGES, SLIM_W4_STAGES, SLIM_W8_STAGES,
+    SUM_STAGES, SUM1_MIN_BLOCKS, WorkspaceLayout, fast_smem_bytes, flags, max_chunks,
+    prep7_smem_bytes, slim_prep_smem_bytes, slim_scan_smem_bytes,
 };
 use super::pdl::PdlMode;
 
@@ -223,10 +231,11 @@ impl Engine for GdnSm90 {
         let k = facts.k;
         let sms = info.sm_count.max(1) as u64;
         let choice = FwdChoice::pick(facts, sms);
+        let (prep_name, scan_name) = choice.kernel_names(tag, k);
         let kernels = FwdKernels {
             offsets: module.function("gdn_chunk_offsets")?,
-            prep: module.function(&choice.prep.kernel_name("fwd", tag, k))?,
-            scan: module.function(&choice.scan.kernel_name(tag, k))?,
+            prep: module.function(&prep_name)?,
+            scan: module.function(&scan_name)?,
             sum: module.function(&choice.sum.kernel_name(tag, k))?,
             chain: module.function(&choice.chain.fwd_name(k))?,
         };
@@ -459,6 +468,135 @@ pub struct FwdChoice {
     pub prep: PrepVariant,
     /// The piece chain's body (`DNNPLAN_GDN_CHAIN`).
     pub chain: ChainVariant,
+    /// The chunk factors (`DNNPLAN_GDN_FWD_FACTORS`).
+    pub factors: FwdFactors,
+}
+
+/// Which chunk factors the forward's prep writes and its output scan reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(usize)]
+pub enum FwdFactors {
+    /// W, Q⁺, Kᴿ, Ũᵀ, A, Γ_last ([`PrepVariant`]'s prep, `gdn_fwd_scanx_*`): every path.
+    Full,
+    /// T, A, per-token scalars, Γ_last (`gdn_fwd_slimprep_*`, `gdn_fwd_slimscan_*`,
+    /// kernels/include/gdn_fwd_slim.cuh): the prep stops after the triangular inverse and skips
+    /// v, the scan reads the raw q, k, v and rebuilds Uᵀ = (vᵀ diag(β) − X kᵀ diag(ck)) Tᵀ. The
+    /// uncut K = V = 128 path only ([`FwdFactors::applies`]).
+    Slim,
+}
+
+/// One factor layout, as data: the switch value and the entry stems of its prep and scan.
+pub struct FactorRow {
+    /// The layout this row describes (its discriminant is the row's index).
+    pub factors: FwdFactors,
+    /// The `DNNPLAN_GDN_FWD_FACTORS` value that selects it.
+    pub switch: &'static str,
+    /// The scan entry's stem: `gdn_fwd_<stem>_<tag>_k<K>_w4|w8`.
+    pub scan_stem: &'static str,
+}
+
+/// Every factor layout, in [`FwdFactors`] order.
+pub const FACTOR_VARIANTS: [FactorRow; 2] = [
+    FactorRow {
+        factors: FwdFactors::Full,
+        switch: "full",
+        scan_stem: "scanx",
+    },
+    FactorRow {
+        factors: FwdFactors::Slim,
+        switch: "slim",
+        scan_stem: "slimscan",
+    },
+];
+
+// Each row sits at its variant's index.
+const _: () = {
+    let mut i = 0;
+    while i < FACTOR_VARIANTS.len() {
+        assert!(FACTOR_VARIANTS[i].factors as usize == i);
+        i += 1;
+    }
+};
+
+/// One row of the factor rule of the uncut K = V = 128 forward: the factors when the output
+/// scan's blocks fill at least `min_quarter_waves` quarters of a wave (4 · blocks ≥
+/// `min_quarter_waves` · SMs). The first matching row wins.
+pub struct FactorRuleRow {
+    /// Quarters of a wave the uncut scan's blocks must fill.
+    pub min_quarter_waves: u64,
+    /// The factors then.
+    pub factors: FwdFactors,
+}
+
+/// The factor rule (`DNNPLAN_GDN_FWD_FACTORS` unset), outside `batch_invariant`. H200, slim vs
+/// full forward in one run (session 13, bench/gdn_device_slim13_run1_timing.log): 1.025x at
+/// (4, 8192, 16) (w4, 128 blocks: 0.97 waves), 1.019x on the ragged mix (w4, 320 blocks),
+/// 1.160x at (16, 2048, 32) (w8, 512 blocks), but 0.884x at (1, 32768, 16) run uncut (w4, 32
+/// blocks: 0.24 waves; one 4-warp block per SM hides none of the slim scan's longer chain). The
+/// 3/4-wave threshold lies between the measured points (0.24 and 0.97 waves); nothing was measured
+/// in between.
+pub const FACTOR_RULE: [FactorRuleRow; 2] = [
+    FactorRuleRow {
+        min_quarter_waves: 3,
+        factors: FwdFactors::Slim,
+    },
+    FactorRuleRow {
+        min_quarter_waves: 0,
+        factors: FwdFactors::Full,
+    },
+];
+
+impl FwdFactors {
+    /// The factors of the uncut K = V = 128 path under `batch_invariant` (unset switch): one
+    /// variant at every shape, so that results do not depend on the batch; full, the faster one at
+    /// the measured batch_invariant shape ((1, 32768, 16) uncut: 1.691 vs 1.913 ms).
+    pub const BATCH_INVARIANT: FwdFactors = FwdFactors::Full;
+
+    /// The factors for a forward of `f` run by the `scan` output scan in `pieces` pieces per
+    /// sequence on `sms` multiprocessors when `DNNPLAN_GDN_FWD_FACTORS` is unset: full where slim
+    /// does not apply, [`FwdFactors::BATCH_INVARIANT`] under `batch_invariant`, else the first
+    /// [`FACTOR_RULE`] row the scan's blocks fill.
+    pub fn rule(f: &GdnFacts, sms: u64, scan: ScanVariant, pieces: u64) -> FwdFactors {
+        if !FwdFactors::applies(f, pieces) {
+            return FwdFactors::Full;
+        }
+        if f.batch_invariant {
+            return FwdFactors::BATCH_INVARIANT;
+        }
+        let rows_per_block = 16 * scan.row().warps;
+        let blocks = f.n_seqs as u64 * f.heads.3 as u64 * (f.v as u64 / rows_per_block).max(1);
+        FACTOR_RULE
+            .iter()
+            .find(|r| 4 * blocks >= r.min_quarter_waves * sms)
+            .map_or(FwdFactors::Full, |r| r.factors)
+    }
+
+    /// Whether the slim factors serve a forward of `f` cut into `pieces` pieces per sequence.
+    pub fn applies(f: &GdnFacts, pieces: u64) -> bool {
+        f.k == 128 && f.v == 128 && pieces == 1
+    }
+
+    /// The row whose switch is `value`, if any.
+    pub fn from_switch(value: &str) -> Option<FwdFactors> {
+        FACTOR_VARIANTS
+            .iter()
+            .find(|r| r.switch == value)
+            .map(|r| r.factors)
+    }
+
+    /// The layout's row in [`FACTOR_VARIANTS`].
+    pub fn row(self) -> &'static FactorRow {
+        &FACTOR_VARIANTS[self as usize]
+    }
+
+    /// `wanted` where it applies to a forward of `f` in `pieces` pieces, else the full factors.
+    pub fn resolve(wanted: FwdFactors, f: &GdnFacts, pieces: u64) -> FwdFactors {
+        if FwdFactors::applies(f, pieces) {
+            wanted
+        } else {
+            FwdFactors::Full
+        }
+    }
 }
 
 /// Which per-chunk factor kernel ("prep") a plan runs, forward and backward alike. Every bundled
@@ -599,6 +737,9 @@ impl FwdChoice {
                 uncut_scan(f, sms)
             };
         }
+        // The factor rule counts the blocks of the rule's width: the width switch never changes
+        // the factors (knobs change speed, never numerics).
+        let rule_scan = c.scan;
         if let Some(scan) =
             env("DNNPLAN_GDN_FWD_SCAN").and_then(|x| ScanVariant::from_switch(&x, f.k))
         {
@@ -613,7 +754,37 @@ impl FwdChoice {
         }
         c.prep = PrepVariant::from_env();
         c.chain = ChainVariant::from_env();
+        c.factors = match env("DNNPLAN_GDN_FWD_FACTORS")
+            .as_deref()
+            .and_then(FwdFactors::from_switch)
+        {
+            Some(wanted) => FwdFactors::resolve(wanted, f, c.pieces),
+            None => FwdFactors::rule(f, sms, rule_scan, c.pieces),
+        };
         c
+    }
+
+    /// The (prep, output scan) entries of this schedule for io dtype `tag` and K = `k`. The slim
+    /// scans come in the 4- and 8-warp widths (a forced `w4p` runs the slim 4-warp scan).
+    pub fn kernel_names(&self, tag: &str, k: i64) -> (String, String) {
+        match self.factors {
+            FwdFactors::Full => (
+                self.prep.kernel_name("fwd", tag, k),
+                self.scan.kernel_name(tag, k),
+            ),
+            FwdFactors::Slim => {
+                let w = if self.scan.row().warps == 8 {
+                    "w8"
+                } else {
+                    "w4"
+                };
+                let stem = self.factors.row().scan_stem;
+                (
+                    format!("gdn_fwd_slimprep_{tag}_k{k}"),
+                    format!("gdn_fwd_{stem}_{tag}_k{k}_{w}"),
+                )
+            }
+        }
     }
 
     /// The schedule without overrides: the uncut scan by [`FWD_SCAN_RULE`]; when the 4-warp
@@ -621,7 +792,7 @@ impl FwdChoice {
     /// (≥ 8 chunks each on average) and `batch_invariant` is off, the piece path of
     /// [`FWD_PIECE_PATH`] with as many pieces as keep both of its passes in one wave:
     /// `P = min(⌊scan per_sm · SMs / scan blocks per piece⌋, 1 + ⌊sum per_sm · SMs / summary
-    /// blocks per piece⌋)`, at most 16.
+    /// blocks per piece⌋)`, at most 16; the factors by [`FwdFactors::rule`] at the rule's scan.
     pub fn default_for(f: &GdnFacts, sms: u64) -> FwdChoice {
         let pairs = f.n_seqs as u64 * f.heads.3 as u64;
         let blocks = pairs * (f.v as u64 / 64); // 4-warp blocks
@@ -639,17 +810,19 @@ impl FwdChoice {
         } else {
             1
         };
+        let scan = if pieces > 1 {
+            piece_scan
+        } else {
+            uncut_scan(f, sms)
+        };
         FwdChoice {
-            scan: if pieces > 1 {
-                piece_scan
-            } else {
-                uncut_scan(f, sms)
-            },
+            scan,
             sum: piece_sum,
             pieces,
             steps: usize::MAX,
             prep: PrepVariant::DEFAULT,
             chain: ChainVariant::DEFAULT,
+            factors: FwdFactors::rule(f, sms, scan, pieces),
         }
     }
 }
@@ -807,12 +980,32 @@ impl GdnFwdPlan {
             final_state: uid("final_state"),
         };
         let (k, v) = (f.k as u64, f.v as u64);
-        let layout = WorkspaceLayout::new(n, t, ho as u64, k, v);
         let p = choice.pieces;
-        let (warps, stages) = (choice.scan.row().warps, choice.scan.row().stages);
-        let smem_scan = fast_smem_bytes(k, warps, stages, true);
-        let (grid_prep, prep_threads, smem_prep) =
-            choice.prep.launch_shape(chunks as u32, ho as u32, k, v);
+        let warps = choice.scan.row().warps;
+        let (layout, smem_scan, (grid_prep, prep_threads, smem_prep)) = match choice.factors {
+            FwdFactors::Full => (
+                WorkspaceLayout::new(n, t, ho as u64, k, v),
+                fast_smem_bytes(k, warps, choice.scan.row().stages, true),
+                choice.prep.launch_shape(chunks as u32, ho as u32, k, v),
+            ),
+            FwdFactors::Slim => (
+                WorkspaceLayout::slim(n, t, ho as u64),
+                slim_scan_smem_bytes(
+                    k,
+                    warps,
+                    if warps == 4 {
+                        SLIM_W4_STAGES
+                    } else {
+                        SLIM_W8_STAGES
+                    },
+                ),
+                (
+                    (chunks as u32, ho as u32, 1),
+                    PREP3_THREADS,
+                    slim_prep_smem_bytes(k),
+                ),
+            ),
+        };
         Ok(GdnFwdPlan {
             template,
             uids,
@@ -1016,6 +1209,88 @@ mod tests {
         assert_eq!(
             SumVariant::Phased3.kernel_name("bf16", 128),
             "gdn_fwd_sum1_bf16_k128"
+        );
+    }
+
+    #[test]
+    fn slim_factors_serve_the_uncut_k128_path_only() {
+        let f = |n, t, ho, d, bi| facts(n, t, ho, d, bi);
+        // The default at every shape (FACTOR_RULE): slim on the uncut K = 128 path when its scan
+        // fills at least 3/4 of a wave, full otherwise, on the piece path, at K = 64 and under
+        // batch_invariant.
+        for (fa, want) in [
+            // (4, 8192, 16): w4, 128 blocks.
+            (f(4, 32768, 16, 128, false), FwdFactors::Slim),
+            // (16, 2048, 32): w8, 512 blocks.
+            (f(16, 32768, 32, 128, false), FwdFactors::Slim),
+            // The ragged mix: w4, 320 blocks.
+            (f(10, 29949, 16, 128, false), FwdFactors::Slim),
+            // (1, 32768, 16) under batch_invariant: uncut, pinned to full.
+            (f(1, 32768, 16, 128, true), FwdFactors::Full),
+            // ... and (4, 8192, 16) too: batch_invariant never depends on the batch's size.
+            (f(4, 32768, 16, 128, true), FwdFactors::Full),
+            // (1, 32768, 16): the piece path.
+            (f(1, 32768, 16, 128, false), FwdFactors::Full),
+            // Short sequences, few blocks (uncut, 4 blocks): under 3/4 of a wave.
+            (f(1, 300, 2, 128, false), FwdFactors::Full),
+            // K = 64: no slim kernel.
+            (f(64, 64 * 4096, 16, 64, false), FwdFactors::Full),
+        ] {
+            let c = FwdChoice::default_for(&fa, 132);
+            assert_eq!(c.factors, want, "{} tokens, K = {}", fa.total_tokens, fa.k);
+        }
+        // The threshold: (1, 32768, 16) uncut has 32 w4 blocks (2 per pair): 3/4 of a wave on 42
+        // SMs, not on 43.
+        let k128 = f(1, 32768, 16, 128, false);
+        assert_eq!(
+            FwdFactors::rule(&k128, 4 * 32 / 3, ScanVariant::Warps4, 1),
+            FwdFactors::Slim
+        );
+        assert_eq!(
+            FwdFactors::rule(&k128, 4 * 32 / 3 + 1, ScanVariant::Warps4, 1),
+            FwdFactors::Full
+        );
+        // (1, 32768, 16) forced uncut (DNNPLAN_GDN_FWD_PIECES=1): 32 blocks, full.
+        assert_eq!(
+            FwdFactors::rule(&k128, 132, ScanVariant::Warps4, 1),
+            FwdFactors::Full
+        );
+        // The rows: the last one matches every shape.
+        assert_eq!(FACTOR_RULE[FACTOR_RULE.len() - 1].min_quarter_waves, 0);
+        // The switch: slim where it applies, full at K = 64 and on the piece path.
+        let (k128, k64) = (f(4, 32768, 16, 128, false), f(4, 32768, 16, 64, false));
+        for wanted in [FwdFactors::Slim, FwdFactors::Full] {
+            assert_eq!(FwdFactors::resolve(wanted, &k128, 1), wanted);
+            assert_eq!(FwdFactors::resolve(wanted, &k128, 4), FwdFactors::Full);
+            assert_eq!(FwdFactors::resolve(wanted, &k64, 1), FwdFactors::Full);
+        }
+        for row in &FACTOR_VARIANTS {
+            assert_eq!(FwdFactors::from_switch(row.switch), Some(row.factors));
+        }
+        assert_eq!(FwdFactors::from_switch("v2"), None);
+        // Every slim entry the schedule can name is bundled (both widths, both io dtypes).
+        let fwd = crate::cuda::kernels::find("gdn_fwd").expect("bundled GDN module");
+        let mut c = FwdChoice::default_for(&k128, 132);
+        c.factors = FwdFactors::Slim;
+        for scan in [ScanVariant::Warps4, ScanVariant::Warps8] {
+            c.scan = scan;
+            for tag in ["bf16", "f16"] {
+                let (prep, scan_name) = c.kernel_names(tag, 128);
+                assert!(fwd.has_function(&prep), "{prep} is not bundled");
+                assert!(fwd.has_function(&scan_name), "{scan_name} is not bundled");
+            }
+        }
+        assert_eq!(
+            c.kernel_names("bf16", 128),
+            (
+                "gdn_fwd_slimprep_bf16_k128".to_owned(),
+                "gdn_fwd_slimscan_bf16_k128_w8".to_owned()
+            )
+        );
+        c.factors = FwdFactors::Full;
+        assert_eq!(
+            c.kernel_names("f16", 128).1,
+            "gdn_fwd_scanx_f16_k128_w8".to_owned()
         );
     }
 

@@ -170,6 +170,35 @@ impl WorkspaceLayout {
         }
     }
 
+    /// The slim factors' layout (`DNNPLAN_GDN_FWD_FACTORS=slim`, kernels/include/gdn_fwd_slim.cuh)
+    /// in the same fields: `w` holds `T` `[slots, 64, 64]` io, `kr` the per-token scalars
+    /// `[slots, SLIM_SCALARS, 64]` fp32, `a` and `gl` as the full layout's; `q` and `ut` are
+    /// empty (their offsets are the next region's; the slim kernels never touch them).
+    pub fn slim(n_seqs: u64, total_tokens: u64, ho: u64) -> WorkspaceLayout {
+        let slots = max_chunks(n_seqs, total_tokens) * ho;
+        let mut off = 0u64;
+        let mut take = |bytes: u64| {
+            let at = off;
+            off = (off + bytes).div_ceil(REGION_ALIGN) * REGION_ALIGN;
+            at
+        };
+        let chunk_offsets = take(4 * (n_seqs + 1));
+        let w = take(slots * CHUNK * CHUNK * 2);
+        let kr = take(slots * SLIM_SCALARS * CHUNK * 4);
+        let a = take(slots * CHUNK * CHUNK * 2);
+        let gl = take(slots * 4);
+        WorkspaceLayout {
+            chunk_offsets,
+            w,
+            q: a,
+            kr,
+            ut: a,
+            a,
+            gl,
+            total: off,
+        }
+    }
+
     /// Writes the region addresses for a workspace at `base` into `p`.
     pub fn bind(&self, base: u64, p: &mut FwdParams) {
         p.chunk_offsets = base + self.chunk_offsets;
@@ -386,6 +415,33 @@ pub fn prep7_smem_bytes(k: u64, v: u64) -> u32 {
     let r2 = CHUNK * (k + 8) * 2;
     let r3 = (CHUNK * (v + 8)).max(v * (CHUNK + 8)) * 2;
     (r1 + r2 + r3 + 2 * CHUNK * 4) as u32
+}
+
+/// Per-token fp32 rows of the slim factors (`gdn::SLIM_SCALARS`: ck, β, cq, cr).
+pub const SLIM_SCALARS: u64 = 4;
+/// cp.async stages of the slim output scan on 4 warps (`gdn::SLIM_W4_STAGES`).
+pub const SLIM_W4_STAGES: u64 = 3;
+/// cp.async stages of the slim output scan on 8 warps (`gdn::SLIM_W8_STAGES`).
+pub const SLIM_W8_STAGES: u64 = 2;
+
+/// Dynamic shared memory of the slim prep (`gdn::SlimPrepSmem<K>::bytes`): the raw then
+/// normalised k rows, the q rows / fp32 L tile (64 rows of 72 floats) / io T, Γ and β.
+pub fn slim_prep_smem_bytes(k: u64) -> u32 {
+    let r1 = CHUNK * (k + 8) * 2;
+    let r2 = (CHUNK * (k + 8) * 2).max(CHUNK * 72 * 4);
+    (r1 + r2 + 2 * CHUNK * 4) as u32
+}
+
+/// Dynamic shared memory of the slim output scan on `warps` warps with `stages` cp.async stages
+/// (`gdn::SlimScanSmem<K, NW, STAGES>::bytes`): per stage the raw q, k rows, the block's value
+/// columns of v, T, A and the scalars; then the per-warp O staging tiles.
+pub fn slim_scan_smem_bytes(k: u64, warps: u64, stages: u64) -> u32 {
+    let vs = 16 * warps;
+    let stage = 2 * CHUNK * (k + 8) * 2
+        + CHUNK * (vs + 8) * 2
+        + 2 * CHUNK * (CHUNK + 8) * 2
+        + SLIM_SCALARS * CHUNK * 4;
+    (stages * stage + warps * CHUNK * 24 * 2) as u32
 }
 
 /// Threads of the chunk-offset kernel.
@@ -711,7 +767,31 @@ mod tests {
     }
 
     #[test]
+    fn slim_workspace_is_smaller_and_aligned() {
+        // N = 3, T = 130 -> 5 chunk slots per head, HO = 2: T (64x64 io), the scalars (4x64
+        // fp32), A, Γ_last; Q⁺ and Ũᵀ empty.
+        let l = WorkspaceLayout::slim(3, 130, 2);
+        let slots = 10u64;
+        assert_eq!(l.w, 256);
+        assert_eq!(l.kr, l.w + slots * 64 * 64 * 2);
+        assert_eq!(l.a, l.kr + slots * 4 * 64 * 4);
+        assert_eq!(l.gl, l.a + slots * 64 * 64 * 2);
+        assert_eq!((l.q, l.ut), (l.a, l.a));
+        assert_eq!(l.total, (l.gl + slots * 4).div_ceil(256) * 256);
+        for r in [l.w, l.kr, l.a, l.gl, l.total] {
+            assert_eq!(r % 256, 0);
+        }
+        assert!(l.total < WorkspaceLayout::new(3, 130, 2, 128, 128).total / 3);
+    }
+
+    #[test]
     fn shared_memory_fits_hopper() {
+        // The slim prep (gdn::SlimPrepSmem<128>): 6 blocks per SM; the slim scans one block.
+        assert_eq!(slim_prep_smem_bytes(128), 36352);
+        assert!(6 * (u64::from(slim_prep_smem_bytes(128)) + 1024) <= 228 * 1024);
+        assert_eq!(slim_scan_smem_bytes(128, 4, SLIM_W4_STAGES), 202_752);
+        assert_eq!(slim_scan_smem_bytes(128, 8, SLIM_W8_STAGES), 167_936);
+        assert!(slim_scan_smem_bytes(128, 4, SLIM_W4_STAGES) <= 227 * 1024);
         // Prep7Smem (the bundled preps): 4 blocks per SM fit (1 KB reserved per block); the
         // scan's 219 KB one block.
         assert_eq!(prep7_smem_bytes(128, 128), 54784);

@@ -1,0 +1,413 @@
+// Gated DeltaNet forward with slim chunk factors (session 13, helper slim13): the prep writes only
+// what the scan cannot cheaply rebuild, the output scan rebuilds the products from the raw inputs.
+//
+// Contract: the inputs, outputs and numerics contract of gdn_fwd.cuh's forward (spec §4.2, K = V =
+// 128, one piece per sequence: P = 1), a different but exact factorisation of the same chunk
+// recurrence (different roundings: validated against the fp64 reference, not bitwise the full
+// factors' forward). Workspace (the host's WorkspaceLayout::slim, src/engines/gdn/params.rs),
+// reusing FwdParams' region pointers:
+//   ws_w  -> T = (I + L)^{-1}          io   [chunks, HO, 64, 64] (unit lower triangular)
+//   ws_a  -> A = tril(scale q̂ k̂ᵀ ⊙ e^{Γi−Γj})  io   [chunks, HO, 64, 64] (as the full prep's)
+//   ws_kr -> per-token scalars         fp32 [chunks, HO, SLIM_SCALARS, 64]:
+//            row 0: ck = β e^Γ rk, row 1: β, row 2: cq = scale rq e^Γ, row 3: cr = rk e^{Γ_last−Γ}
+//            (rk, rq: the l2norm inverse norms, 1 without FLAG_L2NORM; every row 0 past len)
+//   ws_gl -> Γ_last                    fp32 [chunks, HO]
+//   ws_q, ws_ut: unused.
+// Per chunk, with X = Sᵀ (V×K, fp32 mma accumulators), raw k, q, v rows of the chunk (zero past
+// len) and P' = X kᵀ, O' = X qᵀ (value rows × tokens):
+//   Z  = vᵀ diag(β) − P' diag(ck)                 (rounded to io: the A operand below)
+//   Uᵀ = Z Tᵀ                                      (= Ũᵀ − X Wᵀ of the full factors)
+//   Oᵀ = O' diag(cq) + Uᵀ Aᵀ
+//   X ← e^{Γ_last} X + (Uᵀ diag(cr)) k
+// Bytes per (chunk, head) at bf16 K = V = 128: the prep reads q, k, g, β (no v) and writes
+// 17 KB (T, A, scalars) instead of ~70 KB; the scan reads q, k, v, T, A, scalars.
+//
+// Kernels (kernels/src/gdn_fwd.cu): gdn_fwd_slimprep_{bf16,f16}_k128 (grid (chunk slots, HO),
+// PREP3_THREADS threads, SlimPrepSmem<128>::bytes; prep15's T, bitwise: the same phases 1-4 without
+// v, Y, E, W, Ũᵀ, Q⁺, Kᴿ) and gdn_fwd_slimscan_{bf16,f16}_k128_{w4,w8} (grid (V / (16 NW), HO, N),
+// 32 NW threads, SlimScanSmem<128, NW, STAGES>::bytes). Deterministic, no atomics, no allocation.
+#pragma once
+
+#include "gdn_fwd_fast.cuh"
+#include "gdn_fwd_prep10.cuh"
+
+namespace gdn {
+
+constexpr int SLIM_SCALARS = 4;  // per-token fp32 rows of the slim workspace (ck, β, cq, cr)
+constexpr int SLIM_W4_STAGES = 3;
+constexpr int SLIM_W8_STAGES = 2;
+
+// The slim prep's shared memory: r1 raw then normalised k; r2 raw then scaled q -> L (fp32, rows
+// of TCINV_LS) -> T (io, tcinv10_tb_row); Γ, β.
+template <int K>
+struct SlimPrepSmem {
+  static constexpr int KP = K + 8;
+  static constexpr size_t r1_off = 0;
+  static constexpr size_t r2_off = static_cast<size_t>(CHUNK) * KP * 2;
+  static constexpr size_t r2_bytes = (CHUNK * KP * 2 > CHUNK * TCINV_LS * 4) ? CHUNK * KP * 2 : CHUNK * TCINV_LS * 4;
+  static constexpr size_t gam_off = r2_off + r2_bytes;
+  static constexpr size_t bet_off = gam_off + CHUNK * 4;
+  static constexpr size_t bytes = bet_off + CHUNK * 4;
+};
+// The host mirrors this (src/engines/gdn/params.rs, slim_prep_smem_bytes).
+static_assert(SlimPrepSmem<128>::bytes == 36352, "SlimPrepSmem size changed");
+
+// Phase 2 of the slim prep for token row r (one warp): normalise k, scale q in place (prep_norm_row's
+// values, bitwise), and lane 0 stores the row's four scalars (zeros past len).
+template <typename T, int K>
+__device__ __forceinline__ void slim_norm_row(const FwdParams& p, T* kS, T* qS, float* sc, const float* gam,
+                                              const float* bet, float gl, int r, int len, int lane) {
+  using IO = Io<T>;
+  constexpr int KP = K + 8, EK = K / 32;
+  const Bits<EK> kb = *reinterpret_cast<const Bits<EK>*>(&kS[r * KP + lane * EK]);
+  const Bits<EK> qb = *reinterpret_cast<const Bits<EK>*>(&qS[r * KP + lane * EK]);
+  float kx[EK], qx[EK];
+  float ks = 0.f, qs = 0.f;
+#pragma unroll
+  for (int e = 0; e < EK; ++e) {
+    kx[e] = IO::bits_to_f(kb.h[e]);
+    qx[e] = IO::bits_to_f(qb.h[e]);
+    ks += kx[e] * kx[e];
+    qs += qx[e] * qx[e];
+  }
+  float kr = 1.f, qr = p.scale;
+  if (p.flags & FLAG_L2NORM) {
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) {
+      ks += __shfl_xor_sync(0xffffffffu, ks, o);
+      qs += __shfl_xor_sync(0xffffffffu, qs, o);
+    }
+    kr = rsqrtf(ks + 1e-6f);
+    qr = p.scale * rsqrtf(qs + 1e-6f);
+  }
+  Bits<EK> ko, qo;
+#pragma unroll
+  for (int e = 0; e < EK; ++e) {
+    ko.h[e] = IO::f_to_bits(kx[e] * kr);
+    qo.h[e] = IO::f_to_bits(qx[e] * qr);
+  }
+  *reinterpret_cast<Bits<EK>*>(&kS[r * KP + lane * EK]) = ko;
+  *reinterpret_cast<Bits<EK>*>(&qS[r * KP + lane * EK]) = qo;
+  if (lane == 0) {
+    const bool live = r < len;
+    const float eg = __expf(gam[r]), er = __expf(gl - gam[r]), br = bet[r];
+    sc[0 * CHUNK + r] = live ? br * eg * kr : 0.f;
+    sc[1 * CHUNK + r] = live ? br : 0.f;
+    sc[2 * CHUNK + r] = live ? qr * eg : 0.f;
+    sc[3 * CHUNK + r] = live ? kr * er : 0.f;
+  }
+}
+
+// The slim prep: one (chunk slot, head) per block of PREP3_THREADS threads. Phases 1-4 are
+// prep15's (prep10_tile<..., BAL_DIAG = 3>) without v: the same T bits; then T, the scalars, A
+// (from the Q Kᵀ accumulators, as prep15) and Γ_last to the workspace.
+template <typename T, int K>
+__device__ __forceinline__ void fwd_slim_prep_body(const FwdParams& p) {
+  static_assert(K == 128, "the slim forward serves K = V = 128");
+  using S = SlimPrepSmem<K>;
+  using IO = Io<T>;
+  constexpr int NT = PREP3_THREADS;
+  constexpr int KP = S::KP;
+  extern __shared__ __align__(16) unsigned char smem[];
+  T* kS = reinterpret_cast<T*>(smem + S::r1_off);
+  T* qS = reinterpret_cast<T*>(smem + S::r2_off);
+  float* Lf = reinterpret_cast<float*>(smem + S::r2_off);  // after qS is dead
+  const T* tb = reinterpret_cast<const T*>(smem + S::r2_off);  // T (io) at tcinv10_tb_row
+  float* gam = reinterpret_cast<float*>(smem + S::gam_off);
+  float* bet = reinterpret_cast<float*>(smem + S::bet_off);
+
+  const int c = blockIdx.x, h = blockIdx.y, tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+  int seq, len;
+  long long t0;
+  if (!locate_chunk(p, c, seq, t0, len)) return;
+  const int HO = p.ho;
+  const int qh = h / (HO / p.h), kh = h / (HO / p.hk);
+  const size_t ch = static_cast<size_t>(c) * HO + h;
+
+  // Phase 1: raw q, k rows (zero past len), in flight while the gates are cooked.
+  {
+    const T* qg = static_cast<const T*>(p.q);
+    const T* kg = static_cast<const T*>(p.k);
+    constexpr int KV = K / 8;
+    for (int i = tid; i < CHUNK * KV; i += NT) {
+      const int r = i / KV, c8 = i % KV;
+      if (r < len) {
+        cp_async16(&kS[r * KP + 8 * c8], &kg[((t0 + r) * p.hk + kh) * K + 8 * c8]);
+        cp_async16(&qS[r * KP + 8 * c8], &qg[((t0 + r) * p.h + qh) * K + 8 * c8]);
+      } else {
+        *reinterpret_cast<uint4*>(&kS[r * KP + 8 * c8]) = make_uint4(0, 0, 0, 0);
+        *reinterpret_cast<uint4*>(&qS[r * KP + 8 * c8]) = make_uint4(0, 0, 0, 0);
+      }
+    }
+    cp_async_commit();
+  }
+  prep_gates_cook(p, gam, bet, len, h, prep_gates_raw(p, t0, len, h, HO, tid), tid, lane);
+  __syncthreads();
+  if (tid >= 32 && tid < CHUNK) gam[tid] += gam[31];
+  cp_async_wait<0>();
+  __syncthreads();
+  const float gl = gam[CHUNK - 1];
+  if (tid == 0) p.ws_gl[ch] = gl;
+
+  // Phase 2 (warp per row): normalise k, scale q; the scalars to the workspace.
+  {
+    float* sc = static_cast<float*>(p.ws_kr) + ch * SLIM_SCALARS * CHUNK;
+#pragma unroll 2
+    for (int r = warp; r < CHUNK; r += NT / 32) slim_norm_row<T, K>(p, kS, qS, sc, gam, bet, gl, r, len, lane);
+  }
+  __syncthreads();
+
+  // Phase 3 (prep3_front's LDSM path): warps 0-3 K Kᵀ, warps 4-7 Q Kᵀ.
+  const int rt = warp & 3, hi = warp >> 2;
+  const int r0 = 16 * rt + (lane >> 2), cq = 2 * (lane & 3);
+  float acc[8][4];
+  zero_frags(acc);
+  {
+    const T* as = hi ? qS : kS;
+    const int ar = 16 * rt + (lane & 7) + 8 * ((lane >> 3) & 1), ac = 8 * (lane >> 4);
+    const int br = 8 * (lane >> 4) + (lane & 7), bc = 8 * ((lane >> 3) & 1);
+#pragma unroll
+    for (int kk = 0; kk < K / 16; ++kk) {
+      u32 a[4];
+      ldsm_x4(a, &as[ar * KP + 16 * kk + ac]);
+#pragma unroll
+      for (int np = 0; np < 4; ++np) {
+        u32 b[4];
+        ldsm_x4(b, &kS[(16 * np + br) * KP + 16 * kk + bc]);
+        IO::mma(acc[2 * np], a, b);
+        IO::mma(acc[2 * np + 1], a, b + 2);
+      }
+    }
+  }
+  __syncthreads();  // q dead: L takes its place
+
+  // Phase 4 (prep15's schedule without the E rows): A straight to the workspace (warps 4-7), L
+  // (warps 0-3), the diagonal blocks and step 1 on warps 0 and 2, step 2a, step 2b with T to io.
+  if (hi) {
+    prep_store_a<T, CHUNK>(static_cast<T*>(p.ws_a) + ch * CHUNK * CHUNK, acc, gam, r0, cq);
+  } else {
+    tcinv_store_l(Lf, acc, gam, bet, r0, cq);
+    prep15_pair_barrier(1 + (rt >> 1));  // warp 1's (3's) L rows visible to warp 0 (2)
+  }
+  if (warp == 0 || warp == 2) prep15_diag_and_step1(Lf, warp, lane);
+  __syncthreads();
+  tcinv8_p(Lf, warp, lane);
+  __syncthreads();
+  prep15_tba_io<T>(Lf, warp, lane);
+  tcinv10_rows_to_io<T, 0>(Lf, warp, lane);
+  prep15_tbb_to_io<T>(Lf, warp, lane);
+  __syncthreads();
+
+  // T (io, unit diagonal) to the workspace, 16-byte row stores.
+  T* dt = static_cast<T*>(p.ws_w) + ch * CHUNK * CHUNK;
+  for (int i = tid; i < CHUNK * CHUNK / 8; i += NT) {
+    const int r = i / (CHUNK / 8), c8 = i % (CHUNK / 8);
+    *reinterpret_cast<uint4*>(&dt[r * CHUNK + 8 * c8]) = *reinterpret_cast<const uint4*>(&tb[tcinv10_tb_row(r) + 8 * c8]);
+  }
+}
+
+// The slim scan's shared memory per pipeline stage: raw q, k rows (K + 8), the block's VS value
+// columns of v (VS + 8), T and A (CHUNK + 8), the scalars; then the per-warp O staging tiles.
+template <int K, int NW, int STAGES>
+struct SlimScanSmem {
+  static constexpr int KP = K + 8;
+  static constexpr int CP = CHUNK + 8;
+  static constexpr int VS = 16 * NW;
+  static constexpr int VP = VS + 8;
+  static constexpr size_t q_off = 0;
+  static constexpr size_t k_off = q_off + CHUNK * KP * 2;
+  static constexpr size_t v_off = k_off + CHUNK * KP * 2;
+  static constexpr size_t t_off = v_off + CHUNK * VP * 2;
+  static constexpr size_t a_off = t_off + CHUNK * CP * 2;
+  static constexpr size_t s_off = a_off + CHUNK * CP * 2;
+  static constexpr size_t stage = s_off + SLIM_SCALARS * CHUNK * 4;
+  static constexpr int OP = 24;
+  static constexpr size_t o_off = STAGES * stage;
+  static constexpr size_t bytes = o_off + NW * CHUNK * OP * 2;
+};
+// The host mirrors these (src/engines/gdn/params.rs, slim_scan_smem_bytes).
+static_assert(SlimScanSmem<128, 4, SLIM_W4_STAGES>::bytes == 202752 &&
+                  SlimScanSmem<128, 8, SLIM_W8_STAGES>::bytes == 167936,
+              "SlimScanSmem size changed");
+
+// The slim output scan: grid (V / VS, HO, N), NW warps of 16 value rows, one piece per sequence
+// (initial state in, final state out). STAGES-deep cp.async pipeline over the chunks.
+template <typename T, int K, int V, int NW, int STAGES>
+__device__ __forceinline__ void fwd_slim_scan_body(const FwdFastParams& fp) {
+  static_assert(K == 128 && V == 128, "the slim forward serves K = V = 128");
+  using S = SlimScanSmem<K, NW, STAGES>;
+  using IO = Io<T>;
+  constexpr int KP = S::KP, CP = S::CP, VS = S::VS, VP = S::VP, NTH = NW * 32;
+  extern __shared__ __align__(16) unsigned char smem[];
+  const FwdParams& p = fp.f;
+  const int h = blockIdx.y, b = blockIdx.z;
+  const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+  const int HO = p.ho;
+  const int qh = h / (HO / p.h), kh = h / (HO / p.hk), vh = h / (HO / p.hv);
+  const int vs0 = blockIdx.x * VS;
+  const int v0 = vs0 + 16 * warp;
+  const int vr = v0 + (lane >> 2);  // this thread's rows: vr and vr + 8
+  const int cq = 2 * (lane & 3);
+  const long long cs = load_cu(p, b), ce = load_cu(p, b + 1);
+  const int c_begin = p.chunk_offsets[b], c_end = p.chunk_offsets[b + 1];
+  const int row = p.state_indices ? p.state_indices[b] : b;
+
+  float x[K / 8][4];
+  load_initial_state_frags<K>(x, p, (static_cast<size_t>(row) * HO + h) * V * K, vr, cq);
+
+  const T* qg = static_cast<const T*>(p.q);
+  const T* kg = static_cast<const T*>(p.k);
+  const T* vg = static_cast<const T*>(p.v);
+  auto issue = [&](int c, int st) {
+    unsigned char* base = smem + st * S::stage;
+    const size_t ch = static_cast<size_t>(c) * HO + h;
+    const long long t0 = cs + static_cast<long long>(c - c_begin) * CHUNK;
+    const int len = static_cast<int>(min_ll(static_cast<long long>(CHUNK), ce - t0));
+    T* Qs = reinterpret_cast<T*>(base + S::q_off);
+    T* Ks = reinterpret_cast<T*>(base + S::k_off);
+    T* Vs = reinterpret_cast<T*>(base + S::v_off);
+    constexpr int KV = K / 8, VV = VS / 8;
+    for (int i = tid; i < CHUNK * KV; i += NTH) {
+      const int r = i / KV, c8 = i % KV;
+      if (r < len) {
+        cp_async16(&Qs[r * KP + 8 * c8], &qg[((t0 + r) * p.h + qh) * K + 8 * c8]);
+        cp_async16(&Ks[r * KP + 8 * c8], &kg[((t0 + r) * p.hk + kh) * K + 8 * c8]);
+      } else {
+        *reinterpret_cast<uint4*>(&Qs[r * KP + 8 * c8]) = make_uint4(0, 0, 0, 0);
+        *reinterpret_cast<uint4*>(&Ks[r * KP + 8 * c8]) = make_uint4(0, 0, 0, 0);
+      }
+    }
+    for (int i = tid; i < CHUNK * VV; i += NTH) {
+      const int r = i / VV, c8 = i % VV;
+      if (r < len) cp_async16(&Vs[r * VP + 8 * c8], &vg[((t0 + r) * p.hv + vh) * V + vs0 + 8 * c8]);
+      else *reinterpret_cast<uint4*>(&Vs[r * VP + 8 * c8]) = make_uint4(0, 0, 0, 0);
+    }
+    tile_async<T, CHUNK>(reinterpret_cast<T*>(base + S::t_off), static_cast<const T*>(p.ws_w) + ch * CHUNK * CHUNK, CHUNK,
+                         CHUNK, tid, NTH);
+    tile_async<T, CHUNK>(reinterpret_cast<T*>(base + S::a_off), static_cast<const T*>(p.ws_a) + ch * CHUNK * CHUNK, CHUNK,
+                         CHUNK, tid, NTH);
+    const float* scg = static_cast<const float*>(p.ws_kr) + ch * SLIM_SCALARS * CHUNK;
+    float* scs = reinterpret_cast<float*>(base + S::s_off);
+    for (int i = tid; i < SLIM_SCALARS * CHUNK / 4; i += NTH) cp_async16(&scs[4 * i], &scg[4 * i]);
+  };
+#pragma unroll
+  for (int sidx = 0; sidx < STAGES - 1; ++sidx) {
+    if (c_begin + sidx < c_end) issue(c_begin + sidx, sidx);
+    cp_async_commit();
+  }
+  float gl_next = c_begin < c_end ? p.ws_gl[static_cast<size_t>(c_begin) * HO + h] : 0.f;
+  const int brow = (lane & 7) + 8 * (lane >> 4), bcol = 8 * ((lane >> 3) & 1);
+  for (int c = c_begin; c < c_end; ++c) {
+    const int st = (c - c_begin) % STAGES;
+    if (c + STAGES - 1 < c_end) issue(c + STAGES - 1, (c - c_begin + STAGES - 1) % STAGES);
+    cp_async_commit();
+    const float gl = gl_next;
+    if (c + 1 < c_end) gl_next = p.ws_gl[static_cast<size_t>(c + 1) * HO + h];
+    cp_async_wait<STAGES - 1>();
+    __syncthreads();
+    unsigned char* base = smem + st * S::stage;
+    const T* Qs = reinterpret_cast<const T*>(base + S::q_off);
+    const T* Ks = reinterpret_cast<const T*>(base + S::k_off);
+    const T* Vs = reinterpret_cast<const T*>(base + S::v_off);
+    const T* Ts = reinterpret_cast<const T*>(base + S::t_off);
+    const T* As = reinterpret_cast<const T*>(base + S::a_off);
+    const float* Sc = reinterpret_cast<const float*>(base + S::s_off);
+    const long long t0 = cs + static_cast<long long>(c - c_begin) * CHUNK;
+    const int len = static_cast<int>(min_ll(static_cast<long long>(CHUNK), ce - t0));
+
+    // P' = X kᵀ and O' = X qᵀ (M = 16 value rows, N = 64 tokens, K = key dim).
+    float pacc[8][4], oacc[8][4];
+#pragma unroll
+    for (int nt = 0; nt < 8; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) pacc[nt][e] = oacc[nt][e] = 0.f;
+#pragma unroll
+    for (int kk = 0; kk < K / 16; ++kk) {
+      u32 a[4];
+      x_a_frag<T>(a, x, kk);
+#pragma unroll
+      for (int np = 0; np < 4; ++np) {
+        u32 bk[4], bq[4];
+        ldsm_x4(bk, &Ks[(16 * np + brow) * KP + 16 * kk + bcol]);
+        IO::mma(pacc[2 * np], a, bk);
+        IO::mma(pacc[2 * np + 1], a, bk + 2);
+        ldsm_x4(bq, &Qs[(16 * np + brow) * KP + 16 * kk + bcol]);
+        IO::mma(oacc[2 * np], a, bq);
+        IO::mma(oacc[2 * np + 1], a, bq + 2);
+      }
+    }
+    // Z = vᵀ diag(β) − P' diag(ck) as A fragments (tokens are the reduction dim below): vᵀ by
+    // ldmatrix.trans in the accumulator layout (matrix m: tokens 16kk + 8 (m >> 1) + 0..7, value
+    // columns 16 warp + 8 (m & 1) + 0..7).
+    u32 za[4][4];
+    {
+      const int mi = lane >> 3;
+#pragma unroll
+      for (int kk = 0; kk < 4; ++kk) {
+        u32 vv[4];
+        ldsm_x4_t(vv, &Vs[(16 * kk + (lane & 7) + 8 * (mi >> 1)) * VP + 16 * warp + 8 * (mi & 1)]);
+#pragma unroll
+        for (int m = 0; m < 4; ++m) {
+          const int nt = 2 * kk + (m >> 1), hf = m & 1;
+          const int tok = 8 * nt + cq;
+          const float2 ck = *reinterpret_cast<const float2*>(&Sc[0 * CHUNK + tok]);
+          const float2 bt = *reinterpret_cast<const float2*>(&Sc[1 * CHUNK + tok]);
+          const T* vp = reinterpret_cast<const T*>(&vv[m]);
+          const float z0 = fmaf(bt.x, IO::to_f(vp[0]), -ck.x * pacc[nt][2 * hf]);
+          const float z1 = fmaf(bt.y, IO::to_f(vp[1]), -ck.y * pacc[nt][2 * hf + 1]);
+          za[kk][m] = IO::pack(z0, z1);
+        }
+      }
+    }
+    // Uᵀ = Z Tᵀ: B[k = j][n = i] = T[i][j]; T is lower triangular (j ≤ i). Into pacc (dead).
+    float (&uacc)[8][4] = pacc;
+    zero_frags(uacc);
+#pragma unroll
+    for (int np = 0; np < 4; ++np) {
+#pragma unroll
+      for (int kk = 0; kk < 4; ++kk) {
+        if (kk > np) break;
+        u32 bt4[4];
+        ldsm_x4(bt4, &Ts[(16 * np + brow) * CP + 16 * kk + bcol]);
+        IO::mma(uacc[2 * np], za[kk], bt4);
+        IO::mma(uacc[2 * np + 1], za[kk], bt4 + 2);
+      }
+    }
+    // O = O' diag(cq) + Uᵀ Aᵀ (Uᵀ rounded to io as A fragments; A lower triangular).
+    u32 ua[4][4], ur[4][4];
+#pragma unroll
+    for (int nt = 0; nt < 8; ++nt) {
+      const int tok = 8 * nt + cq;
+      const float2 cqs = *reinterpret_cast<const float2*>(&Sc[2 * CHUNK + tok]);
+      const float2 cr = *reinterpret_cast<const float2*>(&Sc[3 * CHUNK + tok]);
+      oacc[nt][0] *= cqs.x;
+      oacc[nt][1] *= cqs.y;
+      oacc[nt][2] *= cqs.x;
+      oacc[nt][3] *= cqs.y;
+      ua[nt >> 1][(nt & 1) * 2 + 0] = IO::pack(uacc[nt][0], uacc[nt][1]);
+      ua[nt >> 1][(nt & 1) * 2 + 1] = IO::pack(uacc[nt][2], uacc[nt][3]);
+      ur[nt >> 1][(nt & 1) * 2 + 0] = IO::pack(uacc[nt][0] * cr.x, uacc[nt][1] * cr.y);
+      ur[nt >> 1][(nt & 1) * 2 + 1] = IO::pack(uacc[nt][2] * cr.x, uacc[nt][3] * cr.y);
+    }
+#pragma unroll
+    for (int np = 0; np < 4; ++np) {
+#pragma unroll
+      for (int kk = 0; kk < 4; ++kk) {
+        if (kk > np) break;
+        u32 bb[4];
+        ldsm_x4(bb, &As[(16 * np + brow) * CP + 16 * kk + bcol]);
+        IO::mma(oacc[2 * np], ua[kk], bb);
+        IO::mma(oacc[2 * np + 1], ua[kk], bb + 2);
+      }
+    }
+    T* Os = reinterpret_cast<T*>(smem + S::o_off) + warp * CHUNK * S::OP;
+    scan_store_o<T, V, S::OP>(Os, oacc, static_cast<T*>(p.o), t0, len, HO, h, v0, lane, cq);
+    // X ← e^{Γ_last} X + (Uᵀ diag(cr)) k.
+    scan_state_update<T, K, KP>(x, ur, Ks, gl, lane);
+    __syncthreads();  // this stage is refilled by the next iteration's issue
+  }
+  cp_async_wait<0>();
+  if (p.final_state) store_final_state_frags<K>(x, p, (static_cast<size_t>(row) * HO + h) * V * K, vr, cq);
+}
+
+}  // namespace gdn
