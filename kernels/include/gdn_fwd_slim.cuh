@@ -258,37 +258,65 @@ __device__ __forceinline__ void fwd_slim_scan_body(const FwdFastParams& fp) {
   const T* qg = static_cast<const T*>(p.q);
   const T* kg = static_cast<const T*>(p.k);
   const T* vg = static_cast<const T*>(p.v);
+  // The stage copy with compile-time trip counts (session 13 round 3, slim15): each thread's
+  // pieces are fixed (the same 16-byte pieces and smem layout as round 1's tid-strided loops,
+  // which the compiler kept as generic loops with per-piece 64-bit index arithmetic): its first
+  // source / destination address once per tile, then constant strides.
+  constexpr int KV = K / 8, VV = VS / 8, CV = CHUNK / 8;
+  constexpr int QIT = CHUNK * KV / NTH, QRS = NTH / KV;  // q, k rows: rounds, rows per round
+  constexpr int VIT = CHUNK * VV / NTH, VRS = NTH / VV;  // v columns of the block
+  constexpr int TIT = CHUNK * CV / NTH, TRS = NTH / CV;  // T, A (contiguous CHUNK x CHUNK tiles)
+  constexpr int SCN = SLIM_SCALARS * CHUNK / 4;           // 16-byte pieces of the scalars
+  static_assert(CHUNK * KV % NTH == 0 && NTH % KV == 0 && CHUNK * VV % NTH == 0 && NTH % VV == 0 &&
+                    CHUNK * CV % NTH == 0 && NTH % CV == 0 && SCN <= NTH,
+                "whole rounds of whole rows");
+  const int qr0 = tid / KV, qc = 8 * (tid % KV);
+  const int vr0 = tid / VV, vc = 8 * (tid % VV);
+  const int tr0 = tid / CV, tc = 8 * (tid % CV);
+  const size_t qstep = static_cast<size_t>(QRS) * p.h * K, kstep = static_cast<size_t>(QRS) * p.hk * K;
+  const size_t vstep = static_cast<size_t>(VRS) * p.hv * V;
   auto issue = [&](int c, int st) {
     unsigned char* base = smem + st * S::stage;
     const size_t ch = static_cast<size_t>(c) * HO + h;
     const long long t0 = cs + static_cast<long long>(c - c_begin) * CHUNK;
     const int len = static_cast<int>(min_ll(static_cast<long long>(CHUNK), ce - t0));
-    T* Qs = reinterpret_cast<T*>(base + S::q_off);
-    T* Ks = reinterpret_cast<T*>(base + S::k_off);
-    T* Vs = reinterpret_cast<T*>(base + S::v_off);
-    constexpr int KV = K / 8, VV = VS / 8;
-    for (int i = tid; i < CHUNK * KV; i += NTH) {
-      const int r = i / KV, c8 = i % KV;
-      if (r < len) {
-        cp_async16(&Qs[r * KP + 8 * c8], &qg[((t0 + r) * p.h + qh) * K + 8 * c8]);
-        cp_async16(&Ks[r * KP + 8 * c8], &kg[((t0 + r) * p.hk + kh) * K + 8 * c8]);
+    T* qd = reinterpret_cast<T*>(base + S::q_off) + qr0 * KP + qc;
+    T* kd = reinterpret_cast<T*>(base + S::k_off) + qr0 * KP + qc;
+    const T* qs = qg + ((t0 + qr0) * p.h + qh) * K + qc;
+    const T* ks = kg + ((t0 + qr0) * p.hk + kh) * K + qc;
+#pragma unroll
+    for (int it = 0; it < QIT; ++it) {
+      if (qr0 + it * QRS < len) {
+        cp_async16(qd + it * QRS * KP, qs);
+        cp_async16(kd + it * QRS * KP, ks);
       } else {
-        *reinterpret_cast<uint4*>(&Qs[r * KP + 8 * c8]) = make_uint4(0, 0, 0, 0);
-        *reinterpret_cast<uint4*>(&Ks[r * KP + 8 * c8]) = make_uint4(0, 0, 0, 0);
+        *reinterpret_cast<uint4*>(qd + it * QRS * KP) = make_uint4(0, 0, 0, 0);
+        *reinterpret_cast<uint4*>(kd + it * QRS * KP) = make_uint4(0, 0, 0, 0);
       }
+      qs += qstep;
+      ks += kstep;
     }
-    for (int i = tid; i < CHUNK * VV; i += NTH) {
-      const int r = i / VV, c8 = i % VV;
-      if (r < len) cp_async16(&Vs[r * VP + 8 * c8], &vg[((t0 + r) * p.hv + vh) * V + vs0 + 8 * c8]);
-      else *reinterpret_cast<uint4*>(&Vs[r * VP + 8 * c8]) = make_uint4(0, 0, 0, 0);
+    T* vd = reinterpret_cast<T*>(base + S::v_off) + vr0 * VP + vc;
+    const T* vsrc = vg + ((t0 + vr0) * p.hv + vh) * V + vs0 + vc;
+#pragma unroll
+    for (int it = 0; it < VIT; ++it) {
+      if (vr0 + it * VRS < len) cp_async16(vd + it * VRS * VP, vsrc);
+      else *reinterpret_cast<uint4*>(vd + it * VRS * VP) = make_uint4(0, 0, 0, 0);
+      vsrc += vstep;
     }
-    tile_async<T, CHUNK>(reinterpret_cast<T*>(base + S::t_off), static_cast<const T*>(p.ws_w) + ch * CHUNK * CHUNK, CHUNK,
-                         CHUNK, tid, NTH);
-    tile_async<T, CHUNK>(reinterpret_cast<T*>(base + S::a_off), static_cast<const T*>(p.ws_a) + ch * CHUNK * CHUNK, CHUNK,
-                         CHUNK, tid, NTH);
-    const float* scg = static_cast<const float*>(p.ws_kr) + ch * SLIM_SCALARS * CHUNK;
-    float* scs = reinterpret_cast<float*>(base + S::s_off);
-    for (int i = tid; i < SLIM_SCALARS * CHUNK / 4; i += NTH) cp_async16(&scs[4 * i], &scg[4 * i]);
+    T* td = reinterpret_cast<T*>(base + S::t_off) + tr0 * CP + tc;
+    T* ad = reinterpret_cast<T*>(base + S::a_off) + tr0 * CP + tc;
+    const T* tsrc = static_cast<const T*>(p.ws_w) + ch * CHUNK * CHUNK + tr0 * CHUNK + tc;
+    const T* asrc = static_cast<const T*>(p.ws_a) + ch * CHUNK * CHUNK + tr0 * CHUNK + tc;
+#pragma unroll
+    for (int it = 0; it < TIT; ++it) {
+      cp_async16(td + it * TRS * CP, tsrc + it * TRS * CHUNK);
+      cp_async16(ad + it * TRS * CP, asrc + it * TRS * CHUNK);
+    }
+    if (tid < SCN) {
+      const float* scg = static_cast<const float*>(p.ws_kr) + ch * SLIM_SCALARS * CHUNK;
+      cp_async16(reinterpret_cast<float*>(base + S::s_off) + 4 * tid, scg + 4 * tid);
+    }
   };
 #pragma unroll
   for (int sidx = 0; sidx < STAGES - 1; ++sidx) {
