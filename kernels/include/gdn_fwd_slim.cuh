@@ -36,6 +36,10 @@ namespace gdn {
 constexpr int SLIM_SCALARS = 4;  // per-token fp32 rows of the slim workspace (ck, β, cq, cr)
 constexpr int SLIM_W4_STAGES = 3;
 constexpr int SLIM_W8_STAGES = 2;
+// The slim prep's blocks per SM (__launch_bounds__ minimum, session 13 round 3, prep16): 5 caps it
+// at 48 registers (64 uncapped: 4 blocks; 6 would need 40 and spills ~290 B per thread). Its
+// 36,352 B of shared memory fit 6. Speed only: the same arithmetic, bitwise the uncapped kernel.
+constexpr int SLIM_PREP_MIN_BLOCKS = 5;
 
 // The slim prep's shared memory: r1 raw then normalised k; r2 raw then scaled q -> L (fp32, rows
 // of TCINV_LS) -> T (io, tcinv10_tb_row); Γ, β.

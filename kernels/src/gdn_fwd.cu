@@ -17,7 +17,7 @@
 //   gdn_fwd_chain_k{64,128}                <<<(V / 32, HO, N), 256>>>  (DNNPLAN_GDN_CHAIN=v1)
 //   gdn_fwd_chain2_k{64,128}               <<<(V / 32, HO, N), 256>>>  (M staged; DNNPLAN_GDN_CHAIN=v2)
 //   gdn_fwd_chain3_k{64,128}               <<<(V / 16, HO, N), 256>>>  (chain2 on 16 rows per block; v3)
-//   gdn_fwd_slimprep_{bf16,f16}_k128       <<<(max_chunks, HO), 256, SlimPrepSmem<128>>>  slim factors
+//   gdn_fwd_slimprep_{bf16,f16}_k128       <<<(max_chunks, HO), 256, SlimPrepSmem<128>>>  slim factors, 5 blocks/SM
 //   gdn_fwd_slimscan_{bf16,f16}_k128_w4    <<<(2, HO, N), 128, SlimScanSmem<128,4,3>>>
 //   gdn_fwd_slimscan_{bf16,f16}_k128_w8    <<<(1, HO, N), 256, SlimScanSmem<128,8,2>>>
 //                                          (DNNPLAN_GDN_FWD_FACTORS=slim; gdn_fwd_slim.cuh; P = 1)
@@ -118,7 +118,7 @@ extern "C" __global__ void __launch_bounds__(gdn::CHAIN_THREADS) gdn_fwd_chain3_
 // Session 13: the slim factors (gdn_fwd_slim.cuh): the prep writes T, A, per-token scalars; the
 // output scan rebuilds the products from the raw q, k, v (K = V = 128, one piece per sequence).
 #define GDN_FWD_SLIM_ENTRIES(TAG, T)                                                                \
-  extern "C" __global__ void __launch_bounds__(gdn::PREP3_THREADS, gdn::PREP6_MIN_BLOCKS)           \
+  extern "C" __global__ void __launch_bounds__(gdn::PREP3_THREADS, gdn::SLIM_PREP_MIN_BLOCKS)       \
       gdn_fwd_slimprep_##TAG##_k128(gdn::FwdParams p) { dnnp_pdl_enter(p.flags & gdn::FLAG_PDL_TRIGGER); \
     gdn::fwd_slim_prep_body<T, 128>(p);                                                             \
   }                                                                                                 \
