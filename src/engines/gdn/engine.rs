@@ -32,9 +32,8 @@
 //! (`gdn_fwd_slimprep_*` writes T, A and per-token scalars, `gdn_fwd_slimscan_*_w4|w8` rebuilds
 //! the products from the raw q, k, v; kernels/include/gdn_fwd_slim.cuh) where it applies (K = V =
 //! 128, one piece per sequence), else the full factors. A numerics change (a different exact
-//! factorisation), validated against the fp64 reference. Unset: [`FACTOR_RULE`] (slim where the
-//! uncut output scan fills at least 3/4 of a wave; `batch_invariant` pinned to
-//! [`FwdFactors::BATCH_INVARIANT`], full).
+//! factorisation), validated against the fp64 reference. Unset: [`FACTOR_RULE`] (since session
+//! 13 slim wherever it applies; `batch_invariant` pinned to [`FwdFactors::BATCH_INVARIANT`], slim).
 
 use crate::cuda::{Function, LaunchConfig, Launcher, compile_or_load, probe};
 use crate::dispatch::engine::{BuildContext, CompiledPlan, Engine, SupportQuery};
@@ -528,29 +527,23 @@ pub struct FactorRuleRow {
     pub factors: FwdFactors,
 }
 
-/// The factor rule (`DNNPLAN_GDN_FWD_FACTORS` unset), outside `batch_invariant`. H200, slim vs
-/// full forward in one run (session 13, bench/gdn_device_slim13_run1_timing.log): 1.025x at
-/// (4, 8192, 16) (w4, 128 blocks: 0.97 waves), 1.019x on the ragged mix (w4, 320 blocks),
-/// 1.160x at (16, 2048, 32) (w8, 512 blocks), but 0.884x at (1, 32768, 16) run uncut (w4, 32
-/// blocks: 0.24 waves; one 4-warp block per SM hides none of the slim scan's longer chain). The
-/// 3/4-wave threshold lies between the measured points (0.24 and 0.97 waves); nothing was measured
-/// in between.
-pub const FACTOR_RULE: [FactorRuleRow; 2] = [
-    FactorRuleRow {
-        min_quarter_waves: 3,
-        factors: FwdFactors::Slim,
-    },
-    FactorRuleRow {
-        min_quarter_waves: 0,
-        factors: FwdFactors::Full,
-    },
-];
+/// The factor rule (`DNNPLAN_GDN_FWD_FACTORS` unset), outside `batch_invariant`: slim at every
+/// block count. H200, slim vs full forward in one run with slim15's scan (session 13,
+/// bench/gdn_device_slim15_run1*.log): 1.183x at (4, 8192, 16) (w4, 128 blocks: 0.97 waves),
+/// 1.156x on the ragged mix (w4, 320 blocks), 1.203x at (16, 2048, 32) (w8, 512 blocks) and
+/// 1.064x at (1, 32768, 16) run uncut (w4, 32 blocks: 0.24 waves). (Before slim15's copy fix the
+/// slim scan lost at 0.24 waves, 0.884x, and this table had a 3/4-wave row for it.)
+pub const FACTOR_RULE: [FactorRuleRow; 1] = [FactorRuleRow {
+    min_quarter_waves: 0,
+    factors: FwdFactors::Slim,
+}];
 
 impl FwdFactors {
     /// The factors of the uncut K = V = 128 path under `batch_invariant` (unset switch): one
-    /// variant at every shape, so that results do not depend on the batch; full, the faster one at
-    /// the measured batch_invariant shape ((1, 32768, 16) uncut: 1.691 vs 1.913 ms).
-    pub const BATCH_INVARIANT: FwdFactors = FwdFactors::Full;
+    /// variant at every shape, so that results do not depend on the batch; slim, the faster one at
+    /// the measured batch_invariant shape ((1, 32768, 16) uncut: 1.592 vs 1.694 ms with slim15's
+    /// scan).
+    pub const BATCH_INVARIANT: FwdFactors = FwdFactors::Slim;
 
     /// The factors for a forward of `f` run by the `scan` output scan in `pieces` pieces per
     /// sequence on `sms` multiprocessors when `DNNPLAN_GDN_FWD_FACTORS` is unset: full where slim
@@ -1215,9 +1208,8 @@ mod tests {
     #[test]
     fn slim_factors_serve_the_uncut_k128_path_only() {
         let f = |n, t, ho, d, bi| facts(n, t, ho, d, bi);
-        // The default at every shape (FACTOR_RULE): slim on the uncut K = 128 path when its scan
-        // fills at least 3/4 of a wave, full otherwise, on the piece path, at K = 64 and under
-        // batch_invariant.
+        // The default at every shape (FACTOR_RULE, BATCH_INVARIANT): slim on the uncut K = 128
+        // path at any block count and under batch_invariant; full on the piece path and at K = 64.
         for (fa, want) in [
             // (4, 8192, 16): w4, 128 blocks.
             (f(4, 32768, 16, 128, false), FwdFactors::Slim),
@@ -1225,34 +1217,28 @@ mod tests {
             (f(16, 32768, 32, 128, false), FwdFactors::Slim),
             // The ragged mix: w4, 320 blocks.
             (f(10, 29949, 16, 128, false), FwdFactors::Slim),
-            // (1, 32768, 16) under batch_invariant: uncut, pinned to full.
-            (f(1, 32768, 16, 128, true), FwdFactors::Full),
+            // (1, 32768, 16) under batch_invariant: uncut, slim.
+            (f(1, 32768, 16, 128, true), FwdFactors::BATCH_INVARIANT),
             // ... and (4, 8192, 16) too: batch_invariant never depends on the batch's size.
-            (f(4, 32768, 16, 128, true), FwdFactors::Full),
+            (f(4, 32768, 16, 128, true), FwdFactors::BATCH_INVARIANT),
             // (1, 32768, 16): the piece path.
             (f(1, 32768, 16, 128, false), FwdFactors::Full),
-            // Short sequences, few blocks (uncut, 4 blocks): under 3/4 of a wave.
-            (f(1, 300, 2, 128, false), FwdFactors::Full),
+            // Short sequences, few blocks (uncut, 4 blocks).
+            (f(1, 300, 2, 128, false), FwdFactors::Slim),
             // K = 64: no slim kernel.
             (f(64, 64 * 4096, 16, 64, false), FwdFactors::Full),
         ] {
             let c = FwdChoice::default_for(&fa, 132);
             assert_eq!(c.factors, want, "{} tokens, K = {}", fa.total_tokens, fa.k);
         }
-        // The threshold: (1, 32768, 16) uncut has 32 w4 blocks (2 per pair): 3/4 of a wave on 42
-        // SMs, not on 43.
+        // (1, 32768, 16) forced uncut (DNNPLAN_GDN_FWD_PIECES=1): 32 blocks, slim; cut, full.
         let k128 = f(1, 32768, 16, 128, false);
         assert_eq!(
-            FwdFactors::rule(&k128, 4 * 32 / 3, ScanVariant::Warps4, 1),
+            FwdFactors::rule(&k128, 132, ScanVariant::Warps4, 1),
             FwdFactors::Slim
         );
         assert_eq!(
-            FwdFactors::rule(&k128, 4 * 32 / 3 + 1, ScanVariant::Warps4, 1),
-            FwdFactors::Full
-        );
-        // (1, 32768, 16) forced uncut (DNNPLAN_GDN_FWD_PIECES=1): 32 blocks, full.
-        assert_eq!(
-            FwdFactors::rule(&k128, 132, ScanVariant::Warps4, 1),
+            FwdFactors::rule(&k128, 132, ScanVariant::Warps4Phased, 7),
             FwdFactors::Full
         );
         // The rows: the last one matches every shape.
