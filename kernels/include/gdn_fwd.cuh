@@ -499,16 +499,17 @@ __device__ __forceinline__ float prep_finish_gates(const FwdParams& p, float* ga
 // The preps' phase 2 for token row r (one warp): normalise k, scale q (in place), Y = β v; the
 // row of Q⁺ and of Kᴿ goes to wq / wk (rows of WSTR elements: dense K in the workspace, padded in
 // the fused forward's shared tiles). Vector accesses of EK / EV 16-bit values per lane.
-template <typename T, int K, int V, int WSTR = K>
-__device__ __forceinline__ void prep_norm_row(const FwdParams& p, T* kS, T* qS, T* yS, T* wq, T* wk,
-                                              const float* gam, const float* bet, float gl, int r, int lane) {
+// Token row r's raw k / q values of this lane (EK = K / 32 of each, from the shared rows kS / qS
+// of K + 8 elements) in kx / qx, and the row's key / query scalings: kr = 1 / ‖k‖ and
+// qr = scale / ‖q‖ with use_qk_l2norm (a warp butterfly of the squares; ε = 1e-6), else 1 and
+// scale. Shared by the preps' normalisation phase (prep_norm_row, slim_norm_row).
+template <typename T, int K>
+__device__ __forceinline__ void row_norm_scales(const FwdParams& p, const T* kS, const T* qS, int r, int lane,
+                                                float (&kx)[K / 32], float (&qx)[K / 32], float& kr, float& qr) {
   using IO = Io<T>;
-  constexpr int KP = K + 8, VP = V + 8;
-  constexpr int EK = K / 32, EV = V / 32;
+  constexpr int KP = K + 8, EK = K / 32;
   const Bits<EK> kb = *reinterpret_cast<const Bits<EK>*>(&kS[r * KP + lane * EK]);
   const Bits<EK> qb = *reinterpret_cast<const Bits<EK>*>(&qS[r * KP + lane * EK]);
-  const Bits<EV> vb = *reinterpret_cast<const Bits<EV>*>(&yS[r * VP + lane * EV]);
-  float kx[EK], qx[EK];
   float ks = 0.f, qs = 0.f;
 #pragma unroll
   for (int e = 0; e < EK; ++e) {
@@ -517,16 +518,29 @@ __device__ __forceinline__ void prep_norm_row(const FwdParams& p, T* kS, T* qS, 
     ks += kx[e] * kx[e];
     qs += qx[e] * qx[e];
   }
-  float kr = 1.f, qr = p.scale;
+  float ka = 1.f, qa = p.scale;
   if (p.flags & FLAG_L2NORM) {
 #pragma unroll
     for (int o = 16; o > 0; o >>= 1) {
       ks += __shfl_xor_sync(0xffffffffu, ks, o);
       qs += __shfl_xor_sync(0xffffffffu, qs, o);
     }
-    kr = rsqrtf(ks + 1e-6f);
-    qr = p.scale * rsqrtf(qs + 1e-6f);
+    ka = rsqrtf(ks + 1e-6f);
+    qa = p.scale * rsqrtf(qs + 1e-6f);
   }
+  kr = ka;
+  qr = qa;
+}
+
+template <typename T, int K, int V, int WSTR = K>
+__device__ __forceinline__ void prep_norm_row(const FwdParams& p, T* kS, T* qS, T* yS, T* wq, T* wk,
+                                              const float* gam, const float* bet, float gl, int r, int lane) {
+  using IO = Io<T>;
+  constexpr int KP = K + 8, VP = V + 8;
+  constexpr int EK = K / 32, EV = V / 32;
+  const Bits<EV> vb = *reinterpret_cast<const Bits<EV>*>(&yS[r * VP + lane * EV]);
+  float kx[EK], qx[EK], kr, qr;
+  row_norm_scales<T, K>(p, kS, qS, r, lane, kx, qx, kr, qr);
   const float eg = __expf(gam[r]), er = __expf(gl - gam[r]), br = bet[r];
   Bits<EK> ko, qo, qpo, kro;
   Bits<EV> yo;

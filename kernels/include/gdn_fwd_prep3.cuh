@@ -34,6 +34,33 @@
 
 namespace gdn {
 
+// Phase 3's products on ldmatrix.x4 operands (prep9; also the slim prep's): warp (rt, hi) forms
+// rows 16·rt + 0..15 of K Kᵀ (hi = 0) or Q Kᵀ (hi = 1), all 64 columns, into acc (n-tile j in
+// acc[j]). Lane l addresses row (l & 7) + 8·((l >> 3) & 1) of the A tile, and row
+// 8·(2·np + (l >> 4)) + (l & 7), column offset 8·((l >> 3) & 1) of the B pair np, so the four
+// matrices are exactly ld_a_frag's a0..a3 and the B fragments of n-tiles 2np, 2np + 1.
+template <typename T, int K>
+__device__ __forceinline__ void prep_qk_products_ldsm(float (&acc)[8][4], const T* kS, const T* qS, int rt,
+                                                      int hi, int lane) {
+  using IO = Io<T>;
+  constexpr int KP = K + 8;
+  const T* as = hi ? qS : kS;
+  const int ar = 16 * rt + (lane & 7) + 8 * ((lane >> 3) & 1), ac = 8 * (lane >> 4);
+  const int br = 8 * (lane >> 4) + (lane & 7), bc = 8 * ((lane >> 3) & 1);
+#pragma unroll
+  for (int kk = 0; kk < K / 16; ++kk) {
+    u32 a[4];
+    ldsm_x4(a, &as[ar * KP + 16 * kk + ac]);
+#pragma unroll
+    for (int np = 0; np < 4; ++np) {
+      u32 b[4];
+      ldsm_x4(b, &kS[(16 * np + br) * KP + 16 * kk + bc]);
+      IO::mma(acc[2 * np], a, b);
+      IO::mma(acc[2 * np + 1], a, b + 2);
+    }
+  }
+}
+
 constexpr int PREP3_THREADS = 256;
 constexpr int PREP3_MIN_BLOCKS = 3;
 static_assert(PREP3_THREADS == TCINV_THREADS, "the TC inverse's block");
@@ -170,24 +197,8 @@ __device__ __forceinline__ void prep3_front(const FwdParams& p, T* kS, T* qS, T*
   zero_frags(acc);
   if (LDSM) {
     // prep9: the same operands through ldmatrix.x4 (4 LDSM instead of 16 LDS.32 per k-step for B,
-    // 1 instead of 4 for A): lane l addresses row (l & 7) + 8·((l >> 3) & 1) of the A tile, and
-    // row 8·(2·np + (l >> 4)) + (l & 7), column offset 8·((l >> 3) & 1) of the B pair np, so the
-    // four matrices are exactly ld_a_frag's a0..a3 and the B fragments of n-tiles 2np, 2np + 1.
-    const T* as = hi ? qS : kS;
-    const int ar = 16 * rt + (lane & 7) + 8 * ((lane >> 3) & 1), ac = 8 * (lane >> 4);
-    const int br = 8 * (lane >> 4) + (lane & 7), bc = 8 * ((lane >> 3) & 1);
-#pragma unroll
-    for (int kk = 0; kk < K / 16; ++kk) {
-      u32 a[4];
-      ldsm_x4(a, &as[ar * KP + 16 * kk + ac]);
-#pragma unroll
-      for (int np = 0; np < 4; ++np) {
-        u32 b[4];
-        ldsm_x4(b, &kS[(16 * np + br) * KP + 16 * kk + bc]);
-        IO::mma(acc[2 * np], a, b);
-        IO::mma(acc[2 * np + 1], a, b + 2);
-      }
-    }
+    // 1 instead of 4 for A).
+    prep_qk_products_ldsm<T, K>(acc, kS, qS, rt, hi, lane);
   } else {
     const T* as = hi ? qS : kS;
 #pragma unroll

@@ -63,27 +63,8 @@ __device__ __forceinline__ void slim_norm_row(const FwdParams& p, T* kS, T* qS, 
                                               const float* bet, float gl, int r, int len, int lane) {
   using IO = Io<T>;
   constexpr int KP = K + 8, EK = K / 32;
-  const Bits<EK> kb = *reinterpret_cast<const Bits<EK>*>(&kS[r * KP + lane * EK]);
-  const Bits<EK> qb = *reinterpret_cast<const Bits<EK>*>(&qS[r * KP + lane * EK]);
-  float kx[EK], qx[EK];
-  float ks = 0.f, qs = 0.f;
-#pragma unroll
-  for (int e = 0; e < EK; ++e) {
-    kx[e] = IO::bits_to_f(kb.h[e]);
-    qx[e] = IO::bits_to_f(qb.h[e]);
-    ks += kx[e] * kx[e];
-    qs += qx[e] * qx[e];
-  }
-  float kr = 1.f, qr = p.scale;
-  if (p.flags & FLAG_L2NORM) {
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) {
-      ks += __shfl_xor_sync(0xffffffffu, ks, o);
-      qs += __shfl_xor_sync(0xffffffffu, qs, o);
-    }
-    kr = rsqrtf(ks + 1e-6f);
-    qr = p.scale * rsqrtf(qs + 1e-6f);
-  }
+  float kx[EK], qx[EK], kr, qr;
+  row_norm_scales<T, K>(p, kS, qS, r, lane, kx, qx, kr, qr);
   Bits<EK> ko, qo;
 #pragma unroll
   for (int e = 0; e < EK; ++e) {
@@ -166,23 +147,7 @@ __device__ __forceinline__ void fwd_slim_prep_body(const FwdParams& p) {
   const int r0 = 16 * rt + (lane >> 2), cq = 2 * (lane & 3);
   float acc[8][4];
   zero_frags(acc);
-  {
-    const T* as = hi ? qS : kS;
-    const int ar = 16 * rt + (lane & 7) + 8 * ((lane >> 3) & 1), ac = 8 * (lane >> 4);
-    const int br = 8 * (lane >> 4) + (lane & 7), bc = 8 * ((lane >> 3) & 1);
-#pragma unroll
-    for (int kk = 0; kk < K / 16; ++kk) {
-      u32 a[4];
-      ldsm_x4(a, &as[ar * KP + 16 * kk + ac]);
-#pragma unroll
-      for (int np = 0; np < 4; ++np) {
-        u32 b[4];
-        ldsm_x4(b, &kS[(16 * np + br) * KP + 16 * kk + bc]);
-        IO::mma(acc[2 * np], a, b);
-        IO::mma(acc[2 * np + 1], a, b + 2);
-      }
-    }
-  }
+  prep_qk_products_ldsm<T, K>(acc, kS, qS, rt, hi, lane);
   __syncthreads();  // q dead: L takes its place
 
   // Phase 4 (prep15's schedule without the E rows): A straight to the workspace (warps 4-7), L

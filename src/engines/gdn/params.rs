@@ -140,24 +140,36 @@ pub struct WorkspaceLayout {
     pub total: u64,
 }
 
+/// Lays out a chunk table of `table` bytes and then the regions of `sizes` bytes, in order, each
+/// at a multiple of [`REGION_ALIGN`]: (the table's offset, the regions' offsets, the total bytes).
+fn regions<const R: usize>(table: u64, sizes: [u64; R]) -> (u64, [u64; R], u64) {
+    let mut off = 0u64;
+    let mut take = |bytes: u64| {
+        let at = off;
+        off = (off + bytes).div_ceil(REGION_ALIGN) * REGION_ALIGN;
+        at
+    };
+    let table_at = take(table);
+    let at = sizes.map(&mut take);
+    (table_at, at, off)
+}
+
 impl WorkspaceLayout {
     /// Layout for `n_seqs` sequences of `total_tokens` tokens, `ho` heads, head dims `k`, `v`,
     /// 16-bit io elements.
     pub fn new(n_seqs: u64, total_tokens: u64, ho: u64, k: u64, v: u64) -> WorkspaceLayout {
         let slots = max_chunks(n_seqs, total_tokens) * ho;
-        let mut off = 0u64;
-        let mut take = |bytes: u64| {
-            let at = off;
-            off = (off + bytes).div_ceil(REGION_ALIGN) * REGION_ALIGN;
-            at
-        };
-        let chunk_offsets = take(4 * (n_seqs + 1));
-        let w = take(slots * CHUNK * k * 2);
-        let q = take(slots * CHUNK * k * 2);
-        let kr = take(slots * CHUNK * k * 2);
-        let ut = take(slots * v * CHUNK * 2);
-        let a = take(slots * CHUNK * CHUNK * 2);
-        let gl = take(slots * 4);
+        let (chunk_offsets, [w, q, kr, ut, a, gl], total) = regions(
+            4 * (n_seqs + 1),
+            [
+                slots * CHUNK * k * 2,
+                slots * CHUNK * k * 2,
+                slots * CHUNK * k * 2,
+                slots * v * CHUNK * 2,
+                slots * CHUNK * CHUNK * 2,
+                slots * 4,
+            ],
+        );
         WorkspaceLayout {
             chunk_offsets,
             w,
@@ -166,27 +178,25 @@ impl WorkspaceLayout {
             ut,
             a,
             gl,
-            total: off,
+            total,
         }
     }
 
     /// The slim factors' layout (`DNNPLAN_GDN_FWD_FACTORS=slim`, kernels/include/gdn_fwd_slim.cuh)
     /// in the same fields: `w` holds `T` `[slots, 64, 64]` io, `kr` the per-token scalars
     /// `[slots, SLIM_SCALARS, 64]` fp32, `a` and `gl` as the full layout's; `q` and `ut` are
-    /// empty (their offsets are the next region's; the slim kernels never touch them).
+    /// empty (their offsets are `a`'s; the slim kernels never touch them).
     pub fn slim(n_seqs: u64, total_tokens: u64, ho: u64) -> WorkspaceLayout {
         let slots = max_chunks(n_seqs, total_tokens) * ho;
-        let mut off = 0u64;
-        let mut take = |bytes: u64| {
-            let at = off;
-            off = (off + bytes).div_ceil(REGION_ALIGN) * REGION_ALIGN;
-            at
-        };
-        let chunk_offsets = take(4 * (n_seqs + 1));
-        let w = take(slots * CHUNK * CHUNK * 2);
-        let kr = take(slots * SLIM_SCALARS * CHUNK * 4);
-        let a = take(slots * CHUNK * CHUNK * 2);
-        let gl = take(slots * 4);
+        let (chunk_offsets, [w, kr, a, gl], total) = regions(
+            4 * (n_seqs + 1),
+            [
+                slots * CHUNK * CHUNK * 2,
+                slots * SLIM_SCALARS * CHUNK * 4,
+                slots * CHUNK * CHUNK * 2,
+                slots * 4,
+            ],
+        );
         WorkspaceLayout {
             chunk_offsets,
             w,
@@ -195,7 +205,7 @@ impl WorkspaceLayout {
             ut: a,
             a,
             gl,
-            total: off,
+            total,
         }
     }
 
