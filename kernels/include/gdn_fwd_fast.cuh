@@ -163,6 +163,9 @@ __device__ __forceinline__ void pair_sync(int g) {
 //     half 1 at its top and for half 2 before the products that read it, so each half's copy
 //     overlaps the other half's math (three block barriers per chunk).
 //   The block's first value row is vs0; v0 = vs0 + 16·(warp % (NW/SPLIT)).
+//   Stage copies (session 13 round 4, copy17): tile_async_fixed (compile-time trip counts, each
+//   thread's first piece address once, constant strides; the same 16-byte copies to the same
+//   smem places as tile_async's tid-strided loops: bitwise).
 // ---------------------------------------------------------------------------------------
 template <typename T, int K, int V, int NW, int STAGES, bool OUT, bool REPLAY, int SPLIT, bool ONEBAR,
           bool PHASED = false>
@@ -173,6 +176,7 @@ __device__ __forceinline__ void fscan_chunks(const FwdParams& p, float (&x)[K / 
   using S = typename SX::F;
   using IO = Io<T>;
   constexpr int KP = S::KP, CP = S::CP, VS = S::VS, NG = SX::NG;
+  constexpr int NT = NW * 32;     // threads of the block
   constexpr int KX = K / SPLIT;  // keys of X this warp updates
   constexpr int NPT = 4 / SPLIT; // 16-token blocks of P / O this warp computes
   static_assert(SPLIT == 1 || SPLIT == 2, "SPLIT is 1 or 2");
@@ -202,31 +206,29 @@ __device__ __forceinline__ void fscan_chunks(const FwdParams& p, float (&x)[K / 
   auto issue = [&](int c, int st) {
     unsigned char* base = smem + st * S::stage;
     const size_t ch = static_cast<size_t>(c) * HO + h;
-    tile_async<T, K>(reinterpret_cast<T*>(base + S::w_off), static_cast<const T*>(p.ws_w) + ch * CHUNK * K, CHUNK, K, tid, NW * 32);
-    tile_async<T, K>(reinterpret_cast<T*>(base + S::k_off), static_cast<const T*>(p.ws_kr) + ch * CHUNK * K, CHUNK, K, tid, NW * 32);
+    tile_async_fixed<T, K, CHUNK, K, NT>(reinterpret_cast<T*>(base + S::w_off), static_cast<const T*>(p.ws_w) + ch * CHUNK * K, tid);
+    tile_async_fixed<T, K, CHUNK, K, NT>(reinterpret_cast<T*>(base + S::k_off), static_cast<const T*>(p.ws_kr) + ch * CHUNK * K, tid);
     if (OUT) {
-      tile_async<T, K>(reinterpret_cast<T*>(base + S::q_off), static_cast<const T*>(p.ws_q) + ch * CHUNK * K, CHUNK, K, tid, NW * 32);
-      tile_async<T, CHUNK>(reinterpret_cast<T*>(base + S::a_off), static_cast<const T*>(p.ws_a) + ch * CHUNK * CHUNK, CHUNK, CHUNK, tid, NW * 32);
+      tile_async_fixed<T, K, CHUNK, K, NT>(reinterpret_cast<T*>(base + S::q_off), static_cast<const T*>(p.ws_q) + ch * CHUNK * K, tid);
+      tile_async_fixed<T, CHUNK, CHUNK, CHUNK, NT>(reinterpret_cast<T*>(base + S::a_off), static_cast<const T*>(p.ws_a) + ch * CHUNK * CHUNK, tid);
     }
     if (with_u)
-      tile_async<T, CHUNK>(reinterpret_cast<T*>(base + S::u_off), static_cast<const T*>(p.ws_ut) + (ch * V + vs0) * CHUNK, VS,
-                           CHUNK, tid, NW * 32);
+      tile_async_fixed<T, CHUNK, VS, CHUNK, NT>(reinterpret_cast<T*>(base + S::u_off), static_cast<const T*>(p.ws_ut) + (ch * V + vs0) * CHUNK, tid);
   };
   // PHASED: the stage's two halves (issue = both).
   auto issue_h1 = [&](int c) {
     const size_t ch = static_cast<size_t>(c) * HO + h;
-    tile_async<T, K>(reinterpret_cast<T*>(smem + S::w_off), static_cast<const T*>(p.ws_w) + ch * CHUNK * K, CHUNK, K, tid, NW * 32);
+    tile_async_fixed<T, K, CHUNK, K, NT>(reinterpret_cast<T*>(smem + S::w_off), static_cast<const T*>(p.ws_w) + ch * CHUNK * K, tid);
     if (OUT)
-      tile_async<T, K>(reinterpret_cast<T*>(smem + S::q_off), static_cast<const T*>(p.ws_q) + ch * CHUNK * K, CHUNK, K, tid, NW * 32);
+      tile_async_fixed<T, K, CHUNK, K, NT>(reinterpret_cast<T*>(smem + S::q_off), static_cast<const T*>(p.ws_q) + ch * CHUNK * K, tid);
     if (with_u)
-      tile_async<T, CHUNK>(reinterpret_cast<T*>(smem + S::u_off), static_cast<const T*>(p.ws_ut) + (ch * V + vs0) * CHUNK, VS,
-                           CHUNK, tid, NW * 32);
+      tile_async_fixed<T, CHUNK, VS, CHUNK, NT>(reinterpret_cast<T*>(smem + S::u_off), static_cast<const T*>(p.ws_ut) + (ch * V + vs0) * CHUNK, tid);
   };
   auto issue_h2 = [&](int c) {
     const size_t ch = static_cast<size_t>(c) * HO + h;
-    tile_async<T, K>(reinterpret_cast<T*>(smem + S::k_off), static_cast<const T*>(p.ws_kr) + ch * CHUNK * K, CHUNK, K, tid, NW * 32);
+    tile_async_fixed<T, K, CHUNK, K, NT>(reinterpret_cast<T*>(smem + S::k_off), static_cast<const T*>(p.ws_kr) + ch * CHUNK * K, tid);
     if (OUT)
-      tile_async<T, CHUNK>(reinterpret_cast<T*>(smem + S::a_off), static_cast<const T*>(p.ws_a) + ch * CHUNK * CHUNK, CHUNK, CHUNK, tid, NW * 32);
+      tile_async_fixed<T, CHUNK, CHUNK, CHUNK, NT>(reinterpret_cast<T*>(smem + S::a_off), static_cast<const T*>(p.ws_a) + ch * CHUNK * CHUNK, tid);
   };
   if constexpr (PHASED) {  // groups in flight at a chunk's top: its half 1, then its half 2
     if (c_begin < c_end) issue_h1(c_begin);
