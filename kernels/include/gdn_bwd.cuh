@@ -380,20 +380,6 @@ __device__ __forceinline__ void dscan_store_ds_staged(const BwdParams& bp, unsig
   }
 }
 
-// tile_async with the trip count known at compile time (ROWS × ROWLEN / 8 pieces of 16 bytes, a
-// multiple of NT): each thread's first piece address once, then constant offsets (R2's issue;
-// the same copies as tile_async, in the same smem layout).
-template <typename T, int ROWLEN, int ROWS, int GSTRIDE, int NT>
-__device__ __forceinline__ void tile_async_fixed(T* dst, const T* src, int tid) {
-  constexpr int VEC = ROWLEN / 8, N = ROWS * VEC;
-  static_assert(N % NT == 0 && NT % VEC == 0, "whole rounds of whole rows");
-  constexpr int RSTEP = NT / VEC;  // rows per round
-  T* d = dst + (tid / VEC) * (ROWLEN + 8) + 8 * (tid % VEC);
-  const T* s = src + static_cast<size_t>(tid / VEC) * GSTRIDE + 8 * (tid % VEC);
-#pragma unroll
-  for (int it = 0; it < N / NT; ++it) cp_async16(d + it * RSTEP * (ROWLEN + 8), s + static_cast<size_t>(it) * RSTEP * GSTRIDE);
-}
-
 // One tile of a reverse-scan stage (CHUNK rows of ROWLEN elements, rows of ROWLEN + 8 in smem):
 // tile_async, or with FIXED (R2) tile_async_fixed (compile-time trip count, the same copies).
 template <typename T, int ROWLEN, int NT, bool FIXED>

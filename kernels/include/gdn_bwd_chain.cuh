@@ -108,7 +108,7 @@ __device__ __forceinline__ void bwd_psum_body(const BwdChainParams& cp) {
   float x[K / 8][4];
   identity_frags<K>(x, is_m, vr, cq);
   // The summary pass of fwd_scanx_body (no token positions are used: cs = ce = 0).
-  fscan_chunks<T, K, V, NW, STAGES, false, false, 1, false>(p, x, h, 0, 0, cb, c_begin, c_end, xb * VS, !is_m, nullptr);
+  fscan_chunks<T, K, V, NW, STAGES, false, false, 1, false, false, false>(p, x, h, 0, 0, cb, c_begin, c_end, xb * VS, !is_m, nullptr);
 
   const size_t hk = static_cast<size_t>(HO) * V * K;
   if (!is_m || j <= P - 2)
@@ -161,7 +161,7 @@ __device__ __forceinline__ void bwd_fscan_piece_body(const BwdChainParams& cp) {
   } else {
     load_seed_frags<KX, K>(x, cp.ws_seed + (static_cast<size_t>(b * P + j) * HO + h) * V * K + key0, vr, cq);
   }
-  fscan_chunks<T, K, V, NW, STAGES, false, true, SPLIT, ONEBAR>(p, x, h, cs, ce, cb, c_begin, c_end, blockIdx.x * VS, true,
+  fscan_chunks<T, K, V, NW, STAGES, false, true, SPLIT, ONEBAR, false, false>(p, x, h, cs, ce, cb, c_begin, c_end, blockIdx.x * VS, true,
                                                                  cp.b.ws_s);
 }
 

@@ -987,6 +987,21 @@ __device__ __forceinline__ void tile_async(T* dst, const T* src, int rows, size_
   }
 }
 
+// tile_async with the trip count known at compile time (ROWS × ROWLEN / 8 pieces of 16 bytes, a
+// multiple of NT): each thread's first piece address once, then constant offsets (the
+// reverse scan's R2 issue, and since session 13 round 4 fscan_chunks' stage copies; the same
+// copies as tile_async, in the same smem layout).
+template <typename T, int ROWLEN, int ROWS, int GSTRIDE, int NT>
+__device__ __forceinline__ void tile_async_fixed(T* dst, const T* src, int tid) {
+  constexpr int VEC = ROWLEN / 8, N = ROWS * VEC;
+  static_assert(N % NT == 0 && NT % VEC == 0, "whole rounds of whole rows");
+  constexpr int RSTEP = NT / VEC;  // rows per round
+  T* d = dst + (tid / VEC) * (ROWLEN + 8) + 8 * (tid % VEC);
+  const T* s = src + static_cast<size_t>(tid / VEC) * GSTRIDE + 8 * (tid % VEC);
+#pragma unroll
+  for (int it = 0; it < N / NT; ++it) cp_async16(d + it * RSTEP * (ROWLEN + 8), s + static_cast<size_t>(it) * RSTEP * GSTRIDE);
+}
+
 // X = Sᵀ rows vr, vr + 8, columns 8nt + cq + {0, 1} (mma accumulator layout) of the [V, K]
 // initial state at `base` (fp32 or bf16, stored domain); zeros without an initial state. LD: the
 // state's row length (K columns of a row of LD; a key-split scan holds K = LD / 2 of them).

@@ -138,6 +138,15 @@ __device__ __forceinline__ void pair_sync(int g) {
 #endif
 }
 
+// One stage tile of fscan_chunks (ROWS rows of ROWLEN elements, global rows of ROWLEN, smem rows
+// of ROWLEN + 8): FIXED (session 13 round 4) tile_async_fixed (compile-time trip count), else
+// tile_async (tid-strided loop); the same 16-byte copies to the same smem places either way.
+template <bool FIXED, typename T, int ROWLEN, int ROWS, int NT>
+__device__ __forceinline__ void fscan_tile(T* dst, const T* src, int tid) {
+  if constexpr (FIXED) tile_async_fixed<T, ROWLEN, ROWS, ROWLEN, NT>(dst, src, tid);
+  else tile_async<T, ROWLEN>(dst, src, ROWS, ROWLEN, tid, NT);
+}
+
 // ---------------------------------------------------------------------------------------
 // fscan_chunks: the forward-direction chunk loop that every forward-state scan runs, over
 // chunks [c_begin, c_end) of one (sequence, head), from the state fragments x (updated in place
@@ -163,9 +172,13 @@ __device__ __forceinline__ void pair_sync(int g) {
 //     half 1 at its top and for half 2 before the products that read it, so each half's copy
 //     overlaps the other half's math (three block barriers per chunk).
 //   The block's first value row is vs0; v0 = vs0 + 16·(warp % (NW/SPLIT)).
+//   FIXED (session 13 round 4, copy17; default): the stage copies by tile_async_fixed (compile-time
+//   trip counts, each thread's first piece address once, constant strides; the same 16-byte
+//   copies to the same smem places as tile_async's tid-strided loops: bitwise). The backward's
+//   psum / fscan_r4 / fscanp pass false (measured slower there: bench/gdn_results.md, copy17).
 // ---------------------------------------------------------------------------------------
 template <typename T, int K, int V, int NW, int STAGES, bool OUT, bool REPLAY, int SPLIT, bool ONEBAR,
-          bool PHASED = false>
+          bool PHASED = false, bool FIXED = true>
 __device__ __forceinline__ void fscan_chunks(const FwdParams& p, float (&x)[K / 8 / SPLIT][4], int h, long long cs,
                                              long long ce, int cb, int c_begin, int c_end, int vs0, bool with_u,
                                              float* ws_s) {
@@ -173,6 +186,7 @@ __device__ __forceinline__ void fscan_chunks(const FwdParams& p, float (&x)[K / 
   using S = typename SX::F;
   using IO = Io<T>;
   constexpr int KP = S::KP, CP = S::CP, VS = S::VS, NG = SX::NG;
+  constexpr int NT = NW * 32;     // threads of the block
   constexpr int KX = K / SPLIT;  // keys of X this warp updates
   constexpr int NPT = 4 / SPLIT; // 16-token blocks of P / O this warp computes
   static_assert(SPLIT == 1 || SPLIT == 2, "SPLIT is 1 or 2");
@@ -202,31 +216,29 @@ __device__ __forceinline__ void fscan_chunks(const FwdParams& p, float (&x)[K / 
   auto issue = [&](int c, int st) {
     unsigned char* base = smem + st * S::stage;
     const size_t ch = static_cast<size_t>(c) * HO + h;
-    tile_async<T, K>(reinterpret_cast<T*>(base + S::w_off), static_cast<const T*>(p.ws_w) + ch * CHUNK * K, CHUNK, K, tid, NW * 32);
-    tile_async<T, K>(reinterpret_cast<T*>(base + S::k_off), static_cast<const T*>(p.ws_kr) + ch * CHUNK * K, CHUNK, K, tid, NW * 32);
+    fscan_tile<FIXED, T, K, CHUNK, NT>(reinterpret_cast<T*>(base + S::w_off), static_cast<const T*>(p.ws_w) + ch * CHUNK * K, tid);
+    fscan_tile<FIXED, T, K, CHUNK, NT>(reinterpret_cast<T*>(base + S::k_off), static_cast<const T*>(p.ws_kr) + ch * CHUNK * K, tid);
     if (OUT) {
-      tile_async<T, K>(reinterpret_cast<T*>(base + S::q_off), static_cast<const T*>(p.ws_q) + ch * CHUNK * K, CHUNK, K, tid, NW * 32);
-      tile_async<T, CHUNK>(reinterpret_cast<T*>(base + S::a_off), static_cast<const T*>(p.ws_a) + ch * CHUNK * CHUNK, CHUNK, CHUNK, tid, NW * 32);
+      fscan_tile<FIXED, T, K, CHUNK, NT>(reinterpret_cast<T*>(base + S::q_off), static_cast<const T*>(p.ws_q) + ch * CHUNK * K, tid);
+      fscan_tile<FIXED, T, CHUNK, CHUNK, NT>(reinterpret_cast<T*>(base + S::a_off), static_cast<const T*>(p.ws_a) + ch * CHUNK * CHUNK, tid);
     }
     if (with_u)
-      tile_async<T, CHUNK>(reinterpret_cast<T*>(base + S::u_off), static_cast<const T*>(p.ws_ut) + (ch * V + vs0) * CHUNK, VS,
-                           CHUNK, tid, NW * 32);
+      fscan_tile<FIXED, T, CHUNK, VS, NT>(reinterpret_cast<T*>(base + S::u_off), static_cast<const T*>(p.ws_ut) + (ch * V + vs0) * CHUNK, tid);
   };
   // PHASED: the stage's two halves (issue = both).
   auto issue_h1 = [&](int c) {
     const size_t ch = static_cast<size_t>(c) * HO + h;
-    tile_async<T, K>(reinterpret_cast<T*>(smem + S::w_off), static_cast<const T*>(p.ws_w) + ch * CHUNK * K, CHUNK, K, tid, NW * 32);
+    fscan_tile<FIXED, T, K, CHUNK, NT>(reinterpret_cast<T*>(smem + S::w_off), static_cast<const T*>(p.ws_w) + ch * CHUNK * K, tid);
     if (OUT)
-      tile_async<T, K>(reinterpret_cast<T*>(smem + S::q_off), static_cast<const T*>(p.ws_q) + ch * CHUNK * K, CHUNK, K, tid, NW * 32);
+      fscan_tile<FIXED, T, K, CHUNK, NT>(reinterpret_cast<T*>(smem + S::q_off), static_cast<const T*>(p.ws_q) + ch * CHUNK * K, tid);
     if (with_u)
-      tile_async<T, CHUNK>(reinterpret_cast<T*>(smem + S::u_off), static_cast<const T*>(p.ws_ut) + (ch * V + vs0) * CHUNK, VS,
-                           CHUNK, tid, NW * 32);
+      fscan_tile<FIXED, T, CHUNK, VS, NT>(reinterpret_cast<T*>(smem + S::u_off), static_cast<const T*>(p.ws_ut) + (ch * V + vs0) * CHUNK, tid);
   };
   auto issue_h2 = [&](int c) {
     const size_t ch = static_cast<size_t>(c) * HO + h;
-    tile_async<T, K>(reinterpret_cast<T*>(smem + S::k_off), static_cast<const T*>(p.ws_kr) + ch * CHUNK * K, CHUNK, K, tid, NW * 32);
+    fscan_tile<FIXED, T, K, CHUNK, NT>(reinterpret_cast<T*>(smem + S::k_off), static_cast<const T*>(p.ws_kr) + ch * CHUNK * K, tid);
     if (OUT)
-      tile_async<T, CHUNK>(reinterpret_cast<T*>(smem + S::a_off), static_cast<const T*>(p.ws_a) + ch * CHUNK * CHUNK, CHUNK, CHUNK, tid, NW * 32);
+      fscan_tile<FIXED, T, CHUNK, CHUNK, NT>(reinterpret_cast<T*>(smem + S::a_off), static_cast<const T*>(p.ws_a) + ch * CHUNK * CHUNK, tid);
   };
   if constexpr (PHASED) {  // groups in flight at a chunk's top: its half 1, then its half 2
     if (c_begin < c_end) issue_h1(c_begin);
