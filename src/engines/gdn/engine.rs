@@ -32,8 +32,8 @@
 //! (`gdn_fwd_slimprep_*` writes T, A and per-token scalars, `gdn_fwd_slimscan_*_w4|w8` rebuilds
 //! the products from the raw q, k, v; kernels/include/gdn_fwd_slim.cuh) where it applies (K = V =
 //! 128, one piece per sequence), else the full factors. A numerics change (a different exact
-//! factorisation), validated against the fp64 reference. Unset: [`FACTOR_RULE`] (since session
-//! 13 slim wherever it applies; `batch_invariant` pinned to [`FwdFactors::BATCH_INVARIANT`], slim).
+//! factorisation), validated against the fp64 reference. Unset: [`FwdFactors::UNCUT_DEFAULT`]
+//! (slim since session 13) wherever it applies, `batch_invariant` included.
 
 use crate::cuda::{Function, LaunchConfig, Launcher, compile_or_load, probe};
 use crate::dispatch::engine::{BuildContext, CompiledPlan, Engine, SupportQuery};
@@ -517,52 +517,16 @@ const _: () = {
     }
 };
 
-/// One row of the factor rule of the uncut K = V = 128 forward: the factors when the output
-/// scan's blocks fill at least `min_quarter_waves` quarters of a wave (4 · blocks ≥
-/// `min_quarter_waves` · SMs). The first matching row wins.
-pub struct FactorRuleRow {
-    /// Quarters of a wave the uncut scan's blocks must fill.
-    pub min_quarter_waves: u64,
-    /// The factors then.
-    pub factors: FwdFactors,
-}
-
-/// The factor rule (`DNNPLAN_GDN_FWD_FACTORS` unset), outside `batch_invariant`: slim at every
-/// block count. H200, slim vs full forward in one run with slim15's scan (session 13,
-/// bench/gdn_device_slim15_run1*.log): 1.183x at (4, 8192, 16) (w4, 128 blocks: 0.97 waves),
-/// 1.156x on the ragged mix (w4, 320 blocks), 1.203x at (16, 2048, 32) (w8, 512 blocks) and
-/// 1.064x at (1, 32768, 16) run uncut (w4, 32 blocks: 0.24 waves). (Before slim15's copy fix the
-/// slim scan lost at 0.24 waves, 0.884x, and this table had a 3/4-wave row for it.)
-pub const FACTOR_RULE: [FactorRuleRow; 1] = [FactorRuleRow {
-    min_quarter_waves: 0,
-    factors: FwdFactors::Slim,
-}];
-
 impl FwdFactors {
-    /// The factors of the uncut K = V = 128 path under `batch_invariant` (unset switch): one
-    /// variant at every shape, so that results do not depend on the batch; slim, the faster one at
-    /// the measured batch_invariant shape ((1, 32768, 16) uncut: 1.592 vs 1.694 ms with slim15's
-    /// scan).
-    pub const BATCH_INVARIANT: FwdFactors = FwdFactors::Slim;
-
-    /// The factors for a forward of `f` run by the `scan` output scan in `pieces` pieces per
-    /// sequence on `sms` multiprocessors when `DNNPLAN_GDN_FWD_FACTORS` is unset: full where slim
-    /// does not apply, [`FwdFactors::BATCH_INVARIANT`] under `batch_invariant`, else the first
-    /// [`FACTOR_RULE`] row the scan's blocks fill.
-    pub fn rule(f: &GdnFacts, sms: u64, scan: ScanVariant, pieces: u64) -> FwdFactors {
-        if !FwdFactors::applies(f, pieces) {
-            return FwdFactors::Full;
-        }
-        if f.batch_invariant {
-            return FwdFactors::BATCH_INVARIANT;
-        }
-        let rows_per_block = 16 * scan.row().warps;
-        let blocks = f.n_seqs as u64 * f.heads.3 as u64 * (f.v as u64 / rows_per_block).max(1);
-        FACTOR_RULE
-            .iter()
-            .find(|r| 4 * blocks >= r.min_quarter_waves * sms)
-            .map_or(FwdFactors::Full, |r| r.factors)
-    }
+    /// The factors of the path slim applies to when `DNNPLAN_GDN_FWD_FACTORS` is unset: slim, at
+    /// every shape of that path and under `batch_invariant` alike (one variant, so results never
+    /// depend on the batch). H200, slim vs full forward in one run with slim15's scan (session 13,
+    /// bench/gdn_device_slim15_run1*.log): 1.183x at (4, 8192, 16) (w4, 128 blocks: 0.97 waves),
+    /// 1.156x on the ragged mix (w4, 320 blocks), 1.203x at (16, 2048, 32) (w8, 512 blocks) and
+    /// 1.064x at (1, 32768, 16) run uncut (w4, 32 blocks: 0.24 waves, the batch_invariant
+    /// schedule). (Before slim15's copy fix the slim scan lost at 0.24 waves, 0.884x, and the rule
+    /// was a table of wave thresholds.)
+    pub const UNCUT_DEFAULT: FwdFactors = FwdFactors::Slim;
 
     /// Whether the slim factors serve a forward of `f` cut into `pieces` pieces per sequence.
     pub fn applies(f: &GdnFacts, pieces: u64) -> bool {
@@ -730,9 +694,6 @@ impl FwdChoice {
                 uncut_scan(f, sms)
             };
         }
-        // The factor rule counts the blocks of the rule's width: the width switch never changes
-        // the factors (knobs change speed, never numerics).
-        let rule_scan = c.scan;
         if let Some(scan) =
             env("DNNPLAN_GDN_FWD_SCAN").and_then(|x| ScanVariant::from_switch(&x, f.k))
         {
@@ -747,13 +708,11 @@ impl FwdChoice {
         }
         c.prep = PrepVariant::from_env();
         c.chain = ChainVariant::from_env();
-        c.factors = match env("DNNPLAN_GDN_FWD_FACTORS")
+        let wanted = env("DNNPLAN_GDN_FWD_FACTORS")
             .as_deref()
             .and_then(FwdFactors::from_switch)
-        {
-            Some(wanted) => FwdFactors::resolve(wanted, f, c.pieces),
-            None => FwdFactors::rule(f, sms, rule_scan, c.pieces),
-        };
+            .unwrap_or(FwdFactors::UNCUT_DEFAULT);
+        c.factors = FwdFactors::resolve(wanted, f, c.pieces);
         c
     }
 
@@ -766,11 +725,7 @@ impl FwdChoice {
                 self.scan.kernel_name(tag, k),
             ),
             FwdFactors::Slim => {
-                let w = if self.scan.row().warps == 8 {
-                    "w8"
-                } else {
-                    "w4"
-                };
+                let (w, _) = slim_scan_width(self.scan);
                 let stem = self.factors.row().scan_stem;
                 (
                     format!("gdn_fwd_slimprep_{tag}_k{k}"),
@@ -785,7 +740,7 @@ impl FwdChoice {
     /// (≥ 8 chunks each on average) and `batch_invariant` is off, the piece path of
     /// [`FWD_PIECE_PATH`] with as many pieces as keep both of its passes in one wave:
     /// `P = min(⌊scan per_sm · SMs / scan blocks per piece⌋, 1 + ⌊sum per_sm · SMs / summary
-    /// blocks per piece⌋)`, at most 16; the factors by [`FwdFactors::rule`] at the rule's scan.
+    /// blocks per piece⌋)`, at most 16; the factors [`FwdFactors::UNCUT_DEFAULT`] where they apply.
     pub fn default_for(f: &GdnFacts, sms: u64) -> FwdChoice {
         let pairs = f.n_seqs as u64 * f.heads.3 as u64;
         let blocks = pairs * (f.v as u64 / 64); // 4-warp blocks
@@ -815,8 +770,18 @@ impl FwdChoice {
             steps: usize::MAX,
             prep: PrepVariant::DEFAULT,
             chain: ChainVariant::DEFAULT,
-            factors: FwdFactors::rule(f, sms, scan, pieces),
+            factors: FwdFactors::resolve(FwdFactors::UNCUT_DEFAULT, f, pieces),
         }
+    }
+}
+
+/// The slim scan of the width of `scan` (its entry suffix and cp.async stages): `w8` for the
+/// 8-warp scan, else `w4` (a forced `w4p` runs the slim 4-warp scan).
+fn slim_scan_width(scan: ScanVariant) -> (&'static str, u64) {
+    if scan.row().warps == 8 {
+        ("w8", SLIM_W8_STAGES)
+    } else {
+        ("w4", SLIM_W4_STAGES)
     }
 }
 
@@ -983,15 +948,7 @@ impl GdnFwdPlan {
             ),
             FwdFactors::Slim => (
                 WorkspaceLayout::slim(n, t, ho as u64),
-                slim_scan_smem_bytes(
-                    k,
-                    warps,
-                    if warps == 4 {
-                        SLIM_W4_STAGES
-                    } else {
-                        SLIM_W8_STAGES
-                    },
-                ),
+                slim_scan_smem_bytes(k, warps, slim_scan_width(choice.scan).1),
                 (
                     (chunks as u32, ho as u32, 1),
                     PREP3_THREADS,
@@ -1208,8 +1165,8 @@ mod tests {
     #[test]
     fn slim_factors_serve_the_uncut_k128_path_only() {
         let f = |n, t, ho, d, bi| facts(n, t, ho, d, bi);
-        // The default at every shape (FACTOR_RULE, BATCH_INVARIANT): slim on the uncut K = 128
-        // path at any block count and under batch_invariant; full on the piece path and at K = 64.
+        // The default at every shape (UNCUT_DEFAULT): slim on the uncut K = 128 path at any block
+        // count and under batch_invariant; full on the piece path and at K = 64.
         for (fa, want) in [
             // (4, 8192, 16): w4, 128 blocks.
             (f(4, 32768, 16, 128, false), FwdFactors::Slim),
@@ -1218,9 +1175,9 @@ mod tests {
             // The ragged mix: w4, 320 blocks.
             (f(10, 29949, 16, 128, false), FwdFactors::Slim),
             // (1, 32768, 16) under batch_invariant: uncut, slim.
-            (f(1, 32768, 16, 128, true), FwdFactors::BATCH_INVARIANT),
+            (f(1, 32768, 16, 128, true), FwdFactors::Slim),
             // ... and (4, 8192, 16) too: batch_invariant never depends on the batch's size.
-            (f(4, 32768, 16, 128, true), FwdFactors::BATCH_INVARIANT),
+            (f(4, 32768, 16, 128, true), FwdFactors::Slim),
             // (1, 32768, 16): the piece path.
             (f(1, 32768, 16, 128, false), FwdFactors::Full),
             // Short sequences, few blocks (uncut, 4 blocks).
@@ -1233,16 +1190,15 @@ mod tests {
         }
         // (1, 32768, 16) forced uncut (DNNPLAN_GDN_FWD_PIECES=1): 32 blocks, slim; cut, full.
         let k128 = f(1, 32768, 16, 128, false);
+        assert_eq!(FwdFactors::UNCUT_DEFAULT, FwdFactors::Slim);
         assert_eq!(
-            FwdFactors::rule(&k128, 132, ScanVariant::Warps4, 1),
+            FwdFactors::resolve(FwdFactors::UNCUT_DEFAULT, &k128, 1),
             FwdFactors::Slim
         );
         assert_eq!(
-            FwdFactors::rule(&k128, 132, ScanVariant::Warps4Phased, 7),
+            FwdFactors::resolve(FwdFactors::UNCUT_DEFAULT, &k128, 7),
             FwdFactors::Full
         );
-        // The rows: the last one matches every shape.
-        assert_eq!(FACTOR_RULE[FACTOR_RULE.len() - 1].min_quarter_waves, 0);
         // The switch: slim where it applies, full at K = 64 and on the piece path.
         let (k128, k64) = (f(4, 32768, 16, 128, false), f(4, 32768, 16, 64, false));
         for wanted in [FwdFactors::Slim, FwdFactors::Full] {
