@@ -55,6 +55,16 @@ pub(crate) fn out(name: &'static str, shape: ShapeRule) -> OutSpec {
     }
 }
 
+/// The gradient output `name` of input `of`: `of`'s shape and dtype.
+pub(crate) fn grad(name: &'static str, of: &'static str) -> OutSpec {
+    out(name, ShapeRule::SameAs(of)).like(of)
+}
+
+/// The gradient output `name` of the optional input `of`: present when `of` is bound.
+pub(crate) fn opt_grad(name: &'static str, of: &'static str) -> OutSpec {
+    grad(name, of).when(Cond::Port(of))
+}
+
 impl OutSpec {
     /// Present only when `c` holds.
     pub(crate) fn when(mut self, c: Cond) -> Self {

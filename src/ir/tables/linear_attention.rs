@@ -235,25 +235,19 @@ fn row(f: &Family, kind: Kind) -> OpSpec {
         }
         Kind::Bwd => {
             let mut outs = vec![
-                out("dQ", S::SameAs("q")).like("q"),
-                out("dK", S::SameAs("k")).like("k"),
-                out("dV", S::SameAs("v")).like("v"),
-                out("dG", S::SameAs("g")).like("g"),
-                out("dBeta", S::SameAs("beta")).like("beta"),
+                grad("dQ", "q"),
+                grad("dK", "k"),
+                grad("dV", "v"),
+                grad("dG", "g"),
+                grad("dBeta", "beta"),
             ];
             if f.has_w {
-                outs.push(out("dW", S::SameAs("w")).like("w"));
+                outs.push(grad("dW", "w"));
             }
             outs.extend([
-                out("d_initial_state", S::SameAs("initial_state"))
-                    .like("initial_state")
-                    .when(Cond::Port("initial_state")),
-                out("d_a_log", S::SameAs("a_log"))
-                    .like("a_log")
-                    .when(Cond::Port("a_log")),
-                out("d_dt_bias", S::SameAs("dt_bias"))
-                    .like("dt_bias")
-                    .when(Cond::Port("dt_bias")),
+                opt_grad("d_initial_state", "initial_state"),
+                opt_grad("d_a_log", "a_log"),
+                opt_grad("d_dt_bias", "dt_bias"),
             ]);
             o = o
                 .outs(outs)
@@ -402,19 +396,15 @@ fn mamba2_rows() -> Vec<OpSpec> {
             "O_pre",
         ]))
         .outs(vec![
-            out("dQ", S::SameAs("q")).like("q"),
-            out("dK", S::SameAs("k")).like("k"),
-            out("dV", S::SameAs("v")).like("v"),
-            out("dG", S::SameAs("g")).like("g"),
-            out("dA", S::SameAs("a")).like("a"),
-            out("d_initial_state", S::SameAs("initial_state"))
-                .like("initial_state")
-                .when(Cond::Port("initial_state")),
-            out("d_dt_bias", S::SameAs("dt_bias"))
-                .like("dt_bias")
-                .when(Cond::Port("dt_bias")),
-            out("dD", S::SameAs("d")).like("d").when(Cond::Port("d")),
-            out("dZ", S::SameAs("z")).like("z").when(Cond::Port("z")),
+            grad("dQ", "q"),
+            grad("dK", "k"),
+            grad("dV", "v"),
+            grad("dG", "g"),
+            grad("dA", "a"),
+            opt_grad("d_initial_state", "initial_state"),
+            opt_grad("d_dt_bias", "dt_bias"),
+            opt_grad("dD", "d"),
+            opt_grad("dZ", "z"),
         ])
         .attrs(vec![every(), overwrite()])
         .attrs(mamba2_attrs())

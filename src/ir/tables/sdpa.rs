@@ -45,6 +45,12 @@ const DIAG_NO_SLIDING: Names = Names {
     right: "diagonal_band_right_bound",
 };
 
+/// The optional per-batch sequence-length inputs of the forward ops (padding / ragged).
+const LENS: &[&str] = &["seq_len_q", "seq_len_kv", "cu_seq_len_q", "cu_seq_len_kv"];
+
+/// The required inputs of the FP8 and MXFP8 forward ops: `q, k, v` and their descales.
+const QKV_DESCALED: &[&str] = &["q", "k", "v", "descale_q", "descale_k", "descale_v"];
+
 fn dropout_set() -> Cond {
     Cond::Any(vec![Cond::Set("dropout_0"), Cond::Port("dropout_0")])
 }
@@ -266,52 +272,62 @@ fn fp8_backward_common(o: OpSpec, tensors: &[&'static str]) -> OpSpec {
     o
 }
 
-fn sdpa() -> OpSpec {
+/// What the FP16/BF16 and FP8 forward ops share after their own inputs: the dropout and paged
+/// ports, then `tail` inputs; outputs `O`, `Stats`, then `amax` outputs, then the caller-provided
+/// `rng_dump`, `score_max`, `score_sum_exp`; the stats-mode, `mask`, dropout, paged, ragged and
+/// implementation attributes; the stats rules, then `own` rules, then the tensor rules over
+/// `q, k, v, O`, the `mask`, forward dropout and paged rules.
+fn forward_common(
+    o: OpSpec,
+    mask: &Names,
+    tail: &[&'static str],
+    amax: Vec<OutSpec>,
+    own: Vec<Rule>,
+) -> OpSpec {
     let (pports, pattr, prules) = paged();
-    op(
+    let stats_rules = vec![
+        Rule::ExactlyOne(Cond::Set("generate_stats"), Cond::Set("is_inference")),
+        Rule::DtypeIn("Stats", &[DataType::Float]),
+    ];
+    o.ins(dropout_ports())
+        .ins(pports)
+        .ins(opts(tail))
+        .outs(vec![out("O", S::SdpaO), stats_out()])
+        .outs(amax)
+        .outs(vec![
+            out("rng_dump", S::Given).caller(),
+            out("score_max", S::SdpaStats).fp32().caller(),
+            out("score_sum_exp", S::SdpaStats).fp32().caller(),
+        ])
+        .attrs(stats_mode_attrs())
+        .attrs(mask_attrs(mask, true))
+        .attrs(vec![dropout_attr(), pattr, a_bool("stats_use_log2", false)])
+        .attrs(ragged_attrs())
+        .attrs(fwd_extras())
+        .rules(stats_rules)
+        .rules(own)
+        .rules(tensor_rules(&["q", "k", "v", "O"]))
+        .rules(mask_rules(mask))
+        .rules(dropout_rules(false))
+        .rules(prules)
+}
+
+fn sdpa() -> OpSpec {
+    let o = op(
         "sdpa",
         T::Sdpa,
         F::Sdpa,
         "scaled dot-product attention forward (fp16/bf16)",
     )
     .ins(reqs(&["q", "k", "v"]))
-    .ins(opts(&[
-        "attn_scale",
-        "bias",
-        "block_mask",
-        "seq_len_q",
-        "seq_len_kv",
-        "cu_seq_len_q",
-        "cu_seq_len_kv",
-    ]))
-    .ins(dropout_ports())
-    .ins(pports)
-    .ins(opts(&["sink_token", "kv_mask"]))
-    .outs(vec![
-        out("O", S::SdpaO),
-        stats_out(),
-        out("rng_dump", S::Given).caller(),
-        out("score_max", S::SdpaStats).fp32().caller(),
-        out("score_sum_exp", S::SdpaStats).fp32().caller(),
-    ])
-    .attrs(stats_mode_attrs())
-    .attrs(mask_attrs(&DIAG, true))
-    .attrs(vec![dropout_attr(), pattr, a_bool("stats_use_log2", false)])
-    .attrs(ragged_attrs())
-    .attrs(fwd_extras())
-    .rules(vec![
-        Rule::ExactlyOne(Cond::Set("generate_stats"), Cond::Set("is_inference")),
-        Rule::DtypeIn("Stats", &[DataType::Float]),
-        implies(
-            Cond::Port("block_mask"),
-            Cond::Not(Box::new(Cond::Is("implementation", "COMPOSITE"))),
-        ),
-    ])
-    .rules(tensor_rules(&["q", "k", "v", "O"]))
-    .rules(mask_rules(&DIAG))
-    .rules(dropout_rules(false))
-    .rules(prules)
-    .python_only_on([python_only_common(), vec![Cond::Port("kv_mask")]].concat())
+    .ins(opts(&["attn_scale", "bias", "block_mask"]))
+    .ins(opts(LENS));
+    let own = vec![implies(
+        Cond::Port("block_mask"),
+        Cond::Not(Box::new(Cond::Is("implementation", "COMPOSITE"))),
+    )];
+    forward_common(o, &DIAG, &["sink_token", "kv_mask"], vec![], own)
+        .python_only_on([python_only_common(), vec![Cond::Port("kv_mask")]].concat())
 }
 
 fn sdpa_backward() -> OpSpec {
@@ -326,9 +342,9 @@ fn sdpa_backward() -> OpSpec {
     .ins(dropout_ports())
     .ins(opts(&["sink_token"]))
     .outs(vec![
-        out("dQ", S::SameAs("q")).like("q"),
-        out("dK", S::SameAs("k")).like("k"),
-        out("dV", S::SameAs("v")).like("v"),
+        grad("dQ", "q"),
+        grad("dK", "k"),
+        grad("dV", "v"),
         out("dBias", S::SameAs("bias")).caller(),
         out("rng_dump", S::Given).caller(),
     ])
@@ -351,62 +367,27 @@ fn sdpa_backward() -> OpSpec {
 }
 
 fn sdpa_fp8() -> OpSpec {
-    let (pports, pattr, prules) = paged();
-    op(
+    let o = op(
         "sdpa_fp8",
         T::SdpaFp8,
         F::Sdpa,
         "FP8 scaled dot-product attention forward",
     )
-    .ins(reqs(&[
-        "q",
-        "k",
-        "v",
-        "descale_q",
-        "descale_k",
-        "descale_v",
-    ]))
+    .ins(reqs(QKV_DESCALED))
     .ins(opts(&["descale_s", "scale_s", "scale_o"]))
-    .ins(opts(&[
-        "attn_scale",
-        "bias",
-        "seq_len_q",
-        "seq_len_kv",
-        "cu_seq_len_q",
-        "cu_seq_len_kv",
-    ]))
-    .ins(dropout_ports())
-    .ins(pports)
-    .ins(opts(&["sink_token"]))
-    .outs(vec![
-        out("O", S::SdpaO),
-        stats_out(),
-        amax("Amax_S").when(Cond::Port("descale_s")),
-        amax("Amax_O"),
-        out("rng_dump", S::Given).caller(),
-        out("score_max", S::SdpaStats).fp32().caller(),
-        out("score_sum_exp", S::SdpaStats).fp32().caller(),
-        out("sf_o", S::Given).caller(),
-    ])
-    .attrs(stats_mode_attrs())
-    .attrs(mask_attrs(&FP8_FWD, true))
-    .attrs(vec![dropout_attr(), pattr, a_bool("stats_use_log2", false)])
-    .attrs(ragged_attrs())
-    .attrs(fwd_extras())
-    .rules(vec![
-        Rule::ExactlyOne(Cond::Set("generate_stats"), Cond::Set("is_inference")),
-        Rule::DtypeIn("Stats", &[DataType::Float]),
+    .ins(opts(&["attn_scale", "bias"]))
+    .ins(opts(LENS));
+    let amax_outs = vec![amax("Amax_S").when(Cond::Port("descale_s")), amax("Amax_O")];
+    let own = vec![
         implies(Cond::Port("descale_s"), Cond::Port("scale_s")),
         Rule::Msg(
             Box::new(excludes(Cond::All(vec![]), Cond::Port("bias"))),
             "bias is rejected for FP8",
         ),
-    ])
-    .rules(tensor_rules(&["q", "k", "v", "O"]))
-    .rules(mask_rules(&FP8_FWD))
-    .rules(dropout_rules(false))
-    .rules(prules)
-    .python_only_on([python_only_common(), vec![Cond::Output("sf_o")]].concat())
+    ];
+    forward_common(o, &FP8_FWD, &["sink_token"], amax_outs, own)
+        .outs(vec![out("sf_o", S::Given).caller()])
+        .python_only_on([python_only_common(), vec![Cond::Output("sf_o")]].concat())
 }
 
 fn sdpa_fp8_backward() -> OpSpec {
@@ -437,9 +418,9 @@ fn sdpa_fp8_backward() -> OpSpec {
         "scale_dP",
     ]))
     .outs(vec![
-        out("dQ", S::SameAs("q")).like("q"),
-        out("dK", S::SameAs("k")).like("k"),
-        out("dV", S::SameAs("v")).like("v"),
+        grad("dQ", "q"),
+        grad("dK", "k"),
+        grad("dV", "v"),
         amax("amax_dQ"),
         amax("amax_dK"),
         amax("amax_dV"),
@@ -456,21 +437,9 @@ fn sdpa_mxfp8() -> OpSpec {
         F::Sdpa,
         "MXFP8 scaled dot-product attention forward (E8M0 F8_128x4 descales)",
     )
-    .ins(reqs(&[
-        "q",
-        "k",
-        "v",
-        "descale_q",
-        "descale_k",
-        "descale_v",
-    ]))
-    .ins(opts(&[
-        "attn_scale",
-        "seq_len_q",
-        "seq_len_kv",
-        "cu_seq_len_q",
-        "cu_seq_len_kv",
-    ]))
+    .ins(reqs(QKV_DESCALED))
+    .ins(opts(&["attn_scale"]))
+    .ins(opts(LENS))
     .ins(pports)
     .ins(opts(&["sink_token", "scale_o"]))
     .outs(vec![
