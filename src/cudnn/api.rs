@@ -38,6 +38,26 @@ type FnExecute = unsafe extern "C" fn(RawHandle, RawDescriptor, RawDescriptor) -
 type FnCudaGraph =
     unsafe extern "C" fn(RawHandle, RawDescriptor, RawDescriptor, RawCudaGraph) -> CudnnStatus;
 
+/// The two CUDA-graph entry points of the backend API (cuDNN >= 9.5), which take the same
+/// arguments: fill an empty graph with a plan's work, or retarget a graph it filled.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum CudaGraphCall {
+    /// `cudnnBackendPopulateCudaGraph`.
+    Populate,
+    /// `cudnnBackendUpdateCudaGraph`.
+    Update,
+}
+
+impl CudaGraphCall {
+    /// The cuDNN symbol.
+    pub fn symbol(self) -> &'static str {
+        match self {
+            CudaGraphCall::Populate => "cudnnBackendPopulateCudaGraph",
+            CudaGraphCall::Update => "cudnnBackendUpdateCudaGraph",
+        }
+    }
+}
+
 /// Buffer size for `cudnnGetLastErrorString` (the frontend uses the same).
 const LAST_ERROR_CAP: usize = 65535;
 
@@ -108,8 +128,8 @@ impl CudnnApi {
                 backend_get_attribute: symbol(lib, "cudnnBackendGetAttribute")?,
                 backend_finalize: symbol(lib, "cudnnBackendFinalize")?,
                 backend_execute: symbol(lib, "cudnnBackendExecute")?,
-                backend_populate_cuda_graph: symbol(lib, "cudnnBackendPopulateCudaGraph").ok(),
-                backend_update_cuda_graph: symbol(lib, "cudnnBackendUpdateCudaGraph").ok(),
+                backend_populate_cuda_graph: symbol(lib, CudaGraphCall::Populate.symbol()).ok(),
+                backend_update_cuda_graph: symbol(lib, CudaGraphCall::Update.symbol()).ok(),
             })
         }
     }
@@ -153,19 +173,14 @@ impl CudnnApi {
         ))
     }
 
-    /// `cudnnBackendPopulateCudaGraph`, or `NotSupported` on a cuDNN without it.
-    pub fn populate_cuda_graph(&self) -> Result<FnCudaGraph> {
-        self.backend_populate_cuda_graph.ok_or_else(|| {
-            Error::NotSupported(
-                "cudnnBackendPopulateCudaGraph is not supported by this cuDNN".into(),
-            )
-        })
-    }
-
-    /// `cudnnBackendUpdateCudaGraph`, or `NotSupported` on a cuDNN without it.
-    pub fn update_cuda_graph(&self) -> Result<FnCudaGraph> {
-        self.backend_update_cuda_graph.ok_or_else(|| {
-            Error::NotSupported("cudnnBackendUpdateCudaGraph is not supported by this cuDNN".into())
+    /// The CUDA-graph entry point `call`, or `NotSupported` on a cuDNN without it.
+    pub fn cuda_graph_fn(&self, call: CudaGraphCall) -> Result<FnCudaGraph> {
+        let f = match call {
+            CudaGraphCall::Populate => self.backend_populate_cuda_graph,
+            CudaGraphCall::Update => self.backend_update_cuda_graph,
+        };
+        f.ok_or_else(|| {
+            Error::NotSupported(format!("{} is not supported by this cuDNN", call.symbol()))
         })
     }
 }

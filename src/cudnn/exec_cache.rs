@@ -22,7 +22,7 @@ use std::sync::Weak;
 use std::sync::atomic::{AtomicU8, Ordering};
 
 use crate::cuda::graph::CudaGraph;
-use crate::cudnn::api::{RawHandle, RawStream};
+use crate::cudnn::api::{CudaGraphCall, RawHandle, RawStream};
 use crate::cudnn::backend::AttrValue;
 use crate::cudnn::consts::*;
 use crate::cudnn::descriptor::Descriptor;
@@ -265,7 +265,14 @@ pub unsafe fn launch_graph(
             if !e.pack.matches(pointers, workspace) {
                 e.pack.repoint(plan, pointers, workspace)?;
                 // SAFETY: the graph was populated by this plan; pointers per the caller.
-                unsafe { plan.update_cuda_graph_with(handle, &e.pack.desc, e.graph.raw().cast()) }?;
+                unsafe {
+                    plan.cuda_graph_with(
+                        CudaGraphCall::Update,
+                        handle,
+                        &e.pack.desc,
+                        e.graph.raw().cast(),
+                    )
+                }?;
                 e.graph.refresh_instance()?;
             }
             // SAFETY: caller contract (stream of the plan's device, live buffers).
@@ -278,7 +285,14 @@ pub unsafe fn launch_graph(
         let pack = PackState::fresh(plan, pointers, workspace)?;
         let mut graph = CudaGraph::new()?;
         // SAFETY: an empty graph, a finalized pack of this plan; pointers per the caller.
-        match unsafe { plan.populate_cuda_graph_with(handle, &pack.desc, graph.raw().cast()) } {
+        match unsafe {
+            plan.cuda_graph_with(
+                CudaGraphCall::Populate,
+                handle,
+                &pack.desc,
+                graph.raw().cast(),
+            )
+        } {
             Ok(()) => {}
             Err(e) if graph_unsupported(&e) => {
                 if let Some(api) = plan.api_real() {

@@ -11,7 +11,7 @@ use std::sync::{Arc, OnceLock, Weak};
 
 use serde::Serialize;
 
-use crate::cudnn::api::{CudnnApi, RawDescriptor, RawHandle, RawStream};
+use crate::cudnn::api::{CudaGraphCall, CudnnApi, RawDescriptor, RawHandle, RawStream};
 use crate::cudnn::backend::AttrValue;
 use crate::cudnn::consts::*;
 use crate::cudnn::descriptor::Descriptor;
@@ -668,9 +668,8 @@ impl BackendPlan {
         workspace: *mut c_void,
         graph: crate::cudnn::api::RawCudaGraph,
     ) -> Result<()> {
-        let vp = self.variant_pack(pointers, workspace)?;
         // SAFETY: forwarded contract.
-        unsafe { self.populate_cuda_graph_with(handle, &vp, graph) }
+        unsafe { self.cuda_graph(CudaGraphCall::Populate, handle, pointers, workspace, graph) }
     }
 
     /// Retargets a graph made by [`BackendPlan::populate_cuda_graph`] to new pointers
@@ -686,43 +685,45 @@ impl BackendPlan {
         workspace: *mut c_void,
         graph: crate::cudnn::api::RawCudaGraph,
     ) -> Result<()> {
+        // SAFETY: forwarded contract.
+        unsafe { self.cuda_graph(CudaGraphCall::Update, handle, pointers, workspace, graph) }
+    }
+
+    /// The CUDA-graph entry point `call` with a variant pack of these pointers.
+    ///
+    /// # Safety
+    /// As [`BackendPlan::populate_cuda_graph`] (`Populate`) or
+    /// [`BackendPlan::update_cuda_graph`] (`Update`).
+    unsafe fn cuda_graph(
+        &self,
+        call: CudaGraphCall,
+        handle: RawHandle,
+        pointers: &[*mut c_void],
+        workspace: *mut c_void,
+        graph: crate::cudnn::api::RawCudaGraph,
+    ) -> Result<()> {
         let vp = self.variant_pack(pointers, workspace)?;
         // SAFETY: forwarded contract.
-        unsafe { self.update_cuda_graph_with(handle, &vp, graph) }
+        unsafe { self.cuda_graph_with(call, handle, &vp, graph) }
     }
 
-    /// `cudnnBackendPopulateCudaGraph` with a finalized variant pack of this plan.
+    /// The CUDA-graph entry point `call` with a finalized variant pack of this plan.
     ///
     /// # Safety
-    /// As [`BackendPlan::populate_cuda_graph`].
-    pub(crate) unsafe fn populate_cuda_graph_with(
+    /// As [`BackendPlan::populate_cuda_graph`] (`Populate`) or
+    /// [`BackendPlan::update_cuda_graph`] (`Update`).
+    pub(crate) unsafe fn cuda_graph_with(
         &self,
+        call: CudaGraphCall,
         handle: RawHandle,
         vp: &Descriptor,
         graph: crate::cudnn::api::RawCudaGraph,
     ) -> Result<()> {
         let api = self.require_real("CUDA graphs need the real cuDNN")?;
-        let f = api.populate_cuda_graph()?;
+        let f = api.cuda_graph_fn(call)?;
         // SAFETY: live handle, finalized plan and variant pack, caller-provided graph.
         let st = unsafe { f(handle, self.plan.raw(), vp.raw(), graph) };
-        api.check("cudnnBackendPopulateCudaGraph", st)
-    }
-
-    /// `cudnnBackendUpdateCudaGraph` with a finalized variant pack of this plan.
-    ///
-    /// # Safety
-    /// As [`BackendPlan::update_cuda_graph`].
-    pub(crate) unsafe fn update_cuda_graph_with(
-        &self,
-        handle: RawHandle,
-        vp: &Descriptor,
-        graph: crate::cudnn::api::RawCudaGraph,
-    ) -> Result<()> {
-        let api = self.require_real("CUDA graphs need the real cuDNN")?;
-        let f = api.update_cuda_graph()?;
-        // SAFETY: as above.
-        let st = unsafe { f(handle, self.plan.raw(), vp.raw(), graph) };
-        api.check("cudnnBackendUpdateCudaGraph", st)
+        api.check(call.symbol(), st)
     }
 }
 
