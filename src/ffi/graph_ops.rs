@@ -62,16 +62,18 @@ unsafe fn add(
     Ok(())
 }
 
+/// The op `op` with `uids[i]` bound to `ports[i]`, in order.
+fn node_with<const N: usize>(op: &str, ports: [&str; N], uids: [i64; N]) -> Result<NodeBuilder> {
+    let nb = NodeBuilder::by_name(op)?;
+    let bound = ports.into_iter().zip(uids);
+    Ok(bound.fold(nb, |nb, (port, uid)| nb.input(port, uid)))
+}
+
 /// The GDN op `op` (`gdn` or `gdn_bwd`) with the inputs both directions take, in port order:
 /// `q, k, v, g, beta, cu_seqlens`.
 fn gdn_node(op: &str, [q, k, v, g, beta, cu_seqlens]: [i64; 6]) -> Result<NodeBuilder> {
-    Ok(NodeBuilder::by_name(op)?
-        .input("q", q)
-        .input("k", k)
-        .input("v", v)
-        .input("g", g)
-        .input("beta", beta)
-        .input("cu_seqlens", cu_seqlens))
+    let ports = ["q", "k", "v", "g", "beta", "cu_seqlens"];
+    node_with(op, ports, [q, k, v, g, beta, cu_seqlens])
 }
 
 /// Binds `port` unless `uid` is `-1` (none).
@@ -100,7 +102,7 @@ pub unsafe extern "C" fn dnnp_graph_matmul(
     // SAFETY: per the contract.
     unsafe {
         add_node(graph, name, compute, &[("C", "out_c", out_c)], || {
-            Ok(NodeBuilder::by_name("matmul")?.input("A", a).input("B", b))
+            node_with("matmul", ["A", "B"], [a, b])
         })
     }
 }
@@ -175,10 +177,7 @@ pub unsafe extern "C" fn dnnp_graph_sdpa(
     // SAFETY: per the contract.
     unsafe {
         add_node(graph, name, 0, &outs, || {
-            let nb = NodeBuilder::by_name("sdpa")?
-                .input("q", q)
-                .input("k", k)
-                .input("v", v)
+            let nb = node_with("sdpa", ["q", "k", "v"], [q, k, v])?
                 .bool("generate_stats", generate_stats)
                 .bool("use_causal_mask", use_causal_mask);
             Ok(opt_scale(nb, "attn_scale", attn_scale))
@@ -216,13 +215,8 @@ pub unsafe extern "C" fn dnnp_graph_sdpa_backward(
     // SAFETY: per the contract.
     unsafe {
         add_node(graph, name, 0, &outs, || {
-            let nb = NodeBuilder::by_name("sdpa_backward")?
-                .input("q", q)
-                .input("k", k)
-                .input("v", v)
-                .input("o", o)
-                .input("dO", d_o)
-                .input("stats", stats)
+            let ports = ["q", "k", "v", "o", "dO", "stats"];
+            let nb = node_with("sdpa_backward", ports, [q, k, v, o, d_o, stats])?
                 .bool("use_causal_mask", use_causal_mask);
             Ok(opt_scale(nb, "attn_scale", attn_scale))
         })
