@@ -75,6 +75,24 @@ pub struct TensorSpec {
     pub ragged_offset: Option<Uid>,
 }
 
+impl TensorSpec {
+    /// A non-virtual tensor that the caller binds: no by-value scalar, 16-byte alignment, no
+    /// ragged offset (the builder's tensors start from this).
+    pub fn new(uid: Uid, name: &str, dtype: u32, dims: Vec<i64>, strides: Vec<i64>) -> TensorSpec {
+        TensorSpec {
+            uid,
+            name: name.to_owned(),
+            dtype,
+            dims,
+            strides,
+            is_virtual: false,
+            by_value: None,
+            alignment: 16,
+            ragged_offset: None,
+        }
+    }
+}
+
 /// Row-major packed strides for `dims`.
 pub fn packed_strides(dims: &[i64]) -> Vec<i64> {
     let mut s = vec![1i64; dims.len()];
@@ -526,20 +544,8 @@ impl GraphBuilder {
                 format!("uid {uid} already used by `{}`", old.name),
             ));
         }
-        self.graph.tensors.insert(
-            uid,
-            TensorSpec {
-                uid,
-                name: name.to_owned(),
-                dtype,
-                dims: dims.to_vec(),
-                strides: strides.to_vec(),
-                is_virtual: false,
-                by_value: None,
-                alignment: 16,
-                ragged_offset: None,
-            },
-        );
+        let t = TensorSpec::new(uid, name, dtype, dims.to_vec(), strides.to_vec());
+        self.graph.tensors.insert(uid, t);
         Ok(uid)
     }
 
@@ -588,20 +594,9 @@ impl GraphBuilder {
     /// A virtual intermediate with packed strides.
     pub fn virtual_tensor(&mut self, name: &str, dtype: u32, dims: &[i64]) -> Uid {
         let uid = self.fresh();
-        self.graph.tensors.insert(
-            uid,
-            TensorSpec {
-                uid,
-                name: name.to_owned(),
-                dtype,
-                dims: dims.to_vec(),
-                strides: packed_strides(dims),
-                is_virtual: true,
-                by_value: None,
-                alignment: 16,
-                ragged_offset: None,
-            },
-        );
+        let mut t = TensorSpec::new(uid, name, dtype, dims.to_vec(), packed_strides(dims));
+        t.is_virtual = true;
+        self.graph.tensors.insert(uid, t);
         uid
     }
 
@@ -620,20 +615,9 @@ impl GraphBuilder {
     pub fn scalar(&mut self, name: &str, value: ScalarValue, rank: usize) -> Uid {
         let uid = self.fresh();
         let dims = vec![1i64; rank.max(1)];
-        self.graph.tensors.insert(
-            uid,
-            TensorSpec {
-                uid,
-                name: name.to_owned(),
-                dtype: value.data_type(),
-                strides: dims.clone(),
-                dims,
-                is_virtual: false,
-                by_value: Some(value),
-                alignment: 16,
-                ragged_offset: None,
-            },
-        );
+        let mut t = TensorSpec::new(uid, name, value.data_type(), dims.clone(), dims);
+        t.by_value = Some(value);
+        self.graph.tensors.insert(uid, t);
         uid
     }
 
@@ -655,10 +639,7 @@ impl GraphBuilder {
         out_dtype: u32,
         params: PointwiseParams,
     ) -> Result<Uid> {
-        let dims = self.broadcast_dims(inputs)?;
-        let y = self.virtual_tensor(name, out_dtype, &dims);
-        self.pointwise_into(mode, self.compute, inputs, y, params)?;
-        Ok(y)
+        self.pointwise_with(name, mode, self.compute, inputs, out_dtype, params)
     }
 
     /// y = mode(inputs...) into an existing tensor, with an explicit compute type.
