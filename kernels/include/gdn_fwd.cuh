@@ -104,10 +104,51 @@ void emu_cp_async16(void* smem, const void* gmem);
 void emu_cp_async_commit();
 void emu_cp_async_wait(int n);
 #endif
+#ifndef GDN_HOST_EMU
+// The device pack (two values converted, `a` in the low half: cvt.rn.TYx2.f32 takes the high one
+// first) and mma (m16n8k16, fp32 accumulators) of a 16-bit format of PTX type TY ("bf16", "f16").
+#define GDN_IO16_DEVICE(TY)                                                                     \
+  static __device__ __forceinline__ u32 pack_dev(float a, float b) {                            \
+    u32 r;                                                                                      \
+    asm("cvt.rn." TY "x2.f32 %0, %1, %2;" : "=r"(r) : "f"(b), "f"(a));                          \
+    return r;                                                                                   \
+  }                                                                                             \
+  static __device__ __forceinline__ void mma_dev(float* c, const u32* a, const u32* b) {        \
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32." TY "." TY ".f32 {%0,%1,%2,%3}, "      \
+                 "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"                                     \
+                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])                               \
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));          \
+  }
+#else
+#define GDN_IO16_DEVICE(TY)
+#endif
+
+// What the two 16-bit formats share: Io<T> (the format F) supplies bits_to_f, f_to_bits and its
+// device pack / mma (GDN_IO16_DEVICE); the host emulation's pack and mma are the same for both.
+template <typename T, typename F>
+struct Io16 {
+  static __device__ __forceinline__ float to_f(T x) { return F::bits_to_f(x.bits); }
+  static __device__ __forceinline__ T from_f(float x) { return T{F::f_to_bits(x)}; }
+  // Two values, `a` in the low half.
+  static __device__ __forceinline__ u32 pack(float a, float b) {
+#ifdef GDN_HOST_EMU
+    return static_cast<u32>(F::f_to_bits(a)) | (static_cast<u32>(F::f_to_bits(b)) << 16);
+#else
+    return F::pack_dev(a, b);
+#endif
+  }
+  static __device__ __forceinline__ void mma(float* c, const u32* a, const u32* b) {
+#ifdef GDN_HOST_EMU
+    emu_mma<T>(c, a, b);
+#else
+    F::mma_dev(c, a, b);
+#endif
+  }
+};
 template <typename T>
 struct Io;
 template <>
-struct Io<gdn_bf16> {
+struct Io<gdn_bf16> : Io16<gdn_bf16, Io<gdn_bf16>> {
   static __device__ __forceinline__ float bits_to_f(unsigned short b) {
     return __uint_as_float(static_cast<u32>(b) << 16);
   }
@@ -121,32 +162,10 @@ struct Io<gdn_bf16> {
     return r;
 #endif
   }
-  static __device__ __forceinline__ float to_f(gdn_bf16 x) { return bits_to_f(x.bits); }
-  static __device__ __forceinline__ gdn_bf16 from_f(float x) { return gdn_bf16{f_to_bits(x)}; }
-  // Two values, `a` in the low half.
-  static __device__ __forceinline__ u32 pack(float a, float b) {
-#ifdef GDN_HOST_EMU
-    return static_cast<u32>(f_to_bits(a)) | (static_cast<u32>(f_to_bits(b)) << 16);
-#else
-    u32 r;
-    asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(b), "f"(a));
-    return r;
-#endif
-  }
-  static __device__ __forceinline__ void mma(float* c, const u32* a, const u32* b) {
-#ifdef GDN_HOST_EMU
-    emu_mma<gdn_bf16>(c, a, b);
-#else
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
-        "{%8,%9}, {%0,%1,%2,%3};\n"
-        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-#endif
-  }
+  GDN_IO16_DEVICE("bf16")
 };
 template <>
-struct Io<gdn_f16> {
+struct Io<gdn_f16> : Io16<gdn_f16, Io<gdn_f16>> {
   static __device__ __forceinline__ float bits_to_f(unsigned short b) {
 #ifdef GDN_HOST_EMU
     _Float16 h;
@@ -170,28 +189,7 @@ struct Io<gdn_f16> {
     return r;
 #endif
   }
-  static __device__ __forceinline__ float to_f(gdn_f16 x) { return bits_to_f(x.bits); }
-  static __device__ __forceinline__ gdn_f16 from_f(float x) { return gdn_f16{f_to_bits(x)}; }
-  static __device__ __forceinline__ u32 pack(float a, float b) {
-#ifdef GDN_HOST_EMU
-    return static_cast<u32>(f_to_bits(a)) | (static_cast<u32>(f_to_bits(b)) << 16);
-#else
-    u32 r;
-    asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(b), "f"(a));
-    return r;
-#endif
-  }
-  static __device__ __forceinline__ void mma(float* c, const u32* a, const u32* b) {
-#ifdef GDN_HOST_EMU
-    emu_mma<gdn_f16>(c, a, b);
-#else
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
-        "{%8,%9}, {%0,%1,%2,%3};\n"
-        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-#endif
-  }
+  GDN_IO16_DEVICE("f16")
 };
 
 __device__ __forceinline__ long long min_ll(long long a, long long b) { return a < b ? a : b; }
