@@ -720,6 +720,17 @@ __device__ __forceinline__ void store_tile16(T* dst, const T* src, int tid, int 
   }
 }
 
+// fwd_prep_body's off-diagonal inverse, block row I: runs f(u, J, rr, cc) for each output
+// o = tid + 128u < outs (u < 6) of a 128-thread block, output (rr, cc) of block J = o / 256.
+template <typename F>
+__device__ __forceinline__ void prep_for_outs(int tid, int outs, F f) {
+#pragma unroll
+  for (int u = 0; u < 6; ++u) {
+    const int o = tid + 128 * u;
+    if (o < outs) f(u, o >> 8, (o >> 4) & 15, o & 15);
+  }
+}
+
 template <typename T, int K, int V, bool KEEP = false, bool INV_SIDE = true>
 __device__ __forceinline__ void fwd_prep_body(const FwdParams& p, const PrepKeep& keep = PrepKeep{}) {
   using S = PrepSmem<K, V>;
@@ -841,46 +852,31 @@ __device__ __forceinline__ void fwd_prep_body(const FwdParams& p, const PrepKeep
       }
     }
     __syncthreads();
-#pragma unroll
-    for (int u = 0; u < 6; ++u) {
-      const int o = tid + 128 * u;
-      if (o < outs) {
-        const int J = o >> 8, rr = (o >> 4) & 15, cc = o & 15;
-        Lf[(16 * J + cc) * FP + 16 * I + rr] = sacc[u];
-      }
-    }
+    prep_for_outs(tid, outs, [&](int u, int J, int rr, int cc) {
+      Lf[(16 * J + cc) * FP + 16 * I + rr] = sacc[u];
+    });
     __syncthreads();
+    prep_for_outs(tid, outs, [&](int u, int J, int rr, int cc) {
+      const int row = 16 * I + rr, colj = 16 * J + cc;
+      float s = 0.f;
+      if constexpr (INV_SIDE) {
 #pragma unroll
-    for (int u = 0; u < 6; ++u) {
-      const int o = tid + 128 * u;
-      if (o < outs) {
-        const int J = o >> 8, rr = (o >> 4) & 15, cc = o & 15;
-        const int row = 16 * I + rr, colj = 16 * J + cc;
-        float s = 0.f;
-        if constexpr (INV_SIDE) {
-#pragma unroll
-          for (int m = 0; m < 16; ++m) {  // terms past m = rr have a zero coefficient
-            const float tii = m < rr ? Lf[row * FP + 16 * I + m] : (m == rr ? 1.f : 0.f);
-            s = fmaf(tii, Lf[colj * FP + 16 * I + m], s);
-          }
-        } else {
-          for (int m = 0; m <= rr; ++m) {
-            const float tii = (m == rr) ? 1.f : Lf[row * FP + 16 * I + m];
-            s += tii * Lf[colj * FP + 16 * I + m];
-          }
+        for (int m = 0; m < 16; ++m) {  // terms past m = rr have a zero coefficient
+          const float tii = m < rr ? Lf[row * FP + 16 * I + m] : (m == rr ? 1.f : 0.f);
+          s = fmaf(tii, Lf[colj * FP + 16 * I + m], s);
         }
-        sacc[u] = -s;
+      } else {
+        for (int m = 0; m <= rr; ++m) {
+          const float tii = (m == rr) ? 1.f : Lf[row * FP + 16 * I + m];
+          s += tii * Lf[colj * FP + 16 * I + m];
+        }
       }
-    }
+      sacc[u] = -s;
+    });
     __syncthreads();
-#pragma unroll
-    for (int u = 0; u < 6; ++u) {
-      const int o = tid + 128 * u;
-      if (o < outs) {
-        const int J = o >> 8, rr = (o >> 4) & 15, cc = o & 15;
-        Lf[(16 * I + rr) * FP + 16 * J + cc] = sacc[u];
-      }
-    }
+    prep_for_outs(tid, outs, [&](int u, int J, int rr, int cc) {
+      Lf[(16 * I + rr) * FP + 16 * J + cc] = sacc[u];
+    });
     __syncthreads();
   }
   // T to the io dtype, over the same region (through registers).
