@@ -87,10 +87,11 @@ use super::chain::ChainVariant;
 use super::engine::{ENGINE_NAME, PrepVariant, fwd_template, kernel_dtype};
 use super::params::{
     BwdChainParams, BwdOverlapLayout, BwdParams, BwdPieceLayout, BwdWorkspaceLayout, CHAIN_THREADS,
-    DSCAN_MMA_WARPS, DSCAN_W8_WARPS, OFFSETS_THREADS, PARAM_THREADS, SCAN_WARPS, SUM_STAGES,
-    TOK_THREADS, dscan_mma_smem_bytes, dscan_ov_smem_bytes, dscan_ov2_smem_bytes,
-    dscan_w8_smem_bytes, fast_smem_bytes, flags, max_chunks, scan_smem_bytes, scanx_smem_bytes,
-    tokens_tc11_smem_bytes, tokens_tc12_smem_bytes,
+    DSCAN_MMA_WARPS, DSCAN_W8_WARPS, DSUM1_MIN_BLOCKS, FSCANP1_MIN_BLOCKS, OFFSETS_THREADS,
+    PARAM_THREADS, PSUM1_MIN_BLOCKS, SCAN_WARPS, SUM_STAGES, TOK_THREADS, dscan_mma_smem_bytes,
+    dscan_mma_stages_smem_bytes, dscan_ov_smem_bytes, dscan_ov2_smem_bytes, dscan_w8_smem_bytes,
+    fast_smem_bytes, flags, max_chunks, scan_smem_bytes, scanx_smem_bytes, tokens_tc11_smem_bytes,
+    tokens_tc12_smem_bytes,
 };
 use super::pdl::PdlMode;
 
@@ -211,11 +212,20 @@ pub enum BwdKernel {
     Pchain3,
     /// Piece chain: [`BwdKernel::Dchain2`] on 16 state rows per block.
     Dchain3,
+    /// Piece chain: [`BwdKernel::Psum`] on one phased stage (session 14, K = 128: 44 KB, three
+    /// blocks per SM; bitwise the same `H_j`, `M_j`, `Mᵀ_j`).
+    Psum1,
+    /// Piece chain: the seeded replay on one phased stage (session 14, K = 128: 44 KB, three
+    /// blocks per SM; bitwise [`BwdKernel::FscanR4`]'s `S_c`).
+    Fscanp1,
+    /// Piece chain: [`BwdKernel::Dsum`] on one phased stage (session 14, K = 128: 80 KB, two
+    /// blocks per SM; bitwise the same `G_j`).
+    Dsum1,
 }
 
 impl BwdKernel {
     /// Every kernel, in index order.
-    pub const ALL: [BwdKernel; 29] = [
+    pub const ALL: [BwdKernel; 32] = [
         BwdKernel::ChunkOffsets,
         BwdKernel::Prep,
         BwdKernel::Fscan,
@@ -245,12 +255,24 @@ impl BwdKernel {
         BwdKernel::Dchain2,
         BwdKernel::Pchain3,
         BwdKernel::Dchain3,
+        BwdKernel::Psum1,
+        BwdKernel::Fscanp1,
+        BwdKernel::Dsum1,
     ];
 
     /// The kernel's symbol in the module (`tag` = `bf16` / `f16`, `k` = K = V; `prep`: the
-    /// factor kernel, which the plan must then be built with too).
+    /// factor kernel, which the plan must then be built with too). The one-stage piece passes
+    /// ([`BwdKernel::Psum1`], [`BwdKernel::Fscanp1`], [`BwdKernel::Dsum1`]) are bundled at
+    /// K = 128 only; at other K they name their two-stage kernels (which [`BWD_PIECE_PASSES`]
+    /// runs there).
     pub fn name(self, tag: &str, k: i64, prep: PrepVariant) -> String {
         let body = match self {
+            BwdKernel::Psum1 if k != 128 => "psum",
+            BwdKernel::Fscanp1 if k != 128 => "fscan_r4",
+            BwdKernel::Dsum1 if k != 128 => "dsum",
+            BwdKernel::Psum1 => "psum1",
+            BwdKernel::Fscanp1 => "fscanp1",
+            BwdKernel::Dsum1 => "dsum1",
             BwdKernel::ChunkOffsets => return "gdn_bwd_chunk_offsets".to_owned(),
             BwdKernel::ChunkOrderRev => return "gdn_bwd_chunk_order_rev".to_owned(),
             BwdKernel::Params => return "gdn_bwd_params".to_owned(),
@@ -533,12 +555,16 @@ fn overlap_pick(supported: bool, blocks: u64, segments: u64, sms: u64) -> bool {
 pub struct BwdSchedule {
     /// Pieces per sequence of the forward-state replay and the reverse scan (1 = no piece chain).
     pub pieces: u64,
+    /// The piece passes' kernel set: a row of [`BWD_PIECE_PASSES`].
+    pub passes: usize,
 }
 
 /// When the backward cuts sequences into pieces, as data: the sequential stages run
 /// `blocks = N · HO · V/64` blocks; when they fill at most `1 / min_fill_inv` of the GPU and
 /// the sequences hold at least `min_avg_chunks` chunks on average (and `batch_invariant` is
-/// off: the cut would depend on the batch), `P = ⌊SMs / blocks⌋`, at most `max_pieces`.
+/// off: the cut would depend on the batch), `P` = the most pieces (at most `max_pieces`) whose
+/// piece passes each fit one wave ([`PiecePasses::max_pieces`]; with the two-stage passes
+/// `⌊SMs / blocks⌋`).
 pub struct PieceRule {
     /// Cut only when `min_fill_inv · blocks ≤ SMs`.
     pub min_fill_inv: u64,
@@ -555,6 +581,76 @@ pub const BWD_PIECE_RULE: PieceRule = PieceRule {
     min_avg_chunks: 8,
     max_pieces: 16,
 };
+
+/// One set of the piece chain's pass kernels, as data: the `DNNPLAN_GDN_BWD_PIECE_PASSES` value
+/// that names it, the K its kernels serve (`None`: every K), and per pass its kernel and the
+/// blocks per SM it runs at. The passes' grids: the summaries `psum` `slices · (2P − 1)` blocks
+/// (`H_j` of pieces 0..P−2 and every piece's transition), the seeded replay `slices · P`, the
+/// reverse summaries `dsum` `slices · (P − 1)` (`slices = N · HO · V/64`).
+pub struct PiecePasses {
+    /// The `DNNPLAN_GDN_BWD_PIECE_PASSES` value.
+    pub name: &'static str,
+    /// K = V the kernels serve (`None`: every K).
+    pub k: Option<u64>,
+    /// The summary pass and its blocks per SM.
+    pub psum: (BwdKernel, u64),
+    /// The seeded replay and its blocks per SM (`None`: [`ReplayVariant`]'s piece replay, one
+    /// block per SM below [`REPLAY_SHARE_MIN_WAVES`] waves).
+    pub replay: Option<(BwdKernel, u64)>,
+    /// The reverse summaries and their blocks per SM (`None`: [`BWD_DSCAN_RULE`]'s `dsum` /
+    /// `dsum_w8`, one block per SM).
+    pub dsum: Option<(BwdKernel, u64)>,
+}
+
+/// Every piece-pass set, the default first where its K matches ([`PiecePasses::pick`]):
+/// `p1` (session 14, K = 128): the one-stage phased passes `gdn_bwd_psum1_*` (three per SM),
+/// `gdn_bwd_fscanp1_*` (three per SM), `gdn_bwd_dsum1_*` (two per SM), each bitwise its two-stage
+/// kernel's outputs; `s2`: the two-stage passes `gdn_bwd_psum_*` (two per SM), the replay of
+/// [`ReplayVariant`] and the reverse summaries of [`BWD_DSCAN_RULE`] (one per SM each).
+pub const BWD_PIECE_PASSES: [PiecePasses; 2] = [
+    PiecePasses {
+        name: "p1",
+        k: Some(128),
+        psum: (BwdKernel::Psum1, PSUM1_MIN_BLOCKS),
+        replay: Some((BwdKernel::Fscanp1, FSCANP1_MIN_BLOCKS)),
+        dsum: Some((BwdKernel::Dsum1, DSUM1_MIN_BLOCKS)),
+    },
+    PiecePasses {
+        name: "s2",
+        k: None,
+        psum: (BwdKernel::Psum, 2),
+        replay: None,
+        dsum: None,
+    },
+];
+
+impl PiecePasses {
+    /// Whether the set's kernels serve K = V = `k`.
+    pub fn serves(&self, k: u64) -> bool {
+        self.k.is_none_or(|x| x == k)
+    }
+
+    /// The set `DNNPLAN_GDN_BWD_PIECE_PASSES` = `value` names where it serves `k`, else the
+    /// first row of [`BWD_PIECE_PASSES`] that serves `k`.
+    pub fn pick(value: &str, k: u64) -> &'static PiecePasses {
+        let serving = || BWD_PIECE_PASSES.iter().filter(|r| r.serves(k));
+        serving()
+            .find(|r| r.name == value)
+            .or_else(|| serving().next())
+            .unwrap_or(&BWD_PIECE_PASSES[BWD_PIECE_PASSES.len() - 1])
+    }
+
+    /// The most pieces (≥ 1) for which every pass of `slices` blocks per piece fits one wave on
+    /// `sms` SMs: `psum` `slices · (2P − 1)`, the replay `slices · P`, `dsum` `slices · (P − 1)`
+    /// blocks at their blocks per SM.
+    pub fn max_pieces(&self, slices: u64, sms: u64) -> u64 {
+        let slots = |per_sm: u64| per_sm * sms / slices.max(1);
+        let psum = slots(self.psum.1).div_ceil(2); // the most P with 2P − 1 ≤ slots
+        let replay = slots(self.replay.map_or(1, |r| r.1));
+        let dsum = 1 + slots(self.dsum.map_or(1, |r| r.1));
+        psum.min(replay).min(dsum).max(1)
+    }
+}
 
 /// When the backward's reverse scan (uncut, or a piece chain's `dsum` / `dscanp` launch) runs
 /// the 8-warp kernels (`gdn_bwd_dscan_w8_*`, `dsum_w8`, `dscanp_w8`; bitwise the same outputs as
@@ -586,6 +682,11 @@ impl DscanRule {
 impl BwdSchedule {
     /// The schedule without overrides, for `f` on a GPU of `sms` multiprocessors.
     pub fn default_for(f: &GdnFacts, sms: u64) -> BwdSchedule {
+        Self::with_passes(f, sms, PiecePasses::pick("", f.k as u64))
+    }
+
+    /// The schedule of [`BWD_PIECE_RULE`] for `f` on `sms` SMs with the piece passes `passes`.
+    fn with_passes(f: &GdnFacts, sms: u64, passes: &'static PiecePasses) -> BwdSchedule {
         let r = &BWD_PIECE_RULE;
         let blocks = f.n_seqs as u64 * f.heads.3 as u64 * (f.v as u64 / 64);
         let avg_chunks = f.total_tokens as u64 / (64 * (f.n_seqs as u64).max(1));
@@ -595,16 +696,27 @@ impl BwdSchedule {
             && avg_chunks >= r.min_avg_chunks;
         BwdSchedule {
             pieces: if cut {
-                (sms / blocks).clamp(1, r.max_pieces)
+                passes.max_pieces(blocks, sms).clamp(1, r.max_pieces)
             } else {
                 1
             },
+            passes: BWD_PIECE_PASSES
+                .iter()
+                .position(|row| row.name == passes.name)
+                .unwrap_or(BWD_PIECE_PASSES.len() - 1),
         }
     }
 
-    /// [`BwdSchedule::default_for`], then `DNNPLAN_GDN_BWD_PIECES=n` (diagnostics; 1..=64).
+    /// The piece passes' row of [`BWD_PIECE_PASSES`].
+    pub fn piece_passes(&self) -> &'static PiecePasses {
+        &BWD_PIECE_PASSES[self.passes.min(BWD_PIECE_PASSES.len() - 1)]
+    }
+
+    /// [`BwdSchedule::default_for`] with the piece passes `DNNPLAN_GDN_BWD_PIECE_PASSES=p1|s2`
+    /// names (where they serve K), then `DNNPLAN_GDN_BWD_PIECES=n` (diagnostics; 1..=64).
     pub fn pick(f: &GdnFacts, sms: u64) -> BwdSchedule {
-        let mut s = BwdSchedule::default_for(f, sms);
+        let value = std::env::var("DNNPLAN_GDN_BWD_PIECE_PASSES").unwrap_or_default();
+        let mut s = BwdSchedule::with_passes(f, sms, PiecePasses::pick(&value, f.k as u64));
         if let Some(p) = std::env::var("DNNPLAN_GDN_BWD_PIECES")
             .ok()
             .and_then(|x| x.parse::<u64>().ok())
@@ -708,11 +820,24 @@ impl GdnBwdPlan {
         };
         let slices = n * ho * u64::from(dscan_x);
         let dscan_k = dscan_pick(BwdKernel::DscanW8, BwdKernel::DscanIo, slices);
-        let dsum_k = dscan_pick(
-            BwdKernel::DsumW8,
-            BwdKernel::Dsum,
-            slices * pieces.saturating_sub(1),
-        );
+        let passes = schedule.piece_passes();
+        let dsum_k = match passes.dsum {
+            Some((kernel, _)) => (kernel, DSCAN_MMA_WARPS),
+            None => dscan_pick(
+                BwdKernel::DsumW8,
+                BwdKernel::Dsum,
+                slices * pieces.saturating_sub(1),
+            ),
+        };
+        let dsum_smem = if passes.dsum.is_some() {
+            dscan_mma_stages_smem_bytes(k, 1)
+        } else {
+            dscan_smem(dsum_k.1)
+        };
+        let (psum_kernel, psum_smem) = match passes.psum.0 {
+            BwdKernel::Psum1 => (BwdKernel::Psum1, fast_smem_bytes(k, 4, 1, false)),
+            kernel => (kernel, fast_smem_bytes(k, 4, SUM_STAGES, false)),
+        };
         let dscanp_k = dscan_pick(BwdKernel::DscanpW8, BwdKernel::Dscanp, slices * pieces);
         let chain = ChainVariant::from_env();
         let chain_grid = ((v / chain.rows) as u32, ho32, n32);
@@ -721,6 +846,12 @@ impl GdnBwdPlan {
         if replay_one_per_sm(n * pieces * ho * (v / 64), sms) {
             replay_smem = replay_smem.max(REPLAY_ONE_PER_SM_SMEM);
         }
+        // The piece replay: the passes' one-stage kernel (its own blocks per SM), else the
+        // replay variant's.
+        let (replay_piece, replay_piece_smem) = match passes.replay {
+            Some((kernel, _)) => (kernel, scanx_smem_bytes(k, 4, 1, false, 1)),
+            None => (replay_piece, replay_smem),
+        };
         // The reverse scan beside the token stage (gdn_bwd_overlap.cuh): default kernels only.
         let overlap = overlap_pick(
             token_overlap && !matches!(dscan_env.as_str(), "v1" | "w8"),
@@ -749,25 +880,15 @@ impl GdnBwdPlan {
         ];
         if pieces > 1 {
             steps.extend([
-                (
-                    BwdKernel::Psum,
-                    ((v / 64) as u32, ho32, np2),
-                    128,
-                    fast_smem_bytes(k, 4, SUM_STAGES, false),
-                ),
+                (psum_kernel, ((v / 64) as u32, ho32, np2), 128, psum_smem),
                 (chain.pchain, chain_grid, CHAIN_THREADS, 0),
                 (
                     replay_piece,
                     (scan_x, ho32, np),
                     replay_threads,
-                    replay_smem,
+                    replay_piece_smem,
                 ),
-                (
-                    dsum_k.0,
-                    (dscan_x, ho32, np1),
-                    dsum_k.1 * 32,
-                    dscan_smem(dsum_k.1),
-                ),
+                (dsum_k.0, (dscan_x, ho32, np1), dsum_k.1 * 32, dsum_smem),
                 (chain.dchain, chain_grid, CHAIN_THREADS, 0),
                 if overlap {
                     (ov_piece, ov_scan.0, ov_scan.1, ov_scan.2)
@@ -1006,8 +1127,10 @@ mod tests {
             |n, t, ho, d, bi| BwdSchedule::default_for(&facts(n, t, ho, d, bi), 132).pieces;
         // (4, 8192, 16): 64 pairs x 2 value slices = 128 blocks fill the GPU: no cut.
         assert_eq!(pieces(4, 32768, 16, 128, false), 1);
-        // (1, 32768, 16): 32 blocks -> 4 pieces of 128 chunks (128 blocks per piece pass).
-        assert_eq!(pieces(1, 32768, 16, 128, false), 4);
+        // (1, 32768, 16): 32 blocks (slices); the one-stage passes (p1) fit one wave up to
+        // P = 6: psum 32 · 11 = 352 ≤ 3 · 132, the replay 192 ≤ 396, dsum 160 ≤ 264 (P = 7: psum
+        // 416 > 396).
+        assert_eq!(pieces(1, 32768, 16, 128, false), 6);
         // ... never under batch_invariant (the cut would depend on the batch).
         assert_eq!(pieces(1, 32768, 16, 128, true), 1);
         // (16, 2048, 32) and the ragged mix (10 sequences, H = 16): enough blocks already.
@@ -1020,10 +1143,69 @@ mod tests {
         // K = V = 64 has one value slice per pair: 1 x 4096 on 4 heads -> 33 -> 16 pieces.
         assert_eq!(pieces(2, 3048, 2, 128, false), 16);
         assert_eq!(pieces(1, 4096, 4, 64, false), 16);
-        // At the edge: 66 blocks fill half of 132 SMs -> 2 pieces; 67 do not.
+        // At the edge: 66 blocks fill half of 132 SMs -> cut (3 pieces on p1: psum 66 · 5 = 330
+        // ≤ 396; 2 on s2); 67 do not.
         // (The reverse-scan kernel at these shapes: reverse_scan_rule_at_the_benchmark_shapes.)
-        assert_eq!(pieces(33, 33 * 4096, 1, 128, false), 2);
+        assert_eq!(pieces(33, 33 * 4096, 1, 128, false), 3);
         assert_eq!(pieces(67, 67 * 4096, 1, 64, false), 1);
+        // The two-stage passes (s2) keep the session-13 rule P = ⌊SMs / blocks⌋ at every shape.
+        let s2 = &BWD_PIECE_PASSES[1];
+        assert_eq!(s2.name, "s2");
+        for blocks in 1..=66 {
+            assert_eq!(s2.max_pieces(blocks, 132), 132 / blocks, "{blocks} blocks");
+        }
+        // The default passes by K: p1 at K = 128, s2 elsewhere (K = 64).
+        let passes = |n, t, ho, d| BwdSchedule::default_for(&facts(n, t, ho, d, false), 132);
+        assert_eq!(passes(1, 32768, 16, 128).piece_passes().name, "p1");
+        assert_eq!(passes(1, 4096, 4, 64).piece_passes().name, "s2");
+    }
+
+    #[test]
+    fn piece_passes_by_switch_and_k() {
+        // (switch value, K) -> row: a named row where it serves K, else the first that does.
+        for (value, k, name) in [
+            ("", 128, "p1"),
+            ("p1", 128, "p1"),
+            ("s2", 128, "s2"),
+            ("", 64, "s2"),
+            ("p1", 64, "s2"),
+            ("bogus", 128, "p1"),
+        ] {
+            assert_eq!(
+                PiecePasses::pick(value, k).name,
+                name,
+                "{value:?} at K = {k}"
+            );
+        }
+        // The one-stage kernels' shared memory fits the blocks per SM their rows count on
+        // (228 KB per SM, 1 KB reserved per block), and their entries are bundled at K = 128.
+        let fits = |smem: u32, per_sm: u64| per_sm * (u64::from(smem) + 1024) <= 228 * 1024;
+        let p1 = &BWD_PIECE_PASSES[0];
+        assert!(fits(fast_smem_bytes(128, 4, 1, false), p1.psum.1));
+        assert!(fits(
+            scanx_smem_bytes(128, 4, 1, false, 1),
+            p1.replay.unwrap().1
+        ));
+        assert!(fits(
+            dscan_mma_stages_smem_bytes(128, 1),
+            p1.dsum.unwrap().1
+        ));
+        assert!(!fits(dscan_mma_smem_bytes(128), 2));
+        let names = kernel_names("bf16", 128, PrepVariant::DEFAULT);
+        for (kernel, name) in [
+            (BwdKernel::Psum1, "gdn_bwd_psum1_bf16_k128"),
+            (BwdKernel::Fscanp1, "gdn_bwd_fscanp1_bf16_k128"),
+            (BwdKernel::Dsum1, "gdn_bwd_dsum1_bf16_k128"),
+        ] {
+            assert_eq!(names[kernel as usize], name);
+        }
+        // At K = 64 they name the two-stage kernels (bundled; the s2 row runs there).
+        let names = kernel_names("f16", 64, PrepVariant::DEFAULT);
+        assert_eq!(names[BwdKernel::Psum1 as usize], "gdn_bwd_psum_f16_k64");
+        assert_eq!(names[BwdKernel::Dsum1 as usize], "gdn_bwd_dsum_f16_k64");
+        // The most pieces of p1 at (1, 32768, 16)'s 32 slices: psum (2P − 1 ≤ 12) binds.
+        assert_eq!(p1.max_pieces(32, 132), 6);
+        assert_eq!(p1.max_pieces(8, 132), 25);
     }
 
     #[test]
