@@ -221,11 +221,14 @@ pub enum BwdKernel {
     /// Piece chain: [`BwdKernel::Dsum`] on one phased stage (session 14, K = 128: 80 KB, two
     /// blocks per SM; bitwise the same `G_j`).
     Dsum1,
+    /// Piece chain: [`BwdKernel::Dscanp`] on one phased stage (session 14, K = 128: 80 KB, two
+    /// blocks per SM; bitwise the same `dS'`, `dR`, `d_initial_state`), without the overlap.
+    Dscanp1,
 }
 
 impl BwdKernel {
     /// Every kernel, in index order.
-    pub const ALL: [BwdKernel; 32] = [
+    pub const ALL: [BwdKernel; 33] = [
         BwdKernel::ChunkOffsets,
         BwdKernel::Prep,
         BwdKernel::Fscan,
@@ -258,11 +261,13 @@ impl BwdKernel {
         BwdKernel::Psum1,
         BwdKernel::Fscanp1,
         BwdKernel::Dsum1,
+        BwdKernel::Dscanp1,
     ];
 
     /// The kernel's symbol in the module (`tag` = `bf16` / `f16`, `k` = K = V; `prep`: the
     /// factor kernel, which the plan must then be built with too). The one-stage piece passes
-    /// ([`BwdKernel::Psum1`], [`BwdKernel::Fscanp1`], [`BwdKernel::Dsum1`]) are bundled at
+    /// ([`BwdKernel::Psum1`], [`BwdKernel::Fscanp1`], [`BwdKernel::Dsum1`],
+    /// [`BwdKernel::Dscanp1`]) are bundled at
     /// K = 128 only; at other K they name their two-stage kernels (which [`BWD_PIECE_PASSES`]
     /// runs there).
     pub fn name(self, tag: &str, k: i64, prep: PrepVariant) -> String {
@@ -270,6 +275,8 @@ impl BwdKernel {
             BwdKernel::Psum1 if k != 128 => "psum",
             BwdKernel::Fscanp1 if k != 128 => "fscan_r4",
             BwdKernel::Dsum1 if k != 128 => "dsum",
+            BwdKernel::Dscanp1 if k != 128 => "dscanp",
+            BwdKernel::Dscanp1 => "dscanp1",
             BwdKernel::Psum1 => "psum1",
             BwdKernel::Fscanp1 => "fscanp1",
             BwdKernel::Dsum1 => "dsum1",
@@ -563,8 +570,8 @@ pub struct BwdSchedule {
 /// `blocks = N · HO · V/64` blocks; when they fill at most `1 / min_fill_inv` of the GPU and
 /// the sequences hold at least `min_avg_chunks` chunks on average (and `batch_invariant` is
 /// off: the cut would depend on the batch), `P` = the most pieces (at most `max_pieces`) whose
-/// piece passes each fit one wave ([`PiecePasses::max_pieces`]; with the two-stage passes
-/// `⌊SMs / blocks⌋`).
+/// latency-bound piece passes each fit one wave ([`PiecePasses::max_pieces`]; with the two-stage
+/// passes `⌊SMs / blocks⌋`).
 pub struct PieceRule {
     /// Cut only when `min_fill_inv · blocks ≤ SMs`.
     pub min_fill_inv: u64,
@@ -586,7 +593,9 @@ pub const BWD_PIECE_RULE: PieceRule = PieceRule {
 /// that names it, the K its kernels serve (`None`: every K), and per pass its kernel and the
 /// blocks per SM it runs at. The passes' grids: the summaries `psum` `slices · (2P − 1)` blocks
 /// (`H_j` of pieces 0..P−2 and every piece's transition), the seeded replay `slices · P`, the
-/// reverse summaries `dsum` `slices · (P − 1)` (`slices = N · HO · V/64`).
+/// reverse summaries `dsum` `slices · (P − 1)`, the seeded reverse scan `slices · P`
+/// (`slices = N · HO · V/64`), or, overlapped with the token stage, `N · HO · P` blocks of all
+/// `V` value rows, one per SM.
 pub struct PiecePasses {
     /// The `DNNPLAN_GDN_BWD_PIECE_PASSES` value.
     pub name: &'static str,
@@ -600,13 +609,18 @@ pub struct PiecePasses {
     /// The reverse summaries and their blocks per SM (`None`: [`BWD_DSCAN_RULE`]'s `dsum` /
     /// `dsum_w8`, one block per SM).
     pub dsum: Option<(BwdKernel, u64)>,
+    /// The seeded reverse scan and its blocks per SM, then never overlapped with the token stage
+    /// (`None`: the overlapped `dscanp_ov2` by [`BWD_OVERLAP_RULE`], else `dscanp` / `dscanp_w8`).
+    pub dscanp: Option<(BwdKernel, u64)>,
 }
 
 /// Every piece-pass set, the default first where its K matches ([`PiecePasses::pick`]):
 /// `p1` (session 14, K = 128): the one-stage phased passes `gdn_bwd_psum1_*` (three per SM),
-/// `gdn_bwd_fscanp1_*` (three per SM), `gdn_bwd_dsum1_*` (two per SM), each bitwise its two-stage
-/// kernel's outputs; `s2`: the two-stage passes `gdn_bwd_psum_*` (two per SM), the replay of
-/// [`ReplayVariant`] and the reverse summaries of [`BWD_DSCAN_RULE`] (one per SM each).
+/// `gdn_bwd_fscanp1_*` (three per SM), `gdn_bwd_dsum1_*` and `gdn_bwd_dscanp1_*` (two per SM; the
+/// token stage then runs after the reverse scan), each bitwise its two-stage kernel's outputs;
+/// `s2` (the session-13 passes): `gdn_bwd_psum_*` (two per SM), the replay of [`ReplayVariant`],
+/// the reverse summaries of [`BWD_DSCAN_RULE`] (one per SM each) and the reverse scan overlapped
+/// by [`BWD_OVERLAP_RULE`].
 pub const BWD_PIECE_PASSES: [PiecePasses; 2] = [
     PiecePasses {
         name: "p1",
@@ -614,6 +628,7 @@ pub const BWD_PIECE_PASSES: [PiecePasses; 2] = [
         psum: (BwdKernel::Psum1, PSUM1_MIN_BLOCKS),
         replay: Some((BwdKernel::Fscanp1, FSCANP1_MIN_BLOCKS)),
         dsum: Some((BwdKernel::Dsum1, DSUM1_MIN_BLOCKS)),
+        dscanp: Some((BwdKernel::Dscanp1, DSUM1_MIN_BLOCKS)),
     },
     PiecePasses {
         name: "s2",
@@ -621,6 +636,7 @@ pub const BWD_PIECE_PASSES: [PiecePasses; 2] = [
         psum: (BwdKernel::Psum, 2),
         replay: None,
         dsum: None,
+        dscanp: None,
     },
 ];
 
@@ -640,15 +656,18 @@ impl PiecePasses {
             .unwrap_or(&BWD_PIECE_PASSES[BWD_PIECE_PASSES.len() - 1])
     }
 
-    /// The most pieces (≥ 1) for which every pass of `slices` blocks per piece fits one wave on
-    /// `sms` SMs: `psum` `slices · (2P − 1)`, the replay `slices · P`, `dsum` `slices · (P − 1)`
-    /// blocks at their blocks per SM.
-    pub fn max_pieces(&self, slices: u64, sms: u64) -> u64 {
+    /// The most pieces (≥ 1) for which the replay (`slices · P` blocks), the reverse summaries
+    /// (`slices · (P − 1)`) and the seeded reverse scan (`slices · P`, or overlapped `pairs · P`
+    /// at one per SM; `pairs = N · HO`) each fit one wave on `sms` SMs at their blocks per SM.
+    /// The summaries `psum` do not bound it: their time follows their bytes, not their waves
+    /// (H200, (1, 32768, 16), psum1: 0.25 ms at P = 4 in one wave, 0.28 at P = 8 in 1.2 waves,
+    /// while the reverse passes halve; bench/gdn_results.md, session 14).
+    pub fn max_pieces(&self, slices: u64, pairs: u64, sms: u64) -> u64 {
         let slots = |per_sm: u64| per_sm * sms / slices.max(1);
-        let psum = slots(self.psum.1).div_ceil(2); // the most P with 2P − 1 ≤ slots
         let replay = slots(self.replay.map_or(1, |r| r.1));
         let dsum = 1 + slots(self.dsum.map_or(1, |r| r.1));
-        psum.min(replay).min(dsum).max(1)
+        let dscanp = self.dscanp.map_or(sms / pairs.max(1), |r| slots(r.1));
+        replay.min(dsum).min(dscanp).max(1)
     }
 }
 
@@ -696,7 +715,8 @@ impl BwdSchedule {
             && avg_chunks >= r.min_avg_chunks;
         BwdSchedule {
             pieces: if cut {
-                passes.max_pieces(blocks, sms).clamp(1, r.max_pieces)
+                let pairs = f.n_seqs as u64 * f.heads.3 as u64;
+                passes.max_pieces(blocks, pairs, sms).clamp(1, r.max_pieces)
             } else {
                 1
             },
@@ -838,7 +858,13 @@ impl GdnBwdPlan {
             BwdKernel::Psum1 => (BwdKernel::Psum1, fast_smem_bytes(k, 4, 1, false)),
             kernel => (kernel, fast_smem_bytes(k, 4, SUM_STAGES, false)),
         };
-        let dscanp_k = dscan_pick(BwdKernel::DscanpW8, BwdKernel::Dscanp, slices * pieces);
+        let (dscanp_k, dscanp_smem) = match passes.dscanp {
+            Some((kernel, _)) => ((kernel, DSCAN_MMA_WARPS), dscan_mma_stages_smem_bytes(k, 1)),
+            None => {
+                let pick = dscan_pick(BwdKernel::DscanpW8, BwdKernel::Dscanp, slices * pieces);
+                (pick, dscan_smem(pick.1))
+            }
+        };
         let chain = ChainVariant::from_env();
         let chain_grid = ((v / chain.rows) as u32, ho32, n32);
         let (replay, replay_piece, replay_threads, mut replay_smem) =
@@ -846,19 +872,27 @@ impl GdnBwdPlan {
         if replay_one_per_sm(n * pieces * ho * (v / 64), sms) {
             replay_smem = replay_smem.max(REPLAY_ONE_PER_SM_SMEM);
         }
-        // The piece replay: the passes' one-stage kernel (its own blocks per SM), else the
-        // replay variant's.
+        // The piece replay: the passes' one-stage kernel (its own blocks per SM), else (or with
+        // DNNPLAN_GDN_BWD_FSCAN set) the replay variant's.
         let (replay_piece, replay_piece_smem) = match passes.replay {
-            Some((kernel, _)) => (kernel, scanx_smem_bytes(k, 4, 1, false, 1)),
-            None => (replay_piece, replay_smem),
+            Some((kernel, _)) if std::env::var_os("DNNPLAN_GDN_BWD_FSCAN").is_none() => {
+                (kernel, scanx_smem_bytes(k, 4, 1, false, 1))
+            }
+            _ => (replay_piece, replay_smem),
         };
-        // The reverse scan beside the token stage (gdn_bwd_overlap.cuh): default kernels only.
-        let overlap = overlap_pick(
-            token_overlap && !matches!(dscan_env.as_str(), "v1" | "w8"),
-            n * pieces * ho,
-            n * pieces,
-            sms,
-        );
+        // The reverse scan beside the token stage (gdn_bwd_overlap.cuh): default kernels only;
+        // not when the piece passes bring their own seeded reverse scan (unless
+        // DNNPLAN_GDN_BWD_OVERLAP=1).
+        let own_dscanp = pieces > 1
+            && passes.dscanp.is_some()
+            && std::env::var("DNNPLAN_GDN_BWD_OVERLAP").as_deref() != Ok("1");
+        let overlap = !own_dscanp
+            && overlap_pick(
+                token_overlap && !matches!(dscan_env.as_str(), "v1" | "w8"),
+                n * pieces * ho,
+                n * pieces,
+                sms,
+            );
         let (ov_uncut, ov_piece, ov_smem) = overlap_scan_kernels(dscan_env.as_str(), k, v);
         let ov_scan = ((1, ho32, np), (v / 16) as u32 * 32, ov_smem);
         let mut steps: Vec<Step> = vec![
@@ -897,7 +931,7 @@ impl GdnBwdPlan {
                         dscanp_k.0,
                         (dscan_x, ho32, np),
                         dscanp_k.1 * 32,
-                        dscan_smem(dscanp_k.1),
+                        dscanp_smem,
                     )
                 },
             ]);
@@ -1128,9 +1162,9 @@ mod tests {
         // (4, 8192, 16): 64 pairs x 2 value slices = 128 blocks fill the GPU: no cut.
         assert_eq!(pieces(4, 32768, 16, 128, false), 1);
         // (1, 32768, 16): 32 blocks (slices); the one-stage passes (p1) fit one wave up to
-        // P = 6: psum 32 · 11 = 352 ≤ 3 · 132, the replay 192 ≤ 396, dsum 160 ≤ 264 (P = 7: psum
-        // 416 > 396).
-        assert_eq!(pieces(1, 32768, 16, 128, false), 6);
+        // P = 8: the reverse scan dscanp1 32 · 8 = 256 ≤ 2 · 132 (P = 9: 288), dsum1 224 ≤ 264,
+        // the replay 256 ≤ 396.
+        assert_eq!(pieces(1, 32768, 16, 128, false), 8);
         // ... never under batch_invariant (the cut would depend on the batch).
         assert_eq!(pieces(1, 32768, 16, 128, true), 1);
         // (16, 2048, 32) and the ragged mix (10 sequences, H = 16): enough blocks already.
@@ -1143,16 +1177,20 @@ mod tests {
         // K = V = 64 has one value slice per pair: 1 x 4096 on 4 heads -> 33 -> 16 pieces.
         assert_eq!(pieces(2, 3048, 2, 128, false), 16);
         assert_eq!(pieces(1, 4096, 4, 64, false), 16);
-        // At the edge: 66 blocks fill half of 132 SMs -> cut (3 pieces on p1: psum 66 · 5 = 330
-        // ≤ 396; 2 on s2); 67 do not.
+        // At the edge: 66 blocks fill half of 132 SMs -> cut (4 pieces on p1: dscanp1 66 · 4 =
+        // 264 ≤ 264; 2 on s2); 67 do not.
         // (The reverse-scan kernel at these shapes: reverse_scan_rule_at_the_benchmark_shapes.)
-        assert_eq!(pieces(33, 33 * 4096, 1, 128, false), 3);
+        assert_eq!(pieces(33, 33 * 4096, 1, 128, false), 4);
         assert_eq!(pieces(67, 67 * 4096, 1, 64, false), 1);
         // The two-stage passes (s2) keep the session-13 rule P = ⌊SMs / blocks⌋ at every shape.
         let s2 = &BWD_PIECE_PASSES[1];
         assert_eq!(s2.name, "s2");
-        for blocks in 1..=66 {
-            assert_eq!(s2.max_pieces(blocks, 132), 132 / blocks, "{blocks} blocks");
+        for blocks in 1..=66u64 {
+            // K = V = 128 (two value slices per pair) and K = V = 64 (one).
+            for pairs in [blocks.div_ceil(2), blocks] {
+                let p = s2.max_pieces(blocks, pairs, 132);
+                assert_eq!(p, 132 / blocks, "{blocks} blocks");
+            }
         }
         // The default passes by K: p1 at K = 128, s2 elsewhere (K = 64).
         let passes = |n, t, ho, d| BwdSchedule::default_for(&facts(n, t, ho, d, false), 132);
@@ -1190,12 +1228,17 @@ mod tests {
             dscan_mma_stages_smem_bytes(128, 1),
             p1.dsum.unwrap().1
         ));
+        assert!(fits(
+            dscan_mma_stages_smem_bytes(128, 1),
+            p1.dscanp.unwrap().1
+        ));
         assert!(!fits(dscan_mma_smem_bytes(128), 2));
         let names = kernel_names("bf16", 128, PrepVariant::DEFAULT);
         for (kernel, name) in [
             (BwdKernel::Psum1, "gdn_bwd_psum1_bf16_k128"),
             (BwdKernel::Fscanp1, "gdn_bwd_fscanp1_bf16_k128"),
             (BwdKernel::Dsum1, "gdn_bwd_dsum1_bf16_k128"),
+            (BwdKernel::Dscanp1, "gdn_bwd_dscanp1_bf16_k128"),
         ] {
             assert_eq!(names[kernel as usize], name);
         }
@@ -1203,9 +1246,11 @@ mod tests {
         let names = kernel_names("f16", 64, PrepVariant::DEFAULT);
         assert_eq!(names[BwdKernel::Psum1 as usize], "gdn_bwd_psum_f16_k64");
         assert_eq!(names[BwdKernel::Dsum1 as usize], "gdn_bwd_dsum_f16_k64");
-        // The most pieces of p1 at (1, 32768, 16)'s 32 slices: psum (2P − 1 ≤ 12) binds.
-        assert_eq!(p1.max_pieces(32, 132), 6);
-        assert_eq!(p1.max_pieces(8, 132), 25);
+        assert_eq!(names[BwdKernel::Dscanp1 as usize], "gdn_bwd_dscanp_f16_k64");
+        // The most pieces of p1 at (1, 32768, 16)'s 32 slices (16 pairs): dscanp1 (2 per SM)
+        // binds, then dsum1 (1 + 8), the replay (12).
+        assert_eq!(p1.max_pieces(32, 16, 132), 8);
+        assert_eq!(p1.max_pieces(8, 4, 132), 33);
     }
 
     #[test]
