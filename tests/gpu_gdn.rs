@@ -1219,38 +1219,38 @@ fn timing_backward_pieces() {
     }
     let caller = Caller::new();
     // (index in BENCH_SHAPES, [(passes, pieces, cut into kernels)]); pieces 0 = the default rule.
-    let shapes: Vec<(usize, Vec<(String, u64, bool)>)> =
-        if std::env::var("DNNPLAN_GDN_TIMING_PIECE_RUNS").is_ok() {
-            let runs = env_list("DNNPLAN_GDN_TIMING_PIECE_RUNS", "")
-                .iter()
-                .map(|r| {
-                    let (passes, pieces) = r.split_once(':').unwrap_or((r.as_str(), ""));
-                    (passes.to_owned(), pieces.parse().unwrap_or(0), true)
-                })
-                .collect();
-            let shape = std::env::var("DNNPLAN_GDN_TIMING_PIECE_SHAPE")
-                .ok()
-                .and_then(|x| x.parse().ok())
-                .unwrap_or(1);
-            vec![(shape, runs)]
-        } else {
-            let d = |pieces, cut| (String::new(), pieces, cut);
-            vec![
-                (
-                    1,
-                    vec![
-                        d(1, true),
-                        d(0, true),
-                        d(2, false),
-                        d(3, false),
-                        d(8, false),
-                    ],
-                ),
-                (0, vec![d(0, false), d(4, false)]),
-                (2, vec![d(0, false), d(2, false)]),
-                (3, vec![d(0, false), d(4, false)]),
-            ]
-        };
+    type Runs = Vec<(String, u64, bool)>;
+    let shapes: Vec<(usize, Runs)> = if std::env::var("DNNPLAN_GDN_TIMING_PIECE_RUNS").is_ok() {
+        let runs = env_list("DNNPLAN_GDN_TIMING_PIECE_RUNS", "")
+            .iter()
+            .map(|r| {
+                let (passes, pieces) = r.split_once(':').unwrap_or((r.as_str(), ""));
+                (passes.to_owned(), pieces.parse().unwrap_or(0), true)
+            })
+            .collect();
+        let shape = std::env::var("DNNPLAN_GDN_TIMING_PIECE_SHAPE")
+            .ok()
+            .and_then(|x| x.parse().ok())
+            .unwrap_or(1);
+        vec![(shape, runs)]
+    } else {
+        let d = |pieces, cut| (String::new(), pieces, cut);
+        vec![
+            (
+                1,
+                vec![
+                    d(1, true),
+                    d(0, true),
+                    d(2, false),
+                    d(3, false),
+                    d(8, false),
+                ],
+            ),
+            (0, vec![d(0, false), d(4, false)]),
+            (2, vec![d(0, false), d(2, false)]),
+            (3, vec![d(0, false), d(4, false)]),
+        ]
+    };
     for (i, runs) in shapes {
         let (name, lens, hh) = BENCH_SHAPES[i];
         let inp = BenchInputs::new(&caller, lens, hh);

@@ -459,7 +459,7 @@ __device__ __forceinline__ void dscan_issue_chunk(const BwdParams& bp, unsigned 
 // as 16-byte row-contiguous writes (the warp's 16 rows × K are one contiguous run of ws_ds):
 // 64 × 16-byte instead of 256 × 4-byte stores per warp and chunk at K = 128, a quarter of the
 // L1 line requests.
-// PHASED (session 14; STAGES = 1, !R2, !PUB: the piece chain's dsum1 / dscanp1 at two blocks per SM): the one
+// PHASED (session 14; STAGES = 1, !R2, !PUB: the piece chain's dsum1 at two blocks per SM): the one
 // stage is refilled in two halves (dscan_issue_chunk's PART): half 1 (A, T, Kᴿ, dO) of the next
 // chunk as soon as every warp is past this chunk's dUᵀ / dRᵀ products (their only readers; dO is
 // in registers by then), half 2 (Q⁺, E) after the state update; a chunk waits for its half 1 at

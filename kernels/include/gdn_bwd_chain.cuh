@@ -177,9 +177,9 @@ __device__ __forceinline__ void bwd_fscan_piece_body(const BwdChainParams& cp) {
 // their dX_out seeds, storing dS' (io) and dR (fp32) per chunk like gdn_bwd_dscan_io; piece 0
 // writes d_initial_state.
 // ---------------------------------------------------------------------------------------
-// PHASED (session 14, `gdn_bwd_dsum1_*`, `gdn_bwd_dscanp1_*`): dscan_mma_chunks' one-stage loop
-// refilled in two halves (80 KB at K = 128: two blocks per SM; bitwise the same G_j, dS', dR and
-// d_initial_state).
+// PHASED (session 14, `gdn_bwd_dsum1_*`; the seeded pass "dscanp1" was built and measured, not
+// bundled): dscan_mma_chunks' one-stage loop refilled in two halves (80 KB at K = 128: two blocks
+// per SM; bitwise the same G_j, and for the seeded pass dS', dR and d_initial_state).
 template <typename T, int K, int V, int NW, int STAGES, bool SUM, bool PUB = false, bool R2 = false, bool PHASED = false>
 __device__ __forceinline__ void bwd_dscan_piece_body(const BwdChainParams& cp) {
   constexpr int VS = DscanMmaSmem<K, NW, STAGES>::VS;
@@ -275,8 +275,8 @@ __device__ __forceinline__ void bwd_dscan_w8_piece_body(const BwdChainParams& cp
 // Session 14: the piece chain's one-stage phased passes (the forward's occ13 lever, backward
 // side) and the blocks per SM their launch bounds ask for (K = 128): psum1 (FastSmem<128,4,1,false>
 // = 44,032 B, the forward's sum1 loop: three per SM by registers), fscanp1 (the replay on the same
-// one-stage loop, 44,032 B), dsum1 and dscanp1 (the reverse summaries and the seeded reverse scan
-// on dscan_mma_chunks' PHASED loop, DscanMmaSmem<128,4,1>::bytes = 79,872 B: two per SM).
+// one-stage loop, 44,032 B) and dsum1 (the reverse summaries on dscan_mma_chunks' PHASED loop,
+// DscanMmaSmem<128,4,1>::bytes = 79,872 B: two per SM).
 constexpr int PSUM1_MIN_BLOCKS = 3;
 constexpr int FSCANP1_MIN_BLOCKS = 3;
 constexpr int DSUM1_MIN_BLOCKS = 2;

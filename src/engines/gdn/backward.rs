@@ -41,7 +41,11 @@
 //! [`super::chain::ChainVariant`] picks, `DNNPLAN_GDN_CHAIN`, default `v3` = `gdn_bwd_pchain3_k*` /
 //! `gdn_bwd_dchain3_k*`). [`BwdSchedule`] picks `P`
 //! (pinned by `backward_schedule_rule_at_the_benchmark_shapes`); `DNNPLAN_GDN_BWD_PIECES=n`
-//! forces `n` pieces (1 = off; read at plan build; only with the default token stage).
+//! forces `n` pieces (1 = off; read at plan build; only with the default token stage). The
+//! passes' kernels are a row of [`BWD_PIECE_PASSES`] (session 14: at K = 128 the one-stage phased
+//! `gdn_bwd_psum1_*`, `gdn_bwd_fscanp1_*`, `gdn_bwd_dsum1_*`, bitwise the two-stage ones, at more
+//! blocks per SM, so that P = 8 pieces keep the reverse passes in one wave);
+//! `DNNPLAN_GDN_BWD_PIECE_PASSES=s2` runs the session-13 passes (at the default `P`).
 //!
 //! The forward-state replay ([`ReplayVariant`], `DNNPLAN_GDN_BWD_FSCAN=v1|r4`, read at plan
 //! build): `r4` (the default) runs `gdn_bwd_fscan_r4_*` (the forward's chunk loop `fscan_chunks`
@@ -221,14 +225,11 @@ pub enum BwdKernel {
     /// Piece chain: [`BwdKernel::Dsum`] on one phased stage (session 14, K = 128: 80 KB, two
     /// blocks per SM; bitwise the same `G_j`).
     Dsum1,
-    /// Piece chain: [`BwdKernel::Dscanp`] on one phased stage (session 14, K = 128: 80 KB, two
-    /// blocks per SM; bitwise the same `dS'`, `dR`, `d_initial_state`), without the overlap.
-    Dscanp1,
 }
 
 impl BwdKernel {
     /// Every kernel, in index order.
-    pub const ALL: [BwdKernel; 33] = [
+    pub const ALL: [BwdKernel; 32] = [
         BwdKernel::ChunkOffsets,
         BwdKernel::Prep,
         BwdKernel::Fscan,
@@ -261,13 +262,11 @@ impl BwdKernel {
         BwdKernel::Psum1,
         BwdKernel::Fscanp1,
         BwdKernel::Dsum1,
-        BwdKernel::Dscanp1,
     ];
 
     /// The kernel's symbol in the module (`tag` = `bf16` / `f16`, `k` = K = V; `prep`: the
     /// factor kernel, which the plan must then be built with too). The one-stage piece passes
-    /// ([`BwdKernel::Psum1`], [`BwdKernel::Fscanp1`], [`BwdKernel::Dsum1`],
-    /// [`BwdKernel::Dscanp1`]) are bundled at
+    /// ([`BwdKernel::Psum1`], [`BwdKernel::Fscanp1`], [`BwdKernel::Dsum1`]) are bundled at
     /// K = 128 only; at other K they name their two-stage kernels (which [`BWD_PIECE_PASSES`]
     /// runs there).
     pub fn name(self, tag: &str, k: i64, prep: PrepVariant) -> String {
@@ -275,8 +274,6 @@ impl BwdKernel {
             BwdKernel::Psum1 if k != 128 => "psum",
             BwdKernel::Fscanp1 if k != 128 => "fscan_r4",
             BwdKernel::Dsum1 if k != 128 => "dsum",
-            BwdKernel::Dscanp1 if k != 128 => "dscanp",
-            BwdKernel::Dscanp1 => "dscanp1",
             BwdKernel::Psum1 => "psum1",
             BwdKernel::Fscanp1 => "fscanp1",
             BwdKernel::Dsum1 => "dsum1",
@@ -581,8 +578,10 @@ pub struct PieceRule {
     pub max_pieces: u64,
 }
 
-/// The backward's rule (the forward's constants; H200, (1, 32768, 16): P = 3, 4 (this rule) and
-/// 8 measured 4.942, 4.565 and 4.858 ms against 6.176 ms uncut; bench/gdn_results.md).
+/// The backward's rule (the forward's constants; H200, (1, 32768, 16): P = 3, 4 and 8 measured
+/// 4.942, 4.565 and 4.858 ms against 6.176 ms uncut in session 5; since session 14 the one-stage
+/// passes `p1` at P = 8: 2.733 ms against 2.845 for the session-13 passes at P = 4,
+/// [`BWD_PIECE_PASSES`]; bench/gdn_results.md).
 pub const BWD_PIECE_RULE: PieceRule = PieceRule {
     min_fill_inv: 2,
     min_avg_chunks: 8,
@@ -593,9 +592,9 @@ pub const BWD_PIECE_RULE: PieceRule = PieceRule {
 /// that names it, the K its kernels serve (`None`: every K), and per pass its kernel and the
 /// blocks per SM it runs at. The passes' grids: the summaries `psum` `slices · (2P − 1)` blocks
 /// (`H_j` of pieces 0..P−2 and every piece's transition), the seeded replay `slices · P`, the
-/// reverse summaries `dsum` `slices · (P − 1)`, the seeded reverse scan `slices · P`
-/// (`slices = N · HO · V/64`), or, overlapped with the token stage, `N · HO · P` blocks of all
-/// `V` value rows, one per SM.
+/// reverse summaries `dsum` `slices · (P − 1)` (`slices = N · HO · V/64`); the seeded reverse
+/// scan is [`BWD_OVERLAP_SCAN_DEFAULT`]'s, overlapped with the token stage by
+/// [`BWD_OVERLAP_RULE`] (`N · HO · P` blocks of all `V` value rows, one per SM).
 pub struct PiecePasses {
     /// The `DNNPLAN_GDN_BWD_PIECE_PASSES` value.
     pub name: &'static str,
@@ -609,18 +608,18 @@ pub struct PiecePasses {
     /// The reverse summaries and their blocks per SM (`None`: [`BWD_DSCAN_RULE`]'s `dsum` /
     /// `dsum_w8`, one block per SM).
     pub dsum: Option<(BwdKernel, u64)>,
-    /// The seeded reverse scan and its blocks per SM, then never overlapped with the token stage
-    /// (`None`: the overlapped `dscanp_ov2` by [`BWD_OVERLAP_RULE`], else `dscanp` / `dscanp_w8`).
-    pub dscanp: Option<(BwdKernel, u64)>,
 }
 
 /// Every piece-pass set, the default first where its K matches ([`PiecePasses::pick`]):
 /// `p1` (session 14, K = 128): the one-stage phased passes `gdn_bwd_psum1_*` (three per SM),
-/// `gdn_bwd_fscanp1_*` (three per SM), `gdn_bwd_dsum1_*` and `gdn_bwd_dscanp1_*` (two per SM; the
-/// token stage then runs after the reverse scan), each bitwise its two-stage kernel's outputs;
-/// `s2` (the session-13 passes): `gdn_bwd_psum_*` (two per SM), the replay of [`ReplayVariant`],
-/// the reverse summaries of [`BWD_DSCAN_RULE`] (one per SM each) and the reverse scan overlapped
-/// by [`BWD_OVERLAP_RULE`].
+/// `gdn_bwd_fscanp1_*` (three per SM), `gdn_bwd_dsum1_*` (two per SM), each bitwise its two-stage
+/// kernel's outputs; `s2` (the session-13 passes): `gdn_bwd_psum_*` (two per SM), the replay of
+/// [`ReplayVariant`] and the reverse summaries of [`BWD_DSCAN_RULE`] (one per SM each). Both run
+/// the seeded reverse scan overlapped with the token stage. H200, bf16, (1, 32768, 16), whole
+/// backward (bench/gdn_results.md, session 14, bocc14): s2 at its P = 4 2.856 / 2.834 ms, p1 at
+/// P = 8 (this rule) 2.733 / 2.734 (same call; 2.757 in the second call), p1 at P = 4 / 6 / 7
+/// 2.81 / 2.83 / 2.80; p1 at P = 8 with the seeded reverse scan on the same one-stage loop
+/// (two per SM, bitwise) and the token stage after it instead of beside it 2.88.
 pub const BWD_PIECE_PASSES: [PiecePasses; 2] = [
     PiecePasses {
         name: "p1",
@@ -628,7 +627,6 @@ pub const BWD_PIECE_PASSES: [PiecePasses; 2] = [
         psum: (BwdKernel::Psum1, PSUM1_MIN_BLOCKS),
         replay: Some((BwdKernel::Fscanp1, FSCANP1_MIN_BLOCKS)),
         dsum: Some((BwdKernel::Dsum1, DSUM1_MIN_BLOCKS)),
-        dscanp: Some((BwdKernel::Dscanp1, DSUM1_MIN_BLOCKS)),
     },
     PiecePasses {
         name: "s2",
@@ -636,7 +634,6 @@ pub const BWD_PIECE_PASSES: [PiecePasses; 2] = [
         psum: (BwdKernel::Psum, 2),
         replay: None,
         dsum: None,
-        dscanp: None,
     },
 ];
 
@@ -657,8 +654,8 @@ impl PiecePasses {
     }
 
     /// The most pieces (≥ 1) for which the replay (`slices · P` blocks), the reverse summaries
-    /// (`slices · (P − 1)`) and the seeded reverse scan (`slices · P`, or overlapped `pairs · P`
-    /// at one per SM; `pairs = N · HO`) each fit one wave on `sms` SMs at their blocks per SM.
+    /// (`slices · (P − 1)`) and the overlapped seeded reverse scan (`pairs · P` at one per SM;
+    /// `pairs = N · HO`) each fit one wave on `sms` SMs at their blocks per SM.
     /// The summaries `psum` do not bound it: their time follows their bytes, not their waves
     /// (H200, (1, 32768, 16), psum1: 0.25 ms at P = 4 in one wave, 0.28 at P = 8 in 1.2 waves,
     /// while the reverse passes halve; bench/gdn_results.md, session 14).
@@ -666,7 +663,7 @@ impl PiecePasses {
         let slots = |per_sm: u64| per_sm * sms / slices.max(1);
         let replay = slots(self.replay.map_or(1, |r| r.1));
         let dsum = 1 + slots(self.dsum.map_or(1, |r| r.1));
-        let dscanp = self.dscanp.map_or(sms / pairs.max(1), |r| slots(r.1));
+        let dscanp = sms / pairs.max(1);
         replay.min(dsum).min(dscanp).max(1)
     }
 }
@@ -732,11 +729,17 @@ impl BwdSchedule {
         &BWD_PIECE_PASSES[self.passes.min(BWD_PIECE_PASSES.len() - 1)]
     }
 
-    /// [`BwdSchedule::default_for`] with the piece passes `DNNPLAN_GDN_BWD_PIECE_PASSES=p1|s2`
-    /// names (where they serve K), then `DNNPLAN_GDN_BWD_PIECES=n` (diagnostics; 1..=64).
+    /// [`BwdSchedule::default_for`], then the piece passes `DNNPLAN_GDN_BWD_PIECE_PASSES=p1|s2`
+    /// names (where they serve K; the default's piece count, so that the switch changes kernels,
+    /// never the results), then `DNNPLAN_GDN_BWD_PIECES=n` (diagnostics; 1..=64).
     pub fn pick(f: &GdnFacts, sms: u64) -> BwdSchedule {
         let value = std::env::var("DNNPLAN_GDN_BWD_PIECE_PASSES").unwrap_or_default();
-        let mut s = BwdSchedule::with_passes(f, sms, PiecePasses::pick(&value, f.k as u64));
+        let mut s = BwdSchedule::default_for(f, sms);
+        let passes = PiecePasses::pick(&value, f.k as u64);
+        s.passes = BWD_PIECE_PASSES
+            .iter()
+            .position(|row| row.name == passes.name)
+            .unwrap_or(s.passes);
         if let Some(p) = std::env::var("DNNPLAN_GDN_BWD_PIECES")
             .ok()
             .and_then(|x| x.parse::<u64>().ok())
@@ -858,13 +861,7 @@ impl GdnBwdPlan {
             BwdKernel::Psum1 => (BwdKernel::Psum1, fast_smem_bytes(k, 4, 1, false)),
             kernel => (kernel, fast_smem_bytes(k, 4, SUM_STAGES, false)),
         };
-        let (dscanp_k, dscanp_smem) = match passes.dscanp {
-            Some((kernel, _)) => ((kernel, DSCAN_MMA_WARPS), dscan_mma_stages_smem_bytes(k, 1)),
-            None => {
-                let pick = dscan_pick(BwdKernel::DscanpW8, BwdKernel::Dscanp, slices * pieces);
-                (pick, dscan_smem(pick.1))
-            }
-        };
+        let dscanp_k = dscan_pick(BwdKernel::DscanpW8, BwdKernel::Dscanp, slices * pieces);
         let chain = ChainVariant::from_env();
         let chain_grid = ((v / chain.rows) as u32, ho32, n32);
         let (replay, replay_piece, replay_threads, mut replay_smem) =
@@ -880,19 +877,13 @@ impl GdnBwdPlan {
             }
             _ => (replay_piece, replay_smem),
         };
-        // The reverse scan beside the token stage (gdn_bwd_overlap.cuh): default kernels only;
-        // not when the piece passes bring their own seeded reverse scan (unless
-        // DNNPLAN_GDN_BWD_OVERLAP=1).
-        let own_dscanp = pieces > 1
-            && passes.dscanp.is_some()
-            && std::env::var("DNNPLAN_GDN_BWD_OVERLAP").as_deref() != Ok("1");
-        let overlap = !own_dscanp
-            && overlap_pick(
-                token_overlap && !matches!(dscan_env.as_str(), "v1" | "w8"),
-                n * pieces * ho,
-                n * pieces,
-                sms,
-            );
+        // The reverse scan beside the token stage (gdn_bwd_overlap.cuh): default kernels only.
+        let overlap = overlap_pick(
+            token_overlap && !matches!(dscan_env.as_str(), "v1" | "w8"),
+            n * pieces * ho,
+            n * pieces,
+            sms,
+        );
         let (ov_uncut, ov_piece, ov_smem) = overlap_scan_kernels(dscan_env.as_str(), k, v);
         let ov_scan = ((1, ho32, np), (v / 16) as u32 * 32, ov_smem);
         let mut steps: Vec<Step> = vec![
@@ -931,7 +922,7 @@ impl GdnBwdPlan {
                         dscanp_k.0,
                         (dscan_x, ho32, np),
                         dscanp_k.1 * 32,
-                        dscanp_smem,
+                        dscan_smem(dscanp_k.1),
                     )
                 },
             ]);
@@ -1161,9 +1152,9 @@ mod tests {
             |n, t, ho, d, bi| BwdSchedule::default_for(&facts(n, t, ho, d, bi), 132).pieces;
         // (4, 8192, 16): 64 pairs x 2 value slices = 128 blocks fill the GPU: no cut.
         assert_eq!(pieces(4, 32768, 16, 128, false), 1);
-        // (1, 32768, 16): 32 blocks (slices); the one-stage passes (p1) fit one wave up to
-        // P = 8: the reverse scan dscanp1 32 · 8 = 256 ≤ 2 · 132 (P = 9: 288), dsum1 224 ≤ 264,
-        // the replay 256 ≤ 396.
+        // (1, 32768, 16): 32 blocks (slices); with the one-stage passes (p1) the overlapped
+        // reverse scan's 16 · P blocks bind: 128 ≤ 132 at P = 8 (dsum1 224 ≤ 264, the replay
+        // 256 ≤ 396).
         assert_eq!(pieces(1, 32768, 16, 128, false), 8);
         // ... never under batch_invariant (the cut would depend on the batch).
         assert_eq!(pieces(1, 32768, 16, 128, true), 1);
@@ -1177,8 +1168,8 @@ mod tests {
         // K = V = 64 has one value slice per pair: 1 x 4096 on 4 heads -> 33 -> 16 pieces.
         assert_eq!(pieces(2, 3048, 2, 128, false), 16);
         assert_eq!(pieces(1, 4096, 4, 64, false), 16);
-        // At the edge: 66 blocks fill half of 132 SMs -> cut (4 pieces on p1: dscanp1 66 · 4 =
-        // 264 ≤ 264; 2 on s2); 67 do not.
+        // At the edge: 66 blocks fill half of 132 SMs -> cut (4 pieces on p1: the overlapped
+        // reverse scan 33 · 4 = 132; 2 on s2); 67 do not.
         // (The reverse-scan kernel at these shapes: reverse_scan_rule_at_the_benchmark_shapes.)
         assert_eq!(pieces(33, 33 * 4096, 1, 128, false), 4);
         assert_eq!(pieces(67, 67 * 4096, 1, 64, false), 1);
@@ -1228,17 +1219,12 @@ mod tests {
             dscan_mma_stages_smem_bytes(128, 1),
             p1.dsum.unwrap().1
         ));
-        assert!(fits(
-            dscan_mma_stages_smem_bytes(128, 1),
-            p1.dscanp.unwrap().1
-        ));
         assert!(!fits(dscan_mma_smem_bytes(128), 2));
         let names = kernel_names("bf16", 128, PrepVariant::DEFAULT);
         for (kernel, name) in [
             (BwdKernel::Psum1, "gdn_bwd_psum1_bf16_k128"),
             (BwdKernel::Fscanp1, "gdn_bwd_fscanp1_bf16_k128"),
             (BwdKernel::Dsum1, "gdn_bwd_dsum1_bf16_k128"),
-            (BwdKernel::Dscanp1, "gdn_bwd_dscanp1_bf16_k128"),
         ] {
             assert_eq!(names[kernel as usize], name);
         }
@@ -1246,9 +1232,8 @@ mod tests {
         let names = kernel_names("f16", 64, PrepVariant::DEFAULT);
         assert_eq!(names[BwdKernel::Psum1 as usize], "gdn_bwd_psum_f16_k64");
         assert_eq!(names[BwdKernel::Dsum1 as usize], "gdn_bwd_dsum_f16_k64");
-        assert_eq!(names[BwdKernel::Dscanp1 as usize], "gdn_bwd_dscanp_f16_k64");
-        // The most pieces of p1 at (1, 32768, 16)'s 32 slices (16 pairs): dscanp1 (2 per SM)
-        // binds, then dsum1 (1 + 8), the replay (12).
+        // The most pieces of p1 at (1, 32768, 16)'s 32 slices (16 pairs): the overlapped reverse
+        // scan (132 / 16) binds, then dsum1 (1 + 8), the replay (12).
         assert_eq!(p1.max_pieces(32, 16, 132), 8);
         assert_eq!(p1.max_pieces(8, 4, 132), 33);
     }
