@@ -358,6 +358,19 @@ void run_case(const char* name, int HO, std::vector<int> lens, bool bf16_state) 
     const auto p8 = chain([&] { launch({V / 64, unsigned(HO), unsigned(N * P)}, 256, [&] { gdn::bwd_fscan_piece_body<IOT, K, V, 8, 2, 2, true>(cp); }); });
     check(same(p8.first, pold.first) && same(p8.second, pold.second), "pieces: fscan_r8 bitwise fscanp");
 #endif
+#ifdef GDN_BWD_PHASED
+    {  // Session 14: psum1 (one phased stage, fixed copies) and fscanp1 (one phased stage).
+      const std::vector<float> h0 = pc_h, m0 = pc_m, mt0 = pc_mt, seed0 = pc_seed;
+      const auto ph = replay(s_io, P, [&] {
+        launch({V / 64, unsigned(HO), unsigned(N * (2 * P - 1))}, 128, [&] { gdn::bwd_psum_body<IOT, K, V, 4, 1, true, true>(cp); });
+        launch({V / 32, unsigned(HO), unsigned(N)}, gdn::CHAIN_THREADS, [&] { gdn::fwd_chain_body<K>(gdn::chain_fwd_view(cp)); });
+        launch({V / 64, unsigned(HO), unsigned(N * P)}, 128, [&] { gdn::bwd_fscan_piece_body<IOT, K, V, 4, 1, 1, false, true, false>(cp); });
+      });
+      check(same(pc_h, h0) && same(pc_m, m0) && same(pc_mt, mt0) && same(pc_seed, seed0),
+            "bwd pieces: psum1 (one stage, two halves) H_j, M_j, Mt_j and the seeds bitwise psum");
+      check(same(ph.first, pold.first) && same(ph.second, pold.second), "bwd pieces: psum1 + fscanp1 S_c bitwise psum + fscanp");
+    }
+#endif
   }
   if (g_unwaited.exchange(0) != 0) check(false, "cp.async copies never waited for");
 }

@@ -1208,32 +1208,64 @@ fn timing_at_benchmark_shapes() {
 /// whole-execute times per piece count (`DNNPLAN_GDN_BWD_PIECES`, 1 = off) and, where marked,
 /// per-kernel times as differences of executes cut after each launch (`DNNPLAN_GDN_BWD_STEPS`).
 /// Printed only, never asserted; runs when `DNNPLAN_GDN_TIMING_PIECES` is set.
+/// `DNNPLAN_GDN_TIMING_PIECE_RUNS` (session 14): instead, only the shape of index
+/// `DNNPLAN_GDN_TIMING_PIECE_SHAPE` (default 1: (1, 32768, 16)), each entry of the comma list
+/// `passes:pieces` (`DNNPLAN_GDN_BWD_PIECE_PASSES`, `DNNPLAN_GDN_BWD_PIECES`; an empty field = the
+/// default) cut into kernels, in the list's order.
 #[test]
 fn timing_backward_pieces() {
     if !opted_in("DNNPLAN_GDN_TIMING_PIECES") {
         return;
     }
     let caller = Caller::new();
-    // (index in BENCH_SHAPES, [(pieces, cut into kernels)]); pieces 0 = the default rule.
-    let shapes: [(usize, Vec<(u64, bool)>); 4] = [
-        (
-            1,
-            vec![(1, true), (0, true), (2, false), (3, false), (8, false)],
-        ),
-        (0, vec![(0, false), (4, false)]),
-        (2, vec![(0, false), (2, false)]),
-        (3, vec![(0, false), (4, false)]),
-    ];
+    // (index in BENCH_SHAPES, [(passes, pieces, cut into kernels)]); pieces 0 = the default rule.
+    type Runs = Vec<(String, u64, bool)>;
+    let shapes: Vec<(usize, Runs)> = if std::env::var("DNNPLAN_GDN_TIMING_PIECE_RUNS").is_ok() {
+        let runs = env_list("DNNPLAN_GDN_TIMING_PIECE_RUNS", "")
+            .iter()
+            .map(|r| {
+                let (passes, pieces) = r.split_once(':').unwrap_or((r.as_str(), ""));
+                (passes.to_owned(), pieces.parse().unwrap_or(0), true)
+            })
+            .collect();
+        let shape = std::env::var("DNNPLAN_GDN_TIMING_PIECE_SHAPE")
+            .ok()
+            .and_then(|x| x.parse().ok())
+            .unwrap_or(1);
+        vec![(shape, runs)]
+    } else {
+        let d = |pieces, cut| (String::new(), pieces, cut);
+        vec![
+            (
+                1,
+                vec![
+                    d(1, true),
+                    d(0, true),
+                    d(2, false),
+                    d(3, false),
+                    d(8, false),
+                ],
+            ),
+            (0, vec![d(0, false), d(4, false)]),
+            (2, vec![d(0, false), d(2, false)]),
+            (3, vec![d(0, false), d(4, false)]),
+        ]
+    };
     for (i, runs) in shapes {
         let (name, lens, hh) = BENCH_SHAPES[i];
         let inp = BenchInputs::new(&caller, lens, hh);
-        for (pieces, cut) in runs {
+        for (passes, pieces, cut) in runs {
             let forced = (pieces != 0).then(|| pieces.to_string());
             set_env("DNNPLAN_GDN_BWD_PIECES", forced.as_deref());
-            let label = if pieces == 0 {
-                "default".to_owned()
-            } else {
-                format!("P={pieces}")
+            set_env(
+                "DNNPLAN_GDN_BWD_PIECE_PASSES",
+                (!passes.is_empty()).then_some(passes.as_str()),
+            );
+            let label = match (pieces, passes.as_str()) {
+                (0, "") => "default".to_owned(),
+                (0, x) => format!("{x}:rule"),
+                (p, "") => format!("P={p}"),
+                (p, x) => format!("{x}:P={p}"),
             };
             let whole = inp.time(&caller, "gdn_bwd");
             let mut line = format!("gdn_sm90 bwd pieces {name:18} {label:8} whole {whole:.3} ms");
@@ -1256,6 +1288,7 @@ fn timing_backward_pieces() {
             println!("{line}");
         }
         set_env("DNNPLAN_GDN_BWD_PIECES", None);
+        set_env("DNNPLAN_GDN_BWD_PIECE_PASSES", None);
         inp.free();
     }
 }

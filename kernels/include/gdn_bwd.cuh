@@ -393,18 +393,25 @@ __device__ __forceinline__ void dscan_tile_async(T* dst, const T* src, int tid) 
 // as Lay (DscanMmaSmem); NT threads. The sequence's tokens are [cs, ce), chunk c_first holds cs.
 // Shared by the 4-warp and the 8-warp chunk loops; FIXED (R2): every copy loop with its trip count
 // known at compile time (each thread's first address once, then constant offsets).
-template <typename T, int K, int V, typename Lay, int NT, bool FIXED = false>
+// PART (session 14, the PHASED loop): 0 = the whole stage; 1 = the tiles a chunk reads first (A, T,
+// Kᴿ, dO); 2 = the ones its state update reads (Q⁺, E).
+template <typename T, int K, int V, typename Lay, int NT, bool FIXED = false, int PART = 0>
 __device__ __forceinline__ void dscan_issue_chunk(const BwdParams& bp, unsigned char* base, int c, int h, long long cs,
                                                   long long ce, int c_first, int vb, int tid) {
   const FwdParams& p = bp.f;
   constexpr int VS = Lay::VS, DP = Lay::DP;
   const int HO = p.ho;
   const size_t ch = static_cast<size_t>(c) * HO + h;
-  dscan_tile_async<T, CHUNK, NT, FIXED>(reinterpret_cast<T*>(base + Lay::a_off), static_cast<const T*>(p.ws_a) + ch * CHUNK * CHUNK, tid);
-  dscan_tile_async<T, CHUNK, NT, FIXED>(reinterpret_cast<T*>(base + Lay::t_off), static_cast<const T*>(bp.ws_t) + ch * CHUNK * CHUNK, tid);
-  dscan_tile_async<T, K, NT, FIXED>(reinterpret_cast<T*>(base + Lay::kr_off), static_cast<const T*>(p.ws_kr) + ch * CHUNK * K, tid);
-  dscan_tile_async<T, K, NT, FIXED>(reinterpret_cast<T*>(base + Lay::q_off), static_cast<const T*>(p.ws_q) + ch * CHUNK * K, tid);
-  dscan_tile_async<T, K, NT, FIXED>(reinterpret_cast<T*>(base + Lay::e_off), static_cast<const T*>(bp.ws_e) + ch * CHUNK * K, tid);
+  if constexpr (PART != 2) {
+    dscan_tile_async<T, CHUNK, NT, FIXED>(reinterpret_cast<T*>(base + Lay::a_off), static_cast<const T*>(p.ws_a) + ch * CHUNK * CHUNK, tid);
+    dscan_tile_async<T, CHUNK, NT, FIXED>(reinterpret_cast<T*>(base + Lay::t_off), static_cast<const T*>(bp.ws_t) + ch * CHUNK * CHUNK, tid);
+    dscan_tile_async<T, K, NT, FIXED>(reinterpret_cast<T*>(base + Lay::kr_off), static_cast<const T*>(p.ws_kr) + ch * CHUNK * K, tid);
+  }
+  if constexpr (PART != 1) {
+    dscan_tile_async<T, K, NT, FIXED>(reinterpret_cast<T*>(base + Lay::q_off), static_cast<const T*>(p.ws_q) + ch * CHUNK * K, tid);
+    dscan_tile_async<T, K, NT, FIXED>(reinterpret_cast<T*>(base + Lay::e_off), static_cast<const T*>(bp.ws_e) + ch * CHUNK * K, tid);
+  }
+  if constexpr (PART == 2) return;
   const long long t0 = cs + static_cast<long long>(c - c_first) * CHUNK;
   const int len = static_cast<int>(min_ll(static_cast<long long>(CHUNK), ce - t0));
   constexpr int VEC = VS / 8;
@@ -452,7 +459,14 @@ __device__ __forceinline__ void dscan_issue_chunk(const BwdParams& bp, unsigned 
 // as 16-byte row-contiguous writes (the warp's 16 rows × K are one contiguous run of ws_ds):
 // 64 × 16-byte instead of 256 × 4-byte stores per warp and chunk at K = 128, a quarter of the
 // L1 line requests.
-template <typename T, int K, int V, int NW, int STAGES, int DS, bool STORE_DR, bool PUB = false, bool R2 = false>
+// PHASED (session 14; STAGES = 1, !R2, !PUB: the piece chain's dsum1 at two blocks per SM): the one
+// stage is refilled in two halves (dscan_issue_chunk's PART): half 1 (A, T, Kᴿ, dO) of the next
+// chunk as soon as every warp is past this chunk's dUᵀ / dRᵀ products (their only readers; dO is
+// in registers by then), half 2 (Q⁺, E) after the state update; a chunk waits for its half 1 at
+// the top and for its half 2 before the update, so each half's copy overlaps the other half's
+// math. The same operations in the same order: bitwise the two-stage loop.
+template <typename T, int K, int V, int NW, int STAGES, int DS, bool STORE_DR, bool PUB = false, bool R2 = false,
+          bool PHASED = false>
 __device__ __forceinline__ void dscan_mma_chunks(const BwdParams& bp, float (&x)[K / 8][4], int h, long long cs,
                                                  long long ce, int c_first, int c_begin, int c_end, int vb, int vr,
                                                  unsigned* pub_flags = nullptr) {
@@ -465,14 +479,30 @@ __device__ __forceinline__ void dscan_mma_chunks(const BwdParams& bp, float (&x)
   const int cq = 2 * (lane & 3);
   const int nch = c_end - c_begin;
 
+  static_assert(!PHASED || (STAGES == 1 && !R2 && !PUB), "PHASED: one stage, the plain loop");
+  static_assert(STAGES >= 2 || PHASED, "one stage only phased");
   // Step s handles chunk c_end - 1 - s.
   auto issue = [&](int s, int st) {
     dscan_issue_chunk<T, K, V, S, NW * 32, R2>(bp, smem + st * S::stage, c_end - 1 - s, h, cs, ce, c_first, vb, tid);
   };
-#pragma unroll
-  for (int sidx = 0; sidx < STAGES - 1; ++sidx) {
-    if (sidx < nch) issue(sidx, sidx);
+  // PHASED: the stage's two halves of step s.
+  auto issue_h1 = [&](int s) {
+    dscan_issue_chunk<T, K, V, S, NW * 32, false, 1>(bp, smem, c_end - 1 - s, h, cs, ce, c_first, vb, tid);
+  };
+  auto issue_h2 = [&](int s) {
+    dscan_issue_chunk<T, K, V, S, NW * 32, false, 2>(bp, smem, c_end - 1 - s, h, cs, ce, c_first, vb, tid);
+  };
+  if constexpr (PHASED) {  // groups in flight at a chunk's top: its half 1, then its half 2
+    if (nch > 0) issue_h1(0);
     cp_async_commit();
+    if (nch > 0) issue_h2(0);
+    cp_async_commit();
+  } else {
+#pragma unroll
+    for (int sidx = 0; sidx < STAGES - 1; ++sidx) {
+      if (sidx < nch) issue(sidx, sidx);
+      cp_async_commit();
+    }
   }
   const int lrow = (lane & 7) + 8 * ((lane >> 3) & 1);  // ldmatrix.trans rows of a B operand
   const int bcol = 8 * (lane >> 4);
@@ -495,12 +525,17 @@ __device__ __forceinline__ void dscan_mma_chunks(const BwdParams& bp, float (&x)
         if (s > 0) dnnp_flag_publish_after_barrier(pub_flags + prev_ch, 1u);
       }
     }
-    if (s + STAGES - 1 < nch) issue(s + STAGES - 1, (s + STAGES - 1) % STAGES);
-    cp_async_commit();
+    if constexpr (!PHASED) {
+      if (s + STAGES - 1 < nch) issue(s + STAGES - 1, (s + STAGES - 1) % STAGES);
+      cp_async_commit();
+    }
     const size_t ch = static_cast<size_t>(c) * HO + h;
     const float decay = __expf(R2 ? gl_next : p.ws_gl[ch]);
     if constexpr (R2) {
       if (s + 1 < nch) gl_next = p.ws_gl[static_cast<size_t>(c - 1) * HO + h];
+    } else if constexpr (PHASED) {
+      cp_async_wait<1>();  // this chunk's half 1 (A, T, Kᴿ, dO); its half 2 may still be in flight
+      __syncthreads();
     } else {
       cp_async_wait<STAGES - 1>();
       __syncthreads();
@@ -597,6 +632,12 @@ __device__ __forceinline__ void dscan_mma_chunks(const BwdParams& bp, float (&x)
         dra[nt >> 1][(nt & 1) * 2 + 1] = Io<T>::pack(-dr[nt][2], -dr[nt][3]);
       }
     }
+    if constexpr (PHASED) {
+      cp_async_wait<0>();  // this chunk's half 2 (Q⁺, E)
+      __syncthreads();     // ... everyone's; and every warp is past its reads of half 1
+      if (s + 1 < nch) issue_h1(s + 1);
+      cp_async_commit();
+    }
     // dX ← e^{Γ_last} dX + dOᵀ Q⁺ − dRᵀ E (B = Q⁺, E [token][key] via ldmatrix.trans).
 #pragma unroll
     for (int nt = 0; nt < K / 8; ++nt)
@@ -620,6 +661,10 @@ __device__ __forceinline__ void dscan_mma_chunks(const BwdParams& bp, float (&x)
     if constexpr (R2) prev_ch = ch;
     else if constexpr (PUB) dnnp_flag_publish_block(pub_flags + ch, 1u);
     else __syncthreads();
+    if constexpr (PHASED) {  // every warp is past its reads of half 2
+      if (s + 1 < nch) issue_h2(s + 1);
+      cp_async_commit();
+    }
   }
   cp_async_wait<0>();
   if constexpr (R2 && PUB) {

@@ -87,7 +87,9 @@ __device__ __forceinline__ FwdFastParams chain_rev_view(const BwdChainParams& cp
 // Mᵀ_j for the reverse chain (j ≥ 1, slot b·(P−1) + (P−1−j) of ws_mt). The loop is
 // fwd_scanx_body's summary pass (gdn_fwd_fast.cuh), so H_j and M_j are bitwise gdn_fwd_sum's.
 // ---------------------------------------------------------------------------------------
-template <typename T, int K, int V, int NW, int STAGES>
+// PHASED, FIXED: fscan_chunks' knobs (session 14, `gdn_bwd_psum1_*`: one stage refilled in two
+// halves with compile-time copies, the forward's sum1 loop; bitwise the same H_j, M_j, Mᵀ_j).
+template <typename T, int K, int V, int NW, int STAGES, bool PHASED = false, bool FIXED = false>
 __device__ __forceinline__ void bwd_psum_body(const BwdChainParams& cp) {
   constexpr int VS = 16 * NW;
   const FwdParams& p = cp.b.f;
@@ -108,7 +110,7 @@ __device__ __forceinline__ void bwd_psum_body(const BwdChainParams& cp) {
   float x[K / 8][4];
   identity_frags<K>(x, is_m, vr, cq);
   // The summary pass of fwd_scanx_body (no token positions are used: cs = ce = 0).
-  fscan_chunks<T, K, V, NW, STAGES, false, false, 1, false, false, false>(p, x, h, 0, 0, cb, c_begin, c_end, xb * VS, !is_m, nullptr);
+  fscan_chunks<T, K, V, NW, STAGES, false, false, 1, false, PHASED, FIXED>(p, x, h, 0, 0, cb, c_begin, c_end, xb * VS, !is_m, nullptr);
 
   const size_t hk = static_cast<size_t>(HO) * V * K;
   if (!is_m || j <= P - 2)
@@ -136,7 +138,10 @@ __device__ __forceinline__ void bwd_psum_body(const BwdChainParams& cp) {
 // Bitwise gdn_bwd_fscan's ws_s (fwd_scan_body, BWD = true), which also stages Q⁺ and A and runs
 // the O products it never stores.
 // ---------------------------------------------------------------------------------------
-template <typename T, int K, int V, int NW, int STAGES, int SPLIT = 1, bool ONEBAR = false>
+// PHASED, FIXED: fscan_chunks' knobs (session 14, `gdn_bwd_fscanp1_*`: one stage refilled in two
+// halves, 44 KB at K = 128, so that P ≈ 8 pieces' replays run in one wave; bitwise the same ws_s).
+template <typename T, int K, int V, int NW, int STAGES, int SPLIT = 1, bool ONEBAR = false, bool PHASED = false,
+          bool FIXED = false>
 __device__ __forceinline__ void bwd_fscan_piece_body(const BwdChainParams& cp) {
   constexpr int VS = 16 * NW / SPLIT, KX = K / SPLIT;
   const FwdParams& p = cp.b.f;
@@ -161,7 +166,7 @@ __device__ __forceinline__ void bwd_fscan_piece_body(const BwdChainParams& cp) {
   } else {
     load_seed_frags<KX, K>(x, cp.ws_seed + (static_cast<size_t>(b * P + j) * HO + h) * V * K + key0, vr, cq);
   }
-  fscan_chunks<T, K, V, NW, STAGES, false, true, SPLIT, ONEBAR, false, false>(p, x, h, cs, ce, cb, c_begin, c_end, blockIdx.x * VS, true,
+  fscan_chunks<T, K, V, NW, STAGES, false, true, SPLIT, ONEBAR, PHASED, FIXED>(p, x, h, cs, ce, cb, c_begin, c_end, blockIdx.x * VS, true,
                                                                  cp.b.ws_s);
 }
 
@@ -172,7 +177,10 @@ __device__ __forceinline__ void bwd_fscan_piece_body(const BwdChainParams& cp) {
 // their dX_out seeds, storing dS' (io) and dR (fp32) per chunk like gdn_bwd_dscan_io; piece 0
 // writes d_initial_state.
 // ---------------------------------------------------------------------------------------
-template <typename T, int K, int V, int NW, int STAGES, bool SUM, bool PUB = false, bool R2 = false>
+// PHASED (session 14, `gdn_bwd_dsum1_*`; the seeded pass "dscanp1" was built and measured, not
+// bundled): dscan_mma_chunks' one-stage loop refilled in two halves (80 KB at K = 128: two blocks
+// per SM; bitwise the same G_j, and for the seeded pass dS', dR and d_initial_state).
+template <typename T, int K, int V, int NW, int STAGES, bool SUM, bool PUB = false, bool R2 = false, bool PHASED = false>
 __device__ __forceinline__ void bwd_dscan_piece_body(const BwdChainParams& cp) {
   constexpr int VS = DscanMmaSmem<K, NW, STAGES>::VS;
   static_assert(!PUB || (!SUM && VS == V), "a publishing reverse scan holds all value rows of its unit");
@@ -209,8 +217,8 @@ __device__ __forceinline__ void bwd_dscan_piece_body(const BwdChainParams& cp) {
     }
   }
 
-  dscan_mma_chunks<T, K, V, NW, STAGES, SUM ? 0 : 2, !SUM, PUB, R2>(bp, x, h, cs, ce, cb, c_begin, c_end, vb, vr,
-                                                                     cp.ov_flags);
+  dscan_mma_chunks<T, K, V, NW, STAGES, SUM ? 0 : 2, !SUM, PUB, R2, PHASED>(bp, x, h, cs, ce, cb, c_begin, c_end, vb,
+                                                                             vr, cp.ov_flags);
 
   if (SUM) {
     const size_t slot = static_cast<size_t>(b) * (P - 1) + (P - 1 - j);
@@ -263,5 +271,14 @@ __device__ __forceinline__ void bwd_dscan_w8_piece_body(const BwdChainParams& cp
     store_d_initial_state_cols<K>(bp, (static_cast<size_t>(b) * HO + h) * V * K, x, t);
   }
 }
+
+// Session 14: the piece chain's one-stage phased passes (the forward's occ13 lever, backward
+// side) and the blocks per SM their launch bounds ask for (K = 128): psum1 (FastSmem<128,4,1,false>
+// = 44,032 B, the forward's sum1 loop: three per SM by registers), fscanp1 (the replay on the same
+// one-stage loop, 44,032 B) and dsum1 (the reverse summaries on dscan_mma_chunks' PHASED loop,
+// DscanMmaSmem<128,4,1>::bytes = 79,872 B: two per SM).
+constexpr int PSUM1_MIN_BLOCKS = 3;
+constexpr int FSCANP1_MIN_BLOCKS = 3;
+constexpr int DSUM1_MIN_BLOCKS = 2;
 
 }  // namespace gdn

@@ -193,3 +193,27 @@ GDN_BWD_ENTRIES(bf16, gdn::gdn_bf16, 128)
 GDN_BWD_ENTRIES(bf16, gdn::gdn_bf16, 64)
 GDN_BWD_ENTRIES(f16, gdn::gdn_f16, 128)
 GDN_BWD_ENTRIES(f16, gdn::gdn_f16, 64)
+
+// Session 14 (gdn_bwd_chain.cuh): the piece chain's passes on one-stage phased loops, K = V = 128,
+// each bitwise its two-stage kernel's outputs (the backward's piece path at P ≈ 8 in one wave):
+//   gdn_bwd_psum1_{bf16,f16}_k128   <<<as psum, FastSmem<128,4,1,false>>>  (three per SM)
+//   gdn_bwd_fscanp1_{bf16,f16}_k128 <<<as fscan_r4, ScanxSmem<128,4,1,false,1>>> (bitwise fscan_r4)
+//   gdn_bwd_dsum1_{bf16,f16}_k128   <<<as dsum, DscanMmaSmem<128,4,1>::bytes>>> (two per SM)
+// Not bundled (session 14: bitwise dscanp on the H200, but the token stage after it instead of
+// beside it made the backward slower: bench/gdn_results.md, bocc14): the seeded reverse scan on
+// the same loop, bwd_dscan_piece_body<T, 128, 128, 4, 1, false, false, false, true> ("dscanp1").
+#define GDN_BWD_PHASED_ENTRIES(TAG, T)                                                              \
+  extern "C" __global__ void __launch_bounds__(4 * 32, gdn::PSUM1_MIN_BLOCKS)                       \
+      gdn_bwd_psum1_##TAG##_k128(gdn::BwdChainParams p) { dnnp_pdl_enter(p.b.f.flags & gdn::FLAG_PDL_TRIGGER); \
+    gdn::bwd_psum_body<T, 128, 128, 4, 1, true, true>(p);                                          \
+  }                                                                                                \
+  extern "C" __global__ void __launch_bounds__(4 * 32, gdn::FSCANP1_MIN_BLOCKS)                     \
+      gdn_bwd_fscanp1_##TAG##_k128(gdn::BwdChainParams p) { dnnp_pdl_enter(p.b.f.flags & gdn::FLAG_PDL_TRIGGER); \
+    gdn::bwd_fscan_piece_body<T, 128, 128, 4, 1, 1, false, true, false>(p);                        \
+  }                                                                                                \
+  extern "C" __global__ void __launch_bounds__(gdn::DSCAN_MMA_WARPS * 32, gdn::DSUM1_MIN_BLOCKS)    \
+      gdn_bwd_dsum1_##TAG##_k128(gdn::BwdChainParams p) { dnnp_pdl_enter(p.b.f.flags & gdn::FLAG_PDL_TRIGGER); \
+    gdn::bwd_dscan_piece_body<T, 128, 128, gdn::DSCAN_MMA_WARPS, 1, true, false, false, true>(p);  \
+  }
+GDN_BWD_PHASED_ENTRIES(bf16, gdn::gdn_bf16)
+GDN_BWD_PHASED_ENTRIES(f16, gdn::gdn_f16)

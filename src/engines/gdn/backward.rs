@@ -41,7 +41,11 @@
 //! [`super::chain::ChainVariant`] picks, `DNNPLAN_GDN_CHAIN`, default `v3` = `gdn_bwd_pchain3_k*` /
 //! `gdn_bwd_dchain3_k*`). [`BwdSchedule`] picks `P`
 //! (pinned by `backward_schedule_rule_at_the_benchmark_shapes`); `DNNPLAN_GDN_BWD_PIECES=n`
-//! forces `n` pieces (1 = off; read at plan build; only with the default token stage).
+//! forces `n` pieces (1 = off; read at plan build; only with the default token stage). The
+//! passes' kernels are a row of [`BWD_PIECE_PASSES`] (session 14: at K = 128 the one-stage phased
+//! `gdn_bwd_psum1_*`, `gdn_bwd_fscanp1_*`, `gdn_bwd_dsum1_*`, bitwise the two-stage ones, at more
+//! blocks per SM, so that P = 8 pieces keep the reverse passes in one wave);
+//! `DNNPLAN_GDN_BWD_PIECE_PASSES=s2` runs the session-13 passes (at the default `P`).
 //!
 //! The forward-state replay ([`ReplayVariant`], `DNNPLAN_GDN_BWD_FSCAN=v1|r4`, read at plan
 //! build): `r4` (the default) runs `gdn_bwd_fscan_r4_*` (the forward's chunk loop `fscan_chunks`
@@ -87,10 +91,11 @@ use super::chain::ChainVariant;
 use super::engine::{ENGINE_NAME, PrepVariant, fwd_template, kernel_dtype};
 use super::params::{
     BwdChainParams, BwdOverlapLayout, BwdParams, BwdPieceLayout, BwdWorkspaceLayout, CHAIN_THREADS,
-    DSCAN_MMA_WARPS, DSCAN_W8_WARPS, OFFSETS_THREADS, PARAM_THREADS, SCAN_WARPS, SUM_STAGES,
-    TOK_THREADS, dscan_mma_smem_bytes, dscan_ov_smem_bytes, dscan_ov2_smem_bytes,
-    dscan_w8_smem_bytes, fast_smem_bytes, flags, max_chunks, scan_smem_bytes, scanx_smem_bytes,
-    tokens_tc11_smem_bytes, tokens_tc12_smem_bytes,
+    DSCAN_MMA_WARPS, DSCAN_W8_WARPS, DSUM1_MIN_BLOCKS, FSCANP1_MIN_BLOCKS, OFFSETS_THREADS,
+    PARAM_THREADS, PSUM1_MIN_BLOCKS, SCAN_WARPS, SUM_STAGES, TOK_THREADS, dscan_mma_smem_bytes,
+    dscan_mma_stages_smem_bytes, dscan_ov_smem_bytes, dscan_ov2_smem_bytes, dscan_w8_smem_bytes,
+    fast_smem_bytes, flags, max_chunks, scan_smem_bytes, scanx_smem_bytes, tokens_tc11_smem_bytes,
+    tokens_tc12_smem_bytes,
 };
 use super::pdl::PdlMode;
 
@@ -211,11 +216,20 @@ pub enum BwdKernel {
     Pchain3,
     /// Piece chain: [`BwdKernel::Dchain2`] on 16 state rows per block.
     Dchain3,
+    /// Piece chain: [`BwdKernel::Psum`] on one phased stage (session 14, K = 128: 44 KB, three
+    /// blocks per SM; bitwise the same `H_j`, `M_j`, `Mᵀ_j`).
+    Psum1,
+    /// Piece chain: the seeded replay on one phased stage (session 14, K = 128: 44 KB, three
+    /// blocks per SM; bitwise [`BwdKernel::FscanR4`]'s `S_c`).
+    Fscanp1,
+    /// Piece chain: [`BwdKernel::Dsum`] on one phased stage (session 14, K = 128: 80 KB, two
+    /// blocks per SM; bitwise the same `G_j`).
+    Dsum1,
 }
 
 impl BwdKernel {
     /// Every kernel, in index order.
-    pub const ALL: [BwdKernel; 29] = [
+    pub const ALL: [BwdKernel; 32] = [
         BwdKernel::ChunkOffsets,
         BwdKernel::Prep,
         BwdKernel::Fscan,
@@ -245,12 +259,24 @@ impl BwdKernel {
         BwdKernel::Dchain2,
         BwdKernel::Pchain3,
         BwdKernel::Dchain3,
+        BwdKernel::Psum1,
+        BwdKernel::Fscanp1,
+        BwdKernel::Dsum1,
     ];
 
     /// The kernel's symbol in the module (`tag` = `bf16` / `f16`, `k` = K = V; `prep`: the
-    /// factor kernel, which the plan must then be built with too).
+    /// factor kernel, which the plan must then be built with too). The one-stage piece passes
+    /// ([`BwdKernel::Psum1`], [`BwdKernel::Fscanp1`], [`BwdKernel::Dsum1`]) are bundled at
+    /// K = 128 only; at other K they name their two-stage kernels (which [`BWD_PIECE_PASSES`]
+    /// runs there).
     pub fn name(self, tag: &str, k: i64, prep: PrepVariant) -> String {
         let body = match self {
+            BwdKernel::Psum1 if k != 128 => "psum",
+            BwdKernel::Fscanp1 if k != 128 => "fscan_r4",
+            BwdKernel::Dsum1 if k != 128 => "dsum",
+            BwdKernel::Psum1 => "psum1",
+            BwdKernel::Fscanp1 => "fscanp1",
+            BwdKernel::Dsum1 => "dsum1",
             BwdKernel::ChunkOffsets => return "gdn_bwd_chunk_offsets".to_owned(),
             BwdKernel::ChunkOrderRev => return "gdn_bwd_chunk_order_rev".to_owned(),
             BwdKernel::Params => return "gdn_bwd_params".to_owned(),
@@ -533,12 +559,16 @@ fn overlap_pick(supported: bool, blocks: u64, segments: u64, sms: u64) -> bool {
 pub struct BwdSchedule {
     /// Pieces per sequence of the forward-state replay and the reverse scan (1 = no piece chain).
     pub pieces: u64,
+    /// The piece passes' kernel set: a row of [`BWD_PIECE_PASSES`].
+    pub passes: usize,
 }
 
 /// When the backward cuts sequences into pieces, as data: the sequential stages run
 /// `blocks = N · HO · V/64` blocks; when they fill at most `1 / min_fill_inv` of the GPU and
 /// the sequences hold at least `min_avg_chunks` chunks on average (and `batch_invariant` is
-/// off: the cut would depend on the batch), `P = ⌊SMs / blocks⌋`, at most `max_pieces`.
+/// off: the cut would depend on the batch), `P` = the most pieces (at most `max_pieces`) whose
+/// latency-bound piece passes each fit one wave ([`PiecePasses::max_pieces`]; with the two-stage
+/// passes `⌊SMs / blocks⌋`).
 pub struct PieceRule {
     /// Cut only when `min_fill_inv · blocks ≤ SMs`.
     pub min_fill_inv: u64,
@@ -548,13 +578,95 @@ pub struct PieceRule {
     pub max_pieces: u64,
 }
 
-/// The backward's rule (the forward's constants; H200, (1, 32768, 16): P = 3, 4 (this rule) and
-/// 8 measured 4.942, 4.565 and 4.858 ms against 6.176 ms uncut; bench/gdn_results.md).
+/// The backward's rule (the forward's constants; H200, (1, 32768, 16): P = 3, 4 and 8 measured
+/// 4.942, 4.565 and 4.858 ms against 6.176 ms uncut in session 5; since session 14 the one-stage
+/// passes `p1` at P = 8: 2.733 ms against 2.845 for the session-13 passes at P = 4,
+/// [`BWD_PIECE_PASSES`]; bench/gdn_results.md).
 pub const BWD_PIECE_RULE: PieceRule = PieceRule {
     min_fill_inv: 2,
     min_avg_chunks: 8,
     max_pieces: 16,
 };
+
+/// One set of the piece chain's pass kernels, as data: the `DNNPLAN_GDN_BWD_PIECE_PASSES` value
+/// that names it, the K its kernels serve (`None`: every K), and per pass its kernel and the
+/// blocks per SM it runs at. The passes' grids: the summaries `psum` `slices · (2P − 1)` blocks
+/// (`H_j` of pieces 0..P−2 and every piece's transition), the seeded replay `slices · P`, the
+/// reverse summaries `dsum` `slices · (P − 1)` (`slices = N · HO · V/64`); the seeded reverse
+/// scan is [`BWD_OVERLAP_SCAN_DEFAULT`]'s, overlapped with the token stage by
+/// [`BWD_OVERLAP_RULE`] (`N · HO · P` blocks of all `V` value rows, one per SM).
+pub struct PiecePasses {
+    /// The `DNNPLAN_GDN_BWD_PIECE_PASSES` value.
+    pub name: &'static str,
+    /// K = V the kernels serve (`None`: every K).
+    pub k: Option<u64>,
+    /// The summary pass and its blocks per SM.
+    pub psum: (BwdKernel, u64),
+    /// The seeded replay and its blocks per SM (`None`: [`ReplayVariant`]'s piece replay, one
+    /// block per SM below [`REPLAY_SHARE_MIN_WAVES`] waves).
+    pub replay: Option<(BwdKernel, u64)>,
+    /// The reverse summaries and their blocks per SM (`None`: [`BWD_DSCAN_RULE`]'s `dsum` /
+    /// `dsum_w8`, one block per SM).
+    pub dsum: Option<(BwdKernel, u64)>,
+}
+
+/// Every piece-pass set, the default first where its K matches ([`PiecePasses::pick`]):
+/// `p1` (session 14, K = 128): the one-stage phased passes `gdn_bwd_psum1_*` (three per SM),
+/// `gdn_bwd_fscanp1_*` (three per SM), `gdn_bwd_dsum1_*` (two per SM), each bitwise its two-stage
+/// kernel's outputs; `s2` (the session-13 passes): `gdn_bwd_psum_*` (two per SM), the replay of
+/// [`ReplayVariant`] and the reverse summaries of [`BWD_DSCAN_RULE`] (one per SM each). Both run
+/// the seeded reverse scan overlapped with the token stage. H200, bf16, (1, 32768, 16), whole
+/// backward (bench/gdn_results.md, session 14, bocc14): s2 at its P = 4 2.856 / 2.834 ms, p1 at
+/// P = 8 (this rule) 2.733 / 2.734 (same call; 2.757 in the second call), p1 at P = 4 / 6 / 7
+/// 2.81 / 2.83 / 2.80; p1 at P = 8 with the seeded reverse scan on the same one-stage loop
+/// (two per SM, bitwise) and the token stage after it instead of beside it 2.88.
+pub const BWD_PIECE_PASSES: [PiecePasses; 2] = [
+    PiecePasses {
+        name: "p1",
+        k: Some(128),
+        psum: (BwdKernel::Psum1, PSUM1_MIN_BLOCKS),
+        replay: Some((BwdKernel::Fscanp1, FSCANP1_MIN_BLOCKS)),
+        dsum: Some((BwdKernel::Dsum1, DSUM1_MIN_BLOCKS)),
+    },
+    PiecePasses {
+        name: "s2",
+        k: None,
+        psum: (BwdKernel::Psum, 2),
+        replay: None,
+        dsum: None,
+    },
+];
+
+impl PiecePasses {
+    /// Whether the set's kernels serve K = V = `k`.
+    pub fn serves(&self, k: u64) -> bool {
+        self.k.is_none_or(|x| x == k)
+    }
+
+    /// The set `DNNPLAN_GDN_BWD_PIECE_PASSES` = `value` names where it serves `k`, else the
+    /// first row of [`BWD_PIECE_PASSES`] that serves `k`.
+    pub fn pick(value: &str, k: u64) -> &'static PiecePasses {
+        let serving = || BWD_PIECE_PASSES.iter().filter(|r| r.serves(k));
+        serving()
+            .find(|r| r.name == value)
+            .or_else(|| serving().next())
+            .unwrap_or(&BWD_PIECE_PASSES[BWD_PIECE_PASSES.len() - 1])
+    }
+
+    /// The most pieces (≥ 1) for which the replay (`slices · P` blocks), the reverse summaries
+    /// (`slices · (P − 1)`) and the overlapped seeded reverse scan (`pairs · P` at one per SM;
+    /// `pairs = N · HO`) each fit one wave on `sms` SMs at their blocks per SM.
+    /// The summaries `psum` do not bound it: their time follows their bytes, not their waves
+    /// (H200, (1, 32768, 16), psum1: 0.25 ms at P = 4 in one wave, 0.28 at P = 8 in 1.2 waves,
+    /// while the reverse passes halve; bench/gdn_results.md, session 14).
+    pub fn max_pieces(&self, slices: u64, pairs: u64, sms: u64) -> u64 {
+        let slots = |per_sm: u64| per_sm * sms / slices.max(1);
+        let replay = slots(self.replay.map_or(1, |r| r.1));
+        let dsum = 1 + slots(self.dsum.map_or(1, |r| r.1));
+        let dscanp = sms / pairs.max(1);
+        replay.min(dsum).min(dscanp).max(1)
+    }
+}
 
 /// When the backward's reverse scan (uncut, or a piece chain's `dsum` / `dscanp` launch) runs
 /// the 8-warp kernels (`gdn_bwd_dscan_w8_*`, `dsum_w8`, `dscanp_w8`; bitwise the same outputs as
@@ -586,6 +698,11 @@ impl DscanRule {
 impl BwdSchedule {
     /// The schedule without overrides, for `f` on a GPU of `sms` multiprocessors.
     pub fn default_for(f: &GdnFacts, sms: u64) -> BwdSchedule {
+        Self::with_passes(f, sms, PiecePasses::pick("", f.k as u64))
+    }
+
+    /// The schedule of [`BWD_PIECE_RULE`] for `f` on `sms` SMs with the piece passes `passes`.
+    fn with_passes(f: &GdnFacts, sms: u64, passes: &'static PiecePasses) -> BwdSchedule {
         let r = &BWD_PIECE_RULE;
         let blocks = f.n_seqs as u64 * f.heads.3 as u64 * (f.v as u64 / 64);
         let avg_chunks = f.total_tokens as u64 / (64 * (f.n_seqs as u64).max(1));
@@ -595,16 +712,34 @@ impl BwdSchedule {
             && avg_chunks >= r.min_avg_chunks;
         BwdSchedule {
             pieces: if cut {
-                (sms / blocks).clamp(1, r.max_pieces)
+                let pairs = f.n_seqs as u64 * f.heads.3 as u64;
+                passes.max_pieces(blocks, pairs, sms).clamp(1, r.max_pieces)
             } else {
                 1
             },
+            passes: BWD_PIECE_PASSES
+                .iter()
+                .position(|row| row.name == passes.name)
+                .unwrap_or(BWD_PIECE_PASSES.len() - 1),
         }
     }
 
-    /// [`BwdSchedule::default_for`], then `DNNPLAN_GDN_BWD_PIECES=n` (diagnostics; 1..=64).
+    /// The piece passes' row of [`BWD_PIECE_PASSES`].
+    pub fn piece_passes(&self) -> &'static PiecePasses {
+        &BWD_PIECE_PASSES[self.passes.min(BWD_PIECE_PASSES.len() - 1)]
+    }
+
+    /// [`BwdSchedule::default_for`], then the piece passes `DNNPLAN_GDN_BWD_PIECE_PASSES=p1|s2`
+    /// names (where they serve K; the default's piece count, so that the switch changes kernels,
+    /// never the results), then `DNNPLAN_GDN_BWD_PIECES=n` (diagnostics; 1..=64).
     pub fn pick(f: &GdnFacts, sms: u64) -> BwdSchedule {
+        let value = std::env::var("DNNPLAN_GDN_BWD_PIECE_PASSES").unwrap_or_default();
         let mut s = BwdSchedule::default_for(f, sms);
+        let passes = PiecePasses::pick(&value, f.k as u64);
+        s.passes = BWD_PIECE_PASSES
+            .iter()
+            .position(|row| row.name == passes.name)
+            .unwrap_or(s.passes);
         if let Some(p) = std::env::var("DNNPLAN_GDN_BWD_PIECES")
             .ok()
             .and_then(|x| x.parse::<u64>().ok())
@@ -708,11 +843,24 @@ impl GdnBwdPlan {
         };
         let slices = n * ho * u64::from(dscan_x);
         let dscan_k = dscan_pick(BwdKernel::DscanW8, BwdKernel::DscanIo, slices);
-        let dsum_k = dscan_pick(
-            BwdKernel::DsumW8,
-            BwdKernel::Dsum,
-            slices * pieces.saturating_sub(1),
-        );
+        let passes = schedule.piece_passes();
+        let dsum_k = match passes.dsum {
+            Some((kernel, _)) => (kernel, DSCAN_MMA_WARPS),
+            None => dscan_pick(
+                BwdKernel::DsumW8,
+                BwdKernel::Dsum,
+                slices * pieces.saturating_sub(1),
+            ),
+        };
+        let dsum_smem = if passes.dsum.is_some() {
+            dscan_mma_stages_smem_bytes(k, 1)
+        } else {
+            dscan_smem(dsum_k.1)
+        };
+        let (psum_kernel, psum_smem) = match passes.psum.0 {
+            BwdKernel::Psum1 => (BwdKernel::Psum1, fast_smem_bytes(k, 4, 1, false)),
+            kernel => (kernel, fast_smem_bytes(k, 4, SUM_STAGES, false)),
+        };
         let dscanp_k = dscan_pick(BwdKernel::DscanpW8, BwdKernel::Dscanp, slices * pieces);
         let chain = ChainVariant::from_env();
         let chain_grid = ((v / chain.rows) as u32, ho32, n32);
@@ -721,6 +869,14 @@ impl GdnBwdPlan {
         if replay_one_per_sm(n * pieces * ho * (v / 64), sms) {
             replay_smem = replay_smem.max(REPLAY_ONE_PER_SM_SMEM);
         }
+        // The piece replay: the passes' one-stage kernel (its own blocks per SM), else (or with
+        // DNNPLAN_GDN_BWD_FSCAN set) the replay variant's.
+        let (replay_piece, replay_piece_smem) = match passes.replay {
+            Some((kernel, _)) if std::env::var_os("DNNPLAN_GDN_BWD_FSCAN").is_none() => {
+                (kernel, scanx_smem_bytes(k, 4, 1, false, 1))
+            }
+            _ => (replay_piece, replay_smem),
+        };
         // The reverse scan beside the token stage (gdn_bwd_overlap.cuh): default kernels only.
         let overlap = overlap_pick(
             token_overlap && !matches!(dscan_env.as_str(), "v1" | "w8"),
@@ -749,25 +905,15 @@ impl GdnBwdPlan {
         ];
         if pieces > 1 {
             steps.extend([
-                (
-                    BwdKernel::Psum,
-                    ((v / 64) as u32, ho32, np2),
-                    128,
-                    fast_smem_bytes(k, 4, SUM_STAGES, false),
-                ),
+                (psum_kernel, ((v / 64) as u32, ho32, np2), 128, psum_smem),
                 (chain.pchain, chain_grid, CHAIN_THREADS, 0),
                 (
                     replay_piece,
                     (scan_x, ho32, np),
                     replay_threads,
-                    replay_smem,
+                    replay_piece_smem,
                 ),
-                (
-                    dsum_k.0,
-                    (dscan_x, ho32, np1),
-                    dsum_k.1 * 32,
-                    dscan_smem(dsum_k.1),
-                ),
+                (dsum_k.0, (dscan_x, ho32, np1), dsum_k.1 * 32, dsum_smem),
                 (chain.dchain, chain_grid, CHAIN_THREADS, 0),
                 if overlap {
                     (ov_piece, ov_scan.0, ov_scan.1, ov_scan.2)
@@ -1006,8 +1152,10 @@ mod tests {
             |n, t, ho, d, bi| BwdSchedule::default_for(&facts(n, t, ho, d, bi), 132).pieces;
         // (4, 8192, 16): 64 pairs x 2 value slices = 128 blocks fill the GPU: no cut.
         assert_eq!(pieces(4, 32768, 16, 128, false), 1);
-        // (1, 32768, 16): 32 blocks -> 4 pieces of 128 chunks (128 blocks per piece pass).
-        assert_eq!(pieces(1, 32768, 16, 128, false), 4);
+        // (1, 32768, 16): 32 blocks (slices); with the one-stage passes (p1) the overlapped
+        // reverse scan's 16 · P blocks bind: 128 ≤ 132 at P = 8 (dsum1 224 ≤ 264, the replay
+        // 256 ≤ 396).
+        assert_eq!(pieces(1, 32768, 16, 128, false), 8);
         // ... never under batch_invariant (the cut would depend on the batch).
         assert_eq!(pieces(1, 32768, 16, 128, true), 1);
         // (16, 2048, 32) and the ragged mix (10 sequences, H = 16): enough blocks already.
@@ -1020,10 +1168,74 @@ mod tests {
         // K = V = 64 has one value slice per pair: 1 x 4096 on 4 heads -> 33 -> 16 pieces.
         assert_eq!(pieces(2, 3048, 2, 128, false), 16);
         assert_eq!(pieces(1, 4096, 4, 64, false), 16);
-        // At the edge: 66 blocks fill half of 132 SMs -> 2 pieces; 67 do not.
+        // At the edge: 66 blocks fill half of 132 SMs -> cut (4 pieces on p1: the overlapped
+        // reverse scan 33 · 4 = 132; 2 on s2); 67 do not.
         // (The reverse-scan kernel at these shapes: reverse_scan_rule_at_the_benchmark_shapes.)
-        assert_eq!(pieces(33, 33 * 4096, 1, 128, false), 2);
+        assert_eq!(pieces(33, 33 * 4096, 1, 128, false), 4);
         assert_eq!(pieces(67, 67 * 4096, 1, 64, false), 1);
+        // The two-stage passes (s2) keep the session-13 rule P = ⌊SMs / blocks⌋ at every shape.
+        let s2 = &BWD_PIECE_PASSES[1];
+        assert_eq!(s2.name, "s2");
+        for blocks in 1..=66u64 {
+            // K = V = 128 (two value slices per pair) and K = V = 64 (one).
+            for pairs in [blocks.div_ceil(2), blocks] {
+                let p = s2.max_pieces(blocks, pairs, 132);
+                assert_eq!(p, 132 / blocks, "{blocks} blocks");
+            }
+        }
+        // The default passes by K: p1 at K = 128, s2 elsewhere (K = 64).
+        let passes = |n, t, ho, d| BwdSchedule::default_for(&facts(n, t, ho, d, false), 132);
+        assert_eq!(passes(1, 32768, 16, 128).piece_passes().name, "p1");
+        assert_eq!(passes(1, 4096, 4, 64).piece_passes().name, "s2");
+    }
+
+    #[test]
+    fn piece_passes_by_switch_and_k() {
+        // (switch value, K) -> row: a named row where it serves K, else the first that does.
+        for (value, k, name) in [
+            ("", 128, "p1"),
+            ("p1", 128, "p1"),
+            ("s2", 128, "s2"),
+            ("", 64, "s2"),
+            ("p1", 64, "s2"),
+            ("bogus", 128, "p1"),
+        ] {
+            assert_eq!(
+                PiecePasses::pick(value, k).name,
+                name,
+                "{value:?} at K = {k}"
+            );
+        }
+        // The one-stage kernels' shared memory fits the blocks per SM their rows count on
+        // (228 KB per SM, 1 KB reserved per block), and their entries are bundled at K = 128.
+        let fits = |smem: u32, per_sm: u64| per_sm * (u64::from(smem) + 1024) <= 228 * 1024;
+        let p1 = &BWD_PIECE_PASSES[0];
+        assert!(fits(fast_smem_bytes(128, 4, 1, false), p1.psum.1));
+        assert!(fits(
+            scanx_smem_bytes(128, 4, 1, false, 1),
+            p1.replay.unwrap().1
+        ));
+        assert!(fits(
+            dscan_mma_stages_smem_bytes(128, 1),
+            p1.dsum.unwrap().1
+        ));
+        assert!(!fits(dscan_mma_smem_bytes(128), 2));
+        let names = kernel_names("bf16", 128, PrepVariant::DEFAULT);
+        for (kernel, name) in [
+            (BwdKernel::Psum1, "gdn_bwd_psum1_bf16_k128"),
+            (BwdKernel::Fscanp1, "gdn_bwd_fscanp1_bf16_k128"),
+            (BwdKernel::Dsum1, "gdn_bwd_dsum1_bf16_k128"),
+        ] {
+            assert_eq!(names[kernel as usize], name);
+        }
+        // At K = 64 they name the two-stage kernels (bundled; the s2 row runs there).
+        let names = kernel_names("f16", 64, PrepVariant::DEFAULT);
+        assert_eq!(names[BwdKernel::Psum1 as usize], "gdn_bwd_psum_f16_k64");
+        assert_eq!(names[BwdKernel::Dsum1 as usize], "gdn_bwd_dsum_f16_k64");
+        // The most pieces of p1 at (1, 32768, 16)'s 32 slices (16 pairs): the overlapped reverse
+        // scan (132 / 16) binds, then dsum1 (1 + 8), the replay (12).
+        assert_eq!(p1.max_pieces(32, 16, 132), 8);
+        assert_eq!(p1.max_pieces(8, 4, 132), 33);
     }
 
     #[test]

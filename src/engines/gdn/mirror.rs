@@ -85,7 +85,7 @@ mod tests {
 
     #[test]
     fn host_constants_equal_the_kernel_headers() {
-        let mirrored: [(&str, i64); 28] = [
+        let mirrored: [(&str, i64); 31] = [
             ("FLAG_L2NORM", flags::L2NORM.into()),
             ("FLAG_BETA_SIGMOID", flags::BETA_SIGMOID.into()),
             ("FLAG_NEG_EIGVAL", flags::NEG_EIGVAL.into()),
@@ -111,6 +111,9 @@ mod tests {
             ("SCANX_S1_STAGES", params::SCANX_S1_STAGES as i64),
             ("SCANX_S1_MIN_BLOCKS", params::SCANX_S1_MIN_BLOCKS as i64),
             ("SUM1_MIN_BLOCKS", params::SUM1_MIN_BLOCKS as i64),
+            ("PSUM1_MIN_BLOCKS", params::PSUM1_MIN_BLOCKS as i64),
+            ("FSCANP1_MIN_BLOCKS", params::FSCANP1_MIN_BLOCKS as i64),
+            ("DSUM1_MIN_BLOCKS", params::DSUM1_MIN_BLOCKS as i64),
             ("SLIM_SCALARS", params::SLIM_SCALARS as i64),
             ("SLIM_W4_STAGES", params::SLIM_W4_STAGES as i64),
             ("SLIM_W8_STAGES", params::SLIM_W8_STAGES as i64),

@@ -342,9 +342,15 @@ pub const DSCAN_MMA_STAGES: u64 = 2;
 
 /// Dynamic shared memory of the tensor-core reverse scan (`gdn::DscanMmaSmem<K, 4, 2>::bytes`).
 pub fn dscan_mma_smem_bytes(k: u64) -> u32 {
+    dscan_mma_stages_smem_bytes(k, DSCAN_MMA_STAGES)
+}
+
+/// Dynamic shared memory of the 4-warp tensor-core reverse scan's loop on `stages` cp.async
+/// stages (`gdn::DscanMmaSmem<K, 4, STAGES>::bytes`; one stage: the phased `gdn_bwd_dsum1_*`).
+pub fn dscan_mma_stages_smem_bytes(k: u64, stages: u64) -> u32 {
     let (kp, cp, dp) = (k + 8, CHUNK + 8, 16 * u64::from(DSCAN_MMA_WARPS) + 8);
     let stage = 2 * (2 * CHUNK * cp + 3 * CHUNK * kp + CHUNK * dp);
-    (DSCAN_MMA_STAGES * stage) as u32
+    (stages * stage) as u32
 }
 
 /// Dynamic shared memory of the overlapped backward's reverse scan (`gdn_bwd_dscan_ov_*`,
@@ -663,6 +669,15 @@ pub const SCANX_S1_STAGES: u64 = 1;
 pub const SCANX_S1_MIN_BLOCKS: u64 = 2;
 /// Blocks per SM of the one-stage summary pass `gdn_fwd_sum1_*` (by its 168 registers).
 pub const SUM1_MIN_BLOCKS: u64 = 3;
+/// Blocks per SM of the backward's one-stage phased piece summary `gdn_bwd_psum1_*` (session 14;
+/// `gdn::PSUM1_MIN_BLOCKS`: 44,032 B of shared memory, the forward sum1's loop).
+pub const PSUM1_MIN_BLOCKS: u64 = 3;
+/// Blocks per SM of the backward's one-stage phased piece replay `gdn_bwd_fscanp1_*`
+/// (`gdn::FSCANP1_MIN_BLOCKS`: 44,032 B).
+pub const FSCANP1_MIN_BLOCKS: u64 = 3;
+/// Blocks per SM of the backward's one-stage phased reverse summary `gdn_bwd_dsum1_*`
+/// (`gdn::DSUM1_MIN_BLOCKS`: 79,872 B).
+pub const DSUM1_MIN_BLOCKS: u64 = 2;
 /// Threads of the piece chain kernel (`gdn_fwd_chain_k*`).
 pub const CHAIN_THREADS: u32 = 256;
 /// State rows per block of the piece chain kernel.
