@@ -85,7 +85,7 @@ mod tests {
 
     #[test]
     fn host_constants_equal_the_kernel_headers() {
-        let mirrored: [(&str, i64); 28] = [
+        let mirrored: [(&str, i64); 31] = [
             ("FLAG_L2NORM", flags::L2NORM.into()),
             ("FLAG_BETA_SIGMOID", flags::BETA_SIGMOID.into()),
             ("FLAG_NEG_EIGVAL", flags::NEG_EIGVAL.into()),
@@ -114,6 +114,9 @@ mod tests {
             ("SLIM_SCALARS", params::SLIM_SCALARS as i64),
             ("SLIM_W4_STAGES", params::SLIM_W4_STAGES as i64),
             ("SLIM_W8_STAGES", params::SLIM_W8_STAGES as i64),
+            ("SLIM_SUM_STAGES", params::SLIM_SUM_STAGES as i64),
+            ("SLIM_SUM_MIN_BLOCKS", params::SLIM_SUM_MIN_BLOCKS as i64),
+            ("SLIM_W4D_MIN_BLOCKS", params::SLIM_W4D_MIN_BLOCKS as i64),
         ];
         let headers = header_constants();
         for (name, host) in mirrored {
