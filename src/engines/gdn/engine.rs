@@ -558,8 +558,10 @@ impl FwdFactors {
     pub const UNCUT_DEFAULT: FwdFactors = FwdFactors::Slim;
 
     /// The factors of the piece path (more than one piece per sequence) when
-    /// `DNNPLAN_GDN_FWD_FACTORS` is unset, where slim applies: slim ([`SLIM_PIECES`], session 14;
-    /// bench/gdn_results.md, helper fpiece14).
+    /// `DNNPLAN_GDN_FWD_FACTORS` is unset, where slim applies: slim ([`SLIM_PIECES`], session 14,
+    /// helper fpiece14). H200, same binary, alternating (bench/gdn_device_fpiece14_run1.log): at
+    /// (1, 32768, 16), P = 7, the whole forward 0.863 vs 0.921 ms (1.067x; prep 0.244 vs 0.366,
+    /// summary 0.250 vs 0.213, seeded scan 0.331 vs 0.302).
     pub const PIECE_DEFAULT: FwdFactors = FwdFactors::Slim;
 
     /// The default factors of a forward cut into `pieces` pieces per sequence.
