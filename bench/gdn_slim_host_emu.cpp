@@ -31,7 +31,7 @@ template <typename V>
 static bool same(const V& a, const V& b) { return a.size() == b.size() && memcmp(a.data(), b.data(), a.size() * sizeof(a[0])) == 0; }
 
 template <typename IOT>
-static void run_case(const char* name, int H, int HV, int flags, std::vector<int> lens, bool bf16_state) {
+static void run_case(const char* name, int H, int HV, int flags, std::vector<int> lens, bool bf16_state, double gate_lo = 0.5) {
   constexpr int K = 128, V = 128, C = 64;
   const int HK = H, HO = std::max(H, HV), N = static_cast<int>(lens.size());
   const bool l2 = flags & gdn::FLAG_L2NORM, bsig = flags & gdn::FLAG_BETA_SIGMOID;
@@ -47,7 +47,7 @@ static void run_case(const char* name, int H, int HV, int flags, std::vector<int
   for (auto& x : kb) x = enc<IOT>(uni(-1, 1) * (l2 ? 1.0 : 0.15));
   for (auto& x : vb) x = enc<IOT>(uni(-1, 1));
   std::vector<float> gf(size_t(T) * HO), bf(size_t(T) * HO);
-  for (auto& x : gf) x = static_cast<float>(std::log(uni(0.5, 1)));
+  for (auto& x : gf) x = static_cast<float>(std::log(uni(gate_lo, 1)));
   for (auto& x : bf) x = static_cast<float>(bsig ? uni(-2, 2) : uni(0, 1));
   std::vector<float> h0f(size_t(N) * HO * V * K);
   std::vector<unsigned short> h0b(h0f.size());
@@ -212,6 +212,63 @@ static void run_case(const char* name, int H, int HV, int flags, std::vector<int
   check(ef_o < tol && ef_s < tol, "default O and final state within tolerance of the fp64 reference");
   check(ed_o < 1e-2 && ed_s < 1e-2, "slim within 1e-2 of the default");
   check(es_o < 1.5 * ef_o + 1e-3 && es_s < 1.5 * ef_s + 1e-3, "slim error at most 1.5x the default's (+1e-3)");
+  // The piece path on slim factors (session 14, fpiece14): slimsum + chain3 + the seeded scan w4d.
+  {
+    const U3 g1{2, unsigned(HO), unsigned(N)};
+    set_state();
+    launch(g1, 128, [&] { gdn::fwd_slim_piece_scan_body<IOT, K, V>(fp); });
+    const auto d1 = outputs();
+    check(same(s4.first, d1.first) && same(s4.second, d1.second), "slim pieces: seeded scan w4d at P = 1 bitwise slim w4");
+    for (int P : {2, 3, 7}) {
+      std::vector<float> wh(size_t(N) * (P - 1) * HO * V * K, NAN), wm(wh.size(), NAN), wseed(size_t(N) * P * HO * V * K, NAN);
+      fp.pieces = P;
+      fp.ws_h = wh.data();
+      fp.ws_m = wm.data();
+      fp.ws_seed = wseed.data();
+      auto run_pieces = [&] {
+        set_state();
+        launch(U3{4, unsigned(HO), unsigned(N * (P - 1))}, 128, [&] { gdn::fwd_slim_sum_body<IOT, K, V>(fp); });
+        launch(U3{unsigned(V / gdn::CHAIN3_ROWS), unsigned(HO), unsigned(N)}, gdn::CHAIN_THREADS,
+               [&] { gdn::fwd_chain2_body<K, gdn::CHAIN3_ROWS>(fp); });
+        launch(U3{2, unsigned(HO), unsigned(N * P)}, 128, [&] { gdn::fwd_slim_piece_scan_body<IOT, K, V>(fp); });
+        return outputs();
+      };
+      const auto sp = run_pieces();
+      if (getenv("GDN_EMU_DEBUG")) {
+        auto nans = [](const std::vector<float>& v) { size_t n = 0; for (float x : v) n += std::isnan(x); return n; };
+        size_t no = 0;
+        for (double x : sp.first) no += std::isnan(x);
+        printf("  debug: P %d NaN: h %zu m %zu seed %zu of %zu, O %zu\n", P, nans(wh), nans(wm), nans(wseed), wseed.size(), no);
+        for (int b = 0; b < N; ++b)
+          for (int h = 0; h < HO; ++h) {
+            double d = 0, n = 0;
+            for (int x = 0; x < V * K; ++x) {
+              const size_t i = (size_t(b) * HO + h) * V * K + x;
+              d += (sp.second[i] - s4.second[i]) * (sp.second[i] - s4.second[i]);
+              n += s4.second[i] * s4.second[i];
+            }
+            printf("  debug: P %d b %d h %d state diff %.3e (norm %.3e) p[0] %g u[0] %g\n", P, b, h, std::sqrt(d / n), std::sqrt(n),
+                   sp.second[(size_t(b) * HO + h) * V * K], s4.second[(size_t(b) * HO + h) * V * K]);
+          }
+      }
+      const auto wh1 = wh, wm1 = wm;
+      g_cp_eager = true;
+      const auto sp2 = run_pieces();
+      g_cp_eager = false;
+      char what[160];
+      snprintf(what, sizeof what, "slim pieces P = %d: summary, chain and scan repeat bitwise (cp.async eager)", P);
+      check(same(sp.first, sp2.first) && same(sp.second, sp2.second) && same(wh, wh1) && same(wm, wm1), what);
+      const double ep_o = rms_ratio(sp.first, ro), ep_s = rms_ratio(sp.second, rfs);
+      const double eu_o = rms_ratio(sp.first, s4.first), eu_s = rms_ratio(sp.second, s4.second);
+      printf("  slim pieces P = %d: rel rms vs fp64 O %.3e state %.3e | vs slim uncut O %.3e state %.3e\n", P, ep_o, ep_s, eu_o, eu_s);
+      snprintf(what, sizeof what, "slim pieces P = %d: O and final state within tolerance of the fp64 reference", P);
+      check(ep_o < tol && ep_s < tol, what);
+      snprintf(what, sizeof what, "slim pieces P = %d: error at most 1.5x the default's (+1e-3)", P);
+      check(ep_o < 1.5 * ef_o + 1e-3 && ep_s < 1.5 * ef_s + 1e-3, what);
+      fp.pieces = 1;
+      fp.ws_h = fp.ws_m = fp.ws_seed = nullptr;
+    }
+  }
   if (g_unwaited.exchange(0) != 0) check(false, "cp.async copies never waited for");
 }
 
@@ -223,6 +280,10 @@ int main(int argc, char** argv) {
   if (only < 0 || only == 1) run_case<gdn::gdn_f16>("fp16 GQA l2norm", 1, 2, L2S, {65, 190}, true);
   if (only < 0 || only == 2) run_case<gdn::gdn_bf16>("bf16 GQA no l2norm", 1, 2, 0, {200, 3}, false);
   if (only < 0 || only == 3) run_case<gdn::gdn_f16>("fp16 no l2norm", 2, 2, gdn::FLAG_BETA_SIGMOID, {256, 100}, false);
+  // Slow decay (gates in [log 0.995, 0]: e^{Γ_last} ≈ 0.85 per chunk), so that the piece seeds carry
+  // the earlier pieces' state through the chain (the cases above forget it within a chunk).
+  if (only < 0 || only == 4) run_case<gdn::gdn_bf16>("bf16 l2norm slow decay", 2, 2, L2S, {900, 250, 0, 40}, false, 0.995);
+  if (only < 0 || only == 5) run_case<gdn::gdn_f16>("fp16 GQA slow decay", 1, 2, gdn::FLAG_BETA_SIGMOID, {700, 130}, true, 0.995);
   printf("%s\n", g_fails ? "slim host emulation: FAILED" : "slim host emulation: all checks ok");
   return g_fails ? 1 : 0;
 }

@@ -407,4 +407,364 @@ __device__ __forceinline__ void fwd_slim_scan_body(const FwdFastParams& fp) {
   if (p.final_state) store_final_state_frags<K>(x, p, (static_cast<size_t>(row) * HO + h) * V * K, vr, cq);
 }
 
+
+// ---------------------------------------------------------------------------------------
+// The piece path on slim factors (session 14, helper fpiece14): the exact piece chain of
+// gdn_fwd_fast.cuh (summary pass -> chain -> seeded output scan) with the slim scan's algebra.
+// The chunk update is linear in X:  X ← X·(e^{Γ_last} I − kᵀ diag(ck) Tᵀ diag(cr) k) + vᵀ diag(β) Tᵀ
+// diag(cr) k, so the summary's H_j (zero seed, with v) and M_j (seed I over key rows, v = 0: Z =
+// −P' diag(ck)) are the slim scan's update run from those seeds; fwd_chain2_body chains them
+// unchanged (same ws_h / ws_m / ws_seed formats) and the seeded output scan starts each piece from
+// its fp32 seed. Numerics: the slim scan's roundings per chunk (Z, Uᵀ diag(cr) and X to io for
+// the products); the chain's fp32 seeds as the full piece path's. At P = 1 the output scan is
+// bitwise fwd_slim_scan_body (the same operations per warp; only the copy schedule differs).
+//
+//   gdn_fwd_slimsum_{bf16,f16}_k128     <<<(2·V/64, HO, N·(P−1)), 128, SlimSumSmem<128>::bytes>>>
+//       two cp.async stages of {k, v (H blocks), T, scalars}: 73,728 B, three blocks per SM
+//   gdn_fwd_slimscan_{bf16,f16}_k128_w4d <<<(V/64, HO, N·P), 128, SlimPieceSmem<128>::bytes>>>
+//       q, k, scalars double-buffered, v, T, A single (refilled after the chunk's O product):
+//       111,616 B, two blocks per SM; three block barriers per chunk.
+// ---------------------------------------------------------------------------------------
+constexpr int SLIM_SUM_STAGES = 2;
+constexpr int SLIM_SUM_MIN_BLOCKS = 3;
+constexpr int SLIM_W4D_MIN_BLOCKS = 2;
+
+// The slim summary's stage: raw k rows (K + 8), the block's 64 value columns of v (H blocks), T,
+// the scalars.
+template <int K>
+struct SlimSumSmem {
+  static constexpr int KP = K + 8;
+  static constexpr int CP = CHUNK + 8;
+  static constexpr int VS = 64;
+  static constexpr int VP = VS + 8;
+  static constexpr size_t k_off = 0;
+  static constexpr size_t v_off = k_off + CHUNK * KP * 2;
+  static constexpr size_t t_off = v_off + CHUNK * VP * 2;
+  static constexpr size_t s_off = t_off + CHUNK * CP * 2;
+  static constexpr size_t stage = s_off + SLIM_SCALARS * CHUNK * 4;
+  static constexpr size_t bytes = SLIM_SUM_STAGES * stage;
+};
+// The seeded output scan's shared memory: two slots of {q, k, scalars}, one of {v, T, A}, the
+// per-warp O staging tiles.
+template <int K>
+struct SlimPieceSmem {
+  static constexpr int KP = K + 8;
+  static constexpr int CP = CHUNK + 8;
+  static constexpr int VS = 64;
+  static constexpr int VP = VS + 8;
+  static constexpr size_t q_off = 0;
+  static constexpr size_t k_off = q_off + CHUNK * KP * 2;
+  static constexpr size_t s_off = k_off + CHUNK * KP * 2;
+  static constexpr size_t slot = s_off + SLIM_SCALARS * CHUNK * 4;
+  static constexpr size_t v_off = 2 * slot;
+  static constexpr size_t t_off = v_off + CHUNK * VP * 2;
+  static constexpr size_t a_off = t_off + CHUNK * CP * 2;
+  static constexpr int OP = 24;
+  static constexpr size_t o_off = a_off + CHUNK * CP * 2;
+  static constexpr size_t bytes = o_off + 4 * CHUNK * OP * 2;
+};
+// The host mirrors these (src/engines/gdn/params.rs, slim_sum_smem_bytes, slim_piece_smem_bytes).
+static_assert(SlimSumSmem<128>::bytes == 73728 && SlimPieceSmem<128>::bytes == 111616, "slim piece smem changed");
+
+// Copies of one chunk's slim tiles by NT = 128 threads with compile-time trip counts (slim15's
+// copy shape): raw q or k rows (zero past len), the block's VS value columns of v (zero past len),
+// a CHUNK x CHUNK factor tile (T or A), the scalars.
+template <typename T, int K, int KP>
+__device__ __forceinline__ void slim_rows_async(T* dst, const T* src, size_t row_stride, int len, int tid) {
+  constexpr int NTH = 128, KV = K / 8, IT = CHUNK * KV / NTH, RS = NTH / KV;
+  static_assert(CHUNK * KV % NTH == 0 && NTH % KV == 0, "whole rounds of whole rows");
+  const int r0 = tid / KV, c0 = 8 * (tid % KV);
+  T* d = dst + r0 * KP + c0;
+  const T* s = src + r0 * row_stride + c0;
+  const size_t step = static_cast<size_t>(RS) * row_stride;
+#pragma unroll
+  for (int it = 0; it < IT; ++it) {
+    if (r0 + it * RS < len) cp_async16(d + it * RS * KP, s);
+    else *reinterpret_cast<uint4*>(d + it * RS * KP) = make_uint4(0, 0, 0, 0);
+    s += step;
+  }
+}
+template <typename T>
+__device__ __forceinline__ void slim_tile_async(T* dst, const T* src, int tid) {
+  constexpr int NTH = 128, CV = CHUNK / 8, IT = CHUNK * CV / NTH, RS = NTH / CV, CP = CHUNK + 8;
+  const int r0 = tid / CV, c0 = 8 * (tid % CV);
+#pragma unroll
+  for (int it = 0; it < IT; ++it) cp_async16(dst + (r0 + it * RS) * CP + c0, src + (r0 + it * RS) * CHUNK + c0);
+}
+__device__ __forceinline__ void slim_scalars_async(float* dst, const float* src, int tid) {
+  if (tid < SLIM_SCALARS * CHUNK / 4) cp_async16(dst + 4 * tid, src + 4 * tid);
+}
+
+// One chunk of the slim update for one warp (16 value rows), fwd_slim_scan_body's operations in
+// its order: P' = X kᵀ (and, OUT, O' = X qᵀ); Z = vᵀ diag(β) − P' diag(ck) (WITH_V; else −P'
+// diag(ck)); Uᵀ = Z Tᵀ; OUT: O = O' diag(cq) + Uᵀ Aᵀ, stored; X ← e^{Γ_last} X + (Uᵀ diag(cr)) k.
+// MID (OUT only) runs between the last read of Vs / Ts / As and the O store (the seeded scan's
+// barrier and refill of the single-buffered tiles).
+template <typename T, int K, int V, int KP, int VP, bool OUT, bool WITH_V, typename Mid>
+__device__ __forceinline__ void slim_chunk_warp(float (&x)[K / 8][4], const T* Qs, const T* Ks, const T* Vs, const T* Ts,
+                                                const T* As, const float* Sc, T* Os, const FwdParams& p, long long t0,
+                                                int len, int h, int v0, int vcol, float gl, int lane, Mid mid) {
+  using IO = Io<T>;
+  constexpr int CP = CHUNK + 8;
+  const int cq = 2 * (lane & 3);
+  const int brow = (lane & 7) + 8 * (lane >> 4), bcol = 8 * ((lane >> 3) & 1);
+  float pacc[8][4], oacc[8][4];
+#pragma unroll
+  for (int nt = 0; nt < 8; ++nt)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) pacc[nt][e] = oacc[nt][e] = 0.f;
+#pragma unroll
+  for (int kk = 0; kk < K / 16; ++kk) {
+    u32 a[4];
+    x_a_frag<T>(a, x, kk);
+#pragma unroll
+    for (int np = 0; np < 4; ++np) {
+      u32 bk[4];
+      ldsm_x4(bk, &Ks[(16 * np + brow) * KP + 16 * kk + bcol]);
+      IO::mma(pacc[2 * np], a, bk);
+      IO::mma(pacc[2 * np + 1], a, bk + 2);
+      if constexpr (OUT) {
+        u32 bq[4];
+        ldsm_x4(bq, &Qs[(16 * np + brow) * KP + 16 * kk + bcol]);
+        IO::mma(oacc[2 * np], a, bq);
+        IO::mma(oacc[2 * np + 1], a, bq + 2);
+      }
+    }
+  }
+  if constexpr (OUT) mid(0);  // the seeded scan: wait for v, T, A
+  u32 za[4][4];
+  {
+    const int mi = lane >> 3;
+#pragma unroll
+    for (int kk = 0; kk < 4; ++kk) {
+      u32 vv[4] = {0u, 0u, 0u, 0u};
+      if constexpr (WITH_V) ldsm_x4_t(vv, &Vs[(16 * kk + (lane & 7) + 8 * (mi >> 1)) * VP + vcol + 8 * (mi & 1)]);
+#pragma unroll
+      for (int m = 0; m < 4; ++m) {
+        const int nt = 2 * kk + (m >> 1), hf = m & 1;
+        const int tok = 8 * nt + cq;
+        const float2 ck = *reinterpret_cast<const float2*>(&Sc[0 * CHUNK + tok]);
+        if constexpr (WITH_V) {
+          const float2 bt = *reinterpret_cast<const float2*>(&Sc[1 * CHUNK + tok]);
+          const T* vp = reinterpret_cast<const T*>(&vv[m]);
+          const float z0 = fmaf(bt.x, IO::to_f(vp[0]), -ck.x * pacc[nt][2 * hf]);
+          const float z1 = fmaf(bt.y, IO::to_f(vp[1]), -ck.y * pacc[nt][2 * hf + 1]);
+          za[kk][m] = IO::pack(z0, z1);
+        } else {
+          za[kk][m] = IO::pack(-ck.x * pacc[nt][2 * hf], -ck.y * pacc[nt][2 * hf + 1]);
+        }
+      }
+    }
+  }
+  float (&uacc)[8][4] = pacc;
+  zero_frags(uacc);
+#pragma unroll
+  for (int np = 0; np < 4; ++np) {
+#pragma unroll
+    for (int kk = 0; kk < 4; ++kk) {
+      if (kk > np) break;
+      u32 bt4[4];
+      ldsm_x4(bt4, &Ts[(16 * np + brow) * CP + 16 * kk + bcol]);
+      IO::mma(uacc[2 * np], za[kk], bt4);
+      IO::mma(uacc[2 * np + 1], za[kk], bt4 + 2);
+    }
+  }
+  u32 ua[4][4], ur[4][4];
+#pragma unroll
+  for (int nt = 0; nt < 8; ++nt) {
+    const int tok = 8 * nt + cq;
+    const float2 cr = *reinterpret_cast<const float2*>(&Sc[3 * CHUNK + tok]);
+    if constexpr (OUT) {
+      const float2 cqs = *reinterpret_cast<const float2*>(&Sc[2 * CHUNK + tok]);
+      oacc[nt][0] *= cqs.x;
+      oacc[nt][1] *= cqs.y;
+      oacc[nt][2] *= cqs.x;
+      oacc[nt][3] *= cqs.y;
+      ua[nt >> 1][(nt & 1) * 2 + 0] = IO::pack(uacc[nt][0], uacc[nt][1]);
+      ua[nt >> 1][(nt & 1) * 2 + 1] = IO::pack(uacc[nt][2], uacc[nt][3]);
+    }
+    ur[nt >> 1][(nt & 1) * 2 + 0] = IO::pack(uacc[nt][0] * cr.x, uacc[nt][1] * cr.y);
+    ur[nt >> 1][(nt & 1) * 2 + 1] = IO::pack(uacc[nt][2] * cr.x, uacc[nt][3] * cr.y);
+  }
+  if constexpr (OUT) {
+#pragma unroll
+    for (int np = 0; np < 4; ++np) {
+#pragma unroll
+      for (int kk = 0; kk < 4; ++kk) {
+        if (kk > np) break;
+        u32 bb[4];
+        ldsm_x4(bb, &As[(16 * np + brow) * CP + 16 * kk + bcol]);
+        IO::mma(oacc[2 * np], ua[kk], bb);
+        IO::mma(oacc[2 * np + 1], ua[kk], bb + 2);
+      }
+    }
+    mid(1);  // every warp past its reads of v, T, A: the seeded scan refills them
+    scan_store_o<T, V, 24>(Os, oacc, static_cast<T*>(p.o), t0, len, p.ho, h, v0, lane, cq);
+  }
+  scan_state_update<T, K, KP>(x, ur, Ks, gl, lane);
+}
+
+// The slim piece summary (grid 2·V/64 × HO × N·(P−1), 4 warps): blocks x < V/64 compute H_j (zero
+// seed, with v) over value rows, the others M_j (seed I, v = 0) over key rows (K = V); two
+// cp.async stages over the piece's chunks; ws_h / ws_m as gdn_fwd_sum's.
+template <typename T, int K, int V>
+__device__ __forceinline__ void fwd_slim_sum_body(const FwdFastParams& fp) {
+  static_assert(K == 128 && V == 128, "the slim forward serves K = V = 128");
+  using S = SlimSumSmem<K>;
+  constexpr int KP = S::KP, VP = S::VP, VS = S::VS, XB = V / VS, ST = SLIM_SUM_STAGES;
+  extern __shared__ __align__(16) unsigned char smem[];
+  const FwdParams& p = fp.f;
+  const int P = fp.pieces, HO = p.ho, h = blockIdx.y;
+  const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+  int b, j;
+  piece_of_block(P, false, 0, b, j);
+  const bool is_m = static_cast<int>(blockIdx.x) >= XB;
+  const int xb = static_cast<int>(blockIdx.x) % XB;
+  const int vs0 = xb * VS, v0 = vs0 + 16 * warp, vr = v0 + (lane >> 2), cq = 2 * (lane & 3);
+  const int kh = h / (HO / p.hk), vh = h / (HO / p.hv);
+  const long long cs = load_cu(p, b), ce = load_cu(p, b + 1);
+  int cb, c_begin, c_end;
+  piece_range(p, b, j, P, cb, c_begin, c_end);
+  float x[K / 8][4];
+  identity_frags<K>(x, is_m, vr, cq);
+  const T* kg = static_cast<const T*>(p.k);
+  const T* vg = static_cast<const T*>(p.v);
+  auto issue = [&](int c, int st) {
+    unsigned char* base = smem + st * S::stage;
+    const size_t ch = static_cast<size_t>(c) * HO + h;
+    const long long t0 = cs + static_cast<long long>(c - cb) * CHUNK;
+    const int len = static_cast<int>(min_ll(static_cast<long long>(CHUNK), ce - t0));
+    slim_rows_async<T, K, KP>(reinterpret_cast<T*>(base + S::k_off), kg + (t0 * p.hk + kh) * K,
+                              static_cast<size_t>(p.hk) * K, len, tid);
+    if (!is_m)
+      slim_rows_async<T, VS, VP>(reinterpret_cast<T*>(base + S::v_off), vg + (t0 * p.hv + vh) * V + vs0,
+                                 static_cast<size_t>(p.hv) * V, len, tid);
+    slim_tile_async<T>(reinterpret_cast<T*>(base + S::t_off), static_cast<const T*>(p.ws_w) + ch * CHUNK * CHUNK, tid);
+    slim_scalars_async(reinterpret_cast<float*>(base + S::s_off), static_cast<const float*>(p.ws_kr) + ch * SLIM_SCALARS * CHUNK,
+                       tid);
+  };
+#pragma unroll
+  for (int sidx = 0; sidx < ST - 1; ++sidx) {
+    if (c_begin + sidx < c_end) issue(c_begin + sidx, sidx);
+    cp_async_commit();
+  }
+  float gl_next = c_begin < c_end ? p.ws_gl[static_cast<size_t>(c_begin) * HO + h] : 0.f;
+  for (int c = c_begin; c < c_end; ++c) {
+    const int st = (c - c_begin) % ST;
+    if (c + ST - 1 < c_end) issue(c + ST - 1, (c - c_begin + ST - 1) % ST);
+    cp_async_commit();
+    const float gl = gl_next;
+    if (c + 1 < c_end) gl_next = p.ws_gl[static_cast<size_t>(c + 1) * HO + h];
+    cp_async_wait<ST - 1>();
+    __syncthreads();
+    unsigned char* base = smem + st * S::stage;
+    const T* Ks = reinterpret_cast<const T*>(base + S::k_off);
+    const T* Vs = reinterpret_cast<const T*>(base + S::v_off);
+    const T* Ts = reinterpret_cast<const T*>(base + S::t_off);
+    const float* Sc = reinterpret_cast<const float*>(base + S::s_off);
+    auto none = [](int) {};
+    if (is_m)
+      slim_chunk_warp<T, K, V, KP, VP, false, false>(x, nullptr, Ks, Vs, Ts, nullptr, Sc, nullptr, p, 0, 0, h, v0, 16 * warp,
+                                                     gl, lane, none);
+    else
+      slim_chunk_warp<T, K, V, KP, VP, false, true>(x, nullptr, Ks, Vs, Ts, nullptr, Sc, nullptr, p, 0, 0, h, v0, 16 * warp,
+                                                    gl, lane, none);
+    __syncthreads();  // this stage is refilled by the next iteration's issue
+  }
+  cp_async_wait<0>();
+  const int pc = b * (P - 1) + j;
+  store_fp32_frags<K>((is_m ? fp.ws_m : fp.ws_h) + (static_cast<size_t>(pc) * HO + h) * V * K, x, vr, cq);
+}
+
+// The seeded slim output scan (grid V/64 × HO × N·P, 4 warps): piece j of sequence b from its
+// fp32 seed (P > 1) or the initial state (P = 1); the last piece writes the final state. q, k and
+// the scalars in two slots (chunk c + 1's issued at chunk c's top barrier), v, T, A in one
+// (chunk c + 1's issued once every warp is past chunk c's O product).
+template <typename T, int K, int V>
+__device__ __forceinline__ void fwd_slim_piece_scan_body(const FwdFastParams& fp) {
+  static_assert(K == 128 && V == 128, "the slim forward serves K = V = 128");
+  using S = SlimPieceSmem<K>;
+  constexpr int KP = S::KP, VP = S::VP, VS = S::VS;
+  extern __shared__ __align__(16) unsigned char smem[];
+  const FwdParams& p = fp.f;
+  const int P = fp.pieces, HO = p.ho, h = blockIdx.y;
+  const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+  int b, j;
+  piece_of_block(P, true, 0, b, j);
+  const int vs0 = blockIdx.x * VS, v0 = vs0 + 16 * warp, vr = v0 + (lane >> 2), cq = 2 * (lane & 3);
+  const int qh = h / (HO / p.h), kh = h / (HO / p.hk), vh = h / (HO / p.hv);
+  const long long cs = load_cu(p, b), ce = load_cu(p, b + 1);
+  int cb, c_begin, c_end;
+  piece_range(p, b, j, P, cb, c_begin, c_end);
+  const int row = p.state_indices ? p.state_indices[b] : b;
+  float x[K / 8][4];
+  if (P == 1) load_initial_state_frags<K>(x, p, (static_cast<size_t>(row) * HO + h) * V * K, vr, cq);
+  else load_seed_frags<K>(x, fp.ws_seed + (static_cast<size_t>(b * P + j) * HO + h) * V * K, vr, cq);
+  const T* qg = static_cast<const T*>(p.q);
+  const T* kg = static_cast<const T*>(p.k);
+  const T* vg = static_cast<const T*>(p.v);
+  auto chunk_len = [&](int c, long long& t0) {
+    t0 = cs + static_cast<long long>(c - cb) * CHUNK;
+    return static_cast<int>(min_ll(static_cast<long long>(CHUNK), ce - t0));
+  };
+  auto issue_d = [&](int c, int slot) {  // q, k, scalars
+    unsigned char* base = smem + slot * S::slot;
+    long long t0;
+    const int len = chunk_len(c, t0);
+    slim_rows_async<T, K, KP>(reinterpret_cast<T*>(base + S::q_off), qg + (t0 * p.h + qh) * K, static_cast<size_t>(p.h) * K,
+                              len, tid);
+    slim_rows_async<T, K, KP>(reinterpret_cast<T*>(base + S::k_off), kg + (t0 * p.hk + kh) * K, static_cast<size_t>(p.hk) * K,
+                              len, tid);
+    slim_scalars_async(reinterpret_cast<float*>(base + S::s_off),
+                       static_cast<const float*>(p.ws_kr) + (static_cast<size_t>(c) * HO + h) * SLIM_SCALARS * CHUNK, tid);
+  };
+  auto issue_s = [&](int c) {  // v, T, A
+    const size_t ch = static_cast<size_t>(c) * HO + h;
+    long long t0;
+    const int len = chunk_len(c, t0);
+    slim_rows_async<T, VS, VP>(reinterpret_cast<T*>(smem + S::v_off), vg + (t0 * p.hv + vh) * V + vs0,
+                               static_cast<size_t>(p.hv) * V, len, tid);
+    slim_tile_async<T>(reinterpret_cast<T*>(smem + S::t_off), static_cast<const T*>(p.ws_w) + ch * CHUNK * CHUNK, tid);
+    slim_tile_async<T>(reinterpret_cast<T*>(smem + S::a_off), static_cast<const T*>(p.ws_a) + ch * CHUNK * CHUNK, tid);
+  };
+  if (c_begin < c_end) issue_d(c_begin, 0);
+  cp_async_commit();
+  if (c_begin < c_end) issue_s(c_begin);
+  cp_async_commit();
+  float gl_next = c_begin < c_end ? p.ws_gl[static_cast<size_t>(c_begin) * HO + h] : 0.f;
+  const T* Vs = reinterpret_cast<const T*>(smem + S::v_off);
+  const T* Ts = reinterpret_cast<const T*>(smem + S::t_off);
+  const T* As = reinterpret_cast<const T*>(smem + S::a_off);
+  T* Os = reinterpret_cast<T*>(smem + S::o_off) + warp * CHUNK * S::OP;
+  for (int c = c_begin; c < c_end; ++c) {
+    const int slot = (c - c_begin) & 1;
+    const float gl = gl_next;
+    if (c + 1 < c_end) gl_next = p.ws_gl[static_cast<size_t>(c + 1) * HO + h];
+    // In flight: this chunk's q, k, scalars, then its v, T, A.
+    cp_async_wait<1>();
+    __syncthreads();  // everyone's q, k, scalars landed; every warp is past chunk c − 1
+    if (c + 1 < c_end) issue_d(c + 1, slot ^ 1);
+    cp_async_commit();
+    unsigned char* base = smem + slot * S::slot;
+    long long t0;
+    const int len = chunk_len(c, t0);
+    auto mid = [&](int phase) {
+      if (phase == 0) {
+        cp_async_wait<1>();  // this chunk's v, T, A (chunk c + 1's q, k, scalars may fly)
+        __syncthreads();
+      } else {
+        __syncthreads();  // every warp is past its reads of v, T, A
+        if (c + 1 < c_end) issue_s(c + 1);
+        cp_async_commit();
+      }
+    };
+    slim_chunk_warp<T, K, V, KP, VP, true, true>(x, reinterpret_cast<const T*>(base + S::q_off),
+                                                 reinterpret_cast<const T*>(base + S::k_off), Vs, Ts, As,
+                                                 reinterpret_cast<const float*>(base + S::s_off), Os, p, t0, len, h, v0,
+                                                 16 * warp, gl, lane, mid);
+  }
+  cp_async_wait<0>();
+  if (j == P - 1 && p.final_state) store_final_state_frags<K>(x, p, (static_cast<size_t>(row) * HO + h) * V * K, vr, cq);
+}
+
 }  // namespace gdn

@@ -21,6 +21,8 @@
 //   gdn_fwd_slimscan_{bf16,f16}_k128_w4    <<<(2, HO, N), 128, SlimScanSmem<128,4,3>>>
 //   gdn_fwd_slimscan_{bf16,f16}_k128_w8    <<<(1, HO, N), 256, SlimScanSmem<128,8,2>>>
 //                                          (DNNPLAN_GDN_FWD_FACTORS=slim; gdn_fwd_slim.cuh; P = 1)
+//   gdn_fwd_slimsum_{bf16,f16}_k128        <<<(4, HO, N·(P−1)), 128, SlimSumSmem<128>>> slim piece summary
+//   gdn_fwd_slimscan_{bf16,f16}_k128_w4d   <<<(2, HO, N·P), 128, SlimPieceSmem<128>>> seeded slim scan
 // (the output scan w4 / w8 by the schedule rule, bitwise each other; the piece summary and chain
 // only with P > 1 pieces per sequence).
 // Not bundled since session 12 (no schedule rule picked them; src/engines/gdn/engine.rs): the
@@ -133,3 +135,20 @@ extern "C" __global__ void __launch_bounds__(gdn::CHAIN_THREADS) gdn_fwd_chain3_
 
 GDN_FWD_SLIM_ENTRIES(bf16, gdn::gdn_bf16)
 GDN_FWD_SLIM_ENTRIES(f16, gdn::gdn_f16)
+
+// Session 14 (fpiece14): the piece path on slim factors (gdn_fwd_slim.cuh): the summary pass
+// slimsum (two stages, three blocks per SM) and the seeded output scan w4d (q, k, scalars double-
+// buffered, v, T, A single; two blocks per SM); the chain is fwd_chain2_body's (same H_j, M_j,
+// seed formats).
+#define GDN_FWD_SLIM_PIECE_ENTRIES(TAG, T)                                                          \
+  extern "C" __global__ void __launch_bounds__(4 * 32, gdn::SLIM_SUM_MIN_BLOCKS)                    \
+      gdn_fwd_slimsum_##TAG##_k128(gdn::FwdFastParams p) { dnnp_pdl_enter(p.f.flags & gdn::FLAG_PDL_TRIGGER); \
+    gdn::fwd_slim_sum_body<T, 128, 128>(p);                                                         \
+  }                                                                                                 \
+  extern "C" __global__ void __launch_bounds__(4 * 32, gdn::SLIM_W4D_MIN_BLOCKS)                    \
+      gdn_fwd_slimscan_##TAG##_k128_w4d(gdn::FwdFastParams p) { dnnp_pdl_enter(p.f.flags & gdn::FLAG_PDL_TRIGGER); \
+    gdn::fwd_slim_piece_scan_body<T, 128, 128>(p);                                                  \
+  }
+
+GDN_FWD_SLIM_PIECE_ENTRIES(bf16, gdn::gdn_bf16)
+GDN_FWD_SLIM_PIECE_ENTRIES(f16, gdn::gdn_f16)

@@ -31,9 +31,10 @@
 //! `DNNPLAN_GDN_FWD_FACTORS=slim|full` (forward): the chunk factors ([`FwdFactors`]): `slim`
 //! (`gdn_fwd_slimprep_*` writes T, A and per-token scalars, `gdn_fwd_slimscan_*_w4|w8` rebuilds
 //! the products from the raw q, k, v; kernels/include/gdn_fwd_slim.cuh) where it applies (K = V =
-//! 128, one piece per sequence), else the full factors. A numerics change (a different exact
-//! factorisation), validated against the fp64 reference. Unset: [`FwdFactors::UNCUT_DEFAULT`]
-//! (slim since session 13) wherever it applies, `batch_invariant` included.
+//! 128; cut into pieces: [`SLIM_PIECES`], `gdn_fwd_slimsum_*` and `gdn_fwd_slimscan_*_w4d`),
+//! else the full factors. A numerics change (a different exact factorisation), validated against
+//! the fp64 reference. Unset: [`FwdFactors::UNCUT_DEFAULT`] (slim since session 13) uncut,
+//! `batch_invariant` included, and [`FwdFactors::PIECE_DEFAULT`] on the piece path.
 
 use crate::cuda::{Function, LaunchConfig, Launcher, compile_or_load, probe};
 use crate::dispatch::engine::{BuildContext, CompiledPlan, Engine, SupportQuery};
@@ -48,9 +49,10 @@ use super::backward::GdnBwdPlan;
 use super::chain::ChainVariant;
 use super::params::{
     CHAIN_THREADS, FwdFastParams, FwdParams, KernelDtype, OFFSETS_THREADS, PREP3_THREADS,
-    PieceLayout, SCAN_STAGES, SCANX_S1_MIN_BLOCKS, SCANX_S1_STAGES, SLIM_W4_STAGES, SLIM_W8_STAGES,
-    SUM_STAGES, SUM1_MIN_BLOCKS, WorkspaceLayout, fast_smem_bytes, flags, max_chunks,
-    prep7_smem_bytes, slim_prep_smem_bytes, slim_scan_smem_bytes,
+    PieceLayout, SCAN_STAGES, SCANX_S1_MIN_BLOCKS, SCANX_S1_STAGES, SLIM_SUM_MIN_BLOCKS,
+    SLIM_W4_STAGES, SLIM_W4D_MIN_BLOCKS, SLIM_W8_STAGES, SUM_STAGES, SUM1_MIN_BLOCKS,
+    WorkspaceLayout, fast_smem_bytes, flags, max_chunks, prep7_smem_bytes, slim_piece_smem_bytes,
+    slim_prep_smem_bytes, slim_scan_smem_bytes, slim_sum_smem_bytes,
 };
 use super::pdl::PdlMode;
 
@@ -235,7 +237,7 @@ impl Engine for GdnSm90 {
             offsets: module.function("gdn_chunk_offsets")?,
             prep: module.function(&prep_name)?,
             scan: module.function(&scan_name)?,
-            sum: module.function(&choice.sum.kernel_name(tag, k))?,
+            sum: module.function(&choice.sum_kernel_name(tag, k))?,
             chain: module.function(&choice.chain.fwd_name(k))?,
         };
         // Resolve the kernels and raise their shared-memory limits once, here, in the context
@@ -334,6 +336,33 @@ pub const FWD_PIECE_PATH: [(ScanVariant, SumVariant); 2] = [
     (ScanVariant::Warps4Phased, SumVariant::Phased3),
     (ScanVariant::Warps4, SumVariant::Stages2),
 ];
+
+/// The piece path on slim factors (session 14, kernels/include/gdn_fwd_slim.cuh), as data: the
+/// summary `gdn_fwd_<sum_stem>_<tag>_k128` (two stages, 73,728 B) and the seeded output scan
+/// `gdn_fwd_slimscan_<tag>_k128_<scan_suffix>` (q, k, scalars double-buffered, v, T, A single:
+/// 111,616 B), their warps and blocks per SM (which set the piece count as the full path's rows
+/// do). The chain kernel is the full path's (same H_j, M_j, seed formats).
+pub struct SlimPieceRow {
+    /// The seeded scan's entry suffix.
+    pub scan_suffix: &'static str,
+    /// Warps per block of both passes (16 value rows each).
+    pub warps: u64,
+    /// Blocks per SM of the seeded scan.
+    pub scan_per_sm: u64,
+    /// The summary's entry stem.
+    pub sum_stem: &'static str,
+    /// Blocks per SM of the summary.
+    pub sum_per_sm: u64,
+}
+
+/// The slim piece path (K = V = 128 only).
+pub const SLIM_PIECES: SlimPieceRow = SlimPieceRow {
+    scan_suffix: "w4d",
+    warps: 4,
+    scan_per_sm: SLIM_W4D_MIN_BLOCKS,
+    sum_stem: "slimsum",
+    sum_per_sm: SLIM_SUM_MIN_BLOCKS,
+};
 
 // Each row sits at its variant's index.
 const _: () = {
@@ -479,8 +508,8 @@ pub enum FwdFactors {
     Full,
     /// T, A, per-token scalars, Γ_last (`gdn_fwd_slimprep_*`, `gdn_fwd_slimscan_*`,
     /// kernels/include/gdn_fwd_slim.cuh): the prep stops after the triangular inverse and skips
-    /// v, the scan reads the raw q, k, v and rebuilds Uᵀ = (vᵀ diag(β) − X kᵀ diag(ck)) Tᵀ. The
-    /// uncut K = V = 128 path only ([`FwdFactors::applies`]).
+    /// v, the scan reads the raw q, k, v and rebuilds Uᵀ = (vᵀ diag(β) − X kᵀ diag(ck)) Tᵀ. K = V
+    /// = 128 only ([`FwdFactors::applies`]); cut into pieces (session 14) it runs [`SLIM_PIECES`].
     Slim,
 }
 
@@ -528,9 +557,25 @@ impl FwdFactors {
     /// was a table of wave thresholds.)
     pub const UNCUT_DEFAULT: FwdFactors = FwdFactors::Slim;
 
-    /// Whether the slim factors serve a forward of `f` cut into `pieces` pieces per sequence.
-    pub fn applies(f: &GdnFacts, pieces: u64) -> bool {
-        f.k == 128 && f.v == 128 && pieces == 1
+    /// The factors of the piece path (more than one piece per sequence) when
+    /// `DNNPLAN_GDN_FWD_FACTORS` is unset, where slim applies: slim ([`SLIM_PIECES`], session 14,
+    /// helper fpiece14). H200, same binary, alternating (bench/gdn_device_fpiece14_run1.log): at
+    /// (1, 32768, 16), P = 7, the whole forward 0.863 vs 0.921 ms (1.067x; prep 0.244 vs 0.366,
+    /// summary 0.250 vs 0.213, seeded scan 0.331 vs 0.302).
+    pub const PIECE_DEFAULT: FwdFactors = FwdFactors::Slim;
+
+    /// The default factors of a forward cut into `pieces` pieces per sequence.
+    pub fn default_for(pieces: u64) -> FwdFactors {
+        if pieces > 1 {
+            FwdFactors::PIECE_DEFAULT
+        } else {
+            FwdFactors::UNCUT_DEFAULT
+        }
+    }
+
+    /// Whether the slim factors serve a forward of `f` (K = V = 128, cut or not).
+    pub fn applies(f: &GdnFacts, _pieces: u64) -> bool {
+        f.k == 128 && f.v == 128
     }
 
     /// The row whose switch is `value`, if any.
@@ -711,7 +756,7 @@ impl FwdChoice {
         let wanted = env("DNNPLAN_GDN_FWD_FACTORS")
             .as_deref()
             .and_then(FwdFactors::from_switch)
-            .unwrap_or(FwdFactors::UNCUT_DEFAULT);
+            .unwrap_or(FwdFactors::default_for(c.pieces));
         c.factors = FwdFactors::resolve(wanted, f, c.pieces);
         c
     }
@@ -725,7 +770,11 @@ impl FwdChoice {
                 self.scan.kernel_name(tag, k),
             ),
             FwdFactors::Slim => {
-                let (w, _) = slim_scan_width(self.scan);
+                let w = if self.slim_pieces() {
+                    SLIM_PIECES.scan_suffix
+                } else {
+                    slim_scan_width(self.scan).0
+                };
                 let stem = self.factors.row().scan_stem;
                 (
                     format!("gdn_fwd_slimprep_{tag}_k{k}"),
@@ -735,12 +784,38 @@ impl FwdChoice {
         }
     }
 
+    /// Whether this schedule runs the slim piece path ([`SLIM_PIECES`]).
+    pub fn slim_pieces(&self) -> bool {
+        self.factors == FwdFactors::Slim && self.pieces > 1
+    }
+
+    /// The piece summary's entry for io dtype `tag` and K = `k` (loaded with every plan; it runs
+    /// only with `pieces > 1`).
+    pub fn sum_kernel_name(&self, tag: &str, k: i64) -> String {
+        if self.slim_pieces() {
+            format!("gdn_fwd_{}_{tag}_k{k}", SLIM_PIECES.sum_stem)
+        } else {
+            self.sum.kernel_name(tag, k)
+        }
+    }
+
+    /// Warps per block of the output scan this schedule runs.
+    pub fn scan_warps(&self) -> u64 {
+        if self.slim_pieces() {
+            SLIM_PIECES.warps
+        } else {
+            self.scan.row().warps
+        }
+    }
+
     /// The schedule without overrides: the uncut scan by [`FWD_SCAN_RULE`]; when the 4-warp
     /// blocks of the (sequence, head) pairs fill less than half the GPU, the sequences are long
     /// (≥ 8 chunks each on average) and `batch_invariant` is off, the piece path of
     /// [`FWD_PIECE_PATH`] with as many pieces as keep both of its passes in one wave:
     /// `P = min(⌊scan per_sm · SMs / scan blocks per piece⌋, 1 + ⌊sum per_sm · SMs / summary
-    /// blocks per piece⌋)`, at most 16; the factors [`FwdFactors::UNCUT_DEFAULT`] where they apply.
+    /// blocks per piece⌋)`, at most 16, with the blocks per SM of the passes that run (the slim
+    /// ones of [`SLIM_PIECES`] where [`FwdFactors::PIECE_DEFAULT`] is slim and applies); the
+    /// factors [`FwdFactors::default_for`] the piece count where they apply.
     pub fn default_for(f: &GdnFacts, sms: u64) -> FwdChoice {
         let pairs = f.n_seqs as u64 * f.heads.3 as u64;
         let blocks = pairs * (f.v as u64 / 64); // 4-warp blocks
@@ -749,11 +824,18 @@ impl FwdChoice {
         let cut = !f.batch_invariant && blocks > 0 && 2 * blocks <= sms && avg_chunks >= 8;
         let (piece_scan, piece_sum) = piece_path(f);
         let pieces = if cut {
-            let (sr, mr) = (piece_scan.row(), piece_sum.row());
-            let scan_blocks = pairs * (f.v as u64 / (16 * sr.warps)); // per piece
+            let slim = FwdFactors::resolve(FwdFactors::PIECE_DEFAULT, f, 2) == FwdFactors::Slim;
+            let (warps, scan_per_sm, sum_per_sm) = if slim {
+                let r = &SLIM_PIECES;
+                (r.warps, r.scan_per_sm, r.sum_per_sm)
+            } else {
+                let (sr, mr) = (piece_scan.row(), piece_sum.row());
+                (sr.warps, sr.per_sm, mr.per_sm)
+            };
+            let scan_blocks = pairs * (f.v as u64 / (16 * warps)); // per piece
             let sum_blocks = 2 * blocks; // per piece but the last: H and M blocks
-            (sr.per_sm * sms / scan_blocks)
-                .min(1 + mr.per_sm * sms / sum_blocks)
+            (scan_per_sm * sms / scan_blocks)
+                .min(1 + sum_per_sm * sms / sum_blocks)
                 .clamp(1, 16)
         } else {
             1
@@ -770,7 +852,7 @@ impl FwdChoice {
             steps: usize::MAX,
             prep: PrepVariant::DEFAULT,
             chain: ChainVariant::DEFAULT,
-            factors: FwdFactors::resolve(FwdFactors::UNCUT_DEFAULT, f, pieces),
+            factors: FwdFactors::resolve(FwdFactors::default_for(pieces), f, pieces),
         }
     }
 }
@@ -939,7 +1021,7 @@ impl GdnFwdPlan {
         };
         let (k, v) = (f.k as u64, f.v as u64);
         let p = choice.pieces;
-        let warps = choice.scan.row().warps;
+        let warps = choice.scan_warps();
         let (layout, smem_scan, (grid_prep, prep_threads, smem_prep)) = match choice.factors {
             FwdFactors::Full => (
                 WorkspaceLayout::new(n, t, ho as u64, k, v),
@@ -948,7 +1030,11 @@ impl GdnFwdPlan {
             ),
             FwdFactors::Slim => (
                 WorkspaceLayout::slim(n, t, ho as u64),
-                slim_scan_smem_bytes(k, warps, slim_scan_width(choice.scan).1),
+                if choice.slim_pieces() {
+                    slim_piece_smem_bytes(k)
+                } else {
+                    slim_scan_smem_bytes(k, warps, slim_scan_width(choice.scan).1)
+                },
                 (
                     (chunks as u32, ho as u32, 1),
                     PREP3_THREADS,
@@ -973,7 +1059,11 @@ impl GdnFwdPlan {
             smem_prep,
             prep_threads,
             smem_scan,
-            smem_sum: fast_smem_bytes(k, 4, choice.sum.row().stages, false),
+            smem_sum: if choice.slim_pieces() {
+                slim_sum_smem_bytes(k)
+            } else {
+                fast_smem_bytes(k, 4, choice.sum.row().stages, false)
+            },
             scan_threads: 32 * warps as u32,
             kernels,
             pdl,
@@ -1165,8 +1255,8 @@ mod tests {
     #[test]
     fn slim_factors_serve_the_uncut_k128_path_only() {
         let f = |n, t, ho, d, bi| facts(n, t, ho, d, bi);
-        // The default at every shape (UNCUT_DEFAULT): slim on the uncut K = 128 path at any block
-        // count and under batch_invariant; full on the piece path and at K = 64.
+        // The default at every shape (UNCUT_DEFAULT, PIECE_DEFAULT): slim at K = 128 at any block
+        // count, cut or not, and under batch_invariant; full at K = 64.
         for (fa, want) in [
             // (4, 8192, 16): w4, 128 blocks.
             (f(4, 32768, 16, 128, false), FwdFactors::Slim),
@@ -1178,8 +1268,8 @@ mod tests {
             (f(1, 32768, 16, 128, true), FwdFactors::Slim),
             // ... and (4, 8192, 16) too: batch_invariant never depends on the batch's size.
             (f(4, 32768, 16, 128, true), FwdFactors::Slim),
-            // (1, 32768, 16): the piece path.
-            (f(1, 32768, 16, 128, false), FwdFactors::Full),
+            // (1, 32768, 16): the piece path (slim since session 14).
+            (f(1, 32768, 16, 128, false), FwdFactors::Slim),
             // Short sequences, few blocks (uncut, 4 blocks).
             (f(1, 300, 2, 128, false), FwdFactors::Slim),
             // K = 64: no slim kernel.
@@ -1188,32 +1278,53 @@ mod tests {
             let c = FwdChoice::default_for(&fa, 132);
             assert_eq!(c.factors, want, "{} tokens, K = {}", fa.total_tokens, fa.k);
         }
-        // (1, 32768, 16) forced uncut (DNNPLAN_GDN_FWD_PIECES=1): 32 blocks, slim; cut, full.
+        // (1, 32768, 16) forced uncut (DNNPLAN_GDN_FWD_PIECES=1): 32 blocks, slim; cut, slim.
         let k128 = f(1, 32768, 16, 128, false);
         assert_eq!(FwdFactors::UNCUT_DEFAULT, FwdFactors::Slim);
-        assert_eq!(
-            FwdFactors::resolve(FwdFactors::UNCUT_DEFAULT, &k128, 1),
-            FwdFactors::Slim
-        );
-        assert_eq!(
-            FwdFactors::resolve(FwdFactors::UNCUT_DEFAULT, &k128, 7),
-            FwdFactors::Full
-        );
-        // The switch: slim where it applies, full at K = 64 and on the piece path.
+        assert_eq!(FwdFactors::PIECE_DEFAULT, FwdFactors::Slim);
+        for p in [1, 7] {
+            assert_eq!(
+                FwdFactors::resolve(FwdFactors::default_for(p), &k128, p),
+                FwdFactors::Slim
+            );
+        }
+        // The switch: either where slim applies (cut or not), full at K = 64.
         let (k128, k64) = (f(4, 32768, 16, 128, false), f(4, 32768, 16, 64, false));
         for wanted in [FwdFactors::Slim, FwdFactors::Full] {
             assert_eq!(FwdFactors::resolve(wanted, &k128, 1), wanted);
-            assert_eq!(FwdFactors::resolve(wanted, &k128, 4), FwdFactors::Full);
+            assert_eq!(FwdFactors::resolve(wanted, &k128, 4), wanted);
             assert_eq!(FwdFactors::resolve(wanted, &k64, 1), FwdFactors::Full);
+            assert_eq!(FwdFactors::resolve(wanted, &k64, 8), FwdFactors::Full);
         }
         for row in &FACTOR_VARIANTS {
             assert_eq!(FwdFactors::from_switch(row.switch), Some(row.factors));
         }
         assert_eq!(FwdFactors::from_switch("v2"), None);
-        // Every slim entry the schedule can name is bundled (both widths, both io dtypes).
+        // Every slim entry the schedule can name is bundled (both widths, both io dtypes; the
+        // piece path's summary and seeded scan).
         let fwd = crate::cuda::kernels::find("gdn_fwd").expect("bundled GDN module");
+        let mut c = FwdChoice::default_for(&f(1, 32768, 16, 128, false), 132);
+        assert!(c.slim_pieces());
+        for tag in ["bf16", "f16"] {
+            let (prep, scan_name) = c.kernel_names(tag, 128);
+            let sum = c.sum_kernel_name(tag, 128);
+            for name in [&prep, &scan_name, &sum] {
+                assert!(fwd.has_function(name), "{name} is not bundled");
+            }
+        }
+        assert_eq!(
+            c.kernel_names("f16", 128).1,
+            "gdn_fwd_slimscan_f16_k128_w4d"
+        );
+        assert_eq!(c.sum_kernel_name("bf16", 128), "gdn_fwd_slimsum_bf16_k128");
+        assert_eq!(c.scan_warps(), 4);
+        // Full factors forced on the piece path: the full passes.
+        c.factors = FwdFactors::Full;
+        assert_eq!(c.sum_kernel_name("bf16", 128), "gdn_fwd_sum1_bf16_k128");
+        assert_eq!(c.kernel_names("bf16", 128).1, "gdn_fwd_scanx_bf16_k128_w4p");
         let mut c = FwdChoice::default_for(&k128, 132);
         c.factors = FwdFactors::Slim;
+        assert!(!c.slim_pieces());
         for scan in [ScanVariant::Warps4, ScanVariant::Warps8] {
             c.scan = scan;
             for tag in ["bf16", "f16"] {
@@ -1252,10 +1363,21 @@ mod tests {
         // default since session 13); w4p with the two-stage summary -> 5.
         assert_eq!(p(ScanVariant::Warps4Phased, SumVariant::Phased3), 7);
         assert_eq!(p(ScanVariant::Warps4Phased, SumVariant::Stages2), 5);
-        // The rule computes the same for the shipped path.
+        // The rule computes the same for the shipped path, and the slim piece passes (the
+        // default there since session 14) have the same blocks per SM as it: the same 7 pieces
+        // whichever factors run (DNNPLAN_GDN_FWD_FACTORS=full keeps the cut).
         let (scan, sum) = FWD_PIECE_PATH[0];
         let c = FwdChoice::default_for(&f, 132);
         assert_eq!((c.scan, c.sum, c.pieces), (scan, sum, p(scan, sum)));
+        assert_eq!(c.factors, FwdFactors::Slim);
+        assert_eq!(
+            (
+                SLIM_PIECES.warps,
+                SLIM_PIECES.scan_per_sm,
+                SLIM_PIECES.sum_per_sm
+            ),
+            (scan.row().warps, scan.row().per_sm, sum.row().per_sm)
+        );
         // K = 64: the first path row that serves it (w4p, sum1 are K = 128 only).
         let c = FwdChoice::default_for(&facts(1, 32768, 16, 64, false), 132);
         assert!(c.scan.row().serves(64) && c.sum.row().serves(64));

@@ -117,6 +117,9 @@ mod tests {
             ("SLIM_SCALARS", params::SLIM_SCALARS as i64),
             ("SLIM_W4_STAGES", params::SLIM_W4_STAGES as i64),
             ("SLIM_W8_STAGES", params::SLIM_W8_STAGES as i64),
+            ("SLIM_SUM_STAGES", params::SLIM_SUM_STAGES as i64),
+            ("SLIM_SUM_MIN_BLOCKS", params::SLIM_SUM_MIN_BLOCKS as i64),
+            ("SLIM_W4D_MIN_BLOCKS", params::SLIM_W4D_MIN_BLOCKS as i64),
         ];
         let headers = header_constants();
         for (name, host) in mirrored {

@@ -460,6 +460,30 @@ pub fn slim_scan_smem_bytes(k: u64, warps: u64, stages: u64) -> u32 {
     (stages * stage + warps * CHUNK * 24 * 2) as u32
 }
 
+/// cp.async stages of the slim piece summary (`gdn::SLIM_SUM_STAGES`).
+pub const SLIM_SUM_STAGES: u64 = 2;
+/// Blocks per SM of the slim piece summary (`gdn::SLIM_SUM_MIN_BLOCKS`, its launch bounds).
+pub const SLIM_SUM_MIN_BLOCKS: u64 = 3;
+/// Blocks per SM of the seeded slim output scan `w4d` (`gdn::SLIM_W4D_MIN_BLOCKS`).
+pub const SLIM_W4D_MIN_BLOCKS: u64 = 2;
+
+/// Dynamic shared memory of the slim piece summary (`gdn::SlimSumSmem<K>::bytes`): per stage the
+/// raw k rows, 64 value columns of v, T and the scalars.
+pub fn slim_sum_smem_bytes(k: u64) -> u32 {
+    let stage =
+        CHUNK * (k + 8) * 2 + CHUNK * 72 * 2 + CHUNK * (CHUNK + 8) * 2 + SLIM_SCALARS * CHUNK * 4;
+    (SLIM_SUM_STAGES * stage) as u32
+}
+
+/// Dynamic shared memory of the seeded slim output scan `w4d` (`gdn::SlimPieceSmem<K>::bytes`):
+/// two slots of the raw q, k rows and the scalars, one of v (64 columns), T and A, the 4 warps' O
+/// staging tiles.
+pub fn slim_piece_smem_bytes(k: u64) -> u32 {
+    let slot = 2 * CHUNK * (k + 8) * 2 + SLIM_SCALARS * CHUNK * 4;
+    let single = CHUNK * 72 * 2 + 2 * CHUNK * (CHUNK + 8) * 2;
+    (2 * slot + single + 4 * CHUNK * 24 * 2) as u32
+}
+
 /// Threads of the chunk-offset kernel.
 pub const OFFSETS_THREADS: u32 = 1024;
 
@@ -817,6 +841,12 @@ mod tests {
         assert_eq!(slim_scan_smem_bytes(128, 4, SLIM_W4_STAGES), 202_752);
         assert_eq!(slim_scan_smem_bytes(128, 8, SLIM_W8_STAGES), 167_936);
         assert!(slim_scan_smem_bytes(128, 4, SLIM_W4_STAGES) <= 227 * 1024);
+        // The slim piece passes (gdn::SlimSumSmem<128>, gdn::SlimPieceSmem<128>): three and two
+        // blocks per SM, as the full piece path's sum1 / w4p.
+        assert_eq!(slim_sum_smem_bytes(128), 73_728);
+        assert_eq!(slim_piece_smem_bytes(128), 111_616);
+        assert!(SLIM_SUM_MIN_BLOCKS * (u64::from(slim_sum_smem_bytes(128)) + 1024) <= 228 * 1024);
+        assert!(SLIM_W4D_MIN_BLOCKS * (u64::from(slim_piece_smem_bytes(128)) + 1024) <= 228 * 1024);
         // Prep7Smem (the bundled preps): 4 blocks per SM fit (1 KB reserved per block); the
         // scan's 219 KB one block.
         assert_eq!(prep7_smem_bytes(128, 128), 54784);
