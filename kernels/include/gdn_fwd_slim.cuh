@@ -199,13 +199,123 @@ static_assert(SlimScanSmem<128, 4, SLIM_W4_STAGES>::bytes == 202752 &&
                   SlimScanSmem<128, 8, SLIM_W8_STAGES>::bytes == 167936,
               "SlimScanSmem size changed");
 
+// One chunk of the slim update for one warp (16 value rows), the one body of every slim pass (the
+// uncut output scan, the piece summary, the seeded piece scan): P' = X kᵀ (and, OUT, O' = X qᵀ);
+// Z = vᵀ diag(β) − P' diag(ck) (WITH_V; else −P' diag(ck)); Uᵀ = Z Tᵀ; OUT: O = O' diag(cq) + Uᵀ Aᵀ,
+// stored; X ← e^{Γ_last} X + (Uᵀ diag(cr)) k.
+// MID (OUT only) runs between the last read of Vs / Ts / As and the O store (the seeded scan's
+// barrier and refill of the single-buffered tiles).
+template <typename T, int K, int V, int KP, int VP, bool OUT, bool WITH_V, typename Mid>
+__device__ __forceinline__ void slim_chunk_warp(float (&x)[K / 8][4], const T* Qs, const T* Ks, const T* Vs, const T* Ts,
+                                                const T* As, const float* Sc, T* Os, const FwdParams& p, long long t0,
+                                                int len, int h, int v0, int vcol, float gl, int lane, Mid mid) {
+  using IO = Io<T>;
+  constexpr int CP = CHUNK + 8;
+  const int cq = 2 * (lane & 3);
+  const int brow = (lane & 7) + 8 * (lane >> 4), bcol = 8 * ((lane >> 3) & 1);
+  float pacc[8][4], oacc[8][4];
+#pragma unroll
+  for (int nt = 0; nt < 8; ++nt)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) pacc[nt][e] = oacc[nt][e] = 0.f;
+#pragma unroll
+  for (int kk = 0; kk < K / 16; ++kk) {
+    u32 a[4];
+    x_a_frag<T>(a, x, kk);
+#pragma unroll
+    for (int np = 0; np < 4; ++np) {
+      u32 bk[4];
+      ldsm_x4(bk, &Ks[(16 * np + brow) * KP + 16 * kk + bcol]);
+      IO::mma(pacc[2 * np], a, bk);
+      IO::mma(pacc[2 * np + 1], a, bk + 2);
+      if constexpr (OUT) {
+        u32 bq[4];
+        ldsm_x4(bq, &Qs[(16 * np + brow) * KP + 16 * kk + bcol]);
+        IO::mma(oacc[2 * np], a, bq);
+        IO::mma(oacc[2 * np + 1], a, bq + 2);
+      }
+    }
+  }
+  if constexpr (OUT) mid(0);  // the seeded scan: wait for v, T, A
+  u32 za[4][4];
+  {
+    const int mi = lane >> 3;
+#pragma unroll
+    for (int kk = 0; kk < 4; ++kk) {
+      u32 vv[4] = {0u, 0u, 0u, 0u};
+      if constexpr (WITH_V) ldsm_x4_t(vv, &Vs[(16 * kk + (lane & 7) + 8 * (mi >> 1)) * VP + vcol + 8 * (mi & 1)]);
+#pragma unroll
+      for (int m = 0; m < 4; ++m) {
+        const int nt = 2 * kk + (m >> 1), hf = m & 1;
+        const int tok = 8 * nt + cq;
+        const float2 ck = *reinterpret_cast<const float2*>(&Sc[0 * CHUNK + tok]);
+        if constexpr (WITH_V) {
+          const float2 bt = *reinterpret_cast<const float2*>(&Sc[1 * CHUNK + tok]);
+          const T* vp = reinterpret_cast<const T*>(&vv[m]);
+          const float z0 = fmaf(bt.x, IO::to_f(vp[0]), -ck.x * pacc[nt][2 * hf]);
+          const float z1 = fmaf(bt.y, IO::to_f(vp[1]), -ck.y * pacc[nt][2 * hf + 1]);
+          za[kk][m] = IO::pack(z0, z1);
+        } else {
+          za[kk][m] = IO::pack(-ck.x * pacc[nt][2 * hf], -ck.y * pacc[nt][2 * hf + 1]);
+        }
+      }
+    }
+  }
+  float (&uacc)[8][4] = pacc;
+  zero_frags(uacc);
+#pragma unroll
+  for (int np = 0; np < 4; ++np) {
+#pragma unroll
+    for (int kk = 0; kk < 4; ++kk) {
+      if (kk > np) break;
+      u32 bt4[4];
+      ldsm_x4(bt4, &Ts[(16 * np + brow) * CP + 16 * kk + bcol]);
+      IO::mma(uacc[2 * np], za[kk], bt4);
+      IO::mma(uacc[2 * np + 1], za[kk], bt4 + 2);
+    }
+  }
+  u32 ua[4][4], ur[4][4];
+#pragma unroll
+  for (int nt = 0; nt < 8; ++nt) {
+    const int tok = 8 * nt + cq;
+    float2 cqs = make_float2(0.f, 0.f);
+    if constexpr (OUT) cqs = *reinterpret_cast<const float2*>(&Sc[2 * CHUNK + tok]);
+    const float2 cr = *reinterpret_cast<const float2*>(&Sc[3 * CHUNK + tok]);
+    if constexpr (OUT) {
+      oacc[nt][0] *= cqs.x;
+      oacc[nt][1] *= cqs.y;
+      oacc[nt][2] *= cqs.x;
+      oacc[nt][3] *= cqs.y;
+      ua[nt >> 1][(nt & 1) * 2 + 0] = IO::pack(uacc[nt][0], uacc[nt][1]);
+      ua[nt >> 1][(nt & 1) * 2 + 1] = IO::pack(uacc[nt][2], uacc[nt][3]);
+    }
+    ur[nt >> 1][(nt & 1) * 2 + 0] = IO::pack(uacc[nt][0] * cr.x, uacc[nt][1] * cr.y);
+    ur[nt >> 1][(nt & 1) * 2 + 1] = IO::pack(uacc[nt][2] * cr.x, uacc[nt][3] * cr.y);
+  }
+  if constexpr (OUT) {
+#pragma unroll
+    for (int np = 0; np < 4; ++np) {
+#pragma unroll
+      for (int kk = 0; kk < 4; ++kk) {
+        if (kk > np) break;
+        u32 bb[4];
+        ldsm_x4(bb, &As[(16 * np + brow) * CP + 16 * kk + bcol]);
+        IO::mma(oacc[2 * np], ua[kk], bb);
+        IO::mma(oacc[2 * np + 1], ua[kk], bb + 2);
+      }
+    }
+    mid(1);  // every warp past its reads of v, T, A: the seeded scan refills them
+    scan_store_o<T, V, 24>(Os, oacc, static_cast<T*>(p.o), t0, len, p.ho, h, v0, lane, cq);
+  }
+  scan_state_update<T, K, KP>(x, ur, Ks, gl, lane);
+}
+
 // The slim output scan: grid (V / VS, HO, N), NW warps of 16 value rows, one piece per sequence
 // (initial state in, final state out). STAGES-deep cp.async pipeline over the chunks.
 template <typename T, int K, int V, int NW, int STAGES>
 __device__ __forceinline__ void fwd_slim_scan_body(const FwdFastParams& fp) {
   static_assert(K == 128 && V == 128, "the slim forward serves K = V = 128");
   using S = SlimScanSmem<K, NW, STAGES>;
-  using IO = Io<T>;
   constexpr int KP = S::KP, CP = S::CP, VS = S::VS, VP = S::VP, NTH = NW * 32;
   extern __shared__ __align__(16) unsigned char smem[];
   const FwdParams& p = fp.f;
@@ -293,7 +403,6 @@ __device__ __forceinline__ void fwd_slim_scan_body(const FwdFastParams& fp) {
     cp_async_commit();
   }
   float gl_next = c_begin < c_end ? p.ws_gl[static_cast<size_t>(c_begin) * HO + h] : 0.f;
-  const int brow = (lane & 7) + 8 * (lane >> 4), bcol = 8 * ((lane >> 3) & 1);
   for (int c = c_begin; c < c_end; ++c) {
     const int st = (c - c_begin) % STAGES;
     if (c + STAGES - 1 < c_end) issue(c + STAGES - 1, (c - c_begin + STAGES - 1) % STAGES);
@@ -312,95 +421,9 @@ __device__ __forceinline__ void fwd_slim_scan_body(const FwdFastParams& fp) {
     const long long t0 = cs + static_cast<long long>(c - c_begin) * CHUNK;
     const int len = static_cast<int>(min_ll(static_cast<long long>(CHUNK), ce - t0));
 
-    // P' = X kᵀ and O' = X qᵀ (M = 16 value rows, N = 64 tokens, K = key dim).
-    float pacc[8][4], oacc[8][4];
-#pragma unroll
-    for (int nt = 0; nt < 8; ++nt)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) pacc[nt][e] = oacc[nt][e] = 0.f;
-#pragma unroll
-    for (int kk = 0; kk < K / 16; ++kk) {
-      u32 a[4];
-      x_a_frag<T>(a, x, kk);
-#pragma unroll
-      for (int np = 0; np < 4; ++np) {
-        u32 bk[4], bq[4];
-        ldsm_x4(bk, &Ks[(16 * np + brow) * KP + 16 * kk + bcol]);
-        IO::mma(pacc[2 * np], a, bk);
-        IO::mma(pacc[2 * np + 1], a, bk + 2);
-        ldsm_x4(bq, &Qs[(16 * np + brow) * KP + 16 * kk + bcol]);
-        IO::mma(oacc[2 * np], a, bq);
-        IO::mma(oacc[2 * np + 1], a, bq + 2);
-      }
-    }
-    // Z = vᵀ diag(β) − P' diag(ck) as A fragments (tokens are the reduction dim below): vᵀ by
-    // ldmatrix.trans in the accumulator layout (matrix m: tokens 16kk + 8 (m >> 1) + 0..7, value
-    // columns 16 warp + 8 (m & 1) + 0..7).
-    u32 za[4][4];
-    {
-      const int mi = lane >> 3;
-#pragma unroll
-      for (int kk = 0; kk < 4; ++kk) {
-        u32 vv[4];
-        ldsm_x4_t(vv, &Vs[(16 * kk + (lane & 7) + 8 * (mi >> 1)) * VP + 16 * warp + 8 * (mi & 1)]);
-#pragma unroll
-        for (int m = 0; m < 4; ++m) {
-          const int nt = 2 * kk + (m >> 1), hf = m & 1;
-          const int tok = 8 * nt + cq;
-          const float2 ck = *reinterpret_cast<const float2*>(&Sc[0 * CHUNK + tok]);
-          const float2 bt = *reinterpret_cast<const float2*>(&Sc[1 * CHUNK + tok]);
-          const T* vp = reinterpret_cast<const T*>(&vv[m]);
-          const float z0 = fmaf(bt.x, IO::to_f(vp[0]), -ck.x * pacc[nt][2 * hf]);
-          const float z1 = fmaf(bt.y, IO::to_f(vp[1]), -ck.y * pacc[nt][2 * hf + 1]);
-          za[kk][m] = IO::pack(z0, z1);
-        }
-      }
-    }
-    // Uᵀ = Z Tᵀ: B[k = j][n = i] = T[i][j]; T is lower triangular (j ≤ i). Into pacc (dead).
-    float (&uacc)[8][4] = pacc;
-    zero_frags(uacc);
-#pragma unroll
-    for (int np = 0; np < 4; ++np) {
-#pragma unroll
-      for (int kk = 0; kk < 4; ++kk) {
-        if (kk > np) break;
-        u32 bt4[4];
-        ldsm_x4(bt4, &Ts[(16 * np + brow) * CP + 16 * kk + bcol]);
-        IO::mma(uacc[2 * np], za[kk], bt4);
-        IO::mma(uacc[2 * np + 1], za[kk], bt4 + 2);
-      }
-    }
-    // O = O' diag(cq) + Uᵀ Aᵀ (Uᵀ rounded to io as A fragments; A lower triangular).
-    u32 ua[4][4], ur[4][4];
-#pragma unroll
-    for (int nt = 0; nt < 8; ++nt) {
-      const int tok = 8 * nt + cq;
-      const float2 cqs = *reinterpret_cast<const float2*>(&Sc[2 * CHUNK + tok]);
-      const float2 cr = *reinterpret_cast<const float2*>(&Sc[3 * CHUNK + tok]);
-      oacc[nt][0] *= cqs.x;
-      oacc[nt][1] *= cqs.y;
-      oacc[nt][2] *= cqs.x;
-      oacc[nt][3] *= cqs.y;
-      ua[nt >> 1][(nt & 1) * 2 + 0] = IO::pack(uacc[nt][0], uacc[nt][1]);
-      ua[nt >> 1][(nt & 1) * 2 + 1] = IO::pack(uacc[nt][2], uacc[nt][3]);
-      ur[nt >> 1][(nt & 1) * 2 + 0] = IO::pack(uacc[nt][0] * cr.x, uacc[nt][1] * cr.y);
-      ur[nt >> 1][(nt & 1) * 2 + 1] = IO::pack(uacc[nt][2] * cr.x, uacc[nt][3] * cr.y);
-    }
-#pragma unroll
-    for (int np = 0; np < 4; ++np) {
-#pragma unroll
-      for (int kk = 0; kk < 4; ++kk) {
-        if (kk > np) break;
-        u32 bb[4];
-        ldsm_x4(bb, &As[(16 * np + brow) * CP + 16 * kk + bcol]);
-        IO::mma(oacc[2 * np], ua[kk], bb);
-        IO::mma(oacc[2 * np + 1], ua[kk], bb + 2);
-      }
-    }
     T* Os = reinterpret_cast<T*>(smem + S::o_off) + warp * CHUNK * S::OP;
-    scan_store_o<T, V, S::OP>(Os, oacc, static_cast<T*>(p.o), t0, len, HO, h, v0, lane, cq);
-    // X ← e^{Γ_last} X + (Uᵀ diag(cr)) k.
-    scan_state_update<T, K, KP>(x, ur, Ks, gl, lane);
+    slim_chunk_warp<T, K, V, KP, VP, true, true>(x, Qs, Ks, Vs, Ts, As, Sc, Os, p, t0, len, h, v0, 16 * warp, gl, lane,
+                                               [](int) {});
     __syncthreads();  // this stage is refilled by the next iteration's issue
   }
   cp_async_wait<0>();
@@ -493,115 +516,6 @@ __device__ __forceinline__ void slim_tile_async(T* dst, const T* src, int tid) {
 }
 __device__ __forceinline__ void slim_scalars_async(float* dst, const float* src, int tid) {
   if (tid < SLIM_SCALARS * CHUNK / 4) cp_async16(dst + 4 * tid, src + 4 * tid);
-}
-
-// One chunk of the slim update for one warp (16 value rows), fwd_slim_scan_body's operations in
-// its order: P' = X kᵀ (and, OUT, O' = X qᵀ); Z = vᵀ diag(β) − P' diag(ck) (WITH_V; else −P'
-// diag(ck)); Uᵀ = Z Tᵀ; OUT: O = O' diag(cq) + Uᵀ Aᵀ, stored; X ← e^{Γ_last} X + (Uᵀ diag(cr)) k.
-// MID (OUT only) runs between the last read of Vs / Ts / As and the O store (the seeded scan's
-// barrier and refill of the single-buffered tiles).
-template <typename T, int K, int V, int KP, int VP, bool OUT, bool WITH_V, typename Mid>
-__device__ __forceinline__ void slim_chunk_warp(float (&x)[K / 8][4], const T* Qs, const T* Ks, const T* Vs, const T* Ts,
-                                                const T* As, const float* Sc, T* Os, const FwdParams& p, long long t0,
-                                                int len, int h, int v0, int vcol, float gl, int lane, Mid mid) {
-  using IO = Io<T>;
-  constexpr int CP = CHUNK + 8;
-  const int cq = 2 * (lane & 3);
-  const int brow = (lane & 7) + 8 * (lane >> 4), bcol = 8 * ((lane >> 3) & 1);
-  float pacc[8][4], oacc[8][4];
-#pragma unroll
-  for (int nt = 0; nt < 8; ++nt)
-#pragma unroll
-    for (int e = 0; e < 4; ++e) pacc[nt][e] = oacc[nt][e] = 0.f;
-#pragma unroll
-  for (int kk = 0; kk < K / 16; ++kk) {
-    u32 a[4];
-    x_a_frag<T>(a, x, kk);
-#pragma unroll
-    for (int np = 0; np < 4; ++np) {
-      u32 bk[4];
-      ldsm_x4(bk, &Ks[(16 * np + brow) * KP + 16 * kk + bcol]);
-      IO::mma(pacc[2 * np], a, bk);
-      IO::mma(pacc[2 * np + 1], a, bk + 2);
-      if constexpr (OUT) {
-        u32 bq[4];
-        ldsm_x4(bq, &Qs[(16 * np + brow) * KP + 16 * kk + bcol]);
-        IO::mma(oacc[2 * np], a, bq);
-        IO::mma(oacc[2 * np + 1], a, bq + 2);
-      }
-    }
-  }
-  if constexpr (OUT) mid(0);  // the seeded scan: wait for v, T, A
-  u32 za[4][4];
-  {
-    const int mi = lane >> 3;
-#pragma unroll
-    for (int kk = 0; kk < 4; ++kk) {
-      u32 vv[4] = {0u, 0u, 0u, 0u};
-      if constexpr (WITH_V) ldsm_x4_t(vv, &Vs[(16 * kk + (lane & 7) + 8 * (mi >> 1)) * VP + vcol + 8 * (mi & 1)]);
-#pragma unroll
-      for (int m = 0; m < 4; ++m) {
-        const int nt = 2 * kk + (m >> 1), hf = m & 1;
-        const int tok = 8 * nt + cq;
-        const float2 ck = *reinterpret_cast<const float2*>(&Sc[0 * CHUNK + tok]);
-        if constexpr (WITH_V) {
-          const float2 bt = *reinterpret_cast<const float2*>(&Sc[1 * CHUNK + tok]);
-          const T* vp = reinterpret_cast<const T*>(&vv[m]);
-          const float z0 = fmaf(bt.x, IO::to_f(vp[0]), -ck.x * pacc[nt][2 * hf]);
-          const float z1 = fmaf(bt.y, IO::to_f(vp[1]), -ck.y * pacc[nt][2 * hf + 1]);
-          za[kk][m] = IO::pack(z0, z1);
-        } else {
-          za[kk][m] = IO::pack(-ck.x * pacc[nt][2 * hf], -ck.y * pacc[nt][2 * hf + 1]);
-        }
-      }
-    }
-  }
-  float (&uacc)[8][4] = pacc;
-  zero_frags(uacc);
-#pragma unroll
-  for (int np = 0; np < 4; ++np) {
-#pragma unroll
-    for (int kk = 0; kk < 4; ++kk) {
-      if (kk > np) break;
-      u32 bt4[4];
-      ldsm_x4(bt4, &Ts[(16 * np + brow) * CP + 16 * kk + bcol]);
-      IO::mma(uacc[2 * np], za[kk], bt4);
-      IO::mma(uacc[2 * np + 1], za[kk], bt4 + 2);
-    }
-  }
-  u32 ua[4][4], ur[4][4];
-#pragma unroll
-  for (int nt = 0; nt < 8; ++nt) {
-    const int tok = 8 * nt + cq;
-    const float2 cr = *reinterpret_cast<const float2*>(&Sc[3 * CHUNK + tok]);
-    if constexpr (OUT) {
-      const float2 cqs = *reinterpret_cast<const float2*>(&Sc[2 * CHUNK + tok]);
-      oacc[nt][0] *= cqs.x;
-      oacc[nt][1] *= cqs.y;
-      oacc[nt][2] *= cqs.x;
-      oacc[nt][3] *= cqs.y;
-      ua[nt >> 1][(nt & 1) * 2 + 0] = IO::pack(uacc[nt][0], uacc[nt][1]);
-      ua[nt >> 1][(nt & 1) * 2 + 1] = IO::pack(uacc[nt][2], uacc[nt][3]);
-    }
-    ur[nt >> 1][(nt & 1) * 2 + 0] = IO::pack(uacc[nt][0] * cr.x, uacc[nt][1] * cr.y);
-    ur[nt >> 1][(nt & 1) * 2 + 1] = IO::pack(uacc[nt][2] * cr.x, uacc[nt][3] * cr.y);
-  }
-  if constexpr (OUT) {
-#pragma unroll
-    for (int np = 0; np < 4; ++np) {
-#pragma unroll
-      for (int kk = 0; kk < 4; ++kk) {
-        if (kk > np) break;
-        u32 bb[4];
-        ldsm_x4(bb, &As[(16 * np + brow) * CP + 16 * kk + bcol]);
-        IO::mma(oacc[2 * np], ua[kk], bb);
-        IO::mma(oacc[2 * np + 1], ua[kk], bb + 2);
-      }
-    }
-    mid(1);  // every warp past its reads of v, T, A: the seeded scan refills them
-    scan_store_o<T, V, 24>(Os, oacc, static_cast<T*>(p.o), t0, len, p.ho, h, v0, lane, cq);
-  }
-  scan_state_update<T, K, KP>(x, ur, Ks, gl, lane);
 }
 
 // The slim piece summary (grid 2·V/64 × HO × N·(P−1), 4 warps): blocks x < V/64 compute H_j (zero
