@@ -278,6 +278,34 @@ template <int N>
 __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
 #endif
 
+// The STAGES-deep cp.async chunk pipeline of the forward's multi-stage scans (the session-1 output
+// scan and replay, the slim output scan, the slim piece summary): issue(c, stage) copies chunk c's
+// tiles into a stage; body(c, stage, Γ_last of c) runs once every thread's copies of chunk c have
+// landed (group wait and a block barrier); a block barrier after the body precedes the stage's
+// refill. Returns with every copy drained.
+template <int STAGES, typename Issue, typename Body>
+__device__ __forceinline__ void chunk_pipeline(const float* ws_gl, int HO, int h, int c_begin, int c_end, Issue issue,
+                                               Body body) {
+#pragma unroll
+  for (int sidx = 0; sidx < STAGES - 1; ++sidx) {
+    if (c_begin + sidx < c_end) issue(c_begin + sidx, sidx);
+    cp_async_commit();
+  }
+  float gl_next = c_begin < c_end ? ws_gl[static_cast<size_t>(c_begin) * HO + h] : 0.f;
+  for (int c = c_begin; c < c_end; ++c) {
+    const int st = (c - c_begin) % STAGES;
+    if (c + STAGES - 1 < c_end) issue(c + STAGES - 1, (c - c_begin + STAGES - 1) % STAGES);
+    cp_async_commit();
+    const float gl = gl_next;
+    if (c + 1 < c_end) gl_next = ws_gl[static_cast<size_t>(c + 1) * HO + h];
+    cp_async_wait<STAGES - 1>();
+    __syncthreads();
+    body(c, st, gl);
+    __syncthreads();  // this stage is refilled by the next iteration's issue
+  }
+  cp_async_wait<0>();
+}
+
 // ---------------------------------------------------------------------------------------
 // Stage 1: chunk offsets
 // ---------------------------------------------------------------------------------------
@@ -1179,20 +1207,7 @@ __device__ __forceinline__ void fwd_scan_body(const FwdParams& p, float* ws_s = 
     tile_async<T, CHUNK>(reinterpret_cast<T*>(base + S::u_off),
                          static_cast<const T*>(p.ws_ut) + (ch * V + blockIdx.x * VS) * CHUNK, VS, CHUNK, tid, NW * 32);
   };
-#pragma unroll
-  for (int sidx = 0; sidx < STAGES - 1; ++sidx) {
-    if (c_begin + sidx < c_end) issue(c_begin + sidx, sidx);
-    cp_async_commit();
-  }
-  float gl_next = c_begin < c_end ? p.ws_gl[static_cast<size_t>(c_begin) * HO + h] : 0.f;
-  for (int c = c_begin; c < c_end; ++c) {
-    const int st = (c - c_begin) % STAGES;
-    if (c + STAGES - 1 < c_end) issue(c + STAGES - 1, (c - c_begin + STAGES - 1) % STAGES);
-    cp_async_commit();
-    const float gl = gl_next;
-    if (c + 1 < c_end) gl_next = p.ws_gl[static_cast<size_t>(c + 1) * HO + h];
-    cp_async_wait<STAGES - 1>();
-    __syncthreads();
+  chunk_pipeline<STAGES>(p.ws_gl, HO, h, c_begin, c_end, issue, [&](int c, int st, float gl) {
     unsigned char* base = smem + st * S::stage;
     const T* Ws = reinterpret_cast<const T*>(base + S::w_off);
     const T* Qs = reinterpret_cast<const T*>(base + S::q_off);
@@ -1252,9 +1267,7 @@ __device__ __forceinline__ void fwd_scan_body(const FwdParams& p, float* ws_s = 
     }
     // X ← e^{Γ_last} X + Uᵀ Kᴿ.
     scan_state_update<T, K, KP>(x, ua, Ks, gl, lane);
-    __syncthreads();  // this stage is refilled by the next iteration's issue
-  }
-  cp_async_wait<0>();
+  });
 
   if (!BWD && p.final_state) {
     const size_t base = (static_cast<size_t>(row) * HO + h) * V * K;

@@ -397,20 +397,7 @@ __device__ __forceinline__ void fwd_slim_scan_body(const FwdFastParams& fp) {
       cp_async16(reinterpret_cast<float*>(base + S::s_off) + 4 * tid, scg + 4 * tid);
     }
   };
-#pragma unroll
-  for (int sidx = 0; sidx < STAGES - 1; ++sidx) {
-    if (c_begin + sidx < c_end) issue(c_begin + sidx, sidx);
-    cp_async_commit();
-  }
-  float gl_next = c_begin < c_end ? p.ws_gl[static_cast<size_t>(c_begin) * HO + h] : 0.f;
-  for (int c = c_begin; c < c_end; ++c) {
-    const int st = (c - c_begin) % STAGES;
-    if (c + STAGES - 1 < c_end) issue(c + STAGES - 1, (c - c_begin + STAGES - 1) % STAGES);
-    cp_async_commit();
-    const float gl = gl_next;
-    if (c + 1 < c_end) gl_next = p.ws_gl[static_cast<size_t>(c + 1) * HO + h];
-    cp_async_wait<STAGES - 1>();
-    __syncthreads();
+  chunk_pipeline<STAGES>(p.ws_gl, HO, h, c_begin, c_end, issue, [&](int c, int st, float gl) {
     unsigned char* base = smem + st * S::stage;
     const T* Qs = reinterpret_cast<const T*>(base + S::q_off);
     const T* Ks = reinterpret_cast<const T*>(base + S::k_off);
@@ -424,9 +411,7 @@ __device__ __forceinline__ void fwd_slim_scan_body(const FwdFastParams& fp) {
     T* Os = reinterpret_cast<T*>(smem + S::o_off) + warp * CHUNK * S::OP;
     slim_chunk_warp<T, K, V, KP, VP, true, true>(x, Qs, Ks, Vs, Ts, As, Sc, Os, p, t0, len, h, v0, 16 * warp, gl, lane,
                                                [](int) {});
-    __syncthreads();  // this stage is refilled by the next iteration's issue
-  }
-  cp_async_wait<0>();
+  });
   if (p.final_state) store_final_state_frags<K>(x, p, (static_cast<size_t>(row) * HO + h) * V * K, vr, cq);
 }
 
@@ -557,20 +542,7 @@ __device__ __forceinline__ void fwd_slim_sum_body(const FwdFastParams& fp) {
     slim_scalars_async(reinterpret_cast<float*>(base + S::s_off), static_cast<const float*>(p.ws_kr) + ch * SLIM_SCALARS * CHUNK,
                        tid);
   };
-#pragma unroll
-  for (int sidx = 0; sidx < ST - 1; ++sidx) {
-    if (c_begin + sidx < c_end) issue(c_begin + sidx, sidx);
-    cp_async_commit();
-  }
-  float gl_next = c_begin < c_end ? p.ws_gl[static_cast<size_t>(c_begin) * HO + h] : 0.f;
-  for (int c = c_begin; c < c_end; ++c) {
-    const int st = (c - c_begin) % ST;
-    if (c + ST - 1 < c_end) issue(c + ST - 1, (c - c_begin + ST - 1) % ST);
-    cp_async_commit();
-    const float gl = gl_next;
-    if (c + 1 < c_end) gl_next = p.ws_gl[static_cast<size_t>(c + 1) * HO + h];
-    cp_async_wait<ST - 1>();
-    __syncthreads();
+  chunk_pipeline<ST>(p.ws_gl, HO, h, c_begin, c_end, issue, [&](int c, int st, float gl) {
     unsigned char* base = smem + st * S::stage;
     const T* Ks = reinterpret_cast<const T*>(base + S::k_off);
     const T* Vs = reinterpret_cast<const T*>(base + S::v_off);
@@ -583,9 +555,7 @@ __device__ __forceinline__ void fwd_slim_sum_body(const FwdFastParams& fp) {
     else
       slim_chunk_warp<T, K, V, KP, VP, false, true>(x, nullptr, Ks, Vs, Ts, nullptr, Sc, nullptr, p, 0, 0, h, v0, 16 * warp,
                                                     gl, lane, none);
-    __syncthreads();  // this stage is refilled by the next iteration's issue
-  }
-  cp_async_wait<0>();
+  });
   const int pc = b * (P - 1) + j;
   store_fp32_frags<K>((is_m ? fp.ws_m : fp.ws_h) + (static_cast<size_t>(pc) * HO + h) * V * K, x, vr, cq);
 }
