@@ -560,7 +560,7 @@ pub struct BwdSchedule {
     /// Pieces per sequence of the forward-state replay and the reverse scan (1 = no piece chain).
     pub pieces: u64,
     /// The piece passes' kernel set: a row of [`BWD_PIECE_PASSES`].
-    pub passes: usize,
+    pub passes: &'static PiecePasses,
 }
 
 /// When the backward cuts sequences into pieces, as data: the sequential stages run
@@ -595,6 +595,7 @@ pub const BWD_PIECE_RULE: PieceRule = PieceRule {
 /// reverse summaries `dsum` `slices · (P − 1)` (`slices = N · HO · V/64`); the seeded reverse
 /// scan is [`BWD_OVERLAP_SCAN_DEFAULT`]'s, overlapped with the token stage by
 /// [`BWD_OVERLAP_RULE`] (`N · HO · P` blocks of all `V` value rows, one per SM).
+#[derive(Debug, PartialEq, Eq)]
 pub struct PiecePasses {
     /// The `DNNPLAN_GDN_BWD_PIECE_PASSES` value.
     pub name: &'static str,
@@ -717,16 +718,8 @@ impl BwdSchedule {
             } else {
                 1
             },
-            passes: BWD_PIECE_PASSES
-                .iter()
-                .position(|row| row.name == passes.name)
-                .unwrap_or(BWD_PIECE_PASSES.len() - 1),
+            passes,
         }
-    }
-
-    /// The piece passes' row of [`BWD_PIECE_PASSES`].
-    pub fn piece_passes(&self) -> &'static PiecePasses {
-        &BWD_PIECE_PASSES[self.passes.min(BWD_PIECE_PASSES.len() - 1)]
     }
 
     /// [`BwdSchedule::default_for`], then the piece passes `DNNPLAN_GDN_BWD_PIECE_PASSES=p1|s2`
@@ -735,11 +728,7 @@ impl BwdSchedule {
     pub fn pick(f: &GdnFacts, sms: u64) -> BwdSchedule {
         let value = std::env::var("DNNPLAN_GDN_BWD_PIECE_PASSES").unwrap_or_default();
         let mut s = BwdSchedule::default_for(f, sms);
-        let passes = PiecePasses::pick(&value, f.k as u64);
-        s.passes = BWD_PIECE_PASSES
-            .iter()
-            .position(|row| row.name == passes.name)
-            .unwrap_or(s.passes);
+        s.passes = PiecePasses::pick(&value, f.k as u64);
         if let Some(p) = std::env::var("DNNPLAN_GDN_BWD_PIECES")
             .ok()
             .and_then(|x| x.parse::<u64>().ok())
@@ -843,7 +832,7 @@ impl GdnBwdPlan {
         };
         let slices = n * ho * u64::from(dscan_x);
         let dscan_k = dscan_pick(BwdKernel::DscanW8, BwdKernel::DscanIo, slices);
-        let passes = schedule.piece_passes();
+        let passes = schedule.passes;
         let dsum_k = match passes.dsum {
             Some((kernel, _)) => (kernel, DSCAN_MMA_WARPS),
             None => dscan_pick(
@@ -1185,8 +1174,8 @@ mod tests {
         }
         // The default passes by K: p1 at K = 128, s2 elsewhere (K = 64).
         let passes = |n, t, ho, d| BwdSchedule::default_for(&facts(n, t, ho, d, false), 132);
-        assert_eq!(passes(1, 32768, 16, 128).piece_passes().name, "p1");
-        assert_eq!(passes(1, 4096, 4, 64).piece_passes().name, "s2");
+        assert_eq!(passes(1, 32768, 16, 128).passes.name, "p1");
+        assert_eq!(passes(1, 4096, 4, 64).passes.name, "s2");
     }
 
     #[test]

@@ -574,7 +574,7 @@ impl FwdFactors {
     }
 
     /// Whether the slim factors serve a forward of `f` (K = V = 128, cut or not).
-    pub fn applies(f: &GdnFacts, _pieces: u64) -> bool {
+    pub fn applies(f: &GdnFacts) -> bool {
         f.k == 128 && f.v == 128
     }
 
@@ -591,9 +591,9 @@ impl FwdFactors {
         &FACTOR_VARIANTS[self as usize]
     }
 
-    /// `wanted` where it applies to a forward of `f` in `pieces` pieces, else the full factors.
-    pub fn resolve(wanted: FwdFactors, f: &GdnFacts, pieces: u64) -> FwdFactors {
-        if FwdFactors::applies(f, pieces) {
+    /// `wanted` where it applies to a forward of `f`, else the full factors.
+    pub fn resolve(wanted: FwdFactors, f: &GdnFacts) -> FwdFactors {
+        if FwdFactors::applies(f) {
             wanted
         } else {
             FwdFactors::Full
@@ -757,7 +757,7 @@ impl FwdChoice {
             .as_deref()
             .and_then(FwdFactors::from_switch)
             .unwrap_or(FwdFactors::default_for(c.pieces));
-        c.factors = FwdFactors::resolve(wanted, f, c.pieces);
+        c.factors = FwdFactors::resolve(wanted, f);
         c
     }
 
@@ -824,7 +824,7 @@ impl FwdChoice {
         let cut = !f.batch_invariant && blocks > 0 && 2 * blocks <= sms && avg_chunks >= 8;
         let (piece_scan, piece_sum) = piece_path(f);
         let pieces = if cut {
-            let slim = FwdFactors::resolve(FwdFactors::PIECE_DEFAULT, f, 2) == FwdFactors::Slim;
+            let slim = FwdFactors::resolve(FwdFactors::PIECE_DEFAULT, f) == FwdFactors::Slim;
             let (warps, scan_per_sm, sum_per_sm) = if slim {
                 let r = &SLIM_PIECES;
                 (r.warps, r.scan_per_sm, r.sum_per_sm)
@@ -852,7 +852,7 @@ impl FwdChoice {
             steps: usize::MAX,
             prep: PrepVariant::DEFAULT,
             chain: ChainVariant::DEFAULT,
-            factors: FwdFactors::resolve(FwdFactors::default_for(pieces), f, pieces),
+            factors: FwdFactors::resolve(FwdFactors::default_for(pieces), f),
         }
     }
 }
@@ -1284,17 +1284,15 @@ mod tests {
         assert_eq!(FwdFactors::PIECE_DEFAULT, FwdFactors::Slim);
         for p in [1, 7] {
             assert_eq!(
-                FwdFactors::resolve(FwdFactors::default_for(p), &k128, p),
+                FwdFactors::resolve(FwdFactors::default_for(p), &k128),
                 FwdFactors::Slim
             );
         }
         // The switch: either where slim applies (cut or not), full at K = 64.
         let (k128, k64) = (f(4, 32768, 16, 128, false), f(4, 32768, 16, 64, false));
         for wanted in [FwdFactors::Slim, FwdFactors::Full] {
-            assert_eq!(FwdFactors::resolve(wanted, &k128, 1), wanted);
-            assert_eq!(FwdFactors::resolve(wanted, &k128, 4), wanted);
-            assert_eq!(FwdFactors::resolve(wanted, &k64, 1), FwdFactors::Full);
-            assert_eq!(FwdFactors::resolve(wanted, &k64, 8), FwdFactors::Full);
+            assert_eq!(FwdFactors::resolve(wanted, &k128), wanted);
+            assert_eq!(FwdFactors::resolve(wanted, &k64), FwdFactors::Full);
         }
         for row in &FACTOR_VARIANTS {
             assert_eq!(FwdFactors::from_switch(row.switch), Some(row.factors));
