@@ -77,7 +77,7 @@ pub fn example(op: &str) -> Result<OpExample> {
     let b = NodeBuilder::new(kind);
     match kind.family() {
         OpFamily::Pointwise => pointwise(kind, b),
-        OpFamily::Sdpa => sdpa(op, b),
+        OpFamily::Sdpa => sdpa(kind, b),
         OpFamily::LinearAttention => linear_attention(op, b),
         _ => structured(op, b),
     }
@@ -459,7 +459,8 @@ const KV: [i64; 4] = [2, 2, 256, 64];
 const STATS: [i64; 4] = [2, 4, 128, 1];
 const ONE: [i64; 4] = [1, 1, 1, 1];
 
-fn sdpa(op: &str, mut b: NodeBuilder) -> Result<OpExample> {
+fn sdpa(kind: OpKind, mut b: NodeBuilder) -> Result<OpExample> {
+    let op = kind.name();
     let mut e = Ex::new(Half);
     let is_fp8 = op.contains("fp8");
     let qdt = if is_fp8 { Fp8E4m3 } else { Half };
@@ -493,37 +494,18 @@ fn sdpa(op: &str, mut b: NodeBuilder) -> Result<OpExample> {
         expect.extend([("O", Q.to_vec()), ("Stats", STATS.to_vec())]);
     }
     match op {
-        "sdpa_fp8" => {
-            for p in [
-                "descale_q",
-                "descale_k",
-                "descale_v",
-                "descale_s",
-                "scale_s",
-                "scale_o",
-            ] {
+        "sdpa_fp8" | "sdpa_fp8_backward" => {
+            // Every descale and scale input of the op, in table order, as a float scalar.
+            let scales = kind.spec().inputs.iter().map(|p| p.name);
+            for p in scales.filter(|n| n.starts_with("descale_") || n.starts_with("scale_")) {
                 b = e.bind(b, p, &ONE, Float)?;
             }
-            expect.extend([("Amax_S", ONE.to_vec()), ("Amax_O", ONE.to_vec())]);
-        }
-        "sdpa_fp8_backward" => {
-            for p in [
-                "descale_q",
-                "descale_k",
-                "descale_v",
-                "descale_o",
-                "descale_dO",
-                "descale_s",
-                "descale_dP",
-                "scale_s",
-                "scale_dQ",
-                "scale_dK",
-                "scale_dV",
-                "scale_dP",
-            ] {
-                b = e.bind(b, p, &ONE, Float)?;
-            }
-            expect.extend(["amax_dQ", "amax_dK", "amax_dV", "amax_dP"].map(|p| (p, ONE.to_vec())));
+            let amax: &[&'static str] = if backward {
+                &["amax_dQ", "amax_dK", "amax_dV", "amax_dP"]
+            } else {
+                &["Amax_S", "Amax_O"]
+            };
+            expect.extend(amax.iter().map(|&p| (p, ONE.to_vec())));
         }
         "sdpa_mxfp8" | "sdpa_mxfp8_backward" => {
             let scales: &[(&'static str, [i64; 4])] = if op == "sdpa_mxfp8" {

@@ -190,26 +190,26 @@ pub(crate) fn op(
 }
 
 impl OpSpec {
-    /// Sets the inputs.
-    pub(crate) fn ins(mut self, ports: Vec<PortSpec>) -> Self {
+    /// Adds inputs.
+    pub(crate) fn ins(mut self, ports: impl IntoIterator<Item = PortSpec>) -> Self {
         self.inputs.extend(ports);
         self
     }
 
-    /// Sets the outputs.
-    pub(crate) fn outs(mut self, outs: Vec<OutSpec>) -> Self {
+    /// Adds outputs.
+    pub(crate) fn outs(mut self, outs: impl IntoIterator<Item = OutSpec>) -> Self {
         self.outputs.extend(outs);
         self
     }
 
     /// Adds attributes.
-    pub(crate) fn attrs(mut self, attrs: Vec<AttrSpec>) -> Self {
+    pub(crate) fn attrs(mut self, attrs: impl IntoIterator<Item = AttrSpec>) -> Self {
         self.attrs.extend(attrs);
         self
     }
 
     /// Adds rules.
-    pub(crate) fn rules(mut self, rules: Vec<Rule>) -> Self {
+    pub(crate) fn rules(mut self, rules: impl IntoIterator<Item = Rule>) -> Self {
         self.rules.extend(rules);
         self
     }

@@ -140,6 +140,60 @@ fn state_out(name: &'static str, dtype: DtypeRule) -> OutSpec {
     out(name, S::LaState).dtype(dtype)
 }
 
+// What every family and Mamba-2 share: the state cadence and aliasing attributes, the forward's
+// state outputs, the transition output and the rules on them.
+
+fn every_attr() -> AttrSpec {
+    a_int("checkpoint_every_n_tokens", 0).doc("state dump cadence (0: none)")
+}
+
+fn overwrite_attr() -> AttrSpec {
+    a_bool("overwrite_initial_state", false).doc("the final state may alias the initial state")
+}
+
+/// A forward's `final_state` (when `output_final_state`) and `state_checkpoints` (when the
+/// cadence is positive, dtype of `io`).
+fn fwd_state_outs(io: &'static str, state_dtype: DtypeRule) -> [OutSpec; 2] {
+    [
+        state_out("final_state", state_dtype).when(Cond::True("output_final_state")),
+        out("state_checkpoints", S::LaCheckpoints)
+            .like(io)
+            .when(Cond::Positive("checkpoint_every_n_tokens")),
+    ]
+}
+
+/// A summary's optional `transition` output of shape `shape`.
+fn transition_out(shape: S) -> OutSpec {
+    out("transition", shape)
+        .fp32()
+        .when(Cond::True("output_transition"))
+}
+
+/// A forward's cadence and state-index rules.
+fn fwd_state_rules() -> [Rule; 3] {
+    [
+        Rule::AttrMin("checkpoint_every_n_tokens", 0.0),
+        implies(Cond::Port("state_indices"), Cond::Port("initial_state")),
+        Rule::Rank("state_indices", 1),
+    ]
+}
+
+/// A backward's cadence rules: a positive cadence reads `state_checkpoints`.
+fn bwd_state_rules() -> [Rule; 2] {
+    [
+        Rule::AttrMin("checkpoint_every_n_tokens", 0.0),
+        implies(
+            Cond::Positive("checkpoint_every_n_tokens"),
+            Cond::Port("state_checkpoints"),
+        ),
+    ]
+}
+
+/// `overwrite_initial_state` needs `a` and `b`.
+fn overwrite_needs(a: Cond, b: Cond) -> Rule {
+    implies(Cond::True("overwrite_initial_state"), Cond::All(vec![a, b]))
+}
+
 fn row(f: &Family, kind: Kind) -> OpSpec {
     let (name, ty, doc): (String, T, &str) = match kind {
         Kind::Fwd => (f.prefix.into(), f.types[0], "forward"),
@@ -185,31 +239,22 @@ fn row(f: &Family, kind: Kind) -> OpSpec {
     }));
     o = o.attrs(flag_attrs(f)).rules(flag_rules(f));
     let scale = a_float_opt("scale").doc("q scale (default 1/sqrt(K))");
-    let every = a_int("checkpoint_every_n_tokens", 0).doc("state dump cadence (0: none)");
-    let overwrite =
-        a_bool("overwrite_initial_state", false).doc("the final state may alias the initial state");
+    let (every, overwrite) = (every_attr(), overwrite_attr());
     let transition = a_bool("output_transition", false).doc("emit transition [N, HO, K, K]");
     let state_dtype = DtypeRule::SameAsOr("initial_state", DataType::Float);
     match kind {
         Kind::Fwd => {
             o = o
-                .outs(vec![
-                    out("O", S::LaOutput).like("q"),
-                    state_out("final_state", state_dtype).when(Cond::True("output_final_state")),
-                    out("state_checkpoints", S::LaCheckpoints)
-                        .like("q")
-                        .when(Cond::Positive("checkpoint_every_n_tokens")),
-                ])
+                .outs(vec![out("O", S::LaOutput).like("q")])
+                .outs(fwd_state_outs("q", state_dtype))
                 .attrs(vec![
                     scale,
                     a_bool("output_final_state", false).doc("emit final_state"),
                     every,
                     overwrite,
                 ])
+                .rules(fwd_state_rules())
                 .rules(vec![
-                    Rule::AttrMin("checkpoint_every_n_tokens", 0.0),
-                    implies(Cond::Port("state_indices"), Cond::Port("initial_state")),
-                    Rule::Rank("state_indices", 1),
                     Rule::Msg(
                         Box::new(Rule::DimEqOffset(
                             ("state_indices", 0),
@@ -219,12 +264,9 @@ fn row(f: &Family, kind: Kind) -> OpSpec {
                         "state_indices must be [N] with N = len(cu_seqlens) - 1",
                     ),
                     Rule::DtypeIn("state_indices", &[DataType::Int32]),
-                    implies(
-                        Cond::True("overwrite_initial_state"),
-                        Cond::All(vec![
-                            Cond::Port("initial_state"),
-                            Cond::True("output_final_state"),
-                        ]),
+                    overwrite_needs(
+                        Cond::Port("initial_state"),
+                        Cond::True("output_final_state"),
                     ),
                     Rule::DtypeIn("q", IO),
                     Rule::SameDtype("k", "q"),
@@ -252,19 +294,9 @@ fn row(f: &Family, kind: Kind) -> OpSpec {
             o = o
                 .outs(outs)
                 .attrs(vec![scale, every, overwrite])
+                .rules(bwd_state_rules())
                 .rules(vec![
-                    Rule::AttrMin("checkpoint_every_n_tokens", 0.0),
-                    implies(
-                        Cond::Positive("checkpoint_every_n_tokens"),
-                        Cond::Port("state_checkpoints"),
-                    ),
-                    implies(
-                        Cond::True("overwrite_initial_state"),
-                        Cond::All(vec![
-                            Cond::Port("d_final_state"),
-                            Cond::Port("initial_state"),
-                        ]),
-                    ),
+                    overwrite_needs(Cond::Port("d_final_state"), Cond::Port("initial_state")),
                     Rule::DtypeIn("q", IO),
                     Rule::SameDtype("k", "q"),
                     Rule::SameDtype("v", "q"),
@@ -278,9 +310,7 @@ fn row(f: &Family, kind: Kind) -> OpSpec {
             o = o
                 .outs(vec![
                     state_out("final_state", state_dtype),
-                    out("transition", S::LaTransition)
-                        .fp32()
-                        .when(Cond::True("output_transition")),
+                    transition_out(S::LaTransition),
                 ])
                 .attrs(vec![transition])
                 .rules(vec![
@@ -295,9 +325,7 @@ fn row(f: &Family, kind: Kind) -> OpSpec {
                         "d_initial_state",
                         DtypeRule::SameAsOr("d_final_state", DataType::Float),
                     ),
-                    out("transition", S::LaTransition)
-                        .fp32()
-                        .when(Cond::True("output_transition")),
+                    transition_out(S::LaTransition),
                 ])
                 .attrs(vec![scale, transition])
                 .rules(vec![
@@ -336,10 +364,6 @@ fn mamba2_rules() -> Vec<Rule> {
 fn mamba2_rows() -> Vec<OpSpec> {
     let doc = "mamba-2 state-space recurrence";
     let state_dtype = DtypeRule::SameAsOr("initial_state", DataType::Float);
-    let every = || a_int("checkpoint_every_n_tokens", 0).doc("state dump cadence (0: none)");
-    let overwrite = || {
-        a_bool("overwrite_initial_state", false).doc("the final state may alias the initial state")
-    };
     let transition =
         || a_bool("output_transition", false).doc("emit transition [N, HO] (log2 decay)");
     let fwd = op("mamba2", T::Mamba2, F::LinearAttention, doc)
@@ -352,37 +376,27 @@ fn mamba2_rows() -> Vec<OpSpec> {
             "z",
             "state_indices",
         ]))
+        .outs(vec![out("O", S::LaOutput).like("v")])
+        .outs(fwd_state_outs("v", state_dtype))
         .outs(vec![
-            out("O", S::LaOutput).like("v"),
-            state_out("final_state", state_dtype).when(Cond::True("output_final_state")),
-            out("state_checkpoints", S::LaCheckpoints)
-                .like("v")
-                .when(Cond::Positive("checkpoint_every_n_tokens")),
             out("O_pre", S::LaOutput)
                 .like("v")
                 .when(Cond::True("output_pre_gate")),
         ])
         .attrs(vec![
             a_bool("output_final_state", false).doc("emit final_state"),
-            every(),
+            every_attr(),
             a_bool("output_pre_gate", false)
                 .doc("emit O_pre (the pre-gate output, for the z backward)"),
-            overwrite(),
+            overwrite_attr(),
         ])
         .attrs(mamba2_attrs())
         .rules(mamba2_rules())
-        .rules(vec![
-            Rule::AttrMin("checkpoint_every_n_tokens", 0.0),
-            implies(Cond::Port("state_indices"), Cond::Port("initial_state")),
-            Rule::Rank("state_indices", 1),
-            implies(
-                Cond::True("overwrite_initial_state"),
-                Cond::All(vec![
-                    Cond::Port("initial_state"),
-                    Cond::True("output_final_state"),
-                ]),
-            ),
-        ]);
+        .rules(fwd_state_rules())
+        .rules(vec![overwrite_needs(
+            Cond::Port("initial_state"),
+            Cond::True("output_final_state"),
+        )]);
     let bwd = op("mamba2_bwd", T::Mamba2Bwd, F::LinearAttention, doc)
         .python_only()
         .ins(reqs(&["q", "k", "v", "g", "a", "cu_seqlens", "dO"]))
@@ -406,15 +420,11 @@ fn mamba2_rows() -> Vec<OpSpec> {
             opt_grad("dD", "d"),
             opt_grad("dZ", "z"),
         ])
-        .attrs(vec![every(), overwrite()])
+        .attrs(vec![every_attr(), overwrite_attr()])
         .attrs(mamba2_attrs())
         .rules(mamba2_rules())
+        .rules(bwd_state_rules())
         .rules(vec![
-            Rule::AttrMin("checkpoint_every_n_tokens", 0.0),
-            implies(
-                Cond::Positive("checkpoint_every_n_tokens"),
-                Cond::Port("state_checkpoints"),
-            ),
             Rule::Msg(
                 Box::new(implies(Cond::Port("z"), Cond::Port("O_pre"))),
                 "the z backward needs O_pre",
@@ -427,9 +437,7 @@ fn mamba2_rows() -> Vec<OpSpec> {
         .ins(opts(&["initial_state", "dt_bias"]))
         .outs(vec![
             state_out("final_state", state_dtype),
-            out("transition", S::LaTransitionScalar)
-                .fp32()
-                .when(Cond::True("output_transition")),
+            transition_out(S::LaTransitionScalar),
         ])
         .attrs(vec![transition()])
         .attrs(mamba2_attrs())
@@ -448,9 +456,7 @@ fn mamba2_rows() -> Vec<OpSpec> {
             "d_initial_state",
             DtypeRule::SameAsOr("d_final_state", DataType::Float),
         ),
-        out("transition", S::LaTransitionScalar)
-            .fp32()
-            .when(Cond::True("output_transition")),
+        transition_out(S::LaTransitionScalar),
     ])
     .attrs(vec![transition()])
     .attrs(mamba2_attrs())

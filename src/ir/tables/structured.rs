@@ -8,7 +8,8 @@ use super::helpers::*;
 use crate::ir::dtype::DataType;
 use crate::ir::enums::*;
 use crate::ir::op::{
-    AttrSpec, Cond, DtypeRule, NodeType as T, OpFamily as F, OpSpec, OutSpec, Rule, ShapeRule as S,
+    AttrSpec, Cond, DtypeRule, NodeType as T, OpFamily as F, OpSpec, OutSpec, PortSpec, Rule,
+    ShapeRule as S,
 };
 
 fn training() -> Cond {
@@ -28,6 +29,21 @@ fn stats_as(name: &'static str, suffix: &'static str, shape: S) -> OutSpec {
     out(name, shape).suffix(suffix).fp32()
 }
 
+/// A norm forward's inputs (rmsnorm and the layernorm-like rows).
+fn norm_fwd_ins() -> Vec<PortSpec> {
+    vec![req("input"), req("scale"), opt("bias"), req("epsilon")]
+}
+
+/// A norm backward's gradient of `scale` or `bias` (`DScale`, `DBias`), shaped like `scale`.
+fn param_grad(name: &'static str, suffix: &'static str) -> OutSpec {
+    out(name, S::SameAs("scale")).suffix(suffix)
+}
+
+/// `param_grad` of a row whose `scale` is optional: emitted only when `scale` is bound.
+fn opt_param_grad(name: &'static str, suffix: &'static str) -> OutSpec {
+    param_grad(name, suffix).when(Cond::Port("scale"))
+}
+
 /// layernorm-like forward (layernorm, adalayernorm, instancenorm) with mean and inv_var.
 fn norm_fwd(name: &'static str, t: T, doc: &'static str) -> OpSpec {
     let shape = if t == T::Instancenorm {
@@ -36,12 +52,7 @@ fn norm_fwd(name: &'static str, t: T, doc: &'static str) -> OpSpec {
         S::NormStats
     };
     op(name, t, F::Norm, doc)
-        .ins(vec![
-            req("input"),
-            req("scale"),
-            opt("bias"),
-            req("epsilon"),
-        ])
+        .ins(norm_fwd_ins())
         .outs(vec![
             out("Y", S::SameAs("input")),
             stats_as("mean", "MEAN", shape.clone()).when(training()),
@@ -63,12 +74,8 @@ fn norm_bwd(name: &'static str, t: T, doc: &'static str) -> OpSpec {
         ])
         .outs(vec![
             out("DX", S::SameAs("input")),
-            out("DScale", S::SameAs("scale"))
-                .suffix("DSCALE")
-                .when(Cond::Port("scale")),
-            out("DBias", S::SameAs("scale"))
-                .suffix("DBIAS")
-                .when(Cond::Port("scale")),
+            opt_param_grad("DScale", "DSCALE"),
+            opt_param_grad("DBias", "DBIAS"),
         ])
         .rules(vec![Rule::DimEq(("grad", 0), ("input", 0))])
 }
@@ -174,12 +181,7 @@ pub(crate) fn ops() -> Vec<OpSpec> {
             F::Norm,
             "RMS normalization (NORM_FORWARD RMS_NORM)",
         )
-        .ins(vec![
-            req("input"),
-            req("scale"),
-            opt("bias"),
-            req("epsilon"),
-        ])
+        .ins(norm_fwd_ins())
         .outs(vec![
             out("Y", S::SameAs("input")),
             stats("inv_var", "INV_VARIANCE").when(training()),
@@ -200,13 +202,8 @@ pub(crate) fn ops() -> Vec<OpSpec> {
         ])
         .outs(vec![
             out("DX", S::SameAs("input")),
-            out("DScale", S::SameAs("scale"))
-                .suffix("Dscale")
-                .when(Cond::Port("scale")),
-            out("DBias", S::SameAs("scale"))
-                .suffix("Dbias")
-                .when(Cond::Port("scale"))
-                .when(Cond::True("has_dbias")),
+            opt_param_grad("DScale", "Dscale"),
+            opt_param_grad("DBias", "Dbias").when(Cond::True("has_dbias")),
         ])
         .attrs(vec![a_bool("has_dbias", false).doc("emit DBias")])
         .rules(vec![Rule::DimEq(("grad", 0), ("input", 0))]),
@@ -292,8 +289,8 @@ pub(crate) fn ops() -> Vec<OpSpec> {
         ])
         .outs(vec![
             out("DX", S::SameAs("input")),
-            out("DScale", S::SameAs("scale")).suffix("DSCALE"),
-            out("DBias", S::SameAs("scale")).suffix("DBIAS"),
+            param_grad("DScale", "DSCALE"),
+            param_grad("DBias", "DBIAS"),
         ]),
         op(
             "genstats",

@@ -14,17 +14,8 @@ const FP8_Q: P = P::Is(Flag::Fp8);
 const NOT_SM120: P = P::Sm(Cmp::Ne, 120);
 
 const fn rule(id: &'static str, scope: u8, applies: P, kind: Kind, message: &'static str) -> Rule {
-    Rule {
-        id,
-        scope: Scope::Targets(scope),
-        layer: Layer::Framework,
-        applies,
-        kind,
-        gate: false,
-        setting_hint: None,
-        message,
-        source: FW_SRC,
-    }
+    let at = (Scope::Targets(scope), Layer::Framework, FW_SRC);
+    Rule::row(id, at, applies, kind, message)
 }
 
 /// The framework filters, in TE's filter order.

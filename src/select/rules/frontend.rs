@@ -17,17 +17,8 @@ const D_LE_128: P = P::All(&[P::Int(I::Dqk, Cmp::Le, 128), P::Int(I::Dv, Cmp::Le
 const D_LE_256: P = P::All(&[P::Int(I::Dqk, Cmp::Le, 256), P::Int(I::Dv, Cmp::Le, 256)]);
 
 const fn rule(id: &'static str, scope: u8, applies: P, kind: Kind, message: &'static str) -> Rule {
-    Rule {
-        id,
-        scope: Scope::Targets(scope),
-        layer: Layer::FrontendSurface,
-        applies,
-        kind,
-        gate: false,
-        setting_hint: None,
-        message,
-        source: FE_SRC,
-    }
+    let at = (Scope::Targets(scope), Layer::FrontendSurface, FE_SRC);
+    Rule::row(id, at, applies, kind, message)
 }
 
 /// The frontend-surface rows.

@@ -137,6 +137,29 @@ pub struct Rule {
 }
 
 impl Rule {
+    /// A table row with the defaults the tables share: no gate and no setting hint (a row that
+    /// needs either sets it with struct-update syntax). Each table's own `rule` fixes its scope,
+    /// layer and source.
+    const fn row(
+        id: &'static str,
+        (scope, layer, source): (Scope, Layer, &'static str),
+        applies: P,
+        kind: Kind,
+        message: &'static str,
+    ) -> Rule {
+        Rule {
+            id,
+            scope,
+            layer,
+            applies,
+            kind,
+            gate: false,
+            setting_hint: None,
+            message,
+            source,
+        }
+    }
+
     /// Calls `f` on every predicate of the rule (precondition, clauses or check/veto).
     pub fn predicates(&self) -> Vec<&P> {
         let mut v = vec![&self.applies];

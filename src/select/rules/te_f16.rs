@@ -38,17 +38,7 @@ const WR_M1_OR_0: P = P::All(&[P::Int(I::Wr, Cmp::Ge, -1), P::Int(I::Wr, Cmp::Le
 const F16_SCOPE: Scope = Scope::Targets(F16);
 
 const fn rule(id: &'static str, layer: Layer, kind: Kind, message: &'static str) -> Rule {
-    Rule {
-        id,
-        scope: F16_SCOPE,
-        layer,
-        applies: P::True,
-        kind,
-        gate: false,
-        setting_hint: None,
-        message,
-        source: TE_SRC,
-    }
+    Rule::row(id, (F16_SCOPE, layer, TE_SRC), P::True, kind, message)
 }
 
 /// The rows of spec 2.2, in table order.

@@ -11,17 +11,8 @@ const D16: P = P::All(&[P::DivBy(I::Dqk, 16), P::DivBy(I::Dv, 16)]);
 const FOUR_MASKS: P = P::Mask(&[M::NoMask, M::Causal, M::Padding, M::PaddingCausal]);
 
 const fn rule(id: &'static str, kind: Kind, message: &'static str) -> Rule {
-    Rule {
-        id,
-        scope: Scope::Targets(FP8),
-        layer: Layer::TePolicy,
-        applies: P::True,
-        kind,
-        gate: false,
-        setting_hint: None,
-        message,
-        source: TE_SRC,
-    }
+    let at = (Scope::Targets(FP8), Layer::TePolicy, TE_SRC);
+    Rule::row(id, at, P::True, kind, message)
 }
 
 /// The rows of spec 2.3, in table order.
