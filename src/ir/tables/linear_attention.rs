@@ -99,6 +99,20 @@ fn flag_attrs(f: &Family) -> Vec<AttrSpec> {
     v
 }
 
+/// The sequence and dtype rules every row starts from: `cu_seqlens` a vector of indices, `k` of
+/// the I/O dtypes, the gate `g`, its decay `decay` (`a_log` or Mamba-2's `a`) and `dt_bias` of
+/// the gate dtypes.
+fn seq_dtype_rules(decay: &'static str) -> [Rule; 6] {
+    [
+        Rule::Rank("cu_seqlens", 1),
+        Rule::DtypeIn("cu_seqlens", INDEX),
+        Rule::DtypeIn("k", IO),
+        Rule::DtypeIn("g", GATE),
+        Rule::DtypeIn(decay, GATE),
+        Rule::DtypeIn("dt_bias", GATE),
+    ]
+}
+
 fn flag_rules(f: &Family) -> Vec<Rule> {
     let mut v = vec![
         implies(Cond::Port("a_log"), Cond::True("safe_gate")),
@@ -108,13 +122,8 @@ fn flag_rules(f: &Family) -> Vec<Rule> {
             Cond::True("allow_neg_eigval"),
             Cond::True("use_beta_sigmoid"),
         ),
-        Rule::Rank("cu_seqlens", 1),
-        Rule::DtypeIn("cu_seqlens", INDEX),
-        Rule::DtypeIn("k", IO),
-        Rule::DtypeIn("g", GATE),
-        Rule::DtypeIn("a_log", GATE),
-        Rule::DtypeIn("dt_bias", GATE),
     ];
+    v.extend(seq_dtype_rules("a_log"));
     if f.lower_bound {
         v.push(implies(
             Cond::Set("gate_lower_bound"),
@@ -348,16 +357,9 @@ fn mamba2_attrs() -> Vec<AttrSpec> {
 }
 
 fn mamba2_rules() -> Vec<Rule> {
-    vec![
-        Rule::Rank("cu_seqlens", 1),
-        Rule::DtypeIn("cu_seqlens", INDEX),
-        Rule::DtypeIn("k", IO),
-        Rule::DtypeIn("g", GATE),
-        Rule::DtypeIn("a", GATE),
-        Rule::DtypeIn("dt_bias", GATE),
-        Rule::LaHeads,
-        Rule::LaRows,
-    ]
+    let mut v = seq_dtype_rules("a").to_vec();
+    v.extend([Rule::LaHeads, Rule::LaRows]);
+    v
 }
 
 /// Mamba-2 rows: `q = C [T,G,K]`, `k = B [T,G,K]`, `v = x [T,H,V]`, `g = dt [T,H]`, `a = A [H]`.
