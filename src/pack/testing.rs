@@ -18,6 +18,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::dispatch::context::ExecContext;
 use crate::dispatch::engine::{BuildContext, CompiledPlan, Engine, SupportQuery};
+use crate::dispatch::ids::EngineId;
 use crate::dispatch::knobs::Knobs;
 use crate::dispatch::manifest::{Family, Manifest, Slot};
 use crate::error::Result;
@@ -180,62 +181,59 @@ impl Engine for RecordingEngine {
 /// [`RECORDING_OP`], `exec_workspace` on [`WORKSPACE_OP`] (test-only id blocks 29 700-29 900).
 pub static EXEC_TEST_MANIFEST: Manifest = Manifest {
     families: &[
-        Family {
-            name: "exec_noop",
-            base: 29_800,
-            anchors: &[NOOP_OP],
-            analyzer: None,
-            validator: None,
-            heuristics: None,
-            backend_guard: None,
-            slots: &[
-                Slot {
-                    slot: 0,
-                    name: "exec_noop",
-                    opt_in: false,
-                    engine: &NoopEngine,
-                },
+        family(
+            "exec_noop",
+            29_800,
+            &[NOOP_OP],
+            &[
+                slot(0, "exec_noop", &NoopEngine),
                 // A second entry, so tests can execute at an index other than the selection.
-                Slot {
-                    slot: 1,
-                    name: "exec_noop_b",
-                    opt_in: false,
-                    engine: &NoopEngine,
-                },
+                slot(1, "exec_noop_b", &NoopEngine),
             ],
-        },
-        Family {
-            name: "exec_recording",
-            base: 29_900,
-            anchors: &[RECORDING_OP],
-            analyzer: None,
-            validator: None,
-            heuristics: None,
-            backend_guard: None,
-            slots: &[Slot {
-                slot: 0,
-                name: "exec_recording",
-                opt_in: false,
-                engine: &RecordingEngine,
-            }],
-        },
-        Family {
-            name: "exec_workspace",
-            base: 29_700,
-            anchors: &[WORKSPACE_OP],
-            analyzer: None,
-            validator: None,
-            heuristics: None,
-            backend_guard: None,
-            slots: &[Slot {
-                slot: 0,
-                name: "exec_workspace",
-                opt_in: false,
-                engine: &WorkspaceEngine,
-            }],
-        },
+        ),
+        family(
+            "exec_recording",
+            29_900,
+            &[RECORDING_OP],
+            &[slot(0, "exec_recording", &RecordingEngine)],
+        ),
+        family(
+            "exec_workspace",
+            29_700,
+            &[WORKSPACE_OP],
+            &[slot(0, "exec_workspace", &WorkspaceEngine)],
+        ),
     ],
 };
+
+/// A test family: its anchors and slots, no analyzer, validator, heuristics or backend guard.
+const fn family(
+    name: &'static str,
+    base: EngineId,
+    anchors: &'static [&'static str],
+    slots: &'static [Slot],
+) -> Family {
+    Family {
+        name,
+        base,
+        anchors,
+        analyzer: None,
+        validator: None,
+        heuristics: None,
+        backend_guard: None,
+        slots,
+    }
+}
+
+/// A default (not opt-in) slot.
+const fn slot(slot: u32, name: &'static str, engine: &'static dyn Engine) -> Slot {
+    Slot {
+        slot,
+        name,
+        opt_in: false,
+        engine,
+    }
+}
 
 /// A chain of `operands - 1` unary `op` nodes over a `[1, 128, 64]` bf16 input: `operands`
 /// wired tensors with uids `1..=operands` (input uid 1, then each node's output). Not frozen.
