@@ -11,6 +11,7 @@
 #   t=$(dev_bin gpu_gdn)
 #   dev_hashes bwd "$t" > $DEV_TMP/h_new DNNPLAN_GDN_BWD_TOKENS=tc13    # (env after the file)
 #   dev_same $DEV_TMP/h_new $DEV_TMP/h_rule "tc13 == tc12"
+#   dev_fwd_case slim "$t" DNNPLAN_GDN_FWD_FACTORS=slim   # result line; $DEV_TMP/h_slim, p_slim.log
 #   dev_cover_reference "default" $DEV_TMP/h_rule $DEV_TMP/f_rule
 #   dev_memcheck "$t" backward_parity DNNPLAN_GDN_BWD_TOKENS=tc13
 
@@ -35,6 +36,28 @@ dev_hashes() {
   env DNNPLAN_GDN_TEST_HASHES=1 "$@" timeout "${DEV_CAP_S:-40}" "$bin" "$filter" --test-threads=1 --nocapture 2>&1 \
     | grep -E "$DEV_HASH_RE" | sed -E 's/ in [0-9.]+ ?m?s//'
 }
+
+# The forward tests whose hashes dev_fwd_case records.
+DEV_FWD_TESTS="forward_parity state_pool batch_invariant"
+
+# dev_case LOG FILTER LABEL TAG BIN [VAR=VALUE ...]: the tests FILTER (word-split) of BIN with
+# hashes on under the given environment, capped at ${DEV_CAP_S:-60} s; prints "LABELTAG (VAR=VALUE
+# ...): <test result line> <first panic>", keeps the log in $DEV_TMP/LOG_TAG.log and the hash
+# lines (timings stripped) in $DEV_TMP/h_TAG for dev_same. Called through the two below.
+dev_case() {
+  local log=$1 filter=$2 label=$3 tag=$4 bin=$5; shift 5
+  env DNNPLAN_GDN_TEST_HASHES=1 "$@" timeout "${DEV_CAP_S:-60}" $bin $filter --test-threads=1 --nocapture > $DEV_TMP/${log}_$tag.log 2>&1
+  echo "$label$tag ($*): $(grep -E 'test result' $DEV_TMP/${log}_$tag.log) $(grep -m1 panicked $DEV_TMP/${log}_$tag.log)"
+  grep -E "$DEV_HASH_RE" $DEV_TMP/${log}_$tag.log | sed -E 's/ in [0-9.]+ ?m?s//' > $DEV_TMP/h_$tag
+}
+
+# dev_fwd_case TAG BIN [VAR=VALUE ...]: dev_case of the forward tests ($DEV_FWD_TESTS), log
+# $DEV_TMP/p_TAG.log, line "TAG (...): ...".
+dev_fwd_case() { dev_case p "$DEV_FWD_TESTS" "" "$@"; }
+
+# dev_bwd_case TAG BIN [VAR=VALUE ...]: dev_case of backward_parity, log $DEV_TMP/b_TAG.log,
+# line "backward_parity TAG (...): ...".
+dev_bwd_case() { dev_case b backward_parity "backward_parity " "$@"; }
 
 # dev_same A B LABEL: BITWISE when the two hash files are equal and not empty.
 dev_same() {

@@ -17,10 +17,7 @@ nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
 cat cubins.sha256
 echo "binaries: T $t, B $b"
 # bh TAG BIN [VAR=VALUE ...]: backward_parity once: its result line and its hash lines.
-bh() { local tag=$1 bin=$2; shift 2
-  env DNNPLAN_GDN_TEST_HASHES=1 "$@" timeout 40 $bin backward_parity --test-threads=1 --nocapture > $DEV_TMP/b_$tag.log 2>&1
-  echo "backward_parity $tag ($*): $(grep -E 'test result' $DEV_TMP/b_$tag.log) $(grep -m1 panicked $DEV_TMP/b_$tag.log)"
-  grep -E "$DEV_HASH_RE" $DEV_TMP/b_$tag.log | sed -E 's/ in [0-9.]+ ?m?s//' > $DEV_TMP/h_$tag; }
+bh() { DEV_CAP_S=40 dev_bwd_case "$@"; }
 # 1. Backward hashes: defaults, 4 pieces (p1 and s2 vs B), 6 and 8 pieces (p1 vs s2 in T, vs B).
 bh T_def $t; bh B_def $b
 dev_same $DEV_TMP/h_T_def $DEV_TMP/h_B_def "backward default: T == B 7c9d00b, $(wc -l < $DEV_TMP/h_T_def) hash lines"

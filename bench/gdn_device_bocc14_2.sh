@@ -11,10 +11,7 @@ export DEV_TMP=/tmp/bocc14
 mkdir -p $DEV_TMP
 t=$(dev_bin gpu_gdn); b=base/gpu_gdn_s13
 cat cubins.sha256
-bh() { local tag=$1 bin=$2; shift 2
-  env DNNPLAN_GDN_TEST_HASHES=1 "$@" timeout 40 $bin backward_parity --test-threads=1 --nocapture > $DEV_TMP/b_$tag.log 2>&1
-  echo "backward_parity $tag ($*): $(grep -E 'test result' $DEV_TMP/b_$tag.log) $(grep -m1 panicked $DEV_TMP/b_$tag.log)"
-  grep -E "$DEV_HASH_RE" $DEV_TMP/b_$tag.log | sed -E 's/ in [0-9.]+ ?m?s//' > $DEV_TMP/h_$tag; }
+bh() { DEV_CAP_S=40 dev_bwd_case "$@"; }
 # 1. Backward hashes T vs B: defaults, 4 and 8 pieces (every matrix case cut: p1 at K = 128).
 bh T_def $t; bh B_def $b
 dev_same $DEV_TMP/h_T_def $DEV_TMP/h_B_def "backward default: T == B 7c9d00b, $(wc -l < $DEV_TMP/h_T_def) hash lines"

@@ -18,10 +18,7 @@ b=$(ls base/gpu_gdn-*); bb=$(ls base/gpu_gdn_bench-*)
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
 cat cubins.sha256
 echo "binaries: T $t $tb, B $b $bb"
-F="forward_parity state_pool batch_invariant"
-fh() { local tag=$1 bin=$2; shift 2; env DNNPLAN_GDN_TEST_HASHES=1 "$@" timeout 40 $bin $F --test-threads=1 --nocapture > $DEV_TMP/p_$tag.log 2>&1
-  echo "$tag ($*): $(grep -E 'test result' $DEV_TMP/p_$tag.log) $(grep -m1 panicked $DEV_TMP/p_$tag.log)"
-  grep -E "$DEV_HASH_RE" $DEV_TMP/p_$tag.log | sed -E 's/ in [0-9.]+ ?m?s//' > $DEV_TMP/h_$tag; }
+fh() { DEV_CAP_S=40 dev_fwd_case "$@"; }
 # 1. Forward hashes, T vs B: default (slim by the rule, piece path at (1,32768,16)), full factors, 7 pieces.
 for v in "default" "full DNNPLAN_GDN_FWD_FACTORS=full" "p7 DNNPLAN_GDN_FWD_PIECES=7" "fullp7 DNNPLAN_GDN_FWD_FACTORS=full DNNPLAN_GDN_FWD_PIECES=7"; do
   set -- $v; tag=$1; shift

@@ -17,10 +17,7 @@ echo "staged binary embeds w4p: $(grep -c gdn_fwd_scanx_bf16_k128_w4p $t)"
 # 1. Every gpu_gdn test with the default (the rule's choice: w8 at (16,2048,32)-like shapes, else w4).
 dev_parity "default gpu_gdn" $t ""
 # 2. The forward tests per output scan, their O / state hashes bitwise w4's (whole and 4 pieces).
-F="forward_parity state_pool batch_invariant"
-fh() { local tag=$1; shift; env DNNPLAN_GDN_TEST_HASHES=1 "$@" timeout 60 $t $F --test-threads=1 --nocapture > $DEV_TMP/p_$tag.log 2>&1
-  echo "$tag ($*): $(grep -E 'test result' $DEV_TMP/p_$tag.log) $(grep -m1 panicked $DEV_TMP/p_$tag.log)"
-  grep -E "$DEV_HASH_RE" $DEV_TMP/p_$tag.log | sed -E 's/ in [0-9.]+ ?m?s//' > $DEV_TMP/h_$tag; }
+fh() { local tag=$1; shift; DEV_CAP_S=60 dev_fwd_case "$tag" "$t" "$@"; }
 fh w4 DNNPLAN_GDN_FWD_SCAN=w4
 for v in w4s1 w4p w8; do fh $v DNNPLAN_GDN_FWD_SCAN=$v; dev_same $DEV_TMP/h_$v $DEV_TMP/h_w4 "forward: $v == w4, $(wc -l < $DEV_TMP/h_$v) hash lines"; done
 fh w4P4 DNNPLAN_GDN_FWD_SCAN=w4 DNNPLAN_GDN_FWD_PIECES=4

@@ -17,10 +17,7 @@ echo "staged binary embeds w4p / sum1 / sum1b4: $(grep -c gdn_fwd_scanx_bf16_k12
 # 1. Every gpu_gdn test with the default (unchanged rule: w4 + two-stage summary, P = 4 at (1,32768,16)).
 dev_parity "default gpu_gdn" $t ""
 # 2. The forward tests per schedule, their O / state hashes bitwise the reference schedule's.
-F="forward_parity state_pool batch_invariant"
-fh() { local tag=$1; shift; env DNNPLAN_GDN_TEST_HASHES=1 "$@" timeout 40 $t $F --test-threads=1 --nocapture > $DEV_TMP/p_$tag.log 2>&1
-  echo "$tag ($*): $(grep -E 'test result' $DEV_TMP/p_$tag.log) $(grep -m1 panicked $DEV_TMP/p_$tag.log)"
-  grep -E "$DEV_HASH_RE" $DEV_TMP/p_$tag.log | sed -E 's/ in [0-9.]+ ?m?s//' > $DEV_TMP/h_$tag; }
+fh() { local tag=$1; shift; DEV_CAP_S=40 dev_fwd_case "$tag" "$t" "$@"; }
 fh w4 DNNPLAN_GDN_FWD_SCAN=w4
 fh w4p DNNPLAN_GDN_FWD_SCAN=w4p
 dev_same $DEV_TMP/h_w4p $DEV_TMP/h_w4 "forward: w4p == w4, $(wc -l < $DEV_TMP/h_w4) hash lines"

@@ -20,10 +20,7 @@ dev_hashes bwd $t > $DEV_TMP/h_rule; dev_hashes fwd $t > $DEV_TMP/f_rule
 dev_cover_reference "default" $DEV_TMP/h_rule $DEV_TMP/f_rule
 dev_hashes fwd $base > $DEV_TMP/f_base
 dev_same $DEV_TMP/f_rule $DEV_TMP/f_base "forward default == session-12 build, $(wc -l < $DEV_TMP/f_base) hash lines"
-F="forward_parity state_pool batch_invariant"
-fh() { local tag=$1 bin=$2; shift 2; env DNNPLAN_GDN_TEST_HASHES=1 "$@" timeout 40 $bin $F --test-threads=1 --nocapture > $DEV_TMP/p_$tag.log 2>&1
-  echo "$tag ($*): $(grep -E 'test result' $DEV_TMP/p_$tag.log) $(grep -m1 panicked $DEV_TMP/p_$tag.log)"
-  grep -E "$DEV_HASH_RE" $DEV_TMP/p_$tag.log | sed -E 's/ in [0-9.]+ ?m?s//' > $DEV_TMP/h_$tag; }
+fh() { DEV_CAP_S=40 dev_fwd_case "$@"; }
 fh newP7 $t DNNPLAN_GDN_FWD_PIECES=7
 fh baseP7 $base DNNPLAN_GDN_FWD_PIECES=7
 dev_same $DEV_TMP/h_newP7 $DEV_TMP/h_baseP7 "forward, 7 pieces: default kernels (w4p + sum1) == session-12 build (w4 + sum), $(wc -l < $DEV_TMP/h_baseP7) hash lines"

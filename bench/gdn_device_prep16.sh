@@ -18,10 +18,7 @@ b=.device/tests/gpu_gdn-base
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
 cat cubins.sha256
 dev_parity "default gpu_gdn (new)" $t ""
-F="forward_parity state_pool batch_invariant"
-fh() { local tag=$1 bin=$2; shift 2; env DNNPLAN_GDN_TEST_HASHES=1 "$@" timeout 60 $bin $F --test-threads=1 --nocapture > $DEV_TMP/p_$tag.log 2>&1
-  echo "$tag ($*): $(grep -E 'test result' $DEV_TMP/p_$tag.log) $(grep -m1 panicked $DEV_TMP/p_$tag.log)"
-  grep -E "$DEV_HASH_RE" $DEV_TMP/p_$tag.log | sed -E 's/ in [0-9.]+ ?m?s//' > $DEV_TMP/h_$tag; }
+fh() { DEV_CAP_S=60 dev_fwd_case "$@"; }
 fh slim_new $t DNNPLAN_GDN_FWD_FACTORS=slim
 fh slim_base $b DNNPLAN_GDN_FWD_FACTORS=slim
 dev_same $DEV_TMP/h_slim_new $DEV_TMP/h_slim_base "forward slim: new == base 1628811, $(wc -l < $DEV_TMP/h_slim_base) hash lines"

@@ -19,10 +19,7 @@ steps=${SLIM14_STEPS:-parity memcheck timing}
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
 cat cubins.sha256
 echo "staged binary embeds slimscan: $(grep -c gdn_fwd_slimscan_bf16_k128_w4 $t)"
-F="forward_parity state_pool batch_invariant"
-fh() { local tag=$1; shift; env DNNPLAN_GDN_TEST_HASHES=1 "$@" timeout 60 $t $F --test-threads=1 --nocapture > $DEV_TMP/p_$tag.log 2>&1
-  echo "$tag ($*): $(grep -E 'test result' $DEV_TMP/p_$tag.log) $(grep -m1 panicked $DEV_TMP/p_$tag.log)"
-  grep -E "$DEV_HASH_RE" $DEV_TMP/p_$tag.log | sed -E 's/ in [0-9.]+ ?m?s//' > $DEV_TMP/h_$tag; }
+fh() { local tag=$1; shift; DEV_CAP_S=60 dev_fwd_case "$tag" "$t" "$@"; }
 if [[ " $steps " == *" parity "* ]]; then
   dev_parity "default gpu_gdn" $t ""
   # 1. The forward tests: default (full factors), slim by the rule's width, slim forced w4 / w8.

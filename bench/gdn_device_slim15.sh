@@ -21,10 +21,7 @@ b=base/gpu_gdn_main
 a=base/gpu_gdn_A
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
 cat cubins.sha256
-F="forward_parity state_pool batch_invariant"
-fh() { local tag=$1 bin=$2; shift 2; env DNNPLAN_GDN_TEST_HASHES=1 "$@" timeout 60 $bin $F --test-threads=1 --nocapture > $DEV_TMP/p_$tag.log 2>&1
-  echo "$tag ($*): $(grep -E 'test result' $DEV_TMP/p_$tag.log) $(grep -m1 panicked $DEV_TMP/p_$tag.log)"
-  grep -E "$DEV_HASH_RE" $DEV_TMP/p_$tag.log | sed -E 's/ in [0-9.]+ ?m?s//' > $DEV_TMP/h_$tag; }
+fh() { DEV_CAP_S=60 dev_fwd_case "$@"; }
 echo "binaries: B $t, A $a, main $b"
 # 1. Slim forward: B (this build), A and main's binary, w4 and w8 forced and by the rule.
 for w in w4 w8; do
