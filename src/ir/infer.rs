@@ -47,6 +47,16 @@ fn packed(dims: Vec<i64>) -> Option<Shape> {
     Some((dims, s))
 }
 
+/// `x` with every axis `keep` rejects reduced to 1, packed (the statistics shapes).
+fn kept_axes(x: &[i64], keep: impl Fn(usize) -> bool) -> Option<Shape> {
+    packed(
+        x.iter()
+            .enumerate()
+            .map(|(i, &d)| if keep(i) { d } else { 1 })
+            .collect(),
+    )
+}
+
 /// Strides with dim 1 innermost, then the trailing dims, then dim 0 (NHWC order for NCHW dims).
 pub fn nhwc_strides(dims: &[i64]) -> Vec<i64> {
     let r = dims.len();
@@ -165,40 +175,23 @@ fn infer_rule(c: &Ctx<'_>, rule: &ShapeRule) -> InferResult {
             let Some(x) = c.dims("input") else {
                 return Ok(None);
             };
-            let dims = match c.dims("scale") {
-                Some(s) if s.len() == x.len() => x
-                    .iter()
-                    .zip(&s)
-                    .enumerate()
-                    .map(|(i, (&xd, &sd))| if i > 0 && sd != 1 { 1 } else { xd })
-                    .collect(),
-                _ => std::iter::once(x[0])
-                    .chain(std::iter::repeat_n(1, x.len() - 1))
-                    .collect(),
-            };
-            packed(dims)
+            // Axis 0 and the axes `scale` does not span (an unusable `scale`: axis 0 alone).
+            match c.dims("scale") {
+                Some(s) if s.len() == x.len() => kept_axes(&x, |i| i == 0 || s[i] == 1),
+                _ => kept_axes(&x, |i| i == 0),
+            }
         }
         ShapeRule::InstanceStats => {
             let Some(x) = c.dims("input") else {
                 return Ok(None);
             };
-            packed(
-                x.iter()
-                    .enumerate()
-                    .map(|(i, &d)| if i < 2 { d } else { 1 })
-                    .collect(),
-            )
+            kept_axes(&x, |i| i < 2)
         }
         ShapeRule::Genstats => {
             let Some(x) = c.dims("input") else {
                 return Ok(None);
             };
-            packed(
-                x.iter()
-                    .enumerate()
-                    .map(|(i, &d)| if i == 1 { d } else { 1 })
-                    .collect(),
-            )
+            kept_axes(&x, |i| i == 1)
         }
         ShapeRule::Slice => {
             let (Some(x), Some(xs)) = (c.dims("input"), c.strides("input")) else {
