@@ -1274,8 +1274,8 @@ mod tests {
         ] {
             assert!(!overlap(n, t, ho, d, false).overlap, "{n} {t} {ho} {d}");
         }
-        // (1, 32768, 16) uncut under batch_invariant: 32 blocks -> overlap.
-        assert!(overlap(1, 32768, 16, 128, true).overlap);
+        // (1, 32768, 16) uncut under batch_invariant: 32 blocks, a quarter wave -> not.
+        assert!(!overlap(1, 32768, 16, 128, true).overlap);
         // The overlapped entries are bundled, named by the choice.
         let fwd = crate::cuda::kernels::find("gdn_fwd").expect("bundled GDN module");
         assert_eq!(c.offsets_name(), "gdn_fwd_chunk_order");

@@ -112,20 +112,32 @@ pub fn prep_grid(k: u64, sms: u64, units: u64, per_sm: Option<u64>) -> u64 {
 }
 
 /// When the uncut slim forward overlaps its prep and output scan, as data: the scan's blocks
-/// (2 per (sequence, head) pair at V = 128) fill at most `max_fill_num / max_fill_den` waves of
-/// the SMs (one scan block per SM: more would start only as earlier ones finish) and the batch
-/// has at most [`FWD_OVERLAP_MAX_SEQS`] sequences (the chunk order's table).
+/// (2 per (sequence, head) pair at V = 128) fill at least `min_fill_num / min_fill_den` and at
+/// most `max_fill_num / max_fill_den` waves of the SMs (one scan block per SM: more would start
+/// only as earlier ones finish; far fewer leave the scan, slowed by the prep blocks beside it, as
+/// the long pole) and the batch has at most [`FWD_OVERLAP_MAX_SEQS`] sequences (the chunk order's
+/// table).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FwdOverlapRule {
+    /// Numerator of the smallest fill of the SMs by the scan's blocks.
+    pub min_fill_num: u64,
+    /// Denominator of the smallest fill.
+    pub min_fill_den: u64,
     /// Numerator of the largest fill of the SMs by the scan's blocks.
     pub max_fill_num: u64,
     /// Denominator of the largest fill.
     pub max_fill_den: u64,
 }
 
-/// The forward's overlap rule: one wave of scan blocks (session 15; the measurements are in
-/// bench/gdn_results.md, session 15, ovf15).
+/// The forward's overlap rule: from 3/4 to one wave of scan blocks. H200, bf16, K = V = 128,
+/// overlap off / on alternating in one process (bench/gdn_results.md, session 15, ovf15):
+/// (4, 8192, 16), 128 blocks (0.97 waves), 0.5843 / 0.5703 ms (1.024x); (1, 32768, 16) uncut
+/// (`batch_invariant`), 32 blocks (0.24 waves), 1.5768 / 1.6814 (0.938x); beyond one wave
+/// (forced): the ragged mix, 320 blocks, 0.6369 / 0.8013; (16, 2048, 32), 1024 blocks,
+/// 1.0517 / 1.4643.
 pub const FWD_OVERLAP_RULE: FwdOverlapRule = FwdOverlapRule {
+    min_fill_num: 3,
+    min_fill_den: 4,
     max_fill_num: 1,
     max_fill_den: 1,
 };
@@ -135,6 +147,7 @@ impl FwdOverlapRule {
     pub fn overlap(&self, scan_blocks: u64, n_seqs: u64, sms: u64) -> bool {
         scan_blocks > 0
             && n_seqs <= FWD_OVERLAP_MAX_SEQS
+            && self.min_fill_den * scan_blocks >= self.min_fill_num * sms
             && self.max_fill_den * scan_blocks <= self.max_fill_num * sms
     }
 }
@@ -209,12 +222,15 @@ mod tests {
         assert!(FWD_OVERLAP_RULE.overlap(128, 4, sms));
         // (16, 2048, 32): 1024 blocks, 7.8 waves -> not.
         assert!(!FWD_OVERLAP_RULE.overlap(1024, 16, sms));
-        // At the edge: 132 blocks overlap, 134 do not; more sequences than the order table ranks
-        // do not; an empty scan does not.
+        // (1, 32768, 16) uncut (batch_invariant): 32 blocks, a quarter wave -> not.
+        assert!(!FWD_OVERLAP_RULE.overlap(32, 1, sms));
+        // At the edges: 99 to 132 blocks overlap, 98 and 134 do not; more sequences than the
+        // order table ranks do not; an empty scan does not.
         assert!(FWD_OVERLAP_RULE.overlap(132, 64, sms));
+        assert!(FWD_OVERLAP_RULE.overlap(99, 33, sms));
+        assert!(!FWD_OVERLAP_RULE.overlap(98, 49, sms));
         assert!(!FWD_OVERLAP_RULE.overlap(132, 66, sms));
         assert!(!FWD_OVERLAP_RULE.overlap(134, 4, sms));
-        assert!(!FWD_OVERLAP_RULE.overlap(64, 65, sms));
         assert!(!FWD_OVERLAP_RULE.overlap(0, 0, sms));
     }
 
