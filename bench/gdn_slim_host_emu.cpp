@@ -7,7 +7,9 @@
 //     default's (the two factorisations round differently);
 //   - slim w8 bitwise slim w4 (each warp's arithmetic is the same at either width);
 //   - each kernel repeats bitwise (second run: cp.async landing at issue instead of at the wait);
-//   - the slim prep's T bitwise the default prep's KEEP T (the same phases 1-4).
+//   - the slim prep's T bitwise the default prep's KEEP T (the same phases 1-4);
+//   - session 15 (ovf15): the overlapped pair (gdn_fwd_chunk_order's tail, the persistent prep
+//     on 3 blocks, the scan w4ov) bitwise the slim prep's workspace and slim w4's outputs.
 // Cases: partial chunks and an empty sequence, GQA (H = HK = 1 < HV = HO), l2norm on / off,
 // beta sigmoid, fp32 / bf16 initial state, bf16 / fp16.
 //
@@ -193,6 +195,46 @@ static void run_case(const char* name, int H, int HV, int flags, std::vector<int
   launch(U3{1, unsigned(HO), unsigned(N)}, 256, [&] { gdn::fwd_slim_scan_body<IOT, K, V, 8, gdn::SLIM_W8_STAGES>(fp); });
   const auto s8 = outputs();
   check(same(s4.first, s8.first) && same(s4.second, s8.second), "slim scan w8 bitwise w4");
+  // Session 15 (ovf15): the overlapped pair. gdn_fwd_chunk_order's tail (flags zeroed, the scan's
+  // chunk order) on the host's chunk table, the persistent prep on 3 blocks (several tiles per
+  // block: the shared memory reused across tiles), then the w4ov scan (every flag set by then:
+  // the emulation runs one block at a time, producer first).
+  {
+    std::vector<unsigned> flags(slots, 0xABCDu);
+    std::vector<int> order(max_chunks, -1);
+    fp.ov_flags = flags.data();
+    fp.ov_order = order.data();
+    launch(U3{1, 1, 1}, gdn::OFFSETS_THREADS, [&] { gdn::fwd_chunk_order_tail(fp); });
+    bool zeroed = std::all_of(flags.begin(), flags.end(), [](unsigned f) { return f == 0u; });
+    // The expected order: units (s, b) by position s in the sequence, then sequence b.
+    std::vector<int> want;
+    for (int s = 0; s < max_chunks; ++s)
+      for (int b = 0; b < N; ++b)
+        if (offs[b] + s < offs[b + 1]) want.push_back(offs[b] + s);
+    check(zeroed && std::equal(want.begin(), want.end(), order.begin()) && int(want.size()) == live,
+          "overlap: flags zeroed, chunk order = (position, sequence)");
+    const auto ts0 = ts, as0 = as;
+    const auto sc0 = sc, gl0 = gl;
+    std::fill(ts.begin(), ts.end(), 0xFFFF);
+    std::fill(as.begin(), as.end(), 0xFFFF);
+    std::fill(gl.begin(), gl.end(), NAN);
+    std::fill(sc.begin(), sc.end(), NAN);
+    launch(U3{3, 1, 1}, gdn::PREP3_THREADS, [&] { gdn::fwd_slim_prep_ov_body<IOT, K>(fp); });
+    const size_t lv = size_t(live) * HO;
+    bool published = true;
+    for (size_t i = 0; i < slots; ++i) published &= flags[i] == (i < lv ? 1u : 0u);
+    check(published, "overlap: the persistent prep published every live unit once");
+    check(memcmp(ts.data(), ts0.data(), lv * C * C * 2) == 0 && memcmp(as.data(), as0.data(), lv * C * C * 2) == 0 &&
+              memcmp(sc.data(), sc0.data(), lv * gdn::SLIM_SCALARS * C * 4) == 0 && memcmp(gl.data(), gl0.data(), lv * 4) == 0,
+          "overlap: persistent prep's T, A, scalars, gl bitwise the slim prep's");
+    set_state();
+    launch(U3{2, unsigned(HO), unsigned(N)}, 128,
+           [&] { gdn::fwd_slim_scan_body<IOT, K, V, 4, gdn::SLIM_OV_STAGES, true>(fp); });
+    const auto sov = outputs();
+    check(same(s4.first, sov.first) && same(s4.second, sov.second), "overlap: scan w4ov (2 stages, flag waits) bitwise w4");
+    fp.ov_flags = nullptr;
+    fp.ov_order = nullptr;
+  }
   if (getenv("GDN_EMU_DEBUG")) {
     size_t nan_o = 0;
     for (double x : full.first) nan_o += std::isnan(x);

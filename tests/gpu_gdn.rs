@@ -24,8 +24,8 @@ use dnnplan::ir::{DataType, Graph, GraphContext, NodeBuilder, Tensor};
 use dnnplan::pack::executor::{PlanChoice, execute};
 use dnnplan::pack::normalize::{Buffer, from_bindings};
 use gdn_gpu::{
-    BENCH_SHAPES, BenchInputs, Caller, GDN_SM90_ID, Rng, env_list, get, ok, opted_in, put, set_env,
-    size, timing_shape_selected,
+    BENCH_SHAPES, BenchInputs, Caller, GDN_SM90_ID, GdnPlan, Rng, env_list, event_ms, get, ok,
+    opted_in, put, set_env, size, timing_shape_selected,
 };
 
 /// One configuration.
@@ -1488,6 +1488,197 @@ fn timing_forward_factors() {
         }
         set_env("DNNPLAN_GDN_FWD_FACTORS", None);
         set_env("DNNPLAN_GDN_FWD_PIECES", None);
+        inp.free();
+    }
+}
+
+/// One overlapped-forward plan row: (label, `DNNPLAN_GDN_FWD_OVERLAP`, `DNNPLAN_GDN_PDL`,
+/// `DNNPLAN_GDN_FWD_OVERLAP_PER_SM`).
+type OverlapRow<'a> = (&'a str, &'a str, Option<&'a str>, Option<&'a str>);
+
+/// The overlapped forward's plans at one benchmark shape (session 15, ovf15,
+/// src/engines/gdn/fwd_overlap.rs): one plan per row, with `pieces` as `DNNPLAN_GDN_FWD_PIECES`
+/// and `steps` as `DNNPLAN_GDN_FWD_STEPS` (all read at plan build).
+fn overlap_plans(
+    caller: &Caller,
+    inp: &BenchInputs,
+    rows: &[OverlapRow<'_>],
+    pieces: Option<&str>,
+    steps: Option<&str>,
+) -> Vec<GdnPlan> {
+    set_env("DNNPLAN_GDN_FWD_PIECES", pieces);
+    set_env("DNNPLAN_GDN_FWD_STEPS", steps);
+    let plans = rows
+        .iter()
+        .map(|&(_, overlap, pdl, per_sm)| {
+            set_env("DNNPLAN_GDN_FWD_OVERLAP", Some(overlap));
+            set_env("DNNPLAN_GDN_PDL", pdl);
+            set_env("DNNPLAN_GDN_FWD_OVERLAP_PER_SM", per_sm);
+            let (graph, node, ins) = inp.graph("gdn");
+            GdnPlan::build(caller, graph, node, &ins, BenchInputs::outputs("gdn"))
+        })
+        .collect();
+    for var in [
+        "DNNPLAN_GDN_FWD_OVERLAP",
+        "DNNPLAN_GDN_FWD_OVERLAP_PER_SM",
+        "DNNPLAN_GDN_PDL",
+        "DNNPLAN_GDN_FWD_PIECES",
+        "DNNPLAN_GDN_FWD_STEPS",
+    ] {
+        set_env(var, None);
+    }
+    plans
+}
+
+/// The benchmark shapes the overlap is checked and timed at: (shape index, pieces switch);
+/// (1, 32768, 16) uncut (the overlap serves the uncut slim path only).
+const OVERLAP_SHAPES: [(usize, Option<&str>); 4] =
+    [(0, None), (1, Some("1")), (2, None), (3, None)];
+
+/// The forward with its prep and output scan overlapped (`DNNPLAN_GDN_FWD_OVERLAP=1`, with the
+/// launch chain on and off, with one prep block per SM, and the diagnostic `seq`: the same
+/// kernels one after the other) writes bitwise the non-overlapped forward's O and final state at the
+/// benchmark shapes (the ragged mix has an empty and a one-token sequence), on a first execute
+/// and on a second one into re-poisoned outputs (the hand-over flags reset on every execute).
+/// The fp64-reference checks of the overlapped kernels: `forward_parity_matrix` under
+/// `DNNPLAN_GDN_FWD_OVERLAP=1` (its hashes equal the non-overlapped build's, bench/gdn_results.md).
+#[test]
+fn overlap_forward_bitwise_at_benchmark_shapes() {
+    let caller = Caller::new();
+    let handle = Handle::new(caller.stream.cast()).expect("handle");
+    let rows = [
+        ("off", "0", None, None),
+        ("on", "1", None, None),
+        ("on, PDL=0", "1", Some("0"), None),
+        ("on, 1 prep block per SM", "1", None, Some("1")),
+        ("seq", "seq", None, None),
+    ];
+    for (si, pieces) in OVERLAP_SHAPES {
+        let (name, lens, hh) = BENCH_SHAPES[si];
+        let inp = BenchInputs::new(&caller, lens, hh);
+        let plans = overlap_plans(&caller, &inp, &rows, pieces, None);
+        let mut first: Vec<Vec<u8>> = Vec::new();
+        for (i, plan) in plans.iter().enumerate() {
+            let (pack, ctx) = (plan.pack(), plan.context(&handle));
+            for round in 0..2 {
+                for &(d, n) in &plan.outputs {
+                    caller.fill(d, n, 0xFF);
+                }
+                plan.execute(&pack, &ctx);
+                let outs: Vec<Vec<u8>> = plan
+                    .outputs
+                    .iter()
+                    .map(|&(d, n)| caller.download(d, n))
+                    .collect();
+                if i == 0 && round == 0 {
+                    first = outs;
+                    continue;
+                }
+                for (k, out) in outs.iter().enumerate() {
+                    assert!(
+                        *out == first[k],
+                        "{name}: output {} of overlap {} (execute {round}) differs from overlap off",
+                        BenchInputs::outputs("gdn")[k],
+                        rows[i].0
+                    );
+                }
+            }
+        }
+        println!(
+            "gdn_sm90 overlap {name:16} O and final state of overlap off / on / on with PDL=0 / on at 1 per SM / seq bitwise equal"
+        );
+        for p in plans {
+            p.free();
+        }
+        inp.free();
+    }
+}
+
+/// The forward with and without the overlap at the benchmark shapes (runs when
+/// `DNNPLAN_GDN_TIMING_OVERLAP` is set; its value: samples per plan, default 30): per entry of
+/// `DNNPLAN_GDN_TIMING_OVERLAP_ROWS` (default `0,1`; an entry is `DNNPLAN_GDN_FWD_OVERLAP`'s
+/// value, optionally `/n` for `DNNPLAN_GDN_FWD_OVERLAP_PER_SM=n`) the whole forward and the
+/// forward cut after the prep (`DNNPLAN_GDN_FWD_STEPS=2`: chunk table and prep alone, the
+/// persistent prep at its reduced grid), timed alternating (each sample one plan's
+/// `OVERLAP_BATCH` back-to-back executes, the plans in rotating order); medians printed, never
+/// asserted.
+#[test]
+fn timing_forward_overlap() {
+    if !opted_in("DNNPLAN_GDN_TIMING_OVERLAP") {
+        return;
+    }
+    const OVERLAP_BATCH: usize = 4;
+    let samples: usize = std::env::var("DNNPLAN_GDN_TIMING_OVERLAP")
+        .ok()
+        .and_then(|x| x.parse().ok())
+        .unwrap_or(30)
+        .max(1);
+    let caller = Caller::new();
+    let handle = Handle::new(caller.stream.cast()).expect("handle");
+    let entries = env_list("DNNPLAN_GDN_TIMING_OVERLAP_ROWS", "0,1");
+    let rows: Vec<OverlapRow<'_>> = entries
+        .iter()
+        .map(|e| {
+            let (mode, per_sm) = e
+                .split_once('/')
+                .map_or((e.as_str(), None), |(m, n)| (m, Some(n)));
+            (e.as_str(), mode, None, per_sm)
+        })
+        .collect();
+    for (si, pieces) in OVERLAP_SHAPES {
+        if !timing_shape_selected(si) {
+            continue;
+        }
+        let (name, lens, hh) = BENCH_SHAPES[si];
+        let inp = BenchInputs::new(&caller, lens, hh);
+        let mut plans = overlap_plans(&caller, &inp, &rows, pieces, None);
+        plans.extend(overlap_plans(&caller, &inp, &rows, pieces, Some("2")));
+        let labels: Vec<String> = ["whole", "prep"]
+            .iter()
+            .flat_map(|w| rows.iter().map(move |r| format!("{w} {}", r.0)))
+            .collect();
+        let packs: Vec<_> = plans.iter().map(GdnPlan::pack).collect();
+        let ctxs: Vec<_> = plans.iter().map(|p| p.context(&handle)).collect();
+        for i in 0..plans.len() {
+            for _ in 0..3 {
+                plans[i].execute(&packs[i], &ctxs[i]);
+            }
+        }
+        let mut times = vec![Vec::new(); plans.len()];
+        for s in 0..samples {
+            for j in 0..plans.len() {
+                let i = (s + j) % plans.len();
+                let ms = event_ms(&caller, || {
+                    for _ in 0..OVERLAP_BATCH {
+                        plans[i].execute(&packs[i], &ctxs[i]);
+                    }
+                });
+                times[i].push(ms / OVERLAP_BATCH as f64);
+            }
+        }
+        let med: Vec<f64> = times
+            .into_iter()
+            .map(|mut v| {
+                v.sort_by(f64::total_cmp);
+                v[v.len() / 2]
+            })
+            .collect();
+        let cells: Vec<String> = labels
+            .iter()
+            .zip(&med)
+            .map(|(l, m)| format!("{l} {m:.4}"))
+            .collect();
+        println!(
+            "gdn_sm90 overlap timing {name:16} {} | {} ms (medians of {samples} x {OVERLAP_BATCH}) | first/second {:.3}x",
+            if pieces.is_some() { "P=1" } else { "rule" },
+            cells.join(" | "),
+            med[0] / med[1.min(rows.len() - 1)]
+        );
+        drop(ctxs);
+        drop(packs);
+        for p in plans {
+            p.free();
+        }
         inp.free();
     }
 }

@@ -48,8 +48,11 @@ struct FwdFastParams {
   float* ws_h;     // [N·(P−1), HO, V, K]
   float* ws_m;     // [N·(P−1), HO, K, K]
   float* ws_seed;  // [N·P, HO, V, K] (only when P > 1)
+  // The overlapped uncut slim forward (gdn_fwd_slim.cuh, prep ∥ output scan; null otherwise):
+  unsigned* ov_flags;  // [chunk slots, HO]: unit (c, h) published by the persistent prep
+  int* ov_order;       // [chunk slots]: the prep's chunk order (the output scan's)
 };
-static_assert(sizeof(FwdFastParams) == 240, "FwdFastParams layout changed: update src/engines/gdn/params.rs");
+static_assert(sizeof(FwdFastParams) == 256, "FwdFastParams layout changed: update src/engines/gdn/params.rs");
 
 // OUT: the output pass (Q⁺, A, Ũ staged, O written). Otherwise the summary pass (W, Kᴿ and,
 // for H blocks, Ũ staged; no O).

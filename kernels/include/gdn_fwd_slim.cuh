@@ -30,6 +30,9 @@
 
 #include "gdn_fwd_fast.cuh"
 #include "gdn_fwd_prep10.cuh"
+#ifndef GDN_HOST_EMU  // the CPU emulation defines the hand-over primitives (bench/gdn_host_emu.h)
+#include "dnnp_overlap.cuh"
+#endif
 
 namespace gdn {
 
@@ -83,11 +86,13 @@ __device__ __forceinline__ void slim_norm_row(const FwdParams& p, T* kS, T* qS, 
   }
 }
 
-// The slim prep: one (chunk slot, head) per block of PREP3_THREADS threads. Phases 1-4 are
-// prep15's (prep10_tile<..., BAL_DIAG = 3>) without v: the same T bits; then T, the scalars, A
-// (from the Q Kᵀ accumulators, as prep15) and Γ_last to the workspace.
+// The slim prep's tile: chunk slot c, head h on one block of PREP3_THREADS threads. Phases 1-4
+// are prep15's (prep10_tile<..., BAL_DIAG = 3>) without v: the same T bits; then T, the scalars,
+// A (from the Q Kᵀ accumulators, as prep15) and Γ_last to the workspace. Returns at once for a
+// slot past the last chunk. Uses the whole dynamic shared memory (SlimPrepSmem); a caller that
+// runs another tile after it must put a block barrier in between.
 template <typename T, int K>
-__device__ __forceinline__ void fwd_slim_prep_body(const FwdParams& p) {
+__device__ __forceinline__ void fwd_slim_prep_tile(const FwdParams& p, const int c, const int h) {
   static_assert(K == 128, "the slim forward serves K = V = 128");
   using S = SlimPrepSmem<K>;
   using IO = Io<T>;
@@ -101,7 +106,7 @@ __device__ __forceinline__ void fwd_slim_prep_body(const FwdParams& p) {
   float* gam = reinterpret_cast<float*>(smem + S::gam_off);
   float* bet = reinterpret_cast<float*>(smem + S::bet_off);
 
-  const int c = blockIdx.x, h = blockIdx.y, tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+  const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
   int seq, len;
   long long t0;
   if (!locate_chunk(p, c, seq, t0, len)) return;
@@ -173,6 +178,12 @@ __device__ __forceinline__ void fwd_slim_prep_body(const FwdParams& p) {
     const int r = i / (CHUNK / 8), c8 = i % (CHUNK / 8);
     *reinterpret_cast<uint4*>(&dt[r * CHUNK + 8 * c8]) = *reinterpret_cast<const uint4*>(&tb[tcinv10_tb_row(r) + 8 * c8]);
   }
+}
+
+// The slim prep: grid (chunk slots, HO), one tile per block.
+template <typename T, int K>
+__device__ __forceinline__ void fwd_slim_prep_body(const FwdParams& p) {
+  fwd_slim_prep_tile<T, K>(p, blockIdx.x, blockIdx.y);
 }
 
 // The slim scan's shared memory per pipeline stage: raw q, k rows (K + 8), the block's VS value
@@ -311,8 +322,10 @@ __device__ __forceinline__ void slim_chunk_warp(float (&x)[K / 8][4], const T* Q
 }
 
 // The slim output scan: grid (V / VS, HO, N), NW warps of 16 value rows, one piece per sequence
-// (initial state in, final state out). STAGES-deep cp.async pipeline over the chunks.
-template <typename T, int K, int V, int NW, int STAGES>
+// (initial state in, final state out). STAGES-deep cp.async pipeline over the chunks. OV: the
+// consumer beside the persistent prep (fwd_slim_prep_ov_body): before it issues the copies of
+// chunk c it waits for unit (c, h)'s flag, and every block waits for the prep grid before it exits.
+template <typename T, int K, int V, int NW, int STAGES, bool OV = false>
 __device__ __forceinline__ void fwd_slim_scan_body(const FwdFastParams& fp) {
   static_assert(K == 128 && V == 128, "the slim forward serves K = V = 128");
   using S = SlimScanSmem<K, NW, STAGES>;
@@ -357,6 +370,9 @@ __device__ __forceinline__ void fwd_slim_scan_body(const FwdFastParams& fp) {
   auto issue = [&](int c, int st) {
     unsigned char* base = smem + st * S::stage;
     const size_t ch = static_cast<size_t>(c) * HO + h;
+    // The prep's unit (c, h) before any read of it (T, A, scalars by cp.async.cg; Γ_last by the
+    // pipeline's loads, which come after this chunk's issue).
+    if constexpr (OV) dnnp_flag_wait_block(fp.ov_flags + ch, 1u);
     const long long t0 = cs + static_cast<long long>(c - c_begin) * CHUNK;
     const int len = static_cast<int>(min_ll(static_cast<long long>(CHUNK), ce - t0));
     T* qd = reinterpret_cast<T*>(base + S::q_off) + qr0 * KP + qc;
@@ -413,8 +429,88 @@ __device__ __forceinline__ void fwd_slim_scan_body(const FwdFastParams& fp) {
                                                [](int) {});
   });
   if (p.final_state) store_final_state_frags<K>(x, p, (static_cast<size_t>(row) * HO + h) * V * K, vr, cq);
+  if constexpr (OV) dnnp_wait_prerequisites();  // the stream moves on only after the prep too
 }
 
+
+// ---------------------------------------------------------------------------------------
+// The uncut slim forward with the prep and the output scan at the same time (session 15, helper
+// ovf15; dnnp_overlap.cuh's contract, the backward's gdn_bwd_overlap.cuh pattern). Launches on one
+// stream (src/engines/gdn/engine.rs, FWD_OVERLAP_RULE, DNNPLAN_GDN_FWD_OVERLAP):
+//  1. gdn_fwd_chunk_order (1 block, OFFSETS_THREADS; replaces gdn_chunk_offsets): the chunk table,
+//     ov_flags zeroed (stream order: before the producer, on every execute and graph replay),
+//     ov_order = the live chunk slots in the order the output scan consumes them.
+//  2. the producer, launched normally (or programmatic under the launch chain): the persistent
+//     prep gdn_fwd_slimprep_*_k128_ov, a grid of as many blocks as fit beside one scan block per SM
+//     (the host sizes it, fwd_prep_blocks_beside): every block calls dnnp_launch_dependents() right
+//     after its entry wait, then takes the units (rank r = u / HO, head u % HO; slot ov_order[r])
+//     u = blockIdx.x, + gridDim.x, ..., runs fwd_slim_prep_tile unchanged (bitwise the default
+//     prep's T, A, scalars, Γ_last) and publishes unit (c, h).
+//  3. the consumer, launched with LaunchConfig::programmatic in every mode: the slim scan on 4 warps
+//     with SLIM_OV_STAGES stages (gdn_fwd_slimscan_*_k128_w4ov: one block and two prep blocks per
+//     SM), which waits for unit (c, h) before it issues chunk c's copies, and waits for the prep
+//     grid (griddepcontrol.wait) before it exits. It starts only after every producer block
+//     passed its own entry wait, so it reads the chunk table without a wait. The same per-warp
+//     arithmetic as the w4 / w8 scans: bitwise their O and final states.
+// Deadlock freedom: a producer block waits on nothing but its own copies; every producer block is
+// resident before any consumer block exists (PDL), so every unit a consumer waits for is produced.
+// Rank order: units (s, b), s = the chunk's position in its sequence b, ordered by s, then b: the
+// order in which the scan's blocks, all advancing one chunk per step, consume them (any order is
+// correct; beyond FWD_OVERLAP_MAX_SEQS sequences the identity order, slot by slot).
+// ---------------------------------------------------------------------------------------
+constexpr int SLIM_OV_STAGES = 2;
+constexpr int FWD_OVERLAP_MAX_SEQS = 64;
+// The persistent prep's launch bounds: at most 64 registers (65,536 / (256 · 4)): 20 bytes of
+// spills in the tile loop (at the default prep's 5 blocks, 48 registers, 108 bytes).
+// Two of its blocks (2 · 16,384 registers, 2 · 36,352 B) fit beside one w4ov scan block
+// (128 threads ≤ 256 registers each: 32,768; 139,264 B) on an SM of 65,536 registers and
+// 228 KB of shared memory (src/engines/gdn/fwd_overlap.rs, blocks_beside).
+constexpr int SLIM_PREP_OV_MIN_BLOCKS = 4;
+
+// After the chunk table (p.chunk_offsets) exists: ov_flags zeroed, ov_order written. One block of
+// OFFSETS_THREADS threads; reads the table this block wrote (after a block barrier).
+__device__ __forceinline__ void fwd_chunk_order_tail(const FwdFastParams& fp) {
+  const FwdParams& p = fp.f;
+  const int tid = threadIdx.x, HO = p.ho, n = p.n_seqs;
+  for (int i = tid; i < p.max_chunks * HO; i += OFFSETS_THREADS) fp.ov_flags[i] = 0u;
+  const int live = p.chunk_offsets[n];
+  for (int c = tid; c < live; c += OFFSETS_THREADS) {
+    int rank = c;
+    if (n <= FWD_OVERLAP_MAX_SEQS) {
+      const int b = seq_of_chunk(p, c);
+      const int s = c - p.chunk_offsets[b];
+      rank = 0;  // units (s', g) before (s, b): s' < min(s, len_g), or s' = s and g < b
+      for (int g = 0; g < n; ++g) {
+        const int len = p.chunk_offsets[g + 1] - p.chunk_offsets[g];
+        rank += (len < s ? len : s) + (g < b && len > s ? 1 : 0);
+      }
+    }
+    fp.ov_order[rank] = c;
+  }
+}
+
+// gdn_fwd_chunk_order: the chunk table (chunk_offsets_body, as gdn_chunk_offsets), then the tail.
+__device__ __forceinline__ void fwd_chunk_order_body(const FwdFastParams& fp) {
+  chunk_offsets_body(fp.f);
+  __syncthreads();  // the chunk table (global, this block's writes) before the tail reads it
+  fwd_chunk_order_tail(fp);
+}
+
+// The persistent slim prep (the producer): units u = blockIdx.x, + gridDim.x, ... in rank order,
+// each fwd_slim_prep_tile then its flag (dnnp_flag_publish_block: a block barrier, which also
+// separates the tile's last shared-memory reads from the next tile's writes). The entry calls
+// dnnp_pdl_enter(true) first (its wait, then dnnp_launch_dependents()).
+template <typename T, int K>
+__device__ __forceinline__ void fwd_slim_prep_ov_body(const FwdFastParams& fp) {
+  const FwdParams& p = fp.f;
+  const int HO = p.ho;
+  const int units = p.chunk_offsets[p.n_seqs] * HO;
+  for (int u = blockIdx.x; u < units; u += gridDim.x) {
+    const int c = fp.ov_order[u / HO], h = u % HO;
+    fwd_slim_prep_tile<T, K>(p, c, h);
+    dnnp_flag_publish_block(fp.ov_flags + static_cast<size_t>(c) * HO + h, 1u);
+  }
+}
 
 // ---------------------------------------------------------------------------------------
 // The piece path on slim factors (session 14, helper fpiece14): the exact piece chain of

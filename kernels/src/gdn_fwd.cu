@@ -23,6 +23,10 @@
 //                                          (DNNPLAN_GDN_FWD_FACTORS=slim; gdn_fwd_slim.cuh; P = 1)
 //   gdn_fwd_slimsum_{bf16,f16}_k128        <<<(4, HO, N·(P−1)), 128, SlimSumSmem<128>>> slim piece summary
 //   gdn_fwd_slimscan_{bf16,f16}_k128_w4d   <<<(2, HO, N·P), 128, SlimPieceSmem<128>>> seeded slim scan
+//   gdn_fwd_chunk_order                    <<<1, 1024>>> chunk table + hand-over flags zeroed + scan order
+//   gdn_fwd_slimprep_{bf16,f16}_k128_ov    <<<(blocks beside the scan, 1, 1), 256, SlimPrepSmem<128>>>
+//                                          persistent slim prep (producer, DNNPLAN_GDN_FWD_OVERLAP)
+//   gdn_fwd_slimscan_{bf16,f16}_k128_w4ov  <<<(2, HO, N), 128, SlimScanSmem<128,4,2>>> its consumer
 // (the output scan w4 / w8 by the schedule rule, bitwise each other; the piece summary and chain
 // only with P > 1 pieces per sequence).
 // Not bundled since session 12 (no schedule rule picked them; src/engines/gdn/engine.rs): the
@@ -135,6 +139,28 @@ extern "C" __global__ void __launch_bounds__(gdn::CHAIN_THREADS) gdn_fwd_chain3_
 
 GDN_FWD_SLIM_ENTRIES(bf16, gdn::gdn_bf16)
 GDN_FWD_SLIM_ENTRIES(f16, gdn::gdn_f16)
+
+// Session 15 (ovf15): the uncut slim forward with the prep and the output scan at the same time
+// (gdn_fwd_slim.cuh, dnnp_overlap.cuh's contract): the chunk table with the hand-over flags zeroed
+// and the scan's chunk order, the persistent prep (the producer: dnnp_pdl_enter(true) waits, then
+// lets the consumer start) and the 4-warp scan on SLIM_OV_STAGES stages (the consumer, launched
+// programmatic in every mode: no wait at its entry, one per unit before its copies and one
+// before it exits; src/engines/gdn/pdl.rs lists it as an exception of the entry rule).
+extern "C" __global__ void __launch_bounds__(gdn::OFFSETS_THREADS) gdn_fwd_chunk_order(gdn::FwdFastParams p) { dnnp_pdl_enter(p.f.flags & gdn::FLAG_PDL_TRIGGER);
+  gdn::fwd_chunk_order_body(p);
+}
+#define GDN_FWD_SLIM_OV_ENTRIES(TAG, T)                                                             \
+  extern "C" __global__ void __launch_bounds__(gdn::PREP3_THREADS, gdn::SLIM_PREP_OV_MIN_BLOCKS)    \
+      gdn_fwd_slimprep_##TAG##_k128_ov(gdn::FwdFastParams p) { dnnp_pdl_enter(true);               \
+    gdn::fwd_slim_prep_ov_body<T, 128>(p);                                                          \
+  }                                                                                                 \
+  extern "C" __global__ void __launch_bounds__(4 * 32)                                              \
+      gdn_fwd_slimscan_##TAG##_k128_w4ov(gdn::FwdFastParams p) {                                    \
+    gdn::fwd_slim_scan_body<T, 128, 128, 4, gdn::SLIM_OV_STAGES, true>(p);                          \
+  }
+
+GDN_FWD_SLIM_OV_ENTRIES(bf16, gdn::gdn_bf16)
+GDN_FWD_SLIM_OV_ENTRIES(f16, gdn::gdn_f16)
 
 // Session 14 (fpiece14): the piece path on slim factors (gdn_fwd_slim.cuh): the summary pass
 // slimsum (two stages, three blocks per SM) and the seeded output scan w4d (q, k, scalars double-

@@ -154,6 +154,30 @@ impl Function {
         })
     }
 
+    /// Asks the driver to run this kernel on device `ordinal` with the largest shared-memory
+    /// carveout (`CU_SHAREDMEM_CARVEOUT_MAX_SHARED`), in every context (`cuKernelSetAttribute`):
+    /// for a kernel whose blocks must leave room beside them for another kernel's blocks on the
+    /// same SMs (an SM changes its carveout only when it is empty, and by default the driver
+    /// sizes it to the one kernel's own occupancy).
+    pub fn prefer_max_shared_memory(&self, ordinal: i32) -> Result<()> {
+        guarded("shared-memory carveout preference", || {
+            let mut dev: sys::CUdevice = 0;
+            // SAFETY: writes one device handle.
+            check("cuDeviceGet", unsafe {
+                sys::cuDeviceGet(&mut dev, ordinal)
+            })?;
+            // SAFETY: the kernel handle is live; sets one attribute.
+            check("cuKernelSetAttribute", unsafe {
+                sys::cuKernelSetAttribute(
+                    sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT,
+                    sys::CUshared_carveout::CU_SHAREDMEM_CARVEOUT_MAX_SHARED as i32,
+                    self.kernel,
+                    dev,
+                )
+            })
+        })
+    }
+
     /// The `CUfunction` of this kernel in `context`, which must be current on the calling thread,
     /// prepared for launches: its dynamic shared-memory limit raised once to the device's opt-in
     /// maximum (so no launch sets an attribute again). The first call per context resolves and

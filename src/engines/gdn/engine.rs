@@ -35,6 +35,13 @@
 //! else the full factors. A numerics change (a different exact factorisation), validated against
 //! the fp64 reference. Unset: [`FwdFactors::UNCUT_DEFAULT`] (slim since session 13) uncut,
 //! `batch_invariant` included, and [`FwdFactors::PIECE_DEFAULT`] on the piece path.
+//! `DNNPLAN_GDN_FWD_OVERLAP=0|1` (forward, session 15): the uncut slim prep and output scan at the
+//! same time ([`super::fwd_overlap`]: `gdn_fwd_chunk_order`, the persistent prep
+//! `gdn_fwd_slimprep_*_k128_ov`, the scan `gdn_fwd_slimscan_*_k128_w4ov` launched programmatic;
+//! bitwise the non-overlapped slim forward): `0` never, `1` wherever the uncut slim path runs,
+//! unset by [`super::fwd_overlap::FWD_OVERLAP_RULE`] (not with a forced `DNNPLAN_GDN_FWD_SCAN`);
+//! diagnostics: `seq` (the same kernels one after the other), `DNNPLAN_GDN_FWD_OVERLAP_PER_SM=n`
+//! (the persistent prep's blocks per SM, at most what fits beside the scan).
 
 use crate::cuda::{Function, LaunchConfig, Launcher, compile_or_load, probe};
 use crate::dispatch::engine::{BuildContext, CompiledPlan, Engine, SupportQuery};
@@ -47,12 +54,13 @@ use crate::ir::DataType;
 use super::analyzer::{GdnFacts, GdnOp, PortFacts};
 use super::backward::GdnBwdPlan;
 use super::chain::ChainVariant;
+use super::fwd_overlap;
 use super::params::{
-    CHAIN_THREADS, FwdFastParams, FwdParams, KernelDtype, OFFSETS_THREADS, PREP3_THREADS,
-    PieceLayout, SCAN_STAGES, SCANX_S1_MIN_BLOCKS, SCANX_S1_STAGES, SLIM_SUM_MIN_BLOCKS,
-    SLIM_W4_STAGES, SLIM_W4D_MIN_BLOCKS, SLIM_W8_STAGES, SUM_STAGES, SUM1_MIN_BLOCKS,
-    WorkspaceLayout, fast_smem_bytes, flags, max_chunks, prep7_smem_bytes, slim_piece_smem_bytes,
-    slim_prep_smem_bytes, slim_scan_smem_bytes, slim_sum_smem_bytes,
+    BwdOverlapLayout, CHAIN_THREADS, FwdFastParams, FwdParams, KernelDtype, OFFSETS_THREADS,
+    PREP3_THREADS, PieceLayout, SCAN_STAGES, SCANX_S1_MIN_BLOCKS, SCANX_S1_STAGES, SLIM_OV_STAGES,
+    SLIM_SUM_MIN_BLOCKS, SLIM_W4_STAGES, SLIM_W4D_MIN_BLOCKS, SLIM_W8_STAGES, SUM_STAGES,
+    SUM1_MIN_BLOCKS, WorkspaceLayout, fast_smem_bytes, flags, max_chunks, prep7_smem_bytes,
+    slim_piece_smem_bytes, slim_prep_smem_bytes, slim_scan_smem_bytes, slim_sum_smem_bytes,
 };
 use super::pdl::PdlMode;
 
@@ -234,7 +242,7 @@ impl Engine for GdnSm90 {
         let choice = FwdChoice::pick(facts, sms);
         let (prep_name, scan_name) = choice.kernel_names(tag, k);
         let kernels = FwdKernels {
-            offsets: module.function("gdn_chunk_offsets")?,
+            offsets: module.function(choice.offsets_name())?,
             prep: module.function(&prep_name)?,
             scan: module.function(&scan_name)?,
             sum: module.function(&choice.sum_kernel_name(tag, k))?,
@@ -253,7 +261,13 @@ impl Engine for GdnSm90 {
         ] {
             launcher.prepare(f)?;
         }
-        Ok(Box::new(GdnFwdPlan::new(facts, choice, kernels)?))
+        if choice.overlap {
+            // Two prep blocks and one scan block per SM need the largest carveout on every SM
+            // the prep reaches first (fwd_overlap).
+            kernels.prep.prefer_max_shared_memory(dev.ordinal)?;
+            kernels.scan.prefer_max_shared_memory(dev.ordinal)?;
+        }
+        Ok(Box::new(GdnFwdPlan::new(facts, choice, kernels, sms)?))
     }
 }
 
@@ -498,6 +512,10 @@ pub struct FwdChoice {
     pub chain: ChainVariant,
     /// The chunk factors (`DNNPLAN_GDN_FWD_FACTORS`).
     pub factors: FwdFactors,
+    /// The uncut slim prep and output scan at the same time ([`super::fwd_overlap`],
+    /// `DNNPLAN_GDN_FWD_OVERLAP`): `gdn_fwd_chunk_order`, the persistent prep `..._ov`, the scan
+    /// `..._w4ov` launched programmatic.
+    pub overlap: bool,
 }
 
 /// Which chunk factors the forward's prep writes and its output scan reads.
@@ -758,7 +776,39 @@ impl FwdChoice {
             .and_then(FwdFactors::from_switch)
             .unwrap_or(FwdFactors::default_for(c.pieces));
         c.factors = FwdFactors::resolve(wanted, f);
+        // A forced output scan runs as asked unless the overlap is forced too.
+        let scan_forced = env("DNNPLAN_GDN_FWD_SCAN")
+            .and_then(|x| ScanVariant::from_switch(&x, f.k))
+            .is_some();
+        c.overlap = c.overlap_pick(
+            f,
+            sms,
+            env("DNNPLAN_GDN_FWD_OVERLAP").as_deref(),
+            !scan_forced,
+        );
         c
+    }
+
+    /// Whether this schedule runs its prep and output scan at the same time
+    /// ([`fwd_overlap::pick`]): only on the uncut slim path with room for the producer beside the
+    /// scan, by `switch` (`DNNPLAN_GDN_FWD_OVERLAP`) or the rule.
+    fn overlap_pick(&self, f: &GdnFacts, sms: u64, switch: Option<&str>, by_rule: bool) -> bool {
+        let applies = self.factors == FwdFactors::Slim
+            && self.pieces == 1
+            && fwd_overlap::prep_grid(f.k as u64, sms, 1, None) > 0;
+        let (n, ho) = (f.n_seqs as u64, f.heads.3 as u64);
+        let scan_blocks = n * ho * (f.v as u64 / 64);
+        fwd_overlap::pick(applies, switch, by_rule, scan_blocks, n, sms)
+    }
+
+    /// The chunk-table entry: `gdn_fwd_chunk_order` (also zeroes the hand-over flags and writes
+    /// the scan's chunk order) when the schedule overlaps, else `gdn_chunk_offsets`.
+    pub fn offsets_name(&self) -> &'static str {
+        if self.overlap {
+            "gdn_fwd_chunk_order"
+        } else {
+            "gdn_chunk_offsets"
+        }
     }
 
     /// The (prep, output scan) entries of this schedule for io dtype `tag` and K = `k`. The slim
@@ -772,12 +822,15 @@ impl FwdChoice {
             FwdFactors::Slim => {
                 let w = if self.slim_pieces() {
                     SLIM_PIECES.scan_suffix
+                } else if self.overlap {
+                    "w4ov"
                 } else {
                     slim_scan_width(self.scan).0
                 };
                 let stem = self.factors.row().scan_stem;
+                let ov = if self.overlap { "_ov" } else { "" };
                 (
-                    format!("gdn_fwd_slimprep_{tag}_k{k}"),
+                    format!("gdn_fwd_slimprep_{tag}_k{k}{ov}"),
                     format!("gdn_fwd_{stem}_{tag}_k{k}_{w}"),
                 )
             }
@@ -803,6 +856,8 @@ impl FwdChoice {
     pub fn scan_warps(&self) -> u64 {
         if self.slim_pieces() {
             SLIM_PIECES.warps
+        } else if self.overlap {
+            4
         } else {
             self.scan.row().warps
         }
@@ -845,7 +900,7 @@ impl FwdChoice {
         } else {
             uncut_scan(f, sms)
         };
-        FwdChoice {
+        let mut c = FwdChoice {
             scan,
             sum: piece_sum,
             pieces,
@@ -853,7 +908,10 @@ impl FwdChoice {
             prep: PrepVariant::DEFAULT,
             chain: ChainVariant::DEFAULT,
             factors: FwdFactors::resolve(FwdFactors::default_for(pieces), f),
-        }
+            overlap: false,
+        };
+        c.overlap = c.overlap_pick(f, sms, None, true);
+        c
     }
 }
 
@@ -929,6 +987,10 @@ pub struct GdnFwdPlan {
     uids: PortUids,
     layout: WorkspaceLayout,
     pieces: PieceLayout,
+    /// The overlapped forward's flags and chunk order (empty without overlap).
+    overlap: BwdOverlapLayout,
+    /// The overlapped kernels one after the other (`DNNPLAN_GDN_FWD_OVERLAP=seq`, diagnostic).
+    sequential: bool,
     choice: FwdChoice,
     grid_prep: (u32, u32, u32),
     grid_scan: (u32, u32, u32),
@@ -992,7 +1054,7 @@ pub(super) fn fwd_template(f: &GdnFacts) -> Result<FwdParams> {
 }
 
 impl GdnFwdPlan {
-    fn new(f: &GdnFacts, choice: FwdChoice, kernels: FwdKernels) -> Result<GdnFwdPlan> {
+    fn new(f: &GdnFacts, choice: FwdChoice, kernels: FwdKernels, sms: u64) -> Result<GdnFwdPlan> {
         let need = |p: &str| -> Result<&PortFacts> {
             f.port(p)
                 .ok_or_else(|| Error::Internal(format!("gdn_sm90: port {p} is not bound")))
@@ -1032,21 +1094,37 @@ impl GdnFwdPlan {
                 WorkspaceLayout::slim(n, t, ho as u64),
                 if choice.slim_pieces() {
                     slim_piece_smem_bytes(k)
+                } else if choice.overlap {
+                    slim_scan_smem_bytes(k, warps, SLIM_OV_STAGES)
                 } else {
                     slim_scan_smem_bytes(k, warps, slim_scan_width(choice.scan).1)
                 },
                 (
-                    (chunks as u32, ho as u32, 1),
+                    if choice.overlap {
+                        let units = chunks * ho as u64;
+                        let per_sm = std::env::var("DNNPLAN_GDN_FWD_OVERLAP_PER_SM")
+                            .ok()
+                            .and_then(|x| x.parse::<u64>().ok());
+                        (fwd_overlap::prep_grid(k, sms, units, per_sm) as u32, 1, 1)
+                    } else {
+                        (chunks as u32, ho as u32, 1)
+                    },
                     PREP3_THREADS,
                     slim_prep_smem_bytes(k),
                 ),
             ),
         };
+        let pieces = PieceLayout::new(layout.total, n, ho as u64, k, v, p);
         Ok(GdnFwdPlan {
             template,
             uids,
             layout,
-            pieces: PieceLayout::new(layout.total, n, ho as u64, k, v, p),
+            pieces,
+            overlap: BwdOverlapLayout::new(pieces.total, chunks, ho as u64, choice.overlap),
+            sequential: choice.overlap
+                && fwd_overlap::sequential(
+                    std::env::var("DNNPLAN_GDN_FWD_OVERLAP").ok().as_deref(),
+                ),
             choice,
             grid_prep,
             grid_scan: ((v / (16 * warps)) as u32, ho as u32, (n * p) as u32),
@@ -1095,6 +1173,7 @@ impl GdnFwdPlan {
         };
         self.layout.bind(ws, &mut p.f);
         self.pieces.bind(ws, self.choice.pieces as i32, &mut p);
+        self.overlap.bind_fwd(ws, &mut p);
         Ok(p)
     }
 
@@ -1106,33 +1185,36 @@ impl GdnFwdPlan {
 
 impl CompiledPlan for GdnFwdPlan {
     fn workspace_size(&self) -> u64 {
-        self.pieces.total
+        self.overlap.total
     }
 
     fn execute(&self, pack: &VariantPack, ctx: &ExecContext) -> Result<()> {
-        let ws = ctx.workspace_region(self.pieces.total, ENGINE_NAME)? as u64;
+        let ws = ctx.workspace_region(self.overlap.total, ENGINE_NAME)? as u64;
         let mut p = self.bind(pack, ws)?;
         // SAFETY: the stream comes from the caller's handle and outlives this call.
         let launcher = unsafe { Launcher::bind(ctx.stream.cast(), ctx.device) }?;
         let kn = &self.kernels;
         let chained = self.choice.pieces > 1;
+        // (kernel, grid, threads, shared memory, runs, consumer of an overlapped pair)
         let launches = [
-            (&kn.offsets, (1, 1, 1), OFFSETS_THREADS, 0, true),
+            (&kn.offsets, (1, 1, 1), OFFSETS_THREADS, 0, true, false),
             (
                 &kn.prep,
                 self.grid_prep,
                 self.prep_threads,
                 self.smem_prep,
                 true,
+                false,
             ),
-            (&kn.sum, self.grid_sum, 128, self.smem_sum, chained),
-            (&kn.chain, self.grid_chain, CHAIN_THREADS, 0, chained),
+            (&kn.sum, self.grid_sum, 128, self.smem_sum, chained, false),
+            (&kn.chain, self.grid_chain, CHAIN_THREADS, 0, chained, false),
             (
                 &kn.scan,
                 self.grid_scan,
                 self.scan_threads,
                 self.smem_scan,
                 true,
+                self.choice.overlap && !self.sequential,
             ),
         ];
         // Every kernel takes the one parameter block by value (the older ones its FwdParams
@@ -1140,7 +1222,8 @@ impl CompiledPlan for GdnFwdPlan {
         let mut params = [(&raw mut p).cast::<std::ffi::c_void>()];
         let runs = launches.into_iter().filter(|l| l.4);
         let mut launched = 0;
-        for (f, grid, threads, smem, _) in runs.take(self.choice.steps) {
+        for (f, grid, threads, smem, _, consumer) in runs.take(self.choice.steps) {
+            let f_is_scan = std::ptr::eq(f, &kn.scan);
             if grid.0 == 0 || grid.1 == 0 || grid.2 == 0 {
                 continue;
             }
@@ -1149,8 +1232,11 @@ impl CompiledPlan for GdnFwdPlan {
                 block: (threads, 1, 1),
                 shared_mem_bytes: smem,
                 cluster: None,
-                // Every kernel after the first may start early and waits at its entry (pdl.rs).
-                programmatic: self.pdl.programmatic(launched),
+                // Every kernel after the first may start early and waits at its entry (pdl.rs);
+                // the overlapped scan starts while the prep runs (fwd_overlap), in every mode;
+                // run one after the other (diagnostic), it has no entry wait: launched normally.
+                programmatic: consumer
+                    || (self.pdl.programmatic(launched) && !(self.sequential && f_is_scan)),
             };
             launched += 1;
             // SAFETY: every address in `p` is a device buffer of the pack or of the checked
@@ -1168,6 +1254,49 @@ mod tests {
 
     fn facts(n: i64, t: i64, ho: i64, d: i64, batch_invariant: bool) -> GdnFacts {
         crate::engines::gdn::analyzer::test_facts(GdnOp::Forward, n, t, ho, d, batch_invariant)
+    }
+
+    #[test]
+    fn forward_overlap_by_rule_and_its_bundled_entries() {
+        let overlap = |n, t, ho, d, bi| FwdChoice::default_for(&facts(n, t, ho, d, bi), 132);
+        // (4, 8192, 16): uncut slim, 128 w4 blocks in one wave -> prep ∥ scan.
+        let c = overlap(4, 32768, 16, 128, false);
+        assert!(c.overlap && c.scan_warps() == 4);
+        // batch_invariant changes nothing there (uncut anyway).
+        assert!(overlap(4, 32768, 16, 128, true).overlap);
+        // (16, 2048, 32) (w8, 512 pairs), the ragged mix (320 w4 blocks), (1, 32768, 16) (the
+        // piece path), K = 64 (full factors): not.
+        for (n, t, ho, d) in [
+            (16, 32768, 32, 128),
+            (10, 29949, 16, 128),
+            (1, 32768, 16, 128),
+            (4, 32768, 16, 64),
+        ] {
+            assert!(!overlap(n, t, ho, d, false).overlap, "{n} {t} {ho} {d}");
+        }
+        // (1, 32768, 16) uncut under batch_invariant: 32 blocks, a quarter wave -> not.
+        assert!(!overlap(1, 32768, 16, 128, true).overlap);
+        // The overlapped entries are bundled, named by the choice.
+        let fwd = crate::cuda::kernels::find("gdn_fwd").expect("bundled GDN module");
+        assert_eq!(c.offsets_name(), "gdn_fwd_chunk_order");
+        assert!(fwd.has_function(c.offsets_name()));
+        for tag in ["bf16", "f16"] {
+            let (prep, scan) = c.kernel_names(tag, 128);
+            assert_eq!(prep, format!("gdn_fwd_slimprep_{tag}_k128_ov"));
+            assert_eq!(scan, format!("gdn_fwd_slimscan_{tag}_k128_w4ov"));
+            assert!(fwd.has_function(&prep) && fwd.has_function(&scan));
+        }
+        // Without the overlap: the default kernels.
+        let mut plain = c;
+        plain.overlap = false;
+        assert_eq!(plain.offsets_name(), "gdn_chunk_offsets");
+        assert_eq!(
+            plain.kernel_names("bf16", 128),
+            (
+                "gdn_fwd_slimprep_bf16_k128".to_owned(),
+                "gdn_fwd_slimscan_bf16_k128_w4".to_owned()
+            )
+        );
     }
 
     #[test]
@@ -1322,6 +1451,7 @@ mod tests {
         assert_eq!(c.kernel_names("bf16", 128).1, "gdn_fwd_scanx_bf16_k128_w4p");
         let mut c = FwdChoice::default_for(&k128, 132);
         c.factors = FwdFactors::Slim;
+        c.overlap = false; // the non-overlapped entries (the overlapped ones: fwd_overlap tests)
         assert!(!c.slim_pieces());
         for scan in [ScanVariant::Warps4, ScanVariant::Warps8] {
             c.scan = scan;

@@ -85,7 +85,7 @@ mod tests {
 
     #[test]
     fn host_constants_equal_the_kernel_headers() {
-        let mirrored: [(&str, i64); 34] = [
+        let mirrored: [(&str, i64); 38] = [
             ("FLAG_L2NORM", flags::L2NORM.into()),
             ("FLAG_BETA_SIGMOID", flags::BETA_SIGMOID.into()),
             ("FLAG_NEG_EIGVAL", flags::NEG_EIGVAL.into()),
@@ -120,6 +120,13 @@ mod tests {
             ("SLIM_SUM_STAGES", params::SLIM_SUM_STAGES as i64),
             ("SLIM_SUM_MIN_BLOCKS", params::SLIM_SUM_MIN_BLOCKS as i64),
             ("SLIM_W4D_MIN_BLOCKS", params::SLIM_W4D_MIN_BLOCKS as i64),
+            ("SLIM_PREP_MIN_BLOCKS", params::SLIM_PREP_MIN_BLOCKS as i64),
+            (
+                "SLIM_PREP_OV_MIN_BLOCKS",
+                params::SLIM_PREP_OV_MIN_BLOCKS as i64,
+            ),
+            ("SLIM_OV_STAGES", params::SLIM_OV_STAGES as i64),
+            ("FWD_OVERLAP_MAX_SEQS", params::FWD_OVERLAP_MAX_SEQS as i64),
         ];
         let headers = header_constants();
         for (name, host) in mirrored {

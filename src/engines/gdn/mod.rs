@@ -12,6 +12,7 @@ pub mod backward;
 pub mod chain;
 pub mod chunked;
 pub mod engine;
+pub mod fwd_overlap;
 #[cfg(test)]
 mod mirror;
 pub mod params;

@@ -440,6 +440,18 @@ pub const SLIM_W4_STAGES: u64 = 3;
 /// cp.async stages of the slim output scan on 8 warps (`gdn::SLIM_W8_STAGES`).
 pub const SLIM_W8_STAGES: u64 = 2;
 
+/// Blocks per SM of the slim prep's launch bounds (`gdn::SLIM_PREP_MIN_BLOCKS`: at most 48
+/// registers).
+pub const SLIM_PREP_MIN_BLOCKS: u64 = 5;
+/// Blocks per SM of the persistent slim prep's launch bounds (`gdn::SLIM_PREP_OV_MIN_BLOCKS`: at
+/// most 64 registers), the producer of the overlapped uncut forward.
+pub const SLIM_PREP_OV_MIN_BLOCKS: u64 = 4;
+/// cp.async stages of the overlapped forward's output scan `w4ov` (`gdn::SLIM_OV_STAGES`).
+pub const SLIM_OV_STAGES: u64 = 2;
+/// The most sequences the overlapped forward's chunk order ranks (`gdn::FWD_OVERLAP_MAX_SEQS`;
+/// beyond it the identity order: correct, not the scan's).
+pub const FWD_OVERLAP_MAX_SEQS: u64 = 64;
+
 /// Dynamic shared memory of the slim prep (`gdn::SlimPrepSmem<K>::bytes`): the raw then
 /// normalised k rows, the q rows / fp32 L tile (64 rows of 72 floats) / io T, Γ and β.
 pub fn slim_prep_smem_bytes(k: u64) -> u32 {
@@ -514,6 +526,11 @@ pub struct FwdFastParams {
     pub ws_m: u64,
     /// Piece seeds `[N·P, HO, V, K]` fp32 (0 when `P = 1`).
     pub ws_seed: u64,
+    /// The overlapped uncut slim forward's hand-over flags `[chunk slots, HO]` u32
+    /// ([`BwdOverlapLayout::bind_fwd`]; 0 without overlap).
+    pub ov_flags: u64,
+    /// The overlapped forward's chunk order `[chunk slots]` i32 (0 without overlap).
+    pub ov_order: u64,
 }
 
 /// `gdn::BwdChainParams` of `kernels/include/gdn_bwd_chain.cuh`: the backward block followed by
@@ -678,6 +695,17 @@ impl BwdOverlapLayout {
 
     /// Writes the regions' addresses for a workspace at `base` into `p` (0 without overlap).
     pub fn bind(&self, base: u64, p: &mut BwdChainParams) {
+        if self.total > self.flags {
+            p.ov_flags = base + self.flags;
+            p.ov_order = base + self.order;
+        }
+    }
+
+    /// The same regions for the overlapped uncut slim forward (session 15,
+    /// `kernels/include/gdn_fwd_slim.cuh`: flags zeroed by `gdn_fwd_chunk_order`, published by
+    /// the persistent prep, awaited by the output scan): writes their addresses for a workspace
+    /// at `base` into `p` (0 without overlap).
+    pub fn bind_fwd(&self, base: u64, p: &mut FwdFastParams) {
         if self.total > self.flags {
             p.ov_flags = base + self.flags;
             p.ov_order = base + self.order;
@@ -898,10 +926,12 @@ mod tests {
 
     #[test]
     fn fast_params_and_piece_layout() {
-        // FwdParams (208), two i32, three pointers (static_assert in gdn_fwd_fast.cuh: 240).
-        assert_eq!(std::mem::size_of::<FwdFastParams>(), 240);
+        // FwdParams (208), two i32, five pointers (static_assert in gdn_fwd_fast.cuh: 256).
+        assert_eq!(std::mem::size_of::<FwdFastParams>(), 256);
         assert_eq!(std::mem::offset_of!(FwdFastParams, pieces), 208);
         assert_eq!(std::mem::offset_of!(FwdFastParams, ws_seed), 232);
+        assert_eq!(std::mem::offset_of!(FwdFastParams, ov_flags), 240);
+        assert_eq!(std::mem::offset_of!(FwdFastParams, ov_order), 248);
         let none = PieceLayout::new(1000, 2, 3, 64, 64, 1);
         assert_eq!(none.total, 1000);
         let l = PieceLayout::new(1000, 2, 3, 64, 64, 4);

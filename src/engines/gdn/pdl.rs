@@ -99,16 +99,29 @@ mod tests {
 
     /// The overlapped token stages (the kernels the backward launches programmatic in every
     /// mode, [`super::super::backward::BwdKernel::programmatic`]): launched after the reverse
-    /// scan under `gdn_bwd_overlap.cuh`'s contract, the only entries without `dnnp_pdl_enter`.
+    /// scan under `gdn_bwd_overlap.cuh`'s contract; and the forward's overlapped output scan
+    /// (the scan an overlapping [`super::super::engine::FwdChoice`] names, launched programmatic
+    /// after the persistent prep, session 15): the only entries without `dnnp_pdl_enter`.
     /// `entry` is a name as the modules' entry macros spell it (`..._##TAG##_k##KD`).
     fn is_overlap_consumer(entry: &str) -> bool {
         use super::super::backward::BwdKernel;
-        use super::super::engine::PrepVariant;
-        BwdKernel::ALL.iter().filter(|k| k.programmatic()).any(|k| {
-            k.name("##TAG##", 0, PrepVariant::DEFAULT)
-                .replace("_k0", "_k##KD")
-                == entry
-        })
+        use super::super::engine::{FwdChoice, FwdFactors, PrepVariant};
+        let f = crate::engines::gdn::analyzer::test_facts(
+            crate::engines::gdn::analyzer::GdnOp::Forward,
+            4,
+            32768,
+            16,
+            128,
+            false,
+        );
+        let mut fwd = FwdChoice::default_for(&f, 132);
+        (fwd.factors, fwd.pieces, fwd.overlap) = (FwdFactors::Slim, 1, true);
+        fwd.kernel_names("##TAG##", 128).1 == entry
+            || BwdKernel::ALL.iter().filter(|k| k.programmatic()).any(|k| {
+                k.name("##TAG##", 0, PrepVariant::DEFAULT)
+                    .replace("_k0", "_k##KD")
+                    == entry
+            })
     }
 
     /// Every entry of the bundled GDN modules, with the first statement of its body.
@@ -163,7 +176,8 @@ mod tests {
                 );
             }
         }
-        // 35 entry declarations since session 12 (9 in gdn_fwd.cu, 26 in gdn_bwd.cu).
-        assert!(seen >= 35, "only {seen} entries parsed");
+        // 35 entry declarations since session 12 (9 in gdn_fwd.cu, 26 in gdn_bwd.cu), 38 since
+        // session 15 (gdn_fwd_chunk_order and the overlapped pair's macro).
+        assert!(seen >= 38, "only {seen} entries parsed");
     }
 }
