@@ -739,8 +739,9 @@ impl BwdSchedule {
     }
 }
 
-/// A built backward plan.
-pub struct GdnBwdPlan {
+/// A built backward plan (`F`: the resolved kernels; any type in the CPU tests, which plan
+/// without a device).
+pub struct GdnBwdPlan<F = Function> {
     template: BwdParams,
     /// Uid per entry of [`PORTS`] (`None`: not bound).
     uids: [Option<i64>; 19],
@@ -749,15 +750,15 @@ pub struct GdnBwdPlan {
     overlap: BwdOverlapLayout,
     schedule: BwdSchedule,
     steps: Vec<Step>,
-    kernels: Vec<Function>,
+    kernels: Vec<F>,
     /// The launch chain (`DNNPLAN_GDN_PDL`, read at build).
     pdl: PdlMode,
 }
 
-impl GdnBwdPlan {
+impl<F> GdnBwdPlan<F> {
     /// Plans the launches for `f` on a GPU of `sms` multiprocessors with the module's kernels in
     /// [`BwdKernel`] order (as [`kernel_names`] names them).
-    pub fn new(f: &GdnFacts, kernels: Vec<Function>, sms: u64) -> Result<GdnBwdPlan> {
+    pub fn new(f: &GdnFacts, kernels: Vec<F>, sms: u64) -> Result<GdnBwdPlan<F>> {
         if kernels.len() != BwdKernel::ALL.len() {
             return Err(Error::Internal(format!(
                 "{ENGINE_NAME}: the backward needs {} kernels, got {}",
@@ -981,6 +982,23 @@ impl GdnBwdPlan {
         self.steps.iter().any(|s| s.0.programmatic())
     }
 
+    /// The launches execute makes, in order: (resolved kernel, grid, threads, dynamic shared
+    /// memory, programmatic); steps with an empty grid are left out.
+    fn launches(&self) -> impl Iterator<Item = (&F, (u32, u32, u32), u32, u32, bool)> {
+        self.steps
+            .iter()
+            .filter(|s| s.1.0 > 0 && s.1.1 > 0 && s.1.2 > 0)
+            .enumerate()
+            .map(|(launched, &(kernel, grid, threads, smem))| {
+                // The token stage of an overlapped pair starts while the reverse scan runs; with
+                // the launch chain on, every kernel after the first may start early and waits at
+                // its entry (pdl.rs).
+                let programmatic = kernel.programmatic() || self.pdl.programmatic(launched);
+                let function = &self.kernels[kernel as usize];
+                (function, grid, threads, smem, programmatic)
+            })
+    }
+
     fn bind(&self, pack: &VariantPack, ws: u64) -> Result<BwdChainParams> {
         let mut a = [0u64; 19];
         for (slot, uid) in a.iter_mut().zip(self.uids) {
@@ -1040,6 +1058,22 @@ impl GdnBwdPlan {
     }
 }
 
+/// The backward's launches for `f` on `sms` SMs as execute makes them, by entry name (the
+/// diagnostics' switches read as at build): the CPU tests' view of a plan, without a device.
+#[cfg(test)]
+pub(super) fn planned_launches(
+    f: &GdnFacts,
+    sms: u64,
+    tag: &str,
+) -> Result<Vec<super::engine::PlannedLaunch>> {
+    let names = kernel_names(tag, f.k, PrepVariant::from_env()).to_vec();
+    let plan = GdnBwdPlan::new(f, names, sms)?;
+    Ok(plan
+        .launches()
+        .map(|(name, grid, threads, smem, pdl)| (name.clone(), grid, threads, smem, pdl))
+        .collect())
+}
+
 impl CompiledPlan for GdnBwdPlan {
     fn workspace_size(&self) -> u64 {
         self.overlap.total
@@ -1051,26 +1085,18 @@ impl CompiledPlan for GdnBwdPlan {
         // SAFETY: the stream comes from the caller's handle and outlives this call.
         let launcher = unsafe { Launcher::bind(ctx.stream.cast(), ctx.device) }?;
         let mut params = [(&raw mut p).cast::<std::ffi::c_void>()];
-        let mut launched = 0;
-        for &(kernel, grid, threads, smem) in &self.steps {
-            if grid.0 == 0 || grid.1 == 0 || grid.2 == 0 {
-                continue;
-            }
+        for (function, grid, threads, smem, programmatic) in self.launches() {
             let cfg = LaunchConfig {
                 grid,
                 block: (threads, 1, 1),
                 shared_mem_bytes: smem,
                 cluster: None,
-                // The token stage of an overlapped pair starts while the reverse scan runs; with
-                // the launch chain on, every kernel after the first may start early and waits at
-                // its entry (pdl.rs).
-                programmatic: kernel.programmatic() || self.pdl.programmatic(launched),
+                programmatic,
             };
-            launched += 1;
             // SAFETY: every address in `p` is a device buffer of the pack or of the checked
             // workspace region, and `p` (BwdChainParams, BwdParams first) is the kernels' only
             // parameter (the driver copies each kernel's declared size).
-            unsafe { launcher.launch_raw(&self.kernels[kernel as usize], &cfg, &mut params) }?;
+            unsafe { launcher.launch_raw(function, &cfg, &mut params) }?;
         }
         Ok(())
     }

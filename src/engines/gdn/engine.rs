@@ -240,25 +240,12 @@ impl Engine for GdnSm90 {
         let k = facts.k;
         let sms = info.sm_count.max(1) as u64;
         let choice = FwdChoice::pick(facts, sms);
-        let (prep_name, scan_name) = choice.kernel_names(tag, k);
-        let kernels = FwdKernels {
-            offsets: module.function(choice.offsets_name())?,
-            prep: module.function(&prep_name)?,
-            scan: module.function(&scan_name)?,
-            sum: module.function(&choice.sum_kernel_name(tag, k))?,
-            chain: module.function(&choice.chain.fwd_name(k))?,
-        };
+        let kernels = FwdKernels::named(&choice, tag, k).try_map(|n| module.function(n))?;
         // Resolve the kernels and raise their shared-memory limits once, here, in the context
         // the device's default stream implies (execute re-does it only for another context).
         // SAFETY: the default-stream sentinel is always valid.
         let launcher = unsafe { Launcher::bind(std::ptr::null_mut(), Some(dev.ordinal)) }?;
-        for f in [
-            &kernels.offsets,
-            &kernels.prep,
-            &kernels.scan,
-            &kernels.sum,
-            &kernels.chain,
-        ] {
+        for f in kernels.all() {
             launcher.prepare(f)?;
         }
         if choice.overlap {
@@ -943,14 +930,71 @@ fn piece_path(f: &GdnFacts) -> (ScanVariant, SumVariant) {
         .unwrap_or((ScanVariant::Warps4, SumVariant::Stages2))
 }
 
-/// The forward's resolved kernels.
-struct FwdKernels {
-    offsets: Function,
-    prep: Function,
-    scan: Function,
-    sum: Function,
-    chain: Function,
+/// The forward's resolved kernels (`F`: [`Function`] on the device; any type in the CPU tests).
+struct FwdKernels<F = Function> {
+    offsets: F,
+    prep: F,
+    scan: F,
+    sum: F,
+    chain: F,
 }
+
+impl FwdKernels<String> {
+    /// The entries `choice` runs for io dtype `tag` and K = `k` (the summary and the chain are
+    /// resolved with every plan; they run only with `pieces > 1`).
+    fn named(choice: &FwdChoice, tag: &str, k: i64) -> FwdKernels<String> {
+        let (prep, scan) = choice.kernel_names(tag, k);
+        FwdKernels {
+            offsets: choice.offsets_name().to_owned(),
+            prep,
+            scan,
+            sum: choice.sum_kernel_name(tag, k),
+            chain: choice.chain.fwd_name(k),
+        }
+    }
+}
+
+impl<F> FwdKernels<F> {
+    /// Every kernel, in launch order.
+    fn all(&self) -> [&F; 5] {
+        [
+            &self.offsets,
+            &self.prep,
+            &self.scan,
+            &self.sum,
+            &self.chain,
+        ]
+    }
+
+    /// Each kernel through `resolve`, in launch order (the first error ends it).
+    fn try_map<G>(&self, mut resolve: impl FnMut(&F) -> Result<G>) -> Result<FwdKernels<G>> {
+        Ok(FwdKernels {
+            offsets: resolve(&self.offsets)?,
+            prep: resolve(&self.prep)?,
+            scan: resolve(&self.scan)?,
+            sum: resolve(&self.sum)?,
+            chain: resolve(&self.chain)?,
+        })
+    }
+}
+
+/// The forward's launches for `f` on `sms` SMs as execute makes them, by entry name (grid,
+/// threads, dynamic shared memory, programmatic; the diagnostics' switches read as at build):
+/// the CPU tests' view of a plan, without a device.
+#[cfg(test)]
+pub(super) fn planned_launches(f: &GdnFacts, sms: u64, tag: &str) -> Result<Vec<PlannedLaunch>> {
+    let choice = FwdChoice::pick(f, sms);
+    let plan = GdnFwdPlan::new(f, choice, FwdKernels::named(&choice, tag, f.k), sms)?;
+    Ok(plan
+        .launches()
+        .map(|(name, grid, threads, smem, pdl)| (name.clone(), grid, threads, smem, pdl))
+        .collect())
+}
+
+/// One launch as the CPU tests see it: entry name, grid, threads, dynamic shared memory,
+/// programmatic.
+#[cfg(test)]
+pub(super) type PlannedLaunch = (String, (u32, u32, u32), u32, u32, bool);
 
 pub(super) fn kernel_dtype(dt: DataType, port: &str) -> Result<i32> {
     match dt {
@@ -981,8 +1025,9 @@ struct PortUids {
     final_state: Option<i64>,
 }
 
-/// A built forward plan: shape-specialised parameters, the workspace layout and the kernels.
-pub struct GdnFwdPlan {
+/// A built forward plan: shape-specialised parameters, the workspace layout and the kernels
+/// (`F`: the resolved kernels; any type in the CPU tests, which plan without a device).
+pub struct GdnFwdPlan<F = Function> {
     template: FwdParams,
     uids: PortUids,
     layout: WorkspaceLayout,
@@ -1001,7 +1046,7 @@ pub struct GdnFwdPlan {
     smem_scan: u32,
     smem_sum: u32,
     scan_threads: u32,
-    kernels: FwdKernels,
+    kernels: FwdKernels<F>,
     /// The launch chain (`DNNPLAN_GDN_PDL`, read at build).
     pdl: PdlMode,
 }
@@ -1053,8 +1098,13 @@ pub(super) fn fwd_template(f: &GdnFacts) -> Result<FwdParams> {
     })
 }
 
-impl GdnFwdPlan {
-    fn new(f: &GdnFacts, choice: FwdChoice, kernels: FwdKernels, sms: u64) -> Result<GdnFwdPlan> {
+impl<F> GdnFwdPlan<F> {
+    fn new(
+        f: &GdnFacts,
+        choice: FwdChoice,
+        kernels: FwdKernels<F>,
+        sms: u64,
+    ) -> Result<GdnFwdPlan<F>> {
         let need = |p: &str| -> Result<&PortFacts> {
             f.port(p)
                 .ok_or_else(|| Error::Internal(format!("gdn_sm90: port {p} is not bound")))
@@ -1181,18 +1231,11 @@ impl GdnFwdPlan {
     pub fn choice(&self) -> FwdChoice {
         self.choice
     }
-}
 
-impl CompiledPlan for GdnFwdPlan {
-    fn workspace_size(&self) -> u64 {
-        self.overlap.total
-    }
-
-    fn execute(&self, pack: &VariantPack, ctx: &ExecContext) -> Result<()> {
-        let ws = ctx.workspace_region(self.overlap.total, ENGINE_NAME)? as u64;
-        let mut p = self.bind(pack, ws)?;
-        // SAFETY: the stream comes from the caller's handle and outlives this call.
-        let launcher = unsafe { Launcher::bind(ctx.stream.cast(), ctx.device) }?;
+    /// The launches execute makes, in order: (kernel, grid, threads, dynamic shared memory,
+    /// programmatic); the piece passes only on the piece path, the first
+    /// `DNNPLAN_GDN_FWD_STEPS` of them, those with an empty grid left out.
+    fn launches(&self) -> impl Iterator<Item = (&F, (u32, u32, u32), u32, u32, bool)> {
         let kn = &self.kernels;
         let chained = self.choice.pieces > 1;
         // (kernel, grid, threads, shared memory, runs, consumer of an overlapped pair)
@@ -1217,28 +1260,45 @@ impl CompiledPlan for GdnFwdPlan {
                 self.choice.overlap && !self.sequential,
             ),
         ];
+        launches
+            .into_iter()
+            .filter(|l| l.4)
+            .take(self.choice.steps)
+            .filter(|l| l.1.0 > 0 && l.1.1 > 0 && l.1.2 > 0)
+            .enumerate()
+            .map(move |(launched, (f, grid, threads, smem, _, consumer))| {
+                let f_is_scan = std::ptr::eq(f, &kn.scan);
+                // Every kernel after the first may start early and waits at its entry (pdl.rs);
+                // the overlapped scan starts while the prep runs (fwd_overlap), in every mode;
+                // run one after the other (diagnostic), it has no entry wait: launched normally.
+                let programmatic = consumer
+                    || (self.pdl.programmatic(launched) && !(self.sequential && f_is_scan));
+                (f, grid, threads, smem, programmatic)
+            })
+    }
+}
+
+impl CompiledPlan for GdnFwdPlan {
+    fn workspace_size(&self) -> u64 {
+        self.overlap.total
+    }
+
+    fn execute(&self, pack: &VariantPack, ctx: &ExecContext) -> Result<()> {
+        let ws = ctx.workspace_region(self.overlap.total, ENGINE_NAME)? as u64;
+        let mut p = self.bind(pack, ws)?;
+        // SAFETY: the stream comes from the caller's handle and outlives this call.
+        let launcher = unsafe { Launcher::bind(ctx.stream.cast(), ctx.device) }?;
         // Every kernel takes the one parameter block by value (the older ones its FwdParams
         // prefix); the driver copies it at launch.
         let mut params = [(&raw mut p).cast::<std::ffi::c_void>()];
-        let runs = launches.into_iter().filter(|l| l.4);
-        let mut launched = 0;
-        for (f, grid, threads, smem, _, consumer) in runs.take(self.choice.steps) {
-            let f_is_scan = std::ptr::eq(f, &kn.scan);
-            if grid.0 == 0 || grid.1 == 0 || grid.2 == 0 {
-                continue;
-            }
+        for (f, grid, threads, smem, programmatic) in self.launches() {
             let cfg = LaunchConfig {
                 grid,
                 block: (threads, 1, 1),
                 shared_mem_bytes: smem,
                 cluster: None,
-                // Every kernel after the first may start early and waits at its entry (pdl.rs);
-                // the overlapped scan starts while the prep runs (fwd_overlap), in every mode;
-                // run one after the other (diagnostic), it has no entry wait: launched normally.
-                programmatic: consumer
-                    || (self.pdl.programmatic(launched) && !(self.sequential && f_is_scan)),
+                programmatic,
             };
-            launched += 1;
             // SAFETY: every address in `p` is a device buffer of the pack or of the checked
             // workspace region, and `p` (FwdFastParams, FwdParams first) is the kernels' only
             // parameter.
