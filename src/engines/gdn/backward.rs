@@ -589,8 +589,9 @@ pub const BWD_PIECE_RULE: PieceRule = PieceRule {
 };
 
 /// One set of the piece chain's pass kernels, as data: the `DNNPLAN_GDN_BWD_PIECE_PASSES` value
-/// that names it, the K its kernels serve (`None`: every K), and per pass its kernel and the
-/// blocks per SM it runs at. The passes' grids: the summaries `psum` `slices · (2P − 1)` blocks
+/// that names it, the K its kernels serve (`None`: every K), and per pass its kernel, the blocks
+/// per SM it runs at and its cp.async stages (which size its shared memory:
+/// [`PiecePasses::psum_smem`], [`PiecePasses::replay_smem`], [`PiecePasses::dsum_smem`]). The passes' grids: the summaries `psum` `slices · (2P − 1)` blocks
 /// (`H_j` of pieces 0..P−2 and every piece's transition), the seeded replay `slices · P`, the
 /// reverse summaries `dsum` `slices · (P − 1)` (`slices = N · HO · V/64`); the seeded reverse
 /// scan is [`BWD_OVERLAP_SCAN_DEFAULT`]'s, overlapped with the token stage by
@@ -601,14 +602,26 @@ pub struct PiecePasses {
     pub name: &'static str,
     /// K = V the kernels serve (`None`: every K).
     pub k: Option<u64>,
-    /// The summary pass and its blocks per SM.
-    pub psum: (BwdKernel, u64),
-    /// The seeded replay and its blocks per SM (`None`: [`ReplayVariant`]'s piece replay, one
-    /// block per SM below [`REPLAY_SHARE_MIN_WAVES`] waves).
-    pub replay: Option<(BwdKernel, u64)>,
-    /// The reverse summaries and their blocks per SM (`None`: [`BWD_DSCAN_RULE`]'s `dsum` /
-    /// `dsum_w8`, one block per SM).
-    pub dsum: Option<(BwdKernel, u64)>,
+    /// The summary pass (4 warps on the forward summary's loop, `gdn::FastSmem`).
+    pub psum: PiecePass,
+    /// The seeded replay (4 warps on the `r4` replay's loop, `gdn::ScanxSmem`; `None`:
+    /// [`ReplayVariant`]'s piece replay, one block per SM below [`REPLAY_SHARE_MIN_WAVES`] waves).
+    pub replay: Option<PiecePass>,
+    /// The reverse summaries (the 4-warp reverse scan's loop, `gdn::DscanMmaSmem`; `None`:
+    /// [`BWD_DSCAN_RULE`]'s `dsum` / `dsum_w8`, one block per SM).
+    pub dsum: Option<PiecePass>,
+}
+
+/// One pass of a [`PiecePasses`] row: its kernel, the blocks per SM it runs at and its cp.async
+/// stages.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PiecePass {
+    /// The kernel.
+    pub kernel: BwdKernel,
+    /// Blocks per SM (its launch bounds; [`PiecePasses::max_pieces`] counts on them).
+    pub per_sm: u64,
+    /// cp.async stages of its chunk loop (1: the session-14 phased kernels).
+    pub stages: u64,
 }
 
 /// Every piece-pass set, the default first where its K matches ([`PiecePasses::pick`]):
@@ -625,14 +638,30 @@ pub const BWD_PIECE_PASSES: [PiecePasses; 2] = [
     PiecePasses {
         name: "p1",
         k: Some(128),
-        psum: (BwdKernel::Psum1, PSUM1_MIN_BLOCKS),
-        replay: Some((BwdKernel::Fscanp1, FSCANP1_MIN_BLOCKS)),
-        dsum: Some((BwdKernel::Dsum1, DSUM1_MIN_BLOCKS)),
+        psum: PiecePass {
+            kernel: BwdKernel::Psum1,
+            per_sm: PSUM1_MIN_BLOCKS,
+            stages: 1,
+        },
+        replay: Some(PiecePass {
+            kernel: BwdKernel::Fscanp1,
+            per_sm: FSCANP1_MIN_BLOCKS,
+            stages: 1,
+        }),
+        dsum: Some(PiecePass {
+            kernel: BwdKernel::Dsum1,
+            per_sm: DSUM1_MIN_BLOCKS,
+            stages: 1,
+        }),
     },
     PiecePasses {
         name: "s2",
         k: None,
-        psum: (BwdKernel::Psum, 2),
+        psum: PiecePass {
+            kernel: BwdKernel::Psum,
+            per_sm: 2,
+            stages: SUM_STAGES,
+        },
         replay: None,
         dsum: None,
     },
@@ -642,6 +671,24 @@ impl PiecePasses {
     /// Whether the set's kernels serve K = V = `k`.
     pub fn serves(&self, k: u64) -> bool {
         self.k.is_none_or(|x| x == k)
+    }
+
+    /// Dynamic shared memory of the summary pass at K = V = `k`.
+    pub fn psum_smem(&self, k: u64) -> u32 {
+        fast_smem_bytes(k, 4, self.psum.stages, false)
+    }
+
+    /// Dynamic shared memory of the set's seeded replay at K = V = `k` (`None`: the replay
+    /// variant's).
+    pub fn replay_smem(&self, k: u64) -> Option<u32> {
+        self.replay
+            .map(|r| scanx_smem_bytes(k, 4, r.stages, false, 1))
+    }
+
+    /// Dynamic shared memory of the set's reverse summaries at K = V = `k` (`None`: the reverse
+    /// scan rule's).
+    pub fn dsum_smem(&self, k: u64) -> Option<u32> {
+        self.dsum.map(|r| dscan_mma_stages_smem_bytes(k, r.stages))
     }
 
     /// The set `DNNPLAN_GDN_BWD_PIECE_PASSES` = `value` names where it serves `k`, else the
@@ -662,8 +709,8 @@ impl PiecePasses {
     /// while the reverse passes halve; bench/gdn_results.md, session 14).
     pub fn max_pieces(&self, slices: u64, pairs: u64, sms: u64) -> u64 {
         let slots = |per_sm: u64| per_sm * sms / slices.max(1);
-        let replay = slots(self.replay.map_or(1, |r| r.1));
-        let dsum = 1 + slots(self.dsum.map_or(1, |r| r.1));
+        let replay = slots(self.replay.map_or(1, |r| r.per_sm));
+        let dsum = 1 + slots(self.dsum.map_or(1, |r| r.per_sm));
         let dscanp = sms / pairs.max(1);
         replay.min(dsum).min(dscanp).max(1)
     }
@@ -834,22 +881,14 @@ impl<F> GdnBwdPlan<F> {
         let slices = n * ho * u64::from(dscan_x);
         let dscan_k = dscan_pick(BwdKernel::DscanW8, BwdKernel::DscanIo, slices);
         let passes = schedule.passes;
-        let dsum_k = match passes.dsum {
-            Some((kernel, _)) => (kernel, DSCAN_MMA_WARPS),
-            None => dscan_pick(
-                BwdKernel::DsumW8,
-                BwdKernel::Dsum,
-                slices * pieces.saturating_sub(1),
-            ),
-        };
-        let dsum_smem = if passes.dsum.is_some() {
-            dscan_mma_stages_smem_bytes(k, 1)
-        } else {
-            dscan_smem(dsum_k.1)
-        };
-        let (psum_kernel, psum_smem) = match passes.psum.0 {
-            BwdKernel::Psum1 => (BwdKernel::Psum1, fast_smem_bytes(k, 4, 1, false)),
-            kernel => (kernel, fast_smem_bytes(k, 4, SUM_STAGES, false)),
+        // The reverse summaries: the passes' own (4 warps), else by the reverse scan rule.
+        let (dsum_kernel, dsum_warps, dsum_smem) = match (passes.dsum, passes.dsum_smem(k)) {
+            (Some(pass), Some(smem)) => (pass.kernel, DSCAN_MMA_WARPS, smem),
+            _ => {
+                let blocks = slices * pieces.saturating_sub(1);
+                let (kernel, warps) = dscan_pick(BwdKernel::DsumW8, BwdKernel::Dsum, blocks);
+                (kernel, warps, dscan_smem(warps))
+            }
         };
         let dscanp_k = dscan_pick(BwdKernel::DscanpW8, BwdKernel::Dscanp, slices * pieces);
         let chain = ChainVariant::from_env();
@@ -861,9 +900,9 @@ impl<F> GdnBwdPlan<F> {
         }
         // The piece replay: the passes' one-stage kernel (its own blocks per SM), else (or with
         // DNNPLAN_GDN_BWD_FSCAN set) the replay variant's.
-        let (replay_piece, replay_piece_smem) = match passes.replay {
-            Some((kernel, _)) if std::env::var_os("DNNPLAN_GDN_BWD_FSCAN").is_none() => {
-                (kernel, scanx_smem_bytes(k, 4, 1, false, 1))
+        let (replay_piece, replay_piece_smem) = match (passes.replay, passes.replay_smem(k)) {
+            (Some(pass), Some(smem)) if std::env::var_os("DNNPLAN_GDN_BWD_FSCAN").is_none() => {
+                (pass.kernel, smem)
             }
             _ => (replay_piece, replay_smem),
         };
@@ -895,7 +934,12 @@ impl<F> GdnBwdPlan<F> {
         ];
         if pieces > 1 {
             steps.extend([
-                (psum_kernel, ((v / 64) as u32, ho32, np2), 128, psum_smem),
+                (
+                    passes.psum.kernel,
+                    ((v / 64) as u32, ho32, np2),
+                    128,
+                    passes.psum_smem(k),
+                ),
                 (chain.pchain, chain_grid, CHAIN_THREADS, 0),
                 (
                     replay_piece,
@@ -903,7 +947,12 @@ impl<F> GdnBwdPlan<F> {
                     replay_threads,
                     replay_piece_smem,
                 ),
-                (dsum_k.0, (dscan_x, ho32, np1), dsum_k.1 * 32, dsum_smem),
+                (
+                    dsum_kernel,
+                    (dscan_x, ho32, np1),
+                    dsum_warps * 32,
+                    dsum_smem,
+                ),
                 (chain.dchain, chain_grid, CHAIN_THREADS, 0),
                 if overlap {
                     (ov_piece, ov_scan.0, ov_scan.1, ov_scan.2)
@@ -1221,19 +1270,30 @@ mod tests {
                 "{value:?} at K = {k}"
             );
         }
-        // The one-stage kernels' shared memory fits the blocks per SM their rows count on
-        // (228 KB per SM, 1 KB reserved per block), and their entries are bundled at K = 128.
+        // Every row's passes' shared memory fits the blocks per SM the row counts on (228 KB
+        // per SM, 1 KB reserved per block); the one-stage kernels' entries are bundled at K = 128.
         let fits = |smem: u32, per_sm: u64| per_sm * (u64::from(smem) + 1024) <= 228 * 1024;
+        for row in &BWD_PIECE_PASSES {
+            let k = row.k.unwrap_or(128);
+            assert!(fits(row.psum_smem(k), row.psum.per_sm), "{}", row.name);
+            if let (Some(pass), Some(smem)) = (row.replay, row.replay_smem(k)) {
+                assert!(fits(smem, pass.per_sm), "{}", row.name);
+            }
+            if let (Some(pass), Some(smem)) = (row.dsum, row.dsum_smem(k)) {
+                assert!(fits(smem, pass.per_sm), "{}", row.name);
+            }
+        }
+        // p1: the one-stage layouts (44,032 B, 44,032 B, 79,872 B); the two-stage reverse
+        // summaries would not fit two per SM.
         let p1 = &BWD_PIECE_PASSES[0];
-        assert!(fits(fast_smem_bytes(128, 4, 1, false), p1.psum.1));
-        assert!(fits(
-            scanx_smem_bytes(128, 4, 1, false, 1),
-            p1.replay.unwrap().1
-        ));
-        assert!(fits(
-            dscan_mma_stages_smem_bytes(128, 1),
-            p1.dsum.unwrap().1
-        ));
+        assert_eq!(
+            (p1.psum_smem(128), p1.replay_smem(128), p1.dsum_smem(128)),
+            (
+                fast_smem_bytes(128, 4, 1, false),
+                Some(scanx_smem_bytes(128, 4, 1, false, 1)),
+                Some(dscan_mma_stages_smem_bytes(128, 1))
+            )
+        );
         assert!(!fits(dscan_mma_smem_bytes(128), 2));
         let names = kernel_names("bf16", 128, PrepVariant::DEFAULT);
         for (kernel, name) in [
