@@ -15,7 +15,10 @@
 //! the exact piece chain of [`FWD_PIECE_PATH`] (a summary pass of [`FWD_SUMS`], the chain kernel
 //! of [`super::chain::ChainVariant`] (default `gdn_fwd_chain3_k*`), then the output scan per
 //! piece; the piece count from the two passes' blocks per SM; see
-//! `kernels/include/gdn_fwd_fast.cuh`).
+//! `kernels/include/gdn_fwd_fast.cuh`). Every output scan and piece summary a schedule launches
+//! is a row ([`FwdPass`]: entry, warps, shared-memory layout): the full scans of [`FWD_SCANS`],
+//! the summaries of [`FWD_SUMS`], the slim scans of [`SLIM_SCANS`] and [`SLIM_PIECES`];
+//! [`FwdChoice::scan_pass`] and [`FwdChoice::sum_pass`] pick them (a configuration is a row).
 //! Diagnostics read once at build: `DNNPLAN_GDN_FWD_SCAN=w4|w8|w4p` (force an output scan;
 //! bitwise the same outputs), `DNNPLAN_GDN_FWD_SUM=s2|p3` (force a summary pass; bitwise the
 //! same H_j, M_j), `DNNPLAN_GDN_FWD_PIECES=n` (force n pieces per sequence; 1 = off)
@@ -339,31 +342,178 @@ pub const FWD_PIECE_PATH: [(ScanVariant, SumVariant); 2] = [
 ];
 
 /// The piece path on slim factors (session 14, kernels/include/gdn_fwd_slim.cuh), as data: the
-/// summary `gdn_fwd_<sum_stem>_<tag>_k128` (two stages, 73,728 B) and the seeded output scan
-/// `gdn_fwd_slimscan_<tag>_k128_<scan_suffix>` (q, k, scalars double-buffered, v, T, A single:
-/// 111,616 B), their warps and blocks per SM (which set the piece count as the full path's rows
+/// summary `gdn_fwd_slimsum_<tag>_k128` (two stages, 73,728 B) and the seeded output scan
+/// `gdn_fwd_slimscan_<tag>_k128_w4d` (q, k, scalars double-buffered, v, T, A single:
+/// 111,616 B), and their blocks per SM (which set the piece count as the full path's rows
 /// do). The chain kernel is the full path's (same H_j, M_j, seed formats).
 pub struct SlimPieceRow {
-    /// The seeded scan's entry suffix.
-    pub scan_suffix: &'static str,
-    /// Warps per block of both passes (16 value rows each).
-    pub warps: u64,
+    /// The seeded output scan.
+    pub scan: FwdPass,
     /// Blocks per SM of the seeded scan.
     pub scan_per_sm: u64,
-    /// The summary's entry stem.
-    pub sum_stem: &'static str,
+    /// The summary pass.
+    pub sum: FwdPass,
     /// Blocks per SM of the summary.
     pub sum_per_sm: u64,
 }
 
 /// The slim piece path (K = V = 128 only).
 pub const SLIM_PIECES: SlimPieceRow = SlimPieceRow {
-    scan_suffix: "w4d",
-    warps: 4,
+    scan: FwdPass {
+        stem: SLIM_SCAN_STEM,
+        suffix: "w4d",
+        warps: 4,
+        smem: PassSmem::SlimPiece,
+    },
     scan_per_sm: SLIM_W4D_MIN_BLOCKS,
-    sum_stem: "slimsum",
+    sum: FwdPass {
+        stem: "slimsum",
+        suffix: "",
+        warps: 4,
+        smem: PassSmem::SlimSum,
+    },
     sum_per_sm: SLIM_SUM_MIN_BLOCKS,
 };
+
+/// The shared-memory layout of a forward pass's kernel, as data (the byte counts of params.rs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PassSmem {
+    /// `gdn::FastSmem` on `stages` cp.async stages: the full output scans (`out`) and the full
+    /// piece summaries ([`fast_smem_bytes`]).
+    Fast {
+        /// cp.async stages.
+        stages: u64,
+        /// The output pass (the summaries: `false`).
+        out: bool,
+    },
+    /// The uncut slim output scans on `stages` stages ([`slim_scan_smem_bytes`]).
+    SlimScan {
+        /// cp.async stages.
+        stages: u64,
+    },
+    /// The seeded slim output scan ([`slim_piece_smem_bytes`]).
+    SlimPiece,
+    /// The slim piece summary ([`slim_sum_smem_bytes`]).
+    SlimSum,
+}
+
+impl PassSmem {
+    /// Dynamic shared memory at K = V = `k` for blocks of `warps` warps.
+    pub fn bytes(self, k: u64, warps: u64) -> u32 {
+        match self {
+            PassSmem::Fast { stages, out } => fast_smem_bytes(k, warps, stages, out),
+            PassSmem::SlimScan { stages } => slim_scan_smem_bytes(k, warps, stages),
+            PassSmem::SlimPiece => slim_piece_smem_bytes(k),
+            PassSmem::SlimSum => slim_sum_smem_bytes(k),
+        }
+    }
+}
+
+/// One forward pass (output scan or piece summary) as a schedule launches it, as data: its entry
+/// `gdn_fwd_<stem>_<tag>_k<K>[_<suffix>]`, its warps (16 value rows each; `32 · warps` threads)
+/// and its shared-memory layout.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FwdPass {
+    /// The entry's stem.
+    pub stem: &'static str,
+    /// The entry's suffix (empty: none).
+    pub suffix: &'static str,
+    /// Warps per block.
+    pub warps: u64,
+    /// Shared-memory layout.
+    pub smem: PassSmem,
+}
+
+impl FwdPass {
+    /// The entry point in the `gdn_fwd` module for io dtype `tag` and K = `k`.
+    pub fn entry(&self, tag: &str, k: i64) -> String {
+        let sep = if self.suffix.is_empty() { "" } else { "_" };
+        format!("gdn_fwd_{}_{tag}_k{k}{sep}{}", self.stem, self.suffix)
+    }
+
+    /// Threads per block.
+    pub fn threads(&self) -> u32 {
+        32 * self.warps as u32
+    }
+
+    /// Dynamic shared memory at K = V = `k`.
+    pub fn smem_bytes(&self, k: u64) -> u32 {
+        self.smem.bytes(k, self.warps)
+    }
+}
+
+/// When a slim output scan runs (the first row of [`SLIM_SCANS`] that applies).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SlimScanUse {
+    /// Cut into pieces (the seeded scan of [`SLIM_PIECES`]).
+    Pieces,
+    /// Uncut, beside the persistent prep ([`super::fwd_overlap`]).
+    Overlap,
+    /// Uncut, for the full output scans of this many warps ([`ScanRow::warps`]).
+    Uncut(u64),
+}
+
+/// One slim output scan configuration, as data: when it runs, the scan, and the slim prep's
+/// entry suffix it pairs with (`gdn_fwd_slimprep_<tag>_k<K><prep_suffix>`).
+pub struct SlimScanRow {
+    /// When it runs.
+    pub used: SlimScanUse,
+    /// The output scan.
+    pub scan: FwdPass,
+    /// The slim prep's entry suffix.
+    pub prep_suffix: &'static str,
+}
+
+/// The slim scans' entry stem ([`FACTOR_VARIANTS`]' slim row).
+const SLIM_SCAN_STEM: &str = FACTOR_VARIANTS[FwdFactors::Slim as usize].scan_stem;
+
+/// Every slim output scan configuration, the first that applies runs: the seeded scan of
+/// [`SLIM_PIECES`] on the piece path; uncut, `w4ov` beside the persistent prep `_ov` (4 warps,
+/// [`SLIM_OV_STAGES`]), else the width of the full scan the rule picked: `w8`
+/// ([`SLIM_W8_STAGES`]) or `w4` ([`SLIM_W4_STAGES`]; a forced `w4p` runs it too).
+pub const SLIM_SCANS: [SlimScanRow; 4] = [
+    SlimScanRow {
+        used: SlimScanUse::Pieces,
+        scan: SLIM_PIECES.scan,
+        prep_suffix: "",
+    },
+    SlimScanRow {
+        used: SlimScanUse::Overlap,
+        scan: FwdPass {
+            stem: SLIM_SCAN_STEM,
+            suffix: "w4ov",
+            warps: 4,
+            smem: PassSmem::SlimScan {
+                stages: SLIM_OV_STAGES,
+            },
+        },
+        prep_suffix: "_ov",
+    },
+    SlimScanRow {
+        used: SlimScanUse::Uncut(8),
+        scan: FwdPass {
+            stem: SLIM_SCAN_STEM,
+            suffix: "w8",
+            warps: 8,
+            smem: PassSmem::SlimScan {
+                stages: SLIM_W8_STAGES,
+            },
+        },
+        prep_suffix: "",
+    },
+    SlimScanRow {
+        used: SlimScanUse::Uncut(4),
+        scan: FwdPass {
+            stem: SLIM_SCAN_STEM,
+            suffix: "w4",
+            warps: 4,
+            smem: PassSmem::SlimScan {
+                stages: SLIM_W4_STAGES,
+            },
+        },
+        prep_suffix: "",
+    },
+];
 
 // Each row sits at its variant's index.
 const _: () = {
@@ -395,7 +545,7 @@ impl ScanVariant {
 
     /// The entry point in the `gdn_fwd` module for io dtype `tag` and K = `k`.
     pub fn kernel_name(self, tag: &str, k: i64) -> String {
-        format!("gdn_fwd_scanx_{tag}_k{k}_{}", self.row().switch)
+        self.row().pass().entry(tag, k)
     }
 }
 
@@ -403,6 +553,19 @@ impl ScanRow {
     /// Whether the row's kernel is bundled for K = V = `k`.
     pub fn serves(&self, k: i64) -> bool {
         k == 128 || !self.k128_only
+    }
+
+    /// The scan as a pass on the full factors: `gdn_fwd_scanx_<tag>_k<K>_<switch>`.
+    pub fn pass(&self) -> FwdPass {
+        FwdPass {
+            stem: FACTOR_VARIANTS[FwdFactors::Full as usize].scan_stem,
+            suffix: self.switch,
+            warps: self.warps,
+            smem: PassSmem::Fast {
+                stages: self.stages,
+                out: true,
+            },
+        }
     }
 }
 
@@ -460,6 +623,19 @@ impl SumRow {
     pub fn serves(&self, k: i64) -> bool {
         k == 128 || !self.k128_only
     }
+
+    /// The summary as a pass: `gdn_fwd_<stem>_<tag>_k<K>`, 4 warps.
+    pub fn pass(&self) -> FwdPass {
+        FwdPass {
+            stem: self.stem,
+            suffix: "",
+            warps: 4,
+            smem: PassSmem::Fast {
+                stages: self.stages,
+                out: false,
+            },
+        }
+    }
 }
 
 impl SumVariant {
@@ -478,7 +654,7 @@ impl SumVariant {
 
     /// The entry point in the `gdn_fwd` module for io dtype `tag` and K = `k`.
     pub fn kernel_name(self, tag: &str, k: i64) -> String {
-        format!("gdn_fwd_{}_{tag}_k{k}", self.row().stem)
+        self.row().pass().entry(tag, k)
     }
 }
 
@@ -798,30 +974,16 @@ impl FwdChoice {
         }
     }
 
-    /// The (prep, output scan) entries of this schedule for io dtype `tag` and K = `k`. The slim
-    /// scans come in the 4- and 8-warp widths (a forced `w4p` runs the slim 4-warp scan).
+    /// The (prep, output scan) entries of this schedule for io dtype `tag` and K = `k`.
     pub fn kernel_names(&self, tag: &str, k: i64) -> (String, String) {
-        match self.factors {
-            FwdFactors::Full => (
-                self.prep.kernel_name("fwd", tag, k),
-                self.scan.kernel_name(tag, k),
-            ),
+        let prep = match self.factors {
+            FwdFactors::Full => self.prep.kernel_name("fwd", tag, k),
             FwdFactors::Slim => {
-                let w = if self.slim_pieces() {
-                    SLIM_PIECES.scan_suffix
-                } else if self.overlap {
-                    "w4ov"
-                } else {
-                    slim_scan_width(self.scan).0
-                };
-                let stem = self.factors.row().scan_stem;
-                let ov = if self.overlap { "_ov" } else { "" };
-                (
-                    format!("gdn_fwd_slimprep_{tag}_k{k}{ov}"),
-                    format!("gdn_fwd_{stem}_{tag}_k{k}_{w}"),
-                )
+                let ov = self.slim_scan().prep_suffix;
+                format!("gdn_fwd_slimprep_{tag}_k{k}{ov}")
             }
-        }
+        };
+        (prep, self.scan_pass().entry(tag, k))
     }
 
     /// Whether this schedule runs the slim piece path ([`SLIM_PIECES`]).
@@ -829,25 +991,47 @@ impl FwdChoice {
         self.factors == FwdFactors::Slim && self.pieces > 1
     }
 
+    /// The row of [`SLIM_SCANS`] this schedule runs on slim factors: the first that applies.
+    pub fn slim_scan(&self) -> &'static SlimScanRow {
+        let warps = self.scan.row().warps;
+        SLIM_SCANS
+            .iter()
+            .find(|r| match r.used {
+                SlimScanUse::Pieces => self.pieces > 1,
+                SlimScanUse::Overlap => self.overlap,
+                SlimScanUse::Uncut(w) => w == warps,
+            })
+            .unwrap_or(&SLIM_SCANS[SLIM_SCANS.len() - 1])
+    }
+
+    /// The output scan this schedule runs: the full factors' [`FWD_SCANS`] row, else the slim
+    /// row of [`SLIM_SCANS`].
+    pub fn scan_pass(&self) -> FwdPass {
+        match self.factors {
+            FwdFactors::Full => self.scan.row().pass(),
+            FwdFactors::Slim => self.slim_scan().scan,
+        }
+    }
+
+    /// The piece summary this schedule runs (with `pieces > 1`): [`SLIM_PIECES`]' on the slim
+    /// piece path, else the [`FWD_SUMS`] row.
+    pub fn sum_pass(&self) -> FwdPass {
+        if self.slim_pieces() {
+            SLIM_PIECES.sum
+        } else {
+            self.sum.row().pass()
+        }
+    }
+
     /// The piece summary's entry for io dtype `tag` and K = `k` (loaded with every plan; it runs
     /// only with `pieces > 1`).
     pub fn sum_kernel_name(&self, tag: &str, k: i64) -> String {
-        if self.slim_pieces() {
-            format!("gdn_fwd_{}_{tag}_k{k}", SLIM_PIECES.sum_stem)
-        } else {
-            self.sum.kernel_name(tag, k)
-        }
+        self.sum_pass().entry(tag, k)
     }
 
     /// Warps per block of the output scan this schedule runs.
     pub fn scan_warps(&self) -> u64 {
-        if self.slim_pieces() {
-            SLIM_PIECES.warps
-        } else if self.overlap {
-            4
-        } else {
-            self.scan.row().warps
-        }
+        self.scan_pass().warps
     }
 
     /// The schedule without overrides: the uncut scan by [`FWD_SCAN_RULE`]; when the 4-warp
@@ -869,7 +1053,7 @@ impl FwdChoice {
             let slim = FwdFactors::resolve(FwdFactors::PIECE_DEFAULT, f) == FwdFactors::Slim;
             let (warps, scan_per_sm, sum_per_sm) = if slim {
                 let r = &SLIM_PIECES;
-                (r.warps, r.scan_per_sm, r.sum_per_sm)
+                (r.scan.warps, r.scan_per_sm, r.sum_per_sm)
             } else {
                 let (sr, mr) = (piece_scan.row(), piece_sum.row());
                 (sr.warps, sr.per_sm, mr.per_sm)
@@ -899,16 +1083,6 @@ impl FwdChoice {
         };
         c.overlap = c.overlap_pick(f, sms, None, true);
         c
-    }
-}
-
-/// The slim scan of the width of `scan` (its entry suffix and cp.async stages): `w8` for the
-/// 8-warp scan, else `w4` (a forced `w4p` runs the slim 4-warp scan).
-fn slim_scan_width(scan: ScanVariant) -> (&'static str, u64) {
-    if scan.row().warps == 8 {
-        ("w8", SLIM_W8_STAGES)
-    } else {
-        ("w4", SLIM_W4_STAGES)
     }
 }
 
@@ -1045,6 +1219,7 @@ pub struct GdnFwdPlan<F = Function> {
     prep_threads: u32,
     smem_scan: u32,
     smem_sum: u32,
+    sum_threads: u32,
     scan_threads: u32,
     kernels: FwdKernels<F>,
     /// The launch chain (`DNNPLAN_GDN_PDL`, read at build).
@@ -1133,22 +1308,15 @@ impl<F> GdnFwdPlan<F> {
         };
         let (k, v) = (f.k as u64, f.v as u64);
         let p = choice.pieces;
-        let warps = choice.scan_warps();
-        let (layout, smem_scan, (grid_prep, prep_threads, smem_prep)) = match choice.factors {
+        let (scan, sum) = (choice.scan_pass(), choice.sum_pass());
+        let warps = scan.warps;
+        let (layout, (grid_prep, prep_threads, smem_prep)) = match choice.factors {
             FwdFactors::Full => (
                 WorkspaceLayout::new(n, t, ho as u64, k, v),
-                fast_smem_bytes(k, warps, choice.scan.row().stages, true),
                 choice.prep.launch_shape(chunks as u32, ho as u32, k, v),
             ),
             FwdFactors::Slim => (
                 WorkspaceLayout::slim(n, t, ho as u64),
-                if choice.slim_pieces() {
-                    slim_piece_smem_bytes(k)
-                } else if choice.overlap {
-                    slim_scan_smem_bytes(k, warps, SLIM_OV_STAGES)
-                } else {
-                    slim_scan_smem_bytes(k, warps, slim_scan_width(choice.scan).1)
-                },
                 (
                     if choice.overlap {
                         let units = chunks * ho as u64;
@@ -1186,13 +1354,10 @@ impl<F> GdnFwdPlan<F> {
             grid_chain: ((v / choice.chain.rows) as u32, ho as u32, n as u32),
             smem_prep,
             prep_threads,
-            smem_scan,
-            smem_sum: if choice.slim_pieces() {
-                slim_sum_smem_bytes(k)
-            } else {
-                fast_smem_bytes(k, 4, choice.sum.row().stages, false)
-            },
-            scan_threads: 32 * warps as u32,
+            smem_scan: scan.smem_bytes(k),
+            smem_sum: sum.smem_bytes(k),
+            sum_threads: sum.threads(),
+            scan_threads: scan.threads(),
             kernels,
             pdl,
         })
@@ -1249,7 +1414,14 @@ impl<F> GdnFwdPlan<F> {
                 true,
                 false,
             ),
-            (&kn.sum, self.grid_sum, 128, self.smem_sum, chained, false),
+            (
+                &kn.sum,
+                self.grid_sum,
+                self.sum_threads,
+                self.smem_sum,
+                chained,
+                false,
+            ),
             (&kn.chain, self.grid_chain, CHAIN_THREADS, 0, chained, false),
             (
                 &kn.scan,
@@ -1536,6 +1708,38 @@ mod tests {
     }
 
     #[test]
+    fn every_slim_scan_row_is_bundled_and_picked_where_it_applies() {
+        let fwd = crate::cuda::kernels::find("gdn_fwd").expect("bundled GDN module");
+        for row in &SLIM_SCANS {
+            for tag in ["bf16", "f16"] {
+                let prep = format!("gdn_fwd_slimprep_{tag}_k128{}", row.prep_suffix);
+                let scan = row.scan.entry(tag, 128);
+                assert!(fwd.has_function(&prep), "{prep} is not bundled");
+                assert!(fwd.has_function(&scan), "{scan} is not bundled");
+            }
+            assert!(
+                row.scan.smem_bytes(128) <= 227 * 1024,
+                "{}",
+                row.scan.suffix
+            );
+        }
+        // (pieces, overlap, full scan) -> the slim scan's suffix: pieces first, then the overlap,
+        // then the full scan's width (w4p: 4 warps).
+        let mut c = FwdChoice::default_for(&facts(4, 32768, 16, 128, false), 132);
+        c.factors = FwdFactors::Slim;
+        for (pieces, overlap, scan, suffix) in [
+            (7, false, ScanVariant::Warps4Phased, "w4d"),
+            (1, true, ScanVariant::Warps8, "w4ov"),
+            (1, false, ScanVariant::Warps8, "w8"),
+            (1, false, ScanVariant::Warps4Phased, "w4"),
+            (1, false, ScanVariant::Warps4, "w4"),
+        ] {
+            (c.pieces, c.overlap, c.scan) = (pieces, overlap, scan);
+            assert_eq!(c.scan_pass().suffix, suffix, "{pieces} {overlap} {scan:?}");
+        }
+    }
+
+    #[test]
     fn piece_count_follows_the_piece_passes_blocks_per_sm() {
         // (1, 32768, 16) on 132 SMs: 32 four-warp scan blocks, 64 summary blocks per piece.
         let f = facts(1, 32768, 16, 128, false);
@@ -1560,7 +1764,7 @@ mod tests {
         assert_eq!(c.factors, FwdFactors::Slim);
         assert_eq!(
             (
-                SLIM_PIECES.warps,
+                SLIM_PIECES.scan.warps,
                 SLIM_PIECES.scan_per_sm,
                 SLIM_PIECES.sum_per_sm
             ),
