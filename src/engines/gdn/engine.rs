@@ -1707,6 +1707,90 @@ mod tests {
         );
     }
 
+    /// `facts` with every port of both directions bound (bf16 io, fp32 states, int32 offsets).
+    fn bound(mut f: GdnFacts) -> GdnFacts {
+        let ports = [
+            "q",
+            "k",
+            "v",
+            "g",
+            "beta",
+            "O",
+            "a_log",
+            "dt_bias",
+            "dO",
+            "dQ",
+            "dK",
+            "dV",
+            "dG",
+            "dBeta",
+            "d_a_log",
+            "d_dt_bias",
+            "cu_seqlens",
+            "initial_state",
+            "final_state",
+            "d_final_state",
+            "d_initial_state",
+        ];
+        for (uid, name) in (1..).zip(ports) {
+            let dtype = match name {
+                "cu_seqlens" => DataType::Int32,
+                n if n.contains("state") => DataType::Float,
+                _ => DataType::Bfloat16,
+            };
+            let (dims, packed) = (Vec::new(), true);
+            f.ports.push((
+                name,
+                PortFacts {
+                    uid,
+                    dims,
+                    dtype,
+                    packed,
+                },
+            ));
+        }
+        f
+    }
+
+    #[test]
+    fn every_planned_launch_is_bundled_and_within_the_launch_limits() {
+        let module = |m| crate::cuda::kernels::find(m).expect("bundled GDN module");
+        let (fwd, bwd) = (module("gdn_fwd"), module("gdn_bwd"));
+        // The four benchmark shapes, K = 128 and 64, batch_invariant off and on, and short
+        // sequences on few heads (the piece chain at 16 pieces).
+        for (n, t, ho) in [
+            (4, 32768, 16),
+            (1, 32768, 16),
+            (16, 32768, 32),
+            (10, 29949, 16),
+        ]
+        .into_iter()
+        .chain([(2, 3048, 2), (1, 300, 2)])
+        {
+            for (d, bi) in [(128, false), (128, true), (64, false)] {
+                for (op, bundled) in [(GdnOp::Forward, fwd), (GdnOp::Backward, bwd)] {
+                    let f = bound(crate::engines::gdn::analyzer::test_facts(
+                        op, n, t, ho, d, bi,
+                    ));
+                    let launches = match op {
+                        GdnOp::Forward => planned_launches(&f, 132, "bf16"),
+                        GdnOp::Backward => {
+                            super::super::backward::planned_launches(&f, 132, "bf16")
+                        }
+                    }
+                    .expect("plan");
+                    assert!(launches.len() >= 3, "{op:?} {n} {t} {ho} {d}");
+                    for (name, grid, threads, smem, _) in launches {
+                        assert!(bundled.has_function(&name), "{name} is not bundled");
+                        assert!(threads % 32 == 0 && threads <= 1024, "{name}: {threads}");
+                        assert!(smem <= 227 * 1024, "{name}: {smem} B");
+                        assert!(grid.1 <= 65_535 && grid.2 <= 65_535, "{name}: {grid:?}");
+                    }
+                }
+            }
+        }
+    }
+
     #[test]
     fn every_slim_scan_row_is_bundled_and_picked_where_it_applies() {
         let fwd = crate::cuda::kernels::find("gdn_fwd").expect("bundled GDN module");
