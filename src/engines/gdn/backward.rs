@@ -89,6 +89,7 @@ use crate::error::{Error, Result};
 use super::analyzer::GdnFacts;
 use super::chain::ChainVariant;
 use super::engine::{ENGINE_NAME, PrepVariant, fwd_template, kernel_dtype};
+use super::occupancy::SM90_BUDGET;
 use super::params::{
     BwdChainParams, BwdOverlapLayout, BwdParams, BwdPieceLayout, BwdWorkspaceLayout, CHAIN_THREADS,
     DSCAN_MMA_WARPS, DSCAN_W8_WARPS, DSUM1_MIN_BLOCKS, FSCANP1_MIN_BLOCKS, OFFSETS_THREADS,
@@ -353,8 +354,10 @@ pub enum ReplayVariant {
 pub const REPLAY_SHARE_MIN_WAVES: u64 = 4;
 /// Dynamic shared memory that keeps one replay block per SM (over half of the H200's 228 KB).
 pub const REPLAY_ONE_PER_SM_SMEM: u32 = 116 * 1024;
-// Over half of 228 KB less the 1 KB reserved per block, within the 227 KB a block may ask for.
-const _: () = assert!(REPLAY_ONE_PER_SM_SMEM > 114 * 1024 && REPLAY_ONE_PER_SM_SMEM <= 227 * 1024);
+// Two blocks do not fit an SM, one may ask for it.
+const _: () = assert!(
+    !SM90_BUDGET.holds(2, REPLAY_ONE_PER_SM_SMEM) && SM90_BUDGET.allows(REPLAY_ONE_PER_SM_SMEM)
+);
 
 /// Whether a replay of `blocks` blocks on `sms` SMs runs one block per SM (see
 /// [`REPLAY_SHARE_MIN_WAVES`]); `DNNPLAN_GDN_BWD_FSCAN_PER_SM=1|2` forces one or allows two.
@@ -1193,7 +1196,7 @@ mod tests {
                 (names[i as usize].as_str(), names[j as usize].as_str()),
                 (uncut, piece)
             );
-            assert!(smem <= 227 * 1024 && (threads == 128 || threads == 256));
+            assert!(SM90_BUDGET.allows(smem) && (threads == 128 || threads == 256));
         }
         // One replay block per SM below four waves: (4, 8192, 16) 128 blocks, the ragged mix 320,
         // (1, 32768, 16) in 4 pieces 128; two at (16, 2048, 32), 1024 blocks (132 SMs).
@@ -1272,7 +1275,7 @@ mod tests {
         }
         // Every row's passes' shared memory fits the blocks per SM the row counts on (228 KB
         // per SM, 1 KB reserved per block); the one-stage kernels' entries are bundled at K = 128.
-        let fits = |smem: u32, per_sm: u64| per_sm * (u64::from(smem) + 1024) <= 228 * 1024;
+        let fits = |smem, per_sm| SM90_BUDGET.holds(per_sm, smem);
         for row in &BWD_PIECE_PASSES {
             let k = row.k.unwrap_or(128);
             assert!(fits(row.psum_smem(k), row.psum.per_sm), "{}", row.name);
@@ -1413,7 +1416,7 @@ mod tests {
         assert_eq!((u, p), BWD_OVERLAP_SCAN_DEFAULT);
         // The default: the R2 loop (session 9), within the 227 KB a block may ask for.
         assert_eq!(BWD_OVERLAP_SCAN_DEFAULT.0, BwdKernel::DscanOv2);
-        assert!(smem <= 227 * 1024);
+        assert!(SM90_BUDGET.allows(smem));
         assert_eq!(
             BwdKernel::DscanpOv2.name("f16", 64, PrepVariant::DEFAULT),
             "gdn_bwd_dscanp_ov2_f16_k64"

@@ -1483,6 +1483,7 @@ impl CompiledPlan for GdnFwdPlan {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engines::gdn::occupancy::SM90_BUDGET;
 
     fn facts(n: i64, t: i64, ho: i64, d: i64, batch_invariant: bool) -> GdnFacts {
         crate::engines::gdn::analyzer::test_facts(GdnOp::Forward, n, t, ho, d, batch_invariant)
@@ -1586,8 +1587,8 @@ mod tests {
                 }
             }
             // Blocks per SM by shared memory (228 KB per SM, 1 KB reserved per block).
-            let smem = u64::from(fast_smem_bytes(128, row.warps, row.stages, true)) + 1024;
-            assert!(row.per_sm * smem <= 228 * 1024, "{}", row.switch);
+            let smem = row.pass().smem_bytes(128);
+            assert!(SM90_BUDGET.holds(row.per_sm, smem), "{}", row.switch);
         }
         for row in &FWD_SUMS {
             for k in [64, 128] {
@@ -1598,8 +1599,8 @@ mod tests {
                     assert_eq!(fwd.has_function(&name), row.serves(k), "{name}");
                 }
             }
-            let smem = u64::from(fast_smem_bytes(128, 4, row.stages, false)) + 1024;
-            assert!(row.per_sm * smem <= 228 * 1024, "{}", row.switch);
+            let smem = row.pass().smem_bytes(128);
+            assert!(SM90_BUDGET.holds(row.per_sm, smem), "{}", row.switch);
         }
         assert_eq!(ScanVariant::from_switch("w4p", 64), None);
         assert_eq!(ScanVariant::from_switch("v1", 128), None);
@@ -1783,7 +1784,7 @@ mod tests {
                     for (name, grid, threads, smem, _) in launches {
                         assert!(bundled.has_function(&name), "{name} is not bundled");
                         assert!(threads % 32 == 0 && threads <= 1024, "{name}: {threads}");
-                        assert!(smem <= 227 * 1024, "{name}: {smem} B");
+                        assert!(SM90_BUDGET.allows(smem), "{name}: {smem} B");
                         assert!(grid.1 <= 65_535 && grid.2 <= 65_535, "{name}: {grid:?}");
                     }
                 }
@@ -1802,7 +1803,7 @@ mod tests {
                 assert!(fwd.has_function(&scan), "{scan} is not bundled");
             }
             assert!(
-                row.scan.smem_bytes(128) <= 227 * 1024,
+                SM90_BUDGET.allows(row.scan.smem_bytes(128)),
                 "{}",
                 row.scan.suffix
             );

@@ -9,79 +9,15 @@
 //! final states are bitwise the non-overlapped slim forward's (the same per-tile and per-warp
 //! arithmetic; only the order of the prep's tiles and the waits change). The producer's grid is
 //! as many blocks as fit beside one scan block on every SM ([`blocks_beside`] over
-//! [`SM90_BUDGET`]; both kernels ask for the largest shared-memory carveout), so that the scan's
-//! blocks find room while the prep runs. Overlap by [`FWD_OVERLAP_RULE`] on the uncut slim path,
+//! [`SM90_BUDGET`], [`super::occupancy`]; both kernels ask for the largest shared-memory
+//! carveout), so that the scan's blocks find room while the prep runs. Overlap by [`FWD_OVERLAP_RULE`] on the uncut slim path,
 //! or as `DNNPLAN_GDN_FWD_OVERLAP=0|1` (read at plan build) says.
 
+use super::occupancy::{BlockUse, SM90_BUDGET, blocks_beside};
 use super::params::{
     FWD_OVERLAP_MAX_SEQS, PREP3_THREADS, SLIM_OV_STAGES, SLIM_PREP_OV_MIN_BLOCKS,
     slim_prep_smem_bytes, slim_scan_smem_bytes,
 };
-
-/// What one SM offers to resident blocks, as data.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct SmBudget {
-    /// Shared memory per SM at the largest carveout, bytes.
-    pub smem: u64,
-    /// Shared memory the driver reserves per resident block, bytes.
-    pub smem_per_block: u64,
-    /// 32-bit registers per SM.
-    pub regs: u64,
-    /// Resident threads per SM.
-    pub threads: u64,
-    /// Registers one thread can use at most (a block's bound without launch bounds).
-    pub regs_per_thread: u64,
-}
-
-/// The H200's SM (sm_90): 228 KB of shared memory, 1 KB reserved per block, 64K registers,
-/// 2048 threads, at most 255 registers per thread (allocated in units of 8: 256).
-pub const SM90_BUDGET: SmBudget = SmBudget {
-    smem: 233_472,
-    smem_per_block: 1024,
-    regs: 65_536,
-    threads: 2048,
-    regs_per_thread: 256,
-};
-
-/// One block's claim on an SM: dynamic shared memory, threads, and the `minBlocksPerMultiprocessor`
-/// of its launch bounds (1 without), which bounds its registers.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct BlockUse {
-    /// Dynamic shared memory, bytes (the kernels here have no static shared memory).
-    pub smem: u64,
-    /// Threads.
-    pub threads: u64,
-    /// The launch bounds' blocks per SM (1: none).
-    pub min_blocks: u64,
-}
-
-impl BlockUse {
-    /// The most registers the block can hold: what its launch bounds leave per block, at most
-    /// the per-thread maximum times its threads.
-    pub fn regs(&self, sm: &SmBudget) -> u64 {
-        (sm.regs / self.min_blocks.max(1)).min(sm.regs_per_thread * self.threads)
-    }
-
-    fn smem_claim(&self, sm: &SmBudget) -> u64 {
-        self.smem + sm.smem_per_block
-    }
-}
-
-/// How many `guest` blocks fit on one SM beside one `resident` block (0 when the resident block
-/// alone does not fit), by shared memory, registers and threads, each at its worst case.
-pub fn blocks_beside(sm: &SmBudget, resident: &BlockUse, guest: &BlockUse) -> u64 {
-    let left = |total: u64, used: u64| total.checked_sub(used);
-    let (Some(smem), Some(regs), Some(threads)) = (
-        left(sm.smem, resident.smem_claim(sm)),
-        left(sm.regs, resident.regs(sm)),
-        left(sm.threads, resident.threads),
-    ) else {
-        return 0;
-    };
-    (smem / guest.smem_claim(sm).max(1))
-        .min(regs / guest.regs(sm).max(1))
-        .min(threads / guest.threads.max(1))
-}
 
 /// The overlapped scan's block at K = V = `k`: 4 warps, [`SLIM_OV_STAGES`] stages, no launch
 /// bounds beyond its threads.

@@ -15,6 +15,7 @@ pub mod engine;
 pub mod fwd_overlap;
 #[cfg(test)]
 mod mirror;
+pub mod occupancy;
 pub mod params;
 pub mod pdl;
 pub mod reference;

@@ -777,6 +777,7 @@ pub fn scanx_smem_bytes(k: u64, warps: u64, stages: u64, out: bool, split: u64) 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engines::gdn::occupancy::SM90_BUDGET as SM;
 
     #[test]
     fn params_layout_matches_the_cuda_struct() {
@@ -812,8 +813,8 @@ mod tests {
             l.total - l.regions[11],
             (130 * 2 * 4u64).div_ceil(256) * 256
         );
-        assert!(dscan_mma_smem_bytes(128) <= 227 * 1024);
-        assert!(dscan_w8_smem_bytes(128) <= 227 * 1024);
+        assert!(SM.allows(dscan_mma_smem_bytes(128)));
+        assert!(SM.allows(dscan_w8_smem_bytes(128)));
         assert_eq!(dscan_w8_smem_bytes(128), 159_744 + 4 * 7168);
         // gdn::TokSmem9<K, K>::bytes (printed by the CPU emulation's build of the header).
         assert_eq!(tokens_tc11_smem_bytes(128), 213_760);
@@ -821,7 +822,7 @@ mod tests {
         // gdn::TokSmem12<K, K>::bytes, within the 227 KB a block may ask for.
         assert_eq!(tokens_tc12_smem_bytes(128), 215_808);
         assert_eq!(tokens_tc12_smem_bytes(64), 98_048);
-        assert!(tokens_tc12_smem_bytes(128) <= 227 * 1024);
+        assert!(SM.allows(tokens_tc12_smem_bytes(128)));
     }
 
     #[test]
@@ -865,26 +866,26 @@ mod tests {
     fn shared_memory_fits_hopper() {
         // The slim prep (gdn::SlimPrepSmem<128>): 6 blocks per SM; the slim scans one block.
         assert_eq!(slim_prep_smem_bytes(128), 36352);
-        assert!(6 * (u64::from(slim_prep_smem_bytes(128)) + 1024) <= 228 * 1024);
+        assert!(SM.holds(6, slim_prep_smem_bytes(128)));
         assert_eq!(slim_scan_smem_bytes(128, 4, SLIM_W4_STAGES), 202_752);
         assert_eq!(slim_scan_smem_bytes(128, 8, SLIM_W8_STAGES), 167_936);
-        assert!(slim_scan_smem_bytes(128, 4, SLIM_W4_STAGES) <= 227 * 1024);
+        assert!(SM.allows(slim_scan_smem_bytes(128, 4, SLIM_W4_STAGES)));
         // The slim piece passes (gdn::SlimSumSmem<128>, gdn::SlimPieceSmem<128>): three and two
         // blocks per SM, as the full piece path's sum1 / w4p.
         assert_eq!(slim_sum_smem_bytes(128), 73_728);
         assert_eq!(slim_piece_smem_bytes(128), 111_616);
-        assert!(SLIM_SUM_MIN_BLOCKS * (u64::from(slim_sum_smem_bytes(128)) + 1024) <= 228 * 1024);
-        assert!(SLIM_W4D_MIN_BLOCKS * (u64::from(slim_piece_smem_bytes(128)) + 1024) <= 228 * 1024);
+        assert!(SM.holds(SLIM_SUM_MIN_BLOCKS, slim_sum_smem_bytes(128)));
+        assert!(SM.holds(SLIM_W4D_MIN_BLOCKS, slim_piece_smem_bytes(128)));
         // Prep7Smem (the bundled preps): 4 blocks per SM fit (1 KB reserved per block); the
         // scan's 219 KB one block.
         assert_eq!(prep7_smem_bytes(128, 128), 54784);
         assert_eq!(prep7_smem_bytes(64, 64), 37376);
-        assert!(4 * (u64::from(prep7_smem_bytes(128, 128)) + 1024) <= 228 * 1024);
+        assert!(SM.holds(4, prep7_smem_bytes(128, 128)));
         assert_eq!(
             scan_smem_bytes(128),
             3 * (3 * 17408 + 9216 + 9216) + 4 * 64 * 48
         );
-        assert!(scan_smem_bytes(128) <= 227 * 1024);
+        assert!(SM.allows(scan_smem_bytes(128)));
     }
 
     #[test]
@@ -906,12 +907,12 @@ mod tests {
             dscan_ov_smem_bytes(128, 128),
             2 * 2 * (2 * 64 * 72 + 3 * 64 * 136 + 64 * 136)
         );
-        assert!(dscan_ov_smem_bytes(128, 128) <= 227 * 1024);
+        assert!(SM.allows(dscan_ov_smem_bytes(128, 128)));
         assert_eq!(
             dscan_ov2_smem_bytes(128, 128),
             dscan_ov_smem_bytes(128, 128) + 8 * 16 * 136 * 2
         );
-        assert!(dscan_ov2_smem_bytes(128, 128) <= 227 * 1024);
+        assert!(SM.allows(dscan_ov2_smem_bytes(128, 128)));
         assert_eq!(dscan_ov2_smem_bytes(64, 64), 110_592 + 4 * 16 * 72 * 2);
         assert_eq!(std::mem::offset_of!(BwdChainParams, pieces), 392);
         assert_eq!(std::mem::offset_of!(BwdChainParams, ws_seed), 416);
@@ -946,7 +947,7 @@ mod tests {
             2 * (3 * 17408 + 9216 + 18432) + 8 * 64 * 48
         );
         assert_eq!(fast_smem_bytes(128, 4, 2, false), 2 * (2 * 17408 + 9216));
-        assert!(fast_smem_bytes(128, 8, 2, true) <= 227 * 1024);
+        assert!(SM.allows(fast_smem_bytes(128, 8, 2, true)));
         // Session 13's one-stage kernels: w4p 82,944 B (two per SM), sum1 44,032 B (four fit).
         assert_eq!(fast_smem_bytes(128, 4, SCANX_S1_STAGES, true), 82_944);
         assert_eq!(fast_smem_bytes(128, 4, SCANX_S1_STAGES, false), 44_032);
@@ -969,7 +970,7 @@ mod tests {
             fast_smem_bytes(128, 4, 2, false) + 16384 + 8192
         );
         // Two replay blocks per SM (228 KB, 1 KB reserved per block).
-        assert!(2 * (scanx_smem_bytes(128, 8, 2, false, 2) + 1024) <= 228 * 1024);
-        assert!(scanx_smem_bytes(128, 8, 2, true, 2) <= 227 * 1024);
+        assert!(SM.holds(2, scanx_smem_bytes(128, 8, 2, false, 2)));
+        assert!(SM.allows(scanx_smem_bytes(128, 8, 2, true, 2)));
     }
 }
