@@ -81,7 +81,7 @@
 //! every kernel after the first is launched programmatic and waits at its entry; the overlapped
 //! token stage keeps its own contract (launched programmatic in every mode).
 
-use crate::cuda::{Function, LaunchConfig, Launcher};
+use crate::cuda::Function;
 use crate::dispatch::engine::CompiledPlan;
 use crate::dispatch::exec_types::{ExecContext, VariantPack};
 use crate::error::{Error, Result};
@@ -98,7 +98,7 @@ use super::params::{
     fast_smem_bytes, flags, max_chunks, scan_smem_bytes, scanx_smem_bytes, tokens_tc11_smem_bytes,
     tokens_tc12_smem_bytes,
 };
-use super::pdl::PdlMode;
+use super::pdl::{Launch, PdlMode, launch_all};
 
 /// Ports the backward reads or writes, in [`BwdPlanUids`] order.
 const PORTS: [&str; 19] = [
@@ -1036,7 +1036,7 @@ impl<F> GdnBwdPlan<F> {
 
     /// The launches execute makes, in order: (resolved kernel, grid, threads, dynamic shared
     /// memory, programmatic); steps with an empty grid are left out.
-    fn launches(&self) -> impl Iterator<Item = (&F, (u32, u32, u32), u32, u32, bool)> {
+    fn launches(&self) -> impl Iterator<Item = Launch<'_, F>> {
         self.steps
             .iter()
             .filter(|s| s.1.0 > 0 && s.1.1 > 0 && s.1.2 > 0)
@@ -1117,13 +1117,10 @@ pub(super) fn planned_launches(
     f: &GdnFacts,
     sms: u64,
     tag: &str,
-) -> Result<Vec<super::engine::PlannedLaunch>> {
+) -> Result<Vec<super::pdl::PlannedLaunch>> {
     let names = kernel_names(tag, f.k, PrepVariant::from_env()).to_vec();
     let plan = GdnBwdPlan::new(f, names, sms)?;
-    Ok(plan
-        .launches()
-        .map(|(name, grid, threads, smem, pdl)| (name.clone(), grid, threads, smem, pdl))
-        .collect())
+    Ok(super::pdl::by_name(plan.launches()))
 }
 
 impl CompiledPlan for GdnBwdPlan {
@@ -1134,23 +1131,10 @@ impl CompiledPlan for GdnBwdPlan {
     fn execute(&self, pack: &VariantPack, ctx: &ExecContext) -> Result<()> {
         let ws = ctx.workspace_region(self.overlap.total, ENGINE_NAME)? as u64;
         let mut p = self.bind(pack, ws)?;
-        // SAFETY: the stream comes from the caller's handle and outlives this call.
-        let launcher = unsafe { Launcher::bind(ctx.stream.cast(), ctx.device) }?;
-        let mut params = [(&raw mut p).cast::<std::ffi::c_void>()];
-        for (function, grid, threads, smem, programmatic) in self.launches() {
-            let cfg = LaunchConfig {
-                grid,
-                block: (threads, 1, 1),
-                shared_mem_bytes: smem,
-                cluster: None,
-                programmatic,
-            };
-            // SAFETY: every address in `p` is a device buffer of the pack or of the checked
-            // workspace region, and `p` (BwdChainParams, BwdParams first) is the kernels' only
-            // parameter (the driver copies each kernel's declared size).
-            unsafe { launcher.launch_raw(function, &cfg, &mut params) }?;
-        }
-        Ok(())
+        // SAFETY: every address in `p` is a device buffer of the pack or of the checked
+        // workspace region, and `p` (BwdChainParams, BwdParams first) is the kernels' only
+        // parameter (the driver copies each kernel's declared size).
+        unsafe { launch_all(ctx, &mut p, self.launches()) }
     }
 }
 

@@ -46,7 +46,7 @@
 //! diagnostics: `seq` (the same kernels one after the other), `DNNPLAN_GDN_FWD_OVERLAP_PER_SM=n`
 //! (the persistent prep's blocks per SM, at most what fits beside the scan).
 
-use crate::cuda::{Function, LaunchConfig, Launcher, compile_or_load, probe};
+use crate::cuda::{Function, Launcher, compile_or_load, probe};
 use crate::dispatch::engine::{BuildContext, CompiledPlan, Engine, SupportQuery};
 use crate::dispatch::exec_types::{ExecContext, VariantPack};
 use crate::dispatch::knobs::Knobs;
@@ -65,7 +65,7 @@ use super::params::{
     SUM1_MIN_BLOCKS, WorkspaceLayout, fast_smem_bytes, flags, max_chunks, prep7_smem_bytes,
     slim_piece_smem_bytes, slim_prep_smem_bytes, slim_scan_smem_bytes, slim_sum_smem_bytes,
 };
-use super::pdl::PdlMode;
+use super::pdl::{Launch, PdlMode, launch_all};
 
 /// Manifest name of the engine.
 pub const ENGINE_NAME: &str = "gdn_sm90";
@@ -1156,19 +1156,15 @@ impl<F> FwdKernels<F> {
 /// threads, dynamic shared memory, programmatic; the diagnostics' switches read as at build):
 /// the CPU tests' view of a plan, without a device.
 #[cfg(test)]
-pub(super) fn planned_launches(f: &GdnFacts, sms: u64, tag: &str) -> Result<Vec<PlannedLaunch>> {
+pub(super) fn planned_launches(
+    f: &GdnFacts,
+    sms: u64,
+    tag: &str,
+) -> Result<Vec<super::pdl::PlannedLaunch>> {
     let choice = FwdChoice::pick(f, sms);
     let plan = GdnFwdPlan::new(f, choice, FwdKernels::named(&choice, tag, f.k), sms)?;
-    Ok(plan
-        .launches()
-        .map(|(name, grid, threads, smem, pdl)| (name.clone(), grid, threads, smem, pdl))
-        .collect())
+    Ok(super::pdl::by_name(plan.launches()))
 }
-
-/// One launch as the CPU tests see it: entry name, grid, threads, dynamic shared memory,
-/// programmatic.
-#[cfg(test)]
-pub(super) type PlannedLaunch = (String, (u32, u32, u32), u32, u32, bool);
 
 pub(super) fn kernel_dtype(dt: DataType, port: &str) -> Result<i32> {
     match dt {
@@ -1400,7 +1396,7 @@ impl<F> GdnFwdPlan<F> {
     /// The launches execute makes, in order: (kernel, grid, threads, dynamic shared memory,
     /// programmatic); the piece passes only on the piece path, the first
     /// `DNNPLAN_GDN_FWD_STEPS` of them, those with an empty grid left out.
-    fn launches(&self) -> impl Iterator<Item = (&F, (u32, u32, u32), u32, u32, bool)> {
+    fn launches(&self) -> impl Iterator<Item = Launch<'_, F>> {
         let kn = &self.kernels;
         let chained = self.choice.pieces > 1;
         // (kernel, grid, threads, shared memory, runs, consumer of an overlapped pair)
@@ -1458,25 +1454,10 @@ impl CompiledPlan for GdnFwdPlan {
     fn execute(&self, pack: &VariantPack, ctx: &ExecContext) -> Result<()> {
         let ws = ctx.workspace_region(self.overlap.total, ENGINE_NAME)? as u64;
         let mut p = self.bind(pack, ws)?;
-        // SAFETY: the stream comes from the caller's handle and outlives this call.
-        let launcher = unsafe { Launcher::bind(ctx.stream.cast(), ctx.device) }?;
-        // Every kernel takes the one parameter block by value (the older ones its FwdParams
-        // prefix); the driver copies it at launch.
-        let mut params = [(&raw mut p).cast::<std::ffi::c_void>()];
-        for (f, grid, threads, smem, programmatic) in self.launches() {
-            let cfg = LaunchConfig {
-                grid,
-                block: (threads, 1, 1),
-                shared_mem_bytes: smem,
-                cluster: None,
-                programmatic,
-            };
-            // SAFETY: every address in `p` is a device buffer of the pack or of the checked
-            // workspace region, and `p` (FwdFastParams, FwdParams first) is the kernels' only
-            // parameter.
-            unsafe { launcher.launch_raw(f, &cfg, &mut params) }?;
-        }
-        Ok(())
+        // SAFETY: every address in `p` is a device buffer of the pack or of the checked
+        // workspace region, and `p` (FwdFastParams, FwdParams first) is the kernels' only
+        // parameter (the older ones take its FwdParams prefix).
+        unsafe { launch_all(ctx, &mut p, self.launches()) }
     }
 }
 

@@ -1,6 +1,7 @@
 //! The launch chain of one GDN execute: programmatic dependent launch (PDL) on the boundaries
 //! between the kernels of one forward or backward execute, chosen once at plan build
-//! (`DNNPLAN_GDN_PDL`).
+//! (`DNNPLAN_GDN_PDL`). Both plans list their launches ([`Launch`]: kernel, grid, threads, shared
+//! memory, programmatic) and run them with [`launch_all`].
 //!
 //! Contract (device side: `dnnp_pdl_enter` in `kernels/include/dnnp_overlap.cuh`, called as the
 //! first statement of every `gdn_fwd` / `gdn_bwd` entry):
@@ -21,6 +22,10 @@
 //! - Numerics do not depend on the mode: it changes when a grid may start, never what any thread
 //!   computes (bitwise by construction; the GPU tests' hashes check it). CUDA-graph capture turns
 //!   the programmatic launches into programmatic edges.
+
+use crate::cuda::{Function, LaunchConfig, Launcher};
+use crate::dispatch::exec_types::ExecContext;
+use crate::error::Result;
 
 use super::params::flags;
 
@@ -74,6 +79,55 @@ impl PdlMode {
     pub fn programmatic(self, launched: usize) -> bool {
         self != PdlMode::Off && launched > 0
     }
+}
+
+/// One launch of an execute, as a plan lists it: the kernel, grid, threads per block, dynamic
+/// shared memory, and whether it is launched programmatic (the mode's chain, or an overlapped
+/// pair's consumer).
+pub type Launch<'a, F> = (&'a F, (u32, u32, u32), u32, u32, bool);
+
+/// Runs `launches` in order on `ctx`'s stream, every kernel taking the one parameter block `p` by
+/// value (the driver copies each kernel's declared size, a prefix of `P`, at launch).
+///
+/// # Safety
+/// Every device address in `p` must be a buffer of the pack or of the checked workspace region
+/// that outlives the kernels, and `P` must start with every launched kernel's only parameter.
+pub unsafe fn launch_all<'a, P>(
+    ctx: &ExecContext,
+    p: &mut P,
+    launches: impl Iterator<Item = Launch<'a, Function>>,
+) -> Result<()> {
+    // SAFETY: the stream comes from the caller's handle and outlives this call.
+    let launcher = unsafe { Launcher::bind(ctx.stream.cast(), ctx.device) }?;
+    let mut params = [std::ptr::from_mut(p).cast::<std::ffi::c_void>()];
+    for (function, grid, threads, smem, programmatic) in launches {
+        let cfg = LaunchConfig {
+            grid,
+            block: (threads, 1, 1),
+            shared_mem_bytes: smem,
+            cluster: None,
+            programmatic,
+        };
+        // SAFETY: `p` is every kernel's parameter block and its addresses are valid (the
+        // caller's contract).
+        unsafe { launcher.launch_raw(function, &cfg, &mut params) }?;
+    }
+    Ok(())
+}
+
+/// One launch as the CPU tests see a plan without a device: entry name, grid, threads, dynamic
+/// shared memory, programmatic.
+#[cfg(test)]
+pub(super) type PlannedLaunch = (String, (u32, u32, u32), u32, u32, bool);
+
+/// `launches` by entry name (the CPU tests' plans resolve each kernel to its name).
+#[cfg(test)]
+pub(super) fn by_name<'a>(
+    launches: impl Iterator<Item = Launch<'a, String>>,
+) -> Vec<PlannedLaunch> {
+    launches
+        .map(|(name, grid, threads, smem, pdl)| (name.clone(), grid, threads, smem, pdl))
+        .collect()
 }
 
 #[cfg(test)]
