@@ -82,8 +82,7 @@
 //! token stage keeps its own contract (launched programmatic in every mode).
 
 use crate::cuda::Function;
-use crate::dispatch::engine::CompiledPlan;
-use crate::dispatch::exec_types::{ExecContext, VariantPack};
+use crate::dispatch::exec_types::VariantPack;
 use crate::error::{Error, Result};
 
 use super::analyzer::GdnFacts;
@@ -98,10 +97,10 @@ use super::params::{
     fast_smem_bytes, flags, max_chunks, scan_smem_bytes, scanx_smem_bytes, tokens_tc11_smem_bytes,
     tokens_tc12_smem_bytes,
 };
-use super::pdl::{Launch, PdlMode, launch_all};
+use super::pdl::{GdnPlan, Launch, PdlMode};
 
 /// Ports the backward reads or writes, in [`BwdPlanUids`] order.
-const PORTS: [&str; 19] = [
+pub(super) const PORTS: [&str; 19] = [
     "q",
     "k",
     "v",
@@ -1036,7 +1035,7 @@ impl<F> GdnBwdPlan<F> {
 
     /// The launches execute makes, in order: (resolved kernel, grid, threads, dynamic shared
     /// memory, programmatic); steps with an empty grid are left out.
-    fn launches(&self) -> impl Iterator<Item = Launch<'_, F>> {
+    pub(super) fn launches(&self) -> impl Iterator<Item = Launch<'_, F>> {
         self.steps
             .iter()
             .filter(|s| s.1.0 > 0 && s.1.1 > 0 && s.1.2 > 0)
@@ -1050,8 +1049,18 @@ impl<F> GdnBwdPlan<F> {
                 (function, grid, threads, smem, programmatic)
             })
     }
+}
 
-    fn bind(&self, pack: &VariantPack, ws: u64) -> Result<BwdChainParams> {
+// SAFETY: `bind` writes the pack's device buffers and the checked workspace region's addresses
+// into the block (BwdChainParams), which starts with every kernel's only parameter.
+unsafe impl GdnPlan for GdnBwdPlan {
+    type Params = BwdChainParams;
+
+    fn workspace(&self) -> u64 {
+        self.overlap.total
+    }
+
+    fn bind(&self, pack: &VariantPack, ws: u64) -> Result<Self::Params> {
         let mut a = [0u64; 19];
         for (slot, uid) in a.iter_mut().zip(self.uids) {
             if let Some(u) = uid {
@@ -1108,33 +1117,9 @@ impl<F> GdnBwdPlan<F> {
         self.overlap.bind(ws, &mut cp);
         Ok(cp)
     }
-}
 
-/// The backward's launches for `f` on `sms` SMs as execute makes them, by entry name (the
-/// diagnostics' switches read as at build): the CPU tests' view of a plan, without a device.
-#[cfg(test)]
-pub(super) fn planned_launches(
-    f: &GdnFacts,
-    sms: u64,
-    tag: &str,
-) -> Result<Vec<super::pdl::PlannedLaunch>> {
-    let names = kernel_names(tag, f.k, PrepVariant::from_env()).to_vec();
-    let plan = GdnBwdPlan::new(f, names, sms)?;
-    Ok(super::pdl::by_name(plan.launches()))
-}
-
-impl CompiledPlan for GdnBwdPlan {
-    fn workspace_size(&self) -> u64 {
-        self.overlap.total
-    }
-
-    fn execute(&self, pack: &VariantPack, ctx: &ExecContext) -> Result<()> {
-        let ws = ctx.workspace_region(self.overlap.total, ENGINE_NAME)? as u64;
-        let mut p = self.bind(pack, ws)?;
-        // SAFETY: every address in `p` is a device buffer of the pack or of the checked
-        // workspace region, and `p` (BwdChainParams, BwdParams first) is the kernels' only
-        // parameter (the driver copies each kernel's declared size).
-        unsafe { launch_all(ctx, &mut p, self.launches()) }
+    fn launch_list(&self) -> impl Iterator<Item = Launch<'_, Function>> {
+        self.launches()
     }
 }
 

@@ -48,7 +48,7 @@
 
 use crate::cuda::{Function, Launcher, compile_or_load, probe};
 use crate::dispatch::engine::{BuildContext, CompiledPlan, Engine, SupportQuery};
-use crate::dispatch::exec_types::{ExecContext, VariantPack};
+use crate::dispatch::exec_types::VariantPack;
 use crate::dispatch::knobs::Knobs;
 use crate::dispatch::target::Target;
 use crate::error::{Error, Result};
@@ -65,7 +65,7 @@ use super::params::{
     SUM1_MIN_BLOCKS, WorkspaceLayout, fast_smem_bytes, flags, max_chunks, prep7_smem_bytes,
     slim_piece_smem_bytes, slim_prep_smem_bytes, slim_scan_smem_bytes, slim_sum_smem_bytes,
 };
-use super::pdl::{Launch, PdlMode, launch_all};
+use super::pdl::{GdnPlan, Launch, PdlMode};
 
 /// Manifest name of the engine.
 pub const ENGINE_NAME: &str = "gdn_sm90";
@@ -1152,15 +1152,21 @@ impl<F> FwdKernels<F> {
     }
 }
 
-/// The forward's launches for `f` on `sms` SMs as execute makes them, by entry name (grid,
-/// threads, dynamic shared memory, programmatic; the diagnostics' switches read as at build):
-/// the CPU tests' view of a plan, without a device.
+/// The launches of `f`'s plan (forward or backward) on `sms` SMs as execute makes them, by entry
+/// name (grid, threads, dynamic shared memory, programmatic; the diagnostics' switches read as at
+/// build): the CPU tests' view of a plan, without a device.
 #[cfg(test)]
 pub(super) fn planned_launches(
     f: &GdnFacts,
     sms: u64,
     tag: &str,
 ) -> Result<Vec<super::pdl::PlannedLaunch>> {
+    if f.op == GdnOp::Backward {
+        let names = super::backward::kernel_names(tag, f.k, PrepVariant::from_env()).to_vec();
+        return Ok(super::pdl::by_name(
+            GdnBwdPlan::new(f, names, sms)?.launches(),
+        ));
+    }
     let choice = FwdChoice::pick(f, sms);
     let plan = GdnFwdPlan::new(f, choice, FwdKernels::named(&choice, tag, f.k), sms)?;
     Ok(super::pdl::by_name(plan.launches()))
@@ -1359,35 +1365,6 @@ impl<F> GdnFwdPlan<F> {
         })
     }
 
-    /// The parameter block for one call (addresses from the pack, workspace at `ws`).
-    fn bind(&self, pack: &VariantPack, ws: u64) -> Result<FwdFastParams> {
-        let addr = |uid: i64| -> Result<u64> { Ok(pack.ptr(pack.index_of(uid)?) as u64) };
-        let opt = |uid: Option<i64>| -> Result<u64> { uid.map_or(Ok(0), addr) };
-        let u = &self.uids;
-        let mut p = FwdFastParams {
-            f: FwdParams {
-                q: addr(u.q)?,
-                k: addr(u.k)?,
-                v: addr(u.v)?,
-                g: addr(u.g)?,
-                beta: addr(u.beta)?,
-                cu_seqlens: addr(u.cu)?,
-                initial_state: opt(u.init)?,
-                state_indices: opt(u.idx)?,
-                a_log: opt(u.a_log)?,
-                dt_bias: opt(u.dt_bias)?,
-                o: addr(u.o)?,
-                final_state: opt(u.final_state)?,
-                ..self.template
-            },
-            ..FwdFastParams::default()
-        };
-        self.layout.bind(ws, &mut p.f);
-        self.pieces.bind(ws, self.choice.pieces as i32, &mut p);
-        self.overlap.bind_fwd(ws, &mut p);
-        Ok(p)
-    }
-
     /// The schedule this plan runs.
     pub fn choice(&self) -> FwdChoice {
         self.choice
@@ -1446,18 +1423,45 @@ impl<F> GdnFwdPlan<F> {
     }
 }
 
-impl CompiledPlan for GdnFwdPlan {
-    fn workspace_size(&self) -> u64 {
+// SAFETY: `bind` writes the pack's device buffers and the checked workspace region's addresses
+// into the block (FwdFastParams), which starts with every kernel's only parameter.
+unsafe impl GdnPlan for GdnFwdPlan {
+    type Params = FwdFastParams;
+
+    fn workspace(&self) -> u64 {
         self.overlap.total
     }
 
-    fn execute(&self, pack: &VariantPack, ctx: &ExecContext) -> Result<()> {
-        let ws = ctx.workspace_region(self.overlap.total, ENGINE_NAME)? as u64;
-        let mut p = self.bind(pack, ws)?;
-        // SAFETY: every address in `p` is a device buffer of the pack or of the checked
-        // workspace region, and `p` (FwdFastParams, FwdParams first) is the kernels' only
-        // parameter (the older ones take its FwdParams prefix).
-        unsafe { launch_all(ctx, &mut p, self.launches()) }
+    fn bind(&self, pack: &VariantPack, ws: u64) -> Result<Self::Params> {
+        let addr = |uid: i64| -> Result<u64> { Ok(pack.ptr(pack.index_of(uid)?) as u64) };
+        let opt = |uid: Option<i64>| -> Result<u64> { uid.map_or(Ok(0), addr) };
+        let u = &self.uids;
+        let mut p = FwdFastParams {
+            f: FwdParams {
+                q: addr(u.q)?,
+                k: addr(u.k)?,
+                v: addr(u.v)?,
+                g: addr(u.g)?,
+                beta: addr(u.beta)?,
+                cu_seqlens: addr(u.cu)?,
+                initial_state: opt(u.init)?,
+                state_indices: opt(u.idx)?,
+                a_log: opt(u.a_log)?,
+                dt_bias: opt(u.dt_bias)?,
+                o: addr(u.o)?,
+                final_state: opt(u.final_state)?,
+                ..self.template
+            },
+            ..FwdFastParams::default()
+        };
+        self.layout.bind(ws, &mut p.f);
+        self.pieces.bind(ws, self.choice.pieces as i32, &mut p);
+        self.overlap.bind_fwd(ws, &mut p);
+        Ok(p)
+    }
+
+    fn launch_list(&self) -> impl Iterator<Item = Launch<'_, Function>> {
+        self.launches()
     }
 }
 
@@ -1691,29 +1695,10 @@ mod tests {
 
     /// `facts` with every port of both directions bound (bf16 io, fp32 states, int32 offsets).
     fn bound(mut f: GdnFacts) -> GdnFacts {
-        let ports = [
-            "q",
-            "k",
-            "v",
-            "g",
-            "beta",
-            "O",
-            "a_log",
-            "dt_bias",
-            "dO",
-            "dQ",
-            "dK",
-            "dV",
-            "dG",
-            "dBeta",
-            "d_a_log",
-            "d_dt_bias",
-            "cu_seqlens",
-            "initial_state",
-            "final_state",
-            "d_final_state",
-            "d_initial_state",
-        ];
+        // The backward's ports (the forward's inputs among them) and the forward's outputs.
+        let ports = super::super::backward::PORTS
+            .into_iter()
+            .chain(["O", "final_state"]);
         for (uid, name) in (1..).zip(ports) {
             let dtype = match name {
                 "cu_seqlens" => DataType::Int32,
@@ -1754,13 +1739,7 @@ mod tests {
                     let f = bound(crate::engines::gdn::analyzer::test_facts(
                         op, n, t, ho, d, bi,
                     ));
-                    let launches = match op {
-                        GdnOp::Forward => planned_launches(&f, 132, "bf16"),
-                        GdnOp::Backward => {
-                            super::super::backward::planned_launches(&f, 132, "bf16")
-                        }
-                    }
-                    .expect("plan");
+                    let launches = planned_launches(&f, 132, "bf16").expect("plan");
                     assert!(launches.len() >= 3, "{op:?} {n} {t} {ho} {d}");
                     for (name, grid, threads, smem, _) in launches {
                         assert!(bundled.has_function(&name), "{name} is not bundled");

@@ -1,7 +1,7 @@
 //! The launch chain of one GDN execute: programmatic dependent launch (PDL) on the boundaries
 //! between the kernels of one forward or backward execute, chosen once at plan build
 //! (`DNNPLAN_GDN_PDL`). Both plans list their launches ([`Launch`]: kernel, grid, threads, shared
-//! memory, programmatic) and run them with [`launch_all`].
+//! memory, programmatic) and run them as [`GdnPlan`]s.
 //!
 //! Contract (device side: `dnnp_pdl_enter` in `kernels/include/dnnp_overlap.cuh`, called as the
 //! first statement of every `gdn_fwd` / `gdn_bwd` entry):
@@ -24,9 +24,11 @@
 //!   the programmatic launches into programmatic edges.
 
 use crate::cuda::{Function, LaunchConfig, Launcher};
-use crate::dispatch::exec_types::ExecContext;
+use crate::dispatch::engine::CompiledPlan;
+use crate::dispatch::exec_types::{ExecContext, VariantPack};
 use crate::error::Result;
 
+use super::engine::ENGINE_NAME;
 use super::params::flags;
 
 /// How a plan launches the kernels after the first one of an execute.
@@ -86,33 +88,54 @@ impl PdlMode {
 /// pair's consumer).
 pub type Launch<'a, F> = (&'a F, (u32, u32, u32), u32, u32, bool);
 
-/// Runs `launches` in order on `ctx`'s stream, every kernel taking the one parameter block `p` by
-/// value (the driver copies each kernel's declared size, a prefix of `P`, at launch).
+/// A built GDN plan as one execute runs it: its workspace bytes, its parameter block for a call
+/// and its launches. Every such plan is a [`CompiledPlan`]: execute carves the workspace from the
+/// caller's, binds the block there, then runs the launches in order on the context's stream,
+/// every kernel taking the block by value (the driver copies each kernel's declared size, a
+/// prefix of the block, at launch).
 ///
 /// # Safety
-/// Every device address in `p` must be a buffer of the pack or of the checked workspace region
-/// that outlives the kernels, and `P` must start with every launched kernel's only parameter.
-pub unsafe fn launch_all<'a, P>(
-    ctx: &ExecContext,
-    p: &mut P,
-    launches: impl Iterator<Item = Launch<'a, Function>>,
-) -> Result<()> {
-    // SAFETY: the stream comes from the caller's handle and outlives this call.
-    let launcher = unsafe { Launcher::bind(ctx.stream.cast(), ctx.device) }?;
-    let mut params = [std::ptr::from_mut(p).cast::<std::ffi::c_void>()];
-    for (function, grid, threads, smem, programmatic) in launches {
-        let cfg = LaunchConfig {
-            grid,
-            block: (threads, 1, 1),
-            shared_mem_bytes: smem,
-            cluster: None,
-            programmatic,
-        };
-        // SAFETY: `p` is every kernel's parameter block and its addresses are valid (the
-        // caller's contract).
-        unsafe { launcher.launch_raw(function, &cfg, &mut params) }?;
+/// `bind` must put only device buffers of the pack and of the workspace region it is given into
+/// the block, and `Params` must start with every launched kernel's only parameter.
+pub unsafe trait GdnPlan: Send + Sync {
+    /// The kernels' parameter block.
+    type Params;
+
+    /// Workspace bytes the plan needs.
+    fn workspace(&self) -> u64;
+
+    /// The parameter block for one call: the pack's addresses, the workspace region at `ws`.
+    fn bind(&self, pack: &VariantPack, ws: u64) -> Result<Self::Params>;
+
+    /// The launches of one execute, in order.
+    fn launch_list(&self) -> impl Iterator<Item = Launch<'_, Function>>;
+}
+
+impl<T: GdnPlan> CompiledPlan for T {
+    fn workspace_size(&self) -> u64 {
+        self.workspace()
     }
-    Ok(())
+
+    fn execute(&self, pack: &VariantPack, ctx: &ExecContext) -> Result<()> {
+        let ws = ctx.workspace_region(self.workspace(), ENGINE_NAME)? as u64;
+        let mut p = self.bind(pack, ws)?;
+        // SAFETY: the stream comes from the caller's handle and outlives this call.
+        let launcher = unsafe { Launcher::bind(ctx.stream.cast(), ctx.device) }?;
+        let mut params = [(&raw mut p).cast::<std::ffi::c_void>()];
+        for (function, grid, threads, smem, programmatic) in self.launch_list() {
+            let cfg = LaunchConfig {
+                grid,
+                block: (threads, 1, 1),
+                shared_mem_bytes: smem,
+                cluster: None,
+                programmatic,
+            };
+            // SAFETY: `p` holds only the pack's and the region's device buffers and starts with
+            // every kernel's only parameter (GdnPlan's contract).
+            unsafe { launcher.launch_raw(function, &cfg, &mut params) }?;
+        }
+        Ok(())
+    }
 }
 
 /// One launch as the CPU tests see a plan without a device: entry name, grid, threads, dynamic
