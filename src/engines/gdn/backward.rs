@@ -929,8 +929,13 @@ impl<F> GdnBwdPlan<F> {
                 0,
             ),
             {
-                let (grid, threads, smem) =
-                    PrepVariant::from_env().launch_shape(chunks, ho32, k, v);
+                let (grid, threads, smem) = PrepVariant::from_env().row().pass.launch_shape(
+                    u64::from(chunks),
+                    ho,
+                    k,
+                    sms,
+                    None,
+                );
                 (BwdKernel::Prep, grid, threads, smem)
             },
         ];

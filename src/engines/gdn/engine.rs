@@ -19,6 +19,9 @@
 //! is a row ([`FwdPass`]: entry, warps, shared-memory layout): the full scans of [`FWD_SCANS`],
 //! the summaries of [`FWD_SUMS`], the slim scans of [`SLIM_SCANS`] and [`SLIM_PIECES`];
 //! [`FwdChoice::scan_pass`] and [`FwdChoice::sum_pass`] pick them (a configuration is a row).
+//! So is every prep ([`PrepPass`]: entry, threads, shared memory, grid): the full factors' of
+//! [`PREP_VARIANTS`], the slim [`SLIM_PREP`] and persistent [`SLIM_PREP_OV`] of the
+//! [`SLIM_SCANS`] rows; [`FwdChoice::prep_pass`] picks it.
 //! Diagnostics read once at build: `DNNPLAN_GDN_FWD_SCAN=w4|w8|w4p` (force an output scan;
 //! bitwise the same outputs), `DNNPLAN_GDN_FWD_SUM=s2|p3` (force a summary pass; bitwise the
 //! same H_j, M_j), `DNNPLAN_GDN_FWD_PIECES=n` (force n pieces per sequence; 1 = off)
@@ -395,6 +398,11 @@ pub enum PassSmem {
     SlimPiece,
     /// The slim piece summary ([`slim_sum_smem_bytes`]).
     SlimSum,
+    /// `gdn::Prep7Smem`: the full factors' preps of [`PREP_VARIANTS`], both directions
+    /// ([`prep7_smem_bytes`]).
+    Prep,
+    /// `gdn::SlimPrepSmem`: the slim preps ([`slim_prep_smem_bytes`]).
+    SlimPrep,
 }
 
 impl PassSmem {
@@ -405,13 +413,16 @@ impl PassSmem {
             PassSmem::SlimScan { stages } => slim_scan_smem_bytes(k, warps, stages),
             PassSmem::SlimPiece => slim_piece_smem_bytes(k),
             PassSmem::SlimSum => slim_sum_smem_bytes(k),
+            PassSmem::Prep => prep7_smem_bytes(k, k),
+            PassSmem::SlimPrep => slim_prep_smem_bytes(k),
         }
     }
 }
 
-/// One forward pass (output scan or piece summary) as a schedule launches it, as data: its entry
-/// `gdn_fwd_<stem>_<tag>_k<K>[_<suffix>]`, its warps (16 value rows each; `32 · warps` threads)
-/// and its shared-memory layout.
+/// One forward pass (output scan, piece summary or prep) as a schedule launches it, as data: its
+/// entry `gdn_fwd_<stem>_<tag>_k<K>[_<suffix>]` (the full factors' preps are in `gdn_bwd` too:
+/// [`FwdPass::entry_in`]), its warps (16 value rows each for the scans and summaries; `32 · warps`
+/// threads) and its shared-memory layout.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FwdPass {
     /// The entry's stem.
@@ -427,8 +438,14 @@ pub struct FwdPass {
 impl FwdPass {
     /// The entry point in the `gdn_fwd` module for io dtype `tag` and K = `k`.
     pub fn entry(&self, tag: &str, k: i64) -> String {
+        self.entry_in("fwd", tag, k)
+    }
+
+    /// The entry point `gdn_<dir>_<stem>_<tag>_k<K>[_<suffix>]` in the `gdn_fwd` (`dir` = `fwd`)
+    /// or `gdn_bwd` (`bwd`) module.
+    pub fn entry_in(&self, dir: &str, tag: &str, k: i64) -> String {
         let sep = if self.suffix.is_empty() { "" } else { "_" };
-        format!("gdn_fwd_{}_{tag}_k{k}{sep}{}", self.stem, self.suffix)
+        format!("gdn_{dir}_{}_{tag}_k{k}{sep}{}", self.stem, self.suffix)
     }
 
     /// Threads per block.
@@ -442,6 +459,78 @@ impl FwdPass {
     }
 }
 
+/// How a prep launch covers its (chunk slot, head) tiles, as data.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PrepGrid {
+    /// One block per tile: grid `(chunks, HO, 1)`.
+    PerTile,
+    /// Persistent blocks taking the tiles in turn, as many as fit beside one overlapped scan
+    /// block per SM, at most one per tile ([`fwd_overlap::prep_grid`]): grid `(blocks, 1, 1)`.
+    Persistent,
+}
+
+/// One prep ("per-chunk factor kernel") launch as a schedule makes it, as data: the kernel
+/// (entry, warps, shared memory) and how its blocks cover the tiles. The full factors' preps are
+/// the rows of [`PREP_VARIANTS`] (both directions), the slim ones [`SLIM_PREP`] and
+/// [`SLIM_PREP_OV`] (rows of [`SLIM_SCANS`]); [`FwdChoice::prep_pass`] is the forward's only
+/// chooser.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PrepPass {
+    /// The kernel.
+    pub pass: FwdPass,
+    /// How its blocks cover the tiles.
+    pub grid: PrepGrid,
+}
+
+impl PrepPass {
+    /// Grid, threads and dynamic shared memory for `chunks` chunk slots, `ho` output heads at
+    /// K = V = `k` on `sms` SMs (`per_sm`: a persistent grid's blocks per SM,
+    /// `DNNPLAN_GDN_FWD_OVERLAP_PER_SM`; unused by a grid per tile).
+    pub fn launch_shape(
+        &self,
+        chunks: u64,
+        ho: u64,
+        k: u64,
+        sms: u64,
+        per_sm: Option<u64>,
+    ) -> ((u32, u32, u32), u32, u32) {
+        let grid = match self.grid {
+            PrepGrid::PerTile => (chunks as u32, ho as u32, 1),
+            PrepGrid::Persistent => (
+                fwd_overlap::prep_grid(k, sms, chunks * ho, per_sm) as u32,
+                1,
+                1,
+            ),
+        };
+        (grid, self.pass.threads(), self.pass.smem_bytes(k))
+    }
+}
+
+/// Warps of every prep ([`PREP3_THREADS`]).
+const PREP_WARPS: u64 = PREP3_THREADS as u64 / 32;
+
+/// The slim prep (`gdn_fwd_slimprep_<tag>_k128`, kernels/include/gdn_fwd_slim.cuh): one block
+/// per (chunk slot, head).
+pub const SLIM_PREP: PrepPass = PrepPass {
+    pass: FwdPass {
+        stem: "slimprep",
+        suffix: "",
+        warps: PREP_WARPS,
+        smem: PassSmem::SlimPrep,
+    },
+    grid: PrepGrid::PerTile,
+};
+
+/// The persistent slim prep `gdn_fwd_slimprep_<tag>_k128_ov`, the producer beside the
+/// overlapped output scan ([`super::fwd_overlap`]).
+pub const SLIM_PREP_OV: PrepPass = PrepPass {
+    pass: FwdPass {
+        suffix: "ov",
+        ..SLIM_PREP.pass
+    },
+    grid: PrepGrid::Persistent,
+};
+
 /// When a slim output scan runs (the first row of [`SLIM_SCANS`] that applies).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SlimScanUse {
@@ -453,15 +542,15 @@ pub enum SlimScanUse {
     Uncut(u64),
 }
 
-/// One slim output scan configuration, as data: when it runs, the scan, and the slim prep's
-/// entry suffix it pairs with (`gdn_fwd_slimprep_<tag>_k<K><prep_suffix>`).
+/// One slim output scan configuration, as data: when it runs, the scan, and the slim prep it
+/// pairs with.
 pub struct SlimScanRow {
     /// When it runs.
     pub used: SlimScanUse,
     /// The output scan.
     pub scan: FwdPass,
-    /// The slim prep's entry suffix.
-    pub prep_suffix: &'static str,
+    /// The slim prep launched before it.
+    pub prep: PrepPass,
 }
 
 /// The slim scans' entry stem ([`FACTOR_VARIANTS`]' slim row).
@@ -475,7 +564,7 @@ pub const SLIM_SCANS: [SlimScanRow; 4] = [
     SlimScanRow {
         used: SlimScanUse::Pieces,
         scan: SLIM_PIECES.scan,
-        prep_suffix: "",
+        prep: SLIM_PREP,
     },
     SlimScanRow {
         used: SlimScanUse::Overlap,
@@ -487,7 +576,7 @@ pub const SLIM_SCANS: [SlimScanRow; 4] = [
                 stages: SLIM_OV_STAGES,
             },
         },
-        prep_suffix: "_ov",
+        prep: SLIM_PREP_OV,
     },
     SlimScanRow {
         used: SlimScanUse::Uncut(8),
@@ -499,7 +588,7 @@ pub const SLIM_SCANS: [SlimScanRow; 4] = [
                 stages: SLIM_W8_STAGES,
             },
         },
-        prep_suffix: "",
+        prep: SLIM_PREP,
     },
     SlimScanRow {
         used: SlimScanUse::Uncut(4),
@@ -511,7 +600,7 @@ pub const SLIM_SCANS: [SlimScanRow; 4] = [
                 stages: SLIM_W4_STAGES,
             },
         },
-        prep_suffix: "",
+        prep: SLIM_PREP,
     },
 ];
 
@@ -826,12 +915,23 @@ pub struct PrepRow {
     pub variant: PrepVariant,
     /// The `DNNPLAN_GDN_FWD_PREP` value that selects it.
     pub switch: &'static str,
-    /// The entry's stem in both modules: `gdn_fwd_<stem>_<tag>_k<K>`, `gdn_bwd_<stem>_<tag>_k<K>`.
-    pub stem: &'static str,
-    /// Threads per block (one block per (chunk slot, head)).
-    pub threads: u32,
-    /// Dynamic shared memory for head dims `k`, `v`.
-    pub smem: fn(u64, u64) -> u32,
+    /// Its launch in both modules (`gdn_fwd_<stem>_<tag>_k<K>`, `gdn_bwd_<stem>_<tag>_k<K>`; one
+    /// block per (chunk slot, head)).
+    pub pass: PrepPass,
+}
+
+/// The full factors' prep launch of the kernel stem `stem` (8 warps, `gdn::Prep7Smem`, one
+/// block per (chunk slot, head)).
+const fn full_prep(stem: &'static str) -> PrepPass {
+    PrepPass {
+        pass: FwdPass {
+            stem,
+            suffix: "",
+            warps: PREP_WARPS,
+            smem: PassSmem::Prep,
+        },
+        grid: PrepGrid::PerTile,
+    }
 }
 
 /// Every bundled factor kernel, in [`PrepVariant`] order: switch value <-> kernel stem <->
@@ -840,16 +940,12 @@ pub const PREP_VARIANTS: [PrepRow; 2] = [
     PrepRow {
         variant: PrepVariant::V14,
         switch: "v14",
-        stem: "prep14",
-        threads: PREP3_THREADS,
-        smem: prep7_smem_bytes,
+        pass: full_prep("prep14"),
     },
     PrepRow {
         variant: PrepVariant::V15,
         switch: "v15",
-        stem: "prep15",
-        threads: PREP3_THREADS,
-        smem: prep7_smem_bytes,
+        pass: full_prep("prep15"),
     },
 ];
 
@@ -893,14 +989,7 @@ impl PrepVariant {
     /// The entry point in the `gdn_fwd` (`dir` = `fwd`) or `gdn_bwd` (`bwd`) module for io dtype
     /// `tag` and K = `k`.
     pub fn kernel_name(self, dir: &str, tag: &str, k: i64) -> String {
-        format!("gdn_{dir}_{}_{tag}_k{k}", self.row().stem)
-    }
-
-    /// Grid, threads and dynamic shared memory for `chunks` chunk slots, `ho` output heads,
-    /// head dims `k`, `v`: one block per (chunk slot, head).
-    pub fn launch_shape(self, chunks: u32, ho: u32, k: u64, v: u64) -> ((u32, u32, u32), u32, u32) {
-        let row = self.row();
-        ((chunks, ho, 1), row.threads, (row.smem)(k, v))
+        self.row().pass.pass.entry_in(dir, tag, k)
     }
 }
 
@@ -976,14 +1065,19 @@ impl FwdChoice {
 
     /// The (prep, output scan) entries of this schedule for io dtype `tag` and K = `k`.
     pub fn kernel_names(&self, tag: &str, k: i64) -> (String, String) {
-        let prep = match self.factors {
-            FwdFactors::Full => self.prep.kernel_name("fwd", tag, k),
-            FwdFactors::Slim => {
-                let ov = self.slim_scan().prep_suffix;
-                format!("gdn_fwd_slimprep_{tag}_k{k}{ov}")
-            }
-        };
-        (prep, self.scan_pass().entry(tag, k))
+        (
+            self.prep_pass().pass.entry(tag, k),
+            self.scan_pass().entry(tag, k),
+        )
+    }
+
+    /// The prep this schedule runs: the [`PREP_VARIANTS`] row on the full factors, else the
+    /// slim prep of its [`SLIM_SCANS`] row.
+    pub fn prep_pass(&self) -> PrepPass {
+        match self.factors {
+            FwdFactors::Full => self.prep.row().pass,
+            FwdFactors::Slim => self.slim_scan().prep,
+        }
     }
 
     /// Whether this schedule runs the slim piece path ([`SLIM_PIECES`]).
@@ -1312,28 +1406,16 @@ impl<F> GdnFwdPlan<F> {
         let p = choice.pieces;
         let (scan, sum) = (choice.scan_pass(), choice.sum_pass());
         let warps = scan.warps;
-        let (layout, (grid_prep, prep_threads, smem_prep)) = match choice.factors {
-            FwdFactors::Full => (
-                WorkspaceLayout::new(n, t, ho as u64, k, v),
-                choice.prep.launch_shape(chunks as u32, ho as u32, k, v),
-            ),
-            FwdFactors::Slim => (
-                WorkspaceLayout::slim(n, t, ho as u64),
-                (
-                    if choice.overlap {
-                        let units = chunks * ho as u64;
-                        let per_sm = std::env::var("DNNPLAN_GDN_FWD_OVERLAP_PER_SM")
-                            .ok()
-                            .and_then(|x| x.parse::<u64>().ok());
-                        (fwd_overlap::prep_grid(k, sms, units, per_sm) as u32, 1, 1)
-                    } else {
-                        (chunks as u32, ho as u32, 1)
-                    },
-                    PREP3_THREADS,
-                    slim_prep_smem_bytes(k),
-                ),
-            ),
+        let layout = match choice.factors {
+            FwdFactors::Full => WorkspaceLayout::new(n, t, ho as u64, k, v),
+            FwdFactors::Slim => WorkspaceLayout::slim(n, t, ho as u64),
         };
+        let per_sm = std::env::var("DNNPLAN_GDN_FWD_OVERLAP_PER_SM")
+            .ok()
+            .and_then(|x| x.parse::<u64>().ok());
+        let (grid_prep, prep_threads, smem_prep) = choice
+            .prep_pass()
+            .launch_shape(chunks, ho as u64, k, sms, per_sm);
         let pieces = PieceLayout::new(layout.total, n, ho as u64, k, v, p);
         Ok(GdnFwdPlan {
             template,
@@ -1757,7 +1839,7 @@ mod tests {
         let fwd = crate::cuda::kernels::find("gdn_fwd").expect("bundled GDN module");
         for row in &SLIM_SCANS {
             for tag in ["bf16", "f16"] {
-                let prep = format!("gdn_fwd_slimprep_{tag}_k128{}", row.prep_suffix);
+                let prep = row.prep.pass.entry(tag, 128);
                 let scan = row.scan.entry(tag, 128);
                 assert!(fwd.has_function(&prep), "{prep} is not bundled");
                 assert!(fwd.has_function(&scan), "{scan} is not bundled");
@@ -1781,7 +1863,17 @@ mod tests {
         ] {
             (c.pieces, c.overlap, c.scan) = (pieces, overlap, scan);
             assert_eq!(c.scan_pass().suffix, suffix, "{pieces} {overlap} {scan:?}");
+            // Only the overlapped scan's prep is the persistent one.
+            let persistent = c.prep_pass().grid == PrepGrid::Persistent;
+            assert_eq!(persistent, overlap, "{pieces} {overlap} {scan:?}");
         }
+        // The persistent prep launches the block fwd_overlap sizes its grid by.
+        let (_, threads, smem) = SLIM_PREP_OV.launch_shape(1, 1, 128, 132, None);
+        let block = fwd_overlap::prep_block(128);
+        assert_eq!(
+            (u64::from(threads), u64::from(smem)),
+            (block.threads, block.smem)
+        );
     }
 
     #[test]
@@ -1832,7 +1924,7 @@ mod tests {
                 for tag in ["bf16", "f16"] {
                     for k in [64, 128] {
                         let name = row.variant.kernel_name(dir, tag, k);
-                        assert_eq!(name, format!("gdn_{dir}_{}_{tag}_k{k}", row.stem));
+                        assert_eq!(name, format!("gdn_{dir}_{}_{tag}_k{k}", row.pass.pass.stem));
                         assert!(bundled.has_function(&name), "{name} is not bundled");
                     }
                 }
@@ -1853,11 +1945,11 @@ mod tests {
         // One block of 256 threads per (chunk slot, head), gdn::Prep7Smem's layout.
         for row in &PREP_VARIANTS {
             assert_eq!(
-                row.variant.launch_shape(520, 16, 128, 128),
+                row.pass.launch_shape(520, 16, 128, 132, None),
                 ((520, 16, 1), 256, 54784)
             );
             assert_eq!(
-                row.variant.launch_shape(7, 3, 64, 64),
+                row.pass.launch_shape(7, 3, 64, 132, None),
                 ((7, 3, 1), 256, prep7_smem_bytes(64, 64))
             );
         }
