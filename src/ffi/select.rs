@@ -39,7 +39,7 @@ use crate::select::{EnvironmentSpec, RequestSpec, evaluate};
 /// `max_ragged_offset`, `deterministic_training`, `notes`); `te_backend` (what Transformer
 /// Engine's own rule returns: "NVTE_No_Backend", "NVTE_F16_arbitrary_seqlen", "NVTE_FP8", or
 /// null without cuDNN); `verdicts` (one per candidate: `target` ("cudnn.f16_arbitrary_seqlen",
-/// "cudnn.fp8", "engine.<row>", "reference.unfused"), `kind`, `engine_id`, `eligible`,
+/// "cudnn.fp8", `"engine.<row>"`, "reference.unfused"), `kind`, `engine_id`, `eligible`,
 /// `rejections`, `notes`); `order` (eligible targets, preferred first); `selected` (first of
 /// `order` or null). Each rejection has `rule` (a stable id such as "F16.WINDOW"), `layer`
 /// ("te_policy", "known_bug", "frontend_surface", "framework", "engine_caps", "environment",

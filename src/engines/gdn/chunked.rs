@@ -492,7 +492,7 @@ fn to_math(x: &[f64], kd: usize, vd: usize) -> Vec<f64> {
 ///    `X_{j+1} = X_j M_j + H_j` from the initial state; each span's chunk-entering states are
 ///    replayed from its seed.
 /// 2. State gradients: every span's reverse summary (`G_j` from `dX_out = 0` and its own `dO`,
-///    `Mᵀ_j` its transition; [`chunk_reverse_summary`] composed from the last chunk to the first)
+///    `Mᵀ_j` its transition; `chunk_reverse_summary` composed from the last chunk to the first)
 ///    chains `dX_out_{j−1} = dX_out_j · Mᵀ_j + G_j` from `d_final_state`, from the last span to
 ///    the first; each span's reverse pass then runs from its exact `dX_out_j`, and the first
 ///    span's result is `d_initial_state`.
