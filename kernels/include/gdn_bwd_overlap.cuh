@@ -81,12 +81,7 @@ __device__ __forceinline__ void bwd_chunk_order_tail(const BwdChainParams& cp) {
     const int j = (c - cb) / per;
     const int c1 = cb + (j + 1) * per < ce ? cb + (j + 1) * per : ce;
     const int s = c1 - 1 - c, g0 = lo * P + j;
-    int rank = 0;
-    for (int g = 0; g < G; ++g) {
-      const int len = seg_len[g];
-      rank += (len < s ? len : s) + (g < g0 && len > s ? 1 : 0);
-    }
-    cp.ov_order[rank] = c;
+    cp.ov_order[overlap_unit_rank(s, g0, G, [&](int g) { return seg_len[g]; })] = c;
   }
 }
 

@@ -386,6 +386,20 @@ __device__ __forceinline__ int seq_of_chunk(const FwdParams& p, int c) {
   return lo;
 }
 
+// The rank of unit (s, g0) in the overlapped pairs' hand-over order (the forward's prep ∥ scan,
+// gdn_fwd_slim.cuh; the backward's reverse scan ∥ tokens, gdn_bwd_overlap.cuh): units (s, g) of
+// G scan segments (seg_len(g) chunks each; s = the chunk's step within its segment) ordered by s,
+// then g, i.e. the number of units (s', g) with s' < min(s, seg_len(g)), or s' = s and g < g0.
+template <typename SegLen>
+__device__ __forceinline__ int overlap_unit_rank(int s, int g0, int G, SegLen seg_len) {
+  int rank = 0;
+  for (int g = 0; g < G; ++g) {
+    const int len = seg_len(g);
+    rank += (len < s ? len : s) + (g < g0 && len > s ? 1 : 0);
+  }
+  return rank;
+}
+
 // Locates chunk slot c: returns false when the slot is past the last chunk.
 __device__ __forceinline__ bool locate_chunk(const FwdParams& p, int c, int& seq, long long& t0,
                                              int& len) {

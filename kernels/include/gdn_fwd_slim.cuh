@@ -478,12 +478,8 @@ __device__ __forceinline__ void fwd_chunk_order_tail(const FwdFastParams& fp) {
     int rank = c;
     if (n <= FWD_OVERLAP_MAX_SEQS) {
       const int b = seq_of_chunk(p, c);
-      const int s = c - p.chunk_offsets[b];
-      rank = 0;  // units (s', g) before (s, b): s' < min(s, len_g), or s' = s and g < b
-      for (int g = 0; g < n; ++g) {
-        const int len = p.chunk_offsets[g + 1] - p.chunk_offsets[g];
-        rank += (len < s ? len : s) + (g < b && len > s ? 1 : 0);
-      }
+      rank = overlap_unit_rank(c - p.chunk_offsets[b], b, n,
+                               [&](int g) { return p.chunk_offsets[g + 1] - p.chunk_offsets[g]; });
     }
     fp.ov_order[rank] = c;
   }
