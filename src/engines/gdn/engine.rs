@@ -768,6 +768,9 @@ pub struct FwdChoice {
     /// `DNNPLAN_GDN_FWD_OVERLAP`): `gdn_fwd_chunk_order`, the persistent prep `..._ov`, the scan
     /// `..._w4ov` launched programmatic.
     pub overlap: bool,
+    /// The overlapped kernels one after the other, the scan launched normally
+    /// (`DNNPLAN_GDN_FWD_OVERLAP=seq`, a diagnostic; only with `overlap`).
+    pub sequential: bool,
 }
 
 /// Which chunk factors the forward's prep writes and its output scan reads.
@@ -1009,9 +1012,9 @@ impl FwdChoice {
                 uncut_scan(f, sms)
             };
         }
-        if let Some(scan) =
-            env("DNNPLAN_GDN_FWD_SCAN").and_then(|x| ScanVariant::from_switch(&x, f.k))
-        {
+        let forced_scan =
+            env("DNNPLAN_GDN_FWD_SCAN").and_then(|x| ScanVariant::from_switch(&x, f.k));
+        if let Some(scan) = forced_scan {
             c.scan = scan;
         }
         if let Some(sum) = env("DNNPLAN_GDN_FWD_SUM").and_then(|x| SumVariant::from_switch(&x, f.k))
@@ -1029,15 +1032,9 @@ impl FwdChoice {
             .unwrap_or(FwdFactors::default_for(c.pieces));
         c.factors = FwdFactors::resolve(wanted, f);
         // A forced output scan runs as asked unless the overlap is forced too.
-        let scan_forced = env("DNNPLAN_GDN_FWD_SCAN")
-            .and_then(|x| ScanVariant::from_switch(&x, f.k))
-            .is_some();
-        c.overlap = c.overlap_pick(
-            f,
-            sms,
-            env("DNNPLAN_GDN_FWD_OVERLAP").as_deref(),
-            !scan_forced,
-        );
+        let overlap_switch = env("DNNPLAN_GDN_FWD_OVERLAP");
+        c.overlap = c.overlap_pick(f, sms, overlap_switch.as_deref(), forced_scan.is_none());
+        c.sequential = c.overlap && fwd_overlap::sequential(overlap_switch.as_deref());
         c
     }
 
@@ -1174,6 +1171,7 @@ impl FwdChoice {
             chain: ChainVariant::DEFAULT,
             factors: FwdFactors::resolve(FwdFactors::default_for(pieces), f),
             overlap: false,
+            sequential: false,
         };
         c.overlap = c.overlap_pick(f, sms, None, true);
         c
@@ -1304,8 +1302,6 @@ pub struct GdnFwdPlan<F = Function> {
     pieces: PieceLayout,
     /// The overlapped forward's flags and chunk order (empty without overlap).
     overlap: BwdOverlapLayout,
-    /// The overlapped kernels one after the other (`DNNPLAN_GDN_FWD_OVERLAP=seq`, diagnostic).
-    sequential: bool,
     choice: FwdChoice,
     grid_prep: (u32, u32, u32),
     grid_scan: (u32, u32, u32),
@@ -1423,10 +1419,6 @@ impl<F> GdnFwdPlan<F> {
             layout,
             pieces,
             overlap: BwdOverlapLayout::new(pieces.total, chunks, ho as u64, choice.overlap),
-            sequential: choice.overlap
-                && fwd_overlap::sequential(
-                    std::env::var("DNNPLAN_GDN_FWD_OVERLAP").ok().as_deref(),
-                ),
             choice,
             grid_prep,
             grid_scan: ((v / (16 * warps)) as u32, ho as u32, (n * p) as u32),
@@ -1484,7 +1476,7 @@ impl<F> GdnFwdPlan<F> {
                 self.scan_threads,
                 self.smem_scan,
                 true,
-                self.choice.overlap && !self.sequential,
+                self.choice.overlap && !self.choice.sequential,
             ),
         ];
         launches
@@ -1499,7 +1491,7 @@ impl<F> GdnFwdPlan<F> {
                 // the overlapped scan starts while the prep runs (fwd_overlap), in every mode;
                 // run one after the other (diagnostic), it has no entry wait: launched normally.
                 let programmatic = consumer
-                    || (self.pdl.programmatic(launched) && !(self.sequential && f_is_scan));
+                    || (self.pdl.programmatic(launched) && !(self.choice.sequential && f_is_scan));
                 (f, grid, threads, smem, programmatic)
             })
     }
