@@ -622,3 +622,39 @@ fn transition_matches_the_identity_trick() {
     // The empty sequence: M = I exactly, H = 0.
     assert_eq!(sums[1], chunked::SpanSummary::identity(kd, kd));
 }
+
+#[test]
+fn checkpoint_rows_are_the_states_before_every_cadence_token() {
+    // Ragged with an empty sequence and partial blocks, cadence 4 and 3 on 5/7/0/1-token
+    // sequences: row j of sequence b = the final state of the forward over its first j·c tokens
+    // (row 0 the initial state), rows of sequence b from Σ_{b'<b} ceil(T_b'/c).
+    let lens = [5, 7, 0, 1, 8];
+    let p = Problem::new(31, shape(2, 2, 2, 4, 3), GdnOptions::default(), &lens, true);
+    let sl = p.shape.state_len();
+    for every in [4usize, 3, 1, 16] {
+        let rows = reference::checkpoint_state_rows(&p.shape, &p.opts, &p.inputs(), every);
+        let want_rows: usize = lens.iter().map(|l: &usize| l.div_ceil(every)).sum();
+        assert_eq!(rows.len(), want_rows * sl, "cadence {every}");
+        let mut base = 0;
+        for (b, &len) in lens.iter().enumerate() {
+            let init = &p.init.as_ref().unwrap()[b * sl..][..sl];
+            for j in 0..len.div_ceil(every) {
+                // The prefix [cu_b, cu_b + j·every) alone, from the sequence's initial state.
+                let cu = [p.cu[b], p.cu[b] + j * every];
+                let inp = GdnInputs {
+                    cu_seqlens: &cu,
+                    initial_state: Some(init),
+                    ..p.inputs()
+                };
+                let f = reference::forward(&p.shape, &p.opts, &inp);
+                let got = &rows[(base + j) * sl..][..sl];
+                assert_eq!(
+                    got,
+                    f.final_state.as_slice(),
+                    "seq {b} row {j} every {every}"
+                );
+            }
+            base += len.div_ceil(every);
+        }
+    }
+}

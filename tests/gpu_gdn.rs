@@ -803,7 +803,42 @@ fn batch_invariant_sequence_alone_equals_in_batch() {
 /// bitwise identical) and checks every gradient against the fp64 per-token reference backward
 /// with the §9.2 tolerances. Returns the failures (every gradient is checked and printed first).
 fn run_bwd(c: &Case, seed: u64, caller: &Caller) -> Vec<String> {
+    run_bwd_with(c, seed, caller, None).0
+}
+
+/// State checkpoints a backward binds (spec §3.4): every `every` tokens, in `dtype` (`None`: the
+/// io dtype).
+#[derive(Clone, Copy)]
+struct Ckpt {
+    every: i64,
+    dtype: Option<DataType>,
+    /// Bind zeros in the used rows instead of the states (a reusing backward must then differ).
+    zero: bool,
+}
+
+/// One gradient output of a backward run: port, dtype, bytes.
+type Grad = (&'static str, DataType, Vec<u8>);
+
+/// [`run_bwd`] with `state_checkpoints` bound when `ckpt` is given: the fp64 reference's state
+/// series rounded to the checkpoint dtype, in a NaN-filled buffer of `max(T/c + N, 1)` rows.
+/// Returns the failures and the gradients.
+fn run_bwd_with(
+    c: &Case,
+    seed: u64,
+    caller: &Caller,
+    ckpt: Option<Ckpt>,
+) -> (Vec<String>, Vec<Grad>) {
     assert!(!c.pool, "the backward takes no state pool");
+    let name = match ckpt {
+        None => c.name.to_owned(),
+        Some(ck) => format!(
+            "{} [ckpt c={} {}{}]",
+            c.name,
+            ck.every,
+            ck.dtype.unwrap_or(c.io).name(),
+            if ck.zero { " zeroed" } else { "" }
+        ),
+    };
     let Gen {
         sh,
         t,
@@ -830,6 +865,31 @@ fn run_bwd(c: &Case, seed: u64, caller: &Caller) -> Vec<String> {
         .state
         .map(|sd| host(sd, &[n, ho, v, k], |_| rng.uni(-0.1, 0.1)));
 
+    let inp = GdnInputs {
+        q: &q.vals,
+        k: &kk.vals,
+        v: &vv.vals,
+        g: &g.vals,
+        beta: &beta.vals,
+        cu_seqlens: &cu,
+        initial_state: init.as_ref().map(|h| h.vals.as_slice()),
+        state_indices: None,
+        a_log: a_log.as_ref().map(|h| h.vals.as_slice()),
+        dt_bias: dt_bias.as_ref().map(|h| h.vals.as_slice()),
+    };
+    let ckpt_host = ckpt.map(|ck| {
+        let series = reference::checkpoint_state_rows(&sh, &c.opts, &inp, ck.every as usize);
+        let dt = ck.dtype.unwrap_or(c.io);
+        let rows = (t / ck.every + n).max(1);
+        let mut h = host(dt, &[rows, ho, v, k], |i| match series.get(i) {
+            Some(_) if ck.zero => 0.0,
+            Some(x) => *x,
+            None => f64::NAN,
+        });
+        let sz = size(dt);
+        h.bytes[series.len() * sz..].fill(0xFF);
+        h
+    });
     let mut graph = Graph::new(GraphContext::new(c.io, DataType::Float, DataType::Float));
     let mut b = NodeBuilder::by_name("gdn_bwd").unwrap().name("gdn_bwd0");
     let mut bound: Vec<(i64, &Host)> = Vec::new();
@@ -845,6 +905,7 @@ fn run_bwd(c: &Case, seed: u64, caller: &Caller) -> Vec<String> {
         ("d_final_state", dfs.as_ref()),
         ("a_log", a_log.as_ref()),
         ("dt_bias", dt_bias.as_ref()),
+        ("state_checkpoints", ckpt_host.as_ref()),
     ] {
         if let Some(h) = h {
             let u = graph.add_tensor(Tensor::new(port, &h.dims, h.dt)).unwrap();
@@ -862,6 +923,9 @@ fn run_bwd(c: &Case, seed: u64, caller: &Caller) -> Vec<String> {
     }
     if let Some(s) = c.opts.scale {
         b = b.attr("scale", dnnplan::ir::AttrValue::Float(s));
+    }
+    if let Some(ck) = ckpt {
+        b = b.int("checkpoint_every_n_tokens", ck.every);
     }
     let node = graph.add_node(b).unwrap();
     let sd = c.state.unwrap_or(DataType::Float);
@@ -891,13 +955,13 @@ fn run_bwd(c: &Case, seed: u64, caller: &Caller) -> Vec<String> {
     for (p, _, dt) in &grads {
         let uid = graph.nodes()[node].output(p).unwrap();
         let got = graph.tensor(uid).unwrap().data_type;
-        assert_eq!(got, *dt, "{}: inferred dtype of {p}", c.name);
+        assert_eq!(got, *dt, "{}: inferred dtype of {p}", name);
     }
     let at = list
         .entries()
         .iter()
         .position(|e| e.engine_id == GDN_SM90_ID)
-        .unwrap_or_else(|| panic!("{}: gdn_sm90 not listed for the backward", c.name));
+        .unwrap_or_else(|| panic!("{}: gdn_sm90 not listed for the backward", name));
     list.build_plan_at_index(at).expect("build");
     let ws_bytes = list.compiled_at(at).expect("compiled").workspace_size() as usize;
     let mut bindings: Vec<(i64, CUdeviceptr)> = bound
@@ -934,7 +998,7 @@ fn run_bwd(c: &Case, seed: u64, caller: &Caller) -> Vec<String> {
             &caller.download(*d, *bytes),
             f,
             "{}: {p} differs between two runs",
-            c.name
+            name
         );
     }
     // The backward replayed from a CUDA graph (its overlapped stages included) over poisoned
@@ -950,12 +1014,12 @@ fn run_bwd(c: &Case, seed: u64, caller: &Caller) -> Vec<String> {
             &caller.download(*d, *bytes),
             f,
             "{}: {p} differs when replayed from a CUDA graph",
-            c.name
+            name
         );
     }
     println!(
         "{}: captured into a CUDA graph ({launches} kernels), replay bitwise equal",
-        c.name
+        name
     );
     if c.host_timing {
         host_time_report(caller, launches, || {
@@ -963,18 +1027,6 @@ fn run_bwd(c: &Case, seed: u64, caller: &Caller) -> Vec<String> {
         });
     }
 
-    let inp = GdnInputs {
-        q: &q.vals,
-        k: &kk.vals,
-        v: &vv.vals,
-        g: &g.vals,
-        beta: &beta.vals,
-        cu_seqlens: &cu,
-        initial_state: init.as_ref().map(|h| h.vals.as_slice()),
-        state_indices: None,
-        a_log: a_log.as_ref().map(|h| h.vals.as_slice()),
-        dt_bias: dt_bias.as_ref().map(|h| h.vals.as_slice()),
-    };
     let r = reference::backward(
         &sh,
         &c.opts,
@@ -989,7 +1041,7 @@ fn run_bwd(c: &Case, seed: u64, caller: &Caller) -> Vec<String> {
     } else {
         8e-2
     };
-    let mut line = format!("{:48}", c.name);
+    let mut line = format!("{:48}", name);
     let mut failures = Vec::new();
     let hashes = std::env::var_os("DNNPLAN_GDN_TEST_HASHES").is_some();
     for ((p, _, _, dt), bytes) in outs.iter().zip(&first) {
@@ -1008,7 +1060,7 @@ fn run_bwd(c: &Case, seed: u64, caller: &Caller) -> Vec<String> {
         if bad > 0 {
             failures.push(format!(
                 "{}: {p} has {bad} unwritten or non-finite entries",
-                c.name
+                name
             ));
         }
         let e = rms_ratio(&got, want);
@@ -1019,11 +1071,16 @@ fn run_bwd(c: &Case, seed: u64, caller: &Caller) -> Vec<String> {
             line += &format!(" #{:016x}", fnv1a(bytes));
         }
         if e.is_nan() || e > tol {
-            failures.push(format!("{}: {p} rms ratio {e:e} over {tol:e}", c.name));
+            failures.push(format!("{}: {p} rms ratio {e:e} over {tol:e}", name));
         }
     }
     println!("{line}");
-    failures
+    let grads = outs
+        .iter()
+        .zip(first)
+        .map(|((p, _, _, dt), bytes)| (*p, *dt, bytes))
+        .collect();
+    (failures, grads)
 }
 
 #[test]
@@ -1681,4 +1738,131 @@ fn timing_forward_overlap() {
         }
         inp.free();
     }
+}
+
+/// §9.4 item 3, the backward side (session 16): state checkpoints every 64 tokens in the io dtype
+/// are reused (the plan leaves out the forward-state replay; unit test
+/// `reused_checkpoints_leave_out_the_replay`): the gradients match the fp64 reference at the
+/// §9.2 tolerances and the same backward without checkpoints at those tolerances, and zeroed
+/// checkpoint rows change them (the rows are read). Checkpoints the rule recomputes (cadence 128,
+/// fp32 rows) are ignored: those gradients equal the run without checkpoints bit for bit.
+/// Uncut (ragged batches with an empty sequence and partial chunks, K = 128 bf16 and K = 64 fp16)
+/// and the piece chain (by the rule: few heads, long sequences; and forced,
+/// `DNNPLAN_GDN_BWD_PIECES=3`), each with an initial state and a `d_final_state`.
+#[test]
+fn backward_checkpoint_reuse() {
+    let caller = Caller::new();
+    let ck = |every, dtype, zero| Some(Ckpt { every, dtype, zero });
+    // (case, forced pieces, also the recompute rows and the zeroed rows)
+    let mut cases: Vec<(Case, Option<&str>, bool)> = Vec::new();
+    let mut c = base(
+        "ckpt bf16 K=V=128 ragged 200+0+77+64+1+130",
+        &[200, 0, 77, 64, 1, 130],
+        128,
+    );
+    c.long_span = true;
+    cases.push((c, None, true));
+    let mut c = base(
+        "ckpt fp16 K=V=64 ragged 68+0+130+5+193, bf16 state",
+        &[68, 0, 130, 5, 193],
+        64,
+    );
+    c.io = DataType::Half;
+    c.state = Some(DataType::Bfloat16);
+    c.long_span = true;
+    cases.push((c, None, false));
+    // The piece chain by the rule (16 pieces: 8 and 3 blocks on 132 SMs).
+    let mut c = base(
+        "ckpt bf16 K=V=128 H=2, 2048 + 1000 (pieces)",
+        &[2048, 1000],
+        128,
+    );
+    c.long_span = true;
+    cases.push((c, None, true));
+    let mut c = base(
+        "ckpt fp16 K=V=64 H=1, 0 + 1500 + 700 (pieces), bf16 state",
+        &[0, 1500, 700],
+        64,
+    );
+    c.io = DataType::Half;
+    c.shape = GdnShape {
+        h: 1,
+        hk: 1,
+        hv: 1,
+        k: 64,
+        v: 64,
+    };
+    c.state = Some(DataType::Bfloat16);
+    c.long_span = true;
+    cases.push((c, None, false));
+    // Forced pieces on a ragged batch (empty trailing pieces, an empty sequence).
+    let mut c = base(
+        "ckpt bf16 K=V=128 300+0+500+77, DNNPLAN_GDN_BWD_PIECES=3",
+        &[300, 0, 500, 77],
+        128,
+    );
+    c.long_span = true;
+    cases.push((c, Some("3"), false));
+    let mut failures = Vec::new();
+    for (i, (c, pieces, extra)) in cases.iter().enumerate() {
+        set_env("DNNPLAN_GDN_BWD_PIECES", *pieces);
+        let seed = 700 + i as u64;
+        let (f0, without) = run_bwd_with(c, seed, &caller, None);
+        let (f1, reused) = run_bwd_with(c, seed, &caller, ck(64, None, false));
+        failures.extend(f0);
+        failures.extend(f1);
+        // Reuse == recompute at the tolerances of the reference comparison.
+        let half = c.io == DataType::Half;
+        let mut line = format!("{:48} reuse vs recompute:", c.name);
+        for ((p, dt, a), (_, _, b)) in reused.iter().zip(&without) {
+            let val =
+                |x: &Vec<u8>| -> Vec<f64> { x.chunks(size(*dt)).map(|e| get(*dt, e)).collect() };
+            let e = rms_ratio(&val(a), &val(b));
+            let tol = match *p {
+                "d_initial_state" => 6e-2,
+                "dG" if c.g_dt != DataType::Float => 8e-2,
+                "d_a_log" | "d_dt_bias" => 8e-2,
+                _ if half => 3e-2,
+                _ => 4e-2,
+            };
+            line += &format!(" {p} {e:.2e}");
+            if e.is_nan() || e > tol {
+                failures.push(format!(
+                    "{}: {p} reuse vs recompute {e:e} over {tol:e}",
+                    c.name
+                ));
+            }
+        }
+        println!("{line}");
+        if *extra {
+            // Ignored checkpoints: bitwise the run without them.
+            for (every, dtype) in [(128, None), (64, Some(DataType::Float))] {
+                let (f, got) = run_bwd_with(c, seed, &caller, ck(every, dtype, false));
+                failures.extend(f);
+                for ((p, _, a), (_, _, b)) in got.iter().zip(&without) {
+                    if a != b {
+                        failures.push(format!(
+                            "{}: {p} with ignored checkpoints (c = {every}, {dtype:?}) differs from the run without",
+                            c.name
+                        ));
+                    }
+                }
+            }
+            // Zeroed rows: the reusing backward reads them, so dQ moves far off.
+            let (_, zeroed) = run_bwd_with(c, seed, &caller, ck(64, None, true));
+            let (p, dt, a) = &zeroed[0];
+            let val =
+                |x: &Vec<u8>| -> Vec<f64> { x.chunks(size(*dt)).map(|e| get(*dt, e)).collect() };
+            let e = rms_ratio(&val(a), &val(&reused[0].2));
+            println!("{:48} zeroed checkpoints: {p} moves {e:.2e}", c.name);
+            if e.is_nan() || e <= 0.1 {
+                failures.push(format!(
+                    "{}: zeroed checkpoints move {p} only {e:e}",
+                    c.name
+                ));
+            }
+        }
+    }
+    set_env("DNNPLAN_GDN_BWD_PIECES", None);
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

@@ -20,7 +20,8 @@
 #[path = "support/gdn_gpu.rs"]
 mod gdn_gpu;
 
-use gdn_gpu::{BENCH_SHAPES, BenchInputs, Caller, env_list, opted_in, set_env};
+use dnnplan::ir::DataType;
+use gdn_gpu::{BENCH_SHAPES, BenchInputs, Caller, env_list, opted_in, set_env, size, time_graph};
 
 /// Analytic (bytes, flops) of one forward kernel (see the module doc).
 fn kernel_counts(kernel: &str, lens: &[i64], ho: i64, d: i64, pieces: i64) -> (f64, f64) {
@@ -244,6 +245,49 @@ fn gdn_prep_variants() {
                 bwd_prep_ms[0] / bwd_prep_ms[i]
             );
         }
+        inp.free();
+    }
+}
+
+/// The backward with state checkpoints reused against the backward without them (session 16;
+/// runs only when `DNNPLAN_GDN_BENCH_CKPT` is set): per benchmark shape, the whole backward
+/// without checkpoints (`recompute`) and with bf16 checkpoints every 64 tokens bound (`reuse`:
+/// the plan leaves out the forward-state replay), timed in the order recompute, reuse, reuse,
+/// recompute (each a fresh plan, median of 10 executes after 3 warm-ups); prints
+/// `BENCH ckpt <shape> recompute a / b reuse a / b ms` and the ratio of the means. The rows hold
+/// a constant (the timing does not depend on their values); asserts nothing about speed.
+#[test]
+fn gdn_backward_checkpoints() {
+    if !opted_in("DNNPLAN_GDN_BENCH_CKPT") {
+        return;
+    }
+    let caller = Caller::new();
+    let keep: Option<Vec<usize>> = std::env::var("DNNPLAN_GDN_BENCH_SHAPES").ok().map(|s| {
+        s.split_whitespace()
+            .filter_map(|x| x.parse().ok())
+            .collect()
+    });
+    for (si, (name, lens, hh)) in BENCH_SHAPES.into_iter().enumerate() {
+        if keep.as_ref().is_some_and(|k| !k.contains(&si)) {
+            continue;
+        }
+        let inp = BenchInputs::new(&caller, lens, hh);
+        let bytes =
+            (inp.checkpoint_rows() * hh * inp.kd * inp.kd) as usize * size(DataType::Bfloat16);
+        // 0x3C3C: bf16 0.0115 everywhere.
+        let ckpt = caller.alloc(bytes, 0x3C);
+        let outs = BenchInputs::outputs("gdn_bwd");
+        let time = |with: bool| {
+            let (g, n, ins) = inp.graph_with("gdn_bwd", with.then_some(ckpt));
+            time_graph(&caller, g, n, &ins, outs)
+        };
+        let (r1, c1, c2, r2) = (time(false), time(true), time(true), time(false));
+        println!(
+            "BENCH ckpt {name} recompute {r1:.4} / {r2:.4} reuse {c1:.4} / {c2:.4} ms | reuse/recompute {:.3}",
+            (c1 + c2) / (r1 + r2)
+        );
+        // SAFETY: the checkpoint buffer of this shape.
+        unsafe { gdn_gpu::ok("free", cudarc::driver::sys::cuMemFree_v2(ckpt)) };
         inp.free();
     }
 }

@@ -408,6 +408,21 @@ impl BenchInputs {
 
     /// The one-node graph of `op` ("gdn" with a final state, or "gdn_bwd") and its bound inputs.
     pub fn graph(&self, op: &str) -> (Graph, usize, Vec<(i64, CUdeviceptr)>) {
+        self.graph_with(op, None)
+    }
+
+    /// Rows of the backward's bf16 state checkpoints every 64 tokens (`T/64 + N`).
+    pub fn checkpoint_rows(&self) -> i64 {
+        self.t / 64 + self.n
+    }
+
+    /// [`BenchInputs::graph`]; a "gdn_bwd" with `ckpt` also binds `state_checkpoints` (bf16,
+    /// [`BenchInputs::checkpoint_rows`] rows of `[H, K, K]`) at `checkpoint_every_n_tokens = 64`.
+    pub fn graph_with(
+        &self,
+        op: &str,
+        ckpt: Option<CUdeviceptr>,
+    ) -> (Graph, usize, Vec<(i64, CUdeviceptr)>) {
         let (t, n, hh, kd) = (self.t, self.n, self.hh, self.kd);
         let (bf, f32t) = (DataType::Bfloat16, DataType::Float);
         let [q, k, v, d_o, g, beta, h0, dfs, cud] = self.bufs;
@@ -426,6 +441,11 @@ impl BenchInputs {
         if op == "gdn_bwd" {
             ports.push(("dO", vec![t, hh, kd], bf, d_o));
             ports.push(("d_final_state", vec![n, hh, kd, kd], f32t, dfs));
+            if let Some(c) = ckpt {
+                let rows = self.checkpoint_rows();
+                ports.push(("state_checkpoints", vec![rows, hh, kd, kd], bf, c));
+                b = b.int("checkpoint_every_n_tokens", 64);
+            }
         } else {
             b = b.bool("output_final_state", true);
         }

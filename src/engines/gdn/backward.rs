@@ -8,6 +8,21 @@
 //! Every launch takes one [`BwdParams`] by value; all scratch is the caller's workspace
 //! ([`BwdWorkspaceLayout`]); nothing allocates, synchronises or uses atomics.
 //!
+//! State checkpoints (session 16, spec §3.4, §4.5 "Recompute vs checkpoints"): a node with
+//! `checkpoint_every_n_tokens = c > 0` binds `state_checkpoints [max(T/c + N, 1), HO, V, K]`.
+//! [`BWD_CHECKPOINT_RULE`] (a table read at plan build, [`checkpoint_use`]) decides: io-dtype
+//! checkpoints at `c = 64` (the chunk) are reused, since checkpoint row `j` of sequence `b` (row
+//! base `Σ_{b'<b} ceil(T_{b'}/64)`) is exactly the replay's `ws_s` slot `chunk_offsets[b] + j`
+//! (the stored-domain state entering chunk `j`, `[HO, V, K]` per slot, the io dtype under
+//! `BWD_S_IO`; the chunk table `chunk_offsets_body` counts `ceil(T_b/64)` per sequence, 0 for an
+//! empty one): the plan binds `ws_s` to the checkpoint buffer, drops the `ws_s` workspace region
+//! and leaves out the forward-state replay (uncut: `gdn_bwd_fscan_r4_*`; piece chain: the forward
+//! chain `gdn_bwd_pchain*` and the seeded replay `gdn_bwd_fscanp*`; `gdn_bwd_psum*` stays, since
+//! the reverse chain reads its transitions `Mᵀ_j`). Every other cadence and fp32 checkpoints
+//! recompute as without checkpoints (the input is ignored; exact): the bundled token stages
+//! (`tc11`, `tc12`) compile only the io-dtype read of `ws_s` (REV ≥ 4), so fp32 rows have no
+//! bitwise-compatible reader and would need a new kernel.
+//!
 //! The reverse scan and every product of the token stage run on the tensor cores (the reverse
 //! scan writing `dS'` in the io dtype; the token stage reading the states entering the chunks in
 //! the io dtype, which the replays store so under `BWD_S_IO`); the token stage writes `dQ` /
@@ -84,14 +99,15 @@
 use crate::cuda::Function;
 use crate::dispatch::exec_types::VariantPack;
 use crate::error::{Error, Result};
+use crate::ir::DataType;
 
-use super::analyzer::GdnFacts;
+use super::analyzer::{GdnFacts, GdnOp};
 use super::chain::ChainVariant;
 use super::engine::{ENGINE_NAME, PrepVariant, fwd_template, kernel_dtype};
 use super::occupancy::SM90_BUDGET;
 use super::params::{
     BwdChainParams, BwdOverlapLayout, BwdParams, BwdPieceLayout, BwdWorkspaceLayout, CHAIN_THREADS,
-    DSCAN_MMA_WARPS, DSCAN_W8_WARPS, DSUM1_MIN_BLOCKS, FSCANP1_MIN_BLOCKS, OFFSETS_THREADS,
+    CHUNK, DSCAN_MMA_WARPS, DSCAN_W8_WARPS, DSUM1_MIN_BLOCKS, FSCANP1_MIN_BLOCKS, OFFSETS_THREADS,
     PARAM_THREADS, PSUM1_MIN_BLOCKS, SCAN_WARPS, SUM_STAGES, TOK_THREADS, dscan_mma_smem_bytes,
     dscan_mma_stages_smem_bytes, dscan_ov_smem_bytes, dscan_ov2_smem_bytes, dscan_w8_smem_bytes,
     fast_smem_bytes, flags, max_chunks, scan_smem_bytes, scanx_smem_bytes, tokens_tc11_smem_bytes,
@@ -100,7 +116,7 @@ use super::params::{
 use super::pdl::{GdnPlan, Launch, PdlMode};
 
 /// Ports the backward reads or writes, in [`BwdPlanUids`] order.
-pub(super) const PORTS: [&str; 19] = [
+pub(super) const PORTS: [&str; 20] = [
     "q",
     "k",
     "v",
@@ -120,6 +136,7 @@ pub(super) const PORTS: [&str; 19] = [
     "d_initial_state",
     "d_a_log",
     "d_dt_bias",
+    "state_checkpoints",
 ];
 
 /// Required ports (the rest are optional).
@@ -788,12 +805,115 @@ impl BwdSchedule {
     }
 }
 
+/// What a backward plan does with a bound `state_checkpoints` input (spec §4.5).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CheckpointUse {
+    /// The forward-state replay regenerates the states entering the chunks (no checkpoints, or
+    /// checkpoints the token stage cannot read: the input is ignored; exact).
+    Recompute,
+    /// The token stage reads the states entering the chunks from the checkpoints (`ws_s` bound
+    /// to them): no replay launch, no `ws_s` workspace region.
+    Reuse,
+}
+
+/// A checkpoint dtype as the rule sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CheckpointDtype {
+    /// The node's io dtype (q's).
+    Io,
+    /// fp32.
+    Fp32,
+}
+
+/// One row of [`BWD_CHECKPOINT_RULE`]: the cadence and checkpoint dtype it matches (`None`:
+/// any) and what the plan then does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CheckpointRow {
+    /// `checkpoint_every_n_tokens` (`None`: any cadence).
+    pub cadence: Option<u64>,
+    /// The checkpoint dtype (`None`: any).
+    pub dtype: Option<CheckpointDtype>,
+    /// The plan's use of the checkpoints.
+    pub action: CheckpointUse,
+}
+
+/// When the backward reuses state checkpoints, as data; the first matching row decides.
+/// io-dtype checkpoints at the chunk cadence are the replay's `ws_s` slots exactly (see the
+/// module doc) and are reused; fp32 checkpoints at the chunk cadence would need an fp32 read of
+/// `ws_s` in the token stage, which no bundled stage has (recompute); every other cadence
+/// recomputes (spec: the "coarse" path seeds the recompute from the checkpoint rows; here the
+/// replay starts from the initial state, which is exact too).
+pub const BWD_CHECKPOINT_RULE: [CheckpointRow; 3] = [
+    CheckpointRow {
+        cadence: Some(CHUNK),
+        dtype: Some(CheckpointDtype::Io),
+        action: CheckpointUse::Reuse,
+    },
+    CheckpointRow {
+        cadence: Some(CHUNK),
+        dtype: Some(CheckpointDtype::Fp32),
+        action: CheckpointUse::Recompute,
+    },
+    CheckpointRow {
+        cadence: None,
+        dtype: None,
+        action: CheckpointUse::Recompute,
+    },
+];
+
+impl CheckpointRow {
+    /// Whether the row matches checkpoints every `cadence` tokens of dtype `dtype` (`None`:
+    /// neither the io dtype nor fp32).
+    fn matches(&self, cadence: u64, dtype: Option<CheckpointDtype>) -> bool {
+        self.cadence.is_none_or(|c| c == cadence) && self.dtype.is_none_or(|d| Some(d) == dtype)
+    }
+}
+
+/// The rule's decision for checkpoints every `cadence` tokens of dtype `dtype`.
+pub fn checkpoint_rule(cadence: u64, dtype: Option<CheckpointDtype>) -> CheckpointUse {
+    BWD_CHECKPOINT_RULE
+        .iter()
+        .find(|r| r.matches(cadence, dtype))
+        .map_or(CheckpointUse::Recompute, |r| r.action)
+}
+
+/// What the backward plan of `f` does with its checkpoints: [`BWD_CHECKPOINT_RULE`] when
+/// `checkpoint_every_n_tokens > 0` binds `state_checkpoints` of dims `[rows, HO, V, K]` with at
+/// least `T/64 + N` rows (every live chunk slot; the spec's count at `c = 64`), else
+/// [`CheckpointUse::Recompute`] (a forward node, no cadence, or a port the token stage could
+/// read past: the input is ignored).
+pub fn checkpoint_use(f: &GdnFacts) -> CheckpointUse {
+    let Some(port) = f.port("state_checkpoints") else {
+        return CheckpointUse::Recompute;
+    };
+    let (n, t, ho) = (f.n_seqs as u64, f.total_tokens as u64, f.heads.3);
+    let rows_ok = match port.dims.as_slice() {
+        [rows, h, v, k] => {
+            *rows >= 0 && *rows as u64 >= max_chunks(n, t) && (*h, *v, *k) == (ho, f.v, f.k)
+        }
+        _ => false,
+    };
+    if f.op != GdnOp::Backward || f.checkpoint_every <= 0 || !rows_ok {
+        return CheckpointUse::Recompute;
+    }
+    let dtype = if port.dtype == f.io {
+        Some(CheckpointDtype::Io)
+    } else if port.dtype == DataType::Float {
+        Some(CheckpointDtype::Fp32)
+    } else {
+        None
+    };
+    checkpoint_rule(f.checkpoint_every as u64, dtype)
+}
+
 /// A built backward plan (`F`: the resolved kernels; any type in the CPU tests, which plan
 /// without a device).
 pub struct GdnBwdPlan<F = Function> {
     template: BwdParams,
     /// Uid per entry of [`PORTS`] (`None`: not bound).
-    uids: [Option<i64>; 19],
+    uids: [Option<i64>; 20],
+    /// What the plan does with `state_checkpoints` ([`checkpoint_use`]).
+    checkpoints: CheckpointUse,
     layout: BwdWorkspaceLayout,
     pieces: BwdPieceLayout,
     overlap: BwdOverlapLayout,
@@ -822,7 +942,7 @@ impl<F> GdnBwdPlan<F> {
                 )));
             }
         }
-        let mut uids = [None; 19];
+        let mut uids = [None; 20];
         for (u, p) in uids.iter_mut().zip(PORTS) {
             *u = f.port(p).map(|x| x.uid);
         }
@@ -917,6 +1037,13 @@ impl<F> GdnBwdPlan<F> {
         );
         let (ov_uncut, ov_piece, ov_smem) = overlap_scan_kernels(dscan_env.as_str(), k, v);
         let ov_scan = ((1, ho32, np), (v / 16) as u32 * 32, ov_smem);
+        // With reused checkpoints the token stage reads the states from them: no replay.
+        let checkpoints = checkpoint_use(f);
+        let replays = checkpoints == CheckpointUse::Recompute;
+        if replays {
+            // An ignored checkpoint input is never read, so never looked up either.
+            uids[PORTS.len() - 1] = None;
+        }
         let mut steps: Vec<Step> = vec![
             (
                 if overlap {
@@ -940,20 +1067,26 @@ impl<F> GdnBwdPlan<F> {
             },
         ];
         if pieces > 1 {
+            // The summaries (the reverse chain reads their Mᵀ_j), then the forward chain and the
+            // seeded replay unless the checkpoints are reused.
+            steps.push((
+                passes.psum.kernel,
+                ((v / 64) as u32, ho32, np2),
+                128,
+                passes.psum_smem(k),
+            ));
+            if replays {
+                steps.extend([
+                    (chain.pchain, chain_grid, CHAIN_THREADS, 0),
+                    (
+                        replay_piece,
+                        (scan_x, ho32, np),
+                        replay_threads,
+                        replay_piece_smem,
+                    ),
+                ]);
+            }
             steps.extend([
-                (
-                    passes.psum.kernel,
-                    ((v / 64) as u32, ho32, np2),
-                    128,
-                    passes.psum_smem(k),
-                ),
-                (chain.pchain, chain_grid, CHAIN_THREADS, 0),
-                (
-                    replay_piece,
-                    (scan_x, ho32, np),
-                    replay_threads,
-                    replay_piece_smem,
-                ),
                 (
                     dsum_kernel,
                     (dscan_x, ho32, np1),
@@ -973,7 +1106,9 @@ impl<F> GdnBwdPlan<F> {
                 },
             ]);
         } else {
-            steps.push((replay, (scan_x, ho32, n32), replay_threads, replay_smem));
+            if replays {
+                steps.push((replay, (scan_x, ho32, n32), replay_threads, replay_smem));
+            }
             steps.push(if overlap {
                 (ov_uncut, ov_scan.0, ov_scan.1, ov_scan.2)
             } else {
@@ -1013,11 +1148,12 @@ impl<F> GdnBwdPlan<F> {
         {
             steps.truncate(n);
         }
-        let layout = BwdWorkspaceLayout::new(n, t, ho, k, v);
+        let layout = BwdWorkspaceLayout::with_states(n, t, ho, k, v, replays);
         let piece_layout = BwdPieceLayout::new(layout.total, n, ho, k, v, pieces);
         Ok(GdnBwdPlan {
             template,
             uids,
+            checkpoints,
             layout,
             pieces: piece_layout,
             overlap: BwdOverlapLayout::new(piece_layout.total, u64::from(chunks), ho, overlap),
@@ -1031,6 +1167,11 @@ impl<F> GdnBwdPlan<F> {
     /// The schedule this plan runs.
     pub fn schedule(&self) -> BwdSchedule {
         self.schedule
+    }
+
+    /// What the plan does with `state_checkpoints`.
+    pub fn checkpoints(&self) -> CheckpointUse {
+        self.checkpoints
     }
 
     /// Whether the plan runs the reverse scan and the token stage at the same time.
@@ -1066,7 +1207,7 @@ unsafe impl GdnPlan for GdnBwdPlan {
     }
 
     fn bind(&self, pack: &VariantPack, ws: u64) -> Result<Self::Params> {
-        let mut a = [0u64; 19];
+        let mut a = [0u64; 20];
         for (slot, uid) in a.iter_mut().zip(self.uids) {
             if let Some(u) = uid {
                 *slot = pack.ptr(pack.index_of(u)?) as u64;
@@ -1092,6 +1233,7 @@ unsafe impl GdnPlan for GdnBwdPlan {
             dis,
             dal,
             ddb,
+            ckpt,
         ] = a;
         let mut p = self.template;
         p.f.q = q;
@@ -1114,6 +1256,10 @@ unsafe impl GdnPlan for GdnBwdPlan {
         p.d_a_log = dal;
         p.d_dt_bias = ddb;
         self.layout.bind(ws, &mut p);
+        if self.checkpoints == CheckpointUse::Reuse {
+            // The states entering the chunks: checkpoint row chunk_offsets[b] + j, [HO, V, K].
+            p.ws_s = ckpt;
+        }
         let mut cp = BwdChainParams {
             b: p,
             ..BwdChainParams::default()
@@ -1410,5 +1556,136 @@ mod tests {
         assert!(w8(4 * 16 * 2) && !w8(3 * 16 * 2) && !w8(16 * 2));
         // The edge: 3/4 of 132 SMs.
         assert!(w8(99) && !w8(98));
+    }
+
+    /// Backward facts of `n` sequences, `t` tokens, `ho` heads, K = V = `d` with every port bound
+    /// (bf16 io, fp32 states), checkpoints every `cadence` tokens in `ckpt` of `rows` rows.
+    fn ckpt_facts(
+        (n, t, ho, d): (i64, i64, i64, i64),
+        cadence: i64,
+        ckpt: DataType,
+        rows: i64,
+    ) -> GdnFacts {
+        use crate::engines::gdn::analyzer::PortFacts;
+        let mut f = facts(n, t, ho, d, false);
+        f.checkpoint_every = cadence;
+        for (uid, name) in (1..).zip(PORTS) {
+            let (dtype, dims) = match name {
+                "cu_seqlens" => (DataType::Int32, vec![n + 1]),
+                "state_checkpoints" => (ckpt, vec![rows, ho, d, d]),
+                x if x.contains("state") => (DataType::Float, vec![n, ho, d, d]),
+                _ => (DataType::Bfloat16, Vec::new()),
+            };
+            let packed = true;
+            f.ports.push((
+                name,
+                PortFacts {
+                    uid,
+                    dims,
+                    dtype,
+                    packed,
+                },
+            ));
+        }
+        f
+    }
+
+    #[test]
+    fn checkpoint_rule_table() {
+        use CheckpointDtype::{Fp32, Io};
+        use CheckpointUse::{Recompute, Reuse};
+        // (cadence, dtype) -> use: io-dtype rows at the chunk cadence only.
+        for (cadence, dtype, want) in [
+            (64, Some(Io), Reuse),
+            (64, Some(Fp32), Recompute),
+            (64, None, Recompute),
+            (128, Some(Io), Recompute),
+            (32, Some(Io), Recompute),
+            (192, Some(Fp32), Recompute),
+        ] {
+            assert_eq!(checkpoint_rule(cadence, dtype), want, "{cadence} {dtype:?}");
+        }
+        // The facts: a bound port of at least T/64 + N rows of [HO, V, K] on a backward node.
+        let shape = (3, 300, 2, 64);
+        let rows = 300 / 64 + 3;
+        let at = |cadence, dt, rows| checkpoint_use(&ckpt_facts(shape, cadence, dt, rows));
+        assert_eq!(at(64, DataType::Bfloat16, rows), Reuse);
+        assert_eq!(at(64, DataType::Bfloat16, rows + 5), Reuse);
+        assert_eq!(at(64, DataType::Bfloat16, rows - 1), Recompute);
+        assert_eq!(at(64, DataType::Float, rows), Recompute);
+        assert_eq!(at(64, DataType::Half, rows), Recompute);
+        assert_eq!(at(128, DataType::Bfloat16, rows), Recompute);
+        assert_eq!(at(0, DataType::Bfloat16, rows), Recompute);
+        let mut f = ckpt_facts(shape, 64, DataType::Bfloat16, rows);
+        f.op = GdnOp::Forward;
+        assert_eq!(checkpoint_use(&f), Recompute);
+        let mut f = ckpt_facts(shape, 64, DataType::Bfloat16, rows);
+        f.ports.retain(|(p, _)| *p != "state_checkpoints");
+        assert_eq!(checkpoint_use(&f), Recompute);
+        // The engine takes the backward with checkpoints (either way), not yet the forward.
+        let target = crate::dispatch::target::Target::with_arch(90);
+        let rules = super::super::engine::SUPPORT_RULES;
+        for cadence in [64, 128] {
+            let f = ckpt_facts((3, 300, 2, 128), cadence, DataType::Bfloat16, rows);
+            assert!(rules.iter().all(|r| r(&f, &target).is_none()), "{cadence}");
+        }
+        let mut f = ckpt_facts((3, 300, 2, 128), 64, DataType::Bfloat16, rows);
+        f.op = GdnOp::Forward;
+        assert!(rules.iter().any(|r| r(&f, &target).is_some()));
+    }
+
+    #[test]
+    fn reused_checkpoints_leave_out_the_replay() {
+        let replay_kernels = [
+            "gdn_bwd_fscan_r4_",
+            "gdn_bwd_fscan_bf16",
+            "gdn_bwd_fscanp",
+            "gdn_bwd_pchain",
+        ];
+        let plan = |f: &GdnFacts| {
+            let names = kernel_names("bf16", f.k, PrepVariant::DEFAULT).to_vec();
+            GdnBwdPlan::new(f, names, 132).expect("plan")
+        };
+        // The four benchmark shapes (uncut, and (1, 32768, 16) as the 8-piece chain), K = 64
+        // (1 x 4096 on 4 heads: 16 pieces) and a short ragged batch.
+        for (n, t, ho, d) in [
+            (4, 32768, 16, 128),
+            (1, 32768, 16, 128),
+            (16, 32768, 32, 128),
+            (10, 29949, 16, 128),
+            (1, 4096, 4, 64),
+            (3, 300, 2, 64),
+        ] {
+            let rows = t / 64 + n;
+            let with = plan(&ckpt_facts((n, t, ho, d), 64, DataType::Bfloat16, rows));
+            let without = plan(&ckpt_facts((n, t, ho, d), 0, DataType::Bfloat16, rows));
+            let fp32 = plan(&ckpt_facts((n, t, ho, d), 64, DataType::Float, rows));
+            assert_eq!(with.checkpoints(), CheckpointUse::Reuse);
+            assert_eq!(without.checkpoints(), CheckpointUse::Recompute);
+            assert_eq!(fp32.checkpoints(), CheckpointUse::Recompute);
+            let names =
+                |p: &GdnBwdPlan<String>| p.launches().map(|l| l.0.clone()).collect::<Vec<String>>();
+            let (w, wo) = (names(&with), names(&without));
+            assert_eq!(names(&fp32), wo, "fp32 checkpoints recompute");
+            let is_replay = |x: &String| replay_kernels.iter().any(|r| x.starts_with(r));
+            assert!(!w.iter().any(is_replay), "{w:?}");
+            // Without checkpoints: one replay uncut, the forward chain and the seeded replay
+            // with pieces; every other launch is the same, in the same order.
+            let replays = wo.iter().filter(|x| is_replay(x)).count();
+            let pieces = with.schedule().pieces;
+            assert_eq!(replays, if pieces > 1 { 2 } else { 1 }, "{wo:?}");
+            let kept: Vec<String> = wo.iter().filter(|x| !is_replay(x)).cloned().collect();
+            assert_eq!(w, kept);
+            if pieces > 1 {
+                // The reverse chain reads the summaries' transitions: psum stays.
+                assert!(w.iter().any(|x| x.starts_with("gdn_bwd_psum")), "{w:?}");
+            }
+            // The states' region leaves the workspace: slots · V · K io elements (aligned).
+            let slots = max_chunks(n as u64, t as u64) * ho as u64;
+            let ws_s = slots * (d * d) as u64 * 2;
+            let saved = without.overlap.total - with.overlap.total;
+            assert!(saved >= ws_s && saved < ws_s + 256, "{saved} vs {ws_s}");
+            assert_eq!(with.layout.regions[5], with.layout.regions[4]);
+        }
     }
 }

@@ -157,9 +157,12 @@ fn gradient_dtypes(f: &GdnFacts, _: &Target) -> Option<String> {
     })
 }
 
+/// The forward does not write checkpoints yet; the backward takes them (reused or ignored:
+/// [`super::backward::checkpoint_use`]).
 fn no_checkpoints(f: &GdnFacts, _: &Target) -> Option<String> {
-    (f.checkpoint_every > 0)
-        .then(|| "state checkpoints (checkpoint_every_n_tokens > 0) are not supported".to_owned())
+    (f.checkpoint_every > 0 && f.op == GdnOp::Forward).then(|| {
+        "forward state checkpoints (checkpoint_every_n_tokens > 0) are not supported".to_owned()
+    })
 }
 
 fn packed_ports(f: &GdnFacts, _: &Target) -> Option<String> {

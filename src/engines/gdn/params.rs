@@ -294,6 +294,19 @@ impl BwdWorkspaceLayout {
     /// the chunks, `ws_s`, are stored in the 2-byte io dtype ([`flags::BWD_S_IO`]: every bundled
     /// token stage reads them so).
     pub fn new(n_seqs: u64, total_tokens: u64, ho: u64, k: u64, v: u64) -> BwdWorkspaceLayout {
+        Self::with_states(n_seqs, total_tokens, ho, k, v, true)
+    }
+
+    /// [`BwdWorkspaceLayout::new`], with the `ws_s` region empty when `states` is false (the
+    /// plan then binds `ws_s` to the caller's io-dtype state checkpoints, session 16).
+    pub fn with_states(
+        n_seqs: u64,
+        total_tokens: u64,
+        ho: u64,
+        k: u64,
+        v: u64,
+        states: bool,
+    ) -> BwdWorkspaceLayout {
         let fwd = WorkspaceLayout::new(n_seqs, total_tokens, ho, k, v);
         let slots = max_chunks(n_seqs, total_tokens) * ho;
         let th = total_tokens * ho;
@@ -302,7 +315,7 @@ impl BwdWorkspaceLayout {
             slots * CHUNK * k * 2,
             slots * CHUNK * 4,
             slots * CHUNK * 4,
-            slots * v * k * 2,
+            if states { slots * v * k * 2 } else { 0 },
             slots * v * k * 4,
             slots * CHUNK * v * 4,
             th * k * 4,

@@ -359,6 +359,43 @@ pub fn forward(shape: &GdnShape, opts: &GdnOptions, inp: &GdnInputs) -> GdnForwa
     out
 }
 
+/// The state checkpoints of the forward every `every` tokens (spec §3.4): for sequence `b` and
+/// `j = 0 … ceil(T_b/every) − 1`, row `Σ_{b'<b} ceil(T_{b'}/every) + j` holds the stored-domain
+/// state `[HO, V, K]` before token `j·every` (row 0 of a sequence: its initial state or zero).
+/// Returns the rows in use (`Σ_b ceil(T_b/every)` of `HO·V·K` values); empty sequences have none.
+pub fn checkpoint_state_rows(
+    shape: &GdnShape,
+    opts: &GdnOptions,
+    inp: &GdnInputs,
+    every: usize,
+) -> Vec<f64> {
+    assert!(every > 0, "checkpoint_state_rows: cadence 0");
+    let (kd, vd, ho) = (shape.k, shape.v, shape.ho());
+    let n = inp.num_seqs();
+    let row_len = shape.state_len();
+    let lens: Vec<usize> = (0..n)
+        .map(|b| inp.cu_seqlens[b + 1] - inp.cu_seqlens[b])
+        .collect();
+    let rows: usize = lens.iter().map(|l| l.div_ceil(every)).sum();
+    let mut out = vec![0.0; rows * row_len];
+    let mut base = 0;
+    for (seq, &len) in lens.iter().enumerate() {
+        for h in 0..ho {
+            let p = prepare_head(shape, opts, inp, seq, h);
+            let mut s = p.s0.clone();
+            for i in 0..len {
+                if i % every == 0 {
+                    let row = base + i / every;
+                    store_state(&mut out[(row * ho + h) * vd * kd..][..vd * kd], &s, kd, vd);
+                }
+                step(&mut s, &p.q[i], &p.k[i], &p.v[i], p.gate[i], kd, vd);
+            }
+        }
+        base += len.div_ceil(every);
+    }
+    out
+}
+
 /// Tokens between stored states in the backward's recompute.
 const RECOMPUTE_BLOCK: usize = 64;
 
