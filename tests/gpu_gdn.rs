@@ -648,6 +648,22 @@ fn fnv1a(bytes: &[u8]) -> u64 {
 
 /// Keys around a shared direction, β up to 2 (beta sigmoid, negative eigenvalues), l2norm and
 /// slowly decaying gates: the per-chunk triangular inverse far from the identity (GDN-2-like β).
+/// fp16, K = V = 64, one head, sequences 0 + 1500 + 700 (an empty one first), bf16 states: the
+/// piece chain by the default rule (16 pieces) with empty pieces.
+fn one_head_k64_case(name: &'static str) -> Case {
+    let mut c = base(name, &[0, 1500, 700], 64);
+    c.io = DataType::Half;
+    c.shape = GdnShape {
+        h: 1,
+        hk: 1,
+        hv: 1,
+        k: 64,
+        v: 64,
+    };
+    c.state = Some(DataType::Bfloat16);
+    c
+}
+
 fn aligned_case(name: &'static str, lens: &[usize]) -> Case {
     let mut c = base(name, lens, 128);
     c.opts = GdnOptions {
@@ -747,20 +763,7 @@ fn forward_parity_matrix() {
     );
     c.long_span = true;
     cases.push(c);
-    let mut c = base(
-        "fp16 K=V=64 H=1, 0 + 1500 + 700 (piece chain), bf16 state",
-        &[0, 1500, 700],
-        64,
-    );
-    c.io = DataType::Half;
-    c.shape = GdnShape {
-        h: 1,
-        hk: 1,
-        hv: 1,
-        k: 64,
-        v: 64,
-    };
-    c.state = Some(DataType::Bfloat16);
+    let mut c = one_head_k64_case("fp16 K=V=64 H=1, 0 + 1500 + 700 (piece chain), bf16 state");
     c.long_span = true;
     cases.push(c);
     for (i, c) in cases.iter().enumerate() {
@@ -1168,21 +1171,9 @@ fn backward_parity_matrix() {
     cases.push(c);
     // Long sequences on one head: the default rule cuts them into 16 pieces (3 blocks), with an
     // empty sequence, empty trailing pieces and a d_final_state in bf16 (K = V = 64, fp16 io).
-    let mut c = base(
+    cases.push(one_head_k64_case(
         "bwd fp16 K=V=64 H=1, 0 + 1500 + 700 (piece chain), bf16 state",
-        &[0, 1500, 700],
-        64,
-    );
-    c.io = DataType::Half;
-    c.shape = GdnShape {
-        h: 1,
-        hk: 1,
-        hv: 1,
-        k: 64,
-        v: 64,
-    };
-    c.state = Some(DataType::Bfloat16);
-    cases.push(c);
+    ));
     // The same schedule with slowly decaying gates, so that the pieces' transitions (M_j, Mᵀ_j)
     // and the chained seeds reach the gradients (16 pieces by the default rule).
     let mut c = base(
@@ -1779,20 +1770,7 @@ fn backward_checkpoint_reuse() {
     );
     c.long_span = true;
     cases.push((c, None, true));
-    let mut c = base(
-        "ckpt fp16 K=V=64 H=1, 0 + 1500 + 700 (pieces), bf16 state",
-        &[0, 1500, 700],
-        64,
-    );
-    c.io = DataType::Half;
-    c.shape = GdnShape {
-        h: 1,
-        hk: 1,
-        hv: 1,
-        k: 64,
-        v: 64,
-    };
-    c.state = Some(DataType::Bfloat16);
+    let mut c = one_head_k64_case("ckpt fp16 K=V=64 H=1, 0 + 1500 + 700 (pieces), bf16 state");
     c.long_span = true;
     cases.push((c, None, false));
     // Forced pieces on a ragged batch (empty trailing pieces, an empty sequence).

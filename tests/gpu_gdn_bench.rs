@@ -88,6 +88,15 @@ fn default_pieces(pairs: i64) -> i64 {
 /// (scan warps, scan blocks per SM, summary blocks per SM) of the engine's default piece path.
 const ENGINE_PIECE_PER_SM: (i64, i64, i64) = (4, 2, 3);
 
+/// The shape indices `DNNPLAN_GDN_BENCH_SHAPES` (space-separated) keeps (`None`: every shape).
+fn kept_shapes() -> Option<Vec<usize>> {
+    std::env::var("DNNPLAN_GDN_BENCH_SHAPES").ok().map(|s| {
+        s.split_whitespace()
+            .filter_map(|x| x.parse().ok())
+            .collect()
+    })
+}
+
 #[test]
 fn gdn_benchmark_ours() {
     if !opted_in("DNNPLAN_GDN_BENCH") {
@@ -118,11 +127,7 @@ fn gdn_benchmark_ours() {
             .collect()
     };
     // DNNPLAN_GDN_BENCH_SHAPES="0 2" keeps those shapes only (e.g. under a profiler).
-    let keep: Option<Vec<usize>> = std::env::var("DNNPLAN_GDN_BENCH_SHAPES").ok().map(|s| {
-        s.split_whitespace()
-            .filter_map(|x| x.parse().ok())
-            .collect()
-    });
+    let keep = kept_shapes();
     for (si, (name, lens, hh)) in BENCH_SHAPES.into_iter().enumerate() {
         if keep.as_ref().is_some_and(|k| !k.contains(&si)) {
             continue;
@@ -262,11 +267,7 @@ fn gdn_backward_checkpoints() {
         return;
     }
     let caller = Caller::new();
-    let keep: Option<Vec<usize>> = std::env::var("DNNPLAN_GDN_BENCH_SHAPES").ok().map(|s| {
-        s.split_whitespace()
-            .filter_map(|x| x.parse().ok())
-            .collect()
-    });
+    let keep = kept_shapes();
     for (si, (name, lens, hh)) in BENCH_SHAPES.into_iter().enumerate() {
         if keep.as_ref().is_some_and(|k| !k.contains(&si)) {
             continue;

@@ -1566,27 +1566,14 @@ mod tests {
         ckpt: DataType,
         rows: i64,
     ) -> GdnFacts {
-        use crate::engines::gdn::analyzer::PortFacts;
-        let mut f = facts(n, t, ho, d, false);
+        let mut f = super::super::engine::tests::bound(facts(n, t, ho, d, false));
         f.checkpoint_every = cadence;
-        for (uid, name) in (1..).zip(PORTS) {
-            let (dtype, dims) = match name {
-                "cu_seqlens" => (DataType::Int32, vec![n + 1]),
-                "state_checkpoints" => (ckpt, vec![rows, ho, d, d]),
-                x if x.contains("state") => (DataType::Float, vec![n, ho, d, d]),
-                _ => (DataType::Bfloat16, Vec::new()),
-            };
-            let packed = true;
-            f.ports.push((
-                name,
-                PortFacts {
-                    uid,
-                    dims,
-                    dtype,
-                    packed,
-                },
-            ));
-        }
+        let (_, port) = f
+            .ports
+            .iter_mut()
+            .find(|(p, _)| *p == "state_checkpoints")
+            .expect("bound");
+        (port.dtype, port.dims) = (ckpt, vec![rows, ho, d, d]);
         f
     }
 

@@ -1543,7 +1543,7 @@ unsafe impl GdnPlan for GdnFwdPlan {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::engines::gdn::occupancy::SM90_BUDGET;
 
@@ -1771,7 +1771,7 @@ mod tests {
     }
 
     /// `facts` with every port of both directions bound (bf16 io, fp32 states, int32 offsets).
-    fn bound(mut f: GdnFacts) -> GdnFacts {
+    pub(in crate::engines::gdn) fn bound(mut f: GdnFacts) -> GdnFacts {
         // The backward's ports (the forward's inputs among them) and the forward's outputs.
         let ports = super::super::backward::PORTS
             .into_iter()
