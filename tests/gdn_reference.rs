@@ -622,3 +622,45 @@ fn transition_matches_the_identity_trick() {
     // The empty sequence: M = I exactly, H = 0.
     assert_eq!(sums[1], chunked::SpanSummary::identity(kd, kd));
 }
+
+#[test]
+fn checkpoint_rows_are_the_states_of_the_prefixes() {
+    // Row j of sequence b = the final state of sequence b cut to its first j·every tokens (from
+    // the same initial state); a ragged batch with an empty sequence and partial blocks.
+    let sh = shape(2, 2, 2, 8, 4);
+    let opts = GdnOptions::default();
+    let lens = [9, 0, 17, 8, 1];
+    let every = 4;
+    let whole = Problem::new(41, sh, opts, &lens, true);
+    let (full, ckpt) = reference::forward_with_checkpoints(&sh, &opts, &whole.inputs(), every);
+    assert_eq!(full, reference::forward(&sh, &opts, &whole.inputs()));
+    let rows = reference::checkpoint_rows(&whole.cu, every);
+    // ceil(9 / 4) + 0 + ceil(17 / 4) + ceil(8 / 4) + ceil(1 / 4).
+    assert_eq!(rows, 11);
+    assert_eq!(ckpt.len(), rows * sh.state_len());
+    assert_eq!(reference::checkpoint_rows(&whole.cu, 0), 0);
+    let (ho, kd, vd, sl) = (sh.ho(), sh.k, sh.v, sh.state_len());
+    let mut row = 0;
+    for (b, &len) in lens.iter().enumerate() {
+        let init = whole.init.as_ref().unwrap()[b * sl..(b + 1) * sl].to_vec();
+        for j in 0..len.div_ceil(every) {
+            let (lo, hi) = (whole.cu[b], whole.cu[b] + j * every);
+            let mut p = Problem::new(41, sh, opts, &[1], true);
+            p.q = whole.q[lo * sh.h * kd..hi * sh.h * kd].to_vec();
+            p.k = whole.k[lo * sh.hk * kd..hi * sh.hk * kd].to_vec();
+            p.v = whole.v[lo * sh.hv * vd..hi * sh.hv * vd].to_vec();
+            p.g = whole.g[lo * ho..hi * ho].to_vec();
+            p.beta = whole.beta[lo * ho..hi * ho].to_vec();
+            p.cu = vec![0, hi - lo];
+            p.init = Some(init.clone());
+            let prefix = reference::forward(&sh, &opts, &p.inputs());
+            assert_eq!(
+                &ckpt[row * sl..(row + 1) * sl],
+                &prefix.final_state[..],
+                "sequence {b}, row {j}"
+            );
+            row += 1;
+        }
+    }
+    assert_eq!(row, rows);
+}

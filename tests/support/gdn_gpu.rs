@@ -408,6 +408,12 @@ impl BenchInputs {
 
     /// The one-node graph of `op` ("gdn" with a final state, or "gdn_bwd") and its bound inputs.
     pub fn graph(&self, op: &str) -> (Graph, usize, Vec<(i64, CUdeviceptr)>) {
+        self.graph_with(op, 0)
+    }
+
+    /// [`BenchInputs::graph`] with `checkpoint_every_n_tokens = every` (0: none; the forward's
+    /// `state_checkpoints` then comes out in the io dtype).
+    pub fn graph_with(&self, op: &str, every: i64) -> (Graph, usize, Vec<(i64, CUdeviceptr)>) {
         let (t, n, hh, kd) = (self.t, self.n, self.hh, self.kd);
         let (bf, f32t) = (DataType::Bfloat16, DataType::Float);
         let [q, k, v, d_o, g, beta, h0, dfs, cud] = self.bufs;
@@ -428,6 +434,9 @@ impl BenchInputs {
             ports.push(("d_final_state", vec![n, hh, kd, kd], f32t, dfs));
         } else {
             b = b.bool("output_final_state", true);
+        }
+        if every > 0 {
+            b = b.int("checkpoint_every_n_tokens", every);
         }
         for (p, dims, dt, d) in ports {
             let u = graph.add_tensor(Tensor::new(p, &dims, dt)).unwrap();
