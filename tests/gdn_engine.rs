@@ -197,16 +197,28 @@ fn declines_with_reasons() {
         ),
         (
             forward_graph(&Spec {
-                checkpoint: 64,
+                checkpoint: 96,
                 ..Spec::default()
             }),
             Target::with_arch(90),
-            "checkpoint",
+            "checkpoint_every_n_tokens must be a positive multiple of 64",
         ),
     ];
     for (g, target, want) in cases {
         let got = verdict(&g, &target).expect_err("must decline");
         assert!(got.contains(want), "reason {got:?} should mention {want:?}");
+    }
+}
+
+#[test]
+fn checkpoints_at_chunk_multiples_are_served() {
+    // Session 16: the forward writes state checkpoints at any positive multiple of the chunk.
+    for c in [64, 128, 192] {
+        let g = forward_graph(&Spec {
+            checkpoint: c,
+            ..Spec::default()
+        });
+        assert_eq!(verdict(&g, &Target::with_arch(90)), Ok(()), "c = {c}");
     }
 }
 

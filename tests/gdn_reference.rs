@@ -624,37 +624,43 @@ fn transition_matches_the_identity_trick() {
 }
 
 #[test]
-fn checkpoint_rows_are_the_states_before_every_cadence_token() {
-    // Ragged with an empty sequence and partial blocks, cadence 4 and 3 on 5/7/0/1-token
-    // sequences: row j of sequence b = the final state of the forward over its first j·c tokens
-    // (row 0 the initial state), rows of sequence b from Σ_{b'<b} ceil(T_b'/c).
-    let lens = [5, 7, 0, 1, 8];
-    let p = Problem::new(31, shape(2, 2, 2, 4, 3), GdnOptions::default(), &lens, true);
-    let sl = p.shape.state_len();
-    for every in [4usize, 3, 1, 16] {
-        let rows = reference::checkpoint_state_rows(&p.shape, &p.opts, &p.inputs(), every);
-        let want_rows: usize = lens.iter().map(|l: &usize| l.div_ceil(every)).sum();
-        assert_eq!(rows.len(), want_rows * sl, "cadence {every}");
-        let mut base = 0;
-        for (b, &len) in lens.iter().enumerate() {
-            let init = &p.init.as_ref().unwrap()[b * sl..][..sl];
-            for j in 0..len.div_ceil(every) {
-                // The prefix [cu_b, cu_b + j·every) alone, from the sequence's initial state.
-                let cu = [p.cu[b], p.cu[b] + j * every];
-                let inp = GdnInputs {
-                    cu_seqlens: &cu,
-                    initial_state: Some(init),
-                    ..p.inputs()
-                };
-                let f = reference::forward(&p.shape, &p.opts, &inp);
-                let got = &rows[(base + j) * sl..][..sl];
-                assert_eq!(
-                    got,
-                    f.final_state.as_slice(),
-                    "seq {b} row {j} every {every}"
-                );
-            }
-            base += len.div_ceil(every);
+fn checkpoint_rows_are_the_states_of_the_prefixes() {
+    // Row j of sequence b = the final state of sequence b cut to its first j·every tokens (from
+    // the same initial state); a ragged batch with an empty sequence and partial blocks.
+    let sh = shape(2, 2, 2, 8, 4);
+    let opts = GdnOptions::default();
+    let lens = [9, 0, 17, 8, 1];
+    let every = 4;
+    let whole = Problem::new(41, sh, opts, &lens, true);
+    let (full, ckpt) = reference::forward_with_checkpoints(&sh, &opts, &whole.inputs(), every);
+    assert_eq!(full, reference::forward(&sh, &opts, &whole.inputs()));
+    let rows = reference::checkpoint_rows(&whole.cu, every);
+    // ceil(9 / 4) + 0 + ceil(17 / 4) + ceil(8 / 4) + ceil(1 / 4).
+    assert_eq!(rows, 11);
+    assert_eq!(ckpt.len(), rows * sh.state_len());
+    assert_eq!(reference::checkpoint_rows(&whole.cu, 0), 0);
+    let (ho, kd, vd, sl) = (sh.ho(), sh.k, sh.v, sh.state_len());
+    let mut row = 0;
+    for (b, &len) in lens.iter().enumerate() {
+        let init = whole.init.as_ref().unwrap()[b * sl..(b + 1) * sl].to_vec();
+        for j in 0..len.div_ceil(every) {
+            let (lo, hi) = (whole.cu[b], whole.cu[b] + j * every);
+            let mut p = Problem::new(41, sh, opts, &[1], true);
+            p.q = whole.q[lo * sh.h * kd..hi * sh.h * kd].to_vec();
+            p.k = whole.k[lo * sh.hk * kd..hi * sh.hk * kd].to_vec();
+            p.v = whole.v[lo * sh.hv * vd..hi * sh.hv * vd].to_vec();
+            p.g = whole.g[lo * ho..hi * ho].to_vec();
+            p.beta = whole.beta[lo * ho..hi * ho].to_vec();
+            p.cu = vec![0, hi - lo];
+            p.init = Some(init.clone());
+            let prefix = reference::forward(&sh, &opts, &p.inputs());
+            assert_eq!(
+                &ckpt[row * sl..(row + 1) * sl],
+                &prefix.final_state[..],
+                "sequence {b}, row {j}"
+            );
+            row += 1;
         }
     }
+    assert_eq!(row, rows);
 }

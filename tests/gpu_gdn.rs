@@ -51,6 +51,8 @@ struct Case {
     /// L = β k kᵀ ⊙ decay is then far from zero, so the per-chunk triangular inverse T = (I + L)⁻¹
     /// is far from the identity (the prep's inverse numerics: TF32x3 products on the tensor cores).
     aligned_keys: bool,
+    /// State checkpoints: (`checkpoint_every_n_tokens`, the `state_checkpoints` dtype).
+    ckpt: Option<(usize, DataType)>,
 }
 
 fn base(name: &'static str, lens: &[usize], k: usize) -> Case {
@@ -75,6 +77,7 @@ fn base(name: &'static str, lens: &[usize], k: usize) -> Case {
         host_timing: false,
         long_span: false,
         aligned_keys: false,
+        ckpt: None,
     }
 }
 
@@ -101,6 +104,8 @@ fn host(dt: DataType, dims: &[i64], mut f: impl FnMut(usize) -> f64) -> Host {
 struct Outcome {
     o: Vec<u8>,
     state: Vec<u8>,
+    /// The specified checkpoint rows (empty without checkpoints).
+    ckpt: Vec<u8>,
 }
 
 /// The rounded inputs of one case (see [`draw`]).
@@ -329,11 +334,20 @@ fn run(c: &Case, seed: u64, caller: &Caller) -> Outcome {
     if let Some(s) = c.opts.scale {
         b = b.attr("scale", dnnplan::ir::AttrValue::Float(s));
     }
+    if let Some((every, _)) = c.ckpt {
+        b = b.int("checkpoint_every_n_tokens", every as i64);
+    }
     let node = graph.add_node(b).unwrap();
     let o_uid = graph.nodes()[node].output("O").unwrap();
     let fs_uid = graph.nodes()[node].output("final_state").unwrap();
     graph.set_output(o_uid, true).unwrap();
     graph.set_output(fs_uid, true).unwrap();
+    let ck_uid = c.ckpt.map(|(_, dt)| {
+        let u = graph.nodes()[node].output("state_checkpoints").unwrap();
+        graph.set_data_type(u, dt).unwrap();
+        graph.set_output(u, true).unwrap();
+        u
+    });
 
     let mut list =
         PlanList::plan(&mut graph, PlanOptions::detect(), &[HeurMode::A]).expect("planning");
@@ -364,6 +378,18 @@ fn run(c: &Case, seed: u64, caller: &Caller) -> Outcome {
         _ => caller.alloc(n as usize * sl * size(sdt), 0xFF),
     };
     bindings.push((fs_uid, fs_dev));
+    // Checkpoints: the allocation bound max(T/c + N, 1) rows, NaN-filled; only the specified
+    // Σ ceil(T_b/c) rows are read back.
+    let (ck_every, ck_dt) = c.ckpt.unwrap_or((0, DataType::Float));
+    let ck_rows = reference::checkpoint_rows(&cu, ck_every);
+    let ck_bytes = ck_rows * sl * size(ck_dt);
+    let ck_dev = ck_uid.map(|u| {
+        let alloc = (t as usize / ck_every + n as usize).max(1) * sl * size(ck_dt);
+        let d = caller.alloc(alloc, 0xFF);
+        bindings.push((u, d));
+        d
+    });
+    let read_ckpt = || ck_dev.map_or(Vec::new(), |d| caller.download(d, ck_bytes));
     let ws = caller.alloc(ws_bytes, 0xFF);
 
     let handle = Handle::new(caller.stream.cast()).expect("handle");
@@ -380,6 +406,7 @@ fn run(c: &Case, seed: u64, caller: &Caller) -> Outcome {
     execute(&list, PlanChoice::AtIndex(at), &pack, &ctx).expect("execute");
     let o = caller.download(o_dev, o_bytes);
     let state = caller.download(fs_dev, npool as usize * sl * size(sdt));
+    let ckpt = read_ckpt();
     // Repeated run: bitwise identical (the pool is re-uploaded first). The copy runs on the
     // legacy stream, which the caller's non-blocking stream does not wait for, and a pageable
     // copy may return before its DMA lands: synchronise the context before the next launch (a
@@ -400,6 +427,7 @@ fn run(c: &Case, seed: u64, caller: &Caller) -> Outcome {
         assert_eq!(o_now, o, "{}: O differs {how}", c.name);
         let state_now = caller.download(fs_dev, state.len());
         assert_eq!(state_now, state, "{}: final state differs {how}", c.name);
+        assert!(read_ckpt() == ckpt, "{}: checkpoints differ {how}", c.name);
     };
     execute(&list, PlanChoice::AtIndex(at), &pack, &ctx).expect("execute again");
     expect_first_outputs("in a repeated run");
@@ -409,6 +437,9 @@ fn run(c: &Case, seed: u64, caller: &Caller) -> Outcome {
     let launches = (!c.pool).then(|| {
         caller.fill(o_dev, o_bytes, 0xFF);
         caller.fill(fs_dev, state.len(), 0xFF);
+        if let Some(d) = ck_dev {
+            caller.fill(d, ck_bytes, 0xFF);
+        }
         let launches = capture_and_replay(caller, || {
             execute(&list, PlanChoice::AtIndex(at), &pack, &ctx).expect("captured execute")
         });
@@ -445,7 +476,7 @@ fn run(c: &Case, seed: u64, caller: &Caller) -> Outcome {
         a_log: a_log.as_ref().map(|h| h.vals.as_slice()),
         dt_bias: dt_bias.as_ref().map(|h| h.vals.as_slice()),
     };
-    let r = reference::forward(&sh, &c.opts, &inp);
+    let (r, r_ckpt) = reference::forward_with_checkpoints(&sh, &c.opts, &inp, ck_every);
     let og: Vec<f64> = o.chunks(size(c.io)).map(|b| get(c.io, b)).collect();
     let fg: Vec<f64> = rows
         .iter()
@@ -478,6 +509,40 @@ fn run(c: &Case, seed: u64, caller: &Caller) -> Outcome {
         "{}: O {eo:e}, state {es:e} over {tol:e}",
         c.name
     );
+    if ck_dev.is_some() {
+        // Row j of sequence b: the stored-domain state before token j·c (§3.4), at the state
+        // tolerance of the io dtype (the rows' dtype adds at most its rounding).
+        let cg: Vec<f64> = ckpt.chunks(size(ck_dt)).map(|b| get(ck_dt, b)).collect();
+        let ec = rms_ratio(&cg, &r_ckpt);
+        println!(
+            "{:48} checkpoints every {ck_every}, {ck_rows} rows {}: rms {ec:.3e}",
+            c.name,
+            ck_dt.name()
+        );
+        assert!(
+            cg.iter().all(|x| x.is_finite()),
+            "{}: unwritten or non-finite checkpoint rows",
+            c.name
+        );
+        assert!(ec <= tol, "{}: checkpoints {ec:e} over {tol:e}", c.name);
+        // Each sequence's first row is its initial state (fp32 or bf16, or zero), exactly in fp32
+        // rows.
+        if ck_dt == DataType::Float {
+            let mut row = 0;
+            for (b, w) in cu.windows(2).enumerate() {
+                if w[1] > w[0] {
+                    let want = &r_ckpt[row * sl..(row + 1) * sl];
+                    let got = &cg[row * sl..(row + 1) * sl];
+                    assert!(
+                        got == want,
+                        "{}: row 0 of sequence {b} is not the initial state",
+                        c.name
+                    );
+                }
+                row += (w[1] - w[0]).div_ceil(ck_every);
+            }
+        }
+    }
     if c.pool {
         let spare: Vec<usize> = (0..npool as usize).filter(|r| !rows.contains(r)).collect();
         let h = init.as_ref().unwrap();
@@ -491,7 +556,7 @@ fn run(c: &Case, seed: u64, caller: &Caller) -> Outcome {
             );
         }
     }
-    Outcome { o, state }
+    Outcome { o, state, ckpt }
 }
 
 /// Captures one `exec` on the caller's stream into a CUDA graph (the plan must neither allocate
@@ -881,7 +946,7 @@ fn run_bwd_with(
         dt_bias: dt_bias.as_ref().map(|h| h.vals.as_slice()),
     };
     let ckpt_host = ckpt.map(|ck| {
-        let series = reference::checkpoint_state_rows(&sh, &c.opts, &inp, ck.every as usize);
+        let series = reference::forward_with_checkpoints(&sh, &c.opts, &inp, ck.every as usize).1;
         let dt = ck.dtype.unwrap_or(c.io);
         let rows = (t / ck.every + n).max(1);
         let mut h = host(dt, &[rows, ho, v, k], |i| match series.get(i) {
@@ -1848,4 +1913,100 @@ fn backward_checkpoint_reuse() {
     }
     set_env("DNNPLAN_GDN_BWD_PIECES", None);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Session 16: state checkpoints (§3.4, §9.4 item 3) on every forward schedule a rule or a
+/// switch selects (slim uncut w4 / w8 / overlapped, the slim and full piece paths, the full
+/// factors' w4 / w8 / w4p, K = 64 and 128, bf16 and fp16, fp32 / bf16 / no initial state), at
+/// cadences of one, two and three chunks in the io dtype and fp32, each against the fp64 state
+/// series (`run`); and O and the final state bitwise those of the same schedule without
+/// checkpoints.
+#[test]
+fn forward_state_checkpoints() {
+    let caller = Caller::new();
+    let ragged: &[usize] = &[200, 0, 64, 333, 1, 130];
+    let long: &[usize] = &[3000, 0, 1100];
+    let (bf16, f32) = (DataType::Bfloat16, DataType::Float);
+    let mut runs: Vec<(Case, &[(&str, &str)])> = Vec::new();
+    for (every, dt) in [(64, bf16), (128, f32), (192, bf16), (64, f32)] {
+        let mut c = base("ckpt bf16 K=128 ragged (slim, by rule)", ragged, 128);
+        c.ckpt = Some((every, dt));
+        runs.push((c, &[]));
+    }
+    for (every, dt) in [(64, DataType::Half), (128, f32)] {
+        let mut c = base("ckpt fp16 K=64 ragged, bf16 state", ragged, 64);
+        (c.io, c.state, c.ckpt) = (DataType::Half, Some(bf16), Some((every, dt)));
+        runs.push((c, &[]));
+    }
+    let mut c = base("ckpt fp16 K=128 ragged, no state, l2norm", ragged, 128);
+    (c.io, c.state, c.ckpt) = (DataType::Half, None, Some((128, DataType::Half)));
+    c.opts.use_qk_l2norm = true;
+    runs.push((c, &[]));
+    // The piece path (cut by the rule: 16 pieces of 3000 tokens' chunks; rows cross the piece
+    // boundaries at c = 192).
+    for (k, every, dt) in [(128, 64, bf16), (128, 192, f32), (64, 128, bf16)] {
+        let mut c = base("ckpt bf16 long span 3000 + 0 + 1100 (pieces)", long, k);
+        (c.long_span, c.ckpt) = (true, Some((every, dt)));
+        runs.push((c, &[]));
+    }
+    let mut c = base("ckpt fp16 long span (pieces), full factors", long, 128);
+    (c.io, c.long_span, c.ckpt) = (DataType::Half, true, Some((128, DataType::Half)));
+    runs.push((c, &[("DNNPLAN_GDN_FWD_FACTORS", "full")]));
+    // Forced schedules on the ragged batch.
+    let forced: [&[(&str, &str)]; 5] = [
+        &[("DNNPLAN_GDN_FWD_OVERLAP", "1")],
+        &[("DNNPLAN_GDN_FWD_SCAN", "w8")],
+        &[("DNNPLAN_GDN_FWD_FACTORS", "full")],
+        &[
+            ("DNNPLAN_GDN_FWD_FACTORS", "full"),
+            ("DNNPLAN_GDN_FWD_SCAN", "w8"),
+        ],
+        &[
+            ("DNNPLAN_GDN_FWD_FACTORS", "full"),
+            ("DNNPLAN_GDN_FWD_SCAN", "w4p"),
+        ],
+    ];
+    for env in forced {
+        for (every, dt) in [(64, bf16), (192, f32)] {
+            let mut c = base("ckpt bf16 K=128 ragged, forced schedule", ragged, 128);
+            c.ckpt = Some((every, dt));
+            runs.push((c, env));
+        }
+    }
+    // DNNPLAN_GDN_CKPT_CASES=i,j,... runs only those (e.g. under compute-sanitizer).
+    let only: Option<Vec<usize>> = std::env::var("DNNPLAN_GDN_CKPT_CASES")
+        .ok()
+        .map(|x| x.split(',').filter_map(|i| i.trim().parse().ok()).collect());
+    for (i, (c, env)) in runs.iter().enumerate() {
+        if only.as_ref().is_some_and(|o| !o.contains(&i)) {
+            continue;
+        }
+        for (var, value) in env.iter() {
+            set_env(var, Some(value));
+        }
+        println!("checkpoint case {i} {env:?}");
+        let with = run(c, 300 + i as u64, &caller);
+        let without = run(
+            &Case {
+                ckpt: None,
+                ..c.clone()
+            },
+            300 + i as u64,
+            &caller,
+        );
+        for (var, _) in env.iter() {
+            set_env(var, None);
+        }
+        assert!(
+            with.o == without.o,
+            "{}: O differs with checkpoints",
+            c.name
+        );
+        assert!(
+            with.state == without.state,
+            "{}: final state differs with checkpoints",
+            c.name
+        );
+        assert!(!with.ckpt.is_empty() && without.ckpt.is_empty());
+    }
 }

@@ -279,7 +279,7 @@ fn gdn_backward_checkpoints() {
         let ckpt = caller.alloc(bytes, 0x3C);
         let outs = BenchInputs::outputs("gdn_bwd");
         let time = |with: bool| {
-            let (g, n, ins) = inp.graph_with("gdn_bwd", with.then_some(ckpt));
+            let (g, n, ins) = inp.graph_with("gdn_bwd", if with { 64 } else { 0 }, with.then_some(ckpt));
             time_graph(&caller, g, n, &ins, outs)
         };
         let (r1, c1, c2, r2) = (time(false), time(true), time(true), time(false));
@@ -289,6 +289,64 @@ fn gdn_backward_checkpoints() {
         );
         // SAFETY: the checkpoint buffer of this shape.
         unsafe { gdn_gpu::ok("free", cudarc::driver::sys::cuMemFree_v2(ckpt)) };
+        inp.free();
+    }
+}
+
+/// The forward with state checkpoints against the same forward without (runs only when
+/// `DNNPLAN_GDN_BENCH_CKPT` is set; session 16): per benchmark shape, the default schedule's whole
+/// forward with `checkpoint_every_n_tokens` = 64 (io dtype: every chunk's entering state,
+/// `HO·V·K` bf16 per chunk slot, the rows the backward's replay would write) and without, timed
+/// alternately `DNNPLAN_GDN_BENCH_CKPT_ROUNDS` times (default 3; same run), median of each.
+/// Prints `BENCH ckpt ...` lines; asserts nothing about speed.
+#[test]
+fn gdn_checkpoint_forward() {
+    if !opted_in("DNNPLAN_GDN_BENCH_CKPT") {
+        return;
+    }
+    let caller = Caller::new();
+    let rounds: usize = std::env::var("DNNPLAN_GDN_BENCH_CKPT_ROUNDS")
+        .ok()
+        .and_then(|x| x.parse().ok())
+        .unwrap_or(3);
+    set_schedule("", "");
+    for (name, lens, hh) in BENCH_SHAPES {
+        let inp = BenchInputs::new(&caller, lens, hh);
+        let time = |every: i64| {
+            let (g, node, ins) = inp.graph_with("gdn", every, None);
+            let outs: &[&str] = if every > 0 {
+                &["O", "final_state", "state_checkpoints"]
+            } else {
+                &["O", "final_state"]
+            };
+            time_graph(&caller, g, node, &ins, outs)
+        };
+        let (mut plain, mut ckpt) = (Vec::new(), Vec::new());
+        for r in 0..rounds {
+            // Alternate the order round by round.
+            if r % 2 == 0 {
+                plain.push(time(0));
+                ckpt.push(time(64));
+            } else {
+                ckpt.push(time(64));
+                plain.push(time(0));
+            }
+        }
+        let med = |v: &mut Vec<f64>| {
+            v.sort_by(f64::total_cmp);
+            v[v.len() / 2]
+        };
+        let (p, c) = (med(&mut plain), med(&mut ckpt));
+        // Checkpoint bytes: one HO·V·K bf16 state per chunk of each sequence.
+        let rows: i64 = lens.iter().map(|l| (l + 63) / 64).sum();
+        let bytes = (rows * hh * inp.kd * inp.kd * 2) as f64;
+        println!(
+            "BENCH ckpt fwd {name} plain {p:.4} ms ckpt64-io {c:.4} ms ratio {:.3} (+{:.4} ms for {:.0} MB of rows, {:.0} GB/s)",
+            c / p,
+            c - p,
+            bytes / 1e6,
+            bytes / ((c - p).max(1e-6) * 1e-3) / 1e9
+        );
         inp.free();
     }
 }

@@ -354,6 +354,34 @@ __device__ __forceinline__ void chunk_offsets_body(const FwdParams& p) {
   if (tid == OFFSETS_THREADS - 1) p.chunk_offsets[n] = before + incl;
 }
 
+// The forward's checkpoint rows (fwd_ckpt_rows_body, session 16): chunk_offsets_body's block scan
+// over sequences with a cadence of `span` tokens: out[b] = Σ_{b'<b} ceil(T_b' / span), out[n] = the
+// total. (chunk_offsets_body keeps its own text: the backward's chunk-table kernels include it, and
+// their machine code stays byte-identical; at span = CHUNK this is the same table.)
+__device__ __forceinline__ void seq_span_offsets(const FwdParams& p, int* out, long long span) {
+  __shared__ int warp_total[OFFSETS_THREADS / 32];
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int n = p.n_seqs;
+  const int per = (n + OFFSETS_THREADS - 1) / OFFSETS_THREADS;
+  const int b0 = n < tid * per ? n : tid * per;
+  const int b1 = n < b0 + per ? n : b0 + per;
+  auto count = [&](int b) { return static_cast<int>((load_cu(p, b + 1) - load_cu(p, b) + span - 1) / span); };
+  int local = 0;
+  for (int b = b0; b < b1; ++b) local += count(b);
+  const int incl = warp_inclusive_sum(local);
+  if (lane == 31) warp_total[warp] = incl;
+  __syncthreads();
+  if (warp == 0) warp_total[lane] = warp_inclusive_sum(warp_total[lane]);
+  __syncthreads();
+  const int before = warp > 0 ? warp_total[warp - 1] : 0;
+  int run = before + incl - local;
+  for (int b = b0; b < b1; ++b) {
+    out[b] = run;
+    run += count(b);
+  }
+  if (tid == OFFSETS_THREADS - 1) out[n] = before + incl;
+}
+
 // ---------------------------------------------------------------------------------------
 // Stage 2: per-chunk factors
 // ---------------------------------------------------------------------------------------
@@ -1183,6 +1211,29 @@ __device__ __forceinline__ void bwd_store_state_frags(float* ws_s, size_t elem, 
         *reinterpret_cast<float2*>(&xs[static_cast<size_t>(vr + 8 * hf) * LD + 8 * nt + cq]) =
             make_float2(x[nt][2 * hf], x[nt][2 * hf + 1]);
     }
+  }
+}
+
+// Where a forward output scan writes the state checkpoints of one sequence (spec §3.4; the
+// forward's FwdFastParams::ckpt*): the stored-domain state entering the sequence's chunk i
+// (i = 0, 1, ...) when i % every == 0, to row row0 + i / every of dst ([rows, HO, V, K], io
+// dtype or fp32). dst null: none.
+struct CkptSink {
+  void* dst;
+  int row0;
+  int every;
+  int f32;
+};
+
+// Writes this thread's fragments of the state entering chunk i of its sequence when a checkpoint
+// is due (x: rows vr, vr + 8, KX key columns from key0, of rows of LD keys; bwd_store_state_frags'
+// layouts).
+template <typename T, int KX, int LD, int V>
+__device__ __forceinline__ void ckpt_store(const CkptSink& ck, int i, int HO, int h, int key0,
+                                           const float (&x)[KX / 8][4], int vr, int cq) {
+  if (ck.dst && i % ck.every == 0) {
+    const size_t elem = (static_cast<size_t>(ck.row0 + i / ck.every) * HO + h) * V * LD + key0;
+    bwd_store_state_frags<T, KX, LD>(static_cast<float*>(ck.dst), elem, x, vr, cq, !ck.f32);
   }
 }
 

@@ -51,8 +51,33 @@ struct FwdFastParams {
   // The overlapped uncut slim forward (gdn_fwd_slim.cuh, prep ∥ output scan; null otherwise):
   unsigned* ov_flags;  // [chunk slots, HO]: unit (c, h) published by the persistent prep
   int* ov_order;       // [chunk slots]: the prep's chunk order (the output scan's)
+  // State checkpoints (spec §3.4, session 16; ckpt null: none): every output scan writes the
+  // stored-domain state entering chunk i of sequence b (i counted from chunk_offsets[b]) when
+  // i % ckpt_every == 0, to row ckpt_rows[b] + i / ckpt_every (ckpt_store).
+  void* ckpt;       // [max(T/c + N, 1), HO, V, K], io dtype or fp32 (ckpt_f32)
+  int* ckpt_rows;   // [N + 1] first row of each sequence (the chunk table itself when ckpt_every == 1)
+  int ckpt_every;   // chunks per checkpoint: c / 64 ≥ 1
+  int ckpt_f32;     // 1: fp32 rows, 0: io-dtype rows
 };
-static_assert(sizeof(FwdFastParams) == 256, "FwdFastParams layout changed: update src/engines/gdn/params.rs");
+static_assert(sizeof(FwdFastParams) == 280, "FwdFastParams layout changed: update src/engines/gdn/params.rs");
+#ifndef __CUDACC_RTC__
+static_assert(__builtin_offsetof(FwdFastParams, ckpt) == 256 && __builtin_offsetof(FwdFastParams, ckpt_every) == 272,
+              "FwdFastParams layout");
+#endif
+
+// The checkpoint sink of sequence b's output scans (none without checkpoints).
+__device__ __forceinline__ CkptSink ckpt_sink(const FwdFastParams& fp, int b) {
+  return fp.ckpt ? CkptSink{fp.ckpt, fp.ckpt_rows[b], fp.ckpt_every, fp.ckpt_f32} : CkptSink{nullptr, 0, 1, 0};
+}
+
+// The forward's checkpoint rows: fp.ckpt_rows[b] = Σ_{b'<b} ceil(T_b' / (64·ckpt_every)) when the
+// forward writes checkpoints at a cadence of more than one chunk (at one chunk the chunk table
+// serves: ckpt_rows == chunk_offsets). By the chunk-table kernels (one block of OFFSETS_THREADS;
+// it reads only cu_seqlens).
+__device__ __forceinline__ void fwd_ckpt_rows_body(const FwdFastParams& fp) {
+  if (fp.ckpt == nullptr || fp.ckpt_rows == fp.f.chunk_offsets) return;
+  seq_span_offsets(fp.f, fp.ckpt_rows, static_cast<long long>(CHUNK) * fp.ckpt_every);
+}
 
 // OUT: the output pass (Q⁺, A, Ũ staged, O written). Otherwise the summary pass (W, Kᴿ and,
 // for H blocks, Ũ staged; no O).
@@ -155,7 +180,8 @@ __device__ __forceinline__ void fscan_tile(T* dst, const T* src, int tid) {
 // chunks [c_begin, c_end) of one (sequence, head), from the state fragments x (updated in place
 // to the state leaving chunk c_end − 1). Per chunk, with X = Sᵀ (value rows × keys):
 //   P = X Wᵀ;  Uᵀ = Ũᵀ − P (io dtype);  OUT: O = X Q⁺ᵀ + Uᵀ Aᵀ (stored);  X ← e^{Γ_last} X + Uᵀ Kᴿ;
-//   REPLAY: the entering state to ws_s (gdn_bwd_fscan's per-chunk S_c). with_u = false (the
+//   REPLAY: the entering state to ws_s (gdn_bwd_fscan's per-chunk S_c). OUT: the entering state to
+//   the checkpoint sink ck when one is due (ckpt_store; the forward's state checkpoints). with_u = false (the
 //   summary's transition blocks) takes Ũ = 0 and stages no Ũ.
 // Template knobs (none changes an fp32 operation or its order; every output is bitwise the
 // session-1 scan's):
@@ -184,7 +210,7 @@ template <typename T, int K, int V, int NW, int STAGES, bool OUT, bool REPLAY, i
           bool PHASED = false, bool FIXED = true>
 __device__ __forceinline__ void fscan_chunks(const FwdParams& p, float (&x)[K / 8 / SPLIT][4], int h, long long cs,
                                              long long ce, int cb, int c_begin, int c_end, int vs0, bool with_u,
-                                             float* ws_s) {
+                                             float* ws_s, const CkptSink& ck = CkptSink{nullptr, 0, 1, 0}) {
   using SX = ScanxSmem<K, NW, STAGES, OUT, SPLIT>;
   using S = typename SX::F;
   using IO = Io<T>;
@@ -287,6 +313,7 @@ __device__ __forceinline__ void fscan_chunks(const FwdParams& p, float (&x)[K / 
     if (REPLAY)
       bwd_store_state_frags<T, KX, K>(ws_s, (static_cast<size_t>(c) * HO + h) * V * K + key0, x, vr, cq,
                                       p.flags & FLAG_BWD_S_IO);
+    if constexpr (OUT) ckpt_store<T, KX, K, V>(ck, c - cb, HO, h, key0, x, vr, cq);
     const long long t0 = cs + static_cast<long long>(c - cb) * CHUNK;
     const int len = static_cast<int>(min_ll(static_cast<long long>(CHUNK), ce - t0));
     const int ur = 16 * g + (lane >> 2);  // row of Ũᵀ within the slice
@@ -428,7 +455,8 @@ __device__ __forceinline__ void fwd_scanx_body(const FwdFastParams& fp) {
   }
 
   fscan_chunks<T, K, V, NW, STAGES, OUT, false, SPLIT, ONEBAR, PHASED>(p, x, h, cs, ce, cb, c_begin, c_end, xb * VS,
-                                                                        OUT || !is_m, nullptr);
+                                                                        OUT || !is_m, nullptr,
+                                                                        OUT ? ckpt_sink(fp, b) : CkptSink{nullptr, 0, 1, 0});
 
   if constexpr (!OUT) {
     const int pc = b * (P - 1) + j;

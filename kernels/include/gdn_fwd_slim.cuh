@@ -322,9 +322,10 @@ __device__ __forceinline__ void slim_chunk_warp(float (&x)[K / 8][4], const T* Q
 }
 
 // The slim output scan: grid (V / VS, HO, N), NW warps of 16 value rows, one piece per sequence
-// (initial state in, final state out). STAGES-deep cp.async pipeline over the chunks. OV: the
-// consumer beside the persistent prep (fwd_slim_prep_ov_body): before it issues the copies of
-// chunk c it waits for unit (c, h)'s flag, and every block waits for the prep grid before it exits.
+// (initial state in, final state out; the state checkpoints by ckpt_store). STAGES-deep cp.async
+// pipeline over the chunks. OV: the consumer beside the persistent prep (fwd_slim_prep_ov_body):
+// before it issues the copies of chunk c it waits for unit (c, h)'s flag, and every block waits
+// for the prep grid before it exits.
 template <typename T, int K, int V, int NW, int STAGES, bool OV = false>
 __device__ __forceinline__ void fwd_slim_scan_body(const FwdFastParams& fp) {
   static_assert(K == 128 && V == 128, "the slim forward serves K = V = 128");
@@ -343,6 +344,8 @@ __device__ __forceinline__ void fwd_slim_scan_body(const FwdFastParams& fp) {
   const long long cs = load_cu(p, b), ce = load_cu(p, b + 1);
   const int c_begin = p.chunk_offsets[b], c_end = p.chunk_offsets[b + 1];
   const int row = p.state_indices ? p.state_indices[b] : b;
+
+  const CkptSink ck = ckpt_sink(fp, b);
 
   float x[K / 8][4];
   load_initial_state_frags<K>(x, p, (static_cast<size_t>(row) * HO + h) * V * K, vr, cq);
@@ -425,6 +428,7 @@ __device__ __forceinline__ void fwd_slim_scan_body(const FwdFastParams& fp) {
     const int len = static_cast<int>(min_ll(static_cast<long long>(CHUNK), ce - t0));
 
     T* Os = reinterpret_cast<T*>(smem + S::o_off) + warp * CHUNK * S::OP;
+    ckpt_store<T, K, K, V>(ck, c - c_begin, HO, h, 0, x, vr, cq);
     slim_chunk_warp<T, K, V, KP, VP, true, true>(x, Qs, Ks, Vs, Ts, As, Sc, Os, p, t0, len, h, v0, 16 * warp, gl, lane,
                                                [](int) {});
   });
@@ -485,11 +489,13 @@ __device__ __forceinline__ void fwd_chunk_order_tail(const FwdFastParams& fp) {
   }
 }
 
-// gdn_fwd_chunk_order: the chunk table (chunk_offsets_body, as gdn_chunk_offsets), then the tail.
+// gdn_fwd_chunk_order: the chunk table (chunk_offsets_body, as gdn_chunk_offsets), then the tail and
+// the checkpoint rows (fwd_ckpt_rows_body).
 __device__ __forceinline__ void fwd_chunk_order_body(const FwdFastParams& fp) {
   chunk_offsets_body(fp.f);
   __syncthreads();  // the chunk table (global, this block's writes) before the tail reads it
   fwd_chunk_order_tail(fp);
+  fwd_ckpt_rows_body(fp);
 }
 
 // The persistent slim prep (the producer): units u = blockIdx.x, + gridDim.x, ... in rank order,
@@ -673,6 +679,7 @@ __device__ __forceinline__ void fwd_slim_piece_scan_body(const FwdFastParams& fp
   int cb, c_begin, c_end;
   piece_range(p, b, j, P, cb, c_begin, c_end);
   const int row = p.state_indices ? p.state_indices[b] : b;
+  const CkptSink ck = ckpt_sink(fp, b);
   float x[K / 8][4];
   if (P == 1) load_initial_state_frags<K>(x, p, (static_cast<size_t>(row) * HO + h) * V * K, vr, cq);
   else load_seed_frags<K>(x, fp.ws_seed + (static_cast<size_t>(b * P + j) * HO + h) * V * K, vr, cq);
@@ -734,6 +741,7 @@ __device__ __forceinline__ void fwd_slim_piece_scan_body(const FwdFastParams& fp
         cp_async_commit();
       }
     };
+    ckpt_store<T, K, K, V>(ck, c - cb, HO, h, 0, x, vr, cq);
     slim_chunk_warp<T, K, V, KP, VP, true, true>(x, reinterpret_cast<const T*>(base + S::q_off),
                                                  reinterpret_cast<const T*>(base + S::k_off), Vs, Ts, As,
                                                  reinterpret_cast<const float*>(base + S::s_off), Os, p, t0, len, h, v0,

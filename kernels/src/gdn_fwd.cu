@@ -2,7 +2,7 @@
 // gdn_fwd_fast.cuh, gdn_fwd_prep10.cuh). The parameter is gdn::FwdFastParams by value (whose
 // first member is gdn::FwdParams; the chunk table and the prep read that prefix), workspace
 // layout: src/engines/gdn/params.rs. Per (io dtype, K = V) variant, on one stream:
-//   gdn_chunk_offsets                      <<<1, 1024>>>                 chunk table
+//   gdn_chunk_offsets                      <<<1, 1024>>>                 chunk table (+ checkpoint rows)
 //   gdn_fwd_prep15_{bf16,f16}_k{64,128}    <<<(max_chunks, HO), 256, Prep7Smem::bytes>>> the
 //                                          per-chunk factors (the default, DNNPLAN_GDN_FWD_PREP=v15)
 //   gdn_fwd_prep14_{bf16,f16}_k{64,128}    <<<as prep15>>> the session-10 default, bitwise prep15
@@ -47,8 +47,10 @@
 #include "gdn_fwd_prep10.cuh"
 #include "gdn_fwd_slim.cuh"
 
-extern "C" __global__ void __launch_bounds__(gdn::OFFSETS_THREADS) gdn_chunk_offsets(gdn::FwdParams p) { dnnp_pdl_enter(p.flags & gdn::FLAG_PDL_TRIGGER);
-  gdn::chunk_offsets_body(p);
+// The forward's chunk table, then (with checkpoints at a cadence of more than one chunk) their rows.
+extern "C" __global__ void __launch_bounds__(gdn::OFFSETS_THREADS) gdn_chunk_offsets(gdn::FwdFastParams p) { dnnp_pdl_enter(p.f.flags & gdn::FLAG_PDL_TRIGGER);
+  gdn::chunk_offsets_body(p.f);
+  gdn::fwd_ckpt_rows_body(p);
 }
 
 #define GDN_FWD_FAST_ENTRIES(TAG, T, KD)                                                             \

@@ -23,8 +23,10 @@ def gdn_reference(q, k, v, g, beta, cu_seqlens, *, scale: Optional[float] = None
                   initial_state=None, use_qk_l2norm: bool = False,
                   use_beta_sigmoid: bool = False, allow_neg_eigval: bool = False,
                   safe_gate: bool = False, gate_domain: str = "log", a_log=None,
-                  dt_bias=None):
-    """Returns ``(o [T, HO, V], final_state [N, HO, V, K])`` in fp64."""
+                  dt_bias=None, checkpoint_every: int = 0):
+    """Returns ``(o [T, HO, V], final_state [N, HO, V, K])`` in fp64; with
+    ``checkpoint_every = c > 0`` also the state series ``[Σ_b ceil(T_b/c), HO, V, K]`` (§3.4: row
+    ``j`` of sequence ``b`` is its V-major state before token ``j·c``)."""
     q, k, v, g, beta = (t.double() for t in (q, k, v, g, beta))
     t_total, h, kd = q.shape
     hv, vd = v.shape[1], v.shape[2]
@@ -50,12 +52,15 @@ def gdn_reference(q, k, v, g, beta, cu_seqlens, *, scale: Optional[float] = None
     n = len(cu) - 1
     outs = []
     finals = []
+    series = []
     for i in range(n):
         if initial_state is not None:
             s = initial_state[i].double().transpose(-1, -2)  # [HO, K, V] math domain
         else:
             s = torch.zeros(ho, kd, vd, dtype=torch.float64, device=q.device)
         for t in range(cu[i], cu[i + 1]):
+            if checkpoint_every and (t - cu[i]) % checkpoint_every == 0:
+                series.append(s.transpose(-1, -2))
             s = alpha[t].view(ho, 1, 1) * s
             r = v[t] - torch.einsum("hkv,hk->hv", s, k[t])
             s = s + beta[t].view(ho, 1, 1) * torch.einsum("hk,hv->hkv", k[t], r)
@@ -67,6 +72,9 @@ def gdn_reference(q, k, v, g, beta, cu_seqlens, *, scale: Optional[float] = None
         rows = [t for i in range(n) for t in range(cu[i], cu[i + 1])]
         full[rows] = o
         o = full
+    if checkpoint_every:
+        ck = torch.stack(series) if series else q.new_zeros((0, ho, vd, kd))
+        return o, torch.stack(finals), ck
     return o, torch.stack(finals)
 
 

@@ -161,8 +161,14 @@ def test_host_validation_errors():
     bad = dict(inputs, q=inputs["q"][0])
     with pytest.raises(ValueError, match="q must be 3-D"):
         dnnplan_torch.gated_delta_net(**bad)
-    with pytest.raises(NotImplementedError, match="checkpoint"):
-        dnnplan_torch.gated_delta_net(**inputs, checkpoint_every_n_tokens=64)
+    with pytest.raises(ValueError, match="checkpoint_every_n_tokens must be 0 or a positive"):
+        dnnplan_torch.gated_delta_net(**inputs, checkpoint_every_n_tokens=100)
+    with pytest.raises(TypeError, match="checkpoint_dtype"):
+        dnnplan_torch.gated_delta_net(**inputs, checkpoint_every_n_tokens=64,
+                                      checkpoint_dtype=torch.float16)
+    with pytest.raises(ValueError, match="state_indices"):
+        dnnplan_torch.gated_delta_net(**inputs, checkpoint_every_n_tokens=64,
+                                      state_indices=inputs["cu_seqlens"][:1])
     with pytest.raises(ValueError, match="gate_domain"):
         dnnplan_torch.gated_delta_net(**inputs, gate_domain="exp")
     with pytest.raises(dnnplan_torch.InvalidGraphError, match="use_beta_sigmoid"):
@@ -328,3 +334,68 @@ def test_cuda_graph_capture_and_replay():
         torch.testing.assert_close(static_out.output, eager.output, atol=2e-2, rtol=2e-2)
         torch.testing.assert_close(static_out.final_state, eager.final_state, atol=2e-2,
                                    rtol=2e-2)
+
+
+CKPT_CU = [0, 200, 200, 264, 597, 598, 728]  # an empty sequence, partial chunks
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=["bf16", "fp16"])
+@pytest.mark.parametrize("every,ck_fp32", [(64, False), (128, True), (192, False)],
+                         ids=["c64-io", "c128-fp32", "c192-io"])
+def test_checkpoints_match_the_reference_state_series(dtype, every, ck_fp32):
+    inputs = make_inputs(CKPT_CU, 2, 2, 2, 128, 128, dtype, state_dtype=torch.float32, seed=5)
+    ck_dtype = torch.float32 if ck_fp32 else None
+    with torch.no_grad():
+        out = dnnplan_torch.gated_delta_net(**inputs, output_final_state=True,
+                                            checkpoint_every_n_tokens=every,
+                                            checkpoint_dtype=ck_dtype)
+        plain = dnnplan_torch.gated_delta_net(**inputs, output_final_state=True)
+    assert isinstance(out, dnnplan_torch.GatedDeltaNetCheckpointOutput)
+    o, fs, ck = out
+    n, t = len(CKPT_CU) - 1, CKPT_CU[-1]
+    assert ck.shape == (max(t // every + n, 1), 2, 128, 128)
+    assert ck.dtype == (torch.float32 if ck_fp32 else dtype)
+    # Same schedule with and without checkpoints: O and the final state bitwise.
+    assert torch.equal(o, plain.output) and torch.equal(fs, plain.final_state)
+    ref_o, ref_s, ref_ck = gdn_reference(inputs["q"], inputs["k"], inputs["v"], inputs["g"],
+                                         inputs["beta"], inputs["cu_seqlens"],
+                                         initial_state=inputs["initial_state"],
+                                         checkpoint_every=every)
+    rows = sum(-(-(CKPT_CU[i + 1] - CKPT_CU[i]) // every) for i in range(n))
+    assert ref_ck.shape[0] == rows
+    assert torch.isfinite(ck[:rows]).all()
+    assert rms_ratio(ck[:rows], ref_ck) < FWD_TOL[dtype]
+    # Each sequence's first row is its initial state.
+    row = 0
+    for i in range(n):
+        length = CKPT_CU[i + 1] - CKPT_CU[i]
+        if length:
+            assert torch.equal(ck[row].float(), inputs["initial_state"][i].to(ck.dtype).float())
+        row += -(-length // every)
+
+
+@pytest.mark.parametrize("every", [64, 128])
+def test_backward_with_checkpoints_equals_without(every):
+    cu = [0, 130, 130, 300]
+    dtype = torch.bfloat16
+    inputs = make_inputs(cu, 2, 2, 2, 128, 128, dtype, state_dtype=torch.float32, seed=13)
+    diff = ["q", "k", "v", "g", "beta", "initial_state"]
+    gen = torch.Generator(device=DEV).manual_seed(14)
+    d_o = torch.randn(cu[-1], 2, 128, device=DEV, generator=gen).to(dtype)
+    d_fs = torch.randn(len(cu) - 1, 2, 128, 128, device=DEV, generator=gen)
+
+    def grads(ckpt):
+        ours = {n: (t.clone().requires_grad_() if n in diff else t) for n, t in inputs.items()}
+        extra = {"checkpoint_every_n_tokens": every} if ckpt else {}
+        out = dnnplan_torch.gated_delta_net(**ours, output_final_state=True, **extra)
+        if ckpt:
+            assert not out.state_checkpoints.requires_grad
+        torch.autograd.backward([out.output, out.final_state], [d_o, d_fs])
+        return out.output.detach(), {n: ours[n].grad for n in diff}
+
+    o_plain, g_plain = _backward_or_xfail(lambda: grads(False))
+    o_ckpt, g_ckpt = _backward_or_xfail(lambda: grads(True))
+    assert torch.equal(o_plain, o_ckpt)
+    for n in diff:
+        assert g_ckpt[n] is not None, n
+        assert rms_ratio(g_ckpt[n], g_plain[n]) < 1e-2, n

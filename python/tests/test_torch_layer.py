@@ -103,8 +103,13 @@ def test_public_functions_validate_on_the_host():
     cu = torch.tensor([0, 64], dtype=torch.int32)
     with pytest.raises(ValueError, match="CUDA"):
         dnnplan_torch.gated_delta_net(x, x, x, g, g, cu)
-    with pytest.raises(NotImplementedError):
+    with pytest.raises(ValueError, match="CUDA"):
         dnnplan_torch.gated_delta_net(x, x, x, g, g, cu, checkpoint_every_n_tokens=64)
+    with pytest.raises(ValueError, match="multiple of 64"):
+        dnnplan_torch.gated_delta_net(x, x, x, g, g, cu, checkpoint_every_n_tokens=96)
+    with pytest.raises(TypeError, match="checkpoint_dtype"):
+        dnnplan_torch.gated_delta_net(x, x, x, g, g, cu, checkpoint_every_n_tokens=64,
+                                      checkpoint_dtype=torch.float16)
 
 
 def _dnnplan_calls(ep) -> list:

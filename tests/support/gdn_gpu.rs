@@ -408,7 +408,7 @@ impl BenchInputs {
 
     /// The one-node graph of `op` ("gdn" with a final state, or "gdn_bwd") and its bound inputs.
     pub fn graph(&self, op: &str) -> (Graph, usize, Vec<(i64, CUdeviceptr)>) {
-        self.graph_with(op, None)
+        self.graph_with(op, 0, None)
     }
 
     /// Rows of the backward's bf16 state checkpoints every 64 tokens (`T/64 + N`).
@@ -416,11 +416,14 @@ impl BenchInputs {
         self.t / 64 + self.n
     }
 
-    /// [`BenchInputs::graph`]; a "gdn_bwd" with `ckpt` also binds `state_checkpoints` (bf16,
-    /// [`BenchInputs::checkpoint_rows`] rows of `[H, K, K]`) at `checkpoint_every_n_tokens = 64`.
+    /// [`BenchInputs::graph`] with `checkpoint_every_n_tokens = every` (0: none). The forward's
+    /// `state_checkpoints` then comes out in the io dtype; a "gdn_bwd" binds `ckpt` as its
+    /// `state_checkpoints` input (bf16, [`BenchInputs::checkpoint_rows`] rows of `[H, K, K]`,
+    /// meant for `every = 64`).
     pub fn graph_with(
         &self,
         op: &str,
+        every: i64,
         ckpt: Option<CUdeviceptr>,
     ) -> (Graph, usize, Vec<(i64, CUdeviceptr)>) {
         let (t, n, hh, kd) = (self.t, self.n, self.hh, self.kd);
@@ -444,10 +447,12 @@ impl BenchInputs {
             if let Some(c) = ckpt {
                 let rows = self.checkpoint_rows();
                 ports.push(("state_checkpoints", vec![rows, hh, kd, kd], bf, c));
-                b = b.int("checkpoint_every_n_tokens", 64);
             }
         } else {
             b = b.bool("output_final_state", true);
+        }
+        if every > 0 {
+            b = b.int("checkpoint_every_n_tokens", every);
         }
         for (p, dims, dt, d) in ports {
             let u = graph.add_tensor(Tensor::new(p, &dims, dt)).unwrap();

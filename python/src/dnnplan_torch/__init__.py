@@ -2,8 +2,9 @@
 
 - ``scaled_dot_product_attention(query, key, value, ...)`` -> ``SDPAOutput``: forward and backward
   through the cuDNN backend's plans in dnnplan's plan list.
-- ``gated_delta_net(q, k, v, g, beta, cu_seqlens, ...)`` -> ``GatedDeltaNetOutput``: forward and
-  backward through dnnplan's own engines.
+- ``gated_delta_net(q, k, v, g, beta, cu_seqlens, ...)`` -> ``GatedDeltaNetOutput`` (with state
+  checkpoints ``GatedDeltaNetCheckpointOutput``): forward and backward through dnnplan's own
+  engines.
 
 The ctypes binding (``dnnplan_torch._lib``: ``Graph``, ``PlanList``, ``Handle``, ``DnnplanError``)
 needs no torch; the torch layer is imported on first use of a torch-facing name, so
@@ -31,6 +32,7 @@ _TORCH_NAMES = {
     "SDPAOutput": "sdpa",
     "gated_delta_net": "gdn",
     "GatedDeltaNetOutput": "gdn",
+    "GatedDeltaNetCheckpointOutput": "gdn",
     "clear_plan_cache": "_launch",
     "plan_cache_info": "_launch",
 }

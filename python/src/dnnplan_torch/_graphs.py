@@ -129,13 +129,21 @@ def gdn_heads(q: Desc, v: Desc) -> tuple:
     return max(q.dims[1], v.dims[1]), q.dims[2], v.dims[2]
 
 
+def gdn_checkpoint_rows(total_tokens: int, n_seqs: int, every: int) -> int:
+    """Rows of the ``state_checkpoints`` allocation (spec §2.2): ``max(T/c + N, 1)``."""
+    return max(total_tokens // every + n_seqs, 1)
+
+
 def gdn_fwd_graph(q: Desc, k: Desc, v: Desc, gate: Desc, beta: Desc, cu_seqlens: Desc,
                   initial_state: Optional[Desc], a_log: Optional[Desc], dt_bias: Optional[Desc],
                   *, cfg: GdnConfig, output_final_state: bool, state_indices: Optional[Desc] = None,
-                  overwrite_initial_state: bool = False) -> tuple:
+                  overwrite_initial_state: bool = False, checkpoint_every: int = 0,
+                  checkpoint_dtype: Optional[DataType] = None) -> tuple:
     """``gdn`` node; args ``(q, k, v, g, beta, cu_seqlens, initial_state, state_indices, a_log,
-    dt_bias, O, final_state)``. Under ``overwrite_initial_state`` the final state is declared with
-    the initial state's (pool) dims and the launcher passes the same buffer for both."""
+    dt_bias, O, final_state)``, then ``state_checkpoints`` when ``checkpoint_every > 0`` (rows
+    ``max(T/c + N, 1)``, ``checkpoint_dtype``, default the io dtype). Under
+    ``overwrite_initial_state`` the final state is declared with the initial state's (pool) dims
+    and the launcher passes the same buffer for both."""
     ho, _, vd = gdn_heads(q, v)
     t = q.dims[0]
     n = cu_seqlens.dims[0] - 1
@@ -159,16 +167,23 @@ def gdn_fwd_graph(q: Desc, k: Desc, v: Desc, gate: Desc, beta: Desc, cu_seqlens:
         attrs["output_final_state"] = True
     if overwrite_initial_state:
         attrs["overwrite_initial_state"] = True
-    g.add_node("gdn", dict(zip(names, ins)), {"O": uo, "final_state": ufs}, attrs, name="gdn",
-               compute=DataType.FLOAT)
-    return g, ins + [uo, ufs]
+    outs = {"O": uo, "final_state": ufs}
+    if checkpoint_every > 0:
+        rows = gdn_checkpoint_rows(t, n, checkpoint_every)
+        ck = out_desc((rows, ho, vd, q.dims[2]), checkpoint_dtype or q.dtype)
+        outs["state_checkpoints"] = _add(g, "state_checkpoints", ck, 13)
+        attrs["checkpoint_every_n_tokens"] = int(checkpoint_every)
+    g.add_node("gdn", dict(zip(names, ins)), outs, attrs, name="gdn", compute=DataType.FLOAT)
+    return g, ins + list(outs.values())
 
 
 def gdn_bwd_graph(q: Desc, k: Desc, v: Desc, gate: Desc, beta: Desc, cu_seqlens: Desc,
                   d_o: Desc, initial_state: Optional[Desc], d_final_state: Optional[Desc],
-                  a_log: Optional[Desc], dt_bias: Optional[Desc], *, cfg: GdnConfig) -> tuple:
+                  a_log: Optional[Desc], dt_bias: Optional[Desc], *, cfg: GdnConfig,
+                  state_checkpoints: Optional[Desc] = None, checkpoint_every: int = 0) -> tuple:
     """``gdn_bwd`` node; args ``(q, k, v, g, beta, cu_seqlens, dO, initial_state, d_final_state,
-    a_log, dt_bias, dQ, dK, dV, dG, dBeta, d_initial_state, d_a_log, d_dt_bias)``."""
+    a_log, dt_bias, dQ, dK, dV, dG, dBeta, d_initial_state, d_a_log, d_dt_bias)``, then
+    ``state_checkpoints`` (the forward's, every ``checkpoint_every`` tokens) when given."""
     g = Graph(q.dtype, DataType.FLOAT, DataType.FLOAT)
     names = ["q", "k", "v", "g", "beta", "cu_seqlens", "dO", "initial_state", "d_final_state",
              "a_log", "dt_bias"]
@@ -178,9 +193,16 @@ def gdn_bwd_graph(q: Desc, k: Desc, v: Desc, gate: Desc, beta: Desc, cu_seqlens:
     like = [q, k, v, gate, beta, initial_state, a_log, dt_bias]
     outs = [_add(g, nm, out_desc(d.dims, d.dtype) if d is not None else None, 12 + i)
             for i, (nm, d) in enumerate(zip(out_names, like))]
-    g.add_node("gdn_bwd", dict(zip(names, ins)), dict(zip(out_names, outs)), cfg.attrs(),
-               name="gdn_bwd", compute=DataType.FLOAT)
-    return g, ins + outs
+    attrs = cfg.attrs()
+    node_ins = dict(zip(names, ins))
+    extra = []
+    if state_checkpoints is not None:
+        extra = [_add(g, "state_checkpoints", state_checkpoints, 20)]
+        node_ins["state_checkpoints"] = extra[0]
+        attrs["checkpoint_every_n_tokens"] = int(checkpoint_every)
+    g.add_node("gdn_bwd", node_ins, dict(zip(out_names, outs)), attrs, name="gdn_bwd",
+               compute=DataType.FLOAT)
+    return g, ins + outs + extra
 
 
 # ------------------------------------------------------------------------------------------------

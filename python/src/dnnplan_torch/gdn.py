@@ -12,6 +12,13 @@ Contract (spec: linear-attention §8; shapes THD, states V-major ``[N, HO, V, K]
   tensor when that parameter is absent (fixed arity; the fake follows the same rule).
 - The engines index packed row-major tensors, so the launchers pass compact inputs (a copy only
   when an input is not compact). Outputs are allocated compact in launcher and fake.
+- ``dnnplan::gdn_fwd_ckpt(..., int checkpoint_every_n_tokens, ScalarType checkpoint_dtype, ...)
+  -> (Tensor, Tensor, Tensor)``: ``gdn_fwd`` plus ``state_checkpoints [max(T/c + N, 1), HO, V,
+  K]`` (spec §2.2, §3.4: row ``j`` of sequence ``b`` is the state before its token ``j·c``, rows
+  past the sequences' blocks unspecified), ``c`` a positive multiple of 64, in
+  ``checkpoint_dtype`` (fp32 or the io dtype). ``dnnplan::gdn_bwd_ckpt(..., Tensor
+  state_checkpoints, int checkpoint_every_n_tokens, ...)``: ``gdn_bwd`` with the forward's
+  checkpoints bound (§8.2; the engine may reuse them instead of recomputing the states).
 - ``gated_delta_net`` is the public entry point (arguments and defaults of the reference's
   ``gated_delta_net``); it validates on the host and returns ``GatedDeltaNetOutput``. With the
   C++ launcher, a plain eager inference call (see ``_C.gdn_precheck``) runs the forward op's
@@ -27,10 +34,14 @@ import torch
 from torch import Tensor
 
 from . import _cpp, _launch
-from ._graphs import GdnConfig, gdn_bwd_graph, gdn_fwd_graph
+from ._graphs import GdnConfig, gdn_bwd_graph, gdn_checkpoint_rows, gdn_fwd_graph
 
-__all__ = ["GatedDeltaNetOutput", "gated_delta_net", "gdn_fwd", "gdn_fwd_overwrite_state",
-           "gdn_bwd"]
+__all__ = ["GatedDeltaNetOutput", "GatedDeltaNetCheckpointOutput", "gated_delta_net", "gdn_fwd",
+           "gdn_fwd_overwrite_state", "gdn_bwd", "gdn_fwd_ckpt", "gdn_bwd_ckpt"]
+
+# The engines' chunk: state checkpoints come at multiples of it (and autograd passes them to the
+# backward, spec §8.2).
+CHECKPOINT_CHUNK = 64
 
 _FLAGS = ("float scale, bool use_qk_l2norm, bool use_beta_sigmoid, bool allow_neg_eigval, "
           "bool safe_gate, str gate_domain, bool batch_invariant")
@@ -52,6 +63,20 @@ torch.library.define(
     "(Tensor q, Tensor k, Tensor v, Tensor g, Tensor beta, Tensor cu_seqlens, Tensor d_o, "
     "Tensor? initial_state, Tensor? d_final_state, Tensor? a_log, Tensor? dt_bias, "
     f"{_FLAGS}) -> (Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor)",
+)
+torch.library.define(
+    "dnnplan::gdn_fwd_ckpt",
+    "(Tensor q, Tensor k, Tensor v, Tensor g, Tensor beta, Tensor cu_seqlens, "
+    "Tensor? initial_state, Tensor? a_log, Tensor? dt_bias, bool output_final_state, "
+    f"{_FLAGS}, int checkpoint_every_n_tokens, ScalarType checkpoint_dtype, str? plan_name) "
+    "-> (Tensor, Tensor, Tensor)",
+)
+torch.library.define(
+    "dnnplan::gdn_bwd_ckpt",
+    "(Tensor q, Tensor k, Tensor v, Tensor g, Tensor beta, Tensor cu_seqlens, Tensor d_o, "
+    "Tensor? initial_state, Tensor? d_final_state, Tensor? a_log, Tensor? dt_bias, "
+    f"Tensor state_checkpoints, int checkpoint_every_n_tokens, {_FLAGS}) "
+    "-> (Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor)",
 )
 
 
@@ -202,6 +227,63 @@ def _gdn_bwd_cuda(q, k, v, g, beta, cu_seqlens, d_o, initial_state, d_final_stat
     return outs
 
 
+def _ckpt_shape(q, v, cu_seqlens, every) -> tuple:
+    ho, kd, vd = _heads(q, v)
+    return (gdn_checkpoint_rows(q.shape[0], cu_seqlens.shape[0] - 1, every), ho, vd, kd)
+
+
+def _gdn_fwd_ckpt_cuda(q, k, v, g, beta, cu_seqlens, initial_state, a_log, dt_bias,
+                       output_final_state, scale, use_qk_l2norm, use_beta_sigmoid,
+                       allow_neg_eigval, safe_gate, gate_domain, batch_invariant,
+                       checkpoint_every_n_tokens, checkpoint_dtype, plan_name):
+    ins = tuple(_c(t) for t in (q, k, v, g, beta, cu_seqlens, initial_state, a_log, dt_bias))
+    q, k, v, g, beta, cu_seqlens, initial_state, a_log, dt_bias = ins
+    cfg = GdnConfig(scale, use_qk_l2norm, use_beta_sigmoid, allow_neg_eigval, safe_gate,
+                    gate_domain, batch_invariant)
+    every = int(checkpoint_every_n_tokens)
+    key = ("gdn_fwd_ckpt", q.device.index, *(_launch.tensor_key(t) for t in ins),
+           output_final_state, cfg, every, checkpoint_dtype, plan_name)
+    d = _launch.desc
+    ck_dt = _launch.DTYPE[checkpoint_dtype]
+    plan = _launch.prepared(key, lambda: (*gdn_fwd_graph(
+        d(q), d(k), d(v), d(g), d(beta), d(cu_seqlens), d(initial_state), d(a_log), d(dt_bias),
+        cfg=cfg, output_final_state=output_final_state, checkpoint_every=every,
+        checkpoint_dtype=ck_dt), plan_name))
+    ho, kd, vd = _heads(q, v)
+    o = q.new_empty((q.shape[0], ho, vd))
+    fs_shape = (cu_seqlens.shape[0] - 1, ho, vd, kd) if output_final_state else (0,)
+    fs = q.new_empty(fs_shape, dtype=_state_dtype(initial_state))
+    ck = q.new_empty(_ckpt_shape(q, v, cu_seqlens, every), dtype=checkpoint_dtype)
+    p = _launch.ptr
+    _launch.launch(plan, q.get_device(), q, [
+        p(q), p(k), p(v), p(g), p(beta), p(cu_seqlens), p(initial_state), 0, p(a_log),
+        p(dt_bias), p(o), p(fs), p(ck)])
+    return o, fs, ck
+
+
+def _gdn_bwd_ckpt_cuda(q, k, v, g, beta, cu_seqlens, d_o, initial_state, d_final_state, a_log,
+                       dt_bias, state_checkpoints, checkpoint_every_n_tokens, scale,
+                       use_qk_l2norm, use_beta_sigmoid, allow_neg_eigval, safe_gate,
+                       gate_domain, batch_invariant):
+    ins = tuple(_c(t) for t in (q, k, v, g, beta, cu_seqlens, d_o, initial_state, d_final_state,
+                                a_log, dt_bias))
+    q, k, v, g, beta, cu_seqlens, d_o, initial_state, d_final_state, a_log, dt_bias = ins
+    ck = state_checkpoints.contiguous()
+    every = int(checkpoint_every_n_tokens)
+    cfg = GdnConfig(scale, use_qk_l2norm, use_beta_sigmoid, allow_neg_eigval, safe_gate,
+                    gate_domain, batch_invariant)
+    key = ("gdn_bwd_ckpt", q.device.index, *(_launch.tensor_key(t) for t in ins),
+           _launch.tensor_key(ck), every, cfg)
+    d = _launch.desc
+    plan = _launch.prepared(key, lambda: (*gdn_bwd_graph(
+        *(d(t) for t in ins), cfg=cfg, state_checkpoints=d(ck), checkpoint_every=every), None))
+    outs = _gdn_bwd_alloc(q, k, v, g, beta, initial_state, a_log, dt_bias)
+    p = _launch.ptr
+    _launch.launch(plan, q.get_device(), q,
+                   [p(t) for t in ins] + [o.data_ptr() for o in outs] + [ck.data_ptr()])
+    return outs
+
+
 def _gdn_bwd_alloc(q, k, v, g, beta, initial_state, a_log, dt_bias) -> tuple:
     """Compact gradients; a zero-element fp32 tensor for each absent parameter."""
     like = (q, k, v, g, beta, initial_state, a_log, dt_bias)
@@ -216,6 +298,8 @@ else:
     torch.library.impl("dnnplan::gdn_fwd", "CUDA", _gdn_fwd_cuda)
 torch.library.impl("dnnplan::gdn_fwd_overwrite_state", "CUDA", _gdn_fwd_overwrite_cuda)
 torch.library.impl("dnnplan::gdn_bwd", "CUDA", _gdn_bwd_cuda)
+torch.library.impl("dnnplan::gdn_fwd_ckpt", "CUDA", _gdn_fwd_ckpt_cuda)
+torch.library.impl("dnnplan::gdn_bwd_ckpt", "CUDA", _gdn_bwd_ckpt_cuda)
 
 
 @torch.library.register_fake("dnnplan::gdn_fwd")
@@ -245,9 +329,32 @@ def _gdn_bwd_fake(q, k, v, g, beta, cu_seqlens, d_o, initial_state, d_final_stat
     return _gdn_bwd_alloc(q, k, v, g, beta, initial_state, a_log, dt_bias)
 
 
+@torch.library.register_fake("dnnplan::gdn_fwd_ckpt")
+def _gdn_fwd_ckpt_fake(q, k, v, g, beta, cu_seqlens, initial_state, a_log, dt_bias,
+                       output_final_state, scale, use_qk_l2norm, use_beta_sigmoid,
+                       allow_neg_eigval, safe_gate, gate_domain, batch_invariant,
+                       checkpoint_every_n_tokens, checkpoint_dtype, plan_name):
+    o, fs = _gdn_fwd_fake(q, k, v, g, beta, cu_seqlens, initial_state, a_log, dt_bias,
+                          output_final_state, scale, use_qk_l2norm, use_beta_sigmoid,
+                          allow_neg_eigval, safe_gate, gate_domain, batch_invariant, plan_name)
+    ck = q.new_empty(_ckpt_shape(q, v, cu_seqlens, checkpoint_every_n_tokens),
+                     dtype=checkpoint_dtype)
+    return o, fs, ck
+
+
+@torch.library.register_fake("dnnplan::gdn_bwd_ckpt")
+def _gdn_bwd_ckpt_fake(q, k, v, g, beta, cu_seqlens, d_o, initial_state, d_final_state, a_log,
+                       dt_bias, state_checkpoints, checkpoint_every_n_tokens, scale,
+                       use_qk_l2norm, use_beta_sigmoid, allow_neg_eigval, safe_gate,
+                       gate_domain, batch_invariant):
+    return _gdn_bwd_alloc(q, k, v, g, beta, initial_state, a_log, dt_bias)
+
+
 gdn_fwd = torch.ops.dnnplan.gdn_fwd.default
 gdn_fwd_overwrite_state = torch.ops.dnnplan.gdn_fwd_overwrite_state.default
 gdn_bwd = torch.ops.dnnplan.gdn_bwd.default
+gdn_fwd_ckpt = torch.ops.dnnplan.gdn_fwd_ckpt.default
+gdn_bwd_ckpt = torch.ops.dnnplan.gdn_bwd_ckpt.default
 
 
 class _GdnFunction(torch.autograd.Function):
@@ -277,6 +384,38 @@ class _GdnFunction(torch.autograd.Function):
                 None, None, None)
 
 
+class _GdnCkptFunction(torch.autograd.Function):
+    """The forward with state checkpoints; the backward receives them (non-differentiable) at
+    the same cadence (spec §8.2; the cadence is a multiple of ``CHECKPOINT_CHUNK``)."""
+
+    @staticmethod
+    def forward(ctx, q, k, v, g, beta, cu_seqlens, initial_state, a_log, dt_bias,
+                output_final_state, cfg, every, ck_dtype, plan_name):
+        o, fs, ck = gdn_fwd_ckpt(q, k, v, g, beta, cu_seqlens, initial_state, a_log, dt_bias,
+                                 output_final_state, *cfg, every, ck_dtype, plan_name)
+        ctx.save_for_backward(q, k, v, g, beta, cu_seqlens, initial_state, a_log, dt_bias, ck)
+        ctx.cfg = cfg
+        ctx.every = every
+        ctx.output_final_state = output_final_state
+        if not output_final_state:
+            ctx.mark_non_differentiable(fs)
+        ctx.mark_non_differentiable(ck)
+        return o, fs, ck
+
+    @staticmethod
+    def backward(ctx, d_o, d_fs, _d_ck):
+        q, k, v, g, beta, cu_seqlens, initial_state, a_log, dt_bias, ck = ctx.saved_tensors
+        d_final_state = d_fs if ctx.output_final_state else None
+        dq, dk, dv, dg, dbeta, d_init, d_a_log, d_dt_bias = gdn_bwd_ckpt(
+            q, k, v, g, beta, cu_seqlens, d_o, initial_state, d_final_state, a_log, dt_bias,
+            ck, ctx.every, *ctx.cfg)
+        return (dq, dk, dv, dg, dbeta, None,
+                d_init if initial_state is not None else None,
+                d_a_log if a_log is not None else None,
+                d_dt_bias if dt_bias is not None else None,
+                None, None, None, None, None)
+
+
 class GatedDeltaNetOutput(NamedTuple):
     """Result of ``gated_delta_net``.
 
@@ -289,6 +428,36 @@ class GatedDeltaNetOutput(NamedTuple):
 
     output: Tensor
     final_state: Tensor
+
+
+class GatedDeltaNetCheckpointOutput(NamedTuple):
+    """Result of ``gated_delta_net`` with ``checkpoint_every_n_tokens = c > 0``: ``output`` and
+    ``final_state`` as ``GatedDeltaNetOutput``'s, and ``state_checkpoints [max(T/c + N, 1), HO,
+    V, K]`` (V-major, ``checkpoint_dtype``: the io dtype by default, or fp32): row ``j`` of
+    sequence ``b`` (whose rows start at ``Σ_{b'<b} ceil(T_b'/c)``) is the state before its token
+    ``j·c`` (row 0 the initial state or zero); rows past the last sequence's are unspecified."""
+
+    output: Tensor
+    final_state: Tensor
+    state_checkpoints: Tensor
+
+
+def _check_checkpoints(q, every, dtype, state_indices, overwrite) -> torch.dtype:
+    """Host checks of the checkpoint arguments; returns the checkpoints' dtype."""
+    if isinstance(every, bool) or not isinstance(every, int):
+        raise TypeError(f"checkpoint_every_n_tokens must be an int; got {every!r}")
+    if every < 0 or every % CHECKPOINT_CHUNK:
+        raise ValueError("checkpoint_every_n_tokens must be 0 or a positive multiple of "
+                         f"{CHECKPOINT_CHUNK}; got {every}")
+    if dtype is None:
+        dtype = q.dtype
+    if dtype not in (torch.float32, q.dtype):
+        raise TypeError(f"checkpoint_dtype must be None, torch.float32 or the io dtype {q.dtype}; "
+                        f"got {dtype}")
+    if state_indices is not None or overwrite:
+        raise ValueError("state checkpoints cannot be combined with state_indices / "
+                         "overwrite_initial_state")
+    return dtype
 
 
 def _check(q, k, v, g, beta, cu_seqlens, initial_state, state_indices) -> None:
@@ -342,14 +511,32 @@ def gated_delta_net(q: Tensor, k: Tensor, v: Tensor, g: Tensor, beta: Tensor, cu
     Differentiable in ``q, k, v, g, beta, initial_state, a_log, dt_bias`` (the backward runs
     dnnplan's ``gdn_bwd`` plan list). ``overwrite_initial_state`` / ``state_indices`` select the
     inference-only in-place path (the final state is written into ``initial_state``).
-    State checkpoints (``checkpoint_every_n_tokens > 0``) are not served yet.
+    ``checkpoint_every_n_tokens = c > 0`` (a multiple of 64) also returns the state checkpoints
+    (``GatedDeltaNetCheckpointOutput``; ``checkpoint_dtype`` None for the io dtype, or
+    ``torch.float32``); under autograd they are saved and passed to the backward.
     """
-    if checkpoint_every_n_tokens:
-        raise NotImplementedError("state checkpoints (checkpoint_every_n_tokens > 0) are not "
-                                  "served by dnnplan's GDN engines yet")
-    del checkpoint_dtype  # only meaningful with checkpoints
     if gate_domain != "log" and gate_domain != "linear":
         raise ValueError(f"gate_domain must be 'log' or 'linear'; got {gate_domain!r}")
+    if checkpoint_every_n_tokens:
+        ck_dtype = _check_checkpoints(q, checkpoint_every_n_tokens, checkpoint_dtype,
+                                      state_indices, overwrite_initial_state)
+        _check(q, k, v, g, beta, cu_seqlens, initial_state, state_indices)
+        scale = float(scale) if scale is not None else 1.0 / math.sqrt(int(q.shape[2]))
+        cfg = (scale, bool(use_qk_l2norm_in_kernel), bool(use_beta_sigmoid_in_kernel),
+               bool(allow_neg_eigval), bool(safe_gate), gate_domain, bool(batch_invariant))
+        every = int(checkpoint_every_n_tokens)
+        grad = torch.is_grad_enabled() and any(
+            t is not None and t.requires_grad
+            for t in (q, k, v, g, beta, initial_state, a_log, dt_bias))
+        if grad:
+            o, fs, ck = _GdnCkptFunction.apply(q, k, v, g, beta, cu_seqlens, initial_state, a_log,
+                                               dt_bias, bool(output_final_state), cfg, every,
+                                               ck_dtype, plan_name)
+        else:
+            o, fs, ck = gdn_fwd_ckpt(q, k, v, g, beta, cu_seqlens, initial_state, a_log, dt_bias,
+                                     bool(output_final_state), *cfg, every, ck_dtype, plan_name)
+        return GatedDeltaNetCheckpointOutput(o, fs, ck)
+    del checkpoint_dtype  # only meaningful with checkpoints
     # Eager with the C++ launcher: one C++ pre-check (valid? gradient tracked? plain eager?);
     # the Python validation (the one source of the messages) runs when it cannot vouch, and
     # under tracing. A plain eager inference call calls the C++ launcher directly.

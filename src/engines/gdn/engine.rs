@@ -9,6 +9,15 @@
 //! launches chunk table, per-chunk factors and state scan on the context's stream: no
 //! allocation on the device, no host synchronisation, deterministic.
 //!
+//! State checkpoints (`checkpoint_every_n_tokens = c`, spec §3.4; session 16): served when `c` is a
+//! positive multiple of the 64-token chunk ([`SUPPORT_RULES`]: the cadence, `state_checkpoints` in
+//! the io dtype or fp32, no `state_indices` pool). Every forward output scan (full or slim factors,
+//! uncut, overlapped or seeded piece scan) writes the stored-domain state entering chunk `i` of
+//! sequence `b` when `i % (c / 64) == 0` to row `rows[b] + i / (c / 64)`: the row table is the chunk
+//! table at `c = 64` and otherwise written by the chunk-table kernel into the workspace
+//! ([`CkptLayout`]). Same launches, same O and final state bits. A backward binds the input and
+//! ignores it (its recompute is exact).
+//!
 //! Forward scan variants ([`ScanVariant`], rows of [`FWD_SCANS`], chosen at build by
 //! [`FWD_SCAN_RULE`]): `gdn_fwd_scanx_*_w4` (4 warps, two value halves per head) or `_w8` (8
 //! warps, all 128 value rows per block), and for long sequences on few (sequence, head) pairs
@@ -62,11 +71,12 @@ use super::backward::GdnBwdPlan;
 use super::chain::ChainVariant;
 use super::fwd_overlap;
 use super::params::{
-    BwdOverlapLayout, CHAIN_THREADS, FwdFastParams, FwdParams, KernelDtype, OFFSETS_THREADS,
-    PREP3_THREADS, PieceLayout, SCAN_STAGES, SCANX_S1_MIN_BLOCKS, SCANX_S1_STAGES, SLIM_OV_STAGES,
-    SLIM_SUM_MIN_BLOCKS, SLIM_W4_STAGES, SLIM_W4D_MIN_BLOCKS, SLIM_W8_STAGES, SUM_STAGES,
-    SUM1_MIN_BLOCKS, WorkspaceLayout, fast_smem_bytes, flags, max_chunks, prep7_smem_bytes,
-    slim_piece_smem_bytes, slim_prep_smem_bytes, slim_scan_smem_bytes, slim_sum_smem_bytes,
+    BwdOverlapLayout, CHAIN_THREADS, CkptLayout, FwdFastParams, FwdParams, KernelDtype,
+    OFFSETS_THREADS, PREP3_THREADS, PieceLayout, SCAN_STAGES, SCANX_S1_MIN_BLOCKS, SCANX_S1_STAGES,
+    SLIM_OV_STAGES, SLIM_SUM_MIN_BLOCKS, SLIM_W4_STAGES, SLIM_W4D_MIN_BLOCKS, SLIM_W8_STAGES,
+    SUM_STAGES, SUM1_MIN_BLOCKS, WorkspaceLayout, fast_smem_bytes, flags, max_chunks,
+    prep7_smem_bytes, slim_piece_smem_bytes, slim_prep_smem_bytes, slim_scan_smem_bytes,
+    slim_sum_smem_bytes,
 };
 use super::pdl::{GdnPlan, Launch, PdlMode};
 
@@ -83,7 +93,9 @@ pub const SUPPORT_RULES: &[SupportRule] = &[
     io_dtype,
     state_dtype,
     gradient_dtypes,
-    no_checkpoints,
+    checkpoint_cadence,
+    checkpoint_dtype,
+    checkpoints_without_pool,
     packed_ports,
     index_range,
 ];
@@ -157,11 +169,40 @@ fn gradient_dtypes(f: &GdnFacts, _: &Target) -> Option<String> {
     })
 }
 
-/// The forward does not write checkpoints yet; the backward takes them (reused or ignored:
-/// [`super::backward::checkpoint_use`]).
-fn no_checkpoints(f: &GdnFacts, _: &Target) -> Option<String> {
-    (f.checkpoint_every > 0 && f.op == GdnOp::Forward).then(|| {
-        "forward state checkpoints (checkpoint_every_n_tokens > 0) are not supported".to_owned()
+/// The kernels' chunk: state checkpoints come at chunk boundaries (the state entering a chunk).
+const CKPT_GRAIN: i64 = super::params::CHUNK as i64;
+
+/// State checkpoints (spec §3.4; both directions: the forward writes them, the backward binds
+/// them): the cadence `checkpoint_every_n_tokens = c` is 0 (none) or a positive multiple of the
+/// chunk.
+fn checkpoint_cadence(f: &GdnFacts, _: &Target) -> Option<String> {
+    let c = f.checkpoint_every;
+    (c > 0 && c % CKPT_GRAIN != 0).then(|| {
+        format!(
+            "checkpoint_every_n_tokens must be a positive multiple of {CKPT_GRAIN} (the kernels' \
+             chunk: checkpoints are the states entering chunks); got {c}"
+        )
+    })
+}
+
+/// `state_checkpoints` is in the io dtype or fp32 (spec §2.2).
+fn checkpoint_dtype(f: &GdnFacts, _: &Target) -> Option<String> {
+    let p = f.port("state_checkpoints")?;
+    (p.dtype != f.io && p.dtype != DataType::Float).then(|| {
+        format!(
+            "state_checkpoints must be FLOAT or the io dtype {}; got {}",
+            f.io.name(),
+            p.dtype.name()
+        )
+    })
+}
+
+/// Checkpoints with a `state_indices` pool are refused (spec §9.4 item 7).
+fn checkpoints_without_pool(f: &GdnFacts, _: &Target) -> Option<String> {
+    (f.checkpoint_every > 0 && f.port("state_indices").is_some()).then(|| {
+        "state checkpoints (checkpoint_every_n_tokens > 0) with a state_indices pool are not \
+         supported"
+            .to_owned()
     })
 }
 
@@ -1294,6 +1335,7 @@ struct PortUids {
     dt_bias: Option<i64>,
     o: i64,
     final_state: Option<i64>,
+    checkpoints: Option<i64>,
 }
 
 /// A built forward plan: shape-specialised parameters, the workspace layout and the kernels
@@ -1305,6 +1347,8 @@ pub struct GdnFwdPlan<F = Function> {
     pieces: PieceLayout,
     /// The overlapped forward's flags and chunk order (empty without overlap).
     overlap: BwdOverlapLayout,
+    /// The state checkpoints' cadence, dtype and row table (empty without checkpoints).
+    ckpt: CkptLayout,
     choice: FwdChoice,
     grid_prep: (u32, u32, u32),
     grid_scan: (u32, u32, u32),
@@ -1400,6 +1444,7 @@ impl<F> GdnFwdPlan<F> {
             dt_bias: uid("dt_bias"),
             o: need("O")?.uid,
             final_state: uid("final_state"),
+            checkpoints: uid("state_checkpoints"),
         };
         let (k, v) = (f.k as u64, f.v as u64);
         let p = choice.pieces;
@@ -1416,12 +1461,22 @@ impl<F> GdnFwdPlan<F> {
             .prep_pass()
             .launch_shape(chunks, ho as u64, k, sms, per_sm);
         let pieces = PieceLayout::new(layout.total, n, ho as u64, k, v, p);
+        let overlap = BwdOverlapLayout::new(pieces.total, chunks, ho as u64, choice.overlap);
+        let ckpt_f32 = f
+            .port("state_checkpoints")
+            .is_some_and(|c| c.dtype == DataType::Float);
+        let every = if uids.checkpoints.is_some() {
+            f.checkpoint_every.max(0) as u64
+        } else {
+            0
+        };
         Ok(GdnFwdPlan {
             template,
             uids,
             layout,
             pieces,
-            overlap: BwdOverlapLayout::new(pieces.total, chunks, ho as u64, choice.overlap),
+            overlap,
+            ckpt: CkptLayout::new(overlap.total, n, every, ckpt_f32),
             choice,
             grid_prep,
             grid_scan: ((v / (16 * warps)) as u32, ho as u32, (n * p) as u32),
@@ -1506,7 +1561,7 @@ unsafe impl GdnPlan for GdnFwdPlan {
     type Params = FwdFastParams;
 
     fn workspace(&self) -> u64 {
-        self.overlap.total
+        self.ckpt.total
     }
 
     fn bind(&self, pack: &VariantPack, ws: u64) -> Result<Self::Params> {
@@ -1534,6 +1589,7 @@ unsafe impl GdnPlan for GdnFwdPlan {
         self.layout.bind(ws, &mut p.f);
         self.pieces.bind(ws, self.choice.pieces as i32, &mut p);
         self.overlap.bind_fwd(ws, &mut p);
+        self.ckpt.bind(ws, opt(u.checkpoints)?, &mut p);
         Ok(p)
     }
 
@@ -1952,5 +2008,121 @@ pub(super) mod tests {
             PrepVariant::V14.kernel_name("bwd", "f16", 64),
             "gdn_bwd_prep14_f16_k64"
         );
+    }
+
+    /// `bound` facts with state checkpoints every `c` tokens (the `state_checkpoints` port of
+    /// `dtype`; `pool`: a `state_indices` input too).
+    fn with_checkpoints(mut f: GdnFacts, c: i64, dtype: DataType, pool: bool) -> GdnFacts {
+        f.checkpoint_every = c;
+        let mut extra = vec![("state_checkpoints", dtype)];
+        if pool {
+            extra.push(("state_indices", DataType::Int32));
+        }
+        for (name, dtype) in extra {
+            let uid = 1000 + f.ports.len() as i64;
+            let port = PortFacts {
+                uid,
+                dims: Vec::new(),
+                dtype,
+                packed: true,
+            };
+            f.ports.push((name, port));
+        }
+        f
+    }
+
+    fn verdict(f: &GdnFacts) -> Option<String> {
+        let t = Target::with_arch(90);
+        SUPPORT_RULES.iter().find_map(|rule| rule(f, &t))
+    }
+
+    #[test]
+    fn checkpoints_at_multiples_of_the_chunk_are_served_both_directions() {
+        for op in [GdnOp::Forward, GdnOp::Backward] {
+            let f = || {
+                bound(crate::engines::gdn::analyzer::test_facts(
+                    op, 3, 300, 2, 128, false,
+                ))
+            };
+            assert_eq!(verdict(&f()), None, "{op:?} without checkpoints");
+            for c in [64, 128, 192, 4096] {
+                for dt in [DataType::Bfloat16, DataType::Float] {
+                    let g = with_checkpoints(f(), c, dt, false);
+                    assert_eq!(verdict(&g), None, "{op:?} c = {c} {dt:?}");
+                }
+            }
+            for c in [1, 32, 63, 65, 96, 100] {
+                let why = verdict(&with_checkpoints(f(), c, DataType::Bfloat16, false))
+                    .expect("declined");
+                assert!(
+                    why.contains("checkpoint_every_n_tokens")
+                        && why.contains("multiple of 64")
+                        && why.contains(&format!("got {c}")),
+                    "{why}"
+                );
+            }
+            // fp16 rows under bf16 io: neither the io dtype nor fp32.
+            let why = verdict(&with_checkpoints(f(), 64, DataType::Half, false)).expect("declined");
+            assert!(
+                why.contains("state_checkpoints must be FLOAT or the io dtype"),
+                "{why}"
+            );
+            // A pool with checkpoints (spec §9.4 item 7).
+            let why =
+                verdict(&with_checkpoints(f(), 64, DataType::Bfloat16, true)).expect("declined");
+            assert!(why.contains("state_indices pool"), "{why}");
+        }
+    }
+
+    #[test]
+    fn checkpoints_add_only_their_row_table_and_keep_the_launches() {
+        // The four benchmark shapes and a short one, K = 128 and 64: the same launches with and
+        // without checkpoints (the output scans write them), the workspace grows by the [N + 1]
+        // row table at a cadence of more than one chunk only, and the binding follows.
+        for (n, t, ho) in [
+            (4, 32768, 16),
+            (1, 32768, 16),
+            (16, 32768, 32),
+            (10, 29949, 16),
+            (3, 300, 2),
+        ] {
+            for d in [128, 64] {
+                let f = || bound(facts(n, t, ho, d, false));
+                let plan = |f: &GdnFacts| {
+                    let choice = FwdChoice::pick(f, 132);
+                    GdnFwdPlan::new(f, choice, FwdKernels::named(&choice, "bf16", f.k), 132)
+                        .expect("plan")
+                };
+                let plain = plan(&f());
+                let names = |p: &GdnFwdPlan<String>| super::super::pdl::by_name(p.launches());
+                for (c, dt) in [
+                    (64, DataType::Bfloat16),
+                    (128, DataType::Float),
+                    (192, DataType::Bfloat16),
+                ] {
+                    let g = with_checkpoints(f(), c, dt, false);
+                    let p = plan(&g);
+                    assert_eq!(names(&p), names(&plain), "{n} {t} {ho} {d} c = {c}");
+                    assert_eq!(p.ckpt.every, c as u64 / 64);
+                    assert_eq!(p.ckpt.f32, dt == DataType::Float);
+                    let table = if c > 64 {
+                        (4 * (n as u64 + 1)).div_ceil(256) * 256
+                    } else {
+                        0
+                    };
+                    assert_eq!(
+                        p.ckpt.total,
+                        plain.ckpt.total + table,
+                        "{n} {t} {ho} c = {c}"
+                    );
+                }
+                assert_eq!(plain.ckpt.every, 0);
+                assert_eq!(plain.ckpt.total, plain.overlap.total);
+                // Checkpoints set on the node but no buffer bound: none written.
+                let mut unbound = f();
+                unbound.checkpoint_every = 64;
+                assert_eq!(plan(&unbound).ckpt.every, 0);
+            }
+        }
     }
 }

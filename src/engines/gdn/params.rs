@@ -544,6 +544,69 @@ pub struct FwdFastParams {
     pub ov_flags: u64,
     /// The overlapped forward's chunk order `[chunk slots]` i32 (0 without overlap).
     pub ov_order: u64,
+    /// State checkpoints `[max(T/c + N, 1), HO, V, K]` (io dtype or fp32; 0: none; session 16,
+    /// [`CkptLayout`]).
+    pub ckpt: u64,
+    /// `[N + 1]` i32: each sequence's first checkpoint row (the chunk table itself at a cadence
+    /// of one chunk; 0 without checkpoints).
+    pub ckpt_rows: u64,
+    /// Chunks per checkpoint (`c / 64`; 0 without checkpoints).
+    pub ckpt_every: i32,
+    /// 1: fp32 checkpoint rows, 0: io-dtype rows.
+    pub ckpt_f32: i32,
+}
+
+/// The forward's state checkpoints (`checkpoint_every_n_tokens = c`, a positive multiple of
+/// [`CHUNK`]; spec §3.4): the cadence in chunks, the rows' dtype and, at a cadence of more than
+/// one chunk, the `[N + 1]` i32 row table (written by the chunk-table kernel, placed after
+/// another layout's `total`); at one chunk the chunk table serves as the row table (row `j` of
+/// sequence `b` is chunk slot `chunk_offsets[b] + j`). Empty without checkpoints.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CkptLayout {
+    /// Chunks per checkpoint (0: no checkpoints).
+    pub every: u64,
+    /// fp32 rows (else the io dtype).
+    pub f32: bool,
+    /// Offset of the row table (meaningful with `every > 1`).
+    pub rows: u64,
+    /// End of the regions (`after` unless `every > 1`).
+    pub total: u64,
+}
+
+impl CkptLayout {
+    /// Checkpoints every `every_tokens` tokens (0: none) for `n_seqs` sequences, fp32 rows or
+    /// not, regions after byte `after`.
+    pub fn new(after: u64, n_seqs: u64, every_tokens: u64, f32: bool) -> CkptLayout {
+        let every = every_tokens / CHUNK;
+        let rows = after.div_ceil(REGION_ALIGN) * REGION_ALIGN;
+        let total = if every > 1 {
+            (rows + 4 * (n_seqs + 1)).div_ceil(REGION_ALIGN) * REGION_ALIGN
+        } else {
+            after
+        };
+        CkptLayout {
+            every,
+            f32,
+            rows,
+            total,
+        }
+    }
+
+    /// Binds the checkpoint buffer `dst` (0: none) and the row table for a workspace at `base`
+    /// into `p` (whose chunk table is bound already).
+    pub fn bind(&self, base: u64, dst: u64, p: &mut FwdFastParams) {
+        if self.every == 0 || dst == 0 {
+            return;
+        }
+        p.ckpt = dst;
+        p.ckpt_rows = if self.every > 1 {
+            base + self.rows
+        } else {
+            p.f.chunk_offsets
+        };
+        p.ckpt_every = self.every as i32;
+        p.ckpt_f32 = i32::from(self.f32);
+    }
 }
 
 /// `gdn::BwdChainParams` of `kernels/include/gdn_bwd_chain.cuh`: the backward block followed by
@@ -940,12 +1003,17 @@ mod tests {
 
     #[test]
     fn fast_params_and_piece_layout() {
-        // FwdParams (208), two i32, five pointers (static_assert in gdn_fwd_fast.cuh: 256).
-        assert_eq!(std::mem::size_of::<FwdFastParams>(), 256);
+        // FwdParams (208), two i32, seven pointers, two i32 (static_asserts in gdn_fwd_fast.cuh:
+        // 280, ckpt at 256, ckpt_every at 272).
+        assert_eq!(std::mem::size_of::<FwdFastParams>(), 280);
         assert_eq!(std::mem::offset_of!(FwdFastParams, pieces), 208);
         assert_eq!(std::mem::offset_of!(FwdFastParams, ws_seed), 232);
         assert_eq!(std::mem::offset_of!(FwdFastParams, ov_flags), 240);
         assert_eq!(std::mem::offset_of!(FwdFastParams, ov_order), 248);
+        assert_eq!(std::mem::offset_of!(FwdFastParams, ckpt), 256);
+        assert_eq!(std::mem::offset_of!(FwdFastParams, ckpt_rows), 264);
+        assert_eq!(std::mem::offset_of!(FwdFastParams, ckpt_every), 272);
+        assert_eq!(std::mem::offset_of!(FwdFastParams, ckpt_f32), 276);
         let none = PieceLayout::new(1000, 2, 3, 64, 64, 1);
         assert_eq!(none.total, 1000);
         let l = PieceLayout::new(1000, 2, 3, 64, 64, 4);
@@ -985,5 +1053,36 @@ mod tests {
         // Two replay blocks per SM (228 KB, 1 KB reserved per block).
         assert!(SM.holds(2, scanx_smem_bytes(128, 8, 2, false, 2)));
         assert!(SM.allows(scanx_smem_bytes(128, 8, 2, true, 2)));
+    }
+
+    #[test]
+    fn checkpoint_layout_and_binding() {
+        let mut p = FwdFastParams::default();
+        p.f.chunk_offsets = 0x1000;
+        // None: no region, nothing bound.
+        let none = CkptLayout::new(1000, 3, 0, false);
+        assert_eq!((none.every, none.total), (0, 1000));
+        none.bind(0x10_0000, 0xdead_0000, &mut p);
+        assert_eq!((p.ckpt, p.ckpt_rows, p.ckpt_every), (0, 0, 0));
+        // One chunk: the chunk table is the row table, no region.
+        let one = CkptLayout::new(1000, 3, 64, false);
+        assert_eq!((one.every, one.total), (1, 1000));
+        one.bind(0x10_0000, 0xdead_0000, &mut p);
+        assert_eq!(
+            (p.ckpt, p.ckpt_rows, p.ckpt_every, p.ckpt_f32),
+            (0xdead_0000, 0x1000, 1, 0)
+        );
+        // Three chunks, fp32 rows: an aligned [N + 1] i32 row table after `after`.
+        let three = CkptLayout::new(1000, 3, 192, true);
+        assert_eq!((three.every, three.rows, three.total), (3, 1024, 1280));
+        three.bind(0x10_0000, 0xbeef_0000, &mut p);
+        assert_eq!(
+            (p.ckpt, p.ckpt_rows, p.ckpt_every, p.ckpt_f32),
+            (0xbeef_0000, 0x10_0000 + 1024, 3, 1)
+        );
+        // A bound layout without a buffer binds nothing.
+        let mut q = FwdFastParams::default();
+        three.bind(0x10_0000, 0, &mut q);
+        assert_eq!(q.ckpt, 0);
     }
 }

@@ -333,18 +333,49 @@ fn store_state(dst: &mut [f64], s: &[f64], kd: usize, vd: usize) {
 
 /// Runs the per-token forward recurrence (§3.1) over every sequence and output head.
 pub fn forward(shape: &GdnShape, opts: &GdnOptions, inp: &GdnInputs) -> GdnForward {
+    forward_with_checkpoints(shape, opts, inp, 0).0
+}
+
+/// Rows of the state checkpoints every `every` tokens (§3.4): `Σ_b ceil(T_b / every)` (0 when
+/// `every = 0`).
+pub fn checkpoint_rows(cu_seqlens: &[usize], every: usize) -> usize {
+    if every == 0 {
+        return 0;
+    }
+    cu_seqlens
+        .windows(2)
+        .map(|w| (w[1] - w[0]).div_ceil(every))
+        .sum()
+}
+
+/// [`forward`] and the state series at cadence `every` tokens (§3.4; `every = 0`: none):
+/// `[checkpoint_rows, HO, V, K]` in the stored domain, row `j` of sequence `b` (rows of sequence
+/// `b` from `Σ_{b'<b} ceil(T_b'/every)`) the state before token `j·every` of that sequence
+/// (row 0: the initial state or zero).
+pub fn forward_with_checkpoints(
+    shape: &GdnShape,
+    opts: &GdnOptions,
+    inp: &GdnInputs,
+    every: usize,
+) -> (GdnForward, Vec<f64>) {
     let (kd, vd, ho) = (shape.k, shape.v, shape.ho());
     let n = inp.num_seqs();
     let mut out = GdnForward {
         o: vec![0.0; inp.total_tokens() * ho * vd],
         final_state: vec![0.0; n * shape.state_len()],
     };
+    let mut ckpt = vec![0.0; checkpoint_rows(inp.cu_seqlens, every) * ho * vd * kd];
+    let mut row0 = 0;
     for seq in 0..n {
         let start = inp.cu_seqlens[seq];
         for h in 0..ho {
             let p = prepare_head(shape, opts, inp, seq, h);
             let mut s = p.s0.clone();
             for i in 0..p.k.len() {
+                if every > 0 && i % every == 0 {
+                    let row = row0 + i / every;
+                    store_state(&mut ckpt[(row * ho + h) * vd * kd..][..vd * kd], &s, kd, vd);
+                }
                 let o = step(&mut s, &p.q[i], &p.k[i], &p.v[i], p.gate[i], kd, vd);
                 out.o[((start + i) * ho + h) * vd..][..vd].copy_from_slice(&o);
             }
@@ -355,45 +386,11 @@ pub fn forward(shape: &GdnShape, opts: &GdnOptions, inp: &GdnInputs) -> GdnForwa
                 vd,
             );
         }
-    }
-    out
-}
-
-/// The state checkpoints of the forward every `every` tokens (spec §3.4): for sequence `b` and
-/// `j = 0 … ceil(T_b/every) − 1`, row `Σ_{b'<b} ceil(T_{b'}/every) + j` holds the stored-domain
-/// state `[HO, V, K]` before token `j·every` (row 0 of a sequence: its initial state or zero).
-/// Returns the rows in use (`Σ_b ceil(T_b/every)` of `HO·V·K` values); empty sequences have none.
-pub fn checkpoint_state_rows(
-    shape: &GdnShape,
-    opts: &GdnOptions,
-    inp: &GdnInputs,
-    every: usize,
-) -> Vec<f64> {
-    assert!(every > 0, "checkpoint_state_rows: cadence 0");
-    let (kd, vd, ho) = (shape.k, shape.v, shape.ho());
-    let n = inp.num_seqs();
-    let row_len = shape.state_len();
-    let lens: Vec<usize> = (0..n)
-        .map(|b| inp.cu_seqlens[b + 1] - inp.cu_seqlens[b])
-        .collect();
-    let rows: usize = lens.iter().map(|l| l.div_ceil(every)).sum();
-    let mut out = vec![0.0; rows * row_len];
-    let mut base = 0;
-    for (seq, &len) in lens.iter().enumerate() {
-        for h in 0..ho {
-            let p = prepare_head(shape, opts, inp, seq, h);
-            let mut s = p.s0.clone();
-            for i in 0..len {
-                if i % every == 0 {
-                    let row = base + i / every;
-                    store_state(&mut out[(row * ho + h) * vd * kd..][..vd * kd], &s, kd, vd);
-                }
-                step(&mut s, &p.q[i], &p.k[i], &p.v[i], p.gate[i], kd, vd);
-            }
+        if every > 0 {
+            row0 += (inp.cu_seqlens[seq + 1] - start).div_ceil(every);
         }
-        base += len.div_ceil(every);
     }
-    out
+    (out, ckpt)
 }
 
 /// Tokens between stored states in the backward's recompute.
