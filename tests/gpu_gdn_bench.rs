@@ -279,7 +279,8 @@ fn gdn_backward_checkpoints() {
         let ckpt = caller.alloc(bytes, 0x3C);
         let outs = BenchInputs::outputs("gdn_bwd");
         let time = |with: bool| {
-            let (g, n, ins) = inp.graph_with("gdn_bwd", if with { 64 } else { 0 }, with.then_some(ckpt));
+            let (g, n, ins) =
+                inp.graph_with("gdn_bwd", if with { 64 } else { 0 }, with.then_some(ckpt));
             time_graph(&caller, g, n, &ins, outs)
         };
         let (r1, c1, c2, r2) = (time(false), time(true), time(true), time(false));

@@ -1568,12 +1568,13 @@ mod tests {
     ) -> GdnFacts {
         let mut f = super::super::engine::tests::bound(facts(n, t, ho, d, false));
         f.checkpoint_every = cadence;
-        let (_, port) = f
-            .ports
-            .iter_mut()
-            .find(|(p, _)| *p == "state_checkpoints")
-            .expect("bound");
-        (port.dtype, port.dims) = (ckpt, vec![rows, ho, d, d]);
+        let port = super::super::analyzer::PortFacts {
+            uid: 1000,
+            dims: vec![rows, ho, d, d],
+            dtype: ckpt,
+            packed: true,
+        };
+        f.ports.push(("state_checkpoints", port));
         f
     }
 
@@ -1609,16 +1610,20 @@ mod tests {
         let mut f = ckpt_facts(shape, 64, DataType::Bfloat16, rows);
         f.ports.retain(|(p, _)| *p != "state_checkpoints");
         assert_eq!(checkpoint_use(&f), Recompute);
-        // The engine takes the backward with checkpoints (either way), not yet the forward.
+        // The engine takes the backward with checkpoints (reused or ignored) and the forward
+        // (which writes them).
         let target = crate::dispatch::target::Target::with_arch(90);
         let rules = super::super::engine::SUPPORT_RULES;
-        for cadence in [64, 128] {
-            let f = ckpt_facts((3, 300, 2, 128), cadence, DataType::Bfloat16, rows);
-            assert!(rules.iter().all(|r| r(&f, &target).is_none()), "{cadence}");
+        for op in [GdnOp::Backward, GdnOp::Forward] {
+            for cadence in [64, 128] {
+                let mut f = ckpt_facts((3, 300, 2, 128), cadence, DataType::Bfloat16, rows);
+                f.op = op;
+                assert!(
+                    rules.iter().all(|r| r(&f, &target).is_none()),
+                    "{op:?} {cadence}"
+                );
+            }
         }
-        let mut f = ckpt_facts((3, 300, 2, 128), 64, DataType::Bfloat16, rows);
-        f.op = GdnOp::Forward;
-        assert!(rules.iter().any(|r| r(&f, &target).is_some()));
     }
 
     #[test]
