@@ -877,24 +877,28 @@ fn run_bwd(c: &Case, seed: u64, caller: &Caller) -> Vec<String> {
 /// State checkpoints a backward binds (spec §3.4): every `every` tokens, in `dtype` (`None`: the
 /// io dtype).
 #[derive(Clone, Copy)]
-struct Ckpt {
+struct Ckpt<'a> {
     every: i64,
     dtype: Option<DataType>,
     /// Bind zeros in the used rows instead of the states (a reusing backward must then differ).
     zero: bool,
+    /// Bind these rows (the specified rows, e.g. our forward's [`Outcome::ckpt`]) instead of the
+    /// fp64 reference's series.
+    rows: Option<&'a [u8]>,
 }
 
 /// One gradient output of a backward run: port, dtype, bytes.
 type Grad = (&'static str, DataType, Vec<u8>);
 
 /// [`run_bwd`] with `state_checkpoints` bound when `ckpt` is given: the fp64 reference's state
-/// series rounded to the checkpoint dtype, in a NaN-filled buffer of `max(T/c + N, 1)` rows.
+/// series rounded to the checkpoint dtype (or [`Ckpt::rows`]), in a NaN-filled buffer of
+/// `max(T/c + N, 1)` rows.
 /// Returns the failures and the gradients.
 fn run_bwd_with(
     c: &Case,
     seed: u64,
     caller: &Caller,
-    ckpt: Option<Ckpt>,
+    ckpt: Option<Ckpt<'_>>,
 ) -> (Vec<String>, Vec<Grad>) {
     assert!(!c.pool, "the backward takes no state pool");
     let name = match ckpt {
@@ -955,6 +959,10 @@ fn run_bwd_with(
             None => f64::NAN,
         });
         let sz = size(dt);
+        if let Some(rows) = ck.rows {
+            assert_eq!(rows.len(), series.len() * sz, "{}: checkpoint rows", c.name);
+            h.bytes[..rows.len()].copy_from_slice(rows);
+        }
         h.bytes[series.len() * sz..].fill(0xFF);
         h
     });
@@ -1808,7 +1816,14 @@ fn timing_forward_overlap() {
 #[test]
 fn backward_checkpoint_reuse() {
     let caller = Caller::new();
-    let ck = |every, dtype, zero| Some(Ckpt { every, dtype, zero });
+    let ck = |every, dtype, zero| {
+        Some(Ckpt {
+            every,
+            dtype,
+            zero,
+            rows: None,
+        })
+    };
     // (case, forced pieces, also the recompute rows and the zeroed rows)
     let mut cases: Vec<(Case, Option<&str>, bool)> = Vec::new();
     let mut c = base(
@@ -2009,4 +2024,91 @@ fn forward_state_checkpoints() {
         );
         assert!(!with.ckpt.is_empty() && without.ckpt.is_empty());
     }
+}
+
+/// §9.4 item 3 end to end (session 16): the forward writes io-dtype checkpoints every 64 tokens
+/// (the default schedule by rule, and the full factors forced), the backward reuses exactly those
+/// rows; its gradients match the fp64 reference at the §9.2 tolerances (`run_bwd_with`) and the
+/// backward without checkpoints at the reference comparison's tolerance. Uncut ragged batches
+/// (an empty sequence, partial chunks; K = 128 bf16 and K = 64 fp16) and the piece chain (a long
+/// sequence on few heads). Prints whether reuse and recompute agree bit for bit (the forward's
+/// fp32 carry need not be the replay's: the slim forward rebuilds its products).
+#[test]
+fn checkpoints_from_the_forward_reused_by_the_backward() {
+    let caller = Caller::new();
+    let mut cases: Vec<(Case, Option<&str>)> = Vec::new();
+    let mut c = base(
+        "e2e bf16 K=V=128 ragged 200+0+77+64+1+130",
+        &[200, 0, 77, 64, 1, 130],
+        128,
+    );
+    c.long_span = true;
+    cases.push((c.clone(), None));
+    cases.push((c, Some("full")));
+    let mut c = base(
+        "e2e fp16 K=V=64 ragged 68+0+130+5+193, bf16 state",
+        &[68, 0, 130, 5, 193],
+        64,
+    );
+    (c.io, c.state, c.long_span) = (DataType::Half, Some(DataType::Bfloat16), true);
+    cases.push((c, None));
+    let mut c = base(
+        "e2e bf16 K=V=128 H=2, 2048 + 1000 (pieces)",
+        &[2048, 1000],
+        128,
+    );
+    c.long_span = true;
+    cases.push((c, None));
+    let mut failures = Vec::new();
+    for (i, (c, factors)) in cases.iter().enumerate() {
+        let seed = 900 + i as u64;
+        set_env("DNNPLAN_GDN_FWD_FACTORS", *factors);
+        let fwd = run(
+            &Case {
+                ckpt: Some((64, c.io)),
+                ..c.clone()
+            },
+            seed,
+            &caller,
+        );
+        set_env("DNNPLAN_GDN_FWD_FACTORS", None);
+        let ck = Ckpt {
+            every: 64,
+            dtype: None,
+            zero: false,
+            rows: Some(&fwd.ckpt),
+        };
+        let (f0, without) = run_bwd_with(c, seed, &caller, None);
+        let (f1, reused) = run_bwd_with(c, seed, &caller, Some(ck));
+        failures.extend(f0);
+        failures.extend(f1);
+        let mut line = format!(
+            "{:48} forward rows ({}):",
+            c.name,
+            factors.unwrap_or("rule")
+        );
+        let mut bitwise = true;
+        for ((p, dt, a), (_, _, b)) in reused.iter().zip(&without) {
+            bitwise &= a == b;
+            let val =
+                |x: &Vec<u8>| -> Vec<f64> { x.chunks(size(*dt)).map(|e| get(*dt, e)).collect() };
+            let e = rms_ratio(&val(a), &val(b));
+            let tol = match *p {
+                "d_initial_state" => 6e-2,
+                "dG" if c.g_dt != DataType::Float => 8e-2,
+                "d_a_log" | "d_dt_bias" => 8e-2,
+                _ if c.io == DataType::Half => 3e-2,
+                _ => 4e-2,
+            };
+            line += &format!(" {p} {e:.2e}");
+            if e.is_nan() || e > tol {
+                failures.push(format!(
+                    "{}: {p} reuse vs recompute {e:e} over {tol:e}",
+                    c.name
+                ));
+            }
+        }
+        println!("{line} | bitwise recompute: {bitwise}");
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
