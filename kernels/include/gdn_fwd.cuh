@@ -859,10 +859,8 @@ __device__ __forceinline__ void fwd_prep_body(const FwdParams& p, const PrepKeep
   // registers until kS / qS are dead.
   const int r0 = 16 * warp + (lane >> 2), cq = 2 * (lane & 3);
   float akk[8][4], aqk[8][4];
-#pragma unroll
-  for (int nt = 0; nt < 8; ++nt)
-#pragma unroll
-    for (int e = 0; e < 4; ++e) akk[nt][e] = aqk[nt][e] = 0.f;
+  zero_frags(akk);
+  zero_frags(aqk);
 #pragma unroll
   for (int kk = 0; kk < K / 16; ++kk) {
     const int col = 16 * kk + cq;
@@ -1057,24 +1055,26 @@ __device__ __forceinline__ void tile_async_fixed(T* dst, const T* src, int tid) 
   for (int it = 0; it < N / NT; ++it) cp_async16(d + it * RSTEP * (ROWLEN + 8), s + static_cast<size_t>(it) * RSTEP * GSTRIDE);
 }
 
-// X = Sᵀ rows vr, vr + 8, columns 8nt + cq + {0, 1} (mma accumulator layout) of the [V, K]
-// initial state at `base` (fp32 or bf16, stored domain); zeros without an initial state. LD: the
-// state's row length (K columns of a row of LD; a key-split scan holds K = LD / 2 of them).
+// X's fragments (rows vr, vr + 8; K columns 8nt + cq + {0, 1} of rows of LD) from / to a [V, LD]
+// state `st` at element `base`, fp32 or bf16 pairs by `dtype`; a null `st` loads zeros. Shared by
+// the forward's initial / final state and the backward's d_final_state / d_initial_state. `st` and
+// `dtype` by reference: the parameter fields, read where they are used (as the callers did; by
+// value, nvcc hoists the reads and the scans' machine code changes).
 template <int K, int LD = K>
-__device__ __forceinline__ void load_initial_state_frags(float (&x)[K / 8][4], const FwdParams& p, size_t base,
-                                                         int vr, int cq) {
+__device__ __forceinline__ void load_state_frags(float (&x)[K / 8][4], const void* const& st, const int& dtype, size_t base,
+                                                 int vr, int cq) {
 #pragma unroll
   for (int nt = 0; nt < K / 8; ++nt) {
 #pragma unroll
     for (int hf = 0; hf < 2; ++hf) {
       const size_t idx = base + static_cast<size_t>(vr + 8 * hf) * LD + 8 * nt + cq;
       float a0 = 0.f, a1 = 0.f;
-      if (p.initial_state) {
-        if (p.state_dtype == DT_F32) {
-          float2 t = *reinterpret_cast<const float2*>(static_cast<const float*>(p.initial_state) + idx);
+      if (st) {
+        if (dtype == DT_F32) {
+          float2 t = *reinterpret_cast<const float2*>(static_cast<const float*>(st) + idx);
           a0 = t.x; a1 = t.y;
         } else {
-          const u32 t = *reinterpret_cast<const u32*>(static_cast<const unsigned short*>(p.initial_state) + idx);
+          const u32 t = *reinterpret_cast<const u32*>(static_cast<const unsigned short*>(st) + idx);
           a0 = __uint_as_float(t << 16);
           a1 = __uint_as_float(t & 0xffff0000u);
         }
@@ -1084,24 +1084,37 @@ __device__ __forceinline__ void load_initial_state_frags(float (&x)[K / 8][4], c
     }
   }
 }
-
-// The inverse of load_initial_state_frags: X's fragments to the [V, LD] final state at `base`.
 template <int K, int LD = K>
-__device__ __forceinline__ void store_final_state_frags(const float (&x)[K / 8][4], const FwdParams& p, size_t base,
-                                                        int vr, int cq) {
+__device__ __forceinline__ void store_state_frags(const float (&x)[K / 8][4], void* const& st, const int& dtype,
+                                                  size_t base, int vr, int cq) {
 #pragma unroll
   for (int nt = 0; nt < K / 8; ++nt) {
 #pragma unroll
     for (int hf = 0; hf < 2; ++hf) {
       const size_t idx = base + static_cast<size_t>(vr + 8 * hf) * LD + 8 * nt + cq;
-      if (p.state_dtype == DT_F32) {
-        *reinterpret_cast<float2*>(static_cast<float*>(p.final_state) + idx) = make_float2(x[nt][2 * hf], x[nt][2 * hf + 1]);
+      if (dtype == DT_F32) {
+        *reinterpret_cast<float2*>(static_cast<float*>(st) + idx) = make_float2(x[nt][2 * hf], x[nt][2 * hf + 1]);
       } else {
-        *reinterpret_cast<u32*>(static_cast<unsigned short*>(p.final_state) + idx) =
-            Io<gdn_bf16>::pack(x[nt][2 * hf], x[nt][2 * hf + 1]);
+        *reinterpret_cast<u32*>(static_cast<unsigned short*>(st) + idx) = Io<gdn_bf16>::pack(x[nt][2 * hf], x[nt][2 * hf + 1]);
       }
     }
   }
+}
+
+// X = Sᵀ rows vr, vr + 8, columns 8nt + cq + {0, 1} (mma accumulator layout) of the [V, K]
+// initial state at `base` (fp32 or bf16, stored domain); zeros without an initial state. LD: the
+// state's row length (K columns of a row of LD; a key-split scan holds K = LD / 2 of them).
+template <int K, int LD = K>
+__device__ __forceinline__ void load_initial_state_frags(float (&x)[K / 8][4], const FwdParams& p, size_t base,
+                                                         int vr, int cq) {
+  load_state_frags<K, LD>(x, p.initial_state, p.state_dtype, base, vr, cq);
+}
+
+// The inverse of load_initial_state_frags: X's fragments to the [V, LD] final state at `base`.
+template <int K, int LD = K>
+__device__ __forceinline__ void store_final_state_frags(const float (&x)[K / 8][4], const FwdParams& p, size_t base,
+                                                        int vr, int cq) {
+  store_state_frags<K, LD>(x, p.final_state, p.state_dtype, base, vr, cq);
 }
 
 // Uᵀ = Ũᵀ − P as A fragments (tokens are the reduction dim): uraw holds this thread's raw Ũᵀ

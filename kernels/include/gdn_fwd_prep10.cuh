@@ -233,21 +233,7 @@ __device__ __forceinline__ void prep10_tile(const FwdParams& p, const PrepKeep& 
     const int d0 = 16 * (warp % VT), nt0 = (warp / VT) * NTU;
     float uacc[NTU][4];
     zero_frags(uacc);
-#pragma unroll
-    for (int kk = 0; kk < 4; ++kk) {
-      u32 a[4];
-      const int mi = lane >> 3;
-      ldsm_x4_t(a, &yS[(16 * kk + (lane & 7) + 8 * (mi >> 1)) * VP + d0 + 8 * (mi & 1)]);
-#pragma unroll
-      for (int ntl = 0; ntl < NTU; ntl += 2) {
-        const int nt = nt0 + ntl;
-        if (kk > (nt >> 1)) continue;  // Tᵀ[j][i] = 0 for j > i
-        u32 bf[4];
-        ldsm_x4(bf, &tb[tcinv10_tb_row(8 * nt + 8 * (lane >> 4) + (lane & 7)) + 16 * kk + 8 * ((lane >> 3) & 1)]);
-        IO::mma(uacc[ntl], a, bf);
-        IO::mma(uacc[ntl + 1], a, bf + 2);
-      }
-    }
+    prep_ut_products<T, VP, true>(uacc, yS, tb, d0, nt0, lane, [](int r) { return tcinv10_tb_row(r); });
     const int d = d0 + (lane >> 2);
     if (DIRECT_WU) {
       // prep11: Ũᵀ leaves from the accumulators as packed pairs.

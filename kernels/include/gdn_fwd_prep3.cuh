@@ -165,6 +165,43 @@ struct Prep3Bufs {
   float* bet;
 };
 
+// Phase 5's Ũᵀ = Yᵀ Tᵀ for one warp (prep3_tile, prep10_tile): value rows d0 + 0..15, token
+// n-tiles nt0 + [0, N) into uacc, k-blocks kk ascending; A = Yᵀ via ldmatrix.trans (Y in rows of
+// VP), B = Tᵀ read from T row-major (row r of T at element t_row(r) of tb; the blocks with
+// Tᵀ[j][i] = 0 for j > i skipped). LDSM (prep9): n-tiles nt, nt + 1 by one ldmatrix.x4, else
+// 32-bit loads per n-tile: the same operand bits into the same mma.sync.
+template <typename T, int VP, bool LDSM, int N, typename TRow>
+__device__ __forceinline__ void prep_ut_products(float (&uacc)[N][4], const T* yS, const T* tb, int d0, int nt0,
+                                                 int lane, TRow t_row) {
+  const int cq = 2 * (lane & 3);
+#pragma unroll
+  for (int kk = 0; kk < 4; ++kk) {
+    u32 a[4];
+    const int mi = lane >> 3;
+    ldsm_x4_t(a, &yS[(16 * kk + (lane & 7) + 8 * (mi >> 1)) * VP + d0 + 8 * (mi & 1)]);
+    if (LDSM) {
+#pragma unroll
+      for (int ntl = 0; ntl < N; ntl += 2) {
+        const int nt = nt0 + ntl;
+        if (kk > (nt >> 1)) continue;  // Tᵀ[j][i] = 0 for j > i
+        u32 b[4];
+        ldsm_x4(b, &tb[t_row(8 * nt + 8 * (lane >> 4) + (lane & 7)) + 16 * kk + 8 * ((lane >> 3) & 1)]);
+        Io<T>::mma(uacc[ntl], a, b);
+        Io<T>::mma(uacc[ntl + 1], a, b + 2);
+      }
+    } else {
+#pragma unroll
+      for (int ntl = 0; ntl < N; ++ntl) {
+        const int nt = nt0 + ntl;
+        if (kk > (nt >> 1)) continue;  // Tᵀ[j][i] = 0 for j > i
+        const int n = 8 * nt + (lane >> 2);
+        u32 b[2] = {ld32(&tb[t_row(n) + 16 * kk + cq]), ld32(&tb[t_row(n) + 16 * kk + cq + 8])};
+        Io<T>::mma(uacc[ntl], a, b);
+      }
+    }
+  }
+}
+
 // Phases 1b-3 of a prep3-family tile (prep3_tile and prep10_tile, gdn_fwd_prep10.cuh): the gates
 // from their raw bits, the q, k, v copies waited for (`next_in_flight`: the newest cp.async group is
 // left in flight), Γ_last to ws_gl[ch]; phase 2 (normalised k, scaled q in place, Y = β v; Q⁺, Kᴿ to
@@ -366,33 +403,7 @@ __device__ __forceinline__ void prep3_tile(const FwdParams& p, const PrepKeep& k
     const int d0 = 16 * (warp % VT), nt0 = (warp / VT) * NTU;
     float uacc[NTU][4];
     zero_frags(uacc);
-#pragma unroll
-    for (int kk = 0; kk < 4; ++kk) {
-      u32 a[4];
-      const int mi = lane >> 3;
-      ldsm_x4_t(a, &yS[(16 * kk + (lane & 7) + 8 * (mi >> 1)) * VP + d0 + 8 * (mi & 1)]);
-      if (LDSM) {
-        // prep9: n-tiles nt, nt + 1 (nt even: the same skip) by one ldmatrix.x4, as in phase 3.
-#pragma unroll
-        for (int ntl = 0; ntl < NTU; ntl += 2) {
-          const int nt = nt0 + ntl;
-          if (kk > (nt >> 1)) continue;  // Tᵀ[j][i] = 0 for j > i
-          u32 b[4];
-          ldsm_x4(b, &tb[(8 * nt + 8 * (lane >> 4) + (lane & 7)) * CP + 16 * kk + 8 * ((lane >> 3) & 1)]);
-          IO::mma(uacc[ntl], a, b);
-          IO::mma(uacc[ntl + 1], a, b + 2);
-        }
-      } else {
-#pragma unroll
-        for (int ntl = 0; ntl < NTU; ++ntl) {
-          const int nt = nt0 + ntl;
-          if (kk > (nt >> 1)) continue;  // Tᵀ[j][i] = 0 for j > i
-          const int n = 8 * nt + (lane >> 2);
-          u32 b[2] = {ld32(&tb[n * CP + 16 * kk + cq]), ld32(&tb[n * CP + 16 * kk + cq + 8])};
-          IO::mma(uacc[ntl], a, b);
-        }
-      }
-    }
+    prep_ut_products<T, VP, LDSM>(uacc, yS, tb, d0, nt0, lane, [&](int r) { return r * CP; });
     __syncthreads();  // Y reads done, W staged: Ũᵀ staging takes Y's (and A's) place
     store_tile16<T, CHUNK, K>(static_cast<T*>(p.ws_w) + ch * CHUNK * K, wS, tid, NT);
     store_acc_pairs<T, CP>(uS, uacc, d0 + (lane >> 2), nt0, cq);
