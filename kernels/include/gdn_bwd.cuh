@@ -309,20 +309,7 @@ struct DscanMmaSmem {
 template <int K>
 __device__ __forceinline__ void store_d_initial_state(const BwdParams& bp, size_t sbase, const float (&x)[K / 8][4],
                                                       int vr, int cq) {
-#pragma unroll
-  for (int nt = 0; nt < K / 8; ++nt) {
-#pragma unroll
-    for (int hf = 0; hf < 2; ++hf) {
-      const size_t idx = sbase + static_cast<size_t>(vr + 8 * hf) * K + 8 * nt + cq;
-      if (bp.f.state_dtype == DT_F32) {
-        *reinterpret_cast<float2*>(static_cast<float*>(bp.d_initial_state) + idx) =
-            make_float2(x[nt][2 * hf], x[nt][2 * hf + 1]);
-      } else {
-        *reinterpret_cast<u32*>(static_cast<unsigned short*>(bp.d_initial_state) + idx) =
-            Io<gdn_bf16>::pack(x[nt][2 * hf], x[nt][2 * hf + 1]);
-      }
-    }
-  }
+  store_state_frags<K>(x, bp.d_initial_state, bp.f.state_dtype, sbase, vr, cq);
 }
 
 // X fragments (rows vr, vr + 8; columns col0 + 8nt + cq + {0, 1}) from d_final_state ([V][K] at
@@ -331,27 +318,7 @@ __device__ __forceinline__ void store_d_initial_state(const BwdParams& bp, size_
 template <int K, int NX>
 __device__ __forceinline__ void load_d_final_state_frags(const BwdParams& bp, size_t sbase, float (&x)[NX][4], int vr,
                                                          int cq, int col0) {
-#pragma unroll
-  for (int nt = 0; nt < NX; ++nt) {
-#pragma unroll
-    for (int hf = 0; hf < 2; ++hf) {
-      const size_t idx = sbase + static_cast<size_t>(vr + 8 * hf) * K + col0 + 8 * nt + cq;
-      float a0 = 0.f, a1 = 0.f;
-      if (bp.d_final_state) {
-        if (bp.f.state_dtype == DT_F32) {
-          const float2 t = *reinterpret_cast<const float2*>(static_cast<const float*>(bp.d_final_state) + idx);
-          a0 = t.x;
-          a1 = t.y;
-        } else {
-          const u32 t = *reinterpret_cast<const u32*>(static_cast<const unsigned short*>(bp.d_final_state) + idx);
-          a0 = __uint_as_float(t << 16);
-          a1 = __uint_as_float(t & 0xffff0000u);
-        }
-      }
-      x[nt][2 * hf] = a0;
-      x[nt][2 * hf + 1] = a1;
-    }
-  }
+  load_state_frags<8 * NX, K>(x, bp.d_final_state, bp.f.state_dtype, sbase + col0, vr, cq);
 }
 
 // R2's dS' store: this warp's X fragments (value rows row0 + (lane >> 2) + {0, 8}, all K columns)
@@ -437,6 +404,52 @@ __device__ __forceinline__ void dscan_issue_chunk(const BwdParams& bp, unsigned 
         cp_async16(&ds[r * DP + 8 * c8], &dog[(static_cast<size_t>(t0 + r) * HO + h) * V + vb + 8 * c8]);
       else
         *reinterpret_cast<uint4*>(&ds[r * DP + 8 * c8]) = make_uint4(0u, 0u, 0u, 0u);
+    }
+  }
+}
+
+// acc += a · B for a lower-triangular 64-token io tile B (rows of LD; B's 16-blocks (kk, np) zero
+// for np > kk): acc[2np], acc[2np + 1] += a[kk] · B[16kk.., 16np..] for np ≤ kk, kk ascending, B
+// by ldmatrix.trans (lrow, bcol: this lane's row and column offsets). The reverse scan's dOᵀ A
+// and dUᵀ T.
+template <typename T, int LD>
+__device__ __forceinline__ void mma_tril_b(float (&acc)[8][4], const u32 (&a)[4][4], const T* B, int lrow, int bcol) {
+#pragma unroll
+  for (int kk = 0; kk < 4; ++kk) {
+#pragma unroll
+    for (int np = 0; np < 4; ++np) {
+      if (np > kk) continue;
+      u32 r[4];
+      ldsm_x4_t(r, &B[(16 * kk + lrow) * LD + 16 * np + bcol]);
+      Io<T>::mma(acc[2 * np], a[kk], r);
+      Io<T>::mma(acc[2 * np + 1], a[kk], r + 2);
+    }
+  }
+}
+
+// The reverse scan's state update on NX accumulator tiles of key columns col0 + [0, 8·NX):
+// X ← e^{Γ_last} X + dOᵀ Q⁺ − dRᵀ E, i.e. x *= decay, then for k-blocks kk ascending and column
+// pairs np: x += doa[kk] · Q⁺[16kk.., col0 + 16np..], x += dra[kk] · E[..] (dra holds −dRᵀ), B
+// ([token][key], rows of KP) via ldmatrix.trans. Shared by the 4-warp and 8-warp chunk loops.
+template <typename T, int KP, int NX>
+__device__ __forceinline__ void dscan_state_update(float (&x)[NX][4], float decay, const u32 (&doa)[4][4],
+                                                   const u32 (&dra)[4][4], const T* Qs, const T* Es, int col0, int lrow,
+                                                   int bcol) {
+#pragma unroll
+  for (int nt = 0; nt < NX; ++nt)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) x[nt][e] *= decay;
+#pragma unroll
+  for (int kk = 0; kk < 4; ++kk) {
+#pragma unroll
+    for (int np = 0; np < NX / 2; ++np) {
+      u32 r[4];
+      ldsm_x4_t(r, &Qs[(16 * kk + lrow) * KP + col0 + 16 * np + bcol]);
+      Io<T>::mma(x[2 * np], doa[kk], r);
+      Io<T>::mma(x[2 * np + 1], doa[kk], r + 2);
+      ldsm_x4_t(r, &Es[(16 * kk + lrow) * KP + col0 + 16 * np + bcol]);
+      Io<T>::mma(x[2 * np], dra[kk], r);
+      Io<T>::mma(x[2 * np + 1], dra[kk], r + 2);
     }
   }
 }
@@ -583,17 +596,7 @@ __device__ __forceinline__ void dscan_mma_chunks(const BwdParams& bp, float (&x)
       }
     }
     // B[k = j][n = i] = A[j][i]: A is lower triangular, so token block kk ≥ column block np.
-#pragma unroll
-    for (int kk = 0; kk < 4; ++kk) {
-#pragma unroll
-      for (int np = 0; np < 4; ++np) {
-        if (np > kk) continue;
-        u32 r[4];
-        ldsm_x4_t(r, &As[(16 * kk + lrow) * CP + 16 * np + bcol]);
-        Io<T>::mma(du[2 * np], doa[kk], r);
-        Io<T>::mma(du[2 * np + 1], doa[kk], r + 2);
-      }
-    }
+    mma_tril_b<T, CP>(du, doa, As, lrow, bcol);
     u32 dua[4][4];
 #pragma unroll
     for (int nt = 0; nt < 8; ++nt) {
@@ -603,17 +606,7 @@ __device__ __forceinline__ void dscan_mma_chunks(const BwdParams& bp, float (&x)
     // dRᵀ = dUᵀ T: B[k = i][n = j] = T[i][j], lower triangular (i ≥ j).
     float dr[8][4];
     zero_frags(dr);
-#pragma unroll
-    for (int kk = 0; kk < 4; ++kk) {
-#pragma unroll
-      for (int np = 0; np < 4; ++np) {
-        if (np > kk) continue;
-        u32 r[4];
-        ldsm_x4_t(r, &Ts[(16 * kk + lrow) * CP + 16 * np + bcol]);
-        Io<T>::mma(dr[2 * np], dua[kk], r);
-        Io<T>::mma(dr[2 * np + 1], dua[kk], r + 2);
-      }
-    }
+    mma_tril_b<T, CP>(dr, dua, Ts, lrow, bcol);
     // dR (fp32, [token][value]) for the token stage; −dRᵀ as A fragments.
     u32 dra[4][4];
     {
@@ -639,23 +632,7 @@ __device__ __forceinline__ void dscan_mma_chunks(const BwdParams& bp, float (&x)
       cp_async_commit();
     }
     // dX ← e^{Γ_last} dX + dOᵀ Q⁺ − dRᵀ E (B = Q⁺, E [token][key] via ldmatrix.trans).
-#pragma unroll
-    for (int nt = 0; nt < K / 8; ++nt)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) x[nt][e] *= decay;
-#pragma unroll
-    for (int kk = 0; kk < 4; ++kk) {
-#pragma unroll
-      for (int np = 0; np < K / 16; ++np) {
-        u32 r[4];
-        ldsm_x4_t(r, &Qs[(16 * kk + lrow) * KP + 16 * np + bcol]);
-        Io<T>::mma(x[2 * np], doa[kk], r);
-        Io<T>::mma(x[2 * np + 1], doa[kk], r + 2);
-        ldsm_x4_t(r, &Es[(16 * kk + lrow) * KP + 16 * np + bcol]);
-        Io<T>::mma(x[2 * np], dra[kk], r);
-        Io<T>::mma(x[2 * np + 1], dra[kk], r + 2);
-      }
-    }
+    dscan_state_update<T, KP>(x, decay, doa, dra, Qs, Es, 0, lrow, bcol);
     // This stage is refilled by the next iteration's issue; PUB: the same barrier publishes the unit.
     // (R2: the next iteration's barrier does both.)
     if constexpr (R2) prev_ch = ch;
@@ -931,23 +908,7 @@ __device__ __forceinline__ void dscan_w8_chunks(const BwdParams& bp, float (&x)[
       dra[kk][3] = v.w;
     }
     // X ← e^{Γ_last} X + dOᵀ Q⁺ − dRᵀ E on this half's key columns.
-#pragma unroll
-    for (int nt = 0; nt < K / 16; ++nt)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) x[nt][e] *= decay;
-#pragma unroll
-    for (int kk = 0; kk < 4; ++kk) {
-#pragma unroll
-      for (int np = 0; np < KB; ++np) {
-        u32 r[4];
-        ldsm_x4_t(r, &Qs[(16 * kk + lrow) * KP + KH * HF + 16 * np + bcol]);
-        Io<T>::mma(x[2 * np], doa[kk], r);
-        Io<T>::mma(x[2 * np + 1], doa[kk], r + 2);
-        ldsm_x4_t(r, &Es[(16 * kk + lrow) * KP + KH * HF + 16 * np + bcol]);
-        Io<T>::mma(x[2 * np], dra[kk], r);
-        Io<T>::mma(x[2 * np + 1], dra[kk], r + 2);
-      }
-    }
+    dscan_state_update<T, KP>(x, decay, doa, dra, Qs, Es, KH * HF, lrow, bcol);
     publish_x();  // read after the next chunk's stage barrier (the partner's reads of this chunk's
                   // fragments precede its arrival at bar_dr above)
     __syncthreads();  // this stage is refilled by the next iteration's issue
@@ -1066,6 +1027,48 @@ __device__ __forceinline__ void b_frag2(u32 (&b)[4], const T* s, int stride, int
     b[1] = ld32(&s[(n16 + g) * stride + k16 + cq + 8]);
     b[2] = ld32(&s[(n16 + 8 + g) * stride + k16 + cq]);
     b[3] = ld32(&s[(n16 + 8 + g) * stride + k16 + cq + 8]);
+  }
+}
+
+// The inverse L2 norms rk, rq (1 without FLAG_L2NORM) of one k row and one q row from this lane's
+// partial sums of squares ks, qs over the row's 8 consecutive lanes (the token kernels' rows).
+__device__ __forceinline__ void tok_inv_norms(const FwdParams& p, float ks, float qs, float& rk, float& rq) {
+#pragma unroll
+  for (int o = 4; o > 0; o >>= 1) {
+    ks += __shfl_xor_sync(0xffffffffu, ks, o);
+    qs += __shfl_xor_sync(0xffffffffu, qs, o);
+  }
+  if (p.flags & FLAG_L2NORM) {
+    rk = rsqrtf(ks + 1e-6f);
+    rq = rsqrtf(qs + 1e-6f);
+  } else {
+    rk = 1.f;
+    rq = 1.f;
+  }
+}
+
+// Two A fragments times the B operands of token tiles 2gq, 2gq + 1 (k-block kk) of an io tile
+// stored [token][k] with rows of `stride`: c0[n] += a0 · B_n, c1[n] += a1 · B_n in the order
+// c0[0], c1[0], c0[1], c1[1]. LDSM: B by one ldmatrix.x4 (b_frag2), else two 32-bit loads per tile.
+template <bool LDSM, typename T>
+__device__ __forceinline__ void mma2_tok_pair(float (&c0)[2][4], float (&c1)[2][4], const u32 (&a0)[4],
+                                              const u32 (&a1)[4], const T* s, int stride, int gq, int kk, int lane) {
+  if constexpr (LDSM) {
+    u32 b[4];
+    b_frag2<true>(b, s, stride, 16 * gq, 16 * kk, lane);
+    Io<T>::mma(c0[0], a0, b);
+    Io<T>::mma(c1[0], a1, b);
+    Io<T>::mma(c0[1], a0, b + 2);
+    Io<T>::mma(c1[1], a1, b + 2);
+  } else {
+    const int g = lane >> 2, col = 16 * kk + 2 * (lane & 3);
+#pragma unroll
+    for (int n = 0; n < 2; ++n) {
+      const int nn = 8 * (2 * gq + n) + g;
+      u32 b[2] = {ld32(&s[nn * stride + col]), ld32(&s[nn * stride + col + 8])};
+      Io<T>::mma(c0[n], a0, b);
+      Io<T>::mma(c1[n], a1, b);
+    }
   }
 }
 
@@ -1653,13 +1656,11 @@ __device__ __forceinline__ void tokens_products_mma(const BwdParams& bp, size_t 
   // Products over the value dimension.
   constexpr int NQ = K / 32;  // key tiles per column group
   float aq[NQ][4], ae[NQ][4], ak[NQ][4], aa[2][4], al[2][4];
-#pragma unroll
-  for (int e = 0; e < 4; ++e) {
-#pragma unroll
-    for (int n = 0; n < NQ; ++n) aq[n][e] = ae[n][e] = ak[n][e] = 0.f;
-#pragma unroll
-    for (int n = 0; n < 2; ++n) aa[n][e] = al[n][e] = 0.f;
-  }
+  zero_frags(aq);
+  zero_frags(ae);
+  zero_frags(ak);
+  zero_frags(aa);
+  zero_frags(al);
   if constexpr (V5) {
     // The same products in two passes (each accumulator still sums the value tiles kk in order,
     // so the results are bitwise REV 4's): dO S, dR S, dO Uᵀ, dR Uᵀ while dS' lands, then U dS'.
@@ -1679,12 +1680,7 @@ __device__ __forceinline__ void tokens_products_mma(const BwdParams& bp, size_t 
         Io<T>::mma(ae[2 * np], ar, rs);
         Io<T>::mma(ae[2 * np + 1], ar, rs + 2);
       }
-      u32 b[4];
-      b_frag2<true>(b, Ub, VP, 16 * gq, 16 * kk, lane);
-      Io<T>::mma(aa[0], ao, b);
-      Io<T>::mma(al[0], ar, b);
-      Io<T>::mma(aa[1], ao, b + 2);
-      Io<T>::mma(al[1], ar, b + 2);
+      mma2_tok_pair<true>(aa, al, ao, ar, Ub, VP, gq, kk, lane);
     }
     if constexpr (V9) dr_pass9();  // dv, dβ's value part (fp32 dR from shared memory) while dS' lands
     cp_async_wait<1>();  // G2: dS'
@@ -1707,7 +1703,6 @@ __device__ __forceinline__ void tokens_products_mma(const BwdParams& bp, size_t 
   }
 #pragma unroll
   for (int kk = 0; kk < V / 16 && !V5; ++kk) {
-    const int col = 16 * kk + cq;
     u32 ao[4];
     a_frag<V3>(ao, dOb, VP, 16 * mt, 16 * kk, lane);
     u32 ar[4];
@@ -1728,23 +1723,8 @@ __device__ __forceinline__ void tokens_products_mma(const BwdParams& bp, size_t 
       Io<T>::mma(ak[2 * np], au, rd);
       Io<T>::mma(ak[2 * np + 1], au, rd + 2);
     }
-    // B[k = v][n = j] = U[j][v] ([n][k]: plain 32-bit loads); token tiles 2gq, 2gq + 1.
-    if constexpr (V3) {
-      u32 b[4];
-      b_frag2<true>(b, Ub, VP, 16 * gq, 16 * kk, lane);
-      Io<T>::mma(aa[0], ao, b);
-      Io<T>::mma(al[0], ar, b);
-      Io<T>::mma(aa[1], ao, b + 2);
-      Io<T>::mma(al[1], ar, b + 2);
-    } else {
-#pragma unroll
-      for (int n = 0; n < 2; ++n) {
-        const int nn = 8 * (2 * gq + n) + g;
-        u32 b[2] = {ld32(&Ub[nn * VP + col]), ld32(&Ub[nn * VP + col + 8])};
-        Io<T>::mma(aa[n], ao, b);
-        Io<T>::mma(al[n], ar, b);
-      }
-    }
+    // B[k = v][n = j] = U[j][v] ([n][k]); token tiles 2gq, 2gq + 1.
+    mma2_tok_pair<V3>(aa, al, ao, ar, Ub, VP, gq, kk, lane);
   }
   __syncthreads();  // every operand read: the region takes the fp32 results
   float* Rq = reinterpret_cast<float*>(smem + M::rq_off);
@@ -1972,16 +1952,8 @@ __device__ __forceinline__ void bwd_tokens_body(const BwdParams& bp) {
       ks += kx[m] * kx[m];
       qs += qx[m] * qx[m];
     }
-#pragma unroll
-    for (int o = 4; o > 0; o >>= 1) {
-      ks += __shfl_xor_sync(0xffffffffu, ks, o);
-      qs += __shfl_xor_sync(0xffffffffu, qs, o);
-    }
-    float rk = 1.f, rq = 1.f;
-    if (p.flags & FLAG_L2NORM) {
-      rk = rsqrtf(ks + 1e-6f);
-      rq = rsqrtf(qs + 1e-6f);
-    }
+    float rk, rq;
+    tok_inv_norms(p, ks, qs, rk, rq);
     if (tk == 0) {
       qr[ti] = rq;
       kr[ti] = rk;
@@ -2359,16 +2331,8 @@ __device__ __forceinline__ void bwd_tokens_tc_tile(const BwdParams& bp, int c, i
       ks += kx[m] * kx[m];
       qs += qx[m] * qx[m];
     }
-#pragma unroll
-    for (int o = 4; o > 0; o >>= 1) {
-      ks += __shfl_xor_sync(0xffffffffu, ks, o);
-      qs += __shfl_xor_sync(0xffffffffu, qs, o);
-    }
-    float rk = 1.f, rq = 1.f;
-    if (p.flags & FLAG_L2NORM) {
-      rk = rsqrtf(ks + 1e-6f);
-      rq = rsqrtf(qs + 1e-6f);
-    }
+    float rk, rq;
+    tok_inv_norms(p, ks, qs, rk, rq);
     if (tk == 0) {
       qr[ti] = rq;
       kr[ti] = rk;
@@ -2413,33 +2377,15 @@ __device__ __forceinline__ void bwd_tokens_tc_tile(const BwdParams& bp, int c, i
   // Phase A (fragment layout): this warp's token tile × chunk columns 8 (2gq + n) + [0, 8).
   {
     float sqk[2][4], skk[2][4];
-#pragma unroll
-    for (int n = 0; n < 2; ++n)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) sqk[n][e] = skk[n][e] = 0.f;
+    zero_frags(sqk);
+    zero_frags(skk);
 #pragma unroll
     for (int kk = 0; kk < K / 16; ++kk) {
-      const int col = 16 * kk + cq;
       u32 aq[4];
       a_frag<V3>(aq, Qb, KP, 16 * mt, 16 * kk, lane);
       u32 ak[4];
       a_frag<V3>(ak, Kb, KP, 16 * mt, 16 * kk, lane);
-      if constexpr (V3) {
-        u32 b[4];
-        b_frag2<true>(b, Kb, KP, 16 * gq, 16 * kk, lane);
-        Io<T>::mma(sqk[0], aq, b);
-        Io<T>::mma(skk[0], ak, b);
-        Io<T>::mma(sqk[1], aq, b + 2);
-        Io<T>::mma(skk[1], ak, b + 2);
-      } else {
-#pragma unroll
-        for (int n = 0; n < 2; ++n) {
-          const int nn = 8 * (2 * gq + n) + g;
-          u32 b[2] = {ld32(&Kb[nn * KP + col]), ld32(&Kb[nn * KP + col + 8])};
-          Io<T>::mma(sqk[n], aq, b);
-          Io<T>::mma(skk[n], ak, b);
-        }
-      }
+      mma2_tok_pair<V3>(sqk, skk, aq, ak, Kb, KP, gq, kk, lane);
     }
     float dblp[2] = {0.f, 0.f};
 #pragma unroll
@@ -2511,10 +2457,8 @@ __device__ __forceinline__ void bwd_tokens_tc_tile(const BwdParams& bp, int c, i
   // Phase B (fragment layout): this warp's token tile × key tiles gq·NQ + [0, NQ).
   constexpr int NQ = K / 32;
   float bq[NQ][4], bk[NQ][4];
-#pragma unroll
-  for (int n = 0; n < NQ; ++n)
-#pragma unroll
-    for (int e = 0; e < 4; ++e) bq[n][e] = bk[n][e] = 0.f;
+  zero_frags(bq);
+  zero_frags(bk);
 #pragma unroll
   for (int kk = 0; kk < CHUNK / 16; ++kk) {
     u32 apa[4];

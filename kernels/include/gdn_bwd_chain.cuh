@@ -205,16 +205,7 @@ __device__ __forceinline__ void bwd_dscan_piece_body(const BwdChainParams& cp) {
   if (SUM) {
     zero_frags(x);
   } else {
-    const float* seed = cp.ws_seed + (static_cast<size_t>(b * P + (P - 1 - j)) * HO + h) * V * K;
-#pragma unroll
-    for (int nt = 0; nt < K / 8; ++nt) {
-#pragma unroll
-      for (int hf = 0; hf < 2; ++hf) {
-        const float2 t = *reinterpret_cast<const float2*>(&seed[static_cast<size_t>(vr + 8 * hf) * K + 8 * nt + cq]);
-        x[nt][2 * hf] = t.x;
-        x[nt][2 * hf + 1] = t.y;
-      }
-    }
+    load_seed_frags<K>(x, cp.ws_seed + (static_cast<size_t>(b * P + (P - 1 - j)) * HO + h) * V * K, vr, cq);
   }
 
   dscan_mma_chunks<T, K, V, NW, STAGES, SUM ? 0 : 2, !SUM, PUB, R2, PHASED>(bp, x, h, cs, ce, cb, c_begin, c_end, vb,
@@ -250,16 +241,9 @@ __device__ __forceinline__ void bwd_dscan_w8_piece_body(const BwdChainParams& cp
   if (SUM) {
     zero_frags(x);
   } else {
-    const float* seed = cp.ws_seed + (static_cast<size_t>(b * P + (P - 1 - j)) * HO + h) * V * K;
-#pragma unroll
-    for (int nt = 0; nt < K / 16; ++nt) {
-#pragma unroll
-      for (int r = 0; r < 2; ++r) {
-        const float2 v = *reinterpret_cast<const float2*>(&seed[static_cast<size_t>(t.vr + 8 * r) * K + t.col0 + 8 * nt + t.cq]);
-        x[nt][2 * r] = v.x;
-        x[nt][2 * r + 1] = v.y;
-      }
-    }
+    // This thread's K / 2 key columns from t.col0 (rows of K).
+    load_seed_frags<K / 2, K>(x, cp.ws_seed + (static_cast<size_t>(b * P + (P - 1 - j)) * HO + h) * V * K + t.col0, t.vr,
+                              t.cq);
   }
 
   dscan_w8_run<T, K, V, STAGES, SUM ? 0 : 2, !SUM>(bp, x, t.hf, h, cs, ce, cb, c_begin, c_end, vb, t.vr);

@@ -662,6 +662,50 @@ __device__ __forceinline__ void prep_store_a(T* dst, const float (&acc)[8][4], c
   }
 }
 
+// N accumulator tiles acc[i] (mma layout: rows r, r + 8, columns 8·(nt0 + i) + cq, + 1) to `dst`
+// (rows of LD elements) as packed io pairs: the preps' W and Ũᵀ stores.
+template <typename T, int LD, int N>
+__device__ __forceinline__ void store_acc_pairs(T* dst, const float (&acc)[N][4], int r, int nt0, int cq) {
+#pragma unroll
+  for (int i = 0; i < N; ++i) {
+    const int nt = nt0 + i;
+    *reinterpret_cast<u32*>(&dst[r * LD + 8 * nt + cq]) = Io<T>::pack(acc[i][0], acc[i][1]);
+    *reinterpret_cast<u32*>(&dst[(r + 8) * LD + 8 * nt + cq]) = Io<T>::pack(acc[i][2], acc[i][3]);
+  }
+}
+
+// Phase 5 of the preps, W = T E, for one warp's 16 rows 16·rt + 0..15: acc[2i], acc[2i + 1] (key
+// n-tiles 2(np0 + i), + 1) += T[rows][16kk..] · E[16kk..][16(np0 + i)..] for kk = 0..rt (T is lower
+// triangular), kk ascending; load_a(kk, a) gives T's A fragment of k-block kk, B = E (rows of KP)
+// via ldmatrix.trans.
+template <typename T, int KP, int NP, typename LoadA>
+__device__ __forceinline__ void prep_w_products(float (&acc)[2 * NP][4], const T* eS, int rt, int np0, int lane,
+                                                LoadA load_a) {
+#pragma unroll
+  for (int kk = 0; kk < 4; ++kk) {
+    if (kk > rt) break;  // T is lower triangular
+    u32 a[4];
+    load_a(kk, a);
+    const int lrow = 16 * kk + (lane & 7) + 8 * ((lane >> 3) & 1);
+#pragma unroll
+    for (int i = 0; i < NP; ++i) {
+      u32 r[4];
+      ldsm_x4_t(r, &eS[lrow * KP + 16 * (np0 + i) + 8 * (lane >> 4)]);
+      Io<T>::mma(acc[2 * i], a, r);
+      Io<T>::mma(acc[2 * i + 1], a, r + 2);
+    }
+  }
+}
+
+// The backward's per-token Γ, β of chunk slot ch (KEEP preps; threads tid < CHUNK).
+__device__ __forceinline__ void prep_keep_gam_bet(const PrepKeep& keep, size_t ch, const float* gam,
+                                                  const float* bet, int tid) {
+  if (tid < CHUNK) {
+    keep.ws_gam[ch * CHUNK + tid] = gam[tid];
+    keep.ws_bet[ch * CHUNK + tid] = bet[tid];
+  }
+}
+
 // L = strict_lower(β_i k_i·k_j e^{Γi−Γj}) from this warp's K Kᵀ accumulators (rows r0, r0 + 8) to
 // the fp32 tile Lf (rows of CHUNK + 1).
 __device__ __forceinline__ void prep_store_l(float* Lf, const float (&acc)[8][4], const float* gam, const float* bet,
@@ -843,10 +887,8 @@ __device__ __forceinline__ void fwd_prep_body(const FwdParams& p, const PrepKeep
   // registers until kS / qS are dead.
   const int r0 = 16 * warp + (lane >> 2), cq = 2 * (lane & 3);
   float akk[8][4], aqk[8][4];
-#pragma unroll
-  for (int nt = 0; nt < 8; ++nt)
-#pragma unroll
-    for (int e = 0; e < 4; ++e) akk[nt][e] = aqk[nt][e] = 0.f;
+  zero_frags(akk);
+  zero_frags(aqk);
 #pragma unroll
   for (int kk = 0; kk < K / 16; ++kk) {
     const int col = 16 * kk + cq;
@@ -957,26 +999,9 @@ __device__ __forceinline__ void fwd_prep_body(const FwdParams& p, const PrepKeep
     T* ww = static_cast<T*>(p.ws_w) + ch * CHUNK * K;
     float acc[K / 8][4];
     zero_frags(acc);
-#pragma unroll
-    for (int kk = 0; kk < 4; ++kk) {
-      if (kk > warp) break;  // T is lower triangular
-      const int col = 16 * kk + cq;
-      u32 a[4];
-      ld_a_frag(a, tb, CP, r0, col);
-      const int lrow = 16 * kk + (lane & 7) + 8 * ((lane >> 3) & 1);
-#pragma unroll
-      for (int np = 0; np < K / 16; ++np) {
-        u32 r[4];
-        ldsm_x4_t(r, &eS[lrow * KP + 16 * np + 8 * (lane >> 4)]);
-        IO::mma(acc[2 * np], a, r);
-        IO::mma(acc[2 * np + 1], a, r + 2);
-      }
-    }
-#pragma unroll
-    for (int nt = 0; nt < K / 8; ++nt) {
-      *reinterpret_cast<u32*>(&ww[r0 * K + 8 * nt + cq]) = IO::pack(acc[nt][0], acc[nt][1]);
-      *reinterpret_cast<u32*>(&ww[(r0 + 8) * K + 8 * nt + cq]) = IO::pack(acc[nt][2], acc[nt][3]);
-    }
+    prep_w_products<T, KP, K / 16>(acc, eS, warp, 0, lane,
+                                   [&](int kk, u32(&a)[4]) { ld_a_frag(a, tb, CP, r0, 16 * kk + cq); });
+    store_acc_pairs<T, K>(ww, acc, r0, 0, cq);
   }
   // Ũᵀ = Yᵀ Tᵀ (V×64): warp w owns value rows [w·V/4, (w+1)·V/4); A = Yᵀ via ldmatrix.trans,
   // B = Tᵀ read from T row-major.
@@ -1001,22 +1026,14 @@ __device__ __forceinline__ void fwd_prep_body(const FwdParams& p, const PrepKeep
           IO::mma(acc[nt], a, b);
         }
       }
-      const int d = d0 + (lane >> 2);
-#pragma unroll
-      for (int nt = 0; nt < 8; ++nt) {
-        *reinterpret_cast<u32*>(&wu[d * CHUNK + 8 * nt + cq]) = IO::pack(acc[nt][0], acc[nt][1]);
-        *reinterpret_cast<u32*>(&wu[(d + 8) * CHUNK + 8 * nt + cq]) = IO::pack(acc[nt][2], acc[nt][3]);
-      }
+      store_acc_pairs<T, CHUNK>(wu, acc, d0 + (lane >> 2), 0, cq);
     }
   }
   if (KEEP) {
     // T (io, unit diagonal), E and the per-token Γ, β for the backward.
     store_tile16<T, CHUNK, CHUNK>(static_cast<T*>(keep.ws_t) + ch * CHUNK * CHUNK, tb, tid, 128);
     store_tile16<T, CHUNK, K>(static_cast<T*>(keep.ws_e) + ch * CHUNK * K, eS, tid, 128);
-    if (tid < CHUNK) {
-      keep.ws_gam[ch * CHUNK + tid] = gam[tid];
-      keep.ws_bet[ch * CHUNK + tid] = bet[tid];
-    }
+    prep_keep_gam_bet(keep, ch, gam, bet, tid);
   }
 }
 
@@ -1066,24 +1083,26 @@ __device__ __forceinline__ void tile_async_fixed(T* dst, const T* src, int tid) 
   for (int it = 0; it < N / NT; ++it) cp_async16(d + it * RSTEP * (ROWLEN + 8), s + static_cast<size_t>(it) * RSTEP * GSTRIDE);
 }
 
-// X = Sᵀ rows vr, vr + 8, columns 8nt + cq + {0, 1} (mma accumulator layout) of the [V, K]
-// initial state at `base` (fp32 or bf16, stored domain); zeros without an initial state. LD: the
-// state's row length (K columns of a row of LD; a key-split scan holds K = LD / 2 of them).
+// X's fragments (rows vr, vr + 8; K columns 8nt + cq + {0, 1} of rows of LD) from / to a [V, LD]
+// state `st` at element `base`, fp32 or bf16 pairs by `dtype`; a null `st` loads zeros. Shared by
+// the forward's initial / final state and the backward's d_final_state / d_initial_state. `st` and
+// `dtype` by reference: the parameter fields, read where they are used (as the callers did; by
+// value, nvcc hoists the reads and the scans' machine code changes).
 template <int K, int LD = K>
-__device__ __forceinline__ void load_initial_state_frags(float (&x)[K / 8][4], const FwdParams& p, size_t base,
-                                                         int vr, int cq) {
+__device__ __forceinline__ void load_state_frags(float (&x)[K / 8][4], const void* const& st, const int& dtype, size_t base,
+                                                 int vr, int cq) {
 #pragma unroll
   for (int nt = 0; nt < K / 8; ++nt) {
 #pragma unroll
     for (int hf = 0; hf < 2; ++hf) {
       const size_t idx = base + static_cast<size_t>(vr + 8 * hf) * LD + 8 * nt + cq;
       float a0 = 0.f, a1 = 0.f;
-      if (p.initial_state) {
-        if (p.state_dtype == DT_F32) {
-          float2 t = *reinterpret_cast<const float2*>(static_cast<const float*>(p.initial_state) + idx);
+      if (st) {
+        if (dtype == DT_F32) {
+          float2 t = *reinterpret_cast<const float2*>(static_cast<const float*>(st) + idx);
           a0 = t.x; a1 = t.y;
         } else {
-          const u32 t = *reinterpret_cast<const u32*>(static_cast<const unsigned short*>(p.initial_state) + idx);
+          const u32 t = *reinterpret_cast<const u32*>(static_cast<const unsigned short*>(st) + idx);
           a0 = __uint_as_float(t << 16);
           a1 = __uint_as_float(t & 0xffff0000u);
         }
@@ -1093,24 +1112,37 @@ __device__ __forceinline__ void load_initial_state_frags(float (&x)[K / 8][4], c
     }
   }
 }
-
-// The inverse of load_initial_state_frags: X's fragments to the [V, LD] final state at `base`.
 template <int K, int LD = K>
-__device__ __forceinline__ void store_final_state_frags(const float (&x)[K / 8][4], const FwdParams& p, size_t base,
-                                                        int vr, int cq) {
+__device__ __forceinline__ void store_state_frags(const float (&x)[K / 8][4], void* const& st, const int& dtype,
+                                                  size_t base, int vr, int cq) {
 #pragma unroll
   for (int nt = 0; nt < K / 8; ++nt) {
 #pragma unroll
     for (int hf = 0; hf < 2; ++hf) {
       const size_t idx = base + static_cast<size_t>(vr + 8 * hf) * LD + 8 * nt + cq;
-      if (p.state_dtype == DT_F32) {
-        *reinterpret_cast<float2*>(static_cast<float*>(p.final_state) + idx) = make_float2(x[nt][2 * hf], x[nt][2 * hf + 1]);
+      if (dtype == DT_F32) {
+        *reinterpret_cast<float2*>(static_cast<float*>(st) + idx) = make_float2(x[nt][2 * hf], x[nt][2 * hf + 1]);
       } else {
-        *reinterpret_cast<u32*>(static_cast<unsigned short*>(p.final_state) + idx) =
-            Io<gdn_bf16>::pack(x[nt][2 * hf], x[nt][2 * hf + 1]);
+        *reinterpret_cast<u32*>(static_cast<unsigned short*>(st) + idx) = Io<gdn_bf16>::pack(x[nt][2 * hf], x[nt][2 * hf + 1]);
       }
     }
   }
+}
+
+// X = Sᵀ rows vr, vr + 8, columns 8nt + cq + {0, 1} (mma accumulator layout) of the [V, K]
+// initial state at `base` (fp32 or bf16, stored domain); zeros without an initial state. LD: the
+// state's row length (K columns of a row of LD; a key-split scan holds K = LD / 2 of them).
+template <int K, int LD = K>
+__device__ __forceinline__ void load_initial_state_frags(float (&x)[K / 8][4], const FwdParams& p, size_t base,
+                                                         int vr, int cq) {
+  load_state_frags<K, LD>(x, p.initial_state, p.state_dtype, base, vr, cq);
+}
+
+// The inverse of load_initial_state_frags: X's fragments to the [V, LD] final state at `base`.
+template <int K, int LD = K>
+__device__ __forceinline__ void store_final_state_frags(const float (&x)[K / 8][4], const FwdParams& p, size_t base,
+                                                        int vr, int cq) {
+  store_state_frags<K, LD>(x, p.final_state, p.state_dtype, base, vr, cq);
 }
 
 // Uᵀ = Ũᵀ − P as A fragments (tokens are the reduction dim): uraw holds this thread's raw Ũᵀ

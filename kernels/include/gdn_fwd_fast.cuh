@@ -472,6 +472,30 @@ __device__ __forceinline__ void fwd_scanx_body(const FwdFastParams& fp) {
 constexpr int CHAIN_THREADS = 256;
 constexpr int CHAIN_ROWS = 32;
 
+// The chain's seed_0 for state rows [r0, r0 + ROWS) of (sequence b, head h): the initial state's
+// rows (fp32 or bf16 per state_dtype, state row `row`; 0 without one) into xs (rows of XP floats)
+// and into seed slot b·P of ws_seed (P = fp.pieces, HO = p.ho, as the caller read them). Shared by fwd_chain_body and fwd_chain2_body.
+template <int K, int ROWS, int XP>
+__device__ __forceinline__ void fwd_chain_seed0(const FwdFastParams& fp, float (&xs)[ROWS][XP], int P, int HO, int row,
+                                                int h, int b, int r0, int tid) {
+  const FwdParams& p = fp.f;
+  const size_t base = (static_cast<size_t>(row) * HO + h) * K * K + static_cast<size_t>(r0) * K;
+  float* seed = fp.ws_seed + (static_cast<size_t>(b * P) * HO + h) * K * K + static_cast<size_t>(r0) * K;
+  for (int i = tid; i < ROWS * K; i += CHAIN_THREADS) {
+    const int r = i / K, cc = i % K;
+    float val = 0.f;
+    if (p.initial_state) {
+      if (p.state_dtype == DT_F32) {
+        val = static_cast<const float*>(p.initial_state)[base + i];
+      } else {
+        val = Io<gdn_bf16>::bits_to_f(static_cast<const unsigned short*>(p.initial_state)[base + i]);
+      }
+    }
+    xs[r][cc] = val;
+    seed[i] = val;
+  }
+}
+
 template <int K>
 __device__ __forceinline__ void fwd_chain_body(const FwdFastParams& fp) {
 #ifdef GDN_HOST_EMU
@@ -487,23 +511,7 @@ __device__ __forceinline__ void fwd_chain_body(const FwdFastParams& fp) {
   constexpr int R = CHAIN_ROWS / G;     // rows per thread
   const int c = tid % K, grp = tid / K;
   const int row = p.state_indices ? p.state_indices[b] : b;
-  {
-    const size_t base = (static_cast<size_t>(row) * HO + h) * K * K + static_cast<size_t>(r0) * K;
-    float* seed = fp.ws_seed + (static_cast<size_t>(b * P) * HO + h) * K * K + static_cast<size_t>(r0) * K;
-    for (int i = tid; i < CHAIN_ROWS * K; i += CHAIN_THREADS) {
-      const int r = i / K, cc = i % K;
-      float val = 0.f;
-      if (p.initial_state) {
-        if (p.state_dtype == DT_F32) {
-          val = static_cast<const float*>(p.initial_state)[base + i];
-        } else {
-          val = Io<gdn_bf16>::bits_to_f(static_cast<const unsigned short*>(p.initial_state)[base + i]);
-        }
-      }
-      xs[r][cc] = val;
-      seed[i] = val;
-    }
-  }
+  fwd_chain_seed0<K>(fp, xs, P, HO, row, h, b, r0, tid);
   __syncthreads();
   for (int jj = 0; jj + 1 < P; ++jj) {
     const size_t pc = static_cast<size_t>(b * (P - 1) + jj) * HO + h;
@@ -582,23 +590,7 @@ __device__ __forceinline__ void fwd_chain2_body(const FwdFastParams& fp) {
   };
 #pragma unroll
   for (int t = 0; t < NS - 1; ++t) issue(t);
-  {
-    const size_t base = (static_cast<size_t>(row) * HO + h) * K * K + static_cast<size_t>(r0) * K;
-    float* seed = fp.ws_seed + (static_cast<size_t>(b * P) * HO + h) * K * K + static_cast<size_t>(r0) * K;
-    for (int i = tid; i < ROWS * K; i += CHAIN_THREADS) {
-      const int r = i / K, cc = i % K;
-      float val = 0.f;
-      if (p.initial_state) {
-        if (p.state_dtype == DT_F32) {
-          val = static_cast<const float*>(p.initial_state)[base + i];
-        } else {
-          val = Io<gdn_bf16>::bits_to_f(static_cast<const unsigned short*>(p.initial_state)[base + i]);
-        }
-      }
-      xs[r][cc] = val;
-      seed[i] = val;
-    }
-  }
+  fwd_chain_seed0<K>(fp, xs, P, HO, row, h, b, r0, tid);
   __syncthreads();
   for (int jj = 0; jj + 1 < P; ++jj) {
     const size_t pc = static_cast<size_t>(b * (P - 1) + jj) * HO + h;

@@ -215,38 +215,14 @@ __device__ __forceinline__ void prep10_tile(const FwdParams& p, const PrepKeep& 
     float wacc[2 * NPW][4];
     zero_frags(wacc);
     const int arow = tcinv10_tb_row(16 * rt + (lane & 7) + 8 * ((lane >> 3) & 1)) + 8 * (lane >> 4);
-#pragma unroll
-    for (int kk = 0; kk < 4; ++kk) {
-      if (kk > rt) break;  // T is lower triangular
-      u32 a[4];
-      ldsm_x4(a, &tb[arow + 16 * kk]);
-      const int lrow = 16 * kk + (lane & 7) + 8 * ((lane >> 3) & 1);
-#pragma unroll
-      for (int npl = 0; npl < NPW; ++npl) {
-        const int np = hi * NPW + npl;
-        u32 r[4];
-        ldsm_x4_t(r, &eS[lrow * KP + 16 * np + 8 * (lane >> 4)]);
-        IO::mma(wacc[2 * npl], a, r);
-        IO::mma(wacc[2 * npl + 1], a, r + 2);
-      }
-    }
+    prep_w_products<T, KP, NPW>(wacc, eS, rt, hi * NPW, lane,
+                                [&](int kk, u32(&a)[4]) { ldsm_x4(a, &tb[arow + 16 * kk]); });
     if (DIRECT_WU) {
       // prep11: W leaves from the accumulators as packed pairs (no staging tile, no barrier).
-      T* ww = static_cast<T*>(p.ws_w) + ch * CHUNK * K;
-#pragma unroll
-      for (int ntl = 0; ntl < 2 * NPW; ++ntl) {
-        const int nt = 2 * hi * NPW + ntl;
-        *reinterpret_cast<u32*>(&ww[r0 * K + 8 * nt + cq]) = IO::pack(wacc[ntl][0], wacc[ntl][1]);
-        *reinterpret_cast<u32*>(&ww[(r0 + 8) * K + 8 * nt + cq]) = IO::pack(wacc[ntl][2], wacc[ntl][3]);
-      }
+      store_acc_pairs<T, K>(static_cast<T*>(p.ws_w) + ch * CHUNK * K, wacc, r0, 2 * hi * NPW, cq);
     } else {
       __syncthreads();  // every warp's E reads done: the W staging tile takes E's place
-#pragma unroll
-      for (int ntl = 0; ntl < 2 * NPW; ++ntl) {
-        const int nt = 2 * hi * NPW + ntl;
-        *reinterpret_cast<u32*>(&wS[r0 * KP + 8 * nt + cq]) = IO::pack(wacc[ntl][0], wacc[ntl][1]);
-        *reinterpret_cast<u32*>(&wS[(r0 + 8) * KP + 8 * nt + cq]) = IO::pack(wacc[ntl][2], wacc[ntl][3]);
-      }
+      store_acc_pairs<T, KP>(wS, wacc, r0, 2 * hi * NPW, cq);
     }
   }
   // Ũᵀ = Yᵀ Tᵀ (V×64): warp w owns value rows 16·(w mod V/16) + 0..15 and token columns
@@ -257,40 +233,15 @@ __device__ __forceinline__ void prep10_tile(const FwdParams& p, const PrepKeep& 
     const int d0 = 16 * (warp % VT), nt0 = (warp / VT) * NTU;
     float uacc[NTU][4];
     zero_frags(uacc);
-#pragma unroll
-    for (int kk = 0; kk < 4; ++kk) {
-      u32 a[4];
-      const int mi = lane >> 3;
-      ldsm_x4_t(a, &yS[(16 * kk + (lane & 7) + 8 * (mi >> 1)) * VP + d0 + 8 * (mi & 1)]);
-#pragma unroll
-      for (int ntl = 0; ntl < NTU; ntl += 2) {
-        const int nt = nt0 + ntl;
-        if (kk > (nt >> 1)) continue;  // Tᵀ[j][i] = 0 for j > i
-        u32 bf[4];
-        ldsm_x4(bf, &tb[tcinv10_tb_row(8 * nt + 8 * (lane >> 4) + (lane & 7)) + 16 * kk + 8 * ((lane >> 3) & 1)]);
-        IO::mma(uacc[ntl], a, bf);
-        IO::mma(uacc[ntl + 1], a, bf + 2);
-      }
-    }
+    prep_ut_products<T, VP, true>(uacc, yS, tb, d0, nt0, lane, [](int r) { return tcinv10_tb_row(r); });
     const int d = d0 + (lane >> 2);
     if (DIRECT_WU) {
       // prep11: Ũᵀ leaves from the accumulators as packed pairs.
-      T* wu = static_cast<T*>(p.ws_ut) + ch * V * CHUNK;
-#pragma unroll
-      for (int ntl = 0; ntl < NTU; ++ntl) {
-        const int nt = nt0 + ntl;
-        *reinterpret_cast<u32*>(&wu[d * CHUNK + 8 * nt + cq]) = IO::pack(uacc[ntl][0], uacc[ntl][1]);
-        *reinterpret_cast<u32*>(&wu[(d + 8) * CHUNK + 8 * nt + cq]) = IO::pack(uacc[ntl][2], uacc[ntl][3]);
-      }
+      store_acc_pairs<T, CHUNK>(static_cast<T*>(p.ws_ut) + ch * V * CHUNK, uacc, d, nt0, cq);
     } else {
       __syncthreads();  // Y reads done, W staged: Ũᵀ staging takes Y's place
       store_tile16<T, CHUNK, K>(static_cast<T*>(p.ws_w) + ch * CHUNK * K, wS, tid, NT);
-#pragma unroll
-      for (int ntl = 0; ntl < NTU; ++ntl) {
-        const int nt = nt0 + ntl;
-        *reinterpret_cast<u32*>(&uS[d * CP + 8 * nt + cq]) = IO::pack(uacc[ntl][0], uacc[ntl][1]);
-        *reinterpret_cast<u32*>(&uS[(d + 8) * CP + 8 * nt + cq]) = IO::pack(uacc[ntl][2], uacc[ntl][3]);
-      }
+      store_acc_pairs<T, CP>(uS, uacc, d, nt0, cq);
     }
   }
   if (!DIRECT_WU) {
@@ -304,10 +255,7 @@ __device__ __forceinline__ void prep10_tile(const FwdParams& p, const PrepKeep& 
       const int r = i / (CHUNK / 8), c8 = i % (CHUNK / 8);
       *reinterpret_cast<uint4*>(&dt[r * CHUNK + 8 * c8]) = *reinterpret_cast<const uint4*>(&tb[tcinv10_tb_row(r) + 8 * c8]);
     }
-    if (tid < CHUNK) {
-      keep.ws_gam[ch * CHUNK + tid] = gam[tid];
-      keep.ws_bet[ch * CHUNK + tid] = bet[tid];
-    }
+    prep_keep_gam_bet(keep, ch, gam, bet, tid);
   }
 }
 

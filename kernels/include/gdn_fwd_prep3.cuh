@@ -86,6 +86,33 @@ struct Prep3Smem {
   static_assert(r3_off + static_cast<size_t>(V) * CP * 2 <= gam_off, "Ũᵀ staging overflows R3 + RA");
 };
 
+// The off-diagonal inverse's sums of block row I for output row `row` = 16·I + rr, column cc of
+// every block J < I: sacc[J] = Σ_{m=16J}^{16I−1} L[row][m] T[m][16J+cc] (m ascending, one fmaf
+// chain from +0, zero coefficient for m < 16J + cc). T[m][16J+cc] is read in place (Lf[m][·]);
+// TR (prep_offdiag_fewbar): in place only in the diagonal block (mb == J), else stored transposed
+// (Lf[16J+cc][m]). Shared by prep_offdiag_fewbar and prep3_tile's four-barrier loop.
+template <bool TR>
+__device__ __forceinline__ void prep_offdiag_sums(const float* Lf, float (&sacc)[3], int I, int row, int cc) {
+  constexpr int FP = CHUNK + 1;
+#pragma unroll
+  for (int u = 0; u < 3; ++u) sacc[u] = 0.f;
+#pragma unroll
+  for (int mb = 0; mb < I; ++mb) {
+#pragma unroll 4
+    for (int mi = 0; mi < 16; ++mi) {
+      const int m = 16 * mb + mi;
+      const float lrow = Lf[row * FP + m];
+#pragma unroll
+      for (int J = 0; J <= mb; ++J) {
+        const int colj = 16 * J + cc;
+        const float a = m >= colj ? lrow : 0.f;
+        const float t = TR && mb != J ? Lf[colj * FP + m] : Lf[m * FP + colj];
+        sacc[J] = fmaf(a, t, sacc[J]);
+      }
+    }
+  }
+}
+
 // The off-diagonal blocks of T = (I + L)^{-1} with one barrier per block row (prep4; prep3's loop
 // in prep3_tile takes four): the same sums, bitwise. Thread t owns output (rr, cc) = (t & 15,
 // t >> 4) of every block J < I, so the 16 threads of one column cc are 16 lanes of one warp:
@@ -106,24 +133,7 @@ __device__ __forceinline__ void prep_offdiag_fewbar(float* Lf, int tid, int lane
   for (int I = 1; I < 4; ++I) {
     const int row = 16 * I + rr;
     float sacc[3];
-#pragma unroll
-    for (int u = 0; u < 3; ++u) sacc[u] = 0.f;
-#pragma unroll
-    for (int mb = 0; mb < I; ++mb) {
-#pragma unroll 4
-      for (int mi = 0; mi < 16; ++mi) {
-        const int m = 16 * mb + mi;
-        const float lrow = Lf[row * FP + m];
-#pragma unroll
-        for (int J = 0; J <= mb; ++J) {
-          const int colj = 16 * J + cc;
-          const float a = m >= colj ? lrow : 0.f;
-          // T[m][colj]: in place in the diagonal block (mb == J), else stored transposed.
-          const float t = mb == J ? Lf[m * FP + colj] : Lf[colj * FP + m];
-          sacc[J] = fmaf(a, t, sacc[J]);
-        }
-      }
-    }
+    prep_offdiag_sums<true>(Lf, sacc, I, row, cc);
     float tout[3];
 #pragma unroll
     for (int J = 0; J < I; ++J) {
@@ -154,6 +164,43 @@ struct Prep3Bufs {
   float* gam;
   float* bet;
 };
+
+// Phase 5's Ũᵀ = Yᵀ Tᵀ for one warp (prep3_tile, prep10_tile): value rows d0 + 0..15, token
+// n-tiles nt0 + [0, N) into uacc, k-blocks kk ascending; A = Yᵀ via ldmatrix.trans (Y in rows of
+// VP), B = Tᵀ read from T row-major (row r of T at element t_row(r) of tb; the blocks with
+// Tᵀ[j][i] = 0 for j > i skipped). LDSM (prep9): n-tiles nt, nt + 1 by one ldmatrix.x4, else
+// 32-bit loads per n-tile: the same operand bits into the same mma.sync.
+template <typename T, int VP, bool LDSM, int N, typename TRow>
+__device__ __forceinline__ void prep_ut_products(float (&uacc)[N][4], const T* yS, const T* tb, int d0, int nt0,
+                                                 int lane, TRow t_row) {
+  const int cq = 2 * (lane & 3);
+#pragma unroll
+  for (int kk = 0; kk < 4; ++kk) {
+    u32 a[4];
+    const int mi = lane >> 3;
+    ldsm_x4_t(a, &yS[(16 * kk + (lane & 7) + 8 * (mi >> 1)) * VP + d0 + 8 * (mi & 1)]);
+    if (LDSM) {
+#pragma unroll
+      for (int ntl = 0; ntl < N; ntl += 2) {
+        const int nt = nt0 + ntl;
+        if (kk > (nt >> 1)) continue;  // Tᵀ[j][i] = 0 for j > i
+        u32 b[4];
+        ldsm_x4(b, &tb[t_row(8 * nt + 8 * (lane >> 4) + (lane & 7)) + 16 * kk + 8 * ((lane >> 3) & 1)]);
+        Io<T>::mma(uacc[ntl], a, b);
+        Io<T>::mma(uacc[ntl + 1], a, b + 2);
+      }
+    } else {
+#pragma unroll
+      for (int ntl = 0; ntl < N; ++ntl) {
+        const int nt = nt0 + ntl;
+        if (kk > (nt >> 1)) continue;  // Tᵀ[j][i] = 0 for j > i
+        const int n = 8 * nt + (lane >> 2);
+        u32 b[2] = {ld32(&tb[t_row(n) + 16 * kk + cq]), ld32(&tb[t_row(n) + 16 * kk + cq + 8])};
+        Io<T>::mma(uacc[ntl], a, b);
+      }
+    }
+  }
+}
 
 // Phases 1b-3 of a prep3-family tile (prep3_tile and prep10_tile, gdn_fwd_prep10.cuh): the gates
 // from their raw bits, the q, k, v copies waited for (`next_in_flight`: the newest cp.async group is
@@ -309,22 +356,7 @@ __device__ __forceinline__ void prep3_tile(const FwdParams& p, const PrepKeep& k
         const int rr = tid >> 4, cc = tid & 15;
         const int row = 16 * I + rr;
         float sacc[3];
-    #pragma unroll
-        for (int u = 0; u < 3; ++u) sacc[u] = 0.f;
-    #pragma unroll
-        for (int mb = 0; mb < I; ++mb) {
-    #pragma unroll 4
-          for (int mi = 0; mi < 16; ++mi) {
-            const int m = 16 * mb + mi;
-            const float lrow = Lf[row * FP + m];
-    #pragma unroll
-            for (int J = 0; J <= mb; ++J) {
-              const int colj = 16 * J + cc;
-              const float a = m >= colj ? lrow : 0.f;
-              sacc[J] = fmaf(a, Lf[m * FP + colj], sacc[J]);
-            }
-          }
-        }
+        prep_offdiag_sums<false>(Lf, sacc, I, row, cc);
         __syncthreads();
     #pragma unroll
         for (int J = 0; J < I; ++J) Lf[(16 * J + cc) * FP + 16 * I + rr] = sacc[J];
@@ -356,30 +388,12 @@ __device__ __forceinline__ void prep3_tile(const FwdParams& p, const PrepKeep& k
     constexpr int NPW = K / 32;  // 16-column pairs per warp
     float wacc[2 * NPW][4];
     zero_frags(wacc);
-#pragma unroll
-    for (int kk = 0; kk < 4; ++kk) {
-      if (kk > rt) break;  // T is lower triangular
-      const int col = 16 * kk + cq;
-      u32 a[4];
+    prep_w_products<T, KP, NPW>(wacc, eS, rt, hi * NPW, lane, [&](int kk, u32(&a)[4]) {
       if (LDSM) ldsm_x4(a, &tb[(16 * rt + (lane & 7) + 8 * ((lane >> 3) & 1)) * CP + 16 * kk + 8 * (lane >> 4)]);
-      else ld_a_frag(a, tb, CP, r0, col);
-      const int lrow = 16 * kk + (lane & 7) + 8 * ((lane >> 3) & 1);
-#pragma unroll
-      for (int npl = 0; npl < NPW; ++npl) {
-        const int np = hi * NPW + npl;
-        u32 r[4];
-        ldsm_x4_t(r, &eS[lrow * KP + 16 * np + 8 * (lane >> 4)]);
-        IO::mma(wacc[2 * npl], a, r);
-        IO::mma(wacc[2 * npl + 1], a, r + 2);
-      }
-    }
+      else ld_a_frag(a, tb, CP, r0, 16 * kk + cq);
+    });
     __syncthreads();  // every warp's E reads done: the W staging tile takes E's place
-#pragma unroll
-    for (int ntl = 0; ntl < 2 * NPW; ++ntl) {
-      const int nt = 2 * hi * NPW + ntl;
-      *reinterpret_cast<u32*>(&wS[r0 * KP + 8 * nt + cq]) = IO::pack(wacc[ntl][0], wacc[ntl][1]);
-      *reinterpret_cast<u32*>(&wS[(r0 + 8) * KP + 8 * nt + cq]) = IO::pack(wacc[ntl][2], wacc[ntl][3]);
-    }
+    store_acc_pairs<T, KP>(wS, wacc, r0, 2 * hi * NPW, cq);
   }
   // Ũᵀ = Yᵀ Tᵀ (V×64): warp w owns value rows 16·(w mod V/16) + 0..15 and token columns
   // [8·nt0, 8·(nt0 + NTU)); A = Yᵀ via ldmatrix.trans, B = Tᵀ read from T row-major.
@@ -389,52 +403,17 @@ __device__ __forceinline__ void prep3_tile(const FwdParams& p, const PrepKeep& k
     const int d0 = 16 * (warp % VT), nt0 = (warp / VT) * NTU;
     float uacc[NTU][4];
     zero_frags(uacc);
-#pragma unroll
-    for (int kk = 0; kk < 4; ++kk) {
-      u32 a[4];
-      const int mi = lane >> 3;
-      ldsm_x4_t(a, &yS[(16 * kk + (lane & 7) + 8 * (mi >> 1)) * VP + d0 + 8 * (mi & 1)]);
-      if (LDSM) {
-        // prep9: n-tiles nt, nt + 1 (nt even: the same skip) by one ldmatrix.x4, as in phase 3.
-#pragma unroll
-        for (int ntl = 0; ntl < NTU; ntl += 2) {
-          const int nt = nt0 + ntl;
-          if (kk > (nt >> 1)) continue;  // Tᵀ[j][i] = 0 for j > i
-          u32 b[4];
-          ldsm_x4(b, &tb[(8 * nt + 8 * (lane >> 4) + (lane & 7)) * CP + 16 * kk + 8 * ((lane >> 3) & 1)]);
-          IO::mma(uacc[ntl], a, b);
-          IO::mma(uacc[ntl + 1], a, b + 2);
-        }
-      } else {
-#pragma unroll
-        for (int ntl = 0; ntl < NTU; ++ntl) {
-          const int nt = nt0 + ntl;
-          if (kk > (nt >> 1)) continue;  // Tᵀ[j][i] = 0 for j > i
-          const int n = 8 * nt + (lane >> 2);
-          u32 b[2] = {ld32(&tb[n * CP + 16 * kk + cq]), ld32(&tb[n * CP + 16 * kk + cq + 8])};
-          IO::mma(uacc[ntl], a, b);
-        }
-      }
-    }
+    prep_ut_products<T, VP, LDSM>(uacc, yS, tb, d0, nt0, lane, [&](int r) { return r * CP; });
     __syncthreads();  // Y reads done, W staged: Ũᵀ staging takes Y's (and A's) place
     store_tile16<T, CHUNK, K>(static_cast<T*>(p.ws_w) + ch * CHUNK * K, wS, tid, NT);
-    const int d = d0 + (lane >> 2);
-#pragma unroll
-    for (int ntl = 0; ntl < NTU; ++ntl) {
-      const int nt = nt0 + ntl;
-      *reinterpret_cast<u32*>(&uS[d * CP + 8 * nt + cq]) = IO::pack(uacc[ntl][0], uacc[ntl][1]);
-      *reinterpret_cast<u32*>(&uS[(d + 8) * CP + 8 * nt + cq]) = IO::pack(uacc[ntl][2], uacc[ntl][3]);
-    }
+    store_acc_pairs<T, CP>(uS, uacc, d0 + (lane >> 2), nt0, cq);
   }
   __syncthreads();
   store_tile16<T, V, CHUNK>(static_cast<T*>(p.ws_ut) + ch * V * CHUNK, uS, tid, NT);
   if (KEEP) {
     // T (io, unit diagonal) and the per-token Γ, β for the backward (E left in phase 4).
     store_tile16<T, CHUNK, CHUNK>(static_cast<T*>(keep.ws_t) + ch * CHUNK * CHUNK, tb, tid, NT);
-    if (tid < CHUNK) {
-      keep.ws_gam[ch * CHUNK + tid] = gam[tid];
-      keep.ws_bet[ch * CHUNK + tid] = bet[tid];
-    }
+    prep_keep_gam_bet(keep, ch, gam, bet, tid);
   }
 }
 
