@@ -1222,11 +1222,55 @@ constexpr int FLAG_BWD_S_IO = 1 << 13;
 // vr + 8, columns 8nt + cq + {0, 1}) to ws_s + elem ([V][LD], stored domain), as fp32 pairs or, with
 // FLAG_BWD_S_IO, as io-dtype pairs (ws_s then holds T elements). LD: the state's row length (a
 // key-split scan holds K = LD / 2 columns).
+// Picks v[i] (i in 0..3, warp-lane dependent) by selects, so v stays in registers.
+__device__ __forceinline__ u32 sel4(const u32 (&v)[4], int i) {
+  const u32 lo = (i & 1) ? v[1] : v[0];
+  const u32 hi = (i & 1) ? v[3] : v[2];
+  return (i & 2) ? hi : lo;
+}
+
+// bwd_store_state_frags' io layout with 16-byte stores: for every group of four n-tiles and each
+// row half, the quad (lanes 4r .. 4r + 3, column pairs q = cq / 2) transposes its 4 × 4 packed
+// pairs by three xor shuffles (lane q sends its pair of tile q ^ s to lane q ^ s), so lane q holds
+// the 8 consecutive columns of tile 4g + q and stores them as one uint4 (the quad: 64 contiguous
+// bytes of the row). The same values to the same addresses as the 4-byte stores. Needs the whole
+// warp converged, xs 16-byte aligned and (K / 8) % 4 == 0.
+template <typename T, int K, int LD>
+__device__ __forceinline__ void store_state_frags_io16(T* xs, const float (&x)[K / 8][4], int vr, int cq) {
+  static_assert((K / 8) % 4 == 0, "store_state_frags_io16: four n-tiles per group");
+  const int q = cq >> 1;
+#pragma unroll
+  for (int g = 0; g < K / 32; ++g) {
+#pragma unroll
+    for (int hf = 0; hf < 2; ++hf) {
+      u32 in[4];
+#pragma unroll
+      for (int t = 0; t < 4; ++t) in[t] = Io<T>::pack(x[4 * g + t][2 * hf], x[4 * g + t][2 * hf + 1]);
+      u32 v[4];  // v[s]: column pair q ^ s of tile 4g + q (from lane q ^ s); v[0] is this lane's
+      v[0] = sel4(in, q);
+#pragma unroll
+      for (int s = 1; s < 4; ++s) v[s] = __shfl_xor_sync(0xffffffffu, sel4(in, q ^ s), s);
+      uint4 o;
+      o.x = sel4(v, q);
+      o.y = sel4(v, q ^ 1);
+      o.z = sel4(v, q ^ 2);
+      o.w = sel4(v, q ^ 3);
+      *reinterpret_cast<uint4*>(&xs[static_cast<size_t>(vr + 8 * hf) * LD + 32 * g + 8 * q]) = o;
+    }
+  }
+}
+
 template <typename T, int K, int LD = K>
 __device__ __forceinline__ void bwd_store_state_frags(float* ws_s, size_t elem, const float (&x)[K / 8][4], int vr, int cq,
                                                       bool s_io) {
   if (s_io) {
     T* xs = reinterpret_cast<T*>(ws_s) + elem;
+    if constexpr ((K / 8) % 4 == 0 && LD % 8 == 0) {
+      if ((reinterpret_cast<size_t>(xs) & 15) == 0) {  // warp-uniform (elem is)
+        store_state_frags_io16<T, K, LD>(xs, x, vr, cq);
+        return;
+      }
+    }
 #pragma unroll
     for (int nt = 0; nt < K / 8; ++nt) {
 #pragma unroll
