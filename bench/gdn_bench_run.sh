@@ -67,8 +67,10 @@ fi
 export PYTHONUNBUFFERED=1
 # The KDA path first (forward, then forward+backward at (4, 8192, 16)), then fla (whose Triton
 # autotuning is slow), then the other shapes: a run that hits its budget still has the headline numbers. Each line is printed as it is measured.
-for pm in "60 kda fwd" "45 kda fwdbwd 0" "$fla_cap fla fwd" "45 kda fwdbwd 1 2 3" "$fla_cap fla fwdbwd 0" \
-  "$fla_cap fla fwdbwd 1 2 3"; do
+# GDN_PEER_STEPS (";"-separated "CAP peer mode [shapes]" items) replaces this list (e.g. a call
+# that only times fla's forward+backward).
+IFS=';' read -r -a peer_steps <<< "${GDN_PEER_STEPS:-60 kda fwd;45 kda fwdbwd 0;$fla_cap fla fwd;45 kda fwdbwd 1 2 3;$fla_cap fla fwdbwd 0;$fla_cap fla fwdbwd 1 2 3}"
+for pm in "${peer_steps[@]}"; do
   set -- $pm
   cap=$1; shift
   step "$cap" python3 bench/gdn_peers_bench.py "$@" 2>&1 | grep -v -i "warn" | tee -a "$out/peers.log"

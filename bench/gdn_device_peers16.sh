@@ -30,5 +30,5 @@ source bench/device_lib.sh
 b=$(dev_bin gpu_gdn_bench)
 l=$(left)
 DNNPLAN_GDN_BENCH_CKPT=1 timeout "$l" "$b" gdn_checkpoint_forward gdn_backward_checkpoints --test-threads=1 --nocapture 2>&1 \
-  | grep -E "^BENCH ckpt|panicked|test result" | tee "$out/ckpt_bench.log"
+  | grep -oE "BENCH ckpt.*|panicked.*|test result.*" | tee "$out/ckpt_bench.log"
 echo "elapsed $(( $(date +%s) - start )) s"
