@@ -1804,6 +1804,39 @@ fn timing_forward_overlap() {
     }
 }
 
+/// The gradients of a backward reusing checkpoints (`reused`) against the same backward without
+/// them, at the tolerances of the reference comparison: pushes a failure per gradient over its
+/// tolerance; returns the per-gradient rms line and whether every gradient is bitwise equal.
+fn compare_reuse(
+    c: &Case,
+    reused: &[Grad],
+    without: &[Grad],
+    failures: &mut Vec<String>,
+) -> (String, bool) {
+    let mut line = String::new();
+    let mut bitwise = true;
+    for ((p, dt, a), (_, _, b)) in reused.iter().zip(without) {
+        bitwise &= a == b;
+        let val = |x: &Vec<u8>| -> Vec<f64> { x.chunks(size(*dt)).map(|e| get(*dt, e)).collect() };
+        let e = rms_ratio(&val(a), &val(b));
+        let tol = match *p {
+            "d_initial_state" => 6e-2,
+            "dG" if c.g_dt != DataType::Float => 8e-2,
+            "d_a_log" | "d_dt_bias" => 8e-2,
+            _ if c.io == DataType::Half => 3e-2,
+            _ => 4e-2,
+        };
+        line += &format!(" {p} {e:.2e}");
+        if e.is_nan() || e > tol {
+            failures.push(format!(
+                "{}: {p} reuse vs recompute {e:e} over {tol:e}",
+                c.name
+            ));
+        }
+    }
+    (line, bitwise)
+}
+
 /// §9.4 item 3, the backward side (session 16): state checkpoints every 64 tokens in the io dtype
 /// are reused (the plan leaves out the forward-state replay; unit test
 /// `reused_checkpoints_leave_out_the_replay`): the gradients match the fp64 reference at the
@@ -1875,28 +1908,8 @@ fn backward_checkpoint_reuse() {
         failures.extend(f0);
         failures.extend(f1);
         // Reuse == recompute at the tolerances of the reference comparison.
-        let half = c.io == DataType::Half;
-        let mut line = format!("{:48} reuse vs recompute:", c.name);
-        for ((p, dt, a), (_, _, b)) in reused.iter().zip(&without) {
-            let val =
-                |x: &Vec<u8>| -> Vec<f64> { x.chunks(size(*dt)).map(|e| get(*dt, e)).collect() };
-            let e = rms_ratio(&val(a), &val(b));
-            let tol = match *p {
-                "d_initial_state" => 6e-2,
-                "dG" if c.g_dt != DataType::Float => 8e-2,
-                "d_a_log" | "d_dt_bias" => 8e-2,
-                _ if half => 3e-2,
-                _ => 4e-2,
-            };
-            line += &format!(" {p} {e:.2e}");
-            if e.is_nan() || e > tol {
-                failures.push(format!(
-                    "{}: {p} reuse vs recompute {e:e} over {tol:e}",
-                    c.name
-                ));
-            }
-        }
-        println!("{line}");
+        let (line, _) = compare_reuse(c, &reused, &without, &mut failures);
+        println!("{:48} reuse vs recompute:{line}", c.name);
         if *extra {
             // Ignored checkpoints: bitwise the run without them.
             for (every, dtype) in [(128, None), (64, Some(DataType::Float))] {
@@ -2082,33 +2095,12 @@ fn checkpoints_from_the_forward_reused_by_the_backward() {
         let (f1, reused) = run_bwd_with(c, seed, &caller, Some(ck));
         failures.extend(f0);
         failures.extend(f1);
-        let mut line = format!(
-            "{:48} forward rows ({}):",
-            c.name,
-            factors.unwrap_or("rule")
+        let (line, bitwise) = compare_reuse(c, &reused, &without, &mut failures);
+        let rows = factors.unwrap_or("rule");
+        println!(
+            "{:48} forward rows ({rows}):{line} | bitwise recompute: {bitwise}",
+            c.name
         );
-        let mut bitwise = true;
-        for ((p, dt, a), (_, _, b)) in reused.iter().zip(&without) {
-            bitwise &= a == b;
-            let val =
-                |x: &Vec<u8>| -> Vec<f64> { x.chunks(size(*dt)).map(|e| get(*dt, e)).collect() };
-            let e = rms_ratio(&val(a), &val(b));
-            let tol = match *p {
-                "d_initial_state" => 6e-2,
-                "dG" if c.g_dt != DataType::Float => 8e-2,
-                "d_a_log" | "d_dt_bias" => 8e-2,
-                _ if c.io == DataType::Half => 3e-2,
-                _ => 4e-2,
-            };
-            line += &format!(" {p} {e:.2e}");
-            if e.is_nan() || e > tol {
-                failures.push(format!(
-                    "{}: {p} reuse vs recompute {e:e} over {tol:e}",
-                    c.name
-                ));
-            }
-        }
-        println!("{line} | bitwise recompute: {bitwise}");
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
