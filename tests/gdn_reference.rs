@@ -95,6 +95,26 @@ impl Problem {
         }
     }
 
+    /// Tokens `[lo, hi)` of this problem as a one-sequence problem starting from `init` (the
+    /// per-head parameters kept).
+    fn tokens(&self, lo: usize, hi: usize, init: Vec<f64>) -> Self {
+        let sh = self.shape;
+        let (ho, kd, vd) = (sh.ho(), sh.k, sh.v);
+        Self {
+            shape: sh,
+            opts: self.opts,
+            q: self.q[lo * sh.h * kd..hi * sh.h * kd].to_vec(),
+            k: self.k[lo * sh.hk * kd..hi * sh.hk * kd].to_vec(),
+            v: self.v[lo * sh.hv * vd..hi * sh.hv * vd].to_vec(),
+            g: self.g[lo * ho..hi * ho].to_vec(),
+            beta: self.beta[lo * ho..hi * ho].to_vec(),
+            cu: vec![0, hi - lo],
+            init: Some(init),
+            a_log: self.a_log.clone(),
+            dt_bias: self.dt_bias.clone(),
+        }
+    }
+
     fn inputs(&self) -> GdnInputs<'_> {
         GdnInputs {
             q: &self.q,
@@ -337,18 +357,8 @@ fn state_chaining_equals_one_run() {
     let whole = Problem::new(30, sh, opts, &[50], true);
     let full = reference::forward(&sh, &opts, &whole.inputs());
     let split = 21;
-    let (ho, kd, vd) = (sh.ho(), sh.k, sh.v);
-    let part = |lo: usize, hi: usize, init: Vec<f64>| {
-        let mut p = Problem::new(30, sh, opts, &[50], true);
-        p.q = whole.q[lo * sh.h * kd..hi * sh.h * kd].to_vec();
-        p.k = whole.k[lo * sh.hk * kd..hi * sh.hk * kd].to_vec();
-        p.v = whole.v[lo * sh.hv * vd..hi * sh.hv * vd].to_vec();
-        p.g = whole.g[lo * ho..hi * ho].to_vec();
-        p.beta = whole.beta[lo * ho..hi * ho].to_vec();
-        p.cu = vec![0, hi - lo];
-        p.init = Some(init);
-        p
-    };
+    let (ho, vd) = (sh.ho(), sh.v);
+    let part = |lo: usize, hi: usize, init: Vec<f64>| whole.tokens(lo, hi, init);
     let first = part(0, split, whole.init.clone().unwrap());
     let f1 = reference::forward(&sh, &opts, &first.inputs());
     let second = part(split, 50, f1.final_state.clone());
@@ -639,20 +649,13 @@ fn checkpoint_rows_are_the_states_of_the_prefixes() {
     assert_eq!(rows, 11);
     assert_eq!(ckpt.len(), rows * sh.state_len());
     assert_eq!(reference::checkpoint_rows(&whole.cu, 0), 0);
-    let (ho, kd, vd, sl) = (sh.ho(), sh.k, sh.v, sh.state_len());
+    let sl = sh.state_len();
     let mut row = 0;
     for (b, &len) in lens.iter().enumerate() {
         let init = whole.init.as_ref().unwrap()[b * sl..(b + 1) * sl].to_vec();
         for j in 0..len.div_ceil(every) {
             let (lo, hi) = (whole.cu[b], whole.cu[b] + j * every);
-            let mut p = Problem::new(41, sh, opts, &[1], true);
-            p.q = whole.q[lo * sh.h * kd..hi * sh.h * kd].to_vec();
-            p.k = whole.k[lo * sh.hk * kd..hi * sh.hk * kd].to_vec();
-            p.v = whole.v[lo * sh.hv * vd..hi * sh.hv * vd].to_vec();
-            p.g = whole.g[lo * ho..hi * ho].to_vec();
-            p.beta = whole.beta[lo * ho..hi * ho].to_vec();
-            p.cu = vec![0, hi - lo];
-            p.init = Some(init.clone());
+            let p = whole.tokens(lo, hi, init.clone());
             let prefix = reference::forward(&sh, &opts, &p.inputs());
             assert_eq!(
                 &ckpt[row * sl..(row + 1) * sl],
