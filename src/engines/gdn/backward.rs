@@ -1566,15 +1566,10 @@ mod tests {
         ckpt: DataType,
         rows: i64,
     ) -> GdnFacts {
-        let mut f = super::super::engine::tests::bound(facts(n, t, ho, d, false));
-        f.checkpoint_every = cadence;
-        let port = super::super::analyzer::PortFacts {
-            uid: 1000,
-            dims: vec![rows, ho, d, d],
-            dtype: ckpt,
-            packed: true,
-        };
-        f.ports.push(("state_checkpoints", port));
+        use super::super::engine::tests::{bound, with_checkpoints};
+        let mut f = with_checkpoints(bound(facts(n, t, ho, d, false)), cadence, ckpt, false);
+        let (_, port) = f.ports.last_mut().expect("state_checkpoints");
+        port.dims = vec![rows, ho, d, d];
         f
     }
 

@@ -2014,7 +2014,12 @@ pub(super) mod tests {
 
     /// `bound` facts with state checkpoints every `c` tokens (the `state_checkpoints` port of
     /// `dtype`; `pool`: a `state_indices` input too).
-    fn with_checkpoints(mut f: GdnFacts, c: i64, dtype: DataType, pool: bool) -> GdnFacts {
+    pub(in crate::engines::gdn) fn with_checkpoints(
+        mut f: GdnFacts,
+        c: i64,
+        dtype: DataType,
+        pool: bool,
+    ) -> GdnFacts {
         f.checkpoint_every = c;
         let mut extra = vec![("state_checkpoints", dtype)];
         if pool {
