@@ -497,6 +497,10 @@ fn run(c: &Case, seed: u64, caller: &Caller) -> Outcome {
             fnv1a(&o),
             fnv1a(&state)
         );
+        if !ckpt.is_empty() {
+            // A line of its own, so that the lines of a run without checkpoints stay as they were.
+            println!("{:48} checkpoints #{:016x}", c.name, fnv1a(&ckpt));
+        }
     }
     println!("{:48} O rms {eo:.3e}  state rms {es:.3e}", c.name);
     assert!(

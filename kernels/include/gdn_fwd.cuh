@@ -1260,6 +1260,32 @@ __device__ __forceinline__ void store_state_frags_io16(T* xs, const float (&x)[K
   }
 }
 
+// fp32 pairs with 16-byte stores (the forward's fp32 checkpoint rows, session 17): for every pair
+// of n-tiles (2g, 2g + 1) and each row half, lanes 2m and 2m + 1 of a quad swap one pair by one
+// xor shuffle (the even lane sends its pair of tile 2g + 1, the odd lane its pair of tile 2g), so
+// the even lane holds columns cq .. cq + 3 of tile 2g and the odd lane columns cq − 2 .. cq + 1 of
+// tile 2g + 1: one float4 each (the quad: 32 contiguous bytes of each of the two tiles' rows).
+// The same values (bits: shuffles move them) to the same addresses as the 8-byte pair stores.
+// Needs the whole warp converged, xs 16-byte aligned, LD % 4 == 0 and (K / 8) % 2 == 0.
+template <int K, int LD>
+__device__ __forceinline__ void store_state_frags_f32x16(float* xs, const float (&x)[K / 8][4], int vr, int cq) {
+  static_assert((K / 8) % 2 == 0 && LD % 4 == 0, "store_state_frags_f32x16: pairs of n-tiles, 16-byte rows");
+  const bool odd = (cq & 2) != 0;
+  const int col = 8 * odd + (cq & 4);  // within the pair's 16 columns
+#pragma unroll
+  for (int g = 0; g < K / 16; ++g) {
+#pragma unroll
+    for (int hf = 0; hf < 2; ++hf) {
+      const float a0 = x[2 * g][2 * hf], a1 = x[2 * g][2 * hf + 1];
+      const float b0 = x[2 * g + 1][2 * hf], b1 = x[2 * g + 1][2 * hf + 1];
+      const float r0 = __uint_as_float(__shfl_xor_sync(0xffffffffu, __float_as_uint(odd ? a0 : b0), 1));
+      const float r1 = __uint_as_float(__shfl_xor_sync(0xffffffffu, __float_as_uint(odd ? a1 : b1), 1));
+      const float4 o = odd ? make_float4(r0, r1, b0, b1) : make_float4(a0, a1, r0, r1);
+      *reinterpret_cast<float4*>(&xs[static_cast<size_t>(vr + 8 * hf) * LD + 16 * g + col]) = o;
+    }
+  }
+}
+
 template <typename T, int K, int LD = K>
 __device__ __forceinline__ void bwd_store_state_frags(float* ws_s, size_t elem, const float (&x)[K / 8][4], int vr, int cq,
                                                       bool s_io) {
@@ -1304,11 +1330,20 @@ struct CkptSink {
 // Writes this thread's fragments of the state entering chunk i of its sequence when a checkpoint
 // is due (x: rows vr, vr + 8, KX key columns from key0, of rows of LD keys; bwd_store_state_frags'
 // layouts).
+// fp32 rows: 16-byte stores (store_state_frags_f32x16) when the row is 16-byte aligned, else the
+// pair stores; io rows: bwd_store_state_frags' (16-byte when aligned).
 template <typename T, int KX, int LD, int V>
 __device__ __forceinline__ void ckpt_store(const CkptSink& ck, int i, int HO, int h, int key0,
                                            const float (&x)[KX / 8][4], int vr, int cq) {
   if (ck.dst && i % ck.every == 0) {
     const size_t elem = (static_cast<size_t>(ck.row0 + i / ck.every) * HO + h) * V * LD + key0;
+    float* xs = static_cast<float*>(ck.dst) + elem;
+    if constexpr ((KX / 8) % 2 == 0 && LD % 4 == 0) {
+      if (ck.f32 && (reinterpret_cast<size_t>(xs) & 15) == 0) {  // warp-uniform
+        store_state_frags_f32x16<KX, LD>(xs, x, vr, cq);
+        return;
+      }
+    }
     bwd_store_state_frags<T, KX, LD>(static_cast<float*>(ck.dst), elem, x, vr, cq, !ck.f32);
   }
 }

@@ -181,7 +181,8 @@ __device__ __forceinline__ void fscan_tile(T* dst, const T* src, int tid) {
 // to the state leaving chunk c_end − 1). Per chunk, with X = Sᵀ (value rows × keys):
 //   P = X Wᵀ;  Uᵀ = Ũᵀ − P (io dtype);  OUT: O = X Q⁺ᵀ + Uᵀ Aᵀ (stored);  X ← e^{Γ_last} X + Uᵀ Kᴿ;
 //   REPLAY: the entering state to ws_s (gdn_bwd_fscan's per-chunk S_c). OUT: the entering state to
-//   the checkpoint sink ck when one is due (ckpt_store; the forward's state checkpoints). with_u = false (the
+//   the checkpoint sink ck when one is due (ckpt_store; the forward's state checkpoints; written
+//   right after the update that makes it, session 17). with_u = false (the
 //   summary's transition blocks) takes Ũ = 0 and stages no Ũ.
 // Template knobs (none changes an fp32 operation or its order; every output is bitwise the
 // session-1 scan's):
@@ -284,6 +285,11 @@ __device__ __forceinline__ void fscan_chunks(const FwdParams& p, float (&x)[K / 
   float gl_next = c_begin < c_end ? p.ws_gl[static_cast<size_t>(c_begin) * HO + h] : 0.f;
   // ldmatrix row / column offsets of this lane (non-transposed B fragments, two n-tiles).
   const int brow = (lane & 7) + 8 * (lane >> 4), bcol = 8 * ((lane >> 3) & 1);
+  // OUT: the checkpoints (ckpt_store): the state entering chunk c_begin here, that entering chunk
+  // c + 1 right after chunk c's state update (off the next chunk's first products).
+  if constexpr (OUT) {
+    if (c_begin < c_end) ckpt_store<T, KX, K, V>(ck, c_begin - cb, HO, h, key0, x, vr, cq);
+  }
   for (int c = c_begin; c < c_end; ++c) {
     const int st = (c - c_begin) % STAGES;
     if (!ONEBAR && !PHASED) {
@@ -313,7 +319,6 @@ __device__ __forceinline__ void fscan_chunks(const FwdParams& p, float (&x)[K / 
     if (REPLAY)
       bwd_store_state_frags<T, KX, K>(ws_s, (static_cast<size_t>(c) * HO + h) * V * K + key0, x, vr, cq,
                                       p.flags & FLAG_BWD_S_IO);
-    if constexpr (OUT) ckpt_store<T, KX, K, V>(ck, c - cb, HO, h, key0, x, vr, cq);
     const long long t0 = cs + static_cast<long long>(c - cb) * CHUNK;
     const int len = static_cast<int>(min_ll(static_cast<long long>(CHUNK), ce - t0));
     const int ur = 16 * g + (lane >> 2);  // row of Ũᵀ within the slice
@@ -402,6 +407,9 @@ __device__ __forceinline__ void fscan_chunks(const FwdParams& p, float (&x)[K / 
     // X ← e^{Γ_last} X + Uᵀ Kᴿ (this warp's keys).
     scan_state_update<T, KX, KP>(x, ua, Ks + key0, gl, lane);
     if (SPLIT > 1) put_x();  // read after the next chunk's barrier (the pair barrier orders reuse)
+    if constexpr (OUT) {
+      if (c + 1 < c_end) ckpt_store<T, KX, K, V>(ck, c + 1 - cb, HO, h, key0, x, vr, cq);
+    }
     if (!ONEBAR) __syncthreads();  // this stage is refilled by the next iteration's issue
     if constexpr (PHASED) {  // every warp is past its reads of half 2
       if (c + 1 < c_end) issue_h2(c + 1);

@@ -416,6 +416,9 @@ __device__ __forceinline__ void fwd_slim_scan_body(const FwdFastParams& fp) {
       cp_async16(reinterpret_cast<float*>(base + S::s_off) + 4 * tid, scg + 4 * tid);
     }
   };
+  // The checkpoints (ckpt_store): the state entering the first chunk here, that entering chunk
+  // c + 1 right after chunk c's state update (off the next chunk's first products).
+  if (c_begin < c_end) ckpt_store<T, K, K, V>(ck, 0, HO, h, 0, x, vr, cq);
   chunk_pipeline<STAGES>(p.ws_gl, HO, h, c_begin, c_end, issue, [&](int c, int st, float gl) {
     unsigned char* base = smem + st * S::stage;
     const T* Qs = reinterpret_cast<const T*>(base + S::q_off);
@@ -428,9 +431,9 @@ __device__ __forceinline__ void fwd_slim_scan_body(const FwdFastParams& fp) {
     const int len = static_cast<int>(min_ll(static_cast<long long>(CHUNK), ce - t0));
 
     T* Os = reinterpret_cast<T*>(smem + S::o_off) + warp * CHUNK * S::OP;
-    ckpt_store<T, K, K, V>(ck, c - c_begin, HO, h, 0, x, vr, cq);
     slim_chunk_warp<T, K, V, KP, VP, true, true>(x, Qs, Ks, Vs, Ts, As, Sc, Os, p, t0, len, h, v0, 16 * warp, gl, lane,
                                                [](int) {});
+    if (c + 1 < c_end) ckpt_store<T, K, K, V>(ck, c + 1 - c_begin, HO, h, 0, x, vr, cq);
   });
   if (p.final_state) store_final_state_frags<K>(x, p, (static_cast<size_t>(row) * HO + h) * V * K, vr, cq);
   if constexpr (OV) dnnp_wait_prerequisites();  // the stream moves on only after the prep too
@@ -719,6 +722,9 @@ __device__ __forceinline__ void fwd_slim_piece_scan_body(const FwdFastParams& fp
   const T* Ts = reinterpret_cast<const T*>(smem + S::t_off);
   const T* As = reinterpret_cast<const T*>(smem + S::a_off);
   T* Os = reinterpret_cast<T*>(smem + S::o_off) + warp * CHUNK * S::OP;
+  // The checkpoints as in fwd_slim_scan_body: the state entering the piece's first chunk here (due
+  // when its index in the sequence is), the others right after the state update that makes them.
+  if (c_begin < c_end) ckpt_store<T, K, K, V>(ck, c_begin - cb, HO, h, 0, x, vr, cq);
   for (int c = c_begin; c < c_end; ++c) {
     const int slot = (c - c_begin) & 1;
     const float gl = gl_next;
@@ -741,11 +747,11 @@ __device__ __forceinline__ void fwd_slim_piece_scan_body(const FwdFastParams& fp
         cp_async_commit();
       }
     };
-    ckpt_store<T, K, K, V>(ck, c - cb, HO, h, 0, x, vr, cq);
     slim_chunk_warp<T, K, V, KP, VP, true, true>(x, reinterpret_cast<const T*>(base + S::q_off),
                                                  reinterpret_cast<const T*>(base + S::k_off), Vs, Ts, As,
                                                  reinterpret_cast<const float*>(base + S::s_off), Os, p, t0, len, h, v0,
                                                  16 * warp, gl, lane, mid);
+    if (c + 1 < c_end) ckpt_store<T, K, K, V>(ck, c + 1 - cb, HO, h, 0, x, vr, cq);
   }
   cp_async_wait<0>();
   if (j == P - 1 && p.final_state) store_final_state_frags<K>(x, p, (static_cast<size_t>(row) * HO + h) * V * K, vr, cq);
