@@ -2,8 +2,8 @@
 //!
 //! [`FwdParams`] is `gdn::FwdParams` of `kernels/include/gdn_fwd.cuh`, field for field
 //! (`#[repr(C)]`, device addresses as `u64`): every launch of the module takes it by value.
-//! [`WorkspaceLayout`] carves the caller's workspace the same way the device harness
-//! (`bench/gdn_fwd_harness.cu`) does: regions in order, each start rounded up to 256 bytes.
+//! [`WorkspaceLayout`] carves the caller's workspace: regions in order, each start rounded up to
+//! 256 bytes.
 
 /// Chunk length of the GDN kernels (tokens).
 pub const CHUNK: u64 = 64;
