@@ -135,6 +135,18 @@ struct Gen {
 }
 
 impl Gen {
+    /// The ports every node binds, in binding order, with their tensors.
+    fn required(&self) -> [(&'static str, &Host); 6] {
+        [
+            ("q", &self.q),
+            ("k", &self.kk),
+            ("v", &self.vv),
+            ("g", &self.g),
+            ("beta", &self.beta),
+            ("cu_seqlens", &self.cuh),
+        ]
+    }
+
     /// The reference's inputs: the drawn tensors' rounded values, with `initial_state` the
     /// states in sequence order (`None`: none) and no pool.
     fn inputs<'a>(&'a self, initial_state: Option<&'a [f64]>) -> GdnInputs<'a> {
@@ -294,12 +306,6 @@ fn run(c: &Case, seed: u64, caller: &Caller) -> Outcome {
         ho,
         v,
         ref cu,
-        ref q,
-        ref kk,
-        ref vv,
-        ref g,
-        ref beta,
-        ref cuh,
         ref a_log,
         ref dt_bias,
         sl,
@@ -317,24 +323,13 @@ fn run(c: &Case, seed: u64, caller: &Caller) -> Outcome {
     };
     let mut b = NodeBuilder::by_name("gdn").unwrap().name("gdn0");
     let mut bound: Vec<(i64, &Host)> = Vec::new();
-    for (port, h) in [
-        ("q", q),
-        ("k", kk),
-        ("v", vv),
-        ("g", g),
-        ("beta", beta),
-        ("cu_seqlens", cuh),
-    ] {
-        let u = uid(port, h, &mut graph);
-        b = b.input(port, u);
-        bound.push((u, h));
-    }
-    for (port, h) in [
+    let required = drawn.required().map(|(port, h)| (port, Some(h)));
+    for (port, h) in required.into_iter().chain([
         ("initial_state", init.as_ref()),
         ("a_log", a_log.as_ref()),
         ("dt_bias", dt_bias.as_ref()),
         ("state_indices", idx.as_ref()),
-    ] {
+    ]) {
         if let Some(h) = h {
             let u = uid(port, h, &mut graph);
             b = b.input(port, u);
@@ -928,12 +923,6 @@ fn run_bwd_with(
         ho,
         k,
         v,
-        ref q,
-        ref kk,
-        ref vv,
-        ref g,
-        ref beta,
-        ref cuh,
         ref a_log,
         ref dt_bias,
         sl,
@@ -967,20 +956,15 @@ fn run_bwd_with(
     let mut graph = Graph::new(GraphContext::new(c.io, DataType::Float, DataType::Float));
     let mut b = NodeBuilder::by_name("gdn_bwd").unwrap().name("gdn_bwd0");
     let mut bound: Vec<(i64, &Host)> = Vec::new();
-    for (port, h) in [
-        ("q", Some(q)),
-        ("k", Some(kk)),
-        ("v", Some(vv)),
-        ("g", Some(g)),
-        ("beta", Some(beta)),
-        ("cu_seqlens", Some(cuh)),
+    let required = drawn.required().map(|(port, h)| (port, Some(h)));
+    for (port, h) in required.into_iter().chain([
         ("dO", Some(&d_o)),
         ("initial_state", init.as_ref()),
         ("d_final_state", dfs.as_ref()),
         ("a_log", a_log.as_ref()),
         ("dt_bias", dt_bias.as_ref()),
         ("state_checkpoints", ckpt_host.as_ref()),
-    ] {
+    ]) {
         if let Some(h) = h {
             let u = graph.add_tensor(Tensor::new(port, &h.dims, h.dt)).unwrap();
             b = b.input(port, u);
