@@ -106,12 +106,12 @@ use super::chain::ChainVariant;
 use super::engine::{ENGINE_NAME, PrepVariant, fwd_template, kernel_dtype};
 use super::occupancy::SM90_BUDGET;
 use super::params::{
-    BwdChainParams, BwdOverlapLayout, BwdParams, BwdPieceLayout, BwdWorkspaceLayout, CHAIN_THREADS,
-    CHUNK, DSCAN_MMA_WARPS, DSCAN_W8_WARPS, DSUM1_MIN_BLOCKS, FSCANP1_MIN_BLOCKS, OFFSETS_THREADS,
-    PARAM_THREADS, PSUM1_MIN_BLOCKS, SCAN_WARPS, SUM_STAGES, TOK_THREADS, dscan_mma_smem_bytes,
-    dscan_mma_stages_smem_bytes, dscan_ov_smem_bytes, dscan_ov2_smem_bytes, dscan_w8_smem_bytes,
-    fast_smem_bytes, flags, max_chunks, scan_smem_bytes, scanx_smem_bytes, tokens_tc11_smem_bytes,
-    tokens_tc12_smem_bytes,
+    BwdChainParams, BwdParams, BwdPieceLayout, BwdWorkspaceLayout, CHAIN_THREADS, CHUNK,
+    DSCAN_MMA_WARPS, DSCAN_W8_WARPS, DSUM1_MIN_BLOCKS, FSCANP1_MIN_BLOCKS, OFFSETS_THREADS,
+    OverlapLayout, PARAM_THREADS, PSUM1_MIN_BLOCKS, SCAN_WARPS, SUM_STAGES, TOK_THREADS,
+    dscan_mma_smem_bytes, dscan_mma_stages_smem_bytes, dscan_ov_smem_bytes, dscan_ov2_smem_bytes,
+    dscan_w8_smem_bytes, fast_smem_bytes, flags, max_chunks, scan_smem_bytes, scanx_smem_bytes,
+    tokens_tc11_smem_bytes, tokens_tc12_smem_bytes,
 };
 use super::pdl::{GdnPlan, Launch, PdlMode};
 
@@ -916,7 +916,7 @@ pub struct GdnBwdPlan<F = Function> {
     checkpoints: CheckpointUse,
     layout: BwdWorkspaceLayout,
     pieces: BwdPieceLayout,
-    overlap: BwdOverlapLayout,
+    overlap: OverlapLayout,
     schedule: BwdSchedule,
     steps: Vec<Step>,
     kernels: Vec<F>,
@@ -1156,7 +1156,7 @@ impl<F> GdnBwdPlan<F> {
             checkpoints,
             layout,
             pieces: piece_layout,
-            overlap: BwdOverlapLayout::new(piece_layout.total, u64::from(chunks), ho, overlap),
+            overlap: OverlapLayout::new(piece_layout.total, u64::from(chunks), ho, overlap),
             schedule,
             steps,
             kernels,

@@ -71,8 +71,8 @@ use super::backward::GdnBwdPlan;
 use super::chain::ChainVariant;
 use super::fwd_overlap;
 use super::params::{
-    BwdOverlapLayout, CHAIN_THREADS, CkptLayout, FwdFastParams, FwdParams, KernelDtype,
-    OFFSETS_THREADS, PREP3_THREADS, PieceLayout, SCAN_STAGES, SCANX_S1_MIN_BLOCKS, SCANX_S1_STAGES,
+    CHAIN_THREADS, CkptLayout, FwdFastParams, FwdParams, KernelDtype, OFFSETS_THREADS,
+    OverlapLayout, PREP3_THREADS, PieceLayout, SCAN_STAGES, SCANX_S1_MIN_BLOCKS, SCANX_S1_STAGES,
     SLIM_OV_STAGES, SLIM_SUM_MIN_BLOCKS, SLIM_W4_STAGES, SLIM_W4D_MIN_BLOCKS, SLIM_W8_STAGES,
     SUM_STAGES, SUM1_MIN_BLOCKS, WorkspaceLayout, fast_smem_bytes, flags, max_chunks,
     prep7_smem_bytes, slim_piece_smem_bytes, slim_prep_smem_bytes, slim_scan_smem_bytes,
@@ -1346,7 +1346,7 @@ pub struct GdnFwdPlan<F = Function> {
     layout: WorkspaceLayout,
     pieces: PieceLayout,
     /// The overlapped forward's flags and chunk order (empty without overlap).
-    overlap: BwdOverlapLayout,
+    overlap: OverlapLayout,
     /// The state checkpoints' cadence, dtype and row table (empty without checkpoints).
     ckpt: CkptLayout,
     choice: FwdChoice,
@@ -1461,7 +1461,7 @@ impl<F> GdnFwdPlan<F> {
             .prep_pass()
             .launch_shape(chunks, ho as u64, k, sms, per_sm);
         let pieces = PieceLayout::new(layout.total, n, ho as u64, k, v, p);
-        let overlap = BwdOverlapLayout::new(pieces.total, chunks, ho as u64, choice.overlap);
+        let overlap = OverlapLayout::new(pieces.total, chunks, ho as u64, choice.overlap);
         let ckpt_f32 = f
             .port("state_checkpoints")
             .is_some_and(|c| c.dtype == DataType::Float);
