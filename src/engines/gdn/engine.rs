@@ -70,13 +70,14 @@ use super::analyzer::{GdnFacts, GdnOp, PortFacts};
 use super::backward::GdnBwdPlan;
 use super::chain::ChainVariant;
 use super::fwd_overlap;
+use super::occupancy::BlockUse;
 use super::params::{
     CHAIN_THREADS, CkptLayout, FwdFastParams, FwdParams, KernelDtype, OFFSETS_THREADS,
-    OverlapLayout, PREP3_THREADS, PieceLayout, SCAN_STAGES, SCANX_S1_MIN_BLOCKS, SCANX_S1_STAGES,
-    SLIM_OV_STAGES, SLIM_SUM_MIN_BLOCKS, SLIM_W4_STAGES, SLIM_W4D_MIN_BLOCKS, SLIM_W8_STAGES,
-    SUM_STAGES, SUM1_MIN_BLOCKS, WorkspaceLayout, fast_smem_bytes, flags, max_chunks,
-    prep7_smem_bytes, slim_piece_smem_bytes, slim_prep_smem_bytes, slim_scan_smem_bytes,
-    slim_sum_smem_bytes,
+    OverlapLayout, PREP3_THREADS, PREP6_MIN_BLOCKS, PieceLayout, SCAN_STAGES, SCANX_S1_MIN_BLOCKS,
+    SCANX_S1_STAGES, SLIM_OV_STAGES, SLIM_PREP_MIN_BLOCKS, SLIM_PREP_OV_MIN_BLOCKS,
+    SLIM_SUM_MIN_BLOCKS, SLIM_W4_STAGES, SLIM_W4D_MIN_BLOCKS, SLIM_W8_STAGES, SUM_STAGES,
+    SUM1_MIN_BLOCKS, WorkspaceLayout, fast_smem_bytes, flags, max_chunks, prep7_smem_bytes,
+    slim_piece_smem_bytes, slim_prep_smem_bytes, slim_scan_smem_bytes, slim_sum_smem_bytes,
 };
 use super::pdl::{GdnPlan, Launch, PdlMode};
 
@@ -501,6 +502,16 @@ impl FwdPass {
     pub fn smem_bytes(&self, k: u64) -> u32 {
         self.smem.bytes(k, self.warps)
     }
+
+    /// One block's claim on an SM at K = V = `k` with launch bounds of `min_blocks` blocks per
+    /// SM (1: none), for the occupancy sums of [`super::occupancy`].
+    pub fn block(&self, k: u64, min_blocks: u64) -> BlockUse {
+        BlockUse {
+            smem: u64::from(self.smem_bytes(k)),
+            threads: u64::from(self.threads()),
+            min_blocks,
+        }
+    }
 }
 
 /// How a prep launch covers its (chunk slot, head) tiles, as data.
@@ -514,7 +525,8 @@ pub enum PrepGrid {
 }
 
 /// One prep ("per-chunk factor kernel") launch as a schedule makes it, as data: the kernel
-/// (entry, warps, shared memory) and how its blocks cover the tiles. The full factors' preps are
+/// (entry, warps, shared memory, the blocks per SM of its launch bounds) and how its blocks cover
+/// the tiles. The full factors' preps are
 /// the rows of [`PREP_VARIANTS`] (both directions), the slim ones [`SLIM_PREP`] and
 /// [`SLIM_PREP_OV`] (rows of [`SLIM_SCANS`]); [`FwdChoice::prep_pass`] is the forward's only
 /// chooser.
@@ -522,11 +534,18 @@ pub enum PrepGrid {
 pub struct PrepPass {
     /// The kernel.
     pub pass: FwdPass,
+    /// Blocks per SM of the kernel's launch bounds (`__launch_bounds__(threads, min_blocks)`).
+    pub min_blocks: u64,
     /// How its blocks cover the tiles.
     pub grid: PrepGrid,
 }
 
 impl PrepPass {
+    /// One block's claim on an SM at K = V = `k` ([`FwdPass::block`] at [`PrepPass::min_blocks`]).
+    pub fn block(&self, k: u64) -> BlockUse {
+        self.pass.block(k, self.min_blocks)
+    }
+
     /// Grid, threads and dynamic shared memory for `chunks` chunk slots, `ho` output heads at
     /// K = V = `k` on `sms` SMs (`per_sm`: a persistent grid's blocks per SM,
     /// `DNNPLAN_GDN_FWD_OVERLAP_PER_SM`; unused by a grid per tile).
@@ -554,7 +573,7 @@ impl PrepPass {
 const PREP_WARPS: u64 = PREP3_THREADS as u64 / 32;
 
 /// The slim prep (`gdn_fwd_slimprep_<tag>_k128`, kernels/include/gdn_fwd_slim.cuh): one block
-/// per (chunk slot, head).
+/// per (chunk slot, head), [`SLIM_PREP_MIN_BLOCKS`] per SM.
 pub const SLIM_PREP: PrepPass = PrepPass {
     pass: FwdPass {
         stem: "slimprep",
@@ -562,17 +581,32 @@ pub const SLIM_PREP: PrepPass = PrepPass {
         warps: PREP_WARPS,
         smem: PassSmem::SlimPrep,
     },
+    min_blocks: SLIM_PREP_MIN_BLOCKS,
     grid: PrepGrid::PerTile,
 };
 
 /// The persistent slim prep `gdn_fwd_slimprep_<tag>_k128_ov`, the producer beside the
-/// overlapped output scan ([`super::fwd_overlap`]).
+/// overlapped output scan [`SLIM_SCAN_OV`] ([`super::fwd_overlap`] sizes its grid by its block),
+/// [`SLIM_PREP_OV_MIN_BLOCKS`] per SM.
 pub const SLIM_PREP_OV: PrepPass = PrepPass {
     pass: FwdPass {
         suffix: "ov",
         ..SLIM_PREP.pass
     },
+    min_blocks: SLIM_PREP_OV_MIN_BLOCKS,
     grid: PrepGrid::Persistent,
+};
+
+/// The overlapped uncut slim output scan `gdn_fwd_slimscan_<tag>_k128_w4ov` (4 warps,
+/// [`SLIM_OV_STAGES`], no launch bounds beyond its threads), the consumer beside
+/// [`SLIM_PREP_OV`].
+pub const SLIM_SCAN_OV: FwdPass = FwdPass {
+    stem: SLIM_SCAN_STEM,
+    suffix: "w4ov",
+    warps: 4,
+    smem: PassSmem::SlimScan {
+        stages: SLIM_OV_STAGES,
+    },
 };
 
 /// When a slim output scan runs (the first row of [`SLIM_SCANS`] that applies).
@@ -612,14 +646,7 @@ pub const SLIM_SCANS: [SlimScanRow; 4] = [
     },
     SlimScanRow {
         used: SlimScanUse::Overlap,
-        scan: FwdPass {
-            stem: SLIM_SCAN_STEM,
-            suffix: "w4ov",
-            warps: 4,
-            smem: PassSmem::SlimScan {
-                stages: SLIM_OV_STAGES,
-            },
-        },
+        scan: SLIM_SCAN_OV,
         prep: SLIM_PREP_OV,
     },
     SlimScanRow {
@@ -967,8 +994,8 @@ pub struct PrepRow {
     pub pass: PrepPass,
 }
 
-/// The full factors' prep launch of the kernel stem `stem` (8 warps, `gdn::Prep7Smem`, one
-/// block per (chunk slot, head)).
+/// The full factors' prep launch of the kernel stem `stem` (8 warps, `gdn::Prep7Smem`,
+/// [`PREP6_MIN_BLOCKS`] per SM, one block per (chunk slot, head)).
 const fn full_prep(stem: &'static str) -> PrepPass {
     PrepPass {
         pass: FwdPass {
@@ -977,6 +1004,7 @@ const fn full_prep(stem: &'static str) -> PrepPass {
             warps: PREP_WARPS,
             smem: PassSmem::Prep,
         },
+        min_blocks: PREP6_MIN_BLOCKS,
         grid: PrepGrid::PerTile,
     }
 }
@@ -1920,13 +1948,6 @@ pub(super) mod tests {
             let persistent = c.prep_pass().grid == PrepGrid::Persistent;
             assert_eq!(persistent, overlap, "{pieces} {overlap} {scan:?}");
         }
-        // The persistent prep launches the block fwd_overlap sizes its grid by.
-        let (_, threads, smem) = SLIM_PREP_OV.launch_shape(1, 1, 128, 132, None);
-        let block = fwd_overlap::prep_block(128);
-        assert_eq!(
-            (u64::from(threads), u64::from(smem)),
-            (block.threads, block.smem)
-        );
     }
 
     #[test]

@@ -434,6 +434,9 @@ pub const SCAN_WARPS: u32 = 4;
 pub const SCAN_STAGES: u64 = 3;
 /// Threads of the 8-warp prep kernels (`prep3` and its successors, the bundled `prep14` / `prep15`).
 pub const PREP3_THREADS: u32 = 256;
+/// Blocks per SM of the bundled full preps' launch bounds (`gdn::PREP6_MIN_BLOCKS`: `prep14` /
+/// `prep15`, both directions).
+pub const PREP6_MIN_BLOCKS: u64 = 4;
 
 /// Dynamic shared memory of the bundled prep kernels (`gdn_{fwd,bwd}_prep14_*`, `_prep15_*`;
 /// before session 12 also `prep7` .. `prep13`) for head dims `k = v`
