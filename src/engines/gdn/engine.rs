@@ -857,7 +857,7 @@ pub enum FwdFactors {
     Slim,
 }
 
-/// One factor layout, as data: the switch value and the entry stems of its prep and scan.
+/// One factor layout, as data: the switch value, the entry stem of its scans and its workspace.
 pub struct FactorRow {
     /// The layout this row describes (its discriminant is the row's index).
     pub factors: FwdFactors,
@@ -865,6 +865,8 @@ pub struct FactorRow {
     pub switch: &'static str,
     /// The scan entry's stem: `gdn_fwd_<stem>_<tag>_k<K>_w4|w8`.
     pub scan_stem: &'static str,
+    /// The factors' workspace regions for (sequences, tokens, heads, K, V).
+    pub workspace: fn(u64, u64, u64, u64, u64) -> WorkspaceLayout,
 }
 
 /// Every factor layout, in [`FwdFactors`] order.
@@ -873,11 +875,13 @@ pub const FACTOR_VARIANTS: [FactorRow; 2] = [
         factors: FwdFactors::Full,
         switch: "full",
         scan_stem: "scanx",
+        workspace: WorkspaceLayout::new,
     },
     FactorRow {
         factors: FwdFactors::Slim,
         switch: "slim",
         scan_stem: "slimscan",
+        workspace: |n, t, ho, _, _| WorkspaceLayout::slim(n, t, ho),
     },
 ];
 
@@ -1478,10 +1482,7 @@ impl<F> GdnFwdPlan<F> {
         let p = choice.pieces;
         let (scan, sum) = (choice.scan_pass(), choice.sum_pass());
         let warps = scan.warps;
-        let layout = match choice.factors {
-            FwdFactors::Full => WorkspaceLayout::new(n, t, ho as u64, k, v),
-            FwdFactors::Slim => WorkspaceLayout::slim(n, t, ho as u64),
-        };
+        let layout = (choice.factors.row().workspace)(n, t, ho as u64, k, v);
         let per_sm = std::env::var("DNNPLAN_GDN_FWD_OVERLAP_PER_SM")
             .ok()
             .and_then(|x| x.parse::<u64>().ok());
