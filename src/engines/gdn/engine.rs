@@ -76,8 +76,9 @@ use super::params::{
     OverlapLayout, PREP3_THREADS, PREP6_MIN_BLOCKS, PieceLayout, SCAN_STAGES, SCANX_S1_MIN_BLOCKS,
     SCANX_S1_STAGES, SLIM_OV_STAGES, SLIM_PREP_MIN_BLOCKS, SLIM_PREP_OV_MIN_BLOCKS,
     SLIM_SUM_MIN_BLOCKS, SLIM_W4_STAGES, SLIM_W4D_MIN_BLOCKS, SLIM_W8_STAGES, SUM_STAGES,
-    SUM1_MIN_BLOCKS, WorkspaceLayout, fast_smem_bytes, flags, max_chunks, prep7_smem_bytes,
-    slim_piece_smem_bytes, slim_prep_smem_bytes, slim_scan_smem_bytes, slim_sum_smem_bytes,
+    SUM1_MIN_BLOCKS, WorkspaceLayout, dscan_mma_stages_smem_bytes, fast_smem_bytes, flags,
+    max_chunks, prep7_smem_bytes, scanx_smem_bytes, slim_piece_smem_bytes, slim_prep_smem_bytes,
+    slim_scan_smem_bytes, slim_sum_smem_bytes,
 };
 use super::pdl::{GdnPlan, Launch, PdlMode};
 
@@ -423,7 +424,9 @@ pub const SLIM_PIECES: SlimPieceRow = SlimPieceRow {
     sum_per_sm: SLIM_SUM_MIN_BLOCKS,
 };
 
-/// The shared-memory layout of a forward pass's kernel, as data (the byte counts of params.rs).
+/// The shared-memory layout of a pass's kernel, as data (the byte counts of params.rs): the
+/// forward's passes, the preps of both directions and the backward's piece passes
+/// ([`super::backward::PiecePass`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PassSmem {
     /// `gdn::FastSmem` on `stages` cp.async stages: the full output scans (`out`) and the full
@@ -448,6 +451,18 @@ pub enum PassSmem {
     Prep,
     /// `gdn::SlimPrepSmem`: the slim preps ([`slim_prep_smem_bytes`]).
     SlimPrep,
+    /// `gdn::ScanxSmem` on `stages` stages, no output area, no split: the backward's seeded
+    /// piece replay ([`scanx_smem_bytes`]).
+    Scanx {
+        /// cp.async stages.
+        stages: u64,
+    },
+    /// `gdn::DscanMmaSmem` on `stages` stages: the backward's 4-warp reverse summaries
+    /// ([`dscan_mma_stages_smem_bytes`]; the layout is the 4-warp one whatever `warps` says).
+    DscanMma {
+        /// cp.async stages.
+        stages: u64,
+    },
 }
 
 impl PassSmem {
@@ -460,6 +475,8 @@ impl PassSmem {
             PassSmem::SlimSum => slim_sum_smem_bytes(k),
             PassSmem::Prep => prep7_smem_bytes(k, k),
             PassSmem::SlimPrep => slim_prep_smem_bytes(k),
+            PassSmem::Scanx { stages } => scanx_smem_bytes(k, warps, stages, false, 1),
+            PassSmem::DscanMma { stages } => dscan_mma_stages_smem_bytes(k, stages),
         }
     }
 }
