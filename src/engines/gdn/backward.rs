@@ -334,13 +334,7 @@ impl BwdKernel {
 }
 
 // ALL lists every kernel once, in discriminant order.
-const _: () = {
-    let mut i = 0;
-    while i < BwdKernel::ALL.len() {
-        assert!(BwdKernel::ALL[i] as usize == i);
-        i += 1;
-    }
-};
+rows_in_discriminant_order!(BwdKernel::ALL, k => *k);
 
 /// Kernels of the `gdn_bwd` module a backward plan resolves, in [`BwdKernel`] order
 /// (`tag` = `bf16` / `f16`, `k` = K = V; `prep`: the factor kernel, which the plan must then be

@@ -692,19 +692,8 @@ pub const SLIM_SCANS: [SlimScanRow; 4] = [
     },
 ];
 
-// Each row sits at its variant's index.
-const _: () = {
-    let mut i = 0;
-    while i < FWD_SCANS.len() {
-        assert!(FWD_SCANS[i].variant as usize == i);
-        i += 1;
-    }
-    let mut i = 0;
-    while i < FWD_SUMS.len() {
-        assert!(FWD_SUMS[i].variant as usize == i);
-        i += 1;
-    }
-};
+rows_in_discriminant_order!(FWD_SCANS, r => r.variant);
+rows_in_discriminant_order!(FWD_SUMS, r => r.variant);
 
 impl ScanVariant {
     /// The variant's row in [`FWD_SCANS`].
@@ -902,14 +891,7 @@ pub const FACTOR_VARIANTS: [FactorRow; 2] = [
     },
 ];
 
-// Each row sits at its variant's index.
-const _: () = {
-    let mut i = 0;
-    while i < FACTOR_VARIANTS.len() {
-        assert!(FACTOR_VARIANTS[i].factors as usize == i);
-        i += 1;
-    }
-};
+rows_in_discriminant_order!(FACTOR_VARIANTS, r => r.factors);
 
 impl FwdFactors {
     /// The factors of the path slim applies to when `DNNPLAN_GDN_FWD_FACTORS` is unset: slim, at
@@ -1045,14 +1027,7 @@ pub const PREP_VARIANTS: [PrepRow; 2] = [
     },
 ];
 
-// Each row sits at its variant's index.
-const _: () = {
-    let mut i = 0;
-    while i < PREP_VARIANTS.len() {
-        assert!(PREP_VARIANTS[i].variant as usize == i);
-        i += 1;
-    }
-};
+rows_in_discriminant_order!(PREP_VARIANTS, r => r.variant);
 
 impl PrepVariant {
     /// The prep a plan runs unless `DNNPLAN_GDN_FWD_PREP` names another (every shape: prep15
