@@ -134,6 +134,37 @@ struct Gen {
     idx: Option<Host>,
 }
 
+impl Gen {
+    /// The ports every node binds, in binding order, with their tensors.
+    fn required(&self) -> [(&'static str, &Host); 6] {
+        [
+            ("q", &self.q),
+            ("k", &self.kk),
+            ("v", &self.vv),
+            ("g", &self.g),
+            ("beta", &self.beta),
+            ("cu_seqlens", &self.cuh),
+        ]
+    }
+
+    /// The reference's inputs: the drawn tensors' rounded values, with `initial_state` the
+    /// states in sequence order (`None`: none) and no pool.
+    fn inputs<'a>(&'a self, initial_state: Option<&'a [f64]>) -> GdnInputs<'a> {
+        GdnInputs {
+            q: &self.q.vals,
+            k: &self.kk.vals,
+            v: &self.vv.vals,
+            g: &self.g.vals,
+            beta: &self.beta.vals,
+            cu_seqlens: &self.cu,
+            initial_state,
+            state_indices: None,
+            a_log: self.a_log.as_ref().map(|h| h.vals.as_slice()),
+            dt_bias: self.dt_bias.as_ref().map(|h| h.vals.as_slice()),
+        }
+    }
+}
+
 /// Draws the inputs of `c` (deterministic in `seed`).
 fn draw(c: &Case, seed: u64) -> Gen {
     // One generator per tensor: a batch whose first sequence equals another problem draws the
@@ -267,28 +298,23 @@ fn draw(c: &Case, seed: u64) -> Gen {
 /// Runs `c` on the GPU through the plan list and checks it against the reference; returns the
 /// raw output bytes (for bitwise comparisons).
 fn run(c: &Case, seed: u64, caller: &Caller) -> Outcome {
+    let drawn = draw(c, seed);
     let Gen {
         sh,
         t,
         n,
         ho,
         v,
-        cu,
-        q,
-        kk,
-        vv,
-        g,
-        beta,
-        cuh,
-        a_log,
-        dt_bias,
+        ref cu,
+        ref a_log,
+        ref dt_bias,
         sl,
-        rows,
+        ref rows,
         npool,
-        init,
-        idx,
+        ref init,
+        ref idx,
         ..
-    } = draw(c, seed);
+    } = drawn;
 
     // The graph.
     let mut graph = Graph::new(GraphContext::new(c.io, DataType::Float, DataType::Float));
@@ -297,24 +323,13 @@ fn run(c: &Case, seed: u64, caller: &Caller) -> Outcome {
     };
     let mut b = NodeBuilder::by_name("gdn").unwrap().name("gdn0");
     let mut bound: Vec<(i64, &Host)> = Vec::new();
-    for (port, h) in [
-        ("q", &q),
-        ("k", &kk),
-        ("v", &vv),
-        ("g", &g),
-        ("beta", &beta),
-        ("cu_seqlens", &cuh),
-    ] {
-        let u = uid(port, h, &mut graph);
-        b = b.input(port, u);
-        bound.push((u, h));
-    }
-    for (port, h) in [
+    let required = drawn.required().map(|(port, h)| (port, Some(h)));
+    for (port, h) in required.into_iter().chain([
         ("initial_state", init.as_ref()),
         ("a_log", a_log.as_ref()),
         ("dt_bias", dt_bias.as_ref()),
         ("state_indices", idx.as_ref()),
-    ] {
+    ]) {
         if let Some(h) = h {
             let u = uid(port, h, &mut graph);
             b = b.input(port, u);
@@ -381,7 +396,7 @@ fn run(c: &Case, seed: u64, caller: &Caller) -> Outcome {
     // Checkpoints: the allocation bound max(T/c + N, 1) rows, NaN-filled; only the specified
     // Σ ceil(T_b/c) rows are read back.
     let (ck_every, ck_dt) = c.ckpt.unwrap_or((0, DataType::Float));
-    let ck_rows = reference::checkpoint_rows(&cu, ck_every);
+    let ck_rows = reference::checkpoint_rows(cu, ck_every);
     let ck_bytes = ck_rows * sl * size(ck_dt);
     let ck_dev = ck_uid.map(|u| {
         let alloc = (t as usize / ck_every + n as usize).max(1) * sl * size(ck_dt);
@@ -464,18 +479,7 @@ fn run(c: &Case, seed: u64, caller: &Caller) -> Outcome {
             .flat_map(|&r| h.vals[r * sl..(r + 1) * sl].to_vec())
             .collect()
     });
-    let inp = GdnInputs {
-        q: &q.vals,
-        k: &kk.vals,
-        v: &vv.vals,
-        g: &g.vals,
-        beta: &beta.vals,
-        cu_seqlens: &cu,
-        initial_state: packed_init.as_deref(),
-        state_indices: None,
-        a_log: a_log.as_ref().map(|h| h.vals.as_slice()),
-        dt_bias: dt_bias.as_ref().map(|h| h.vals.as_slice()),
-    };
+    let inp = drawn.inputs(packed_init.as_deref());
     let (r, r_ckpt) = reference::forward_with_checkpoints(&sh, &c.opts, &inp, ck_every);
     let og: Vec<f64> = o.chunks(size(c.io)).map(|b| get(c.io, b)).collect();
     let fg: Vec<f64> = rows
@@ -746,18 +750,13 @@ fn aligned_case(name: &'static str, lens: &[usize]) -> Case {
     c
 }
 
-#[test]
-fn forward_parity_matrix() {
-    let caller = Caller::new();
-    let mut cases = vec![
-        base("bf16 K=V=128 edge lengths, fp32 state", EDGE, 128),
-        base("bf16 K=V=64 edge lengths, fp32 state", EDGE, 64),
-    ];
-    let mut c = base(
-        "fp16 K=V=128 GVA 1/2, l2norm, safe gate, bf16 state",
-        &[200, 0, 77],
-        128,
-    );
+/// The five configurations both parity matrices start with, named by `names` in this order:
+/// edge lengths at K = V = 128 and 64 (fp32 states); fp16 GVA 1/2 with l2norm, safe gate, beta
+/// sigmoid, `a_log` / `dt_bias`, fp16 gates and bf16 states; K = V = 64 GQA 4/2 with linear gates,
+/// negative eigenvalues, scale 1 and int64 `cu_seqlens`; no initial state, scale 0.5, bf16 beta.
+fn parity_cases(names: [&'static str; 5]) -> Vec<Case> {
+    let mut cases = vec![base(names[0], EDGE, 128), base(names[1], EDGE, 64)];
+    let mut c = base(names[2], &[200, 0, 77], 128);
     c.io = DataType::Half;
     c.shape = GdnShape {
         h: 1,
@@ -777,11 +776,7 @@ fn forward_parity_matrix() {
     c.g_dt = DataType::Half;
     c.beta_dt = DataType::Half;
     cases.push(c);
-    let mut c = base(
-        "bf16 K=V=64 GQA 4/2, linear gate, neg eig, scale 1, int64 cu",
-        &[68, 130],
-        64,
-    );
+    let mut c = base(names[3], &[68, 130], 64);
     c.shape = GdnShape {
         h: 4,
         hk: 2,
@@ -799,15 +794,24 @@ fn forward_parity_matrix() {
     };
     c.cu64 = true;
     cases.push(c);
-    let mut c = base(
-        "bf16 K=V=128 no initial state, scale 0.5, bf16 beta",
-        &[96, 32, 160, 1],
-        128,
-    );
+    let mut c = base(names[4], &[96, 32, 160, 1], 128);
     c.state = None;
     c.opts.scale = Some(0.5);
     c.beta_dt = DataType::Bfloat16;
     cases.push(c);
+    cases
+}
+
+#[test]
+fn forward_parity_matrix() {
+    let caller = Caller::new();
+    let mut cases = parity_cases([
+        "bf16 K=V=128 edge lengths, fp32 state",
+        "bf16 K=V=64 edge lengths, fp32 state",
+        "fp16 K=V=128 GVA 1/2, l2norm, safe gate, bf16 state",
+        "bf16 K=V=64 GQA 4/2, linear gate, neg eig, scale 1, int64 cu",
+        "bf16 K=V=128 no initial state, scale 0.5, bf16 beta",
+    ]);
     let mut c = base("bf16 K=V=128 H=16, 4 x 512 (host timing)", &[512; 4], 128);
     c.shape = GdnShape {
         h: 16,
@@ -915,6 +919,7 @@ fn run_bwd_with(
             if ck.zero { " zeroed" } else { "" }
         ),
     };
+    let drawn = draw(c, seed);
     let Gen {
         sh,
         t,
@@ -922,37 +927,19 @@ fn run_bwd_with(
         ho,
         k,
         v,
-        cu,
-        q,
-        kk,
-        vv,
-        g,
-        beta,
-        cuh,
-        a_log,
-        dt_bias,
+        ref a_log,
+        ref dt_bias,
         sl,
-        init,
+        ref init,
         ..
-    } = draw(c, seed);
+    } = drawn;
     let mut rng = Rng(seed ^ 0x5eed_d0d0);
     let d_o = host(c.io, &[t, ho, v], |_| rng.uni(-1.0, 1.0));
     let dfs = c
         .state
         .map(|sd| host(sd, &[n, ho, v, k], |_| rng.uni(-0.1, 0.1)));
 
-    let inp = GdnInputs {
-        q: &q.vals,
-        k: &kk.vals,
-        v: &vv.vals,
-        g: &g.vals,
-        beta: &beta.vals,
-        cu_seqlens: &cu,
-        initial_state: init.as_ref().map(|h| h.vals.as_slice()),
-        state_indices: None,
-        a_log: a_log.as_ref().map(|h| h.vals.as_slice()),
-        dt_bias: dt_bias.as_ref().map(|h| h.vals.as_slice()),
-    };
+    let inp = drawn.inputs(init.as_ref().map(|h| h.vals.as_slice()));
     let ckpt_host = ckpt.map(|ck| {
         let series = reference::forward_with_checkpoints(&sh, &c.opts, &inp, ck.every as usize).1;
         let dt = ck.dtype.unwrap_or(c.io);
@@ -973,20 +960,15 @@ fn run_bwd_with(
     let mut graph = Graph::new(GraphContext::new(c.io, DataType::Float, DataType::Float));
     let mut b = NodeBuilder::by_name("gdn_bwd").unwrap().name("gdn_bwd0");
     let mut bound: Vec<(i64, &Host)> = Vec::new();
-    for (port, h) in [
-        ("q", Some(&q)),
-        ("k", Some(&kk)),
-        ("v", Some(&vv)),
-        ("g", Some(&g)),
-        ("beta", Some(&beta)),
-        ("cu_seqlens", Some(&cuh)),
+    let required = drawn.required().map(|(port, h)| (port, Some(h)));
+    for (port, h) in required.into_iter().chain([
         ("dO", Some(&d_o)),
         ("initial_state", init.as_ref()),
         ("d_final_state", dfs.as_ref()),
         ("a_log", a_log.as_ref()),
         ("dt_bias", dt_bias.as_ref()),
         ("state_checkpoints", ckpt_host.as_ref()),
-    ] {
+    ]) {
         if let Some(h) = h {
             let u = graph.add_tensor(Tensor::new(port, &h.dims, h.dt)).unwrap();
             b = b.input(port, u);
@@ -1166,66 +1148,14 @@ fn run_bwd_with(
 #[test]
 fn backward_parity_matrix() {
     let caller = Caller::new();
-    let mut cases = vec![
-        base("bwd bf16 K=V=128 edge lengths, fp32 state", EDGE, 128),
-        base("bwd bf16 K=V=64 edge lengths, fp32 state", EDGE, 64),
-    ];
-    cases[0].host_timing = true;
-    let mut c = base(
+    let mut cases = parity_cases([
+        "bwd bf16 K=V=128 edge lengths, fp32 state",
+        "bwd bf16 K=V=64 edge lengths, fp32 state",
         "bwd fp16 K=V=128 GVA 1/2, l2norm, safe gate, bf16 state",
-        &[200, 0, 77],
-        128,
-    );
-    c.io = DataType::Half;
-    c.shape = GdnShape {
-        h: 1,
-        hk: 1,
-        hv: 2,
-        k: 128,
-        v: 128,
-    };
-    c.opts = GdnOptions {
-        use_qk_l2norm: true,
-        safe_gate: true,
-        use_beta_sigmoid: true,
-        ..Default::default()
-    };
-    c.params = true;
-    c.state = Some(DataType::Bfloat16);
-    c.g_dt = DataType::Half;
-    c.beta_dt = DataType::Half;
-    cases.push(c);
-    let mut c = base(
         "bwd bf16 K=V=64 GQA 4/2, linear gate, neg eig, l2norm, T=68+130",
-        &[68, 130],
-        64,
-    );
-    c.shape = GdnShape {
-        h: 4,
-        hk: 2,
-        hv: 2,
-        k: 64,
-        v: 64,
-    };
-    c.opts = GdnOptions {
-        gate_domain: GateDomain::Linear,
-        use_beta_sigmoid: true,
-        allow_neg_eigval: true,
-        use_qk_l2norm: true,
-        scale: Some(1.0),
-        ..Default::default()
-    };
-    c.cu64 = true;
-    cases.push(c);
-    let mut c = base(
         "bwd bf16 K=V=128 no initial state, scale 0.5, bf16 beta",
-        &[96, 32, 160, 1],
-        128,
-    );
-    c.state = None;
-    c.opts.scale = Some(0.5);
-    c.beta_dt = DataType::Bfloat16;
-    cases.push(c);
+    ]);
+    cases[0].host_timing = true;
     let mut c = base("bwd bf16 K=V=128 GVA H=2/HV=4, 1 x 300", &[300], 128);
     c.shape = GdnShape {
         h: 2,

@@ -213,18 +213,10 @@ def _gdn_fwd_overwrite_cuda(q, k, v, g, beta, cu_seqlens, initial_state, state_i
 def _gdn_bwd_cuda(q, k, v, g, beta, cu_seqlens, d_o, initial_state, d_final_state, a_log,
                   dt_bias, scale, use_qk_l2norm, use_beta_sigmoid, allow_neg_eigval, safe_gate,
                   gate_domain, batch_invariant):
-    ins = tuple(_c(t) for t in (q, k, v, g, beta, cu_seqlens, d_o, initial_state, d_final_state,
-                                a_log, dt_bias))
-    q, k, v, g, beta, cu_seqlens, d_o, initial_state, d_final_state, a_log, dt_bias = ins
-    cfg = GdnConfig(scale, use_qk_l2norm, use_beta_sigmoid, allow_neg_eigval, safe_gate,
-                    gate_domain, batch_invariant)
-    key = ("gdn_bwd", q.device.index, *(_launch.tensor_key(t) for t in ins), cfg)
-    d = _launch.desc
-    plan = _launch.prepared(key, lambda: (*gdn_bwd_graph(*(d(t) for t in ins), cfg=cfg), None))
-    outs = _gdn_bwd_alloc(q, k, v, g, beta, initial_state, a_log, dt_bias)
-    p = _launch.ptr
-    _launch.launch(plan, q.get_device(), q, [p(t) for t in ins] + [o.data_ptr() for o in outs])
-    return outs
+    return _gdn_bwd_launch(
+        (q, k, v, g, beta, cu_seqlens, d_o, initial_state, d_final_state, a_log, dt_bias),
+        GdnConfig(scale, use_qk_l2norm, use_beta_sigmoid, allow_neg_eigval, safe_gate,
+                  gate_domain, batch_invariant))
 
 
 def _ckpt_shape(q, v, cu_seqlens, every) -> tuple:
@@ -265,22 +257,37 @@ def _gdn_bwd_ckpt_cuda(q, k, v, g, beta, cu_seqlens, d_o, initial_state, d_final
                        dt_bias, state_checkpoints, checkpoint_every_n_tokens, scale,
                        use_qk_l2norm, use_beta_sigmoid, allow_neg_eigval, safe_gate,
                        gate_domain, batch_invariant):
-    ins = tuple(_c(t) for t in (q, k, v, g, beta, cu_seqlens, d_o, initial_state, d_final_state,
-                                a_log, dt_bias))
+    return _gdn_bwd_launch(
+        (q, k, v, g, beta, cu_seqlens, d_o, initial_state, d_final_state, a_log, dt_bias),
+        GdnConfig(scale, use_qk_l2norm, use_beta_sigmoid, allow_neg_eigval, safe_gate,
+                  gate_domain, batch_invariant),
+        state_checkpoints, int(checkpoint_every_n_tokens))
+
+
+def _gdn_bwd_launch(given, cfg, state_checkpoints=None, every=0) -> tuple:
+    """The backward's launch, with or without the forward's ``state_checkpoints`` at cadence
+    ``every``: compact inputs (``given``: q, k, v, g, beta, cu_seqlens, d_o, initial_state,
+    d_final_state, a_log, dt_bias; then the checkpoints), the plan prepared once per signature,
+    the gradients allocated by ``_gdn_bwd_alloc``."""
+    ins = tuple(_c(t) for t in given)
+    ck = _c(state_checkpoints)
     q, k, v, g, beta, cu_seqlens, d_o, initial_state, d_final_state, a_log, dt_bias = ins
-    ck = state_checkpoints.contiguous()
-    every = int(checkpoint_every_n_tokens)
-    cfg = GdnConfig(scale, use_qk_l2norm, use_beta_sigmoid, allow_neg_eigval, safe_gate,
-                    gate_domain, batch_invariant)
-    key = ("gdn_bwd_ckpt", q.device.index, *(_launch.tensor_key(t) for t in ins),
-           _launch.tensor_key(ck), every, cfg)
+    tkeys = tuple(_launch.tensor_key(t) for t in ins)
+    if ck is None:
+        key = ("gdn_bwd", q.device.index, *tkeys, cfg)
+    else:
+        key = ("gdn_bwd_ckpt", q.device.index, *tkeys, _launch.tensor_key(ck), every, cfg)
     d = _launch.desc
-    plan = _launch.prepared(key, lambda: (*gdn_bwd_graph(
-        *(d(t) for t in ins), cfg=cfg, state_checkpoints=d(ck), checkpoint_every=every), None))
+
+    def graph():
+        extra = {} if ck is None else {"state_checkpoints": d(ck), "checkpoint_every": every}
+        return (*gdn_bwd_graph(*(d(t) for t in ins), cfg=cfg, **extra), None)
+
+    plan = _launch.prepared(key, graph)
     outs = _gdn_bwd_alloc(q, k, v, g, beta, initial_state, a_log, dt_bias)
     p = _launch.ptr
-    _launch.launch(plan, q.get_device(), q,
-                   [p(t) for t in ins] + [o.data_ptr() for o in outs] + [ck.data_ptr()])
+    _launch.launch(plan, q.get_device(), q, [p(t) for t in ins] + [o.data_ptr() for o in outs]
+                   + ([] if ck is None else [ck.data_ptr()]))
     return outs
 
 

@@ -103,15 +103,14 @@ use crate::ir::DataType;
 
 use super::analyzer::{GdnFacts, GdnOp};
 use super::chain::ChainVariant;
-use super::engine::{ENGINE_NAME, PrepVariant, fwd_template, kernel_dtype};
+use super::engine::{ENGINE_NAME, PassSmem, PrepVariant, fwd_template, kernel_dtype};
 use super::occupancy::SM90_BUDGET;
 use super::params::{
-    BwdChainParams, BwdOverlapLayout, BwdParams, BwdPieceLayout, BwdWorkspaceLayout, CHAIN_THREADS,
-    CHUNK, DSCAN_MMA_WARPS, DSCAN_W8_WARPS, DSUM1_MIN_BLOCKS, FSCANP1_MIN_BLOCKS, OFFSETS_THREADS,
-    PARAM_THREADS, PSUM1_MIN_BLOCKS, SCAN_WARPS, SUM_STAGES, TOK_THREADS, dscan_mma_smem_bytes,
-    dscan_mma_stages_smem_bytes, dscan_ov_smem_bytes, dscan_ov2_smem_bytes, dscan_w8_smem_bytes,
-    fast_smem_bytes, flags, max_chunks, scan_smem_bytes, scanx_smem_bytes, tokens_tc11_smem_bytes,
-    tokens_tc12_smem_bytes,
+    BwdChainParams, BwdParams, BwdPieceLayout, BwdWorkspaceLayout, CHAIN_THREADS, CHUNK,
+    DSCAN_MMA_WARPS, DSCAN_W8_WARPS, DSUM1_MIN_BLOCKS, FSCANP1_MIN_BLOCKS, OFFSETS_THREADS,
+    OverlapLayout, PARAM_THREADS, PSUM1_MIN_BLOCKS, SCAN_WARPS, SUM_STAGES, TOK_THREADS,
+    dscan_mma_smem_bytes, dscan_ov_smem_bytes, dscan_ov2_smem_bytes, dscan_w8_smem_bytes, flags,
+    max_chunks, scan_smem_bytes, scanx_smem_bytes, tokens_tc11_smem_bytes, tokens_tc12_smem_bytes,
 };
 use super::pdl::{GdnPlan, Launch, PdlMode};
 
@@ -335,13 +334,7 @@ impl BwdKernel {
 }
 
 // ALL lists every kernel once, in discriminant order.
-const _: () = {
-    let mut i = 0;
-    while i < BwdKernel::ALL.len() {
-        assert!(BwdKernel::ALL[i] as usize == i);
-        i += 1;
-    }
-};
+rows_in_discriminant_order!(BwdKernel::ALL, k => *k);
 
 /// Kernels of the `gdn_bwd` module a backward plan resolves, in [`BwdKernel`] order
 /// (`tag` = `bf16` / `f16`, `k` = K = V; `prep`: the factor kernel, which the plan must then be
@@ -609,8 +602,8 @@ pub const BWD_PIECE_RULE: PieceRule = PieceRule {
 
 /// One set of the piece chain's pass kernels, as data: the `DNNPLAN_GDN_BWD_PIECE_PASSES` value
 /// that names it, the K its kernels serve (`None`: every K), and per pass its kernel, the blocks
-/// per SM it runs at and its cp.async stages (which size its shared memory:
-/// [`PiecePasses::psum_smem`], [`PiecePasses::replay_smem`], [`PiecePasses::dsum_smem`]). The passes' grids: the summaries `psum` `slices · (2P − 1)` blocks
+/// per SM it runs at and its shared-memory layout ([`PiecePasses::psum_smem`],
+/// [`PiecePasses::replay_smem`], [`PiecePasses::dsum_smem`]). The passes' grids: the summaries `psum` `slices · (2P − 1)` blocks
 /// (`H_j` of pieces 0..P−2 and every piece's transition), the seeded replay `slices · P`, the
 /// reverse summaries `dsum` `slices · (P − 1)` (`slices = N · HO · V/64`); the seeded reverse
 /// scan is [`BWD_OVERLAP_SCAN_DEFAULT`]'s, overlapped with the token stage by
@@ -631,16 +624,24 @@ pub struct PiecePasses {
     pub dsum: Option<PiecePass>,
 }
 
-/// One pass of a [`PiecePasses`] row: its kernel, the blocks per SM it runs at and its cp.async
-/// stages.
+/// One pass of a [`PiecePasses`] row (4 warps): its kernel, the blocks per SM it runs at and its
+/// shared-memory layout.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PiecePass {
     /// The kernel.
     pub kernel: BwdKernel,
     /// Blocks per SM (its launch bounds; [`PiecePasses::max_pieces`] counts on them).
     pub per_sm: u64,
-    /// cp.async stages of its chunk loop (1: the session-14 phased kernels).
-    pub stages: u64,
+    /// Shared-memory layout on the cp.async stages of its chunk loop (1: the session-14 phased
+    /// kernels).
+    pub smem: PassSmem,
+}
+
+impl PiecePass {
+    /// Dynamic shared memory at K = V = `k`.
+    pub fn smem_bytes(&self, k: u64) -> u32 {
+        self.smem.bytes(k, 4)
+    }
 }
 
 /// Every piece-pass set, the default first where its K matches ([`PiecePasses::pick`]):
@@ -660,17 +661,20 @@ pub const BWD_PIECE_PASSES: [PiecePasses; 2] = [
         psum: PiecePass {
             kernel: BwdKernel::Psum1,
             per_sm: PSUM1_MIN_BLOCKS,
-            stages: 1,
+            smem: PassSmem::Fast {
+                stages: 1,
+                out: false,
+            },
         },
         replay: Some(PiecePass {
             kernel: BwdKernel::Fscanp1,
             per_sm: FSCANP1_MIN_BLOCKS,
-            stages: 1,
+            smem: PassSmem::Scanx { stages: 1 },
         }),
         dsum: Some(PiecePass {
             kernel: BwdKernel::Dsum1,
             per_sm: DSUM1_MIN_BLOCKS,
-            stages: 1,
+            smem: PassSmem::DscanMma { stages: 1 },
         }),
     },
     PiecePasses {
@@ -679,7 +683,10 @@ pub const BWD_PIECE_PASSES: [PiecePasses; 2] = [
         psum: PiecePass {
             kernel: BwdKernel::Psum,
             per_sm: 2,
-            stages: SUM_STAGES,
+            smem: PassSmem::Fast {
+                stages: SUM_STAGES,
+                out: false,
+            },
         },
         replay: None,
         dsum: None,
@@ -694,20 +701,19 @@ impl PiecePasses {
 
     /// Dynamic shared memory of the summary pass at K = V = `k`.
     pub fn psum_smem(&self, k: u64) -> u32 {
-        fast_smem_bytes(k, 4, self.psum.stages, false)
+        self.psum.smem_bytes(k)
     }
 
     /// Dynamic shared memory of the set's seeded replay at K = V = `k` (`None`: the replay
     /// variant's).
     pub fn replay_smem(&self, k: u64) -> Option<u32> {
-        self.replay
-            .map(|r| scanx_smem_bytes(k, 4, r.stages, false, 1))
+        self.replay.map(|r| r.smem_bytes(k))
     }
 
     /// Dynamic shared memory of the set's reverse summaries at K = V = `k` (`None`: the reverse
     /// scan rule's).
     pub fn dsum_smem(&self, k: u64) -> Option<u32> {
-        self.dsum.map(|r| dscan_mma_stages_smem_bytes(k, r.stages))
+        self.dsum.map(|r| r.smem_bytes(k))
     }
 
     /// The set `DNNPLAN_GDN_BWD_PIECE_PASSES` = `value` names where it serves `k`, else the
@@ -916,7 +922,7 @@ pub struct GdnBwdPlan<F = Function> {
     checkpoints: CheckpointUse,
     layout: BwdWorkspaceLayout,
     pieces: BwdPieceLayout,
-    overlap: BwdOverlapLayout,
+    overlap: OverlapLayout,
     schedule: BwdSchedule,
     steps: Vec<Step>,
     kernels: Vec<F>,
@@ -1156,7 +1162,7 @@ impl<F> GdnBwdPlan<F> {
             checkpoints,
             layout,
             pieces: piece_layout,
-            overlap: BwdOverlapLayout::new(piece_layout.total, u64::from(chunks), ho, overlap),
+            overlap: OverlapLayout::new(piece_layout.total, u64::from(chunks), ho, overlap),
             schedule,
             steps,
             kernels,
@@ -1278,6 +1284,7 @@ unsafe impl GdnPlan for GdnBwdPlan {
 mod tests {
     use super::*;
     use crate::engines::gdn::analyzer::GdnOp;
+    use crate::engines::gdn::params::{dscan_mma_stages_smem_bytes, fast_smem_bytes};
 
     fn facts(n: i64, t: i64, ho: i64, d: i64, batch_invariant: bool) -> GdnFacts {
         crate::engines::gdn::analyzer::test_facts(GdnOp::Backward, n, t, ho, d, batch_invariant)

@@ -359,63 +359,99 @@ pub fn backward(
     d_final_state: Option<&[f64]>,
     chunk: usize,
 ) -> GdnGrads {
-    assert!(chunk > 0, "chunk size must be positive");
+    let bwd = Backward::new(shape, opts, inp, d_o, chunk);
     let (kd, vd, ho) = (shape.k, shape.v, shape.ho());
     let mut gr = GdnGrads::zeros(shape, inp);
     for seq in 0..inp.num_seqs() {
         let start = inp.cu_seqlens[seq];
         for h in 0..ho {
             let p = prepare_head(shape, opts, inp, seq, h);
-            let len = p.k.len();
-            // Forward: the factors and the state entering every chunk (math domain).
-            let mut x = vec![0.0; vd * kd];
-            for vi in 0..vd {
-                for d in 0..kd {
-                    x[vi * kd + d] = p.s0[d * vd + vi];
-                }
-            }
-            let mut chunks = Vec::new();
-            let mut c0 = 0;
-            while c0 < len {
-                let c1 = (c0 + chunk).min(len);
-                let f = head_chunk_factors(&p, c0, c1);
-                let beta: Vec<f64> = p.gate[c0..c1].iter().map(|g| g.beta).collect();
-                let mut s = vec![0.0; kd * vd];
-                for vi in 0..vd {
-                    for d in 0..kd {
-                        s[d * vd + vi] = x[vi * kd + d];
-                    }
-                }
-                chunk_step(&f, &mut x, kd, vd);
-                chunks.push((c0, c1, f, beta, s));
-                c0 = c1;
-            }
             let mut ds = match d_final_state {
                 Some(dfs) => load_state_at(dfs, seq, h, shape),
                 None => vec![0.0; kd * vd],
             };
-            for (c0, c1, f, beta, s) in chunks.iter().rev() {
-                let dov: Vec<Vec<f64>> = (*c0..*c1)
-                    .map(|i| d_o[((start + i) * ho + h) * vd..][..vd].to_vec())
-                    .collect();
-                let cg = chunk_backward(
-                    f,
-                    &p.q[*c0..*c1],
-                    &p.k[*c0..*c1],
-                    &p.v[*c0..*c1],
-                    beta,
-                    s,
-                    &mut ds,
-                    &dov,
-                );
-                accumulate_chunk_grads(shape, opts, inp, &p, &mut gr, start, *c0, h, &cg);
-            }
+            let x = to_stored(&p.s0, kd, vd);
+            bwd.span(&p, &mut gr, (start, h), (0, p.k.len()), x, &mut ds);
             if let Some(dis) = gr.d_initial_state.as_mut() {
                 store_state_at(dis, seq, h, shape, &ds);
             }
         }
     }
     gr
+}
+
+/// A problem's backward inputs, for the backward of spans of its sequences ([`Backward::span`]).
+struct Backward<'a> {
+    shape: &'a GdnShape,
+    opts: &'a GdnOptions,
+    inp: &'a GdnInputs<'a>,
+    d_o: &'a [f64],
+    chunk: usize,
+}
+
+impl<'a> Backward<'a> {
+    /// The inputs at chunk size `chunk` (positive).
+    fn new(
+        shape: &'a GdnShape,
+        opts: &'a GdnOptions,
+        inp: &'a GdnInputs<'a>,
+        d_o: &'a [f64],
+        chunk: usize,
+    ) -> Backward<'a> {
+        assert!(chunk > 0, "chunk size must be positive");
+        Backward {
+            shape,
+            opts,
+            inp,
+            d_o,
+            chunk,
+        }
+    }
+
+    /// The backward of tokens `lo..hi` (chunks of `chunk` from `lo`) of head `h` of the sequence
+    /// starting at token `start` (prepared as `p`): replays the chunks from `x` (stored domain,
+    /// the state entering `lo`), then runs their reverse passes from `ds` (math domain, the
+    /// gradient of the state leaving `hi`), adding every chunk's gradients to `gr`; `ds` ends as
+    /// the gradient of the state entering `lo`. [`backward`] runs it over whole sequences,
+    /// [`backward_piece_chain`] per span from the chained seeds.
+    fn span(
+        &self,
+        p: &PreparedHead,
+        gr: &mut GdnGrads,
+        (start, h): (usize, usize),
+        (lo, hi): (usize, usize),
+        mut x: Vec<f64>,
+        ds: &mut [f64],
+    ) {
+        let (shape, chunk) = (self.shape, self.chunk);
+        let (kd, vd, ho) = (shape.k, shape.v, shape.ho());
+        // Forward: the factors and the state entering every chunk (math domain).
+        let mut chunks = Vec::new();
+        let mut c0 = lo;
+        while c0 < hi {
+            let c1 = (c0 + chunk).min(hi);
+            let f = head_chunk_factors(p, c0, c1);
+            let beta: Vec<f64> = p.gate[c0..c1].iter().map(|g| g.beta).collect();
+            let s = to_math(&x, kd, vd);
+            chunk_step(&f, &mut x, kd, vd);
+            chunks.push((c0, c1, f, beta, s));
+            c0 = c1;
+        }
+        for (c0, c1, f, beta, s) in chunks.iter().rev() {
+            let dov = d_o_rows(self.d_o, start, *c0, *c1, h, ho, vd);
+            let cg = chunk_backward(
+                f,
+                &p.q[*c0..*c1],
+                &p.k[*c0..*c1],
+                &p.v[*c0..*c1],
+                beta,
+                s,
+                ds,
+                &dov,
+            );
+            accumulate_chunk_grads(shape, self.opts, self.inp, p, gr, start, *c0, h, &cg);
+        }
+    }
 }
 
 /// Reverse summary of one chunk (the backward's transition, stored domain):
@@ -508,7 +544,7 @@ pub fn backward_piece_chain(
     chunk: usize,
     pieces: usize,
 ) -> GdnGrads {
-    assert!(chunk > 0, "chunk size must be positive");
+    let bwd = Backward::new(shape, opts, inp, d_o, chunk);
     let (kd, vd, ho) = (shape.k, shape.v, shape.ho());
     let mut gr = GdnGrads::zeros(shape, inp);
     for seq in 0..inp.num_seqs() {
@@ -555,34 +591,10 @@ pub fn backward_piece_chain(
                 dx_out[j - 1] = rsums[j].apply(&dx_out[j], kd, vd);
             }
             // 3. Replay every span from its exact seeds.
-            for (j, &(lo, hi)) in spans.iter().enumerate() {
-                let mut xr = seeds[j].clone();
-                let mut chunks = Vec::new();
-                let mut c0 = lo;
-                while c0 < hi {
-                    let c1 = (c0 + chunk).min(hi);
-                    let f = head_chunk_factors(&p, c0, c1);
-                    let beta: Vec<f64> = p.gate[c0..c1].iter().map(|g| g.beta).collect();
-                    let s = to_math(&xr, kd, vd);
-                    chunk_step(&f, &mut xr, kd, vd);
-                    chunks.push((c0, c1, f, beta, s));
-                    c0 = c1;
-                }
+            for (j, &span) in spans.iter().enumerate() {
                 let mut ds = to_math(&dx_out[j], kd, vd);
-                for (c0, c1, f, beta, s) in chunks.iter().rev() {
-                    let dov = d_o_rows(d_o, start, *c0, *c1, h, ho, vd);
-                    let cg = chunk_backward(
-                        f,
-                        &p.q[*c0..*c1],
-                        &p.k[*c0..*c1],
-                        &p.v[*c0..*c1],
-                        beta,
-                        s,
-                        &mut ds,
-                        &dov,
-                    );
-                    accumulate_chunk_grads(shape, opts, inp, &p, &mut gr, start, *c0, h, &cg);
-                }
+                let x = seeds[j].clone();
+                bwd.span(&p, &mut gr, (start, h), span, x, &mut ds);
                 if j == 0
                     && let Some(dis) = gr.d_initial_state.as_mut()
                 {

@@ -70,13 +70,15 @@ use super::analyzer::{GdnFacts, GdnOp, PortFacts};
 use super::backward::GdnBwdPlan;
 use super::chain::ChainVariant;
 use super::fwd_overlap;
+use super::occupancy::BlockUse;
 use super::params::{
-    BwdOverlapLayout, CHAIN_THREADS, CkptLayout, FwdFastParams, FwdParams, KernelDtype,
-    OFFSETS_THREADS, PREP3_THREADS, PieceLayout, SCAN_STAGES, SCANX_S1_MIN_BLOCKS, SCANX_S1_STAGES,
-    SLIM_OV_STAGES, SLIM_SUM_MIN_BLOCKS, SLIM_W4_STAGES, SLIM_W4D_MIN_BLOCKS, SLIM_W8_STAGES,
-    SUM_STAGES, SUM1_MIN_BLOCKS, WorkspaceLayout, fast_smem_bytes, flags, max_chunks,
-    prep7_smem_bytes, slim_piece_smem_bytes, slim_prep_smem_bytes, slim_scan_smem_bytes,
-    slim_sum_smem_bytes,
+    CHAIN_THREADS, CkptLayout, FwdFastParams, FwdParams, KernelDtype, OFFSETS_THREADS,
+    OverlapLayout, PREP3_THREADS, PREP6_MIN_BLOCKS, PieceLayout, SCAN_STAGES, SCANX_S1_MIN_BLOCKS,
+    SCANX_S1_STAGES, SLIM_OV_STAGES, SLIM_PREP_MIN_BLOCKS, SLIM_PREP_OV_MIN_BLOCKS,
+    SLIM_SUM_MIN_BLOCKS, SLIM_W4_STAGES, SLIM_W4D_MIN_BLOCKS, SLIM_W8_STAGES, SUM_STAGES,
+    SUM1_MIN_BLOCKS, WorkspaceLayout, dscan_mma_stages_smem_bytes, fast_smem_bytes, flags,
+    max_chunks, prep7_smem_bytes, scanx_smem_bytes, slim_piece_smem_bytes, slim_prep_smem_bytes,
+    slim_scan_smem_bytes, slim_sum_smem_bytes,
 };
 use super::pdl::{GdnPlan, Launch, PdlMode};
 
@@ -422,7 +424,9 @@ pub const SLIM_PIECES: SlimPieceRow = SlimPieceRow {
     sum_per_sm: SLIM_SUM_MIN_BLOCKS,
 };
 
-/// The shared-memory layout of a forward pass's kernel, as data (the byte counts of params.rs).
+/// The shared-memory layout of a pass's kernel, as data (the byte counts of params.rs): the
+/// forward's passes, the preps of both directions and the backward's piece passes
+/// ([`super::backward::PiecePass`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PassSmem {
     /// `gdn::FastSmem` on `stages` cp.async stages: the full output scans (`out`) and the full
@@ -447,6 +451,18 @@ pub enum PassSmem {
     Prep,
     /// `gdn::SlimPrepSmem`: the slim preps ([`slim_prep_smem_bytes`]).
     SlimPrep,
+    /// `gdn::ScanxSmem` on `stages` stages, no output area, no split: the backward's seeded
+    /// piece replay ([`scanx_smem_bytes`]).
+    Scanx {
+        /// cp.async stages.
+        stages: u64,
+    },
+    /// `gdn::DscanMmaSmem` on `stages` stages: the backward's 4-warp reverse summaries
+    /// ([`dscan_mma_stages_smem_bytes`]; the layout is the 4-warp one whatever `warps` says).
+    DscanMma {
+        /// cp.async stages.
+        stages: u64,
+    },
 }
 
 impl PassSmem {
@@ -459,6 +475,8 @@ impl PassSmem {
             PassSmem::SlimSum => slim_sum_smem_bytes(k),
             PassSmem::Prep => prep7_smem_bytes(k, k),
             PassSmem::SlimPrep => slim_prep_smem_bytes(k),
+            PassSmem::Scanx { stages } => scanx_smem_bytes(k, warps, stages, false, 1),
+            PassSmem::DscanMma { stages } => dscan_mma_stages_smem_bytes(k, stages),
         }
     }
 }
@@ -501,6 +519,16 @@ impl FwdPass {
     pub fn smem_bytes(&self, k: u64) -> u32 {
         self.smem.bytes(k, self.warps)
     }
+
+    /// One block's claim on an SM at K = V = `k` with launch bounds of `min_blocks` blocks per
+    /// SM (1: none), for the occupancy sums of [`super::occupancy`].
+    pub fn block(&self, k: u64, min_blocks: u64) -> BlockUse {
+        BlockUse {
+            smem: u64::from(self.smem_bytes(k)),
+            threads: u64::from(self.threads()),
+            min_blocks,
+        }
+    }
 }
 
 /// How a prep launch covers its (chunk slot, head) tiles, as data.
@@ -514,7 +542,8 @@ pub enum PrepGrid {
 }
 
 /// One prep ("per-chunk factor kernel") launch as a schedule makes it, as data: the kernel
-/// (entry, warps, shared memory) and how its blocks cover the tiles. The full factors' preps are
+/// (entry, warps, shared memory, the blocks per SM of its launch bounds) and how its blocks cover
+/// the tiles. The full factors' preps are
 /// the rows of [`PREP_VARIANTS`] (both directions), the slim ones [`SLIM_PREP`] and
 /// [`SLIM_PREP_OV`] (rows of [`SLIM_SCANS`]); [`FwdChoice::prep_pass`] is the forward's only
 /// chooser.
@@ -522,11 +551,18 @@ pub enum PrepGrid {
 pub struct PrepPass {
     /// The kernel.
     pub pass: FwdPass,
+    /// Blocks per SM of the kernel's launch bounds (`__launch_bounds__(threads, min_blocks)`).
+    pub min_blocks: u64,
     /// How its blocks cover the tiles.
     pub grid: PrepGrid,
 }
 
 impl PrepPass {
+    /// One block's claim on an SM at K = V = `k` ([`FwdPass::block`] at [`PrepPass::min_blocks`]).
+    pub fn block(&self, k: u64) -> BlockUse {
+        self.pass.block(k, self.min_blocks)
+    }
+
     /// Grid, threads and dynamic shared memory for `chunks` chunk slots, `ho` output heads at
     /// K = V = `k` on `sms` SMs (`per_sm`: a persistent grid's blocks per SM,
     /// `DNNPLAN_GDN_FWD_OVERLAP_PER_SM`; unused by a grid per tile).
@@ -554,7 +590,7 @@ impl PrepPass {
 const PREP_WARPS: u64 = PREP3_THREADS as u64 / 32;
 
 /// The slim prep (`gdn_fwd_slimprep_<tag>_k128`, kernels/include/gdn_fwd_slim.cuh): one block
-/// per (chunk slot, head).
+/// per (chunk slot, head), [`SLIM_PREP_MIN_BLOCKS`] per SM.
 pub const SLIM_PREP: PrepPass = PrepPass {
     pass: FwdPass {
         stem: "slimprep",
@@ -562,17 +598,32 @@ pub const SLIM_PREP: PrepPass = PrepPass {
         warps: PREP_WARPS,
         smem: PassSmem::SlimPrep,
     },
+    min_blocks: SLIM_PREP_MIN_BLOCKS,
     grid: PrepGrid::PerTile,
 };
 
 /// The persistent slim prep `gdn_fwd_slimprep_<tag>_k128_ov`, the producer beside the
-/// overlapped output scan ([`super::fwd_overlap`]).
+/// overlapped output scan [`SLIM_SCAN_OV`] ([`super::fwd_overlap`] sizes its grid by its block),
+/// [`SLIM_PREP_OV_MIN_BLOCKS`] per SM.
 pub const SLIM_PREP_OV: PrepPass = PrepPass {
     pass: FwdPass {
         suffix: "ov",
         ..SLIM_PREP.pass
     },
+    min_blocks: SLIM_PREP_OV_MIN_BLOCKS,
     grid: PrepGrid::Persistent,
+};
+
+/// The overlapped uncut slim output scan `gdn_fwd_slimscan_<tag>_k128_w4ov` (4 warps,
+/// [`SLIM_OV_STAGES`], no launch bounds beyond its threads), the consumer beside
+/// [`SLIM_PREP_OV`].
+pub const SLIM_SCAN_OV: FwdPass = FwdPass {
+    stem: SLIM_SCAN_STEM,
+    suffix: "w4ov",
+    warps: 4,
+    smem: PassSmem::SlimScan {
+        stages: SLIM_OV_STAGES,
+    },
 };
 
 /// When a slim output scan runs (the first row of [`SLIM_SCANS`] that applies).
@@ -612,14 +663,7 @@ pub const SLIM_SCANS: [SlimScanRow; 4] = [
     },
     SlimScanRow {
         used: SlimScanUse::Overlap,
-        scan: FwdPass {
-            stem: SLIM_SCAN_STEM,
-            suffix: "w4ov",
-            warps: 4,
-            smem: PassSmem::SlimScan {
-                stages: SLIM_OV_STAGES,
-            },
-        },
+        scan: SLIM_SCAN_OV,
         prep: SLIM_PREP_OV,
     },
     SlimScanRow {
@@ -648,19 +692,8 @@ pub const SLIM_SCANS: [SlimScanRow; 4] = [
     },
 ];
 
-// Each row sits at its variant's index.
-const _: () = {
-    let mut i = 0;
-    while i < FWD_SCANS.len() {
-        assert!(FWD_SCANS[i].variant as usize == i);
-        i += 1;
-    }
-    let mut i = 0;
-    while i < FWD_SUMS.len() {
-        assert!(FWD_SUMS[i].variant as usize == i);
-        i += 1;
-    }
-};
+rows_in_discriminant_order!(FWD_SCANS, r => r.variant);
+rows_in_discriminant_order!(FWD_SUMS, r => r.variant);
 
 impl ScanVariant {
     /// The variant's row in [`FWD_SCANS`].
@@ -830,7 +863,7 @@ pub enum FwdFactors {
     Slim,
 }
 
-/// One factor layout, as data: the switch value and the entry stems of its prep and scan.
+/// One factor layout, as data: the switch value, the entry stem of its scans and its workspace.
 pub struct FactorRow {
     /// The layout this row describes (its discriminant is the row's index).
     pub factors: FwdFactors,
@@ -838,6 +871,8 @@ pub struct FactorRow {
     pub switch: &'static str,
     /// The scan entry's stem: `gdn_fwd_<stem>_<tag>_k<K>_w4|w8`.
     pub scan_stem: &'static str,
+    /// The factors' workspace regions for (sequences, tokens, heads, K, V).
+    pub workspace: fn(u64, u64, u64, u64, u64) -> WorkspaceLayout,
 }
 
 /// Every factor layout, in [`FwdFactors`] order.
@@ -846,22 +881,17 @@ pub const FACTOR_VARIANTS: [FactorRow; 2] = [
         factors: FwdFactors::Full,
         switch: "full",
         scan_stem: "scanx",
+        workspace: WorkspaceLayout::new,
     },
     FactorRow {
         factors: FwdFactors::Slim,
         switch: "slim",
         scan_stem: "slimscan",
+        workspace: |n, t, ho, _, _| WorkspaceLayout::slim(n, t, ho),
     },
 ];
 
-// Each row sits at its variant's index.
-const _: () = {
-    let mut i = 0;
-    while i < FACTOR_VARIANTS.len() {
-        assert!(FACTOR_VARIANTS[i].factors as usize == i);
-        i += 1;
-    }
-};
+rows_in_discriminant_order!(FACTOR_VARIANTS, r => r.factors);
 
 impl FwdFactors {
     /// The factors of the path slim applies to when `DNNPLAN_GDN_FWD_FACTORS` is unset: slim, at
@@ -967,8 +997,8 @@ pub struct PrepRow {
     pub pass: PrepPass,
 }
 
-/// The full factors' prep launch of the kernel stem `stem` (8 warps, `gdn::Prep7Smem`, one
-/// block per (chunk slot, head)).
+/// The full factors' prep launch of the kernel stem `stem` (8 warps, `gdn::Prep7Smem`,
+/// [`PREP6_MIN_BLOCKS`] per SM, one block per (chunk slot, head)).
 const fn full_prep(stem: &'static str) -> PrepPass {
     PrepPass {
         pass: FwdPass {
@@ -977,6 +1007,7 @@ const fn full_prep(stem: &'static str) -> PrepPass {
             warps: PREP_WARPS,
             smem: PassSmem::Prep,
         },
+        min_blocks: PREP6_MIN_BLOCKS,
         grid: PrepGrid::PerTile,
     }
 }
@@ -996,14 +1027,7 @@ pub const PREP_VARIANTS: [PrepRow; 2] = [
     },
 ];
 
-// Each row sits at its variant's index.
-const _: () = {
-    let mut i = 0;
-    while i < PREP_VARIANTS.len() {
-        assert!(PREP_VARIANTS[i].variant as usize == i);
-        i += 1;
-    }
-};
+rows_in_discriminant_order!(PREP_VARIANTS, r => r.variant);
 
 impl PrepVariant {
     /// The prep a plan runs unless `DNNPLAN_GDN_FWD_PREP` names another (every shape: prep15
@@ -1346,7 +1370,7 @@ pub struct GdnFwdPlan<F = Function> {
     layout: WorkspaceLayout,
     pieces: PieceLayout,
     /// The overlapped forward's flags and chunk order (empty without overlap).
-    overlap: BwdOverlapLayout,
+    overlap: OverlapLayout,
     /// The state checkpoints' cadence, dtype and row table (empty without checkpoints).
     ckpt: CkptLayout,
     choice: FwdChoice,
@@ -1450,10 +1474,7 @@ impl<F> GdnFwdPlan<F> {
         let p = choice.pieces;
         let (scan, sum) = (choice.scan_pass(), choice.sum_pass());
         let warps = scan.warps;
-        let layout = match choice.factors {
-            FwdFactors::Full => WorkspaceLayout::new(n, t, ho as u64, k, v),
-            FwdFactors::Slim => WorkspaceLayout::slim(n, t, ho as u64),
-        };
+        let layout = (choice.factors.row().workspace)(n, t, ho as u64, k, v);
         let per_sm = std::env::var("DNNPLAN_GDN_FWD_OVERLAP_PER_SM")
             .ok()
             .and_then(|x| x.parse::<u64>().ok());
@@ -1461,7 +1482,7 @@ impl<F> GdnFwdPlan<F> {
             .prep_pass()
             .launch_shape(chunks, ho as u64, k, sms, per_sm);
         let pieces = PieceLayout::new(layout.total, n, ho as u64, k, v, p);
-        let overlap = BwdOverlapLayout::new(pieces.total, chunks, ho as u64, choice.overlap);
+        let overlap = OverlapLayout::new(pieces.total, chunks, ho as u64, choice.overlap);
         let ckpt_f32 = f
             .port("state_checkpoints")
             .is_some_and(|c| c.dtype == DataType::Float);
@@ -1920,13 +1941,6 @@ pub(super) mod tests {
             let persistent = c.prep_pass().grid == PrepGrid::Persistent;
             assert_eq!(persistent, overlap, "{pieces} {overlap} {scan:?}");
         }
-        // The persistent prep launches the block fwd_overlap sizes its grid by.
-        let (_, threads, smem) = SLIM_PREP_OV.launch_shape(1, 1, 128, 132, None);
-        let block = fwd_overlap::prep_block(128);
-        assert_eq!(
-            (u64::from(threads), u64::from(smem)),
-            (block.threads, block.smem)
-        );
     }
 
     #[test]

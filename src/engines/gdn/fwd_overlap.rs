@@ -13,29 +13,20 @@
 //! carveout), so that the scan's blocks find room while the prep runs. Overlap by [`FWD_OVERLAP_RULE`] on the uncut slim path,
 //! or as `DNNPLAN_GDN_FWD_OVERLAP=0|1` (read at plan build) says.
 
+use super::engine::{SLIM_PREP_OV, SLIM_SCAN_OV};
 use super::occupancy::{BlockUse, SM90_BUDGET, blocks_beside};
-use super::params::{
-    FWD_OVERLAP_MAX_SEQS, PREP3_THREADS, SLIM_OV_STAGES, SLIM_PREP_OV_MIN_BLOCKS,
-    slim_prep_smem_bytes, slim_scan_smem_bytes,
-};
+use super::params::FWD_OVERLAP_MAX_SEQS;
 
-/// The overlapped scan's block at K = V = `k`: 4 warps, [`SLIM_OV_STAGES`] stages, no launch
-/// bounds beyond its threads.
+/// The overlapped scan's block at K = V = `k` (the row [`SLIM_SCAN_OV`], no launch bounds beyond
+/// its threads).
 pub fn scan_block(k: u64) -> BlockUse {
-    BlockUse {
-        smem: u64::from(slim_scan_smem_bytes(k, 4, SLIM_OV_STAGES)),
-        threads: 128,
-        min_blocks: 1,
-    }
+    SLIM_SCAN_OV.block(k, 1)
 }
 
-/// The persistent prep's block at K = `k` (launch bounds: [`SLIM_PREP_OV_MIN_BLOCKS`]).
+/// The persistent prep's block at K = `k` (the row [`SLIM_PREP_OV`], its launch bounds
+/// included).
 pub fn prep_block(k: u64) -> BlockUse {
-    BlockUse {
-        smem: u64::from(slim_prep_smem_bytes(k)),
-        threads: u64::from(PREP3_THREADS),
-        min_blocks: SLIM_PREP_OV_MIN_BLOCKS,
-    }
+    SLIM_PREP_OV.block(k)
 }
 
 /// The persistent prep's grid for `units` (chunk slot, head) tiles at K = `k` on `sms` SMs:
@@ -120,6 +111,7 @@ pub fn sequential(switch: Option<&str>) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engines::gdn::params::slim_scan_smem_bytes;
 
     #[test]
     fn two_prep_blocks_fit_beside_one_scan_block() {

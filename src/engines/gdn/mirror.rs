@@ -85,7 +85,7 @@ mod tests {
 
     #[test]
     fn host_constants_equal_the_kernel_headers() {
-        let mirrored: [(&str, i64); 38] = [
+        let mirrored: [(&str, i64); 39] = [
             ("FLAG_L2NORM", flags::L2NORM.into()),
             ("FLAG_BETA_SIGMOID", flags::BETA_SIGMOID.into()),
             ("FLAG_NEG_EIGVAL", flags::NEG_EIGVAL.into()),
@@ -127,6 +127,7 @@ mod tests {
             ),
             ("SLIM_OV_STAGES", params::SLIM_OV_STAGES as i64),
             ("FWD_OVERLAP_MAX_SEQS", params::FWD_OVERLAP_MAX_SEQS as i64),
+            ("PREP6_MIN_BLOCKS", params::PREP6_MIN_BLOCKS as i64),
         ];
         let headers = header_constants();
         for (name, host) in mirrored {

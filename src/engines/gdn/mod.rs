@@ -7,6 +7,22 @@
 //! The family keeps the reference's id block (GDN, 20100); slots 0-2 are the reference's
 //! engines (`gdn_frost`, `gdn_cutile`, `gdn_summary_frost`), so ours starts at slot 3.
 
+/// Asserts at compile time that every row of the table `$table` sits at the index that
+/// `$index` (an expression of the row `$row`, a fieldless enum) converts to: the tables indexed by
+/// their variants' discriminants state that order once here instead of a loop each.
+macro_rules! rows_in_discriminant_order {
+    ($table:expr, $row:ident => $index:expr) => {
+        const _: () = {
+            let mut i = 0;
+            while i < $table.len() {
+                let $row = &$table[i];
+                assert!($index as usize == i);
+                i += 1;
+            }
+        };
+    };
+}
+
 pub mod analyzer;
 pub mod backward;
 pub mod chain;

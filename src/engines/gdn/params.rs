@@ -2,8 +2,8 @@
 //!
 //! [`FwdParams`] is `gdn::FwdParams` of `kernels/include/gdn_fwd.cuh`, field for field
 //! (`#[repr(C)]`, device addresses as `u64`): every launch of the module takes it by value.
-//! [`WorkspaceLayout`] carves the caller's workspace the same way the device harness
-//! (`bench/gdn_fwd_harness.cu`) does: regions in order, each start rounded up to 256 bytes.
+//! [`WorkspaceLayout`] carves the caller's workspace: regions in order, each start rounded up to
+//! 256 bytes.
 
 /// Chunk length of the GDN kernels (tokens).
 pub const CHUNK: u64 = 64;
@@ -434,6 +434,9 @@ pub const SCAN_WARPS: u32 = 4;
 pub const SCAN_STAGES: u64 = 3;
 /// Threads of the 8-warp prep kernels (`prep3` and its successors, the bundled `prep14` / `prep15`).
 pub const PREP3_THREADS: u32 = 256;
+/// Blocks per SM of the bundled full preps' launch bounds (`gdn::PREP6_MIN_BLOCKS`: `prep14` /
+/// `prep15`, both directions).
+pub const PREP6_MIN_BLOCKS: u64 = 4;
 
 /// Dynamic shared memory of the bundled prep kernels (`gdn_{fwd,bwd}_prep14_*`, `_prep15_*`;
 /// before session 12 also `prep7` .. `prep13`) for head dims `k = v`
@@ -540,7 +543,7 @@ pub struct FwdFastParams {
     /// Piece seeds `[N·P, HO, V, K]` fp32 (0 when `P = 1`).
     pub ws_seed: u64,
     /// The overlapped uncut slim forward's hand-over flags `[chunk slots, HO]` u32
-    /// ([`BwdOverlapLayout::bind_fwd`]; 0 without overlap).
+    /// ([`OverlapLayout::bind_fwd`]; 0 without overlap).
     pub ov_flags: u64,
     /// The overlapped forward's chunk order `[chunk slots]` i32 (0 without overlap).
     pub ov_order: u64,
@@ -630,7 +633,7 @@ pub struct BwdChainParams {
     pub ws_seed: u64,
     /// The reverse transitions `Mᵀ_j` `[N·(P−1), HO, K, K]` fp32.
     pub ws_mt: u64,
-    /// The overlapped backward's hand-over flags `[chunk slots, HO]` u32 ([`BwdOverlapLayout`]; 0
+    /// The overlapped backward's hand-over flags `[chunk slots, HO]` u32 ([`OverlapLayout`]; 0
     /// without overlap).
     pub ov_flags: u64,
     /// The overlapped token stage's chunk order `[chunk slots]` i32 (0 without overlap).
@@ -736,12 +739,14 @@ impl BwdPieceLayout {
     }
 }
 
-/// The overlapped backward's regions (`kernels/include/gdn_bwd_overlap.cuh`): one hand-over flag
-/// per (chunk slot, head) unit, zeroed on every execute by `gdn_bwd_chunk_order` before the
-/// reverse scan (the producer) runs, and the token stage's chunk order; placed after another
-/// layout's `total` (empty without overlap).
+/// The regions of an overlapped producer / consumer pair, both directions: one hand-over flag per
+/// (chunk slot, head) unit and the consumer's chunk order, placed after another layout's `total`
+/// (empty without overlap). The backward (`kernels/include/gdn_bwd_overlap.cuh`): the flags zeroed
+/// on every execute by `gdn_bwd_chunk_order` before the reverse scan (the producer) runs, the
+/// token stage's chunk order ([`OverlapLayout::bind`]); the uncut slim forward
+/// ([`OverlapLayout::bind_fwd`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct BwdOverlapLayout {
+pub struct OverlapLayout {
     /// Offset of the flags (u32 per unit).
     pub flags: u64,
     /// Offset of the chunk order (i32 per chunk slot).
@@ -750,19 +755,19 @@ pub struct BwdOverlapLayout {
     pub total: u64,
 }
 
-impl BwdOverlapLayout {
+impl OverlapLayout {
     /// Regions for `slots` chunk slots of `ho` heads starting at byte `after` (`on = false`: none).
-    pub fn new(after: u64, slots: u64, ho: u64, on: bool) -> BwdOverlapLayout {
+    pub fn new(after: u64, slots: u64, ho: u64, on: bool) -> OverlapLayout {
         let flags = after.div_ceil(REGION_ALIGN) * REGION_ALIGN;
         if !on {
-            return BwdOverlapLayout {
+            return OverlapLayout {
                 flags,
                 order: flags,
                 total: after,
             };
         }
         let order = (flags + slots * ho * 4).div_ceil(REGION_ALIGN) * REGION_ALIGN;
-        BwdOverlapLayout {
+        OverlapLayout {
             flags,
             order,
             total: (order + slots * 4).div_ceil(REGION_ALIGN) * REGION_ALIGN,
@@ -971,9 +976,9 @@ mod tests {
         assert_eq!(std::mem::offset_of!(BwdChainParams, ov_flags), 432);
         assert_eq!(std::mem::offset_of!(BwdChainParams, ov_order), 440);
         // The overlap regions: flags per (slot, head), the order per slot; none when off.
-        let off = BwdOverlapLayout::new(1000, 7, 3, false);
+        let off = OverlapLayout::new(1000, 7, 3, false);
         assert_eq!(off.total, 1000);
-        let on = BwdOverlapLayout::new(1000, 7, 3, true);
+        let on = OverlapLayout::new(1000, 7, 3, true);
         assert!(
             on.flags >= 1000 && on.order >= on.flags + 7 * 3 * 4 && on.total >= on.order + 7 * 4
         );
