@@ -22,7 +22,7 @@
 // Self-contained (no toolkit headers): the same text builds the bundled sm_90a cubin with nvcc and
 // compiles under NVRTC. 16-bit values are carried as raw bit patterns in the tag types gdn_bf16 /
 // gdn_f16 and converted with PTX cvt (round to nearest even). Host code (workspace layout,
-// launches) lives with the callers: src/engines/gdn/ and bench/gdn_fwd_harness.cu.
+// launches) lives with the callers: src/engines/gdn/ (the plans) and tests/gpu_gdn*.rs (the device tests).
 #pragma once
 
 namespace gdn {
