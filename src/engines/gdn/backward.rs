@@ -980,6 +980,11 @@ pub fn checkpoint_rule(cadence: u64, dtype: Option<CheckpointDtype>) -> Checkpoi
         .map_or(CheckpointUse::Recompute, |r| r.action)
 }
 
+/// The most checkpoint rows the seeded replay serves: its grid holds one block row per checkpoint
+/// row in the z dimension (65,535 on the H200: at `c = 64`, about 4.2 M tokens). Beyond, the
+/// checkpoints are ignored (the replay recomputes; exact).
+pub const SEED_MAX_ROWS: u64 = 65_535;
+
 /// Rows of the checkpoints every `cadence` tokens of `n` sequences of `t` tokens in all: the
 /// spec's allocation bound `max(T/c + N, 1)` (§3.4; at `c = 64` every live chunk slot).
 pub fn checkpoint_rows(n: u64, t: u64, cadence: u64) -> u64 {
@@ -989,7 +994,8 @@ pub fn checkpoint_rows(n: u64, t: u64, cadence: u64) -> u64 {
 /// What the backward plan of `f` does with its checkpoints: [`BWD_CHECKPOINT_RULE`] when
 /// `checkpoint_every_n_tokens = c > 0` binds `state_checkpoints` of dims `[rows, HO, V, K]` with
 /// at least [`checkpoint_rows`] rows (the spec's count), else [`CheckpointUse::Recompute`] (a
-/// forward node, no cadence, or a port a reader could run past: the input is ignored).
+/// forward node, no cadence, or a port a reader could run past: the input is ignored); seeding
+/// rows beyond [`SEED_MAX_ROWS`] are ignored too.
 pub fn checkpoint_use(f: &GdnFacts) -> CheckpointUse {
     let Some(port) = f.port("state_checkpoints") else {
         return CheckpointUse::Recompute;
@@ -1014,7 +1020,12 @@ pub fn checkpoint_use(f: &GdnFacts) -> CheckpointUse {
     } else {
         None
     };
-    checkpoint_rule(f.checkpoint_every as u64, dtype)
+    match checkpoint_rule(every, dtype) {
+        CheckpointUse::Seed if checkpoint_rows(n, t, every) > SEED_MAX_ROWS => {
+            CheckpointUse::Recompute
+        }
+        action => action,
+    }
 }
 
 /// A built backward plan (`F`: the resolved kernels; any type in the CPU tests, which plan
@@ -1776,6 +1787,16 @@ mod tests {
         assert_eq!(at(128, DataType::Float, rows128), Seed);
         assert_eq!(at(128, DataType::Float, rows128 - 1), Recompute);
         assert_eq!(checkpoint_rows(0, 0, 64), 1);
+        // The seeded replay's grid holds at most SEED_MAX_ROWS rows; beyond, recompute (reuse
+        // has no such grid).
+        let big = |c: i64, dt| {
+            let t = 64 * 65_534;
+            let rows = t / c + 2;
+            checkpoint_use(&ckpt_facts((2, t, 1, 64), c, dt, rows))
+        };
+        assert_eq!(big(64, DataType::Float), Recompute);
+        assert_eq!(big(64, DataType::Bfloat16), Reuse);
+        assert_eq!(big(128, DataType::Float), Seed);
         let mut f = ckpt_facts(shape, 64, DataType::Bfloat16, rows);
         f.op = GdnOp::Forward;
         assert_eq!(checkpoint_use(&f), Recompute);
