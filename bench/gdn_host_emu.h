@@ -50,6 +50,15 @@ void __syncwarp();
 float __shfl_xor_sync(unsigned, float v, int o);
 float __shfl_up_sync(unsigned, float v, int o);
 float __shfl_sync(unsigned, float v, int src);
+// 32-bit words (packed io-dtype pairs: store_state_frags_io16) exchange their bits unchanged
+// (session 17: through the float overload they were converted).
+inline unsigned __shfl_xor_sync(unsigned m, unsigned v, int o) {
+  float f;
+  std::memcpy(&f, &v, 4);
+  f = __shfl_xor_sync(m, f, o);
+  std::memcpy(&v, &f, 4);
+  return v;
+}
 inline unsigned __cvta_generic_to_shared(const void*) { return 0; }
 #define GDN_HOST_EMU 1
 #include "gdn_fwd.cuh"  // declares the emu_* hooks below; the harness includes its kernel header next

@@ -14,6 +14,10 @@
 //     bitwise fscan's; the backward piece chain (P = 3): psum + pchain + fscanp (and r4 / r8 per
 //     piece: bitwise fscanp's), psum's H_j / M_j bitwise gdn_fwd_sum's, states within tolerance
 //     of the fp64 recurrence.
+//   session 17 (-DGDN_BWD_CKPT=1): the replay seeded from state checkpoints every 1, 2, 3 chunks
+//     (gdn_bwd_fscanc r4 / p1): fp32 rows of the replay's carry give fscan_r4's S_c bitwise, io
+//     rows each row's chunk exactly and the states within 2e-2 of fp64; psumt / psumt1 Mᵀ_j
+//     bitwise psum's with H_j / M_j untouched.
 // Every kernel runs twice (outputs refilled with NaN / 0xFFFF) and must repeat bitwise. Each case
 // prints FNV-1a hashes of the outputs of the kernels that exist before and after session 6, so a
 // build against the older headers (git archive of the parent commit) shows the refactored kernels
@@ -150,7 +154,18 @@ void run_case(const char* name, int HO, std::vector<int> lens, bool bf16_state) 
   p.ws_w = ws_w.data(); p.ws_q = ws_q.data(); p.ws_kr = ws_kr.data(); p.ws_ut = ws_ut.data(); p.ws_a = ws_a.data(); p.ws_gl = ws_gl.data();
   cp.ws_h = pc_h.data(); cp.ws_m = pc_m.data(); cp.ws_mt = pc_mt.data(); cp.ws_seed = pc_seed.data();
   cp.b.ws_s = ws_s.data();
-  gdn::FwdFastParams fp = gdn::chain_fwd_view(cp);
+  // chain_fwd_view leaves the overlap and checkpoint fields (sessions 15, 16) unset: none here.
+  auto fwd_view = [&] {
+    gdn::FwdFastParams v = gdn::chain_fwd_view(cp);
+    v.ov_flags = nullptr;
+    v.ov_order = nullptr;
+    v.ckpt = nullptr;
+    v.ckpt_rows = nullptr;
+    v.ckpt_every = 1;
+    v.ckpt_f32 = 0;
+    return v;
+  };
+  gdn::FwdFastParams fp = fwd_view();
 
   // ---- forward output scans ----
   struct Out { std::vector<unsigned short> o; std::vector<float> fs; std::vector<unsigned short> fsb; };
@@ -164,7 +179,7 @@ void run_case(const char* name, int HO, std::vector<int> lens, bool bf16_state) 
       p.o = o.data();
       p.final_state = bf16_state ? static_cast<void*>(fsb.data()) : fs.data();
       p.flags = 0;
-      fp = gdn::chain_fwd_view(cp);
+      fp = fwd_view();
       fp.pieces = P;
       kernels();
       if (rep == 0) first = Out{o, fs, fsb};
@@ -369,6 +384,91 @@ void run_case(const char* name, int HO, std::vector<int> lens, bool bf16_state) 
       check(same(pc_h, h0) && same(pc_m, m0) && same(pc_mt, mt0) && same(pc_seed, seed0),
             "bwd pieces: psum1 (one stage, two halves) H_j, M_j, Mt_j and the seeds bitwise psum");
       check(same(ph.first, pold.first) && same(ph.second, pold.second), "bwd pieces: psum1 + fscanp1 S_c bitwise psum + fscanp");
+    }
+#endif
+#ifdef GDN_BWD_CKPT
+    {  // Session 17: the replay seeded from state checkpoints (fscanc r4 / p1) and the
+      // transitions-only summaries (psumt / psumt1). Rows every m chunks (m = 1, 2, 3) of the
+      // uncut replay's fp32 states: fp32 rows (the replay's carry) must give its S_c bitwise;
+      // io rows (those states rounded) each row's chunk exactly and the rest within tolerance.
+      const auto base32 = replay(false, 1, [&] { launch(g64, 128, [&] { gdn::bwd_fscan_piece_body<IOT, K, V, 4, 2, 1, true>(cp); }); });
+      const std::vector<float> s32 = base32.first;
+      const auto want = replay(s_io, 1, [&] { launch(g64, 128, [&] { gdn::bwd_fscan_piece_body<IOT, K, V, 4, 2, 1, true>(cp); }); });
+      for (int m : {1, 2, 3}) {
+        std::vector<int> rows(N + 1, 0);
+        for (int b = 0; b < N; ++b) rows[b + 1] = rows[b] + (lens[b] + C * m - 1) / (C * m);
+        const int R = std::max(T / (C * m) + N, 1);
+        const size_t sl = size_t(V) * K;
+        std::vector<float> ck32(size_t(R) * HO * sl, NAN);
+        std::vector<unsigned short> ckio(ck32.size(), 0xFFFF);
+        for (int b = 0; b < N; ++b)
+          for (int j = 0; j < rows[b + 1] - rows[b]; ++j)
+            for (int h = 0; h < HO; ++h)
+              for (size_t x = 0; x < sl; ++x) {
+                const float v = s32[(size_t(coff[b] + j * m) * HO + h) * sl + x];
+                ck32[(size_t(rows[b] + j) * HO + h) * sl + x] = v;
+                ckio[(size_t(rows[b] + j) * HO + h) * sl + x] = gdn::Io<IOT>::f_to_bits(v);
+              }
+        gdn::BwdCkptParams kp{};
+        kp.ckpt_rows = rows.data();
+        kp.ckpt_every = m;
+        auto seeded = [&](bool f32, bool p1) {
+          kp.ckpt = f32 ? static_cast<const void*>(ck32.data()) : ckio.data();
+          kp.ckpt_f32 = f32 ? 1 : 0;
+          return replay(s_io, 1, [&] {
+            kp.cp = cp;
+            launch({V / 64, unsigned(HO), unsigned(R)}, 128, [&] {
+              if (p1) gdn::bwd_fscan_ckpt_body<IOT, K, V, 4, 1, false, true, false>(kp);
+              else gdn::bwd_fscan_ckpt_body<IOT, K, V, 4, 2, true>(kp);
+            });
+          });
+        };
+        char what[128];
+        const auto r4 = seeded(true, false);
+        snprintf(what, sizeof what, "fscanc r4, fp32 rows every %d chunks: S_c bitwise fscan_r4 (%s)", m, tag);
+        check(same(r4.first, want.first) && same(r4.second, want.second), what);
+        if (K == 128) {
+          const auto p1 = seeded(true, true);
+          snprintf(what, sizeof what, "fscanc p1, fp32 rows every %d chunks: S_c bitwise fscan_r4 (%s)", m, tag);
+          check(same(p1.first, want.first) && same(p1.second, want.second), what);
+        }
+        const auto io = seeded(false, false);
+        bool rows_exact = true;
+        for (int b = 0; b < N; ++b)
+          for (int j = 0; j < rows[b + 1] - rows[b]; ++j)
+            for (int h = 0; h < HO; ++h)
+              for (size_t x = 0; x < sl; ++x) {
+                const size_t at = (size_t(coff[b] + j * m) * HO + h) * sl + x;
+                const unsigned short row = ckio[(size_t(rows[b] + j) * HO + h) * sl + x];
+                rows_exact &= s_io ? io.second[at] == row : io.first[at] == gdn::Io<IOT>::bits_to_f(row);
+              }
+        snprintf(what, sizeof what, "fscanc r4, io rows every %d chunks: each row's chunk is the row (%s)", m, tag);
+        check(rows_exact, what);
+        if (!s_io) {
+          const double e = states_err(io.first);
+          printf("  fscanc io rows every %d chunks vs fp64 states: %.2e\n", m, e);
+          check(e < 2e-2, "fscanc (io rows) within 2e-2 of the fp64 states");
+        }
+      }
+      // psumt / psumt1 (P = 3): Mᵀ_j bitwise psum's, nothing else written.
+      const auto full = replay(s_io, P, [&] {
+        launch({V / 64, unsigned(HO), unsigned(N * (2 * P - 1))}, 128, [&] { gdn::bwd_psum_body<IOT, K, V, 4, gdn::SUM_STAGES>(cp); });
+      });
+      (void)full;
+      const std::vector<float> mt0 = pc_mt;
+      for (bool one : {false, true}) {
+        if (one && K != 128) continue;
+        replay(s_io, P, [&] {
+          launch({V / 64, unsigned(HO), unsigned(N * (P - 1))}, 128, [&] {
+            if (one) gdn::bwd_psum_body<IOT, K, V, 4, 1, true, true, true>(cp);
+            else gdn::bwd_psum_body<IOT, K, V, 4, gdn::SUM_STAGES, false, false, true>(cp);
+          });
+        });
+        bool untouched = true;
+        for (float x : pc_h) untouched &= std::isnan(x);
+        for (float x : pc_m) untouched &= std::isnan(x);
+        check(same(pc_mt, mt0) && untouched, one ? "psumt1: Mt_j bitwise psum's, no H_j / M_j written" : "psumt: Mt_j bitwise psum's, no H_j / M_j written");
+      }
     }
 #endif
   }

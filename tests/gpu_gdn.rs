@@ -1775,8 +1775,8 @@ fn compare_reuse(
 /// are reused (the plan leaves out the forward-state replay; unit test
 /// `reused_checkpoints_leave_out_the_replay`): the gradients match the fp64 reference at the
 /// §9.2 tolerances and the same backward without checkpoints at those tolerances, and zeroed
-/// checkpoint rows change them (the rows are read). Checkpoints the rule recomputes (cadence 128,
-/// fp32 rows) are ignored: those gradients equal the run without checkpoints bit for bit.
+/// checkpoint rows change them (the rows are read). (Other cadences and fp32 rows seed the replay
+/// since session 17: `backward_checkpoint_seeds`.)
 /// Uncut (ragged batches with an empty sequence and partial chunks, K = 128 bf16 and K = 64 fp16)
 /// and the piece chain (by the rule: few heads, long sequences; and forced,
 /// `DNNPLAN_GDN_BWD_PIECES=3`), each with an initial state and a `d_final_state`.
@@ -1845,19 +1845,6 @@ fn backward_checkpoint_reuse() {
         let (line, _) = compare_reuse(c, &reused, &without, &mut failures);
         println!("{:48} reuse vs recompute:{line}", c.name);
         if *extra {
-            // Ignored checkpoints: bitwise the run without them.
-            for (every, dtype) in [(128, None), (64, Some(DataType::Float))] {
-                let (f, got) = run_bwd_with(c, seed, &caller, ck(every, dtype, false));
-                failures.extend(f);
-                for ((p, _, a), (_, _, b)) in got.iter().zip(&without) {
-                    if a != b {
-                        failures.push(format!(
-                            "{}: {p} with ignored checkpoints (c = {every}, {dtype:?}) differs from the run without",
-                            c.name
-                        ));
-                    }
-                }
-            }
             // Zeroed rows: the reusing backward reads them, so dQ moves far off.
             let (_, zeroed) = run_bwd_with(c, seed, &caller, ck(64, None, true));
             let (p, dt, a) = &zeroed[0];
@@ -2033,6 +2020,156 @@ fn checkpoints_from_the_forward_reused_by_the_backward() {
         let rows = factors.unwrap_or("rule");
         println!(
             "{:48} forward rows ({rows}):{line} | bitwise recompute: {bitwise}",
+            c.name
+        );
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Session 17, spec §4.5 "Recompute vs checkpoints", the "coarse" row: checkpoints at cadences
+/// above the chunk (128, 192, 256) in the io dtype or fp32, and fp32 rows every chunk, seed the
+/// forward-state replay (`gdn_bwd_fscanc*`, one block per row; unit test
+/// `seeded_checkpoints_replace_the_forward_chain`). Rows from the fp64 reference's state series
+/// (rounded to the rows' dtype): the gradients match the fp64 reference at the §9.2 tolerances
+/// (`run_bwd_with`) and the backward without checkpoints at those tolerances (`compare_reuse`);
+/// zeroed rows move dQ far off (the rows are read); `DNNPLAN_GDN_BWD_CKPT_REPLAY=r4` (the other
+/// seeded replay at K = 128) gives the default's gradients bit for bit. Ragged batches with an
+/// empty sequence and partial chunks (K = 128 bf16, K = 64 fp16 with bf16 states), long
+/// sequences on few heads (the piece chain by rule: its summaries give only `Mᵀ_j`), forced
+/// pieces (`DNNPLAN_GDN_BWD_PIECES=3`). End to end: our forward (full factors forced, uncut)
+/// writes fp32 rows every 128 tokens and the backward seeds from them (prints whether that equals
+/// the recompute bit for bit: the forward's fp32 carry is the replay's there).
+/// `DNNPLAN_GDN_CKPT_CASES=i,j` keeps those cases (e.g. under memcheck; the end-to-end case is 5).
+#[test]
+fn backward_checkpoint_seeds() {
+    let caller = Caller::new();
+    let (io, f32) = (None, Some(DataType::Float));
+    let ck = |every, dtype, zero| {
+        Some(Ckpt {
+            every,
+            dtype,
+            zero,
+            rows: None,
+        })
+    };
+    // (case, forced pieces, (cadence, dtype) runs, zeroed / switch checks at the first run)
+    type Run = (i64, Option<DataType>);
+    let mut cases: Vec<(Case, Option<&str>, Vec<Run>, bool)> = Vec::new();
+    let mut c = base(
+        "seed bf16 K=V=128 ragged 200+0+77+64+1+130",
+        &[200, 0, 77, 64, 1, 130],
+        128,
+    );
+    c.long_span = true;
+    cases.push((c, None, vec![(128, io), (256, f32), (64, f32)], true));
+    let mut c = base(
+        "seed fp16 K=V=64 ragged 68+0+130+5+193, bf16 state",
+        &[68, 0, 130, 5, 193],
+        64,
+    );
+    (c.io, c.state, c.long_span) = (DataType::Half, Some(DataType::Bfloat16), true);
+    cases.push((c, None, vec![(192, io), (128, f32)], true));
+    // The piece chain by the rule (16 pieces of 48 / 16 chunks; rows of 4 and 2 chunks).
+    let mut c = base(
+        "seed bf16 K=V=128 H=2, 2048 + 1000 (pieces)",
+        &[2048, 1000],
+        128,
+    );
+    c.long_span = true;
+    cases.push((c, None, vec![(256, io), (128, f32)], false));
+    let mut c = one_head_k64_case("seed fp16 K=V=64 H=1, 0 + 1500 + 700 (pieces), bf16 state");
+    c.long_span = true;
+    cases.push((c, None, vec![(192, f32), (128, io)], false));
+    // Forced pieces on a ragged batch (empty trailing pieces, an empty sequence).
+    let mut c = base(
+        "seed bf16 K=V=128 300+0+500+77, DNNPLAN_GDN_BWD_PIECES=3",
+        &[300, 0, 500, 77],
+        128,
+    );
+    c.long_span = true;
+    cases.push((c, Some("3"), vec![(128, f32), (192, io)], false));
+    let keep = env_list("DNNPLAN_GDN_CKPT_CASES", "");
+    let kept = |i: usize| keep == [""] || keep.contains(&i.to_string());
+    let mut failures = Vec::new();
+    for (i, (c, pieces, runs, extra)) in cases.iter().enumerate() {
+        if !kept(i) {
+            continue;
+        }
+        set_env("DNNPLAN_GDN_BWD_PIECES", *pieces);
+        let seed = 1700 + i as u64;
+        let (f0, without) = run_bwd_with(c, seed, &caller, None);
+        failures.extend(f0);
+        let mut first = None;
+        for &(every, dtype) in runs {
+            let (f, seeded) = run_bwd_with(c, seed, &caller, ck(every, dtype, false));
+            failures.extend(f);
+            let (line, bitwise) = compare_reuse(c, &seeded, &without, &mut failures);
+            let dt = dtype.unwrap_or(c.io).name();
+            println!(
+                "{:48} seeded c={every} {dt} vs recompute:{line} | bitwise {bitwise}",
+                c.name
+            );
+            first.get_or_insert(((every, dtype), seeded));
+        }
+        if let (true, Some(((every, dtype), seeded))) = (*extra, &first) {
+            // Zeroed rows: the seeded replay reads them, so dQ moves far off.
+            let (_, zeroed) = run_bwd_with(c, seed, &caller, ck(*every, *dtype, true));
+            let (p, dt, a) = &zeroed[0];
+            let val =
+                |x: &Vec<u8>| -> Vec<f64> { x.chunks(size(*dt)).map(|e| get(*dt, e)).collect() };
+            let e = rms_ratio(&val(a), &val(&seeded[0].2));
+            println!("{:48} zeroed rows (c={every}): {p} moves {e:.2e}", c.name);
+            if e.is_nan() || e <= 0.1 {
+                failures.push(format!("{}: zeroed rows move {p} only {e:e}", c.name));
+            }
+            // The other seeded replay (K = 128: r4 instead of p1) writes the same states.
+            set_env("DNNPLAN_GDN_BWD_CKPT_REPLAY", Some("r4"));
+            let (f, r4) = run_bwd_with(c, seed, &caller, ck(*every, *dtype, false));
+            set_env("DNNPLAN_GDN_BWD_CKPT_REPLAY", None);
+            failures.extend(f);
+            for ((p, _, a), (_, _, b)) in r4.iter().zip(seeded) {
+                if a != b {
+                    failures.push(format!(
+                        "{}: {p} with DNNPLAN_GDN_BWD_CKPT_REPLAY=r4 differs from the default",
+                        c.name
+                    ));
+                }
+            }
+        }
+    }
+    set_env("DNNPLAN_GDN_BWD_PIECES", None);
+    // End to end: fp32 rows every 128 tokens from our forward (full factors, uncut ragged batch).
+    if kept(cases.len()) {
+        let mut c = base(
+            "e2e seed bf16 K=V=128 ragged 200+0+77+64+1+130",
+            &[200, 0, 77, 64, 1, 130],
+            128,
+        );
+        c.long_span = true;
+        let seed = 1790;
+        set_env("DNNPLAN_GDN_FWD_FACTORS", Some("full"));
+        let fwd = run(
+            &Case {
+                ckpt: Some((128, DataType::Float)),
+                ..c.clone()
+            },
+            seed,
+            &caller,
+        );
+        set_env("DNNPLAN_GDN_FWD_FACTORS", None);
+        let rows = Ckpt {
+            every: 128,
+            dtype: f32,
+            zero: false,
+            rows: Some(&fwd.ckpt),
+        };
+        let (f0, without) = run_bwd_with(&c, seed, &caller, None);
+        let (f1, seeded) = run_bwd_with(&c, seed, &caller, Some(rows));
+        failures.extend(f0);
+        failures.extend(f1);
+        let (line, bitwise) = compare_reuse(&c, &seeded, &without, &mut failures);
+        println!(
+            "{:48} forward fp32 rows (full factors):{line} | bitwise recompute: {bitwise}",
             c.name
         );
     }

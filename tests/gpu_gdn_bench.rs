@@ -254,13 +254,15 @@ fn gdn_prep_variants() {
     }
 }
 
-/// The backward with state checkpoints reused against the backward without them (session 16;
-/// runs only when `DNNPLAN_GDN_BENCH_CKPT` is set): per benchmark shape, the whole backward
-/// without checkpoints (`recompute`) and with bf16 checkpoints every 64 tokens bound (`reuse`:
-/// the plan leaves out the forward-state replay), timed in the order recompute, reuse, reuse,
-/// recompute (each a fresh plan, median of 10 executes after 3 warm-ups); prints
-/// `BENCH ckpt <shape> recompute a / b reuse a / b ms` and the ratio of the means. The rows hold
-/// a constant (the timing does not depend on their values); asserts nothing about speed.
+/// The backward with state checkpoints against the backward without them (sessions 16, 17; runs
+/// only when `DNNPLAN_GDN_BENCH_CKPT` is set): per benchmark shape, the whole backward without
+/// checkpoints (`recompute`), with bf16 rows every 64 tokens (`reuse64-io`: no forward-state
+/// replay), and with rows that seed the replay (session 17: `seed128-io`, `seed256-io`,
+/// `seed64-f32`, `seed256-f32`), timed in that order and then in the reverse order (each a fresh
+/// plan, median of 10 executes after 3 warm-ups; same run); prints
+/// `BENCH ckpt <shape> <variant> a / b ms ...` with each variant's mean over the recompute's.
+/// The rows hold a constant (the timing does not depend on their values); asserts nothing about
+/// speed.
 #[test]
 fn gdn_backward_checkpoints() {
     if !opted_in("DNNPLAN_GDN_BENCH_CKPT") {
@@ -268,26 +270,51 @@ fn gdn_backward_checkpoints() {
     }
     let caller = Caller::new();
     let keep = kept_shapes();
+    let (bf, f32t) = (DataType::Bfloat16, DataType::Float);
+    // (name, cadence, rows' dtype; cadence 0: no checkpoints)
+    let variants: [(&str, i64, DataType); 6] = [
+        ("recompute", 0, bf),
+        ("reuse64-io", 64, bf),
+        ("seed128-io", 128, bf),
+        ("seed256-io", 256, bf),
+        ("seed64-f32", 64, f32t),
+        ("seed256-f32", 256, f32t),
+    ];
     for (si, (name, lens, hh)) in BENCH_SHAPES.into_iter().enumerate() {
         if keep.as_ref().is_some_and(|k| !k.contains(&si)) {
             continue;
         }
         let inp = BenchInputs::new(&caller, lens, hh);
-        let bytes =
-            (inp.checkpoint_rows() * hh * inp.kd * inp.kd) as usize * size(DataType::Bfloat16);
-        // 0x3C3C: bf16 0.0115 everywhere.
+        // The most bytes any variant binds: fp32 rows every 64 tokens.
+        let bytes = (inp.checkpoint_rows() * hh * inp.kd * inp.kd) as usize * size(f32t);
+        // 0x3C bytes: bf16 0.0115, fp32 0.0115 everywhere.
         let ckpt = caller.alloc(bytes, 0x3C);
         let outs = BenchInputs::outputs("gdn_bwd");
-        let time = |with: bool| {
-            let (g, n, ins) =
-                inp.graph_with("gdn_bwd", if with { 64 } else { 0 }, with.then_some(ckpt));
+        let time = |every: i64, dt: DataType| {
+            let rows = (inp.t / every.max(1) + inp.n).max(1);
+            let bound = (every > 0).then_some((ckpt, dt, rows));
+            let (g, n, ins) = inp.graph_ckpt("gdn_bwd", every, bound);
             time_graph(&caller, g, n, &ins, outs)
         };
-        let (r1, c1, c2, r2) = (time(false), time(true), time(true), time(false));
-        println!(
-            "BENCH ckpt {name} recompute {r1:.4} / {r2:.4} reuse {c1:.4} / {c2:.4} ms | reuse/recompute {:.3}",
-            (c1 + c2) / (r1 + r2)
-        );
+        let mut ms = vec![[0.0f64; 2]; variants.len()];
+        for (i, &(_, every, dt)) in variants.iter().enumerate() {
+            ms[i][0] = time(every, dt);
+        }
+        for (i, &(_, every, dt)) in variants.iter().enumerate().rev() {
+            ms[i][1] = time(every, dt);
+        }
+        let base = ms[0][0] + ms[0][1];
+        let mut line = format!("BENCH ckpt {name}");
+        for (v, m) in variants.iter().zip(&ms) {
+            line += &format!(
+                " | {} {:.4} / {:.4} ms ({:.3})",
+                v.0,
+                m[0],
+                m[1],
+                (m[0] + m[1]) / base
+            );
+        }
+        println!("{line}");
         // SAFETY: the checkpoint buffer of this shape.
         unsafe { gdn_gpu::ok("free", cudarc::driver::sys::cuMemFree_v2(ckpt)) };
         inp.free();

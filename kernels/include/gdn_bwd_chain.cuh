@@ -89,7 +89,11 @@ __device__ __forceinline__ FwdFastParams chain_rev_view(const BwdChainParams& cp
 // ---------------------------------------------------------------------------------------
 // PHASED, FIXED: fscan_chunks' knobs (session 14, `gdn_bwd_psum1_*`: one stage refilled in two
 // halves with compile-time copies, the forward's sum1 loop; bitwise the same H_j, M_j, Mᵀ_j).
-template <typename T, int K, int V, int NW, int STAGES, bool PHASED = false, bool FIXED = false>
+// MT_ONLY (session 17, `gdn_bwd_psumt_*` / `gdn_bwd_psumt1_*`: the backward with state
+// checkpoints, whose forward states come without the forward chain): only the transitions the
+// reverse chain reads, Mᵀ_j of pieces j = 1..P−1 (grid V/VS × HO × N·(P−1), z = b·(P−1) + j − 1),
+// bitwise the full pass's; no H_j, no M_j.
+template <typename T, int K, int V, int NW, int STAGES, bool PHASED = false, bool FIXED = false, bool MT_ONLY = false>
 __device__ __forceinline__ void bwd_psum_body(const BwdChainParams& cp) {
   constexpr int VS = 16 * NW;
   const FwdParams& p = cp.b.f;
@@ -98,7 +102,8 @@ __device__ __forceinline__ void bwd_psum_body(const BwdChainParams& cp) {
   const int h = blockIdx.y;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int HO = p.ho;
-  const int b = blockIdx.z / (2 * P - 1), r = blockIdx.z % (2 * P - 1);
+  const int zs = MT_ONLY ? P - 1 : 2 * P - 1;  // blocks per sequence
+  const int b = blockIdx.z / zs, r = blockIdx.z % zs + (MT_ONLY ? P : 0);
   const bool is_m = r >= P - 1;
   const int j = is_m ? r - (P - 1) : r;
   const int xb = blockIdx.x;
@@ -113,7 +118,7 @@ __device__ __forceinline__ void bwd_psum_body(const BwdChainParams& cp) {
   fscan_chunks<T, K, V, NW, STAGES, false, false, 1, false, PHASED, FIXED>(p, x, h, 0, 0, cb, c_begin, c_end, xb * VS, !is_m, nullptr);
 
   const size_t hk = static_cast<size_t>(HO) * V * K;
-  if (!is_m || j <= P - 2)
+  if (!MT_ONLY && (!is_m || j <= P - 2))
     store_fp32_frags<K>((is_m ? cp.ws_m : cp.ws_h) + (static_cast<size_t>(b) * (P - 1) + j) * hk + static_cast<size_t>(h) * V * K,
                         x, vr, cq);
   if (is_m && j >= 1) {
@@ -168,6 +173,95 @@ __device__ __forceinline__ void bwd_fscan_piece_body(const BwdChainParams& cp) {
   }
   fscan_chunks<T, K, V, NW, STAGES, false, true, SPLIT, ONEBAR, PHASED, FIXED>(p, x, h, cs, ce, cb, c_begin, c_end, blockIdx.x * VS, true,
                                                                  cp.b.ws_s);
+}
+
+// ---------------------------------------------------------------------------------------
+// Session 17: the forward-state replay seeded from state checkpoints (spec §3.4, §4.5
+// "Recompute vs checkpoints", the "coarse" row): checkpoint row r of sequence b (r =
+// ckpt_rows[b] + j) holds the stored-domain state entering the sequence's chunk j·m (m =
+// ckpt_every chunks per row), in the io dtype or fp32 (ckpt_f32). One block per (value-row
+// slice, head, row): the piece of chunks [cb + j·m, min(cb + (j + 1)·m, ce)) from that row, the
+// entering state of every chunk to ws_s (what bwd_fscan_piece_body writes), without the state
+// update of the piece's last chunk (its result is the next row). Grid V/VS × HO × R with R ≥ the
+// rows in use (the plan: max(T/c + N, 1)); blocks past ckpt_rows[N] return. No forward chain,
+// no summaries H_j, no seeds region. Rows in fp32 that hold the replay's fp32 carry give ws_s
+// bitwise the uncut replay's; io rows differ by their rounding (every entering state of a row's
+// first chunk is then the row itself).
+// BwdCkptParams = BwdChainParams followed by the checkpoint input (the plan passes this block to
+// every kernel of the backward; the others read their prefix).
+struct BwdCkptParams {
+  BwdChainParams cp;
+  const void* ckpt;  // [rows, HO, V, K] io dtype or fp32 (the backward's state_checkpoints; null: none)
+  const int* ckpt_rows;  // [N + 1] first row of each sequence (chunk_offsets when ckpt_every == 1)
+  int ckpt_every;        // chunks per checkpoint row m ≥ 1
+  int ckpt_f32;          // 1: fp32 rows, 0: io-dtype rows
+};
+static_assert(sizeof(BwdCkptParams) == 472, "BwdCkptParams layout changed: update src/engines/gdn/params.rs");
+
+// State fragments (rows vr, vr + 8; K columns of rows of LD) of a checkpoint row at element
+// `base`: fp32 pairs, or io-dtype pairs widened (T: bf16 or fp16).
+template <typename T, int K, int LD = K>
+__device__ __forceinline__ void load_ckpt_frags(float (&x)[K / 8][4], const void* src, bool f32, size_t base, int vr,
+                                                int cq) {
+#pragma unroll
+  for (int nt = 0; nt < K / 8; ++nt) {
+#pragma unroll
+    for (int hf = 0; hf < 2; ++hf) {
+      const size_t idx = base + static_cast<size_t>(vr + 8 * hf) * LD + 8 * nt + cq;
+      if (f32) {
+        const float2 t = *reinterpret_cast<const float2*>(static_cast<const float*>(src) + idx);
+        x[nt][2 * hf] = t.x;
+        x[nt][2 * hf + 1] = t.y;
+      } else {
+        const u32 t = *reinterpret_cast<const u32*>(static_cast<const unsigned short*>(src) + idx);
+        const T* e = reinterpret_cast<const T*>(&t);
+        x[nt][2 * hf] = Io<T>::to_f(e[0]);
+        x[nt][2 * hf + 1] = Io<T>::to_f(e[1]);
+      }
+    }
+  }
+}
+
+// gdn_bwd_ckrows (one block of OFFSETS_THREADS): the checkpoint rows' table, ckpt_rows[b] =
+// Σ_{b'<b} ceil(T_b' / (64·m)) (the forward's fwd_ckpt_rows_body; at m = 1 the chunk table
+// serves and the plan does not launch this).
+__device__ __forceinline__ void bwd_ckpt_rows_body(const BwdCkptParams& kp) {
+  seq_span_offsets(kp.cp.b.f, const_cast<int*>(kp.ckpt_rows), static_cast<long long>(CHUNK) * kp.ckpt_every);
+}
+
+// The seeded replay (see above; NW = 4, SPLIT = 1; the knobs of bwd_fscan_piece_body).
+template <typename T, int K, int V, int NW, int STAGES, bool ONEBAR = false, bool PHASED = false, bool FIXED = false>
+__device__ __forceinline__ void bwd_fscan_ckpt_body(const BwdCkptParams& kp) {
+  constexpr int VS = 16 * NW;
+  const BwdChainParams& cp = kp.cp;
+  const FwdParams& p = cp.b.f;
+  const int r = blockIdx.z, n = p.n_seqs;
+  if (r >= kp.ckpt_rows[n]) return;
+  // The sequence: the last b with ckpt_rows[b] ≤ r (empty sequences repeat their successor's
+  // first row, so it is the one whose rows hold r).
+  int lo = 0, hi = n - 1;
+  while (lo < hi) {
+    const int mid = (lo + hi + 1) >> 1;
+    if (kp.ckpt_rows[mid] <= r) lo = mid;
+    else hi = mid - 1;
+  }
+  const int b = lo, j = r - kp.ckpt_rows[b], m = kp.ckpt_every;
+  const int h = blockIdx.y;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int HO = p.ho;
+  const int vr = blockIdx.x * VS + 16 * warp + (lane >> 2);
+  const int cq = 2 * (lane & 3);
+  const long long cs = load_cu(p, b), ce = load_cu(p, b + 1);
+  const int cb = p.chunk_offsets[b], c_end = p.chunk_offsets[b + 1];
+  const int c0 = cb + j * m, c1 = c0 + m < c_end ? c0 + m : c_end;  // c0 < c1 (j < ceil(chunks / m))
+
+  float x[K / 8][4];
+  load_ckpt_frags<T, K>(x, kp.ckpt, kp.ckpt_f32 != 0, (static_cast<size_t>(r) * HO + h) * V * K, vr, cq);
+  // Chunks c0 .. c1 − 2 with their updates, then the last chunk's entering state alone.
+  fscan_chunks<T, K, V, NW, STAGES, false, true, 1, ONEBAR, PHASED, FIXED>(p, x, h, cs, ce, cb, c0, c1 - 1,
+                                                                           blockIdx.x * VS, true, cp.b.ws_s);
+  bwd_store_state_frags<T, K, K>(cp.b.ws_s, (static_cast<size_t>(c1 - 1) * HO + h) * V * K, x, vr, cq,
+                                 p.flags & FLAG_BWD_S_IO);
 }
 
 // ---------------------------------------------------------------------------------------

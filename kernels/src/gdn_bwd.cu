@@ -217,3 +217,41 @@ GDN_BWD_ENTRIES(f16, gdn::gdn_f16, 64)
   }
 GDN_BWD_PHASED_ENTRIES(bf16, gdn::gdn_bf16)
 GDN_BWD_PHASED_ENTRIES(f16, gdn::gdn_f16)
+
+// Session 17 (gdn_bwd_chain.cuh): state checkpoints of any cadence c = 64·m and fp32 rows seed the
+// forward-state replay (spec §4.5, the "coarse" row), and the piece chain's summaries under any
+// checkpoint use give only the reverse chain's transitions:
+//   gdn_bwd_ckrows                      <<<1, OFFSETS_THREADS>>> (the rows' table; m > 1 only)
+//   gdn_bwd_fscanc_{bf16,f16}_k{64,128} <<<(V / 64, HO, max(T/c + N, 1)), 128, ScanxSmem<K,4,2,false,1>>>
+//     (one block per checkpoint row: its m chunks from the row, the r4 replay's 2-stage loop)
+//   gdn_bwd_fscanc1_{bf16,f16}_k128     <<<as fscanc, ScanxSmem<128,4,1,false,1>>> (fscanp1's one-stage
+//     phased loop, three per SM; bitwise fscanc)
+//   gdn_bwd_psumt_{bf16,f16}_k{64,128}  <<<(V / 64, HO, N·(P−1)), 128, FastSmem<K,4,2,false>>> (Mᵀ_j only)
+//   gdn_bwd_psumt1_{bf16,f16}_k128      <<<as psumt, FastSmem<128,4,1,false>>> (psum1's loop; Mᵀ_j only)
+extern "C" __global__ void __launch_bounds__(gdn::OFFSETS_THREADS) gdn_bwd_ckrows(gdn::BwdCkptParams p) { dnnp_pdl_enter(p.cp.b.f.flags & gdn::FLAG_PDL_TRIGGER);
+  gdn::bwd_ckpt_rows_body(p);
+}
+
+#define GDN_BWD_CKPT_ENTRIES(TAG, T, KD)                                                            \
+  extern "C" __global__ void __launch_bounds__(4 * 32) gdn_bwd_fscanc_##TAG##_k##KD(gdn::BwdCkptParams p) { dnnp_pdl_enter(p.cp.b.f.flags & gdn::FLAG_PDL_TRIGGER); \
+    gdn::bwd_fscan_ckpt_body<T, KD, KD, 4, 2, true>(p);                                            \
+  }                                                                                                \
+  extern "C" __global__ void __launch_bounds__(4 * 32) gdn_bwd_psumt_##TAG##_k##KD(gdn::BwdChainParams p) { dnnp_pdl_enter(p.b.f.flags & gdn::FLAG_PDL_TRIGGER); \
+    gdn::bwd_psum_body<T, KD, KD, 4, gdn::SUM_STAGES, false, false, true>(p);                      \
+  }
+GDN_BWD_CKPT_ENTRIES(bf16, gdn::gdn_bf16, 128)
+GDN_BWD_CKPT_ENTRIES(bf16, gdn::gdn_bf16, 64)
+GDN_BWD_CKPT_ENTRIES(f16, gdn::gdn_f16, 128)
+GDN_BWD_CKPT_ENTRIES(f16, gdn::gdn_f16, 64)
+
+#define GDN_BWD_CKPT_PHASED_ENTRIES(TAG, T)                                                         \
+  extern "C" __global__ void __launch_bounds__(4 * 32, gdn::FSCANP1_MIN_BLOCKS)                     \
+      gdn_bwd_fscanc1_##TAG##_k128(gdn::BwdCkptParams p) { dnnp_pdl_enter(p.cp.b.f.flags & gdn::FLAG_PDL_TRIGGER); \
+    gdn::bwd_fscan_ckpt_body<T, 128, 128, 4, 1, false, true, false>(p);                            \
+  }                                                                                                \
+  extern "C" __global__ void __launch_bounds__(4 * 32, gdn::PSUM1_MIN_BLOCKS)                       \
+      gdn_bwd_psumt1_##TAG##_k128(gdn::BwdChainParams p) { dnnp_pdl_enter(p.b.f.flags & gdn::FLAG_PDL_TRIGGER); \
+    gdn::bwd_psum_body<T, 128, 128, 4, 1, true, true, true>(p);                                    \
+  }
+GDN_BWD_CKPT_PHASED_ENTRIES(bf16, gdn::gdn_bf16)
+GDN_BWD_CKPT_PHASED_ENTRIES(f16, gdn::gdn_f16)

@@ -426,6 +426,21 @@ impl BenchInputs {
         every: i64,
         ckpt: Option<CUdeviceptr>,
     ) -> (Graph, usize, Vec<(i64, CUdeviceptr)>) {
+        self.graph_ckpt(
+            op,
+            every,
+            ckpt.map(|c| (c, DataType::Bfloat16, self.checkpoint_rows())),
+        )
+    }
+
+    /// [`BenchInputs::graph_with`] with the backward's `state_checkpoints` given as (buffer,
+    /// dtype, rows) (session 17: any cadence, io or fp32 rows).
+    pub fn graph_ckpt(
+        &self,
+        op: &str,
+        every: i64,
+        ckpt: Option<(CUdeviceptr, DataType, i64)>,
+    ) -> (Graph, usize, Vec<(i64, CUdeviceptr)>) {
         let (t, n, hh, kd) = (self.t, self.n, self.hh, self.kd);
         let (bf, f32t) = (DataType::Bfloat16, DataType::Float);
         let [q, k, v, d_o, g, beta, h0, dfs, cud] = self.bufs;
@@ -444,9 +459,8 @@ impl BenchInputs {
         if op == "gdn_bwd" {
             ports.push(("dO", vec![t, hh, kd], bf, d_o));
             ports.push(("d_final_state", vec![n, hh, kd, kd], f32t, dfs));
-            if let Some(c) = ckpt {
-                let rows = self.checkpoint_rows();
-                ports.push(("state_checkpoints", vec![rows, hh, kd, kd], bf, c));
+            if let Some((c, dt, rows)) = ckpt {
+                ports.push(("state_checkpoints", vec![rows, hh, kd, kd], dt, c));
             }
         } else {
             b = b.bool("output_final_state", true);

@@ -18,10 +18,21 @@
 //! empty one): the plan binds `ws_s` to the checkpoint buffer, drops the `ws_s` workspace region
 //! and leaves out the forward-state replay (uncut: `gdn_bwd_fscan_r4_*`; piece chain: the forward
 //! chain `gdn_bwd_pchain*` and the seeded replay `gdn_bwd_fscanp*`; `gdn_bwd_psum*` stays, since
-//! the reverse chain reads its transitions `Mᵀ_j`). Every other cadence and fp32 checkpoints
-//! recompute as without checkpoints (the input is ignored; exact): the bundled token stages
-//! (`tc11`, `tc12`) compile only the io-dtype read of `ws_s` (REV ≥ 4), so fp32 rows have no
-//! bitwise-compatible reader and would need a new kernel.
+//! the reverse chain reads its transitions `Mᵀ_j`). Every other cadence `c = 64·m` and fp32 rows
+//! seed the replay (session 17, the spec's "coarse" row, [`CheckpointUse::Seed`]; the bundled
+//! token stages read `ws_s` only in the io dtype, so fp32 rows at `c = 64` seed it too, `m = 1`):
+//! `gdn_bwd_ckrows` writes the rows' table `ckpt_rows[b] = Σ_{b'<b} ceil(T_{b'}/c)` into the
+//! workspace (`m > 1`; at `m = 1` the chunk table is that table), then `gdn_bwd_fscanc*`
+//! ([`CKPT_REPLAYS`]) runs one block per (value slice, head, checkpoint row `r`): row `r` of
+//! sequence `b` (`j = r − ckpt_rows[b]`) seeds chunks `[cb + j·m, min(cb + (j+1)·m, ce))`, each
+//! chunk's entering state goes to `ws_s` (io) as the replay writes it, without the last chunk's
+//! update (the next row holds its result); no forward chain (`pchain`, `fscanp`), no warmup. Under
+//! either use of checkpoints the piece chain's summaries run `gdn_bwd_psumt*` (only the reverse
+//! chain's `Mᵀ_j`, `N·(P−1)` block rows instead of `N·(2P−1)`; no `H_j`, no `M_j`, whose workspace
+//! region goes: [`BwdPieceLayout::reverse_only`]). fp32 rows holding the replay's fp32 carry give
+//! the recompute's `ws_s` bit for bit; io rows differ by their rounding (validated against the fp64
+//! reference like the default). The kernels take [`BwdCkptParams`] (the chain block followed by
+//! the checkpoint input; the plan passes it to every kernel).
 //!
 //! The reverse scan and every product of the token stage run on the tensor cores (the reverse
 //! scan writing `dS'` in the io dtype; the token stage reading the states entering the chunks in
@@ -106,11 +117,12 @@ use super::chain::ChainVariant;
 use super::engine::{ENGINE_NAME, PassSmem, PrepVariant, fwd_template, kernel_dtype};
 use super::occupancy::SM90_BUDGET;
 use super::params::{
-    BwdChainParams, BwdParams, BwdPieceLayout, BwdWorkspaceLayout, CHAIN_THREADS, CHUNK,
-    DSCAN_MMA_WARPS, DSCAN_W8_WARPS, DSUM1_MIN_BLOCKS, FSCANP1_MIN_BLOCKS, OFFSETS_THREADS,
-    OverlapLayout, PARAM_THREADS, PSUM1_MIN_BLOCKS, SCAN_WARPS, SUM_STAGES, TOK_THREADS,
-    dscan_mma_smem_bytes, dscan_ov_smem_bytes, dscan_ov2_smem_bytes, dscan_w8_smem_bytes, flags,
-    max_chunks, scan_smem_bytes, scanx_smem_bytes, tokens_tc11_smem_bytes, tokens_tc12_smem_bytes,
+    BwdChainParams, BwdCkptParams, BwdParams, BwdPieceLayout, BwdWorkspaceLayout, CHAIN_THREADS,
+    CHUNK, CkptLayout, DSCAN_MMA_WARPS, DSCAN_W8_WARPS, DSUM1_MIN_BLOCKS, FSCANP1_MIN_BLOCKS,
+    OFFSETS_THREADS, OverlapLayout, PARAM_THREADS, PSUM1_MIN_BLOCKS, SCAN_WARPS, SUM_STAGES,
+    TOK_THREADS, dscan_mma_smem_bytes, dscan_ov_smem_bytes, dscan_ov2_smem_bytes,
+    dscan_w8_smem_bytes, flags, max_chunks, scan_smem_bytes, scanx_smem_bytes,
+    tokens_tc11_smem_bytes, tokens_tc12_smem_bytes,
 };
 use super::pdl::{GdnPlan, Launch, PdlMode};
 
@@ -241,11 +253,25 @@ pub enum BwdKernel {
     /// Piece chain: [`BwdKernel::Dsum`] on one phased stage (session 14, K = 128: 80 KB, two
     /// blocks per SM; bitwise the same `G_j`).
     Dsum1,
+    /// State checkpoints (session 17): the rows' table `ckpt_rows[b]` (cadences above one
+    /// chunk; `gdn_bwd_ckrows`).
+    CkptRows,
+    /// State checkpoints: the forward-state replay seeded from the checkpoint rows, one block
+    /// per (value slice, head, row) on the `r4` replay's two-stage loop (`gdn_bwd_fscanc_*`).
+    Fscanc,
+    /// State checkpoints: [`BwdKernel::Fscanc`] on `fscanp1`'s one-stage phased loop (K = 128,
+    /// three blocks per SM; bitwise the same `S_c`).
+    Fscanc1,
+    /// Piece chain under state checkpoints: the summaries' reverse transitions `Mᵀ_j` only
+    /// (`gdn_bwd_psumt_*`; bitwise [`BwdKernel::Psum`]'s `Mᵀ_j`).
+    PsumMt,
+    /// [`BwdKernel::PsumMt`] on [`BwdKernel::Psum1`]'s one-stage loop (K = 128).
+    PsumMt1,
 }
 
 impl BwdKernel {
     /// Every kernel, in index order.
-    pub const ALL: [BwdKernel; 32] = [
+    pub const ALL: [BwdKernel; 37] = [
         BwdKernel::ChunkOffsets,
         BwdKernel::Prep,
         BwdKernel::Fscan,
@@ -278,18 +304,30 @@ impl BwdKernel {
         BwdKernel::Psum1,
         BwdKernel::Fscanp1,
         BwdKernel::Dsum1,
+        BwdKernel::CkptRows,
+        BwdKernel::Fscanc,
+        BwdKernel::Fscanc1,
+        BwdKernel::PsumMt,
+        BwdKernel::PsumMt1,
     ];
 
     /// The kernel's symbol in the module (`tag` = `bf16` / `f16`, `k` = K = V; `prep`: the
     /// factor kernel, which the plan must then be built with too). The one-stage piece passes
-    /// ([`BwdKernel::Psum1`], [`BwdKernel::Fscanp1`], [`BwdKernel::Dsum1`]) are bundled at
-    /// K = 128 only; at other K they name their two-stage kernels (which [`BWD_PIECE_PASSES`]
-    /// runs there).
+    /// ([`BwdKernel::Psum1`], [`BwdKernel::Fscanp1`], [`BwdKernel::Dsum1`], and session 17's
+    /// [`BwdKernel::PsumMt1`], [`BwdKernel::Fscanc1`]) are bundled at K = 128 only; at other K
+    /// they name their two-stage kernels (which [`BWD_PIECE_PASSES`] runs there).
     pub fn name(self, tag: &str, k: i64, prep: PrepVariant) -> String {
         let body = match self {
             BwdKernel::Psum1 if k != 128 => "psum",
             BwdKernel::Fscanp1 if k != 128 => "fscan_r4",
             BwdKernel::Dsum1 if k != 128 => "dsum",
+            BwdKernel::Fscanc1 if k != 128 => "fscanc",
+            BwdKernel::PsumMt1 if k != 128 => "psumt",
+            BwdKernel::Fscanc1 => "fscanc1",
+            BwdKernel::PsumMt1 => "psumt1",
+            BwdKernel::Fscanc => "fscanc",
+            BwdKernel::PsumMt => "psumt",
+            BwdKernel::CkptRows => return "gdn_bwd_ckrows".to_owned(),
             BwdKernel::Psum1 => "psum1",
             BwdKernel::Fscanp1 => "fscanp1",
             BwdKernel::Dsum1 => "dsum1",
@@ -616,6 +654,10 @@ pub struct PiecePasses {
     pub k: Option<u64>,
     /// The summary pass (4 warps on the forward summary's loop, `gdn::FastSmem`).
     pub psum: PiecePass,
+    /// The summary pass under state checkpoints (session 17; the forward states need no chain):
+    /// the same loop, per SM and stages, giving only the reverse transitions `Mᵀ_j`
+    /// (`slices · (P − 1)` blocks).
+    pub psum_mt: BwdKernel,
     /// The seeded replay (4 warps on the `r4` replay's loop, `gdn::ScanxSmem`; `None`:
     /// [`ReplayVariant`]'s piece replay, one block per SM below [`REPLAY_SHARE_MIN_WAVES`] waves).
     pub replay: Option<PiecePass>,
@@ -666,6 +708,7 @@ pub const BWD_PIECE_PASSES: [PiecePasses; 2] = [
                 out: false,
             },
         },
+        psum_mt: BwdKernel::PsumMt1,
         replay: Some(PiecePass {
             kernel: BwdKernel::Fscanp1,
             per_sm: FSCANP1_MIN_BLOCKS,
@@ -688,6 +731,7 @@ pub const BWD_PIECE_PASSES: [PiecePasses; 2] = [
                 out: false,
             },
         },
+        psum_mt: BwdKernel::PsumMt,
         replay: None,
         dsum: None,
     },
@@ -820,6 +864,10 @@ pub enum CheckpointUse {
     /// The token stage reads the states entering the chunks from the checkpoints (`ws_s` bound
     /// to them): no replay launch, no `ws_s` workspace region.
     Reuse,
+    /// The checkpoint rows seed the forward-state replay (session 17, spec §4.5 "coarse"): one
+    /// replay item per row (`gdn_bwd_fscanc*`, [`CKPT_REPLAYS`]), its chunks' entering states to
+    /// `ws_s`; no forward chain, and the piece chain's summaries give only `Mᵀ_j`.
+    Seed,
 }
 
 /// A checkpoint dtype as the rule sees it.
@@ -843,22 +891,27 @@ pub struct CheckpointRow {
     pub action: CheckpointUse,
 }
 
-/// When the backward reuses state checkpoints, as data; the first matching row decides.
+/// When the backward uses state checkpoints, as data; the first matching row decides.
 /// io-dtype checkpoints at the chunk cadence are the replay's `ws_s` slots exactly (see the
-/// module doc) and are reused; fp32 checkpoints at the chunk cadence would need an fp32 read of
-/// `ws_s` in the token stage, which no bundled stage has (recompute); every other cadence
-/// recomputes (spec: the "coarse" path seeds the recompute from the checkpoint rows; here the
-/// replay starts from the initial state, which is exact too).
-pub const BWD_CHECKPOINT_RULE: [CheckpointRow; 3] = [
+/// module doc) and are reused; every other cadence (a multiple of the chunk: the engine's
+/// support rule) and fp32 rows seed the replay (spec §4.5, the "coarse" row: fp32 rows at the
+/// chunk cadence too, since the bundled token stages read `ws_s` only in the io dtype); rows of
+/// another dtype (which the engine refuses) are ignored.
+pub const BWD_CHECKPOINT_RULE: [CheckpointRow; 4] = [
     CheckpointRow {
         cadence: Some(CHUNK),
         dtype: Some(CheckpointDtype::Io),
         action: CheckpointUse::Reuse,
     },
     CheckpointRow {
-        cadence: Some(CHUNK),
+        cadence: None,
+        dtype: Some(CheckpointDtype::Io),
+        action: CheckpointUse::Seed,
+    },
+    CheckpointRow {
+        cadence: None,
         dtype: Some(CheckpointDtype::Fp32),
-        action: CheckpointUse::Recompute,
+        action: CheckpointUse::Seed,
     },
     CheckpointRow {
         cadence: None,
@@ -866,6 +919,57 @@ pub const BWD_CHECKPOINT_RULE: [CheckpointRow; 3] = [
         action: CheckpointUse::Recompute,
     },
 ];
+
+/// One kernel of the seeded replay ([`CheckpointUse::Seed`]), as data: the
+/// `DNNPLAN_GDN_BWD_CKPT_REPLAY` value that names it, the K it serves (`None`: every K), its
+/// kernel and cp.async stages (its shared memory: `gdn::ScanxSmem<K, 4, stages, false, 1>`).
+/// Every row writes the same `S_c` bits.
+pub struct CkptReplay {
+    /// The `DNNPLAN_GDN_BWD_CKPT_REPLAY` value.
+    pub name: &'static str,
+    /// K = V the kernel serves (`None`: every K).
+    pub k: Option<u64>,
+    /// The kernel.
+    pub kernel: BwdKernel,
+    /// Its chunk loop's cp.async stages.
+    pub stages: u64,
+}
+
+/// The seeded replays, the default first where its K matches: `p1` (K = 128; the piece
+/// chain's one-stage phased replay loop, 44 KB, three blocks per SM: a row's few chunks leave
+/// little to pipeline, and more rows run at once) and `r4` (the uncut replay's two-stage loop,
+/// every K).
+pub const CKPT_REPLAYS: [CkptReplay; 2] = [
+    CkptReplay {
+        name: "p1",
+        k: Some(128),
+        kernel: BwdKernel::Fscanc1,
+        stages: 1,
+    },
+    CkptReplay {
+        name: "r4",
+        k: None,
+        kernel: BwdKernel::Fscanc,
+        stages: 2,
+    },
+];
+
+impl CkptReplay {
+    /// The row `DNNPLAN_GDN_BWD_CKPT_REPLAY` = `value` names where it serves `k`, else the
+    /// first that serves `k`.
+    pub fn pick(value: &str, k: u64) -> &'static CkptReplay {
+        let serving = || CKPT_REPLAYS.iter().filter(|r| r.k.is_none_or(|x| x == k));
+        serving()
+            .find(|r| r.name == value)
+            .or_else(|| serving().next())
+            .unwrap_or(&CKPT_REPLAYS[CKPT_REPLAYS.len() - 1])
+    }
+
+    /// Dynamic shared memory at K = V = `k`.
+    pub fn smem(&self, k: u64) -> u32 {
+        scanx_smem_bytes(k, 4, self.stages, false, 1)
+    }
+}
 
 impl CheckpointRow {
     /// Whether the row matches checkpoints every `cadence` tokens of dtype `dtype` (`None`:
@@ -883,19 +987,33 @@ pub fn checkpoint_rule(cadence: u64, dtype: Option<CheckpointDtype>) -> Checkpoi
         .map_or(CheckpointUse::Recompute, |r| r.action)
 }
 
+/// The most checkpoint rows the seeded replay serves: its grid holds one block row per checkpoint
+/// row in the z dimension (65,535 on the H200: at `c = 64`, about 4.2 M tokens). Beyond, the
+/// checkpoints are ignored (the replay recomputes; exact).
+pub const SEED_MAX_ROWS: u64 = 65_535;
+
+/// Rows of the checkpoints every `cadence` tokens of `n` sequences of `t` tokens in all: the
+/// spec's allocation bound `max(T/c + N, 1)` (§3.4; at `c = 64` every live chunk slot).
+pub fn checkpoint_rows(n: u64, t: u64, cadence: u64) -> u64 {
+    (t / cadence.max(1) + n).max(1)
+}
+
 /// What the backward plan of `f` does with its checkpoints: [`BWD_CHECKPOINT_RULE`] when
-/// `checkpoint_every_n_tokens > 0` binds `state_checkpoints` of dims `[rows, HO, V, K]` with at
-/// least `T/64 + N` rows (every live chunk slot; the spec's count at `c = 64`), else
-/// [`CheckpointUse::Recompute`] (a forward node, no cadence, or a port the token stage could
-/// read past: the input is ignored).
+/// `checkpoint_every_n_tokens = c > 0` binds `state_checkpoints` of dims `[rows, HO, V, K]` with
+/// at least [`checkpoint_rows`] rows (the spec's count), else [`CheckpointUse::Recompute`] (a
+/// forward node, no cadence, or a port a reader could run past: the input is ignored); seeding
+/// rows beyond [`SEED_MAX_ROWS`] are ignored too.
 pub fn checkpoint_use(f: &GdnFacts) -> CheckpointUse {
     let Some(port) = f.port("state_checkpoints") else {
         return CheckpointUse::Recompute;
     };
     let (n, t, ho) = (f.n_seqs as u64, f.total_tokens as u64, f.heads.3);
+    let every = f.checkpoint_every.max(0) as u64;
     let rows_ok = match port.dims.as_slice() {
         [rows, h, v, k] => {
-            *rows >= 0 && *rows as u64 >= max_chunks(n, t) && (*h, *v, *k) == (ho, f.v, f.k)
+            *rows >= 0
+                && *rows as u64 >= checkpoint_rows(n, t, every)
+                && (*h, *v, *k) == (ho, f.v, f.k)
         }
         _ => false,
     };
@@ -909,7 +1027,12 @@ pub fn checkpoint_use(f: &GdnFacts) -> CheckpointUse {
     } else {
         None
     };
-    checkpoint_rule(f.checkpoint_every as u64, dtype)
+    match checkpoint_rule(every, dtype) {
+        CheckpointUse::Seed if checkpoint_rows(n, t, every) > SEED_MAX_ROWS => {
+            CheckpointUse::Recompute
+        }
+        action => action,
+    }
 }
 
 /// A built backward plan (`F`: the resolved kernels; any type in the CPU tests, which plan
@@ -923,6 +1046,8 @@ pub struct GdnBwdPlan<F = Function> {
     layout: BwdWorkspaceLayout,
     pieces: BwdPieceLayout,
     overlap: OverlapLayout,
+    /// The seeding checkpoints' rows table ([`CheckpointUse::Seed`]; empty otherwise).
+    ckpt: CkptLayout,
     schedule: BwdSchedule,
     steps: Vec<Step>,
     kernels: Vec<F>,
@@ -1043,12 +1168,33 @@ impl<F> GdnBwdPlan<F> {
         );
         let (ov_uncut, ov_piece, ov_smem) = overlap_scan_kernels(dscan_env.as_str(), k, v);
         let ov_scan = ((1, ho32, np), (v / 16) as u32 * 32, ov_smem);
-        // With reused checkpoints the token stage reads the states from them: no replay.
+        // With reused checkpoints the token stage reads the states from them: no replay; with
+        // seeding ones the rows seed it: no forward chain.
         let checkpoints = checkpoint_use(f);
         let replays = checkpoints == CheckpointUse::Recompute;
         if replays {
             // An ignored checkpoint input is never read, so never looked up either.
             uids[PORTS.len() - 1] = None;
+        }
+        let cadence = f.checkpoint_every.max(0) as u64;
+        let ckpt_f32 = f
+            .port("state_checkpoints")
+            .is_some_and(|p| p.dtype == DataType::Float);
+        // The seeded replay: the rows' table (above one chunk per row), then one block per
+        // (value slice, head, row).
+        let mut seed_steps: Vec<Step> = Vec::new();
+        if checkpoints == CheckpointUse::Seed {
+            if cadence > CHUNK {
+                seed_steps.push((BwdKernel::CkptRows, (1, 1, 1), OFFSETS_THREADS, 0));
+            }
+            let env = std::env::var("DNNPLAN_GDN_BWD_CKPT_REPLAY").unwrap_or_default();
+            let row = CkptReplay::pick(&env, k);
+            seed_steps.push((
+                row.kernel,
+                (scan_x, ho32, checkpoint_rows(n, t, cadence) as u32),
+                128,
+                row.smem(k),
+            ));
         }
         let mut steps: Vec<Step> = vec![
             (
@@ -1073,14 +1219,25 @@ impl<F> GdnBwdPlan<F> {
             },
         ];
         if pieces > 1 {
-            // The summaries (the reverse chain reads their Mᵀ_j), then the forward chain and the
-            // seeded replay unless the checkpoints are reused.
-            steps.push((
-                passes.psum.kernel,
-                ((v / 64) as u32, ho32, np2),
-                128,
-                passes.psum_smem(k),
-            ));
+            // The summaries (the reverse chain reads their Mᵀ_j; with checkpoints only those),
+            // then the forward chain and the seeded replay, or the replay seeded from the rows,
+            // unless the checkpoints are reused.
+            steps.push(if replays {
+                (
+                    passes.psum.kernel,
+                    ((v / 64) as u32, ho32, np2),
+                    128,
+                    passes.psum_smem(k),
+                )
+            } else {
+                (
+                    passes.psum_mt,
+                    ((v / 64) as u32, ho32, np1),
+                    128,
+                    passes.psum_smem(k),
+                )
+            });
+            steps.extend(seed_steps.iter().copied());
             if replays {
                 steps.extend([
                     (chain.pchain, chain_grid, CHAIN_THREADS, 0),
@@ -1115,6 +1272,7 @@ impl<F> GdnBwdPlan<F> {
             if replays {
                 steps.push((replay, (scan_x, ho32, n32), replay_threads, replay_smem));
             }
+            steps.extend(seed_steps.iter().copied());
             steps.push(if overlap {
                 (ov_uncut, ov_scan.0, ov_scan.1, ov_scan.2)
             } else {
@@ -1154,15 +1312,30 @@ impl<F> GdnBwdPlan<F> {
         {
             steps.truncate(n);
         }
-        let layout = BwdWorkspaceLayout::with_states(n, t, ho, k, v, replays);
-        let piece_layout = BwdPieceLayout::new(layout.total, n, ho, k, v, pieces);
+        let reused = checkpoints == CheckpointUse::Reuse;
+        let layout = BwdWorkspaceLayout::with_states(n, t, ho, k, v, !reused);
+        // With checkpoints the forward chain's transitions M_j go unused.
+        let piece_layout = if replays {
+            BwdPieceLayout::new(layout.total, n, ho, k, v, pieces)
+        } else {
+            BwdPieceLayout::reverse_only(layout.total, n, ho, k, v, pieces)
+        };
+        let overlap_layout = OverlapLayout::new(piece_layout.total, u64::from(chunks), ho, overlap);
+        // The seeding rows' table (a region above one chunk per row).
+        let seed_every = if checkpoints == CheckpointUse::Seed {
+            cadence
+        } else {
+            0
+        };
+        let ckpt = CkptLayout::new(overlap_layout.total, n, seed_every, ckpt_f32);
         Ok(GdnBwdPlan {
             template,
             uids,
             checkpoints,
             layout,
             pieces: piece_layout,
-            overlap: OverlapLayout::new(piece_layout.total, u64::from(chunks), ho, overlap),
+            overlap: overlap_layout,
+            ckpt,
             schedule,
             steps,
             kernels,
@@ -1204,12 +1377,12 @@ impl<F> GdnBwdPlan<F> {
 }
 
 // SAFETY: `bind` writes the pack's device buffers and the checked workspace region's addresses
-// into the block (BwdChainParams), which starts with every kernel's only parameter.
+// into the block (BwdCkptParams), which starts with every kernel's only parameter.
 unsafe impl GdnPlan for GdnBwdPlan {
-    type Params = BwdChainParams;
+    type Params = BwdCkptParams;
 
     fn workspace(&self) -> u64 {
-        self.overlap.total
+        self.ckpt.total
     }
 
     fn bind(&self, pack: &VariantPack, ws: u64) -> Result<Self::Params> {
@@ -1272,7 +1445,14 @@ unsafe impl GdnPlan for GdnBwdPlan {
         };
         self.pieces.bind(ws, self.schedule.pieces as i32, &mut cp);
         self.overlap.bind(ws, &mut cp);
-        Ok(cp)
+        let mut kp = BwdCkptParams {
+            cp,
+            ..BwdCkptParams::default()
+        };
+        if self.checkpoints == CheckpointUse::Seed {
+            self.ckpt.bind_bwd(ws, ckpt, &mut kp);
+        }
+        Ok(kp)
     }
 
     fn launch_list(&self) -> impl Iterator<Item = Launch<'_, Function>> {
@@ -1583,15 +1763,17 @@ mod tests {
     #[test]
     fn checkpoint_rule_table() {
         use CheckpointDtype::{Fp32, Io};
-        use CheckpointUse::{Recompute, Reuse};
-        // (cadence, dtype) -> use: io-dtype rows at the chunk cadence only.
+        use CheckpointUse::{Recompute, Reuse, Seed};
+        // (cadence, dtype) -> use: io-dtype rows at the chunk cadence are reused, every other
+        // cadence and fp32 rows seed the replay, rows of another dtype are ignored.
         for (cadence, dtype, want) in [
             (64, Some(Io), Reuse),
-            (64, Some(Fp32), Recompute),
+            (64, Some(Fp32), Seed),
             (64, None, Recompute),
-            (128, Some(Io), Recompute),
-            (32, Some(Io), Recompute),
-            (192, Some(Fp32), Recompute),
+            (128, Some(Io), Seed),
+            (192, Some(Io), Seed),
+            (192, Some(Fp32), Seed),
+            (256, None, Recompute),
         ] {
             assert_eq!(checkpoint_rule(cadence, dtype), want, "{cadence} {dtype:?}");
         }
@@ -1602,10 +1784,26 @@ mod tests {
         assert_eq!(at(64, DataType::Bfloat16, rows), Reuse);
         assert_eq!(at(64, DataType::Bfloat16, rows + 5), Reuse);
         assert_eq!(at(64, DataType::Bfloat16, rows - 1), Recompute);
-        assert_eq!(at(64, DataType::Float, rows), Recompute);
+        assert_eq!(at(64, DataType::Float, rows), Seed);
         assert_eq!(at(64, DataType::Half, rows), Recompute);
-        assert_eq!(at(128, DataType::Bfloat16, rows), Recompute);
+        assert_eq!(at(128, DataType::Bfloat16, rows), Seed);
         assert_eq!(at(0, DataType::Bfloat16, rows), Recompute);
+        // At c = 128 the spec's max(T/c + N, 1) rows suffice; one fewer is ignored.
+        let rows128 = 300 / 128 + 3;
+        assert_eq!(checkpoint_rows(3, 300, 128), rows128 as u64);
+        assert_eq!(at(128, DataType::Float, rows128), Seed);
+        assert_eq!(at(128, DataType::Float, rows128 - 1), Recompute);
+        assert_eq!(checkpoint_rows(0, 0, 64), 1);
+        // The seeded replay's grid holds at most SEED_MAX_ROWS rows; beyond, recompute (reuse
+        // has no such grid).
+        let big = |c: i64, dt| {
+            let t = 64 * 65_534;
+            let rows = t / c + 2;
+            checkpoint_use(&ckpt_facts((2, t, 1, 64), c, dt, rows))
+        };
+        assert_eq!(big(64, DataType::Float), Recompute);
+        assert_eq!(big(64, DataType::Bfloat16), Reuse);
+        assert_eq!(big(128, DataType::Float), Seed);
         let mut f = ckpt_facts(shape, 64, DataType::Bfloat16, rows);
         f.op = GdnOp::Forward;
         assert_eq!(checkpoint_use(&f), Recompute);
@@ -1628,18 +1826,30 @@ mod tests {
         }
     }
 
+    /// The forward-state replay's kernels (uncut, the piece chain's forward chain and seeded
+    /// replay) by name prefix.
+    const REPLAY_KERNELS: [&str; 4] = [
+        "gdn_bwd_fscan_r4_",
+        "gdn_bwd_fscan_bf16",
+        "gdn_bwd_fscanp",
+        "gdn_bwd_pchain",
+    ];
+
+    /// The plan of `f` with kernels resolved to their names (bf16).
+    fn named_plan(f: &GdnFacts) -> GdnBwdPlan<String> {
+        let names = kernel_names("bf16", f.k, PrepVariant::DEFAULT).to_vec();
+        GdnBwdPlan::new(f, names, 132).expect("plan")
+    }
+
+    /// The launches of `p`: (entry, grid).
+    fn planned(p: &GdnBwdPlan<String>) -> Vec<(String, (u32, u32, u32))> {
+        p.launches().map(|l| (l.0.clone(), l.1)).collect()
+    }
+
     #[test]
     fn reused_checkpoints_leave_out_the_replay() {
-        let replay_kernels = [
-            "gdn_bwd_fscan_r4_",
-            "gdn_bwd_fscan_bf16",
-            "gdn_bwd_fscanp",
-            "gdn_bwd_pchain",
-        ];
-        let plan = |f: &GdnFacts| {
-            let names = kernel_names("bf16", f.k, PrepVariant::DEFAULT).to_vec();
-            GdnBwdPlan::new(f, names, 132).expect("plan")
-        };
+        let replay_kernels = REPLAY_KERNELS;
+        let plan = named_plan;
         // The four benchmark shapes (uncut, and (1, 32768, 16) as the 8-piece chain), K = 64
         // (1 x 4096 on 4 heads: 16 pieces) and a short ragged batch.
         for (n, t, ho, d) in [
@@ -1653,33 +1863,166 @@ mod tests {
             let rows = t / 64 + n;
             let with = plan(&ckpt_facts((n, t, ho, d), 64, DataType::Bfloat16, rows));
             let without = plan(&ckpt_facts((n, t, ho, d), 0, DataType::Bfloat16, rows));
-            let fp32 = plan(&ckpt_facts((n, t, ho, d), 64, DataType::Float, rows));
             assert_eq!(with.checkpoints(), CheckpointUse::Reuse);
             assert_eq!(without.checkpoints(), CheckpointUse::Recompute);
-            assert_eq!(fp32.checkpoints(), CheckpointUse::Recompute);
             let names =
                 |p: &GdnBwdPlan<String>| p.launches().map(|l| l.0.clone()).collect::<Vec<String>>();
             let (w, wo) = (names(&with), names(&without));
-            assert_eq!(names(&fp32), wo, "fp32 checkpoints recompute");
             let is_replay = |x: &String| replay_kernels.iter().any(|r| x.starts_with(r));
+            let is_psum = |x: &String| x.starts_with("gdn_bwd_psum");
             assert!(!w.iter().any(is_replay), "{w:?}");
             // Without checkpoints: one replay uncut, the forward chain and the seeded replay
-            // with pieces; every other launch is the same, in the same order.
+            // with pieces; every other launch but the summaries is the same, in the same order.
             let replays = wo.iter().filter(|x| is_replay(x)).count();
             let pieces = with.schedule().pieces;
             assert_eq!(replays, if pieces > 1 { 2 } else { 1 }, "{wo:?}");
-            let kept: Vec<String> = wo.iter().filter(|x| !is_replay(x)).cloned().collect();
-            assert_eq!(w, kept);
-            if pieces > 1 {
-                // The reverse chain reads the summaries' transitions: psum stays.
-                assert!(w.iter().any(|x| x.starts_with("gdn_bwd_psum")), "{w:?}");
-            }
+            let kept = |v: &[String], drop: &dyn Fn(&String) -> bool| -> Vec<String> {
+                v.iter()
+                    .filter(|x| !drop(x) && !is_psum(x))
+                    .cloned()
+                    .collect()
+            };
+            assert_eq!(kept(&w, &|_| false), kept(&wo, &is_replay));
+            // The reverse chain reads the summaries' transitions Mᵀ_j: only those are summed
+            // (psumt, N·(P − 1) block rows instead of N·(2P − 1)); no M_j region.
+            let psum = |p: &GdnBwdPlan<String>| {
+                planned(p)
+                    .into_iter()
+                    .filter(|(x, _)| is_psum(x))
+                    .map(|(x, g)| (x, g.2))
+                    .collect::<Vec<_>>()
+            };
+            let m_bytes = if pieces > 1 {
+                let (name, z) = &psum(&with)[0];
+                assert!(name.starts_with("gdn_bwd_psumt"), "{name}");
+                assert_eq!(u64::from(*z), n as u64 * (pieces - 1));
+                assert_eq!(u64::from(psum(&without)[0].1), n as u64 * (2 * pieces - 1));
+                n as u64 * (pieces - 1) * (ho * d * d) as u64 * 4
+            } else {
+                assert!(psum(&with).is_empty());
+                0
+            };
             // The states' region leaves the workspace: slots · V · K io elements (aligned).
             let slots = max_chunks(n as u64, t as u64) * ho as u64;
-            let ws_s = slots * (d * d) as u64 * 2;
-            let saved = without.overlap.total - with.overlap.total;
-            assert!(saved >= ws_s && saved < ws_s + 256, "{saved} vs {ws_s}");
+            let ws_s = slots * (d * d) as u64 * 2 + m_bytes;
+            let saved = without.ckpt.total - with.ckpt.total;
+            assert!(saved >= ws_s && saved < ws_s + 512, "{saved} vs {ws_s}");
             assert_eq!(with.layout.regions[5], with.layout.regions[4]);
         }
+    }
+
+    #[test]
+    fn seeded_checkpoints_replace_the_forward_chain() {
+        let is_replay = |x: &String| REPLAY_KERNELS.iter().any(|r| x.starts_with(r));
+        let is_seed = |x: &String| x.starts_with("gdn_bwd_fscanc") || x == "gdn_bwd_ckrows";
+        let is_psum = |x: &String| x.starts_with("gdn_bwd_psum");
+        // The four benchmark shapes (uncut, and (1, 32768, 16) as the 8-piece chain), K = 64
+        // (1 x 4096 on 4 heads: 16 pieces) and a short ragged batch; cadences of 2, 4 and 3
+        // chunks in the io dtype and fp32, and fp32 rows every chunk.
+        for (n, t, ho, d) in [
+            (4, 32768, 16, 128),
+            (1, 32768, 16, 128),
+            (16, 32768, 32, 128),
+            (10, 29949, 16, 128),
+            (1, 4096, 4, 64),
+            (3, 300, 2, 64),
+        ] {
+            let without = named_plan(&ckpt_facts((n, t, ho, d), 0, DataType::Bfloat16, 1));
+            let wo: Vec<_> = planned(&without);
+            for (c, dt) in [
+                (128, DataType::Bfloat16),
+                (256, DataType::Bfloat16),
+                (192, DataType::Float),
+                (64, DataType::Float),
+            ] {
+                let rows = checkpoint_rows(n as u64, t as u64, c as u64);
+                let plan = named_plan(&ckpt_facts((n, t, ho, d), c, dt, rows as i64));
+                assert_eq!(plan.checkpoints(), CheckpointUse::Seed, "c = {c} {dt:?}");
+                let got = planned(&plan);
+                let names: Vec<String> = got.iter().map(|l| l.0.clone()).collect();
+                let what = format!("({n}, {t}, {ho}, {d}) c = {c} {dt:?}: {names:?}");
+                // No forward chain, no replay from the initial state.
+                assert!(!names.iter().any(is_replay), "{what}");
+                // The rows' table above one chunk per row, then one replay block per (value
+                // slice, head, row).
+                let seeds: Vec<_> = got.iter().filter(|l| is_seed(&l.0)).cloned().collect();
+                let replay = CkptReplay::pick("", d as u64);
+                let kernel = replay.kernel.name("bf16", d, PrepVariant::DEFAULT);
+                let fscanc = (kernel, ((d / 64) as u32, ho as u32, rows as u32));
+                if c > 64 {
+                    assert_eq!(
+                        seeds,
+                        [("gdn_bwd_ckrows".to_owned(), (1, 1, 1)), fscanc],
+                        "{what}"
+                    );
+                } else {
+                    assert_eq!(seeds, [fscanc], "{what}");
+                }
+                let at = names.iter().position(is_seed).expect("seeded replay");
+                assert!(
+                    got[at..at + seeds.len()].iter().all(|l| is_seed(&l.0)),
+                    "{what}"
+                );
+                // Every other launch is the recompute's, in order (the summaries: Mᵀ_j only).
+                let rest = |v: &[(String, (u32, u32, u32))], drop: &dyn Fn(&String) -> bool| {
+                    v.iter()
+                        .filter(|l| !drop(&l.0) && !is_psum(&l.0))
+                        .cloned()
+                        .collect::<Vec<_>>()
+                };
+                assert_eq!(rest(&got, &is_seed), rest(&wo, &is_replay), "{what}");
+                let pieces = plan.schedule().pieces;
+                let psum: Vec<_> = got.iter().filter(|l| is_psum(&l.0)).collect();
+                if pieces > 1 {
+                    assert_eq!(psum.len(), 1, "{what}");
+                    assert!(psum[0].0.starts_with("gdn_bwd_psumt"), "{what}");
+                    assert_eq!(u64::from(psum[0].1.2), n as u64 * (pieces - 1), "{what}");
+                    // The seeded replay follows the summaries (the reverse chain's passes after).
+                    assert!(is_psum(&names[at - 1]), "{what}");
+                } else {
+                    assert!(psum.is_empty(), "{what}");
+                }
+                // The states' region stays; the rows' table comes after the other regions.
+                assert!(plan.layout.regions[5] > plan.layout.regions[4]);
+                let table = plan.ckpt.total - plan.overlap.total;
+                if c > 64 {
+                    assert!(table >= 4 * (n as u64 + 1) && table <= 4 * (n as u64 + 1) + 512);
+                } else {
+                    assert_eq!(table, 0);
+                }
+                assert_eq!(
+                    (plan.ckpt.every, plan.ckpt.f32),
+                    (c as u64 / 64, dt == DataType::Float)
+                );
+            }
+        }
+        // The seeded replays by switch and K; each fits the blocks per SM it is meant for.
+        for (value, k, name) in [
+            ("", 128, "p1"),
+            ("r4", 128, "r4"),
+            ("p1", 64, "r4"),
+            ("", 64, "r4"),
+        ] {
+            assert_eq!(
+                CkptReplay::pick(value, k).name,
+                name,
+                "{value:?} at K = {k}"
+            );
+        }
+        assert!(SM90_BUDGET.holds(FSCANP1_MIN_BLOCKS, CKPT_REPLAYS[0].smem(128)));
+        assert!(SM90_BUDGET.holds(2, CKPT_REPLAYS[1].smem(128)));
+        let names = kernel_names("f16", 64, PrepVariant::DEFAULT);
+        assert_eq!(names[BwdKernel::Fscanc1 as usize], "gdn_bwd_fscanc_f16_k64");
+        assert_eq!(names[BwdKernel::PsumMt1 as usize], "gdn_bwd_psumt_f16_k64");
+        let names = kernel_names("bf16", 128, PrepVariant::DEFAULT);
+        assert_eq!(
+            names[BwdKernel::Fscanc1 as usize],
+            "gdn_bwd_fscanc1_bf16_k128"
+        );
+        assert_eq!(
+            names[BwdKernel::PsumMt1 as usize],
+            "gdn_bwd_psumt1_bf16_k128"
+        );
+        assert_eq!(names[BwdKernel::CkptRows as usize], "gdn_bwd_ckrows");
     }
 }

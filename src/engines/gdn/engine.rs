@@ -16,7 +16,8 @@
 //! sequence `b` when `i % (c / 64) == 0` to row `rows[b] + i / (c / 64)`: the row table is the chunk
 //! table at `c = 64` and otherwise written by the chunk-table kernel into the workspace
 //! ([`CkptLayout`]). Same launches, same O and final state bits. A backward binds the input and
-//! ignores it (its recompute is exact).
+//! the backward plan's [`super::backward::BWD_CHECKPOINT_RULE`] decides its use: io rows at
+//! `c = 64` replace the forward-state replay, every other cadence and fp32 rows seed it.
 //!
 //! Forward scan variants ([`ScanVariant`], rows of [`FWD_SCANS`], chosen at build by
 //! [`FWD_SCAN_RULE`]): `gdn_fwd_scanx_*_w4` (4 warps, two value halves per head) or `_w8` (8

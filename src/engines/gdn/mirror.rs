@@ -163,6 +163,10 @@ mod tests {
                 "BwdChainParams",
                 std::mem::size_of::<params::BwdChainParams>(),
             ),
+            (
+                "BwdCkptParams",
+                std::mem::size_of::<params::BwdCkptParams>(),
+            ),
         ];
         for (ty, host) in mirrored {
             let device = sizes.get(ty).unwrap_or_else(|| {

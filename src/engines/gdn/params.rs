@@ -640,6 +640,43 @@ pub struct BwdChainParams {
     pub ov_order: u64,
 }
 
+/// `gdn::BwdCkptParams` of `kernels/include/gdn_bwd_chain.cuh` (session 17): [`BwdChainParams`]
+/// followed by the backward's bound state checkpoints, which seed its forward-state replay
+/// (`gdn_bwd_fscanc*`, `gdn_bwd_ckrows`). The backward plan passes this block to every kernel
+/// (the others read their prefix).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct BwdCkptParams {
+    /// The piece chain's block (the backward parameters first).
+    pub cp: BwdChainParams,
+    /// `state_checkpoints` `[rows, HO, V, K]` (io dtype or fp32), or 0 when not seeding.
+    pub ckpt: u64,
+    /// The rows' table `[N + 1]` i32 (the chunk table when `ckpt_every == 1`).
+    pub ckpt_rows: u64,
+    /// Chunks per checkpoint row (`c / 64`).
+    pub ckpt_every: i32,
+    /// 1: fp32 rows, 0: io-dtype rows.
+    pub ckpt_f32: i32,
+}
+
+impl CkptLayout {
+    /// Binds the backward's checkpoint input `src` and its rows' table for a workspace at `base`
+    /// into `p` (whose chunk table is bound already; nothing without checkpoints).
+    pub fn bind_bwd(&self, base: u64, src: u64, p: &mut BwdCkptParams) {
+        if self.every == 0 || src == 0 {
+            return;
+        }
+        p.ckpt = src;
+        p.ckpt_rows = if self.every > 1 {
+            base + self.rows
+        } else {
+            p.cp.b.f.chunk_offsets
+        };
+        p.ckpt_every = self.every as i32;
+        p.ckpt_f32 = i32::from(self.f32);
+    }
+}
+
 /// The piece chain's workspace regions, placed after another layout's `total`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PieceLayout {
@@ -735,6 +772,44 @@ impl BwdPieceLayout {
             p.ws_m = base + self.fwd.m;
             p.ws_seed = base + self.fwd.seed;
             p.ws_mt = base + self.mt;
+        }
+    }
+}
+
+impl BwdPieceLayout {
+    /// [`BwdPieceLayout::new`] without the forward chain's transitions `M_j` (session 17: with
+    /// state checkpoints the forward states need no chain; the summaries give only `Mᵀ_j`): the
+    /// `H`/`G` region, the seeds (the reverse chain's `dX` seeds) and `Mᵀ_j`; `ws_m` aliases the
+    /// seeds' offset and is never read or written.
+    pub fn reverse_only(
+        after: u64,
+        n_seqs: u64,
+        ho: u64,
+        k: u64,
+        v: u64,
+        pieces: u64,
+    ) -> BwdPieceLayout {
+        if pieces <= 1 {
+            return Self::new(after, n_seqs, ho, k, v, pieces);
+        }
+        let mut off = after.div_ceil(REGION_ALIGN) * REGION_ALIGN;
+        let mut take = |bytes: u64| {
+            let at = off;
+            off = (off + bytes).div_ceil(REGION_ALIGN) * REGION_ALIGN;
+            at
+        };
+        let h = take(n_seqs * (pieces - 1) * ho * v * k * 4);
+        let seed = take(n_seqs * pieces * ho * v * k * 4);
+        let mt = take(n_seqs * (pieces - 1) * ho * k * k * 4);
+        BwdPieceLayout {
+            fwd: PieceLayout {
+                h,
+                m: seed,
+                seed,
+                total: mt,
+            },
+            mt,
+            total: off,
         }
     }
 }
@@ -967,6 +1042,41 @@ mod tests {
             3 * (3 * 17408 + 9216 + 9216) + 4 * 64 * 48
         );
         assert!(SM.allows(scan_smem_bytes(128)));
+    }
+
+    #[test]
+    fn bwd_ckpt_params_layout_and_the_reverse_only_pieces() {
+        // BwdChainParams (448), two pointers, two i32 (static_assert in gdn_bwd_chain.cuh: 472).
+        assert_eq!(std::mem::size_of::<BwdCkptParams>(), 472);
+        assert_eq!(std::mem::offset_of!(BwdCkptParams, ckpt), 448);
+        assert_eq!(std::mem::offset_of!(BwdCkptParams, ckpt_every), 464);
+        // The rows' table: the chunk table at one chunk per row, a region of its own beyond.
+        let mut p = BwdCkptParams::default();
+        p.cp.b.f.chunk_offsets = 4096;
+        CkptLayout::new(1000, 3, 64, true).bind_bwd(1 << 20, 77, &mut p);
+        assert_eq!(
+            (p.ckpt, p.ckpt_rows, p.ckpt_every, p.ckpt_f32),
+            (77, 4096, 1, 1)
+        );
+        let l = CkptLayout::new(1000, 3, 192, false);
+        l.bind_bwd(1 << 20, 77, &mut p);
+        assert_eq!(
+            (p.ckpt_rows, p.ckpt_every, p.ckpt_f32),
+            ((1 << 20) + l.rows, 3, 0)
+        );
+        assert!(l.rows >= 1000 && l.total >= l.rows + 4 * 4);
+        // Without M_j: the same H / seeds / Mᵀ sizes, less the transitions.
+        let (n, ho, k, p8) = (2, 4, 128, 8);
+        let full = BwdPieceLayout::new(512, n, ho, k, k, p8);
+        let rev = BwdPieceLayout::reverse_only(512, n, ho, k, k, p8);
+        assert_eq!(full.total - rev.total, n * (p8 - 1) * ho * k * k * 4);
+        assert!(rev.fwd.seed >= rev.fwd.h + n * (p8 - 1) * ho * k * k * 4);
+        assert!(rev.mt >= rev.fwd.seed + n * p8 * ho * k * k * 4);
+        assert_eq!(rev.total, rev.mt + n * (p8 - 1) * ho * k * k * 4);
+        assert_eq!(
+            BwdPieceLayout::reverse_only(512, n, ho, k, k, 1),
+            BwdPieceLayout::new(512, n, ho, k, k, 1)
+        );
     }
 
     #[test]
