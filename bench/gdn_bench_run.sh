@@ -13,7 +13,8 @@
 #     && cp /work/main/.xfer-gdn2/whl/fla_core-0.6.0-*.whl /work/main/.xfer-cudnn2/whl/*.whl $X/whl/
 #   (only the two GDN test binaries: the whole .device/ is over the 64 MiB a call carries; ~24 MB)
 # run tool: command "bash .xfer-<name>/bench/gdn_bench_run.sh", carry [".xfer-<name>"].
-# BENCH_BUDGET_S (default 420) bounds the whole script: later steps get what is left; FLA_CAP_S
+# BENCH_BUDGET_S (default 420) bounds the whole script: later steps get what is left (GDN_NCU=0 skips
+# the ncu step); FLA_CAP_S
 # (default 150) caps each fla step (its Triton autotuning takes ~30 s per shape forward and more
 # than 60 s for one shape's forward+backward on a fresh machine). Session 4 ran it with
 # BENCH_BUDGET_S=205 (the fla steps got 60 s each: fwd two shapes, fwd+bwd none).
@@ -76,7 +77,7 @@ for pm in "${peer_steps[@]}"; do
   step "$cap" python3 bench/gdn_peers_bench.py "$@" 2>&1 | grep -v -i "warn" | tee -a "$out/peers.log"
 done
 
-if command -v ncu > /dev/null && [ "$(left)" -gt 30 ]; then
+if [ "${GDN_NCU:-1}" = 1 ] && command -v ncu > /dev/null && [ "$(left)" -gt 30 ]; then
   echo "== ncu: forward prep and output scan at (4, 8192, 16) (default schedule)"
   DNNPLAN_GDN_BENCH=1 DNNPLAN_GDN_BENCH_SHAPES=0 step 40 ncu --clock-control none -k regex:"gdn_fwd_(prep|scanx)" \
     --launch-skip 4 --launch-count 2 --section SpeedOfLight --section Occupancy --section WarpStateStats \
