@@ -364,6 +364,18 @@ gdn_fwd_ckpt = torch.ops.dnnplan.gdn_fwd_ckpt.default
 gdn_bwd_ckpt = torch.ops.dnnplan.gdn_bwd_ckpt.default
 
 
+def _input_grads(grads, initial_state, a_log, dt_bias, n_inputs):
+    """The autograd backward's result from a backward op's eight gradients: one entry per forward
+    input (``n_inputs`` of them: q, k, v, g, beta, cu_seqlens, initial_state, a_log, dt_bias, then
+    non-tensor arguments), ``None`` where the input is absent or not differentiable."""
+    dq, dk, dv, dg, dbeta, d_init, d_a_log, d_dt_bias = grads
+    head = (dq, dk, dv, dg, dbeta, None,
+            d_init if initial_state is not None else None,
+            d_a_log if a_log is not None else None,
+            d_dt_bias if dt_bias is not None else None)
+    return head + (None,) * (n_inputs - len(head))
+
+
 class _GdnFunction(torch.autograd.Function):
     @staticmethod
     def forward(ctx, q, k, v, g, beta, cu_seqlens, initial_state, a_log, dt_bias,
@@ -381,14 +393,9 @@ class _GdnFunction(torch.autograd.Function):
     def backward(ctx, d_o, d_fs):
         q, k, v, g, beta, cu_seqlens, initial_state, a_log, dt_bias = ctx.saved_tensors
         d_final_state = d_fs if ctx.output_final_state else None
-        dq, dk, dv, dg, dbeta, d_init, d_a_log, d_dt_bias = gdn_bwd(
-            q, k, v, g, beta, cu_seqlens, d_o, initial_state, d_final_state, a_log, dt_bias,
-            *ctx.cfg)
-        return (dq, dk, dv, dg, dbeta, None,
-                d_init if initial_state is not None else None,
-                d_a_log if a_log is not None else None,
-                d_dt_bias if dt_bias is not None else None,
-                None, None, None)
+        grads = gdn_bwd(q, k, v, g, beta, cu_seqlens, d_o, initial_state, d_final_state, a_log,
+                        dt_bias, *ctx.cfg)
+        return _input_grads(grads, initial_state, a_log, dt_bias, 12)
 
 
 class _GdnCkptFunction(torch.autograd.Function):
@@ -413,14 +420,9 @@ class _GdnCkptFunction(torch.autograd.Function):
     def backward(ctx, d_o, d_fs, _d_ck):
         q, k, v, g, beta, cu_seqlens, initial_state, a_log, dt_bias, ck = ctx.saved_tensors
         d_final_state = d_fs if ctx.output_final_state else None
-        dq, dk, dv, dg, dbeta, d_init, d_a_log, d_dt_bias = gdn_bwd_ckpt(
-            q, k, v, g, beta, cu_seqlens, d_o, initial_state, d_final_state, a_log, dt_bias,
-            ck, ctx.every, *ctx.cfg)
-        return (dq, dk, dv, dg, dbeta, None,
-                d_init if initial_state is not None else None,
-                d_a_log if a_log is not None else None,
-                d_dt_bias if dt_bias is not None else None,
-                None, None, None, None, None)
+        grads = gdn_bwd_ckpt(q, k, v, g, beta, cu_seqlens, d_o, initial_state, d_final_state,
+                             a_log, dt_bias, ck, ctx.every, *ctx.cfg)
+        return _input_grads(grads, initial_state, a_log, dt_bias, 14)
 
 
 class GatedDeltaNetOutput(NamedTuple):
