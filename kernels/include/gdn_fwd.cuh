@@ -322,43 +322,13 @@ __device__ __forceinline__ int warp_inclusive_sum(int x) {
   return x;
 }
 
-// The chunk table: p.chunk_offsets[b] = chunk slots of the sequences before b, [n] = the total.
-// One block of OFFSETS_THREADS threads: each thread counts the chunks of its run of sequences, a
-// warp-shuffle inclusive scan per warp, one warp scans the 32 warp totals: two block barriers
-// (integers: the same table as any scan order).
-__device__ __forceinline__ void chunk_offsets_body(const FwdParams& p) {
-  static_assert(OFFSETS_THREADS == 32 * 32, "one warp scans the warp totals");
-  __shared__ int warp_total[OFFSETS_THREADS / 32];
-  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-  const int n = p.n_seqs;
-  const int per = (n + OFFSETS_THREADS - 1) / OFFSETS_THREADS;
-  const int b0 = n < tid * per ? n : tid * per;
-  const int b1 = n < b0 + per ? n : b0 + per;
-  int local = 0;
-  for (int b = b0; b < b1; ++b) {
-    long long len = load_cu(p, b + 1) - load_cu(p, b);
-    local += static_cast<int>((len + CHUNK - 1) / CHUNK);
-  }
-  const int incl = warp_inclusive_sum(local);  // inclusive prefix within the warp
-  if (lane == 31) warp_total[warp] = incl;
-  __syncthreads();
-  if (warp == 0) warp_total[lane] = warp_inclusive_sum(warp_total[lane]);  // of the warp totals
-  __syncthreads();
-  const int before = warp > 0 ? warp_total[warp - 1] : 0;
-  int run = before + incl - local;  // exclusive prefix
-  for (int b = b0; b < b1; ++b) {
-    p.chunk_offsets[b] = run;
-    long long len = load_cu(p, b + 1) - load_cu(p, b);
-    run += static_cast<int>((len + CHUNK - 1) / CHUNK);
-  }
-  if (tid == OFFSETS_THREADS - 1) p.chunk_offsets[n] = before + incl;
-}
-
-// The forward's checkpoint rows (fwd_ckpt_rows_body, session 16): chunk_offsets_body's block scan
-// over sequences with a cadence of `span` tokens: out[b] = Σ_{b'<b} ceil(T_b' / span), out[n] = the
-// total. (chunk_offsets_body keeps its own text: the backward's chunk-table kernels include it, and
-// their machine code stays byte-identical; at span = CHUNK this is the same table.)
+// Per-sequence span offsets: out[b] = Σ_{b'<b} ceil(T_b' / span), out[n] = the total. One block
+// of OFFSETS_THREADS threads: each thread counts the spans of its run of sequences, a warp-shuffle
+// inclusive scan per warp, one warp scans the 32 warp totals: two block barriers (integers: the
+// same table as any scan order). span = CHUNK is the chunk table (chunk_offsets_body); the
+// checkpoint rows (fwd_ckpt_rows_body, bwd_ckpt_rows) use span = CHUNK · (c / 64).
 __device__ __forceinline__ void seq_span_offsets(const FwdParams& p, int* out, long long span) {
+  static_assert(OFFSETS_THREADS == 32 * 32, "one warp scans the warp totals");
   __shared__ int warp_total[OFFSETS_THREADS / 32];
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int n = p.n_seqs;
@@ -381,6 +351,9 @@ __device__ __forceinline__ void seq_span_offsets(const FwdParams& p, int* out, l
   }
   if (tid == OFFSETS_THREADS - 1) out[n] = before + incl;
 }
+
+// The chunk table: p.chunk_offsets[b] = chunk slots of the sequences before b, [n] = the total.
+__device__ __forceinline__ void chunk_offsets_body(const FwdParams& p) { seq_span_offsets(p, p.chunk_offsets, CHUNK); }
 
 // ---------------------------------------------------------------------------------------
 // Stage 2: per-chunk factors
