@@ -922,7 +922,7 @@ pub const BWD_CHECKPOINT_RULE: [CheckpointRow; 4] = [
 
 /// One kernel of the seeded replay ([`CheckpointUse::Seed`]), as data: the
 /// `DNNPLAN_GDN_BWD_CKPT_REPLAY` value that names it, the K it serves (`None`: every K), its
-/// kernel and cp.async stages (its shared memory: `gdn::ScanxSmem<K, 4, stages, false, 1>`).
+/// kernel and shared-memory layout (4 warps, like the piece chain's [`PiecePass`] rows).
 /// Every row writes the same `S_c` bits.
 pub struct CkptReplay {
     /// The `DNNPLAN_GDN_BWD_CKPT_REPLAY` value.
@@ -931,8 +931,8 @@ pub struct CkptReplay {
     pub k: Option<u64>,
     /// The kernel.
     pub kernel: BwdKernel,
-    /// Its chunk loop's cp.async stages.
-    pub stages: u64,
+    /// Shared-memory layout on its chunk loop's cp.async stages (`gdn::ScanxSmem`).
+    pub smem: PassSmem,
 }
 
 /// The seeded replays, the default first where its K matches: `p1` (K = 128; the piece
@@ -944,13 +944,13 @@ pub const CKPT_REPLAYS: [CkptReplay; 2] = [
         name: "p1",
         k: Some(128),
         kernel: BwdKernel::Fscanc1,
-        stages: 1,
+        smem: PassSmem::Scanx { stages: 1 },
     },
     CkptReplay {
         name: "r4",
         k: None,
         kernel: BwdKernel::Fscanc,
-        stages: 2,
+        smem: PassSmem::Scanx { stages: 2 },
     },
 ];
 
@@ -966,8 +966,8 @@ impl CkptReplay {
     }
 
     /// Dynamic shared memory at K = V = `k`.
-    pub fn smem(&self, k: u64) -> u32 {
-        scanx_smem_bytes(k, 4, self.stages, false, 1)
+    pub fn smem_bytes(&self, k: u64) -> u32 {
+        self.smem.bytes(k, 4)
     }
 }
 
@@ -1193,7 +1193,7 @@ impl<F> GdnBwdPlan<F> {
                 row.kernel,
                 (scan_x, ho32, checkpoint_rows(n, t, cadence) as u32),
                 128,
-                row.smem(k),
+                row.smem_bytes(k),
             ));
         }
         let mut steps: Vec<Step> = vec![
@@ -2009,8 +2009,8 @@ mod tests {
                 "{value:?} at K = {k}"
             );
         }
-        assert!(SM90_BUDGET.holds(FSCANP1_MIN_BLOCKS, CKPT_REPLAYS[0].smem(128)));
-        assert!(SM90_BUDGET.holds(2, CKPT_REPLAYS[1].smem(128)));
+        assert!(SM90_BUDGET.holds(FSCANP1_MIN_BLOCKS, CKPT_REPLAYS[0].smem_bytes(128)));
+        assert!(SM90_BUDGET.holds(2, CKPT_REPLAYS[1].smem_bytes(128)));
         let names = kernel_names("f16", 64, PrepVariant::DEFAULT);
         assert_eq!(names[BwdKernel::Fscanc1 as usize], "gdn_bwd_fscanc_f16_k64");
         assert_eq!(names[BwdKernel::PsumMt1 as usize], "gdn_bwd_psumt_f16_k64");
