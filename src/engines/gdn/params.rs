@@ -595,20 +595,27 @@ impl CkptLayout {
         }
     }
 
+    /// The kernels' checkpoint fields `(buffer, rows' table, chunks per row, fp32 flag)` for the
+    /// checkpoint buffer `buf` and a workspace at `base` whose chunk table is at `chunk_offsets`
+    /// (the rows' table at one chunk per row); `None` without checkpoints or without a buffer.
+    fn fields(&self, base: u64, buf: u64, chunk_offsets: u64) -> Option<(u64, u64, i32, i32)> {
+        if self.every == 0 || buf == 0 {
+            return None;
+        }
+        let rows = if self.every > 1 {
+            base + self.rows
+        } else {
+            chunk_offsets
+        };
+        Some((buf, rows, self.every as i32, i32::from(self.f32)))
+    }
+
     /// Binds the checkpoint buffer `dst` (0: none) and the row table for a workspace at `base`
     /// into `p` (whose chunk table is bound already).
     pub fn bind(&self, base: u64, dst: u64, p: &mut FwdFastParams) {
-        if self.every == 0 || dst == 0 {
-            return;
+        if let Some(f) = self.fields(base, dst, p.f.chunk_offsets) {
+            (p.ckpt, p.ckpt_rows, p.ckpt_every, p.ckpt_f32) = f;
         }
-        p.ckpt = dst;
-        p.ckpt_rows = if self.every > 1 {
-            base + self.rows
-        } else {
-            p.f.chunk_offsets
-        };
-        p.ckpt_every = self.every as i32;
-        p.ckpt_f32 = i32::from(self.f32);
     }
 }
 
@@ -663,17 +670,9 @@ impl CkptLayout {
     /// Binds the backward's checkpoint input `src` and its rows' table for a workspace at `base`
     /// into `p` (whose chunk table is bound already; nothing without checkpoints).
     pub fn bind_bwd(&self, base: u64, src: u64, p: &mut BwdCkptParams) {
-        if self.every == 0 || src == 0 {
-            return;
+        if let Some(f) = self.fields(base, src, p.cp.b.f.chunk_offsets) {
+            (p.ckpt, p.ckpt_rows, p.ckpt_every, p.ckpt_f32) = f;
         }
-        p.ckpt = src;
-        p.ckpt_rows = if self.every > 1 {
-            base + self.rows
-        } else {
-            p.cp.b.f.chunk_offsets
-        };
-        p.ckpt_every = self.every as i32;
-        p.ckpt_f32 = i32::from(self.f32);
     }
 }
 
