@@ -1738,6 +1738,28 @@ fn timing_forward_overlap() {
     }
 }
 
+/// The backward with zeroed checkpoint rows (`zeroed`, a [`Ckpt`] with `zero` set) against the
+/// same backward with the real rows (`with`): the rows are read, so the first gradient (dQ) must
+/// move by more than 10 % rms; prints `label` with the move, pushes a failure otherwise.
+fn check_zeroed_rows_move(
+    c: &Case,
+    seed: u64,
+    caller: &Caller,
+    zeroed: Option<Ckpt<'_>>,
+    with: &[Grad],
+    label: &str,
+    failures: &mut Vec<String>,
+) {
+    let (_, zeroed) = run_bwd_with(c, seed, caller, zeroed);
+    let (p, dt, a) = &zeroed[0];
+    let val = |x: &Vec<u8>| -> Vec<f64> { x.chunks(size(*dt)).map(|e| get(*dt, e)).collect() };
+    let e = rms_ratio(&val(a), &val(&with[0].2));
+    println!("{:48} {label}: {p} moves {e:.2e}", c.name);
+    if e.is_nan() || e <= 0.1 {
+        failures.push(format!("{}: {label} move {p} only {e:e}", c.name));
+    }
+}
+
 /// The gradients of a backward reusing checkpoints (`reused`) against the same backward without
 /// them, at the tolerances of the reference comparison: pushes a failure per gradient over its
 /// tolerance; returns the per-gradient rms line and whether every gradient is bitwise equal.
@@ -1846,18 +1868,9 @@ fn backward_checkpoint_reuse() {
         println!("{:48} reuse vs recompute:{line}", c.name);
         if *extra {
             // Zeroed rows: the reusing backward reads them, so dQ moves far off.
-            let (_, zeroed) = run_bwd_with(c, seed, &caller, ck(64, None, true));
-            let (p, dt, a) = &zeroed[0];
-            let val =
-                |x: &Vec<u8>| -> Vec<f64> { x.chunks(size(*dt)).map(|e| get(*dt, e)).collect() };
-            let e = rms_ratio(&val(a), &val(&reused[0].2));
-            println!("{:48} zeroed checkpoints: {p} moves {e:.2e}", c.name);
-            if e.is_nan() || e <= 0.1 {
-                failures.push(format!(
-                    "{}: zeroed checkpoints move {p} only {e:e}",
-                    c.name
-                ));
-            }
+            let zeroed = ck(64, None, true);
+            let label = "zeroed checkpoints";
+            check_zeroed_rows_move(c, seed, &caller, zeroed, &reused, label, &mut failures);
         }
     }
     set_env("DNNPLAN_GDN_BWD_PIECES", None);
@@ -2113,15 +2126,9 @@ fn backward_checkpoint_seeds() {
         }
         if let (true, Some(((every, dtype), seeded))) = (*extra, &first) {
             // Zeroed rows: the seeded replay reads them, so dQ moves far off.
-            let (_, zeroed) = run_bwd_with(c, seed, &caller, ck(*every, *dtype, true));
-            let (p, dt, a) = &zeroed[0];
-            let val =
-                |x: &Vec<u8>| -> Vec<f64> { x.chunks(size(*dt)).map(|e| get(*dt, e)).collect() };
-            let e = rms_ratio(&val(a), &val(&seeded[0].2));
-            println!("{:48} zeroed rows (c={every}): {p} moves {e:.2e}", c.name);
-            if e.is_nan() || e <= 0.1 {
-                failures.push(format!("{}: zeroed rows move {p} only {e:e}", c.name));
-            }
+            let zeroed = ck(*every, *dtype, true);
+            let label = format!("zeroed rows (c={every})");
+            check_zeroed_rows_move(c, seed, &caller, zeroed, seeded, &label, &mut failures);
             // The other seeded replay (K = 128: r4 instead of p1) writes the same states.
             set_env("DNNPLAN_GDN_BWD_CKPT_REPLAY", Some("r4"));
             let (f, r4) = run_bwd_with(c, seed, &caller, ck(*every, *dtype, false));
