@@ -9,7 +9,8 @@
 mod gdn_counts;
 
 use gdn_counts::{
-    BENCH_SHAPES, Counts, H200_SMS, Shape, bench_launches, kernel_counts, model, overlapped, stem,
+    BENCH_SHAPES, Counts, H200_SMS, Shape, bench_launches, kernel_counts, label, model, overlapped,
+    stem,
 };
 
 #[test]
@@ -32,6 +33,8 @@ fn stems_and_overlap_marks() {
     assert_eq!(stem("gdn_fwd_slimscan_bf16_k128_w4ov"), "slimscan_w4ov");
     assert_eq!(stem("gdn_fwd_prep15_f16_k64"), "fwd:prep15");
     assert_eq!(stem("gdn_bwd_prep15_bf16_k128"), "bwd:prep15");
+    assert_eq!(label("gdn_bwd_prep15_bf16_k128"), "prep15");
+    assert_eq!(label("gdn_fwd_slimscan_bf16_k128_w4d"), "slimscan_w4d");
     assert_eq!(stem("gdn_chunk_offsets"), "chunk_offsets");
     assert_eq!(stem("gdn_bwd_dchain3_k128"), "dchain3");
     assert_eq!(stem("gdn_bwd_tokens_tc12_ov_bf16_k128"), "tokens_tc12_ov");

@@ -14,7 +14,7 @@
 //! before it; its counts are its family's model in tests/support/gdn_counts.rs (what it must
 //! read and write once, the products its header lists; checked on the CPU by
 //! tests/gdn_counts.rs). A part is printed as `<stem> <ms> ms <GB/s> GB/s <TFLOP/s> TFLOP/s`
-//! (the stem: the entry without direction, dtype and K, e.g. `slimscan_w4ov`); an overlapped
+//! (the label: the entry without direction, dtype and K, e.g. `slimscan_w4ov`); an overlapped
 //! pair (producer, consumer) also as `<producer>+<consumer>` over both launches' time, since the
 //! consumer's cut time is only what it adds after the producer alone.
 #![cfg(feature = "gpu-tests")]
@@ -24,7 +24,7 @@ mod gdn_gpu;
 
 use dnnplan::ir::DataType;
 use gdn_gpu::gdn_counts::{
-    Counts, H200_SMS, Shape, bench_launches, kernel_counts, overlapped, stem,
+    Counts, H200_SMS, Shape, bench_launches, kernel_counts, label, overlapped,
 };
 use gdn_gpu::{BENCH_SHAPES, BenchInputs, Caller, env_list, opted_in, set_env, size, time_graph};
 
@@ -69,14 +69,14 @@ fn kernel_parts(
     let mut parts = Vec::new();
     for (i, (entry, ..)) in launches.iter().enumerate() {
         let counts = kernel_counts(entry, &shape);
-        parts.push(part(&stem(entry), cum[i + 1] - cum[i], counts));
+        parts.push(part(&label(entry), cum[i + 1] - cum[i], counts));
         let prev = i.checked_sub(1).map(|j| &launches[j].0);
         if let Some(prev) = prev.filter(|p| overlapped(p) && overlapped(entry)) {
             let pair = kernel_counts(prev, &shape)
                 .zip(counts)
                 .map(|(a, b)| a.plus(b));
-            let label = format!("{}+{}", stem(prev), stem(entry));
-            parts.push(part(&label, cum[i + 1] - cum[i - 1], pair));
+            let both = format!("{}+{}", label(prev), label(entry));
+            parts.push(part(&both, cum[i + 1] - cum[i - 1], pair));
         }
     }
     (pieces, parts)
@@ -216,7 +216,7 @@ fn gdn_prep_variants() {
             println!(
                 "BENCH prep {name} prep={} fwd-{} | fwd {fw:.4} ms | bwd-prep {bp:.4} ms | bwd {bw:.4} ms",
                 prep.unwrap_or("-"),
-                part(&stem(entry), fp, prep_counts),
+                part(&label(entry), fp, prep_counts),
             );
         }
         set_env("DNNPLAN_GDN_FWD_PREP", None);

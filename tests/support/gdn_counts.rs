@@ -645,6 +645,12 @@ pub const MODELS: [Model; 19] = [
     },
 ];
 
+/// Whether a word of an entry name is its dtype tag (`bf16`, `f16`) or head dim (`k128`).
+fn dtype_or_k(w: &str) -> bool {
+    let k = w.strip_prefix('k').unwrap_or("");
+    matches!(w, "bf16" | "f16") || (!k.is_empty() && k.bytes().all(|b| b.is_ascii_digit()))
+}
+
 /// The family stem of an entry: `gdn_fwd_slimscan_bf16_k128_w4` -> `slimscan_w4`,
 /// `gdn_bwd_prep15_bf16_k128` -> `prep15`, `gdn_chunk_offsets` -> `chunk_offsets`; the preps
 /// keep their direction (`fwd:prep15`, `bwd:prep15`), whose models differ.
@@ -656,20 +662,21 @@ pub fn stem(entry: &str) -> String {
     } else {
         ("", entry.strip_prefix("gdn_").unwrap_or(entry))
     };
-    let kept: Vec<&str> = rest
-        .split('_')
-        .filter(|w| {
-            !matches!(*w, "bf16" | "f16")
-                && !(w.len() > 1
-                    && w.starts_with('k')
-                    && w[1..].bytes().all(|b| b.is_ascii_digit()))
-        })
-        .collect();
+    let kept: Vec<&str> = rest.split('_').filter(|w| !dtype_or_k(w)).collect();
     let s = kept.join("_");
     if s.starts_with("prep") && !dir.is_empty() {
         format!("{dir}:{s}")
     } else {
         s
+    }
+}
+
+/// The label the benchmark prints for an entry: its [`stem`] without the direction.
+pub fn label(entry: &str) -> String {
+    let s = stem(entry);
+    match s.split_once(':') {
+        Some((_, rest)) => rest.to_owned(),
+        None => s,
     }
 }
 
