@@ -13,7 +13,7 @@
 //! guess from the times. Each launch's time is the difference of executes cut after it and
 //! before it; its counts are its family's model in tests/support/gdn_counts.rs (what it must
 //! read and write once, the products its header lists; checked on the CPU by
-//! tests/gdn_counts.rs). A part is printed as `<stem> <ms> ms <GB/s> GB/s <TFLOP/s> TFLOP/s`
+//! tests/gdn_counts.rs). A part is printed as `<label> <ms> ms <GB/s> GB/s <TFLOP/s> TFLOP/s`
 //! (the label: the entry without direction, dtype and K, e.g. `slimscan_w4ov`); an overlapped
 //! pair (producer, consumer) also as `<producer>+<consumer>` over both launches' time, since the
 //! consumer's cut time is only what it adds after the producer alone.
@@ -26,7 +26,9 @@ use dnnplan::ir::DataType;
 use gdn_gpu::gdn_counts::{
     Counts, H200_SMS, Shape, bench_launches, kernel_counts, label, overlapped,
 };
-use gdn_gpu::{BENCH_SHAPES, BenchInputs, Caller, env_list, opted_in, set_env, size, time_graph};
+use gdn_gpu::{
+    BENCH_SHAPES, BenchInputs, Caller, env_list, opted_in, set_env, size, stage_times, time_graph,
+};
 
 /// SMs of device 0 (the plans' rules read the device's count at build; the H200's without a
 /// driver).
@@ -61,22 +63,24 @@ fn kernel_parts(
 ) -> (i64, Vec<String>) {
     let (launches, pieces) = bench_launches(op, lens, inp.hh, device_sms());
     let shape = Shape::new(lens, inp.hh, inp.kd, pieces);
-    let mut cum = vec![0.0];
-    for steps in 1..launches.len() {
-        cum.push(inp.time_cut(caller, op, Some(steps)));
-    }
-    cum.push(whole);
+    let cum = [
+        vec![0.0],
+        inp.time_cuts(caller, op, 1..launches.len()),
+        vec![whole],
+    ]
+    .concat();
+    let times = stage_times(&cum);
     let mut parts = Vec::new();
     for (i, (entry, ..)) in launches.iter().enumerate() {
         let counts = kernel_counts(entry, &shape);
-        parts.push(part(&label(entry), cum[i + 1] - cum[i], counts));
+        parts.push(part(&label(entry), times[i], counts));
         let prev = i.checked_sub(1).map(|j| &launches[j].0);
         if let Some(prev) = prev.filter(|p| overlapped(p) && overlapped(entry)) {
             let pair = kernel_counts(prev, &shape)
                 .zip(counts)
                 .map(|(a, b)| a.plus(b));
             let both = format!("{}+{}", label(prev), label(entry));
-            parts.push(part(&both, cum[i + 1] - cum[i - 1], pair));
+            parts.push(part(&both, times[i - 1] + times[i], pair));
         }
     }
     (pieces, parts)

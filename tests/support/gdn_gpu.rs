@@ -497,10 +497,39 @@ impl BenchInputs {
         ms
     }
 
+    /// [`BenchInputs::time_cut`] after each of `steps` launches, in that order: cumulative
+    /// times whose differences ([`stage_times`]) are the launches' times.
+    pub fn time_cuts(
+        &self,
+        caller: &Caller,
+        op: &str,
+        steps: impl IntoIterator<Item = usize>,
+    ) -> Vec<f64> {
+        steps
+            .into_iter()
+            .map(|n| self.time_cut(caller, op, Some(n)))
+            .collect()
+    }
+
     pub fn free(self) {
         for d in self.bufs {
             // SAFETY: inputs of this shape.
             unsafe { ok("free", sys::cuMemFree_v2(d)) };
         }
     }
+}
+
+/// The differences of consecutive cumulative times (`cum[i + 1] − cum[i]`): each stage's time.
+pub fn stage_times(cum: &[f64]) -> Vec<f64> {
+    cum.windows(2).map(|w| w[1] - w[0]).collect()
+}
+
+/// `"<name> <time>"` per stage of `cum` ([`stage_times`], `prec` decimals), stage `i` named
+/// `names[i]`.
+pub fn stage_parts(names: &[&str], cum: &[f64], prec: usize) -> Vec<String> {
+    names
+        .iter()
+        .zip(stage_times(cum))
+        .map(|(n, t)| format!("{n} {t:.prec$}"))
+        .collect()
 }
