@@ -65,6 +65,14 @@ fn hand_computed_counts_per_family() {
             "{what}: got {got:?}, want {want:?}"
         );
     };
+    // Chunk tables: cu_seqlens (2 × 4 B) in, the table (2 × 4 B) out; the overlapped plans'
+    // also write the chunk order (3 × 4 B) and zero the flags (3 chunks × 1 head × 4 B).
+    close(c("gdn_chunk_offsets", &one), (8.0, 8.0, 0.0), "offsets");
+    close(
+        c("gdn_bwd_chunk_order_rev", &one),
+        (8.0, 32.0, 0.0),
+        "chunk_order_rev",
+    );
     // Slim prep: q, k (2 × 130 × 256) + g, β (2 × 130 × 4) in; per chunk T, A, scalars, Γ_last
     // (17,412 B) out; per chunk K Kᵀ, Q Kᵀ and the inverse.
     close(

@@ -319,6 +319,17 @@ fn offsets(s: &Shape) -> Counts {
     }
 }
 
+/// The overlapped plans' chunk table (`chunk_order`, `chunk_order_rev`): also the chunk order
+/// (one i32 per chunk) and the zeroed hand-over flags (one u32 per (chunk, head)).
+fn offsets_ov(s: &Shape) -> Counts {
+    let chunks = s.span(All).0;
+    let o = offsets(s);
+    Counts {
+        write: o.write + chunks * 4.0 + chunks * s.h * 4.0,
+        ..o
+    }
+}
+
 /// The forward's full-factor prep (and the backward's KEEP prep without its extras).
 fn full_prep(s: &Shape) -> Counts {
     Counts {
@@ -525,11 +536,16 @@ pub struct Model {
 }
 
 /// Every kernel family of the bundled `gdn_fwd` / `gdn_bwd` modules the plans launch.
-pub const MODELS: [Model; 19] = [
+pub const MODELS: [Model; 20] = [
     Model {
         label: "offsets",
-        stems: &["chunk_offsets", "chunk_order", "chunk_order_rev", "ckrows"],
+        stems: &["chunk_offsets", "ckrows"],
         counts: offsets,
+    },
+    Model {
+        label: "offsets",
+        stems: &["chunk_order", "chunk_order_rev"],
+        counts: offsets_ov,
     },
     Model {
         label: "prep",
