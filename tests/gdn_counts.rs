@@ -8,9 +8,11 @@
 #[path = "support/gdn_counts.rs"]
 mod gdn_counts;
 
+use std::sync::Mutex;
+
 use gdn_counts::{
-    BENCH_SHAPES, Counts, H200_SMS, Shape, bench_launches, kernel_counts, label, model, overlapped,
-    stem,
+    BENCH_SHAPES, Counts, H200_SMS, Shape, bench_launches, kernel_counts, label, launch_parts,
+    model, overlapped, stem,
 };
 
 #[test]
@@ -201,10 +203,12 @@ const SCHEDULES: [(&str, &str, &str); 5] = [
     ("w4-p8", "w4", "8"),
 ];
 
-/// Sets (Some) or removes (None) an environment variable (this binary's only test that reads
-/// the switches is the one that sets them).
+/// Held by every test of this binary that reads or sets the GDN switches.
+static SWITCHES: Mutex<()> = Mutex::new(());
+
+/// Sets (Some) or removes (None) an environment variable (under [`SWITCHES`]).
 fn set_env(name: &str, value: Option<&str>) {
-    // SAFETY: no other thread of this test binary reads the GDN switches.
+    // SAFETY: every test of this binary that reads the GDN switches holds SWITCHES.
     unsafe {
         match value {
             Some(v) => std::env::set_var(name, v),
@@ -215,6 +219,7 @@ fn set_env(name: &str, value: Option<&str>) {
 
 #[test]
 fn benchmark_plans_launch_only_modelled_kernels() {
+    let _switches = SWITCHES.lock().unwrap_or_else(|e| e.into_inner());
     for (name, lens, hh) in BENCH_SHAPES {
         for (label, scan, pieces) in SCHEDULES {
             set_env("DNNPLAN_GDN_FWD_SCAN", (!scan.is_empty()).then_some(scan));
@@ -254,5 +259,67 @@ fn print_models(
             "MODEL {name} {dir} P={pieces} {entry} grid={grid:?}x{threads} read {:.0} write {:.0} flops {:.0}",
             c.read, c.write, c.flops
         );
+    }
+}
+
+/// The benchmark's printed parts (tests/gpu_gdn_bench.rs) of the default plans at every shape,
+/// with made-up times (launch i: 0.1 · (i + 1) ms): one part per launch, labelled without
+/// direction / dtype / K, with the model's GB/s and TFLOP/s, plus one part per overlapped pair
+/// over both launches. Prints the `BENCH ours` lines they make (bench/gdn_bench_table.py's input).
+#[test]
+fn benchmark_parts_of_the_default_plans() {
+    let _switches = SWITCHES.lock().unwrap_or_else(|e| e.into_inner());
+    for (name, lens, hh) in BENCH_SHAPES {
+        for (op, dir) in [("gdn", "fwd"), ("gdn_bwd", "bwd")] {
+            let (launches, p) = bench_launches(op, lens, hh, H200_SMS);
+            let shape = Shape::new(lens, hh, 128, p);
+            let times: Vec<f64> = (1..=launches.len()).map(|i| 0.1 * i as f64).collect();
+            let parts = launch_parts(&launches, &shape, &times);
+            let pairs: Vec<usize> = (1..launches.len())
+                .filter(|&i| overlapped(&launches[i - 1].0) && overlapped(&launches[i].0))
+                .collect();
+            assert_eq!(parts.len(), launches.len() + pairs.len(), "{name} {dir}");
+            let mut k = 0;
+            for (i, (entry, ..)) in launches.iter().enumerate() {
+                let c = kernel_counts(entry, &shape).expect(entry);
+                let want = format!(
+                    "{} {:.4} ms {:.0} GB/s {:.1} TFLOP/s",
+                    label(entry),
+                    times[i],
+                    c.bytes() / (times[i] * 1e-3) / 1e9,
+                    c.flops / (times[i] * 1e-3) / 1e12
+                );
+                assert_eq!(parts[k], want, "{name} {dir}");
+                k += 1;
+                if pairs.contains(&i) {
+                    let prev = &launches[i - 1].0;
+                    let both = kernel_counts(prev, &shape).expect(prev).plus(c);
+                    let ms = times[i - 1] + times[i];
+                    assert!(
+                        parts[k].starts_with(&format!(
+                            "{}+{} {ms:.4} ms ",
+                            label(prev),
+                            label(entry)
+                        )),
+                        "{name} {dir}: {}",
+                        parts[k]
+                    );
+                    assert!(
+                        parts[k]
+                            .contains(&format!(" {:.0} GB/s ", both.bytes() / (ms * 1e-3) / 1e9)),
+                        "{name} {dir}: {}",
+                        parts[k]
+                    );
+                    k += 1;
+                }
+            }
+            let whole: f64 = times.iter().sum();
+            let head = if dir == "fwd" {
+                format!("{whole:.4} sched=default pieces={p} min-traffic 0 GB/s")
+            } else {
+                format!("{whole:.4} pieces={p}")
+            };
+            println!("BENCH ours {dir} {name} {head} | {}", parts.join(" | "));
+        }
     }
 }

@@ -24,7 +24,7 @@ mod gdn_gpu;
 
 use dnnplan::ir::DataType;
 use gdn_gpu::gdn_counts::{
-    Counts, H200_SMS, Shape, bench_launches, kernel_counts, label, overlapped,
+    H200_SMS, Shape, bench_launches, kernel_counts, label, launch_parts, part,
 };
 use gdn_gpu::{
     BENCH_SHAPES, BenchInputs, Caller, env_list, opted_in, set_env, size, stage_times, time_graph,
@@ -37,18 +37,6 @@ fn device_sms() -> u64 {
         .ok()
         .and_then(|d| d.devices.first())
         .map_or(H200_SMS, |x| x.sm_count.max(1) as u64)
-}
-
-/// One printed part: `<label> <ms> ms <GB/s> GB/s <TFLOP/s> TFLOP/s` (`?` without a model).
-fn part(label: &str, ms: f64, counts: Option<Counts>) -> String {
-    match counts {
-        Some(c) => format!(
-            "{label} {ms:.4} ms {:.0} GB/s {:.1} TFLOP/s",
-            c.bytes() / (ms * 1e-3) / 1e9,
-            c.flops / (ms * 1e-3) / 1e12
-        ),
-        None => format!("{label} {ms:.4} ms ? GB/s ? TFLOP/s"),
-    }
 }
 
 /// The kernels of one execute of `op` ("gdn" / "gdn_bwd") under the current switches: its
@@ -69,21 +57,7 @@ fn kernel_parts(
         vec![whole],
     ]
     .concat();
-    let times = stage_times(&cum);
-    let mut parts = Vec::new();
-    for (i, (entry, ..)) in launches.iter().enumerate() {
-        let counts = kernel_counts(entry, &shape);
-        parts.push(part(&label(entry), times[i], counts));
-        let prev = i.checked_sub(1).map(|j| &launches[j].0);
-        if let Some(prev) = prev.filter(|p| overlapped(p) && overlapped(entry)) {
-            let pair = kernel_counts(prev, &shape)
-                .zip(counts)
-                .map(|(a, b)| a.plus(b));
-            let both = format!("{}+{}", label(prev), label(entry));
-            parts.push(part(&both, times[i - 1] + times[i], pair));
-        }
-    }
-    (pieces, parts)
+    (pieces, launch_parts(&launches, &shape, &stage_times(&cum)))
 }
 
 /// Sets (or removes, for "") the forward's schedule overrides.

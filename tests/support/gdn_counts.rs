@@ -714,3 +714,35 @@ pub fn overlapped(entry: &str) -> bool {
     let s = stem(entry);
     s.ends_with("_ov") || s.ends_with("w4ov") || s.contains("_ov2")
 }
+
+/// One printed part of the benchmark: `<label> <ms> ms <GB/s> GB/s <TFLOP/s> TFLOP/s` (`?`
+/// without a model).
+pub fn part(label: &str, ms: f64, counts: Option<Counts>) -> String {
+    match counts {
+        Some(c) => format!(
+            "{label} {ms:.4} ms {:.0} GB/s {:.1} TFLOP/s",
+            c.bytes() / (ms * 1e-3) / 1e9,
+            c.flops / (ms * 1e-3) / 1e12
+        ),
+        None => format!("{label} {ms:.4} ms ? GB/s ? TFLOP/s"),
+    }
+}
+
+/// The benchmark's parts of one execute: one per launch (`times[i]`: launch `i`'s time in ms)
+/// and, after an overlapped pair's consumer, the pair as one part over both launches' time.
+pub fn launch_parts(launches: &[PlannedLaunch], shape: &Shape, times: &[f64]) -> Vec<String> {
+    let mut parts = Vec::new();
+    for (i, ((entry, ..), &ms)) in launches.iter().zip(times).enumerate() {
+        let counts = kernel_counts(entry, shape);
+        parts.push(part(&label(entry), ms, counts));
+        let prev = i.checked_sub(1).map(|j| &launches[j].0);
+        if let Some(prev) = prev.filter(|p| overlapped(p) && overlapped(entry)) {
+            let pair = kernel_counts(prev, shape)
+                .zip(counts)
+                .map(|(a, b)| a.plus(b));
+            let both = format!("{}+{}", label(prev), label(entry));
+            parts.push(part(&both, times[i - 1] + ms, pair));
+        }
+    }
+    parts
+}
