@@ -78,8 +78,10 @@ for pm in "${peer_steps[@]}"; do
 done
 
 if [ "${GDN_NCU:-1}" = 1 ] && command -v ncu > /dev/null && [ "$(left)" -gt 30 ]; then
+  # The default forward's prep and output scan (slim factors since session 13: gdn_fwd_slimprep*,
+  # gdn_fwd_slimscan*; the full factors' gdn_fwd_prep* / scanx* where a rule or switch picks them).
   echo "== ncu: forward prep and output scan at (4, 8192, 16) (default schedule)"
-  DNNPLAN_GDN_BENCH=1 DNNPLAN_GDN_BENCH_SHAPES=0 step 40 ncu --clock-control none -k regex:"gdn_fwd_(prep|scanx)" \
+  DNNPLAN_GDN_BENCH=1 DNNPLAN_GDN_BENCH_SHAPES=0 step 40 ncu --clock-control none -k regex:"gdn_fwd_(slimprep|slimscan|prep|scanx)" \
     --launch-skip 4 --launch-count 2 --section SpeedOfLight --section Occupancy --section WarpStateStats \
     --section MemoryWorkloadAnalysis "$b" --test-threads=1 > "$out/ncu.log" 2>&1
   grep -E "gdn_fwd|Duration|Throughput|Achieved Occupancy|Stall|Warp Cycles" "$out/ncu.log" | head -60

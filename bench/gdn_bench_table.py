@@ -1,7 +1,9 @@
 """Joins the `BENCH` lines of one bench/gdn_bench_run.sh run (ours: tests/gpu_gdn_bench.rs; peers:
 bench/gdn_peers_bench.py) into markdown tables: forward and forward+backward per shape with the
-same-run ratios peer / ours, then every forward schedule of ours with each kernel's time, achieved
-bandwidth and TFLOP/s.  Usage: python3 gdn_bench_table.py LOG [LOG ...]"""
+same-run ratios peer / ours, then every forward schedule of ours and the backward with each kernel's
+time, achieved bandwidth and TFLOP/s (the kernels of the plan's launch list, counts from
+tests/support/gdn_counts.rs; a "producer+consumer" part is an overlapped pair over both launches'
+time).  Usage: python3 gdn_bench_table.py LOG [LOG ...]"""
 
 import re
 import sys
@@ -29,7 +31,9 @@ def main():
                 if sched == "default":
                     ours_fwd[shape] = ms
             elif who == "ours" and mode == "bwd":
-                ours_bwd[shape] = ms
+                pieces = re.search(r"pieces=(\S+)", line)
+                parts = line.split("|", 1)[1].strip() if "|" in line else ""
+                ours_bwd[shape] = (ms, pieces.group(1) if pieces else "-", parts)
             elif who == "ours" and mode == "fwdbwd":
                 ours_fb[shape] = ms
             else:
@@ -61,9 +65,14 @@ def main():
     for s in SHAPES:
         for sched, ms, parts, pieces, rate in ours_sched.get(s, []):
             print(f"| {s} | {sched} | {pieces} | {ms:.3f} | {rate} GB/s | {parts.replace(' | ', '; ')} |")
-    for s in SHAPES:
-        if s in ours_bwd:
-            print(f"ours bwd {s}: {ours_bwd[s]:.3f} ms")
+    if ours_bwd:
+        print()
+        print("| shape | bwd ms | pieces | per kernel: ms, GB/s, TFLOP/s |")
+        print("|---|---|---|---|")
+        for s in SHAPES:
+            if s in ours_bwd:
+                ms, pieces, parts = ours_bwd[s]
+                print(f"| {s} | {ms:.3f} | {pieces} | {parts.replace(' | ', '; ') or '-'} |")
     for n in notes:
         print(f"note: {n}")
 

@@ -25,7 +25,7 @@ use dnnplan::pack::executor::{PlanChoice, execute};
 use dnnplan::pack::normalize::{Buffer, from_bindings};
 use gdn_gpu::{
     BENCH_SHAPES, BenchInputs, Caller, GDN_SM90_ID, GdnPlan, Rng, env_list, event_ms, get, ok,
-    opted_in, put, set_env, size, timing_shape_selected,
+    opted_in, put, set_env, size, stage_parts, stage_times, timing_shape_selected,
 };
 
 /// One configuration.
@@ -1231,16 +1231,10 @@ fn timing_at_benchmark_shapes() {
             let (tokens, dscan) = variant.split_once('/').unwrap_or((variant, variant));
             set_env("DNNPLAN_GDN_BWD_DSCAN", Some(dscan));
             set_env("DNNPLAN_GDN_BWD_TOKENS", Some(tokens));
-            let mut cum = vec![0.0];
-            for steps in 1..=6 {
-                cum.push(inp.time_cut(&caller, "gdn_bwd", Some(steps)));
-            }
+            let cum = [vec![0.0], inp.time_cuts(&caller, "gdn_bwd", 1..=6)].concat();
             let whole = inp.time(&caller, "gdn_bwd");
-            let stages: Vec<String> = ["offsets", "prep", "fscan", "dscan", "tokens", "fold"]
-                .iter()
-                .enumerate()
-                .map(|(i, s)| format!("{s} {:.3}", cum[i + 1] - cum[i]))
-                .collect();
+            let names = ["offsets", "prep", "fscan", "dscan", "tokens", "fold"];
+            let stages = stage_parts(&names, &cum, 3);
             println!(
                 "gdn_sm90 bwd stages {name:18} {variant:4} whole {whole:.3} ms | {}",
                 stages.join(" | ")
@@ -1333,11 +1327,13 @@ fn timing_backward_pieces() {
                         "tokens",
                     ]
                 };
-                let mut prev = 0.0;
-                for (i, st) in stages.iter().enumerate() {
-                    let t = inp.time_cut(&caller, "gdn_bwd", Some(i + 1));
-                    line.push_str(&format!(" | {st} {:.3}", t - prev));
-                    prev = t;
+                let cum = [
+                    vec![0.0],
+                    inp.time_cuts(&caller, "gdn_bwd", 1..=stages.len()),
+                ]
+                .concat();
+                for part in stage_parts(stages, &cum, 3) {
+                    line.push_str(&format!(" | {part}"));
                 }
             }
             println!("{line}");
@@ -1453,14 +1449,11 @@ fn timing_forward_scans() {
                 (!per_sm.is_empty()).then_some(per_sm),
             );
             // Uncut: offsets, prep, fscan; pieces: offsets, prep, psum, pchain, fscanp.
-            let mut cum = vec![bwd_prefix];
-            for steps in 3..=5 {
-                cum.push(time("gdn_bwd", Some(steps)));
-            }
+            let cum = [vec![bwd_prefix], inp.time_cuts(&caller, "gdn_bwd", 3..=5)].concat();
             let whole = time("gdn_bwd", None);
-            let stages: Vec<String> = cum
-                .windows(2)
-                .map(|w| format!("{:.3}", w[1] - w[0]))
+            let stages: Vec<String> = stage_times(&cum)
+                .iter()
+                .map(|t| format!("{t:.3}"))
                 .collect();
             // The replay is step 3 uncut (steps 4, 5 are the reverse scan, tokens) or steps
             // 3..5 with pieces: both printed; the reader picks by the piece rule.
@@ -1517,9 +1510,8 @@ fn timing_forward_factors() {
                 for (vi, variant) in order {
                     set_env("DNNPLAN_GDN_FWD_FACTORS", Some(variant));
                     let whole = inp.time(&caller, "gdn");
-                    let c1 = inp.time_cut(&caller, "gdn", Some(1));
-                    let c2 = inp.time_cut(&caller, "gdn", Some(2));
-                    let (prep, scan) = (c2 - c1, whole - c2);
+                    let c = inp.time_cuts(&caller, "gdn", 1..=2);
+                    let (prep, scan) = (c[1] - c[0], whole - c[1]);
                     sums[vi][0] += whole;
                     sums[vi][1] += prep;
                     sums[vi][2] += scan;

@@ -4,58 +4,60 @@
 //! fp32 gates/beta, fp32 initial and final states), per forward scan schedule
 //! (`DNNPLAN_GDN_FWD_SCAN` / `DNNPLAN_GDN_FWD_PIECES`), each kernel's time as the difference of
 //! whole-execute times cut after every launch (`DNNPLAN_GDN_FWD_STEPS`), with each kernel's
-//! achieved bandwidth and TFLOP/s from analytic byte and flop counts (below). CUDA events, median of
-//! 10 executes after 3 warm-ups. Prints `BENCH ours ...` lines for bench/gdn_bench_table.py; asserts
-//! nothing about speed.
+//! achieved bandwidth and TFLOP/s from analytic byte and flop counts; the backward likewise
+//! (`DNNPLAN_GDN_BWD_STEPS`). CUDA events, median of 10 executes after 3 warm-ups. Prints
+//! `BENCH ours ...` lines for bench/gdn_bench_table.py; asserts nothing about speed.
 //!
-//! Counts (d = K = V, C = 64, Nc = chunk slots Σ ceil(T_b / 64), one head's data once, 2-byte io):
-//! prep reads q, k, v, g, beta and writes W, Q⁺, Kᴿ, Ũᵀ (64·d each), A (64·64), Γ_last per chunk;
-//! flops 2·64·64·d for each of Q Kᵀ, K Kᵀ, T E, T Y and 64³/3 for the inverse. The output scan
-//! reads W, Q⁺, Kᴿ, A, Ũᵀ per chunk (once: the value halves share them through L2), the seed state,
-//! writes O and the final state; flops 2·64·d² for each of X Wᵀ, X Q⁺ᵀ, Uᵀ Kᴿ plus 2·64·64·d for
-//! Uᵀ Aᵀ. The piece summary reads W, Kᴿ (and Ũᵀ) for (P−1)/P of the chunks, writes H and M; flops
-//! 2 × 2·2·64·d². The chain reads M, H, the initial state and writes the seeds; flops 2·d³ per step.
+//! Which kernels ran: the plan's own launch list (`planned_launches` of the engine, read with
+//! the same switches the timed plans are built under; tests/support/gdn_counts.rs), never a
+//! guess from the times. Each launch's time is the difference of executes cut after it and
+//! before it; its counts are its family's model in tests/support/gdn_counts.rs (what it must
+//! read and write once, the products its header lists; checked on the CPU by
+//! tests/gdn_counts.rs). A part is printed as `<label> <ms> ms <GB/s> GB/s <TFLOP/s> TFLOP/s`
+//! (the label: the entry without direction, dtype and K, e.g. `slimscan_w4ov`); an overlapped
+//! pair (producer, consumer) also as `<producer>+<consumer>` over both launches' time, since the
+//! consumer's cut time is only what it adds after the producer alone.
 #![cfg(feature = "gpu-tests")]
 
 #[path = "support/gdn_gpu.rs"]
 mod gdn_gpu;
 
 use dnnplan::ir::DataType;
-use gdn_gpu::{BENCH_SHAPES, BenchInputs, Caller, env_list, opted_in, set_env, size, time_graph};
+use gdn_gpu::gdn_counts::{
+    H200_SMS, Shape, bench_launches, kernel_counts, label, launch_parts, part,
+};
+use gdn_gpu::{
+    BENCH_SHAPES, BenchInputs, Caller, env_list, opted_in, set_env, size, stage_times, time_graph,
+};
 
-/// Analytic (bytes, flops) of one forward kernel (see the module doc).
-fn kernel_counts(kernel: &str, lens: &[i64], ho: i64, d: i64, pieces: i64) -> (f64, f64) {
-    let (t, n) = (lens.iter().sum::<i64>() as f64, lens.len() as f64);
-    let nc = lens.iter().map(|l| (l + 63) / 64).sum::<i64>() as f64;
-    let (h, d, c) = (ho as f64, d as f64, 64f64);
-    let p = pieces as f64;
-    let state = n * h * d * d * 4.0;
-    match kernel {
-        "offsets" => ((lens.len() as f64 + 1.0) * 8.0, 0.0),
-        "prep" => (
-            t * h * (3.0 * d * 2.0 + 8.0) + nc * h * (4.0 * c * d * 2.0 + c * c * 2.0 + 4.0),
-            nc * h * (4.0 * 2.0 * c * c * d + c * c * c / 3.0),
-        ),
-        "sum" => {
-            let frac = (p - 1.0) / p;
-            (
-                frac * nc * h * (2.0 * c * d * 2.0 + d * c * 2.0) + 2.0 * (p - 1.0) * state,
-                frac * nc * h * 2.0 * 2.0 * 2.0 * c * d * d,
-            )
-        }
-        "chain" => (
-            (3.0 * (p - 1.0) + 1.0 + p) * state,
-            (p - 1.0) * n * h * 2.0 * d * d * d,
-        ),
-        "scan" => (
-            nc * h * (3.0 * c * d * 2.0 + c * c * 2.0 + d * c * 2.0 + 4.0)
-                + t * h * d * 2.0
-                + if p > 1.0 { p * state } else { state }
-                + state,
-            nc * h * (3.0 * 2.0 * c * d * d + 2.0 * c * c * d),
-        ),
-        _ => (0.0, 0.0),
-    }
+/// SMs of device 0 (the plans' rules read the device's count at build; the H200's without a
+/// driver).
+fn device_sms() -> u64 {
+    dnnplan::cuda::probe::driver()
+        .ok()
+        .and_then(|d| d.devices.first())
+        .map_or(H200_SMS, |x| x.sm_count.max(1) as u64)
+}
+
+/// The kernels of one execute of `op` ("gdn" / "gdn_bwd") under the current switches: its
+/// plan's pieces per sequence and one part per launch, timed as differences of executes cut
+/// after each launch (`whole`: the uncut execute's time), plus the overlapped pair's part.
+fn kernel_parts(
+    caller: &Caller,
+    inp: &BenchInputs,
+    op: &str,
+    lens: &[i64],
+    whole: f64,
+) -> (i64, Vec<String>) {
+    let (launches, pieces) = bench_launches(op, lens, inp.hh, device_sms());
+    let shape = Shape::new(lens, inp.hh, inp.kd, pieces);
+    let cum = [
+        vec![0.0],
+        inp.time_cuts(caller, op, 1..launches.len()),
+        vec![whole],
+    ]
+    .concat();
+    (pieces, launch_parts(&launches, &shape, &stage_times(&cum)))
 }
 
 /// Sets (or removes, for "") the forward's schedule overrides.
@@ -73,20 +75,6 @@ fn set_schedule_sum(scan: &str, pieces: &str, sum: &str) {
         set_env(k, (!v.is_empty()).then_some(v));
     }
 }
-
-/// The engine's default piece count at K = V = 128 for `pairs` (sequence, head) pairs on 132 SMs
-/// (`FwdChoice::default_for` with the first row of `FWD_PIECE_PATH`: the scan's and the
-/// summary's blocks per SM, `ENGINE_PIECE_PER_SM` below).
-fn default_pieces(pairs: i64) -> i64 {
-    let (scan_warps, scan_per_sm, sum_per_sm) = ENGINE_PIECE_PER_SM;
-    let scan_blocks = pairs * (128 / (16 * scan_warps));
-    (scan_per_sm * 132 / scan_blocks)
-        .min(1 + sum_per_sm * 132 / (4 * pairs))
-        .clamp(1, 16)
-}
-
-/// (scan warps, scan blocks per SM, summary blocks per SM) of the engine's default piece path.
-const ENGINE_PIECE_PER_SM: (i64, i64, i64) = (4, 2, 3);
 
 /// The shape indices `DNNPLAN_GDN_BENCH_SHAPES` (space-separated) keeps (`None`: every shape).
 fn kept_shapes() -> Option<Vec<usize>> {
@@ -144,45 +132,7 @@ fn gdn_benchmark_ours() {
             if label == "default" || default_fwd == 0.0 {
                 default_fwd = whole;
             }
-            // The kernels this schedule launches: with pieces > 1 the summary and the chain run
-            // between prep and the output scan. The default's pieces are read back from the
-            // cumulative times (5 launches differ from 3).
-            let p: i64 = pieces.parse().unwrap_or(0);
-            let mut cum = vec![0.0];
-            for steps in 1..=5 {
-                cum.push(inp.time_cut(&caller, "gdn", Some(steps)));
-            }
-            let launches = if p > 1 || (p == 0 && whole - cum[3] > 0.05 * whole) {
-                5
-            } else {
-                3
-            };
-            // The default's piece count by the engine's rule (FwdChoice::default_for, 132 SMs,
-            // the first FWD_PIECE_PATH row at K = 128).
-            let pieces_used = match (launches, p) {
-                (3, _) => 1,
-                (_, 0) => default_pieces(n * hh),
-                _ => p,
-            };
-            let names: &[&str] = if launches == 5 {
-                &["offsets", "prep", "sum", "chain", "scan"]
-            } else {
-                &["offsets", "prep", "scan"]
-            };
-            let mut parts = Vec::new();
-            for (i, kname) in names.iter().enumerate() {
-                let ms = if i + 1 == names.len() {
-                    whole - cum[i]
-                } else {
-                    cum[i + 1] - cum[i]
-                };
-                let (bytes, flops) = kernel_counts(kname, lens, hh, kd, pieces_used);
-                parts.push(format!(
-                    "{kname} {ms:.4} ms {:.0} GB/s {:.1} TFLOP/s",
-                    bytes / (ms * 1e-3) / 1e9,
-                    flops / (ms * 1e-3) / 1e12
-                ));
-            }
+            let (pieces_used, parts) = kernel_parts(&caller, &inp, "gdn", lens, whole);
             println!(
                 "BENCH ours fwd {name} {whole:.4} sched={label} pieces={pieces_used} min-traffic {:.0} GB/s | {}",
                 min_bytes / (whole * 1e-3) / 1e9,
@@ -191,7 +141,11 @@ fn gdn_benchmark_ours() {
         }
         set_schedule("", "");
         let bwd = inp.time(&caller, "gdn_bwd");
-        println!("BENCH ours bwd {name} {bwd:.4}");
+        let (bwd_pieces, parts) = kernel_parts(&caller, &inp, "gdn_bwd", lens, bwd);
+        println!(
+            "BENCH ours bwd {name} {bwd:.4} pieces={bwd_pieces} | {}",
+            parts.join(" | ")
+        );
         println!(
             "BENCH ours fwdbwd {name} {:.4} (fwd {default_fwd:.4} + bwd {bwd:.4}, timed apart)",
             default_fwd + bwd
@@ -218,11 +172,15 @@ fn gdn_prep_variants() {
     set_schedule("", "");
     for (name, lens, hh) in BENCH_SHAPES {
         let inp = BenchInputs::new(&caller, lens, hh);
-        let (bytes, flops) = kernel_counts("prep", lens, hh, inp.kd, 1);
         let mut fwd_prep_ms = Vec::new();
         let mut bwd_prep_ms = Vec::new();
         for prep in preps.iter().map(|p| Some(p.as_str())) {
             set_env("DNNPLAN_GDN_FWD_PREP", prep);
+            // The forward's second launch is its prep (the slim prep on the slim paths, which
+            // this switch does not change; the full prep where a rule picks full factors).
+            let (launches, pieces) = bench_launches("gdn", lens, hh, device_sms());
+            let entry = &launches[1].0;
+            let prep_counts = kernel_counts(entry, &Shape::new(lens, hh, inp.kd, pieces));
             let cut = |op: &str, steps: Option<usize>| inp.time_cut(&caller, op, steps);
             let (f1, f2, fw) = (cut("gdn", Some(1)), cut("gdn", Some(2)), cut("gdn", None));
             let (b1, b2, bw) = (
@@ -234,10 +192,9 @@ fn gdn_prep_variants() {
             fwd_prep_ms.push(fp);
             bwd_prep_ms.push(bp);
             println!(
-                "BENCH prep {name} prep={} fwd-prep {fp:.4} ms {:.0} GB/s {:.1} TFLOP/s | fwd {fw:.4} ms | bwd-prep {bp:.4} ms | bwd {bw:.4} ms",
+                "BENCH prep {name} prep={} fwd-{} | fwd {fw:.4} ms | bwd-prep {bp:.4} ms | bwd {bw:.4} ms",
                 prep.unwrap_or("-"),
-                bytes / (fp * 1e-3) / 1e9,
-                flops / (fp * 1e-3) / 1e12,
+                part(&label(entry), fp, prep_counts),
             );
         }
         set_env("DNNPLAN_GDN_FWD_PREP", None);

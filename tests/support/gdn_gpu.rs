@@ -8,25 +8,19 @@
 use cudarc::driver::sys::{self, CUdeviceptr, CUstream};
 use dnnplan::dispatch::context::{ExecContext, Handle};
 use dnnplan::dispatch::{HeurMode, PlanList, PlanOptions};
-use dnnplan::ir::{DataType, Graph, GraphContext, NodeBuilder, Tensor};
+use dnnplan::ir::{DataType, Graph};
 use dnnplan::pack::VariantPack;
 use dnnplan::pack::executor::{PlanChoice, execute};
 use dnnplan::pack::normalize::{Buffer, from_bindings};
 
 pub const GDN_SM90_ID: i64 = 20_103;
 
-/// Issue 8's benchmark shapes: (name, sequence lengths, heads); bf16, K = V = 128
-/// ([`BenchInputs`]). The names are the ones `bench/gdn_bench_table.py` joins on.
-pub const BENCH_SHAPES: [(&str, &[i64], i64); 4] = [
-    ("(4,8192,16)", &[8192; 4], 16),
-    ("(1,32768,16)", &[32768], 16),
-    ("(16,2048,32)", &[2048; 16], 32),
-    (
-        "ragged-mix-H16",
-        &[8192, 100, 4096, 1, 2048, 7000, 0, 3000, 512, 5000],
-        16,
-    ),
-];
+/// The benchmark's shapes, graphs and per-kernel counts (device-free; tests/gdn_counts.rs checks
+/// them on the CPU).
+#[path = "gdn_counts.rs"]
+pub mod gdn_counts;
+
+pub use gdn_counts::BENCH_SHAPES;
 
 pub fn ok(call: &str, r: sys::CUresult) {
     assert_eq!(r, sys::CUresult::CUDA_SUCCESS, "{call}");
@@ -441,39 +435,35 @@ impl BenchInputs {
         every: i64,
         ckpt: Option<(CUdeviceptr, DataType, i64)>,
     ) -> (Graph, usize, Vec<(i64, CUdeviceptr)>) {
-        let (t, n, hh, kd) = (self.t, self.n, self.hh, self.kd);
-        let (bf, f32t) = (DataType::Bfloat16, DataType::Float);
         let [q, k, v, d_o, g, beta, h0, dfs, cud] = self.bufs;
-        let mut graph = Graph::new(GraphContext::new(bf, f32t, f32t));
-        let mut b = NodeBuilder::by_name(op).unwrap().name("gdn0");
-        let mut ins = Vec::new();
-        let mut ports: Vec<(&str, Vec<i64>, DataType, CUdeviceptr)> = vec![
-            ("q", vec![t, hh, kd], bf, q),
-            ("k", vec![t, hh, kd], bf, k),
-            ("v", vec![t, hh, kd], bf, v),
-            ("g", vec![t, hh], f32t, g),
-            ("beta", vec![t, hh], f32t, beta),
-            ("cu_seqlens", vec![n + 1], DataType::Int32, cud),
-            ("initial_state", vec![n, hh, kd, kd], f32t, h0),
-        ];
-        if op == "gdn_bwd" {
-            ports.push(("dO", vec![t, hh, kd], bf, d_o));
-            ports.push(("d_final_state", vec![n, hh, kd, kd], f32t, dfs));
-            if let Some((c, dt, rows)) = ckpt {
-                ports.push(("state_checkpoints", vec![rows, hh, kd, kd], dt, c));
-            }
-        } else {
-            b = b.bool("output_final_state", true);
-        }
-        if every > 0 {
-            b = b.int("checkpoint_every_n_tokens", every);
-        }
-        for (p, dims, dt, d) in ports {
-            let u = graph.add_tensor(Tensor::new(p, &dims, dt)).unwrap();
-            b = b.input(p, u);
-            ins.push((u, d));
-        }
-        let node = graph.add_node(b).unwrap();
+        let ports = gdn_counts::bench_ports(
+            op,
+            self.t,
+            self.n,
+            self.hh,
+            self.kd,
+            ckpt.map(|(_, dt, rows)| (dt, rows)),
+        );
+        let (graph, node, uids) = gdn_counts::bench_graph(op, &ports, every);
+        let ins = ports
+            .iter()
+            .zip(uids)
+            .map(|((p, _, _), u)| {
+                let d = match *p {
+                    "q" => q,
+                    "k" => k,
+                    "v" => v,
+                    "g" => g,
+                    "beta" => beta,
+                    "cu_seqlens" => cud,
+                    "initial_state" => h0,
+                    "dO" => d_o,
+                    "d_final_state" => dfs,
+                    _ => ckpt.map_or(0, |c| c.0),
+                };
+                (u, d)
+            })
+            .collect();
         (graph, node, ins)
     }
 
@@ -507,10 +497,39 @@ impl BenchInputs {
         ms
     }
 
+    /// [`BenchInputs::time_cut`] after each of `steps` launches, in that order: cumulative
+    /// times whose differences ([`stage_times`]) are the launches' times.
+    pub fn time_cuts(
+        &self,
+        caller: &Caller,
+        op: &str,
+        steps: impl IntoIterator<Item = usize>,
+    ) -> Vec<f64> {
+        steps
+            .into_iter()
+            .map(|n| self.time_cut(caller, op, Some(n)))
+            .collect()
+    }
+
     pub fn free(self) {
         for d in self.bufs {
             // SAFETY: inputs of this shape.
             unsafe { ok("free", sys::cuMemFree_v2(d)) };
         }
     }
+}
+
+/// The differences of consecutive cumulative times (`cum[i + 1] − cum[i]`): each stage's time.
+pub fn stage_times(cum: &[f64]) -> Vec<f64> {
+    cum.windows(2).map(|w| w[1] - w[0]).collect()
+}
+
+/// `"<name> <time>"` per stage of `cum` ([`stage_times`], `prec` decimals), stage `i` named
+/// `names[i]`.
+pub fn stage_parts(names: &[&str], cum: &[f64], prec: usize) -> Vec<String> {
+    names
+        .iter()
+        .zip(stage_times(cum))
+        .map(|(n, t)| format!("{n} {t:.prec$}"))
+        .collect()
 }

@@ -359,26 +359,17 @@ pub fn backward(
     d_final_state: Option<&[f64]>,
     chunk: usize,
 ) -> GdnGrads {
+    let (kd, vd) = (shape.k, shape.v);
     let bwd = Backward::new(shape, opts, inp, d_o, chunk);
-    let (kd, vd, ho) = (shape.k, shape.v, shape.ho());
-    let mut gr = GdnGrads::zeros(shape, inp);
-    for seq in 0..inp.num_seqs() {
-        let start = inp.cu_seqlens[seq];
-        for h in 0..ho {
-            let p = prepare_head(shape, opts, inp, seq, h);
-            let mut ds = match d_final_state {
-                Some(dfs) => load_state_at(dfs, seq, h, shape),
-                None => vec![0.0; kd * vd],
-            };
-            let x = to_stored(&p.s0, kd, vd);
-            bwd.span(&p, &mut gr, (start, h), (0, p.k.len()), x, &mut ds);
-            if let Some(dis) = gr.d_initial_state.as_mut() {
-                store_state_at(dis, seq, h, shape, &ds);
-            }
-        }
-    }
-    gr
+    bwd.by_spans(d_final_state, |p, _, _, ds| {
+        vec![((0, p.k.len()), to_stored(&p.s0, kd, vd), ds)]
+    })
 }
+
+/// One span's backward as a reference backward runs it ([`Backward::by_spans`]): its tokens
+/// `(lo, hi)`, the stored-domain state entering `lo` and the math-domain gradient of the state
+/// leaving `hi`.
+type SpanRun = ((usize, usize), Vec<f64>, Vec<f64>);
 
 /// A problem's backward inputs, for the backward of spans of its sequences ([`Backward::span`]).
 struct Backward<'a> {
@@ -406,6 +397,41 @@ impl<'a> Backward<'a> {
             d_o,
             chunk,
         }
+    }
+
+    /// The backward both reference backwards run ([`backward`], [`backward_piece_chain`]): per
+    /// sequence and head, `runs(p, seq, h, ds)` (the prepared head, the sequence and head, the
+    /// math-domain gradient of the final state, zero without one) lists the spans to run, in
+    /// order, each with its entering state and leaving gradient ([`SpanRun`]); every span's
+    /// gradients add to the result ([`Backward::span`]) and the first span's entering gradient
+    /// is `d_initial_state`.
+    fn by_spans(
+        &self,
+        d_final_state: Option<&[f64]>,
+        runs: impl Fn(&PreparedHead, usize, usize, Vec<f64>) -> Vec<SpanRun>,
+    ) -> GdnGrads {
+        let (shape, inp) = (self.shape, self.inp);
+        let (kd, vd, ho) = (shape.k, shape.v, shape.ho());
+        let mut gr = GdnGrads::zeros(shape, inp);
+        for seq in 0..inp.num_seqs() {
+            let start = inp.cu_seqlens[seq];
+            for h in 0..ho {
+                let p = prepare_head(shape, self.opts, inp, seq, h);
+                let dfs = match d_final_state {
+                    Some(dfs) => load_state_at(dfs, seq, h, shape),
+                    None => vec![0.0; kd * vd],
+                };
+                for (j, (span, x, mut ds)) in runs(&p, seq, h, dfs).into_iter().enumerate() {
+                    self.span(&p, &mut gr, (start, h), span, x, &mut ds);
+                    if j == 0
+                        && let Some(dis) = gr.d_initial_state.as_mut()
+                    {
+                        store_state_at(dis, seq, h, shape, &ds);
+                    }
+                }
+            }
+        }
+        gr
     }
 
     /// The backward of tokens `lo..hi` (chunks of `chunk` from `lo`) of head `h` of the sequence
@@ -544,66 +570,54 @@ pub fn backward_piece_chain(
     chunk: usize,
     pieces: usize,
 ) -> GdnGrads {
-    let bwd = Backward::new(shape, opts, inp, d_o, chunk);
     let (kd, vd, ho) = (shape.k, shape.v, shape.ho());
-    let mut gr = GdnGrads::zeros(shape, inp);
-    for seq in 0..inp.num_seqs() {
+    let bwd = Backward::new(shape, opts, inp, d_o, chunk);
+    bwd.by_spans(d_final_state, |p, seq, h, dfs| {
         let start = inp.cu_seqlens[seq];
         let len = inp.cu_seqlens[seq + 1] - start;
         let spans = piece_spans(len, chunk, pieces);
-        for h in 0..ho {
-            let p = prepare_head(shape, opts, inp, seq, h);
-            // 1. Forward seeds of every span.
-            let fsums = span_summaries(shape, opts, inp, chunk, seq, h, &spans);
-            let mut seeds = Vec::with_capacity(spans.len());
-            let mut x = to_stored(&p.s0, kd, vd);
-            for s in &fsums {
-                seeds.push(x.clone());
-                x = s.apply(&x, kd, vd);
-            }
-            // 2. Reverse summaries and the reverse chain of dX_out per span.
-            let rsums: Vec<SpanSummary> = spans
-                .iter()
-                .map(|&(lo, hi)| {
-                    let mut acc = SpanSummary::identity(kd, vd);
-                    let mut bounds = Vec::new();
-                    let mut c0 = lo;
-                    while c0 < hi {
-                        let c1 = (c0 + chunk).min(hi);
-                        bounds.push((c0, c1));
-                        c0 = c1;
-                    }
-                    for &(c0, c1) in bounds.iter().rev() {
-                        let f = head_chunk_factors(&p, c0, c1);
-                        let dov = d_o_rows(d_o, start, c0, c1, h, ho, vd);
-                        acc = acc.then(&chunk_reverse_summary(&f, &dov, kd, vd), kd, vd);
-                    }
-                    acc
-                })
-                .collect();
-            let mut dx_out = vec![Vec::new(); spans.len()];
-            let last = spans.len() - 1;
-            dx_out[last] = match d_final_state {
-                Some(dfs) => to_stored(&load_state_at(dfs, seq, h, shape), kd, vd),
-                None => vec![0.0; vd * kd],
-            };
-            for j in (1..spans.len()).rev() {
-                dx_out[j - 1] = rsums[j].apply(&dx_out[j], kd, vd);
-            }
-            // 3. Replay every span from its exact seeds.
-            for (j, &span) in spans.iter().enumerate() {
-                let mut ds = to_math(&dx_out[j], kd, vd);
-                let x = seeds[j].clone();
-                bwd.span(&p, &mut gr, (start, h), span, x, &mut ds);
-                if j == 0
-                    && let Some(dis) = gr.d_initial_state.as_mut()
-                {
-                    store_state_at(dis, seq, h, shape, &ds);
-                }
-            }
+        // 1. Forward seeds of every span.
+        let fsums = span_summaries(shape, opts, inp, chunk, seq, h, &spans);
+        let mut seeds = Vec::with_capacity(spans.len());
+        let mut x = to_stored(&p.s0, kd, vd);
+        for s in &fsums {
+            seeds.push(x.clone());
+            x = s.apply(&x, kd, vd);
         }
-    }
-    gr
+        // 2. Reverse summaries and the reverse chain of dX_out per span.
+        let rsums: Vec<SpanSummary> = spans
+            .iter()
+            .map(|&(lo, hi)| {
+                let mut acc = SpanSummary::identity(kd, vd);
+                let mut bounds = Vec::new();
+                let mut c0 = lo;
+                while c0 < hi {
+                    let c1 = (c0 + chunk).min(hi);
+                    bounds.push((c0, c1));
+                    c0 = c1;
+                }
+                for &(c0, c1) in bounds.iter().rev() {
+                    let f = head_chunk_factors(p, c0, c1);
+                    let dov = d_o_rows(d_o, start, c0, c1, h, ho, vd);
+                    acc = acc.then(&chunk_reverse_summary(&f, &dov, kd, vd), kd, vd);
+                }
+                acc
+            })
+            .collect();
+        let mut dx_out = vec![Vec::new(); spans.len()];
+        let last = spans.len() - 1;
+        dx_out[last] = to_stored(&dfs, kd, vd);
+        for j in (1..spans.len()).rev() {
+            dx_out[j - 1] = rsums[j].apply(&dx_out[j], kd, vd);
+        }
+        // 3. Replay every span from its exact seeds.
+        spans
+            .into_iter()
+            .zip(seeds)
+            .zip(dx_out)
+            .map(|((span, x), dx)| (span, x, to_math(&dx, kd, vd)))
+            .collect()
+    })
 }
 
 /// Adds one chunk's gradients (tokens `c0..`) to the port gradients.

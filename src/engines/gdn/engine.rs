@@ -1315,9 +1315,10 @@ impl<F> FwdKernels<F> {
 
 /// The launches of `f`'s plan (forward or backward) on `sms` SMs as execute makes them, by entry
 /// name (grid, threads, dynamic shared memory, programmatic; the diagnostics' switches read as at
-/// build): the CPU tests' view of a plan, without a device.
-#[cfg(test)]
-pub(super) fn planned_launches(
+/// build; `tag`: the io dtype's entry tag, `bf16` or `f16`): the CPU tests' and the benchmark's
+/// read-only view of a plan, without a device (the benchmark's per-kernel bytes and FLOPs follow
+/// it, tests/support/gdn_counts.rs). Builds nothing, launches nothing.
+pub fn planned_launches(
     f: &GdnFacts,
     sms: u64,
     tag: &str,

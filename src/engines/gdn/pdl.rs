@@ -138,13 +138,11 @@ impl<T: GdnPlan> CompiledPlan for T {
     }
 }
 
-/// One launch as the CPU tests see a plan without a device: entry name, grid, threads, dynamic
-/// shared memory, programmatic.
-#[cfg(test)]
-pub(super) type PlannedLaunch = (String, (u32, u32, u32), u32, u32, bool);
+/// One launch as the CPU tests and the benchmark see a plan without a device: entry name, grid,
+/// threads, dynamic shared memory, programmatic.
+pub type PlannedLaunch = (String, (u32, u32, u32), u32, u32, bool);
 
 /// `launches` by entry name (the CPU tests' plans resolve each kernel to its name).
-#[cfg(test)]
 pub(super) fn by_name<'a>(
     launches: impl Iterator<Item = Launch<'a, String>>,
 ) -> Vec<PlannedLaunch> {

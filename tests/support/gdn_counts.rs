@@ -1,0 +1,748 @@
+//! The GDN benchmark's shapes, their one-node graphs and each launched kernel's compulsory
+//! traffic and tensor-core FLOPs, without a device (tests/gpu_gdn_bench.rs prints achieved GB/s
+//! and TFLOP/s from them; tests/gdn_counts.rs checks them on the CPU; included with `#[path]`,
+//! also by tests/support/gdn_gpu.rs).
+//!
+//! Contract: [`bench_launches`] is the plan's own launch list (the engine's read-only
+//! `planned_launches`, the switches read as at build), so the models follow the kernels that
+//! run. [`kernel_counts`] maps an entry name to its family ([`MODELS`], rules as data) and gives
+//! what the kernel must read and write once (inputs, workspace regions in the layouts of
+//! src/engines/gdn/params.rs, outputs) and the products its header lists, at bf16 / fp16 io,
+//! fp32 gates and states, K = V = `d`, chunk 64, ungrouped heads (`HO` everywhere), no
+//! `a_log` / `dt_bias` (the benchmark's graphs). Not counted: re-reads through L2 (the value
+//! slices of a scan each read the chunk's q / k / factor tiles; the counts take them once),
+//! the overlap's flags, padding rows of a partial chunk (zero-filled, not read), the forward's
+//! state checkpoints. `None` for an entry no family claims.
+
+#![allow(dead_code)] // each test binary uses a different subset
+
+use dnnplan::dispatch::target::Target;
+use dnnplan::engines::gdn::analyzer::{GdnFacts, analyze};
+use dnnplan::engines::gdn::backward::BwdSchedule;
+use dnnplan::engines::gdn::engine::{FwdChoice, planned_launches};
+use dnnplan::engines::gdn::pdl::PlannedLaunch;
+use dnnplan::ir::{DataType, Graph, GraphContext, NodeBuilder, Tensor};
+
+/// Issue 8's benchmark shapes: (name, sequence lengths, heads); bf16, K = V = 128. The names
+/// are the ones `bench/gdn_bench_table.py` joins on.
+pub const BENCH_SHAPES: [(&str, &[i64], i64); 4] = [
+    ("(4,8192,16)", &[8192; 4], 16),
+    ("(1,32768,16)", &[32768], 16),
+    ("(16,2048,32)", &[2048; 16], 32),
+    (
+        "ragged-mix-H16",
+        &[8192, 100, 4096, 1, 2048, 7000, 0, 3000, 512, 5000],
+        16,
+    ),
+];
+
+/// Head dimension K = V of the benchmark.
+pub const BENCH_D: i64 = 128;
+
+/// SMs of the H200 (the benchmark's GPU; the plans' rules read the device's count at build).
+pub const H200_SMS: u64 = 132;
+
+/// One port of a benchmark graph: (name, dims, dtype).
+pub type BenchPort = (&'static str, Vec<i64>, DataType);
+
+/// The ports of the benchmark's one-node graph of `op` ("gdn" or "gdn_bwd") for `t` tokens in
+/// `n` sequences, `hh` heads, K = V = `kd` (bf16 io, fp32 gates, beta and states); a "gdn_bwd"
+/// with `ckpt` = (dtype, rows) also binds `state_checkpoints`.
+pub fn bench_ports(
+    op: &str,
+    t: i64,
+    n: i64,
+    hh: i64,
+    kd: i64,
+    ckpt: Option<(DataType, i64)>,
+) -> Vec<BenchPort> {
+    let (bf, f32t) = (DataType::Bfloat16, DataType::Float);
+    let mut ports: Vec<BenchPort> = vec![
+        ("q", vec![t, hh, kd], bf),
+        ("k", vec![t, hh, kd], bf),
+        ("v", vec![t, hh, kd], bf),
+        ("g", vec![t, hh], f32t),
+        ("beta", vec![t, hh], f32t),
+        ("cu_seqlens", vec![n + 1], DataType::Int32),
+        ("initial_state", vec![n, hh, kd, kd], f32t),
+    ];
+    if op == "gdn_bwd" {
+        ports.push(("dO", vec![t, hh, kd], bf));
+        ports.push(("d_final_state", vec![n, hh, kd, kd], f32t));
+        if let Some((dt, rows)) = ckpt {
+            ports.push(("state_checkpoints", vec![rows, hh, kd, kd], dt));
+        }
+    }
+    ports
+}
+
+/// The one-node graph of `op` over `ports` ([`bench_ports`]; "gdn" with a final state,
+/// `checkpoint_every_n_tokens = every` when positive): (graph, node, the ports' uids in order).
+pub fn bench_graph(op: &str, ports: &[BenchPort], every: i64) -> (Graph, usize, Vec<i64>) {
+    let (bf, f32t) = (DataType::Bfloat16, DataType::Float);
+    let mut graph = Graph::new(GraphContext::new(bf, f32t, f32t));
+    let mut b = NodeBuilder::by_name(op).expect("gdn op").name("gdn0");
+    if op != "gdn_bwd" {
+        b = b.bool("output_final_state", true);
+    }
+    if every > 0 {
+        b = b.int("checkpoint_every_n_tokens", every);
+    }
+    let mut uids = Vec::new();
+    for (p, dims, dt) in ports {
+        let u = graph
+            .add_tensor(Tensor::new(*p, dims, *dt))
+            .expect("tensor");
+        b = b.input(p, u);
+        uids.push(u);
+    }
+    let node = graph.add_node(b).expect("node");
+    (graph, node, uids)
+}
+
+/// The facts the engine builds the benchmark's plan of `op` from (lengths `lens`, `hh` heads,
+/// K = V = [`BENCH_D`], no checkpoints).
+pub fn bench_facts(op: &str, lens: &[i64], hh: i64) -> GdnFacts {
+    let t = lens.iter().sum();
+    let ports = bench_ports(op, t, lens.len() as i64, hh, BENCH_D, None);
+    let (graph, _, _) = bench_graph(op, &ports, 0);
+    let facts = analyze(&graph, &Target::no_device("benchmark counts"))
+        .expect("analyze")
+        .expect("a gdn graph");
+    facts.downcast_ref::<GdnFacts>().expect("gdn facts").clone()
+}
+
+/// The launches of the benchmark's plan of `op` on `sms` SMs, by entry name, as execute makes
+/// them (the current switches, read as at build), and the plan's pieces per sequence.
+pub fn bench_launches(op: &str, lens: &[i64], hh: i64, sms: u64) -> (Vec<PlannedLaunch>, i64) {
+    let f = bench_facts(op, lens, hh);
+    let launches = planned_launches(&f, sms, "bf16").expect("planned launches");
+    let pieces = if op == "gdn_bwd" {
+        BwdSchedule::pick(&f, sms).pieces
+    } else {
+        FwdChoice::pick(&f, sms).pieces
+    };
+    (launches, pieces as i64)
+}
+
+/// Bytes a kernel must read and write once and the FLOPs of its listed products.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Counts {
+    /// Bytes read.
+    pub read: f64,
+    /// Bytes written.
+    pub write: f64,
+    /// Tensor-core (and chain) FLOPs, 2 per multiply-add.
+    pub flops: f64,
+}
+
+impl Counts {
+    /// Read plus written bytes.
+    pub fn bytes(&self) -> f64 {
+        self.read + self.write
+    }
+
+    /// The sum of two kernels' counts (an overlapped pair).
+    pub fn plus(self, o: Counts) -> Counts {
+        Counts {
+            read: self.read + o.read,
+            write: self.write + o.write,
+            flops: self.flops + o.flops,
+        }
+    }
+}
+
+/// The shape a model sees: sequence lengths, output heads, K = V, pieces per sequence and the
+/// backward's state-checkpoint rows (chunks per row, bytes per element; (1, 2) = io rows at 64).
+#[derive(Clone, Debug)]
+pub struct Shape {
+    /// Tokens per sequence.
+    pub lens: Vec<i64>,
+    /// Heads (HO; ungrouped).
+    pub h: f64,
+    /// K = V.
+    pub d: f64,
+    /// Pieces per sequence (1 = uncut).
+    pub pieces: i64,
+    /// Checkpoint rows: (chunks per row, bytes per element).
+    pub ckpt: (i64, f64),
+}
+
+/// Chunk length.
+const C: f64 = 64.0;
+/// io element bytes (bf16 / fp16).
+const IO: f64 = 2.0;
+/// Gate / beta element bytes (fp32 in the benchmark).
+const GATE: f64 = 4.0;
+
+/// Which chunks of each sequence a pass covers (pieces of `ceil(chunks / P)` chunks, as
+/// `piece_range` of gdn_fwd_fast.cuh).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Span {
+    /// Every chunk.
+    All,
+    /// Pieces 0 ..= P − 2 (the forward summaries `H_j`, `M_j`).
+    Head,
+    /// Pieces 1 ..= P − 1 (the reverse summaries `G_j`, the transitions `Mᵀ_j`).
+    Tail,
+}
+
+impl Shape {
+    /// The model's view of `lens` at `h` heads, K = V = `d`, `pieces` pieces, io rows at 64.
+    pub fn new(lens: &[i64], h: i64, d: i64, pieces: i64) -> Shape {
+        Shape {
+            lens: lens.to_vec(),
+            h: h as f64,
+            d: d as f64,
+            pieces: pieces.max(1),
+            ckpt: (1, IO),
+        }
+    }
+
+    /// Sequences.
+    pub fn n(&self) -> f64 {
+        self.lens.len() as f64
+    }
+
+    /// (chunks, tokens) per head in the pieces `span` covers, over every sequence.
+    pub fn span(&self, span: Span) -> (f64, f64) {
+        let p = self.pieces;
+        let (mut chunks, mut tokens) = (0i64, 0i64);
+        for &l in &self.lens {
+            let nc = (l + 63) / 64;
+            let per = (nc + p - 1) / p.max(1);
+            let (a, b) = match span {
+                Span::All => (0, nc),
+                Span::Head => (0, nc.min((p - 1) * per)),
+                Span::Tail => (nc.min(per), nc),
+            };
+            chunks += b - a;
+            tokens += l.min(64 * b) - l.min(64 * a);
+        }
+        (chunks as f64, tokens as f64)
+    }
+
+    /// One fp32 state per (sequence, head).
+    fn states(&self) -> f64 {
+        self.n() * self.h * self.d * self.d * 4.0
+    }
+
+    /// The piece chain's fp32 region of `per_seq` states per (sequence, head).
+    fn piece_states(&self, per_seq: i64) -> f64 {
+        per_seq as f64 * self.states()
+    }
+}
+
+/// Per-(chunk, head) tile bytes and per-(token, head) row bytes a model adds up.
+#[derive(Clone, Copy)]
+enum Part {
+    /// A `[64, d]` io tile (W, Q⁺, Kᴿ, Ũᵀ, E).
+    TileKd,
+    /// A `[64, 64]` io tile (A, T).
+    TileCc,
+    /// A `[d, d]` io state per chunk (S_c, dS').
+    StateIo,
+    /// The fp32 `dR` tile `[64, d]`.
+    Dr,
+    /// The slim per-token scalars `[4, 64]` fp32.
+    Scalars,
+    /// A `[64]` fp32 row (Γ, β of the backward's prep).
+    Row,
+    /// `Γ_last` (one fp32).
+    Glast,
+    /// A `[d]` io row per token (q, k, v, dO, O, dq, dk, dv).
+    Tok,
+    /// A gate-dtype scalar per token (g, beta, dG, dBeta).
+    Gate,
+}
+
+impl Part {
+    fn bytes(self, s: &Shape) -> f64 {
+        let d = s.d;
+        match self {
+            Part::TileKd => C * d * IO,
+            Part::TileCc => C * C * IO,
+            Part::StateIo => d * d * IO,
+            Part::Dr => C * d * 4.0,
+            Part::Scalars => 4.0 * C * 4.0,
+            Part::Row => C * 4.0,
+            Part::Glast => 4.0,
+            Part::Tok => d * IO,
+            Part::Gate => GATE,
+        }
+    }
+
+    fn per_token(self) -> bool {
+        matches!(self, Part::Tok | Part::Gate)
+    }
+}
+
+/// Σ of `parts` (with multiplicity) over the chunks / tokens of `span`, all heads.
+fn over(s: &Shape, span: Span, parts: &[(f64, Part)]) -> f64 {
+    let (chunks, tokens) = s.span(span);
+    parts
+        .iter()
+        .map(|&(m, p)| m * p.bytes(s) * if p.per_token() { tokens } else { chunks } * s.h)
+        .sum()
+}
+
+/// FLOPs per (chunk, head) over `span`: `dd` products of 64 × d × d and `cd` of 64 × 64 × d
+/// (2 per multiply-add), plus `inv` triangular 64 × 64 inverses (64³ / 3 each).
+fn products(s: &Shape, span: Span, dd: f64, cd: f64, inv: f64) -> f64 {
+    let d = s.d;
+    s.span(span).0 * s.h * (dd * 2.0 * C * d * d + cd * 2.0 * C * C * d + inv * C * C * C / 3.0)
+}
+
+/// The fp32 chain over pieces: (P − 1) steps of a d × d × d product per (sequence, head).
+fn chain_flops(s: &Shape) -> f64 {
+    (s.pieces - 1) as f64 * s.n() * s.h * 2.0 * s.d * s.d * s.d
+}
+
+/// The seed a scan starts from: the initial state uncut, the chain's seeds per piece.
+fn seeds(s: &Shape) -> f64 {
+    if s.pieces > 1 {
+        s.piece_states(s.pieces)
+    } else {
+        s.states()
+    }
+}
+
+use Part::*;
+use Span::*;
+
+fn offsets(s: &Shape) -> Counts {
+    let table = (s.n() + 1.0) * 4.0;
+    Counts {
+        read: table,
+        write: table,
+        flops: 0.0,
+    }
+}
+
+/// The overlapped plans' chunk table (`chunk_order`, `chunk_order_rev`): also the chunk order
+/// (one i32 per chunk) and the zeroed hand-over flags (one u32 per (chunk, head)).
+fn offsets_ov(s: &Shape) -> Counts {
+    let chunks = s.span(All).0;
+    let o = offsets(s);
+    Counts {
+        write: o.write + chunks * 4.0 + chunks * s.h * 4.0,
+        ..o
+    }
+}
+
+/// The forward's full-factor prep (and the backward's KEEP prep without its extras).
+fn full_prep(s: &Shape) -> Counts {
+    Counts {
+        read: over(s, All, &[(3.0, Tok), (2.0, Gate)]),
+        write: over(s, All, &[(4.0, TileKd), (1.0, TileCc), (1.0, Glast)]),
+        flops: products(s, All, 0.0, 4.0, 1.0),
+    }
+}
+
+/// The backward's KEEP prep: the full factors plus T, E, Γ, β.
+fn keep_prep(s: &Shape) -> Counts {
+    let f = full_prep(s);
+    Counts {
+        write: f.write + over(s, All, &[(1.0, TileKd), (1.0, TileCc), (2.0, Row)]),
+        ..f
+    }
+}
+
+fn slim_prep(s: &Shape) -> Counts {
+    Counts {
+        read: over(s, All, &[(2.0, Tok), (2.0, Gate)]),
+        write: over(s, All, &[(2.0, TileCc), (1.0, Scalars), (1.0, Glast)]),
+        flops: products(s, All, 0.0, 2.0, 1.0),
+    }
+}
+
+/// The slim output scan, uncut or seeded per piece (w4, w8, w4ov, w4d).
+fn slim_scan(s: &Shape) -> Counts {
+    Counts {
+        read: over(
+            s,
+            All,
+            &[(3.0, Tok), (2.0, TileCc), (1.0, Scalars), (1.0, Glast)],
+        ) + seeds(s),
+        write: over(s, All, &[(1.0, Tok)]) + s.states(),
+        flops: products(s, All, 3.0, 2.0, 0.0),
+    }
+}
+
+/// The slim piece summary: `H_j` (with v) and `M_j` (without) of pieces 0 ..= P − 2.
+fn slim_sum(s: &Shape) -> Counts {
+    Counts {
+        read: over(
+            s,
+            Head,
+            &[(2.0, Tok), (1.0, TileCc), (1.0, Scalars), (1.0, Glast)],
+        ),
+        write: s.piece_states(2 * (s.pieces - 1)),
+        flops: 2.0 * products(s, Head, 2.0, 1.0, 0.0),
+    }
+}
+
+/// The full factors' output scan (scanx w4 / w8, uncut or seeded).
+fn full_scan(s: &Shape) -> Counts {
+    Counts {
+        read: over(s, All, &[(4.0, TileKd), (1.0, TileCc), (1.0, Glast)]) + seeds(s),
+        write: over(s, All, &[(1.0, Tok)]) + s.states(),
+        flops: products(s, All, 3.0, 1.0, 0.0),
+    }
+}
+
+/// The full factors' piece summary (sum, sum1): `H_j` (W, Kᴿ, Ũᵀ) and `M_j` (W, Kᴿ).
+fn full_sum(s: &Shape) -> Counts {
+    Counts {
+        read: over(s, Head, &[(3.0, TileKd), (1.0, Glast)]),
+        write: s.piece_states(2 * (s.pieces - 1)),
+        flops: 2.0 * products(s, Head, 2.0, 0.0, 0.0),
+    }
+}
+
+/// The fp32 chain (either direction): reads the P − 1 transitions and summaries and the first
+/// seed (initial state / d_final_state), writes the P seeds.
+fn chain(s: &Shape) -> Counts {
+    Counts {
+        read: s.piece_states(2 * (s.pieces - 1)) + s.states(),
+        write: s.piece_states(s.pieces),
+        flops: chain_flops(s),
+    }
+}
+
+/// The backward's forward-state replay (r4, fscanp1: W, Kᴿ, Ũᵀ; S_c out in the io dtype).
+fn replay(s: &Shape) -> Counts {
+    Counts {
+        read: over(s, All, &[(3.0, TileKd), (1.0, Glast)]) + seeds(s),
+        write: over(s, All, &[(1.0, StateIo)]),
+        flops: products(s, All, 2.0, 0.0, 0.0),
+    }
+}
+
+/// The session-5 replay (v1: also stages Q⁺ and A and runs the O products it never stores).
+fn replay_v1(s: &Shape) -> Counts {
+    let r = replay(s);
+    Counts {
+        read: r.read + over(s, All, &[(1.0, TileKd), (1.0, TileCc)]),
+        flops: products(s, All, 3.0, 1.0, 0.0),
+        ..r
+    }
+}
+
+/// The replay seeded from state checkpoint rows (fscanc, fscanc1): no chain seeds.
+fn replay_ckpt(s: &Shape) -> Counts {
+    let (m, eb) = s.ckpt;
+    let rows: i64 = s.lens.iter().map(|l| ((l + 63) / 64 + m - 1) / m).sum();
+    Counts {
+        read: over(s, All, &[(3.0, TileKd), (1.0, Glast)]) + rows as f64 * s.h * s.d * s.d * eb,
+        write: over(s, All, &[(1.0, StateIo)]),
+        flops: products(s, All, 2.0, 0.0, 0.0),
+    }
+}
+
+/// The reverse scan's per-chunk reads: dO, A, T, Kᴿ, Q⁺, E, Γ_last.
+const DSCAN_READS: [(f64, Part); 4] = [(1.0, Tok), (2.0, TileCc), (3.0, TileKd), (1.0, Glast)];
+
+/// The reverse scan, uncut or seeded per piece (dscan_io, w8, ov, ov2, dscanp*): dS' (io) and
+/// dR (fp32) per chunk, d_initial_state.
+fn dscan(s: &Shape) -> Counts {
+    Counts {
+        read: over(s, All, &DSCAN_READS) + seeds(s),
+        write: over(s, All, &[(1.0, StateIo), (1.0, Dr)]) + s.states(),
+        flops: products(s, All, 3.0, 2.0, 0.0),
+    }
+}
+
+/// The reverse summaries `G_j` of pieces 1 ..= P − 1 (dsum, dsum_w8, dsum1).
+fn dsum(s: &Shape) -> Counts {
+    Counts {
+        read: over(s, Tail, &DSCAN_READS),
+        write: s.piece_states(s.pieces - 1),
+        flops: products(s, Tail, 3.0, 2.0, 0.0),
+    }
+}
+
+/// The backward's piece summaries (psum, psum1): `H_j` of pieces 0 ..= P − 2 and every piece's
+/// transition (`M_j`, `Mᵀ_j`).
+fn psum(s: &Shape) -> Counts {
+    Counts {
+        read: over(s, All, &[(2.0, TileKd), (1.0, Glast)]) + over(s, Head, &[(1.0, TileKd)]),
+        write: s.piece_states(3 * (s.pieces - 1)),
+        flops: products(s, All, 2.0, 0.0, 0.0) + products(s, Head, 2.0, 0.0, 0.0),
+    }
+}
+
+/// The transitions `Mᵀ_j` of pieces 1 ..= P − 1 only (psumt, psumt1; with checkpoints).
+fn psum_mt(s: &Shape) -> Counts {
+    Counts {
+        read: over(s, Tail, &[(2.0, TileKd), (1.0, Glast)]),
+        write: s.piece_states(s.pieces - 1),
+        flops: products(s, Tail, 2.0, 0.0, 0.0),
+    }
+}
+
+/// The token stage (tc11, tc12, their overlapped consumers): q, k, v, dO, W, Ũᵀ, S_c, dS', dR,
+/// Γ, β in; dq, dk, dv (straight to the ports, ungrouped), dG, dBeta out. Products: U, dQ⁺, dE,
+/// dKᴿ (64 × d × d), dA, dL, phase A's Q̂ K̂ᵀ, K̂ K̂ᵀ, phase B's dA' K̂, dA'ᵀ Q̂, (dL' + dL'ᵀ) K̂
+/// (64 × 64 × d).
+fn tokens(s: &Shape) -> Counts {
+    Counts {
+        read: over(
+            s,
+            All,
+            &[
+                (4.0, Tok),
+                (2.0, TileKd),
+                (2.0, StateIo),
+                (1.0, Dr),
+                (2.0, Row),
+            ],
+        ),
+        write: over(s, All, &[(3.0, Tok), (2.0, Gate)]),
+        flops: products(s, All, 4.0, 7.0, 0.0),
+    }
+}
+
+/// The head-group folds (all three ports grouped): fp32 per output head in, io out.
+fn fold(s: &Shape) -> Counts {
+    let (_, tokens) = s.span(All);
+    let rows = tokens * s.h * s.d;
+    Counts {
+        read: 3.0 * rows * 4.0,
+        write: 3.0 * rows * IO,
+        flops: 0.0,
+    }
+}
+
+/// `d_a_log`, `d_dt_bias`: two fp32 rows per token in, two values per head out.
+fn params(s: &Shape) -> Counts {
+    let (_, tokens) = s.span(All);
+    Counts {
+        read: 2.0 * tokens * s.h * 4.0,
+        write: 2.0 * s.h * 4.0,
+        flops: 0.0,
+    }
+}
+
+/// One kernel family: its entry stems (the name without `gdn_fwd_` / `gdn_bwd_`, the dtype tag
+/// and `_k<K>`) and its model.
+pub struct Model {
+    /// Short label printed by the benchmark.
+    pub label: &'static str,
+    /// Entry stems ([`stem`]) of the family.
+    pub stems: &'static [&'static str],
+    /// (bytes read, bytes written, FLOPs) at a shape.
+    pub counts: fn(&Shape) -> Counts,
+}
+
+/// Every kernel family of the bundled `gdn_fwd` / `gdn_bwd` modules the plans launch.
+pub const MODELS: [Model; 20] = [
+    Model {
+        label: "offsets",
+        stems: &["chunk_offsets", "ckrows"],
+        counts: offsets,
+    },
+    Model {
+        label: "offsets",
+        stems: &["chunk_order", "chunk_order_rev"],
+        counts: offsets_ov,
+    },
+    Model {
+        label: "prep",
+        stems: &["fwd:prep14", "fwd:prep15"],
+        counts: full_prep,
+    },
+    Model {
+        label: "prep",
+        stems: &["bwd:prep14", "bwd:prep15"],
+        counts: keep_prep,
+    },
+    Model {
+        label: "slimprep",
+        stems: &["slimprep", "slimprep_ov"],
+        counts: slim_prep,
+    },
+    Model {
+        label: "slimscan",
+        stems: &[
+            "slimscan_w4",
+            "slimscan_w8",
+            "slimscan_w4ov",
+            "slimscan_w4d",
+        ],
+        counts: slim_scan,
+    },
+    Model {
+        label: "slimsum",
+        stems: &["slimsum"],
+        counts: slim_sum,
+    },
+    Model {
+        label: "scan",
+        stems: &["scanx_w4", "scanx_w8", "scanx_w4p"],
+        counts: full_scan,
+    },
+    Model {
+        label: "sum",
+        stems: &["sum", "sum1"],
+        counts: full_sum,
+    },
+    Model {
+        label: "chain",
+        stems: &[
+            "chain", "chain2", "chain3", "pchain", "pchain2", "pchain3", "dchain", "dchain2",
+            "dchain3",
+        ],
+        counts: chain,
+    },
+    Model {
+        label: "fscan",
+        stems: &["fscan_r4", "fscanp1"],
+        counts: replay,
+    },
+    Model {
+        label: "fscan",
+        stems: &["fscan", "fscanp"],
+        counts: replay_v1,
+    },
+    Model {
+        label: "fscanc",
+        stems: &["fscanc", "fscanc1"],
+        counts: replay_ckpt,
+    },
+    Model {
+        label: "dscan",
+        stems: &[
+            "dscan_io",
+            "dscan_w8",
+            "dscan_ov",
+            "dscan_ov2",
+            "dscanp",
+            "dscanp_w8",
+            "dscanp_ov",
+            "dscanp_ov2",
+        ],
+        counts: dscan,
+    },
+    Model {
+        label: "dsum",
+        stems: &["dsum", "dsum_w8", "dsum1"],
+        counts: dsum,
+    },
+    Model {
+        label: "psum",
+        stems: &["psum", "psum1"],
+        counts: psum,
+    },
+    Model {
+        label: "psumt",
+        stems: &["psumt", "psumt1"],
+        counts: psum_mt,
+    },
+    Model {
+        label: "tokens",
+        stems: &[
+            "tokens_tc11",
+            "tokens_tc12",
+            "tokens_tc11_ov",
+            "tokens_tc12_ov",
+        ],
+        counts: tokens,
+    },
+    Model {
+        label: "fold",
+        stems: &["fold"],
+        counts: fold,
+    },
+    Model {
+        label: "params",
+        stems: &["params"],
+        counts: params,
+    },
+];
+
+/// Whether a word of an entry name is its dtype tag (`bf16`, `f16`) or head dim (`k128`).
+fn dtype_or_k(w: &str) -> bool {
+    let k = w.strip_prefix('k').unwrap_or("");
+    matches!(w, "bf16" | "f16") || (!k.is_empty() && k.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// The family stem of an entry: `gdn_fwd_slimscan_bf16_k128_w4` -> `slimscan_w4`,
+/// `gdn_bwd_prep15_bf16_k128` -> `prep15`, `gdn_chunk_offsets` -> `chunk_offsets`; the preps
+/// keep their direction (`fwd:prep15`, `bwd:prep15`), whose models differ.
+pub fn stem(entry: &str) -> String {
+    let (dir, rest) = if let Some(r) = entry.strip_prefix("gdn_fwd_") {
+        ("fwd", r)
+    } else if let Some(r) = entry.strip_prefix("gdn_bwd_") {
+        ("bwd", r)
+    } else {
+        ("", entry.strip_prefix("gdn_").unwrap_or(entry))
+    };
+    let kept: Vec<&str> = rest.split('_').filter(|w| !dtype_or_k(w)).collect();
+    let s = kept.join("_");
+    if s.starts_with("prep") && !dir.is_empty() {
+        format!("{dir}:{s}")
+    } else {
+        s
+    }
+}
+
+/// The label the benchmark prints for an entry: its [`stem`] without the direction.
+pub fn label(entry: &str) -> String {
+    let s = stem(entry);
+    match s.split_once(':') {
+        Some((_, rest)) => rest.to_owned(),
+        None => s,
+    }
+}
+
+/// The family of an entry (`None`: no model).
+pub fn model(entry: &str) -> Option<&'static Model> {
+    let s = stem(entry);
+    MODELS.iter().find(|m| m.stems.contains(&s.as_str()))
+}
+
+/// `entry`'s counts at `shape` (`None`: no model).
+pub fn kernel_counts(entry: &str, shape: &Shape) -> Option<Counts> {
+    model(entry).map(|m| (m.counts)(shape))
+}
+
+/// Whether `entry` is one side of an overlapped pair that runs at the same time as its
+/// partner (its cut time is then not its own): the producers `slimprep_ov`, `dscan_ov*`,
+/// `dscanp_ov*` and the consumers `slimscan_w4ov`, `tokens_*_ov`.
+pub fn overlapped(entry: &str) -> bool {
+    let s = stem(entry);
+    s.ends_with("_ov") || s.ends_with("w4ov") || s.contains("_ov2")
+}
+
+/// One printed part of the benchmark: `<label> <ms> ms <GB/s> GB/s <TFLOP/s> TFLOP/s` (`?`
+/// without a model).
+pub fn part(label: &str, ms: f64, counts: Option<Counts>) -> String {
+    match counts {
+        Some(c) => format!(
+            "{label} {ms:.4} ms {:.0} GB/s {:.1} TFLOP/s",
+            c.bytes() / (ms * 1e-3) / 1e9,
+            c.flops / (ms * 1e-3) / 1e12
+        ),
+        None => format!("{label} {ms:.4} ms ? GB/s ? TFLOP/s"),
+    }
+}
+
+/// The benchmark's parts of one execute: one per launch (`times[i]`: launch `i`'s time in ms)
+/// and, after an overlapped pair's consumer, the pair as one part over both launches' time.
+pub fn launch_parts(launches: &[PlannedLaunch], shape: &Shape, times: &[f64]) -> Vec<String> {
+    let mut parts = Vec::new();
+    for (i, ((entry, ..), &ms)) in launches.iter().zip(times).enumerate() {
+        let counts = kernel_counts(entry, shape);
+        parts.push(part(&label(entry), ms, counts));
+        let prev = i.checked_sub(1).map(|j| &launches[j].0);
+        if let Some(prev) = prev.filter(|p| overlapped(p) && overlapped(entry)) {
+            let pair = kernel_counts(prev, shape)
+                .zip(counts)
+                .map(|(a, b)| a.plus(b));
+            let both = format!("{}+{}", label(prev), label(entry));
+            parts.push(part(&both, times[i - 1] + ms, pair));
+        }
+    }
+    parts
+}
