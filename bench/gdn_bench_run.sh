@@ -57,7 +57,7 @@ if [ "${GDN_PARITY:-1}" = 1 ]; then
 
 fi
 echo "== ours"
-DNNPLAN_GDN_BENCH=1 step 100 "$b" --test-threads=1 --nocapture > "$out/ours.log" 2>&1
+DNNPLAN_GDN_BENCH=1 step 160 "$b" --test-threads=1 --nocapture > "$out/ours.log" 2>&1
 grep -E "^BENCH|panicked" "$out/ours.log"
 
 echo "== peers"
