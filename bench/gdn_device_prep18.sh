@@ -24,12 +24,13 @@ prof() {
   local tag=$1 bin=$2 shape=$3; shift 3
   env "$@" DNNPLAN_GDN_BENCH=1 DNNPLAN_GDN_BENCH_SCHEDULES=default::: DNNPLAN_GDN_BENCH_SHAPES=$shape \
     timeout 60 ncu --clock-control none --section Occupancy --section SpeedOfLight --section WarpStateStats \
-    --section LaunchStats --section ComputeWorkloadAnalysis -k "regex:gdn_fwd_slimprep" --launch-skip 1 --launch-count 1 \
+    --section LaunchStats --section ComputeWorkloadAnalysis --section InstructionStats -k "regex:gdn_fwd_slimprep" --launch-skip 1 --launch-count 1 \
     "$bin" gdn_benchmark_ours --test-threads=1 > $DEV_TMP/ncu_$tag.log 2>&1
-  echo "ncu $tag (rc $?): $(grep -E 'Duration|Theoretical Occupancy|Achieved Occupancy|Block Limit (Barriers|Shared Mem|Registers)|Shared Memory Configuration Size|Issue Slots Busy|Executed Ipc A' $DEV_TMP/ncu_$tag.log | sed -E 's/ +/ /g' | tr '\n' ';')"
+  echo "ncu $tag (rc $?): $(grep -E 'Duration|Theoretical Occupancy|Achieved Occupancy|Block Limit (Barriers|Shared Mem|Registers)|Shared Memory Configuration Size|Issue Slots Busy|Executed Ipc A|^ +Executed Instructions ' $DEV_TMP/ncu_$tag.log | sed -E 's/ +/ /g' | tr '\n' ';')"
 }
 prof T0 $tb 0 DNNPLAN_GDN_FWD_OVERLAP=0
 prof T1 $tb 1
+[ "${PREP18_PROF_B:-0}" = 1 ] && prof B0 $bb 0 DNNPLAN_GDN_FWD_OVERLAP=0
 echo "elapsed ${SECONDS}s"
 # 2. Hashes, T vs B.
 for v in "rule" "ov1 DNNPLAN_GDN_FWD_OVERLAP=1" "ov0 DNNPLAN_GDN_FWD_OVERLAP=0" "p7 DNNPLAN_GDN_FWD_PIECES=7"; do
@@ -40,6 +41,13 @@ done
 dev_hashes bwd $t > $DEV_TMP/h_T; dev_hashes bwd $b > $DEV_TMP/h_B
 dev_same $DEV_TMP/h_T $DEV_TMP/h_B "backward rule: T == B 2f7c732, $(wc -l < $DEV_TMP/h_T) hash lines"
 echo "elapsed ${SECONDS}s"
+if [ "${PREP18_SAN:-0}" = 1 ]; then
+  # The slim prep's named barriers and shared-memory phases under the sanitizer (uncut, overlap off).
+  DEV_CAP_S=45 dev_memcheck $t forward_parity DNNPLAN_GDN_FWD_OVERLAP=0
+  echo "racecheck forward_parity (overlap off): $(DNNPLAN_GDN_FWD_OVERLAP=0 timeout 45 compute-sanitizer --tool racecheck \
+    --print-limit 5 $t forward_parity --test-threads=1 2>&1 | grep -E 'RACECHECK SUMMARY|ERROR SUMMARY|test result' | tr '\n' ' ')"
+  echo "elapsed ${SECONDS}s"
+fi
 if [ "${PREP18_TESTS:-0}" = 1 ]; then
   DEV_CAP_S=90 dev_parity "default gpu_gdn" $t ""
   DEV_CAP_S=60 dev_parity "overlap forced on gpu_gdn forward" $t forward DNNPLAN_GDN_FWD_OVERLAP=1
