@@ -185,6 +185,20 @@ static void run_case(const char* name, int H, int HV, int flags, std::vector<int
   set_state();
   launch(U3{2, unsigned(HO), unsigned(N)}, 128, [&] { gdn::fwd_slim_scan_body<IOT, K, V, 4, gdn::SLIM_W4_STAGES>(fp); });
   const auto s4 = outputs();
+  // GDN_EMU_DUMP=FILE (session 18): append the slim prep's workspace (T, A, scalars, Γ_last of the
+  // live units) and slim w4's O and final state, to compare two builds of the headers bitwise.
+  if (const char* dump = getenv("GDN_EMU_DUMP")) {
+    if (FILE* f = fopen(dump, "ab")) {
+      const size_t lu = size_t(offs[N]) * HO;
+      fwrite(ts.data(), 2, lu * C * C, f);
+      fwrite(as.data(), 2, lu * C * C, f);
+      fwrite(sc.data(), 4, lu * gdn::SLIM_SCALARS * C, f);
+      fwrite(gl.data(), 4, lu, f);
+      fwrite(s4.first.data(), 8, s4.first.size(), f);
+      fwrite(s4.second.data(), 8, s4.second.size(), f);
+      fclose(f);
+    }
+  }
   set_state();
   g_cp_eager = true;
   launch(U3{2, unsigned(HO), unsigned(N)}, 128, [&] { gdn::fwd_slim_scan_body<IOT, K, V, 4, gdn::SLIM_W4_STAGES>(fp); });

@@ -38,11 +38,15 @@ void emu_bar_sync(int id, int n);
 #endif
 
 // bar.sync id, 64: warps 2 (id − 1) and 2 (id − 1) + 1 meet (id 1, 2; 0 is __syncthreads').
+// The ID is an immediate in each branch (session 18, prep18): with an ID in a register ptxas
+// reserves all 16 named barriers per block (EIATTR_NUM_BARRIERS 0x10), and the SM's barrier
+// pool then held only 4 blocks ("Block Limit Barriers 4"); with immediates the block takes 3.
 __device__ __forceinline__ void prep15_pair_barrier(int id) {
 #ifdef GDN_HOST_EMU
   emu_bar_sync(id, 64);
 #else
-  asm volatile("bar.sync %0, 64;\n" ::"r"(id) : "memory");
+  if (id == 1) asm volatile("bar.sync 1, 64;\n" ::: "memory");
+  else asm volatile("bar.sync 2, 64;\n" ::: "memory");
 #endif
 }
 

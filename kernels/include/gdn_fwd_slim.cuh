@@ -23,8 +23,9 @@
 // 17 KB (T, A, scalars) instead of ~70 KB; the scan reads q, k, v, T, A, scalars.
 //
 // Kernels (kernels/src/gdn_fwd.cu): gdn_fwd_slimprep_{bf16,f16}_k128 (grid (chunk slots, HO),
-// PREP3_THREADS threads, SlimPrepSmem<128>::bytes; prep15's T, bitwise: the same phases 1-4 without
-// v, Y, E, W, Ũᵀ, Q⁺, Kᴿ) and gdn_fwd_slimscan_{bf16,f16}_k128_{w4,w8} (grid (V / (16 NW), HO, N),
+// PREP3_THREADS threads, SlimPrepSmem<128>::bytes; prep15's T and A, bitwise: every element from
+// the same operations as prep15's phases 1-4 without v, Y, E, W, Ũᵀ, Q⁺, Kᴿ; session 18 (prep18)
+// reassigned the work to fewer instructions: fwd_slim_prep_tile) and gdn_fwd_slimscan_{bf16,f16}_k128_{w4,w8} (grid (V / (16 NW), HO, N),
 // 32 NW threads, SlimScanSmem<128, NW, STAGES>::bytes). Deterministic, no atomics, no allocation.
 #pragma once
 
@@ -42,6 +43,10 @@ constexpr int SLIM_W8_STAGES = 2;
 // The slim prep's blocks per SM (__launch_bounds__ minimum, session 13 round 3, prep16): 5 caps it
 // at 48 registers (64 uncapped: 4 blocks; 6 would need 40 and spills ~290 B per thread). Its
 // 36,352 B of shared memory fit 6. Speed only: the same arithmetic, bitwise the uncapped kernel.
+// Until session 18 it still ran 4 per SM (ncu: "Block Limit Barriers 4", a named barrier with its
+// ID in a register reserved all 16; "Block Limit Shared Mem 4" under the driver's 167.9 KB
+// carveout): now 3 named barriers per block and the largest carveout (the host's
+// PrepPass::max_carveout), 5 per SM by registers.
 constexpr int SLIM_PREP_MIN_BLOCKS = 5;
 
 // The slim prep's shared memory: r1 raw then normalised k; r2 raw then scaled q -> L (fp32, rows
@@ -59,24 +64,58 @@ struct SlimPrepSmem {
 // The host mirrors this (src/engines/gdn/params.rs, slim_prep_smem_bytes).
 static_assert(SlimPrepSmem<128>::bytes == 36352, "SlimPrepSmem size changed");
 
-// Phase 2 of the slim prep for token row r (one warp): normalise k, scale q in place (prep_norm_row's
-// values, bitwise), and lane 0 stores the row's four scalars (zeros past len).
+// Phase 2 of the slim prep for token row r on a half-warp (session 18, prep18; session 13's
+// slim_norm_row took a warp per row): normalise k, scale q in place and, on the half's first lane,
+// store the row's four scalars (zeros past len). Bitwise row_norm_scales' values: lane m of the
+// half holds the elements of row_norm_scales' lanes m and m + 16 (4 each), so the butterfly's first
+// step (xor 16: the sum of those two lanes' partials) is this lane's own sum of its two partials,
+// and steps 8, 4, 2, 1 are the same shuffles within the half. Two rows per warp instruction: half
+// the shuffles, rsqrts, scalar stores and loop overhead per row.
 template <typename T, int K>
-__device__ __forceinline__ void slim_norm_row(const FwdParams& p, T* kS, T* qS, float* sc, const float* gam,
-                                              const float* bet, float gl, int r, int len, int lane) {
+__device__ __forceinline__ void slim_norm_row_half(const FwdParams& p, T* kS, T* qS, float* sc, const float* gam,
+                                                   const float* bet, float gl, int r, int len, int lane) {
   using IO = Io<T>;
-  constexpr int KP = K + 8, EK = K / 32;
-  float kx[EK], qx[EK], kr, qr;
-  row_norm_scales<T, K>(p, kS, qS, r, lane, kx, qx, kr, qr);
-  Bits<EK> ko, qo;
+  constexpr int KP = K + 8, EK = K / 32, HALF = K / 2;
+  const int m = lane & 15;
+  T* kp = &kS[r * KP + m * EK];
+  T* qp = &qS[r * KP + m * EK];
+  Bits<EK> kb[2], qb[2];
+  float kx[2][EK], qx[2][EK], ks[2] = {0.f, 0.f}, qs[2] = {0.f, 0.f};
 #pragma unroll
-  for (int e = 0; e < EK; ++e) {
-    ko.h[e] = IO::f_to_bits(kx[e] * kr);
-    qo.h[e] = IO::f_to_bits(qx[e] * qr);
+  for (int u = 0; u < 2; ++u) {
+    kb[u] = *reinterpret_cast<const Bits<EK>*>(kp + u * HALF);
+    qb[u] = *reinterpret_cast<const Bits<EK>*>(qp + u * HALF);
+#pragma unroll
+    for (int e = 0; e < EK; ++e) {
+      kx[u][e] = IO::bits_to_f(kb[u].h[e]);
+      qx[u][e] = IO::bits_to_f(qb[u].h[e]);
+      ks[u] += kx[u][e] * kx[u][e];
+      qs[u] += qx[u][e] * qx[u][e];
+    }
   }
-  *reinterpret_cast<Bits<EK>*>(&kS[r * KP + lane * EK]) = ko;
-  *reinterpret_cast<Bits<EK>*>(&qS[r * KP + lane * EK]) = qo;
-  if (lane == 0) {
+  float kr = 1.f, qr = p.scale;
+  if (p.flags & FLAG_L2NORM) {
+    float kt = ks[0] + ks[1], qt = qs[0] + qs[1];  // row_norm_scales' step 16
+#pragma unroll
+    for (int o = 8; o > 0; o >>= 1) {
+      kt += __shfl_xor_sync(0xffffffffu, kt, o);
+      qt += __shfl_xor_sync(0xffffffffu, qt, o);
+    }
+    kr = rsqrtf(kt + 1e-6f);
+    qr = p.scale * rsqrtf(qt + 1e-6f);
+  }
+#pragma unroll
+  for (int u = 0; u < 2; ++u) {
+    Bits<EK> ko, qo;
+#pragma unroll
+    for (int e = 0; e < EK; ++e) {
+      ko.h[e] = IO::f_to_bits(kx[u][e] * kr);
+      qo.h[e] = IO::f_to_bits(qx[u][e] * qr);
+    }
+    *reinterpret_cast<Bits<EK>*>(kp + u * HALF) = ko;
+    *reinterpret_cast<Bits<EK>*>(qp + u * HALF) = qo;
+  }
+  if (m == 0) {
     const bool live = r < len;
     const float eg = __expf(gam[r]), er = __expf(gl - gam[r]), br = bet[r];
     sc[0 * CHUNK + r] = live ? br * eg * kr : 0.f;
@@ -86,9 +125,108 @@ __device__ __forceinline__ void slim_norm_row(const FwdParams& p, T* kS, T* qS, 
   }
 }
 
+// Phase 3 of the slim prep (session 18): warp (rt, hi) forms rows 16 rt + 0..15, key columns
+// 32 hi + 0..31 of K Kᵀ (kacc) and then of Q Kᵀ (qacc), in its first NP 16-column blocks only (the
+// others lie above the diagonal: zero in L and A). Each element is prep_qk_products_ldsm's (the
+// same mma.sync, operands and k order; prep9's ldmatrix addressing). One product at a time: 32
+// accumulators and one A and one B fragment live (the 48-register bound).
+template <typename T, int K, int NP>
+__device__ __forceinline__ void slim_qk_product(float (&acc)[4][4], const T* as, const T* kS, int rt, int hi, int lane) {
+  using IO = Io<T>;
+  constexpr int KP = K + 8;
+  const int ar = 16 * rt + (lane & 7) + 8 * ((lane >> 3) & 1), ac = 8 * (lane >> 4);
+  const int br = 32 * hi + 8 * (lane >> 4) + (lane & 7), bc = 8 * ((lane >> 3) & 1);
+#pragma unroll
+  for (int kk = 0; kk < K / 16; ++kk) {
+    u32 a[4];
+    ldsm_x4(a, &as[ar * KP + 16 * kk + ac]);
+#pragma unroll
+    for (int np = 0; np < NP; ++np) {
+      u32 b[4];
+      ldsm_x4(b, &kS[(16 * np + br) * KP + 16 * kk + bc]);
+      IO::mma(acc[2 * np], a, b);
+      IO::mma(acc[2 * np + 1], a, b + 2);
+    }
+  }
+}
+template <typename T, int K, int NP>
+__device__ __forceinline__ void slim_qk_products(float (&kacc)[4][4], float (&qacc)[4][4], const T* kS, const T* qS,
+                                                 int rt, int hi, int lane) {
+  slim_qk_product<T, K, NP>(kacc, kS, kS, rt, hi, lane);
+  __syncwarp();  // keeps the second product's loads after the first's (no interleaving: no spills)
+  slim_qk_product<T, K, NP>(qacc, qS, kS, rt, hi, lane);
+}
+
+// L and A from slim_qk_products' accumulators (session 18): rows r0, r0 + 8, columns 32 hi + 0..31;
+// each decay e^{Γi−Γj} computed once for both (prep15 computed it on two warps). L (j < i:
+// β_i (K Kᵀ)_ij e^{Γi−Γj}, tcinv_store_l's expression) to Lf as float2, A (j ≤ i: (Q Kᵀ)_ij
+// e^{Γi−Γj}, prep_store_a's) to dst as io pairs; zeros elsewhere, the column blocks from np on
+// (above the diagonal) without arithmetic. Without branches per element: a decay past the
+// diagonal (possibly inf) is computed and not selected.
+template <typename T>
+__device__ __forceinline__ void slim_store_la(float* Lf, T* dst, const float (&kacc)[4][4], const float (&qacc)[4][4],
+                                              const float* gam, const float* bet, int r0, int cq, int hi, int np) {
+  constexpr int LS = TCINV_LS;
+  const float gi[2] = {gam[r0], gam[r0 + 8]}, bi[2] = {bet[r0], bet[r0 + 8]};
+#pragma unroll
+  for (int n = 0; n < 4; ++n) {
+    const int c0 = 32 * hi + 8 * n + cq;
+    float lv[2][2] = {{0.f, 0.f}, {0.f, 0.f}}, av[2][2] = {{0.f, 0.f}, {0.f, 0.f}};
+    if ((n >> 1) < np) {
+      const float2 gj = *reinterpret_cast<const float2*>(&gam[c0]);
+#pragma unroll
+      for (int hf = 0; hf < 2; ++hf) {
+        const int i = r0 + 8 * hf;
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          const int j = c0 + e;
+          const float d = __expf(gi[hf] - (e ? gj.y : gj.x));
+          const float l = bi[hf] * kacc[n][2 * hf + e] * d, a = qacc[n][2 * hf + e] * d;
+          lv[hf][e] = j < i ? l : 0.f;
+          av[hf][e] = j <= i ? a : 0.f;
+        }
+      }
+    }
+#pragma unroll
+    for (int hf = 0; hf < 2; ++hf) {
+      const int i = r0 + 8 * hf;
+      *reinterpret_cast<float2*>(&Lf[i * LS + c0]) = make_float2(lv[hf][0], lv[hf][1]);
+      *reinterpret_cast<u32*>(&dst[i * CHUNK + c0]) = Io<T>::pack(av[hf][0], av[hf][1]);
+    }
+  }
+}
+
+#ifdef GDN_HOST_EMU
+void emu_bar_arrive(int id, int n);
+#endif
+// The slim prep's hand-over of L before the diagonal blocks (session 18; compile-time IDs):
+// bar.arrive ID, N (a producer warp) / bar.sync ID, N (the consumer).
+template <int ID, int N>
+__device__ __forceinline__ void slim_bar_arrive() {
+#ifdef GDN_HOST_EMU
+  emu_bar_arrive(ID, N);
+#else
+  asm volatile("bar.arrive %0, %1;\n" ::"n"(ID), "n"(N) : "memory");
+#endif
+}
+template <int ID, int N>
+__device__ __forceinline__ void slim_bar_sync() {
+#ifdef GDN_HOST_EMU
+  emu_bar_sync(ID, N);
+#else
+  asm volatile("bar.sync %0, %1;\n" ::"n"(ID), "n"(N) : "memory");
+#endif
+}
+
 // The slim prep's tile: chunk slot c, head h on one block of PREP3_THREADS threads. Phases 1-4
-// are prep15's (prep10_tile<..., BAL_DIAG = 3>) without v: the same T bits; then T, the scalars,
-// A (from the Q Kᵀ accumulators, as prep15) and Γ_last to the workspace. Returns at once for a
+// compute prep15's values (prep10_tile<..., BAL_DIAG = 3>) without v: the same T and A bits; then
+// T, the scalars, A and Γ_last to the workspace. Session 18 (prep18; the prep is issue-bound) did
+// the same arithmetic in fewer instructions: the phase-1 copy with compile-time trip counts, the
+// row phase on half-warps (slim_norm_row_half), K Kᵀ and Q Kᵀ on the same warp for the same
+// elements, warps 4 and 5 (all above the diagonal) none (slim_qk_products: 384 mma.sync per tile, not
+// 512), each decay e^{Γi−Γj} once for L and A (slim_store_la) and L handed to the diagonal blocks
+// by bar.arrive / bar.sync. Checked on the CPU (bench/gdn_slim_host_emu.cpp, GDN_EMU_DUMP): the
+// workspace and outputs byte-identical to session 17's. Returns at once for a
 // slot past the last chunk. Uses the whole dynamic shared memory (SlimPrepSmem); a caller that
 // runs another tile after it must put a block barrier in between.
 template <typename T, int K>
@@ -114,20 +252,30 @@ __device__ __forceinline__ void fwd_slim_prep_tile(const FwdParams& p, const int
   const int qh = h / (HO / p.h), kh = h / (HO / p.hk);
   const size_t ch = static_cast<size_t>(c) * HO + h;
 
-  // Phase 1: raw q, k rows (zero past len), in flight while the gates are cooked.
+  // Phase 1: raw q, k rows (zero past len), in flight while the gates are cooked. Compile-time
+  // trip counts (session 18, as slim15's scan stage copy): each thread's 16-byte pieces are fixed
+  // (the same pieces and layout as the tid-strided loop before), its first addresses once, then
+  // constant strides.
   {
-    const T* qg = static_cast<const T*>(p.q);
-    const T* kg = static_cast<const T*>(p.k);
-    constexpr int KV = K / 8;
-    for (int i = tid; i < CHUNK * KV; i += NT) {
-      const int r = i / KV, c8 = i % KV;
-      if (r < len) {
-        cp_async16(&kS[r * KP + 8 * c8], &kg[((t0 + r) * p.hk + kh) * K + 8 * c8]);
-        cp_async16(&qS[r * KP + 8 * c8], &qg[((t0 + r) * p.h + qh) * K + 8 * c8]);
+    constexpr int KV = K / 8, RS = NT / KV, IT = CHUNK * KV / NT;  // pieces per row, rows per round, rounds
+    static_assert(CHUNK * KV % NT == 0 && NT % KV == 0, "whole rounds of whole rows");
+    const int r0 = tid / KV, c8 = 8 * (tid % KV);
+    const T* ks = static_cast<const T*>(p.k) + ((t0 + r0) * p.hk + kh) * K + c8;
+    const T* qs = static_cast<const T*>(p.q) + ((t0 + r0) * p.h + qh) * K + c8;
+    const size_t kstep = static_cast<size_t>(RS) * p.hk * K, qstep = static_cast<size_t>(RS) * p.h * K;
+    T* kd = kS + r0 * KP + c8;
+    T* qd = qS + r0 * KP + c8;
+#pragma unroll
+    for (int it = 0; it < IT; ++it) {
+      if (r0 + it * RS < len) {
+        cp_async16(kd + it * RS * KP, ks);
+        cp_async16(qd + it * RS * KP, qs);
       } else {
-        *reinterpret_cast<uint4*>(&kS[r * KP + 8 * c8]) = make_uint4(0, 0, 0, 0);
-        *reinterpret_cast<uint4*>(&qS[r * KP + 8 * c8]) = make_uint4(0, 0, 0, 0);
+        *reinterpret_cast<uint4*>(kd + it * RS * KP) = make_uint4(0, 0, 0, 0);
+        *reinterpret_cast<uint4*>(qd + it * RS * KP) = make_uint4(0, 0, 0, 0);
       }
+      ks += kstep;
+      qs += qstep;
     }
     cp_async_commit();
   }
@@ -139,30 +287,38 @@ __device__ __forceinline__ void fwd_slim_prep_tile(const FwdParams& p, const int
   const float gl = gam[CHUNK - 1];
   if (tid == 0) p.ws_gl[ch] = gl;
 
-  // Phase 2 (warp per row): normalise k, scale q; the scalars to the workspace.
+  // Phase 2 (half-warp per row; warp w's rows are w + 8 i, as before): normalise k, scale q; the
+  // scalars to the workspace.
   {
     float* sc = static_cast<float*>(p.ws_kr) + ch * SLIM_SCALARS * CHUNK;
-#pragma unroll 2
-    for (int r = warp; r < CHUNK; r += NT / 32) slim_norm_row<T, K>(p, kS, qS, sc, gam, bet, gl, r, len, lane);
+    constexpr int RW = NT / 32;
+#pragma unroll 1
+    for (int r = warp + RW * (lane >> 4); r < CHUNK; r += 2 * RW)
+      slim_norm_row_half<T, K>(p, kS, qS, sc, gam, bet, gl, r, len, lane);
   }
   __syncthreads();
 
-  // Phase 3 (prep3_front's LDSM path): warps 0-3 K Kᵀ, warps 4-7 Q Kᵀ.
+  // Phase 3 (session 18): warp (rt, hi) forms K Kᵀ and Q Kᵀ at rows 16 rt.., columns 32 hi.. when
+  // any of its np = min(rt − 2 hi + 1, 2) column blocks is at or below the diagonal (warps 4, 5:
+  // none; both blocks either way: one code path, no spills at 48 registers).
   const int rt = warp & 3, hi = warp >> 2;
   const int r0 = 16 * rt + (lane >> 2), cq = 2 * (lane & 3);
-  float acc[8][4];
-  zero_frags(acc);
-  prep_qk_products_ldsm<T, K>(acc, kS, qS, rt, hi, lane);
+  const int np = hi ? (rt < 2 ? 0 : rt - 1) : (rt < 1 ? 1 : 2);
+  float kacc[4][4], qacc[4][4];
+  zero_frags(kacc);
+  zero_frags(qacc);
+  if (np > 0) slim_qk_products<T, K, 2>(kacc, qacc, kS, qS, rt, hi, lane);
   __syncthreads();  // q dead: L takes its place
 
-  // Phase 4 (prep15's schedule without the E rows): A straight to the workspace (warps 4-7), L
-  // (warps 0-3), the diagonal blocks and step 1 on warps 0 and 2, step 2a, step 2b with T to io.
-  if (hi) {
-    prep_store_a<T, CHUNK>(static_cast<T*>(p.ws_a) + ch * CHUNK * CHUNK, acc, gam, r0, cq);
-  } else {
-    tcinv_store_l(Lf, acc, gam, bet, r0, cq);
-    prep15_pair_barrier(1 + (rt >> 1));  // warp 1's (3's) L rows visible to warp 0 (2)
-  }
+  // Phase 4 (prep15's schedule without the E rows): L to Lf and A straight to the workspace (every
+  // warp its rows and columns); warp 0 takes L rows 0..31, columns 0..31 from warps 0, 1 and warp 2
+  // rows 32..63, columns 32..63 from warps 6, 7 (named barriers 1, 2; the producers only arrive),
+  // the diagonal blocks and step 1 on warps 0 and 2, step 2a, step 2b with T to io.
+  slim_store_la<T>(Lf, static_cast<T*>(p.ws_a) + ch * CHUNK * CHUNK, kacc, qacc, gam, bet, r0, cq, hi, np);
+  if (warp == 0) slim_bar_sync<1, 64>();
+  else if (warp == 1) slim_bar_arrive<1, 64>();
+  else if (warp == 2) slim_bar_sync<2, 96>();
+  else if (warp >= 6) slim_bar_arrive<2, 96>();
   if (warp == 0 || warp == 2) prep15_diag_and_step1(Lf, warp, lane);
   __syncthreads();
   tcinv8_p(Lf, warp, lane);

@@ -301,10 +301,13 @@ impl Engine for GdnSm90 {
         for f in kernels.all() {
             launcher.prepare(f)?;
         }
-        if choice.overlap {
-            // Two prep blocks and one scan block per SM need the largest carveout on every SM
-            // the prep reaches first (fwd_overlap).
+        if choice.prep_pass().max_carveout {
+            // The slim preps: the blocks of their launch bounds (uncut and piece path), and with
+            // the overlap two prep blocks beside one scan block on every SM the prep reaches first
+            // (fwd_overlap).
             kernels.prep.prefer_max_shared_memory(dev.ordinal)?;
+        }
+        if choice.overlap {
             kernels.scan.prefer_max_shared_memory(dev.ordinal)?;
         }
         Ok(Box::new(GdnFwdPlan::new(facts, choice, kernels, sms)?))
@@ -556,6 +559,11 @@ pub struct PrepPass {
     pub min_blocks: u64,
     /// How its blocks cover the tiles.
     pub grid: PrepGrid,
+    /// Whether the build asks the driver for the largest shared-memory carveout for it
+    /// ([`Function::prefer_max_shared_memory`]): where the driver's own pick holds fewer blocks
+    /// than its launch bounds (session 18, prep18: the slim prep's 5 blocks of 37.4 KB need more
+    /// than the 167.9 KB carveout the driver picked for it, which held 4).
+    pub max_carveout: bool,
 }
 
 impl PrepPass {
@@ -601,6 +609,7 @@ pub const SLIM_PREP: PrepPass = PrepPass {
     },
     min_blocks: SLIM_PREP_MIN_BLOCKS,
     grid: PrepGrid::PerTile,
+    max_carveout: true,
 };
 
 /// The persistent slim prep `gdn_fwd_slimprep_<tag>_k128_ov`, the producer beside the
@@ -613,6 +622,7 @@ pub const SLIM_PREP_OV: PrepPass = PrepPass {
     },
     min_blocks: SLIM_PREP_OV_MIN_BLOCKS,
     grid: PrepGrid::Persistent,
+    max_carveout: true,
 };
 
 /// The overlapped uncut slim output scan `gdn_fwd_slimscan_<tag>_k128_w4ov` (4 warps,
@@ -1010,6 +1020,7 @@ const fn full_prep(stem: &'static str) -> PrepPass {
         },
         min_blocks: PREP6_MIN_BLOCKS,
         grid: PrepGrid::PerTile,
+        max_carveout: false,
     }
 }
 
