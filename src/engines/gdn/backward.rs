@@ -763,11 +763,7 @@ impl PiecePasses {
     /// The set `DNNPLAN_GDN_BWD_PIECE_PASSES` = `value` names where it serves `k`, else the
     /// first row of [`BWD_PIECE_PASSES`] that serves `k`.
     pub fn pick(value: &str, k: u64) -> &'static PiecePasses {
-        let serving = || BWD_PIECE_PASSES.iter().filter(|r| r.serves(k));
-        serving()
-            .find(|r| r.name == value)
-            .or_else(|| serving().next())
-            .unwrap_or(&BWD_PIECE_PASSES[BWD_PIECE_PASSES.len() - 1])
+        pick_serving(&BWD_PIECE_PASSES, value, |r| r.name, |r| r.serves(k))
     }
 
     /// The most pieces (≥ 1) for which the replay (`slices · P` blocks), the reverse summaries
@@ -954,15 +950,31 @@ pub const CKPT_REPLAYS: [CkptReplay; 2] = [
     },
 ];
 
+/// The row of `rows` (not empty) whose `name` is `value` among those `serves` accepts, else the
+/// first row it accepts, else the last row: a switch's pick of [`PiecePasses`] and [`CkptReplay`].
+fn pick_serving<R>(
+    rows: &'static [R],
+    value: &str,
+    name: fn(&R) -> &str,
+    serves: impl Fn(&R) -> bool,
+) -> &'static R {
+    let serving = || rows.iter().filter(|r| serves(r));
+    serving()
+        .find(|r| name(r) == value)
+        .or_else(|| serving().next())
+        .unwrap_or(&rows[rows.len() - 1])
+}
+
 impl CkptReplay {
     /// The row `DNNPLAN_GDN_BWD_CKPT_REPLAY` = `value` names where it serves `k`, else the
     /// first that serves `k`.
     pub fn pick(value: &str, k: u64) -> &'static CkptReplay {
-        let serving = || CKPT_REPLAYS.iter().filter(|r| r.k.is_none_or(|x| x == k));
-        serving()
-            .find(|r| r.name == value)
-            .or_else(|| serving().next())
-            .unwrap_or(&CKPT_REPLAYS[CKPT_REPLAYS.len() - 1])
+        pick_serving(
+            &CKPT_REPLAYS,
+            value,
+            |r| r.name,
+            |r| r.k.is_none_or(|x| x == k),
+        )
     }
 
     /// Dynamic shared memory at K = V = `k`.
