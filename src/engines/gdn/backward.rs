@@ -1180,6 +1180,20 @@ impl<F> GdnBwdPlan<F> {
         );
         let (ov_uncut, ov_piece, ov_smem) = overlap_scan_kernels(dscan_env.as_str(), k, v);
         let ov_scan = ((1, ho32, np), (v / 16) as u32 * 32, ov_smem);
+        // The reverse scan's step: the overlapped kernel `ov`, else the scan (`kernel`, `warps`) on
+        // `count` blocks (sequences or pieces) per (value slice, head).
+        let dscan_step = |ov: BwdKernel, (kernel, warps): (BwdKernel, u32), count: u32| -> Step {
+            if overlap {
+                (ov, ov_scan.0, ov_scan.1, ov_scan.2)
+            } else {
+                (
+                    kernel,
+                    (dscan_x, ho32, count),
+                    warps * 32,
+                    dscan_smem(warps),
+                )
+            }
+        };
         // With reused checkpoints the token stage reads the states from them: no replay; with
         // seeding ones the rows seed it: no forward chain.
         let checkpoints = checkpoint_use(f);
@@ -1269,32 +1283,14 @@ impl<F> GdnBwdPlan<F> {
                     dsum_smem,
                 ),
                 (chain.dchain, chain_grid, CHAIN_THREADS, 0),
-                if overlap {
-                    (ov_piece, ov_scan.0, ov_scan.1, ov_scan.2)
-                } else {
-                    (
-                        dscanp_k.0,
-                        (dscan_x, ho32, np),
-                        dscanp_k.1 * 32,
-                        dscan_smem(dscanp_k.1),
-                    )
-                },
+                dscan_step(ov_piece, dscanp_k, np),
             ]);
         } else {
             if replays {
                 steps.push((replay, (scan_x, ho32, n32), replay_threads, replay_smem));
             }
             steps.extend(seed_steps.iter().copied());
-            steps.push(if overlap {
-                (ov_uncut, ov_scan.0, ov_scan.1, ov_scan.2)
-            } else {
-                (
-                    dscan_k.0,
-                    (dscan_x, ho32, n32),
-                    dscan_k.1 * 32,
-                    dscan_smem(dscan_k.1),
-                )
-            });
+            steps.push(dscan_step(ov_uncut, dscan_k, n32));
         }
         let tokens = if overlap {
             token_stage.overlapped
@@ -1575,23 +1571,27 @@ mod tests {
         assert_eq!(passes(1, 4096, 4, 64).passes.name, "s2");
     }
 
+    /// Asserts `pick(value, K)` names the row `name` for each (switch value, K, name).
+    fn assert_picks(pick: impl Fn(&str, u64) -> &'static str, cases: &[(&str, u64, &str)]) {
+        for &(value, k, name) in cases {
+            assert_eq!(pick(value, k), name, "{value:?} at K = {k}");
+        }
+    }
+
     #[test]
     fn piece_passes_by_switch_and_k() {
         // (switch value, K) -> row: a named row where it serves K, else the first that does.
-        for (value, k, name) in [
-            ("", 128, "p1"),
-            ("p1", 128, "p1"),
-            ("s2", 128, "s2"),
-            ("", 64, "s2"),
-            ("p1", 64, "s2"),
-            ("bogus", 128, "p1"),
-        ] {
-            assert_eq!(
-                PiecePasses::pick(value, k).name,
-                name,
-                "{value:?} at K = {k}"
-            );
-        }
+        assert_picks(
+            |value, k| PiecePasses::pick(value, k).name,
+            &[
+                ("", 128, "p1"),
+                ("p1", 128, "p1"),
+                ("s2", 128, "s2"),
+                ("", 64, "s2"),
+                ("p1", 64, "s2"),
+                ("bogus", 128, "p1"),
+            ],
+        );
         // Every row's passes' shared memory fits the blocks per SM the row counts on (228 KB
         // per SM, 1 KB reserved per block); the one-stage kernels' entries are bundled at K = 128.
         let fits = |smem, per_sm| SM90_BUDGET.holds(per_sm, smem);
@@ -1858,20 +1858,23 @@ mod tests {
         p.launches().map(|l| (l.0.clone(), l.1)).collect()
     }
 
+    /// The checkpoint tests' shapes (N, T, HO, K): the four benchmark shapes (uncut, and
+    /// (1, 32768, 16) as the 8-piece chain), K = 64 (1 x 4096 on 4 heads: 16 pieces) and a short
+    /// ragged batch.
+    const CKPT_SHAPES: [(i64, i64, i64, i64); 6] = [
+        (4, 32768, 16, 128),
+        (1, 32768, 16, 128),
+        (16, 32768, 32, 128),
+        (10, 29949, 16, 128),
+        (1, 4096, 4, 64),
+        (3, 300, 2, 64),
+    ];
+
     #[test]
     fn reused_checkpoints_leave_out_the_replay() {
         let replay_kernels = REPLAY_KERNELS;
         let plan = named_plan;
-        // The four benchmark shapes (uncut, and (1, 32768, 16) as the 8-piece chain), K = 64
-        // (1 x 4096 on 4 heads: 16 pieces) and a short ragged batch.
-        for (n, t, ho, d) in [
-            (4, 32768, 16, 128),
-            (1, 32768, 16, 128),
-            (16, 32768, 32, 128),
-            (10, 29949, 16, 128),
-            (1, 4096, 4, 64),
-            (3, 300, 2, 64),
-        ] {
+        for (n, t, ho, d) in CKPT_SHAPES {
             let rows = t / 64 + n;
             let with = plan(&ckpt_facts((n, t, ho, d), 64, DataType::Bfloat16, rows));
             let without = plan(&ckpt_facts((n, t, ho, d), 0, DataType::Bfloat16, rows));
@@ -1928,17 +1931,9 @@ mod tests {
         let is_replay = |x: &String| REPLAY_KERNELS.iter().any(|r| x.starts_with(r));
         let is_seed = |x: &String| x.starts_with("gdn_bwd_fscanc") || x == "gdn_bwd_ckrows";
         let is_psum = |x: &String| x.starts_with("gdn_bwd_psum");
-        // The four benchmark shapes (uncut, and (1, 32768, 16) as the 8-piece chain), K = 64
-        // (1 x 4096 on 4 heads: 16 pieces) and a short ragged batch; cadences of 2, 4 and 3
-        // chunks in the io dtype and fp32, and fp32 rows every chunk.
-        for (n, t, ho, d) in [
-            (4, 32768, 16, 128),
-            (1, 32768, 16, 128),
-            (16, 32768, 32, 128),
-            (10, 29949, 16, 128),
-            (1, 4096, 4, 64),
-            (3, 300, 2, 64),
-        ] {
+        // [`CKPT_SHAPES`]; cadences of 2, 4 and 3 chunks in the io dtype and fp32, and fp32 rows
+        // every chunk.
+        for (n, t, ho, d) in CKPT_SHAPES {
             let without = named_plan(&ckpt_facts((n, t, ho, d), 0, DataType::Bfloat16, 1));
             let wo: Vec<_> = planned(&without);
             for (c, dt) in [
@@ -2009,18 +2004,15 @@ mod tests {
             }
         }
         // The seeded replays by switch and K; each fits the blocks per SM it is meant for.
-        for (value, k, name) in [
-            ("", 128, "p1"),
-            ("r4", 128, "r4"),
-            ("p1", 64, "r4"),
-            ("", 64, "r4"),
-        ] {
-            assert_eq!(
-                CkptReplay::pick(value, k).name,
-                name,
-                "{value:?} at K = {k}"
-            );
-        }
+        assert_picks(
+            |value, k| CkptReplay::pick(value, k).name,
+            &[
+                ("", 128, "p1"),
+                ("r4", 128, "r4"),
+                ("p1", 64, "r4"),
+                ("", 64, "r4"),
+            ],
+        );
         assert!(SM90_BUDGET.holds(FSCANP1_MIN_BLOCKS, CKPT_REPLAYS[0].smem_bytes(128)));
         assert!(SM90_BUDGET.holds(2, CKPT_REPLAYS[1].smem_bytes(128)));
         let names = kernel_names("f16", 64, PrepVariant::DEFAULT);
