@@ -150,20 +150,16 @@ pub(super) const PORTS: [&str; 20] = [
     "state_checkpoints",
 ];
 
-/// Required ports (the rest are optional).
-const REQUIRED: [&str; 12] = [
-    "q",
-    "k",
-    "v",
-    "g",
-    "beta",
-    "cu_seqlens",
-    "dO",
-    "dQ",
-    "dK",
-    "dV",
-    "dG",
-    "dBeta",
+/// Optional ports of [`PORTS`] (the rest are required).
+const OPTIONAL: [&str; 8] = [
+    "initial_state",
+    "a_log",
+    "dt_bias",
+    "d_final_state",
+    "d_initial_state",
+    "d_a_log",
+    "d_dt_bias",
+    "state_checkpoints",
 ];
 
 /// One launch: kernel, grid, threads, dynamic shared memory.
@@ -1078,7 +1074,7 @@ impl<F> GdnBwdPlan<F> {
                 kernels.len()
             )));
         }
-        for p in REQUIRED {
+        for p in PORTS.iter().filter(|p| !OPTIONAL.contains(p)) {
             if f.port(p).is_none() {
                 return Err(Error::Internal(format!(
                     "{ENGINE_NAME}: port {p} is not bound"
@@ -1571,27 +1567,35 @@ mod tests {
         assert_eq!(passes(1, 4096, 4, 64).passes.name, "s2");
     }
 
-    /// Asserts `pick(value, K)` names the row `name` for each (switch value, K, name).
-    fn assert_picks(pick: impl Fn(&str, u64) -> &'static str, cases: &[(&str, u64, &str)]) {
-        for &(value, k, name) in cases {
-            assert_eq!(pick(value, k), name, "{value:?} at K = {k}");
+    /// The switches' picks as data: (the switch, its value, K, the row picked): the row the value
+    /// names where it serves K, else the first that does.
+    const PICKS: [(&str, &str, u64, &str); 10] = [
+        ("DNNPLAN_GDN_BWD_PIECE_PASSES", "", 128, "p1"),
+        ("DNNPLAN_GDN_BWD_PIECE_PASSES", "p1", 128, "p1"),
+        ("DNNPLAN_GDN_BWD_PIECE_PASSES", "s2", 128, "s2"),
+        ("DNNPLAN_GDN_BWD_PIECE_PASSES", "", 64, "s2"),
+        ("DNNPLAN_GDN_BWD_PIECE_PASSES", "p1", 64, "s2"),
+        ("DNNPLAN_GDN_BWD_PIECE_PASSES", "bogus", 128, "p1"),
+        ("DNNPLAN_GDN_BWD_CKPT_REPLAY", "", 128, "p1"),
+        ("DNNPLAN_GDN_BWD_CKPT_REPLAY", "r4", 128, "r4"),
+        ("DNNPLAN_GDN_BWD_CKPT_REPLAY", "p1", 64, "r4"),
+        ("DNNPLAN_GDN_BWD_CKPT_REPLAY", "", 64, "r4"),
+    ];
+
+    #[test]
+    fn switch_picks_by_value_and_k() {
+        for (switch, value, k, name) in PICKS {
+            let picked = if switch == "DNNPLAN_GDN_BWD_PIECE_PASSES" {
+                PiecePasses::pick(value, k).name
+            } else {
+                CkptReplay::pick(value, k).name
+            };
+            assert_eq!(picked, name, "{switch}={value:?} at K = {k}");
         }
     }
 
     #[test]
-    fn piece_passes_by_switch_and_k() {
-        // (switch value, K) -> row: a named row where it serves K, else the first that does.
-        assert_picks(
-            |value, k| PiecePasses::pick(value, k).name,
-            &[
-                ("", 128, "p1"),
-                ("p1", 128, "p1"),
-                ("s2", 128, "s2"),
-                ("", 64, "s2"),
-                ("p1", 64, "s2"),
-                ("bogus", 128, "p1"),
-            ],
-        );
+    fn piece_passes_fit_and_name_their_kernels() {
         // Every row's passes' shared memory fits the blocks per SM the row counts on (228 KB
         // per SM, 1 KB reserved per block); the one-stage kernels' entries are bundled at K = 128.
         let fits = |smem, per_sm| SM90_BUDGET.holds(per_sm, smem);
@@ -2003,16 +2007,7 @@ mod tests {
                 );
             }
         }
-        // The seeded replays by switch and K; each fits the blocks per SM it is meant for.
-        assert_picks(
-            |value, k| CkptReplay::pick(value, k).name,
-            &[
-                ("", 128, "p1"),
-                ("r4", 128, "r4"),
-                ("p1", 64, "r4"),
-                ("", 64, "r4"),
-            ],
-        );
+        // The seeded replays ([`PICKS`]) each fit the blocks per SM they are meant for.
         assert!(SM90_BUDGET.holds(FSCANP1_MIN_BLOCKS, CKPT_REPLAYS[0].smem_bytes(128)));
         assert!(SM90_BUDGET.holds(2, CKPT_REPLAYS[1].smem_bytes(128)));
         let names = kernel_names("f16", 64, PrepVariant::DEFAULT);
