@@ -11,8 +11,8 @@ mod gdn_counts;
 use std::sync::Mutex;
 
 use gdn_counts::{
-    BENCH_SHAPES, Counts, H200_SMS, Shape, bench_launches, kernel_counts, label, launch_parts,
-    model, overlapped, stem,
+    BENCH_SHAPES, H200_SMS, Shape, bench_launches, kernel_counts, label, launch_parts, model,
+    overlapped, stem,
 };
 
 #[test]
@@ -49,117 +49,119 @@ fn stems_and_overlap_marks() {
     assert!(model("gdn_fwd_nothing_bf16_k128").is_none());
 }
 
-/// One sequence of 130 tokens (chunks of 64, 64 and 2 tokens), one head, K = V = 128; with two
+/// Hand-computed counts, one row per family: (entry, pieces, (read, write, FLOPs)) at one
+/// sequence of 130 tokens (chunks of 64, 64 and 2 tokens), one head, K = V = 128; with two
 /// pieces, piece 0 = chunks 0, 1 (128 tokens) and piece 1 = chunk 2 (2 tokens). Sizes: a token
 /// row 256 B, a [64, 128] io tile 16,384 B, a [64, 64] io tile 8,192 B, the slim scalars
 /// 1,024 B, Γ_last 4 B, an fp32 state 65,536 B, an io state 32,768 B, dR 32,768 B, a [64] fp32
 /// row 256 B; 64 × 128 × 128 products 2,097,152 FLOPs, 64 × 64 × 128 ones 1,048,576, the inverse
 /// 87,381.33.
-#[test]
-fn hand_computed_counts_per_family() {
-    let one = Shape::new(&[130], 1, 128, 1);
-    let two = Shape::new(&[130], 1, 128, 2);
-    let c = |entry: &str, s: &Shape| kernel_counts(entry, s).expect(entry);
-    let close = |got: Counts, want: (f64, f64, f64), what: &str| {
-        let ok = |a: f64, b: f64| (a - b).abs() <= 1e-9 * b.abs().max(1.0);
-        assert!(
-            ok(got.read, want.0) && ok(got.write, want.1) && ok(got.flops, want.2),
-            "{what}: got {got:?}, want {want:?}"
-        );
-    };
+const HAND_COUNTS: [(&str, i64, (f64, f64, f64)); 16] = [
     // Chunk tables: cu_seqlens (2 × 4 B) in, the table (2 × 4 B) out; the overlapped plans'
     // also write the chunk order (3 × 4 B) and zero the flags (3 chunks × 1 head × 4 B).
-    close(c("gdn_chunk_offsets", &one), (8.0, 8.0, 0.0), "offsets");
-    close(
-        c("gdn_bwd_chunk_order_rev", &one),
-        (8.0, 32.0, 0.0),
-        "chunk_order_rev",
-    );
+    ("gdn_chunk_offsets", 1, (8.0, 8.0, 0.0)),
+    ("gdn_bwd_chunk_order_rev", 1, (8.0, 32.0, 0.0)),
     // Slim prep: q, k (2 × 130 × 256) + g, β (2 × 130 × 4) in; per chunk T, A, scalars, Γ_last
     // (17,412 B) out; per chunk K Kᵀ, Q Kᵀ and the inverse.
-    close(
-        c("gdn_fwd_slimprep_bf16_k128", &one),
+    (
+        "gdn_fwd_slimprep_bf16_k128",
+        1,
         (67_600.0, 52_236.0, 6_553_600.0),
-        "slimprep",
-    );
+    ),
     // Slim output scan: q, k, v (3 × 33,280) + per chunk T, A, scalars, Γ_last (3 × 17,412) +
     // the initial state in; O (33,280) + the final state out; per chunk 3 d² products + 2.
-    close(
-        c("gdn_fwd_slimscan_bf16_k128_w4", &one),
+    (
+        "gdn_fwd_slimscan_bf16_k128_w4",
+        1,
         (217_612.0, 98_816.0, 25_165_824.0),
-        "slimscan",
-    );
+    ),
     // Seeded per piece (w4d): two seeds instead of the initial state.
-    close(
-        c("gdn_fwd_slimscan_bf16_k128_w4d", &two),
+    (
+        "gdn_fwd_slimscan_bf16_k128_w4d",
+        2,
         (283_148.0, 98_816.0, 25_165_824.0),
-        "slimscan_w4d",
-    );
+    ),
     // Slim summary over piece 0 (2 chunks, 128 tokens): k, v, T, scalars, Γ_last in; H_0, M_0
     // out; for H and M per chunk X kᵀ, the update (d²) and Z Tᵀ (64² d).
-    close(
-        c("gdn_fwd_slimsum_bf16_k128", &two),
+    (
+        "gdn_fwd_slimsum_bf16_k128",
+        2,
         (83_976.0, 131_072.0, 20_971_520.0),
-        "slimsum",
-    );
+    ),
     // The chain (both directions, every body): M_0, H_0 and the first seed in, two seeds out,
     // one d³ step.
-    for e in [
+    (
         "gdn_fwd_chain3_k128",
+        2,
+        (196_608.0, 131_072.0, 4_194_304.0),
+    ),
+    (
         "gdn_bwd_pchain3_k128",
+        2,
+        (196_608.0, 131_072.0, 4_194_304.0),
+    ),
+    (
         "gdn_bwd_dchain_k128",
-    ] {
-        close(c(e, &two), (196_608.0, 131_072.0, 4_194_304.0), e);
-    }
+        2,
+        (196_608.0, 131_072.0, 4_194_304.0),
+    ),
     // The backward's KEEP prep: q, k, v, g, β in; W, Q⁺, Kᴿ, Ũᵀ, E, A, T, Γ_last, Γ, β out;
     // Q Kᵀ, K Kᵀ, T E, T Y and the inverse.
-    close(
-        c("gdn_bwd_prep15_bf16_k128", &one),
+    (
+        "gdn_bwd_prep15_bf16_k128",
+        1,
         (100_880.0, 296_460.0, 12_845_056.0),
-        "bwd prep15",
-    );
-    // The forward's full prep writes neither E, T, Γ nor β.
-    close(
-        c("gdn_fwd_prep15_bf16_k128", &one),
-        (
-            100_880.0,
-            3.0 * (4.0 * 16_384.0 + 8_192.0 + 4.0),
-            12_845_056.0,
-        ),
-        "fwd prep15",
-    );
+    ),
+    // The forward's full prep writes neither E, T, Γ nor β: 3 × (4 × 16,384 + 8,192 + 4) out.
+    (
+        "gdn_fwd_prep15_bf16_k128",
+        1,
+        (100_880.0, 221_196.0, 12_845_056.0),
+    ),
     // The replay r4: W, Kᴿ, Ũᵀ, Γ_last per chunk and the initial state in, S_c (io) out.
-    close(
-        c("gdn_bwd_fscan_r4_bf16_k128", &one),
+    (
+        "gdn_bwd_fscan_r4_bf16_k128",
+        1,
         (213_004.0, 98_304.0, 12_582_912.0),
-        "fscan_r4",
-    );
+    ),
     // The reverse scan: dO, A, T, Kᴿ, Q⁺, E, Γ_last, d_final_state in; dS' (io), dR (fp32),
     // d_initial_state out.
-    close(
-        c("gdn_bwd_dscan_ov2_bf16_k128", &one),
+    (
+        "gdn_bwd_dscan_ov2_bf16_k128",
+        1,
         (295_436.0, 262_144.0, 25_165_824.0),
-        "dscan_ov2",
-    );
+    ),
     // The reverse summary over piece 1 (chunk 2, 2 tokens): G_1 out.
-    close(
-        c("gdn_bwd_dsum1_bf16_k128", &two),
+    (
+        "gdn_bwd_dsum1_bf16_k128",
+        2,
         (66_052.0, 65_536.0, 8_388_608.0),
-        "dsum1",
-    );
+    ),
     // The backward's piece summaries: W, Kᴿ, Γ_last over all chunks, Ũᵀ over piece 0; H_0, M_0,
     // Mᵀ_1 out; the transitions over every chunk, H over piece 0.
-    close(
-        c("gdn_bwd_psum1_bf16_k128", &two),
+    (
+        "gdn_bwd_psum1_bf16_k128",
+        2,
         (131_084.0, 196_608.0, 20_971_520.0),
-        "psum1",
-    );
+    ),
     // The token stage: q, k, v, dO, W, Ũᵀ, S_c, dS', dR, Γ, β in; dq, dk, dv, dG, dBeta out.
-    close(
-        c("gdn_bwd_tokens_tc12_ov_bf16_k128", &one),
+    (
+        "gdn_bwd_tokens_tc12_ov_bf16_k128",
+        1,
         (527_872.0, 100_880.0, 47_185_920.0),
-        "tokens",
-    );
+    ),
+];
+
+#[test]
+fn hand_computed_counts_per_family() {
+    let ok = |a: f64, b: f64| (a - b).abs() <= 1e-9 * b.abs().max(1.0);
+    for (entry, pieces, want) in HAND_COUNTS {
+        let got = kernel_counts(entry, &Shape::new(&[130], 1, 128, pieces)).expect(entry);
+        assert!(
+            ok(got.read, want.0) && ok(got.write, want.1) && ok(got.flops, want.2),
+            "{entry}: got {got:?}, want {want:?}"
+        );
+    }
 }
 
 /// The session-18 ncu profile (H200, main 2f7c732, /work/wt/prof18): `dram__bytes_read.sum` of

@@ -537,6 +537,21 @@ __device__ __forceinline__ float prep_finish_gates(const FwdParams& p, float* ga
   return gl;
 }
 
+// A row's key / query scalings with use_qk_l2norm from this lane's partial sums of squares ks, qs:
+// a butterfly over the lanes FIRST, FIRST / 2, ..., 1 apart, then kr = 1 / ‖k‖ and
+// qr = scale / ‖q‖ (ε = 1e-6). Shared by row_norm_scales (a warp per row, FIRST = 16) and
+// slim_norm_row_half (a half-warp per row, FIRST = 8).
+template <int FIRST>
+__device__ __forceinline__ void l2norm_scales(float ks, float qs, float scale, float& kr, float& qr) {
+#pragma unroll
+  for (int o = FIRST; o > 0; o >>= 1) {
+    ks += __shfl_xor_sync(0xffffffffu, ks, o);
+    qs += __shfl_xor_sync(0xffffffffu, qs, o);
+  }
+  kr = rsqrtf(ks + 1e-6f);
+  qr = scale * rsqrtf(qs + 1e-6f);
+}
+
 // The preps' phase 2 for token row r (one warp): normalise k, scale q (in place), Y = β v; the
 // row of Q⁺ and of Kᴿ goes to wq / wk (rows of WSTR elements: dense K in the workspace, padded in
 // the fused forward's shared tiles). Vector accesses of EK / EV 16-bit values per lane.
@@ -559,18 +574,9 @@ __device__ __forceinline__ void row_norm_scales(const FwdParams& p, const T* kS,
     ks += kx[e] * kx[e];
     qs += qx[e] * qx[e];
   }
-  float ka = 1.f, qa = p.scale;
-  if (p.flags & FLAG_L2NORM) {
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) {
-      ks += __shfl_xor_sync(0xffffffffu, ks, o);
-      qs += __shfl_xor_sync(0xffffffffu, qs, o);
-    }
-    ka = rsqrtf(ks + 1e-6f);
-    qa = p.scale * rsqrtf(qs + 1e-6f);
-  }
-  kr = ka;
-  qr = qa;
+  kr = 1.f;
+  qr = p.scale;
+  if (p.flags & FLAG_L2NORM) l2norm_scales<16>(ks, qs, p.scale, kr, qr);
 }
 
 template <typename T, int K, int V, int WSTR = K>

@@ -94,16 +94,8 @@ __device__ __forceinline__ void slim_norm_row_half(const FwdParams& p, T* kS, T*
     }
   }
   float kr = 1.f, qr = p.scale;
-  if (p.flags & FLAG_L2NORM) {
-    float kt = ks[0] + ks[1], qt = qs[0] + qs[1];  // row_norm_scales' step 16
-#pragma unroll
-    for (int o = 8; o > 0; o >>= 1) {
-      kt += __shfl_xor_sync(0xffffffffu, kt, o);
-      qt += __shfl_xor_sync(0xffffffffu, qt, o);
-    }
-    kr = rsqrtf(kt + 1e-6f);
-    qr = p.scale * rsqrtf(qt + 1e-6f);
-  }
+  // ks[0] + ks[1]: row_norm_scales' step 16.
+  if (p.flags & FLAG_L2NORM) l2norm_scales<8>(ks[0] + ks[1], qs[0] + qs[1], p.scale, kr, qr);
 #pragma unroll
   for (int u = 0; u < 2; ++u) {
     Bits<EK> ko, qo;
@@ -200,21 +192,15 @@ __device__ __forceinline__ void slim_store_la(float* Lf, T* dst, const float (&k
 void emu_bar_arrive(int id, int n);
 #endif
 // The slim prep's hand-over of L before the diagonal blocks (session 18; compile-time IDs):
-// bar.arrive ID, N (a producer warp) / bar.sync ID, N (the consumer).
-template <int ID, int N>
-__device__ __forceinline__ void slim_bar_arrive() {
+// bar.arrive ID, N (SYNC = false: a producer warp) / bar.sync ID, N (SYNC = true: the consumer).
+template <bool SYNC, int ID, int N>
+__device__ __forceinline__ void slim_bar() {
 #ifdef GDN_HOST_EMU
-  emu_bar_arrive(ID, N);
+  if (SYNC) emu_bar_sync(ID, N);
+  else emu_bar_arrive(ID, N);
 #else
-  asm volatile("bar.arrive %0, %1;\n" ::"n"(ID), "n"(N) : "memory");
-#endif
-}
-template <int ID, int N>
-__device__ __forceinline__ void slim_bar_sync() {
-#ifdef GDN_HOST_EMU
-  emu_bar_sync(ID, N);
-#else
-  asm volatile("bar.sync %0, %1;\n" ::"n"(ID), "n"(N) : "memory");
+  if constexpr (SYNC) asm volatile("bar.sync %0, %1;\n" ::"n"(ID), "n"(N) : "memory");
+  else asm volatile("bar.arrive %0, %1;\n" ::"n"(ID), "n"(N) : "memory");
 #endif
 }
 
@@ -315,10 +301,10 @@ __device__ __forceinline__ void fwd_slim_prep_tile(const FwdParams& p, const int
   // rows 32..63, columns 32..63 from warps 6, 7 (named barriers 1, 2; the producers only arrive),
   // the diagonal blocks and step 1 on warps 0 and 2, step 2a, step 2b with T to io.
   slim_store_la<T>(Lf, static_cast<T*>(p.ws_a) + ch * CHUNK * CHUNK, kacc, qacc, gam, bet, r0, cq, hi, np);
-  if (warp == 0) slim_bar_sync<1, 64>();
-  else if (warp == 1) slim_bar_arrive<1, 64>();
-  else if (warp == 2) slim_bar_sync<2, 96>();
-  else if (warp >= 6) slim_bar_arrive<2, 96>();
+  if (warp == 0) slim_bar<true, 1, 64>();
+  else if (warp == 1) slim_bar<false, 1, 64>();
+  else if (warp == 2) slim_bar<true, 2, 96>();
+  else if (warp >= 6) slim_bar<false, 2, 96>();
   if (warp == 0 || warp == 2) prep15_diag_and_step1(Lf, warp, lane);
   __syncthreads();
   tcinv8_p(Lf, warp, lane);

@@ -133,6 +133,45 @@ pub unsafe extern "C" fn dnnp_op_builder_set_compute_data_type(
     })
 }
 
+/// Shared body of `dnnp_op_builder_set_input` / `_set_output`: binds the op's input (`output`
+/// false) or output port `port` to tensor `uid`; a port the op does not have is `NotFound`.
+///
+/// # Safety
+/// `builder` live; `port` a NUL-terminated string.
+unsafe fn bind_port(
+    builder: *mut dnnp_op_builder_t,
+    port: *const c_char,
+    uid: i64,
+    output: bool,
+) -> dnnp_status_t {
+    boundary(|| {
+        // SAFETY: per the contract.
+        let port = unsafe { c_str(port, "port") }?;
+        // SAFETY: per the contract.
+        let b = unsafe { self::builder(builder) }?;
+        let spec = b.spec();
+        let (known, what) = if output {
+            (spec.output(port).is_some(), "output port")
+        } else {
+            (spec.input(port).is_some(), "input port")
+        };
+        if !known {
+            return Err(Error::NotFound {
+                what,
+                key: format!("{}.{port}", spec.name),
+            });
+        }
+        let node = b.editable()?;
+        let ports = if output {
+            &mut node.outputs
+        } else {
+            &mut node.inputs
+        };
+        ports.insert(port.to_owned(), uid);
+        Ok(())
+    })
+}
+
 /// Binds input port `port` (the reference kwarg name; list ports as `<name>_<i>`) to tensor `uid`.
 /// An unknown port is `DNNP_STATUS_NOT_FOUND` naming the op and the port.
 ///
@@ -144,20 +183,8 @@ pub unsafe extern "C" fn dnnp_op_builder_set_input(
     port: *const c_char,
     uid: i64,
 ) -> dnnp_status_t {
-    boundary(|| {
-        // SAFETY: per the contract.
-        let port = unsafe { c_str(port, "port") }?;
-        // SAFETY: per the contract.
-        let b = unsafe { self::builder(builder) }?;
-        if b.spec().input(port).is_none() {
-            return Err(Error::NotFound {
-                what: "input port",
-                key: format!("{}.{port}", b.spec().name),
-            });
-        }
-        b.editable()?.inputs.insert(port.to_owned(), uid);
-        Ok(())
-    })
+    // SAFETY: per the contract.
+    unsafe { bind_port(builder, port, uid, false) }
 }
 
 /// Binds output port `port` to a caller tensor (required for out-kwargs such as `rng_dump`,
@@ -171,20 +198,8 @@ pub unsafe extern "C" fn dnnp_op_builder_set_output(
     port: *const c_char,
     uid: i64,
 ) -> dnnp_status_t {
-    boundary(|| {
-        // SAFETY: per the contract.
-        let port = unsafe { c_str(port, "port") }?;
-        // SAFETY: per the contract.
-        let b = unsafe { self::builder(builder) }?;
-        if b.spec().output(port).is_none() {
-            return Err(Error::NotFound {
-                what: "output port",
-                key: format!("{}.{port}", b.spec().name),
-            });
-        }
-        b.editable()?.outputs.insert(port.to_owned(), uid);
-        Ok(())
-    })
+    // SAFETY: per the contract.
+    unsafe { bind_port(builder, port, uid, true) }
 }
 
 /// Shared body of the typed attribute setters: reads `name`, then the value, then sets it.
@@ -203,6 +218,25 @@ unsafe fn set_attr_with(
         // SAFETY: per the contract.
         unsafe { self::builder(builder) }?.set_attr(name, value)
     })
+}
+
+/// Shared body of the list attribute setters: the `count` values at `values` as `wrap(values)`.
+///
+/// # Safety
+/// `builder` live; `name` a NUL-terminated string; `values` valid for `count` elements.
+unsafe fn set_attr_list<T: Copy>(
+    builder: *mut dnnp_op_builder_t,
+    name: *const c_char,
+    values: *const T,
+    count: usize,
+    wrap: fn(Vec<T>) -> AttrValue,
+) -> dnnp_status_t {
+    // SAFETY: per the contract.
+    unsafe {
+        set_attr_with(builder, name, || {
+            Ok(wrap(slice(values, count, "values")?.to_vec()))
+        })
+    }
 }
 
 /// Sets a boolean attribute by name (type-checked against the op table).
@@ -277,11 +311,7 @@ pub unsafe extern "C" fn dnnp_op_builder_set_attr_ints(
     count: usize,
 ) -> dnnp_status_t {
     // SAFETY: per the contract.
-    unsafe {
-        set_attr_with(builder, name, || {
-            Ok(AttrValue::Ints(slice(values, count, "values")?.to_vec()))
-        })
-    }
+    unsafe { set_attr_list(builder, name, values, count, AttrValue::Ints) }
 }
 
 /// Sets a float-list attribute by name (`count` values).
@@ -296,11 +326,7 @@ pub unsafe extern "C" fn dnnp_op_builder_set_attr_floats(
     count: usize,
 ) -> dnnp_status_t {
     // SAFETY: per the contract.
-    unsafe {
-        set_attr_with(builder, name, || {
-            Ok(AttrValue::Floats(slice(values, count, "values")?.to_vec()))
-        })
-    }
+    unsafe { set_attr_list(builder, name, values, count, AttrValue::Floats) }
 }
 
 /// Adds the node to `graph`: checks it against the op table, creates its outputs (virtual, named

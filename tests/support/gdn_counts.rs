@@ -137,6 +137,11 @@ pub struct Counts {
 }
 
 impl Counts {
+    /// Counts of `read` bytes read, `write` bytes written and `flops` FLOPs.
+    pub const fn new(read: f64, write: f64, flops: f64) -> Counts {
+        Counts { read, write, flops }
+    }
+
     /// Read plus written bytes.
     pub fn bytes(&self) -> f64 {
         self.read + self.write
@@ -144,11 +149,11 @@ impl Counts {
 
     /// The sum of two kernels' counts (an overlapped pair).
     pub fn plus(self, o: Counts) -> Counts {
-        Counts {
-            read: self.read + o.read,
-            write: self.write + o.write,
-            flops: self.flops + o.flops,
-        }
+        Counts::new(
+            self.read + o.read,
+            self.write + o.write,
+            self.flops + o.flops,
+        )
     }
 }
 
@@ -312,11 +317,7 @@ use Span::*;
 
 fn offsets(s: &Shape) -> Counts {
     let table = (s.n() + 1.0) * 4.0;
-    Counts {
-        read: table,
-        write: table,
-        flops: 0.0,
-    }
+    Counts::new(table, table, 0.0)
 }
 
 /// The overlapped plans' chunk table (`chunk_order`, `chunk_order_rev`): also the chunk order
@@ -332,11 +333,11 @@ fn offsets_ov(s: &Shape) -> Counts {
 
 /// The forward's full-factor prep (and the backward's KEEP prep without its extras).
 fn full_prep(s: &Shape) -> Counts {
-    Counts {
-        read: over(s, All, &[(3.0, Tok), (2.0, Gate)]),
-        write: over(s, All, &[(4.0, TileKd), (1.0, TileCc), (1.0, Glast)]),
-        flops: products(s, All, 0.0, 4.0, 1.0),
-    }
+    Counts::new(
+        over(s, All, &[(3.0, Tok), (2.0, Gate)]),
+        over(s, All, &[(4.0, TileKd), (1.0, TileCc), (1.0, Glast)]),
+        products(s, All, 0.0, 4.0, 1.0),
+    )
 }
 
 /// The backward's KEEP prep: the full factors plus T, E, Γ, β.
@@ -349,74 +350,74 @@ fn keep_prep(s: &Shape) -> Counts {
 }
 
 fn slim_prep(s: &Shape) -> Counts {
-    Counts {
-        read: over(s, All, &[(2.0, Tok), (2.0, Gate)]),
-        write: over(s, All, &[(2.0, TileCc), (1.0, Scalars), (1.0, Glast)]),
-        flops: products(s, All, 0.0, 2.0, 1.0),
-    }
+    Counts::new(
+        over(s, All, &[(2.0, Tok), (2.0, Gate)]),
+        over(s, All, &[(2.0, TileCc), (1.0, Scalars), (1.0, Glast)]),
+        products(s, All, 0.0, 2.0, 1.0),
+    )
 }
 
 /// The slim output scan, uncut or seeded per piece (w4, w8, w4ov, w4d).
 fn slim_scan(s: &Shape) -> Counts {
-    Counts {
-        read: over(
+    Counts::new(
+        over(
             s,
             All,
             &[(3.0, Tok), (2.0, TileCc), (1.0, Scalars), (1.0, Glast)],
         ) + seeds(s),
-        write: over(s, All, &[(1.0, Tok)]) + s.states(),
-        flops: products(s, All, 3.0, 2.0, 0.0),
-    }
+        over(s, All, &[(1.0, Tok)]) + s.states(),
+        products(s, All, 3.0, 2.0, 0.0),
+    )
 }
 
 /// The slim piece summary: `H_j` (with v) and `M_j` (without) of pieces 0 ..= P − 2.
 fn slim_sum(s: &Shape) -> Counts {
-    Counts {
-        read: over(
+    Counts::new(
+        over(
             s,
             Head,
             &[(2.0, Tok), (1.0, TileCc), (1.0, Scalars), (1.0, Glast)],
         ),
-        write: s.piece_states(2 * (s.pieces - 1)),
-        flops: 2.0 * products(s, Head, 2.0, 1.0, 0.0),
-    }
+        s.piece_states(2 * (s.pieces - 1)),
+        2.0 * products(s, Head, 2.0, 1.0, 0.0),
+    )
 }
 
 /// The full factors' output scan (scanx w4 / w8, uncut or seeded).
 fn full_scan(s: &Shape) -> Counts {
-    Counts {
-        read: over(s, All, &[(4.0, TileKd), (1.0, TileCc), (1.0, Glast)]) + seeds(s),
-        write: over(s, All, &[(1.0, Tok)]) + s.states(),
-        flops: products(s, All, 3.0, 1.0, 0.0),
-    }
+    Counts::new(
+        over(s, All, &[(4.0, TileKd), (1.0, TileCc), (1.0, Glast)]) + seeds(s),
+        over(s, All, &[(1.0, Tok)]) + s.states(),
+        products(s, All, 3.0, 1.0, 0.0),
+    )
 }
 
 /// The full factors' piece summary (sum, sum1): `H_j` (W, Kᴿ, Ũᵀ) and `M_j` (W, Kᴿ).
 fn full_sum(s: &Shape) -> Counts {
-    Counts {
-        read: over(s, Head, &[(3.0, TileKd), (1.0, Glast)]),
-        write: s.piece_states(2 * (s.pieces - 1)),
-        flops: 2.0 * products(s, Head, 2.0, 0.0, 0.0),
-    }
+    Counts::new(
+        over(s, Head, &[(3.0, TileKd), (1.0, Glast)]),
+        s.piece_states(2 * (s.pieces - 1)),
+        2.0 * products(s, Head, 2.0, 0.0, 0.0),
+    )
 }
 
 /// The fp32 chain (either direction): reads the P − 1 transitions and summaries and the first
 /// seed (initial state / d_final_state), writes the P seeds.
 fn chain(s: &Shape) -> Counts {
-    Counts {
-        read: s.piece_states(2 * (s.pieces - 1)) + s.states(),
-        write: s.piece_states(s.pieces),
-        flops: chain_flops(s),
-    }
+    Counts::new(
+        s.piece_states(2 * (s.pieces - 1)) + s.states(),
+        s.piece_states(s.pieces),
+        chain_flops(s),
+    )
 }
 
 /// The backward's forward-state replay (r4, fscanp1: W, Kᴿ, Ũᵀ; S_c out in the io dtype).
 fn replay(s: &Shape) -> Counts {
-    Counts {
-        read: over(s, All, &[(3.0, TileKd), (1.0, Glast)]) + seeds(s),
-        write: over(s, All, &[(1.0, StateIo)]),
-        flops: products(s, All, 2.0, 0.0, 0.0),
-    }
+    Counts::new(
+        over(s, All, &[(3.0, TileKd), (1.0, Glast)]) + seeds(s),
+        over(s, All, &[(1.0, StateIo)]),
+        products(s, All, 2.0, 0.0, 0.0),
+    )
 }
 
 /// The session-5 replay (v1: also stages Q⁺ and A and runs the O products it never stores).
@@ -433,11 +434,11 @@ fn replay_v1(s: &Shape) -> Counts {
 fn replay_ckpt(s: &Shape) -> Counts {
     let (m, eb) = s.ckpt;
     let rows: i64 = s.lens.iter().map(|l| ((l + 63) / 64 + m - 1) / m).sum();
-    Counts {
-        read: over(s, All, &[(3.0, TileKd), (1.0, Glast)]) + rows as f64 * s.h * s.d * s.d * eb,
-        write: over(s, All, &[(1.0, StateIo)]),
-        flops: products(s, All, 2.0, 0.0, 0.0),
-    }
+    Counts::new(
+        over(s, All, &[(3.0, TileKd), (1.0, Glast)]) + rows as f64 * s.h * s.d * s.d * eb,
+        over(s, All, &[(1.0, StateIo)]),
+        products(s, All, 2.0, 0.0, 0.0),
+    )
 }
 
 /// The reverse scan's per-chunk reads: dO, A, T, Kᴿ, Q⁺, E, Γ_last.
@@ -446,39 +447,39 @@ const DSCAN_READS: [(f64, Part); 4] = [(1.0, Tok), (2.0, TileCc), (3.0, TileKd),
 /// The reverse scan, uncut or seeded per piece (dscan_io, w8, ov, ov2, dscanp*): dS' (io) and
 /// dR (fp32) per chunk, d_initial_state.
 fn dscan(s: &Shape) -> Counts {
-    Counts {
-        read: over(s, All, &DSCAN_READS) + seeds(s),
-        write: over(s, All, &[(1.0, StateIo), (1.0, Dr)]) + s.states(),
-        flops: products(s, All, 3.0, 2.0, 0.0),
-    }
+    Counts::new(
+        over(s, All, &DSCAN_READS) + seeds(s),
+        over(s, All, &[(1.0, StateIo), (1.0, Dr)]) + s.states(),
+        products(s, All, 3.0, 2.0, 0.0),
+    )
 }
 
 /// The reverse summaries `G_j` of pieces 1 ..= P − 1 (dsum, dsum_w8, dsum1).
 fn dsum(s: &Shape) -> Counts {
-    Counts {
-        read: over(s, Tail, &DSCAN_READS),
-        write: s.piece_states(s.pieces - 1),
-        flops: products(s, Tail, 3.0, 2.0, 0.0),
-    }
+    Counts::new(
+        over(s, Tail, &DSCAN_READS),
+        s.piece_states(s.pieces - 1),
+        products(s, Tail, 3.0, 2.0, 0.0),
+    )
 }
 
 /// The backward's piece summaries (psum, psum1): `H_j` of pieces 0 ..= P − 2 and every piece's
 /// transition (`M_j`, `Mᵀ_j`).
 fn psum(s: &Shape) -> Counts {
-    Counts {
-        read: over(s, All, &[(2.0, TileKd), (1.0, Glast)]) + over(s, Head, &[(1.0, TileKd)]),
-        write: s.piece_states(3 * (s.pieces - 1)),
-        flops: products(s, All, 2.0, 0.0, 0.0) + products(s, Head, 2.0, 0.0, 0.0),
-    }
+    Counts::new(
+        over(s, All, &[(2.0, TileKd), (1.0, Glast)]) + over(s, Head, &[(1.0, TileKd)]),
+        s.piece_states(3 * (s.pieces - 1)),
+        products(s, All, 2.0, 0.0, 0.0) + products(s, Head, 2.0, 0.0, 0.0),
+    )
 }
 
 /// The transitions `Mᵀ_j` of pieces 1 ..= P − 1 only (psumt, psumt1; with checkpoints).
 fn psum_mt(s: &Shape) -> Counts {
-    Counts {
-        read: over(s, Tail, &[(2.0, TileKd), (1.0, Glast)]),
-        write: s.piece_states(s.pieces - 1),
-        flops: products(s, Tail, 2.0, 0.0, 0.0),
-    }
+    Counts::new(
+        over(s, Tail, &[(2.0, TileKd), (1.0, Glast)]),
+        s.piece_states(s.pieces - 1),
+        products(s, Tail, 2.0, 0.0, 0.0),
+    )
 }
 
 /// The token stage (tc11, tc12, their overlapped consumers): q, k, v, dO, W, Ũᵀ, S_c, dS', dR,
@@ -486,8 +487,8 @@ fn psum_mt(s: &Shape) -> Counts {
 /// dKᴿ (64 × d × d), dA, dL, phase A's Q̂ K̂ᵀ, K̂ K̂ᵀ, phase B's dA' K̂, dA'ᵀ Q̂, (dL' + dL'ᵀ) K̂
 /// (64 × 64 × d).
 fn tokens(s: &Shape) -> Counts {
-    Counts {
-        read: over(
+    Counts::new(
+        over(
             s,
             All,
             &[
@@ -498,30 +499,22 @@ fn tokens(s: &Shape) -> Counts {
                 (2.0, Row),
             ],
         ),
-        write: over(s, All, &[(3.0, Tok), (2.0, Gate)]),
-        flops: products(s, All, 4.0, 7.0, 0.0),
-    }
+        over(s, All, &[(3.0, Tok), (2.0, Gate)]),
+        products(s, All, 4.0, 7.0, 0.0),
+    )
 }
 
 /// The head-group folds (all three ports grouped): fp32 per output head in, io out.
 fn fold(s: &Shape) -> Counts {
     let (_, tokens) = s.span(All);
     let rows = tokens * s.h * s.d;
-    Counts {
-        read: 3.0 * rows * 4.0,
-        write: 3.0 * rows * IO,
-        flops: 0.0,
-    }
+    Counts::new(3.0 * rows * 4.0, 3.0 * rows * IO, 0.0)
 }
 
 /// `d_a_log`, `d_dt_bias`: two fp32 rows per token in, two values per head out.
 fn params(s: &Shape) -> Counts {
     let (_, tokens) = s.span(All);
-    Counts {
-        read: 2.0 * tokens * s.h * 4.0,
-        write: 2.0 * s.h * 4.0,
-        flops: 0.0,
-    }
+    Counts::new(2.0 * tokens * s.h * 4.0, 2.0 * s.h * 4.0, 0.0)
 }
 
 /// One kernel family: its entry stems (the name without `gdn_fwd_` / `gdn_bwd_`, the dtype tag
@@ -535,84 +528,53 @@ pub struct Model {
     pub counts: fn(&Shape) -> Counts,
 }
 
+/// A [`Model`] row: `label`, `stems`, `counts`.
+const fn family(
+    label: &'static str,
+    stems: &'static [&'static str],
+    counts: fn(&Shape) -> Counts,
+) -> Model {
+    Model {
+        label,
+        stems,
+        counts,
+    }
+}
+
 /// Every kernel family of the bundled `gdn_fwd` / `gdn_bwd` modules the plans launch.
 pub const MODELS: [Model; 20] = [
-    Model {
-        label: "offsets",
-        stems: &["chunk_offsets", "ckrows"],
-        counts: offsets,
-    },
-    Model {
-        label: "offsets",
-        stems: &["chunk_order", "chunk_order_rev"],
-        counts: offsets_ov,
-    },
-    Model {
-        label: "prep",
-        stems: &["fwd:prep14", "fwd:prep15"],
-        counts: full_prep,
-    },
-    Model {
-        label: "prep",
-        stems: &["bwd:prep14", "bwd:prep15"],
-        counts: keep_prep,
-    },
-    Model {
-        label: "slimprep",
-        stems: &["slimprep", "slimprep_ov"],
-        counts: slim_prep,
-    },
-    Model {
-        label: "slimscan",
-        stems: &[
+    family("offsets", &["chunk_offsets", "ckrows"], offsets),
+    family("offsets", &["chunk_order", "chunk_order_rev"], offsets_ov),
+    family("prep", &["fwd:prep14", "fwd:prep15"], full_prep),
+    family("prep", &["bwd:prep14", "bwd:prep15"], keep_prep),
+    family("slimprep", &["slimprep", "slimprep_ov"], slim_prep),
+    family(
+        "slimscan",
+        &[
             "slimscan_w4",
             "slimscan_w8",
             "slimscan_w4ov",
             "slimscan_w4d",
         ],
-        counts: slim_scan,
-    },
-    Model {
-        label: "slimsum",
-        stems: &["slimsum"],
-        counts: slim_sum,
-    },
-    Model {
-        label: "scan",
-        stems: &["scanx_w4", "scanx_w8", "scanx_w4p"],
-        counts: full_scan,
-    },
-    Model {
-        label: "sum",
-        stems: &["sum", "sum1"],
-        counts: full_sum,
-    },
-    Model {
-        label: "chain",
-        stems: &[
+        slim_scan,
+    ),
+    family("slimsum", &["slimsum"], slim_sum),
+    family("scan", &["scanx_w4", "scanx_w8", "scanx_w4p"], full_scan),
+    family("sum", &["sum", "sum1"], full_sum),
+    family(
+        "chain",
+        &[
             "chain", "chain2", "chain3", "pchain", "pchain2", "pchain3", "dchain", "dchain2",
             "dchain3",
         ],
-        counts: chain,
-    },
-    Model {
-        label: "fscan",
-        stems: &["fscan_r4", "fscanp1"],
-        counts: replay,
-    },
-    Model {
-        label: "fscan",
-        stems: &["fscan", "fscanp"],
-        counts: replay_v1,
-    },
-    Model {
-        label: "fscanc",
-        stems: &["fscanc", "fscanc1"],
-        counts: replay_ckpt,
-    },
-    Model {
-        label: "dscan",
-        stems: &[
+        chain,
+    ),
+    family("fscan", &["fscan_r4", "fscanp1"], replay),
+    family("fscan", &["fscan", "fscanp"], replay_v1),
+    family("fscanc", &["fscanc", "fscanc1"], replay_ckpt),
+    family(
+        "dscan",
+        &[
             "dscan_io",
             "dscan_w8",
             "dscan_ov",
@@ -622,43 +584,23 @@ pub const MODELS: [Model; 20] = [
             "dscanp_ov",
             "dscanp_ov2",
         ],
-        counts: dscan,
-    },
-    Model {
-        label: "dsum",
-        stems: &["dsum", "dsum_w8", "dsum1"],
-        counts: dsum,
-    },
-    Model {
-        label: "psum",
-        stems: &["psum", "psum1"],
-        counts: psum,
-    },
-    Model {
-        label: "psumt",
-        stems: &["psumt", "psumt1"],
-        counts: psum_mt,
-    },
-    Model {
-        label: "tokens",
-        stems: &[
+        dscan,
+    ),
+    family("dsum", &["dsum", "dsum_w8", "dsum1"], dsum),
+    family("psum", &["psum", "psum1"], psum),
+    family("psumt", &["psumt", "psumt1"], psum_mt),
+    family(
+        "tokens",
+        &[
             "tokens_tc11",
             "tokens_tc12",
             "tokens_tc11_ov",
             "tokens_tc12_ov",
         ],
-        counts: tokens,
-    },
-    Model {
-        label: "fold",
-        stems: &["fold"],
-        counts: fold,
-    },
-    Model {
-        label: "params",
-        stems: &["params"],
-        counts: params,
-    },
+        tokens,
+    ),
+    family("fold", &["fold"], fold),
+    family("params", &["params"], params),
 ];
 
 /// Whether a word of an entry name is its dtype tag (`bf16`, `f16`) or head dim (`k128`).

@@ -150,20 +150,16 @@ pub(super) const PORTS: [&str; 20] = [
     "state_checkpoints",
 ];
 
-/// Required ports (the rest are optional).
-const REQUIRED: [&str; 12] = [
-    "q",
-    "k",
-    "v",
-    "g",
-    "beta",
-    "cu_seqlens",
-    "dO",
-    "dQ",
-    "dK",
-    "dV",
-    "dG",
-    "dBeta",
+/// Optional ports of [`PORTS`] (the rest are required).
+const OPTIONAL: [&str; 8] = [
+    "initial_state",
+    "a_log",
+    "dt_bias",
+    "d_final_state",
+    "d_initial_state",
+    "d_a_log",
+    "d_dt_bias",
+    "state_checkpoints",
 ];
 
 /// One launch: kernel, grid, threads, dynamic shared memory.
@@ -763,11 +759,7 @@ impl PiecePasses {
     /// The set `DNNPLAN_GDN_BWD_PIECE_PASSES` = `value` names where it serves `k`, else the
     /// first row of [`BWD_PIECE_PASSES`] that serves `k`.
     pub fn pick(value: &str, k: u64) -> &'static PiecePasses {
-        let serving = || BWD_PIECE_PASSES.iter().filter(|r| r.serves(k));
-        serving()
-            .find(|r| r.name == value)
-            .or_else(|| serving().next())
-            .unwrap_or(&BWD_PIECE_PASSES[BWD_PIECE_PASSES.len() - 1])
+        pick_serving(&BWD_PIECE_PASSES, value, |r| r.name, |r| r.serves(k))
     }
 
     /// The most pieces (≥ 1) for which the replay (`slices · P` blocks), the reverse summaries
@@ -954,15 +946,31 @@ pub const CKPT_REPLAYS: [CkptReplay; 2] = [
     },
 ];
 
+/// The row of `rows` (not empty) whose `name` is `value` among those `serves` accepts, else the
+/// first row it accepts, else the last row: a switch's pick of [`PiecePasses`] and [`CkptReplay`].
+fn pick_serving<R>(
+    rows: &'static [R],
+    value: &str,
+    name: fn(&R) -> &str,
+    serves: impl Fn(&R) -> bool,
+) -> &'static R {
+    let serving = || rows.iter().filter(|r| serves(r));
+    serving()
+        .find(|r| name(r) == value)
+        .or_else(|| serving().next())
+        .unwrap_or(&rows[rows.len() - 1])
+}
+
 impl CkptReplay {
     /// The row `DNNPLAN_GDN_BWD_CKPT_REPLAY` = `value` names where it serves `k`, else the
     /// first that serves `k`.
     pub fn pick(value: &str, k: u64) -> &'static CkptReplay {
-        let serving = || CKPT_REPLAYS.iter().filter(|r| r.k.is_none_or(|x| x == k));
-        serving()
-            .find(|r| r.name == value)
-            .or_else(|| serving().next())
-            .unwrap_or(&CKPT_REPLAYS[CKPT_REPLAYS.len() - 1])
+        pick_serving(
+            &CKPT_REPLAYS,
+            value,
+            |r| r.name,
+            |r| r.k.is_none_or(|x| x == k),
+        )
     }
 
     /// Dynamic shared memory at K = V = `k`.
@@ -1066,7 +1074,7 @@ impl<F> GdnBwdPlan<F> {
                 kernels.len()
             )));
         }
-        for p in REQUIRED {
+        for p in PORTS.iter().filter(|p| !OPTIONAL.contains(p)) {
             if f.port(p).is_none() {
                 return Err(Error::Internal(format!(
                     "{ENGINE_NAME}: port {p} is not bound"
@@ -1168,6 +1176,20 @@ impl<F> GdnBwdPlan<F> {
         );
         let (ov_uncut, ov_piece, ov_smem) = overlap_scan_kernels(dscan_env.as_str(), k, v);
         let ov_scan = ((1, ho32, np), (v / 16) as u32 * 32, ov_smem);
+        // The reverse scan's step: the overlapped kernel `ov`, else the scan (`kernel`, `warps`) on
+        // `count` blocks (sequences or pieces) per (value slice, head).
+        let dscan_step = |ov: BwdKernel, (kernel, warps): (BwdKernel, u32), count: u32| -> Step {
+            if overlap {
+                (ov, ov_scan.0, ov_scan.1, ov_scan.2)
+            } else {
+                (
+                    kernel,
+                    (dscan_x, ho32, count),
+                    warps * 32,
+                    dscan_smem(warps),
+                )
+            }
+        };
         // With reused checkpoints the token stage reads the states from them: no replay; with
         // seeding ones the rows seed it: no forward chain.
         let checkpoints = checkpoint_use(f);
@@ -1257,32 +1279,14 @@ impl<F> GdnBwdPlan<F> {
                     dsum_smem,
                 ),
                 (chain.dchain, chain_grid, CHAIN_THREADS, 0),
-                if overlap {
-                    (ov_piece, ov_scan.0, ov_scan.1, ov_scan.2)
-                } else {
-                    (
-                        dscanp_k.0,
-                        (dscan_x, ho32, np),
-                        dscanp_k.1 * 32,
-                        dscan_smem(dscanp_k.1),
-                    )
-                },
+                dscan_step(ov_piece, dscanp_k, np),
             ]);
         } else {
             if replays {
                 steps.push((replay, (scan_x, ho32, n32), replay_threads, replay_smem));
             }
             steps.extend(seed_steps.iter().copied());
-            steps.push(if overlap {
-                (ov_uncut, ov_scan.0, ov_scan.1, ov_scan.2)
-            } else {
-                (
-                    dscan_k.0,
-                    (dscan_x, ho32, n32),
-                    dscan_k.1 * 32,
-                    dscan_smem(dscan_k.1),
-                )
-            });
+            steps.push(dscan_step(ov_uncut, dscan_k, n32));
         }
         let tokens = if overlap {
             token_stage.overlapped
@@ -1563,23 +1567,35 @@ mod tests {
         assert_eq!(passes(1, 4096, 4, 64).passes.name, "s2");
     }
 
+    /// The switches' picks as data: (the switch, its value, K, the row picked): the row the value
+    /// names where it serves K, else the first that does.
+    const PICKS: [(&str, &str, u64, &str); 10] = [
+        ("DNNPLAN_GDN_BWD_PIECE_PASSES", "", 128, "p1"),
+        ("DNNPLAN_GDN_BWD_PIECE_PASSES", "p1", 128, "p1"),
+        ("DNNPLAN_GDN_BWD_PIECE_PASSES", "s2", 128, "s2"),
+        ("DNNPLAN_GDN_BWD_PIECE_PASSES", "", 64, "s2"),
+        ("DNNPLAN_GDN_BWD_PIECE_PASSES", "p1", 64, "s2"),
+        ("DNNPLAN_GDN_BWD_PIECE_PASSES", "bogus", 128, "p1"),
+        ("DNNPLAN_GDN_BWD_CKPT_REPLAY", "", 128, "p1"),
+        ("DNNPLAN_GDN_BWD_CKPT_REPLAY", "r4", 128, "r4"),
+        ("DNNPLAN_GDN_BWD_CKPT_REPLAY", "p1", 64, "r4"),
+        ("DNNPLAN_GDN_BWD_CKPT_REPLAY", "", 64, "r4"),
+    ];
+
     #[test]
-    fn piece_passes_by_switch_and_k() {
-        // (switch value, K) -> row: a named row where it serves K, else the first that does.
-        for (value, k, name) in [
-            ("", 128, "p1"),
-            ("p1", 128, "p1"),
-            ("s2", 128, "s2"),
-            ("", 64, "s2"),
-            ("p1", 64, "s2"),
-            ("bogus", 128, "p1"),
-        ] {
-            assert_eq!(
-                PiecePasses::pick(value, k).name,
-                name,
-                "{value:?} at K = {k}"
-            );
+    fn switch_picks_by_value_and_k() {
+        for (switch, value, k, name) in PICKS {
+            let picked = if switch == "DNNPLAN_GDN_BWD_PIECE_PASSES" {
+                PiecePasses::pick(value, k).name
+            } else {
+                CkptReplay::pick(value, k).name
+            };
+            assert_eq!(picked, name, "{switch}={value:?} at K = {k}");
         }
+    }
+
+    #[test]
+    fn piece_passes_fit_and_name_their_kernels() {
         // Every row's passes' shared memory fits the blocks per SM the row counts on (228 KB
         // per SM, 1 KB reserved per block); the one-stage kernels' entries are bundled at K = 128.
         let fits = |smem, per_sm| SM90_BUDGET.holds(per_sm, smem);
@@ -1846,20 +1862,23 @@ mod tests {
         p.launches().map(|l| (l.0.clone(), l.1)).collect()
     }
 
+    /// The checkpoint tests' shapes (N, T, HO, K): the four benchmark shapes (uncut, and
+    /// (1, 32768, 16) as the 8-piece chain), K = 64 (1 x 4096 on 4 heads: 16 pieces) and a short
+    /// ragged batch.
+    const CKPT_SHAPES: [(i64, i64, i64, i64); 6] = [
+        (4, 32768, 16, 128),
+        (1, 32768, 16, 128),
+        (16, 32768, 32, 128),
+        (10, 29949, 16, 128),
+        (1, 4096, 4, 64),
+        (3, 300, 2, 64),
+    ];
+
     #[test]
     fn reused_checkpoints_leave_out_the_replay() {
         let replay_kernels = REPLAY_KERNELS;
         let plan = named_plan;
-        // The four benchmark shapes (uncut, and (1, 32768, 16) as the 8-piece chain), K = 64
-        // (1 x 4096 on 4 heads: 16 pieces) and a short ragged batch.
-        for (n, t, ho, d) in [
-            (4, 32768, 16, 128),
-            (1, 32768, 16, 128),
-            (16, 32768, 32, 128),
-            (10, 29949, 16, 128),
-            (1, 4096, 4, 64),
-            (3, 300, 2, 64),
-        ] {
+        for (n, t, ho, d) in CKPT_SHAPES {
             let rows = t / 64 + n;
             let with = plan(&ckpt_facts((n, t, ho, d), 64, DataType::Bfloat16, rows));
             let without = plan(&ckpt_facts((n, t, ho, d), 0, DataType::Bfloat16, rows));
@@ -1916,17 +1935,9 @@ mod tests {
         let is_replay = |x: &String| REPLAY_KERNELS.iter().any(|r| x.starts_with(r));
         let is_seed = |x: &String| x.starts_with("gdn_bwd_fscanc") || x == "gdn_bwd_ckrows";
         let is_psum = |x: &String| x.starts_with("gdn_bwd_psum");
-        // The four benchmark shapes (uncut, and (1, 32768, 16) as the 8-piece chain), K = 64
-        // (1 x 4096 on 4 heads: 16 pieces) and a short ragged batch; cadences of 2, 4 and 3
-        // chunks in the io dtype and fp32, and fp32 rows every chunk.
-        for (n, t, ho, d) in [
-            (4, 32768, 16, 128),
-            (1, 32768, 16, 128),
-            (16, 32768, 32, 128),
-            (10, 29949, 16, 128),
-            (1, 4096, 4, 64),
-            (3, 300, 2, 64),
-        ] {
+        // [`CKPT_SHAPES`]; cadences of 2, 4 and 3 chunks in the io dtype and fp32, and fp32 rows
+        // every chunk.
+        for (n, t, ho, d) in CKPT_SHAPES {
             let without = named_plan(&ckpt_facts((n, t, ho, d), 0, DataType::Bfloat16, 1));
             let wo: Vec<_> = planned(&without);
             for (c, dt) in [
@@ -1996,19 +2007,7 @@ mod tests {
                 );
             }
         }
-        // The seeded replays by switch and K; each fits the blocks per SM it is meant for.
-        for (value, k, name) in [
-            ("", 128, "p1"),
-            ("r4", 128, "r4"),
-            ("p1", 64, "r4"),
-            ("", 64, "r4"),
-        ] {
-            assert_eq!(
-                CkptReplay::pick(value, k).name,
-                name,
-                "{value:?} at K = {k}"
-            );
-        }
+        // The seeded replays ([`PICKS`]) each fit the blocks per SM they are meant for.
         assert!(SM90_BUDGET.holds(FSCANP1_MIN_BLOCKS, CKPT_REPLAYS[0].smem_bytes(128)));
         assert!(SM90_BUDGET.holds(2, CKPT_REPLAYS[1].smem_bytes(128)));
         let names = kernel_names("f16", 64, PrepVariant::DEFAULT);

@@ -151,10 +151,38 @@ fn chunk_step(f: &ChunkFactors, x: &mut [f64], kd: usize, vd: usize) -> Vec<f64>
     o
 }
 
-/// Chunked forward with chunk size `chunk` (64 for GDN kernels); same contract as
-/// [`super::reference::forward`].
-pub fn forward(shape: &GdnShape, opts: &GdnOptions, inp: &GdnInputs, chunk: usize) -> GdnForward {
-    assert!(chunk > 0, "chunk size must be positive");
+/// Runs tokens `lo..hi` of a prepared head chunk by chunk ([`chunk_step`]) from the
+/// stored-domain state `x` (updated in place), handing each token's output row to
+/// `emit(token, row)`.
+fn run_span(
+    p: &PreparedHead,
+    x: &mut [f64],
+    (lo, hi): (usize, usize),
+    chunk: usize,
+    kd: usize,
+    vd: usize,
+    mut emit: impl FnMut(usize, &[f64]),
+) {
+    let mut c0 = lo;
+    while c0 < hi {
+        let c1 = (c0 + chunk).min(hi);
+        let o = chunk_step(&head_chunk_factors(p, c0, c1), x, kd, vd);
+        for i in 0..c1 - c0 {
+            emit(c0 + i, &o[i * vd..][..vd]);
+        }
+        c0 = c1;
+    }
+}
+
+/// The forward's outputs over every (sequence, head): `run(seq, h, p, emit)` runs head `h` of
+/// sequence `seq` (prepared: `p`), hands each token's output row to `emit(token, row)` (token
+/// within the sequence) and returns the final stored-domain state.
+fn forward_by_head(
+    shape: &GdnShape,
+    opts: &GdnOptions,
+    inp: &GdnInputs,
+    mut run: impl FnMut(usize, usize, &PreparedHead, &mut dyn FnMut(usize, &[f64])) -> Vec<f64>,
+) -> GdnForward {
     let (kd, vd, ho) = (shape.k, shape.v, shape.ho());
     let n = inp.num_seqs();
     let mut out = GdnForward {
@@ -165,28 +193,37 @@ pub fn forward(shape: &GdnShape, opts: &GdnOptions, inp: &GdnInputs, chunk: usiz
         let start = inp.cu_seqlens[seq];
         for h in 0..ho {
             let p = prepare_head(shape, opts, inp, seq, h);
-            let mut x = vec![0.0; vd * kd];
-            for vi in 0..vd {
-                for d in 0..kd {
-                    x[vi * kd + d] = p.s0[d * vd + vi];
-                }
-            }
-            let len = p.k.len();
-            let mut c0 = 0;
-            while c0 < len {
-                let c1 = (c0 + chunk).min(len);
-                let f = head_chunk_factors(&p, c0, c1);
-                let o = chunk_step(&f, &mut x, kd, vd);
-                for i in 0..c1 - c0 {
-                    out.o[((start + c0 + i) * ho + h) * vd..][..vd]
-                        .copy_from_slice(&o[i * vd..][..vd]);
-                }
-                c0 = c1;
-            }
+            let o = &mut out.o;
+            let x = run(seq, h, &p, &mut |t, row| {
+                o[((start + t) * ho + h) * vd..][..vd].copy_from_slice(row)
+            });
             out.final_state[(seq * ho + h) * vd * kd..][..vd * kd].copy_from_slice(&x);
         }
     }
     out
+}
+
+/// Chunked forward with chunk size `chunk` (64 for GDN kernels); same contract as
+/// [`super::reference::forward`].
+pub fn forward(shape: &GdnShape, opts: &GdnOptions, inp: &GdnInputs, chunk: usize) -> GdnForward {
+    assert!(chunk > 0, "chunk size must be positive");
+    let (kd, vd) = (shape.k, shape.v);
+    forward_by_head(shape, opts, inp, |_, _, p, emit| {
+        let mut x = to_stored(&p.s0, kd, vd);
+        run_span(p, &mut x, (0, p.k.len()), chunk, kd, vd, emit);
+        x
+    })
+}
+
+/// `rows · Sᵀ` for a math-domain `K×V` state `s`: row `i`, column `d` = `Σ_v rows[i][v] s[d][v]`.
+fn rows_by_state_t(rows: &[Vec<f64>], s: &[f64], kd: usize, vd: usize) -> Vec<Vec<f64>> {
+    rows.iter()
+        .map(|r| {
+            (0..kd)
+                .map(|d| (0..vd).map(|vi| r[vi] * s[d * vd + vi]).sum())
+                .collect()
+        })
+        .collect()
 }
 
 /// Gradients of one chunk w.r.t. its transformed operands.
@@ -246,20 +283,8 @@ fn chunk_backward(
             da[i * c + j] = dot(&d_o[i], &u[j]);
         }
     }
-    let dq_plus: Vec<Vec<f64>> = (0..c)
-        .map(|i| {
-            (0..kd)
-                .map(|d| (0..vd).map(|vi| d_o[i][vi] * s[d * vd + vi]).sum())
-                .collect()
-        })
-        .collect();
-    let dk_restore: Vec<Vec<f64>> = (0..c)
-        .map(|i| {
-            (0..kd)
-                .map(|d| (0..vd).map(|vi| u[i][vi] * ds[d * vd + vi]).sum())
-                .collect()
-        })
-        .collect();
+    let dq_plus = rows_by_state_t(&d_o[..c], s, kd, vd);
+    let dk_restore = rows_by_state_t(&u, ds, kd, vd);
     // dR = Tᵀ dU; dL = −strict_lower(dR Uᵀ); dE = −dR Sᵀ; dY = dR.
     let mut dr = vec![vec![0.0; vd]; c];
     for j in 0..c {
@@ -273,13 +298,8 @@ fn chunk_backward(
             dl[i * c + j] = -dot(&dr[i], &u[j]);
         }
     }
-    let de: Vec<Vec<f64>> = (0..c)
-        .map(|i| {
-            (0..kd)
-                .map(|d| -(0..vd).map(|vi| dr[i][vi] * s[d * vd + vi]).sum::<f64>())
-                .collect()
-        })
-        .collect();
+    let mut de = rows_by_state_t(&dr, s, kd, vd);
+    de.iter_mut().flatten().for_each(|x| *x = -*x);
     // dD = Σ dS' ⊙ S, then dS = D dS' + Q⁺ᵀ dO − Eᵀ dR.
     let d_decay: f64 = ds.iter().zip(s).map(|(a, b)| a * b).sum();
     let dscale = last.exp();
@@ -527,7 +547,7 @@ fn d_o_rows(
 }
 
 /// Stored-domain `V×K` from a math-domain `K×V` state.
-fn to_stored(s: &[f64], kd: usize, vd: usize) -> Vec<f64> {
+pub(super) fn to_stored(s: &[f64], kd: usize, vd: usize) -> Vec<f64> {
     let mut x = vec![0.0; vd * kd];
     for vi in 0..vd {
         for d in 0..kd {
@@ -776,46 +796,20 @@ pub fn forward_piece_chain(
     chunk: usize,
     pieces: usize,
 ) -> GdnForward {
-    let (kd, vd, ho) = (shape.k, shape.v, shape.ho());
-    let n = inp.num_seqs();
-    let mut out = GdnForward {
-        o: vec![0.0; inp.total_tokens() * ho * vd],
-        final_state: vec![0.0; n * shape.state_len()],
-    };
-    for seq in 0..n {
-        let start = inp.cu_seqlens[seq];
-        let len = inp.cu_seqlens[seq + 1] - start;
+    let (kd, vd) = (shape.k, shape.v);
+    forward_by_head(shape, opts, inp, |seq, h, p, emit| {
+        let len = inp.cu_seqlens[seq + 1] - inp.cu_seqlens[seq];
         let spans = piece_spans(len, chunk, pieces);
-        for h in 0..ho {
-            let sums = span_summaries(shape, opts, inp, chunk, seq, h, &spans);
-            let p = prepare_head(shape, opts, inp, seq, h);
-            let mut x = vec![0.0; vd * kd];
-            for vi in 0..vd {
-                for d in 0..kd {
-                    x[vi * kd + d] = p.s0[d * vd + vi];
-                }
-            }
-            for (&(lo, hi), sum) in spans.iter().zip(&sums) {
-                // Replay the span from its exact seed (the chained state), writing O.
-                let mut xr = x.clone();
-                let mut c0 = lo;
-                while c0 < hi {
-                    let c1 = (c0 + chunk).min(hi);
-                    let f = head_chunk_factors(&p, c0, c1);
-                    let o = chunk_step(&f, &mut xr, kd, vd);
-                    for i in 0..c1 - c0 {
-                        out.o[((start + c0 + i) * ho + h) * vd..][..vd]
-                            .copy_from_slice(&o[i * vd..][..vd]);
-                    }
-                    c0 = c1;
-                }
-                // The chain: the next seed from the summary (not from the replay).
-                x = sum.apply(&x, kd, vd);
-            }
-            out.final_state[(seq * ho + h) * vd * kd..][..vd * kd].copy_from_slice(&x);
+        let sums = span_summaries(shape, opts, inp, chunk, seq, h, &spans);
+        let mut x = to_stored(&p.s0, kd, vd);
+        for (&span, sum) in spans.iter().zip(&sums) {
+            // Replay the span from its exact seed (the chained state), writing O.
+            run_span(p, &mut x.clone(), span, chunk, kd, vd, &mut *emit);
+            // The chain: the next seed from the summary (not from the replay).
+            x = sum.apply(&x, kd, vd);
         }
-    }
-    out
+        x
+    })
 }
 
 /// Summaries of whole sequences (the `gdn_summary` op's `final_state = X_init·M + H` and

@@ -12,7 +12,7 @@
 // Index loops mirror the kernel's array indexing one to one.
 #![allow(clippy::needless_range_loop)]
 
-use super::chunked::chunk_factors;
+use super::chunked::{chunk_factors, to_stored};
 use super::reference::{
     GdnGrads, GdnInputs, GdnOptions, GdnShape, TokenGrads, accumulate_port_grads, load_state_at,
     prepare_head, store_state_at,
@@ -107,12 +107,7 @@ pub fn backward(
                 chunks.push((c0, cl, q, k, v, f, dov));
             }
             // fscan: X = Sᵀ (V×K) entering each chunk.
-            let mut x = vec![0.0; vd * kd];
-            for vi in 0..vd {
-                for d in 0..kd {
-                    x[vi * kd + d] = p.s0[d * vd + vi];
-                }
-            }
+            let mut x = to_stored(&p.s0, kd, vd);
             let mut xs = Vec::new();
             for (_, _, _, _, _, f, _) in &chunks {
                 xs.push(x.clone());
@@ -132,15 +127,10 @@ pub fn backward(
                 }
             }
             // dscan: dX from d_final_state, reverse.
-            let mut dx = vec![0.0; vd * kd];
-            if let Some(dfs) = d_final_state {
-                let s = load_state_at(dfs, seq, h, shape);
-                for vi in 0..vd {
-                    for d in 0..kd {
-                        dx[vi * kd + d] = s[d * vd + vi];
-                    }
-                }
-            }
+            let mut dx = match d_final_state {
+                Some(dfs) => to_stored(&load_state_at(dfs, seq, h, shape), kd, vd),
+                None => vec![0.0; vd * kd],
+            };
             let mut dss = vec![Vec::new(); nch];
             let mut drs = vec![Vec::new(); nch];
             for ci in (0..nch).rev() {
