@@ -12,6 +12,8 @@
 // (Prep10Smem has the same size, regions assigned differently).
 //
 // prep15 (BAL_DIAG = 3, gdn_fwd_prep15.cuh) reschedules phase 4 once more (10 block barriers).
+// Since session 18 (bprep18) its phases 1-4 also take prep18's instruction cuts of the slim prep
+// (prep15_load_qkv, prep15_front, slim_store_la, prep15_e_row_half; bitwise, gdn_fwd_prep15.cuh).
 //
 // prep11 (DIRECT_WU) also stores W and Ũᵀ from the accumulators (packed pairs, as A) instead of
 // through staging tiles: no barrier after phase 4 (10 per tile), 4-byte global stores.
@@ -118,24 +120,28 @@ __device__ __forceinline__ void prep10_tile(const FwdParams& p, const PrepKeep& 
   const size_t ch = static_cast<size_t>(c) * HO + h;
   const int rt = warp & 3, hi = warp >> 2;
   const int r0 = 16 * rt + (lane >> 2), cq = 2 * (lane & 3);
-  float acc[8][4];
-  prep3_front<T, K, V, true>(p, kS, qS, yS, gam, bet, ch, h, len, raw, false, acc);
-  __syncthreads();  // phase 3's reads done: q dead, k rewritten as E in place
   if constexpr (BAL_DIAG == 3) {
     // prep15 (gdn_fwd_prep15.cuh): the diagonal blocks and step 1 inside the E phase, P on all
     // warps, T_BA to io from the accumulators: 3 block barriers from here to phase 5 (prep14: 6).
-    if (hi) {
-      prep_store_a<T, CHUNK>(static_cast<T*>(p.ws_a) + ch * CHUNK * CHUNK, acc, gam, r0, cq);
-    } else {
-      tcinv_store_l(Lf, acc, gam, bet, r0, cq);
-      prep15_pair_barrier(1 + (rt >> 1));  // warp 1's (3's) L rows visible to warp 0 (2)
-    }
+    // Session 18 (bprep18, prep18's cuts of the slim prep): phase 1 with compile-time trip counts,
+    // phase 2 on half-warps, phase 3 at or below the diagonal only (prep15_front), each decay once
+    // for L and A on every warp (slim_store_la), L handed to warps 0 and 2 by bar.arrive / bar.sync
+    // (warp 0 takes rows 0..31, columns 0..31 from warps 0, 1; warp 2 rows 32..63, columns 32..63
+    // from warps 6, 7), the E rows on the other 6 warps' half-warps.
+    float kacc[4][4], qacc[4][4];
+    const int np = prep15_front<T, K, V>(p, kS, qS, yS, gam, bet, ch, h, len, raw, kacc, qacc);
+    __syncthreads();  // phase 3's reads done: q dead, k rewritten as E in place
+    slim_store_la<T>(Lf, static_cast<T*>(p.ws_a) + ch * CHUNK * CHUNK, kacc, qacc, gam, bet, r0, cq, hi, np);
+    if (warp == 0) slim_bar<true, 1, 64>();
+    else if (warp == 1) slim_bar<false, 1, 64>();
+    else if (warp == 2) slim_bar<true, 2, 96>();
+    else if (warp >= 6) slim_bar<false, 2, 96>();
     if (warp == 0 || warp == 2) {
       prep15_diag_and_step1(Lf, warp, lane);
     } else {
-      const int ew = warp == 1 ? 0 : (warp == 3 ? 1 : warp - 2);  // the 6 E-row warps
+      const int ew = warp == 1 ? 0 : (warp == 3 ? 1 : warp - 2);  // the 6 E-row warps: 12 half-warps
 #pragma unroll 2
-      for (int r = ew; r < CHUNK; r += 6) prep_e_row<T, K>(kS, eS, gam, bet, r, lane);
+      for (int r = 2 * ew + (lane >> 4); r < CHUNK; r += 12) prep15_e_row_half<T, K>(kS, gam, bet, r, lane);
     }
     __syncthreads();
     tcinv8_p(Lf, warp, lane);
@@ -149,6 +155,9 @@ __device__ __forceinline__ void prep10_tile(const FwdParams& p, const PrepKeep& 
     prep15_tbb_to_io<T>(Lf, warp, lane);
     __syncthreads();
   } else {
+    float acc[8][4];
+    prep3_front<T, K, V, true>(p, kS, qS, yS, gam, bet, ch, h, len, raw, false, acc);
+    __syncthreads();  // phase 3's reads done: q dead, k rewritten as E in place
     {
 #pragma unroll 2
       for (int r = warp; r < CHUNK; r += NT / 32) prep_e_row<T, K>(kS, eS, gam, bet, r, lane);
@@ -284,7 +293,8 @@ __device__ __forceinline__ void fwd_prep10_body(const FwdParams& p, const PrepKe
   const int qh = h / (HO / p.h), kh = h / (HO / p.hk), vh = h / (HO / p.hv);
   // Phase 1: raw q, k, v rows into smem (k into r1, q into r2, v into r3), in flight while the
   // gates are computed.
-  prep_load_qkv<T, K, V, PREP3_THREADS>(p, b.r1, b.r2, b.r3, t0, len, qh, kh, vh, tid);
+  if constexpr (BAL_DIAG == 3) prep15_load_qkv<T, K, V, PREP3_THREADS>(p, b.r1, b.r2, b.r3, t0, len, qh, kh, vh, tid);
+  else prep_load_qkv<T, K, V, PREP3_THREADS>(p, b.r1, b.r2, b.r3, t0, len, qh, kh, vh, tid);
   prep10_tile<T, K, V, KEEP, DIRECT_WU, BAL_DIAG>(p, keep, b, c, h, len, prep_gates_raw(p, t0, len, h, HO, tid));
 }
 

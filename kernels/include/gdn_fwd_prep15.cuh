@@ -7,14 +7,22 @@
 // barriers separate them differ (checked on the CPU against prep14's whole workspace by
 // bench/gdn_prep_host_emu.cpp, GDN_EMU_V15=1).
 //
+// Session 18 (bprep18): prep18's cuts of the slim prep (gdn_fwd_slim.cuh) in this tile, the same
+// values bitwise (checked as above, GDN_EMU_V15=1): phase 1 with compile-time trip counts
+// (prep15_load_qkv), phase 2 on half-warps (prep15_norm_row_half), phase 3 K Kᵀ and Q Kᵀ on the same
+// warp at or below the diagonal only (prep15_front: 384 mma.sync per tile at K = 128, not 512), L
+// and A with one decay per element on every warp (slim_store_la; was L on warps 0-3 and A on 4-7),
+// L handed over by bar.arrive, the E rows on half-warps (prep15_e_row_half).
+//
 // Schedule after phase 3 (prep10_tile with BAL_DIAG = 3; prep14's in brackets):
-//  E phase: warps 0-3 store their L rows (tcinv_store_l) and meet in pairs on named barriers
-//    (warps 0, 1 on barrier 1; warps 2, 3 on barrier 2; 64 threads each), then warp 0 inverts the
-//    diagonal blocks 0, 1 and warp 2 the blocks 2, 3 (prep14_diag_invert_half with thread index
+//  E phase: every warp stores its L and A elements (rows 16 (w mod 4).., columns 32 (w / 4)..,
+//    slim_store_la); warp 0 waits on named barrier 1 (64 threads) for warp 1, warp 2 on barrier 2
+//    (96 threads) for warps 6, 7 (the producers only arrive: slim_bar<false, ...>), then warp 0 inverts
+//    the diagonal blocks 0, 1 and warp 2 the blocks 2, 3 (prep14_diag_invert_half with thread index
 //    32 (warp >> 1) + lane: prep14's threads 0..63), __syncwarp, and each runs its step 1 at once
-//    (warp 0 T_10 = tcinv8_pair<0>: L_10 from warp 1, T_00, T_11 its own; warp 2 T_32 likewise),
-//    while warps 1, 3 (after their L rows) and 4-7 (after A) compute the 64 E rows, ~11 each
-//    (rows ew + 6i). [E rows 8 per warp and L / A; barrier; diagonal blocks on threads 0..63;
+//    (warp 0 T_10 = tcinv8_pair<0>: L_10 from warp 1, T_00, T_11 its own; warp 2 T_32: L_32 from
+//    warp 7), while warps 1, 3-7 compute the 64 E rows on 12 half-warps (rows hw + 12 i).
+//    [E rows 8 per warp and L / A; barrier; diagonal blocks on threads 0..63;
 //    barrier; step 1 beside step 2a's early k8 steps; barrier]
 //  block barrier; step 2a: P = L_BA T_AA on all 8 warps, prep9's tcinv8_p (each tile's k8 steps in
 //    tcinv8_p's order into its two accumulators: prep10's early / late split keeps that order, so
@@ -30,6 +38,7 @@
 #pragma once
 
 #include "gdn_fwd_prep13.cuh"
+#include "gdn_fwd_prep3.cuh"
 
 namespace gdn {
 
@@ -37,22 +46,9 @@ namespace gdn {
 void emu_bar_sync(int id, int n);
 #endif
 
-// bar.sync id, 64: warps 2 (id − 1) and 2 (id − 1) + 1 meet (id 1, 2; 0 is __syncthreads').
-// The ID is an immediate in each branch (session 18, prep18): with an ID in a register ptxas
-// reserves all 16 named barriers per block (EIATTR_NUM_BARRIERS 0x10), and the SM's barrier
-// pool then held only 4 blocks ("Block Limit Barriers 4"); with immediates the block takes 3.
-__device__ __forceinline__ void prep15_pair_barrier(int id) {
-#ifdef GDN_HOST_EMU
-  emu_bar_sync(id, 64);
-#else
-  if (id == 1) asm volatile("bar.sync 1, 64;\n" ::: "memory");
-  else asm volatile("bar.sync 2, 64;\n" ::: "memory");
-#endif
-}
-
 // Warp 0 (J = 0) / warp 2 (J = 2): the diagonal blocks J, J + 1 of T (prep14's threads
-// 16 J + lane) and then T_{J+1,J} (tcinv8_pair<J>), after the pair barrier that made warp J + 1's
-// L rows visible.
+// 16 J + lane) and then T_{J+1,J} (tcinv8_pair<J>), after the named barrier that made the L rows
+// of the other warps it reads visible (slim_bar<true, ...>: warp 1's for warp 0, warps 6, 7's for warp 2).
 __device__ __forceinline__ void prep15_diag_and_step1(float* Lf, int warp, int lane) {
   prep14_diag_invert_half(Lf, 16 * warp + lane);
   __syncwarp();  // T_JJ, T_II (written by other lanes) are step 1's operands
@@ -87,6 +83,250 @@ __device__ __forceinline__ void prep15_tbb_to_io(float* Lf, int warp, int lane) 
     const float2 v = tcinv_t_pair(Lf, r, cc);
     *reinterpret_cast<u32*>(&tb[tcinv10_tb_row(r) + cc]) = Io<T>::pack(v.x, v.y);
   }
+}
+
+// Phase 3 of the slim prep and of prep15 (session 18; moved here from gdn_fwd_slim.cuh by bprep18):
+// warp (rt, hi) forms rows 16 rt + 0..15, key columns
+// 32 hi + 0..31 of K Kᵀ (kacc) and then of Q Kᵀ (qacc), in its first NP 16-column blocks only (the
+// others lie above the diagonal: zero in L and A). Each element is prep_qk_products_ldsm's (the
+// same mma.sync, operands and k order; prep9's ldmatrix addressing). One product at a time: 32
+// accumulators and one A and one B fragment live (the 48-register bound).
+template <typename T, int K, int NP>
+__device__ __forceinline__ void slim_qk_product(float (&acc)[4][4], const T* as, const T* kS, int rt, int hi, int lane) {
+  using IO = Io<T>;
+  constexpr int KP = K + 8;
+  const int ar = 16 * rt + (lane & 7) + 8 * ((lane >> 3) & 1), ac = 8 * (lane >> 4);
+  const int br = 32 * hi + 8 * (lane >> 4) + (lane & 7), bc = 8 * ((lane >> 3) & 1);
+#pragma unroll
+  for (int kk = 0; kk < K / 16; ++kk) {
+    u32 a[4];
+    ldsm_x4(a, &as[ar * KP + 16 * kk + ac]);
+#pragma unroll
+    for (int np = 0; np < NP; ++np) {
+      u32 b[4];
+      ldsm_x4(b, &kS[(16 * np + br) * KP + 16 * kk + bc]);
+      IO::mma(acc[2 * np], a, b);
+      IO::mma(acc[2 * np + 1], a, b + 2);
+    }
+  }
+}
+template <typename T, int K, int NP>
+__device__ __forceinline__ void slim_qk_products(float (&kacc)[4][4], float (&qacc)[4][4], const T* kS, const T* qS,
+                                                 int rt, int hi, int lane) {
+  slim_qk_product<T, K, NP>(kacc, kS, kS, rt, hi, lane);
+  __syncwarp();  // keeps the second product's loads after the first's (no interleaving: no spills)
+  slim_qk_product<T, K, NP>(qacc, qS, kS, rt, hi, lane);
+}
+
+// L and A from slim_qk_products' accumulators (session 18): rows r0, r0 + 8, columns 32 hi + 0..31;
+// each decay e^{Γi−Γj} computed once for both (prep15 computed it on two warps until session 18).
+// L (j < i: β_i (K Kᵀ)_ij e^{Γi−Γj}, tcinv_store_l's expression) to Lf as float2, A (j ≤ i:
+// (Q Kᵀ)_ij e^{Γi−Γj}, prep_store_a's) to dst as io pairs; zeros elsewhere, the column blocks from np on
+// (above the diagonal) without arithmetic. Without branches per element: a decay past the
+// diagonal (possibly inf) is computed and not selected.
+template <typename T>
+__device__ __forceinline__ void slim_store_la(float* Lf, T* dst, const float (&kacc)[4][4], const float (&qacc)[4][4],
+                                              const float* gam, const float* bet, int r0, int cq, int hi, int np) {
+  constexpr int LS = TCINV_LS;
+  const float gi[2] = {gam[r0], gam[r0 + 8]}, bi[2] = {bet[r0], bet[r0 + 8]};
+#pragma unroll
+  for (int n = 0; n < 4; ++n) {
+    const int c0 = 32 * hi + 8 * n + cq;
+    float lv[2][2] = {{0.f, 0.f}, {0.f, 0.f}}, av[2][2] = {{0.f, 0.f}, {0.f, 0.f}};
+    if ((n >> 1) < np) {
+      const float2 gj = *reinterpret_cast<const float2*>(&gam[c0]);
+#pragma unroll
+      for (int hf = 0; hf < 2; ++hf) {
+        const int i = r0 + 8 * hf;
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          const int j = c0 + e;
+          const float d = __expf(gi[hf] - (e ? gj.y : gj.x));
+          const float l = bi[hf] * kacc[n][2 * hf + e] * d, a = qacc[n][2 * hf + e] * d;
+          lv[hf][e] = j < i ? l : 0.f;
+          av[hf][e] = j <= i ? a : 0.f;
+        }
+      }
+    }
+#pragma unroll
+    for (int hf = 0; hf < 2; ++hf) {
+      const int i = r0 + 8 * hf;
+      *reinterpret_cast<float2*>(&Lf[i * LS + c0]) = make_float2(lv[hf][0], lv[hf][1]);
+      *reinterpret_cast<u32*>(&dst[i * CHUNK + c0]) = Io<T>::pack(av[hf][0], av[hf][1]);
+    }
+  }
+}
+
+#ifdef GDN_HOST_EMU
+void emu_bar_arrive(int id, int n);
+#endif
+// The slim prep's and prep15's hand-over of L before the diagonal blocks (session 18; compile-time
+// IDs): bar.arrive ID, N (SYNC = false: a producer warp) / bar.sync ID, N (SYNC = true: the consumer).
+template <bool SYNC, int ID, int N>
+__device__ __forceinline__ void slim_bar() {
+#ifdef GDN_HOST_EMU
+  if (SYNC) emu_bar_sync(ID, N);
+  else emu_bar_arrive(ID, N);
+#else
+  if constexpr (SYNC) asm volatile("bar.sync %0, %1;\n" ::"n"(ID), "n"(N) : "memory");
+  else asm volatile("bar.arrive %0, %1;\n" ::"n"(ID), "n"(N) : "memory");
+#endif
+}
+
+// Phase 1 of prep15 (session 18, bprep18): prep_load_qkv's copies (the same 16-byte pieces into the
+// same places, k and q then v, one cp.async group) with compile-time trip counts, as the slim
+// prep's since prep18: each thread's pieces are fixed, its first addresses computed once, then
+// constant strides.
+template <typename T, int K, int V, int NT>
+__device__ __forceinline__ void prep15_load_qkv(const FwdParams& p, T* kS, T* qS, T* yS, long long t0, int len, int qh,
+                                                int kh, int vh, int tid) {
+  {
+    constexpr int KP = K + 8, KV = K / 8, RS = NT / KV, IT = CHUNK * KV / NT;  // pieces per row, rows per round, rounds
+    static_assert(CHUNK * KV % NT == 0 && NT % KV == 0, "whole rounds of whole rows");
+    const int r0 = tid / KV, c8 = 8 * (tid % KV);
+    const T* ks = static_cast<const T*>(p.k) + ((t0 + r0) * p.hk + kh) * K + c8;
+    const T* qs = static_cast<const T*>(p.q) + ((t0 + r0) * p.h + qh) * K + c8;
+    const size_t kstep = static_cast<size_t>(RS) * p.hk * K, qstep = static_cast<size_t>(RS) * p.h * K;
+    T* kd = kS + r0 * KP + c8;
+    T* qd = qS + r0 * KP + c8;
+#pragma unroll
+    for (int it = 0; it < IT; ++it) {
+      if (r0 + it * RS < len) {
+        cp_async16(kd + it * RS * KP, ks);
+        cp_async16(qd + it * RS * KP, qs);
+      } else {
+        *reinterpret_cast<uint4*>(kd + it * RS * KP) = make_uint4(0, 0, 0, 0);
+        *reinterpret_cast<uint4*>(qd + it * RS * KP) = make_uint4(0, 0, 0, 0);
+      }
+      ks += kstep;
+      qs += qstep;
+    }
+  }
+  {
+    constexpr int VP = V + 8, VV = V / 8, RS = NT / VV, IT = CHUNK * VV / NT;
+    static_assert(CHUNK * VV % NT == 0 && NT % VV == 0, "whole rounds of whole rows");
+    const int r0 = tid / VV, c8 = 8 * (tid % VV);
+    const T* vs = static_cast<const T*>(p.v) + ((t0 + r0) * p.hv + vh) * V + c8;
+    const size_t vstep = static_cast<size_t>(RS) * p.hv * V;
+    T* vd = yS + r0 * VP + c8;
+#pragma unroll
+    for (int it = 0; it < IT; ++it) {
+      if (r0 + it * RS < len) cp_async16(vd + it * RS * VP, vs);
+      else *reinterpret_cast<uint4*>(vd + it * RS * VP) = make_uint4(0, 0, 0, 0);
+      vs += vstep;
+    }
+  }
+  cp_async_commit();
+}
+
+// Phase 2 of prep15 for token row r on a half-warp (session 18, bprep18; prep_norm_row took a warp
+// per row): normalise k, scale q (in place), Y = β v; the row of Q⁺ and of Kᴿ to wq / wk (rows of K).
+// Bitwise prep_norm_row's values, by slim_norm_row_half's lane mapping: lane m of the half holds the
+// elements of prep_norm_row's lanes m and m + 16, so row_norm_scales' first butterfly step (xor 16)
+// is this lane's own sum of its two partials and steps 8, 4, 2, 1 are the same shuffles within the
+// half; every other value is per element. Two rows per warp instruction.
+template <typename T, int K, int V>
+__device__ __forceinline__ void prep15_norm_row_half(const FwdParams& p, T* kS, T* qS, T* yS, T* wq, T* wk,
+                                                     const float* gam, const float* bet, float gl, int r, int lane) {
+  using IO = Io<T>;
+  constexpr int KP = K + 8, VP = V + 8, EK = K / 32, EV = V / 32, HK = K / 2, HV = V / 2;
+  const int m = lane & 15;
+  T* kp = &kS[r * KP + m * EK];
+  T* qp = &qS[r * KP + m * EK];
+  T* yp = &yS[r * VP + m * EV];
+  float kx[2][EK], qx[2][EK], ks[2] = {0.f, 0.f}, qs[2] = {0.f, 0.f};
+#pragma unroll
+  for (int u = 0; u < 2; ++u) {
+    const Bits<EK> kb = *reinterpret_cast<const Bits<EK>*>(kp + u * HK);
+    const Bits<EK> qb = *reinterpret_cast<const Bits<EK>*>(qp + u * HK);
+#pragma unroll
+    for (int e = 0; e < EK; ++e) {
+      kx[u][e] = IO::bits_to_f(kb.h[e]);
+      qx[u][e] = IO::bits_to_f(qb.h[e]);
+      ks[u] += kx[u][e] * kx[u][e];
+      qs[u] += qx[u][e] * qx[u][e];
+    }
+  }
+  float kr = 1.f, qr = p.scale;
+  // ks[0] + ks[1]: row_norm_scales' step 16.
+  if (p.flags & FLAG_L2NORM) l2norm_scales<8>(ks[0] + ks[1], qs[0] + qs[1], p.scale, kr, qr);
+  const float eg = __expf(gam[r]), er = __expf(gl - gam[r]), br = bet[r];
+#pragma unroll
+  for (int u = 0; u < 2; ++u) {
+    const Bits<EV> vb = *reinterpret_cast<const Bits<EV>*>(yp + u * HV);
+    Bits<EK> ko, qo, qpo, kro;
+    Bits<EV> yo;
+#pragma unroll
+    for (int e = 0; e < EK; ++e) {
+      const float kn = kx[u][e] * kr, qn = qx[u][e] * qr;
+      ko.h[e] = IO::f_to_bits(kn);
+      qo.h[e] = IO::f_to_bits(qn);
+      qpo.h[e] = IO::f_to_bits(qn * eg);
+      kro.h[e] = IO::f_to_bits(kn * er);
+    }
+#pragma unroll
+    for (int e = 0; e < EV; ++e) yo.h[e] = IO::f_to_bits(br * IO::bits_to_f(vb.h[e]));
+    *reinterpret_cast<Bits<EK>*>(kp + u * HK) = ko;
+    *reinterpret_cast<Bits<EK>*>(qp + u * HK) = qo;
+    *reinterpret_cast<Bits<EV>*>(yp + u * HV) = yo;
+    *reinterpret_cast<Bits<EK>*>(&wq[r * K + u * HK + m * EK]) = qpo;
+    *reinterpret_cast<Bits<EK>*>(&wk[r * K + u * HK + m * EK]) = kro;
+  }
+}
+
+// E = β k e^Γ for token row r on a half-warp (session 18, bprep18; prep_e_row's values per element,
+// lane m of the half on prep_e_row's lanes m and m + 16 elements): in place over the normalised k.
+template <typename T, int K>
+__device__ __forceinline__ void prep15_e_row_half(T* kS, const float* gam, const float* bet, int r, int lane) {
+  using IO = Io<T>;
+  constexpr int KP = K + 8, EK = K / 32, HK = K / 2;
+  T* kp = &kS[r * KP + (lane & 15) * EK];
+  const float f = bet[r] * __expf(gam[r]);
+#pragma unroll
+  for (int u = 0; u < 2; ++u) {
+    const Bits<EK> kb = *reinterpret_cast<const Bits<EK>*>(kp + u * HK);
+    Bits<EK> eo;
+#pragma unroll
+    for (int e = 0; e < EK; ++e) eo.h[e] = IO::f_to_bits(f * IO::bits_to_f(kb.h[e]));
+    *reinterpret_cast<Bits<EK>*>(kp + u * HK) = eo;
+  }
+}
+
+// Phases 1b-3 of prep15 (session 18, bprep18; prep3_front's values): the gates from their raw bits,
+// the q, k, v copies waited for, Γ_last to ws_gl[ch]; phase 2 on half-warps (prep15_norm_row_half);
+// phase 3 as the slim prep's: warp (rt, hi) forms K Kᵀ (kacc) and Q Kᵀ (qacc) at rows 16 rt..,
+// key columns 32 hi.., when any of its np 16-column blocks is at or below the diagonal (np
+// returned; warps 4, 5 none: 384 mma.sync per tile at K = 128 instead of 512; warps 0, 6 (np = 1)
+// form both blocks: the one code path keeps the forward's k128 entry free of spills), each element
+// prep_qk_products_ldsm's. Ends without a barrier (the caller's, after which qS is dead).
+template <typename T, int K, int V>
+__device__ __forceinline__ int prep15_front(const FwdParams& p, T* kS, T* qS, T* yS, float* gam, float* bet, size_t ch,
+                                            int h, int len, const PrepGateRaw& raw, float (&kacc)[4][4],
+                                            float (&qacc)[4][4]) {
+  constexpr int NT = PREP3_THREADS, RW = NT / 32;
+  const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+  prep_gates_cook(p, gam, bet, len, h, raw, tid, lane);
+  __syncthreads();
+  if (tid >= 32 && tid < CHUNK) gam[tid] += gam[31];
+  cp_async_wait<0>();
+  __syncthreads();
+  const float gl = gam[CHUNK - 1];
+  if (tid == 0) p.ws_gl[ch] = gl;
+  {
+    T* wq = static_cast<T*>(p.ws_q) + ch * CHUNK * K;
+    T* wk = static_cast<T*>(p.ws_kr) + ch * CHUNK * K;
+    // Warp w's rows w + 8 i as prep3_front's, now two at a time (half-warp lane >> 4).
+#pragma unroll 1
+    for (int r = warp + RW * (lane >> 4); r < CHUNK; r += 2 * RW)
+      prep15_norm_row_half<T, K, V>(p, kS, qS, yS, wq, wk, gam, bet, gl, r, lane);
+  }
+  __syncthreads();
+  const int rt = warp & 3, hi = warp >> 2;
+  const int np = hi ? (rt < 2 ? 0 : rt - 1) : (rt < 1 ? 1 : 2);
+  zero_frags(kacc);
+  zero_frags(qacc);
+  if (np > 0) slim_qk_products<T, K, 2>(kacc, qacc, kS, qS, rt, hi, lane);  // both blocks: no spills (np = 1: 2 warps)
+  return np;
 }
 
 }  // namespace gdn
