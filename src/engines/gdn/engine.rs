@@ -55,7 +55,8 @@
 //! same time ([`super::fwd_overlap`]: `gdn_fwd_chunk_order`, the persistent prep
 //! `gdn_fwd_slimprep_*_k128_ov`, the scan `gdn_fwd_slimscan_*_k128_w4ov` launched programmatic;
 //! bitwise the non-overlapped slim forward): `0` never, `1` wherever the uncut slim path runs,
-//! unset by [`super::fwd_overlap::FWD_OVERLAP_RULE`] (not with a forced `DNNPLAN_GDN_FWD_SCAN`);
+//! unset by [`super::fwd_overlap::FWD_OVERLAP_RULE`] (not with a forced `DNNPLAN_GDN_FWD_SCAN`;
+//! no rule since session 19: unset never overlaps);
 //! diagnostics: `seq` (the same kernels one after the other), `DNNPLAN_GDN_FWD_OVERLAP_PER_SM=n`
 //! (the persistent prep's blocks per SM, at most what fits beside the scan).
 
