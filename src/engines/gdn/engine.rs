@@ -1643,15 +1643,15 @@ pub(super) mod tests {
     }
 
     #[test]
-    fn forward_overlap_by_rule_and_its_bundled_entries() {
+    fn forward_overlap_only_when_asked_and_its_bundled_entries() {
         let overlap = |n, t, ho, d, bi| FwdChoice::default_for(&facts(n, t, ho, d, bi), 132);
-        // (4, 8192, 16): uncut slim, 128 w4 blocks in one wave -> prep ∥ scan.
-        let c = overlap(4, 32768, 16, 128, false);
-        assert!(c.overlap && c.scan_warps() == 4);
-        // batch_invariant changes nothing there (uncut anyway).
-        assert!(overlap(4, 32768, 16, 128, true).overlap);
+        // (4, 8192, 16): uncut slim, 128 w4 blocks in one wave: the overlap's best shape, not
+        // overlapped by rule since session 19 (fwd_overlap::FWD_OVERLAP_RULE).
+        let mut c = overlap(4, 32768, 16, 128, false);
+        assert!(!c.overlap && c.scan_warps() == 4);
+        assert!(!overlap(4, 32768, 16, 128, true).overlap);
         // (16, 2048, 32) (w8, 512 pairs), the ragged mix (320 w4 blocks), (1, 32768, 16) (the
-        // piece path), K = 64 (full factors): not.
+        // piece path), K = 64 (full factors): not either.
         for (n, t, ho, d) in [
             (16, 32768, 32, 128),
             (10, 29949, 16, 128),
@@ -1662,7 +1662,8 @@ pub(super) mod tests {
         }
         // (1, 32768, 16) uncut under batch_invariant: 32 blocks, a quarter wave -> not.
         assert!(!overlap(1, 32768, 16, 128, true).overlap);
-        // The overlapped entries are bundled, named by the choice.
+        // The overlapped entries (DNNPLAN_GDN_FWD_OVERLAP=1) are bundled, named by the choice.
+        c.overlap = true;
         let fwd = crate::cuda::kernels::find("gdn_fwd").expect("bundled GDN module");
         assert_eq!(c.offsets_name(), "gdn_fwd_chunk_order");
         assert!(fwd.has_function(c.offsets_name()));
