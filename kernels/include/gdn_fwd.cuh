@@ -552,6 +552,33 @@ __device__ __forceinline__ void l2norm_scales(float ks, float qs, float scale, f
   qr = scale * rsqrtf(qs + 1e-6f);
 }
 
+// One lane's pieces of a token row after the l2 norm (phase 2 of the preps): k·kr and q·qr in place
+// (kd, qd), Y = β v (yd, from v's bits vb), Q⁺ = q·qr·e^Γ (wqd) and Kᴿ = k·kr·e^{Γlast−Γ} (wkd).
+// Shared by prep_norm_row (a warp per row) and prep15_norm_row_half (each half of a row).
+template <typename T, int EK, int EV>
+__device__ __forceinline__ void store_norm_pieces(const float (&kx)[EK], const float (&qx)[EK], float kr, float qr,
+                                                  float eg, float er, float br, const Bits<EV>& vb, T* kd, T* qd, T* yd,
+                                                  T* wqd, T* wkd) {
+  using IO = Io<T>;
+  Bits<EK> ko, qo, qpo, kro;
+  Bits<EV> yo;
+#pragma unroll
+  for (int e = 0; e < EK; ++e) {
+    const float kn = kx[e] * kr, qn = qx[e] * qr;
+    ko.h[e] = IO::f_to_bits(kn);
+    qo.h[e] = IO::f_to_bits(qn);
+    qpo.h[e] = IO::f_to_bits(qn * eg);
+    kro.h[e] = IO::f_to_bits(kn * er);
+  }
+#pragma unroll
+  for (int e = 0; e < EV; ++e) yo.h[e] = IO::f_to_bits(br * IO::bits_to_f(vb.h[e]));
+  *reinterpret_cast<Bits<EK>*>(kd) = ko;
+  *reinterpret_cast<Bits<EK>*>(qd) = qo;
+  *reinterpret_cast<Bits<EV>*>(yd) = yo;
+  *reinterpret_cast<Bits<EK>*>(wqd) = qpo;
+  *reinterpret_cast<Bits<EK>*>(wkd) = kro;
+}
+
 // The preps' phase 2 for token row r (one warp): normalise k, scale q (in place), Y = β v; the
 // row of Q⁺ and of Kᴿ goes to wq / wk (rows of WSTR elements: dense K in the workspace, padded in
 // the fused forward's shared tiles). Vector accesses of EK / EV 16-bit values per lane.
@@ -582,30 +609,14 @@ __device__ __forceinline__ void row_norm_scales(const FwdParams& p, const T* kS,
 template <typename T, int K, int V, int WSTR = K>
 __device__ __forceinline__ void prep_norm_row(const FwdParams& p, T* kS, T* qS, T* yS, T* wq, T* wk,
                                               const float* gam, const float* bet, float gl, int r, int lane) {
-  using IO = Io<T>;
   constexpr int KP = K + 8, VP = V + 8;
   constexpr int EK = K / 32, EV = V / 32;
   const Bits<EV> vb = *reinterpret_cast<const Bits<EV>*>(&yS[r * VP + lane * EV]);
   float kx[EK], qx[EK], kr, qr;
   row_norm_scales<T, K>(p, kS, qS, r, lane, kx, qx, kr, qr);
   const float eg = __expf(gam[r]), er = __expf(gl - gam[r]), br = bet[r];
-  Bits<EK> ko, qo, qpo, kro;
-  Bits<EV> yo;
-#pragma unroll
-  for (int e = 0; e < EK; ++e) {
-    const float kn = kx[e] * kr, qn = qx[e] * qr;
-    ko.h[e] = IO::f_to_bits(kn);
-    qo.h[e] = IO::f_to_bits(qn);
-    qpo.h[e] = IO::f_to_bits(qn * eg);
-    kro.h[e] = IO::f_to_bits(kn * er);
-  }
-#pragma unroll
-  for (int e = 0; e < EV; ++e) yo.h[e] = IO::f_to_bits(br * IO::bits_to_f(vb.h[e]));
-  *reinterpret_cast<Bits<EK>*>(&kS[r * KP + lane * EK]) = ko;
-  *reinterpret_cast<Bits<EK>*>(&qS[r * KP + lane * EK]) = qo;
-  *reinterpret_cast<Bits<EV>*>(&yS[r * VP + lane * EV]) = yo;
-  *reinterpret_cast<Bits<EK>*>(&wq[r * WSTR + lane * EK]) = qpo;
-  *reinterpret_cast<Bits<EK>*>(&wk[r * WSTR + lane * EK]) = kro;
+  store_norm_pieces<T, EK, EV>(kx, qx, kr, qr, eg, er, br, vb, &kS[r * KP + lane * EK], &qS[r * KP + lane * EK],
+                               &yS[r * VP + lane * EV], &wq[r * WSTR + lane * EK], &wk[r * WSTR + lane * EK]);
 }
 
 // E = β k e^Γ for token row r (one warp): the normalised k row of kS, scaled, to eS.

@@ -173,35 +173,41 @@ __device__ __forceinline__ void slim_bar() {
 #endif
 }
 
+// The raw k and q rows of a chunk (rows of K + 8 elements; zeros past len) by cp.async, no commit:
+// the slim prep's and prep15's phase 1 (session 18). Compile-time trip counts: each thread's
+// 16-byte pieces are fixed (the same pieces and layout as a tid-strided loop), its first addresses
+// computed once, then constant strides.
+template <typename T, int K, int NT>
+__device__ __forceinline__ void load_kq_rows(const FwdParams& p, T* kS, T* qS, long long t0, int len, int qh, int kh,
+                                             int tid) {
+  constexpr int KP = K + 8, KV = K / 8, RS = NT / KV, IT = CHUNK * KV / NT;  // pieces per row, rows per round, rounds
+  static_assert(CHUNK * KV % NT == 0 && NT % KV == 0, "whole rounds of whole rows");
+  const int r0 = tid / KV, c8 = 8 * (tid % KV);
+  const T* ks = static_cast<const T*>(p.k) + ((t0 + r0) * p.hk + kh) * K + c8;
+  const T* qs = static_cast<const T*>(p.q) + ((t0 + r0) * p.h + qh) * K + c8;
+  const size_t kstep = static_cast<size_t>(RS) * p.hk * K, qstep = static_cast<size_t>(RS) * p.h * K;
+  T* kd = kS + r0 * KP + c8;
+  T* qd = qS + r0 * KP + c8;
+#pragma unroll
+  for (int it = 0; it < IT; ++it) {
+    if (r0 + it * RS < len) {
+      cp_async16(kd + it * RS * KP, ks);
+      cp_async16(qd + it * RS * KP, qs);
+    } else {
+      *reinterpret_cast<uint4*>(kd + it * RS * KP) = make_uint4(0, 0, 0, 0);
+      *reinterpret_cast<uint4*>(qd + it * RS * KP) = make_uint4(0, 0, 0, 0);
+    }
+    ks += kstep;
+    qs += qstep;
+  }
+}
+
 // Phase 1 of prep15 (session 18, bprep18): prep_load_qkv's copies (the same 16-byte pieces into the
-// same places, k and q then v, one cp.async group) with compile-time trip counts, as the slim
-// prep's since prep18: each thread's pieces are fixed, its first addresses computed once, then
-// constant strides.
+// same places, k and q (load_kq_rows) then v, one cp.async group) with compile-time trip counts.
 template <typename T, int K, int V, int NT>
 __device__ __forceinline__ void prep15_load_qkv(const FwdParams& p, T* kS, T* qS, T* yS, long long t0, int len, int qh,
                                                 int kh, int vh, int tid) {
-  {
-    constexpr int KP = K + 8, KV = K / 8, RS = NT / KV, IT = CHUNK * KV / NT;  // pieces per row, rows per round, rounds
-    static_assert(CHUNK * KV % NT == 0 && NT % KV == 0, "whole rounds of whole rows");
-    const int r0 = tid / KV, c8 = 8 * (tid % KV);
-    const T* ks = static_cast<const T*>(p.k) + ((t0 + r0) * p.hk + kh) * K + c8;
-    const T* qs = static_cast<const T*>(p.q) + ((t0 + r0) * p.h + qh) * K + c8;
-    const size_t kstep = static_cast<size_t>(RS) * p.hk * K, qstep = static_cast<size_t>(RS) * p.h * K;
-    T* kd = kS + r0 * KP + c8;
-    T* qd = qS + r0 * KP + c8;
-#pragma unroll
-    for (int it = 0; it < IT; ++it) {
-      if (r0 + it * RS < len) {
-        cp_async16(kd + it * RS * KP, ks);
-        cp_async16(qd + it * RS * KP, qs);
-      } else {
-        *reinterpret_cast<uint4*>(kd + it * RS * KP) = make_uint4(0, 0, 0, 0);
-        *reinterpret_cast<uint4*>(qd + it * RS * KP) = make_uint4(0, 0, 0, 0);
-      }
-      ks += kstep;
-      qs += qstep;
-    }
-  }
+  load_kq_rows<T, K, NT>(p, kS, qS, t0, len, qh, kh, tid);
   {
     constexpr int VP = V + 8, VV = V / 8, RS = NT / VV, IT = CHUNK * VV / NT;
     static_assert(CHUNK * VV % NT == 0 && NT % VV == 0, "whole rounds of whole rows");
@@ -254,23 +260,8 @@ __device__ __forceinline__ void prep15_norm_row_half(const FwdParams& p, T* kS, 
 #pragma unroll
   for (int u = 0; u < 2; ++u) {
     const Bits<EV> vb = *reinterpret_cast<const Bits<EV>*>(yp + u * HV);
-    Bits<EK> ko, qo, qpo, kro;
-    Bits<EV> yo;
-#pragma unroll
-    for (int e = 0; e < EK; ++e) {
-      const float kn = kx[u][e] * kr, qn = qx[u][e] * qr;
-      ko.h[e] = IO::f_to_bits(kn);
-      qo.h[e] = IO::f_to_bits(qn);
-      qpo.h[e] = IO::f_to_bits(qn * eg);
-      kro.h[e] = IO::f_to_bits(kn * er);
-    }
-#pragma unroll
-    for (int e = 0; e < EV; ++e) yo.h[e] = IO::f_to_bits(br * IO::bits_to_f(vb.h[e]));
-    *reinterpret_cast<Bits<EK>*>(kp + u * HK) = ko;
-    *reinterpret_cast<Bits<EK>*>(qp + u * HK) = qo;
-    *reinterpret_cast<Bits<EV>*>(yp + u * HV) = yo;
-    *reinterpret_cast<Bits<EK>*>(&wq[r * K + u * HK + m * EK]) = qpo;
-    *reinterpret_cast<Bits<EK>*>(&wk[r * K + u * HK + m * EK]) = kro;
+    store_norm_pieces<T, EK, EV>(kx[u], qx[u], kr, qr, eg, er, br, vb, kp + u * HK, qp + u * HK, yp + u * HV,
+                                 &wq[r * K + u * HK + m * EK], &wk[r * K + u * HK + m * EK]);
   }
 }
 

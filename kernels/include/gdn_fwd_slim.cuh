@@ -154,33 +154,9 @@ __device__ __forceinline__ void fwd_slim_prep_tile(const FwdParams& p, const int
   const int qh = h / (HO / p.h), kh = h / (HO / p.hk);
   const size_t ch = static_cast<size_t>(c) * HO + h;
 
-  // Phase 1: raw q, k rows (zero past len), in flight while the gates are cooked. Compile-time
-  // trip counts (session 18, as slim15's scan stage copy): each thread's 16-byte pieces are fixed
-  // (the same pieces and layout as the tid-strided loop before), its first addresses once, then
-  // constant strides.
-  {
-    constexpr int KV = K / 8, RS = NT / KV, IT = CHUNK * KV / NT;  // pieces per row, rows per round, rounds
-    static_assert(CHUNK * KV % NT == 0 && NT % KV == 0, "whole rounds of whole rows");
-    const int r0 = tid / KV, c8 = 8 * (tid % KV);
-    const T* ks = static_cast<const T*>(p.k) + ((t0 + r0) * p.hk + kh) * K + c8;
-    const T* qs = static_cast<const T*>(p.q) + ((t0 + r0) * p.h + qh) * K + c8;
-    const size_t kstep = static_cast<size_t>(RS) * p.hk * K, qstep = static_cast<size_t>(RS) * p.h * K;
-    T* kd = kS + r0 * KP + c8;
-    T* qd = qS + r0 * KP + c8;
-#pragma unroll
-    for (int it = 0; it < IT; ++it) {
-      if (r0 + it * RS < len) {
-        cp_async16(kd + it * RS * KP, ks);
-        cp_async16(qd + it * RS * KP, qs);
-      } else {
-        *reinterpret_cast<uint4*>(kd + it * RS * KP) = make_uint4(0, 0, 0, 0);
-        *reinterpret_cast<uint4*>(qd + it * RS * KP) = make_uint4(0, 0, 0, 0);
-      }
-      ks += kstep;
-      qs += qstep;
-    }
-    cp_async_commit();
-  }
+  // Phase 1: raw q, k rows (zero past len, load_kq_rows), in flight while the gates are cooked.
+  load_kq_rows<T, K, NT>(p, kS, qS, t0, len, qh, kh, tid);
+  cp_async_commit();
   prep_gates_cook(p, gam, bet, len, h, prep_gates_raw(p, t0, len, h, HO, tid), tid, lane);
   __syncthreads();
   if (tid >= 32 && tid < CHUNK) gam[tid] += gam[31];
