@@ -10,8 +10,9 @@
 //! arithmetic; only the order of the prep's tiles and the waits change). The producer's grid is
 //! as many blocks as fit beside one scan block on every SM ([`blocks_beside`] over
 //! [`SM90_BUDGET`], [`super::occupancy`]; both kernels ask for the largest shared-memory
-//! carveout), so that the scan's blocks find room while the prep runs. Overlap by [`FWD_OVERLAP_RULE`] on the uncut slim path,
-//! or as `DNNPLAN_GDN_FWD_OVERLAP=0|1` (read at plan build) says.
+//! carveout), so that the scan's blocks find room while the prep runs. Overlap on the uncut slim
+//! path as `DNNPLAN_GDN_FWD_OVERLAP=0|1` (read at plan build) says, else by [`FWD_OVERLAP_RULE`]
+//! (none since session 19: unset never overlaps).
 
 use super::engine::{SLIM_PREP_OV, SLIM_SCAN_OV};
 use super::occupancy::{BlockUse, SM90_BUDGET, blocks_beside};
