@@ -526,11 +526,14 @@ __device__ __forceinline__ void prep_gates(const FwdParams& p, float* gam, float
 }
 
 // Completes prep_gates and phase 1 (block-wide barriers): adds the first warp's total to the
-// second warp's Γ, waits for the q, k, v copies, and returns Γ_last (also stored to ws_gl[ch]).
-__device__ __forceinline__ float prep_finish_gates(const FwdParams& p, float* gam, size_t ch, int tid) {
+// second warp's Γ, waits for the q, k, v copies (`next_in_flight`: the newest cp.async group, the
+// next tile's, is left in flight), and returns Γ_last (also stored to ws_gl[ch]).
+__device__ __forceinline__ float prep_finish_gates(const FwdParams& p, float* gam, size_t ch, int tid,
+                                                   bool next_in_flight = false) {
   __syncthreads();
   if (tid >= 32 && tid < CHUNK) gam[tid] += gam[31];
-  cp_async_wait<0>();
+  if (next_in_flight) cp_async_wait<1>();
+  else cp_async_wait<0>();
   __syncthreads();
   const float gl = gam[CHUNK - 1];
   if (tid == 0) p.ws_gl[ch] = gl;

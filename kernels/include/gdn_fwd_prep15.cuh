@@ -297,12 +297,7 @@ __device__ __forceinline__ int prep15_front(const FwdParams& p, T* kS, T* qS, T*
   constexpr int NT = PREP3_THREADS, RW = NT / 32;
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
   prep_gates_cook(p, gam, bet, len, h, raw, tid, lane);
-  __syncthreads();
-  if (tid >= 32 && tid < CHUNK) gam[tid] += gam[31];
-  cp_async_wait<0>();
-  __syncthreads();
-  const float gl = gam[CHUNK - 1];
-  if (tid == 0) p.ws_gl[ch] = gl;
+  const float gl = prep_finish_gates(p, gam, ch, tid);
   {
     T* wq = static_cast<T*>(p.ws_q) + ch * CHUNK * K;
     T* wk = static_cast<T*>(p.ws_kr) + ch * CHUNK * K;

@@ -219,13 +219,7 @@ __device__ __forceinline__ void prep3_front(const FwdParams& p, T* kS, T* qS, T*
 
   // Phase 1b: the gates from their raw bits; then (prep_finish_gates) the q, k, v copies.
   prep_gates_cook(p, gam, bet, len, h, raw, tid, lane);
-  __syncthreads();
-  if (tid >= 32 && tid < CHUNK) gam[tid] += gam[31];
-  if (next_in_flight) cp_async_wait<1>();
-  else cp_async_wait<0>();
-  __syncthreads();
-  const float gl = gam[CHUNK - 1];
-  if (tid == 0) p.ws_gl[ch] = gl;
+  const float gl = prep_finish_gates(p, gam, ch, tid, next_in_flight);
 
   // Phase 2 (warp per row, 8 rows per warp): normalise k, scale q (in place), Y = β v; Q⁺ and
   // Kᴿ go to the workspace (each row one contiguous warp store).

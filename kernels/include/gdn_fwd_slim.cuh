@@ -157,13 +157,8 @@ __device__ __forceinline__ void fwd_slim_prep_tile(const FwdParams& p, const int
   // Phase 1: raw q, k rows (zero past len, load_kq_rows), in flight while the gates are cooked.
   load_kq_rows<T, K, NT>(p, kS, qS, t0, len, qh, kh, tid);
   cp_async_commit();
-  prep_gates_cook(p, gam, bet, len, h, prep_gates_raw(p, t0, len, h, HO, tid), tid, lane);
-  __syncthreads();
-  if (tid >= 32 && tid < CHUNK) gam[tid] += gam[31];
-  cp_async_wait<0>();
-  __syncthreads();
-  const float gl = gam[CHUNK - 1];
-  if (tid == 0) p.ws_gl[ch] = gl;
+  prep_gates(p, gam, bet, t0, len, h, HO, tid, lane);
+  const float gl = prep_finish_gates(p, gam, ch, tid);
 
   // Phase 2 (half-warp per row; warp w's rows are w + 8 i, as before): normalise k, scale q; the
   // scalars to the workspace.
