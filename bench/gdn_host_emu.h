@@ -32,6 +32,7 @@ struct float2 { float x, y; };
 struct alignas(16) float4 { float x, y, z, w; };
 inline uint4 make_uint4(unsigned a, unsigned b, unsigned c, unsigned d) { return {a, b, c, d}; }
 inline float2 make_float2(float a, float b) { return {a, b}; }
+inline float4 make_float4(float a, float b, float c, float d) { return {a, b, c, d}; }
 struct U3 { unsigned x, y, z; };
 thread_local U3 threadIdx, blockIdx;
 static U3 gridDim;  // the running launch's grid (persistent kernels stride by it)
