@@ -1,4 +1,5 @@
-# Session 18 (helper dscan18), run 2: the overlapped reverse scan's publish options on the R2 loop
+# Session 18 (helper dscan18), run 2 (build 06e68f76…; its ov6 / ov7 were then removed from the bundle, ov5
+# kept with the same machine code): the overlapped reverse scan's publish options on the R2 loop
 # (dscan_mma_chunks R3 bits; gdn_bwd_dscan{,p}_ov5_*: a publisher warp, R3_PUBW; _ov6_*: one fence
 # per publish, R3_FENCE1; _ov7_*: one fence per two chunks, R3_PUB2) on the H200 in one call. This
 # build (T) against main 2f7c732's staged gpu_gdn (B, base/gpu_gdn_s18base): timing in both orders

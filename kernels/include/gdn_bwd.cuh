@@ -322,14 +322,14 @@ __device__ __forceinline__ void load_d_final_state_frags(const BwdParams& bp, si
 }
 
 // R2's dS' store: this warp's X fragments (value rows row0 + (lane >> 2) + {0, 8}, all K columns)
-// packed to the io dtype into the warp's [16][KP] staging rows (dscan_stage_ds), then the 16 × K
-// values written as one contiguous run of 16-byte stores at ws_ds[ch][row0][0] (dscan_write_ds:
-// each lane 16 bytes, lanes consecutive). The staging rows are reused by the next chunk only after
-// the loop's closing barrier. Bank-conflict-free both ways (KP ≡ 8 mod 64 elements). The R3_LATE
-// loop (dscan_mma_chunks) stages at the chunk's top and writes after its state update.
-template <typename T, int K, typename S>
-__device__ __forceinline__ void dscan_stage_ds(unsigned char* smem, const float (&x)[K / 8][4], int warp, int lane) {
-  constexpr int KP = S::KP;
+// packed to the io dtype into the warp's [16][KP] staging rows, then the 16 × K values written as
+// one contiguous run of 16-byte stores at ws_ds[ch][row0][0] (each lane 16 bytes, lanes
+// consecutive). The staging rows are reused by the next chunk only after the loop's closing
+// barrier. Bank-conflict-free both ways (KP ≡ 8 mod 64 elements).
+template <typename T, int K, int V, typename S>
+__device__ __forceinline__ void dscan_store_ds_staged(const BwdParams& bp, unsigned char* smem, size_t ch,
+                                                      const float (&x)[K / 8][4], int row0, int warp, int lane) {
+  constexpr int KP = S::KP, CPR = K / 8;  // 16-byte pieces per row
   T* sc = reinterpret_cast<T*>(smem + S::bytes + warp * S::dss_warp);
   const int g = lane >> 2, cq = 2 * (lane & 3);
 #pragma unroll
@@ -338,13 +338,6 @@ __device__ __forceinline__ void dscan_stage_ds(unsigned char* smem, const float 
     for (int hf = 0; hf < 2; ++hf)
       *reinterpret_cast<u32*>(&sc[(g + 8 * hf) * KP + 8 * nt + cq]) = Io<T>::pack(x[nt][2 * hf], x[nt][2 * hf + 1]);
   }
-}
-
-template <typename T, int K, int V, typename S>
-__device__ __forceinline__ void dscan_write_ds(const BwdParams& bp, const unsigned char* smem, size_t ch, int row0,
-                                               int warp, int lane) {
-  constexpr int KP = S::KP, CPR = K / 8;  // 16-byte pieces per row
-  const T* sc = reinterpret_cast<const T*>(smem + S::bytes + warp * S::dss_warp);
   __syncwarp();
   T* dst = reinterpret_cast<T*>(bp.ws_ds) + ch * V * K + static_cast<size_t>(row0) * K;
 #pragma unroll
@@ -354,91 +347,17 @@ __device__ __forceinline__ void dscan_write_ds(const BwdParams& bp, const unsign
   }
 }
 
-template <typename T, int K, int V, typename S>
-__device__ __forceinline__ void dscan_store_ds_staged(const BwdParams& bp, unsigned char* smem, size_t ch,
-                                                      const float (&x)[K / 8][4], int row0, int warp, int lane) {
-  dscan_stage_ds<T, K, S>(smem, x, warp, lane);
-  dscan_write_ds<T, K, V, S>(bp, smem, ch, row0, warp, lane);
-}
-
-// R3_LATE's dR store: dR (fp32, [token][value] at drg) from this thread's fragments dr (tokens
-// 8nt + cq + {0, 1}, value rows vr, vr + 8) by the 4-byte stores of the R2 loop (which keeps its
-// own copy interleaved with the −dRᵀ packing, so that its machine code stays session 9's).
-template <int V>
-__device__ __forceinline__ void dscan_store_dr_frags(float* drg, const float (&dr)[8][4], int vr, int cq) {
-#pragma unroll
-  for (int nt = 0; nt < 8; ++nt) {
-#pragma unroll
-    for (int e = 0; e < 2; ++e) {
-      const int j = 8 * nt + cq + e;
-      drg[static_cast<size_t>(j) * V + vr] = dr[nt][e];
-      drg[static_cast<size_t>(j) * V + vr + 8] = dr[nt][2 + e];
-    }
-  }
-}
-
-// R3_DR16's dR store (session 18): the warp's 64 tokens × 16 value columns (from col0) of dR through
-// its dS' staging rows (after dscan_write_ds read them), in passes of TP tokens (as many 64-byte
-// rows as the staging holds: 64 at K = 128, 32 at K = 64), each written as 16-byte stores (8
-// lanes per two token rows) instead of 4-byte ones: a quarter of the store instructions, the same
-// sectors. Staging word of (pass token jl, column v): 16 · (jl ^ ((jl >> 1) & 1)) + (v ^ 8 · ((jl >> 2)
-// & 1)): the fragment writes (lanes: 4 token pairs × 8 columns) and the 16-byte reads (two whole
-// rows per quarter warp) are both bank-conflict-free. The staging is reused after the next barrier
-// (the R2 loop's dS' reads of the same rows come first, in program order, with a __syncwarp between).
-template <int K, int V, typename S>
-__device__ __forceinline__ void dscan_store_dr_staged(float* drg, unsigned char* smem, const float (&dr)[8][4],
-                                                      int col0, int warp, int lane) {
-  constexpr int TP = (S::dss_warp / 64) >= CHUNK ? CHUNK : CHUNK / 2;
-  static_assert(TP * 64 <= S::dss_warp && CHUNK % TP == 0, "dR passes fit the staging rows");
-  float* sf = reinterpret_cast<float*>(smem + S::bytes + warp * S::dss_warp);
-  const int g = lane >> 2, cq = 2 * (lane & 3);
-#pragma unroll
-  for (int pass = 0; pass < CHUNK / TP; ++pass) {
-    __syncwarp();  // the staging's previous readers (dS' or the previous pass) are done
-#pragma unroll
-    for (int ntl = 0; ntl < TP / 8; ++ntl) {
-#pragma unroll
-      for (int e = 0; e < 2; ++e) {
-        const int jl = 8 * ntl + cq + e;
-        const int row = 16 * (jl ^ ((jl >> 1) & 1)), sw = 8 * ((jl >> 2) & 1);
-        sf[row + (g ^ sw)] = dr[pass * (TP / 8) + ntl][e];
-        sf[row + ((g + 8) ^ sw)] = dr[pass * (TP / 8) + ntl][2 + e];
-      }
-    }
-    __syncwarp();
-#pragma unroll
-    for (int it = 0; it < TP * 4 / 32; ++it) {
-      const int i = 32 * it + lane, jl = i >> 2, pc = i & 3;
-      const float4 v4 =
-          *reinterpret_cast<const float4*>(&sf[16 * (jl ^ ((jl >> 1) & 1)) + ((4 * pc) ^ (8 * ((jl >> 2) & 1)))]);
-      *reinterpret_cast<float4*>(&drg[static_cast<size_t>(pass * TP + jl) * V + col0 + 4 * pc]) = v4;
-    }
-  }
-}
-
-// Session 18's options of the overlapped producer's R2 loop (dscan_mma_chunks' R3 bits).
-constexpr int R3_LATE = 1;  // the chunk's stores and the previous unit's publish after its state update
-constexpr int R3_DR16 = 2;  // dR through the dS' staging rows as 16-byte stores
-constexpr int R3_PUBW = 4;  // an extra publisher warp publishes the units; the compute warps never fence
-constexpr int R3_FENCE1 = 8;   // thread 0 publishes with one fence (fence.sc, then relaxed flag stores)
-constexpr int R3_PUB2 = 16;    // ... and every second chunk only, two units per fence (implies R3_FENCE1)
-
-// A flag store after the publishing thread's __threadfence (fence.sc.gpu): with the fence before it,
-// a release pattern of the PTX memory model (the consumer's acquire load synchronizes with it), so
-// that one fence serves one or two flags; dnnp_flag_store_release adds a fence of its own per flag.
-__device__ __forceinline__ void dscan_flag_store_relaxed(unsigned* flag, unsigned value) {
-#ifdef GDN_HOST_EMU
-  __atomic_store_n(flag, value, __ATOMIC_RELAXED);
-#else
-  asm volatile("st.relaxed.gpu.global.u32 [%0], %1;" ::"l"(flag), "r"(value) : "memory");
-#endif
-}
-
-// R3_PUBW: the publisher warp's side of dscan_mma_chunks' R2 loop over chunks [c_begin, c_end) of
-// head h: the loop's block barriers (one per chunk, then the closing one), after each the unit of
-// the chunk before published by its lane 0 (gpu-scope fence, release store), as thread 0 does in
-// the R2 loop (dnnp_flag_publish_after_barrier: every compute thread's stores of that chunk precede
-// the barrier). It never touches the unit's data, so its fences wait on no store of its own.
+// PUBW (session 18, the overlapped producers dscan_ov5 / dscanp_ov5): the publisher warp's side of
+// dscan_mma_chunks' R2 loop over chunks [c_begin, c_end) of head h, as warp NW of NW + 1 (the NW
+// compute warps run the loop): the loop's block barriers (one per chunk, then the closing one),
+// after each the unit of the chunk before published by its lane 0 (gpu-scope fence, release store),
+// as thread 0 does in the R2 loop (dnnp_flag_publish_after_barrier: every compute thread's stores
+// of that chunk precede the barrier). It writes no unit data, so no compute warp ever waits on a
+// fence: the R2 loop's thread 0 stalls its warp on MEMBAR.SC.GPU + MEMBAR.ALL.GPU each chunk (ncu,
+// main 2f7c732 at (4, 8192, 16): 0.24 membar stalls per issued instruction), right after its warp's
+// stores of the chunk before (ptxas schedules every store of the loop body last). H200: the
+// producer's step at one wave did not move (the other warps hide that stall), the whole backward
+// −0.5 to −1.3 % (bench/gdn_results.md, session 18); ptxas: 168 registers at 9 warps.
 __device__ __forceinline__ void dscan_publisher(unsigned* pub_flags, int h, int HO, int c_begin, int c_end) {
   const int nch = c_end - c_begin;
   const bool lead = (threadIdx.x & 31) == 0;
@@ -589,22 +508,11 @@ __device__ __forceinline__ void dscan_state_update(float (&x)[NX][4], float deca
 // in registers by then), half 2 (Q⁺, E) after the state update; a chunk waits for its half 1 at
 // the top and for its half 2 before the update, so each half's copy overlaps the other half's
 // math. The same operations in the same order: bitwise the two-stage loop.
-// R3 (session 18; R2 + PUB + DS == 2 only: the overlapped producer), bits (R3_*): the R2 loop
-// publishes chunk s − 1's unit right after chunk s's top barrier, where thread 0's fences
-// (MEMBAR.SC.GPU, then MEMBAR.ALL.GPU for the release) stall warp 0 (ncu: 0.24 membar stalls per
-// issued instruction) and ptxas has scheduled every store of the loop body last, just before that
-// barrier. R3_LATE: the chunk's dS' / dR stores and the previous chunk's publish after its state
-// update (dS' staged at the top, X on entry; not bundled: H200 slower, bench/gdn_results.md
-// session 18). R3_DR16: dR through the warp's dS' staging rows as 16-byte stores
-// (dscan_store_dr_staged). R3_PUBW: an extra publisher warp (warp NW, dscan_publisher) passes the
-// same block barriers and publishes the units, so that no compute warp ever fences (this loop
-// then runs on the NW compute warps only; ptxas: 168 registers at 9 warps). R3_FENCE1: thread 0's
-// publish with one fence instead of two (dscan_flag_store_relaxed). R3_PUB2: that publish only
-// after every second chunk's top barrier, for the two chunks before it (the rest after the loop's
-// closing barrier): half the fences, each unit published at most one chunk later. The same mma
-// sequence: bitwise the R2 loop's outputs.
+// PUBW (session 18; R2 + PUB only, gdn_bwd_dscan_ov5 / dscanp_ov5): the units are published by a
+// publisher warp (dscan_publisher, warp NW of NW + 1), this loop runs on the NW compute warps, whose
+// thread 0 then never fences; the same barriers and mma sequence: bitwise the R2 loop's outputs.
 template <typename T, int K, int V, int NW, int STAGES, int DS, bool STORE_DR, bool PUB = false, bool R2 = false,
-          bool PHASED = false, int R3 = 0>
+          bool PHASED = false, bool PUBW = false>
 __device__ __forceinline__ void dscan_mma_chunks(const BwdParams& bp, float (&x)[K / 8][4], int h, long long cs,
                                                  long long ce, int c_first, int c_begin, int c_end, int vb, int vr,
                                                  unsigned* pub_flags = nullptr) {
@@ -618,10 +526,7 @@ __device__ __forceinline__ void dscan_mma_chunks(const BwdParams& bp, float (&x)
   const int nch = c_end - c_begin;
 
   static_assert(!PHASED || (STAGES == 1 && !R2 && !PUB), "PHASED: one stage, the plain loop");
-  static_assert(R3 == 0 || (R2 && PUB && DS == 2 && STORE_DR), "R3: the overlapped R2 producer");
-  constexpr bool LATE = (R3 & R3_LATE) != 0, DR16 = (R3 & R3_DR16) != 0, PUBW = (R3 & R3_PUBW) != 0;
-  constexpr bool PUB2 = (R3 & R3_PUB2) != 0, FENCE1 = PUB2 || (R3 & R3_FENCE1) != 0;
-  static_assert(!(FENCE1 && (LATE || PUBW)), "R3: one publishing scheme");
+  static_assert(!PUBW || (R2 && PUB), "PUBW: the publishing R2 loop");
   static_assert(STAGES >= 2 || PHASED, "one stage only phased");
   // Step s handles chunk c_end - 1 - s.
   auto issue = [&](int s, int st) {
@@ -654,7 +559,6 @@ __device__ __forceinline__ void dscan_mma_chunks(const BwdParams& bp, float (&x)
   float gl_next = R2 && nch > 0 ? p.ws_gl[static_cast<size_t>(c_end - 1) * HO + h] : 0.f;
   static_assert(!R2 || STAGES >= 2, "R2 refills the stage read one chunk earlier");
   size_t prev_ch = 0;  // R2 + PUB: the unit of the previous chunk, published after the next barrier
-  size_t prev2_ch = 0;  // R3_PUB2: the unit of the chunk before that
   for (int s = 0; s < nch; ++s) {
     const int c = c_end - 1 - s;
     const int st = s % STAGES;
@@ -664,18 +568,7 @@ __device__ __forceinline__ void dscan_mma_chunks(const BwdParams& bp, float (&x)
       // so its unit is published here, off the stores' own path), then the next chunk's copies.
       cp_async_wait<STAGES - 2>();
       __syncthreads();
-      if constexpr (PUB && PUB2) {
-        if (s > 0 && (s & 1) == 0 && threadIdx.x == 0) {  // the units of steps s − 2 and s − 1
-          __threadfence();
-          dscan_flag_store_relaxed(pub_flags + prev2_ch, 1u);
-          dscan_flag_store_relaxed(pub_flags + prev_ch, 1u);
-        }
-      } else if constexpr (PUB && FENCE1) {
-        if (s > 0 && threadIdx.x == 0) {
-          __threadfence();
-          dscan_flag_store_relaxed(pub_flags + prev_ch, 1u);
-        }
-      } else if constexpr (PUB && !LATE && !PUBW) {
+      if constexpr (PUB && !PUBW) {
         if (s > 0) dnnp_flag_publish_after_barrier(pub_flags + prev_ch, 1u);
       }
     }
@@ -702,9 +595,7 @@ __device__ __forceinline__ void dscan_mma_chunks(const BwdParams& bp, float (&x)
     const T* Es = reinterpret_cast<const T*>(base + S::e_off);
     const T* Ds = reinterpret_cast<const T*>(base + S::do_off);
     // dS' of this chunk (the gradient of the state leaving it), for the token stage.
-    if constexpr (LATE) {
-      dscan_stage_ds<T, K, S>(smem, x, warp, lane);
-    } else if constexpr (R2 && DS == 2) {
+    if constexpr (R2 && DS == 2) {
       dscan_store_ds_staged<T, K, V, S>(bp, smem, ch, x, vb + 16 * warp, warp, lane);
     } else if constexpr (DS != 0) {
       bwd_store_state_frags<T, K>(bp.ws_ds, ch * V * K, x, vr, cq, DS == 2);
@@ -752,21 +643,22 @@ __device__ __forceinline__ void dscan_mma_chunks(const BwdParams& bp, float (&x)
     mma_tril_b<T, CP>(dr, dua, Ts, lrow, bcol);
     // dR (fp32, [token][value]) for the token stage; −dRᵀ as A fragments.
     u32 dra[4][4];
-    float* drg = bp.ws_dr + ch * CHUNK * V;
+    {
+      float* drg = bp.ws_dr + ch * CHUNK * V;
 #pragma unroll
-    for (int nt = 0; nt < 8; ++nt) {
-      if constexpr (STORE_DR && !LATE && !DR16) {
+      for (int nt = 0; nt < 8; ++nt) {
+        if constexpr (STORE_DR) {
 #pragma unroll
-        for (int e = 0; e < 2; ++e) {
-          const int j = 8 * nt + cq + e;
-          drg[static_cast<size_t>(j) * V + vr] = dr[nt][e];
-          drg[static_cast<size_t>(j) * V + vr + 8] = dr[nt][2 + e];
+          for (int e = 0; e < 2; ++e) {
+            const int j = 8 * nt + cq + e;
+            drg[static_cast<size_t>(j) * V + vr] = dr[nt][e];
+            drg[static_cast<size_t>(j) * V + vr + 8] = dr[nt][2 + e];
+          }
         }
+        dra[nt >> 1][(nt & 1) * 2 + 0] = Io<T>::pack(-dr[nt][0], -dr[nt][1]);
+        dra[nt >> 1][(nt & 1) * 2 + 1] = Io<T>::pack(-dr[nt][2], -dr[nt][3]);
       }
-      dra[nt >> 1][(nt & 1) * 2 + 0] = Io<T>::pack(-dr[nt][0], -dr[nt][1]);
-      dra[nt >> 1][(nt & 1) * 2 + 1] = Io<T>::pack(-dr[nt][2], -dr[nt][3]);
     }
-    if constexpr (DR16 && !LATE) dscan_store_dr_staged<K, V, S>(drg, smem, dr, vb + 16 * warp, warp, lane);
     if constexpr (PHASED) {
       cp_async_wait<0>();  // this chunk's half 2 (Q⁺, E)
       __syncthreads();     // ... everyone's; and every warp is past its reads of half 1
@@ -775,21 +667,9 @@ __device__ __forceinline__ void dscan_mma_chunks(const BwdParams& bp, float (&x)
     }
     // dX ← e^{Γ_last} dX + dOᵀ Q⁺ − dRᵀ E (B = Q⁺, E [token][key] via ldmatrix.trans).
     dscan_state_update<T, KP>(x, decay, doa, dra, Qs, Es, 0, lrow, bcol);
-    if constexpr (LATE) {
-      // The previous chunk's unit (its stores precede this chunk's top barrier), then this chunk's.
-      if constexpr (!PUBW) {
-        if (s > 0) dnnp_flag_publish_after_barrier(pub_flags + prev_ch, 1u);
-      }
-      dscan_write_ds<T, K, V, S>(bp, smem, ch, vb + 16 * warp, warp, lane);
-      if constexpr (DR16) dscan_store_dr_staged<K, V, S>(drg, smem, dr, vb + 16 * warp, warp, lane);
-      else dscan_store_dr_frags<V>(drg, dr, vr, cq);
-    }
     // This stage is refilled by the next iteration's issue; PUB: the same barrier publishes the unit.
     // (R2: the next iteration's barrier does both.)
-    if constexpr (R2) {
-      prev2_ch = prev_ch;
-      prev_ch = ch;
-    }
+    if constexpr (R2) prev_ch = ch;
     else if constexpr (PUB) dnnp_flag_publish_block(pub_flags + ch, 1u);
     else __syncthreads();
     if constexpr (PHASED) {  // every warp is past its reads of half 2
@@ -800,15 +680,6 @@ __device__ __forceinline__ void dscan_mma_chunks(const BwdParams& bp, float (&x)
   cp_async_wait<0>();
   if constexpr (R2 && PUB && PUBW) {
     if (nch > 0) __syncthreads();  // dscan_publisher publishes the last chunk's unit after it
-  } else if constexpr (R2 && PUB && FENCE1) {
-    if (nch > 0) {
-      __syncthreads();
-      if (threadIdx.x == 0) {  // PUB2: steps nch − 2 (when not yet published) and nch − 1
-        __threadfence();
-        if (PUB2 && nch >= 2 && (nch & 1) == 0) dscan_flag_store_relaxed(pub_flags + prev2_ch, 1u);
-        dscan_flag_store_relaxed(pub_flags + prev_ch, 1u);
-      }
-    }
   } else if constexpr (R2 && PUB) {
     if (nch > 0) dnnp_flag_publish_block(pub_flags + prev_ch, 1u);  // the last chunk's unit
   }
@@ -817,10 +688,10 @@ __device__ __forceinline__ void dscan_mma_chunks(const BwdParams& bp, float (&x)
 
 // PUB: the overlapped backward's producer (gdn_bwd_overlap.cuh): lets the token stage launch,
 // then publishes every (chunk, head) unit in pub_flags (the block must hold all V value rows).
-// R2: dscan_mma_chunks' R2 loop (the publishing producer gdn_bwd_dscan_ov2; smem bytes_r2); R3: its
-// session-18 options (gdn_bwd_dscan_ov5 / ov6: R3_PUBW, the block then has NW + 1 warps).
+// R2: dscan_mma_chunks' R2 loop (the publishing producer gdn_bwd_dscan_ov2; smem bytes_r2).
+// PUBW: with its publisher warp (gdn_bwd_dscan_ov5: NW + 1 warps, warp NW runs dscan_publisher).
 template <typename T, int K, int V, int NW, int STAGES, bool DS_IO = false, bool PUB = false, bool R2 = false,
-          int R3 = 0>
+          bool PUBW = false>
 __device__ __forceinline__ void bwd_dscan_mma_body(const BwdParams& bp, unsigned* pub_flags = nullptr) {
   static_assert(!PUB || 16 * NW == V, "a publishing reverse scan holds all value rows of its unit");
   if constexpr (PUB) dnnp_launch_dependents();
@@ -836,8 +707,8 @@ __device__ __forceinline__ void bwd_dscan_mma_body(const BwdParams& bp, unsigned
   const long long cs = load_cu(p, b), ce = load_cu(p, b + 1);
   const int c_begin = p.chunk_offsets[b], c_end = p.chunk_offsets[b + 1];
   const size_t sbase = (static_cast<size_t>(b) * HO + h) * V * K;
-  if constexpr ((R3 & R3_PUBW) != 0) {
-    if (warp == NW) {  // the publisher warp (block-uniform per warp): the loop's barriers and flags only
+  if constexpr (PUBW) {
+    if (warp == NW) {  // the publisher warp: the loop's barriers and flags only
       dscan_publisher(pub_flags, h, HO, c_begin, c_end);
       return;
     }
@@ -847,8 +718,8 @@ __device__ __forceinline__ void bwd_dscan_mma_body(const BwdParams& bp, unsigned
   float x[K / 8][4];
   load_d_final_state_frags<K>(bp, sbase, x, vr, cq, 0);
 
-  dscan_mma_chunks<T, K, V, NW, STAGES, DS_IO ? 2 : 1, true, PUB, R2, false, R3>(bp, x, h, cs, ce, c_begin, c_begin,
-                                                                                  c_end, vb, vr, pub_flags);
+  dscan_mma_chunks<T, K, V, NW, STAGES, DS_IO ? 2 : 1, true, PUB, R2, false, PUBW>(bp, x, h, cs, ce, c_begin, c_begin,
+                                                                                    c_end, vb, vr, pub_flags);
 
   if (bp.d_initial_state) store_d_initial_state<K>(bp, sbase, x, vr, cq);
 }

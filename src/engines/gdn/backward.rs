@@ -44,7 +44,7 @@
 //! [`TOKEN_STAGES`]), `DNNPLAN_GDN_BWD_DSCAN=v1|w8` (the 4-warp reverse scans
 //! `gdn_bwd_dscan_io_*`, `gdn_bwd_dsum_*`, `gdn_bwd_dscanp_*` or the 8-warp ones
 //! `gdn_bwd_dscan_w8_*`, `gdn_bwd_dsum_w8_*`, `gdn_bwd_dscanp_w8_*` on every launch instead of
-//! [`BWD_DSCAN_RULE`]'s per-launch choice; no overlap) or `=ov|ov2|ov5|ov6|ov7` (the overlapped reverse scan),
+//! [`BWD_DSCAN_RULE`]'s per-launch choice; no overlap) or `=ov|ov2|ov5` (the overlapped reverse scan),
 //! `DNNPLAN_GDN_BWD_OVERLAP=0|1`, `DNNPLAN_GDN_BWD_FSCAN=v1|r4`, `DNNPLAN_GDN_BWD_PIECES=n`, the
 //! forward's `DNNPLAN_GDN_FWD_PREP=v14|v15` ([`super::engine::PREP_VARIANTS`]: `gdn_bwd_prep14_*`
 //! / `gdn_bwd_prep15_*`), and `DNNPLAN_GDN_BWD_STEPS=n` keeps only the first `n` launches
@@ -92,10 +92,9 @@
 //! ([`BWD_OVERLAP_SCAN_DEFAULT`]; the same chunk loop with the copies issued at compile-time trip
 //! counts, `Kᴿ` by ldmatrix, one block barrier per chunk and `dS'` leaving in 16-byte
 //! row-contiguous stores staged per warp in shared memory; bitwise the same outputs);
-//! `DNNPLAN_GDN_BWD_DSCAN=ov` selects the session-7 kernels, `=ov2` these; `=ov5|ov6|ov7`
-//! session 18's publish options of the same loop (`gdn_bwd_dscan{,p}_ov5_*`: a publisher warp, so
-//! that no compute warp fences; `_ov6_*`: one fence per publish instead of two; `_ov7_*`: one per
-//! two chunks; bitwise ov2).
+//! `DNNPLAN_GDN_BWD_DSCAN=ov` selects the session-7 kernels, `=ov2` these; `=ov5` session 18's
+//! `gdn_bwd_dscan_ov5_*` / `gdn_bwd_dscanp_ov5_*`: the same loop with a publisher warp, so that no
+//! compute warp waits on a fence (bitwise ov2).
 //!
 //! Session 8 token kernel `tc11` (the default until session 10; bitwise `tc5`'s outputs;
 //! with the overlap its consumer `gdn_bwd_tokens_tc11_ov_*`): copies the fp32 `dR` tile by
@@ -270,27 +269,17 @@ pub enum BwdKernel {
     PsumMt,
     /// [`BwdKernel::PsumMt`] on [`BwdKernel::Psum1`]'s one-stage loop (K = 128).
     PsumMt1,
-    /// Overlap (session 18): [`BwdKernel::DscanOv2`] with an extra publisher warp (`R3_PUBW`:
-    /// the compute warps never fence; `V / 16 + 1` warps; bitwise `DscanOv2`;
-    /// `DNNPLAN_GDN_BWD_DSCAN=ov5`).
+    /// Overlap (session 18): [`BwdKernel::DscanOv2`] with a publisher warp (`PUBW`: the units
+    /// are published by an extra warp, so that no compute warp waits on a fence; `V / 16 + 1`
+    /// warps; bitwise `DscanOv2`; `DNNPLAN_GDN_BWD_DSCAN=ov5`).
     DscanOv5,
     /// Overlap: [`BwdKernel::DscanpOv2`] with the publisher warp, likewise.
     DscanpOv5,
-    /// Overlap (session 18): [`BwdKernel::DscanOv2`] publishing with one fence instead of two
-    /// (`R3_FENCE1`; bitwise `DscanOv2`; `DNNPLAN_GDN_BWD_DSCAN=ov6`).
-    DscanOv6,
-    /// Overlap: [`BwdKernel::DscanpOv2`] with one fence per publish, likewise.
-    DscanpOv6,
-    /// Overlap (session 18): [`BwdKernel::DscanOv6`] publishing after every second chunk, two
-    /// units per fence (`R3_PUB2`; bitwise `DscanOv2`; `DNNPLAN_GDN_BWD_DSCAN=ov7`).
-    DscanOv7,
-    /// Overlap: [`BwdKernel::DscanpOv2`] publishing after every second chunk, likewise.
-    DscanpOv7,
 }
 
 impl BwdKernel {
     /// Every kernel, in index order.
-    pub const ALL: [BwdKernel; 43] = [
+    pub const ALL: [BwdKernel; 39] = [
         BwdKernel::ChunkOffsets,
         BwdKernel::Prep,
         BwdKernel::Fscan,
@@ -330,10 +319,6 @@ impl BwdKernel {
         BwdKernel::PsumMt1,
         BwdKernel::DscanOv5,
         BwdKernel::DscanpOv5,
-        BwdKernel::DscanOv6,
-        BwdKernel::DscanpOv6,
-        BwdKernel::DscanOv7,
-        BwdKernel::DscanpOv7,
     ];
 
     /// The kernel's symbol in the module (`tag` = `bf16` / `f16`, `k` = K = V; `prep`: the
@@ -385,10 +370,6 @@ impl BwdKernel {
             BwdKernel::DscanpOv2 => "dscanp_ov2",
             BwdKernel::DscanOv5 => "dscan_ov5",
             BwdKernel::DscanpOv5 => "dscanp_ov5",
-            BwdKernel::DscanOv6 => "dscan_ov6",
-            BwdKernel::DscanpOv6 => "dscanp_ov6",
-            BwdKernel::DscanOv7 => "dscan_ov7",
-            BwdKernel::DscanpOv7 => "dscanp_ov7",
             BwdKernel::TokensTc12 => "tokens_tc12",
             BwdKernel::TokensTc12Ov => "tokens_tc12_ov",
         };
@@ -588,15 +569,12 @@ pub const BWD_OVERLAP_SCAN_DEFAULT: (BwdKernel, BwdKernel) =
 
 /// The overlapped reverse scan's kernels (uncut, seeded piece pass), threads per block and
 /// dynamic shared memory for `DNNPLAN_GDN_BWD_DSCAN` = `dscan_env` at K = `k`, V = `v`: a warp
-/// per 16 value rows, plus the publisher warp of `ov5`; the session-18 kernels run the `R2`
-/// loop's shared memory.
+/// per 16 value rows, plus the publisher warp of `ov5` (which runs the `R2` loop's shared memory).
 fn overlap_scan_kernels(dscan_env: &str, k: u64, v: u64) -> (BwdKernel, BwdKernel, u32, u32) {
     let (uncut, piece) = match dscan_env {
         "ov" => (BwdKernel::DscanOv, BwdKernel::DscanpOv),
         "ov2" => (BwdKernel::DscanOv2, BwdKernel::DscanpOv2),
         "ov5" => (BwdKernel::DscanOv5, BwdKernel::DscanpOv5),
-        "ov6" => (BwdKernel::DscanOv6, BwdKernel::DscanpOv6),
-        "ov7" => (BwdKernel::DscanOv7, BwdKernel::DscanpOv7),
         _ => BWD_OVERLAP_SCAN_DEFAULT,
     };
     let warps = v / 16 + u64::from(uncut == BwdKernel::DscanOv5);
@@ -1773,23 +1751,17 @@ mod tests {
             "gdn_bwd_dscanp_ov2_f16_k64"
         );
         assert!(!BwdKernel::DscanOv2.programmatic() && !BwdKernel::DscanpOv2.programmatic());
-        // Session 18's publish options: the R2 loop's shared memory; ov5 has a warp more.
-        for (env, pair, extra) in [
-            ("ov5", (BwdKernel::DscanOv5, BwdKernel::DscanpOv5), 32),
-            ("ov6", (BwdKernel::DscanOv6, BwdKernel::DscanpOv6), 0),
-            ("ov7", (BwdKernel::DscanOv7, BwdKernel::DscanpOv7), 0),
-        ] {
-            for kv in [64, 128] {
-                let (u, p, threads, smem) = overlap_scan_kernels(env, kv, kv);
-                assert_eq!((u, p), pair);
-                assert_eq!(threads as u64, kv / 16 * 32 + extra);
-                assert_eq!(smem, dscan_ov2_smem_bytes(kv, kv));
-                assert!(!u.programmatic() && !p.programmatic());
-            }
+        // Session 18's publisher warp: the R2 loop's shared memory, a warp more.
+        for kv in [64, 128] {
+            let (u, p, threads, smem) = overlap_scan_kernels("ov5", kv, kv);
+            assert_eq!((u, p), (BwdKernel::DscanOv5, BwdKernel::DscanpOv5));
+            assert_eq!(u64::from(threads), kv / 16 * 32 + 32);
+            assert_eq!(smem, dscan_ov2_smem_bytes(kv, kv));
+            assert!(!u.programmatic() && !p.programmatic());
         }
         assert_eq!(
-            BwdKernel::DscanpOv7.name("bf16", 128, PrepVariant::DEFAULT),
-            "gdn_bwd_dscanp_ov7_bf16_k128"
+            BwdKernel::DscanpOv5.name("bf16", 128, PrepVariant::DEFAULT),
+            "gdn_bwd_dscanp_ov5_bf16_k128"
         );
     }
 
