@@ -37,7 +37,8 @@
 //   ov2, piece4ov2  ov11 / piece4ov with the producer on dscan_mma_chunks' R2 loop (session 9:
 //         gdn_bwd_dscan_ov2 / dscanp_ov2: compile-time copy issue, Kᴿ by ldmatrix.x4, dS' staged
 //         into 16-byte stores) and tc11's consumer, against the sequential tc5 / piece4 run (the
-//         4-warp v1 reverse scan): every output and dS', dR bitwise, twice.
+//         4-warp v1 reverse scan): every output and dS', dR bitwise, twice. GDN_EMU_OV_PUBW=1
+//         (session 18): the producer with its publisher warp (gdn_bwd_dscan_ov5 / dscanp_ov5).
 //   ov10  ov with tc10's consumer (gdn_bwd_tokens_tc10_ov) against the sequential tc5 run.
 //   ov9, piece4ov9  ov / piece4ov with tc9's consumer (gdn_bwd_tokens_tc9_ov) against the
 //         sequential tc5 / piece4 run: every output and dS', dR bitwise.
@@ -116,6 +117,11 @@ enum class Set { Fp32, Mma, Tc, Tc2, Tc3, Tc4, Tc5, Tc6, Piece2, Piece3, Piece4,
 // ov2 / piece4ov2: the overlapped producer on dscan_mma_chunks' R2 loop (gdn_bwd_dscan_ov2 /
 // dscanp_ov2) with tc11's consumer, against the sequential tc5 / piece4 run.
 static bool g_ov_r2 = false;
+// GDN_EMU_OV_PUBW=1 (session 18): ov2 / piece4ov2 with the producer's publisher warp
+// (gdn_bwd_dscan_ov5 / dscanp_ov5: dscan_mma_chunks' PUBW, V / 16 + 1 warps).
+static const bool g_ov_pubw = getenv("GDN_EMU_OV_PUBW") && atoi(getenv("GDN_EMU_OV_PUBW")) != 0;
+// The producer's threads: a warp per 16 value rows, plus R3_PUBW's publisher warp.
+static unsigned ov_producer_threads(int V) { return unsigned(V / 16 * 32 + (g_ov_r2 && g_ov_pubw ? 32 : 0)); }
 
 // The reverse scan's kernels: the 8-warp dscan_w8_chunks ones (true) or the 4-warp v1 ones.
 static bool g_dscan_w8 = false;
@@ -456,9 +462,10 @@ int run_case(Set set, const char* name, int H, int HV, bool l2norm, bool safe, s
     } else if (overlap && set == Set::Tc5) {
       cp.pieces = 1;
       ov_prepare();
-      run_overlap_pair({1, unsigned(HO), unsigned(N)}, V / 16 * 32,
+      run_overlap_pair({1, unsigned(HO), unsigned(N)}, ov_producer_threads(V),
                        [&] {
-                         if (g_ov_r2) gdn::bwd_dscan_mma_body<IOT, K, V, V / 16, MS, true, true, true>(bp, cp.ov_flags);
+                         if (g_ov_r2 && g_ov_pubw) gdn::bwd_dscan_mma_body<IOT, K, V, V / 16, MS, true, true, true, true>(bp, cp.ov_flags);
+                         else if (g_ov_r2) gdn::bwd_dscan_mma_body<IOT, K, V, V / 16, MS, true, true, true>(bp, cp.ov_flags);
                          else gdn::bwd_dscan_mma_body<IOT, K, V, V / 16, MS, true, true>(bp, cp.ov_flags);
                        },
                        {unsigned(slots), unsigned(HO), 1}, gdn::TOK_THREADS, [&] {
@@ -530,9 +537,10 @@ int run_case(Set set, const char* name, int H, int HV, bool l2norm, bool safe, s
       });
       if (overlap) {
         ov_prepare();
-        run_overlap_pair({1, unsigned(HO), NP}, V / 16 * 32,
+        run_overlap_pair({1, unsigned(HO), NP}, ov_producer_threads(V),
                          [&] {
-                           if (g_ov_r2) gdn::bwd_dscan_piece_body<IOT, K, V, V / 16, MS, false, true, true>(cp);
+                           if (g_ov_r2 && g_ov_pubw) gdn::bwd_dscan_piece_body<IOT, K, V, V / 16, MS, false, true, true, false, true>(cp);
+                           else if (g_ov_r2) gdn::bwd_dscan_piece_body<IOT, K, V, V / 16, MS, false, true, true>(cp);
                            else gdn::bwd_dscan_piece_body<IOT, K, V, V / 16, MS, false, true>(cp);
                          },
                          {unsigned(slots), unsigned(HO), 1}, gdn::TOK_THREADS, [&] {

@@ -347,6 +347,36 @@ __device__ __forceinline__ void dscan_store_ds_staged(const BwdParams& bp, unsig
   }
 }
 
+// PUBW (session 18, the overlapped producers dscan_ov5 / dscanp_ov5): the publisher warp's side of
+// dscan_mma_chunks' R2 loop over chunks [c_begin, c_end) of head h, as warp NW of NW + 1 (the NW
+// compute warps run the loop): the loop's block barriers (one per chunk, then the closing one),
+// after each the unit of the chunk before published by its lane 0 (gpu-scope fence, release store),
+// as thread 0 does in the R2 loop (dnnp_flag_publish_after_barrier: every compute thread's stores
+// of that chunk precede the barrier). It writes no unit data, so no compute warp ever waits on a
+// fence: the R2 loop's thread 0 stalls its warp on MEMBAR.SC.GPU + MEMBAR.ALL.GPU each chunk (ncu,
+// main 2f7c732 at (4, 8192, 16): 0.24 membar stalls per issued instruction), right after its warp's
+// stores of the chunk before (ptxas schedules every store of the loop body last). H200: the
+// producer's step at one wave did not move (the other warps hide that stall), the whole backward
+// −0.5 to −1.3 % (bench/gdn_results.md, session 18); ptxas: 168 registers at 9 warps.
+__device__ __forceinline__ void dscan_publisher(unsigned* pub_flags, int h, int HO, int c_begin, int c_end) {
+  const int nch = c_end - c_begin;
+  const bool lead = (threadIdx.x & 31) == 0;
+  for (int s = 0; s < nch; ++s) {
+    __syncthreads();
+    if (s > 0 && lead) {
+      __threadfence();
+      dnnp_flag_store_release(pub_flags + static_cast<size_t>(c_end - s) * HO + h, 1u);
+    }
+  }
+  if (nch > 0) {
+    __syncthreads();
+    if (lead) {
+      __threadfence();
+      dnnp_flag_store_release(pub_flags + static_cast<size_t>(c_begin) * HO + h, 1u);
+    }
+  }
+}
+
 // One tile of a reverse-scan stage (CHUNK rows of ROWLEN elements, rows of ROWLEN + 8 in smem):
 // tile_async, or with FIXED (R2) tile_async_fixed (compile-time trip count, the same copies).
 template <typename T, int ROWLEN, int NT, bool FIXED>
@@ -478,8 +508,11 @@ __device__ __forceinline__ void dscan_state_update(float (&x)[NX][4], float deca
 // in registers by then), half 2 (Q⁺, E) after the state update; a chunk waits for its half 1 at
 // the top and for its half 2 before the update, so each half's copy overlaps the other half's
 // math. The same operations in the same order: bitwise the two-stage loop.
+// PUBW (session 18; R2 + PUB only, gdn_bwd_dscan_ov5 / dscanp_ov5): the units are published by a
+// publisher warp (dscan_publisher, warp NW of NW + 1), this loop runs on the NW compute warps, whose
+// thread 0 then never fences; the same barriers and mma sequence: bitwise the R2 loop's outputs.
 template <typename T, int K, int V, int NW, int STAGES, int DS, bool STORE_DR, bool PUB = false, bool R2 = false,
-          bool PHASED = false>
+          bool PHASED = false, bool PUBW = false>
 __device__ __forceinline__ void dscan_mma_chunks(const BwdParams& bp, float (&x)[K / 8][4], int h, long long cs,
                                                  long long ce, int c_first, int c_begin, int c_end, int vb, int vr,
                                                  unsigned* pub_flags = nullptr) {
@@ -493,6 +526,7 @@ __device__ __forceinline__ void dscan_mma_chunks(const BwdParams& bp, float (&x)
   const int nch = c_end - c_begin;
 
   static_assert(!PHASED || (STAGES == 1 && !R2 && !PUB), "PHASED: one stage, the plain loop");
+  static_assert(!PUBW || (R2 && PUB), "PUBW: the publishing R2 loop");
   static_assert(STAGES >= 2 || PHASED, "one stage only phased");
   // Step s handles chunk c_end - 1 - s.
   auto issue = [&](int s, int st) {
@@ -534,7 +568,7 @@ __device__ __forceinline__ void dscan_mma_chunks(const BwdParams& bp, float (&x)
       // so its unit is published here, off the stores' own path), then the next chunk's copies.
       cp_async_wait<STAGES - 2>();
       __syncthreads();
-      if constexpr (PUB) {
+      if constexpr (PUB && !PUBW) {
         if (s > 0) dnnp_flag_publish_after_barrier(pub_flags + prev_ch, 1u);
       }
     }
@@ -644,7 +678,9 @@ __device__ __forceinline__ void dscan_mma_chunks(const BwdParams& bp, float (&x)
     }
   }
   cp_async_wait<0>();
-  if constexpr (R2 && PUB) {
+  if constexpr (R2 && PUB && PUBW) {
+    if (nch > 0) __syncthreads();  // dscan_publisher publishes the last chunk's unit after it
+  } else if constexpr (R2 && PUB) {
     if (nch > 0) dnnp_flag_publish_block(pub_flags + prev_ch, 1u);  // the last chunk's unit
   }
   if constexpr (R2 && !PUB) __syncthreads();  // as the loop's closing barrier (the PUB publish has one)
@@ -653,7 +689,9 @@ __device__ __forceinline__ void dscan_mma_chunks(const BwdParams& bp, float (&x)
 // PUB: the overlapped backward's producer (gdn_bwd_overlap.cuh): lets the token stage launch,
 // then publishes every (chunk, head) unit in pub_flags (the block must hold all V value rows).
 // R2: dscan_mma_chunks' R2 loop (the publishing producer gdn_bwd_dscan_ov2; smem bytes_r2).
-template <typename T, int K, int V, int NW, int STAGES, bool DS_IO = false, bool PUB = false, bool R2 = false>
+// PUBW: with its publisher warp (gdn_bwd_dscan_ov5: NW + 1 warps, warp NW runs dscan_publisher).
+template <typename T, int K, int V, int NW, int STAGES, bool DS_IO = false, bool PUB = false, bool R2 = false,
+          bool PUBW = false>
 __device__ __forceinline__ void bwd_dscan_mma_body(const BwdParams& bp, unsigned* pub_flags = nullptr) {
   static_assert(!PUB || 16 * NW == V, "a publishing reverse scan holds all value rows of its unit");
   if constexpr (PUB) dnnp_launch_dependents();
@@ -669,13 +707,19 @@ __device__ __forceinline__ void bwd_dscan_mma_body(const BwdParams& bp, unsigned
   const long long cs = load_cu(p, b), ce = load_cu(p, b + 1);
   const int c_begin = p.chunk_offsets[b], c_end = p.chunk_offsets[b + 1];
   const size_t sbase = (static_cast<size_t>(b) * HO + h) * V * K;
+  if constexpr (PUBW) {
+    if (warp == NW) {  // the publisher warp: the loop's barriers and flags only
+      dscan_publisher(pub_flags, h, HO, c_begin, c_end);
+      return;
+    }
+  }
 
   // X = dSᵀ rows vr, vr+8, columns 8nt + cq + {0,1}: starts at d_final_state.
   float x[K / 8][4];
   load_d_final_state_frags<K>(bp, sbase, x, vr, cq, 0);
 
-  dscan_mma_chunks<T, K, V, NW, STAGES, DS_IO ? 2 : 1, true, PUB, R2>(bp, x, h, cs, ce, c_begin, c_begin, c_end, vb,
-                                                                       vr, pub_flags);
+  dscan_mma_chunks<T, K, V, NW, STAGES, DS_IO ? 2 : 1, true, PUB, R2, false, PUBW>(bp, x, h, cs, ce, c_begin, c_begin,
+                                                                                    c_end, vb, vr, pub_flags);
 
   if (bp.d_initial_state) store_d_initial_state<K>(bp, sbase, x, vr, cq);
 }

@@ -274,7 +274,10 @@ __device__ __forceinline__ void bwd_fscan_ckpt_body(const BwdCkptParams& kp) {
 // PHASED (session 14, `gdn_bwd_dsum1_*`; the seeded pass "dscanp1" was built and measured, not
 // bundled): dscan_mma_chunks' one-stage loop refilled in two halves (80 KB at K = 128: two blocks
 // per SM; bitwise the same G_j, and for the seeded pass dS', dR and d_initial_state).
-template <typename T, int K, int V, int NW, int STAGES, bool SUM, bool PUB = false, bool R2 = false, bool PHASED = false>
+// PUBW (session 18, gdn_bwd_dscanp_ov5): the publishing seeded pass with its publisher warp
+// (dscan_mma_chunks' PUBW; NW + 1 warps, warp NW runs dscan_publisher).
+template <typename T, int K, int V, int NW, int STAGES, bool SUM, bool PUB = false, bool R2 = false, bool PHASED = false,
+          bool PUBW = false>
 __device__ __forceinline__ void bwd_dscan_piece_body(const BwdChainParams& cp) {
   constexpr int VS = DscanMmaSmem<K, NW, STAGES>::VS;
   static_assert(!PUB || (!SUM && VS == V), "a publishing reverse scan holds all value rows of its unit");
@@ -294,6 +297,12 @@ __device__ __forceinline__ void bwd_dscan_piece_body(const BwdChainParams& cp) {
   const long long cs = load_cu(p, b), ce = load_cu(p, b + 1);
   int cb, c_begin, c_end;
   piece_range(p, b, j, P, cb, c_begin, c_end);
+  if constexpr (PUBW) {
+    if (warp == NW) {  // the publisher warp: the loop's barriers and flags only
+      dscan_publisher(cp.ov_flags, h, HO, c_begin, c_end);
+      return;
+    }
+  }
 
   float x[K / 8][4];
   if (SUM) {
@@ -302,8 +311,8 @@ __device__ __forceinline__ void bwd_dscan_piece_body(const BwdChainParams& cp) {
     load_seed_frags<K>(x, cp.ws_seed + (static_cast<size_t>(b * P + (P - 1 - j)) * HO + h) * V * K, vr, cq);
   }
 
-  dscan_mma_chunks<T, K, V, NW, STAGES, SUM ? 0 : 2, !SUM, PUB, R2, PHASED>(bp, x, h, cs, ce, cb, c_begin, c_end, vb,
-                                                                             vr, cp.ov_flags);
+  dscan_mma_chunks<T, K, V, NW, STAGES, SUM ? 0 : 2, !SUM, PUB, R2, PHASED, PUBW>(bp, x, h, cs, ce, cb, c_begin, c_end,
+                                                                                   vb, vr, cp.ov_flags);
 
   if (SUM) {
     const size_t slot = static_cast<size_t>(b) * (P - 1) + (P - 1 - j);

@@ -56,6 +56,9 @@
 //   gdn_bwd_dscanp_ov_{bf16,f16}_k{64,128}   <<<(1, HO, N·P), as dscan_ov>>> (PDL primary, pieces)
 //   gdn_bwd_dscan_ov2_{bf16,f16}_k{64,128}   <<<as dscan_ov, DscanMmaSmem<K, V/16, 2>::bytes_r2>>> (R2 loop;
 //   gdn_bwd_dscanp_ov2_{bf16,f16}_k{64,128}  <<<as dscanp_ov, bytes_r2>>>   bitwise dscan_ov / dscanp_ov)
+//   gdn_bwd_dscan_ov5_{bf16,f16}_k{64,128}   <<<as dscan_ov2, V / 16 + 1 warps>>> (session 18: the R2 loop
+//   gdn_bwd_dscanp_ov5_{bf16,f16}_k{64,128}  <<<as dscanp_ov2, V / 16 + 1 warps>>> with a publisher warp,
+//                                             PUBW; bitwise dscan_ov2 / dscanp_ov2)
 //   gdn_bwd_tokens_tc11_ov_{bf16,f16}_k{64,128} <<<as tokens_tc11, programmatic>>>
 //   gdn_bwd_tokens_tc12_ov_{bf16,f16}_k{64,128} <<<as tokens_tc12, programmatic>>>
 // Launch chain (src/engines/gdn/pdl.rs, DNNPLAN_GDN_PDL): every entry but the overlapped token
@@ -157,6 +160,14 @@ extern "C" __global__ void __launch_bounds__(gdn::PARAM_THREADS) gdn_bwd_params(
   extern "C" __global__ void __launch_bounds__(KD / 16 * 32, 1)                                    \
       gdn_bwd_dscanp_ov2_##TAG##_k##KD(gdn::BwdChainParams p) { dnnp_pdl_enter(p.b.f.flags & gdn::FLAG_PDL_TRIGGER); \
     gdn::bwd_dscan_piece_body<T, KD, KD, KD / 16, gdn::DSCAN_MMA_STAGES, false, true, true>(p);    \
+  }                                                                                                \
+  extern "C" __global__ void __launch_bounds__(KD / 16 * 32 + 32, 1)                               \
+      gdn_bwd_dscan_ov5_##TAG##_k##KD(gdn::BwdChainParams p) { dnnp_pdl_enter(p.b.f.flags & gdn::FLAG_PDL_TRIGGER); \
+    gdn::bwd_dscan_mma_body<T, KD, KD, KD / 16, gdn::DSCAN_MMA_STAGES, true, true, true, true>(p.b, p.ov_flags); \
+  }                                                                                                \
+  extern "C" __global__ void __launch_bounds__(KD / 16 * 32 + 32, 1)                               \
+      gdn_bwd_dscanp_ov5_##TAG##_k##KD(gdn::BwdChainParams p) { dnnp_pdl_enter(p.b.f.flags & gdn::FLAG_PDL_TRIGGER); \
+    gdn::bwd_dscan_piece_body<T, KD, KD, KD / 16, gdn::DSCAN_MMA_STAGES, false, true, true, false, true>(p); \
   }                                                                                                \
   extern "C" __global__ void __launch_bounds__(gdn::TOK_THREADS)                                   \
       gdn_bwd_tokens_tc11_ov_##TAG##_k##KD(gdn::BwdChainParams p) {                               \

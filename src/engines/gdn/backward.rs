@@ -44,7 +44,7 @@
 //! [`TOKEN_STAGES`]), `DNNPLAN_GDN_BWD_DSCAN=v1|w8` (the 4-warp reverse scans
 //! `gdn_bwd_dscan_io_*`, `gdn_bwd_dsum_*`, `gdn_bwd_dscanp_*` or the 8-warp ones
 //! `gdn_bwd_dscan_w8_*`, `gdn_bwd_dsum_w8_*`, `gdn_bwd_dscanp_w8_*` on every launch instead of
-//! [`BWD_DSCAN_RULE`]'s per-launch choice; no overlap) or `=ov|ov2` (the overlapped reverse scan),
+//! [`BWD_DSCAN_RULE`]'s per-launch choice; no overlap) or `=ov|ov2|ov5` (the overlapped reverse scan),
 //! `DNNPLAN_GDN_BWD_OVERLAP=0|1`, `DNNPLAN_GDN_BWD_FSCAN=v1|r4`, `DNNPLAN_GDN_BWD_PIECES=n`, the
 //! forward's `DNNPLAN_GDN_FWD_PREP=v14|v15` ([`super::engine::PREP_VARIANTS`]: `gdn_bwd_prep14_*`
 //! / `gdn_bwd_prep15_*`), and `DNNPLAN_GDN_BWD_STEPS=n` keeps only the first `n` launches
@@ -92,7 +92,9 @@
 //! ([`BWD_OVERLAP_SCAN_DEFAULT`]; the same chunk loop with the copies issued at compile-time trip
 //! counts, `Kᴿ` by ldmatrix, one block barrier per chunk and `dS'` leaving in 16-byte
 //! row-contiguous stores staged per warp in shared memory; bitwise the same outputs);
-//! `DNNPLAN_GDN_BWD_DSCAN=ov` selects the session-7 kernels, `=ov2` these.
+//! `DNNPLAN_GDN_BWD_DSCAN=ov` selects the session-7 kernels, `=ov2` these; `=ov5` session 18's
+//! `gdn_bwd_dscan_ov5_*` / `gdn_bwd_dscanp_ov5_*`: the same loop with a publisher warp, so that no
+//! compute warp waits on a fence (bitwise ov2).
 //!
 //! Session 8 token kernel `tc11` (the default until session 10; bitwise `tc5`'s outputs;
 //! with the overlap its consumer `gdn_bwd_tokens_tc11_ov_*`): copies the fp32 `dR` tile by
@@ -263,11 +265,17 @@ pub enum BwdKernel {
     PsumMt,
     /// [`BwdKernel::PsumMt`] on [`BwdKernel::Psum1`]'s one-stage loop (K = 128).
     PsumMt1,
+    /// Overlap (session 18): [`BwdKernel::DscanOv2`] with a publisher warp (`PUBW`: the units
+    /// are published by an extra warp, so that no compute warp waits on a fence; `V / 16 + 1`
+    /// warps; bitwise `DscanOv2`; `DNNPLAN_GDN_BWD_DSCAN=ov5`).
+    DscanOv5,
+    /// Overlap: [`BwdKernel::DscanpOv2`] with the publisher warp, likewise.
+    DscanpOv5,
 }
 
 impl BwdKernel {
     /// Every kernel, in index order.
-    pub const ALL: [BwdKernel; 37] = [
+    pub const ALL: [BwdKernel; 39] = [
         BwdKernel::ChunkOffsets,
         BwdKernel::Prep,
         BwdKernel::Fscan,
@@ -305,6 +313,8 @@ impl BwdKernel {
         BwdKernel::Fscanc1,
         BwdKernel::PsumMt,
         BwdKernel::PsumMt1,
+        BwdKernel::DscanOv5,
+        BwdKernel::DscanpOv5,
     ];
 
     /// The kernel's symbol in the module (`tag` = `bf16` / `f16`, `k` = K = V; `prep`: the
@@ -354,6 +364,8 @@ impl BwdKernel {
             BwdKernel::TokensTc11Ov => "tokens_tc11_ov",
             BwdKernel::DscanOv2 => "dscan_ov2",
             BwdKernel::DscanpOv2 => "dscanp_ov2",
+            BwdKernel::DscanOv5 => "dscan_ov5",
+            BwdKernel::DscanpOv5 => "dscanp_ov5",
             BwdKernel::TokensTc12 => "tokens_tc12",
             BwdKernel::TokensTc12Ov => "tokens_tc12_ov",
         };
@@ -551,20 +563,23 @@ impl TokenStage {
 pub const BWD_OVERLAP_SCAN_DEFAULT: (BwdKernel, BwdKernel) =
     (BwdKernel::DscanOv2, BwdKernel::DscanpOv2);
 
-/// The overlapped reverse scan's kernels (uncut, seeded piece pass) and dynamic shared memory
-/// for `DNNPLAN_GDN_BWD_DSCAN` = `dscan_env` at K = `k`, V = `v`.
-fn overlap_scan_kernels(dscan_env: &str, k: u64, v: u64) -> (BwdKernel, BwdKernel, u32) {
+/// The overlapped reverse scan's kernels (uncut, seeded piece pass), threads per block and
+/// dynamic shared memory for `DNNPLAN_GDN_BWD_DSCAN` = `dscan_env` at K = `k`, V = `v`: a warp
+/// per 16 value rows, plus the publisher warp of `ov5` (which runs the `R2` loop's shared memory).
+fn overlap_scan_kernels(dscan_env: &str, k: u64, v: u64) -> (BwdKernel, BwdKernel, u32, u32) {
     let (uncut, piece) = match dscan_env {
         "ov" => (BwdKernel::DscanOv, BwdKernel::DscanpOv),
         "ov2" => (BwdKernel::DscanOv2, BwdKernel::DscanpOv2),
+        "ov5" => (BwdKernel::DscanOv5, BwdKernel::DscanpOv5),
         _ => BWD_OVERLAP_SCAN_DEFAULT,
     };
-    let smem = if uncut == BwdKernel::DscanOv2 {
-        dscan_ov2_smem_bytes(k, v)
-    } else {
+    let warps = v / 16 + u64::from(uncut == BwdKernel::DscanOv5);
+    let smem = if uncut == BwdKernel::DscanOv {
         dscan_ov_smem_bytes(k, v)
+    } else {
+        dscan_ov2_smem_bytes(k, v)
     };
-    (uncut, piece, smem)
+    (uncut, piece, warps as u32 * 32, smem)
 }
 
 /// The most scan segments (sequences × pieces) the overlapped token stage orders
@@ -1174,8 +1189,9 @@ impl<F> GdnBwdPlan<F> {
             n * pieces,
             sms,
         );
-        let (ov_uncut, ov_piece, ov_smem) = overlap_scan_kernels(dscan_env.as_str(), k, v);
-        let ov_scan = ((1, ho32, np), (v / 16) as u32 * 32, ov_smem);
+        let (ov_uncut, ov_piece, ov_threads, ov_smem) =
+            overlap_scan_kernels(dscan_env.as_str(), k, v);
+        let ov_scan = ((1, ho32, np), ov_threads, ov_smem);
         // The reverse scan's step: the overlapped kernel `ov`, else the scan (`kernel`, `warps`) on
         // `count` blocks (sequences or pieces) per (value slice, head).
         let dscan_step = |ov: BwdKernel, (kernel, warps): (BwdKernel, u32), count: u32| -> Step {
@@ -1729,13 +1745,19 @@ mod tests {
 
     #[test]
     fn overlapped_reverse_scan_kernels_by_switch() {
-        let (u, p, smem) = overlap_scan_kernels("ov2", 128, 128);
-        assert_eq!((u, p), (BwdKernel::DscanOv2, BwdKernel::DscanpOv2));
+        let (u, p, threads, smem) = overlap_scan_kernels("ov2", 128, 128);
+        assert_eq!(
+            (u, p, threads),
+            (BwdKernel::DscanOv2, BwdKernel::DscanpOv2, 256)
+        );
         assert_eq!(smem, dscan_ov2_smem_bytes(128, 128));
-        let (u, p, smem) = overlap_scan_kernels("ov", 64, 64);
-        assert_eq!((u, p), (BwdKernel::DscanOv, BwdKernel::DscanpOv));
+        let (u, p, threads, smem) = overlap_scan_kernels("ov", 64, 64);
+        assert_eq!(
+            (u, p, threads),
+            (BwdKernel::DscanOv, BwdKernel::DscanpOv, 128)
+        );
         assert_eq!(smem, dscan_ov_smem_bytes(64, 64));
-        let (u, p, smem) = overlap_scan_kernels("", 128, 128);
+        let (u, p, _, smem) = overlap_scan_kernels("", 128, 128);
         assert_eq!((u, p), BWD_OVERLAP_SCAN_DEFAULT);
         // The default: the R2 loop (session 9), within the 227 KB a block may ask for.
         assert_eq!(BWD_OVERLAP_SCAN_DEFAULT.0, BwdKernel::DscanOv2);
@@ -1745,6 +1767,18 @@ mod tests {
             "gdn_bwd_dscanp_ov2_f16_k64"
         );
         assert!(!BwdKernel::DscanOv2.programmatic() && !BwdKernel::DscanpOv2.programmatic());
+        // Session 18's publisher warp: the R2 loop's shared memory, a warp more.
+        for kv in [64, 128] {
+            let (u, p, threads, smem) = overlap_scan_kernels("ov5", kv, kv);
+            assert_eq!((u, p), (BwdKernel::DscanOv5, BwdKernel::DscanpOv5));
+            assert_eq!(u64::from(threads), kv / 16 * 32 + 32);
+            assert_eq!(smem, dscan_ov2_smem_bytes(kv, kv));
+            assert!(!u.programmatic() && !p.programmatic());
+        }
+        assert_eq!(
+            BwdKernel::DscanpOv5.name("bf16", 128, PrepVariant::DEFAULT),
+            "gdn_bwd_dscanp_ov5_bf16_k128"
+        );
     }
 
     #[test]
