@@ -43,6 +43,8 @@ fn stems_and_overlap_marks() {
     assert!(overlapped("gdn_fwd_slimprep_bf16_k128_ov"));
     assert!(overlapped("gdn_fwd_slimscan_bf16_k128_w4ov"));
     assert!(overlapped("gdn_bwd_dscan_ov2_bf16_k128"));
+    assert!(overlapped("gdn_bwd_dscanp_ov5_bf16_k128"));
+    assert!(model("gdn_bwd_dscan_ov5_bf16_k128").is_some());
     assert!(overlapped("gdn_bwd_tokens_tc12_ov_bf16_k128"));
     assert!(!overlapped("gdn_bwd_tokens_tc12_bf16_k128"));
     assert!(!overlapped("gdn_fwd_slimscan_bf16_k128_w4"));

@@ -579,10 +579,12 @@ pub const MODELS: [Model; 20] = [
             "dscan_w8",
             "dscan_ov",
             "dscan_ov2",
+            "dscan_ov5",
             "dscanp",
             "dscanp_w8",
             "dscanp_ov",
             "dscanp_ov2",
+            "dscanp_ov5",
         ],
         dscan,
     ),
@@ -654,7 +656,7 @@ pub fn kernel_counts(entry: &str, shape: &Shape) -> Option<Counts> {
 /// `dscanp_ov*` and the consumers `slimscan_w4ov`, `tokens_*_ov`.
 pub fn overlapped(entry: &str) -> bool {
     let s = stem(entry);
-    s.ends_with("_ov") || s.ends_with("w4ov") || s.contains("_ov2")
+    s.ends_with("_ov") || s.ends_with("w4ov") || s.contains("_ov2") || s.contains("_ov5")
 }
 
 /// One printed part of the benchmark: `<label> <ms> ms <GB/s> GB/s <TFLOP/s> TFLOP/s` (`?`
