@@ -94,7 +94,7 @@
 //! row-contiguous stores staged per warp in shared memory; bitwise the same outputs);
 //! `DNNPLAN_GDN_BWD_DSCAN=ov` selects the session-7 kernels, `=ov2` these; `=ov5` session 18's
 //! `gdn_bwd_dscan_ov5_*` / `gdn_bwd_dscanp_ov5_*`: the same loop with a publisher warp, so that no
-//! compute warp waits on a fence (bitwise ov2).
+//! compute warp waits on a fence (bitwise ov2; the default since session 20).
 //!
 //! Session 8 token kernel `tc11` (the default until session 10; bitwise `tc5`'s outputs;
 //! with the overlap its consumer `gdn_bwd_tokens_tc11_ov_*`): copies the fp32 `dR` tile by
@@ -223,7 +223,7 @@ pub enum BwdKernel {
     TokensTc11Ov,
     /// Overlap: [`BwdKernel::DscanOv`] on the `R2` chunk loop (copies at compile-time trip
     /// counts, `Kᴿ` by ldmatrix, one barrier per chunk, `dS'` staged into 16-byte row-contiguous
-    /// stores; bitwise `DscanOv`): the default since session 9 ([`BWD_OVERLAP_SCAN_DEFAULT`]).
+    /// stores; bitwise `DscanOv`): the default from session 9 to 19 (`DNNPLAN_GDN_BWD_DSCAN=ov2`).
     DscanOv2,
     /// Overlap: [`BwdKernel::DscanpOv`] on the `R2` chunk loop, likewise.
     DscanpOv2,
@@ -267,7 +267,8 @@ pub enum BwdKernel {
     PsumMt1,
     /// Overlap (session 18): [`BwdKernel::DscanOv2`] with a publisher warp (`PUBW`: the units
     /// are published by an extra warp, so that no compute warp waits on a fence; `V / 16 + 1`
-    /// warps; bitwise `DscanOv2`; `DNNPLAN_GDN_BWD_DSCAN=ov5`).
+    /// warps; bitwise `DscanOv2`; `DNNPLAN_GDN_BWD_DSCAN=ov5`): the default since session 20
+    /// ([`BWD_OVERLAP_SCAN_DEFAULT`]).
     DscanOv5,
     /// Overlap: [`BwdKernel::DscanpOv2`] with the publisher warp, likewise.
     DscanpOv5,
@@ -552,16 +553,19 @@ impl TokenStage {
 }
 
 /// The overlapped reverse scan's default kernels: (uncut, piece chain's seeded pass), the `R2`
-/// loop (`dscan_ov2`, `dscanp_ov2`), bitwise the session-7 kernels' outputs and faster at all
-/// four benchmark shapes in both run orders (H200, bf16, K = V = 128, whole backward with the
-/// overlap by rule, ov → ov2, bench/gdn_results.md session 9 rscan9): (4, 8192, 16)
-/// 2.323 / 2.311 → 2.185 / 2.190 ms (the overlapped scan alone 0.926 / 0.945 → 0.618 / 0.618),
-/// (1, 32768, 16) 3.197 / 3.189 → 3.062 / 3.052, (16, 2048, 32) 4.769 / 4.756 → 4.431 / 4.440,
-/// ragged mix 2.250 / 2.241 → 2.130 / 2.131. `DNNPLAN_GDN_BWD_DSCAN=ov` / `=ov2` selects the
-/// session-7 kernels (`dscan_ov`, `dscanp_ov`) or these and keeps the overlap rule (read at plan
-/// build).
+/// loop with its publisher warp (`dscan_ov5`, `dscanp_ov5`, session 18), bitwise `dscan_ov2`'s
+/// outputs (and so the session-7 kernels') and faster at all four benchmark shapes in one
+/// process, order ov2 ov5 ov5 ov2 (H200, bf16, K = V = 128, whole backward with the overlap by
+/// rule, bench/gdn_results.md session 20 bwd20): (4, 8192, 16) 2.010 / 2.010 → 2.003 / 2.000 ms,
+/// (1, 32768, 16) 2.589 / 2.608 → 2.570 / 2.572, (16, 2048, 32) 4.052 / 4.048 → 4.029 / 4.035,
+/// ragged mix 1.960 / 1.955 → 1.940 / 1.940. Before it, `dscan_ov2` / `dscanp_ov2` (session 9,
+/// ov → ov2, rscan9): (4, 8192, 16) 2.323 / 2.311 → 2.185 / 2.190 ms, (1, 32768, 16)
+/// 3.197 / 3.189 → 3.062 / 3.052, (16, 2048, 32) 4.769 / 4.756 → 4.431 / 4.440, ragged mix
+/// 2.250 / 2.241 → 2.130 / 2.131. `DNNPLAN_GDN_BWD_DSCAN=ov` / `=ov2` / `=ov5` selects the
+/// session-7 kernels (`dscan_ov`, `dscanp_ov`), the R2 loop without the publisher warp, or these,
+/// and keeps the overlap rule (read at plan build).
 pub const BWD_OVERLAP_SCAN_DEFAULT: (BwdKernel, BwdKernel) =
-    (BwdKernel::DscanOv2, BwdKernel::DscanpOv2);
+    (BwdKernel::DscanOv5, BwdKernel::DscanpOv5);
 
 /// The overlapped reverse scan's kernels (uncut, seeded piece pass), threads per block and
 /// dynamic shared memory for `DNNPLAN_GDN_BWD_DSCAN` = `dscan_env` at K = `k`, V = `v`: a warp
@@ -1757,10 +1761,12 @@ mod tests {
             (BwdKernel::DscanOv, BwdKernel::DscanpOv, 128)
         );
         assert_eq!(smem, dscan_ov_smem_bytes(64, 64));
-        let (u, p, _, smem) = overlap_scan_kernels("", 128, 128);
+        let (u, p, threads, smem) = overlap_scan_kernels("", 128, 128);
         assert_eq!((u, p), BWD_OVERLAP_SCAN_DEFAULT);
-        // The default: the R2 loop (session 9), within the 227 KB a block may ask for.
-        assert_eq!(BWD_OVERLAP_SCAN_DEFAULT.0, BwdKernel::DscanOv2);
+        // The default: the R2 loop with its publisher warp (session 20), within the 227 KB a
+        // block may ask for.
+        assert_eq!(BWD_OVERLAP_SCAN_DEFAULT.0, BwdKernel::DscanOv5);
+        assert_eq!(threads, 8 * 32 + 32);
         assert!(SM90_BUDGET.allows(smem));
         assert_eq!(
             BwdKernel::DscanpOv2.name("f16", 64, PrepVariant::DEFAULT),
