@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Session 20, lead (from gdn_device_peers17.sh, without its checkpoint benchmarks): one call for every peer: fla's
+# Triton autotuning warmed first (forward+backward, four shapes in parallel), then the GDN benchmark
+# (ours per kernel, the KDA path forward and forward+backward, fla forward and forward+backward) in
+# one run, so the ratio table comes from the same call.
+# run tool: carry [".xfer-final"] (the final run's staging), command "bash bench/gdn_device_peers20.sh".
+set -uo pipefail
+start=$(date +%s)
+budget=${PEERS_BUDGET_S:-470}
+left() { echo $((budget - ($(date +%s) - start))); }
+out=${OUT:-/tmp/peers20-out}; mkdir -p "$out"
+tar xf .xfer-final/device.txz && rm -rf whl && cp -r .xfer-final/whl whl
+source .device/device-env.sh > "$out/env.log" 2>&1
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site whl/*.whl > "$out/install.log" 2>&1
+export TRITON_CACHE_DIR=/tmp/triton-cache PYTHONUNBUFFERED=1
+pids=()
+for i in 0 1 2 3; do
+  PYTHONPATH=/tmp/site:${PYTHONPATH:-} timeout "${FLA_WARM_S:-165}" python3 bench/gdn_peers_bench.py fla fwdbwd "$i" > "$out/fla_warm_$i.log" 2>&1 &
+  pids+=($!)
+done
+wait "${pids[@]}"
+echo "fla warm-up done at $(( $(date +%s) - start )) s: $(cat "$out"/fla_warm_*.log | grep -c '^BENCH fla fwdbwd .* [0-9.]*$') of 4 shapes ran"
+l=$(left)
+OUT=$out/gdn GDN_PARITY=0 GDN_NCU=0 BENCH_BUDGET_S=$((l - 45)) timeout "$((l - 40))" bash bench/gdn_bench_run.sh > "$out/gdn_run.log" 2>&1
+echo "benchmark done at $(( $(date +%s) - start )) s"
+cat "$out/gdn/gdn_bench_table.md" 2>/dev/null | head -8
+grep -E "skipped|^BENCH (fla|kda)" "$out/gdn/peers.log" | head -20
+echo "elapsed $(( $(date +%s) - start )) s"
