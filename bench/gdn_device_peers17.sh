@@ -27,9 +27,12 @@ OUT=$out/gdn GDN_PARITY=0 GDN_NCU=0 BENCH_BUDGET_S=$((l - 45)) timeout "$((l - 4
 echo "benchmark done at $(( $(date +%s) - start )) s"
 cat "$out/gdn/gdn_bench_table.md" 2>/dev/null | head -8
 grep -E "skipped|^BENCH (fla|kda)" "$out/gdn/peers.log" | head -20
-# After the peers (nothing else on the GPU): the checkpoint benchmarks, ours alone.
-source bench/device_lib.sh
-b=$(dev_bin gpu_gdn_bench)
-DNNPLAN_GDN_BENCH_CKPT=1 DNNPLAN_GDN_BENCH_CKPT_ROUNDS=1 timeout "$(left)" "$b" ${CKPT_TESTS:-gdn_checkpoint_forward gdn_backward_checkpoints} --test-threads=1 --nocapture 2>&1 \
-  | grep -oE "BENCH ckpt.*|panicked.*|test result.*" | tee "$out/ckpt_bench.log"
+# After the peers (nothing else on the GPU): the checkpoint benchmarks, ours alone (CKPT=0 skips them:
+# session 20's peers call).
+if [ "${CKPT:-1}" = 1 ]; then
+  source bench/device_lib.sh
+  b=$(dev_bin gpu_gdn_bench)
+  DNNPLAN_GDN_BENCH_CKPT=1 DNNPLAN_GDN_BENCH_CKPT_ROUNDS=1 timeout "$(left)" "$b" ${CKPT_TESTS:-gdn_checkpoint_forward gdn_backward_checkpoints} --test-threads=1 --nocapture 2>&1 \
+    | grep -oE "BENCH ckpt.*|panicked.*|test result.*" | tee "$out/ckpt_bench.log"
+fi
 echo "elapsed $(( $(date +%s) - start )) s"
