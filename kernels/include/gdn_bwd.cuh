@@ -511,11 +511,8 @@ __device__ __forceinline__ void dscan_state_update(float (&x)[NX][4], float deca
 // PUBW (session 18; R2 + PUB only, gdn_bwd_dscan_ov5 / dscanp_ov5): the units are published by a
 // publisher warp (dscan_publisher, warp NW of NW + 1), this loop runs on the NW compute warps, whose
 // thread 0 then never fences; the same barriers and mma sequence: bitwise the R2 loop's outputs.
-// DR_IO (session 20 experiment, with the token stage's REV 13; not bundled): dR stored in the io
-// dtype ([token][value] over the fp32 region, scalar 16-bit stores), the same rounding as the
-// A fragments the token stage packs from the fp32 tile.
 template <typename T, int K, int V, int NW, int STAGES, int DS, bool STORE_DR, bool PUB = false, bool R2 = false,
-          bool PHASED = false, bool PUBW = false, bool DR_IO = false>
+          bool PHASED = false, bool PUBW = false>
 __device__ __forceinline__ void dscan_mma_chunks(const BwdParams& bp, float (&x)[K / 8][4], int h, long long cs,
                                                  long long ce, int c_first, int c_begin, int c_end, int vb, int vr,
                                                  unsigned* pub_flags = nullptr) {
@@ -650,16 +647,7 @@ __device__ __forceinline__ void dscan_mma_chunks(const BwdParams& bp, float (&x)
       float* drg = bp.ws_dr + ch * CHUNK * V;
 #pragma unroll
       for (int nt = 0; nt < 8; ++nt) {
-        if constexpr (STORE_DR && DR_IO) {
-          // DR_IO (session 20, experiment): dR in the io dtype, [token][value] over the fp32 region.
-          T* dro = reinterpret_cast<T*>(bp.ws_dr) + ch * CHUNK * V;
-#pragma unroll
-          for (int e = 0; e < 2; ++e) {
-            const int j = 8 * nt + cq + e;
-            dro[static_cast<size_t>(j) * V + vr] = Io<T>::from_f(dr[nt][e]);
-            dro[static_cast<size_t>(j) * V + vr + 8] = Io<T>::from_f(dr[nt][2 + e]);
-          }
-        } else if constexpr (STORE_DR) {
+        if constexpr (STORE_DR) {
 #pragma unroll
           for (int e = 0; e < 2; ++e) {
             const int j = 8 * nt + cq + e;
@@ -703,7 +691,7 @@ __device__ __forceinline__ void dscan_mma_chunks(const BwdParams& bp, float (&x)
 // R2: dscan_mma_chunks' R2 loop (the publishing producer gdn_bwd_dscan_ov2; smem bytes_r2).
 // PUBW: with its publisher warp (gdn_bwd_dscan_ov5: NW + 1 warps, warp NW runs dscan_publisher).
 template <typename T, int K, int V, int NW, int STAGES, bool DS_IO = false, bool PUB = false, bool R2 = false,
-          bool PUBW = false, bool DR_IO = false>
+          bool PUBW = false>
 __device__ __forceinline__ void bwd_dscan_mma_body(const BwdParams& bp, unsigned* pub_flags = nullptr) {
   static_assert(!PUB || 16 * NW == V, "a publishing reverse scan holds all value rows of its unit");
   if constexpr (PUB) dnnp_launch_dependents();
@@ -730,7 +718,7 @@ __device__ __forceinline__ void bwd_dscan_mma_body(const BwdParams& bp, unsigned
   float x[K / 8][4];
   load_d_final_state_frags<K>(bp, sbase, x, vr, cq, 0);
 
-  dscan_mma_chunks<T, K, V, NW, STAGES, DS_IO ? 2 : 1, true, PUB, R2, false, PUBW, DR_IO>(bp, x, h, cs, ce, c_begin, c_begin,
+  dscan_mma_chunks<T, K, V, NW, STAGES, DS_IO ? 2 : 1, true, PUB, R2, false, PUBW>(bp, x, h, cs, ce, c_begin, c_begin,
                                                                                     c_end, vb, vr, pub_flags);
 
   if (bp.d_initial_state) store_d_initial_state<K>(bp, sbase, x, vr, cq);
@@ -1257,8 +1245,6 @@ template <int K, int V>
 struct TokVecLayout<K, V, 11> : TokVecLayout<K, V, 9> {};
 template <int K, int V>
 struct TokVecLayout<K, V, 12> : TokVecLayout<K, V, 9> {};
-template <int K, int V>
-struct TokVecLayout<K, V, 13> : TokVecLayout<K, V, 9> {};
 // REV 12: TokSmem9 with the raw q / k tiles in rows of K + 16 (the same offsets, 2 KB more).
 template <int K, int V>
 struct TokSmem12 {
@@ -1432,7 +1418,6 @@ __device__ __forceinline__ void tokens_products_mma(const BwdParams& bp, size_t 
   using IO = Io<T>;
   constexpr bool V2 = REV >= 2, V3 = REV >= 3, V4 = REV >= 4, V5 = REV >= 5, V6 = REV == 6, V9 = REV >= 9;
   constexpr bool SWZ = REV >= 10;  // fp32 result rows of K + 16, columns swizzled (tok_swz)
-  constexpr bool DRIO = REV >= 13;  // REV 13 (session 20 experiment): dR arrives in the io dtype
   static_assert(M::bytes <= TokSmem<K>::vec_off && M::out_bytes <= TokSmem<K>::vec_off, "token products overflow");
   constexpr int KP = M::KP, VP = M::VP, CF = M::CF;
   // V3: the fp32 results in rows of K + 8 (pairs stored as float2; row reads conflict-free).
@@ -1448,7 +1433,6 @@ __device__ __forceinline__ void tokens_products_mma(const BwdParams& bp, size_t 
   T* dRb = reinterpret_cast<T*>(smem + (V6 ? M6::dr_off : M::dr_off));
   T* Ub = reinterpret_cast<T*>(smem + (V6 ? M6::u_off : V9 ? TokSmem9<K, V>::u_off : M::u_off));
   float* dR32 = reinterpret_cast<float*>(smem + TokSmem9<K, V>::dr_off);  // V9: fp32 dR [64][V + 8]
-  T* dRio = reinterpret_cast<T*>(smem + TokSmem9<K, V>::dr_off);         // DRIO: io dR [64][V + 8]
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
   const int ti = tid >> 3, tk = tid & 7;
   const int HO = p.ho;
@@ -1480,10 +1464,7 @@ __device__ __forceinline__ void tokens_products_mma(const BwdParams& bp, size_t 
     tile_async_unrolled<T, K, V>(Sb, reinterpret_cast<const T*>(bp.ws_s) + ch * V * K, tid);
     cp_async_commit();
     issue_do();
-    if constexpr (DRIO) {
-      // DRIO: G1 = dO and the io dR tile (all 64 rows), rows of V + 8 elements.
-      tile_async_unrolled<T, V, CHUNK>(dRio, reinterpret_cast<const T*>(bp.ws_dr) + ch * CHUNK * V, tid);
-    } else if constexpr (V9) {
+    if constexpr (V9) {
       // V9: G1 = dO and the fp32 dR tile (all 64 rows, as REV 5 reads them), rows of V + 8 floats.
       constexpr int C4 = V / 4, NU = CHUNK * C4 / TOK_THREADS;
       static_assert(CHUNK * C4 % TOK_THREADS == 0 && TOK_THREADS % C4 == 0, "dR copy split");
@@ -1550,13 +1531,7 @@ __device__ __forceinline__ void tokens_products_mma(const BwdParams& bp, size_t 
 #pragma unroll
       for (int u = 0; u < DR::RN; ++u) {
         const int r = drr.rb + u * DR::RSTEP;
-        if constexpr (DRIO) {
-          const u32 w = ld32(&dRio[r * VP + drr.c2]);
-          rv[u] = make_float2(IO::bits_to_f(static_cast<unsigned short>(w & 0xffffu)),
-                              IO::bits_to_f(static_cast<unsigned short>(w >> 16)));
-        } else {
-          rv[u] = *reinterpret_cast<const float2*>(&dR32[r * TokSmem9<K, V>::RP + drr.c2]);
-        }
+        rv[u] = *reinterpret_cast<const float2*>(&dR32[r * TokSmem9<K, V>::RP + drr.c2]);
         bb[u] = bet[r];
       }
       tokens_dr_rows<T, V>(bp, drr, t0, len, h, rv, vv9, bb, xs);
@@ -1737,8 +1712,7 @@ __device__ __forceinline__ void tokens_products_mma(const BwdParams& bp, size_t 
     for (int kk = 0; kk < V / 16; ++kk) {
       u32 ao[4], ar[4];
       a_frag<true>(ao, dOb, VP, 16 * mt, 16 * kk, lane);
-      if constexpr (DRIO) a_frag<true>(ar, dRio, VP, 16 * mt, 16 * kk, lane);
-      else if constexpr (V9) a_frag_f32<T>(ar, dR32, TokSmem9<K, V>::RP, 16 * mt, 16 * kk, lane);
+      if constexpr (V9) a_frag_f32<T>(ar, dR32, TokSmem9<K, V>::RP, 16 * mt, 16 * kk, lane);
       else a_frag<true>(ar, dRb, VP, 16 * mt, 16 * kk, lane);
 #pragma unroll
       for (int np = 0; np < NQ / 2; ++np) {
@@ -2211,11 +2185,6 @@ __device__ __forceinline__ void bwd_tokens_body(const BwdParams& bp) {
 //   REV 12 (gdn_bwd_tokens_tc12, session 10; DNNPLAN_GDN_BWD_TOKENS=tc12): REV 11 with the raw q / k
 //     tiles in rows of K + 16 (TokSmem12) and the G tile's stores (float2) and reads by tok_gswz:
 //     the row phase's 2-way bank conflicts gone except the q̂ / k̂ stores; bitwise REV 11.
-//   REV 13 (session 20, not bundled: the experiment cubin -DGDN_DRIO_EXP=1 of gdn_bwd.cu and the
-//     emulation's GDN_EMU_OV_DRIO): REV 12 reading dR in the io dtype (the producer's DR_IO): the
-//     [64][V] io tile by cp.async with dO (G1) into the fp32 slot, pass 1's A fragments by ldmatrix
-//     (the operands REV 12 packs from the fp32 tile with the same rounding: dQ⁺, dE, dKᴿ, dA, dL and
-//     so dq, dk, dG bitwise), dv = β dR and dβ's value part from the rounded dR (not bitwise).
 // ---------------------------------------------------------------------------------------
 template <int K>
 struct TokTcSmem {

@@ -75,13 +75,6 @@
 #include "gdn_fwd_prep3.cuh"
 #include "gdn_fwd_prep10.cuh"
 
-// Session 20 (helper bwd20) experiment, never in the bundled cubin: built with -DGDN_DRIO_EXP=1,
-// the default overlapped pair stores and reads dR in the io dtype (dscan_ov2 / dscanp_ov2 with
-// DR_IO, tokens_tc12_ov as REV 13): half the dR bytes; dv and dβ from the rounded dR.
-#ifndef GDN_DRIO_EXP
-#define GDN_DRIO_EXP 0
-#endif
-
 extern "C" __global__ void __launch_bounds__(gdn::OFFSETS_THREADS) gdn_bwd_chunk_offsets(gdn::BwdParams p) { dnnp_pdl_enter(p.f.flags & gdn::FLAG_PDL_TRIGGER);
   gdn::chunk_offsets_body(p.f);
 }
@@ -162,11 +155,11 @@ extern "C" __global__ void __launch_bounds__(gdn::PARAM_THREADS) gdn_bwd_params(
   }                                                                                                \
   extern "C" __global__ void __launch_bounds__(KD / 16 * 32, 1)                                    \
       gdn_bwd_dscan_ov2_##TAG##_k##KD(gdn::BwdChainParams p) { dnnp_pdl_enter(p.b.f.flags & gdn::FLAG_PDL_TRIGGER); \
-    gdn::bwd_dscan_mma_body<T, KD, KD, KD / 16, gdn::DSCAN_MMA_STAGES, true, true, true, false, GDN_DRIO_EXP>(p.b, p.ov_flags); \
+    gdn::bwd_dscan_mma_body<T, KD, KD, KD / 16, gdn::DSCAN_MMA_STAGES, true, true, true>(p.b, p.ov_flags); \
   }                                                                                                \
   extern "C" __global__ void __launch_bounds__(KD / 16 * 32, 1)                                    \
       gdn_bwd_dscanp_ov2_##TAG##_k##KD(gdn::BwdChainParams p) { dnnp_pdl_enter(p.b.f.flags & gdn::FLAG_PDL_TRIGGER); \
-    gdn::bwd_dscan_piece_body<T, KD, KD, KD / 16, gdn::DSCAN_MMA_STAGES, false, true, true, false, false, GDN_DRIO_EXP>(p); \
+    gdn::bwd_dscan_piece_body<T, KD, KD, KD / 16, gdn::DSCAN_MMA_STAGES, false, true, true>(p); \
   }                                                                                                \
   extern "C" __global__ void __launch_bounds__(KD / 16 * 32 + 32, 1)                               \
       gdn_bwd_dscan_ov5_##TAG##_k##KD(gdn::BwdChainParams p) { dnnp_pdl_enter(p.b.f.flags & gdn::FLAG_PDL_TRIGGER); \
@@ -182,7 +175,7 @@ extern "C" __global__ void __launch_bounds__(gdn::PARAM_THREADS) gdn_bwd_params(
   }                                                                                                \
   extern "C" __global__ void __launch_bounds__(gdn::TOK_THREADS)                                   \
       gdn_bwd_tokens_tc12_ov_##TAG##_k##KD(gdn::BwdChainParams p) {                               \
-    gdn::bwd_tokens_ov_body<T, KD, KD, GDN_DRIO_EXP ? 13 : 12>(p);                                  \
+    gdn::bwd_tokens_ov_body<T, KD, KD, 12>(p);                                                     \
   }
 
 #define GDN_BWD_CHAIN_ENTRIES(KD)                                                                   \
