@@ -11,6 +11,7 @@
 #   t=$(dev_bin gpu_gdn)
 #   dev_hashes bwd "$t" > $DEV_TMP/h_new DNNPLAN_GDN_BWD_TOKENS=tc13    # (env after the file)
 #   dev_same $DEV_TMP/h_new $DEV_TMP/h_rule "tc13 == tc12"
+#   dev_compare fwd "forward at 7 pieces: this build == base" "$t" base/gpu_gdn DNNPLAN_GDN_FWD_PIECES=7
 #   dev_fwd_case slim "$t" DNNPLAN_GDN_FWD_FACTORS=slim   # result line; $DEV_TMP/h_slim, p_slim.log
 #   dev_cover_reference "default" $DEV_TMP/h_rule $DEV_TMP/f_rule
 #   dev_memcheck "$t" backward_parity DNNPLAN_GDN_BWD_TOKENS=tc13
@@ -66,6 +67,17 @@ dev_same() {
   else
     echo "HASHES DIFFER ($3): $(diff "$1" "$2" | grep -c '^[<>]') differing lines of $(wc -l < "$1") / $(wc -l < "$2")"
   fi
+}
+
+# dev_compare bwd|fwd LABEL BIN_A BIN_B [VAR=VALUE ...]: dev_hashes of both binaries under the same
+# environment, kept in $DEV_TMP/c_TAG_{a,b} (TAG: LABEL's letters and digits), then dev_same's line.
+dev_compare() {
+  local which=$1 label=$2 a=$3 b=$4; shift 4
+  local tag
+  tag=$(printf '%s' "$which $label" | tr -c 'A-Za-z0-9' '_')
+  dev_hashes "$which" "$a" "$@" > "$DEV_TMP/c_${tag}_a"
+  dev_hashes "$which" "$b" "$@" > "$DEV_TMP/c_${tag}_b"
+  dev_same "$DEV_TMP/c_${tag}_a" "$DEV_TMP/c_${tag}_b" "$label"
 }
 
 # dev_cover_reference LABEL FILE...: BITWISE when every hash of $DEV_REFERENCE_HASHES occurs in
