@@ -171,6 +171,24 @@ void emu_ldsm_x4(u32* r, const void* p) {
   }
   g_warp[w]->arrive_and_wait();
 }
+// stmatrix.x4.trans: lane l holds, per matrix m, (row l / 4, columns 2 (l % 4), + 1); column j of
+// matrix m is written to the 8 b16 elements at the address of lane 8m + j.
+void emu_stsm_x4_t(void* p, const u32* r) {
+  const unsigned w = t_tid / 32, l = t_tid % 32;
+  g_mp[w][l] = p;
+  for (int m = 0; m < 4; ++m) g_ma[w][l][m] = r[m];
+  g_warp[w]->arrive_and_wait();
+  if (l == 0)
+    for (int m = 0; m < 4; ++m)
+      for (int j = 0; j < 8; ++j) {
+        auto* row = static_cast<unsigned short*>(const_cast<void*>(g_mp[w][8 * m + j]));
+        for (int i = 0; i < 8; ++i) {  // fragment row i, column j: lane 4 i + j / 2, half j % 2
+          const u32 x = g_ma[w][4 * i + j / 2][m];
+          row[i] = static_cast<unsigned short>((j & 1) ? x >> 16 : x & 0xffffu);
+        }
+      }
+  g_warp[w]->arrive_and_wait();
+}
 struct PendingCopy {
   void* dst;
   const void* src;
@@ -191,9 +209,20 @@ void emu_cp_async_commit() {
   t_groups.push_back(std::move(t_open));
   t_open.clear();
 }
+// src-size 0 (zero fill) is a pending copy from nullptr: 16 zero bytes when it lands.
+void emu_cp_async16_zfill(void* dst, const void* src, bool full) {
+  if (full) emu_cp_async16(dst, src);
+  else if (g_cp_eager) memset(dst, 0, 16);
+  else t_open.push_back({dst, nullptr});
+}
+void emu_cp_async16_if(void* dst, const void* src, bool on) {
+  if (on) emu_cp_async16(dst, src);
+}
 void emu_cp_async_wait(int n) {
   while (static_cast<int>(t_groups.size()) > n) {
-    for (auto& x : t_groups.front()) memcpy(x.dst, x.src, 16);
+    for (auto& x : t_groups.front())
+      if (x.src) memcpy(x.dst, x.src, 16);
+      else memset(x.dst, 0, 16);
     t_groups.erase(t_groups.begin());
   }
 }

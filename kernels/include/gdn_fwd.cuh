@@ -306,6 +306,35 @@ __device__ __forceinline__ void chunk_pipeline(const float* ws_gl, int HO, int h
   cp_async_wait<0>();
 }
 
+// chunk_pipeline with the refill inside the body (session 21, fscan21: the slim output scan spreads
+// the copies over its products): the same prologue; then per chunk c a group wait that leaves only
+// chunk c + 1's copies in flight, ONE block barrier (every thread's copies of chunk c landed, every
+// warp past chunk c − 1, whose stage nst is the one refilled), body(c, stage, Γ_last of c, nst,
+// live) which issues chunk c + STAGES − 1's copies into stage nst (live: that chunk exists; else
+// the body may still write the stage, which no chunk reads again), and the group commit. Returns
+// with every copy drained.
+template <int STAGES, typename Issue, typename Body>
+__device__ __forceinline__ void chunk_pipeline_in_body(const float* ws_gl, int HO, int h, int c_begin, int c_end,
+                                                       Issue issue, Body body) {
+  static_assert(STAGES >= 2, "a stage in use and one being filled");
+#pragma unroll
+  for (int sidx = 0; sidx < STAGES - 1; ++sidx) {
+    if (c_begin + sidx < c_end) issue(c_begin + sidx, sidx);
+    cp_async_commit();
+  }
+  float gl_next = c_begin < c_end ? ws_gl[static_cast<size_t>(c_begin) * HO + h] : 0.f;
+  for (int c = c_begin; c < c_end; ++c) {
+    const int st = (c - c_begin) % STAGES;
+    const float gl = gl_next;
+    if (c + 1 < c_end) gl_next = ws_gl[static_cast<size_t>(c + 1) * HO + h];
+    cp_async_wait<STAGES - 2>();
+    __syncthreads();
+    body(c, st, gl, (c - c_begin + STAGES - 1) % STAGES, c + STAGES - 1 < c_end);
+    cp_async_commit();
+  }
+  cp_async_wait<0>();
+}
+
 // ---------------------------------------------------------------------------------------
 // Stage 1: chunk offsets
 // ---------------------------------------------------------------------------------------

@@ -37,6 +37,56 @@
 
 namespace gdn {
 
+#ifdef GDN_HOST_EMU
+void emu_stsm_x4_t(void* smem, const u32* r);  // bench/gdn_host_emu.h
+void emu_cp_async16_zfill(void* smem, const void* gmem, bool full);
+void emu_cp_async16_if(void* smem, const void* gmem, bool on);
+#endif
+// cp.async of 16 bytes when `full`, else 16 zero bytes (src-size 0: the source is not read); one
+// instruction without a branch (session 21: the output scan's copies between its mma.sync steps).
+__device__ __forceinline__ void cp_async16_zfill(void* smem, const void* gmem, bool full) {
+#ifdef GDN_HOST_EMU
+  emu_cp_async16_zfill(smem, gmem, full);
+#else
+  const u32 a = static_cast<u32>(__cvta_generic_to_shared(smem));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(a), "l"(gmem), "r"(full ? 16 : 0));
+#endif
+}
+// A 16-byte global store when `on` (a predicated instruction, no branch).
+__device__ __forceinline__ void st_global16_if(void* gmem, uint4 v, bool on) {
+#ifdef GDN_HOST_EMU
+  if (on) *static_cast<uint4*>(gmem) = v;
+#else
+  asm volatile("{\n .reg .pred p;\n setp.ne.b32 p, %5, 0;\n @p st.global.v4.b32 [%0], {%1,%2,%3,%4};\n}\n" ::"l"(gmem),
+               "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w), "r"(static_cast<int>(on))
+               : "memory");
+#endif
+}
+// cp.async of 16 bytes when `on`, else nothing (a predicated instruction, no branch).
+__device__ __forceinline__ void cp_async16_if(void* smem, const void* gmem, bool on) {
+#ifdef GDN_HOST_EMU
+  emu_cp_async16_if(smem, gmem, on);
+#else
+  const u32 a = static_cast<u32>(__cvta_generic_to_shared(smem));
+  asm volatile(
+      "{\n .reg .pred p;\n setp.ne.b32 p, %2, 0;\n @p cp.async.cg.shared.global [%0], [%1], 16;\n}\n" ::"r"(a),
+      "l"(gmem), "r"(static_cast<int>(on)));
+#endif
+}
+// Four 8x8 b16 matrices stored transposed (stmatrix.x4.trans, session 21): lane l holds, per
+// matrix m, row l / 4, columns 2 (l % 4) and + 1 of the fragment; column j of matrix m goes to
+// the 16-byte row addressed by lane 8m + j (ldsm_x4_t's inverse).
+__device__ __forceinline__ void stsm_x4_t(void* smem, const u32* r) {
+#ifdef GDN_HOST_EMU
+  emu_stsm_x4_t(smem, r);
+#else
+  const u32 a = static_cast<u32>(__cvta_generic_to_shared(smem));
+  asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1,%2,%3,%4};\n" ::"r"(a), "r"(r[0]), "r"(r[1]),
+               "r"(r[2]), "r"(r[3])
+               : "memory");
+#endif
+}
+
 constexpr int SLIM_SCALARS = 4;  // per-token fp32 rows of the slim workspace (ck, β, cq, cr)
 constexpr int SLIM_W4_STAGES = 3;
 constexpr int SLIM_W8_STAGES = 2;
@@ -239,16 +289,54 @@ static_assert(SlimScanSmem<128, 4, SLIM_W4_STAGES>::bytes == 202752 &&
                   SlimScanSmem<128, 8, SLIM_W8_STAGES>::bytes == 167936,
               "SlimScanSmem size changed");
 
+// scan_store_o's stores for the slim output scans (session 21, fscan21): the same O values to the
+// same addresses, in fewer instructions: the warp's 16 value rows x 64 tokens staged by four
+// stmatrix.x4.trans (matrix m of step j: tokens 16 j + 8 (m >> 1) .., values 8 (m & 1) ..; lane l
+// gives row l & 7 of matrix l >> 3) instead of 32 two-byte stores, then each lane's four 16-byte
+// rows (token (lane >> 1) + 16 i, values 8 (lane & 1) ..) read unconditionally and stored under
+// the predicate token < len from one base address (no branch per row). Rounding: IO::pack rounds
+// each fp32 to the io dtype as IO::from_f does.
+template <typename T, int V, int OP>
+__device__ __forceinline__ void slim_store_o(T* Os, const float (&oacc)[8][4], T* o, long long t0, int len, int HO,
+                                             int h, int v0, int lane) {
+  using IO = Io<T>;
+  T* row = Os + (8 * (lane >> 4) + (lane & 7)) * OP + 8 * ((lane >> 3) & 1);
+#pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    u32 r[4];
+    r[0] = IO::pack(oacc[2 * j][0], oacc[2 * j][1]);
+    r[1] = IO::pack(oacc[2 * j][2], oacc[2 * j][3]);
+    r[2] = IO::pack(oacc[2 * j + 1][0], oacc[2 * j + 1][1]);
+    r[3] = IO::pack(oacc[2 * j + 1][2], oacc[2 * j + 1][3]);
+    stsm_x4_t(row + 16 * j * OP, r);
+  }
+  __syncwarp();
+  const int tok = lane >> 1, hf = lane & 1;
+  const size_t step = static_cast<size_t>(16) * HO * V;
+  T* dst = o + (static_cast<size_t>(t0 + tok) * HO + h) * V + v0 + 8 * hf;
+  const T* src = Os + tok * OP + 8 * hf;
+#pragma unroll
+  for (int i = 0; i < 4; ++i)
+    st_global16_if(dst + i * step, *reinterpret_cast<const uint4*>(src + 16 * i * OP), tok + 16 * i < len);
+  __syncwarp();
+}
+
 // One chunk of the slim update for one warp (16 value rows), the one body of every slim pass (the
 // uncut output scan, the piece summary, the seeded piece scan): P' = X kᵀ (and, OUT, O' = X qᵀ);
 // Z = vᵀ diag(β) − P' diag(ck) (WITH_V; else −P' diag(ck)); Uᵀ = Z Tᵀ; OUT: O = O' diag(cq) + Uᵀ Aᵀ,
 // stored; X ← e^{Γ_last} X + (Uᵀ diag(cr)) k.
 // MID (OUT only) runs between the last read of Vs / Ts / As and the O store (the seeded scan's
-// barrier and refill of the single-buffered tiles).
-template <typename T, int K, int V, int KP, int VP, bool OUT, bool WITH_V, typename Mid>
+// barrier and refill of the single-buffered tiles). PRE(kk) runs at the top of each of the K / 16
+// key steps of the P', O' products (session 21, fscan21: the output scan issues its next stage's
+// copies there, in the tensor pipe's issue gaps; the others pass none).
+struct SlimNoHook {
+  __device__ __forceinline__ void operator()(int) const {}
+};
+template <typename T, int K, int V, int KP, int VP, bool OUT, bool WITH_V, typename Mid, typename Pre = SlimNoHook>
 __device__ __forceinline__ void slim_chunk_warp(float (&x)[K / 8][4], const T* Qs, const T* Ks, const T* Vs, const T* Ts,
                                                 const T* As, const float* Sc, T* Os, const FwdParams& p, long long t0,
-                                                int len, int h, int v0, int vcol, float gl, int lane, Mid mid) {
+                                                int len, int h, int v0, int vcol, float gl, int lane, Mid mid,
+                                                Pre pre = {}) {
   using IO = Io<T>;
   constexpr int CP = CHUNK + 8;
   const int cq = 2 * (lane & 3);
@@ -260,6 +348,7 @@ __device__ __forceinline__ void slim_chunk_warp(float (&x)[K / 8][4], const T* Q
     for (int e = 0; e < 4; ++e) pacc[nt][e] = oacc[nt][e] = 0.f;
 #pragma unroll
   for (int kk = 0; kk < K / 16; ++kk) {
+    pre(kk);
     u32 a[4];
     x_a_frag<T>(a, x, kk);
 #pragma unroll
@@ -345,16 +434,21 @@ __device__ __forceinline__ void slim_chunk_warp(float (&x)[K / 8][4], const T* Q
       }
     }
     mid(1);  // every warp past its reads of v, T, A: the seeded scan refills them
-    scan_store_o<T, V, 24>(Os, oacc, static_cast<T*>(p.o), t0, len, p.ho, h, v0, lane, cq);
+    slim_store_o<T, V, 24>(Os, oacc, static_cast<T*>(p.o), t0, len, p.ho, h, v0, lane);
   }
   scan_state_update<T, K, KP>(x, ur, Ks, gl, lane);
 }
 
 // The slim output scan: grid (V / VS, HO, N), NW warps of 16 value rows, one piece per sequence
 // (initial state in, final state out; the state checkpoints by ckpt_store). STAGES-deep cp.async
-// pipeline over the chunks. OV: the consumer beside the persistent prep (fwd_slim_prep_ov_body):
-// before it issues the copies of chunk c it waits for unit (c, h)'s flag, and every block waits
-// for the prep grid before it exits.
+// pipeline over the chunks. Since session 21 (fscan21) chunk c + STAGES − 1's copies are issued
+// inside chunk c's step, a share at each P', O' key step (chunk_pipeline_in_body, slim_chunk_warp's
+// PRE: they fill the tensor pipe's issue gaps instead of ~860 cycles of their own per chunk ahead
+// of the barrier), with one block barrier per chunk instead of two and O staged by stmatrix
+// (slim_store_o); the same arithmetic in the same order (O and states bitwise session 20's).
+// OV: the consumer beside the persistent prep (fwd_slim_prep_ov_body): before it issues the copies
+// of chunk c it waits for unit (c, h)'s flag (a block-wide wait: its copies stay whole, at the
+// top of the step, chunk_pipeline), and every block waits for the prep grid before it exits.
 template <typename T, int K, int V, int NW, int STAGES, bool OV = false>
 __device__ __forceinline__ void fwd_slim_scan_body(const FwdFastParams& fp) {
   static_assert(K == 128 && V == 128, "the slim forward serves K = V = 128");
@@ -399,56 +493,71 @@ __device__ __forceinline__ void fwd_slim_scan_body(const FwdFastParams& fp) {
   const int tr0 = tid / CV, tc = 8 * (tid % CV);
   const size_t qstep = static_cast<size_t>(QRS) * p.h * K, kstep = static_cast<size_t>(QRS) * p.hk * K;
   const size_t vstep = static_cast<size_t>(VRS) * p.hv * V;
+  // The copies of chunk c into stage st in pieces (session 21, fscan21): round r of the q, k rows
+  // (r < QIT), of the v columns (r < VIT), of T and A (r < TIT), the scalars, each a single
+  // cp.async without a branch (rows past len: zero-filled by the copy, src-size 0; live == false:
+  // zeros only, into a stage no chunk reads again, and no scalar copy); `issue` runs them all in
+  // session 13's order (q, k; v; T, A; scalars), `issue_step(kk)` the share of key step kk.
+  struct Dst {
+    unsigned char* base;
+    long long t0;
+    size_t ch;
+    int len;
+  };
+  auto at = [&](int c, int st) {
+    const long long t0 = cs + static_cast<long long>(c - c_begin) * CHUNK;
+    return Dst{smem + st * S::stage, t0, static_cast<size_t>(c) * HO + h,
+               static_cast<int>(min_ll(static_cast<long long>(CHUNK), ce - t0))};
+  };
+  auto copy_qk = [&](const Dst& d, int it, bool live) {
+    const bool full = live && qr0 + it * QRS < d.len;
+    cp_async16_zfill(reinterpret_cast<T*>(d.base + S::q_off) + (qr0 + it * QRS) * KP + qc,
+                     qg + ((d.t0 + qr0) * p.h + qh) * K + qc + it * qstep, full);
+    cp_async16_zfill(reinterpret_cast<T*>(d.base + S::k_off) + (qr0 + it * QRS) * KP + qc,
+                     kg + ((d.t0 + qr0) * p.hk + kh) * K + qc + it * kstep, full);
+  };
+  auto copy_v = [&](const Dst& d, int it, bool live) {
+    cp_async16_zfill(reinterpret_cast<T*>(d.base + S::v_off) + (vr0 + it * VRS) * VP + vc,
+                     vg + ((d.t0 + vr0) * p.hv + vh) * V + vs0 + vc + it * vstep, live && vr0 + it * VRS < d.len);
+  };
+  auto copy_ta = [&](const Dst& d, int it, bool live) {
+    const size_t e = d.ch * CHUNK * CHUNK + (tr0 + it * TRS) * CHUNK + tc;
+    cp_async16_zfill(reinterpret_cast<T*>(d.base + S::t_off) + (tr0 + it * TRS) * CP + tc,
+                     static_cast<const T*>(p.ws_w) + e, live);
+    cp_async16_zfill(reinterpret_cast<T*>(d.base + S::a_off) + (tr0 + it * TRS) * CP + tc,
+                     static_cast<const T*>(p.ws_a) + e, live);
+  };
+  auto copy_sc = [&](const Dst& d, bool live) {
+    cp_async16_if(reinterpret_cast<float*>(d.base + S::s_off) + 4 * tid,
+                  static_cast<const float*>(p.ws_kr) + d.ch * SLIM_SCALARS * CHUNK + 4 * tid, live && tid < SCN);
+  };
   auto issue = [&](int c, int st) {
-    unsigned char* base = smem + st * S::stage;
-    const size_t ch = static_cast<size_t>(c) * HO + h;
     // The prep's unit (c, h) before any read of it (T, A, scalars by cp.async.cg; Γ_last by the
     // pipeline's loads, which come after this chunk's issue).
-    if constexpr (OV) dnnp_flag_wait_block(fp.ov_flags + ch, 1u);
-    const long long t0 = cs + static_cast<long long>(c - c_begin) * CHUNK;
-    const int len = static_cast<int>(min_ll(static_cast<long long>(CHUNK), ce - t0));
-    T* qd = reinterpret_cast<T*>(base + S::q_off) + qr0 * KP + qc;
-    T* kd = reinterpret_cast<T*>(base + S::k_off) + qr0 * KP + qc;
-    const T* qs = qg + ((t0 + qr0) * p.h + qh) * K + qc;
-    const T* ks = kg + ((t0 + qr0) * p.hk + kh) * K + qc;
+    if constexpr (OV) dnnp_flag_wait_block(fp.ov_flags + static_cast<size_t>(c) * HO + h, 1u);
+    const Dst d = at(c, st);
 #pragma unroll
-    for (int it = 0; it < QIT; ++it) {
-      if (qr0 + it * QRS < len) {
-        cp_async16(qd + it * QRS * KP, qs);
-        cp_async16(kd + it * QRS * KP, ks);
-      } else {
-        *reinterpret_cast<uint4*>(qd + it * QRS * KP) = make_uint4(0, 0, 0, 0);
-        *reinterpret_cast<uint4*>(kd + it * QRS * KP) = make_uint4(0, 0, 0, 0);
-      }
-      qs += qstep;
-      ks += kstep;
-    }
-    T* vd = reinterpret_cast<T*>(base + S::v_off) + vr0 * VP + vc;
-    const T* vsrc = vg + ((t0 + vr0) * p.hv + vh) * V + vs0 + vc;
+    for (int it = 0; it < QIT; ++it) copy_qk(d, it, true);
 #pragma unroll
-    for (int it = 0; it < VIT; ++it) {
-      if (vr0 + it * VRS < len) cp_async16(vd + it * VRS * VP, vsrc);
-      else *reinterpret_cast<uint4*>(vd + it * VRS * VP) = make_uint4(0, 0, 0, 0);
-      vsrc += vstep;
-    }
-    T* td = reinterpret_cast<T*>(base + S::t_off) + tr0 * CP + tc;
-    T* ad = reinterpret_cast<T*>(base + S::a_off) + tr0 * CP + tc;
-    const T* tsrc = static_cast<const T*>(p.ws_w) + ch * CHUNK * CHUNK + tr0 * CHUNK + tc;
-    const T* asrc = static_cast<const T*>(p.ws_a) + ch * CHUNK * CHUNK + tr0 * CHUNK + tc;
+    for (int it = 0; it < VIT; ++it) copy_v(d, it, true);
 #pragma unroll
-    for (int it = 0; it < TIT; ++it) {
-      cp_async16(td + it * TRS * CP, tsrc + it * TRS * CHUNK);
-      cp_async16(ad + it * TRS * CP, asrc + it * TRS * CHUNK);
-    }
-    if (tid < SCN) {
-      const float* scg = static_cast<const float*>(p.ws_kr) + ch * SLIM_SCALARS * CHUNK;
-      cp_async16(reinterpret_cast<float*>(base + S::s_off) + 4 * tid, scg + 4 * tid);
-    }
+    for (int it = 0; it < TIT; ++it) copy_ta(d, it, true);
+    copy_sc(d, true);
+  };
+  // Key step kk's share (K / 16 = 8 steps): q, k round kk; T, A round kk; v round kk − (8 − VIT);
+  // the scalars with the last step.
+  constexpr int KS = K / 16;
+  static_assert(QIT <= KS && TIT <= KS && VIT <= KS, "one round per key step at most");
+  auto issue_step = [&](const Dst& d, int kk, bool live) {
+    if (kk < QIT) copy_qk(d, kk, live);
+    if (kk < TIT) copy_ta(d, kk, live);
+    if (kk >= KS - VIT) copy_v(d, kk - (KS - VIT), live);
+    if (kk == KS - 1) copy_sc(d, live);
   };
   // The checkpoints (ckpt_store): the state entering the first chunk here, that entering chunk
   // c + 1 right after chunk c's state update (off the next chunk's first products).
   if (c_begin < c_end) ckpt_store<T, K, K, V>(ck, 0, HO, h, 0, x, vr, cq);
-  chunk_pipeline<STAGES>(p.ws_gl, HO, h, c_begin, c_end, issue, [&](int c, int st, float gl) {
+  auto body = [&](int c, int st, float gl, auto pre) {
     unsigned char* base = smem + st * S::stage;
     const T* Qs = reinterpret_cast<const T*>(base + S::q_off);
     const T* Ks = reinterpret_cast<const T*>(base + S::k_off);
@@ -461,9 +570,20 @@ __device__ __forceinline__ void fwd_slim_scan_body(const FwdFastParams& fp) {
 
     T* Os = reinterpret_cast<T*>(smem + S::o_off) + warp * CHUNK * S::OP;
     slim_chunk_warp<T, K, V, KP, VP, true, true>(x, Qs, Ks, Vs, Ts, As, Sc, Os, p, t0, len, h, v0, 16 * warp, gl, lane,
-                                               [](int) {});
+                                               [](int) {}, pre);
     if (c + 1 < c_end) ckpt_store<T, K, K, V>(ck, c + 1 - c_begin, HO, h, 0, x, vr, cq);
-  });
+  };
+  if constexpr (OV) {
+    chunk_pipeline<STAGES>(p.ws_gl, HO, h, c_begin, c_end, issue,
+                           [&](int c, int st, float gl) { body(c, st, gl, SlimNoHook{}); });
+  } else {
+    // Chunk c + STAGES − 1's copies spread over chunk c's P', O' key steps (slim_chunk_warp's PRE),
+    // after the block barrier that has every warp past chunk c − 1 (whose stage they refill).
+    chunk_pipeline_in_body<STAGES>(p.ws_gl, HO, h, c_begin, c_end, issue, [&](int c, int st, float gl, int nst, bool live) {
+      const Dst d = at(c + STAGES - 1, nst);
+      body(c, st, gl, [&](int kk) { issue_step(d, kk, live); });
+    });
+  }
   if (p.final_state) store_final_state_frags<K>(x, p, (static_cast<size_t>(row) * HO + h) * V * K, vr, cq);
   if constexpr (OV) dnnp_wait_prerequisites();  // the stream moves on only after the prep too
 }
