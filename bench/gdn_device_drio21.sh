@@ -45,11 +45,11 @@ echo "elapsed ${SECONDS}s"
 DEV_CAP_S=60 dev_parity "gpu_gdn backward (tc13)" $t backward DNNPLAN_GDN_BWD_TOKENS=tc13
 echo "elapsed ${SECONDS}s"
 # 4. memcheck with tc13 (rule, 8 pieces).
-[ $SECONDS -lt 150 ] && DEV_CAP_S=30 dev_memcheck $t backward_parity DNNPLAN_GDN_BWD_TOKENS=tc13
-[ $SECONDS -lt 170 ] && DEV_CAP_S=30 dev_memcheck $t backward_parity DNNPLAN_GDN_BWD_TOKENS=tc13 DNNPLAN_GDN_BWD_PIECES=8
+[ $SECONDS -lt 185 ] && DEV_CAP_S=25 dev_memcheck $t backward_parity DNNPLAN_GDN_BWD_TOKENS=tc13
+[ $SECONDS -lt 200 ] && DEV_CAP_S=20 dev_memcheck $t backward_parity DNNPLAN_GDN_BWD_TOKENS=tc13 DNNPLAN_GDN_BWD_PIECES=8
 echo "elapsed ${SECONDS}s"
 # 5. The default's backward tests (T default is bitwise B by the hashes above).
-[ $SECONDS -lt 180 ] && DEV_CAP_S=40 dev_parity "gpu_gdn backward (default)" $t backward
+[ $SECONDS -lt 205 ] && DEV_CAP_S=25 dev_parity "gpu_gdn backward (default)" $t backward
 echo "elapsed ${SECONDS}s"
 tar czf $OUT/details.tgz -C $DEV_TMP . 2>/dev/null
 echo done

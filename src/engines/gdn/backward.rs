@@ -1737,7 +1737,11 @@ mod tests {
         let programmatic: Vec<_> = BwdKernel::ALL.iter().filter(|k| k.programmatic()).collect();
         assert_eq!(
             programmatic,
-            [&BwdKernel::TokensTc11Ov, &BwdKernel::TokensTc12Ov]
+            [
+                &BwdKernel::TokensTc11Ov,
+                &BwdKernel::TokensTc12Ov,
+                &BwdKernel::TokensTc13Ov
+            ]
         );
         // The default token stage and its overlapped consumer.
         assert_eq!(
