@@ -46,6 +46,8 @@ fn stems_and_overlap_marks() {
     assert!(overlapped("gdn_bwd_dscanp_ov5_bf16_k128"));
     assert!(model("gdn_bwd_dscan_ov5_bf16_k128").is_some());
     assert!(overlapped("gdn_bwd_tokens_tc12_ov_bf16_k128"));
+    assert!(overlapped("gdn_bwd_tokens_tc13_ov_bf16_k128"));
+    assert!(overlapped("gdn_bwd_dscanp_ov5dr_bf16_k128"));
     assert!(!overlapped("gdn_bwd_tokens_tc12_bf16_k128"));
     assert!(!overlapped("gdn_fwd_slimscan_bf16_k128_w4"));
     assert!(model("gdn_fwd_nothing_bf16_k128").is_none());
@@ -58,7 +60,7 @@ fn stems_and_overlap_marks() {
 /// 1,024 B, Γ_last 4 B, an fp32 state 65,536 B, an io state 32,768 B, dR 32,768 B, a [64] fp32
 /// row 256 B; 64 × 128 × 128 products 2,097,152 FLOPs, 64 × 64 × 128 ones 1,048,576, the inverse
 /// 87,381.33.
-const HAND_COUNTS: [(&str, i64, (f64, f64, f64)); 16] = [
+const HAND_COUNTS: [(&str, i64, (f64, f64, f64)); 18] = [
     // Chunk tables: cu_seqlens (2 × 4 B) in, the table (2 × 4 B) out; the overlapped plans'
     // also write the chunk order (3 × 4 B) and zero the flags (3 chunks × 1 head × 4 B).
     ("gdn_chunk_offsets", 1, (8.0, 8.0, 0.0)),
@@ -133,6 +135,12 @@ const HAND_COUNTS: [(&str, i64, (f64, f64, f64)); 16] = [
         1,
         (295_436.0, 262_144.0, 25_165_824.0),
     ),
+    // Session 21's io dR (dscan_ov5dr): dR 16,384 B per chunk instead of 32,768.
+    (
+        "gdn_bwd_dscan_ov5dr_bf16_k128",
+        1,
+        (295_436.0, 212_992.0, 25_165_824.0),
+    ),
     // The reverse summary over piece 1 (chunk 2, 2 tokens): G_1 out.
     (
         "gdn_bwd_dsum1_bf16_k128",
@@ -151,6 +159,12 @@ const HAND_COUNTS: [(&str, i64, (f64, f64, f64)); 16] = [
         "gdn_bwd_tokens_tc12_ov_bf16_k128",
         1,
         (527_872.0, 100_880.0, 47_185_920.0),
+    ),
+    // tc13 reads the io dR: 3 × 16,384 B less.
+    (
+        "gdn_bwd_tokens_tc13_ov_bf16_k128",
+        1,
+        (478_720.0, 100_880.0, 47_185_920.0),
     ),
 ];
 

@@ -347,6 +347,46 @@ __device__ __forceinline__ void dscan_store_ds_staged(const BwdParams& bp, unsig
   }
 }
 
+// DR_IO's staged dR store (session 21, with R2's dS' staging: the overlapped producers
+// dscan_ov5dr / dscanp_ov5dr): this warp's dRᵀ fragments (value rows row0 + g + {0, 8}, tokens
+// 8nt + cq + {0, 1}) to ws_dr in the io dtype, [token][value] rows of V, through the warp's dS'
+// staging rows (free once its dS' left: 2,048 B of 2,304 / 4,352 at K = 64 / 128): lanes g, g ^ 1
+// trade one value per pair (a shuffle), so that each lane holds two adjacent values of one token
+// and packs them (the same RN rounding per element as a scalar store), the warp's [64][16] tile
+// staged (16-byte halves of a token row swapped by bit 2 of the token: conflict-free both ways),
+// then written as 16-byte row pieces: a full 32-byte sector per token row, 4 stores per lane
+// instead of 32 scattered 2-byte ones. The staging rows are reused by the next chunk's dS' only
+// after the loop's next barrier.
+template <typename T, int V, typename S>
+__device__ __forceinline__ void dscan_store_dr_staged(const BwdParams& bp, unsigned char* smem, size_t ch,
+                                                      const float (&dr)[8][4], int row0, int warp, int lane) {
+  static_assert(CHUNK * 16 * 2 <= S::dss_warp, "the dR tile fits the warp's dS' staging rows");
+  T* sc = reinterpret_cast<T*>(smem + S::bytes + warp * S::dss_warp);
+  const int g = lane >> 2, cq = 2 * (lane & 3), odd = g & 1, v0 = g & ~1;
+  __syncwarp();  // every lane's reads of the dS' staging rows are done
+#pragma unroll
+  for (int nt = 0; nt < 8; ++nt) {
+#pragma unroll
+    for (int hf = 0; hf < 2; ++hf) {
+      // (token j0, value g + 8hf) and (token j0 + 1, the same value); the even lane keeps token j0,
+      // the odd one token j0 + 1.
+      const float a = dr[nt][2 * hf], b = dr[nt][2 * hf + 1];
+      const float r = __shfl_xor_sync(0xffffffffu, odd ? a : b, 4);
+      const int j = 8 * nt + cq + odd;
+      const u32 w = odd ? Io<T>::pack(r, b) : Io<T>::pack(a, r);
+      *reinterpret_cast<u32*>(&sc[16 * j + 8 * (hf ^ ((j >> 2) & 1)) + v0]) = w;
+    }
+  }
+  __syncwarp();
+  T* dst = reinterpret_cast<T*>(bp.ws_dr) + ch * CHUNK * V + row0;
+#pragma unroll
+  for (int it = 0; it < CHUNK * 2 / 32; ++it) {
+    const int i = 32 * it + lane, j = i >> 1, hh = i & 1;
+    *reinterpret_cast<uint4*>(dst + static_cast<size_t>(j) * V + 8 * hh) =
+        *reinterpret_cast<const uint4*>(&sc[16 * j + 8 * (hh ^ ((j >> 2) & 1))]);
+  }
+}
+
 // PUBW (session 18, the overlapped producers dscan_ov5 / dscanp_ov5): the publisher warp's side of
 // dscan_mma_chunks' R2 loop over chunks [c_begin, c_end) of head h, as warp NW of NW + 1 (the NW
 // compute warps run the loop): the loop's block barriers (one per chunk, then the closing one),
@@ -511,8 +551,13 @@ __device__ __forceinline__ void dscan_state_update(float (&x)[NX][4], float deca
 // PUBW (session 18; R2 + PUB only, gdn_bwd_dscan_ov5 / dscanp_ov5): the units are published by a
 // publisher warp (dscan_publisher, warp NW of NW + 1), this loop runs on the NW compute warps, whose
 // thread 0 then never fences; the same barriers and mma sequence: bitwise the R2 loop's outputs.
+// DR_IO (session 20 experiment; session 21: gdn_bwd_dscan_ov5dr / dscanp_ov5dr, the producers of
+// the token stage's REV 13, tc13): dR stored in the io dtype ([token][value] over the fp32
+// region), the same rounding as the A fragments the token stage packs from the fp32 tile; with
+// R2's dS' staging (DS == 2) through the warp's staging rows in 16-byte row pieces
+// (dscan_store_dr_staged), else (not bundled) as scalar 16-bit stores.
 template <typename T, int K, int V, int NW, int STAGES, int DS, bool STORE_DR, bool PUB = false, bool R2 = false,
-          bool PHASED = false, bool PUBW = false>
+          bool PHASED = false, bool PUBW = false, bool DR_IO = false>
 __device__ __forceinline__ void dscan_mma_chunks(const BwdParams& bp, float (&x)[K / 8][4], int h, long long cs,
                                                  long long ce, int c_first, int c_begin, int c_end, int vb, int vr,
                                                  unsigned* pub_flags = nullptr) {
@@ -647,7 +692,18 @@ __device__ __forceinline__ void dscan_mma_chunks(const BwdParams& bp, float (&x)
       float* drg = bp.ws_dr + ch * CHUNK * V;
 #pragma unroll
       for (int nt = 0; nt < 8; ++nt) {
-        if constexpr (STORE_DR) {
+        if constexpr (STORE_DR && DR_IO && R2 && DS == 2) {
+          // DR_IO with R2's staging rows: dscan_store_dr_staged after the loop.
+        } else if constexpr (STORE_DR && DR_IO) {
+          // DR_IO (session 20, experiment): dR in the io dtype, [token][value] over the fp32 region.
+          T* dro = reinterpret_cast<T*>(bp.ws_dr) + ch * CHUNK * V;
+#pragma unroll
+          for (int e = 0; e < 2; ++e) {
+            const int j = 8 * nt + cq + e;
+            dro[static_cast<size_t>(j) * V + vr] = Io<T>::from_f(dr[nt][e]);
+            dro[static_cast<size_t>(j) * V + vr + 8] = Io<T>::from_f(dr[nt][2 + e]);
+          }
+        } else if constexpr (STORE_DR) {
 #pragma unroll
           for (int e = 0; e < 2; ++e) {
             const int j = 8 * nt + cq + e;
@@ -657,6 +713,9 @@ __device__ __forceinline__ void dscan_mma_chunks(const BwdParams& bp, float (&x)
         }
         dra[nt >> 1][(nt & 1) * 2 + 0] = Io<T>::pack(-dr[nt][0], -dr[nt][1]);
         dra[nt >> 1][(nt & 1) * 2 + 1] = Io<T>::pack(-dr[nt][2], -dr[nt][3]);
+      }
+      if constexpr (STORE_DR && DR_IO && R2 && DS == 2) {
+        dscan_store_dr_staged<T, V, S>(bp, smem, ch, dr, vb + 16 * warp, warp, lane);
       }
     }
     if constexpr (PHASED) {
@@ -691,7 +750,7 @@ __device__ __forceinline__ void dscan_mma_chunks(const BwdParams& bp, float (&x)
 // R2: dscan_mma_chunks' R2 loop (the publishing producer gdn_bwd_dscan_ov2; smem bytes_r2).
 // PUBW: with its publisher warp (gdn_bwd_dscan_ov5: NW + 1 warps, warp NW runs dscan_publisher).
 template <typename T, int K, int V, int NW, int STAGES, bool DS_IO = false, bool PUB = false, bool R2 = false,
-          bool PUBW = false>
+          bool PUBW = false, bool DR_IO = false>
 __device__ __forceinline__ void bwd_dscan_mma_body(const BwdParams& bp, unsigned* pub_flags = nullptr) {
   static_assert(!PUB || 16 * NW == V, "a publishing reverse scan holds all value rows of its unit");
   if constexpr (PUB) dnnp_launch_dependents();
@@ -718,7 +777,7 @@ __device__ __forceinline__ void bwd_dscan_mma_body(const BwdParams& bp, unsigned
   float x[K / 8][4];
   load_d_final_state_frags<K>(bp, sbase, x, vr, cq, 0);
 
-  dscan_mma_chunks<T, K, V, NW, STAGES, DS_IO ? 2 : 1, true, PUB, R2, false, PUBW>(bp, x, h, cs, ce, c_begin, c_begin,
+  dscan_mma_chunks<T, K, V, NW, STAGES, DS_IO ? 2 : 1, true, PUB, R2, false, PUBW, DR_IO>(bp, x, h, cs, ce, c_begin, c_begin,
                                                                                     c_end, vb, vr, pub_flags);
 
   if (bp.d_initial_state) store_d_initial_state<K>(bp, sbase, x, vr, cq);
@@ -1245,6 +1304,8 @@ template <int K, int V>
 struct TokVecLayout<K, V, 11> : TokVecLayout<K, V, 9> {};
 template <int K, int V>
 struct TokVecLayout<K, V, 12> : TokVecLayout<K, V, 9> {};
+template <int K, int V>
+struct TokVecLayout<K, V, 13> : TokVecLayout<K, V, 9> {};
 // REV 12: TokSmem9 with the raw q / k tiles in rows of K + 16 (the same offsets, 2 KB more).
 template <int K, int V>
 struct TokSmem12 {
@@ -1418,6 +1479,7 @@ __device__ __forceinline__ void tokens_products_mma(const BwdParams& bp, size_t 
   using IO = Io<T>;
   constexpr bool V2 = REV >= 2, V3 = REV >= 3, V4 = REV >= 4, V5 = REV >= 5, V6 = REV == 6, V9 = REV >= 9;
   constexpr bool SWZ = REV >= 10;  // fp32 result rows of K + 16, columns swizzled (tok_swz)
+  constexpr bool DRIO = REV >= 13;  // REV 13 (session 20 experiment): dR arrives in the io dtype
   static_assert(M::bytes <= TokSmem<K>::vec_off && M::out_bytes <= TokSmem<K>::vec_off, "token products overflow");
   constexpr int KP = M::KP, VP = M::VP, CF = M::CF;
   // V3: the fp32 results in rows of K + 8 (pairs stored as float2; row reads conflict-free).
@@ -1433,6 +1495,7 @@ __device__ __forceinline__ void tokens_products_mma(const BwdParams& bp, size_t 
   T* dRb = reinterpret_cast<T*>(smem + (V6 ? M6::dr_off : M::dr_off));
   T* Ub = reinterpret_cast<T*>(smem + (V6 ? M6::u_off : V9 ? TokSmem9<K, V>::u_off : M::u_off));
   float* dR32 = reinterpret_cast<float*>(smem + TokSmem9<K, V>::dr_off);  // V9: fp32 dR [64][V + 8]
+  T* dRio = reinterpret_cast<T*>(smem + TokSmem9<K, V>::dr_off);         // DRIO: io dR [64][V + 8]
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
   const int ti = tid >> 3, tk = tid & 7;
   const int HO = p.ho;
@@ -1464,7 +1527,10 @@ __device__ __forceinline__ void tokens_products_mma(const BwdParams& bp, size_t 
     tile_async_unrolled<T, K, V>(Sb, reinterpret_cast<const T*>(bp.ws_s) + ch * V * K, tid);
     cp_async_commit();
     issue_do();
-    if constexpr (V9) {
+    if constexpr (DRIO) {
+      // DRIO: G1 = dO and the io dR tile (all 64 rows), rows of V + 8 elements.
+      tile_async_unrolled<T, V, CHUNK>(dRio, reinterpret_cast<const T*>(bp.ws_dr) + ch * CHUNK * V, tid);
+    } else if constexpr (V9) {
       // V9: G1 = dO and the fp32 dR tile (all 64 rows, as REV 5 reads them), rows of V + 8 floats.
       constexpr int C4 = V / 4, NU = CHUNK * C4 / TOK_THREADS;
       static_assert(CHUNK * C4 % TOK_THREADS == 0 && TOK_THREADS % C4 == 0, "dR copy split");
@@ -1531,7 +1597,13 @@ __device__ __forceinline__ void tokens_products_mma(const BwdParams& bp, size_t 
 #pragma unroll
       for (int u = 0; u < DR::RN; ++u) {
         const int r = drr.rb + u * DR::RSTEP;
-        rv[u] = *reinterpret_cast<const float2*>(&dR32[r * TokSmem9<K, V>::RP + drr.c2]);
+        if constexpr (DRIO) {
+          const u32 w = ld32(&dRio[r * VP + drr.c2]);
+          rv[u] = make_float2(IO::bits_to_f(static_cast<unsigned short>(w & 0xffffu)),
+                              IO::bits_to_f(static_cast<unsigned short>(w >> 16)));
+        } else {
+          rv[u] = *reinterpret_cast<const float2*>(&dR32[r * TokSmem9<K, V>::RP + drr.c2]);
+        }
         bb[u] = bet[r];
       }
       tokens_dr_rows<T, V>(bp, drr, t0, len, h, rv, vv9, bb, xs);
@@ -1712,7 +1784,8 @@ __device__ __forceinline__ void tokens_products_mma(const BwdParams& bp, size_t 
     for (int kk = 0; kk < V / 16; ++kk) {
       u32 ao[4], ar[4];
       a_frag<true>(ao, dOb, VP, 16 * mt, 16 * kk, lane);
-      if constexpr (V9) a_frag_f32<T>(ar, dR32, TokSmem9<K, V>::RP, 16 * mt, 16 * kk, lane);
+      if constexpr (DRIO) a_frag<true>(ar, dRio, VP, 16 * mt, 16 * kk, lane);
+      else if constexpr (V9) a_frag_f32<T>(ar, dR32, TokSmem9<K, V>::RP, 16 * mt, 16 * kk, lane);
       else a_frag<true>(ar, dRb, VP, 16 * mt, 16 * kk, lane);
 #pragma unroll
       for (int np = 0; np < NQ / 2; ++np) {
@@ -2185,6 +2258,12 @@ __device__ __forceinline__ void bwd_tokens_body(const BwdParams& bp) {
 //   REV 12 (gdn_bwd_tokens_tc12, session 10; DNNPLAN_GDN_BWD_TOKENS=tc12): REV 11 with the raw q / k
 //     tiles in rows of K + 16 (TokSmem12) and the G tile's stores (float2) and reads by tok_gswz:
 //     the row phase's 2-way bank conflicts gone except the q̂ / k̂ stores; bitwise REV 11.
+//   REV 13 (session 20's experiment; session 21: gdn_bwd_tokens_tc13_ov, DNNPLAN_GDN_BWD_TOKENS=tc13,
+//     the consumer of dscan_ov5dr / dscanp_ov5dr; the emulation's GDN_EMU_OV_DRIO): REV 12 reading
+//     dR in the io dtype (the producer's DR_IO): the
+//     [64][V] io tile by cp.async with dO (G1) into the fp32 slot, pass 1's A fragments by ldmatrix
+//     (the operands REV 12 packs from the fp32 tile with the same rounding: dQ⁺, dE, dKᴿ, dA, dL and
+//     so dq, dk, dG bitwise), dv = β dR and dβ's value part from the rounded dR (not bitwise).
 // ---------------------------------------------------------------------------------------
 template <int K>
 struct TokTcSmem {

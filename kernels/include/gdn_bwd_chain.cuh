@@ -277,7 +277,7 @@ __device__ __forceinline__ void bwd_fscan_ckpt_body(const BwdCkptParams& kp) {
 // PUBW (session 18, gdn_bwd_dscanp_ov5): the publishing seeded pass with its publisher warp
 // (dscan_mma_chunks' PUBW; NW + 1 warps, warp NW runs dscan_publisher).
 template <typename T, int K, int V, int NW, int STAGES, bool SUM, bool PUB = false, bool R2 = false, bool PHASED = false,
-          bool PUBW = false>
+          bool PUBW = false, bool DR_IO = false>
 __device__ __forceinline__ void bwd_dscan_piece_body(const BwdChainParams& cp) {
   constexpr int VS = DscanMmaSmem<K, NW, STAGES>::VS;
   static_assert(!PUB || (!SUM && VS == V), "a publishing reverse scan holds all value rows of its unit");
@@ -311,7 +311,7 @@ __device__ __forceinline__ void bwd_dscan_piece_body(const BwdChainParams& cp) {
     load_seed_frags<K>(x, cp.ws_seed + (static_cast<size_t>(b * P + (P - 1 - j)) * HO + h) * V * K, vr, cq);
   }
 
-  dscan_mma_chunks<T, K, V, NW, STAGES, SUM ? 0 : 2, !SUM, PUB, R2, PHASED, PUBW>(bp, x, h, cs, ce, cb, c_begin, c_end,
+  dscan_mma_chunks<T, K, V, NW, STAGES, SUM ? 0 : 2, !SUM, PUB, R2, PHASED, PUBW, DR_IO>(bp, x, h, cs, ce, cb, c_begin, c_end,
                                                                                    vb, vr, cp.ov_flags);
 
   if (SUM) {

@@ -61,8 +61,12 @@
 //                                             PUBW; bitwise dscan_ov2 / dscanp_ov2)
 //   gdn_bwd_tokens_tc11_ov_{bf16,f16}_k{64,128} <<<as tokens_tc11, programmatic>>>
 //   gdn_bwd_tokens_tc12_ov_{bf16,f16}_k{64,128} <<<as tokens_tc12, programmatic>>>
+//   gdn_bwd_dscan_ov5dr_{bf16,f16}_k{64,128}  <<<as dscan_ov5>>>  (session 21: DR_IO, dR in the io
+//   gdn_bwd_dscanp_ov5dr_{bf16,f16}_k{64,128} <<<as dscanp_ov5>>>  dtype through the dS' staging rows)
+//   gdn_bwd_tokens_tc13_ov_{bf16,f16}_k{64,128} <<<as tokens_tc12_ov>>> (REV 13: reads that io dR;
+//                                             dv, dβ from the rounded dR, not bitwise tc12)
 // Launch chain (src/engines/gdn/pdl.rs, DNNPLAN_GDN_PDL): every entry but the overlapped token
-// stages (gdn_bwd_tokens_tc{11,12}_ov) starts with dnnp_pdl_enter (dnnp_overlap.cuh): griddepcontrol.wait
+// stages (gdn_bwd_tokens_tc{11,12,13}_ov) starts with dnnp_pdl_enter (dnnp_overlap.cuh): griddepcontrol.wait
 // in every block before anything else, then (FLAG_PDL_TRIGGER) the next kernel's launch trigger.
 // The overlapped token stage keeps gdn_bwd_overlap.cuh's contract instead: it reads the prep's and
 // the replay's outputs without a wait because its grid starts only after every reverse-scan block
@@ -176,6 +180,18 @@ extern "C" __global__ void __launch_bounds__(gdn::PARAM_THREADS) gdn_bwd_params(
   extern "C" __global__ void __launch_bounds__(gdn::TOK_THREADS)                                   \
       gdn_bwd_tokens_tc12_ov_##TAG##_k##KD(gdn::BwdChainParams p) {                               \
     gdn::bwd_tokens_ov_body<T, KD, KD, 12>(p);                                                     \
+  }                                                                                                \
+  extern "C" __global__ void __launch_bounds__(KD / 16 * 32 + 32, 1)                               \
+      gdn_bwd_dscan_ov5dr_##TAG##_k##KD(gdn::BwdChainParams p) { dnnp_pdl_enter(p.b.f.flags & gdn::FLAG_PDL_TRIGGER); \
+    gdn::bwd_dscan_mma_body<T, KD, KD, KD / 16, gdn::DSCAN_MMA_STAGES, true, true, true, true, true>(p.b, p.ov_flags); \
+  }                                                                                                \
+  extern "C" __global__ void __launch_bounds__(KD / 16 * 32 + 32, 1)                               \
+      gdn_bwd_dscanp_ov5dr_##TAG##_k##KD(gdn::BwdChainParams p) { dnnp_pdl_enter(p.b.f.flags & gdn::FLAG_PDL_TRIGGER); \
+    gdn::bwd_dscan_piece_body<T, KD, KD, KD / 16, gdn::DSCAN_MMA_STAGES, false, true, true, false, true, true>(p); \
+  }                                                                                                \
+  extern "C" __global__ void __launch_bounds__(gdn::TOK_THREADS)                                   \
+      gdn_bwd_tokens_tc13_ov_##TAG##_k##KD(gdn::BwdChainParams p) {                               \
+    gdn::bwd_tokens_ov_body<T, KD, KD, 13>(p);                                                     \
   }
 
 #define GDN_BWD_CHAIN_ENTRIES(KD)                                                                   \

@@ -249,6 +249,8 @@ enum Part {
     StateIo,
     /// The fp32 `dR` tile `[64, d]`.
     Dr,
+    /// The io `dR` tile `[64, d]` (session 21: `dscan{,p}_ov5dr` → `tokens_tc13_ov`).
+    DrIo,
     /// The slim per-token scalars `[4, 64]` fp32.
     Scalars,
     /// A `[64]` fp32 row (Γ, β of the backward's prep).
@@ -269,6 +271,7 @@ impl Part {
             Part::TileCc => C * C * IO,
             Part::StateIo => d * d * IO,
             Part::Dr => C * d * 4.0,
+            Part::DrIo => C * d * IO,
             Part::Scalars => 4.0 * C * 4.0,
             Part::Row => C * 4.0,
             Part::Glast => 4.0,
@@ -447,9 +450,19 @@ const DSCAN_READS: [(f64, Part); 4] = [(1.0, Tok), (2.0, TileCc), (3.0, TileKd),
 /// The reverse scan, uncut or seeded per piece (dscan_io, w8, ov, ov2, dscanp*): dS' (io) and
 /// dR (fp32) per chunk, d_initial_state.
 fn dscan(s: &Shape) -> Counts {
+    dscan_with(s, Dr)
+}
+
+/// The reverse scan storing `dR` in the io dtype (dscan_ov5dr, dscanp_ov5dr; session 21).
+fn dscan_dr_io(s: &Shape) -> Counts {
+    dscan_with(s, DrIo)
+}
+
+/// The reverse scan with its `dR` tile `dr` (fp32 or io).
+fn dscan_with(s: &Shape, dr: Part) -> Counts {
     Counts::new(
         over(s, All, &DSCAN_READS) + seeds(s),
-        over(s, All, &[(1.0, StateIo), (1.0, Dr)]) + s.states(),
+        over(s, All, &[(1.0, StateIo), (1.0, dr)]) + s.states(),
         products(s, All, 3.0, 2.0, 0.0),
     )
 }
@@ -487,6 +500,16 @@ fn psum_mt(s: &Shape) -> Counts {
 /// dKᴿ (64 × d × d), dA, dL, phase A's Q̂ K̂ᵀ, K̂ K̂ᵀ, phase B's dA' K̂, dA'ᵀ Q̂, (dL' + dL'ᵀ) K̂
 /// (64 × 64 × d).
 fn tokens(s: &Shape) -> Counts {
+    tokens_with(s, Dr)
+}
+
+/// The token stage reading the io `dR` tile (tokens_tc13_ov; session 21).
+fn tokens_dr_io(s: &Shape) -> Counts {
+    tokens_with(s, DrIo)
+}
+
+/// The token stage with its `dR` tile `dr` (fp32 or io).
+fn tokens_with(s: &Shape, dr: Part) -> Counts {
     Counts::new(
         over(
             s,
@@ -495,7 +518,7 @@ fn tokens(s: &Shape) -> Counts {
                 (4.0, Tok),
                 (2.0, TileKd),
                 (2.0, StateIo),
-                (1.0, Dr),
+                (1.0, dr),
                 (2.0, Row),
             ],
         ),
@@ -542,7 +565,7 @@ const fn family(
 }
 
 /// Every kernel family of the bundled `gdn_fwd` / `gdn_bwd` modules the plans launch.
-pub const MODELS: [Model; 20] = [
+pub const MODELS: [Model; 22] = [
     family("offsets", &["chunk_offsets", "ckrows"], offsets),
     family("offsets", &["chunk_order", "chunk_order_rev"], offsets_ov),
     family("prep", &["fwd:prep14", "fwd:prep15"], full_prep),
@@ -588,6 +611,7 @@ pub const MODELS: [Model; 20] = [
         ],
         dscan,
     ),
+    family("dscan", &["dscan_ov5dr", "dscanp_ov5dr"], dscan_dr_io),
     family("dsum", &["dsum", "dsum_w8", "dsum1"], dsum),
     family("psum", &["psum", "psum1"], psum),
     family("psumt", &["psumt", "psumt1"], psum_mt),
@@ -601,6 +625,7 @@ pub const MODELS: [Model; 20] = [
         ],
         tokens,
     ),
+    family("tokens", &["tokens_tc13_ov"], tokens_dr_io),
     family("fold", &["fold"], fold),
     family("params", &["params"], params),
 ];

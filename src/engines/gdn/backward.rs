@@ -40,8 +40,12 @@
 //! `dK` / `dV` of a port with `HO` heads itself (flag `BWD_DIRECT`), so the fold runs only for
 //! grouped ports. Diagnostics, read once when the plan is built (never in execute), serve the
 //! benchmarks (bench/gdn_results.md); every one selects kernels bitwise the default's outputs
-//! (knobs change speed, never numerics): `DNNPLAN_GDN_BWD_TOKENS=tc11|tc12` (the token stage,
-//! [`TOKEN_STAGES`]), `DNNPLAN_GDN_BWD_DSCAN=v1|w8` (the 4-warp reverse scans
+//! (knobs change speed, never numerics) except `tc13`, whose row says so ([`TokenStage::bitwise`]):
+//! `DNNPLAN_GDN_BWD_TOKENS=tc11|tc12|tc13` (the token stage, [`TOKEN_STAGES`]; `tc13`, session 21:
+//! `dR` in the io dtype between the overlapped reverse scan `dscan_ov5dr` / `dscanp_ov5dr` and
+//! the consumer `tokens_tc13_ov`, with `dv` and `dBeta` from the rounded `dR`: validated against
+//! the fp64 reference, not bitwise `tc12`; without the overlap its row runs `tc12`),
+//! `DNNPLAN_GDN_BWD_DSCAN=v1|w8` (the 4-warp reverse scans
 //! `gdn_bwd_dscan_io_*`, `gdn_bwd_dsum_*`, `gdn_bwd_dscanp_*` or the 8-warp ones
 //! `gdn_bwd_dscan_w8_*`, `gdn_bwd_dsum_w8_*`, `gdn_bwd_dscanp_w8_*` on every launch instead of
 //! [`BWD_DSCAN_RULE`]'s per-launch choice; no overlap) or `=ov|ov2|ov5` (the overlapped reverse scan),
@@ -272,11 +276,24 @@ pub enum BwdKernel {
     DscanOv5,
     /// Overlap: [`BwdKernel::DscanpOv2`] with the publisher warp, likewise.
     DscanpOv5,
+    /// Overlap (session 21): [`BwdKernel::DscanOv5`] storing `dR` in the io dtype (`DR_IO`:
+    /// `[64][V]` io tiles over the fp32 region, staged per warp through the `dS'` staging rows and
+    /// written as 16-byte row pieces), the producer of [`BwdKernel::TokensTc13Ov`]; every other
+    /// output bitwise `DscanOv5`'s.
+    DscanOv5Dr,
+    /// Overlap: [`BwdKernel::DscanpOv5`] with the io `dR`, likewise.
+    DscanpOv5Dr,
+    /// Overlap (session 21): token stage `tc13`, the consumer of [`BwdKernel::DscanOv5Dr`] /
+    /// [`BwdKernel::DscanpOv5Dr`]: `tc12` reading the io `dR` tile (half the bytes, pass 1's
+    /// operands by ldmatrix, the same rounding as `tc12`'s operands: `dq`, `dk`, `dG`,
+    /// `d_initial_state` bitwise); `dv = β dR` and `dBeta`'s value part from the rounded `dR`
+    /// (not bitwise `tc12`: validated against the fp64 reference). `DNNPLAN_GDN_BWD_TOKENS=tc13`.
+    TokensTc13Ov,
 }
 
 impl BwdKernel {
     /// Every kernel, in index order.
-    pub const ALL: [BwdKernel; 39] = [
+    pub const ALL: [BwdKernel; 42] = [
         BwdKernel::ChunkOffsets,
         BwdKernel::Prep,
         BwdKernel::Fscan,
@@ -316,6 +333,9 @@ impl BwdKernel {
         BwdKernel::PsumMt1,
         BwdKernel::DscanOv5,
         BwdKernel::DscanpOv5,
+        BwdKernel::DscanOv5Dr,
+        BwdKernel::DscanpOv5Dr,
+        BwdKernel::TokensTc13Ov,
     ];
 
     /// The kernel's symbol in the module (`tag` = `bf16` / `f16`, `k` = K = V; `prep`: the
@@ -367,6 +387,9 @@ impl BwdKernel {
             BwdKernel::DscanpOv2 => "dscanp_ov2",
             BwdKernel::DscanOv5 => "dscan_ov5",
             BwdKernel::DscanpOv5 => "dscanp_ov5",
+            BwdKernel::DscanOv5Dr => "dscan_ov5dr",
+            BwdKernel::DscanpOv5Dr => "dscanp_ov5dr",
+            BwdKernel::TokensTc13Ov => "tokens_tc13_ov",
             BwdKernel::TokensTc12 => "tokens_tc12",
             BwdKernel::TokensTc12Ov => "tokens_tc12_ov",
         };
@@ -376,7 +399,10 @@ impl BwdKernel {
     /// Whether the kernel is launched with programmatic dependent launch (the consumer of a
     /// producer / consumer pair, `kernels/include/gdn_bwd_overlap.cuh`).
     pub fn programmatic(self) -> bool {
-        matches!(self, BwdKernel::TokensTc11Ov | BwdKernel::TokensTc12Ov)
+        matches!(
+            self,
+            BwdKernel::TokensTc11Ov | BwdKernel::TokensTc12Ov | BwdKernel::TokensTc13Ov
+        )
     }
 }
 
@@ -499,10 +525,11 @@ pub const BWD_TOKENS_DEFAULT: (BwdKernel, BwdKernel) =
     (BwdKernel::TokensTc12, BwdKernel::TokensTc12Ov);
 
 /// One token-stage kernel family the backward can run, as data: the `DNNPLAN_GDN_BWD_TOKENS`
-/// value that names it, its kernel, its overlapped consumer and its dynamic shared memory at
-/// K = V = `k`. Every stage is a tensor-core stage writing `dQ` / `dK` / `dV` of ports with `HO`
-/// heads directly (`FLAG_BWD_DIRECT`) and reading the per-chunk states in the io dtype
-/// (`FLAG_BWD_S_IO`); every row is bitwise the default's outputs.
+/// value that names it, its kernel, its overlapped consumer, its dynamic shared memory at
+/// K = V = `k`, whether its outputs are bitwise the default's and the overlapped reverse scans
+/// its consumer needs. Every stage is a tensor-core stage writing `dQ` / `dK` / `dV` of ports
+/// with `HO` heads directly (`FLAG_BWD_DIRECT`) and reading the per-chunk states in the io dtype
+/// (`FLAG_BWD_S_IO`).
 pub struct TokenStage {
     /// The `DNNPLAN_GDN_BWD_TOKENS` value.
     pub name: &'static str,
@@ -512,13 +539,26 @@ pub struct TokenStage {
     pub overlapped: BwdKernel,
     /// Dynamic shared memory for head dims `k = v`.
     pub smem: fn(u64) -> u32,
+    /// Whether every output is bitwise the default stage's (`tc11`, `tc12`); `false`: a stage
+    /// with other roundings, validated against the fp64 reference like the default (`tc13`:
+    /// `dv`, `dBeta` from the io-rounded `dR`) and never the default without a rule row that
+    /// says so (knobs change speed, never numerics silently).
+    pub bitwise: bool,
+    /// The overlapped reverse scans (uncut, seeded piece pass) the consumer must pair with,
+    /// whatever `DNNPLAN_GDN_BWD_DSCAN` says (`tc13`: the io-`dR` producers); `None`: any of
+    /// [`overlap_scan_kernels`]' choices (they all store the fp32 `dR`).
+    pub ov_scans: Option<(BwdKernel, BwdKernel)>,
 }
 
 /// Every token stage, by `DNNPLAN_GDN_BWD_TOKENS` value; the default is the row of
-/// [`BWD_TOKENS_DEFAULT`]. (The earlier stages `fp32`, `mma`, `tc`, `tc2`, `tc3` (not bitwise:
+/// [`BWD_TOKENS_DEFAULT`]. `tc13` (session 21) exists only as an overlapped consumer: without
+/// the overlap (`DNNPLAN_GDN_BWD_OVERLAP=0`, `DNNPLAN_GDN_BWD_DSCAN=v1|w8`, or a reverse scan the
+/// overlap rule leaves sequential) its row runs `tc12` after the fp32-`dR` reverse scans, so the
+/// io `dR` never meets an fp32-`dR` kernel (there are no io-`dR` variants of `dscan_io`, `w8`,
+/// `dscanp*`). (The earlier stages `fp32`, `mma`, `tc`, `tc2`, `tc3` (not bitwise:
 /// fp32 `dS'` or fp32 states), `tc4` and `tc5` (bitwise) are no longer bundled since session 12;
 /// their template levels stay in `kernels/include/gdn_bwd.cuh` for the CPU emulation.)
-pub const TOKEN_STAGES: [TokenStage; 2] = {
+pub const TOKEN_STAGES: [TokenStage; 3] = {
     use BwdKernel::*;
     [
         TokenStage {
@@ -526,12 +566,24 @@ pub const TOKEN_STAGES: [TokenStage; 2] = {
             kernel: TokensTc11,
             overlapped: TokensTc11Ov,
             smem: tokens_tc11_smem_bytes,
+            bitwise: true,
+            ov_scans: None,
         },
         TokenStage {
             name: "tc12",
             kernel: TokensTc12,
             overlapped: TokensTc12Ov,
             smem: tokens_tc12_smem_bytes,
+            bitwise: true,
+            ov_scans: None,
+        },
+        TokenStage {
+            name: "tc13",
+            kernel: TokensTc12,
+            overlapped: TokensTc13Ov,
+            smem: tokens_tc12_smem_bytes,
+            bitwise: false,
+            ov_scans: Some((DscanOv5Dr, DscanpOv5Dr)),
         },
     ]
 };
@@ -543,7 +595,7 @@ impl TokenStage {
     pub fn pick(value: &str) -> (&'static TokenStage, bool) {
         let default = TOKEN_STAGES
             .iter()
-            .find(|s| s.kernel == BWD_TOKENS_DEFAULT.0)
+            .find(|s| (s.kernel, s.overlapped) == BWD_TOKENS_DEFAULT)
             .unwrap_or(&TOKEN_STAGES[TOKEN_STAGES.len() - 1]);
         match TOKEN_STAGES.iter().find(|s| s.name == value) {
             Some(stage) => (stage, true),
@@ -568,16 +620,25 @@ pub const BWD_OVERLAP_SCAN_DEFAULT: (BwdKernel, BwdKernel) =
     (BwdKernel::DscanOv5, BwdKernel::DscanpOv5);
 
 /// The overlapped reverse scan's kernels (uncut, seeded piece pass), threads per block and
-/// dynamic shared memory for `DNNPLAN_GDN_BWD_DSCAN` = `dscan_env` at K = `k`, V = `v`: a warp
-/// per 16 value rows, plus the publisher warp of `ov5` (which runs the `R2` loop's shared memory).
-fn overlap_scan_kernels(dscan_env: &str, k: u64, v: u64) -> (BwdKernel, BwdKernel, u32, u32) {
-    let (uncut, piece) = match dscan_env {
-        "ov" => (BwdKernel::DscanOv, BwdKernel::DscanpOv),
-        "ov2" => (BwdKernel::DscanOv2, BwdKernel::DscanpOv2),
-        "ov5" => (BwdKernel::DscanOv5, BwdKernel::DscanpOv5),
+/// dynamic shared memory for `DNNPLAN_GDN_BWD_DSCAN` = `dscan_env` at K = `k`, V = `v`, unless
+/// the token stage's consumer needs its own (`stage_scans`, [`TokenStage::ov_scans`]): a warp
+/// per 16 value rows, plus the publisher warp of `ov5` / `ov5dr` (which run the `R2` loop's
+/// shared memory).
+fn overlap_scan_kernels(
+    dscan_env: &str,
+    stage_scans: Option<(BwdKernel, BwdKernel)>,
+    k: u64,
+    v: u64,
+) -> (BwdKernel, BwdKernel, u32, u32) {
+    let (uncut, piece) = match (stage_scans, dscan_env) {
+        (Some(scans), _) => scans,
+        (None, "ov") => (BwdKernel::DscanOv, BwdKernel::DscanpOv),
+        (None, "ov2") => (BwdKernel::DscanOv2, BwdKernel::DscanpOv2),
+        (None, "ov5") => (BwdKernel::DscanOv5, BwdKernel::DscanpOv5),
         _ => BWD_OVERLAP_SCAN_DEFAULT,
     };
-    let warps = v / 16 + u64::from(uncut == BwdKernel::DscanOv5);
+    let publisher = matches!(uncut, BwdKernel::DscanOv5 | BwdKernel::DscanOv5Dr);
+    let warps = v / 16 + u64::from(publisher);
     let smem = if uncut == BwdKernel::DscanOv {
         dscan_ov_smem_bytes(k, v)
     } else {
@@ -1194,7 +1255,7 @@ impl<F> GdnBwdPlan<F> {
             sms,
         );
         let (ov_uncut, ov_piece, ov_threads, ov_smem) =
-            overlap_scan_kernels(dscan_env.as_str(), k, v);
+            overlap_scan_kernels(dscan_env.as_str(), token_stage.ov_scans, k, v);
         let ov_scan = ((1, ho32, np), ov_threads, ov_smem);
         // The reverse scan's step: the overlapped kernel `ov`, else the scan (`kernel`, `warps`) on
         // `count` blocks (sequences or pieces) per (value slice, head).
@@ -1676,7 +1737,11 @@ mod tests {
         let programmatic: Vec<_> = BwdKernel::ALL.iter().filter(|k| k.programmatic()).collect();
         assert_eq!(
             programmatic,
-            [&BwdKernel::TokensTc11Ov, &BwdKernel::TokensTc12Ov]
+            [
+                &BwdKernel::TokensTc11Ov,
+                &BwdKernel::TokensTc12Ov,
+                &BwdKernel::TokensTc13Ov
+            ]
         );
         // The default token stage and its overlapped consumer.
         assert_eq!(
@@ -1703,6 +1768,7 @@ mod tests {
         let cases = [
             ("tc11", BwdKernel::TokensTc11, BwdKernel::TokensTc11Ov, true),
             ("tc12", BwdKernel::TokensTc12, BwdKernel::TokensTc12Ov, true),
+            ("tc13", BwdKernel::TokensTc12, BwdKernel::TokensTc13Ov, true),
             ("", BwdKernel::TokensTc12, BwdKernel::TokensTc12Ov, true),
             ("tc5", BwdKernel::TokensTc12, BwdKernel::TokensTc12Ov, false),
             (
@@ -1745,23 +1811,66 @@ mod tests {
             assert!(!s.kernel.programmatic(), "{}", s.name);
             assert!(s.overlapped.programmatic(), "{}", s.name);
         }
+        // The default is bitwise itself and pairs with any overlapped reverse scan.
+        assert!(default.bitwise && default.ov_scans.is_none());
+    }
+
+    #[test]
+    fn tc13_pairs_only_with_the_io_dr_producers() {
+        // tc13 (session 21): not bitwise tc12 (dv, dBeta from the io-rounded dR); its consumer
+        // reads dR in the io dtype, so its overlapped reverse scans are the io-dR ones whatever
+        // DNNPLAN_GDN_BWD_DSCAN says, and without the overlap the row runs tc12 (fp32 dR).
+        let (tc13, ok) = TokenStage::pick("tc13");
+        assert!(ok && !tc13.bitwise);
+        assert_eq!(tc13.kernel, BwdKernel::TokensTc12);
+        assert_eq!(tc13.overlapped, BwdKernel::TokensTc13Ov);
+        assert_eq!(
+            tc13.ov_scans,
+            Some((BwdKernel::DscanOv5Dr, BwdKernel::DscanpOv5Dr))
+        );
+        for env in ["", "ov", "ov2", "ov5"] {
+            for kv in [64, 128] {
+                let (u, p, threads, smem) = overlap_scan_kernels(env, tc13.ov_scans, kv, kv);
+                assert_eq!((u, p), (BwdKernel::DscanOv5Dr, BwdKernel::DscanpOv5Dr));
+                // ov5's shape: a warp per 16 value rows and the publisher warp, R2's smem.
+                assert_eq!(u64::from(threads), kv / 16 * 32 + 32);
+                assert_eq!(smem, dscan_ov2_smem_bytes(kv, kv));
+                assert!(!u.programmatic() && !p.programmatic());
+            }
+        }
+        // Only tc13 reads the io dR; every other row pairs with the fp32-dR scans.
+        for s in &TOKEN_STAGES {
+            assert_eq!(
+                s.ov_scans.is_some(),
+                s.overlapped == BwdKernel::TokensTc13Ov
+            );
+            assert_eq!(s.bitwise, s.ov_scans.is_none(), "{}", s.name);
+        }
+        assert_eq!(
+            BwdKernel::TokensTc13Ov.name("bf16", 128, PrepVariant::DEFAULT),
+            "gdn_bwd_tokens_tc13_ov_bf16_k128"
+        );
+        assert_eq!(
+            BwdKernel::DscanpOv5Dr.name("f16", 64, PrepVariant::DEFAULT),
+            "gdn_bwd_dscanp_ov5dr_f16_k64"
+        );
     }
 
     #[test]
     fn overlapped_reverse_scan_kernels_by_switch() {
-        let (u, p, threads, smem) = overlap_scan_kernels("ov2", 128, 128);
+        let (u, p, threads, smem) = overlap_scan_kernels("ov2", None, 128, 128);
         assert_eq!(
             (u, p, threads),
             (BwdKernel::DscanOv2, BwdKernel::DscanpOv2, 256)
         );
         assert_eq!(smem, dscan_ov2_smem_bytes(128, 128));
-        let (u, p, threads, smem) = overlap_scan_kernels("ov", 64, 64);
+        let (u, p, threads, smem) = overlap_scan_kernels("ov", None, 64, 64);
         assert_eq!(
             (u, p, threads),
             (BwdKernel::DscanOv, BwdKernel::DscanpOv, 128)
         );
         assert_eq!(smem, dscan_ov_smem_bytes(64, 64));
-        let (u, p, threads, smem) = overlap_scan_kernels("", 128, 128);
+        let (u, p, threads, smem) = overlap_scan_kernels("", None, 128, 128);
         assert_eq!((u, p), BWD_OVERLAP_SCAN_DEFAULT);
         // The default: the R2 loop with its publisher warp (session 20), within the 227 KB a
         // block may ask for.
@@ -1775,7 +1884,7 @@ mod tests {
         assert!(!BwdKernel::DscanOv2.programmatic() && !BwdKernel::DscanpOv2.programmatic());
         // Session 18's publisher warp: the R2 loop's shared memory, a warp more.
         for kv in [64, 128] {
-            let (u, p, threads, smem) = overlap_scan_kernels("ov5", kv, kv);
+            let (u, p, threads, smem) = overlap_scan_kernels("ov5", None, kv, kv);
             assert_eq!((u, p), (BwdKernel::DscanOv5, BwdKernel::DscanpOv5));
             assert_eq!(u64::from(threads), kv / 16 * 32 + 32);
             assert_eq!(smem, dscan_ov2_smem_bytes(kv, kv));

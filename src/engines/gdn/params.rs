@@ -292,7 +292,9 @@ pub struct BwdWorkspaceLayout {
 impl BwdWorkspaceLayout {
     /// Layout for the backward (same arguments as [`WorkspaceLayout::new`]). The states entering
     /// the chunks, `ws_s`, are stored in the 2-byte io dtype ([`flags::BWD_S_IO`]: every bundled
-    /// token stage reads them so).
+    /// token stage reads them so). `ws_dr` keeps the fp32 size (`[slot][64][V]` floats) on every
+    /// path: the `tc13` pair (session 21) stores its io-dtype `dR` tiles (`[slot][64][V]`, 2 bytes)
+    /// in the region's first half, and a `tc13` plan without the overlap runs `tc12` on fp32 `dR`.
     pub fn new(n_seqs: u64, total_tokens: u64, ho: u64, k: u64, v: u64) -> BwdWorkspaceLayout {
         Self::with_states(n_seqs, total_tokens, ho, k, v, true)
     }

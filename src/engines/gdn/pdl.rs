@@ -9,7 +9,7 @@
 //!   every path (before any early exit), so it reads nothing an earlier kernel of the execute
 //!   writes and writes nothing one reads before that kernel completed. Since every block waited,
 //!   a kernel's completion implies its predecessor's, so a wait covers the whole chain before it.
-//! - The exception is the overlapped token stage (`gdn_bwd_tokens_tc{5,11,12}_ov`), which keeps
+//! - The exception is the overlapped token stage (`gdn_bwd_tokens_tc{5,11,12,13}_ov`), which keeps
 //!   `kernels/include/gdn_bwd_overlap.cuh`'s contract: it is launched programmatic after the
 //!   overlapped reverse scan (always, PDL on or off), its blocks read the prep's and replay's
 //!   outputs without a wait because its grid starts only after every reverse-scan block called
