@@ -290,6 +290,16 @@ static void run_case(const char* name, int H, int HV, int flags, std::vector<int
         return outputs();
       };
       const auto sp = run_pieces();
+      // GDN_EMU_DUMP (session 21, fscan21b): the piece path's summaries H_j, M_j, O and final state.
+      if (const char* dump = getenv("GDN_EMU_DUMP")) {
+        if (FILE* f = fopen(dump, "ab")) {
+          fwrite(wh.data(), 4, wh.size(), f);
+          fwrite(wm.data(), 4, wm.size(), f);
+          fwrite(sp.first.data(), 8, sp.first.size(), f);
+          fwrite(sp.second.data(), 8, sp.second.size(), f);
+          fclose(f);
+        }
+      }
       if (getenv("GDN_EMU_DEBUG")) {
         auto nans = [](const std::vector<float>& v) { size_t n = 0; for (float x : v) n += std::isnan(x); return n; };
         size_t no = 0;

@@ -1212,10 +1212,17 @@ __device__ __forceinline__ void scan_store_o(T* Os, const float (&oacc)[NT][4], 
   __syncwarp();
 }
 
+// A per-step hook that does nothing (the default of the scans' step hooks).
+struct StepNoHook {
+  __device__ __forceinline__ void operator()(int) const {}
+};
+
 // X ← e^{Γ_last} X + Uᵀ Kᴿ (B = Kᴿ [token][key], rows of KP elements, via ldmatrix.trans).
-template <typename T, int K, int KP>
+// hook(kk) runs at the top of each of the 4 token steps (session 21, fscan21b: the seeded slim
+// scan issues its v, T, A refill there; the others pass none).
+template <typename T, int K, int KP, typename Hook = StepNoHook>
 __device__ __forceinline__ void scan_state_update(float (&x)[K / 8][4], const u32 (&ua)[4][4], const T* Ks, float gl,
-                                                  int lane) {
+                                                  int lane, Hook hook = {}) {
   using IO = Io<T>;
   const float decay = __expf(gl);
 #pragma unroll
@@ -1225,6 +1232,7 @@ __device__ __forceinline__ void scan_state_update(float (&x)[K / 8][4], const u3
   const int lrow = (lane & 7) + 8 * ((lane >> 3) & 1);
 #pragma unroll
   for (int kk = 0; kk < 4; ++kk) {
+    hook(kk);
 #pragma unroll
     for (int np = 0; np < K / 16; ++np) {
       u32 r[4];

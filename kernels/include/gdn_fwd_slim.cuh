@@ -329,14 +329,15 @@ __device__ __forceinline__ void slim_store_o(T* Os, const float (&oacc)[8][4], T
 // barrier and refill of the single-buffered tiles). PRE(kk) runs at the top of each of the K / 16
 // key steps of the P', O' products (session 21, fscan21: the output scan issues its next stage's
 // copies there, in the tensor pipe's issue gaps; the others pass none).
-struct SlimNoHook {
-  __device__ __forceinline__ void operator()(int) const {}
-};
-template <typename T, int K, int V, int KP, int VP, bool OUT, bool WITH_V, typename Mid, typename Pre = SlimNoHook>
+// UPD(kk) runs at the top of each of the state update's 4 token steps (session 21, fscan21b: the
+// seeded piece scan issues its v, T, A refill there).
+using SlimNoHook = StepNoHook;
+template <typename T, int K, int V, int KP, int VP, bool OUT, bool WITH_V, typename Mid, typename Pre = SlimNoHook,
+          typename Upd = SlimNoHook>
 __device__ __forceinline__ void slim_chunk_warp(float (&x)[K / 8][4], const T* Qs, const T* Ks, const T* Vs, const T* Ts,
                                                 const T* As, const float* Sc, T* Os, const FwdParams& p, long long t0,
                                                 int len, int h, int v0, int vcol, float gl, int lane, Mid mid,
-                                                Pre pre = {}) {
+                                                Pre pre = {}, Upd upd = {}) {
   using IO = Io<T>;
   constexpr int CP = CHUNK + 8;
   const int cq = 2 * (lane & 3);
@@ -436,7 +437,7 @@ __device__ __forceinline__ void slim_chunk_warp(float (&x)[K / 8][4], const T* Q
     mid(1);  // every warp past its reads of v, T, A: the seeded scan refills them
     slim_store_o<T, V, 24>(Os, oacc, static_cast<T*>(p.o), t0, len, p.ho, h, v0, lane);
   }
-  scan_state_update<T, K, KP>(x, ur, Ks, gl, lane);
+  scan_state_update<T, K, KP>(x, ur, Ks, gl, lane, upd);
 }
 
 // The slim output scan: grid (V / VS, HO, N), NW warps of 16 value rows, one piece per sequence
@@ -678,10 +679,12 @@ __device__ __forceinline__ void fwd_slim_prep_ov_body(const FwdFastParams& fp) {
 // bitwise fwd_slim_scan_body (the same operations per warp; only the copy schedule differs).
 //
 //   gdn_fwd_slimsum_{bf16,f16}_k128     <<<(2·V/64, HO, N·(P−1)), 128, SlimSumSmem<128>::bytes>>>
-//       two cp.async stages of {k, v (H blocks), T, scalars}: 73,728 B, three blocks per SM
+//       two cp.async stages of {k, v (H blocks), T, scalars}: 73,728 B, three blocks per SM; one
+//       block barrier per chunk (session 21: the next chunk's copies inside the step)
 //   gdn_fwd_slimscan_{bf16,f16}_k128_w4d <<<(V/64, HO, N·P), 128, SlimPieceSmem<128>::bytes>>>
-//       q, k, scalars double-buffered, v, T, A single (refilled after the chunk's O product):
-//       111,616 B, two blocks per SM; three block barriers per chunk.
+//       q, k, scalars double-buffered, v, T, A single (refilled after the chunk's O product,
+//       during its state update since session 21): 111,616 B, two blocks per SM; three block
+//       barriers per chunk.
 // ---------------------------------------------------------------------------------------
 constexpr int SLIM_SUM_STAGES = 2;
 constexpr int SLIM_SUM_MIN_BLOCKS = 3;
@@ -724,38 +727,53 @@ struct SlimPieceSmem {
 // The host mirrors these (src/engines/gdn/params.rs, slim_sum_smem_bytes, slim_piece_smem_bytes).
 static_assert(SlimSumSmem<128>::bytes == 73728 && SlimPieceSmem<128>::bytes == 111616, "slim piece smem changed");
 
-// Copies of one chunk's slim tiles by NT = 128 threads with compile-time trip counts (slim15's
-// copy shape): raw q or k rows (zero past len), the block's VS value columns of v (zero past len),
-// a CHUNK x CHUNK factor tile (T or A), the scalars.
-template <typename T, int K, int KP>
-__device__ __forceinline__ void slim_rows_async(T* dst, const T* src, size_t row_stride, int len, int tid) {
-  constexpr int NTH = 128, KV = K / 8, IT = CHUNK * KV / NTH, RS = NTH / KV;
+// Copies of one chunk's slim tiles by NT = 128 threads in rounds (slim15's copy shape: each
+// thread's pieces fixed, compile-time trip counts; session 21, fscan21b: one round per call, a
+// single cp.async without a branch, so the passes can spread them over their mma steps): round
+// `it` of raw q or k rows (K + 8 per smem row; zero-filled past len), of the block's VS value
+// columns of v (the same with K = VS), of a CHUNK x CHUNK factor tile (T or A), the scalars.
+// live == false: zeros only (rows, tiles) or nothing (scalars), the source not read (src-size 0):
+// the copy of a chunk past the piece into a buffer no chunk reads again.
+template <int K>
+struct SlimRows {
+  static constexpr int NTH = 128, KV = K / 8, RS = NTH / KV, ROUNDS = CHUNK * KV / NTH;
   static_assert(CHUNK * KV % NTH == 0 && NTH % KV == 0, "whole rounds of whole rows");
-  const int r0 = tid / KV, c0 = 8 * (tid % KV);
-  T* d = dst + r0 * KP + c0;
-  const T* s = src + r0 * row_stride + c0;
-  const size_t step = static_cast<size_t>(RS) * row_stride;
-#pragma unroll
-  for (int it = 0; it < IT; ++it) {
-    if (r0 + it * RS < len) cp_async16(d + it * RS * KP, s);
-    else *reinterpret_cast<uint4*>(d + it * RS * KP) = make_uint4(0, 0, 0, 0);
-    s += step;
-  }
+};
+template <typename T, int K, int KP>
+__device__ __forceinline__ void slim_rows_piece(T* dst, const T* src, size_t row_stride, int len, int tid, int it,
+                                                bool live) {
+  using R = SlimRows<K>;
+  const int r = tid / R::KV + it * R::RS, c0 = 8 * (tid % R::KV);
+  cp_async16_zfill(dst + r * KP + c0, src + static_cast<size_t>(r) * row_stride + c0, live && r < len);
 }
+constexpr int SLIM_TILE_ROUNDS = CHUNK * (CHUNK / 8) / 128;
 template <typename T>
-__device__ __forceinline__ void slim_tile_async(T* dst, const T* src, int tid) {
-  constexpr int NTH = 128, CV = CHUNK / 8, IT = CHUNK * CV / NTH, RS = NTH / CV, CP = CHUNK + 8;
-  const int r0 = tid / CV, c0 = 8 * (tid % CV);
-#pragma unroll
-  for (int it = 0; it < IT; ++it) cp_async16(dst + (r0 + it * RS) * CP + c0, src + (r0 + it * RS) * CHUNK + c0);
+__device__ __forceinline__ void slim_tile_piece(T* dst, const T* src, int tid, int it, bool live) {
+  constexpr int CV = CHUNK / 8, RS = 128 / CV, CP = CHUNK + 8;
+  const int r = tid / CV + it * RS, c0 = 8 * (tid % CV);
+  cp_async16_zfill(dst + r * CP + c0, src + r * CHUNK + c0, live);
 }
-__device__ __forceinline__ void slim_scalars_async(float* dst, const float* src, int tid) {
-  if (tid < SLIM_SCALARS * CHUNK / 4) cp_async16(dst + 4 * tid, src + 4 * tid);
+__device__ __forceinline__ void slim_scalars_piece(float* dst, const float* src, int tid, bool live) {
+  cp_async16_if(dst + 4 * tid, src + 4 * tid, live && tid < SLIM_SCALARS * CHUNK / 4);
+}
+// Where chunk c's copies come from: its first token, its length (≤ CHUNK), its (chunk, head) row
+// of the workspace; cb = the sequence's first chunk, [cs, ce) its tokens.
+struct SlimChunkAt {
+  long long t0;
+  size_t ch;
+  int len;
+};
+__device__ __forceinline__ SlimChunkAt slim_chunk_at(int c, int cb, long long cs, long long ce, int HO, int h) {
+  const long long t0 = cs + static_cast<long long>(c - cb) * CHUNK;
+  return SlimChunkAt{t0, static_cast<size_t>(c) * HO + h, static_cast<int>(min_ll(static_cast<long long>(CHUNK), ce - t0))};
 }
 
 // The slim piece summary (grid 2·V/64 × HO × N·(P−1), 4 warps): blocks x < V/64 compute H_j (zero
 // seed, with v) over value rows, the others M_j (seed I, v = 0) over key rows (K = V); two
-// cp.async stages over the piece's chunks; ws_h / ws_m as gdn_fwd_sum's.
+// cp.async stages over the piece's chunks; ws_h / ws_m as gdn_fwd_sum's. Since session 21
+// (fscan21b, the output scan's fscan21 cut) chunk c + 1's copies are issued inside chunk c's step,
+// a share at each P' key step (chunk_pipeline_in_body, slim_chunk_warp's PRE), one block barrier
+// per chunk; the same arithmetic in the same order.
 template <typename T, int K, int V>
 __device__ __forceinline__ void fwd_slim_sum_body(const FwdFastParams& fp) {
   static_assert(K == 128 && V == 128, "the slim forward serves K = V = 128");
@@ -778,33 +796,44 @@ __device__ __forceinline__ void fwd_slim_sum_body(const FwdFastParams& fp) {
   identity_frags<K>(x, is_m, vr, cq);
   const T* kg = static_cast<const T*>(p.k);
   const T* vg = static_cast<const T*>(p.v);
-  auto issue = [&](int c, int st) {
+  // Key step kk's share of a chunk's copy (K / 16 = 8 steps): k round kk; T round kk (first
+  // SLIM_TILE_ROUNDS steps); v round kk − (8 − VR) (H blocks); the scalars with the last step.
+  constexpr int KS = K / 16, KR = SlimRows<K>::ROUNDS, VR = SlimRows<VS>::ROUNDS;
+  static_assert(KR == KS && SLIM_TILE_ROUNDS <= KS && VR <= KS, "one round per key step at most");
+  auto issue_step = [&](const SlimChunkAt& d, int st, int kk, bool live) {
     unsigned char* base = smem + st * S::stage;
-    const size_t ch = static_cast<size_t>(c) * HO + h;
-    const long long t0 = cs + static_cast<long long>(c - cb) * CHUNK;
-    const int len = static_cast<int>(min_ll(static_cast<long long>(CHUNK), ce - t0));
-    slim_rows_async<T, K, KP>(reinterpret_cast<T*>(base + S::k_off), kg + (t0 * p.hk + kh) * K,
-                              static_cast<size_t>(p.hk) * K, len, tid);
-    if (!is_m)
-      slim_rows_async<T, VS, VP>(reinterpret_cast<T*>(base + S::v_off), vg + (t0 * p.hv + vh) * V + vs0,
-                                 static_cast<size_t>(p.hv) * V, len, tid);
-    slim_tile_async<T>(reinterpret_cast<T*>(base + S::t_off), static_cast<const T*>(p.ws_w) + ch * CHUNK * CHUNK, tid);
-    slim_scalars_async(reinterpret_cast<float*>(base + S::s_off), static_cast<const float*>(p.ws_kr) + ch * SLIM_SCALARS * CHUNK,
-                       tid);
+    slim_rows_piece<T, K, KP>(reinterpret_cast<T*>(base + S::k_off), kg + (d.t0 * p.hk + kh) * K,
+                              static_cast<size_t>(p.hk) * K, d.len, tid, kk, live);
+    if (kk < SLIM_TILE_ROUNDS)
+      slim_tile_piece<T>(reinterpret_cast<T*>(base + S::t_off), static_cast<const T*>(p.ws_w) + d.ch * CHUNK * CHUNK, tid,
+                         kk, live);
+    if (kk >= KS - VR && !is_m)
+      slim_rows_piece<T, VS, VP>(reinterpret_cast<T*>(base + S::v_off), vg + (d.t0 * p.hv + vh) * V + vs0,
+                                 static_cast<size_t>(p.hv) * V, d.len, tid, kk - (KS - VR), live);
+    if (kk == KS - 1)
+      slim_scalars_piece(reinterpret_cast<float*>(base + S::s_off),
+                         static_cast<const float*>(p.ws_kr) + d.ch * SLIM_SCALARS * CHUNK, tid, live);
   };
-  chunk_pipeline<ST>(p.ws_gl, HO, h, c_begin, c_end, issue, [&](int c, int st, float gl) {
+  auto issue = [&](int c, int st) {
+    const SlimChunkAt d = slim_chunk_at(c, cb, cs, ce, HO, h);
+#pragma unroll
+    for (int kk = 0; kk < KS; ++kk) issue_step(d, st, kk, true);
+  };
+  chunk_pipeline_in_body<ST>(p.ws_gl, HO, h, c_begin, c_end, issue, [&](int c, int st, float gl, int nst, bool live) {
     unsigned char* base = smem + st * S::stage;
     const T* Ks = reinterpret_cast<const T*>(base + S::k_off);
     const T* Vs = reinterpret_cast<const T*>(base + S::v_off);
     const T* Ts = reinterpret_cast<const T*>(base + S::t_off);
     const float* Sc = reinterpret_cast<const float*>(base + S::s_off);
+    const SlimChunkAt d = slim_chunk_at(c + ST - 1, cb, cs, ce, HO, h);
     auto none = [](int) {};
+    auto pre = [&](int kk) { issue_step(d, nst, kk, live); };
     if (is_m)
       slim_chunk_warp<T, K, V, KP, VP, false, false>(x, nullptr, Ks, Vs, Ts, nullptr, Sc, nullptr, p, 0, 0, h, v0, 16 * warp,
-                                                     gl, lane, none);
+                                                     gl, lane, none, pre);
     else
       slim_chunk_warp<T, K, V, KP, VP, false, true>(x, nullptr, Ks, Vs, Ts, nullptr, Sc, nullptr, p, 0, 0, h, v0, 16 * warp,
-                                                    gl, lane, none);
+                                                    gl, lane, none, pre);
   });
   const int pc = b * (P - 1) + j;
   store_fp32_frags<K>((is_m ? fp.ws_m : fp.ws_h) + (static_cast<size_t>(pc) * HO + h) * V * K, x, vr, cq);
@@ -812,8 +841,12 @@ __device__ __forceinline__ void fwd_slim_sum_body(const FwdFastParams& fp) {
 
 // The seeded slim output scan (grid V/64 × HO × N·P, 4 warps): piece j of sequence b from its
 // fp32 seed (P > 1) or the initial state (P = 1); the last piece writes the final state. q, k and
-// the scalars in two slots (chunk c + 1's issued at chunk c's top barrier), v, T, A in one
-// (chunk c + 1's issued once every warp is past chunk c's O product).
+// the scalars in two slots, v, T, A in one. Since session 21 (fscan21b, the output scan's fscan21
+// cut) chunk c + 1's q, k, scalars are issued inside chunk c's step, a share at each P', O' key
+// step (slim_chunk_warp's PRE, after the top barrier that has every warp past chunk c − 1, whose
+// slot they refill) and committed before the wait for chunk c's v, T, A; chunk c + 1's v, T, A a
+// share at each of chunk c's state-update token steps (UPD, after the barrier that has every warp
+// past its reads of them). Three block barriers per chunk; the same arithmetic in the same order.
 template <typename T, int K, int V>
 __device__ __forceinline__ void fwd_slim_piece_scan_body(const FwdFastParams& fp) {
   static_assert(K == 128 && V == 128, "the slim forward serves K = V = 128");
@@ -838,34 +871,38 @@ __device__ __forceinline__ void fwd_slim_piece_scan_body(const FwdFastParams& fp
   const T* qg = static_cast<const T*>(p.q);
   const T* kg = static_cast<const T*>(p.k);
   const T* vg = static_cast<const T*>(p.v);
-  auto chunk_len = [&](int c, long long& t0) {
-    t0 = cs + static_cast<long long>(c - cb) * CHUNK;
-    return static_cast<int>(min_ll(static_cast<long long>(CHUNK), ce - t0));
-  };
-  auto issue_d = [&](int c, int slot) {  // q, k, scalars
+  // Key step kk's share of the q, k, scalars copy (K / 16 = 8 steps): q, k round kk, the scalars
+  // with the last step; token step kk's share of the v, T, A copy (4 steps): round kk of each.
+  constexpr int KS = K / 16, US = 4;
+  static_assert(SlimRows<K>::ROUNDS == KS && SlimRows<VS>::ROUNDS == US && SLIM_TILE_ROUNDS == US,
+                "one round per step");
+  auto step_d = [&](const SlimChunkAt& d, int slot, int kk, bool live) {  // q, k, scalars
     unsigned char* base = smem + slot * S::slot;
-    long long t0;
-    const int len = chunk_len(c, t0);
-    slim_rows_async<T, K, KP>(reinterpret_cast<T*>(base + S::q_off), qg + (t0 * p.h + qh) * K, static_cast<size_t>(p.h) * K,
-                              len, tid);
-    slim_rows_async<T, K, KP>(reinterpret_cast<T*>(base + S::k_off), kg + (t0 * p.hk + kh) * K, static_cast<size_t>(p.hk) * K,
-                              len, tid);
-    slim_scalars_async(reinterpret_cast<float*>(base + S::s_off),
-                       static_cast<const float*>(p.ws_kr) + (static_cast<size_t>(c) * HO + h) * SLIM_SCALARS * CHUNK, tid);
+    slim_rows_piece<T, K, KP>(reinterpret_cast<T*>(base + S::q_off), qg + (d.t0 * p.h + qh) * K, static_cast<size_t>(p.h) * K,
+                              d.len, tid, kk, live);
+    slim_rows_piece<T, K, KP>(reinterpret_cast<T*>(base + S::k_off), kg + (d.t0 * p.hk + kh) * K,
+                              static_cast<size_t>(p.hk) * K, d.len, tid, kk, live);
+    if (kk == KS - 1)
+      slim_scalars_piece(reinterpret_cast<float*>(base + S::s_off),
+                         static_cast<const float*>(p.ws_kr) + d.ch * SLIM_SCALARS * CHUNK, tid, live);
   };
-  auto issue_s = [&](int c) {  // v, T, A
-    const size_t ch = static_cast<size_t>(c) * HO + h;
-    long long t0;
-    const int len = chunk_len(c, t0);
-    slim_rows_async<T, VS, VP>(reinterpret_cast<T*>(smem + S::v_off), vg + (t0 * p.hv + vh) * V + vs0,
-                               static_cast<size_t>(p.hv) * V, len, tid);
-    slim_tile_async<T>(reinterpret_cast<T*>(smem + S::t_off), static_cast<const T*>(p.ws_w) + ch * CHUNK * CHUNK, tid);
-    slim_tile_async<T>(reinterpret_cast<T*>(smem + S::a_off), static_cast<const T*>(p.ws_a) + ch * CHUNK * CHUNK, tid);
+  auto step_s = [&](const SlimChunkAt& d, int kk, bool live) {  // v, T, A
+    slim_rows_piece<T, VS, VP>(reinterpret_cast<T*>(smem + S::v_off), vg + (d.t0 * p.hv + vh) * V + vs0,
+                               static_cast<size_t>(p.hv) * V, d.len, tid, kk, live);
+    slim_tile_piece<T>(reinterpret_cast<T*>(smem + S::t_off), static_cast<const T*>(p.ws_w) + d.ch * CHUNK * CHUNK, tid, kk,
+                       live);
+    slim_tile_piece<T>(reinterpret_cast<T*>(smem + S::a_off), static_cast<const T*>(p.ws_a) + d.ch * CHUNK * CHUNK, tid, kk,
+                       live);
   };
-  if (c_begin < c_end) issue_d(c_begin, 0);
-  cp_async_commit();
-  if (c_begin < c_end) issue_s(c_begin);
-  cp_async_commit();
+  if (c_begin < c_end) {
+    const SlimChunkAt d = slim_chunk_at(c_begin, cb, cs, ce, HO, h);
+#pragma unroll
+    for (int kk = 0; kk < KS; ++kk) step_d(d, 0, kk, true);
+    cp_async_commit();
+#pragma unroll
+    for (int kk = 0; kk < US; ++kk) step_s(d, kk, true);
+    cp_async_commit();
+  }
   float gl_next = c_begin < c_end ? p.ws_gl[static_cast<size_t>(c_begin) * HO + h] : 0.f;
   const T* Vs = reinterpret_cast<const T*>(smem + S::v_off);
   const T* Ts = reinterpret_cast<const T*>(smem + S::t_off);
@@ -881,25 +918,22 @@ __device__ __forceinline__ void fwd_slim_piece_scan_body(const FwdFastParams& fp
     // In flight: this chunk's q, k, scalars, then its v, T, A.
     cp_async_wait<1>();
     __syncthreads();  // everyone's q, k, scalars landed; every warp is past chunk c − 1
-    if (c + 1 < c_end) issue_d(c + 1, slot ^ 1);
-    cp_async_commit();
     unsigned char* base = smem + slot * S::slot;
-    long long t0;
-    const int len = chunk_len(c, t0);
+    const SlimChunkAt d = slim_chunk_at(c, cb, cs, ce, HO, h);
+    const SlimChunkAt dn = slim_chunk_at(c + 1, cb, cs, ce, HO, h);
+    const bool live = c + 1 < c_end;  // else zeros into buffers no chunk reads again
     auto mid = [&](int phase) {
       if (phase == 0) {
+        cp_async_commit();   // chunk c + 1's q, k, scalars (PRE)
         cp_async_wait<1>();  // this chunk's v, T, A (chunk c + 1's q, k, scalars may fly)
-        __syncthreads();
-      } else {
-        __syncthreads();  // every warp is past its reads of v, T, A
-        if (c + 1 < c_end) issue_s(c + 1);
-        cp_async_commit();
       }
+      __syncthreads();  // 1: every warp is past its reads of v, T, A (UPD refills them)
     };
-    slim_chunk_warp<T, K, V, KP, VP, true, true>(x, reinterpret_cast<const T*>(base + S::q_off),
-                                                 reinterpret_cast<const T*>(base + S::k_off), Vs, Ts, As,
-                                                 reinterpret_cast<const float*>(base + S::s_off), Os, p, t0, len, h, v0,
-                                                 16 * warp, gl, lane, mid);
+    slim_chunk_warp<T, K, V, KP, VP, true, true>(
+        x, reinterpret_cast<const T*>(base + S::q_off), reinterpret_cast<const T*>(base + S::k_off), Vs, Ts, As,
+        reinterpret_cast<const float*>(base + S::s_off), Os, p, d.t0, d.len, h, v0, 16 * warp, gl, lane, mid,
+        [&](int kk) { step_d(dn, slot ^ 1, kk, live); }, [&](int kk) { step_s(dn, kk, live); });
+    cp_async_commit();  // chunk c + 1's v, T, A (UPD)
     if (c + 1 < c_end) ckpt_store<T, K, K, V>(ck, c + 1 - cb, HO, h, 0, x, vr, cq);
   }
   cp_async_wait<0>();
