@@ -278,6 +278,20 @@ template <int N>
 __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
 #endif
 
+// The prologue of both chunk pipelines below: chunks c_begin .. c_begin + STAGES − 2 issued into
+// stages 0 .. STAGES − 2, one commit group per stage (empty past c_end); returns Γ_last of c_begin
+// (0 without chunks).
+template <int STAGES, typename Issue>
+__device__ __forceinline__ float chunk_pipeline_prologue(const float* ws_gl, int HO, int h, int c_begin, int c_end,
+                                                         Issue& issue) {
+#pragma unroll
+  for (int sidx = 0; sidx < STAGES - 1; ++sidx) {
+    if (c_begin + sidx < c_end) issue(c_begin + sidx, sidx);
+    cp_async_commit();
+  }
+  return c_begin < c_end ? ws_gl[static_cast<size_t>(c_begin) * HO + h] : 0.f;
+}
+
 // The STAGES-deep cp.async chunk pipeline of the forward's multi-stage scans (the session-1 output
 // scan and replay, the slim output scan, the slim piece summary): issue(c, stage) copies chunk c's
 // tiles into a stage; body(c, stage, Γ_last of c) runs once every thread's copies of chunk c have
@@ -286,12 +300,7 @@ __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_gr
 template <int STAGES, typename Issue, typename Body>
 __device__ __forceinline__ void chunk_pipeline(const float* ws_gl, int HO, int h, int c_begin, int c_end, Issue issue,
                                                Body body) {
-#pragma unroll
-  for (int sidx = 0; sidx < STAGES - 1; ++sidx) {
-    if (c_begin + sidx < c_end) issue(c_begin + sidx, sidx);
-    cp_async_commit();
-  }
-  float gl_next = c_begin < c_end ? ws_gl[static_cast<size_t>(c_begin) * HO + h] : 0.f;
+  float gl_next = chunk_pipeline_prologue<STAGES>(ws_gl, HO, h, c_begin, c_end, issue);
   for (int c = c_begin; c < c_end; ++c) {
     const int st = (c - c_begin) % STAGES;
     if (c + STAGES - 1 < c_end) issue(c + STAGES - 1, (c - c_begin + STAGES - 1) % STAGES);
@@ -317,12 +326,7 @@ template <int STAGES, typename Issue, typename Body>
 __device__ __forceinline__ void chunk_pipeline_in_body(const float* ws_gl, int HO, int h, int c_begin, int c_end,
                                                        Issue issue, Body body) {
   static_assert(STAGES >= 2, "a stage in use and one being filled");
-#pragma unroll
-  for (int sidx = 0; sidx < STAGES - 1; ++sidx) {
-    if (c_begin + sidx < c_end) issue(c_begin + sidx, sidx);
-    cp_async_commit();
-  }
-  float gl_next = c_begin < c_end ? ws_gl[static_cast<size_t>(c_begin) * HO + h] : 0.f;
+  float gl_next = chunk_pipeline_prologue<STAGES>(ws_gl, HO, h, c_begin, c_end, issue);
   for (int c = c_begin; c < c_end; ++c) {
     const int st = (c - c_begin) % STAGES;
     const float gl = gl_next;
