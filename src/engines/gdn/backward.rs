@@ -546,7 +546,7 @@ pub struct TokenStage {
     pub bitwise: bool,
     /// The overlapped reverse scans (uncut, seeded piece pass) the consumer must pair with,
     /// whatever `DNNPLAN_GDN_BWD_DSCAN` says (`tc13`: the io-`dR` producers); `None`: any of
-    /// [`overlap_scan_kernels`]' choices (they all store the fp32 `dR`).
+    /// `overlap_scan_kernels`' choices (they all store the fp32 `dR`).
     pub ov_scans: Option<(BwdKernel, BwdKernel)>,
 }
 
