@@ -532,19 +532,6 @@ int run_case(Set set, const char* name, int H, int HV, bool l2norm, bool safe, s
         gdn::fwd_chain_body<K>(gdn::chain_fwd_view(cp));
       });
       launch({V / (16 * SW), unsigned(HO), NP}, SW * 32, [&] { gdn::bwd_fscan_piece_body<IOT, K, V, SW, gdn::SCAN_STAGES>(cp); });
-#ifdef GDN_FSCAN_INBODY
-      if (getenv("GDN_EMU_R4")) {  // rscan21: fscan_r4 (2 stages, one barrier, INBODY) bitwise fscanp's ws_s
-        const auto s32 = ws_s;
-        const auto sio = ws_s_io;
-        std::fill(ws_s.begin(), ws_s.end(), NAN);
-        std::fill(ws_s_io.begin(), ws_s_io.end(), 0xFFFF);
-        launch({V / 64, unsigned(HO), NP}, 128, [&] { gdn::bwd_fscan_piece_body<IOT, K, V, 4, 2, 1, true, false, false, true>(cp); });
-        const bool ok = memcmp(s32.data(), ws_s.data(), s32.size() * sizeof(float)) == 0 &&
-                        memcmp(sio.data(), ws_s_io.data(), sio.size() * sizeof(sio[0])) == 0;
-        printf("  fscan_r4 INBODY (P = %d): ws_s %s\n", P, ok ? "bitwise fscanp's" : "DIFFERS from fscanp's");
-        if (!ok) std::exit(1);
-      }
-#endif
       if (g_dscan_w8)
         launch({V / 64, unsigned(HO), NP1}, gdn::DSCAN_W8_WARPS * 32, [&] { gdn::bwd_dscan_w8_piece_body<IOT, K, V, MS, true>(cp); });
       else

@@ -38,8 +38,6 @@
 #define GDN_SCANX_PHASED 1
 // Marks fwd_chain2_body (session 12; the emulations check it against fwd_chain_body when defined).
 #define GDN_CHAIN2 1
-// Marks fscan_chunks' INBODY knob (session 21, rscan21; bench/gdn_bwd_host_emu.cpp checks it when defined).
-#define GDN_FSCAN_INBODY 1
 
 namespace gdn {
 
