@@ -145,10 +145,8 @@ __device__ __forceinline__ void bwd_psum_body(const BwdChainParams& cp) {
 // ---------------------------------------------------------------------------------------
 // PHASED, FIXED: fscan_chunks' knobs (session 14, `gdn_bwd_fscanp1_*`: one stage refilled in two
 // halves, 44 KB at K = 128, so that P ≈ 8 pieces' replays run in one wave; bitwise the same ws_s).
-// INBODY (session 21, rscan21; gdn_bwd_fscan_r4_*): the refill issued inside the P key steps
-// (fscan_chunks' INBODY; bitwise the same ws_s).
 template <typename T, int K, int V, int NW, int STAGES, int SPLIT = 1, bool ONEBAR = false, bool PHASED = false,
-          bool FIXED = false, bool INBODY = false>
+          bool FIXED = false>
 __device__ __forceinline__ void bwd_fscan_piece_body(const BwdChainParams& cp) {
   constexpr int VS = 16 * NW / SPLIT, KX = K / SPLIT;
   const FwdParams& p = cp.b.f;
@@ -173,8 +171,8 @@ __device__ __forceinline__ void bwd_fscan_piece_body(const BwdChainParams& cp) {
   } else {
     load_seed_frags<KX, K>(x, cp.ws_seed + (static_cast<size_t>(b * P + j) * HO + h) * V * K + key0, vr, cq);
   }
-  fscan_chunks<T, K, V, NW, STAGES, false, true, SPLIT, ONEBAR, PHASED, FIXED, INBODY>(p, x, h, cs, ce, cb, c_begin, c_end,
-                                                                         blockIdx.x * VS, true, cp.b.ws_s);
+  fscan_chunks<T, K, V, NW, STAGES, false, true, SPLIT, ONEBAR, PHASED, FIXED>(p, x, h, cs, ce, cb, c_begin, c_end, blockIdx.x * VS, true,
+                                                                 cp.b.ws_s);
 }
 
 // ---------------------------------------------------------------------------------------

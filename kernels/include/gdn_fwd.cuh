@@ -277,21 +277,6 @@ __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commi
 template <int N>
 __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
 #endif
-#ifdef GDN_HOST_EMU
-void emu_cp_async16_if(void* smem, const void* gmem, bool on);  // bench/gdn_host_emu.h
-#endif
-// cp.async of 16 bytes when `on`, else nothing (a predicated instruction, no branch;
-// gdn_fwd_slim.cuh's copies, the replay's in-step copies of fscan_chunks INBODY).
-__device__ __forceinline__ void cp_async16_if(void* smem, const void* gmem, bool on) {
-#ifdef GDN_HOST_EMU
-  emu_cp_async16_if(smem, gmem, on);
-#else
-  const u32 a = static_cast<u32>(__cvta_generic_to_shared(smem));
-  asm volatile(
-      "{\n .reg .pred p;\n setp.ne.b32 p, %2, 0;\n @p cp.async.cg.shared.global [%0], [%1], 16;\n}\n" ::"r"(a),
-      "l"(gmem), "r"(static_cast<int>(on)));
-#endif
-}
 
 // The prologue of both chunk pipelines below: chunks c_begin .. c_begin + STAGES − 2 issued into
 // stages 0 .. STAGES − 2, one commit group per stage (empty past c_end); returns Γ_last of c_begin

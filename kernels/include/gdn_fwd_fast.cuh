@@ -206,16 +206,9 @@ __device__ __forceinline__ void fscan_tile(T* dst, const T* src, int tid) {
 //   trip counts, each thread's first piece address once, constant strides; the same 16-byte
 //   copies to the same smem places as tile_async's tid-strided loops: bitwise). The backward's
 //   psum / fscan_r4 / fscanp pass false (measured slower there: bench/gdn_results.md, copy17).
-//   INBODY (session 21, rscan21; ONEBAR, !OUT, SPLIT = 1, NW = 4; the backward's fscan_r4): the
-//   refill of the stage chunk c − 1 used (chunk c + STAGES − 1) is issued inside chunk c's P key
-//   steps instead of before them: at key step kk each thread's round kk of W and Kᴿ (K/16 rounds
-//   of NT pieces each) and, at the last four steps, a round of Ũᵀ, each one predicated cp.async
-//   without a branch (cp_async16_if; none after the last chunk), committed after the products
-//   (the same group per chunk, the same waits and the one barrier); the same 16-byte copies to
-//   the same smem places as tile_async (fscan21's cut of the slim output scan).
 // ---------------------------------------------------------------------------------------
 template <typename T, int K, int V, int NW, int STAGES, bool OUT, bool REPLAY, int SPLIT, bool ONEBAR,
-          bool PHASED = false, bool FIXED = true, bool INBODY = false>
+          bool PHASED = false, bool FIXED = true>
 __device__ __forceinline__ void fscan_chunks(const FwdParams& p, float (&x)[K / 8 / SPLIT][4], int h, long long cs,
                                              long long ce, int cb, int c_begin, int c_end, int vs0, bool with_u,
                                              float* ws_s, const CkptSink& ck = CkptSink{nullptr, 0, 1, 0}) {
@@ -229,8 +222,6 @@ __device__ __forceinline__ void fscan_chunks(const FwdParams& p, float (&x)[K / 
   static_assert(SPLIT == 1 || SPLIT == 2, "SPLIT is 1 or 2");
   static_assert(STAGES >= 2 || (STAGES == 1 && !ONEBAR), "one stage: refilled after its last read (no ONEBAR)");
   static_assert(!PHASED || (STAGES == 1 && SPLIT == 1 && !ONEBAR), "PHASED: one stage, unsplit");
-  static_assert(!INBODY || (ONEBAR && !OUT && SPLIT == 1 && NW == 4 && K >= 64 && CHUNK * K / 8 == NT * (K / 16)),
-                "INBODY: the replay's one-barrier loop, a round of W and Kr per key step");
   extern __shared__ __align__(16) unsigned char smem[];
   const int HO = p.ho;
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
@@ -263,23 +254,6 @@ __device__ __forceinline__ void fscan_chunks(const FwdParams& p, float (&x)[K / 
     }
     if (with_u)
       fscan_tile<FIXED, T, CHUNK, VS, NT>(reinterpret_cast<T*>(base + S::u_off), static_cast<const T*>(p.ws_ut) + (ch * V + vs0) * CHUNK, tid);
-  };
-  // INBODY: round kk of chunk cn's W, Kᴿ (and Ũᵀ round kk − (K/16 − 4)) into the stage at nbase;
-  // piece tid + NT·kk of each tile, as tile_async numbers them; nothing when !live.
-  auto issue_round = [&](int cn, unsigned char* nbase, int kk, bool live) {
-    const size_t ch = static_cast<size_t>(cn) * HO + h;
-    constexpr int VEC = K / 8, UVEC = CHUNK / 8;
-    const int r = tid / VEC + (NT / VEC) * kk, c8 = 8 * (tid % VEC);
-    cp_async16_if(reinterpret_cast<T*>(nbase + S::w_off) + r * KP + c8,
-                  static_cast<const T*>(p.ws_w) + (ch * CHUNK + r) * K + c8, live);
-    cp_async16_if(reinterpret_cast<T*>(nbase + S::k_off) + r * KP + c8,
-                  static_cast<const T*>(p.ws_kr) + (ch * CHUNK + r) * K + c8, live);
-    const int ku = kk - (K / 16 - VS * UVEC / NT);
-    if (ku >= 0) {
-      const int ru = tid / UVEC + (NT / UVEC) * ku, cu = 8 * (tid % UVEC);
-      cp_async16_if(reinterpret_cast<T*>(nbase + S::u_off) + ru * CP + cu,
-                    static_cast<const T*>(p.ws_ut) + (ch * V + vs0 + ru) * CHUNK + cu, live);
-    }
   };
   // PHASED: the stage's two halves (issue = both).
   auto issue_h1 = [&](int c) {
@@ -332,14 +306,10 @@ __device__ __forceinline__ void fscan_chunks(const FwdParams& p, float (&x)[K / 
       cp_async_wait<STAGES - 1>();
     }
     __syncthreads();
-    if (ONEBAR && !INBODY) {  // every warp is past the previous chunk: refill its stage
+    if (ONEBAR) {  // every warp is past the previous chunk: refill its stage
       if (c + STAGES - 1 < c_end) issue(c + STAGES - 1, (c - c_begin + STAGES - 1) % STAGES);
       cp_async_commit();
     }
-    // INBODY: the refill of that stage, issued in the key steps below (the chunk exists: live).
-    const bool nlive = c + STAGES - 1 < c_end;
-    const int ncn = nlive ? c + STAGES - 1 : c;  // an address in range either way
-    unsigned char* nbase = smem + ((c - c_begin + STAGES - 1) % STAGES) * S::stage;
     unsigned char* base = smem + st * S::stage;
     const T* Ws = reinterpret_cast<const T*>(base + S::w_off);
     const T* Ks = reinterpret_cast<const T*>(base + S::k_off);
@@ -367,7 +337,6 @@ __device__ __forceinline__ void fscan_chunks(const FwdParams& p, float (&x)[K / 
       for (int e = 0; e < 4; ++e) pacc[nt][e] = oacc[nt][e] = 0.f;
 #pragma unroll
     for (int kk = 0; kk < K / 16; ++kk) {
-      if constexpr (INBODY) issue_round(ncn, nbase, kk, nlive);
       u32 a[4];
       if (SPLIT == 1) {
         x_a_frag<T>(a, x, kk);
@@ -392,7 +361,6 @@ __device__ __forceinline__ void fscan_chunks(const FwdParams& p, float (&x)[K / 
         }
       }
     }
-    if constexpr (INBODY) cp_async_commit();  // the refill's group (empty after the last chunk)
     if constexpr (PHASED) {
       cp_async_wait<0>();  // this chunk's half 2 (Kᴿ, A)
       __syncthreads();     // ... everyone's; and every warp is past its reads of half 1

@@ -40,6 +40,7 @@ namespace gdn {
 #ifdef GDN_HOST_EMU
 void emu_stsm_x4_t(void* smem, const u32* r);  // bench/gdn_host_emu.h
 void emu_cp_async16_zfill(void* smem, const void* gmem, bool full);
+void emu_cp_async16_if(void* smem, const void* gmem, bool on);
 #endif
 // cp.async of 16 bytes when `full`, else 16 zero bytes (src-size 0: the source is not read); one
 // instruction without a branch (session 21: the output scan's copies between its mma.sync steps).
@@ -59,6 +60,17 @@ __device__ __forceinline__ void st_global16_if(void* gmem, uint4 v, bool on) {
   asm volatile("{\n .reg .pred p;\n setp.ne.b32 p, %5, 0;\n @p st.global.v4.b32 [%0], {%1,%2,%3,%4};\n}\n" ::"l"(gmem),
                "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w), "r"(static_cast<int>(on))
                : "memory");
+#endif
+}
+// cp.async of 16 bytes when `on`, else nothing (a predicated instruction, no branch).
+__device__ __forceinline__ void cp_async16_if(void* smem, const void* gmem, bool on) {
+#ifdef GDN_HOST_EMU
+  emu_cp_async16_if(smem, gmem, on);
+#else
+  const u32 a = static_cast<u32>(__cvta_generic_to_shared(smem));
+  asm volatile(
+      "{\n .reg .pred p;\n setp.ne.b32 p, %2, 0;\n @p cp.async.cg.shared.global [%0], [%1], 16;\n}\n" ::"r"(a),
+      "l"(gmem), "r"(static_cast<int>(on)));
 #endif
 }
 // Four 8x8 b16 matrices stored transposed (stmatrix.x4.trans, session 21): lane l holds, per

@@ -127,7 +127,7 @@ extern "C" __global__ void __launch_bounds__(gdn::PARAM_THREADS) gdn_bwd_params(
     gdn::bwd_fscan_piece_body<T, KD, KD, gdn::SCAN_WARPS, gdn::SCAN_STAGES>(p);                     \
   }                                                                                                \
   extern "C" __global__ void __launch_bounds__(4 * 32) gdn_bwd_fscan_r4_##TAG##_k##KD(gdn::BwdChainParams p) { dnnp_pdl_enter(p.b.f.flags & gdn::FLAG_PDL_TRIGGER); \
-    gdn::bwd_fscan_piece_body<T, KD, KD, 4, 2, 1, true, false, false, true>(p);                    \
+    gdn::bwd_fscan_piece_body<T, KD, KD, 4, 2, 1, true>(p);                                        \
   }                                                                                                \
   extern "C" __global__ void __launch_bounds__(gdn::DSCAN_MMA_WARPS * 32)                          \
       gdn_bwd_dsum_##TAG##_k##KD(gdn::BwdChainParams p) { dnnp_pdl_enter(p.b.f.flags & gdn::FLAG_PDL_TRIGGER); \
