@@ -553,14 +553,16 @@ __device__ __forceinline__ void dscan_state_update(float (&x)[NX][4], float deca
 // thread 0 then never fences; the same barriers and mma sequence: bitwise the R2 loop's outputs.
 // DR_IO (session 20 experiment; session 21: gdn_bwd_dscan_ov5dr / dscanp_ov5dr, the producers of
 // the token stage's REV 13, tc13): dR stored in the io dtype ([token][value] over the fp32
-// region), the same rounding as the A fragments the token stage packs from the fp32 tile; with
-// R2's dS' staging (DS == 2) through the warp's staging rows in 16-byte row pieces
-// (dscan_store_dr_staged), else (not bundled) as scalar 16-bit stores.
+// region), the same rounding as the A fragments the token stage packs from the fp32 tile, through
+// the warp's dS' staging rows in 16-byte row pieces (dscan_store_dr_staged): only with R2's dS'
+// staging (DS == 2). (Session 20's scalar 16-bit stores, which no entry reached once the staged
+// store existed, are gone.)
 template <typename T, int K, int V, int NW, int STAGES, int DS, bool STORE_DR, bool PUB = false, bool R2 = false,
           bool PHASED = false, bool PUBW = false, bool DR_IO = false>
 __device__ __forceinline__ void dscan_mma_chunks(const BwdParams& bp, float (&x)[K / 8][4], int h, long long cs,
                                                  long long ce, int c_first, int c_begin, int c_end, int vb, int vr,
                                                  unsigned* pub_flags = nullptr) {
+  static_assert(!DR_IO || (R2 && DS == 2), "DR_IO stores dR through R2's dS' staging rows");
   using S = DscanMmaSmem<K, NW, STAGES>;
   constexpr int KP = S::KP, CP = S::CP, DP = S::DP;
   const FwdParams& p = bp.f;
@@ -692,18 +694,7 @@ __device__ __forceinline__ void dscan_mma_chunks(const BwdParams& bp, float (&x)
       float* drg = bp.ws_dr + ch * CHUNK * V;
 #pragma unroll
       for (int nt = 0; nt < 8; ++nt) {
-        if constexpr (STORE_DR && DR_IO && R2 && DS == 2) {
-          // DR_IO with R2's staging rows: dscan_store_dr_staged after the loop.
-        } else if constexpr (STORE_DR && DR_IO) {
-          // DR_IO (session 20, experiment): dR in the io dtype, [token][value] over the fp32 region.
-          T* dro = reinterpret_cast<T*>(bp.ws_dr) + ch * CHUNK * V;
-#pragma unroll
-          for (int e = 0; e < 2; ++e) {
-            const int j = 8 * nt + cq + e;
-            dro[static_cast<size_t>(j) * V + vr] = Io<T>::from_f(dr[nt][e]);
-            dro[static_cast<size_t>(j) * V + vr + 8] = Io<T>::from_f(dr[nt][2 + e]);
-          }
-        } else if constexpr (STORE_DR) {
+        if constexpr (STORE_DR && !DR_IO) {  // DR_IO: dscan_store_dr_staged after the loop
 #pragma unroll
           for (int e = 0; e < 2; ++e) {
             const int j = 8 * nt + cq + e;
@@ -714,7 +705,7 @@ __device__ __forceinline__ void dscan_mma_chunks(const BwdParams& bp, float (&x)
         dra[nt >> 1][(nt & 1) * 2 + 0] = Io<T>::pack(-dr[nt][0], -dr[nt][1]);
         dra[nt >> 1][(nt & 1) * 2 + 1] = Io<T>::pack(-dr[nt][2], -dr[nt][3]);
       }
-      if constexpr (STORE_DR && DR_IO && R2 && DS == 2) {
+      if constexpr (STORE_DR && DR_IO) {
         dscan_store_dr_staged<T, V, S>(bp, smem, ch, dr, vb + 16 * warp, warp, lane);
       }
     }

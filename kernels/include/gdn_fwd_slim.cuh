@@ -289,6 +289,19 @@ static_assert(SlimScanSmem<128, 4, SLIM_W4_STAGES>::bytes == 202752 &&
                   SlimScanSmem<128, 8, SLIM_W8_STAGES>::bytes == 167936,
               "SlimScanSmem size changed");
 
+// Where chunk c's copies come from (every slim pass's copy schedule): its first token, its length
+// (≤ CHUNK), its (chunk, head) row of the workspace; cb = the first chunk of the sequence (or of
+// the piece's sequence), [cs, ce) its tokens.
+struct SlimChunkAt {
+  long long t0;
+  size_t ch;
+  int len;
+};
+__device__ __forceinline__ SlimChunkAt slim_chunk_at(int c, int cb, long long cs, long long ce, int HO, int h) {
+  const long long t0 = cs + static_cast<long long>(c - cb) * CHUNK;
+  return SlimChunkAt{t0, static_cast<size_t>(c) * HO + h, static_cast<int>(min_ll(static_cast<long long>(CHUNK), ce - t0))};
+}
+
 // scan_store_o's stores for the slim output scans (session 21, fscan21): the same O values to the
 // same addresses, in fewer instructions: the warp's 16 value rows x 64 tokens staged by four
 // stmatrix.x4.trans (matrix m of step j: tokens 16 j + 8 (m >> 1) .., values 8 (m & 1) ..; lane l
@@ -499,61 +512,52 @@ __device__ __forceinline__ void fwd_slim_scan_body(const FwdFastParams& fp) {
   // cp.async without a branch (rows past len: zero-filled by the copy, src-size 0; live == false:
   // zeros only, into a stage no chunk reads again, and no scalar copy); `issue` runs them all in
   // session 13's order (q, k; v; T, A; scalars), `issue_step(kk)` the share of key step kk.
-  struct Dst {
-    unsigned char* base;
-    long long t0;
-    size_t ch;
-    int len;
-  };
-  auto at = [&](int c, int st) {
-    const long long t0 = cs + static_cast<long long>(c - c_begin) * CHUNK;
-    return Dst{smem + st * S::stage, t0, static_cast<size_t>(c) * HO + h,
-               static_cast<int>(min_ll(static_cast<long long>(CHUNK), ce - t0))};
-  };
-  auto copy_qk = [&](const Dst& d, int it, bool live) {
+  auto at = [&](int c) { return slim_chunk_at(c, c_begin, cs, ce, HO, h); };
+  auto copy_qk = [&](const SlimChunkAt& d, unsigned char* base, int it, bool live) {
     const bool full = live && qr0 + it * QRS < d.len;
-    cp_async16_zfill(reinterpret_cast<T*>(d.base + S::q_off) + (qr0 + it * QRS) * KP + qc,
+    cp_async16_zfill(reinterpret_cast<T*>(base + S::q_off) + (qr0 + it * QRS) * KP + qc,
                      qg + ((d.t0 + qr0) * p.h + qh) * K + qc + it * qstep, full);
-    cp_async16_zfill(reinterpret_cast<T*>(d.base + S::k_off) + (qr0 + it * QRS) * KP + qc,
+    cp_async16_zfill(reinterpret_cast<T*>(base + S::k_off) + (qr0 + it * QRS) * KP + qc,
                      kg + ((d.t0 + qr0) * p.hk + kh) * K + qc + it * kstep, full);
   };
-  auto copy_v = [&](const Dst& d, int it, bool live) {
-    cp_async16_zfill(reinterpret_cast<T*>(d.base + S::v_off) + (vr0 + it * VRS) * VP + vc,
+  auto copy_v = [&](const SlimChunkAt& d, unsigned char* base, int it, bool live) {
+    cp_async16_zfill(reinterpret_cast<T*>(base + S::v_off) + (vr0 + it * VRS) * VP + vc,
                      vg + ((d.t0 + vr0) * p.hv + vh) * V + vs0 + vc + it * vstep, live && vr0 + it * VRS < d.len);
   };
-  auto copy_ta = [&](const Dst& d, int it, bool live) {
+  auto copy_ta = [&](const SlimChunkAt& d, unsigned char* base, int it, bool live) {
     const size_t e = d.ch * CHUNK * CHUNK + (tr0 + it * TRS) * CHUNK + tc;
-    cp_async16_zfill(reinterpret_cast<T*>(d.base + S::t_off) + (tr0 + it * TRS) * CP + tc,
+    cp_async16_zfill(reinterpret_cast<T*>(base + S::t_off) + (tr0 + it * TRS) * CP + tc,
                      static_cast<const T*>(p.ws_w) + e, live);
-    cp_async16_zfill(reinterpret_cast<T*>(d.base + S::a_off) + (tr0 + it * TRS) * CP + tc,
+    cp_async16_zfill(reinterpret_cast<T*>(base + S::a_off) + (tr0 + it * TRS) * CP + tc,
                      static_cast<const T*>(p.ws_a) + e, live);
   };
-  auto copy_sc = [&](const Dst& d, bool live) {
-    cp_async16_if(reinterpret_cast<float*>(d.base + S::s_off) + 4 * tid,
+  auto copy_sc = [&](const SlimChunkAt& d, unsigned char* base, bool live) {
+    cp_async16_if(reinterpret_cast<float*>(base + S::s_off) + 4 * tid,
                   static_cast<const float*>(p.ws_kr) + d.ch * SLIM_SCALARS * CHUNK + 4 * tid, live && tid < SCN);
   };
   auto issue = [&](int c, int st) {
     // The prep's unit (c, h) before any read of it (T, A, scalars by cp.async.cg; Γ_last by the
     // pipeline's loads, which come after this chunk's issue).
     if constexpr (OV) dnnp_flag_wait_block(fp.ov_flags + static_cast<size_t>(c) * HO + h, 1u);
-    const Dst d = at(c, st);
+    const SlimChunkAt d = at(c);
+    unsigned char* base = smem + st * S::stage;
 #pragma unroll
-    for (int it = 0; it < QIT; ++it) copy_qk(d, it, true);
+    for (int it = 0; it < QIT; ++it) copy_qk(d, base, it, true);
 #pragma unroll
-    for (int it = 0; it < VIT; ++it) copy_v(d, it, true);
+    for (int it = 0; it < VIT; ++it) copy_v(d, base, it, true);
 #pragma unroll
-    for (int it = 0; it < TIT; ++it) copy_ta(d, it, true);
-    copy_sc(d, true);
+    for (int it = 0; it < TIT; ++it) copy_ta(d, base, it, true);
+    copy_sc(d, base, true);
   };
   // Key step kk's share (K / 16 = 8 steps): q, k round kk; T, A round kk; v round kk − (8 − VIT);
   // the scalars with the last step.
   constexpr int KS = K / 16;
   static_assert(QIT <= KS && TIT <= KS && VIT <= KS, "one round per key step at most");
-  auto issue_step = [&](const Dst& d, int kk, bool live) {
-    if (kk < QIT) copy_qk(d, kk, live);
-    if (kk < TIT) copy_ta(d, kk, live);
-    if (kk >= KS - VIT) copy_v(d, kk - (KS - VIT), live);
-    if (kk == KS - 1) copy_sc(d, live);
+  auto issue_step = [&](const SlimChunkAt& d, unsigned char* base, int kk, bool live) {
+    if (kk < QIT) copy_qk(d, base, kk, live);
+    if (kk < TIT) copy_ta(d, base, kk, live);
+    if (kk >= KS - VIT) copy_v(d, base, kk - (KS - VIT), live);
+    if (kk == KS - 1) copy_sc(d, base, live);
   };
   // The checkpoints (ckpt_store): the state entering the first chunk here, that entering chunk
   // c + 1 right after chunk c's state update (off the next chunk's first products).
@@ -566,11 +570,10 @@ __device__ __forceinline__ void fwd_slim_scan_body(const FwdFastParams& fp) {
     const T* Ts = reinterpret_cast<const T*>(base + S::t_off);
     const T* As = reinterpret_cast<const T*>(base + S::a_off);
     const float* Sc = reinterpret_cast<const float*>(base + S::s_off);
-    const long long t0 = cs + static_cast<long long>(c - c_begin) * CHUNK;
-    const int len = static_cast<int>(min_ll(static_cast<long long>(CHUNK), ce - t0));
+    const SlimChunkAt d = at(c);
 
     T* Os = reinterpret_cast<T*>(smem + S::o_off) + warp * CHUNK * S::OP;
-    slim_chunk_warp<T, K, V, KP, VP, true, true>(x, Qs, Ks, Vs, Ts, As, Sc, Os, p, t0, len, h, v0, 16 * warp, gl, lane,
+    slim_chunk_warp<T, K, V, KP, VP, true, true>(x, Qs, Ks, Vs, Ts, As, Sc, Os, p, d.t0, d.len, h, v0, 16 * warp, gl, lane,
                                                [](int) {}, pre);
     if (c + 1 < c_end) ckpt_store<T, K, K, V>(ck, c + 1 - c_begin, HO, h, 0, x, vr, cq);
   };
@@ -581,8 +584,9 @@ __device__ __forceinline__ void fwd_slim_scan_body(const FwdFastParams& fp) {
     // Chunk c + STAGES − 1's copies spread over chunk c's P', O' key steps (slim_chunk_warp's PRE),
     // after the block barrier that has every warp past chunk c − 1 (whose stage they refill).
     chunk_pipeline_in_body<STAGES>(p.ws_gl, HO, h, c_begin, c_end, issue, [&](int c, int st, float gl, int nst, bool live) {
-      const Dst d = at(c + STAGES - 1, nst);
-      body(c, st, gl, [&](int kk) { issue_step(d, kk, live); });
+      const SlimChunkAt d = at(c + STAGES - 1);
+      unsigned char* nbase = smem + nst * S::stage;
+      body(c, st, gl, [&](int kk) { issue_step(d, nbase, kk, live); });
     });
   }
   if (p.final_state) store_final_state_frags<K>(x, p, (static_cast<size_t>(row) * HO + h) * V * K, vr, cq);
@@ -755,17 +759,6 @@ __device__ __forceinline__ void slim_tile_piece(T* dst, const T* src, int tid, i
 }
 __device__ __forceinline__ void slim_scalars_piece(float* dst, const float* src, int tid, bool live) {
   cp_async16_if(dst + 4 * tid, src + 4 * tid, live && tid < SLIM_SCALARS * CHUNK / 4);
-}
-// Where chunk c's copies come from: its first token, its length (≤ CHUNK), its (chunk, head) row
-// of the workspace; cb = the sequence's first chunk, [cs, ce) its tokens.
-struct SlimChunkAt {
-  long long t0;
-  size_t ch;
-  int len;
-};
-__device__ __forceinline__ SlimChunkAt slim_chunk_at(int c, int cb, long long cs, long long ce, int HO, int h) {
-  const long long t0 = cs + static_cast<long long>(c - cb) * CHUNK;
-  return SlimChunkAt{t0, static_cast<size_t>(c) * HO + h, static_cast<int>(min_ll(static_cast<long long>(CHUNK), ce - t0))};
 }
 
 // The slim piece summary (grid 2·V/64 × HO × N·(P−1), 4 warps): blocks x < V/64 compute H_j (zero
