@@ -121,7 +121,8 @@ static bool g_ov_r2 = false;
 // (gdn_bwd_dscan_ov5 / dscanp_ov5: dscan_mma_chunks' PUBW, V / 16 + 1 warps).
 static const bool g_ov_pubw = getenv("GDN_EMU_OV_PUBW") && atoi(getenv("GDN_EMU_OV_PUBW")) != 0;
 // GDN_EMU_OV_DRIO=1 (session 20, bwd20): ov2 / piece4ov2 with dR in the io dtype (the producer's
-// DR_IO, the consumer's REV 13; the kernels of a cubin built with -DGDN_DRIO_EXP=1): dQ, dK, dG,
+// DR_IO, the consumer's REV 13; with GDN_EMU_OV_PUBW=1 the bundled tc13 pair, session 21:
+// gdn_bwd_dscan{,p}_ov5dr + gdn_bwd_tokens_tc13_ov): dQ, dK, dG,
 // d_initial_state, dS' (and d_a_log, d_dt_bias) bitwise the sequential run; dV, dBeta (from the
 // rounded dR) against the fp64 reference only.
 static const bool g_ov_drio = getenv("GDN_EMU_OV_DRIO") && atoi(getenv("GDN_EMU_OV_DRIO")) != 0;
