@@ -69,6 +69,23 @@ dev_same() {
   fi
 }
 
+# dev_port_diff A B LABEL: per output port (the word before each hash), how many lines of the two
+# hash files (the same tests, line by line) hold different hashes: "PORTS (LABEL): dQ 0/12 ...".
+dev_port_diff() {
+  paste -d '\n' "$1" "$2" | awk -v label="$3" '
+    NR % 2 == 1 { n = split($0, a, " "); next }
+    {
+      split($0, b, " ")
+      for (i = 3; i <= n; i++) if (a[i] ~ /^#[0-9a-f]+$/) {
+        p = a[i - 2]
+        if (!(p in total)) order[++k] = p
+        total[p]++
+        if (a[i] != b[i]) diff[p]++
+      }
+    }
+    END { s = ""; for (j = 1; j <= k; j++) s = s sprintf(" %s %d/%d", order[j], diff[order[j]] + 0, total[order[j]]); print "PORTS (" label "):" s }'
+}
+
 # dev_compare bwd|fwd LABEL BIN_A BIN_B [VAR=VALUE ...]: dev_hashes of both binaries under the same
 # environment, kept in $DEV_TMP/c_TAG_{a,b} (TAG: LABEL's letters and digits), then dev_same's line.
 dev_compare() {

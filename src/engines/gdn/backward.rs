@@ -40,11 +40,14 @@
 //! `dK` / `dV` of a port with `HO` heads itself (flag `BWD_DIRECT`), so the fold runs only for
 //! grouped ports. Diagnostics, read once when the plan is built (never in execute), serve the
 //! benchmarks (bench/gdn_results.md); every one selects kernels bitwise the default's outputs
-//! (knobs change speed, never numerics) except `tc13`, whose row says so ([`TokenStage::bitwise`]):
-//! `DNNPLAN_GDN_BWD_TOKENS=tc11|tc12|tc13` (the token stage, [`TOKEN_STAGES`]; `tc13`, session 21:
-//! `dR` in the io dtype between the overlapped reverse scan `dscan_ov5dr` / `dscanp_ov5dr` and
-//! the consumer `tokens_tc13_ov`, with `dv` and `dBeta` from the rounded `dR`: validated against
-//! the fp64 reference, not bitwise `tc12`; without the overlap its row runs `tc12`),
+//! (knobs change speed, never numerics) except `DNNPLAN_GDN_BWD_TOKENS`, whose rows say so
+//! ([`TokenStage::bitwise`]): `DNNPLAN_GDN_BWD_TOKENS=tc11|tc12|tc13` (the token stage,
+//! [`TOKEN_STAGES`], instead of [`BWD_TOKENS_RULE`]'s: `tc13` unless the graph asks for
+//! `batch_invariant` or `DNNPLAN_GDN_BWD_DSCAN` is set, else `tc12`; `tc13`, session 21, the
+//! default since session 22: `dR` in the io dtype between the overlapped reverse scan
+//! `dscan_ov5dr` / `dscanp_ov5dr` and the consumer `tokens_tc13_ov`, with `dv` and `dBeta` from
+//! the rounded `dR`: validated against the fp64 reference, not bitwise `tc12`; without the
+//! overlap its row runs `tc12`),
 //! `DNNPLAN_GDN_BWD_DSCAN=v1|w8` (the 4-warp reverse scans
 //! `gdn_bwd_dscan_io_*`, `gdn_bwd_dsum_*`, `gdn_bwd_dscanp_*` or the 8-warp ones
 //! `gdn_bwd_dscan_w8_*`, `gdn_bwd_dsum_w8_*`, `gdn_bwd_dscanp_w8_*` on every launch instead of
@@ -233,7 +236,8 @@ pub enum BwdKernel {
     DscanpOv2,
     /// Token stage `tc12` (session 10: `tc11` with the row phase's raw `q` / `k` tiles in rows of
     /// `K + 16` and phase A's `G` tile column-swizzled with pair stores, which removes those
-    /// shared-memory bank conflicts; bitwise `tc11`; the default, [`BWD_TOKENS_DEFAULT`]).
+    /// shared-memory bank conflicts; bitwise `tc11`; the default under `batch_invariant` and
+    /// without the overlap, [`BWD_TOKENS_RULE`]).
     TokensTc12,
     /// Overlap: `tc12` as the consumer (as [`BwdKernel::TokensTc11Ov`]).
     TokensTc12Ov,
@@ -508,21 +512,56 @@ pub const BWD_OVERLAP_RULE: OverlapRule = OverlapRule {
     max_fill_den: 1,
 };
 
-/// The default token kernel of the tensor-core backward: (sequential, overlapped consumer).
-/// `tc12` (session 10) serves every shape the engine takes (K = V = 64 / 128, bf16 / fp16) with
-/// `tc11`'s (= `tc5`'s) exact outputs and was faster at all four benchmark shapes in both run
-/// orders (H200, bf16, K = V = 128, whole backward with the overlap by rule, tc11 → tc12, means
-/// of four runs in ABBA / BAAB order, bench/gdn_results.md session 10 tok12): (4, 8192, 16)
-/// 2.154 → 2.136 ms, (1, 32768, 16) 3.034 → 3.013, (16, 2048, 32) 4.405 → 4.339, ragged mix
-/// 2.102 → 2.087. Before it, `tc11` (session 8): tc5 → tc10 (4, 8192, 16) 2.515 / 2.493 →
-/// 2.436 / 2.430 ms, (1, 32768, 16) 3.377 / 3.369 → 3.323 / 3.310, (16, 2048, 32)
-/// 5.057 / 5.068 → 4.964 / 4.966, ragged mix 2.390 / 2.388 → 2.350 / 2.345; then tc10 → tc11
-/// 2.436 / 2.432 → 2.406 / 2.408, 3.303 / 3.312 → 3.292 / 3.289, 4.980 / 4.978 → 4.937 / 4.926,
-/// 2.344 / 2.351 → 2.328 / 2.323. (tc9 / tc10, the steps between, are not bundled: bitwise
-/// equal and slower.) `DNNPLAN_GDN_BWD_TOKENS=tc11` selects the previous one, bitwise the same
-/// outputs (read at plan build).
-pub const BWD_TOKENS_DEFAULT: (BwdKernel, BwdKernel) =
-    (BwdKernel::TokensTc12, BwdKernel::TokensTc12Ov);
+/// One row of the token stage's default rule ([`BWD_TOKENS_RULE`]): the stage (a
+/// [`TOKEN_STAGES`] name) a backward without `DNNPLAN_GDN_BWD_TOKENS` runs when the graph's
+/// `batch_invariant` and whether `DNNPLAN_GDN_BWD_DSCAN` names a reverse scan match the row
+/// (`None`: either value).
+pub struct TokenStageRow {
+    /// The graph's `batch_invariant`, or `None` for either.
+    pub batch_invariant: Option<bool>,
+    /// Whether `DNNPLAN_GDN_BWD_DSCAN` is set, or `None` for either.
+    pub dscan_forced: Option<bool>,
+    /// The [`TokenStage::name`] the row picks.
+    pub stage: &'static str,
+}
+
+/// The token stage of the tensor-core backward by rule, first matching row (read at plan build):
+/// - `batch_invariant`: `tc12`. Its outputs are bitwise the same with and without the overlap,
+///   which depends on the batch (`tc13` exists only as the overlapped consumer, so it would make
+///   `dV` / `dBeta`'s bits depend on the other sequences; spec linear-attention.md §5.4).
+/// - a reverse scan forced by `DNNPLAN_GDN_BWD_DSCAN`: `tc12`, which pairs with every reverse
+///   scan (`tc13` pairs only with its io-`dR` producers and would override the switch).
+/// - otherwise `tc13` (session 22): `tc12` with `dR` in the io dtype between the overlapped
+///   reverse scan and the token stage; `dQ`, `dK`, `dG`, `d_initial_state` bitwise `tc12`'s,
+///   `dV` and `dBeta` from the io-rounded `dR` (fp64 errors +5-15 % / +1-19 % at the spec's
+///   tolerance 4e-2, bench/gdn_results.md session 21 drio21); without the overlap its row runs
+///   `tc12`. Whole backward against `tc12`, H200, bf16, K = V = 128, one process in both orders
+///   (session 21's final run): (4, 8192, 16) 2.022 / 2.017 → 1.961 / 1.963 ms (−3.0 %),
+///   (1, 32768, 16) 2.574 / 2.568 → 2.530 / 2.534 (−1.5 %), (16, 2048, 32) 4.014 / 4.046 →
+///   3.947 / 3.936 (−2.2 %), ragged mix 1.954 / 1.950 → 1.894 / 1.922 (−2.2 %).
+///
+/// `tc12` (session 10) was the only default before: `tc11` (= `tc5`'s outputs) with the row
+/// phase's bank conflicts removed, faster at all four benchmark shapes (whole backward, tc11 →
+/// tc12, means of four runs in ABBA / BAAB order, session 10 tok12): (4, 8192, 16) 2.154 →
+/// 2.136 ms, (1, 32768, 16) 3.034 → 3.013, (16, 2048, 32) 4.405 → 4.339, ragged mix 2.102 →
+/// 2.087. `DNNPLAN_GDN_BWD_TOKENS=tc11|tc12|tc13` selects a stage whatever the rule says.
+pub const BWD_TOKENS_RULE: [TokenStageRow; 3] = [
+    TokenStageRow {
+        batch_invariant: Some(true),
+        dscan_forced: None,
+        stage: "tc12",
+    },
+    TokenStageRow {
+        batch_invariant: None,
+        dscan_forced: Some(true),
+        stage: "tc12",
+    },
+    TokenStageRow {
+        batch_invariant: None,
+        dscan_forced: None,
+        stage: "tc13",
+    },
+];
 
 /// One token-stage kernel family the backward can run, as data: the `DNNPLAN_GDN_BWD_TOKENS`
 /// value that names it, its kernel, its overlapped consumer, its dynamic shared memory at
@@ -550,8 +589,7 @@ pub struct TokenStage {
     pub ov_scans: Option<(BwdKernel, BwdKernel)>,
 }
 
-/// Every token stage, by `DNNPLAN_GDN_BWD_TOKENS` value; the default is the row of
-/// [`BWD_TOKENS_DEFAULT`]. `tc13` (session 21) exists only as an overlapped consumer: without
+/// Every token stage, by `DNNPLAN_GDN_BWD_TOKENS` value; the default by [`BWD_TOKENS_RULE`]. `tc13` (session 21) exists only as an overlapped consumer: without
 /// the overlap (`DNNPLAN_GDN_BWD_OVERLAP=0`, `DNNPLAN_GDN_BWD_DSCAN=v1|w8`, or a reverse scan the
 /// overlap rule leaves sequential) its row runs `tc12` after the fp32-`dR` reverse scans, so the
 /// io `dR` never meets an fp32-`dR` kernel (there are no io-`dR` variants of `dscan_io`, `w8`,
@@ -590,17 +628,35 @@ pub const TOKEN_STAGES: [TokenStage; 3] = {
 
 impl TokenStage {
     /// The stage `DNNPLAN_GDN_BWD_TOKENS` = `value` selects and whether it may run beside the
-    /// overlapped reverse scan: a named stage, or no value the default stage, with the overlap by
-    /// rule; a value the table does not name runs the default stage without the overlap.
-    pub fn pick(value: &str) -> (&'static TokenStage, bool) {
-        let default = TOKEN_STAGES
-            .iter()
-            .find(|s| (s.kernel, s.overlapped) == BWD_TOKENS_DEFAULT)
-            .unwrap_or(&TOKEN_STAGES[TOKEN_STAGES.len() - 1]);
+    /// overlapped reverse scan: a named stage, or no value [`BWD_TOKENS_RULE`]'s stage for a
+    /// graph with `batch_invariant` and `dscan_forced` (`DNNPLAN_GDN_BWD_DSCAN` set), with the
+    /// overlap by rule; a value the table does not name runs the rule's stage without the
+    /// overlap (so `tc12`'s kernel).
+    pub fn pick(
+        value: &str,
+        batch_invariant: bool,
+        dscan_forced: bool,
+    ) -> (&'static TokenStage, bool) {
         match TOKEN_STAGES.iter().find(|s| s.name == value) {
             Some(stage) => (stage, true),
-            None => (default, value.is_empty()),
+            None => (
+                Self::by_rule(batch_invariant, dscan_forced),
+                value.is_empty(),
+            ),
         }
+    }
+
+    /// [`BWD_TOKENS_RULE`]'s stage: its first row matching `batch_invariant` and `dscan_forced`
+    /// (the last row matches everything; a unit test checks that every row names a stage).
+    pub fn by_rule(batch_invariant: bool, dscan_forced: bool) -> &'static TokenStage {
+        let fits = |want: Option<bool>, have: bool| want.is_none_or(|w| w == have);
+        BWD_TOKENS_RULE
+            .iter()
+            .find(|r| {
+                fits(r.batch_invariant, batch_invariant) && fits(r.dscan_forced, dscan_forced)
+            })
+            .and_then(|r| TOKEN_STAGES.iter().find(|s| s.name == r.stage))
+            .unwrap_or(&TOKEN_STAGES[1])
     }
 }
 
@@ -1184,8 +1240,9 @@ impl<F> GdnBwdPlan<F> {
         }
         let (ho32, n32) = (ho as u32, n as u32);
         let tokens_env = std::env::var("DNNPLAN_GDN_BWD_TOKENS").unwrap_or_default();
-        let (token_stage, token_overlap) = TokenStage::pick(&tokens_env);
         let dscan_env = std::env::var("DNNPLAN_GDN_BWD_DSCAN").unwrap_or_default();
+        let (token_stage, token_overlap) =
+            TokenStage::pick(&tokens_env, f.batch_invariant, !dscan_env.is_empty());
         let dscan_smem = |warps: u32| {
             if warps == DSCAN_W8_WARPS {
                 dscan_w8_smem_bytes(k)
@@ -1743,76 +1800,145 @@ mod tests {
                 &BwdKernel::TokensTc13Ov
             ]
         );
-        // The default token stage and its overlapped consumer.
-        assert_eq!(
-            BWD_TOKENS_DEFAULT,
-            (BwdKernel::TokensTc12, BwdKernel::TokensTc12Ov)
-        );
-        assert!(BWD_TOKENS_DEFAULT.1.programmatic() && !BWD_TOKENS_DEFAULT.0.programmatic());
         assert_eq!(
             BwdKernel::TokensTc11Ov.name("bf16", 128, PrepVariant::DEFAULT),
             "gdn_bwd_tokens_tc11_ov_bf16_k128"
         );
         assert!(!BwdKernel::TokensTc11.programmatic());
         assert_eq!(
-            BWD_TOKENS_DEFAULT.1.name("f16", 64, PrepVariant::DEFAULT),
+            BwdKernel::TokensTc12Ov.name("f16", 64, PrepVariant::DEFAULT),
             "gdn_bwd_tokens_tc12_ov_f16_k64"
         );
     }
 
     #[test]
     fn token_stages_by_switch() {
-        // (value, kernel, overlapped consumer, overlap allowed, shared memory at K = 128):
-        // the named stages with the overlap by rule; no value the default; any other value (the
-        // retired stages' switches among them) the default without the overlap.
+        // (value, batch_invariant, kernel, overlapped consumer, overlap allowed): the named
+        // stages with the overlap by rule whatever the graph says; no value the rule's stage
+        // (tc13 unless batch_invariant); any other value (the retired stages' switches among
+        // them) the rule's stage without the overlap, i.e. tc12's kernel.
         let cases = [
-            ("tc11", BwdKernel::TokensTc11, BwdKernel::TokensTc11Ov, true),
-            ("tc12", BwdKernel::TokensTc12, BwdKernel::TokensTc12Ov, true),
-            ("tc13", BwdKernel::TokensTc12, BwdKernel::TokensTc13Ov, true),
-            ("", BwdKernel::TokensTc12, BwdKernel::TokensTc12Ov, true),
-            ("tc5", BwdKernel::TokensTc12, BwdKernel::TokensTc12Ov, false),
+            (
+                "tc11",
+                false,
+                BwdKernel::TokensTc11,
+                BwdKernel::TokensTc11Ov,
+                true,
+            ),
+            (
+                "tc12",
+                false,
+                BwdKernel::TokensTc12,
+                BwdKernel::TokensTc12Ov,
+                true,
+            ),
+            (
+                "tc13",
+                false,
+                BwdKernel::TokensTc12,
+                BwdKernel::TokensTc13Ov,
+                true,
+            ),
+            (
+                "tc13",
+                true,
+                BwdKernel::TokensTc12,
+                BwdKernel::TokensTc13Ov,
+                true,
+            ),
+            (
+                "",
+                false,
+                BwdKernel::TokensTc12,
+                BwdKernel::TokensTc13Ov,
+                true,
+            ),
+            (
+                "",
+                true,
+                BwdKernel::TokensTc12,
+                BwdKernel::TokensTc12Ov,
+                true,
+            ),
+            (
+                "tc5",
+                false,
+                BwdKernel::TokensTc12,
+                BwdKernel::TokensTc13Ov,
+                false,
+            ),
             (
                 "fp32",
+                true,
                 BwdKernel::TokensTc12,
                 BwdKernel::TokensTc12Ov,
                 false,
             ),
             (
                 "bogus",
+                false,
                 BwdKernel::TokensTc12,
-                BwdKernel::TokensTc12Ov,
+                BwdKernel::TokensTc13Ov,
                 false,
             ),
         ];
-        for (env, kernel, consumer, allowed) in cases {
-            let (stage, ok) = TokenStage::pick(env);
+        for (env, invariant, kernel, consumer, allowed) in cases {
+            let (stage, ok) = TokenStage::pick(env, invariant, false);
             assert_eq!(
                 (stage.kernel, stage.overlapped, ok),
                 (kernel, consumer, allowed),
-                "DNNPLAN_GDN_BWD_TOKENS={env:?}"
+                "DNNPLAN_GDN_BWD_TOKENS={env:?} batch_invariant={invariant}"
             );
         }
         assert_eq!(
-            (TokenStage::pick("tc11").0.smem)(128),
+            (TokenStage::pick("tc11", false, false).0.smem)(128),
             tokens_tc11_smem_bytes(128)
         );
         assert_eq!(
-            (TokenStage::pick("tc12").0.smem)(64),
+            (TokenStage::pick("tc12", false, false).0.smem)(64),
             tokens_tc12_smem_bytes(64)
-        );
-        // The default row is BWD_TOKENS_DEFAULT, with its consumer.
-        let (default, _) = TokenStage::pick("");
-        assert_eq!(
-            (default.kernel, default.overlapped),
-            (BWD_TOKENS_DEFAULT.0, BWD_TOKENS_DEFAULT.1)
         );
         // Every consumer in the table is a programmatic kernel, every stage kernel is not.
         for s in &TOKEN_STAGES {
             assert!(!s.kernel.programmatic(), "{}", s.name);
             assert!(s.overlapped.programmatic(), "{}", s.name);
         }
-        // The default is bitwise itself and pairs with any overlapped reverse scan.
-        assert!(default.bitwise && default.ov_scans.is_none());
+    }
+
+    #[test]
+    fn token_stage_rule_keeps_batch_invariant_and_forced_scans_on_tc12() {
+        // Every row names a stage of the table, and the last row matches every graph.
+        for r in &BWD_TOKENS_RULE {
+            assert!(
+                TOKEN_STAGES.iter().any(|s| s.name == r.stage),
+                "{}",
+                r.stage
+            );
+        }
+        let last = &BWD_TOKENS_RULE[BWD_TOKENS_RULE.len() - 1];
+        assert!(last.batch_invariant.is_none() && last.dscan_forced.is_none());
+        // (batch_invariant, DNNPLAN_GDN_BWD_DSCAN set) -> stage. Under batch_invariant the stage
+        // must be bitwise the same with and without the overlap (which depends on the batch),
+        // and a forced reverse scan must not be replaced by tc13's io-dR producers.
+        for (invariant, forced, want) in [
+            (false, false, "tc13"),
+            (true, false, "tc12"),
+            (false, true, "tc12"),
+            (true, true, "tc12"),
+        ] {
+            let stage = TokenStage::by_rule(invariant, forced);
+            assert_eq!(
+                stage.name, want,
+                "batch_invariant={invariant} dscan_forced={forced}"
+            );
+            assert_eq!(TokenStage::pick("", invariant, forced).0.name, want);
+            if invariant || forced {
+                assert!(stage.bitwise && stage.ov_scans.is_none());
+            }
+        }
+        // A named stage wins over the rule.
+        assert_eq!(TokenStage::pick("tc12", false, false).0.name, "tc12");
+        assert_eq!(TokenStage::pick("tc13", true, true).0.name, "tc13");
     }
 
     #[test]
@@ -1820,7 +1946,7 @@ mod tests {
         // tc13 (session 21): not bitwise tc12 (dv, dBeta from the io-rounded dR); its consumer
         // reads dR in the io dtype, so its overlapped reverse scans are the io-dR ones whatever
         // DNNPLAN_GDN_BWD_DSCAN says, and without the overlap the row runs tc12 (fp32 dR).
-        let (tc13, ok) = TokenStage::pick("tc13");
+        let (tc13, ok) = TokenStage::pick("tc13", false, false);
         assert!(ok && !tc13.bitwise);
         assert_eq!(tc13.kernel, BwdKernel::TokensTc12);
         assert_eq!(tc13.overlapped, BwdKernel::TokensTc13Ov);
