@@ -589,9 +589,10 @@ pub struct TokenStage {
     pub ov_scans: Option<(BwdKernel, BwdKernel)>,
 }
 
-/// Every token stage, by `DNNPLAN_GDN_BWD_TOKENS` value; the default by [`BWD_TOKENS_RULE`]. `tc13` (session 21) exists only as an overlapped consumer: without
-/// the overlap (`DNNPLAN_GDN_BWD_OVERLAP=0`, `DNNPLAN_GDN_BWD_DSCAN=v1|w8`, or a reverse scan the
-/// overlap rule leaves sequential) its row runs `tc12` after the fp32-`dR` reverse scans, so the
+/// Every token stage, by `DNNPLAN_GDN_BWD_TOKENS` value; the default by [`BWD_TOKENS_RULE`].
+/// `tc13` (session 21) exists only as an overlapped consumer: without the overlap
+/// (`DNNPLAN_GDN_BWD_OVERLAP=0`, `DNNPLAN_GDN_BWD_DSCAN=v1|w8`, or a reverse scan the overlap
+/// rule leaves sequential) its row runs `tc12` after the fp32-`dR` reverse scans, so the
 /// io `dR` never meets an fp32-`dR` kernel (there are no io-`dR` variants of `dscan_io`, `w8`,
 /// `dscanp*`). (The earlier stages `fp32`, `mma`, `tc`, `tc2`, `tc3` (not bitwise:
 /// fp32 `dS'` or fp32 states), `tc4` and `tc5` (bitwise) are no longer bundled since session 12;
@@ -650,13 +651,18 @@ impl TokenStage {
     /// (the last row matches everything; a unit test checks that every row names a stage).
     pub fn by_rule(batch_invariant: bool, dscan_forced: bool) -> &'static TokenStage {
         let fits = |want: Option<bool>, have: bool| want.is_none_or(|w| w == have);
-        BWD_TOKENS_RULE
+        // The last row matches every graph and every row names a stage (unit test); "tc12", the
+        // stage that pairs with every reverse scan, is only the fallback of an edited table.
+        let name = BWD_TOKENS_RULE
             .iter()
             .find(|r| {
                 fits(r.batch_invariant, batch_invariant) && fits(r.dscan_forced, dscan_forced)
             })
-            .and_then(|r| TOKEN_STAGES.iter().find(|s| s.name == r.stage))
-            .unwrap_or(&TOKEN_STAGES[1])
+            .map_or("tc12", |r| r.stage);
+        TOKEN_STAGES
+            .iter()
+            .find(|s| s.name == name)
+            .unwrap_or(&TOKEN_STAGES[0])
     }
 }
 
