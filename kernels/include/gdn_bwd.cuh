@@ -1454,23 +1454,41 @@ __device__ __forceinline__ void tokens_issue_g0(const BwdParams& bp, size_t ch, 
   tokens_issue_do<T, V>(dOb, static_cast<const T*>(bp.d_o), t0, len, h, p.ho, tid);
 }
 
-// The no-op default of tokens_products_mma's issue_qk (REV < 5 issue the q / k copies themselves).
+// The no-op default of tokens_products_mma's issue_qk (REV < 5 issue the q / k copies themselves)
+// and of its pre_wait / bwd_tokens_tc_tile's flag_wait (the sequential token stage).
 struct TokNoIssue {
   __device__ __forceinline__ void operator()() const {}
 };
+// Whether a hook is given (anything but TokNoIssue).
+template <typename F>
+struct TokIsHook {
+  static constexpr bool value = true;
+};
+template <>
+struct TokIsHook<TokNoIssue> {
+  static constexpr bool value = false;
+};
 
-template <typename T, int K, int V, bool TC = false, int REV = 0, typename IssueQK = TokNoIssue>
+// pre_wait (REV 5 and up without 6; session 22, tstart22): the overlapped consumer's hook, given
+// only there (PRE). The copies that do not depend on the reverse scan (W, Ũᵀ, S: prep / replay
+// outputs; dO, q, k: the caller's) are issued first, then pre_wait (the caller's scalar loads and
+// the unit's flag wait), then dR and dS' (the reverse scan's); five copy groups instead of four.
+template <typename T, int K, int V, bool TC = false, int REV = 0, typename IssueQK = TokNoIssue,
+          typename PreWait = TokNoIssue>
 __device__ __forceinline__ void tokens_products_mma(const BwdParams& bp, size_t ch, long long t0, int len, int h, int vh,
                                                     const float* bet, float* dqp, float* de, float* dkr, float* da,
                                                     float* dl, float& dd, float& dbv_acc, float (&faa)[2][4],
                                                     float (&fal)[2][4], float* dbvp = nullptr,
-                                                    const IssueQK& issue_qk = IssueQK(), bool g0_ready = false) {
+                                                    const IssueQK& issue_qk = IssueQK(), bool g0_ready = false,
+                                                    const PreWait& pre_wait = PreWait()) {
   using M = TokMmaSmem<K, V>;
   using M6 = TokMmaSmem6<K, V>;
   using IO = Io<T>;
   constexpr bool V2 = REV >= 2, V3 = REV >= 3, V4 = REV >= 4, V5 = REV >= 5, V6 = REV == 6, V9 = REV >= 9;
   constexpr bool SWZ = REV >= 10;  // fp32 result rows of K + 16, columns swizzled (tok_swz)
   constexpr bool DRIO = REV >= 13;  // REV 13 (session 20 experiment): dR arrives in the io dtype
+  constexpr bool PRE = TokIsHook<PreWait>::value;
+  static_assert(!PRE || (V5 && !V6), "pre_wait: the four-group copy order (REV 5, 7 and up)");
   static_assert(M::bytes <= TokSmem<K>::vec_off && M::out_bytes <= TokSmem<K>::vec_off, "token products overflow");
   constexpr int KP = M::KP, VP = M::VP, CF = M::CF;
   // V3: the fp32 results in rows of K + 8 (pairs stored as float2; row reads conflict-free).
@@ -1518,6 +1536,13 @@ __device__ __forceinline__ void tokens_products_mma(const BwdParams& bp, size_t 
     tile_async_unrolled<T, K, V>(Sb, reinterpret_cast<const T*>(bp.ws_s) + ch * V * K, tid);
     cp_async_commit();
     issue_do();
+    if constexpr (PRE) {
+      // PRE: G1 = dO, G1q = q, k (issued before the flag wait), G1r = dR, G2 = dS' after it.
+      cp_async_commit();
+      issue_qk();
+      cp_async_commit();
+      pre_wait();
+    }
     if constexpr (DRIO) {
       // DRIO: G1 = dO and the io dR tile (all 64 rows), rows of V + 8 elements.
       tile_async_unrolled<T, V, CHUNK>(dRio, reinterpret_cast<const T*>(bp.ws_dr) + ch * CHUNK * V, tid);
@@ -1536,8 +1561,10 @@ __device__ __forceinline__ void tokens_products_mma(const BwdParams& bp, size_t 
     cp_async_commit();
     tile_async_unrolled<T, K, V>(dSb, reinterpret_cast<const T*>(bp.ws_ds) + ch * V * K, tid);
     cp_async_commit();
-    issue_qk();
-    cp_async_commit();
+    if constexpr (!PRE) {
+      issue_qk();
+      cp_async_commit();
+    }
   } else if constexpr (V3) {
     tile_async_unrolled<T, K, CHUNK>(Wb, static_cast<const T*>(p.ws_w) + ch * CHUNK * K, tid);
     tile_async_unrolled<T, CHUNK, V>(Utb, static_cast<const T*>(p.ws_ut) + ch * V * CHUNK, tid);
@@ -1682,7 +1709,7 @@ __device__ __forceinline__ void tokens_products_mma(const BwdParams& bp, size_t 
   if constexpr (V6) {
     cp_async_wait<2>();  // G0: W, Ũᵀ, S, dO
   } else if constexpr (V5) {
-    cp_async_wait<3>();  // G0: W, Ũᵀ, S
+    cp_async_wait<PRE ? 4 : 3>();  // G0: W, Ũᵀ, S
   } else {
     cp_async_wait<0>();
   }
@@ -1758,7 +1785,7 @@ __device__ __forceinline__ void tokens_products_mma(const BwdParams& bp, size_t 
       }
     }
   }
-  if constexpr (V5 && !V6) cp_async_wait<2>();  // G1: dO (with U and dR: after the barrier)
+  if constexpr (V5 && !V6) cp_async_wait<PRE ? 1 : 2>();  // G1: dO (with U and dR: after the barrier; PRE: and q, k)
   __syncthreads();
   // Products over the value dimension.
   constexpr int NQ = K / 32;  // key tiles per column group
@@ -1791,7 +1818,7 @@ __device__ __forceinline__ void tokens_products_mma(const BwdParams& bp, size_t 
       mma2_tok_pair<true>(aa, al, ao, ar, Ub, VP, gq, kk, lane);
     }
     if constexpr (V9) dr_pass9();  // dv, dβ's value part (fp32 dR from shared memory) while dS' lands
-    cp_async_wait<1>();  // G2: dS'
+    cp_async_wait<PRE ? 0 : 1>();  // G2: dS' (PRE: the last group)
     __syncthreads();
     dd_io();
 #pragma unroll
@@ -2274,9 +2301,12 @@ struct TokTcSmem {
 // One (chunk slot c, head h) tile. REV 6: g0_ready says that the previous tile issued this tile's
 // first copy group; with next_c >= 0 this tile issues tile (next_c, next_h)'s (after its product
 // results are read, into TokMmaSmem6's S / W / Ũᵀ / dO slots, which its later phases leave alone).
-template <typename T, int K, int V, int REV = 0>
+// flag_wait (the overlapped consumer, REV >= 12; session 22, tstart22): called by every thread
+// once, after the copies of W, Ũᵀ, S, dO, q, k are issued and the Γ / β / raw-gate rows stored,
+// before any read of ws_ds / ws_dr (tokens_products_mma's pre_wait).
+template <typename T, int K, int V, int REV = 0, typename FlagWait = TokNoIssue>
 __device__ __forceinline__ void bwd_tokens_tc_tile(const BwdParams& bp, int c, int h, int next_c = -1, int next_h = 0,
-                                                   bool g0_ready = false) {
+                                                   bool g0_ready = false, const FlagWait& flag_wait = FlagWait()) {
   constexpr bool V2 = REV >= 2, V3 = REV >= 3, V5 = REV >= 5, V6 = REV == 6;
   using S = TokSmem<K>;
   using Z = TokTcSmem<K>;
@@ -2392,17 +2422,31 @@ __device__ __forceinline__ void bwd_tokens_tc_tile(const BwdParams& bp, int c, i
   float* graw_s = red + 5 * CHUNK;
   float* braw_s = red + 6 * CHUNK;
   static_assert(7 * CHUNK <= TOK_THREADS, "red slots");
-  if (tid < CHUNK) {
-    gam[tid] = bp.ws_gam[ch * CHUNK + tid];
-    bet[tid] = bp.ws_bet[ch * CHUNK + tid];
-    if (V2 && tid < len) {
-      const long long gi = (t0 + tid) * HO + h;
-      graw_s[tid] = load_any(p.g, p.g_dtype, gi);
-      braw_s[tid] = (p.flags & FLAG_BETA_SIGMOID) ? load_any(p.beta, p.beta_dtype, gi) : 0.f;
+  auto load_scalars = [&] {
+    if (tid < CHUNK) {
+      gam[tid] = bp.ws_gam[ch * CHUNK + tid];
+      bet[tid] = bp.ws_bet[ch * CHUNK + tid];
+      if (V2 && tid < len) {
+        const long long gi = (t0 + tid) * HO + h;
+        graw_s[tid] = load_any(p.g, p.g_dtype, gi);
+        braw_s[tid] = (p.flags & FLAG_BETA_SIGMOID) ? load_any(p.beta, p.beta_dtype, gi) : 0.f;
+      }
     }
-  }
+  };
+  constexpr bool PRE = TokIsHook<FlagWait>::value;
+  static_assert(!PRE || (REV >= 12 && !V6), "flag_wait: the overlapped REV 12 / 13 tile");
+  if constexpr (!PRE) load_scalars();
   if (!V2) __syncthreads();  // gam, bet (V2: the products' first barrier covers them)
-  if constexpr (V5) {
+  if constexpr (PRE) {
+    // The scalar rows after the copy issue (their loads no longer hold the copies back), then the
+    // unit's flag (its block barrier also covers them).
+    auto pre_wait = [&] {
+      load_scalars();
+      flag_wait();
+    };
+    tokens_products_mma<T, K, V, true, REV>(bp, ch, t0, len, h, vh, bet, dqp, de, dkr, da_unused, dl_unused, dd, dbv_acc,
+                                           faa, fal, dbv, issue_qk, g0_ready, pre_wait);
+  } else if constexpr (V5) {
     tokens_products_mma<T, K, V, true, REV>(bp, ch, t0, len, h, vh, bet, dqp, de, dkr, da_unused, dl_unused, dd, dbv_acc,
                                            faa, fal, dbv, issue_qk, g0_ready);
   } else {

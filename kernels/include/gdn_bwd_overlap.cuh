@@ -92,6 +92,18 @@ __device__ __forceinline__ void bwd_chunk_order_body(const BwdChainParams& cp) {
   bwd_chunk_order_tail(cp);
 }
 
+// The consumer's unit without the wait: the (chunk slot c, head h) of this block's rank (false: a
+// dead block, no tile).
+__device__ __forceinline__ bool tokens_ov_unit(const BwdChainParams& cp, int& c, int& h) {
+  const int HO = cp.b.f.ho;
+  const int b = static_cast<int>(blockIdx.y * gridDim.x + blockIdx.x);
+  const int r = b / HO;
+  h = b % HO;
+  if (r >= cp.b.f.chunk_offsets[cp.b.f.n_seqs]) return false;
+  c = cp.ov_order[r];
+  return true;
+}
+
 // The consumer's unit: the (chunk slot c, head h) this block of the overlapped token stage takes,
 // after waiting until the reverse scan has published it (false: a dead block, no tile). WAIT =
 // false is the sequential mapping (c = blockIdx.x, h = blockIdx.y). Call it from every thread at
@@ -103,16 +115,18 @@ __device__ __forceinline__ bool tokens_ov_tile(const BwdChainParams& cp, int& c,
     h = blockIdx.y;
     return true;
   } else {
-    const int HO = cp.b.f.ho;
-    const int b = static_cast<int>(blockIdx.y * gridDim.x + blockIdx.x);
-    const int r = b / HO;
-    h = b % HO;
-    if (r >= cp.b.f.chunk_offsets[cp.b.f.n_seqs]) return false;
-    c = cp.ov_order[r];
-    dnnp_flag_wait_block(cp.ov_flags + static_cast<size_t>(c) * HO + h, 1u);
+    if (!tokens_ov_unit(cp, c, h)) return false;
+    dnnp_flag_wait_block(cp.ov_flags + static_cast<size_t>(c) * cp.b.f.ho + h, 1u);
     return true;
   }
 }
+
+// The unit's flag wait as the tile's flag_wait hook (REV >= 12: after the copies that do not
+// depend on the reverse scan; every thread calls it once).
+struct TokUnitFlagWait {
+  const unsigned* flag;
+  __device__ __forceinline__ void operator()() const { dnnp_flag_wait_block(flag, 1u); }
+};
 
 // Whether this block must execute griddepcontrol.wait before it exits (the grid's last block).
 __device__ __forceinline__ bool tokens_ov_last_block() {
@@ -120,10 +134,18 @@ __device__ __forceinline__ bool tokens_ov_last_block() {
 }
 
 // gdn_bwd_tokens_tc5_ov: tc5's tile in the reverse scan's order, each after its unit's flag.
+// REV >= 12 (session 22, tstart22): the tile waits for the flag itself, after issuing the copies
+// that do not depend on the reverse scan (bwd_tokens_tc_tile's flag_wait); the same outputs.
 template <typename T, int K, int V, int REV>
 __device__ __forceinline__ void bwd_tokens_ov_body(const BwdChainParams& cp) {
   int c, h;
-  if (tokens_ov_tile<true>(cp, c, h)) bwd_tokens_tc_tile<T, K, V, REV>(cp.b, c, h);
+  if constexpr (REV >= 12) {
+    if (tokens_ov_unit(cp, c, h))
+      bwd_tokens_tc_tile<T, K, V, REV>(cp.b, c, h, -1, 0, false,
+                                       TokUnitFlagWait{cp.ov_flags + static_cast<size_t>(c) * cp.b.f.ho + h});
+  } else {
+    if (tokens_ov_tile<true>(cp, c, h)) bwd_tokens_tc_tile<T, K, V, REV>(cp.b, c, h);
+  }
   if (tokens_ov_last_block()) dnnp_wait_prerequisites();
 }
 
