@@ -19,7 +19,8 @@
 //     the session-7 kernels.
 //  4. the consumer, launched with LaunchConfig::programmatic: gdn_bwd_tokens_tc5_ov (chunk slots ×
 //     HO, as tc5): block b (linear index, x fastest) takes rank r = b / HO, head b % HO, i.e. the
-//     slot ov_order[r], waits for its unit (tokens_ov_tile) and runs tc5's tile unchanged. Only
+//     slot ov_order[r] (tokens_ov_unit), waits for its unit's flag (TokUnitFlagWait; REV >= 12 inside
+//     the tile, after the copies that do not depend on the scan) and runs tc5's tile unchanged. Only
 //     the grid's last block calls dnnp_wait_prerequisites() before it exits: the kernel completes
 //     only after that block, i.e. after the producer (so the next launch and the caller see
 //     d_initial_state), while every other block leaves its SM as soon as its tile is done (a
@@ -104,27 +105,13 @@ __device__ __forceinline__ bool tokens_ov_unit(const BwdChainParams& cp, int& c,
   return true;
 }
 
-// The consumer's unit: the (chunk slot c, head h) this block of the overlapped token stage takes,
-// after waiting until the reverse scan has published it (false: a dead block, no tile). WAIT =
-// false is the sequential mapping (c = blockIdx.x, h = blockIdx.y). Call it from every thread at
-// the start of the block's work, before any read of ws_ds / ws_dr.
-template <bool WAIT>
-__device__ __forceinline__ bool tokens_ov_tile(const BwdChainParams& cp, int& c, int& h) {
-  if constexpr (!WAIT) {
-    c = blockIdx.x;
-    h = blockIdx.y;
-    return true;
-  } else {
-    if (!tokens_ov_unit(cp, c, h)) return false;
-    dnnp_flag_wait_block(cp.ov_flags + static_cast<size_t>(c) * cp.b.f.ho + h, 1u);
-    return true;
-  }
-}
-
-// The unit's flag wait as the tile's flag_wait hook (REV >= 12: after the copies that do not
-// depend on the reverse scan; every thread calls it once).
+// The wait for unit (c, h)'s flag, until the reverse scan has published it: every thread of the
+// block calls it once, before any read of ws_ds / ws_dr (REV >= 12: as the tile's flag_wait hook,
+// after the copies that do not depend on the reverse scan).
 struct TokUnitFlagWait {
   const unsigned* flag;
+  __device__ TokUnitFlagWait(const BwdChainParams& cp, int c, int h)
+      : flag(cp.ov_flags + static_cast<size_t>(c) * cp.b.f.ho + h) {}
   __device__ __forceinline__ void operator()() const { dnnp_flag_wait_block(flag, 1u); }
 };
 
@@ -139,12 +126,14 @@ __device__ __forceinline__ bool tokens_ov_last_block() {
 template <typename T, int K, int V, int REV>
 __device__ __forceinline__ void bwd_tokens_ov_body(const BwdChainParams& cp) {
   int c, h;
-  if constexpr (REV >= 12) {
-    if (tokens_ov_unit(cp, c, h))
-      bwd_tokens_tc_tile<T, K, V, REV>(cp.b, c, h, -1, 0, false,
-                                       TokUnitFlagWait{cp.ov_flags + static_cast<size_t>(c) * cp.b.f.ho + h});
-  } else {
-    if (tokens_ov_tile<true>(cp, c, h)) bwd_tokens_tc_tile<T, K, V, REV>(cp.b, c, h);
+  if (tokens_ov_unit(cp, c, h)) {
+    const TokUnitFlagWait wait(cp, c, h);
+    if constexpr (REV >= 12) {
+      bwd_tokens_tc_tile<T, K, V, REV>(cp.b, c, h, -1, 0, false, wait);
+    } else {
+      wait();
+      bwd_tokens_tc_tile<T, K, V, REV>(cp.b, c, h);
+    }
   }
   if (tokens_ov_last_block()) dnnp_wait_prerequisites();
 }
