@@ -49,20 +49,22 @@ void emu_bar_sync(int id, int n);
 // Warp 0 (J = 0) / warp 2 (J = 2): the diagonal blocks J, J + 1 of T (prep14's threads
 // 16 J + lane) and then T_{J+1,J} (tcinv8_pair<J>), after the named barrier that made the L rows
 // of the other warps it reads visible (slim_bar<true, ...>: warp 1's for warp 0, warps 6, 7's for warp 2).
+// FIN: to_tf32<FIN> in step 1 (the slim prep's; the same bits for finite operands).
+template <bool FIN = false>
 __device__ __forceinline__ void prep15_diag_and_step1(float* Lf, int warp, int lane) {
   prep14_diag_invert_half(Lf, 16 * warp + lane);
   __syncwarp();  // T_JJ, T_II (written by other lanes) are step 1's operands
-  if (warp == 0) tcinv8_pair<0>(Lf, lane);
-  else tcinv8_pair<2>(Lf, lane);
+  if (warp == 0) tcinv8_pair<0, FIN>(Lf, lane);
+  else tcinv8_pair<2, FIN>(Lf, lane);
 }
 
 // Step 2b for warp w (tcinv8_tba's tile and sums), T_BA written as io pairs at tcinv10_tb_row
 // instead of fp32 (the values tcinv10_rows_to_io would pack from it: every column < 32 ≤ row).
-template <typename T>
+template <typename T, bool FIN = false>
 __device__ __forceinline__ void prep15_tba_io(float* Lf, int warp, int lane) {
   const int t = lane & 3, nt = warp & 3;
   float c[2][4];
-  const int ar = tcinv8_tba_products(Lf, warp, lane, c);
+  const int ar = tcinv8_tba_products<FIN>(Lf, warp, lane, c);
   T* tb = reinterpret_cast<T*>(Lf);
 #pragma unroll
   for (int h = 0; h < 2; ++h)

@@ -100,71 +100,127 @@ constexpr int SLIM_W8_STAGES = 2;
 constexpr int SLIM_PREP_MIN_BLOCKS = 5;
 
 // The slim prep's shared memory: r1 raw then normalised k; r2 raw then scaled q -> L (fp32, rows
-// of TCINV_LS) -> T (io, tcinv10_tb_row); Γ, β.
+// of TCINV_LS) -> T (io, tcinv10_tb_row); Γ, β. rs (session 23): each row's (kr, qr) from phase 2
+// to phase 3, in r2 past q's rows (L's larger rows take it only in phase 4).
 template <int K>
 struct SlimPrepSmem {
   static constexpr int KP = K + 8;
   static constexpr size_t r1_off = 0;
   static constexpr size_t r2_off = static_cast<size_t>(CHUNK) * KP * 2;
   static constexpr size_t r2_bytes = (CHUNK * KP * 2 > CHUNK * TCINV_LS * 4) ? CHUNK * KP * 2 : CHUNK * TCINV_LS * 4;
+  static constexpr size_t rs_off = r2_off + static_cast<size_t>(CHUNK) * KP * 2;
   static constexpr size_t gam_off = r2_off + r2_bytes;
   static constexpr size_t bet_off = gam_off + CHUNK * 4;
   static constexpr size_t bytes = bet_off + CHUNK * 4;
+  static_assert(rs_off % 8 == 0 && rs_off + CHUNK * 8 <= gam_off, "rs fits in r2 past the q rows");
 };
 // The host mirrors this (src/engines/gdn/params.rs, slim_prep_smem_bytes).
 static_assert(SlimPrepSmem<128>::bytes == 36352, "SlimPrepSmem size changed");
 
-// Phase 2 of the slim prep for token row r on a half-warp (session 18, prep18; session 13's
-// slim_norm_row took a warp per row): normalise k, scale q in place and, on the half's first lane,
-// store the row's four scalars (zeros past len). Bitwise row_norm_scales' values: lane m of the
-// half holds the elements of row_norm_scales' lanes m and m + 16 (4 each), so the butterfly's first
-// step (xor 16: the sum of those two lanes' partials) is this lane's own sum of its two partials,
-// and steps 8, 4, 2, 1 are the same shuffles within the half. Two rows per warp instruction: half
-// the shuffles, rsqrts, scalar stores and loop overhead per row.
+// The slim prep's phase 1 copies (session 23, prep23): load_kq_rows' 16-byte pieces into the same
+// places (k and q rows of K + 8 elements, zeros past len), each one zero-filling cp.async
+// (cp_async16_zfill) instead of a cp.async or a 16-byte zero store under a branch; no commit.
+template <typename T, int K, int NT>
+__device__ __forceinline__ void slim_load_kq_rows(const FwdParams& p, T* kS, T* qS, long long t0, int len, int qh,
+                                                  int kh, int tid) {
+  constexpr int KP = K + 8, KV = K / 8, RS = NT / KV, IT = CHUNK * KV / NT;  // pieces per row, rows per round, rounds
+  static_assert(CHUNK * KV % NT == 0 && NT % KV == 0, "whole rounds of whole rows");
+  const int r0 = tid / KV, c8 = 8 * (tid % KV);
+  const T* ks = static_cast<const T*>(p.k) + ((t0 + r0) * p.hk + kh) * K + c8;
+  const T* qs = static_cast<const T*>(p.q) + ((t0 + r0) * p.h + qh) * K + c8;
+  const size_t kstep = static_cast<size_t>(RS) * p.hk * K, qstep = static_cast<size_t>(RS) * p.h * K;
+  T* kd = kS + r0 * KP + c8;
+  T* qd = qS + r0 * KP + c8;
+#pragma unroll
+  for (int it = 0; it < IT; ++it) {
+    const bool full = r0 + it * RS < len;
+    cp_async16_zfill(kd + it * RS * KP, ks, full);
+    cp_async16_zfill(qd + it * RS * KP, qs, full);
+    ks += kstep;
+    qs += qstep;
+  }
+}
+
+// Four 16-bit values (an 8-byte piece of a row) to fp32, as Io<T>::bits_to_f converts each
+// (session 23, prep23): for bf16 the high half of each 32-bit word by one mask (the value's bits
+// are the word's high 16 bits), not an extract and a shift.
+template <typename T>
+struct SlimUnpack4 {
+  static __device__ __forceinline__ void run(uint2 w, float (&x)[4]) {
+    x[0] = Io<T>::bits_to_f(static_cast<unsigned short>(w.x));
+    x[1] = Io<T>::bits_to_f(static_cast<unsigned short>(w.x >> 16));
+    x[2] = Io<T>::bits_to_f(static_cast<unsigned short>(w.y));
+    x[3] = Io<T>::bits_to_f(static_cast<unsigned short>(w.y >> 16));
+  }
+};
+template <>
+struct SlimUnpack4<gdn_bf16> {
+  static __device__ __forceinline__ void run(uint2 w, float (&x)[4]) {
+    x[0] = __uint_as_float(w.x << 16);
+    x[1] = __uint_as_float(w.x & 0xffff0000u);
+    x[2] = __uint_as_float(w.y << 16);
+    x[3] = __uint_as_float(w.y & 0xffff0000u);
+  }
+};
+
+// Phase 2 of the slim prep for token row r on a quarter-warp (session 23, prep23; session 18's
+// slim_norm_row_half took a half-warp, session 13's slim_norm_row a warp per row): normalise k,
+// scale q in place and, on the quarter's first lane, store the row's key and query scalings
+// (kr, qr) to rs[r] for slim_row_scalars. Bitwise row_norm_scales' values: lane m of the quarter
+// holds the elements of row_norm_scales' lanes m, m + 8, m + 16, m + 24 (groups g = 0..3 of 4
+// elements at 32 g + 4 m), so the butterfly's first two steps (xor 16, then xor 8: lane m's
+// (s_m + s_{m+16}) + (s_{m+8} + s_{m+24}), the same sum on lane m + 8 by commutativity) are this
+// lane's own sums of its four partials, and steps 4, 2, 1 are the same shuffles within the quarter.
+// Four rows per warp instruction: a quarter of the shuffles, rsqrts and loop overhead per row.
 template <typename T, int K>
-__device__ __forceinline__ void slim_norm_row_half(const FwdParams& p, T* kS, T* qS, float* sc, const float* gam,
-                                                   const float* bet, float gl, int r, int len, int lane) {
+__device__ __forceinline__ void slim_norm_row_quarter(const FwdParams& p, T* kS, T* qS, float2* rs, int r, int lane) {
   using IO = Io<T>;
-  constexpr int KP = K + 8, EK = K / 32, HALF = K / 2;
-  const int m = lane & 15;
+  constexpr int KP = K + 8, EK = K / 32, G = K / 4;
+  static_assert(EK == 4, "8-byte pieces (K = 128)");
+  const int m = lane & 7;
   T* kp = &kS[r * KP + m * EK];
   T* qp = &qS[r * KP + m * EK];
-  Bits<EK> kb[2], qb[2];
-  float kx[2][EK], qx[2][EK], ks[2] = {0.f, 0.f}, qs[2] = {0.f, 0.f};
+  float kx[4][EK], qx[4][EK], ks[4], qs[4];
 #pragma unroll
-  for (int u = 0; u < 2; ++u) {
-    kb[u] = *reinterpret_cast<const Bits<EK>*>(kp + u * HALF);
-    qb[u] = *reinterpret_cast<const Bits<EK>*>(qp + u * HALF);
+  for (int g = 0; g < 4; ++g) {
+    SlimUnpack4<T>::run(*reinterpret_cast<const uint2*>(kp + g * G), kx[g]);
+    SlimUnpack4<T>::run(*reinterpret_cast<const uint2*>(qp + g * G), qx[g]);
+    ks[g] = 0.f;
+    qs[g] = 0.f;
 #pragma unroll
     for (int e = 0; e < EK; ++e) {
-      kx[u][e] = IO::bits_to_f(kb[u].h[e]);
-      qx[u][e] = IO::bits_to_f(qb[u].h[e]);
-      ks[u] += kx[u][e] * kx[u][e];
-      qs[u] += qx[u][e] * qx[u][e];
+      ks[g] += kx[g][e] * kx[g][e];
+      qs[g] += qx[g][e] * qx[g][e];
     }
   }
   float kr = 1.f, qr = p.scale;
-  // ks[0] + ks[1]: row_norm_scales' step 16.
-  if (p.flags & FLAG_L2NORM) l2norm_scales<8>(ks[0] + ks[1], qs[0] + qs[1], p.scale, kr, qr);
+  // row_norm_scales' steps 16 and 8, then 4, 2, 1 by shuffles.
+  if (p.flags & FLAG_L2NORM)
+    l2norm_scales<4>((ks[0] + ks[2]) + (ks[1] + ks[3]), (qs[0] + qs[2]) + (qs[1] + qs[3]), p.scale, kr, qr);
+  // Io::pack rounds each value as f_to_bits does (the pair in one conversion).
 #pragma unroll
-  for (int u = 0; u < 2; ++u) {
-    Bits<EK> ko, qo;
-#pragma unroll
-    for (int e = 0; e < EK; ++e) {
-      ko.h[e] = IO::f_to_bits(kx[u][e] * kr);
-      qo.h[e] = IO::f_to_bits(qx[u][e] * qr);
-    }
-    *reinterpret_cast<Bits<EK>*>(kp + u * HALF) = ko;
-    *reinterpret_cast<Bits<EK>*>(qp + u * HALF) = qo;
+  for (int g = 0; g < 4; ++g) {
+    *reinterpret_cast<uint2*>(kp + g * G) =
+        make_uint2(IO::pack(kx[g][0] * kr, kx[g][1] * kr), IO::pack(kx[g][2] * kr, kx[g][3] * kr));
+    *reinterpret_cast<uint2*>(qp + g * G) =
+        make_uint2(IO::pack(qx[g][0] * qr, qx[g][1] * qr), IO::pack(qx[g][2] * qr, qx[g][3] * qr));
   }
-  if (m == 0) {
-    const bool live = r < len;
-    const float eg = __expf(gam[r]), er = __expf(gl - gam[r]), br = bet[r];
-    sc[0 * CHUNK + r] = live ? br * eg * kr : 0.f;
-    sc[1 * CHUNK + r] = live ? br : 0.f;
-    sc[2 * CHUNK + r] = live ? qr * eg : 0.f;
-    sc[3 * CHUNK + r] = live ? kr * er : 0.f;
-  }
+  if (m == 0) rs[r] = make_float2(kr, qr);
+}
+
+// The four scalars of token row r (one thread per row; session 23, prep23: until then the first
+// lane of slim_norm_row_half's half-warp, once per row inside phase 2's loop), zeros past len:
+// the same expressions on the same values (kr, qr from rs[r]).
+__device__ __forceinline__ void slim_row_scalars(float* sc, const float2* rs, const float* gam, const float* bet,
+                                                 float gl, int r, int len) {
+  const float2 s = rs[r];
+  const float kr = s.x, qr = s.y;
+  const bool live = r < len;
+  const float eg = __expf(gam[r]), er = __expf(gl - gam[r]), br = bet[r];
+  sc[0 * CHUNK + r] = live ? br * eg * kr : 0.f;
+  sc[1 * CHUNK + r] = live ? br : 0.f;
+  sc[2 * CHUNK + r] = live ? qr * eg : 0.f;
+  sc[3 * CHUNK + r] = live ? kr * er : 0.f;
 }
 
 // Phase 3 and 4's helpers (slim_qk_products, slim_store_la, slim_bar) live in
@@ -178,16 +234,20 @@ __device__ __forceinline__ void slim_norm_row_half(const FwdParams& p, T* kS, T*
 // elements, warps 4 and 5 (all above the diagonal) none (slim_qk_products: 384 mma.sync per tile, not
 // 512), each decay e^{Γi−Γj} once for L and A (slim_store_la) and L handed to the diagonal blocks
 // by bar.arrive / bar.sync. Checked on the CPU (bench/gdn_slim_host_emu.cpp, GDN_EMU_DUMP): the
-// workspace and outputs byte-identical to session 17's. Returns at once for a
-// slot past the last chunk. Uses the whole dynamic shared memory (SlimPrepSmem); a caller that
-// runs another tile after it must put a block barrier in between.
+// workspace and outputs byte-identical to session 17's. Session 23 (prep23), the same values in
+// fewer instructions again (static SASS 3,024 -> 2,608 per entry): no integer divisions without
+// GQA, the phase-1 copies as zero-filling cp.async (slim_load_kq_rows), the row phase on
+// quarter-warps (slim_norm_row_quarter: bf16 unpacked by masks, io pairs packed at once) with the
+// rows' four scalars moved to warps 4, 5 in phase 3 (slim_row_scalars: they form no products), the
+// inverse's TF32 splits by integer arithmetic (to_tf32<true>: the same bits for finite values) and
+// T stored without a loop. Returns at once for a slot past the last chunk. Uses the whole dynamic
+// shared memory (SlimPrepSmem); a caller that runs another tile after it must put a block barrier
+// in between.
 template <typename T, int K>
 __device__ __forceinline__ void fwd_slim_prep_tile(const FwdParams& p, const int c, const int h) {
   static_assert(K == 128, "the slim forward serves K = V = 128");
   using S = SlimPrepSmem<K>;
-  using IO = Io<T>;
   constexpr int NT = PREP3_THREADS;
-  constexpr int KP = S::KP;
   extern __shared__ __align__(16) unsigned char smem[];
   T* kS = reinterpret_cast<T*>(smem + S::r1_off);
   T* qS = reinterpret_cast<T*>(smem + S::r2_off);
@@ -195,29 +255,29 @@ __device__ __forceinline__ void fwd_slim_prep_tile(const FwdParams& p, const int
   const T* tb = reinterpret_cast<const T*>(smem + S::r2_off);  // T (io) at tcinv10_tb_row
   float* gam = reinterpret_cast<float*>(smem + S::gam_off);
   float* bet = reinterpret_cast<float*>(smem + S::bet_off);
+  float2* rs = reinterpret_cast<float2*>(smem + S::rs_off);
 
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
   int seq, len;
   long long t0;
   if (!locate_chunk(p, c, seq, t0, len)) return;
   const int HO = p.ho;
-  const int qh = h / (HO / p.h), kh = h / (HO / p.hk);
+  // The q and k heads; without GQA (the usual case, a uniform branch) no integer divisions.
+  const int qh = p.h == HO ? h : h / (HO / p.h), kh = p.hk == HO ? h : h / (HO / p.hk);
   const size_t ch = static_cast<size_t>(c) * HO + h;
 
-  // Phase 1: raw q, k rows (zero past len, load_kq_rows), in flight while the gates are cooked.
-  load_kq_rows<T, K, NT>(p, kS, qS, t0, len, qh, kh, tid);
+  // Phase 1: raw q, k rows (zero past len, slim_load_kq_rows), in flight while the gates are cooked.
+  slim_load_kq_rows<T, K, NT>(p, kS, qS, t0, len, qh, kh, tid);
   cp_async_commit();
   prep_gates(p, gam, bet, t0, len, h, HO, tid, lane);
   const float gl = prep_finish_gates(p, gam, ch, tid);
 
-  // Phase 2 (half-warp per row; warp w's rows are w + 8 i, as before): normalise k, scale q; the
-  // scalars to the workspace.
+  // Phase 2 (quarter-warp per row; warp w's rows are w + 8 i, as before): normalise k, scale q;
+  // each row's (kr, qr) to rs.
   {
-    float* sc = static_cast<float*>(p.ws_kr) + ch * SLIM_SCALARS * CHUNK;
     constexpr int RW = NT / 32;
 #pragma unroll 1
-    for (int r = warp + RW * (lane >> 4); r < CHUNK; r += 2 * RW)
-      slim_norm_row_half<T, K>(p, kS, qS, sc, gam, bet, gl, r, len, lane);
+    for (int r = warp + RW * (lane >> 3); r < CHUNK; r += 4 * RW) slim_norm_row_quarter<T, K>(p, kS, qS, rs, r, lane);
   }
   __syncthreads();
 
@@ -230,8 +290,10 @@ __device__ __forceinline__ void fwd_slim_prep_tile(const FwdParams& p, const int
   float kacc[4][4], qacc[4][4];
   zero_frags(kacc);
   zero_frags(qacc);
+  // Warps 4, 5 (np = 0: no products) meanwhile store the rows' scalars, one thread per row.
   if (np > 0) slim_qk_products<T, K, 2>(kacc, qacc, kS, qS, rt, hi, lane);
-  __syncthreads();  // q dead: L takes its place
+  else slim_row_scalars(static_cast<float*>(p.ws_kr) + ch * SLIM_SCALARS * CHUNK, rs, gam, bet, gl, tid - 4 * 32, len);
+  __syncthreads();  // q and rs dead: L takes their place
 
   // Phase 4 (prep15's schedule without the E rows): L to Lf and A straight to the workspace (every
   // warp its rows and columns); warp 0 takes L rows 0..31, columns 0..31 from warps 0, 1 and warp 2
@@ -242,20 +304,28 @@ __device__ __forceinline__ void fwd_slim_prep_tile(const FwdParams& p, const int
   else if (warp == 1) slim_bar<false, 1, 64>();
   else if (warp == 2) slim_bar<true, 2, 96>();
   else if (warp >= 6) slim_bar<false, 2, 96>();
-  if (warp == 0 || warp == 2) prep15_diag_and_step1(Lf, warp, lane);
+  if (warp == 0 || warp == 2) prep15_diag_and_step1<true>(Lf, warp, lane);
   __syncthreads();
-  tcinv8_p(Lf, warp, lane);
+  tcinv8_p<true>(Lf, warp, lane);
   __syncthreads();
-  prep15_tba_io<T>(Lf, warp, lane);
+  prep15_tba_io<T, true>(Lf, warp, lane);
   tcinv10_rows_to_io<T, 0>(Lf, warp, lane);
   prep15_tbb_to_io<T>(Lf, warp, lane);
   __syncthreads();
 
-  // T (io, unit diagonal) to the workspace, 16-byte row stores.
-  T* dt = static_cast<T*>(p.ws_w) + ch * CHUNK * CHUNK;
-  for (int i = tid; i < CHUNK * CHUNK / 8; i += NT) {
-    const int r = i / (CHUNK / 8), c8 = i % (CHUNK / 8);
-    *reinterpret_cast<uint4*>(&dt[r * CHUNK + 8 * c8]) = *reinterpret_cast<const uint4*>(&tb[tcinv10_tb_row(r) + 8 * c8]);
+  // T (io, unit diagonal) to the workspace, 16-byte row stores: thread tid the pieces of the loop
+  // i = tid, tid + NT (row i / 8, columns 8 (i % 8)..): rows r and r + 32, whose io rows lie
+  // 32 · 2 TCINV_LS elements apart (tcinv10_tb_row's parity term is the same for both).
+  static_assert(CHUNK * CHUNK / 8 == 2 * NT, "two 16-byte pieces per thread");
+  {
+    constexpr int RH = NT / (CHUNK / 8);  // 32 rows per round
+    const int r = tid / (CHUNK / 8), c8 = 8 * (tid % (CHUNK / 8));
+    T* dt = static_cast<T*>(p.ws_w) + ch * CHUNK * CHUNK + r * CHUNK + c8;
+    const T* st = tb + tcinv10_tb_row(r) + c8;
+    const uint4 v0 = *reinterpret_cast<const uint4*>(st);
+    const uint4 v1 = *reinterpret_cast<const uint4*>(st + RH * 2 * TCINV_LS);
+    *reinterpret_cast<uint4*>(dt) = v0;
+    *reinterpret_cast<uint4*>(dt + RH * CHUNK) = v1;
   }
 }
 

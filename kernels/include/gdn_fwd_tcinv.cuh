@@ -42,19 +42,30 @@ void emu_mma_tf32(float* c, const u32* a, const u32* b);
 #endif
 
 // x rounded to TF32 (cvt.rna: nearest, ties away from zero), as an fp32 bit pattern with the low
-// 13 bits clear.
+// 13 bits clear. FIN (session 23, prep23; the slim prep's inverse): by integer arithmetic alone,
+// half a TF32 ulp added to the bit pattern (a carry into the exponent is the rounding's), which is
+// what sm_90's emulation of cvt.rna does for every finite x (VIADD, then SEL back to x when |x| is
+// Inf or NaN; 4 SASS instructions with the mask, 2 here): the same bits for every finite x. An
+// Inf or NaN x gives another non-finite pattern; the TF32x3 products it feeds are NaN either way
+// (its lo part, x − hi, is NaN in both forms).
+template <bool FIN = false>
 __device__ __forceinline__ u32 to_tf32(float x) {
 #ifdef GDN_HOST_EMU
   return (__float_as_uint(x) + 0x1000u) & 0xffffe000u;
 #else
-  u32 r;
-  asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
-  return r & 0xffffe000u;
+  if constexpr (FIN) {
+    return (__float_as_uint(x) + 0x1000u) & 0xffffe000u;
+  } else {
+    u32 r;
+    asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
+    return r & 0xffffe000u;
+  }
 #endif
 }
+template <bool FIN = false>
 __device__ __forceinline__ void tf32_split(float x, u32& hi, u32& lo) {
-  hi = to_tf32(x);
-  lo = to_tf32(x - __uint_as_float(hi));
+  hi = to_tf32<FIN>(x);
+  lo = to_tf32<FIN>(x - __uint_as_float(hi));
 }
 
 // mma.sync m16n8k8, TF32 operands, fp32 accumulators: c += a b. Fragments (PTX ISA, m16n8k8
@@ -73,10 +84,11 @@ __device__ __forceinline__ void mma_tf32(float* c, const u32* a, const u32* b) {
 }
 
 // c += a b with a, b split into TF32 hi + lo (the small terms first).
+template <bool FIN = false>
 __device__ __forceinline__ void mma_tf32x3(float* c, const u32 (&ah)[4], const u32 (&al)[4], const float2 bv) {
   u32 bh[2], bl[2];
-  tf32_split(bv.x, bh[0], bl[0]);
-  tf32_split(bv.y, bh[1], bl[1]);
+  tf32_split<FIN>(bv.x, bh[0], bl[0]);
+  tf32_split<FIN>(bv.y, bh[1], bl[1]);
   mma_tf32(c, al, bh);
   mma_tf32(c, ah, bl);
   mma_tf32(c, ah, bh);
@@ -105,7 +117,8 @@ __device__ __forceinline__ void tcinv_store_l(float* Lf, const float (&acc)[8][4
 
 // One block step of column block J (v7's tcinv_col_block, and v8's first step): U_JI = T_IJᵀ =
 // −(Σ_{k=J}^{I−1} U_Jk L_Ikᵀ) T_IIᵀ into u (C fragments: u[nt][2h + e] = U_JI[g + 8h][8nt + 2t + e]).
-template <int J, int I>
+// FIN: to_tf32<FIN> (the same bits for finite operands).
+template <int J, int I, bool FIN = false>
 __device__ __forceinline__ void tcinv_col_step(const float* Lf, int lane, float (&u)[2][4]) {
   constexpr int LS = TCINV_LS;
   const int g = lane >> 2, t = lane & 3;
@@ -131,11 +144,11 @@ __device__ __forceinline__ void tcinv_col_step(const float* Lf, int lane, float 
       }
       u32 ah[4], al[4];
 #pragma unroll
-      for (int i = 0; i < 4; ++i) tf32_split(av[i], ah[i], al[i]);
+      for (int i = 0; i < 4; ++i) tf32_split<FIN>(av[i], ah[i], al[i]);
 #pragma unroll
       for (int nt = 0; nt < 2; ++nt) {
         const float2 bv = *reinterpret_cast<const float2*>(&Lf[(16 * I + 8 * nt + g) * LS + 16 * k + 8 * q + 2 * t]);
-        mma_tf32x3(r[nt], ah, al, bv);
+        mma_tf32x3<FIN>(r[nt], ah, al, bv);
       }
     }
   }
@@ -144,14 +157,14 @@ __device__ __forceinline__ void tcinv_col_step(const float* Lf, int lane, float 
 #pragma unroll
   for (int q = 0; q < 2; ++q) {
     u32 ah[4], al[4];
-    tf32_split(-r[q][0], ah[0], al[0]);
-    tf32_split(-r[q][2], ah[1], al[1]);
-    tf32_split(-r[q][1], ah[2], al[2]);
-    tf32_split(-r[q][3], ah[3], al[3]);
+    tf32_split<FIN>(-r[q][0], ah[0], al[0]);
+    tf32_split<FIN>(-r[q][2], ah[1], al[1]);
+    tf32_split<FIN>(-r[q][1], ah[2], al[2]);
+    tf32_split<FIN>(-r[q][3], ah[3], al[3]);
 #pragma unroll
     for (int nt = 0; nt < 2; ++nt) {
       const float2 bv = *reinterpret_cast<const float2*>(&Lf[(16 * I + 8 * nt + g) * LS + 16 * I + 8 * q + 2 * t]);
-      mma_tf32x3(u[nt], ah, al, bv);
+      mma_tf32x3<FIN>(u[nt], ah, al, bv);
     }
   }
 }
@@ -196,12 +209,12 @@ __device__ __forceinline__ void tcinv_col_block(float* Lf, int lane) {
 // row-major in the lower triangle (diagonal blocks from the substitution, unit diagonal stored),
 // read by tcinv8_t_to_io. Longest chain: 16-step substitution, 4 + 4 (step 1) + 4 + 4 (step 2)
 // TF32x3 steps, vs v7's 18 dependent block steps on warp 0; barriers: 6 (v7: 4).
-template <int J>
+template <int J, bool FIN = false>
 __device__ __forceinline__ void tcinv8_pair(float* Lf, int lane) {
   constexpr int LS = TCINV_LS, I = J + 1;
   const int g = lane >> 2, t = lane & 3;
   float u[2][4];
-  tcinv_col_step<J, I>(Lf, lane, u);
+  tcinv_col_step<J, I, FIN>(Lf, lane, u);
   __syncwarp();  // every lane's L_IJ reads done before T_IJ replaces it
 #pragma unroll
   for (int nt = 0; nt < 2; ++nt)
@@ -214,16 +227,18 @@ __device__ __forceinline__ void tcinv8_pair(float* Lf, int lane) {
 
 // c += a b in TF32x3 with a = (a01.x, a23.x, a01.y, a23.y) (rows g, g + 8; k slots t, t + 4) and
 // b = (bv.x, bv.y) (k slots t, t + 4).
+template <bool FIN = false>
 __device__ __forceinline__ void tcinv8_mma(float* c, const float2 lo, const float2 hi, const float2 bv) {
   u32 ah[4], al[4];
-  tf32_split(lo.x, ah[0], al[0]);
-  tf32_split(hi.x, ah[1], al[1]);
-  tf32_split(lo.y, ah[2], al[2]);
-  tf32_split(hi.y, ah[3], al[3]);
-  mma_tf32x3(c, ah, al, bv);
+  tf32_split<FIN>(lo.x, ah[0], al[0]);
+  tf32_split<FIN>(hi.x, ah[1], al[1]);
+  tf32_split<FIN>(lo.y, ah[2], al[2]);
+  tf32_split<FIN>(hi.y, ah[3], al[3]);
+  mma_tf32x3<FIN>(c, ah, al, bv);
 }
 
 // Step 2a for warp w (mb = w >> 2, nt = w & 3): P tile = L_BA T_AA, stored as Pᵀ.
+template <bool FIN = false>
 __device__ __forceinline__ void tcinv8_p(float* Lf, int warp, int lane) {
   constexpr int LS = TCINV_LS;
   const int g = lane >> 2, t = lane & 3, mb = warp >> 2, nt = warp & 3;
@@ -236,7 +251,7 @@ __device__ __forceinline__ void tcinv8_p(float* Lf, int warp, int lane) {
     const float2 lo = *reinterpret_cast<const float2*>(&Lf[ar * LS + 8 * kb + 2 * t]);
     const float2 hi = *reinterpret_cast<const float2*>(&Lf[(ar + 8) * LS + 8 * kb + 2 * t]);
     const float2 bv = make_float2(Lf[(8 * kb + 2 * t) * LS + 8 * nt + g], Lf[(8 * kb + 2 * t + 1) * LS + 8 * nt + g]);
-    tcinv8_mma(c[kb & 1], lo, hi, bv);
+    tcinv8_mma<FIN>(c[kb & 1], lo, hi, bv);
   }
 #pragma unroll
   for (int h = 0; h < 2; ++h)
@@ -248,6 +263,7 @@ __device__ __forceinline__ void tcinv8_p(float* Lf, int warp, int lane) {
 // Step 2b's products for warp w (same tile): c[0] + c[1] = T_BB P for rows ar(w) + 8h of T_BA
 // (ar = 32 + 16 (w >> 2) + lane / 4), columns 8 (w & 3) + 2 (lane & 3) + e, as two accumulators
 // over alternate k8 steps; the callers store −(c[0] + c[1]) (fp32 here, io in prep15).
+template <bool FIN = false>
 __device__ __forceinline__ int tcinv8_tba_products(const float* Lf, int warp, int lane, float (&c)[2][4]) {
   constexpr int LS = TCINV_LS;
   const int g = lane >> 2, t = lane & 3, mb = warp >> 2, nt = warp & 3;
@@ -259,7 +275,7 @@ __device__ __forceinline__ int tcinv8_tba_products(const float* Lf, int warp, in
     const float2 lo = *reinterpret_cast<const float2*>(&Lf[ar * LS + 32 + 8 * kb + 2 * t]);
     const float2 hi = *reinterpret_cast<const float2*>(&Lf[(ar + 8) * LS + 32 + 8 * kb + 2 * t]);
     const float2 bv = *reinterpret_cast<const float2*>(&Lf[(8 * nt + g) * LS + 32 + 8 * kb + 2 * t]);
-    tcinv8_mma(c[kb & 1], lo, hi, bv);
+    tcinv8_mma<FIN>(c[kb & 1], lo, hi, bv);
   }
   return ar;
 }
