@@ -235,7 +235,7 @@ __device__ __forceinline__ void slim_row_scalars(float* sc, const float2* rs, co
 // 512), each decay e^{Γi−Γj} once for L and A (slim_store_la) and L handed to the diagonal blocks
 // by bar.arrive / bar.sync. Checked on the CPU (bench/gdn_slim_host_emu.cpp, GDN_EMU_DUMP): the
 // workspace and outputs byte-identical to session 17's. Session 23 (prep23), the same values in
-// fewer instructions again (static SASS 3,024 -> 2,608 per entry): no integer divisions without
+// fewer instructions again (static SASS 3,024 -> 2,640 per entry): no integer divisions without
 // GQA, the phase-1 copies as zero-filling cp.async (slim_load_kq_rows), the row phase on
 // quarter-warps (slim_norm_row_quarter: bf16 unpacked by masks, io pairs packed at once) with the
 // rows' four scalars moved to warps 4, 5 in phase 3 (slim_row_scalars: they form no products), the
@@ -272,13 +272,14 @@ __device__ __forceinline__ void fwd_slim_prep_tile(const FwdParams& p, const int
   prep_gates(p, gam, bet, t0, len, h, HO, tid, lane);
   const float gl = prep_finish_gates(p, gam, ch, tid);
 
-  // Phase 2 (quarter-warp per row; warp w's rows are w + 8 i, as before): normalise k, scale q;
-  // each row's (kr, qr) to rs.
-  {
-    constexpr int RW = NT / 32;
+  // Phase 2 (quarter-warp per row): normalise k, scale q; each row's (kr, qr) to rs. Warp w's
+  // quarter j takes rows (w & 3) + 4 j + 16 (w >> 2) + 32 i: the four quarters' rows 4 apart, whose
+  // 272-byte rows start 16 banks apart, so each 8-byte access of the warp takes the minimum two
+  // shared-memory wavefronts (rows 8 apart share their banks: four wavefronts).
+  static_assert(NT == 256, "8 warps x 4 quarters x 2 rounds = 64 rows");
 #pragma unroll 1
-    for (int r = warp + RW * (lane >> 3); r < CHUNK; r += 4 * RW) slim_norm_row_quarter<T, K>(p, kS, qS, rs, r, lane);
-  }
+  for (int r = (warp & 3) + 4 * (lane >> 3) + 16 * (warp >> 2); r < CHUNK; r += 32)
+    slim_norm_row_quarter<T, K>(p, kS, qS, rs, r, lane);
   __syncthreads();
 
   // Phase 3 (session 18): warp (rt, hi) forms K Kᵀ and Q Kᵀ at rows 16 rt.., columns 32 hi.. when
