@@ -87,6 +87,22 @@ __device__ __forceinline__ void prep15_tbb_to_io(float* Lf, int warp, int lane) 
   }
 }
 
+// T (io, unit diagonal, at tcinv10_tb_row in tb) to the workspace dt, 16-byte row stores without
+// the generic loop (session 23, bprep23: the slim prep's T store of prep23): thread tid the pieces
+// of the loop i = tid, tid + NT (row i / 8, columns 8 (i % 8)..): rows r and r + 32, whose io rows
+// lie 32 · 2 TCINV_LS elements apart (tcinv10_tb_row's parity term is the same for both).
+template <typename T>
+__device__ __forceinline__ void prep15_store_t(T* dt, const T* tb, int tid) {
+  constexpr int NT = PREP3_THREADS, RH = NT / (CHUNK / 8);  // 32 rows per round
+  static_assert(CHUNK * CHUNK / 8 == 2 * NT, "two 16-byte pieces per thread");
+  const int r = tid / (CHUNK / 8), c8 = 8 * (tid % (CHUNK / 8));
+  const T* st = tb + tcinv10_tb_row(r) + c8;
+  const uint4 v0 = *reinterpret_cast<const uint4*>(st);
+  const uint4 v1 = *reinterpret_cast<const uint4*>(st + RH * 2 * TCINV_LS);
+  *reinterpret_cast<uint4*>(dt + r * CHUNK + c8) = v0;
+  *reinterpret_cast<uint4*>(dt + (r + RH) * CHUNK + c8) = v1;
+}
+
 // Phase 3 of the slim prep and of prep15 (session 18; moved here from gdn_fwd_slim.cuh by bprep18):
 // warp (rt, hi) forms rows 16 rt + 0..15, key columns
 // 32 hi + 0..31 of K Kᵀ (kacc) and then of Q Kᵀ (qacc), in its first NP 16-column blocks only (the
@@ -178,8 +194,10 @@ __device__ __forceinline__ void slim_bar() {
 // The raw k and q rows of a chunk (rows of K + 8 elements; zeros past len) by cp.async, no commit:
 // the slim prep's and prep15's phase 1 (session 18). Compile-time trip counts: each thread's
 // 16-byte pieces are fixed (the same pieces and layout as a tid-strided loop), its first addresses
-// computed once, then constant strides.
-template <typename T, int K, int NT>
+// computed once, then constant strides. ZF (session 23, bprep23: the backward's KEEP prep): each
+// piece one zero-filling cp.async (cp_async16_zfill) instead of a cp.async or a 16-byte zero store
+// under a branch; the same bytes in the same places.
+template <typename T, int K, int NT, bool ZF = false>
 __device__ __forceinline__ void load_kq_rows(const FwdParams& p, T* kS, T* qS, long long t0, int len, int qh, int kh,
                                              int tid) {
   constexpr int KP = K + 8, KV = K / 8, RS = NT / KV, IT = CHUNK * KV / NT;  // pieces per row, rows per round, rounds
@@ -192,7 +210,11 @@ __device__ __forceinline__ void load_kq_rows(const FwdParams& p, T* kS, T* qS, l
   T* qd = qS + r0 * KP + c8;
 #pragma unroll
   for (int it = 0; it < IT; ++it) {
-    if (r0 + it * RS < len) {
+    if constexpr (ZF) {
+      const bool full = r0 + it * RS < len;
+      cp_async16_zfill(kd + it * RS * KP, ks, full);
+      cp_async16_zfill(qd + it * RS * KP, qs, full);
+    } else if (r0 + it * RS < len) {
       cp_async16(kd + it * RS * KP, ks);
       cp_async16(qd + it * RS * KP, qs);
     } else {
@@ -206,10 +228,11 @@ __device__ __forceinline__ void load_kq_rows(const FwdParams& p, T* kS, T* qS, l
 
 // Phase 1 of prep15 (session 18, bprep18): prep_load_qkv's copies (the same 16-byte pieces into the
 // same places, k and q (load_kq_rows) then v, one cp.async group) with compile-time trip counts.
-template <typename T, int K, int V, int NT>
+// ZF: every piece a zero-filling cp.async (load_kq_rows' ZF; the backward's KEEP prep).
+template <typename T, int K, int V, int NT, bool ZF = false>
 __device__ __forceinline__ void prep15_load_qkv(const FwdParams& p, T* kS, T* qS, T* yS, long long t0, int len, int qh,
                                                 int kh, int vh, int tid) {
-  load_kq_rows<T, K, NT>(p, kS, qS, t0, len, qh, kh, tid);
+  load_kq_rows<T, K, NT, ZF>(p, kS, qS, t0, len, qh, kh, tid);
   {
     constexpr int VP = V + 8, VV = V / 8, RS = NT / VV, IT = CHUNK * VV / NT;
     static_assert(CHUNK * VV % NT == 0 && NT % VV == 0, "whole rounds of whole rows");
@@ -219,7 +242,8 @@ __device__ __forceinline__ void prep15_load_qkv(const FwdParams& p, T* kS, T* qS
     T* vd = yS + r0 * VP + c8;
 #pragma unroll
     for (int it = 0; it < IT; ++it) {
-      if (r0 + it * RS < len) cp_async16(vd + it * RS * VP, vs);
+      if constexpr (ZF) cp_async16_zfill(vd + it * RS * VP, vs, r0 + it * RS < len);
+      else if (r0 + it * RS < len) cp_async16(vd + it * RS * VP, vs);
       else *reinterpret_cast<uint4*>(vd + it * RS * VP) = make_uint4(0, 0, 0, 0);
       vs += vstep;
     }

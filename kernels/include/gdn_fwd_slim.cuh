@@ -39,19 +39,8 @@ namespace gdn {
 
 #ifdef GDN_HOST_EMU
 void emu_stsm_x4_t(void* smem, const u32* r);  // bench/gdn_host_emu.h
-void emu_cp_async16_zfill(void* smem, const void* gmem, bool full);
 void emu_cp_async16_if(void* smem, const void* gmem, bool on);
 #endif
-// cp.async of 16 bytes when `full`, else 16 zero bytes (src-size 0: the source is not read); one
-// instruction without a branch (session 21: the output scan's copies between its mma.sync steps).
-__device__ __forceinline__ void cp_async16_zfill(void* smem, const void* gmem, bool full) {
-#ifdef GDN_HOST_EMU
-  emu_cp_async16_zfill(smem, gmem, full);
-#else
-  const u32 a = static_cast<u32>(__cvta_generic_to_shared(smem));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(a), "l"(gmem), "r"(full ? 16 : 0));
-#endif
-}
 // A 16-byte global store when `on` (a predicated instruction, no branch).
 __device__ __forceinline__ void st_global16_if(void* gmem, uint4 v, bool on) {
 #ifdef GDN_HOST_EMU
