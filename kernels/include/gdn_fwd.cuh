@@ -875,6 +875,22 @@ __device__ __forceinline__ void store_tile16(T* dst, const T* src, int tid, int 
   }
 }
 
+// store_tile16 for NTH threads with compile-time trip counts (session 23, bprep23: the backward's
+// KEEP prep): the same 16-byte pieces to the same places, thread tid's first addresses computed
+// once (row tid / (COLS / 8), columns 8 (tid % (COLS / 8))..), then constant strides of NTH / (COLS
+// / 8) rows; no loop bounds or divisions per piece.
+template <typename T, int ROWS, int COLS, int NTH>
+__device__ __forceinline__ void store_tile16_fixed(T* dst, const T* src, int tid) {
+  constexpr int CV = COLS / 8, RS = NTH / CV, IT = ROWS * CV / NTH;  // pieces per row, rows per round, rounds
+  static_assert(NTH % CV == 0 && ROWS * CV % NTH == 0, "whole rounds of whole rows");
+  const int r = tid / CV, c8 = 8 * (tid % CV);
+  T* d = dst + r * COLS + c8;
+  const T* s = src + r * (COLS + 8) + c8;
+#pragma unroll
+  for (int it = 0; it < IT; ++it)
+    *reinterpret_cast<uint4*>(d + it * RS * COLS) = *reinterpret_cast<const uint4*>(s + it * RS * (COLS + 8));
+}
+
 // fwd_prep_body's off-diagonal inverse, block row I: runs f(u, J, rr, cc) for each output
 // o = tid + 128u < outs (u < 6) of a 128-thread block, output (rr, cc) of block J = o / 256.
 template <typename F>

@@ -129,7 +129,7 @@ __device__ __forceinline__ void prep10_tile(const FwdParams& p, const PrepKeep& 
     // (warp 0 takes rows 0..31, columns 0..31 from warps 0, 1; warp 2 rows 32..63, columns 32..63
     // from warps 6, 7), the E rows on the other 6 warps' half-warps.
     float kacc[4][4], qacc[4][4];
-    const int np = prep15_front<T, K, V>(p, kS, qS, yS, gam, bet, ch, h, len, raw, kacc, qacc);
+    const int np = prep15_front<T, K, V, KEEP && K == 128 && V == 128>(p, kS, qS, yS, gam, bet, ch, h, len, raw, kacc, qacc);
     __syncthreads();  // phase 3's reads done: q dead, k rewritten as E in place
     slim_store_la<T>(Lf, static_cast<T*>(p.ws_a) + ch * CHUNK * CHUNK, kacc, qacc, gam, bet, r0, cq, hi, np);
     if (warp == 0) slim_bar<true, 1, 64>();
@@ -140,14 +140,23 @@ __device__ __forceinline__ void prep10_tile(const FwdParams& p, const PrepKeep& 
       prep15_diag_and_step1<KEEP>(Lf, warp, lane);
     } else {
       const int ew = warp == 1 ? 0 : (warp == 3 ? 1 : warp - 2);  // the 6 E-row warps: 12 half-warps
+      if constexpr (KEEP && K == 128) {
+        // The backward's KEEP prep (session 23, bprep23): 24 quarter-warps; warp ew's step u
+        // (u = ew, ew + 6, ...: 16 steps over 6 warps) on rows 16 (u >> 2) + (u & 3) + 4 j for its
+        // quarters j (rows 4 apart: their 272-byte rows 16 banks apart, as phase 2's).
+#pragma unroll 1
+        for (int u = ew; u < 16; u += 6)
+          prep15_e_row_quarter<T, K>(kS, gam, bet, 16 * (u >> 2) + (u & 3) + 4 * (lane >> 3), lane);
+      } else {
 #pragma unroll 2
-      for (int r = 2 * ew + (lane >> 4); r < CHUNK; r += 12) prep15_e_row_half<T, K>(kS, gam, bet, r, lane);
+        for (int r = 2 * ew + (lane >> 4); r < CHUNK; r += 12) prep15_e_row_half<T, K>(kS, gam, bet, r, lane);
+      }
     }
     __syncthreads();
     tcinv8_p<KEEP>(Lf, warp, lane);
     if (KEEP && (warp & 2)) {
-      store_tile16<T, CHUNK, K>(static_cast<T*>(keep.ws_e) + ch * CHUNK * K, eS, (2 * hi + (warp & 1)) * 32 + lane,
-                                4 * 32);
+      store_tile16_fixed<T, CHUNK, K, 4 * 32>(static_cast<T*>(keep.ws_e) + ch * CHUNK * K, eS,
+                                              (2 * hi + (warp & 1)) * 32 + lane);
     }
     __syncthreads();
     prep15_tba_io<T, KEEP>(Lf, warp, lane);
@@ -249,13 +258,15 @@ __device__ __forceinline__ void prep10_tile(const FwdParams& p, const PrepKeep& 
       store_acc_pairs<T, CHUNK>(static_cast<T*>(p.ws_ut) + ch * V * CHUNK, uacc, d, nt0, cq);
     } else {
       __syncthreads();  // Y reads done, W staged: Ũᵀ staging takes Y's place
-      store_tile16<T, CHUNK, K>(static_cast<T*>(p.ws_w) + ch * CHUNK * K, wS, tid, NT);
+      if constexpr (KEEP && BAL_DIAG == 3) store_tile16_fixed<T, CHUNK, K, NT>(static_cast<T*>(p.ws_w) + ch * CHUNK * K, wS, tid);
+      else store_tile16<T, CHUNK, K>(static_cast<T*>(p.ws_w) + ch * CHUNK * K, wS, tid, NT);
       store_acc_pairs<T, CP>(uS, uacc, d, nt0, cq);
     }
   }
   if (!DIRECT_WU) {
     __syncthreads();
-    store_tile16<T, V, CHUNK>(static_cast<T*>(p.ws_ut) + ch * V * CHUNK, uS, tid, NT);
+    if constexpr (KEEP && BAL_DIAG == 3) store_tile16_fixed<T, V, CHUNK, NT>(static_cast<T*>(p.ws_ut) + ch * V * CHUNK, uS, tid);
+    else store_tile16<T, V, CHUNK>(static_cast<T*>(p.ws_ut) + ch * V * CHUNK, uS, tid, NT);
   }
   if (KEEP) {
     // T (io, unit diagonal) and the per-token Γ, β for the backward (E left in phase 4).

@@ -130,28 +130,6 @@ __device__ __forceinline__ void slim_load_kq_rows(const FwdParams& p, T* kS, T* 
   }
 }
 
-// Four 16-bit values (an 8-byte piece of a row) to fp32, as Io<T>::bits_to_f converts each
-// (session 23, prep23): for bf16 the high half of each 32-bit word by one mask (the value's bits
-// are the word's high 16 bits), not an extract and a shift.
-template <typename T>
-struct SlimUnpack4 {
-  static __device__ __forceinline__ void run(uint2 w, float (&x)[4]) {
-    x[0] = Io<T>::bits_to_f(static_cast<unsigned short>(w.x));
-    x[1] = Io<T>::bits_to_f(static_cast<unsigned short>(w.x >> 16));
-    x[2] = Io<T>::bits_to_f(static_cast<unsigned short>(w.y));
-    x[3] = Io<T>::bits_to_f(static_cast<unsigned short>(w.y >> 16));
-  }
-};
-template <>
-struct SlimUnpack4<gdn_bf16> {
-  static __device__ __forceinline__ void run(uint2 w, float (&x)[4]) {
-    x[0] = __uint_as_float(w.x << 16);
-    x[1] = __uint_as_float(w.x & 0xffff0000u);
-    x[2] = __uint_as_float(w.y << 16);
-    x[3] = __uint_as_float(w.y & 0xffff0000u);
-  }
-};
-
 // Phase 2 of the slim prep for token row r on a quarter-warp (session 23, prep23; session 18's
 // slim_norm_row_half took a half-warp, session 13's slim_norm_row a warp per row): normalise k,
 // scale q in place and, on the quarter's first lane, store the row's key and query scalings
