@@ -25,6 +25,8 @@
 //   g++ -std=c++20 -O2 -fno-strict-aliasing -pthread -Ikernels/include bench/gdn_prep_host_emu.cpp -o /tmp/gdn_prep_host_emu
 //   /tmp/gdn_prep_host_emu [n]   (n: only the first n cases; GDN_EMU_FIRST=m skips the first m; the mutation checks of
 //   bench/gdn_results.md, session 6, run 2)
+//   GDN_EMU_V15=1 GDN_EMU_DUMP=FILE /tmp/gdn_prep_host_emu: also appends prep15's whole workspace per case to
+//   FILE (session 23, bprep23), to compare two builds of the headers byte for byte
 #include <cstdio>
 #include <cstdlib>
 #include <algorithm>

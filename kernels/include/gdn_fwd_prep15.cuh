@@ -14,6 +14,15 @@
 // and A with one decay per element on every warp (slim_store_la; was L on warps 0-3 and A on 4-7),
 // L handed over by bar.arrive, the E rows on half-warps (prep15_e_row_half).
 //
+// Session 23 (bprep23): prep23's cuts of the slim prep in the backward's KEEP prep only
+// (fwd_prep10_body<T, K, V, KEEP = true, false, 3>; the forward's prep15 entries unchanged), the
+// same bytes (checked as above, GDN_EMU_V15=1, and GDN_EMU_DUMP against main's headers): no integer
+// divisions without GQA, zero-filling cp.async copies (prep15_load_qkv<..., ZF>), phase 2 and the E
+// rows on quarter-warps at K = V = 128 (prep15_norm_row_quarter, prep15_e_row_quarter; rows 4 apart),
+// the inverse's TF32 splits by to_tf32<true> (the same bits for finite values), T stored without a
+// loop (prep15_store_t), the E copy and the W / Ũᵀ staging stores with compile-time trip counts
+// (store_tile16_fixed).
+//
 // Schedule after phase 3 (prep10_tile with BAL_DIAG = 3; prep14's in brackets):
 //  E phase: every warp stores its L and A elements (rows 16 (w mod 4).., columns 32 (w / 4)..,
 //    slim_store_la); warp 0 waits on named barrier 1 (64 threads) for warp 1, warp 2 on barrier 2
