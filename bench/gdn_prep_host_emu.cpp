@@ -25,6 +25,8 @@
 //   g++ -std=c++20 -O2 -fno-strict-aliasing -pthread -Ikernels/include bench/gdn_prep_host_emu.cpp -o /tmp/gdn_prep_host_emu
 //   /tmp/gdn_prep_host_emu [n]   (n: only the first n cases; GDN_EMU_FIRST=m skips the first m; the mutation checks of
 //   bench/gdn_results.md, session 6, run 2)
+//   GDN_EMU_V15=1 GDN_EMU_DUMP=FILE /tmp/gdn_prep_host_emu: also appends prep15's whole workspace per case to
+//   FILE (session 23, bprep23), to compare two builds of the headers byte for byte
 #include <cstdio>
 #include <cstdlib>
 #include <algorithm>
@@ -219,8 +221,26 @@ static int run_case(const char* name, int H, int HV, int flags, int g_dt, int be
     fflush(stdout);
     return ok ? 0 : 1;
   };
+  // GDN_EMU_DUMP=FILE (session 23, bprep23; with GDN_EMU_V15): append prep15's whole workspace
+  // (W, Q⁺, Kᴿ, Ũᵀ, A, Γ_last and KEEP's T, E, Γ, β, unwritten slots included) after the check, to
+  // compare two builds of the headers bitwise.
+  auto dump15 = [&] {
+    const char* dump = getenv("GDN_EMU_DUMP");
+    if (!dump) return;
+    Ws w(max_chunks, HO, K, V);
+    run_prep<IOT, K, KEEP>(15, p, w, chunks, HO);
+    if (FILE* f = fopen(dump, "ab")) {
+      for (const auto* v : {&w.w, &w.q, &w.kr, &w.ut, &w.a, &w.t, &w.e}) fwrite(v->data(), 2, v->size(), f);
+      for (const auto* v : {&w.gl, &w.gam, &w.bet}) fwrite(v->data(), 4, v->size(), f);
+      fclose(f);
+    }
+  };
   // GDN_EMU_V15=1 / GDN_EMU_V13=1: these checks alone, nothing else of the case.
-  if (getenv("GDN_EMU_V15")) return report_levels("v15", 14, bitwise_levels(14, {15}));
+  if (getenv("GDN_EMU_V15")) {
+    const int r = report_levels("v15", 14, bitwise_levels(14, {15}));
+    dump15();
+    return r;
+  }
   if (getenv("GDN_EMU_V13")) return report_levels("v13, v14", 10, bitwise_levels(10, {13, 14}));
   // GDN_EMU_FAST=1: only prep3 (the v6 reference, bitwise prep6), prep7 once and prep8 twice (the
   // session-6 bitwise checks, prep4/5/6 and prep7's second run are skipped and count as passed).
@@ -509,6 +529,12 @@ int main(int argc, char** argv) {
   if (cases++ < max_cases && !skip(cases - 1)) fails += run_case<gdn_bf16, 128, true>("stress: aligned keys l2, beta 1.5-2, KEEP", 1, 1, gdn::FLAG_L2NORM, 0, 0, {64, 64}, 3);
   if (cases++ < max_cases && !skip(cases - 1)) fails += run_case<gdn_bf16, 128, true>("stress: long span, l2, no decay, KEEP", 1, 1, gdn::FLAG_L2NORM, 0, 0, {128}, 4);
   if (cases++ < max_cases && !skip(cases - 1)) fails += run_case<gdn_f16, 128, true>("stress: fp16 aligned keys l2, beta 1.5-2", 1, 1, gdn::FLAG_L2NORM, 0, 0, {64}, 3);
+  // Session 23 (bprep23): the backward's KEEP prep at K = 128 with partial chunks and an empty
+  // sequence (no GQA: the division-free heads), and with grouped q / k heads (H = 1, HV = 2) and
+  // grouped v heads (H = 2, HV = 1).
+  if (cases++ < max_cases && !skip(cases - 1)) fails += run_case<gdn_bf16, 128, true>("bwd KEEP, partial + empty, l2norm", 2, 2, gdn::FLAG_L2NORM, 0, 0, {130, 64, 0, 5});
+  if (cases++ < max_cases && !skip(cases - 1)) fails += run_case<gdn_f16, 128, true>("fp16 bwd KEEP, GQA H=2 HV=1, safe gate", 2, 1, gdn::FLAG_SAFE_GATE | gdn::FLAG_L2NORM, 1, 2, {100, 0, 37});
+  if (cases++ < max_cases && !skip(cases - 1)) fails += run_case<gdn_bf16, 128, true>("bwd KEEP, GVA H=1 HV=2, no l2norm", 1, 2, 0, 2, 1, {64, 70});
   if (g_unwaited) {
     printf("threads ended with un-waited cp.async copies: %d\n", g_unwaited.load());
     ++fails;
