@@ -278,21 +278,6 @@ template <int N>
 __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
 #endif
 
-#ifdef GDN_HOST_EMU
-void emu_cp_async16_zfill(void* smem, const void* gmem, bool full);
-#endif
-// cp.async of 16 bytes when `full`, else 16 zero bytes (src-size 0: the source is not read); one
-// instruction without a branch (session 21: the output scan's copies between its mma.sync steps).
-// Here since session 23 (bprep23; was gdn_fwd_slim.cuh): the backward's KEEP prep takes it too.
-__device__ __forceinline__ void cp_async16_zfill(void* smem, const void* gmem, bool full) {
-#ifdef GDN_HOST_EMU
-  emu_cp_async16_zfill(smem, gmem, full);
-#else
-  const u32 a = static_cast<u32>(__cvta_generic_to_shared(smem));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(a), "l"(gmem), "r"(full ? 16 : 0));
-#endif
-}
-
 // The prologue of both chunk pipelines below: chunks c_begin .. c_begin + STAGES − 2 issued into
 // stages 0 .. STAGES − 2, one commit group per stage (empty past c_end); returns Γ_last of c_begin
 // (0 without chunks).
@@ -873,22 +858,6 @@ __device__ __forceinline__ void store_tile16(T* dst, const T* src, int tid, int 
     const int r = i / (COLS / 8), c8 = i % (COLS / 8);
     *reinterpret_cast<uint4*>(&dst[r * COLS + 8 * c8]) = *reinterpret_cast<const uint4*>(&src[r * (COLS + 8) + 8 * c8]);
   }
-}
-
-// store_tile16 for NTH threads with compile-time trip counts (session 23, bprep23: the backward's
-// KEEP prep): the same 16-byte pieces to the same places, thread tid's first addresses computed
-// once (row tid / (COLS / 8), columns 8 (tid % (COLS / 8))..), then constant strides of NTH / (COLS
-// / 8) rows; no loop bounds or divisions per piece.
-template <typename T, int ROWS, int COLS, int NTH>
-__device__ __forceinline__ void store_tile16_fixed(T* dst, const T* src, int tid) {
-  constexpr int CV = COLS / 8, RS = NTH / CV, IT = ROWS * CV / NTH;  // pieces per row, rows per round, rounds
-  static_assert(NTH % CV == 0 && ROWS * CV % NTH == 0, "whole rounds of whole rows");
-  const int r = tid / CV, c8 = 8 * (tid % CV);
-  T* d = dst + r * COLS + c8;
-  const T* s = src + r * (COLS + 8) + c8;
-#pragma unroll
-  for (int it = 0; it < IT; ++it)
-    *reinterpret_cast<uint4*>(d + it * RS * COLS) = *reinterpret_cast<const uint4*>(s + it * RS * (COLS + 8));
 }
 
 // fwd_prep_body's off-diagonal inverse, block row I: runs f(u, J, rr, cc) for each output

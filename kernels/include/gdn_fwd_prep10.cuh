@@ -129,7 +129,7 @@ __device__ __forceinline__ void prep10_tile(const FwdParams& p, const PrepKeep& 
     // (warp 0 takes rows 0..31, columns 0..31 from warps 0, 1; warp 2 rows 32..63, columns 32..63
     // from warps 6, 7), the E rows on the other 6 warps' half-warps.
     float kacc[4][4], qacc[4][4];
-    const int np = prep15_front<T, K, V, KEEP && K == 128 && V == 128>(p, kS, qS, yS, gam, bet, ch, h, len, raw, kacc, qacc);
+    const int np = prep15_front<T, K, V>(p, kS, qS, yS, gam, bet, ch, h, len, raw, kacc, qacc);
     __syncthreads();  // phase 3's reads done: q dead, k rewritten as E in place
     slim_store_la<T>(Lf, static_cast<T*>(p.ws_a) + ch * CHUNK * CHUNK, kacc, qacc, gam, bet, r0, cq, hi, np);
     if (warp == 0) slim_bar<true, 1, 64>();
@@ -137,29 +137,20 @@ __device__ __forceinline__ void prep10_tile(const FwdParams& p, const PrepKeep& 
     else if (warp == 2) slim_bar<true, 2, 96>();
     else if (warp >= 6) slim_bar<false, 2, 96>();
     if (warp == 0 || warp == 2) {
-      prep15_diag_and_step1<KEEP>(Lf, warp, lane);
+      prep15_diag_and_step1(Lf, warp, lane);
     } else {
       const int ew = warp == 1 ? 0 : (warp == 3 ? 1 : warp - 2);  // the 6 E-row warps: 12 half-warps
-      if constexpr (KEEP && K == 128) {
-        // The backward's KEEP prep (session 23, bprep23): 24 quarter-warps; warp ew's step u
-        // (u = ew, ew + 6, ...: 16 steps over 6 warps) on rows 16 (u >> 2) + (u & 3) + 4 j for its
-        // quarters j (rows 4 apart: their 272-byte rows 16 banks apart, as phase 2's).
-#pragma unroll 1
-        for (int u = ew; u < 16; u += 6)
-          prep15_e_row_quarter<T, K>(kS, gam, bet, 16 * (u >> 2) + (u & 3) + 4 * (lane >> 3), lane);
-      } else {
 #pragma unroll 2
-        for (int r = 2 * ew + (lane >> 4); r < CHUNK; r += 12) prep15_e_row_half<T, K>(kS, gam, bet, r, lane);
-      }
+      for (int r = 2 * ew + (lane >> 4); r < CHUNK; r += 12) prep15_e_row_half<T, K>(kS, gam, bet, r, lane);
     }
     __syncthreads();
-    tcinv8_p<KEEP>(Lf, warp, lane);
+    tcinv8_p(Lf, warp, lane);
     if (KEEP && (warp & 2)) {
-      store_tile16_fixed<T, CHUNK, K, 4 * 32>(static_cast<T*>(keep.ws_e) + ch * CHUNK * K, eS,
-                                              (2 * hi + (warp & 1)) * 32 + lane);
+      store_tile16<T, CHUNK, K>(static_cast<T*>(keep.ws_e) + ch * CHUNK * K, eS, (2 * hi + (warp & 1)) * 32 + lane,
+                                4 * 32);
     }
     __syncthreads();
-    prep15_tba_io<T, KEEP>(Lf, warp, lane);
+    prep15_tba_io<T>(Lf, warp, lane);
     tcinv10_rows_to_io<T, 0>(Lf, warp, lane);
     prep15_tbb_to_io<T>(Lf, warp, lane);
     __syncthreads();
@@ -258,26 +249,20 @@ __device__ __forceinline__ void prep10_tile(const FwdParams& p, const PrepKeep& 
       store_acc_pairs<T, CHUNK>(static_cast<T*>(p.ws_ut) + ch * V * CHUNK, uacc, d, nt0, cq);
     } else {
       __syncthreads();  // Y reads done, W staged: Ũᵀ staging takes Y's place
-      if constexpr (KEEP && BAL_DIAG == 3) store_tile16_fixed<T, CHUNK, K, NT>(static_cast<T*>(p.ws_w) + ch * CHUNK * K, wS, tid);
-      else store_tile16<T, CHUNK, K>(static_cast<T*>(p.ws_w) + ch * CHUNK * K, wS, tid, NT);
+      store_tile16<T, CHUNK, K>(static_cast<T*>(p.ws_w) + ch * CHUNK * K, wS, tid, NT);
       store_acc_pairs<T, CP>(uS, uacc, d, nt0, cq);
     }
   }
   if (!DIRECT_WU) {
     __syncthreads();
-    if constexpr (KEEP && BAL_DIAG == 3) store_tile16_fixed<T, V, CHUNK, NT>(static_cast<T*>(p.ws_ut) + ch * V * CHUNK, uS, tid);
-    else store_tile16<T, V, CHUNK>(static_cast<T*>(p.ws_ut) + ch * V * CHUNK, uS, tid, NT);
+    store_tile16<T, V, CHUNK>(static_cast<T*>(p.ws_ut) + ch * V * CHUNK, uS, tid, NT);
   }
   if (KEEP) {
     // T (io, unit diagonal) and the per-token Γ, β for the backward (E left in phase 4).
-    if constexpr (BAL_DIAG == 3) {
-      prep15_store_t<T>(static_cast<T*>(keep.ws_t) + ch * CHUNK * CHUNK, tb, tid);
-    } else {
-      T* dt = static_cast<T*>(keep.ws_t) + ch * CHUNK * CHUNK;
-      for (int i = tid; i < CHUNK * CHUNK / 8; i += NT) {
-        const int r = i / (CHUNK / 8), c8 = i % (CHUNK / 8);
-        *reinterpret_cast<uint4*>(&dt[r * CHUNK + 8 * c8]) = *reinterpret_cast<const uint4*>(&tb[tcinv10_tb_row(r) + 8 * c8]);
-      }
+    T* dt = static_cast<T*>(keep.ws_t) + ch * CHUNK * CHUNK;
+    for (int i = tid; i < CHUNK * CHUNK / 8; i += NT) {
+      const int r = i / (CHUNK / 8), c8 = i % (CHUNK / 8);
+      *reinterpret_cast<uint4*>(&dt[r * CHUNK + 8 * c8]) = *reinterpret_cast<const uint4*>(&tb[tcinv10_tb_row(r) + 8 * c8]);
     }
     prep_keep_gam_bet(keep, ch, gam, bet, tid);
   }
@@ -305,14 +290,10 @@ __device__ __forceinline__ void fwd_prep10_body(const FwdParams& p, const PrepKe
   long long t0;
   if (!locate_chunk(p, c, seq, t0, len)) return;
   const int HO = p.ho;
-  // The backward's prep15 (KEEP, BAL_DIAG = 3; session 23, bprep23): without GQA (the usual case, a
-  // uniform branch) no integer divisions.
-  constexpr bool B23 = KEEP && BAL_DIAG == 3;
-  const int qh = B23 && p.h == HO ? h : h / (HO / p.h), kh = B23 && p.hk == HO ? h : h / (HO / p.hk),
-            vh = B23 && p.hv == HO ? h : h / (HO / p.hv);
+  const int qh = h / (HO / p.h), kh = h / (HO / p.hk), vh = h / (HO / p.hv);
   // Phase 1: raw q, k, v rows into smem (k into r1, q into r2, v into r3), in flight while the
   // gates are computed.
-  if constexpr (BAL_DIAG == 3) prep15_load_qkv<T, K, V, PREP3_THREADS, KEEP>(p, b.r1, b.r2, b.r3, t0, len, qh, kh, vh, tid);
+  if constexpr (BAL_DIAG == 3) prep15_load_qkv<T, K, V, PREP3_THREADS>(p, b.r1, b.r2, b.r3, t0, len, qh, kh, vh, tid);
   else prep_load_qkv<T, K, V, PREP3_THREADS>(p, b.r1, b.r2, b.r3, t0, len, qh, kh, vh, tid);
   prep10_tile<T, K, V, KEEP, DIRECT_WU, BAL_DIAG>(p, keep, b, c, h, len, prep_gates_raw(p, t0, len, h, HO, tid));
 }

@@ -14,15 +14,6 @@
 // and A with one decay per element on every warp (slim_store_la; was L on warps 0-3 and A on 4-7),
 // L handed over by bar.arrive, the E rows on half-warps (prep15_e_row_half).
 //
-// Session 23 (bprep23): prep23's cuts of the slim prep in the backward's KEEP prep only
-// (fwd_prep10_body<T, K, V, KEEP = true, false, 3>; the forward's prep15 entries unchanged), the
-// same bytes (checked as above, GDN_EMU_V15=1, and GDN_EMU_DUMP against main's headers): no integer
-// divisions without GQA, zero-filling cp.async copies (prep15_load_qkv<..., ZF>), phase 2 and the E
-// rows on quarter-warps at K = V = 128 (prep15_norm_row_quarter, prep15_e_row_quarter; rows 4 apart),
-// the inverse's TF32 splits by to_tf32<true> (the same bits for finite values), T stored without a
-// loop (prep15_store_t), the E copy and the W / Ũᵀ staging stores with compile-time trip counts
-// (store_tile16_fixed).
-//
 // Schedule after phase 3 (prep10_tile with BAL_DIAG = 3; prep14's in brackets):
 //  E phase: every warp stores its L and A elements (rows 16 (w mod 4).., columns 32 (w / 4)..,
 //    slim_store_la); warp 0 waits on named barrier 1 (64 threads) for warp 1, warp 2 on barrier 2
@@ -94,22 +85,6 @@ __device__ __forceinline__ void prep15_tbb_to_io(float* Lf, int warp, int lane) 
     const float2 v = tcinv_t_pair(Lf, r, cc);
     *reinterpret_cast<u32*>(&tb[tcinv10_tb_row(r) + cc]) = Io<T>::pack(v.x, v.y);
   }
-}
-
-// T (io, unit diagonal, at tcinv10_tb_row in tb) to the workspace dt, 16-byte row stores without
-// the generic loop (session 23, bprep23: the slim prep's T store of prep23): thread tid the pieces
-// of the loop i = tid, tid + NT (row i / 8, columns 8 (i % 8)..): rows r and r + 32, whose io rows
-// lie 32 · 2 TCINV_LS elements apart (tcinv10_tb_row's parity term is the same for both).
-template <typename T>
-__device__ __forceinline__ void prep15_store_t(T* dt, const T* tb, int tid) {
-  constexpr int NT = PREP3_THREADS, RH = NT / (CHUNK / 8);  // 32 rows per round
-  static_assert(CHUNK * CHUNK / 8 == 2 * NT, "two 16-byte pieces per thread");
-  const int r = tid / (CHUNK / 8), c8 = 8 * (tid % (CHUNK / 8));
-  const T* st = tb + tcinv10_tb_row(r) + c8;
-  const uint4 v0 = *reinterpret_cast<const uint4*>(st);
-  const uint4 v1 = *reinterpret_cast<const uint4*>(st + RH * 2 * TCINV_LS);
-  *reinterpret_cast<uint4*>(dt + r * CHUNK + c8) = v0;
-  *reinterpret_cast<uint4*>(dt + (r + RH) * CHUNK + c8) = v1;
 }
 
 // Phase 3 of the slim prep and of prep15 (session 18; moved here from gdn_fwd_slim.cuh by bprep18):
@@ -203,10 +178,8 @@ __device__ __forceinline__ void slim_bar() {
 // The raw k and q rows of a chunk (rows of K + 8 elements; zeros past len) by cp.async, no commit:
 // the slim prep's and prep15's phase 1 (session 18). Compile-time trip counts: each thread's
 // 16-byte pieces are fixed (the same pieces and layout as a tid-strided loop), its first addresses
-// computed once, then constant strides. ZF (session 23, bprep23: the backward's KEEP prep): each
-// piece one zero-filling cp.async (cp_async16_zfill) instead of a cp.async or a 16-byte zero store
-// under a branch; the same bytes in the same places.
-template <typename T, int K, int NT, bool ZF = false>
+// computed once, then constant strides.
+template <typename T, int K, int NT>
 __device__ __forceinline__ void load_kq_rows(const FwdParams& p, T* kS, T* qS, long long t0, int len, int qh, int kh,
                                              int tid) {
   constexpr int KP = K + 8, KV = K / 8, RS = NT / KV, IT = CHUNK * KV / NT;  // pieces per row, rows per round, rounds
@@ -219,11 +192,7 @@ __device__ __forceinline__ void load_kq_rows(const FwdParams& p, T* kS, T* qS, l
   T* qd = qS + r0 * KP + c8;
 #pragma unroll
   for (int it = 0; it < IT; ++it) {
-    if constexpr (ZF) {
-      const bool full = r0 + it * RS < len;
-      cp_async16_zfill(kd + it * RS * KP, ks, full);
-      cp_async16_zfill(qd + it * RS * KP, qs, full);
-    } else if (r0 + it * RS < len) {
+    if (r0 + it * RS < len) {
       cp_async16(kd + it * RS * KP, ks);
       cp_async16(qd + it * RS * KP, qs);
     } else {
@@ -237,11 +206,10 @@ __device__ __forceinline__ void load_kq_rows(const FwdParams& p, T* kS, T* qS, l
 
 // Phase 1 of prep15 (session 18, bprep18): prep_load_qkv's copies (the same 16-byte pieces into the
 // same places, k and q (load_kq_rows) then v, one cp.async group) with compile-time trip counts.
-// ZF: every piece a zero-filling cp.async (load_kq_rows' ZF; the backward's KEEP prep).
-template <typename T, int K, int V, int NT, bool ZF = false>
+template <typename T, int K, int V, int NT>
 __device__ __forceinline__ void prep15_load_qkv(const FwdParams& p, T* kS, T* qS, T* yS, long long t0, int len, int qh,
                                                 int kh, int vh, int tid) {
-  load_kq_rows<T, K, NT, ZF>(p, kS, qS, t0, len, qh, kh, tid);
+  load_kq_rows<T, K, NT>(p, kS, qS, t0, len, qh, kh, tid);
   {
     constexpr int VP = V + 8, VV = V / 8, RS = NT / VV, IT = CHUNK * VV / NT;
     static_assert(CHUNK * VV % NT == 0 && NT % VV == 0, "whole rounds of whole rows");
@@ -251,8 +219,7 @@ __device__ __forceinline__ void prep15_load_qkv(const FwdParams& p, T* kS, T* qS
     T* vd = yS + r0 * VP + c8;
 #pragma unroll
     for (int it = 0; it < IT; ++it) {
-      if constexpr (ZF) cp_async16_zfill(vd + it * RS * VP, vs, r0 + it * RS < len);
-      else if (r0 + it * RS < len) cp_async16(vd + it * RS * VP, vs);
+      if (r0 + it * RS < len) cp_async16(vd + it * RS * VP, vs);
       else *reinterpret_cast<uint4*>(vd + it * RS * VP) = make_uint4(0, 0, 0, 0);
       vs += vstep;
     }
@@ -300,88 +267,6 @@ __device__ __forceinline__ void prep15_norm_row_half(const FwdParams& p, T* kS, 
   }
 }
 
-// Four 16-bit values (an 8-byte piece of a row) to fp32, as Io<T>::bits_to_f converts each
-// (session 23, prep23): for bf16 the high half of each 32-bit word by one mask (the value's bits
-// are the word's high 16 bits), not an extract and a shift. Here since bprep23 (was
-// gdn_fwd_slim.cuh): the backward's KEEP prep's row phase takes it too.
-template <typename T>
-struct SlimUnpack4 {
-  static __device__ __forceinline__ void run(uint2 w, float (&x)[4]) {
-    x[0] = Io<T>::bits_to_f(static_cast<unsigned short>(w.x));
-    x[1] = Io<T>::bits_to_f(static_cast<unsigned short>(w.x >> 16));
-    x[2] = Io<T>::bits_to_f(static_cast<unsigned short>(w.y));
-    x[3] = Io<T>::bits_to_f(static_cast<unsigned short>(w.y >> 16));
-  }
-};
-template <>
-struct SlimUnpack4<gdn_bf16> {
-  static __device__ __forceinline__ void run(uint2 w, float (&x)[4]) {
-    x[0] = __uint_as_float(w.x << 16);
-    x[1] = __uint_as_float(w.x & 0xffff0000u);
-    x[2] = __uint_as_float(w.y << 16);
-    x[3] = __uint_as_float(w.y & 0xffff0000u);
-  }
-};
-
-// Phase 2 of the backward's KEEP prep for token row r on a quarter-warp (session 23, bprep23:
-// prep23's slim_norm_row_quarter; K = V = 128): prep15_norm_row_half's values — k, q normalised in
-// place, Y = β v, the rows of Q⁺ and Kᴿ to wq / wk — with lane m of the quarter on
-// row_norm_scales' lanes m, m + 8, m + 16, m + 24 (groups g = 0..3 of 4 elements at 32 g + 4 m):
-// the butterfly's steps 16 and 8 are this lane's own sums of its four partials
-// ((s_m + s_{m+16}) + (s_{m+8} + s_{m+24}), the same sum on lane m + 8 by commutativity), steps
-// 4, 2, 1 the same shuffles within the quarter; every other value per element (store_norm_pieces'
-// expressions; Io::pack rounds each value of a pair as f_to_bits does). Four rows per warp
-// instruction: a quarter of the shuffles, rsqrts, exponentials and loop overhead per row.
-template <typename T, int K, int V>
-__device__ __forceinline__ void prep15_norm_row_quarter(const FwdParams& p, T* kS, T* qS, T* yS, T* wq, T* wk,
-                                                        const float* gam, const float* bet, float gl, int r, int lane) {
-  using IO = Io<T>;
-  constexpr int KP = K + 8, VP = V + 8, EK = K / 32, G = K / 4;
-  static_assert(K == 128 && V == K, "8-byte pieces (K = V = 128)");
-  const int m = lane & 7;
-  T* kp = &kS[r * KP + m * EK];
-  T* qp = &qS[r * KP + m * EK];
-  T* yp = &yS[r * VP + m * EK];
-  float kx[4][EK], qx[4][EK], ks[4], qs[4];
-#pragma unroll
-  for (int g = 0; g < 4; ++g) {
-    SlimUnpack4<T>::run(*reinterpret_cast<const uint2*>(kp + g * G), kx[g]);
-    SlimUnpack4<T>::run(*reinterpret_cast<const uint2*>(qp + g * G), qx[g]);
-    ks[g] = 0.f;
-    qs[g] = 0.f;
-#pragma unroll
-    for (int e = 0; e < EK; ++e) {
-      ks[g] += kx[g][e] * kx[g][e];
-      qs[g] += qx[g][e] * qx[g][e];
-    }
-  }
-  float kr = 1.f, qr = p.scale;
-  // row_norm_scales' steps 16 and 8, then 4, 2, 1 by shuffles.
-  if (p.flags & FLAG_L2NORM)
-    l2norm_scales<4>((ks[0] + ks[2]) + (ks[1] + ks[3]), (qs[0] + qs[2]) + (qs[1] + qs[3]), p.scale, kr, qr);
-  const float eg = __expf(gam[r]), er = __expf(gl - gam[r]), br = bet[r];
-  T* wqp = &wq[r * K + m * EK];
-  T* wkp = &wk[r * K + m * EK];
-#pragma unroll
-  for (int g = 0; g < 4; ++g) {
-    float kn[EK], qn[EK], y[EK];
-#pragma unroll
-    for (int e = 0; e < EK; ++e) {
-      kn[e] = kx[g][e] * kr;
-      qn[e] = qx[g][e] * qr;
-    }
-    SlimUnpack4<T>::run(*reinterpret_cast<const uint2*>(yp + g * G), y);
-    *reinterpret_cast<uint2*>(kp + g * G) = make_uint2(IO::pack(kn[0], kn[1]), IO::pack(kn[2], kn[3]));
-    *reinterpret_cast<uint2*>(qp + g * G) = make_uint2(IO::pack(qn[0], qn[1]), IO::pack(qn[2], qn[3]));
-    *reinterpret_cast<uint2*>(yp + g * G) =
-        make_uint2(IO::pack(br * y[0], br * y[1]), IO::pack(br * y[2], br * y[3]));
-    *reinterpret_cast<uint2*>(wqp + g * G) =
-        make_uint2(IO::pack(qn[0] * eg, qn[1] * eg), IO::pack(qn[2] * eg, qn[3] * eg));
-    *reinterpret_cast<uint2*>(wkp + g * G) =
-        make_uint2(IO::pack(kn[0] * er, kn[1] * er), IO::pack(kn[2] * er, kn[3] * er));
-  }
-}
-
 // E = β k e^Γ for token row r on a half-warp (session 18, bprep18; prep_e_row's values per element,
 // lane m of the half on prep_e_row's lanes m and m + 16 elements): in place over the normalised k.
 template <typename T, int K>
@@ -400,25 +285,6 @@ __device__ __forceinline__ void prep15_e_row_half(T* kS, const float* gam, const
   }
 }
 
-// E = β k e^Γ for token row r on a quarter-warp (session 23, bprep23; the backward's KEEP prep at
-// K = 128): prep15_e_row_half's values per element, lane m of the quarter on the 8-byte pieces at
-// 32 g + 4 m (g = 0..3), bf16 unpacked by masks (SlimUnpack4), io pairs packed at once (Io::pack:
-// each value rounded as f_to_bits does). In place over the normalised k.
-template <typename T, int K>
-__device__ __forceinline__ void prep15_e_row_quarter(T* kS, const float* gam, const float* bet, int r, int lane) {
-  using IO = Io<T>;
-  constexpr int KP = K + 8, EK = K / 32, G = K / 4;
-  static_assert(EK == 4, "8-byte pieces (K = 128)");
-  T* kp = &kS[r * KP + (lane & 7) * EK];
-  const float f = bet[r] * __expf(gam[r]);
-#pragma unroll
-  for (int g = 0; g < 4; ++g) {
-    float x[EK];
-    SlimUnpack4<T>::run(*reinterpret_cast<const uint2*>(kp + g * G), x);
-    *reinterpret_cast<uint2*>(kp + g * G) = make_uint2(IO::pack(f * x[0], f * x[1]), IO::pack(f * x[2], f * x[3]));
-  }
-}
-
 // Phases 1b-3 of prep15 (session 18, bprep18; prep3_front's values): the gates from their raw bits,
 // the q, k, v copies waited for, Γ_last to ws_gl[ch]; phase 2 on half-warps (prep15_norm_row_half);
 // phase 3 as the slim prep's: warp (rt, hi) forms K Kᵀ (kacc) and Q Kᵀ (qacc) at rows 16 rt..,
@@ -426,10 +292,7 @@ __device__ __forceinline__ void prep15_e_row_quarter(T* kS, const float* gam, co
 // returned; warps 4, 5 none: 384 mma.sync per tile at K = 128 instead of 512; warps 0, 6 (np = 1)
 // form both blocks: the one code path keeps the forward's k128 entry free of spills), each element
 // prep_qk_products_ldsm's. Ends without a barrier (the caller's, after which qS is dead).
-// QTR (session 23, bprep23; the backward's KEEP prep at K = V = 128): phase 2 on quarter-warps
-// (prep15_norm_row_quarter), warp w's quarter j on rows (w & 3) + 4 j + 16 (w >> 2) + 32 i: the
-// four quarters' rows 4 apart, whose 272-byte rows start 16 banks apart (prep23's ea10cb1).
-template <typename T, int K, int V, bool QTR = false>
+template <typename T, int K, int V>
 __device__ __forceinline__ int prep15_front(const FwdParams& p, T* kS, T* qS, T* yS, float* gam, float* bet, size_t ch,
                                             int h, int len, const PrepGateRaw& raw, float (&kacc)[4][4],
                                             float (&qacc)[4][4]) {
@@ -440,17 +303,10 @@ __device__ __forceinline__ int prep15_front(const FwdParams& p, T* kS, T* qS, T*
   {
     T* wq = static_cast<T*>(p.ws_q) + ch * CHUNK * K;
     T* wk = static_cast<T*>(p.ws_kr) + ch * CHUNK * K;
-    if constexpr (QTR) {
-      static_assert(NT == 256, "8 warps x 4 quarters x 2 rounds = 64 rows");
+    // Warp w's rows w + 8 i as prep3_front's, now two at a time (half-warp lane >> 4).
 #pragma unroll 1
-      for (int r = (warp & 3) + 4 * (lane >> 3) + 16 * (warp >> 2); r < CHUNK; r += 32)
-        prep15_norm_row_quarter<T, K, V>(p, kS, qS, yS, wq, wk, gam, bet, gl, r, lane);
-    } else {
-      // Warp w's rows w + 8 i as prep3_front's, now two at a time (half-warp lane >> 4).
-#pragma unroll 1
-      for (int r = warp + RW * (lane >> 4); r < CHUNK; r += 2 * RW)
-        prep15_norm_row_half<T, K, V>(p, kS, qS, yS, wq, wk, gam, bet, gl, r, lane);
-    }
+    for (int r = warp + RW * (lane >> 4); r < CHUNK; r += 2 * RW)
+      prep15_norm_row_half<T, K, V>(p, kS, qS, yS, wq, wk, gam, bet, gl, r, lane);
   }
   __syncthreads();
   const int rt = warp & 3, hi = warp >> 2;

@@ -39,8 +39,19 @@ namespace gdn {
 
 #ifdef GDN_HOST_EMU
 void emu_stsm_x4_t(void* smem, const u32* r);  // bench/gdn_host_emu.h
+void emu_cp_async16_zfill(void* smem, const void* gmem, bool full);
 void emu_cp_async16_if(void* smem, const void* gmem, bool on);
 #endif
+// cp.async of 16 bytes when `full`, else 16 zero bytes (src-size 0: the source is not read); one
+// instruction without a branch (session 21: the output scan's copies between its mma.sync steps).
+__device__ __forceinline__ void cp_async16_zfill(void* smem, const void* gmem, bool full) {
+#ifdef GDN_HOST_EMU
+  emu_cp_async16_zfill(smem, gmem, full);
+#else
+  const u32 a = static_cast<u32>(__cvta_generic_to_shared(smem));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(a), "l"(gmem), "r"(full ? 16 : 0));
+#endif
+}
 // A 16-byte global store when `on` (a predicated instruction, no branch).
 __device__ __forceinline__ void st_global16_if(void* gmem, uint4 v, bool on) {
 #ifdef GDN_HOST_EMU
@@ -129,6 +140,28 @@ __device__ __forceinline__ void slim_load_kq_rows(const FwdParams& p, T* kS, T* 
     qs += qstep;
   }
 }
+
+// Four 16-bit values (an 8-byte piece of a row) to fp32, as Io<T>::bits_to_f converts each
+// (session 23, prep23): for bf16 the high half of each 32-bit word by one mask (the value's bits
+// are the word's high 16 bits), not an extract and a shift.
+template <typename T>
+struct SlimUnpack4 {
+  static __device__ __forceinline__ void run(uint2 w, float (&x)[4]) {
+    x[0] = Io<T>::bits_to_f(static_cast<unsigned short>(w.x));
+    x[1] = Io<T>::bits_to_f(static_cast<unsigned short>(w.x >> 16));
+    x[2] = Io<T>::bits_to_f(static_cast<unsigned short>(w.y));
+    x[3] = Io<T>::bits_to_f(static_cast<unsigned short>(w.y >> 16));
+  }
+};
+template <>
+struct SlimUnpack4<gdn_bf16> {
+  static __device__ __forceinline__ void run(uint2 w, float (&x)[4]) {
+    x[0] = __uint_as_float(w.x << 16);
+    x[1] = __uint_as_float(w.x & 0xffff0000u);
+    x[2] = __uint_as_float(w.y << 16);
+    x[3] = __uint_as_float(w.y & 0xffff0000u);
+  }
+};
 
 // Phase 2 of the slim prep for token row r on a quarter-warp (session 23, prep23; session 18's
 // slim_norm_row_half took a half-warp, session 13's slim_norm_row a warp per row): normalise k,
