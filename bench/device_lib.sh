@@ -137,3 +137,19 @@ dev_timing() {
   env DNNPLAN_GDN_TIMING=1 DNNPLAN_GDN_TIMING_VARIANTS="$variants" "$@" timeout "${DEV_CAP_S:-45}" "$bin" \
     timing_at_benchmark_shapes --test-threads=1 --nocapture 2>&1 | grep -E "bwd stages|gdn_sm90 timing|panicked"
 }
+
+# dev_bench_fwd_order SCHEDULES BIN_B BIN_T [ORDER]: gdn_benchmark_ours of the bench binaries BIN_B
+# and BIN_T under DNNPLAN_GDN_BENCH_SCHEDULES=SCHEDULES, one process per letter of ORDER (default
+# "B T T B"), each capped at 40 s; prints "== bench WHO", the forward BENCH lines (and any panic)
+# and the elapsed seconds; the logs stay in $DEV_TMP/bench_WHO_SECONDS.log.
+dev_bench_fwd_order() {
+  local sched=$1 bb=$2 tb=$3 order=${4:-B T T B} who bin log
+  for who in $order; do
+    bin=$bb; [ "$who" = T ] && bin=$tb
+    echo "== bench $who"
+    log=$DEV_TMP/bench_${who}_${SECONDS}.log
+    DNNPLAN_GDN_BENCH=1 DNNPLAN_GDN_BENCH_SCHEDULES=$sched timeout 40 $bin gdn_benchmark_ours --test-threads=1 --nocapture > $log 2>&1
+    grep -hE "BENCH ours fwd |panicked" $log | sed -E 's/^test gdn_benchmark_ours \.\.\. //'
+    echo "elapsed ${SECONDS}s"
+  done
+}

@@ -31,14 +31,7 @@ done
 hash_cases "rule"
 grep -h "rms" $DEV_TMP/p_T_rule.log | sed -E 's/^test [a-z_]+ \.\.\. //' | head -12
 sched="default:::,w4:w4:1:,w8:w8:1:"
-for who in B T T B; do
-  bin=$bb; [ $who = T ] && bin=$tb
-  echo "== bench $who"
-  log=$DEV_TMP/bench_${who}_${SECONDS}.log
-  DNNPLAN_GDN_BENCH=1 DNNPLAN_GDN_BENCH_SCHEDULES=$sched timeout 40 $bin gdn_benchmark_ours --test-threads=1 --nocapture > $log 2>&1
-  grep -hE "BENCH ours fwd |panicked" $log | sed -E 's/^test gdn_benchmark_ours \.\.\. //'
-  echo "elapsed ${SECONDS}s"
-done
+dev_bench_fwd_order "$sched" "$bb" "$tb"
 hash_cases "w8 DNNPLAN_GDN_FWD_SCAN=w8" "p7 DNNPLAN_GDN_FWD_SCAN=w4 DNNPLAN_GDN_FWD_PIECES=7" "ov DNNPLAN_GDN_FWD_OVERLAP=1"
 DEV_CAP_S=60 dev_memcheck "$t" forward_parity
 echo "elapsed ${SECONDS}s"

@@ -39,12 +39,5 @@ pair v14 "DNNPLAN_GDN_FWD_FACTORS=full DNNPLAN_GDN_FWD_PREP=v14" "DNNPLAN_GDN_FW
 DEV_CAP_S=60 dev_memcheck "$t" forward_parity DNNPLAN_GDN_FWD_SCAN=w4o
 echo "elapsed ${SECONDS}s"
 sched="default:::,w4:w4:1:,w4o:w4o:1:,w8:w8:1:"
-for who in B T T B; do
-  bin=$bb; [ $who = T ] && bin=$tb
-  echo "== bench $who"
-  log=$DEV_TMP/bench_${who}_${SECONDS}.log
-  DNNPLAN_GDN_BENCH=1 DNNPLAN_GDN_BENCH_SCHEDULES=$sched timeout 40 $bin gdn_benchmark_ours --test-threads=1 --nocapture > $log 2>&1
-  grep -hE "BENCH ours fwd |panicked" $log | sed -E 's/^test gdn_benchmark_ours \.\.\. //'
-  echo "elapsed ${SECONDS}s"
-done
+dev_bench_fwd_order "$sched" "$bb" "$tb"
 tar czf "$out/res.tgz" -C "$DEV_TMP" . 2>/dev/null

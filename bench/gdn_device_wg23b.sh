@@ -32,12 +32,5 @@ echo "elapsed ${SECONDS}s"
 DEV_CAP_S=60 dev_memcheck "$t" forward_parity DNNPLAN_GDN_FWD_SCAN=w4gs
 echo "elapsed ${SECONDS}s"
 sched="default:::,w4:w4:1:,w4g:w4g:1:,w4gs:w4gs:1:,w4gn:w4gn:1:"
-for who in B T T B; do
-  bin=$bb; [ $who = T ] && bin=$tb
-  echo "== bench $who"
-  log=$DEV_TMP/bench_${who}_${SECONDS}.log
-  DNNPLAN_GDN_BENCH=1 DNNPLAN_GDN_BENCH_SCHEDULES=$sched timeout 40 $bin gdn_benchmark_ours --test-threads=1 --nocapture > $log 2>&1
-  grep -hE "BENCH ours fwd |panicked" $log | sed -E 's/^test gdn_benchmark_ours \.\.\. //'
-  echo "elapsed ${SECONDS}s"
-done
+dev_bench_fwd_order "$sched" "$bb" "$tb"
 tar czf "$out/res.tgz" -C "$DEV_TMP" . 2>/dev/null

@@ -278,6 +278,21 @@ template <int N>
 __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
 #endif
 
+#ifdef GDN_HOST_EMU
+void emu_cp_async16_zfill(void* smem, const void* gmem, bool full);  // bench/gdn_host_emu.h
+#endif
+// cp.async of 16 bytes when `full`, else 16 zero bytes (src-size 0: the source is not read); one
+// instruction without a branch (session 21: the output scan's copies between its mma.sync steps;
+// here since session 23: the preps' row copies, load_kq_rows, take it too).
+__device__ __forceinline__ void cp_async16_zfill(void* smem, const void* gmem, bool full) {
+#ifdef GDN_HOST_EMU
+  emu_cp_async16_zfill(smem, gmem, full);
+#else
+  const u32 a = static_cast<u32>(__cvta_generic_to_shared(smem));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(a), "l"(gmem), "r"(full ? 16 : 0));
+#endif
+}
+
 // The prologue of both chunk pipelines below: chunks c_begin .. c_begin + STAGES − 2 issued into
 // stages 0 .. STAGES − 2, one commit group per stage (empty past c_end); returns Γ_last of c_begin
 // (0 without chunks).

@@ -178,8 +178,10 @@ __device__ __forceinline__ void slim_bar() {
 // The raw k and q rows of a chunk (rows of K + 8 elements; zeros past len) by cp.async, no commit:
 // the slim prep's and prep15's phase 1 (session 18). Compile-time trip counts: each thread's
 // 16-byte pieces are fixed (the same pieces and layout as a tid-strided loop), its first addresses
-// computed once, then constant strides.
-template <typename T, int K, int NT>
+// computed once, then constant strides. ZFILL (the slim prep, session 23, prep23): each piece one
+// zero-filling cp.async (cp_async16_zfill) instead of a cp.async or a 16-byte zero store under a
+// branch; the same bytes in the same places.
+template <typename T, int K, int NT, bool ZFILL = false>
 __device__ __forceinline__ void load_kq_rows(const FwdParams& p, T* kS, T* qS, long long t0, int len, int qh, int kh,
                                              int tid) {
   constexpr int KP = K + 8, KV = K / 8, RS = NT / KV, IT = CHUNK * KV / NT;  // pieces per row, rows per round, rounds
@@ -192,7 +194,11 @@ __device__ __forceinline__ void load_kq_rows(const FwdParams& p, T* kS, T* qS, l
   T* qd = qS + r0 * KP + c8;
 #pragma unroll
   for (int it = 0; it < IT; ++it) {
-    if (r0 + it * RS < len) {
+    if constexpr (ZFILL) {
+      const bool full = r0 + it * RS < len;
+      cp_async16_zfill(kd + it * RS * KP, ks, full);
+      cp_async16_zfill(qd + it * RS * KP, qs, full);
+    } else if (r0 + it * RS < len) {
       cp_async16(kd + it * RS * KP, ks);
       cp_async16(qd + it * RS * KP, qs);
     } else {

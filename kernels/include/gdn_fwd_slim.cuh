@@ -39,19 +39,8 @@ namespace gdn {
 
 #ifdef GDN_HOST_EMU
 void emu_stsm_x4_t(void* smem, const u32* r);  // bench/gdn_host_emu.h
-void emu_cp_async16_zfill(void* smem, const void* gmem, bool full);
 void emu_cp_async16_if(void* smem, const void* gmem, bool on);
 #endif
-// cp.async of 16 bytes when `full`, else 16 zero bytes (src-size 0: the source is not read); one
-// instruction without a branch (session 21: the output scan's copies between its mma.sync steps).
-__device__ __forceinline__ void cp_async16_zfill(void* smem, const void* gmem, bool full) {
-#ifdef GDN_HOST_EMU
-  emu_cp_async16_zfill(smem, gmem, full);
-#else
-  const u32 a = static_cast<u32>(__cvta_generic_to_shared(smem));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(a), "l"(gmem), "r"(full ? 16 : 0));
-#endif
-}
 // A 16-byte global store when `on` (a predicated instruction, no branch).
 __device__ __forceinline__ void st_global16_if(void* gmem, uint4 v, bool on) {
 #ifdef GDN_HOST_EMU
@@ -116,30 +105,6 @@ struct SlimPrepSmem {
 };
 // The host mirrors this (src/engines/gdn/params.rs, slim_prep_smem_bytes).
 static_assert(SlimPrepSmem<128>::bytes == 36352, "SlimPrepSmem size changed");
-
-// The slim prep's phase 1 copies (session 23, prep23): load_kq_rows' 16-byte pieces into the same
-// places (k and q rows of K + 8 elements, zeros past len), each one zero-filling cp.async
-// (cp_async16_zfill) instead of a cp.async or a 16-byte zero store under a branch; no commit.
-template <typename T, int K, int NT>
-__device__ __forceinline__ void slim_load_kq_rows(const FwdParams& p, T* kS, T* qS, long long t0, int len, int qh,
-                                                  int kh, int tid) {
-  constexpr int KP = K + 8, KV = K / 8, RS = NT / KV, IT = CHUNK * KV / NT;  // pieces per row, rows per round, rounds
-  static_assert(CHUNK * KV % NT == 0 && NT % KV == 0, "whole rounds of whole rows");
-  const int r0 = tid / KV, c8 = 8 * (tid % KV);
-  const T* ks = static_cast<const T*>(p.k) + ((t0 + r0) * p.hk + kh) * K + c8;
-  const T* qs = static_cast<const T*>(p.q) + ((t0 + r0) * p.h + qh) * K + c8;
-  const size_t kstep = static_cast<size_t>(RS) * p.hk * K, qstep = static_cast<size_t>(RS) * p.h * K;
-  T* kd = kS + r0 * KP + c8;
-  T* qd = qS + r0 * KP + c8;
-#pragma unroll
-  for (int it = 0; it < IT; ++it) {
-    const bool full = r0 + it * RS < len;
-    cp_async16_zfill(kd + it * RS * KP, ks, full);
-    cp_async16_zfill(qd + it * RS * KP, qs, full);
-    ks += kstep;
-    qs += qstep;
-  }
-}
 
 // Four 16-bit values (an 8-byte piece of a row) to fp32, as Io<T>::bits_to_f converts each
 // (session 23, prep23): for bf16 the high half of each 32-bit word by one mask (the value's bits
@@ -236,7 +201,7 @@ __device__ __forceinline__ void slim_row_scalars(float* sc, const float2* rs, co
 // by bar.arrive / bar.sync. Checked on the CPU (bench/gdn_slim_host_emu.cpp, GDN_EMU_DUMP): the
 // workspace and outputs byte-identical to session 17's. Session 23 (prep23), the same values in
 // fewer instructions again (static SASS 3,024 -> 2,640 per entry): no integer divisions without
-// GQA, the phase-1 copies as zero-filling cp.async (slim_load_kq_rows), the row phase on
+// GQA, the phase-1 copies as zero-filling cp.async (load_kq_rows<..., true>), the row phase on
 // quarter-warps (slim_norm_row_quarter: bf16 unpacked by masks, io pairs packed at once) with the
 // rows' four scalars moved to warps 4, 5 in phase 3 (slim_row_scalars: they form no products), the
 // inverse's TF32 splits by integer arithmetic (to_tf32<true>: the same bits for finite values) and
@@ -266,8 +231,8 @@ __device__ __forceinline__ void fwd_slim_prep_tile(const FwdParams& p, const int
   const int qh = p.h == HO ? h : h / (HO / p.h), kh = p.hk == HO ? h : h / (HO / p.hk);
   const size_t ch = static_cast<size_t>(c) * HO + h;
 
-  // Phase 1: raw q, k rows (zero past len, slim_load_kq_rows), in flight while the gates are cooked.
-  slim_load_kq_rows<T, K, NT>(p, kS, qS, t0, len, qh, kh, tid);
+  // Phase 1: raw q, k rows (zero past len, load_kq_rows<..., true>), in flight while the gates are cooked.
+  load_kq_rows<T, K, NT, true>(p, kS, qS, t0, len, qh, kh, tid);
   cp_async_commit();
   prep_gates(p, gam, bet, t0, len, h, HO, tid, lane);
   const float gl = prep_finish_gates(p, gam, ch, tid);
