@@ -32,8 +32,9 @@
 //! So is every prep ([`PrepPass`]: entry, threads, shared memory, grid): the full factors' of
 //! [`PREP_VARIANTS`], the slim [`SLIM_PREP`] and persistent [`SLIM_PREP_OV`] of the
 //! [`SLIM_SCANS`] rows; [`FwdChoice::prep_pass`] picks it.
-//! Diagnostics read once at build: `DNNPLAN_GDN_FWD_SCAN=w4|w8|w4p` (force an output scan;
-//! bitwise the same outputs), `DNNPLAN_GDN_FWD_SUM=s2|p3` (force a summary pass; bitwise the
+//! Diagnostics read once at build: `DNNPLAN_GDN_FWD_SCAN=w4|w8|w4p|w4g` (force an output scan;
+//! bitwise the same outputs; `w4g`: the uncut slim w4 with its P', O' products by wgmma,
+//! [`SLIM_SCAN_W4G`], on the slim factors, else `w4`; not bitwise w4), `DNNPLAN_GDN_FWD_SUM=s2|p3` (force a summary pass; bitwise the
 //! same H_j, M_j), `DNNPLAN_GDN_FWD_PIECES=n` (force n pieces per sequence; 1 = off)
 //! and `DNNPLAN_GDN_FWD_STEPS=n` (launch only the first n kernels: per-kernel timing by
 //! differences), `DNNPLAN_GDN_FWD_PREP=v14|v15` (the factor kernel, both directions, bitwise the
@@ -638,6 +639,30 @@ pub const SLIM_SCAN_OV: FwdPass = FwdPass {
     },
 };
 
+/// The uncut slim output scan with its P' = X kᵀ and O' = X qᵀ products on the warpgroup
+/// `gdn_fwd_slimscan_<tag>_k128_w4g` (session 23, helper wg23; kernels/include/gdn_fwd_slim.cuh,
+/// `slim_chunk_wg`): wgmma m64n64k16 with X's fragments from registers and k, q by descriptor
+/// (staged in the canonical no-swizzle layout), w4's grid, threads, stages and shared memory; the
+/// rest of the step as w4. fp32 accumulation in the tensor core's order: not necessarily bitwise
+/// w4.
+pub const SLIM_SCAN_W4G: FwdPass = FwdPass {
+    stem: SLIM_SCAN_STEM,
+    suffix: "w4g",
+    warps: 4,
+    smem: PassSmem::SlimScan {
+        stages: SLIM_W4_STAGES,
+    },
+};
+
+/// The `DNNPLAN_GDN_FWD_SCAN` value that forces [`SLIM_SCAN_W4G`] (with the full factors' `w4`
+/// where the slim factors do not run).
+pub const SLIM_WG_SWITCH: &str = "w4g";
+
+/// Whether the uncut slim forward runs [`SLIM_SCAN_W4G`] where the rule picks the 4-warp scan
+/// (unless `DNNPLAN_GDN_FWD_SCAN` forces a scan): no, an experiment until measured faster and
+/// validated (bench/gdn_results.md, session 23, helper wg23).
+pub const SLIM_WG_BY_RULE: bool = false;
+
 /// When a slim output scan runs (the first row of [`SLIM_SCANS`] that applies).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SlimScanUse {
@@ -645,6 +670,9 @@ pub enum SlimScanUse {
     Pieces,
     /// Uncut, beside the persistent prep ([`super::fwd_overlap`]).
     Overlap,
+    /// Uncut, with the products by wgmma, where the 4-warp scan runs and the schedule asks for
+    /// them ([`FwdChoice::wgmma`]).
+    Wgmma,
     /// Uncut, for the full output scans of this many warps ([`ScanRow::warps`]).
     Uncut(u64),
 }
@@ -665,9 +693,10 @@ const SLIM_SCAN_STEM: &str = FACTOR_VARIANTS[FwdFactors::Slim as usize].scan_ste
 
 /// Every slim output scan configuration, the first that applies runs: the seeded scan of
 /// [`SLIM_PIECES`] on the piece path; uncut, `w4ov` beside the persistent prep `_ov` (4 warps,
-/// [`SLIM_OV_STAGES`]), else the width of the full scan the rule picked: `w8`
-/// ([`SLIM_W8_STAGES`]) or `w4` ([`SLIM_W4_STAGES`]; a forced `w4p` runs it too).
-pub const SLIM_SCANS: [SlimScanRow; 4] = [
+/// [`SLIM_OV_STAGES`]), `w4g` ([`SLIM_SCAN_W4G`]) where the 4-warp scan runs with wgmma, else
+/// the width of the full scan the rule picked: `w8` ([`SLIM_W8_STAGES`]) or `w4`
+/// ([`SLIM_W4_STAGES`]; a forced `w4p` runs it too).
+pub const SLIM_SCANS: [SlimScanRow; 5] = [
     SlimScanRow {
         used: SlimScanUse::Pieces,
         scan: SLIM_PIECES.scan,
@@ -677,6 +706,11 @@ pub const SLIM_SCANS: [SlimScanRow; 4] = [
         used: SlimScanUse::Overlap,
         scan: SLIM_SCAN_OV,
         prep: SLIM_PREP_OV,
+    },
+    SlimScanRow {
+        used: SlimScanUse::Wgmma,
+        scan: SLIM_SCAN_W4G,
+        prep: SLIM_PREP,
     },
     SlimScanRow {
         used: SlimScanUse::Uncut(8),
@@ -860,6 +894,9 @@ pub struct FwdChoice {
     /// The overlapped kernels one after the other, the scan launched normally
     /// (`DNNPLAN_GDN_FWD_OVERLAP=seq`, a diagnostic; only with `overlap`).
     pub sequential: bool,
+    /// The uncut slim 4-warp scan with its products by wgmma ([`SLIM_SCAN_W4G`]):
+    /// [`SLIM_WG_BY_RULE`], or forced by `DNNPLAN_GDN_FWD_SCAN=w4g` (any other forced scan: off).
+    pub wgmma: bool,
 }
 
 /// Which chunk factors the forward's prep writes and its output scan reads.
@@ -1093,10 +1130,10 @@ impl FwdChoice {
                 uncut_scan(f, sms)
             };
         }
-        let forced_scan =
-            env("DNNPLAN_GDN_FWD_SCAN").and_then(|x| ScanVariant::from_switch(&x, f.k));
+        let (forced_scan, wgmma) = scan_switch(env("DNNPLAN_GDN_FWD_SCAN").as_deref(), f.k);
         if let Some(scan) = forced_scan {
             c.scan = scan;
+            c.wgmma = wgmma;
         }
         if let Some(sum) = env("DNNPLAN_GDN_FWD_SUM").and_then(|x| SumVariant::from_switch(&x, f.k))
         {
@@ -1171,6 +1208,7 @@ impl FwdChoice {
             .find(|r| match r.used {
                 SlimScanUse::Pieces => self.pieces > 1,
                 SlimScanUse::Overlap => self.overlap,
+                SlimScanUse::Wgmma => self.wgmma && warps == 4,
                 SlimScanUse::Uncut(w) => w == warps,
             })
             .unwrap_or(&SLIM_SCANS[SLIM_SCANS.len() - 1])
@@ -1253,9 +1291,23 @@ impl FwdChoice {
             factors: FwdFactors::resolve(FwdFactors::default_for(pieces), f),
             overlap: false,
             sequential: false,
+            wgmma: SLIM_WG_BY_RULE,
         };
         c.overlap = c.overlap_pick(f, sms, None, true);
         c
+    }
+}
+
+/// `DNNPLAN_GDN_FWD_SCAN`'s value `value` at K = `k`: the forced scan (none: not forced) and
+/// whether it asks for the wgmma products ([`SLIM_WG_SWITCH`]: the 4-warp scan with them).
+fn scan_switch(value: Option<&str>, k: i64) -> (Option<ScanVariant>, bool) {
+    match value {
+        Some(SLIM_WG_SWITCH) => (
+            ScanVariant::from_switch(ScanVariant::Warps4.row().switch, k),
+            true,
+        ),
+        Some(x) => (ScanVariant::from_switch(x, k), false),
+        None => (None, false),
     }
 }
 
@@ -1956,6 +2008,67 @@ pub(super) mod tests {
             let persistent = c.prep_pass().grid == PrepGrid::Persistent;
             assert_eq!(persistent, overlap, "{pieces} {overlap} {scan:?}");
         }
+    }
+
+    #[test]
+    fn wgmma_scan_row_switch_and_launch() {
+        // The switch: `w4g` forces the 4-warp scan with the wgmma products (K = 64: the full w4,
+        // the slim factors do not apply); any other forced scan turns them off; unset: the rule's.
+        assert_eq!(
+            scan_switch(Some(SLIM_WG_SWITCH), 128),
+            (Some(ScanVariant::Warps4), true)
+        );
+        assert_eq!(
+            scan_switch(Some(SLIM_WG_SWITCH), 64),
+            (Some(ScanVariant::Warps4), true)
+        );
+        assert_eq!(
+            scan_switch(Some("w8"), 128),
+            (Some(ScanVariant::Warps8), false)
+        );
+        assert_eq!(
+            scan_switch(Some("w4"), 128),
+            (Some(ScanVariant::Warps4), false)
+        );
+        assert_eq!(scan_switch(Some("none"), 128), (None, false));
+        assert_eq!(scan_switch(None, 128), (None, false));
+        for (n, t, ho, d) in [
+            (4, 32768, 16, 128),
+            (1, 32768, 16, 128),
+            (16, 32768, 32, 128),
+            (10, 29949, 16, 128),
+            (4, 32768, 16, 64),
+        ] {
+            let c = FwdChoice::default_for(&facts(n, t, ho, d, false), 132);
+            assert_eq!(c.wgmma, SLIM_WG_BY_RULE, "{n} {t} {ho} {d}");
+        }
+        // Where it runs: only the uncut slim 4-warp scan (not pieces, not overlapped, not w8,
+        // not the full factors).
+        let mut c = FwdChoice::default_for(&facts(4, 32768, 16, 128, false), 132);
+        c.wgmma = true;
+        for (pieces, overlap, scan, factors, suffix) in [
+            (1, false, ScanVariant::Warps4, FwdFactors::Slim, "w4g"),
+            (1, false, ScanVariant::Warps8, FwdFactors::Slim, "w8"),
+            (1, true, ScanVariant::Warps4, FwdFactors::Slim, "w4ov"),
+            (7, false, ScanVariant::Warps4Phased, FwdFactors::Slim, "w4d"),
+            (1, false, ScanVariant::Warps4, FwdFactors::Full, "w4"),
+        ] {
+            (c.pieces, c.overlap, c.scan, c.factors) = (pieces, overlap, scan, factors);
+            assert_eq!(c.scan_pass().suffix, suffix, "{pieces} {overlap} {scan:?}");
+        }
+        // The row: w4's grid (two blocks per pair at V = 128), threads and shared memory, the
+        // slim prep; the entry is bundled.
+        (c.pieces, c.overlap, c.scan, c.factors) =
+            (1, false, ScanVariant::Warps4, FwdFactors::Slim);
+        assert_eq!(c.slim_scan().prep, SLIM_PREP);
+        assert_eq!(SLIM_SCAN_W4G.smem_bytes(128), 202_752);
+        let f = bound(facts(4, 32768, 16, 128, false));
+        let plan = GdnFwdPlan::new(&f, c, FwdKernels::named(&c, "bf16", 128), 132).expect("plan");
+        let scan = plan.launches().last().expect("the scan launch");
+        assert_eq!(scan.0, "gdn_fwd_slimscan_bf16_k128_w4g");
+        assert_eq!((scan.1, scan.2, scan.3), ((2, 16, 4), 128, 202_752));
+        let fwd = crate::cuda::kernels::find("gdn_fwd").expect("bundled GDN module");
+        assert!(fwd.has_function(scan.0));
     }
 
     #[test]
