@@ -659,8 +659,12 @@ pub const SLIM_SCAN_W4G: FwdPass = FwdPass {
 pub const SLIM_WG_SWITCH: &str = "w4g";
 
 /// Whether the uncut slim forward runs [`SLIM_SCAN_W4G`] where the rule picks the 4-warp scan
-/// (unless `DNNPLAN_GDN_FWD_SCAN` forces a scan): no, an experiment until measured faster and
-/// validated (bench/gdn_results.md, session 23, helper wg23).
+/// (unless `DNNPLAN_GDN_FWD_SCAN` forces a scan): no. H200, session 23 (helper wg23,
+/// bench/gdn_device_wg23_run1.log, processes B T T B): correct and bitwise w4 (forward tests,
+/// memcheck 0 errors), but the scan is slower at every shape, 0.385 / 0.382 vs 0.278 / 0.274 ms
+/// (w4) at (4, 8192, 16), 1.552 / 1.539 vs 1.067 / 1.062 ms at (1, 32768, 16) uncut, 0.785 /
+/// 0.789 vs 0.577 / 0.580 ms at (16, 2048, 32), 0.463 / 0.462 vs 0.332 / 0.333 ms on the ragged
+/// mix (cause not measured: bench/gdn_results.md).
 pub const SLIM_WG_BY_RULE: bool = false;
 
 /// When a slim output scan runs (the first row of [`SLIM_SCANS`] that applies).
