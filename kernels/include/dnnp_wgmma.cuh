@@ -27,15 +27,21 @@
 
 namespace dnnp {
 
-// A shared-memory matrix descriptor, no swizzle: byte address `smem_addr` (shared window, 16-byte
-// aligned), `lbo` and `sbo` in bytes (multiples of 16, < 2^18).
-__host__ __device__ __forceinline__ uint64_t wgmma_desc(uint32_t smem_addr, uint32_t lbo, uint32_t sbo) {
+// A shared-memory matrix descriptor: byte address `smem_addr` (shared window, 16-byte aligned),
+// `lbo` and `sbo` in bytes (multiples of 16, < 2^18), swizzle mode `swz` (0 none, 1 128-byte,
+// 2 64-byte, 3 32-byte; a swizzled operand's pattern atoms 1024-byte aligned: base offset 0).
+__host__ __device__ __forceinline__ uint64_t wgmma_desc(uint32_t smem_addr, uint32_t lbo, uint32_t sbo,
+                                                        uint32_t swz = 0) {
   uint64_t d = 0;
   d |= static_cast<uint64_t>((smem_addr >> 4) & 0x3FFFu);
   d |= static_cast<uint64_t>((lbo >> 4) & 0x3FFFu) << 16;
   d |= static_cast<uint64_t>((sbo >> 4) & 0x3FFFu) << 32;
-  return d;  // base offset 0, swizzle 0 (none)
+  d |= static_cast<uint64_t>(swz & 3u) << 62;
+  return d;  // base offset 0
 }
+// The 128-byte swizzle, K-major (session 23, wg23's w4gs): rows of 128 B (64 16-bit keys), the
+// 16-byte chunk j of row r at chunk j ^ (r & 7) of its row, 8 rows = one 1024-byte atom; SBO =
+// 1024 B (next 8 rows), LBO unused (16); a k16 step inside the row at +32 B of the start address.
 
 #ifndef GDN_HOST_EMU
 __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }

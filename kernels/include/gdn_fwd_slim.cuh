@@ -354,7 +354,18 @@ template <int K>
 __device__ __forceinline__ int slim_canon_elem(int tok, int kd) {
   return (tok >> 3) * 8 * K + (kd >> 3) * 64 + (tok & 7) * 8 + (kd & 7);
 }
-template <typename T, int K, typename Hook = StepNoHook>
+// The w4g family's q, k staging (fwd_slim_scan_body's WG): SLIM_WG_CANON (w4g) and
+// SLIM_WG_CANON_NOFENCE (w4gn: the same without the proxy fence, a timing probe only, outside the
+// PTX memory model's guarantees) in slim_canon_elem's layout; SLIM_WG_SW128 (w4gs) in the 128-byte
+// swizzle K-major layout (dnnp_wgmma.cuh): keys 64 a .. 64 a + 63 of token t in the 128 B row t of
+// atom a (CHUNK rows, 8 KB), 16 B chunk j at j ^ (t & 7).
+constexpr int SLIM_WG_CANON = 1, SLIM_WG_SW128 = 2, SLIM_WG_CANON_NOFENCE = 3;
+template <int WG, int K>
+__device__ __forceinline__ int slim_wg_elem(int tok, int kd) {
+  if constexpr (WG == SLIM_WG_SW128) return (kd >> 6) * 64 * CHUNK + tok * 64 + ((((kd >> 3) & 7) ^ (tok & 7)) << 3) + (kd & 7);
+  else return slim_canon_elem<K>(tok, kd);
+}
+template <typename T, int K, int WG, typename Hook = StepNoHook>
 __device__ __forceinline__ void scan_state_update_canon(float (&x)[K / 8][4], const u32 (&ua)[4][4], const T* Ks,
                                                         float gl, int lane, Hook hook = {}) {
   using IO = Io<T>;
@@ -370,7 +381,7 @@ __device__ __forceinline__ void scan_state_update_canon(float (&x)[K / 8][4], co
 #pragma unroll
     for (int np = 0; np < K / 16; ++np) {
       u32 r[4];
-      ldsm_x4_t(r, &Ks[slim_canon_elem<K>(16 * kk + lrow, 16 * np + 8 * (lane >> 4))]);
+      ldsm_x4_t(r, &Ks[slim_wg_elem<WG, K>(16 * kk + lrow, 16 * np + 8 * (lane >> 4))]);
       IO::mma(x[2 * np], ua[kk], r);
       IO::mma(x[2 * np + 1], ua[kk], r + 2);
     }
@@ -378,8 +389,9 @@ __device__ __forceinline__ void scan_state_update_canon(float (&x)[K / 8][4], co
 }
 
 // Everything of slim_chunk_warp after the P', O' products (pacc, oacc: this warp's 16 value rows x
-// 64 tokens): Z, Uᵀ, O, the state update. CANON_K: k in slim_canon_elem's layout (w4g).
-template <typename T, int K, int V, int KP, int VP, bool OUT, bool WITH_V, bool CANON_K, typename Mid, typename Upd>
+// 64 tokens): Z, Uᵀ, O, the state update. WG_K: k in slim_wg_elem<WG_K>'s layout (the w4g family;
+// 0: rows of KP).
+template <typename T, int K, int V, int KP, int VP, bool OUT, bool WITH_V, int WG_K, typename Mid, typename Upd>
 __device__ __forceinline__ void slim_chunk_tail(float (&x)[K / 8][4], float (&pacc)[8][4], float (&oacc)[8][4],
                                                 const T* Ks, const T* Vs, const T* Ts, const T* As, const float* Sc,
                                                 T* Os, const FwdParams& p, long long t0, int len, int h, int v0,
@@ -459,7 +471,7 @@ __device__ __forceinline__ void slim_chunk_tail(float (&x)[K / 8][4], float (&pa
     mid(1);  // every warp past its reads of v, T, A: the seeded scan refills them
     slim_store_o<T, V, 24>(Os, oacc, static_cast<T*>(p.o), t0, len, p.ho, h, v0, lane);
   }
-  if constexpr (CANON_K) scan_state_update_canon<T, K>(x, ur, Ks, gl, lane, upd);
+  if constexpr (WG_K != 0) scan_state_update_canon<T, K, WG_K>(x, ur, Ks, gl, lane, upd);
   else scan_state_update<T, K, KP>(x, ur, Ks, gl, lane, upd);
 }
 
@@ -495,7 +507,7 @@ __device__ __forceinline__ void slim_chunk_warp(float (&x)[K / 8][4], const T* Q
       }
     }
   }
-  slim_chunk_tail<T, K, V, KP, VP, OUT, WITH_V, false>(x, pacc, oacc, Ks, Vs, Ts, As, Sc, Os, p, t0, len, h, v0, vcol, gl,
+  slim_chunk_tail<T, K, V, KP, VP, OUT, WITH_V, 0>(x, pacc, oacc, Ks, Vs, Ts, As, Sc, Os, p, t0, len, h, v0, vcol, gl,
                                                        lane, mid, upd);
 }
 
@@ -522,8 +534,9 @@ struct SlimWg<gdn_f16> {
 // per-warp layout is mma.sync's C per n8 tile: the rest of the step is slim_chunk_tail. The
 // caller makes q, k visible to the async proxy (chunk_pipeline_in_body's PROXY_FENCE). Numerics:
 // the same io-rounded operands, fp32 accumulation in the tensor core's order (not necessarily
-// bitwise mma.sync's).
-template <typename T, int K, int V, int VP, typename Pre>
+// bitwise mma.sync's). WG: the layout (slim_wg_elem; SLIM_WG_SW128: descriptors of the 128-byte
+// swizzle, k16 step kk at atom kk / 4, +32 B · (kk % 4)).
+template <typename T, int K, int V, int VP, int WG, typename Pre>
 __device__ __forceinline__ void slim_chunk_wg(float (&x)[K / 8][4], const T* Qs, const T* Ks, const T* Vs, const T* Ts,
                                               const T* As, const float* Sc, T* Os, const FwdParams& p, long long t0,
                                               int len, int h, int v0, int vcol, float gl, int lane, Pre pre) {
@@ -543,11 +556,16 @@ __device__ __forceinline__ void slim_chunk_wg(float (&x)[K / 8][4], const T* Qs,
   const uint32_t kb = static_cast<uint32_t>(__cvta_generic_to_shared(Ks));
   const uint32_t qb = static_cast<uint32_t>(__cvta_generic_to_shared(Qs));
   constexpr uint32_t LBO = 128, SBO = 16 * K, KSTEP = 256;  // 2 core matrices of 16 B rows per k16
+  constexpr uint32_t ATOM = 64 * CHUNK * 2;                   // SW128: 64 keys x CHUNK tokens
+  auto desc = [&](uint32_t base, int kk) {
+    if constexpr (WG == SLIM_WG_SW128) return dnnp::wgmma_desc(base + ATOM * (kk >> 2) + 32 * (kk & 3), 16, 1024, 1);
+    else return dnnp::wgmma_desc(base + KSTEP * kk, LBO, SBO);
+  };
   dnnp::wgmma_fence();
 #pragma unroll
   for (int kk = 0; kk < K / 16; ++kk) {
-    SlimWg<T>::mma(&pacc[0][0], a[kk], dnnp::wgmma_desc(kb + KSTEP * kk, LBO, SBO));
-    SlimWg<T>::mma(&oacc[0][0], a[kk], dnnp::wgmma_desc(qb + KSTEP * kk, LBO, SBO));
+    SlimWg<T>::mma(&pacc[0][0], a[kk], desc(kb, kk));
+    SlimWg<T>::mma(&oacc[0][0], a[kk], desc(qb, kk));
   }
   dnnp::wgmma_commit();
 #pragma unroll
@@ -562,7 +580,7 @@ __device__ __forceinline__ void slim_chunk_wg(float (&x)[K / 8][4], const T* Qs,
     }
   auto none = [](int) {};
   SlimNoHook upd;
-  slim_chunk_tail<T, K, V, K + 8, VP, true, true, true>(x, pacc, oacc, Ks, Vs, Ts, As, Sc, Os, p, t0, len, h, v0, vcol, gl,
+  slim_chunk_tail<T, K, V, K + 8, VP, true, true, WG>(x, pacc, oacc, Ks, Vs, Ts, As, Sc, Os, p, t0, len, h, v0, vcol, gl,
                                                         lane, none, upd);
 }
 #endif
@@ -582,10 +600,13 @@ __device__ __forceinline__ void slim_chunk_wg(float (&x)[K / 8][4], const T* Qs,
 // (slim_canon_elem; copy round it: tokens 8 it .. 8 it + 7, thread tid's 16 bytes at byte
 // 2048 it + 16 tid of the tile: keys 8 (tid >> 3), token 8 it + (tid & 7)), the stage made visible
 // to the async proxy after each group wait (chunk_pipeline_in_body's PROXY_FENCE).
-template <typename T, int K, int V, int NW, int STAGES, bool OV = false, bool WG = false>
+// WG = SLIM_WG_SW128 (w4gs): q, k in the 128-byte swizzle (slim_wg_elem; round it: tokens 8 it +
+// (tid >> 4), 16 B chunk tid & 15; the dynamic shared memory 1024-byte aligned, checked);
+// SLIM_WG_CANON_NOFENCE (w4gn): w4g without the proxy fence (a timing probe).
+template <typename T, int K, int V, int NW, int STAGES, bool OV = false, int WG = 0>
 __device__ __forceinline__ void fwd_slim_scan_body(const FwdFastParams& fp) {
   static_assert(K == 128 && V == 128, "the slim forward serves K = V = 128");
-  static_assert(!WG || (NW == 4 && !OV), "w4g: one warpgroup, the uncut pipeline");
+  static_assert(WG == 0 || (NW == 4 && !OV), "w4g: one warpgroup, the uncut pipeline");
   using S = SlimScanSmem<K, NW, STAGES>;
   constexpr int KP = S::KP, CP = S::CP, VS = S::VS, VP = S::VP, NTH = NW * 32;
   extern __shared__ __align__(16) unsigned char smem[];
@@ -606,6 +627,12 @@ __device__ __forceinline__ void fwd_slim_scan_body(const FwdFastParams& fp) {
 
   float x[K / 8][4];
   load_initial_state_frags<K>(x, p, (static_cast<size_t>(row) * HO + h) * V * K, vr, cq);
+#ifndef GDN_HOST_EMU
+  if constexpr (WG == SLIM_WG_SW128) {  // the swizzle atoms' 1024-byte alignment (stage offsets: multiples of 1024)
+    static_assert(S::q_off % 1024 == 0 && S::k_off % 1024 == 0 && S::stage % 1024 == 0, "SW128 atoms aligned");
+    if (static_cast<uint32_t>(__cvta_generic_to_shared(smem)) & 1023u) __trap();
+  }
+#endif
 
   const T* qg = static_cast<const T*>(p.q);
   const T* kg = static_cast<const T*>(p.k);
@@ -635,7 +662,16 @@ __device__ __forceinline__ void fwd_slim_scan_body(const FwdFastParams& fp) {
   auto at = [&](int c) { return slim_chunk_at(c, c_begin, cs, ce, HO, h); };
   const int gtok = tid & 7, gkc = 8 * (tid >> 3);  // WG: this thread's token in a round, first key
   auto copy_qk = [&](const SlimChunkAt& d, unsigned char* base, int it, bool live) {
-    if constexpr (WG) {
+    if constexpr (WG == SLIM_WG_SW128) {
+      static_assert(QRS == 8 && NTH == 128, "a round = 8 tokens x 16 chunks");
+      const int tok = 8 * it + (tid >> 4), kd = 8 * (tid & 15);
+      const bool full = live && tok < d.len;
+      cp_async16_zfill(reinterpret_cast<T*>(base + S::q_off) + slim_wg_elem<WG, K>(tok, kd),
+                       qg + ((d.t0 + tok) * p.h + qh) * K + kd, full);
+      cp_async16_zfill(reinterpret_cast<T*>(base + S::k_off) + slim_wg_elem<WG, K>(tok, kd),
+                       kg + ((d.t0 + tok) * p.hk + kh) * K + kd, full);
+      return;
+    } else if constexpr (WG != 0) {
       static_assert(QRS == 8 && NTH == 128, "a round = 8 tokens x 16 core matrices");
       const int tok = 8 * it + gtok;
       const bool full = live && tok < d.len;
@@ -705,8 +741,8 @@ __device__ __forceinline__ void fwd_slim_scan_body(const FwdFastParams& fp) {
 
     T* Os = reinterpret_cast<T*>(smem + S::o_off) + warp * CHUNK * S::OP;
 #ifndef GDN_HOST_EMU
-    if constexpr (WG) {
-      slim_chunk_wg<T, K, V, VP>(x, Qs, Ks, Vs, Ts, As, Sc, Os, p, d.t0, d.len, h, v0, 16 * warp, gl, lane, pre);
+    if constexpr (WG != 0) {
+      slim_chunk_wg<T, K, V, VP, WG>(x, Qs, Ks, Vs, Ts, As, Sc, Os, p, d.t0, d.len, h, v0, 16 * warp, gl, lane, pre);
     } else
 #endif
     {
@@ -721,7 +757,7 @@ __device__ __forceinline__ void fwd_slim_scan_body(const FwdFastParams& fp) {
   } else {
     // Chunk c + STAGES − 1's copies spread over chunk c's P', O' key steps (slim_chunk_warp's PRE),
     // after the block barrier that has every warp past chunk c − 1 (whose stage they refill).
-    chunk_pipeline_in_body<STAGES, WG>(p.ws_gl, HO, h, c_begin, c_end, issue, [&](int c, int st, float gl, int nst, bool live) {
+    chunk_pipeline_in_body<STAGES, WG == SLIM_WG_CANON || WG == SLIM_WG_SW128>(p.ws_gl, HO, h, c_begin, c_end, issue, [&](int c, int st, float gl, int nst, bool live) {
       const SlimChunkAt d = at(c + STAGES - 1);
       unsigned char* nbase = smem + nst * S::stage;
       body(c, st, gl, [&](int kk) { issue_step(d, nbase, kk, live); });

@@ -24,7 +24,9 @@
 //   gdn_fwd_slimsum_{bf16,f16}_k128        <<<(4, HO, N·(P−1)), 128, SlimSumSmem<128>>> slim piece summary
 //   gdn_fwd_slimscan_{bf16,f16}_k128_w4d   <<<(2, HO, N·P), 128, SlimPieceSmem<128>>> seeded slim scan
 //   gdn_fwd_slimscan_{bf16,f16}_k128_w4g   <<<(2, HO, N), 128, SlimScanSmem<128,4,3>>> slim w4 with
-//                                          P', O' by wgmma (DNNPLAN_GDN_FWD_SCAN=w4g; not bitwise w4)
+//                                          P', O' by wgmma (DNNPLAN_GDN_FWD_SCAN=w4g; not bitwise w4 by
+//                                          construction, bitwise on the H200); _w4gs: q, k in the
+//                                          128-byte swizzle; _w4gn: w4g without the proxy fence (probe)
 //   gdn_fwd_chunk_order                    <<<1, 1024>>> chunk table + hand-over flags zeroed + scan order
 //   gdn_fwd_slimprep_{bf16,f16}_k128_ov    <<<(blocks beside the scan, 1, 1), 256, SlimPrepSmem<128>>>
 //                                          persistent slim prep (producer, DNNPLAN_GDN_FWD_OVERLAP)
@@ -190,7 +192,15 @@ GDN_FWD_SLIM_PIECE_ENTRIES(f16, gdn::gdn_f16)
 #define GDN_FWD_SLIM_WG_ENTRIES(TAG, T)                                                             \
   extern "C" __global__ void __launch_bounds__(4 * 32)                                              \
       gdn_fwd_slimscan_##TAG##_k128_w4g(gdn::FwdFastParams p) { dnnp_pdl_enter(p.f.flags & gdn::FLAG_PDL_TRIGGER); \
-    gdn::fwd_slim_scan_body<T, 128, 128, 4, gdn::SLIM_W4_STAGES, false, true>(p);                   \
+    gdn::fwd_slim_scan_body<T, 128, 128, 4, gdn::SLIM_W4_STAGES, false, gdn::SLIM_WG_CANON>(p);     \
+  }                                                                                                 \
+  extern "C" __global__ void __launch_bounds__(4 * 32)                                              \
+      gdn_fwd_slimscan_##TAG##_k128_w4gs(gdn::FwdFastParams p) { dnnp_pdl_enter(p.f.flags & gdn::FLAG_PDL_TRIGGER); \
+    gdn::fwd_slim_scan_body<T, 128, 128, 4, gdn::SLIM_W4_STAGES, false, gdn::SLIM_WG_SW128>(p);     \
+  }                                                                                                 \
+  extern "C" __global__ void __launch_bounds__(4 * 32)                                              \
+      gdn_fwd_slimscan_##TAG##_k128_w4gn(gdn::FwdFastParams p) { dnnp_pdl_enter(p.f.flags & gdn::FLAG_PDL_TRIGGER); \
+    gdn::fwd_slim_scan_body<T, 128, 128, 4, gdn::SLIM_W4_STAGES, false, gdn::SLIM_WG_CANON_NOFENCE>(p); \
   }
 
 GDN_FWD_SLIM_WG_ENTRIES(bf16, gdn::gdn_bf16)

@@ -654,9 +654,25 @@ pub const SLIM_SCAN_W4G: FwdPass = FwdPass {
     },
 };
 
-/// The `DNNPLAN_GDN_FWD_SCAN` value that forces [`SLIM_SCAN_W4G`] (with the full factors' `w4`
-/// where the slim factors do not run).
-pub const SLIM_WG_SWITCH: &str = "w4g";
+/// [`SLIM_SCAN_W4G`] with q, k staged in the 128-byte swizzle (`gdn_fwd_slimscan_<tag>_k128_w4gs`;
+/// unmeasured).
+pub const SLIM_SCAN_W4GS: FwdPass = FwdPass {
+    suffix: "w4gs",
+    ..SLIM_SCAN_W4G
+};
+
+/// [`SLIM_SCAN_W4G`] without the proxy fence after each group wait
+/// (`gdn_fwd_slimscan_<tag>_k128_w4gn`): a timing probe only (outside the PTX memory model's
+/// guarantees for wgmma reads of cp.async writes), never by rule; unmeasured.
+pub const SLIM_SCAN_W4GN: FwdPass = FwdPass {
+    suffix: "w4gn",
+    ..SLIM_SCAN_W4G
+};
+
+/// The `DNNPLAN_GDN_FWD_SCAN` values that force the wgmma scans (each its entry's suffix:
+/// [`SLIM_SCAN_W4G`], [`SLIM_SCAN_W4GS`], [`SLIM_SCAN_W4GN`]; with the full factors' `w4` where
+/// the slim factors do not run).
+pub const SLIM_WG_SWITCHES: [&str; 3] = ["w4g", "w4gs", "w4gn"];
 
 /// Whether the uncut slim forward runs [`SLIM_SCAN_W4G`] where the rule picks the 4-warp scan
 /// (unless `DNNPLAN_GDN_FWD_SCAN` forces a scan): no. H200, session 23 (helper wg23,
@@ -665,7 +681,7 @@ pub const SLIM_WG_SWITCH: &str = "w4g";
 /// (w4) at (4, 8192, 16), 1.552 / 1.539 vs 1.067 / 1.062 ms at (1, 32768, 16) uncut, 0.785 /
 /// 0.789 vs 0.577 / 0.580 ms at (16, 2048, 32), 0.463 / 0.462 vs 0.332 / 0.333 ms on the ragged
 /// mix (cause not measured: bench/gdn_results.md).
-pub const SLIM_WG_BY_RULE: bool = false;
+pub const SLIM_WG_BY_RULE: Option<&str> = None;
 
 /// When a slim output scan runs (the first row of [`SLIM_SCANS`] that applies).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -675,8 +691,8 @@ pub enum SlimScanUse {
     /// Uncut, beside the persistent prep ([`super::fwd_overlap`]).
     Overlap,
     /// Uncut, with the products by wgmma, where the 4-warp scan runs and the schedule asks for
-    /// them ([`FwdChoice::wgmma`]).
-    Wgmma,
+    /// this scan (its suffix, [`FwdChoice::wgmma`]).
+    Wgmma(&'static str),
     /// Uncut, for the full output scans of this many warps ([`ScanRow::warps`]).
     Uncut(u64),
 }
@@ -697,10 +713,11 @@ const SLIM_SCAN_STEM: &str = FACTOR_VARIANTS[FwdFactors::Slim as usize].scan_ste
 
 /// Every slim output scan configuration, the first that applies runs: the seeded scan of
 /// [`SLIM_PIECES`] on the piece path; uncut, `w4ov` beside the persistent prep `_ov` (4 warps,
-/// [`SLIM_OV_STAGES`]), `w4g` ([`SLIM_SCAN_W4G`]) where the 4-warp scan runs with wgmma, else
+/// [`SLIM_OV_STAGES`]), `w4g` / `w4gs` / `w4gn` ([`SLIM_SCAN_W4G`], [`SLIM_SCAN_W4GS`],
+/// [`SLIM_SCAN_W4GN`]) where the 4-warp scan runs with wgmma, else
 /// the width of the full scan the rule picked: `w8` ([`SLIM_W8_STAGES`]) or `w4`
 /// ([`SLIM_W4_STAGES`]; a forced `w4p` runs it too).
-pub const SLIM_SCANS: [SlimScanRow; 5] = [
+pub const SLIM_SCANS: [SlimScanRow; 7] = [
     SlimScanRow {
         used: SlimScanUse::Pieces,
         scan: SLIM_PIECES.scan,
@@ -712,8 +729,18 @@ pub const SLIM_SCANS: [SlimScanRow; 5] = [
         prep: SLIM_PREP_OV,
     },
     SlimScanRow {
-        used: SlimScanUse::Wgmma,
+        used: SlimScanUse::Wgmma(SLIM_SCAN_W4G.suffix),
         scan: SLIM_SCAN_W4G,
+        prep: SLIM_PREP,
+    },
+    SlimScanRow {
+        used: SlimScanUse::Wgmma(SLIM_SCAN_W4GS.suffix),
+        scan: SLIM_SCAN_W4GS,
+        prep: SLIM_PREP,
+    },
+    SlimScanRow {
+        used: SlimScanUse::Wgmma(SLIM_SCAN_W4GN.suffix),
+        scan: SLIM_SCAN_W4GN,
         prep: SLIM_PREP,
     },
     SlimScanRow {
@@ -898,9 +925,10 @@ pub struct FwdChoice {
     /// The overlapped kernels one after the other, the scan launched normally
     /// (`DNNPLAN_GDN_FWD_OVERLAP=seq`, a diagnostic; only with `overlap`).
     pub sequential: bool,
-    /// The uncut slim 4-warp scan with its products by wgmma ([`SLIM_SCAN_W4G`]):
-    /// [`SLIM_WG_BY_RULE`], or forced by `DNNPLAN_GDN_FWD_SCAN=w4g` (any other forced scan: off).
-    pub wgmma: bool,
+    /// The uncut slim 4-warp scan with its products by wgmma, by its suffix ([`SLIM_SCAN_W4G`],
+    /// [`SLIM_SCAN_W4GS`], [`SLIM_SCAN_W4GN`]; none: off): [`SLIM_WG_BY_RULE`], or forced by
+    /// `DNNPLAN_GDN_FWD_SCAN` = one of [`SLIM_WG_SWITCHES`] (any other forced scan: off).
+    pub wgmma: Option<&'static str>,
 }
 
 /// Which chunk factors the forward's prep writes and its output scan reads.
@@ -1212,7 +1240,7 @@ impl FwdChoice {
             .find(|r| match r.used {
                 SlimScanUse::Pieces => self.pieces > 1,
                 SlimScanUse::Overlap => self.overlap,
-                SlimScanUse::Wgmma => self.wgmma && warps == 4,
+                SlimScanUse::Wgmma(s) => self.wgmma == Some(s) && warps == 4,
                 SlimScanUse::Uncut(w) => w == warps,
             })
             .unwrap_or(&SLIM_SCANS[SLIM_SCANS.len() - 1])
@@ -1303,15 +1331,17 @@ impl FwdChoice {
 }
 
 /// `DNNPLAN_GDN_FWD_SCAN`'s value `value` at K = `k`: the forced scan (none: not forced) and
-/// whether it asks for the wgmma products ([`SLIM_WG_SWITCH`]: the 4-warp scan with them).
-fn scan_switch(value: Option<&str>, k: i64) -> (Option<ScanVariant>, bool) {
+/// which wgmma scan it asks for (one of [`SLIM_WG_SWITCHES`]: the 4-warp scan with them).
+fn scan_switch(value: Option<&str>, k: i64) -> (Option<ScanVariant>, Option<&'static str>) {
     match value {
-        Some(SLIM_WG_SWITCH) => (
-            ScanVariant::from_switch(ScanVariant::Warps4.row().switch, k),
-            true,
-        ),
-        Some(x) => (ScanVariant::from_switch(x, k), false),
-        None => (None, false),
+        Some(x) => match SLIM_WG_SWITCHES.iter().find(|&&w| w == x) {
+            Some(&w) => (
+                ScanVariant::from_switch(ScanVariant::Warps4.row().switch, k),
+                Some(w),
+            ),
+            None => (ScanVariant::from_switch(x, k), None),
+        },
+        None => (None, None),
     }
 }
 
@@ -2018,24 +2048,26 @@ pub(super) mod tests {
     fn wgmma_scan_row_switch_and_launch() {
         // The switch: `w4g` forces the 4-warp scan with the wgmma products (K = 64: the full w4,
         // the slim factors do not apply); any other forced scan turns them off; unset: the rule's.
-        assert_eq!(
-            scan_switch(Some(SLIM_WG_SWITCH), 128),
-            (Some(ScanVariant::Warps4), true)
-        );
-        assert_eq!(
-            scan_switch(Some(SLIM_WG_SWITCH), 64),
-            (Some(ScanVariant::Warps4), true)
-        );
+        for w in SLIM_WG_SWITCHES {
+            assert_eq!(
+                scan_switch(Some(w), 128),
+                (Some(ScanVariant::Warps4), Some(w))
+            );
+            assert_eq!(
+                scan_switch(Some(w), 64),
+                (Some(ScanVariant::Warps4), Some(w))
+            );
+        }
         assert_eq!(
             scan_switch(Some("w8"), 128),
-            (Some(ScanVariant::Warps8), false)
+            (Some(ScanVariant::Warps8), None)
         );
         assert_eq!(
             scan_switch(Some("w4"), 128),
-            (Some(ScanVariant::Warps4), false)
+            (Some(ScanVariant::Warps4), None)
         );
-        assert_eq!(scan_switch(Some("none"), 128), (None, false));
-        assert_eq!(scan_switch(None, 128), (None, false));
+        assert_eq!(scan_switch(Some("none"), 128), (None, None));
+        assert_eq!(scan_switch(None, 128), (None, None));
         for (n, t, ho, d) in [
             (4, 32768, 16, 128),
             (1, 32768, 16, 128),
@@ -2049,7 +2081,7 @@ pub(super) mod tests {
         // Where it runs: only the uncut slim 4-warp scan (not pieces, not overlapped, not w8,
         // not the full factors).
         let mut c = FwdChoice::default_for(&facts(4, 32768, 16, 128, false), 132);
-        c.wgmma = true;
+        c.wgmma = Some("w4g");
         for (pieces, overlap, scan, factors, suffix) in [
             (1, false, ScanVariant::Warps4, FwdFactors::Slim, "w4g"),
             (1, false, ScanVariant::Warps8, FwdFactors::Slim, "w8"),
@@ -2067,12 +2099,17 @@ pub(super) mod tests {
         assert_eq!(c.slim_scan().prep, SLIM_PREP);
         assert_eq!(SLIM_SCAN_W4G.smem_bytes(128), 202_752);
         let f = bound(facts(4, 32768, 16, 128, false));
-        let plan = GdnFwdPlan::new(&f, c, FwdKernels::named(&c, "bf16", 128), 132).expect("plan");
-        let scan = plan.launches().last().expect("the scan launch");
-        assert_eq!(scan.0, "gdn_fwd_slimscan_bf16_k128_w4g");
-        assert_eq!((scan.1, scan.2, scan.3), ((2, 16, 4), 128, 202_752));
         let fwd = crate::cuda::kernels::find("gdn_fwd").expect("bundled GDN module");
-        assert!(fwd.has_function(scan.0));
+        for w in SLIM_WG_SWITCHES {
+            c.wgmma = Some(w);
+            assert_eq!(c.scan_pass().suffix, w);
+            let plan =
+                GdnFwdPlan::new(&f, c, FwdKernels::named(&c, "bf16", 128), 132).expect("plan");
+            let scan = plan.launches().last().expect("the scan launch");
+            assert_eq!(scan.0.as_str(), format!("gdn_fwd_slimscan_bf16_k128_{w}"));
+            assert_eq!((scan.1, scan.2, scan.3), ((2, 16, 4), 128, 202_752));
+            assert!(fwd.has_function(scan.0));
+        }
     }
 
     #[test]
