@@ -336,8 +336,10 @@ __device__ __forceinline__ void chunk_pipeline(const float* ws_gl, int HO, int h
 // warp past chunk c − 1, whose stage nst is the one refilled), body(c, stage, Γ_last of c, nst,
 // live) which issues chunk c + STAGES − 1's copies into stage nst (live: that chunk exists; else
 // the body may still write the stage, which no chunk reads again), and the group commit. Returns
-// with every copy drained.
-template <int STAGES, typename Issue, typename Body>
+// with every copy drained. PROXY_FENCE (session 23, wg23: a body whose wgmma reads the stage
+// through the async proxy): each thread's fence.proxy.async.shared::cta after its group wait,
+// before the barrier (its cp.async writes, generic proxy, then visible to the async proxy).
+template <int STAGES, bool PROXY_FENCE = false, typename Issue, typename Body>
 __device__ __forceinline__ void chunk_pipeline_in_body(const float* ws_gl, int HO, int h, int c_begin, int c_end,
                                                        Issue issue, Body body) {
   static_assert(STAGES >= 2, "a stage in use and one being filled");
@@ -347,6 +349,9 @@ __device__ __forceinline__ void chunk_pipeline_in_body(const float* ws_gl, int H
     const float gl = gl_next;
     if (c + 1 < c_end) gl_next = ws_gl[static_cast<size_t>(c + 1) * HO + h];
     cp_async_wait<STAGES - 2>();
+#ifndef GDN_HOST_EMU
+    if constexpr (PROXY_FENCE) asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+#endif
     __syncthreads();
     body(c, st, gl, (c - c_begin + STAGES - 1) % STAGES, c + STAGES - 1 < c_end);
     cp_async_commit();

@@ -33,6 +33,7 @@
 #include "gdn_fwd_prep10.cuh"
 #ifndef GDN_HOST_EMU  // the CPU emulation defines the hand-over primitives (bench/gdn_host_emu.h)
 #include "dnnp_overlap.cuh"
+#include "dnnp_wgmma.cuh"
 #endif
 
 namespace gdn {
@@ -381,40 +382,52 @@ __device__ __forceinline__ void slim_store_o(T* Os, const float (&oacc)[8][4], T
 // UPD(kk) runs at the top of each of the state update's 4 token steps (session 21, fscan21b: the
 // seeded piece scan issues its v, T, A refill there).
 using SlimNoHook = StepNoHook;
-template <typename T, int K, int V, int KP, int VP, bool OUT, bool WITH_V, typename Mid, typename Pre = SlimNoHook,
-          typename Upd = SlimNoHook>
-__device__ __forceinline__ void slim_chunk_warp(float (&x)[K / 8][4], const T* Qs, const T* Ks, const T* Vs, const T* Ts,
-                                                const T* As, const float* Sc, T* Os, const FwdParams& p, long long t0,
-                                                int len, int h, int v0, int vcol, float gl, int lane, Mid mid,
-                                                Pre pre = {}, Upd upd = {}) {
+
+// The wgmma scan's q, k staging (session 23, wg23: fwd_slim_scan_body's WG, the w4gs scan): the
+// 128-byte swizzle K-major layout of dnnp_wgmma.cuh: keys 64 a .. 64 a + 63 of token t in the
+// 128 B row t of atom a (CHUNK rows, 8 KB), 16 B chunk j at j ^ (t & 7). (wg23 measured the
+// canonical no-swizzle layout 36-45 % slower than w4 and the swizzle 3-6 % faster: only it is kept.)
+template <int K>
+__device__ __forceinline__ int slim_wg_elem(int tok, int kd) {
+  return (kd >> 6) * 64 * CHUNK + tok * 64 + ((((kd >> 3) & 7) ^ (tok & 7)) << 3) + (kd & 7);
+}
+// The state update of slim_chunk_tail with k in slim_wg_elem's layout (the w4gs scan; session 23,
+// wg23): scan_state_update's operations, ldmatrix.trans row addresses of that layout.
+template <typename T, int K, typename Hook = StepNoHook>
+__device__ __forceinline__ void scan_state_update_canon(float (&x)[K / 8][4], const u32 (&ua)[4][4], const T* Ks,
+                                                        float gl, int lane, Hook hook = {}) {
+  using IO = Io<T>;
+  const float decay = __expf(gl);
+#pragma unroll
+  for (int nt = 0; nt < K / 8; ++nt)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) x[nt][e] *= decay;
+  const int lrow = (lane & 7) + 8 * ((lane >> 3) & 1);
+#pragma unroll
+  for (int kk = 0; kk < 4; ++kk) {
+    hook(kk);
+#pragma unroll
+    for (int np = 0; np < K / 16; ++np) {
+      u32 r[4];
+      ldsm_x4_t(r, &Ks[slim_wg_elem<K>(16 * kk + lrow, 16 * np + 8 * (lane >> 4))]);
+      IO::mma(x[2 * np], ua[kk], r);
+      IO::mma(x[2 * np + 1], ua[kk], r + 2);
+    }
+  }
+}
+
+// Everything of slim_chunk_warp after the P', O' products (pacc, oacc: this warp's 16 value rows x
+// 64 tokens): Z, Uᵀ, O, the state update. WG_K: k in slim_wg_elem's layout (the w4gs
+// scan; false: rows of KP).
+template <typename T, int K, int V, int KP, int VP, bool OUT, bool WITH_V, bool WG_K, typename Mid, typename Upd>
+__device__ __forceinline__ void slim_chunk_tail(float (&x)[K / 8][4], float (&pacc)[8][4], float (&oacc)[8][4],
+                                                const T* Ks, const T* Vs, const T* Ts, const T* As, const float* Sc,
+                                                T* Os, const FwdParams& p, long long t0, int len, int h, int v0,
+                                                int vcol, float gl, int lane, Mid& mid, Upd& upd) {
   using IO = Io<T>;
   constexpr int CP = CHUNK + 8;
   const int cq = 2 * (lane & 3);
   const int brow = (lane & 7) + 8 * (lane >> 4), bcol = 8 * ((lane >> 3) & 1);
-  float pacc[8][4], oacc[8][4];
-#pragma unroll
-  for (int nt = 0; nt < 8; ++nt)
-#pragma unroll
-    for (int e = 0; e < 4; ++e) pacc[nt][e] = oacc[nt][e] = 0.f;
-#pragma unroll
-  for (int kk = 0; kk < K / 16; ++kk) {
-    pre(kk);
-    u32 a[4];
-    x_a_frag<T>(a, x, kk);
-#pragma unroll
-    for (int np = 0; np < 4; ++np) {
-      u32 bk[4];
-      ldsm_x4(bk, &Ks[(16 * np + brow) * KP + 16 * kk + bcol]);
-      IO::mma(pacc[2 * np], a, bk);
-      IO::mma(pacc[2 * np + 1], a, bk + 2);
-      if constexpr (OUT) {
-        u32 bq[4];
-        ldsm_x4(bq, &Qs[(16 * np + brow) * KP + 16 * kk + bcol]);
-        IO::mma(oacc[2 * np], a, bq);
-        IO::mma(oacc[2 * np + 1], a, bq + 2);
-      }
-    }
-  }
   if constexpr (OUT) mid(0);  // the seeded scan: wait for v, T, A
   u32 za[4][4];
   {
@@ -486,8 +499,114 @@ __device__ __forceinline__ void slim_chunk_warp(float (&x)[K / 8][4], const T* Q
     mid(1);  // every warp past its reads of v, T, A: the seeded scan refills them
     slim_store_o<T, V, 24>(Os, oacc, static_cast<T*>(p.o), t0, len, p.ho, h, v0, lane);
   }
-  scan_state_update<T, K, KP>(x, ur, Ks, gl, lane, upd);
+  if constexpr (WG_K) scan_state_update_canon<T, K>(x, ur, Ks, gl, lane, upd);
+  else scan_state_update<T, K, KP>(x, ur, Ks, gl, lane, upd);
 }
+
+template <typename T, int K, int V, int KP, int VP, bool OUT, bool WITH_V, typename Mid, typename Pre = SlimNoHook,
+          typename Upd = SlimNoHook>
+__device__ __forceinline__ void slim_chunk_warp(float (&x)[K / 8][4], const T* Qs, const T* Ks, const T* Vs, const T* Ts,
+                                                const T* As, const float* Sc, T* Os, const FwdParams& p, long long t0,
+                                                int len, int h, int v0, int vcol, float gl, int lane, Mid mid,
+                                                Pre pre = {}, Upd upd = {}) {
+  using IO = Io<T>;
+  const int brow = (lane & 7) + 8 * (lane >> 4), bcol = 8 * ((lane >> 3) & 1);
+  float pacc[8][4], oacc[8][4];
+#pragma unroll
+  for (int nt = 0; nt < 8; ++nt)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) pacc[nt][e] = oacc[nt][e] = 0.f;
+#pragma unroll
+  for (int kk = 0; kk < K / 16; ++kk) {
+    pre(kk);
+    u32 a[4];
+    x_a_frag<T>(a, x, kk);
+#pragma unroll
+    for (int np = 0; np < 4; ++np) {
+      u32 bk[4];
+      ldsm_x4(bk, &Ks[(16 * np + brow) * KP + 16 * kk + bcol]);
+      IO::mma(pacc[2 * np], a, bk);
+      IO::mma(pacc[2 * np + 1], a, bk + 2);
+      if constexpr (OUT) {
+        u32 bq[4];
+        ldsm_x4(bq, &Qs[(16 * np + brow) * KP + 16 * kk + bcol]);
+        IO::mma(oacc[2 * np], a, bq);
+        IO::mma(oacc[2 * np + 1], a, bq + 2);
+      }
+    }
+  }
+  slim_chunk_tail<T, K, V, KP, VP, OUT, WITH_V, false>(x, pacc, oacc, Ks, Vs, Ts, As, Sc, Os, p, t0, len, h, v0, vcol, gl,
+                                                       lane, mid, upd);
+}
+
+#ifndef GDN_HOST_EMU
+// The io dtype's wgmma (dnnp_wgmma.cuh): m64n64k16, A from registers, B K-major by descriptor.
+template <typename T>
+struct SlimWg;
+template <>
+struct SlimWg<gdn_bf16> {
+  static __device__ __forceinline__ void mma(float* d, const u32* a, uint64_t b) { dnnp::wgmma_m64n64k16_rs_bf16(d, a, b); }
+};
+template <>
+struct SlimWg<gdn_f16> {
+  static __device__ __forceinline__ void mma(float* d, const u32* a, uint64_t b) { dnnp::wgmma_m64n64k16_rs_f16(d, a, b); }
+};
+
+// slim_chunk_warp with the P', O' products on the warpgroup (session 23, wg23; the w4gs scan: the
+// block's 4 warps are one warpgroup, M = 64 = its value rows): per key step kk, P' += X_kk kᵀ_kk
+// and O' += X_kk qᵀ_kk by wgmma m64n64k16 (A: x_a_frag's io-rounded fragments of this warp's 16
+// rows, the mma.sync A layout; B: k or q, 64 tokens x 16 keys, in slim_wg_elem's 128-byte swizzle
+// K-major layout: descriptors SBO 1,024 B, k16 step kk at atom kk / 4, +32 B · (kk % 4)), read
+// once per warpgroup instead of once per warp. The 16 wgmma are one batch; PRE(0..7) (the next
+// stage's copies) run while it is in flight. The accumulators' per-warp layout is mma.sync's C
+// per n8 tile: the rest of the step is slim_chunk_tail. The caller makes q, k visible to the
+// async proxy (chunk_pipeline_in_body's PROXY_FENCE). Numerics: the same io-rounded operands,
+// fp32 accumulation in the tensor core's order (not bitwise mma.sync's by construction; the
+// H200's hashes equal w4's on every forward test case, session 23).
+template <typename T, int K, int V, int VP, typename Pre>
+__device__ __forceinline__ void slim_chunk_wg(float (&x)[K / 8][4], const T* Qs, const T* Ks, const T* Vs, const T* Ts,
+                                              const T* As, const float* Sc, T* Os, const FwdParams& p, long long t0,
+                                              int len, int h, int v0, int vcol, float gl, int lane, Pre pre) {
+  static_assert(K == 128, "one descriptor stride per K");
+  float pacc[8][4], oacc[8][4];
+  u32 a[K / 16][4];
+#pragma unroll
+  for (int kk = 0; kk < K / 16; ++kk) x_a_frag<T>(a[kk], x, kk);
+#pragma unroll
+  for (int nt = 0; nt < 8; ++nt)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      pacc[nt][e] = oacc[nt][e] = 0.f;
+      dnnp::wgmma_fence_operand(pacc[nt][e]);
+      dnnp::wgmma_fence_operand(oacc[nt][e]);
+    }
+  const uint32_t kb = static_cast<uint32_t>(__cvta_generic_to_shared(Ks));
+  const uint32_t qb = static_cast<uint32_t>(__cvta_generic_to_shared(Qs));
+  constexpr uint32_t ATOM = 64 * CHUNK * 2;  // a swizzle atom: 64 keys x CHUNK tokens
+  auto desc = [&](uint32_t base, int kk) { return dnnp::wgmma_desc(base + ATOM * (kk >> 2) + 32 * (kk & 3), 16, 1024, 1); };
+  dnnp::wgmma_fence();
+#pragma unroll
+  for (int kk = 0; kk < K / 16; ++kk) {
+    SlimWg<T>::mma(&pacc[0][0], a[kk], desc(kb, kk));
+    SlimWg<T>::mma(&oacc[0][0], a[kk], desc(qb, kk));
+  }
+  dnnp::wgmma_commit();
+#pragma unroll
+  for (int kk = 0; kk < K / 16; ++kk) pre(kk);
+  dnnp::wgmma_wait<0>();
+#pragma unroll
+  for (int nt = 0; nt < 8; ++nt)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      dnnp::wgmma_fence_operand(pacc[nt][e]);
+      dnnp::wgmma_fence_operand(oacc[nt][e]);
+    }
+  auto none = [](int) {};
+  SlimNoHook upd;
+  slim_chunk_tail<T, K, V, K + 8, VP, true, true, true>(x, pacc, oacc, Ks, Vs, Ts, As, Sc, Os, p, t0, len, h, v0, vcol, gl,
+                                                        lane, none, upd);
+}
+#endif
 
 // The slim output scan: grid (V / VS, HO, N), NW warps of 16 value rows, one piece per sequence
 // (initial state in, final state out; the state checkpoints by ckpt_store). STAGES-deep cp.async
@@ -499,9 +618,15 @@ __device__ __forceinline__ void slim_chunk_warp(float (&x)[K / 8][4], const T* Q
 // OV: the consumer beside the persistent prep (fwd_slim_prep_ov_body): before it issues the copies
 // of chunk c it waits for unit (c, h)'s flag (a block-wide wait: its copies stay whole, at the
 // top of the step, chunk_pipeline), and every block waits for the prep grid before it exits.
-template <typename T, int K, int V, int NW, int STAGES, bool OV = false>
+// WG (session 23, wg23: the w4gs scan, NW = 4 warps = one warpgroup): the P', O' products by
+// wgmma (slim_chunk_wg) with q, k staged in the 128-byte swizzle (slim_wg_elem; copy round it:
+// tokens 8 it + (tid >> 4), 16 B chunk tid & 15; the dynamic shared memory 1024-byte aligned,
+// checked), the stage made visible to the async proxy after each group wait
+// (chunk_pipeline_in_body's PROXY_FENCE).
+template <typename T, int K, int V, int NW, int STAGES, bool OV = false, bool WG = false>
 __device__ __forceinline__ void fwd_slim_scan_body(const FwdFastParams& fp) {
   static_assert(K == 128 && V == 128, "the slim forward serves K = V = 128");
+  static_assert(!WG || (NW == 4 && !OV), "w4gs: one warpgroup, the uncut pipeline");
   using S = SlimScanSmem<K, NW, STAGES>;
   constexpr int KP = S::KP, CP = S::CP, VS = S::VS, VP = S::VP, NTH = NW * 32;
   extern __shared__ __align__(16) unsigned char smem[];
@@ -522,6 +647,12 @@ __device__ __forceinline__ void fwd_slim_scan_body(const FwdFastParams& fp) {
 
   float x[K / 8][4];
   load_initial_state_frags<K>(x, p, (static_cast<size_t>(row) * HO + h) * V * K, vr, cq);
+#ifndef GDN_HOST_EMU
+  if constexpr (WG) {  // the swizzle atoms' 1024-byte alignment (stage offsets: multiples of 1024)
+    static_assert(S::q_off % 1024 == 0 && S::k_off % 1024 == 0 && S::stage % 1024 == 0, "SW128 atoms aligned");
+    if (static_cast<uint32_t>(__cvta_generic_to_shared(smem)) & 1023u) __trap();
+  }
+#endif
 
   const T* qg = static_cast<const T*>(p.q);
   const T* kg = static_cast<const T*>(p.k);
@@ -550,6 +681,16 @@ __device__ __forceinline__ void fwd_slim_scan_body(const FwdFastParams& fp) {
   // session 13's order (q, k; v; T, A; scalars), `issue_step(kk)` the share of key step kk.
   auto at = [&](int c) { return slim_chunk_at(c, c_begin, cs, ce, HO, h); };
   auto copy_qk = [&](const SlimChunkAt& d, unsigned char* base, int it, bool live) {
+    if constexpr (WG) {
+      static_assert(QRS == 8 && NTH == 128, "a round = 8 tokens x 16 chunks");
+      const int tok = 8 * it + (tid >> 4), kd = 8 * (tid & 15);
+      const bool full = live && tok < d.len;
+      cp_async16_zfill(reinterpret_cast<T*>(base + S::q_off) + slim_wg_elem<K>(tok, kd),
+                       qg + ((d.t0 + tok) * p.h + qh) * K + kd, full);
+      cp_async16_zfill(reinterpret_cast<T*>(base + S::k_off) + slim_wg_elem<K>(tok, kd),
+                       kg + ((d.t0 + tok) * p.hk + kh) * K + kd, full);
+      return;
+    }
     const bool full = live && qr0 + it * QRS < d.len;
     cp_async16_zfill(reinterpret_cast<T*>(base + S::q_off) + (qr0 + it * QRS) * KP + qc,
                      qg + ((d.t0 + qr0) * p.h + qh) * K + qc + it * qstep, full);
@@ -609,8 +750,15 @@ __device__ __forceinline__ void fwd_slim_scan_body(const FwdFastParams& fp) {
     const SlimChunkAt d = at(c);
 
     T* Os = reinterpret_cast<T*>(smem + S::o_off) + warp * CHUNK * S::OP;
-    slim_chunk_warp<T, K, V, KP, VP, true, true>(x, Qs, Ks, Vs, Ts, As, Sc, Os, p, d.t0, d.len, h, v0, 16 * warp, gl, lane,
-                                               [](int) {}, pre);
+#ifndef GDN_HOST_EMU
+    if constexpr (WG) {
+      slim_chunk_wg<T, K, V, VP>(x, Qs, Ks, Vs, Ts, As, Sc, Os, p, d.t0, d.len, h, v0, 16 * warp, gl, lane, pre);
+    } else
+#endif
+    {
+      slim_chunk_warp<T, K, V, KP, VP, true, true>(x, Qs, Ks, Vs, Ts, As, Sc, Os, p, d.t0, d.len, h, v0, 16 * warp, gl,
+                                                   lane, [](int) {}, pre);
+    }
     if (c + 1 < c_end) ckpt_store<T, K, K, V>(ck, c + 1 - c_begin, HO, h, 0, x, vr, cq);
   };
   if constexpr (OV) {
@@ -619,7 +767,7 @@ __device__ __forceinline__ void fwd_slim_scan_body(const FwdFastParams& fp) {
   } else {
     // Chunk c + STAGES − 1's copies spread over chunk c's P', O' key steps (slim_chunk_warp's PRE),
     // after the block barrier that has every warp past chunk c − 1 (whose stage they refill).
-    chunk_pipeline_in_body<STAGES>(p.ws_gl, HO, h, c_begin, c_end, issue, [&](int c, int st, float gl, int nst, bool live) {
+    chunk_pipeline_in_body<STAGES, WG>(p.ws_gl, HO, h, c_begin, c_end, issue, [&](int c, int st, float gl, int nst, bool live) {
       const SlimChunkAt d = at(c + STAGES - 1);
       unsigned char* nbase = smem + nst * S::stage;
       body(c, st, gl, [&](int kk) { issue_step(d, nbase, kk, live); });

@@ -23,6 +23,10 @@
 //                                          (DNNPLAN_GDN_FWD_FACTORS=slim; gdn_fwd_slim.cuh; P = 1)
 //   gdn_fwd_slimsum_{bf16,f16}_k128        <<<(4, HO, N·(P−1)), 128, SlimSumSmem<128>>> slim piece summary
 //   gdn_fwd_slimscan_{bf16,f16}_k128_w4d   <<<(2, HO, N·P), 128, SlimPieceSmem<128>>> seeded slim scan
+//   gdn_fwd_slimscan_{bf16,f16}_k128_w4gs  <<<(2, HO, N), 128, SlimScanSmem<128,4,3>>> slim w4 with
+//                                          P', O' by wgmma, q, k in the 128-byte swizzle (the uncut
+//                                          4-warp default; not bitwise w4 by construction, bitwise on
+//                                          the H200)
 //   gdn_fwd_chunk_order                    <<<1, 1024>>> chunk table + hand-over flags zeroed + scan order
 //   gdn_fwd_slimprep_{bf16,f16}_k128_ov    <<<(blocks beside the scan, 1, 1), 256, SlimPrepSmem<128>>>
 //                                          persistent slim prep (producer, DNNPLAN_GDN_FWD_OVERLAP)
@@ -180,3 +184,16 @@ GDN_FWD_SLIM_OV_ENTRIES(f16, gdn::gdn_f16)
 
 GDN_FWD_SLIM_PIECE_ENTRIES(bf16, gdn::gdn_bf16)
 GDN_FWD_SLIM_PIECE_ENTRIES(f16, gdn::gdn_f16)
+
+// Session 23 (wg23): the uncut slim output scan with its P' = X kᵀ and O' = X qᵀ products on the
+// warpgroup (wgmma m64n64k16, A = X from registers, B = k, q by descriptor; gdn_fwd_slim.cuh,
+// slim_chunk_wg), q, k staged in the 128-byte swizzle; w4's grid, shared memory and copy schedule
+// (the uncut 4-warp default by rule; DNNPLAN_GDN_FWD_SCAN=w4 forces the mma.sync w4).
+#define GDN_FWD_SLIM_WG_ENTRIES(TAG, T)                                                             \
+  extern "C" __global__ void __launch_bounds__(4 * 32)                                              \
+      gdn_fwd_slimscan_##TAG##_k128_w4gs(gdn::FwdFastParams p) { dnnp_pdl_enter(p.f.flags & gdn::FLAG_PDL_TRIGGER); \
+    gdn::fwd_slim_scan_body<T, 128, 128, 4, gdn::SLIM_W4_STAGES, false, true>(p);                  \
+  }
+
+GDN_FWD_SLIM_WG_ENTRIES(bf16, gdn::gdn_bf16)
+GDN_FWD_SLIM_WG_ENTRIES(f16, gdn::gdn_f16)

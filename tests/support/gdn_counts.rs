@@ -360,7 +360,7 @@ fn slim_prep(s: &Shape) -> Counts {
     )
 }
 
-/// The slim output scan, uncut or seeded per piece (w4, w8, w4ov, w4d).
+/// The slim output scan, uncut or seeded per piece (w4, w8, w4ov, w4d, w4gs).
 fn slim_scan(s: &Shape) -> Counts {
     Counts::new(
         over(
@@ -578,6 +578,7 @@ pub const MODELS: [Model; 22] = [
             "slimscan_w8",
             "slimscan_w4ov",
             "slimscan_w4d",
+            "slimscan_w4gs",
         ],
         slim_scan,
     ),

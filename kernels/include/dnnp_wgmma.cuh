@@ -1,0 +1,80 @@
+// dnnp_wgmma.cuh: a minimal wrapper of Hopper's warpgroup MMA (sm_90a, PTX wgmma.*), session 23
+// (helper wg23). Only what the slim output scan's w4gs products use: the RS form (A from registers,
+// B from shared memory through a matrix descriptor) of m64n64k16 with fp32 accumulators and 16-bit
+// inputs (bf16 or f16), B K-major (tnspB = 0) in the no-swizzle canonical layout.
+//
+// The canonical no-swizzle K-major layout of a B operand (N x K, K contiguous): core matrices of
+// 8 rows (N) x 16 bytes (8 elements of K), each 128 contiguous bytes (row r at r · 16 B); the
+// descriptor's leading byte offset (LBO) is the distance between core matrices adjacent in K, its
+// stride byte offset (SBO) the distance between core matrices adjacent in N (PTX ISA, "Matrix
+// Descriptor Format": start address >> 4 in bits 0-13, LBO >> 4 in bits 16-29, SBO >> 4 in bits
+// 32-45, base offset 0 in bits 49-51, swizzle mode 0 (none) in bits 62-63).
+//
+// A (64 x 16, registers): warp w of the warpgroup holds rows 16 w .. 16 w + 15 in mma.sync
+// m16n8k16's A layout (a[0]: row l / 4, columns 2 (l % 4) + {0, 1}; a[1]: row + 8; a[2], a[3]:
+// columns + 8). D (64 x 64, 32 fp32 per thread): warp w's rows 16 w ..; per n8 tile j the mma.sync
+// C layout (d[4 j + 0, 1]: row l / 4, columns 8 j + 2 (l % 4) + {0, 1}; d[4 j + 2, 3]: row + 8).
+//
+// Ordering rules (PTX ISA, wgmma): wgmma_fence() before the first wgmma of a batch and after any
+// register write of its A or accumulator registers; wgmma_commit() closes a batch;
+// wgmma_wait<N>() waits until at most N batches are pending; wgmma_fence_operand() pins an
+// accumulator read after the wait (and a write before the fence) for the compiler. Shared memory
+// written through the generic proxy (st.shared, cp.async) needs fence_proxy_async_shared() by the
+// writing thread after the write completed, then a barrier, before a wgmma reads it.
+#pragma once
+
+#include <cstdint>
+
+namespace dnnp {
+
+// A shared-memory matrix descriptor: byte address `smem_addr` (shared window, 16-byte aligned),
+// `lbo` and `sbo` in bytes (multiples of 16, < 2^18), swizzle mode `swz` (0 none, 1 128-byte,
+// 2 64-byte, 3 32-byte; a swizzled operand's pattern atoms 1024-byte aligned: base offset 0).
+__host__ __device__ __forceinline__ uint64_t wgmma_desc(uint32_t smem_addr, uint32_t lbo, uint32_t sbo,
+                                                        uint32_t swz = 0) {
+  uint64_t d = 0;
+  d |= static_cast<uint64_t>((smem_addr >> 4) & 0x3FFFu);
+  d |= static_cast<uint64_t>((lbo >> 4) & 0x3FFFu) << 16;
+  d |= static_cast<uint64_t>((sbo >> 4) & 0x3FFFu) << 32;
+  d |= static_cast<uint64_t>(swz & 3u) << 62;
+  return d;  // base offset 0
+}
+// The 128-byte swizzle, K-major (session 23, wg23's w4gs): rows of 128 B (64 16-bit keys), the
+// 16-byte chunk j of row r at chunk j ^ (r & 7) of its row, 8 rows = one 1024-byte atom; SBO =
+// 1024 B (next 8 rows), LBO unused (16); a k16 step inside the row at +32 B of the start address.
+
+#ifndef GDN_HOST_EMU
+__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+template <int N>
+__device__ __forceinline__ void wgmma_wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+}
+__device__ __forceinline__ void fence_proxy_async_shared() {
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
+__device__ __forceinline__ void wgmma_fence_operand(float& r) { asm volatile("" : "+f"(r)::"memory"); }
+
+// d (32 fp32) += A (4 registers, 16-bit pairs) · B (descriptor), m64n64k16, B K-major. TY: "bf16"
+// or "f16".
+#define DNNP_WGMMA_M64N64K16_RS(NAME, TY)                                                                       \
+  __device__ __forceinline__ void NAME(float* d, const uint32_t* a, uint64_t desc_b) {                          \
+    asm volatile(                                                                                               \
+        "{\n .reg .pred p;\n setp.ne.b32 p, 1, 0;\n"                                                            \
+        "wgmma.mma_async.sync.aligned.m64n64k16.f32." TY "." TY " "                                             \
+        "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,"                                               \
+        "%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31}, "                                    \
+        "{%32,%33,%34,%35}, %36, p, 1, 1, 0;\n}\n"                                                              \
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),       \
+          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
+          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]),            \
+          "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]),            \
+          "+f"(d[30]), "+f"(d[31])                                                                              \
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b));                                            \
+  }
+DNNP_WGMMA_M64N64K16_RS(wgmma_m64n64k16_rs_bf16, "bf16")
+DNNP_WGMMA_M64N64K16_RS(wgmma_m64n64k16_rs_f16, "f16")
+#undef DNNP_WGMMA_M64N64K16_RS
+#endif
+
+}  // namespace dnnp
