@@ -1,7 +1,8 @@
 // dnnp_wgmma.cuh: a minimal wrapper of Hopper's warpgroup MMA (sm_90a, PTX wgmma.*), session 23
 // (helper wg23). Only what the slim output scan's w4gs products use: the RS form (A from registers,
 // B from shared memory through a matrix descriptor) of m64n64k16 with fp32 accumulators and 16-bit
-// inputs (bf16 or f16), B K-major (tnspB = 0) in the no-swizzle canonical layout.
+// inputs (bf16 or f16), B K-major (tnspB = 0) by descriptor: the no-swizzle canonical layout below or
+// the 128-byte swizzle (wgmma_desc's swz = 1; the scan's layout: gdn_fwd_slim.cuh, slim_wg_elem).
 //
 // The canonical no-swizzle K-major layout of a B operand (N x K, K contiguous): core matrices of
 // 8 rows (N) x 16 bytes (8 elements of K), each 128 contiguous bytes (row r at r · 16 B); the

@@ -1241,12 +1241,20 @@ struct StepNoHook {
   __device__ __forceinline__ void operator()(int) const {}
 };
 
-// X ← e^{Γ_last} X + Uᵀ Kᴿ (B = Kᴿ [token][key], rows of KP elements, via ldmatrix.trans).
+// The element index of key kd of token tok in Kᴿ stored as rows of KP elements (scan_state_update's
+// default layout).
+template <int KP>
+struct KeyRows {
+  __device__ __forceinline__ int operator()(int tok, int kd) const { return tok * KP + kd; }
+};
+
+// X ← e^{Γ_last} X + Uᵀ Kᴿ (B = Kᴿ [token][key], via ldmatrix.trans; element (tok, kd) at
+// Ks[at(tok, kd)]: rows of KP elements, or since session 23 the wgmma scan's swizzled layout).
 // hook(kk) runs at the top of each of the 4 token steps (session 21, fscan21b: the seeded slim
 // scan issues its v, T, A refill there; the others pass none).
-template <typename T, int K, int KP, typename Hook = StepNoHook>
+template <typename T, int K, int KP, typename Hook = StepNoHook, typename At = KeyRows<KP>>
 __device__ __forceinline__ void scan_state_update(float (&x)[K / 8][4], const u32 (&ua)[4][4], const T* Ks, float gl,
-                                                  int lane, Hook hook = {}) {
+                                                  int lane, Hook hook = {}, At at = {}) {
   using IO = Io<T>;
   const float decay = __expf(gl);
 #pragma unroll
@@ -1260,7 +1268,7 @@ __device__ __forceinline__ void scan_state_update(float (&x)[K / 8][4], const u3
 #pragma unroll
     for (int np = 0; np < K / 16; ++np) {
       u32 r[4];
-      ldsm_x4_t(r, &Ks[(16 * kk + lrow) * KP + 16 * np + 8 * (lane >> 4)]);
+      ldsm_x4_t(r, &Ks[at(16 * kk + lrow, 16 * np + 8 * (lane >> 4))]);
       IO::mma(x[2 * np], ua[kk], r);
       IO::mma(x[2 * np + 1], ua[kk], r + 2);
     }

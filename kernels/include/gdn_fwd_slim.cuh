@@ -391,31 +391,6 @@ template <int K>
 __device__ __forceinline__ int slim_wg_elem(int tok, int kd) {
   return (kd >> 6) * 64 * CHUNK + tok * 64 + ((((kd >> 3) & 7) ^ (tok & 7)) << 3) + (kd & 7);
 }
-// The state update of slim_chunk_tail with k in slim_wg_elem's layout (the w4gs scan; session 23,
-// wg23): scan_state_update's operations, ldmatrix.trans row addresses of that layout.
-template <typename T, int K, typename Hook = StepNoHook>
-__device__ __forceinline__ void scan_state_update_canon(float (&x)[K / 8][4], const u32 (&ua)[4][4], const T* Ks,
-                                                        float gl, int lane, Hook hook = {}) {
-  using IO = Io<T>;
-  const float decay = __expf(gl);
-#pragma unroll
-  for (int nt = 0; nt < K / 8; ++nt)
-#pragma unroll
-    for (int e = 0; e < 4; ++e) x[nt][e] *= decay;
-  const int lrow = (lane & 7) + 8 * ((lane >> 3) & 1);
-#pragma unroll
-  for (int kk = 0; kk < 4; ++kk) {
-    hook(kk);
-#pragma unroll
-    for (int np = 0; np < K / 16; ++np) {
-      u32 r[4];
-      ldsm_x4_t(r, &Ks[slim_wg_elem<K>(16 * kk + lrow, 16 * np + 8 * (lane >> 4))]);
-      IO::mma(x[2 * np], ua[kk], r);
-      IO::mma(x[2 * np + 1], ua[kk], r + 2);
-    }
-  }
-}
-
 // Everything of slim_chunk_warp after the P', O' products (pacc, oacc: this warp's 16 value rows x
 // 64 tokens): Z, Uᵀ, O, the state update. WG_K: k in slim_wg_elem's layout (the w4gs
 // scan; false: rows of KP).
@@ -499,8 +474,10 @@ __device__ __forceinline__ void slim_chunk_tail(float (&x)[K / 8][4], float (&pa
     mid(1);  // every warp past its reads of v, T, A: the seeded scan refills them
     slim_store_o<T, V, 24>(Os, oacc, static_cast<T*>(p.o), t0, len, p.ho, h, v0, lane);
   }
-  if constexpr (WG_K) scan_state_update_canon<T, K>(x, ur, Ks, gl, lane, upd);
-  else scan_state_update<T, K, KP>(x, ur, Ks, gl, lane, upd);
+  if constexpr (WG_K)
+    scan_state_update<T, K, KP>(x, ur, Ks, gl, lane, upd, [](int tok, int kd) { return slim_wg_elem<K>(tok, kd); });
+  else
+    scan_state_update<T, K, KP>(x, ur, Ks, gl, lane, upd);
 }
 
 template <typename T, int K, int V, int KP, int VP, bool OUT, bool WITH_V, typename Mid, typename Pre = SlimNoHook,
@@ -627,6 +604,9 @@ template <typename T, int K, int V, int NW, int STAGES, bool OV = false, bool WG
 __device__ __forceinline__ void fwd_slim_scan_body(const FwdFastParams& fp) {
   static_assert(K == 128 && V == 128, "the slim forward serves K = V = 128");
   static_assert(!WG || (NW == 4 && !OV), "w4gs: one warpgroup, the uncut pipeline");
+#ifdef GDN_HOST_EMU
+  static_assert(!WG, "the CPU emulation has no wgmma (its copies would stage q, k swizzled for the mma.sync step)");
+#endif
   using S = SlimScanSmem<K, NW, STAGES>;
   constexpr int KP = S::KP, CP = S::CP, VS = S::VS, VP = S::VP, NTH = NW * 32;
   extern __shared__ __align__(16) unsigned char smem[];
