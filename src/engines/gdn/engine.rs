@@ -35,8 +35,8 @@
 //! Diagnostics read once at build: `DNNPLAN_GDN_FWD_SCAN=w4|w8|w4p|w4gs` (force an output scan;
 //! bitwise the same outputs; `w4gs`: the uncut slim w4 with its P', O' products by wgmma,
 //! [`SLIM_SCAN_W4GS`], the uncut 4-warp default by [`SLIM_WG_BY_RULE`], on the slim factors,
-//! else `w4`; `w4`: the mma.sync scan; not bitwise w4 by construction), `DNNPLAN_GDN_FWD_SUM=s2|p3` (force a summary pass; bitwise the
-//! same H_j, M_j), `DNNPLAN_GDN_FWD_PIECES=n` (force n pieces per sequence; 1 = off)
+//! else `w4`; `w4`: the mma.sync scan; not bitwise w4 by construction),
+//! `DNNPLAN_GDN_FWD_SUM=s2|p3` (force a summary pass; bitwise the same H_j, M_j), `DNNPLAN_GDN_FWD_PIECES=n` (force n pieces per sequence; 1 = off)
 //! and `DNNPLAN_GDN_FWD_STEPS=n` (launch only the first n kernels: per-kernel timing by
 //! differences), `DNNPLAN_GDN_FWD_PREP=v14|v15` (the factor kernel, both directions, bitwise the
 //! same outputs: a row of [`PREP_VARIANTS`]; the default is [`PrepVariant::DEFAULT`], v15).
@@ -640,33 +640,38 @@ pub const SLIM_SCAN_OV: FwdPass = FwdPass {
     },
 };
 
-/// The uncut slim output scan with its P' = X kᵀ and O' = X qᵀ products on the warpgroup
-/// `gdn_fwd_slimscan_<tag>_k128_w4gs` (session 23, helper wg23; kernels/include/gdn_fwd_slim.cuh,
-/// `slim_chunk_wg`): wgmma m64n64k16 with X's fragments from registers and k, q by descriptor,
-/// staged in the 128-byte swizzle (B read once per warpgroup instead of once per warp: the slim
-/// scan is bound by the shared-memory pipe), w4's grid, threads, stages and shared memory; the
-/// rest of the step as w4. fp32 accumulation in the tensor core's order: not bitwise w4 by
-/// construction (the H200's hashes equal w4's on every forward test case).
-pub const SLIM_SCAN_W4GS: FwdPass = FwdPass {
+/// The uncut slim output scan on 4 warps, `gdn_fwd_slimscan_<tag>_k128_w4` (mma.sync; two blocks
+/// per (sequence, head) pair at V = 128, [`SLIM_W4_STAGES`]).
+pub const SLIM_SCAN_W4: FwdPass = FwdPass {
     stem: SLIM_SCAN_STEM,
-    suffix: "w4gs",
+    suffix: "w4",
     warps: 4,
     smem: PassSmem::SlimScan {
         stages: SLIM_W4_STAGES,
     },
 };
 
-/// The `DNNPLAN_GDN_FWD_SCAN` values that force the wgmma scans (each its entry's suffix:
-/// [`SLIM_SCAN_W4GS`]; with the full factors' `w4` where the slim factors do not run).
-pub const SLIM_WG_SWITCHES: [&str; 1] = ["w4gs"];
+/// The uncut slim output scan with its P' = X kᵀ and O' = X qᵀ products on the warpgroup
+/// `gdn_fwd_slimscan_<tag>_k128_w4gs` (session 23, helper wg23; kernels/include/gdn_fwd_slim.cuh,
+/// `slim_chunk_wg`): wgmma m64n64k16 with X's fragments from registers and k, q by descriptor,
+/// staged in the 128-byte swizzle (B read once per warpgroup instead of once per warp: the slim
+/// scan is bound by the shared-memory pipe), w4's grid, threads, stages and shared memory; the
+/// rest of the step as w4. fp32 accumulation in the tensor core's order: not bitwise w4 by
+/// construction (the H200's hashes equal w4's on every forward test case). Its suffix is also the
+/// `DNNPLAN_GDN_FWD_SCAN` value that forces it (the full factors' `w4` where the slim factors do
+/// not run).
+pub const SLIM_SCAN_W4GS: FwdPass = FwdPass {
+    suffix: "w4gs",
+    ..SLIM_SCAN_W4
+};
 
-/// The wgmma scan the uncut slim forward runs where the rule picks the 4-warp scan (unless
-/// `DNNPLAN_GDN_FWD_SCAN` forces a scan; `w4` forces the mma.sync w4): [`SLIM_SCAN_W4GS`]. H200,
-/// session 23 (the lead's final call, wg23's probe, processes B T T B; the scan kernel, ms): 0.2668 /
-/// 0.2655 vs w4's 0.2757 / 0.2735 at (4, 8192, 16), 1.020 / 1.018 vs 1.060 / 1.058 at
+/// Whether the uncut slim forward runs [`SLIM_SCAN_W4GS`] where the rule picks the 4-warp scan
+/// (unless `DNNPLAN_GDN_FWD_SCAN` forces a scan; `w4` forces the mma.sync [`SLIM_SCAN_W4`]): yes.
+/// H200, session 23 (the lead's final call, wg23's probe, processes B T T B; the scan kernel,
+/// ms): 0.2668 / 0.2655 vs w4's 0.2757 / 0.2735 at (4, 8192, 16), 1.020 / 1.018 vs 1.060 / 1.058 at
 /// (1, 32768, 16) uncut, 0.3161 / 0.3158 vs 0.3327 / 0.3324 on the ragged mix; hashes equal to
 /// w4's, memcheck clean. The canonical no-swizzle layout was 36-45 % slower (not bundled).
-pub const SLIM_WG_BY_RULE: Option<&str> = Some("w4gs");
+pub const SLIM_WG_BY_RULE: bool = true;
 
 /// When a slim output scan runs (the first row of [`SLIM_SCANS`] that applies).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -676,8 +681,8 @@ pub enum SlimScanUse {
     /// Uncut, beside the persistent prep ([`super::fwd_overlap`]).
     Overlap,
     /// Uncut, with the products by wgmma, where the 4-warp scan runs and the schedule asks for
-    /// this scan (its suffix, [`FwdChoice::wgmma`]).
-    Wgmma(&'static str),
+    /// it ([`FwdChoice::wgmma`]).
+    Wgmma,
     /// Uncut, for the full output scans of this many warps ([`ScanRow::warps`]).
     Uncut(u64),
 }
@@ -713,7 +718,7 @@ pub const SLIM_SCANS: [SlimScanRow; 5] = [
         prep: SLIM_PREP_OV,
     },
     SlimScanRow {
-        used: SlimScanUse::Wgmma(SLIM_SCAN_W4GS.suffix),
+        used: SlimScanUse::Wgmma,
         scan: SLIM_SCAN_W4GS,
         prep: SLIM_PREP,
     },
@@ -731,14 +736,7 @@ pub const SLIM_SCANS: [SlimScanRow; 5] = [
     },
     SlimScanRow {
         used: SlimScanUse::Uncut(4),
-        scan: FwdPass {
-            stem: SLIM_SCAN_STEM,
-            suffix: "w4",
-            warps: 4,
-            smem: PassSmem::SlimScan {
-                stages: SLIM_W4_STAGES,
-            },
-        },
+        scan: SLIM_SCAN_W4,
         prep: SLIM_PREP,
     },
 ];
@@ -899,10 +897,10 @@ pub struct FwdChoice {
     /// The overlapped kernels one after the other, the scan launched normally
     /// (`DNNPLAN_GDN_FWD_OVERLAP=seq`, a diagnostic; only with `overlap`).
     pub sequential: bool,
-    /// The uncut slim 4-warp scan with its products by wgmma, by its suffix ([`SLIM_SCAN_W4GS`];
-    /// none: off): [`SLIM_WG_BY_RULE`], or forced by
-    /// `DNNPLAN_GDN_FWD_SCAN` = one of [`SLIM_WG_SWITCHES`] (any other forced scan: off).
-    pub wgmma: Option<&'static str>,
+    /// The uncut slim 4-warp scan with its products by wgmma ([`SLIM_SCAN_W4GS`]):
+    /// [`SLIM_WG_BY_RULE`], or forced on by `DNNPLAN_GDN_FWD_SCAN` = its suffix (any other forced
+    /// scan: off).
+    pub wgmma: bool,
 }
 
 /// Which chunk factors the forward's prep writes and its output scan reads.
@@ -1214,7 +1212,7 @@ impl FwdChoice {
             .find(|r| match r.used {
                 SlimScanUse::Pieces => self.pieces > 1,
                 SlimScanUse::Overlap => self.overlap,
-                SlimScanUse::Wgmma(s) => self.wgmma == Some(s) && warps == 4,
+                SlimScanUse::Wgmma => self.wgmma && warps == 4,
                 SlimScanUse::Uncut(w) => w == warps,
             })
             .unwrap_or(&SLIM_SCANS[SLIM_SCANS.len() - 1])
@@ -1305,17 +1303,15 @@ impl FwdChoice {
 }
 
 /// `DNNPLAN_GDN_FWD_SCAN`'s value `value` at K = `k`: the forced scan (none: not forced) and
-/// which wgmma scan it asks for (one of [`SLIM_WG_SWITCHES`]: the 4-warp scan with them).
-fn scan_switch(value: Option<&str>, k: i64) -> (Option<ScanVariant>, Option<&'static str>) {
+/// whether it asks for the wgmma scan ([`SLIM_SCAN_W4GS`]'s suffix: the 4-warp scan with it).
+fn scan_switch(value: Option<&str>, k: i64) -> (Option<ScanVariant>, bool) {
     match value {
-        Some(x) => match SLIM_WG_SWITCHES.iter().find(|&&w| w == x) {
-            Some(&w) => (
-                ScanVariant::from_switch(ScanVariant::Warps4.row().switch, k),
-                Some(w),
-            ),
-            None => (ScanVariant::from_switch(x, k), None),
-        },
-        None => (None, None),
+        Some(x) if x == SLIM_SCAN_W4GS.suffix => (
+            ScanVariant::from_switch(ScanVariant::Warps4.row().switch, k),
+            true,
+        ),
+        Some(x) => (ScanVariant::from_switch(x, k), false),
+        None => (None, false),
     }
 }
 
@@ -1743,7 +1739,7 @@ pub(super) mod tests {
                 "gdn_fwd_slimprep_bf16_k128".to_owned(),
                 format!(
                     "gdn_fwd_slimscan_bf16_k128_{}",
-                    SLIM_WG_BY_RULE.unwrap_or("w4")
+                    if SLIM_WG_BY_RULE { "w4gs" } else { "w4" }
                 )
             )
         );
@@ -2006,7 +2002,7 @@ pub(super) mod tests {
         // then the full scan's width (w4p: 4 warps; the 4-warp scan is the rule's wgmma scan).
         let mut c = FwdChoice::default_for(&facts(4, 32768, 16, 128, false), 132);
         c.factors = FwdFactors::Slim;
-        let w4 = SLIM_WG_BY_RULE.unwrap_or("w4");
+        let w4 = if SLIM_WG_BY_RULE { "w4gs" } else { "w4" };
         for (pieces, overlap, scan, suffix) in [
             (7, false, ScanVariant::Warps4Phased, "w4d"),
             (1, true, ScanVariant::Warps8, "w4ov"),
@@ -2026,26 +2022,24 @@ pub(super) mod tests {
     fn wgmma_scan_row_switch_and_launch() {
         // The switch: `w4gs` forces the 4-warp scan with the wgmma products (K = 64: the full w4,
         // the slim factors do not apply); any other forced scan turns them off; unset: the rule's.
-        for w in SLIM_WG_SWITCHES {
-            assert_eq!(
-                scan_switch(Some(w), 128),
-                (Some(ScanVariant::Warps4), Some(w))
-            );
-            assert_eq!(
-                scan_switch(Some(w), 64),
-                (Some(ScanVariant::Warps4), Some(w))
-            );
-        }
+        assert_eq!(
+            scan_switch(Some("w4gs"), 128),
+            (Some(ScanVariant::Warps4), true)
+        );
+        assert_eq!(
+            scan_switch(Some("w4gs"), 64),
+            (Some(ScanVariant::Warps4), true)
+        );
         assert_eq!(
             scan_switch(Some("w8"), 128),
-            (Some(ScanVariant::Warps8), None)
+            (Some(ScanVariant::Warps8), false)
         );
         assert_eq!(
             scan_switch(Some("w4"), 128),
-            (Some(ScanVariant::Warps4), None)
+            (Some(ScanVariant::Warps4), false)
         );
-        assert_eq!(scan_switch(Some("none"), 128), (None, None));
-        assert_eq!(scan_switch(None, 128), (None, None));
+        assert_eq!(scan_switch(Some("none"), 128), (None, false));
+        assert_eq!(scan_switch(None, 128), (None, false));
         for (n, t, ho, d) in [
             (4, 32768, 16, 128),
             (1, 32768, 16, 128),
@@ -2059,7 +2053,7 @@ pub(super) mod tests {
         // Where it runs: only the uncut slim 4-warp scan (not pieces, not overlapped, not w8,
         // not the full factors).
         let mut c = FwdChoice::default_for(&facts(4, 32768, 16, 128, false), 132);
-        c.wgmma = Some("w4gs");
+        c.wgmma = true;
         for (pieces, overlap, scan, factors, suffix) in [
             (1, false, ScanVariant::Warps4, FwdFactors::Slim, "w4gs"),
             (1, false, ScanVariant::Warps8, FwdFactors::Slim, "w8"),
@@ -2078,16 +2072,13 @@ pub(super) mod tests {
         assert_eq!(SLIM_SCAN_W4GS.smem_bytes(128), 202_752);
         let f = bound(facts(4, 32768, 16, 128, false));
         let fwd = crate::cuda::kernels::find("gdn_fwd").expect("bundled GDN module");
-        for w in SLIM_WG_SWITCHES {
-            c.wgmma = Some(w);
-            assert_eq!(c.scan_pass().suffix, w);
-            let plan =
-                GdnFwdPlan::new(&f, c, FwdKernels::named(&c, "bf16", 128), 132).expect("plan");
-            let scan = plan.launches().last().expect("the scan launch");
-            assert_eq!(scan.0.as_str(), format!("gdn_fwd_slimscan_bf16_k128_{w}"));
-            assert_eq!((scan.1, scan.2, scan.3), ((2, 16, 4), 128, 202_752));
-            assert!(fwd.has_function(scan.0));
-        }
+        c.wgmma = true;
+        assert_eq!(c.scan_pass().suffix, "w4gs");
+        let plan = GdnFwdPlan::new(&f, c, FwdKernels::named(&c, "bf16", 128), 132).expect("plan");
+        let scan = plan.launches().last().expect("the scan launch");
+        assert_eq!(scan.0.as_str(), "gdn_fwd_slimscan_bf16_k128_w4gs");
+        assert_eq!((scan.1, scan.2, scan.3), ((2, 16, 4), 128, 202_752));
+        assert!(fwd.has_function(scan.0));
     }
 
     #[test]
