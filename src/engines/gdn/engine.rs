@@ -455,8 +455,12 @@ pub const SLIM_PIECES_WG: SlimPieceRow = SlimPieceRow {
 };
 
 /// Whether the slim piece path runs [`SLIM_PIECES_WG`] (unless `DNNPLAN_GDN_FWD_PIECE` says):
-/// no (an experiment until the H200 shows it correct and faster).
-pub const SLIM_PIECE_WG_BY_RULE: bool = false;
+/// yes. H200, session 24 (helper pw24, bench/gdn_device_pw24_run1.log, processes B T T B, T with
+/// `gs`; ms): the whole forward at (1, 32768, 16), P = 7, 0.6336 / 0.6347 vs 0.7184 / 0.7196
+/// (summary 0.188 / 0.194 vs 0.224 / 0.222, seeded scan 0.232 / 0.228 vs 0.285 / 0.286); forced
+/// P = 4 at (4, 8192, 16) 0.6072 / 0.6065 vs 0.6764 / 0.6817; the forward tests' hashes at 7 and 2
+/// pieces equal the mma.sync passes', memcheck at 7 pieces clean.
+pub const SLIM_PIECE_WG_BY_RULE: bool = true;
 
 /// `DNNPLAN_GDN_FWD_PIECE`'s value: `gs` ([`SLIM_PIECES_WG`]'s summary suffix) on, `d` off, else
 /// the rule's.
@@ -1948,11 +1952,20 @@ pub(super) mod tests {
                 assert!(fwd.has_function(name), "{name} is not bundled");
             }
         }
+        // The rule's piece passes: by wgmma (SLIM_PIECE_WG_BY_RULE), else mma.sync.
+        let (w4d, sum) = if SLIM_PIECE_WG_BY_RULE {
+            ("w4dgs", "_gs")
+        } else {
+            ("w4d", "")
+        };
         assert_eq!(
             c.kernel_names("f16", 128).1,
-            "gdn_fwd_slimscan_f16_k128_w4d"
+            format!("gdn_fwd_slimscan_f16_k128_{w4d}")
         );
-        assert_eq!(c.sum_kernel_name("bf16", 128), "gdn_fwd_slimsum_bf16_k128");
+        assert_eq!(
+            c.sum_kernel_name("bf16", 128),
+            format!("gdn_fwd_slimsum_bf16_k128{sum}")
+        );
         assert_eq!(c.scan_warps(), 4);
         // Full factors forced on the piece path: the full passes.
         c.factors = FwdFactors::Full;
@@ -2066,8 +2079,13 @@ pub(super) mod tests {
         let mut c = FwdChoice::default_for(&facts(4, 32768, 16, 128, false), 132);
         c.factors = FwdFactors::Slim;
         let w4 = if SLIM_WG_BY_RULE { "w4gs" } else { "w4" };
+        let w4d = if SLIM_PIECE_WG_BY_RULE {
+            "w4dgs"
+        } else {
+            "w4d"
+        };
         for (pieces, overlap, scan, suffix) in [
-            (7, false, ScanVariant::Warps4Phased, "w4d"),
+            (7, false, ScanVariant::Warps4Phased, w4d),
             (1, true, ScanVariant::Warps8, "w4ov"),
             (1, false, ScanVariant::Warps8, "w8"),
             (1, false, ScanVariant::Warps4Phased, w4),
@@ -2163,6 +2181,7 @@ pub(super) mod tests {
         // not the full factors).
         let mut c = FwdChoice::default_for(&facts(4, 32768, 16, 128, false), 132);
         c.wgmma = true;
+        c.piece_wgmma = false;
         for (pieces, overlap, scan, factors, suffix) in [
             (1, false, ScanVariant::Warps4, FwdFactors::Slim, "w4gs"),
             (1, false, ScanVariant::Warps8, FwdFactors::Slim, "w8"),
