@@ -540,10 +540,16 @@ struct SlimWg<gdn_f16> {
 // async proxy (chunk_pipeline_in_body's PROXY_FENCE). Numerics: the same io-rounded operands,
 // fp32 accumulation in the tensor core's order (not bitwise mma.sync's by construction; the
 // H200's hashes equal w4's on every forward test case, session 23).
-template <typename T, int K, int V, int VP, typename Pre>
+// Session 24 (pw24): slim_chunk_warp's template parameters and hooks for the piece path: OUT = false
+// (the summary: P' only, no O' batch, Qs unused) with WITH_V = false for its M_j blocks, and the
+// seeded scan's MID / UPD hooks (passed on to slim_chunk_tail as slim_chunk_warp does); w4gs's
+// call (OUT, WITH_V, no MID / UPD) is the session-23 code.
+template <typename T, int K, int V, int VP, bool OUT = true, bool WITH_V = true, typename Pre, typename Mid = SlimNoHook,
+          typename Upd = SlimNoHook>
 __device__ __forceinline__ void slim_chunk_wg(float (&x)[K / 8][4], const T* Qs, const T* Ks, const T* Vs, const T* Ts,
                                               const T* As, const float* Sc, T* Os, const FwdParams& p, long long t0,
-                                              int len, int h, int v0, int vcol, float gl, int lane, Pre pre) {
+                                              int len, int h, int v0, int vcol, float gl, int lane, Pre pre, Mid mid = {},
+                                              Upd upd = {}) {
   static_assert(K == 128, "one descriptor stride per K");
   float pacc[8][4], oacc[8][4];
   u32 a[K / 16][4];
@@ -555,17 +561,18 @@ __device__ __forceinline__ void slim_chunk_wg(float (&x)[K / 8][4], const T* Qs,
     for (int e = 0; e < 4; ++e) {
       pacc[nt][e] = oacc[nt][e] = 0.f;
       dnnp::wgmma_fence_operand(pacc[nt][e]);
-      dnnp::wgmma_fence_operand(oacc[nt][e]);
+      if constexpr (OUT) dnnp::wgmma_fence_operand(oacc[nt][e]);
     }
   const uint32_t kb = static_cast<uint32_t>(__cvta_generic_to_shared(Ks));
-  const uint32_t qb = static_cast<uint32_t>(__cvta_generic_to_shared(Qs));
+  uint32_t qb = 0;
+  if constexpr (OUT) qb = static_cast<uint32_t>(__cvta_generic_to_shared(Qs));
   constexpr uint32_t ATOM = 64 * CHUNK * 2;  // a swizzle atom: 64 keys x CHUNK tokens
   auto desc = [&](uint32_t base, int kk) { return dnnp::wgmma_desc(base + ATOM * (kk >> 2) + 32 * (kk & 3), 16, 1024, 1); };
   dnnp::wgmma_fence();
 #pragma unroll
   for (int kk = 0; kk < K / 16; ++kk) {
     SlimWg<T>::mma(&pacc[0][0], a[kk], desc(kb, kk));
-    SlimWg<T>::mma(&oacc[0][0], a[kk], desc(qb, kk));
+    if constexpr (OUT) SlimWg<T>::mma(&oacc[0][0], a[kk], desc(qb, kk));
   }
   dnnp::wgmma_commit();
 #pragma unroll
@@ -576,12 +583,10 @@ __device__ __forceinline__ void slim_chunk_wg(float (&x)[K / 8][4], const T* Qs,
 #pragma unroll
     for (int e = 0; e < 4; ++e) {
       dnnp::wgmma_fence_operand(pacc[nt][e]);
-      dnnp::wgmma_fence_operand(oacc[nt][e]);
+      if constexpr (OUT) dnnp::wgmma_fence_operand(oacc[nt][e]);
     }
-  auto none = [](int) {};
-  SlimNoHook upd;
-  slim_chunk_tail<T, K, V, K + 8, VP, true, true, true>(x, pacc, oacc, Ks, Vs, Ts, As, Sc, Os, p, t0, len, h, v0, vcol, gl,
-                                                        lane, none, upd);
+  slim_chunk_tail<T, K, V, K + 8, VP, OUT, WITH_V, true>(x, pacc, oacc, Ks, Vs, Ts, As, Sc, Os, p, t0, len, h, v0, vcol,
+                                                         gl, lane, mid, upd);
 }
 #endif
 
@@ -914,6 +919,17 @@ __device__ __forceinline__ void slim_rows_piece(T* dst, const T* src, size_t row
   const int r = tid / R::KV + it * R::RS, c0 = 8 * (tid % R::KV);
   cp_async16_zfill(dst + r * KP + c0, src + static_cast<size_t>(r) * row_stride + c0, live && r < len);
 }
+// slim_rows_piece's round `it` of q or k rows (token tid / 16 + 8 it, keys 8 (tid % 16) ..) into
+// slim_wg_elem's 128-byte swizzle K-major layout (session 24, pw24: the piece path's wgmma passes,
+// slimsum gs and w4dgs; the same pieces as w4gs's copy_qk rounds).
+template <typename T, int K>
+__device__ __forceinline__ void slim_rows_piece_wg(T* dst, const T* src, size_t row_stride, int len, int tid, int it,
+                                                   bool live) {
+  using R = SlimRows<K>;
+  static_assert(R::KV == 16 && R::RS == 8, "a round = 8 tokens x 16 chunks of 16 B");
+  const int r = tid / R::KV + it * R::RS, c0 = 8 * (tid % R::KV);
+  cp_async16_zfill(dst + slim_wg_elem<K>(r, c0), src + static_cast<size_t>(r) * row_stride + c0, live && r < len);
+}
 constexpr int SLIM_TILE_ROUNDS = CHUNK * (CHUNK / 8) / 128;
 template <typename T>
 __device__ __forceinline__ void slim_tile_piece(T* dst, const T* src, int tid, int it, bool live) {
@@ -931,9 +947,17 @@ __device__ __forceinline__ void slim_scalars_piece(float* dst, const float* src,
 // (fscan21b, the output scan's fscan21 cut) chunk c + 1's copies are issued inside chunk c's step,
 // a share at each P' key step (chunk_pipeline_in_body, slim_chunk_warp's PRE), one block barrier
 // per chunk; the same arithmetic in the same order.
-template <typename T, int K, int V>
+// WG (session 24, pw24: gdn_fwd_slimsum_*_k128_gs): P' = X kᵀ by wgmma (slim_chunk_wg, OUT = false)
+// with k staged in the 128-byte swizzle (slim_rows_piece_wg) in SlimSumSmem's k region (stage and
+// k offsets multiples of 1,024: the same layout and size), the stage made visible to the async proxy
+// after each group wait (chunk_pipeline_in_body's PROXY_FENCE); the dynamic shared memory
+// 1024-byte aligned (checked).
+template <typename T, int K, int V, bool WG = false>
 __device__ __forceinline__ void fwd_slim_sum_body(const FwdFastParams& fp) {
   static_assert(K == 128 && V == 128, "the slim forward serves K = V = 128");
+#ifdef GDN_HOST_EMU
+  static_assert(!WG, "the CPU emulation has no wgmma");
+#endif
   using S = SlimSumSmem<K>;
   constexpr int KP = S::KP, VP = S::VP, VS = S::VS, XB = V / VS, ST = SLIM_SUM_STAGES;
   extern __shared__ __align__(16) unsigned char smem[];
@@ -951,6 +975,12 @@ __device__ __forceinline__ void fwd_slim_sum_body(const FwdFastParams& fp) {
   piece_range(p, b, j, P, cb, c_begin, c_end);
   float x[K / 8][4];
   identity_frags<K>(x, is_m, vr, cq);
+#ifndef GDN_HOST_EMU
+  if constexpr (WG) {  // the swizzle atoms' 1024-byte alignment
+    static_assert(S::k_off % 1024 == 0 && S::stage % 1024 == 0, "SW128 atoms aligned");
+    if (static_cast<uint32_t>(__cvta_generic_to_shared(smem)) & 1023u) __trap();
+  }
+#endif
   const T* kg = static_cast<const T*>(p.k);
   const T* vg = static_cast<const T*>(p.v);
   // Key step kk's share of a chunk's copy (K / 16 = 8 steps): k round kk; T round kk (first
@@ -959,8 +989,12 @@ __device__ __forceinline__ void fwd_slim_sum_body(const FwdFastParams& fp) {
   static_assert(KR == KS && SLIM_TILE_ROUNDS <= KS && VR <= KS, "one round per key step at most");
   auto issue_step = [&](const SlimChunkAt& d, int st, int kk, bool live) {
     unsigned char* base = smem + st * S::stage;
-    slim_rows_piece<T, K, KP>(reinterpret_cast<T*>(base + S::k_off), kg + (d.t0 * p.hk + kh) * K,
-                              static_cast<size_t>(p.hk) * K, d.len, tid, kk, live);
+    if constexpr (WG)
+      slim_rows_piece_wg<T, K>(reinterpret_cast<T*>(base + S::k_off), kg + (d.t0 * p.hk + kh) * K,
+                               static_cast<size_t>(p.hk) * K, d.len, tid, kk, live);
+    else
+      slim_rows_piece<T, K, KP>(reinterpret_cast<T*>(base + S::k_off), kg + (d.t0 * p.hk + kh) * K,
+                                static_cast<size_t>(p.hk) * K, d.len, tid, kk, live);
     if (kk < SLIM_TILE_ROUNDS)
       slim_tile_piece<T>(reinterpret_cast<T*>(base + S::t_off), static_cast<const T*>(p.ws_w) + d.ch * CHUNK * CHUNK, tid,
                          kk, live);
@@ -976,7 +1010,7 @@ __device__ __forceinline__ void fwd_slim_sum_body(const FwdFastParams& fp) {
 #pragma unroll
     for (int kk = 0; kk < KS; ++kk) issue_step(d, st, kk, true);
   };
-  chunk_pipeline_in_body<ST>(p.ws_gl, HO, h, c_begin, c_end, issue, [&](int c, int st, float gl, int nst, bool live) {
+  chunk_pipeline_in_body<ST, WG>(p.ws_gl, HO, h, c_begin, c_end, issue, [&](int c, int st, float gl, int nst, bool live) {
     unsigned char* base = smem + st * S::stage;
     const T* Ks = reinterpret_cast<const T*>(base + S::k_off);
     const T* Vs = reinterpret_cast<const T*>(base + S::v_off);
@@ -985,6 +1019,17 @@ __device__ __forceinline__ void fwd_slim_sum_body(const FwdFastParams& fp) {
     const SlimChunkAt d = slim_chunk_at(c + ST - 1, cb, cs, ce, HO, h);
     auto none = [](int) {};
     auto pre = [&](int kk) { issue_step(d, nst, kk, live); };
+#ifndef GDN_HOST_EMU
+    if constexpr (WG) {
+      if (is_m)
+        slim_chunk_wg<T, K, V, VP, false, false>(x, nullptr, Ks, Vs, Ts, nullptr, Sc, nullptr, p, 0, 0, h, v0, 16 * warp,
+                                                 gl, lane, pre, none);
+      else
+        slim_chunk_wg<T, K, V, VP, false, true>(x, nullptr, Ks, Vs, Ts, nullptr, Sc, nullptr, p, 0, 0, h, v0, 16 * warp, gl,
+                                                lane, pre, none);
+      return;
+    }
+#endif
     if (is_m)
       slim_chunk_warp<T, K, V, KP, VP, false, false>(x, nullptr, Ks, Vs, Ts, nullptr, Sc, nullptr, p, 0, 0, h, v0, 16 * warp,
                                                      gl, lane, none, pre);
@@ -1004,9 +1049,18 @@ __device__ __forceinline__ void fwd_slim_sum_body(const FwdFastParams& fp) {
 // slot they refill) and committed before the wait for chunk c's v, T, A; chunk c + 1's v, T, A a
 // share at each of chunk c's state-update token steps (UPD, after the barrier that has every warp
 // past its reads of them). Three block barriers per chunk; the same arithmetic in the same order.
-template <typename T, int K, int V>
+// WG (session 24, pw24: gdn_fwd_slimscan_*_k128_w4dgs): P', O' by wgmma (slim_chunk_wg with the
+// MID / UPD hooks) with q, k staged in the 128-byte swizzle (slim_rows_piece_wg) in SlimPieceSmem's
+// q, k regions (q, k and slot offsets multiples of 1,024: the same layout and size); each thread's
+// q, k copies made visible to the async proxy after the group wait at the top of the step, before
+// its barrier (v, T, A, the scalars are read by ld.shared / ldmatrix only: no fence for the UPD
+// refill); the dynamic shared memory 1024-byte aligned (checked).
+template <typename T, int K, int V, bool WG = false>
 __device__ __forceinline__ void fwd_slim_piece_scan_body(const FwdFastParams& fp) {
   static_assert(K == 128 && V == 128, "the slim forward serves K = V = 128");
+#ifdef GDN_HOST_EMU
+  static_assert(!WG, "the CPU emulation has no wgmma");
+#endif
   using S = SlimPieceSmem<K>;
   constexpr int KP = S::KP, VP = S::VP, VS = S::VS;
   extern __shared__ __align__(16) unsigned char smem[];
@@ -1025,6 +1079,12 @@ __device__ __forceinline__ void fwd_slim_piece_scan_body(const FwdFastParams& fp
   float x[K / 8][4];
   if (P == 1) load_initial_state_frags<K>(x, p, (static_cast<size_t>(row) * HO + h) * V * K, vr, cq);
   else load_seed_frags<K>(x, fp.ws_seed + (static_cast<size_t>(b * P + j) * HO + h) * V * K, vr, cq);
+#ifndef GDN_HOST_EMU
+  if constexpr (WG) {  // the swizzle atoms' 1024-byte alignment
+    static_assert(S::q_off % 1024 == 0 && S::k_off % 1024 == 0 && S::slot % 1024 == 0, "SW128 atoms aligned");
+    if (static_cast<uint32_t>(__cvta_generic_to_shared(smem)) & 1023u) __trap();
+  }
+#endif
   const T* qg = static_cast<const T*>(p.q);
   const T* kg = static_cast<const T*>(p.k);
   const T* vg = static_cast<const T*>(p.v);
@@ -1035,10 +1095,17 @@ __device__ __forceinline__ void fwd_slim_piece_scan_body(const FwdFastParams& fp
                 "one round per step");
   auto step_d = [&](const SlimChunkAt& d, int slot, int kk, bool live) {  // q, k, scalars
     unsigned char* base = smem + slot * S::slot;
-    slim_rows_piece<T, K, KP>(reinterpret_cast<T*>(base + S::q_off), qg + (d.t0 * p.h + qh) * K, static_cast<size_t>(p.h) * K,
-                              d.len, tid, kk, live);
-    slim_rows_piece<T, K, KP>(reinterpret_cast<T*>(base + S::k_off), kg + (d.t0 * p.hk + kh) * K,
-                              static_cast<size_t>(p.hk) * K, d.len, tid, kk, live);
+    if constexpr (WG) {
+      slim_rows_piece_wg<T, K>(reinterpret_cast<T*>(base + S::q_off), qg + (d.t0 * p.h + qh) * K,
+                               static_cast<size_t>(p.h) * K, d.len, tid, kk, live);
+      slim_rows_piece_wg<T, K>(reinterpret_cast<T*>(base + S::k_off), kg + (d.t0 * p.hk + kh) * K,
+                               static_cast<size_t>(p.hk) * K, d.len, tid, kk, live);
+    } else {
+      slim_rows_piece<T, K, KP>(reinterpret_cast<T*>(base + S::q_off), qg + (d.t0 * p.h + qh) * K,
+                                static_cast<size_t>(p.h) * K, d.len, tid, kk, live);
+      slim_rows_piece<T, K, KP>(reinterpret_cast<T*>(base + S::k_off), kg + (d.t0 * p.hk + kh) * K,
+                                static_cast<size_t>(p.hk) * K, d.len, tid, kk, live);
+    }
     if (kk == KS - 1)
       slim_scalars_piece(reinterpret_cast<float*>(base + S::s_off),
                          static_cast<const float*>(p.ws_kr) + d.ch * SLIM_SCALARS * CHUNK, tid, live);
@@ -1074,6 +1141,9 @@ __device__ __forceinline__ void fwd_slim_piece_scan_body(const FwdFastParams& fp
     if (c + 1 < c_end) gl_next = p.ws_gl[static_cast<size_t>(c + 1) * HO + h];
     // In flight: this chunk's q, k, scalars, then its v, T, A.
     cp_async_wait<1>();
+#ifndef GDN_HOST_EMU
+    if constexpr (WG) dnnp::fence_proxy_async_shared();  // this thread's q, k copies, for the wgmma
+#endif
     __syncthreads();  // everyone's q, k, scalars landed; every warp is past chunk c − 1
     unsigned char* base = smem + slot * S::slot;
     const SlimChunkAt d = slim_chunk_at(c, cb, cs, ce, HO, h);
@@ -1086,10 +1156,18 @@ __device__ __forceinline__ void fwd_slim_piece_scan_body(const FwdFastParams& fp
       }
       __syncthreads();  // 1: every warp is past its reads of v, T, A (UPD refills them)
     };
-    slim_chunk_warp<T, K, V, KP, VP, true, true>(
-        x, reinterpret_cast<const T*>(base + S::q_off), reinterpret_cast<const T*>(base + S::k_off), Vs, Ts, As,
-        reinterpret_cast<const float*>(base + S::s_off), Os, p, d.t0, d.len, h, v0, 16 * warp, gl, lane, mid,
-        [&](int kk) { step_d(dn, slot ^ 1, kk, live); }, [&](int kk) { step_s(dn, kk, live); });
+    auto pre = [&](int kk) { step_d(dn, slot ^ 1, kk, live); };
+    auto upd = [&](int kk) { step_s(dn, kk, live); };
+#ifndef GDN_HOST_EMU
+    if constexpr (WG)
+      slim_chunk_wg<T, K, V, VP, true, true>(
+          x, reinterpret_cast<const T*>(base + S::q_off), reinterpret_cast<const T*>(base + S::k_off), Vs, Ts, As,
+          reinterpret_cast<const float*>(base + S::s_off), Os, p, d.t0, d.len, h, v0, 16 * warp, gl, lane, pre, mid, upd);
+    else
+#endif
+      slim_chunk_warp<T, K, V, KP, VP, true, true>(
+          x, reinterpret_cast<const T*>(base + S::q_off), reinterpret_cast<const T*>(base + S::k_off), Vs, Ts, As,
+          reinterpret_cast<const float*>(base + S::s_off), Os, p, d.t0, d.len, h, v0, 16 * warp, gl, lane, mid, pre, upd);
     cp_async_commit();  // chunk c + 1's v, T, A (UPD)
     if (c + 1 < c_end) ckpt_store<T, K, K, V>(ck, c + 1 - cb, HO, h, 0, x, vr, cq);
   }

@@ -197,3 +197,20 @@ GDN_FWD_SLIM_PIECE_ENTRIES(f16, gdn::gdn_f16)
 
 GDN_FWD_SLIM_WG_ENTRIES(bf16, gdn::gdn_bf16)
 GDN_FWD_SLIM_WG_ENTRIES(f16, gdn::gdn_f16)
+
+// Session 24 (pw24): the slim piece path with its products on the warpgroup (gdn_fwd_slim.cuh,
+// slim_chunk_wg: wgmma m64n64k16, A = X from registers, B = k (and q) by descriptor, staged in the
+// 128-byte swizzle): the summary slimsum_gs (P' only) and the seeded output scan w4dgs (P', O');
+// the grids, threads, shared memory and copy schedules of slimsum and w4d (DNNPLAN_GDN_FWD_PIECE=gs).
+#define GDN_FWD_SLIM_PIECE_WG_ENTRIES(TAG, T)                                                       \
+  extern "C" __global__ void __launch_bounds__(4 * 32, gdn::SLIM_SUM_MIN_BLOCKS)                    \
+      gdn_fwd_slimsum_##TAG##_k128_gs(gdn::FwdFastParams p) { dnnp_pdl_enter(p.f.flags & gdn::FLAG_PDL_TRIGGER); \
+    gdn::fwd_slim_sum_body<T, 128, 128, true>(p);                                                   \
+  }                                                                                                 \
+  extern "C" __global__ void __launch_bounds__(4 * 32, gdn::SLIM_W4D_MIN_BLOCKS)                    \
+      gdn_fwd_slimscan_##TAG##_k128_w4dgs(gdn::FwdFastParams p) { dnnp_pdl_enter(p.f.flags & gdn::FLAG_PDL_TRIGGER); \
+    gdn::fwd_slim_piece_scan_body<T, 128, 128, true>(p);                                            \
+  }
+
+GDN_FWD_SLIM_PIECE_WG_ENTRIES(bf16, gdn::gdn_bf16)
+GDN_FWD_SLIM_PIECE_WG_ENTRIES(f16, gdn::gdn_f16)

@@ -360,7 +360,7 @@ fn slim_prep(s: &Shape) -> Counts {
     )
 }
 
-/// The slim output scan, uncut or seeded per piece (w4, w8, w4ov, w4d, w4gs).
+/// The slim output scan, uncut or seeded per piece (w4, w8, w4ov, w4d, w4gs, w4dgs).
 fn slim_scan(s: &Shape) -> Counts {
     Counts::new(
         over(
@@ -579,10 +579,11 @@ pub const MODELS: [Model; 22] = [
             "slimscan_w4ov",
             "slimscan_w4d",
             "slimscan_w4gs",
+            "slimscan_w4dgs",
         ],
         slim_scan,
     ),
-    family("slimsum", &["slimsum"], slim_sum),
+    family("slimsum", &["slimsum", "slimsum_gs"], slim_sum),
     family("scan", &["scanx_w4", "scanx_w8", "scanx_w4p"], full_scan),
     family("sum", &["sum", "sum1"], full_sum),
     family(

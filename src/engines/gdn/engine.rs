@@ -37,6 +37,9 @@
 //! [`SLIM_SCAN_W4GS`], the uncut 4-warp default by [`SLIM_WG_BY_RULE`], on the slim factors,
 //! else `w4`; `w4`: the mma.sync scan; not bitwise w4 by construction),
 //! `DNNPLAN_GDN_FWD_SUM=s2|p3` (force a summary pass; bitwise the same H_j, M_j), `DNNPLAN_GDN_FWD_PIECES=n` (force n pieces per sequence; 1 = off)
+//! `DNNPLAN_GDN_FWD_PIECE=gs|d` (the slim piece path's passes: `gs` the summary and seeded scan
+//! with their products by wgmma, [`SLIM_PIECES_WG`]; `d` the mma.sync [`SLIM_PIECES`]; unset:
+//! [`SLIM_PIECE_WG_BY_RULE`]; not bitwise by construction)
 //! and `DNNPLAN_GDN_FWD_STEPS=n` (launch only the first n kernels: per-kernel timing by
 //! differences), `DNNPLAN_GDN_FWD_PREP=v14|v15` (the factor kernel, both directions, bitwise the
 //! same outputs: a row of [`PREP_VARIANTS`]; the default is [`PrepVariant::DEFAULT`], v15).
@@ -431,6 +434,44 @@ pub const SLIM_PIECES: SlimPieceRow = SlimPieceRow {
     sum_per_sm: SLIM_SUM_MIN_BLOCKS,
 };
 
+/// The slim piece path with its products on the warpgroup (session 24, helper pw24;
+/// kernels/include/gdn_fwd_slim.cuh, `slim_chunk_wg` with OUT = false and the seeded scan's
+/// hooks): the summary `gdn_fwd_slimsum_<tag>_k128_gs` (P' = X kᵀ by wgmma m64n64k16, k in the
+/// 128-byte swizzle) and the seeded output scan `gdn_fwd_slimscan_<tag>_k128_w4dgs` (P', O' by
+/// wgmma, q, k swizzled); [`SLIM_PIECES`]' grids, threads, shared memory (the same layouts: their
+/// q, k regions start at multiples of 1,024 B) and blocks per SM. fp32 accumulation in the tensor
+/// core's order: not bitwise [`SLIM_PIECES`] by construction. `DNNPLAN_GDN_FWD_PIECE=gs` forces it,
+/// `d` the mma.sync passes.
+pub const SLIM_PIECES_WG: SlimPieceRow = SlimPieceRow {
+    scan: FwdPass {
+        suffix: "w4dgs",
+        ..SLIM_PIECES.scan
+    },
+    sum: FwdPass {
+        suffix: "gs",
+        ..SLIM_PIECES.sum
+    },
+    ..SLIM_PIECES
+};
+
+/// Whether the slim piece path runs [`SLIM_PIECES_WG`] (unless `DNNPLAN_GDN_FWD_PIECE` says):
+/// yes. H200, session 24 (helper pw24, bench/gdn_device_pw24_run1.log, processes B T T B, T with
+/// `gs`; ms): the whole forward at (1, 32768, 16), P = 7, 0.6336 / 0.6347 vs 0.7184 / 0.7196
+/// (summary 0.188 / 0.194 vs 0.224 / 0.222, seeded scan 0.232 / 0.228 vs 0.285 / 0.286); forced
+/// P = 4 at (4, 8192, 16) 0.6072 / 0.6065 vs 0.6764 / 0.6817; the forward tests' hashes at 7 and 2
+/// pieces equal the mma.sync passes', memcheck at 7 pieces clean.
+pub const SLIM_PIECE_WG_BY_RULE: bool = true;
+
+/// `DNNPLAN_GDN_FWD_PIECE`'s value: `gs` ([`SLIM_PIECES_WG`]'s summary suffix) on, `d` off, else
+/// the rule's.
+fn piece_switch(value: Option<&str>) -> Option<bool> {
+    match value {
+        Some(x) if x == SLIM_PIECES_WG.sum.suffix => Some(true),
+        Some("d") => Some(false),
+        _ => None,
+    }
+}
+
 /// The shared-memory layout of a pass's kernel, as data (the byte counts of params.rs): the
 /// forward's passes, the preps of both directions and the backward's piece passes
 /// ([`super::backward::PiecePass`]).
@@ -676,6 +717,9 @@ pub const SLIM_WG_BY_RULE: bool = true;
 /// When a slim output scan runs (the first row of [`SLIM_SCANS`] that applies).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SlimScanUse {
+    /// Cut into pieces with the products by wgmma (the seeded scan of [`SLIM_PIECES_WG`]) where
+    /// the schedule asks for it ([`FwdChoice::piece_wgmma`]).
+    PiecesWgmma,
     /// Cut into pieces (the seeded scan of [`SLIM_PIECES`]).
     Pieces,
     /// Uncut, beside the persistent prep ([`super::fwd_overlap`]).
@@ -706,7 +750,12 @@ const SLIM_SCAN_STEM: &str = FACTOR_VARIANTS[FwdFactors::Slim as usize].scan_ste
 /// [`SLIM_OV_STAGES`]), `w4gs` ([`SLIM_SCAN_W4GS`]) where the 4-warp scan runs with wgmma, else
 /// the width of the full scan the rule picked: `w8` ([`SLIM_W8_STAGES`]) or `w4`
 /// ([`SLIM_W4_STAGES`]; a forced `w4p` runs it too).
-pub const SLIM_SCANS: [SlimScanRow; 5] = [
+pub const SLIM_SCANS: [SlimScanRow; 6] = [
+    SlimScanRow {
+        used: SlimScanUse::PiecesWgmma,
+        scan: SLIM_PIECES_WG.scan,
+        prep: SLIM_PREP,
+    },
     SlimScanRow {
         used: SlimScanUse::Pieces,
         scan: SLIM_PIECES.scan,
@@ -901,6 +950,9 @@ pub struct FwdChoice {
     /// [`SLIM_WG_BY_RULE`], or forced on by `DNNPLAN_GDN_FWD_SCAN` = its suffix (any other forced
     /// scan: off).
     pub wgmma: bool,
+    /// The slim piece path's passes with their products by wgmma ([`SLIM_PIECES_WG`]):
+    /// [`SLIM_PIECE_WG_BY_RULE`], or `DNNPLAN_GDN_FWD_PIECE` (`gs` on, `d` off).
+    pub piece_wgmma: bool,
 }
 
 /// Which chunk factors the forward's prep writes and its output scan reads.
@@ -1139,6 +1191,9 @@ impl FwdChoice {
             c.scan = scan;
             c.wgmma = wgmma;
         }
+        if let Some(on) = piece_switch(env("DNNPLAN_GDN_FWD_PIECE").as_deref()) {
+            c.piece_wgmma = on;
+        }
         if let Some(sum) = env("DNNPLAN_GDN_FWD_SUM").and_then(|x| SumVariant::from_switch(&x, f.k))
         {
             c.sum = sum;
@@ -1204,12 +1259,23 @@ impl FwdChoice {
         self.factors == FwdFactors::Slim && self.pieces > 1
     }
 
+    /// The slim piece passes this schedule runs when cut: [`SLIM_PIECES_WG`] with
+    /// [`FwdChoice::piece_wgmma`], else [`SLIM_PIECES`].
+    pub fn slim_piece_row(&self) -> &'static SlimPieceRow {
+        if self.piece_wgmma {
+            &SLIM_PIECES_WG
+        } else {
+            &SLIM_PIECES
+        }
+    }
+
     /// The row of [`SLIM_SCANS`] this schedule runs on slim factors: the first that applies.
     pub fn slim_scan(&self) -> &'static SlimScanRow {
         let warps = self.scan.row().warps;
         SLIM_SCANS
             .iter()
             .find(|r| match r.used {
+                SlimScanUse::PiecesWgmma => self.pieces > 1 && self.piece_wgmma,
                 SlimScanUse::Pieces => self.pieces > 1,
                 SlimScanUse::Overlap => self.overlap,
                 SlimScanUse::Wgmma => self.wgmma && warps == 4,
@@ -1231,7 +1297,7 @@ impl FwdChoice {
     /// piece path, else the [`FWD_SUMS`] row.
     pub fn sum_pass(&self) -> FwdPass {
         if self.slim_pieces() {
-            SLIM_PIECES.sum
+            self.slim_piece_row().sum
         } else {
             self.sum.row().pass()
         }
@@ -1296,6 +1362,7 @@ impl FwdChoice {
             overlap: false,
             sequential: false,
             wgmma: SLIM_WG_BY_RULE,
+            piece_wgmma: SLIM_PIECE_WG_BY_RULE,
         };
         c.overlap = c.overlap_pick(f, sms, None, true);
         c
@@ -1885,11 +1952,20 @@ pub(super) mod tests {
                 assert!(fwd.has_function(name), "{name} is not bundled");
             }
         }
+        // The rule's piece passes: by wgmma (SLIM_PIECE_WG_BY_RULE), else mma.sync.
+        let (w4d, sum) = if SLIM_PIECE_WG_BY_RULE {
+            ("w4dgs", "_gs")
+        } else {
+            ("w4d", "")
+        };
         assert_eq!(
             c.kernel_names("f16", 128).1,
-            "gdn_fwd_slimscan_f16_k128_w4d"
+            format!("gdn_fwd_slimscan_f16_k128_{w4d}")
         );
-        assert_eq!(c.sum_kernel_name("bf16", 128), "gdn_fwd_slimsum_bf16_k128");
+        assert_eq!(
+            c.sum_kernel_name("bf16", 128),
+            format!("gdn_fwd_slimsum_bf16_k128{sum}")
+        );
         assert_eq!(c.scan_warps(), 4);
         // Full factors forced on the piece path: the full passes.
         c.factors = FwdFactors::Full;
@@ -2003,8 +2079,13 @@ pub(super) mod tests {
         let mut c = FwdChoice::default_for(&facts(4, 32768, 16, 128, false), 132);
         c.factors = FwdFactors::Slim;
         let w4 = if SLIM_WG_BY_RULE { "w4gs" } else { "w4" };
+        let w4d = if SLIM_PIECE_WG_BY_RULE {
+            "w4dgs"
+        } else {
+            "w4d"
+        };
         for (pieces, overlap, scan, suffix) in [
-            (7, false, ScanVariant::Warps4Phased, "w4d"),
+            (7, false, ScanVariant::Warps4Phased, w4d),
             (1, true, ScanVariant::Warps8, "w4ov"),
             (1, false, ScanVariant::Warps8, "w8"),
             (1, false, ScanVariant::Warps4Phased, w4),
@@ -2016,6 +2097,52 @@ pub(super) mod tests {
             let persistent = c.prep_pass().grid == PrepGrid::Persistent;
             assert_eq!(persistent, overlap, "{pieces} {overlap} {scan:?}");
         }
+    }
+
+    #[test]
+    fn wgmma_piece_rows_switch_and_launch() {
+        // The switch: `gs` on, `d` off, anything else the rule's.
+        assert_eq!(piece_switch(Some("gs")), Some(true));
+        assert_eq!(piece_switch(Some("d")), Some(false));
+        assert_eq!(piece_switch(Some("w4gs")), None);
+        assert_eq!(piece_switch(None), None);
+        let f = facts(1, 32768, 16, 128, false);
+        let mut c = FwdChoice::default_for(&f, 132);
+        assert_eq!(c.piece_wgmma, SLIM_PIECE_WG_BY_RULE);
+        assert_eq!((c.pieces, c.factors), (7, FwdFactors::Slim));
+        // The rows: the mma.sync passes' shapes, other suffixes; both bundled.
+        let fwd = crate::cuda::kernels::find("gdn_fwd").expect("bundled GDN module");
+        for (on, scan, sum) in [
+            (
+                true,
+                "gdn_fwd_slimscan_bf16_k128_w4dgs",
+                "gdn_fwd_slimsum_bf16_k128_gs",
+            ),
+            (
+                false,
+                "gdn_fwd_slimscan_bf16_k128_w4d",
+                "gdn_fwd_slimsum_bf16_k128",
+            ),
+        ] {
+            c.piece_wgmma = on;
+            assert_eq!(c.scan_pass().entry("bf16", 128), scan);
+            assert_eq!(c.sum_kernel_name("bf16", 128), sum);
+            assert_eq!(c.scan_pass().smem_bytes(128), 111_616);
+            assert_eq!(c.sum_pass().smem_bytes(128), 73_728);
+            assert_eq!((c.scan_pass().warps, c.sum_pass().warps), (4, 4));
+            for tag in ["bf16", "f16"] {
+                assert!(fwd.has_function(&c.scan_pass().entry(tag, 128)));
+                assert!(fwd.has_function(&c.sum_kernel_name(tag, 128)));
+            }
+        }
+        // Uncut, the flag changes nothing.
+        c.pieces = 1;
+        c.piece_wgmma = true;
+        assert_ne!(c.slim_scan().used, SlimScanUse::PiecesWgmma);
+        assert_eq!(
+            (SLIM_PIECES_WG.scan_per_sm, SLIM_PIECES_WG.sum_per_sm),
+            (SLIM_PIECES.scan_per_sm, SLIM_PIECES.sum_per_sm)
+        );
     }
 
     #[test]
@@ -2054,6 +2181,7 @@ pub(super) mod tests {
         // not the full factors).
         let mut c = FwdChoice::default_for(&facts(4, 32768, 16, 128, false), 132);
         c.wgmma = true;
+        c.piece_wgmma = false;
         for (pieces, overlap, scan, factors, suffix) in [
             (1, false, ScanVariant::Warps4, FwdFactors::Slim, "w4gs"),
             (1, false, ScanVariant::Warps8, FwdFactors::Slim, "w8"),
