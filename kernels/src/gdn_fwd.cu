@@ -27,6 +27,9 @@
 //                                          P', O' by wgmma, q, k in the 128-byte swizzle (the uncut
 //                                          4-warp default; not bitwise w4 by construction, bitwise on
 //                                          the H200)
+//   gdn_fwd_slimscan_{bf16,f16}_k128_w4gx  <<<(2, HO, N), 128, SlimScanSmem<128,4,3>>> w4gs with the
+//                                          rest of the step (Uᵀ, O, state update) by wgmma too
+//                                          (session 24; DNNPLAN_GDN_FWD_SCAN=w4gx)
 //   gdn_fwd_chunk_order                    <<<1, 1024>>> chunk table + hand-over flags zeroed + scan order
 //   gdn_fwd_slimprep_{bf16,f16}_k128_ov    <<<(blocks beside the scan, 1, 1), 256, SlimPrepSmem<128>>>
 //                                          persistent slim prep (producer, DNNPLAN_GDN_FWD_OVERLAP)
@@ -197,3 +200,16 @@ GDN_FWD_SLIM_PIECE_ENTRIES(f16, gdn::gdn_f16)
 
 GDN_FWD_SLIM_WG_ENTRIES(bf16, gdn::gdn_bf16)
 GDN_FWD_SLIM_WG_ENTRIES(f16, gdn::gdn_f16)
+
+// Session 24 (wgx24): w4gs with the rest of the chunk step on the warpgroup too (Uᵀ = Z Tᵀ and
+// O += Uᵀ Aᵀ by wgmma with T, A staged in the 128-byte swizzle, triangular N sub-ranges; the state
+// update by wgmma m64n128k16 with k MN-major, tnspB; gdn_fwd_slim.cuh, slim_chunk_tail_wg); w4gs's
+// grid, shared memory and copy schedule (an experiment: DNNPLAN_GDN_FWD_SCAN=w4gx).
+#define GDN_FWD_SLIM_WGX_ENTRIES(TAG, T)                                                            \
+  extern "C" __global__ void __launch_bounds__(4 * 32)                                              \
+      gdn_fwd_slimscan_##TAG##_k128_w4gx(gdn::FwdFastParams p) { dnnp_pdl_enter(p.f.flags & gdn::FLAG_PDL_TRIGGER); \
+    gdn::fwd_slim_scan_body<T, 128, 128, 4, gdn::SLIM_W4_STAGES, false, true, true>(p);            \
+  }
+
+GDN_FWD_SLIM_WGX_ENTRIES(bf16, gdn::gdn_bf16)
+GDN_FWD_SLIM_WGX_ENTRIES(f16, gdn::gdn_f16)

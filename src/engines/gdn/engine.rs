@@ -33,7 +33,8 @@
 //! [`PREP_VARIANTS`], the slim [`SLIM_PREP`] and persistent [`SLIM_PREP_OV`] of the
 //! [`SLIM_SCANS`] rows; [`FwdChoice::prep_pass`] picks it.
 //! Diagnostics read once at build: `DNNPLAN_GDN_FWD_SCAN=w4|w8|w4p|w4gs` (force an output scan;
-//! bitwise the same outputs; `w4gs`: the uncut slim w4 with its P', O' products by wgmma,
+//! bitwise the same outputs; `w4gs`: the uncut slim w4 with its P', O' products by wgmma; `w4gx`:
+//! w4gs with the rest of the chunk step by wgmma too, [`SLIM_SCAN_W4GX`], an experiment;
 //! [`SLIM_SCAN_W4GS`], the uncut 4-warp default by [`SLIM_WG_BY_RULE`], on the slim factors,
 //! else `w4`; `w4`: the mma.sync scan; not bitwise w4 by construction),
 //! `DNNPLAN_GDN_FWD_SUM=s2|p3` (force a summary pass; bitwise the same H_j, M_j), `DNNPLAN_GDN_FWD_PIECES=n` (force n pieces per sequence; 1 = off)
@@ -665,6 +666,21 @@ pub const SLIM_SCAN_W4GS: FwdPass = FwdPass {
     ..SLIM_SCAN_W4
 };
 
+/// [`SLIM_SCAN_W4GS`] with the rest of the chunk step on the warpgroup too,
+/// `gdn_fwd_slimscan_<tag>_k128_w4gx` (session 24, helper wgx24; kernels/include/gdn_fwd_slim.cuh,
+/// `slim_chunk_tail_wg`): Uᵀ = Z Tᵀ and O += Uᵀ Aᵀ by wgmma m64n64k16 with T, A staged in the
+/// 128-byte swizzle, the state update by wgmma m64n128k16 with k MN-major (tnspB); w4gs's grid,
+/// threads, stages and shared memory. An experiment: only `DNNPLAN_GDN_FWD_SCAN` = its suffix
+/// runs it ([`SLIM_WGX_BY_RULE`]).
+pub const SLIM_SCAN_W4GX: FwdPass = FwdPass {
+    suffix: "w4gx",
+    ..SLIM_SCAN_W4
+};
+
+/// Whether the uncut slim forward runs [`SLIM_SCAN_W4GX`] instead of [`SLIM_SCAN_W4GS`] by rule:
+/// no (not yet validated on the device).
+pub const SLIM_WGX_BY_RULE: bool = false;
+
 /// Whether the uncut slim forward runs [`SLIM_SCAN_W4GS`] where the rule picks the 4-warp scan
 /// (unless `DNNPLAN_GDN_FWD_SCAN` forces a scan; `w4` forces the mma.sync [`SLIM_SCAN_W4`]): yes.
 /// H200, session 23 (the lead's final call, wg23's probe, processes B T T B; the scan kernel,
@@ -680,6 +696,9 @@ pub enum SlimScanUse {
     Pieces,
     /// Uncut, beside the persistent prep ([`super::fwd_overlap`]).
     Overlap,
+    /// Uncut, with the whole chunk step by wgmma, where the 4-warp scan runs with wgmma and the
+    /// schedule asks for it ([`FwdChoice::wgmma_tail`]).
+    WgmmaTail,
     /// Uncut, with the products by wgmma, where the 4-warp scan runs and the schedule asks for
     /// it ([`FwdChoice::wgmma`]).
     Wgmma,
@@ -703,10 +722,11 @@ const SLIM_SCAN_STEM: &str = FACTOR_VARIANTS[FwdFactors::Slim as usize].scan_ste
 
 /// Every slim output scan configuration, the first that applies runs: the seeded scan of
 /// [`SLIM_PIECES`] on the piece path; uncut, `w4ov` beside the persistent prep `_ov` (4 warps,
-/// [`SLIM_OV_STAGES`]), `w4gs` ([`SLIM_SCAN_W4GS`]) where the 4-warp scan runs with wgmma, else
+/// [`SLIM_OV_STAGES`]), `w4gx` ([`SLIM_SCAN_W4GX`]) where the 4-warp scan runs with the whole
+/// step by wgmma, `w4gs` ([`SLIM_SCAN_W4GS`]) where the 4-warp scan runs with wgmma, else
 /// the width of the full scan the rule picked: `w8` ([`SLIM_W8_STAGES`]) or `w4`
 /// ([`SLIM_W4_STAGES`]; a forced `w4p` runs it too).
-pub const SLIM_SCANS: [SlimScanRow; 5] = [
+pub const SLIM_SCANS: [SlimScanRow; 6] = [
     SlimScanRow {
         used: SlimScanUse::Pieces,
         scan: SLIM_PIECES.scan,
@@ -716,6 +736,11 @@ pub const SLIM_SCANS: [SlimScanRow; 5] = [
         used: SlimScanUse::Overlap,
         scan: SLIM_SCAN_OV,
         prep: SLIM_PREP_OV,
+    },
+    SlimScanRow {
+        used: SlimScanUse::WgmmaTail,
+        scan: SLIM_SCAN_W4GX,
+        prep: SLIM_PREP,
     },
     SlimScanRow {
         used: SlimScanUse::Wgmma,
@@ -901,6 +926,9 @@ pub struct FwdChoice {
     /// [`SLIM_WG_BY_RULE`], or forced on by `DNNPLAN_GDN_FWD_SCAN` = its suffix (any other forced
     /// scan: off).
     pub wgmma: bool,
+    /// With [`FwdChoice::wgmma`]: the rest of the chunk step by wgmma too ([`SLIM_SCAN_W4GX`]):
+    /// [`SLIM_WGX_BY_RULE`], or forced on by `DNNPLAN_GDN_FWD_SCAN` = its suffix.
+    pub wgmma_tail: bool,
 }
 
 /// Which chunk factors the forward's prep writes and its output scan reads.
@@ -1138,6 +1166,7 @@ impl FwdChoice {
         if let Some(scan) = forced_scan {
             c.scan = scan;
             c.wgmma = wgmma;
+            c.wgmma_tail = env("DNNPLAN_GDN_FWD_SCAN").as_deref() == Some(SLIM_SCAN_W4GX.suffix);
         }
         if let Some(sum) = env("DNNPLAN_GDN_FWD_SUM").and_then(|x| SumVariant::from_switch(&x, f.k))
         {
@@ -1212,6 +1241,7 @@ impl FwdChoice {
             .find(|r| match r.used {
                 SlimScanUse::Pieces => self.pieces > 1,
                 SlimScanUse::Overlap => self.overlap,
+                SlimScanUse::WgmmaTail => self.wgmma && self.wgmma_tail && warps == 4,
                 SlimScanUse::Wgmma => self.wgmma && warps == 4,
                 SlimScanUse::Uncut(w) => w == warps,
             })
@@ -1296,6 +1326,7 @@ impl FwdChoice {
             overlap: false,
             sequential: false,
             wgmma: SLIM_WG_BY_RULE,
+            wgmma_tail: SLIM_WGX_BY_RULE,
         };
         c.overlap = c.overlap_pick(f, sms, None, true);
         c
@@ -1303,10 +1334,11 @@ impl FwdChoice {
 }
 
 /// `DNNPLAN_GDN_FWD_SCAN`'s value `value` at K = `k`: the forced scan (none: not forced) and
-/// whether it asks for the wgmma scan ([`SLIM_SCAN_W4GS`]'s suffix: the 4-warp scan with it).
+/// whether it asks for the wgmma scan ([`SLIM_SCAN_W4GS`]'s or [`SLIM_SCAN_W4GX`]'s suffix: the
+/// 4-warp scan with it; [`FwdChoice::pick`] sets [`FwdChoice::wgmma_tail`] for the latter).
 fn scan_switch(value: Option<&str>, k: i64) -> (Option<ScanVariant>, bool) {
     match value {
-        Some(x) if x == SLIM_SCAN_W4GS.suffix => (
+        Some(x) if x == SLIM_SCAN_W4GS.suffix || x == SLIM_SCAN_W4GX.suffix => (
             ScanVariant::from_switch(ScanVariant::Warps4.row().switch, k),
             true,
         ),
@@ -2077,6 +2109,50 @@ pub(super) mod tests {
         let plan = GdnFwdPlan::new(&f, c, FwdKernels::named(&c, "bf16", 128), 132).expect("plan");
         let scan = plan.launches().last().expect("the scan launch");
         assert_eq!(scan.0.as_str(), "gdn_fwd_slimscan_bf16_k128_w4gs");
+        assert_eq!((scan.1, scan.2, scan.3), ((2, 16, 4), 128, 202_752));
+        assert!(fwd.has_function(scan.0));
+    }
+
+    #[test]
+    fn wgmma_tail_scan_row_switch_and_launch() {
+        // `w4gx` forces the 4-warp scan with wgmma (scan_switch) and the tail on it (pick); off
+        // by rule; runs only where w4gs would.
+        assert_eq!(
+            scan_switch(Some("w4gx"), 128),
+            (Some(ScanVariant::Warps4), true)
+        );
+        for (n, t, ho, d) in [(4, 32768, 16, 128), (16, 32768, 32, 128)] {
+            let c = FwdChoice::default_for(&facts(n, t, ho, d, false), 132);
+            assert_eq!(c.wgmma_tail, SLIM_WGX_BY_RULE, "{n} {t} {ho} {d}");
+        }
+        let mut c = FwdChoice::default_for(&facts(4, 32768, 16, 128, false), 132);
+        (c.wgmma, c.wgmma_tail) = (true, true);
+        for (pieces, overlap, scan, factors, suffix) in [
+            (1, false, ScanVariant::Warps4, FwdFactors::Slim, "w4gx"),
+            (1, false, ScanVariant::Warps8, FwdFactors::Slim, "w8"),
+            (1, true, ScanVariant::Warps4, FwdFactors::Slim, "w4ov"),
+            (7, false, ScanVariant::Warps4Phased, FwdFactors::Slim, "w4d"),
+            (1, false, ScanVariant::Warps4, FwdFactors::Full, "w4"),
+        ] {
+            (c.pieces, c.overlap, c.scan, c.factors) = (pieces, overlap, scan, factors);
+            assert_eq!(c.scan_pass().suffix, suffix, "{pieces} {overlap} {scan:?}");
+        }
+        (c.pieces, c.overlap, c.scan, c.factors) =
+            (1, false, ScanVariant::Warps4, FwdFactors::Slim);
+        c.wgmma = false;
+        assert_eq!(
+            c.scan_pass().suffix,
+            "w4",
+            "the tail needs the wgmma products"
+        );
+        c.wgmma = true;
+        assert_eq!(c.slim_scan().prep, SLIM_PREP);
+        assert_eq!(SLIM_SCAN_W4GX.smem_bytes(128), 202_752);
+        let f = bound(facts(4, 32768, 16, 128, false));
+        let fwd = crate::cuda::kernels::find("gdn_fwd").expect("bundled GDN module");
+        let plan = GdnFwdPlan::new(&f, c, FwdKernels::named(&c, "bf16", 128), 132).expect("plan");
+        let scan = plan.launches().last().expect("the scan launch");
+        assert_eq!(scan.0.as_str(), "gdn_fwd_slimscan_bf16_k128_w4gx");
         assert_eq!((scan.1, scan.2, scan.3), ((2, 16, 4), 128, 202_752));
         assert!(fwd.has_function(scan.0));
     }
