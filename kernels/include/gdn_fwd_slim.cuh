@@ -754,11 +754,14 @@ __device__ __forceinline__ void slim_chunk_wg(float (&x)[K / 8][4], const T* Qs,
 // WGX (session 24, wgx24: the w4gx scan, with WG): the rest of the step on the warpgroup too
 // (slim_chunk_tail_wg: Uᵀ, O by wgmma with B = T, A; the state update with B = k MN-major), T and
 // A staged in the same 128-byte swizzle (copy round it: row tid / 8 + 16 it, 16 B chunk tid % 8;
-// one 8 KB atom each in their 9,216-byte slots, 1024-byte aligned).
+// one 8 KB atom each in their 9,216-byte slots, 1024-byte aligned). With NW = 8 (w8gx): two
+// warpgroups, each its own 64 value rows' wgmma on the same staged B tiles (q, k copy round it:
+// tokens 16 it + (tid >> 4); T, A rows tid / 8 + 32 it).
 template <typename T, int K, int V, int NW, int STAGES, bool OV = false, bool WG = false, bool WGX = false>
 __device__ __forceinline__ void fwd_slim_scan_body(const FwdFastParams& fp) {
   static_assert(K == 128 && V == 128, "the slim forward serves K = V = 128");
-  static_assert(!WG || (NW == 4 && !OV), "w4gs: one warpgroup, the uncut pipeline");
+  static_assert(!WG || ((NW == 4 || (NW == 8 && WGX)) && !OV),
+                "w4gs / w4gx: one warpgroup, w8gx: two, the uncut pipeline");
   static_assert(!WGX || WG, "w4gx: the w4gs scan with its chunk tail on the warpgroup too");
 #ifdef GDN_HOST_EMU
   static_assert(!WG, "the CPU emulation has no wgmma (its copies would stage q, k swizzled for the mma.sync step)");
@@ -819,8 +822,8 @@ __device__ __forceinline__ void fwd_slim_scan_body(const FwdFastParams& fp) {
   auto at = [&](int c) { return slim_chunk_at(c, c_begin, cs, ce, HO, h); };
   auto copy_qk = [&](const SlimChunkAt& d, unsigned char* base, int it, bool live) {
     if constexpr (WG) {
-      static_assert(QRS == 8 && NTH == 128, "a round = 8 tokens x 16 chunks");
-      const int tok = 8 * it + (tid >> 4), kd = 8 * (tid & 15);
+      static_assert(QRS == NTH / 16 && KV == 16, "a round = NTH / 16 tokens x 16 chunks");
+      const int tok = QRS * it + (tid >> 4), kd = 8 * (tid & 15);
       const bool full = live && tok < d.len;
       cp_async16_zfill(reinterpret_cast<T*>(base + S::q_off) + slim_wg_elem<K>(tok, kd),
                        qg + ((d.t0 + tok) * p.h + qh) * K + kd, full);

@@ -30,6 +30,8 @@
 //   gdn_fwd_slimscan_{bf16,f16}_k128_w4gx  <<<(2, HO, N), 128, SlimScanSmem<128,4,3>>> w4gs with the
 //                                          rest of the step (Uᵀ, O, state update) by wgmma too
 //                                          (session 24; DNNPLAN_GDN_FWD_SCAN=w4gx)
+//   gdn_fwd_slimscan_{bf16,f16}_k128_w8gx  <<<(1, HO, N), 256, SlimScanSmem<128,8,2>>> the same on
+//                                          two warpgroups (DNNPLAN_GDN_FWD_SCAN=w8gx)
 //   gdn_fwd_chunk_order                    <<<1, 1024>>> chunk table + hand-over flags zeroed + scan order
 //   gdn_fwd_slimprep_{bf16,f16}_k128_ov    <<<(blocks beside the scan, 1, 1), 256, SlimPrepSmem<128>>>
 //                                          persistent slim prep (producer, DNNPLAN_GDN_FWD_OVERLAP)
@@ -213,3 +215,14 @@ GDN_FWD_SLIM_WG_ENTRIES(f16, gdn::gdn_f16)
 
 GDN_FWD_SLIM_WGX_ENTRIES(bf16, gdn::gdn_bf16)
 GDN_FWD_SLIM_WGX_ENTRIES(f16, gdn::gdn_f16)
+
+// The same chunk step on 8 warps = two warpgroups (128 value rows; w8's grid, shared memory and
+// stages; DNNPLAN_GDN_FWD_SCAN=w8gx).
+#define GDN_FWD_SLIM_W8GX_ENTRIES(TAG, T)                                                           \
+  extern "C" __global__ void __launch_bounds__(8 * 32)                                              \
+      gdn_fwd_slimscan_##TAG##_k128_w8gx(gdn::FwdFastParams p) { dnnp_pdl_enter(p.f.flags & gdn::FLAG_PDL_TRIGGER); \
+    gdn::fwd_slim_scan_body<T, 128, 128, 8, gdn::SLIM_W8_STAGES, false, true, true>(p);            \
+  }
+
+GDN_FWD_SLIM_W8GX_ENTRIES(bf16, gdn::gdn_bf16)
+GDN_FWD_SLIM_W8GX_ENTRIES(f16, gdn::gdn_f16)

@@ -677,6 +677,18 @@ pub const SLIM_SCAN_W4GX: FwdPass = FwdPass {
     ..SLIM_SCAN_W4
 };
 
+/// [`SLIM_SCAN_W4GX`]'s chunk step on 8 warps = two warpgroups (128 value rows),
+/// `gdn_fwd_slimscan_<tag>_k128_w8gx` (session 24, wgx24): w8's grid, threads, stages and shared
+/// memory. An experiment: only `DNNPLAN_GDN_FWD_SCAN` = its suffix runs it.
+pub const SLIM_SCAN_W8GX: FwdPass = FwdPass {
+    stem: SLIM_SCAN_STEM,
+    suffix: "w8gx",
+    warps: 8,
+    smem: PassSmem::SlimScan {
+        stages: SLIM_W8_STAGES,
+    },
+};
+
 /// Whether the uncut slim forward runs [`SLIM_SCAN_W4GX`] instead of [`SLIM_SCAN_W4GS`] by rule:
 /// no (not yet validated on the device).
 pub const SLIM_WGX_BY_RULE: bool = false;
@@ -696,9 +708,9 @@ pub enum SlimScanUse {
     Pieces,
     /// Uncut, beside the persistent prep ([`super::fwd_overlap`]).
     Overlap,
-    /// Uncut, with the whole chunk step by wgmma, where the 4-warp scan runs with wgmma and the
-    /// schedule asks for it ([`FwdChoice::wgmma_tail`]).
-    WgmmaTail,
+    /// Uncut, with the whole chunk step by wgmma, where the scan of this many warps runs with
+    /// wgmma and the schedule asks for it ([`FwdChoice::wgmma_tail`]).
+    WgmmaTail(u64),
     /// Uncut, with the products by wgmma, where the 4-warp scan runs and the schedule asks for
     /// it ([`FwdChoice::wgmma`]).
     Wgmma,
@@ -722,11 +734,11 @@ const SLIM_SCAN_STEM: &str = FACTOR_VARIANTS[FwdFactors::Slim as usize].scan_ste
 
 /// Every slim output scan configuration, the first that applies runs: the seeded scan of
 /// [`SLIM_PIECES`] on the piece path; uncut, `w4ov` beside the persistent prep `_ov` (4 warps,
-/// [`SLIM_OV_STAGES`]), `w4gx` ([`SLIM_SCAN_W4GX`]) where the 4-warp scan runs with the whole
-/// step by wgmma, `w4gs` ([`SLIM_SCAN_W4GS`]) where the 4-warp scan runs with wgmma, else
+/// [`SLIM_OV_STAGES`]), `w4gx` / `w8gx` ([`SLIM_SCAN_W4GX`], [`SLIM_SCAN_W8GX`]) where the 4- or
+/// 8-warp scan runs with the whole step by wgmma, `w4gs` ([`SLIM_SCAN_W4GS`]) where the 4-warp scan runs with wgmma, else
 /// the width of the full scan the rule picked: `w8` ([`SLIM_W8_STAGES`]) or `w4`
 /// ([`SLIM_W4_STAGES`]; a forced `w4p` runs it too).
-pub const SLIM_SCANS: [SlimScanRow; 6] = [
+pub const SLIM_SCANS: [SlimScanRow; 7] = [
     SlimScanRow {
         used: SlimScanUse::Pieces,
         scan: SLIM_PIECES.scan,
@@ -738,8 +750,13 @@ pub const SLIM_SCANS: [SlimScanRow; 6] = [
         prep: SLIM_PREP_OV,
     },
     SlimScanRow {
-        used: SlimScanUse::WgmmaTail,
+        used: SlimScanUse::WgmmaTail(4),
         scan: SLIM_SCAN_W4GX,
+        prep: SLIM_PREP,
+    },
+    SlimScanRow {
+        used: SlimScanUse::WgmmaTail(8),
+        scan: SLIM_SCAN_W8GX,
         prep: SLIM_PREP,
     },
     SlimScanRow {
@@ -926,8 +943,9 @@ pub struct FwdChoice {
     /// [`SLIM_WG_BY_RULE`], or forced on by `DNNPLAN_GDN_FWD_SCAN` = its suffix (any other forced
     /// scan: off).
     pub wgmma: bool,
-    /// With [`FwdChoice::wgmma`]: the rest of the chunk step by wgmma too ([`SLIM_SCAN_W4GX`]):
-    /// [`SLIM_WGX_BY_RULE`], or forced on by `DNNPLAN_GDN_FWD_SCAN` = its suffix.
+    /// With [`FwdChoice::wgmma`]: the rest of the chunk step by wgmma too ([`SLIM_SCAN_W4GX`],
+    /// [`SLIM_SCAN_W8GX`]): [`SLIM_WGX_BY_RULE`], or forced on by `DNNPLAN_GDN_FWD_SCAN` = a
+    /// suffix of theirs.
     pub wgmma_tail: bool,
 }
 
@@ -1166,7 +1184,9 @@ impl FwdChoice {
         if let Some(scan) = forced_scan {
             c.scan = scan;
             c.wgmma = wgmma;
-            c.wgmma_tail = env("DNNPLAN_GDN_FWD_SCAN").as_deref() == Some(SLIM_SCAN_W4GX.suffix);
+            let forced = env("DNNPLAN_GDN_FWD_SCAN");
+            c.wgmma_tail = [SLIM_SCAN_W4GX.suffix, SLIM_SCAN_W8GX.suffix]
+                .contains(&forced.as_deref().unwrap_or(""));
         }
         if let Some(sum) = env("DNNPLAN_GDN_FWD_SUM").and_then(|x| SumVariant::from_switch(&x, f.k))
         {
@@ -1241,7 +1261,7 @@ impl FwdChoice {
             .find(|r| match r.used {
                 SlimScanUse::Pieces => self.pieces > 1,
                 SlimScanUse::Overlap => self.overlap,
-                SlimScanUse::WgmmaTail => self.wgmma && self.wgmma_tail && warps == 4,
+                SlimScanUse::WgmmaTail(w) => self.wgmma && self.wgmma_tail && w == warps,
                 SlimScanUse::Wgmma => self.wgmma && warps == 4,
                 SlimScanUse::Uncut(w) => w == warps,
             })
@@ -1335,11 +1355,16 @@ impl FwdChoice {
 
 /// `DNNPLAN_GDN_FWD_SCAN`'s value `value` at K = `k`: the forced scan (none: not forced) and
 /// whether it asks for the wgmma scan ([`SLIM_SCAN_W4GS`]'s or [`SLIM_SCAN_W4GX`]'s suffix: the
-/// 4-warp scan with it; [`FwdChoice::pick`] sets [`FwdChoice::wgmma_tail`] for the latter).
+/// 4-warp scan with it; [`SLIM_SCAN_W8GX`]'s: the 8-warp scan; [`FwdChoice::pick`] sets
+/// [`FwdChoice::wgmma_tail`] for the last two).
 fn scan_switch(value: Option<&str>, k: i64) -> (Option<ScanVariant>, bool) {
     match value {
         Some(x) if x == SLIM_SCAN_W4GS.suffix || x == SLIM_SCAN_W4GX.suffix => (
             ScanVariant::from_switch(ScanVariant::Warps4.row().switch, k),
+            true,
+        ),
+        Some(x) if x == SLIM_SCAN_W8GX.suffix => (
+            ScanVariant::from_switch(ScanVariant::Warps8.row().switch, k),
             true,
         ),
         Some(x) => (ScanVariant::from_switch(x, k), false),
@@ -2126,10 +2151,14 @@ pub(super) mod tests {
             assert_eq!(c.wgmma_tail, SLIM_WGX_BY_RULE, "{n} {t} {ho} {d}");
         }
         let mut c = FwdChoice::default_for(&facts(4, 32768, 16, 128, false), 132);
+        assert_eq!(
+            scan_switch(Some("w8gx"), 128),
+            (Some(ScanVariant::Warps8), true)
+        );
         (c.wgmma, c.wgmma_tail) = (true, true);
         for (pieces, overlap, scan, factors, suffix) in [
             (1, false, ScanVariant::Warps4, FwdFactors::Slim, "w4gx"),
-            (1, false, ScanVariant::Warps8, FwdFactors::Slim, "w8"),
+            (1, false, ScanVariant::Warps8, FwdFactors::Slim, "w8gx"),
             (1, true, ScanVariant::Warps4, FwdFactors::Slim, "w4ov"),
             (7, false, ScanVariant::Warps4Phased, FwdFactors::Slim, "w4d"),
             (1, false, ScanVariant::Warps4, FwdFactors::Full, "w4"),
@@ -2154,6 +2183,12 @@ pub(super) mod tests {
         let scan = plan.launches().last().expect("the scan launch");
         assert_eq!(scan.0.as_str(), "gdn_fwd_slimscan_bf16_k128_w4gx");
         assert_eq!((scan.1, scan.2, scan.3), ((2, 16, 4), 128, 202_752));
+        assert!(fwd.has_function(scan.0));
+        c.scan = ScanVariant::Warps8;
+        let plan = GdnFwdPlan::new(&f, c, FwdKernels::named(&c, "bf16", 128), 132).expect("plan");
+        let scan = plan.launches().last().expect("the scan launch");
+        assert_eq!(scan.0.as_str(), "gdn_fwd_slimscan_bf16_k128_w8gx");
+        assert_eq!((scan.1, scan.2, scan.3), ((1, 16, 4), 256, 167_936));
         assert!(fwd.has_function(scan.0));
     }
 
