@@ -32,11 +32,12 @@
 //! So is every prep ([`PrepPass`]: entry, threads, shared memory, grid): the full factors' of
 //! [`PREP_VARIANTS`], the slim [`SLIM_PREP`] and persistent [`SLIM_PREP_OV`] of the
 //! [`SLIM_SCANS`] rows; [`FwdChoice::prep_pass`] picks it.
-//! Diagnostics read once at build: `DNNPLAN_GDN_FWD_SCAN=w4|w8|w4p|w4gs` (force an output scan;
-//! bitwise the same outputs; `w4gs`: the uncut slim w4 with its P', O' products by wgmma; `w4gx`:
-//! w4gs with the rest of the chunk step by wgmma too, [`SLIM_SCAN_W4GX`], an experiment;
-//! [`SLIM_SCAN_W4GS`], the uncut 4-warp default by [`SLIM_WG_BY_RULE`], on the slim factors,
-//! else `w4`; `w4`: the mma.sync scan; not bitwise w4 by construction),
+//! Diagnostics read once at build: `DNNPLAN_GDN_FWD_SCAN=w4|w8|w4p|w4gs|w4gx|w8gx` (force an
+//! output scan; bitwise the same outputs; `w4gs`: the uncut slim w4 with its P', O' products by
+//! wgmma, [`SLIM_SCAN_W4GS`]; `w4gx` / `w8gx`: the whole chunk step by wgmma on 4 / 8 warps,
+//! [`SLIM_SCAN_W4GX`] / [`SLIM_SCAN_W8GX`], the uncut defaults by [`SLIM_WG_BY_RULE`] and
+//! [`SLIM_WGX_BY_RULE`]; on the slim factors, else `w4` / `w8`; `w4`, `w8`: the mma.sync scans;
+//! the wgmma scans are not bitwise w4 by construction, bitwise on the H200),
 //! `DNNPLAN_GDN_FWD_SUM=s2|p3` (force a summary pass; bitwise the same H_j, M_j), `DNNPLAN_GDN_FWD_PIECES=n` (force n pieces per sequence; 1 = off)
 //! and `DNNPLAN_GDN_FWD_STEPS=n` (launch only the first n kernels: per-kernel timing by
 //! differences), `DNNPLAN_GDN_FWD_PREP=v14|v15` (the factor kernel, both directions, bitwise the
@@ -689,9 +690,14 @@ pub const SLIM_SCAN_W8GX: FwdPass = FwdPass {
     },
 };
 
-/// Whether the uncut slim forward runs [`SLIM_SCAN_W4GX`] instead of [`SLIM_SCAN_W4GS`] by rule:
-/// no (not yet validated on the device).
-pub const SLIM_WGX_BY_RULE: bool = false;
+/// Whether the uncut slim forward runs the whole-step wgmma scans by rule ([`SLIM_SCAN_W4GX`]
+/// instead of [`SLIM_SCAN_W4GS`] where the rule picks 4 warps, [`SLIM_SCAN_W8GX`] instead of w8
+/// where it picks 8; with [`SLIM_WG_BY_RULE`]; `DNNPLAN_GDN_FWD_SCAN=w4gs|w4|w8` force the older
+/// ones): yes. H200, session 24 (wgx24, four processes; the scan kernel, ms): w4gx 0.2031-0.2090
+/// vs w4gs 0.2626-0.2672 at (4, 8192, 16), 0.2538-0.2552 vs 0.3143-0.3180 on the ragged mix; w8gx
+/// 0.3709 / 0.3749 vs w8 0.4964-0.5097 at (16, 2048, 32) (w4gx there 0.4408-0.4458); forward
+/// tests pass with hashes equal to w4gs's, memcheck clean.
+pub const SLIM_WGX_BY_RULE: bool = true;
 
 /// Whether the uncut slim forward runs [`SLIM_SCAN_W4GS`] where the rule picks the 4-warp scan
 /// (unless `DNNPLAN_GDN_FWD_SCAN` forces a scan; `w4` forces the mma.sync [`SLIM_SCAN_W4`]): yes.
@@ -1751,6 +1757,18 @@ pub(super) mod tests {
     use super::*;
     use crate::engines::gdn::occupancy::SM90_BUDGET;
 
+    /// The uncut slim scan's suffix by rule at `warps` warps ([`SLIM_WG_BY_RULE`],
+    /// [`SLIM_WGX_BY_RULE`]).
+    fn rule_slim_suffix(warps: u64) -> &'static str {
+        match (SLIM_WG_BY_RULE, SLIM_WGX_BY_RULE, warps) {
+            (true, true, 4) => "w4gx",
+            (true, true, _) => "w8gx",
+            (true, false, 4) => "w4gs",
+            (_, _, 4) => "w4",
+            _ => "w8",
+        }
+    }
+
     fn facts(n: i64, t: i64, ho: i64, d: i64, batch_invariant: bool) -> GdnFacts {
         crate::engines::gdn::analyzer::test_facts(GdnOp::Forward, n, t, ho, d, batch_invariant)
     }
@@ -1794,10 +1812,7 @@ pub(super) mod tests {
             plain.kernel_names("bf16", 128),
             (
                 "gdn_fwd_slimprep_bf16_k128".to_owned(),
-                format!(
-                    "gdn_fwd_slimscan_bf16_k128_{}",
-                    if SLIM_WG_BY_RULE { "w4gs" } else { "w4" }
-                )
+                format!("gdn_fwd_slimscan_bf16_k128_{}", rule_slim_suffix(4))
             )
         );
     }
@@ -1968,7 +1983,7 @@ pub(super) mod tests {
             c.kernel_names("bf16", 128),
             (
                 "gdn_fwd_slimprep_bf16_k128".to_owned(),
-                "gdn_fwd_slimscan_bf16_k128_w8".to_owned()
+                format!("gdn_fwd_slimscan_bf16_k128_{}", rule_slim_suffix(8))
             )
         );
         c.factors = FwdFactors::Full;
@@ -2059,11 +2074,11 @@ pub(super) mod tests {
         // then the full scan's width (w4p: 4 warps; the 4-warp scan is the rule's wgmma scan).
         let mut c = FwdChoice::default_for(&facts(4, 32768, 16, 128, false), 132);
         c.factors = FwdFactors::Slim;
-        let w4 = if SLIM_WG_BY_RULE { "w4gs" } else { "w4" };
+        let (w4, w8) = (rule_slim_suffix(4), rule_slim_suffix(8));
         for (pieces, overlap, scan, suffix) in [
             (7, false, ScanVariant::Warps4Phased, "w4d"),
             (1, true, ScanVariant::Warps8, "w4ov"),
-            (1, false, ScanVariant::Warps8, "w8"),
+            (1, false, ScanVariant::Warps8, w8),
             (1, false, ScanVariant::Warps4Phased, w4),
             (1, false, ScanVariant::Warps4, w4),
         ] {
@@ -2110,7 +2125,7 @@ pub(super) mod tests {
         // Where it runs: only the uncut slim 4-warp scan (not pieces, not overlapped, not w8,
         // not the full factors).
         let mut c = FwdChoice::default_for(&facts(4, 32768, 16, 128, false), 132);
-        c.wgmma = true;
+        (c.wgmma, c.wgmma_tail) = (true, false);
         for (pieces, overlap, scan, factors, suffix) in [
             (1, false, ScanVariant::Warps4, FwdFactors::Slim, "w4gs"),
             (1, false, ScanVariant::Warps8, FwdFactors::Slim, "w8"),
