@@ -529,6 +529,153 @@ struct SlimWg<gdn_f16> {
   static __device__ __forceinline__ void mma(float* d, const u32* a, uint64_t b) { dnnp::wgmma_m64n64k16_rs_f16(d, a, b); }
 };
 
+// The io dtype's wgmma m64nNk16 (RS) at N = 16 .. 128 with B K-major (TNSPB = 0) or MN-major
+// (TNSPB = 1) by descriptor (dnnp_wgmma.cuh's templated wrappers; session 24, wgx24).
+template <typename T>
+struct SlimWgN;
+template <>
+struct SlimWgN<gdn_bf16> {
+  template <int N, int TNSPB>
+  static __device__ __forceinline__ void mma(float* d, const u32* a, uint64_t b) {
+    if constexpr (N == 16) dnnp::wgmma_m64n16k16_rs_bf16_t<TNSPB>(d, a, b);
+    else if constexpr (N == 32) dnnp::wgmma_m64n32k16_rs_bf16_t<TNSPB>(d, a, b);
+    else if constexpr (N == 48) dnnp::wgmma_m64n48k16_rs_bf16_t<TNSPB>(d, a, b);
+    else if constexpr (N == 64) dnnp::wgmma_m64n64k16_rs_bf16_t<TNSPB>(d, a, b);
+    else dnnp::wgmma_m64n128k16_rs_bf16_t<TNSPB>(d, a, b);
+  }
+};
+template <>
+struct SlimWgN<gdn_f16> {
+  template <int N, int TNSPB>
+  static __device__ __forceinline__ void mma(float* d, const u32* a, uint64_t b) {
+    if constexpr (N == 16) dnnp::wgmma_m64n16k16_rs_f16_t<TNSPB>(d, a, b);
+    else if constexpr (N == 32) dnnp::wgmma_m64n32k16_rs_f16_t<TNSPB>(d, a, b);
+    else if constexpr (N == 48) dnnp::wgmma_m64n48k16_rs_f16_t<TNSPB>(d, a, b);
+    else if constexpr (N == 64) dnnp::wgmma_m64n64k16_rs_f16_t<TNSPB>(d, a, b);
+    else dnnp::wgmma_m64n128k16_rs_f16_t<TNSPB>(d, a, b);
+  }
+};
+
+// slim_chunk_tail on the warpgroup (session 24, wgx24; the w4gx scan): the same Z, then
+//   Uᵀ = Z Tᵀ       wgmma K-major, B = T staged in slim_wg_elem's 128-byte swizzle (row i = N index,
+//                   64 columns j = K index = one 128-byte swizzle row; the tile is one 8 KB atom);
+//   O += Uᵀ Aᵀ      the same with B = A;
+//   X ← e^{Γ_last} X + (Uᵀ diag(cr)) k   wgmma m64n128k16 with B = k MN-major (tnspB = 1; k staged
+//                   [token][key] in slim_wg_elem's layout: K = tokens, N = keys, SBO 1,024 B between
+//                   8-token groups, LBO 8,192 B between the 64-key atoms), accumulating into X itself
+//                   (the per-warp m64n128 accumulator layout is x[K / 8][4]'s mma.sync C layout).
+// Triangular T, A: full N = 64 products; the blocks above the diagonal that slim_chunk_tail's
+// mma.sync loops skip (kk > np) are exact zeros in the workspace (the prep writes every element:
+// tcinv_t_pair's 0 above T's unit diagonal, slim_store_la's 0 above A's), so they add exact zeros.
+// (N sub-ranges per token step, 64 − 16 kk columns from row 16 kk, made ptxas serialize every
+// wgmma of the kernel, C7511 "insufficient register resources": not used.) Batches: Uᵀ (4 wgmma)
+// → wait (meanwhile X
+// scaled by e^{Γ_last}, O' by diag(cq)) → ua, ur → {O (4 wgmma)}, {state update (4 wgmma)} as
+// two commit groups → wait for O, store it (the state update in flight) → wait. The caller makes
+// k, T, A visible to the async proxy (chunk_pipeline_in_body's PROXY_FENCE). Numerics: the same
+// io-rounded operands as slim_chunk_tail, fp32 accumulation in the tensor core's order.
+template <typename T, int K, int V, int VP>
+__device__ __forceinline__ void slim_chunk_tail_wg(float (&x)[K / 8][4], float (&pacc)[8][4], float (&oacc)[8][4],
+                                                   const T* Ks, const T* Vs, const T* Ts, const T* As, const float* Sc,
+                                                   T* Os, const FwdParams& p, long long t0, int len, int h, int v0,
+                                                   int vcol, float gl, int lane) {
+  static_assert(K == 128 && CHUNK == 64, "one 64-token atom per tile, two key atoms");
+  using IO = Io<T>;
+  const int cq = 2 * (lane & 3);
+  u32 za[4][4];
+  {
+    const int mi = lane >> 3;
+#pragma unroll
+    for (int kk = 0; kk < 4; ++kk) {
+      u32 vv[4];
+      ldsm_x4_t(vv, &Vs[(16 * kk + (lane & 7) + 8 * (mi >> 1)) * VP + vcol + 8 * (mi & 1)]);
+#pragma unroll
+      for (int m = 0; m < 4; ++m) {
+        const int nt = 2 * kk + (m >> 1), hf = m & 1;
+        const int tok = 8 * nt + cq;
+        const float2 ck = *reinterpret_cast<const float2*>(&Sc[0 * CHUNK + tok]);
+        const float2 bt = *reinterpret_cast<const float2*>(&Sc[1 * CHUNK + tok]);
+        const T* vp = reinterpret_cast<const T*>(&vv[m]);
+        const float z0 = fmaf(bt.x, IO::to_f(vp[0]), -ck.x * pacc[nt][2 * hf]);
+        const float z1 = fmaf(bt.y, IO::to_f(vp[1]), -ck.y * pacc[nt][2 * hf + 1]);
+        za[kk][m] = IO::pack(z0, z1);
+      }
+    }
+  }
+  float (&uacc)[8][4] = pacc;
+#pragma unroll
+  for (int nt = 0; nt < 8; ++nt)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      uacc[nt][e] = 0.f;
+      dnnp::wgmma_fence_operand(uacc[nt][e]);
+    }
+  const uint32_t tb = static_cast<uint32_t>(__cvta_generic_to_shared(Ts));
+  const uint32_t ab = static_cast<uint32_t>(__cvta_generic_to_shared(As));
+  const uint32_t kb = static_cast<uint32_t>(__cvta_generic_to_shared(Ks));
+  // Token step kk of a T or A tile: all 64 rows (N), columns (K) 16 kk .. (+32 B in the swizzle row).
+  auto tile = [](uint32_t base, int kk) { return dnnp::wgmma_desc(base + 32 * kk, 16, 1024, 1); };
+  dnnp::wgmma_fence();
+#pragma unroll
+  for (int kk = 0; kk < 4; ++kk) SlimWgN<T>::template mma<64, 0>(&uacc[0][0], za[kk], tile(tb, kk));
+  dnnp::wgmma_commit();
+  // While Uᵀ is in flight: X ← e^{Γ_last} X (scan_state_update's scaling), O' diag(cq).
+  const float decay = __expf(gl);
+#pragma unroll
+  for (int nt = 0; nt < K / 8; ++nt)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) x[nt][e] *= decay;
+#pragma unroll
+  for (int nt = 0; nt < 8; ++nt) {
+    const float2 cqs = *reinterpret_cast<const float2*>(&Sc[2 * CHUNK + 8 * nt + cq]);
+    oacc[nt][0] *= cqs.x;
+    oacc[nt][1] *= cqs.y;
+    oacc[nt][2] *= cqs.x;
+    oacc[nt][3] *= cqs.y;
+  }
+  dnnp::wgmma_wait<0>();
+#pragma unroll
+  for (int nt = 0; nt < 8; ++nt)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) dnnp::wgmma_fence_operand(uacc[nt][e]);
+  u32 ua[4][4], ur[4][4];
+#pragma unroll
+  for (int nt = 0; nt < 8; ++nt) {
+    const float2 cr = *reinterpret_cast<const float2*>(&Sc[3 * CHUNK + 8 * nt + cq]);
+    ua[nt >> 1][(nt & 1) * 2 + 0] = IO::pack(uacc[nt][0], uacc[nt][1]);
+    ua[nt >> 1][(nt & 1) * 2 + 1] = IO::pack(uacc[nt][2], uacc[nt][3]);
+    ur[nt >> 1][(nt & 1) * 2 + 0] = IO::pack(uacc[nt][0] * cr.x, uacc[nt][1] * cr.y);
+    ur[nt >> 1][(nt & 1) * 2 + 1] = IO::pack(uacc[nt][2] * cr.x, uacc[nt][3] * cr.y);
+  }
+#pragma unroll
+  for (int nt = 0; nt < 8; ++nt)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) dnnp::wgmma_fence_operand(oacc[nt][e]);
+#pragma unroll
+  for (int nt = 0; nt < K / 8; ++nt)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) dnnp::wgmma_fence_operand(x[nt][e]);
+  dnnp::wgmma_fence();
+#pragma unroll
+  for (int kk = 0; kk < 4; ++kk) SlimWgN<T>::template mma<64, 0>(&oacc[0][0], ua[kk], tile(ab, kk));
+  dnnp::wgmma_commit();
+#pragma unroll
+  for (int kk = 0; kk < 4; ++kk)
+    SlimWgN<T>::template mma<128, 1>(&x[0][0], ur[kk], dnnp::wgmma_desc(kb + 2048 * kk, 8192, 1024, 1));
+  dnnp::wgmma_commit();
+  dnnp::wgmma_wait<1>();
+#pragma unroll
+  for (int nt = 0; nt < 8; ++nt)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) dnnp::wgmma_fence_operand(oacc[nt][e]);
+  slim_store_o<T, V, 24>(Os, oacc, static_cast<T*>(p.o), t0, len, p.ho, h, v0, lane);
+  dnnp::wgmma_wait<0>();
+#pragma unroll
+  for (int nt = 0; nt < K / 8; ++nt)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) dnnp::wgmma_fence_operand(x[nt][e]);
+}
+
 // slim_chunk_warp with the P', O' products on the warpgroup (session 23, wg23; the w4gs scan: the
 // block's 4 warps are one warpgroup, M = 64 = its value rows): per key step kk, P' += X_kk kᵀ_kk
 // and O' += X_kk qᵀ_kk by wgmma m64n64k16 (A: x_a_frag's io-rounded fragments of this warp's 16
@@ -543,9 +690,10 @@ struct SlimWg<gdn_f16> {
 // Session 24 (pw24): slim_chunk_warp's template parameters and hooks for the piece path: OUT = false
 // (the summary: P' only, no O' batch, Qs unused) with WITH_V = false for its M_j blocks, and the
 // seeded scan's MID / UPD hooks (passed on to slim_chunk_tail as slim_chunk_warp does); w4gs's
-// call (OUT, WITH_V, no MID / UPD) is the session-23 code.
-template <typename T, int K, int V, int VP, bool OUT = true, bool WITH_V = true, typename Pre, typename Mid = SlimNoHook,
-          typename Upd = SlimNoHook>
+// call (OUT, WITH_V, no MID / UPD) is the session-23 code. TAIL_WG (session 24, wgx24: the w4gx /
+// w8gx scans; OUT and WITH_V only, no hooks): the rest of the step by slim_chunk_tail_wg.
+template <typename T, int K, int V, int VP, bool OUT = true, bool WITH_V = true, bool TAIL_WG = false, typename Pre,
+          typename Mid = SlimNoHook, typename Upd = SlimNoHook>
 __device__ __forceinline__ void slim_chunk_wg(float (&x)[K / 8][4], const T* Qs, const T* Ks, const T* Vs, const T* Ts,
                                               const T* As, const float* Sc, T* Os, const FwdParams& p, long long t0,
                                               int len, int h, int v0, int vcol, float gl, int lane, Pre pre, Mid mid = {},
@@ -585,8 +733,13 @@ __device__ __forceinline__ void slim_chunk_wg(float (&x)[K / 8][4], const T* Qs,
       dnnp::wgmma_fence_operand(pacc[nt][e]);
       if constexpr (OUT) dnnp::wgmma_fence_operand(oacc[nt][e]);
     }
-  slim_chunk_tail<T, K, V, K + 8, VP, OUT, WITH_V, true>(x, pacc, oacc, Ks, Vs, Ts, As, Sc, Os, p, t0, len, h, v0, vcol,
-                                                         gl, lane, mid, upd);
+  if constexpr (TAIL_WG) {
+    static_assert(OUT && WITH_V, "the whole-step wgmma tail serves the uncut output scan");
+    slim_chunk_tail_wg<T, K, V, VP>(x, pacc, oacc, Ks, Vs, Ts, As, Sc, Os, p, t0, len, h, v0, vcol, gl, lane);
+  } else {
+    slim_chunk_tail<T, K, V, K + 8, VP, OUT, WITH_V, true>(x, pacc, oacc, Ks, Vs, Ts, As, Sc, Os, p, t0, len, h, v0, vcol,
+                                                           gl, lane, mid, upd);
+  }
 }
 #endif
 
@@ -605,10 +758,18 @@ __device__ __forceinline__ void slim_chunk_wg(float (&x)[K / 8][4], const T* Qs,
 // tokens 8 it + (tid >> 4), 16 B chunk tid & 15; the dynamic shared memory 1024-byte aligned,
 // checked), the stage made visible to the async proxy after each group wait
 // (chunk_pipeline_in_body's PROXY_FENCE).
-template <typename T, int K, int V, int NW, int STAGES, bool OV = false, bool WG = false>
+// WGX (session 24, wgx24: the w4gx scan, with WG): the rest of the step on the warpgroup too
+// (slim_chunk_tail_wg: Uᵀ, O by wgmma with B = T, A; the state update with B = k MN-major), T and
+// A staged in the same 128-byte swizzle (copy round it: row tid / 8 + 16 it, 16 B chunk tid % 8;
+// one 8 KB atom each in their 9,216-byte slots, 1024-byte aligned). With NW = 8 (w8gx): two
+// warpgroups, each its own 64 value rows' wgmma on the same staged B tiles (q, k copy round it:
+// tokens 16 it + (tid >> 4); T, A rows tid / 8 + 32 it).
+template <typename T, int K, int V, int NW, int STAGES, bool OV = false, bool WG = false, bool WGX = false>
 __device__ __forceinline__ void fwd_slim_scan_body(const FwdFastParams& fp) {
   static_assert(K == 128 && V == 128, "the slim forward serves K = V = 128");
-  static_assert(!WG || (NW == 4 && !OV), "w4gs: one warpgroup, the uncut pipeline");
+  static_assert(!WG || ((NW == 4 || (NW == 8 && WGX)) && !OV),
+                "w4gs / w4gx: one warpgroup, w8gx: two, the uncut pipeline");
+  static_assert(!WGX || WG, "w4gx: the w4gs scan with its chunk tail on the warpgroup too");
 #ifdef GDN_HOST_EMU
   static_assert(!WG, "the CPU emulation has no wgmma (its copies would stage q, k swizzled for the mma.sync step)");
 #endif
@@ -635,6 +796,7 @@ __device__ __forceinline__ void fwd_slim_scan_body(const FwdFastParams& fp) {
 #ifndef GDN_HOST_EMU
   if constexpr (WG) {  // the swizzle atoms' 1024-byte alignment (stage offsets: multiples of 1024)
     static_assert(S::q_off % 1024 == 0 && S::k_off % 1024 == 0 && S::stage % 1024 == 0, "SW128 atoms aligned");
+    static_assert(!WGX || (S::t_off % 1024 == 0 && S::a_off % 1024 == 0), "w4gx: T, A atoms aligned");
     if (static_cast<uint32_t>(__cvta_generic_to_shared(smem)) & 1023u) __trap();
   }
 #endif
@@ -667,8 +829,8 @@ __device__ __forceinline__ void fwd_slim_scan_body(const FwdFastParams& fp) {
   auto at = [&](int c) { return slim_chunk_at(c, c_begin, cs, ce, HO, h); };
   auto copy_qk = [&](const SlimChunkAt& d, unsigned char* base, int it, bool live) {
     if constexpr (WG) {
-      static_assert(QRS == 8 && NTH == 128, "a round = 8 tokens x 16 chunks");
-      const int tok = 8 * it + (tid >> 4), kd = 8 * (tid & 15);
+      static_assert(QRS == NTH / 16 && KV == 16, "a round = NTH / 16 tokens x 16 chunks");
+      const int tok = QRS * it + (tid >> 4), kd = 8 * (tid & 15);
       const bool full = live && tok < d.len;
       cp_async16_zfill(reinterpret_cast<T*>(base + S::q_off) + slim_wg_elem<K>(tok, kd),
                        qg + ((d.t0 + tok) * p.h + qh) * K + kd, full);
@@ -688,6 +850,12 @@ __device__ __forceinline__ void fwd_slim_scan_body(const FwdFastParams& fp) {
   };
   auto copy_ta = [&](const SlimChunkAt& d, unsigned char* base, int it, bool live) {
     const size_t e = d.ch * CHUNK * CHUNK + (tr0 + it * TRS) * CHUNK + tc;
+    if constexpr (WGX) {  // T, A in the 128-byte swizzle (one 8 KB atom each; row = N index i)
+      const int el = slim_wg_elem<CHUNK>(tr0 + it * TRS, tc);
+      cp_async16_zfill(reinterpret_cast<T*>(base + S::t_off) + el, static_cast<const T*>(p.ws_w) + e, live);
+      cp_async16_zfill(reinterpret_cast<T*>(base + S::a_off) + el, static_cast<const T*>(p.ws_a) + e, live);
+      return;
+    }
     cp_async16_zfill(reinterpret_cast<T*>(base + S::t_off) + (tr0 + it * TRS) * CP + tc,
                      static_cast<const T*>(p.ws_w) + e, live);
     cp_async16_zfill(reinterpret_cast<T*>(base + S::a_off) + (tr0 + it * TRS) * CP + tc,
@@ -737,7 +905,7 @@ __device__ __forceinline__ void fwd_slim_scan_body(const FwdFastParams& fp) {
     T* Os = reinterpret_cast<T*>(smem + S::o_off) + warp * CHUNK * S::OP;
 #ifndef GDN_HOST_EMU
     if constexpr (WG) {
-      slim_chunk_wg<T, K, V, VP>(x, Qs, Ks, Vs, Ts, As, Sc, Os, p, d.t0, d.len, h, v0, 16 * warp, gl, lane, pre);
+      slim_chunk_wg<T, K, V, VP, true, true, WGX>(x, Qs, Ks, Vs, Ts, As, Sc, Os, p, d.t0, d.len, h, v0, 16 * warp, gl, lane, pre);
     } else
 #endif
     {

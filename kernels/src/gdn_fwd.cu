@@ -24,9 +24,17 @@
 //   gdn_fwd_slimsum_{bf16,f16}_k128        <<<(4, HO, N·(P−1)), 128, SlimSumSmem<128>>> slim piece summary
 //   gdn_fwd_slimscan_{bf16,f16}_k128_w4d   <<<(2, HO, N·P), 128, SlimPieceSmem<128>>> seeded slim scan
 //   gdn_fwd_slimscan_{bf16,f16}_k128_w4gs  <<<(2, HO, N), 128, SlimScanSmem<128,4,3>>> slim w4 with
-//                                          P', O' by wgmma, q, k in the 128-byte swizzle (the uncut
-//                                          4-warp default; not bitwise w4 by construction, bitwise on
-//                                          the H200)
+//                                          P', O' by wgmma, q, k in the 128-byte swizzle (not bitwise
+//                                          w4 by construction, bitwise on the H200)
+//   gdn_fwd_slimscan_{bf16,f16}_k128_w4gx  <<<(2, HO, N), 128, SlimScanSmem<128,4,3>>> w4gs with the
+//                                          rest of the step (Uᵀ, O, state update) by wgmma too
+//                                          (session 24; the uncut 4-warp default)
+//   gdn_fwd_slimscan_{bf16,f16}_k128_w8gx  <<<(1, HO, N), 256, SlimScanSmem<128,8,2>>> the same on
+//                                          two warpgroups (session 24; the uncut 8-warp default)
+//   gdn_fwd_slimsum_{bf16,f16}_k128_gs     <<<(4, HO, N·(P−1)), 128, SlimSumSmem<128>>> slimsum with
+//                                          P' by wgmma, k swizzled (session 24; the default)
+//   gdn_fwd_slimscan_{bf16,f16}_k128_w4dgs <<<(2, HO, N·P), 128, SlimPieceSmem<128>>> w4d with P', O'
+//                                          by wgmma, q, k swizzled (session 24; the default)
 //   gdn_fwd_chunk_order                    <<<1, 1024>>> chunk table + hand-over flags zeroed + scan order
 //   gdn_fwd_slimprep_{bf16,f16}_k128_ov    <<<(blocks beside the scan, 1, 1), 256, SlimPrepSmem<128>>>
 //                                          persistent slim prep (producer, DNNPLAN_GDN_FWD_OVERLAP)
@@ -214,3 +222,28 @@ GDN_FWD_SLIM_WG_ENTRIES(f16, gdn::gdn_f16)
 
 GDN_FWD_SLIM_PIECE_WG_ENTRIES(bf16, gdn::gdn_bf16)
 GDN_FWD_SLIM_PIECE_WG_ENTRIES(f16, gdn::gdn_f16)
+
+// Session 24 (wgx24): w4gs with the rest of the chunk step on the warpgroup too (Uᵀ = Z Tᵀ and
+// O += Uᵀ Aᵀ by wgmma with T, A staged in the 128-byte swizzle, full N = 64: the zero blocks above
+// the diagonal are exact zeros; the state update by wgmma m64n128k16 with k MN-major, tnspB;
+// gdn_fwd_slim.cuh, slim_chunk_tail_wg); w4gs's grid, shared memory and copy schedule (the uncut
+// 4-warp default by rule, SLIM_WGX_BY_RULE; DNNPLAN_GDN_FWD_SCAN=w4gs forces the P', O'-only scan).
+#define GDN_FWD_SLIM_WGX_ENTRIES(TAG, T)                                                            \
+  extern "C" __global__ void __launch_bounds__(4 * 32)                                              \
+      gdn_fwd_slimscan_##TAG##_k128_w4gx(gdn::FwdFastParams p) { dnnp_pdl_enter(p.f.flags & gdn::FLAG_PDL_TRIGGER); \
+    gdn::fwd_slim_scan_body<T, 128, 128, 4, gdn::SLIM_W4_STAGES, false, true, true>(p);            \
+  }
+
+GDN_FWD_SLIM_WGX_ENTRIES(bf16, gdn::gdn_bf16)
+GDN_FWD_SLIM_WGX_ENTRIES(f16, gdn::gdn_f16)
+
+// The same chunk step on 8 warps = two warpgroups (128 value rows; w8's grid, shared memory and
+// stages; the uncut 8-warp default by rule; DNNPLAN_GDN_FWD_SCAN=w8 forces the mma.sync w8).
+#define GDN_FWD_SLIM_W8GX_ENTRIES(TAG, T)                                                           \
+  extern "C" __global__ void __launch_bounds__(8 * 32)                                              \
+      gdn_fwd_slimscan_##TAG##_k128_w8gx(gdn::FwdFastParams p) { dnnp_pdl_enter(p.f.flags & gdn::FLAG_PDL_TRIGGER); \
+    gdn::fwd_slim_scan_body<T, 128, 128, 8, gdn::SLIM_W8_STAGES, false, true, true>(p);            \
+  }
+
+GDN_FWD_SLIM_W8GX_ENTRIES(bf16, gdn::gdn_bf16)
+GDN_FWD_SLIM_W8GX_ENTRIES(f16, gdn::gdn_f16)

@@ -360,7 +360,7 @@ fn slim_prep(s: &Shape) -> Counts {
     )
 }
 
-/// The slim output scan, uncut or seeded per piece (w4, w8, w4ov, w4d, w4gs, w4dgs).
+/// The slim output scan, uncut or seeded per piece (w4, w8, w4ov, w4d, w4gs, w4gx, w8gx, w4dgs).
 fn slim_scan(s: &Shape) -> Counts {
     Counts::new(
         over(
@@ -580,6 +580,8 @@ pub const MODELS: [Model; 22] = [
             "slimscan_w4d",
             "slimscan_w4gs",
             "slimscan_w4dgs",
+            "slimscan_w4gx",
+            "slimscan_w8gx",
         ],
         slim_scan,
     ),

@@ -32,10 +32,12 @@
 //! So is every prep ([`PrepPass`]: entry, threads, shared memory, grid): the full factors' of
 //! [`PREP_VARIANTS`], the slim [`SLIM_PREP`] and persistent [`SLIM_PREP_OV`] of the
 //! [`SLIM_SCANS`] rows; [`FwdChoice::prep_pass`] picks it.
-//! Diagnostics read once at build: `DNNPLAN_GDN_FWD_SCAN=w4|w8|w4p|w4gs` (force an output scan;
-//! bitwise the same outputs; `w4gs`: the uncut slim w4 with its P', O' products by wgmma,
-//! [`SLIM_SCAN_W4GS`], the uncut 4-warp default by [`SLIM_WG_BY_RULE`], on the slim factors,
-//! else `w4`; `w4`: the mma.sync scan; not bitwise w4 by construction),
+//! Diagnostics read once at build: `DNNPLAN_GDN_FWD_SCAN=w4|w8|w4p|w4gs|w4gx|w8gx` (force an
+//! output scan; bitwise the same outputs; `w4gs`: the uncut slim w4 with its P', O' products by
+//! wgmma, [`SLIM_SCAN_W4GS`]; `w4gx` / `w8gx`: the whole chunk step by wgmma on 4 / 8 warps,
+//! [`SLIM_SCAN_W4GX`] / [`SLIM_SCAN_W8GX`], the uncut defaults by [`SLIM_WG_BY_RULE`] and
+//! [`SLIM_WGX_BY_RULE`]; on the slim factors, else `w4` / `w8`; `w4`, `w8`: the mma.sync scans;
+//! the wgmma scans are not bitwise w4 by construction, bitwise on the H200),
 //! `DNNPLAN_GDN_FWD_SUM=s2|p3` (force a summary pass; bitwise the same H_j, M_j), `DNNPLAN_GDN_FWD_PIECES=n` (force n pieces per sequence; 1 = off)
 //! `DNNPLAN_GDN_FWD_PIECE=gs|d` (the slim piece path's passes: `gs` the summary and seeded scan
 //! with their products by wgmma, [`SLIM_PIECES_WG`]; `d` the mma.sync [`SLIM_PIECES`]; unset:
@@ -706,6 +708,38 @@ pub const SLIM_SCAN_W4GS: FwdPass = FwdPass {
     ..SLIM_SCAN_W4
 };
 
+/// [`SLIM_SCAN_W4GS`] with the rest of the chunk step on the warpgroup too,
+/// `gdn_fwd_slimscan_<tag>_k128_w4gx` (session 24, helper wgx24; kernels/include/gdn_fwd_slim.cuh,
+/// `slim_chunk_tail_wg`): Uᵀ = Z Tᵀ and O += Uᵀ Aᵀ by wgmma m64n64k16 with T, A staged in the
+/// 128-byte swizzle, the state update by wgmma m64n128k16 with k MN-major (tnspB); w4gs's grid,
+/// threads, stages and shared memory. An experiment: only `DNNPLAN_GDN_FWD_SCAN` = its suffix
+/// runs it ([`SLIM_WGX_BY_RULE`]).
+pub const SLIM_SCAN_W4GX: FwdPass = FwdPass {
+    suffix: "w4gx",
+    ..SLIM_SCAN_W4
+};
+
+/// [`SLIM_SCAN_W4GX`]'s chunk step on 8 warps = two warpgroups (128 value rows),
+/// `gdn_fwd_slimscan_<tag>_k128_w8gx` (session 24, wgx24): w8's grid, threads, stages and shared
+/// memory. An experiment: only `DNNPLAN_GDN_FWD_SCAN` = its suffix runs it.
+pub const SLIM_SCAN_W8GX: FwdPass = FwdPass {
+    stem: SLIM_SCAN_STEM,
+    suffix: "w8gx",
+    warps: 8,
+    smem: PassSmem::SlimScan {
+        stages: SLIM_W8_STAGES,
+    },
+};
+
+/// Whether the uncut slim forward runs the whole-step wgmma scans by rule ([`SLIM_SCAN_W4GX`]
+/// instead of [`SLIM_SCAN_W4GS`] where the rule picks 4 warps, [`SLIM_SCAN_W8GX`] instead of w8
+/// where it picks 8; with [`SLIM_WG_BY_RULE`]; `DNNPLAN_GDN_FWD_SCAN=w4gs|w4|w8` force the older
+/// ones): yes. H200, session 24 (wgx24, four processes; the scan kernel, ms): w4gx 0.2031-0.2090
+/// vs w4gs 0.2626-0.2672 at (4, 8192, 16), 0.2538-0.2552 vs 0.3143-0.3180 on the ragged mix; w8gx
+/// 0.3709 / 0.3749 vs w8 0.4964-0.5097 at (16, 2048, 32) (w4gx there 0.4408-0.4458); forward
+/// tests pass with hashes equal to w4gs's, memcheck clean.
+pub const SLIM_WGX_BY_RULE: bool = true;
+
 /// Whether the uncut slim forward runs [`SLIM_SCAN_W4GS`] where the rule picks the 4-warp scan
 /// (unless `DNNPLAN_GDN_FWD_SCAN` forces a scan; `w4` forces the mma.sync [`SLIM_SCAN_W4`]): yes.
 /// H200, session 23 (the lead's final call, wg23's probe, processes B T T B; the scan kernel,
@@ -724,6 +758,9 @@ pub enum SlimScanUse {
     Pieces,
     /// Uncut, beside the persistent prep ([`super::fwd_overlap`]).
     Overlap,
+    /// Uncut, with the whole chunk step by wgmma, where the scan of this many warps runs with
+    /// wgmma and the schedule asks for it ([`FwdChoice::wgmma_tail`]).
+    WgmmaTail(u64),
     /// Uncut, with the products by wgmma, where the 4-warp scan runs and the schedule asks for
     /// it ([`FwdChoice::wgmma`]).
     Wgmma,
@@ -747,10 +784,11 @@ const SLIM_SCAN_STEM: &str = FACTOR_VARIANTS[FwdFactors::Slim as usize].scan_ste
 
 /// Every slim output scan configuration, the first that applies runs: the seeded scan of
 /// [`SLIM_PIECES`] on the piece path; uncut, `w4ov` beside the persistent prep `_ov` (4 warps,
-/// [`SLIM_OV_STAGES`]), `w4gs` ([`SLIM_SCAN_W4GS`]) where the 4-warp scan runs with wgmma, else
+/// [`SLIM_OV_STAGES`]), `w4gx` / `w8gx` ([`SLIM_SCAN_W4GX`], [`SLIM_SCAN_W8GX`]) where the 4- or
+/// 8-warp scan runs with the whole step by wgmma, `w4gs` ([`SLIM_SCAN_W4GS`]) where the 4-warp scan runs with wgmma, else
 /// the width of the full scan the rule picked: `w8` ([`SLIM_W8_STAGES`]) or `w4`
 /// ([`SLIM_W4_STAGES`]; a forced `w4p` runs it too).
-pub const SLIM_SCANS: [SlimScanRow; 6] = [
+pub const SLIM_SCANS: [SlimScanRow; 8] = [
     SlimScanRow {
         used: SlimScanUse::PiecesWgmma,
         scan: SLIM_PIECES_WG.scan,
@@ -765,6 +803,16 @@ pub const SLIM_SCANS: [SlimScanRow; 6] = [
         used: SlimScanUse::Overlap,
         scan: SLIM_SCAN_OV,
         prep: SLIM_PREP_OV,
+    },
+    SlimScanRow {
+        used: SlimScanUse::WgmmaTail(4),
+        scan: SLIM_SCAN_W4GX,
+        prep: SLIM_PREP,
+    },
+    SlimScanRow {
+        used: SlimScanUse::WgmmaTail(8),
+        scan: SLIM_SCAN_W8GX,
+        prep: SLIM_PREP,
     },
     SlimScanRow {
         used: SlimScanUse::Wgmma,
@@ -953,6 +1001,10 @@ pub struct FwdChoice {
     /// The slim piece path's passes with their products by wgmma ([`SLIM_PIECES_WG`]):
     /// [`SLIM_PIECE_WG_BY_RULE`], or `DNNPLAN_GDN_FWD_PIECE` (`gs` on, `d` off).
     pub piece_wgmma: bool,
+    /// With [`FwdChoice::wgmma`]: the rest of the chunk step by wgmma too ([`SLIM_SCAN_W4GX`],
+    /// [`SLIM_SCAN_W8GX`]): [`SLIM_WGX_BY_RULE`], or forced on by `DNNPLAN_GDN_FWD_SCAN` = a
+    /// suffix of theirs.
+    pub wgmma_tail: bool,
 }
 
 /// Which chunk factors the forward's prep writes and its output scan reads.
@@ -1190,6 +1242,9 @@ impl FwdChoice {
         if let Some(scan) = forced_scan {
             c.scan = scan;
             c.wgmma = wgmma;
+            let forced = env("DNNPLAN_GDN_FWD_SCAN");
+            c.wgmma_tail = [SLIM_SCAN_W4GX.suffix, SLIM_SCAN_W8GX.suffix]
+                .contains(&forced.as_deref().unwrap_or(""));
         }
         if let Some(on) = piece_switch(env("DNNPLAN_GDN_FWD_PIECE").as_deref()) {
             c.piece_wgmma = on;
@@ -1278,6 +1333,7 @@ impl FwdChoice {
                 SlimScanUse::PiecesWgmma => self.pieces > 1 && self.piece_wgmma,
                 SlimScanUse::Pieces => self.pieces > 1,
                 SlimScanUse::Overlap => self.overlap,
+                SlimScanUse::WgmmaTail(w) => self.wgmma && self.wgmma_tail && w == warps,
                 SlimScanUse::Wgmma => self.wgmma && warps == 4,
                 SlimScanUse::Uncut(w) => w == warps,
             })
@@ -1363,6 +1419,7 @@ impl FwdChoice {
             sequential: false,
             wgmma: SLIM_WG_BY_RULE,
             piece_wgmma: SLIM_PIECE_WG_BY_RULE,
+            wgmma_tail: SLIM_WGX_BY_RULE,
         };
         c.overlap = c.overlap_pick(f, sms, None, true);
         c
@@ -1370,11 +1427,17 @@ impl FwdChoice {
 }
 
 /// `DNNPLAN_GDN_FWD_SCAN`'s value `value` at K = `k`: the forced scan (none: not forced) and
-/// whether it asks for the wgmma scan ([`SLIM_SCAN_W4GS`]'s suffix: the 4-warp scan with it).
+/// whether it asks for the wgmma scan ([`SLIM_SCAN_W4GS`]'s or [`SLIM_SCAN_W4GX`]'s suffix: the
+/// 4-warp scan with it; [`SLIM_SCAN_W8GX`]'s: the 8-warp scan; [`FwdChoice::pick`] sets
+/// [`FwdChoice::wgmma_tail`] for the last two).
 fn scan_switch(value: Option<&str>, k: i64) -> (Option<ScanVariant>, bool) {
     match value {
-        Some(x) if x == SLIM_SCAN_W4GS.suffix => (
+        Some(x) if x == SLIM_SCAN_W4GS.suffix || x == SLIM_SCAN_W4GX.suffix => (
             ScanVariant::from_switch(ScanVariant::Warps4.row().switch, k),
+            true,
+        ),
+        Some(x) if x == SLIM_SCAN_W8GX.suffix => (
+            ScanVariant::from_switch(ScanVariant::Warps8.row().switch, k),
             true,
         ),
         Some(x) => (ScanVariant::from_switch(x, k), false),
@@ -1761,6 +1824,18 @@ pub(super) mod tests {
     use super::*;
     use crate::engines::gdn::occupancy::SM90_BUDGET;
 
+    /// The uncut slim scan's suffix by rule at `warps` warps ([`SLIM_WG_BY_RULE`],
+    /// [`SLIM_WGX_BY_RULE`]).
+    fn rule_slim_suffix(warps: u64) -> &'static str {
+        match (SLIM_WG_BY_RULE, SLIM_WGX_BY_RULE, warps) {
+            (true, true, 4) => "w4gx",
+            (true, true, _) => "w8gx",
+            (true, false, 4) => "w4gs",
+            (_, _, 4) => "w4",
+            _ => "w8",
+        }
+    }
+
     fn facts(n: i64, t: i64, ho: i64, d: i64, batch_invariant: bool) -> GdnFacts {
         crate::engines::gdn::analyzer::test_facts(GdnOp::Forward, n, t, ho, d, batch_invariant)
     }
@@ -1804,10 +1879,7 @@ pub(super) mod tests {
             plain.kernel_names("bf16", 128),
             (
                 "gdn_fwd_slimprep_bf16_k128".to_owned(),
-                format!(
-                    "gdn_fwd_slimscan_bf16_k128_{}",
-                    if SLIM_WG_BY_RULE { "w4gs" } else { "w4" }
-                )
+                format!("gdn_fwd_slimscan_bf16_k128_{}", rule_slim_suffix(4))
             )
         );
     }
@@ -1987,7 +2059,7 @@ pub(super) mod tests {
             c.kernel_names("bf16", 128),
             (
                 "gdn_fwd_slimprep_bf16_k128".to_owned(),
-                "gdn_fwd_slimscan_bf16_k128_w8".to_owned()
+                format!("gdn_fwd_slimscan_bf16_k128_{}", rule_slim_suffix(8))
             )
         );
         c.factors = FwdFactors::Full;
@@ -2078,7 +2150,7 @@ pub(super) mod tests {
         // then the full scan's width (w4p: 4 warps; the 4-warp scan is the rule's wgmma scan).
         let mut c = FwdChoice::default_for(&facts(4, 32768, 16, 128, false), 132);
         c.factors = FwdFactors::Slim;
-        let w4 = if SLIM_WG_BY_RULE { "w4gs" } else { "w4" };
+        let (w4, w8) = (rule_slim_suffix(4), rule_slim_suffix(8));
         let w4d = if SLIM_PIECE_WG_BY_RULE {
             "w4dgs"
         } else {
@@ -2087,7 +2159,7 @@ pub(super) mod tests {
         for (pieces, overlap, scan, suffix) in [
             (7, false, ScanVariant::Warps4Phased, w4d),
             (1, true, ScanVariant::Warps8, "w4ov"),
-            (1, false, ScanVariant::Warps8, "w8"),
+            (1, false, ScanVariant::Warps8, w8),
             (1, false, ScanVariant::Warps4Phased, w4),
             (1, false, ScanVariant::Warps4, w4),
         ] {
@@ -2180,8 +2252,7 @@ pub(super) mod tests {
         // Where it runs: only the uncut slim 4-warp scan (not pieces, not overlapped, not w8,
         // not the full factors).
         let mut c = FwdChoice::default_for(&facts(4, 32768, 16, 128, false), 132);
-        c.wgmma = true;
-        c.piece_wgmma = false;
+        (c.wgmma, c.wgmma_tail, c.piece_wgmma) = (true, false, false);
         for (pieces, overlap, scan, factors, suffix) in [
             (1, false, ScanVariant::Warps4, FwdFactors::Slim, "w4gs"),
             (1, false, ScanVariant::Warps8, FwdFactors::Slim, "w8"),
@@ -2206,6 +2277,60 @@ pub(super) mod tests {
         let scan = plan.launches().last().expect("the scan launch");
         assert_eq!(scan.0.as_str(), "gdn_fwd_slimscan_bf16_k128_w4gs");
         assert_eq!((scan.1, scan.2, scan.3), ((2, 16, 4), 128, 202_752));
+        assert!(fwd.has_function(scan.0));
+    }
+
+    #[test]
+    fn wgmma_tail_scan_row_switch_and_launch() {
+        // `w4gx` forces the 4-warp scan with wgmma (scan_switch) and the tail on it (pick); off
+        // by rule; runs only where w4gs would.
+        assert_eq!(
+            scan_switch(Some("w4gx"), 128),
+            (Some(ScanVariant::Warps4), true)
+        );
+        for (n, t, ho, d) in [(4, 32768, 16, 128), (16, 32768, 32, 128)] {
+            let c = FwdChoice::default_for(&facts(n, t, ho, d, false), 132);
+            assert_eq!(c.wgmma_tail, SLIM_WGX_BY_RULE, "{n} {t} {ho} {d}");
+        }
+        let mut c = FwdChoice::default_for(&facts(4, 32768, 16, 128, false), 132);
+        assert_eq!(
+            scan_switch(Some("w8gx"), 128),
+            (Some(ScanVariant::Warps8), true)
+        );
+        (c.wgmma, c.wgmma_tail) = (true, true);
+        for (pieces, overlap, scan, factors, suffix) in [
+            (1, false, ScanVariant::Warps4, FwdFactors::Slim, "w4gx"),
+            (1, false, ScanVariant::Warps8, FwdFactors::Slim, "w8gx"),
+            (1, true, ScanVariant::Warps4, FwdFactors::Slim, "w4ov"),
+            (7, false, ScanVariant::Warps4Phased, FwdFactors::Slim, "w4d"),
+            (1, false, ScanVariant::Warps4, FwdFactors::Full, "w4"),
+        ] {
+            (c.pieces, c.overlap, c.scan, c.factors) = (pieces, overlap, scan, factors);
+            assert_eq!(c.scan_pass().suffix, suffix, "{pieces} {overlap} {scan:?}");
+        }
+        (c.pieces, c.overlap, c.scan, c.factors) =
+            (1, false, ScanVariant::Warps4, FwdFactors::Slim);
+        c.wgmma = false;
+        assert_eq!(
+            c.scan_pass().suffix,
+            "w4",
+            "the tail needs the wgmma products"
+        );
+        c.wgmma = true;
+        assert_eq!(c.slim_scan().prep, SLIM_PREP);
+        assert_eq!(SLIM_SCAN_W4GX.smem_bytes(128), 202_752);
+        let f = bound(facts(4, 32768, 16, 128, false));
+        let fwd = crate::cuda::kernels::find("gdn_fwd").expect("bundled GDN module");
+        let plan = GdnFwdPlan::new(&f, c, FwdKernels::named(&c, "bf16", 128), 132).expect("plan");
+        let scan = plan.launches().last().expect("the scan launch");
+        assert_eq!(scan.0.as_str(), "gdn_fwd_slimscan_bf16_k128_w4gx");
+        assert_eq!((scan.1, scan.2, scan.3), ((2, 16, 4), 128, 202_752));
+        assert!(fwd.has_function(scan.0));
+        c.scan = ScanVariant::Warps8;
+        let plan = GdnFwdPlan::new(&f, c, FwdKernels::named(&c, "bf16", 128), 132).expect("plan");
+        let scan = plan.launches().last().expect("the scan launch");
+        assert_eq!(scan.0.as_str(), "gdn_fwd_slimscan_bf16_k128_w8gx");
+        assert_eq!((scan.1, scan.2, scan.3), ((1, 16, 4), 256, 167_936));
         assert!(fwd.has_function(scan.0));
     }
 
