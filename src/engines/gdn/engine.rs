@@ -2282,8 +2282,9 @@ pub(super) mod tests {
 
     #[test]
     fn wgmma_tail_scan_row_switch_and_launch() {
-        // `w4gx` forces the 4-warp scan with wgmma (scan_switch) and the tail on it (pick); off
-        // by rule; runs only where w4gs would.
+        // `w4gx` forces the 4-warp scan with wgmma (scan_switch) and the tail on it (pick); by
+        // rule as SLIM_WGX_BY_RULE says; runs only where w4gs would (the piece path has its own
+        // wgmma flag: off here, so its row is the mma.sync w4d).
         assert_eq!(
             scan_switch(Some("w4gx"), 128),
             (Some(ScanVariant::Warps4), true)
@@ -2297,7 +2298,7 @@ pub(super) mod tests {
             scan_switch(Some("w8gx"), 128),
             (Some(ScanVariant::Warps8), true)
         );
-        (c.wgmma, c.wgmma_tail) = (true, true);
+        (c.wgmma, c.wgmma_tail, c.piece_wgmma) = (true, true, false);
         for (pieces, overlap, scan, factors, suffix) in [
             (1, false, ScanVariant::Warps4, FwdFactors::Slim, "w4gx"),
             (1, false, ScanVariant::Warps8, FwdFactors::Slim, "w8gx"),
