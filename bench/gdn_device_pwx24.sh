@@ -3,6 +3,8 @@
 # DNNPLAN_GDN_FWD_PIECE=gx, off by rule). One build: T = this build with gx forced, B = this build
 # by rule (slimsum_gs, w4dgs). Staging (.xfer-pwx24/): .device/ (device-env.sh, lib, tests
 # gpu_gdn-*, gpu_gdn_bench-* of branch pwx24), bench/device_lib.sh, this script. ~60-90 s.
+# (Run 1 ran 2541e07's build, where gs is the rule, with B's steps unswitched; since c3b9d9d B
+# forces gs explicitly, so the script means the same with the flip's build, 28faf1a.)
 # 1. forward tests with gx by rule (the piece-chain case of forward_parity runs the piece path)
 #    and at DNNPLAN_GDN_FWD_PIECES=7 and =2 (fp64 parity: must pass); hashes gx vs gs of this
 #    build (information: not bitwise by construction);
@@ -21,7 +23,7 @@ t=$(dev_bin gpu_gdn); tb=$(dev_bin gpu_gdn_bench)
 echo "T $t $tb"
 export DEV_CAP_S=40
 dev_fwd_case T_rule_gx "$t" DNNPLAN_GDN_FWD_PIECE=gx
-dev_fwd_case T_rule_gs "$t"
+dev_fwd_case T_rule_gs "$t" DNNPLAN_GDN_FWD_PIECE=gs
 dev_same $DEV_TMP/h_T_rule_gx $DEV_TMP/h_T_rule_gs "forward tests by rule: gx == gs (information)"
 echo "elapsed ${SECONDS}s"
 dev_fwd_case T_p7gx "$t" DNNPLAN_GDN_FWD_PIECES=7 DNNPLAN_GDN_FWD_PIECE=gx
@@ -37,8 +39,8 @@ DEV_CAP_S=90 dev_memcheck "$t" forward_parity DNNPLAN_GDN_FWD_PIECES=7 DNNPLAN_G
 echo "elapsed ${SECONDS}s"
 export DNNPLAN_GDN_BENCH_SHAPES="1 0"
 sched="default:::,p4::4:,p2::2:"
-dev_bench_fwd_order "$sched" "$tb" "$tb" "B"
+DNNPLAN_GDN_FWD_PIECE=gs dev_bench_fwd_order "$sched" "$tb" "$tb" "B"
 DNNPLAN_GDN_FWD_PIECE=gx dev_bench_fwd_order "$sched" "$tb" "$tb" "T T"
-dev_bench_fwd_order "$sched" "$tb" "$tb" "B"
+DNNPLAN_GDN_FWD_PIECE=gs dev_bench_fwd_order "$sched" "$tb" "$tb" "B"
 tar czf "$out/res.tgz" -C "$DEV_TMP" . 2>/dev/null
 echo "total ${SECONDS}s"
