@@ -4,7 +4,7 @@
 # by rule (slimsum_gs, w4dgs). Staging (.xfer-pwx24/): .device/ (device-env.sh, lib, tests
 # gpu_gdn-*, gpu_gdn_bench-* of branch pwx24), bench/device_lib.sh, this script. ~60-90 s.
 # (Run 1 ran 2541e07's build, where gs is the rule, with B's steps unswitched; since c3b9d9d B
-# forces gs explicitly, so the script means the same with the flip's build, 28faf1a.)
+# forces gs explicitly, so the script means the same with the flip's build, the last commit of branch pwx24.)
 # 1. forward tests with gx by rule (the piece-chain case of forward_parity runs the piece path)
 #    and at DNNPLAN_GDN_FWD_PIECES=7 and =2 (fp64 parity: must pass); hashes gx vs gs of this
 #    build (information: not bitwise by construction);

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Session 24, helper pwx24, by-rule check of the flip (SLIM_PIECE_WGX_BY_RULE = true, branch pwx24
-# 28faf1a; not run by pwx24: prepared for the lead's final call). T = that build by rule
+# its last commit; not run by pwx24: prepared for the lead's final call). T = that build by rule
 # (slimsum_gx + w4dgx on the piece path), B = the same build with DNNPLAN_GDN_FWD_PIECE=gs.
-# Staging (.xfer-pwx24/): .device/ of 28faf1a's build, bench/device_lib.sh, this script. ~60 s.
+# Staging (.xfer-pwx24/): .device/ of the flip's build, bench/device_lib.sh, this script. ~60 s.
 # 1. gpu_gdn by rule (all 15 tests); 2. forward tests by rule and at 7 pieces, hashes rule vs gs
 #    (information; run 1 found them equal); 3. memcheck forward_parity by rule and
 #    forward_state_checkpoints at 7 pieces; 4. timing B T T B at (1,32768,16) (rule: P = 7).
