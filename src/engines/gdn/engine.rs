@@ -486,9 +486,14 @@ pub const SLIM_PIECES_WGX: SlimPieceRow = SlimPieceRow {
 pub const SLIM_PIECE_WG_BY_RULE: bool = true;
 
 /// Whether the slim piece path runs [`SLIM_PIECES_WGX`] instead of [`SLIM_PIECES_WG`] (with
-/// [`SLIM_PIECE_WG_BY_RULE`]; unless `DNNPLAN_GDN_FWD_PIECE` says): not yet (session 24, pwx24:
-/// an experiment behind `gx` until measured on the H200).
-pub const SLIM_PIECE_WGX_BY_RULE: bool = false;
+/// [`SLIM_PIECE_WG_BY_RULE`]; unless `DNNPLAN_GDN_FWD_PIECE` says; `gs` / `d` force the older
+/// passes): yes. H200, session 24 (helper pwx24, bench/gdn_device_pwx24_run1.log, processes
+/// B T T B, T with `gx`, B by rule `gs`; ms): the whole forward at (1, 32768, 16), P = 7, 0.6023 /
+/// 0.6063 vs 0.6376 / 0.6352 (summary 0.180 / 0.183 vs 0.193 / 0.192, seeded scan 0.210 / 0.212
+/// vs 0.236 / 0.235); forced P = 4 / 2 at (4, 8192, 16) −4.8 % / −3.8 %; forced P = 2 at
+/// (1, 32768, 16) +1.6 % (the summary's 64-block grid); the forward tests' hashes by rule and at
+/// 7 and 2 pieces equal gs's, memcheck at 7 pieces clean.
+pub const SLIM_PIECE_WGX_BY_RULE: bool = true;
 
 /// `DNNPLAN_GDN_FWD_PIECE`'s value as ([`FwdChoice::piece_wgmma`],
 /// [`FwdChoice::piece_wgmma_tail`]): `gx` ([`SLIM_PIECES_WGX`]'s summary suffix) both on, `gs`
