@@ -574,31 +574,44 @@ struct SlimWgN<gdn_f16> {
 // two commit groups → wait for O, store it (the state update in flight) → wait. The caller makes
 // k, T, A visible to the async proxy (chunk_pipeline_in_body's PROXY_FENCE). Numerics: the same
 // io-rounded operands as slim_chunk_tail, fp32 accumulation in the tensor core's order.
-template <typename T, int K, int V, int VP>
+// Session 24 (pwx24: the piece path's slimsum_gx / w4dgx) with slim_chunk_tail's parameters: OUT =
+// false (the summary: no O batch, As, Os unused), WITH_V = false (the M_j blocks: Z = −P' diag(ck)),
+// MID (OUT only: mid(0) before the Z build, the seeded scan's wait for v, T, A; mid(1) after the
+// wait for the O batch, the last read of v, T, A, its barrier) and UPD (the seeded scan's v, T, A
+// refill: all four token steps' copies right after mid(1), while the state update batch flies;
+// the refilled tiles are read by no wgmma in flight: the Uᵀ and O batches are complete). The
+// uncut scan's call (OUT, WITH_V, no hooks) is wgx24's code.
+template <typename T, int K, int V, int VP, bool OUT = true, bool WITH_V = true, typename Mid = SlimNoHook,
+          typename Upd = SlimNoHook>
 __device__ __forceinline__ void slim_chunk_tail_wg(float (&x)[K / 8][4], float (&pacc)[8][4], float (&oacc)[8][4],
                                                    const T* Ks, const T* Vs, const T* Ts, const T* As, const float* Sc,
                                                    T* Os, const FwdParams& p, long long t0, int len, int h, int v0,
-                                                   int vcol, float gl, int lane) {
+                                                   int vcol, float gl, int lane, Mid mid = {}, Upd upd = {}) {
   static_assert(K == 128 && CHUNK == 64, "one 64-token atom per tile, two key atoms");
   using IO = Io<T>;
   const int cq = 2 * (lane & 3);
+  if constexpr (OUT) mid(0);  // the seeded scan: wait for v, T, A (and make T, A visible to wgmma)
   u32 za[4][4];
   {
     const int mi = lane >> 3;
 #pragma unroll
     for (int kk = 0; kk < 4; ++kk) {
-      u32 vv[4];
-      ldsm_x4_t(vv, &Vs[(16 * kk + (lane & 7) + 8 * (mi >> 1)) * VP + vcol + 8 * (mi & 1)]);
+      u32 vv[4] = {0u, 0u, 0u, 0u};
+      if constexpr (WITH_V) ldsm_x4_t(vv, &Vs[(16 * kk + (lane & 7) + 8 * (mi >> 1)) * VP + vcol + 8 * (mi & 1)]);
 #pragma unroll
       for (int m = 0; m < 4; ++m) {
         const int nt = 2 * kk + (m >> 1), hf = m & 1;
         const int tok = 8 * nt + cq;
         const float2 ck = *reinterpret_cast<const float2*>(&Sc[0 * CHUNK + tok]);
-        const float2 bt = *reinterpret_cast<const float2*>(&Sc[1 * CHUNK + tok]);
-        const T* vp = reinterpret_cast<const T*>(&vv[m]);
-        const float z0 = fmaf(bt.x, IO::to_f(vp[0]), -ck.x * pacc[nt][2 * hf]);
-        const float z1 = fmaf(bt.y, IO::to_f(vp[1]), -ck.y * pacc[nt][2 * hf + 1]);
-        za[kk][m] = IO::pack(z0, z1);
+        if constexpr (WITH_V) {
+          const float2 bt = *reinterpret_cast<const float2*>(&Sc[1 * CHUNK + tok]);
+          const T* vp = reinterpret_cast<const T*>(&vv[m]);
+          const float z0 = fmaf(bt.x, IO::to_f(vp[0]), -ck.x * pacc[nt][2 * hf]);
+          const float z1 = fmaf(bt.y, IO::to_f(vp[1]), -ck.y * pacc[nt][2 * hf + 1]);
+          za[kk][m] = IO::pack(z0, z1);
+        } else {
+          za[kk][m] = IO::pack(-ck.x * pacc[nt][2 * hf], -ck.y * pacc[nt][2 * hf + 1]);
+        }
       }
     }
   }
@@ -611,7 +624,8 @@ __device__ __forceinline__ void slim_chunk_tail_wg(float (&x)[K / 8][4], float (
       dnnp::wgmma_fence_operand(uacc[nt][e]);
     }
   const uint32_t tb = static_cast<uint32_t>(__cvta_generic_to_shared(Ts));
-  const uint32_t ab = static_cast<uint32_t>(__cvta_generic_to_shared(As));
+  uint32_t ab = 0;
+  if constexpr (OUT) ab = static_cast<uint32_t>(__cvta_generic_to_shared(As));
   const uint32_t kb = static_cast<uint32_t>(__cvta_generic_to_shared(Ks));
   // Token step kk of a T or A tile: all 64 rows (N), columns (K) 16 kk .. (+32 B in the swizzle row).
   auto tile = [](uint32_t base, int kk) { return dnnp::wgmma_desc(base + 32 * kk, 16, 1024, 1); };
@@ -625,13 +639,15 @@ __device__ __forceinline__ void slim_chunk_tail_wg(float (&x)[K / 8][4], float (
   for (int nt = 0; nt < K / 8; ++nt)
 #pragma unroll
     for (int e = 0; e < 4; ++e) x[nt][e] *= decay;
+  if constexpr (OUT) {
 #pragma unroll
-  for (int nt = 0; nt < 8; ++nt) {
-    const float2 cqs = *reinterpret_cast<const float2*>(&Sc[2 * CHUNK + 8 * nt + cq]);
-    oacc[nt][0] *= cqs.x;
-    oacc[nt][1] *= cqs.y;
-    oacc[nt][2] *= cqs.x;
-    oacc[nt][3] *= cqs.y;
+    for (int nt = 0; nt < 8; ++nt) {
+      const float2 cqs = *reinterpret_cast<const float2*>(&Sc[2 * CHUNK + 8 * nt + cq]);
+      oacc[nt][0] *= cqs.x;
+      oacc[nt][1] *= cqs.y;
+      oacc[nt][2] *= cqs.x;
+      oacc[nt][3] *= cqs.y;
+    }
   }
   dnnp::wgmma_wait<0>();
 #pragma unroll
@@ -642,33 +658,44 @@ __device__ __forceinline__ void slim_chunk_tail_wg(float (&x)[K / 8][4], float (
 #pragma unroll
   for (int nt = 0; nt < 8; ++nt) {
     const float2 cr = *reinterpret_cast<const float2*>(&Sc[3 * CHUNK + 8 * nt + cq]);
-    ua[nt >> 1][(nt & 1) * 2 + 0] = IO::pack(uacc[nt][0], uacc[nt][1]);
-    ua[nt >> 1][(nt & 1) * 2 + 1] = IO::pack(uacc[nt][2], uacc[nt][3]);
+    if constexpr (OUT) {
+      ua[nt >> 1][(nt & 1) * 2 + 0] = IO::pack(uacc[nt][0], uacc[nt][1]);
+      ua[nt >> 1][(nt & 1) * 2 + 1] = IO::pack(uacc[nt][2], uacc[nt][3]);
+    }
     ur[nt >> 1][(nt & 1) * 2 + 0] = IO::pack(uacc[nt][0] * cr.x, uacc[nt][1] * cr.y);
     ur[nt >> 1][(nt & 1) * 2 + 1] = IO::pack(uacc[nt][2] * cr.x, uacc[nt][3] * cr.y);
   }
+  if constexpr (OUT) {
 #pragma unroll
-  for (int nt = 0; nt < 8; ++nt)
+    for (int nt = 0; nt < 8; ++nt)
 #pragma unroll
-    for (int e = 0; e < 4; ++e) dnnp::wgmma_fence_operand(oacc[nt][e]);
+      for (int e = 0; e < 4; ++e) dnnp::wgmma_fence_operand(oacc[nt][e]);
+  }
 #pragma unroll
   for (int nt = 0; nt < K / 8; ++nt)
 #pragma unroll
     for (int e = 0; e < 4; ++e) dnnp::wgmma_fence_operand(x[nt][e]);
   dnnp::wgmma_fence();
+  if constexpr (OUT) {
 #pragma unroll
-  for (int kk = 0; kk < 4; ++kk) SlimWgN<T>::template mma<64, 0>(&oacc[0][0], ua[kk], tile(ab, kk));
-  dnnp::wgmma_commit();
+    for (int kk = 0; kk < 4; ++kk) SlimWgN<T>::template mma<64, 0>(&oacc[0][0], ua[kk], tile(ab, kk));
+    dnnp::wgmma_commit();
+  }
 #pragma unroll
   for (int kk = 0; kk < 4; ++kk)
     SlimWgN<T>::template mma<128, 1>(&x[0][0], ur[kk], dnnp::wgmma_desc(kb + 2048 * kk, 8192, 1024, 1));
   dnnp::wgmma_commit();
-  dnnp::wgmma_wait<1>();
+  if constexpr (OUT) {
+    dnnp::wgmma_wait<1>();
 #pragma unroll
-  for (int nt = 0; nt < 8; ++nt)
+    for (int nt = 0; nt < 8; ++nt)
 #pragma unroll
-    for (int e = 0; e < 4; ++e) dnnp::wgmma_fence_operand(oacc[nt][e]);
-  slim_store_o<T, V, 24>(Os, oacc, static_cast<T*>(p.o), t0, len, p.ho, h, v0, lane);
+      for (int e = 0; e < 4; ++e) dnnp::wgmma_fence_operand(oacc[nt][e]);
+    mid(1);  // every warp past its reads of v, T, A (the O batch complete): the seeded scan refills them
+#pragma unroll
+    for (int kk = 0; kk < 4; ++kk) upd(kk);
+    slim_store_o<T, V, 24>(Os, oacc, static_cast<T*>(p.o), t0, len, p.ho, h, v0, lane);
+  }
   dnnp::wgmma_wait<0>();
 #pragma unroll
   for (int nt = 0; nt < K / 8; ++nt)
@@ -691,7 +718,8 @@ __device__ __forceinline__ void slim_chunk_tail_wg(float (&x)[K / 8][4], float (
 // (the summary: P' only, no O' batch, Qs unused) with WITH_V = false for its M_j blocks, and the
 // seeded scan's MID / UPD hooks (passed on to slim_chunk_tail as slim_chunk_warp does); w4gs's
 // call (OUT, WITH_V, no MID / UPD) is the session-23 code. TAIL_WG (session 24, wgx24: the w4gx /
-// w8gx scans; OUT and WITH_V only, no hooks): the rest of the step by slim_chunk_tail_wg.
+// w8gx scans; session 24, pwx24: also the piece path's slimsum_gx / w4dgx with OUT / WITH_V / MID /
+// UPD): the rest of the step by slim_chunk_tail_wg.
 template <typename T, int K, int V, int VP, bool OUT = true, bool WITH_V = true, bool TAIL_WG = false, typename Pre,
           typename Mid = SlimNoHook, typename Upd = SlimNoHook>
 __device__ __forceinline__ void slim_chunk_wg(float (&x)[K / 8][4], const T* Qs, const T* Ks, const T* Vs, const T* Ts,
@@ -734,8 +762,8 @@ __device__ __forceinline__ void slim_chunk_wg(float (&x)[K / 8][4], const T* Qs,
       if constexpr (OUT) dnnp::wgmma_fence_operand(oacc[nt][e]);
     }
   if constexpr (TAIL_WG) {
-    static_assert(OUT && WITH_V, "the whole-step wgmma tail serves the uncut output scan");
-    slim_chunk_tail_wg<T, K, V, VP>(x, pacc, oacc, Ks, Vs, Ts, As, Sc, Os, p, t0, len, h, v0, vcol, gl, lane);
+    slim_chunk_tail_wg<T, K, V, VP, OUT, WITH_V>(x, pacc, oacc, Ks, Vs, Ts, As, Sc, Os, p, t0, len, h, v0, vcol, gl, lane,
+                                                 mid, upd);
   } else {
     slim_chunk_tail<T, K, V, K + 8, VP, OUT, WITH_V, true>(x, pacc, oacc, Ks, Vs, Ts, As, Sc, Os, p, t0, len, h, v0, vcol,
                                                            gl, lane, mid, upd);
@@ -1105,6 +1133,15 @@ __device__ __forceinline__ void slim_tile_piece(T* dst, const T* src, int tid, i
   const int r = tid / CV + it * RS, c0 = 8 * (tid % CV);
   cp_async16_zfill(dst + r * CP + c0, src + r * CHUNK + c0, live);
 }
+// slim_tile_piece's round `it` (row tid / 8 + 16 it, 16 B chunk tid % 8) into slim_wg_elem's
+// 128-byte swizzle (one 8 KB atom; row = the wgmma's N index; session 24, pwx24: the piece path's
+// T, A as wgmma B operands, slimsum_gx and w4dgx; the layout of w4gx's copy_ta).
+template <typename T>
+__device__ __forceinline__ void slim_tile_piece_wg(T* dst, const T* src, int tid, int it, bool live) {
+  constexpr int CV = CHUNK / 8, RS = 128 / CV;
+  const int r = tid / CV + it * RS, c0 = 8 * (tid % CV);
+  cp_async16_zfill(dst + slim_wg_elem<CHUNK>(r, c0), src + r * CHUNK + c0, live);
+}
 __device__ __forceinline__ void slim_scalars_piece(float* dst, const float* src, int tid, bool live) {
   cp_async16_if(dst + 4 * tid, src + 4 * tid, live && tid < SLIM_SCALARS * CHUNK / 4);
 }
@@ -1120,9 +1157,14 @@ __device__ __forceinline__ void slim_scalars_piece(float* dst, const float* src,
 // k offsets multiples of 1,024: the same layout and size), the stage made visible to the async proxy
 // after each group wait (chunk_pipeline_in_body's PROXY_FENCE); the dynamic shared memory
 // 1024-byte aligned (checked).
-template <typename T, int K, int V, bool WG = false>
+// WGX (session 24, pwx24: gdn_fwd_slimsum_*_k128_gx, with WG): the rest of the step on the
+// warpgroup too (slim_chunk_tail_wg, OUT = false: Uᵀ = Z Tᵀ with T staged in the 128-byte swizzle
+// by slim_tile_piece_wg at t_off (1024-aligned in both stages), the state update with B = k
+// MN-major); the stage fence covers T too (its copies are in the waited group).
+template <typename T, int K, int V, bool WG = false, bool WGX = false>
 __device__ __forceinline__ void fwd_slim_sum_body(const FwdFastParams& fp) {
   static_assert(K == 128 && V == 128, "the slim forward serves K = V = 128");
+  static_assert(!WGX || WG, "slimsum_gx: slimsum_gs with its chunk tail on the warpgroup too");
 #ifdef GDN_HOST_EMU
   static_assert(!WG, "the CPU emulation has no wgmma");
 #endif
@@ -1146,6 +1188,7 @@ __device__ __forceinline__ void fwd_slim_sum_body(const FwdFastParams& fp) {
 #ifndef GDN_HOST_EMU
   if constexpr (WG) {  // the swizzle atoms' 1024-byte alignment
     static_assert(S::k_off % 1024 == 0 && S::stage % 1024 == 0, "SW128 atoms aligned");
+    static_assert(!WGX || S::t_off % 1024 == 0, "slimsum_gx: T atom aligned");
     if (static_cast<uint32_t>(__cvta_generic_to_shared(smem)) & 1023u) __trap();
   }
 #endif
@@ -1163,9 +1206,14 @@ __device__ __forceinline__ void fwd_slim_sum_body(const FwdFastParams& fp) {
     else
       slim_rows_piece<T, K, KP>(reinterpret_cast<T*>(base + S::k_off), kg + (d.t0 * p.hk + kh) * K,
                                 static_cast<size_t>(p.hk) * K, d.len, tid, kk, live);
-    if (kk < SLIM_TILE_ROUNDS)
-      slim_tile_piece<T>(reinterpret_cast<T*>(base + S::t_off), static_cast<const T*>(p.ws_w) + d.ch * CHUNK * CHUNK, tid,
-                         kk, live);
+    if (kk < SLIM_TILE_ROUNDS) {
+      if constexpr (WGX)
+        slim_tile_piece_wg<T>(reinterpret_cast<T*>(base + S::t_off), static_cast<const T*>(p.ws_w) + d.ch * CHUNK * CHUNK,
+                              tid, kk, live);
+      else
+        slim_tile_piece<T>(reinterpret_cast<T*>(base + S::t_off), static_cast<const T*>(p.ws_w) + d.ch * CHUNK * CHUNK, tid,
+                           kk, live);
+    }
     if (kk >= KS - VR && !is_m)
       slim_rows_piece<T, VS, VP>(reinterpret_cast<T*>(base + S::v_off), vg + (d.t0 * p.hv + vh) * V + vs0,
                                  static_cast<size_t>(p.hv) * V, d.len, tid, kk - (KS - VR), live);
@@ -1190,11 +1238,11 @@ __device__ __forceinline__ void fwd_slim_sum_body(const FwdFastParams& fp) {
 #ifndef GDN_HOST_EMU
     if constexpr (WG) {
       if (is_m)
-        slim_chunk_wg<T, K, V, VP, false, false>(x, nullptr, Ks, Vs, Ts, nullptr, Sc, nullptr, p, 0, 0, h, v0, 16 * warp,
-                                                 gl, lane, pre, none);
+        slim_chunk_wg<T, K, V, VP, false, false, WGX>(x, nullptr, Ks, Vs, Ts, nullptr, Sc, nullptr, p, 0, 0, h, v0,
+                                                      16 * warp, gl, lane, pre, none);
       else
-        slim_chunk_wg<T, K, V, VP, false, true>(x, nullptr, Ks, Vs, Ts, nullptr, Sc, nullptr, p, 0, 0, h, v0, 16 * warp, gl,
-                                                lane, pre, none);
+        slim_chunk_wg<T, K, V, VP, false, true, WGX>(x, nullptr, Ks, Vs, Ts, nullptr, Sc, nullptr, p, 0, 0, h, v0,
+                                                     16 * warp, gl, lane, pre, none);
       return;
     }
 #endif
@@ -1223,9 +1271,17 @@ __device__ __forceinline__ void fwd_slim_sum_body(const FwdFastParams& fp) {
 // q, k copies made visible to the async proxy after the group wait at the top of the step, before
 // its barrier (v, T, A, the scalars are read by ld.shared / ldmatrix only: no fence for the UPD
 // refill); the dynamic shared memory 1024-byte aligned (checked).
-template <typename T, int K, int V, bool WG = false>
+// WGX (session 24, pwx24: gdn_fwd_slimscan_*_k128_w4dgx, with WG): the rest of the step on the
+// warpgroup too (slim_chunk_tail_wg with MID / UPD: Uᵀ = Z Tᵀ, O += Uᵀ Aᵀ with T, A staged in the
+// 128-byte swizzle by slim_tile_piece_wg at t_off, a_off (1024-aligned), the state update with
+// B = k MN-major). T, A are wgmma operands: MID(0) makes this thread's v, T, A copies visible to
+// the async proxy after their group wait, before the barrier; the refill (UPD) is issued after
+// MID(1), the barrier that follows every warp's wait for the O batch (the last wgmma reading T, A),
+// while the state update batch (reading k of this slot) flies.
+template <typename T, int K, int V, bool WG = false, bool WGX = false>
 __device__ __forceinline__ void fwd_slim_piece_scan_body(const FwdFastParams& fp) {
   static_assert(K == 128 && V == 128, "the slim forward serves K = V = 128");
+  static_assert(!WGX || WG, "w4dgx: w4dgs with its chunk tail on the warpgroup too");
 #ifdef GDN_HOST_EMU
   static_assert(!WG, "the CPU emulation has no wgmma");
 #endif
@@ -1250,6 +1306,7 @@ __device__ __forceinline__ void fwd_slim_piece_scan_body(const FwdFastParams& fp
 #ifndef GDN_HOST_EMU
   if constexpr (WG) {  // the swizzle atoms' 1024-byte alignment
     static_assert(S::q_off % 1024 == 0 && S::k_off % 1024 == 0 && S::slot % 1024 == 0, "SW128 atoms aligned");
+    static_assert(!WGX || (S::t_off % 1024 == 0 && S::a_off % 1024 == 0), "w4dgx: T, A atoms aligned");
     if (static_cast<uint32_t>(__cvta_generic_to_shared(smem)) & 1023u) __trap();
   }
 #endif
@@ -1281,10 +1338,17 @@ __device__ __forceinline__ void fwd_slim_piece_scan_body(const FwdFastParams& fp
   auto step_s = [&](const SlimChunkAt& d, int kk, bool live) {  // v, T, A
     slim_rows_piece<T, VS, VP>(reinterpret_cast<T*>(smem + S::v_off), vg + (d.t0 * p.hv + vh) * V + vs0,
                                static_cast<size_t>(p.hv) * V, d.len, tid, kk, live);
-    slim_tile_piece<T>(reinterpret_cast<T*>(smem + S::t_off), static_cast<const T*>(p.ws_w) + d.ch * CHUNK * CHUNK, tid, kk,
-                       live);
-    slim_tile_piece<T>(reinterpret_cast<T*>(smem + S::a_off), static_cast<const T*>(p.ws_a) + d.ch * CHUNK * CHUNK, tid, kk,
-                       live);
+    if constexpr (WGX) {
+      slim_tile_piece_wg<T>(reinterpret_cast<T*>(smem + S::t_off), static_cast<const T*>(p.ws_w) + d.ch * CHUNK * CHUNK, tid,
+                            kk, live);
+      slim_tile_piece_wg<T>(reinterpret_cast<T*>(smem + S::a_off), static_cast<const T*>(p.ws_a) + d.ch * CHUNK * CHUNK, tid,
+                            kk, live);
+    } else {
+      slim_tile_piece<T>(reinterpret_cast<T*>(smem + S::t_off), static_cast<const T*>(p.ws_w) + d.ch * CHUNK * CHUNK, tid,
+                         kk, live);
+      slim_tile_piece<T>(reinterpret_cast<T*>(smem + S::a_off), static_cast<const T*>(p.ws_a) + d.ch * CHUNK * CHUNK, tid,
+                         kk, live);
+    }
   };
   if (c_begin < c_end) {
     const SlimChunkAt d = slim_chunk_at(c_begin, cb, cs, ce, HO, h);
@@ -1321,6 +1385,9 @@ __device__ __forceinline__ void fwd_slim_piece_scan_body(const FwdFastParams& fp
       if (phase == 0) {
         cp_async_commit();   // chunk c + 1's q, k, scalars (PRE)
         cp_async_wait<1>();  // this chunk's v, T, A (chunk c + 1's q, k, scalars may fly)
+#ifndef GDN_HOST_EMU
+        if constexpr (WGX) dnnp::fence_proxy_async_shared();  // this thread's T, A copies, for the wgmma
+#endif
       }
       __syncthreads();  // 1: every warp is past its reads of v, T, A (UPD refills them)
     };
@@ -1328,7 +1395,7 @@ __device__ __forceinline__ void fwd_slim_piece_scan_body(const FwdFastParams& fp
     auto upd = [&](int kk) { step_s(dn, kk, live); };
 #ifndef GDN_HOST_EMU
     if constexpr (WG)
-      slim_chunk_wg<T, K, V, VP, true, true>(
+      slim_chunk_wg<T, K, V, VP, true, true, WGX>(
           x, reinterpret_cast<const T*>(base + S::q_off), reinterpret_cast<const T*>(base + S::k_off), Vs, Ts, As,
           reinterpret_cast<const float*>(base + S::s_off), Os, p, d.t0, d.len, h, v0, 16 * warp, gl, lane, pre, mid, upd);
     else

@@ -35,6 +35,12 @@
 //                                          P' by wgmma, k swizzled (session 24; the default)
 //   gdn_fwd_slimscan_{bf16,f16}_k128_w4dgs <<<(2, HO, N·P), 128, SlimPieceSmem<128>>> w4d with P', O'
 //                                          by wgmma, q, k swizzled (session 24; the default)
+//   gdn_fwd_slimsum_{bf16,f16}_k128_gx     <<<(4, HO, N·(P−1)), 128, SlimSumSmem<128>>> slimsum_gs with
+//                                          the rest of the step (Uᵀ, state update) by wgmma, T swizzled
+//                                          (session 24, pwx24; DNNPLAN_GDN_FWD_PIECE=gx)
+//   gdn_fwd_slimscan_{bf16,f16}_k128_w4dgx <<<(2, HO, N·P), 128, SlimPieceSmem<128>>> w4dgs with the
+//                                          rest of the step (Uᵀ, O, state update) by wgmma, T, A
+//                                          swizzled (session 24, pwx24; DNNPLAN_GDN_FWD_PIECE=gx)
 //   gdn_fwd_chunk_order                    <<<1, 1024>>> chunk table + hand-over flags zeroed + scan order
 //   gdn_fwd_slimprep_{bf16,f16}_k128_ov    <<<(blocks beside the scan, 1, 1), 256, SlimPrepSmem<128>>>
 //                                          persistent slim prep (producer, DNNPLAN_GDN_FWD_OVERLAP)
@@ -247,3 +253,20 @@ GDN_FWD_SLIM_WGX_ENTRIES(f16, gdn::gdn_f16)
 
 GDN_FWD_SLIM_W8GX_ENTRIES(bf16, gdn::gdn_bf16)
 GDN_FWD_SLIM_W8GX_ENTRIES(f16, gdn::gdn_f16)
+
+// Session 24 (pwx24): the piece path's whole chunk step on the warpgroup (slimsum_gs / w4dgs with
+// slim_chunk_tail_wg: Uᵀ = Z Tᵀ, O += Uᵀ Aᵀ with T, A in the 128-byte swizzle, the state update with
+// k MN-major); the grids, threads, shared memory and copy schedules of slimsum and w4d
+// (DNNPLAN_GDN_FWD_PIECE=gx).
+#define GDN_FWD_SLIM_PIECE_WGX_ENTRIES(TAG, T)                                                      \
+  extern "C" __global__ void __launch_bounds__(4 * 32, gdn::SLIM_SUM_MIN_BLOCKS)                    \
+      gdn_fwd_slimsum_##TAG##_k128_gx(gdn::FwdFastParams p) { dnnp_pdl_enter(p.f.flags & gdn::FLAG_PDL_TRIGGER); \
+    gdn::fwd_slim_sum_body<T, 128, 128, true, true>(p);                                             \
+  }                                                                                                 \
+  extern "C" __global__ void __launch_bounds__(4 * 32, gdn::SLIM_W4D_MIN_BLOCKS)                    \
+      gdn_fwd_slimscan_##TAG##_k128_w4dgx(gdn::FwdFastParams p) { dnnp_pdl_enter(p.f.flags & gdn::FLAG_PDL_TRIGGER); \
+    gdn::fwd_slim_piece_scan_body<T, 128, 128, true, true>(p);                                      \
+  }
+
+GDN_FWD_SLIM_PIECE_WGX_ENTRIES(bf16, gdn::gdn_bf16)
+GDN_FWD_SLIM_PIECE_WGX_ENTRIES(f16, gdn::gdn_f16)

@@ -360,7 +360,8 @@ fn slim_prep(s: &Shape) -> Counts {
     )
 }
 
-/// The slim output scan, uncut or seeded per piece (w4, w8, w4ov, w4d, w4gs, w4gx, w8gx, w4dgs).
+/// The slim output scan, uncut or seeded per piece (w4, w8, w4ov, w4d, w4gs, w4gx, w8gx, w4dgs,
+/// w4dgx).
 fn slim_scan(s: &Shape) -> Counts {
     Counts::new(
         over(
@@ -582,10 +583,15 @@ pub const MODELS: [Model; 22] = [
             "slimscan_w4dgs",
             "slimscan_w4gx",
             "slimscan_w8gx",
+            "slimscan_w4dgx",
         ],
         slim_scan,
     ),
-    family("slimsum", &["slimsum", "slimsum_gs"], slim_sum),
+    family(
+        "slimsum",
+        &["slimsum", "slimsum_gs", "slimsum_gx"],
+        slim_sum,
+    ),
     family("scan", &["scanx_w4", "scanx_w8", "scanx_w4p"], full_scan),
     family("sum", &["sum", "sum1"], full_sum),
     family(

@@ -39,9 +39,10 @@
 //! [`SLIM_WGX_BY_RULE`]; on the slim factors, else `w4` / `w8`; `w4`, `w8`: the mma.sync scans;
 //! the wgmma scans are not bitwise w4 by construction, bitwise on the H200),
 //! `DNNPLAN_GDN_FWD_SUM=s2|p3` (force a summary pass; bitwise the same H_j, M_j), `DNNPLAN_GDN_FWD_PIECES=n` (force n pieces per sequence; 1 = off)
-//! `DNNPLAN_GDN_FWD_PIECE=gs|d` (the slim piece path's passes: `gs` the summary and seeded scan
-//! with their products by wgmma, [`SLIM_PIECES_WG`]; `d` the mma.sync [`SLIM_PIECES`]; unset:
-//! [`SLIM_PIECE_WG_BY_RULE`]; not bitwise by construction)
+//! `DNNPLAN_GDN_FWD_PIECE=gx|gs|d` (the slim piece path's passes: `gx` the summary and seeded
+//! scan with the whole chunk step by wgmma, [`SLIM_PIECES_WGX`]; `gs` with their P', O' products
+//! by wgmma, [`SLIM_PIECES_WG`]; `d` the mma.sync [`SLIM_PIECES`]; unset:
+//! [`SLIM_PIECE_WG_BY_RULE`], [`SLIM_PIECE_WGX_BY_RULE`]; not bitwise by construction)
 //! and `DNNPLAN_GDN_FWD_STEPS=n` (launch only the first n kernels: per-kernel timing by
 //! differences), `DNNPLAN_GDN_FWD_PREP=v14|v15` (the factor kernel, both directions, bitwise the
 //! same outputs: a row of [`PREP_VARIANTS`]; the default is [`PrepVariant::DEFAULT`], v15).
@@ -456,6 +457,26 @@ pub const SLIM_PIECES_WG: SlimPieceRow = SlimPieceRow {
     ..SLIM_PIECES
 };
 
+/// The slim piece path with its whole chunk step on the warpgroup (session 24, helper pwx24;
+/// kernels/include/gdn_fwd_slim.cuh, `slim_chunk_tail_wg` with OUT = false / WITH_V = false for
+/// the summary and the seeded scan's MID / UPD hooks): the summary `gdn_fwd_slimsum_<tag>_k128_gx`
+/// (P', Uᵀ = Z Tᵀ and the state update by wgmma, k and T in the 128-byte swizzle) and the seeded
+/// output scan `gdn_fwd_slimscan_<tag>_k128_w4dgx` (P', O', Uᵀ, O += Uᵀ Aᵀ and the state update by
+/// wgmma, q, k, T, A swizzled); [`SLIM_PIECES`]' grids, threads, shared memory (T, A regions start
+/// at multiples of 1,024 B: the same layouts and sizes) and blocks per SM.
+/// `DNNPLAN_GDN_FWD_PIECE=gx` forces it.
+pub const SLIM_PIECES_WGX: SlimPieceRow = SlimPieceRow {
+    scan: FwdPass {
+        suffix: "w4dgx",
+        ..SLIM_PIECES.scan
+    },
+    sum: FwdPass {
+        suffix: "gx",
+        ..SLIM_PIECES.sum
+    },
+    ..SLIM_PIECES
+};
+
 /// Whether the slim piece path runs [`SLIM_PIECES_WG`] (unless `DNNPLAN_GDN_FWD_PIECE` says):
 /// yes. H200, session 24 (helper pw24, bench/gdn_device_pw24_run1.log, processes B T T B, T with
 /// `gs`; ms): the whole forward at (1, 32768, 16), P = 7, 0.6336 / 0.6347 vs 0.7184 / 0.7196
@@ -464,12 +485,24 @@ pub const SLIM_PIECES_WG: SlimPieceRow = SlimPieceRow {
 /// pieces equal the mma.sync passes', memcheck at 7 pieces clean.
 pub const SLIM_PIECE_WG_BY_RULE: bool = true;
 
-/// `DNNPLAN_GDN_FWD_PIECE`'s value: `gs` ([`SLIM_PIECES_WG`]'s summary suffix) on, `d` off, else
-/// the rule's.
-fn piece_switch(value: Option<&str>) -> Option<bool> {
+/// Whether the slim piece path runs [`SLIM_PIECES_WGX`] instead of [`SLIM_PIECES_WG`] (with
+/// [`SLIM_PIECE_WG_BY_RULE`]; unless `DNNPLAN_GDN_FWD_PIECE` says; `gs` / `d` force the older
+/// passes): yes. H200, session 24 (helper pwx24, bench/gdn_device_pwx24_run1.log, processes
+/// B T T B, T with `gx`, B by rule `gs`; ms): the whole forward at (1, 32768, 16), P = 7, 0.6023 /
+/// 0.6063 vs 0.6376 / 0.6352 (summary 0.180 / 0.183 vs 0.193 / 0.192, seeded scan 0.210 / 0.212
+/// vs 0.236 / 0.235); forced P = 4 / 2 at (4, 8192, 16) −4.8 % / −3.8 %; forced P = 2 at
+/// (1, 32768, 16) +1.6 % (the summary's 64-block grid); the forward tests' hashes by rule and at
+/// 7 and 2 pieces equal gs's, memcheck at 7 pieces clean.
+pub const SLIM_PIECE_WGX_BY_RULE: bool = true;
+
+/// `DNNPLAN_GDN_FWD_PIECE`'s value as ([`FwdChoice::piece_wgmma`],
+/// [`FwdChoice::piece_wgmma_tail`]): `gx` ([`SLIM_PIECES_WGX`]'s summary suffix) both on, `gs`
+/// ([`SLIM_PIECES_WG`]'s) the products only, `d` both off, else the rule's.
+fn piece_switch(value: Option<&str>) -> Option<(bool, bool)> {
     match value {
-        Some(x) if x == SLIM_PIECES_WG.sum.suffix => Some(true),
-        Some("d") => Some(false),
+        Some(x) if x == SLIM_PIECES_WGX.sum.suffix => Some((true, true)),
+        Some(x) if x == SLIM_PIECES_WG.sum.suffix => Some((true, false)),
+        Some("d") => Some((false, false)),
         _ => None,
     }
 }
@@ -751,6 +784,10 @@ pub const SLIM_WG_BY_RULE: bool = true;
 /// When a slim output scan runs (the first row of [`SLIM_SCANS`] that applies).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SlimScanUse {
+    /// Cut into pieces with the whole chunk step by wgmma (the seeded scan of
+    /// [`SLIM_PIECES_WGX`]) where the schedule asks for it ([`FwdChoice::piece_wgmma`] and
+    /// [`FwdChoice::piece_wgmma_tail`]).
+    PiecesWgmmaTail,
     /// Cut into pieces with the products by wgmma (the seeded scan of [`SLIM_PIECES_WG`]) where
     /// the schedule asks for it ([`FwdChoice::piece_wgmma`]).
     PiecesWgmma,
@@ -788,7 +825,12 @@ const SLIM_SCAN_STEM: &str = FACTOR_VARIANTS[FwdFactors::Slim as usize].scan_ste
 /// 8-warp scan runs with the whole step by wgmma, `w4gs` ([`SLIM_SCAN_W4GS`]) where the 4-warp scan runs with wgmma, else
 /// the width of the full scan the rule picked: `w8` ([`SLIM_W8_STAGES`]) or `w4`
 /// ([`SLIM_W4_STAGES`]; a forced `w4p` runs it too).
-pub const SLIM_SCANS: [SlimScanRow; 8] = [
+pub const SLIM_SCANS: [SlimScanRow; 9] = [
+    SlimScanRow {
+        used: SlimScanUse::PiecesWgmmaTail,
+        scan: SLIM_PIECES_WGX.scan,
+        prep: SLIM_PREP,
+    },
     SlimScanRow {
         used: SlimScanUse::PiecesWgmma,
         scan: SLIM_PIECES_WG.scan,
@@ -999,8 +1041,12 @@ pub struct FwdChoice {
     /// scan: off).
     pub wgmma: bool,
     /// The slim piece path's passes with their products by wgmma ([`SLIM_PIECES_WG`]):
-    /// [`SLIM_PIECE_WG_BY_RULE`], or `DNNPLAN_GDN_FWD_PIECE` (`gs` on, `d` off).
+    /// [`SLIM_PIECE_WG_BY_RULE`], or `DNNPLAN_GDN_FWD_PIECE` (`gx`, `gs` on, `d` off).
     pub piece_wgmma: bool,
+    /// With [`FwdChoice::piece_wgmma`]: the rest of the chunk step by wgmma too
+    /// ([`SLIM_PIECES_WGX`]): [`SLIM_PIECE_WGX_BY_RULE`], or `DNNPLAN_GDN_FWD_PIECE` (`gx` on,
+    /// `gs`, `d` off).
+    pub piece_wgmma_tail: bool,
     /// With [`FwdChoice::wgmma`]: the rest of the chunk step by wgmma too ([`SLIM_SCAN_W4GX`],
     /// [`SLIM_SCAN_W8GX`]): [`SLIM_WGX_BY_RULE`], or forced on by `DNNPLAN_GDN_FWD_SCAN` = a
     /// suffix of theirs.
@@ -1246,8 +1292,8 @@ impl FwdChoice {
             c.wgmma_tail = [SLIM_SCAN_W4GX.suffix, SLIM_SCAN_W8GX.suffix]
                 .contains(&forced.as_deref().unwrap_or(""));
         }
-        if let Some(on) = piece_switch(env("DNNPLAN_GDN_FWD_PIECE").as_deref()) {
-            c.piece_wgmma = on;
+        if let Some((on, tail)) = piece_switch(env("DNNPLAN_GDN_FWD_PIECE").as_deref()) {
+            (c.piece_wgmma, c.piece_wgmma_tail) = (on, tail);
         }
         if let Some(sum) = env("DNNPLAN_GDN_FWD_SUM").and_then(|x| SumVariant::from_switch(&x, f.k))
         {
@@ -1314,10 +1360,13 @@ impl FwdChoice {
         self.factors == FwdFactors::Slim && self.pieces > 1
     }
 
-    /// The slim piece passes this schedule runs when cut: [`SLIM_PIECES_WG`] with
-    /// [`FwdChoice::piece_wgmma`], else [`SLIM_PIECES`].
+    /// The slim piece passes this schedule runs when cut: [`SLIM_PIECES_WGX`] with
+    /// [`FwdChoice::piece_wgmma`] and [`FwdChoice::piece_wgmma_tail`], [`SLIM_PIECES_WG`] with
+    /// [`FwdChoice::piece_wgmma`] only, else [`SLIM_PIECES`].
     pub fn slim_piece_row(&self) -> &'static SlimPieceRow {
-        if self.piece_wgmma {
+        if self.piece_wgmma && self.piece_wgmma_tail {
+            &SLIM_PIECES_WGX
+        } else if self.piece_wgmma {
             &SLIM_PIECES_WG
         } else {
             &SLIM_PIECES
@@ -1330,6 +1379,9 @@ impl FwdChoice {
         SLIM_SCANS
             .iter()
             .find(|r| match r.used {
+                SlimScanUse::PiecesWgmmaTail => {
+                    self.pieces > 1 && self.piece_wgmma && self.piece_wgmma_tail
+                }
                 SlimScanUse::PiecesWgmma => self.pieces > 1 && self.piece_wgmma,
                 SlimScanUse::Pieces => self.pieces > 1,
                 SlimScanUse::Overlap => self.overlap,
@@ -1419,6 +1471,7 @@ impl FwdChoice {
             sequential: false,
             wgmma: SLIM_WG_BY_RULE,
             piece_wgmma: SLIM_PIECE_WG_BY_RULE,
+            piece_wgmma_tail: SLIM_PIECE_WGX_BY_RULE,
             wgmma_tail: SLIM_WGX_BY_RULE,
         };
         c.overlap = c.overlap_pick(f, sms, None, true);
@@ -2024,8 +2077,11 @@ pub(super) mod tests {
                 assert!(fwd.has_function(name), "{name} is not bundled");
             }
         }
-        // The rule's piece passes: by wgmma (SLIM_PIECE_WG_BY_RULE), else mma.sync.
-        let (w4d, sum) = if SLIM_PIECE_WG_BY_RULE {
+        // The rule's piece passes: the whole step by wgmma (SLIM_PIECE_WGX_BY_RULE), the products
+        // by wgmma (SLIM_PIECE_WG_BY_RULE), else mma.sync.
+        let (w4d, sum) = if SLIM_PIECE_WG_BY_RULE && SLIM_PIECE_WGX_BY_RULE {
+            ("w4dgx", "_gx")
+        } else if SLIM_PIECE_WG_BY_RULE {
             ("w4dgs", "_gs")
         } else {
             ("w4d", "")
@@ -2151,7 +2207,9 @@ pub(super) mod tests {
         let mut c = FwdChoice::default_for(&facts(4, 32768, 16, 128, false), 132);
         c.factors = FwdFactors::Slim;
         let (w4, w8) = (rule_slim_suffix(4), rule_slim_suffix(8));
-        let w4d = if SLIM_PIECE_WG_BY_RULE {
+        let w4d = if SLIM_PIECE_WG_BY_RULE && SLIM_PIECE_WGX_BY_RULE {
+            "w4dgx"
+        } else if SLIM_PIECE_WG_BY_RULE {
             "w4dgs"
         } else {
             "w4d"
@@ -2173,30 +2231,48 @@ pub(super) mod tests {
 
     #[test]
     fn wgmma_piece_rows_switch_and_launch() {
-        // The switch: `gs` on, `d` off, anything else the rule's.
-        assert_eq!(piece_switch(Some("gs")), Some(true));
-        assert_eq!(piece_switch(Some("d")), Some(false));
+        // The switch: `gx` the whole step, `gs` the products, `d` off, anything else the rule's.
+        assert_eq!(piece_switch(Some("gx")), Some((true, true)));
+        assert_eq!(piece_switch(Some("gs")), Some((true, false)));
+        assert_eq!(piece_switch(Some("d")), Some((false, false)));
         assert_eq!(piece_switch(Some("w4gs")), None);
+        assert_eq!(piece_switch(Some("w4dgx")), None);
         assert_eq!(piece_switch(None), None);
         let f = facts(1, 32768, 16, 128, false);
         let mut c = FwdChoice::default_for(&f, 132);
         assert_eq!(c.piece_wgmma, SLIM_PIECE_WG_BY_RULE);
+        assert_eq!(c.piece_wgmma_tail, SLIM_PIECE_WGX_BY_RULE);
         assert_eq!((c.pieces, c.factors), (7, FwdFactors::Slim));
         // The rows: the mma.sync passes' shapes, other suffixes; both bundled.
         let fwd = crate::cuda::kernels::find("gdn_fwd").expect("bundled GDN module");
-        for (on, scan, sum) in [
+        for (on, tail, scan, sum) in [
             (
                 true,
+                true,
+                "gdn_fwd_slimscan_bf16_k128_w4dgx",
+                "gdn_fwd_slimsum_bf16_k128_gx",
+            ),
+            (
+                true,
+                false,
                 "gdn_fwd_slimscan_bf16_k128_w4dgs",
                 "gdn_fwd_slimsum_bf16_k128_gs",
             ),
             (
                 false,
+                false,
+                "gdn_fwd_slimscan_bf16_k128_w4d",
+                "gdn_fwd_slimsum_bf16_k128",
+            ),
+            // The tail flag alone changes nothing.
+            (
+                false,
+                true,
                 "gdn_fwd_slimscan_bf16_k128_w4d",
                 "gdn_fwd_slimsum_bf16_k128",
             ),
         ] {
-            c.piece_wgmma = on;
+            (c.piece_wgmma, c.piece_wgmma_tail) = (on, tail);
             assert_eq!(c.scan_pass().entry("bf16", 128), scan);
             assert_eq!(c.sum_kernel_name("bf16", 128), sum);
             assert_eq!(c.scan_pass().smem_bytes(128), 111_616);
@@ -2209,12 +2285,15 @@ pub(super) mod tests {
         }
         // Uncut, the flag changes nothing.
         c.pieces = 1;
-        c.piece_wgmma = true;
+        (c.piece_wgmma, c.piece_wgmma_tail) = (true, true);
         assert_ne!(c.slim_scan().used, SlimScanUse::PiecesWgmma);
-        assert_eq!(
-            (SLIM_PIECES_WG.scan_per_sm, SLIM_PIECES_WG.sum_per_sm),
-            (SLIM_PIECES.scan_per_sm, SLIM_PIECES.sum_per_sm)
-        );
+        assert_ne!(c.slim_scan().used, SlimScanUse::PiecesWgmmaTail);
+        for row in [&SLIM_PIECES_WG, &SLIM_PIECES_WGX] {
+            assert_eq!(
+                (row.scan_per_sm, row.sum_per_sm),
+                (SLIM_PIECES.scan_per_sm, SLIM_PIECES.sum_per_sm)
+            );
+        }
     }
 
     #[test]
