@@ -52,7 +52,7 @@ __global__ void selftest(const __nv_bfloat16* A, const __nv_bfloat16* B, float* 
   dnnp::wgmma_fence();
 #pragma unroll
   for (int kk = 0; kk < K / 16; ++kk)
-    dnnp::wgmma_m64n64k16_rs_bf16(d, a[kk], SW128 ? dnnp::wgmma_desc(base + 64 * N * 2 * (kk >> 2) + 32 * (kk & 3), 16, 1024, 1)
+    dnnp::wgmma_m64n64k16_rs_bf16_t<0>(d, a[kk], SW128 ? dnnp::wgmma_desc(base + 64 * N * 2 * (kk >> 2) + 32 * (kk & 3), 16, 1024, 1)
                                                   : dnnp::wgmma_desc(base + 256 * kk, 128, 16 * K));
   dnnp::wgmma_commit();
   dnnp::wgmma_wait<0>();

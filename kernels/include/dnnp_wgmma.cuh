@@ -1,8 +1,9 @@
 // dnnp_wgmma.cuh: a minimal wrapper of Hopper's warpgroup MMA (sm_90a, PTX wgmma.*), session 23
-// (helper wg23). Only what the slim output scan's w4gs products use: the RS form (A from registers,
-// B from shared memory through a matrix descriptor) of m64n64k16 with fp32 accumulators and 16-bit
-// inputs (bf16 or f16), B K-major (tnspB = 0) by descriptor: the no-swizzle canonical layout below or
-// the 128-byte swizzle (wgmma_desc's swz = 1; the scan's layout: gdn_fwd_slim.cuh, slim_wg_elem).
+// (helper wg23; session 24, wgx24: N = 128 and MN-major B). Only what the slim scans use: the RS
+// form (A from registers, B from shared memory through a matrix descriptor) of m64n64k16 and
+// m64n128k16 with fp32 accumulators and 16-bit inputs (bf16 or f16), B K-major (tnspB = 0) or
+// MN-major (tnspB = 1) by descriptor: the no-swizzle canonical layout below or the 128-byte
+// swizzle (wgmma_desc's swz = 1; the scans' layout: gdn_fwd_slim.cuh, slim_wg_elem).
 //
 // The canonical no-swizzle K-major layout of a B operand (N x K, K contiguous): core matrices of
 // 8 rows (N) x 16 bytes (8 elements of K), each 128 contiguous bytes (row r at r · 16 B); the
@@ -56,101 +57,55 @@ __device__ __forceinline__ void fence_proxy_async_shared() {
 }
 __device__ __forceinline__ void wgmma_fence_operand(float& r) { asm volatile("" : "+f"(r)::"memory"); }
 
-// d (32 fp32) += A (4 registers, 16-bit pairs) · B (descriptor), m64n64k16, B K-major. TY: "bf16"
-// or "f16".
-#define DNNP_WGMMA_M64N64K16_RS(NAME, TY)                                                                       \
-  __device__ __forceinline__ void NAME(float* d, const uint32_t* a, uint64_t desc_b) {                          \
-    asm volatile(                                                                                               \
-        "{\n .reg .pred p;\n setp.ne.b32 p, 1, 0;\n"                                                            \
-        "wgmma.mma_async.sync.aligned.m64n64k16.f32." TY "." TY " "                                             \
-        "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,"                                               \
-        "%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31}, "                                    \
-        "{%32,%33,%34,%35}, %36, p, 1, 1, 0;\n}\n"                                                              \
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),       \
-          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
-          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]),            \
-          "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]),            \
-          "+f"(d[30]), "+f"(d[31])                                                                              \
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b));                                            \
+// d (N / 2 fp32 per thread: N / 8 n8 tiles in the accumulator layout above) += A (4 registers,
+// 16-bit pairs) · B (descriptor), m64nNk16 at N = 64 and 128, scale-d 1; TY: "bf16" or "f16";
+// B's major-ness a template argument TNSPB (PTX imm-trans-b: 0 K-major, 1 MN-major, "transposed";
+// 16-bit inputs only). Session 24 (helper wgx24): the MN-major 128-byte swizzle (cute's canonical
+// GMMA MN layout B128, Swizzle<3,4,3> o ((8,n),(8,k)):((1,LBO),(8,SBO)) in 16-byte units): B
+// stored [K][N] with N contiguous, 64 N-elements (128 B) per row, 8 K-rows = one 1024-byte atom
+// (16-byte chunk j of row r at j ^ (r & 7)); SBO = the distance between 8-row K groups (1,024 B
+// for consecutive rows), LBO = the distance between 64-wide N blocks (used only where N > 64); a
+// k16 step at +2,048 B (16 rows) of the start address. Proved by bench/gdn_wgmma_selftest.cu.
+#define DNNP_WGMMA_M64N64K16_RS(NAME, TY)                                                                                   \
+  template <int TNSPB>                                                                                                      \
+  __device__ __forceinline__ void NAME(float* d, const uint32_t* a, uint64_t desc_b) {                                      \
+    asm volatile("{\n .reg .pred p;\n setp.ne.b32 p, 1, 0;\n"                                                               \
+                 "wgmma.mma_async.sync.aligned.m64n64k16.f32." TY "." TY " "                                                \
+                 "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,"                                                  \
+                 "%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31}, "                                       \
+                 "{%32,%33,%34,%35}, %36, p, 1, 1, %37;\n}\n"                                                               \
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),          \
+                   "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),    \
+                   "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),  \
+                   "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])   \
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "n"(TNSPB));                                    \
   }
-DNNP_WGMMA_M64N64K16_RS(wgmma_m64n64k16_rs_bf16, "bf16")
-DNNP_WGMMA_M64N64K16_RS(wgmma_m64n64k16_rs_f16, "f16")
+DNNP_WGMMA_M64N64K16_RS(wgmma_m64n64k16_rs_bf16_t, "bf16")
+DNNP_WGMMA_M64N64K16_RS(wgmma_m64n64k16_rs_f16_t, "f16")
 #undef DNNP_WGMMA_M64N64K16_RS
-
-// Session 24 (helper wgx24): the RS form at N = 16, 32, 48, 64, 128 with B's major-ness as a
-// template argument TNSPB (PTX imm-trans-b: 0 K-major, 1 MN-major, "transposed"; 16-bit inputs
-// only). d: N / 2 fp32 per thread (the accumulator layout above, N / 8 n8 tiles); scale-d 1
-// (d += A · B). The MN-major 128-byte swizzle (cute's canonical GMMA MN layout B128,
-// Swizzle<3,4,3> o ((8,n),(8,k)):((1,LBO),(8,SBO)) in 16-byte units): B stored [K][N] with N
-// contiguous, 64 N-elements (128 B) per row, 8 K-rows = one 1024-byte atom (16-byte chunk j of
-// row r at j ^ (r & 7)); SBO = the distance between 8-row K groups (1,024 B for consecutive
-// rows), LBO = the distance between 64-wide N blocks (used only where N > 64); a k16 step at
-// +2,048 B (16 rows) of the start address. Proved by bench/gdn_wgmma_selftest.cu (tnspB tests).
-#define DNNP_WGMMA_M64N16K16_RS_T(NAME, TY)                                                            \
-  template <int TNSPB>                                                                                      \
-  __device__ __forceinline__ void NAME(float* d, const uint32_t* a, uint64_t desc_b) {                      \
-    asm volatile("{\n .reg .pred p;\n setp.ne.b32 p, 1, 0;\n"                                               \
-                 "wgmma.mma_async.sync.aligned.m64n16k16.f32." TY "." TY " "                                  \
-                 "{%0,%1,%2,%3,%4,%5,%6,%7}, "                                                                                   \
-                 "{%8,%9,%10,%11}, %12, p, 1, 1, %13;\n}\n"                                                   \
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])                                                                                       \
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "n"(TNSPB));                   \
+#define DNNP_WGMMA_M64N128K16_RS(NAME, TY)                                                                                  \
+  template <int TNSPB>                                                                                                      \
+  __device__ __forceinline__ void NAME(float* d, const uint32_t* a, uint64_t desc_b) {                                      \
+    asm volatile("{\n .reg .pred p;\n setp.ne.b32 p, 1, 0;\n"                                                               \
+                 "wgmma.mma_async.sync.aligned.m64n128k16.f32." TY "." TY " "                                               \
+                 "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,"                                                  \
+                 "%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,"                                         \
+                 "%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,"                                         \
+                 "%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63}, "                                       \
+                 "{%64,%65,%66,%67}, %68, p, 1, 1, %69;\n}\n"                                                               \
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),          \
+                   "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),    \
+                   "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),  \
+                   "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),  \
+                   "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),  \
+                   "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),  \
+                   "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),  \
+                   "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])   \
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "n"(TNSPB));                                    \
   }
-DNNP_WGMMA_M64N16K16_RS_T(wgmma_m64n16k16_rs_bf16_t, "bf16")
-DNNP_WGMMA_M64N16K16_RS_T(wgmma_m64n16k16_rs_f16_t, "f16")
-#undef DNNP_WGMMA_M64N16K16_RS_T
-#define DNNP_WGMMA_M64N32K16_RS_T(NAME, TY)                                                            \
-  template <int TNSPB>                                                                                      \
-  __device__ __forceinline__ void NAME(float* d, const uint32_t* a, uint64_t desc_b) {                      \
-    asm volatile("{\n .reg .pred p;\n setp.ne.b32 p, 1, 0;\n"                                               \
-                 "wgmma.mma_async.sync.aligned.m64n32k16.f32." TY "." TY " "                                  \
-                 "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15}, "                                                                                   \
-                 "{%16,%17,%18,%19}, %20, p, 1, 1, %21;\n}\n"                                                   \
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])                                                                                       \
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "n"(TNSPB));                   \
-  }
-DNNP_WGMMA_M64N32K16_RS_T(wgmma_m64n32k16_rs_bf16_t, "bf16")
-DNNP_WGMMA_M64N32K16_RS_T(wgmma_m64n32k16_rs_f16_t, "f16")
-#undef DNNP_WGMMA_M64N32K16_RS_T
-#define DNNP_WGMMA_M64N48K16_RS_T(NAME, TY)                                                            \
-  template <int TNSPB>                                                                                      \
-  __device__ __forceinline__ void NAME(float* d, const uint32_t* a, uint64_t desc_b) {                      \
-    asm volatile("{\n .reg .pred p;\n setp.ne.b32 p, 1, 0;\n"                                               \
-                 "wgmma.mma_async.sync.aligned.m64n48k16.f32." TY "." TY " "                                  \
-                 "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23}, "                                                                                   \
-                 "{%24,%25,%26,%27}, %28, p, 1, 1, %29;\n}\n"                                                   \
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23])                                                                                       \
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "n"(TNSPB));                   \
-  }
-DNNP_WGMMA_M64N48K16_RS_T(wgmma_m64n48k16_rs_bf16_t, "bf16")
-DNNP_WGMMA_M64N48K16_RS_T(wgmma_m64n48k16_rs_f16_t, "f16")
-#undef DNNP_WGMMA_M64N48K16_RS_T
-#define DNNP_WGMMA_M64N64K16_RS_T(NAME, TY)                                                            \
-  template <int TNSPB>                                                                                      \
-  __device__ __forceinline__ void NAME(float* d, const uint32_t* a, uint64_t desc_b) {                      \
-    asm volatile("{\n .reg .pred p;\n setp.ne.b32 p, 1, 0;\n"                                               \
-                 "wgmma.mma_async.sync.aligned.m64n64k16.f32." TY "." TY " "                                  \
-                 "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31}, "                                                                                   \
-                 "{%32,%33,%34,%35}, %36, p, 1, 1, %37;\n}\n"                                                   \
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])                                                                                       \
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "n"(TNSPB));                   \
-  }
-DNNP_WGMMA_M64N64K16_RS_T(wgmma_m64n64k16_rs_bf16_t, "bf16")
-DNNP_WGMMA_M64N64K16_RS_T(wgmma_m64n64k16_rs_f16_t, "f16")
-#undef DNNP_WGMMA_M64N64K16_RS_T
-#define DNNP_WGMMA_M64N128K16_RS_T(NAME, TY)                                                            \
-  template <int TNSPB>                                                                                      \
-  __device__ __forceinline__ void NAME(float* d, const uint32_t* a, uint64_t desc_b) {                      \
-    asm volatile("{\n .reg .pred p;\n setp.ne.b32 p, 1, 0;\n"                                               \
-                 "wgmma.mma_async.sync.aligned.m64n128k16.f32." TY "." TY " "                                  \
-                 "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63}, "                                                                                   \
-                 "{%64,%65,%66,%67}, %68, p, 1, 1, %69;\n}\n"                                                   \
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])                                                                                       \
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "n"(TNSPB));                   \
-  }
-DNNP_WGMMA_M64N128K16_RS_T(wgmma_m64n128k16_rs_bf16_t, "bf16")
-DNNP_WGMMA_M64N128K16_RS_T(wgmma_m64n128k16_rs_f16_t, "f16")
-#undef DNNP_WGMMA_M64N128K16_RS_T
+DNNP_WGMMA_M64N128K16_RS(wgmma_m64n128k16_rs_bf16_t, "bf16")
+DNNP_WGMMA_M64N128K16_RS(wgmma_m64n128k16_rs_f16_t, "f16")
+#undef DNNP_WGMMA_M64N128K16_RS
 #endif
 
 }  // namespace dnnp

@@ -391,6 +391,37 @@ template <int K>
 __device__ __forceinline__ int slim_wg_elem(int tok, int kd) {
   return (kd >> 6) * 64 * CHUNK + tok * 64 + ((((kd >> 3) & 7) ^ (tok & 7)) << 3) + (kd & 7);
 }
+// Z = vᵀ diag(β) − P' diag(ck) (WITH_V; else −P' diag(ck)) of this warp's 16 value rows x 64 tokens,
+// rounded to the io dtype in the mma A layout per token step kk (the A operand of Uᵀ = Z Tᵀ): the
+// one Z build of slim_chunk_tail and slim_chunk_tail_wg.
+template <typename T, int VP, bool WITH_V>
+__device__ __forceinline__ void slim_build_z(u32 (&za)[4][4], const float (&pacc)[8][4], const T* Vs, const float* Sc,
+                                             int vcol, int lane) {
+  using IO = Io<T>;
+  const int cq = 2 * (lane & 3);
+  const int mi = lane >> 3;
+#pragma unroll
+  for (int kk = 0; kk < 4; ++kk) {
+    u32 vv[4] = {0u, 0u, 0u, 0u};
+    if constexpr (WITH_V) ldsm_x4_t(vv, &Vs[(16 * kk + (lane & 7) + 8 * (mi >> 1)) * VP + vcol + 8 * (mi & 1)]);
+#pragma unroll
+    for (int m = 0; m < 4; ++m) {
+      const int nt = 2 * kk + (m >> 1), hf = m & 1;
+      const int tok = 8 * nt + cq;
+      const float2 ck = *reinterpret_cast<const float2*>(&Sc[0 * CHUNK + tok]);
+      if constexpr (WITH_V) {
+        const float2 bt = *reinterpret_cast<const float2*>(&Sc[1 * CHUNK + tok]);
+        const T* vp = reinterpret_cast<const T*>(&vv[m]);
+        const float z0 = fmaf(bt.x, IO::to_f(vp[0]), -ck.x * pacc[nt][2 * hf]);
+        const float z1 = fmaf(bt.y, IO::to_f(vp[1]), -ck.y * pacc[nt][2 * hf + 1]);
+        za[kk][m] = IO::pack(z0, z1);
+      } else {
+        za[kk][m] = IO::pack(-ck.x * pacc[nt][2 * hf], -ck.y * pacc[nt][2 * hf + 1]);
+      }
+    }
+  }
+}
+
 // Everything of slim_chunk_warp after the P', O' products (pacc, oacc: this warp's 16 value rows x
 // 64 tokens): Z, Uᵀ, O, the state update. WG_K: k in slim_wg_elem's layout (the w4gs
 // scan; false: rows of KP).
@@ -405,29 +436,7 @@ __device__ __forceinline__ void slim_chunk_tail(float (&x)[K / 8][4], float (&pa
   const int brow = (lane & 7) + 8 * (lane >> 4), bcol = 8 * ((lane >> 3) & 1);
   if constexpr (OUT) mid(0);  // the seeded scan: wait for v, T, A
   u32 za[4][4];
-  {
-    const int mi = lane >> 3;
-#pragma unroll
-    for (int kk = 0; kk < 4; ++kk) {
-      u32 vv[4] = {0u, 0u, 0u, 0u};
-      if constexpr (WITH_V) ldsm_x4_t(vv, &Vs[(16 * kk + (lane & 7) + 8 * (mi >> 1)) * VP + vcol + 8 * (mi & 1)]);
-#pragma unroll
-      for (int m = 0; m < 4; ++m) {
-        const int nt = 2 * kk + (m >> 1), hf = m & 1;
-        const int tok = 8 * nt + cq;
-        const float2 ck = *reinterpret_cast<const float2*>(&Sc[0 * CHUNK + tok]);
-        if constexpr (WITH_V) {
-          const float2 bt = *reinterpret_cast<const float2*>(&Sc[1 * CHUNK + tok]);
-          const T* vp = reinterpret_cast<const T*>(&vv[m]);
-          const float z0 = fmaf(bt.x, IO::to_f(vp[0]), -ck.x * pacc[nt][2 * hf]);
-          const float z1 = fmaf(bt.y, IO::to_f(vp[1]), -ck.y * pacc[nt][2 * hf + 1]);
-          za[kk][m] = IO::pack(z0, z1);
-        } else {
-          za[kk][m] = IO::pack(-ck.x * pacc[nt][2 * hf], -ck.y * pacc[nt][2 * hf + 1]);
-        }
-      }
-    }
-  }
+  slim_build_z<T, VP, WITH_V>(za, pacc, Vs, Sc, vcol, lane);
   float (&uacc)[8][4] = pacc;
   zero_frags(uacc);
 #pragma unroll
@@ -517,30 +526,16 @@ __device__ __forceinline__ void slim_chunk_warp(float (&x)[K / 8][4], const T* Q
 }
 
 #ifndef GDN_HOST_EMU
-// The io dtype's wgmma (dnnp_wgmma.cuh): m64n64k16, A from registers, B K-major by descriptor.
-template <typename T>
-struct SlimWg;
-template <>
-struct SlimWg<gdn_bf16> {
-  static __device__ __forceinline__ void mma(float* d, const u32* a, uint64_t b) { dnnp::wgmma_m64n64k16_rs_bf16(d, a, b); }
-};
-template <>
-struct SlimWg<gdn_f16> {
-  static __device__ __forceinline__ void mma(float* d, const u32* a, uint64_t b) { dnnp::wgmma_m64n64k16_rs_f16(d, a, b); }
-};
-
-// The io dtype's wgmma m64nNk16 (RS) at N = 16 .. 128 with B K-major (TNSPB = 0) or MN-major
-// (TNSPB = 1) by descriptor (dnnp_wgmma.cuh's templated wrappers; session 24, wgx24).
+// The io dtype's wgmma (dnnp_wgmma.cuh): m64nNk16 RS (A from registers) at N = 64 or 128, B by
+// descriptor, K-major (TNSPB = 0: P', O', Uᵀ, O) or MN-major (TNSPB = 1: the state update's k).
 template <typename T>
 struct SlimWgN;
 template <>
 struct SlimWgN<gdn_bf16> {
   template <int N, int TNSPB>
   static __device__ __forceinline__ void mma(float* d, const u32* a, uint64_t b) {
-    if constexpr (N == 16) dnnp::wgmma_m64n16k16_rs_bf16_t<TNSPB>(d, a, b);
-    else if constexpr (N == 32) dnnp::wgmma_m64n32k16_rs_bf16_t<TNSPB>(d, a, b);
-    else if constexpr (N == 48) dnnp::wgmma_m64n48k16_rs_bf16_t<TNSPB>(d, a, b);
-    else if constexpr (N == 64) dnnp::wgmma_m64n64k16_rs_bf16_t<TNSPB>(d, a, b);
+    static_assert(N == 64 || N == 128, "the wrapped widths");
+    if constexpr (N == 64) dnnp::wgmma_m64n64k16_rs_bf16_t<TNSPB>(d, a, b);
     else dnnp::wgmma_m64n128k16_rs_bf16_t<TNSPB>(d, a, b);
   }
 };
@@ -548,10 +543,8 @@ template <>
 struct SlimWgN<gdn_f16> {
   template <int N, int TNSPB>
   static __device__ __forceinline__ void mma(float* d, const u32* a, uint64_t b) {
-    if constexpr (N == 16) dnnp::wgmma_m64n16k16_rs_f16_t<TNSPB>(d, a, b);
-    else if constexpr (N == 32) dnnp::wgmma_m64n32k16_rs_f16_t<TNSPB>(d, a, b);
-    else if constexpr (N == 48) dnnp::wgmma_m64n48k16_rs_f16_t<TNSPB>(d, a, b);
-    else if constexpr (N == 64) dnnp::wgmma_m64n64k16_rs_f16_t<TNSPB>(d, a, b);
+    static_assert(N == 64 || N == 128, "the wrapped widths");
+    if constexpr (N == 64) dnnp::wgmma_m64n64k16_rs_f16_t<TNSPB>(d, a, b);
     else dnnp::wgmma_m64n128k16_rs_f16_t<TNSPB>(d, a, b);
   }
 };
@@ -592,29 +585,7 @@ __device__ __forceinline__ void slim_chunk_tail_wg(float (&x)[K / 8][4], float (
   const int cq = 2 * (lane & 3);
   if constexpr (OUT) mid(0);  // the seeded scan: wait for v, T, A (and make T, A visible to wgmma)
   u32 za[4][4];
-  {
-    const int mi = lane >> 3;
-#pragma unroll
-    for (int kk = 0; kk < 4; ++kk) {
-      u32 vv[4] = {0u, 0u, 0u, 0u};
-      if constexpr (WITH_V) ldsm_x4_t(vv, &Vs[(16 * kk + (lane & 7) + 8 * (mi >> 1)) * VP + vcol + 8 * (mi & 1)]);
-#pragma unroll
-      for (int m = 0; m < 4; ++m) {
-        const int nt = 2 * kk + (m >> 1), hf = m & 1;
-        const int tok = 8 * nt + cq;
-        const float2 ck = *reinterpret_cast<const float2*>(&Sc[0 * CHUNK + tok]);
-        if constexpr (WITH_V) {
-          const float2 bt = *reinterpret_cast<const float2*>(&Sc[1 * CHUNK + tok]);
-          const T* vp = reinterpret_cast<const T*>(&vv[m]);
-          const float z0 = fmaf(bt.x, IO::to_f(vp[0]), -ck.x * pacc[nt][2 * hf]);
-          const float z1 = fmaf(bt.y, IO::to_f(vp[1]), -ck.y * pacc[nt][2 * hf + 1]);
-          za[kk][m] = IO::pack(z0, z1);
-        } else {
-          za[kk][m] = IO::pack(-ck.x * pacc[nt][2 * hf], -ck.y * pacc[nt][2 * hf + 1]);
-        }
-      }
-    }
-  }
+  slim_build_z<T, VP, WITH_V>(za, pacc, Vs, Sc, vcol, lane);
   float (&uacc)[8][4] = pacc;
 #pragma unroll
   for (int nt = 0; nt < 8; ++nt)
@@ -747,8 +718,8 @@ __device__ __forceinline__ void slim_chunk_wg(float (&x)[K / 8][4], const T* Qs,
   dnnp::wgmma_fence();
 #pragma unroll
   for (int kk = 0; kk < K / 16; ++kk) {
-    SlimWg<T>::mma(&pacc[0][0], a[kk], desc(kb, kk));
-    if constexpr (OUT) SlimWg<T>::mma(&oacc[0][0], a[kk], desc(qb, kk));
+    SlimWgN<T>::template mma<64, 0>(&pacc[0][0], a[kk], desc(kb, kk));
+    if constexpr (OUT) SlimWgN<T>::template mma<64, 0>(&oacc[0][0], a[kk], desc(qb, kk));
   }
   dnnp::wgmma_commit();
 #pragma unroll

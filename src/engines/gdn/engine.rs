@@ -38,7 +38,7 @@
 //! [`SLIM_SCAN_W4GX`] / [`SLIM_SCAN_W8GX`], the uncut defaults by [`SLIM_WG_BY_RULE`] and
 //! [`SLIM_WGX_BY_RULE`]; on the slim factors, else `w4` / `w8`; `w4`, `w8`: the mma.sync scans;
 //! the wgmma scans are not bitwise w4 by construction, bitwise on the H200),
-//! `DNNPLAN_GDN_FWD_SUM=s2|p3` (force a summary pass; bitwise the same H_j, M_j), `DNNPLAN_GDN_FWD_PIECES=n` (force n pieces per sequence; 1 = off)
+//! `DNNPLAN_GDN_FWD_SUM=s2|p3` (force a summary pass; bitwise the same H_j, M_j), `DNNPLAN_GDN_FWD_PIECES=n` (force n pieces per sequence; 1 = off),
 //! `DNNPLAN_GDN_FWD_PIECE=gx|gs|d` (the slim piece path's passes: `gx` the summary and seeded
 //! scan with the whole chunk step by wgmma, [`SLIM_PIECES_WGX`]; `gs` with their P', O' products
 //! by wgmma, [`SLIM_PIECES_WG`]; `d` the mma.sync [`SLIM_PIECES`]; unset:
@@ -2296,6 +2296,15 @@ pub(super) mod tests {
         }
     }
 
+    /// Each row (pieces, overlap, scan, factors, suffix): `c` with those fields runs the scan
+    /// whose entry ends in `suffix`.
+    fn assert_scan_rows(c: &mut FwdChoice, rows: &[(u64, bool, ScanVariant, FwdFactors, &str)]) {
+        for &(pieces, overlap, scan, factors, suffix) in rows {
+            (c.pieces, c.overlap, c.scan, c.factors) = (pieces, overlap, scan, factors);
+            assert_eq!(c.scan_pass().suffix, suffix, "{pieces} {overlap} {scan:?}");
+        }
+    }
+
     #[test]
     fn wgmma_scan_row_switch_and_launch() {
         // The switch: `w4gs` forces the 4-warp scan with the wgmma products (K = 64: the full w4,
@@ -2332,16 +2341,16 @@ pub(super) mod tests {
         // not the full factors).
         let mut c = FwdChoice::default_for(&facts(4, 32768, 16, 128, false), 132);
         (c.wgmma, c.wgmma_tail, c.piece_wgmma) = (true, false, false);
-        for (pieces, overlap, scan, factors, suffix) in [
-            (1, false, ScanVariant::Warps4, FwdFactors::Slim, "w4gs"),
-            (1, false, ScanVariant::Warps8, FwdFactors::Slim, "w8"),
-            (1, true, ScanVariant::Warps4, FwdFactors::Slim, "w4ov"),
-            (7, false, ScanVariant::Warps4Phased, FwdFactors::Slim, "w4d"),
-            (1, false, ScanVariant::Warps4, FwdFactors::Full, "w4"),
-        ] {
-            (c.pieces, c.overlap, c.scan, c.factors) = (pieces, overlap, scan, factors);
-            assert_eq!(c.scan_pass().suffix, suffix, "{pieces} {overlap} {scan:?}");
-        }
+        assert_scan_rows(
+            &mut c,
+            &[
+                (1, false, ScanVariant::Warps4, FwdFactors::Slim, "w4gs"),
+                (1, false, ScanVariant::Warps8, FwdFactors::Slim, "w8"),
+                (1, true, ScanVariant::Warps4, FwdFactors::Slim, "w4ov"),
+                (7, false, ScanVariant::Warps4Phased, FwdFactors::Slim, "w4d"),
+                (1, false, ScanVariant::Warps4, FwdFactors::Full, "w4"),
+            ],
+        );
         // The row: w4's grid (two blocks per pair at V = 128), threads and shared memory, the
         // slim prep; the entry is bundled.
         (c.pieces, c.overlap, c.scan, c.factors) =
@@ -2378,16 +2387,16 @@ pub(super) mod tests {
             (Some(ScanVariant::Warps8), true)
         );
         (c.wgmma, c.wgmma_tail, c.piece_wgmma) = (true, true, false);
-        for (pieces, overlap, scan, factors, suffix) in [
-            (1, false, ScanVariant::Warps4, FwdFactors::Slim, "w4gx"),
-            (1, false, ScanVariant::Warps8, FwdFactors::Slim, "w8gx"),
-            (1, true, ScanVariant::Warps4, FwdFactors::Slim, "w4ov"),
-            (7, false, ScanVariant::Warps4Phased, FwdFactors::Slim, "w4d"),
-            (1, false, ScanVariant::Warps4, FwdFactors::Full, "w4"),
-        ] {
-            (c.pieces, c.overlap, c.scan, c.factors) = (pieces, overlap, scan, factors);
-            assert_eq!(c.scan_pass().suffix, suffix, "{pieces} {overlap} {scan:?}");
-        }
+        assert_scan_rows(
+            &mut c,
+            &[
+                (1, false, ScanVariant::Warps4, FwdFactors::Slim, "w4gx"),
+                (1, false, ScanVariant::Warps8, FwdFactors::Slim, "w8gx"),
+                (1, true, ScanVariant::Warps4, FwdFactors::Slim, "w4ov"),
+                (7, false, ScanVariant::Warps4Phased, FwdFactors::Slim, "w4d"),
+                (1, false, ScanVariant::Warps4, FwdFactors::Full, "w4"),
+            ],
+        );
         (c.pieces, c.overlap, c.scan, c.factors) =
             (1, false, ScanVariant::Warps4, FwdFactors::Slim);
         c.wgmma = false;
