@@ -35,14 +35,14 @@
 //! Diagnostics read once at build: `DNNPLAN_GDN_FWD_SCAN=w4|w8|w4p|w4gs|w4gx|w8gx` (force an
 //! output scan; bitwise the same outputs; `w4gs`: the uncut slim w4 with its P', O' products by
 //! wgmma, [`SLIM_SCAN_W4GS`]; `w4gx` / `w8gx`: the whole chunk step by wgmma on 4 / 8 warps,
-//! [`SLIM_SCAN_W4GX`] / [`SLIM_SCAN_W8GX`], the uncut defaults by [`SLIM_WG_BY_RULE`] and
-//! [`SLIM_WGX_BY_RULE`]; on the slim factors, else `w4` / `w8`; `w4`, `w8`: the mma.sync scans;
+//! [`SLIM_SCAN_W4GX`] / [`SLIM_SCAN_W8GX`], the uncut defaults by [`SLIM_SCAN_WGMMA_BY_RULE`];
+//! on the slim factors, else `w4` / `w8`; `w4`, `w8`: the mma.sync scans;
 //! the wgmma scans are not bitwise w4 by construction, bitwise on the H200),
 //! `DNNPLAN_GDN_FWD_SUM=s2|p3` (force a summary pass; bitwise the same H_j, M_j), `DNNPLAN_GDN_FWD_PIECES=n` (force n pieces per sequence; 1 = off),
 //! `DNNPLAN_GDN_FWD_PIECE=gx|gs|d` (the slim piece path's passes: `gx` the summary and seeded
 //! scan with the whole chunk step by wgmma, [`SLIM_PIECES_WGX`]; `gs` with their P', O' products
 //! by wgmma, [`SLIM_PIECES_WG`]; `d` the mma.sync [`SLIM_PIECES`]; unset:
-//! [`SLIM_PIECE_WG_BY_RULE`], [`SLIM_PIECE_WGX_BY_RULE`]; not bitwise by construction)
+//! [`SLIM_PIECE_WGMMA_BY_RULE`]; not bitwise by construction)
 //! and `DNNPLAN_GDN_FWD_STEPS=n` (launch only the first n kernels: per-kernel timing by
 //! differences), `DNNPLAN_GDN_FWD_PREP=v14|v15` (the factor kernel, both directions, bitwise the
 //! same outputs: a row of [`PREP_VARIANTS`]; the default is [`PrepVariant::DEFAULT`], v15).
@@ -477,32 +477,40 @@ pub const SLIM_PIECES_WGX: SlimPieceRow = SlimPieceRow {
     ..SLIM_PIECES
 };
 
-/// Whether the slim piece path runs [`SLIM_PIECES_WG`] (unless `DNNPLAN_GDN_FWD_PIECE` says):
-/// yes. H200, session 24 (helper pw24, bench/gdn_device_pw24_run1.log, processes B T T B, T with
-/// `gs`; ms): the whole forward at (1, 32768, 16), P = 7, 0.6336 / 0.6347 vs 0.7184 / 0.7196
-/// (summary 0.188 / 0.194 vs 0.224 / 0.222, seeded scan 0.232 / 0.228 vs 0.285 / 0.286); forced
-/// P = 4 at (4, 8192, 16) 0.6072 / 0.6065 vs 0.6764 / 0.6817; the forward tests' hashes at 7 and 2
-/// pieces equal the mma.sync passes', memcheck at 7 pieces clean.
-pub const SLIM_PIECE_WG_BY_RULE: bool = true;
+/// How much of a slim scan's chunk step runs on wgmma (the rest on mma.sync): one value per path
+/// ([`FwdChoice::scan_wgmma`] uncut, [`FwdChoice::piece_wgmma`] cut into pieces).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WgmmaDepth {
+    /// None: the mma.sync scans (`w4`, `w8`; the piece path's `d`).
+    Off,
+    /// The products with the state, P' and O' ([`SLIM_SCAN_W4GS`]; [`SLIM_PIECES_WG`]).
+    Products,
+    /// The whole chunk step ([`SLIM_SCAN_W4GX`], [`SLIM_SCAN_W8GX`]; [`SLIM_PIECES_WGX`]).
+    Step,
+}
 
-/// Whether the slim piece path runs [`SLIM_PIECES_WGX`] instead of [`SLIM_PIECES_WG`] (with
-/// [`SLIM_PIECE_WG_BY_RULE`]; unless `DNNPLAN_GDN_FWD_PIECE` says; `gs` / `d` force the older
-/// passes): yes. H200, session 24 (helper pwx24, bench/gdn_device_pwx24_run1.log, processes
-/// B T T B, T with `gx`, B by rule `gs`; ms): the whole forward at (1, 32768, 16), P = 7, 0.6023 /
-/// 0.6063 vs 0.6376 / 0.6352 (summary 0.180 / 0.183 vs 0.193 / 0.192, seeded scan 0.210 / 0.212
-/// vs 0.236 / 0.235); forced P = 4 / 2 at (4, 8192, 16) −4.8 % / −3.8 %; forced P = 2 at
-/// (1, 32768, 16) +1.6 % (the summary's 64-block grid); the forward tests' hashes by rule and at
-/// 7 and 2 pieces equal gs's, memcheck at 7 pieces clean.
-pub const SLIM_PIECE_WGX_BY_RULE: bool = true;
+/// How much of the slim piece path's passes runs on wgmma by rule (unless
+/// `DNNPLAN_GDN_FWD_PIECE` says): the whole step, [`SLIM_PIECES_WGX`].
+/// H200, session 24: the products only ([`SLIM_PIECES_WG`], helper pw24,
+/// bench/gdn_device_pw24_run1.log, processes B T T B, T with `gs`; ms): the whole forward at
+/// (1, 32768, 16), P = 7, 0.6336 / 0.6347 vs the mma.sync passes' 0.7184 / 0.7196 (summary 0.188 /
+/// 0.194 vs 0.224 / 0.222, seeded scan 0.232 / 0.228 vs 0.285 / 0.286); forced P = 4 at
+/// (4, 8192, 16) 0.6072 / 0.6065 vs 0.6764 / 0.6817. The whole step (helper pwx24,
+/// bench/gdn_device_pwx24_run1.log, T with `gx`, B `gs`): 0.6023 / 0.6063 vs 0.6376 / 0.6352
+/// (summary 0.180 / 0.183 vs 0.193 / 0.192, seeded scan 0.210 / 0.212 vs 0.236 / 0.235); forced
+/// P = 4 / 2 at (4, 8192, 16) −4.8 % / −3.8 %; forced P = 2 at (1, 32768, 16) +1.6 % (the
+/// summary's 64-block grid). The forward tests' hashes by rule and at 7 and 2 pieces equal the
+/// mma.sync passes', memcheck at 7 pieces clean.
+pub const SLIM_PIECE_WGMMA_BY_RULE: WgmmaDepth = WgmmaDepth::Step;
 
-/// `DNNPLAN_GDN_FWD_PIECE`'s value as ([`FwdChoice::piece_wgmma`],
-/// [`FwdChoice::piece_wgmma_tail`]): `gx` ([`SLIM_PIECES_WGX`]'s summary suffix) both on, `gs`
-/// ([`SLIM_PIECES_WG`]'s) the products only, `d` both off, else the rule's.
-fn piece_switch(value: Option<&str>) -> Option<(bool, bool)> {
+/// `DNNPLAN_GDN_FWD_PIECE`'s value as [`FwdChoice::piece_wgmma`]: `gx` ([`SLIM_PIECES_WGX`]'s
+/// summary suffix) the whole step, `gs` ([`SLIM_PIECES_WG`]'s) the products, `d` none, else the
+/// rule's.
+fn piece_switch(value: Option<&str>) -> Option<WgmmaDepth> {
     match value {
-        Some(x) if x == SLIM_PIECES_WGX.sum.suffix => Some((true, true)),
-        Some(x) if x == SLIM_PIECES_WG.sum.suffix => Some((true, false)),
-        Some("d") => Some((false, false)),
+        Some(x) if x == SLIM_PIECES_WGX.sum.suffix => Some(WgmmaDepth::Step),
+        Some(x) if x == SLIM_PIECES_WG.sum.suffix => Some(WgmmaDepth::Products),
+        Some("d") => Some(WgmmaDepth::Off),
         _ => None,
     }
 }
@@ -745,8 +753,7 @@ pub const SLIM_SCAN_W4GS: FwdPass = FwdPass {
 /// `gdn_fwd_slimscan_<tag>_k128_w4gx` (session 24, helper wgx24; kernels/include/gdn_fwd_slim.cuh,
 /// `slim_chunk_tail_wg`): Uᵀ = Z Tᵀ and O += Uᵀ Aᵀ by wgmma m64n64k16 with T, A staged in the
 /// 128-byte swizzle, the state update by wgmma m64n128k16 with k MN-major (tnspB); w4gs's grid,
-/// threads, stages and shared memory. An experiment: only `DNNPLAN_GDN_FWD_SCAN` = its suffix
-/// runs it ([`SLIM_WGX_BY_RULE`]).
+/// threads, stages and shared memory. The uncut 4-warp default ([`SLIM_SCAN_WGMMA_BY_RULE`]).
 pub const SLIM_SCAN_W4GX: FwdPass = FwdPass {
     suffix: "w4gx",
     ..SLIM_SCAN_W4
@@ -754,7 +761,7 @@ pub const SLIM_SCAN_W4GX: FwdPass = FwdPass {
 
 /// [`SLIM_SCAN_W4GX`]'s chunk step on 8 warps = two warpgroups (128 value rows),
 /// `gdn_fwd_slimscan_<tag>_k128_w8gx` (session 24, wgx24): w8's grid, threads, stages and shared
-/// memory. An experiment: only `DNNPLAN_GDN_FWD_SCAN` = its suffix runs it.
+/// memory. The uncut 8-warp default ([`SLIM_SCAN_WGMMA_BY_RULE`]).
 pub const SLIM_SCAN_W8GX: FwdPass = FwdPass {
     stem: SLIM_SCAN_STEM,
     suffix: "w8gx",
@@ -764,43 +771,33 @@ pub const SLIM_SCAN_W8GX: FwdPass = FwdPass {
     },
 };
 
-/// Whether the uncut slim forward runs the whole-step wgmma scans by rule ([`SLIM_SCAN_W4GX`]
-/// instead of [`SLIM_SCAN_W4GS`] where the rule picks 4 warps, [`SLIM_SCAN_W8GX`] instead of w8
-/// where it picks 8; with [`SLIM_WG_BY_RULE`]; `DNNPLAN_GDN_FWD_SCAN=w4gs|w4|w8` force the older
-/// ones): yes. H200, session 24 (wgx24, four processes; the scan kernel, ms): w4gx 0.2031-0.2090
-/// vs w4gs 0.2626-0.2672 at (4, 8192, 16), 0.2538-0.2552 vs 0.3143-0.3180 on the ragged mix; w8gx
-/// 0.3709 / 0.3749 vs w8 0.4964-0.5097 at (16, 2048, 32) (w4gx there 0.4408-0.4458); forward
-/// tests pass with hashes equal to w4gs's, memcheck clean.
-pub const SLIM_WGX_BY_RULE: bool = true;
-
-/// Whether the uncut slim forward runs [`SLIM_SCAN_W4GS`] where the rule picks the 4-warp scan
-/// (unless `DNNPLAN_GDN_FWD_SCAN` forces a scan; `w4` forces the mma.sync [`SLIM_SCAN_W4`]): yes.
-/// H200, session 23 (the lead's final call, wg23's probe, processes B T T B; the scan kernel,
-/// ms): 0.2668 / 0.2655 vs w4's 0.2757 / 0.2735 at (4, 8192, 16), 1.020 / 1.018 vs 1.060 / 1.058 at
-/// (1, 32768, 16) uncut, 0.3161 / 0.3158 vs 0.3327 / 0.3324 on the ragged mix; hashes equal to
-/// w4's, memcheck clean. The canonical no-swizzle layout was 36-45 % slower (not bundled).
-pub const SLIM_WG_BY_RULE: bool = true;
+/// How much of the uncut slim scan's chunk step runs on wgmma by rule (unless
+/// `DNNPLAN_GDN_FWD_SCAN` forces a scan: `w4gs` the products, `w4` / `w8` the mma.sync scans): the
+/// whole step, [`SLIM_SCAN_W4GX`] where the rule picks 4 warps, [`SLIM_SCAN_W8GX`] where it picks
+/// 8. H200, session 23 (the lead's final call, wg23's probe, processes B T T B; the scan kernel,
+/// ms): the products ([`SLIM_SCAN_W4GS`]) 0.2668 / 0.2655 vs w4's 0.2757 / 0.2735 at
+/// (4, 8192, 16), 1.020 / 1.018 vs 1.060 / 1.058 at (1, 32768, 16) uncut, 0.3161 / 0.3158 vs
+/// 0.3327 / 0.3324 on the ragged mix; hashes equal to w4's, memcheck clean (the canonical
+/// no-swizzle layout was 36-45 % slower: not bundled). Session 24 (wgx24, four processes): the
+/// whole step, w4gx 0.2031-0.2090 vs w4gs 0.2626-0.2672 at (4, 8192, 16), 0.2538-0.2552 vs
+/// 0.3143-0.3180 on the ragged mix; w8gx 0.3709 / 0.3749 vs w8 0.4964-0.5097 at (16, 2048, 32)
+/// (w4gx there 0.4408-0.4458); forward tests pass with hashes equal to w4gs's, memcheck clean.
+pub const SLIM_SCAN_WGMMA_BY_RULE: WgmmaDepth = WgmmaDepth::Step;
 
 /// When a slim output scan runs (the first row of [`SLIM_SCANS`] that applies).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SlimScanUse {
-    /// Cut into pieces with the whole chunk step by wgmma (the seeded scan of
-    /// [`SLIM_PIECES_WGX`]) where the schedule asks for it ([`FwdChoice::piece_wgmma`] and
-    /// [`FwdChoice::piece_wgmma_tail`]).
-    PiecesWgmmaTail,
-    /// Cut into pieces with the products by wgmma (the seeded scan of [`SLIM_PIECES_WG`]) where
-    /// the schedule asks for it ([`FwdChoice::piece_wgmma`]).
-    PiecesWgmma,
+    /// Cut into pieces with this much of the step by wgmma (the seeded scans of
+    /// [`SLIM_PIECES_WGX`], [`SLIM_PIECES_WG`]) where the schedule asks for it
+    /// ([`FwdChoice::piece_wgmma`]).
+    PiecesWgmma(WgmmaDepth),
     /// Cut into pieces (the seeded scan of [`SLIM_PIECES`]).
     Pieces,
     /// Uncut, beside the persistent prep ([`super::fwd_overlap`]).
     Overlap,
-    /// Uncut, with the whole chunk step by wgmma, where the scan of this many warps runs with
-    /// wgmma and the schedule asks for it ([`FwdChoice::wgmma_tail`]).
-    WgmmaTail(u64),
-    /// Uncut, with the products by wgmma, where the 4-warp scan runs and the schedule asks for
-    /// it ([`FwdChoice::wgmma`]).
-    Wgmma,
+    /// Uncut, with this much of the step by wgmma, where the scan of this many warps runs and
+    /// the schedule asks for it ([`FwdChoice::scan_wgmma`]).
+    Wgmma(WgmmaDepth, u64),
     /// Uncut, for the full output scans of this many warps ([`ScanRow::warps`]).
     Uncut(u64),
 }
@@ -827,12 +824,12 @@ const SLIM_SCAN_STEM: &str = FACTOR_VARIANTS[FwdFactors::Slim as usize].scan_ste
 /// ([`SLIM_W4_STAGES`]; a forced `w4p` runs it too).
 pub const SLIM_SCANS: [SlimScanRow; 9] = [
     SlimScanRow {
-        used: SlimScanUse::PiecesWgmmaTail,
+        used: SlimScanUse::PiecesWgmma(WgmmaDepth::Step),
         scan: SLIM_PIECES_WGX.scan,
         prep: SLIM_PREP,
     },
     SlimScanRow {
-        used: SlimScanUse::PiecesWgmma,
+        used: SlimScanUse::PiecesWgmma(WgmmaDepth::Products),
         scan: SLIM_PIECES_WG.scan,
         prep: SLIM_PREP,
     },
@@ -847,17 +844,17 @@ pub const SLIM_SCANS: [SlimScanRow; 9] = [
         prep: SLIM_PREP_OV,
     },
     SlimScanRow {
-        used: SlimScanUse::WgmmaTail(4),
+        used: SlimScanUse::Wgmma(WgmmaDepth::Step, 4),
         scan: SLIM_SCAN_W4GX,
         prep: SLIM_PREP,
     },
     SlimScanRow {
-        used: SlimScanUse::WgmmaTail(8),
+        used: SlimScanUse::Wgmma(WgmmaDepth::Step, 8),
         scan: SLIM_SCAN_W8GX,
         prep: SLIM_PREP,
     },
     SlimScanRow {
-        used: SlimScanUse::Wgmma,
+        used: SlimScanUse::Wgmma(WgmmaDepth::Products, 4),
         scan: SLIM_SCAN_W4GS,
         prep: SLIM_PREP,
     },
@@ -1036,21 +1033,14 @@ pub struct FwdChoice {
     /// The overlapped kernels one after the other, the scan launched normally
     /// (`DNNPLAN_GDN_FWD_OVERLAP=seq`, a diagnostic; only with `overlap`).
     pub sequential: bool,
-    /// The uncut slim 4-warp scan with its products by wgmma ([`SLIM_SCAN_W4GS`]):
-    /// [`SLIM_WG_BY_RULE`], or forced on by `DNNPLAN_GDN_FWD_SCAN` = its suffix (any other forced
-    /// scan: off).
-    pub wgmma: bool,
-    /// The slim piece path's passes with their products by wgmma ([`SLIM_PIECES_WG`]):
-    /// [`SLIM_PIECE_WG_BY_RULE`], or `DNNPLAN_GDN_FWD_PIECE` (`gx`, `gs` on, `d` off).
-    pub piece_wgmma: bool,
-    /// With [`FwdChoice::piece_wgmma`]: the rest of the chunk step by wgmma too
-    /// ([`SLIM_PIECES_WGX`]): [`SLIM_PIECE_WGX_BY_RULE`], or `DNNPLAN_GDN_FWD_PIECE` (`gx` on,
-    /// `gs`, `d` off).
-    pub piece_wgmma_tail: bool,
-    /// With [`FwdChoice::wgmma`]: the rest of the chunk step by wgmma too ([`SLIM_SCAN_W4GX`],
-    /// [`SLIM_SCAN_W8GX`]): [`SLIM_WGX_BY_RULE`], or forced on by `DNNPLAN_GDN_FWD_SCAN` = a
-    /// suffix of theirs.
-    pub wgmma_tail: bool,
+    /// How much of the uncut slim scan's step runs on wgmma ([`SLIM_SCAN_W4GS`]: the products,
+    /// 4 warps; [`SLIM_SCAN_W4GX`], [`SLIM_SCAN_W8GX`]: the whole step): [`SLIM_SCAN_WGMMA_BY_RULE`],
+    /// or what `DNNPLAN_GDN_FWD_SCAN` forces (any other forced scan: none).
+    pub scan_wgmma: WgmmaDepth,
+    /// How much of the slim piece path's passes runs on wgmma ([`SLIM_PIECES_WG`]: the products,
+    /// [`SLIM_PIECES_WGX`]: the whole step): [`SLIM_PIECE_WGMMA_BY_RULE`], or
+    /// `DNNPLAN_GDN_FWD_PIECE` (`gx`, `gs`, `d`).
+    pub piece_wgmma: WgmmaDepth,
 }
 
 /// Which chunk factors the forward's prep writes and its output scan reads.
@@ -1284,16 +1274,12 @@ impl FwdChoice {
                 uncut_scan(f, sms)
             };
         }
-        let (forced_scan, wgmma) = scan_switch(env("DNNPLAN_GDN_FWD_SCAN").as_deref(), f.k);
+        let (forced_scan, depth) = scan_switch(env("DNNPLAN_GDN_FWD_SCAN").as_deref(), f.k);
         if let Some(scan) = forced_scan {
-            c.scan = scan;
-            c.wgmma = wgmma;
-            let forced = env("DNNPLAN_GDN_FWD_SCAN");
-            c.wgmma_tail = [SLIM_SCAN_W4GX.suffix, SLIM_SCAN_W8GX.suffix]
-                .contains(&forced.as_deref().unwrap_or(""));
+            (c.scan, c.scan_wgmma) = (scan, depth);
         }
-        if let Some((on, tail)) = piece_switch(env("DNNPLAN_GDN_FWD_PIECE").as_deref()) {
-            (c.piece_wgmma, c.piece_wgmma_tail) = (on, tail);
+        if let Some(depth) = piece_switch(env("DNNPLAN_GDN_FWD_PIECE").as_deref()) {
+            c.piece_wgmma = depth;
         }
         if let Some(sum) = env("DNNPLAN_GDN_FWD_SUM").and_then(|x| SumVariant::from_switch(&x, f.k))
         {
@@ -1360,16 +1346,13 @@ impl FwdChoice {
         self.factors == FwdFactors::Slim && self.pieces > 1
     }
 
-    /// The slim piece passes this schedule runs when cut: [`SLIM_PIECES_WGX`] with
-    /// [`FwdChoice::piece_wgmma`] and [`FwdChoice::piece_wgmma_tail`], [`SLIM_PIECES_WG`] with
-    /// [`FwdChoice::piece_wgmma`] only, else [`SLIM_PIECES`].
+    /// The slim piece passes this schedule runs when cut, by [`FwdChoice::piece_wgmma`]:
+    /// [`SLIM_PIECES_WGX`], [`SLIM_PIECES_WG`] or [`SLIM_PIECES`].
     pub fn slim_piece_row(&self) -> &'static SlimPieceRow {
-        if self.piece_wgmma && self.piece_wgmma_tail {
-            &SLIM_PIECES_WGX
-        } else if self.piece_wgmma {
-            &SLIM_PIECES_WG
-        } else {
-            &SLIM_PIECES
+        match self.piece_wgmma {
+            WgmmaDepth::Step => &SLIM_PIECES_WGX,
+            WgmmaDepth::Products => &SLIM_PIECES_WG,
+            WgmmaDepth::Off => &SLIM_PIECES,
         }
     }
 
@@ -1379,14 +1362,10 @@ impl FwdChoice {
         SLIM_SCANS
             .iter()
             .find(|r| match r.used {
-                SlimScanUse::PiecesWgmmaTail => {
-                    self.pieces > 1 && self.piece_wgmma && self.piece_wgmma_tail
-                }
-                SlimScanUse::PiecesWgmma => self.pieces > 1 && self.piece_wgmma,
+                SlimScanUse::PiecesWgmma(d) => self.pieces > 1 && self.piece_wgmma == d,
                 SlimScanUse::Pieces => self.pieces > 1,
                 SlimScanUse::Overlap => self.overlap,
-                SlimScanUse::WgmmaTail(w) => self.wgmma && self.wgmma_tail && w == warps,
-                SlimScanUse::Wgmma => self.wgmma && warps == 4,
+                SlimScanUse::Wgmma(d, w) => self.scan_wgmma == d && w == warps,
                 SlimScanUse::Uncut(w) => w == warps,
             })
             .unwrap_or(&SLIM_SCANS[SLIM_SCANS.len() - 1])
@@ -1469,32 +1448,28 @@ impl FwdChoice {
             factors: FwdFactors::resolve(FwdFactors::default_for(pieces), f),
             overlap: false,
             sequential: false,
-            wgmma: SLIM_WG_BY_RULE,
-            piece_wgmma: SLIM_PIECE_WG_BY_RULE,
-            piece_wgmma_tail: SLIM_PIECE_WGX_BY_RULE,
-            wgmma_tail: SLIM_WGX_BY_RULE,
+            scan_wgmma: SLIM_SCAN_WGMMA_BY_RULE,
+            piece_wgmma: SLIM_PIECE_WGMMA_BY_RULE,
         };
         c.overlap = c.overlap_pick(f, sms, None, true);
         c
     }
 }
 
-/// `DNNPLAN_GDN_FWD_SCAN`'s value `value` at K = `k`: the forced scan (none: not forced) and
-/// whether it asks for the wgmma scan ([`SLIM_SCAN_W4GS`]'s or [`SLIM_SCAN_W4GX`]'s suffix: the
-/// 4-warp scan with it; [`SLIM_SCAN_W8GX`]'s: the 8-warp scan; [`FwdChoice::pick`] sets
-/// [`FwdChoice::wgmma_tail`] for the last two).
-fn scan_switch(value: Option<&str>, k: i64) -> (Option<ScanVariant>, bool) {
+/// `DNNPLAN_GDN_FWD_SCAN`'s value `value` at K = `k`: the forced scan (none: not forced) and how
+/// much of its step runs on wgmma: [`SLIM_SCAN_W4GS`]'s suffix the 4-warp scan with the products,
+/// [`SLIM_SCAN_W4GX`]'s / [`SLIM_SCAN_W8GX`]'s the 4- / 8-warp scan with the whole step, any other
+/// scan none.
+fn scan_switch(value: Option<&str>, k: i64) -> (Option<ScanVariant>, WgmmaDepth) {
+    let forced = |v: ScanVariant| ScanVariant::from_switch(v.row().switch, k);
     match value {
-        Some(x) if x == SLIM_SCAN_W4GS.suffix || x == SLIM_SCAN_W4GX.suffix => (
-            ScanVariant::from_switch(ScanVariant::Warps4.row().switch, k),
-            true,
-        ),
-        Some(x) if x == SLIM_SCAN_W8GX.suffix => (
-            ScanVariant::from_switch(ScanVariant::Warps8.row().switch, k),
-            true,
-        ),
-        Some(x) => (ScanVariant::from_switch(x, k), false),
-        None => (None, false),
+        Some(x) if x == SLIM_SCAN_W4GS.suffix => {
+            (forced(ScanVariant::Warps4), WgmmaDepth::Products)
+        }
+        Some(x) if x == SLIM_SCAN_W4GX.suffix => (forced(ScanVariant::Warps4), WgmmaDepth::Step),
+        Some(x) if x == SLIM_SCAN_W8GX.suffix => (forced(ScanVariant::Warps8), WgmmaDepth::Step),
+        Some(x) => (ScanVariant::from_switch(x, k), WgmmaDepth::Off),
+        None => (None, WgmmaDepth::Off),
     }
 }
 
@@ -1877,15 +1852,23 @@ pub(super) mod tests {
     use super::*;
     use crate::engines::gdn::occupancy::SM90_BUDGET;
 
-    /// The uncut slim scan's suffix by rule at `warps` warps ([`SLIM_WG_BY_RULE`],
-    /// [`SLIM_WGX_BY_RULE`]).
+    /// The uncut slim scan's suffix by rule at `warps` warps ([`SLIM_SCAN_WGMMA_BY_RULE`]).
     fn rule_slim_suffix(warps: u64) -> &'static str {
-        match (SLIM_WG_BY_RULE, SLIM_WGX_BY_RULE, warps) {
-            (true, true, 4) => "w4gx",
-            (true, true, _) => "w8gx",
-            (true, false, 4) => "w4gs",
-            (_, _, 4) => "w4",
+        match (SLIM_SCAN_WGMMA_BY_RULE, warps) {
+            (WgmmaDepth::Step, 4) => "w4gx",
+            (WgmmaDepth::Step, _) => "w8gx",
+            (WgmmaDepth::Products, 4) => "w4gs",
+            (_, 4) => "w4",
             _ => "w8",
+        }
+    }
+
+    /// The piece path's seeded scan and summary suffixes by rule ([`SLIM_PIECE_WGMMA_BY_RULE`]).
+    fn rule_piece_suffixes() -> (&'static str, &'static str) {
+        match SLIM_PIECE_WGMMA_BY_RULE {
+            WgmmaDepth::Step => ("w4dgx", "_gx"),
+            WgmmaDepth::Products => ("w4dgs", "_gs"),
+            WgmmaDepth::Off => ("w4d", ""),
         }
     }
 
@@ -2077,15 +2060,8 @@ pub(super) mod tests {
                 assert!(fwd.has_function(name), "{name} is not bundled");
             }
         }
-        // The rule's piece passes: the whole step by wgmma (SLIM_PIECE_WGX_BY_RULE), the products
-        // by wgmma (SLIM_PIECE_WG_BY_RULE), else mma.sync.
-        let (w4d, sum) = if SLIM_PIECE_WG_BY_RULE && SLIM_PIECE_WGX_BY_RULE {
-            ("w4dgx", "_gx")
-        } else if SLIM_PIECE_WG_BY_RULE {
-            ("w4dgs", "_gs")
-        } else {
-            ("w4d", "")
-        };
+        // The rule's piece passes (SLIM_PIECE_WGMMA_BY_RULE).
+        let (w4d, sum) = rule_piece_suffixes();
         assert_eq!(
             c.kernel_names("f16", 128).1,
             format!("gdn_fwd_slimscan_f16_k128_{w4d}")
@@ -2207,13 +2183,7 @@ pub(super) mod tests {
         let mut c = FwdChoice::default_for(&facts(4, 32768, 16, 128, false), 132);
         c.factors = FwdFactors::Slim;
         let (w4, w8) = (rule_slim_suffix(4), rule_slim_suffix(8));
-        let w4d = if SLIM_PIECE_WG_BY_RULE && SLIM_PIECE_WGX_BY_RULE {
-            "w4dgx"
-        } else if SLIM_PIECE_WG_BY_RULE {
-            "w4dgs"
-        } else {
-            "w4d"
-        };
+        let w4d = rule_piece_suffixes().0;
         for (pieces, overlap, scan, suffix) in [
             (7, false, ScanVariant::Warps4Phased, w4d),
             (1, true, ScanVariant::Warps8, "w4ov"),
@@ -2232,47 +2202,36 @@ pub(super) mod tests {
     #[test]
     fn wgmma_piece_rows_switch_and_launch() {
         // The switch: `gx` the whole step, `gs` the products, `d` off, anything else the rule's.
-        assert_eq!(piece_switch(Some("gx")), Some((true, true)));
-        assert_eq!(piece_switch(Some("gs")), Some((true, false)));
-        assert_eq!(piece_switch(Some("d")), Some((false, false)));
+        assert_eq!(piece_switch(Some("gx")), Some(WgmmaDepth::Step));
+        assert_eq!(piece_switch(Some("gs")), Some(WgmmaDepth::Products));
+        assert_eq!(piece_switch(Some("d")), Some(WgmmaDepth::Off));
         assert_eq!(piece_switch(Some("w4gs")), None);
         assert_eq!(piece_switch(Some("w4dgx")), None);
         assert_eq!(piece_switch(None), None);
         let f = facts(1, 32768, 16, 128, false);
         let mut c = FwdChoice::default_for(&f, 132);
-        assert_eq!(c.piece_wgmma, SLIM_PIECE_WG_BY_RULE);
-        assert_eq!(c.piece_wgmma_tail, SLIM_PIECE_WGX_BY_RULE);
+        assert_eq!(c.piece_wgmma, SLIM_PIECE_WGMMA_BY_RULE);
         assert_eq!((c.pieces, c.factors), (7, FwdFactors::Slim));
         // The rows: the mma.sync passes' shapes, other suffixes; both bundled.
         let fwd = crate::cuda::kernels::find("gdn_fwd").expect("bundled GDN module");
-        for (on, tail, scan, sum) in [
+        for (depth, scan, sum) in [
             (
-                true,
-                true,
+                WgmmaDepth::Step,
                 "gdn_fwd_slimscan_bf16_k128_w4dgx",
                 "gdn_fwd_slimsum_bf16_k128_gx",
             ),
             (
-                true,
-                false,
+                WgmmaDepth::Products,
                 "gdn_fwd_slimscan_bf16_k128_w4dgs",
                 "gdn_fwd_slimsum_bf16_k128_gs",
             ),
             (
-                false,
-                false,
-                "gdn_fwd_slimscan_bf16_k128_w4d",
-                "gdn_fwd_slimsum_bf16_k128",
-            ),
-            // The tail flag alone changes nothing.
-            (
-                false,
-                true,
+                WgmmaDepth::Off,
                 "gdn_fwd_slimscan_bf16_k128_w4d",
                 "gdn_fwd_slimsum_bf16_k128",
             ),
         ] {
-            (c.piece_wgmma, c.piece_wgmma_tail) = (on, tail);
+            c.piece_wgmma = depth;
             assert_eq!(c.scan_pass().entry("bf16", 128), scan);
             assert_eq!(c.sum_kernel_name("bf16", 128), sum);
             assert_eq!(c.scan_pass().smem_bytes(128), 111_616);
@@ -2285,9 +2244,10 @@ pub(super) mod tests {
         }
         // Uncut, the flag changes nothing.
         c.pieces = 1;
-        (c.piece_wgmma, c.piece_wgmma_tail) = (true, true);
-        assert_ne!(c.slim_scan().used, SlimScanUse::PiecesWgmma);
-        assert_ne!(c.slim_scan().used, SlimScanUse::PiecesWgmmaTail);
+        for depth in [WgmmaDepth::Step, WgmmaDepth::Products] {
+            c.piece_wgmma = depth;
+            assert!(!matches!(c.slim_scan().used, SlimScanUse::PiecesWgmma(_)));
+        }
         for row in [&SLIM_PIECES_WG, &SLIM_PIECES_WGX] {
             assert_eq!(
                 (row.scan_per_sm, row.sum_per_sm),
@@ -2311,22 +2271,22 @@ pub(super) mod tests {
         // the slim factors do not apply); any other forced scan turns them off; unset: the rule's.
         assert_eq!(
             scan_switch(Some("w4gs"), 128),
-            (Some(ScanVariant::Warps4), true)
+            (Some(ScanVariant::Warps4), WgmmaDepth::Products)
         );
         assert_eq!(
             scan_switch(Some("w4gs"), 64),
-            (Some(ScanVariant::Warps4), true)
+            (Some(ScanVariant::Warps4), WgmmaDepth::Products)
         );
         assert_eq!(
             scan_switch(Some("w8"), 128),
-            (Some(ScanVariant::Warps8), false)
+            (Some(ScanVariant::Warps8), WgmmaDepth::Off)
         );
         assert_eq!(
             scan_switch(Some("w4"), 128),
-            (Some(ScanVariant::Warps4), false)
+            (Some(ScanVariant::Warps4), WgmmaDepth::Off)
         );
-        assert_eq!(scan_switch(Some("none"), 128), (None, false));
-        assert_eq!(scan_switch(None, 128), (None, false));
+        assert_eq!(scan_switch(Some("none"), 128), (None, WgmmaDepth::Off));
+        assert_eq!(scan_switch(None, 128), (None, WgmmaDepth::Off));
         for (n, t, ho, d) in [
             (4, 32768, 16, 128),
             (1, 32768, 16, 128),
@@ -2335,12 +2295,12 @@ pub(super) mod tests {
             (4, 32768, 16, 64),
         ] {
             let c = FwdChoice::default_for(&facts(n, t, ho, d, false), 132);
-            assert_eq!(c.wgmma, SLIM_WG_BY_RULE, "{n} {t} {ho} {d}");
+            assert_eq!(c.scan_wgmma, SLIM_SCAN_WGMMA_BY_RULE, "{n} {t} {ho} {d}");
         }
         // Where it runs: only the uncut slim 4-warp scan (not pieces, not overlapped, not w8,
         // not the full factors).
         let mut c = FwdChoice::default_for(&facts(4, 32768, 16, 128, false), 132);
-        (c.wgmma, c.wgmma_tail, c.piece_wgmma) = (true, false, false);
+        (c.scan_wgmma, c.piece_wgmma) = (WgmmaDepth::Products, WgmmaDepth::Off);
         assert_scan_rows(
             &mut c,
             &[
@@ -2359,7 +2319,6 @@ pub(super) mod tests {
         assert_eq!(SLIM_SCAN_W4GS.smem_bytes(128), 202_752);
         let f = bound(facts(4, 32768, 16, 128, false));
         let fwd = crate::cuda::kernels::find("gdn_fwd").expect("bundled GDN module");
-        c.wgmma = true;
         assert_eq!(c.scan_pass().suffix, "w4gs");
         let plan = GdnFwdPlan::new(&f, c, FwdKernels::named(&c, "bf16", 128), 132).expect("plan");
         let scan = plan.launches().last().expect("the scan launch");
@@ -2369,24 +2328,24 @@ pub(super) mod tests {
     }
 
     #[test]
-    fn wgmma_tail_scan_row_switch_and_launch() {
-        // `w4gx` forces the 4-warp scan with wgmma (scan_switch) and the tail on it (pick); by
-        // rule as SLIM_WGX_BY_RULE says; runs only where w4gs would (the piece path has its own
-        // wgmma flag: off here, so its row is the mma.sync w4d).
+    fn wgmma_step_scan_row_switch_and_launch() {
+        // `w4gx` / `w8gx` force the 4- / 8-warp scan with the whole step by wgmma; by rule as
+        // SLIM_SCAN_WGMMA_BY_RULE says; runs only where w4gs would (the piece path has its own
+        // depth: none here, so its row is the mma.sync w4d).
         assert_eq!(
             scan_switch(Some("w4gx"), 128),
-            (Some(ScanVariant::Warps4), true)
+            (Some(ScanVariant::Warps4), WgmmaDepth::Step)
         );
         for (n, t, ho, d) in [(4, 32768, 16, 128), (16, 32768, 32, 128)] {
             let c = FwdChoice::default_for(&facts(n, t, ho, d, false), 132);
-            assert_eq!(c.wgmma_tail, SLIM_WGX_BY_RULE, "{n} {t} {ho} {d}");
+            assert_eq!(c.scan_wgmma, SLIM_SCAN_WGMMA_BY_RULE, "{n} {t} {ho} {d}");
         }
         let mut c = FwdChoice::default_for(&facts(4, 32768, 16, 128, false), 132);
         assert_eq!(
             scan_switch(Some("w8gx"), 128),
-            (Some(ScanVariant::Warps8), true)
+            (Some(ScanVariant::Warps8), WgmmaDepth::Step)
         );
-        (c.wgmma, c.wgmma_tail, c.piece_wgmma) = (true, true, false);
+        (c.scan_wgmma, c.piece_wgmma) = (WgmmaDepth::Step, WgmmaDepth::Off);
         assert_scan_rows(
             &mut c,
             &[
@@ -2399,13 +2358,9 @@ pub(super) mod tests {
         );
         (c.pieces, c.overlap, c.scan, c.factors) =
             (1, false, ScanVariant::Warps4, FwdFactors::Slim);
-        c.wgmma = false;
-        assert_eq!(
-            c.scan_pass().suffix,
-            "w4",
-            "the tail needs the wgmma products"
-        );
-        c.wgmma = true;
+        c.scan_wgmma = WgmmaDepth::Off;
+        assert_eq!(c.scan_pass().suffix, "w4", "no wgmma: the mma.sync scan");
+        c.scan_wgmma = WgmmaDepth::Step;
         assert_eq!(c.slim_scan().prep, SLIM_PREP);
         assert_eq!(SLIM_SCAN_W4GX.smem_bytes(128), 202_752);
         let f = bound(facts(4, 32768, 16, 128, false));
