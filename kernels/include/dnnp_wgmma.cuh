@@ -56,6 +56,19 @@ __device__ __forceinline__ void fence_proxy_async_shared() {
   asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
 }
 __device__ __forceinline__ void wgmma_fence_operand(float& r) { asm volatile("" : "+f"(r)::"memory"); }
+// wgmma_fence_operand on every register of an accumulator array (N n8 tiles of 4 fp32 each).
+template <int N>
+__device__ __forceinline__ void wgmma_fence_frags(float (&r)[N][4]) {
+#pragma unroll
+  for (int nt = 0; nt < N; ++nt)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) wgmma_fence_operand(r[nt][e]);
+}
+// Traps unless the dynamic shared memory at `smem` is 1024-byte aligned: the 128-byte swizzle's
+// atoms (a kernel whose swizzled tiles sit at multiples of 1,024 bytes from it checks this once).
+__device__ __forceinline__ void trap_unless_swizzle_aligned(const void* smem) {
+  if (static_cast<uint32_t>(__cvta_generic_to_shared(smem)) & 1023u) __trap();
+}
 
 // d (N / 2 fp32 per thread: N / 8 n8 tiles in the accumulator layout above) += A (4 registers,
 // 16-bit pairs) · B (descriptor), m64nNk16 at N = 64 and 128, scale-d 1; TY: "bf16" or "f16";

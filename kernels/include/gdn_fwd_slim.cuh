@@ -562,8 +562,7 @@ struct SlimWgN<gdn_f16> {
 // tcinv_t_pair's 0 above T's unit diagonal, slim_store_la's 0 above A's), so they add exact zeros.
 // (N sub-ranges per token step, 64 − 16 kk columns from row 16 kk, made ptxas serialize every
 // wgmma of the kernel, C7511 "insufficient register resources": not used.) Batches: Uᵀ (4 wgmma)
-// → wait (meanwhile X
-// scaled by e^{Γ_last}, O' by diag(cq)) → ua, ur → {O (4 wgmma)}, {state update (4 wgmma)} as
+// → wait (meanwhile X scaled by e^{Γ_last}, O' by diag(cq)) → ua, ur → {O (4 wgmma)}, {state update (4 wgmma)} as
 // two commit groups → wait for O, store it (the state update in flight) → wait. The caller makes
 // k, T, A visible to the async proxy (chunk_pipeline_in_body's PROXY_FENCE). Numerics: the same
 // io-rounded operands as slim_chunk_tail, fp32 accumulation in the tensor core's order.
@@ -587,13 +586,8 @@ __device__ __forceinline__ void slim_chunk_tail_wg(float (&x)[K / 8][4], float (
   u32 za[4][4];
   slim_build_z<T, VP, WITH_V>(za, pacc, Vs, Sc, vcol, lane);
   float (&uacc)[8][4] = pacc;
-#pragma unroll
-  for (int nt = 0; nt < 8; ++nt)
-#pragma unroll
-    for (int e = 0; e < 4; ++e) {
-      uacc[nt][e] = 0.f;
-      dnnp::wgmma_fence_operand(uacc[nt][e]);
-    }
+  zero_frags(uacc);
+  dnnp::wgmma_fence_frags(uacc);
   const uint32_t tb = static_cast<uint32_t>(__cvta_generic_to_shared(Ts));
   uint32_t ab = 0;
   if constexpr (OUT) ab = static_cast<uint32_t>(__cvta_generic_to_shared(As));
@@ -621,10 +615,7 @@ __device__ __forceinline__ void slim_chunk_tail_wg(float (&x)[K / 8][4], float (
     }
   }
   dnnp::wgmma_wait<0>();
-#pragma unroll
-  for (int nt = 0; nt < 8; ++nt)
-#pragma unroll
-    for (int e = 0; e < 4; ++e) dnnp::wgmma_fence_operand(uacc[nt][e]);
+  dnnp::wgmma_fence_frags(uacc);
   u32 ua[4][4], ur[4][4];
 #pragma unroll
   for (int nt = 0; nt < 8; ++nt) {
@@ -636,16 +627,8 @@ __device__ __forceinline__ void slim_chunk_tail_wg(float (&x)[K / 8][4], float (
     ur[nt >> 1][(nt & 1) * 2 + 0] = IO::pack(uacc[nt][0] * cr.x, uacc[nt][1] * cr.y);
     ur[nt >> 1][(nt & 1) * 2 + 1] = IO::pack(uacc[nt][2] * cr.x, uacc[nt][3] * cr.y);
   }
-  if constexpr (OUT) {
-#pragma unroll
-    for (int nt = 0; nt < 8; ++nt)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) dnnp::wgmma_fence_operand(oacc[nt][e]);
-  }
-#pragma unroll
-  for (int nt = 0; nt < K / 8; ++nt)
-#pragma unroll
-    for (int e = 0; e < 4; ++e) dnnp::wgmma_fence_operand(x[nt][e]);
+  if constexpr (OUT) dnnp::wgmma_fence_frags(oacc);
+  dnnp::wgmma_fence_frags(x);
   dnnp::wgmma_fence();
   if constexpr (OUT) {
 #pragma unroll
@@ -658,20 +641,14 @@ __device__ __forceinline__ void slim_chunk_tail_wg(float (&x)[K / 8][4], float (
   dnnp::wgmma_commit();
   if constexpr (OUT) {
     dnnp::wgmma_wait<1>();
-#pragma unroll
-    for (int nt = 0; nt < 8; ++nt)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) dnnp::wgmma_fence_operand(oacc[nt][e]);
+    dnnp::wgmma_fence_frags(oacc);
     mid(1);  // every warp past its reads of v, T, A (the O batch complete): the seeded scan refills them
 #pragma unroll
     for (int kk = 0; kk < 4; ++kk) upd(kk);
     slim_store_o<T, V, 24>(Os, oacc, static_cast<T*>(p.o), t0, len, p.ho, h, v0, lane);
   }
   dnnp::wgmma_wait<0>();
-#pragma unroll
-  for (int nt = 0; nt < K / 8; ++nt)
-#pragma unroll
-    for (int e = 0; e < 4; ++e) dnnp::wgmma_fence_operand(x[nt][e]);
+  dnnp::wgmma_fence_frags(x);
 }
 
 // slim_chunk_warp with the P', O' products on the warpgroup (session 23, wg23; the w4gs scan: the
@@ -725,13 +702,8 @@ __device__ __forceinline__ void slim_chunk_wg(float (&x)[K / 8][4], const T* Qs,
 #pragma unroll
   for (int kk = 0; kk < K / 16; ++kk) pre(kk);
   dnnp::wgmma_wait<0>();
-#pragma unroll
-  for (int nt = 0; nt < 8; ++nt)
-#pragma unroll
-    for (int e = 0; e < 4; ++e) {
-      dnnp::wgmma_fence_operand(pacc[nt][e]);
-      if constexpr (OUT) dnnp::wgmma_fence_operand(oacc[nt][e]);
-    }
+  dnnp::wgmma_fence_frags(pacc);
+  if constexpr (OUT) dnnp::wgmma_fence_frags(oacc);
   if constexpr (TAIL_WG) {
     slim_chunk_tail_wg<T, K, V, VP, OUT, WITH_V>(x, pacc, oacc, Ks, Vs, Ts, As, Sc, Os, p, t0, len, h, v0, vcol, gl, lane,
                                                  mid, upd);
@@ -796,7 +768,7 @@ __device__ __forceinline__ void fwd_slim_scan_body(const FwdFastParams& fp) {
   if constexpr (WG) {  // the swizzle atoms' 1024-byte alignment (stage offsets: multiples of 1024)
     static_assert(S::q_off % 1024 == 0 && S::k_off % 1024 == 0 && S::stage % 1024 == 0, "SW128 atoms aligned");
     static_assert(!WGX || (S::t_off % 1024 == 0 && S::a_off % 1024 == 0), "w4gx: T, A atoms aligned");
-    if (static_cast<uint32_t>(__cvta_generic_to_shared(smem)) & 1023u) __trap();
+    dnnp::trap_unless_swizzle_aligned(smem);
   }
 #endif
 
@@ -1160,7 +1132,7 @@ __device__ __forceinline__ void fwd_slim_sum_body(const FwdFastParams& fp) {
   if constexpr (WG) {  // the swizzle atoms' 1024-byte alignment
     static_assert(S::k_off % 1024 == 0 && S::stage % 1024 == 0, "SW128 atoms aligned");
     static_assert(!WGX || S::t_off % 1024 == 0, "slimsum_gx: T atom aligned");
-    if (static_cast<uint32_t>(__cvta_generic_to_shared(smem)) & 1023u) __trap();
+    dnnp::trap_unless_swizzle_aligned(smem);
   }
 #endif
   const T* kg = static_cast<const T*>(p.k);
@@ -1278,7 +1250,7 @@ __device__ __forceinline__ void fwd_slim_piece_scan_body(const FwdFastParams& fp
   if constexpr (WG) {  // the swizzle atoms' 1024-byte alignment
     static_assert(S::q_off % 1024 == 0 && S::k_off % 1024 == 0 && S::slot % 1024 == 0, "SW128 atoms aligned");
     static_assert(!WGX || (S::t_off % 1024 == 0 && S::a_off % 1024 == 0), "w4dgx: T, A atoms aligned");
-    if (static_cast<uint32_t>(__cvta_generic_to_shared(smem)) & 1023u) __trap();
+    dnnp::trap_unless_swizzle_aligned(smem);
   }
 #endif
   const T* qg = static_cast<const T*>(p.q);
