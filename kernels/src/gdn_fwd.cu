@@ -232,32 +232,25 @@ GDN_FWD_SLIM_PIECE_WG_ENTRIES(f16, gdn::gdn_f16)
 // Session 24 (wgx24): w4gs with the rest of the chunk step on the warpgroup too (Uᵀ = Z Tᵀ and
 // O += Uᵀ Aᵀ by wgmma with T, A staged in the 128-byte swizzle, full N = 64: the zero blocks above
 // the diagonal are exact zeros; the state update by wgmma m64n128k16 with k MN-major, tnspB;
-// gdn_fwd_slim.cuh, slim_chunk_tail_wg); w4gs's grid, shared memory and copy schedule (the uncut
-// 4-warp default by rule, SLIM_WGX_BY_RULE; DNNPLAN_GDN_FWD_SCAN=w4gs forces the P', O'-only scan).
-#define GDN_FWD_SLIM_WGX_ENTRIES(TAG, T)                                                            \
-  extern "C" __global__ void __launch_bounds__(4 * 32)                                              \
-      gdn_fwd_slimscan_##TAG##_k128_w4gx(gdn::FwdFastParams p) { dnnp_pdl_enter(p.f.flags & gdn::FLAG_PDL_TRIGGER); \
-    gdn::fwd_slim_scan_body<T, 128, 128, 4, gdn::SLIM_W4_STAGES, false, true, true>(p);            \
+// gdn_fwd_slim.cuh, slim_chunk_tail_wg): w4gx on w4gs's grid, shared memory and copy schedule, and
+// w8gx on 8 warps = two warpgroups (128 value rows; w8's grid, shared memory and stages): the uncut
+// 4- and 8-warp defaults by rule (SLIM_SCAN_WGMMA_BY_RULE; DNNPLAN_GDN_FWD_SCAN=w4gs forces the
+// P', O'-only scan, =w4 / =w8 the mma.sync ones).
+#define GDN_FWD_SLIM_WGX_ENTRY(TAG, T, NW, STAGES)                                                  \
+  extern "C" __global__ void __launch_bounds__(NW * 32)                                             \
+      gdn_fwd_slimscan_##TAG##_k128_w##NW##gx(gdn::FwdFastParams p) { dnnp_pdl_enter(p.f.flags & gdn::FLAG_PDL_TRIGGER); \
+    gdn::fwd_slim_scan_body<T, 128, 128, NW, STAGES, false, true, true>(p);                        \
   }
 
-GDN_FWD_SLIM_WGX_ENTRIES(bf16, gdn::gdn_bf16)
-GDN_FWD_SLIM_WGX_ENTRIES(f16, gdn::gdn_f16)
-
-// The same chunk step on 8 warps = two warpgroups (128 value rows; w8's grid, shared memory and
-// stages; the uncut 8-warp default by rule; DNNPLAN_GDN_FWD_SCAN=w8 forces the mma.sync w8).
-#define GDN_FWD_SLIM_W8GX_ENTRIES(TAG, T)                                                           \
-  extern "C" __global__ void __launch_bounds__(8 * 32)                                              \
-      gdn_fwd_slimscan_##TAG##_k128_w8gx(gdn::FwdFastParams p) { dnnp_pdl_enter(p.f.flags & gdn::FLAG_PDL_TRIGGER); \
-    gdn::fwd_slim_scan_body<T, 128, 128, 8, gdn::SLIM_W8_STAGES, false, true, true>(p);            \
-  }
-
-GDN_FWD_SLIM_W8GX_ENTRIES(bf16, gdn::gdn_bf16)
-GDN_FWD_SLIM_W8GX_ENTRIES(f16, gdn::gdn_f16)
+GDN_FWD_SLIM_WGX_ENTRY(bf16, gdn::gdn_bf16, 4, gdn::SLIM_W4_STAGES)
+GDN_FWD_SLIM_WGX_ENTRY(f16, gdn::gdn_f16, 4, gdn::SLIM_W4_STAGES)
+GDN_FWD_SLIM_WGX_ENTRY(bf16, gdn::gdn_bf16, 8, gdn::SLIM_W8_STAGES)
+GDN_FWD_SLIM_WGX_ENTRY(f16, gdn::gdn_f16, 8, gdn::SLIM_W8_STAGES)
 
 // Session 24 (pwx24): the piece path's whole chunk step on the warpgroup (slimsum_gs / w4dgs with
 // slim_chunk_tail_wg: Uᵀ = Z Tᵀ, O += Uᵀ Aᵀ with T, A in the 128-byte swizzle, the state update with
 // k MN-major); the grids, threads, shared memory and copy schedules of slimsum and w4d
-// (DNNPLAN_GDN_FWD_PIECE=gx).
+// (the piece path's default by rule, SLIM_PIECE_WGMMA_BY_RULE; DNNPLAN_GDN_FWD_PIECE=gs / =d force the others).
 #define GDN_FWD_SLIM_PIECE_WGX_ENTRIES(TAG, T)                                                      \
   extern "C" __global__ void __launch_bounds__(4 * 32, gdn::SLIM_SUM_MIN_BLOCKS)                    \
       gdn_fwd_slimsum_##TAG##_k128_gx(gdn::FwdFastParams p) { dnnp_pdl_enter(p.f.flags & gdn::FLAG_PDL_TRIGGER); \
