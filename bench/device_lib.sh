@@ -8,6 +8,7 @@
 # binary lookup, the hash extraction, the comparison against bench/gdn_hashes_session9.txt, the
 # memcheck and timing lines); new scripts source this instead:
 #   source bench/device_lib.sh
+#   dev_begin mytask                                  # log to $OUT/mytask.log, device-env, DEV_TMP
 #   t=$(dev_bin gpu_gdn)
 #   dev_hashes bwd "$t" > $DEV_TMP/h_new DNNPLAN_GDN_BWD_TOKENS=tc13    # (env after the file)
 #   dev_same $DEV_TMP/h_new $DEV_TMP/h_rule "tc13 == tc12"
@@ -22,6 +23,18 @@ mkdir -p "$DEV_TMP"
 DEV_HASH_RE="#[0-9a-f]{16}"
 # The reference hashes (the session-9 defaults; sessions 10 and later reproduced all of them).
 DEV_REFERENCE_HASHES=${DEV_REFERENCE_HASHES:-bench/gdn_hashes_session9.txt}
+
+# dev_begin NAME: the preamble of a device script: everything after it is also logged to
+# $OUT/NAME.log, .device/device-env.sh is sourced (its own output to $OUT/env.log), DEV_TMP becomes
+# /tmp/NAME (created), and one line names the GPU, driver and SM clock. Call it first, at the top
+# level of the script (not in a subshell: it redirects the script's own output).
+dev_begin() {
+  exec > >(tee "$OUT/$1.log") 2>&1
+  source .device/device-env.sh > "$OUT/env.log" 2>&1
+  DEV_TMP=/tmp/$1
+  mkdir -p "$DEV_TMP"
+  nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
+}
 
 # dev_bin NAME: the staged test binary `.device/tests/NAME-<hash>`.
 dev_bin() {
