@@ -172,8 +172,25 @@ static void run_case(const char* name, int H, int HV, int flags, std::vector<int
   p.ws_ut = nullptr;
   launch(gprep, gdn::PREP3_THREADS, [&] { gdn::fwd_slim_prep_body<IOT, K>(p); });
   const int live = offs[N];
-  check(memcmp(ts.data(), t_keep.data(), size_t(live) * HO * C * C * 2) == 0, "slim prep T bitwise prep15's KEEP T");
-  check(memcmp(as.data(), a.data(), size_t(live) * HO * C * C * 2) == 0, "slim prep A bitwise prep15's A");
+  // Session 24 (tri24): T and A packed (only the blocks at or below the diagonal, gdn::slim_tri_elem);
+  // unpacked to rows of C (zeros above the diagonal blocks) for the checks and the dump.
+  auto unpack_tri = [&](const std::vector<unsigned short>& pk, size_t units) {
+    std::vector<unsigned short> full(units * C * C, 0);
+    for (size_t u = 0; u < units; ++u)
+      for (int i = 0; i < C; ++i)
+        for (int j = 0; j < C; ++j)
+          if (j / 16 <= i / 16) full[u * C * C + i * C + j] = pk[u * gdn::SLIM_TRI_ELEMS + gdn::slim_tri_elem(i, j)];
+    return full;
+  };
+  const size_t lu = size_t(live) * HO;
+  const auto tu = unpack_tri(ts, lu), au = unpack_tri(as, lu);
+  check(memcmp(tu.data(), t_keep.data(), lu * C * C * 2) == 0, "slim prep T (packed) bitwise prep15's KEEP T");
+  check(memcmp(au.data(), a.data(), lu * C * C * 2) == 0, "slim prep A (packed) bitwise prep15's A");
+  {
+    bool untouched = true;  // nothing written past the live units' packed tiles
+    for (size_t i = lu * gdn::SLIM_TRI_ELEMS; i < ts.size(); ++i) untouched &= ts[i] == 0xFFFF && as[i] == 0xFFFF;
+    check(untouched, "slim prep writes only the live units' packed tiles");
+  }
   {
     const auto ts1 = ts, as1 = as;
     const auto sc1 = sc;
@@ -189,9 +206,8 @@ static void run_case(const char* name, int H, int HV, int flags, std::vector<int
   // live units) and slim w4's O and final state, to compare two builds of the headers bitwise.
   if (const char* dump = getenv("GDN_EMU_DUMP")) {
     if (FILE* f = fopen(dump, "ab")) {
-      const size_t lu = size_t(offs[N]) * HO;
-      fwrite(ts.data(), 2, lu * C * C, f);
-      fwrite(as.data(), 2, lu * C * C, f);
+      fwrite(tu.data(), 2, lu * C * C, f);  // unpacked: the same bytes as the full-tile layout's dump
+      fwrite(au.data(), 2, lu * C * C, f);
       fwrite(sc.data(), 4, lu * gdn::SLIM_SCALARS * C, f);
       fwrite(gl.data(), 4, lu, f);
       fwrite(s4.first.data(), 8, s4.first.size(), f);
@@ -238,7 +254,8 @@ static void run_case(const char* name, int H, int HV, int flags, std::vector<int
     bool published = true;
     for (size_t i = 0; i < slots; ++i) published &= flags[i] == (i < lv ? 1u : 0u);
     check(published, "overlap: the persistent prep published every live unit once");
-    check(memcmp(ts.data(), ts0.data(), lv * C * C * 2) == 0 && memcmp(as.data(), as0.data(), lv * C * C * 2) == 0 &&
+    check(memcmp(ts.data(), ts0.data(), lv * gdn::SLIM_TRI_ELEMS * 2) == 0 &&
+              memcmp(as.data(), as0.data(), lv * gdn::SLIM_TRI_ELEMS * 2) == 0 &&
               memcmp(sc.data(), sc0.data(), lv * gdn::SLIM_SCALARS * C * 4) == 0 && memcmp(gl.data(), gl0.data(), lv * 4) == 0,
           "overlap: persistent prep's T, A, scalars, gl bitwise the slim prep's");
     set_state();

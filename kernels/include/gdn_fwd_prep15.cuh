@@ -126,11 +126,28 @@ __device__ __forceinline__ void slim_qk_products(float (&kacc)[4][4], float (&qa
 // (Q Kᵀ)_ij e^{Γi−Γj}, prep_store_a's) to dst as io pairs; zeros elsewhere, the column blocks from np on
 // (above the diagonal) without arithmetic. Without branches per element: a decay past the
 // diagonal (possibly inf) is computed and not selected.
-template <typename T>
+//
+// The slim factors' packed block-lower-triangular tiles (session 24, tri24): of a 64 x 64 lower
+// triangular tile (T, A) only the SLIM_TRI_BLOCKS 16 x 16 blocks (r, c), c ≤ r, in the order
+// b = r (r + 1) / 2 + c ((0,0), (1,0), (1,1), (2,0), ...), each row-major (16 rows of 32 bytes):
+// 5,120 B per tile instead of 8,192 (the blocks above the diagonal are zeros nobody reads).
+constexpr int SLIM_TRI_BLOCKS = 10;
+constexpr int SLIM_TRI_ELEMS = SLIM_TRI_BLOCKS * 16 * 16;  // io elements per packed tile
+// Block b's 4 r + c (r its block row, c its block column), b < SLIM_TRI_BLOCKS: a nibble table.
+__device__ __forceinline__ int slim_tri_rc(int b) { return static_cast<int>((0xFEDCA98540ull >> (4 * b)) & 15u); }
+// Element (i, j), j / 16 ≤ i / 16, of the packed tile.
+__device__ __forceinline__ int slim_tri_elem(int i, int j) {
+  const int r = i >> 4;
+  return (r * (r + 1) / 2 + (j >> 4)) * 256 + (i & 15) * 16 + (j & 15);
+}
+// TRI (session 24, tri24: the slim prep): A to dst in the packed layout (slim_tri_elem), only
+// the column blocks below np (at or below the diagonal); else rows of CHUNK, every block.
+template <typename T, bool TRI = false>
 __device__ __forceinline__ void slim_store_la(float* Lf, T* dst, const float (&kacc)[4][4], const float (&qacc)[4][4],
                                               const float* gam, const float* bet, int r0, int cq, int hi, int np) {
   constexpr int LS = TCINV_LS;
   const float gi[2] = {gam[r0], gam[r0 + 8]}, bi[2] = {bet[r0], bet[r0 + 8]};
+  T* dst_tri = TRI ? dst + slim_tri_elem(r0, 32 * hi + cq) : nullptr;  // (r0, 32 hi + cq) of the packed tile
 #pragma unroll
   for (int n = 0; n < 4; ++n) {
     const int c0 = 32 * hi + 8 * n + cq;
@@ -154,7 +171,11 @@ __device__ __forceinline__ void slim_store_la(float* Lf, T* dst, const float (&k
     for (int hf = 0; hf < 2; ++hf) {
       const int i = r0 + 8 * hf;
       *reinterpret_cast<float2*>(&Lf[i * LS + c0]) = make_float2(lv[hf][0], lv[hf][1]);
-      *reinterpret_cast<u32*>(&dst[i * CHUNK + c0]) = Io<T>::pack(av[hf][0], av[hf][1]);
+      if constexpr (TRI) {  // slim_tri_elem(i, c0): block (i / 16, 2 hi + n / 2), 8 (n % 2) + cq in its row
+        if ((n >> 1) < np) *reinterpret_cast<u32*>(&dst_tri[(n >> 1) * 256 + hf * 128 + 8 * (n & 1)]) = Io<T>::pack(av[hf][0], av[hf][1]);
+      } else {
+        *reinterpret_cast<u32*>(&dst[i * CHUNK + c0]) = Io<T>::pack(av[hf][0], av[hf][1]);
+      }
     }
   }
 }

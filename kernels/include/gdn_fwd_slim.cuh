@@ -6,8 +6,10 @@
 // recurrence (different roundings: validated against the fp64 reference, not bitwise the full
 // factors' forward). Workspace (the host's WorkspaceLayout::slim, src/engines/gdn/params.rs),
 // reusing FwdParams' region pointers:
-//   ws_w  -> T = (I + L)^{-1}          io   [chunks, HO, 64, 64] (unit lower triangular)
-//   ws_a  -> A = tril(scale q̂ k̂ᵀ ⊙ e^{Γi−Γj})  io   [chunks, HO, 64, 64] (as the full prep's)
+//   ws_w  -> T = (I + L)^{-1}          io   [chunks, HO, SLIM_TRI_ELEMS] (unit lower triangular)
+//   ws_a  -> A = tril(scale q̂ k̂ᵀ ⊙ e^{Γi−Γj})  io   [chunks, HO, SLIM_TRI_ELEMS] (the full prep's values)
+//            (session 24, tri24: both packed, only the 10 16x16 blocks at or below the diagonal,
+//            slim_tri_elem in gdn_fwd_prep15.cuh; until then [chunks, HO, 64, 64] rows)
 //   ws_kr -> per-token scalars         fp32 [chunks, HO, SLIM_SCALARS, 64]:
 //            row 0: ck = β e^Γ rk, row 1: β, row 2: cq = scale rq e^Γ, row 3: cr = rk e^{Γ_last−Γ}
 //            (rk, rq: the l2norm inverse norms, 1 without FLAG_L2NORM; every row 0 past len)
@@ -266,7 +268,7 @@ __device__ __forceinline__ void fwd_slim_prep_tile(const FwdParams& p, const int
   // warp its rows and columns); warp 0 takes L rows 0..31, columns 0..31 from warps 0, 1 and warp 2
   // rows 32..63, columns 32..63 from warps 6, 7 (named barriers 1, 2; the producers only arrive),
   // the diagonal blocks and step 1 on warps 0 and 2, step 2a, step 2b with T to io.
-  slim_store_la<T>(Lf, static_cast<T*>(p.ws_a) + ch * CHUNK * CHUNK, kacc, qacc, gam, bet, r0, cq, hi, np);
+  slim_store_la<T, true>(Lf, static_cast<T*>(p.ws_a) + ch * SLIM_TRI_ELEMS, kacc, qacc, gam, bet, r0, cq, hi, np);
   if (warp == 0) slim_bar<true, 1, 64>();
   else if (warp == 1) slim_bar<false, 1, 64>();
   else if (warp == 2) slim_bar<true, 2, 96>();
@@ -280,19 +282,23 @@ __device__ __forceinline__ void fwd_slim_prep_tile(const FwdParams& p, const int
   prep15_tbb_to_io<T>(Lf, warp, lane);
   __syncthreads();
 
-  // T (io, unit diagonal) to the workspace, 16-byte row stores: thread tid the pieces of the loop
-  // i = tid, tid + NT (row i / 8, columns 8 (i % 8)..): rows r and r + 32, whose io rows lie
-  // 32 · 2 TCINV_LS elements apart (tcinv10_tb_row's parity term is the same for both).
-  static_assert(CHUNK * CHUNK / 8 == 2 * NT, "two 16-byte pieces per thread");
+  // T (io, unit diagonal) to the workspace's packed tile (session 24, tri24: only its
+  // SLIM_TRI_BLOCKS lower blocks, slim_tri_elem), 16-byte pieces: warp w the blocks b = w and
+  // (warps 0, 1) w + 8, lane l row l % 16, columns 8 (l / 16).. of the block (each warp stores 512
+  // contiguous bytes; the tb rows of lanes 0..7 lie in distinct 16-byte bank groups).
+  static_assert(SLIM_TRI_BLOCKS * 32 <= 2 * NT && SLIM_TRI_BLOCKS * 32 > NT, "two rounds of warps");
   {
-    constexpr int RH = NT / (CHUNK / 8);  // 32 rows per round
-    const int r = tid / (CHUNK / 8), c8 = 8 * (tid % (CHUNK / 8));
-    T* dt = static_cast<T*>(p.ws_w) + ch * CHUNK * CHUNK + r * CHUNK + c8;
-    const T* st = tb + tcinv10_tb_row(r) + c8;
-    const uint4 v0 = *reinterpret_cast<const uint4*>(st);
-    const uint4 v1 = *reinterpret_cast<const uint4*>(st + RH * 2 * TCINV_LS);
-    *reinterpret_cast<uint4*>(dt) = v0;
-    *reinterpret_cast<uint4*>(dt + RH * CHUNK) = v1;
+    T* dt = static_cast<T*>(p.ws_w) + ch * SLIM_TRI_ELEMS;
+    const int row = lane & 15, c8 = 8 * (lane >> 4);
+#pragma unroll
+    for (int it = 0; it < 2; ++it) {
+      const int b = warp + (NT / 32) * it;
+      if (it == 0 || b < SLIM_TRI_BLOCKS) {
+        const int rc = slim_tri_rc(b);
+        *reinterpret_cast<uint4*>(dt + b * 256 + row * 16 + c8) =
+            *reinterpret_cast<const uint4*>(tb + tcinv10_tb_row(4 * (rc & 12) + row) + 16 * (rc & 3) + c8);
+      }
+    }
   }
 }
 
@@ -337,6 +343,41 @@ struct SlimChunkAt {
 __device__ __forceinline__ SlimChunkAt slim_chunk_at(int c, int cb, long long cs, long long ce, int HO, int h) {
   const long long t0 = cs + static_cast<long long>(c - cb) * CHUNK;
   return SlimChunkAt{t0, static_cast<size_t>(c) * HO + h, static_cast<int>(min_ll(static_cast<long long>(CHUNK), ce - t0))};
+}
+
+// The copies of the packed lower-triangular tiles T and A (session 24, tri24; the prep writes
+// only their SLIM_TRI_BLOCKS blocks, slim_tri_elem) into the scans' unchanged smem tiles (rows of
+// CHUNK + 8): a warp copies one whole block per call (512 contiguous bytes), lane l its row l % 16,
+// columns 8 (l / 16).. (the smem rows of lanes 0..7 start 16 bytes apart modulo 128: no bank
+// conflict). The smem blocks above the diagonal are never written: slim_chunk_tail's T and A
+// products skip them (kk > np). DST(i, j): the smem element of tile element (i, j) (here rows of
+// CP; a swizzled staging composes another).
+struct SlimTileRows {
+  __device__ __forceinline__ int operator()(int i, int j) const { return i * (CHUNK + 8) + j; }
+};
+template <typename T, typename Dst = SlimTileRows>
+__device__ __forceinline__ void slim_tri_piece(T* dst, const T* src, int b, int lane, bool live, Dst at = {}) {
+  const int rc = slim_tri_rc(b);
+  const int row = lane & 15, c8 = 8 * (lane >> 4);
+  cp_async16_zfill(dst + at(4 * (rc & 12) + row, 16 * (rc & 3) + c8), src + b * 256 + row * 16 + c8, live);
+}
+// Rounds of the blocks of NTILE packed tiles (T, then A) on NW warps: round `it` copies block
+// g = warp + NW it of the NTILE · SLIM_TRI_BLOCKS (tile g / SLIM_TRI_BLOCKS); a warp past the
+// last block copies nothing (only in the last round, a warp-uniform branch). Each round is one
+// cp.async per thread: the T + A copy of 4 warps 5 rounds (8 warps 3), T alone 3 (2).
+template <int NW, int NTILE>
+struct SlimTriRounds {
+  static constexpr int n = (NTILE * SLIM_TRI_BLOCKS + NW - 1) / NW;
+};
+template <typename T, int NW, int NTILE, typename Dst = SlimTileRows>
+__device__ __forceinline__ void slim_tri_round(T* tdst, T* adst, const T* tsrc, const T* asrc, int warp, int lane, int it,
+                                               bool live, Dst at = {}) {
+  static_assert(NTILE == 1 || NTILE == 2, "T, or T and A");
+  const int g = warp + NW * it;
+  if (NW * (it + 1) <= NTILE * SLIM_TRI_BLOCKS || g < NTILE * SLIM_TRI_BLOCKS) {
+    const bool is_a = NTILE == 2 && g >= SLIM_TRI_BLOCKS;
+    slim_tri_piece<T, Dst>(is_a ? adst : tdst, is_a ? asrc : tsrc, is_a ? g - SLIM_TRI_BLOCKS : g, lane, live, at);
+  }
 }
 
 // scan_store_o's stores for the slim output scans (session 21, fscan21): the same O values to the
@@ -422,6 +463,45 @@ __device__ __forceinline__ void slim_build_z(u32 (&za)[4][4], const float (&pacc
   }
 }
 
+// The packed lower-triangular T, A (slim_tri_round) staged for the wgmma consumers (session 24,
+// trix24: w4gx, w8gx, slimsum_gx, w4dgx read T, A as wgmma B operands over whole 64-column tiles):
+// tile element (i, j) at slim_wg_elem<CHUNK>(i, j) (row i = the N index). The 6 blocks above the
+// diagonal are never copied (the workspace holds only the 10 lower ones): slim_tri_zero_upper
+// writes their zeros once per kernel into every stage's tile, before the first cp.async group wait,
+// whose fence.proxy.async + block barrier makes them visible to the wgmma (async proxy) too.
+struct SlimTileWg {
+  __device__ __forceinline__ int operator()(int i, int j) const { return slim_wg_elem<CHUNK>(i, j); }
+};
+// The smem destination of the packed copies: WG (the wgmma tail) the swizzle, else rows of CHUNK + 8.
+template <bool WG>
+struct SlimTileDst {
+  using type = SlimTileRows;
+};
+template <>
+struct SlimTileDst<true> {
+  using type = SlimTileWg;
+};
+// Zeros into the 6 blocks (r, c), c > r, of NTILE staged tiles (Dst's positions) at base +
+// tile_off[t] bytes: 192 16-byte pieces per tile, piece q = 32 u + 2 i + half of upper block u
+// ((0,1), (0,2), (0,3), (1,2), (1,3), (2,3): 4 r + c by a nibble table), row i, columns 8 half.. of
+// the block; NTH threads, thread tid the pieces tid, tid + NTH, .. (each position computed once
+// for all tiles), plain shared stores.
+template <typename T, int NTH, typename Dst, int NTILE>
+__device__ __forceinline__ void slim_tri_zero_upper(unsigned char* base, const unsigned (&tile_off)[NTILE], int tid,
+                                                    Dst at = {}) {
+  constexpr int PIECES = (16 - SLIM_TRI_BLOCKS) * 16 * 2;
+#pragma unroll
+  for (int q0 = 0; q0 < PIECES; q0 += NTH) {
+    const int q = q0 + tid;
+    if (q0 + NTH <= PIECES || q < PIECES) {
+      const int rc = static_cast<int>((0xB76321u >> (4 * (q >> 5))) & 15u);
+      const int e = at(4 * (rc & 12) + ((q >> 1) & 15), 16 * (rc & 3) + 8 * (q & 1));
+#pragma unroll
+      for (int t = 0; t < NTILE; ++t)
+        *reinterpret_cast<uint4*>(reinterpret_cast<T*>(base + tile_off[t]) + e) = make_uint4(0u, 0u, 0u, 0u);
+    }
+  }
+}
 // Everything of slim_chunk_warp after the P', O' products (pacc, oacc: this warp's 16 value rows x
 // 64 tokens): Z, Uᵀ, O, the state update. WG_K: k in slim_wg_elem's layout (the w4gs
 // scan; false: rows of KP).
@@ -745,7 +825,7 @@ __device__ __forceinline__ void fwd_slim_scan_body(const FwdFastParams& fp) {
   static_assert(!WG, "the CPU emulation has no wgmma (its copies would stage q, k swizzled for the mma.sync step)");
 #endif
   using S = SlimScanSmem<K, NW, STAGES>;
-  constexpr int KP = S::KP, CP = S::CP, VS = S::VS, VP = S::VP, NTH = NW * 32;
+  constexpr int KP = S::KP, VS = S::VS, VP = S::VP, NTH = NW * 32;
   extern __shared__ __align__(16) unsigned char smem[];
   const FwdParams& p = fp.f;
   const int h = blockIdx.y, b = blockIdx.z;
@@ -769,6 +849,15 @@ __device__ __forceinline__ void fwd_slim_scan_body(const FwdFastParams& fp) {
     static_assert(S::q_off % 1024 == 0 && S::k_off % 1024 == 0 && S::stage % 1024 == 0, "SW128 atoms aligned");
     static_assert(!WGX || (S::t_off % 1024 == 0 && S::a_off % 1024 == 0), "w4gx: T, A atoms aligned");
     dnnp::trap_unless_swizzle_aligned(smem);
+    if constexpr (WGX) {  // the packed copies' never-written upper blocks (slim_tri_zero_upper), every stage
+      static_assert(STAGES == 2 || STAGES == 3, "the tile offsets below");
+      constexpr unsigned so = S::stage, to = S::t_off, ao = S::a_off;
+      if constexpr (STAGES == 2) {
+        slim_tri_zero_upper<T, NTH, SlimTileWg, 4>(smem, {to, ao, so + to, so + ao}, tid);
+      } else {
+        slim_tri_zero_upper<T, NTH, SlimTileWg, 6>(smem, {to, ao, so + to, so + ao, 2 * so + to, 2 * so + ao}, tid);
+      }
+    }
   }
 #endif
 
@@ -779,17 +868,15 @@ __device__ __forceinline__ void fwd_slim_scan_body(const FwdFastParams& fp) {
   // pieces are fixed (the same 16-byte pieces and smem layout as round 1's tid-strided loops,
   // which the compiler kept as generic loops with per-piece 64-bit index arithmetic): its first
   // source / destination address once per tile, then constant strides.
-  constexpr int KV = K / 8, VV = VS / 8, CV = CHUNK / 8;
+  constexpr int KV = K / 8, VV = VS / 8;
   constexpr int QIT = CHUNK * KV / NTH, QRS = NTH / KV;  // q, k rows: rounds, rows per round
   constexpr int VIT = CHUNK * VV / NTH, VRS = NTH / VV;  // v columns of the block
-  constexpr int TIT = CHUNK * CV / NTH, TRS = NTH / CV;  // T, A (contiguous CHUNK x CHUNK tiles)
+  constexpr int TIT = SlimTriRounds<NW, 2>::n;        // T, A (packed tiles, slim_tri_round)
   constexpr int SCN = SLIM_SCALARS * CHUNK / 4;           // 16-byte pieces of the scalars
-  static_assert(CHUNK * KV % NTH == 0 && NTH % KV == 0 && CHUNK * VV % NTH == 0 && NTH % VV == 0 &&
-                    CHUNK * CV % NTH == 0 && NTH % CV == 0 && SCN <= NTH,
+  static_assert(CHUNK * KV % NTH == 0 && NTH % KV == 0 && CHUNK * VV % NTH == 0 && NTH % VV == 0 && SCN <= NTH,
                 "whole rounds of whole rows");
   const int qr0 = tid / KV, qc = 8 * (tid % KV);
   const int vr0 = tid / VV, vc = 8 * (tid % VV);
-  const int tr0 = tid / CV, tc = 8 * (tid % CV);
   const size_t qstep = static_cast<size_t>(QRS) * p.h * K, kstep = static_cast<size_t>(QRS) * p.hk * K;
   const size_t vstep = static_cast<size_t>(VRS) * p.hv * V;
   // The copies of chunk c into stage st in pieces (session 21, fscan21): round r of the q, k rows
@@ -819,18 +906,16 @@ __device__ __forceinline__ void fwd_slim_scan_body(const FwdFastParams& fp) {
     cp_async16_zfill(reinterpret_cast<T*>(base + S::v_off) + (vr0 + it * VRS) * VP + vc,
                      vg + ((d.t0 + vr0) * p.hv + vh) * V + vs0 + vc + it * vstep, live && vr0 + it * VRS < d.len);
   };
-  auto copy_ta = [&](const SlimChunkAt& d, unsigned char* base, int it, bool live) {
-    const size_t e = d.ch * CHUNK * CHUNK + (tr0 + it * TRS) * CHUNK + tc;
-    if constexpr (WGX) {  // T, A in the 128-byte swizzle (one 8 KB atom each; row = N index i)
-      const int el = slim_wg_elem<CHUNK>(tr0 + it * TRS, tc);
-      cp_async16_zfill(reinterpret_cast<T*>(base + S::t_off) + el, static_cast<const T*>(p.ws_w) + e, live);
-      cp_async16_zfill(reinterpret_cast<T*>(base + S::a_off) + el, static_cast<const T*>(p.ws_a) + e, live);
-      return;
-    }
-    cp_async16_zfill(reinterpret_cast<T*>(base + S::t_off) + (tr0 + it * TRS) * CP + tc,
-                     static_cast<const T*>(p.ws_w) + e, live);
-    cp_async16_zfill(reinterpret_cast<T*>(base + S::a_off) + (tr0 + it * TRS) * CP + tc,
-                     static_cast<const T*>(p.ws_a) + e, live);
+  auto copy_ta = [&](const SlimChunkAt& d, unsigned char* base, int it, bool live) {  // round it of the packed T, A
+    const size_t e = d.ch * SLIM_TRI_ELEMS;
+    T* td = reinterpret_cast<T*>(base + S::t_off);
+    T* ad = reinterpret_cast<T*>(base + S::a_off);
+    const T* ts = static_cast<const T*>(p.ws_w) + e;
+    const T* as = static_cast<const T*>(p.ws_a) + e;
+    if constexpr (WGX)  // into the 128-byte swizzle (one 8 KB atom each; row = N index i), upper blocks zeroed once
+      slim_tri_round<T, NW, 2, SlimTileWg>(td, ad, ts, as, warp, lane, it, live);
+    else
+      slim_tri_round<T, NW, 2>(td, ad, ts, as, warp, lane, it, live);
   };
   auto copy_sc = [&](const SlimChunkAt& d, unsigned char* base, bool live) {
     cp_async16_if(reinterpret_cast<float*>(base + S::s_off) + 4 * tid,
@@ -1133,14 +1218,20 @@ __device__ __forceinline__ void fwd_slim_sum_body(const FwdFastParams& fp) {
     static_assert(S::k_off % 1024 == 0 && S::stage % 1024 == 0, "SW128 atoms aligned");
     static_assert(!WGX || S::t_off % 1024 == 0, "slimsum_gx: T atom aligned");
     dnnp::trap_unless_swizzle_aligned(smem);
+    if constexpr (WGX) {  // the packed copy's never-written upper blocks (slim_tri_zero_upper), both stages
+      static_assert(ST == 2, "the tile offsets below");
+      constexpr unsigned to = S::t_off, so = S::stage;
+      slim_tri_zero_upper<T, 128, SlimTileWg, 2>(smem, {to, so + to}, tid);
+    }
   }
 #endif
   const T* kg = static_cast<const T*>(p.k);
   const T* vg = static_cast<const T*>(p.v);
-  // Key step kk's share of a chunk's copy (K / 16 = 8 steps): k round kk; T round kk (first
-  // SLIM_TILE_ROUNDS steps); v round kk − (8 − VR) (H blocks); the scalars with the last step.
-  constexpr int KS = K / 16, KR = SlimRows<K>::ROUNDS, VR = SlimRows<VS>::ROUNDS;
-  static_assert(KR == KS && SLIM_TILE_ROUNDS <= KS && VR <= KS, "one round per key step at most");
+  // Key step kk's share of a chunk's copy (K / 16 = 8 steps): k round kk; T round kk (first TR
+  // steps: the packed tile, slim_tri_round); v round kk − (8 − VR) (H blocks); the scalars with
+  // the last step.
+  constexpr int KS = K / 16, KR = SlimRows<K>::ROUNDS, VR = SlimRows<VS>::ROUNDS, TR = SlimTriRounds<4, 1>::n;
+  static_assert(KR == KS && TR <= KS && VR <= KS, "one round per key step at most");
   auto issue_step = [&](const SlimChunkAt& d, int st, int kk, bool live) {
     unsigned char* base = smem + st * S::stage;
     if constexpr (WG)
@@ -1149,13 +1240,13 @@ __device__ __forceinline__ void fwd_slim_sum_body(const FwdFastParams& fp) {
     else
       slim_rows_piece<T, K, KP>(reinterpret_cast<T*>(base + S::k_off), kg + (d.t0 * p.hk + kh) * K,
                                 static_cast<size_t>(p.hk) * K, d.len, tid, kk, live);
-    if (kk < SLIM_TILE_ROUNDS) {
-      if constexpr (WGX)
-        slim_tile_piece_wg<T>(reinterpret_cast<T*>(base + S::t_off), static_cast<const T*>(p.ws_w) + d.ch * CHUNK * CHUNK,
-                              tid, kk, live);
+    if (kk < TR) {
+      T* td = reinterpret_cast<T*>(base + S::t_off);
+      const T* ts = static_cast<const T*>(p.ws_w) + d.ch * SLIM_TRI_ELEMS;
+      if constexpr (WGX)  // into the 128-byte swizzle, upper blocks zeroed once
+        slim_tri_round<T, 4, 1, SlimTileWg>(td, nullptr, ts, nullptr, warp, lane, kk, live);
       else
-        slim_tile_piece<T>(reinterpret_cast<T*>(base + S::t_off), static_cast<const T*>(p.ws_w) + d.ch * CHUNK * CHUNK, tid,
-                           kk, live);
+        slim_tri_round<T, 4, 1>(td, nullptr, ts, nullptr, warp, lane, kk, live);
     }
     if (kk >= KS - VR && !is_m)
       slim_rows_piece<T, VS, VP>(reinterpret_cast<T*>(base + S::v_off), vg + (d.t0 * p.hv + vh) * V + vs0,
@@ -1251,16 +1342,20 @@ __device__ __forceinline__ void fwd_slim_piece_scan_body(const FwdFastParams& fp
     static_assert(S::q_off % 1024 == 0 && S::k_off % 1024 == 0 && S::slot % 1024 == 0, "SW128 atoms aligned");
     static_assert(!WGX || (S::t_off % 1024 == 0 && S::a_off % 1024 == 0), "w4dgx: T, A atoms aligned");
     dnnp::trap_unless_swizzle_aligned(smem);
+    if constexpr (WGX) {  // the packed copies' never-written upper blocks (slim_tri_zero_upper), one buffer
+      constexpr unsigned to = S::t_off, ao = S::a_off;
+      slim_tri_zero_upper<T, 128, SlimTileWg, 2>(smem, {to, ao}, tid);
+    }
   }
 #endif
   const T* qg = static_cast<const T*>(p.q);
   const T* kg = static_cast<const T*>(p.k);
   const T* vg = static_cast<const T*>(p.v);
   // Key step kk's share of the q, k, scalars copy (K / 16 = 8 steps): q, k round kk, the scalars
-  // with the last step; token step kk's share of the v, T, A copy (4 steps): round kk of each.
-  constexpr int KS = K / 16, US = 4;
-  static_assert(SlimRows<K>::ROUNDS == KS && SlimRows<VS>::ROUNDS == US && SLIM_TILE_ROUNDS == US,
-                "one round per step");
+  // with the last step; token step kk's share of the v, T, A copy (4 steps): v round kk, the
+  // packed T, A rounds kk (slim_tri_round) and, with the last step, the rest.
+  constexpr int KS = K / 16, US = 4, TR = SlimTriRounds<4, 2>::n;
+  static_assert(SlimRows<K>::ROUNDS == KS && SlimRows<VS>::ROUNDS == US && TR >= US, "one round per step");
   auto step_d = [&](const SlimChunkAt& d, int slot, int kk, bool live) {  // q, k, scalars
     unsigned char* base = smem + slot * S::slot;
     if constexpr (WG) {
@@ -1281,16 +1376,16 @@ __device__ __forceinline__ void fwd_slim_piece_scan_body(const FwdFastParams& fp
   auto step_s = [&](const SlimChunkAt& d, int kk, bool live) {  // v, T, A
     slim_rows_piece<T, VS, VP>(reinterpret_cast<T*>(smem + S::v_off), vg + (d.t0 * p.hv + vh) * V + vs0,
                                static_cast<size_t>(p.hv) * V, d.len, tid, kk, live);
-    if constexpr (WGX) {
-      slim_tile_piece_wg<T>(reinterpret_cast<T*>(smem + S::t_off), static_cast<const T*>(p.ws_w) + d.ch * CHUNK * CHUNK, tid,
-                            kk, live);
-      slim_tile_piece_wg<T>(reinterpret_cast<T*>(smem + S::a_off), static_cast<const T*>(p.ws_a) + d.ch * CHUNK * CHUNK, tid,
-                            kk, live);
-    } else {
-      slim_tile_piece<T>(reinterpret_cast<T*>(smem + S::t_off), static_cast<const T*>(p.ws_w) + d.ch * CHUNK * CHUNK, tid,
-                         kk, live);
-      slim_tile_piece<T>(reinterpret_cast<T*>(smem + S::a_off), static_cast<const T*>(p.ws_a) + d.ch * CHUNK * CHUNK, tid,
-                         kk, live);
+    T* td = reinterpret_cast<T*>(smem + S::t_off);
+    T* ad = reinterpret_cast<T*>(smem + S::a_off);
+    const T* ts = static_cast<const T*>(p.ws_w) + d.ch * SLIM_TRI_ELEMS;
+    const T* as = static_cast<const T*>(p.ws_a) + d.ch * SLIM_TRI_ELEMS;
+    // WGX: into the 128-byte swizzle (SlimTileWg), the upper blocks zeroed once at the start.
+    using Dst = typename SlimTileDst<WGX>::type;
+    slim_tri_round<T, 4, 2, Dst>(td, ad, ts, as, warp, lane, kk, live);
+    if (kk == US - 1) {
+#pragma unroll
+      for (int it = US; it < TR; ++it) slim_tri_round<T, 4, 2, Dst>(td, ad, ts, as, warp, lane, it, live);
     }
   };
   if (c_begin < c_end) {

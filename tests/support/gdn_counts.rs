@@ -245,6 +245,8 @@ enum Part {
     TileKd,
     /// A `[64, 64]` io tile (A, T).
     TileCc,
+    /// A packed slim factor tile (T, A): its 10 lower 16 × 16 blocks, io (session 24).
+    TileTri,
     /// A `[d, d]` io state per chunk (S_c, dS').
     StateIo,
     /// The fp32 `dR` tile `[64, d]`.
@@ -269,6 +271,7 @@ impl Part {
         match self {
             Part::TileKd => C * d * IO,
             Part::TileCc => C * C * IO,
+            Part::TileTri => 10.0 * 16.0 * 16.0 * IO,
             Part::StateIo => d * d * IO,
             Part::Dr => C * d * 4.0,
             Part::DrIo => C * d * IO,
@@ -355,7 +358,7 @@ fn keep_prep(s: &Shape) -> Counts {
 fn slim_prep(s: &Shape) -> Counts {
     Counts::new(
         over(s, All, &[(2.0, Tok), (2.0, Gate)]),
-        over(s, All, &[(2.0, TileCc), (1.0, Scalars), (1.0, Glast)]),
+        over(s, All, &[(2.0, TileTri), (1.0, Scalars), (1.0, Glast)]),
         products(s, All, 0.0, 2.0, 1.0),
     )
 }
@@ -367,7 +370,7 @@ fn slim_scan(s: &Shape) -> Counts {
         over(
             s,
             All,
-            &[(3.0, Tok), (2.0, TileCc), (1.0, Scalars), (1.0, Glast)],
+            &[(3.0, Tok), (2.0, TileTri), (1.0, Scalars), (1.0, Glast)],
         ) + seeds(s),
         over(s, All, &[(1.0, Tok)]) + s.states(),
         products(s, All, 3.0, 2.0, 0.0),
@@ -380,7 +383,7 @@ fn slim_sum(s: &Shape) -> Counts {
         over(
             s,
             Head,
-            &[(2.0, Tok), (1.0, TileCc), (1.0, Scalars), (1.0, Glast)],
+            &[(2.0, Tok), (1.0, TileTri), (1.0, Scalars), (1.0, Glast)],
         ),
         s.piece_states(2 * (s.pieces - 1)),
         2.0 * products(s, Head, 2.0, 1.0, 0.0),

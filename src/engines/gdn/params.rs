@@ -183,17 +183,19 @@ impl WorkspaceLayout {
     }
 
     /// The slim factors' layout (`DNNPLAN_GDN_FWD_FACTORS=slim`, kernels/include/gdn_fwd_slim.cuh)
-    /// in the same fields: `w` holds `T` `[slots, 64, 64]` io, `kr` the per-token scalars
-    /// `[slots, SLIM_SCALARS, 64]` fp32, `a` and `gl` as the full layout's; `q` and `ut` are
-    /// empty (their offsets are `a`'s; the slim kernels never touch them).
+    /// in the same fields: `w` holds `T` and `a` holds `A`, each `[slots, SLIM_TRI_ELEMS]` io
+    /// (session 24, tri24: only the [`SLIM_TRI_BLOCKS`] 16 × 16 blocks at or below the diagonal,
+    /// `gdn::slim_tri_elem`; until then `[slots, 64, 64]`), `kr` the per-token scalars
+    /// `[slots, SLIM_SCALARS, 64]` fp32, `gl` as the full layout's; `q` and `ut` are empty (their
+    /// offsets are `a`'s; the slim kernels never touch them).
     pub fn slim(n_seqs: u64, total_tokens: u64, ho: u64) -> WorkspaceLayout {
         let slots = max_chunks(n_seqs, total_tokens) * ho;
         let (chunk_offsets, [w, kr, a, gl], total) = regions(
             4 * (n_seqs + 1),
             [
-                slots * CHUNK * CHUNK * 2,
+                slots * SLIM_TRI_ELEMS * 2,
                 slots * SLIM_SCALARS * CHUNK * 4,
-                slots * CHUNK * CHUNK * 2,
+                slots * SLIM_TRI_ELEMS * 2,
                 slots * 4,
             ],
         );
@@ -453,6 +455,11 @@ pub fn prep7_smem_bytes(k: u64, v: u64) -> u32 {
 
 /// Per-token fp32 rows of the slim factors (`gdn::SLIM_SCALARS`: ck, β, cq, cr).
 pub const SLIM_SCALARS: u64 = 4;
+/// The 16 × 16 blocks of a slim factor tile (T, A) at or below the diagonal, the ones the
+/// workspace holds (`gdn::SLIM_TRI_BLOCKS`, session 24).
+pub const SLIM_TRI_BLOCKS: u64 = 10;
+/// io elements of one packed slim factor tile (`gdn::SLIM_TRI_ELEMS`).
+pub const SLIM_TRI_ELEMS: u64 = SLIM_TRI_BLOCKS * 16 * 16;
 /// cp.async stages of the slim output scan on 4 warps (`gdn::SLIM_W4_STAGES`).
 pub const SLIM_W4_STAGES: u64 = 3;
 /// cp.async stages of the slim output scan on 8 warps (`gdn::SLIM_W8_STAGES`).
@@ -1003,14 +1010,15 @@ mod tests {
 
     #[test]
     fn slim_workspace_is_smaller_and_aligned() {
-        // N = 3, T = 130 -> 5 chunk slots per head, HO = 2: T (64x64 io), the scalars (4x64
-        // fp32), A, Γ_last; Q⁺ and Ũᵀ empty.
+        // N = 3, T = 130 -> 5 chunk slots per head, HO = 2: T (the 10 lower 16x16 blocks of
+        // 64x64, io), the scalars (4x64 fp32), A (as T), Γ_last; Q⁺ and Ũᵀ empty.
         let l = WorkspaceLayout::slim(3, 130, 2);
         let slots = 10u64;
+        assert_eq!(SLIM_TRI_ELEMS, 2560);
         assert_eq!(l.w, 256);
-        assert_eq!(l.kr, l.w + slots * 64 * 64 * 2);
+        assert_eq!(l.kr, l.w + slots * 2560 * 2);
         assert_eq!(l.a, l.kr + slots * 4 * 64 * 4);
-        assert_eq!(l.gl, l.a + slots * 64 * 64 * 2);
+        assert_eq!(l.gl, l.a + slots * 2560 * 2);
         assert_eq!((l.q, l.ut), (l.a, l.a));
         assert_eq!(l.total, (l.gl + slots * 4).div_ceil(256) * 256);
         for r in [l.w, l.kr, l.a, l.gl, l.total] {
