@@ -199,19 +199,6 @@ static void run_case(const char* name, int H, int HV, int flags, std::vector<int
     g_cp_eager = false;
     check(same(ts, ts1) && same(as, as1) && same(sc, sc1), "slim prep repeats bitwise (cp.async eager)");
   }
-  {
-    // Session 25 (prx25): the split prep (fwd_slim_prep_tile<..., SPLIT_QK = true>, the entry
-    // gdn_fwd_slimprep_*_k128_split6) into poisoned buffers: the same packed T, A, scalars, Γ_last.
-    const auto ts1 = ts, as1 = as;
-    const auto sc1 = sc, gl1 = gl;
-    std::fill(ts.begin(), ts.end(), 0xFFFF);
-    std::fill(as.begin(), as.end(), 0xFFFF);
-    std::fill(sc.begin(), sc.end(), NAN);
-    std::fill(gl.begin(), gl.end(), NAN);
-    launch(gprep, gdn::PREP3_THREADS, [&] { gdn::fwd_slim_prep_body<IOT, K, true>(p); });
-    check(same(ts, ts1) && same(as, as1) && same(sc, sc1) && same(gl, gl1),
-          "slim prep split6 (Q K^T first) bitwise the slim prep");
-  }
   set_state();
   launch(U3{2, unsigned(HO), unsigned(N)}, 128, [&] { gdn::fwd_slim_scan_body<IOT, K, V, 4, gdn::SLIM_W4_STAGES>(fp); });
   const auto s4 = outputs();

@@ -90,11 +90,6 @@ constexpr int SLIM_W8_STAGES = 2;
 // carveout): now 3 named barriers per block and the largest carveout (the host's
 // PrepPass::max_carveout), 5 per SM by registers.
 constexpr int SLIM_PREP_MIN_BLOCKS = 5;
-// The split slim prep gdn_fwd_slimprep_*_k128_split6 (session 25, prx25: fwd_slim_prep_tile<...,
-// SPLIT_QK = true>, Q Kᵀ and its A before K Kᵀ, 16 product accumulators live instead of 32): 6 blocks
-// per SM by 40 registers (the unsplit tile at 40 spilled 196 B per thread; this one 40 B). Bitwise
-// the default prep by construction (the same operations on the same values).
-constexpr int SLIM_PREP_SPLIT_MIN_BLOCKS = 6;
 
 // The slim prep's shared memory: r1 raw then normalised k; r2 raw then scaled q -> L (fp32, rows
 // of TCINV_LS) -> T (io, tcinv10_tb_row); Γ, β. rs (session 23): each row's (kr, qr) from phase 2
@@ -199,62 +194,6 @@ __device__ __forceinline__ void slim_row_scalars(float* sc, const float2* rs, co
 // Phase 3 and 4's helpers (slim_qk_products, slim_store_la, slim_bar) live in
 // gdn_fwd_prep15.cuh since session 18 (bprep18): prep15's tile uses them too.
 
-// slim_store_la's two halves for the split phase 3 (session 25, prx25: fwd_slim_prep_tile<...,
-// SPLIT_QK>): the same elements, expressions and stores, A (packed, slim_tri_elem) from qacc
-// alone and L (Lf, zeros past the diagonal and in the blocks from np on) from kacc alone; each
-// computes its own decays e^{Γi−Γj} (the same __expf of the same operands: the same bits).
-template <typename T>
-__device__ __forceinline__ void slim_store_a_tri(T* dst, const float (&qacc)[4][4], const float* gam, int r0, int cq,
-                                                 int hi, int np) {
-  const float gi[2] = {gam[r0], gam[r0 + 8]};
-  T* dst_tri = dst + slim_tri_elem(r0, 32 * hi + cq);
-#pragma unroll
-  for (int n = 0; n < 4; ++n) {
-    if ((n >> 1) < np) {
-      const int c0 = 32 * hi + 8 * n + cq;
-      const float2 gj = *reinterpret_cast<const float2*>(&gam[c0]);
-#pragma unroll
-      for (int hf = 0; hf < 2; ++hf) {
-        const int i = r0 + 8 * hf;
-        float av[2];
-#pragma unroll
-        for (int e = 0; e < 2; ++e) {
-          const float d = __expf(gi[hf] - (e ? gj.y : gj.x));
-          const float a = qacc[n][2 * hf + e] * d;
-          av[e] = c0 + e <= i ? a : 0.f;
-        }
-        *reinterpret_cast<u32*>(&dst_tri[(n >> 1) * 256 + hf * 128 + 8 * (n & 1)]) = Io<T>::pack(av[0], av[1]);
-      }
-    }
-  }
-}
-__device__ __forceinline__ void slim_store_l(float* Lf, const float (&kacc)[4][4], const float* gam, const float* bet,
-                                             int r0, int cq, int hi, int np) {
-  constexpr int LS = TCINV_LS;
-  const float gi[2] = {gam[r0], gam[r0 + 8]}, bi[2] = {bet[r0], bet[r0 + 8]};
-#pragma unroll
-  for (int n = 0; n < 4; ++n) {
-    const int c0 = 32 * hi + 8 * n + cq;
-    float lv[2][2] = {{0.f, 0.f}, {0.f, 0.f}};
-    if ((n >> 1) < np) {
-      const float2 gj = *reinterpret_cast<const float2*>(&gam[c0]);
-#pragma unroll
-      for (int hf = 0; hf < 2; ++hf) {
-        const int i = r0 + 8 * hf;
-#pragma unroll
-        for (int e = 0; e < 2; ++e) {
-          const float d = __expf(gi[hf] - (e ? gj.y : gj.x));
-          const float l = bi[hf] * kacc[n][2 * hf + e] * d;
-          lv[hf][e] = c0 + e < i ? l : 0.f;
-        }
-      }
-    }
-#pragma unroll
-    for (int hf = 0; hf < 2; ++hf)
-      *reinterpret_cast<float2*>(&Lf[(r0 + 8 * hf) * LS + c0]) = make_float2(lv[hf][0], lv[hf][1]);
-  }
-}
-
 // The slim prep's tile: chunk slot c, head h on one block of PREP3_THREADS threads. Phases 1-4
 // compute prep15's values (prep10_tile<..., BAL_DIAG = 3>) without v: the same T and A bits; then
 // T, the scalars, A and Γ_last to the workspace. Session 18 (prep18; the prep is issue-bound) did
@@ -272,7 +211,7 @@ __device__ __forceinline__ void slim_store_l(float* Lf, const float (&kacc)[4][4
 // T stored without a loop. Returns at once for a slot past the last chunk. Uses the whole dynamic
 // shared memory (SlimPrepSmem); a caller that runs another tile after it must put a block barrier
 // in between.
-template <typename T, int K, bool SPLIT_QK = false>
+template <typename T, int K>
 __device__ __forceinline__ void fwd_slim_prep_tile(const FwdParams& p, const int c, const int h) {
   static_assert(K == 128, "the slim forward serves K = V = 128");
   using S = SlimPrepSmem<K>;
@@ -321,32 +260,15 @@ __device__ __forceinline__ void fwd_slim_prep_tile(const FwdParams& p, const int
   zero_frags(kacc);
   zero_frags(qacc);
   // Warps 4, 5 (np = 0: no products) meanwhile store the rows' scalars, one thread per row.
-  if constexpr (SPLIT_QK) {
-    // Session 25 (prx25, the 6-blocks-per-SM prep): Q Kᵀ first and its A straight to the workspace
-    // (slim_store_a_tri), then K Kᵀ, whose L waits for the barrier below: 16 accumulators live at a
-    // time instead of 32 (40 registers without spills). The same products, decays and roundings
-    // (each decay now computed twice, for A and for L): the same T and A bits.
-    if (np > 0) {
-      slim_qk_product<T, K, 2>(qacc, qS, kS, rt, hi, lane);
-      slim_store_a_tri<T>(static_cast<T*>(p.ws_a) + ch * SLIM_TRI_ELEMS, qacc, gam, r0, cq, hi, np);
-      slim_qk_product<T, K, 2>(kacc, kS, kS, rt, hi, lane);
-    } else {
-      slim_row_scalars(static_cast<float*>(p.ws_kr) + ch * SLIM_SCALARS * CHUNK, rs, gam, bet, gl, tid - 4 * 32, len);
-    }
-    __syncthreads();  // q and rs dead: L takes their place
-    slim_store_l(Lf, kacc, gam, bet, r0, cq, hi, np);
-  } else {
-    if (np > 0) slim_qk_products<T, K, 2>(kacc, qacc, kS, qS, rt, hi, lane);
-    else slim_row_scalars(static_cast<float*>(p.ws_kr) + ch * SLIM_SCALARS * CHUNK, rs, gam, bet, gl, tid - 4 * 32, len);
-    __syncthreads();  // q and rs dead: L takes their place
-  }
+  if (np > 0) slim_qk_products<T, K, 2>(kacc, qacc, kS, qS, rt, hi, lane);
+  else slim_row_scalars(static_cast<float*>(p.ws_kr) + ch * SLIM_SCALARS * CHUNK, rs, gam, bet, gl, tid - 4 * 32, len);
+  __syncthreads();  // q and rs dead: L takes their place
 
   // Phase 4 (prep15's schedule without the E rows): L to Lf and A straight to the workspace (every
   // warp its rows and columns); warp 0 takes L rows 0..31, columns 0..31 from warps 0, 1 and warp 2
   // rows 32..63, columns 32..63 from warps 6, 7 (named barriers 1, 2; the producers only arrive),
   // the diagonal blocks and step 1 on warps 0 and 2, step 2a, step 2b with T to io.
-  if constexpr (!SPLIT_QK)
-    slim_store_la<T, true>(Lf, static_cast<T*>(p.ws_a) + ch * SLIM_TRI_ELEMS, kacc, qacc, gam, bet, r0, cq, hi, np);
+  slim_store_la<T, true>(Lf, static_cast<T*>(p.ws_a) + ch * SLIM_TRI_ELEMS, kacc, qacc, gam, bet, r0, cq, hi, np);
   if (warp == 0) slim_bar<true, 1, 64>();
   else if (warp == 1) slim_bar<false, 1, 64>();
   else if (warp == 2) slim_bar<true, 2, 96>();
@@ -381,9 +303,9 @@ __device__ __forceinline__ void fwd_slim_prep_tile(const FwdParams& p, const int
 }
 
 // The slim prep: grid (chunk slots, HO), one tile per block.
-template <typename T, int K, bool SPLIT_QK = false>
+template <typename T, int K>
 __device__ __forceinline__ void fwd_slim_prep_body(const FwdParams& p) {
-  fwd_slim_prep_tile<T, K, SPLIT_QK>(p, blockIdx.x, blockIdx.y);
+  fwd_slim_prep_tile<T, K>(p, blockIdx.x, blockIdx.y);
 }
 
 // The slim scan's shared memory per pipeline stage: raw q, k rows (K + 8), the block's VS value

@@ -160,18 +160,6 @@ extern "C" __global__ void __launch_bounds__(gdn::CHAIN_THREADS) gdn_fwd_chain3_
 GDN_FWD_SLIM_ENTRIES(bf16, gdn::gdn_bf16)
 GDN_FWD_SLIM_ENTRIES(f16, gdn::gdn_f16)
 
-// Session 25 (prx25): the slim prep with Q Kᵀ (and A) before K Kᵀ at 6 blocks per SM
-// (gdn_fwd_slim.cuh, SLIM_PREP_SPLIT_MIN_BLOCKS; bitwise the slim prep), an experiment behind
-// DNNPLAN_GDN_FWD_SLIMPREP=split6.
-#define GDN_FWD_SLIM_PREP_SPLIT_ENTRIES(TAG, T)                                                     \
-  extern "C" __global__ void __launch_bounds__(gdn::PREP3_THREADS, gdn::SLIM_PREP_SPLIT_MIN_BLOCKS) \
-      gdn_fwd_slimprep_##TAG##_k128_split6(gdn::FwdParams p) { dnnp_pdl_enter(p.flags & gdn::FLAG_PDL_TRIGGER); \
-    gdn::fwd_slim_prep_body<T, 128, true>(p);                                                       \
-  }
-
-GDN_FWD_SLIM_PREP_SPLIT_ENTRIES(bf16, gdn::gdn_bf16)
-GDN_FWD_SLIM_PREP_SPLIT_ENTRIES(f16, gdn::gdn_f16)
-
 // Session 15 (ovf15): the uncut slim forward with the prep and the output scan at the same time
 // (gdn_fwd_slim.cuh, dnnp_overlap.cuh's contract): the chunk table with the hand-over flags zeroed
 // and the scan's chunk order, the persistent prep (the producer: dnnp_pdl_enter(true) waits, then

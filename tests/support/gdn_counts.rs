@@ -574,11 +574,7 @@ pub const MODELS: [Model; 22] = [
     family("offsets", &["chunk_order", "chunk_order_rev"], offsets_ov),
     family("prep", &["fwd:prep14", "fwd:prep15"], full_prep),
     family("prep", &["bwd:prep14", "bwd:prep15"], keep_prep),
-    family(
-        "slimprep",
-        &["slimprep", "slimprep_ov", "slimprep_split6"],
-        slim_prep,
-    ),
+    family("slimprep", &["slimprep", "slimprep_ov"], slim_prep),
     family(
         "slimscan",
         &[

@@ -46,9 +46,6 @@
 //! and `DNNPLAN_GDN_FWD_STEPS=n` (launch only the first n kernels: per-kernel timing by
 //! differences), `DNNPLAN_GDN_FWD_PREP=v14|v15` (the factor kernel, both directions, bitwise the
 //! same outputs: a row of [`PREP_VARIANTS`]; the default is [`PrepVariant::DEFAULT`], v15).
-//! `DNNPLAN_GDN_FWD_SLIMPREP=split6|plain` (forward, session 25): the slim prep as
-//! [`SLIM_PREP_SPLIT6`] (6 blocks per SM, bitwise the slim prep) or as [`SLIM_PREP`]; unset:
-//! [`SLIM_PREP_SPLIT_BY_RULE`].
 //! The kernel switches (`_SCAN`, `_SUM`, `_PREP`) select only kernels bitwise the default (knobs change
 //! speed, never numerics); `_PIECES` changes the rounding (the piece chain's fp32 seeds) and
 //! `_STEPS` truncates the execute: schedule diagnostics for the benchmarks.
@@ -88,10 +85,10 @@ use super::params::{
     CHAIN_THREADS, CkptLayout, FwdFastParams, FwdParams, KernelDtype, OFFSETS_THREADS,
     OverlapLayout, PREP3_THREADS, PREP6_MIN_BLOCKS, PieceLayout, SCAN_STAGES, SCANX_S1_MIN_BLOCKS,
     SCANX_S1_STAGES, SLIM_OV_STAGES, SLIM_PREP_MIN_BLOCKS, SLIM_PREP_OV_MIN_BLOCKS,
-    SLIM_PREP_SPLIT_MIN_BLOCKS, SLIM_SUM_MIN_BLOCKS, SLIM_W4_STAGES, SLIM_W4D_MIN_BLOCKS,
-    SLIM_W8_STAGES, SUM_STAGES, SUM1_MIN_BLOCKS, WorkspaceLayout, dscan_mma_stages_smem_bytes,
-    fast_smem_bytes, flags, max_chunks, prep7_smem_bytes, scanx_smem_bytes, slim_piece_smem_bytes,
-    slim_prep_smem_bytes, slim_scan_smem_bytes, slim_sum_smem_bytes,
+    SLIM_SUM_MIN_BLOCKS, SLIM_W4_STAGES, SLIM_W4D_MIN_BLOCKS, SLIM_W8_STAGES, SUM_STAGES,
+    SUM1_MIN_BLOCKS, WorkspaceLayout, dscan_mma_stages_smem_bytes, fast_smem_bytes, flags,
+    max_chunks, prep7_smem_bytes, scanx_smem_bytes, slim_piece_smem_bytes, slim_prep_smem_bytes,
+    slim_scan_smem_bytes, slim_sum_smem_bytes,
 };
 use super::pdl::{GdnPlan, Launch, PdlMode};
 
@@ -702,25 +699,6 @@ pub const SLIM_PREP: PrepPass = PrepPass {
     max_carveout: true,
 };
 
-/// The split slim prep `gdn_fwd_slimprep_<tag>_k128_split6` (session 25, prx25;
-/// kernels/include/gdn_fwd_slim.cuh, `fwd_slim_prep_tile<..., SPLIT_QK = true>`): Q Kᵀ and its A
-/// before K Kᵀ (half the product accumulators live), [`SLIM_PREP_SPLIT_MIN_BLOCKS`] per SM; the
-/// same operations on the same values as [`SLIM_PREP`] (bitwise by construction). Runs in its
-/// place where `DNNPLAN_GDN_FWD_SLIMPREP=split6` ([`FwdChoice::slim_prep_split`]).
-pub const SLIM_PREP_SPLIT6: PrepPass = PrepPass {
-    pass: FwdPass {
-        suffix: "split6",
-        ..SLIM_PREP.pass
-    },
-    min_blocks: SLIM_PREP_SPLIT_MIN_BLOCKS,
-    grid: PrepGrid::PerTile,
-    max_carveout: true,
-};
-
-/// Whether [`SLIM_PREP_SPLIT6`] replaces [`SLIM_PREP`] when `DNNPLAN_GDN_FWD_SLIMPREP` is unset
-/// (an experiment: off until the device shows it faster).
-pub const SLIM_PREP_SPLIT_BY_RULE: bool = false;
-
 /// The persistent slim prep `gdn_fwd_slimprep_<tag>_k128_ov`, the producer beside the
 /// overlapped output scan [`SLIM_SCAN_OV`] ([`super::fwd_overlap`] sizes its grid by its block),
 /// [`SLIM_PREP_OV_MIN_BLOCKS`] per SM.
@@ -1063,10 +1041,6 @@ pub struct FwdChoice {
     /// [`SLIM_PIECES_WGX`]: the whole step): [`SLIM_PIECE_WGMMA_BY_RULE`], or
     /// `DNNPLAN_GDN_FWD_PIECE` (`gx`, `gs`, `d`).
     pub piece_wgmma: WgmmaDepth,
-    /// Whether the slim prep runs as [`SLIM_PREP_SPLIT6`] where a [`SLIM_SCANS`] row pairs with
-    /// [`SLIM_PREP`]: [`SLIM_PREP_SPLIT_BY_RULE`], or `DNNPLAN_GDN_FWD_SLIMPREP` (`split6` on,
-    /// `plain` off).
-    pub slim_prep_split: bool,
 }
 
 /// Which chunk factors the forward's prep writes and its output scan reads.
@@ -1315,11 +1289,6 @@ impl FwdChoice {
             c.steps = n;
         }
         c.prep = PrepVariant::from_env();
-        match env("DNNPLAN_GDN_FWD_SLIMPREP").as_deref() {
-            Some("split6") => c.slim_prep_split = true,
-            Some("plain") => c.slim_prep_split = false,
-            _ => {}
-        }
         c.chain = ChainVariant::from_env();
         let wanted = env("DNNPLAN_GDN_FWD_FACTORS")
             .as_deref()
@@ -1368,14 +1337,7 @@ impl FwdChoice {
     pub fn prep_pass(&self) -> PrepPass {
         match self.factors {
             FwdFactors::Full => self.prep.row().pass,
-            FwdFactors::Slim => {
-                let prep = self.slim_scan().prep;
-                if self.slim_prep_split && prep == SLIM_PREP {
-                    SLIM_PREP_SPLIT6
-                } else {
-                    prep
-                }
-            }
+            FwdFactors::Slim => self.slim_scan().prep,
         }
     }
 
@@ -1488,7 +1450,6 @@ impl FwdChoice {
             sequential: false,
             scan_wgmma: SLIM_SCAN_WGMMA_BY_RULE,
             piece_wgmma: SLIM_PIECE_WGMMA_BY_RULE,
-            slim_prep_split: SLIM_PREP_SPLIT_BY_RULE,
         };
         c.overlap = c.overlap_pick(f, sms, None, true);
         c

@@ -468,9 +468,6 @@ pub const SLIM_W8_STAGES: u64 = 2;
 /// Blocks per SM of the slim prep's launch bounds (`gdn::SLIM_PREP_MIN_BLOCKS`: at most 48
 /// registers).
 pub const SLIM_PREP_MIN_BLOCKS: u64 = 5;
-/// Blocks per SM of the split slim prep `gdn_fwd_slimprep_*_k128_split6`
-/// (`gdn::SLIM_PREP_SPLIT_MIN_BLOCKS`: at most 40 registers; session 25, prx25).
-pub const SLIM_PREP_SPLIT_MIN_BLOCKS: u64 = 6;
 /// Blocks per SM of the persistent slim prep's launch bounds (`gdn::SLIM_PREP_OV_MIN_BLOCKS`: at
 /// most 64 registers), the producer of the overlapped uncut forward.
 pub const SLIM_PREP_OV_MIN_BLOCKS: u64 = 4;
