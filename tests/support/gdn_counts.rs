@@ -604,7 +604,7 @@ pub const MODELS: [Model; 22] = [
     ),
     family(
         "fscan",
-        &["fscan_r4", "fscanp1", "fscan_gx", "fscan_gx3"],
+        &["fscan_r4", "fscanp1", "fscan_gx", "fscan_gx3", "fscan_gx4"],
         replay,
     ),
     family("fscan", &["fscan", "fscanp"], replay_v1),

@@ -52,7 +52,7 @@
 //! `gdn_bwd_dscan_io_*`, `gdn_bwd_dsum_*`, `gdn_bwd_dscanp_*` or the 8-warp ones
 //! `gdn_bwd_dscan_w8_*`, `gdn_bwd_dsum_w8_*`, `gdn_bwd_dscanp_w8_*` on every launch instead of
 //! [`BWD_DSCAN_RULE`]'s per-launch choice; no overlap) or `=ov|ov2|ov5` (the overlapped reverse scan),
-//! `DNNPLAN_GDN_BWD_OVERLAP=0|1`, `DNNPLAN_GDN_BWD_FSCAN=v1|r4|gx|gx3`, `DNNPLAN_GDN_BWD_PIECES=n`, the
+//! `DNNPLAN_GDN_BWD_OVERLAP=0|1`, `DNNPLAN_GDN_BWD_FSCAN=v1|r4|gx|gx3|gx4|gxr`, `DNNPLAN_GDN_BWD_PIECES=n`, the
 //! forward's `DNNPLAN_GDN_FWD_PREP=v14|v15` ([`super::engine::PREP_VARIANTS`]: `gdn_bwd_prep14_*`
 //! / `gdn_bwd_prep15_*`), and `DNNPLAN_GDN_BWD_STEPS=n` keeps only the first `n` launches
 //! (per-stage timing by differences; the gradients are then incomplete). The factor kernel is
@@ -80,7 +80,7 @@
 //! blocks per SM, so that P = 8 pieces keep the reverse passes in one wave);
 //! `DNNPLAN_GDN_BWD_PIECE_PASSES=s2` runs the session-13 passes (at the default `P`).
 //!
-//! The forward-state replay ([`ReplayVariant`], `DNNPLAN_GDN_BWD_FSCAN=v1|r4|gx|gx3`, read at plan
+//! The forward-state replay ([`ReplayVariant`], `DNNPLAN_GDN_BWD_FSCAN=v1|r4|gx|gx3|gx4|gxr`, read at plan
 //! build): `r4` (the default) runs `gdn_bwd_fscan_r4_*` (the forward's chunk loop `fscan_chunks`
 //! of `kernels/include/gdn_fwd_fast.cuh` staging only `W`, `Kᴿ`, `Ũᵀ`) both uncut (from the
 //! initial state) and per piece (from the chain's seeds), one block per SM below
@@ -303,11 +303,13 @@ pub enum BwdKernel {
     FscanGx,
     /// [`BwdKernel::FscanGx`] on three stages (one block per SM). `DNNPLAN_GDN_BWD_FSCAN=gx3`.
     FscanGx3,
+    /// [`BwdKernel::FscanGx`] on four stages (one block per SM). `DNNPLAN_GDN_BWD_FSCAN=gx4`.
+    FscanGx4,
 }
 
 impl BwdKernel {
     /// Every kernel, in index order.
-    pub const ALL: [BwdKernel; 44] = [
+    pub const ALL: [BwdKernel; 45] = [
         BwdKernel::ChunkOffsets,
         BwdKernel::Prep,
         BwdKernel::Fscan,
@@ -352,6 +354,7 @@ impl BwdKernel {
         BwdKernel::TokensTc13Ov,
         BwdKernel::FscanGx,
         BwdKernel::FscanGx3,
+        BwdKernel::FscanGx4,
     ];
 
     /// The kernel's symbol in the module (`tag` = `bf16` / `f16`, `k` = K = V; `prep`: the
@@ -363,9 +366,12 @@ impl BwdKernel {
         let body = match self {
             BwdKernel::Psum1 if k != 128 => "psum",
             BwdKernel::Fscanp1 if k != 128 => "fscan_r4",
-            BwdKernel::FscanGx | BwdKernel::FscanGx3 if k != 128 => "fscan_r4",
+            BwdKernel::FscanGx | BwdKernel::FscanGx3 | BwdKernel::FscanGx4 if k != 128 => {
+                "fscan_r4"
+            }
             BwdKernel::FscanGx => "fscan_gx",
             BwdKernel::FscanGx3 => "fscan_gx3",
+            BwdKernel::FscanGx4 => "fscan_gx4",
             BwdKernel::Dsum1 if k != 128 => "dsum",
             BwdKernel::Fscanc1 if k != 128 => "fscanc",
             BwdKernel::PsumMt1 if k != 128 => "psumt",
@@ -450,6 +456,13 @@ pub enum ReplayVariant {
     Warpgroup,
     /// `gx3`: [`ReplayVariant::Warpgroup`] on three stages (126 KB, one block per SM).
     Warpgroup3,
+    /// `gx4`: [`ReplayVariant::Warpgroup`] on four stages (164 KB, one block per SM).
+    Warpgroup4,
+    /// `gxr`: the warpgroup replay by [`REPLAY_SHARE_MIN_WAVES`]: below it (one block per SM
+    /// anyway) the uncut replay runs `gx4` (its shared memory is the one-per-SM reservation's:
+    /// deeper copies instead of idle bytes), from it `gx` (two per SM); the per-piece replay runs
+    /// `gx` at two per SM. K = 64 runs `r4`.
+    WarpgroupRule,
 }
 
 /// The `r4` replay stages so little (88 KB at K = 128) that two blocks fit an SM.
@@ -478,12 +491,14 @@ fn replay_one_per_sm(blocks: u64, sms: u64) -> bool {
 
 impl ReplayVariant {
     /// The default (`r4`: 15-23 % faster than `v1` at all four benchmark shapes on the H200,
-    /// bench/gdn_device_fscan6_*.log), then `DNNPLAN_GDN_BWD_FSCAN=v1|r4|gx|gx3`.
+    /// bench/gdn_device_fscan6_*.log), then `DNNPLAN_GDN_BWD_FSCAN=v1|r4|gx|gx3|gx4|gxr`.
     pub fn pick() -> ReplayVariant {
         match std::env::var("DNNPLAN_GDN_BWD_FSCAN").as_deref() {
             Ok("v1") => ReplayVariant::V1,
             Ok("gx") => ReplayVariant::Warpgroup,
             Ok("gx3") => ReplayVariant::Warpgroup3,
+            Ok("gx4") => ReplayVariant::Warpgroup4,
+            Ok("gxr") => ReplayVariant::WarpgroupRule,
             _ => ReplayVariant::Rows4,
         }
     }
@@ -504,7 +519,12 @@ impl ReplayVariant {
                 128,
                 scanx_smem_bytes(k, 4, 2, false, 1),
             ),
-            ReplayVariant::Warpgroup | ReplayVariant::Warpgroup3 if k != 128 => {
+            ReplayVariant::Warpgroup
+            | ReplayVariant::Warpgroup3
+            | ReplayVariant::Warpgroup4
+            | ReplayVariant::WarpgroupRule
+                if k != 128 =>
+            {
                 ReplayVariant::Rows4.launch(k)
             }
             ReplayVariant::Warpgroup => (
@@ -519,15 +539,39 @@ impl ReplayVariant {
                 128,
                 fscan_gx_smem_bytes(3),
             ),
+            ReplayVariant::Warpgroup4 => (
+                BwdKernel::FscanGx4,
+                BwdKernel::FscanGx4,
+                128,
+                fscan_gx_smem_bytes(4),
+            ),
+            ReplayVariant::WarpgroupRule => ReplayVariant::Warpgroup.launch(k),
         }
     }
 
-    /// Whether the per-piece replay keeps the variant's own shared memory (its blocks per SM)
-    /// instead of [`REPLAY_ONE_PER_SM_SMEM`] below [`REPLAY_SHARE_MIN_WAVES`] waves: `gx`, whose
-    /// two blocks per SM keep the piece chain's `P · slices` replay blocks in one wave (the piece
-    /// chain's own `fscanp1` runs three per SM).
-    fn piece_keeps_own_smem(self) -> bool {
-        self == ReplayVariant::Warpgroup
+    /// The variant the uncut replay runs: [`ReplayVariant::WarpgroupRule`]'s pick by
+    /// `one_per_sm` ([`replay_one_per_sm`]), else the variant itself.
+    fn uncut_at(self, one_per_sm: bool) -> ReplayVariant {
+        match self {
+            ReplayVariant::WarpgroupRule if one_per_sm => ReplayVariant::Warpgroup4,
+            ReplayVariant::WarpgroupRule => ReplayVariant::Warpgroup,
+            other => other,
+        }
+    }
+
+    /// The per-piece replay (kernel, dynamic shared memory) at the variant's own blocks per SM
+    /// instead of [`REPLAY_ONE_PER_SM_SMEM`] below [`REPLAY_SHARE_MIN_WAVES`] waves: `gx` and
+    /// `gxr` at K = 128 run `gx`, whose two blocks per SM keep the piece chain's `P · slices`
+    /// replay blocks in one wave (the piece chain's own `fscanp1` runs three per SM); `None`:
+    /// the uncut replay's kernel and shared memory.
+    fn own_piece_replay(self, k: u64) -> Option<(BwdKernel, u32)> {
+        match self {
+            ReplayVariant::Warpgroup | ReplayVariant::WarpgroupRule if k == 128 => {
+                let (_, piece, _, smem) = ReplayVariant::Warpgroup.launch(k);
+                Some((piece, smem))
+            }
+            _ => None,
+        }
     }
 }
 
@@ -1344,9 +1388,10 @@ impl<F> GdnBwdPlan<F> {
         let chain = ChainVariant::from_env();
         let chain_grid = ((v / chain.rows) as u32, ho32, n32);
         let replay_variant = ReplayVariant::pick();
-        let (replay, replay_piece, replay_threads, own_replay_smem) = replay_variant.launch(k);
-        let mut replay_smem = own_replay_smem;
-        if replay_one_per_sm(n * pieces * ho * (v / 64), sms) {
+        let one_per_sm = replay_one_per_sm(n * pieces * ho * (v / 64), sms);
+        let (replay, replay_piece, replay_threads, mut replay_smem) =
+            replay_variant.uncut_at(one_per_sm).launch(k);
+        if one_per_sm {
             replay_smem = replay_smem.max(REPLAY_ONE_PER_SM_SMEM);
         }
         // The piece replay: the passes' one-stage kernel (its own blocks per SM), else (or with
@@ -1355,8 +1400,9 @@ impl<F> GdnBwdPlan<F> {
             (Some(pass), Some(smem)) if std::env::var_os("DNNPLAN_GDN_BWD_FSCAN").is_none() => {
                 (pass.kernel, smem)
             }
-            _ if replay_variant.piece_keeps_own_smem() => (replay_piece, own_replay_smem),
-            _ => (replay_piece, replay_smem),
+            _ => replay_variant
+                .own_piece_replay(k)
+                .unwrap_or((replay_piece, replay_smem)),
         };
         // The reverse scan beside the token stage (gdn_bwd_overlap.cuh): default kernels only.
         let overlap = overlap_pick(
@@ -1703,6 +1749,11 @@ mod tests {
                 "gdn_bwd_fscan_gx3_bf16_k128",
                 "gdn_bwd_fscan_gx3_bf16_k128",
             ),
+            (
+                ReplayVariant::Warpgroup4,
+                "gdn_bwd_fscan_gx4_bf16_k128",
+                "gdn_bwd_fscan_gx4_bf16_k128",
+            ),
         ] {
             let (i, j, threads, smem) = variant.launch(128);
             assert_eq!(
@@ -1727,12 +1778,27 @@ mod tests {
         // gx: two blocks per SM at K = 128; K = 64 runs r4's kernel at r4's launch.
         assert!(SM90_BUDGET.holds(2, ReplayVariant::Warpgroup.launch(128).3));
         let names64 = kernel_names("f16", 64, PrepVariant::DEFAULT);
-        for variant in [ReplayVariant::Warpgroup, ReplayVariant::Warpgroup3] {
+        for variant in [
+            ReplayVariant::Warpgroup,
+            ReplayVariant::Warpgroup3,
+            ReplayVariant::Warpgroup4,
+            ReplayVariant::WarpgroupRule,
+        ] {
             let (i, j, threads, smem) = variant.launch(64);
             assert_eq!(names64[i as usize], "gdn_bwd_fscan_r4_f16_k64");
             assert_eq!(names64[j as usize], "gdn_bwd_fscan_r4_f16_k64");
             assert_eq!((threads, smem), (128, scanx_smem_bytes(64, 4, 2, false, 1)));
+            assert_eq!(variant.own_piece_replay(64), None);
         }
+        // gxr: gx4 where the replay holds its SM alone, gx (two per SM) elsewhere and per piece.
+        let rule = ReplayVariant::WarpgroupRule;
+        assert_eq!(rule.uncut_at(true), ReplayVariant::Warpgroup4);
+        assert_eq!(rule.uncut_at(false), ReplayVariant::Warpgroup);
+        assert_eq!(
+            rule.own_piece_replay(128),
+            Some((BwdKernel::FscanGx, fscan_gx_smem_bytes(FSCAN_GX_STAGES)))
+        );
+        assert!(SM90_BUDGET.allows(ReplayVariant::Warpgroup4.launch(128).3));
     }
 
     #[test]

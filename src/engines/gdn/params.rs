@@ -895,7 +895,8 @@ pub const FSCAN_GX_STAGES: u64 = 2;
 pub const FSCAN_GX_STAGE_BYTES: u64 = 41_984;
 
 /// Dynamic shared memory of `gdn_bwd_fscan_gx_*` (K = 128) at `stages` stages
-/// (`FscanGxSmem<128, stages>::bytes`): two stages 83,968 B (two blocks per SM), three 125,952 B.
+/// (`FscanGxSmem<128, stages>::bytes`): two stages 83,968 B (two blocks per SM), three 125,952 B,
+/// four 167,936 B.
 pub fn fscan_gx_smem_bytes(stages: u64) -> u32 {
     (stages * FSCAN_GX_STAGE_BYTES) as u32
 }
@@ -1167,7 +1168,7 @@ mod tests {
         );
         assert_eq!(fscan_gx_smem_bytes(FSCAN_GX_STAGES), 83_968);
         assert!(SM.holds(2, fscan_gx_smem_bytes(FSCAN_GX_STAGES)));
-        assert!(SM.allows(fscan_gx_smem_bytes(3)));
+        assert!(SM.allows(fscan_gx_smem_bytes(3)) && SM.allows(fscan_gx_smem_bytes(4)));
         // The session-6 chunk loop: split = 1 is FastSmem; the pairs' kernels (t8 forward, r8
         // replay) add 4 groups' exchange areas (X: 16 KB at K = 128, Uᵀ: 8 KB).
         assert_eq!(
