@@ -489,17 +489,24 @@ fn replay_one_per_sm(blocks: u64, sms: u64) -> bool {
     }
 }
 
+/// The replay the backward runs without `DNNPLAN_GDN_BWD_FSCAN` (`r4`: 15-23 % faster than `v1`
+/// at all four benchmark shapes on the H200, bench/gdn_device_fscan6_*.log). Session 25 (helper
+/// fsx25) proposes [`ReplayVariant::WarpgroupRule`] (`gxr`: the whole backward −3.0 / −0.9 / −1.1
+/// / −4.3 % at the four shapes, gradients bitwise `r4`'s, bench/gdn_device_fsx25_run2.log); with
+/// it the piece chain's replay becomes `gx` too ([`ReplayVariant::own_piece_replay`]).
+pub const REPLAY_BY_RULE: ReplayVariant = ReplayVariant::Rows4;
+
 impl ReplayVariant {
-    /// The default (`r4`: 15-23 % faster than `v1` at all four benchmark shapes on the H200,
-    /// bench/gdn_device_fscan6_*.log), then `DNNPLAN_GDN_BWD_FSCAN=v1|r4|gx|gx3|gx4|gxr`.
+    /// [`REPLAY_BY_RULE`], then `DNNPLAN_GDN_BWD_FSCAN=v1|r4|gx|gx3|gx4|gxr`.
     pub fn pick() -> ReplayVariant {
         match std::env::var("DNNPLAN_GDN_BWD_FSCAN").as_deref() {
             Ok("v1") => ReplayVariant::V1,
+            Ok("r4") => ReplayVariant::Rows4,
             Ok("gx") => ReplayVariant::Warpgroup,
             Ok("gx3") => ReplayVariant::Warpgroup3,
             Ok("gx4") => ReplayVariant::Warpgroup4,
             Ok("gxr") => ReplayVariant::WarpgroupRule,
-            _ => ReplayVariant::Rows4,
+            _ => REPLAY_BY_RULE,
         }
     }
 
@@ -1394,10 +1401,14 @@ impl<F> GdnBwdPlan<F> {
         if one_per_sm {
             replay_smem = replay_smem.max(REPLAY_ONE_PER_SM_SMEM);
         }
-        // The piece replay: the passes' one-stage kernel (its own blocks per SM), else (or with
-        // DNNPLAN_GDN_BWD_FSCAN set) the replay variant's (`gx`: at its own blocks per SM).
+        // The piece replay: the passes' one-stage kernel (its own blocks per SM), else (with
+        // DNNPLAN_GDN_BWD_FSCAN set, or a rule variant with its own piece replay: `gx`, `gxr`)
+        // the replay variant's (`gx`, `gxr`: `gx` at its own blocks per SM).
         let (replay_piece, replay_piece_smem) = match (passes.replay, passes.replay_smem(k)) {
-            (Some(pass), Some(smem)) if std::env::var_os("DNNPLAN_GDN_BWD_FSCAN").is_none() => {
+            (Some(pass), Some(smem))
+                if std::env::var_os("DNNPLAN_GDN_BWD_FSCAN").is_none()
+                    && replay_variant.own_piece_replay(k).is_none() =>
+            {
                 (pass.kernel, smem)
             }
             _ => replay_variant
