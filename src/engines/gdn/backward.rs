@@ -1805,6 +1805,19 @@ mod tests {
         let rule = ReplayVariant::WarpgroupRule;
         assert_eq!(rule.uncut_at(true), ReplayVariant::Warpgroup4);
         assert_eq!(rule.uncut_at(false), ReplayVariant::Warpgroup);
+        // At the benchmark shapes (132 SMs): gx4 at (4, 8192, 16) (128 blocks) and the ragged
+        // mix (320), gx at (16, 2048, 32) (1024).
+        for (blocks, want) in [
+            (128, ReplayVariant::Warpgroup4),
+            (320, ReplayVariant::Warpgroup4),
+            (1024, ReplayVariant::Warpgroup),
+        ] {
+            assert_eq!(
+                rule.uncut_at(replay_one_per_sm(blocks, 132)),
+                want,
+                "{blocks}"
+            );
+        }
         assert_eq!(
             rule.own_piece_replay(128),
             Some((BwdKernel::FscanGx, fscan_gx_smem_bytes(FSCAN_GX_STAGES)))
@@ -2269,8 +2282,9 @@ mod tests {
 
     /// The forward-state replay's kernels (uncut, the piece chain's forward chain and seeded
     /// replay) by name prefix.
-    const REPLAY_KERNELS: [&str; 4] = [
+    const REPLAY_KERNELS: [&str; 5] = [
         "gdn_bwd_fscan_r4_",
+        "gdn_bwd_fscan_gx",
         "gdn_bwd_fscan_bf16",
         "gdn_bwd_fscanp",
         "gdn_bwd_pchain",
