@@ -23,8 +23,9 @@
 // dynamic shared memory is 1024-byte aligned (checked: dnnp::trap_unless_swizzle_aligned), every
 // swizzled tile at a multiple of 1,024 bytes from it.
 // Numerics: the same io-rounded operands as fscan_r4 (X, Uᵀ, W, Kᴿ), fp32 accumulation in the
-// tensor core's order (not bitwise fscan_r4's S_c by construction: validated against the fp64
-// reference). Uncut (P = 1, from the initial state) or per piece (P > 1, from ws_seed), grid
+// tensor core's order over the same k16 steps (on the H200 every backward gradient hash equals
+// fscan_r4's, uncut and at 8 pieces: bench/gdn_device_fsx25_run{1,2}.log; the fp64 tests are the
+// bar). Uncut (P = 1, from the initial state) or per piece (P > 1, from ws_seed), grid
 // (V / 64, HO, N·P), 128 threads: bwd_fscan_piece_body's setup.
 #pragma once
 
