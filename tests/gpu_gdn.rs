@@ -1225,9 +1225,15 @@ fn timing_at_benchmark_shapes() {
         // phase's raw q / k rows and G tile conflict-free, the default since session 10),
         // each as a whole and cut after every launch (DNNPLAN_GDN_BWD_STEPS, read at build): the
         // stage times are the differences (without head groups the tc plans have no fold: "fold 0").
-        // "tokens/dscan" sets DNNPLAN_GDN_BWD_DSCAN apart (e.g. "tc12/v1": the 4-warp reverse scan).
+        // "tokens/dscan" sets DNNPLAN_GDN_BWD_DSCAN apart (e.g. "tc12/v1": the 4-warp reverse scan);
+        // a suffix "+replay" sets DNNPLAN_GDN_BWD_FSCAN (session 25: "tc13+gx"; none: unset).
         let mut bwd = 0.0;
-        for variant in variants.iter().map(String::as_str) {
+        for full in variants.iter().map(String::as_str) {
+            let (variant, fscan) = full.split_once('+').unwrap_or((full, ""));
+            set_env(
+                "DNNPLAN_GDN_BWD_FSCAN",
+                (!fscan.is_empty()).then_some(fscan),
+            );
             let (tokens, dscan) = variant.split_once('/').unwrap_or((variant, variant));
             set_env("DNNPLAN_GDN_BWD_DSCAN", Some(dscan));
             set_env("DNNPLAN_GDN_BWD_TOKENS", Some(tokens));
@@ -1236,11 +1242,12 @@ fn timing_at_benchmark_shapes() {
             let names = ["offsets", "prep", "fscan", "dscan", "tokens", "fold"];
             let stages = stage_parts(&names, &cum, 3);
             println!(
-                "gdn_sm90 bwd stages {name:18} {variant:4} whole {whole:.3} ms | {}",
+                "gdn_sm90 bwd stages {name:18} {full:4} whole {whole:.3} ms | {}",
                 stages.join(" | ")
             );
             bwd = whole;
         }
+        set_env("DNNPLAN_GDN_BWD_FSCAN", None);
         set_env("DNNPLAN_GDN_BWD_DSCAN", None);
         set_env("DNNPLAN_GDN_BWD_TOKENS", None);
         // The prep kernel (`DNNPLAN_GDN_FWD_PREP`, read at build; unset = the default).

@@ -76,6 +76,7 @@
 #include "gdn_bwd.cuh"
 #include "gdn_bwd_chain.cuh"
 #include "gdn_bwd_overlap.cuh"
+#include "gdn_bwd_fscan_gx.cuh"
 #include "gdn_fwd_prep3.cuh"
 #include "gdn_fwd_prep10.cuh"
 
@@ -282,3 +283,28 @@ GDN_BWD_CKPT_ENTRIES(f16, gdn::gdn_f16, 64)
   }
 GDN_BWD_CKPT_PHASED_ENTRIES(bf16, gdn::gdn_bf16)
 GDN_BWD_CKPT_PHASED_ENTRIES(f16, gdn::gdn_f16)
+
+// Session 25 (helper fsx25, gdn_bwd_fscan_gx.cuh): the forward-state replay with its chunk step on
+// the warpgroup (P = X Wᵀ and X ← e^{Γ_last} X + Uᵀ Kᴿ by wgmma RS, W and Kᴿ staged in the 128-byte
+// swizzle), K = V = 128, uncut or per piece as fscan_r4 (DNNPLAN_GDN_BWD_FSCAN=gx / gx3 / gx4 / gxr; K = 64
+// keeps fscan_r4; the same io-rounded operands, fp32 sums in the tensor core's order):
+//   gdn_bwd_fscan_gx_{bf16,f16}_k128  <<<(V / 64, HO, N·P), 128, FscanGxSmem<128, FSCAN_GX_STAGES>::bytes>>>
+//     (two stages, 83,968 B)
+//   gdn_bwd_fscan_gx3_{bf16,f16}_k128 <<<as fscan_gx, FscanGxSmem<128, 3>::bytes>>> (125,952 B)
+//   gdn_bwd_fscan_gx4_{bf16,f16}_k128 <<<as fscan_gx, FscanGxSmem<128, 4>::bytes>>> (167,936 B;
+//     DNNPLAN_GDN_BWD_FSCAN=gx4, and gxr's uncut replay where it holds its SM alone)
+#define GDN_BWD_FSCAN_GX_ENTRIES(TAG, T)                                                            \
+  extern "C" __global__ void __launch_bounds__(4 * 32)                                             \
+      gdn_bwd_fscan_gx_##TAG##_k128(gdn::BwdChainParams p) { dnnp_pdl_enter(p.b.f.flags & gdn::FLAG_PDL_TRIGGER); \
+    gdn::bwd_fscan_gx_body<T, 128, 128, gdn::FSCAN_GX_STAGES>(p);                                  \
+  }                                                                                                \
+  extern "C" __global__ void __launch_bounds__(4 * 32)                                             \
+      gdn_bwd_fscan_gx3_##TAG##_k128(gdn::BwdChainParams p) { dnnp_pdl_enter(p.b.f.flags & gdn::FLAG_PDL_TRIGGER); \
+    gdn::bwd_fscan_gx_body<T, 128, 128, 3>(p);                                                     \
+  }                                                                                                \
+  extern "C" __global__ void __launch_bounds__(4 * 32)                                             \
+      gdn_bwd_fscan_gx4_##TAG##_k128(gdn::BwdChainParams p) { dnnp_pdl_enter(p.b.f.flags & gdn::FLAG_PDL_TRIGGER); \
+    gdn::bwd_fscan_gx_body<T, 128, 128, 4>(p);                                                     \
+  }
+GDN_BWD_FSCAN_GX_ENTRIES(bf16, gdn::gdn_bf16)
+GDN_BWD_FSCAN_GX_ENTRIES(f16, gdn::gdn_f16)

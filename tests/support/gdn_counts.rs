@@ -605,7 +605,11 @@ pub const MODELS: [Model; 22] = [
         ],
         chain,
     ),
-    family("fscan", &["fscan_r4", "fscanp1"], replay),
+    family(
+        "fscan",
+        &["fscan_r4", "fscanp1", "fscan_gx", "fscan_gx3", "fscan_gx4"],
+        replay,
+    ),
     family("fscan", &["fscan", "fscanp"], replay_v1),
     family("fscanc", &["fscanc", "fscanc1"], replay_ckpt),
     family(

@@ -52,7 +52,7 @@
 //! `gdn_bwd_dscan_io_*`, `gdn_bwd_dsum_*`, `gdn_bwd_dscanp_*` or the 8-warp ones
 //! `gdn_bwd_dscan_w8_*`, `gdn_bwd_dsum_w8_*`, `gdn_bwd_dscanp_w8_*` on every launch instead of
 //! [`BWD_DSCAN_RULE`]'s per-launch choice; no overlap) or `=ov|ov2|ov5` (the overlapped reverse scan),
-//! `DNNPLAN_GDN_BWD_OVERLAP=0|1`, `DNNPLAN_GDN_BWD_FSCAN=v1|r4`, `DNNPLAN_GDN_BWD_PIECES=n`, the
+//! `DNNPLAN_GDN_BWD_OVERLAP=0|1`, `DNNPLAN_GDN_BWD_FSCAN=v1|r4|gx|gx3|gx4|gxr`, `DNNPLAN_GDN_BWD_PIECES=n`, the
 //! forward's `DNNPLAN_GDN_FWD_PREP=v14|v15` ([`super::engine::PREP_VARIANTS`]: `gdn_bwd_prep14_*`
 //! / `gdn_bwd_prep15_*`), and `DNNPLAN_GDN_BWD_STEPS=n` keeps only the first `n` launches
 //! (per-stage timing by differences; the gradients are then incomplete). The factor kernel is
@@ -80,12 +80,15 @@
 //! blocks per SM, so that P = 8 pieces keep the reverse passes in one wave);
 //! `DNNPLAN_GDN_BWD_PIECE_PASSES=s2` runs the session-13 passes (at the default `P`).
 //!
-//! The forward-state replay ([`ReplayVariant`], `DNNPLAN_GDN_BWD_FSCAN=v1|r4`, read at plan
+//! The forward-state replay ([`ReplayVariant`], `DNNPLAN_GDN_BWD_FSCAN=v1|r4|gx|gx3|gx4|gxr`, read at plan
 //! build): `r4` (the default) runs `gdn_bwd_fscan_r4_*` (the forward's chunk loop `fscan_chunks`
 //! of `kernels/include/gdn_fwd_fast.cuh` staging only `W`, `Kᴿ`, `Ũᵀ`) both uncut (from the
 //! initial state) and per piece (from the chain's seeds), one block per SM below
 //! [`REPLAY_SHARE_MIN_WAVES`] waves; `v1` the session-5 pair `gdn_bwd_fscan_*` /
-//! `gdn_bwd_fscanp_*`. Both write the same `S_c` bits.
+//! `gdn_bwd_fscanp_*`. Both write the same `S_c` bits. Session 25: `gx` runs
+//! `gdn_bwd_fscan_gx_*` (`kernels/include/gdn_bwd_fscan_gx.cuh`: the same step with both products
+//! by wgmma, `W` and `Kᴿ` staged in the 128-byte swizzle; K = 128, K = 64 keeps `r4`; its `S_c`
+//! sums in the tensor core's order), `gx3` the same on three stages.
 //!
 //! The reverse scan and the token stage overlapped (session 7, `kernels/include/gdn_bwd_overlap.cuh`,
 //! [`BWD_OVERLAP_RULE`], `DNNPLAN_GDN_BWD_OVERLAP=0|1` read at plan build): the chunk table kernel
@@ -127,11 +130,11 @@ use super::engine::{ENGINE_NAME, PassSmem, PrepVariant, fwd_template, kernel_dty
 use super::occupancy::SM90_BUDGET;
 use super::params::{
     BwdChainParams, BwdCkptParams, BwdParams, BwdPieceLayout, BwdWorkspaceLayout, CHAIN_THREADS,
-    CHUNK, CkptLayout, DSCAN_MMA_WARPS, DSCAN_W8_WARPS, DSUM1_MIN_BLOCKS, FSCANP1_MIN_BLOCKS,
-    OFFSETS_THREADS, OverlapLayout, PARAM_THREADS, PSUM1_MIN_BLOCKS, SCAN_WARPS, SUM_STAGES,
-    TOK_THREADS, dscan_mma_smem_bytes, dscan_ov_smem_bytes, dscan_ov2_smem_bytes,
-    dscan_w8_smem_bytes, flags, max_chunks, scan_smem_bytes, scanx_smem_bytes,
-    tokens_tc11_smem_bytes, tokens_tc12_smem_bytes,
+    CHUNK, CkptLayout, DSCAN_MMA_WARPS, DSCAN_W8_WARPS, DSUM1_MIN_BLOCKS, FSCAN_GX_STAGES,
+    FSCANP1_MIN_BLOCKS, OFFSETS_THREADS, OverlapLayout, PARAM_THREADS, PSUM1_MIN_BLOCKS,
+    SCAN_WARPS, SUM_STAGES, TOK_THREADS, dscan_mma_smem_bytes, dscan_ov_smem_bytes,
+    dscan_ov2_smem_bytes, dscan_w8_smem_bytes, flags, fscan_gx_smem_bytes, max_chunks,
+    scan_smem_bytes, scanx_smem_bytes, tokens_tc11_smem_bytes, tokens_tc12_smem_bytes,
 };
 use super::pdl::{GdnPlan, Launch, PdlMode};
 
@@ -293,11 +296,20 @@ pub enum BwdKernel {
     /// `d_initial_state` bitwise); `dv = β dR` and `dBeta`'s value part from the rounded `dR`
     /// (not bitwise `tc12`: validated against the fp64 reference). `DNNPLAN_GDN_BWD_TOKENS=tc13`.
     TokensTc13Ov,
+    /// Session 25 (`kernels/include/gdn_bwd_fscan_gx.cuh`): the forward-state replay with its
+    /// chunk step on the warpgroup (`P = X Wᵀ` and the state update by wgmma RS, `W` and `Kᴿ`
+    /// staged in the 128-byte swizzle; two stages), uncut and per piece, K = 128 (at K = 64 it
+    /// names [`BwdKernel::FscanR4`]'s kernel). `DNNPLAN_GDN_BWD_FSCAN=gx`.
+    FscanGx,
+    /// [`BwdKernel::FscanGx`] on three stages (one block per SM). `DNNPLAN_GDN_BWD_FSCAN=gx3`.
+    FscanGx3,
+    /// [`BwdKernel::FscanGx`] on four stages (one block per SM). `DNNPLAN_GDN_BWD_FSCAN=gx4`.
+    FscanGx4,
 }
 
 impl BwdKernel {
     /// Every kernel, in index order.
-    pub const ALL: [BwdKernel; 42] = [
+    pub const ALL: [BwdKernel; 45] = [
         BwdKernel::ChunkOffsets,
         BwdKernel::Prep,
         BwdKernel::Fscan,
@@ -340,6 +352,9 @@ impl BwdKernel {
         BwdKernel::DscanOv5Dr,
         BwdKernel::DscanpOv5Dr,
         BwdKernel::TokensTc13Ov,
+        BwdKernel::FscanGx,
+        BwdKernel::FscanGx3,
+        BwdKernel::FscanGx4,
     ];
 
     /// The kernel's symbol in the module (`tag` = `bf16` / `f16`, `k` = K = V; `prep`: the
@@ -351,6 +366,12 @@ impl BwdKernel {
         let body = match self {
             BwdKernel::Psum1 if k != 128 => "psum",
             BwdKernel::Fscanp1 if k != 128 => "fscan_r4",
+            BwdKernel::FscanGx | BwdKernel::FscanGx3 | BwdKernel::FscanGx4 if k != 128 => {
+                "fscan_r4"
+            }
+            BwdKernel::FscanGx => "fscan_gx",
+            BwdKernel::FscanGx3 => "fscan_gx3",
+            BwdKernel::FscanGx4 => "fscan_gx4",
             BwdKernel::Dsum1 if k != 128 => "dsum",
             BwdKernel::Fscanc1 if k != 128 => "fscanc",
             BwdKernel::PsumMt1 if k != 128 => "psumt",
@@ -429,6 +450,19 @@ pub enum ReplayVariant {
     /// `r4`: `gdn_bwd_fscan_r4_*` (4 warps × 16 value rows; `W`, `Kᴿ`, `Ũᵀ` only; 2 stages, one
     /// barrier per chunk), uncut and per piece.
     Rows4,
+    /// `gx` (session 25): `gdn_bwd_fscan_gx_*` ([`BwdKernel::FscanGx`]: `r4`'s step on the
+    /// warpgroup, wgmma with `W`, `Kᴿ` in the 128-byte swizzle; 84 KB, two blocks per SM), uncut
+    /// and per piece; K = 64 runs `r4`. An experiment behind the switch until validated.
+    Warpgroup,
+    /// `gx3`: [`ReplayVariant::Warpgroup`] on three stages (126 KB, one block per SM).
+    Warpgroup3,
+    /// `gx4`: [`ReplayVariant::Warpgroup`] on four stages (164 KB, one block per SM).
+    Warpgroup4,
+    /// `gxr`: the warpgroup replay by [`REPLAY_SHARE_MIN_WAVES`]: below it (one block per SM
+    /// anyway) the uncut replay runs `gx4` (its shared memory is the one-per-SM reservation's:
+    /// deeper copies instead of idle bytes), from it `gx` (two per SM); the per-piece replay runs
+    /// `gx` at two per SM. K = 64 runs `r4`.
+    WarpgroupRule,
 }
 
 /// The `r4` replay stages so little (88 KB at K = 128) that two blocks fit an SM.
@@ -455,13 +489,24 @@ fn replay_one_per_sm(blocks: u64, sms: u64) -> bool {
     }
 }
 
+/// The replay the backward runs without `DNNPLAN_GDN_BWD_FSCAN` (`r4`: 15-23 % faster than `v1`
+/// at all four benchmark shapes on the H200, bench/gdn_device_fscan6_*.log). Session 25 (helper
+/// fsx25) proposes [`ReplayVariant::WarpgroupRule`] (`gxr`: the whole backward −3.0 / −0.9 / −1.1
+/// / −4.3 % at the four shapes, gradients bitwise `r4`'s, bench/gdn_device_fsx25_run2.log); with
+/// it the piece chain's replay becomes `gx` too ([`ReplayVariant::own_piece_replay`]).
+pub const REPLAY_BY_RULE: ReplayVariant = ReplayVariant::Rows4;
+
 impl ReplayVariant {
-    /// The default (`r4`: 15-23 % faster than `v1` at all four benchmark shapes on the H200,
-    /// bench/gdn_device_fscan6_*.log), then `DNNPLAN_GDN_BWD_FSCAN=v1|r4`.
+    /// [`REPLAY_BY_RULE`], then `DNNPLAN_GDN_BWD_FSCAN=v1|r4|gx|gx3|gx4|gxr`.
     pub fn pick() -> ReplayVariant {
         match std::env::var("DNNPLAN_GDN_BWD_FSCAN").as_deref() {
             Ok("v1") => ReplayVariant::V1,
-            _ => ReplayVariant::Rows4,
+            Ok("r4") => ReplayVariant::Rows4,
+            Ok("gx") => ReplayVariant::Warpgroup,
+            Ok("gx3") => ReplayVariant::Warpgroup3,
+            Ok("gx4") => ReplayVariant::Warpgroup4,
+            Ok("gxr") => ReplayVariant::WarpgroupRule,
+            _ => REPLAY_BY_RULE,
         }
     }
 
@@ -481,6 +526,58 @@ impl ReplayVariant {
                 128,
                 scanx_smem_bytes(k, 4, 2, false, 1),
             ),
+            ReplayVariant::Warpgroup
+            | ReplayVariant::Warpgroup3
+            | ReplayVariant::Warpgroup4
+            | ReplayVariant::WarpgroupRule
+                if k != 128 =>
+            {
+                ReplayVariant::Rows4.launch(k)
+            }
+            ReplayVariant::Warpgroup => (
+                BwdKernel::FscanGx,
+                BwdKernel::FscanGx,
+                128,
+                fscan_gx_smem_bytes(FSCAN_GX_STAGES),
+            ),
+            ReplayVariant::Warpgroup3 => (
+                BwdKernel::FscanGx3,
+                BwdKernel::FscanGx3,
+                128,
+                fscan_gx_smem_bytes(3),
+            ),
+            ReplayVariant::Warpgroup4 => (
+                BwdKernel::FscanGx4,
+                BwdKernel::FscanGx4,
+                128,
+                fscan_gx_smem_bytes(4),
+            ),
+            ReplayVariant::WarpgroupRule => ReplayVariant::Warpgroup.launch(k),
+        }
+    }
+
+    /// The variant the uncut replay runs: [`ReplayVariant::WarpgroupRule`]'s pick by
+    /// `one_per_sm` ([`replay_one_per_sm`]), else the variant itself.
+    fn uncut_at(self, one_per_sm: bool) -> ReplayVariant {
+        match self {
+            ReplayVariant::WarpgroupRule if one_per_sm => ReplayVariant::Warpgroup4,
+            ReplayVariant::WarpgroupRule => ReplayVariant::Warpgroup,
+            other => other,
+        }
+    }
+
+    /// The per-piece replay (kernel, dynamic shared memory) at the variant's own blocks per SM
+    /// instead of [`REPLAY_ONE_PER_SM_SMEM`] below [`REPLAY_SHARE_MIN_WAVES`] waves: `gx` and
+    /// `gxr` at K = 128 run `gx`, whose two blocks per SM keep the piece chain's `P · slices`
+    /// replay blocks in one wave (the piece chain's own `fscanp1` runs three per SM); `None`:
+    /// the uncut replay's kernel and shared memory.
+    fn own_piece_replay(self, k: u64) -> Option<(BwdKernel, u32)> {
+        match self {
+            ReplayVariant::Warpgroup | ReplayVariant::WarpgroupRule if k == 128 => {
+                let (_, piece, _, smem) = ReplayVariant::Warpgroup.launch(k);
+                Some((piece, smem))
+            }
+            _ => None,
         }
     }
 }
@@ -1297,18 +1394,26 @@ impl<F> GdnBwdPlan<F> {
         let dscanp_k = dscan_pick(BwdKernel::DscanpW8, BwdKernel::Dscanp, slices * pieces);
         let chain = ChainVariant::from_env();
         let chain_grid = ((v / chain.rows) as u32, ho32, n32);
+        let replay_variant = ReplayVariant::pick();
+        let one_per_sm = replay_one_per_sm(n * pieces * ho * (v / 64), sms);
         let (replay, replay_piece, replay_threads, mut replay_smem) =
-            ReplayVariant::pick().launch(k);
-        if replay_one_per_sm(n * pieces * ho * (v / 64), sms) {
+            replay_variant.uncut_at(one_per_sm).launch(k);
+        if one_per_sm {
             replay_smem = replay_smem.max(REPLAY_ONE_PER_SM_SMEM);
         }
-        // The piece replay: the passes' one-stage kernel (its own blocks per SM), else (or with
-        // DNNPLAN_GDN_BWD_FSCAN set) the replay variant's.
+        // The piece replay: the passes' one-stage kernel (its own blocks per SM), else (with
+        // DNNPLAN_GDN_BWD_FSCAN set, or a rule variant with its own piece replay: `gx`, `gxr`)
+        // the replay variant's (`gx`, `gxr`: `gx` at its own blocks per SM).
         let (replay_piece, replay_piece_smem) = match (passes.replay, passes.replay_smem(k)) {
-            (Some(pass), Some(smem)) if std::env::var_os("DNNPLAN_GDN_BWD_FSCAN").is_none() => {
+            (Some(pass), Some(smem))
+                if std::env::var_os("DNNPLAN_GDN_BWD_FSCAN").is_none()
+                    && replay_variant.own_piece_replay(k).is_none() =>
+            {
                 (pass.kernel, smem)
             }
-            _ => (replay_piece, replay_smem),
+            _ => replay_variant
+                .own_piece_replay(k)
+                .unwrap_or((replay_piece, replay_smem)),
         };
         // The reverse scan beside the token stage (gdn_bwd_overlap.cuh): default kernels only.
         let overlap = overlap_pick(
@@ -1645,6 +1750,21 @@ mod tests {
                 "gdn_bwd_fscan_r4_bf16_k128",
                 "gdn_bwd_fscan_r4_bf16_k128",
             ),
+            (
+                ReplayVariant::Warpgroup,
+                "gdn_bwd_fscan_gx_bf16_k128",
+                "gdn_bwd_fscan_gx_bf16_k128",
+            ),
+            (
+                ReplayVariant::Warpgroup3,
+                "gdn_bwd_fscan_gx3_bf16_k128",
+                "gdn_bwd_fscan_gx3_bf16_k128",
+            ),
+            (
+                ReplayVariant::Warpgroup4,
+                "gdn_bwd_fscan_gx4_bf16_k128",
+                "gdn_bwd_fscan_gx4_bf16_k128",
+            ),
         ] {
             let (i, j, threads, smem) = variant.launch(128);
             assert_eq!(
@@ -1666,6 +1786,43 @@ mod tests {
         }
         // The new replays stage W, Kᴿ, Ũᵀ only: two blocks fit an SM.
         assert!(ReplayVariant::Rows4.launch(128).3 < 113 * 1024);
+        // gx: two blocks per SM at K = 128; K = 64 runs r4's kernel at r4's launch.
+        assert!(SM90_BUDGET.holds(2, ReplayVariant::Warpgroup.launch(128).3));
+        let names64 = kernel_names("f16", 64, PrepVariant::DEFAULT);
+        for variant in [
+            ReplayVariant::Warpgroup,
+            ReplayVariant::Warpgroup3,
+            ReplayVariant::Warpgroup4,
+            ReplayVariant::WarpgroupRule,
+        ] {
+            let (i, j, threads, smem) = variant.launch(64);
+            assert_eq!(names64[i as usize], "gdn_bwd_fscan_r4_f16_k64");
+            assert_eq!(names64[j as usize], "gdn_bwd_fscan_r4_f16_k64");
+            assert_eq!((threads, smem), (128, scanx_smem_bytes(64, 4, 2, false, 1)));
+            assert_eq!(variant.own_piece_replay(64), None);
+        }
+        // gxr: gx4 where the replay holds its SM alone, gx (two per SM) elsewhere and per piece.
+        let rule = ReplayVariant::WarpgroupRule;
+        assert_eq!(rule.uncut_at(true), ReplayVariant::Warpgroup4);
+        assert_eq!(rule.uncut_at(false), ReplayVariant::Warpgroup);
+        // At the benchmark shapes (132 SMs): gx4 at (4, 8192, 16) (128 blocks) and the ragged
+        // mix (320), gx at (16, 2048, 32) (1024).
+        for (blocks, want) in [
+            (128, ReplayVariant::Warpgroup4),
+            (320, ReplayVariant::Warpgroup4),
+            (1024, ReplayVariant::Warpgroup),
+        ] {
+            assert_eq!(
+                rule.uncut_at(replay_one_per_sm(blocks, 132)),
+                want,
+                "{blocks}"
+            );
+        }
+        assert_eq!(
+            rule.own_piece_replay(128),
+            Some((BwdKernel::FscanGx, fscan_gx_smem_bytes(FSCAN_GX_STAGES)))
+        );
+        assert!(SM90_BUDGET.allows(ReplayVariant::Warpgroup4.launch(128).3));
     }
 
     #[test]
@@ -2125,8 +2282,9 @@ mod tests {
 
     /// The forward-state replay's kernels (uncut, the piece chain's forward chain and seeded
     /// replay) by name prefix.
-    const REPLAY_KERNELS: [&str; 4] = [
+    const REPLAY_KERNELS: [&str; 5] = [
         "gdn_bwd_fscan_r4_",
+        "gdn_bwd_fscan_gx",
         "gdn_bwd_fscan_bf16",
         "gdn_bwd_fscanp",
         "gdn_bwd_pchain",

@@ -85,7 +85,7 @@ mod tests {
 
     #[test]
     fn host_constants_equal_the_kernel_headers() {
-        let mirrored: [(&str, i64); 40] = [
+        let mirrored: [(&str, i64); 42] = [
             ("FLAG_L2NORM", flags::L2NORM.into()),
             ("FLAG_BETA_SIGMOID", flags::BETA_SIGMOID.into()),
             ("FLAG_NEG_EIGVAL", flags::NEG_EIGVAL.into()),
@@ -114,6 +114,8 @@ mod tests {
             ("PSUM1_MIN_BLOCKS", params::PSUM1_MIN_BLOCKS as i64),
             ("FSCANP1_MIN_BLOCKS", params::FSCANP1_MIN_BLOCKS as i64),
             ("DSUM1_MIN_BLOCKS", params::DSUM1_MIN_BLOCKS as i64),
+            ("FSCAN_GX_STAGES", params::FSCAN_GX_STAGES as i64),
+            ("FSCAN_GX_STAGE_BYTES", params::FSCAN_GX_STAGE_BYTES as i64),
             ("SLIM_SCALARS", params::SLIM_SCALARS as i64),
             ("SLIM_TRI_BLOCKS", params::SLIM_TRI_BLOCKS as i64),
             ("SLIM_W4_STAGES", params::SLIM_W4_STAGES as i64),

@@ -894,6 +894,19 @@ pub const FSCANP1_MIN_BLOCKS: u64 = 3;
 /// Blocks per SM of the backward's one-stage phased reverse summary `gdn_bwd_dsum1_*`
 /// (`gdn::DSUM1_MIN_BLOCKS`: 79,872 B).
 pub const DSUM1_MIN_BLOCKS: u64 = 2;
+/// Stages of the warpgroup forward-state replay `gdn_bwd_fscan_gx_*` (session 25;
+/// `gdn::FSCAN_GX_STAGES`, kernels/include/gdn_bwd_fscan_gx.cuh).
+pub const FSCAN_GX_STAGES: u64 = 2;
+/// One stage of that replay at K = 128 (`gdn::FSCAN_GX_STAGE_BYTES`, `FscanGxSmem<128, 1>`): `W`
+/// and `Kᴿ` in the 128-byte swizzle (16 KB each), `Ũᵀ` in rows of `CHUNK + 8` (9 KB).
+pub const FSCAN_GX_STAGE_BYTES: u64 = 41_984;
+
+/// Dynamic shared memory of `gdn_bwd_fscan_gx_*` (K = 128) at `stages` stages
+/// (`FscanGxSmem<128, stages>::bytes`): two stages 83,968 B (two blocks per SM), three 125,952 B,
+/// four 167,936 B.
+pub fn fscan_gx_smem_bytes(stages: u64) -> u32 {
+    (stages * FSCAN_GX_STAGE_BYTES) as u32
+}
 /// Threads of the piece chain kernel (`gdn_fwd_chain_k*`).
 pub const CHAIN_THREADS: u32 = 256;
 /// State rows per block of the piece chain kernel.
@@ -1156,6 +1169,14 @@ mod tests {
         // Session 13's one-stage kernels: w4p 82,944 B (two per SM), sum1 44,032 B (four fit).
         assert_eq!(fast_smem_bytes(128, 4, SCANX_S1_STAGES, true), 82_944);
         assert_eq!(fast_smem_bytes(128, 4, SCANX_S1_STAGES, false), 44_032);
+        // Session 25's warpgroup replay (gx): W, Kᴿ swizzled (no row padding) + Ũᵀ rows.
+        assert_eq!(
+            FSCAN_GX_STAGE_BYTES,
+            2 * CHUNK * 128 * 2 + 64 * (CHUNK + 8) * 2
+        );
+        assert_eq!(fscan_gx_smem_bytes(FSCAN_GX_STAGES), 83_968);
+        assert!(SM.holds(2, fscan_gx_smem_bytes(FSCAN_GX_STAGES)));
+        assert!(SM.allows(fscan_gx_smem_bytes(3)) && SM.allows(fscan_gx_smem_bytes(4)));
         // The session-6 chunk loop: split = 1 is FastSmem; the pairs' kernels (t8 forward, r8
         // replay) add 4 groups' exchange areas (X: 16 KB at K = 128, Uᵀ: 8 KB).
         assert_eq!(

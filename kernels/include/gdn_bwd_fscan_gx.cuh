@@ -1,0 +1,194 @@
+// gdn_bwd_fscan_gx.cuh: the backward's forward-state replay with its whole chunk step on the
+// warpgroup (session 25, helper fsx25; the entries gdn_bwd_fscan_gx_{bf16,f16}_k128, switch
+// DNNPLAN_GDN_BWD_FSCAN=gx). The replay of gdn_bwd_fscan_r4 (bwd_fscan_piece_body on fscan_chunks,
+// gdn_bwd_chain.cuh): per chunk c, with X = Sᵀ (this block's 64 value rows × K keys),
+//   S_c → ws_s (the state entering the chunk; fp32 or, FLAG_BWD_S_IO, the io dtype),
+//   P = X Wᵀ;  Uᵀ = Ũᵀ − P (rounded to the io dtype);  X ← e^{Γ_last} X + Uᵀ Kᴿ,
+// where fscan_r4's 4 warps each read all of W and Kᴿ by ldmatrix (the shared-memory pipe bound that
+// session 24 removed from the forward's output scan). Here the block's 4 warps are one warpgroup
+// (M = 64 value rows) and both products run as wgmma RS (A from registers, B read once per
+// warpgroup from shared memory):
+//   P = X Wᵀ          m64n64k16 × K/16, A = X rounded (x_a_frag), B = W [token][key] K-major in
+//                     slim_wg_elem's 128-byte swizzle (the forward's P' = X kᵀ, slim_chunk_wg);
+//   X += Uᵀ Kᴿ        m64n128k16 × 4 with tnspB, A = Uᵀ packed from P's accumulator (scan_u_frags:
+//                     the per-warp m64n64 accumulator is mma.sync's C layout of its 16 rows),
+//                     B = Kᴿ [token][key] MN-major in the same swizzle (the forward's state update
+//                     on k, slim_chunk_tail_wg: SBO 1,024 B between 8-token groups, LBO 8,192 B
+//                     between the 64-key atoms, a 16-token step at +2,048 B), accumulating into X.
+// W and Kᴿ are staged by cp.async straight into the swizzle (round it: token 8 it + tid / 16,
+// 16-byte chunk tid % 16: K = 128 keys = two 64-key atoms per token row, as the forward stages k),
+// Ũᵀ in rows of CHUNK + 8 as fscan_chunks stages it (read into registers, ld32). STAGES-deep
+// pipeline with one block barrier per chunk (fscan_chunks' ONEBAR: wait, proxy fence, barrier,
+// then refill the stage the previous chunk used, while this chunk's P batch is in flight). The
+// dynamic shared memory is 1024-byte aligned (checked: dnnp::trap_unless_swizzle_aligned), every
+// swizzled tile at a multiple of 1,024 bytes from it.
+// Numerics: the same io-rounded operands as fscan_r4 (X, Uᵀ, W, Kᴿ), fp32 accumulation in the
+// tensor core's order over the same k16 steps (on the H200 every backward gradient hash equals
+// fscan_r4's, uncut and at 8 pieces: bench/gdn_device_fsx25_run{1,2}.log; the fp64 tests are the
+// bar). Uncut (P = 1, from the initial state) or per piece (P > 1, from ws_seed), grid
+// (V / 64, HO, N·P), 128 threads: bwd_fscan_piece_body's setup.
+#pragma once
+
+#include "gdn_bwd_chain.cuh"
+#include "gdn_fwd_slim.cuh"
+
+namespace gdn {
+
+// Stages of gdn_bwd_fscan_gx_* and one stage's bytes at K = 128 (FscanGxSmem; the host mirror:
+// src/engines/gdn/params.rs, fscan_gx_smem_bytes).
+constexpr int FSCAN_GX_STAGES = 2;
+constexpr int FSCAN_GX_STAGE_BYTES = 41984;
+
+// Shared memory of the gx replay, per stage: W and Kᴿ (CHUNK tokens × K keys each, slim_wg_elem<K>'s
+// swizzle: K / 64 atoms of 8 KB), Ũᵀ (64 value rows × CHUNK tokens in rows of CHUNK + 8). Every
+// offset a multiple of 1,024 bytes.
+template <int K, int STAGES>
+struct FscanGxSmem {
+  static constexpr int CP = CHUNK + 8;
+  static constexpr int VS = 64;  // value rows of the block (one warpgroup, 16 per warp)
+  static constexpr size_t w_off = 0;
+  static constexpr size_t k_off = w_off + static_cast<size_t>(CHUNK) * K * 2;
+  static constexpr size_t u_off = k_off + static_cast<size_t>(CHUNK) * K * 2;
+  static constexpr size_t stage = u_off + static_cast<size_t>(VS) * CP * 2;
+  static constexpr size_t bytes = STAGES * stage;
+};
+static_assert(FscanGxSmem<128, 1>::stage == FSCAN_GX_STAGE_BYTES, "FSCAN_GX_STAGE_BYTES: update params.rs");
+static_assert(FscanGxSmem<128, 1>::k_off % 1024 == 0 && FscanGxSmem<128, 1>::u_off % 1024 == 0 &&
+                  FscanGxSmem<128, 1>::stage % 1024 == 0,
+              "the swizzle atoms 1024-byte aligned in every stage");
+
+#ifndef GDN_HOST_EMU
+// The chunk loop of the gx replay over chunks [c_begin, c_end) of one (sequence, head), from the
+// state fragments x (this thread's rows vr, vr + 8 of the block's 64; updated in place).
+template <typename T, int K, int V, int STAGES>
+__device__ __forceinline__ void fscan_gx_chunks(const FwdParams& p, float (&x)[K / 8][4], int h, int c_begin,
+                                                int c_end, int vs0, float* ws_s) {
+  static_assert(K == 128 && CHUNK == 64, "two 64-key atoms per token row, one 64-token atom per tile");
+  static_assert(STAGES >= 2, "a stage in use and one being filled (one barrier per chunk)");
+  using S = FscanGxSmem<K, STAGES>;
+  constexpr int NT = 128;  // one warpgroup
+  constexpr int CP = S::CP, VS = S::VS;
+  extern __shared__ __align__(16) unsigned char smem[];
+  dnnp::trap_unless_swizzle_aligned(smem);
+  const int HO = p.ho;
+  const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+  const int vr = vs0 + 16 * warp + (lane >> 2);  // this thread's rows: vr and vr + 8
+  const int cq = 2 * (lane & 3);
+  const T* wg = static_cast<const T*>(p.ws_w);
+  const T* kg = static_cast<const T*>(p.ws_kr);
+  const T* ug = static_cast<const T*>(p.ws_ut);
+  // W, Kᴿ rows of K keys (16 chunks of 16 B): round it covers tokens 8 it .. 8 it + 7.
+  constexpr int KV = K / 8, QRS = NT / KV, QIT = CHUNK / QRS;
+  static_assert(NT % KV == 0 && CHUNK % QRS == 0, "whole rounds of whole rows");
+  const int qt0 = tid / KV, qc = 8 * (tid % KV);
+  auto issue = [&](int c, int st) {
+    unsigned char* base = smem + st * S::stage;
+    const size_t ch = static_cast<size_t>(c) * HO + h;
+    const T* ws = wg + ch * CHUNK * K + static_cast<size_t>(qt0) * K + qc;
+    const T* ks = kg + ch * CHUNK * K + static_cast<size_t>(qt0) * K + qc;
+#pragma unroll
+    for (int it = 0; it < QIT; ++it) {
+      const int tok = qt0 + QRS * it;
+      cp_async16(reinterpret_cast<T*>(base + S::w_off) + slim_wg_elem<K>(tok, qc), ws + static_cast<size_t>(QRS) * K * it);
+      cp_async16(reinterpret_cast<T*>(base + S::k_off) + slim_wg_elem<K>(tok, qc), ks + static_cast<size_t>(QRS) * K * it);
+    }
+    tile_async_fixed<T, CHUNK, VS, CHUNK, NT>(reinterpret_cast<T*>(base + S::u_off), ug + (ch * V + vs0) * CHUNK, tid);
+  };
+#pragma unroll
+  for (int sidx = 0; sidx < STAGES - 1; ++sidx) {
+    if (c_begin + sidx < c_end) issue(c_begin + sidx, sidx);
+    cp_async_commit();
+  }
+  float gl_next = c_begin < c_end ? p.ws_gl[static_cast<size_t>(c_begin) * HO + h] : 0.f;
+  constexpr uint32_t ATOM = 64 * CHUNK * 2;  // a swizzle atom: 64 keys x CHUNK tokens
+  for (int c = c_begin; c < c_end; ++c) {
+    const int st = (c - c_begin) % STAGES;
+    const float gl = gl_next;
+    if (c + 1 < c_end) gl_next = p.ws_gl[static_cast<size_t>(c + 1) * HO + h];
+    cp_async_wait<STAGES - 2>();
+    dnnp::fence_proxy_async_shared();  // this thread's landed copies, visible to wgmma
+    __syncthreads();                   // ... everyone's; every warp past the previous chunk
+    unsigned char* base = smem + st * S::stage;
+    const uint32_t wb = static_cast<uint32_t>(__cvta_generic_to_shared(base + S::w_off));
+    const uint32_t kb = static_cast<uint32_t>(__cvta_generic_to_shared(base + S::k_off));
+    const T* Us = reinterpret_cast<const T*>(base + S::u_off);
+
+    // P = X Wᵀ: one batch of K / 16 wgmma (A: X rounded to the io dtype).
+    float pacc[8][4];
+    u32 a[K / 16][4];
+#pragma unroll
+    for (int kk = 0; kk < K / 16; ++kk) x_a_frag<T>(a[kk], x, kk);
+#pragma unroll
+    for (int nt = 0; nt < 8; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) pacc[nt][e] = 0.f;
+    dnnp::wgmma_fence_frags(pacc);
+    dnnp::wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < K / 16; ++kk)
+      SlimWgN<T>::template mma<64, 0>(&pacc[0][0], a[kk],
+                                      dnnp::wgmma_desc(wb + ATOM * (kk >> 2) + 32 * (kk & 3), 16, 1024, 1));
+    dnnp::wgmma_commit();
+    // While P is in flight: S_c out, X scaled, the next stage's copies (into the stage chunk c − 1 used:
+    // every warp is past it), this chunk's Ũᵀ into registers.
+    bwd_store_state_frags<T, K, K>(ws_s, (static_cast<size_t>(c) * HO + h) * V * K, x, vr, cq, p.flags & FLAG_BWD_S_IO);
+    const float decay = __expf(gl);  // X ← e^{Γ_last} X (the state update's scaling), S_c out
+#pragma unroll
+    for (int nt = 0; nt < K / 8; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) x[nt][e] *= decay;
+    if (c + STAGES - 1 < c_end) issue(c + STAGES - 1, (c - c_begin + STAGES - 1) % STAGES);
+    cp_async_commit();
+    const int ur = 16 * warp + (lane >> 2);  // row of Ũᵀ within the slice
+    u32 uraw[8][2];
+#pragma unroll
+    for (int nt = 0; nt < 8; ++nt) {
+      uraw[nt][0] = ld32(&Us[ur * CP + 8 * nt + cq]);
+      uraw[nt][1] = ld32(&Us[(ur + 8) * CP + 8 * nt + cq]);
+    }
+    dnnp::wgmma_wait<0>();
+    dnnp::wgmma_fence_frags(pacc);
+    // Uᵀ = Ũᵀ − P as the A fragments of the 4 token steps.
+    u32 ua[4][4];
+    scan_u_frags<T, 8>(ua, uraw, pacc);
+    // X += Uᵀ Kᴿ (X scaled above): one batch of 4 wgmma m64n128k16 (B = Kᴿ MN-major).
+    dnnp::wgmma_fence_frags(x);
+    dnnp::wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < 4; ++kk)
+      SlimWgN<T>::template mma<128, 1>(&x[0][0], ua[kk], dnnp::wgmma_desc(kb + 2048 * kk, 8192, 1024, 1));
+    dnnp::wgmma_commit();
+    dnnp::wgmma_wait<0>();
+    dnnp::wgmma_fence_frags(x);
+  }
+  cp_async_wait<0>();
+}
+
+// The gx replay's block: bwd_fscan_piece_body's setup (piece j = z % P of sequence b = z / P, from
+// its seed or, P = 1, the initial state) on fscan_gx_chunks. VS = 64 value rows per block.
+template <typename T, int K, int V, int STAGES>
+__device__ __forceinline__ void bwd_fscan_gx_body(const BwdChainParams& cp) {
+  constexpr int VS = 64;
+  const FwdParams& p = cp.b.f;
+  const int P = cp.pieces;
+  const int h = blockIdx.y;
+  int b, j;
+  piece_of_block(P, true, 0, b, j);
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int HO = p.ho;
+  const int vr = blockIdx.x * VS + 16 * warp + (lane >> 2);
+  const int cq = 2 * (lane & 3);
+  int cb, c_begin, c_end;
+  piece_range(p, b, j, P, cb, c_begin, c_end);
+  float x[K / 8][4];
+  if (P == 1) {
+    const int row = p.state_indices ? p.state_indices[b] : b;
+    load_initial_state_frags<K, K>(x, p, (static_cast<size_t>(row) * HO + h) * V * K, vr, cq);
+  } else {
+    load_seed_frags<K, K>(x, cp.ws_seed + (static_cast<size_t>(b * P + j) * HO + h) * V * K, vr, cq);
+  }
+  fscan_gx_chunks<T, K, V, STAGES>(p, x, h, c_begin, c_end, blockIdx.x * VS, cp.b.ws_s);
+}
+#endif
+
+}  // namespace gdn
