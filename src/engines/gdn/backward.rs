@@ -130,8 +130,8 @@ use super::params::{
     CHUNK, CkptLayout, DSCAN_MMA_WARPS, DSCAN_W8_WARPS, DSUM1_MIN_BLOCKS, FSCANP1_MIN_BLOCKS,
     OFFSETS_THREADS, OverlapLayout, PARAM_THREADS, PSUM1_MIN_BLOCKS, SCAN_WARPS, SUM_STAGES,
     TOK_THREADS, dscan_mma_smem_bytes, dscan_ov_smem_bytes, dscan_ov2_smem_bytes,
-    dscan_w8_smem_bytes, flags, max_chunks, scan_smem_bytes, scanx_smem_bytes,
-    tokens_tc11_smem_bytes, tokens_tc12_smem_bytes,
+    dscan_ov2gx_smem_bytes, dscan_w8_smem_bytes, flags, max_chunks, scan_smem_bytes,
+    scanx_smem_bytes, tokens_tc11_smem_bytes, tokens_tc12_smem_bytes,
 };
 use super::pdl::{GdnPlan, Launch, PdlMode};
 
@@ -293,11 +293,19 @@ pub enum BwdKernel {
     /// `d_initial_state` bitwise); `dv = β dR` and `dBeta`'s value part from the rounded `dR`
     /// (not bitwise `tc12`: validated against the fp64 reference). `DNNPLAN_GDN_BWD_TOKENS=tc13`.
     TokensTc13Ov,
+    /// Overlap (session 25, an experiment: `DNNPLAN_GDN_BWD_DSCAN=ov2gx`): the uncut producer of
+    /// [`BwdKernel::TokensTc13Ov`] with every product of its step on the warpgroup MMA (two
+    /// warpgroups, the B tiles in the 128-byte swizzle, `kernels/include/gdn_bwd_dscan_gx.cuh`),
+    /// the units published by thread 0 (`ov2`'s protocol: no publisher warp, whose ninth warp
+    /// would cap the step at 168 registers); the same outputs as [`BwdKernel::DscanOv5Dr`] in
+    /// another summation order (not bitwise). Bundled at K = V = 128 only: at other K it names
+    /// `dscan_ov5dr`, which [`overlap_scan_kernels`] runs there.
+    DscanOv2Gx,
 }
 
 impl BwdKernel {
     /// Every kernel, in index order.
-    pub const ALL: [BwdKernel; 42] = [
+    pub const ALL: [BwdKernel; 43] = [
         BwdKernel::ChunkOffsets,
         BwdKernel::Prep,
         BwdKernel::Fscan,
@@ -340,6 +348,7 @@ impl BwdKernel {
         BwdKernel::DscanOv5Dr,
         BwdKernel::DscanpOv5Dr,
         BwdKernel::TokensTc13Ov,
+        BwdKernel::DscanOv2Gx,
     ];
 
     /// The kernel's symbol in the module (`tag` = `bf16` / `f16`, `k` = K = V; `prep`: the
@@ -354,6 +363,8 @@ impl BwdKernel {
             BwdKernel::Dsum1 if k != 128 => "dsum",
             BwdKernel::Fscanc1 if k != 128 => "fscanc",
             BwdKernel::PsumMt1 if k != 128 => "psumt",
+            BwdKernel::DscanOv2Gx if k != 128 => "dscan_ov5dr",
+            BwdKernel::DscanOv2Gx => "dscan_ov2gx",
             BwdKernel::Fscanc1 => "fscanc1",
             BwdKernel::PsumMt1 => "psumt1",
             BwdKernel::Fscanc => "fscanc",
@@ -693,13 +704,18 @@ fn overlap_scan_kernels(
     v: u64,
 ) -> (BwdKernel, BwdKernel, u32, u32) {
     let (uncut, piece) = match (stage_scans, dscan_env) {
+        (Some((BwdKernel::DscanOv5Dr, piece)), "ov2gx") if k == 128 && v == 128 => {
+            (BwdKernel::DscanOv2Gx, piece)
+        }
         (Some(scans), _) => scans,
         (None, "ov") => (BwdKernel::DscanOv, BwdKernel::DscanpOv),
         (None, "ov2") => (BwdKernel::DscanOv2, BwdKernel::DscanpOv2),
         (None, "ov5") => (BwdKernel::DscanOv5, BwdKernel::DscanpOv5),
         _ => BWD_OVERLAP_SCAN_DEFAULT,
     };
-    let publisher = matches!(uncut, BwdKernel::DscanOv5 | BwdKernel::DscanOv5Dr);
+    // The launch shape of the piece pass (which shares it with the uncut producer but for
+    // `ov2gx`'s, [`overlap_uncut_launch`]).
+    let publisher = matches!(piece, BwdKernel::DscanpOv5 | BwdKernel::DscanpOv5Dr);
     let warps = v / 16 + u64::from(publisher);
     let smem = if uncut == BwdKernel::DscanOv {
         dscan_ov_smem_bytes(k, v)
@@ -708,6 +724,22 @@ fn overlap_scan_kernels(
     };
     (uncut, piece, warps as u32 * 32, smem)
 }
+
+/// The uncut overlapped producer's (threads, dynamic shared memory): those of
+/// [`overlap_scan_kernels`] (`threads`, `smem`), but for [`BwdKernel::DscanOv2Gx`]'s own (8 warps,
+/// no publisher warp; [`dscan_ov2gx_smem_bytes`]).
+fn overlap_uncut_launch(uncut: BwdKernel, threads: u32, smem: u32, k: u64, v: u64) -> (u32, u32) {
+    if uncut == BwdKernel::DscanOv2Gx {
+        ((v / 16) as u32 * 32, dscan_ov2gx_smem_bytes(k, v))
+    } else {
+        (threads, smem)
+    }
+}
+
+/// `DNNPLAN_GDN_BWD_DSCAN` values that name a producer of the io `dR` (`tc13`'s pair): they do
+/// not count as a forced reverse scan for [`BWD_TOKENS_RULE`] (which would pick `tc12`, the
+/// fp32-`dR` stage, and so never run them).
+pub const IO_DR_SCAN_SWITCHES: [&str; 1] = ["ov2gx"];
 
 /// The most scan segments (sequences × pieces) the overlapped token stage orders
 /// (`gdn::OVERLAP_MAX_SEGMENTS`).
@@ -1247,8 +1279,10 @@ impl<F> GdnBwdPlan<F> {
         let (ho32, n32) = (ho as u32, n as u32);
         let tokens_env = std::env::var("DNNPLAN_GDN_BWD_TOKENS").unwrap_or_default();
         let dscan_env = std::env::var("DNNPLAN_GDN_BWD_DSCAN").unwrap_or_default();
+        let dscan_forced =
+            !dscan_env.is_empty() && !IO_DR_SCAN_SWITCHES.contains(&dscan_env.as_str());
         let (token_stage, token_overlap) =
-            TokenStage::pick(&tokens_env, f.batch_invariant, !dscan_env.is_empty());
+            TokenStage::pick(&tokens_env, f.batch_invariant, dscan_forced);
         let dscan_smem = |warps: u32| {
             if warps == DSCAN_W8_WARPS {
                 dscan_w8_smem_bytes(k)
@@ -1320,11 +1354,18 @@ impl<F> GdnBwdPlan<F> {
         let (ov_uncut, ov_piece, ov_threads, ov_smem) =
             overlap_scan_kernels(dscan_env.as_str(), token_stage.ov_scans, k, v);
         let ov_scan = ((1, ho32, np), ov_threads, ov_smem);
+        let (ov_uncut_threads, ov_uncut_smem) =
+            overlap_uncut_launch(ov_uncut, ov_threads, ov_smem, k, v);
         // The reverse scan's step: the overlapped kernel `ov`, else the scan (`kernel`, `warps`) on
         // `count` blocks (sequences or pieces) per (value slice, head).
         let dscan_step = |ov: BwdKernel, (kernel, warps): (BwdKernel, u32), count: u32| -> Step {
             if overlap {
-                (ov, ov_scan.0, ov_scan.1, ov_scan.2)
+                let (threads, smem) = if ov == ov_uncut {
+                    (ov_uncut_threads, ov_uncut_smem)
+                } else {
+                    (ov_scan.1, ov_scan.2)
+                };
+                (ov, ov_scan.0, threads, smem)
             } else {
                 (
                     kernel,
@@ -1985,6 +2026,39 @@ mod tests {
         assert_eq!(
             BwdKernel::DscanpOv5Dr.name("f16", 64, PrepVariant::DEFAULT),
             "gdn_bwd_dscanp_ov5dr_f16_k64"
+        );
+    }
+
+    #[test]
+    fn ov2gx_replaces_only_the_uncut_io_dr_producer_at_k128() {
+        // Session 25: DNNPLAN_GDN_BWD_DSCAN=ov2gx keeps tc13 by rule (an io-dR producer is no
+        // forced fp32-dR scan) and swaps the uncut producer at K = V = 128 only; the piece pass
+        // keeps dscanp_ov5dr with its publisher warp and R2's shared memory.
+        assert_eq!(TokenStage::pick("", false, false).0.name, "tc13");
+        assert!(IO_DR_SCAN_SWITCHES.contains(&"ov2gx"));
+        let tc13 = TokenStage::pick("tc13", false, false).0;
+        let (u, p, threads, smem) = overlap_scan_kernels("ov2gx", tc13.ov_scans, 128, 128);
+        assert_eq!((u, p), (BwdKernel::DscanOv2Gx, BwdKernel::DscanpOv5Dr));
+        assert_eq!(
+            (threads, smem),
+            (8 * 32 + 32, dscan_ov2_smem_bytes(128, 128))
+        );
+        let (ut, us) = overlap_uncut_launch(u, threads, smem, 128, 128);
+        assert_eq!((ut, us), (256, dscan_ov2gx_smem_bytes(128, 128)));
+        assert_eq!(us, 200_704);
+        assert!(SM90_BUDGET.allows(us) && !u.programmatic());
+        let (u, p, ..) = overlap_scan_kernels("ov2gx", tc13.ov_scans, 64, 64);
+        assert_eq!((u, p), (BwdKernel::DscanOv5Dr, BwdKernel::DscanpOv5Dr));
+        // Without tc13 (fp32 dR) the switch falls back to the default producer.
+        let (u, ..) = overlap_scan_kernels("ov2gx", None, 128, 128);
+        assert_eq!(u, BWD_OVERLAP_SCAN_DEFAULT.0);
+        assert_eq!(
+            BwdKernel::DscanOv2Gx.name("bf16", 128, PrepVariant::DEFAULT),
+            "gdn_bwd_dscan_ov2gx_bf16_k128"
+        );
+        assert_eq!(
+            BwdKernel::DscanOv2Gx.name("f16", 64, PrepVariant::DEFAULT),
+            "gdn_bwd_dscan_ov5dr_f16_k64"
         );
     }
 
