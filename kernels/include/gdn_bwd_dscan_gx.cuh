@@ -1,7 +1,8 @@
 // gdn_bwd_dscan_gx.cuh: the overlapped backward's reverse scan (the uncut producer beside the token
 // stage tc13) with every product of its step on the warpgroup MMA and the B operands staged in the
 // 128-byte swizzle: gdn_bwd_dscan_ov2gx_{bf16,f16}_k128 (session 25, helper dsx25; an experiment
-// behind DNNPLAN_GDN_BWD_DSCAN=ov2gx until validated on the device).
+// behind DNNPLAN_GDN_BWD_DSCAN=ov2gx until validated on the device), and the piece chain's seeded
+// pass on the same loop, gdn_bwd_dscanp_ov2gx_{bf16,f16}_k128 (replacing dscanp_ov5dr).
 //
 // Why: dscan_ov5dr (dscan_mma_chunks with R2, PUB, PUBW, DR_IO; 8 compute warps of 16 value rows +
 // the publisher warp) reads every B operand of its step (Kᴿ, A, T, Q⁺, E: ~60 KB) once per warp by
@@ -42,6 +43,7 @@
 #pragma once
 
 #include "gdn_bwd.cuh"
+#include "gdn_bwd_chain.cuh"
 #include "gdn_fwd_slim.cuh"
 #include "dnnp_wgmma.cuh"
 
@@ -268,6 +270,34 @@ __device__ __forceinline__ void bwd_dscan_gx_body(const BwdParams& bp, unsigned*
   load_d_final_state_frags<K>(bp, sbase, x, vr, cq, 0);
   dscan_gx_chunks<T, K, V, NW, STAGES>(bp, x, h, cs, ce, c_begin, c_begin, c_end, 0, pub_flags);
   if (bp.d_initial_state) store_d_initial_state<K>(bp, sbase, x, vr, cq);
+}
+
+// gdn_bwd_dscanp_ov2gx: the piece chain's publishing seeded pass (bwd_dscan_piece_body with PUB,
+// !SUM: piece j from its dX_out seed, dS' / dR per chunk, piece 0 writes d_initial_state) on
+// dscan_gx_chunks; grid (1, HO, N·P), NW warps.
+template <typename T, int K, int V, int NW, int STAGES>
+__device__ __forceinline__ void bwd_dscanp_gx_body(const BwdChainParams& cp) {
+  static_assert(16 * NW == V, "a publishing reverse scan holds all value rows of its unit");
+  dnnp_launch_dependents();
+  const BwdParams& bp = cp.b;
+  const FwdParams& p = bp.f;
+  const int P = cp.pieces;
+  extern __shared__ __align__(16) unsigned char smem[];
+  const int h = blockIdx.y;
+  const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+  const int HO = p.ho;
+  int b, j;
+  piece_of_block(P, true, 1, b, j);
+  const int vr = 16 * warp + (lane >> 2);  // this thread's rows: vr and vr + 8
+  const int cq = 2 * (lane & 3);
+  const long long cs = load_cu(p, b), ce = load_cu(p, b + 1);
+  int cb, c_begin, c_end;
+  piece_range(p, b, j, P, cb, c_begin, c_end);
+  dnnp::trap_unless_swizzle_aligned(smem);
+  float x[K / 8][4];
+  load_seed_frags<K>(x, cp.ws_seed + (static_cast<size_t>(b * P + (P - 1 - j)) * HO + h) * V * K, vr, cq);
+  dscan_gx_chunks<T, K, V, NW, STAGES>(bp, x, h, cs, ce, cb, c_begin, c_end, 0, cp.ov_flags);
+  if (j == 0 && bp.d_initial_state) store_d_initial_state<K>(bp, (static_cast<size_t>(b) * HO + h) * V * K, x, vr, cq);
 }
 
 }  // namespace gdn

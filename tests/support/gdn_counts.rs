@@ -455,7 +455,7 @@ fn dscan(s: &Shape) -> Counts {
 }
 
 /// The reverse scan storing `dR` in the io dtype (dscan_ov5dr, dscanp_ov5dr; session 21; its
-/// wgmma twin dscan_ov2gx, session 25: the same bytes).
+/// wgmma twins dscan_ov2gx, dscanp_ov2gx, session 25: the same bytes).
 fn dscan_dr_io(s: &Shape) -> Counts {
     dscan_with(s, DrIo)
 }
@@ -624,7 +624,7 @@ pub const MODELS: [Model; 22] = [
     ),
     family(
         "dscan",
-        &["dscan_ov5dr", "dscanp_ov5dr", "dscan_ov2gx"],
+        &["dscan_ov5dr", "dscanp_ov5dr", "dscan_ov2gx", "dscanp_ov2gx"],
         dscan_dr_io,
     ),
     family("dsum", &["dsum", "dsum_w8", "dsum1"], dsum),

@@ -301,11 +301,15 @@ pub enum BwdKernel {
     /// another summation order (not bitwise). Bundled at K = V = 128 only: at other K it names
     /// `dscan_ov5dr`, which [`overlap_scan_kernels`] runs there.
     DscanOv2Gx,
+    /// Overlap (session 25, with [`BwdKernel::DscanOv2Gx`]): the piece chain's seeded pass on the
+    /// same wgmma loop, replacing [`BwdKernel::DscanpOv5Dr`] under the same switch; at K other
+    /// than 128 it names `dscanp_ov5dr`.
+    DscanpOv2Gx,
 }
 
 impl BwdKernel {
     /// Every kernel, in index order.
-    pub const ALL: [BwdKernel; 43] = [
+    pub const ALL: [BwdKernel; 44] = [
         BwdKernel::ChunkOffsets,
         BwdKernel::Prep,
         BwdKernel::Fscan,
@@ -349,6 +353,7 @@ impl BwdKernel {
         BwdKernel::DscanpOv5Dr,
         BwdKernel::TokensTc13Ov,
         BwdKernel::DscanOv2Gx,
+        BwdKernel::DscanpOv2Gx,
     ];
 
     /// The kernel's symbol in the module (`tag` = `bf16` / `f16`, `k` = K = V; `prep`: the
@@ -365,6 +370,8 @@ impl BwdKernel {
             BwdKernel::PsumMt1 if k != 128 => "psumt",
             BwdKernel::DscanOv2Gx if k != 128 => "dscan_ov5dr",
             BwdKernel::DscanOv2Gx => "dscan_ov2gx",
+            BwdKernel::DscanpOv2Gx if k != 128 => "dscanp_ov5dr",
+            BwdKernel::DscanpOv2Gx => "dscanp_ov2gx",
             BwdKernel::Fscanc1 => "fscanc1",
             BwdKernel::PsumMt1 => "psumt1",
             BwdKernel::Fscanc => "fscanc",
@@ -704,8 +711,10 @@ fn overlap_scan_kernels(
     v: u64,
 ) -> (BwdKernel, BwdKernel, u32, u32) {
     let (uncut, piece) = match (stage_scans, dscan_env) {
-        (Some((BwdKernel::DscanOv5Dr, piece)), "ov2gx") if k == 128 && v == 128 => {
-            (BwdKernel::DscanOv2Gx, piece)
+        (Some((BwdKernel::DscanOv5Dr, BwdKernel::DscanpOv5Dr)), "ov2gx")
+            if k == 128 && v == 128 =>
+        {
+            (BwdKernel::DscanOv2Gx, BwdKernel::DscanpOv2Gx)
         }
         (Some(scans), _) => scans,
         (None, "ov") => (BwdKernel::DscanOv, BwdKernel::DscanpOv),
@@ -713,27 +722,16 @@ fn overlap_scan_kernels(
         (None, "ov5") => (BwdKernel::DscanOv5, BwdKernel::DscanpOv5),
         _ => BWD_OVERLAP_SCAN_DEFAULT,
     };
-    // The launch shape of the piece pass (which shares it with the uncut producer but for
-    // `ov2gx`'s, [`overlap_uncut_launch`]).
-    let publisher = matches!(piece, BwdKernel::DscanpOv5 | BwdKernel::DscanpOv5Dr);
+    let publisher = matches!(uncut, BwdKernel::DscanOv5 | BwdKernel::DscanOv5Dr);
     let warps = v / 16 + u64::from(publisher);
     let smem = if uncut == BwdKernel::DscanOv {
         dscan_ov_smem_bytes(k, v)
+    } else if uncut == BwdKernel::DscanOv2Gx {
+        dscan_ov2gx_smem_bytes(k, v)
     } else {
         dscan_ov2_smem_bytes(k, v)
     };
     (uncut, piece, warps as u32 * 32, smem)
-}
-
-/// The uncut overlapped producer's (threads, dynamic shared memory): those of
-/// [`overlap_scan_kernels`] (`threads`, `smem`), but for [`BwdKernel::DscanOv2Gx`]'s own (8 warps,
-/// no publisher warp; [`dscan_ov2gx_smem_bytes`]).
-fn overlap_uncut_launch(uncut: BwdKernel, threads: u32, smem: u32, k: u64, v: u64) -> (u32, u32) {
-    if uncut == BwdKernel::DscanOv2Gx {
-        ((v / 16) as u32 * 32, dscan_ov2gx_smem_bytes(k, v))
-    } else {
-        (threads, smem)
-    }
 }
 
 /// `DNNPLAN_GDN_BWD_DSCAN` values that name a producer of the io `dR` (`tc13`'s pair): they do
@@ -1354,18 +1352,11 @@ impl<F> GdnBwdPlan<F> {
         let (ov_uncut, ov_piece, ov_threads, ov_smem) =
             overlap_scan_kernels(dscan_env.as_str(), token_stage.ov_scans, k, v);
         let ov_scan = ((1, ho32, np), ov_threads, ov_smem);
-        let (ov_uncut_threads, ov_uncut_smem) =
-            overlap_uncut_launch(ov_uncut, ov_threads, ov_smem, k, v);
         // The reverse scan's step: the overlapped kernel `ov`, else the scan (`kernel`, `warps`) on
         // `count` blocks (sequences or pieces) per (value slice, head).
         let dscan_step = |ov: BwdKernel, (kernel, warps): (BwdKernel, u32), count: u32| -> Step {
             if overlap {
-                let (threads, smem) = if ov == ov_uncut {
-                    (ov_uncut_threads, ov_uncut_smem)
-                } else {
-                    (ov_scan.1, ov_scan.2)
-                };
-                (ov, ov_scan.0, threads, smem)
+                (ov, ov_scan.0, ov_scan.1, ov_scan.2)
             } else {
                 (
                     kernel,
@@ -2030,23 +2021,18 @@ mod tests {
     }
 
     #[test]
-    fn ov2gx_replaces_only_the_uncut_io_dr_producer_at_k128() {
+    fn ov2gx_replaces_the_io_dr_producers_at_k128() {
         // Session 25: DNNPLAN_GDN_BWD_DSCAN=ov2gx keeps tc13 by rule (an io-dR producer is no
-        // forced fp32-dR scan) and swaps the uncut producer at K = V = 128 only; the piece pass
-        // keeps dscanp_ov5dr with its publisher warp and R2's shared memory.
+        // forced fp32-dR scan) and swaps both io-dR producers at K = V = 128 only: 8 warps (no
+        // publisher warp), the wgmma loop's shared memory.
         assert_eq!(TokenStage::pick("", false, false).0.name, "tc13");
         assert!(IO_DR_SCAN_SWITCHES.contains(&"ov2gx"));
         let tc13 = TokenStage::pick("tc13", false, false).0;
         let (u, p, threads, smem) = overlap_scan_kernels("ov2gx", tc13.ov_scans, 128, 128);
-        assert_eq!((u, p), (BwdKernel::DscanOv2Gx, BwdKernel::DscanpOv5Dr));
-        assert_eq!(
-            (threads, smem),
-            (8 * 32 + 32, dscan_ov2_smem_bytes(128, 128))
-        );
-        let (ut, us) = overlap_uncut_launch(u, threads, smem, 128, 128);
-        assert_eq!((ut, us), (256, dscan_ov2gx_smem_bytes(128, 128)));
-        assert_eq!(us, 200_704);
-        assert!(SM90_BUDGET.allows(us) && !u.programmatic());
+        assert_eq!((u, p), (BwdKernel::DscanOv2Gx, BwdKernel::DscanpOv2Gx));
+        assert_eq!((threads, smem), (256, dscan_ov2gx_smem_bytes(128, 128)));
+        assert_eq!(smem, 200_704);
+        assert!(SM90_BUDGET.allows(smem) && !u.programmatic() && !p.programmatic());
         let (u, p, ..) = overlap_scan_kernels("ov2gx", tc13.ov_scans, 64, 64);
         assert_eq!((u, p), (BwdKernel::DscanOv5Dr, BwdKernel::DscanpOv5Dr));
         // Without tc13 (fp32 dR) the switch falls back to the default producer.
@@ -2059,6 +2045,14 @@ mod tests {
         assert_eq!(
             BwdKernel::DscanOv2Gx.name("f16", 64, PrepVariant::DEFAULT),
             "gdn_bwd_dscan_ov5dr_f16_k64"
+        );
+        assert_eq!(
+            BwdKernel::DscanpOv2Gx.name("f16", 128, PrepVariant::DEFAULT),
+            "gdn_bwd_dscanp_ov2gx_f16_k128"
+        );
+        assert_eq!(
+            BwdKernel::DscanpOv2Gx.name("bf16", 64, PrepVariant::DEFAULT),
+            "gdn_bwd_dscanp_ov5dr_bf16_k64"
         );
     }
 
