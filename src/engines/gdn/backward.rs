@@ -716,28 +716,45 @@ fn overlap_scan_kernels(
         {
             (BwdKernel::DscanOv2Gx, BwdKernel::DscanpOv2Gx)
         }
+        (Some((BwdKernel::DscanOv5Dr, piece)), "ov2gxu") if k == 128 && v == 128 => {
+            (BwdKernel::DscanOv2Gx, piece)
+        }
         (Some(scans), _) => scans,
         (None, "ov") => (BwdKernel::DscanOv, BwdKernel::DscanpOv),
         (None, "ov2") => (BwdKernel::DscanOv2, BwdKernel::DscanpOv2),
         (None, "ov5") => (BwdKernel::DscanOv5, BwdKernel::DscanpOv5),
         _ => BWD_OVERLAP_SCAN_DEFAULT,
     };
-    let publisher = matches!(uncut, BwdKernel::DscanOv5 | BwdKernel::DscanOv5Dr);
-    let warps = v / 16 + u64::from(publisher);
-    let smem = if uncut == BwdKernel::DscanOv {
-        dscan_ov_smem_bytes(k, v)
-    } else if uncut == BwdKernel::DscanOv2Gx {
-        dscan_ov2gx_smem_bytes(k, v)
-    } else {
-        dscan_ov2_smem_bytes(k, v)
-    };
-    (uncut, piece, warps as u32 * 32, smem)
+    let (threads, smem) = overlap_scan_launch(uncut, k, v);
+    (uncut, piece, threads, smem)
 }
 
-/// `DNNPLAN_GDN_BWD_DSCAN` values that name a producer of the io `dR` (`tc13`'s pair): they do
+/// An overlapped reverse scan's (threads per block, dynamic shared memory) at K = `k`,
+/// V = `v`: a warp per 16 value rows, plus the publisher warp of `ov5` / `ov5dr` (which run the
+/// `R2` loop's shared memory); `ov`: its two stages only; the wgmma loop `ov2gx` (session 25):
+/// no publisher warp, [`dscan_ov2gx_smem_bytes`] (at K = V = 128, where it is bundled; elsewhere
+/// its rows name `ov5dr`'s kernels and take their shape). Per kernel, so that an uncut producer
+/// and a piece pass of different shapes can pair (`DNNPLAN_GDN_BWD_DSCAN=ov2gxu`).
+fn overlap_scan_launch(kernel: BwdKernel, k: u64, v: u64) -> (u32, u32) {
+    use BwdKernel::*;
+    let gx = k == 128 && v == 128;
+    let (publisher, smem) = match kernel {
+        DscanOv | DscanpOv => (false, dscan_ov_smem_bytes(k, v)),
+        DscanOv2Gx | DscanpOv2Gx if gx => (false, dscan_ov2gx_smem_bytes(k, v)),
+        DscanOv5 | DscanpOv5 | DscanOv5Dr | DscanpOv5Dr | DscanOv2Gx | DscanpOv2Gx => {
+            (true, dscan_ov2_smem_bytes(k, v))
+        }
+        _ => (false, dscan_ov2_smem_bytes(k, v)),
+    };
+    ((v / 16 + u64::from(publisher)) as u32 * 32, smem)
+}
+
+/// `DNNPLAN_GDN_BWD_DSCAN` values that name producers of the io `dR` (`tc13`'s pair): they do
 /// not count as a forced reverse scan for [`BWD_TOKENS_RULE`] (which would pick `tc12`, the
-/// fp32-`dR` stage, and so never run them).
-pub const IO_DR_SCAN_SWITCHES: [&str; 1] = ["ov2gx"];
+/// fp32-`dR` stage, and so never run them). `ov2gx` (session 25): both producers on the wgmma
+/// loop at K = V = 128 ([`BwdKernel::DscanOv2Gx`], [`BwdKernel::DscanpOv2Gx`]); `ov2gxu`: the
+/// uncut one only (the piece pass stays `dscanp_ov5dr`).
+pub const IO_DR_SCAN_SWITCHES: [&str; 2] = ["ov2gx", "ov2gxu"];
 
 /// The most scan segments (sequences × pieces) the overlapped token stage orders
 /// (`gdn::OVERLAP_MAX_SEGMENTS`).
@@ -1349,14 +1366,14 @@ impl<F> GdnBwdPlan<F> {
             n * pieces,
             sms,
         );
-        let (ov_uncut, ov_piece, ov_threads, ov_smem) =
+        let (ov_uncut, ov_piece, _, _) =
             overlap_scan_kernels(dscan_env.as_str(), token_stage.ov_scans, k, v);
-        let ov_scan = ((1, ho32, np), ov_threads, ov_smem);
         // The reverse scan's step: the overlapped kernel `ov`, else the scan (`kernel`, `warps`) on
         // `count` blocks (sequences or pieces) per (value slice, head).
         let dscan_step = |ov: BwdKernel, (kernel, warps): (BwdKernel, u32), count: u32| -> Step {
             if overlap {
-                (ov, ov_scan.0, ov_scan.1, ov_scan.2)
+                let (threads, smem) = overlap_scan_launch(ov, k, v);
+                (ov, (1, ho32, np), threads, smem)
             } else {
                 (
                     kernel,
@@ -2035,6 +2052,31 @@ mod tests {
         assert!(SM90_BUDGET.allows(smem) && !u.programmatic() && !p.programmatic());
         let (u, p, ..) = overlap_scan_kernels("ov2gx", tc13.ov_scans, 64, 64);
         assert_eq!((u, p), (BwdKernel::DscanOv5Dr, BwdKernel::DscanpOv5Dr));
+        // ov2gxu: the uncut producer only; each kernel launches in its own shape.
+        let (u, p, threads, smem) = overlap_scan_kernels("ov2gxu", tc13.ov_scans, 128, 128);
+        assert_eq!((u, p), (BwdKernel::DscanOv2Gx, BwdKernel::DscanpOv5Dr));
+        assert_eq!((threads, smem), (256, 200_704));
+        assert_eq!(
+            overlap_scan_launch(p, 128, 128),
+            (8 * 32 + 32, dscan_ov2_smem_bytes(128, 128))
+        );
+        let (u, p, ..) = overlap_scan_kernels("ov2gxu", tc13.ov_scans, 64, 64);
+        assert_eq!((u, p), (BwdKernel::DscanOv5Dr, BwdKernel::DscanpOv5Dr));
+        // At K = 64 the gx rows name ov5dr's kernels and take their shape.
+        for kernel in [BwdKernel::DscanOv2Gx, BwdKernel::DscanpOv2Gx] {
+            assert_eq!(
+                overlap_scan_launch(kernel, 64, 64),
+                overlap_scan_launch(BwdKernel::DscanOv5Dr, 64, 64)
+            );
+        }
+        // Every other pair shares one shape (the uncut one's, which overlap_scan_kernels returns).
+        for env in ["", "ov", "ov2", "ov5"] {
+            for (stage, kv) in [(None, 128), (tc13.ov_scans, 128), (None, 64)] {
+                let (u, p, threads, smem) = overlap_scan_kernels(env, stage, kv, kv);
+                assert_eq!(overlap_scan_launch(p, kv, kv), (threads, smem), "{env}");
+                assert_eq!(overlap_scan_launch(u, kv, kv), (threads, smem), "{env}");
+            }
+        }
         // Without tc13 (fp32 dR) the switch falls back to the default producer.
         let (u, ..) = overlap_scan_kernels("ov2gx", None, 128, 128);
         assert_eq!(u, BWD_OVERLAP_SCAN_DEFAULT.0);
