@@ -65,6 +65,12 @@
 //   gdn_bwd_dscanp_ov5dr_{bf16,f16}_k{64,128} <<<as dscanp_ov5>>>  dtype through the dS' staging rows)
 //   gdn_bwd_tokens_tc13_ov_{bf16,f16}_k{64,128} <<<as tokens_tc12_ov>>> (REV 13: reads that io dR;
 //                                             dv, dβ from the rounded dR, not bitwise tc12)
+//   gdn_bwd_dscan_ov2gx_{bf16,f16}_k128       <<<(1, HO, N), 256, DscanGxSmem<128, 8, 2>::bytes_r2>>>
+//     (session 25, dsx25: dscan_ov5dr's outputs with every product on the warpgroup MMA, B tiles in
+//     the 128-byte swizzle, no publisher warp (ov2's thread-0 publish), gdn_bwd_dscan_gx.cuh; not
+//     bitwise ov5dr; DNNPLAN_GDN_BWD_DSCAN=ov2gx, the producer of tc13 at K = 128)
+//   gdn_bwd_dscanp_ov2gx_{bf16,f16}_k128      <<<(1, HO, N·P), as dscan_ov2gx>>> (the seeded piece
+//     pass on the same loop, replacing dscanp_ov5dr under the same switch)
 // Launch chain (src/engines/gdn/pdl.rs, DNNPLAN_GDN_PDL): every entry but the overlapped token
 // stages (gdn_bwd_tokens_tc{11,12,13}_ov) starts with dnnp_pdl_enter (dnnp_overlap.cuh): griddepcontrol.wait
 // in every block before anything else, then (FLAG_PDL_TRIGGER) the next kernel's launch trigger.
@@ -77,6 +83,7 @@
 #include "gdn_bwd_chain.cuh"
 #include "gdn_bwd_overlap.cuh"
 #include "gdn_bwd_fscan_gx.cuh"
+#include "gdn_bwd_dscan_gx.cuh"
 #include "gdn_fwd_prep3.cuh"
 #include "gdn_fwd_prep10.cuh"
 
@@ -308,3 +315,17 @@ GDN_BWD_CKPT_PHASED_ENTRIES(f16, gdn::gdn_f16)
   }
 GDN_BWD_FSCAN_GX_ENTRIES(bf16, gdn::gdn_bf16)
 GDN_BWD_FSCAN_GX_ENTRIES(f16, gdn::gdn_f16)
+// Session 25 (dsx25, gdn_bwd_dscan_gx.cuh): the overlapped producers of tc13 on wgmma (two
+// warpgroups, thread 0 publishes; 224 registers, no spill), uncut and the seeded piece pass,
+// K = V = 128 only (K = 64 keeps dscan_ov5dr / dscanp_ov5dr).
+#define GDN_BWD_DSCAN_GX_ENTRY(TAG, T)                                                              \
+  extern "C" __global__ void __launch_bounds__(128 / 16 * 32, 1)                                   \
+      gdn_bwd_dscan_ov2gx_##TAG##_k128(gdn::BwdChainParams p) { dnnp_pdl_enter(p.b.f.flags & gdn::FLAG_PDL_TRIGGER); \
+    gdn::bwd_dscan_gx_body<T, 128, 128, 128 / 16, gdn::DSCAN_MMA_STAGES>(p.b, p.ov_flags);           \
+  }                                                                                                \
+  extern "C" __global__ void __launch_bounds__(128 / 16 * 32, 1)                                   \
+      gdn_bwd_dscanp_ov2gx_##TAG##_k128(gdn::BwdChainParams p) { dnnp_pdl_enter(p.b.f.flags & gdn::FLAG_PDL_TRIGGER); \
+    gdn::bwd_dscanp_gx_body<T, 128, 128, 128 / 16, gdn::DSCAN_MMA_STAGES>(p);                       \
+  }
+GDN_BWD_DSCAN_GX_ENTRY(bf16, gdn::gdn_bf16)
+GDN_BWD_DSCAN_GX_ENTRY(f16, gdn::gdn_f16)

@@ -457,7 +457,8 @@ fn dscan(s: &Shape) -> Counts {
     dscan_with(s, Dr)
 }
 
-/// The reverse scan storing `dR` in the io dtype (dscan_ov5dr, dscanp_ov5dr; session 21).
+/// The reverse scan storing `dR` in the io dtype (dscan_ov5dr, dscanp_ov5dr; session 21; its
+/// wgmma twins dscan_ov2gx, dscanp_ov2gx, session 25: the same bytes).
 fn dscan_dr_io(s: &Shape) -> Counts {
     dscan_with(s, DrIo)
 }
@@ -628,7 +629,11 @@ pub const MODELS: [Model; 22] = [
         ],
         dscan,
     ),
-    family("dscan", &["dscan_ov5dr", "dscanp_ov5dr"], dscan_dr_io),
+    family(
+        "dscan",
+        &["dscan_ov5dr", "dscanp_ov5dr", "dscan_ov2gx", "dscanp_ov2gx"],
+        dscan_dr_io,
+    ),
     family("dsum", &["dsum", "dsum_w8", "dsum1"], dsum),
     family("psum", &["psum", "psum1"], psum),
     family("psumt", &["psumt", "psumt1"], psum_mt),

@@ -133,8 +133,8 @@ use super::params::{
     CHUNK, CkptLayout, DSCAN_MMA_WARPS, DSCAN_W8_WARPS, DSUM1_MIN_BLOCKS, FSCAN_GX_STAGES,
     FSCANP1_MIN_BLOCKS, OFFSETS_THREADS, OverlapLayout, PARAM_THREADS, PSUM1_MIN_BLOCKS,
     SCAN_WARPS, SUM_STAGES, TOK_THREADS, dscan_mma_smem_bytes, dscan_ov_smem_bytes,
-    dscan_ov2_smem_bytes, dscan_w8_smem_bytes, flags, fscan_gx_smem_bytes, max_chunks,
-    scan_smem_bytes, scanx_smem_bytes, tokens_tc11_smem_bytes, tokens_tc12_smem_bytes,
+    dscan_ov2_smem_bytes, dscan_ov2gx_smem_bytes, dscan_w8_smem_bytes, flags, fscan_gx_smem_bytes,
+    max_chunks, scan_smem_bytes, scanx_smem_bytes, tokens_tc11_smem_bytes, tokens_tc12_smem_bytes,
 };
 use super::pdl::{GdnPlan, Launch, PdlMode};
 
@@ -305,11 +305,23 @@ pub enum BwdKernel {
     FscanGx3,
     /// [`BwdKernel::FscanGx`] on four stages (one block per SM). `DNNPLAN_GDN_BWD_FSCAN=gx4`.
     FscanGx4,
+    /// Overlap (session 25, an experiment: `DNNPLAN_GDN_BWD_DSCAN=ov2gx`): the uncut producer of
+    /// [`BwdKernel::TokensTc13Ov`] with every product of its step on the warpgroup MMA (two
+    /// warpgroups, the B tiles in the 128-byte swizzle, `kernels/include/gdn_bwd_dscan_gx.cuh`),
+    /// the units published by thread 0 (`ov2`'s protocol: no publisher warp, whose ninth warp
+    /// would cap the step at 168 registers); the same outputs as [`BwdKernel::DscanOv5Dr`] in
+    /// another summation order (not bitwise). Bundled at K = V = 128 only: at other K it names
+    /// `dscan_ov5dr`, which [`overlap_scan_kernels`] runs there.
+    DscanOv2Gx,
+    /// Overlap (session 25, with [`BwdKernel::DscanOv2Gx`]): the piece chain's seeded pass on the
+    /// same wgmma loop, replacing [`BwdKernel::DscanpOv5Dr`] under the same switch; at K other
+    /// than 128 it names `dscanp_ov5dr`.
+    DscanpOv2Gx,
 }
 
 impl BwdKernel {
     /// Every kernel, in index order.
-    pub const ALL: [BwdKernel; 45] = [
+    pub const ALL: [BwdKernel; 47] = [
         BwdKernel::ChunkOffsets,
         BwdKernel::Prep,
         BwdKernel::Fscan,
@@ -355,6 +367,8 @@ impl BwdKernel {
         BwdKernel::FscanGx,
         BwdKernel::FscanGx3,
         BwdKernel::FscanGx4,
+        BwdKernel::DscanOv2Gx,
+        BwdKernel::DscanpOv2Gx,
     ];
 
     /// The kernel's symbol in the module (`tag` = `bf16` / `f16`, `k` = K = V; `prep`: the
@@ -375,6 +389,10 @@ impl BwdKernel {
             BwdKernel::Dsum1 if k != 128 => "dsum",
             BwdKernel::Fscanc1 if k != 128 => "fscanc",
             BwdKernel::PsumMt1 if k != 128 => "psumt",
+            BwdKernel::DscanOv2Gx if k != 128 => "dscan_ov5dr",
+            BwdKernel::DscanOv2Gx => "dscan_ov2gx",
+            BwdKernel::DscanpOv2Gx if k != 128 => "dscanp_ov5dr",
+            BwdKernel::DscanpOv2Gx => "dscanp_ov2gx",
             BwdKernel::Fscanc1 => "fscanc1",
             BwdKernel::PsumMt1 => "psumt1",
             BwdKernel::Fscanc => "fscanc",
@@ -489,12 +507,13 @@ fn replay_one_per_sm(blocks: u64, sms: u64) -> bool {
     }
 }
 
-/// The replay the backward runs without `DNNPLAN_GDN_BWD_FSCAN` (`r4`: 15-23 % faster than `v1`
-/// at all four benchmark shapes on the H200, bench/gdn_device_fscan6_*.log). Session 25 (helper
-/// fsx25) proposes [`ReplayVariant::WarpgroupRule`] (`gxr`: the whole backward −3.0 / −0.9 / −1.1
-/// / −4.3 % at the four shapes, gradients bitwise `r4`'s, bench/gdn_device_fsx25_run2.log); with
-/// it the piece chain's replay becomes `gx` too ([`ReplayVariant::own_piece_replay`]).
-pub const REPLAY_BY_RULE: ReplayVariant = ReplayVariant::Rows4;
+/// The replay the backward runs without `DNNPLAN_GDN_BWD_FSCAN`: since session 25 (helper
+/// fsx25) [`ReplayVariant::WarpgroupRule`] (`gxr`: the whole backward −3.0 / −0.9 / −1.1 / −4.3 %
+/// at the four benchmark shapes against `r4`, gradients bitwise `r4`'s,
+/// bench/gdn_device_fsx25_run2.log); the piece chain's replay is then `gx` too
+/// ([`ReplayVariant::own_piece_replay`]). `DNNPLAN_GDN_BWD_FSCAN=r4` forces the session-6
+/// replay (15-23 % faster than `v1`, bench/gdn_device_fscan6_*.log).
+pub const REPLAY_BY_RULE: ReplayVariant = ReplayVariant::WarpgroupRule;
 
 impl ReplayVariant {
     /// [`REPLAY_BY_RULE`], then `DNNPLAN_GDN_BWD_FSCAN=v1|r4|gx|gx3|gx4|gxr`.
@@ -790,21 +809,65 @@ fn overlap_scan_kernels(
     v: u64,
 ) -> (BwdKernel, BwdKernel, u32, u32) {
     let (uncut, piece) = match (stage_scans, dscan_env) {
+        (Some((BwdKernel::DscanOv5Dr, BwdKernel::DscanpOv5Dr)), "ov2gx")
+            if k == 128 && v == 128 =>
+        {
+            (BwdKernel::DscanOv2Gx, BwdKernel::DscanpOv2Gx)
+        }
+        (Some((BwdKernel::DscanOv5Dr, piece)), "ov2gxu") if k == 128 && v == 128 => {
+            (BwdKernel::DscanOv2Gx, piece)
+        }
+        (Some((BwdKernel::DscanOv5Dr, piece)), "ov5dr") => (BwdKernel::DscanOv5Dr, piece),
+        (Some((BwdKernel::DscanOv5Dr, piece)), _)
+            if IO_DR_UNCUT_WGMMA_BY_RULE && k == 128 && v == 128 =>
+        {
+            (BwdKernel::DscanOv2Gx, piece)
+        }
         (Some(scans), _) => scans,
         (None, "ov") => (BwdKernel::DscanOv, BwdKernel::DscanpOv),
         (None, "ov2") => (BwdKernel::DscanOv2, BwdKernel::DscanpOv2),
         (None, "ov5") => (BwdKernel::DscanOv5, BwdKernel::DscanpOv5),
         _ => BWD_OVERLAP_SCAN_DEFAULT,
     };
-    let publisher = matches!(uncut, BwdKernel::DscanOv5 | BwdKernel::DscanOv5Dr);
-    let warps = v / 16 + u64::from(publisher);
-    let smem = if uncut == BwdKernel::DscanOv {
-        dscan_ov_smem_bytes(k, v)
-    } else {
-        dscan_ov2_smem_bytes(k, v)
-    };
-    (uncut, piece, warps as u32 * 32, smem)
+    let (threads, smem) = overlap_scan_launch(uncut, k, v);
+    (uncut, piece, threads, smem)
 }
+
+/// An overlapped reverse scan's (threads per block, dynamic shared memory) at K = `k`,
+/// V = `v`: a warp per 16 value rows, plus the publisher warp of `ov5` / `ov5dr` (which run the
+/// `R2` loop's shared memory); `ov`: its two stages only; the wgmma loop `ov2gx` (session 25):
+/// no publisher warp, [`dscan_ov2gx_smem_bytes`] (at K = V = 128, where it is bundled; elsewhere
+/// its rows name `ov5dr`'s kernels and take their shape). Per kernel, so that an uncut producer
+/// and a piece pass of different shapes can pair (`DNNPLAN_GDN_BWD_DSCAN=ov2gxu`).
+fn overlap_scan_launch(kernel: BwdKernel, k: u64, v: u64) -> (u32, u32) {
+    use BwdKernel::*;
+    let gx = k == 128 && v == 128;
+    let (publisher, smem) = match kernel {
+        DscanOv | DscanpOv => (false, dscan_ov_smem_bytes(k, v)),
+        DscanOv2Gx | DscanpOv2Gx if gx => (false, dscan_ov2gx_smem_bytes(k, v)),
+        DscanOv5 | DscanpOv5 | DscanOv5Dr | DscanpOv5Dr | DscanOv2Gx | DscanpOv2Gx => {
+            (true, dscan_ov2_smem_bytes(k, v))
+        }
+        _ => (false, dscan_ov2_smem_bytes(k, v)),
+    };
+    ((v / 16 + u64::from(publisher)) as u32 * 32, smem)
+}
+
+/// `DNNPLAN_GDN_BWD_DSCAN` values that name producers of the io `dR` (`tc13`'s pair): they do
+/// not count as a forced reverse scan for [`BWD_TOKENS_RULE`] (which would pick `tc12`, the
+/// fp32-`dR` stage, and so never run them). `ov2gx` (session 25): both producers on the wgmma
+/// loop at K = V = 128 ([`BwdKernel::DscanOv2Gx`], [`BwdKernel::DscanpOv2Gx`]); `ov2gxu`: the
+/// uncut one only (the piece pass stays `dscanp_ov5dr`).
+/// `ov5dr`: the session-21 producers (`dscan_ov5dr`, `dscanp_ov5dr`) also at K = V = 128.
+pub const IO_DR_SCAN_SWITCHES: [&str; 3] = ["ov2gx", "ov2gxu", "ov5dr"];
+
+/// Whether tc13's uncut producer at K = V = 128 is the wgmma loop [`BwdKernel::DscanOv2Gx`]
+/// by rule (session 25, helper dsx25: the scan 0.60 → 0.42 ms, the whole backward −2.5 % at
+/// (4,8192,16), −2.7 % on the ragged mix, neutral at (16,2048,32); tests pass, memcheck clean;
+/// not bitwise `dscan_ov5dr`). The piece pass stays `dscanp_ov5dr` (its wgmma form was no
+/// faster at (1,32768,16)); `DNNPLAN_GDN_BWD_DSCAN=ov5dr` forces the old producer,
+/// `=ov2gx` both wgmma producers.
+pub const IO_DR_UNCUT_WGMMA_BY_RULE: bool = true;
 
 /// The most scan segments (sequences × pieces) the overlapped token stage orders
 /// (`gdn::OVERLAP_MAX_SEGMENTS`).
@@ -1344,8 +1407,10 @@ impl<F> GdnBwdPlan<F> {
         let (ho32, n32) = (ho as u32, n as u32);
         let tokens_env = std::env::var("DNNPLAN_GDN_BWD_TOKENS").unwrap_or_default();
         let dscan_env = std::env::var("DNNPLAN_GDN_BWD_DSCAN").unwrap_or_default();
+        let dscan_forced =
+            !dscan_env.is_empty() && !IO_DR_SCAN_SWITCHES.contains(&dscan_env.as_str());
         let (token_stage, token_overlap) =
-            TokenStage::pick(&tokens_env, f.batch_invariant, !dscan_env.is_empty());
+            TokenStage::pick(&tokens_env, f.batch_invariant, dscan_forced);
         let dscan_smem = |warps: u32| {
             if warps == DSCAN_W8_WARPS {
                 dscan_w8_smem_bytes(k)
@@ -1422,14 +1487,14 @@ impl<F> GdnBwdPlan<F> {
             n * pieces,
             sms,
         );
-        let (ov_uncut, ov_piece, ov_threads, ov_smem) =
+        let (ov_uncut, ov_piece, _, _) =
             overlap_scan_kernels(dscan_env.as_str(), token_stage.ov_scans, k, v);
-        let ov_scan = ((1, ho32, np), ov_threads, ov_smem);
         // The reverse scan's step: the overlapped kernel `ov`, else the scan (`kernel`, `warps`) on
         // `count` blocks (sequences or pieces) per (value slice, head).
         let dscan_step = |ov: BwdKernel, (kernel, warps): (BwdKernel, u32), count: u32| -> Step {
             if overlap {
-                (ov, ov_scan.0, ov_scan.1, ov_scan.2)
+                let (threads, smem) = overlap_scan_launch(ov, k, v);
+                (ov, (1, ho32, np), threads, smem)
             } else {
                 (
                     kernel,
@@ -2117,9 +2182,15 @@ mod tests {
             tc13.ov_scans,
             Some((BwdKernel::DscanOv5Dr, BwdKernel::DscanpOv5Dr))
         );
-        for env in ["", "ov", "ov2", "ov5"] {
+        for env in ["", "ov", "ov2", "ov5", "ov5dr"] {
             for kv in [64, 128] {
                 let (u, p, threads, smem) = overlap_scan_kernels(env, tc13.ov_scans, kv, kv);
+                if kv == 128 && env != "ov5dr" && IO_DR_UNCUT_WGMMA_BY_RULE {
+                    // Session 25: the uncut producer on wgmma by rule at K = V = 128.
+                    assert_eq!((u, p), (BwdKernel::DscanOv2Gx, BwdKernel::DscanpOv5Dr));
+                    assert_eq!((threads, smem), (256, dscan_ov2gx_smem_bytes(kv, kv)));
+                    continue;
+                }
                 assert_eq!((u, p), (BwdKernel::DscanOv5Dr, BwdKernel::DscanpOv5Dr));
                 // ov5's shape: a warp per 16 value rows and the publisher warp, R2's smem.
                 assert_eq!(u64::from(threads), kv / 16 * 32 + 32);
@@ -2142,6 +2213,71 @@ mod tests {
         assert_eq!(
             BwdKernel::DscanpOv5Dr.name("f16", 64, PrepVariant::DEFAULT),
             "gdn_bwd_dscanp_ov5dr_f16_k64"
+        );
+    }
+
+    #[test]
+    fn ov2gx_replaces_the_io_dr_producers_at_k128() {
+        // Session 25: DNNPLAN_GDN_BWD_DSCAN=ov2gx keeps tc13 by rule (an io-dR producer is no
+        // forced fp32-dR scan) and swaps both io-dR producers at K = V = 128 only: 8 warps (no
+        // publisher warp), the wgmma loop's shared memory.
+        assert_eq!(TokenStage::pick("", false, false).0.name, "tc13");
+        assert!(IO_DR_SCAN_SWITCHES.contains(&"ov2gx"));
+        let tc13 = TokenStage::pick("tc13", false, false).0;
+        let (u, p, threads, smem) = overlap_scan_kernels("ov2gx", tc13.ov_scans, 128, 128);
+        assert_eq!((u, p), (BwdKernel::DscanOv2Gx, BwdKernel::DscanpOv2Gx));
+        assert_eq!((threads, smem), (256, dscan_ov2gx_smem_bytes(128, 128)));
+        assert_eq!(smem, 200_704);
+        assert!(SM90_BUDGET.allows(smem) && !u.programmatic() && !p.programmatic());
+        let (u, p, ..) = overlap_scan_kernels("ov2gx", tc13.ov_scans, 64, 64);
+        assert_eq!((u, p), (BwdKernel::DscanOv5Dr, BwdKernel::DscanpOv5Dr));
+        // ov2gxu: the uncut producer only; each kernel launches in its own shape.
+        let (u, p, threads, smem) = overlap_scan_kernels("ov2gxu", tc13.ov_scans, 128, 128);
+        assert_eq!((u, p), (BwdKernel::DscanOv2Gx, BwdKernel::DscanpOv5Dr));
+        assert_eq!((threads, smem), (256, 200_704));
+        assert_eq!(
+            overlap_scan_launch(p, 128, 128),
+            (8 * 32 + 32, dscan_ov2_smem_bytes(128, 128))
+        );
+        let (u, p, ..) = overlap_scan_kernels("ov2gxu", tc13.ov_scans, 64, 64);
+        assert_eq!((u, p), (BwdKernel::DscanOv5Dr, BwdKernel::DscanpOv5Dr));
+        // At K = 64 the gx rows name ov5dr's kernels and take their shape.
+        for kernel in [BwdKernel::DscanOv2Gx, BwdKernel::DscanpOv2Gx] {
+            assert_eq!(
+                overlap_scan_launch(kernel, 64, 64),
+                overlap_scan_launch(BwdKernel::DscanOv5Dr, 64, 64)
+            );
+        }
+        // Every other pair shares one shape (the uncut one's, which overlap_scan_kernels returns);
+        // tc13's at K = V = 128 pairs the wgmma uncut producer with dscanp_ov5dr by rule.
+        for env in ["", "ov", "ov2", "ov5"] {
+            for (stage, kv) in [(None, 128), (tc13.ov_scans, 128), (None, 64)] {
+                if IO_DR_UNCUT_WGMMA_BY_RULE && stage.is_some() && kv == 128 {
+                    continue;
+                }
+                let (u, p, threads, smem) = overlap_scan_kernels(env, stage, kv, kv);
+                assert_eq!(overlap_scan_launch(p, kv, kv), (threads, smem), "{env}");
+                assert_eq!(overlap_scan_launch(u, kv, kv), (threads, smem), "{env}");
+            }
+        }
+        // Without tc13 (fp32 dR) the switch falls back to the default producer.
+        let (u, ..) = overlap_scan_kernels("ov2gx", None, 128, 128);
+        assert_eq!(u, BWD_OVERLAP_SCAN_DEFAULT.0);
+        assert_eq!(
+            BwdKernel::DscanOv2Gx.name("bf16", 128, PrepVariant::DEFAULT),
+            "gdn_bwd_dscan_ov2gx_bf16_k128"
+        );
+        assert_eq!(
+            BwdKernel::DscanOv2Gx.name("f16", 64, PrepVariant::DEFAULT),
+            "gdn_bwd_dscan_ov5dr_f16_k64"
+        );
+        assert_eq!(
+            BwdKernel::DscanpOv2Gx.name("f16", 128, PrepVariant::DEFAULT),
+            "gdn_bwd_dscanp_ov2gx_f16_k128"
+        );
+        assert_eq!(
+            BwdKernel::DscanpOv2Gx.name("bf16", 64, PrepVariant::DEFAULT),
+            "gdn_bwd_dscanp_ov5dr_bf16_k64"
         );
     }
 

@@ -387,6 +387,17 @@ pub fn dscan_ov2_smem_bytes(k: u64, v: u64) -> u32 {
     dscan_ov_smem_bytes(k, v) + staging as u32
 }
 
+/// Dynamic shared memory of the wgmma reverse scan `gdn_bwd_dscan_ov2gx_*` (session 25,
+/// `gdn::DscanGxSmem<K, V / 16, 2>::bytes_r2`, K = V = 128): per stage A, T (64 × 64) and Kᴿ, Q⁺, E
+/// (64 × K) in the io dtype, dO (64 tokens × (V + 8)), rounded up to 1,024 bytes (the 128-byte
+/// swizzle's atoms); then R2's per-warp `dS'` staging rows ([16][K + 8]).
+pub fn dscan_ov2gx_smem_bytes(k: u64, v: u64) -> u32 {
+    let tiles = 2 * (2 * CHUNK * CHUNK + 3 * CHUNK * k + CHUNK * (v + 8));
+    let stage = tiles.div_ceil(1024) * 1024;
+    let staging = (v / 16) * 16 * (k + 8) * 2;
+    (DSCAN_MMA_STAGES * stage + staging) as u32
+}
+
 /// Warps of the 8-warp reverse scan (`gdn::DSCAN_W8_WARPS`): a warp pair per 16 value rows of
 /// the same 64-row block slice.
 pub const DSCAN_W8_WARPS: u32 = 8;

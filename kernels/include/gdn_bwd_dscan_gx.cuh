@@ -1,0 +1,303 @@
+// gdn_bwd_dscan_gx.cuh: the overlapped backward's reverse scan (the uncut producer beside the token
+// stage tc13) with every product of its step on the warpgroup MMA and the B operands staged in the
+// 128-byte swizzle: gdn_bwd_dscan_ov2gx_{bf16,f16}_k128 (session 25, helper dsx25; an experiment
+// behind DNNPLAN_GDN_BWD_DSCAN=ov2gx until validated on the device), and the piece chain's seeded
+// pass on the same loop, gdn_bwd_dscanp_ov2gx_{bf16,f16}_k128 (replacing dscanp_ov5dr).
+//
+// Why: dscan_ov5dr (dscan_mma_chunks with R2, PUB, PUBW, DR_IO; 8 compute warps of 16 value rows +
+// the publisher warp) reads every B operand of its step (Kᴿ, A, T, Q⁺, E: ~60 KB) once per warp by
+// ldmatrix, ~480 KB of shared-memory reads per step and SM: the shared-memory pipe bound that
+// session 24 removed from the forward scan with wgmma (w4gx / w8gx), where a B tile is read once
+// per warpgroup. Here the 8 warps are two warpgroups (warps 0-3: value rows 0-63, warps 4-7: rows
+// 64-127; the m64 rows of warp w of a warpgroup are its 16 rows, so every accumulator and A
+// fragment keeps the mma.sync layout the R2 loop uses).
+// No publisher warp (ov5's PUBW): with a ninth warp an SM sub-partition holds three warps, which
+// caps a thread at 168 registers; this step needs 231 (x 64, X's A fragments 32, dUᵀ 32, dOᵀ 16
+// live while batch 1 is in flight), and at 168 ptxas spilled and serialized the wgmma (C7512).
+// The units are published as the R2 loop without PUBW does (ov2's protocol: thread 0 after the
+// chunk's barrier, gpu-scope fence, release store).
+//
+// The step (chunk c, last first; X = dSᵀ in x[K / 8][4], the m64n128 accumulator layout):
+//   dS' = X stored (R2's dscan_store_ds_staged, io dtype)
+//   batch 1  dUᵀ = X Kᴿᵀ + dOᵀ A   m64n64k16 × K/16 (A: x_a_frag; B: Kᴿ [token][key] K-major in
+//                                  slim_wg_elem's swizzle, two 64-key atoms, k16 step +32 B within
+//                                  an atom) then × 4 (A: dOᵀ by ldmatrix.trans from the dO tile;
+//                                  B: A [j][i] MN-major, tnspB: SBO 1,024 B, k16 step +2,048 B;
+//                                  the full 64 columns: the tile's upper triangle is zero)
+//   batch 2  X ← e^{Γ_last} X + dOᵀ Q⁺   m64n128k16 × 4, B = Q⁺ [token][key] MN-major (the forward
+//                                  state update's rule: LBO 8,192 B between the 64-key atoms)
+//   batch 3  dRᵀ = dUᵀ T            m64n64k16 × 4, B = T [i][j] MN-major (batches 2 and 3 in flight
+//                                  together)
+//   batch 4  X += (−dRᵀ) E          m64n128k16 × 4, B = E MN-major
+//   (in flight: dR stored in the io dtype, dscan_store_dr_staged)
+// (Issuing batch 2 while batch 1 is in flight made ptxas inject a warpgroup wait even at 256
+// threads: not done.)
+// Numerics: the same io-rounded operands as the R2 loop, fp32 accumulation in the tensor core's
+// order, and the state update sums dOᵀ Q⁺ over all tokens before −dRᵀ E (the mma.sync loop
+// interleaves them per 16 tokens): not bitwise dscan_ov5dr; the fp64 reference is the bar.
+// Copies: the same 16-byte cp.async pieces as dscan_issue_chunk's FIXED rounds, the tiles A, T
+// (8 KB, one atom), Kᴿ, Q⁺, E (16 KB, two atoms) written at their swizzled positions, dO as the
+// R2 loop's [token][V + 8] tile. Each thread's fence.proxy.async after its group wait, before the
+// chunk's barrier (its cp.async writes then visible to the wgmma's async proxy); every wgmma of a
+// chunk is complete (wait<0>) before the next chunk's barrier, after which its stage is refilled.
+#pragma once
+
+#include "gdn_bwd.cuh"
+#include "gdn_bwd_chain.cuh"
+#include "gdn_fwd_slim.cuh"
+#include "dnnp_wgmma.cuh"
+
+namespace gdn {
+
+// The stage of the wgmma reverse scan: A, T (one 8 KB swizzle atom each), Kᴿ, Q⁺, E (two atoms of
+// 64 keys each), dO [64 tokens][VS + 8]; the stage rounded to 1,024 bytes (every atom aligned);
+// then, past the STAGES stages, R2's per-warp dS' staging rows ([16][K + 8], io dtype), which
+// dscan_store_ds_staged / dscan_store_dr_staged address through bytes / dss_warp / KP.
+template <int K, int NW, int STAGES>
+struct DscanGxSmem {
+  static_assert(K == 128, "two 64-key swizzle atoms per token tile");
+  static constexpr int KP = K + 8;
+  static constexpr int VS = 16 * NW;
+  static constexpr int DP = VS + 8;
+  static constexpr size_t a_off = 0;                          // A  (swizzled [j][i])
+  static constexpr size_t t_off = a_off + CHUNK * CHUNK * 2;  // T  (swizzled [i][j])
+  static constexpr size_t kr_off = t_off + CHUNK * CHUNK * 2; // Kᴿ (swizzled [token][key])
+  static constexpr size_t q_off = kr_off + CHUNK * K * 2;     // Q⁺
+  static constexpr size_t e_off = q_off + CHUNK * K * 2;      // E
+  static constexpr size_t do_off = e_off + CHUNK * K * 2;     // dO [64 tokens][DP]
+  static constexpr size_t stage = (do_off + CHUNK * DP * 2 + 1023) / 1024 * 1024;
+  static constexpr size_t bytes = STAGES * stage;
+  static constexpr size_t dss_warp = 16 * KP * 2;
+  static constexpr size_t bytes_r2 = bytes + NW * dss_warp;
+  static_assert(a_off % 1024 == 0 && t_off % 1024 == 0 && kr_off % 1024 == 0 && q_off % 1024 == 0 &&
+                    e_off % 1024 == 0 && stage % 1024 == 0,
+                "SW128 atoms 1024-byte aligned");
+};
+// The host mirror: src/engines/gdn/params.rs, dscan_ov2gx_smem_bytes.
+static_assert(DscanGxSmem<128, 8, 2>::bytes_r2 == 200704, "DscanGxSmem size changed: update params.rs");
+
+// One stage of the wgmma reverse scan: chunk c's A, T, Kᴿ, Q⁺, E by cp.async into their swizzled
+// positions (round it: piece tid + NT·it of the contiguous tile, row (tid + NT·it) / (ROWLEN / 8);
+// NT / (ROWLEN / 8) rows per round, a multiple of 8, so a round is the first one's elements plus
+// a constant) and the block's VS dO value columns (rows past the chunk's tokens zeroed), as
+// dscan_issue_chunk's FIXED branch. NT threads.
+template <typename T, int ROWLEN, int NT>
+__device__ __forceinline__ void dscan_gx_tile_swizzled(T* dst, const T* src, int tid) {
+  constexpr int CV = ROWLEN / 8, RS = NT / CV, N = CHUNK * CV;
+  static_assert(N % NT == 0 && NT % CV == 0 && RS % 8 == 0, "whole rounds of whole rows, atom rows unchanged");
+  T* d = dst + slim_wg_elem<ROWLEN>(tid / CV, 8 * (tid % CV));
+  const T* s = src + 8 * tid;
+#pragma unroll
+  for (int it = 0; it < N / NT; ++it) cp_async16(d + it * RS * 64, s + it * 8 * NT);
+}
+
+template <typename T, int K, int V, typename S, int NT>
+__device__ __forceinline__ void dscan_gx_issue_chunk(const BwdParams& bp, unsigned char* base, int c, int h, long long cs,
+                                                     long long ce, int c_first, int vb, int tid) {
+  const FwdParams& p = bp.f;
+  constexpr int VS = S::VS, DP = S::DP;
+  const int HO = p.ho;
+  const size_t ch = static_cast<size_t>(c) * HO + h;
+  dscan_gx_tile_swizzled<T, CHUNK, NT>(reinterpret_cast<T*>(base + S::a_off), static_cast<const T*>(p.ws_a) + ch * CHUNK * CHUNK, tid);
+  dscan_gx_tile_swizzled<T, CHUNK, NT>(reinterpret_cast<T*>(base + S::t_off), static_cast<const T*>(bp.ws_t) + ch * CHUNK * CHUNK, tid);
+  dscan_gx_tile_swizzled<T, K, NT>(reinterpret_cast<T*>(base + S::kr_off), static_cast<const T*>(p.ws_kr) + ch * CHUNK * K, tid);
+  dscan_gx_tile_swizzled<T, K, NT>(reinterpret_cast<T*>(base + S::q_off), static_cast<const T*>(p.ws_q) + ch * CHUNK * K, tid);
+  dscan_gx_tile_swizzled<T, K, NT>(reinterpret_cast<T*>(base + S::e_off), static_cast<const T*>(bp.ws_e) + ch * CHUNK * K, tid);
+  const long long t0 = cs + static_cast<long long>(c - c_first) * CHUNK;
+  const int len = static_cast<int>(min_ll(static_cast<long long>(CHUNK), ce - t0));
+  constexpr int VEC = VS / 8, RSTEP = NT / VEC;
+  static_assert((CHUNK * VEC) % NT == 0 && NT % VEC == 0, "whole rounds of whole dO rows");
+  const int r0 = tid / VEC, c8 = tid % VEC;
+  T* ds = reinterpret_cast<T*>(base + S::do_off) + r0 * DP + 8 * c8;
+  const T* dog = static_cast<const T*>(bp.d_o) + (static_cast<size_t>(t0 + r0) * HO + h) * V + vb + 8 * c8;
+#pragma unroll
+  for (int it = 0; it < CHUNK / RSTEP; ++it) {
+    if (r0 + it * RSTEP < len)
+      cp_async16(ds + it * RSTEP * DP, dog + static_cast<size_t>(it) * RSTEP * HO * V);
+    else
+      *reinterpret_cast<uint4*>(ds + it * RSTEP * DP) = make_uint4(0u, 0u, 0u, 0u);
+  }
+}
+
+// The wgmma reverse scan's chunk loop (the file's top comment): chunks [c_begin, c_end) of the
+// sequence whose tokens are [cs, ce) (chunk c_first holds cs), last first, on NW = 2 · 4 warps;
+// X = dSᵀ of this warp's 16 value rows (vb + 16 warp ..) in x. Per chunk: dS' (X on entry) to
+// ws_ds in the io dtype, dR to ws_dr in the io dtype ([token][value]), then X updated. One block
+// barrier per chunk; after it thread 0 publishes the previous chunk's unit in pub_flags (its
+// dS' / dR stores precede the barrier), the last one after the closing barrier.
+template <typename T, int K, int V, int NW, int STAGES>
+__device__ __forceinline__ void dscan_gx_chunks(const BwdParams& bp, float (&x)[K / 8][4], int h, long long cs,
+                                                long long ce, int c_first, int c_begin, int c_end, int vb,
+                                                unsigned* pub_flags) {
+  static_assert(K == 128 && NW == 8 && 16 * NW == V, "two warpgroups of 64 value rows at K = V = 128");
+  static_assert(STAGES >= 2, "the stage read one chunk earlier is refilled");
+  using S = DscanGxSmem<K, NW, STAGES>;
+  constexpr int DP = S::DP;
+  const FwdParams& p = bp.f;
+  extern __shared__ __align__(16) unsigned char smem[];
+  const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+  const int HO = p.ho;
+  const int nch = c_end - c_begin;
+  auto issue = [&](int s, int st) {
+    dscan_gx_issue_chunk<T, K, V, S, NW * 32>(bp, smem + st * S::stage, c_end - 1 - s, h, cs, ce, c_first, vb, tid);
+  };
+#pragma unroll
+  for (int sidx = 0; sidx < STAGES - 1; ++sidx) {
+    if (sidx < nch) issue(sidx, sidx);
+    cp_async_commit();
+  }
+  const int arow = (lane & 7) + 8 * (lane >> 4);  // ldmatrix.trans rows of dOᵀ's A fragments
+  const int acol = 16 * warp + 8 * ((lane >> 3) & 1);
+  const uint32_t sm0 = static_cast<uint32_t>(__cvta_generic_to_shared(smem));
+  // B descriptors: K-major Kᴿ (atom kk / 4, +32 B · (kk % 4)); MN-major tiles (+2,048 B per 16 rows).
+  auto kmaj = [](uint32_t b, int kk) { return dnnp::wgmma_desc(b + 64 * CHUNK * 2 * (kk >> 2) + 32 * (kk & 3), 16, 1024, 1); };
+  auto mnmaj = [](uint32_t b, int kk) { return dnnp::wgmma_desc(b + 2048 * kk, 8192, 1024, 1); };
+  float gl_next = nch > 0 ? p.ws_gl[static_cast<size_t>(c_end - 1) * HO + h] : 0.f;
+  size_t prev_ch = 0;  // the unit of the previous chunk, published after the next barrier
+  for (int s = 0; s < nch; ++s) {
+    const int c = c_end - 1 - s;
+    const int st = s % STAGES;
+    // This chunk's copies landed and are visible to the async proxy (each thread fences its own),
+    // every warp is past the previous chunk (its wgmma complete, its stores issued: thread 0
+    // publishes its unit after this barrier); then the next chunk's copies.
+    cp_async_wait<STAGES - 2>();
+    dnnp::fence_proxy_async_shared();
+    __syncthreads();
+    if (s > 0) dnnp_flag_publish_after_barrier(pub_flags + prev_ch, 1u);
+    if (s + STAGES - 1 < nch) issue(s + STAGES - 1, (s + STAGES - 1) % STAGES);
+    cp_async_commit();
+    const size_t ch = static_cast<size_t>(c) * HO + h;
+    const float decay = __expf(gl_next);
+    if (s + 1 < nch) gl_next = p.ws_gl[static_cast<size_t>(c - 1) * HO + h];
+    const uint32_t sb = sm0 + static_cast<uint32_t>(st * S::stage);
+    const T* Ds = reinterpret_cast<const T*>(smem + st * S::stage + S::do_off);
+    // dS' of this chunk (X on entry), before batch 1 (its copies' registers are free then).
+    dscan_store_ds_staged<T, K, V, S>(bp, smem, ch, x, vb + 16 * warp, warp, lane);
+    u32 xa[K / 16][4];
+#pragma unroll
+    for (int kk = 0; kk < K / 16; ++kk) x_a_frag<T>(xa[kk], x, kk);
+    u32 doa[4][4];
+#pragma unroll
+    for (int kk = 0; kk < 4; ++kk) ldsm_x4_t(doa[kk], &Ds[(16 * kk + arow) * DP + acol]);
+    // Batch 1: dUᵀ = X Kᴿᵀ + dOᵀ A.
+    float du[8][4];
+#pragma unroll
+    for (int nt = 0; nt < 8; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        du[nt][e] = 0.f;
+        dnnp::wgmma_fence_operand(du[nt][e]);
+      }
+    dnnp::wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < K / 16; ++kk) SlimWgN<T>::template mma<64, 0>(&du[0][0], xa[kk], kmaj(sb + S::kr_off, kk));
+#pragma unroll
+    for (int kk = 0; kk < 4; ++kk) SlimWgN<T>::template mma<64, 1>(&du[0][0], doa[kk], mnmaj(sb + S::a_off, kk));
+    dnnp::wgmma_commit();
+    dnnp::wgmma_wait<0>();  // batch 1
+    dnnp::wgmma_fence_frags(du);
+    // Batch 2: X ← e^{Γ_last} X + dOᵀ Q⁺.
+#pragma unroll
+    for (int nt = 0; nt < K / 8; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) x[nt][e] *= decay;
+    dnnp::wgmma_fence_frags(x);
+    dnnp::wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < 4; ++kk) SlimWgN<T>::template mma<128, 1>(&x[0][0], doa[kk], mnmaj(sb + S::q_off, kk));
+    dnnp::wgmma_commit();
+    u32 dua[4][4];
+#pragma unroll
+    for (int nt = 0; nt < 8; ++nt) {
+      dua[nt >> 1][(nt & 1) * 2 + 0] = Io<T>::pack(du[nt][0], du[nt][1]);
+      dua[nt >> 1][(nt & 1) * 2 + 1] = Io<T>::pack(du[nt][2], du[nt][3]);
+    }
+    // Batch 3: dRᵀ = dUᵀ T.
+    float dr[8][4];
+#pragma unroll
+    for (int nt = 0; nt < 8; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        dr[nt][e] = 0.f;
+        dnnp::wgmma_fence_operand(dr[nt][e]);
+      }
+    dnnp::wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < 4; ++kk) SlimWgN<T>::template mma<64, 1>(&dr[0][0], dua[kk], mnmaj(sb + S::t_off, kk));
+    dnnp::wgmma_commit();
+    dnnp::wgmma_wait<0>();  // batches 2, 3
+    dnnp::wgmma_fence_frags(dr);
+    dnnp::wgmma_fence_frags(x);
+    u32 dra[4][4];
+#pragma unroll
+    for (int nt = 0; nt < 8; ++nt) {
+      dra[nt >> 1][(nt & 1) * 2 + 0] = Io<T>::pack(-dr[nt][0], -dr[nt][1]);
+      dra[nt >> 1][(nt & 1) * 2 + 1] = Io<T>::pack(-dr[nt][2], -dr[nt][3]);
+    }
+    // Batch 4: X += (−dRᵀ) E.
+    dnnp::wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < 4; ++kk) SlimWgN<T>::template mma<128, 1>(&x[0][0], dra[kk], mnmaj(sb + S::e_off, kk));
+    dnnp::wgmma_commit();
+    // dR (io dtype, [token][value]) for the token stage while batch 4 runs.
+    dscan_store_dr_staged<T, V, S>(bp, smem, ch, dr, vb + 16 * warp, warp, lane);
+    dnnp::wgmma_wait<0>();
+    dnnp::wgmma_fence_frags(x);
+    prev_ch = ch;
+  }
+  cp_async_wait<0>();
+  if (nch > 0) dnnp_flag_publish_block(pub_flags + prev_ch, 1u);  // the last chunk's unit
+}
+
+// gdn_bwd_dscan_ov2gx: bwd_dscan_mma_body's PUB producer (NW warps holding all V value rows; lets
+// the token stage launch, publishes every (chunk, head) unit) on dscan_gx_chunks.
+template <typename T, int K, int V, int NW, int STAGES>
+__device__ __forceinline__ void bwd_dscan_gx_body(const BwdParams& bp, unsigned* pub_flags) {
+  static_assert(16 * NW == V, "a publishing reverse scan holds all value rows of its unit");
+  dnnp_launch_dependents();
+  const FwdParams& p = bp.f;
+  extern __shared__ __align__(16) unsigned char smem[];
+  const int h = blockIdx.y, b = blockIdx.z;
+  const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+  const int HO = p.ho;
+  const int vr = 16 * warp + (lane >> 2);  // this thread's rows: vr and vr + 8
+  const int cq = 2 * (lane & 3);
+  const long long cs = load_cu(p, b), ce = load_cu(p, b + 1);
+  const int c_begin = p.chunk_offsets[b], c_end = p.chunk_offsets[b + 1];
+  const size_t sbase = (static_cast<size_t>(b) * HO + h) * V * K;
+  dnnp::trap_unless_swizzle_aligned(smem);
+  float x[K / 8][4];
+  load_d_final_state_frags<K>(bp, sbase, x, vr, cq, 0);
+  dscan_gx_chunks<T, K, V, NW, STAGES>(bp, x, h, cs, ce, c_begin, c_begin, c_end, 0, pub_flags);
+  if (bp.d_initial_state) store_d_initial_state<K>(bp, sbase, x, vr, cq);
+}
+
+// gdn_bwd_dscanp_ov2gx: the piece chain's publishing seeded pass (bwd_dscan_piece_body with PUB,
+// !SUM: piece j from its dX_out seed, dS' / dR per chunk, piece 0 writes d_initial_state) on
+// dscan_gx_chunks; grid (1, HO, N·P), NW warps.
+template <typename T, int K, int V, int NW, int STAGES>
+__device__ __forceinline__ void bwd_dscanp_gx_body(const BwdChainParams& cp) {
+  static_assert(16 * NW == V, "a publishing reverse scan holds all value rows of its unit");
+  dnnp_launch_dependents();
+  const BwdParams& bp = cp.b;
+  const FwdParams& p = bp.f;
+  const int P = cp.pieces;
+  extern __shared__ __align__(16) unsigned char smem[];
+  const int h = blockIdx.y;
+  const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+  const int HO = p.ho;
+  int b, j;
+  piece_of_block(P, true, 1, b, j);
+  const int vr = 16 * warp + (lane >> 2);  // this thread's rows: vr and vr + 8
+  const int cq = 2 * (lane & 3);
+  const long long cs = load_cu(p, b), ce = load_cu(p, b + 1);
+  int cb, c_begin, c_end;
+  piece_range(p, b, j, P, cb, c_begin, c_end);
+  dnnp::trap_unless_swizzle_aligned(smem);
+  float x[K / 8][4];
+  load_seed_frags<K>(x, cp.ws_seed + (static_cast<size_t>(b * P + (P - 1 - j)) * HO + h) * V * K, vr, cq);
+  dscan_gx_chunks<T, K, V, NW, STAGES>(bp, x, h, cs, ce, cb, c_begin, c_end, 0, cp.ov_flags);
+  if (j == 0 && bp.d_initial_state) store_d_initial_state<K>(bp, (static_cast<size_t>(b) * HO + h) * V * K, x, vr, cq);
+}
+
+}  // namespace gdn
