@@ -432,6 +432,27 @@ __device__ __forceinline__ void dscan_tile_async(T* dst, const T* src, int tid) 
 // known at compile time (each thread's first address once, then constant offsets).
 // PART (session 14, the PHASED loop): 0 = the whole stage; 1 = the tiles a chunk reads first (A, T,
 // Kᴿ, dO); 2 = the ones its state update reads (Q⁺, E).
+// The dO rows of a chunk ([token][value], this block's VS value columns from vb, rows of DP
+// elements) by cp.async at compile-time trip counts (each thread's first address once, then
+// constant offsets); rows past the chunk's `len` tokens zero-filled. Shared by dscan_issue_chunk's
+// FIXED copies and the wgmma reverse scan's (gdn_bwd_dscan_gx.cuh).
+template <typename T, int V, int VS, int DP, int NT>
+__device__ __forceinline__ void dscan_copy_do_rows(T* do_tile, const BwdParams& bp, long long t0, int len, int h, int HO,
+                                                   int vb, int tid) {
+  constexpr int VEC = VS / 8, RSTEP = NT / VEC;
+  static_assert((CHUNK * VEC) % NT == 0 && NT % VEC == 0, "whole rounds of whole dO rows");
+  const int r0 = tid / VEC, c8 = tid % VEC;
+  T* ds = do_tile + r0 * DP + 8 * c8;
+  const T* dog = static_cast<const T*>(bp.d_o) + (static_cast<size_t>(t0 + r0) * HO + h) * V + vb + 8 * c8;
+#pragma unroll
+  for (int it = 0; it < CHUNK / RSTEP; ++it) {
+    if (r0 + it * RSTEP < len)
+      cp_async16(ds + it * RSTEP * DP, dog + static_cast<size_t>(it) * RSTEP * HO * V);
+    else
+      *reinterpret_cast<uint4*>(ds + it * RSTEP * DP) = make_uint4(0u, 0u, 0u, 0u);
+  }
+}
+
 template <typename T, int K, int V, typename Lay, int NT, bool FIXED = false, int PART = 0>
 __device__ __forceinline__ void dscan_issue_chunk(const BwdParams& bp, unsigned char* base, int c, int h, long long cs,
                                                   long long ce, int c_first, int vb, int tid) {
@@ -453,18 +474,7 @@ __device__ __forceinline__ void dscan_issue_chunk(const BwdParams& bp, unsigned 
   const int len = static_cast<int>(min_ll(static_cast<long long>(CHUNK), ce - t0));
   constexpr int VEC = VS / 8;
   if constexpr (FIXED) {
-    constexpr int RSTEP = NT / VEC;
-    static_assert((CHUNK * VEC) % NT == 0 && NT % VEC == 0, "whole rounds of whole dO rows");
-    const int r0 = tid / VEC, c8 = tid % VEC;
-    T* ds = reinterpret_cast<T*>(base + Lay::do_off) + r0 * DP + 8 * c8;
-    const T* dog = static_cast<const T*>(bp.d_o) + (static_cast<size_t>(t0 + r0) * HO + h) * V + vb + 8 * c8;
-#pragma unroll
-    for (int it = 0; it < CHUNK / RSTEP; ++it) {
-      if (r0 + it * RSTEP < len)
-        cp_async16(ds + it * RSTEP * DP, dog + static_cast<size_t>(it) * RSTEP * HO * V);
-      else
-        *reinterpret_cast<uint4*>(ds + it * RSTEP * DP) = make_uint4(0u, 0u, 0u, 0u);
-    }
+    dscan_copy_do_rows<T, V, VS, DP, NT>(reinterpret_cast<T*>(base + Lay::do_off), bp, t0, len, h, HO, vb, tid);
   } else {
     T* ds = reinterpret_cast<T*>(base + Lay::do_off);
     const T* dog = static_cast<const T*>(bp.d_o);

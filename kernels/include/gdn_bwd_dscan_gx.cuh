@@ -105,18 +105,7 @@ __device__ __forceinline__ void dscan_gx_issue_chunk(const BwdParams& bp, unsign
   dscan_gx_tile_swizzled<T, K, NT>(reinterpret_cast<T*>(base + S::e_off), static_cast<const T*>(bp.ws_e) + ch * CHUNK * K, tid);
   const long long t0 = cs + static_cast<long long>(c - c_first) * CHUNK;
   const int len = static_cast<int>(min_ll(static_cast<long long>(CHUNK), ce - t0));
-  constexpr int VEC = VS / 8, RSTEP = NT / VEC;
-  static_assert((CHUNK * VEC) % NT == 0 && NT % VEC == 0, "whole rounds of whole dO rows");
-  const int r0 = tid / VEC, c8 = tid % VEC;
-  T* ds = reinterpret_cast<T*>(base + S::do_off) + r0 * DP + 8 * c8;
-  const T* dog = static_cast<const T*>(bp.d_o) + (static_cast<size_t>(t0 + r0) * HO + h) * V + vb + 8 * c8;
-#pragma unroll
-  for (int it = 0; it < CHUNK / RSTEP; ++it) {
-    if (r0 + it * RSTEP < len)
-      cp_async16(ds + it * RSTEP * DP, dog + static_cast<size_t>(it) * RSTEP * HO * V);
-    else
-      *reinterpret_cast<uint4*>(ds + it * RSTEP * DP) = make_uint4(0u, 0u, 0u, 0u);
-  }
+  dscan_copy_do_rows<T, V, VS, DP, NT>(reinterpret_cast<T*>(base + S::do_off), bp, t0, len, h, HO, vb, tid);
 }
 
 // The wgmma reverse scan's chunk loop (the file's top comment): chunks [c_begin, c_end) of the

@@ -311,7 +311,7 @@ pub enum BwdKernel {
     /// the units published by thread 0 (`ov2`'s protocol: no publisher warp, whose ninth warp
     /// would cap the step at 168 registers); the same outputs as [`BwdKernel::DscanOv5Dr`] in
     /// another summation order (not bitwise). Bundled at K = V = 128 only: at other K it names
-    /// `dscan_ov5dr`, which [`overlap_scan_kernels`] runs there.
+    /// `dscan_ov5dr`, which `overlap_scan_kernels` runs there.
     DscanOv2Gx,
     /// Overlap (session 25, with [`BwdKernel::DscanOv2Gx`]): the piece chain's seeded pass on the
     /// same wgmma loop, replacing [`BwdKernel::DscanpOv5Dr`] under the same switch; at K other
@@ -511,7 +511,7 @@ fn replay_one_per_sm(blocks: u64, sms: u64) -> bool {
 /// fsx25) [`ReplayVariant::WarpgroupRule`] (`gxr`: the whole backward −3.0 / −0.9 / −1.1 / −4.3 %
 /// at the four benchmark shapes against `r4`, gradients bitwise `r4`'s,
 /// bench/gdn_device_fsx25_run2.log); the piece chain's replay is then `gx` too
-/// ([`ReplayVariant::own_piece_replay`]). `DNNPLAN_GDN_BWD_FSCAN=r4` forces the session-6
+/// (`ReplayVariant::own_piece_replay`). `DNNPLAN_GDN_BWD_FSCAN=r4` forces the session-6
 /// replay (15-23 % faster than `v1`, bench/gdn_device_fscan6_*.log).
 pub const REPLAY_BY_RULE: ReplayVariant = ReplayVariant::WarpgroupRule;
 
