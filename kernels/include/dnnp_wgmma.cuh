@@ -64,6 +64,18 @@ __device__ __forceinline__ void wgmma_fence_frags(float (&r)[N][4]) {
 #pragma unroll
     for (int e = 0; e < 4; ++e) wgmma_fence_operand(r[nt][e]);
 }
+// Zeroes an accumulator array before a wgmma chain that starts from it (scale-d 1), each
+// register pinned as it is written (wgmma_fence_operand).
+template <int N>
+__device__ __forceinline__ void wgmma_zero_frags(float (&r)[N][4]) {
+#pragma unroll
+  for (int nt = 0; nt < N; ++nt)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      r[nt][e] = 0.f;
+      wgmma_fence_operand(r[nt][e]);
+    }
+}
 // Traps unless the dynamic shared memory at `smem` is 1024-byte aligned: the 128-byte swizzle's
 // atoms (a kernel whose swizzled tiles sit at multiples of 1,024 bytes from it checks this once).
 __device__ __forceinline__ void trap_unless_swizzle_aligned(const void* smem) {

@@ -690,10 +690,7 @@ __device__ __forceinline__ void dscan_mma_chunks(const BwdParams& bp, float (&x)
     mma_tril_b<T, CP>(du, doa, As, lrow, bcol);
     u32 dua[4][4];
 #pragma unroll
-    for (int nt = 0; nt < 8; ++nt) {
-      dua[nt >> 1][(nt & 1) * 2 + 0] = Io<T>::pack(du[nt][0], du[nt][1]);
-      dua[nt >> 1][(nt & 1) * 2 + 1] = Io<T>::pack(du[nt][2], du[nt][3]);
-    }
+    for (int kk = 0; kk < 4; ++kk) x_a_frag<T>(dua[kk], du, kk);
     // dRᵀ = dUᵀ T: B[k = i][n = j] = T[i][j], lower triangular (i ≥ j).
     float dr[8][4];
     zero_frags(dr);

@@ -1,8 +1,9 @@
 // gdn_bwd_dscan_gx.cuh: the overlapped backward's reverse scan (the uncut producer beside the token
 // stage tc13) with every product of its step on the warpgroup MMA and the B operands staged in the
-// 128-byte swizzle: gdn_bwd_dscan_ov2gx_{bf16,f16}_k128 (session 25, helper dsx25; an experiment
-// behind DNNPLAN_GDN_BWD_DSCAN=ov2gx until validated on the device), and the piece chain's seeded
-// pass on the same loop, gdn_bwd_dscanp_ov2gx_{bf16,f16}_k128 (replacing dscanp_ov5dr).
+// 128-byte swizzle: gdn_bwd_dscan_ov2gx_{bf16,f16}_k128 (session 25, helper dsx25; validated on
+// the H200, the uncut producer by rule since session 25), and the piece chain's seeded pass on the
+// same loop, gdn_bwd_dscanp_ov2gx_{bf16,f16}_k128 (replacing dscanp_ov5dr under
+// DNNPLAN_GDN_BWD_DSCAN=ov2gx only: no faster at (1,32768,16)).
 //
 // Why: dscan_ov5dr (dscan_mma_chunks with R2, PUB, PUBW, DR_IO; 8 compute warps of 16 value rows +
 // the publisher warp) reads every B operand of its step (Kᴿ, A, T, Q⁺, E: ~60 KB) once per warp by
@@ -170,13 +171,7 @@ __device__ __forceinline__ void dscan_gx_chunks(const BwdParams& bp, float (&x)[
     for (int kk = 0; kk < 4; ++kk) ldsm_x4_t(doa[kk], &Ds[(16 * kk + arow) * DP + acol]);
     // Batch 1: dUᵀ = X Kᴿᵀ + dOᵀ A.
     float du[8][4];
-#pragma unroll
-    for (int nt = 0; nt < 8; ++nt)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        du[nt][e] = 0.f;
-        dnnp::wgmma_fence_operand(du[nt][e]);
-      }
+    dnnp::wgmma_zero_frags(du);
     dnnp::wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < K / 16; ++kk) SlimWgN<T>::template mma<64, 0>(&du[0][0], xa[kk], kmaj(sb + S::kr_off, kk));
@@ -197,19 +192,10 @@ __device__ __forceinline__ void dscan_gx_chunks(const BwdParams& bp, float (&x)[
     dnnp::wgmma_commit();
     u32 dua[4][4];
 #pragma unroll
-    for (int nt = 0; nt < 8; ++nt) {
-      dua[nt >> 1][(nt & 1) * 2 + 0] = Io<T>::pack(du[nt][0], du[nt][1]);
-      dua[nt >> 1][(nt & 1) * 2 + 1] = Io<T>::pack(du[nt][2], du[nt][3]);
-    }
+    for (int kk = 0; kk < 4; ++kk) x_a_frag<T>(dua[kk], du, kk);
     // Batch 3: dRᵀ = dUᵀ T.
     float dr[8][4];
-#pragma unroll
-    for (int nt = 0; nt < 8; ++nt)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        dr[nt][e] = 0.f;
-        dnnp::wgmma_fence_operand(dr[nt][e]);
-      }
+    dnnp::wgmma_zero_frags(dr);
     dnnp::wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < 4; ++kk) SlimWgN<T>::template mma<64, 1>(&dr[0][0], dua[kk], mnmaj(sb + S::t_off, kk));

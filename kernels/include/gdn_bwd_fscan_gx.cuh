@@ -1,6 +1,6 @@
 // gdn_bwd_fscan_gx.cuh: the backward's forward-state replay with its whole chunk step on the
-// warpgroup (session 25, helper fsx25; the entries gdn_bwd_fscan_gx_{bf16,f16}_k128, switch
-// DNNPLAN_GDN_BWD_FSCAN=gx). The replay of gdn_bwd_fscan_r4 (bwd_fscan_piece_body on fscan_chunks,
+// warpgroup (session 25, helper fsx25; the entries gdn_bwd_fscan_gx{,3,4}_{bf16,f16}_k128,
+// DNNPLAN_GDN_BWD_FSCAN=gx|gx3|gx4; the default replay by rule, gxr, since session 25). The replay of gdn_bwd_fscan_r4 (bwd_fscan_piece_body on fscan_chunks,
 // gdn_bwd_chain.cuh): per chunk c, with X = Sᵀ (this block's 64 value rows × K keys),
 //   S_c → ws_s (the state entering the chunk; fp32 or, FLAG_BWD_S_IO, the io dtype),
 //   P = X Wᵀ;  Uᵀ = Ũᵀ − P (rounded to the io dtype);  X ← e^{Γ_last} X + Uᵀ Kᴿ,

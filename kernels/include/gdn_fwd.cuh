@@ -228,8 +228,9 @@ __device__ __forceinline__ void ld_a_frag(u32 (&a)[4], const T* s, int stride, i
   a[3] = ld32(&s[(r0 + 8) * stride + col + 8]);
 }
 
-// The m16n8k16 A fragment of key block kk of the state accumulators x (value rows × keys),
-// rounded to T.
+// The m16n8k16 A fragment of column block kk (n8 tiles 2kk, 2kk + 1) of an m16n8 accumulator
+// array of this warp's 16 rows, rounded to T: the state x (value rows × keys), or a product's
+// result feeding the next product (the reverse scans' dUᵀ).
 template <typename T, int NX>
 __device__ __forceinline__ void x_a_frag(u32 (&a)[4], const float (&x)[NX][4], int kk) {
   a[0] = Io<T>::pack(x[2 * kk][0], x[2 * kk][1]);

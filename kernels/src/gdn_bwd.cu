@@ -68,9 +68,10 @@
 //   gdn_bwd_dscan_ov2gx_{bf16,f16}_k128       <<<(1, HO, N), 256, DscanGxSmem<128, 8, 2>::bytes_r2>>>
 //     (session 25, dsx25: dscan_ov5dr's outputs with every product on the warpgroup MMA, B tiles in
 //     the 128-byte swizzle, no publisher warp (ov2's thread-0 publish), gdn_bwd_dscan_gx.cuh; not
-//     bitwise ov5dr; DNNPLAN_GDN_BWD_DSCAN=ov2gx, the producer of tc13 at K = 128)
+//     bitwise ov5dr; the uncut producer of tc13 at K = 128 by rule since session 25,
+//     DNNPLAN_GDN_BWD_DSCAN=ov5dr forces dscan_ov5dr)
 //   gdn_bwd_dscanp_ov2gx_{bf16,f16}_k128      <<<(1, HO, N·P), as dscan_ov2gx>>> (the seeded piece
-//     pass on the same loop, replacing dscanp_ov5dr under the same switch)
+//     pass on the same loop, replacing dscanp_ov5dr under DNNPLAN_GDN_BWD_DSCAN=ov2gx)
 // Launch chain (src/engines/gdn/pdl.rs, DNNPLAN_GDN_PDL): every entry but the overlapped token
 // stages (gdn_bwd_tokens_tc{11,12,13}_ov) starts with dnnp_pdl_enter (dnnp_overlap.cuh): griddepcontrol.wait
 // in every block before anything else, then (FLAG_PDL_TRIGGER) the next kernel's launch trigger.
