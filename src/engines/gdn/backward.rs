@@ -41,11 +41,14 @@
 //! grouped ports. Diagnostics, read once when the plan is built (never in execute), serve the
 //! benchmarks (bench/gdn_results.md); every one selects kernels bitwise the default's outputs
 //! (knobs change speed, never numerics) except `DNNPLAN_GDN_BWD_TOKENS`, whose rows say so
-//! ([`TokenStage::bitwise`]): `DNNPLAN_GDN_BWD_TOKENS=tc11|tc12|tc13` (the token stage,
+//! ([`TokenStage::bitwise`]), and, at K = V = 128, `DNNPLAN_GDN_BWD_DSCAN=ov5dr|ov2gx` (the
+//! uncut io-`dR` producer in another summation order than the default `dscan_ov2gx`, see
+//! [`IO_DR_UNCUT_WGMMA_BY_RULE`]): `DNNPLAN_GDN_BWD_TOKENS=tc11|tc12|tc13` (the token stage,
 //! [`TOKEN_STAGES`], instead of [`BWD_TOKENS_RULE`]'s: `tc13` unless the graph asks for
 //! `batch_invariant` or `DNNPLAN_GDN_BWD_DSCAN` is set, else `tc12`; `tc13`, session 21, the
 //! default since session 22: `dR` in the io dtype between the overlapped reverse scan
-//! `dscan_ov5dr` / `dscanp_ov5dr` and the consumer `tokens_tc13_ov`, with `dv` and `dBeta` from
+//! `dscan_ov5dr` / `dscanp_ov5dr` (since session 25 the uncut one is `dscan_ov2gx` at K = V =
+//! 128) and the consumer `tokens_tc13_ov`, with `dv` and `dBeta` from
 //! the rounded `dR`: validated against the fp64 reference, not bitwise `tc12`; without the
 //! overlap its row runs `tc12`),
 //! `DNNPLAN_GDN_BWD_DSCAN=v1|w8` (the 4-warp reverse scans
@@ -81,14 +84,16 @@
 //! `DNNPLAN_GDN_BWD_PIECE_PASSES=s2` runs the session-13 passes (at the default `P`).
 //!
 //! The forward-state replay ([`ReplayVariant`], `DNNPLAN_GDN_BWD_FSCAN=v1|r4|gx|gx3|gx4|gxr`, read at plan
-//! build): `r4` (the default) runs `gdn_bwd_fscan_r4_*` (the forward's chunk loop `fscan_chunks`
+//! build): `r4` (the default until session 25) runs `gdn_bwd_fscan_r4_*` (the forward's chunk loop `fscan_chunks`
 //! of `kernels/include/gdn_fwd_fast.cuh` staging only `W`, `Kᴿ`, `Ũᵀ`) both uncut (from the
 //! initial state) and per piece (from the chain's seeds), one block per SM below
 //! [`REPLAY_SHARE_MIN_WAVES`] waves; `v1` the session-5 pair `gdn_bwd_fscan_*` /
 //! `gdn_bwd_fscanp_*`. Both write the same `S_c` bits. Session 25: `gx` runs
 //! `gdn_bwd_fscan_gx_*` (`kernels/include/gdn_bwd_fscan_gx.cuh`: the same step with both products
 //! by wgmma, `W` and `Kᴿ` staged in the 128-byte swizzle; K = 128, K = 64 keeps `r4`; its `S_c`
-//! sums in the tensor core's order), `gx3` the same on three stages.
+//! sums in the tensor core's order; the H200 runs gave the same bits as `r4`), `gx3` / `gx4` the
+//! same on three / four stages, and `gxr` ([`ReplayVariant::WarpgroupRule`], the default since
+//! session 25, [`REPLAY_BY_RULE`]) picks `gx4` or `gx` by the blocks per SM.
 //!
 //! The reverse scan and the token stage overlapped (session 7, `kernels/include/gdn_bwd_overlap.cuh`,
 //! [`BWD_OVERLAP_RULE`], `DNNPLAN_GDN_BWD_OVERLAP=0|1` read at plan build): the chunk table kernel
@@ -305,7 +310,8 @@ pub enum BwdKernel {
     FscanGx3,
     /// [`BwdKernel::FscanGx`] on four stages (one block per SM). `DNNPLAN_GDN_BWD_FSCAN=gx4`.
     FscanGx4,
-    /// Overlap (session 25, an experiment: `DNNPLAN_GDN_BWD_DSCAN=ov2gx`): the uncut producer of
+    /// Overlap (session 25; the default by [`IO_DR_UNCUT_WGMMA_BY_RULE`], `DNNPLAN_GDN_BWD_DSCAN=ov5dr`
+    /// runs [`BwdKernel::DscanOv5Dr`] instead): the uncut producer of
     /// [`BwdKernel::TokensTc13Ov`] with every product of its step on the warpgroup MMA (two
     /// warpgroups, the B tiles in the 128-byte swizzle, `kernels/include/gdn_bwd_dscan_gx.cuh`),
     /// the units published by thread 0 (`ov2`'s protocol: no publisher warp, whose ninth warp
@@ -470,7 +476,7 @@ pub enum ReplayVariant {
     Rows4,
     /// `gx` (session 25): `gdn_bwd_fscan_gx_*` ([`BwdKernel::FscanGx`]: `r4`'s step on the
     /// warpgroup, wgmma with `W`, `Kᴿ` in the 128-byte swizzle; 84 KB, two blocks per SM), uncut
-    /// and per piece; K = 64 runs `r4`. An experiment behind the switch until validated.
+    /// and per piece; K = 64 runs `r4`. The default replay is [`ReplayVariant::WarpgroupRule`].
     Warpgroup,
     /// `gx3`: [`ReplayVariant::Warpgroup`] on three stages (126 KB, one block per SM).
     Warpgroup3,
