@@ -54,7 +54,9 @@ namespace gdn {
 // 64 keys each), dO [64 tokens][VS + 8]; the stage rounded to 1,024 bytes (every atom aligned);
 // then, past the STAGES stages, R2's per-warp dS' staging rows ([16][K + 8], io dtype), which
 // dscan_store_ds_staged / dscan_store_dr_staged address through bytes / dss_warp / KP.
-template <int K, int NW, int STAGES>
+// RAW_K_SCALED (session 27, the backward's scalar form): kr_off holds the raw k rows, q_off the raw
+// q rows, e_off the chunk's four fp32 scalar rows ([4][CHUNK]: ck, β, cq, cr; 1 KB) instead of E.
+template <int K, int NW, int STAGES, bool RAW_K_SCALED = false>
 struct DscanGxSmem {
   static_assert(K == 128, "two 64-key swizzle atoms per token tile");
   static constexpr int KP = K + 8;
@@ -62,10 +64,10 @@ struct DscanGxSmem {
   static constexpr int DP = VS + 8;
   static constexpr size_t a_off = 0;                          // A  (swizzled [j][i])
   static constexpr size_t t_off = a_off + CHUNK * CHUNK * 2;  // T  (swizzled [i][j])
-  static constexpr size_t kr_off = t_off + CHUNK * CHUNK * 2; // Kᴿ (swizzled [token][key])
-  static constexpr size_t q_off = kr_off + CHUNK * K * 2;     // Q⁺
-  static constexpr size_t e_off = q_off + CHUNK * K * 2;      // E
-  static constexpr size_t do_off = e_off + CHUNK * K * 2;     // dO [64 tokens][DP]
+  static constexpr size_t kr_off = t_off + CHUNK * CHUNK * 2; // Kᴿ (swizzled [token][key]; raw k)
+  static constexpr size_t q_off = kr_off + CHUNK * K * 2;     // Q⁺ (raw q)
+  static constexpr size_t e_off = q_off + CHUNK * K * 2;      // E (the scalars)
+  static constexpr size_t do_off = e_off + (RAW_K_SCALED ? 4 * CHUNK * 4 : CHUNK * K * 2);  // dO [64 tokens][DP]
   static constexpr size_t stage = (do_off + CHUNK * DP * 2 + 1023) / 1024 * 1024;
   static constexpr size_t bytes = STAGES * stage;
   static constexpr size_t dss_warp = 16 * KP * 2;
@@ -76,6 +78,7 @@ struct DscanGxSmem {
 };
 // The host mirror: src/engines/gdn/params.rs, dscan_ov2gx_smem_bytes.
 static_assert(DscanGxSmem<128, 8, 2>::bytes_r2 == 200704, "DscanGxSmem size changed: update params.rs");
+static_assert(DscanGxSmem<128, 8, 2, true>::bytes_r2 == 169984, "DscanGxSmem (scalar form) changed: update params.rs");
 
 // One stage of the wgmma reverse scan: chunk c's A, T, Kᴿ, Q⁺, E by cp.async into their swizzled
 // positions (round it: piece tid + NT·it of the contiguous tile, row (tid + NT·it) / (ROWLEN / 8);
@@ -92,7 +95,23 @@ __device__ __forceinline__ void dscan_gx_tile_swizzled(T* dst, const T* src, int
   for (int it = 0; it < N / NT; ++it) cp_async16(d + it * RS * 64, s + it * 8 * NT);
 }
 
-template <typename T, int K, int V, typename S, int NT>
+// Raw rows (q or k of the graph, head hh of hn, rows of K elements) of the tokens [t0, t0 + len)
+// into the swizzled tile dst (dscan_gx_tile_swizzled's pieces and positions), rows past len zeroed
+// by the copy (the scalar form, session 27).
+template <typename T, int ROWLEN, int NT>
+__device__ __forceinline__ void dscan_gx_rows_swizzled(T* dst, const T* src, long long t0, int len, int hn, int hh,
+                                                       int tid) {
+  constexpr int CV = ROWLEN / 8, RS = NT / CV, N = CHUNK * CV;
+  static_assert(N % NT == 0 && NT % CV == 0 && RS % 8 == 0, "whole rounds of whole rows, atom rows unchanged");
+  const int r0 = tid / CV;
+  T* d = dst + slim_wg_elem<ROWLEN>(r0, 8 * (tid % CV));
+  const T* s = src + ((t0 + r0) * hn + hh) * ROWLEN + 8 * (tid % CV);
+  const size_t step = static_cast<size_t>(RS) * hn * ROWLEN;
+#pragma unroll
+  for (int it = 0; it < N / NT; ++it) cp_async16_zfill(d + it * RS * 64, s + it * step, r0 + it * RS < len);
+}
+
+template <typename T, int K, int V, typename S, int NT, bool RAW_K_SCALED = false>
 __device__ __forceinline__ void dscan_gx_issue_chunk(const BwdParams& bp, unsigned char* base, int c, int h, long long cs,
                                                      long long ce, int c_first, int vb, int tid) {
   const FwdParams& p = bp.f;
@@ -101,9 +120,20 @@ __device__ __forceinline__ void dscan_gx_issue_chunk(const BwdParams& bp, unsign
   const size_t ch = static_cast<size_t>(c) * HO + h;
   dscan_gx_tile_swizzled<T, CHUNK, NT>(reinterpret_cast<T*>(base + S::a_off), static_cast<const T*>(p.ws_a) + ch * CHUNK * CHUNK, tid);
   dscan_gx_tile_swizzled<T, CHUNK, NT>(reinterpret_cast<T*>(base + S::t_off), static_cast<const T*>(bp.ws_t) + ch * CHUNK * CHUNK, tid);
-  dscan_gx_tile_swizzled<T, K, NT>(reinterpret_cast<T*>(base + S::kr_off), static_cast<const T*>(p.ws_kr) + ch * CHUNK * K, tid);
-  dscan_gx_tile_swizzled<T, K, NT>(reinterpret_cast<T*>(base + S::q_off), static_cast<const T*>(p.ws_q) + ch * CHUNK * K, tid);
-  dscan_gx_tile_swizzled<T, K, NT>(reinterpret_cast<T*>(base + S::e_off), static_cast<const T*>(bp.ws_e) + ch * CHUNK * K, tid);
+  if constexpr (RAW_K_SCALED) {
+    const long long t0 = cs + static_cast<long long>(c - c_first) * CHUNK;
+    const int len = static_cast<int>(min_ll(static_cast<long long>(CHUNK), ce - t0));
+    const int qh = p.h == HO ? h : h / (HO / p.h), kh = p.hk == HO ? h : h / (HO / p.hk);
+    dscan_gx_rows_swizzled<T, K, NT>(reinterpret_cast<T*>(base + S::kr_off), static_cast<const T*>(p.k), t0, len, p.hk, kh, tid);
+    dscan_gx_rows_swizzled<T, K, NT>(reinterpret_cast<T*>(base + S::q_off), static_cast<const T*>(p.q), t0, len, p.h, qh, tid);
+    static_assert(4 * CHUNK / 4 <= NT, "one 16-byte piece of the scalars per thread");
+    cp_async16_if(reinterpret_cast<float*>(base + S::e_off) + 4 * tid,
+                  static_cast<const float*>(p.ws_kr) + ch * 4 * CHUNK + 4 * tid, tid < CHUNK);
+  } else {
+    dscan_gx_tile_swizzled<T, K, NT>(reinterpret_cast<T*>(base + S::kr_off), static_cast<const T*>(p.ws_kr) + ch * CHUNK * K, tid);
+    dscan_gx_tile_swizzled<T, K, NT>(reinterpret_cast<T*>(base + S::q_off), static_cast<const T*>(p.ws_q) + ch * CHUNK * K, tid);
+    dscan_gx_tile_swizzled<T, K, NT>(reinterpret_cast<T*>(base + S::e_off), static_cast<const T*>(bp.ws_e) + ch * CHUNK * K, tid);
+  }
   const long long t0 = cs + static_cast<long long>(c - c_first) * CHUNK;
   const int len = static_cast<int>(min_ll(static_cast<long long>(CHUNK), ce - t0));
   dscan_copy_do_rows<T, V, VS, DP, NT>(reinterpret_cast<T*>(base + S::do_off), bp, t0, len, h, HO, vb, tid);
@@ -115,13 +145,21 @@ __device__ __forceinline__ void dscan_gx_issue_chunk(const BwdParams& bp, unsign
 // ws_ds in the io dtype, dR to ws_dr in the io dtype ([token][value]), then X updated. One block
 // barrier per chunk; after it thread 0 publishes the previous chunk's unit in pub_flags (its
 // dS' / dR stores precede the barrier), the last one after the closing barrier.
-template <typename T, int K, int V, int NW, int STAGES>
+// RAW_K_SCALED (session 27, the backward's scalar form: gdn_bwd_dscan_ov2gxsc): the B tiles are the
+// raw k and q rows and the prep's per-token scalars scale the A operands instead:
+//   batch 1a dUᵀ = (X kᵀ) diag(cr)      (waited for, the accumulator scaled per token column)
+//   batch 1b dUᵀ += dOᵀ A
+//   batch 2  X ← e^{Γ_last} X + (dOᵀ diag(cq)) q   (dOᵀ's A fragments scaled and re-rounded)
+//   batch 3  dRᵀ = dUᵀ T
+//   batch 4  X += (−dRᵀ diag(ck)) k
+// (= the full form's products in exact arithmetic; other roundings: the fp64 reference is the bar).
+template <typename T, int K, int V, int NW, int STAGES, bool RAW_K_SCALED = false>
 __device__ __forceinline__ void dscan_gx_chunks(const BwdParams& bp, float (&x)[K / 8][4], int h, long long cs,
                                                 long long ce, int c_first, int c_begin, int c_end, int vb,
                                                 unsigned* pub_flags) {
   static_assert(K == 128 && NW == 8 && 16 * NW == V, "two warpgroups of 64 value rows at K = V = 128");
   static_assert(STAGES >= 2, "the stage read one chunk earlier is refilled");
-  using S = DscanGxSmem<K, NW, STAGES>;
+  using S = DscanGxSmem<K, NW, STAGES, RAW_K_SCALED>;
   constexpr int DP = S::DP;
   const FwdParams& p = bp.f;
   extern __shared__ __align__(16) unsigned char smem[];
@@ -129,7 +167,8 @@ __device__ __forceinline__ void dscan_gx_chunks(const BwdParams& bp, float (&x)[
   const int HO = p.ho;
   const int nch = c_end - c_begin;
   auto issue = [&](int s, int st) {
-    dscan_gx_issue_chunk<T, K, V, S, NW * 32>(bp, smem + st * S::stage, c_end - 1 - s, h, cs, ce, c_first, vb, tid);
+    dscan_gx_issue_chunk<T, K, V, S, NW * 32, RAW_K_SCALED>(bp, smem + st * S::stage, c_end - 1 - s, h, cs, ce, c_first,
+                                                             vb, tid);
   };
 #pragma unroll
   for (int sidx = 0; sidx < STAGES - 1; ++sidx) {
@@ -167,29 +206,83 @@ __device__ __forceinline__ void dscan_gx_chunks(const BwdParams& bp, float (&x)[
 #pragma unroll
     for (int kk = 0; kk < K / 16; ++kk) x_a_frag<T>(xa[kk], x, kk);
     u32 doa[4][4];
-#pragma unroll
-    for (int kk = 0; kk < 4; ++kk) ldsm_x4_t(doa[kk], &Ds[(16 * kk + arow) * DP + acol]);
-    // Batch 1: dUᵀ = X Kᴿᵀ + dOᵀ A.
     float du[8][4];
-    dnnp::wgmma_zero_frags(du);
-    dnnp::wgmma_fence();
+    if constexpr (RAW_K_SCALED) {
+      // Batch 1a: dUᵀ = X kᵀ (raw k, K-major), then its token columns times cr.
+      const float* Sc = reinterpret_cast<const float*>(smem + st * S::stage + S::e_off);
+      dnnp::wgmma_zero_frags(du);
+      dnnp::wgmma_fence();
 #pragma unroll
-    for (int kk = 0; kk < K / 16; ++kk) SlimWgN<T>::template mma<64, 0>(&du[0][0], xa[kk], kmaj(sb + S::kr_off, kk));
+      for (int kk = 0; kk < K / 16; ++kk) SlimWgN<T>::template mma<64, 0>(&du[0][0], xa[kk], kmaj(sb + S::kr_off, kk));
+      dnnp::wgmma_commit();
 #pragma unroll
-    for (int kk = 0; kk < 4; ++kk) SlimWgN<T>::template mma<64, 1>(&du[0][0], doa[kk], mnmaj(sb + S::a_off, kk));
-    dnnp::wgmma_commit();
-    dnnp::wgmma_wait<0>();  // batch 1
-    dnnp::wgmma_fence_frags(du);
-    // Batch 2: X ← e^{Γ_last} X + dOᵀ Q⁺.
+      for (int kk = 0; kk < 4; ++kk) ldsm_x4_t(doa[kk], &Ds[(16 * kk + arow) * DP + acol]);
+      dnnp::wgmma_wait<0>();  // batch 1a
+      dnnp::wgmma_fence_frags(du);
+      const int cq = 2 * (lane & 3);
 #pragma unroll
-    for (int nt = 0; nt < K / 8; ++nt)
+      for (int nt = 0; nt < 8; ++nt) {
+        const float2 cr = *reinterpret_cast<const float2*>(&Sc[3 * CHUNK + 8 * nt + cq]);
+        du[nt][0] *= cr.x;
+        du[nt][1] *= cr.y;
+        du[nt][2] *= cr.x;
+        du[nt][3] *= cr.y;
+      }
+      // Batch 1b: dUᵀ += dOᵀ A.
+      dnnp::wgmma_fence_frags(du);
+      dnnp::wgmma_fence();
 #pragma unroll
-      for (int e = 0; e < 4; ++e) x[nt][e] *= decay;
-    dnnp::wgmma_fence_frags(x);
-    dnnp::wgmma_fence();
+      for (int kk = 0; kk < 4; ++kk) SlimWgN<T>::template mma<64, 1>(&du[0][0], doa[kk], mnmaj(sb + S::a_off, kk));
+      dnnp::wgmma_commit();
+      // While it runs: dOᵀ diag(cq) as A fragments (tokens 16 kk + cq, + 1 in a[0], a[1]; + 8 in a[2], a[3]).
+      u32 doq[4][4];
 #pragma unroll
-    for (int kk = 0; kk < 4; ++kk) SlimWgN<T>::template mma<128, 1>(&x[0][0], doa[kk], mnmaj(sb + S::q_off, kk));
-    dnnp::wgmma_commit();
+      for (int kk = 0; kk < 4; ++kk) {
+        const float2 c0 = *reinterpret_cast<const float2*>(&Sc[2 * CHUNK + 16 * kk + cq]);
+        const float2 c1 = *reinterpret_cast<const float2*>(&Sc[2 * CHUNK + 16 * kk + 8 + cq]);
+#pragma unroll
+        for (int r = 0; r < 4; ++r) {
+          const float2 cs2 = r < 2 ? c0 : c1;
+          const T* d2 = reinterpret_cast<const T*>(&doa[kk][r]);
+          doq[kk][r] = Io<T>::pack(Io<T>::to_f(d2[0]) * cs2.x, Io<T>::to_f(d2[1]) * cs2.y);
+        }
+      }
+      dnnp::wgmma_wait<0>();  // batch 1b
+      dnnp::wgmma_fence_frags(du);
+      // Batch 2: X ← e^{Γ_last} X + (dOᵀ diag(cq)) q.
+#pragma unroll
+      for (int nt = 0; nt < K / 8; ++nt)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) x[nt][e] *= decay;
+      dnnp::wgmma_fence_frags(x);
+      dnnp::wgmma_fence();
+#pragma unroll
+      for (int kk = 0; kk < 4; ++kk) SlimWgN<T>::template mma<128, 1>(&x[0][0], doq[kk], mnmaj(sb + S::q_off, kk));
+      dnnp::wgmma_commit();
+    } else {
+#pragma unroll
+      for (int kk = 0; kk < 4; ++kk) ldsm_x4_t(doa[kk], &Ds[(16 * kk + arow) * DP + acol]);
+      // Batch 1: dUᵀ = X Kᴿᵀ + dOᵀ A.
+      dnnp::wgmma_zero_frags(du);
+      dnnp::wgmma_fence();
+#pragma unroll
+      for (int kk = 0; kk < K / 16; ++kk) SlimWgN<T>::template mma<64, 0>(&du[0][0], xa[kk], kmaj(sb + S::kr_off, kk));
+#pragma unroll
+      for (int kk = 0; kk < 4; ++kk) SlimWgN<T>::template mma<64, 1>(&du[0][0], doa[kk], mnmaj(sb + S::a_off, kk));
+      dnnp::wgmma_commit();
+      dnnp::wgmma_wait<0>();  // batch 1
+      dnnp::wgmma_fence_frags(du);
+      // Batch 2: X ← e^{Γ_last} X + dOᵀ Q⁺.
+#pragma unroll
+      for (int nt = 0; nt < K / 8; ++nt)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) x[nt][e] *= decay;
+      dnnp::wgmma_fence_frags(x);
+      dnnp::wgmma_fence();
+#pragma unroll
+      for (int kk = 0; kk < 4; ++kk) SlimWgN<T>::template mma<128, 1>(&x[0][0], doa[kk], mnmaj(sb + S::q_off, kk));
+      dnnp::wgmma_commit();
+    }
     u32 dua[4][4];
 #pragma unroll
     for (int kk = 0; kk < 4; ++kk) x_a_frag<T>(dua[kk], du, kk);
@@ -204,15 +297,27 @@ __device__ __forceinline__ void dscan_gx_chunks(const BwdParams& bp, float (&x)[
     dnnp::wgmma_fence_frags(dr);
     dnnp::wgmma_fence_frags(x);
     u32 dra[4][4];
+    if constexpr (RAW_K_SCALED) {  // −dRᵀ diag(ck)
+      const float* Sc = reinterpret_cast<const float*>(smem + st * S::stage + S::e_off);
+      const int cq = 2 * (lane & 3);
 #pragma unroll
-    for (int nt = 0; nt < 8; ++nt) {
-      dra[nt >> 1][(nt & 1) * 2 + 0] = Io<T>::pack(-dr[nt][0], -dr[nt][1]);
-      dra[nt >> 1][(nt & 1) * 2 + 1] = Io<T>::pack(-dr[nt][2], -dr[nt][3]);
+      for (int nt = 0; nt < 8; ++nt) {
+        const float2 ck = *reinterpret_cast<const float2*>(&Sc[8 * nt + cq]);
+        dra[nt >> 1][(nt & 1) * 2 + 0] = Io<T>::pack(-dr[nt][0] * ck.x, -dr[nt][1] * ck.y);
+        dra[nt >> 1][(nt & 1) * 2 + 1] = Io<T>::pack(-dr[nt][2] * ck.x, -dr[nt][3] * ck.y);
+      }
+    } else {
+#pragma unroll
+      for (int nt = 0; nt < 8; ++nt) {
+        dra[nt >> 1][(nt & 1) * 2 + 0] = Io<T>::pack(-dr[nt][0], -dr[nt][1]);
+        dra[nt >> 1][(nt & 1) * 2 + 1] = Io<T>::pack(-dr[nt][2], -dr[nt][3]);
+      }
     }
-    // Batch 4: X += (−dRᵀ) E.
+    // Batch 4: X += (−dRᵀ) E (RAW_K_SCALED: (−dRᵀ diag(ck)) k, the raw k tile).
     dnnp::wgmma_fence();
 #pragma unroll
-    for (int kk = 0; kk < 4; ++kk) SlimWgN<T>::template mma<128, 1>(&x[0][0], dra[kk], mnmaj(sb + S::e_off, kk));
+    for (int kk = 0; kk < 4; ++kk)
+      SlimWgN<T>::template mma<128, 1>(&x[0][0], dra[kk], mnmaj(sb + (RAW_K_SCALED ? S::kr_off : S::e_off), kk));
     dnnp::wgmma_commit();
     // dR (io dtype, [token][value]) for the token stage while batch 4 runs.
     dscan_store_dr_staged<T, V, S>(bp, smem, ch, dr, vb + 16 * warp, warp, lane);
@@ -226,7 +331,8 @@ __device__ __forceinline__ void dscan_gx_chunks(const BwdParams& bp, float (&x)[
 
 // gdn_bwd_dscan_ov2gx: bwd_dscan_mma_body's PUB producer (NW warps holding all V value rows; lets
 // the token stage launch, publishes every (chunk, head) unit) on dscan_gx_chunks.
-template <typename T, int K, int V, int NW, int STAGES>
+// RAW_K_SCALED: the scalar form's uncut producer (gdn_bwd_dscan_ov2gxsc).
+template <typename T, int K, int V, int NW, int STAGES, bool RAW_K_SCALED = false>
 __device__ __forceinline__ void bwd_dscan_gx_body(const BwdParams& bp, unsigned* pub_flags) {
   static_assert(16 * NW == V, "a publishing reverse scan holds all value rows of its unit");
   dnnp_launch_dependents();
@@ -243,7 +349,7 @@ __device__ __forceinline__ void bwd_dscan_gx_body(const BwdParams& bp, unsigned*
   dnnp::trap_unless_swizzle_aligned(smem);
   float x[K / 8][4];
   load_d_final_state_frags<K>(bp, sbase, x, vr, cq, 0);
-  dscan_gx_chunks<T, K, V, NW, STAGES>(bp, x, h, cs, ce, c_begin, c_begin, c_end, 0, pub_flags);
+  dscan_gx_chunks<T, K, V, NW, STAGES, RAW_K_SCALED>(bp, x, h, cs, ce, c_begin, c_begin, c_end, 0, pub_flags);
   if (bp.d_initial_state) store_d_initial_state<K>(bp, sbase, x, vr, cq);
 }
 

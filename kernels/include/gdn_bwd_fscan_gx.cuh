@@ -42,16 +42,22 @@ constexpr int FSCAN_GX_STAGE_BYTES = 41984;
 // Shared memory of the gx replay, per stage: W and Kᴿ (CHUNK tokens × K keys each, slim_wg_elem<K>'s
 // swizzle: K / 64 atoms of 8 KB), Ũᵀ (64 value rows × CHUNK tokens in rows of CHUNK + 8). Every
 // offset a multiple of 1,024 bytes.
-template <int K, int STAGES>
+// RAW_K_SCALED (session 27): the k tile holds the raw k rows, and the chunk's cr row (CHUNK fp32
+// scalars of the backward's scalar-form prep) follows Ũᵀ; the stage rounded up to 1,024 bytes.
+template <int K, int STAGES, bool RAW_K_SCALED = false>
 struct FscanGxSmem {
   static constexpr int CP = CHUNK + 8;
   static constexpr int VS = 64;  // value rows of the block (one warpgroup, 16 per warp)
   static constexpr size_t w_off = 0;
   static constexpr size_t k_off = w_off + static_cast<size_t>(CHUNK) * K * 2;
   static constexpr size_t u_off = k_off + static_cast<size_t>(CHUNK) * K * 2;
-  static constexpr size_t stage = u_off + static_cast<size_t>(VS) * CP * 2;
+  static constexpr size_t s_off = u_off + static_cast<size_t>(VS) * CP * 2;  // cr (RAW_K_SCALED)
+  static constexpr size_t stage = RAW_K_SCALED ? (s_off + CHUNK * 4 + 1023) / 1024 * 1024 : s_off;
   static constexpr size_t bytes = STAGES * stage;
 };
+// The host mirror of the scalar form's stage (src/engines/gdn/params.rs, fscan_gx_smem_bytes).
+constexpr int FSCAN_GXSC_STAGE_BYTES = 43008;
+static_assert(FscanGxSmem<128, 1, true>::stage == FSCAN_GXSC_STAGE_BYTES, "FSCAN_GXSC_STAGE_BYTES: update params.rs");
 static_assert(FscanGxSmem<128, 1>::stage == FSCAN_GX_STAGE_BYTES, "FSCAN_GX_STAGE_BYTES: update params.rs");
 static_assert(FscanGxSmem<128, 1>::k_off % 1024 == 0 && FscanGxSmem<128, 1>::u_off % 1024 == 0 &&
                   FscanGxSmem<128, 1>::stage % 1024 == 0,
@@ -60,12 +66,18 @@ static_assert(FscanGxSmem<128, 1>::k_off % 1024 == 0 && FscanGxSmem<128, 1>::u_o
 #ifndef GDN_HOST_EMU
 // The chunk loop of the gx replay over chunks [c_begin, c_end) of one (sequence, head), from the
 // state fragments x (this thread's rows vr, vr + 8 of the block's 64; updated in place).
-template <typename T, int K, int V, int STAGES>
+// RAW_K_SCALED (session 27, the backward's scalar form: gdn_bwd_fscan_gx{,4}sc): the state update
+// reads the raw k rows of the graph's K (head kh, rows past the chunk's tokens zero-filled; the
+// sequence's tokens [cs, ce), chunk c_first holding cs) instead of Kᴿ, and the chunk's cr =
+// kr e^{Γ_last−Γ} (row 3 of the prep's scalars in ws_kr) scales Uᵀ's token columns before the
+// rounding: X += (Uᵀ diag(cr)) k (= Uᵀ Kᴿ in exact arithmetic; other roundings).
+template <typename T, int K, int V, int STAGES, bool RAW_K_SCALED = false>
 __device__ __forceinline__ void fscan_gx_chunks(const FwdParams& p, float (&x)[K / 8][4], int h, int c_begin,
-                                                int c_end, int vs0, float* ws_s) {
+                                                int c_end, int vs0, float* ws_s, long long cs = 0, long long ce = 0,
+                                                int c_first = 0) {
   static_assert(K == 128 && CHUNK == 64, "two 64-key atoms per token row, one 64-token atom per tile");
   static_assert(STAGES >= 2, "a stage in use and one being filled (one barrier per chunk)");
-  using S = FscanGxSmem<K, STAGES>;
+  using S = FscanGxSmem<K, STAGES, RAW_K_SCALED>;
   constexpr int NT = 128;  // one warpgroup
   constexpr int CP = S::CP, VS = S::VS;
   extern __shared__ __align__(16) unsigned char smem[];
@@ -81,16 +93,32 @@ __device__ __forceinline__ void fscan_gx_chunks(const FwdParams& p, float (&x)[K
   constexpr int KV = K / 8, QRS = NT / KV, QIT = CHUNK / QRS;
   static_assert(NT % KV == 0 && CHUNK % QRS == 0, "whole rounds of whole rows");
   const int qt0 = tid / KV, qc = 8 * (tid % KV);
+  const int kh = p.hk == HO ? h : h / (HO / p.hk);
   auto issue = [&](int c, int st) {
     unsigned char* base = smem + st * S::stage;
     const size_t ch = static_cast<size_t>(c) * HO + h;
     const T* ws = wg + ch * CHUNK * K + static_cast<size_t>(qt0) * K + qc;
-    const T* ks = kg + ch * CHUNK * K + static_cast<size_t>(qt0) * K + qc;
+    if constexpr (RAW_K_SCALED) {
+      const long long t0 = cs + static_cast<long long>(c - c_first) * CHUNK;
+      const int len = static_cast<int>(min_ll(static_cast<long long>(CHUNK), ce - t0));
+      const T* ks = static_cast<const T*>(p.k) + ((t0 + qt0) * p.hk + kh) * K + qc;
 #pragma unroll
-    for (int it = 0; it < QIT; ++it) {
-      const int tok = qt0 + QRS * it;
-      cp_async16(reinterpret_cast<T*>(base + S::w_off) + slim_wg_elem<K>(tok, qc), ws + static_cast<size_t>(QRS) * K * it);
-      cp_async16(reinterpret_cast<T*>(base + S::k_off) + slim_wg_elem<K>(tok, qc), ks + static_cast<size_t>(QRS) * K * it);
+      for (int it = 0; it < QIT; ++it) {
+        const int tok = qt0 + QRS * it;
+        cp_async16(reinterpret_cast<T*>(base + S::w_off) + slim_wg_elem<K>(tok, qc), ws + static_cast<size_t>(QRS) * K * it);
+        cp_async16_zfill(reinterpret_cast<T*>(base + S::k_off) + slim_wg_elem<K>(tok, qc),
+                         ks + static_cast<size_t>(QRS) * it * p.hk * K, tok < len);
+      }
+      cp_async16_if(reinterpret_cast<float*>(base + S::s_off) + 4 * tid,
+                    static_cast<const float*>(p.ws_kr) + ch * 4 * CHUNK + 3 * CHUNK + 4 * tid, tid < CHUNK / 4);
+    } else {
+      const T* ks = kg + ch * CHUNK * K + static_cast<size_t>(qt0) * K + qc;
+#pragma unroll
+      for (int it = 0; it < QIT; ++it) {
+        const int tok = qt0 + QRS * it;
+        cp_async16(reinterpret_cast<T*>(base + S::w_off) + slim_wg_elem<K>(tok, qc), ws + static_cast<size_t>(QRS) * K * it);
+        cp_async16(reinterpret_cast<T*>(base + S::k_off) + slim_wg_elem<K>(tok, qc), ks + static_cast<size_t>(QRS) * K * it);
+      }
     }
     tile_async_fixed<T, CHUNK, VS, CHUNK, NT>(reinterpret_cast<T*>(base + S::u_off), ug + (ch * V + vs0) * CHUNK, tid);
   };
@@ -146,11 +174,34 @@ __device__ __forceinline__ void fscan_gx_chunks(const FwdParams& p, float (&x)[K
       uraw[nt][0] = ld32(&Us[ur * CP + 8 * nt + cq]);
       uraw[nt][1] = ld32(&Us[(ur + 8) * CP + 8 * nt + cq]);
     }
+    float crv[8][2];  // RAW_K_SCALED: cr of this thread's token columns 8 nt + cq, + 1
+    if constexpr (RAW_K_SCALED) {
+      const float* Ss = reinterpret_cast<const float*>(base + S::s_off);
+#pragma unroll
+      for (int nt = 0; nt < 8; ++nt) {
+        const float2 v = *reinterpret_cast<const float2*>(&Ss[8 * nt + cq]);
+        crv[nt][0] = v.x;
+        crv[nt][1] = v.y;
+      }
+    }
     dnnp::wgmma_wait<0>();
     dnnp::wgmma_fence_frags(pacc);
-    // Uᵀ = Ũᵀ − P as the A fragments of the 4 token steps.
+    // Uᵀ = Ũᵀ − P as the A fragments of the 4 token steps (RAW_K_SCALED: times cr per token).
     u32 ua[4][4];
-    scan_u_frags<T, 8>(ua, uraw, pacc);
+    if constexpr (RAW_K_SCALED) {
+      using IO = Io<T>;
+#pragma unroll
+      for (int nt = 0; nt < 8; ++nt) {
+        const T* u0 = reinterpret_cast<const T*>(&uraw[nt][0]);
+        const T* u1 = reinterpret_cast<const T*>(&uraw[nt][1]);
+        ua[nt >> 1][(nt & 1) * 2 + 0] =
+            IO::pack((IO::to_f(u0[0]) - pacc[nt][0]) * crv[nt][0], (IO::to_f(u0[1]) - pacc[nt][1]) * crv[nt][1]);
+        ua[nt >> 1][(nt & 1) * 2 + 1] =
+            IO::pack((IO::to_f(u1[0]) - pacc[nt][2]) * crv[nt][0], (IO::to_f(u1[1]) - pacc[nt][3]) * crv[nt][1]);
+      }
+    } else {
+      scan_u_frags<T, 8>(ua, uraw, pacc);
+    }
     // X += Uᵀ Kᴿ (X scaled above): one batch of 4 wgmma m64n128k16 (B = Kᴿ MN-major).
     dnnp::wgmma_fence_frags(x);
     dnnp::wgmma_fence();
@@ -166,7 +217,8 @@ __device__ __forceinline__ void fscan_gx_chunks(const FwdParams& p, float (&x)[K
 
 // The gx replay's block: bwd_fscan_piece_body's setup (piece j = z % P of sequence b = z / P, from
 // its seed or, P = 1, the initial state) on fscan_gx_chunks. VS = 64 value rows per block.
-template <typename T, int K, int V, int STAGES>
+// RAW_K_SCALED: the scalar form's uncut replay (fscan_gx_chunks<..., true>; P = 1 only).
+template <typename T, int K, int V, int STAGES, bool RAW_K_SCALED = false>
 __device__ __forceinline__ void bwd_fscan_gx_body(const BwdChainParams& cp) {
   constexpr int VS = 64;
   const FwdParams& p = cp.b.f;
@@ -187,7 +239,11 @@ __device__ __forceinline__ void bwd_fscan_gx_body(const BwdChainParams& cp) {
   } else {
     load_seed_frags<K, K>(x, cp.ws_seed + (static_cast<size_t>(b * P + j) * HO + h) * V * K, vr, cq);
   }
-  fscan_gx_chunks<T, K, V, STAGES>(p, x, h, c_begin, c_end, blockIdx.x * VS, cp.b.ws_s);
+  if constexpr (RAW_K_SCALED)
+    fscan_gx_chunks<T, K, V, STAGES, true>(p, x, h, c_begin, c_end, blockIdx.x * VS, cp.b.ws_s, load_cu(p, b),
+                                           load_cu(p, b + 1), cb);
+  else
+    fscan_gx_chunks<T, K, V, STAGES>(p, x, h, c_begin, c_end, blockIdx.x * VS, cp.b.ws_s);
 }
 #endif
 

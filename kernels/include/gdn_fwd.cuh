@@ -612,7 +612,8 @@ __device__ __forceinline__ void l2norm_scales(float ks, float qs, float scale, f
 // One lane's pieces of a token row after the l2 norm (phase 2 of the preps): k·kr and q·qr in place
 // (kd, qd), Y = β v (yd, from v's bits vb), Q⁺ = q·qr·e^Γ (wqd) and Kᴿ = k·kr·e^{Γlast−Γ} (wkd).
 // Shared by prep_norm_row (a warp per row) and prep15_norm_row_half (each half of a row).
-template <typename T, int EK, int EV>
+// WQK = false (the backward's scalar-form prep, session 27): no Q⁺ / Kᴿ pieces (wqd, wkd unused).
+template <typename T, int EK, int EV, bool WQK = true>
 __device__ __forceinline__ void store_norm_pieces(const float (&kx)[EK], const float (&qx)[EK], float kr, float qr,
                                                   float eg, float er, float br, const Bits<EV>& vb, T* kd, T* qd, T* yd,
                                                   T* wqd, T* wkd) {
@@ -632,8 +633,10 @@ __device__ __forceinline__ void store_norm_pieces(const float (&kx)[EK], const f
   *reinterpret_cast<Bits<EK>*>(kd) = ko;
   *reinterpret_cast<Bits<EK>*>(qd) = qo;
   *reinterpret_cast<Bits<EV>*>(yd) = yo;
-  *reinterpret_cast<Bits<EK>*>(wqd) = qpo;
-  *reinterpret_cast<Bits<EK>*>(wkd) = kro;
+  if constexpr (WQK) {
+    *reinterpret_cast<Bits<EK>*>(wqd) = qpo;
+    *reinterpret_cast<Bits<EK>*>(wkd) = kro;
+  }
 }
 
 // The preps' phase 2 for token row r (one warp): normalise k, scale q (in place), Y = β v; the

@@ -95,7 +95,10 @@ __device__ __forceinline__ void tcinv10_p_store(float* Lf, int mb, int nt, int l
 
 // Phases 1b-5 of prep10 for chunk slot c (tokens t0 .. t0 + len − 1), output head h (the q, k, v
 // copies in flight into b.r2, b.r1, b.r3; the gates' raw bits in `raw`). Ends with the stores.
-template <typename T, int K, int V, bool KEEP, bool DIRECT_WU = false, int BAL_DIAG = 0>
+// SC (session 27, BAL_DIAG = 3 with KEEP only: gdn_bwd_prep15sc): the backward's scalar form, the
+// rows' four fp32 scalars (prep15_front<..., true>) to ws_kr instead of Q⁺ and Kᴿ, and no E tile
+// (the scans read raw q, k and scale by the scalars); every other output bitwise prep15's.
+template <typename T, int K, int V, bool KEEP, bool DIRECT_WU = false, int BAL_DIAG = 0, bool SC = false>
 __device__ __forceinline__ void prep10_tile(const FwdParams& p, const PrepKeep& keep, const Prep3Bufs<T>& b, int c,
                                             int h, int len, const PrepGateRaw& raw) {
   static_assert(V == 64 || V == 128, "prep10 serves V = 64 and 128");
@@ -129,7 +132,8 @@ __device__ __forceinline__ void prep10_tile(const FwdParams& p, const PrepKeep& 
     // (warp 0 takes rows 0..31, columns 0..31 from warps 0, 1; warp 2 rows 32..63, columns 32..63
     // from warps 6, 7), the E rows on the other 6 warps' half-warps.
     float kacc[4][4], qacc[4][4];
-    const int np = prep15_front<T, K, V>(p, kS, qS, yS, gam, bet, ch, h, len, raw, kacc, qacc);
+    static_assert(!SC || KEEP, "the scalar form is the backward's");
+    const int np = prep15_front<T, K, V, SC>(p, kS, qS, yS, gam, bet, ch, h, len, raw, kacc, qacc);
     __syncthreads();  // phase 3's reads done: q dead, k rewritten as E in place
     slim_store_la<T>(Lf, static_cast<T*>(p.ws_a) + ch * CHUNK * CHUNK, kacc, qacc, gam, bet, r0, cq, hi, np);
     if (warp == 0) slim_bar<true, 1, 64>();
@@ -145,7 +149,7 @@ __device__ __forceinline__ void prep10_tile(const FwdParams& p, const PrepKeep& 
     }
     __syncthreads();
     tcinv8_p(Lf, warp, lane);
-    if (KEEP && (warp & 2)) {
+    if (KEEP && !SC && (warp & 2)) {
       store_tile16<T, CHUNK, K>(static_cast<T*>(keep.ws_e) + ch * CHUNK * K, eS, (2 * hi + (warp & 1)) * 32 + lane,
                                 4 * 32);
     }
@@ -155,6 +159,7 @@ __device__ __forceinline__ void prep10_tile(const FwdParams& p, const PrepKeep& 
     prep15_tbb_to_io<T>(Lf, warp, lane);
     __syncthreads();
   } else {
+    static_assert(!SC, "the scalar form is prep15's (BAL_DIAG = 3)");
     float acc[8][4];
     prep3_front<T, K, V, true>(p, kS, qS, yS, gam, bet, ch, h, len, raw, false, acc);
     __syncthreads();  // phase 3's reads done: q dead, k rewritten as E in place
@@ -274,7 +279,7 @@ __device__ __forceinline__ void prep10_tile(const FwdParams& p, const PrepKeep& 
 // gdn_fwd_prep13.cuh) and prep15 (BAL_DIAG = 3: prep14 with the inverse's serial pieces off the
 // block barriers, gdn_fwd_prep15.cuh) kernels' body: grid (chunk slots, HO), one (chunk, head) tile per block, PREP3_THREADS threads,
 // Prep10Smem<K, V>::bytes (= Prep7Smem's) of dynamic shared memory.
-template <typename T, int K, int V, bool KEEP = false, bool DIRECT_WU = false, int BAL_DIAG = 0>
+template <typename T, int K, int V, bool KEEP = false, bool DIRECT_WU = false, int BAL_DIAG = 0, bool SC = false>
 __device__ __forceinline__ void fwd_prep10_body(const FwdParams& p, const PrepKeep& keep = PrepKeep{}) {
   using S = Prep10Smem<K, V>;
   extern __shared__ __align__(16) unsigned char smem[];
@@ -295,7 +300,7 @@ __device__ __forceinline__ void fwd_prep10_body(const FwdParams& p, const PrepKe
   // gates are computed.
   if constexpr (BAL_DIAG == 3) prep15_load_qkv<T, K, V, PREP3_THREADS>(p, b.r1, b.r2, b.r3, t0, len, qh, kh, vh, tid);
   else prep_load_qkv<T, K, V, PREP3_THREADS>(p, b.r1, b.r2, b.r3, t0, len, qh, kh, vh, tid);
-  prep10_tile<T, K, V, KEEP, DIRECT_WU, BAL_DIAG>(p, keep, b, c, h, len, prep_gates_raw(p, t0, len, h, HO, tid));
+  prep10_tile<T, K, V, KEEP, DIRECT_WU, BAL_DIAG, SC>(p, keep, b, c, h, len, prep_gates_raw(p, t0, len, h, HO, tid));
 }
 
 }  // namespace gdn

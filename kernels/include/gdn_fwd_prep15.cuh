@@ -260,9 +260,14 @@ __device__ __forceinline__ void prep15_load_qkv(const FwdParams& p, T* kS, T* qS
 // elements of prep_norm_row's lanes m and m + 16, so row_norm_scales' first butterfly step (xor 16)
 // is this lane's own sum of its two partials and steps 8, 4, 2, 1 are the same shuffles within the
 // half; every other value is per element. Two rows per warp instruction.
-template <typename T, int K, int V>
+// SC (the backward's scalar-form prep gdn_bwd_prep15sc, session 27): no Q⁺ / Kᴿ rows; instead the
+// half's first lane stores the row's four fp32 scalars (the slim forward's, slim_row_scalars:
+// ck = β e^Γ kr, β, cq = qr e^Γ, cr = kr e^{Γ_last−Γ}; zeros past len) to sc ([4][CHUNK], rows of
+// the chunk); wq, wk unused.
+template <typename T, int K, int V, bool SC = false>
 __device__ __forceinline__ void prep15_norm_row_half(const FwdParams& p, T* kS, T* qS, T* yS, T* wq, T* wk,
-                                                     const float* gam, const float* bet, float gl, int r, int lane) {
+                                                     const float* gam, const float* bet, float gl, int r, int lane,
+                                                     float* sc = nullptr, int len = CHUNK) {
   using IO = Io<T>;
   constexpr int KP = K + 8, VP = V + 8, EK = K / 32, EV = V / 32, HK = K / 2, HV = V / 2;
   const int m = lane & 15;
@@ -289,8 +294,21 @@ __device__ __forceinline__ void prep15_norm_row_half(const FwdParams& p, T* kS, 
 #pragma unroll
   for (int u = 0; u < 2; ++u) {
     const Bits<EV> vb = *reinterpret_cast<const Bits<EV>*>(yp + u * HV);
-    store_norm_pieces<T, EK, EV>(kx[u], qx[u], kr, qr, eg, er, br, vb, kp + u * HK, qp + u * HK, yp + u * HV,
-                                 &wq[r * K + u * HK + m * EK], &wk[r * K + u * HK + m * EK]);
+    if constexpr (SC)
+      store_norm_pieces<T, EK, EV, false>(kx[u], qx[u], kr, qr, eg, er, br, vb, kp + u * HK, qp + u * HK, yp + u * HV,
+                                          nullptr, nullptr);
+    else
+      store_norm_pieces<T, EK, EV>(kx[u], qx[u], kr, qr, eg, er, br, vb, kp + u * HK, qp + u * HK, yp + u * HV,
+                                   &wq[r * K + u * HK + m * EK], &wk[r * K + u * HK + m * EK]);
+  }
+  if constexpr (SC) {
+    if (m == 0) {  // slim_row_scalars' expressions on the same values
+      const bool live = r < len;
+      sc[0 * CHUNK + r] = live ? br * eg * kr : 0.f;
+      sc[1 * CHUNK + r] = live ? br : 0.f;
+      sc[2 * CHUNK + r] = live ? qr * eg : 0.f;
+      sc[3 * CHUNK + r] = live ? kr * er : 0.f;
+    }
   }
 }
 
@@ -319,7 +337,8 @@ __device__ __forceinline__ void prep15_e_row_half(T* kS, const float* gam, const
 // returned; warps 4, 5 none: 384 mma.sync per tile at K = 128 instead of 512; warps 0, 6 (np = 1)
 // form both blocks: the one code path keeps the forward's k128 entry free of spills), each element
 // prep_qk_products_ldsm's. Ends without a barrier (the caller's, after which qS is dead).
-template <typename T, int K, int V>
+// SC: the rows' scalars to ws_kr ([chunks, HO, 4, CHUNK] fp32) instead of Q⁺ / Kᴿ (prep15_norm_row_half).
+template <typename T, int K, int V, bool SC = false>
 __device__ __forceinline__ int prep15_front(const FwdParams& p, T* kS, T* qS, T* yS, float* gam, float* bet, size_t ch,
                                             int h, int len, const PrepGateRaw& raw, float (&kacc)[4][4],
                                             float (&qacc)[4][4]) {
@@ -330,10 +349,11 @@ __device__ __forceinline__ int prep15_front(const FwdParams& p, T* kS, T* qS, T*
   {
     T* wq = static_cast<T*>(p.ws_q) + ch * CHUNK * K;
     T* wk = static_cast<T*>(p.ws_kr) + ch * CHUNK * K;
+    float* sc = static_cast<float*>(p.ws_kr) + ch * 4 * CHUNK;
     // Warp w's rows w + 8 i as prep3_front's, now two at a time (half-warp lane >> 4).
 #pragma unroll 1
     for (int r = warp + RW * (lane >> 4); r < CHUNK; r += 2 * RW)
-      prep15_norm_row_half<T, K, V>(p, kS, qS, yS, wq, wk, gam, bet, gl, r, lane);
+      prep15_norm_row_half<T, K, V, SC>(p, kS, qS, yS, wq, wk, gam, bet, gl, r, lane, sc, len);
   }
   __syncthreads();
   const int rt = warp & 3, hi = warp >> 2;

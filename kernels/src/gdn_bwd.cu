@@ -330,3 +330,31 @@ GDN_BWD_FSCAN_GX_ENTRIES(f16, gdn::gdn_f16)
   }
 GDN_BWD_DSCAN_GX_ENTRY(bf16, gdn::gdn_bf16)
 GDN_BWD_DSCAN_GX_ENTRY(f16, gdn::gdn_f16)
+// Session 27 (helper qke27): the backward's scalar form at K = V = 128, uncut (P = 1) only. The
+// prep writes, instead of the Q⁺, Kᴿ and E tiles, the four fp32 per-token scalars of the slim
+// forward (ck = β e^Γ kr, β, cq = qr e^Γ, cr = kr e^{Γ_last−Γ}) into ws_kr ([chunks, HO, 4, 64]);
+// the replay and the reverse scan read the graph's raw k (and q) and apply the scalars (the same
+// bodies with RAW_K_SCALED). Not bitwise the full form (other roundings): the fp64 reference is the bar.
+//   gdn_bwd_prep15sc_{bf16,f16}_k128      <<<as prep15>>> (fwd_prep10_body<..., 3, SC = true>)
+//   gdn_bwd_fscan_gxsc_{bf16,f16}_k128    <<<(V / 64, HO, N), 128, FscanGxSmem<128, 2, true>::bytes>>>
+//   gdn_bwd_fscan_gx4sc_{bf16,f16}_k128   <<<as fscan_gxsc, FscanGxSmem<128, 4, true>::bytes>>>
+//   gdn_bwd_dscan_ov2gxsc_{bf16,f16}_k128 <<<(1, HO, N), 256, DscanGxSmem<128, 8, 2, true>::bytes_r2>>>
+#define GDN_BWD_SCALAR_FORM_ENTRIES(TAG, T)                                                         \
+  extern "C" __global__ void __launch_bounds__(gdn::PREP3_THREADS, gdn::PREP6_MIN_BLOCKS)          \
+      gdn_bwd_prep15sc_##TAG##_k128(gdn::BwdParams p) { dnnp_pdl_enter(p.f.flags & gdn::FLAG_PDL_TRIGGER); \
+    gdn::fwd_prep10_body<T, 128, 128, true, false, 3, true>(p.f, gdn::PrepKeep{p.ws_t, p.ws_e, p.ws_gam, p.ws_bet}); \
+  }                                                                                                \
+  extern "C" __global__ void __launch_bounds__(4 * 32)                                             \
+      gdn_bwd_fscan_gxsc_##TAG##_k128(gdn::BwdChainParams p) { dnnp_pdl_enter(p.b.f.flags & gdn::FLAG_PDL_TRIGGER); \
+    gdn::bwd_fscan_gx_body<T, 128, 128, gdn::FSCAN_GX_STAGES, true>(p);                            \
+  }                                                                                                \
+  extern "C" __global__ void __launch_bounds__(4 * 32)                                             \
+      gdn_bwd_fscan_gx4sc_##TAG##_k128(gdn::BwdChainParams p) { dnnp_pdl_enter(p.b.f.flags & gdn::FLAG_PDL_TRIGGER); \
+    gdn::bwd_fscan_gx_body<T, 128, 128, 4, true>(p);                                               \
+  }                                                                                                \
+  extern "C" __global__ void __launch_bounds__(128 / 16 * 32, 1)                                   \
+      gdn_bwd_dscan_ov2gxsc_##TAG##_k128(gdn::BwdChainParams p) { dnnp_pdl_enter(p.b.f.flags & gdn::FLAG_PDL_TRIGGER); \
+    gdn::bwd_dscan_gx_body<T, 128, 128, 128 / 16, gdn::DSCAN_MMA_STAGES, true>(p.b, p.ov_flags);     \
+  }
+GDN_BWD_SCALAR_FORM_ENTRIES(bf16, gdn::gdn_bf16)
+GDN_BWD_SCALAR_FORM_ENTRIES(f16, gdn::gdn_f16)

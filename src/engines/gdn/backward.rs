@@ -138,8 +138,9 @@ use super::params::{
     CHUNK, CkptLayout, DSCAN_MMA_WARPS, DSCAN_W8_WARPS, DSUM1_MIN_BLOCKS, FSCAN_GX_STAGES,
     FSCANP1_MIN_BLOCKS, OFFSETS_THREADS, OverlapLayout, PARAM_THREADS, PSUM1_MIN_BLOCKS,
     SCAN_WARPS, SUM_STAGES, TOK_THREADS, dscan_mma_smem_bytes, dscan_ov_smem_bytes,
-    dscan_ov2_smem_bytes, dscan_ov2gx_smem_bytes, dscan_w8_smem_bytes, flags, fscan_gx_smem_bytes,
-    max_chunks, scan_smem_bytes, scanx_smem_bytes, tokens_tc11_smem_bytes, tokens_tc12_smem_bytes,
+    dscan_ov2_smem_bytes, dscan_ov2gx_smem_bytes, dscan_ov2gxsc_smem_bytes, dscan_w8_smem_bytes,
+    flags, fscan_gx_smem_bytes, fscan_gxsc_smem_bytes, max_chunks, scan_smem_bytes,
+    scanx_smem_bytes, tokens_tc11_smem_bytes, tokens_tc12_smem_bytes,
 };
 use super::pdl::{GdnPlan, Launch, PdlMode};
 
@@ -323,11 +324,24 @@ pub enum BwdKernel {
     /// same wgmma loop, replacing [`BwdKernel::DscanpOv5Dr`] under the same switch; at K other
     /// than 128 it names `dscanp_ov5dr`.
     DscanpOv2Gx,
+    /// Session 27 (the scalar form, [`BwdPrepForm::Scalars`]): the factor kernel `prep15` writing,
+    /// instead of the `Q⁺`, `Kᴿ` and `E` tiles, four fp32 scalars per token (`ck = β e^Γ kr`, `β`,
+    /// `cq = qr e^Γ`, `cr = kr e^{Γ_last−Γ}`, the slim forward's) into the `Kᴿ` region
+    /// (`gdn_bwd_prep15sc_*`, K = 128; at other K it names the full prep).
+    PrepSc,
+    /// Session 27: [`BwdKernel::FscanGx`] on the raw `k` rows scaled by `cr` (the scalar form's
+    /// uncut replay, `gdn_bwd_fscan_gxsc_*`; at K other than 128 it names `fscan_r4`).
+    FscanGxSc,
+    /// Session 27: [`BwdKernel::FscanGx4`] likewise (`gdn_bwd_fscan_gx4sc_*`).
+    FscanGx4Sc,
+    /// Session 27: [`BwdKernel::DscanOv2Gx`] on the raw `q`, `k` rows and the scalars (the scalar
+    /// form's uncut producer, `gdn_bwd_dscan_ov2gxsc_*`; at K other than 128 it names `dscan_ov5dr`).
+    DscanOv2GxSc,
 }
 
 impl BwdKernel {
     /// Every kernel, in index order.
-    pub const ALL: [BwdKernel; 47] = [
+    pub const ALL: [BwdKernel; 51] = [
         BwdKernel::ChunkOffsets,
         BwdKernel::Prep,
         BwdKernel::Fscan,
@@ -375,6 +389,10 @@ impl BwdKernel {
         BwdKernel::FscanGx4,
         BwdKernel::DscanOv2Gx,
         BwdKernel::DscanpOv2Gx,
+        BwdKernel::PrepSc,
+        BwdKernel::FscanGxSc,
+        BwdKernel::FscanGx4Sc,
+        BwdKernel::DscanOv2GxSc,
     ];
 
     /// The kernel's symbol in the module (`tag` = `bf16` / `f16`, `k` = K = V; `prep`: the
@@ -384,6 +402,13 @@ impl BwdKernel {
     /// they name their two-stage kernels (which [`BWD_PIECE_PASSES`] runs there).
     pub fn name(self, tag: &str, k: i64, prep: PrepVariant) -> String {
         let body = match self {
+            BwdKernel::PrepSc if k != 128 => return prep.kernel_name("bwd", tag, k),
+            BwdKernel::PrepSc => return format!("gdn_bwd_prep15sc_{tag}_k{k}"),
+            BwdKernel::FscanGxSc | BwdKernel::FscanGx4Sc if k != 128 => "fscan_r4",
+            BwdKernel::FscanGxSc => "fscan_gxsc",
+            BwdKernel::FscanGx4Sc => "fscan_gx4sc",
+            BwdKernel::DscanOv2GxSc if k != 128 => "dscan_ov5dr",
+            BwdKernel::DscanOv2GxSc => "dscan_ov2gxsc",
             BwdKernel::Psum1 if k != 128 => "psum",
             BwdKernel::Fscanp1 if k != 128 => "fscan_r4",
             BwdKernel::FscanGx | BwdKernel::FscanGx3 | BwdKernel::FscanGx4 if k != 128 => {
@@ -445,6 +470,18 @@ impl BwdKernel {
         format!("gdn_bwd_{body}_{tag}_k{k}")
     }
 
+    /// The scalar form's kernel in place of this one ([`BwdPrepForm::Scalars`]): the prep, the
+    /// uncut `gx` / `gx4` replays and the uncut producer `dscan_ov2gx`; `None` for the others.
+    pub fn scalar_form(self) -> Option<BwdKernel> {
+        match self {
+            BwdKernel::Prep => Some(BwdKernel::PrepSc),
+            BwdKernel::FscanGx => Some(BwdKernel::FscanGxSc),
+            BwdKernel::FscanGx4 => Some(BwdKernel::FscanGx4Sc),
+            BwdKernel::DscanOv2Gx => Some(BwdKernel::DscanOv2GxSc),
+            _ => None,
+        }
+    }
+
     /// Whether the kernel is launched with programmatic dependent launch (the consumer of a
     /// producer / consumer pair, `kernels/include/gdn_bwd_overlap.cuh`).
     pub fn programmatic(self) -> bool {
@@ -463,6 +500,67 @@ rows_in_discriminant_order!(BwdKernel::ALL, k => *k);
 /// built with too).
 pub fn kernel_names(tag: &str, k: i64, prep: PrepVariant) -> [String; BwdKernel::ALL.len()] {
     BwdKernel::ALL.map(|kernel| kernel.name(tag, k, prep))
+}
+
+/// What the backward's prep stores for the scans (session 27; `DNNPLAN_GDN_BWD_PREP=full|scaled`,
+/// read at plan build).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BwdPrepForm {
+    /// The scaled tiles `Q⁺`, `Kᴿ`, `E` (io, 16 KB each per chunk and head at K = 128), read by the
+    /// replay and the reverse scan.
+    Full,
+    /// `scaled`: four fp32 scalars per token instead (1 KB per chunk and head:
+    /// [`BwdKernel::PrepSc`]); the replay and the reverse scan read the graph's raw `q`, `k` and
+    /// scale ([`BwdKernel::FscanGxSc`], [`BwdKernel::FscanGx4Sc`], [`BwdKernel::DscanOv2GxSc`]).
+    /// Only where [`BwdPrepForm::scalar_form`] holds; elsewhere the plan runs the full form. Not
+    /// bitwise the full form (other roundings): validated against the fp64 reference.
+    Scalars,
+}
+
+/// The prep form without `DNNPLAN_GDN_BWD_PREP` (session 27: [`BwdPrepForm::Full`]).
+pub const BWD_PREP_FORM_BY_RULE: BwdPrepForm = BwdPrepForm::Full;
+
+impl BwdPrepForm {
+    /// [`BWD_PREP_FORM_BY_RULE`], then `DNNPLAN_GDN_BWD_PREP=full|scaled`.
+    pub fn pick() -> BwdPrepForm {
+        Self::from_switch(
+            std::env::var("DNNPLAN_GDN_BWD_PREP")
+                .as_deref()
+                .unwrap_or(""),
+        )
+    }
+
+    /// The form a `DNNPLAN_GDN_BWD_PREP` value names (anything else: [`BWD_PREP_FORM_BY_RULE`]).
+    pub fn from_switch(value: &str) -> BwdPrepForm {
+        match value {
+            "full" => BwdPrepForm::Full,
+            "scaled" => BwdPrepForm::Scalars,
+            _ => BWD_PREP_FORM_BY_RULE,
+        }
+    }
+
+    /// Whether a plan runs the scalar form: this form is [`BwdPrepForm::Scalars`], K = V = 128,
+    /// the prep is v15, the sequences are uncut (`pieces` ≤ 1), the uncut replay runs
+    /// (`replay`: its kernel, `None` when checkpoints replace it) and is `gx` or `gx4`, and the
+    /// uncut reverse scan (`producer`) is the overlapped `dscan_ov2gx` (the defaults at
+    /// K = V = 128). Elsewhere the full form runs.
+    pub fn scalar_form(
+        self,
+        k: u64,
+        v: u64,
+        prep: PrepVariant,
+        pieces: u64,
+        replay: Option<BwdKernel>,
+        producer: BwdKernel,
+    ) -> bool {
+        self == BwdPrepForm::Scalars
+            && k == 128
+            && v == 128
+            && prep == PrepVariant::V15
+            && pieces <= 1
+            && matches!(replay, Some(BwdKernel::FscanGx | BwdKernel::FscanGx4))
+            && producer == BwdKernel::DscanOv2Gx
+    }
 }
 
 /// Which forward-state replay the backward runs (`DNNPLAN_GDN_BWD_FSCAN`, read at plan build).
@@ -851,9 +949,9 @@ fn overlap_scan_launch(kernel: BwdKernel, k: u64, v: u64) -> (u32, u32) {
     let (publisher, smem) = match kernel {
         DscanOv | DscanpOv => (false, dscan_ov_smem_bytes(k, v)),
         DscanOv2Gx | DscanpOv2Gx if gx => (false, dscan_ov2gx_smem_bytes(k, v)),
-        DscanOv5 | DscanpOv5 | DscanOv5Dr | DscanpOv5Dr | DscanOv2Gx | DscanpOv2Gx => {
-            (true, dscan_ov2_smem_bytes(k, v))
-        }
+        DscanOv2GxSc if gx => (false, dscan_ov2gxsc_smem_bytes(k, v)),
+        DscanOv5 | DscanpOv5 | DscanOv5Dr | DscanpOv5Dr | DscanOv2Gx | DscanpOv2Gx
+        | DscanOv2GxSc => (true, dscan_ov2_smem_bytes(k, v)),
         _ => (false, dscan_ov2_smem_bytes(k, v)),
     };
     ((v / 16 + u64::from(publisher)) as u32 * 32, smem)
@@ -1630,6 +1728,43 @@ impl<F> GdnBwdPlan<F> {
                 2 * PARAM_THREADS * 4,
             ));
         }
+        // The scalar form (session 27, BwdPrepForm::scalar_form): the prep, the uncut replay and
+        // the uncut producer replaced by their scalar-form kernels.
+        let producer = dscan_step(ov_uncut, dscan_k, n32).0;
+        if pieces <= 1
+            && BwdPrepForm::pick().scalar_form(
+                k,
+                v,
+                PrepVariant::from_env(),
+                pieces,
+                replays.then_some(replay),
+                producer,
+            )
+        {
+            for step in steps.iter_mut() {
+                let Some(kernel) = step.0.scalar_form() else {
+                    continue;
+                };
+                step.0 = kernel;
+                step.3 = match kernel {
+                    BwdKernel::FscanGxSc | BwdKernel::FscanGx4Sc => {
+                        let stages = if kernel == BwdKernel::FscanGxSc {
+                            FSCAN_GX_STAGES
+                        } else {
+                            4
+                        };
+                        let smem = fscan_gxsc_smem_bytes(stages);
+                        if one_per_sm {
+                            smem.max(REPLAY_ONE_PER_SM_SMEM)
+                        } else {
+                            smem
+                        }
+                    }
+                    BwdKernel::DscanOv2GxSc => overlap_scan_launch(kernel, k, v).1,
+                    _ => step.3,
+                };
+            }
+        }
         if let Some(n) = std::env::var("DNNPLAN_GDN_BWD_STEPS")
             .ok()
             .and_then(|x| x.parse::<usize>().ok())
@@ -1675,6 +1810,11 @@ impl<F> GdnBwdPlan<F> {
     /// What the plan does with `state_checkpoints`.
     pub fn checkpoints(&self) -> CheckpointUse {
         self.checkpoints
+    }
+
+    /// Whether the plan runs the backward's scalar form ([`BwdPrepForm::Scalars`]).
+    pub fn scalar_form(&self) -> bool {
+        self.steps.iter().any(|s| s.0 == BwdKernel::PrepSc)
     }
 
     /// Whether the plan runs the reverse scan and the token stage at the same time.
@@ -2604,5 +2744,80 @@ mod tests {
             "gdn_bwd_psumt1_bf16_k128"
         );
         assert_eq!(names[BwdKernel::CkptRows as usize], "gdn_bwd_ckrows");
+    }
+
+    #[test]
+    fn scalar_prep_form_rule() {
+        use BwdKernel::*;
+        // The switch, and the rule's default.
+        assert_eq!(BwdPrepForm::from_switch("scaled"), BwdPrepForm::Scalars);
+        assert_eq!(BwdPrepForm::from_switch("full"), BwdPrepForm::Full);
+        assert_eq!(BwdPrepForm::from_switch(""), BWD_PREP_FORM_BY_RULE);
+        assert_eq!(BwdPrepForm::from_switch("other"), BWD_PREP_FORM_BY_RULE);
+        // Only K = V = 128, prep v15, uncut, the gx / gx4 replay, the dscan_ov2gx producer.
+        let sc = BwdPrepForm::Scalars;
+        let v15 = PrepVariant::V15;
+        assert!(sc.scalar_form(128, 128, v15, 1, Some(FscanGx), DscanOv2Gx));
+        assert!(sc.scalar_form(128, 128, v15, 1, Some(FscanGx4), DscanOv2Gx));
+        assert!(!BwdPrepForm::Full.scalar_form(128, 128, v15, 1, Some(FscanGx), DscanOv2Gx));
+        assert!(!sc.scalar_form(64, 64, v15, 1, Some(FscanGx), DscanOv2Gx));
+        assert!(!sc.scalar_form(128, 64, v15, 1, Some(FscanGx), DscanOv2Gx));
+        assert!(!sc.scalar_form(128, 128, PrepVariant::V14, 1, Some(FscanGx), DscanOv2Gx));
+        assert!(!sc.scalar_form(128, 128, v15, 8, Some(FscanGx), DscanOv2Gx));
+        assert!(!sc.scalar_form(128, 128, v15, 1, None, DscanOv2Gx));
+        assert!(!sc.scalar_form(128, 128, v15, 1, Some(FscanGx3), DscanOv2Gx));
+        assert!(!sc.scalar_form(128, 128, v15, 1, Some(FscanR4), DscanOv2Gx));
+        assert!(!sc.scalar_form(128, 128, v15, 1, Some(FscanGx), DscanOv5Dr));
+        // The replaced kernels and their names (K = 128 bundled; other K name the full form's).
+        let replaced: Vec<_> = BwdKernel::ALL
+            .iter()
+            .filter_map(|k| k.scalar_form().map(|s| (*k, s)))
+            .collect();
+        assert_eq!(
+            replaced,
+            [
+                (Prep, PrepSc),
+                (FscanGx, FscanGxSc),
+                (FscanGx4, FscanGx4Sc),
+                (DscanOv2Gx, DscanOv2GxSc)
+            ]
+        );
+        let names = kernel_names("bf16", 128, PrepVariant::DEFAULT);
+        assert_eq!(names[PrepSc as usize], "gdn_bwd_prep15sc_bf16_k128");
+        assert_eq!(names[FscanGxSc as usize], "gdn_bwd_fscan_gxsc_bf16_k128");
+        assert_eq!(names[FscanGx4Sc as usize], "gdn_bwd_fscan_gx4sc_bf16_k128");
+        assert_eq!(
+            names[DscanOv2GxSc as usize],
+            "gdn_bwd_dscan_ov2gxsc_bf16_k128"
+        );
+        let names = kernel_names("f16", 64, PrepVariant::DEFAULT);
+        assert_eq!(names[PrepSc as usize], names[Prep as usize]);
+        assert_eq!(names[FscanGxSc as usize], "gdn_bwd_fscan_r4_f16_k64");
+        assert_eq!(names[DscanOv2GxSc as usize], "gdn_bwd_dscan_ov5dr_f16_k64");
+        // The scalar form's producer takes its own shared memory and dscan_ov2gx's threads.
+        assert_eq!(
+            overlap_scan_launch(DscanOv2GxSc, 128, 128),
+            (256, dscan_ov2gxsc_smem_bytes(128, 128))
+        );
+        assert_eq!(
+            overlap_scan_launch(DscanOv2GxSc, 64, 64),
+            overlap_scan_launch(DscanOv5Dr, 64, 64)
+        );
+    }
+
+    /// The prep form the benchmark shapes' plans run by rule (without DNNPLAN_GDN_BWD_PREP):
+    /// the full form while [`BWD_PREP_FORM_BY_RULE`] is [`BwdPrepForm::Full`].
+    #[test]
+    fn default_plans_keep_the_full_prep_form() {
+        if std::env::var_os("DNNPLAN_GDN_BWD_PREP").is_some() {
+            return;
+        }
+        for (n, t, ho, d) in CKPT_SHAPES {
+            let f = super::super::engine::tests::bound(facts(n, t, ho, d, false));
+            let plan = named_plan(&f);
+            let names: Vec<String> = plan.launches().map(|l| l.0.clone()).collect();
+            assert!(!plan.scalar_form(), "{names:?}");
+            assert!(!names.iter().any(|x| x.contains("sc_")), "{names:?}");
+        }
     }
 }

@@ -85,7 +85,7 @@ mod tests {
 
     #[test]
     fn host_constants_equal_the_kernel_headers() {
-        let mirrored: [(&str, i64); 42] = [
+        let mirrored: [(&str, i64); 43] = [
             ("FLAG_L2NORM", flags::L2NORM.into()),
             ("FLAG_BETA_SIGMOID", flags::BETA_SIGMOID.into()),
             ("FLAG_NEG_EIGVAL", flags::NEG_EIGVAL.into()),
@@ -116,6 +116,10 @@ mod tests {
             ("DSUM1_MIN_BLOCKS", params::DSUM1_MIN_BLOCKS as i64),
             ("FSCAN_GX_STAGES", params::FSCAN_GX_STAGES as i64),
             ("FSCAN_GX_STAGE_BYTES", params::FSCAN_GX_STAGE_BYTES as i64),
+            (
+                "FSCAN_GXSC_STAGE_BYTES",
+                params::FSCAN_GXSC_STAGE_BYTES as i64,
+            ),
             ("SLIM_SCALARS", params::SLIM_SCALARS as i64),
             ("SLIM_TRI_BLOCKS", params::SLIM_TRI_BLOCKS as i64),
             ("SLIM_W4_STAGES", params::SLIM_W4_STAGES as i64),

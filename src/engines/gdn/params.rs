@@ -398,6 +398,17 @@ pub fn dscan_ov2gx_smem_bytes(k: u64, v: u64) -> u32 {
     (DSCAN_MMA_STAGES * stage + staging) as u32
 }
 
+/// Dynamic shared memory of the scalar form's wgmma reverse scan `gdn_bwd_dscan_ov2gxsc_*`
+/// (session 27, `gdn::DscanGxSmem<K, V / 16, 2, true>::bytes_r2`): [`dscan_ov2gx_smem_bytes`]'s
+/// stages with the raw `k`, `q` tiles in place of `Kᴿ`, `Q⁺` and the chunk's four fp32 scalar rows
+/// (1 KB) in place of `E`.
+pub fn dscan_ov2gxsc_smem_bytes(k: u64, v: u64) -> u32 {
+    let tiles = 2 * (2 * CHUNK * CHUNK + 2 * CHUNK * k + CHUNK * (v + 8)) + 4 * CHUNK * 4;
+    let stage = tiles.div_ceil(1024) * 1024;
+    let staging = (v / 16) * 16 * (k + 8) * 2;
+    (DSCAN_MMA_STAGES * stage + staging) as u32
+}
+
 /// Warps of the 8-warp reverse scan (`gdn::DSCAN_W8_WARPS`): a warp pair per 16 value rows of
 /// the same 64-row block slice.
 pub const DSCAN_W8_WARPS: u32 = 8;
@@ -918,6 +929,15 @@ pub const FSCAN_GX_STAGE_BYTES: u64 = 41_984;
 pub fn fscan_gx_smem_bytes(stages: u64) -> u32 {
     (stages * FSCAN_GX_STAGE_BYTES) as u32
 }
+/// One stage of the scalar form's replay `gdn_bwd_fscan_gx{,4}sc_*` (session 27,
+/// `gdn::FSCAN_GXSC_STAGE_BYTES`, `FscanGxSmem<128, 1, true>`): [`FSCAN_GX_STAGE_BYTES`] (the raw
+/// `k` rows in `Kᴿ`'s place) plus the chunk's `cr` row (256 B), rounded up to 1,024 bytes.
+pub const FSCAN_GXSC_STAGE_BYTES: u64 = 43_008;
+/// Dynamic shared memory of `gdn_bwd_fscan_gx{,4}sc_*` at `stages` stages: two 86,016 B (two
+/// blocks per SM), four 172,032 B.
+pub fn fscan_gxsc_smem_bytes(stages: u64) -> u32 {
+    (stages * FSCAN_GXSC_STAGE_BYTES) as u32
+}
 /// Threads of the piece chain kernel (`gdn_fwd_chain_k*`).
 pub const CHAIN_THREADS: u32 = 256;
 /// State rows per block of the piece chain kernel.
@@ -1188,6 +1208,15 @@ mod tests {
         assert_eq!(fscan_gx_smem_bytes(FSCAN_GX_STAGES), 83_968);
         assert!(SM.holds(2, fscan_gx_smem_bytes(FSCAN_GX_STAGES)));
         assert!(SM.allows(fscan_gx_smem_bytes(3)) && SM.allows(fscan_gx_smem_bytes(4)));
+        // Session 27's scalar form: the replay's stage + the cr row, the scan's without E.
+        assert_eq!(
+            FSCAN_GXSC_STAGE_BYTES,
+            (FSCAN_GX_STAGE_BYTES + CHUNK * 4).div_ceil(1024) * 1024
+        );
+        assert!(SM.holds(2, fscan_gxsc_smem_bytes(FSCAN_GX_STAGES)));
+        assert!(SM.allows(fscan_gxsc_smem_bytes(4)));
+        assert_eq!(dscan_ov2gxsc_smem_bytes(128, 128), 169_984);
+        assert!(SM.allows(dscan_ov2gxsc_smem_bytes(128, 128)));
         // The session-6 chunk loop: split = 1 is FastSmem; the pairs' kernels (t8 forward, r8
         // replay) add 4 groups' exchange areas (X: 16 KB at K = 128, Uᵀ: 8 KB).
         assert_eq!(
