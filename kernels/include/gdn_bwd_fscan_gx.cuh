@@ -57,12 +57,24 @@ static_assert(FscanGxSmem<128, 1>::k_off % 1024 == 0 && FscanGxSmem<128, 1>::u_o
                   FscanGxSmem<128, 1>::stage % 1024 == 0,
               "the swizzle atoms 1024-byte aligned in every stage");
 
+// STORE_U (session 27, helper tu27; the entries gdn_bwd_fscan_gx{,4}u_{bf16,f16}_k128): the replay also
+// writes each chunk's Uᵀ = Ũᵀ − P as the io-dtype U tile [slot c·HO + h][64 tokens][V] (exactly the
+// A fragments of its state update, so exactly the U that the token stage tc13 recomputes from W, Ũᵀ
+// and S_c: the same io-rounded operands, the same k16 steps), into the second half of the ws_dr
+// region (bwd_u_tiles, gdn_bwd.cuh: its first half holds tc13's io dR tiles, its fp32 size is unused on that
+// path), for the token stage tc16 (REV 16), which loads it instead of recomputing it. Staging: each
+// warp writes its 16 value rows × 64 tokens by four stmatrix.x4.trans into its own 16 rows of this
+// chunk's Ũᵀ tile (already read into registers; only this warp reads those rows, and the stage is
+// refilled only after the next chunk's block barrier), 64 token rows of 32 bytes, the two 16-byte
+// halves swapped on rows with bit 2 set (conflict-free stmatrix rows and 16-byte reads); then each
+// lane stores four 16-byte pieces (whole 32-byte sectors), while the state update's wgmma runs.
 #ifndef GDN_HOST_EMU
 // The chunk loop of the gx replay over chunks [c_begin, c_end) of one (sequence, head), from the
-// state fragments x (this thread's rows vr, vr + 8 of the block's 64; updated in place).
-template <typename T, int K, int V, int STAGES>
+// state fragments x (this thread's rows vr, vr + 8 of the block's 64; updated in place). STORE_U:
+// each chunk's U tile to ws_u (bwd_u_tiles; unused otherwise).
+template <typename T, int K, int V, int STAGES, bool STORE_U = false>
 __device__ __forceinline__ void fscan_gx_chunks(const FwdParams& p, float (&x)[K / 8][4], int h, int c_begin,
-                                                int c_end, int vs0, float* ws_s) {
+                                                int c_end, int vs0, float* ws_s, T* ws_u = nullptr) {
   static_assert(K == 128 && CHUNK == 64, "two 64-key atoms per token row, one 64-token atom per tile");
   static_assert(STAGES >= 2, "a stage in use and one being filled (one barrier per chunk)");
   using S = FscanGxSmem<K, STAGES>;
@@ -151,6 +163,18 @@ __device__ __forceinline__ void fscan_gx_chunks(const FwdParams& p, float (&x)[K
     // Uᵀ = Ũᵀ − P as the A fragments of the 4 token steps.
     u32 ua[4][4];
     scan_u_frags<T, 8>(ua, uraw, pacc);
+    // STORE_U: this warp's 16 rows of the Ũᵀ tile (read above) take its Uᵀ, transposed: token row
+    // tok at 32 tok bytes, values 8 hf .. at 16 (hf ^ ((tok >> 2) & 1)) within it.
+    T* ust = const_cast<T*>(Us) + 16 * warp * CP;
+    if constexpr (STORE_U) {
+      __syncwarp();  // every lane's Ũᵀ reads of these rows done
+      const int mrow = 8 * (lane >> 4) + (lane & 7), mhf = (lane >> 3) & 1;  // the row lane l addresses
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        const int tok = 16 * j + mrow;
+        stsm_x4_t(ust + 16 * tok + 8 * (mhf ^ ((tok >> 2) & 1)), ua[j]);
+      }
+    }
     // X += Uᵀ Kᴿ (X scaled above): one batch of 4 wgmma m64n128k16 (B = Kᴿ MN-major).
     dnnp::wgmma_fence_frags(x);
     dnnp::wgmma_fence();
@@ -158,6 +182,18 @@ __device__ __forceinline__ void fscan_gx_chunks(const FwdParams& p, float (&x)[K
     for (int kk = 0; kk < 4; ++kk)
       SlimWgN<T>::template mma<128, 1>(&x[0][0], ua[kk], dnnp::wgmma_desc(kb + 2048 * kk, 8192, 1024, 1));
     dnnp::wgmma_commit();
+    if constexpr (STORE_U) {
+      // While the update runs: token rows (lane >> 1) + 16 i, values vs0 + 16 warp + 8 (lane & 1).
+      __syncwarp();
+      const int tok = lane >> 1, hf = lane & 1;
+      T* dst = ws_u + ((static_cast<size_t>(c) * HO + h) * CHUNK + tok) * V + vs0 + 16 * warp + 8 * hf;
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const int t = tok + 16 * i;
+        *reinterpret_cast<uint4*>(dst + static_cast<size_t>(16) * i * V) =
+            *reinterpret_cast<const uint4*>(ust + 16 * t + 8 * (hf ^ ((t >> 2) & 1)));
+      }
+    }
     dnnp::wgmma_wait<0>();
     dnnp::wgmma_fence_frags(x);
   }
@@ -166,7 +202,7 @@ __device__ __forceinline__ void fscan_gx_chunks(const FwdParams& p, float (&x)[K
 
 // The gx replay's block: bwd_fscan_piece_body's setup (piece j = z % P of sequence b = z / P, from
 // its seed or, P = 1, the initial state) on fscan_gx_chunks. VS = 64 value rows per block.
-template <typename T, int K, int V, int STAGES>
+template <typename T, int K, int V, int STAGES, bool STORE_U = false>
 __device__ __forceinline__ void bwd_fscan_gx_body(const BwdChainParams& cp) {
   constexpr int VS = 64;
   const FwdParams& p = cp.b.f;
@@ -187,7 +223,8 @@ __device__ __forceinline__ void bwd_fscan_gx_body(const BwdChainParams& cp) {
   } else {
     load_seed_frags<K, K>(x, cp.ws_seed + (static_cast<size_t>(b * P + j) * HO + h) * V * K, vr, cq);
   }
-  fscan_gx_chunks<T, K, V, STAGES>(p, x, h, c_begin, c_end, blockIdx.x * VS, cp.b.ws_s);
+  fscan_gx_chunks<T, K, V, STAGES, STORE_U>(p, x, h, c_begin, c_end, blockIdx.x * VS, cp.b.ws_s,
+                                            STORE_U ? bwd_u_tiles<T, V>(cp.b) : nullptr);
 }
 #endif
 
