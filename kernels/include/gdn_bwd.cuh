@@ -1304,6 +1304,17 @@ template <int K, int V>
 struct TokVecLayout<K, V, 12> : TokVecLayout<K, V, 9> {};
 template <int K, int V>
 struct TokVecLayout<K, V, 13> : TokVecLayout<K, V, 9> {};
+template <int K, int V>
+struct TokVecLayout<K, V, 16> : TokVecLayout<K, V, 9> {};
+
+// The U tiles of the storing replay (session 27, tu27: gdn_bwd_fscan_gx{,4}u, STORE_U in
+// gdn_bwd_fscan_gx.cuh) for the token stage REV 16: [slot c·HO + h][64 tokens][V] in the io dtype,
+// in the second half of the ws_dr region (BwdWorkspaceLayout keeps its fp32 size, [slots][64][V]
+// floats; the io dR tiles of the tc13 / tc16 pair take its first half; slots = max_chunks · HO).
+template <typename T, int V>
+__device__ __forceinline__ T* bwd_u_tiles(const BwdParams& bp) {
+  return reinterpret_cast<T*>(bp.ws_dr) + static_cast<size_t>(bp.f.max_chunks) * bp.f.ho * CHUNK * V;
+}
 // REV 12: TokSmem9 with the raw q / k tiles in rows of K + 16 (the same offsets, 2 KB more).
 template <int K, int V>
 struct TokSmem12 {
@@ -1494,8 +1505,12 @@ __device__ __forceinline__ void tokens_products_mma(const BwdParams& bp, size_t 
   constexpr bool V2 = REV >= 2, V3 = REV >= 3, V4 = REV >= 4, V5 = REV >= 5, V6 = REV == 6, V9 = REV >= 9;
   constexpr bool SWZ = REV >= 10;  // fp32 result rows of K + 16, columns swizzled (tok_swz)
   constexpr bool DRIO = REV >= 13;  // REV 13 (session 20 experiment): dR arrives in the io dtype
+  // REV 16 (session 27, tu27): U arrives from the storing replay (bwd_u_tiles) with S in G0, instead
+  // of W, Ũᵀ and the U product (the same io values: bitwise REV 13).
+  constexpr bool ULD = REV == 16;
   constexpr bool PRE = TokIsHook<PreWait>::value;
   static_assert(!PRE || (V5 && !V6), "pre_wait: the four-group copy order (REV 5, 7 and up)");
+  static_assert(!ULD || (V5 && !V6 && DRIO), "REV 16: REV 13's copy order");
   static_assert(M::bytes <= TokSmem<K>::vec_off && M::out_bytes <= TokSmem<K>::vec_off, "token products overflow");
   constexpr int KP = M::KP, VP = M::VP, CF = M::CF;
   // V3: the fp32 results in rows of K + 8 (pairs stored as float2; row reads conflict-free).
@@ -1538,8 +1553,13 @@ __device__ __forceinline__ void tokens_products_mma(const BwdParams& bp, size_t 
     // V5: four copy groups in the order of use, every copy issued before the dR pass (whose global
     // loads stall this thread): G0 = W, Ũᵀ, S (for U), G1 = dO (dQ⁺, dE, dA, dL), G2 = dS' (dKᴿ,
     // dD), G3 = the caller's q, k rows (the row phases). The products wait for each in turn.
-    tile_async_unrolled<T, K, CHUNK>(Wb, static_cast<const T*>(p.ws_w) + ch * CHUNK * K, tid);
-    tile_async_unrolled<T, CHUNK, V>(Utb, static_cast<const T*>(p.ws_ut) + ch * V * CHUNK, tid);
+    if constexpr (ULD) {
+      // REV 16: G0 = U (the replay's tile, rows of V + 8 as the products read Ub), S.
+      tile_async_unrolled<T, V, CHUNK>(Ub, bwd_u_tiles<T, V>(bp) + ch * CHUNK * V, tid);
+    } else {
+      tile_async_unrolled<T, K, CHUNK>(Wb, static_cast<const T*>(p.ws_w) + ch * CHUNK * K, tid);
+      tile_async_unrolled<T, CHUNK, V>(Utb, static_cast<const T*>(p.ws_ut) + ch * V * CHUNK, tid);
+    }
     tile_async_unrolled<T, K, V>(Sb, reinterpret_cast<const T*>(bp.ws_s) + ch * V * K, tid);
     cp_async_commit();
     issue_do();
@@ -1748,8 +1768,8 @@ __device__ __forceinline__ void tokens_products_mma(const BwdParams& bp, size_t 
   const int r0 = 16 * mt + g;
   const int lrow = (lane & 7) + 8 * ((lane >> 3) & 1);
   const int bcol = 8 * (lane >> 4);
-  // U = Ũ − W Sᵀ: this warp's token tile × value tiles [gq·V/32, (gq+1)·V/32).
-  {
+  // U = Ũ − W Sᵀ: this warp's token tile × value tiles [gq·V/32, (gq+1)·V/32) (REV 16: loaded).
+  if constexpr (!ULD) {
     constexpr int VQ = V / 32;
     float acc[VQ][4];
     zero_frags(acc);

@@ -63,18 +63,30 @@ static_assert(FscanGxSmem<128, 1>::k_off % 1024 == 0 && FscanGxSmem<128, 1>::u_o
                   FscanGxSmem<128, 1>::stage % 1024 == 0,
               "the swizzle atoms 1024-byte aligned in every stage");
 
+// STORE_U (session 27, helper tu27; the entries gdn_bwd_fscan_gx{,4}u_{bf16,f16}_k128): the replay also
+// writes each chunk's Uᵀ = Ũᵀ − P as the io-dtype U tile [slot c·HO + h][64 tokens][V] (exactly the
+// A fragments of its state update, so exactly the U that the token stage tc13 recomputes from W, Ũᵀ
+// and S_c: the same io-rounded operands, the same k16 steps), into the second half of the ws_dr
+// region (bwd_u_tiles, gdn_bwd.cuh: its first half holds tc13's io dR tiles, its fp32 size is unused on that
+// path), for the token stage tc16 (REV 16), which loads it instead of recomputing it. Staging: each
+// warp writes its 16 value rows × 64 tokens by four stmatrix.x4.trans into its own 16 rows of this
+// chunk's Ũᵀ tile (already read into registers; only this warp reads those rows, and the stage is
+// refilled only after the next chunk's block barrier), 64 token rows of 32 bytes, the two 16-byte
+// halves swapped on rows with bit 2 set (conflict-free stmatrix rows and 16-byte reads); then each
+// lane stores four 16-byte pieces (whole 32-byte sectors), while the state update's wgmma runs.
 #ifndef GDN_HOST_EMU
 // The chunk loop of the gx replay over chunks [c_begin, c_end) of one (sequence, head), from the
-// state fragments x (this thread's rows vr, vr + 8 of the block's 64; updated in place).
+// state fragments x (this thread's rows vr, vr + 8 of the block's 64; updated in place). STORE_U:
+// each chunk's U tile to ws_u (bwd_u_tiles; unused otherwise; with RAW_K_SCALED the unscaled Uᵀ).
 // RAW_K_SCALED (session 27, the backward's scalar form: gdn_bwd_fscan_gx{,4}sc): the state update
 // reads the raw k rows of the graph's K (head kh, rows past the chunk's tokens zero-filled; the
 // sequence's tokens [cs, ce), chunk c_first holding cs) instead of Kᴿ, and the chunk's cr =
 // kr e^{Γ_last−Γ} (row 3 of the prep's scalars in ws_kr) scales Uᵀ's token columns before the
 // rounding: X += (Uᵀ diag(cr)) k (= Uᵀ Kᴿ in exact arithmetic; other roundings).
-template <typename T, int K, int V, int STAGES, bool RAW_K_SCALED = false>
+template <typename T, int K, int V, int STAGES, bool STORE_U = false, bool RAW_K_SCALED = false>
 __device__ __forceinline__ void fscan_gx_chunks(const FwdParams& p, float (&x)[K / 8][4], int h, int c_begin,
-                                                int c_end, int vs0, float* ws_s, long long cs = 0, long long ce = 0,
-                                                int c_first = 0) {
+                                                int c_end, int vs0, float* ws_s, T* ws_u = nullptr, long long cs = 0,
+                                                long long ce = 0, int c_first = 0) {
   static_assert(K == 128 && CHUNK == 64, "two 64-key atoms per token row, one 64-token atom per tile");
   static_assert(STAGES >= 2, "a stage in use and one being filled (one barrier per chunk)");
   using S = FscanGxSmem<K, STAGES, RAW_K_SCALED>;
@@ -188,7 +200,7 @@ __device__ __forceinline__ void fscan_gx_chunks(const FwdParams& p, float (&x)[K
     dnnp::wgmma_fence_frags(pacc);
     // Uᵀ = Ũᵀ − P as the A fragments of the 4 token steps (RAW_K_SCALED: times cr per token).
     u32 ua[4][4];
-    if constexpr (RAW_K_SCALED) {
+    auto scaled_u = [&]() {  // RAW_K_SCALED: Uᵀ diag(cr), rounded once
       using IO = Io<T>;
 #pragma unroll
       for (int nt = 0; nt < 8; ++nt) {
@@ -199,9 +211,22 @@ __device__ __forceinline__ void fscan_gx_chunks(const FwdParams& p, float (&x)[K
         ua[nt >> 1][(nt & 1) * 2 + 1] =
             IO::pack((IO::to_f(u1[0]) - pacc[nt][2]) * crv[nt][0], (IO::to_f(u1[1]) - pacc[nt][3]) * crv[nt][1]);
       }
-    } else {
-      scan_u_frags<T, 8>(ua, uraw, pacc);
+    };
+    if constexpr (RAW_K_SCALED && !STORE_U) scaled_u();
+    else scan_u_frags<T, 8>(ua, uraw, pacc);
+    // STORE_U: this warp's 16 rows of the Ũᵀ tile (read above) take its Uᵀ, transposed: token row
+    // tok at 32 tok bytes, values 8 hf .. at 16 (hf ^ ((tok >> 2) & 1)) within it.
+    T* ust = const_cast<T*>(Us) + 16 * warp * CP;
+    if constexpr (STORE_U) {
+      __syncwarp();  // every lane's Ũᵀ reads of these rows done
+      const int mrow = 8 * (lane >> 4) + (lane & 7), mhf = (lane >> 3) & 1;  // the row lane l addresses
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        const int tok = 16 * j + mrow;
+        stsm_x4_t(ust + 16 * tok + 8 * (mhf ^ ((tok >> 2) & 1)), ua[j]);
+      }
     }
+    if constexpr (RAW_K_SCALED && STORE_U) scaled_u();  // the unscaled Uᵀ stored, the update's A scaled
     // X += Uᵀ Kᴿ (X scaled above): one batch of 4 wgmma m64n128k16 (B = Kᴿ MN-major).
     dnnp::wgmma_fence_frags(x);
     dnnp::wgmma_fence();
@@ -209,6 +234,18 @@ __device__ __forceinline__ void fscan_gx_chunks(const FwdParams& p, float (&x)[K
     for (int kk = 0; kk < 4; ++kk)
       SlimWgN<T>::template mma<128, 1>(&x[0][0], ua[kk], dnnp::wgmma_desc(kb + 2048 * kk, 8192, 1024, 1));
     dnnp::wgmma_commit();
+    if constexpr (STORE_U) {
+      // While the update runs: token rows (lane >> 1) + 16 i, values vs0 + 16 warp + 8 (lane & 1).
+      __syncwarp();
+      const int tok = lane >> 1, hf = lane & 1;
+      T* dst = ws_u + ((static_cast<size_t>(c) * HO + h) * CHUNK + tok) * V + vs0 + 16 * warp + 8 * hf;
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const int t = tok + 16 * i;
+        *reinterpret_cast<uint4*>(dst + static_cast<size_t>(16) * i * V) =
+            *reinterpret_cast<const uint4*>(ust + 16 * t + 8 * (hf ^ ((t >> 2) & 1)));
+      }
+    }
     dnnp::wgmma_wait<0>();
     dnnp::wgmma_fence_frags(x);
   }
@@ -217,8 +254,8 @@ __device__ __forceinline__ void fscan_gx_chunks(const FwdParams& p, float (&x)[K
 
 // The gx replay's block: bwd_fscan_piece_body's setup (piece j = z % P of sequence b = z / P, from
 // its seed or, P = 1, the initial state) on fscan_gx_chunks. VS = 64 value rows per block.
-// RAW_K_SCALED: the scalar form's uncut replay (fscan_gx_chunks<..., true>; P = 1 only).
-template <typename T, int K, int V, int STAGES, bool RAW_K_SCALED = false>
+// RAW_K_SCALED: the scalar form's uncut replay (P = 1 only).
+template <typename T, int K, int V, int STAGES, bool STORE_U = false, bool RAW_K_SCALED = false>
 __device__ __forceinline__ void bwd_fscan_gx_body(const BwdChainParams& cp) {
   constexpr int VS = 64;
   const FwdParams& p = cp.b.f;
@@ -240,10 +277,12 @@ __device__ __forceinline__ void bwd_fscan_gx_body(const BwdChainParams& cp) {
     load_seed_frags<K, K>(x, cp.ws_seed + (static_cast<size_t>(b * P + j) * HO + h) * V * K, vr, cq);
   }
   if constexpr (RAW_K_SCALED)
-    fscan_gx_chunks<T, K, V, STAGES, true>(p, x, h, c_begin, c_end, blockIdx.x * VS, cp.b.ws_s, load_cu(p, b),
-                                           load_cu(p, b + 1), cb);
+    fscan_gx_chunks<T, K, V, STAGES, STORE_U, true>(p, x, h, c_begin, c_end, blockIdx.x * VS, cp.b.ws_s,
+                                                    STORE_U ? bwd_u_tiles<T, V>(cp.b) : nullptr, load_cu(p, b),
+                                                    load_cu(p, b + 1), cb);
   else
-    fscan_gx_chunks<T, K, V, STAGES>(p, x, h, c_begin, c_end, blockIdx.x * VS, cp.b.ws_s);
+    fscan_gx_chunks<T, K, V, STAGES, STORE_U>(p, x, h, c_begin, c_end, blockIdx.x * VS, cp.b.ws_s,
+                                              STORE_U ? bwd_u_tiles<T, V>(cp.b) : nullptr);
 }
 #endif
 

@@ -65,6 +65,9 @@
 //   gdn_bwd_dscanp_ov5dr_{bf16,f16}_k{64,128} <<<as dscanp_ov5>>>  dtype through the dS' staging rows)
 //   gdn_bwd_tokens_tc13_ov_{bf16,f16}_k{64,128} <<<as tokens_tc12_ov>>> (REV 13: reads that io dR;
 //                                             dv, dβ from the rounded dR, not bitwise tc12)
+//   gdn_bwd_tokens_tc16_ov_{bf16,f16}_k128    <<<as tokens_tc13_ov>>> (session 27, REV 16: tc13 loading
+//                                             the U tiles of fscan_gx{,4}u instead of W, Ũᵀ and the
+//                                             U product; bitwise tc13)
 //   gdn_bwd_dscan_ov2gx_{bf16,f16}_k128       <<<(1, HO, N), 256, DscanGxSmem<128, 8, 2>::bytes_r2>>>
 //     (session 25, dsx25: dscan_ov5dr's outputs with every product on the warpgroup MMA, B tiles in
 //     the 128-byte swizzle, no publisher warp (ov2's thread-0 publish), gdn_bwd_dscan_gx.cuh; not
@@ -202,6 +205,13 @@ extern "C" __global__ void __launch_bounds__(gdn::PARAM_THREADS) gdn_bwd_params(
       gdn_bwd_tokens_tc13_ov_##TAG##_k##KD(gdn::BwdChainParams p) {                               \
     gdn::bwd_tokens_ov_body<T, KD, KD, 13>(p);                                                     \
   }
+// Session 27 (tu27): tc13 loading the replay's U tiles (REV 16, K = V = 128; the pair of
+// gdn_bwd_fscan_gx{,4}u, DNNPLAN_GDN_BWD_TOKENS=tc16).
+#define GDN_BWD_TC16_ENTRY(TAG, T)                                                                  \
+  extern "C" __global__ void __launch_bounds__(gdn::TOK_THREADS)                                   \
+      gdn_bwd_tokens_tc16_ov_##TAG##_k128(gdn::BwdChainParams p) {                                \
+    gdn::bwd_tokens_ov_body<T, 128, 128, 16>(p);                                                   \
+  }
 
 #define GDN_BWD_CHAIN_ENTRIES(KD)                                                                   \
   extern "C" __global__ void __launch_bounds__(gdn::CHAIN_THREADS) gdn_bwd_pchain_k##KD(gdn::BwdChainParams p) { dnnp_pdl_enter(p.b.f.flags & gdn::FLAG_PDL_TRIGGER); \
@@ -301,6 +311,9 @@ GDN_BWD_CKPT_PHASED_ENTRIES(f16, gdn::gdn_f16)
 //   gdn_bwd_fscan_gx3_{bf16,f16}_k128 <<<as fscan_gx, FscanGxSmem<128, 3>::bytes>>> (125,952 B)
 //   gdn_bwd_fscan_gx4_{bf16,f16}_k128 <<<as fscan_gx, FscanGxSmem<128, 4>::bytes>>> (167,936 B;
 //     DNNPLAN_GDN_BWD_FSCAN=gx4, and gxr's uncut replay where it holds its SM alone)
+//   gdn_bwd_fscan_gxu_{bf16,f16}_k128, gdn_bwd_fscan_gx4u_{bf16,f16}_k128 <<<as fscan_gx / fscan_gx4>>>
+//     (session 27, tu27: STORE_U, also writing each chunk's io U tile into ws_dr's second half for
+//     the token stage tc16; the uncut replay of the tc16 pair, the same S_c bits)
 #define GDN_BWD_FSCAN_GX_ENTRIES(TAG, T)                                                            \
   extern "C" __global__ void __launch_bounds__(4 * 32)                                             \
       gdn_bwd_fscan_gx_##TAG##_k128(gdn::BwdChainParams p) { dnnp_pdl_enter(p.b.f.flags & gdn::FLAG_PDL_TRIGGER); \
@@ -313,9 +326,19 @@ GDN_BWD_CKPT_PHASED_ENTRIES(f16, gdn::gdn_f16)
   extern "C" __global__ void __launch_bounds__(4 * 32)                                             \
       gdn_bwd_fscan_gx4_##TAG##_k128(gdn::BwdChainParams p) { dnnp_pdl_enter(p.b.f.flags & gdn::FLAG_PDL_TRIGGER); \
     gdn::bwd_fscan_gx_body<T, 128, 128, 4>(p);                                                     \
+  }                                                                                                \
+  extern "C" __global__ void __launch_bounds__(4 * 32)                                             \
+      gdn_bwd_fscan_gxu_##TAG##_k128(gdn::BwdChainParams p) { dnnp_pdl_enter(p.b.f.flags & gdn::FLAG_PDL_TRIGGER); \
+    gdn::bwd_fscan_gx_body<T, 128, 128, gdn::FSCAN_GX_STAGES, true>(p);                            \
+  }                                                                                                \
+  extern "C" __global__ void __launch_bounds__(4 * 32)                                             \
+      gdn_bwd_fscan_gx4u_##TAG##_k128(gdn::BwdChainParams p) { dnnp_pdl_enter(p.b.f.flags & gdn::FLAG_PDL_TRIGGER); \
+    gdn::bwd_fscan_gx_body<T, 128, 128, 4, true>(p);                                               \
   }
 GDN_BWD_FSCAN_GX_ENTRIES(bf16, gdn::gdn_bf16)
 GDN_BWD_FSCAN_GX_ENTRIES(f16, gdn::gdn_f16)
+GDN_BWD_TC16_ENTRY(bf16, gdn::gdn_bf16)
+GDN_BWD_TC16_ENTRY(f16, gdn::gdn_f16)
 // Session 25 (dsx25, gdn_bwd_dscan_gx.cuh): the overlapped producers of tc13 on wgmma (two
 // warpgroups, thread 0 publishes; 224 registers, no spill), uncut and the seeded piece pass,
 // K = V = 128 only (K = 64 keeps dscan_ov5dr / dscanp_ov5dr).
@@ -338,6 +361,8 @@ GDN_BWD_DSCAN_GX_ENTRY(f16, gdn::gdn_f16)
 //   gdn_bwd_prep15sc_{bf16,f16}_k128      <<<as prep15>>> (fwd_prep10_body<..., 3, SC = true>)
 //   gdn_bwd_fscan_gxsc_{bf16,f16}_k128    <<<(V / 64, HO, N), 128, FscanGxSmem<128, 2, true>::bytes>>>
 //   gdn_bwd_fscan_gx4sc_{bf16,f16}_k128   <<<as fscan_gxsc, FscanGxSmem<128, 4, true>::bytes>>>
+//   gdn_bwd_fscan_gx{,4}scu_{bf16,f16}_k128 <<<as fscan_gx{,4}sc>>> (with tu27's STORE_U: the scalar
+//     form's replay of the tc16 pair, storing the unscaled U tiles)
 //   gdn_bwd_dscan_ov2gxsc_{bf16,f16}_k128 <<<(1, HO, N), 256, DscanGxSmem<128, 8, 2, true>::bytes_r2>>>
 #define GDN_BWD_SCALAR_FORM_ENTRIES(TAG, T)                                                         \
   extern "C" __global__ void __launch_bounds__(gdn::PREP3_THREADS, gdn::PREP6_MIN_BLOCKS)          \
@@ -346,11 +371,19 @@ GDN_BWD_DSCAN_GX_ENTRY(f16, gdn::gdn_f16)
   }                                                                                                \
   extern "C" __global__ void __launch_bounds__(4 * 32)                                             \
       gdn_bwd_fscan_gxsc_##TAG##_k128(gdn::BwdChainParams p) { dnnp_pdl_enter(p.b.f.flags & gdn::FLAG_PDL_TRIGGER); \
-    gdn::bwd_fscan_gx_body<T, 128, 128, gdn::FSCAN_GX_STAGES, true>(p);                            \
+    gdn::bwd_fscan_gx_body<T, 128, 128, gdn::FSCAN_GX_STAGES, false, true>(p);                     \
   }                                                                                                \
   extern "C" __global__ void __launch_bounds__(4 * 32)                                             \
       gdn_bwd_fscan_gx4sc_##TAG##_k128(gdn::BwdChainParams p) { dnnp_pdl_enter(p.b.f.flags & gdn::FLAG_PDL_TRIGGER); \
-    gdn::bwd_fscan_gx_body<T, 128, 128, 4, true>(p);                                               \
+    gdn::bwd_fscan_gx_body<T, 128, 128, 4, false, true>(p);                                        \
+  }                                                                                                \
+  extern "C" __global__ void __launch_bounds__(4 * 32)                                             \
+      gdn_bwd_fscan_gxscu_##TAG##_k128(gdn::BwdChainParams p) { dnnp_pdl_enter(p.b.f.flags & gdn::FLAG_PDL_TRIGGER); \
+    gdn::bwd_fscan_gx_body<T, 128, 128, gdn::FSCAN_GX_STAGES, true, true>(p);                      \
+  }                                                                                                \
+  extern "C" __global__ void __launch_bounds__(4 * 32)                                             \
+      gdn_bwd_fscan_gx4scu_##TAG##_k128(gdn::BwdChainParams p) { dnnp_pdl_enter(p.b.f.flags & gdn::FLAG_PDL_TRIGGER); \
+    gdn::bwd_fscan_gx_body<T, 128, 128, 4, true, true>(p);                                         \
   }                                                                                                \
   extern "C" __global__ void __launch_bounds__(128 / 16 * 32, 1)                                   \
       gdn_bwd_dscan_ov2gxsc_##TAG##_k128(gdn::BwdChainParams p) { dnnp_pdl_enter(p.b.f.flags & gdn::FLAG_PDL_TRIGGER); \

@@ -324,6 +324,17 @@ pub enum BwdKernel {
     /// same wgmma loop, replacing [`BwdKernel::DscanpOv5Dr`] under the same switch; at K other
     /// than 128 it names `dscanp_ov5dr`.
     DscanpOv2Gx,
+    /// Session 27 (helper tu27): [`BwdKernel::FscanGx`] also writing each chunk's `U` tile
+    /// (`[slot][64][V]`, io dtype, the second half of the `ws_dr` region) for
+    /// [`BwdKernel::TokensTc16Ov`] (`STORE_U`, the same body; the same `S_c` bits). The uncut
+    /// replay of the `tc16` pair ([`u_pair_replay`]); at K other than 128 it names `fscan_r4`.
+    FscanGxU,
+    /// [`BwdKernel::FscanGx4`] storing the `U` tiles, likewise.
+    FscanGx4U,
+    /// Overlap (session 27): token stage `tc16`, [`BwdKernel::TokensTc13Ov`] loading the `U`
+    /// tiles of [`BwdKernel::FscanGxU`] / [`BwdKernel::FscanGx4U`] instead of `W`, `Ũᵀ` and the
+    /// `U` product (bitwise `tc13`). K = V = 128; at other K it names `tokens_tc13_ov`.
+    TokensTc16Ov,
     /// Session 27 (the scalar form, [`BwdPrepForm::Scalars`]): the factor kernel `prep15` writing,
     /// instead of the `Q⁺`, `Kᴿ` and `E` tiles, four fp32 scalars per token (`ck = β e^Γ kr`, `β`,
     /// `cq = qr e^Γ`, `cr = kr e^{Γ_last−Γ}`, the slim forward's) into the `Kᴿ` region
@@ -337,11 +348,17 @@ pub enum BwdKernel {
     /// Session 27: [`BwdKernel::DscanOv2Gx`] on the raw `q`, `k` rows and the scalars (the scalar
     /// form's uncut producer, `gdn_bwd_dscan_ov2gxsc_*`; at K other than 128 it names `dscan_ov5dr`).
     DscanOv2GxSc,
+    /// Session 27 (the scalar form with tu27's `tc16` pair): [`BwdKernel::FscanGxSc`] also storing
+    /// the (unscaled) `U` tiles as [`BwdKernel::FscanGxU`] does (`gdn_bwd_fscan_gxscu_*`; at K other
+    /// than 128 it names `fscan_r4`).
+    FscanGxScU,
+    /// [`BwdKernel::FscanGx4Sc`] storing the `U` tiles, likewise (`gdn_bwd_fscan_gx4scu_*`).
+    FscanGx4ScU,
 }
 
 impl BwdKernel {
     /// Every kernel, in index order.
-    pub const ALL: [BwdKernel; 51] = [
+    pub const ALL: [BwdKernel; 56] = [
         BwdKernel::ChunkOffsets,
         BwdKernel::Prep,
         BwdKernel::Fscan,
@@ -389,10 +406,15 @@ impl BwdKernel {
         BwdKernel::FscanGx4,
         BwdKernel::DscanOv2Gx,
         BwdKernel::DscanpOv2Gx,
+        BwdKernel::FscanGxU,
+        BwdKernel::FscanGx4U,
+        BwdKernel::TokensTc16Ov,
         BwdKernel::PrepSc,
         BwdKernel::FscanGxSc,
         BwdKernel::FscanGx4Sc,
         BwdKernel::DscanOv2GxSc,
+        BwdKernel::FscanGxScU,
+        BwdKernel::FscanGx4ScU,
     ];
 
     /// The kernel's symbol in the module (`tag` = `bf16` / `f16`, `k` = K = V; `prep`: the
@@ -404,16 +426,35 @@ impl BwdKernel {
         let body = match self {
             BwdKernel::PrepSc if k != 128 => return prep.kernel_name("bwd", tag, k),
             BwdKernel::PrepSc => return format!("gdn_bwd_prep15sc_{tag}_k{k}"),
-            BwdKernel::FscanGxSc | BwdKernel::FscanGx4Sc if k != 128 => "fscan_r4",
+            BwdKernel::FscanGxSc
+            | BwdKernel::FscanGx4Sc
+            | BwdKernel::FscanGxScU
+            | BwdKernel::FscanGx4ScU
+                if k != 128 =>
+            {
+                "fscan_r4"
+            }
             BwdKernel::FscanGxSc => "fscan_gxsc",
             BwdKernel::FscanGx4Sc => "fscan_gx4sc",
+            BwdKernel::FscanGxScU => "fscan_gxscu",
+            BwdKernel::FscanGx4ScU => "fscan_gx4scu",
             BwdKernel::DscanOv2GxSc if k != 128 => "dscan_ov5dr",
             BwdKernel::DscanOv2GxSc => "dscan_ov2gxsc",
             BwdKernel::Psum1 if k != 128 => "psum",
             BwdKernel::Fscanp1 if k != 128 => "fscan_r4",
-            BwdKernel::FscanGx | BwdKernel::FscanGx3 | BwdKernel::FscanGx4 if k != 128 => {
+            BwdKernel::FscanGx
+            | BwdKernel::FscanGx3
+            | BwdKernel::FscanGx4
+            | BwdKernel::FscanGxU
+            | BwdKernel::FscanGx4U
+                if k != 128 =>
+            {
                 "fscan_r4"
             }
+            BwdKernel::FscanGxU => "fscan_gxu",
+            BwdKernel::FscanGx4U => "fscan_gx4u",
+            BwdKernel::TokensTc16Ov if k != 128 => "tokens_tc13_ov",
+            BwdKernel::TokensTc16Ov => "tokens_tc16_ov",
             BwdKernel::FscanGx => "fscan_gx",
             BwdKernel::FscanGx3 => "fscan_gx3",
             BwdKernel::FscanGx4 => "fscan_gx4",
@@ -471,12 +512,15 @@ impl BwdKernel {
     }
 
     /// The scalar form's kernel in place of this one ([`BwdPrepForm::Scalars`]): the prep, the
-    /// uncut `gx` / `gx4` replays and the uncut producer `dscan_ov2gx`; `None` for the others.
+    /// uncut `gx` / `gx4` replays (also those storing `U` for `tc16`) and the uncut producer
+    /// `dscan_ov2gx`; `None` for the others.
     pub fn scalar_form(self) -> Option<BwdKernel> {
         match self {
             BwdKernel::Prep => Some(BwdKernel::PrepSc),
             BwdKernel::FscanGx => Some(BwdKernel::FscanGxSc),
             BwdKernel::FscanGx4 => Some(BwdKernel::FscanGx4Sc),
+            BwdKernel::FscanGxU => Some(BwdKernel::FscanGxScU),
+            BwdKernel::FscanGx4U => Some(BwdKernel::FscanGx4ScU),
             BwdKernel::DscanOv2Gx => Some(BwdKernel::DscanOv2GxSc),
             _ => None,
         }
@@ -487,7 +531,10 @@ impl BwdKernel {
     pub fn programmatic(self) -> bool {
         matches!(
             self,
-            BwdKernel::TokensTc11Ov | BwdKernel::TokensTc12Ov | BwdKernel::TokensTc13Ov
+            BwdKernel::TokensTc11Ov
+                | BwdKernel::TokensTc12Ov
+                | BwdKernel::TokensTc13Ov
+                | BwdKernel::TokensTc16Ov
         )
     }
 }
@@ -541,7 +588,8 @@ impl BwdPrepForm {
 
     /// Whether a plan runs the scalar form: this form is [`BwdPrepForm::Scalars`], K = V = 128,
     /// the prep is v15, the sequences are uncut (`pieces` ≤ 1), the uncut replay runs
-    /// (`replay`: its kernel, `None` when checkpoints replace it) and is `gx` or `gx4`, and the
+    /// (`replay`: its kernel, `None` when checkpoints replace it) and is `gx` or `gx4` (or the
+    /// `tc16` pair's `U`-storing `gxu` / `gx4u`), and the
     /// uncut reverse scan (`producer`) is the overlapped `dscan_ov2gx` (the defaults at
     /// K = V = 128). Elsewhere the full form runs.
     pub fn scalar_form(
@@ -558,7 +606,15 @@ impl BwdPrepForm {
             && v == 128
             && prep == PrepVariant::V15
             && pieces <= 1
-            && matches!(replay, Some(BwdKernel::FscanGx | BwdKernel::FscanGx4))
+            && matches!(
+                replay,
+                Some(
+                    BwdKernel::FscanGx
+                        | BwdKernel::FscanGx4
+                        | BwdKernel::FscanGxU
+                        | BwdKernel::FscanGx4U
+                )
+            )
             && producer == BwdKernel::DscanOv2Gx
     }
 }
@@ -807,6 +863,10 @@ pub struct TokenStage {
     /// whatever `DNNPLAN_GDN_BWD_DSCAN` says (`tc13`: the io-`dR` producers); `None`: any of
     /// `overlap_scan_kernels`' choices (they all store the fp32 `dR`).
     pub ov_scans: Option<(BwdKernel, BwdKernel)>,
+    /// Whether the consumer loads the `U` tiles of the storing replay (`tc16`, session 27)
+    /// instead of recomputing `U`: it runs only where [`u_pair_replay`] gives that replay; every
+    /// other plan runs [`TC16_FALLBACK`] (the stage of the same numerics that recomputes `U`).
+    pub loads_u: bool,
 }
 
 /// Every token stage, by `DNNPLAN_GDN_BWD_TOKENS` value; the default by [`BWD_TOKENS_RULE`].
@@ -817,7 +877,12 @@ pub struct TokenStage {
 /// `dscanp*`). (The earlier stages `fp32`, `mma`, `tc`, `tc2`, `tc3` (not bitwise:
 /// fp32 `dS'` or fp32 states), `tc4` and `tc5` (bitwise) are no longer bundled since session 12;
 /// their template levels stay in `kernels/include/gdn_bwd.cuh` for the CPU emulation.)
-pub const TOKEN_STAGES: [TokenStage; 3] = {
+///
+/// `tc16` (session 27, helper tu27): `tc13` with `U` loaded from the uncut replay
+/// ([`BwdKernel::FscanGxU`] / [`BwdKernel::FscanGx4U`] store it, the tile `tc13` recomputes
+/// from `W`, `Ũᵀ` and `S_c`, bit for bit), so bitwise `tc13`; only where [`u_pair_replay`] pairs
+/// it (the overlap, no piece chain, the gx replays, K = V = 128), else its row runs `tc13`.
+pub const TOKEN_STAGES: [TokenStage; 4] = {
     use BwdKernel::*;
     [
         TokenStage {
@@ -827,6 +892,7 @@ pub const TOKEN_STAGES: [TokenStage; 3] = {
             smem: tokens_tc11_smem_bytes,
             bitwise: true,
             ov_scans: None,
+            loads_u: false,
         },
         TokenStage {
             name: "tc12",
@@ -835,6 +901,7 @@ pub const TOKEN_STAGES: [TokenStage; 3] = {
             smem: tokens_tc12_smem_bytes,
             bitwise: true,
             ov_scans: None,
+            loads_u: false,
         },
         TokenStage {
             name: "tc13",
@@ -843,9 +910,82 @@ pub const TOKEN_STAGES: [TokenStage; 3] = {
             smem: tokens_tc12_smem_bytes,
             bitwise: false,
             ov_scans: Some((DscanOv5Dr, DscanpOv5Dr)),
+            loads_u: false,
+        },
+        TokenStage {
+            name: "tc16",
+            kernel: TokensTc12,
+            overlapped: TokensTc16Ov,
+            smem: tokens_tc12_smem_bytes,
+            bitwise: false,
+            ov_scans: Some((DscanOv5Dr, DscanpOv5Dr)),
+            loads_u: true,
         },
     ]
 };
+
+/// The stage a `tc16` row ([`TokenStage::loads_u`]) runs where [`u_pair_replay`] gives no
+/// storing replay: `tc13`, the same numerics with `U` recomputed.
+pub const TC16_FALLBACK: &str = "tc13";
+
+/// The uncut replay kernel that also stores the `U` tiles, in place of `replay`
+/// (`gdn_bwd_fscan_gx{,4}u_*`, `STORE_U` on the gx body); `None` for a replay without such an
+/// entry (`r4`, `v1`, `gx3`, and every replay at K other than 128).
+pub fn replay_storing_u(replay: BwdKernel) -> Option<BwdKernel> {
+    match replay {
+        BwdKernel::FscanGx => Some(BwdKernel::FscanGxU),
+        BwdKernel::FscanGx4 => Some(BwdKernel::FscanGx4U),
+        _ => None,
+    }
+}
+
+/// The storing replay of the `tc16` pair (session 27), the one source of the pairing: `Some`
+/// exactly where `tc16` runs, i.e. the stage loads `U` ([`TokenStage::loads_u`]), the reverse
+/// scan and the token stage overlap (`overlap`: `U` shares the `ws_dr` region with the io `dR` of
+/// the overlapped producers, in its second half), no piece chain (`pieces` = 1: the seeded replay
+/// per piece stays `gx`), the plan replays the states (`replays`: no reused or seeding
+/// checkpoints), its uncut replay `replay` is `gx` or `gx4` ([`replay_storing_u`]; not under
+/// `DNNPLAN_GDN_BWD_FSCAN=r4|v1|gx3`) and K = V = 128. `None`: the plan runs
+/// [`TC16_FALLBACK`] and its own replay.
+pub fn u_pair_replay(
+    stage: &TokenStage,
+    overlap: bool,
+    pieces: u64,
+    replays: bool,
+    replay: BwdKernel,
+    k: u64,
+    v: u64,
+) -> Option<BwdKernel> {
+    let fits = stage.loads_u && overlap && pieces == 1 && replays && k == 128 && v == 128;
+    replay_storing_u(replay).filter(|_| fits)
+}
+
+/// The token stage and uncut replay a plan runs: `stage` and `replay`, except that a
+/// `tc16` row ([`TokenStage::loads_u`]) runs with the storing replay where [`u_pair_replay`] gives
+/// one and as [`TC16_FALLBACK`] (with `replay`) elsewhere.
+pub fn token_pair(
+    stage: &'static TokenStage,
+    overlap: bool,
+    pieces: u64,
+    replays: bool,
+    replay: BwdKernel,
+    k: u64,
+    v: u64,
+) -> (&'static TokenStage, BwdKernel) {
+    if !stage.loads_u {
+        return (stage, replay);
+    }
+    match u_pair_replay(stage, overlap, pieces, replays, replay, k, v) {
+        Some(storing) => (stage, storing),
+        None => (
+            TOKEN_STAGES
+                .iter()
+                .find(|s| s.name == TC16_FALLBACK)
+                .unwrap_or(stage),
+            replay,
+        ),
+    }
+}
 
 impl TokenStage {
     /// The stage `DNNPLAN_GDN_BWD_TOKENS` = `value` selects and whether it may run beside the
@@ -1616,6 +1756,8 @@ impl<F> GdnBwdPlan<F> {
             // An ignored checkpoint input is never read, so never looked up either.
             uids[PORTS.len() - 1] = None;
         }
+        // tc16 runs beside the replay that stores its U tiles, else its row runs tc13.
+        let (token_stage, replay) = token_pair(token_stage, overlap, pieces, replays, replay, k, v);
         let cadence = f.checkpoint_every.max(0) as u64;
         let ckpt_f32 = f
             .port("state_checkpoints")
@@ -1747,12 +1889,12 @@ impl<F> GdnBwdPlan<F> {
                 };
                 step.0 = kernel;
                 step.3 = match kernel {
-                    BwdKernel::FscanGxSc | BwdKernel::FscanGx4Sc => {
-                        let stages = if kernel == BwdKernel::FscanGxSc {
-                            FSCAN_GX_STAGES
-                        } else {
-                            4
-                        };
+                    BwdKernel::FscanGxSc
+                    | BwdKernel::FscanGx4Sc
+                    | BwdKernel::FscanGxScU
+                    | BwdKernel::FscanGx4ScU => {
+                        let two = matches!(kernel, BwdKernel::FscanGxSc | BwdKernel::FscanGxScU);
+                        let stages = if two { FSCAN_GX_STAGES } else { 4 };
                         let smem = fscan_gxsc_smem_bytes(stages);
                         if one_per_sm {
                             smem.max(REPLAY_ONE_PER_SM_SMEM)
@@ -2171,7 +2313,8 @@ mod tests {
             [
                 &BwdKernel::TokensTc11Ov,
                 &BwdKernel::TokensTc12Ov,
-                &BwdKernel::TokensTc13Ov
+                &BwdKernel::TokensTc13Ov,
+                &BwdKernel::TokensTc16Ov
             ]
         );
         assert_eq!(
@@ -2218,6 +2361,13 @@ mod tests {
                 true,
                 BwdKernel::TokensTc12,
                 BwdKernel::TokensTc13Ov,
+                true,
+            ),
+            (
+                "tc16",
+                false,
+                BwdKernel::TokensTc12,
+                BwdKernel::TokensTc16Ov,
                 true,
             ),
             (
@@ -2344,11 +2494,14 @@ mod tests {
                 assert!(!u.programmatic() && !p.programmatic());
             }
         }
-        // Only tc13 reads the io dR; every other row pairs with the fp32-dR scans.
+        // Only tc13 and tc16 read the io dR; every other row pairs with the fp32-dR scans.
         for s in &TOKEN_STAGES {
             assert_eq!(
                 s.ov_scans.is_some(),
-                s.overlapped == BwdKernel::TokensTc13Ov
+                matches!(
+                    s.overlapped,
+                    BwdKernel::TokensTc13Ov | BwdKernel::TokensTc16Ov
+                )
             );
             assert_eq!(s.bitwise, s.ov_scans.is_none(), "{}", s.name);
         }
@@ -2425,6 +2578,158 @@ mod tests {
             BwdKernel::DscanpOv2Gx.name("bf16", 64, PrepVariant::DEFAULT),
             "gdn_bwd_dscanp_ov5dr_bf16_k64"
         );
+    }
+
+    /// The (token stage, uncut replay) names a plan of `f` runs with the token stage `stage`
+    /// (a [`TOKEN_STAGES`] name) and the replay variant `replay`, `pieces` forced when `Some`
+    /// (`DNNPLAN_GDN_BWD_PIECES`), `replays` false under state checkpoints: the inputs the plan
+    /// gives [`token_pair`], from the same rules (132 SMs, the overlap by rule).
+    fn tc16_pair_at(
+        f: &GdnFacts,
+        stage: &str,
+        replay: ReplayVariant,
+        pieces: Option<u64>,
+        replays: bool,
+    ) -> (&'static str, String) {
+        let (n, ho, k) = (f.n_seqs as u64, f.heads.3 as u64, f.k as u64);
+        let pieces = pieces.unwrap_or(BwdSchedule::default_for(f, 132).pieces);
+        let overlap = BWD_OVERLAP_RULE.overlap(n * pieces * ho, n * pieces, 132);
+        let one_per_sm = replay_one_per_sm(n * pieces * ho * (k / 64), 132);
+        let uncut = replay.uncut_at(one_per_sm).launch(k).0;
+        let stage = TOKEN_STAGES
+            .iter()
+            .find(|s| s.name == stage)
+            .expect("a stage");
+        let (s, r) = token_pair(stage, overlap, pieces, replays, uncut, k, k);
+        (s.name, r.name("bf16", f.k, PrepVariant::DEFAULT))
+    }
+
+    #[test]
+    fn tc16_pairs_only_with_the_storing_replay() {
+        // Session 27: tc16 loads the U tiles of the storing replay, so it runs only where the
+        // overlap runs (U in ws_dr's second half beside the io dR), uncut (P = 1), with the gx
+        // replays (gx4 at one block per SM, gx at two) and K = V = 128; elsewhere its row runs
+        // tc13 (the same numerics), with the plan's own replay.
+        let rule = REPLAY_BY_RULE;
+        let gx4u = "gdn_bwd_fscan_gx4u_bf16_k128";
+        let gxu = "gdn_bwd_fscan_gxu_bf16_k128";
+        let gx4 = "gdn_bwd_fscan_gx4_bf16_k128";
+        // The four benchmark shapes: (4, 8192, 16) 128 replay blocks (gx4), (1, 32768, 16) the
+        // 8-piece chain (tc13), (16, 2048, 32) 1024 blocks (gx), the ragged mix 320 (gx4).
+        for (shape, want) in [
+            ((4, 32768, 16), ("tc16", gx4u)),
+            ((1, 32768, 16), ("tc13", gx4)),
+            ((16, 32768, 32), ("tc16", gxu)),
+            ((10, 29949, 16), ("tc16", gx4u)),
+        ] {
+            let f = facts(shape.0, shape.1, shape.2, 128, false);
+            let got = tc16_pair_at(&f, "tc16", rule, None, true);
+            assert_eq!((got.0, got.1.as_str()), want, "{shape:?}");
+            // tc13 keeps the plain replay at every shape.
+            let tc13 = tc16_pair_at(&f, "tc13", rule, None, true);
+            assert_eq!(tc13.0, "tc13");
+            assert!(!tc13.1.ends_with("u_bf16_k128"), "{shape:?}: {}", tc13.1);
+        }
+        let f = facts(4, 32768, 16, 128, false);
+        // DNNPLAN_GDN_BWD_PIECES=8: the piece chain (its seeded replay per piece) -> tc13.
+        let got = tc16_pair_at(&f, "tc16", rule, Some(8), true);
+        assert_eq!(got.0, "tc13");
+        // DNNPLAN_GDN_BWD_FSCAN=r4 (or v1, gx3: no storing entry) -> tc13 with that replay;
+        // gx / gx4 forced keep the pair.
+        for (variant, want) in [
+            (ReplayVariant::Rows4, ("tc13", "gdn_bwd_fscan_r4_bf16_k128")),
+            (ReplayVariant::V1, ("tc13", "gdn_bwd_fscan_bf16_k128")),
+            (
+                ReplayVariant::Warpgroup3,
+                ("tc13", "gdn_bwd_fscan_gx3_bf16_k128"),
+            ),
+            (ReplayVariant::Warpgroup, ("tc16", gxu)),
+            (ReplayVariant::Warpgroup4, ("tc16", gx4u)),
+        ] {
+            let got = tc16_pair_at(&f, "tc16", variant, None, true);
+            assert_eq!((got.0, got.1.as_str()), want, "{variant:?}");
+        }
+        // State checkpoints (no uncut replay from the initial state) -> tc13.
+        assert_eq!(tc16_pair_at(&f, "tc16", rule, None, false).0, "tc13");
+        // K = V = 64 (r4's replay): tc13.
+        let f64 = facts(4, 32768, 16, 64, false);
+        let got = tc16_pair_at(&f64, "tc16", rule, None, true);
+        assert_eq!(
+            (got.0, got.1.as_str()),
+            ("tc13", "gdn_bwd_fscan_r4_bf16_k64")
+        );
+        // Without the overlap (DNNPLAN_GDN_BWD_OVERLAP=0, the v1 / w8 reverse scans): tc13,
+        // whose row then runs tc12's kernel.
+        let tc16 = TokenStage::pick("tc16", false, false).0;
+        let (s, r) = token_pair(tc16, false, 1, true, BwdKernel::FscanGx4, 128, 128);
+        assert_eq!(
+            (s.name, s.kernel, r),
+            ("tc13", BwdKernel::TokensTc12, BwdKernel::FscanGx4)
+        );
+        // batch_invariant: the rule's stage (tc12) never pairs; a forced reverse scan likewise.
+        let fbi = facts(4, 32768, 16, 128, true);
+        let bi = TokenStage::by_rule(true, false);
+        assert!(!bi.loads_u);
+        let got = tc16_pair_at(&fbi, bi.name, rule, None, true);
+        assert_eq!((got.0, got.1.as_str()), ("tc12", gx4));
+        assert!(!TokenStage::by_rule(false, true).loads_u);
+        // Only tc16 loads U; its fallback is a stage of the table with the same producers.
+        for s in &TOKEN_STAGES {
+            assert_eq!(
+                s.loads_u,
+                s.overlapped == BwdKernel::TokensTc16Ov,
+                "{}",
+                s.name
+            );
+        }
+        let fallback = TOKEN_STAGES.iter().find(|s| s.name == TC16_FALLBACK);
+        let fallback = fallback.expect("tc16's fallback is a stage");
+        assert!(!fallback.loads_u && fallback.ov_scans == tc16.ov_scans);
+        assert_eq!((fallback.smem)(128), (tc16.smem)(128));
+        // The storing entries: the gx bodies only, the same launch shape; named at K = 128,
+        // r4 / tc13 at K = 64 (every name is bundled:
+        // every_kernel_name_is_a_symbol_of_the_bundled_cubin).
+        assert_eq!(
+            replay_storing_u(BwdKernel::FscanGx),
+            Some(BwdKernel::FscanGxU)
+        );
+        assert_eq!(
+            replay_storing_u(BwdKernel::FscanGx4),
+            Some(BwdKernel::FscanGx4U)
+        );
+        for other in [BwdKernel::FscanGx3, BwdKernel::FscanR4, BwdKernel::Fscan] {
+            assert_eq!(replay_storing_u(other), None);
+        }
+        let names = kernel_names("f16", 128, PrepVariant::DEFAULT);
+        assert_eq!(
+            names[BwdKernel::FscanGxU as usize],
+            "gdn_bwd_fscan_gxu_f16_k128"
+        );
+        assert_eq!(
+            names[BwdKernel::FscanGx4U as usize],
+            "gdn_bwd_fscan_gx4u_f16_k128"
+        );
+        assert_eq!(
+            names[BwdKernel::TokensTc16Ov as usize],
+            "gdn_bwd_tokens_tc16_ov_f16_k128"
+        );
+        let names = kernel_names("bf16", 64, PrepVariant::DEFAULT);
+        assert_eq!(
+            names[BwdKernel::FscanGxU as usize],
+            "gdn_bwd_fscan_r4_bf16_k64"
+        );
+        assert_eq!(
+            names[BwdKernel::FscanGx4U as usize],
+            "gdn_bwd_fscan_r4_bf16_k64"
+        );
+        assert_eq!(
+            names[BwdKernel::TokensTc16Ov as usize],
+            "gdn_bwd_tokens_tc13_ov_bf16_k64"
+        );
+        // U's tiles fit the second half of ws_dr: [slots][64][V] io = half its fp32 size.
+        let l = BwdWorkspaceLayout::new(4, 32768, 16, 128, 128);
+        let slots = max_chunks(4, 32768) * 16;
+        assert!(l.regions[7] - l.regions[6] >= 2 * slots * CHUNK * 128 * 2);
     }
 
     #[test]
@@ -2759,6 +3064,8 @@ mod tests {
         let v15 = PrepVariant::V15;
         assert!(sc.scalar_form(128, 128, v15, 1, Some(FscanGx), DscanOv2Gx));
         assert!(sc.scalar_form(128, 128, v15, 1, Some(FscanGx4), DscanOv2Gx));
+        assert!(sc.scalar_form(128, 128, v15, 1, Some(FscanGxU), DscanOv2Gx));
+        assert!(sc.scalar_form(128, 128, v15, 1, Some(FscanGx4U), DscanOv2Gx));
         assert!(!BwdPrepForm::Full.scalar_form(128, 128, v15, 1, Some(FscanGx), DscanOv2Gx));
         assert!(!sc.scalar_form(64, 64, v15, 1, Some(FscanGx), DscanOv2Gx));
         assert!(!sc.scalar_form(128, 64, v15, 1, Some(FscanGx), DscanOv2Gx));
@@ -2779,7 +3086,9 @@ mod tests {
                 (Prep, PrepSc),
                 (FscanGx, FscanGxSc),
                 (FscanGx4, FscanGx4Sc),
-                (DscanOv2Gx, DscanOv2GxSc)
+                (DscanOv2Gx, DscanOv2GxSc),
+                (FscanGxU, FscanGxScU),
+                (FscanGx4U, FscanGx4ScU)
             ]
         );
         let names = kernel_names("bf16", 128, PrepVariant::DEFAULT);
@@ -2789,6 +3098,11 @@ mod tests {
         assert_eq!(
             names[DscanOv2GxSc as usize],
             "gdn_bwd_dscan_ov2gxsc_bf16_k128"
+        );
+        assert_eq!(names[FscanGxScU as usize], "gdn_bwd_fscan_gxscu_bf16_k128");
+        assert_eq!(
+            names[FscanGx4ScU as usize],
+            "gdn_bwd_fscan_gx4scu_bf16_k128"
         );
         let names = kernel_names("f16", 64, PrepVariant::DEFAULT);
         assert_eq!(names[PrepSc as usize], names[Prep as usize]);

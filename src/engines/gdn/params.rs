@@ -297,6 +297,9 @@ impl BwdWorkspaceLayout {
     /// token stage reads them so). `ws_dr` keeps the fp32 size (`[slot][64][V]` floats) on every
     /// path: the `tc13` pair (session 21) stores its io-dtype `dR` tiles (`[slot][64][V]`, 2 bytes)
     /// in the region's first half, and a `tc13` plan without the overlap runs `tc12` on fp32 `dR`.
+    /// The `tc16` pair (session 27) also stores the replay's io-dtype `U` tiles (`[slot][64][V]`,
+    /// `gdn::bwd_u_tiles`) in the second half (from `slots · 64 · V · 2` bytes; `tc16` runs only
+    /// beside those io-`dR` producers, so nothing else uses that half there).
     pub fn new(n_seqs: u64, total_tokens: u64, ho: u64, k: u64, v: u64) -> BwdWorkspaceLayout {
         Self::with_states(n_seqs, total_tokens, ho, k, v, true)
     }

@@ -193,9 +193,11 @@ mod tests {
         (fwd.factors, fwd.pieces, fwd.overlap) = (FwdFactors::Slim, 1, true);
         fwd.kernel_names("##TAG##", 128).1 == entry
             || BwdKernel::ALL.iter().filter(|k| k.programmatic()).any(|k| {
+                // Every K (the macros' `_k##KD`), or K = 128 only (tc16's own macro).
                 k.name("##TAG##", 0, PrepVariant::DEFAULT)
                     .replace("_k0", "_k##KD")
                     == entry
+                    || k.name("##TAG##", 128, PrepVariant::DEFAULT) == entry
             })
     }
 
