@@ -355,6 +355,16 @@ fn keep_prep(s: &Shape) -> Counts {
     }
 }
 
+/// The backward's scalar-form prep (prep15sc, session 27): the KEEP prep without Q⁺, Kᴿ, E,
+/// with the four per-token scalars instead.
+fn keep_prep_sc(s: &Shape) -> Counts {
+    let k = keep_prep(s);
+    Counts {
+        write: k.write - over(s, All, &[(3.0, TileKd)]) + over(s, All, &[(1.0, Scalars)]),
+        ..k
+    }
+}
+
 fn slim_prep(s: &Shape) -> Counts {
     Counts::new(
         over(s, All, &[(2.0, Tok), (2.0, Gate)]),
@@ -427,6 +437,34 @@ fn replay(s: &Shape) -> Counts {
     )
 }
 
+/// The replay also storing each chunk's io `U` tile (fscan_gxu, fscan_gx4u; session 27, tu27).
+fn replay_u(s: &Shape) -> Counts {
+    let r = replay(s);
+    Counts {
+        write: r.write + over(s, All, &[(1.0, TileKd)]),
+        ..r
+    }
+}
+
+/// The scalar form's replay (fscan_gxsc, fscan_gx4sc; session 27): raw k rows and the `cr` row
+/// instead of the Kᴿ tile.
+fn replay_sc(s: &Shape) -> Counts {
+    let r = replay(s);
+    Counts {
+        read: r.read - over(s, All, &[(1.0, TileKd)]) + over(s, All, &[(1.0, Tok), (1.0, Row)]),
+        ..r
+    }
+}
+
+/// The scalar form's replay storing the `U` tiles (fscan_gxscu, fscan_gx4scu).
+fn replay_sc_u(s: &Shape) -> Counts {
+    let r = replay_sc(s);
+    Counts {
+        write: r.write + over(s, All, &[(1.0, TileKd)]),
+        ..r
+    }
+}
+
 /// The session-5 replay (v1: also stages Q⁺ and A and runs the O products it never stores).
 fn replay_v1(s: &Shape) -> Counts {
     let r = replay(s);
@@ -472,6 +510,16 @@ fn dscan_with(s: &Shape, dr: Part) -> Counts {
     )
 }
 
+/// The scalar form's uncut producer (dscan_ov2gxsc, session 27): raw q, k rows and the scalars
+/// instead of the Kᴿ, Q⁺, E tiles.
+fn dscan_sc(s: &Shape) -> Counts {
+    let r = dscan_dr_io(s);
+    Counts {
+        read: r.read - over(s, All, &[(3.0, TileKd)]) + over(s, All, &[(2.0, Tok), (1.0, Scalars)]),
+        ..r
+    }
+}
+
 /// The reverse summaries `G_j` of pieces 1 ..= P − 1 (dsum, dsum_w8, dsum1).
 fn dsum(s: &Shape) -> Counts {
     Counts::new(
@@ -511,6 +559,17 @@ fn tokens(s: &Shape) -> Counts {
 /// The token stage reading the io `dR` tile (tokens_tc13_ov; session 21).
 fn tokens_dr_io(s: &Shape) -> Counts {
     tokens_with(s, DrIo)
+}
+
+/// The token stage loading the replay's `U` tile (tokens_tc16_ov; session 27, tu27): no W, Ũᵀ
+/// reads and no `U` product.
+fn tokens_u(s: &Shape) -> Counts {
+    let t = tokens_dr_io(s);
+    Counts {
+        read: t.read - over(s, All, &[(1.0, TileKd)]),
+        flops: products(s, All, 3.0, 7.0, 0.0),
+        ..t
+    }
 }
 
 /// The token stage with its `dR` tile `dr` (fp32 or io).
@@ -570,11 +629,12 @@ const fn family(
 }
 
 /// Every kernel family of the bundled `gdn_fwd` / `gdn_bwd` modules the plans launch.
-pub const MODELS: [Model; 22] = [
+pub const MODELS: [Model; 28] = [
     family("offsets", &["chunk_offsets", "ckrows"], offsets),
     family("offsets", &["chunk_order", "chunk_order_rev"], offsets_ov),
     family("prep", &["fwd:prep14", "fwd:prep15"], full_prep),
     family("prep", &["bwd:prep14", "bwd:prep15"], keep_prep),
+    family("prep", &["bwd:prep15sc"], keep_prep_sc),
     family("slimprep", &["slimprep", "slimprep_ov"], slim_prep),
     family(
         "slimscan",
@@ -611,6 +671,9 @@ pub const MODELS: [Model; 22] = [
         &["fscan_r4", "fscanp1", "fscan_gx", "fscan_gx3", "fscan_gx4"],
         replay,
     ),
+    family("fscan", &["fscan_gxu", "fscan_gx4u"], replay_u),
+    family("fscan", &["fscan_gxsc", "fscan_gx4sc"], replay_sc),
+    family("fscan", &["fscan_gxscu", "fscan_gx4scu"], replay_sc_u),
     family("fscan", &["fscan", "fscanp"], replay_v1),
     family("fscanc", &["fscanc", "fscanc1"], replay_ckpt),
     family(
@@ -634,6 +697,7 @@ pub const MODELS: [Model; 22] = [
         &["dscan_ov5dr", "dscanp_ov5dr", "dscan_ov2gx", "dscanp_ov2gx"],
         dscan_dr_io,
     ),
+    family("dscan", &["dscan_ov2gxsc"], dscan_sc),
     family("dsum", &["dsum", "dsum_w8", "dsum1"], dsum),
     family("psum", &["psum", "psum1"], psum),
     family("psumt", &["psumt", "psumt1"], psum_mt),
@@ -648,6 +712,7 @@ pub const MODELS: [Model; 22] = [
         tokens,
     ),
     family("tokens", &["tokens_tc13_ov"], tokens_dr_io),
+    family("tokens", &["tokens_tc16_ov"], tokens_u),
     family("fold", &["fold"], fold),
     family("params", &["params"], params),
 ];
