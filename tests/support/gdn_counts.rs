@@ -427,6 +427,16 @@ fn replay(s: &Shape) -> Counts {
     )
 }
 
+/// The replay storing each chunk's `U` tile (fscan_gxu, fscan_gx4u; session 27): [`replay`]
+/// plus one `[64, d]` io tile out per chunk.
+fn replay_u(s: &Shape) -> Counts {
+    let r = replay(s);
+    Counts {
+        write: r.write + over(s, All, &[(1.0, TileKd)]),
+        ..r
+    }
+}
+
 /// The session-5 replay (v1: also stages Q⁺ and A and runs the O products it never stores).
 fn replay_v1(s: &Shape) -> Counts {
     let r = replay(s);
@@ -505,30 +515,38 @@ fn psum_mt(s: &Shape) -> Counts {
 /// dKᴿ (64 × d × d), dA, dL, phase A's Q̂ K̂ᵀ, K̂ K̂ᵀ, phase B's dA' K̂, dA'ᵀ Q̂, (dL' + dL'ᵀ) K̂
 /// (64 × 64 × d).
 fn tokens(s: &Shape) -> Counts {
-    tokens_with(s, Dr)
+    tokens_with(s, Dr, false)
 }
 
 /// The token stage reading the io `dR` tile (tokens_tc13_ov; session 21).
 fn tokens_dr_io(s: &Shape) -> Counts {
-    tokens_with(s, DrIo)
+    tokens_with(s, DrIo, false)
 }
 
-/// The token stage with its `dR` tile `dr` (fp32 or io).
-fn tokens_with(s: &Shape, dr: Part) -> Counts {
+/// The token stage reading the io `dR` tile and the replay's `U` tile instead of `W`, `Ũᵀ` and
+/// the `U` product (tokens_tc16_ov; session 27).
+fn tokens_u(s: &Shape) -> Counts {
+    tokens_with(s, DrIo, true)
+}
+
+/// The token stage with its `dR` tile `dr` (fp32 or io); `u_in`: `U` read (one `[64, d]` tile)
+/// instead of `W`, `Ũᵀ` (two) and its product.
+fn tokens_with(s: &Shape, dr: Part, u_in: bool) -> Counts {
+    let (tiles, dd) = if u_in { (1.0, 3.0) } else { (2.0, 4.0) };
     Counts::new(
         over(
             s,
             All,
             &[
                 (4.0, Tok),
-                (2.0, TileKd),
+                (tiles, TileKd),
                 (2.0, StateIo),
                 (1.0, dr),
                 (2.0, Row),
             ],
         ),
         over(s, All, &[(3.0, Tok), (2.0, Gate)]),
-        products(s, All, 4.0, 7.0, 0.0),
+        products(s, All, dd, 7.0, 0.0),
     )
 }
 
@@ -570,7 +588,7 @@ const fn family(
 }
 
 /// Every kernel family of the bundled `gdn_fwd` / `gdn_bwd` modules the plans launch.
-pub const MODELS: [Model; 22] = [
+pub const MODELS: [Model; 24] = [
     family("offsets", &["chunk_offsets", "ckrows"], offsets),
     family("offsets", &["chunk_order", "chunk_order_rev"], offsets_ov),
     family("prep", &["fwd:prep14", "fwd:prep15"], full_prep),
@@ -611,6 +629,7 @@ pub const MODELS: [Model; 22] = [
         &["fscan_r4", "fscanp1", "fscan_gx", "fscan_gx3", "fscan_gx4"],
         replay,
     ),
+    family("fscan", &["fscan_gxu", "fscan_gx4u"], replay_u),
     family("fscan", &["fscan", "fscanp"], replay_v1),
     family("fscanc", &["fscanc", "fscanc1"], replay_ckpt),
     family(
@@ -648,6 +667,7 @@ pub const MODELS: [Model; 22] = [
         tokens,
     ),
     family("tokens", &["tokens_tc13_ov"], tokens_dr_io),
+    family("tokens", &["tokens_tc16_ov"], tokens_u),
     family("fold", &["fold"], fold),
     family("params", &["params"], params),
 ];
