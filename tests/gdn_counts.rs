@@ -61,7 +61,7 @@ fn stems_and_overlap_marks() {
 /// 1,024 B, Γ_last 4 B, an fp32 state 65,536 B, an io state 32,768 B, dR 32,768 B, a [64] fp32
 /// row 256 B; 64 × 128 × 128 products 2,097,152 FLOPs, 64 × 64 × 128 ones 1,048,576, the inverse
 /// 87,381.33.
-const HAND_COUNTS: [(&str, i64, (f64, f64, f64)); 18] = [
+const HAND_COUNTS: [(&str, i64, (f64, f64, f64)); 20] = [
     // Chunk tables: cu_seqlens (2 × 4 B) in, the table (2 × 4 B) out; the overlapped plans'
     // also write the chunk order (3 × 4 B) and zero the flags (3 chunks × 1 head × 4 B).
     ("gdn_chunk_offsets", 1, (8.0, 8.0, 0.0)),
@@ -130,6 +130,12 @@ const HAND_COUNTS: [(&str, i64, (f64, f64, f64)); 18] = [
         1,
         (213_004.0, 98_304.0, 12_582_912.0),
     ),
+    // The storing replay (session 27): also each chunk's U tile out, 3 × 16,384 B more.
+    (
+        "gdn_bwd_fscan_gx4u_bf16_k128",
+        1,
+        (213_004.0, 147_456.0, 12_582_912.0),
+    ),
     // The reverse scan: dO, A, T, Kᴿ, Q⁺, E, Γ_last, d_final_state in; dS' (io), dR (fp32),
     // d_initial_state out.
     (
@@ -167,6 +173,13 @@ const HAND_COUNTS: [(&str, i64, (f64, f64, f64)); 18] = [
         "gdn_bwd_tokens_tc13_ov_bf16_k128",
         1,
         (478_720.0, 100_880.0, 47_185_920.0),
+    ),
+    // tc16 reads U instead of W and Ũᵀ: 3 × 16,384 B less, and no U product (3 × 64 · 128²
+    // multiply-adds, 6,291,456 FLOPs, fewer).
+    (
+        "gdn_bwd_tokens_tc16_ov_bf16_k128",
+        1,
+        (429_568.0, 100_880.0, 40_894_464.0),
     ),
 ];
 

@@ -437,7 +437,8 @@ fn replay(s: &Shape) -> Counts {
     )
 }
 
-/// The replay also storing each chunk's io `U` tile (fscan_gxu, fscan_gx4u; session 27, tu27).
+/// The replay storing each chunk's `U` tile (fscan_gxu, fscan_gx4u; session 27): [`replay`]
+/// plus one `[64, d]` io tile out per chunk.
 fn replay_u(s: &Shape) -> Counts {
     let r = replay(s);
     Counts {
@@ -553,41 +554,38 @@ fn psum_mt(s: &Shape) -> Counts {
 /// dKᴿ (64 × d × d), dA, dL, phase A's Q̂ K̂ᵀ, K̂ K̂ᵀ, phase B's dA' K̂, dA'ᵀ Q̂, (dL' + dL'ᵀ) K̂
 /// (64 × 64 × d).
 fn tokens(s: &Shape) -> Counts {
-    tokens_with(s, Dr)
+    tokens_with(s, Dr, false)
 }
 
 /// The token stage reading the io `dR` tile (tokens_tc13_ov; session 21).
 fn tokens_dr_io(s: &Shape) -> Counts {
-    tokens_with(s, DrIo)
+    tokens_with(s, DrIo, false)
 }
 
-/// The token stage loading the replay's `U` tile (tokens_tc16_ov; session 27, tu27): no W, Ũᵀ
-/// reads and no `U` product.
+/// The token stage reading the io `dR` tile and the replay's `U` tile instead of `W`, `Ũᵀ` and
+/// the `U` product (tokens_tc16_ov; session 27).
 fn tokens_u(s: &Shape) -> Counts {
-    let t = tokens_dr_io(s);
-    Counts {
-        read: t.read - over(s, All, &[(1.0, TileKd)]),
-        flops: products(s, All, 3.0, 7.0, 0.0),
-        ..t
-    }
+    tokens_with(s, DrIo, true)
 }
 
-/// The token stage with its `dR` tile `dr` (fp32 or io).
-fn tokens_with(s: &Shape, dr: Part) -> Counts {
+/// The token stage with its `dR` tile `dr` (fp32 or io); `u_in`: `U` read (one `[64, d]` tile)
+/// instead of `W`, `Ũᵀ` (two) and its product.
+fn tokens_with(s: &Shape, dr: Part, u_in: bool) -> Counts {
+    let (tiles, dd) = if u_in { (1.0, 3.0) } else { (2.0, 4.0) };
     Counts::new(
         over(
             s,
             All,
             &[
                 (4.0, Tok),
-                (2.0, TileKd),
+                (tiles, TileKd),
                 (2.0, StateIo),
                 (1.0, dr),
                 (2.0, Row),
             ],
         ),
         over(s, All, &[(3.0, Tok), (2.0, Gate)]),
-        products(s, All, 4.0, 7.0, 0.0),
+        products(s, All, dd, 7.0, 0.0),
     )
 }
 

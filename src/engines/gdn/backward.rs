@@ -47,14 +47,16 @@
 //! [`BwdPrepForm`], [`BWD_PREP_FORM_BY_RULE`]: the scalar form, where the prep stores four fp32
 //! scalars per token instead of the `Q⁺`, `Kᴿ`, `E` tiles and the uncut replay and reverse scan
 //! read the raw `q`, `k` and scale, other roundings; K = V = 128, uncut, `gx` / `gx4` replay,
-//! `dscan_ov2gx` producer only, [`BwdPrepForm::scalar_form`]): `DNNPLAN_GDN_BWD_TOKENS=tc11|tc12|tc13` (the token stage,
-//! [`TOKEN_STAGES`], instead of [`BWD_TOKENS_RULE`]'s: `tc13` unless the graph asks for
+//! `dscan_ov2gx` producer only, [`BwdPrepForm::scalar_form`]): `DNNPLAN_GDN_BWD_TOKENS=tc11|tc12|tc13|tc16` (the token stage,
+//! [`TOKEN_STAGES`], instead of [`BWD_TOKENS_RULE`]'s: `tc16` unless the graph asks for
 //! `batch_invariant` or `DNNPLAN_GDN_BWD_DSCAN` is set, else `tc12`; `tc13`, session 21, the
-//! default since session 22: `dR` in the io dtype between the overlapped reverse scan
+//! default from session 22 to 26: `dR` in the io dtype between the overlapped reverse scan
 //! `dscan_ov5dr` / `dscanp_ov5dr` (since session 25 the uncut one is `dscan_ov2gx` at K = V =
 //! 128) and the consumer `tokens_tc13_ov`, with `dv` and `dBeta` from
 //! the rounded `dR`: validated against the fp64 reference, not bitwise `tc12`; without the
-//! overlap its row runs `tc12`),
+//! overlap its row runs `tc12`; `tc16`, session 27, the default since then: `tc13` loading the
+//! `U` tiles that the uncut replay stores (`gdn_bwd_fscan_gx{,4}u_*`, [`u_pair_replay`]),
+//! bitwise `tc13`, which its row runs wherever that pair does not),
 //! `DNNPLAN_GDN_BWD_DSCAN=v1|w8` (the 4-warp reverse scans
 //! `gdn_bwd_dscan_io_*`, `gdn_bwd_dsum_*`, `gdn_bwd_dscanp_*` or the 8-warp ones
 //! `gdn_bwd_dscan_w8_*`, `gdn_bwd_dsum_w8_*`, `gdn_bwd_dscanp_w8_*` on every launch instead of
@@ -824,12 +826,20 @@ pub struct TokenStageRow {
 ///   (session 21's final run): (4, 8192, 16) 2.022 / 2.017 → 1.961 / 1.963 ms (−3.0 %),
 ///   (1, 32768, 16) 2.574 / 2.568 → 2.530 / 2.534 (−1.5 %), (16, 2048, 32) 4.014 / 4.046 →
 ///   3.947 / 3.936 (−2.2 %), ragged mix 1.954 / 1.950 → 1.894 / 1.922 (−2.2 %).
+/// - since session 27 (helper tu27) that row names `tc16`: `tc13` loading the `U` tiles that the
+///   uncut replay stores (`gdn_bwd_fscan_gx{,4}u_*`) where [`u_pair_replay`] pairs them (the
+///   overlap, no piece chain, the gx replays, K = V = 128), and `tc13` itself everywhere else
+///   ([`TC16_FALLBACK`]); bitwise `tc13` (every backward hash on the H200,
+///   bench/gdn_device_tu27.log). Whole backward against `tc13`, one process, a b b a:
+///   (4, 8192, 16) 1.855 / 1.879 → 1.840 / 1.843 ms (−1.4 %), (1, 32768, 16) the same plan
+///   (8 pieces), (16, 2048, 32) 3.896 / 3.884 → 3.846 / 3.843 (−1.2 %), ragged mix
+///   1.759 / 1.760 → 1.739 / 1.735 (−1.3 %).
 ///
 /// `tc12` (session 10) was the only default before: `tc11` (= `tc5`'s outputs) with the row
 /// phase's bank conflicts removed, faster at all four benchmark shapes (whole backward, tc11 →
 /// tc12, means of four runs in ABBA / BAAB order, session 10 tok12): (4, 8192, 16) 2.154 →
 /// 2.136 ms, (1, 32768, 16) 3.034 → 3.013, (16, 2048, 32) 4.405 → 4.339, ragged mix 2.102 →
-/// 2.087. `DNNPLAN_GDN_BWD_TOKENS=tc11|tc12|tc13` selects a stage whatever the rule says.
+/// 2.087. `DNNPLAN_GDN_BWD_TOKENS=tc11|tc12|tc13|tc16` selects a stage whatever the rule says.
 pub const BWD_TOKENS_RULE: [TokenStageRow; 3] = [
     TokenStageRow {
         batch_invariant: Some(true),
@@ -844,7 +854,7 @@ pub const BWD_TOKENS_RULE: [TokenStageRow; 3] = [
     TokenStageRow {
         batch_invariant: None,
         dscan_forced: None,
-        stage: "tc13",
+        stage: "tc16",
     },
 ];
 
@@ -2341,7 +2351,7 @@ mod tests {
     fn token_stages_by_switch() {
         // (value, batch_invariant, kernel, overlapped consumer, overlap allowed): the named
         // stages with the overlap by rule whatever the graph says; no value the rule's stage
-        // (tc13 unless batch_invariant); any other value (the retired stages' switches among
+        // (tc16 unless batch_invariant); any other value (the retired stages' switches among
         // them) the rule's stage without the overlap, i.e. tc12's kernel.
         let cases = [
             (
@@ -2383,7 +2393,7 @@ mod tests {
                 "",
                 false,
                 BwdKernel::TokensTc12,
-                BwdKernel::TokensTc13Ov,
+                BwdKernel::TokensTc16Ov,
                 true,
             ),
             (
@@ -2397,7 +2407,7 @@ mod tests {
                 "tc5",
                 false,
                 BwdKernel::TokensTc12,
-                BwdKernel::TokensTc13Ov,
+                BwdKernel::TokensTc16Ov,
                 false,
             ),
             (
@@ -2411,7 +2421,7 @@ mod tests {
                 "bogus",
                 false,
                 BwdKernel::TokensTc12,
-                BwdKernel::TokensTc13Ov,
+                BwdKernel::TokensTc16Ov,
                 false,
             ),
         ];
@@ -2454,7 +2464,7 @@ mod tests {
         // must be bitwise the same with and without the overlap (which depends on the batch),
         // and a forced reverse scan must not be replaced by tc13's io-dR producers.
         for (invariant, forced, want) in [
-            (false, false, "tc13"),
+            (false, false, "tc16"),
             (true, false, "tc12"),
             (false, true, "tc12"),
             (true, true, "tc12"),
@@ -2529,7 +2539,7 @@ mod tests {
         // Session 25: DNNPLAN_GDN_BWD_DSCAN=ov2gx keeps tc13 by rule (an io-dR producer is no
         // forced fp32-dR scan) and swaps both io-dR producers at K = V = 128 only: 8 warps (no
         // publisher warp), the wgmma loop's shared memory.
-        assert_eq!(TokenStage::pick("", false, false).0.name, "tc13");
+        assert_eq!(TokenStage::pick("", false, false).0.name, "tc16");
         assert!(IO_DR_SCAN_SWITCHES.contains(&"ov2gx"));
         let tc13 = TokenStage::pick("tc13", false, false).0;
         let (u, p, threads, smem) = overlap_scan_kernels("ov2gx", tc13.ov_scans, 128, 128);
@@ -2925,6 +2935,42 @@ mod tests {
     ];
 
     #[test]
+    fn default_plans_pair_tc16_with_the_storing_replay() {
+        // The rule's stage (tc16 since session 27) in whole plans (no switches set): the token
+        // stage and uncut replay [`tc16_pair_at`] gives, at the four benchmark shapes and K = 64.
+        for (n, t, ho, d) in [
+            (4, 32768, 16, 128),
+            (1, 32768, 16, 128),
+            (16, 32768, 32, 128),
+            (10, 29949, 16, 128),
+            (4, 32768, 16, 64),
+        ] {
+            let f = ckpt_facts((n, t, ho, d), 0, DataType::Bfloat16, 1);
+            // Named in the full form: where the scalar form runs, its replay is the storing one
+            // too (gx{,4}scu for gx{,4}u).
+            let names: Vec<String> = planned(&named_plan(&f))
+                .into_iter()
+                .map(|l| full_form(&l.0))
+                .collect();
+            let (stage, replay) = tc16_pair_at(&f, "tc16", REPLAY_BY_RULE, None, true);
+            let consumer = TOKEN_STAGES
+                .iter()
+                .find(|s| s.name == stage)
+                .expect("a stage")
+                .overlapped
+                .name("bf16", d, PrepVariant::DEFAULT);
+            assert!(names.contains(&consumer), "{names:?}");
+            let pieces = BwdSchedule::default_for(&f, 132).pieces;
+            assert!(pieces > 1 || names.contains(&replay), "{replay}: {names:?}");
+            let storing = names
+                .iter()
+                .any(|x| x.starts_with("gdn_bwd_fscan_gx") && x.contains("u_bf16"));
+            assert_eq!(storing, stage == "tc16", "{names:?}");
+            assert_eq!(stage == "tc16", pieces == 1 && d == 128, "{names:?}");
+        }
+    }
+
+    #[test]
     fn reused_checkpoints_leave_out_the_replay() {
         let replay_kernels = REPLAY_KERNELS;
         let plan = named_plan;
@@ -2945,10 +2991,15 @@ mod tests {
             let replays = wo.iter().filter(|x| is_replay(x)).count();
             let pieces = with.schedule().pieces;
             assert_eq!(replays, if pieces > 1 { 2 } else { 1 }, "{wo:?}");
+            // The token stage: tc16 without checkpoints where it pairs (uncut, K = V = 128), its
+            // fallback tc13 with them (no storing replay to pair with).
+            let tc16 = wo.iter().any(|x| x.starts_with("gdn_bwd_tokens_tc16_ov"));
+            assert_eq!(tc16, pieces == 1 && d == 128, "{wo:?}");
+            assert!(!w.iter().any(|x| x.starts_with("gdn_bwd_tokens_tc16_ov")));
             let kept = |v: &[String], drop: &dyn Fn(&String) -> bool| -> Vec<String> {
                 v.iter()
                     .filter(|x| !drop(x) && !is_psum(x))
-                    .map(|x| full_form(x))
+                    .map(|x| full_form(x).replace("_tc16_ov_", "_tc13_ov_"))
                     .collect()
             };
             assert_eq!(kept(&w, &|_| false), kept(&wo, &is_replay));
@@ -3025,12 +3076,18 @@ mod tests {
                     "{what}"
                 );
                 // Every other launch is the recompute's, in order (the summaries: Mᵀ_j only).
+                // (tc16 without checkpoints runs as tc13 with them: no storing replay.)
                 let rest = |v: &[(String, (u32, u32, u32))], drop: &dyn Fn(&String) -> bool| {
                     v.iter()
                         .filter(|l| !drop(&l.0) && !is_psum(&l.0))
-                        .map(|l| (full_form(&l.0), l.1))
+                        .map(|l| (full_form(&l.0).replace("_tc16_ov_", "_tc13_ov_"), l.1))
                         .collect::<Vec<_>>()
                 };
+                assert!(
+                    !names
+                        .iter()
+                        .any(|x| x.starts_with("gdn_bwd_tokens_tc16_ov"))
+                );
                 assert_eq!(rest(&got, &is_seed), rest(&wo, &is_replay), "{what}");
                 let pieces = plan.schedule().pieces;
                 let psum: Vec<_> = got.iter().filter(|l| is_psum(&l.0)).collect();
