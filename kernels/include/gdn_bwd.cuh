@@ -515,10 +515,7 @@ template <typename T, int KP, int NX>
 __device__ __forceinline__ void dscan_state_update(float (&x)[NX][4], float decay, const u32 (&doa)[4][4],
                                                    const u32 (&dra)[4][4], const T* Qs, const T* Es, int col0, int lrow,
                                                    int bcol) {
-#pragma unroll
-  for (int nt = 0; nt < NX; ++nt)
-#pragma unroll
-    for (int e = 0; e < 4; ++e) x[nt][e] *= decay;
+  scale_frags(x, decay);
 #pragma unroll
   for (int kk = 0; kk < 4; ++kk) {
 #pragma unroll

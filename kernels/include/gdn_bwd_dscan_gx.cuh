@@ -250,10 +250,7 @@ __device__ __forceinline__ void dscan_gx_chunks(const BwdParams& bp, float (&x)[
       dnnp::wgmma_wait<0>();  // batch 1b
       dnnp::wgmma_fence_frags(du);
       // Batch 2: X ← e^{Γ_last} X + (dOᵀ diag(cq)) q.
-#pragma unroll
-      for (int nt = 0; nt < K / 8; ++nt)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) x[nt][e] *= decay;
+      scale_frags(x, decay);
       dnnp::wgmma_fence_frags(x);
       dnnp::wgmma_fence();
 #pragma unroll
@@ -273,10 +270,7 @@ __device__ __forceinline__ void dscan_gx_chunks(const BwdParams& bp, float (&x)[
       dnnp::wgmma_wait<0>();  // batch 1
       dnnp::wgmma_fence_frags(du);
       // Batch 2: X ← e^{Γ_last} X + dOᵀ Q⁺.
-#pragma unroll
-      for (int nt = 0; nt < K / 8; ++nt)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) x[nt][e] *= decay;
+      scale_frags(x, decay);
       dnnp::wgmma_fence_frags(x);
       dnnp::wgmma_fence();
 #pragma unroll

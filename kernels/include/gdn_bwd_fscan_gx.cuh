@@ -173,10 +173,7 @@ __device__ __forceinline__ void fscan_gx_chunks(const FwdParams& p, float (&x)[K
     // every warp is past it), this chunk's Ũᵀ into registers.
     bwd_store_state_frags<T, K, K>(ws_s, (static_cast<size_t>(c) * HO + h) * V * K, x, vr, cq, p.flags & FLAG_BWD_S_IO);
     const float decay = __expf(gl);  // X ← e^{Γ_last} X (the state update's scaling), S_c out
-#pragma unroll
-    for (int nt = 0; nt < K / 8; ++nt)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) x[nt][e] *= decay;
+    scale_frags(x, decay);
     if (c + STAGES - 1 < c_end) issue(c + STAGES - 1, (c - c_begin + STAGES - 1) % STAGES);
     cp_async_commit();
     const int ur = 16 * warp + (lane >> 2);  // row of Ũᵀ within the slice

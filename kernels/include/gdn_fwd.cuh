@@ -239,6 +239,15 @@ __device__ __forceinline__ void x_a_frag(u32 (&a)[4], const float (&x)[NX][4], i
   a[3] = Io<T>::pack(x[2 * kk + 1][2], x[2 * kk + 1][3]);
 }
 
+// Every register of an m16n8 accumulator array times s (the state's decay X <- e^{Γ_last} X).
+template <int NX>
+__device__ __forceinline__ void scale_frags(float (&x)[NX][4], float s) {
+#pragma unroll
+  for (int nt = 0; nt < NX; ++nt)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) x[nt][e] *= s;
+}
+
 // Four 8x8 b16 matrices, transposed on load (see the fragment notes in gdn_fwd_scan).
 __device__ __forceinline__ void ldsm_x4_t(u32* r, const void* smem) {
 #ifdef GDN_HOST_EMU
@@ -1261,10 +1270,7 @@ __device__ __forceinline__ void scan_state_update(float (&x)[K / 8][4], const u3
                                                   int lane, Hook hook = {}, At at = {}) {
   using IO = Io<T>;
   const float decay = __expf(gl);
-#pragma unroll
-  for (int nt = 0; nt < K / 8; ++nt)
-#pragma unroll
-    for (int e = 0; e < 4; ++e) x[nt][e] *= decay;
+  scale_frags(x, decay);
   const int lrow = (lane & 7) + 8 * ((lane >> 3) & 1);
 #pragma unroll
   for (int kk = 0; kk < 4; ++kk) {

@@ -680,10 +680,7 @@ __device__ __forceinline__ void slim_chunk_tail_wg(float (&x)[K / 8][4], float (
   dnnp::wgmma_commit();
   // While Uᵀ is in flight: X ← e^{Γ_last} X (scan_state_update's scaling), O' diag(cq).
   const float decay = __expf(gl);
-#pragma unroll
-  for (int nt = 0; nt < K / 8; ++nt)
-#pragma unroll
-    for (int e = 0; e < 4; ++e) x[nt][e] *= decay;
+  scale_frags(x, decay);
   if constexpr (OUT) {
 #pragma unroll
     for (int nt = 0; nt < 8; ++nt) {
