@@ -197,20 +197,8 @@ __device__ __forceinline__ void fscan_gx_chunks(const FwdParams& p, float (&x)[K
     dnnp::wgmma_fence_frags(pacc);
     // Uᵀ = Ũᵀ − P as the A fragments of the 4 token steps (RAW_K_SCALED: times cr per token).
     u32 ua[4][4];
-    auto scaled_u = [&]() {  // RAW_K_SCALED: Uᵀ diag(cr), rounded once
-      using IO = Io<T>;
-#pragma unroll
-      for (int nt = 0; nt < 8; ++nt) {
-        const T* u0 = reinterpret_cast<const T*>(&uraw[nt][0]);
-        const T* u1 = reinterpret_cast<const T*>(&uraw[nt][1]);
-        ua[nt >> 1][(nt & 1) * 2 + 0] =
-            IO::pack((IO::to_f(u0[0]) - pacc[nt][0]) * crv[nt][0], (IO::to_f(u0[1]) - pacc[nt][1]) * crv[nt][1]);
-        ua[nt >> 1][(nt & 1) * 2 + 1] =
-            IO::pack((IO::to_f(u1[0]) - pacc[nt][2]) * crv[nt][0], (IO::to_f(u1[1]) - pacc[nt][3]) * crv[nt][1]);
-      }
-    };
-    if constexpr (RAW_K_SCALED && !STORE_U) scaled_u();
-    else scan_u_frags<T, 8>(ua, uraw, pacc);
+    // RAW_K_SCALED: Uᵀ diag(cr), rounded once (with STORE_U after the unscaled Uᵀ is staged).
+    scan_u_frags<T, 8, RAW_K_SCALED && !STORE_U>(ua, uraw, pacc, crv);
     // STORE_U: this warp's 16 rows of the Ũᵀ tile (read above) take its Uᵀ, transposed: token row
     // tok at 32 tok bytes, values 8 hf .. at 16 (hf ^ ((tok >> 2) & 1)) within it.
     T* ust = const_cast<T*>(Us) + 16 * warp * CP;
@@ -223,7 +211,7 @@ __device__ __forceinline__ void fscan_gx_chunks(const FwdParams& p, float (&x)[K
         stsm_x4_t(ust + 16 * tok + 8 * (mhf ^ ((tok >> 2) & 1)), ua[j]);
       }
     }
-    if constexpr (RAW_K_SCALED && STORE_U) scaled_u();  // the unscaled Uᵀ stored, the update's A scaled
+    if constexpr (RAW_K_SCALED && STORE_U) scan_u_frags<T, 8, true>(ua, uraw, pacc, crv);  // the update's A scaled
     // X += Uᵀ Kᴿ (X scaled above): one batch of 4 wgmma m64n128k16 (B = Kᴿ MN-major).
     dnnp::wgmma_fence_frags(x);
     dnnp::wgmma_fence();
@@ -273,13 +261,10 @@ __device__ __forceinline__ void bwd_fscan_gx_body(const BwdChainParams& cp) {
   } else {
     load_seed_frags<K, K>(x, cp.ws_seed + (static_cast<size_t>(b * P + j) * HO + h) * V * K, vr, cq);
   }
-  if constexpr (RAW_K_SCALED)
-    fscan_gx_chunks<T, K, V, STAGES, STORE_U, true>(p, x, h, c_begin, c_end, blockIdx.x * VS, cp.b.ws_s,
-                                                    STORE_U ? bwd_u_tiles<T, V>(cp.b) : nullptr, load_cu(p, b),
-                                                    load_cu(p, b + 1), cb);
-  else
-    fscan_gx_chunks<T, K, V, STAGES, STORE_U>(p, x, h, c_begin, c_end, blockIdx.x * VS, cp.b.ws_s,
-                                              STORE_U ? bwd_u_tiles<T, V>(cp.b) : nullptr);
+  // The sequence's token range only where the raw k rows are read (RAW_K_SCALED).
+  fscan_gx_chunks<T, K, V, STAGES, STORE_U, RAW_K_SCALED>(
+      p, x, h, c_begin, c_end, blockIdx.x * VS, cp.b.ws_s, STORE_U ? bwd_u_tiles<T, V>(cp.b) : nullptr,
+      RAW_K_SCALED ? load_cu(p, b) : 0, RAW_K_SCALED ? load_cu(p, b + 1) : 0, RAW_K_SCALED ? cb : 0);
 }
 #endif
 

@@ -1206,16 +1206,22 @@ __device__ __forceinline__ void store_final_state_frags(const float (&x)[K / 8][
 
 // Uᵀ = Ũᵀ − P as A fragments (tokens are the reduction dim): uraw holds this thread's raw Ũᵀ
 // pairs (rows ur, ur + 8), pacc the P = X Wᵀ accumulators, of NT token tiles of 8 (all 64 tokens,
-// or a token-split scan's share).
-template <typename T, int NT = 8>
-__device__ __forceinline__ void scan_u_frags(u32 (&ua)[NT / 2][4], const u32 (&uraw)[NT][2], const float (&pacc)[NT][4]) {
+// or a token-split scan's share). SCALED (the backward's scalar-form replay, session 27): Uᵀ's
+// token columns 8 nt + cq, + 1 times scale[nt][0], [1] before the rounding (Uᵀ diag(cr)).
+template <typename T, int NT = 8, bool SCALED = false>
+__device__ __forceinline__ void scan_u_frags(u32 (&ua)[NT / 2][4], const u32 (&uraw)[NT][2], const float (&pacc)[NT][4],
+                                             const float (*scale)[2] = nullptr) {
   using IO = Io<T>;
 #pragma unroll
   for (int nt = 0; nt < NT; ++nt) {
     const T* u0 = reinterpret_cast<const T*>(&uraw[nt][0]);
     const T* u1 = reinterpret_cast<const T*>(&uraw[nt][1]);
-    const u32 lo = IO::pack(IO::to_f(u0[0]) - pacc[nt][0], IO::to_f(u0[1]) - pacc[nt][1]);
-    const u32 hi = IO::pack(IO::to_f(u1[0]) - pacc[nt][2], IO::to_f(u1[1]) - pacc[nt][3]);
+    auto u = [&](T raw, float pa, int col) {  // one element of Uᵀ (SCALED: times its token's scale)
+      if constexpr (SCALED) return (IO::to_f(raw) - pa) * scale[nt][col];
+      else return IO::to_f(raw) - pa;
+    };
+    const u32 lo = IO::pack(u(u0[0], pacc[nt][0], 0), u(u0[1], pacc[nt][1], 1));
+    const u32 hi = IO::pack(u(u1[0], pacc[nt][2], 0), u(u1[1], pacc[nt][3], 1));
     ua[nt >> 1][(nt & 1) * 2 + 0] = lo;
     ua[nt >> 1][(nt & 1) * 2 + 1] = hi;
   }

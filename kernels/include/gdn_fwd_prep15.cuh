@@ -260,6 +260,17 @@ __device__ __forceinline__ void prep15_load_qkv(const FwdParams& p, T* kS, T* qS
 // elements of prep_norm_row's lanes m and m + 16, so row_norm_scales' first butterfly step (xor 16)
 // is this lane's own sum of its two partials and steps 8, 4, 2, 1 are the same shuffles within the
 // half; every other value is per element. Two rows per warp instruction.
+// Row r's four fp32 scalars of the slim factors into sc ([4][CHUNK]): ck = β e^Γ kr, β, cq = qr e^Γ,
+// cr = kr e^{Γ_last−Γ} (eg = e^Γ, er = e^{Γ_last−Γ}, br = β); zeros for rows past the chunk's tokens
+// (live false). The slim forward's prep (slim_row_scalars) and the backward's scalar form.
+__device__ __forceinline__ void store_row_scalars(float* sc, int r, bool live, float kr, float qr, float eg, float er,
+                                                  float br) {
+  sc[0 * CHUNK + r] = live ? br * eg * kr : 0.f;
+  sc[1 * CHUNK + r] = live ? br : 0.f;
+  sc[2 * CHUNK + r] = live ? qr * eg : 0.f;
+  sc[3 * CHUNK + r] = live ? kr * er : 0.f;
+}
+
 // SC (the backward's scalar-form prep gdn_bwd_prep15sc, session 27): no Q⁺ / Kᴿ rows; instead the
 // half's first lane stores the row's four fp32 scalars (the slim forward's, slim_row_scalars:
 // ck = β e^Γ kr, β, cq = qr e^Γ, cr = kr e^{Γ_last−Γ}; zeros past len) to sc ([4][CHUNK], rows of
@@ -294,21 +305,11 @@ __device__ __forceinline__ void prep15_norm_row_half(const FwdParams& p, T* kS, 
 #pragma unroll
   for (int u = 0; u < 2; ++u) {
     const Bits<EV> vb = *reinterpret_cast<const Bits<EV>*>(yp + u * HV);
-    if constexpr (SC)
-      store_norm_pieces<T, EK, EV, false>(kx[u], qx[u], kr, qr, eg, er, br, vb, kp + u * HK, qp + u * HK, yp + u * HV,
-                                          nullptr, nullptr);
-    else
-      store_norm_pieces<T, EK, EV>(kx[u], qx[u], kr, qr, eg, er, br, vb, kp + u * HK, qp + u * HK, yp + u * HV,
-                                   &wq[r * K + u * HK + m * EK], &wk[r * K + u * HK + m * EK]);
+    store_norm_pieces<T, EK, EV, !SC>(kx[u], qx[u], kr, qr, eg, er, br, vb, kp + u * HK, qp + u * HK, yp + u * HV,
+                                      SC ? nullptr : &wq[r * K + u * HK + m * EK], SC ? nullptr : &wk[r * K + u * HK + m * EK]);
   }
   if constexpr (SC) {
-    if (m == 0) {  // slim_row_scalars' expressions on the same values
-      const bool live = r < len;
-      sc[0 * CHUNK + r] = live ? br * eg * kr : 0.f;
-      sc[1 * CHUNK + r] = live ? br : 0.f;
-      sc[2 * CHUNK + r] = live ? qr * eg : 0.f;
-      sc[3 * CHUNK + r] = live ? kr * er : 0.f;
-    }
+    if (m == 0) store_row_scalars(sc, r, r < len, kr, qr, eg, er, br);
   }
 }
 

@@ -183,12 +183,8 @@ __device__ __forceinline__ void slim_row_scalars(float* sc, const float2* rs, co
                                                  float gl, int r, int len) {
   const float2 s = rs[r];
   const float kr = s.x, qr = s.y;
-  const bool live = r < len;
   const float eg = __expf(gam[r]), er = __expf(gl - gam[r]), br = bet[r];
-  sc[0 * CHUNK + r] = live ? br * eg * kr : 0.f;
-  sc[1 * CHUNK + r] = live ? br : 0.f;
-  sc[2 * CHUNK + r] = live ? qr * eg : 0.f;
-  sc[3 * CHUNK + r] = live ? kr * er : 0.f;
+  store_row_scalars(sc, r, r < len, kr, qr, eg, er, br);
 }
 
 // Phase 3 and 4's helpers (slim_qk_products, slim_store_la, slim_bar) live in
