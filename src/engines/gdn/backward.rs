@@ -1724,11 +1724,18 @@ impl<F> GdnBwdPlan<F> {
         let chain_grid = ((v / chain.rows) as u32, ho32, n32);
         let replay_variant = ReplayVariant::pick();
         let one_per_sm = replay_one_per_sm(n * pieces * ho * (v / 64), sms);
-        let (replay, replay_piece, replay_threads, mut replay_smem) =
+        // The uncut replay's shared memory: its stages', raised so that a block holds its SM
+        // alone where the rule wants one per SM.
+        let uncut_replay_smem = |stages_smem: u32| {
+            if one_per_sm {
+                stages_smem.max(REPLAY_ONE_PER_SM_SMEM)
+            } else {
+                stages_smem
+            }
+        };
+        let (replay, replay_piece, replay_threads, replay_smem) =
             replay_variant.uncut_at(one_per_sm).launch(k);
-        if one_per_sm {
-            replay_smem = replay_smem.max(REPLAY_ONE_PER_SM_SMEM);
-        }
+        let replay_smem = uncut_replay_smem(replay_smem);
         // The piece replay: the passes' one-stage kernel (its own blocks per SM), else (with
         // DNNPLAN_GDN_BWD_FSCAN set, or a rule variant with its own piece replay: `gx`, `gxr`)
         // the replay variant's (`gx`, `gxr`: `gx` at its own blocks per SM).
@@ -1892,16 +1899,14 @@ impl<F> GdnBwdPlan<F> {
         // The scalar form (session 27, BwdPrepForm::scalar_form): the prep, the uncut replay and
         // the uncut producer replaced by their scalar-form kernels.
         let producer = dscan_step(ov_uncut, dscan_k, n32).0;
-        if pieces <= 1
-            && BwdPrepForm::pick().scalar_form(
-                k,
-                v,
-                PrepVariant::from_env(),
-                pieces,
-                replays.then_some(replay),
-                producer,
-            )
-        {
+        if BwdPrepForm::pick().scalar_form(
+            k,
+            v,
+            PrepVariant::from_env(),
+            pieces,
+            replays.then_some(replay),
+            producer,
+        ) {
             for step in steps.iter_mut() {
                 let Some(kernel) = step.0.scalar_form() else {
                     continue;
@@ -1914,12 +1919,7 @@ impl<F> GdnBwdPlan<F> {
                     | BwdKernel::FscanGx4ScU => {
                         let two = matches!(kernel, BwdKernel::FscanGxSc | BwdKernel::FscanGxScU);
                         let stages = if two { FSCAN_GX_STAGES } else { 4 };
-                        let smem = fscan_gxsc_smem_bytes(stages);
-                        if one_per_sm {
-                            smem.max(REPLAY_ONE_PER_SM_SMEM)
-                        } else {
-                            smem
-                        }
+                        uncut_replay_smem(fscan_gxsc_smem_bytes(stages))
                     }
                     BwdKernel::DscanOv2GxSc => overlap_scan_launch(kernel, k, v).1,
                     _ => step.3,
