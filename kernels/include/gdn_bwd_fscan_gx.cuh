@@ -30,6 +30,7 @@
 #pragma once
 
 #include "gdn_bwd_chain.cuh"
+#include "gdn_bwd_dscan_gx.cuh"  // dscan_gx_tile_swizzled (the slim replay's T copy)
 #include "gdn_fwd_slim.cuh"
 
 namespace gdn {
@@ -237,11 +238,125 @@ __device__ __forceinline__ void fscan_gx_chunks(const FwdParams& p, float (&x)[K
   cp_async_wait<0>();
 }
 
+// SLIM (session 28, helper sb28; the entries gdn_bwd_fscan_gx{,4}sl_{bf16,f16}_k128, the backward's
+// slim form BwdPrepForm::Slim): the storing scalar-form replay (gx{,4}scu) without W and Ũᵀ. Per chunk
+// it rebuilds Uᵀ from the raw k, v rows, T and the prep's four scalars by the forward slim scan's
+// chunk step without its output (slim_chunk_wg, OUT = false, TAIL_WG; gdn_fwd_slim.cuh, top comment):
+//   P' = X kᵀ;  Z = vᵀ diag(β) − P' diag(ck) (rounded to io);  Uᵀ = Z Tᵀ;  X ← e^{Γ_last} X + (Uᵀ diag(cr)) k,
+// storing S_c (as the gx replay does, while the P' batch is in flight: slim_chunk_wg's PRE, with the
+// refill of the stage chunk c − 1 used) and the unscaled io Uᵀ as the U tile tc16 reads (bwd_u_tiles,
+// the same layout as STORE_U's; slim_chunk_tail_wg's UOUT hook, while the state update's batch runs):
+// each warp writes its 16 value rows × 64 tokens by four stmatrix.x4.trans into its own 16 columns
+// of the stage's v tile (rows of VP = 72: conflict-free; only this warp read those columns, for its
+// Z, and the stage is refilled only after the next chunk's block barrier), then each lane stores
+// four 16-byte rows. T arrives as full [64][64] io rows (ws_t, the rows the reverse scan reads; the
+// prep writes zeros above the unit diagonal, so the full N = 64 products add exact zeros), copied
+// whole into slim_wg_elem's swizzle (dscan_gx_tile_swizzled: 8 KB, 3 KB more than the forward's
+// packed blocks, but no second layout in the prep). Not bitwise gx{,4}scu (Uᵀ rounds Z, then × T):
+// validated against the fp64 reference. Shared memory per stage (FscanSlSmem): k (the raw rows,
+// swizzled, zero past the chunk's tokens), the block's 64 value columns of v (rows of VP, zero
+// past), T (swizzled), the scalars: 34,816 B (gx's 41,984 B). Uncut (P = 1) only.
+template <int K, int STAGES>
+struct FscanSlSmem {
+  static constexpr int VS = 64, VP = VS + 8;
+  static constexpr size_t k_off = 0;
+  static constexpr size_t v_off = k_off + static_cast<size_t>(CHUNK) * K * 2;
+  static constexpr size_t t_off = (v_off + static_cast<size_t>(CHUNK) * VP * 2 + 1023) / 1024 * 1024;
+  static constexpr size_t s_off = t_off + static_cast<size_t>(CHUNK) * CHUNK * 2;
+  static constexpr size_t stage = (s_off + SLIM_SCALARS * CHUNK * 4 + 1023) / 1024 * 1024;
+  static constexpr size_t bytes = STAGES * stage;
+};
+// The host mirror (src/engines/gdn/params.rs, fscan_gxsl_smem_bytes).
+constexpr int FSCAN_GXSL_STAGE_BYTES = 34816;
+static_assert(FscanSlSmem<128, 1>::stage == FSCAN_GXSL_STAGE_BYTES, "FSCAN_GXSL_STAGE_BYTES: update params.rs");
+static_assert(FscanSlSmem<128, 1>::k_off % 1024 == 0 && FscanSlSmem<128, 1>::t_off % 1024 == 0,
+              "the swizzle atoms 1024-byte aligned in every stage");
+
+#ifndef GDN_HOST_EMU
+// The slim replay's chunk loop over chunks [c_begin, c_end) of one (sequence, head) (tokens
+// [cs, ce), chunk cb holding cs), from the state fragments x (updated in place): S_c to ws_s, the
+// U tiles to ws_u, T from ws_t (BwdParams::ws_t). chunk_pipeline_in_body (one block barrier per chunk, the stage fenced for the
+// async proxy); chunk c + STAGES − 1's copies issued whole in the P' batch's shadow.
+template <typename T, int K, int V, int STAGES>
+__device__ __forceinline__ void fscan_sl_chunks(const FwdParams& p, float (&x)[K / 8][4], int h, int c_begin, int c_end,
+                                                int vs0, float* ws_s, T* ws_u, const T* ws_t, long long cs, long long ce,
+                                                int cb) {
+  static_assert(K == 128 && V == 128 && CHUNK == 64, "the slim forward's step: K = V = 128");
+  using S = FscanSlSmem<K, STAGES>;
+  constexpr int NT = 128, VS = S::VS, VP = S::VP;
+  extern __shared__ __align__(16) unsigned char smem[];
+  dnnp::trap_unless_swizzle_aligned(smem);
+  const int HO = p.ho;
+  const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+  const int vr = vs0 + 16 * warp + (lane >> 2);  // this thread's rows: vr and vr + 8
+  const int cq = 2 * (lane & 3);
+  const int kh = h / (HO / p.hk), vh = h / (HO / p.hv);
+  const T* kg = static_cast<const T*>(p.k);
+  const T* vg = static_cast<const T*>(p.v);
+  // k rounds: tokens 8 it + tid / 16, 16-byte chunk tid % 16 (the forward's copy_qk); v rounds:
+  // tokens 16 it + tid / 8, value columns vs0 + 8 (tid % 8) (its copy_v); T whole; the scalars.
+  constexpr int KIT = CHUNK * (K / 8) / NT, VIT = CHUNK * (VS / 8) / NT;
+  auto issue = [&](int c, int st) {
+    const SlimChunkAt d = slim_chunk_at(c, cb, cs, ce, HO, h);
+    unsigned char* base = smem + st * S::stage;
+#pragma unroll
+    for (int it = 0; it < KIT; ++it) {
+      const int tok = 8 * it + (tid >> 4), kd = 8 * (tid & 15);
+      cp_async16_zfill(reinterpret_cast<T*>(base + S::k_off) + slim_wg_elem<K>(tok, kd),
+                       kg + ((d.t0 + tok) * p.hk + kh) * K + kd, tok < d.len);
+    }
+#pragma unroll
+    for (int it = 0; it < VIT; ++it) {
+      const int tok = 16 * it + (tid >> 3), vc = 8 * (tid & 7);
+      cp_async16_zfill(reinterpret_cast<T*>(base + S::v_off) + tok * VP + vc,
+                       vg + ((d.t0 + tok) * p.hv + vh) * V + vs0 + vc, tok < d.len);
+    }
+    dscan_gx_tile_swizzled<T, CHUNK, NT>(reinterpret_cast<T*>(base + S::t_off),
+                                         ws_t + d.ch * CHUNK * CHUNK, tid);
+    slim_scalars_piece(reinterpret_cast<float*>(base + S::s_off),
+                       static_cast<const float*>(p.ws_kr) + d.ch * SLIM_SCALARS * CHUNK, tid, true);
+  };
+  chunk_pipeline_in_body<STAGES, true>(p.ws_gl, HO, h, c_begin, c_end, issue, [&](int c, int st, float gl, int nst, bool live) {
+    unsigned char* base = smem + st * S::stage;
+    const T* Ks = reinterpret_cast<const T*>(base + S::k_off);
+    T* Vs = reinterpret_cast<T*>(base + S::v_off);
+    const T* Ts = reinterpret_cast<const T*>(base + S::t_off);
+    const float* Sc = reinterpret_cast<const float*>(base + S::s_off);
+    const size_t ch = static_cast<size_t>(c) * HO + h;
+    // While P' is in flight: S_c out, then chunk c + STAGES − 1's copies into stage nst.
+    auto pre = [&](int kk) {
+      if (kk != 0) return;
+      bwd_store_state_frags<T, K, K>(ws_s, ch * V * K, x, vr, cq, p.flags & FLAG_BWD_S_IO);
+      if (live) issue(c + STAGES - 1, nst);
+    };
+    // The io Uᵀ (this warp's 16 value rows) through its own v columns to the U tile [token][V].
+    auto uout = [&](const u32 (&ua)[4][4]) {
+      T* vw = Vs + 16 * warp;
+      __syncwarp();  // every lane's v reads (the Z build) of these columns done
+      const int mrow = 8 * (lane >> 4) + (lane & 7), mhf = (lane >> 3) & 1;  // the row lane l addresses
+#pragma unroll
+      for (int j = 0; j < 4; ++j) stsm_x4_t(vw + (16 * j + mrow) * VP + 8 * mhf, ua[j]);
+      __syncwarp();
+      const int tok = lane >> 1, hf = lane & 1;
+      T* dst = ws_u + (ch * CHUNK + tok) * V + vs0 + 16 * warp + 8 * hf;
+#pragma unroll
+      for (int i = 0; i < 4; ++i)
+        *reinterpret_cast<uint4*>(dst + static_cast<size_t>(16) * i * V) =
+            *reinterpret_cast<const uint4*>(vw + (tok + 16 * i) * VP + 8 * hf);
+    };
+    slim_chunk_wg<T, K, V, VP, false, true, true>(x, nullptr, Ks, Vs, Ts, nullptr, Sc, nullptr, p, 0, 0, h, vs0,
+                                                  16 * warp, gl, lane, pre, SlimNoHook{}, SlimNoHook{}, uout);
+  });
+}
+#endif
+
 // The gx replay's block: bwd_fscan_piece_body's setup (piece j = z % P of sequence b = z / P, from
 // its seed or, P = 1, the initial state) on fscan_gx_chunks. VS = 64 value rows per block.
-// RAW_K_SCALED: the scalar form's uncut replay (P = 1 only).
-template <typename T, int K, int V, int STAGES, bool STORE_U = false, bool RAW_K_SCALED = false>
+// RAW_K_SCALED: the scalar form's uncut replay (P = 1 only). SLIM (with STORE_U, RAW_K_SCALED): the
+// slim form's (fscan_sl_chunks).
+template <typename T, int K, int V, int STAGES, bool STORE_U = false, bool RAW_K_SCALED = false, bool SLIM = false>
 __device__ __forceinline__ void bwd_fscan_gx_body(const BwdChainParams& cp) {
+  static_assert(!SLIM || (STORE_U && RAW_K_SCALED), "the slim replay stores U and reads raw k");
   constexpr int VS = 64;
   const FwdParams& p = cp.b.f;
   const int P = cp.pieces;
@@ -262,6 +377,11 @@ __device__ __forceinline__ void bwd_fscan_gx_body(const BwdChainParams& cp) {
     load_seed_frags<K, K>(x, cp.ws_seed + (static_cast<size_t>(b * P + j) * HO + h) * V * K, vr, cq);
   }
   // The sequence's token range only where the raw k rows are read (RAW_K_SCALED).
+  if constexpr (SLIM) {
+    fscan_sl_chunks<T, K, V, STAGES>(p, x, h, c_begin, c_end, blockIdx.x * VS, cp.b.ws_s, bwd_u_tiles<T, V>(cp.b),
+                                     static_cast<const T*>(cp.b.ws_t), load_cu(p, b), load_cu(p, b + 1), cb);
+    return;
+  }
   fscan_gx_chunks<T, K, V, STAGES, STORE_U, RAW_K_SCALED>(
       p, x, h, c_begin, c_end, blockIdx.x * VS, cp.b.ws_s, STORE_U ? bwd_u_tiles<T, V>(cp.b) : nullptr,
       RAW_K_SCALED ? load_cu(p, b) : 0, RAW_K_SCALED ? load_cu(p, b + 1) : 0, RAW_K_SCALED ? cb : 0);

@@ -649,13 +649,27 @@ struct SlimWgN<gdn_f16> {
 // refill: all four token steps' copies right after mid(1), while the state update batch flies;
 // the refilled tiles are read by no wgmma in flight: the Uᵀ and O batches are complete). The
 // uncut scan's call (OUT, WITH_V, no hooks) is wgx24's code.
+// UOUT (session 28, helper sb28: the backward's slim replay gdn_bwd_fscan_gx{,4}sl, OUT = false):
+// uout(ua) gets this warp's io-rounded Uᵀ (unscaled: the A fragments the O batch would take) right
+// after the state update's batch is issued (SlimNoHook: none, ua not formed).
+template <typename H>
+struct SlimHookLive {
+  static constexpr bool value = true;
+};
+template <>
+struct SlimHookLive<SlimNoHook> {
+  static constexpr bool value = false;
+};
 template <typename T, int K, int V, int VP, bool OUT = true, bool WITH_V = true, typename Mid = SlimNoHook,
-          typename Upd = SlimNoHook>
+          typename Upd = SlimNoHook, typename UOut = SlimNoHook>
 __device__ __forceinline__ void slim_chunk_tail_wg(float (&x)[K / 8][4], float (&pacc)[8][4], float (&oacc)[8][4],
                                                    const T* Ks, const T* Vs, const T* Ts, const T* As, const float* Sc,
                                                    T* Os, const FwdParams& p, long long t0, int len, int h, int v0,
-                                                   int vcol, float gl, int lane, Mid mid = {}, Upd upd = {}) {
+                                                   int vcol, float gl, int lane, Mid mid = {}, Upd upd = {},
+                                                   UOut uout = {}) {
   static_assert(K == 128 && CHUNK == 64, "one 64-token atom per tile, two key atoms");
+  constexpr bool U_OUT = SlimHookLive<UOut>::value;
+  static_assert(!(OUT && U_OUT), "the io Uᵀ leaves either through the O batch or uout");
   using IO = Io<T>;
   const int cq = 2 * (lane & 3);
   if constexpr (OUT) mid(0);  // the seeded scan: wait for v, T, A (and make T, A visible to wgmma)
@@ -693,7 +707,7 @@ __device__ __forceinline__ void slim_chunk_tail_wg(float (&x)[K / 8][4], float (
 #pragma unroll
   for (int nt = 0; nt < 8; ++nt) {
     const float2 cr = *reinterpret_cast<const float2*>(&Sc[3 * CHUNK + 8 * nt + cq]);
-    if constexpr (OUT) {
+    if constexpr (OUT || U_OUT) {
       ua[nt >> 1][(nt & 1) * 2 + 0] = IO::pack(uacc[nt][0], uacc[nt][1]);
       ua[nt >> 1][(nt & 1) * 2 + 1] = IO::pack(uacc[nt][2], uacc[nt][3]);
     }
@@ -712,6 +726,7 @@ __device__ __forceinline__ void slim_chunk_tail_wg(float (&x)[K / 8][4], float (
   for (int kk = 0; kk < 4; ++kk)
     SlimWgN<T>::template mma<128, 1>(&x[0][0], ur[kk], dnnp::wgmma_desc(kb + 2048 * kk, 8192, 1024, 1));
   dnnp::wgmma_commit();
+  if constexpr (U_OUT) uout(ua);
   if constexpr (OUT) {
     dnnp::wgmma_wait<1>();
     dnnp::wgmma_fence_frags(oacc);
@@ -740,13 +755,13 @@ __device__ __forceinline__ void slim_chunk_tail_wg(float (&x)[K / 8][4], float (
 // seeded scan's MID / UPD hooks (passed on to slim_chunk_tail as slim_chunk_warp does); w4gs's
 // call (OUT, WITH_V, no MID / UPD) is the session-23 code. TAIL_WG (session 24, wgx24: the w4gx /
 // w8gx scans; session 24, pwx24: also the piece path's slimsum_gx / w4dgx with OUT / WITH_V / MID /
-// UPD): the rest of the step by slim_chunk_tail_wg.
+// UPD): the rest of the step by slim_chunk_tail_wg. UOUT (session 28, sb28): uout passed on to it.
 template <typename T, int K, int V, int VP, bool OUT = true, bool WITH_V = true, bool TAIL_WG = false, typename Pre,
-          typename Mid = SlimNoHook, typename Upd = SlimNoHook>
+          typename Mid = SlimNoHook, typename Upd = SlimNoHook, typename UOut = SlimNoHook>
 __device__ __forceinline__ void slim_chunk_wg(float (&x)[K / 8][4], const T* Qs, const T* Ks, const T* Vs, const T* Ts,
                                               const T* As, const float* Sc, T* Os, const FwdParams& p, long long t0,
                                               int len, int h, int v0, int vcol, float gl, int lane, Pre pre, Mid mid = {},
-                                              Upd upd = {}) {
+                                              Upd upd = {}, UOut uout = {}) {
   static_assert(K == 128, "one descriptor stride per K");
   float pacc[8][4], oacc[8][4];
   u32 a[K / 16][4];
@@ -779,8 +794,9 @@ __device__ __forceinline__ void slim_chunk_wg(float (&x)[K / 8][4], const T* Qs,
   if constexpr (OUT) dnnp::wgmma_fence_frags(oacc);
   if constexpr (TAIL_WG) {
     slim_chunk_tail_wg<T, K, V, VP, OUT, WITH_V>(x, pacc, oacc, Ks, Vs, Ts, As, Sc, Os, p, t0, len, h, v0, vcol, gl, lane,
-                                                 mid, upd);
+                                                 mid, upd, uout);
   } else {
+    static_assert(!SlimHookLive<UOut>::value, "uout: the warpgroup tail only");
     slim_chunk_tail<T, K, V, K + 8, VP, OUT, WITH_V, true>(x, pacc, oacc, Ks, Vs, Ts, As, Sc, Os, p, t0, len, h, v0, vcol,
                                                            gl, lane, mid, upd);
   }

@@ -363,6 +363,9 @@ GDN_BWD_DSCAN_GX_ENTRY(f16, gdn::gdn_f16)
 //   gdn_bwd_fscan_gx4sc_{bf16,f16}_k128   <<<as fscan_gxsc, FscanGxSmem<128, 4, true>::bytes>>>
 //   gdn_bwd_fscan_gx{,4}scu_{bf16,f16}_k128 <<<as fscan_gx{,4}sc>>> (with tu27's STORE_U: the scalar
 //     form's replay of the tc16 pair, storing the unscaled U tiles)
+//   gdn_bwd_fscan_gx{,4}sl_{bf16,f16}_k128 <<<as fscan_gx{,4}scu, FscanSlSmem<128, 2 | 4>::bytes>>>
+//     (session 28, helper sb28: the slim form's storing replay, U rebuilt from raw k, v, T and the
+//     scalars by the forward slim scan's step: no W, Ũᵀ reads; gdn_bwd_fscan_gx.cuh, SLIM)
 //   gdn_bwd_dscan_ov2gxsc_{bf16,f16}_k128 <<<(1, HO, N), 256, DscanGxSmem<128, 8, 2, true>::bytes_r2>>>
 #define GDN_BWD_SCALAR_FORM_ENTRIES(TAG, T)                                                         \
   extern "C" __global__ void __launch_bounds__(gdn::PREP3_THREADS, gdn::PREP6_MIN_BLOCKS)          \
@@ -384,6 +387,14 @@ GDN_BWD_DSCAN_GX_ENTRY(f16, gdn::gdn_f16)
   extern "C" __global__ void __launch_bounds__(4 * 32)                                             \
       gdn_bwd_fscan_gx4scu_##TAG##_k128(gdn::BwdChainParams p) { dnnp_pdl_enter(p.b.f.flags & gdn::FLAG_PDL_TRIGGER); \
     gdn::bwd_fscan_gx_body<T, 128, 128, 4, true, true>(p);                                         \
+  }                                                                                                \
+  extern "C" __global__ void __launch_bounds__(4 * 32)                                             \
+      gdn_bwd_fscan_gxsl_##TAG##_k128(gdn::BwdChainParams p) { dnnp_pdl_enter(p.b.f.flags & gdn::FLAG_PDL_TRIGGER); \
+    gdn::bwd_fscan_gx_body<T, 128, 128, gdn::FSCAN_GX_STAGES, true, true, true>(p);                \
+  }                                                                                                \
+  extern "C" __global__ void __launch_bounds__(4 * 32)                                             \
+      gdn_bwd_fscan_gx4sl_##TAG##_k128(gdn::BwdChainParams p) { dnnp_pdl_enter(p.b.f.flags & gdn::FLAG_PDL_TRIGGER); \
+    gdn::bwd_fscan_gx_body<T, 128, 128, 4, true, true, true>(p);                                   \
   }                                                                                                \
   extern "C" __global__ void __launch_bounds__(128 / 16 * 32, 1)                                   \
       gdn_bwd_dscan_ov2gxsc_##TAG##_k128(gdn::BwdChainParams p) { dnnp_pdl_enter(p.b.f.flags & gdn::FLAG_PDL_TRIGGER); \
