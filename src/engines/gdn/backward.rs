@@ -145,8 +145,8 @@ use super::params::{
     FSCANP1_MIN_BLOCKS, OFFSETS_THREADS, OverlapLayout, PARAM_THREADS, PSUM1_MIN_BLOCKS,
     SCAN_WARPS, SUM_STAGES, TOK_THREADS, dscan_mma_smem_bytes, dscan_ov_smem_bytes,
     dscan_ov2_smem_bytes, dscan_ov2gx_smem_bytes, dscan_ov2gxsc_smem_bytes, dscan_w8_smem_bytes,
-    flags, fscan_gx_smem_bytes, fscan_gxsc_smem_bytes, max_chunks, scan_smem_bytes,
-    scanx_smem_bytes, tokens_tc11_smem_bytes, tokens_tc12_smem_bytes,
+    flags, fscan_gx_smem_bytes, fscan_gxsc_smem_bytes, fscan_gxsl_smem_bytes, max_chunks,
+    scan_smem_bytes, scanx_smem_bytes, tokens_tc11_smem_bytes, tokens_tc12_smem_bytes,
 };
 use super::pdl::{GdnPlan, Launch, PdlMode};
 
@@ -360,11 +360,18 @@ pub enum BwdKernel {
     FscanGxScU,
     /// [`BwdKernel::FscanGx4Sc`] storing the `U` tiles, likewise (`gdn_bwd_fscan_gx4scu_*`).
     FscanGx4ScU,
+    /// Session 28 (helper sb28, the slim form [`BwdPrepForm::Slim`]): [`BwdKernel::FscanGxScU`]
+    /// rebuilding `U` from the raw `k`, `v` rows, `T` and the prep's scalars by the forward slim
+    /// scan's step (`gdn_bwd_fscan_gxsl_*`: no `W`, `Ũᵀ` reads; the same `S_c` and `U` tile outputs
+    /// in other roundings; at K other than 128 it names `fscan_r4`).
+    FscanGxSl,
+    /// [`BwdKernel::FscanGx4ScU`] likewise (`gdn_bwd_fscan_gx4sl_*`).
+    FscanGx4Sl,
 }
 
 impl BwdKernel {
     /// Every kernel, in index order.
-    pub const ALL: [BwdKernel; 56] = [
+    pub const ALL: [BwdKernel; 58] = [
         BwdKernel::ChunkOffsets,
         BwdKernel::Prep,
         BwdKernel::Fscan,
@@ -421,6 +428,8 @@ impl BwdKernel {
         BwdKernel::DscanOv2GxSc,
         BwdKernel::FscanGxScU,
         BwdKernel::FscanGx4ScU,
+        BwdKernel::FscanGxSl,
+        BwdKernel::FscanGx4Sl,
     ];
 
     /// The kernel's symbol in the module (`tag` = `bf16` / `f16`, `k` = K = V; `prep`: the
@@ -436,10 +445,14 @@ impl BwdKernel {
             | BwdKernel::FscanGx4Sc
             | BwdKernel::FscanGxScU
             | BwdKernel::FscanGx4ScU
+            | BwdKernel::FscanGxSl
+            | BwdKernel::FscanGx4Sl
                 if k != 128 =>
             {
                 "fscan_r4"
             }
+            BwdKernel::FscanGxSl => "fscan_gxsl",
+            BwdKernel::FscanGx4Sl => "fscan_gx4sl",
             BwdKernel::FscanGxSc => "fscan_gxsc",
             BwdKernel::FscanGx4Sc => "fscan_gx4sc",
             BwdKernel::FscanGxScU => "fscan_gxscu",
@@ -532,6 +545,16 @@ impl BwdKernel {
         }
     }
 
+    /// The slim form's kernel in place of this scalar-form one ([`BwdPrepForm::Slim`]): the
+    /// storing uncut replays `gxscu` / `gx4scu`; `None` for the others.
+    pub fn slim_form(self) -> Option<BwdKernel> {
+        match self {
+            BwdKernel::FscanGxScU => Some(BwdKernel::FscanGxSl),
+            BwdKernel::FscanGx4ScU => Some(BwdKernel::FscanGx4Sl),
+            _ => None,
+        }
+    }
+
     /// Whether the kernel is launched with programmatic dependent launch (the consumer of a
     /// producer / consumer pair, `kernels/include/gdn_bwd_overlap.cuh`).
     pub fn programmatic(self) -> bool {
@@ -555,7 +578,7 @@ pub fn kernel_names(tag: &str, k: i64, prep: PrepVariant) -> [String; BwdKernel:
     BwdKernel::ALL.map(|kernel| kernel.name(tag, k, prep))
 }
 
-/// What the backward's prep stores for the scans (session 27; `DNNPLAN_GDN_BWD_PREP=full|scaled`,
+/// What the backward's prep stores for the scans (session 27; `DNNPLAN_GDN_BWD_PREP=full|scaled|slim`,
 /// read at plan build).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BwdPrepForm {
@@ -568,6 +591,13 @@ pub enum BwdPrepForm {
     /// Only where [`BwdPrepForm::scalar_form`] holds; elsewhere the plan runs the full form. Not
     /// bitwise the full form (other roundings): validated against the fp64 reference.
     Scalars,
+    /// `slim` (session 28, helper sb28): [`BwdPrepForm::Scalars`] with the `tc16` pair's storing
+    /// replay rebuilding `U` from the raw `k`, `v` rows, `T` and the scalars as the forward slim
+    /// scan does ([`BwdKernel::FscanGxSl`], [`BwdKernel::FscanGx4Sl`]), so that nothing reads `W`
+    /// and `Ũᵀ`. Where the scalar form runs without that replay (`tc13`, whose token stage reads
+    /// `W` and `Ũᵀ`), the scalar form; elsewhere the full form. Not bitwise the scalar form (`U`
+    /// rounds `Z`, then × `T`): validated against the fp64 reference.
+    Slim,
 }
 
 /// The prep form without `DNNPLAN_GDN_BWD_PREP`: [`BwdPrepForm::Scalars`] (session 27, helper
@@ -579,7 +609,7 @@ pub enum BwdPrepForm {
 pub const BWD_PREP_FORM_BY_RULE: BwdPrepForm = BwdPrepForm::Scalars;
 
 impl BwdPrepForm {
-    /// [`BWD_PREP_FORM_BY_RULE`], then `DNNPLAN_GDN_BWD_PREP=full|scaled`.
+    /// [`BWD_PREP_FORM_BY_RULE`], then `DNNPLAN_GDN_BWD_PREP=full|scaled|slim`.
     pub fn pick() -> BwdPrepForm {
         Self::from_switch(
             std::env::var("DNNPLAN_GDN_BWD_PREP")
@@ -593,11 +623,13 @@ impl BwdPrepForm {
         match value {
             "full" => BwdPrepForm::Full,
             "scaled" => BwdPrepForm::Scalars,
+            "slim" => BwdPrepForm::Slim,
             _ => BWD_PREP_FORM_BY_RULE,
         }
     }
 
-    /// Whether a plan runs the scalar form: this form is [`BwdPrepForm::Scalars`], K = V = 128,
+    /// Whether a plan runs the scalar form: this form is [`BwdPrepForm::Scalars`] or
+    /// [`BwdPrepForm::Slim`] (the scalar form with the slim replay, [`slim_swap`]), K = V = 128,
     /// the prep is v15, the sequences are uncut (`pieces` ≤ 1), the uncut replay runs
     /// (`replay`: its kernel, `None` when checkpoints replace it) and is `gx` or `gx4` (or the
     /// `tc16` pair's `U`-storing `gxu` / `gx4u`), and the
@@ -612,7 +644,7 @@ impl BwdPrepForm {
         replay: Option<BwdKernel>,
         producer: BwdKernel,
     ) -> bool {
-        self == BwdPrepForm::Scalars
+        matches!(self, BwdPrepForm::Scalars | BwdPrepForm::Slim)
             && k == 128
             && v == 128
             && prep == PrepVariant::V15
@@ -628,6 +660,33 @@ impl BwdPrepForm {
             )
             && producer == BwdKernel::DscanOv2Gx
     }
+}
+
+/// The slim form's swap ([`BwdPrepForm::Slim`], after the scalar form's): the scalar form's storing
+/// uncut replay (`gxscu` / `gx4scu`, [`BwdKernel::slim_form`]) becomes the slim one on its stages'
+/// shared memory ([`fscan_gxsl_smem_bytes`], through `replay_smem`: the one-block-per-SM floor
+/// where the rule wants it). Steps without such a replay stay as they are. Returns whether it
+/// swapped one.
+fn slim_swap(steps: &mut [Step], replay_smem: impl Fn(u32) -> u32) -> bool {
+    let mut swapped = false;
+    for step in steps.iter_mut() {
+        let Some(kernel) = step.0.slim_form() else {
+            continue;
+        };
+        let stages = if kernel == BwdKernel::FscanGxSl {
+            FSCAN_GX_STAGES
+        } else {
+            4
+        };
+        *step = (
+            kernel,
+            step.1,
+            step.2,
+            replay_smem(fscan_gxsl_smem_bytes(stages)),
+        );
+        swapped = true;
+    }
+    swapped
 }
 
 /// Which forward-state replay the backward runs (`DNNPLAN_GDN_BWD_FSCAN`, read at plan build).
@@ -1899,7 +1958,8 @@ impl<F> GdnBwdPlan<F> {
         // The scalar form (session 27, BwdPrepForm::scalar_form): the prep, the uncut replay and
         // the uncut producer replaced by their scalar-form kernels.
         let producer = dscan_step(ov_uncut, dscan_k, n32).0;
-        if BwdPrepForm::pick().scalar_form(
+        let form = BwdPrepForm::pick();
+        if form.scalar_form(
             k,
             v,
             PrepVariant::from_env(),
@@ -1924,6 +1984,9 @@ impl<F> GdnBwdPlan<F> {
                     BwdKernel::DscanOv2GxSc => overlap_scan_launch(kernel, k, v).1,
                     _ => step.3,
                 };
+            }
+            if form == BwdPrepForm::Slim {
+                slim_swap(&mut steps, uncut_replay_smem);
             }
         }
         if let Some(n) = std::env::var("DNNPLAN_GDN_BWD_STEPS")
@@ -1973,9 +2036,17 @@ impl<F> GdnBwdPlan<F> {
         self.checkpoints
     }
 
-    /// Whether the plan runs the backward's scalar form ([`BwdPrepForm::Scalars`]).
+    /// Whether the plan runs the backward's scalar form ([`BwdPrepForm::Scalars`], also under
+    /// [`BwdPrepForm::Slim`]).
     pub fn scalar_form(&self) -> bool {
         self.steps.iter().any(|s| s.0 == BwdKernel::PrepSc)
+    }
+
+    /// Whether the plan runs the slim replay ([`BwdPrepForm::Slim`], [`slim_swap`]).
+    pub fn slim_form(&self) -> bool {
+        self.steps
+            .iter()
+            .any(|s| matches!(s.0, BwdKernel::FscanGxSl | BwdKernel::FscanGx4Sl))
     }
 
     /// Whether the plan runs the reverse scan and the token stage at the same time.
@@ -3138,6 +3209,7 @@ mod tests {
         // The switch, and the rule's default.
         assert_eq!(BwdPrepForm::from_switch("scaled"), BwdPrepForm::Scalars);
         assert_eq!(BwdPrepForm::from_switch("full"), BwdPrepForm::Full);
+        assert_eq!(BwdPrepForm::from_switch("slim"), BwdPrepForm::Slim);
         assert_eq!(BwdPrepForm::from_switch(""), BWD_PREP_FORM_BY_RULE);
         assert_eq!(BwdPrepForm::from_switch("other"), BWD_PREP_FORM_BY_RULE);
         // Only K = V = 128, prep v15, uncut, the gx / gx4 replay, the dscan_ov2gx producer.
@@ -3148,6 +3220,10 @@ mod tests {
         assert!(sc.scalar_form(128, 128, v15, 1, Some(FscanGxU), DscanOv2Gx));
         assert!(sc.scalar_form(128, 128, v15, 1, Some(FscanGx4U), DscanOv2Gx));
         assert!(!BwdPrepForm::Full.scalar_form(128, 128, v15, 1, Some(FscanGx), DscanOv2Gx));
+        // The slim form runs the scalar form's swaps (then slim_swap's), where it does.
+        let sl = BwdPrepForm::Slim;
+        assert!(sl.scalar_form(128, 128, v15, 1, Some(FscanGx4U), DscanOv2Gx));
+        assert!(!sl.scalar_form(128, 128, v15, 8, Some(FscanGx4U), DscanOv2Gx));
         assert!(!sc.scalar_form(64, 64, v15, 1, Some(FscanGx), DscanOv2Gx));
         assert!(!sc.scalar_form(128, 64, v15, 1, Some(FscanGx), DscanOv2Gx));
         assert!(!sc.scalar_form(128, 128, PrepVariant::V14, 1, Some(FscanGx), DscanOv2Gx));
@@ -3185,7 +3261,16 @@ mod tests {
             names[FscanGx4ScU as usize],
             "gdn_bwd_fscan_gx4scu_bf16_k128"
         );
+        // The slim form's replays (session 28).
+        let slim: Vec<_> = BwdKernel::ALL
+            .iter()
+            .filter_map(|k| k.slim_form().map(|s| (*k, s)))
+            .collect();
+        assert_eq!(slim, [(FscanGxScU, FscanGxSl), (FscanGx4ScU, FscanGx4Sl)]);
+        assert_eq!(names[FscanGxSl as usize], "gdn_bwd_fscan_gxsl_bf16_k128");
+        assert_eq!(names[FscanGx4Sl as usize], "gdn_bwd_fscan_gx4sl_bf16_k128");
         let names = kernel_names("f16", 64, PrepVariant::DEFAULT);
+        assert_eq!(names[FscanGx4Sl as usize], "gdn_bwd_fscan_r4_f16_k64");
         assert_eq!(names[PrepSc as usize], names[Prep as usize]);
         assert_eq!(names[FscanGxSc as usize], "gdn_bwd_fscan_r4_f16_k64");
         assert_eq!(names[DscanOv2GxSc as usize], "gdn_bwd_dscan_ov5dr_f16_k64");
@@ -3198,6 +3283,42 @@ mod tests {
             overlap_scan_launch(DscanOv2GxSc, 64, 64),
             overlap_scan_launch(DscanOv5Dr, 64, 64)
         );
+    }
+
+    /// The slim form's swap (session 28) on the benchmark shapes' plans by rule: exactly the plans
+    /// running the scalar form's storing replay (uncut, K = 128, tc16) take the slim one, on the
+    /// same grid and threads, at its stages' shared memory or the one-block-per-SM floor.
+    #[test]
+    fn slim_swap_replaces_the_storing_scalar_replay() {
+        if std::env::var_os("DNNPLAN_GDN_BWD_PREP").is_some() {
+            return;
+        }
+        for (n, t, ho, d) in CKPT_SHAPES {
+            let f = super::super::engine::tests::bound(facts(n, t, ho, d, false));
+            let plan = named_plan(&f);
+            let mut steps = plan.steps.clone();
+            let storing: Vec<_> = steps
+                .iter()
+                .filter(|s| s.0.slim_form().is_some())
+                .copied()
+                .collect();
+            assert_eq!(
+                storing.len(),
+                usize::from(plan.scalar_form()),
+                "{n} {t} {ho} {d}"
+            );
+            let one_per_sm = |x: u32| x.max(REPLAY_ONE_PER_SM_SMEM);
+            assert_eq!(slim_swap(&mut steps, one_per_sm), plan.scalar_form());
+            for (a, b) in plan.steps.iter().zip(&steps) {
+                if a.0.slim_form().is_none() {
+                    assert_eq!(a, b);
+                    continue;
+                }
+                assert_eq!((Some(b.0), b.1, b.2), (a.0.slim_form(), a.1, a.2));
+                let stages = if b.0 == BwdKernel::FscanGxSl { 2 } else { 4 };
+                assert_eq!(b.3, one_per_sm(fscan_gxsl_smem_bytes(stages)));
+            }
+        }
     }
 
     /// The prep form the benchmark shapes' plans run by rule (without DNNPLAN_GDN_BWD_PREP):

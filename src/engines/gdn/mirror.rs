@@ -85,7 +85,7 @@ mod tests {
 
     #[test]
     fn host_constants_equal_the_kernel_headers() {
-        let mirrored: [(&str, i64); 43] = [
+        let mirrored: [(&str, i64); 44] = [
             ("FLAG_L2NORM", flags::L2NORM.into()),
             ("FLAG_BETA_SIGMOID", flags::BETA_SIGMOID.into()),
             ("FLAG_NEG_EIGVAL", flags::NEG_EIGVAL.into()),
@@ -119,6 +119,10 @@ mod tests {
             (
                 "FSCAN_GXSC_STAGE_BYTES",
                 params::FSCAN_GXSC_STAGE_BYTES as i64,
+            ),
+            (
+                "FSCAN_GXSL_STAGE_BYTES",
+                params::FSCAN_GXSL_STAGE_BYTES as i64,
             ),
             ("SLIM_SCALARS", params::SLIM_SCALARS as i64),
             ("SLIM_TRI_BLOCKS", params::SLIM_TRI_BLOCKS as i64),

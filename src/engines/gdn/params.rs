@@ -941,6 +941,16 @@ pub const FSCAN_GXSC_STAGE_BYTES: u64 = 43_008;
 pub fn fscan_gxsc_smem_bytes(stages: u64) -> u32 {
     (stages * FSCAN_GXSC_STAGE_BYTES) as u32
 }
+/// One stage of the slim form's replay `gdn_bwd_fscan_gx{,4}sl_*` (session 28, helper sb28;
+/// `gdn::FSCAN_GXSL_STAGE_BYTES`, `FscanSlSmem<128, 1>`): the raw `k` rows in the 128-byte swizzle
+/// (16 KB), the block's 64 value columns of `v` in rows of 72 (9 KB), `T` swizzled (8 KB), the four
+/// scalar rows (1 KB).
+pub const FSCAN_GXSL_STAGE_BYTES: u64 = 34_816;
+/// Dynamic shared memory of `gdn_bwd_fscan_gx{,4}sl_*` at `stages` stages: two 69,632 B, four
+/// 139,264 B.
+pub fn fscan_gxsl_smem_bytes(stages: u64) -> u32 {
+    (stages * FSCAN_GXSL_STAGE_BYTES) as u32
+}
 /// Threads of the piece chain kernel (`gdn_fwd_chain_k*`).
 pub const CHAIN_THREADS: u32 = 256;
 /// State rows per block of the piece chain kernel.
@@ -1218,6 +1228,18 @@ mod tests {
         );
         assert!(SM.holds(2, fscan_gxsc_smem_bytes(FSCAN_GX_STAGES)));
         assert!(SM.allows(fscan_gxsc_smem_bytes(4)));
+        // Session 28's slim replay: k swizzled, v rows of 72, T swizzled, the scalars.
+        assert_eq!(
+            FSCAN_GXSL_STAGE_BYTES,
+            (CHUNK * 128 * 2
+                + (CHUNK * 72 * 2).div_ceil(1024) * 1024
+                + CHUNK * CHUNK * 2
+                + 4 * CHUNK * 4)
+                .div_ceil(1024)
+                * 1024
+        );
+        assert!(SM.holds(2, fscan_gxsl_smem_bytes(FSCAN_GX_STAGES)));
+        assert!(SM.allows(fscan_gxsl_smem_bytes(4)));
         assert_eq!(dscan_ov2gxsc_smem_bytes(128, 128), 169_984);
         assert!(SM.allows(dscan_ov2gxsc_smem_bytes(128, 128)));
         // The session-6 chunk loop: split = 1 is FastSmem; the pairs' kernels (t8 forward, r8
