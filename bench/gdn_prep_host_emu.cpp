@@ -85,7 +85,17 @@ static void run_prep(int variant, gdn::FwdParams p, Ws& ws, int chunks, int HO, 
     launch(grid, gdn::PREP3_THREADS, [&] { gdn::fwd_prep10_body<IOT, K, K, KEEP, false, 2>(p, keep); });
   else if (variant == 15)
     launch(grid, gdn::PREP3_THREADS, [&] { gdn::fwd_prep10_body<IOT, K, K, KEEP, false, 3>(p, keep); });
-  else if (variant == 3) launch(grid, gdn::PREP3_THREADS, [&] { gdn::fwd_prep3_body<IOT, K, K, KEEP>(p, keep); });
+  else if (variant == 16 || variant == 17) {
+    // 16: the backward's scalar-form prep gdn_bwd_prep15sc (session 27); 17: its slim form
+    // gdn_bwd_prep15sl (session 28: no v, W, Ũᵀ). KEEP and K = 128 only.
+    if constexpr (KEEP && K == 128) {
+      if (variant == 16) launch(grid, gdn::PREP3_THREADS, [&] { gdn::fwd_prep10_body<IOT, K, K, KEEP, false, 3, true>(p, keep); });
+      else launch(grid, gdn::PREP3_THREADS, [&] { gdn::fwd_prep10_body<IOT, K, K, KEEP, false, 3, true, true>(p, keep); });
+    } else {
+      fprintf(stderr, "variant %d: KEEP and K = 128 only\n", variant);
+      abort();
+    }
+  } else if (variant == 3) launch(grid, gdn::PREP3_THREADS, [&] { gdn::fwd_prep3_body<IOT, K, K, KEEP>(p, keep); });
   else launch(grid, gdn::PREP_THREADS, [&] { gdn::fwd_prep_body<IOT, K, K, KEEP>(p, keep); });
 }
 
@@ -235,6 +245,35 @@ static int run_case(const char* name, int H, int HV, int flags, int g_dt, int be
       fclose(f);
     }
   };
+  // GDN_EMU_SL=1 (session 28, pp28): the slim backward prep gdn_bwd_prep15sl (variant 17) against
+  // the scalar-form prep gdn_bwd_prep15sc (16), KEEP K = 128 cases only (the others skipped): every
+  // region but W and Ũᵀ (Q⁺, the scalars in the Kᴿ region, A, Γ_last, T, E, Γ, β, unwritten slots
+  // included) bitwise, 2 runs (cp.async late / eager); W and Ũᵀ untouched by prep15sl (still the
+  // NaN fill); prep15sc's W, Ũᵀ, T of the valid chunks written (no NaN: the check sees real data).
+  if (getenv("GDN_EMU_SL")) {
+    if (!(KEEP && K == 128)) return 0;
+    Ws wr(max_chunks, HO, K, V);
+    run_prep<IOT, K, KEEP>(16, p, wr, chunks, HO);
+    size_t diff = 0, touched = 0;
+    for (int run = 0; run < 2; ++run) {
+      g_cp_eager = run & 1;
+      Ws w(max_chunks, HO, K, V);
+      run_prep<IOT, K, KEEP>(17, p, w, chunks, HO);
+      g_cp_eager = false;
+      diff += count_diff(wr.q, w.q, w.q.size()) + count_diff(wr.kr, w.kr, w.kr.size()) + count_diff(wr.a, w.a, w.a.size()) +
+              count_diff(wr.gl, w.gl, w.gl.size()) + count_diff(wr.t, w.t, w.t.size()) + count_diff(wr.e, w.e, w.e.size()) +
+              count_diff(wr.gam, w.gam, w.gam.size()) + count_diff(wr.bet, w.bet, w.bet.size());
+      for (auto x : w.w) touched += x != 0xFFFF;
+      for (auto x : w.ut) touched += x != 0xFFFF;
+    }
+    const size_t nan = ws_unwritten<IOT>(wr, chunks, HO, K, V, true);
+    const bool ok = diff == 0 && touched == 0 && nan == 0;
+    printf("%-44s %s K=%3d keep=1 chunks=%3d: prep15sl vs prep15sc bitwise (all but W, Ut; 2 runs, cp.async late / eager) diffs %zu, "
+           "prep15sl W/Ut elements written %zu, prep15sc NaN (W, Ut, T) %zu  %s\n",
+           name, std::is_same_v<IOT, gdn::gdn_bf16> ? "bf16" : "fp16", K, chunks, diff, touched, nan, ok ? "ok" : "FAIL");
+    fflush(stdout);
+    return ok ? 0 : 1;
+  }
   // GDN_EMU_V15=1 / GDN_EMU_V13=1: these checks alone, nothing else of the case.
   if (getenv("GDN_EMU_V15")) {
     const int r = report_levels("v15", 14, bitwise_levels(14, {15}));

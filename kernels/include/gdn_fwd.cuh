@@ -622,7 +622,8 @@ __device__ __forceinline__ void l2norm_scales(float ks, float qs, float scale, f
 // (kd, qd), Y = β v (yd, from v's bits vb), Q⁺ = q·qr·e^Γ (wqd) and Kᴿ = k·kr·e^{Γlast−Γ} (wkd).
 // Shared by prep_norm_row (a warp per row) and prep15_norm_row_half (each half of a row).
 // WQK = false (the backward's scalar-form prep, session 27): no Q⁺ / Kᴿ pieces (wqd, wkd unused).
-template <typename T, int EK, int EV, bool WQK = true>
+// WY = false (its slim form gdn_bwd_prep15sl, session 28): no Y piece (vb, yd unused).
+template <typename T, int EK, int EV, bool WQK = true, bool WY = true>
 __device__ __forceinline__ void store_norm_pieces(const float (&kx)[EK], const float (&qx)[EK], float kr, float qr,
                                                   float eg, float er, float br, const Bits<EV>& vb, T* kd, T* qd, T* yd,
                                                   T* wqd, T* wkd) {
@@ -637,11 +638,13 @@ __device__ __forceinline__ void store_norm_pieces(const float (&kx)[EK], const f
     qpo.h[e] = IO::f_to_bits(qn * eg);
     kro.h[e] = IO::f_to_bits(kn * er);
   }
+  if constexpr (WY) {
 #pragma unroll
-  for (int e = 0; e < EV; ++e) yo.h[e] = IO::f_to_bits(br * IO::bits_to_f(vb.h[e]));
+    for (int e = 0; e < EV; ++e) yo.h[e] = IO::f_to_bits(br * IO::bits_to_f(vb.h[e]));
+  }
   *reinterpret_cast<Bits<EK>*>(kd) = ko;
   *reinterpret_cast<Bits<EK>*>(qd) = qo;
-  *reinterpret_cast<Bits<EV>*>(yd) = yo;
+  if constexpr (WY) *reinterpret_cast<Bits<EV>*>(yd) = yo;
   if constexpr (WQK) {
     *reinterpret_cast<Bits<EK>*>(wqd) = qpo;
     *reinterpret_cast<Bits<EK>*>(wkd) = kro;

@@ -47,7 +47,9 @@ namespace gdn {
 // prep10's shared memory: prep7's regions with r1 and r2 exchanged in size (r1: k -> E -> the W
 // staging tile, CHUNK rows of K + 8; r2: q -> L (fp32, rows of TCINV_LS) -> T (io, tcinv10_tb_row));
 // r3: v -> Y -> the Ũᵀ staging tile, as prep7's. The same total as Prep7Smem.
-template <int K, int V>
+// NO_R3 (session 28, the backward's slim prep gdn_bwd_prep15sl: no v, no Y, no Ũᵀ): r3 empty, Γ and
+// β right after r2 (36,352 B at K = V = 128).
+template <int K, int V, bool NO_R3 = false>
 struct Prep10Smem {
   using S3 = Prep3Smem<K, V>;
   static constexpr size_t r1_bytes = static_cast<size_t>(CHUNK) * S3::KP * 2;
@@ -55,7 +57,7 @@ struct Prep10Smem {
   static constexpr size_t r1_off = 0;
   static constexpr size_t r2_off = (r1_off + r1_bytes + 15) / 16 * 16;
   static constexpr size_t r3_off = r2_off + r2_bytes;
-  static constexpr size_t r3_bytes = Prep6Smem<K, V>::r3_bytes;
+  static constexpr size_t r3_bytes = NO_R3 ? 0 : Prep6Smem<K, V>::r3_bytes;
   static constexpr size_t gam_off = r3_off + r3_bytes;
   static constexpr size_t bet_off = gam_off + CHUNK * 4;
   static constexpr size_t bytes = bet_off + CHUNK * 4;
@@ -63,6 +65,10 @@ struct Prep10Smem {
 static_assert(Prep10Smem<128, 128>::bytes == Prep7Smem<128, 128>::bytes &&
                   Prep10Smem<64, 64>::bytes == Prep7Smem<64, 64>::bytes,
               "prep10 launches with prep7's shared memory size (params::prep7_smem_bytes)");
+// The host mirrors it (src/engines/gdn/params.rs, bwd_prep_slim_smem_bytes).
+static_assert(Prep10Smem<128, 128, true>::bytes == 36352, "the slim backward prep's shared memory changed");
+// Blocks per SM of gdn_bwd_prep15sl's launch bounds (the host's BWD_PREP_SLIM_MIN_BLOCKS).
+constexpr int PREP15SL_MIN_BLOCKS = 5;
 
 // k8 steps kb of P tile (mb, nt) = L_BA T_AA (tcinv8_p's, in its order, into its two accumulators)
 // with kb ≥ nt and EARLY ? kb >> 1 == nt >> 1 (B operand a diagonal block of T_AA, final after the
@@ -98,7 +104,11 @@ __device__ __forceinline__ void tcinv10_p_store(float* Lf, int mb, int nt, int l
 // SC (session 27, BAL_DIAG = 3 with KEEP only: gdn_bwd_prep15sc): the backward's scalar form, the
 // rows' four fp32 scalars (prep15_front<..., true>) to ws_kr instead of Q⁺ and Kᴿ, and no E tile
 // (the scans read raw q, k and scale by the scalars); every other output bitwise prep15's.
-template <typename T, int K, int V, bool KEEP, bool DIRECT_WU = false, int BAL_DIAG = 0, bool SC = false>
+// SL (session 28, with SC: gdn_bwd_prep15sl): the scalar form without W and Ũᵀ (for a replay that
+// rebuilds U from raw k, v, T and the scalars): no v, no Y, no E rows, no phase 5; T, A, the
+// scalars, Γ, β, Γ_last bitwise prep15sc's. b.r3, b.us unused.
+template <typename T, int K, int V, bool KEEP, bool DIRECT_WU = false, int BAL_DIAG = 0, bool SC = false,
+          bool SL = false>
 __device__ __forceinline__ void prep10_tile(const FwdParams& p, const PrepKeep& keep, const Prep3Bufs<T>& b, int c,
                                             int h, int len, const PrepGateRaw& raw) {
   static_assert(V == 64 || V == 128, "prep10 serves V = 64 and 128");
@@ -133,7 +143,8 @@ __device__ __forceinline__ void prep10_tile(const FwdParams& p, const PrepKeep& 
     // from warps 6, 7), the E rows on the other 6 warps' half-warps.
     float kacc[4][4], qacc[4][4];
     static_assert(!SC || KEEP, "the scalar form is the backward's");
-    const int np = prep15_front<T, K, V, SC>(p, kS, qS, yS, gam, bet, ch, h, len, raw, kacc, qacc);
+    static_assert(!SL || SC, "the slim form is the scalar form's");
+    const int np = prep15_front<T, K, V, SC, SL>(p, kS, qS, yS, gam, bet, ch, h, len, raw, kacc, qacc);
     __syncthreads();  // phase 3's reads done: q dead, k rewritten as E in place
     slim_store_la<T>(Lf, static_cast<T*>(p.ws_a) + ch * CHUNK * CHUNK, kacc, qacc, gam, bet, r0, cq, hi, np);
     if (warp == 0) slim_bar<true, 1, 64>();
@@ -142,7 +153,7 @@ __device__ __forceinline__ void prep10_tile(const FwdParams& p, const PrepKeep& 
     else if (warp >= 6) slim_bar<false, 2, 96>();
     if (warp == 0 || warp == 2) {
       prep15_diag_and_step1(Lf, warp, lane);
-    } else {
+    } else if (!SL) {  // E feeds W only (and the full form's E tile)
       const int ew = warp == 1 ? 0 : (warp == 3 ? 1 : warp - 2);  // the 6 E-row warps: 12 half-warps
 #pragma unroll 2
       for (int r = 2 * ew + (lane >> 4); r < CHUNK; r += 12) prep15_e_row_half<T, K>(kS, gam, bet, r, lane);
@@ -159,7 +170,7 @@ __device__ __forceinline__ void prep10_tile(const FwdParams& p, const PrepKeep& 
     prep15_tbb_to_io<T>(Lf, warp, lane);
     __syncthreads();
   } else {
-    static_assert(!SC, "the scalar form is prep15's (BAL_DIAG = 3)");
+    static_assert(!SC && !SL, "the scalar form is prep15's (BAL_DIAG = 3)");
     float acc[8][4];
     prep3_front<T, K, V, true>(p, kS, qS, yS, gam, bet, ch, h, len, raw, false, acc);
     __syncthreads();  // phase 3's reads done: q dead, k rewritten as E in place
@@ -223,8 +234,8 @@ __device__ __forceinline__ void prep10_tile(const FwdParams& p, const PrepKeep& 
   }
 
   // Phase 5: W = T E (64×K): warp (rt, hi) owns rows 16·rt + 0..15 and key columns
-  // [hi·K/2, (hi+1)·K/2). A = T by ldmatrix.x4, B = E via ldmatrix.trans (prep9's).
-  {
+  // [hi·K/2, (hi+1)·K/2). A = T by ldmatrix.x4, B = E via ldmatrix.trans (prep9's). Not with SL.
+  if constexpr (!SL) {
     constexpr int NPW = K / 32;  // 16-column pairs per warp
     float wacc[2 * NPW][4];
     zero_frags(wacc);
@@ -241,7 +252,7 @@ __device__ __forceinline__ void prep10_tile(const FwdParams& p, const PrepKeep& 
   }
   // Ũᵀ = Yᵀ Tᵀ (V×64): warp w owns value rows 16·(w mod V/16) + 0..15 and token columns
   // [8·nt0, 8·(nt0 + NTU)); A = Yᵀ via ldmatrix.trans, B = Tᵀ (n-tiles nt, nt + 1) by ldmatrix.x4.
-  {
+  if constexpr (!SL) {
     constexpr int VT = V / 16;
     constexpr int NTU = 8 * VT / (NT / 32);
     const int d0 = 16 * (warp % VT), nt0 = (warp / VT) * NTU;
@@ -258,7 +269,7 @@ __device__ __forceinline__ void prep10_tile(const FwdParams& p, const PrepKeep& 
       store_acc_pairs<T, CP>(uS, uacc, d, nt0, cq);
     }
   }
-  if (!DIRECT_WU) {
+  if (!DIRECT_WU && !SL) {
     __syncthreads();
     store_tile16<T, V, CHUNK>(static_cast<T*>(p.ws_ut) + ch * V * CHUNK, uS, tid, NT);
   }
@@ -278,16 +289,17 @@ __device__ __forceinline__ void prep10_tile(const FwdParams& p, const PrepKeep& 
 // and prep13 / prep14 (BAL_DIAG = 1 / 2: the diagonal substitution on 4 warps / from registers,
 // gdn_fwd_prep13.cuh) and prep15 (BAL_DIAG = 3: prep14 with the inverse's serial pieces off the
 // block barriers, gdn_fwd_prep15.cuh) kernels' body: grid (chunk slots, HO), one (chunk, head) tile per block, PREP3_THREADS threads,
-// Prep10Smem<K, V>::bytes (= Prep7Smem's) of dynamic shared memory.
-template <typename T, int K, int V, bool KEEP = false, bool DIRECT_WU = false, int BAL_DIAG = 0, bool SC = false>
+// Prep10Smem<K, V>::bytes (= Prep7Smem's) of dynamic shared memory (SL: Prep10Smem<K, V, true>::bytes).
+template <typename T, int K, int V, bool KEEP = false, bool DIRECT_WU = false, int BAL_DIAG = 0, bool SC = false,
+          bool SL = false>
 __device__ __forceinline__ void fwd_prep10_body(const FwdParams& p, const PrepKeep& keep = PrepKeep{}) {
-  using S = Prep10Smem<K, V>;
+  using S = Prep10Smem<K, V, SL>;
   extern __shared__ __align__(16) unsigned char smem[];
   const Prep3Bufs<T> b{reinterpret_cast<T*>(smem + S::r1_off),
                        reinterpret_cast<T*>(smem + S::r2_off),
-                       reinterpret_cast<T*>(smem + S::r3_off),
+                       SL ? nullptr : reinterpret_cast<T*>(smem + S::r3_off),
                        nullptr,
-                       reinterpret_cast<T*>(smem + S::r3_off),
+                       SL ? nullptr : reinterpret_cast<T*>(smem + S::r3_off),
                        reinterpret_cast<float*>(smem + S::gam_off),
                        reinterpret_cast<float*>(smem + S::bet_off)};
   const int c = blockIdx.x, h = blockIdx.y, tid = threadIdx.x;
@@ -298,9 +310,9 @@ __device__ __forceinline__ void fwd_prep10_body(const FwdParams& p, const PrepKe
   const int qh = h / (HO / p.h), kh = h / (HO / p.hk), vh = h / (HO / p.hv);
   // Phase 1: raw q, k, v rows into smem (k into r1, q into r2, v into r3), in flight while the
   // gates are computed.
-  if constexpr (BAL_DIAG == 3) prep15_load_qkv<T, K, V, PREP3_THREADS>(p, b.r1, b.r2, b.r3, t0, len, qh, kh, vh, tid);
+  if constexpr (BAL_DIAG == 3) prep15_load_qkv<T, K, V, PREP3_THREADS, SL>(p, b.r1, b.r2, b.r3, t0, len, qh, kh, vh, tid);
   else prep_load_qkv<T, K, V, PREP3_THREADS>(p, b.r1, b.r2, b.r3, t0, len, qh, kh, vh, tid);
-  prep10_tile<T, K, V, KEEP, DIRECT_WU, BAL_DIAG, SC>(p, keep, b, c, h, len, prep_gates_raw(p, t0, len, h, HO, tid));
+  prep10_tile<T, K, V, KEEP, DIRECT_WU, BAL_DIAG, SC, SL>(p, keep, b, c, h, len, prep_gates_raw(p, t0, len, h, HO, tid));
 }
 
 }  // namespace gdn

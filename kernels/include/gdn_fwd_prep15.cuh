@@ -233,11 +233,12 @@ __device__ __forceinline__ void load_kq_rows(const FwdParams& p, T* kS, T* qS, l
 
 // Phase 1 of prep15 (session 18, bprep18): prep_load_qkv's copies (the same 16-byte pieces into the
 // same places, k and q (load_kq_rows) then v, one cp.async group) with compile-time trip counts.
-template <typename T, int K, int V, int NT>
+// SL (the backward's slim prep gdn_bwd_prep15sl, session 28): k and q only (no v; yS unused).
+template <typename T, int K, int V, int NT, bool SL = false>
 __device__ __forceinline__ void prep15_load_qkv(const FwdParams& p, T* kS, T* qS, T* yS, long long t0, int len, int qh,
                                                 int kh, int vh, int tid) {
   load_kq_rows<T, K, NT>(p, kS, qS, t0, len, qh, kh, tid);
-  {
+  if constexpr (!SL) {
     constexpr int VP = V + 8, VV = V / 8, RS = NT / VV, IT = CHUNK * VV / NT;
     static_assert(CHUNK * VV % NT == 0 && NT % VV == 0, "whole rounds of whole rows");
     const int r0 = tid / VV, c8 = 8 * (tid % VV);
@@ -275,7 +276,8 @@ __device__ __forceinline__ void store_row_scalars(float* sc, int r, bool live, f
 // half's first lane stores the row's four fp32 scalars (the slim forward's, slim_row_scalars:
 // ck = β e^Γ kr, β, cq = qr e^Γ, cr = kr e^{Γ_last−Γ}; zeros past len) to sc ([4][CHUNK], rows of
 // the chunk); wq, wk unused.
-template <typename T, int K, int V, bool SC = false>
+// SL (with SC: the backward's slim prep gdn_bwd_prep15sl, session 28): no Y = β v (yS unused).
+template <typename T, int K, int V, bool SC = false, bool SL = false>
 __device__ __forceinline__ void prep15_norm_row_half(const FwdParams& p, T* kS, T* qS, T* yS, T* wq, T* wk,
                                                      const float* gam, const float* bet, float gl, int r, int lane,
                                                      float* sc = nullptr, int len = CHUNK) {
@@ -284,7 +286,7 @@ __device__ __forceinline__ void prep15_norm_row_half(const FwdParams& p, T* kS, 
   const int m = lane & 15;
   T* kp = &kS[r * KP + m * EK];
   T* qp = &qS[r * KP + m * EK];
-  T* yp = &yS[r * VP + m * EV];
+  T* yp = SL ? nullptr : &yS[r * VP + m * EV];
   float kx[2][EK], qx[2][EK], ks[2] = {0.f, 0.f}, qs[2] = {0.f, 0.f};
 #pragma unroll
   for (int u = 0; u < 2; ++u) {
@@ -304,9 +306,11 @@ __device__ __forceinline__ void prep15_norm_row_half(const FwdParams& p, T* kS, 
   const float eg = __expf(gam[r]), er = __expf(gl - gam[r]), br = bet[r];
 #pragma unroll
   for (int u = 0; u < 2; ++u) {
-    const Bits<EV> vb = *reinterpret_cast<const Bits<EV>*>(yp + u * HV);
-    store_norm_pieces<T, EK, EV, !SC>(kx[u], qx[u], kr, qr, eg, er, br, vb, kp + u * HK, qp + u * HK, yp + u * HV,
-                                      SC ? nullptr : &wq[r * K + u * HK + m * EK], SC ? nullptr : &wk[r * K + u * HK + m * EK]);
+    Bits<EV> vb;
+    if constexpr (!SL) vb = *reinterpret_cast<const Bits<EV>*>(yp + u * HV);
+    store_norm_pieces<T, EK, EV, !SC, !SL>(kx[u], qx[u], kr, qr, eg, er, br, vb, kp + u * HK, qp + u * HK,
+                                           SL ? nullptr : yp + u * HV, SC ? nullptr : &wq[r * K + u * HK + m * EK],
+                                           SC ? nullptr : &wk[r * K + u * HK + m * EK]);
   }
   if constexpr (SC) {
     if (m == 0) store_row_scalars(sc, r, r < len, kr, qr, eg, er, br);
@@ -339,7 +343,8 @@ __device__ __forceinline__ void prep15_e_row_half(T* kS, const float* gam, const
 // form both blocks: the one code path keeps the forward's k128 entry free of spills), each element
 // prep_qk_products_ldsm's. Ends without a barrier (the caller's, after which qS is dead).
 // SC: the rows' scalars to ws_kr ([chunks, HO, 4, CHUNK] fp32) instead of Q⁺ / Kᴿ (prep15_norm_row_half).
-template <typename T, int K, int V, bool SC = false>
+// SL (with SC, session 28): no Y (prep15_norm_row_half's SL).
+template <typename T, int K, int V, bool SC = false, bool SL = false>
 __device__ __forceinline__ int prep15_front(const FwdParams& p, T* kS, T* qS, T* yS, float* gam, float* bet, size_t ch,
                                             int h, int len, const PrepGateRaw& raw, float (&kacc)[4][4],
                                             float (&qacc)[4][4]) {
@@ -354,7 +359,7 @@ __device__ __forceinline__ int prep15_front(const FwdParams& p, T* kS, T* qS, T*
     // Warp w's rows w + 8 i as prep3_front's, now two at a time (half-warp lane >> 4).
 #pragma unroll 1
     for (int r = warp + RW * (lane >> 4); r < CHUNK; r += 2 * RW)
-      prep15_norm_row_half<T, K, V, SC>(p, kS, qS, yS, wq, wk, gam, bet, gl, r, lane, sc, len);
+      prep15_norm_row_half<T, K, V, SC, SL>(p, kS, qS, yS, wq, wk, gam, bet, gl, r, lane, sc, len);
   }
   __syncthreads();
   const int rt = warp & 3, hi = warp >> 2;

@@ -402,3 +402,16 @@ GDN_BWD_DSCAN_GX_ENTRY(f16, gdn::gdn_f16)
   }
 GDN_BWD_SCALAR_FORM_ENTRIES(bf16, gdn::gdn_bf16)
 GDN_BWD_SCALAR_FORM_ENTRIES(f16, gdn::gdn_f16)
+// Session 28 (helper pp28): the scalar form's prep without W and Ũᵀ, for a replay that rebuilds U
+// from the raw k, v, T and the scalars (the forward's slim chunk step): prep15sc's body with SL
+// (no v reads, no Y, no E rows, no phase 5); T, A, the four scalars, Γ, β, Γ_last bitwise
+// prep15sc's (bench/gdn_prep_host_emu.cpp, GDN_EMU_SL=1). K = V = 128 only.
+//   gdn_bwd_prep15sl_{bf16,f16}_k128  <<<(chunk slots, HO), PREP3_THREADS, Prep10Smem<128, 128, true>::bytes>>>
+//     (36,352 B; PREP15SL_MIN_BLOCKS = 5 per SM)
+#define GDN_BWD_PREP_SLIM_ENTRY(TAG, T)                                                              \
+  extern "C" __global__ void __launch_bounds__(gdn::PREP3_THREADS, gdn::PREP15SL_MIN_BLOCKS)       \
+      gdn_bwd_prep15sl_##TAG##_k128(gdn::BwdParams p) { dnnp_pdl_enter(p.f.flags & gdn::FLAG_PDL_TRIGGER); \
+    gdn::fwd_prep10_body<T, 128, 128, true, false, 3, true, true>(p.f, gdn::PrepKeep{p.ws_t, p.ws_e, p.ws_gam, p.ws_bet}); \
+  }
+GDN_BWD_PREP_SLIM_ENTRY(bf16, gdn::gdn_bf16)
+GDN_BWD_PREP_SLIM_ENTRY(f16, gdn::gdn_f16)

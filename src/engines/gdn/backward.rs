@@ -137,7 +137,9 @@ use crate::ir::DataType;
 
 use super::analyzer::{GdnFacts, GdnOp};
 use super::chain::ChainVariant;
-use super::engine::{ENGINE_NAME, PassSmem, PrepVariant, fwd_template, kernel_dtype};
+use super::engine::{
+    BWD_PREP_SLIM, ENGINE_NAME, PassSmem, PrepVariant, fwd_template, kernel_dtype,
+};
 use super::occupancy::SM90_BUDGET;
 use super::params::{
     BwdChainParams, BwdCkptParams, BwdParams, BwdPieceLayout, BwdWorkspaceLayout, CHAIN_THREADS,
@@ -367,11 +369,16 @@ pub enum BwdKernel {
     FscanGxSl,
     /// [`BwdKernel::FscanGx4ScU`] likewise (`gdn_bwd_fscan_gx4sl_*`).
     FscanGx4Sl,
+    /// Session 28 (helper pp28, the slim form): [`BwdKernel::PrepSc`] without the `W` and `Ũᵀ`
+    /// tiles and the `v` reads ([`BWD_PREP_SLIM`], `gdn_bwd_prep15sl_*`; every other output
+    /// bitwise `prep15sc`'s), beside [`BwdKernel::FscanGxSl`] / [`BwdKernel::FscanGx4Sl`], which
+    /// read neither; at K other than 128 it names the full prep.
+    PrepSl,
 }
 
 impl BwdKernel {
     /// Every kernel, in index order.
-    pub const ALL: [BwdKernel; 58] = [
+    pub const ALL: [BwdKernel; 59] = [
         BwdKernel::ChunkOffsets,
         BwdKernel::Prep,
         BwdKernel::Fscan,
@@ -430,6 +437,7 @@ impl BwdKernel {
         BwdKernel::FscanGx4ScU,
         BwdKernel::FscanGxSl,
         BwdKernel::FscanGx4Sl,
+        BwdKernel::PrepSl,
     ];
 
     /// The kernel's symbol in the module (`tag` = `bf16` / `f16`, `k` = K = V; `prep`: the
@@ -441,6 +449,8 @@ impl BwdKernel {
         let body = match self {
             BwdKernel::PrepSc if k != 128 => return prep.kernel_name("bwd", tag, k),
             BwdKernel::PrepSc => return format!("gdn_bwd_prep15sc_{tag}_k{k}"),
+            BwdKernel::PrepSl if k != 128 => return prep.kernel_name("bwd", tag, k),
+            BwdKernel::PrepSl => return BWD_PREP_SLIM.pass.entry_in("bwd", tag, k),
             BwdKernel::FscanGxSc
             | BwdKernel::FscanGx4Sc
             | BwdKernel::FscanGxScU
@@ -546,11 +556,12 @@ impl BwdKernel {
     }
 
     /// The slim form's kernel in place of this scalar-form one ([`BwdPrepForm::Slim`]): the
-    /// storing uncut replays `gxscu` / `gx4scu`; `None` for the others.
+    /// storing uncut replays `gxscu` / `gx4scu` and the prep `prep15sc`; `None` for the others.
     pub fn slim_form(self) -> Option<BwdKernel> {
         match self {
             BwdKernel::FscanGxScU => Some(BwdKernel::FscanGxSl),
             BwdKernel::FscanGx4ScU => Some(BwdKernel::FscanGx4Sl),
+            BwdKernel::PrepSc => Some(BwdKernel::PrepSl),
             _ => None,
         }
     }
@@ -662,31 +673,41 @@ impl BwdPrepForm {
     }
 }
 
-/// The slim form's swap ([`BwdPrepForm::Slim`], after the scalar form's): the scalar form's storing
-/// uncut replay (`gxscu` / `gx4scu`, [`BwdKernel::slim_form`]) becomes the slim one on its stages'
-/// shared memory ([`fscan_gxsl_smem_bytes`], through `replay_smem`: the one-block-per-SM floor
-/// where the rule wants it). Steps without such a replay stay as they are. Returns whether it
-/// swapped one.
-fn slim_swap(steps: &mut [Step], replay_smem: impl Fn(u32) -> u32) -> bool {
-    let mut swapped = false;
+/// The slim form's swap ([`BwdPrepForm::Slim`], after the scalar form's): where the plan runs the
+/// scalar form's storing uncut replay (`gxscu` / `gx4scu`: with it nothing else reads `W` or `Ũᵀ`),
+/// that replay becomes the slim one ([`BwdKernel::slim_form`]) on its stages' shared memory
+/// ([`fscan_gxsl_smem_bytes`], through `replay_smem`: the one-block-per-SM floor where the rule
+/// wants it), and the prep `prep15sc` becomes `prep15sl` ([`BWD_PREP_SLIM`]'s launch on `sms` SMs,
+/// the same grid). Elsewhere the steps stay as they are. Returns whether it swapped.
+fn slim_swap(steps: &mut [Step], replay_smem: impl Fn(u32) -> u32, sms: u64) -> bool {
+    let storing = |k: BwdKernel| matches!(k, BwdKernel::FscanGxScU | BwdKernel::FscanGx4ScU);
+    if !steps.iter().any(|s| storing(s.0)) {
+        return false;
+    }
     for step in steps.iter_mut() {
         let Some(kernel) = step.0.slim_form() else {
             continue;
         };
-        let stages = if kernel == BwdKernel::FscanGxSl {
-            FSCAN_GX_STAGES
-        } else {
-            4
+        *step = match kernel {
+            BwdKernel::PrepSl => {
+                let (grid, threads, smem) = BWD_PREP_SLIM.launch_shape(
+                    u64::from(step.1.0),
+                    u64::from(step.1.1),
+                    128,
+                    sms,
+                    None,
+                );
+                (kernel, grid, threads, smem)
+            }
+            _ => {
+                let two = kernel == BwdKernel::FscanGxSl;
+                let stages = if two { FSCAN_GX_STAGES } else { 4 };
+                let smem = replay_smem(fscan_gxsl_smem_bytes(stages));
+                (kernel, step.1, step.2, smem)
+            }
         };
-        *step = (
-            kernel,
-            step.1,
-            step.2,
-            replay_smem(fscan_gxsl_smem_bytes(stages)),
-        );
-        swapped = true;
     }
-    swapped
+    true
 }
 
 /// Which forward-state replay the backward runs (`DNNPLAN_GDN_BWD_FSCAN`, read at plan build).
@@ -1986,7 +2007,7 @@ impl<F> GdnBwdPlan<F> {
                 };
             }
             if form == BwdPrepForm::Slim {
-                slim_swap(&mut steps, uncut_replay_smem);
+                slim_swap(&mut steps, uncut_replay_smem, sms);
             }
         }
         if let Some(n) = std::env::var("DNNPLAN_GDN_BWD_STEPS")
@@ -2039,14 +2060,14 @@ impl<F> GdnBwdPlan<F> {
     /// Whether the plan runs the backward's scalar form ([`BwdPrepForm::Scalars`], also under
     /// [`BwdPrepForm::Slim`]).
     pub fn scalar_form(&self) -> bool {
-        self.steps.iter().any(|s| s.0 == BwdKernel::PrepSc)
-    }
-
-    /// Whether the plan runs the slim replay ([`BwdPrepForm::Slim`], [`slim_swap`]).
-    pub fn slim_form(&self) -> bool {
         self.steps
             .iter()
-            .any(|s| matches!(s.0, BwdKernel::FscanGxSl | BwdKernel::FscanGx4Sl))
+            .any(|s| matches!(s.0, BwdKernel::PrepSc | BwdKernel::PrepSl))
+    }
+
+    /// Whether the plan runs the slim form's prep and replay ([`BwdPrepForm::Slim`], [`slim_swap`]).
+    pub fn slim_form(&self) -> bool {
+        self.steps.iter().any(|s| matches!(s.0, BwdKernel::PrepSl))
     }
 
     /// Whether the plan runs the reverse scan and the token stage at the same time.
@@ -3266,11 +3287,20 @@ mod tests {
             .iter()
             .filter_map(|k| k.slim_form().map(|s| (*k, s)))
             .collect();
-        assert_eq!(slim, [(FscanGxScU, FscanGxSl), (FscanGx4ScU, FscanGx4Sl)]);
+        assert_eq!(
+            slim,
+            [
+                (PrepSc, PrepSl),
+                (FscanGxScU, FscanGxSl),
+                (FscanGx4ScU, FscanGx4Sl)
+            ]
+        );
+        assert_eq!(names[PrepSl as usize], "gdn_bwd_prep15sl_bf16_k128");
         assert_eq!(names[FscanGxSl as usize], "gdn_bwd_fscan_gxsl_bf16_k128");
         assert_eq!(names[FscanGx4Sl as usize], "gdn_bwd_fscan_gx4sl_bf16_k128");
         let names = kernel_names("f16", 64, PrepVariant::DEFAULT);
         assert_eq!(names[FscanGx4Sl as usize], "gdn_bwd_fscan_r4_f16_k64");
+        assert_eq!(names[PrepSl as usize], names[Prep as usize]);
         assert_eq!(names[PrepSc as usize], names[Prep as usize]);
         assert_eq!(names[FscanGxSc as usize], "gdn_bwd_fscan_r4_f16_k64");
         assert_eq!(names[DscanOv2GxSc as usize], "gdn_bwd_dscan_ov5dr_f16_k64");
@@ -3302,22 +3332,33 @@ mod tests {
                 .filter(|s| s.0.slim_form().is_some())
                 .copied()
                 .collect();
+            // The prep and the storing replay.
             assert_eq!(
                 storing.len(),
-                usize::from(plan.scalar_form()),
+                2 * usize::from(plan.scalar_form()),
                 "{n} {t} {ho} {d}"
             );
             let one_per_sm = |x: u32| x.max(REPLAY_ONE_PER_SM_SMEM);
-            assert_eq!(slim_swap(&mut steps, one_per_sm), plan.scalar_form());
+            assert_eq!(slim_swap(&mut steps, one_per_sm, 132), plan.scalar_form());
             for (a, b) in plan.steps.iter().zip(&steps) {
-                if a.0.slim_form().is_none() {
+                if !plan.scalar_form() || a.0.slim_form().is_none() {
                     assert_eq!(a, b);
                     continue;
                 }
                 assert_eq!((Some(b.0), b.1, b.2), (a.0.slim_form(), a.1, a.2));
-                let stages = if b.0 == BwdKernel::FscanGxSl { 2 } else { 4 };
-                assert_eq!(b.3, one_per_sm(fscan_gxsl_smem_bytes(stages)));
+                let smem = match b.0 {
+                    BwdKernel::PrepSl => 36_352,
+                    BwdKernel::FscanGxSl => one_per_sm(fscan_gxsl_smem_bytes(2)),
+                    _ => one_per_sm(fscan_gxsl_smem_bytes(4)),
+                };
+                assert_eq!(b.3, smem);
             }
+            // Without the storing replay (tc13's scalar form) nothing is swapped.
+            let mut tc13: Vec<Step> = plan.steps.clone();
+            tc13.retain(|s| !matches!(s.0, BwdKernel::FscanGxScU | BwdKernel::FscanGx4ScU));
+            let before = tc13.clone();
+            assert!(!slim_swap(&mut tc13, one_per_sm, 132));
+            assert_eq!(tc13, before);
         }
     }
 

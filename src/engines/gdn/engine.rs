@@ -82,13 +82,13 @@ use super::chain::ChainVariant;
 use super::fwd_overlap;
 use super::occupancy::BlockUse;
 use super::params::{
-    CHAIN_THREADS, CkptLayout, FwdFastParams, FwdParams, KernelDtype, OFFSETS_THREADS,
-    OverlapLayout, PREP3_THREADS, PREP6_MIN_BLOCKS, PieceLayout, SCAN_STAGES, SCANX_S1_MIN_BLOCKS,
-    SCANX_S1_STAGES, SLIM_OV_STAGES, SLIM_PREP_MIN_BLOCKS, SLIM_PREP_OV_MIN_BLOCKS,
-    SLIM_SUM_MIN_BLOCKS, SLIM_W4_STAGES, SLIM_W4D_MIN_BLOCKS, SLIM_W8_STAGES, SUM_STAGES,
-    SUM1_MIN_BLOCKS, WorkspaceLayout, dscan_mma_stages_smem_bytes, fast_smem_bytes, flags,
-    max_chunks, prep7_smem_bytes, scanx_smem_bytes, slim_piece_smem_bytes, slim_prep_smem_bytes,
-    slim_scan_smem_bytes, slim_sum_smem_bytes,
+    BWD_PREP_SLIM_MIN_BLOCKS, CHAIN_THREADS, CkptLayout, FwdFastParams, FwdParams, KernelDtype,
+    OFFSETS_THREADS, OverlapLayout, PREP3_THREADS, PREP6_MIN_BLOCKS, PieceLayout, SCAN_STAGES,
+    SCANX_S1_MIN_BLOCKS, SCANX_S1_STAGES, SLIM_OV_STAGES, SLIM_PREP_MIN_BLOCKS,
+    SLIM_PREP_OV_MIN_BLOCKS, SLIM_SUM_MIN_BLOCKS, SLIM_W4_STAGES, SLIM_W4D_MIN_BLOCKS,
+    SLIM_W8_STAGES, SUM_STAGES, SUM1_MIN_BLOCKS, WorkspaceLayout, dscan_mma_stages_smem_bytes,
+    fast_smem_bytes, flags, max_chunks, prep7_smem_bytes, scanx_smem_bytes, slim_piece_smem_bytes,
+    slim_prep_smem_bytes, slim_scan_smem_bytes, slim_sum_smem_bytes,
 };
 use super::pdl::{GdnPlan, Launch, PdlMode};
 
@@ -291,6 +291,12 @@ impl Engine for GdnSm90 {
             let launcher = unsafe { Launcher::bind(std::ptr::null_mut(), Some(dev.ordinal)) }?;
             for f in &fns {
                 launcher.prepare(f)?;
+            }
+            // The slim form's prep (session 28, K = 128): 5 blocks per SM need the largest carveout.
+            if let Some(prep_sl) = fns.get(super::backward::BwdKernel::PrepSl as usize)
+                && k == 128
+            {
+                prep_sl.prefer_max_shared_memory(dev.ordinal)?;
             }
             return Ok(Box::new(GdnBwdPlan::new(
                 facts,
@@ -695,6 +701,26 @@ pub const SLIM_PREP: PrepPass = PrepPass {
         smem: PassSmem::SlimPrep,
     },
     min_blocks: SLIM_PREP_MIN_BLOCKS,
+    grid: PrepGrid::PerTile,
+    max_carveout: true,
+};
+
+/// The backward's slim prep `gdn_bwd_prep15sl_<tag>_k128` (session 28, helper pp28; entry in the
+/// `gdn_bwd` module: [`FwdPass::entry_in`] with `dir` = `bwd`): the scalar-form prep
+/// (`gdn_bwd_prep15sc_*`, [`super::backward::BwdKernel::PrepSc`]) without the `W` and `Ũᵀ` tiles
+/// (no `v` reads), for a replay that rebuilds `U` from the raw `k`, `v`, `T` and the scalars. Its
+/// other outputs (`T`, `A`, the four scalars, `Γ`, `β`, `Γ_last`) are bitwise prep15sc's. K = V =
+/// 128 only; one block per (chunk slot, head), [`BWD_PREP_SLIM_MIN_BLOCKS`] per SM, the slim
+/// prep's shared memory (`gdn::Prep10Smem<128, 128, true>`) and the largest carveout (5 blocks of
+/// 36.4 KB).
+pub const BWD_PREP_SLIM: PrepPass = PrepPass {
+    pass: FwdPass {
+        stem: "prep15sl",
+        suffix: "",
+        warps: PREP_WARPS,
+        smem: PassSmem::SlimPrep,
+    },
+    min_blocks: BWD_PREP_SLIM_MIN_BLOCKS,
     grid: PrepGrid::PerTile,
     max_carveout: true,
 };
@@ -2580,5 +2606,23 @@ pub(super) mod tests {
                 assert_eq!(plan(&unbound).ckpt.every, 0);
             }
         }
+    }
+
+    #[test]
+    fn the_backward_slim_prep_is_bundled_with_the_slim_preps_shape() {
+        // Session 28 (pp28): gdn_bwd_prep15sl_* in gdn_bwd, 8 warps, the slim prep's 36,352 B,
+        // 5 blocks per SM with the largest carveout, one block per (chunk slot, head).
+        let bwd = crate::cuda::kernels::find("gdn_bwd").expect("bundled GDN backward module");
+        for tag in ["bf16", "f16"] {
+            let entry = BWD_PREP_SLIM.pass.entry_in("bwd", tag, 128);
+            assert_eq!(entry, format!("gdn_bwd_prep15sl_{tag}_k128"));
+            assert!(bwd.has_function(&entry), "{entry}");
+        }
+        assert_eq!(
+            BWD_PREP_SLIM.launch_shape(130, 16, 128, 132, None),
+            ((130, 16, 1), 256, 36_352)
+        );
+        assert_eq!(BWD_PREP_SLIM.min_blocks, 5);
+        assert!(BWD_PREP_SLIM.max_carveout);
     }
 }

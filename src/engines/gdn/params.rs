@@ -493,6 +493,10 @@ pub const SLIM_W8_STAGES: u64 = 2;
 /// Blocks per SM of the slim prep's launch bounds (`gdn::SLIM_PREP_MIN_BLOCKS`: at most 48
 /// registers).
 pub const SLIM_PREP_MIN_BLOCKS: u64 = 5;
+/// Blocks per SM of the backward's slim prep's launch bounds (`gdn::PREP15SL_MIN_BLOCKS`,
+/// `gdn_bwd_prep15sl_*`, session 28: at most 48 registers; its shared memory is the slim prep's,
+/// [`slim_prep_smem_bytes`]).
+pub const BWD_PREP_SLIM_MIN_BLOCKS: u64 = 5;
 /// Blocks per SM of the persistent slim prep's launch bounds (`gdn::SLIM_PREP_OV_MIN_BLOCKS`: at
 /// most 64 registers), the producer of the overlapped uncut forward.
 pub const SLIM_PREP_OV_MIN_BLOCKS: u64 = 4;
@@ -503,7 +507,8 @@ pub const SLIM_OV_STAGES: u64 = 2;
 pub const FWD_OVERLAP_MAX_SEQS: u64 = 64;
 
 /// Dynamic shared memory of the slim prep (`gdn::SlimPrepSmem<K>::bytes`): the raw then
-/// normalised k rows, the q rows / fp32 L tile (64 rows of 72 floats) / io T, Γ and β.
+/// normalised k rows, the q rows / fp32 L tile (64 rows of 72 floats) / io T, Γ and β. Also the
+/// backward's slim prep's (`gdn::Prep10Smem<K, K, true>::bytes`, the same regions; session 28).
 pub fn slim_prep_smem_bytes(k: u64) -> u32 {
     let r1 = CHUNK * (k + 8) * 2;
     let r2 = (CHUNK * (k + 8) * 2).max(CHUNK * 72 * 4);
@@ -1089,6 +1094,8 @@ mod tests {
         // The slim prep (gdn::SlimPrepSmem<128>): 6 blocks per SM; the slim scans one block.
         assert_eq!(slim_prep_smem_bytes(128), 36352);
         assert!(SM.holds(6, slim_prep_smem_bytes(128)));
+        // The backward's slim prep (gdn::Prep10Smem<128, 128, true>: the slim prep's bytes).
+        assert!(SM.holds(BWD_PREP_SLIM_MIN_BLOCKS, slim_prep_smem_bytes(128)));
         assert_eq!(slim_scan_smem_bytes(128, 4, SLIM_W4_STAGES), 202_752);
         assert_eq!(slim_scan_smem_bytes(128, 8, SLIM_W8_STAGES), 167_936);
         assert!(SM.allows(slim_scan_smem_bytes(128, 4, SLIM_W4_STAGES)));
