@@ -2623,6 +2623,6 @@ pub(super) mod tests {
             ((130, 16, 1), 256, 36_352)
         );
         assert_eq!(BWD_PREP_SLIM.min_blocks, 5);
-        assert!(BWD_PREP_SLIM.max_carveout);
+        const { assert!(BWD_PREP_SLIM.max_carveout) };
     }
 }
