@@ -365,6 +365,17 @@ fn keep_prep_sc(s: &Shape) -> Counts {
     }
 }
 
+/// The backward's slim-form prep (prep15sl, session 28, helper pp28): the scalar-form prep without
+/// the v reads and the W, Ũᵀ tiles (nor their two 64 × 64 × d products).
+fn keep_prep_sl(s: &Shape) -> Counts {
+    let k = keep_prep_sc(s);
+    Counts {
+        read: k.read - over(s, All, &[(1.0, Tok)]),
+        write: k.write - over(s, All, &[(2.0, TileKd)]),
+        flops: k.flops - products(s, All, 0.0, 2.0, 0.0),
+    }
+}
+
 fn slim_prep(s: &Shape) -> Counts {
     Counts::new(
         over(s, All, &[(2.0, Tok), (2.0, Gate)]),
@@ -464,6 +475,20 @@ fn replay_sc_u(s: &Shape) -> Counts {
         write: r.write + over(s, All, &[(1.0, TileKd)]),
         ..r
     }
+}
+
+/// The slim form's replay (fscan_gxsl, fscan_gx4sl; session 28): raw k, v rows, T and the scalars
+/// instead of W, Ũᵀ and Kᴿ; the replay's two products plus Uᵀ = Z Tᵀ; S_c and the `U` tiles out.
+fn replay_sl(s: &Shape) -> Counts {
+    Counts::new(
+        over(
+            s,
+            All,
+            &[(2.0, Tok), (1.0, TileCc), (1.0, Scalars), (1.0, Glast)],
+        ) + seeds(s),
+        over(s, All, &[(1.0, StateIo), (1.0, TileKd)]),
+        products(s, All, 2.0, 1.0, 0.0),
+    )
 }
 
 /// The session-5 replay (v1: also stages Q⁺ and A and runs the O products it never stores).
@@ -627,12 +652,13 @@ const fn family(
 }
 
 /// Every kernel family of the bundled `gdn_fwd` / `gdn_bwd` modules the plans launch.
-pub const MODELS: [Model; 28] = [
+pub const MODELS: [Model; 30] = [
     family("offsets", &["chunk_offsets", "ckrows"], offsets),
     family("offsets", &["chunk_order", "chunk_order_rev"], offsets_ov),
     family("prep", &["fwd:prep14", "fwd:prep15"], full_prep),
     family("prep", &["bwd:prep14", "bwd:prep15"], keep_prep),
     family("prep", &["bwd:prep15sc"], keep_prep_sc),
+    family("prep", &["bwd:prep15sl"], keep_prep_sl),
     family("slimprep", &["slimprep", "slimprep_ov"], slim_prep),
     family(
         "slimscan",
@@ -672,6 +698,7 @@ pub const MODELS: [Model; 28] = [
     family("fscan", &["fscan_gxu", "fscan_gx4u"], replay_u),
     family("fscan", &["fscan_gxsc", "fscan_gx4sc"], replay_sc),
     family("fscan", &["fscan_gxscu", "fscan_gx4scu"], replay_sc_u),
+    family("fscan", &["fscan_gxsl", "fscan_gx4sl"], replay_sl),
     family("fscan", &["fscan", "fscanp"], replay_v1),
     family("fscanc", &["fscanc", "fscanc1"], replay_ckpt),
     family(
