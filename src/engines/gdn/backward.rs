@@ -43,11 +43,13 @@
 //! (knobs change speed, never numerics) except `DNNPLAN_GDN_BWD_TOKENS`, whose rows say so
 //! ([`TokenStage::bitwise`]), at K = V = 128, `DNNPLAN_GDN_BWD_DSCAN=ov5dr|ov2gx` (the
 //! uncut io-`dR` producer in another summation order than the default `dscan_ov2gx`, see
-//! [`IO_DR_UNCUT_WGMMA_BY_RULE`]), and `DNNPLAN_GDN_BWD_PREP=full|scaled` (session 27,
+//! [`IO_DR_UNCUT_WGMMA_BY_RULE`]), and `DNNPLAN_GDN_BWD_PREP=full|scaled|slim` (session 27,
 //! [`BwdPrepForm`], [`BWD_PREP_FORM_BY_RULE`]: the scalar form, where the prep stores four fp32
 //! scalars per token instead of the `Q⁺`, `Kᴿ`, `E` tiles and the uncut replay and reverse scan
 //! read the raw `q`, `k` and scale, other roundings; K = V = 128, uncut, `gx` / `gx4` replay,
-//! `dscan_ov2gx` producer only, [`BwdPrepForm::scalar_form`]): `DNNPLAN_GDN_BWD_TOKENS=tc11|tc12|tc13|tc16` (the token stage,
+//! `dscan_ov2gx` producer only, [`BwdPrepForm::scalar_form`]; `slim`, session 28: with `tc16`'s
+//! storing replay rebuilding `U` from the raw `k`, `v`, `T` and the scalars and the prep writing no
+//! `W`, `Ũᵀ`, [`BwdPrepForm::Slim`]): `DNNPLAN_GDN_BWD_TOKENS=tc11|tc12|tc13|tc16` (the token stage,
 //! [`TOKEN_STAGES`], instead of [`BWD_TOKENS_RULE`]'s: `tc16` unless the graph asks for
 //! `batch_invariant` or `DNNPLAN_GDN_BWD_DSCAN` is set, else `tc12`; `tc13`, session 21, the
 //! default from session 22 to 26: `dR` in the io dtype between the overlapped reverse scan
