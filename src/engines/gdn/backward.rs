@@ -613,13 +613,17 @@ pub enum BwdPrepForm {
     Slim,
 }
 
-/// The prep form without `DNNPLAN_GDN_BWD_PREP`: [`BwdPrepForm::Scalars`] (session 27, helper
-/// qke27: the whole backward −3.2..−3.5 % at (4,8192,16) and (16,2048,32), −1.6..−2.3 % on the
-/// ragged mix, unchanged where the full form runs; with `tc16` −5.2 / −3.7 / −3.0 %; tests pass
-/// against the fp64 reference, memcheck clean; bench/gdn_device_qke27_run{1,2}.log). Where
+/// The prep form without `DNNPLAN_GDN_BWD_PREP`: [`BwdPrepForm::Slim`] since session 28 (helper
+/// sb28: the storing replay rebuilds `U` from the raw `k`, `v`, `T` and the scalars, the prep
+/// `prep15sl` writes no `W`, `Ũᵀ`; the whole backward −6.0 / −6.9 / −4.2 % at (4,8192,16),
+/// (16,2048,32) and the ragged mix against the scalar form, unchanged on the piece chain; tests pass
+/// against the fp64 reference with every error the same size or smaller, memcheck clean;
+/// bench/gdn_device_sb28_run1.log). Session 27 (helper qke27) made [`BwdPrepForm::Scalars`] the
+/// default (−3.2..−3.5 % at (4,8192,16) and (16,2048,32), −1.6..−2.3 % on the ragged mix; with
+/// `tc16` −5.2 / −3.7 / −3.0 %; bench/gdn_device_qke27_run{1,2}.log). Where
 /// [`BwdPrepForm::scalar_form`] does not hold the plan runs the full form.
-/// `DNNPLAN_GDN_BWD_PREP=full` forces the full form (the witness).
-pub const BWD_PREP_FORM_BY_RULE: BwdPrepForm = BwdPrepForm::Scalars;
+/// `DNNPLAN_GDN_BWD_PREP=scaled` keeps session 27's form, `=full` forces the full form (the witnesses).
+pub const BWD_PREP_FORM_BY_RULE: BwdPrepForm = BwdPrepForm::Slim;
 
 impl BwdPrepForm {
     /// [`BWD_PREP_FORM_BY_RULE`], then `DNNPLAN_GDN_BWD_PREP=full|scaled|slim`.
@@ -3006,6 +3010,9 @@ mod tests {
     fn full_form(x: &str) -> String {
         [
             ("prep15sc_", "prep15_"),
+            ("prep15sl_", "prep15_"),
+            ("gx4sl_", "gx4u_"),
+            ("gxsl_", "gxu_"),
             ("ov2gxsc_", "ov2gx_"),
             ("gx4scu_", "gx4u_"),
             ("gxscu_", "gxu_"),
@@ -3328,6 +3335,32 @@ mod tests {
         for (n, t, ho, d) in CKPT_SHAPES {
             let f = super::super::engine::tests::bound(facts(n, t, ho, d, false));
             let plan = named_plan(&f);
+            // The plan in the scalar form (the rule's slim kernels named back, session 28's flip),
+            // the prep's launch as the scalar form's (its own shared memory: prep15sc's).
+            let scalar_steps: Vec<Step> = plan
+                .steps
+                .iter()
+                .map(
+                    |s| match BwdKernel::ALL.iter().find(|k| k.slim_form() == Some(s.0)) {
+                        Some(&k) if k == BwdKernel::PrepSc => {
+                            let (grid, threads, smem) = PrepVariant::V15.row().pass.launch_shape(
+                                u64::from(s.1.0),
+                                u64::from(s.1.1),
+                                128,
+                                132,
+                                None,
+                            );
+                            (k, grid, threads, smem)
+                        }
+                        Some(&k) => (k, s.1, s.2, s.3),
+                        None => *s,
+                    },
+                )
+                .collect();
+            let plan = GdnBwdPlan {
+                steps: scalar_steps,
+                ..plan
+            };
             let mut steps = plan.steps.clone();
             let storing: Vec<_> = steps
                 .iter()
@@ -3365,7 +3398,7 @@ mod tests {
     }
 
     /// The prep form the benchmark shapes' plans run by rule (without DNNPLAN_GDN_BWD_PREP):
-    /// the scalar form uncut at K = 128, the full form on the piece chain and at K = 64.
+    /// the slim form (session 28) uncut at K = 128, the full form on the piece chain and at K = 64.
     #[test]
     fn default_plans_run_the_scalar_form_where_it_applies() {
         if std::env::var_os("DNNPLAN_GDN_BWD_PREP").is_some() {
@@ -3377,19 +3410,28 @@ mod tests {
             let names: Vec<String> = plan.launches().map(|l| l.0.clone()).collect();
             let scalar = d == 128 && plan.schedule().pieces <= 1;
             assert_eq!(plan.scalar_form(), scalar, "{names:?}");
+            // Since session 28 the slim form (BWD_PREP_FORM_BY_RULE): prep15sl, the slim replay,
+            // the scalar form's producer; no prep15sc, no gx{,4}scu.
+            assert_eq!(plan.slim_form(), scalar, "{names:?}");
+            let slim = |x: &String| x.contains("prep15sl_") || x.contains("sl_bf16");
+            assert_eq!(
+                names.iter().filter(|x| slim(x)).count(),
+                if scalar { 2 } else { 0 },
+                "{names:?}"
+            );
+            assert_eq!(
+                names.iter().filter(|x| x.contains("sc_")).count(),
+                usize::from(scalar),
+                "{names:?}"
+            );
             assert_eq!(
                 names
                     .iter()
-                    .filter(|x| x.contains("sc_") || x.contains("scu_"))
-                    .count(),
-                if scalar { 3 } else { 0 },
-                "{names:?}"
-            );
-            assert_eq!(
-                names.iter().any(|x| x.starts_with("gdn_bwd_prep15sc_")),
+                    .any(|x| x.starts_with("gdn_bwd_dscan_ov2gxsc_")),
                 scalar,
                 "{names:?}"
             );
+            assert!(!names.iter().any(|x| x.contains("scu_")), "{names:?}");
         }
     }
 }
