@@ -365,6 +365,17 @@ fn keep_prep_sc(s: &Shape) -> Counts {
     }
 }
 
+/// The backward's slim-form prep (prep15sl, session 28, helper pp28): the scalar-form prep without
+/// the v reads and the W, Ũᵀ tiles (nor their two 64 × 64 × d products).
+fn keep_prep_sl(s: &Shape) -> Counts {
+    let k = keep_prep_sc(s);
+    Counts {
+        read: k.read - over(s, All, &[(1.0, Tok)]),
+        write: k.write - over(s, All, &[(2.0, TileKd)]),
+        flops: k.flops - products(s, All, 0.0, 2.0, 0.0),
+    }
+}
+
 fn slim_prep(s: &Shape) -> Counts {
     Counts::new(
         over(s, All, &[(2.0, Tok), (2.0, Gate)]),
@@ -627,12 +638,13 @@ const fn family(
 }
 
 /// Every kernel family of the bundled `gdn_fwd` / `gdn_bwd` modules the plans launch.
-pub const MODELS: [Model; 28] = [
+pub const MODELS: [Model; 29] = [
     family("offsets", &["chunk_offsets", "ckrows"], offsets),
     family("offsets", &["chunk_order", "chunk_order_rev"], offsets_ov),
     family("prep", &["fwd:prep14", "fwd:prep15"], full_prep),
     family("prep", &["bwd:prep14", "bwd:prep15"], keep_prep),
     family("prep", &["bwd:prep15sc"], keep_prep_sc),
+    family("prep", &["bwd:prep15sl"], keep_prep_sl),
     family("slimprep", &["slimprep", "slimprep_ov"], slim_prep),
     family(
         "slimscan",
@@ -753,7 +765,13 @@ pub fn label(entry: &str) -> String {
 /// The family of an entry (`None`: no model).
 pub fn model(entry: &str) -> Option<&'static Model> {
     let s = stem(entry);
-    MODELS.iter().find(|m| m.stems.contains(&s.as_str()))
+    // Session 28 (pp28): the slim prep's wgmma forms (`_wg`, `_wg5`) move the same bytes and run
+    // the same products as the slim prep (their own label, its model).
+    let s = match s.as_str() {
+        "slimprep_wg" | "slimprep_wg5" => "slimprep",
+        other => other,
+    };
+    MODELS.iter().find(|m| m.stems.contains(&s))
 }
 
 /// `entry`'s counts at `shape` (`None`: no model).
