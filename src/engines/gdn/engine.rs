@@ -44,9 +44,9 @@
 //! by wgmma, [`SLIM_PIECES_WG`]; `d` the mma.sync [`SLIM_PIECES`]; unset:
 //! [`SLIM_PIECE_WGMMA_BY_RULE`]; not bitwise by construction)
 //! and `DNNPLAN_GDN_FWD_STEPS=n` (launch only the first n kernels: per-kernel timing by
-//! differences), `DNNPLAN_GDN_FWD_SLIMPREP=wg|wg5` (session 28: the uncut slim prep's K Kᵀ / Q Kᵀ
-//! on wgmma, [`SLIM_PREP_WG`] / [`SLIM_PREP_WG5`]; the same k16 steps in the same order; unset: the
-//! mma.sync [`SLIM_PREP`]), `DNNPLAN_GDN_FWD_PREP=v14|v15` (the factor kernel, both directions, bitwise the
+//! differences), `DNNPLAN_GDN_FWD_SLIMPREP=mma|wg|wg5` (session 28: the slim prep's K Kᵀ / Q Kᵀ
+//! by mma.sync, [`SLIM_PREP`], or on wgmma, [`SLIM_PREP_WG`] / [`SLIM_PREP_WG5`]; the same k16
+//! steps in the same order, bitwise on the H200; unset: [`SLIM_PREP_PRODUCTS_BY_RULE`], wg), `DNNPLAN_GDN_FWD_PREP=v14|v15` (the factor kernel, both directions, bitwise the
 //! same outputs: a row of [`PREP_VARIANTS`]; the default is [`PrepVariant::DEFAULT`], v15).
 //! The kernel switches (`_SCAN`, `_SUM`, `_PREP`) select only kernels bitwise the default (knobs change
 //! speed, never numerics); `_PIECES` changes the rounding (the piece chain's fp32 seeds) and
@@ -732,7 +732,7 @@ pub const SLIM_PREP_WG5: PrepPass = PrepPass {
 /// operands and k16 steps in the same order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SlimPrepProducts {
-    /// mma.sync with ldmatrix fragments per warp ([`SLIM_PREP`]; unset, any other value).
+    /// `mma`: mma.sync with ldmatrix fragments per warp ([`SLIM_PREP`]; the witness).
     Mma,
     /// `wg`: m64n32k16 SS wgmma, 4 blocks per SM ([`SLIM_PREP_WG`]).
     Wg,
@@ -740,13 +740,21 @@ pub enum SlimPrepProducts {
     Wg5,
 }
 
+/// The slim prep's products without `DNNPLAN_GDN_FWD_SLIMPREP`: [`SlimPrepProducts::Wg`]
+/// (session 28, helper pp28, bench/gdn_device_pp28_run1.log: forward hashes BITWISE the mma.sync
+/// form's by rule and at 7 pieces, memcheck clean; the prep −1.3..−2.1 %, the whole forward
+/// −0.5..−0.9 % at the four benchmark shapes).
+pub const SLIM_PREP_PRODUCTS_BY_RULE: SlimPrepProducts = SlimPrepProducts::Wg;
+
 impl SlimPrepProducts {
-    /// The form a `DNNPLAN_GDN_FWD_SLIMPREP` value names (anything else: [`SlimPrepProducts::Mma`]).
+    /// The form a `DNNPLAN_GDN_FWD_SLIMPREP` value names (`mma`, `wg`, `wg5`; anything else or
+    /// unset: [`SLIM_PREP_PRODUCTS_BY_RULE`]).
     pub fn from_switch(value: Option<&str>) -> SlimPrepProducts {
         match value {
+            Some("mma") => SlimPrepProducts::Mma,
             Some("wg") => SlimPrepProducts::Wg,
             Some("wg5") => SlimPrepProducts::Wg5,
-            _ => SlimPrepProducts::Mma,
+            _ => SLIM_PREP_PRODUCTS_BY_RULE,
         }
     }
 
@@ -1127,7 +1135,7 @@ pub struct FwdChoice {
     /// `DNNPLAN_GDN_FWD_PIECE` (`gx`, `gs`, `d`).
     pub piece_wgmma: WgmmaDepth,
     /// How the uncut slim prep forms its products (`DNNPLAN_GDN_FWD_SLIMPREP`; default
-    /// [`SlimPrepProducts::Mma`]).
+    /// [`SLIM_PREP_PRODUCTS_BY_RULE`]).
     pub slim_prep: SlimPrepProducts,
 }
 
@@ -1539,7 +1547,7 @@ impl FwdChoice {
             sequential: false,
             scan_wgmma: SLIM_SCAN_WGMMA_BY_RULE,
             piece_wgmma: SLIM_PIECE_WGMMA_BY_RULE,
-            slim_prep: SlimPrepProducts::Mma,
+            slim_prep: SLIM_PREP_PRODUCTS_BY_RULE,
         };
         c.overlap = c.overlap_pick(f, sms, None, true);
         c
@@ -2004,7 +2012,10 @@ pub(super) mod tests {
         assert_eq!(
             plain.kernel_names("bf16", 128),
             (
-                "gdn_fwd_slimprep_bf16_k128".to_owned(),
+                SLIM_PREP_PRODUCTS_BY_RULE
+                    .pass(SLIM_PREP)
+                    .pass
+                    .entry("bf16", 128),
                 format!("gdn_fwd_slimscan_bf16_k128_{}", rule_slim_suffix(4))
             )
         );
@@ -2180,7 +2191,10 @@ pub(super) mod tests {
         assert_eq!(
             c.kernel_names("bf16", 128),
             (
-                "gdn_fwd_slimprep_bf16_k128".to_owned(),
+                SLIM_PREP_PRODUCTS_BY_RULE
+                    .pass(SLIM_PREP)
+                    .pass
+                    .entry("bf16", 128),
                 format!("gdn_fwd_slimscan_bf16_k128_{}", rule_slim_suffix(8))
             )
         );
@@ -2696,11 +2710,16 @@ pub(super) mod tests {
         // gdn_fwd_slimprep_*_k128 (4 / 5 blocks per SM, the slim prep's shared memory); the
         // persistent prep and the full preps stay.
         let fwd = crate::cuda::kernels::find("gdn_fwd").expect("bundled GDN module");
-        assert_eq!(SlimPrepProducts::from_switch(None), SlimPrepProducts::Mma);
+        assert_eq!(SlimPrepProducts::from_switch(None), SlimPrepProducts::Wg);
         assert_eq!(
             SlimPrepProducts::from_switch(Some("x")),
+            SlimPrepProducts::Wg
+        );
+        assert_eq!(
+            SlimPrepProducts::from_switch(Some("mma")),
             SlimPrepProducts::Mma
         );
+        assert_eq!(SlimPrepProducts::Mma.pass(SLIM_PREP), SLIM_PREP);
         for (value, form, entry, blocks) in [
             (
                 "wg",
@@ -2731,9 +2750,11 @@ pub(super) mod tests {
             }
             assert_eq!(form.pass(SLIM_PREP_OV), SLIM_PREP_OV);
             assert_eq!(form.pass(PREP_VARIANTS[1].pass), PREP_VARIANTS[1].pass);
-            // The uncut slim forward at (4, 8192, 16) runs it.
+            // The uncut slim forward at (4, 8192, 16) runs it (wg by the rule).
             let f = facts(4, 32768, 16, 128, false);
             let mut c = FwdChoice::default_for(&f, 132);
+            assert_eq!(c.prep_pass(), SLIM_PREP_WG);
+            c.slim_prep = SlimPrepProducts::Mma;
             assert_eq!(c.prep_pass(), SLIM_PREP);
             c.slim_prep = form;
             assert_eq!(c.prep_pass(), pass);
