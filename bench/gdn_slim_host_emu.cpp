@@ -199,6 +199,27 @@ static void run_case(const char* name, int H, int HV, int flags, std::vector<int
     g_cp_eager = false;
     check(same(ts, ts1) && same(as, as1) && same(sc, sc1), "slim prep repeats bitwise (cp.async eager)");
   }
+  // Session 28 (pp28): the wgmma forms' layout (WG = 1, 2: k, q rows in the 128-byte swizzle; the
+  // emulation runs their phase 3 as mma.sync over the swizzled rows, gdn_fwd_slim.cuh): the whole
+  // workspace (T, A, scalars, Γ_last) bitwise the default slim prep's, cp.async late and eager.
+  for (int wg = 1; wg <= 2; ++wg) {
+    const auto ts1 = ts, as1 = as;
+    const auto sc1 = sc, gl1 = gl;
+    bool ok = true;
+    for (int eager = 0; eager < 2; ++eager) {
+      std::fill(ts.begin(), ts.end(), 0xFFFF);
+      std::fill(as.begin(), as.end(), 0xFFFF);
+      std::fill(sc.begin(), sc.end(), NAN);
+      std::fill(gl.begin(), gl.end(), NAN);
+      g_cp_eager = eager;
+      if (wg == 1) launch(gprep, gdn::PREP3_THREADS, [&] { gdn::fwd_slim_prep_body<IOT, K, 1>(p); });
+      else launch(gprep, gdn::PREP3_THREADS, [&] { gdn::fwd_slim_prep_body<IOT, K, 2>(p); });
+      g_cp_eager = false;
+      ok &= same(ts, ts1) && same(as, as1) && same(sc, sc1) && same(gl, gl1);
+    }
+    check(ok, wg == 1 ? "slim prep WG=1 (swizzled k, q; emulated products) bitwise the default"
+                      : "slim prep WG=2 (swizzled k, q; emulated products) bitwise the default");
+  }
   set_state();
   launch(U3{2, unsigned(HO), unsigned(N)}, 128, [&] { gdn::fwd_slim_scan_body<IOT, K, V, 4, gdn::SLIM_W4_STAGES>(fp); });
   const auto s4 = outputs();

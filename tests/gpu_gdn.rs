@@ -1218,6 +1218,26 @@ fn timing_at_benchmark_shapes() {
         }
         let inp = BenchInputs::new(&caller, lens, hh);
         let (t, n) = (inp.t, inp.n);
+        // DNNPLAN_GDN_TIMING_FWD_SLIMPREP (session 28): instead, the forward under each value of
+        // the comma list for DNNPLAN_GDN_FWD_SLIMPREP in order (e.g. "mma,wg,wg,mma"; a value
+        // other than wg / wg5 runs the default): whole, and the prep as the difference of the
+        // executes cut after launches 2 and 1 (offsets, prep).
+        let slimpreps = env_list("DNNPLAN_GDN_TIMING_FWD_SLIMPREP", "");
+        if slimpreps.iter().any(|x| !x.is_empty()) {
+            for v in slimpreps.iter().filter(|x| !x.is_empty()) {
+                set_env("DNNPLAN_GDN_FWD_SLIMPREP", Some(v));
+                let whole = inp.time(&caller, "gdn");
+                let cum = inp.time_cuts(&caller, "gdn", 1..=2);
+                println!(
+                    "gdn_sm90 fwd slimprep {name:18} {v:4} whole {whole:.4} ms | offsets {:.4} | prep {:.4}",
+                    cum[0],
+                    cum[1] - cum[0]
+                );
+            }
+            set_env("DNNPLAN_GDN_FWD_SLIMPREP", None);
+            inp.free();
+            continue;
+        }
         let fwd = inp.time(&caller, "gdn");
         // Token-stage variants (DNNPLAN_GDN_BWD_TOKENS; default "tc11,tc12", or the comma list
         // in DNNPLAN_GDN_TIMING_VARIANTS: tc11 = session 8's stage (the fp32 dR by cp.async,

@@ -131,6 +131,21 @@ DNNP_WGMMA_M64N64K16_RS(wgmma_m64n64k16_rs_f16_t, "f16")
 DNNP_WGMMA_M64N128K16_RS(wgmma_m64n128k16_rs_bf16_t, "bf16")
 DNNP_WGMMA_M64N128K16_RS(wgmma_m64n128k16_rs_f16_t, "f16")
 #undef DNNP_WGMMA_M64N128K16_RS
+// Session 28 (helper pp28, the slim prep's K Kᵀ / Q Kᵀ): the SS form (A and B both from shared
+// memory by descriptor, both K-major: imm-trans-a = imm-trans-b = 0) of m64n32k16, scale-d 1.
+// d: 16 fp32 per thread (4 n8 tiles in the accumulator layout above).
+#define DNNP_WGMMA_M64N32K16_SS(NAME, TY)                                                                                   \
+  __device__ __forceinline__ void NAME(float* d, uint64_t desc_a, uint64_t desc_b) {                                       \
+    asm volatile("{\n .reg .pred p;\n setp.ne.b32 p, 1, 0;\n"                                                               \
+                 "wgmma.mma_async.sync.aligned.m64n32k16.f32." TY "." TY " "                                                \
+                 "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15}, %16, %17, p, 1, 1, 0, 0;\n}\n"                  \
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),          \
+                   "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])     \
+                 : "l"(desc_a), "l"(desc_b));                                                                               \
+  }
+DNNP_WGMMA_M64N32K16_SS(wgmma_m64n32k16_ss_bf16, "bf16")
+DNNP_WGMMA_M64N32K16_SS(wgmma_m64n32k16_ss_f16, "f16")
+#undef DNNP_WGMMA_M64N32K16_SS
 #endif
 
 }  // namespace dnnp

@@ -201,18 +201,32 @@ __device__ __forceinline__ void slim_bar() {
 // 16-byte pieces are fixed (the same pieces and layout as a tid-strided loop), its first addresses
 // computed once, then constant strides. ZFILL (the slim prep, session 23, prep23): each piece one
 // zero-filling cp.async (cp_async16_zfill) instead of a cp.async or a 16-byte zero store under a
-// branch; the same bytes in the same places.
-template <typename T, int K, int NT, bool ZFILL = false>
+// branch; the same bytes in the same places. SWZ (session 28, pp28: the slim prep's wgmma form):
+// into the 128-byte swizzle K-major layout of the wgmma operands (slim_wg_elem<K>: 64-key atoms of
+// CHUNK rows of 128 B) instead of rows of K + 8; the same values.
+// The wgmma scan's q, k staging (session 23, wg23; here since session 28 for load_kq_rows' SWZ: fwd_slim_scan_body's WG, the w4gs scan): the
+// 128-byte swizzle K-major layout of dnnp_wgmma.cuh: keys 64 a .. 64 a + 63 of token t in the
+// 128 B row t of atom a (CHUNK rows, 8 KB), 16 B chunk j at j ^ (t & 7). (wg23 measured the
+// canonical no-swizzle layout 36-45 % slower than w4 and the swizzle 3-6 % faster: only it is kept.)
+template <int K>
+__device__ __forceinline__ int slim_wg_elem(int tok, int kd) {
+  return (kd >> 6) * 64 * CHUNK + tok * 64 + ((((kd >> 3) & 7) ^ (tok & 7)) << 3) + (kd & 7);
+}
+template <typename T, int K, int NT, bool ZFILL = false, bool SWZ = false>
 __device__ __forceinline__ void load_kq_rows(const FwdParams& p, T* kS, T* qS, long long t0, int len, int qh, int kh,
                                              int tid) {
-  constexpr int KP = K + 8, KV = K / 8, RS = NT / KV, IT = CHUNK * KV / NT;  // pieces per row, rows per round, rounds
+  constexpr int KV = K / 8, RS = NT / KV, IT = CHUNK * KV / NT;  // pieces per row, rows per round, rounds
   static_assert(CHUNK * KV % NT == 0 && NT % KV == 0, "whole rounds of whole rows");
+  static_assert(!SWZ || RS % 8 == 0, "SWZ: each thread's rows share their swizzle phase (tok & 7)");
+  // Row stride in elements: +RS rows per round (the swizzle's rows are 64 elements within an atom).
+  constexpr int KP = SWZ ? 64 : K + 8;
   const int r0 = tid / KV, c8 = 8 * (tid % KV);
   const T* ks = static_cast<const T*>(p.k) + ((t0 + r0) * p.hk + kh) * K + c8;
   const T* qs = static_cast<const T*>(p.q) + ((t0 + r0) * p.h + qh) * K + c8;
   const size_t kstep = static_cast<size_t>(RS) * p.hk * K, qstep = static_cast<size_t>(RS) * p.h * K;
   T* kd = kS + r0 * KP + c8;
   T* qd = qS + r0 * KP + c8;
+  if constexpr (SWZ) kd = kS + slim_wg_elem<K>(r0, c8), qd = qS + slim_wg_elem<K>(r0, c8);
 #pragma unroll
   for (int it = 0; it < IT; ++it) {
     if constexpr (ZFILL) {

@@ -90,6 +90,9 @@ constexpr int SLIM_W8_STAGES = 2;
 // carveout): now 3 named barriers per block and the largest carveout (the host's
 // PrepPass::max_carveout), 5 per SM by registers.
 constexpr int SLIM_PREP_MIN_BLOCKS = 5;
+// The wgmma form's (session 28, gdn_fwd_slimprep_*_k128_wg): 64 registers (at 48 ptxas spills and
+// serializes the wgmma; the _wg5 entry keeps 5 with the two chains one after the other).
+constexpr int SLIM_PREP_WG_MIN_BLOCKS = 4;
 
 // The slim prep's shared memory: r1 raw then normalised k; r2 raw then scaled q -> L (fp32, rows
 // of TCINV_LS) -> T (io, tcinv10_tb_row); Γ, β. rs (session 23): each row's (kr, qr) from phase 2
@@ -140,7 +143,10 @@ struct SlimUnpack4<gdn_bf16> {
 // (s_m + s_{m+16}) + (s_{m+8} + s_{m+24}), the same sum on lane m + 8 by commutativity) are this
 // lane's own sums of its four partials, and steps 4, 2, 1 are the same shuffles within the quarter.
 // Four rows per warp instruction: a quarter of the shuffles, rsqrts and loop overhead per row.
-template <typename T, int K>
+// SWZ (session 28, pp28: the wgmma form): the rows in slim_wg_elem<K>'s swizzle, not rows of K + 8.
+// (Each warp access still takes the minimum two wavefronts: the quarters' rows 4 apart hold
+// complementary halves of the row's 16-byte chunks, rows 8 apart the same ones.)
+template <typename T, int K, bool SWZ = false>
 __device__ __forceinline__ void slim_norm_row_quarter(const FwdParams& p, T* kS, T* qS, float2* rs, int r, int lane) {
   using IO = Io<T>;
   constexpr int KP = K + 8, EK = K / 32, G = K / 4;
@@ -148,11 +154,14 @@ __device__ __forceinline__ void slim_norm_row_quarter(const FwdParams& p, T* kS,
   const int m = lane & 7;
   T* kp = &kS[r * KP + m * EK];
   T* qp = &qS[r * KP + m * EK];
+  // Piece g of this lane (elements g G + m EK .. + 3 of row r) in k's / q's rows.
+  auto kat = [&](int g) { if constexpr (SWZ) return kS + slim_wg_elem<K>(r, g * G + m * EK); else return kp + g * G; };
+  auto qat = [&](int g) { if constexpr (SWZ) return qS + slim_wg_elem<K>(r, g * G + m * EK); else return qp + g * G; };
   float kx[4][EK], qx[4][EK], ks[4], qs[4];
 #pragma unroll
   for (int g = 0; g < 4; ++g) {
-    SlimUnpack4<T>::run(*reinterpret_cast<const uint2*>(kp + g * G), kx[g]);
-    SlimUnpack4<T>::run(*reinterpret_cast<const uint2*>(qp + g * G), qx[g]);
+    SlimUnpack4<T>::run(*reinterpret_cast<const uint2*>(kat(g)), kx[g]);
+    SlimUnpack4<T>::run(*reinterpret_cast<const uint2*>(qat(g)), qx[g]);
     ks[g] = 0.f;
     qs[g] = 0.f;
 #pragma unroll
@@ -168,9 +177,9 @@ __device__ __forceinline__ void slim_norm_row_quarter(const FwdParams& p, T* kS,
   // Io::pack rounds each value as f_to_bits does (the pair in one conversion).
 #pragma unroll
   for (int g = 0; g < 4; ++g) {
-    *reinterpret_cast<uint2*>(kp + g * G) =
+    *reinterpret_cast<uint2*>(kat(g)) =
         make_uint2(IO::pack(kx[g][0] * kr, kx[g][1] * kr), IO::pack(kx[g][2] * kr, kx[g][3] * kr));
-    *reinterpret_cast<uint2*>(qp + g * G) =
+    *reinterpret_cast<uint2*>(qat(g)) =
         make_uint2(IO::pack(qx[g][0] * qr, qx[g][1] * qr), IO::pack(qx[g][2] * qr, qx[g][3] * qr));
   }
   if (m == 0) rs[r] = make_float2(kr, qr);
@@ -190,6 +199,86 @@ __device__ __forceinline__ void slim_row_scalars(float* sc, const float2* rs, co
 // Phase 3 and 4's helpers (slim_qk_products, slim_store_la, slim_bar) live in
 // gdn_fwd_prep15.cuh since session 18 (bprep18): prep15's tile uses them too.
 
+#ifdef GDN_HOST_EMU
+// The CPU emulation has no wgmma: it runs WG's phase 3 as slim_qk_product's mma.sync over the
+// swizzled rows (each lane's ldmatrix row at slim_wg_elem), which checks the layout of phases 1-2
+// (bench/gdn_slim_host_emu.cpp: the workspace bitwise the default prep's), not the descriptors.
+template <typename T, int K>
+__device__ __forceinline__ void slim_qk_product_swz(float (&acc)[4][4], const T* as, const T* kS, int rt, int hi,
+                                                    int lane) {
+  using IO = Io<T>;
+  const int ar = 16 * rt + (lane & 7) + 8 * ((lane >> 3) & 1), ac = 8 * (lane >> 4);
+  const int br = 32 * hi + 8 * (lane >> 4) + (lane & 7), bc = 8 * ((lane >> 3) & 1);
+  for (int kk = 0; kk < K / 16; ++kk) {
+    u32 a[4];
+    ldsm_x4(a, &as[slim_wg_elem<K>(ar, 16 * kk + ac)]);
+    for (int np = 0; np < 2; ++np) {
+      u32 b[4];
+      ldsm_x4(b, &kS[slim_wg_elem<K>(16 * np + br, 16 * kk + bc)]);
+      IO::mma(acc[2 * np], a, b);
+      IO::mma(acc[2 * np + 1], a, b + 2);
+    }
+  }
+}
+#else
+// The io dtype's m64n32k16 SS wgmma (dnnp_wgmma.cuh; A and B K-major by descriptor).
+template <typename T>
+struct SlimWgSS;
+template <>
+struct SlimWgSS<gdn_bf16> {
+  static __device__ __forceinline__ void n32(float* d, uint64_t a, uint64_t b) { dnnp::wgmma_m64n32k16_ss_bf16(d, a, b); }
+};
+template <>
+struct SlimWgSS<gdn_f16> {
+  static __device__ __forceinline__ void n32(float* d, uint64_t a, uint64_t b) { dnnp::wgmma_m64n32k16_ss_f16(d, a, b); }
+};
+// Phase 3 of the slim prep on wgmma (session 28, pp28; DNNPLAN_GDN_FWD_SLIMPREP=wg): warpgroup hi
+// forms K Kᵀ (kacc) and Q Kᵀ (qacc) at all 64 rows, key columns 32 hi + 0..31, by m64n32k16 SS
+// wgmma (A = the normalised k / scaled q rows, B = the k rows 32 hi.., both K-major in
+// slim_wg_elem<K>'s 128-byte swizzle: each B element read once per warpgroup, not by every warp's
+// ldmatrix). Warp w of the warpgroup holds rows 16 w.. in the mma.sync C layout per n8 tile, i.e.
+// slim_qk_products' (rt, hi) = (w, hi) accumulators, the same k16 steps in the same order (kk
+// ascending, from zero) into each: the values the mma.sync products give where the tensor core
+// sums a k16 step alike (checked by the forward's hashes on the H200). Rows above the diagonal
+// (warps 4, 5 and the upper blocks) are formed and not used. mid() runs before the last wait
+// (warps 4, 5: the rows' scalars). The caller fenced the rows to the async proxy (fence.proxy.async
+// + block barrier after phase 2). SPLIT = false: both chains in one batch (interleaved, each in its
+// order): 64 registers, no spill (the _wg entry, 4 blocks per SM); SPLIT: K Kᵀ's batch, wait, then
+// Q Kᵀ's: at the slim prep's 48-register bound (_wg5, 5 blocks per SM) ptxas then spills 64 B
+// and serializes the wgmma (C7512; both chains in one batch: 620 B of spills).
+template <typename T, int K, bool SPLIT, typename Mid>
+__device__ __forceinline__ void slim_qk_products_wg(float (&kacc)[4][4], float (&qacc)[4][4], const T* kS, const T* qS,
+                                                    int hi, Mid&& mid) {
+  constexpr uint32_t ATOM = 64 * CHUNK * 2;  // a swizzle atom: 64 keys x CHUNK tokens
+  const uint32_t kb = static_cast<uint32_t>(__cvta_generic_to_shared(kS));
+  const uint32_t qb = static_cast<uint32_t>(__cvta_generic_to_shared(qS));
+  const uint32_t bb = kb + 32 * 128 * hi;  // the k rows 32 hi.. (N = 32: four 8-row groups, 1024-aligned)
+  auto desc = [](uint32_t base, int kk) { return dnnp::wgmma_desc(base + ATOM * (kk >> 2) + 32 * (kk & 3), 16, 1024, 1); };
+  dnnp::wgmma_fence_frags(kacc);
+  dnnp::wgmma_fence_frags(qacc);
+  dnnp::wgmma_fence();
+#pragma unroll
+  for (int kk = 0; kk < K / 16; ++kk) {
+    SlimWgSS<T>::n32(&kacc[0][0], desc(kb, kk), desc(bb, kk));
+    if constexpr (!SPLIT) SlimWgSS<T>::n32(&qacc[0][0], desc(qb, kk), desc(bb, kk));
+  }
+  dnnp::wgmma_commit();
+  if constexpr (SPLIT) {
+    dnnp::wgmma_wait<0>();
+    dnnp::wgmma_fence_frags(kacc);
+    dnnp::wgmma_fence_frags(qacc);
+    dnnp::wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < K / 16; ++kk) SlimWgSS<T>::n32(&qacc[0][0], desc(qb, kk), desc(bb, kk));
+    dnnp::wgmma_commit();
+  }
+  mid();
+  dnnp::wgmma_wait<0>();
+  dnnp::wgmma_fence_frags(kacc);
+  dnnp::wgmma_fence_frags(qacc);
+}
+#endif
+
 // The slim prep's tile: chunk slot c, head h on one block of PREP3_THREADS threads. Phases 1-4
 // compute prep15's values (prep10_tile<..., BAL_DIAG = 3>) without v: the same T and A bits; then
 // T, the scalars, A and Γ_last to the workspace. Session 18 (prep18; the prep is issue-bound) did
@@ -207,10 +296,16 @@ __device__ __forceinline__ void slim_row_scalars(float* sc, const float2* rs, co
 // T stored without a loop. Returns at once for a slot past the last chunk. Uses the whole dynamic
 // shared memory (SlimPrepSmem); a caller that runs another tile after it must put a block barrier
 // in between.
-template <typename T, int K>
+// WG (session 28, pp28: gdn_fwd_slimprep_*_k128_wg / _wg5, DNNPLAN_GDN_FWD_SLIMPREP=wg / wg5):
+// the k and q rows in slim_wg_elem's swizzle (phases 1, 2) and phase 3 on wgmma
+// (slim_qk_products_wg; WG = 1 both chains in one batch, 2 SPLIT); the same values where wgmma's
+// k16 steps sum as mma.sync's (the caller checks the 1024-byte alignment).
+template <typename T, int K, int WG = 0>
 __device__ __forceinline__ void fwd_slim_prep_tile(const FwdParams& p, const int c, const int h) {
   static_assert(K == 128, "the slim forward serves K = V = 128");
   using S = SlimPrepSmem<K>;
+  static_assert(!WG || (S::r1_off % 1024 == 0 && S::r2_off % 1024 == 0), "WG: the swizzle atoms 1024-byte aligned");
+  static_assert(!WG || S::r2_off + 2 * 64 * CHUNK * 2 <= S::rs_off, "WG: the swizzled q rows before rs");
   constexpr int NT = PREP3_THREADS;
   extern __shared__ __align__(16) unsigned char smem[];
   T* kS = reinterpret_cast<T*>(smem + S::r1_off);
@@ -231,7 +326,7 @@ __device__ __forceinline__ void fwd_slim_prep_tile(const FwdParams& p, const int
   const size_t ch = static_cast<size_t>(c) * HO + h;
 
   // Phase 1: raw q, k rows (zero past len, load_kq_rows<..., true>), in flight while the gates are cooked.
-  load_kq_rows<T, K, NT, true>(p, kS, qS, t0, len, qh, kh, tid);
+  load_kq_rows<T, K, NT, true, WG != 0>(p, kS, qS, t0, len, qh, kh, tid);
   cp_async_commit();
   prep_gates(p, gam, bet, t0, len, h, HO, tid, lane);
   const float gl = prep_finish_gates(p, gam, ch, tid);
@@ -243,7 +338,10 @@ __device__ __forceinline__ void fwd_slim_prep_tile(const FwdParams& p, const int
   static_assert(NT == 256, "8 warps x 4 quarters x 2 rounds = 64 rows");
 #pragma unroll 1
   for (int r = (warp & 3) + 4 * (lane >> 3) + 16 * (warp >> 2); r < CHUNK; r += 32)
-    slim_norm_row_quarter<T, K>(p, kS, qS, rs, r, lane);
+    slim_norm_row_quarter<T, K, WG != 0>(p, kS, qS, rs, r, lane);
+#ifndef GDN_HOST_EMU
+  if constexpr (WG) dnnp::fence_proxy_async_shared();  // this thread's k, q rows, for the wgmma
+#endif
   __syncthreads();
 
   // Phase 3 (session 18): warp (rt, hi) forms K Kᵀ and Q Kᵀ at rows 16 rt.., columns 32 hi.. when
@@ -256,8 +354,24 @@ __device__ __forceinline__ void fwd_slim_prep_tile(const FwdParams& p, const int
   zero_frags(kacc);
   zero_frags(qacc);
   // Warps 4, 5 (np = 0: no products) meanwhile store the rows' scalars, one thread per row.
-  if (np > 0) slim_qk_products<T, K, 2>(kacc, qacc, kS, qS, rt, hi, lane);
-  else slim_row_scalars(static_cast<float*>(p.ws_kr) + ch * SLIM_SCALARS * CHUNK, rs, gam, bet, gl, tid - 4 * 32, len);
+  if constexpr (WG) {
+#ifndef GDN_HOST_EMU
+    slim_qk_products_wg<T, K, WG == 2>(kacc, qacc, kS, qS, hi, [&] {
+      if (np == 0) slim_row_scalars(static_cast<float*>(p.ws_kr) + ch * SLIM_SCALARS * CHUNK, rs, gam, bet, gl, tid - 4 * 32, len);
+    });
+#else
+    if (np > 0) {
+      slim_qk_product_swz<T, K>(kacc, kS, kS, rt, hi, lane);
+      slim_qk_product_swz<T, K>(qacc, qS, kS, rt, hi, lane);
+    } else {
+      slim_row_scalars(static_cast<float*>(p.ws_kr) + ch * SLIM_SCALARS * CHUNK, rs, gam, bet, gl, tid - 4 * 32, len);
+    }
+#endif
+  } else if (np > 0) {
+    slim_qk_products<T, K, 2>(kacc, qacc, kS, qS, rt, hi, lane);
+  } else {
+    slim_row_scalars(static_cast<float*>(p.ws_kr) + ch * SLIM_SCALARS * CHUNK, rs, gam, bet, gl, tid - 4 * 32, len);
+  }
   __syncthreads();  // q and rs dead: L takes their place
 
   // Phase 4 (prep15's schedule without the E rows): L to Lf and A straight to the workspace (every
@@ -298,10 +412,16 @@ __device__ __forceinline__ void fwd_slim_prep_tile(const FwdParams& p, const int
   }
 }
 
-// The slim prep: grid (chunk slots, HO), one tile per block.
-template <typename T, int K>
+// The slim prep: grid (chunk slots, HO), one tile per block (WG: fwd_slim_prep_tile's wgmma form).
+template <typename T, int K, int WG = 0>
 __device__ __forceinline__ void fwd_slim_prep_body(const FwdParams& p) {
-  fwd_slim_prep_tile<T, K>(p, blockIdx.x, blockIdx.y);
+#ifndef GDN_HOST_EMU
+  if constexpr (WG) {
+    extern __shared__ __align__(16) unsigned char smem[];
+    dnnp::trap_unless_swizzle_aligned(smem);
+  }
+#endif
+  fwd_slim_prep_tile<T, K, WG>(p, blockIdx.x, blockIdx.y);
 }
 
 // The slim scan's shared memory per pipeline stage: raw q, k rows (K + 8), the block's VS value
@@ -420,14 +540,6 @@ __device__ __forceinline__ void slim_store_o(T* Os, const float (&oacc)[8][4], T
 // seeded piece scan issues its v, T, A refill there).
 using SlimNoHook = StepNoHook;
 
-// The wgmma scan's q, k staging (session 23, wg23: fwd_slim_scan_body's WG, the w4gs scan): the
-// 128-byte swizzle K-major layout of dnnp_wgmma.cuh: keys 64 a .. 64 a + 63 of token t in the
-// 128 B row t of atom a (CHUNK rows, 8 KB), 16 B chunk j at j ^ (t & 7). (wg23 measured the
-// canonical no-swizzle layout 36-45 % slower than w4 and the swizzle 3-6 % faster: only it is kept.)
-template <int K>
-__device__ __forceinline__ int slim_wg_elem(int tok, int kd) {
-  return (kd >> 6) * 64 * CHUNK + tok * 64 + ((((kd >> 3) & 7) ^ (tok & 7)) << 3) + (kd & 7);
-}
 // Z = vᵀ diag(β) − P' diag(ck) (WITH_V; else −P' diag(ck)) of this warp's 16 value rows x 64 tokens,
 // rounded to the io dtype in the mma A layout per token step kk (the A operand of Uᵀ = Z Tᵀ): the
 // one Z build of slim_chunk_tail and slim_chunk_tail_wg.

@@ -18,6 +18,11 @@
 //   gdn_fwd_chain2_k{64,128}               <<<(V / 32, HO, N), 256>>>  (M staged; DNNPLAN_GDN_CHAIN=v2)
 //   gdn_fwd_chain3_k{64,128}               <<<(V / 16, HO, N), 256>>>  (chain2 on 16 rows per block; v3)
 //   gdn_fwd_slimprep_{bf16,f16}_k128       <<<(max_chunks, HO), 256, SlimPrepSmem<128>>>  slim factors, 5 blocks/SM
+//   gdn_fwd_slimprep_{bf16,f16}_k128_wg    <<<as slimprep>>> (session 28, pp28: K Kᵀ / Q Kᵀ on m64n32k16 SS wgmma,
+//                                          the k, q rows in the 128-byte swizzle; DNNPLAN_GDN_FWD_SLIMPREP=wg;
+//                                          64 registers: SLIM_PREP_WG_MIN_BLOCKS = 4 per SM)
+//   gdn_fwd_slimprep_{bf16,f16}_k128_wg5   <<<as slimprep>>> (the same at 5 blocks per SM, 48 registers: the two
+//                                          chains one after the other; =wg5)
 //   gdn_fwd_slimscan_{bf16,f16}_k128_w4    <<<(2, HO, N), 128, SlimScanSmem<128,4,3>>>
 //   gdn_fwd_slimscan_{bf16,f16}_k128_w8    <<<(1, HO, N), 256, SlimScanSmem<128,8,2>>>
 //                                          (DNNPLAN_GDN_FWD_FACTORS=slim; gdn_fwd_slim.cuh; P = 1)
@@ -147,6 +152,14 @@ extern "C" __global__ void __launch_bounds__(gdn::CHAIN_THREADS) gdn_fwd_chain3_
   extern "C" __global__ void __launch_bounds__(gdn::PREP3_THREADS, gdn::SLIM_PREP_MIN_BLOCKS)       \
       gdn_fwd_slimprep_##TAG##_k128(gdn::FwdParams p) { dnnp_pdl_enter(p.flags & gdn::FLAG_PDL_TRIGGER); \
     gdn::fwd_slim_prep_body<T, 128>(p);                                                             \
+  }                                                                                                 \
+  extern "C" __global__ void __launch_bounds__(gdn::PREP3_THREADS, gdn::SLIM_PREP_WG_MIN_BLOCKS)    \
+      gdn_fwd_slimprep_##TAG##_k128_wg(gdn::FwdParams p) { dnnp_pdl_enter(p.flags & gdn::FLAG_PDL_TRIGGER); \
+    gdn::fwd_slim_prep_body<T, 128, 1>(p);                                                          \
+  }                                                                                                 \
+  extern "C" __global__ void __launch_bounds__(gdn::PREP3_THREADS, gdn::SLIM_PREP_MIN_BLOCKS)       \
+      gdn_fwd_slimprep_##TAG##_k128_wg5(gdn::FwdParams p) { dnnp_pdl_enter(p.flags & gdn::FLAG_PDL_TRIGGER); \
+    gdn::fwd_slim_prep_body<T, 128, 2>(p);                                                          \
   }                                                                                                 \
   extern "C" __global__ void __launch_bounds__(4 * 32)                                              \
       gdn_fwd_slimscan_##TAG##_k128_w4(gdn::FwdFastParams p) { dnnp_pdl_enter(p.f.flags & gdn::FLAG_PDL_TRIGGER); \

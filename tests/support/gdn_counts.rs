@@ -780,7 +780,13 @@ pub fn label(entry: &str) -> String {
 /// The family of an entry (`None`: no model).
 pub fn model(entry: &str) -> Option<&'static Model> {
     let s = stem(entry);
-    MODELS.iter().find(|m| m.stems.contains(&s.as_str()))
+    // Session 28 (pp28): the slim prep's wgmma forms (`_wg`, `_wg5`) move the same bytes and run
+    // the same products as the slim prep (their own label, its model).
+    let s = match s.as_str() {
+        "slimprep_wg" | "slimprep_wg5" => "slimprep",
+        other => other,
+    };
+    MODELS.iter().find(|m| m.stems.contains(&s))
 }
 
 /// `entry`'s counts at `shape` (`None`: no model).

@@ -44,7 +44,9 @@
 //! by wgmma, [`SLIM_PIECES_WG`]; `d` the mma.sync [`SLIM_PIECES`]; unset:
 //! [`SLIM_PIECE_WGMMA_BY_RULE`]; not bitwise by construction)
 //! and `DNNPLAN_GDN_FWD_STEPS=n` (launch only the first n kernels: per-kernel timing by
-//! differences), `DNNPLAN_GDN_FWD_PREP=v14|v15` (the factor kernel, both directions, bitwise the
+//! differences), `DNNPLAN_GDN_FWD_SLIMPREP=mma|wg|wg5` (session 28: the slim prep's K Kᵀ / Q Kᵀ
+//! by mma.sync, [`SLIM_PREP`], or on wgmma, [`SLIM_PREP_WG`] / [`SLIM_PREP_WG5`]; the same k16
+//! steps in the same order, bitwise on the H200; unset: [`SLIM_PREP_PRODUCTS_BY_RULE`], wg), `DNNPLAN_GDN_FWD_PREP=v14|v15` (the factor kernel, both directions, bitwise the
 //! same outputs: a row of [`PREP_VARIANTS`]; the default is [`PrepVariant::DEFAULT`], v15).
 //! The kernel switches (`_SCAN`, `_SUM`, `_PREP`) select only kernels bitwise the default (knobs change
 //! speed, never numerics); `_PIECES` changes the rounding (the piece chain's fp32 seeds) and
@@ -85,10 +87,11 @@ use super::params::{
     BWD_PREP_SLIM_MIN_BLOCKS, CHAIN_THREADS, CkptLayout, FwdFastParams, FwdParams, KernelDtype,
     OFFSETS_THREADS, OverlapLayout, PREP3_THREADS, PREP6_MIN_BLOCKS, PieceLayout, SCAN_STAGES,
     SCANX_S1_MIN_BLOCKS, SCANX_S1_STAGES, SLIM_OV_STAGES, SLIM_PREP_MIN_BLOCKS,
-    SLIM_PREP_OV_MIN_BLOCKS, SLIM_SUM_MIN_BLOCKS, SLIM_W4_STAGES, SLIM_W4D_MIN_BLOCKS,
-    SLIM_W8_STAGES, SUM_STAGES, SUM1_MIN_BLOCKS, WorkspaceLayout, dscan_mma_stages_smem_bytes,
-    fast_smem_bytes, flags, max_chunks, prep7_smem_bytes, scanx_smem_bytes, slim_piece_smem_bytes,
-    slim_prep_smem_bytes, slim_scan_smem_bytes, slim_sum_smem_bytes,
+    SLIM_PREP_OV_MIN_BLOCKS, SLIM_PREP_WG_MIN_BLOCKS, SLIM_SUM_MIN_BLOCKS, SLIM_W4_STAGES,
+    SLIM_W4D_MIN_BLOCKS, SLIM_W8_STAGES, SUM_STAGES, SUM1_MIN_BLOCKS, WorkspaceLayout,
+    dscan_mma_stages_smem_bytes, fast_smem_bytes, flags, max_chunks, prep7_smem_bytes,
+    scanx_smem_bytes, slim_piece_smem_bytes, slim_prep_smem_bytes, slim_scan_smem_bytes,
+    slim_sum_smem_bytes,
 };
 use super::pdl::{GdnPlan, Launch, PdlMode};
 
@@ -705,6 +708,76 @@ pub const SLIM_PREP: PrepPass = PrepPass {
     max_carveout: true,
 };
 
+/// The slim prep with its K Kᵀ / Q Kᵀ products on wgmma (`gdn_fwd_slimprep_<tag>_k128_wg`,
+/// session 28, helper pp28; `DNNPLAN_GDN_FWD_SLIMPREP=wg`): the k, q rows in the 128-byte swizzle
+/// and m64n32k16 SS wgmma (each `k` element read once per warpgroup instead of by every warp's
+/// ldmatrix), the same k16 steps in the same order; [`SLIM_PREP_WG_MIN_BLOCKS`] per SM (64
+/// registers).
+pub const SLIM_PREP_WG: PrepPass = PrepPass {
+    pass: FwdPass {
+        suffix: "wg",
+        ..SLIM_PREP.pass
+    },
+    min_blocks: SLIM_PREP_WG_MIN_BLOCKS,
+    ..SLIM_PREP
+};
+
+/// [`SLIM_PREP_WG`] at [`SLIM_PREP_MIN_BLOCKS`] per SM (`gdn_fwd_slimprep_<tag>_k128_wg5`,
+/// `DNNPLAN_GDN_FWD_SLIMPREP=wg5`): the two products' wgmma chains one after the other (at 48
+/// registers ptxas spills 64 B and serializes the wgmma).
+pub const SLIM_PREP_WG5: PrepPass = PrepPass {
+    pass: FwdPass {
+        suffix: "wg5",
+        ..SLIM_PREP.pass
+    },
+    ..SLIM_PREP
+};
+
+/// How the uncut slim prep [`SLIM_PREP`] forms its K Kᵀ / Q Kᵀ products
+/// (`DNNPLAN_GDN_FWD_SLIMPREP`, read at plan build; session 28): a speed knob, the same
+/// operands and k16 steps in the same order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SlimPrepProducts {
+    /// `mma`: mma.sync with ldmatrix fragments per warp ([`SLIM_PREP`]; the witness).
+    Mma,
+    /// `wg`: m64n32k16 SS wgmma, 4 blocks per SM ([`SLIM_PREP_WG`]).
+    Wg,
+    /// `wg5`: the same at 5 blocks per SM ([`SLIM_PREP_WG5`]).
+    Wg5,
+}
+
+/// The slim prep's products without `DNNPLAN_GDN_FWD_SLIMPREP`: [`SlimPrepProducts::Wg`]
+/// (session 28, helper pp28, bench/gdn_device_pp28_run1.log: forward hashes BITWISE the mma.sync
+/// form's by rule and at 7 pieces, memcheck clean; the prep −1.3..−2.1 %, the whole forward
+/// −0.5..−0.9 % at the four benchmark shapes).
+pub const SLIM_PREP_PRODUCTS_BY_RULE: SlimPrepProducts = SlimPrepProducts::Wg;
+
+impl SlimPrepProducts {
+    /// The form a `DNNPLAN_GDN_FWD_SLIMPREP` value names (`mma`, `wg`, `wg5`; anything else or
+    /// unset: [`SLIM_PREP_PRODUCTS_BY_RULE`]).
+    pub fn from_switch(value: Option<&str>) -> SlimPrepProducts {
+        match value {
+            Some("mma") => SlimPrepProducts::Mma,
+            Some("wg") => SlimPrepProducts::Wg,
+            Some("wg5") => SlimPrepProducts::Wg5,
+            _ => SLIM_PREP_PRODUCTS_BY_RULE,
+        }
+    }
+
+    /// The prep launch in place of `prep`: this form's for [`SLIM_PREP`], `prep` itself for any
+    /// other (the persistent [`SLIM_PREP_OV`] and the full factors' preps are kept).
+    pub fn pass(self, prep: PrepPass) -> PrepPass {
+        if prep != SLIM_PREP {
+            return prep;
+        }
+        match self {
+            SlimPrepProducts::Mma => SLIM_PREP,
+            SlimPrepProducts::Wg => SLIM_PREP_WG,
+            SlimPrepProducts::Wg5 => SLIM_PREP_WG5,
+        }
+    }
+}
+
 /// The backward's slim prep `gdn_bwd_prep15sl_<tag>_k128` (session 28, helper pp28; entry in the
 /// `gdn_bwd` module: [`FwdPass::entry_in`] with `dir` = `bwd`): the scalar-form prep
 /// (`gdn_bwd_prep15sc_*`, [`super::backward::BwdKernel::PrepSc`]) without the `W` and `Ũᵀ` tiles
@@ -1067,6 +1140,9 @@ pub struct FwdChoice {
     /// [`SLIM_PIECES_WGX`]: the whole step): [`SLIM_PIECE_WGMMA_BY_RULE`], or
     /// `DNNPLAN_GDN_FWD_PIECE` (`gx`, `gs`, `d`).
     pub piece_wgmma: WgmmaDepth,
+    /// How the uncut slim prep forms its products (`DNNPLAN_GDN_FWD_SLIMPREP`; default
+    /// [`SLIM_PREP_PRODUCTS_BY_RULE`]).
+    pub slim_prep: SlimPrepProducts,
 }
 
 /// Which chunk factors the forward's prep writes and its output scan reads.
@@ -1316,6 +1392,7 @@ impl FwdChoice {
         }
         c.prep = PrepVariant::from_env();
         c.chain = ChainVariant::from_env();
+        c.slim_prep = SlimPrepProducts::from_switch(env("DNNPLAN_GDN_FWD_SLIMPREP").as_deref());
         let wanted = env("DNNPLAN_GDN_FWD_FACTORS")
             .as_deref()
             .and_then(FwdFactors::from_switch)
@@ -1363,7 +1440,7 @@ impl FwdChoice {
     pub fn prep_pass(&self) -> PrepPass {
         match self.factors {
             FwdFactors::Full => self.prep.row().pass,
-            FwdFactors::Slim => self.slim_scan().prep,
+            FwdFactors::Slim => self.slim_prep.pass(self.slim_scan().prep),
         }
     }
 
@@ -1476,6 +1553,7 @@ impl FwdChoice {
             sequential: false,
             scan_wgmma: SLIM_SCAN_WGMMA_BY_RULE,
             piece_wgmma: SLIM_PIECE_WGMMA_BY_RULE,
+            slim_prep: SLIM_PREP_PRODUCTS_BY_RULE,
         };
         c.overlap = c.overlap_pick(f, sms, None, true);
         c
@@ -1940,7 +2018,10 @@ pub(super) mod tests {
         assert_eq!(
             plain.kernel_names("bf16", 128),
             (
-                "gdn_fwd_slimprep_bf16_k128".to_owned(),
+                SLIM_PREP_PRODUCTS_BY_RULE
+                    .pass(SLIM_PREP)
+                    .pass
+                    .entry("bf16", 128),
                 format!("gdn_fwd_slimscan_bf16_k128_{}", rule_slim_suffix(4))
             )
         );
@@ -2116,7 +2197,10 @@ pub(super) mod tests {
         assert_eq!(
             c.kernel_names("bf16", 128),
             (
-                "gdn_fwd_slimprep_bf16_k128".to_owned(),
+                SLIM_PREP_PRODUCTS_BY_RULE
+                    .pass(SLIM_PREP)
+                    .pass
+                    .entry("bf16", 128),
                 format!("gdn_fwd_slimscan_bf16_k128_{}", rule_slim_suffix(8))
             )
         );
@@ -2624,5 +2708,62 @@ pub(super) mod tests {
         );
         assert_eq!(BWD_PREP_SLIM.min_blocks, 5);
         const { assert!(BWD_PREP_SLIM.max_carveout) };
+    }
+
+    #[test]
+    fn the_slim_prep_switch_swaps_only_the_uncut_slim_prep() {
+        // Session 28 (pp28): DNNPLAN_GDN_FWD_SLIMPREP=wg / wg5 name the bundled wgmma forms of
+        // gdn_fwd_slimprep_*_k128 (4 / 5 blocks per SM, the slim prep's shared memory); the
+        // persistent prep and the full preps stay.
+        let fwd = crate::cuda::kernels::find("gdn_fwd").expect("bundled GDN module");
+        assert_eq!(SlimPrepProducts::from_switch(None), SlimPrepProducts::Wg);
+        assert_eq!(
+            SlimPrepProducts::from_switch(Some("x")),
+            SlimPrepProducts::Wg
+        );
+        assert_eq!(
+            SlimPrepProducts::from_switch(Some("mma")),
+            SlimPrepProducts::Mma
+        );
+        assert_eq!(SlimPrepProducts::Mma.pass(SLIM_PREP), SLIM_PREP);
+        for (value, form, entry, blocks) in [
+            (
+                "wg",
+                SlimPrepProducts::Wg,
+                "gdn_fwd_slimprep_bf16_k128_wg",
+                4,
+            ),
+            (
+                "wg5",
+                SlimPrepProducts::Wg5,
+                "gdn_fwd_slimprep_bf16_k128_wg5",
+                5,
+            ),
+        ] {
+            assert_eq!(SlimPrepProducts::from_switch(Some(value)), form);
+            let pass = form.pass(SLIM_PREP);
+            assert_eq!(pass.pass.entry("bf16", 128), entry);
+            assert_eq!(
+                (
+                    pass.min_blocks,
+                    pass.pass.smem_bytes(128),
+                    pass.max_carveout
+                ),
+                (blocks, 36_352, true)
+            );
+            for tag in ["bf16", "f16"] {
+                assert!(fwd.has_function(&pass.pass.entry(tag, 128)));
+            }
+            assert_eq!(form.pass(SLIM_PREP_OV), SLIM_PREP_OV);
+            assert_eq!(form.pass(PREP_VARIANTS[1].pass), PREP_VARIANTS[1].pass);
+            // The uncut slim forward at (4, 8192, 16) runs it (wg by the rule).
+            let f = facts(4, 32768, 16, 128, false);
+            let mut c = FwdChoice::default_for(&f, 132);
+            assert_eq!(c.prep_pass(), SLIM_PREP_WG);
+            c.slim_prep = SlimPrepProducts::Mma;
+            assert_eq!(c.prep_pass(), SLIM_PREP);
+            c.slim_prep = form;
+            assert_eq!(c.prep_pass(), pass);
+        }
     }
 }

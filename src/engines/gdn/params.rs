@@ -493,6 +493,9 @@ pub const SLIM_W8_STAGES: u64 = 2;
 /// Blocks per SM of the slim prep's launch bounds (`gdn::SLIM_PREP_MIN_BLOCKS`: at most 48
 /// registers).
 pub const SLIM_PREP_MIN_BLOCKS: u64 = 5;
+/// Blocks per SM of the slim prep's wgmma form's launch bounds (`gdn::SLIM_PREP_WG_MIN_BLOCKS`,
+/// `gdn_fwd_slimprep_*_k128_wg`, session 28: 64 registers, without spills or serialized wgmma).
+pub const SLIM_PREP_WG_MIN_BLOCKS: u64 = 4;
 /// Blocks per SM of the backward's slim prep's launch bounds (`gdn::PREP15SL_MIN_BLOCKS`,
 /// `gdn_bwd_prep15sl_*`, session 28: at most 48 registers; its shared memory is the slim prep's,
 /// [`slim_prep_smem_bytes`]).
