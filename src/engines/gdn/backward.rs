@@ -646,7 +646,7 @@ impl BwdPrepForm {
     }
 
     /// Whether a plan runs the scalar form: this form is [`BwdPrepForm::Scalars`] or
-    /// [`BwdPrepForm::Slim`] (the scalar form with the slim replay, [`slim_swap`]), K = V = 128,
+    /// [`BwdPrepForm::Slim`] (the scalar form with the slim replay, `slim_swap`), K = V = 128,
     /// the prep is v15, the sequences are uncut (`pieces` ≤ 1), the uncut replay runs
     /// (`replay`: its kernel, `None` when checkpoints replace it) and is `gx` or `gx4` (or the
     /// `tc16` pair's `U`-storing `gxu` / `gx4u`), and the
@@ -2071,7 +2071,7 @@ impl<F> GdnBwdPlan<F> {
             .any(|s| matches!(s.0, BwdKernel::PrepSc | BwdKernel::PrepSl))
     }
 
-    /// Whether the plan runs the slim form's prep and replay ([`BwdPrepForm::Slim`], [`slim_swap`]).
+    /// Whether the plan runs the slim form's prep and replay ([`BwdPrepForm::Slim`], `slim_swap`).
     pub fn slim_form(&self) -> bool {
         self.steps.iter().any(|s| matches!(s.0, BwdKernel::PrepSl))
     }
