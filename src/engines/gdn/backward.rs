@@ -568,6 +568,21 @@ impl BwdKernel {
         }
     }
 
+    /// The dynamic shared memory of the scalar and slim forms' uncut replays at their stages
+    /// (`gx*`: [`FSCAN_GX_STAGES`], `gx4*`: 4), before the one-block-per-SM floor; `None` for
+    /// every other kernel. The scalar form's swap and [`slim_swap`]'s both size by it.
+    fn form_replay_smem(self) -> Option<u32> {
+        match self {
+            BwdKernel::FscanGxSc | BwdKernel::FscanGxScU => {
+                Some(fscan_gxsc_smem_bytes(FSCAN_GX_STAGES))
+            }
+            BwdKernel::FscanGx4Sc | BwdKernel::FscanGx4ScU => Some(fscan_gxsc_smem_bytes(4)),
+            BwdKernel::FscanGxSl => Some(fscan_gxsl_smem_bytes(FSCAN_GX_STAGES)),
+            BwdKernel::FscanGx4Sl => Some(fscan_gxsl_smem_bytes(4)),
+            _ => None,
+        }
+    }
+
     /// Whether the kernel is launched with programmatic dependent launch (the consumer of a
     /// producer / consumer pair, `kernels/include/gdn_bwd_overlap.cuh`).
     pub fn programmatic(self) -> bool {
@@ -706,9 +721,7 @@ fn slim_swap(steps: &mut [Step], replay_smem: impl Fn(u32) -> u32, sms: u64) -> 
                 (kernel, grid, threads, smem)
             }
             _ => {
-                let two = kernel == BwdKernel::FscanGxSl;
-                let stages = if two { FSCAN_GX_STAGES } else { 4 };
-                let smem = replay_smem(fscan_gxsl_smem_bytes(stages));
+                let smem = kernel.form_replay_smem().map_or(step.3, &replay_smem);
                 (kernel, step.1, step.2, smem)
             }
         };
@@ -2000,16 +2013,8 @@ impl<F> GdnBwdPlan<F> {
                 };
                 step.0 = kernel;
                 step.3 = match kernel {
-                    BwdKernel::FscanGxSc
-                    | BwdKernel::FscanGx4Sc
-                    | BwdKernel::FscanGxScU
-                    | BwdKernel::FscanGx4ScU => {
-                        let two = matches!(kernel, BwdKernel::FscanGxSc | BwdKernel::FscanGxScU);
-                        let stages = if two { FSCAN_GX_STAGES } else { 4 };
-                        uncut_replay_smem(fscan_gxsc_smem_bytes(stages))
-                    }
                     BwdKernel::DscanOv2GxSc => overlap_scan_launch(kernel, k, v).1,
-                    _ => step.3,
+                    _ => kernel.form_replay_smem().map_or(step.3, uncut_replay_smem),
                 };
             }
             if form == BwdPrepForm::Slim {

@@ -295,9 +295,11 @@ impl Engine for GdnSm90 {
             for f in &fns {
                 launcher.prepare(f)?;
             }
-            // The slim form's prep (session 28, K = 128): 5 blocks per SM need the largest carveout.
+            // The slim form's prep (session 28, K = 128): its row asks for the largest carveout
+            // (5 blocks per SM).
             if let Some(prep_sl) = fns.get(super::backward::BwdKernel::PrepSl as usize)
                 && k == 128
+                && BWD_PREP_SLIM.max_carveout
             {
                 prep_sl.prefer_max_shared_memory(dev.ordinal)?;
             }
