@@ -76,6 +76,17 @@ __device__ __forceinline__ void dnnp_flag_publish_after_barrier(unsigned* flag, 
     }
 }
 
+// Adds `value` to `flag` (release, gpu scope) when the caller has just passed a block barrier that
+// follows every thread's writes of its part of the unit: a unit written by several blocks, each
+// adding its share, is complete when the flag reaches their sum (the consumer waits for that).
+// All threads of the block call it; thread 0 adds.
+__device__ __forceinline__ void dnnp_flag_add_after_barrier(unsigned* flag, unsigned value) {
+    if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
+        __threadfence();
+        asm volatile("red.release.gpu.global.add.u32 [%0], %1;" ::"l"(flag), "r"(value) : "memory");
+    }
+}
+
 // Publishes `value` in `flag` once every thread of the block has written its part of the unit.
 // All threads of the block must call it (it contains a block barrier).
 __device__ __forceinline__ void dnnp_flag_publish_block(unsigned* flag, unsigned value) {

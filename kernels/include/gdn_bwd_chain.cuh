@@ -46,7 +46,8 @@ namespace gdn {
 struct BwdChainParams {
   BwdParams b;
   int pieces;  // P ≥ 1
-  int pad_;
+  int ov_need;  // the overlap's flag value of a complete unit: ≤ 1 one producer block per unit (1);
+                // 2 the split reverse scan's two halves (session 29, gdn_bwd_dscan_ov2gxsh)
   float* ws_h;     // [N·(P−1), HO, V, K]: H_j, then G_j (reversed slots)
   float* ws_m;     // [N·(P−1), HO, K, K]: M_j, then Mᵀ_j (reversed slots)
   float* ws_seed;  // [N·P, HO, V, K]: forward seeds, then dX_out seeds (reversed slots)

@@ -80,6 +80,47 @@ struct DscanGxSmem {
 static_assert(DscanGxSmem<128, 8, 2>::bytes_r2 == 200704, "DscanGxSmem size changed: update params.rs");
 static_assert(DscanGxSmem<128, 8, 2, true>::bytes_r2 == 169984, "DscanGxSmem (scalar form) changed: update params.rs");
 
+// SPLIT (session 29, helper dw29: gdn_bwd_dscan_ov2gxsh, the scalar form's reverse scan as two
+// blocks per unit, one warpgroup of NW = 4 warps on 64 value rows each, two blocks per SM): the
+// tiles read to the chunk's end (A, T, raw k, the four scalar rows) on two stages as above; the raw
+// q tile and the block's dO columns (read by batch 2 and before batch 1b) in ONE buffer past them,
+// refilled for the next chunk after the chunk's batches 2 and 3 (a block barrier); then the
+// per-warp dS' staging rows. 110,592 B: two blocks fit an SM's 228 KB (one block of the 8-warp
+// scan holds 236 registers × 256 threads, nearly the whole register file; a warpgroup's 128
+// threads half of it).
+template <int K, int NW>
+struct DscanGxSplitSmem {
+  static_assert(K == 128, "two 64-key swizzle atoms per token tile");
+  static constexpr int KP = K + 8;
+  static constexpr int VS = 16 * NW;
+  static constexpr int DP = VS + 8;
+  static constexpr size_t a_off = 0;                          // A  (swizzled [j][i]), per stage
+  static constexpr size_t t_off = a_off + CHUNK * CHUNK * 2;  // T  (swizzled [i][j]), per stage
+  static constexpr size_t kr_off = t_off + CHUNK * CHUNK * 2; // raw k (swizzled), per stage
+  static constexpr size_t e_off = kr_off + CHUNK * K * 2;     // the four scalar rows, per stage
+  static constexpr size_t stage = (e_off + 4 * CHUNK * 4 + 1023) / 1024 * 1024;
+  static constexpr size_t q_off = 2 * stage;                  // raw q (swizzled), one buffer (absolute)
+  static constexpr size_t do_off = q_off + CHUNK * K * 2;     // dO [64 tokens][DP], one buffer (absolute)
+  static constexpr size_t bytes = (do_off + CHUNK * DP * 2 + 1023) / 1024 * 1024;
+  static constexpr size_t dss_warp = 16 * KP * 2;
+  static constexpr size_t bytes_r2 = bytes + NW * dss_warp;
+  static_assert(t_off % 1024 == 0 && kr_off % 1024 == 0 && q_off % 1024 == 0 && e_off % 1024 == 0 &&
+                    stage % 1024 == 0,
+                "SW128 atoms 1024-byte aligned");
+};
+// The host mirror: src/engines/gdn/params.rs, dscan_ov2gxsh_smem_bytes.
+static_assert(DscanGxSplitSmem<128, 4>::bytes_r2 == 110592, "DscanGxSplitSmem size changed: update params.rs");
+
+// The reverse scan's shared-memory layout: DscanGxSmem, or with SPLIT DscanGxSplitSmem.
+template <int K, int NW, int STAGES, bool RAW_K_SCALED, bool SPLIT>
+struct DscanGxLayout {
+  using type = DscanGxSmem<K, NW, STAGES, RAW_K_SCALED>;
+};
+template <int K, int NW, int STAGES, bool RAW_K_SCALED>
+struct DscanGxLayout<K, NW, STAGES, RAW_K_SCALED, true> {
+  using type = DscanGxSplitSmem<K, NW>;
+};
+
 // One stage of the wgmma reverse scan: chunk c's A, T, Kᴿ, Q⁺, E by cp.async into their swizzled
 // positions (round it: piece tid + NT·it of the contiguous tile, row (tid + NT·it) / (ROWLEN / 8);
 // NT / (ROWLEN / 8) rows per round, a multiple of 8, so a round is the first one's elements plus
@@ -111,32 +152,43 @@ __device__ __forceinline__ void dscan_gx_rows_swizzled(T* dst, const T* src, lon
   for (int it = 0; it < N / NT; ++it) cp_async16_zfill(d + it * RS * 64, s + it * step, r0 + it * RS < len);
 }
 
-template <typename T, int K, int V, typename S, int NT, bool RAW_K_SCALED = false>
+// PART (session 29, the split scan SPLIT): 0 every tile; 1 the stage's tiles A, T, raw k and the
+// scalars (base: the stage); 2 the single buffer's raw q and dO (base: the shared memory's start,
+// S::q_off / S::do_off absolute). PART 1 / 2 with RAW_K_SCALED only.
+template <typename T, int K, int V, typename S, int NT, bool RAW_K_SCALED = false, int PART = 0>
 __device__ __forceinline__ void dscan_gx_issue_chunk(const BwdParams& bp, unsigned char* base, int c, int h, long long cs,
                                                      long long ce, int c_first, int vb, int tid) {
+  static_assert(PART == 0 || RAW_K_SCALED, "the split scan runs the scalar form");
   const FwdParams& p = bp.f;
   constexpr int VS = S::VS, DP = S::DP;
   const int HO = p.ho;
   const size_t ch = static_cast<size_t>(c) * HO + h;
-  dscan_gx_tile_swizzled<T, CHUNK, NT>(reinterpret_cast<T*>(base + S::a_off), static_cast<const T*>(p.ws_a) + ch * CHUNK * CHUNK, tid);
-  dscan_gx_tile_swizzled<T, CHUNK, NT>(reinterpret_cast<T*>(base + S::t_off), static_cast<const T*>(bp.ws_t) + ch * CHUNK * CHUNK, tid);
+  if constexpr (PART != 2) {
+    dscan_gx_tile_swizzled<T, CHUNK, NT>(reinterpret_cast<T*>(base + S::a_off), static_cast<const T*>(p.ws_a) + ch * CHUNK * CHUNK, tid);
+    dscan_gx_tile_swizzled<T, CHUNK, NT>(reinterpret_cast<T*>(base + S::t_off), static_cast<const T*>(bp.ws_t) + ch * CHUNK * CHUNK, tid);
+  }
   if constexpr (RAW_K_SCALED) {
     const long long t0 = cs + static_cast<long long>(c - c_first) * CHUNK;
     const int len = static_cast<int>(min_ll(static_cast<long long>(CHUNK), ce - t0));
     const int qh = p.h == HO ? h : h / (HO / p.h), kh = p.hk == HO ? h : h / (HO / p.hk);
-    dscan_gx_rows_swizzled<T, K, NT>(reinterpret_cast<T*>(base + S::kr_off), static_cast<const T*>(p.k), t0, len, p.hk, kh, tid);
-    dscan_gx_rows_swizzled<T, K, NT>(reinterpret_cast<T*>(base + S::q_off), static_cast<const T*>(p.q), t0, len, p.h, qh, tid);
+    if constexpr (PART != 2)
+      dscan_gx_rows_swizzled<T, K, NT>(reinterpret_cast<T*>(base + S::kr_off), static_cast<const T*>(p.k), t0, len, p.hk, kh, tid);
+    if constexpr (PART != 1)
+      dscan_gx_rows_swizzled<T, K, NT>(reinterpret_cast<T*>(base + S::q_off), static_cast<const T*>(p.q), t0, len, p.h, qh, tid);
     static_assert(4 * CHUNK / 4 <= NT, "one 16-byte piece of the scalars per thread");
-    cp_async16_if(reinterpret_cast<float*>(base + S::e_off) + 4 * tid,
-                  static_cast<const float*>(p.ws_kr) + ch * 4 * CHUNK + 4 * tid, tid < CHUNK);
+    if constexpr (PART != 2)
+      cp_async16_if(reinterpret_cast<float*>(base + S::e_off) + 4 * tid,
+                    static_cast<const float*>(p.ws_kr) + ch * 4 * CHUNK + 4 * tid, tid < CHUNK);
   } else {
     dscan_gx_tile_swizzled<T, K, NT>(reinterpret_cast<T*>(base + S::kr_off), static_cast<const T*>(p.ws_kr) + ch * CHUNK * K, tid);
     dscan_gx_tile_swizzled<T, K, NT>(reinterpret_cast<T*>(base + S::q_off), static_cast<const T*>(p.ws_q) + ch * CHUNK * K, tid);
     dscan_gx_tile_swizzled<T, K, NT>(reinterpret_cast<T*>(base + S::e_off), static_cast<const T*>(bp.ws_e) + ch * CHUNK * K, tid);
   }
-  const long long t0 = cs + static_cast<long long>(c - c_first) * CHUNK;
-  const int len = static_cast<int>(min_ll(static_cast<long long>(CHUNK), ce - t0));
-  dscan_copy_do_rows<T, V, VS, DP, NT>(reinterpret_cast<T*>(base + S::do_off), bp, t0, len, h, HO, vb, tid);
+  if constexpr (PART != 1) {
+    const long long t0 = cs + static_cast<long long>(c - c_first) * CHUNK;
+    const int len = static_cast<int>(min_ll(static_cast<long long>(CHUNK), ce - t0));
+    dscan_copy_do_rows<T, V, VS, DP, NT>(reinterpret_cast<T*>(base + S::do_off), bp, t0, len, h, HO, vb, tid);
+  }
 }
 
 // The wgmma reverse scan's chunk loop (the file's top comment): chunks [c_begin, c_end) of the
@@ -153,13 +205,21 @@ __device__ __forceinline__ void dscan_gx_issue_chunk(const BwdParams& bp, unsign
 //   batch 3  dRᵀ = dUᵀ T
 //   batch 4  X += (−dRᵀ diag(ck)) k
 // (= the full form's products in exact arithmetic; other roundings: the fp64 reference is the bar).
-template <typename T, int K, int V, int NW, int STAGES, bool RAW_K_SCALED = false>
+// SPLIT (session 29, helper dw29; RAW_K_SCALED, STAGES = 2): one warpgroup (NW = 4) on the value rows
+// vb .. vb + 63 of its unit (the other half is another block's), DscanGxSplitSmem: per chunk the
+// same instructions per warp as the 8-warp loop's warpgroup of those rows (bitwise the same dS',
+// dR, X), the q / dO buffer refilled after batches 2 and 3 behind a second block barrier, and the
+// unit published by adding 1 to its flag (complete at 2: both halves; the consumer waits for
+// BwdChainParams::ov_need).
+template <typename T, int K, int V, int NW, int STAGES, bool RAW_K_SCALED = false, bool SPLIT = false>
 __device__ __forceinline__ void dscan_gx_chunks(const BwdParams& bp, float (&x)[K / 8][4], int h, long long cs,
                                                 long long ce, int c_first, int c_begin, int c_end, int vb,
                                                 unsigned* pub_flags) {
-  static_assert(K == 128 && NW == 8 && 16 * NW == V, "two warpgroups of 64 value rows at K = V = 128");
+  static_assert(K == 128 && (SPLIT ? NW == 4 && 32 * NW == V : NW == 8 && 16 * NW == V),
+                "two warpgroups of 64 value rows at K = V = 128 (SPLIT: one, a block per half)");
   static_assert(STAGES >= 2, "the stage read one chunk earlier is refilled");
-  using S = DscanGxSmem<K, NW, STAGES, RAW_K_SCALED>;
+  static_assert(!SPLIT || (RAW_K_SCALED && STAGES == 2), "the split scan: the scalar form, two stages");
+  using S = typename DscanGxLayout<K, NW, STAGES, RAW_K_SCALED, SPLIT>::type;
   constexpr int DP = S::DP;
   const FwdParams& p = bp.f;
   extern __shared__ __align__(16) unsigned char smem[];
@@ -167,12 +227,28 @@ __device__ __forceinline__ void dscan_gx_chunks(const BwdParams& bp, float (&x)[
   const int HO = p.ho;
   const int nch = c_end - c_begin;
   auto issue = [&](int s, int st) {
-    dscan_gx_issue_chunk<T, K, V, S, NW * 32, RAW_K_SCALED>(bp, smem + st * S::stage, c_end - 1 - s, h, cs, ce, c_first,
-                                                             vb, tid);
+    dscan_gx_issue_chunk<T, K, V, S, NW * 32, RAW_K_SCALED, SPLIT ? 1 : 0>(bp, smem + st * S::stage, c_end - 1 - s, h, cs,
+                                                                           ce, c_first, vb, tid);
+  };
+  // SPLIT: the single buffer's q and dO of step s.
+  auto issue_single = [&](int s) {
+    dscan_gx_issue_chunk<T, K, V, S, NW * 32, RAW_K_SCALED, 2>(bp, smem, c_end - 1 - s, h, cs, ce, c_first, vb, tid);
+  };
+  // The unit of a chunk whose stores every thread issued before the barrier just passed.
+  auto publish = [&](size_t unit) {
+    if constexpr (SPLIT)
+      dnnp_flag_add_after_barrier(pub_flags + unit, 1u);
+    else
+      dnnp_flag_publish_after_barrier(pub_flags + unit, 1u);
   };
 #pragma unroll
   for (int sidx = 0; sidx < STAGES - 1; ++sidx) {
-    if (sidx < nch) issue(sidx, sidx);
+    if (sidx < nch) {
+      issue(sidx, sidx);
+      if constexpr (SPLIT) {
+        if (sidx == 0) issue_single(0);
+      }
+    }
     cp_async_commit();
   }
   const int arow = (lane & 7) + 8 * (lane >> 4);  // ldmatrix.trans rows of dOᵀ's A fragments
@@ -192,14 +268,22 @@ __device__ __forceinline__ void dscan_gx_chunks(const BwdParams& bp, float (&x)[
     cp_async_wait<STAGES - 2>();
     dnnp::fence_proxy_async_shared();
     __syncthreads();
-    if (s > 0) dnnp_flag_publish_after_barrier(pub_flags + prev_ch, 1u);
+    if (s > 0) publish(prev_ch);
     if (s + STAGES - 1 < nch) issue(s + STAGES - 1, (s + STAGES - 1) % STAGES);
     cp_async_commit();
     const size_t ch = static_cast<size_t>(c) * HO + h;
     const float decay = __expf(gl_next);
     if (s + 1 < nch) gl_next = p.ws_gl[static_cast<size_t>(c - 1) * HO + h];
     const uint32_t sb = sm0 + static_cast<uint32_t>(st * S::stage);
-    const T* Ds = reinterpret_cast<const T*>(smem + st * S::stage + S::do_off);
+    uint32_t sq;  // the q tile (SPLIT: the single buffer)
+    const T* Ds;  // the dO tile (SPLIT: the single buffer)
+    if constexpr (SPLIT) {
+      sq = sm0 + static_cast<uint32_t>(S::q_off);
+      Ds = reinterpret_cast<const T*>(smem + S::do_off);
+    } else {
+      sq = sb + S::q_off;
+      Ds = reinterpret_cast<const T*>(smem + st * S::stage + S::do_off);
+    }
     // dS' of this chunk (X on entry), before batch 1 (its copies' registers are free then).
     dscan_store_ds_staged<T, K, V, S>(bp, smem, ch, x, vb + 16 * warp, warp, lane);
     u32 xa[K / 16][4];
@@ -254,7 +338,7 @@ __device__ __forceinline__ void dscan_gx_chunks(const BwdParams& bp, float (&x)[
       dnnp::wgmma_fence_frags(x);
       dnnp::wgmma_fence();
 #pragma unroll
-      for (int kk = 0; kk < 4; ++kk) SlimWgN<T>::template mma<128, 1>(&x[0][0], doq[kk], mnmaj(sb + S::q_off, kk));
+      for (int kk = 0; kk < 4; ++kk) SlimWgN<T>::template mma<128, 1>(&x[0][0], doq[kk], mnmaj(sq, kk));
       dnnp::wgmma_commit();
     } else {
 #pragma unroll
@@ -274,7 +358,7 @@ __device__ __forceinline__ void dscan_gx_chunks(const BwdParams& bp, float (&x)[
       dnnp::wgmma_fence_frags(x);
       dnnp::wgmma_fence();
 #pragma unroll
-      for (int kk = 0; kk < 4; ++kk) SlimWgN<T>::template mma<128, 1>(&x[0][0], doa[kk], mnmaj(sb + S::q_off, kk));
+      for (int kk = 0; kk < 4; ++kk) SlimWgN<T>::template mma<128, 1>(&x[0][0], doa[kk], mnmaj(sq, kk));
       dnnp::wgmma_commit();
     }
     u32 dua[4][4];
@@ -290,6 +374,13 @@ __device__ __forceinline__ void dscan_gx_chunks(const BwdParams& bp, float (&x)[
     dnnp::wgmma_wait<0>();  // batches 2, 3
     dnnp::wgmma_fence_frags(dr);
     dnnp::wgmma_fence_frags(x);
+    if constexpr (SPLIT) {
+      // Every warp of the block is past its reads of q (batch 2 complete) and dO (its fragments
+      // taken before batch 1b): the next chunk's q and dO into the single buffer.
+      __syncthreads();
+      if (s + 1 < nch) issue_single(s + 1);
+      cp_async_commit();
+    }
     u32 dra[4][4];
     if constexpr (RAW_K_SCALED) {  // −dRᵀ diag(ck)
       const float* Sc = reinterpret_cast<const float*>(smem + st * S::stage + S::e_off);
@@ -320,22 +411,27 @@ __device__ __forceinline__ void dscan_gx_chunks(const BwdParams& bp, float (&x)[
     prev_ch = ch;
   }
   cp_async_wait<0>();
-  if (nch > 0) dnnp_flag_publish_block(pub_flags + prev_ch, 1u);  // the last chunk's unit
+  if (nch > 0) {  // the last chunk's unit
+    __syncthreads();
+    publish(prev_ch);
+  }
 }
 
 // gdn_bwd_dscan_ov2gx: bwd_dscan_mma_body's PUB producer (NW warps holding all V value rows; lets
 // the token stage launch, publishes every (chunk, head) unit) on dscan_gx_chunks.
-// RAW_K_SCALED: the scalar form's uncut producer (gdn_bwd_dscan_ov2gxsc).
-template <typename T, int K, int V, int NW, int STAGES, bool RAW_K_SCALED = false>
+// RAW_K_SCALED: the scalar form's uncut producer (gdn_bwd_dscan_ov2gxsc). SPLIT (session 29,
+// gdn_bwd_dscan_ov2gxsh): grid (2, HO, N), block x on the value rows 64 x .. 64 x + 63 of its unit.
+template <typename T, int K, int V, int NW, int STAGES, bool RAW_K_SCALED = false, bool SPLIT = false>
 __device__ __forceinline__ void bwd_dscan_gx_body(const BwdParams& bp, unsigned* pub_flags) {
-  static_assert(16 * NW == V, "a publishing reverse scan holds all value rows of its unit");
+  static_assert((SPLIT ? 32 : 16) * NW == V, "a publishing reverse scan holds all value rows of its unit (SPLIT: two halves)");
   dnnp_launch_dependents();
   const FwdParams& p = bp.f;
   extern __shared__ __align__(16) unsigned char smem[];
   const int h = blockIdx.y, b = blockIdx.z;
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
   const int HO = p.ho;
-  const int vr = 16 * warp + (lane >> 2);  // this thread's rows: vr and vr + 8
+  const int vb = SPLIT ? 16 * NW * static_cast<int>(blockIdx.x) : 0;  // this block's first value row
+  const int vr = vb + 16 * warp + (lane >> 2);                        // this thread's rows: vr and vr + 8
   const int cq = 2 * (lane & 3);
   const long long cs = load_cu(p, b), ce = load_cu(p, b + 1);
   const int c_begin = p.chunk_offsets[b], c_end = p.chunk_offsets[b + 1];
@@ -343,7 +439,7 @@ __device__ __forceinline__ void bwd_dscan_gx_body(const BwdParams& bp, unsigned*
   dnnp::trap_unless_swizzle_aligned(smem);
   float x[K / 8][4];
   load_d_final_state_frags<K>(bp, sbase, x, vr, cq, 0);
-  dscan_gx_chunks<T, K, V, NW, STAGES, RAW_K_SCALED>(bp, x, h, cs, ce, c_begin, c_begin, c_end, 0, pub_flags);
+  dscan_gx_chunks<T, K, V, NW, STAGES, RAW_K_SCALED, SPLIT>(bp, x, h, cs, ce, c_begin, c_begin, c_end, vb, pub_flags);
   if (bp.d_initial_state) store_d_initial_state<K>(bp, sbase, x, vr, cq);
 }
 

@@ -108,11 +108,15 @@ __device__ __forceinline__ bool tokens_ov_unit(const BwdChainParams& cp, int& c,
 // The wait for unit (c, h)'s flag, until the reverse scan has published it: every thread of the
 // block calls it once, before any read of ws_ds / ws_dr (REV >= 12: as the tile's flag_wait hook,
 // after the copies that do not depend on the reverse scan).
+// The unit is complete at BwdChainParams::ov_need (at least 1; 2 under the split reverse scan,
+// whose two blocks per unit each add 1).
 struct TokUnitFlagWait {
   const unsigned* flag;
+  unsigned need;
   __device__ TokUnitFlagWait(const BwdChainParams& cp, int c, int h)
-      : flag(cp.ov_flags + static_cast<size_t>(c) * cp.b.f.ho + h) {}
-  __device__ __forceinline__ void operator()() const { dnnp_flag_wait_block(flag, 1u); }
+      : flag(cp.ov_flags + static_cast<size_t>(c) * cp.b.f.ho + h),
+        need(cp.ov_need > 1 ? static_cast<unsigned>(cp.ov_need) : 1u) {}
+  __device__ __forceinline__ void operator()() const { dnnp_flag_wait_block(flag, need); }
 };
 
 // Whether this block must execute griddepcontrol.wait before it exits (the grid's last block).

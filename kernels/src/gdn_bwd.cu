@@ -402,6 +402,18 @@ GDN_BWD_DSCAN_GX_ENTRY(f16, gdn::gdn_f16)
   }
 GDN_BWD_SCALAR_FORM_ENTRIES(bf16, gdn::gdn_bf16)
 GDN_BWD_SCALAR_FORM_ENTRIES(f16, gdn::gdn_f16)
+// Session 29 (helper dw29): the scalar form's uncut producer as two blocks per unit, one warpgroup
+// on 64 value rows each (bwd_dscan_gx_body with SPLIT, DscanGxSplitSmem: two blocks per SM; the same
+// per-element arithmetic as dscan_ov2gxsc, bitwise; each half adds 1 to the unit's flag, the
+// consumer waits for BwdChainParams::ov_need = 2).
+//   gdn_bwd_dscan_ov2gxsh_{bf16,f16}_k128 <<<(2, HO, N), 128, DscanGxSplitSmem<128, 4>::bytes_r2>>>
+#define GDN_BWD_DSCAN_SPLIT_ENTRY(TAG, T)                                                           \
+  extern "C" __global__ void __launch_bounds__(4 * 32, 2)                                          \
+      gdn_bwd_dscan_ov2gxsh_##TAG##_k128(gdn::BwdChainParams p) { dnnp_pdl_enter(p.b.f.flags & gdn::FLAG_PDL_TRIGGER); \
+    gdn::bwd_dscan_gx_body<T, 128, 128, 4, gdn::DSCAN_MMA_STAGES, true, true>(p.b, p.ov_flags);    \
+  }
+GDN_BWD_DSCAN_SPLIT_ENTRY(bf16, gdn::gdn_bf16)
+GDN_BWD_DSCAN_SPLIT_ENTRY(f16, gdn::gdn_f16)
 // Session 28 (helper pp28): the scalar form's prep without W and Ũᵀ, for a replay that rebuilds U
 // from the raw k, v, T and the scalars (the forward's slim chunk step): prep15sc's body with SL
 // (no v reads, no Y, no E rows, no phase 5); T, A, the four scalars, Γ, β, Γ_last bitwise
