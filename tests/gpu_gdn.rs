@@ -1247,10 +1247,17 @@ fn timing_at_benchmark_shapes() {
         // stage times are the differences (without head groups the tc plans have no fold: "fold 0").
         // "tokens/dscan" sets DNNPLAN_GDN_BWD_DSCAN apart (e.g. "tc12/v1": the 4-warp reverse scan);
         // a suffix "+replay" sets DNNPLAN_GDN_BWD_FSCAN (session 25: "tc13+gx"; none: unset), a
-        // last suffix "@form" DNNPLAN_GDN_BWD_PREP (session 27: "tc13@scaled"; none: unset).
+        // last suffix "@form" DNNPLAN_GDN_BWD_PREP (session 27: "tc13@scaled"; none: unset); before
+        // all of them a final "%n" DNNPLAN_GDN_BWD_DSCAN_SPLIT (session 29: "tc16%2" the split
+        // reverse scan, "tc16%1" the one-block one; none: unset).
         let mut bwd = 0.0;
         for full in variants.iter().map(String::as_str) {
-            let (rest, form) = full.split_once('@').unwrap_or((full, ""));
+            let (unsplit, split) = full.split_once('%').unwrap_or((full, ""));
+            set_env(
+                "DNNPLAN_GDN_BWD_DSCAN_SPLIT",
+                (!split.is_empty()).then_some(split),
+            );
+            let (rest, form) = unsplit.split_once('@').unwrap_or((unsplit, ""));
             set_env("DNNPLAN_GDN_BWD_PREP", (!form.is_empty()).then_some(form));
             let (variant, fscan) = rest.split_once('+').unwrap_or((rest, ""));
             set_env(
@@ -1274,6 +1281,7 @@ fn timing_at_benchmark_shapes() {
         set_env("DNNPLAN_GDN_BWD_DSCAN", None);
         set_env("DNNPLAN_GDN_BWD_TOKENS", None);
         set_env("DNNPLAN_GDN_BWD_PREP", None);
+        set_env("DNNPLAN_GDN_BWD_DSCAN_SPLIT", None);
         // The prep kernel (`DNNPLAN_GDN_FWD_PREP`, read at build; unset = the default).
         let prep = std::env::var("DNNPLAN_GDN_FWD_PREP").unwrap_or_else(|_| "default".to_owned());
         println!(

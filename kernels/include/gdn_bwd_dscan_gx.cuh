@@ -232,7 +232,8 @@ __device__ __forceinline__ void dscan_gx_chunks(const BwdParams& bp, float (&x)[
   };
   // SPLIT: the single buffer's q and dO of step s.
   auto issue_single = [&](int s) {
-    dscan_gx_issue_chunk<T, K, V, S, NW * 32, RAW_K_SCALED, 2>(bp, smem, c_end - 1 - s, h, cs, ce, c_first, vb, tid);
+    if constexpr (SPLIT)
+      dscan_gx_issue_chunk<T, K, V, S, NW * 32, RAW_K_SCALED, 2>(bp, smem, c_end - 1 - s, h, cs, ce, c_first, vb, tid);
   };
   // The unit of a chunk whose stores every thread issued before the barrier just passed.
   auto publish = [&](size_t unit) {

@@ -537,7 +537,8 @@ fn dscan_with(s: &Shape, dr: Part) -> Counts {
 }
 
 /// The scalar form's uncut producer (dscan_ov2gxsc, session 27): raw q, k rows and the scalars
-/// instead of the Kᴿ, Q⁺, E tiles.
+/// instead of the Kᴿ, Q⁺, E tiles. Its split twin dscan_ov2gxsh (session 29) counts the same unit
+/// bytes (its two halves each read the chunk's A, T, q, k tiles and scalars: twice, from L2).
 fn dscan_sc(s: &Shape) -> Counts {
     let r = dscan_dr_io(s);
     Counts {
@@ -722,7 +723,7 @@ pub const MODELS: [Model; 30] = [
         &["dscan_ov5dr", "dscanp_ov5dr", "dscan_ov2gx", "dscanp_ov2gx"],
         dscan_dr_io,
     ),
-    family("dscan", &["dscan_ov2gxsc"], dscan_sc),
+    family("dscan", &["dscan_ov2gxsc", "dscan_ov2gxsh"], dscan_sc),
     family("dsum", &["dsum", "dsum_w8", "dsum1"], dsum),
     family("psum", &["psum", "psum1"], psum),
     family("psumt", &["psumt", "psumt1"], psum_mt),

@@ -148,9 +148,10 @@ use super::params::{
     CHUNK, CkptLayout, DSCAN_MMA_WARPS, DSCAN_W8_WARPS, DSUM1_MIN_BLOCKS, FSCAN_GX_STAGES,
     FSCANP1_MIN_BLOCKS, OFFSETS_THREADS, OverlapLayout, PARAM_THREADS, PSUM1_MIN_BLOCKS,
     SCAN_WARPS, SUM_STAGES, TOK_THREADS, dscan_mma_smem_bytes, dscan_ov_smem_bytes,
-    dscan_ov2_smem_bytes, dscan_ov2gx_smem_bytes, dscan_ov2gxsc_smem_bytes, dscan_w8_smem_bytes,
-    flags, fscan_gx_smem_bytes, fscan_gxsc_smem_bytes, fscan_gxsl_smem_bytes, max_chunks,
-    scan_smem_bytes, scanx_smem_bytes, tokens_tc11_smem_bytes, tokens_tc12_smem_bytes,
+    dscan_ov2_smem_bytes, dscan_ov2gx_smem_bytes, dscan_ov2gxsc_smem_bytes,
+    dscan_ov2gxsh_smem_bytes, dscan_w8_smem_bytes, flags, fscan_gx_smem_bytes,
+    fscan_gxsc_smem_bytes, fscan_gxsl_smem_bytes, max_chunks, scan_smem_bytes, scanx_smem_bytes,
+    tokens_tc11_smem_bytes, tokens_tc12_smem_bytes,
 };
 use super::pdl::{GdnPlan, Launch, PdlMode};
 
@@ -376,11 +377,18 @@ pub enum BwdKernel {
     /// bitwise `prep15sc`'s), beside [`BwdKernel::FscanGxSl`] / [`BwdKernel::FscanGx4Sl`], which
     /// read neither; at K other than 128 it names the full prep.
     PrepSl,
+    /// Session 29 (helper dw29): [`BwdKernel::DscanOv2GxSc`] split, two blocks per (sequence,
+    /// head) unit, one warpgroup on 64 value rows each (`gdn_bwd_dscan_ov2gxsh_*`, grid
+    /// (2, HO, N), 128 threads, [`dscan_ov2gxsh_smem_bytes`]: two blocks per SM; the same per-element
+    /// arithmetic, bitwise; each half adds 1 to the unit's flag, the consumer waits for 2,
+    /// `BwdChainParams::ov_need`). [`dscan_split`] picks it; at K other than 128 it names
+    /// `dscan_ov5dr`.
+    DscanOv2GxSh,
 }
 
 impl BwdKernel {
     /// Every kernel, in index order.
-    pub const ALL: [BwdKernel; 59] = [
+    pub const ALL: [BwdKernel; 60] = [
         BwdKernel::ChunkOffsets,
         BwdKernel::Prep,
         BwdKernel::Fscan,
@@ -440,6 +448,7 @@ impl BwdKernel {
         BwdKernel::FscanGxSl,
         BwdKernel::FscanGx4Sl,
         BwdKernel::PrepSl,
+        BwdKernel::DscanOv2GxSh,
     ];
 
     /// The kernel's symbol in the module (`tag` = `bf16` / `f16`, `k` = K = V; `prep`: the
@@ -469,8 +478,9 @@ impl BwdKernel {
             BwdKernel::FscanGx4Sc => "fscan_gx4sc",
             BwdKernel::FscanGxScU => "fscan_gxscu",
             BwdKernel::FscanGx4ScU => "fscan_gx4scu",
-            BwdKernel::DscanOv2GxSc if k != 128 => "dscan_ov5dr",
+            BwdKernel::DscanOv2GxSc | BwdKernel::DscanOv2GxSh if k != 128 => "dscan_ov5dr",
             BwdKernel::DscanOv2GxSc => "dscan_ov2gxsc",
+            BwdKernel::DscanOv2GxSh => "dscan_ov2gxsh",
             BwdKernel::Psum1 if k != 128 => "psum",
             BwdKernel::Fscanp1 if k != 128 => "fscan_r4",
             BwdKernel::FscanGx
@@ -727,6 +737,36 @@ fn slim_swap(steps: &mut [Step], replay_smem: impl Fn(u32) -> u32, sms: u64) -> 
         };
     }
     true
+}
+
+/// The split reverse scan's swap ([`dscan_split`], after the scalar form's): the scalar form's
+/// uncut producer [`BwdKernel::DscanOv2GxSc`] (grid (1, HO, N)) becomes [`BwdKernel::DscanOv2GxSh`]
+/// on grid (2, HO, N), 128 threads, [`dscan_ov2gxsh_smem_bytes`]. Returns whether it swapped.
+fn split_swap(steps: &mut [Step]) -> bool {
+    let mut swapped = false;
+    for step in steps.iter_mut() {
+        if step.0 == BwdKernel::DscanOv2GxSc {
+            let (_, g1, g2) = step.1;
+            *step = (
+                BwdKernel::DscanOv2GxSh,
+                (2, g1, g2),
+                128,
+                dscan_ov2gxsh_smem_bytes(128, 128),
+            );
+            swapped = true;
+        }
+    }
+    swapped
+}
+
+/// `BwdChainParams::ov_need` of a plan's steps: 2 where the split producer's two halves publish
+/// each unit ([`BwdKernel::DscanOv2GxSh`]), else 0 (the consumers wait for 1).
+fn ov_need(steps: &[Step]) -> i32 {
+    if steps.iter().any(|s| s.0 == BwdKernel::DscanOv2GxSh) {
+        2
+    } else {
+        0
+    }
 }
 
 /// Which forward-state replay the backward runs (`DNNPLAN_GDN_BWD_FSCAN`, read at plan build).
@@ -1230,6 +1270,37 @@ pub const IO_DR_SCAN_SWITCHES: [&str; 3] = ["ov2gx", "ov2gxu", "ov5dr"];
 /// faster at (1,32768,16)); `DNNPLAN_GDN_BWD_DSCAN=ov5dr` forces the old producer,
 /// `=ov2gx` both wgmma producers.
 pub const IO_DR_UNCUT_WGMMA_BY_RULE: bool = true;
+
+/// Whether the scalar form's uncut producer runs split by rule ([`BwdKernel::DscanOv2GxSh`]: two
+/// blocks per (sequence, head) unit of 64 value rows each, two blocks per SM) from
+/// [`DSCAN_SPLIT_MIN_WAVES`] waves of units (session 29, helper dw29). `false`: the rule keeps
+/// [`BwdKernel::DscanOv2GxSc`] (one block of all 128 value rows per unit, one per SM: its 236
+/// registers × 256 threads fill the register file) everywhere.
+pub const DSCAN_SPLIT_BY_RULE: bool = false;
+
+/// From this many waves of units (`N · HO` sequence-head pairs per SM) the split reverse scan
+/// (where [`DSCAN_SPLIT_BY_RULE`] holds): (16, 2048, 32) has 512 units on 132 SMs (3.9 waves),
+/// the ragged mix 160 (1.2), (4, 8192, 16) 64 (0.5). Below it the one-block scan's units leave SMs
+/// free for the token stage beside them (the overlap hides most of the scan), and a unit's two
+/// halves only double its tile reads.
+pub const DSCAN_SPLIT_MIN_WAVES: u64 = 2;
+
+/// Whether the scalar form's uncut producer runs split ([`BwdKernel::DscanOv2GxSh`]) over `units`
+/// (sequence, head) units on `sms` SMs: [`DSCAN_SPLIT_BY_RULE`] from [`DSCAN_SPLIT_MIN_WAVES`]
+/// waves; `DNNPLAN_GDN_BWD_DSCAN_SPLIT=1|2` (read at plan build) forces one block per unit or the
+/// two halves (bitwise either way).
+pub fn dscan_split(units: u64, sms: u64) -> bool {
+    match std::env::var("DNNPLAN_GDN_BWD_DSCAN_SPLIT").as_deref() {
+        Ok("1") => false,
+        Ok("2") => true,
+        _ => dscan_split_by_rule(units, sms),
+    }
+}
+
+/// [`dscan_split`] without the switch.
+pub fn dscan_split_by_rule(units: u64, sms: u64) -> bool {
+    DSCAN_SPLIT_BY_RULE && units >= DSCAN_SPLIT_MIN_WAVES * sms
+}
 
 /// The most scan segments (sequences × pieces) the overlapped token stage orders
 /// (`gdn::OVERLAP_MAX_SEGMENTS`).
@@ -2020,6 +2091,10 @@ impl<F> GdnBwdPlan<F> {
             if form == BwdPrepForm::Slim {
                 slim_swap(&mut steps, uncut_replay_smem, sms);
             }
+            // Session 29: the split producer (two blocks per unit) by dscan_split.
+            if dscan_split(n * ho, sms) {
+                split_swap(&mut steps);
+            }
         }
         if let Some(n) = std::env::var("DNNPLAN_GDN_BWD_STEPS")
             .ok()
@@ -2173,6 +2248,7 @@ unsafe impl GdnPlan for GdnBwdPlan {
         };
         self.pieces.bind(ws, self.schedule.pieces as i32, &mut cp);
         self.overlap.bind(ws, &mut cp);
+        cp.ov_need = ov_need(&self.steps);
         let mut kp = BwdCkptParams {
             cp,
             ..BwdCkptParams::default()
@@ -3019,6 +3095,7 @@ mod tests {
             ("gx4sl_", "gx4u_"),
             ("gxsl_", "gxu_"),
             ("ov2gxsc_", "ov2gx_"),
+            ("ov2gxsh_", "ov2gx_"),
             ("gx4scu_", "gx4u_"),
             ("gxscu_", "gxu_"),
             ("gx4sc_", "gx4_"),
@@ -3429,14 +3506,129 @@ mod tests {
                 usize::from(scalar),
                 "{names:?}"
             );
-            assert_eq!(
-                names
-                    .iter()
-                    .any(|x| x.starts_with("gdn_bwd_dscan_ov2gxsc_")),
-                scalar,
-                "{names:?}"
-            );
+            // The scalar form's producer: split from DSCAN_SPLIT_MIN_WAVES waves of units where
+            // DSCAN_SPLIT_BY_RULE holds (session 29).
+            let split = dscan_split_by_rule((n * ho) as u64, 132);
+            for (stem, runs) in [
+                ("gdn_bwd_dscan_ov2gxsc_", scalar && !split),
+                ("gdn_bwd_dscan_ov2gxsh_", scalar && split),
+            ] {
+                assert_eq!(names.iter().any(|x| x.starts_with(stem)), runs, "{names:?}");
+            }
             assert!(!names.iter().any(|x| x.contains("scu_")), "{names:?}");
+        }
+    }
+
+    /// Session 29: the split reverse scan's rule (by waves of (sequence, head) units), and its swap
+    /// in whole plans at (16, 2048, 32) (512 units: 3.9 waves on 132 SMs), (4, 8192, 16) (64) and the
+    /// ragged mix (160): the producer `dscan_ov2gxsc` (1, HO, N) × 256 threads becomes
+    /// `dscan_ov2gxsh` (2, HO, N) × 128 on 110,592 B (two per SM), nothing else changes, and the
+    /// consumers then wait for 2 (`ov_need`); the piece chain (1, 32768, 16) has no such producer.
+    #[test]
+    fn split_reverse_scan_rule_and_swap() {
+        for (units, split) in [
+            (512, true),
+            (264, true),
+            (263, false),
+            (160, false),
+            (64, false),
+        ] {
+            assert_eq!(units >= DSCAN_SPLIT_MIN_WAVES * 132, split, "{units} units");
+            assert_eq!(
+                dscan_split_by_rule(units, 132),
+                DSCAN_SPLIT_BY_RULE && split,
+                "{units} units"
+            );
+        }
+        if [
+            "DNNPLAN_GDN_BWD_DSCAN_SPLIT",
+            "DNNPLAN_GDN_BWD_PREP",
+            "DNNPLAN_GDN_BWD_DSCAN",
+        ]
+        .iter()
+        .any(|v| std::env::var_os(v).is_some())
+        {
+            return;
+        }
+        for (n, t, ho) in [
+            (16, 32768, 32),
+            (4, 32768, 16),
+            (10, 29949, 16),
+            (1, 32768, 16),
+        ] {
+            let f = ckpt_facts((n, t, ho, 128), 0, DataType::Bfloat16, 1);
+            let plan = named_plan(&f);
+            let units = (n * ho) as u64;
+            let by_rule = dscan_split_by_rule(units, 132);
+            let uncut = plan.schedule().pieces <= 1;
+            // The plan's producer by rule; with the swap undone, the one-block scan's launch.
+            let mut one = plan.steps.clone();
+            for step in one.iter_mut() {
+                if step.0 == BwdKernel::DscanOv2GxSh {
+                    *step = (
+                        BwdKernel::DscanOv2GxSc,
+                        (1, step.1.1, step.1.2),
+                        256,
+                        dscan_ov2gxsc_smem_bytes(128, 128),
+                    );
+                }
+            }
+            assert_eq!(ov_need(&plan.steps), if by_rule && uncut { 2 } else { 0 });
+            let producer = (ho as u32, n as u32);
+            let sc: Vec<&Step> = one
+                .iter()
+                .filter(|s| s.0 == BwdKernel::DscanOv2GxSc)
+                .collect();
+            if !uncut {
+                assert!(sc.is_empty(), "{:?}", plan.steps);
+                assert!(!split_swap(&mut one), "{:?}", plan.steps);
+                continue;
+            }
+            assert_eq!(
+                sc,
+                [&(
+                    BwdKernel::DscanOv2GxSc,
+                    (1, producer.0, producer.1),
+                    256,
+                    169_984
+                )]
+            );
+            let mut two = one.clone();
+            assert!(split_swap(&mut two));
+            assert_eq!(ov_need(&two), 2);
+            assert_eq!(ov_need(&one), 0);
+            assert_eq!(one.len(), two.len());
+            for (a, b) in one.iter().zip(&two) {
+                if a.0 == BwdKernel::DscanOv2GxSc {
+                    assert_eq!(
+                        *b,
+                        (
+                            BwdKernel::DscanOv2GxSh,
+                            (2, producer.0, producer.1),
+                            128,
+                            110_592
+                        )
+                    );
+                    assert!(SM90_BUDGET.holds(2, b.3) && !SM90_BUDGET.holds(2, a.3));
+                } else {
+                    assert_eq!(a, b);
+                }
+            }
+            // The plan by rule is one of the two; the consumer follows the producer.
+            assert_eq!(plan.steps, if by_rule { two.clone() } else { one });
+            let at = two
+                .iter()
+                .position(|s| s.0 == BwdKernel::DscanOv2GxSh)
+                .expect("the producer");
+            assert_eq!(two[at + 1].0, BwdKernel::TokensTc16Ov);
+            assert_eq!(
+                BwdKernel::DscanOv2GxSh.name("bf16", 128, PrepVariant::DEFAULT),
+                "gdn_bwd_dscan_ov2gxsh_bf16_k128"
+            );
+            assert_eq!(
+                BwdKernel::DscanOv2GxSh.name("f16", 64, PrepVariant::DEFAULT),
+                "gdn_bwd_dscan_ov5dr_f16_k64"
+            );
         }
     }
 }

@@ -412,6 +412,18 @@ pub fn dscan_ov2gxsc_smem_bytes(k: u64, v: u64) -> u32 {
     (DSCAN_MMA_STAGES * stage + staging) as u32
 }
 
+/// Dynamic shared memory of the split reverse scan `gdn_bwd_dscan_ov2gxsh_*` (session 29,
+/// `gdn::DscanGxSplitSmem<K, V / 32>::bytes_r2`): a warpgroup per half of the `V` value rows; the
+/// chunk's `A`, `T`, raw `k` tiles and four fp32 scalar rows on two stages, the raw `q` tile and
+/// the block's `V / 2` `dO` columns in one buffer, then the four warps' `dS'` staging rows. Two
+/// blocks fit an SM.
+pub fn dscan_ov2gxsh_smem_bytes(k: u64, v: u64) -> u32 {
+    let stage = (2 * CHUNK * CHUNK + CHUNK * k * 2 + 4 * CHUNK * 4).div_ceil(1024) * 1024;
+    let single = (CHUNK * k * 2 + CHUNK * (v / 2 + 8) * 2).div_ceil(1024) * 1024;
+    let staging = (v / 32) * 16 * (k + 8) * 2;
+    (DSCAN_MMA_STAGES * stage + single + staging) as u32
+}
+
 /// Warps of the 8-warp reverse scan (`gdn::DSCAN_W8_WARPS`): a warp pair per 16 value rows of
 /// the same 64-row block slice.
 pub const DSCAN_W8_WARPS: u32 = 8;
@@ -672,8 +684,10 @@ pub struct BwdChainParams {
     pub b: BwdParams,
     /// Pieces per sequence `P ≥ 1`.
     pub pieces: i32,
-    /// Padding (0).
-    pub pad: i32,
+    /// The overlap's flag value of a complete (chunk, head) unit: 0 or 1 with one producer block
+    /// per unit (the consumers wait for 1); 2 under the split reverse scan
+    /// `gdn_bwd_dscan_ov2gxsh_*` (session 29), whose two blocks per unit each add 1.
+    pub ov_need: i32,
     /// Forward summaries `H_j`, then the reverse summaries `G_j` `[N·(P−1), HO, V, K]` fp32.
     pub ws_h: u64,
     /// Forward transitions `M_j`, then the reverse ones `Mᵀ_j` `[N·(P−1), HO, K, K]` fp32.
@@ -1252,6 +1266,10 @@ mod tests {
         assert!(SM.allows(fscan_gxsl_smem_bytes(4)));
         assert_eq!(dscan_ov2gxsc_smem_bytes(128, 128), 169_984);
         assert!(SM.allows(dscan_ov2gxsc_smem_bytes(128, 128)));
+        // Session 29: the split scan, two blocks per SM (the 8-warp one holds an SM alone).
+        assert_eq!(dscan_ov2gxsh_smem_bytes(128, 128), 110_592);
+        assert!(SM.holds(2, dscan_ov2gxsh_smem_bytes(128, 128)));
+        assert!(!SM.holds(2, dscan_ov2gxsc_smem_bytes(128, 128)));
         // The session-6 chunk loop: split = 1 is FastSmem; the pairs' kernels (t8 forward, r8
         // replay) add 4 groups' exchange areas (X: 16 KB at K = 128, Uᵀ: 8 KB).
         assert_eq!(
