@@ -128,6 +128,14 @@
 //! conflicts (2 KB more shared memory); bitwise `tc11`; `DNNPLAN_GDN_BWD_TOKENS=tc11` selects the
 //! session-8 kernel.
 //!
+//! The split reverse scan (session 29, helper dw29, [`BwdKernel::DscanOv2GxSh`], [`dscan_split`],
+//! `DNNPLAN_GDN_BWD_DSCAN_SPLIT=1|2` read at plan build): the scalar form's uncut producer
+//! `dscan_ov2gxsc` as two blocks per (sequence, head) unit, one warpgroup on 64 value rows each,
+//! two blocks per SM (the one-block scan's 236 registers × 256 threads fill an SM's register
+//! file); bitwise the one-block scan; each half adds 1 to the unit's flag and the consumer waits
+//! for `BwdChainParams::ov_need` = 2. By rule ([`DSCAN_SPLIT_BY_RULE`]) from
+//! [`DSCAN_SPLIT_MIN_WAVES`] waves of units.
+//!
 //! Launch chain (session 10, [`super::pdl`], `DNNPLAN_GDN_PDL=0|1|early` read at plan build):
 //! every kernel after the first is launched programmatic and waits at its entry; the overlapped
 //! token stage keeps its own contract (launched programmatic in every mode).

@@ -418,7 +418,7 @@ pub fn dscan_ov2gxsc_smem_bytes(k: u64, v: u64) -> u32 {
 /// the block's `V / 2` `dO` columns in one buffer, then the four warps' `dS'` staging rows. Two
 /// blocks fit an SM.
 pub fn dscan_ov2gxsh_smem_bytes(k: u64, v: u64) -> u32 {
-    let stage = (2 * CHUNK * CHUNK + CHUNK * k * 2 + 4 * CHUNK * 4).div_ceil(1024) * 1024;
+    let stage = (2 * (2 * CHUNK * CHUNK + CHUNK * k) + 4 * CHUNK * 4).div_ceil(1024) * 1024;
     let single = (CHUNK * k * 2 + CHUNK * (v / 2 + 8) * 2).div_ceil(1024) * 1024;
     let staging = (v / 32) * 16 * (k + 8) * 2;
     (DSCAN_MMA_STAGES * stage + single + staging) as u32
