@@ -303,6 +303,13 @@ impl Engine for GdnSm90 {
             {
                 prep_sl.prefer_max_shared_memory(dev.ordinal)?;
             }
+            // The split reverse scan (session 29, K = 128): two blocks of 110,592 B per SM need
+            // the largest carveout.
+            if let Some(split) = fns.get(super::backward::BwdKernel::DscanOv2GxSh as usize)
+                && k == 128
+            {
+                split.prefer_max_shared_memory(dev.ordinal)?;
+            }
             return Ok(Box::new(GdnBwdPlan::new(
                 facts,
                 fns,
