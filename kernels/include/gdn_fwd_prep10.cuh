@@ -70,6 +70,21 @@ static_assert(Prep10Smem<128, 128, true>::bytes == 36352, "the slim backward pre
 // Blocks per SM of gdn_bwd_prep15sl's launch bounds (the host's BWD_PREP_SLIM_MIN_BLOCKS).
 constexpr int PREP15SL_MIN_BLOCKS = 5;
 
+// The backward's KEEP outputs of a prep tile: T (io, unit diagonal, rows of CHUNK from the io rows
+// at tcinv10_tb_row of tb) and the per-token Γ, β (prep_keep_gam_bet), NT threads. prep10_tile's
+// KEEP stores; since session 29 (bp29) also the slim prep tile's KEEP form (fwd_slim_prep_tile,
+// gdn_bwd_prep16sl). After the block barrier that ends T's io conversion.
+template <typename T, int NT>
+__device__ __forceinline__ void prep_keep_t_gam_bet(const PrepKeep& keep, size_t ch, const T* tb, const float* gam,
+                                                    const float* bet, int tid) {
+  T* dt = static_cast<T*>(keep.ws_t) + ch * CHUNK * CHUNK;
+  for (int i = tid; i < CHUNK * CHUNK / 8; i += NT) {
+    const int r = i / (CHUNK / 8), c8 = i % (CHUNK / 8);
+    *reinterpret_cast<uint4*>(&dt[r * CHUNK + 8 * c8]) = *reinterpret_cast<const uint4*>(&tb[tcinv10_tb_row(r) + 8 * c8]);
+  }
+  prep_keep_gam_bet(keep, ch, gam, bet, tid);
+}
+
 // k8 steps kb of P tile (mb, nt) = L_BA T_AA (tcinv8_p's, in its order, into its two accumulators)
 // with kb ≥ nt and EARLY ? kb >> 1 == nt >> 1 (B operand a diagonal block of T_AA, final after the
 // diagonal solve) : kb >> 1 != nt >> 1 (B operand T_10, final after step 1).
@@ -273,15 +288,7 @@ __device__ __forceinline__ void prep10_tile(const FwdParams& p, const PrepKeep& 
     __syncthreads();
     store_tile16<T, V, CHUNK>(static_cast<T*>(p.ws_ut) + ch * V * CHUNK, uS, tid, NT);
   }
-  if (KEEP) {
-    // T (io, unit diagonal) and the per-token Γ, β for the backward (E left in phase 4).
-    T* dt = static_cast<T*>(keep.ws_t) + ch * CHUNK * CHUNK;
-    for (int i = tid; i < CHUNK * CHUNK / 8; i += NT) {
-      const int r = i / (CHUNK / 8), c8 = i % (CHUNK / 8);
-      *reinterpret_cast<uint4*>(&dt[r * CHUNK + 8 * c8]) = *reinterpret_cast<const uint4*>(&tb[tcinv10_tb_row(r) + 8 * c8]);
-    }
-    prep_keep_gam_bet(keep, ch, gam, bet, tid);
-  }
+  if (KEEP) prep_keep_t_gam_bet<T, NT>(keep, ch, tb, gam, bet, tid);  // E left in phase 4
 }
 
 // The prep10 (DIRECT_WU = false) and prep11 (DIRECT_WU: W and Ũᵀ stored from the accumulators as

@@ -300,8 +300,15 @@ __device__ __forceinline__ void slim_qk_products_wg(float (&kacc)[4][4], float (
 // the k and q rows in slim_wg_elem's swizzle (phases 1, 2) and phase 3 on wgmma
 // (slim_qk_products_wg; WG = 1 both chains in one batch, 2 SPLIT); the same values where wgmma's
 // k16 steps sum as mma.sync's (the caller checks the 1024-byte alignment).
-template <typename T, int K, int WG = 0>
-__device__ __forceinline__ void fwd_slim_prep_tile(const FwdParams& p, const int c, const int h) {
+// KEEP (session 29, bp29: the backward's slim prep gdn_bwd_prep16sl, in place of prep15sl): the
+// outputs in prep15sl's layouts, the same values (bench/gdn_prep_host_emu.cpp, GDN_EMU_BP16=1): A
+// as full rows of CHUNK (slim_store_la without TRI: zeros above the diagonal) to ws_a, T as full
+// rows of CHUNK to keep.ws_t and the per-token Γ, β to keep.ws_gam / ws_bet (prep10_tile's KEEP
+// stores, prep_keep_t_gam_bet) instead of the packed T in ws_w; the scalars to ws_kr and Γ_last to
+// ws_gl as the forward's (prep15sl's SC writes the same four rows).
+template <typename T, int K, int WG = 0, bool KEEP = false>
+__device__ __forceinline__ void fwd_slim_prep_tile(const FwdParams& p, const int c, const int h,
+                                                   const PrepKeep& keep = PrepKeep{}) {
   static_assert(K == 128, "the slim forward serves K = V = 128");
   using S = SlimPrepSmem<K>;
   static_assert(!WG || (S::r1_off % 1024 == 0 && S::r2_off % 1024 == 0), "WG: the swizzle atoms 1024-byte aligned");
@@ -378,7 +385,8 @@ __device__ __forceinline__ void fwd_slim_prep_tile(const FwdParams& p, const int
   // warp its rows and columns); warp 0 takes L rows 0..31, columns 0..31 from warps 0, 1 and warp 2
   // rows 32..63, columns 32..63 from warps 6, 7 (named barriers 1, 2; the producers only arrive),
   // the diagonal blocks and step 1 on warps 0 and 2, step 2a, step 2b with T to io.
-  slim_store_la<T, true>(Lf, static_cast<T*>(p.ws_a) + ch * SLIM_TRI_ELEMS, kacc, qacc, gam, bet, r0, cq, hi, np);
+  slim_store_la<T, !KEEP>(Lf, static_cast<T*>(p.ws_a) + ch * (KEEP ? CHUNK * CHUNK : SLIM_TRI_ELEMS), kacc, qacc, gam,
+                          bet, r0, cq, hi, np);
   if (warp == 0) slim_bar<true, 1, 64>();
   else if (warp == 1) slim_bar<false, 1, 64>();
   else if (warp == 2) slim_bar<true, 2, 96>();
@@ -397,7 +405,9 @@ __device__ __forceinline__ void fwd_slim_prep_tile(const FwdParams& p, const int
   // (warps 0, 1) w + 8, lane l row l % 16, columns 8 (l / 16).. of the block (each warp stores 512
   // contiguous bytes; the tb rows of lanes 0..7 lie in distinct 16-byte bank groups).
   static_assert(SLIM_TRI_BLOCKS * 32 <= 2 * NT && SLIM_TRI_BLOCKS * 32 > NT, "two rounds of warps");
-  {
+  if constexpr (KEEP) {
+    prep_keep_t_gam_bet<T, NT>(keep, ch, tb, gam, bet, tid);
+  } else {
     T* dt = static_cast<T*>(p.ws_w) + ch * SLIM_TRI_ELEMS;
     const int row = lane & 15, c8 = 8 * (lane >> 4);
 #pragma unroll
@@ -412,16 +422,17 @@ __device__ __forceinline__ void fwd_slim_prep_tile(const FwdParams& p, const int
   }
 }
 
-// The slim prep: grid (chunk slots, HO), one tile per block (WG: fwd_slim_prep_tile's wgmma form).
-template <typename T, int K, int WG = 0>
-__device__ __forceinline__ void fwd_slim_prep_body(const FwdParams& p) {
+// The slim prep: grid (chunk slots, HO), one tile per block (WG: fwd_slim_prep_tile's wgmma form;
+// KEEP: its backward form, gdn_bwd_prep16sl).
+template <typename T, int K, int WG = 0, bool KEEP = false>
+__device__ __forceinline__ void fwd_slim_prep_body(const FwdParams& p, const PrepKeep& keep = PrepKeep{}) {
 #ifndef GDN_HOST_EMU
   if constexpr (WG) {
     extern __shared__ __align__(16) unsigned char smem[];
     dnnp::trap_unless_swizzle_aligned(smem);
   }
 #endif
-  fwd_slim_prep_tile<T, K, WG>(p, blockIdx.x, blockIdx.y);
+  fwd_slim_prep_tile<T, K, WG, KEEP>(p, blockIdx.x, blockIdx.y, keep);
 }
 
 // The slim scan's shared memory per pipeline stage: raw q, k rows (K + 8), the block's VS value

@@ -427,3 +427,16 @@ GDN_BWD_DSCAN_SPLIT_ENTRY(f16, gdn::gdn_f16)
   }
 GDN_BWD_PREP_SLIM_ENTRY(bf16, gdn::gdn_bf16)
 GDN_BWD_PREP_SLIM_ENTRY(f16, gdn::gdn_f16)
+// Session 29 (helper bp29): the backward's slim prep on the forward slim prep's tile
+// (fwd_slim_prep_tile<T, 128, 1, KEEP>: the wgmma form of gdn_fwd_slimprep_*_k128_wg, quarter-warp
+// rows) with prep15sl's outputs in prep15sl's layouts (full T and A rows, Γ, β, the four scalars,
+// Γ_last), the same values (bench/gdn_prep_host_emu.cpp, GDN_EMU_BP16=1). K = V = 128 only.
+//   gdn_bwd_prep16sl_{bf16,f16}_k128  <<<(chunk slots, HO), PREP3_THREADS, SlimPrepSmem<128>::bytes>>>
+//     (36,352 B, 1024-byte aligned; SLIM_PREP_WG_MIN_BLOCKS = 4 per SM)
+#define GDN_BWD_PREP16_SLIM_ENTRY(TAG, T)                                                            \
+  extern "C" __global__ void __launch_bounds__(gdn::PREP3_THREADS, gdn::SLIM_PREP_WG_MIN_BLOCKS)   \
+      gdn_bwd_prep16sl_##TAG##_k128(gdn::BwdParams p) { dnnp_pdl_enter(p.f.flags & gdn::FLAG_PDL_TRIGGER); \
+    gdn::fwd_slim_prep_body<T, 128, 1, true>(p.f, gdn::PrepKeep{p.ws_t, p.ws_e, p.ws_gam, p.ws_bet}); \
+  }
+GDN_BWD_PREP16_SLIM_ENTRY(bf16, gdn::gdn_bf16)
+GDN_BWD_PREP16_SLIM_ENTRY(f16, gdn::gdn_f16)
