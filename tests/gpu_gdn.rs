@@ -1249,10 +1249,17 @@ fn timing_at_benchmark_shapes() {
         // a suffix "+replay" sets DNNPLAN_GDN_BWD_FSCAN (session 25: "tc13+gx"; none: unset), a
         // last suffix "@form" DNNPLAN_GDN_BWD_PREP (session 27: "tc13@scaled"; none: unset); before
         // all of them a final "%n" DNNPLAN_GDN_BWD_DSCAN_SPLIT (session 29: "tc16%2" the split
-        // reverse scan, "tc16%1" the one-block one; none: unset).
+        // reverse scan, "tc16%1" the one-block one; none: unset); before that a final "^v"
+        // DNNPLAN_GDN_BWD_SLIMPREP (session 29: "tc16^v16" the slim prep on the forward slim
+        // prep's tile, "tc16^v15" prep15sl; none: unset).
         let mut bwd = 0.0;
         for full in variants.iter().map(String::as_str) {
-            let (unsplit, split) = full.split_once('%').unwrap_or((full, ""));
+            let (unprep, slimprep) = full.split_once('^').unwrap_or((full, ""));
+            set_env(
+                "DNNPLAN_GDN_BWD_SLIMPREP",
+                (!slimprep.is_empty()).then_some(slimprep),
+            );
+            let (unsplit, split) = unprep.split_once('%').unwrap_or((unprep, ""));
             set_env(
                 "DNNPLAN_GDN_BWD_DSCAN_SPLIT",
                 (!split.is_empty()).then_some(split),
@@ -1282,6 +1289,7 @@ fn timing_at_benchmark_shapes() {
         set_env("DNNPLAN_GDN_BWD_TOKENS", None);
         set_env("DNNPLAN_GDN_BWD_PREP", None);
         set_env("DNNPLAN_GDN_BWD_DSCAN_SPLIT", None);
+        set_env("DNNPLAN_GDN_BWD_SLIMPREP", None);
         // The prep kernel (`DNNPLAN_GDN_FWD_PREP`, read at build; unset = the default).
         let prep = std::env::var("DNNPLAN_GDN_FWD_PREP").unwrap_or_else(|_| "default".to_owned());
         println!(

@@ -367,6 +367,7 @@ fn keep_prep_sc(s: &Shape) -> Counts {
 
 /// The backward's slim-form prep (prep15sl, session 28, helper pp28): the scalar-form prep without
 /// the v reads and the W, Ũᵀ tiles (nor their two 64 × 64 × d products).
+/// Also prep16sl (session 29, helper bp29: the same outputs on the forward slim prep's tile).
 fn keep_prep_sl(s: &Shape) -> Counts {
     let k = keep_prep_sc(s);
     Counts {
@@ -659,7 +660,7 @@ pub const MODELS: [Model; 30] = [
     family("prep", &["fwd:prep14", "fwd:prep15"], full_prep),
     family("prep", &["bwd:prep14", "bwd:prep15"], keep_prep),
     family("prep", &["bwd:prep15sc"], keep_prep_sc),
-    family("prep", &["bwd:prep15sl"], keep_prep_sl),
+    family("prep", &["bwd:prep15sl", "bwd:prep16sl"], keep_prep_sl),
     family("slimprep", &["slimprep", "slimprep_ov"], slim_prep),
     family(
         "slimscan",

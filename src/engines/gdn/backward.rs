@@ -148,7 +148,7 @@ use crate::ir::DataType;
 use super::analyzer::{GdnFacts, GdnOp};
 use super::chain::ChainVariant;
 use super::engine::{
-    BWD_PREP_SLIM, ENGINE_NAME, PassSmem, PrepVariant, fwd_template, kernel_dtype,
+    BWD_PREP_SLIM, BWD_PREP_SLIM16, ENGINE_NAME, PassSmem, PrepVariant, fwd_template, kernel_dtype,
 };
 use super::occupancy::SM90_BUDGET;
 use super::params::{
@@ -392,11 +392,16 @@ pub enum BwdKernel {
     /// `BwdChainParams::ov_need`). [`dscan_split`] picks it; at K other than 128 it names
     /// `dscan_ov5dr`.
     DscanOv2GxSh,
+    /// Session 29 (helper bp29): [`BwdKernel::PrepSl`] on the forward slim prep's tile
+    /// ([`BWD_PREP_SLIM16`], `gdn_bwd_prep16sl_*`: quarter-warp rows, K Kᵀ / Q Kᵀ on wgmma) with
+    /// `prep15sl`'s outputs in its layouts, the same values; [`bwd_slim_prep16`] picks it
+    /// (`prep16_swap`); at K other than 128 it names the full prep.
+    PrepSl16,
 }
 
 impl BwdKernel {
     /// Every kernel, in index order.
-    pub const ALL: [BwdKernel; 60] = [
+    pub const ALL: [BwdKernel; 61] = [
         BwdKernel::ChunkOffsets,
         BwdKernel::Prep,
         BwdKernel::Fscan,
@@ -457,6 +462,7 @@ impl BwdKernel {
         BwdKernel::FscanGx4Sl,
         BwdKernel::PrepSl,
         BwdKernel::DscanOv2GxSh,
+        BwdKernel::PrepSl16,
     ];
 
     /// The kernel's symbol in the module (`tag` = `bf16` / `f16`, `k` = K = V; `prep`: the
@@ -470,6 +476,8 @@ impl BwdKernel {
             BwdKernel::PrepSc => return format!("gdn_bwd_prep15sc_{tag}_k{k}"),
             BwdKernel::PrepSl if k != 128 => return prep.kernel_name("bwd", tag, k),
             BwdKernel::PrepSl => return BWD_PREP_SLIM.pass.entry_in("bwd", tag, k),
+            BwdKernel::PrepSl16 if k != 128 => return prep.kernel_name("bwd", tag, k),
+            BwdKernel::PrepSl16 => return BWD_PREP_SLIM16.pass.entry_in("bwd", tag, k),
             BwdKernel::FscanGxSc
             | BwdKernel::FscanGx4Sc
             | BwdKernel::FscanGxScU
@@ -745,6 +753,48 @@ fn slim_swap(steps: &mut [Step], replay_smem: impl Fn(u32) -> u32, sms: u64) -> 
         };
     }
     true
+}
+
+/// The slim prep's swap ([`bwd_slim_prep16`], after [`slim_swap`]): `prep15sl`
+/// ([`BwdKernel::PrepSl`]) becomes `prep16sl` ([`BwdKernel::PrepSl16`], [`BWD_PREP_SLIM16`]'s
+/// launch on `sms` SMs: the same grid, threads and shared memory). Returns whether it swapped.
+fn prep16_swap(steps: &mut [Step], sms: u64) -> bool {
+    let mut swapped = false;
+    for step in steps.iter_mut() {
+        if step.0 == BwdKernel::PrepSl {
+            let (grid, threads, smem) = BWD_PREP_SLIM16.launch_shape(
+                u64::from(step.1.0),
+                u64::from(step.1.1),
+                128,
+                sms,
+                None,
+            );
+            *step = (BwdKernel::PrepSl16, grid, threads, smem);
+            swapped = true;
+        }
+    }
+    swapped
+}
+
+/// Whether the slim form's prep runs as `prep16sl` by rule ([`BwdKernel::PrepSl16`], the forward
+/// slim prep's tile; session 29, helper bp29) instead of `prep15sl` ([`BwdKernel::PrepSl`]): the
+/// same values (bench/gdn_prep_host_emu.cpp, `GDN_EMU_BP16=1`: the whole workspace bitwise).
+pub const BWD_SLIM_PREP16_BY_RULE: bool = false;
+
+/// Whether the slim form's prep runs as `prep16sl`: [`BWD_SLIM_PREP16_BY_RULE`], or
+/// `DNNPLAN_GDN_BWD_SLIMPREP=v16|v15` (read at plan build) forcing `prep16sl` / `prep15sl`.
+pub fn bwd_slim_prep16() -> bool {
+    bwd_slim_prep16_from_switch(std::env::var("DNNPLAN_GDN_BWD_SLIMPREP").as_deref().ok())
+}
+
+/// [`bwd_slim_prep16`] for a `DNNPLAN_GDN_BWD_SLIMPREP` value (`v16`, `v15`; anything else or
+/// unset: [`BWD_SLIM_PREP16_BY_RULE`]).
+pub fn bwd_slim_prep16_from_switch(value: Option<&str>) -> bool {
+    match value {
+        Some("v16") => true,
+        Some("v15") => false,
+        _ => BWD_SLIM_PREP16_BY_RULE,
+    }
 }
 
 /// The split reverse scan's swap ([`dscan_split`], after the scalar form's): the scalar form's
@@ -2102,6 +2152,10 @@ impl<F> GdnBwdPlan<F> {
             }
             if form == BwdPrepForm::Slim {
                 slim_swap(&mut steps, uncut_replay_smem, sms);
+                // Session 29: the slim prep on the forward slim prep's tile by bwd_slim_prep16.
+                if bwd_slim_prep16() {
+                    prep16_swap(&mut steps, sms);
+                }
             }
             // Session 29: the split producer (two blocks per unit) by dscan_split.
             if dscan_split(n * ho, sms) {
@@ -2158,14 +2212,19 @@ impl<F> GdnBwdPlan<F> {
     /// Whether the plan runs the backward's scalar form ([`BwdPrepForm::Scalars`], also under
     /// [`BwdPrepForm::Slim`]).
     pub fn scalar_form(&self) -> bool {
-        self.steps
-            .iter()
-            .any(|s| matches!(s.0, BwdKernel::PrepSc | BwdKernel::PrepSl))
+        self.steps.iter().any(|s| {
+            matches!(
+                s.0,
+                BwdKernel::PrepSc | BwdKernel::PrepSl | BwdKernel::PrepSl16
+            )
+        })
     }
 
     /// Whether the plan runs the slim form's prep and replay ([`BwdPrepForm::Slim`], `slim_swap`).
     pub fn slim_form(&self) -> bool {
-        self.steps.iter().any(|s| matches!(s.0, BwdKernel::PrepSl))
+        self.steps
+            .iter()
+            .any(|s| matches!(s.0, BwdKernel::PrepSl | BwdKernel::PrepSl16))
     }
 
     /// Whether the plan runs the reverse scan and the token stage at the same time.
@@ -3104,6 +3163,7 @@ mod tests {
         [
             ("prep15sc_", "prep15_"),
             ("prep15sl_", "prep15_"),
+            ("prep16sl_", "prep15_"),
             ("gx4sl_", "gx4u_"),
             ("gxsl_", "gxu_"),
             ("ov2gxsc_", "ov2gx_"),
@@ -3437,13 +3497,24 @@ mod tests {
         for (n, t, ho, d) in CKPT_SHAPES {
             let f = super::super::engine::tests::bound(facts(n, t, ho, d, false));
             let plan = named_plan(&f);
-            // The plan in the scalar form (the rule's slim kernels named back, session 28's flip),
-            // the prep's launch as the scalar form's (its own shared memory: prep15sc's).
+            // The plan in the scalar form (the rule's slim kernels named back, session 28's flip;
+            // prep16sl as prep15sl, session 29), the prep's launch as the scalar form's (its own
+            // shared memory: prep15sc's).
+            let unswapped = |k: BwdKernel| {
+                if k == BwdKernel::PrepSl16 {
+                    BwdKernel::PrepSl
+                } else {
+                    k
+                }
+            };
             let scalar_steps: Vec<Step> = plan
                 .steps
                 .iter()
-                .map(
-                    |s| match BwdKernel::ALL.iter().find(|k| k.slim_form() == Some(s.0)) {
+                .map(|s| {
+                    match BwdKernel::ALL
+                        .iter()
+                        .find(|k| k.slim_form() == Some(unswapped(s.0)))
+                    {
                         Some(&k) if k == BwdKernel::PrepSc => {
                             let (grid, threads, smem) = PrepVariant::V15.row().pass.launch_shape(
                                 u64::from(s.1.0),
@@ -3456,8 +3527,8 @@ mod tests {
                         }
                         Some(&k) => (k, s.1, s.2, s.3),
                         None => *s,
-                    },
-                )
+                    }
+                })
                 .collect();
             let plan = GdnBwdPlan {
                 steps: scalar_steps,
@@ -3536,6 +3607,71 @@ mod tests {
                 assert_eq!(names.iter().any(|x| x.starts_with(stem)), runs, "{names:?}");
             }
             assert!(!names.iter().any(|x| x.contains("scu_")), "{names:?}");
+            // The slim prep (session 29): prep16sl where BWD_SLIM_PREP16_BY_RULE holds, else prep15sl.
+            if std::env::var_os("DNNPLAN_GDN_BWD_SLIMPREP").is_none() {
+                for (stem, runs) in [
+                    ("gdn_bwd_prep16sl_", scalar && BWD_SLIM_PREP16_BY_RULE),
+                    ("gdn_bwd_prep15sl_", scalar && !BWD_SLIM_PREP16_BY_RULE),
+                ] {
+                    assert_eq!(names.iter().any(|x| x.starts_with(stem)), runs, "{names:?}");
+                }
+            }
+        }
+    }
+
+    /// Session 29 (helper bp29): `DNNPLAN_GDN_BWD_SLIMPREP`'s values, and `prep16_swap` on the
+    /// benchmark shapes' plans: exactly the slim form's prep `prep15sl` becomes `prep16sl` on the
+    /// same grid, threads and shared memory (36,352 B); nothing else changes; plans without the
+    /// slim form (the piece chain, K = 64) are left alone.
+    #[test]
+    fn slim_prep16_switch_and_swap() {
+        assert!(bwd_slim_prep16_from_switch(Some("v16")));
+        assert!(!bwd_slim_prep16_from_switch(Some("v15")));
+        assert_eq!(bwd_slim_prep16_from_switch(None), BWD_SLIM_PREP16_BY_RULE);
+        assert_eq!(
+            bwd_slim_prep16_from_switch(Some("x")),
+            BWD_SLIM_PREP16_BY_RULE
+        );
+        assert_eq!(
+            BwdKernel::PrepSl16.name("bf16", 128, PrepVariant::DEFAULT),
+            "gdn_bwd_prep16sl_bf16_k128"
+        );
+        assert_eq!(
+            BwdKernel::PrepSl16.name("f16", 64, PrepVariant::DEFAULT),
+            BwdKernel::Prep.name("f16", 64, PrepVariant::DEFAULT)
+        );
+        if std::env::var_os("DNNPLAN_GDN_BWD_PREP").is_some() {
+            return;
+        }
+        for (n, t, ho, d) in CKPT_SHAPES {
+            let f = super::super::engine::tests::bound(facts(n, t, ho, d, false));
+            let plan = named_plan(&f);
+            // The plan with prep15sl (prep16sl named back where the rule or switch ran it).
+            let v15: Vec<Step> = plan
+                .steps
+                .iter()
+                .map(|s| {
+                    if s.0 == BwdKernel::PrepSl16 {
+                        (BwdKernel::PrepSl, s.1, s.2, s.3)
+                    } else {
+                        *s
+                    }
+                })
+                .collect();
+            let mut steps = v15.clone();
+            assert_eq!(
+                prep16_swap(&mut steps, 132),
+                plan.slim_form(),
+                "{n} {t} {ho} {d}"
+            );
+            for (a, b) in v15.iter().zip(&steps) {
+                if a.0 == BwdKernel::PrepSl {
+                    assert_eq!(*b, (BwdKernel::PrepSl16, a.1, a.2, a.3));
+                    assert_eq!((a.2, a.3), (256, 36_352));
+                } else {
+                    assert_eq!(a, b);
+                }
+            }
         }
     }
 

@@ -303,6 +303,13 @@ impl Engine for GdnSm90 {
             {
                 prep_sl.prefer_max_shared_memory(dev.ordinal)?;
             }
+            // Its form on the forward slim prep's tile (session 29), likewise by its row.
+            if let Some(prep_sl16) = fns.get(super::backward::BwdKernel::PrepSl16 as usize)
+                && k == 128
+                && BWD_PREP_SLIM16.max_carveout
+            {
+                prep_sl16.prefer_max_shared_memory(dev.ordinal)?;
+            }
             // The split reverse scan (session 29, K = 128): two blocks of 110,592 B per SM need
             // the largest carveout.
             if let Some(split) = fns.get(super::backward::BwdKernel::DscanOv2GxSh as usize)
@@ -805,6 +812,21 @@ pub const BWD_PREP_SLIM: PrepPass = PrepPass {
     min_blocks: BWD_PREP_SLIM_MIN_BLOCKS,
     grid: PrepGrid::PerTile,
     max_carveout: true,
+};
+
+/// The backward's slim prep on the forward slim prep's tile `gdn_bwd_prep16sl_<tag>_k128`
+/// (session 29, helper bp29; `fwd_slim_prep_tile`'s KEEP form in the `gdn_bwd` module): the
+/// wgmma form [`SLIM_PREP_WG`]'s phases with [`BWD_PREP_SLIM`]'s outputs in its layouts (full `T`
+/// and `A` rows, `Γ`, `β`, the four scalars, `Γ_last`), the same values. K = V = 128 only; one
+/// block per (chunk slot, head), [`SLIM_PREP_WG_MIN_BLOCKS`] per SM (64 registers), the slim
+/// prep's shared memory (`gdn::SlimPrepSmem<128>`, 1024-byte aligned) and the largest carveout.
+pub const BWD_PREP_SLIM16: PrepPass = PrepPass {
+    pass: FwdPass {
+        stem: "prep16sl",
+        ..BWD_PREP_SLIM.pass
+    },
+    min_blocks: SLIM_PREP_WG_MIN_BLOCKS,
+    ..BWD_PREP_SLIM
 };
 
 /// The persistent slim prep `gdn_fwd_slimprep_<tag>_k128_ov`, the producer beside the
@@ -2717,6 +2739,19 @@ pub(super) mod tests {
         );
         assert_eq!(BWD_PREP_SLIM.min_blocks, 5);
         const { assert!(BWD_PREP_SLIM.max_carveout) };
+        // Session 29 (bp29): gdn_bwd_prep16sl_* likewise, 4 blocks per SM (the wgmma form's 64
+        // registers), the same launch.
+        for tag in ["bf16", "f16"] {
+            let entry = BWD_PREP_SLIM16.pass.entry_in("bwd", tag, 128);
+            assert_eq!(entry, format!("gdn_bwd_prep16sl_{tag}_k128"));
+            assert!(bwd.has_function(&entry), "{entry}");
+        }
+        assert_eq!(
+            BWD_PREP_SLIM16.launch_shape(130, 16, 128, 132, None),
+            BWD_PREP_SLIM.launch_shape(130, 16, 128, 132, None)
+        );
+        assert_eq!(BWD_PREP_SLIM16.min_blocks, SLIM_PREP_WG.min_blocks);
+        const { assert!(BWD_PREP_SLIM16.max_carveout) };
     }
 
     #[test]
