@@ -778,8 +778,9 @@ fn prep16_swap(steps: &mut [Step], sms: u64) -> bool {
 
 /// Whether the slim form's prep runs as `prep16sl` by rule ([`BwdKernel::PrepSl16`], the forward
 /// slim prep's tile; session 29, helper bp29) instead of `prep15sl` ([`BwdKernel::PrepSl`]): the
-/// same values (bench/gdn_prep_host_emu.cpp, `GDN_EMU_BP16=1`: the whole workspace bitwise).
-pub const BWD_SLIM_PREP16_BY_RULE: bool = false;
+/// same values (bench/gdn_prep_host_emu.cpp, `GDN_EMU_BP16=1`: the whole workspace bitwise; on the
+/// H200 the backward's hashes bitwise base's, bench/gdn_device_bp29_run1.log), a faster prep.
+pub const BWD_SLIM_PREP16_BY_RULE: bool = true;
 
 /// Whether the slim form's prep runs as `prep16sl`: [`BWD_SLIM_PREP16_BY_RULE`], or
 /// `DNNPLAN_GDN_BWD_SLIMPREP=v16|v15` (read at plan build) forcing `prep16sl` / `prep15sl`.
