@@ -402,6 +402,18 @@ GDN_BWD_DSCAN_GX_ENTRY(f16, gdn::gdn_f16)
   }
 GDN_BWD_SCALAR_FORM_ENTRIES(bf16, gdn::gdn_bf16)
 GDN_BWD_SCALAR_FORM_ENTRIES(f16, gdn::gdn_f16)
+// Session 29 (helper ps29): the piece chain on the slim form (gdn_bwd_fscan_gx.cuh, SUMMARY): the
+// summaries H_j, M_j, Mᵀ_j by the slim chunk step on raw k, v, the prep's T rows and scalars (prep15sl's
+// outputs; no W, Kᴿ, Ũᵀ); the seeded replay is gdn_bwd_fscan_gxsl on the grid (V / 64, HO, N·P).
+//   gdn_bwd_psum_sl_{bf16,f16}_k128 <<<(V / 64, HO, N·(2P−1)), 128, FscanSlSmem<128, PSUM_SL_STAGES>::bytes>>>
+//     (two stages, 69,632 B; PSUM_SL_MIN_BLOCKS per SM)
+#define GDN_BWD_PSUM_SL_ENTRY(TAG, T)                                                               \
+  extern "C" __global__ void __launch_bounds__(4 * 32, gdn::PSUM_SL_MIN_BLOCKS)                     \
+      gdn_bwd_psum_sl_##TAG##_k128(gdn::BwdChainParams p) { dnnp_pdl_enter(p.b.f.flags & gdn::FLAG_PDL_TRIGGER); \
+    gdn::bwd_psum_sl_body<T, 128, 128, gdn::PSUM_SL_STAGES>(p);                                    \
+  }
+GDN_BWD_PSUM_SL_ENTRY(bf16, gdn::gdn_bf16)
+GDN_BWD_PSUM_SL_ENTRY(f16, gdn::gdn_f16)
 // Session 28 (helper pp28): the scalar form's prep without W and Ũᵀ, for a replay that rebuilds U
 // from the raw k, v, T and the scalars (the forward's slim chunk step): prep15sc's body with SL
 // (no v reads, no Y, no E rows, no phase 5); T, A, the four scalars, Γ, β, Γ_last bitwise

@@ -150,7 +150,8 @@ use super::params::{
     SCAN_WARPS, SUM_STAGES, TOK_THREADS, dscan_mma_smem_bytes, dscan_ov_smem_bytes,
     dscan_ov2_smem_bytes, dscan_ov2gx_smem_bytes, dscan_ov2gxsc_smem_bytes, dscan_w8_smem_bytes,
     flags, fscan_gx_smem_bytes, fscan_gxsc_smem_bytes, fscan_gxsl_smem_bytes, max_chunks,
-    scan_smem_bytes, scanx_smem_bytes, tokens_tc11_smem_bytes, tokens_tc12_smem_bytes,
+    psum_sl_smem_bytes, scan_smem_bytes, scanx_smem_bytes, tokens_tc11_smem_bytes,
+    tokens_tc12_smem_bytes,
 };
 use super::pdl::{GdnPlan, Launch, PdlMode};
 
@@ -376,11 +377,16 @@ pub enum BwdKernel {
     /// bitwise `prep15sc`'s), beside [`BwdKernel::FscanGxSl`] / [`BwdKernel::FscanGx4Sl`], which
     /// read neither; at K other than 128 it names the full prep.
     PrepSl,
+    /// Session 29 (helper ps29, the piece chain on the slim form, [`BwdPrepForm::SlimPieces`]):
+    /// the piece summaries `H_j`, `M_j`, `Mᵀ_j` of [`BwdKernel::Psum1`] by the slim chunk step on
+    /// the raw `k`, `v` rows, `T` and the prep's scalars (`gdn_bwd_psum_sl_*`: the slim replay's
+    /// loop without outputs; other roundings); at K other than 128 it names `psum`.
+    PsumSl,
 }
 
 impl BwdKernel {
     /// Every kernel, in index order.
-    pub const ALL: [BwdKernel; 59] = [
+    pub const ALL: [BwdKernel; 60] = [
         BwdKernel::ChunkOffsets,
         BwdKernel::Prep,
         BwdKernel::Fscan,
@@ -440,6 +446,7 @@ impl BwdKernel {
         BwdKernel::FscanGxSl,
         BwdKernel::FscanGx4Sl,
         BwdKernel::PrepSl,
+        BwdKernel::PsumSl,
     ];
 
     /// The kernel's symbol in the module (`tag` = `bf16` / `f16`, `k` = K = V; `prep`: the
@@ -463,6 +470,8 @@ impl BwdKernel {
             {
                 "fscan_r4"
             }
+            BwdKernel::PsumSl if k != 128 => "psum",
+            BwdKernel::PsumSl => "psum_sl",
             BwdKernel::FscanGxSl => "fscan_gxsl",
             BwdKernel::FscanGx4Sl => "fscan_gx4sl",
             BwdKernel::FscanGxSc => "fscan_gxsc",
@@ -568,6 +577,15 @@ impl BwdKernel {
         }
     }
 
+    /// The piece chain's slim-form kernel in place of this one ([`BwdPrepForm::SlimPieces`],
+    /// [`PIECE_SLIM_SWAPS`]); `None` for the others.
+    pub fn piece_slim_form(self) -> Option<BwdKernel> {
+        PIECE_SLIM_SWAPS
+            .iter()
+            .find(|(from, _)| *from == self)
+            .map(|&(_, to)| to)
+    }
+
     /// The dynamic shared memory of the scalar and slim forms' uncut replays at their stages
     /// (`gx*`: [`FSCAN_GX_STAGES`], `gx4*`: 4), before the one-block-per-SM floor; `None` for
     /// every other kernel. The scalar form's swap and [`slim_swap`]'s both size by it.
@@ -626,6 +644,14 @@ pub enum BwdPrepForm {
     /// `W` and `Ũᵀ`), the scalar form; elsewhere the full form. Not bitwise the scalar form (`U`
     /// rounds `Z`, then × `T`): validated against the fp64 reference.
     Slim,
+    /// `slimp` (session 29, helper ps29): [`BwdPrepForm::Slim`], and the piece chain on the slim
+    /// form too: its token stage `tc16` with the seeded replay storing `U` ([`u_pair_replay`] at
+    /// `P > 1`), then, where the chain runs the `p1` passes with the io-`dR` producer at
+    /// K = V = 128 and the v15 prep, [`piece_slim_swap`] ([`PIECE_SLIM_SWAPS`]: `prep15sl`, the
+    /// slim summaries `psum_sl`, the slim seeded replay `fscan_gxsl`). Where the swap does not
+    /// apply the chain runs the full form with `tc16` (bitwise `tc13`). Not bitwise the full
+    /// form on the swapped piece chain: validated against the fp64 reference.
+    SlimPieces,
 }
 
 /// The prep form without `DNNPLAN_GDN_BWD_PREP`: [`BwdPrepForm::Slim`] since session 28 (helper
@@ -641,7 +667,7 @@ pub enum BwdPrepForm {
 pub const BWD_PREP_FORM_BY_RULE: BwdPrepForm = BwdPrepForm::Slim;
 
 impl BwdPrepForm {
-    /// [`BWD_PREP_FORM_BY_RULE`], then `DNNPLAN_GDN_BWD_PREP=full|scaled|slim`.
+    /// [`BWD_PREP_FORM_BY_RULE`], then `DNNPLAN_GDN_BWD_PREP=full|scaled|slim|slimp`.
     pub fn pick() -> BwdPrepForm {
         Self::from_switch(
             std::env::var("DNNPLAN_GDN_BWD_PREP")
@@ -656,12 +682,14 @@ impl BwdPrepForm {
             "full" => BwdPrepForm::Full,
             "scaled" => BwdPrepForm::Scalars,
             "slim" => BwdPrepForm::Slim,
+            "slimp" => BwdPrepForm::SlimPieces,
             _ => BWD_PREP_FORM_BY_RULE,
         }
     }
 
-    /// Whether a plan runs the scalar form: this form is [`BwdPrepForm::Scalars`] or
-    /// [`BwdPrepForm::Slim`] (the scalar form with the slim replay, `slim_swap`), K = V = 128,
+    /// Whether a plan runs the scalar form: this form is [`BwdPrepForm::Scalars`],
+    /// [`BwdPrepForm::Slim`] or [`BwdPrepForm::SlimPieces`] (the scalar form with the slim replay,
+    /// `slim_swap`), K = V = 128,
     /// the prep is v15, the sequences are uncut (`pieces` ≤ 1), the uncut replay runs
     /// (`replay`: its kernel, `None` when checkpoints replace it) and is `gx` or `gx4` (or the
     /// `tc16` pair's `U`-storing `gxu` / `gx4u`), and the
@@ -676,8 +704,10 @@ impl BwdPrepForm {
         replay: Option<BwdKernel>,
         producer: BwdKernel,
     ) -> bool {
-        matches!(self, BwdPrepForm::Scalars | BwdPrepForm::Slim)
-            && k == 128
+        matches!(
+            self,
+            BwdPrepForm::Scalars | BwdPrepForm::Slim | BwdPrepForm::SlimPieces
+        ) && k == 128
             && v == 128
             && prep == PrepVariant::V15
             && pieces <= 1
@@ -692,6 +722,70 @@ impl BwdPrepForm {
             )
             && producer == BwdKernel::DscanOv2Gx
     }
+
+    /// Whether the uncut plan swaps the scalar form for the slim one ([`slim_swap`]).
+    pub fn slim(self) -> bool {
+        matches!(self, BwdPrepForm::Slim | BwdPrepForm::SlimPieces)
+    }
+
+    /// Whether the piece chain pairs `tc16` with its seeded replay storing `U` and takes
+    /// [`piece_slim_swap`] where it applies ([`BwdPrepForm::SlimPieces`]).
+    pub fn on_pieces(self) -> bool {
+        self == BwdPrepForm::SlimPieces
+    }
+}
+
+/// The piece chain's slim form ([`BwdPrepForm::SlimPieces`], session 29, helper ps29): each
+/// kernel of the full-form chain with `tc16` (left) and its slim-form replacement (right). The
+/// swap applies only where every left kernel is in the plan (K = V = 128, the v15 prep, the `p1`
+/// passes, the storing seeded replay `gx` of the `tc16` pair, the overlapped io-`dR` producer),
+/// so that no launch reads `W`, `Ũᵀ`, `Q⁺`, `Kᴿ` or `E`, which `prep15sl` does not write.
+pub const PIECE_SLIM_SWAPS: [(BwdKernel, BwdKernel); 3] = [
+    (BwdKernel::Prep, BwdKernel::PrepSl),
+    (BwdKernel::Psum1, BwdKernel::PsumSl),
+    (BwdKernel::FscanGxU, BwdKernel::FscanGxSl),
+];
+
+/// The slim prep's launch in place of the prep step `step` ([`BWD_PREP_SLIM`]'s launch on `sms`
+/// SMs over the same chunk slots and heads).
+fn prep_sl_step(step: &Step, sms: u64) -> Step {
+    let (grid, threads, smem) =
+        BWD_PREP_SLIM.launch_shape(u64::from(step.1.0), u64::from(step.1.1), 128, sms, None);
+    (BwdKernel::PrepSl, grid, threads, smem)
+}
+
+/// The piece chain's slim swap ([`BwdPrepForm::SlimPieces`]): where the plan at `k` = `v` = 128
+/// with the v15 prep (`prep`) holds every left kernel of [`PIECE_SLIM_SWAPS`], each becomes its
+/// right one: the prep `prep15sl` ([`prep_sl_step`]), the summaries `psum_sl` (the same grid,
+/// [`psum_sl_smem_bytes`]), the seeded replay `fscan_gxsl` (the same grid, its two stages'
+/// shared memory: two blocks per SM as `gx`). Elsewhere the steps stay. Returns whether it swapped.
+fn piece_slim_swap(steps: &mut [Step], k: u64, v: u64, prep: PrepVariant, sms: u64) -> bool {
+    if k != 128 || v != 128 || prep != PrepVariant::V15 {
+        return false;
+    }
+    if !PIECE_SLIM_SWAPS
+        .iter()
+        .all(|&(from, _)| steps.iter().any(|s| s.0 == from))
+    {
+        return false;
+    }
+    for step in steps.iter_mut() {
+        let Some(kernel) = step.0.piece_slim_form() else {
+            continue;
+        };
+        *step = match kernel {
+            BwdKernel::PrepSl => prep_sl_step(step, sms),
+            BwdKernel::PsumSl => (kernel, step.1, step.2, psum_sl_smem_bytes()),
+            BwdKernel::FscanGxSl => (
+                kernel,
+                step.1,
+                step.2,
+                fscan_gxsl_smem_bytes(FSCAN_GX_STAGES),
+            ),
+            _ => (kernel, step.1, step.2, step.3),
+        };
+    }
+    true
 }
 
 /// The slim form's swap ([`BwdPrepForm::Slim`], after the scalar form's): where the plan runs the
@@ -710,16 +804,7 @@ fn slim_swap(steps: &mut [Step], replay_smem: impl Fn(u32) -> u32, sms: u64) -> 
             continue;
         };
         *step = match kernel {
-            BwdKernel::PrepSl => {
-                let (grid, threads, smem) = BWD_PREP_SLIM.launch_shape(
-                    u64::from(step.1.0),
-                    u64::from(step.1.1),
-                    128,
-                    sms,
-                    None,
-                );
-                (kernel, grid, threads, smem)
-            }
+            BwdKernel::PrepSl => prep_sl_step(step, sms),
             _ => {
                 let smem = kernel.form_replay_smem().map_or(step.3, &replay_smem);
                 (kernel, step.1, step.2, smem)
@@ -1060,31 +1145,38 @@ pub fn replay_storing_u(replay: BwdKernel) -> Option<BwdKernel> {
 /// The storing replay of the `tc16` pair (session 27), the one source of the pairing: `Some`
 /// exactly where `tc16` runs, i.e. the stage loads `U` ([`TokenStage::loads_u`]), the reverse
 /// scan and the token stage overlap (`overlap`: `U` shares the `ws_dr` region with the io `dR` of
-/// the overlapped producers, in its second half), no piece chain (`pieces` = 1: the seeded replay
-/// per piece stays `gx`), the plan replays the states (`replays`: no reused or seeding
+/// the overlapped producers, in its second half), no piece chain (`pieces` = 1) or one whose
+/// seeded replay `replay` may store `U` too (`on_pieces`: [`BwdPrepForm::on_pieces`], session 29;
+/// else the seeded replay per piece stays `gx`), the plan replays the states (`replays`: no reused or seeding
 /// checkpoints), its uncut replay `replay` is `gx` or `gx4` ([`replay_storing_u`]; not under
 /// `DNNPLAN_GDN_BWD_FSCAN=r4|v1|gx3`) and K = V = 128. `None`: the plan runs
 /// [`TC16_FALLBACK`] and its own replay.
+#[allow(clippy::too_many_arguments)]
 pub fn u_pair_replay(
     stage: &TokenStage,
     overlap: bool,
     pieces: u64,
+    on_pieces: bool,
     replays: bool,
     replay: BwdKernel,
     k: u64,
     v: u64,
 ) -> Option<BwdKernel> {
-    let fits = stage.loads_u && overlap && pieces == 1 && replays && k == 128 && v == 128;
+    let fits =
+        stage.loads_u && overlap && (pieces == 1 || on_pieces) && replays && k == 128 && v == 128;
     replay_storing_u(replay).filter(|_| fits)
 }
 
-/// The token stage and uncut replay a plan runs: `stage` and `replay`, except that a
-/// `tc16` row ([`TokenStage::loads_u`]) runs with the storing replay where [`u_pair_replay`] gives
-/// one and as [`TC16_FALLBACK`] (with `replay`) elsewhere.
+/// The token stage and replay a plan runs (`replay`: the uncut replay, or with `pieces` > 1 the
+/// seeded replay per piece): `stage` and `replay`, except that a `tc16` row
+/// ([`TokenStage::loads_u`]) runs with the storing replay where [`u_pair_replay`] gives one and as
+/// [`TC16_FALLBACK`] (with `replay`) elsewhere.
+#[allow(clippy::too_many_arguments)]
 pub fn token_pair(
     stage: &'static TokenStage,
     overlap: bool,
     pieces: u64,
+    on_pieces: bool,
     replays: bool,
     replay: BwdKernel,
     k: u64,
@@ -1093,7 +1185,7 @@ pub fn token_pair(
     if !stage.loads_u {
         return (stage, replay);
     }
-    match u_pair_replay(stage, overlap, pieces, replays, replay, k, v) {
+    match u_pair_replay(stage, overlap, pieces, on_pieces, replays, replay, k, v) {
         Some(storing) => (stage, storing),
         None => (
             TOKEN_STAGES
@@ -1731,6 +1823,17 @@ impl<F> GdnBwdPlan<F> {
     /// Plans the launches for `f` on a GPU of `sms` multiprocessors with the module's kernels in
     /// [`BwdKernel`] order (as [`kernel_names`] names them).
     pub fn new(f: &GdnFacts, kernels: Vec<F>, sms: u64) -> Result<GdnBwdPlan<F>> {
+        Self::with_form(f, kernels, sms, BwdPrepForm::pick())
+    }
+
+    /// [`GdnBwdPlan::new`] with the prep form `form` instead of [`BwdPrepForm::pick`]'s (the plan
+    /// tests build every form without the switch).
+    pub fn with_form(
+        f: &GdnFacts,
+        kernels: Vec<F>,
+        sms: u64,
+        form: BwdPrepForm,
+    ) -> Result<GdnBwdPlan<F>> {
         if kernels.len() != BwdKernel::ALL.len() {
             return Err(Error::Internal(format!(
                 "{ENGINE_NAME}: the backward needs {} kernels, got {}",
@@ -1881,8 +1984,25 @@ impl<F> GdnBwdPlan<F> {
             // An ignored checkpoint input is never read, so never looked up either.
             uids[PORTS.len() - 1] = None;
         }
-        // tc16 runs beside the replay that stores its U tiles, else its row runs tc13.
-        let (token_stage, replay) = token_pair(token_stage, overlap, pieces, replays, replay, k, v);
+        // tc16 runs beside the replay that stores its U tiles (uncut, or per piece under
+        // DNNPLAN_GDN_BWD_PREP=slimp), else its row runs tc13.
+        let (token_stage, replay, replay_piece) = if pieces > 1 {
+            let (stage, piece) = token_pair(
+                token_stage,
+                overlap,
+                pieces,
+                form.on_pieces(),
+                replays,
+                replay_piece,
+                k,
+                v,
+            );
+            (stage, replay, piece)
+        } else {
+            let (stage, uncut) =
+                token_pair(token_stage, overlap, pieces, false, replays, replay, k, v);
+            (stage, uncut, replay_piece)
+        };
         let cadence = f.checkpoint_every.max(0) as u64;
         let ckpt_f32 = f
             .port("state_checkpoints")
@@ -1998,7 +2118,6 @@ impl<F> GdnBwdPlan<F> {
         // The scalar form (session 27, BwdPrepForm::scalar_form): the prep, the uncut replay and
         // the uncut producer replaced by their scalar-form kernels.
         let producer = dscan_step(ov_uncut, dscan_k, n32).0;
-        let form = BwdPrepForm::pick();
         if form.scalar_form(
             k,
             v,
@@ -2017,9 +2136,13 @@ impl<F> GdnBwdPlan<F> {
                     _ => kernel.form_replay_smem().map_or(step.3, uncut_replay_smem),
                 };
             }
-            if form == BwdPrepForm::Slim {
+            if form.slim() {
                 slim_swap(&mut steps, uncut_replay_smem, sms);
             }
+        }
+        // The piece chain on the slim form (session 29): where the swap applies.
+        if form.on_pieces() && pieces > 1 {
+            piece_slim_swap(&mut steps, k, v, PrepVariant::from_env(), sms);
         }
         if let Some(n) = std::env::var("DNNPLAN_GDN_BWD_STEPS")
             .ok()
@@ -2722,7 +2845,7 @@ mod tests {
             .iter()
             .find(|s| s.name == stage)
             .expect("a stage");
-        let (s, r) = token_pair(stage, overlap, pieces, replays, uncut, k, k);
+        let (s, r) = token_pair(stage, overlap, pieces, false, replays, uncut, k, k);
         (s.name, r.name("bf16", f.k, PrepVariant::DEFAULT))
     }
 
@@ -2783,7 +2906,7 @@ mod tests {
         // Without the overlap (DNNPLAN_GDN_BWD_OVERLAP=0, the v1 / w8 reverse scans): tc13,
         // whose row then runs tc12's kernel.
         let tc16 = TokenStage::pick("tc16", false, false).0;
-        let (s, r) = token_pair(tc16, false, 1, true, BwdKernel::FscanGx4, 128, 128);
+        let (s, r) = token_pair(tc16, false, 1, false, true, BwdKernel::FscanGx4, 128, 128);
         assert_eq!(
             (s.name, s.kernel, r),
             ("tc13", BwdKernel::TokensTc12, BwdKernel::FscanGx4)

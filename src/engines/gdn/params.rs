@@ -959,6 +959,17 @@ pub const FSCAN_GXSL_STAGE_BYTES: u64 = 34_816;
 pub fn fscan_gxsl_smem_bytes(stages: u64) -> u32 {
     (stages * FSCAN_GXSL_STAGE_BYTES) as u32
 }
+/// Stages of the slim piece summary `gdn_bwd_psum_sl_*` (session 29, helper ps29;
+/// `gdn::PSUM_SL_STAGES`: the slim replay's loop without outputs, [`FSCAN_GXSL_STAGE_BYTES`] per
+/// stage).
+pub const PSUM_SL_STAGES: u64 = 2;
+/// Blocks per SM of `gdn_bwd_psum_sl_*` (`gdn::PSUM_SL_MIN_BLOCKS`: 168 registers, 69,632 B).
+pub const PSUM_SL_MIN_BLOCKS: u64 = 3;
+
+/// Dynamic shared memory of `gdn_bwd_psum_sl_*`: [`PSUM_SL_STAGES`] slim replay stages (69,632 B).
+pub fn psum_sl_smem_bytes() -> u32 {
+    fscan_gxsl_smem_bytes(PSUM_SL_STAGES)
+}
 /// Threads of the piece chain kernel (`gdn_fwd_chain_k*`).
 pub const CHAIN_THREADS: u32 = 256;
 /// State rows per block of the piece chain kernel.
@@ -1250,6 +1261,9 @@ mod tests {
         );
         assert!(SM.holds(2, fscan_gxsl_smem_bytes(FSCAN_GX_STAGES)));
         assert!(SM.allows(fscan_gxsl_smem_bytes(4)));
+        // Session 29's slim piece summary: the slim replay's stages, three blocks per SM.
+        assert_eq!(psum_sl_smem_bytes(), 69_632);
+        assert!(SM.holds(PSUM_SL_MIN_BLOCKS, psum_sl_smem_bytes()));
         assert_eq!(dscan_ov2gxsc_smem_bytes(128, 128), 169_984);
         assert!(SM.allows(dscan_ov2gxsc_smem_bytes(128, 128)));
         // The session-6 chunk loop: split = 1 is FastSmem; the pairs' kernels (t8 forward, r8
