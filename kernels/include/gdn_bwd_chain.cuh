@@ -94,13 +94,12 @@ __device__ __forceinline__ FwdFastParams chain_rev_view(const BwdChainParams& cp
 // reverse chain reads, Mᵀ_j of pieces j = 1..P−1 (grid V/VS × HO × N·(P−1), z = b·(P−1) + j − 1),
 // bitwise the full pass's; no H_j, no M_j.
 // The summary block's stores (this thread's rows vr, vr + 8 of piece j's H_j or transition, b's
-// sequence): H_j / M_j (j ≤ P−2; not MT_ONLY) to slot b·(P−1) + j of ws_h / ws_m, Mᵀ_j (j ≥ 1) to
+// sequence; P pieces, HO heads): H_j / M_j (j ≤ P−2; not MT_ONLY) to slot b·(P−1) + j of ws_h / ws_m, Mᵀ_j (j ≥ 1) to
 // slot b·(P−1) + (P−1−j) of ws_mt. Shared by gdn_bwd_psum* and the slim gdn_bwd_psum_sl.
 template <int K, int V, bool MT_ONLY>
 __device__ __forceinline__ void bwd_psum_store(const BwdChainParams& cp, const float (&x)[K / 8][4], int b, int j,
-                                               bool is_m, int h, int vr, int cq) {
-  const int P = cp.pieces;
-  const size_t hk = static_cast<size_t>(cp.b.f.ho) * V * K;
+                                               bool is_m, int P, int HO, int h, int vr, int cq) {
+  const size_t hk = static_cast<size_t>(HO) * V * K;
   if (!MT_ONLY && (!is_m || j <= P - 2))
     store_fp32_frags<K>((is_m ? cp.ws_m : cp.ws_h) + (static_cast<size_t>(b) * (P - 1) + j) * hk + static_cast<size_t>(h) * V * K,
                         x, vr, cq);
@@ -122,6 +121,7 @@ __device__ __forceinline__ void bwd_psum_body(const BwdChainParams& cp) {
 
   const int h = blockIdx.y;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int HO = p.ho;
   const int zs = MT_ONLY ? P - 1 : 2 * P - 1;  // blocks per sequence
   const int b = blockIdx.z / zs, r = blockIdx.z % zs + (MT_ONLY ? P : 0);
   const bool is_m = r >= P - 1;
@@ -136,7 +136,7 @@ __device__ __forceinline__ void bwd_psum_body(const BwdChainParams& cp) {
   identity_frags<K>(x, is_m, vr, cq);
   // The summary pass of fwd_scanx_body (no token positions are used: cs = ce = 0).
   fscan_chunks<T, K, V, NW, STAGES, false, false, 1, false, PHASED, FIXED>(p, x, h, 0, 0, cb, c_begin, c_end, xb * VS, !is_m, nullptr);
-  bwd_psum_store<K, V, MT_ONLY>(cp, x, b, j, is_m, h, vr, cq);
+  bwd_psum_store<K, V, MT_ONLY>(cp, x, b, j, is_m, P, HO, h, vr, cq);
 }
 
 // ---------------------------------------------------------------------------------------

@@ -436,7 +436,7 @@ __device__ __forceinline__ void bwd_psum_sl_body(const BwdChainParams& cp) {
   fscan_sl_chunks<T, K, V, STAGES, true>(p, x, h, c_begin, c_end, vs0, nullptr, nullptr,
                                          static_cast<const T*>(cp.b.ws_t), load_cu(p, b), load_cu(p, b + 1), cb,
                                          !is_m);
-  bwd_psum_store<K, V, false>(cp, x, b, j, is_m, h, vr, cq);
+  bwd_psum_store<K, V, false>(cp, x, b, j, is_m, P, p.ho, h, vr, cq);
 }
 #endif
 

@@ -565,6 +565,21 @@ fn psum(s: &Shape) -> Counts {
     )
 }
 
+/// The slim piece summaries (psum_sl, session 29): psum's blocks on the slim chunk step, reading
+/// raw k rows, T and the scalars over every piece (the transitions) and v over the `H_j` pieces
+/// instead of W, Kᴿ and Ũᵀ; one more 64 × 64 × d product per chunk (Uᵀ = Z Tᵀ).
+fn psum_sl(s: &Shape) -> Counts {
+    Counts::new(
+        over(
+            s,
+            All,
+            &[(1.0, Tok), (1.0, TileCc), (1.0, Scalars), (1.0, Glast)],
+        ) + over(s, Head, &[(1.0, Tok)]),
+        s.piece_states(3 * (s.pieces - 1)),
+        products(s, All, 2.0, 1.0, 0.0) + products(s, Head, 2.0, 1.0, 0.0),
+    )
+}
+
 /// The transitions `Mᵀ_j` of pieces 1 ..= P − 1 only (psumt, psumt1; with checkpoints).
 fn psum_mt(s: &Shape) -> Counts {
     Counts::new(
@@ -652,7 +667,7 @@ const fn family(
 }
 
 /// Every kernel family of the bundled `gdn_fwd` / `gdn_bwd` modules the plans launch.
-pub const MODELS: [Model; 30] = [
+pub const MODELS: [Model; 31] = [
     family("offsets", &["chunk_offsets", "ckrows"], offsets),
     family("offsets", &["chunk_order", "chunk_order_rev"], offsets_ov),
     family("prep", &["fwd:prep14", "fwd:prep15"], full_prep),
@@ -725,6 +740,7 @@ pub const MODELS: [Model; 30] = [
     family("dscan", &["dscan_ov2gxsc"], dscan_sc),
     family("dsum", &["dsum", "dsum_w8", "dsum1"], dsum),
     family("psum", &["psum", "psum1"], psum),
+    family("psum", &["psum_sl"], psum_sl),
     family("psumt", &["psumt", "psumt1"], psum_mt),
     family(
         "tokens",
