@@ -149,6 +149,7 @@ use super::params::{
     FSCANP1_MIN_BLOCKS, OFFSETS_THREADS, OverlapLayout, PARAM_THREADS, PSUM1_MIN_BLOCKS,
     SCAN_WARPS, SUM_STAGES, TOK_THREADS, dscan_mma_smem_bytes, dscan_ov_smem_bytes,
     dscan_ov2_smem_bytes, dscan_ov2gx_smem_bytes, dscan_ov2gxsc_smem_bytes, dscan_w8_smem_bytes,
+    dsum_sc_smem_bytes,
     flags, fscan_gx_smem_bytes, fscan_gxsc_smem_bytes, fscan_gxsl_smem_bytes, max_chunks,
     scan_smem_bytes, scanx_smem_bytes, tokens_tc11_smem_bytes, tokens_tc12_smem_bytes,
 };
@@ -376,11 +377,24 @@ pub enum BwdKernel {
     /// bitwise `prep15sc`'s), beside [`BwdKernel::FscanGxSl`] / [`BwdKernel::FscanGx4Sl`], which
     /// read neither; at K other than 128 it names the full prep.
     PrepSl,
+    /// Session 29 (helper pr29, the piece chain in the scalar / slim form): the reverse summaries
+    /// `G_j` (pieces 1..P−1 from `dX = 0`, into `ws_h`'s reversed slots, as [`BwdKernel::Dsum1`])
+    /// on [`BwdKernel::DscanOv2GxSc`]'s step without its `dS'` / `dR` stores and publishes
+    /// (`gdn_bwd_dsum_sc_*`: raw `q`, `k` and the prep's scalars, no `Q⁺`, `Kᴿ`, `E`; grid
+    /// `(1, HO, N·(P−1))`, 256 threads holding all V value rows, [`dsum_sc_smem_bytes`], one per
+    /// SM). K = V = 128; at other K it names `dsum`.
+    DsumSc,
+    /// Session 29 (helper pr29): the piece chain's publishing seeded reverse scan in the scalar
+    /// form, [`BwdKernel::DscanpOv2Gx`] on [`BwdKernel::DscanOv2GxSc`]'s step
+    /// (`gdn_bwd_dscanp_ov2gxsc_*`: grid `(1, HO, N·P)`, 256 threads, [`dscan_ov2gxsc_smem_bytes`];
+    /// the io `dR` and `dS'` per chunk, units published, `d_initial_state` from piece 0). K = V =
+    /// 128; at other K it names `dscanp_ov5dr`.
+    DscanpOv2GxSc,
 }
 
 impl BwdKernel {
     /// Every kernel, in index order.
-    pub const ALL: [BwdKernel; 59] = [
+    pub const ALL: [BwdKernel; 61] = [
         BwdKernel::ChunkOffsets,
         BwdKernel::Prep,
         BwdKernel::Fscan,
@@ -440,6 +454,8 @@ impl BwdKernel {
         BwdKernel::FscanGxSl,
         BwdKernel::FscanGx4Sl,
         BwdKernel::PrepSl,
+        BwdKernel::DsumSc,
+        BwdKernel::DscanpOv2GxSc,
     ];
 
     /// The kernel's symbol in the module (`tag` = `bf16` / `f16`, `k` = K = V; `prep`: the
@@ -471,6 +487,10 @@ impl BwdKernel {
             BwdKernel::FscanGx4ScU => "fscan_gx4scu",
             BwdKernel::DscanOv2GxSc if k != 128 => "dscan_ov5dr",
             BwdKernel::DscanOv2GxSc => "dscan_ov2gxsc",
+            BwdKernel::DsumSc if k != 128 => "dsum",
+            BwdKernel::DsumSc => "dsum_sc",
+            BwdKernel::DscanpOv2GxSc if k != 128 => "dscanp_ov5dr",
+            BwdKernel::DscanpOv2GxSc => "dscanp_ov2gxsc",
             BwdKernel::Psum1 if k != 128 => "psum",
             BwdKernel::Fscanp1 if k != 128 => "fscan_r4",
             BwdKernel::FscanGx
@@ -1207,9 +1227,9 @@ fn overlap_scan_launch(kernel: BwdKernel, k: u64, v: u64) -> (u32, u32) {
     let (publisher, smem) = match kernel {
         DscanOv | DscanpOv => (false, dscan_ov_smem_bytes(k, v)),
         DscanOv2Gx | DscanpOv2Gx if gx => (false, dscan_ov2gx_smem_bytes(k, v)),
-        DscanOv2GxSc if gx => (false, dscan_ov2gxsc_smem_bytes(k, v)),
+        DscanOv2GxSc | DscanpOv2GxSc if gx => (false, dscan_ov2gxsc_smem_bytes(k, v)),
         DscanOv5 | DscanpOv5 | DscanOv5Dr | DscanpOv5Dr | DscanOv2Gx | DscanpOv2Gx
-        | DscanOv2GxSc => (true, dscan_ov2_smem_bytes(k, v)),
+        | DscanOv2GxSc | DscanpOv2GxSc => (true, dscan_ov2_smem_bytes(k, v)),
         _ => (false, dscan_ov2_smem_bytes(k, v)),
     };
     ((v / 16 + u64::from(publisher)) as u32 * 32, smem)
@@ -3327,6 +3347,25 @@ mod tests {
             overlap_scan_launch(DscanOv2GxSc, 64, 64),
             overlap_scan_launch(DscanOv5Dr, 64, 64)
         );
+        // The piece chain's reverse half in the scalar form (session 29): K = 128 bundled, other
+        // K name the full form's kernels; the seeded pass takes the scalar producer's shape.
+        assert_eq!(names[DsumSc as usize], "gdn_bwd_dsum_f16_k64");
+        assert_eq!(names[DscanpOv2GxSc as usize], "gdn_bwd_dscanp_ov5dr_f16_k64");
+        let names = kernel_names("bf16", 128, PrepVariant::DEFAULT);
+        assert_eq!(names[DsumSc as usize], "gdn_bwd_dsum_sc_bf16_k128");
+        assert_eq!(
+            names[DscanpOv2GxSc as usize],
+            "gdn_bwd_dscanp_ov2gxsc_bf16_k128"
+        );
+        assert_eq!(
+            overlap_scan_launch(DscanpOv2GxSc, 128, 128),
+            overlap_scan_launch(DscanOv2GxSc, 128, 128)
+        );
+        assert_eq!(
+            overlap_scan_launch(DscanpOv2GxSc, 64, 64),
+            overlap_scan_launch(DscanpOv5Dr, 64, 64)
+        );
+        assert_eq!(dsum_sc_smem_bytes(128, 128), 135_168);
     }
 
     /// The slim form's swap (session 28) on the benchmark shapes' plans by rule: exactly the plans
