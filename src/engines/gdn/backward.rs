@@ -149,9 +149,8 @@ use super::params::{
     FSCANP1_MIN_BLOCKS, OFFSETS_THREADS, OverlapLayout, PARAM_THREADS, PSUM1_MIN_BLOCKS,
     SCAN_WARPS, SUM_STAGES, TOK_THREADS, dscan_mma_smem_bytes, dscan_ov_smem_bytes,
     dscan_ov2_smem_bytes, dscan_ov2gx_smem_bytes, dscan_ov2gxsc_smem_bytes, dscan_w8_smem_bytes,
-    dsum_sc_smem_bytes,
-    flags, fscan_gx_smem_bytes, fscan_gxsc_smem_bytes, fscan_gxsl_smem_bytes, max_chunks,
-    scan_smem_bytes, scanx_smem_bytes, tokens_tc11_smem_bytes, tokens_tc12_smem_bytes,
+    dsum_sc_smem_bytes, flags, fscan_gx_smem_bytes, fscan_gxsc_smem_bytes, fscan_gxsl_smem_bytes,
+    max_chunks, scan_smem_bytes, scanx_smem_bytes, tokens_tc11_smem_bytes, tokens_tc12_smem_bytes,
 };
 use super::pdl::{GdnPlan, Launch, PdlMode};
 
@@ -3350,7 +3349,10 @@ mod tests {
         // The piece chain's reverse half in the scalar form (session 29): K = 128 bundled, other
         // K name the full form's kernels; the seeded pass takes the scalar producer's shape.
         assert_eq!(names[DsumSc as usize], "gdn_bwd_dsum_f16_k64");
-        assert_eq!(names[DscanpOv2GxSc as usize], "gdn_bwd_dscanp_ov5dr_f16_k64");
+        assert_eq!(
+            names[DscanpOv2GxSc as usize],
+            "gdn_bwd_dscanp_ov5dr_f16_k64"
+        );
         let names = kernel_names("bf16", 128, PrepVariant::DEFAULT);
         assert_eq!(names[DsumSc as usize], "gdn_bwd_dsum_sc_bf16_k128");
         assert_eq!(
