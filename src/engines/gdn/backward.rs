@@ -149,8 +149,8 @@ use super::params::{
     FSCANP1_MIN_BLOCKS, OFFSETS_THREADS, OverlapLayout, PARAM_THREADS, PSUM1_MIN_BLOCKS,
     SCAN_WARPS, SUM_STAGES, TOK_THREADS, dscan_mma_smem_bytes, dscan_ov_smem_bytes,
     dscan_ov2_smem_bytes, dscan_ov2gx_smem_bytes, dscan_ov2gxsc_smem_bytes, dscan_w8_smem_bytes,
-    dsum_sc_smem_bytes, flags, fscan_gx_smem_bytes, fscan_gxsc_smem_bytes, fscan_gxsl_smem_bytes,
-    max_chunks, scan_smem_bytes, scanx_smem_bytes, tokens_tc11_smem_bytes, tokens_tc12_smem_bytes,
+    flags, fscan_gx_smem_bytes, fscan_gxsc_smem_bytes, fscan_gxsl_smem_bytes, max_chunks,
+    scan_smem_bytes, scanx_smem_bytes, tokens_tc11_smem_bytes, tokens_tc12_smem_bytes,
 };
 use super::pdl::{GdnPlan, Launch, PdlMode};
 
@@ -380,7 +380,7 @@ pub enum BwdKernel {
     /// `G_j` (pieces 1..P−1 from `dX = 0`, into `ws_h`'s reversed slots, as [`BwdKernel::Dsum1`])
     /// on [`BwdKernel::DscanOv2GxSc`]'s step without its `dS'` / `dR` stores and publishes
     /// (`gdn_bwd_dsum_sc_*`: raw `q`, `k` and the prep's scalars, no `Q⁺`, `Kᴿ`, `E`; grid
-    /// `(1, HO, N·(P−1))`, 256 threads holding all V value rows, [`dsum_sc_smem_bytes`], one per
+    /// `(1, HO, N·(P−1))`, 256 threads holding all V value rows, `params::dsum_sc_smem_bytes`, one per
     /// SM). K = V = 128; at other K it names `dsum`.
     DsumSc,
     /// Session 29 (helper pr29): the piece chain's publishing seeded reverse scan in the scalar
@@ -2211,7 +2211,9 @@ unsafe impl GdnPlan for GdnBwdPlan {
 mod tests {
     use super::*;
     use crate::engines::gdn::analyzer::GdnOp;
-    use crate::engines::gdn::params::{dscan_mma_stages_smem_bytes, fast_smem_bytes};
+    use crate::engines::gdn::params::{
+        dscan_mma_stages_smem_bytes, dsum_sc_smem_bytes, fast_smem_bytes,
+    };
 
     fn facts(n: i64, t: i64, ho: i64, d: i64, batch_invariant: bool) -> GdnFacts {
         crate::engines::gdn::analyzer::test_facts(GdnOp::Backward, n, t, ho, d, batch_invariant)
