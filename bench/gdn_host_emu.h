@@ -15,6 +15,7 @@
 //  - the problem helpers uni (a fixed-seed uniform generator), enc / dec (io-dtype bits).
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <barrier>
 #include <cmath>
@@ -73,6 +74,8 @@ alignas(16) unsigned char smem[232 * 1024];  // the block's dynamic shared memor
 // ---- block emulation ----
 static std::unique_ptr<std::barrier<>> g_block;
 static std::vector<std::unique_ptr<std::barrier<>>> g_warp;
+// Per warpgroup (128 threads; a last partial group its threads): bench/gdn_wgmma_emu.h's wgmma.
+static std::vector<std::unique_ptr<std::barrier<>>> g_wgroup;
 static float g_xchg[32][32];
 thread_local unsigned t_tid;
 void __syncthreads() { g_block->arrive_and_wait(); }
@@ -275,6 +278,9 @@ static void launch(U3 grid, unsigned threads, const std::function<void()>& body)
         }
         g_warp.clear();
         for (unsigned w = 0; w < (threads + 31) / 32; ++w) g_warp.push_back(std::make_unique<std::barrier<>>(32));
+        g_wgroup.clear();
+        for (unsigned w = 0; w < (threads + 127) / 128; ++w)
+          g_wgroup.push_back(std::make_unique<std::barrier<>>(std::min(128u, threads - 128 * w)));
         std::vector<std::thread> ts;
         for (unsigned t = 0; t < threads; ++t)
           ts.emplace_back([&, t, x, y, z] {
@@ -288,6 +294,7 @@ static void launch(U3 grid, unsigned threads, const std::function<void()>& body)
             // A thread that returned early leaves the barriers of its block and warp.
             g_block->arrive_and_drop();
             g_warp[t / 32]->arrive_and_drop();
+            g_wgroup[t / 128]->arrive_and_drop();
           });
         for (auto& th : ts) th.join();
       }

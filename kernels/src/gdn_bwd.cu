@@ -427,3 +427,24 @@ GDN_BWD_PSUM_SL_ENTRY(f16, gdn::gdn_f16)
   }
 GDN_BWD_PREP_SLIM_ENTRY(bf16, gdn::gdn_bf16)
 GDN_BWD_PREP_SLIM_ENTRY(f16, gdn::gdn_f16)
+// Session 29 (helper pr29, gdn_bwd_dscan_gx.cuh): the piece chain's reverse half in the scalar form
+// (raw q, k and the prep's four per-token scalars in ws_kr, as gdn_bwd_dscan_ov2gxsc; for the
+// scalar / slim preps prep15sc / prep15sl, no Q⁺, Kᴿ, E), K = V = 128:
+//   gdn_bwd_dsum_sc_{bf16,f16}_k128      <<<(1, HO, N·(P−1)), 256, DscanGxSmem<128, 8, 2, true>::bytes>>>
+//     (135,168 B: the reverse summaries G_j on dscan_ov2gxsc's step without its dS' / dR stores,
+//     bwd_dscanp_gx_body's SUM; replaces gdn_bwd_dsum1 / dsum / dsum_w8)
+//   gdn_bwd_dscanp_ov2gxsc_{bf16,f16}_k128 <<<(1, HO, N·P), 256, DscanGxSmem<128, 8, 2, true>::bytes_r2>>>
+//     (169,984 B: the publishing seeded pass, dscanp_ov2gx on the scalar-form step; the producer
+//     of tc13 / tc16 in place of dscanp_ov5dr)
+// Not bitwise the full form (other roundings, as dscan_ov2gxsc): the fp64 reference is the bar.
+#define GDN_BWD_PIECE_SCALAR_ENTRIES(TAG, T)                                                        \
+  extern "C" __global__ void __launch_bounds__(128 / 16 * 32, 1)                                   \
+      gdn_bwd_dsum_sc_##TAG##_k128(gdn::BwdChainParams p) { dnnp_pdl_enter(p.b.f.flags & gdn::FLAG_PDL_TRIGGER); \
+    gdn::bwd_dscanp_gx_body<T, 128, 128, 128 / 16, gdn::DSCAN_MMA_STAGES, true, true>(p);          \
+  }                                                                                                \
+  extern "C" __global__ void __launch_bounds__(128 / 16 * 32, 1)                                   \
+      gdn_bwd_dscanp_ov2gxsc_##TAG##_k128(gdn::BwdChainParams p) { dnnp_pdl_enter(p.b.f.flags & gdn::FLAG_PDL_TRIGGER); \
+    gdn::bwd_dscanp_gx_body<T, 128, 128, 128 / 16, gdn::DSCAN_MMA_STAGES, true>(p);                \
+  }
+GDN_BWD_PIECE_SCALAR_ENTRIES(bf16, gdn::gdn_bf16)
+GDN_BWD_PIECE_SCALAR_ENTRIES(f16, gdn::gdn_f16)

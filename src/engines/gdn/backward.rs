@@ -149,8 +149,8 @@ use super::params::{
     FSCANP1_MIN_BLOCKS, OFFSETS_THREADS, OverlapLayout, PARAM_THREADS, PSUM1_MIN_BLOCKS,
     SCAN_WARPS, SUM_STAGES, TOK_THREADS, dscan_mma_smem_bytes, dscan_ov_smem_bytes,
     dscan_ov2_smem_bytes, dscan_ov2gx_smem_bytes, dscan_ov2gxsc_smem_bytes, dscan_w8_smem_bytes,
-    flags, fscan_gx_smem_bytes, fscan_gxsc_smem_bytes, fscan_gxsl_smem_bytes, max_chunks,
-    psum_sl_smem_bytes, scan_smem_bytes, scanx_smem_bytes, tokens_tc11_smem_bytes,
+    dsum_sc_smem_bytes, flags, fscan_gx_smem_bytes, fscan_gxsc_smem_bytes, fscan_gxsl_smem_bytes,
+    max_chunks, psum_sl_smem_bytes, scan_smem_bytes, scanx_smem_bytes, tokens_tc11_smem_bytes,
     tokens_tc12_smem_bytes,
 };
 use super::pdl::{GdnPlan, Launch, PdlMode};
@@ -377,6 +377,19 @@ pub enum BwdKernel {
     /// bitwise `prep15sc`'s), beside [`BwdKernel::FscanGxSl`] / [`BwdKernel::FscanGx4Sl`], which
     /// read neither; at K other than 128 it names the full prep.
     PrepSl,
+    /// Session 29 (helper pr29, the piece chain in the scalar / slim form): the reverse summaries
+    /// `G_j` (pieces 1..P−1 from `dX = 0`, into `ws_h`'s reversed slots, as [`BwdKernel::Dsum1`])
+    /// on [`BwdKernel::DscanOv2GxSc`]'s step without its `dS'` / `dR` stores and publishes
+    /// (`gdn_bwd_dsum_sc_*`: raw `q`, `k` and the prep's scalars, no `Q⁺`, `Kᴿ`, `E`; grid
+    /// `(1, HO, N·(P−1))`, 256 threads holding all V value rows, `params::dsum_sc_smem_bytes`, one per
+    /// SM). K = V = 128; at other K it names `dsum`.
+    DsumSc,
+    /// Session 29 (helper pr29): the piece chain's publishing seeded reverse scan in the scalar
+    /// form, [`BwdKernel::DscanpOv2Gx`] on [`BwdKernel::DscanOv2GxSc`]'s step
+    /// (`gdn_bwd_dscanp_ov2gxsc_*`: grid `(1, HO, N·P)`, 256 threads, [`dscan_ov2gxsc_smem_bytes`];
+    /// the io `dR` and `dS'` per chunk, units published, `d_initial_state` from piece 0). K = V =
+    /// 128; at other K it names `dscanp_ov5dr`.
+    DscanpOv2GxSc,
     /// Session 29 (helper ps29, the piece chain on the slim form, [`BwdPrepForm::SlimPieces`]):
     /// the piece summaries `H_j`, `M_j`, `Mᵀ_j` of [`BwdKernel::Psum1`] by the slim chunk step on
     /// the raw `k`, `v` rows, `T` and the prep's scalars (`gdn_bwd_psum_sl_*`: the slim replay's
@@ -386,7 +399,7 @@ pub enum BwdKernel {
 
 impl BwdKernel {
     /// Every kernel, in index order.
-    pub const ALL: [BwdKernel; 60] = [
+    pub const ALL: [BwdKernel; 62] = [
         BwdKernel::ChunkOffsets,
         BwdKernel::Prep,
         BwdKernel::Fscan,
@@ -446,6 +459,8 @@ impl BwdKernel {
         BwdKernel::FscanGxSl,
         BwdKernel::FscanGx4Sl,
         BwdKernel::PrepSl,
+        BwdKernel::DsumSc,
+        BwdKernel::DscanpOv2GxSc,
         BwdKernel::PsumSl,
     ];
 
@@ -480,6 +495,10 @@ impl BwdKernel {
             BwdKernel::FscanGx4ScU => "fscan_gx4scu",
             BwdKernel::DscanOv2GxSc if k != 128 => "dscan_ov5dr",
             BwdKernel::DscanOv2GxSc => "dscan_ov2gxsc",
+            BwdKernel::DsumSc if k != 128 => "dsum",
+            BwdKernel::DsumSc => "dsum_sc",
+            BwdKernel::DscanpOv2GxSc if k != 128 => "dscanp_ov5dr",
+            BwdKernel::DscanpOv2GxSc => "dscanp_ov2gxsc",
             BwdKernel::Psum1 if k != 128 => "psum",
             BwdKernel::Fscanp1 if k != 128 => "fscan_r4",
             BwdKernel::FscanGx
@@ -740,10 +759,12 @@ impl BwdPrepForm {
 /// swap applies only where every left kernel is in the plan (K = V = 128, the v15 prep, the `p1`
 /// passes, the storing seeded replay `gx` of the `tc16` pair, the overlapped io-`dR` producer),
 /// so that no launch reads `W`, `Ũᵀ`, `Q⁺`, `Kᴿ` or `E`, which `prep15sl` does not write.
-pub const PIECE_SLIM_SWAPS: [(BwdKernel, BwdKernel); 3] = [
+pub const PIECE_SLIM_SWAPS: [(BwdKernel, BwdKernel); 5] = [
     (BwdKernel::Prep, BwdKernel::PrepSl),
     (BwdKernel::Psum1, BwdKernel::PsumSl),
     (BwdKernel::FscanGxU, BwdKernel::FscanGxSl),
+    (BwdKernel::Dsum1, BwdKernel::DsumSc),
+    (BwdKernel::DscanpOv5Dr, BwdKernel::DscanpOv2GxSc),
 ];
 
 /// The slim prep's launch in place of the prep step `step` ([`BWD_PREP_SLIM`]'s launch on `sms`
@@ -758,7 +779,10 @@ fn prep_sl_step(step: &Step, sms: u64) -> Step {
 /// with the v15 prep (`prep`) holds every left kernel of [`PIECE_SLIM_SWAPS`], each becomes its
 /// right one: the prep `prep15sl` ([`prep_sl_step`]), the summaries `psum_sl` (the same grid,
 /// [`psum_sl_smem_bytes`]), the seeded replay `fscan_gxsl` (the same grid, its two stages'
-/// shared memory: two blocks per SM as `gx`). Elsewhere the steps stay. Returns whether it swapped.
+/// shared memory: two blocks per SM as `gx`), the reverse summaries `dsum_sc` (helper pr29: one
+/// block of all `V` value rows per (piece, head), 256 threads, [`dsum_sc_smem_bytes`]) and the
+/// seeded overlapped producer `dscanp_ov2gxsc` (pr29: the same grid, its own threads and shared
+/// memory, [`overlap_scan_launch`]). Elsewhere the steps stay. Returns whether it swapped.
 fn piece_slim_swap(steps: &mut [Step], k: u64, v: u64, prep: PrepVariant, sms: u64) -> bool {
     if k != 128 || v != 128 || prep != PrepVariant::V15 {
         return false;
@@ -782,6 +806,16 @@ fn piece_slim_swap(steps: &mut [Step], k: u64, v: u64, prep: PrepVariant, sms: u
                 step.2,
                 fscan_gxsl_smem_bytes(FSCAN_GX_STAGES),
             ),
+            BwdKernel::DsumSc => (
+                kernel,
+                (1, step.1.1, step.1.2),
+                (v / 16) as u32 * 32,
+                dsum_sc_smem_bytes(k, v),
+            ),
+            BwdKernel::DscanpOv2GxSc => {
+                let (threads, smem) = overlap_scan_launch(kernel, k, v);
+                (kernel, step.1, threads, smem)
+            }
             _ => (kernel, step.1, step.2, step.3),
         };
     }
@@ -1299,9 +1333,9 @@ fn overlap_scan_launch(kernel: BwdKernel, k: u64, v: u64) -> (u32, u32) {
     let (publisher, smem) = match kernel {
         DscanOv | DscanpOv => (false, dscan_ov_smem_bytes(k, v)),
         DscanOv2Gx | DscanpOv2Gx if gx => (false, dscan_ov2gx_smem_bytes(k, v)),
-        DscanOv2GxSc if gx => (false, dscan_ov2gxsc_smem_bytes(k, v)),
+        DscanOv2GxSc | DscanpOv2GxSc if gx => (false, dscan_ov2gxsc_smem_bytes(k, v)),
         DscanOv5 | DscanpOv5 | DscanOv5Dr | DscanpOv5Dr | DscanOv2Gx | DscanpOv2Gx
-        | DscanOv2GxSc => (true, dscan_ov2_smem_bytes(k, v)),
+        | DscanOv2GxSc | DscanpOv2GxSc => (true, dscan_ov2_smem_bytes(k, v)),
         _ => (false, dscan_ov2_smem_bytes(k, v)),
     };
     ((v / 16 + u64::from(publisher)) as u32 * 32, smem)
@@ -2315,7 +2349,9 @@ unsafe impl GdnPlan for GdnBwdPlan {
 mod tests {
     use super::*;
     use crate::engines::gdn::analyzer::GdnOp;
-    use crate::engines::gdn::params::{dscan_mma_stages_smem_bytes, fast_smem_bytes};
+    use crate::engines::gdn::params::{
+        dscan_mma_stages_smem_bytes, dsum_sc_smem_bytes, fast_smem_bytes,
+    };
 
     fn facts(n: i64, t: i64, ho: i64, d: i64, batch_invariant: bool) -> GdnFacts {
         crate::engines::gdn::analyzer::test_facts(GdnOp::Backward, n, t, ho, d, batch_invariant)
@@ -3450,6 +3486,28 @@ mod tests {
             overlap_scan_launch(DscanOv2GxSc, 64, 64),
             overlap_scan_launch(DscanOv5Dr, 64, 64)
         );
+        // The piece chain's reverse half in the scalar form (session 29): K = 128 bundled, other
+        // K name the full form's kernels; the seeded pass takes the scalar producer's shape.
+        assert_eq!(names[DsumSc as usize], "gdn_bwd_dsum_f16_k64");
+        assert_eq!(
+            names[DscanpOv2GxSc as usize],
+            "gdn_bwd_dscanp_ov5dr_f16_k64"
+        );
+        let names = kernel_names("bf16", 128, PrepVariant::DEFAULT);
+        assert_eq!(names[DsumSc as usize], "gdn_bwd_dsum_sc_bf16_k128");
+        assert_eq!(
+            names[DscanpOv2GxSc as usize],
+            "gdn_bwd_dscanp_ov2gxsc_bf16_k128"
+        );
+        assert_eq!(
+            overlap_scan_launch(DscanpOv2GxSc, 128, 128),
+            overlap_scan_launch(DscanOv2GxSc, 128, 128)
+        );
+        assert_eq!(
+            overlap_scan_launch(DscanpOv2GxSc, 64, 64),
+            overlap_scan_launch(DscanpOv5Dr, 64, 64)
+        );
+        assert_eq!(dsum_sc_smem_bytes(128, 128), 135_168);
     }
 
     /// The slim form's swap (session 28) on the benchmark shapes' plans by rule: exactly the plans
@@ -3561,5 +3619,129 @@ mod tests {
             );
             assert!(!names.iter().any(|x| x.contains("scu_")), "{names:?}");
         }
+    }
+
+    /// The launches of `f`'s plan under `form` (bf16): (entry, grid, threads, shared memory).
+    fn form_launches(f: &GdnFacts, form: BwdPrepForm) -> Vec<(String, (u32, u32, u32), u32, u32)> {
+        let names = kernel_names("bf16", f.k, PrepVariant::DEFAULT).to_vec();
+        GdnBwdPlan::with_form(f, names, 132, form)
+            .expect("plan")
+            .launches()
+            .map(|l| (l.0.clone(), l.1, l.2, l.3))
+            .collect()
+    }
+
+    #[test]
+    fn slim_pieces_run_the_piece_chain_on_the_slim_form() {
+        // Session 29 (ps29 + pr29): DNNPLAN_GDN_BWD_PREP=slimp at (1, 32768, 16), the 8-piece
+        // chain: every pass on the slim / scalar form (nothing reads W, Ũᵀ, Q⁺, Kᴿ, E), tc16 with
+        // the seeded slim replay storing U; the launches, grids, threads and shared memory.
+        if std::env::var_os("DNNPLAN_GDN_BWD_PIECES").is_some()
+            || std::env::var_os("DNNPLAN_GDN_BWD_PIECE_PASSES").is_some()
+        {
+            return;
+        }
+        use BwdKernel::*;
+        let f = super::super::engine::tests::bound(facts(1, 32768, 16, 128, false));
+        assert_eq!(BwdSchedule::default_for(&f, 132).pieces, 8);
+        let slimp = form_launches(&f, BwdPrepForm::SlimPieces);
+        let slim = form_launches(&f, BwdPrepForm::Slim);
+        let name = |k: BwdKernel| k.name("bf16", 128, PrepVariant::DEFAULT);
+        let prep = BWD_PREP_SLIM.launch_shape(u64::from(slim[1].1.0), 16, 128, 132, None);
+        let want = [
+            (name(ChunkOrderRev), slim[0].1, slim[0].2, slim[0].3),
+            (name(PrepSl), prep.0, prep.1, prep.2),
+            (name(PsumSl), (2, 16, 15), 128, 69_632),
+            (name(Pchain3), slim[3].1, slim[3].2, slim[3].3),
+            (name(FscanGxSl), (2, 16, 8), 128, 69_632),
+            (name(DsumSc), (1, 16, 7), 256, 135_168),
+            (name(Dchain3), slim[6].1, slim[6].2, slim[6].3),
+            (name(DscanpOv2GxSc), (1, 16, 8), 256, 169_984),
+            (name(TokensTc16Ov), slim[8].1, slim[8].2, slim[8].3),
+        ];
+        assert_eq!(slimp[..9], want);
+        // The launches after the token stage (the parameter gradients) as the slim form's.
+        assert_eq!(slimp[9..], slim[9..]);
+        // Session 28's slim form keeps the full-form chain with tc13 (the witness).
+        let full: Vec<String> = [
+            ChunkOrderRev,
+            Prep,
+            Psum1,
+            Pchain3,
+            FscanGx,
+            Dsum1,
+            Dchain3,
+            DscanpOv5Dr,
+            TokensTc13Ov,
+        ]
+        .map(name)
+        .to_vec();
+        assert_eq!(
+            slim[..9].iter().map(|l| l.0.clone()).collect::<Vec<_>>(),
+            full
+        );
+        for (a, b) in slimp.iter().zip(&slim) {
+            // The forward chain, the reverse chain and the token stage's grids are the same.
+            if matches!(a.0.as_str(), x if x.contains("chain") || x.contains("tokens")) {
+                assert_eq!((a.1, a.2), (b.1, b.2), "{a:?} {b:?}");
+            }
+        }
+        // Every left kernel of PIECE_SLIM_SWAPS is in the full-form chain with tc16, so the swap
+        // is all or nothing.
+        for (from, to) in PIECE_SLIM_SWAPS {
+            assert_eq!(from.piece_slim_form(), Some(to));
+            assert!(slimp.iter().any(|l| l.0 == name(to)), "{to:?}");
+        }
+        // The uncut shapes and K = 64: slimp plans exactly as slim.
+        for (n, t, ho, d) in [
+            (4, 32768, 16, 128),
+            (16, 32768, 32, 128),
+            (10, 29949, 16, 128),
+            (1, 4096, 4, 64),
+            (3, 300, 2, 64),
+        ] {
+            let f = super::super::engine::tests::bound(facts(n, t, ho, d, false));
+            assert_eq!(
+                form_launches(&f, BwdPrepForm::SlimPieces),
+                form_launches(&f, BwdPrepForm::Slim),
+                "{:?}",
+                (n, t, ho, d)
+            );
+        }
+        // The piece swap's preconditions: K = 64, another prep, a chain without the storing
+        // seeded replay or the p1 passes: no swap.
+        let mut steps: Vec<Step> = slim
+            .iter()
+            .map(|l| {
+                let k = *BwdKernel::ALL
+                    .iter()
+                    .find(|k| name(**k) == l.0)
+                    .expect("a kernel");
+                (k, l.1, l.2, l.3)
+            })
+            .collect();
+        let v15 = PrepVariant::V15;
+        assert!(
+            !piece_slim_swap(&mut steps.clone(), 128, 128, v15, 132),
+            "no storing replay"
+        );
+        let gxu = steps
+            .iter()
+            .position(|s| s.0 == FscanGx)
+            .expect("the piece replay");
+        steps[gxu].0 = FscanGxU;
+        assert!(!piece_slim_swap(&mut steps.clone(), 64, 64, v15, 132));
+        assert!(!piece_slim_swap(
+            &mut steps.clone(),
+            128,
+            128,
+            PrepVariant::V14,
+            132
+        ));
+        let mut s2 = steps.clone();
+        s2.retain(|s| s.0 != Dsum1);
+        assert!(!piece_slim_swap(&mut s2, 128, 128, v15, 132), "no dsum1");
+        assert!(piece_slim_swap(&mut steps, 128, 128, v15, 132));
+        assert!(steps.iter().all(|s| s.0.piece_slim_form().is_none()));
     }
 }

@@ -406,10 +406,17 @@ pub fn dscan_ov2gx_smem_bytes(k: u64, v: u64) -> u32 {
 /// stages with the raw `k`, `q` tiles in place of `Kᴿ`, `Q⁺` and the chunk's four fp32 scalar rows
 /// (1 KB) in place of `E`.
 pub fn dscan_ov2gxsc_smem_bytes(k: u64, v: u64) -> u32 {
+    let staging = (v / 16) * 16 * (k + 8) * 2;
+    dsum_sc_smem_bytes(k, v) + staging as u32
+}
+
+/// Dynamic shared memory of the scalar form's reverse summaries `gdn_bwd_dsum_sc_*` (session 29,
+/// `gdn::DscanGxSmem<K, V / 16, 2, true>::bytes`): [`dscan_ov2gxsc_smem_bytes`]'s two stages
+/// without the `dS'` staging rows (the summaries store no `dS'`, `dR`).
+pub fn dsum_sc_smem_bytes(k: u64, v: u64) -> u32 {
     let tiles = 2 * (2 * CHUNK * CHUNK + 2 * CHUNK * k + CHUNK * (v + 8)) + 4 * CHUNK * 4;
     let stage = tiles.div_ceil(1024) * 1024;
-    let staging = (v / 16) * 16 * (k + 8) * 2;
-    (DSCAN_MMA_STAGES * stage + staging) as u32
+    (DSCAN_MMA_STAGES * stage) as u32
 }
 
 /// Warps of the 8-warp reverse scan (`gdn::DSCAN_W8_WARPS`): a warp pair per 16 value rows of
@@ -1265,6 +1272,8 @@ mod tests {
         assert_eq!(psum_sl_smem_bytes(), 69_632);
         assert!(SM.holds(PSUM_SL_MIN_BLOCKS, psum_sl_smem_bytes()));
         assert_eq!(dscan_ov2gxsc_smem_bytes(128, 128), 169_984);
+        assert_eq!(dsum_sc_smem_bytes(128, 128), 135_168);
+        assert!(SM.allows(dsum_sc_smem_bytes(128, 128)));
         assert!(SM.allows(dscan_ov2gxsc_smem_bytes(128, 128)));
         // The session-6 chunk loop: split = 1 is FastSmem; the pairs' kernels (t8 forward, r8
         // replay) add 4 groups' exchange areas (X: 16 KB at K = 128, Uᵀ: 8 KB).
