@@ -3621,8 +3621,11 @@ mod tests {
         }
     }
 
-    /// The launches of `f`'s plan under `form` (bf16): (entry, grid, threads, shared memory).
-    fn form_launches(f: &GdnFacts, form: BwdPrepForm) -> Vec<(String, (u32, u32, u32), u32, u32)> {
+    /// One launch by name: (entry, grid, threads, shared memory).
+    type NamedLaunch = (String, (u32, u32, u32), u32, u32);
+
+    /// The launches of `f`'s plan under `form` (bf16).
+    fn form_launches(f: &GdnFacts, form: BwdPrepForm) -> Vec<NamedLaunch> {
         let names = kernel_names("bf16", f.k, PrepVariant::DEFAULT).to_vec();
         GdnBwdPlan::with_form(f, names, 132, form)
             .expect("plan")
