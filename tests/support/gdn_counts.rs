@@ -536,12 +536,23 @@ fn dscan_with(s: &Shape, dr: Part) -> Counts {
     )
 }
 
-/// The scalar form's uncut producer (dscan_ov2gxsc, session 27): raw q, k rows and the scalars
-/// instead of the Kᴿ, Q⁺, E tiles.
+/// The scalar form's producers (dscan_ov2gxsc, session 27; the seeded piece pass dscanp_ov2gxsc,
+/// session 29): raw q, k rows and the scalars instead of the Kᴿ, Q⁺, E tiles.
 fn dscan_sc(s: &Shape) -> Counts {
     let r = dscan_dr_io(s);
     Counts {
         read: r.read - over(s, All, &[(3.0, TileKd)]) + over(s, All, &[(2.0, Tok), (1.0, Scalars)]),
+        ..r
+    }
+}
+
+/// The scalar form's reverse summaries (dsum_sc, session 29, helper pr29): dsum's with raw q, k
+/// rows and the scalars instead of the Kᴿ, Q⁺, E tiles.
+fn dsum_sc(s: &Shape) -> Counts {
+    let r = dsum(s);
+    Counts {
+        read: r.read - over(s, Tail, &[(3.0, TileKd)])
+            + over(s, Tail, &[(2.0, Tok), (1.0, Scalars)]),
         ..r
     }
 }
@@ -667,7 +678,7 @@ const fn family(
 }
 
 /// Every kernel family of the bundled `gdn_fwd` / `gdn_bwd` modules the plans launch.
-pub const MODELS: [Model; 31] = [
+pub const MODELS: [Model; 32] = [
     family("offsets", &["chunk_offsets", "ckrows"], offsets),
     family("offsets", &["chunk_order", "chunk_order_rev"], offsets_ov),
     family("prep", &["fwd:prep14", "fwd:prep15"], full_prep),
@@ -737,8 +748,9 @@ pub const MODELS: [Model; 31] = [
         &["dscan_ov5dr", "dscanp_ov5dr", "dscan_ov2gx", "dscanp_ov2gx"],
         dscan_dr_io,
     ),
-    family("dscan", &["dscan_ov2gxsc"], dscan_sc),
+    family("dscan", &["dscan_ov2gxsc", "dscanp_ov2gxsc"], dscan_sc),
     family("dsum", &["dsum", "dsum_w8", "dsum1"], dsum),
+    family("dsum", &["dsum_sc"], dsum_sc),
     family("psum", &["psum", "psum1"], psum),
     family("psum", &["psum_sl"], psum_sl),
     family("psumt", &["psumt", "psumt1"], psum_mt),

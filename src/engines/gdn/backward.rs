@@ -2861,7 +2861,8 @@ mod tests {
         );
     }
 
-    /// The (token stage, uncut replay) names a plan of `f` runs with the token stage `stage`
+    /// The (token stage, replay: uncut, or with `P > 1` the seeded one per piece) names a plan of
+    /// `f` runs, without the piece chain's pairing ([`BwdPrepForm::on_pieces`]), with the token stage `stage`
     /// (a [`TOKEN_STAGES`] name) and the replay variant `replay`, `pieces` forced when `Some`
     /// (`DNNPLAN_GDN_BWD_PIECES`), `replays` false under state checkpoints: the inputs the plan
     /// gives [`token_pair`], from the same rules (132 SMs, the overlap by rule).
@@ -2872,16 +2873,34 @@ mod tests {
         pieces: Option<u64>,
         replays: bool,
     ) -> (&'static str, String) {
+        tc16_pair_form(f, stage, replay, pieces, replays, false)
+    }
+
+    /// [`tc16_pair_at`] with the piece chain's pairing `on_pieces` ([`BwdPrepForm::on_pieces`]):
+    /// with `P > 1` the replay is the seeded one per piece (`gx` by [`REPLAY_BY_RULE`]).
+    fn tc16_pair_form(
+        f: &GdnFacts,
+        stage: &str,
+        replay: ReplayVariant,
+        pieces: Option<u64>,
+        replays: bool,
+        on_pieces: bool,
+    ) -> (&'static str, String) {
         let (n, ho, k) = (f.n_seqs as u64, f.heads.3 as u64, f.k as u64);
         let pieces = pieces.unwrap_or(BwdSchedule::default_for(f, 132).pieces);
         let overlap = BWD_OVERLAP_RULE.overlap(n * pieces * ho, n * pieces, 132);
         let one_per_sm = replay_one_per_sm(n * pieces * ho * (k / 64), 132);
         let uncut = replay.uncut_at(one_per_sm).launch(k).0;
+        let replay = if pieces > 1 {
+            replay.own_piece_replay(k).map_or(uncut, |r| r.0)
+        } else {
+            uncut
+        };
         let stage = TOKEN_STAGES
             .iter()
             .find(|s| s.name == stage)
             .expect("a stage");
-        let (s, r) = token_pair(stage, overlap, pieces, false, replays, uncut, k, k);
+        let (s, r) = token_pair(stage, overlap, pieces, on_pieces, replays, replay, k, k);
         (s.name, r.name("bf16", f.k, PrepVariant::DEFAULT))
     }
 
@@ -2896,10 +2915,12 @@ mod tests {
         let gxu = "gdn_bwd_fscan_gxu_bf16_k128";
         let gx4 = "gdn_bwd_fscan_gx4_bf16_k128";
         // The four benchmark shapes: (4, 8192, 16) 128 replay blocks (gx4), (1, 32768, 16) the
-        // 8-piece chain (tc13), (16, 2048, 32) 1024 blocks (gx), the ragged mix 320 (gx4).
+        // 8-piece chain (tc13 and its seeded replay gx, without the piece chain's pairing of
+        // session 29, below), (16, 2048, 32) 1024 blocks (gx), the ragged mix 320 (gx4).
+        let gx = "gdn_bwd_fscan_gx_bf16_k128";
         for (shape, want) in [
             ((4, 32768, 16), ("tc16", gx4u)),
-            ((1, 32768, 16), ("tc13", gx4)),
+            ((1, 32768, 16), ("tc13", gx)),
             ((16, 32768, 32), ("tc16", gxu)),
             ((10, 29949, 16), ("tc16", gx4u)),
         ] {
@@ -2915,6 +2936,25 @@ mod tests {
         // DNNPLAN_GDN_BWD_PIECES=8: the piece chain (its seeded replay per piece) -> tc13.
         let got = tc16_pair_at(&f, "tc16", rule, Some(8), true);
         assert_eq!(got.0, "tc13");
+        // Session 29 (BwdPrepForm::SlimPieces): the piece chain pairs tc16 with its seeded replay
+        // storing U (gx -> gxu; gx4 forced -> gx4u), not under checkpoints, not at K = 64.
+        let f1 = facts(1, 32768, 16, 128, false);
+        let got = tc16_pair_form(&f1, "tc16", rule, None, true, true);
+        assert_eq!((got.0, got.1.as_str()), ("tc16", gxu));
+        let got = tc16_pair_form(&f, "tc16", rule, Some(8), true, true);
+        assert_eq!((got.0, got.1.as_str()), ("tc16", gxu));
+        let gx4v = ReplayVariant::Warpgroup4;
+        let got = tc16_pair_form(&f1, "tc16", gx4v, None, true, true);
+        assert_eq!((got.0, got.1.as_str()), ("tc16", gx4u));
+        assert_eq!(
+            tc16_pair_form(&f1, "tc16", rule, None, false, true).0,
+            "tc13"
+        );
+        let f1k64 = facts(1, 32768, 16, 64, false);
+        assert_eq!(
+            tc16_pair_form(&f1k64, "tc16", rule, None, true, true).0,
+            "tc13"
+        );
         // DNNPLAN_GDN_BWD_FSCAN=r4 (or v1, gx3: no storing entry) -> tc13 with that replay;
         // gx / gx4 forced keep the pair.
         for (variant, want) in [
@@ -3164,6 +3204,16 @@ mod tests {
         GdnBwdPlan::new(f, names, 132).expect("plan")
     }
 
+    /// [`named_plan`] under `form` (instead of the switch / rule). The checkpoint tests compare
+    /// plans with checkpoints against the recompute plan of session 28's form
+    /// ([`BwdPrepForm::Slim`]): the piece chain's slim form ([`BwdPrepForm::SlimPieces`], the rule
+    /// since session 29) needs the storing seeded replay, so with checkpoints the chain runs the
+    /// full form, as under `Slim`.
+    fn named_plan_form(f: &GdnFacts, form: BwdPrepForm) -> GdnBwdPlan<String> {
+        let names = kernel_names("bf16", f.k, PrepVariant::DEFAULT).to_vec();
+        GdnBwdPlan::with_form(f, names, 132, form).expect("plan")
+    }
+
     /// The launches of `p`: (entry, grid).
     fn planned(p: &GdnBwdPlan<String>) -> Vec<(String, (u32, u32, u32))> {
         p.launches().map(|l| (l.0.clone(), l.1)).collect()
@@ -3217,7 +3267,8 @@ mod tests {
                 .into_iter()
                 .map(|l| full_form(&l.0))
                 .collect();
-            let (stage, replay) = tc16_pair_at(&f, "tc16", REPLAY_BY_RULE, None, true);
+            let on_pieces = BWD_PREP_FORM_BY_RULE.on_pieces();
+            let (stage, replay) = tc16_pair_form(&f, "tc16", REPLAY_BY_RULE, None, true, on_pieces);
             let consumer = TOKEN_STAGES
                 .iter()
                 .find(|s| s.name == stage)
@@ -3231,7 +3282,15 @@ mod tests {
                 .iter()
                 .any(|x| x.starts_with("gdn_bwd_fscan_gx") && x.contains("u_bf16"));
             assert_eq!(storing, stage == "tc16", "{names:?}");
-            assert_eq!(stage == "tc16", pieces == 1 && d == 128, "{names:?}");
+            // Since session 29 (BwdPrepForm::SlimPieces) the piece chain pairs too.
+            assert_eq!(
+                stage == "tc16",
+                (pieces == 1 || on_pieces) && d == 128,
+                "{names:?}"
+            );
+            if pieces > 1 && stage == "tc16" {
+                assert!(names.contains(&replay), "{replay}: {names:?}");
+            }
         }
     }
 
@@ -3242,7 +3301,10 @@ mod tests {
         for (n, t, ho, d) in CKPT_SHAPES {
             let rows = t / 64 + n;
             let with = plan(&ckpt_facts((n, t, ho, d), 64, DataType::Bfloat16, rows));
-            let without = plan(&ckpt_facts((n, t, ho, d), 0, DataType::Bfloat16, rows));
+            let without = named_plan_form(
+                &ckpt_facts((n, t, ho, d), 0, DataType::Bfloat16, rows),
+                BwdPrepForm::Slim,
+            );
             assert_eq!(with.checkpoints(), CheckpointUse::Reuse);
             assert_eq!(without.checkpoints(), CheckpointUse::Recompute);
             let names =
@@ -3304,7 +3366,10 @@ mod tests {
         // [`CKPT_SHAPES`]; cadences of 2, 4 and 3 chunks in the io dtype and fp32, and fp32 rows
         // every chunk.
         for (n, t, ho, d) in CKPT_SHAPES {
-            let without = named_plan(&ckpt_facts((n, t, ho, d), 0, DataType::Bfloat16, 1));
+            let without = named_plan_form(
+                &ckpt_facts((n, t, ho, d), 0, DataType::Bfloat16, 1),
+                BwdPrepForm::Slim,
+            );
             let wo: Vec<_> = planned(&without);
             for (c, dt) in [
                 (128, DataType::Bfloat16),
@@ -3584,7 +3649,9 @@ mod tests {
     }
 
     /// The prep form the benchmark shapes' plans run by rule (without DNNPLAN_GDN_BWD_PREP):
-    /// the slim form (session 28) uncut at K = 128, the full form on the piece chain and at K = 64.
+    /// the slim form (session 28) uncut at K = 128, since session 29 also on the piece chain
+    /// ((1, 32768, 16): prep15sl, psum_sl, fscan_gxsl, dsum_sc, dscanp_ov2gxsc), the full form at
+    /// K = 64.
     #[test]
     fn default_plans_run_the_scalar_form_where_it_applies() {
         if std::env::var_os("DNNPLAN_GDN_BWD_PREP").is_some() {
@@ -3594,26 +3661,33 @@ mod tests {
             let f = super::super::engine::tests::bound(facts(n, t, ho, d, false));
             let plan = named_plan(&f);
             let names: Vec<String> = plan.launches().map(|l| l.0.clone()).collect();
-            let scalar = d == 128 && plan.schedule().pieces <= 1;
+            let pieces = plan.schedule().pieces > 1;
+            let scalar = d == 128 && (!pieces || BWD_PREP_FORM_BY_RULE.on_pieces());
             assert_eq!(plan.scalar_form(), scalar, "{names:?}");
             // Since session 28 the slim form (BWD_PREP_FORM_BY_RULE): prep15sl, the slim replay,
             // the scalar form's producer; no prep15sc, no gx{,4}scu.
             assert_eq!(plan.slim_form(), scalar, "{names:?}");
             let slim = |x: &String| x.contains("prep15sl_") || x.contains("sl_bf16");
-            assert_eq!(
-                names.iter().filter(|x| slim(x)).count(),
-                if scalar { 2 } else { 0 },
-                "{names:?}"
-            );
+            // Uncut: prep15sl, fscan_gx{,4}sl, dscan_ov2gxsc; the piece chain: prep15sl, psum_sl,
+            // fscan_gxsl, dsum_sc, dscanp_ov2gxsc.
+            let (n_sl, n_sc) = match (scalar, pieces) {
+                (false, _) => (0, 0),
+                (true, false) => (2, 1),
+                (true, true) => (3, 2),
+            };
+            assert_eq!(names.iter().filter(|x| slim(x)).count(), n_sl, "{names:?}");
             assert_eq!(
                 names.iter().filter(|x| x.contains("sc_")).count(),
-                usize::from(scalar),
+                n_sc,
                 "{names:?}"
             );
+            let producer = if pieces {
+                "gdn_bwd_dscanp_ov2gxsc_"
+            } else {
+                "gdn_bwd_dscan_ov2gxsc_"
+            };
             assert_eq!(
-                names
-                    .iter()
-                    .any(|x| x.starts_with("gdn_bwd_dscan_ov2gxsc_")),
+                names.iter().any(|x| x.starts_with(producer)),
                 scalar,
                 "{names:?}"
             );
