@@ -63,7 +63,14 @@ inline unsigned __shfl_xor_sync(unsigned m, unsigned v, int o) {
   std::memcpy(&v, &f, 4);
   return v;
 }
-inline unsigned __cvta_generic_to_shared(const void*) { return 0; }
+namespace gdn {
+extern unsigned char smem[232 * 1024];
+}
+// The shared-state-space address of p: its offset from the block's shared memory (session 29,
+// ps29: the slim step's wgmma descriptors are built from tile pointers, not from smem + offsets).
+inline unsigned __cvta_generic_to_shared(const void* p) {
+  return static_cast<unsigned>(static_cast<const unsigned char*>(p) - gdn::smem);
+}
 #define GDN_HOST_EMU 1
 #include "gdn_fwd.cuh"  // declares the emu_* hooks below; the harness includes its kernel header next
 

@@ -75,7 +75,7 @@ static_assert(FscanGxSmem<128, 1>::k_off % 1024 == 0 && FscanGxSmem<128, 1>::u_o
 // refilled only after the next chunk's block barrier), 64 token rows of 32 bytes, the two 16-byte
 // halves swapped on rows with bit 2 set (conflict-free stmatrix rows and 16-byte reads); then each
 // lane stores four 16-byte pieces (whole 32-byte sectors), while the state update's wgmma runs.
-#ifndef GDN_HOST_EMU
+#if !defined(GDN_HOST_EMU) || defined(GDN_WGMMA_EMU)  // the CPU emulation's wgmma: bench/gdn_wgmma_emu.h
 // The chunk loop of the gx replay over chunks [c_begin, c_end) of one (sequence, head), from the
 // state fragments x (this thread's rows vr, vr + 8 of the block's 64; updated in place). STORE_U:
 // each chunk's U tile to ws_u (bwd_u_tiles; unused otherwise; with RAW_K_SCALED the unscaled Uᵀ).
@@ -283,7 +283,7 @@ static_assert(FscanSlSmem<128, 1>::stage == FSCAN_GXSL_STAGE_BYTES, "FSCAN_GXSL_
 static_assert(FscanSlSmem<128, 1>::k_off % 1024 == 0 && FscanSlSmem<128, 1>::t_off % 1024 == 0,
               "the swizzle atoms 1024-byte aligned in every stage");
 
-#ifndef GDN_HOST_EMU
+#if !defined(GDN_HOST_EMU) || defined(GDN_WGMMA_EMU)  // the CPU emulation's wgmma: bench/gdn_wgmma_emu.h
 // The slim replay's chunk loop over chunks [c_begin, c_end) of one (sequence, head) (tokens
 // [cs, ce), chunk cb holding cs), from the state fragments x (updated in place): S_c to ws_s, the
 // U tiles to ws_u, T from ws_t (BwdParams::ws_t). chunk_pipeline_in_body (one block barrier per chunk, the stage fenced for the

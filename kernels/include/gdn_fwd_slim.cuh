@@ -736,8 +736,6 @@ struct SlimWgN<gdn_f16> {
     else dnnp::wgmma_m64n128k16_rs_f16_t<TNSPB>(d, a, b);
   }
 };
-#endif
-#ifndef GDN_HOST_EMU
 
 // slim_chunk_tail on the warpgroup (session 24, wgx24; the w4gx scan): the same Z, then
 //   Uᵀ = Z Tᵀ       wgmma K-major, B = T staged in slim_wg_elem's 128-byte swizzle (row i = N index,
