@@ -49,7 +49,8 @@
 //! read the raw `q`, `k` and scale, other roundings; K = V = 128, uncut, `gx` / `gx4` replay,
 //! `dscan_ov2gx` producer only, [`BwdPrepForm::scalar_form`]; `slim`, session 28: with `tc16`'s
 //! storing replay rebuilding `U` from the raw `k`, `v`, `T` and the scalars and the prep writing no
-//! `W`, `Ũᵀ`, [`BwdPrepForm::Slim`]): `DNNPLAN_GDN_BWD_TOKENS=tc11|tc12|tc13|tc16` (the token stage,
+//! `W`, `Ũᵀ`, [`BwdPrepForm::Slim`]; `slimp`, session 29: also the piece chain's passes on that form,
+//! [`BwdPrepForm::SlimPieces`], [`PIECE_SLIM_SWAPS`]): `DNNPLAN_GDN_BWD_TOKENS=tc11|tc12|tc13|tc16` (the token stage,
 //! [`TOKEN_STAGES`], instead of [`BWD_TOKENS_RULE`]'s: `tc16` unless the graph asks for
 //! `batch_invariant` or `DNNPLAN_GDN_BWD_DSCAN` is set, else `tc12`; `tc13`, session 21, the
 //! default from session 22 to 26: `dR` in the io dtype between the overlapped reverse scan
@@ -90,6 +91,12 @@
 //! `gdn_bwd_psum1_*`, `gdn_bwd_fscanp1_*`, `gdn_bwd_dsum1_*`, bitwise the two-stage ones, at more
 //! blocks per SM, so that P = 8 pieces keep the reverse passes in one wave);
 //! `DNNPLAN_GDN_BWD_PIECE_PASSES=s2` runs the session-13 passes (at the default `P`).
+//! Session 29 (helpers ps29, pr29; [`BwdPrepForm::SlimPieces`], `DNNPLAN_GDN_BWD_PREP=slimp`): at
+//! K = V = 128 the chain runs the slim form: `prep15sl`, the slim summaries `gdn_bwd_psum_sl_*`,
+//! the seeded slim replay `gdn_bwd_fscan_gxsl_*` storing the `U` tiles for `tc16`, the scalar-form
+//! reverse summaries `gdn_bwd_dsum_sc_*` and producer `gdn_bwd_dscanp_ov2gxsc_*`
+//! ([`PIECE_SLIM_SWAPS`]; where the swap does not apply, the full-form chain, with `tc16` and the
+//! seeded replay storing `U` where they pair).
 //!
 //! The forward-state replay ([`ReplayVariant`], `DNNPLAN_GDN_BWD_FSCAN=v1|r4|gx|gx3|gx4|gxr`, read at plan
 //! build): `r4` (the default until session 25) runs `gdn_bwd_fscan_r4_*` (the forward's chunk loop `fscan_chunks`
