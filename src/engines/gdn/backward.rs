@@ -673,7 +673,7 @@ pub enum BwdPrepForm {
     /// `slimp` (session 29, helper ps29): [`BwdPrepForm::Slim`], and the piece chain on the slim
     /// form too: its token stage `tc16` with the seeded replay storing `U` ([`u_pair_replay`] at
     /// `P > 1`), then, where the chain runs the `p1` passes with the io-`dR` producer at
-    /// K = V = 128 and the v15 prep, [`piece_slim_swap`] ([`PIECE_SLIM_SWAPS`]: `prep15sl`, the
+    /// K = V = 128 and the v15 prep, `piece_slim_swap` ([`PIECE_SLIM_SWAPS`]: `prep15sl`, the
     /// slim summaries `psum_sl`, the slim seeded replay `fscan_gxsl`). Where the swap does not
     /// apply the chain runs the full form with `tc16` (bitwise `tc13`). Not bitwise the full
     /// form on the swapped piece chain: validated against the fp64 reference.
@@ -749,13 +749,13 @@ impl BwdPrepForm {
             && producer == BwdKernel::DscanOv2Gx
     }
 
-    /// Whether the uncut plan swaps the scalar form for the slim one ([`slim_swap`]).
+    /// Whether the uncut plan swaps the scalar form for the slim one (`slim_swap`).
     pub fn slim(self) -> bool {
         matches!(self, BwdPrepForm::Slim | BwdPrepForm::SlimPieces)
     }
 
     /// Whether the piece chain pairs `tc16` with its seeded replay storing `U` and takes
-    /// [`piece_slim_swap`] where it applies ([`BwdPrepForm::SlimPieces`]).
+    /// `piece_slim_swap` where it applies ([`BwdPrepForm::SlimPieces`]).
     pub fn on_pieces(self) -> bool {
         self == BwdPrepForm::SlimPieces
     }
