@@ -680,7 +680,13 @@ pub enum BwdPrepForm {
     SlimPieces,
 }
 
-/// The prep form without `DNNPLAN_GDN_BWD_PREP`: [`BwdPrepForm::Slim`] since session 28 (helper
+/// The prep form without `DNNPLAN_GDN_BWD_PREP`: [`BwdPrepForm::SlimPieces`] since session 29
+/// (helpers ps29, pr29: the piece chain's passes on the slim form too, [`PIECE_SLIM_SWAPS`]; the
+/// whole backward at (1,32768,16) 2.486 / 2.489 → 2.171 / 2.173 ms (−12.7 %), (4,8192,16) the same
+/// plan; backward tests pass at the rule's, 8 and 4 pieces against the fp64 reference with every
+/// error the same size or smaller but for small moves (long span dG 3.80e-3 → 4.01e-3), memcheck
+/// clean; bench/gdn_device_ps29_run1.log). `DNNPLAN_GDN_BWD_PREP=slim` keeps session 28's form (the
+/// piece chain in the full form, `tc13`). [`BwdPrepForm::Slim`] since session 28 (helper
 /// sb28: the storing replay rebuilds `U` from the raw `k`, `v`, `T` and the scalars, the prep
 /// `prep15sl` writes no `W`, `Ũᵀ`; the whole backward −6.0 / −6.9 / −4.2 % at (4,8192,16),
 /// (16,2048,32) and the ragged mix against the scalar form, unchanged on the piece chain; tests pass
@@ -690,7 +696,7 @@ pub enum BwdPrepForm {
 /// `tc16` −5.2 / −3.7 / −3.0 %; bench/gdn_device_qke27_run{1,2}.log). Where
 /// [`BwdPrepForm::scalar_form`] does not hold the plan runs the full form.
 /// `DNNPLAN_GDN_BWD_PREP=scaled` keeps session 27's form, `=full` forces the full form (the witnesses).
-pub const BWD_PREP_FORM_BY_RULE: BwdPrepForm = BwdPrepForm::Slim;
+pub const BWD_PREP_FORM_BY_RULE: BwdPrepForm = BwdPrepForm::SlimPieces;
 
 impl BwdPrepForm {
     /// [`BWD_PREP_FORM_BY_RULE`], then `DNNPLAN_GDN_BWD_PREP=full|scaled|slim|slimp`.
