@@ -15,6 +15,7 @@
 //  - the problem helpers uni (a fixed-seed uniform generator), enc / dec (io-dtype bits).
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <barrier>
 #include <cmath>
@@ -62,7 +63,14 @@ inline unsigned __shfl_xor_sync(unsigned m, unsigned v, int o) {
   std::memcpy(&v, &f, 4);
   return v;
 }
-inline unsigned __cvta_generic_to_shared(const void*) { return 0; }
+namespace gdn {
+extern unsigned char smem[232 * 1024];
+}
+// The shared-state-space address of p: its offset from the block's shared memory (session 29,
+// ps29: the slim step's wgmma descriptors are built from tile pointers, not from smem + offsets).
+inline unsigned __cvta_generic_to_shared(const void* p) {
+  return static_cast<unsigned>(static_cast<const unsigned char*>(p) - gdn::smem);
+}
 #define GDN_HOST_EMU 1
 #include "gdn_fwd.cuh"  // declares the emu_* hooks below; the harness includes its kernel header next
 
@@ -73,6 +81,8 @@ alignas(16) unsigned char smem[232 * 1024];  // the block's dynamic shared memor
 // ---- block emulation ----
 static std::unique_ptr<std::barrier<>> g_block;
 static std::vector<std::unique_ptr<std::barrier<>>> g_warp;
+// Per warpgroup (128 threads; a last partial group its threads): bench/gdn_wgmma_emu.h's wgmma.
+static std::vector<std::unique_ptr<std::barrier<>>> g_wgroup;
 static float g_xchg[32][32];
 thread_local unsigned t_tid;
 void __syncthreads() { g_block->arrive_and_wait(); }
@@ -275,6 +285,9 @@ static void launch(U3 grid, unsigned threads, const std::function<void()>& body)
         }
         g_warp.clear();
         for (unsigned w = 0; w < (threads + 31) / 32; ++w) g_warp.push_back(std::make_unique<std::barrier<>>(32));
+        g_wgroup.clear();
+        for (unsigned w = 0; w < (threads + 127) / 128; ++w)
+          g_wgroup.push_back(std::make_unique<std::barrier<>>(std::min(128u, threads - 128 * w)));
         std::vector<std::thread> ts;
         for (unsigned t = 0; t < threads; ++t)
           ts.emplace_back([&, t, x, y, z] {
@@ -288,6 +301,7 @@ static void launch(U3 grid, unsigned threads, const std::function<void()>& body)
             // A thread that returned early leaves the barriers of its block and warp.
             g_block->arrive_and_drop();
             g_warp[t / 32]->arrive_and_drop();
+            g_wgroup[t / 128]->arrive_and_drop();
           });
         for (auto& th : ts) th.join();
       }
@@ -322,6 +336,13 @@ inline void dnnp_flag_publish_after_barrier(unsigned* flag, unsigned value) {
   if (threadIdx.x == 0) {
     __threadfence();
     dnnp_flag_store_release(flag, value);
+  }
+}
+// dnnp_overlap.cuh's add (a unit written by several blocks: the split reverse scan's halves).
+inline void dnnp_flag_add_after_barrier(unsigned* flag, unsigned value) {
+  if (threadIdx.x == 0) {
+    __threadfence();
+    __atomic_fetch_add(flag, value, __ATOMIC_RELEASE);
   }
 }
 inline void dnnp_flag_publish_block(unsigned* flag, unsigned value) {

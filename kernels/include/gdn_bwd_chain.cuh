@@ -94,6 +94,26 @@ __device__ __forceinline__ FwdFastParams chain_rev_view(const BwdChainParams& cp
 // checkpoints, whose forward states come without the forward chain): only the transitions the
 // reverse chain reads, Mᵀ_j of pieces j = 1..P−1 (grid V/VS × HO × N·(P−1), z = b·(P−1) + j − 1),
 // bitwise the full pass's; no H_j, no M_j.
+// The summary block's stores (this thread's rows vr, vr + 8 of piece j's H_j or transition, b's
+// sequence; P pieces, HO heads): H_j / M_j (j ≤ P−2; not MT_ONLY) to slot b·(P−1) + j of ws_h / ws_m, Mᵀ_j (j ≥ 1) to
+// slot b·(P−1) + (P−1−j) of ws_mt. Shared by gdn_bwd_psum* and the slim gdn_bwd_psum_sl.
+template <int K, int V, bool MT_ONLY>
+__device__ __forceinline__ void bwd_psum_store(const BwdChainParams& cp, const float (&x)[K / 8][4], int b, int j,
+                                               bool is_m, int P, int HO, int h, int vr, int cq) {
+  const size_t hk = static_cast<size_t>(HO) * V * K;
+  if (!MT_ONLY && (!is_m || j <= P - 2))
+    store_fp32_frags<K>((is_m ? cp.ws_m : cp.ws_h) + (static_cast<size_t>(b) * (P - 1) + j) * hk + static_cast<size_t>(h) * V * K,
+                        x, vr, cq);
+  if (is_m && j >= 1) {
+    float* dst = cp.ws_mt + (static_cast<size_t>(b) * (P - 1) + (P - 1 - j)) * hk + static_cast<size_t>(h) * V * K;
+#pragma unroll
+    for (int nt = 0; nt < K / 8; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e)
+        dst[static_cast<size_t>(8 * nt + cq + (e & 1)) * K + vr + 8 * (e >> 1)] = x[nt][e];
+  }
+}
+
 template <typename T, int K, int V, int NW, int STAGES, bool PHASED = false, bool FIXED = false, bool MT_ONLY = false>
 __device__ __forceinline__ void bwd_psum_body(const BwdChainParams& cp) {
   constexpr int VS = 16 * NW;
@@ -117,19 +137,7 @@ __device__ __forceinline__ void bwd_psum_body(const BwdChainParams& cp) {
   identity_frags<K>(x, is_m, vr, cq);
   // The summary pass of fwd_scanx_body (no token positions are used: cs = ce = 0).
   fscan_chunks<T, K, V, NW, STAGES, false, false, 1, false, PHASED, FIXED>(p, x, h, 0, 0, cb, c_begin, c_end, xb * VS, !is_m, nullptr);
-
-  const size_t hk = static_cast<size_t>(HO) * V * K;
-  if (!MT_ONLY && (!is_m || j <= P - 2))
-    store_fp32_frags<K>((is_m ? cp.ws_m : cp.ws_h) + (static_cast<size_t>(b) * (P - 1) + j) * hk + static_cast<size_t>(h) * V * K,
-                        x, vr, cq);
-  if (is_m && j >= 1) {
-    float* dst = cp.ws_mt + (static_cast<size_t>(b) * (P - 1) + (P - 1 - j)) * hk + static_cast<size_t>(h) * V * K;
-#pragma unroll
-    for (int nt = 0; nt < K / 8; ++nt)
-#pragma unroll
-      for (int e = 0; e < 4; ++e)
-        dst[static_cast<size_t>(8 * nt + cq + (e & 1)) * K + vr + 8 * (e >> 1)] = x[nt][e];
-  }
+  bwd_psum_store<K, V, MT_ONLY>(cp, x, b, j, is_m, P, HO, h, vr, cq);
 }
 
 // ---------------------------------------------------------------------------------------

@@ -79,6 +79,8 @@ struct DscanGxSmem {
 // The host mirror: src/engines/gdn/params.rs, dscan_ov2gx_smem_bytes.
 static_assert(DscanGxSmem<128, 8, 2>::bytes_r2 == 200704, "DscanGxSmem size changed: update params.rs");
 static_assert(DscanGxSmem<128, 8, 2, true>::bytes_r2 == 169984, "DscanGxSmem (scalar form) changed: update params.rs");
+// The scalar form's reverse summaries (SUM: no staging rows): params.rs, dsum_sc_smem_bytes.
+static_assert(DscanGxSmem<128, 8, 2, true>::bytes == 135168, "DscanGxSmem (summaries) changed: update params.rs");
 
 // SPLIT (session 29, helper dw29: gdn_bwd_dscan_ov2gxsh, the scalar form's reverse scan as two
 // blocks per unit, one warpgroup of NW = 4 warps on 64 value rows each, two blocks per SM): the
@@ -211,7 +213,11 @@ __device__ __forceinline__ void dscan_gx_issue_chunk(const BwdParams& bp, unsign
 // dR, X), the q / dO buffer refilled after batches 2 and 3 behind a second block barrier, and the
 // unit published by adding 1 to its flag (complete at 2: both halves; the consumer waits for
 // BwdChainParams::ov_need).
-template <typename T, int K, int V, int NW, int STAGES, bool RAW_K_SCALED = false, bool SPLIT = false>
+// SUM (session 29, helper pr29: the piece chain's reverse summaries gdn_bwd_dsum_sc): the same step
+// without its outputs: no dS' / dR stores (the staging rows past the stages unused: S::bytes
+// suffices), no units published (pub_flags unused); X alone leaves the loop.
+template <typename T, int K, int V, int NW, int STAGES, bool RAW_K_SCALED = false, bool SPLIT = false,
+          bool SUM = false>
 __device__ __forceinline__ void dscan_gx_chunks(const BwdParams& bp, float (&x)[K / 8][4], int h, long long cs,
                                                 long long ce, int c_first, int c_begin, int c_end, int vb,
                                                 unsigned* pub_flags) {
@@ -269,7 +275,8 @@ __device__ __forceinline__ void dscan_gx_chunks(const BwdParams& bp, float (&x)[
     cp_async_wait<STAGES - 2>();
     dnnp::fence_proxy_async_shared();
     __syncthreads();
-    if (s > 0) publish(prev_ch);
+    if constexpr (!SUM)
+      if (s > 0) publish(prev_ch);
     if (s + STAGES - 1 < nch) issue(s + STAGES - 1, (s + STAGES - 1) % STAGES);
     cp_async_commit();
     const size_t ch = static_cast<size_t>(c) * HO + h;
@@ -286,7 +293,7 @@ __device__ __forceinline__ void dscan_gx_chunks(const BwdParams& bp, float (&x)[
       Ds = reinterpret_cast<const T*>(smem + st * S::stage + S::do_off);
     }
     // dS' of this chunk (X on entry), before batch 1 (its copies' registers are free then).
-    dscan_store_ds_staged<T, K, V, S>(bp, smem, ch, x, vb + 16 * warp, warp, lane);
+    if constexpr (!SUM) dscan_store_ds_staged<T, K, V, S>(bp, smem, ch, x, vb + 16 * warp, warp, lane);
     u32 xa[K / 16][4];
 #pragma unroll
     for (int kk = 0; kk < K / 16; ++kk) x_a_frag<T>(xa[kk], x, kk);
@@ -406,16 +413,19 @@ __device__ __forceinline__ void dscan_gx_chunks(const BwdParams& bp, float (&x)[
       SlimWgN<T>::template mma<128, 1>(&x[0][0], dra[kk], mnmaj(sb + (RAW_K_SCALED ? S::kr_off : S::e_off), kk));
     dnnp::wgmma_commit();
     // dR (io dtype, [token][value]) for the token stage while batch 4 runs.
-    dscan_store_dr_staged<T, V, S>(bp, smem, ch, dr, vb + 16 * warp, warp, lane);
+    if constexpr (!SUM) dscan_store_dr_staged<T, V, S>(bp, smem, ch, dr, vb + 16 * warp, warp, lane);
     dnnp::wgmma_wait<0>();
     dnnp::wgmma_fence_frags(x);
     prev_ch = ch;
   }
   cp_async_wait<0>();
-  if (nch > 0) {  // the last chunk's unit
-    __syncthreads();
-    publish(prev_ch);
+  if constexpr (!SUM) {
+    if (nch > 0) {  // the last chunk's unit
+      __syncthreads();
+      publish(prev_ch);
+    }
   }
+  (void)prev_ch;
 }
 
 // gdn_bwd_dscan_ov2gx: bwd_dscan_mma_body's PUB producer (NW warps holding all V value rows; lets
@@ -447,10 +457,17 @@ __device__ __forceinline__ void bwd_dscan_gx_body(const BwdParams& bp, unsigned*
 // gdn_bwd_dscanp_ov2gx: the piece chain's publishing seeded pass (bwd_dscan_piece_body with PUB,
 // !SUM: piece j from its dX_out seed, dS' / dR per chunk, piece 0 writes d_initial_state) on
 // dscan_gx_chunks; grid (1, HO, N·P), NW warps.
-template <typename T, int K, int V, int NW, int STAGES>
+// Session 29 (helper pr29), the piece chain in the scalar form (raw q, k and the prep's four
+// per-token scalars in ws_kr, as gdn_bwd_dscan_ov2gxsc):
+//   RAW_K_SCALED, !SUM: gdn_bwd_dscanp_ov2gxsc, the same pass on dscan_gx_chunks' scalar-form step;
+//   RAW_K_SCALED, SUM:  gdn_bwd_dsum_sc, the reverse summaries (bwd_dscan_piece_body's SUM: pieces
+//     j = 1..P−1, blockIdx.z = b·(P−1) + j − 1, from dX = 0 with the piece's dO; nothing per chunk
+//     stored, no unit published, no launch trigger for a consumer; G_j in fp32 to ws_h's reversed
+//     slot b·(P−1) + (P−1−j)); grid (1, HO, N·(P−1)), NW warps holding all V value rows.
+template <typename T, int K, int V, int NW, int STAGES, bool RAW_K_SCALED = false, bool SUM = false>
 __device__ __forceinline__ void bwd_dscanp_gx_body(const BwdChainParams& cp) {
   static_assert(16 * NW == V, "a publishing reverse scan holds all value rows of its unit");
-  dnnp_launch_dependents();
+  if constexpr (!SUM) dnnp_launch_dependents();
   const BwdParams& bp = cp.b;
   const FwdParams& p = bp.f;
   const int P = cp.pieces;
@@ -459,7 +476,7 @@ __device__ __forceinline__ void bwd_dscanp_gx_body(const BwdChainParams& cp) {
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
   const int HO = p.ho;
   int b, j;
-  piece_of_block(P, true, 1, b, j);
+  piece_of_block(P, !SUM, 1, b, j);
   const int vr = 16 * warp + (lane >> 2);  // this thread's rows: vr and vr + 8
   const int cq = 2 * (lane & 3);
   const long long cs = load_cu(p, b), ce = load_cu(p, b + 1);
@@ -467,9 +484,15 @@ __device__ __forceinline__ void bwd_dscanp_gx_body(const BwdChainParams& cp) {
   piece_range(p, b, j, P, cb, c_begin, c_end);
   dnnp::trap_unless_swizzle_aligned(smem);
   float x[K / 8][4];
-  load_seed_frags<K>(x, cp.ws_seed + (static_cast<size_t>(b * P + (P - 1 - j)) * HO + h) * V * K, vr, cq);
-  dscan_gx_chunks<T, K, V, NW, STAGES>(bp, x, h, cs, ce, cb, c_begin, c_end, 0, cp.ov_flags);
-  if (j == 0 && bp.d_initial_state) store_d_initial_state<K>(bp, (static_cast<size_t>(b) * HO + h) * V * K, x, vr, cq);
+  if constexpr (SUM) zero_frags(x);
+  else load_seed_frags<K>(x, cp.ws_seed + (static_cast<size_t>(b * P + (P - 1 - j)) * HO + h) * V * K, vr, cq);
+  dscan_gx_chunks<T, K, V, NW, STAGES, RAW_K_SCALED, false, SUM>(bp, x, h, cs, ce, cb, c_begin, c_end, 0, cp.ov_flags);
+  if constexpr (SUM) {
+    const size_t slot = static_cast<size_t>(b) * (P - 1) + (P - 1 - j);
+    bwd_store_state_frags<T, K>(cp.ws_h, (slot * HO + h) * V * K, x, vr, cq, false);  // fp32 G_j
+  } else if (j == 0 && bp.d_initial_state) {
+    store_d_initial_state<K>(bp, (static_cast<size_t>(b) * HO + h) * V * K, x, vr, cq);
+  }
 }
 
 }  // namespace gdn

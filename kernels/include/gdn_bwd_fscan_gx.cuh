@@ -75,7 +75,7 @@ static_assert(FscanGxSmem<128, 1>::k_off % 1024 == 0 && FscanGxSmem<128, 1>::u_o
 // refilled only after the next chunk's block barrier), 64 token rows of 32 bytes, the two 16-byte
 // halves swapped on rows with bit 2 set (conflict-free stmatrix rows and 16-byte reads); then each
 // lane stores four 16-byte pieces (whole 32-byte sectors), while the state update's wgmma runs.
-#ifndef GDN_HOST_EMU
+#if !defined(GDN_HOST_EMU) || defined(GDN_WGMMA_EMU)  // the CPU emulation's wgmma: bench/gdn_wgmma_emu.h
 // The chunk loop of the gx replay over chunks [c_begin, c_end) of one (sequence, head), from the
 // state fragments x (this thread's rows vr, vr + 8 of the block's 64; updated in place). STORE_U:
 // each chunk's U tile to ws_u (bwd_u_tiles; unused otherwise; with RAW_K_SCALED the unscaled Uᵀ).
@@ -255,7 +255,14 @@ __device__ __forceinline__ void fscan_gx_chunks(const FwdParams& p, float (&x)[K
 // packed blocks, but no second layout in the prep). Not bitwise gx{,4}scu (Uᵀ rounds Z, then × T):
 // validated against the fp64 reference. Shared memory per stage (FscanSlSmem): k (the raw rows,
 // swizzled, zero past the chunk's tokens), the block's 64 value columns of v (rows of VP, zero
-// past), T (swizzled), the scalars: 34,816 B (gx's 41,984 B). Uncut (P = 1) only.
+// past), T (swizzled), the scalars: 34,816 B (gx's 41,984 B). Uncut (P = 1) or, session 29 (helper
+// ps29), per piece from the chain's seeds (the same entries on the grid (V / 64, HO, N·P), as
+// fscan_gx serves both): the slim piece chain's seeded replay.
+// SUMMARY (session 29, helper ps29; gdn_bwd_psum_sl_{bf16,f16}_k128, bwd_psum_sl_body): the same
+// loop without its outputs (no S_c, no U tile), the piece chain's slim summaries: H_j from a zero
+// seed with v, the transitions M_j / Mᵀ_j from the identity over key rows with v = 0 (with_v =
+// false: Z = −P' diag(ck), no v copies) — the forward slim summary's algebra (slimsum_gx,
+// gdn_fwd_slim.cuh) on the backward prep's full T rows and scalars.
 template <int K, int STAGES>
 struct FscanSlSmem {
   static constexpr int VS = 64, VP = VS + 8;
@@ -268,19 +275,24 @@ struct FscanSlSmem {
 };
 // The host mirror (src/engines/gdn/params.rs, fscan_gxsl_smem_bytes).
 constexpr int FSCAN_GXSL_STAGE_BYTES = 34816;
+// gdn_bwd_psum_sl's stages and blocks per SM (the host mirror: params.rs, PSUM_SL_STAGES,
+// PSUM_SL_MIN_BLOCKS).
+constexpr int PSUM_SL_STAGES = 2;
+constexpr int PSUM_SL_MIN_BLOCKS = 3;
 static_assert(FscanSlSmem<128, 1>::stage == FSCAN_GXSL_STAGE_BYTES, "FSCAN_GXSL_STAGE_BYTES: update params.rs");
 static_assert(FscanSlSmem<128, 1>::k_off % 1024 == 0 && FscanSlSmem<128, 1>::t_off % 1024 == 0,
               "the swizzle atoms 1024-byte aligned in every stage");
 
-#ifndef GDN_HOST_EMU
+#if !defined(GDN_HOST_EMU) || defined(GDN_WGMMA_EMU)  // the CPU emulation's wgmma: bench/gdn_wgmma_emu.h
 // The slim replay's chunk loop over chunks [c_begin, c_end) of one (sequence, head) (tokens
 // [cs, ce), chunk cb holding cs), from the state fragments x (updated in place): S_c to ws_s, the
 // U tiles to ws_u, T from ws_t (BwdParams::ws_t). chunk_pipeline_in_body (one block barrier per chunk, the stage fenced for the
-// async proxy); chunk c + STAGES − 1's copies issued whole in the P' batch's shadow.
-template <typename T, int K, int V, int STAGES>
+// async proxy); chunk c + STAGES − 1's copies issued whole in the P' batch's shadow. SUMMARY: no
+// outputs (ws_s, ws_u unused), v read only with with_v (else Z = −P' diag(ck)).
+template <typename T, int K, int V, int STAGES, bool SUMMARY = false>
 __device__ __forceinline__ void fscan_sl_chunks(const FwdParams& p, float (&x)[K / 8][4], int h, int c_begin, int c_end,
                                                 int vs0, float* ws_s, T* ws_u, const T* ws_t, long long cs, long long ce,
-                                                int cb) {
+                                                int cb, bool with_v = true) {
   static_assert(K == 128 && V == 128 && CHUNK == 64, "the slim forward's step: K = V = 128");
   using S = FscanSlSmem<K, STAGES>;
   constexpr int NT = 128, VS = S::VS, VP = S::VP;
@@ -305,11 +317,13 @@ __device__ __forceinline__ void fscan_sl_chunks(const FwdParams& p, float (&x)[K
       cp_async16_zfill(reinterpret_cast<T*>(base + S::k_off) + slim_wg_elem<K>(tok, kd),
                        kg + ((d.t0 + tok) * p.hk + kh) * K + kd, tok < d.len);
     }
+    if (!SUMMARY || with_v) {
 #pragma unroll
-    for (int it = 0; it < VIT; ++it) {
-      const int tok = 16 * it + (tid >> 3), vc = 8 * (tid & 7);
-      cp_async16_zfill(reinterpret_cast<T*>(base + S::v_off) + tok * VP + vc,
-                       vg + ((d.t0 + tok) * p.hv + vh) * V + vs0 + vc, tok < d.len);
+      for (int it = 0; it < VIT; ++it) {
+        const int tok = 16 * it + (tid >> 3), vc = 8 * (tid & 7);
+        cp_async16_zfill(reinterpret_cast<T*>(base + S::v_off) + tok * VP + vc,
+                         vg + ((d.t0 + tok) * p.hv + vh) * V + vs0 + vc, tok < d.len);
+      }
     }
     dscan_gx_tile_swizzled<T, CHUNK, NT>(reinterpret_cast<T*>(base + S::t_off),
                                          ws_t + d.ch * CHUNK * CHUNK, tid);
@@ -326,9 +340,18 @@ __device__ __forceinline__ void fscan_sl_chunks(const FwdParams& p, float (&x)[K
     // While P' is in flight: S_c out, then chunk c + STAGES − 1's copies into stage nst.
     auto pre = [&](int kk) {
       if (kk != 0) return;
-      bwd_store_state_frags<T, K, K>(ws_s, ch * V * K, x, vr, cq, p.flags & FLAG_BWD_S_IO);
+      if constexpr (!SUMMARY) bwd_store_state_frags<T, K, K>(ws_s, ch * V * K, x, vr, cq, p.flags & FLAG_BWD_S_IO);
       if (live) issue(c + STAGES - 1, nst);
     };
+    if constexpr (SUMMARY) {
+      if (with_v)
+        slim_chunk_wg<T, K, V, VP, false, true, true>(x, nullptr, Ks, Vs, Ts, nullptr, Sc, nullptr, p, 0, 0, h, vs0,
+                                                      16 * warp, gl, lane, pre);
+      else
+        slim_chunk_wg<T, K, V, VP, false, false, true>(x, nullptr, Ks, Vs, Ts, nullptr, Sc, nullptr, p, 0, 0, h, vs0,
+                                                       16 * warp, gl, lane, pre);
+      return;
+    }
     // The io Uᵀ (this warp's 16 value rows) through its own v columns to the U tile [token][V].
     auto uout = [&](const u32 (&ua)[4][4]) {
       T* vw = Vs + 16 * warp;
@@ -385,6 +408,35 @@ __device__ __forceinline__ void bwd_fscan_gx_body(const BwdChainParams& cp) {
   fscan_gx_chunks<T, K, V, STAGES, STORE_U, RAW_K_SCALED>(
       p, x, h, c_begin, c_end, blockIdx.x * VS, cp.b.ws_s, STORE_U ? bwd_u_tiles<T, V>(cp.b) : nullptr,
       RAW_K_SCALED ? load_cu(p, b) : 0, RAW_K_SCALED ? load_cu(p, b + 1) : 0, RAW_K_SCALED ? cb : 0);
+}
+
+// gdn_bwd_psum_sl (session 29, helper ps29): the piece chain's summaries in the slim form, grid
+// (V / 64, HO, N·(2P−1)) as gdn_bwd_psum: bwd_psum_body's blocks (H_j of pieces 0..P−2 from a zero
+// seed, every piece's transition from the identity over key rows, K = V) on fscan_sl_chunks'
+// SUMMARY loop (raw k, v, the prep's full T rows and scalars: the slim prep prep15sl's outputs),
+// stored by bwd_psum_store (ws_h, ws_m, ws_mt as gdn_bwd_psum's). Numerics: the forward slim
+// summary's per-chunk roundings (not bitwise psum1: other roundings; the chains are fp32).
+template <typename T, int K, int V, int STAGES>
+__device__ __forceinline__ void bwd_psum_sl_body(const BwdChainParams& cp) {
+  constexpr int VS = 64;
+  const FwdParams& p = cp.b.f;
+  const int P = cp.pieces;
+  const int h = blockIdx.y;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int b = blockIdx.z / (2 * P - 1), r = blockIdx.z % (2 * P - 1);
+  const bool is_m = r >= P - 1;
+  const int j = is_m ? r - (P - 1) : r;
+  const int vs0 = blockIdx.x * VS;
+  const int vr = vs0 + 16 * warp + (lane >> 2);
+  const int cq = 2 * (lane & 3);
+  int cb, c_begin, c_end;
+  piece_range(p, b, j, P, cb, c_begin, c_end);
+  float x[K / 8][4];
+  identity_frags<K>(x, is_m, vr, cq);
+  fscan_sl_chunks<T, K, V, STAGES, true>(p, x, h, c_begin, c_end, vs0, nullptr, nullptr,
+                                         static_cast<const T*>(cp.b.ws_t), load_cu(p, b), load_cu(p, b + 1), cb,
+                                         !is_m);
+  bwd_psum_store<K, V, false>(cp, x, b, j, is_m, P, p.ho, h, vr, cq);
 }
 #endif
 

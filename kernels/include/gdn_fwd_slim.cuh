@@ -724,7 +724,7 @@ __device__ __forceinline__ void slim_chunk_warp(float (&x)[K / 8][4], const T* Q
                                                        lane, mid, upd);
 }
 
-#ifndef GDN_HOST_EMU
+#if !defined(GDN_HOST_EMU) || defined(GDN_WGMMA_EMU)  // the CPU emulation's wgmma: bench/gdn_wgmma_emu.h
 // The io dtype's wgmma (dnnp_wgmma.cuh): m64nNk16 RS (A from registers) at N = 64 or 128, B by
 // descriptor, K-major (TNSPB = 0: P', O', Uᵀ, O) or MN-major (TNSPB = 1: the state update's k).
 template <typename T>

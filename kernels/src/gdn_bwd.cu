@@ -414,6 +414,18 @@ GDN_BWD_SCALAR_FORM_ENTRIES(f16, gdn::gdn_f16)
   }
 GDN_BWD_DSCAN_SPLIT_ENTRY(bf16, gdn::gdn_bf16)
 GDN_BWD_DSCAN_SPLIT_ENTRY(f16, gdn::gdn_f16)
+// Session 29 (helper ps29): the piece chain on the slim form (gdn_bwd_fscan_gx.cuh, SUMMARY): the
+// summaries H_j, M_j, Mᵀ_j by the slim chunk step on raw k, v, the prep's T rows and scalars (prep15sl's
+// outputs; no W, Kᴿ, Ũᵀ); the seeded replay is gdn_bwd_fscan_gxsl on the grid (V / 64, HO, N·P).
+//   gdn_bwd_psum_sl_{bf16,f16}_k128 <<<(V / 64, HO, N·(2P−1)), 128, FscanSlSmem<128, PSUM_SL_STAGES>::bytes>>>
+//     (two stages, 69,632 B; PSUM_SL_MIN_BLOCKS per SM)
+#define GDN_BWD_PSUM_SL_ENTRY(TAG, T)                                                               \
+  extern "C" __global__ void __launch_bounds__(4 * 32, gdn::PSUM_SL_MIN_BLOCKS)                     \
+      gdn_bwd_psum_sl_##TAG##_k128(gdn::BwdChainParams p) { dnnp_pdl_enter(p.b.f.flags & gdn::FLAG_PDL_TRIGGER); \
+    gdn::bwd_psum_sl_body<T, 128, 128, gdn::PSUM_SL_STAGES>(p);                                    \
+  }
+GDN_BWD_PSUM_SL_ENTRY(bf16, gdn::gdn_bf16)
+GDN_BWD_PSUM_SL_ENTRY(f16, gdn::gdn_f16)
 // Session 28 (helper pp28): the scalar form's prep without W and Ũᵀ, for a replay that rebuilds U
 // from the raw k, v, T and the scalars (the forward's slim chunk step): prep15sc's body with SL
 // (no v reads, no Y, no E rows, no phase 5); T, A, the four scalars, Γ, β, Γ_last bitwise
@@ -440,3 +452,24 @@ GDN_BWD_PREP_SLIM_ENTRY(f16, gdn::gdn_f16)
   }
 GDN_BWD_PREP16_SLIM_ENTRY(bf16, gdn::gdn_bf16)
 GDN_BWD_PREP16_SLIM_ENTRY(f16, gdn::gdn_f16)
+// Session 29 (helper pr29, gdn_bwd_dscan_gx.cuh): the piece chain's reverse half in the scalar form
+// (raw q, k and the prep's four per-token scalars in ws_kr, as gdn_bwd_dscan_ov2gxsc; for the
+// scalar / slim preps prep15sc / prep15sl, no Q⁺, Kᴿ, E), K = V = 128:
+//   gdn_bwd_dsum_sc_{bf16,f16}_k128      <<<(1, HO, N·(P−1)), 256, DscanGxSmem<128, 8, 2, true>::bytes>>>
+//     (135,168 B: the reverse summaries G_j on dscan_ov2gxsc's step without its dS' / dR stores,
+//     bwd_dscanp_gx_body's SUM; replaces gdn_bwd_dsum1 / dsum / dsum_w8)
+//   gdn_bwd_dscanp_ov2gxsc_{bf16,f16}_k128 <<<(1, HO, N·P), 256, DscanGxSmem<128, 8, 2, true>::bytes_r2>>>
+//     (169,984 B: the publishing seeded pass, dscanp_ov2gx on the scalar-form step; the producer
+//     of tc13 / tc16 in place of dscanp_ov5dr)
+// Not bitwise the full form (other roundings, as dscan_ov2gxsc): the fp64 reference is the bar.
+#define GDN_BWD_PIECE_SCALAR_ENTRIES(TAG, T)                                                        \
+  extern "C" __global__ void __launch_bounds__(128 / 16 * 32, 1)                                   \
+      gdn_bwd_dsum_sc_##TAG##_k128(gdn::BwdChainParams p) { dnnp_pdl_enter(p.b.f.flags & gdn::FLAG_PDL_TRIGGER); \
+    gdn::bwd_dscanp_gx_body<T, 128, 128, 128 / 16, gdn::DSCAN_MMA_STAGES, true, true>(p);          \
+  }                                                                                                \
+  extern "C" __global__ void __launch_bounds__(128 / 16 * 32, 1)                                   \
+      gdn_bwd_dscanp_ov2gxsc_##TAG##_k128(gdn::BwdChainParams p) { dnnp_pdl_enter(p.b.f.flags & gdn::FLAG_PDL_TRIGGER); \
+    gdn::bwd_dscanp_gx_body<T, 128, 128, 128 / 16, gdn::DSCAN_MMA_STAGES, true>(p);                \
+  }
+GDN_BWD_PIECE_SCALAR_ENTRIES(bf16, gdn::gdn_bf16)
+GDN_BWD_PIECE_SCALAR_ENTRIES(f16, gdn::gdn_f16)

@@ -537,13 +537,25 @@ fn dscan_with(s: &Shape, dr: Part) -> Counts {
     )
 }
 
-/// The scalar form's uncut producer (dscan_ov2gxsc, session 27): raw q, k rows and the scalars
-/// instead of the Kᴿ, Q⁺, E tiles. Its split twin dscan_ov2gxsh (session 29) counts the same unit
-/// bytes (its two halves each read the chunk's A, T, q, k tiles and scalars: twice, from L2).
+/// The scalar form's producers (dscan_ov2gxsc, session 27; the seeded piece pass dscanp_ov2gxsc,
+/// session 29): raw q, k rows and the scalars instead of the Kᴿ, Q⁺, E tiles. The split twin
+/// dscan_ov2gxsh (session 29) counts the same unit bytes (its two halves each read the chunk's A, T,
+/// q, k tiles and scalars: twice, from L2).
 fn dscan_sc(s: &Shape) -> Counts {
     let r = dscan_dr_io(s);
     Counts {
         read: r.read - over(s, All, &[(3.0, TileKd)]) + over(s, All, &[(2.0, Tok), (1.0, Scalars)]),
+        ..r
+    }
+}
+
+/// The scalar form's reverse summaries (dsum_sc, session 29, helper pr29): dsum's with raw q, k
+/// rows and the scalars instead of the Kᴿ, Q⁺, E tiles.
+fn dsum_sc(s: &Shape) -> Counts {
+    let r = dsum(s);
+    Counts {
+        read: r.read - over(s, Tail, &[(3.0, TileKd)])
+            + over(s, Tail, &[(2.0, Tok), (1.0, Scalars)]),
         ..r
     }
 }
@@ -564,6 +576,21 @@ fn psum(s: &Shape) -> Counts {
         over(s, All, &[(2.0, TileKd), (1.0, Glast)]) + over(s, Head, &[(1.0, TileKd)]),
         s.piece_states(3 * (s.pieces - 1)),
         products(s, All, 2.0, 0.0, 0.0) + products(s, Head, 2.0, 0.0, 0.0),
+    )
+}
+
+/// The slim piece summaries (psum_sl, session 29): psum's blocks on the slim chunk step, reading
+/// raw k rows, T and the scalars over every piece (the transitions) and v over the `H_j` pieces
+/// instead of W, Kᴿ and Ũᵀ; one more 64 × 64 × d product per chunk (Uᵀ = Z Tᵀ).
+fn psum_sl(s: &Shape) -> Counts {
+    Counts::new(
+        over(
+            s,
+            All,
+            &[(1.0, Tok), (1.0, TileCc), (1.0, Scalars), (1.0, Glast)],
+        ) + over(s, Head, &[(1.0, Tok)]),
+        s.piece_states(3 * (s.pieces - 1)),
+        products(s, All, 2.0, 1.0, 0.0) + products(s, Head, 2.0, 1.0, 0.0),
     )
 }
 
@@ -654,7 +681,7 @@ const fn family(
 }
 
 /// Every kernel family of the bundled `gdn_fwd` / `gdn_bwd` modules the plans launch.
-pub const MODELS: [Model; 30] = [
+pub const MODELS: [Model; 32] = [
     family("offsets", &["chunk_offsets", "ckrows"], offsets),
     family("offsets", &["chunk_order", "chunk_order_rev"], offsets_ov),
     family("prep", &["fwd:prep14", "fwd:prep15"], full_prep),
@@ -724,9 +751,15 @@ pub const MODELS: [Model; 30] = [
         &["dscan_ov5dr", "dscanp_ov5dr", "dscan_ov2gx", "dscanp_ov2gx"],
         dscan_dr_io,
     ),
-    family("dscan", &["dscan_ov2gxsc", "dscan_ov2gxsh"], dscan_sc),
+    family(
+        "dscan",
+        &["dscan_ov2gxsc", "dscan_ov2gxsh", "dscanp_ov2gxsc"],
+        dscan_sc,
+    ),
     family("dsum", &["dsum", "dsum_w8", "dsum1"], dsum),
+    family("dsum", &["dsum_sc"], dsum_sc),
     family("psum", &["psum", "psum1"], psum),
+    family("psum", &["psum_sl"], psum_sl),
     family("psumt", &["psumt", "psumt1"], psum_mt),
     family(
         "tokens",

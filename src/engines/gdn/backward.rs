@@ -49,7 +49,8 @@
 //! read the raw `q`, `k` and scale, other roundings; K = V = 128, uncut, `gx` / `gx4` replay,
 //! `dscan_ov2gx` producer only, [`BwdPrepForm::scalar_form`]; `slim`, session 28: with `tc16`'s
 //! storing replay rebuilding `U` from the raw `k`, `v`, `T` and the scalars and the prep writing no
-//! `W`, `Ũᵀ`, [`BwdPrepForm::Slim`]): `DNNPLAN_GDN_BWD_TOKENS=tc11|tc12|tc13|tc16` (the token stage,
+//! `W`, `Ũᵀ`, [`BwdPrepForm::Slim`]; `slimp`, session 29: also the piece chain's passes on that form,
+//! [`BwdPrepForm::SlimPieces`], [`PIECE_SLIM_SWAPS`]): `DNNPLAN_GDN_BWD_TOKENS=tc11|tc12|tc13|tc16` (the token stage,
 //! [`TOKEN_STAGES`], instead of [`BWD_TOKENS_RULE`]'s: `tc16` unless the graph asks for
 //! `batch_invariant` or `DNNPLAN_GDN_BWD_DSCAN` is set, else `tc12`; `tc13`, session 21, the
 //! default from session 22 to 26: `dR` in the io dtype between the overlapped reverse scan
@@ -90,6 +91,12 @@
 //! `gdn_bwd_psum1_*`, `gdn_bwd_fscanp1_*`, `gdn_bwd_dsum1_*`, bitwise the two-stage ones, at more
 //! blocks per SM, so that P = 8 pieces keep the reverse passes in one wave);
 //! `DNNPLAN_GDN_BWD_PIECE_PASSES=s2` runs the session-13 passes (at the default `P`).
+//! Session 29 (helpers ps29, pr29; [`BwdPrepForm::SlimPieces`], `DNNPLAN_GDN_BWD_PREP=slimp`): at
+//! K = V = 128 the chain runs the slim form: `prep15sl`, the slim summaries `gdn_bwd_psum_sl_*`,
+//! the seeded slim replay `gdn_bwd_fscan_gxsl_*` storing the `U` tiles for `tc16`, the scalar-form
+//! reverse summaries `gdn_bwd_dsum_sc_*` and producer `gdn_bwd_dscanp_ov2gxsc_*`
+//! ([`PIECE_SLIM_SWAPS`]; where the swap does not apply, the full-form chain, with `tc16` and the
+//! seeded replay storing `U` where they pair).
 //!
 //! The forward-state replay ([`ReplayVariant`], `DNNPLAN_GDN_BWD_FSCAN=v1|r4|gx|gx3|gx4|gxr`, read at plan
 //! build): `r4` (the default until session 25) runs `gdn_bwd_fscan_r4_*` (the forward's chunk loop `fscan_chunks`
@@ -157,9 +164,9 @@ use super::params::{
     FSCANP1_MIN_BLOCKS, OFFSETS_THREADS, OverlapLayout, PARAM_THREADS, PSUM1_MIN_BLOCKS,
     SCAN_WARPS, SUM_STAGES, TOK_THREADS, dscan_mma_smem_bytes, dscan_ov_smem_bytes,
     dscan_ov2_smem_bytes, dscan_ov2gx_smem_bytes, dscan_ov2gxsc_smem_bytes,
-    dscan_ov2gxsh_smem_bytes, dscan_w8_smem_bytes, flags, fscan_gx_smem_bytes,
-    fscan_gxsc_smem_bytes, fscan_gxsl_smem_bytes, max_chunks, scan_smem_bytes, scanx_smem_bytes,
-    tokens_tc11_smem_bytes, tokens_tc12_smem_bytes,
+    dscan_ov2gxsh_smem_bytes, dscan_w8_smem_bytes, dsum_sc_smem_bytes, flags, fscan_gx_smem_bytes,
+    fscan_gxsc_smem_bytes, fscan_gxsl_smem_bytes, max_chunks, psum_sl_smem_bytes, scan_smem_bytes,
+    scanx_smem_bytes, tokens_tc11_smem_bytes, tokens_tc12_smem_bytes,
 };
 use super::pdl::{GdnPlan, Launch, PdlMode};
 
@@ -397,11 +404,29 @@ pub enum BwdKernel {
     /// `prep15sl`'s outputs in its layouts, the same values; [`bwd_slim_prep16`] picks it
     /// (`prep16_swap`); at K other than 128 it names the full prep.
     PrepSl16,
+    /// Session 29 (helper pr29, the piece chain in the scalar / slim form): the reverse summaries
+    /// `G_j` (pieces 1..P−1 from `dX = 0`, into `ws_h`'s reversed slots, as [`BwdKernel::Dsum1`])
+    /// on [`BwdKernel::DscanOv2GxSc`]'s step without its `dS'` / `dR` stores and publishes
+    /// (`gdn_bwd_dsum_sc_*`: raw `q`, `k` and the prep's scalars, no `Q⁺`, `Kᴿ`, `E`; grid
+    /// `(1, HO, N·(P−1))`, 256 threads holding all V value rows, `params::dsum_sc_smem_bytes`, one per
+    /// SM). K = V = 128; at other K it names `dsum`.
+    DsumSc,
+    /// Session 29 (helper pr29): the piece chain's publishing seeded reverse scan in the scalar
+    /// form, [`BwdKernel::DscanpOv2Gx`] on [`BwdKernel::DscanOv2GxSc`]'s step
+    /// (`gdn_bwd_dscanp_ov2gxsc_*`: grid `(1, HO, N·P)`, 256 threads, [`dscan_ov2gxsc_smem_bytes`];
+    /// the io `dR` and `dS'` per chunk, units published, `d_initial_state` from piece 0). K = V =
+    /// 128; at other K it names `dscanp_ov5dr`.
+    DscanpOv2GxSc,
+    /// Session 29 (helper ps29, the piece chain on the slim form, [`BwdPrepForm::SlimPieces`]):
+    /// the piece summaries `H_j`, `M_j`, `Mᵀ_j` of [`BwdKernel::Psum1`] by the slim chunk step on
+    /// the raw `k`, `v` rows, `T` and the prep's scalars (`gdn_bwd_psum_sl_*`: the slim replay's
+    /// loop without outputs; other roundings); at K other than 128 it names `psum`.
+    PsumSl,
 }
 
 impl BwdKernel {
     /// Every kernel, in index order.
-    pub const ALL: [BwdKernel; 61] = [
+    pub const ALL: [BwdKernel; 64] = [
         BwdKernel::ChunkOffsets,
         BwdKernel::Prep,
         BwdKernel::Fscan,
@@ -463,6 +488,9 @@ impl BwdKernel {
         BwdKernel::PrepSl,
         BwdKernel::DscanOv2GxSh,
         BwdKernel::PrepSl16,
+        BwdKernel::DsumSc,
+        BwdKernel::DscanpOv2GxSc,
+        BwdKernel::PsumSl,
     ];
 
     /// The kernel's symbol in the module (`tag` = `bf16` / `f16`, `k` = K = V; `prep`: the
@@ -488,6 +516,8 @@ impl BwdKernel {
             {
                 "fscan_r4"
             }
+            BwdKernel::PsumSl if k != 128 => "psum",
+            BwdKernel::PsumSl => "psum_sl",
             BwdKernel::FscanGxSl => "fscan_gxsl",
             BwdKernel::FscanGx4Sl => "fscan_gx4sl",
             BwdKernel::FscanGxSc => "fscan_gxsc",
@@ -497,6 +527,10 @@ impl BwdKernel {
             BwdKernel::DscanOv2GxSc | BwdKernel::DscanOv2GxSh if k != 128 => "dscan_ov5dr",
             BwdKernel::DscanOv2GxSc => "dscan_ov2gxsc",
             BwdKernel::DscanOv2GxSh => "dscan_ov2gxsh",
+            BwdKernel::DsumSc if k != 128 => "dsum",
+            BwdKernel::DsumSc => "dsum_sc",
+            BwdKernel::DscanpOv2GxSc if k != 128 => "dscanp_ov5dr",
+            BwdKernel::DscanpOv2GxSc => "dscanp_ov2gxsc",
             BwdKernel::Psum1 if k != 128 => "psum",
             BwdKernel::Fscanp1 if k != 128 => "fscan_r4",
             BwdKernel::FscanGx
@@ -594,6 +628,15 @@ impl BwdKernel {
         }
     }
 
+    /// The piece chain's slim-form kernel in place of this one ([`BwdPrepForm::SlimPieces`],
+    /// [`PIECE_SLIM_SWAPS`]); `None` for the others.
+    pub fn piece_slim_form(self) -> Option<BwdKernel> {
+        PIECE_SLIM_SWAPS
+            .iter()
+            .find(|(from, _)| *from == self)
+            .map(|&(_, to)| to)
+    }
+
     /// The dynamic shared memory of the scalar and slim forms' uncut replays at their stages
     /// (`gx*`: [`FSCAN_GX_STAGES`], `gx4*`: 4), before the one-block-per-SM floor; `None` for
     /// every other kernel. The scalar form's swap and [`slim_swap`]'s both size by it.
@@ -652,9 +695,23 @@ pub enum BwdPrepForm {
     /// `W` and `Ũᵀ`), the scalar form; elsewhere the full form. Not bitwise the scalar form (`U`
     /// rounds `Z`, then × `T`): validated against the fp64 reference.
     Slim,
+    /// `slimp` (session 29, helper ps29): [`BwdPrepForm::Slim`], and the piece chain on the slim
+    /// form too: its token stage `tc16` with the seeded replay storing `U` ([`u_pair_replay`] at
+    /// `P > 1`), then, where the chain runs the `p1` passes with the io-`dR` producer at
+    /// K = V = 128 and the v15 prep, `piece_slim_swap` ([`PIECE_SLIM_SWAPS`]: `prep15sl`, the
+    /// slim summaries `psum_sl`, the slim seeded replay `fscan_gxsl`). Where the swap does not
+    /// apply the chain runs the full form with `tc16` (bitwise `tc13`). Not bitwise the full
+    /// form on the swapped piece chain: validated against the fp64 reference.
+    SlimPieces,
 }
 
-/// The prep form without `DNNPLAN_GDN_BWD_PREP`: [`BwdPrepForm::Slim`] since session 28 (helper
+/// The prep form without `DNNPLAN_GDN_BWD_PREP`: [`BwdPrepForm::SlimPieces`] since session 29
+/// (helpers ps29, pr29: the piece chain's passes on the slim form too, [`PIECE_SLIM_SWAPS`]; the
+/// whole backward at (1,32768,16) 2.486 / 2.489 → 2.171 / 2.173 ms (−12.7 %), (4,8192,16) the same
+/// plan; backward tests pass at the rule's, 8 and 4 pieces against the fp64 reference with every
+/// error the same size or smaller but for small moves (long span dG 3.80e-3 → 4.01e-3), memcheck
+/// clean; bench/gdn_device_ps29_run1.log). `DNNPLAN_GDN_BWD_PREP=slim` keeps session 28's form (the
+/// piece chain in the full form, `tc13`). [`BwdPrepForm::Slim`] since session 28 (helper
 /// sb28: the storing replay rebuilds `U` from the raw `k`, `v`, `T` and the scalars, the prep
 /// `prep15sl` writes no `W`, `Ũᵀ`; the whole backward −6.0 / −6.9 / −4.2 % at (4,8192,16),
 /// (16,2048,32) and the ragged mix against the scalar form, unchanged on the piece chain; tests pass
@@ -664,10 +721,10 @@ pub enum BwdPrepForm {
 /// `tc16` −5.2 / −3.7 / −3.0 %; bench/gdn_device_qke27_run{1,2}.log). Where
 /// [`BwdPrepForm::scalar_form`] does not hold the plan runs the full form.
 /// `DNNPLAN_GDN_BWD_PREP=scaled` keeps session 27's form, `=full` forces the full form (the witnesses).
-pub const BWD_PREP_FORM_BY_RULE: BwdPrepForm = BwdPrepForm::Slim;
+pub const BWD_PREP_FORM_BY_RULE: BwdPrepForm = BwdPrepForm::SlimPieces;
 
 impl BwdPrepForm {
-    /// [`BWD_PREP_FORM_BY_RULE`], then `DNNPLAN_GDN_BWD_PREP=full|scaled|slim`.
+    /// [`BWD_PREP_FORM_BY_RULE`], then `DNNPLAN_GDN_BWD_PREP=full|scaled|slim|slimp`.
     pub fn pick() -> BwdPrepForm {
         Self::from_switch(
             std::env::var("DNNPLAN_GDN_BWD_PREP")
@@ -682,12 +739,14 @@ impl BwdPrepForm {
             "full" => BwdPrepForm::Full,
             "scaled" => BwdPrepForm::Scalars,
             "slim" => BwdPrepForm::Slim,
+            "slimp" => BwdPrepForm::SlimPieces,
             _ => BWD_PREP_FORM_BY_RULE,
         }
     }
 
-    /// Whether a plan runs the scalar form: this form is [`BwdPrepForm::Scalars`] or
-    /// [`BwdPrepForm::Slim`] (the scalar form with the slim replay, `slim_swap`), K = V = 128,
+    /// Whether a plan runs the scalar form: this form is [`BwdPrepForm::Scalars`],
+    /// [`BwdPrepForm::Slim`] or [`BwdPrepForm::SlimPieces`] (the scalar form with the slim replay,
+    /// `slim_swap`), K = V = 128,
     /// the prep is v15, the sequences are uncut (`pieces` ≤ 1), the uncut replay runs
     /// (`replay`: its kernel, `None` when checkpoints replace it) and is `gx` or `gx4` (or the
     /// `tc16` pair's `U`-storing `gxu` / `gx4u`), and the
@@ -702,8 +761,10 @@ impl BwdPrepForm {
         replay: Option<BwdKernel>,
         producer: BwdKernel,
     ) -> bool {
-        matches!(self, BwdPrepForm::Scalars | BwdPrepForm::Slim)
-            && k == 128
+        matches!(
+            self,
+            BwdPrepForm::Scalars | BwdPrepForm::Slim | BwdPrepForm::SlimPieces
+        ) && k == 128
             && v == 128
             && prep == PrepVariant::V15
             && pieces <= 1
@@ -718,6 +779,85 @@ impl BwdPrepForm {
             )
             && producer == BwdKernel::DscanOv2Gx
     }
+
+    /// Whether the uncut plan swaps the scalar form for the slim one (`slim_swap`).
+    pub fn slim(self) -> bool {
+        matches!(self, BwdPrepForm::Slim | BwdPrepForm::SlimPieces)
+    }
+
+    /// Whether the piece chain pairs `tc16` with its seeded replay storing `U` and takes
+    /// `piece_slim_swap` where it applies ([`BwdPrepForm::SlimPieces`]).
+    pub fn on_pieces(self) -> bool {
+        self == BwdPrepForm::SlimPieces
+    }
+}
+
+/// The piece chain's slim form ([`BwdPrepForm::SlimPieces`], session 29, helper ps29): each
+/// kernel of the full-form chain with `tc16` (left) and its slim-form replacement (right). The
+/// swap applies only where every left kernel is in the plan (K = V = 128, the v15 prep, the `p1`
+/// passes, the storing seeded replay `gx` of the `tc16` pair, the overlapped io-`dR` producer),
+/// so that no launch reads `W`, `Ũᵀ`, `Q⁺`, `Kᴿ` or `E`, which `prep15sl` does not write.
+pub const PIECE_SLIM_SWAPS: [(BwdKernel, BwdKernel); 5] = [
+    (BwdKernel::Prep, BwdKernel::PrepSl),
+    (BwdKernel::Psum1, BwdKernel::PsumSl),
+    (BwdKernel::FscanGxU, BwdKernel::FscanGxSl),
+    (BwdKernel::Dsum1, BwdKernel::DsumSc),
+    (BwdKernel::DscanpOv5Dr, BwdKernel::DscanpOv2GxSc),
+];
+
+/// The slim prep's launch in place of the prep step `step` ([`BWD_PREP_SLIM`]'s launch on `sms`
+/// SMs over the same chunk slots and heads).
+fn prep_sl_step(step: &Step, sms: u64) -> Step {
+    let (grid, threads, smem) =
+        BWD_PREP_SLIM.launch_shape(u64::from(step.1.0), u64::from(step.1.1), 128, sms, None);
+    (BwdKernel::PrepSl, grid, threads, smem)
+}
+
+/// The piece chain's slim swap ([`BwdPrepForm::SlimPieces`]): where the plan at `k` = `v` = 128
+/// with the v15 prep (`prep`) holds every left kernel of [`PIECE_SLIM_SWAPS`], each becomes its
+/// right one: the prep `prep15sl` ([`prep_sl_step`]), the summaries `psum_sl` (the same grid,
+/// [`psum_sl_smem_bytes`]), the seeded replay `fscan_gxsl` (the same grid, its two stages'
+/// shared memory: two blocks per SM as `gx`), the reverse summaries `dsum_sc` (helper pr29: one
+/// block of all `V` value rows per (piece, head), 256 threads, [`dsum_sc_smem_bytes`]) and the
+/// seeded overlapped producer `dscanp_ov2gxsc` (pr29: the same grid, its own threads and shared
+/// memory, [`overlap_scan_launch`]). Elsewhere the steps stay. Returns whether it swapped.
+fn piece_slim_swap(steps: &mut [Step], k: u64, v: u64, prep: PrepVariant, sms: u64) -> bool {
+    if k != 128 || v != 128 || prep != PrepVariant::V15 {
+        return false;
+    }
+    if !PIECE_SLIM_SWAPS
+        .iter()
+        .all(|&(from, _)| steps.iter().any(|s| s.0 == from))
+    {
+        return false;
+    }
+    for step in steps.iter_mut() {
+        let Some(kernel) = step.0.piece_slim_form() else {
+            continue;
+        };
+        *step = match kernel {
+            BwdKernel::PrepSl => prep_sl_step(step, sms),
+            BwdKernel::PsumSl => (kernel, step.1, step.2, psum_sl_smem_bytes()),
+            BwdKernel::FscanGxSl => (
+                kernel,
+                step.1,
+                step.2,
+                fscan_gxsl_smem_bytes(FSCAN_GX_STAGES),
+            ),
+            BwdKernel::DsumSc => (
+                kernel,
+                (1, step.1.1, step.1.2),
+                (v / 16) as u32 * 32,
+                dsum_sc_smem_bytes(k, v),
+            ),
+            BwdKernel::DscanpOv2GxSc => {
+                let (threads, smem) = overlap_scan_launch(kernel, k, v);
+                (kernel, step.1, threads, smem)
+            }
+            _ => (kernel, step.1, step.2, step.3),
+        };
+    }
+    true
 }
 
 /// The slim form's swap ([`BwdPrepForm::Slim`], after the scalar form's): where the plan runs the
@@ -736,16 +876,7 @@ fn slim_swap(steps: &mut [Step], replay_smem: impl Fn(u32) -> u32, sms: u64) -> 
             continue;
         };
         *step = match kernel {
-            BwdKernel::PrepSl => {
-                let (grid, threads, smem) = BWD_PREP_SLIM.launch_shape(
-                    u64::from(step.1.0),
-                    u64::from(step.1.1),
-                    128,
-                    sms,
-                    None,
-                );
-                (kernel, grid, threads, smem)
-            }
+            BwdKernel::PrepSl => prep_sl_step(step, sms),
             _ => {
                 let smem = kernel.form_replay_smem().map_or(step.3, &replay_smem);
                 (kernel, step.1, step.2, smem)
@@ -1159,31 +1290,38 @@ pub fn replay_storing_u(replay: BwdKernel) -> Option<BwdKernel> {
 /// The storing replay of the `tc16` pair (session 27), the one source of the pairing: `Some`
 /// exactly where `tc16` runs, i.e. the stage loads `U` ([`TokenStage::loads_u`]), the reverse
 /// scan and the token stage overlap (`overlap`: `U` shares the `ws_dr` region with the io `dR` of
-/// the overlapped producers, in its second half), no piece chain (`pieces` = 1: the seeded replay
-/// per piece stays `gx`), the plan replays the states (`replays`: no reused or seeding
+/// the overlapped producers, in its second half), no piece chain (`pieces` = 1) or one whose
+/// seeded replay `replay` may store `U` too (`on_pieces`: [`BwdPrepForm::on_pieces`], session 29;
+/// else the seeded replay per piece stays `gx`), the plan replays the states (`replays`: no reused or seeding
 /// checkpoints), its uncut replay `replay` is `gx` or `gx4` ([`replay_storing_u`]; not under
 /// `DNNPLAN_GDN_BWD_FSCAN=r4|v1|gx3`) and K = V = 128. `None`: the plan runs
 /// [`TC16_FALLBACK`] and its own replay.
+#[allow(clippy::too_many_arguments)]
 pub fn u_pair_replay(
     stage: &TokenStage,
     overlap: bool,
     pieces: u64,
+    on_pieces: bool,
     replays: bool,
     replay: BwdKernel,
     k: u64,
     v: u64,
 ) -> Option<BwdKernel> {
-    let fits = stage.loads_u && overlap && pieces == 1 && replays && k == 128 && v == 128;
+    let fits =
+        stage.loads_u && overlap && (pieces == 1 || on_pieces) && replays && k == 128 && v == 128;
     replay_storing_u(replay).filter(|_| fits)
 }
 
-/// The token stage and uncut replay a plan runs: `stage` and `replay`, except that a
-/// `tc16` row ([`TokenStage::loads_u`]) runs with the storing replay where [`u_pair_replay`] gives
-/// one and as [`TC16_FALLBACK`] (with `replay`) elsewhere.
+/// The token stage and replay a plan runs (`replay`: the uncut replay, or with `pieces` > 1 the
+/// seeded replay per piece): `stage` and `replay`, except that a `tc16` row
+/// ([`TokenStage::loads_u`]) runs with the storing replay where [`u_pair_replay`] gives one and as
+/// [`TC16_FALLBACK`] (with `replay`) elsewhere.
+#[allow(clippy::too_many_arguments)]
 pub fn token_pair(
     stage: &'static TokenStage,
     overlap: bool,
     pieces: u64,
+    on_pieces: bool,
     replays: bool,
     replay: BwdKernel,
     k: u64,
@@ -1192,7 +1330,7 @@ pub fn token_pair(
     if !stage.loads_u {
         return (stage, replay);
     }
-    match u_pair_replay(stage, overlap, pieces, replays, replay, k, v) {
+    match u_pair_replay(stage, overlap, pieces, on_pieces, replays, replay, k, v) {
         Some(storing) => (stage, storing),
         None => (
             TOKEN_STAGES
@@ -1306,9 +1444,9 @@ fn overlap_scan_launch(kernel: BwdKernel, k: u64, v: u64) -> (u32, u32) {
     let (publisher, smem) = match kernel {
         DscanOv | DscanpOv => (false, dscan_ov_smem_bytes(k, v)),
         DscanOv2Gx | DscanpOv2Gx if gx => (false, dscan_ov2gx_smem_bytes(k, v)),
-        DscanOv2GxSc if gx => (false, dscan_ov2gxsc_smem_bytes(k, v)),
+        DscanOv2GxSc | DscanpOv2GxSc if gx => (false, dscan_ov2gxsc_smem_bytes(k, v)),
         DscanOv5 | DscanpOv5 | DscanOv5Dr | DscanpOv5Dr | DscanOv2Gx | DscanpOv2Gx
-        | DscanOv2GxSc => (true, dscan_ov2_smem_bytes(k, v)),
+        | DscanOv2GxSc | DscanpOv2GxSc => (true, dscan_ov2_smem_bytes(k, v)),
         _ => (false, dscan_ov2_smem_bytes(k, v)),
     };
     ((v / 16 + u64::from(publisher)) as u32 * 32, smem)
@@ -1865,6 +2003,17 @@ impl<F> GdnBwdPlan<F> {
     /// Plans the launches for `f` on a GPU of `sms` multiprocessors with the module's kernels in
     /// [`BwdKernel`] order (as [`kernel_names`] names them).
     pub fn new(f: &GdnFacts, kernels: Vec<F>, sms: u64) -> Result<GdnBwdPlan<F>> {
+        Self::with_form(f, kernels, sms, BwdPrepForm::pick())
+    }
+
+    /// [`GdnBwdPlan::new`] with the prep form `form` instead of [`BwdPrepForm::pick`]'s (the plan
+    /// tests build every form without the switch).
+    pub fn with_form(
+        f: &GdnFacts,
+        kernels: Vec<F>,
+        sms: u64,
+        form: BwdPrepForm,
+    ) -> Result<GdnBwdPlan<F>> {
         if kernels.len() != BwdKernel::ALL.len() {
             return Err(Error::Internal(format!(
                 "{ENGINE_NAME}: the backward needs {} kernels, got {}",
@@ -2015,8 +2164,25 @@ impl<F> GdnBwdPlan<F> {
             // An ignored checkpoint input is never read, so never looked up either.
             uids[PORTS.len() - 1] = None;
         }
-        // tc16 runs beside the replay that stores its U tiles, else its row runs tc13.
-        let (token_stage, replay) = token_pair(token_stage, overlap, pieces, replays, replay, k, v);
+        // tc16 runs beside the replay that stores its U tiles (uncut, or per piece under
+        // DNNPLAN_GDN_BWD_PREP=slimp), else its row runs tc13.
+        let (token_stage, replay, replay_piece) = if pieces > 1 {
+            let (stage, piece) = token_pair(
+                token_stage,
+                overlap,
+                pieces,
+                form.on_pieces(),
+                replays,
+                replay_piece,
+                k,
+                v,
+            );
+            (stage, replay, piece)
+        } else {
+            let (stage, uncut) =
+                token_pair(token_stage, overlap, pieces, false, replays, replay, k, v);
+            (stage, uncut, replay_piece)
+        };
         let cadence = f.checkpoint_every.max(0) as u64;
         let ckpt_f32 = f
             .port("state_checkpoints")
@@ -2132,7 +2298,6 @@ impl<F> GdnBwdPlan<F> {
         // The scalar form (session 27, BwdPrepForm::scalar_form): the prep, the uncut replay and
         // the uncut producer replaced by their scalar-form kernels.
         let producer = dscan_step(ov_uncut, dscan_k, n32).0;
-        let form = BwdPrepForm::pick();
         if form.scalar_form(
             k,
             v,
@@ -2151,17 +2316,22 @@ impl<F> GdnBwdPlan<F> {
                     _ => kernel.form_replay_smem().map_or(step.3, uncut_replay_smem),
                 };
             }
-            if form == BwdPrepForm::Slim {
+            if form.slim() {
                 slim_swap(&mut steps, uncut_replay_smem, sms);
-                // Session 29: the slim prep on the forward slim prep's tile by bwd_slim_prep16.
-                if bwd_slim_prep16() {
-                    prep16_swap(&mut steps, sms);
-                }
             }
             // Session 29: the split producer (two blocks per unit) by dscan_split.
             if dscan_split(n * ho, sms) {
                 split_swap(&mut steps);
             }
+        }
+        // The piece chain on the slim form (session 29): where the swap applies.
+        if form.on_pieces() && pieces > 1 {
+            piece_slim_swap(&mut steps, k, v, PrepVariant::from_env(), sms);
+        }
+        // Session 29: the slim prep on the forward slim prep's tile by bwd_slim_prep16, uncut and
+        // on the piece chain (wherever a swap above put prep15sl).
+        if form.slim() && bwd_slim_prep16() {
+            prep16_swap(&mut steps, sms);
         }
         if let Some(n) = std::env::var("DNNPLAN_GDN_BWD_STEPS")
             .ok()
@@ -2340,7 +2510,9 @@ unsafe impl GdnPlan for GdnBwdPlan {
 mod tests {
     use super::*;
     use crate::engines::gdn::analyzer::GdnOp;
-    use crate::engines::gdn::params::{dscan_mma_stages_smem_bytes, fast_smem_bytes};
+    use crate::engines::gdn::params::{
+        dscan_mma_stages_smem_bytes, dsum_sc_smem_bytes, fast_smem_bytes,
+    };
 
     fn facts(n: i64, t: i64, ho: i64, d: i64, batch_invariant: bool) -> GdnFacts {
         crate::engines::gdn::analyzer::test_facts(GdnOp::Backward, n, t, ho, d, batch_invariant)
@@ -2850,7 +3022,8 @@ mod tests {
         );
     }
 
-    /// The (token stage, uncut replay) names a plan of `f` runs with the token stage `stage`
+    /// The (token stage, replay: uncut, or with `P > 1` the seeded one per piece) names a plan of
+    /// `f` runs, without the piece chain's pairing ([`BwdPrepForm::on_pieces`]), with the token stage `stage`
     /// (a [`TOKEN_STAGES`] name) and the replay variant `replay`, `pieces` forced when `Some`
     /// (`DNNPLAN_GDN_BWD_PIECES`), `replays` false under state checkpoints: the inputs the plan
     /// gives [`token_pair`], from the same rules (132 SMs, the overlap by rule).
@@ -2861,16 +3034,34 @@ mod tests {
         pieces: Option<u64>,
         replays: bool,
     ) -> (&'static str, String) {
+        tc16_pair_form(f, stage, replay, pieces, replays, false)
+    }
+
+    /// [`tc16_pair_at`] with the piece chain's pairing `on_pieces` ([`BwdPrepForm::on_pieces`]):
+    /// with `P > 1` the replay is the seeded one per piece (`gx` by [`REPLAY_BY_RULE`]).
+    fn tc16_pair_form(
+        f: &GdnFacts,
+        stage: &str,
+        replay: ReplayVariant,
+        pieces: Option<u64>,
+        replays: bool,
+        on_pieces: bool,
+    ) -> (&'static str, String) {
         let (n, ho, k) = (f.n_seqs as u64, f.heads.3 as u64, f.k as u64);
         let pieces = pieces.unwrap_or(BwdSchedule::default_for(f, 132).pieces);
         let overlap = BWD_OVERLAP_RULE.overlap(n * pieces * ho, n * pieces, 132);
         let one_per_sm = replay_one_per_sm(n * pieces * ho * (k / 64), 132);
         let uncut = replay.uncut_at(one_per_sm).launch(k).0;
+        let replay = if pieces > 1 {
+            replay.own_piece_replay(k).map_or(uncut, |r| r.0)
+        } else {
+            uncut
+        };
         let stage = TOKEN_STAGES
             .iter()
             .find(|s| s.name == stage)
             .expect("a stage");
-        let (s, r) = token_pair(stage, overlap, pieces, replays, uncut, k, k);
+        let (s, r) = token_pair(stage, overlap, pieces, on_pieces, replays, replay, k, k);
         (s.name, r.name("bf16", f.k, PrepVariant::DEFAULT))
     }
 
@@ -2885,10 +3076,12 @@ mod tests {
         let gxu = "gdn_bwd_fscan_gxu_bf16_k128";
         let gx4 = "gdn_bwd_fscan_gx4_bf16_k128";
         // The four benchmark shapes: (4, 8192, 16) 128 replay blocks (gx4), (1, 32768, 16) the
-        // 8-piece chain (tc13), (16, 2048, 32) 1024 blocks (gx), the ragged mix 320 (gx4).
+        // 8-piece chain (tc13 and its seeded replay gx, without the piece chain's pairing of
+        // session 29, below), (16, 2048, 32) 1024 blocks (gx), the ragged mix 320 (gx4).
+        let gx = "gdn_bwd_fscan_gx_bf16_k128";
         for (shape, want) in [
             ((4, 32768, 16), ("tc16", gx4u)),
-            ((1, 32768, 16), ("tc13", gx4)),
+            ((1, 32768, 16), ("tc13", gx)),
             ((16, 32768, 32), ("tc16", gxu)),
             ((10, 29949, 16), ("tc16", gx4u)),
         ] {
@@ -2904,6 +3097,25 @@ mod tests {
         // DNNPLAN_GDN_BWD_PIECES=8: the piece chain (its seeded replay per piece) -> tc13.
         let got = tc16_pair_at(&f, "tc16", rule, Some(8), true);
         assert_eq!(got.0, "tc13");
+        // Session 29 (BwdPrepForm::SlimPieces): the piece chain pairs tc16 with its seeded replay
+        // storing U (gx -> gxu; gx4 forced -> gx4u), not under checkpoints, not at K = 64.
+        let f1 = facts(1, 32768, 16, 128, false);
+        let got = tc16_pair_form(&f1, "tc16", rule, None, true, true);
+        assert_eq!((got.0, got.1.as_str()), ("tc16", gxu));
+        let got = tc16_pair_form(&f, "tc16", rule, Some(8), true, true);
+        assert_eq!((got.0, got.1.as_str()), ("tc16", gxu));
+        let gx4v = ReplayVariant::Warpgroup4;
+        let got = tc16_pair_form(&f1, "tc16", gx4v, None, true, true);
+        assert_eq!((got.0, got.1.as_str()), ("tc16", gx4u));
+        assert_eq!(
+            tc16_pair_form(&f1, "tc16", rule, None, false, true).0,
+            "tc13"
+        );
+        let f1k64 = facts(1, 32768, 16, 64, false);
+        assert_eq!(
+            tc16_pair_form(&f1k64, "tc16", rule, None, true, true).0,
+            "tc13"
+        );
         // DNNPLAN_GDN_BWD_FSCAN=r4 (or v1, gx3: no storing entry) -> tc13 with that replay;
         // gx / gx4 forced keep the pair.
         for (variant, want) in [
@@ -2931,7 +3143,7 @@ mod tests {
         // Without the overlap (DNNPLAN_GDN_BWD_OVERLAP=0, the v1 / w8 reverse scans): tc13,
         // whose row then runs tc12's kernel.
         let tc16 = TokenStage::pick("tc16", false, false).0;
-        let (s, r) = token_pair(tc16, false, 1, true, BwdKernel::FscanGx4, 128, 128);
+        let (s, r) = token_pair(tc16, false, 1, false, true, BwdKernel::FscanGx4, 128, 128);
         assert_eq!(
             (s.name, s.kernel, r),
             ("tc13", BwdKernel::TokensTc12, BwdKernel::FscanGx4)
@@ -3153,6 +3365,16 @@ mod tests {
         GdnBwdPlan::new(f, names, 132).expect("plan")
     }
 
+    /// [`named_plan`] under `form` (instead of the switch / rule). The checkpoint tests compare
+    /// plans with checkpoints against the recompute plan of session 28's form
+    /// ([`BwdPrepForm::Slim`]): the piece chain's slim form ([`BwdPrepForm::SlimPieces`], the rule
+    /// since session 29) needs the storing seeded replay, so with checkpoints the chain runs the
+    /// full form, as under `Slim`.
+    fn named_plan_form(f: &GdnFacts, form: BwdPrepForm) -> GdnBwdPlan<String> {
+        let names = kernel_names("bf16", f.k, PrepVariant::DEFAULT).to_vec();
+        GdnBwdPlan::with_form(f, names, 132, form).expect("plan")
+    }
+
     /// The launches of `p`: (entry, grid).
     fn planned(p: &GdnBwdPlan<String>) -> Vec<(String, (u32, u32, u32))> {
         p.launches().map(|l| (l.0.clone(), l.1)).collect()
@@ -3208,7 +3430,8 @@ mod tests {
                 .into_iter()
                 .map(|l| full_form(&l.0))
                 .collect();
-            let (stage, replay) = tc16_pair_at(&f, "tc16", REPLAY_BY_RULE, None, true);
+            let on_pieces = BWD_PREP_FORM_BY_RULE.on_pieces();
+            let (stage, replay) = tc16_pair_form(&f, "tc16", REPLAY_BY_RULE, None, true, on_pieces);
             let consumer = TOKEN_STAGES
                 .iter()
                 .find(|s| s.name == stage)
@@ -3222,7 +3445,15 @@ mod tests {
                 .iter()
                 .any(|x| x.starts_with("gdn_bwd_fscan_gx") && x.contains("u_bf16"));
             assert_eq!(storing, stage == "tc16", "{names:?}");
-            assert_eq!(stage == "tc16", pieces == 1 && d == 128, "{names:?}");
+            // Since session 29 (BwdPrepForm::SlimPieces) the piece chain pairs too.
+            assert_eq!(
+                stage == "tc16",
+                (pieces == 1 || on_pieces) && d == 128,
+                "{names:?}"
+            );
+            if pieces > 1 && stage == "tc16" {
+                assert!(names.contains(&replay), "{replay}: {names:?}");
+            }
         }
     }
 
@@ -3233,7 +3464,10 @@ mod tests {
         for (n, t, ho, d) in CKPT_SHAPES {
             let rows = t / 64 + n;
             let with = plan(&ckpt_facts((n, t, ho, d), 64, DataType::Bfloat16, rows));
-            let without = plan(&ckpt_facts((n, t, ho, d), 0, DataType::Bfloat16, rows));
+            let without = named_plan_form(
+                &ckpt_facts((n, t, ho, d), 0, DataType::Bfloat16, rows),
+                BwdPrepForm::Slim,
+            );
             assert_eq!(with.checkpoints(), CheckpointUse::Reuse);
             assert_eq!(without.checkpoints(), CheckpointUse::Recompute);
             let names =
@@ -3295,7 +3529,10 @@ mod tests {
         // [`CKPT_SHAPES`]; cadences of 2, 4 and 3 chunks in the io dtype and fp32, and fp32 rows
         // every chunk.
         for (n, t, ho, d) in CKPT_SHAPES {
-            let without = named_plan(&ckpt_facts((n, t, ho, d), 0, DataType::Bfloat16, 1));
+            let without = named_plan_form(
+                &ckpt_facts((n, t, ho, d), 0, DataType::Bfloat16, 1),
+                BwdPrepForm::Slim,
+            );
             let wo: Vec<_> = planned(&without);
             for (c, dt) in [
                 (128, DataType::Bfloat16),
@@ -3485,6 +3722,28 @@ mod tests {
             overlap_scan_launch(DscanOv2GxSc, 64, 64),
             overlap_scan_launch(DscanOv5Dr, 64, 64)
         );
+        // The piece chain's reverse half in the scalar form (session 29): K = 128 bundled, other
+        // K name the full form's kernels; the seeded pass takes the scalar producer's shape.
+        assert_eq!(names[DsumSc as usize], "gdn_bwd_dsum_f16_k64");
+        assert_eq!(
+            names[DscanpOv2GxSc as usize],
+            "gdn_bwd_dscanp_ov5dr_f16_k64"
+        );
+        let names = kernel_names("bf16", 128, PrepVariant::DEFAULT);
+        assert_eq!(names[DsumSc as usize], "gdn_bwd_dsum_sc_bf16_k128");
+        assert_eq!(
+            names[DscanpOv2GxSc as usize],
+            "gdn_bwd_dscanp_ov2gxsc_bf16_k128"
+        );
+        assert_eq!(
+            overlap_scan_launch(DscanpOv2GxSc, 128, 128),
+            overlap_scan_launch(DscanOv2GxSc, 128, 128)
+        );
+        assert_eq!(
+            overlap_scan_launch(DscanpOv2GxSc, 64, 64),
+            overlap_scan_launch(DscanpOv5Dr, 64, 64)
+        );
+        assert_eq!(dsum_sc_smem_bytes(128, 128), 135_168);
     }
 
     /// The slim form's swap (session 28) on the benchmark shapes' plans by rule: exactly the plans
@@ -3572,7 +3831,9 @@ mod tests {
     }
 
     /// The prep form the benchmark shapes' plans run by rule (without DNNPLAN_GDN_BWD_PREP):
-    /// the slim form (session 28) uncut at K = 128, the full form on the piece chain and at K = 64.
+    /// the slim form (session 28) uncut at K = 128, since session 29 also on the piece chain
+    /// ((1, 32768, 16): prep15sl, psum_sl, fscan_gxsl, dsum_sc, dscanp_ov2gxsc), the full form at
+    /// K = 64.
     #[test]
     fn default_plans_run_the_scalar_form_where_it_applies() {
         if std::env::var_os("DNNPLAN_GDN_BWD_PREP").is_some() {
@@ -3582,33 +3843,42 @@ mod tests {
             let f = super::super::engine::tests::bound(facts(n, t, ho, d, false));
             let plan = named_plan(&f);
             let names: Vec<String> = plan.launches().map(|l| l.0.clone()).collect();
-            let scalar = d == 128 && plan.schedule().pieces <= 1;
-            // The scalar form's producer split (session 29) from DSCAN_SPLIT_MIN_WAVES waves of
-            // units where DSCAN_SPLIT_BY_RULE holds: dscan_ov2gxsh instead of dscan_ov2gxsc.
-            let split = dscan_split_by_rule((n * ho) as u64, 132);
+            let pieces = plan.schedule().pieces > 1;
+            let scalar = d == 128 && (!pieces || BWD_PREP_FORM_BY_RULE.on_pieces());
+            // The scalar form's uncut producer split (session 29) from DSCAN_SPLIT_MIN_WAVES waves
+            // of units where DSCAN_SPLIT_BY_RULE holds: dscan_ov2gxsh instead of dscan_ov2gxsc.
+            let split = !pieces && dscan_split_by_rule((n * ho) as u64, 132);
             assert_eq!(plan.scalar_form(), scalar, "{names:?}");
             // Since session 28 the slim form (BWD_PREP_FORM_BY_RULE): prep15sl, the slim replay,
             // the scalar form's producer; no prep15sc, no gx{,4}scu.
             assert_eq!(plan.slim_form(), scalar, "{names:?}");
             let slim = |x: &String| x.contains("prep15sl_") || x.contains("sl_bf16");
-            assert_eq!(
-                names.iter().filter(|x| slim(x)).count(),
-                if scalar { 2 } else { 0 },
-                "{names:?}"
-            );
+            // Uncut: prep15sl, fscan_gx{,4}sl, dscan_ov2gxsc (or the split dscan_ov2gxsh); the
+            // piece chain: prep15sl, psum_sl, fscan_gxsl, dsum_sc, dscanp_ov2gxsc.
+            let (n_sl, n_sc) = match (scalar, pieces) {
+                (false, _) => (0, 0),
+                (true, false) => (2, 1),
+                (true, true) => (3, 2),
+            };
+            assert_eq!(names.iter().filter(|x| slim(x)).count(), n_sl, "{names:?}");
             assert_eq!(
                 names.iter().filter(|x| x.contains("sc_")).count(),
-                usize::from(scalar && !split),
+                n_sc - usize::from(scalar && split),
                 "{names:?}"
             );
-            for (stem, runs) in [
-                ("gdn_bwd_dscan_ov2gxsc_", scalar && !split),
-                ("gdn_bwd_dscan_ov2gxsh_", scalar && split),
-            ] {
-                assert_eq!(names.iter().any(|x| x.starts_with(stem)), runs, "{names:?}");
-            }
+            let producer = match (pieces, split) {
+                (true, _) => "gdn_bwd_dscanp_ov2gxsc_",
+                (false, true) => "gdn_bwd_dscan_ov2gxsh_",
+                (false, false) => "gdn_bwd_dscan_ov2gxsc_",
+            };
+            assert_eq!(
+                names.iter().any(|x| x.starts_with(producer)),
+                scalar,
+                "{names:?}"
+            );
             assert!(!names.iter().any(|x| x.contains("scu_")), "{names:?}");
-            // The slim prep (session 29): prep16sl where BWD_SLIM_PREP16_BY_RULE holds, else prep15sl.
+            // The slim prep (session 29): prep16sl where BWD_SLIM_PREP16_BY_RULE holds, else
+            // prep15sl, uncut and on the piece chain.
             if std::env::var_os("DNNPLAN_GDN_BWD_SLIMPREP").is_none() {
                 for (stem, runs) in [
                     ("gdn_bwd_prep16sl_", scalar && BWD_SLIM_PREP16_BY_RULE),
@@ -3787,5 +4057,140 @@ mod tests {
                 "gdn_bwd_dscan_ov5dr_f16_k64"
             );
         }
+    }
+
+    /// One launch by name: (entry, grid, threads, shared memory).
+    type NamedLaunch = (String, (u32, u32, u32), u32, u32);
+
+    /// The launches of `f`'s plan under `form` (bf16).
+    fn form_launches(f: &GdnFacts, form: BwdPrepForm) -> Vec<NamedLaunch> {
+        let names = kernel_names("bf16", f.k, PrepVariant::DEFAULT).to_vec();
+        GdnBwdPlan::with_form(f, names, 132, form)
+            .expect("plan")
+            .launches()
+            .map(|l| (l.0.clone(), l.1, l.2, l.3))
+            .collect()
+    }
+
+    #[test]
+    fn slim_pieces_run_the_piece_chain_on_the_slim_form() {
+        // Session 29 (ps29 + pr29): DNNPLAN_GDN_BWD_PREP=slimp at (1, 32768, 16), the 8-piece
+        // chain: every pass on the slim / scalar form (nothing reads W, Ũᵀ, Q⁺, Kᴿ, E), tc16 with
+        // the seeded slim replay storing U; the launches, grids, threads and shared memory.
+        if std::env::var_os("DNNPLAN_GDN_BWD_PIECES").is_some()
+            || std::env::var_os("DNNPLAN_GDN_BWD_PIECE_PASSES").is_some()
+        {
+            return;
+        }
+        use BwdKernel::*;
+        let f = super::super::engine::tests::bound(facts(1, 32768, 16, 128, false));
+        assert_eq!(BwdSchedule::default_for(&f, 132).pieces, 8);
+        let slimp = form_launches(&f, BwdPrepForm::SlimPieces);
+        let slim = form_launches(&f, BwdPrepForm::Slim);
+        let name = |k: BwdKernel| k.name("bf16", 128, PrepVariant::DEFAULT);
+        // The slim prep: prep16sl where bwd_slim_prep16 says so (session 29, bp29), else prep15sl.
+        let (prep_kernel, prep_row) = if bwd_slim_prep16() {
+            (PrepSl16, &BWD_PREP_SLIM16)
+        } else {
+            (PrepSl, &BWD_PREP_SLIM)
+        };
+        let prep = prep_row.launch_shape(u64::from(slim[1].1.0), 16, 128, 132, None);
+        let want = [
+            (name(ChunkOrderRev), slim[0].1, slim[0].2, slim[0].3),
+            (name(prep_kernel), prep.0, prep.1, prep.2),
+            (name(PsumSl), (2, 16, 15), 128, 69_632),
+            (name(Pchain3), slim[3].1, slim[3].2, slim[3].3),
+            (name(FscanGxSl), (2, 16, 8), 128, 69_632),
+            (name(DsumSc), (1, 16, 7), 256, 135_168),
+            (name(Dchain3), slim[6].1, slim[6].2, slim[6].3),
+            (name(DscanpOv2GxSc), (1, 16, 8), 256, 169_984),
+            (name(TokensTc16Ov), slim[8].1, slim[8].2, slim[8].3),
+        ];
+        assert_eq!(slimp[..9], want);
+        // The launches after the token stage (the parameter gradients) as the slim form's.
+        assert_eq!(slimp[9..], slim[9..]);
+        // Session 28's slim form keeps the full-form chain with tc13 (the witness).
+        let full: Vec<String> = [
+            ChunkOrderRev,
+            Prep,
+            Psum1,
+            Pchain3,
+            FscanGx,
+            Dsum1,
+            Dchain3,
+            DscanpOv5Dr,
+            TokensTc13Ov,
+        ]
+        .map(name)
+        .to_vec();
+        assert_eq!(
+            slim[..9].iter().map(|l| l.0.clone()).collect::<Vec<_>>(),
+            full
+        );
+        for (a, b) in slimp.iter().zip(&slim) {
+            // The forward chain, the reverse chain and the token stage's grids are the same.
+            if matches!(a.0.as_str(), x if x.contains("chain") || x.contains("tokens")) {
+                assert_eq!((a.1, a.2), (b.1, b.2), "{a:?} {b:?}");
+            }
+        }
+        // Every left kernel of PIECE_SLIM_SWAPS is in the full-form chain with tc16, so the swap
+        // is all or nothing.
+        for (from, to) in PIECE_SLIM_SWAPS {
+            assert_eq!(from.piece_slim_form(), Some(to));
+            // prep15sl runs as prep16sl where bwd_slim_prep16 says so (prep16_swap after it).
+            let runs = if to == PrepSl { prep_kernel } else { to };
+            assert!(slimp.iter().any(|l| l.0 == name(runs)), "{to:?}");
+        }
+        // The uncut shapes and K = 64: slimp plans exactly as slim.
+        for (n, t, ho, d) in [
+            (4, 32768, 16, 128),
+            (16, 32768, 32, 128),
+            (10, 29949, 16, 128),
+            (1, 4096, 4, 64),
+            (3, 300, 2, 64),
+        ] {
+            let f = super::super::engine::tests::bound(facts(n, t, ho, d, false));
+            assert_eq!(
+                form_launches(&f, BwdPrepForm::SlimPieces),
+                form_launches(&f, BwdPrepForm::Slim),
+                "{:?}",
+                (n, t, ho, d)
+            );
+        }
+        // The piece swap's preconditions: K = 64, another prep, a chain without the storing
+        // seeded replay or the p1 passes: no swap.
+        let mut steps: Vec<Step> = slim
+            .iter()
+            .map(|l| {
+                let k = *BwdKernel::ALL
+                    .iter()
+                    .find(|k| name(**k) == l.0)
+                    .expect("a kernel");
+                (k, l.1, l.2, l.3)
+            })
+            .collect();
+        let v15 = PrepVariant::V15;
+        assert!(
+            !piece_slim_swap(&mut steps.clone(), 128, 128, v15, 132),
+            "no storing replay"
+        );
+        let gxu = steps
+            .iter()
+            .position(|s| s.0 == FscanGx)
+            .expect("the piece replay");
+        steps[gxu].0 = FscanGxU;
+        assert!(!piece_slim_swap(&mut steps.clone(), 64, 64, v15, 132));
+        assert!(!piece_slim_swap(
+            &mut steps.clone(),
+            128,
+            128,
+            PrepVariant::V14,
+            132
+        ));
+        let mut s2 = steps.clone();
+        s2.retain(|s| s.0 != Dsum1);
+        assert!(!piece_slim_swap(&mut s2, 128, 128, v15, 132), "no dsum1");
+        assert!(piece_slim_swap(&mut steps, 128, 128, v15, 132));
+        assert!(steps.iter().all(|s| s.0.piece_slim_form().is_none()));
     }
 }

@@ -85,7 +85,7 @@ mod tests {
 
     #[test]
     fn host_constants_equal_the_kernel_headers() {
-        let mirrored: [(&str, i64); 44] = [
+        let mirrored: [(&str, i64); 46] = [
             ("FLAG_L2NORM", flags::L2NORM.into()),
             ("FLAG_BETA_SIGMOID", flags::BETA_SIGMOID.into()),
             ("FLAG_NEG_EIGVAL", flags::NEG_EIGVAL.into()),
@@ -124,6 +124,8 @@ mod tests {
                 "FSCAN_GXSL_STAGE_BYTES",
                 params::FSCAN_GXSL_STAGE_BYTES as i64,
             ),
+            ("PSUM_SL_STAGES", params::PSUM_SL_STAGES as i64),
+            ("PSUM_SL_MIN_BLOCKS", params::PSUM_SL_MIN_BLOCKS as i64),
             ("SLIM_SCALARS", params::SLIM_SCALARS as i64),
             ("SLIM_TRI_BLOCKS", params::SLIM_TRI_BLOCKS as i64),
             ("SLIM_W4_STAGES", params::SLIM_W4_STAGES as i64),

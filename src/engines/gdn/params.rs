@@ -406,10 +406,17 @@ pub fn dscan_ov2gx_smem_bytes(k: u64, v: u64) -> u32 {
 /// stages with the raw `k`, `q` tiles in place of `Kᴿ`, `Q⁺` and the chunk's four fp32 scalar rows
 /// (1 KB) in place of `E`.
 pub fn dscan_ov2gxsc_smem_bytes(k: u64, v: u64) -> u32 {
+    let staging = (v / 16) * 16 * (k + 8) * 2;
+    dsum_sc_smem_bytes(k, v) + staging as u32
+}
+
+/// Dynamic shared memory of the scalar form's reverse summaries `gdn_bwd_dsum_sc_*` (session 29,
+/// `gdn::DscanGxSmem<K, V / 16, 2, true>::bytes`): [`dscan_ov2gxsc_smem_bytes`]'s two stages
+/// without the `dS'` staging rows (the summaries store no `dS'`, `dR`).
+pub fn dsum_sc_smem_bytes(k: u64, v: u64) -> u32 {
     let tiles = 2 * (2 * CHUNK * CHUNK + 2 * CHUNK * k + CHUNK * (v + 8)) + 4 * CHUNK * 4;
     let stage = tiles.div_ceil(1024) * 1024;
-    let staging = (v / 16) * 16 * (k + 8) * 2;
-    (DSCAN_MMA_STAGES * stage + staging) as u32
+    (DSCAN_MMA_STAGES * stage) as u32
 }
 
 /// Dynamic shared memory of the split reverse scan `gdn_bwd_dscan_ov2gxsh_*` (session 29,
@@ -973,6 +980,17 @@ pub const FSCAN_GXSL_STAGE_BYTES: u64 = 34_816;
 pub fn fscan_gxsl_smem_bytes(stages: u64) -> u32 {
     (stages * FSCAN_GXSL_STAGE_BYTES) as u32
 }
+/// Stages of the slim piece summary `gdn_bwd_psum_sl_*` (session 29, helper ps29;
+/// `gdn::PSUM_SL_STAGES`: the slim replay's loop without outputs, [`FSCAN_GXSL_STAGE_BYTES`] per
+/// stage).
+pub const PSUM_SL_STAGES: u64 = 2;
+/// Blocks per SM of `gdn_bwd_psum_sl_*` (`gdn::PSUM_SL_MIN_BLOCKS`: 168 registers, 69,632 B).
+pub const PSUM_SL_MIN_BLOCKS: u64 = 3;
+
+/// Dynamic shared memory of `gdn_bwd_psum_sl_*`: [`PSUM_SL_STAGES`] slim replay stages (69,632 B).
+pub fn psum_sl_smem_bytes() -> u32 {
+    fscan_gxsl_smem_bytes(PSUM_SL_STAGES)
+}
 /// Threads of the piece chain kernel (`gdn_fwd_chain_k*`).
 pub const CHAIN_THREADS: u32 = 256;
 /// State rows per block of the piece chain kernel.
@@ -1264,7 +1282,12 @@ mod tests {
         );
         assert!(SM.holds(2, fscan_gxsl_smem_bytes(FSCAN_GX_STAGES)));
         assert!(SM.allows(fscan_gxsl_smem_bytes(4)));
+        // Session 29's slim piece summary: the slim replay's stages, three blocks per SM.
+        assert_eq!(psum_sl_smem_bytes(), 69_632);
+        assert!(SM.holds(PSUM_SL_MIN_BLOCKS, psum_sl_smem_bytes()));
         assert_eq!(dscan_ov2gxsc_smem_bytes(128, 128), 169_984);
+        assert_eq!(dsum_sc_smem_bytes(128, 128), 135_168);
+        assert!(SM.allows(dsum_sc_smem_bytes(128, 128)));
         assert!(SM.allows(dscan_ov2gxsc_smem_bytes(128, 128)));
         // Session 29: the split scan, two blocks per SM (the 8-warp one holds an SM alone).
         assert_eq!(dscan_ov2gxsh_smem_bytes(128, 128), 110_592);

@@ -1,0 +1,154 @@
+// gdn_wgmma_emu.h: the CPU emulation of kernels/include/dnnp_wgmma.cuh's warpgroup MMA (session 29,
+// helper pr29), for the host emulations (bench/gdn_host_emu.h: one std::thread per CUDA thread).
+// Include it after gdn_host_emu.h and before any kernel header that issues wgmma
+// (gdn_bwd_dscan_gx.cuh, gdn_fwd_slim.cuh's SlimWgN): under GDN_HOST_EMU dnnp_wgmma.cuh declares
+// only wgmma_desc, and these stand in for the rest.
+//
+// Model (the PTX ISA's, the far end of what the hardware may do):
+//  - wgmma.mma_async RS m64nNk16 (N = 64, 128; bf16 / f16 in, fp32 accumulators) is recorded at
+//    issue with a copy of the thread's A registers and a pointer to its accumulators, and runs only
+//    at the wgmma_wait<n> that retires its commit group: an accumulator read before that wait sees
+//    the value before the product, shared memory (B) is read at the wait (a stage refilled while a
+//    wgmma on it is pending shows up), and an issue without a later commit / wait is counted
+//    (g_wg_unwaited).
+//  - The retired op is warpgroup-collective (every thread of the 128 retires the same ops in the
+//    same order: the instructions are .sync.aligned): A is gathered from the four warps' registers
+//    (warp w of the warpgroup: rows 16 w .. 16 w + 15 in mma.sync m16n8k16's A layout), B is read
+//    through the descriptor, each thread's accumulator elements (per n8 tile j: rows l / 4 and + 8 of
+//    its warp's 16, columns 8 j + 2 (l % 4) + {0, 1}) += fp64 sums of the io-dtype products, rounded
+//    once to fp32 (as emu_mma).
+//  - The descriptor: start address (bits 0-13, << 4), LBO (16-29), SBO (32-45), swizzle (62-63;
+//    only 1 = the 128-byte swizzle, the kernels' layout, is emulated; others abort). Offsets are
+//    relative to gdn::smem (__cvta_generic_to_shared is 0 in the emulation; the kernels' swizzled
+//    tiles sit at multiples of 1,024 bytes from it). B element (k, n) at the linear byte address
+//      K-major (tnspB 0):  start + (n / 8) SBO + (n % 8) 128 + 2 k
+//      MN-major (tnspB 1): start + (n / 64) LBO + (k / 8) SBO + (k % 8) 128 + 2 (n % 64)
+//    and the swizzle moves its 16-byte chunk: addr ^ (((addr >> 7) & 7) << 4) (cute's
+//    Swizzle<3,4,3>, dnnp_wgmma.cuh's layouts).
+//  - wgmma_fence, fence.proxy.async: no-ops (the emulation has one proxy); trap_unless_swizzle_aligned
+//    aborts unless the address is 1,024-byte aligned relative to gdn::smem.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+#ifndef __host__
+#define __host__
+#endif
+#define GDN_WGMMA_EMU 1  // gdn_fwd_slim.cuh then declares SlimWgN on these
+#include "dnnp_wgmma.cuh"
+
+static std::atomic<int> g_wg_unwaited{0};  // threads that ended with wgmma ops never retired
+
+namespace dnnp {
+
+struct EmuWgOp {
+  float* d;
+  uint32_t a[4];
+  uint64_t desc;
+  int n, tnspb;
+  bool bf16;
+};
+inline thread_local std::vector<EmuWgOp> t_wg_open;
+inline thread_local std::vector<std::vector<EmuWgOp>> t_wg_groups;
+inline uint32_t g_wg_a[8][128][4];  // per warpgroup, per thread: the retiring op's A registers
+inline uint64_t g_wg_desc[8][128];
+
+inline void emu_wg_retire(const EmuWgOp& op) {
+  const unsigned wg = t_tid / 128, lt = t_tid % 128;
+  for (int i = 0; i < 4; ++i) g_wg_a[wg][lt][i] = op.a[i];
+  g_wg_desc[wg][lt] = op.desc;
+  g_wgroup[wg]->arrive_and_wait();
+  const uint64_t desc = op.desc;
+  if (g_wg_desc[wg][0] != desc) {
+    fprintf(stderr, "wgmma emulation: descriptors differ within warpgroup %u\n", wg);
+    std::abort();
+  }
+  if ((desc >> 62) != 1) {
+    fprintf(stderr, "wgmma emulation: only the 128-byte swizzle is emulated\n");
+    std::abort();
+  }
+  const uint32_t start = static_cast<uint32_t>(desc & 0x3FFFu) << 4, lbo = static_cast<uint32_t>((desc >> 16) & 0x3FFFu) << 4,
+                 sbo = static_cast<uint32_t>((desc >> 32) & 0x3FFFu) << 4;
+  auto bval = [&](int k, int n) {
+    uint32_t lin = op.tnspb ? start + (n / 64) * lbo + (k / 8) * sbo + (k % 8) * 128 + 2 * (n % 64)
+                            : start + (n / 8) * sbo + (n % 8) * 128 + 2 * k;
+    const uint32_t phys = lin ^ (((lin >> 7) & 7u) << 4);
+    if (phys + 2 > sizeof(gdn::smem)) {
+      fprintf(stderr, "wgmma emulation: B address %u past shared memory\n", phys);
+      std::abort();
+    }
+    unsigned short bits;
+    memcpy(&bits, gdn::smem + phys, 2);
+    return op.bf16 ? static_cast<double>(gdn::Io<gdn::gdn_bf16>::bits_to_f(bits))
+                   : static_cast<double>(gdn::Io<gdn::gdn_f16>::bits_to_f(bits));
+  };
+  // A (64 x 16): row r of warp r / 16 in the m16n8k16 A layout.
+  auto aval = [&](int row, int k) {
+    const int w = row / 16, rr = row % 16;
+    const uint32_t x = g_wg_a[wg][32 * w + (rr & 7) * 4 + (k & 7) / 2][(rr >> 3) + 2 * (k >> 3)];
+    const unsigned short h = static_cast<unsigned short>((k & 1) ? x >> 16 : x & 0xffffu);
+    return op.bf16 ? static_cast<double>(gdn::Io<gdn::gdn_bf16>::bits_to_f(h))
+                   : static_cast<double>(gdn::Io<gdn::gdn_f16>::bits_to_f(h));
+  };
+  const int w = lt / 32, l = lt % 32, g = l >> 2, t = l & 3;
+  std::vector<float> out(op.n / 2);
+  for (int j = 0; j < op.n / 8; ++j)
+    for (int e = 0; e < 4; ++e) {
+      const int row = 16 * w + g + 8 * (e >> 1), col = 8 * j + 2 * t + (e & 1);
+      double s = op.d[4 * j + e];
+      for (int k = 0; k < 16; ++k) s += aval(row, k) * bval(k, col);
+      out[4 * j + e] = static_cast<float>(s);
+    }
+  g_wgroup[wg]->arrive_and_wait();
+  for (int i = 0; i < op.n / 2; ++i) op.d[i] = out[i];
+}
+
+inline void wgmma_fence() {}
+inline void wgmma_commit() {
+  t_wg_groups.push_back(std::move(t_wg_open));
+  t_wg_open.clear();
+}
+template <int N>
+inline void wgmma_wait() {
+  while (static_cast<int>(t_wg_groups.size()) > N) {
+    for (const auto& op : t_wg_groups.front()) emu_wg_retire(op);
+    t_wg_groups.erase(t_wg_groups.begin());
+  }
+}
+inline void fence_proxy_async_shared() {}
+inline void wgmma_fence_operand(float&) {}
+template <int N>
+inline void wgmma_fence_frags(float (&)[N][4]) {}
+template <int N>
+inline void wgmma_zero_frags(float (&r)[N][4]) {
+  for (int nt = 0; nt < N; ++nt)
+    for (int e = 0; e < 4; ++e) r[nt][e] = 0.f;
+}
+inline void trap_unless_swizzle_aligned(const void* p) {
+  if ((static_cast<const unsigned char*>(p) - gdn::smem) % 1024 != 0) {
+    fprintf(stderr, "wgmma emulation: swizzled shared memory not 1024-byte aligned\n");
+    std::abort();
+  }
+}
+inline void emu_wg_issue(float* d, const uint32_t* a, uint64_t desc, int n, int tnspb, bool bf16) {
+  t_wg_open.push_back({d, {a[0], a[1], a[2], a[3]}, desc, n, tnspb, bf16});
+}
+// Every thread must have retired its ops when it ends (the harness checks g_wg_unwaited).
+inline void emu_wg_thread_end() {
+  if (!t_wg_open.empty() || !t_wg_groups.empty()) ++g_wg_unwaited;
+  t_wg_open.clear();
+  t_wg_groups.clear();
+}
+template <int TNSPB>
+inline void wgmma_m64n64k16_rs_bf16_t(float* d, const uint32_t* a, uint64_t b) { emu_wg_issue(d, a, b, 64, TNSPB, true); }
+template <int TNSPB>
+inline void wgmma_m64n64k16_rs_f16_t(float* d, const uint32_t* a, uint64_t b) { emu_wg_issue(d, a, b, 64, TNSPB, false); }
+template <int TNSPB>
+inline void wgmma_m64n128k16_rs_bf16_t(float* d, const uint32_t* a, uint64_t b) { emu_wg_issue(d, a, b, 128, TNSPB, true); }
+template <int TNSPB>
+inline void wgmma_m64n128k16_rs_f16_t(float* d, const uint32_t* a, uint64_t b) { emu_wg_issue(d, a, b, 128, TNSPB, false); }
+
+}  // namespace dnnp
