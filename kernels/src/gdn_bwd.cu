@@ -302,6 +302,13 @@ GDN_BWD_CKPT_ENTRIES(f16, gdn::gdn_f16, 64)
 GDN_BWD_CKPT_PHASED_ENTRIES(bf16, gdn::gdn_bf16)
 GDN_BWD_CKPT_PHASED_ENTRIES(f16, gdn::gdn_f16)
 
+// One replay entry (gdn_bwd_fscan_gx.cuh's bwd_fscan_gx_body, one warpgroup): gdn_bwd_NAME_TAG_k128
+// on the body's template arguments after <T, K = 128, V = 128> (STAGES, STORE_U, RAW_K_SCALED, SLIM).
+#define GDN_BWD_REPLAY_ENTRY(NAME, TAG, T, ...)                                                     \
+  extern "C" __global__ void __launch_bounds__(4 * 32)                                             \
+      gdn_bwd_##NAME##_##TAG##_k128(gdn::BwdChainParams p) { dnnp_pdl_enter(p.b.f.flags & gdn::FLAG_PDL_TRIGGER); \
+    gdn::bwd_fscan_gx_body<T, 128, 128, __VA_ARGS__>(p);                                           \
+  }
 // Session 25 (helper fsx25, gdn_bwd_fscan_gx.cuh): the forward-state replay with its chunk step on
 // the warpgroup (P = X Wᵀ and X ← e^{Γ_last} X + Uᵀ Kᴿ by wgmma RS, W and Kᴿ staged in the 128-byte
 // swizzle), K = V = 128, uncut or per piece as fscan_r4 (DNNPLAN_GDN_BWD_FSCAN=gx / gx3 / gx4 / gxr; K = 64
@@ -315,26 +322,11 @@ GDN_BWD_CKPT_PHASED_ENTRIES(f16, gdn::gdn_f16)
 //     (session 27, tu27: STORE_U, also writing each chunk's io U tile into ws_dr's second half for
 //     the token stage tc16; the uncut replay of the tc16 pair, the same S_c bits)
 #define GDN_BWD_FSCAN_GX_ENTRIES(TAG, T)                                                            \
-  extern "C" __global__ void __launch_bounds__(4 * 32)                                             \
-      gdn_bwd_fscan_gx_##TAG##_k128(gdn::BwdChainParams p) { dnnp_pdl_enter(p.b.f.flags & gdn::FLAG_PDL_TRIGGER); \
-    gdn::bwd_fscan_gx_body<T, 128, 128, gdn::FSCAN_GX_STAGES>(p);                                  \
-  }                                                                                                \
-  extern "C" __global__ void __launch_bounds__(4 * 32)                                             \
-      gdn_bwd_fscan_gx3_##TAG##_k128(gdn::BwdChainParams p) { dnnp_pdl_enter(p.b.f.flags & gdn::FLAG_PDL_TRIGGER); \
-    gdn::bwd_fscan_gx_body<T, 128, 128, 3>(p);                                                     \
-  }                                                                                                \
-  extern "C" __global__ void __launch_bounds__(4 * 32)                                             \
-      gdn_bwd_fscan_gx4_##TAG##_k128(gdn::BwdChainParams p) { dnnp_pdl_enter(p.b.f.flags & gdn::FLAG_PDL_TRIGGER); \
-    gdn::bwd_fscan_gx_body<T, 128, 128, 4>(p);                                                     \
-  }                                                                                                \
-  extern "C" __global__ void __launch_bounds__(4 * 32)                                             \
-      gdn_bwd_fscan_gxu_##TAG##_k128(gdn::BwdChainParams p) { dnnp_pdl_enter(p.b.f.flags & gdn::FLAG_PDL_TRIGGER); \
-    gdn::bwd_fscan_gx_body<T, 128, 128, gdn::FSCAN_GX_STAGES, true>(p);                            \
-  }                                                                                                \
-  extern "C" __global__ void __launch_bounds__(4 * 32)                                             \
-      gdn_bwd_fscan_gx4u_##TAG##_k128(gdn::BwdChainParams p) { dnnp_pdl_enter(p.b.f.flags & gdn::FLAG_PDL_TRIGGER); \
-    gdn::bwd_fscan_gx_body<T, 128, 128, 4, true>(p);                                               \
-  }
+  GDN_BWD_REPLAY_ENTRY(fscan_gx, TAG, T, gdn::FSCAN_GX_STAGES)                                     \
+  GDN_BWD_REPLAY_ENTRY(fscan_gx3, TAG, T, 3)                                                       \
+  GDN_BWD_REPLAY_ENTRY(fscan_gx4, TAG, T, 4)                                                       \
+  GDN_BWD_REPLAY_ENTRY(fscan_gxu, TAG, T, gdn::FSCAN_GX_STAGES, true)                              \
+  GDN_BWD_REPLAY_ENTRY(fscan_gx4u, TAG, T, 4, true)
 GDN_BWD_FSCAN_GX_ENTRIES(bf16, gdn::gdn_bf16)
 GDN_BWD_FSCAN_GX_ENTRIES(f16, gdn::gdn_f16)
 GDN_BWD_TC16_ENTRY(bf16, gdn::gdn_bf16)
@@ -372,30 +364,12 @@ GDN_BWD_DSCAN_GX_ENTRY(f16, gdn::gdn_f16)
       gdn_bwd_prep15sc_##TAG##_k128(gdn::BwdParams p) { dnnp_pdl_enter(p.f.flags & gdn::FLAG_PDL_TRIGGER); \
     gdn::fwd_prep10_body<T, 128, 128, true, false, 3, true>(p.f, gdn::PrepKeep{p.ws_t, p.ws_e, p.ws_gam, p.ws_bet}); \
   }                                                                                                \
-  extern "C" __global__ void __launch_bounds__(4 * 32)                                             \
-      gdn_bwd_fscan_gxsc_##TAG##_k128(gdn::BwdChainParams p) { dnnp_pdl_enter(p.b.f.flags & gdn::FLAG_PDL_TRIGGER); \
-    gdn::bwd_fscan_gx_body<T, 128, 128, gdn::FSCAN_GX_STAGES, false, true>(p);                     \
-  }                                                                                                \
-  extern "C" __global__ void __launch_bounds__(4 * 32)                                             \
-      gdn_bwd_fscan_gx4sc_##TAG##_k128(gdn::BwdChainParams p) { dnnp_pdl_enter(p.b.f.flags & gdn::FLAG_PDL_TRIGGER); \
-    gdn::bwd_fscan_gx_body<T, 128, 128, 4, false, true>(p);                                        \
-  }                                                                                                \
-  extern "C" __global__ void __launch_bounds__(4 * 32)                                             \
-      gdn_bwd_fscan_gxscu_##TAG##_k128(gdn::BwdChainParams p) { dnnp_pdl_enter(p.b.f.flags & gdn::FLAG_PDL_TRIGGER); \
-    gdn::bwd_fscan_gx_body<T, 128, 128, gdn::FSCAN_GX_STAGES, true, true>(p);                      \
-  }                                                                                                \
-  extern "C" __global__ void __launch_bounds__(4 * 32)                                             \
-      gdn_bwd_fscan_gx4scu_##TAG##_k128(gdn::BwdChainParams p) { dnnp_pdl_enter(p.b.f.flags & gdn::FLAG_PDL_TRIGGER); \
-    gdn::bwd_fscan_gx_body<T, 128, 128, 4, true, true>(p);                                         \
-  }                                                                                                \
-  extern "C" __global__ void __launch_bounds__(4 * 32)                                             \
-      gdn_bwd_fscan_gxsl_##TAG##_k128(gdn::BwdChainParams p) { dnnp_pdl_enter(p.b.f.flags & gdn::FLAG_PDL_TRIGGER); \
-    gdn::bwd_fscan_gx_body<T, 128, 128, gdn::FSCAN_GX_STAGES, true, true, true>(p);                \
-  }                                                                                                \
-  extern "C" __global__ void __launch_bounds__(4 * 32)                                             \
-      gdn_bwd_fscan_gx4sl_##TAG##_k128(gdn::BwdChainParams p) { dnnp_pdl_enter(p.b.f.flags & gdn::FLAG_PDL_TRIGGER); \
-    gdn::bwd_fscan_gx_body<T, 128, 128, 4, true, true, true>(p);                                   \
-  }                                                                                                \
+  GDN_BWD_REPLAY_ENTRY(fscan_gxsc, TAG, T, gdn::FSCAN_GX_STAGES, false, true)                      \
+  GDN_BWD_REPLAY_ENTRY(fscan_gx4sc, TAG, T, 4, false, true)                                        \
+  GDN_BWD_REPLAY_ENTRY(fscan_gxscu, TAG, T, gdn::FSCAN_GX_STAGES, true, true)                      \
+  GDN_BWD_REPLAY_ENTRY(fscan_gx4scu, TAG, T, 4, true, true)                                        \
+  GDN_BWD_REPLAY_ENTRY(fscan_gxsl, TAG, T, gdn::FSCAN_GX_STAGES, true, true, true)                 \
+  GDN_BWD_REPLAY_ENTRY(fscan_gx4sl, TAG, T, 4, true, true, true)                                   \
   extern "C" __global__ void __launch_bounds__(128 / 16 * 32, 1)                                   \
       gdn_bwd_dscan_ov2gxsc_##TAG##_k128(gdn::BwdChainParams p) { dnnp_pdl_enter(p.b.f.flags & gdn::FLAG_PDL_TRIGGER); \
     gdn::bwd_dscan_gx_body<T, 128, 128, 128 / 16, gdn::DSCAN_MMA_STAGES, true>(p.b, p.ov_flags);     \
