@@ -184,7 +184,7 @@ inline const NamedCase kCases[] = {
     {{64, 32, 0, 2, 1, 1}, "m64n64k16 A K-major sw64 x B MN-major sw128 (dKR = U dS', dQ+ = dO S quarter), K 32"},
     {{32, 32, 0, 2, 0, 2}, "m64n32k16 A K-major sw64 x B K-major sw64 (dA = dO U^T quarter), K 32"},
     {{64, 64, 1, 1, 1, 1}, "m64n64k16 A MN-major (tnspA) sw128 x B MN-major sw128 (dA'^T Q^), K 64"},
-    {{32, 64, 1, 1, 1, 1}, "m64n32k16 A MN-major (tnspA) sw128 x B MN-major sw128, K 64"},
+    {{32, 64, 1, 1, 0, 1}, "m64n32k16 A MN-major (tnspA) sw128 x B K-major sw128, K 64"},
     {{64, 64, 1, 1, 0, 1}, "m64n64k16 A MN-major (tnspA) sw128 x B K-major sw128, K 64"},
     {{32, 64, 0, 1, 0, 1}, "m64n32k16 A K-major sw128 x B K-major sw128 (phase A, Q^ K^T), K 64"},
     {{64, 64, 0, 1, 0, 1}, "m64n64k16 A K-major sw128 x B K-major sw128, K 64"},
