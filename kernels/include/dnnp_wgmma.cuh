@@ -134,18 +134,48 @@ DNNP_WGMMA_M64N128K16_RS(wgmma_m64n128k16_rs_f16_t, "f16")
 // Session 28 (helper pp28, the slim prep's K Kᵀ / Q Kᵀ): the SS form (A and B both from shared
 // memory by descriptor, both K-major: imm-trans-a = imm-trans-b = 0) of m64n32k16, scale-d 1.
 // d: 16 fp32 per thread (4 n8 tiles in the accumulator layout above).
+// Session 29 (helper m029, td29's token-stage design M0): the SS forms with the majors as template
+// arguments, NAME_t<TNSPA, TNSPB> (PTX imm-trans-a / imm-trans-b: 0 K-major, 1 MN-major; 16-bit
+// inputs only), at N = 32 and N = 64 (d: 32 fp32 per thread); NAME(d, a, b) is NAME_t<0, 0>. An
+// MN-major A (tnspA) is stored [K][M] with M contiguous, exactly as an MN-major B with N → M: in
+// the 128-byte swizzle 64 M-elements per 128-byte row, 8 K-rows per 1024-byte atom (SBO the
+// distance between 8-row K groups, LBO between 64-wide M blocks, unused at M = 64), a k16 step at
+// +16 rows; the design's dA′ᵀ operand is dA′'s [i][j] tile read so. The 64-byte swizzle
+// (wgmma_desc's swz = 2; cute Swizzle<2,4,3>): rows of 64 B, the 16-byte chunk j of row r at
+// j ^ ((r >> 1) & 3), 8 rows = one 512-byte atom; K-major: SBO 512 B for consecutive 8-row groups,
+// a k16 step at +32 B, 32 keys per row (a [64][32] quarter tile). Proved by
+// bench/dnnp_async_selftest.cu (and emulated by bench/gdn_wgmma_emu.h).
 #define DNNP_WGMMA_M64N32K16_SS(NAME, TY)                                                                                   \
-  __device__ __forceinline__ void NAME(float* d, uint64_t desc_a, uint64_t desc_b) {                                       \
+  template <int TNSPA, int TNSPB>                                                                                           \
+  __device__ __forceinline__ void NAME##_t(float* d, uint64_t desc_a, uint64_t desc_b) {                                   \
     asm volatile("{\n .reg .pred p;\n setp.ne.b32 p, 1, 0;\n"                                                               \
                  "wgmma.mma_async.sync.aligned.m64n32k16.f32." TY "." TY " "                                                \
-                 "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15}, %16, %17, p, 1, 1, 0, 0;\n}\n"                  \
+                 "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15}, %16, %17, p, 1, 1, %18, %19;\n}\n"              \
                  : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),          \
                    "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])     \
-                 : "l"(desc_a), "l"(desc_b));                                                                               \
-  }
+                 : "l"(desc_a), "l"(desc_b), "n"(TNSPA), "n"(TNSPB));                                                       \
+  }                                                                                                                         \
+  __device__ __forceinline__ void NAME(float* d, uint64_t desc_a, uint64_t desc_b) { NAME##_t<0, 0>(d, desc_a, desc_b); }
 DNNP_WGMMA_M64N32K16_SS(wgmma_m64n32k16_ss_bf16, "bf16")
 DNNP_WGMMA_M64N32K16_SS(wgmma_m64n32k16_ss_f16, "f16")
 #undef DNNP_WGMMA_M64N32K16_SS
+#define DNNP_WGMMA_M64N64K16_SS(NAME, TY)                                                                                   \
+  template <int TNSPA, int TNSPB>                                                                                           \
+  __device__ __forceinline__ void NAME##_t(float* d, uint64_t desc_a, uint64_t desc_b) {                                   \
+    asm volatile("{\n .reg .pred p;\n setp.ne.b32 p, 1, 0;\n"                                                               \
+                 "wgmma.mma_async.sync.aligned.m64n64k16.f32." TY "." TY " "                                                \
+                 "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,"                                                  \
+                 "%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31}, "                                       \
+                 "%32, %33, p, 1, 1, %34, %35;\n}\n"                                                                        \
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),          \
+                   "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),    \
+                   "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),  \
+                   "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])   \
+                 : "l"(desc_a), "l"(desc_b), "n"(TNSPA), "n"(TNSPB));                                                       \
+  }
+DNNP_WGMMA_M64N64K16_SS(wgmma_m64n64k16_ss_bf16, "bf16")
+DNNP_WGMMA_M64N64K16_SS(wgmma_m64n64k16_ss_f16, "f16")
+#undef DNNP_WGMMA_M64N64K16_SS
 #endif
 
 }  // namespace dnnp
