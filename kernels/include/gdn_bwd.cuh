@@ -49,6 +49,10 @@
 #ifndef GDN_HOST_EMU  // the CPU emulation defines the hand-over primitives (bench/gdn_host_emu.h)
 #include "dnnp_overlap.cuh"
 #endif
+// The next token stage's building blocks (session 29, helper m029: mbarriers, bulk copies, named
+// barriers, setmaxnreg; M0 of bench/gdn_results.md's td29 design). No entry uses them yet; under
+// GDN_HOST_EMU the header declares nothing (bench/gdn_wgmma_emu.h emulates them).
+#include "dnnp_async.cuh"
 
 namespace gdn {
 
