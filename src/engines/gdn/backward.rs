@@ -2420,6 +2420,49 @@ impl<F> GdnBwdPlan<F> {
     }
 }
 
+#[cfg(test)]
+impl<F: std::fmt::Display> GdnBwdPlan<F> {
+    /// Everything the plan decided, one item a line (the plan dump, `bwd_plan_dump`): each
+    /// launch (entry, grid, threads, dynamic shared memory, programmatic), then the schedule,
+    /// the checkpoints' use, the split producer's `ov_need`, the parameter block's flags, the
+    /// layouts and the forms the plan reports.
+    pub(super) fn describe(&self) -> String {
+        use std::fmt::Write;
+        let mut out = String::new();
+        for (function, grid, threads, smem, programmatic) in self.launches() {
+            let _ = writeln!(
+                out,
+                "  {function} grid={grid:?} threads={threads} smem={smem} pdl={programmatic}"
+            );
+        }
+        let _ = writeln!(
+            out,
+            "  steps={} pieces={} passes={} checkpoints={:?} ov_need={} flags={:#x} pdl={:?}",
+            self.steps.len(),
+            self.schedule.pieces,
+            self.schedule.passes.name,
+            self.checkpoints,
+            ov_need(&self.steps),
+            self.template.f.flags,
+            self.pdl,
+        );
+        let _ = writeln!(
+            out,
+            "  scalar_form={} slim_form={} overlapped={} uids={:?}",
+            self.scalar_form(),
+            self.slim_form(),
+            self.overlapped(),
+            self.uids,
+        );
+        let _ = writeln!(
+            out,
+            "  layout={:?}\n  pieces={:?}\n  overlap={:?}\n  ckpt={:?}",
+            self.layout, self.pieces, self.overlap, self.ckpt,
+        );
+        out
+    }
+}
+
 // SAFETY: `bind` writes the pack's device buffers and the checked workspace region's addresses
 // into the block (BwdCkptParams), which starts with every kernel's only parameter.
 unsafe impl GdnPlan for GdnBwdPlan {

@@ -25,6 +25,8 @@ macro_rules! rows_in_discriminant_order {
 
 pub mod analyzer;
 pub mod backward;
+#[cfg(test)]
+mod bwd_plan_dump;
 pub mod chain;
 pub mod chunked;
 pub mod engine;
