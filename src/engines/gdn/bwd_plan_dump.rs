@@ -184,8 +184,16 @@ fn cases() -> Vec<Case> {
     add("no_params", no_params, 132);
     add("tiny", shape(1, 100, h(2), 64, Bf, false), 132);
     // The benchmark shapes ((4, 8192, 16) and (16, 2048, 32): tokens per sequence).
-    add("bench_4x8192", shape(4, 4 * 8192, h(16), 128, Bf, false), 132);
-    add("bench_16x2048", shape(16, 16 * 2048, h(32), 128, Bf, false), 132);
+    add(
+        "bench_4x8192",
+        shape(4, 4 * 8192, h(16), 128, Bf, false),
+        132,
+    );
+    add(
+        "bench_16x2048",
+        shape(16, 16 * 2048, h(32), 128, Bf, false),
+        132,
+    );
     add("sms66_uncut", shape(4, 8192, h(16), 128, Bf, false), 66);
     add("sms66_pieces", shape(1, 32768, h(16), 128, Bf, false), 66);
     out

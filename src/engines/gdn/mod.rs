@@ -27,6 +27,7 @@ pub mod analyzer;
 pub mod backward;
 #[cfg(test)]
 mod bwd_plan_dump;
+pub mod bwd_select;
 pub mod chain;
 pub mod chunked;
 pub mod engine;
