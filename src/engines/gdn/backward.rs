@@ -143,6 +143,27 @@
 //! for `BwdChainParams::ov_need` = 2. By rule ([`DSCAN_SPLIT_BY_RULE`]) from
 //! [`DSCAN_SPLIT_MIN_WAVES`] waves of units.
 //!
+//! How [`GdnBwdPlan::with_form`] builds a plan (session 30, helper bt30): every knob is read
+//! once, at plan build; then three phases, each in one place:
+//! 1. each stage's full-form kernel and launch by the rules of this module (the token stage
+//!    [`TokenStage::pick`] / [`token_pair`], the piece schedule [`BwdSchedule::pick`], the
+//!    replay [`ReplayVariant`], the reverse scan [`BWD_DSCAN_RULE`] / [`overlap_scan_kernels`],
+//!    the overlap [`BWD_OVERLAP_RULE`], the checkpoints [`checkpoint_use`]), gathered as one
+//!    `BwdStages` value (the chunk table, the prep, the piece chain's passes or the uncut replay,
+//!    the seeded replay, the reverse scan, the token stage, the fold, the parameter gradients);
+//! 2. the prep forms' kernels, chosen once from one table, [`super::bwd_select::FORM_RULES`]
+//!    (rows `scaled`, `slim`, `split`, `slimp`, `prep16`, keyed by the prep form, uncut or piece
+//!    chain, K = V, the factor kernel and the knob that applies, with the full-form kernels each
+//!    row needs and the kernels and launch shapes it runs instead; [`super::bwd_select::select`]);
+//! 3. the step list, built once from the stages, each launch passed through the chosen rows.
+//!
+//! A token-stage kernel (for example `tw1`, a value of `DNNPLAN_GDN_BWD_TOKENS`) is one row of
+//! [`TOKEN_STAGES`] (its kernels, threads, shared memory, bitwise flag, paired scans, whether it
+//! loads `U`) plus its [`BwdKernel`] variants and entry names; a prep-form kernel is one
+//! [`super::bwd_select::FormSwap`] of a [`super::bwd_select::FORM_RULES`] row. `bwd_plan_dump`
+//! (an ignored test) writes every plan of a matrix of shapes and knob values: a restructure
+//! diffs its output before and after.
+//!
 //! Launch chain (session 10, [`super::pdl`], `DNNPLAN_GDN_PDL=0|1|early` read at plan build):
 //! every kernel after the first is launched programmatic and waits at its entry; the overlapped
 //! token stage keeps its own contract (launched programmatic in every mode).
@@ -407,7 +428,7 @@ pub enum BwdKernel {
     /// Session 29 (helper bp29): [`BwdKernel::PrepSl`] on the forward slim prep's tile
     /// ([`BWD_PREP_SLIM16`], `gdn_bwd_prep16sl_*`: quarter-warp rows, K Kᵀ / Q Kᵀ on wgmma) with
     /// `prep15sl`'s outputs in its layouts, the same values; [`bwd_slim_prep16`] picks it
-    /// (`prep16_swap`); at K other than 128 it names the full prep.
+    /// (the `prep16` row of [`FORM_RULES`]); at K other than 128 it names the full prep.
     PrepSl16,
     /// Session 29 (helper pr29, the piece chain in the scalar / slim form): the reverse summaries
     /// `G_j` (pieces 1..P−1 from `dX = 0`, into `ws_h`'s reversed slots, as [`BwdKernel::Dsum1`])
@@ -689,7 +710,7 @@ pub enum BwdPrepForm {
     /// `slimp` (session 29, helper ps29): [`BwdPrepForm::Slim`], and the piece chain on the slim
     /// form too: its token stage `tc16` with the seeded replay storing `U` ([`u_pair_replay`] at
     /// `P > 1`), then, where the chain runs the `p1` passes with the io-`dR` producer at
-    /// K = V = 128 and the v15 prep, `piece_slim_swap` ([`PIECE_SLIM_SWAPS`]: `prep15sl`, the
+    /// K = V = 128 and the v15 prep, the `slimp` row of [`FORM_RULES`] ([`PIECE_SLIM_SWAPS`]: `prep15sl`, the
     /// slim summaries `psum_sl`, the slim seeded replay `fscan_gxsl`). Where the swap does not
     /// apply the chain runs the full form with `tc16` (bitwise `tc13`). Not bitwise the full
     /// form on the swapped piece chain: validated against the fp64 reference.
@@ -737,7 +758,7 @@ impl BwdPrepForm {
 
     /// Whether a plan runs the scalar form: this form is [`BwdPrepForm::Scalars`],
     /// [`BwdPrepForm::Slim`] or [`BwdPrepForm::SlimPieces`] (the scalar form with the slim replay,
-    /// `slim_swap`), K = V = 128,
+    /// the `slim` row of [`FORM_RULES`]; the conditions are the `scaled` row's), K = V = 128,
     /// the prep is v15, the sequences are uncut (`pieces` ≤ 1), the uncut replay runs
     /// (`replay`: its kernel, `None` when checkpoints replace it) and is `gx` or `gx4` (or the
     /// `tc16` pair's `U`-storing `gxu` / `gx4u`), and the
@@ -768,13 +789,14 @@ impl BwdPrepForm {
         rule.holds(&ctx) && rule.needs_met(&kernels)
     }
 
-    /// Whether the uncut plan swaps the scalar form for the slim one (`slim_swap`).
+    /// Whether the uncut plan swaps the scalar form for the slim one (the `slim` row of
+    /// [`FORM_RULES`] takes this form).
     pub fn slim(self) -> bool {
         matches!(self, BwdPrepForm::Slim | BwdPrepForm::SlimPieces)
     }
 
     /// Whether the piece chain pairs `tc16` with its seeded replay storing `U` and takes
-    /// `piece_slim_swap` where it applies ([`BwdPrepForm::SlimPieces`]).
+    /// the `slimp` row of [`FORM_RULES`] where it applies ([`BwdPrepForm::SlimPieces`]).
     pub fn on_pieces(self) -> bool {
         self == BwdPrepForm::SlimPieces
     }
@@ -1149,6 +1171,10 @@ pub struct TokenStage {
 }
 
 /// Every token stage, by `DNNPLAN_GDN_BWD_TOKENS` value; the default by [`BWD_TOKENS_RULE`].
+/// A new token-stage kernel is one row here (session 30: the plan launches the row's kernel on
+/// one block per (chunk slot, head) at its `threads` and `smem`; the prep forms' rows leave the
+/// token stage alone), plus its [`BwdKernel`] variants and names; a stage of other numerics also
+/// needs a [`BWD_TOKENS_RULE`] row before it may be a default.
 /// `tc13` (session 21) exists only as an overlapped consumer: without the overlap
 /// (`DNNPLAN_GDN_BWD_OVERLAP=0`, `DNNPLAN_GDN_BWD_DSCAN=v1|w8`, or a reverse scan the overlap
 /// rule leaves sequential) its row runs `tc12` after the fp32-`dR` reverse scans, so the
@@ -2360,7 +2386,8 @@ impl<F> GdnBwdPlan<F> {
         })
     }
 
-    /// Whether the plan runs the slim form's prep and replay ([`BwdPrepForm::Slim`], `slim_swap`).
+    /// Whether the plan runs the slim form's prep and replay ([`BwdPrepForm::Slim`], the `slim`
+    /// or `slimp` row of [`FORM_RULES`]).
     pub fn slim_form(&self) -> bool {
         self.steps
             .iter()
