@@ -22,7 +22,7 @@ use super::engine::tests::{bound, with_checkpoints};
 use crate::ir::DataType;
 
 /// Every environment variable the dump sets (cleared before each plan).
-const KNOBS: [&str; 16] = [
+const KNOBS: [&str; 15] = [
     "DNNPLAN_GDN_BWD_PREP",
     "DNNPLAN_GDN_BWD_PIECES",
     "DNNPLAN_GDN_BWD_SLIMPREP",
@@ -38,7 +38,6 @@ const KNOBS: [&str; 16] = [
     "DNNPLAN_GDN_FWD_PREP",
     "DNNPLAN_GDN_CHAIN",
     "DNNPLAN_GDN_PDL",
-    "DNNPLAN_GDN_TEST_UNUSED",
 ];
 
 /// The outer knobs, crossed with everything else: the prep form and the piece count.

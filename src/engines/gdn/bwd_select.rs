@@ -409,3 +409,43 @@ impl FormRules {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The row indices name their rows, and every row swaps each kernel at most once (a row is a
+    /// function from the kernels chosen before it).
+    #[test]
+    fn rows_by_index_and_one_swap_per_kernel() {
+        let names: Vec<_> = FORM_RULES.iter().map(|r| r.name).collect();
+        assert_eq!(names, ["scaled", "slim", "split", "slimp", "prep16"]);
+        assert_eq!(
+            [SCALED, SLIM, SPLIT, SLIM_PIECES, PREP16].map(|i| FORM_RULES[i].name),
+            ["scaled", "slim", "split", "slimp", "prep16"]
+        );
+        for rule in &FORM_RULES {
+            for (i, a) in rule.swaps.iter().enumerate() {
+                assert!(
+                    rule.swaps[i + 1..].iter().all(|b| b.from != a.from),
+                    "{}: {:?} swapped twice",
+                    rule.name,
+                    a.from
+                );
+                assert_ne!(a.from, a.to, "{}", rule.name);
+            }
+            // Each group a row needs holds a kernel the row swaps.
+            for group in rule.needs {
+                assert!(
+                    group.iter().any(|k| rule.swapped(*k).is_some()),
+                    "{}: {group:?}",
+                    rule.name
+                );
+            }
+        }
+        assert_eq!(
+            super::super::backward::PIECE_SLIM_SWAPS,
+            swap_pairs(&SLIM_PIECES_SWAPS)
+        );
+    }
+}
