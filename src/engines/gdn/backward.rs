@@ -147,7 +147,7 @@
 //! once, at plan build; then three phases, each in one place:
 //! 1. each stage's full-form kernel and launch by the rules of this module (the token stage
 //!    [`TokenStage::pick`] / [`token_pair`], the piece schedule [`BwdSchedule::pick`], the
-//!    replay [`ReplayVariant`], the reverse scan [`BWD_DSCAN_RULE`] / [`overlap_scan_kernels`],
+//!    replay [`ReplayVariant`], the reverse scan [`BWD_DSCAN_RULE`] / `overlap_scan_kernels`,
 //!    the overlap [`BWD_OVERLAP_RULE`], the checkpoints [`checkpoint_use`]), gathered as one
 //!    `BwdStages` value (the chunk table, the prep, the piece chain's passes or the uncut replay,
 //!    the seeded replay, the reverse scan, the token stage, the fold, the parameter gradients);
@@ -420,7 +420,7 @@ pub enum BwdKernel {
     PrepSl,
     /// Session 29 (helper dw29): [`BwdKernel::DscanOv2GxSc`] split, two blocks per (sequence,
     /// head) unit, one warpgroup on 64 value rows each (`gdn_bwd_dscan_ov2gxsh_*`, grid
-    /// (2, HO, N), 128 threads, [`dscan_ov2gxsh_smem_bytes`]: two blocks per SM; the same per-element
+    /// (2, HO, N), 128 threads, [`super::params::dscan_ov2gxsh_smem_bytes`]: two blocks per SM; the same per-element
     /// arithmetic, bitwise; each half adds 1 to the unit's flag, the consumer waits for 2,
     /// `BwdChainParams::ov_need`). [`dscan_split`] picks it; at K other than 128 it names
     /// `dscan_ov5dr`.

@@ -15,7 +15,7 @@
 //! ([`FormRules::relaunch`]).
 //!
 //! Adding a prep-form kernel: one [`FormSwap`] in its row (its kernel in
-//! [`BwdKernel`](super::backward::BwdKernel) and the entry's name as for every kernel). Adding a
+//! [`BwdKernel`] and the entry's name as for every kernel). Adding a
 //! token-stage kernel is one row of [`TOKEN_STAGES`](super::backward::TOKEN_STAGES) instead
 //! (its kernels, threads and shared memory): the forms do not touch the token stage.
 
@@ -54,16 +54,16 @@ pub enum Relaunch {
     /// x) and heads (its grid's y), K = 128.
     SlimPrep(&'static PrepPass),
     /// The uncut replay's grid and threads at the kernel's stages' shared memory
-    /// ([`BwdKernel::form_replay_smem`]) raised to the one-block-per-SM floor where the replay
+    /// (`BwdKernel::form_replay_smem`) raised to the one-block-per-SM floor where the replay
     /// rule wants it ([`FormContext::replay_floor`]).
     UncutReplay,
     /// The same grid and threads at `smem(k, v)` bytes.
     Smem(fn(u64, u64) -> u32),
     /// The same grid and threads at the overlapped scan's shared memory
-    /// ([`overlap_scan_launch`]).
+    /// (`overlap_scan_launch`).
     ScanSmem,
     /// The same grid at the overlapped scan's threads and shared memory
-    /// ([`overlap_scan_launch`]).
+    /// (`overlap_scan_launch`).
     OverlapScan,
     /// The reverse summaries of all `V` value rows per (piece, head): grid `(1, HO, N·(P−1))`,
     /// `V/16` warps, [`dsum_sc_smem_bytes`].
