@@ -143,6 +143,27 @@
 //! for `BwdChainParams::ov_need` = 2. By rule ([`DSCAN_SPLIT_BY_RULE`]) from
 //! [`DSCAN_SPLIT_MIN_WAVES`] waves of units.
 //!
+//! How [`GdnBwdPlan::with_form`] builds a plan (session 30, helper bt30): every knob is read
+//! once, at plan build; then three phases, each in one place:
+//! 1. each stage's full-form kernel and launch by the rules of this module (the token stage
+//!    [`TokenStage::pick`] / [`token_pair`], the piece schedule [`BwdSchedule::pick`], the
+//!    replay [`ReplayVariant`], the reverse scan [`BWD_DSCAN_RULE`] / `overlap_scan_kernels`,
+//!    the overlap [`BWD_OVERLAP_RULE`], the checkpoints [`checkpoint_use`]), gathered as one
+//!    `BwdStages` value (the chunk table, the prep, the piece chain's passes or the uncut replay,
+//!    the seeded replay, the reverse scan, the token stage, the fold, the parameter gradients);
+//! 2. the prep forms' kernels, chosen once from one table, [`super::bwd_select::FORM_RULES`]
+//!    (rows `scaled`, `slim`, `split`, `slimp`, `prep16`, keyed by the prep form, uncut or piece
+//!    chain, K = V, the factor kernel and the knob that applies, with the full-form kernels each
+//!    row needs and the kernels and launch shapes it runs instead; [`super::bwd_select::select`]);
+//! 3. the step list, built once from the stages, each launch passed through the chosen rows.
+//!
+//! A token-stage kernel (for example `tw1`, a value of `DNNPLAN_GDN_BWD_TOKENS`) is one row of
+//! [`TOKEN_STAGES`] (its kernels, threads, shared memory, bitwise flag, paired scans, whether it
+//! loads `U`) plus its [`BwdKernel`] variants and entry names; a prep-form kernel is one
+//! [`super::bwd_select::FormSwap`] of a [`super::bwd_select::FORM_RULES`] row. `bwd_plan_dump`
+//! (an ignored test) writes every plan of a matrix of shapes and knob values: a restructure
+//! diffs its output before and after.
+//!
 //! Launch chain (session 10, [`super::pdl`], `DNNPLAN_GDN_PDL=0|1|early` read at plan build):
 //! every kernel after the first is launched programmatic and waits at its entry; the overlapped
 //! token stage keeps its own contract (launched programmatic in every mode).
@@ -153,10 +174,15 @@ use crate::error::{Error, Result};
 use crate::ir::DataType;
 
 use super::analyzer::{GdnFacts, GdnOp};
+use super::bwd_select::{
+    FORM_RULES, FormContext, SCALED, SLIM, SLIM_PIECES, SLIM_PIECES_SWAPS, replay_floor, select,
+    swap_pairs,
+};
+#[cfg(test)]
+use super::bwd_select::{PREP16, SPLIT};
 use super::chain::ChainVariant;
 use super::engine::{
-    BWD_PREP_SLIM, BWD_PREP_SLIM16, ENGINE_NAME, PassSmem, PrepPass, PrepVariant, fwd_template,
-    kernel_dtype,
+    BWD_PREP_SLIM, BWD_PREP_SLIM16, ENGINE_NAME, PassSmem, PrepVariant, fwd_template, kernel_dtype,
 };
 use super::occupancy::SM90_BUDGET;
 use super::params::{
@@ -164,10 +190,9 @@ use super::params::{
     CHUNK, CkptLayout, DSCAN_MMA_WARPS, DSCAN_W8_WARPS, DSUM1_MIN_BLOCKS, FSCAN_GX_STAGES,
     FSCANP1_MIN_BLOCKS, OFFSETS_THREADS, OverlapLayout, PARAM_THREADS, PSUM1_MIN_BLOCKS,
     SCAN_WARPS, SUM_STAGES, TOK_THREADS, dscan_mma_smem_bytes, dscan_ov_smem_bytes,
-    dscan_ov2_smem_bytes, dscan_ov2gx_smem_bytes, dscan_ov2gxsc_smem_bytes,
-    dscan_ov2gxsh_smem_bytes, dscan_w8_smem_bytes, dsum_sc_smem_bytes, flags, fscan_gx_smem_bytes,
-    fscan_gxsc_smem_bytes, fscan_gxsl_smem_bytes, max_chunks, psum_sl_smem_bytes, scan_smem_bytes,
-    scanx_smem_bytes, tokens_tc11_smem_bytes, tokens_tc12_smem_bytes,
+    dscan_ov2_smem_bytes, dscan_ov2gx_smem_bytes, dscan_ov2gxsc_smem_bytes, dscan_w8_smem_bytes,
+    flags, fscan_gx_smem_bytes, fscan_gxsc_smem_bytes, fscan_gxsl_smem_bytes, max_chunks,
+    scan_smem_bytes, scanx_smem_bytes, tokens_tc11_smem_bytes, tokens_tc12_smem_bytes,
 };
 use super::pdl::{GdnPlan, Launch, PdlMode};
 
@@ -208,7 +233,7 @@ const OPTIONAL: [&str; 8] = [
 ];
 
 /// One launch: kernel, grid, threads, dynamic shared memory.
-type Step = (BwdKernel, (u32, u32, u32), u32, u32);
+pub(super) type Step = (BwdKernel, (u32, u32, u32), u32, u32);
 
 /// The kernels of the `gdn_bwd` module a backward plan resolves. The discriminant is the kernel's
 /// index in [`kernel_names`] and in [`GdnBwdPlan::new`]'s `kernels`: this enum is the one source
@@ -395,7 +420,7 @@ pub enum BwdKernel {
     PrepSl,
     /// Session 29 (helper dw29): [`BwdKernel::DscanOv2GxSc`] split, two blocks per (sequence,
     /// head) unit, one warpgroup on 64 value rows each (`gdn_bwd_dscan_ov2gxsh_*`, grid
-    /// (2, HO, N), 128 threads, [`dscan_ov2gxsh_smem_bytes`]: two blocks per SM; the same per-element
+    /// (2, HO, N), 128 threads, [`super::params::dscan_ov2gxsh_smem_bytes`]: two blocks per SM; the same per-element
     /// arithmetic, bitwise; each half adds 1 to the unit's flag, the consumer waits for 2,
     /// `BwdChainParams::ov_need`). [`dscan_split`] picks it; at K other than 128 it names
     /// `dscan_ov5dr`.
@@ -403,7 +428,7 @@ pub enum BwdKernel {
     /// Session 29 (helper bp29): [`BwdKernel::PrepSl`] on the forward slim prep's tile
     /// ([`BWD_PREP_SLIM16`], `gdn_bwd_prep16sl_*`: quarter-warp rows, K Kᵀ / Q Kᵀ on wgmma) with
     /// `prep15sl`'s outputs in its layouts, the same values; [`bwd_slim_prep16`] picks it
-    /// (`prep16_swap`); at K other than 128 it names the full prep.
+    /// (the `prep16` row of [`FORM_RULES`]); at K other than 128 it names the full prep.
     PrepSl16,
     /// Session 29 (helper pr29, the piece chain in the scalar / slim form): the reverse summaries
     /// `G_j` (pieces 1..P−1 from `dX = 0`, into `ws_h`'s reversed slots, as [`BwdKernel::Dsum1`])
@@ -603,45 +628,31 @@ impl BwdKernel {
         format!("gdn_bwd_{body}_{tag}_k{k}")
     }
 
-    /// The scalar form's kernel in place of this one ([`BwdPrepForm::Scalars`]): the prep, the
-    /// uncut `gx` / `gx4` replays (also those storing `U` for `tc16`) and the uncut producer
-    /// `dscan_ov2gx`; `None` for the others.
+    /// The scalar form's kernel in place of this one ([`BwdPrepForm::Scalars`], the `scaled` row
+    /// of [`FORM_RULES`]): the prep, the uncut `gx` / `gx4` replays (also those storing `U` for
+    /// `tc16`) and the uncut producer `dscan_ov2gx`; `None` for the others.
     pub fn scalar_form(self) -> Option<BwdKernel> {
-        match self {
-            BwdKernel::Prep => Some(BwdKernel::PrepSc),
-            BwdKernel::FscanGx => Some(BwdKernel::FscanGxSc),
-            BwdKernel::FscanGx4 => Some(BwdKernel::FscanGx4Sc),
-            BwdKernel::FscanGxU => Some(BwdKernel::FscanGxScU),
-            BwdKernel::FscanGx4U => Some(BwdKernel::FscanGx4ScU),
-            BwdKernel::DscanOv2Gx => Some(BwdKernel::DscanOv2GxSc),
-            _ => None,
-        }
+        FORM_RULES[SCALED].swapped(self).map(|s| s.to)
     }
 
-    /// The slim form's kernel in place of this scalar-form one ([`BwdPrepForm::Slim`]): the
-    /// storing uncut replays `gxscu` / `gx4scu` and the prep `prep15sc`; `None` for the others.
+    /// The slim form's kernel in place of this scalar-form one ([`BwdPrepForm::Slim`], the `slim`
+    /// row of [`FORM_RULES`]): the storing uncut replays `gxscu` / `gx4scu` and the prep
+    /// `prep15sc`; `None` for the others.
     pub fn slim_form(self) -> Option<BwdKernel> {
-        match self {
-            BwdKernel::FscanGxScU => Some(BwdKernel::FscanGxSl),
-            BwdKernel::FscanGx4ScU => Some(BwdKernel::FscanGx4Sl),
-            BwdKernel::PrepSc => Some(BwdKernel::PrepSl),
-            _ => None,
-        }
+        FORM_RULES[SLIM].swapped(self).map(|s| s.to)
     }
 
     /// The piece chain's slim-form kernel in place of this one ([`BwdPrepForm::SlimPieces`],
-    /// [`PIECE_SLIM_SWAPS`]); `None` for the others.
+    /// the `slimp` row of [`FORM_RULES`], [`PIECE_SLIM_SWAPS`]); `None` for the others.
     pub fn piece_slim_form(self) -> Option<BwdKernel> {
-        PIECE_SLIM_SWAPS
-            .iter()
-            .find(|(from, _)| *from == self)
-            .map(|&(_, to)| to)
+        FORM_RULES[SLIM_PIECES].swapped(self).map(|s| s.to)
     }
 
     /// The dynamic shared memory of the scalar and slim forms' uncut replays at their stages
     /// (`gx*`: [`FSCAN_GX_STAGES`], `gx4*`: 4), before the one-block-per-SM floor; `None` for
-    /// every other kernel. The scalar form's swap and [`slim_swap`]'s both size by it.
-    fn form_replay_smem(self) -> Option<u32> {
+    /// every other kernel. The `scaled` and `slim` rows of [`FORM_RULES`] size by it
+    /// ([`super::bwd_select::Relaunch::UncutReplay`]).
+    pub(super) fn form_replay_smem(self) -> Option<u32> {
         match self {
             BwdKernel::FscanGxSc | BwdKernel::FscanGxScU => {
                 Some(fscan_gxsc_smem_bytes(FSCAN_GX_STAGES))
@@ -699,7 +710,7 @@ pub enum BwdPrepForm {
     /// `slimp` (session 29, helper ps29): [`BwdPrepForm::Slim`], and the piece chain on the slim
     /// form too: its token stage `tc16` with the seeded replay storing `U` ([`u_pair_replay`] at
     /// `P > 1`), then, where the chain runs the `p1` passes with the io-`dR` producer at
-    /// K = V = 128 and the v15 prep, `piece_slim_swap` ([`PIECE_SLIM_SWAPS`]: `prep15sl`, the
+    /// K = V = 128 and the v15 prep, the `slimp` row of [`FORM_RULES`] ([`PIECE_SLIM_SWAPS`]: `prep15sl`, the
     /// slim summaries `psum_sl`, the slim seeded replay `fscan_gxsl`). Where the swap does not
     /// apply the chain runs the full form with `tc16` (bitwise `tc13`). Not bitwise the full
     /// form on the swapped piece chain: validated against the fp64 reference.
@@ -747,7 +758,7 @@ impl BwdPrepForm {
 
     /// Whether a plan runs the scalar form: this form is [`BwdPrepForm::Scalars`],
     /// [`BwdPrepForm::Slim`] or [`BwdPrepForm::SlimPieces`] (the scalar form with the slim replay,
-    /// `slim_swap`), K = V = 128,
+    /// the `slim` row of [`FORM_RULES`]; the conditions are the `scaled` row's), K = V = 128,
     /// the prep is v15, the sequences are uncut (`pieces` ≤ 1), the uncut replay runs
     /// (`replay`: its kernel, `None` when checkpoints replace it) and is `gx` or `gx4` (or the
     /// `tc16` pair's `U`-storing `gxu` / `gx4u`), and the
@@ -762,148 +773,109 @@ impl BwdPrepForm {
         replay: Option<BwdKernel>,
         producer: BwdKernel,
     ) -> bool {
-        matches!(
-            self,
-            BwdPrepForm::Scalars | BwdPrepForm::Slim | BwdPrepForm::SlimPieces
-        ) && k == 128
-            && v == 128
-            && prep == PrepVariant::V15
-            && pieces <= 1
-            && matches!(
-                replay,
-                Some(
-                    BwdKernel::FscanGx
-                        | BwdKernel::FscanGx4
-                        | BwdKernel::FscanGxU
-                        | BwdKernel::FscanGx4U
-                )
-            )
-            && producer == BwdKernel::DscanOv2Gx
+        let rule = &FORM_RULES[SCALED];
+        let ctx = FormContext {
+            form: self,
+            pieces,
+            k,
+            v,
+            prep,
+            sms: 0,
+            split: false,
+            prep16: false,
+            replay_floor: &|x| x,
+        };
+        let kernels: Vec<BwdKernel> = replay.into_iter().chain([producer]).collect();
+        rule.holds(&ctx) && rule.needs_met(&kernels)
     }
 
-    /// Whether the uncut plan swaps the scalar form for the slim one (`slim_swap`).
+    /// Whether the uncut plan swaps the scalar form for the slim one (the `slim` row of
+    /// [`FORM_RULES`] takes this form).
     pub fn slim(self) -> bool {
         matches!(self, BwdPrepForm::Slim | BwdPrepForm::SlimPieces)
     }
 
     /// Whether the piece chain pairs `tc16` with its seeded replay storing `U` and takes
-    /// `piece_slim_swap` where it applies ([`BwdPrepForm::SlimPieces`]).
+    /// the `slimp` row of [`FORM_RULES`] where it applies ([`BwdPrepForm::SlimPieces`]).
     pub fn on_pieces(self) -> bool {
         self == BwdPrepForm::SlimPieces
     }
 }
 
 /// The piece chain's slim form ([`BwdPrepForm::SlimPieces`], session 29, helper ps29): each
-/// kernel of the full-form chain with `tc16` (left) and its slim-form replacement (right). The
-/// swap applies only where every left kernel is in the plan (K = V = 128, the v15 prep, the `p1`
-/// passes, the storing seeded replay `gx` of the `tc16` pair, the overlapped io-`dR` producer),
-/// so that no launch reads `W`, `Ũᵀ`, `Q⁺`, `Kᴿ` or `E`, which `prep15sl` does not write.
-pub const PIECE_SLIM_SWAPS: [(BwdKernel, BwdKernel); 5] = [
-    (BwdKernel::Prep, BwdKernel::PrepSl),
-    (BwdKernel::Psum1, BwdKernel::PsumSl),
-    (BwdKernel::FscanGxU, BwdKernel::FscanGxSl),
-    (BwdKernel::Dsum1, BwdKernel::DsumSc),
-    (BwdKernel::DscanpOv5Dr, BwdKernel::DscanpOv2GxSc),
-];
+/// kernel of the full-form chain with `tc16` (left) and its slim-form replacement (right), the
+/// pairs of the `slimp` row of [`FORM_RULES`] ([`SLIM_PIECES_SWAPS`]). The row applies only where
+/// every left kernel is in the plan (K = V = 128, the v15 prep, the `p1` passes, the storing
+/// seeded replay `gx` of the `tc16` pair, the overlapped io-`dR` producer), so that no launch
+/// reads `W`, `Ũᵀ`, `Q⁺`, `Kᴿ` or `E`, which `prep15sl` does not write.
+pub const PIECE_SLIM_SWAPS: [(BwdKernel, BwdKernel); 5] = swap_pairs(&SLIM_PIECES_SWAPS);
 
-/// A slim prep's launch in place of the prep step `step`: `kernel` on its row `pass`'s launch on
-/// `sms` SMs over the same chunk slots and heads (K = 128).
-fn slim_prep_step(step: &Step, kernel: BwdKernel, pass: &PrepPass, sms: u64) -> Step {
-    let (grid, threads, smem) =
-        pass.launch_shape(u64::from(step.1.0), u64::from(step.1.1), 128, sms, None);
-    (kernel, grid, threads, smem)
+/// A [`FormContext`] for the plan tests' view of one row ([`FormRule::apply`] on built steps):
+/// `form` on `pieces` pieces at K = `k`, V = `v` with the factor kernel `prep` on `sms` SMs, the
+/// knobs on, the uncut replay's shared memory through `replay_floor`.
+#[cfg(test)]
+fn test_context<'a>(
+    form: BwdPrepForm,
+    pieces: u64,
+    (k, v, prep, sms): (u64, u64, PrepVariant, u64),
+    replay_floor: &'a dyn Fn(u32) -> u32,
+) -> FormContext<'a> {
+    FormContext {
+        form,
+        pieces,
+        k,
+        v,
+        prep,
+        sms,
+        split: true,
+        prep16: true,
+        replay_floor,
+    }
 }
 
-/// `prep15sl`'s launch in place of the prep step `step` ([`BWD_PREP_SLIM`], [`slim_prep_step`]).
-fn prep_sl_step(step: &Step, sms: u64) -> Step {
-    slim_prep_step(step, BwdKernel::PrepSl, &BWD_PREP_SLIM, sms)
-}
-
-/// The piece chain's slim swap ([`BwdPrepForm::SlimPieces`]): where the plan at `k` = `v` = 128
-/// with the v15 prep (`prep`) holds every left kernel of [`PIECE_SLIM_SWAPS`], each becomes its
-/// right one: the prep `prep15sl` ([`prep_sl_step`]), the summaries `psum_sl` (the same grid,
-/// [`psum_sl_smem_bytes`]), the seeded replay `fscan_gxsl` (the same grid, its two stages'
-/// shared memory: two blocks per SM as `gx`), the reverse summaries `dsum_sc` (helper pr29: one
-/// block of all `V` value rows per (piece, head), 256 threads, [`dsum_sc_smem_bytes`]) and the
-/// seeded overlapped producer `dscanp_ov2gxsc` (pr29: the same grid, its own threads and shared
-/// memory, [`overlap_scan_launch`]). Elsewhere the steps stay. Returns whether it swapped.
+/// The `slimp` row ([`SLIM_PIECES`]) on built steps `steps` at `k` = `v` = 128 with the v15
+/// prep (`prep`): returns whether it applied (the plan tests' view).
+#[cfg(test)]
 fn piece_slim_swap(steps: &mut [Step], k: u64, v: u64, prep: PrepVariant, sms: u64) -> bool {
-    if k != 128 || v != 128 || prep != PrepVariant::V15 {
-        return false;
-    }
-    if !PIECE_SLIM_SWAPS
-        .iter()
-        .all(|&(from, _)| steps.iter().any(|s| s.0 == from))
-    {
-        return false;
-    }
-    for step in steps.iter_mut() {
-        let Some(kernel) = step.0.piece_slim_form() else {
-            continue;
-        };
-        *step = match kernel {
-            BwdKernel::PrepSl => prep_sl_step(step, sms),
-            BwdKernel::PsumSl => (kernel, step.1, step.2, psum_sl_smem_bytes()),
-            BwdKernel::FscanGxSl => (
-                kernel,
-                step.1,
-                step.2,
-                fscan_gxsl_smem_bytes(FSCAN_GX_STAGES),
-            ),
-            BwdKernel::DsumSc => (
-                kernel,
-                (1, step.1.1, step.1.2),
-                (v / 16) as u32 * 32,
-                dsum_sc_smem_bytes(k, v),
-            ),
-            BwdKernel::DscanpOv2GxSc => {
-                let (threads, smem) = overlap_scan_launch(kernel, k, v);
-                (kernel, step.1, threads, smem)
-            }
-            _ => (kernel, step.1, step.2, step.3),
-        };
-    }
-    true
+    let ctx = test_context(BwdPrepForm::SlimPieces, 2, (k, v, prep, sms), &|x| x);
+    FORM_RULES[SLIM_PIECES].apply(steps, &ctx)
 }
 
-/// The slim form's swap ([`BwdPrepForm::Slim`], after the scalar form's): where the plan runs the
-/// scalar form's storing uncut replay (`gxscu` / `gx4scu`: with it nothing else reads `W` or `Ũᵀ`),
-/// that replay becomes the slim one ([`BwdKernel::slim_form`]) on its stages' shared memory
-/// ([`fscan_gxsl_smem_bytes`], through `replay_smem`: the one-block-per-SM floor where the rule
-/// wants it), and the prep `prep15sc` becomes `prep15sl` ([`BWD_PREP_SLIM`]'s launch on `sms` SMs,
-/// the same grid). Elsewhere the steps stay as they are. Returns whether it swapped.
+/// The `slim` row ([`SLIM`]) on built scalar-form steps `steps`, the uncut replay's shared memory
+/// through `replay_smem` (the plan tests' view).
+#[cfg(test)]
 fn slim_swap(steps: &mut [Step], replay_smem: impl Fn(u32) -> u32, sms: u64) -> bool {
-    let storing = |k: BwdKernel| matches!(k, BwdKernel::FscanGxScU | BwdKernel::FscanGx4ScU);
-    if !steps.iter().any(|s| storing(s.0)) {
-        return false;
-    }
-    for step in steps.iter_mut() {
-        let Some(kernel) = step.0.slim_form() else {
-            continue;
-        };
-        *step = match kernel {
-            BwdKernel::PrepSl => prep_sl_step(step, sms),
-            _ => {
-                let smem = kernel.form_replay_smem().map_or(step.3, &replay_smem);
-                (kernel, step.1, step.2, smem)
-            }
-        };
-    }
-    true
+    let ctx = test_context(
+        BwdPrepForm::Slim,
+        1,
+        (128, 128, PrepVariant::V15, sms),
+        &replay_smem,
+    );
+    FORM_RULES[SLIM].apply(steps, &ctx)
 }
 
-/// The slim prep's swap ([`bwd_slim_prep16`], after [`slim_swap`]): `prep15sl`
-/// ([`BwdKernel::PrepSl`]) becomes `prep16sl` ([`BwdKernel::PrepSl16`], [`BWD_PREP_SLIM16`]'s
-/// launch on `sms` SMs: the same grid, threads and shared memory). Returns whether it swapped.
+/// The `prep16` row ([`PREP16`]) on built steps `steps` (the plan tests' view).
+#[cfg(test)]
 fn prep16_swap(steps: &mut [Step], sms: u64) -> bool {
-    let mut swapped = false;
-    for step in steps.iter_mut() {
-        if step.0 == BwdKernel::PrepSl {
-            *step = slim_prep_step(step, BwdKernel::PrepSl16, &BWD_PREP_SLIM16, sms);
-            swapped = true;
-        }
-    }
-    swapped
+    let ctx = test_context(
+        BwdPrepForm::Slim,
+        1,
+        (128, 128, PrepVariant::V15, sms),
+        &|x| x,
+    );
+    FORM_RULES[PREP16].apply(steps, &ctx)
+}
+
+/// The `split` row ([`SPLIT`]) on built uncut steps `steps` (the plan tests' view).
+#[cfg(test)]
+fn split_swap(steps: &mut [Step]) -> bool {
+    let ctx = test_context(
+        BwdPrepForm::Scalars,
+        1,
+        (128, 128, PrepVariant::V15, 132),
+        &|x| x,
+    );
+    FORM_RULES[SPLIT].apply(steps, &ctx)
 }
 
 /// Whether the slim form's prep runs as `prep16sl` by rule ([`BwdKernel::PrepSl16`], the forward
@@ -926,26 +898,6 @@ pub fn bwd_slim_prep16_from_switch(value: Option<&str>) -> bool {
         Some("v15") => false,
         _ => BWD_SLIM_PREP16_BY_RULE,
     }
-}
-
-/// The split reverse scan's swap ([`dscan_split`], after the scalar form's): the scalar form's
-/// uncut producer [`BwdKernel::DscanOv2GxSc`] (grid (1, HO, N)) becomes [`BwdKernel::DscanOv2GxSh`]
-/// on grid (2, HO, N), 128 threads, [`dscan_ov2gxsh_smem_bytes`]. Returns whether it swapped.
-fn split_swap(steps: &mut [Step]) -> bool {
-    let mut swapped = false;
-    for step in steps.iter_mut() {
-        if step.0 == BwdKernel::DscanOv2GxSc {
-            let (_, g1, g2) = step.1;
-            *step = (
-                BwdKernel::DscanOv2GxSh,
-                (2, g1, g2),
-                128,
-                dscan_ov2gxsh_smem_bytes(128, 128),
-            );
-            swapped = true;
-        }
-    }
-    swapped
 }
 
 /// `BwdChainParams::ov_need` of a plan's steps: 2 where the split producer's two halves publish
@@ -1201,6 +1153,8 @@ pub struct TokenStage {
     pub overlapped: BwdKernel,
     /// Dynamic shared memory for head dims `k = v`.
     pub smem: fn(u64) -> u32,
+    /// Threads per block (both kernels; the grid is one block per (chunk slot, head)).
+    pub threads: u32,
     /// Whether every output is bitwise the default stage's (`tc11`, `tc12`); `false`: a stage
     /// with other roundings, validated against the fp64 reference like the default (`tc13`:
     /// `dv`, `dBeta` from the io-rounded `dR`) and never the default without a rule row that
@@ -1217,6 +1171,10 @@ pub struct TokenStage {
 }
 
 /// Every token stage, by `DNNPLAN_GDN_BWD_TOKENS` value; the default by [`BWD_TOKENS_RULE`].
+/// A new token-stage kernel is one row here (session 30: the plan launches the row's kernel on
+/// one block per (chunk slot, head) at its `threads` and `smem`; the prep forms' rows leave the
+/// token stage alone), plus its [`BwdKernel`] variants and names; a stage of other numerics also
+/// needs a [`BWD_TOKENS_RULE`] row before it may be a default.
 /// `tc13` (session 21) exists only as an overlapped consumer: without the overlap
 /// (`DNNPLAN_GDN_BWD_OVERLAP=0`, `DNNPLAN_GDN_BWD_DSCAN=v1|w8`, or a reverse scan the overlap
 /// rule leaves sequential) its row runs `tc12` after the fp32-`dR` reverse scans, so the
@@ -1237,6 +1195,7 @@ pub const TOKEN_STAGES: [TokenStage; 4] = {
             kernel: TokensTc11,
             overlapped: TokensTc11Ov,
             smem: tokens_tc11_smem_bytes,
+            threads: TOK_THREADS,
             bitwise: true,
             ov_scans: None,
             loads_u: false,
@@ -1246,6 +1205,7 @@ pub const TOKEN_STAGES: [TokenStage; 4] = {
             kernel: TokensTc12,
             overlapped: TokensTc12Ov,
             smem: tokens_tc12_smem_bytes,
+            threads: TOK_THREADS,
             bitwise: true,
             ov_scans: None,
             loads_u: false,
@@ -1255,6 +1215,7 @@ pub const TOKEN_STAGES: [TokenStage; 4] = {
             kernel: TokensTc12,
             overlapped: TokensTc13Ov,
             smem: tokens_tc12_smem_bytes,
+            threads: TOK_THREADS,
             bitwise: false,
             ov_scans: Some((DscanOv5Dr, DscanpOv5Dr)),
             loads_u: false,
@@ -1264,6 +1225,7 @@ pub const TOKEN_STAGES: [TokenStage; 4] = {
             kernel: TokensTc12,
             overlapped: TokensTc16Ov,
             smem: tokens_tc12_smem_bytes,
+            threads: TOK_THREADS,
             bitwise: false,
             ov_scans: Some((DscanOv5Dr, DscanpOv5Dr)),
             loads_u: true,
@@ -1437,7 +1399,7 @@ fn overlap_scan_kernels(
 /// no publisher warp, [`dscan_ov2gx_smem_bytes`] (at K = V = 128, where it is bundled; elsewhere
 /// its rows name `ov5dr`'s kernels and take their shape). Per kernel, so that an uncut producer
 /// and a piece pass of different shapes can pair (`DNNPLAN_GDN_BWD_DSCAN=ov2gxu`).
-fn overlap_scan_launch(kernel: BwdKernel, k: u64, v: u64) -> (u32, u32) {
+pub(super) fn overlap_scan_launch(kernel: BwdKernel, k: u64, v: u64) -> (u32, u32) {
     use BwdKernel::*;
     let gx = k == 128 && v == 128;
     let (publisher, smem) = match kernel {
@@ -1978,6 +1940,75 @@ pub fn checkpoint_use(f: &GdnFacts) -> CheckpointUse {
     }
 }
 
+/// The piece chain's stages of a plan (`P > 1`), each a full-form launch ([`BwdStages`]).
+struct PieceStages {
+    /// The summaries `psum` (or `psum_mt` under checkpoints).
+    psum: Step,
+    /// The forward chain and the seeded replay (`None`: checkpoints reused or seeding).
+    forward: Option<[Step; 2]>,
+    /// The reverse summaries.
+    dsum: Step,
+    /// The reverse chain.
+    dchain: Step,
+}
+
+/// Every stage of a plan as its full-form launch (`None`: the plan has no such stage), before the
+/// prep forms' rows ([`super::bwd_select::FORM_RULES`]) swap kernels; [`BwdStages::steps`] lays them
+/// out in launch order.
+struct BwdStages {
+    /// The chunk table (`chunk_offsets`, or `chunk_order_rev` with the overlap).
+    chunk_table: Step,
+    /// The prep.
+    prep: Step,
+    /// The piece chain's passes (`None`: uncut).
+    pieces: Option<PieceStages>,
+    /// The uncut forward-state replay (`None`: the piece chain, or checkpoints replace it).
+    replay: Option<Step>,
+    /// The checkpoint-seeded replay: the rows' table and the replay ([`CheckpointUse::Seed`]).
+    seed: Vec<Step>,
+    /// The reverse scan (uncut, or the piece chain's seeded one).
+    scan: Step,
+    /// The token stage.
+    tokens: Step,
+    /// The head-group fold (grouped ports).
+    fold: Option<Step>,
+    /// The parameter gradients (`a_log` / `dt_bias`).
+    params: Option<Step>,
+}
+
+impl BwdStages {
+    /// The steps in launch order: the chunk table, the prep, then on the piece chain the
+    /// summaries, the seeded replay's rows, the forward chain and the seeded replay, the reverse
+    /// summaries, the reverse chain and the reverse scan; uncut the replay, the seeded replay's
+    /// rows and the reverse scan; then the token stage, the fold and the parameter gradients;
+    /// each step through `launch` (the prep forms' rows).
+    fn steps(&self, launch: impl Fn(Step) -> Step) -> Vec<Step> {
+        let mut steps = vec![self.chunk_table, self.prep];
+        match &self.pieces {
+            Some(p) => {
+                steps.push(p.psum);
+                steps.extend(self.seed.iter().copied());
+                steps.extend(p.forward.iter().flatten().copied());
+                steps.extend([p.dsum, p.dchain, self.scan]);
+            }
+            None => {
+                steps.extend(self.replay);
+                steps.extend(self.seed.iter().copied());
+                steps.push(self.scan);
+            }
+        }
+        steps.push(self.tokens);
+        steps.extend(self.fold);
+        steps.extend(self.params);
+        steps.into_iter().map(launch).collect()
+    }
+
+    /// The full-form kernels of the plan's stages (what the prep forms' rows match on).
+    fn kernels(&self) -> Vec<BwdKernel> {
+        self.steps(|s| s).into_iter().map(|s| s.0).collect()
+    }
+}
+
 /// A built backward plan (`F`: the resolved kernels; any type in the CPU tests, which plan
 /// without a device).
 pub struct GdnBwdPlan<F = Function> {
@@ -2105,18 +2136,12 @@ impl<F> GdnBwdPlan<F> {
         let chain_grid = ((v / chain.rows) as u32, ho32, n32);
         let replay_variant = ReplayVariant::pick();
         let one_per_sm = replay_one_per_sm(n * pieces * ho * (v / 64), sms);
-        // The uncut replay's shared memory: its stages', raised so that a block holds its SM
-        // alone where the rule wants one per SM.
-        let uncut_replay_smem = |stages_smem: u32| {
-            if one_per_sm {
-                stages_smem.max(REPLAY_ONE_PER_SM_SMEM)
-            } else {
-                stages_smem
-            }
-        };
         let (replay, replay_piece, replay_threads, replay_smem) =
             replay_variant.uncut_at(one_per_sm).launch(k);
-        let replay_smem = uncut_replay_smem(replay_smem);
+        // The uncut replay's shared memory: its stages', raised so that a block holds its SM
+        // alone where the rule wants one per SM.
+        let floor = replay_floor(one_per_sm);
+        let replay_smem = floor(replay_smem);
         // The piece replay: the passes' one-stage kernel (its own blocks per SM), else (with
         // DNNPLAN_GDN_BWD_FSCAN set, or a rule variant with its own piece replay: `gx`, `gxr`)
         // the replay variant's (`gx`, `gxr`: `gx` at its own blocks per SM).
@@ -2202,50 +2227,39 @@ impl<F> GdnBwdPlan<F> {
                 row.smem_bytes(k),
             ));
         }
-        let mut steps: Vec<Step> = vec![
-            (
-                if overlap {
-                    BwdKernel::ChunkOrderRev
-                } else {
-                    BwdKernel::ChunkOffsets
-                },
-                (1, 1, 1),
-                OFFSETS_THREADS,
-                0,
-            ),
-            {
-                let (grid, threads, smem) = PrepVariant::from_env().row().pass.launch_shape(
-                    u64::from(chunks),
-                    ho,
-                    k,
-                    sms,
-                    None,
-                );
-                (BwdKernel::Prep, grid, threads, smem)
+        // 1. Each stage's full-form kernel and launch (the rules above).
+        let prep = PrepVariant::from_env();
+        let chunk_table = (
+            if overlap {
+                BwdKernel::ChunkOrderRev
+            } else {
+                BwdKernel::ChunkOffsets
             },
-        ];
-        if pieces > 1 {
+            (1, 1, 1),
+            OFFSETS_THREADS,
+            0,
+        );
+        let (prep_grid, prep_threads, prep_smem) =
+            prep.row()
+                .pass
+                .launch_shape(u64::from(chunks), ho, k, sms, None);
+        let chain_stage = if pieces > 1 {
             // The summaries (the reverse chain reads their Mᵀ_j; with checkpoints only those),
             // then the forward chain and the seeded replay, or the replay seeded from the rows,
             // unless the checkpoints are reused.
-            steps.push(if replays {
-                (
-                    passes.psum.kernel,
-                    ((v / 64) as u32, ho32, np2),
-                    128,
-                    passes.psum_smem(k),
-                )
+            let psum = if replays {
+                (passes.psum.kernel, np2)
             } else {
-                (
-                    passes.psum_mt,
-                    ((v / 64) as u32, ho32, np1),
+                (passes.psum_mt, np1)
+            };
+            Some(PieceStages {
+                psum: (
+                    psum.0,
+                    ((v / 64) as u32, ho32, psum.1),
                     128,
                     passes.psum_smem(k),
-                )
-            });
-            steps.extend(seed_steps.iter().copied());
-            if replays {
-                steps.extend([
+                ),
+                forward: replays.then_some([
                     (chain.pchain, chain_grid, CHAIN_THREADS, 0),
                     (
                         replay_piece,
@@ -2253,85 +2267,67 @@ impl<F> GdnBwdPlan<F> {
                         replay_threads,
                         replay_piece_smem,
                     ),
-                ]);
-            }
-            steps.extend([
-                (
+                ]),
+                dsum: (
                     dsum_kernel,
                     (dscan_x, ho32, np1),
                     dsum_warps * 32,
                     dsum_smem,
                 ),
-                (chain.dchain, chain_grid, CHAIN_THREADS, 0),
-                dscan_step(ov_piece, dscanp_k, np),
-            ]);
+                dchain: (chain.dchain, chain_grid, CHAIN_THREADS, 0),
+            })
         } else {
-            if replays {
-                steps.push((replay, (scan_x, ho32, n32), replay_threads, replay_smem));
-            }
-            steps.extend(seed_steps.iter().copied());
-            steps.push(dscan_step(ov_uncut, dscan_k, n32));
-        }
-        let tokens = if overlap {
-            token_stage.overlapped
-        } else {
-            token_stage.kernel
+            None
         };
-        steps.push((
-            tokens,
-            (chunks, ho32, 1),
-            TOK_THREADS,
-            (token_stage.smem)(k),
-        ));
-        if fold_needed {
-            steps.push((BwdKernel::Fold, (t as u32, 3, 1), k.max(v) as u32, 0));
-        }
-        if f.port("d_a_log").is_some() || f.port("d_dt_bias").is_some() {
-            steps.push((
+        let stages = BwdStages {
+            chunk_table,
+            prep: (BwdKernel::Prep, prep_grid, prep_threads, prep_smem),
+            pieces: chain_stage,
+            replay: (replays && pieces <= 1).then_some((
+                replay,
+                (scan_x, ho32, n32),
+                replay_threads,
+                replay_smem,
+            )),
+            seed: seed_steps,
+            scan: if pieces > 1 {
+                dscan_step(ov_piece, dscanp_k, np)
+            } else {
+                dscan_step(ov_uncut, dscan_k, n32)
+            },
+            tokens: (
+                if overlap {
+                    token_stage.overlapped
+                } else {
+                    token_stage.kernel
+                },
+                (chunks, ho32, 1),
+                token_stage.threads,
+                (token_stage.smem)(k),
+            ),
+            fold: fold_needed.then_some((BwdKernel::Fold, (t as u32, 3, 1), k.max(v) as u32, 0)),
+            params: (f.port("d_a_log").is_some() || f.port("d_dt_bias").is_some()).then_some((
                 BwdKernel::Params,
                 (ho32, 1, 1),
                 PARAM_THREADS,
                 2 * PARAM_THREADS * 4,
-            ));
-        }
-        // The scalar form (session 27, BwdPrepForm::scalar_form): the prep, the uncut replay and
-        // the uncut producer replaced by their scalar-form kernels.
-        let producer = dscan_step(ov_uncut, dscan_k, n32).0;
-        if form.scalar_form(
+            )),
+        };
+        // 2. The prep forms' rows (bwd_select::FORM_RULES), chosen once on those kernels.
+        let ctx = FormContext {
+            form,
+            pieces,
             k,
             v,
-            PrepVariant::from_env(),
-            pieces,
-            replays.then_some(replay),
-            producer,
-        ) {
-            for step in steps.iter_mut() {
-                let Some(kernel) = step.0.scalar_form() else {
-                    continue;
-                };
-                step.0 = kernel;
-                step.3 = match kernel {
-                    BwdKernel::DscanOv2GxSc => overlap_scan_launch(kernel, k, v).1,
-                    _ => kernel.form_replay_smem().map_or(step.3, uncut_replay_smem),
-                };
-            }
-            if form.slim() {
-                slim_swap(&mut steps, uncut_replay_smem, sms);
-            }
-            // Session 29: the split producer (two blocks per unit) by dscan_split.
-            if dscan_split(n * ho, sms) {
-                split_swap(&mut steps);
-            }
-        }
-        // The piece chain on the slim form (session 29): where the swap applies.
-        if form.on_pieces() && pieces > 1 {
-            piece_slim_swap(&mut steps, k, v, PrepVariant::from_env(), sms);
-        }
-        // Session 29: the slim prep on the forward slim prep's tile by bwd_slim_prep16, uncut and
-        // on the piece chain (wherever a swap above put prep15sl).
-        if form.slim() && bwd_slim_prep16() {
-            prep16_swap(&mut steps, sms);
-        }
+            prep,
+            sms,
+            split: dscan_split(n * ho, sms),
+            prep16: bwd_slim_prep16(),
+            replay_floor: &floor,
+        };
+        let rules = select(&stages.kernels(), &ctx);
+        // 3. The step list, built once: each stage as the chosen rows launch it.
+        let mut steps = stages.steps(|step| rules.relaunch(step, &ctx));
         if let Some(n) = std::env::var("DNNPLAN_GDN_BWD_STEPS")
             .ok()
             .and_then(|x| x.parse::<usize>().ok())
@@ -2390,7 +2386,8 @@ impl<F> GdnBwdPlan<F> {
         })
     }
 
-    /// Whether the plan runs the slim form's prep and replay ([`BwdPrepForm::Slim`], `slim_swap`).
+    /// Whether the plan runs the slim form's prep and replay ([`BwdPrepForm::Slim`], the `slim`
+    /// or `slimp` row of [`FORM_RULES`]).
     pub fn slim_form(&self) -> bool {
         self.steps
             .iter()
@@ -2417,6 +2414,49 @@ impl<F> GdnBwdPlan<F> {
                 let function = &self.kernels[kernel as usize];
                 (function, grid, threads, smem, programmatic)
             })
+    }
+}
+
+#[cfg(test)]
+impl<F: std::fmt::Display> GdnBwdPlan<F> {
+    /// Everything the plan decided, one item a line (the plan dump, `bwd_plan_dump`): each
+    /// launch (entry, grid, threads, dynamic shared memory, programmatic), then the schedule,
+    /// the checkpoints' use, the split producer's `ov_need`, the parameter block's flags, the
+    /// layouts and the forms the plan reports.
+    pub(super) fn describe(&self) -> String {
+        use std::fmt::Write;
+        let mut out = String::new();
+        for (function, grid, threads, smem, programmatic) in self.launches() {
+            let _ = writeln!(
+                out,
+                "  {function} grid={grid:?} threads={threads} smem={smem} pdl={programmatic}"
+            );
+        }
+        let _ = writeln!(
+            out,
+            "  steps={} pieces={} passes={} checkpoints={:?} ov_need={} flags={:#x} pdl={:?}",
+            self.steps.len(),
+            self.schedule.pieces,
+            self.schedule.passes.name,
+            self.checkpoints,
+            ov_need(&self.steps),
+            self.template.f.flags,
+            self.pdl,
+        );
+        let _ = writeln!(
+            out,
+            "  scalar_form={} slim_form={} overlapped={} uids={:?}",
+            self.scalar_form(),
+            self.slim_form(),
+            self.overlapped(),
+            self.uids,
+        );
+        let _ = writeln!(
+            out,
+            "  layout={:?}\n  pieces={:?}\n  overlap={:?}\n  ckpt={:?}",
+            self.layout, self.pieces, self.overlap, self.ckpt,
+        );
+        out
     }
 }
 

@@ -25,6 +25,9 @@ macro_rules! rows_in_discriminant_order {
 
 pub mod analyzer;
 pub mod backward;
+#[cfg(test)]
+mod bwd_plan_dump;
+pub mod bwd_select;
 pub mod chain;
 pub mod chunked;
 pub mod engine;
