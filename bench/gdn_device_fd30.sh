@@ -34,7 +34,7 @@ DEV_CAP_S=40 dev_memcheck "$t" forward_parity DNNPLAN_FD30_SCAN=sp DNNPLAN_GDN_F
 echo "elapsed ${SECONDS}s"
 SCHED="default:::,w4gx:w4gx::"
 for who in B T L C H S S H C L T B; do
-  [ $SECONDS -lt 185 ] || { echo "time cap: stop before $who"; break; }
+  [ $SECONDS -lt 165 ] || { echo "time cap: stop before $who"; break; }
   bin=$tb; [ $who = B ] && bin=$bb
   envs=(); shapes="0 1 2"
   case $who in
