@@ -306,10 +306,7 @@ __device__ __forceinline__ void slim_qk_products_wg(float (&kacc)[4][4], float (
 // rows of CHUNK to keep.ws_t and the per-token Γ, β to keep.ws_gam / ws_bet (prep10_tile's KEEP
 // stores, prep_keep_t_gam_bet) instead of the packed T in ws_w; the scalars to ws_kr and Γ_last to
 // ws_gl as the forward's (prep15sl's SC writes the same four rows).
-// FD = 1 (session 30, fd30; timing only, bench/gdn_fd30_timing.patch, never merged): phase 1's
-// copies and gates, then T, A, the scalars written from the landed rows (the same bytes), no
-// products, no row phase, no inverse.
-template <typename T, int K, int WG = 0, bool KEEP = false, int FD = 0>
+template <typename T, int K, int WG = 0, bool KEEP = false>
 __device__ __forceinline__ void fwd_slim_prep_tile(const FwdParams& p, const int c, const int h,
                                                    const PrepKeep& keep = PrepKeep{}) {
   static_assert(K == 128, "the slim forward serves K = V = 128");
@@ -340,27 +337,6 @@ __device__ __forceinline__ void fwd_slim_prep_tile(const FwdParams& p, const int
   cp_async_commit();
   prep_gates(p, gam, bet, t0, len, h, HO, tid, lane);
   const float gl = prep_finish_gates(p, gam, ch, tid);
-  if constexpr (FD == 1) {  // timing only: the copies, then the outputs' bytes from the landed rows
-    static_assert(!KEEP, "the forward's outputs");
-    cp_async_wait<0>();
-    __syncthreads();
-    uint4* dt = reinterpret_cast<uint4*>(static_cast<T*>(p.ws_w) + ch * SLIM_TRI_ELEMS);
-    uint4* da = reinterpret_cast<uint4*>(static_cast<T*>(p.ws_a) + ch * SLIM_TRI_ELEMS);
-    const uint4* ks4 = reinterpret_cast<const uint4*>(kS);
-    const uint4* qs4 = reinterpret_cast<const uint4*>(qS);
-    for (int i = tid; i < SLIM_TRI_ELEMS / 8; i += NT) {
-      dt[i] = ks4[i];
-      da[i] = qs4[i];
-    }
-    float* sc = static_cast<float*>(p.ws_kr) + ch * SLIM_SCALARS * CHUNK;
-    if (tid < CHUNK) {
-      sc[tid] = gam[tid];
-      sc[CHUNK + tid] = bet[tid];
-      sc[2 * CHUNK + tid] = gam[tid] * gl;
-      sc[3 * CHUNK + tid] = bet[tid] * gl;
-    }
-    return;
-  }
 
   // Phase 2 (quarter-warp per row): normalise k, scale q; each row's (kr, qr) to rs. Warp w's
   // quarter j takes rows (w & 3) + 4 j + 16 (w >> 2) + 32 i: the four quarters' rows 4 apart, whose
@@ -448,7 +424,7 @@ __device__ __forceinline__ void fwd_slim_prep_tile(const FwdParams& p, const int
 
 // The slim prep: grid (chunk slots, HO), one tile per block (WG: fwd_slim_prep_tile's wgmma form;
 // KEEP: its backward form, gdn_bwd_prep16sl).
-template <typename T, int K, int WG = 0, bool KEEP = false, int FD = 0>
+template <typename T, int K, int WG = 0, bool KEEP = false>
 __device__ __forceinline__ void fwd_slim_prep_body(const FwdParams& p, const PrepKeep& keep = PrepKeep{}) {
 #ifndef GDN_HOST_EMU
   if constexpr (WG) {
@@ -456,18 +432,7 @@ __device__ __forceinline__ void fwd_slim_prep_body(const FwdParams& p, const Pre
     dnnp::trap_unless_swizzle_aligned(smem);
   }
 #endif
-  if constexpr (FD == 2) {
-    // Session 30 (fd30), candidate `rev`: the same tiles in the reverse of the output scan's
-    // consumption order (block id b = x + y · gridDim.x → chunk slot gridDim.x − 1 − b / HO, head
-    // b % HO: descending slots, heads fastest), so the tiles written last (their q, k, T, A and
-    // scalars, the ≈ 50 MB the L2 still holds) are the ones the scan reads first. Each tile is
-    // independent: the same outputs bit for bit.
-    const int HO = static_cast<int>(gridDim.y);
-    const int b = static_cast<int>(blockIdx.x + blockIdx.y * gridDim.x);
-    fwd_slim_prep_tile<T, K, WG, KEEP>(p, static_cast<int>(gridDim.x) - 1 - b / HO, b % HO, keep);
-  } else {
-    fwd_slim_prep_tile<T, K, WG, KEEP, FD>(p, blockIdx.x, blockIdx.y, keep);
-  }
+  fwd_slim_prep_tile<T, K, WG, KEEP>(p, blockIdx.x, blockIdx.y, keep);
 }
 
 // The slim scan's shared memory per pipeline stage: raw q, k rows (K + 8), the block's VS value
@@ -818,8 +783,8 @@ template <>
 struct SlimHookLive<SlimNoHook> {
   static constexpr bool value = false;
 };
-template <typename T, int K, int V, int VP, bool OUT = true, bool WITH_V = true, bool OPEND = false,
-          typename Mid = SlimNoHook, typename Upd = SlimNoHook, typename UOut = SlimNoHook>
+template <typename T, int K, int V, int VP, bool OUT = true, bool WITH_V = true, typename Mid = SlimNoHook,
+          typename Upd = SlimNoHook, typename UOut = SlimNoHook>
 __device__ __forceinline__ void slim_chunk_tail_wg(float (&x)[K / 8][4], float (&pacc)[8][4], float (&oacc)[8][4],
                                                    const T* Ks, const T* Vs, const T* Ts, const T* As, const float* Sc,
                                                    T* Os, const FwdParams& p, long long t0, int len, int h, int v0,
@@ -849,11 +814,6 @@ __device__ __forceinline__ void slim_chunk_tail_wg(float (&x)[K / 8][4], float (
   // While Uᵀ is in flight: X ← e^{Γ_last} X (scan_state_update's scaling), O' diag(cq).
   const float decay = __expf(gl);
   scale_frags(x, decay);
-  if constexpr (OPEND) {  // slim_chunk_wg's SPLIT_PO: O' was its own commit group, still in flight
-    static_assert(OUT, "O' pending only with the O batch");
-    dnnp::wgmma_wait<1>();  // every group but Uᵀ's: O' complete
-    dnnp::wgmma_fence_frags(oacc);
-  }
   if constexpr (OUT) {
 #pragma unroll
     for (int nt = 0; nt < 8; ++nt) {
@@ -919,9 +879,8 @@ __device__ __forceinline__ void slim_chunk_tail_wg(float (&x)[K / 8][4], float (
 // call (OUT, WITH_V, no MID / UPD) is the session-23 code. TAIL_WG (session 24, wgx24: the w4gx /
 // w8gx scans; session 24, pwx24: also the piece path's slimsum_gx / w4dgx with OUT / WITH_V / MID /
 // UPD): the rest of the step by slim_chunk_tail_wg. UOUT (session 28, sb28): uout passed on to it.
-template <typename T, int K, int V, int VP, bool OUT = true, bool WITH_V = true, bool TAIL_WG = false,
-          bool SPLIT_PO = false, typename Pre, typename Mid = SlimNoHook, typename Upd = SlimNoHook,
-          typename UOut = SlimNoHook>
+template <typename T, int K, int V, int VP, bool OUT = true, bool WITH_V = true, bool TAIL_WG = false, typename Pre,
+          typename Mid = SlimNoHook, typename Upd = SlimNoHook, typename UOut = SlimNoHook>
 __device__ __forceinline__ void slim_chunk_wg(float (&x)[K / 8][4], const T* Qs, const T* Ks, const T* Vs, const T* Ts,
                                               const T* As, const float* Sc, T* Os, const FwdParams& p, long long t0,
                                               int len, int h, int v0, int vcol, float gl, int lane, Pre pre, Mid mid = {},
@@ -944,39 +903,21 @@ __device__ __forceinline__ void slim_chunk_wg(float (&x)[K / 8][4], const T* Qs,
   if constexpr (OUT) qb = static_cast<uint32_t>(__cvta_generic_to_shared(Qs));
   constexpr uint32_t ATOM = 64 * CHUNK * 2;  // a swizzle atom: 64 keys x CHUNK tokens
   auto desc = [&](uint32_t base, int kk) { return dnnp::wgmma_desc(base + ATOM * (kk >> 2) + 32 * (kk & 3), 16, 1024, 1); };
-  static_assert(!SPLIT_PO || (OUT && TAIL_WG), "SPLIT_PO: the output scans' warpgroup tail");
   dnnp::wgmma_fence();
-  if constexpr (SPLIT_PO) {
-    // Session 30 (fd30): P' and O' as two commit groups (each accumulator the same k16 steps in
-    // the same order: the same values); the chunk chain waits for P' only (Z, Uᵀ), O' completes
-    // behind it (slim_chunk_tail_wg's OPEND wait, before O' diag(cq)).
 #pragma unroll
-    for (int kk = 0; kk < K / 16; ++kk) SlimWgN<T>::template mma<64, 0>(&pacc[0][0], a[kk], desc(kb, kk));
-    dnnp::wgmma_commit();
-#pragma unroll
-    for (int kk = 0; kk < K / 16; ++kk) SlimWgN<T>::template mma<64, 0>(&oacc[0][0], a[kk], desc(qb, kk));
-    dnnp::wgmma_commit();
-  } else {
-#pragma unroll
-    for (int kk = 0; kk < K / 16; ++kk) {
-      SlimWgN<T>::template mma<64, 0>(&pacc[0][0], a[kk], desc(kb, kk));
-      if constexpr (OUT) SlimWgN<T>::template mma<64, 0>(&oacc[0][0], a[kk], desc(qb, kk));
-    }
-    dnnp::wgmma_commit();
+  for (int kk = 0; kk < K / 16; ++kk) {
+    SlimWgN<T>::template mma<64, 0>(&pacc[0][0], a[kk], desc(kb, kk));
+    if constexpr (OUT) SlimWgN<T>::template mma<64, 0>(&oacc[0][0], a[kk], desc(qb, kk));
   }
+  dnnp::wgmma_commit();
 #pragma unroll
   for (int kk = 0; kk < K / 16; ++kk) pre(kk);
-  if constexpr (SPLIT_PO) {
-    dnnp::wgmma_wait<1>();
-    dnnp::wgmma_fence_frags(pacc);
-  } else {
-    dnnp::wgmma_wait<0>();
-    dnnp::wgmma_fence_frags(pacc);
-    if constexpr (OUT) dnnp::wgmma_fence_frags(oacc);
-  }
+  dnnp::wgmma_wait<0>();
+  dnnp::wgmma_fence_frags(pacc);
+  if constexpr (OUT) dnnp::wgmma_fence_frags(oacc);
   if constexpr (TAIL_WG) {
-    slim_chunk_tail_wg<T, K, V, VP, OUT, WITH_V, SPLIT_PO>(x, pacc, oacc, Ks, Vs, Ts, As, Sc, Os, p, t0, len, h, v0, vcol,
-                                                           gl, lane, mid, upd, uout);
+    slim_chunk_tail_wg<T, K, V, VP, OUT, WITH_V>(x, pacc, oacc, Ks, Vs, Ts, As, Sc, Os, p, t0, len, h, v0, vcol, gl, lane,
+                                                 mid, upd, uout);
   } else {
     static_assert(!SlimHookLive<UOut>::value, "uout: the warpgroup tail only");
     slim_chunk_tail<T, K, V, K + 8, VP, OUT, WITH_V, true>(x, pacc, oacc, Ks, Vs, Ts, As, Sc, Os, p, t0, len, h, v0, vcol,
@@ -1006,12 +947,7 @@ __device__ __forceinline__ void slim_chunk_wg(float (&x)[K / 8][4], const T* Qs,
 // one 8 KB atom each in their 9,216-byte slots, 1024-byte aligned). With NW = 8 (w8gx): two
 // warpgroups, each its own 64 value rows' wgmma on the same staged B tiles (q, k copy round it:
 // tokens 16 it + (tid >> 4); T, A rows tid / 8 + 32 it).
-// FD (session 30, fd30): 0 the scan; 4 (SP) the same with slim_chunk_wg's SPLIT_PO (P', O' two
-// commit groups, the same values). Timing-only modes (bench/gdn_fd30_timing.patch, never merged):
-// 1 load-only (every copy, the O stores of zeros, no products), 2 compute-only (no copies, the
-// whole step on zeroed shared memory, O stores predicated off), 3 chain-only (no copies, the
-// step without O', O: P', Z, Uᵀ, the state update).
-template <typename T, int K, int V, int NW, int STAGES, bool OV = false, bool WG = false, bool WGX = false, int FD = 0>
+template <typename T, int K, int V, int NW, int STAGES, bool OV = false, bool WG = false, bool WGX = false>
 __device__ __forceinline__ void fwd_slim_scan_body(const FwdFastParams& fp) {
   static_assert(K == 128 && V == 128, "the slim forward serves K = V = 128");
   static_assert(!WG || ((NW == 4 || (NW == 8 && WGX)) && !OV),
@@ -1040,12 +976,6 @@ __device__ __forceinline__ void fwd_slim_scan_body(const FwdFastParams& fp) {
 
   float x[K / 8][4];
   load_initial_state_frags<K>(x, p, (static_cast<size_t>(row) * HO + h) * V * K, vr, cq);
-  constexpr bool NO_COPY = FD == 2 || FD == 3;
-  static_assert(FD == 0 || WGX, "the fd30 modes: w4gx / w8gx only");
-  if constexpr (NO_COPY) {  // timing only: the stages zeroed once, never copied
-    for (size_t i = tid; i < S::bytes / 16; i += NTH) reinterpret_cast<uint4*>(smem)[i] = make_uint4(0, 0, 0, 0);
-    __syncthreads();
-  }
 #ifndef GDN_HOST_EMU
   if constexpr (WG) {  // the swizzle atoms' 1024-byte alignment (stage offsets: multiples of 1024)
     static_assert(S::q_off % 1024 == 0 && S::k_off % 1024 == 0 && S::stage % 1024 == 0, "SW128 atoms aligned");
@@ -1124,7 +1054,6 @@ __device__ __forceinline__ void fwd_slim_scan_body(const FwdFastParams& fp) {
                   static_cast<const float*>(p.ws_kr) + d.ch * SLIM_SCALARS * CHUNK + 4 * tid, live && tid < SCN);
   };
   auto issue = [&](int c, int st) {
-    if constexpr (NO_COPY) return;
     // The prep's unit (c, h) before any read of it (T, A, scalars by cp.async.cg; Γ_last by the
     // pipeline's loads, which come after this chunk's issue).
     if constexpr (OV) dnnp_flag_wait_block(fp.ov_flags + static_cast<size_t>(c) * HO + h, 1u);
@@ -1143,7 +1072,6 @@ __device__ __forceinline__ void fwd_slim_scan_body(const FwdFastParams& fp) {
   constexpr int KS = K / 16;
   static_assert(QIT <= KS && TIT <= KS && VIT <= KS, "one round per key step at most");
   auto issue_step = [&](const SlimChunkAt& d, unsigned char* base, int kk, bool live) {
-    if constexpr (NO_COPY) return;
     if (kk < QIT) copy_qk(d, base, kk, live);
     if (kk < TIT) copy_ta(d, base, kk, live);
     if (kk >= KS - VIT) copy_v(d, base, kk - (KS - VIT), live);
@@ -1164,20 +1092,8 @@ __device__ __forceinline__ void fwd_slim_scan_body(const FwdFastParams& fp) {
 
     T* Os = reinterpret_cast<T*>(smem + S::o_off) + warp * CHUNK * S::OP;
 #ifndef GDN_HOST_EMU
-    if constexpr (FD == 1) {  // timing only: the copies, the O stores (zeros), no products
-#pragma unroll
-      for (int kk = 0; kk < K / 16; ++kk) pre(kk);
-      float oz[8][4];
-      zero_frags(oz);
-      slim_store_o<T, V, 24>(Os, oz, static_cast<T*>(p.o), d.t0, d.len, p.ho, h, v0, lane);
-    } else if constexpr (FD == 2) {  // timing only: the whole step, O stores predicated off
-      slim_chunk_wg<T, K, V, VP, true, true, WGX>(x, Qs, Ks, Vs, Ts, As, Sc, Os, p, d.t0, 0, h, v0, 16 * warp, gl, lane, pre);
-    } else if constexpr (FD == 3) {  // timing only: the chain (P', Z, Uᵀ, state update)
-      slim_chunk_wg<T, K, V, VP, false, true, WGX>(x, nullptr, Ks, Vs, Ts, nullptr, Sc, nullptr, p, 0, 0, h, v0, 16 * warp,
-                                                   gl, lane, pre);
-    } else if constexpr (WG) {
-      slim_chunk_wg<T, K, V, VP, true, true, WGX, FD == 4>(x, Qs, Ks, Vs, Ts, As, Sc, Os, p, d.t0, d.len, h, v0, 16 * warp,
-                                                          gl, lane, pre);
+    if constexpr (WG) {
+      slim_chunk_wg<T, K, V, VP, true, true, WGX>(x, Qs, Ks, Vs, Ts, As, Sc, Os, p, d.t0, d.len, h, v0, 16 * warp, gl, lane, pre);
     } else
 #endif
     {

@@ -276,36 +276,3 @@ GDN_FWD_SLIM_WGX_ENTRY(f16, gdn::gdn_f16, 8, gdn::SLIM_W8_STAGES)
 
 GDN_FWD_SLIM_PIECE_WGX_ENTRIES(bf16, gdn::gdn_bf16)
 GDN_FWD_SLIM_PIECE_WGX_ENTRIES(f16, gdn::gdn_f16)
-
-// Session 30 (fd30): w4gx / w8gx with P' and O' as two commit groups (slim_chunk_wg's SPLIT_PO:
-// the chain waits for P' only; the same values), selected by DNNPLAN_FD30_SCAN=sp on branch fd30.
-#define GDN_FWD_FD30_ENTRY(TAG, T, NW, STAGES, SUF, FD)                                              \
-  extern "C" __global__ void __launch_bounds__(NW * 32)                                             \
-      gdn_fwd_slimscan_##TAG##_k128_w##NW##gx_##SUF(gdn::FwdFastParams p) { dnnp_pdl_enter(p.f.flags & gdn::FLAG_PDL_TRIGGER); \
-    gdn::fwd_slim_scan_body<T, 128, 128, NW, STAGES, false, true, true, FD>(p);                    \
-  }
-GDN_FWD_FD30_ENTRY(bf16, gdn::gdn_bf16, 4, gdn::SLIM_W4_STAGES, sp, 4)
-GDN_FWD_FD30_ENTRY(f16, gdn::gdn_f16, 4, gdn::SLIM_W4_STAGES, sp, 4)
-GDN_FWD_FD30_ENTRY(bf16, gdn::gdn_bf16, 8, gdn::SLIM_W8_STAGES, sp, 4)
-GDN_FWD_FD30_ENTRY(f16, gdn::gdn_f16, 8, gdn::SLIM_W8_STAGES, sp, 4)
-// Timing only (bench/gdn_fd30_timing.patch, never merged): load-only (lo), compute-only (co),
-// chain-only (ch) scans and the load-only slim prep, bf16.
-GDN_FWD_FD30_ENTRY(bf16, gdn::gdn_bf16, 4, gdn::SLIM_W4_STAGES, lo, 1)
-GDN_FWD_FD30_ENTRY(bf16, gdn::gdn_bf16, 4, gdn::SLIM_W4_STAGES, co, 2)
-GDN_FWD_FD30_ENTRY(bf16, gdn::gdn_bf16, 4, gdn::SLIM_W4_STAGES, ch, 3)
-GDN_FWD_FD30_ENTRY(bf16, gdn::gdn_bf16, 8, gdn::SLIM_W8_STAGES, lo, 1)
-GDN_FWD_FD30_ENTRY(bf16, gdn::gdn_bf16, 8, gdn::SLIM_W8_STAGES, co, 2)
-GDN_FWD_FD30_ENTRY(bf16, gdn::gdn_bf16, 8, gdn::SLIM_W8_STAGES, ch, 3)
-extern "C" __global__ void __launch_bounds__(gdn::PREP3_THREADS, gdn::SLIM_PREP_WG_MIN_BLOCKS)
-    gdn_fwd_slimprep_bf16_k128_wg_lo(gdn::FwdParams p) { dnnp_pdl_enter(p.flags & gdn::FLAG_PDL_TRIGGER);
-  gdn::fwd_slim_prep_body<gdn::gdn_bf16, 128, 1, false, 1>(p);
-}
-// Candidate `rev` (fd30): the slim prep's tiles in the reverse of the scan's consumption order
-// (fwd_slim_prep_body FD = 2; the same outputs), DNNPLAN_FD30_PREP=rev on branch fd30.
-#define GDN_FWD_FD30_PREP_REV(TAG, T)                                                               \
-  extern "C" __global__ void __launch_bounds__(gdn::PREP3_THREADS, gdn::SLIM_PREP_WG_MIN_BLOCKS)    \
-      gdn_fwd_slimprep_##TAG##_k128_wg_rev(gdn::FwdParams p) { dnnp_pdl_enter(p.flags & gdn::FLAG_PDL_TRIGGER); \
-    gdn::fwd_slim_prep_body<T, 128, 1, false, 2>(p);                                                \
-  }
-GDN_FWD_FD30_PREP_REV(bf16, gdn::gdn_bf16)
-GDN_FWD_FD30_PREP_REV(f16, gdn::gdn_f16)

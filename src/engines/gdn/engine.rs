@@ -327,7 +327,7 @@ impl Engine for GdnSm90 {
         let k = facts.k;
         let sms = info.sm_count.max(1) as u64;
         let choice = FwdChoice::pick(facts, sms);
-        let kernels = FwdKernels::named(&choice, tag, k).try_map(|n| fd30_function(&module, n))?;
+        let kernels = FwdKernels::named(&choice, tag, k).try_map(|n| module.function(n))?;
         // Resolve the kernels and raise their shared-memory limits once, here, in the context
         // the device's default stream implies (execute re-does it only for another context).
         // SAFETY: the default-stream sentinel is always valid.
@@ -1671,25 +1671,6 @@ impl<F> FwdKernels<F> {
             sum: resolve(&self.sum)?,
             chain: resolve(&self.chain)?,
         })
-    }
-}
-
-/// Session 30 (helper fd30), branch fd30 only: `DNNPLAN_FD30_PREP=lo` resolves the slim prep
-/// `gdn_fwd_slimprep_<tag>_k128_wg` as its `_lo` entry (timing only: load-only), and
-/// `DNNPLAN_FD30_SCAN=sp|lo|co|ch` the scans `..._w4gx` / `..._w8gx` as their `_<value>` entries
-/// (`sp`: P', O' in two commit groups, the same values; `lo`, `co`, `ch`: timing only, load-only,
-/// compute-only, chain-only). The same launch shapes; anything else resolves `n` itself.
-fn fd30_function(module: &std::sync::Arc<crate::cuda::Module>, n: &str) -> Result<Function> {
-    let var = if n.starts_with("gdn_fwd_slimprep_") && n.ends_with("_k128_wg") {
-        "DNNPLAN_FD30_PREP"
-    } else if n.starts_with("gdn_fwd_slimscan_") && (n.ends_with("_w4gx") || n.ends_with("_w8gx")) {
-        "DNNPLAN_FD30_SCAN"
-    } else {
-        return module.function(n);
-    };
-    match std::env::var(var) {
-        Ok(v) if !v.is_empty() => module.function(&format!("{n}_{v}")),
-        _ => module.function(n),
     }
 }
 
