@@ -13,6 +13,8 @@
 #    prep order; schedules default and w4gx.
 # Command: `cd .xfer-fd30 && tar xzf device.tgz && OUT=$OUT bash bench/gdn_device_fd30.sh`.
 set -uo pipefail
+# Its own folder under $OUT (fd30.log, env.log, fd30_res.tgz): safe inside another script's call.
+OUT=${OUT:-/tmp}/fd30; mkdir -p "$OUT"
 source bench/device_lib.sh
 dev_begin fd30
 chmod +x .device/tests/* base/* 2>/dev/null
@@ -49,5 +51,5 @@ for who in B L C H S R R S H C L B; do
   grep -hE "BENCH ours fwd |panicked" $log | sed -E 's/^test gdn_benchmark_ours \.\.\. //'
   echo "elapsed ${SECONDS}s"
 done
-tar czf "$OUT/res.tgz" -C "$DEV_TMP" . 2>/dev/null
+tar czf "$OUT/fd30_res.tgz" -C "$DEV_TMP" . 2>/dev/null
 echo done
