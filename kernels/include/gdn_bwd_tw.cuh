@@ -1,0 +1,104 @@
+// Gated DeltaNet backward: the next token stage, `tw` (session 29: helper td29's design, §4 of
+// bench/gdn_results.md's "Session 29 (helper td29 …)" section; M0's building blocks are
+// dnnp_async.cuh and dnnp_wgmma.cuh's SS forms). Work in progress: milestone M1 (`tw1`, the
+// non-persistent tile, one (chunk, head) tile per CTA of TW_THREADS threads) starts here.
+//
+// Contract (for M1; nothing below is used by an entry yet, so the cubins do not change):
+//   * one producer warpgroup (warps 0-3: the copies into the ring, the mbarriers, dD's partials,
+//     the dR pass dv = β dR and Σ_v dR·v) and two consumer warpgroups (warps 4-11: the wgmma
+//     products with register accumulators; consumer warpgroup w owns key columns
+//     [K/2·w, K/2·w + K/2) of dQ⁺ / dE / dKᴿ / dq̂ / dk̂ and token columns [32w, 32w + 32) of
+//     dA / dL / Q̂K̂ᵀ / K̂K̂ᵀ);
+//   * the tile's value dimension is cut into quarters of TW_QV = 32 values; a ring of RING quarter
+//     slots, each slot holding the quarter's S and dS′ rows (the wgmma B operands, [32][K], N = key
+//     contiguous: MN-major, 128-byte swizzle) and its U, dO and dR columns (the A operands,
+//     [64][32], K-major, 64-byte swizzle);
+//   * option A numerics of the design: the phase A / B operands are today's q̂ / k̂ tiles.
+// Shared memory (TwSmem, mirrored on the host by src/engines/gdn/params.rs::tokens_tw1_smem):
+// every swizzled tile starts at a multiple of 1 KB from the dynamic shared memory's base (the
+// entry must check the base with dnnp::trap_unless_swizzle_aligned, as the slim kernels do).
+#pragma once
+
+#include <cstddef>
+
+namespace gdn {
+
+// Token rows of a tile (gdn_fwd.cuh's CHUNK; gdn_bwd.cu checks the two agree). The header is
+// self-contained so that the host (g++) can check its offsets without the device headers.
+constexpr int TW_ROWS = 64;
+
+// Threads of the tw token tile: one producer and two consumer warpgroups.
+constexpr int TW_THREADS = 384;
+// Values per ring quarter (the unit of the producer's copies and of the consumers' k-loop).
+constexpr int TW_QV = 32;
+// Quarter slots of the ring (td29 §4: with 4 quarters per tile at V = 128, one always fills ahead).
+constexpr int TW_RING = 5;
+
+// The tw tile's dynamic shared memory for head dims K, V (16-bit io), RING quarter slots. Offsets
+// in bytes from the dynamic shared memory's base, in this order:
+//   ring    RING × quarter: per slot S (s_off), dS′ (ds_off), U (u_off), dO (do_off), dR (dr_off)
+//   q_raw, k_raw   [64][K] each, 128-byte swizzle (the cp.async landing tiles; later dq / dk's
+//                  staging for the coalesced stores)
+//   q_hat, k_hat   [64][K] each, the phase A / B operands (option A)
+//   x_da, x_m      [64][64] each: dA′ and M = dL′ + dL′ᵀ (phase B reads dA′ᵀ by tnspA)
+//   vectors (fp32, 64 each): Γ, β, raw g, raw β, rq, rk; the consumers' row partials
+//                  [2 WG][4][64]; G's column partials [2 WG][64]; Σ_v dR·v per quarter
+//                  [V / 32][64]; dD's partials (16 floats)
+//   mbarriers (8 B each): full[RING], empty[RING], qk_full, qk_empty, xchg
+template <int K, int V, int RING = TW_RING>
+struct TwSmem {
+  static_assert((K == 64 || K == 128) && (V == 64 || V == 128), "head dims");
+  static_assert(RING >= V / TW_QV, "the ring holds at least one tile's quarters");
+  static constexpr size_t E = 2;  // bytes of an io element (bf16 / f16)
+  static constexpr size_t ALIGN = 1024;  // a 128-byte-swizzle atom (8 rows of 128 B)
+  static constexpr size_t up(size_t x, size_t a) { return (x + a - 1) / a * a; }
+
+  // One quarter slot.
+  static constexpr size_t s_tile = TW_QV * K * E;     // S rows [32q, 32q + 32): [32][K]
+  static constexpr size_t u_tile = TW_ROWS * TW_QV * E;  // U / dO / dR columns: [64][32]
+  static constexpr size_t s_off = 0, ds_off = s_tile, u_off = 2 * s_tile, do_off = u_off + u_tile,
+                          dr_off = do_off + u_tile;
+  static constexpr size_t quarter = dr_off + u_tile;
+  static constexpr int quarters_per_tile = V / TW_QV;
+
+  // The tile.
+  static constexpr size_t ring = RING * quarter;
+  static constexpr size_t qk_tile = TW_ROWS * K * E;
+  static constexpr size_t q_raw = ring, k_raw = q_raw + qk_tile;
+  static constexpr size_t q_hat = k_raw + qk_tile, k_hat = q_hat + qk_tile;
+  static constexpr size_t x_tile = TW_ROWS * TW_ROWS * E;
+  static constexpr size_t x_da = k_hat + qk_tile, x_m = x_da + x_tile;
+  // fp32 vectors of 64.
+  static constexpr size_t vec = x_m + x_tile;
+  static constexpr size_t v_gam = vec, v_beta = v_gam + TW_ROWS * 4, v_graw = v_beta + TW_ROWS * 4,
+                          v_braw = v_graw + TW_ROWS * 4, v_rq = v_braw + TW_ROWS * 4, v_rk = v_rq + TW_ROWS * 4;
+  static constexpr size_t v_rowp = v_rk + TW_ROWS * 4;             // [2][4][64]
+  static constexpr size_t v_gcol = v_rowp + 2 * 4 * TW_ROWS * 4;   // [2][64]
+  static constexpr size_t v_dbv = v_gcol + 2 * TW_ROWS * 4;        // [V / 32][64]
+  static constexpr size_t v_dd = v_dbv + quarters_per_tile * TW_ROWS * 4;  // [16]
+  static constexpr size_t bar = up(v_dd + 16 * 4, 16);
+  static constexpr int n_bars = 2 * RING + 3;
+  static constexpr size_t bar_full = bar, bar_empty = bar + 8 * RING, bar_qk_full = bar + 16 * RING,
+                          bar_qk_empty = bar_qk_full + 8, bar_xchg = bar_qk_empty + 8;
+  static constexpr size_t bytes = up(bar + 8 * n_bars, 16);
+
+  static_assert(s_tile % ALIGN == 0 && u_tile % ALIGN == 0 && quarter % ALIGN == 0, "swizzled quarter tiles");
+  static_assert(q_raw % ALIGN == 0 && q_hat % ALIGN == 0 && x_da % ALIGN == 0 && x_m % ALIGN == 0, "swizzled tiles");
+  static_assert(bytes <= 232448, "the tw tile fits an H200 block's shared memory (227 KB)");
+};
+
+// The sizes the host mirror (params.rs::tokens_tw1_smem, its unit test) states: K = V = 128 keeps
+// 1,872 B spare (td29's plan, option A); K = V = 64 halves the q / k tiles and the S / dS′ rows.
+static_assert(TwSmem<128, 128>::quarter == 28672 && TwSmem<128, 128>::ring == 143360, "tw quarter, K = 128");
+static_assert(TwSmem<128, 128>::q_raw == 143360 && TwSmem<128, 128>::q_hat == 176128 &&
+                  TwSmem<128, 128>::x_da == 208896 && TwSmem<128, 128>::vec == 225280 &&
+                  TwSmem<128, 128>::v_rowp == 226816 && TwSmem<128, 128>::v_dbv == 229376 &&
+                  TwSmem<128, 128>::bar == 230464,
+              "tw offsets, K = 128");
+static_assert(TwSmem<128, 128>::bytes == 230576, "tw bytes, K = 128");
+static_assert(TwSmem<64, 64>::quarter == 20480 && TwSmem<64, 64>::q_raw == 102400 &&
+                  TwSmem<64, 64>::x_da == 135168 && TwSmem<64, 64>::vec == 151552 &&
+                  TwSmem<64, 64>::bar == 156224 && TwSmem<64, 64>::bytes == 156336,
+              "tw offsets, K = 64");
+
+}  // namespace gdn
