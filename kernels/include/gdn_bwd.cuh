@@ -2885,7 +2885,6 @@ __device__ __forceinline__ void bwd_params_body(const BwdParams& bp) {
 }  // namespace gdn
 
 // The next token stage's tile layout (session 29, helper m1w29: M1 of bench/gdn_results.md's td29
-// design, work in progress). No entry uses it yet; the header is self-contained, so its row count
-// is checked against CHUNK here.
+// design, work in progress): its layout and the consumers' value products. No entry uses them yet.
 #include "gdn_bwd_tw.cuh"
 static_assert(gdn::TW_ROWS == gdn::CHUNK, "gdn_bwd_tw.cuh's tile rows are a chunk");

@@ -12,19 +12,18 @@
 //   * the tile's value dimension is cut into quarters of TW_QV = 32 values; a ring of RING quarter
 //     slots, each slot holding the quarter's S and dS′ rows (the wgmma B operands, [32][K], N = key
 //     contiguous: MN-major, 128-byte swizzle) and its U, dO and dR columns (the A operands,
-//     [64][32], K-major, 64-byte swizzle);
+//     [64][32], K-major, 64-byte swizzle; U is also dA / dL's K-major B operand);
 //   * option A numerics of the design: the phase A / B operands are today's q̂ / k̂ tiles.
 // Shared memory (TwSmem, mirrored on the host by src/engines/gdn/params.rs::tokens_tw1_smem):
 // every swizzled tile starts at a multiple of 1 KB from the dynamic shared memory's base (the
 // entry must check the base with dnnp::trap_unless_swizzle_aligned, as the slim kernels do).
 #pragma once
 
-#include <cstddef>
+#include "gdn_fwd.cuh"  // gdn_bf16 / gdn_f16, size_t
 
 namespace gdn {
 
-// Token rows of a tile (gdn_fwd.cuh's CHUNK; gdn_bwd.cu checks the two agree). The header is
-// self-contained so that the host (g++) can check its offsets without the device headers.
+// Token rows of a tile (gdn_fwd.cuh's CHUNK; gdn_bwd.cuh checks the two agree).
 constexpr int TW_ROWS = 64;
 
 // Threads of the tw token tile: one producer and two consumer warpgroups.
@@ -102,3 +101,97 @@ static_assert(TwSmem<64, 64>::quarter == 20480 && TwSmem<64, 64>::q_raw == 10240
               "tw offsets, K = 64");
 
 }  // namespace gdn
+
+// The value products need the wgmma forms: on the CPU only with bench/gdn_wgmma_emu.h included
+// first (GDN_WGMMA_EMU); the other host emulations see the layout alone.
+#if !defined(GDN_HOST_EMU) || defined(GDN_WGMMA_EMU)
+#include <cstdint>
+
+#include "dnnp_wgmma.cuh"
+
+namespace gdn {
+
+// ---------------------------------------------------------------------------------------------
+// The consumers' value products (M1, step 2). Per quarter q (values [32q, 32q + 32)) of the tile,
+// consumer warpgroup w issues, for each of the quarter's two k16 steps kk (value 32q + 16kk):
+//   dQ⁺ += dO_q S_q       m64n64k16, A dO  [64][32] K-major 64 B swizzle, B S   key columns [64w, 64w + 64)
+//   P_E += dR_q S_q       m64n64k16, A dR,                                  B S   (dE = −P_E, the sign as tc16)
+//   dKᴿ += U_q dS′_q      m64n64k16, A U,                                   B dS′ key columns [64w, 64w + 64)
+//   dA  += dO_q U_qᵀ      m64n32k16, A dO,  B U   token columns [32w, 32w + 32), K-major 64 B swizzle
+//   P_L += dR_q U_qᵀ      m64n32k16, A dR,  B U                             (dL = −P_L, the sign as tc16)
+// Every accumulator starts at zero and runs the V / 16 k16 steps in value order, as tc16's
+// mma.sync products do (tokens_products_mma: one warp per accumulator tile, kk = 0 .. V/16 − 1, no
+// split of the value sum): so the five are expected bitwise tc16's (fsx25: wgmma's k16 step
+// rounds as mma.sync's). K = 128 only (at K = 64 a warpgroup's 32 key columns would be an MN-major
+// operand 32 wide in the 128-byte swizzle, not a canonical layout: M1 must split K = 64 otherwise).
+
+// Byte offset of S / dS′ element (value v in [0, 32) of the quarter, key) within its quarter tile:
+// MN-major, 128-byte swizzle, keys in blocks of 64 ([K / 64][32][64]; block w is warpgroup w's B).
+__host__ __device__ constexpr uint32_t tw_sq_off(int v, int key) {
+  const uint32_t lin = static_cast<uint32_t>((key / 64) * (TW_QV * 128) + v * 128 + 2 * (key % 64));
+  return lin ^ (((lin >> 7) & 7u) << 4);
+}
+// Byte offset of U / dO / dR element (token row, value v in [0, 32) of the quarter) within its
+// quarter tile: K-major, 64-byte swizzle ([64][32], rows of 64 B, Swizzle<2,4,3>).
+__host__ __device__ constexpr uint32_t tw_uq_off(int row, int v) {
+  const uint32_t lin = static_cast<uint32_t>(row * 64 + 2 * v);
+  return lin ^ (((lin >> 7) & 3u) << 4);
+}
+
+// The io dtype's SS forms the value products use (dnnp_wgmma.cuh).
+template <typename T>
+struct TwWgSS;
+template <>
+struct TwWgSS<gdn_bf16> {
+  static __device__ __forceinline__ void n64_b_mn(float* d, uint64_t a, uint64_t b) { dnnp::wgmma_m64n64k16_ss_bf16_t<0, 1>(d, a, b); }
+  static __device__ __forceinline__ void n32_b_k(float* d, uint64_t a, uint64_t b) { dnnp::wgmma_m64n32k16_ss_bf16_t<0, 0>(d, a, b); }
+};
+template <>
+struct TwWgSS<gdn_f16> {
+  static __device__ __forceinline__ void n64_b_mn(float* d, uint64_t a, uint64_t b) { dnnp::wgmma_m64n64k16_ss_f16_t<0, 1>(d, a, b); }
+  static __device__ __forceinline__ void n32_b_k(float* d, uint64_t a, uint64_t b) { dnnp::wgmma_m64n32k16_ss_f16_t<0, 0>(d, a, b); }
+};
+
+// A consumer warpgroup's value accumulators (wgmma fragment order: n8 tile j, element e at row
+// 16·warp + lane / 4 + 8·(e / 2), column 8j + 2·(lane % 4) + e % 2 of the warpgroup's columns).
+struct TwValueAcc {
+  float dqp[32], pe[32], dkr[32];  // key columns [64w, 64w + 64)
+  float da[16], pl[16];            // token columns [32w, 32w + 32)
+};
+
+// Zero the accumulators (before the tile's first quarter).
+__device__ __forceinline__ void tw_value_zero(TwValueAcc& a) {
+#pragma unroll
+  for (int i = 0; i < 32; ++i) a.dqp[i] = a.pe[i] = a.dkr[i] = 0.f;
+#pragma unroll
+  for (int i = 0; i < 16; ++i) a.da[i] = a.pl[i] = 0.f;
+}
+
+// Issue the 10 wgmmas of one quarter slot (shared address `slot`, 1 KB-aligned) for consumer
+// warpgroup w (0 / 1). The caller brackets them: wgmma_fence before (and fence_proxy_async_shared
+// after the slot's full wait), wgmma_commit after, wgmma_wait before the slot is released.
+template <typename T, int K, int V, int RING>
+__device__ __forceinline__ void tw_value_quarter(TwValueAcc& a, uint32_t slot, int w) {
+  static_assert(K == 128, "tw value products: K = 128 (see above)");
+  using L = TwSmem<K, V, RING>;
+  using W = TwWgSS<T>;
+  const uint32_t s = slot + L::s_off + w * (TW_QV * 128), ds = slot + L::ds_off + w * (TW_QV * 128);
+  const uint32_t u = slot + L::u_off, o = slot + L::do_off, r = slot + L::dr_off, ub = u + w * 32 * 64;
+#pragma unroll
+  for (int kk = 0; kk < 2; ++kk) {
+    // A K-major sw64: +32 B per k16 step, SBO 8 rows of 64 B. B MN-major sw128: +16 rows of 128 B
+    // per k16 step, SBO 8 rows of 128 B. B K-major sw64 (U rows = tokens): as A.
+    const uint64_t ao = dnnp::wgmma_desc(o + 32 * kk, 16, 512, 2), ar = dnnp::wgmma_desc(r + 32 * kk, 16, 512, 2),
+                   au = dnnp::wgmma_desc(u + 32 * kk, 16, 512, 2);
+    const uint64_t bs = dnnp::wgmma_desc(s + 2048 * kk, 16, 1024, 1), bd = dnnp::wgmma_desc(ds + 2048 * kk, 16, 1024, 1),
+                   bu = dnnp::wgmma_desc(ub + 32 * kk, 16, 512, 2);
+    W::n64_b_mn(a.dqp, ao, bs);
+    W::n64_b_mn(a.pe, ar, bs);
+    W::n64_b_mn(a.dkr, au, bd);
+    W::n32_b_k(a.da, ao, bu);
+    W::n32_b_k(a.pl, ar, bu);
+  }
+}
+
+}  // namespace gdn
+#endif  // the value products
