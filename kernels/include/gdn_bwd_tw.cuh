@@ -159,12 +159,29 @@ struct TwValueAcc {
   float da[16], pl[16];            // token columns [32w, 32w + 32)
 };
 
+// wgmma_fence_operand on every accumulator register: after writing them (tw_value_zero) and
+// after a wgmma_wait before reading them, so that ptxas does not inject warpgroup.arrive / wait.
+__device__ __forceinline__ void tw_value_fence(TwValueAcc& a) {
+#pragma unroll
+  for (int i = 0; i < 32; ++i) {
+    dnnp::wgmma_fence_operand(a.dqp[i]);
+    dnnp::wgmma_fence_operand(a.pe[i]);
+    dnnp::wgmma_fence_operand(a.dkr[i]);
+  }
+#pragma unroll
+  for (int i = 0; i < 16; ++i) {
+    dnnp::wgmma_fence_operand(a.da[i]);
+    dnnp::wgmma_fence_operand(a.pl[i]);
+  }
+}
+
 // Zero the accumulators (before the tile's first quarter).
 __device__ __forceinline__ void tw_value_zero(TwValueAcc& a) {
 #pragma unroll
   for (int i = 0; i < 32; ++i) a.dqp[i] = a.pe[i] = a.dkr[i] = 0.f;
 #pragma unroll
   for (int i = 0; i < 16; ++i) a.da[i] = a.pl[i] = 0.f;
+  tw_value_fence(a);
 }
 
 // Issue the 10 wgmmas of one quarter slot (shared address `slot`, 1 KB-aligned) for consumer
