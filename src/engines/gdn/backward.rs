@@ -155,7 +155,8 @@ use crate::ir::DataType;
 use super::analyzer::{GdnFacts, GdnOp};
 use super::chain::ChainVariant;
 use super::engine::{
-    BWD_PREP_SLIM, BWD_PREP_SLIM16, ENGINE_NAME, PassSmem, PrepVariant, fwd_template, kernel_dtype,
+    BWD_PREP_SLIM, BWD_PREP_SLIM16, ENGINE_NAME, PassSmem, PrepPass, PrepVariant, fwd_template,
+    kernel_dtype,
 };
 use super::occupancy::SM90_BUDGET;
 use super::params::{
@@ -805,12 +806,17 @@ pub const PIECE_SLIM_SWAPS: [(BwdKernel, BwdKernel); 5] = [
     (BwdKernel::DscanpOv5Dr, BwdKernel::DscanpOv2GxSc),
 ];
 
-/// The slim prep's launch in place of the prep step `step` ([`BWD_PREP_SLIM`]'s launch on `sms`
-/// SMs over the same chunk slots and heads).
-fn prep_sl_step(step: &Step, sms: u64) -> Step {
+/// A slim prep's launch in place of the prep step `step`: `kernel` on its row `pass`'s launch on
+/// `sms` SMs over the same chunk slots and heads (K = 128).
+fn slim_prep_step(step: &Step, kernel: BwdKernel, pass: &PrepPass, sms: u64) -> Step {
     let (grid, threads, smem) =
-        BWD_PREP_SLIM.launch_shape(u64::from(step.1.0), u64::from(step.1.1), 128, sms, None);
-    (BwdKernel::PrepSl, grid, threads, smem)
+        pass.launch_shape(u64::from(step.1.0), u64::from(step.1.1), 128, sms, None);
+    (kernel, grid, threads, smem)
+}
+
+/// `prep15sl`'s launch in place of the prep step `step` ([`BWD_PREP_SLIM`], [`slim_prep_step`]).
+fn prep_sl_step(step: &Step, sms: u64) -> Step {
+    slim_prep_step(step, BwdKernel::PrepSl, &BWD_PREP_SLIM, sms)
 }
 
 /// The piece chain's slim swap ([`BwdPrepForm::SlimPieces`]): where the plan at `k` = `v` = 128
@@ -893,14 +899,7 @@ fn prep16_swap(steps: &mut [Step], sms: u64) -> bool {
     let mut swapped = false;
     for step in steps.iter_mut() {
         if step.0 == BwdKernel::PrepSl {
-            let (grid, threads, smem) = BWD_PREP_SLIM16.launch_shape(
-                u64::from(step.1.0),
-                u64::from(step.1.1),
-                128,
-                sms,
-                None,
-            );
-            *step = (BwdKernel::PrepSl16, grid, threads, smem);
+            *step = slim_prep_step(step, BwdKernel::PrepSl16, &BWD_PREP_SLIM16, sms);
             swapped = true;
         }
     }
