@@ -145,11 +145,13 @@ template <>
 struct TwWgSS<gdn_bf16> {
   static __device__ __forceinline__ void n64_b_mn(float* d, uint64_t a, uint64_t b) { dnnp::wgmma_m64n64k16_ss_bf16_t<0, 1>(d, a, b); }
   static __device__ __forceinline__ void n32_b_k(float* d, uint64_t a, uint64_t b) { dnnp::wgmma_m64n32k16_ss_bf16_t<0, 0>(d, a, b); }
+  static __device__ __forceinline__ void n64_b_k(float* d, uint64_t a, uint64_t b) { dnnp::wgmma_m64n64k16_ss_bf16_t<0, 0>(d, a, b); }
 };
 template <>
 struct TwWgSS<gdn_f16> {
   static __device__ __forceinline__ void n64_b_mn(float* d, uint64_t a, uint64_t b) { dnnp::wgmma_m64n64k16_ss_f16_t<0, 1>(d, a, b); }
   static __device__ __forceinline__ void n32_b_k(float* d, uint64_t a, uint64_t b) { dnnp::wgmma_m64n32k16_ss_f16_t<0, 0>(d, a, b); }
+  static __device__ __forceinline__ void n64_b_k(float* d, uint64_t a, uint64_t b) { dnnp::wgmma_m64n64k16_ss_f16_t<0, 0>(d, a, b); }
 };
 
 // A consumer warpgroup's value accumulators (wgmma fragment order: n8 tile j, element e at row
@@ -208,6 +210,285 @@ __device__ __forceinline__ void tw_value_quarter(TwValueAcc& a, uint32_t slot, i
     W::n32_b_k(a.da, ao, bu);
     W::n32_b_k(a.pl, ar, bu);
   }
+}
+
+
+// ---------------------------------------------------------------------------------------------
+// M1 (session 30, helper m1t30): `tw1`, REV 30 of bwd_tokens_tc_tile (gdn_bwd_tokens_tw1_*, K = V =
+// 128, the overlapped consumer). tc16's block of TOK_THREADS = 512 threads and its chunk-local
+// phases unchanged; the value products (tokens_products_mma's part) are warp-specialized:
+//   warpgroup 0: the producer — per quarter q the S, U and dO copies (cp.async into the ring slot
+//     through tw_sq_off / tw_uq_off, dO zero-filled past len; cp.async.mbarrier.arrive.noinc on
+//     full_a[q]), then the unit's flag (one thread polls, a named barrier of the warpgroup), then
+//     dS' and dR (full_b[q]); then dKᴿ = U dS' (2 × m64n64k16 per k16 step, B MN-major);
+//   warpgroup 1: dQ⁺ = dO S;  warpgroup 2: P_E = dR S (dE = −P_E);
+//   warpgroup 3: dA = dO Uᵀ and P_L = dR Uᵀ (m64n64k16, B = U K-major), then the dR pass from the
+//     ring (dv = β dR to its port, Σ_v dR·v per row half into dbvp) and dD's partials (Σ S ⊙ dS').
+// Each accumulator runs the V / 16 k16 steps in value order from zero (as tc16's mma.sync ones);
+// wgmma's rounding of a k16 step is not mma.sync's on the H200 (session 30, the lead's self-test),
+// so dQ⁺ … dL, hence dq, dk, dg, dβ, are not bitwise tc16's; dv (β dR) is. The accumulators go
+// to the fp32 hand-off tiles over the consumed ring and come back in tc16's row / fragment layouts.
+template <typename T, int K, int V, typename Scalars, typename IssueQK, typename FlagWait>
+__device__ __forceinline__ void tw1_products(const BwdParams& bp, size_t ch, long long t0, int len, int h, int vh,
+                                             const float* bet, float* dqp, float* de, float* dkr, float& dd,
+                                             float (&faa)[2][4], float (&fal)[2][4], float* dbvp,
+                                             const Scalars& load_scalars, const IssueQK& issue_qk,
+                                             const FlagWait& flag_wait) {
+  static_assert(K == 128 && V == 128, "tw1: K = V = 128");
+  static_assert(TOK_THREADS == 512, "tw1: four warpgroups");
+  using L = Tw1Smem<K, V>;
+  using Q = TwSmem<K, V, 4>;  // the quarter slot's layout (s_off, ds_off, u_off, do_off, dr_off)
+  using W = TwWgSS<T>;
+  using IO = Io<T>;
+  static_assert(L::quarter == Q::quarter, "tw1 quarter = TwSmem's");
+  constexpr int NQ = L::NQ, KF = K + 16, CF = CHUNK + 8;
+  const FwdParams& p = bp.f;
+  extern __shared__ __align__(16) unsigned char smem[];
+  const int tid = threadIdx.x, wg = tid >> 7, t = tid & 127, lane = tid & 31, warp = tid >> 5;
+  const int HO = p.ho;
+  uint64_t* full_a = reinterpret_cast<uint64_t*>(smem + L::bar_off);
+  uint64_t* full_b = full_a + NQ;
+  const uint32_t ring = dnnp::smem_u32(smem);
+  if (tid == 0) {
+    dnnp::trap_unless_swizzle_aligned(smem);
+#pragma unroll
+    for (int q = 0; q < NQ; ++q) {
+      dnnp::mbar_init(&full_a[q], 128);
+      dnnp::mbar_init(&full_b[q], 128);
+    }
+    dnnp::mbar_init_fence();
+  }
+  load_scalars();
+  __syncthreads();  // the mbarriers; gam, bet
+
+  const T* sg = reinterpret_cast<const T*>(bp.ws_s) + ch * V * K;
+  const T* dsg = reinterpret_cast<const T*>(bp.ws_ds) + ch * V * K;
+  const T* ug = bwd_u_tiles<T, V>(bp) + ch * CHUNK * V;
+  const T* drg = reinterpret_cast<const T*>(bp.ws_dr) + ch * CHUNK * V;
+  const T* dog = static_cast<const T*>(bp.d_o);
+  // Producer copies of quarter q: a [32][K] S-like tile (4 chunks of 16 B per thread) and a
+  // [64][32] U-like tile (2 chunks per thread).
+  auto copy_s = [&](int q, size_t off, const T* src) {
+#pragma unroll
+    for (int u = 0; u < 4; ++u) {
+      const int x = t + 128 * u, v = x >> 4, kc = 8 * (x & 15);
+      cp_async16(smem + q * L::quarter + off + tw_sq_off(v, kc), src + static_cast<size_t>(32 * q + v) * K + kc);
+    }
+  };
+  auto copy_u = [&](int q, size_t off, const T* src) {
+#pragma unroll
+    for (int u = 0; u < 2; ++u) {
+      const int x = t + 128 * u, r = x >> 2, vc = 8 * (x & 3);
+      cp_async16(smem + q * L::quarter + off + tw_uq_off(r, vc), src + static_cast<size_t>(r) * V + 32 * q + vc);
+    }
+  };
+  if (wg == 0) {
+#pragma unroll
+    for (int q = 0; q < NQ; ++q) {
+      copy_s(q, Q::s_off, sg);
+      copy_u(q, Q::u_off, ug);
+#pragma unroll
+      for (int u = 0; u < 2; ++u) {
+        const int x = t + 128 * u, r = x >> 2, vc = 8 * (x & 3);
+        const bool live = r < len;
+        const T* src = dog + (static_cast<size_t>(t0 + (live ? r : 0)) * HO + h) * V + 32 * q + vc;
+        cp_async16_zfill(smem + q * L::quarter + Q::do_off + tw_uq_off(r, vc), src, live);
+      }
+      dnnp::cp_async_mbar_arrive_noinc(&full_a[q]);
+    }
+  }
+  issue_qk();  // every thread: raw q, k (rows of K + 16), waited before the hand-off
+  cp_async_commit();
+  if (wg == 0) {
+    if (t == 0) flag_wait.thread_wait();
+    dnnp::named_bar_sync(1, 128);
+#pragma unroll
+    for (int q = 0; q < NQ; ++q) {
+      copy_s(q, Q::ds_off, dsg);
+      copy_u(q, Q::dr_off, drg);
+      dnnp::cp_async_mbar_arrive_noinc(&full_b[q]);
+    }
+  }
+  // The products: warpgroup wg's accumulators (n8 tile j, element e: row 16 (warp % 4) + lane / 4
+  // + 8 (e / 2), column 8 j + 2 (lane % 4) + e % 2; acc[32 b + 4 j + e] for key block b).
+  float acc[64];
+#pragma unroll
+  for (int i = 0; i < 64; ++i) {
+    acc[i] = 0.f;
+    dnnp::wgmma_fence_operand(acc[i]);
+  }
+  auto slot = [&](int q) { return ring + static_cast<uint32_t>(q * L::quarter); };
+  auto desc_a = [&](uint32_t tile, int kk) { return dnnp::wgmma_desc(tile + 32 * kk, 16, 512, 2); };  // [64][32] K-major sw64
+  auto desc_bmn = [&](uint32_t tile, int b, int kk) {  // [32][K] MN-major sw128, key block b
+    return dnnp::wgmma_desc(tile + b * (32 * 128) + 2048 * kk, 16, 1024, 1);
+  };
+  if (wg <= 2) {
+    // 0: dKᴿ = U dS';  1: dQ⁺ = dO S;  2: P_E = dR S.
+    for (int q = 0; q < NQ; ++q) {
+      dnnp::mbar_wait(&full_a[q], 0);                  // S, U, dO
+      if (wg != 1) dnnp::mbar_wait(&full_b[q], 0);     // dS', dR
+      dnnp::fence_proxy_async_shared();
+      dnnp::wgmma_fence();
+      const uint32_t s = slot(q);
+      const uint32_t at = s + (wg == 0 ? Q::u_off : wg == 1 ? Q::do_off : Q::dr_off);
+      const uint32_t bt = s + (wg == 0 ? Q::ds_off : Q::s_off);
+#pragma unroll
+      for (int kk = 0; kk < 2; ++kk) {
+        const uint64_t a = desc_a(at, kk);
+        W::n64_b_mn(acc, a, desc_bmn(bt, 0, kk));
+        W::n64_b_mn(acc + 32, a, desc_bmn(bt, 1, kk));
+      }
+      dnnp::wgmma_commit();
+    }
+    dnnp::wgmma_wait<0>();
+  } else {
+    // dA = dO Uᵀ (acc[0, 32)), P_L = dR Uᵀ (acc[32, 64)): B = the quarter's U, K-major, 64 tokens.
+    for (int q = 0; q < NQ; ++q) {
+      dnnp::mbar_wait(&full_a[q], 0);
+      dnnp::fence_proxy_async_shared();
+      dnnp::wgmma_fence();
+      const uint32_t s = slot(q);
+#pragma unroll
+      for (int kk = 0; kk < 2; ++kk) W::n64_b_k(acc, desc_a(s + Q::do_off, kk), desc_a(s + Q::u_off, kk));
+      dnnp::wgmma_commit();
+    }
+    for (int q = 0; q < NQ; ++q) {
+      dnnp::mbar_wait(&full_b[q], 0);
+      dnnp::fence_proxy_async_shared();
+      dnnp::wgmma_fence();
+      const uint32_t s = slot(q);
+#pragma unroll
+      for (int kk = 0; kk < 2; ++kk) W::n64_b_k(acc + 32, desc_a(s + Q::dr_off, kk), desc_a(s + Q::u_off, kk));
+      dnnp::wgmma_commit();
+    }
+    // The dR pass from the ring (while the products run): row r = t / 2, values [64 hv, 64 hv + 64).
+    {
+      const int r = t >> 1, hv = t & 1;
+      const bool live = r < len;
+      const bool direct = (p.flags & FLAG_BWD_DIRECT) && p.hv == HO;
+      const T* vg = static_cast<const T*>(p.v) + (static_cast<size_t>(t0 + (live ? r : 0)) * p.hv + vh) * V + 64 * hv;
+      T* dvd = static_cast<T*>(bp.dv) + (static_cast<size_t>(t0 + r) * p.hv + vh) * V + 64 * hv;
+      float* dvo = bp.ws_dv + (static_cast<size_t>(t0 + r) * HO + h) * V + 64 * hv;
+      uint4 vv[8];
+#pragma unroll
+      for (int c = 0; c < 8; ++c) vv[c] = live ? *reinterpret_cast<const uint4*>(vg + 8 * c) : make_uint4(0u, 0u, 0u, 0u);
+      const float bb = bet[r];
+      float xs = 0.f;
+#pragma unroll
+      for (int c = 0; c < 8; ++c) {
+        const int q = 2 * hv + (c >> 2), vc = 8 * (c & 3);
+        dnnp::mbar_wait(&full_b[q], 0);
+        const uint4 w = *reinterpret_cast<const uint4*>(smem + q * L::quarter + Q::dr_off + tw_uq_off(r, vc));
+        const u32 rw[4] = {w.x, w.y, w.z, w.w}, vw[4] = {vv[c].x, vv[c].y, vv[c].z, vv[c].w};
+        u32 dpk[4];
+        float d32[8];
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const float r0 = IO::bits_to_f(static_cast<unsigned short>(rw[e] & 0xffffu));
+          const float r1 = IO::bits_to_f(static_cast<unsigned short>(rw[e] >> 16));
+          xs += r0 * IO::bits_to_f(static_cast<unsigned short>(vw[e] & 0xffffu)) +
+                r1 * IO::bits_to_f(static_cast<unsigned short>(vw[e] >> 16));
+          const float d0 = bb * r0, d1 = bb * r1;
+          dpk[e] = Io<T>::pack(d0, d1);
+          d32[2 * e] = d0;
+          d32[2 * e + 1] = d1;
+        }
+        if (live) {
+          if (direct) {
+            *reinterpret_cast<uint4*>(dvd + 8 * c) = make_uint4(dpk[0], dpk[1], dpk[2], dpk[3]);
+          } else {
+            *reinterpret_cast<float4*>(dvo + 8 * c) = make_float4(d32[0], d32[1], d32[2], d32[3]);
+            *reinterpret_cast<float4*>(dvo + 8 * c + 4) = make_float4(d32[4], d32[5], d32[6], d32[7]);
+          }
+        }
+      }
+      dbvp[hv * CHUNK + r] = xs;
+      // dD's partials: Σ S ⊙ dS' over the ring's S / dS' tiles (the same swizzle: element-wise).
+      float ddp = 0.f;
+#pragma unroll
+      for (int q = 0; q < NQ; ++q) {
+#pragma unroll
+        for (int u = 0; u < 4; ++u) {
+          const size_t o = q * L::quarter + 16 * (t + 128 * u);
+          const uint4 a = *reinterpret_cast<const uint4*>(smem + Q::s_off + o);
+          const uint4 b = *reinterpret_cast<const uint4*>(smem + Q::ds_off + o);
+          const u32 aw[4] = {a.x, a.y, a.z, a.w}, bw[4] = {b.x, b.y, b.z, b.w};
+#pragma unroll
+          for (int e = 0; e < 4; ++e)
+            ddp += IO::bits_to_f(static_cast<unsigned short>(aw[e] & 0xffffu)) * IO::bits_to_f(static_cast<unsigned short>(bw[e] & 0xffffu)) +
+                   IO::bits_to_f(static_cast<unsigned short>(aw[e] >> 16)) * IO::bits_to_f(static_cast<unsigned short>(bw[e] >> 16));
+        }
+      }
+      dd = ddp;
+    }
+    dnnp::wgmma_wait<0>();
+  }
+#pragma unroll
+  for (int i = 0; i < 64; ++i) dnnp::wgmma_fence_operand(acc[i]);
+  cp_async_wait<0>();  // q, k
+  __syncthreads();     // every ring read done: the hand-off tiles go over it
+  float* Rq = reinterpret_cast<float*>(smem);
+  float* Re = Rq + CHUNK * KF;
+  float* Rk = Re + CHUNK * KF;
+  float* Ra = reinterpret_cast<float*>(smem + L::ra_off);
+  float* Rl = reinterpret_cast<float*>(smem + L::rl_off);
+  {
+    const int g = lane >> 2, cq = 2 * (lane & 3), wr = 16 * (warp & 3);
+    if (wg <= 2) {
+      float* R = wg == 0 ? Rk : wg == 1 ? Rq : Re;
+      const float sgn = wg == 2 ? -1.f : 1.f;
+#pragma unroll
+      for (int b = 0; b < 2; ++b)
+#pragma unroll
+        for (int j = 0; j < 8; ++j)
+#pragma unroll
+          for (int hf = 0; hf < 2; ++hf) {
+            const int r = wr + g + 8 * hf, c = 64 * b + 8 * j + cq;
+            *reinterpret_cast<float2*>(&R[r * KF + (c ^ tok_swz<true>(r))]) =
+                make_float2(sgn * acc[32 * b + 4 * j + 2 * hf], sgn * acc[32 * b + 4 * j + 2 * hf + 1]);
+          }
+    } else {
+#pragma unroll
+      for (int j = 0; j < 8; ++j)
+#pragma unroll
+        for (int hf = 0; hf < 2; ++hf) {
+          const int r = wr + g + 8 * hf, c = 8 * j + cq;
+          *reinterpret_cast<float2*>(&Ra[r * CF + c]) = make_float2(acc[4 * j + 2 * hf], acc[4 * j + 2 * hf + 1]);
+          *reinterpret_cast<float2*>(&Rl[r * CF + c]) = make_float2(acc[32 + 4 * j + 2 * hf], acc[32 + 4 * j + 2 * hf + 1]);
+        }
+    }
+  }
+  __syncthreads();
+  {
+    // tc16's row layout (V3, SWZ): row ti, key column pairs 2 tk + 16 mp + {0, 1}.
+    const int ti = tid >> 3, tk = tid & 7;
+#pragma unroll
+    for (int mp = 0; mp < K / 16; ++mp) {
+      const int c = ti * KF + ((2 * tk + 16 * mp) ^ tok_swz<true>(ti));
+      const float2 xq = *reinterpret_cast<const float2*>(&Rq[c]);
+      const float2 xe = *reinterpret_cast<const float2*>(&Re[c]);
+      const float2 xk = *reinterpret_cast<const float2*>(&Rk[c]);
+      dqp[2 * mp] = xq.x;
+      dqp[2 * mp + 1] = xq.y;
+      de[2 * mp] = xe.x;
+      de[2 * mp + 1] = xe.y;
+      dkr[2 * mp] = xk.x;
+      dkr[2 * mp + 1] = xk.y;
+    }
+    // tc16's fragment layout of dA, dL (faa, fal: token tile warp & 3, columns 8 (2 (warp >> 2) + n)).
+    const int g = lane >> 2, cq = 2 * (lane & 3), r0 = 16 * (warp & 3) + g, gq = warp >> 2;
+#pragma unroll
+    for (int n = 0; n < 2; ++n)
+#pragma unroll
+      for (int hf = 0; hf < 2; ++hf) {
+        const int o = (r0 + 8 * hf) * CF + 8 * (2 * gq + n) + cq;
+        faa[n][2 * hf] = Ra[o];
+        faa[n][2 * hf + 1] = Ra[o + 1];
+        fal[n][2 * hf] = Rl[o];
+        fal[n][2 * hf + 1] = Rl[o + 1];
+      }
+  }
+  // The region is the caller's again after its next barrier (as tokens_products_mma's V5).
 }
 
 }  // namespace gdn
