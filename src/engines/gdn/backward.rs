@@ -167,7 +167,7 @@ use super::params::{
     dscan_ov2_smem_bytes, dscan_ov2gx_smem_bytes, dscan_ov2gxsc_smem_bytes,
     dscan_ov2gxsh_smem_bytes, dscan_w8_smem_bytes, dsum_sc_smem_bytes, flags, fscan_gx_smem_bytes,
     fscan_gxsc_smem_bytes, fscan_gxsl_smem_bytes, max_chunks, psum_sl_smem_bytes, scan_smem_bytes,
-    scanx_smem_bytes, tokens_tc11_smem_bytes, tokens_tc12_smem_bytes,
+    scanx_smem_bytes, tokens_tc11_smem_bytes, tokens_tc12_smem_bytes, tokens_tw1_tile_smem_bytes,
 };
 use super::pdl::{GdnPlan, Launch, PdlMode};
 
@@ -423,11 +423,21 @@ pub enum BwdKernel {
     /// the raw `k`, `v` rows, `T` and the prep's scalars (`gdn_bwd_psum_sl_*`: the slim replay's
     /// loop without outputs; other roundings); at K other than 128 it names `psum`.
     PsumSl,
+    /// Overlap (session 30, helper m1t30: td29's M1, `DNNPLAN_GDN_BWD_TOKENS=tw1`): token stage
+    /// `tw1`, [`BwdKernel::TokensTc16Ov`]'s tile (the same 512 threads, inputs and chunk-local
+    /// phases) with the value products warp-specialized (`gdn_bwd_tokens_tw1_*`,
+    /// `kernels/include/gdn_bwd_tw.cuh`): warpgroup 0 copies each value quarter of `S`, `U`,
+    /// `dO` and, after the unit's flag, `dS'`, `dR` into a ring signalled by mbarriers, the four
+    /// warpgroups run the five products on wgmma (register accumulators). Not bitwise `tc16`
+    /// (wgmma's rounding, the order of `dD` and `Σ_v dR·v`) except `dV`; validated against fp64.
+    /// Shared memory [`tokens_tw1_tile_smem_bytes`]. K = V = 128; at other K it names
+    /// `tokens_tc13_ov` (never run there: [`u_pair_replay`] needs K = 128).
+    TokensTw1Ov,
 }
 
 impl BwdKernel {
     /// Every kernel, in index order.
-    pub const ALL: [BwdKernel; 64] = [
+    pub const ALL: [BwdKernel; 65] = [
         BwdKernel::ChunkOffsets,
         BwdKernel::Prep,
         BwdKernel::Fscan,
@@ -492,6 +502,7 @@ impl BwdKernel {
         BwdKernel::DsumSc,
         BwdKernel::DscanpOv2GxSc,
         BwdKernel::PsumSl,
+        BwdKernel::TokensTw1Ov,
     ];
 
     /// The kernel's symbol in the module (`tag` = `bf16` / `f16`, `k` = K = V; `prep`: the
@@ -547,6 +558,8 @@ impl BwdKernel {
             BwdKernel::FscanGx4U => "fscan_gx4u",
             BwdKernel::TokensTc16Ov if k != 128 => "tokens_tc13_ov",
             BwdKernel::TokensTc16Ov => "tokens_tc16_ov",
+            BwdKernel::TokensTw1Ov if k != 128 => "tokens_tc13_ov",
+            BwdKernel::TokensTw1Ov => "tokens_tw1",
             BwdKernel::FscanGx => "fscan_gx",
             BwdKernel::FscanGx3 => "fscan_gx3",
             BwdKernel::FscanGx4 => "fscan_gx4",
@@ -662,6 +675,7 @@ impl BwdKernel {
                 | BwdKernel::TokensTc12Ov
                 | BwdKernel::TokensTc13Ov
                 | BwdKernel::TokensTc16Ov
+                | BwdKernel::TokensTw1Ov
         )
     }
 }
@@ -1229,7 +1243,13 @@ pub struct TokenStage {
 /// ([`BwdKernel::FscanGxU`] / [`BwdKernel::FscanGx4U`] store it, the tile `tc13` recomputes
 /// from `W`, `Ũᵀ` and `S_c`, bit for bit), so bitwise `tc13`; only where [`u_pair_replay`] pairs
 /// it (the overlap, no piece chain, the gx replays, K = V = 128), else its row runs `tc13`.
-pub const TOKEN_STAGES: [TokenStage; 4] = {
+///
+/// `tw1` (session 30, helper m1t30, td29's milestone M1; off by default, only by
+/// `DNNPLAN_GDN_BWD_TOKENS=tw1`): `tc16`'s pairing (the storing replay, the io-`dR` producers,
+/// [`TC16_FALLBACK`] elsewhere) with [`BwdKernel::TokensTw1Ov`] as the consumer, launched like
+/// `tc16`'s (grid, 512 threads, PDL) with [`tokens_tw1_tile_smem_bytes`]; its `kernel` (never
+/// launched: without the overlap its row runs the fallback) is `tc12`'s.
+pub const TOKEN_STAGES: [TokenStage; 5] = {
     use BwdKernel::*;
     [
         TokenStage {
@@ -1264,6 +1284,15 @@ pub const TOKEN_STAGES: [TokenStage; 4] = {
             kernel: TokensTc12,
             overlapped: TokensTc16Ov,
             smem: tokens_tc12_smem_bytes,
+            bitwise: false,
+            ov_scans: Some((DscanOv5Dr, DscanpOv5Dr)),
+            loads_u: true,
+        },
+        TokenStage {
+            name: "tw1",
+            kernel: TokensTc12,
+            overlapped: TokensTw1Ov,
+            smem: tokens_tw1_tile_smem_bytes,
             bitwise: false,
             ov_scans: Some((DscanOv5Dr, DscanpOv5Dr)),
             loads_u: true,
@@ -2755,7 +2784,8 @@ mod tests {
                 &BwdKernel::TokensTc11Ov,
                 &BwdKernel::TokensTc12Ov,
                 &BwdKernel::TokensTc13Ov,
-                &BwdKernel::TokensTc16Ov
+                &BwdKernel::TokensTc16Ov,
+                &BwdKernel::TokensTw1Ov
             ]
         );
         assert!(!BwdKernel::TokensTc11.programmatic());
@@ -2933,7 +2963,7 @@ mod tests {
                 s.ov_scans.is_some(),
                 matches!(
                     s.overlapped,
-                    BwdKernel::TokensTc13Ov | BwdKernel::TokensTc16Ov
+                    BwdKernel::TokensTc13Ov | BwdKernel::TokensTc16Ov | BwdKernel::TokensTw1Ov
                 )
             );
             assert_eq!(s.bitwise, s.ov_scans.is_none(), "{}", s.name);
@@ -3030,6 +3060,48 @@ mod tests {
             .expect("a stage");
         let (s, r) = token_pair(stage, overlap, pieces, on_pieces, replays, replay, k, k);
         (s.name, r.name("bf16", f.k, PrepVariant::DEFAULT))
+    }
+
+    #[test]
+    fn tw1_runs_where_tc16_runs_with_its_own_entry_and_smem() {
+        // Session 30 (m1t30): DNNPLAN_GDN_BWD_TOKENS=tw1 picks the tw1 row (never by rule), which
+        // pairs exactly as tc16 (the storing replay, else tc13) and launches
+        // gdn_bwd_tokens_tw1_* with tc16's grid and 512 threads and Tw1Smem's 188,224 B.
+        let (tw1, ok) = TokenStage::pick("tw1", false, false);
+        assert!(ok);
+        assert_eq!(tw1.name, "tw1");
+        assert_eq!(tw1.overlapped, BwdKernel::TokensTw1Ov);
+        assert!(tw1.loads_u && !tw1.bitwise);
+        assert_eq!((tw1.smem)(128), 188_224);
+        assert!(SM90_BUDGET.holds(1, (tw1.smem)(128)));
+        assert_eq!(
+            BwdKernel::TokensTw1Ov.name("bf16", 128, PrepVariant::DEFAULT),
+            "gdn_bwd_tokens_tw1_bf16_k128"
+        );
+        assert_eq!(
+            BwdKernel::TokensTw1Ov.name("f16", 128, PrepVariant::DEFAULT),
+            "gdn_bwd_tokens_tw1_f16_k128"
+        );
+        for invariant in [false, true] {
+            for forced in [false, true] {
+                assert_ne!(TokenStage::by_rule(invariant, forced).name, "tw1");
+            }
+        }
+        let rule = REPLAY_BY_RULE;
+        for shape in [
+            (4, 32768, 16),
+            (1, 32768, 16),
+            (16, 32768, 32),
+            (10, 29949, 16),
+        ] {
+            let f = facts(shape.0, shape.1, shape.2, 128, false);
+            let tc16 = tc16_pair_at(&f, "tc16", rule, None, true);
+            let tw1 = tc16_pair_at(&f, "tw1", rule, None, true);
+            let want = if tc16.0 == "tc16" { "tw1" } else { tc16.0 };
+            assert_eq!((tw1.0, &tw1.1), (want, &tc16.1), "{shape:?}");
+        }
+        let f64k = facts(4, 32768, 16, 64, false);
+        assert_eq!(tc16_pair_at(&f64k, "tw1", rule, None, true).0, "tc13");
     }
 
     #[test]

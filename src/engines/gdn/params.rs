@@ -471,6 +471,23 @@ pub fn tokens_tc12_smem_bytes(k: u64) -> u32 {
     tokens_tc11_smem_bytes(k) + (2 * CHUNK * 8 * 2) as u32
 }
 
+/// Dynamic shared memory of the `tw1` token kernel (session 30, helper m1t30;
+/// `gdn::Tw1Smem::bytes`) for head dims `k = v`: the ring of the tile's `v / 32` value quarters
+/// (`S`, `dS'` `[32][k]`, `U`, `dO`, `dR` `[64][32]`, io) at offset 0, under the fp32 hand-off
+/// tiles (`dQ⁺`, `dE`, `dKᴿ` in rows of `k + 16`, `dA`, `P_L` in rows of 72) and `tc11`'s phase-A
+/// tiles; then the per-token vectors, the raw q / k tiles (rows of `k + 16`) and `2 · v / 32`
+/// mbarriers. 188,224 B at K = V = 128 (`tc12`: 215,808).
+pub fn tokens_tw1_tile_smem_bytes(k: u64) -> u32 {
+    let rows = CHUNK;
+    let ring = (k / 32) * (2 * 32 * k * 2 + 3 * rows * 32 * 2);
+    let r_end = 3 * rows * (k + 16) * 4 + 2 * rows * (rows + 8) * 4;
+    let a_bytes = 2 * rows * (k + 8) * 2 + 3 * rows * (rows + 8) * 2 + rows * (rows + 8) * 4;
+    let vec = ring.max(r_end).max(a_bytes).div_ceil(16) * 16;
+    let qraw = vec + (7 * rows + u64::from(TOK_THREADS)) * 4;
+    let bar = qraw + 2 * rows * (k + 16) * 2;
+    (bar + 2 * (k / 32) * 8) as u32
+}
+
 /// Threads of the next token stage's tile `tw` (`gdn::TW_THREADS`; session 29's design, work in
 /// progress): one producer and two consumer warpgroups.
 pub const TW_THREADS: u32 = 384;
@@ -1161,6 +1178,14 @@ mod tests {
         assert_eq!(tokens_tc12_smem_bytes(128), 215_808);
         assert_eq!(tokens_tc12_smem_bytes(64), 98_048);
         assert!(SM.allows(tokens_tc12_smem_bytes(128)));
+    }
+
+    #[test]
+    fn tw1_tile_smem_matches_the_cuda_struct() {
+        // gdn::Tw1Smem<128, 128>::bytes (its static_assert in gdn_bwd.cuh), under tc12's.
+        assert_eq!(tokens_tw1_tile_smem_bytes(128), 188_224);
+        assert!(tokens_tw1_tile_smem_bytes(128) < tokens_tc12_smem_bytes(128));
+        assert!(SM.allows(tokens_tw1_tile_smem_bytes(128)));
     }
 
     #[test]
