@@ -3194,11 +3194,15 @@ mod tests {
         let got = tc16_pair_at(&fbi, bi.name, rule, None, true);
         assert_eq!((got.0, got.1.as_str()), ("tc12", gx4));
         assert!(!TokenStage::by_rule(false, true).loads_u);
-        // Only tc16 loads U; its fallback is a stage of the table with the same producers.
+        // Only tc16 and tw1 (session 30) load U; their fallback is a stage of the table with the
+        // same producers.
         for s in &TOKEN_STAGES {
             assert_eq!(
                 s.loads_u,
-                s.overlapped == BwdKernel::TokensTc16Ov,
+                matches!(
+                    s.overlapped,
+                    BwdKernel::TokensTc16Ov | BwdKernel::TokensTw1Ov
+                ),
                 "{}",
                 s.name
             );
