@@ -217,13 +217,18 @@ __device__ __forceinline__ void tw_value_quarter(TwValueAcc& a, uint32_t slot, i
 // M1 (session 30, helper m1t30): `tw1`, REV 30 of bwd_tokens_tc_tile (gdn_bwd_tokens_tw1_*, K = V =
 // 128, the overlapped consumer). tc16's block of TOK_THREADS = 512 threads and its chunk-local
 // phases unchanged; the value products (tokens_products_mma's part) are warp-specialized:
-//   warpgroup 0: the producer — per quarter q the S, U and dO copies (cp.async into the ring slot
+//   every thread: per quarter q one chunk of the S, U or dO copies (cp.async into the ring slot
 //     through tw_sq_off / tw_uq_off, dO zero-filled past len; cp.async.mbarrier.arrive.noinc on
-//     full_a[q]), then the unit's flag (one thread polls, a named barrier of the warpgroup), then
-//     dS' and dR (full_b[q]); then dKᴿ = U dS' (2 × m64n64k16 per k16 step, B MN-major);
-//   warpgroup 1: dQ⁺ = dO S;  warpgroup 2: P_E = dR S (dE = −P_E);
-//   warpgroup 3: dA = dO Uᵀ and P_L = dR Uᵀ (m64n64k16, B = U K-major), then the dR pass from the
-//     ring (dv = β dR to its port, Σ_v dR·v per row half into dbvp) and dD's partials (Σ S ⊙ dS').
+//     full_a[q], TOK_THREADS arrivals); then the q / k rows (tc16's issue_qk);
+//   warpgroups 0 and 3: the unit's flag (thread 0 polls, a named barrier of the 256), then the
+//     dS' and dR copies (full_b[q], 256 arrivals); warpgroup 0 then dKᴿ = U dS'
+//     (2 × m64n64k16 per k16 step, B MN-major);
+//   warpgroup 1: dQ⁺ = dO S, then (while they run) the dR pass from the ring (dv = β dR to its
+//     port, Σ_v dR·v per row half into dbvp);
+//   warpgroup 2: P_E = dR S (dE = −P_E), then (while they run) dD's partials (Σ S ⊙ dS');
+//   warpgroup 3: dA = dO Uᵀ (before the flag) and P_L = dR Uᵀ (m64n64k16, B = U K-major).
+// (Run 1 on the H200 had warpgroup 0 issue every copy and warpgroup 3 run the dR pass and dD:
+// 7 % slower than tc16 in the stage, barrier stalls 3.0 vs 1.7 per instruction.)
 // Each accumulator runs the V / 16 k16 steps in value order from zero (as tc16's mma.sync ones);
 // wgmma's rounding of a k16 step is not mma.sync's on the H200 (session 30, the lead's self-test),
 // so dQ⁺ … dL, hence dq, dk, dg, dβ, are not bitwise tc16's; dv (β dR) is. The accumulators go
@@ -253,8 +258,8 @@ __device__ __forceinline__ void tw1_products(const BwdParams& bp, size_t ch, lon
     dnnp::trap_unless_swizzle_aligned(smem);
 #pragma unroll
     for (int q = 0; q < NQ; ++q) {
-      dnnp::mbar_init(&full_a[q], 128);
-      dnnp::mbar_init(&full_b[q], 128);
+      dnnp::mbar_init(&full_a[q], TOK_THREADS);
+      dnnp::mbar_init(&full_b[q], 256);
     }
     dnnp::mbar_init_fence();
   }
@@ -268,47 +273,47 @@ __device__ __forceinline__ void tw1_products(const BwdParams& bp, size_t ch, lon
   const T* dog = static_cast<const T*>(bp.d_o);
   // Producer copies of quarter q: a [32][K] S-like tile (4 chunks of 16 B per thread) and a
   // [64][32] U-like tile (2 chunks per thread).
-  auto copy_s = [&](int q, size_t off, const T* src) {
+  // Pre-flag copies, every thread of the block (session 30, run 2: run 1 issued them from
+  // warpgroup 0 alone): per quarter one 16-byte chunk of S, then one of U (threads < 256) or of
+  // dO (the others, zero-filled past len); full_a[q] counts all TOK_THREADS arrivals.
 #pragma unroll
-    for (int u = 0; u < 4; ++u) {
-      const int x = t + 128 * u, v = x >> 4, kc = 8 * (x & 15);
-      cp_async16(smem + q * L::quarter + off + tw_sq_off(v, kc), src + static_cast<size_t>(32 * q + v) * K + kc);
+  for (int q = 0; q < NQ; ++q) {
+    {
+      const int v = tid >> 4, kc = 8 * (tid & 15);
+      cp_async16(smem + q * L::quarter + Q::s_off + tw_sq_off(v, kc), sg + static_cast<size_t>(32 * q + v) * K + kc);
     }
-  };
-  auto copy_u = [&](int q, size_t off, const T* src) {
-#pragma unroll
-    for (int u = 0; u < 2; ++u) {
-      const int x = t + 128 * u, r = x >> 2, vc = 8 * (x & 3);
-      cp_async16(smem + q * L::quarter + off + tw_uq_off(r, vc), src + static_cast<size_t>(r) * V + 32 * q + vc);
+    const int x = tid & 255, r = x >> 2, vc = 8 * (x & 3);
+    if (tid < 256) {
+      cp_async16(smem + q * L::quarter + Q::u_off + tw_uq_off(r, vc), ug + static_cast<size_t>(r) * V + 32 * q + vc);
+    } else {
+      const bool live = r < len;
+      const T* src = dog + (static_cast<size_t>(t0 + (live ? r : 0)) * HO + h) * V + 32 * q + vc;
+      cp_async16_zfill(smem + q * L::quarter + Q::do_off + tw_uq_off(r, vc), src, live);
     }
-  };
-  if (wg == 0) {
-#pragma unroll
-    for (int q = 0; q < NQ; ++q) {
-      copy_s(q, Q::s_off, sg);
-      copy_u(q, Q::u_off, ug);
-#pragma unroll
-      for (int u = 0; u < 2; ++u) {
-        const int x = t + 128 * u, r = x >> 2, vc = 8 * (x & 3);
-        const bool live = r < len;
-        const T* src = dog + (static_cast<size_t>(t0 + (live ? r : 0)) * HO + h) * V + 32 * q + vc;
-        cp_async16_zfill(smem + q * L::quarter + Q::do_off + tw_uq_off(r, vc), src, live);
-      }
-      dnnp::cp_async_mbar_arrive_noinc(&full_a[q]);
-    }
+    dnnp::cp_async_mbar_arrive_noinc(&full_a[q]);
   }
   issue_qk();  // every thread: raw q, k (rows of K + 16), waited before the hand-off
   cp_async_commit();
-  if (wg == 0) {
-    if (t == 0) flag_wait.thread_wait();
-    dnnp::named_bar_sync(1, 128);
+  // The unit's flag, then the dS' and dR copies: warpgroups 0 and 3 (256 threads; warpgroup 3
+  // after issuing its pre-flag products), per quarter two chunks of dS' and one of dR each;
+  // full_b[q] counts 256 arrivals.
+  auto post_flag = [&] {
+    const int pt = wg == 0 ? t : 128 + t;
+    if (tid == 0) flag_wait.thread_wait();
+    dnnp::named_bar_sync(1, 256);
 #pragma unroll
     for (int q = 0; q < NQ; ++q) {
-      copy_s(q, Q::ds_off, dsg);
-      copy_u(q, Q::dr_off, drg);
+#pragma unroll
+      for (int u = 0; u < 2; ++u) {
+        const int x = pt + 256 * u, v = x >> 4, kc = 8 * (x & 15);
+        cp_async16(smem + q * L::quarter + Q::ds_off + tw_sq_off(v, kc), dsg + static_cast<size_t>(32 * q + v) * K + kc);
+      }
+      const int r = pt >> 2, vc = 8 * (pt & 3);
+      cp_async16(smem + q * L::quarter + Q::dr_off + tw_uq_off(r, vc), drg + static_cast<size_t>(r) * V + 32 * q + vc);
       dnnp::cp_async_mbar_arrive_noinc(&full_b[q]);
     }
-  }
+  };
+  if (wg == 0) post_flag();
   // The products: warpgroup wg's accumulators (n8 tile j, element e: row 16 (warp % 4) + lane / 4
   // + 8 (e / 2), column 8 j + 2 (lane % 4) + e % 2; acc[32 b + 4 j + e] for key block b).
   float acc[64];
@@ -322,47 +327,9 @@ __device__ __forceinline__ void tw1_products(const BwdParams& bp, size_t ch, lon
   auto desc_bmn = [&](uint32_t tile, int b, int kk) {  // [32][K] MN-major sw128, key block b
     return dnnp::wgmma_desc(tile + b * (32 * 128) + 2048 * kk, 16, 1024, 1);
   };
-  if (wg <= 2) {
-    // 0: dKᴿ = U dS';  1: dQ⁺ = dO S;  2: P_E = dR S.
-    for (int q = 0; q < NQ; ++q) {
-      dnnp::mbar_wait(&full_a[q], 0);                  // S, U, dO
-      if (wg != 1) dnnp::mbar_wait(&full_b[q], 0);     // dS', dR
-      dnnp::fence_proxy_async_shared();
-      dnnp::wgmma_fence();
-      const uint32_t s = slot(q);
-      const uint32_t at = s + (wg == 0 ? Q::u_off : wg == 1 ? Q::do_off : Q::dr_off);
-      const uint32_t bt = s + (wg == 0 ? Q::ds_off : Q::s_off);
-#pragma unroll
-      for (int kk = 0; kk < 2; ++kk) {
-        const uint64_t a = desc_a(at, kk);
-        W::n64_b_mn(acc, a, desc_bmn(bt, 0, kk));
-        W::n64_b_mn(acc + 32, a, desc_bmn(bt, 1, kk));
-      }
-      dnnp::wgmma_commit();
-    }
-    dnnp::wgmma_wait<0>();
-  } else {
-    // dA = dO Uᵀ (acc[0, 32)), P_L = dR Uᵀ (acc[32, 64)): B = the quarter's U, K-major, 64 tokens.
-    for (int q = 0; q < NQ; ++q) {
-      dnnp::mbar_wait(&full_a[q], 0);
-      dnnp::fence_proxy_async_shared();
-      dnnp::wgmma_fence();
-      const uint32_t s = slot(q);
-#pragma unroll
-      for (int kk = 0; kk < 2; ++kk) W::n64_b_k(acc, desc_a(s + Q::do_off, kk), desc_a(s + Q::u_off, kk));
-      dnnp::wgmma_commit();
-    }
-    for (int q = 0; q < NQ; ++q) {
-      dnnp::mbar_wait(&full_b[q], 0);
-      dnnp::fence_proxy_async_shared();
-      dnnp::wgmma_fence();
-      const uint32_t s = slot(q);
-#pragma unroll
-      for (int kk = 0; kk < 2; ++kk) W::n64_b_k(acc + 32, desc_a(s + Q::dr_off, kk), desc_a(s + Q::u_off, kk));
-      dnnp::wgmma_commit();
-    }
-    // The dR pass from the ring (while the products run): row r = t / 2, values [64 hv, 64 hv + 64).
-    {
+  // The dR pass from the ring (warpgroup 1, while its products run): row r = t / 2, values
+  // [64 hv, 64 hv + 64): dv = β dR to its port, Σ_v dR·v into dbvp[hv · CHUNK + r].
+  auto dr_pass = [&] {
       const int r = t >> 1, hv = t & 1;
       const bool live = r < len;
       const bool direct = (p.flags & FLAG_BWD_DIRECT) && p.hv == HO;
@@ -403,7 +370,10 @@ __device__ __forceinline__ void tw1_products(const BwdParams& bp, size_t ch, lon
         }
       }
       dbvp[hv * CHUNK + r] = xs;
-      // dD's partials: Σ S ⊙ dS' over the ring's S / dS' tiles (the same swizzle: element-wise).
+  };
+  // dD's partials (warpgroup 2, while its products run).
+  auto dd_pass = [&] {
+      // Σ S ⊙ dS' over the ring's S / dS' tiles (the same swizzle: element-wise).
       float ddp = 0.f;
 #pragma unroll
       for (int q = 0; q < NQ; ++q) {
@@ -420,6 +390,48 @@ __device__ __forceinline__ void tw1_products(const BwdParams& bp, size_t ch, lon
         }
       }
       dd = ddp;
+  };
+  if (wg <= 2) {
+    // 0: dKᴿ = U dS';  1: dQ⁺ = dO S;  2: P_E = dR S.
+    for (int q = 0; q < NQ; ++q) {
+      dnnp::mbar_wait(&full_a[q], 0);                  // S, U, dO
+      if (wg != 1) dnnp::mbar_wait(&full_b[q], 0);     // dS', dR
+      dnnp::fence_proxy_async_shared();
+      dnnp::wgmma_fence();
+      const uint32_t s = slot(q);
+      const uint32_t at = s + (wg == 0 ? Q::u_off : wg == 1 ? Q::do_off : Q::dr_off);
+      const uint32_t bt = s + (wg == 0 ? Q::ds_off : Q::s_off);
+#pragma unroll
+      for (int kk = 0; kk < 2; ++kk) {
+        const uint64_t a = desc_a(at, kk);
+        W::n64_b_mn(acc, a, desc_bmn(bt, 0, kk));
+        W::n64_b_mn(acc + 32, a, desc_bmn(bt, 1, kk));
+      }
+      dnnp::wgmma_commit();
+    }
+    if (wg == 1) dr_pass();
+    if (wg == 2) dd_pass();
+    dnnp::wgmma_wait<0>();
+  } else {
+    // dA = dO Uᵀ (acc[0, 32)), P_L = dR Uᵀ (acc[32, 64)): B = the quarter's U, K-major, 64 tokens.
+    for (int q = 0; q < NQ; ++q) {
+      dnnp::mbar_wait(&full_a[q], 0);
+      dnnp::fence_proxy_async_shared();
+      dnnp::wgmma_fence();
+      const uint32_t s = slot(q);
+#pragma unroll
+      for (int kk = 0; kk < 2; ++kk) W::n64_b_k(acc, desc_a(s + Q::do_off, kk), desc_a(s + Q::u_off, kk));
+      dnnp::wgmma_commit();
+    }
+    post_flag();
+    for (int q = 0; q < NQ; ++q) {
+      dnnp::mbar_wait(&full_b[q], 0);
+      dnnp::fence_proxy_async_shared();
+      dnnp::wgmma_fence();
+      const uint32_t s = slot(q);
+#pragma unroll
+      for (int kk = 0; kk < 2; ++kk) W::n64_b_k(acc + 32, desc_a(s + Q::dr_off, kk), desc_a(s + Q::u_off, kk));
+      dnnp::wgmma_commit();
     }
     dnnp::wgmma_wait<0>();
   }
