@@ -1,6 +1,7 @@
-# Session 30 (helper m1t30), call 2: tw1 run 2 (pre-flag copies by all 512 threads, post-flag by
-# warpgroups 0 and 3, the dR pass on warpgroup 1, dD on warpgroup 2), after run 1 (bench/
-# gdn_device_m1t30_run1.log: correct, dQ / dK / dV / d_initial_state hashes = tc16's, stage +7 %).
+# Session 30 (helper m1t30), call 2: tw1 run 3 (pre-flag copies by all 512 threads, post-flag by
+# warpgroups 0 and 3, tc16's dR pass and dD on every thread from the ring: bitwise tc16 expected
+# on every port), after run 1 (bench/gdn_device_m1t30_run1.log: correct, dQ / dK / dV /
+# d_initial_state hashes = tc16's, stage +7 %).
 #   1. backward_parity with tw1 (uncut, 8 pieces), per-port hash diff vs the default (tc16)
 #   2. the gpu_gdn backward tests with tw1; memcheck backward_parity with tw1
 #   3. timing in one process A B B A: tc16 tw1 tw1 tc16 at the four shapes
@@ -17,9 +18,11 @@ P8="DNNPLAN_GDN_BWD_PIECES=8"
 DEV_CAP_S=40 dev_bwd_case T_tw1 $t $W
 DEV_CAP_S=30 dev_bwd_case T_def $t
 dev_port_diff $d/h_T_tw1 $d/h_T_def "T tw1 vs T default (tc16), lines differing per port"
+dev_same $d/h_T_tw1 $d/h_T_def "T tw1 == T default (tc16), uncut by rule, $(wc -l < $d/h_T_def) hash lines"
 DEV_CAP_S=30 dev_bwd_case T_tw1_p8 $t $W $P8
 DEV_CAP_S=30 dev_bwd_case T_def_p8 $t $P8
 dev_port_diff $d/h_T_tw1_p8 $d/h_T_def_p8 "8 pieces: T tw1 vs T default, lines differing per port"
+dev_same $d/h_T_tw1_p8 $d/h_T_def_p8 "T tw1 == T default (tc16), 8 pieces, $(wc -l < $d/h_T_def_p8) hash lines"
 cp $d/h_* $OUT/ 2>/dev/null
 echo "elapsed ${SECONDS}s"
 [ $SECONDS -lt 80 ] && DEV_CAP_S=40 dev_parity "gpu_gdn backward (tw1)" $t backward $W
@@ -43,7 +46,7 @@ if [ $SECONDS -lt 185 ]; then
       --section SpeedOfLight --section ComputeWorkloadAnalysis --section WarpStateStats \
       -k "regex:^gdn_bwd_tokens_tw1_bf16_k128$" --launch-skip 1 --launch-count 1 -o "$d/tw1b" \
       "$tb" gdn_benchmark_ours --test-threads=1 > "$d/tw1b.ncu.log" 2>&1
-  echo "rc=$? ncu tw1 (run 2)"
+  echo "rc=$? ncu tw1 (run 3)"
   if [ -f "$d/tw1b.ncu-rep" ]; then
     ncu --import "$d/tw1b.ncu-rep" --page details --print-details all > "$d/tw1b.details.txt" 2>/dev/null
     grep -E "Duration|Elapsed Cycles|Issue Slots Busy|Warp Cycles Per Issued|LSU  |Tensor \(FP\)|Stall (Barrier|Long|Short|Wait|MIO|Not Sel)" "$d/tw1b.details.txt" | head -16

@@ -223,15 +223,15 @@ __device__ __forceinline__ void tw_value_quarter(TwValueAcc& a, uint32_t slot, i
 //   warpgroups 0 and 3: the unit's flag (thread 0 polls, a named barrier of the 256), then the
 //     dS' and dR copies (full_b[q], 256 arrivals); warpgroup 0 then dKᴿ = U dS'
 //     (2 × m64n64k16 per k16 step, B MN-major);
-//   warpgroup 1: dQ⁺ = dO S, then (while they run) the dR pass from the ring (dv = β dR to its
-//     port, Σ_v dR·v per row half into dbvp);
-//   warpgroup 2: P_E = dR S (dE = −P_E), then (while they run) dD's partials (Σ S ⊙ dS');
-//   warpgroup 3: dA = dO Uᵀ (before the flag) and P_L = dR Uᵀ (m64n64k16, B = U K-major).
+//   warpgroup 1: dQ⁺ = dO S;  warpgroup 2: P_E = dR S (dE = −P_E);
+//   warpgroup 3: dA = dO Uᵀ (before the flag) and P_L = dR Uᵀ (m64n64k16, B = U K-major);
+//   every thread, while its warpgroup's products run: tc16's dR pass (dv = β dR to its port,
+//   Σ_v dR·v by tc16's reduce-scatter into dbvp) and tc16's dD partial, from the ring.
 // (Run 1 on the H200 had warpgroup 0 issue every copy and warpgroup 3 run the dR pass and dD:
 // 7 % slower than tc16 in the stage, barrier stalls 3.0 vs 1.7 per instruction.)
 // Each accumulator runs the V / 16 k16 steps in value order from zero (as tc16's mma.sync ones);
-// wgmma's rounding of a k16 step is not mma.sync's on the H200 (session 30, the lead's self-test),
-// so dQ⁺ … dL, hence dq, dk, dg, dβ, are not bitwise tc16's; dv (β dR) is. The accumulators go
+// on the H200 that gives mma.sync's results (call 1: dQ, dK hashes = tc16's), and the dR pass and
+// dD repeat tc16's element maps and reductions (run 3), so every output is expected bitwise tc16. The accumulators go
 // to the fp32 hand-off tiles over the consumed ring and come back in tc16's row / fragment layouts.
 template <typename T, int K, int V, typename Scalars, typename IssueQK, typename FlagWait>
 __device__ __forceinline__ void tw1_products(const BwdParams& bp, size_t ch, long long t0, int len, int h, int vh,
@@ -327,69 +327,50 @@ __device__ __forceinline__ void tw1_products(const BwdParams& bp, size_t ch, lon
   auto desc_bmn = [&](uint32_t tile, int b, int kk) {  // [32][K] MN-major sw128, key block b
     return dnnp::wgmma_desc(tile + b * (32 * 128) + 2048 * kk, 16, 1024, 1);
   };
-  // The dR pass from the ring (warpgroup 1, while its products run): row r = t / 2, values
-  // [64 hv, 64 hv + 64): dv = β dR to its port, Σ_v dR·v into dbvp[hv · CHUNK + r].
-  auto dr_pass = [&] {
-      const int r = t >> 1, hv = t & 1;
-      const bool live = r < len;
-      const bool direct = (p.flags & FLAG_BWD_DIRECT) && p.hv == HO;
-      const T* vg = static_cast<const T*>(p.v) + (static_cast<size_t>(t0 + (live ? r : 0)) * p.hv + vh) * V + 64 * hv;
-      T* dvd = static_cast<T*>(bp.dv) + (static_cast<size_t>(t0 + r) * p.hv + vh) * V + 64 * hv;
-      float* dvo = bp.ws_dv + (static_cast<size_t>(t0 + r) * HO + h) * V + 64 * hv;
-      uint4 vv[8];
+  // tc16's dR pass and dD, on every thread while its warpgroup's products run (session 30, run 3):
+  // the same thread → element maps, expressions and reductions as tokens_products_mma's REV 16
+  // (dr_pass9 with DRIO: TokDrRows, tokens_dr_rows, tokens_dbeta_reduce_scatter; dd_io), with the
+  // operands read from the ring, so dv, Σ_v dR·v and dD are tc16's bit for bit.
+  using DR = TokDrRows<V>;
+  const DR drr(tid, t0, p.hv, vh);
+  u32 vv[DR::RN];
+  {
+    const T* vg = static_cast<const T*>(p.v) + drr.vrow0;
 #pragma unroll
-      for (int c = 0; c < 8; ++c) vv[c] = live ? *reinterpret_cast<const uint4*>(vg + 8 * c) : make_uint4(0u, 0u, 0u, 0u);
-      const float bb = bet[r];
-      float xs = 0.f;
+    for (int u = 0; u < DR::RN; ++u) vv[u] = drr.rb + u * DR::RSTEP < len ? ld32(vg + u * drr.vstep) : 0u;
+  }
+  auto tc16_passes = [&] {
 #pragma unroll
-      for (int c = 0; c < 8; ++c) {
-        const int q = 2 * hv + (c >> 2), vc = 8 * (c & 3);
-        dnnp::mbar_wait(&full_b[q], 0);
-        const uint4 w = *reinterpret_cast<const uint4*>(smem + q * L::quarter + Q::dr_off + tw_uq_off(r, vc));
-        const u32 rw[4] = {w.x, w.y, w.z, w.w}, vw[4] = {vv[c].x, vv[c].y, vv[c].z, vv[c].w};
-        u32 dpk[4];
-        float d32[8];
+    for (int q = 0; q < NQ; ++q) {
+      dnnp::mbar_wait(&full_a[q], 0);
+      dnnp::mbar_wait(&full_b[q], 0);
+    }
+    {
+      float2 rv[DR::RN];
+      float bb[DR::RN], xs[DR::RN];
+      const int c2 = drr.c2;
 #pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const float r0 = IO::bits_to_f(static_cast<unsigned short>(rw[e] & 0xffffu));
-          const float r1 = IO::bits_to_f(static_cast<unsigned short>(rw[e] >> 16));
-          xs += r0 * IO::bits_to_f(static_cast<unsigned short>(vw[e] & 0xffffu)) +
-                r1 * IO::bits_to_f(static_cast<unsigned short>(vw[e] >> 16));
-          const float d0 = bb * r0, d1 = bb * r1;
-          dpk[e] = Io<T>::pack(d0, d1);
-          d32[2 * e] = d0;
-          d32[2 * e + 1] = d1;
-        }
-        if (live) {
-          if (direct) {
-            *reinterpret_cast<uint4*>(dvd + 8 * c) = make_uint4(dpk[0], dpk[1], dpk[2], dpk[3]);
-          } else {
-            *reinterpret_cast<float4*>(dvo + 8 * c) = make_float4(d32[0], d32[1], d32[2], d32[3]);
-            *reinterpret_cast<float4*>(dvo + 8 * c + 4) = make_float4(d32[4], d32[5], d32[6], d32[7]);
-          }
-        }
+      for (int u = 0; u < DR::RN; ++u) {
+        const int r = drr.rb + u * DR::RSTEP;
+        const u32 w = ld32(reinterpret_cast<const T*>(smem + (c2 / 32) * L::quarter + Q::dr_off + tw_uq_off(r, c2 % 32)));
+        rv[u] = make_float2(IO::bits_to_f(static_cast<unsigned short>(w & 0xffffu)),
+                            IO::bits_to_f(static_cast<unsigned short>(w >> 16)));
+        bb[u] = bet[r];
       }
-      dbvp[hv * CHUNK + r] = xs;
-  };
-  // dD's partials (warpgroup 2, while its products run).
-  auto dd_pass = [&] {
-      // Σ S ⊙ dS' over the ring's S / dS' tiles (the same swizzle: element-wise).
-      float ddp = 0.f;
+      tokens_dr_rows<T, V>(bp, drr, t0, len, h, rv, vv, bb, xs);
+      tokens_dbeta_reduce_scatter<DR::RN, DR::RSTEP>(xs, lane, dbvp + (drr.c2 / 64) * CHUNK + drr.rb);
+    }
+    // dd_io: rows tid / (K / 2) + u · 2 TOK_THREADS / K, key pair 2 (tid % (K / 2)).
+    constexpr int SN4 = V * K / 2 / TOK_THREADS;
 #pragma unroll
-      for (int q = 0; q < NQ; ++q) {
-#pragma unroll
-        for (int u = 0; u < 4; ++u) {
-          const size_t o = q * L::quarter + 16 * (t + 128 * u);
-          const uint4 a = *reinterpret_cast<const uint4*>(smem + Q::s_off + o);
-          const uint4 b = *reinterpret_cast<const uint4*>(smem + Q::ds_off + o);
-          const u32 aw[4] = {a.x, a.y, a.z, a.w}, bw[4] = {b.x, b.y, b.z, b.w};
-#pragma unroll
-          for (int e = 0; e < 4; ++e)
-            ddp += IO::bits_to_f(static_cast<unsigned short>(aw[e] & 0xffffu)) * IO::bits_to_f(static_cast<unsigned short>(bw[e] & 0xffffu)) +
-                   IO::bits_to_f(static_cast<unsigned short>(aw[e] >> 16)) * IO::bits_to_f(static_cast<unsigned short>(bw[e] >> 16));
-        }
-      }
-      dd = ddp;
+    for (int u = 0; u < SN4; ++u) {
+      const int r = tid / (K / 2) + u * (2 * TOK_THREADS / K);
+      const int c2 = 2 * (tid % (K / 2));
+      const size_t o = (r / 32) * L::quarter + tw_sq_off(r % 32, c2);
+      const u32 sv = ld32(reinterpret_cast<const T*>(smem + Q::s_off + o)), dsv = ld32(reinterpret_cast<const T*>(smem + Q::ds_off + o));
+      dd += IO::bits_to_f(static_cast<unsigned short>(sv & 0xffffu)) * IO::bits_to_f(static_cast<unsigned short>(dsv & 0xffffu)) +
+            IO::bits_to_f(static_cast<unsigned short>(sv >> 16)) * IO::bits_to_f(static_cast<unsigned short>(dsv >> 16));
+    }
   };
   if (wg <= 2) {
     // 0: dKᴿ = U dS';  1: dQ⁺ = dO S;  2: P_E = dR S.
@@ -409,8 +390,7 @@ __device__ __forceinline__ void tw1_products(const BwdParams& bp, size_t ch, lon
       }
       dnnp::wgmma_commit();
     }
-    if (wg == 1) dr_pass();
-    if (wg == 2) dd_pass();
+    tc16_passes();
     dnnp::wgmma_wait<0>();
   } else {
     // dA = dO Uᵀ (acc[0, 32)), P_L = dR Uᵀ (acc[32, 64)): B = the quarter's U, K-major, 64 tokens.
@@ -433,6 +413,7 @@ __device__ __forceinline__ void tw1_products(const BwdParams& bp, size_t ch, lon
       for (int kk = 0; kk < 2; ++kk) W::n64_b_k(acc + 32, desc_a(s + Q::dr_off, kk), desc_a(s + Q::u_off, kk));
       dnnp::wgmma_commit();
     }
+    tc16_passes();
     dnnp::wgmma_wait<0>();
   }
 #pragma unroll
