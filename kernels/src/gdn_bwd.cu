@@ -70,8 +70,8 @@
 //                                             U product; bitwise tc13)
 //   gdn_bwd_tokens_tw1_{bf16,f16}_k128       <<<as tokens_tc16_ov, Tw1Smem<128, 128>::bytes>>> (session 30,
 //                                             m1t30: td29's M1, REV 30: tc16's tile with the value products
-//                                             warp-specialized on wgmma, gdn_bwd_tw.cuh; not bitwise tc16
-//                                             but dv; DNNPLAN_GDN_BWD_TOKENS=tw1)
+//                                             warp-specialized on wgmma, gdn_bwd_tw.cuh; bitwise tc16 on
+//                                             the H200; DNNPLAN_GDN_BWD_TOKENS=tw1)
 //   gdn_bwd_dscan_ov2gx_{bf16,f16}_k128       <<<(1, HO, N), 256, DscanGxSmem<128, 8, 2>::bytes_r2>>>
 //     (session 25, dsx25: dscan_ov5dr's outputs with every product on the warpgroup MMA, B tiles in
 //     the 128-byte swizzle, no publisher warp (ov2's thread-0 publish), gdn_bwd_dscan_gx.cuh; not

@@ -427,11 +427,13 @@ pub enum BwdKernel {
     /// `tw1`, [`BwdKernel::TokensTc16Ov`]'s tile (the same 512 threads, inputs and chunk-local
     /// phases) with the value products warp-specialized (`gdn_bwd_tokens_tw1_*`,
     /// `kernels/include/gdn_bwd_tw.cuh`): warpgroup 0 copies each value quarter of `S`, `U`,
-    /// `dO` and, after the unit's flag, `dS'`, `dR` into a ring signalled by mbarriers, the four
-    /// warpgroups run the five products on wgmma (register accumulators). Not bitwise `tc16`
-    /// (wgmma's rounding, the order of `dD` and `Σ_v dR·v`) except `dV`; validated against fp64.
-    /// Shared memory [`tokens_tw1_tile_smem_bytes`]. K = V = 128; at other K it names
-    /// `tokens_tc13_ov` (never run there: [`u_pair_replay`] needs K = 128).
+    /// `dO` (every thread) and, after the unit's flag, `dS'`, `dR` (warpgroups 0 and 3) into a
+    /// ring signalled by mbarriers, the four warpgroups run the five products on wgmma (register
+    /// accumulators), every thread runs `tc16`'s `dR` pass and `dD` from the ring. Bitwise `tc16`
+    /// on every backward hash on the H200 (wgmma's k16 steps give mma.sync's results there;
+    /// bench/gdn_results.md, session 30, m1t30). Shared memory [`tokens_tw1_tile_smem_bytes`].
+    /// K = V = 128; at other K it names `tokens_tc13_ov` (never run there: [`u_pair_replay`]
+    /// needs K = 128).
     TokensTw1Ov,
 }
 
@@ -1248,7 +1250,11 @@ pub struct TokenStage {
 /// `DNNPLAN_GDN_BWD_TOKENS=tw1`): `tc16`'s pairing (the storing replay, the io-`dR` producers,
 /// [`TC16_FALLBACK`] elsewhere) with [`BwdKernel::TokensTw1Ov`] as the consumer, launched like
 /// `tc16`'s (grid, 512 threads, PDL) with [`tokens_tw1_tile_smem_bytes`]; its `kernel` (never
-/// launched: without the overlap its row runs the fallback) is `tc12`'s.
+/// launched: without the overlap its row runs the fallback) is `tc12`'s. Bitwise `tc16` on every
+/// backward hash on the H200; whole backward −1.2..−2.0 % at the four benchmark shapes (one
+/// process, a b b a, bench/gdn_results.md session 30 m1t30): (4, 8192, 16) 1.642 / 1.657 →
+/// 1.619 / 1.632 ms, (1, 32768, 16) 2.136 / 2.133 → 2.101 / 2.090, (16, 2048, 32)
+/// 3.383 / 3.368 → 3.305 / 3.319, ragged mix 1.589 / 1.593 → 1.569 / 1.574.
 pub const TOKEN_STAGES: [TokenStage; 5] = {
     use BwdKernel::*;
     [
