@@ -1308,6 +1308,38 @@ struct TokVecLayout<K, V, 13> : TokVecLayout<K, V, 9> {};
 template <int K, int V>
 struct TokVecLayout<K, V, 16> : TokVecLayout<K, V, 9> {};
 
+// REV 30 (session 30, helper m1t30: td29's M1, `tw1`, gdn_bwd_tokens_tw1_*): tc16's tile with its
+// value products replaced by tw1_products (gdn_bwd_tw.cuh): a ring of the tile's V / 32 value
+// quarters at offset 0 (1 KB-aligned swizzled tiles, TwSmem's quarter layout), filled by warpgroup
+// 0 with cp.async signalling mbarriers, and the five products on wgmma with register accumulators;
+// the fp32 hand-off tiles (dQ⁺, dE, dKᴿ rows of K + 16 as tc16's, then dA and P_L [64][72]) over
+// the ring once it is consumed; tc16's chunk-local phases after it over the same region. Then the
+// vectors, the raw q / k tiles (rows of K + 16, as REV 12) and the ring's 2 · V / 32 mbarriers.
+template <int K, int V>
+struct Tw1Smem {
+  static constexpr int NQ = V / 32;                                         // quarters per tile
+  static constexpr size_t quarter = 2 * 32 * K * 2 + 3 * CHUNK * 32 * 2;    // S, dS', U, dO, dR
+  static constexpr size_t ring = NQ * quarter;
+  static constexpr size_t r_bytes = 3 * CHUNK * (K + 16) * 4;               // dQ⁺, dE, dKᴿ (fp32)
+  static constexpr size_t ra_off = r_bytes, rl_off = ra_off + CHUNK * (CHUNK + 8) * 4;  // dA, P_L
+  static constexpr size_t r_end = rl_off + CHUNK * (CHUNK + 8) * 4;
+  static constexpr size_t m0 = ring > r_end ? ring : r_end;
+  static constexpr size_t m1 = m0 > TokSmem9<K, V>::a_bytes ? m0 : TokSmem9<K, V>::a_bytes;
+  static constexpr size_t vec_off = (m1 + 15) / 16 * 16;
+  static constexpr size_t ut_off = vec_off + (7 * CHUNK + TOK_THREADS) * 4;  // (no Ũᵀ tile: qraw)
+  static constexpr size_t qraw_off = ut_off;
+  static constexpr size_t bar_off = qraw_off + 2 * CHUNK * (K + 16) * 2;    // full_a[NQ], full_b[NQ]
+  static constexpr size_t bytes = bar_off + 2 * NQ * 8;
+  static_assert(quarter % 1024 == 0 && bar_off % 8 == 0, "tw1 layout alignment");
+};
+static_assert(Tw1Smem<128, 128>::bytes == 188224, "tw1 bytes at K = V = 128 (params.rs::tokens_tw1_tile_smem_bytes)");
+template <int K, int V>
+struct TokVecLayout<K, V, 30> {
+  static constexpr size_t vec_off = Tw1Smem<K, V>::vec_off;
+  static constexpr size_t ut_off = Tw1Smem<K, V>::ut_off;
+  static constexpr size_t qraw_off = Tw1Smem<K, V>::qraw_off;
+};
+
 // The U tiles of the storing replay (session 27, tu27: gdn_bwd_fscan_gx{,4}u, STORE_U in
 // gdn_bwd_fscan_gx.cuh) for the token stage REV 16: [slot c·HO + h][64 tokens][V] in the io dtype,
 // in the second half of the ws_dr region (BwdWorkspaceLayout keeps its fp32 size, [slots][64][V]
@@ -2326,6 +2358,17 @@ struct TokTcSmem {
   static constexpr size_t b_bytes = 2 * CHUNK * KF * 4;
 };
 
+// REV 30's value products (gdn_bwd_tw.cuh, defined after gdn_bwd_tw.cuh's layout): the outputs of
+// tokens_products_mma for bwd_tokens_tc_tile (dqp / de / dkr rows, faa / fal fragments, dD's
+// partial dd, Σ_v dR·v halves in dbvp, dv to its port), the scalar rows and q / k copies by the
+// caller's hooks, the unit's flag waited by warpgroup 0 only.
+template <typename T, int K, int V, typename Scalars, typename IssueQK, typename FlagWait>
+__device__ __forceinline__ void tw1_products(const BwdParams& bp, size_t ch, long long t0, int len, int h, int vh,
+                                             const float* bet, float* dqp, float* de, float* dkr, float& dd,
+                                             float (&faa)[2][4], float (&fal)[2][4], float* dbvp,
+                                             const Scalars& load_scalars, const IssueQK& issue_qk,
+                                             const FlagWait& flag_wait);
+
 // One (chunk slot c, head h) tile. REV 6: g0_ready says that the previous tile issued this tile's
 // first copy group; with next_c >= 0 this tile issues tile (next_c, next_h)'s (after its product
 // results are read, into TokMmaSmem6's S / W / Ũᵀ / dO slots, which its later phases leave alone).
@@ -2465,7 +2508,11 @@ __device__ __forceinline__ void bwd_tokens_tc_tile(const BwdParams& bp, int c, i
   static_assert(!PRE || (REV >= 12 && !V6), "flag_wait: the overlapped REV 12 / 13 tile");
   if constexpr (!PRE) load_scalars();
   if (!V2) __syncthreads();  // gam, bet (V2: the products' first barrier covers them)
-  if constexpr (PRE) {
+  if constexpr (REV == 30) {
+    static_assert(PRE, "tw1: the overlapped consumer only");
+    tw1_products<T, K, V>(bp, ch, t0, len, h, vh, bet, dqp, de, dkr, dd, faa, fal, dbv, load_scalars, issue_qk,
+                          flag_wait);
+  } else if constexpr (PRE) {
     // The scalar rows after the copy issue (their loads no longer hold the copies back), then the
     // unit's flag (its block barrier also covers them).
     auto pre_wait = [&] {
@@ -2883,3 +2930,8 @@ __device__ __forceinline__ void bwd_params_body(const BwdParams& bp) {
 }
 
 }  // namespace gdn
+
+// The next token stage's tile layout (session 29, helper m1w29: M1 of bench/gdn_results.md's td29
+// design, work in progress): its layout and the consumers' value products. No entry uses them yet.
+#include "gdn_bwd_tw.cuh"
+static_assert(gdn::TW_ROWS == gdn::CHUNK, "gdn_bwd_tw.cuh's tile rows are a chunk");

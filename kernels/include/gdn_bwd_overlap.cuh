@@ -117,6 +117,8 @@ struct TokUnitFlagWait {
       : flag(cp.ov_flags + static_cast<size_t>(c) * cp.b.f.ho + h),
         need(cp.ov_need > 1 ? static_cast<unsigned>(cp.ov_need) : 1u) {}
   __device__ __forceinline__ void operator()() const { dnnp_flag_wait_block(flag, need); }
+  // The same wait on the calling thread only (tw1: warpgroup 0's thread 0, then its named barrier).
+  __device__ __forceinline__ void thread_wait() const { dnnp_flag_wait_thread(flag, need); }
 };
 
 // Whether this block must execute griddepcontrol.wait before it exits (the grid's last block).

@@ -68,6 +68,10 @@
 //   gdn_bwd_tokens_tc16_ov_{bf16,f16}_k128    <<<as tokens_tc13_ov>>> (session 27, REV 16: tc13 loading
 //                                             the U tiles of fscan_gx{,4}u instead of W, Ũᵀ and the
 //                                             U product; bitwise tc13)
+//   gdn_bwd_tokens_tw1_{bf16,f16}_k128       <<<as tokens_tc16_ov, Tw1Smem<128, 128>::bytes>>> (session 30,
+//                                             m1t30: td29's M1, REV 30: tc16's tile with the value products
+//                                             warp-specialized on wgmma, gdn_bwd_tw.cuh; bitwise tc16 on
+//                                             the H200; DNNPLAN_GDN_BWD_TOKENS=tw1)
 //   gdn_bwd_dscan_ov2gx_{bf16,f16}_k128       <<<(1, HO, N), 256, DscanGxSmem<128, 8, 2>::bytes_r2>>>
 //     (session 25, dsx25: dscan_ov5dr's outputs with every product on the warpgroup MMA, B tiles in
 //     the 128-byte swizzle, no publisher warp (ov2's thread-0 publish), gdn_bwd_dscan_gx.cuh; not
@@ -211,6 +215,10 @@ extern "C" __global__ void __launch_bounds__(gdn::PARAM_THREADS) gdn_bwd_params(
   extern "C" __global__ void __launch_bounds__(gdn::TOK_THREADS)                                   \
       gdn_bwd_tokens_tc16_ov_##TAG##_k128(gdn::BwdChainParams p) {                                \
     gdn::bwd_tokens_ov_body<T, 128, 128, 16>(p);                                                   \
+  }                                                                                                \
+  extern "C" __global__ void __launch_bounds__(gdn::TOK_THREADS)                                   \
+      gdn_bwd_tokens_tw1_##TAG##_k128(gdn::BwdChainParams p) {                                     \
+    gdn::bwd_tokens_ov_body<T, 128, 128, 30>(p);                                                   \
   }
 
 #define GDN_BWD_CHAIN_ENTRIES(KD)                                                                   \

@@ -772,7 +772,8 @@ pub const MODELS: [Model; 32] = [
         tokens,
     ),
     family("tokens", &["tokens_tc13_ov"], tokens_dr_io),
-    family("tokens", &["tokens_tc16_ov"], tokens_u),
+    // tw1 (session 30): tc16's tile, inputs and products (its value products on wgmma).
+    family("tokens", &["tokens_tc16_ov", "tokens_tw1"], tokens_u),
     family("fold", &["fold"], fold),
     family("params", &["params"], params),
 ];

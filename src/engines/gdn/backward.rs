@@ -50,16 +50,17 @@
 //! `dscan_ov2gx` producer only, [`BwdPrepForm::scalar_form`]; `slim`, session 28: with `tc16`'s
 //! storing replay rebuilding `U` from the raw `k`, `v`, `T` and the scalars and the prep writing no
 //! `W`, `Ũᵀ`, [`BwdPrepForm::Slim`]; `slimp`, session 29: also the piece chain's passes on that form,
-//! [`BwdPrepForm::SlimPieces`], [`PIECE_SLIM_SWAPS`]): `DNNPLAN_GDN_BWD_TOKENS=tc11|tc12|tc13|tc16` (the token stage,
-//! [`TOKEN_STAGES`], instead of [`BWD_TOKENS_RULE`]'s: `tc16` unless the graph asks for
+//! [`BwdPrepForm::SlimPieces`], [`PIECE_SLIM_SWAPS`]): `DNNPLAN_GDN_BWD_TOKENS=tc11|tc12|tc13|tc16|tw1` (the token stage,
+//! [`TOKEN_STAGES`], instead of [`BWD_TOKENS_RULE`]'s: `tw1` (session 30) unless the graph asks for
 //! `batch_invariant` or `DNNPLAN_GDN_BWD_DSCAN` is set, else `tc12`; `tc13`, session 21, the
 //! default from session 22 to 26: `dR` in the io dtype between the overlapped reverse scan
 //! `dscan_ov5dr` / `dscanp_ov5dr` (since session 25 the uncut one is `dscan_ov2gx` at K = V =
 //! 128) and the consumer `tokens_tc13_ov`, with `dv` and `dBeta` from
 //! the rounded `dR`: validated against the fp64 reference, not bitwise `tc12`; without the
-//! overlap its row runs `tc12`; `tc16`, session 27, the default since then: `tc13` loading the
+//! overlap its row runs `tc12`; `tc16`, session 27, the default from session 27 to 29: `tc13` loading the
 //! `U` tiles that the uncut replay stores (`gdn_bwd_fscan_gx{,4}u_*`, [`u_pair_replay`]),
-//! bitwise `tc13`, which its row runs wherever that pair does not),
+//! bitwise `tc13`, which its row runs wherever that pair does not; `tw1`, session 30, the
+//! default since then: `tc16`'s tile with its value products on wgmma, bitwise `tc16`),
 //! `DNNPLAN_GDN_BWD_DSCAN=v1|w8` (the 4-warp reverse scans
 //! `gdn_bwd_dscan_io_*`, `gdn_bwd_dsum_*`, `gdn_bwd_dscanp_*` or the 8-warp ones
 //! `gdn_bwd_dscan_w8_*`, `gdn_bwd_dsum_w8_*`, `gdn_bwd_dscanp_w8_*` on every launch instead of
@@ -193,6 +194,7 @@ use super::params::{
     dscan_ov2_smem_bytes, dscan_ov2gx_smem_bytes, dscan_ov2gxsc_smem_bytes, dscan_w8_smem_bytes,
     flags, fscan_gx_smem_bytes, fscan_gxsc_smem_bytes, fscan_gxsl_smem_bytes, max_chunks,
     scan_smem_bytes, scanx_smem_bytes, tokens_tc11_smem_bytes, tokens_tc12_smem_bytes,
+    tokens_tw1_tile_smem_bytes,
 };
 use super::pdl::{GdnPlan, Launch, PdlMode};
 
@@ -448,11 +450,23 @@ pub enum BwdKernel {
     /// the raw `k`, `v` rows, `T` and the prep's scalars (`gdn_bwd_psum_sl_*`: the slim replay's
     /// loop without outputs; other roundings); at K other than 128 it names `psum`.
     PsumSl,
+    /// Overlap (session 30, helper m1t30: td29's M1, `DNNPLAN_GDN_BWD_TOKENS=tw1`): token stage
+    /// `tw1`, [`BwdKernel::TokensTc16Ov`]'s tile (the same 512 threads, inputs and chunk-local
+    /// phases) with the value products warp-specialized (`gdn_bwd_tokens_tw1_*`,
+    /// `kernels/include/gdn_bwd_tw.cuh`): warpgroup 0 copies each value quarter of `S`, `U`,
+    /// `dO` (every thread) and, after the unit's flag, `dS'`, `dR` (warpgroups 0 and 3) into a
+    /// ring signalled by mbarriers, the four warpgroups run the five products on wgmma (register
+    /// accumulators), every thread runs `tc16`'s `dR` pass and `dD` from the ring. Bitwise `tc16`
+    /// on every backward hash on the H200 (wgmma's k16 steps give mma.sync's results there;
+    /// bench/gdn_results.md, session 30, m1t30). Shared memory [`tokens_tw1_tile_smem_bytes`].
+    /// K = V = 128; at other K it names `tokens_tc13_ov` (never run there: [`u_pair_replay`]
+    /// needs K = 128).
+    TokensTw1Ov,
 }
 
 impl BwdKernel {
     /// Every kernel, in index order.
-    pub const ALL: [BwdKernel; 64] = [
+    pub const ALL: [BwdKernel; 65] = [
         BwdKernel::ChunkOffsets,
         BwdKernel::Prep,
         BwdKernel::Fscan,
@@ -517,6 +531,7 @@ impl BwdKernel {
         BwdKernel::DsumSc,
         BwdKernel::DscanpOv2GxSc,
         BwdKernel::PsumSl,
+        BwdKernel::TokensTw1Ov,
     ];
 
     /// The kernel's symbol in the module (`tag` = `bf16` / `f16`, `k` = K = V; `prep`: the
@@ -572,6 +587,8 @@ impl BwdKernel {
             BwdKernel::FscanGx4U => "fscan_gx4u",
             BwdKernel::TokensTc16Ov if k != 128 => "tokens_tc13_ov",
             BwdKernel::TokensTc16Ov => "tokens_tc16_ov",
+            BwdKernel::TokensTw1Ov if k != 128 => "tokens_tc13_ov",
+            BwdKernel::TokensTw1Ov => "tokens_tw1",
             BwdKernel::FscanGx => "fscan_gx",
             BwdKernel::FscanGx3 => "fscan_gx3",
             BwdKernel::FscanGx4 => "fscan_gx4",
@@ -673,6 +690,7 @@ impl BwdKernel {
                 | BwdKernel::TokensTc12Ov
                 | BwdKernel::TokensTc13Ov
                 | BwdKernel::TokensTc16Ov
+                | BwdKernel::TokensTw1Ov
         )
     }
 }
@@ -1114,12 +1132,20 @@ pub struct TokenStageRow {
 ///   (4, 8192, 16) 1.855 / 1.879 → 1.840 / 1.843 ms (−1.4 %), (1, 32768, 16) the same plan
 ///   (8 pieces), (16, 2048, 32) 3.896 / 3.884 → 3.846 / 3.843 (−1.2 %), ragged mix
 ///   1.759 / 1.760 → 1.739 / 1.735 (−1.3 %).
+/// - since session 30 (helper m1t30, td29's milestone M1) that row names `tw1`: `tc16`'s tile and
+///   pairing with the value products on wgmma from a cp.async / mbarrier ring of value quarters
+///   (`gdn_bwd_tokens_tw1_*`); bitwise `tc16` on every backward hash on the H200 (uncut and at 8
+///   pieces, bench/gdn_device_m1t30_run3.log); `tc13` where `tc16` falls back. Whole backward
+///   against `tc16`, one process, a b b a (m1t30's call 2): (4, 8192, 16) 1.642 / 1.657 →
+///   1.619 / 1.632 ms (−1.3 %), (1, 32768, 16) 2.136 / 2.133 → 2.101 / 2.090 (−1.8 %),
+///   (16, 2048, 32) 3.383 / 3.368 → 3.305 / 3.319 (−1.9 %), ragged mix 1.589 / 1.593 →
+///   1.569 / 1.574 (−1.2 %). `DNNPLAN_GDN_BWD_TOKENS=tc16` keeps the previous stage.
 ///
 /// `tc12` (session 10) was the only default before: `tc11` (= `tc5`'s outputs) with the row
 /// phase's bank conflicts removed, faster at all four benchmark shapes (whole backward, tc11 →
 /// tc12, means of four runs in ABBA / BAAB order, session 10 tok12): (4, 8192, 16) 2.154 →
 /// 2.136 ms, (1, 32768, 16) 3.034 → 3.013, (16, 2048, 32) 4.405 → 4.339, ragged mix 2.102 →
-/// 2.087. `DNNPLAN_GDN_BWD_TOKENS=tc11|tc12|tc13|tc16` selects a stage whatever the rule says.
+/// 2.087. `DNNPLAN_GDN_BWD_TOKENS=tc11|tc12|tc13|tc16|tw1` selects a stage whatever the rule says.
 pub const BWD_TOKENS_RULE: [TokenStageRow; 3] = [
     TokenStageRow {
         batch_invariant: Some(true),
@@ -1134,7 +1160,7 @@ pub const BWD_TOKENS_RULE: [TokenStageRow; 3] = [
     TokenStageRow {
         batch_invariant: None,
         dscan_forced: None,
-        stage: "tc16",
+        stage: "tw1",
     },
 ];
 
@@ -1187,7 +1213,17 @@ pub struct TokenStage {
 /// ([`BwdKernel::FscanGxU`] / [`BwdKernel::FscanGx4U`] store it, the tile `tc13` recomputes
 /// from `W`, `Ũᵀ` and `S_c`, bit for bit), so bitwise `tc13`; only where [`u_pair_replay`] pairs
 /// it (the overlap, no piece chain, the gx replays, K = V = 128), else its row runs `tc13`.
-pub const TOKEN_STAGES: [TokenStage; 4] = {
+///
+/// `tw1` (session 30, helper m1t30, td29's milestone M1; off by default, only by
+/// `DNNPLAN_GDN_BWD_TOKENS=tw1`): `tc16`'s pairing (the storing replay, the io-`dR` producers,
+/// [`TC16_FALLBACK`] elsewhere) with [`BwdKernel::TokensTw1Ov`] as the consumer, launched like
+/// `tc16`'s (grid, 512 threads, PDL) with [`tokens_tw1_tile_smem_bytes`]; its `kernel` (never
+/// launched: without the overlap its row runs the fallback) is `tc12`'s. Bitwise `tc16` on every
+/// backward hash on the H200; whole backward −1.2..−2.0 % at the four benchmark shapes (one
+/// process, a b b a, bench/gdn_results.md session 30 m1t30): (4, 8192, 16) 1.642 / 1.657 →
+/// 1.619 / 1.632 ms, (1, 32768, 16) 2.136 / 2.133 → 2.101 / 2.090, (16, 2048, 32)
+/// 3.383 / 3.368 → 3.305 / 3.319, ragged mix 1.589 / 1.593 → 1.569 / 1.574.
+pub const TOKEN_STAGES: [TokenStage; 5] = {
     use BwdKernel::*;
     [
         TokenStage {
@@ -1225,6 +1261,16 @@ pub const TOKEN_STAGES: [TokenStage; 4] = {
             kernel: TokensTc12,
             overlapped: TokensTc16Ov,
             smem: tokens_tc12_smem_bytes,
+            threads: TOK_THREADS,
+            bitwise: false,
+            ov_scans: Some((DscanOv5Dr, DscanpOv5Dr)),
+            loads_u: true,
+        },
+        TokenStage {
+            name: "tw1",
+            kernel: TokensTc12,
+            overlapped: TokensTw1Ov,
+            smem: tokens_tw1_tile_smem_bytes,
             threads: TOK_THREADS,
             bitwise: false,
             ov_scans: Some((DscanOv5Dr, DscanpOv5Dr)),
@@ -2795,7 +2841,8 @@ mod tests {
                 &BwdKernel::TokensTc11Ov,
                 &BwdKernel::TokensTc12Ov,
                 &BwdKernel::TokensTc13Ov,
-                &BwdKernel::TokensTc16Ov
+                &BwdKernel::TokensTc16Ov,
+                &BwdKernel::TokensTw1Ov
             ]
         );
         assert!(!BwdKernel::TokensTc11.programmatic());
@@ -2805,7 +2852,7 @@ mod tests {
     fn token_stages_by_switch() {
         // (value, batch_invariant, kernel, overlapped consumer, overlap allowed): the named
         // stages with the overlap by rule whatever the graph says; no value the rule's stage
-        // (tc16 unless batch_invariant); any other value (the retired stages' switches among
+        // (tw1 since session 30, unless batch_invariant); any other value (the retired stages' switches among
         // them) the rule's stage without the overlap, i.e. tc12's kernel.
         let cases = [
             (
@@ -2844,10 +2891,17 @@ mod tests {
                 true,
             ),
             (
+                "tw1",
+                false,
+                BwdKernel::TokensTc12,
+                BwdKernel::TokensTw1Ov,
+                true,
+            ),
+            (
                 "",
                 false,
                 BwdKernel::TokensTc12,
-                BwdKernel::TokensTc16Ov,
+                BwdKernel::TokensTw1Ov,
                 true,
             ),
             (
@@ -2861,7 +2915,7 @@ mod tests {
                 "tc5",
                 false,
                 BwdKernel::TokensTc12,
-                BwdKernel::TokensTc16Ov,
+                BwdKernel::TokensTw1Ov,
                 false,
             ),
             (
@@ -2875,7 +2929,7 @@ mod tests {
                 "bogus",
                 false,
                 BwdKernel::TokensTc12,
-                BwdKernel::TokensTc16Ov,
+                BwdKernel::TokensTw1Ov,
                 false,
             ),
         ];
@@ -2918,7 +2972,7 @@ mod tests {
         // must be bitwise the same with and without the overlap (which depends on the batch),
         // and a forced reverse scan must not be replaced by tc13's io-dR producers.
         for (invariant, forced, want) in [
-            (false, false, "tc16"),
+            (false, false, "tw1"),
             (true, false, "tc12"),
             (false, true, "tc12"),
             (true, true, "tc12"),
@@ -2973,7 +3027,7 @@ mod tests {
                 s.ov_scans.is_some(),
                 matches!(
                     s.overlapped,
-                    BwdKernel::TokensTc13Ov | BwdKernel::TokensTc16Ov
+                    BwdKernel::TokensTc13Ov | BwdKernel::TokensTc16Ov | BwdKernel::TokensTw1Ov
                 )
             );
             assert_eq!(s.bitwise, s.ov_scans.is_none(), "{}", s.name);
@@ -2985,7 +3039,7 @@ mod tests {
         // Session 25: DNNPLAN_GDN_BWD_DSCAN=ov2gx keeps tc13 by rule (an io-dR producer is no
         // forced fp32-dR scan) and swaps both io-dR producers at K = V = 128 only: 8 warps (no
         // publisher warp), the wgmma loop's shared memory.
-        assert_eq!(TokenStage::pick("", false, false).0.name, "tc16");
+        assert_eq!(TokenStage::pick("", false, false).0.name, "tw1");
         assert!(IO_DR_SCAN_SWITCHES.contains(&"ov2gx"));
         let tc13 = TokenStage::pick("tc13", false, false).0;
         let (u, p, threads, smem) = overlap_scan_kernels("ov2gx", tc13.ov_scans, 128, 128);
@@ -3070,6 +3124,49 @@ mod tests {
             .expect("a stage");
         let (s, r) = token_pair(stage, overlap, pieces, on_pieces, replays, replay, k, k);
         (s.name, r.name("bf16", f.k, PrepVariant::DEFAULT))
+    }
+
+    #[test]
+    fn tw1_runs_where_tc16_runs_with_its_own_entry_and_smem() {
+        // Session 30 (m1t30): DNNPLAN_GDN_BWD_TOKENS=tw1 picks the tw1 row (the rule's stage
+        // unless batch_invariant or a forced reverse scan), which pairs exactly as tc16 (the storing replay, else tc13) and launches
+        // gdn_bwd_tokens_tw1_* with tc16's grid and 512 threads and Tw1Smem's 188,224 B.
+        let (tw1, ok) = TokenStage::pick("tw1", false, false);
+        assert!(ok);
+        assert_eq!(tw1.name, "tw1");
+        assert_eq!(tw1.overlapped, BwdKernel::TokensTw1Ov);
+        assert!(tw1.loads_u && !tw1.bitwise);
+        assert_eq!((tw1.smem)(128), 188_224);
+        assert!(SM90_BUDGET.holds(1, (tw1.smem)(128)));
+        assert_eq!(
+            BwdKernel::TokensTw1Ov.name("bf16", 128, PrepVariant::DEFAULT),
+            "gdn_bwd_tokens_tw1_bf16_k128"
+        );
+        assert_eq!(
+            BwdKernel::TokensTw1Ov.name("f16", 128, PrepVariant::DEFAULT),
+            "gdn_bwd_tokens_tw1_f16_k128"
+        );
+        for invariant in [false, true] {
+            for forced in [false, true] {
+                let want = !invariant && !forced;
+                assert_eq!(TokenStage::by_rule(invariant, forced).name == "tw1", want);
+            }
+        }
+        let rule = REPLAY_BY_RULE;
+        for shape in [
+            (4, 32768, 16),
+            (1, 32768, 16),
+            (16, 32768, 32),
+            (10, 29949, 16),
+        ] {
+            let f = facts(shape.0, shape.1, shape.2, 128, false);
+            let tc16 = tc16_pair_at(&f, "tc16", rule, None, true);
+            let tw1 = tc16_pair_at(&f, "tw1", rule, None, true);
+            let want = if tc16.0 == "tc16" { "tw1" } else { tc16.0 };
+            assert_eq!((tw1.0, &tw1.1), (want, &tc16.1), "{shape:?}");
+        }
+        let f64k = facts(4, 32768, 16, 64, false);
+        assert_eq!(tc16_pair_at(&f64k, "tw1", rule, None, true).0, "tc13");
     }
 
     #[test]
@@ -3162,11 +3259,15 @@ mod tests {
         let got = tc16_pair_at(&fbi, bi.name, rule, None, true);
         assert_eq!((got.0, got.1.as_str()), ("tc12", gx4));
         assert!(!TokenStage::by_rule(false, true).loads_u);
-        // Only tc16 loads U; its fallback is a stage of the table with the same producers.
+        // Only tc16 and tw1 (session 30) load U; their fallback is a stage of the table with the
+        // same producers.
         for s in &TOKEN_STAGES {
             assert_eq!(
                 s.loads_u,
-                s.overlapped == BwdKernel::TokensTc16Ov,
+                matches!(
+                    s.overlapped,
+                    BwdKernel::TokensTc16Ov | BwdKernel::TokensTw1Ov
+                ),
                 "{}",
                 s.name
             );
@@ -3411,6 +3512,18 @@ mod tests {
         (3, 300, 2, 64),
     ];
 
+    /// The entry-name prefix of the rule's `U`-loading consumer (`gdn_bwd_tokens_tw1_` since
+    /// session 30, `gdn_bwd_tokens_tc16_ov_` before): what the plan tests look for where the
+    /// storing replay pairs with the token stage.
+    fn rule_u_consumer() -> String {
+        let stage = TokenStage::by_rule(false, false);
+        assert!(stage.loads_u, "{}", stage.name);
+        let name = stage.overlapped.name("bf16", 128, PrepVariant::DEFAULT);
+        name.strip_suffix("bf16_k128")
+            .expect("an io suffix")
+            .to_string()
+    }
+
     #[test]
     fn default_plans_pair_tc16_with_the_storing_replay() {
         // The rule's stage (tc16 since session 27) in whole plans (no switches set): the token
@@ -3430,7 +3543,9 @@ mod tests {
                 .map(|l| full_form(&l.0))
                 .collect();
             let on_pieces = BWD_PREP_FORM_BY_RULE.on_pieces();
-            let (stage, replay) = tc16_pair_form(&f, "tc16", REPLAY_BY_RULE, None, true, on_pieces);
+            let rule_stage = TokenStage::by_rule(false, false).name;
+            let (stage, replay) =
+                tc16_pair_form(&f, rule_stage, REPLAY_BY_RULE, None, true, on_pieces);
             let consumer = TOKEN_STAGES
                 .iter()
                 .find(|s| s.name == stage)
@@ -3443,14 +3558,14 @@ mod tests {
             let storing = names
                 .iter()
                 .any(|x| x.starts_with("gdn_bwd_fscan_gx") && x.contains("u_bf16"));
-            assert_eq!(storing, stage == "tc16", "{names:?}");
+            assert_eq!(storing, stage == rule_stage, "{names:?}");
             // Since session 29 (BwdPrepForm::SlimPieces) the piece chain pairs too.
             assert_eq!(
-                stage == "tc16",
+                stage == rule_stage,
                 (pieces == 1 || on_pieces) && d == 128,
                 "{names:?}"
             );
-            if pieces > 1 && stage == "tc16" {
+            if pieces > 1 && stage == rule_stage {
                 assert!(names.contains(&replay), "{replay}: {names:?}");
             }
         }
@@ -3482,13 +3597,14 @@ mod tests {
             assert_eq!(replays, if pieces > 1 { 2 } else { 1 }, "{wo:?}");
             // The token stage: tc16 without checkpoints where it pairs (uncut, K = V = 128), its
             // fallback tc13 with them (no storing replay to pair with).
-            let tc16 = wo.iter().any(|x| x.starts_with("gdn_bwd_tokens_tc16_ov"));
-            assert_eq!(tc16, pieces == 1 && d == 128, "{wo:?}");
-            assert!(!w.iter().any(|x| x.starts_with("gdn_bwd_tokens_tc16_ov")));
+            let u_consumer = rule_u_consumer();
+            let loads_u = wo.iter().any(|x| x.starts_with(&u_consumer));
+            assert_eq!(loads_u, pieces == 1 && d == 128, "{wo:?}");
+            assert!(!w.iter().any(|x| x.starts_with(&u_consumer)));
             let kept = |v: &[String], drop: &dyn Fn(&String) -> bool| -> Vec<String> {
                 v.iter()
                     .filter(|x| !drop(x) && !is_psum(x))
-                    .map(|x| full_form(x).replace("_tc16_ov_", "_tc13_ov_"))
+                    .map(|x| full_form(x).replace(&u_consumer, "gdn_bwd_tokens_tc13_ov_"))
                     .collect()
             };
             assert_eq!(kept(&w, &|_| false), kept(&wo, &is_replay));
@@ -3579,15 +3695,13 @@ mod tests {
                             } else {
                                 l.1
                             };
-                            (full_form(&l.0).replace("_tc16_ov_", "_tc13_ov_"), grid)
+                            let name = full_form(&l.0)
+                                .replace(&rule_u_consumer(), "gdn_bwd_tokens_tc13_ov_");
+                            (name, grid)
                         })
                         .collect::<Vec<_>>()
                 };
-                assert!(
-                    !names
-                        .iter()
-                        .any(|x| x.starts_with("gdn_bwd_tokens_tc16_ov"))
-                );
+                assert!(!names.iter().any(|x| x.starts_with(&rule_u_consumer())));
                 assert_eq!(rest(&got, &is_seed), rest(&wo, &is_replay), "{what}");
                 let pieces = plan.schedule().pieces;
                 let psum: Vec<_> = got.iter().filter(|l| is_psum(&l.0)).collect();
@@ -4042,7 +4156,7 @@ mod tests {
                 .iter()
                 .position(|s| s.0 == BwdKernel::DscanOv2GxSh)
                 .expect("the producer");
-            assert_eq!(two[at + 1].0, BwdKernel::TokensTc16Ov);
+            assert_eq!(two[at + 1].0, BwdKernel::TokensTw1Ov);
         }
     }
 
@@ -4091,7 +4205,12 @@ mod tests {
             (name(DsumSc), (1, 16, 7), 256, 135_168),
             (name(Dchain3), slim[6].1, slim[6].2, slim[6].3),
             (name(DscanpOv2GxSc), (1, 16, 8), 256, 169_984),
-            (name(TokensTc16Ov), slim[8].1, slim[8].2, slim[8].3),
+            (
+                name(TokensTw1Ov),
+                slim[8].1,
+                slim[8].2,
+                tokens_tw1_tile_smem_bytes(128),
+            ),
         ];
         assert_eq!(slimp[..9], want);
         // The launches after the token stage (the parameter gradients) as the slim form's.

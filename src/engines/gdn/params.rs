@@ -471,6 +471,100 @@ pub fn tokens_tc12_smem_bytes(k: u64) -> u32 {
     tokens_tc11_smem_bytes(k) + (2 * CHUNK * 8 * 2) as u32
 }
 
+/// Dynamic shared memory of the `tw1` token kernel (session 30, helper m1t30;
+/// `gdn::Tw1Smem::bytes`) for head dims `k = v`: the ring of the tile's `v / 32` value quarters
+/// (`S`, `dS'` `[32][k]`, `U`, `dO`, `dR` `[64][32]`, io) at offset 0, under the fp32 hand-off
+/// tiles (`dQ⁺`, `dE`, `dKᴿ` in rows of `k + 16`, `dA`, `P_L` in rows of 72) and `tc11`'s phase-A
+/// tiles; then the per-token vectors, the raw q / k tiles (rows of `k + 16`) and `2 · v / 32`
+/// mbarriers. 188,224 B at K = V = 128 (`tc12`: 215,808).
+pub fn tokens_tw1_tile_smem_bytes(k: u64) -> u32 {
+    let rows = CHUNK;
+    let ring = (k / 32) * (2 * 32 * k * 2 + 3 * rows * 32 * 2);
+    let r_end = 3 * rows * (k + 16) * 4 + 2 * rows * (rows + 8) * 4;
+    let a_bytes = 2 * rows * (k + 8) * 2 + 3 * rows * (rows + 8) * 2 + rows * (rows + 8) * 4;
+    let vec = ring.max(r_end).max(a_bytes).div_ceil(16) * 16;
+    let qraw = vec + (7 * rows + u64::from(TOK_THREADS)) * 4;
+    let bar = qraw + 2 * rows * (k + 16) * 2;
+    (bar + 2 * (k / 32) * 8) as u32
+}
+
+/// Threads of the next token stage's tile `tw` (`gdn::TW_THREADS`; session 29's design, work in
+/// progress): one producer and two consumer warpgroups.
+pub const TW_THREADS: u32 = 384;
+/// Values per ring quarter of the `tw` tile (`gdn::TW_QV`).
+pub const TW_QV: u64 = 32;
+/// Quarter slots of the `tw` tile's ring (`gdn::TW_RING`).
+pub const TW_RING: u64 = 5;
+
+/// Byte offsets of the `tw` token tile's dynamic shared memory (`gdn::TwSmem<K, V, RING>`, in
+/// kernels/include/gdn_bwd_tw.cuh; no entry uses it yet). Every swizzled tile starts at a multiple
+/// of 1 KB.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TwSmemLayout {
+    /// Bytes of one ring quarter: S and dS′ rows `[32][k]`, then U, dO and dR columns `[64][32]`.
+    pub quarter: u32,
+    /// Start of the ring's `ring` quarters (always 0).
+    pub ring: u32,
+    /// The raw q tile `[64][k]` (then k's, at `q_raw + 64·k·2`).
+    pub q_raw: u32,
+    /// The q̂ operand tile `[64][k]` (then k̂'s).
+    pub q_hat: u32,
+    /// The exchange tile dA′ `[64][64]` (then M's).
+    pub x_da: u32,
+    /// The fp32 vectors: Γ, β, raw g, raw β, rq, rk, the consumers' row partials `[2][4][64]`,
+    /// G's column partials `[2][64]`, Σ_v dR·v per quarter `[v / 32][64]`, dD's 16 partials.
+    pub vec: u32,
+    /// The consumers' row partials within the vectors.
+    pub v_rowp: u32,
+    /// Σ_v dR·v per quarter within the vectors.
+    pub v_dbv: u32,
+    /// The `2·ring + 3` mbarriers (full, empty, q/k full, q/k empty, exchange), 8 bytes each.
+    pub bar: u32,
+    /// The whole tile's dynamic shared memory.
+    pub bytes: u32,
+}
+
+/// The `tw` token tile's shared-memory layout for head dims `k`, `v` (64 or 128, 16-bit io) and
+/// `ring` quarter slots: the host mirror of `gdn::TwSmem<K, V, RING>` (its static_asserts state
+/// the same numbers as this function's unit test).
+pub fn tokens_tw1_smem(k: u64, v: u64, ring: u64) -> TwSmemLayout {
+    const E: u64 = 2;
+    let up = |x: u64, a: u64| x.div_ceil(a) * a;
+    let s_tile = TW_QV * k * E;
+    let u_tile = CHUNK * TW_QV * E;
+    let quarter = 2 * s_tile + 3 * u_tile;
+    let qk_tile = CHUNK * k * E;
+    let x_tile = CHUNK * CHUNK * E;
+    let q_raw = ring * quarter;
+    let q_hat = q_raw + 2 * qk_tile;
+    let x_da = q_hat + 2 * qk_tile;
+    let vec = x_da + 2 * x_tile;
+    let row = CHUNK * 4;
+    let v_rowp = vec + 6 * row;
+    let v_dbv = v_rowp + 8 * row + 2 * row;
+    let bar = up(v_dbv + (v / TW_QV) * row + 16 * 4, 16);
+    let bytes = up(bar + 8 * (2 * ring + 3), 16);
+    let u = |x: u64| x as u32;
+    TwSmemLayout {
+        quarter: u(quarter),
+        ring: 0,
+        q_raw: u(q_raw),
+        q_hat: u(q_hat),
+        x_da: u(x_da),
+        vec: u(vec),
+        v_rowp: u(v_rowp),
+        v_dbv: u(v_dbv),
+        bar: u(bar),
+        bytes: u(bytes),
+    }
+}
+
+/// Dynamic shared memory of the `tw` token tile with [`TW_RING`] quarter slots, head dims `k = v`
+/// (`gdn::TwSmem<K, K>::bytes`): [`tokens_tw1_smem`]'s total.
+pub fn tokens_tw1_smem_bytes(k: u64) -> u32 {
+    tokens_tw1_smem(k, k, TW_RING).bytes
+}
+
 /// Upper bound of the number of chunks: `Σ ceil(T_b / 64) ≤ T / 64 + N`.
 pub fn max_chunks(n_seqs: u64, total_tokens: u64) -> u64 {
     total_tokens / CHUNK + n_seqs
@@ -1084,6 +1178,47 @@ mod tests {
         assert_eq!(tokens_tc12_smem_bytes(128), 215_808);
         assert_eq!(tokens_tc12_smem_bytes(64), 98_048);
         assert!(SM.allows(tokens_tc12_smem_bytes(128)));
+    }
+
+    #[test]
+    fn tw1_tile_smem_matches_the_cuda_struct() {
+        // gdn::Tw1Smem<128, 128>::bytes (its static_assert in gdn_bwd.cuh), under tc12's.
+        assert_eq!(tokens_tw1_tile_smem_bytes(128), 188_224);
+        assert!(tokens_tw1_tile_smem_bytes(128) < tokens_tc12_smem_bytes(128));
+        assert!(SM.allows(tokens_tw1_tile_smem_bytes(128)));
+    }
+
+    #[test]
+    fn tw_tile_layout_matches_the_cuda_struct_and_fits_hopper_smem() {
+        // gdn::TwSmem<128, 128>: the numbers its static_asserts state (gdn_bwd_tw.cuh).
+        let l = tokens_tw1_smem(128, 128, TW_RING);
+        assert_eq!((l.quarter, l.ring, l.q_raw), (28_672, 0, 143_360));
+        assert_eq!((l.q_hat, l.x_da, l.vec), (176_128, 208_896, 225_280));
+        assert_eq!(
+            (l.v_rowp, l.v_dbv, l.bar, l.bytes),
+            (226_816, 229_376, 230_464, 230_576)
+        );
+        assert_eq!(tokens_tw1_smem_bytes(128), 230_576);
+        // td29's plan, option A: within the 227 KB a block may ask for, 1,872 B spare.
+        assert!(SM.allows(tokens_tw1_smem_bytes(128)));
+        assert_eq!(
+            SM.block_smem_max - u64::from(tokens_tw1_smem_bytes(128)),
+            1_872
+        );
+        // A sixth quarter slot does not fit (the design's option B would be needed).
+        assert!(!SM.allows(tokens_tw1_smem(128, 128, TW_RING + 1).bytes));
+        // gdn::TwSmem<64, 64>.
+        let l = tokens_tw1_smem(64, 64, TW_RING);
+        assert_eq!((l.quarter, l.q_raw, l.x_da), (20_480, 102_400, 135_168));
+        assert_eq!((l.vec, l.bar, l.bytes), (151_552, 156_224, 156_336));
+        // Every swizzled tile on a 1 KB boundary.
+        for k in [64, 128] {
+            let l = tokens_tw1_smem(k, k, TW_RING);
+            for off in [l.quarter, l.q_raw, l.q_hat, l.x_da, l.vec] {
+                assert_eq!(off % 1024, 0, "k = {k}: {off}");
+            }
+            assert_eq!(l.bar % 16, 0);
+        }
     }
 
     #[test]
