@@ -1524,6 +1524,27 @@ struct TokIsHook<TokNoIssue> {
 // only there (PRE). The copies that do not depend on the reverse scan (W, Ũᵀ, S: prep / replay
 // outputs; dO, q, k: the caller's) are issued first, then pre_wait (the caller's scalar loads and
 // the unit's flag wait), then dR and dS' (the reverse scan's); five copy groups instead of four.
+// The value products' fp32 hand-off read back in tc16's V3 row layout (tc16's products and tw1's,
+// session 30): row ti, key column pairs 2 tk + 16 mp + {0, 1} for mp < MP, swizzled by
+// tok_swz<SWZ>(ti); element m = 2 mp + e of dqp / de / dkr.
+template <int MP, bool SWZ, int KF>
+__device__ __forceinline__ void handoff_rows_v3(const float* Rq, const float* Re, const float* Rk, int ti, int tk,
+                                                float* dqp, float* de, float* dkr) {
+#pragma unroll
+  for (int mp = 0; mp < MP; ++mp) {
+    const int c = ti * KF + ((2 * tk + 16 * mp) ^ tok_swz<SWZ>(ti));
+    const float2 xq = *reinterpret_cast<const float2*>(&Rq[c]);
+    const float2 xe = *reinterpret_cast<const float2*>(&Re[c]);
+    const float2 xk = *reinterpret_cast<const float2*>(&Rk[c]);
+    dqp[2 * mp] = xq.x;
+    dqp[2 * mp + 1] = xq.y;
+    de[2 * mp] = xe.x;
+    de[2 * mp + 1] = xe.y;
+    dkr[2 * mp] = xk.x;
+    dkr[2 * mp + 1] = xk.y;
+  }
+}
+
 template <typename T, int K, int V, bool TC = false, int REV = 0, typename IssueQK = TokNoIssue,
           typename PreWait = TokNoIssue>
 __device__ __forceinline__ void tokens_products_mma(const BwdParams& bp, size_t ch, long long t0, int len, int h, int vh,
@@ -1971,19 +1992,7 @@ __device__ __forceinline__ void tokens_products_mma(const BwdParams& bp, size_t 
   __syncthreads();
   if constexpr (V3) {
     // V3 row layout: this thread's key columns are the pairs 2 tk + 16 mp + {0, 1} (m = 2 mp + e).
-#pragma unroll
-    for (int mp = 0; mp < KM / 2; ++mp) {
-      const int c = ti * KF + ((2 * tk + 16 * mp) ^ tok_swz<SWZ>(ti));
-      const float2 xq = *reinterpret_cast<const float2*>(&Rq[c]);
-      const float2 xe = *reinterpret_cast<const float2*>(&Re[c]);
-      const float2 xk = *reinterpret_cast<const float2*>(&Rk[c]);
-      dqp[2 * mp] = xq.x;
-      dqp[2 * mp + 1] = xq.y;
-      de[2 * mp] = xe.x;
-      de[2 * mp + 1] = xe.y;
-      dkr[2 * mp] = xk.x;
-      dkr[2 * mp + 1] = xk.y;
-    }
+    handoff_rows_v3<KM / 2, SWZ, KF>(Rq, Re, Rk, ti, tk, dqp, de, dkr);
   } else {
 #pragma unroll
     for (int m = 0; m < KM; ++m) {

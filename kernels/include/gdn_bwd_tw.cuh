@@ -455,19 +455,7 @@ __device__ __forceinline__ void tw1_products(const BwdParams& bp, size_t ch, lon
   {
     // tc16's row layout (V3, SWZ): row ti, key column pairs 2 tk + 16 mp + {0, 1}.
     const int ti = tid >> 3, tk = tid & 7;
-#pragma unroll
-    for (int mp = 0; mp < K / 16; ++mp) {
-      const int c = ti * KF + ((2 * tk + 16 * mp) ^ tok_swz<true>(ti));
-      const float2 xq = *reinterpret_cast<const float2*>(&Rq[c]);
-      const float2 xe = *reinterpret_cast<const float2*>(&Re[c]);
-      const float2 xk = *reinterpret_cast<const float2*>(&Rk[c]);
-      dqp[2 * mp] = xq.x;
-      dqp[2 * mp + 1] = xq.y;
-      de[2 * mp] = xe.x;
-      de[2 * mp + 1] = xe.y;
-      dkr[2 * mp] = xk.x;
-      dkr[2 * mp + 1] = xk.y;
-    }
+    handoff_rows_v3<K / 16, true, KF>(Rq, Re, Rk, ti, tk, dqp, de, dkr);
     // tc16's fragment layout of dA, dL (faa, fal: token tile warp & 3, columns 8 (2 (warp >> 2) + n)).
     const int g = lane >> 2, cq = 2 * (lane & 3), r0 = 16 * (warp & 3) + g, gq = warp >> 2;
 #pragma unroll
