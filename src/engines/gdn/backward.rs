@@ -450,7 +450,7 @@ pub enum BwdKernel {
     /// the raw `k`, `v` rows, `T` and the prep's scalars (`gdn_bwd_psum_sl_*`: the slim replay's
     /// loop without outputs; other roundings); at K other than 128 it names `psum`.
     PsumSl,
-    /// Overlap (session 30, helper m1t30: td29's M1, `DNNPLAN_GDN_BWD_TOKENS=tw1`): token stage
+    /// Overlap (session 30, helper m1t30: td29's M1; by rule since session 30): token stage
     /// `tw1`, [`BwdKernel::TokensTc16Ov`]'s tile (the same 512 threads, inputs and chunk-local
     /// phases) with the value products warp-specialized (`gdn_bwd_tokens_tw1_*`,
     /// `kernels/include/gdn_bwd_tw.cuh`): warpgroup 0 copies each value quarter of `S`, `U`,
@@ -1214,8 +1214,8 @@ pub struct TokenStage {
 /// from `W`, `Ũᵀ` and `S_c`, bit for bit), so bitwise `tc13`; only where [`u_pair_replay`] pairs
 /// it (the overlap, no piece chain, the gx replays, K = V = 128), else its row runs `tc13`.
 ///
-/// `tw1` (session 30, helper m1t30, td29's milestone M1; off by default, only by
-/// `DNNPLAN_GDN_BWD_TOKENS=tw1`): `tc16`'s pairing (the storing replay, the io-`dR` producers,
+/// `tw1` (session 30, helper m1t30, td29's milestone M1; the rule's stage since session 30,
+/// [`BWD_TOKENS_RULE`]): `tc16`'s pairing (the storing replay, the io-`dR` producers,
 /// [`TC16_FALLBACK`] elsewhere) with [`BwdKernel::TokensTw1Ov`] as the consumer, launched like
 /// `tc16`'s (grid, 512 threads, PDL) with [`tokens_tw1_tile_smem_bytes`]; its `kernel` (never
 /// launched: without the overlap its row runs the fallback) is `tc12`'s. Bitwise `tc16` on every
