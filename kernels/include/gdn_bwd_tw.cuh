@@ -14,7 +14,7 @@
 //     contiguous: MN-major, 128-byte swizzle) and its U, dO and dR columns (the A operands,
 //     [64][32], K-major, 64-byte swizzle; U is also dA / dL's K-major B operand);
 //   * option A numerics of the design: the phase A / B operands are today's q̂ / k̂ tiles.
-// Shared memory (TwSmem, mirrored on the host by src/engines/gdn/params.rs::tokens_tw1_smem):
+// Shared memory (TwSmem, mirrored on the host by src/engines/gdn/params.rs::tokens_tw_smem):
 // every swizzled tile starts at a multiple of 1 KB from the dynamic shared memory's base (the
 // entry must check the base with dnnp::trap_unless_swizzle_aligned, as the slim kernels do).
 #pragma once
@@ -86,7 +86,7 @@ struct TwSmem {
   static_assert(bytes <= 232448, "the tw tile fits an H200 block's shared memory (227 KB)");
 };
 
-// The sizes the host mirror (params.rs::tokens_tw1_smem, its unit test) states: K = V = 128 keeps
+// The sizes the host mirror (params.rs::tokens_tw_smem, its unit test) states: K = V = 128 keeps
 // 1,872 B spare (td29's plan, option A); K = V = 64 halves the q / k tiles and the S / dS′ rows.
 static_assert(TwSmem<128, 128>::quarter == 28672 && TwSmem<128, 128>::ring == 143360, "tw quarter, K = 128");
 static_assert(TwSmem<128, 128>::q_raw == 143360 && TwSmem<128, 128>::q_hat == 176128 &&

@@ -176,8 +176,8 @@ use crate::ir::DataType;
 
 use super::analyzer::{GdnFacts, GdnOp};
 use super::bwd_select::{
-    FORM_RULES, FormContext, SCALED, SLIM, SLIM_PIECES, SLIM_PIECES_SWAPS, replay_floor, select,
-    swap_pairs,
+    FORM_RULES, FormContext, SCALED, SLIM, SLIM_PIECES, SLIM_PIECES_SWAPS, select, swap_pairs,
+    uncut_replay_smem,
 };
 #[cfg(test)]
 use super::bwd_select::{PREP16, SPLIT};
@@ -801,7 +801,7 @@ impl BwdPrepForm {
             sms: 0,
             split: false,
             prep16: false,
-            replay_floor: &|x| x,
+            replay_one_per_sm: false,
         };
         let kernels: Vec<BwdKernel> = replay.into_iter().chain([producer]).collect();
         rule.holds(&ctx) && rule.needs_met(&kernels)
@@ -830,14 +830,14 @@ pub const PIECE_SLIM_SWAPS: [(BwdKernel, BwdKernel); 5] = swap_pairs(&SLIM_PIECE
 
 /// A [`FormContext`] for the plan tests' view of one row ([`FormRule::apply`] on built steps):
 /// `form` on `pieces` pieces at K = `k`, V = `v` with the factor kernel `prep` on `sms` SMs, the
-/// knobs on, the uncut replay's shared memory through `replay_floor`.
+/// knobs on, one uncut replay block per SM where `replay_one_per_sm` says so.
 #[cfg(test)]
-fn test_context<'a>(
+fn test_context(
     form: BwdPrepForm,
     pieces: u64,
     (k, v, prep, sms): (u64, u64, PrepVariant, u64),
-    replay_floor: &'a dyn Fn(u32) -> u32,
-) -> FormContext<'a> {
+    replay_one_per_sm: bool,
+) -> FormContext {
     FormContext {
         form,
         pieces,
@@ -847,7 +847,7 @@ fn test_context<'a>(
         sms,
         split: true,
         prep16: true,
-        replay_floor,
+        replay_one_per_sm,
     }
 }
 
@@ -855,19 +855,19 @@ fn test_context<'a>(
 /// prep (`prep`): returns whether it applied (the plan tests' view).
 #[cfg(test)]
 fn piece_slim_swap(steps: &mut [Step], k: u64, v: u64, prep: PrepVariant, sms: u64) -> bool {
-    let ctx = test_context(BwdPrepForm::SlimPieces, 2, (k, v, prep, sms), &|x| x);
+    let ctx = test_context(BwdPrepForm::SlimPieces, 2, (k, v, prep, sms), false);
     FORM_RULES[SLIM_PIECES].apply(steps, &ctx)
 }
 
-/// The `slim` row ([`SLIM`]) on built scalar-form steps `steps`, the uncut replay's shared memory
-/// through `replay_smem` (the plan tests' view).
+/// The `slim` row ([`SLIM`]) on built scalar-form steps `steps`, one uncut replay block per SM
+/// where `replay_one_per_sm` says so (the plan tests' view).
 #[cfg(test)]
-fn slim_swap(steps: &mut [Step], replay_smem: impl Fn(u32) -> u32, sms: u64) -> bool {
+fn slim_swap(steps: &mut [Step], replay_one_per_sm: bool, sms: u64) -> bool {
     let ctx = test_context(
         BwdPrepForm::Slim,
         1,
         (128, 128, PrepVariant::V15, sms),
-        &replay_smem,
+        replay_one_per_sm,
     );
     FORM_RULES[SLIM].apply(steps, &ctx)
 }
@@ -879,7 +879,7 @@ fn prep16_swap(steps: &mut [Step], sms: u64) -> bool {
         BwdPrepForm::Slim,
         1,
         (128, 128, PrepVariant::V15, sms),
-        &|x| x,
+        false,
     );
     FORM_RULES[PREP16].apply(steps, &ctx)
 }
@@ -891,7 +891,7 @@ fn split_swap(steps: &mut [Step]) -> bool {
         BwdPrepForm::Scalars,
         1,
         (128, 128, PrepVariant::V15, 132),
-        &|x| x,
+        false,
     );
     FORM_RULES[SPLIT].apply(steps, &ctx)
 }
@@ -2186,8 +2186,7 @@ impl<F> GdnBwdPlan<F> {
             replay_variant.uncut_at(one_per_sm).launch(k);
         // The uncut replay's shared memory: its stages', raised so that a block holds its SM
         // alone where the rule wants one per SM.
-        let floor = replay_floor(one_per_sm);
-        let replay_smem = floor(replay_smem);
+        let replay_smem = uncut_replay_smem(replay_smem, one_per_sm);
         // The piece replay: the passes' one-stage kernel (its own blocks per SM), else (with
         // DNNPLAN_GDN_BWD_FSCAN set, or a rule variant with its own piece replay: `gx`, `gxr`)
         // the replay variant's (`gx`, `gxr`: `gx` at its own blocks per SM).
@@ -2369,7 +2368,7 @@ impl<F> GdnBwdPlan<F> {
             sms,
             split: dscan_split(n * ho, sms),
             prep16: bwd_slim_prep16(),
-            replay_floor: &floor,
+            replay_one_per_sm: one_per_sm,
         };
         let rules = select(&stages.kernels(), &ctx);
         // 3. The step list, built once: each stage as the chosen rows launch it.
@@ -3920,7 +3919,7 @@ mod tests {
                 "{n} {t} {ho} {d}"
             );
             let one_per_sm = |x: u32| x.max(REPLAY_ONE_PER_SM_SMEM);
-            assert_eq!(slim_swap(&mut steps, one_per_sm, 132), plan.scalar_form());
+            assert_eq!(slim_swap(&mut steps, true, 132), plan.scalar_form());
             for (a, b) in plan.steps.iter().zip(&steps) {
                 if !plan.scalar_form() || a.0.slim_form().is_none() {
                     assert_eq!(a, b);
@@ -3938,7 +3937,7 @@ mod tests {
             let mut tc13: Vec<Step> = plan.steps.clone();
             tc13.retain(|s| !matches!(s.0, BwdKernel::FscanGxScU | BwdKernel::FscanGx4ScU));
             let before = tc13.clone();
-            assert!(!slim_swap(&mut tc13, one_per_sm, 132));
+            assert!(!slim_swap(&mut tc13, true, 132));
             assert_eq!(tc13, before);
         }
     }

@@ -55,7 +55,7 @@ pub enum Relaunch {
     SlimPrep(&'static PrepPass),
     /// The uncut replay's grid and threads at the kernel's stages' shared memory
     /// (`BwdKernel::form_replay_smem`) raised to the one-block-per-SM floor where the replay
-    /// rule wants it ([`FormContext::replay_floor`]).
+    /// rule wants it ([`FormContext::replay_smem`]).
     UncutReplay,
     /// The same grid and threads at `smem(k, v)` bytes.
     Smem(fn(u64, u64) -> u32),
@@ -255,8 +255,8 @@ pub const FORM_RULES: [FormRule; 5] = {
 };
 
 /// What the rows' columns are matched against: the plan's form, path, K, V, factor kernel and
-/// knobs, and what its launches need (SMs, the uncut replay's shared-memory floor).
-pub struct FormContext<'a> {
+/// knobs, and what its launches need (SMs, whether the uncut replay holds its SM alone).
+pub struct FormContext {
     /// The plan's prep form.
     pub form: BwdPrepForm,
     /// Pieces per sequence (1: uncut).
@@ -273,20 +273,27 @@ pub struct FormContext<'a> {
     pub split: bool,
     /// Whether the slim prep runs as `prep16sl` ([`super::backward::bwd_slim_prep16`]).
     pub prep16: bool,
-    /// The uncut replay's shared memory from its stages' ([`REPLAY_ONE_PER_SM_SMEM`] where one
-    /// block per SM is wanted).
-    pub replay_floor: &'a dyn Fn(u32) -> u32,
+    /// Whether the replay rule wants one uncut replay block per SM
+    /// (`replay_one_per_sm` in `backward.rs`).
+    pub replay_one_per_sm: bool,
 }
 
-/// The uncut replay's floor where one block per SM is wanted ([`REPLAY_ONE_PER_SM_SMEM`]), else
-/// the stages' shared memory.
-pub fn replay_floor(one_per_sm: bool) -> impl Fn(u32) -> u32 {
-    move |smem| {
-        if one_per_sm {
-            smem.max(REPLAY_ONE_PER_SM_SMEM)
-        } else {
-            smem
-        }
+/// The uncut replay's shared memory from its stages' `stages_smem`: raised to
+/// [`REPLAY_ONE_PER_SM_SMEM`] where one block per SM is wanted (`one_per_sm`), so that a block
+/// holds its SM alone.
+pub fn uncut_replay_smem(stages_smem: u32, one_per_sm: bool) -> u32 {
+    if one_per_sm {
+        stages_smem.max(REPLAY_ONE_PER_SM_SMEM)
+    } else {
+        stages_smem
+    }
+}
+
+impl FormContext {
+    /// The uncut replay's shared memory from its stages' ([`uncut_replay_smem`] at this plan's
+    /// [`FormContext::replay_one_per_sm`]).
+    pub fn replay_smem(&self, stages_smem: u32) -> u32 {
+        uncut_replay_smem(stages_smem, self.replay_one_per_sm)
     }
 }
 
@@ -350,7 +357,7 @@ impl FormSwap {
                 (to, grid, threads, smem)
             }
             Relaunch::UncutReplay => {
-                let smem = to.form_replay_smem().map_or(smem, ctx.replay_floor);
+                let smem = to.form_replay_smem().map_or(smem, |s| ctx.replay_smem(s));
                 (to, grid, threads, smem)
             }
             Relaunch::Smem(bytes) => (to, grid, threads, bytes(ctx.k, ctx.v)),

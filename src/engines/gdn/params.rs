@@ -526,8 +526,10 @@ pub struct TwSmemLayout {
 
 /// The `tw` token tile's shared-memory layout for head dims `k`, `v` (64 or 128, 16-bit io) and
 /// `ring` quarter slots: the host mirror of `gdn::TwSmem<K, V, RING>` (its static_asserts state
-/// the same numbers as this function's unit test).
-pub fn tokens_tw1_smem(k: u64, v: u64, ring: u64) -> TwSmemLayout {
+/// the same numbers as this function's unit test). This is session 29's 384-thread design for the
+/// persistent tile (milestone M2), not the bundled `tw1` entry's memory, which is
+/// [`tokens_tw1_tile_smem_bytes`].
+pub fn tokens_tw_smem(k: u64, v: u64, ring: u64) -> TwSmemLayout {
     const E: u64 = 2;
     let up = |x: u64, a: u64| x.div_ceil(a) * a;
     let s_tile = TW_QV * k * E;
@@ -560,9 +562,9 @@ pub fn tokens_tw1_smem(k: u64, v: u64, ring: u64) -> TwSmemLayout {
 }
 
 /// Dynamic shared memory of the `tw` token tile with [`TW_RING`] quarter slots, head dims `k = v`
-/// (`gdn::TwSmem<K, K>::bytes`): [`tokens_tw1_smem`]'s total.
-pub fn tokens_tw1_smem_bytes(k: u64) -> u32 {
-    tokens_tw1_smem(k, k, TW_RING).bytes
+/// (`gdn::TwSmem<K, K>::bytes`): [`tokens_tw_smem`]'s total.
+pub fn tokens_tw_smem_bytes(k: u64) -> u32 {
+    tokens_tw_smem(k, k, TW_RING).bytes
 }
 
 /// Upper bound of the number of chunks: `Σ ceil(T_b / 64) ≤ T / 64 + N`.
@@ -1191,29 +1193,29 @@ mod tests {
     #[test]
     fn tw_tile_layout_matches_the_cuda_struct_and_fits_hopper_smem() {
         // gdn::TwSmem<128, 128>: the numbers its static_asserts state (gdn_bwd_tw.cuh).
-        let l = tokens_tw1_smem(128, 128, TW_RING);
+        let l = tokens_tw_smem(128, 128, TW_RING);
         assert_eq!((l.quarter, l.ring, l.q_raw), (28_672, 0, 143_360));
         assert_eq!((l.q_hat, l.x_da, l.vec), (176_128, 208_896, 225_280));
         assert_eq!(
             (l.v_rowp, l.v_dbv, l.bar, l.bytes),
             (226_816, 229_376, 230_464, 230_576)
         );
-        assert_eq!(tokens_tw1_smem_bytes(128), 230_576);
+        assert_eq!(tokens_tw_smem_bytes(128), 230_576);
         // td29's plan, option A: within the 227 KB a block may ask for, 1,872 B spare.
-        assert!(SM.allows(tokens_tw1_smem_bytes(128)));
+        assert!(SM.allows(tokens_tw_smem_bytes(128)));
         assert_eq!(
-            SM.block_smem_max - u64::from(tokens_tw1_smem_bytes(128)),
+            SM.block_smem_max - u64::from(tokens_tw_smem_bytes(128)),
             1_872
         );
         // A sixth quarter slot does not fit (the design's option B would be needed).
-        assert!(!SM.allows(tokens_tw1_smem(128, 128, TW_RING + 1).bytes));
+        assert!(!SM.allows(tokens_tw_smem(128, 128, TW_RING + 1).bytes));
         // gdn::TwSmem<64, 64>.
-        let l = tokens_tw1_smem(64, 64, TW_RING);
+        let l = tokens_tw_smem(64, 64, TW_RING);
         assert_eq!((l.quarter, l.q_raw, l.x_da), (20_480, 102_400, 135_168));
         assert_eq!((l.vec, l.bar, l.bytes), (151_552, 156_224, 156_336));
         // Every swizzled tile on a 1 KB boundary.
         for k in [64, 128] {
-            let l = tokens_tw1_smem(k, k, TW_RING);
+            let l = tokens_tw_smem(k, k, TW_RING);
             for off in [l.quarter, l.q_raw, l.q_hat, l.x_da, l.vec] {
                 assert_eq!(off % 1024, 0, "k = {k}: {off}");
             }
