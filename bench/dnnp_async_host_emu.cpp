@@ -4,7 +4,8 @@
 // SS forms with tnspA / tnspB and the 128- / 64-byte swizzles) and dnnp_async.cuh's emulation
 // (mbarrier phases and transaction counts, cp.async landing at its mbarrier arrive, bulk copies,
 // named barriers, setmaxnreg as a no-op, elect as lane 0). The ring runs with cp.async deferred to
-// its arrive and again eager (landing at issue: GDN_EMU_CP_EAGER's mode).
+// its arrive and again eager (landing at issue: GDN_EMU_CP_EAGER's mode). Session 31 (rc31): then
+// the ring's release variants 1-3 (dnnp_async_selftest.h's RingRelease), both ways.
 // Build: g++ -std=c++20 -O2 -fno-strict-aliasing -pthread -Ikernels/include -Ibench \
 //          -o /tmp/dnnp_async_host_emu bench/dnnp_async_host_emu.cpp
 #include "gdn_host_emu.h"
@@ -21,8 +22,9 @@ struct Emu {
     });
     return g_wg_unwaited.load() == 0;
   }
-  bool ring(const unsigned char* src, unsigned char* dst, int nt, int mode, int grid, unsigned* flags) {
-    launch({static_cast<unsigned>(grid), 1, 1}, m029::RING_THREADS, [&] { m029::ring_body(gdn::smem, src, dst, nt, mode, flags); });
+  bool ring(const unsigned char* src, unsigned char* dst, int nt, int mode, int grid, unsigned* flags, int rel) {
+    launch({static_cast<unsigned>(grid), 1, 1}, m029::RING_THREADS,
+           [&] { m029::ring_body(gdn::smem, src, dst, nt, mode, flags, rel); });
     return g_unwaited.load() == 0;
   }
 };
@@ -33,6 +35,12 @@ int main() {
   g_cp_eager = !g_cp_eager;
   printf("(again with cp.async %s)\n", g_cp_eager ? "eager: landing at issue" : "deferred to the arrive");
   fails += m029::run_all(e, 1, 24);
+  // Session 31 (rc31): the ring's other release variants (every consumer arrives, __syncthreads per
+  // tile, elected lane after __syncwarp only), both copy modes, cp.async deferred and eager.
+  for (int eager = 0; eager < 2; ++eager) {
+    g_cp_eager = eager != 0;
+    for (int rel = 1; rel < m029::REL_COUNT; ++rel) fails += m029::run_ring(e, 2, 13, rel, 0, 1);
+  }
   printf("%s dnnp_async host emulation: %d failure(s)\n", fails ? "FAIL" : "PASS", fails);
   return fails;
 }

@@ -5,11 +5,17 @@
 // are bench/dnnp_async_selftest.h's, shared with the CPU emulation bench/dnnp_async_host_emu.cpp.
 // One PASS / FAIL line per check; the exit status is the failure count. The ring runs 264 blocks
 // (two waves on 132 SMs) x 64 tiles, 20 launches per mode; argument "small": 4 x 16, one launch
-// (for compute-sanitizer).
+// (for compute-sanitizer). Session 31 (helper rc31): "ring REL MODE GRID NT REPS" runs only the
+// ring, release variant REL (0 elected lane after bar.sync + __syncwarp, 1 every consumer thread
+// arrives, 2 __syncthreads per tile, 3 elected lane after __syncwarp; dnnp_async_selftest.h's
+// RingRelease), copy mode MODE (0 cp.async, 1 bulk, 2 both), GRID blocks x NT tiles, REPS launches
+// per mode: the configurations bench/gdn_device_rc31.sh runs under racecheck.
 // Build: nvcc -gencode=arch=compute_90a,code=sm_90a -std=c++17 -O2 -I kernels/include \
 //          -o dnnp_async_selftest bench/dnnp_async_selftest.cu
+//        (add -lineinfo for racecheck reports with source lines, as bench/gdn_device_rc31.sh's binary)
 #include <cstdio>
 #include <cstdint>
+#include <cstdlib>
 #include <string>
 #include <vector>
 #include "dnnp_wgmma.cuh"
@@ -24,9 +30,10 @@ __global__ void __launch_bounds__(128) wg_case_kernel(m029::WgCase c, const uint
   const uint32_t pad = (1024u - (dnnp::smem_u32(sm) & 1023u)) & 1023u;
   m029::wg_case_body<N, TA, TB, BF16>(sm + pad, c, A, B, D);
 }
-__global__ void __launch_bounds__(384, 1) ring_kernel(const unsigned char* src, unsigned char* dst, int nt, int mode, unsigned* flag) {
+__global__ void __launch_bounds__(384, 1) ring_kernel(const unsigned char* src, unsigned char* dst, int nt, int mode, unsigned* flag,
+                                                      int rel) {
   extern __shared__ __align__(1024) unsigned char sm[];
-  m029::ring_body(sm, src, dst, nt, mode, flag);
+  m029::ring_body(sm, src, dst, nt, mode, flag, rel);
 }
 
 static int g_reps = 20;  // ring launches per mode (argument "small": 1, for compute-sanitizer)
@@ -50,7 +57,7 @@ struct Gpu {
     if (e != cudaSuccess) printf("cuda error: %s\n", cudaGetErrorString(e));
     return e == cudaSuccess;
   }
-  bool ring(const unsigned char* src, unsigned char* dst, int nt, int mode, int grid, unsigned* flags) {
+  bool ring(const unsigned char* src, unsigned char* dst, int nt, int mode, int grid, unsigned* flags, int rel) {
     const size_t bytes = static_cast<size_t>(grid) * nt * m029::TILE;
     unsigned char *ds, *dd;
     unsigned* df;
@@ -63,7 +70,7 @@ struct Gpu {
     cudaFuncSetAttribute(ring_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, m029::RING_SMEM);
     cudaError_t e = cudaSuccess;
     for (int rep = 0; rep < g_reps && e == cudaSuccess; ++rep) {  // repeated: races show up as differences
-      ring_kernel<<<grid, m029::RING_THREADS, m029::RING_SMEM>>>(ds, dd, nt, mode, df);
+      ring_kernel<<<grid, m029::RING_THREADS, m029::RING_SMEM>>>(ds, dd, nt, mode, df, rel);
       e = cudaDeviceSynchronize();
     }
     cudaMemcpy(dst, dd, bytes, cudaMemcpyDeviceToHost);
@@ -77,6 +84,21 @@ struct Gpu {
 };
 
 int main(int argc, char** argv) {
+  if (argc > 1 && std::string(argv[1]) == "ring") {
+    // ring REL MODE GRID NT REPS (defaults: 0 2 4 16 1)
+    auto arg = [&](int i, int d) { return argc > i ? std::atoi(argv[i]) : d; };
+    const int rel = arg(2, 0), mode = arg(3, 2), grid = arg(4, 4), nt = arg(5, 16);
+    g_reps = arg(6, 1);
+    if (rel < 0 || rel >= m029::REL_COUNT || mode < 0 || mode > 2 || grid < 1 || nt < 1 || g_reps < 1) {
+      printf("usage: %s ring REL(0..%d) MODE(0 cp.async, 1 bulk, 2 both) GRID NT REPS\n", argv[0], m029::REL_COUNT - 1);
+      return 2;
+    }
+    Gpu g;
+    const int fails = m029::run_ring(g, grid, nt, rel, mode == 2 ? 0 : mode, mode == 2 ? 1 : mode);
+    printf("%s ring release %d (%s), %d launch(es) per mode: %d failure(s)\n", fails ? "FAIL" : "PASS", rel,
+           m029::ring_release_name(rel), g_reps, fails);
+    return fails;
+  }
   const bool small = argc > 1 && std::string(argv[1]) == "small";
   if (small) g_reps = 1;
   Gpu g;

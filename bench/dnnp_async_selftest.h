@@ -18,6 +18,13 @@
 //    each consumer warp's elected lane arrives on empty (count 8). At the end warpgroup 1 writes a
 //    word per thread and bar.arrive(2, 256), warpgroup 2 bar.sync(2, 256) and reads them
 //    (named-barrier hand-off). The output must equal the input bit for bit.
+// 3. The ring's release variants (session 31, helper rc31; how the consumers hand a slot back,
+//    RingRelease below; the copies and the full side are the same in all four): REL_ELECT is
+//    item 2's (M0's), REL_ALL has every consumer thread arrive on empty (count 256, no named
+//    barrier), REL_BLOCK replaces the empty mbarriers by one __syncthreads() per tile (all 384
+//    threads in one uniform loop: the producer's copy of tile t + RING follows the barrier that
+//    ends tile t), REL_WARP is REL_ELECT without the named barrier (__syncwarp, elected arrive).
+//    They exist to tell compute-sanitizer racecheck's reports apart (bench/gdn_device_rc31.sh).
 #pragma once
 
 #include <cstdint>
@@ -102,10 +109,38 @@ constexpr int RING = 4, TILE = 4096, RING_THREADS = 384;
 // Shared memory of ring_body: RING tiles, then 2 x RING mbarriers, then 128 words.
 constexpr int RING_SMEM = RING * TILE + 2 * RING * 8 + 128 * 4;
 
+// How the consumers release a slot to the producer (item 3 of the header).
+enum RingRelease : int {
+  REL_ELECT = 0,  // named_bar_sync(1, 256); __syncwarp(); the elected lane arrives on empty (count 8)
+  REL_ALL = 1,    // every consumer thread arrives on empty (count 256); no named barrier
+  REL_BLOCK = 2,  // one __syncthreads() (all 384 threads) per tile; the empty mbarriers are unused
+  REL_WARP = 3,   // __syncwarp(); the elected lane arrives on empty (count 8); no named barrier
+};
+constexpr int REL_COUNT = 4;
+inline const char* ring_release_name(int rel) {
+  return rel == REL_ELECT  ? "elected lane after bar.sync(1, 256) + __syncwarp"
+         : rel == REL_ALL  ? "every consumer thread arrives (count 256)"
+         : rel == REL_BLOCK ? "__syncthreads() per tile, no empty mbarrier"
+                            : "elected lane after __syncwarp only";
+}
+
+// The producer warp's copy of tile t (global offset g) into slot s: mode 0 by 32 lanes' cp.async
+// then cp.async.mbarrier.arrive.noinc on full[s]; mode 1 by one bulk copy from the elected lane.
+__device__ inline void ring_issue(unsigned char* slot, const unsigned char* g, uint64_t* full_s, int mode, int lane) {
+  if (mode == 0) {
+    for (int i = 0; i < TILE / 16 / 32; ++i) dnnp::cp_async16(slot + 16 * (32 * i + lane), g + 16 * (32 * i + lane));
+    dnnp::cp_async_mbar_arrive_noinc(full_s);
+  } else if (dnnp::elect_one()) {
+    dnnp::mbar_arrive_expect_tx(full_s, TILE);
+    dnnp::bulk_copy_g2s(slot, g, TILE, full_s);
+  }
+}
+
 // 384 threads per block; block b moves tiles [b NT, b NT + NT) of src to dst; flag[b] gets the
 // named-barrier hand-off's result per warpgroup-2 thread (flag[128 b + j]: 1 ok, 2 mismatch).
+// rel: the release variant (RingRelease).
 __device__ inline void ring_body(unsigned char* smem, const unsigned char* src, unsigned char* dst, int nt, int mode,
-                                 unsigned* flag) {
+                                 unsigned* flag, int rel = REL_ELECT) {
   const int tid = threadIdx.x, wg = tid / 128, warp = tid / 32, lane = tid % 32;
   uint64_t* full = reinterpret_cast<uint64_t*>(smem + RING * TILE);
   uint64_t* empty = full + RING;
@@ -114,41 +149,62 @@ __device__ inline void ring_body(unsigned char* smem, const unsigned char* src, 
   if (tid == 0) {
     for (int s = 0; s < RING; ++s) {
       dnnp::mbar_init(&full[s], mode == 0 ? 32 : 1);
-      dnnp::mbar_init(&empty[s], 8);
+      dnnp::mbar_init(&empty[s], rel == REL_ALL ? 256 : 8);
     }
     dnnp::mbar_init_fence();
   }
   __syncthreads();
-  if (wg == 0) {
+  const int ct = tid - 128;  // consumers: 0..255, the 16-byte chunk of each tile this thread moves
+  if (rel == REL_BLOCK) {
+    // One loop for all 384 threads, so that its __syncthreads() is reached uniformly: tile t's
+    // slot is read before the barrier that ends iteration t, and refilled (tile t + RING) after it.
+    if (wg == 0) dnnp::setmaxnreg_dec<40>();
+    else dnnp::setmaxnreg_inc<232>();
+    if (warp == 0)
+      for (int t = 0; t < nt && t < RING; ++t) ring_issue(smem + t * TILE, src + off + static_cast<size_t>(t) * TILE, &full[t], mode, lane);
+    for (int t = 0; t < nt; ++t) {
+      const int s = t % RING;
+      if (wg > 0) {
+        dnnp::mbar_wait(&full[s], (t / RING) & 1);
+        const uint4 v = *reinterpret_cast<const uint4*>(smem + s * TILE + 16 * ct);
+        *reinterpret_cast<uint4*>(dst + off + static_cast<size_t>(t) * TILE + 16 * ct) = v;
+      }
+      __syncthreads();
+      if (warp == 0 && t + RING < nt)
+        ring_issue(smem + s * TILE, src + off + static_cast<size_t>(t + RING) * TILE, &full[s], mode, lane);
+    }
+  } else if (wg == 0) {
     dnnp::setmaxnreg_dec<40>();
     if (warp == 0) {
       for (int t = 0; t < nt; ++t) {
         const int s = t % RING;
         const uint32_t par = ((t / RING) & 1) ^ 1;  // a fresh slot's first wait passes
         dnnp::mbar_wait(&empty[s], par);
-        unsigned char* slot = smem + s * TILE;
-        const unsigned char* g = src + off + static_cast<size_t>(t) * TILE;
-        if (mode == 0) {
-          for (int i = 0; i < TILE / 16 / 32; ++i) dnnp::cp_async16(slot + 16 * (32 * i + lane), g + 16 * (32 * i + lane));
-          dnnp::cp_async_mbar_arrive_noinc(&full[s]);
-        } else if (dnnp::elect_one()) {
-          dnnp::mbar_arrive_expect_tx(&full[s], TILE);
-          dnnp::bulk_copy_g2s(slot, g, TILE, &full[s]);
-        }
+        // Keeps the 32 lanes within one phase of each other: in bulk mode lanes 1-31 only wait,
+        // and a lane two phases behind would alias the parity (try_wait.parity is valid for the
+        // current and the immediately preceding phase only). Session 31: the CPU emulation, whose
+        // lanes are threads, hung on it with REL_ALL (consumers without a named barrier run ahead).
+        __syncwarp();
+        ring_issue(smem + s * TILE, src + off + static_cast<size_t>(t) * TILE, &full[s], mode, lane);
       }
     }
   } else {
     dnnp::setmaxnreg_inc<232>();
-    const int ct = tid - 128;  // 0..255: the 16-byte chunk of each tile this thread moves
     for (int t = 0; t < nt; ++t) {
       const int s = t % RING;
       dnnp::mbar_wait(&full[s], (t / RING) & 1);
       const uint4 v = *reinterpret_cast<const uint4*>(smem + s * TILE + 16 * ct);
       *reinterpret_cast<uint4*>(dst + off + static_cast<size_t>(t) * TILE + 16 * ct) = v;
-      dnnp::named_bar_sync(1, 256);
-      __syncwarp();
-      if (dnnp::elect_one()) dnnp::mbar_arrive(&empty[s]);
+      if (rel == REL_ALL) {
+        dnnp::mbar_arrive(&empty[s]);
+      } else {
+        if (rel == REL_ELECT) dnnp::named_bar_sync(1, 256);
+        __syncwarp();
+        if (dnnp::elect_one()) dnnp::mbar_arrive(&empty[s]);
+      }
     }
+  }
+  if (wg > 0) {
     // Named-barrier hand-off: warpgroup 1 writes, bar.arrive; warpgroup 2 bar.sync, reads.
     if (wg == 1) {
       words[ct] = 0x9E3779B9u * (ct + 1) + static_cast<unsigned>(blockIdx.x);
@@ -201,8 +257,42 @@ bool wg_dispatch(BK& bk, const WgCase& c, const uint16_t* A, const uint16_t* B, 
   if (c.n == 32 && c.ta == 1 && c.tb == 0) return bk.template wg<32, 1, 0, BF16>(c, A, B, D);
   return bk.template wg<32, 1, 1, BF16>(c, A, B, D);
 }
-// Runs every check on backend `bk` (wg<N, TA, TB, BF16>(case, A, B, D) and ring(src, dst, nt,
-// mode, grid, flags), each returning false on a launch / runtime error); returns the failures.
+// The ring checks on backend `bk` (ring(src, dst, nt, mode, grid, flags, rel), false on a launch /
+// runtime error) for release variant `rel` and copy modes [mode_lo, mode_hi]: two PASS / FAIL lines
+// per mode (the bytes, the named-barrier hand-off); returns the failures. REL_ELECT's lines are the
+// session-29 wording; the other variants add "[release: ...]".
+template <class BK>
+int run_ring(BK& bk, int ring_grid, int ring_nt, int rel, int mode_lo, int mode_hi) {
+  int fails = 0;
+  char tag[96] = "";
+  if (rel != REL_ELECT) snprintf(tag, sizeof tag, " [release: %s]", ring_release_name(rel));
+  for (int mode = mode_lo; mode <= mode_hi; ++mode) {
+    const size_t bytes = static_cast<size_t>(ring_grid) * ring_nt * TILE;
+    std::vector<unsigned char> src(bytes), dst(bytes, 0);
+    for (size_t i = 0; i < bytes; ++i) src[i] = static_cast<unsigned char>((i * 2654435761u) >> 13);
+    std::vector<unsigned> flags(128 * ring_grid, 0);
+    const bool run = bk.ring(src.data(), dst.data(), ring_nt, mode, ring_grid, flags.data(), rel);
+    size_t bad = 0;
+    for (size_t i = 0; i < bytes; ++i) bad += src[i] != dst[i];
+    size_t fbad = 0;
+    for (unsigned f : flags) fbad += f != 1u;
+    const bool ok = run && bad == 0;
+    printf("%s mbarrier ring (%s): %d blocks x %d tiles x %d B through %d slots, 1 producer warp + 2 consumer warpgroups, "
+           "setmaxnreg 40 / 232: %zu bytes differ%s\n",
+           ok ? "PASS" : "FAIL", mode == 0 ? "cp.async + cp.async.mbarrier.arrive.noinc" : "elect + arrive.expect_tx + bulk copy",
+           ring_grid, ring_nt, TILE, RING, bad, tag);
+    printf("%s named barriers (bar.sync 1 per tile; bar.arrive / bar.sync 2 hand-off, %s mode): %zu of %d words wrong%s\n",
+           run && fbad == 0 ? "PASS" : "FAIL", mode == 0 ? "cp.async" : "bulk", fbad, 128 * ring_grid, tag);
+    fflush(stdout);
+    fails += !ok;
+    fails += !(run && fbad == 0);
+  }
+  return fails;
+}
+
+// Runs every check on backend `bk` (wg<N, TA, TB, BF16>(case, A, B, D) and the ring as run_ring
+// says, each returning false on a launch / runtime error); returns the failures. The ring runs
+// REL_ELECT (the session-29 checks).
 template <class BK>
 int run_all(BK& bk, int ring_grid, int ring_nt) {
   int fails = 0;
@@ -235,27 +325,7 @@ int run_all(BK& bk, int ring_grid, int ring_nt) {
       fflush(stdout);
       fails += !ok;
     }
-  for (int mode = 0; mode < 2; ++mode) {
-    const size_t bytes = static_cast<size_t>(ring_grid) * ring_nt * TILE;
-    std::vector<unsigned char> src(bytes), dst(bytes, 0);
-    for (size_t i = 0; i < bytes; ++i) src[i] = static_cast<unsigned char>((i * 2654435761u) >> 13);
-    std::vector<unsigned> flags(128 * ring_grid, 0);
-    const bool run = bk.ring(src.data(), dst.data(), ring_nt, mode, ring_grid, flags.data());
-    size_t bad = 0;
-    for (size_t i = 0; i < bytes; ++i) bad += src[i] != dst[i];
-    size_t fbad = 0;
-    for (unsigned f : flags) fbad += f != 1u;
-    const bool ok = run && bad == 0;
-    printf("%s mbarrier ring (%s): %d blocks x %d tiles x %d B through %d slots, 1 producer warp + 2 consumer warpgroups, "
-           "setmaxnreg 40 / 232: %zu bytes differ\n",
-           ok ? "PASS" : "FAIL", mode == 0 ? "cp.async + cp.async.mbarrier.arrive.noinc" : "elect + arrive.expect_tx + bulk copy",
-           ring_grid, ring_nt, TILE, RING, bad);
-    printf("%s named barriers (bar.sync 1 per tile; bar.arrive / bar.sync 2 hand-off, %s mode): %zu of %d words wrong\n",
-           run && fbad == 0 ? "PASS" : "FAIL", mode == 0 ? "cp.async" : "bulk", fbad, 128 * ring_grid);
-    fflush(stdout);
-    fails += !ok;
-    fails += !(run && fbad == 0);
-  }
+  fails += run_ring(bk, ring_grid, ring_nt, REL_ELECT, 0, 1);
   printf("%s dnnp_async selftest: %d failure(s)\n", fails ? "FAIL" : "PASS", fails);
   return fails;
 }
