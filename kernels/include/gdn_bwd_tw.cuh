@@ -233,7 +233,18 @@ __device__ __forceinline__ void tw_value_quarter(TwValueAcc& a, uint32_t slot, i
 // on the H200 that gives mma.sync's results (call 1: dQ, dK hashes = tc16's), and the dR pass and
 // dD repeat tc16's element maps and reductions (run 3), so every output is expected bitwise tc16. The accumulators go
 // to the fp32 hand-off tiles over the consumed ring and come back in tc16's row / fragment layouts.
-template <typename T, int K, int V, typename Scalars, typename IssueQK, typename FlagWait>
+//
+// EARLY (REV 32, `tw3`, session 32, helper tp32): the same copies, products, passes and hand-off
+// (so the same values bit for bit), in another issue order. tw1's tile, timed by phase on the H200
+// (bench/gdn_results.md, session 32, tp32), spends ~1 µs with warpgroups 0 and 3 parked on the
+// named barrier while thread 0's acquire poll waits behind the block's ~6,000 queued copies, and
+// its dS' / dR copies (issued after the poll and after the q / k rows, so full_b also tracks those)
+// land last, ~1.7 µs after S / U / dO: warpgroups 0, 2 and 3's products and every pass wait for
+// them. Under EARLY thread 64 (warp 2: no mbarrier or scalar duty) waits for the flag before the
+// tile's first barrier, concurrently with the scalar rows' loads; after that barrier warpgroups 0
+// and 3 issue each quarter's dS' / dR copies right after its S and U / dO (full_b[q] then tracks
+// quarters ≤ q only), the q / k rows last; no named barrier.
+template <typename T, int K, int V, bool EARLY, typename Scalars, typename IssueQK, typename FlagWait>
 __device__ __forceinline__ void tw1_products(const BwdParams& bp, size_t ch, long long t0, int len, int h, int vh,
                                              const float* bet, float* dqp, float* de, float* dkr, float& dd,
                                              float (&faa)[2][4], float (&fal)[2][4], float* dbvp,
@@ -263,8 +274,11 @@ __device__ __forceinline__ void tw1_products(const BwdParams& bp, size_t ch, lon
     }
     dnnp::mbar_init_fence();
   }
+  if constexpr (EARLY) {
+    if (tid == 64) flag_wait.thread_wait();  // every dS' / dR copy comes after the barrier below
+  }
   load_scalars();
-  __syncthreads();  // the mbarriers; gam, bet
+  __syncthreads();  // the mbarriers; gam, bet (EARLY: and the unit's flag)
 
   const T* sg = reinterpret_cast<const T*>(bp.ws_s) + ch * V * K;
   const T* dsg = reinterpret_cast<const T*>(bp.ws_ds) + ch * V * K;
@@ -291,6 +305,20 @@ __device__ __forceinline__ void tw1_products(const BwdParams& bp, size_t ch, lon
       cp_async16_zfill(smem + q * L::quarter + Q::do_off + tw_uq_off(r, vc), src, live);
     }
     dnnp::cp_async_mbar_arrive_noinc(&full_a[q]);
+    if constexpr (EARLY) {
+      // The quarter's dS' and dR (post_flag's copies and thread map), warpgroups 0 and 3.
+      if (wg == 0 || wg == 3) {
+        const int pt = wg == 0 ? t : 128 + t;
+#pragma unroll
+        for (int u = 0; u < 2; ++u) {
+          const int x = pt + 256 * u, v = x >> 4, kc = 8 * (x & 15);
+          cp_async16(smem + q * L::quarter + Q::ds_off + tw_sq_off(v, kc), dsg + static_cast<size_t>(32 * q + v) * K + kc);
+        }
+        const int r2 = pt >> 2, vc2 = 8 * (pt & 3);
+        cp_async16(smem + q * L::quarter + Q::dr_off + tw_uq_off(r2, vc2), drg + static_cast<size_t>(r2) * V + 32 * q + vc2);
+        dnnp::cp_async_mbar_arrive_noinc(&full_b[q]);
+      }
+    }
   }
   issue_qk();  // every thread: raw q, k (rows of K + 16), waited before the hand-off
   cp_async_commit();
@@ -313,7 +341,7 @@ __device__ __forceinline__ void tw1_products(const BwdParams& bp, size_t ch, lon
       dnnp::cp_async_mbar_arrive_noinc(&full_b[q]);
     }
   };
-  if (wg == 0) post_flag();
+  if (!EARLY && wg == 0) post_flag();
   // The products: warpgroup wg's accumulators (n8 tile j, element e: row 16 (warp % 4) + lane / 4
   // + 8 (e / 2), column 8 j + 2 (lane % 4) + e % 2; acc[32 b + 4 j + e] for key block b).
   float acc[64];
@@ -403,7 +431,7 @@ __device__ __forceinline__ void tw1_products(const BwdParams& bp, size_t ch, lon
       for (int kk = 0; kk < 2; ++kk) W::n64_b_k(acc, desc_a(s + Q::do_off, kk), desc_a(s + Q::u_off, kk));
       dnnp::wgmma_commit();
     }
-    post_flag();
+    if constexpr (!EARLY) post_flag();
     for (int q = 0; q < NQ; ++q) {
       dnnp::mbar_wait(&full_b[q], 0);
       dnnp::fence_proxy_async_shared();

@@ -72,6 +72,10 @@
 //                                             m1t30: td29's M1, REV 30: tc16's tile with the value products
 //                                             warp-specialized on wgmma, gdn_bwd_tw.cuh; bitwise tc16 on
 //                                             the H200; DNNPLAN_GDN_BWD_TOKENS=tw1)
+//   gdn_bwd_tokens_tw3_{bf16,f16}_k128       <<<as tokens_tw1>>> (session 32, tp32: REV 32, tw1 with the unit's
+//                                             flag waited before the tile's first barrier (thread 64) and
+//                                             each quarter's dS' / dR copies issued with its S, U, dO; the
+//                                             same arithmetic as tw1; DNNPLAN_GDN_BWD_TOKENS=tw3)
 //   gdn_bwd_dscan_ov2gx_{bf16,f16}_k128       <<<(1, HO, N), 256, DscanGxSmem<128, 8, 2>::bytes_r2>>>
 //     (session 25, dsx25: dscan_ov5dr's outputs with every product on the warpgroup MMA, B tiles in
 //     the 128-byte swizzle, no publisher warp (ov2's thread-0 publish), gdn_bwd_dscan_gx.cuh; not
@@ -219,6 +223,10 @@ extern "C" __global__ void __launch_bounds__(gdn::PARAM_THREADS) gdn_bwd_params(
   extern "C" __global__ void __launch_bounds__(gdn::TOK_THREADS)                                   \
       gdn_bwd_tokens_tw1_##TAG##_k128(gdn::BwdChainParams p) {                                     \
     gdn::bwd_tokens_ov_body<T, 128, 128, 30>(p);                                                   \
+  }                                                                                                \
+  extern "C" __global__ void __launch_bounds__(gdn::TOK_THREADS)                                   \
+      gdn_bwd_tokens_tw3_##TAG##_k128(gdn::BwdChainParams p) {                                     \
+    gdn::bwd_tokens_ov_body<T, 128, 128, 32>(p);                                                   \
   }
 
 #define GDN_BWD_CHAIN_ENTRIES(KD)                                                                   \

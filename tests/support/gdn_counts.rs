@@ -772,8 +772,13 @@ pub const MODELS: [Model; 32] = [
         tokens,
     ),
     family("tokens", &["tokens_tc13_ov"], tokens_dr_io),
-    // tw1 (session 30): tc16's tile, inputs and products (its value products on wgmma).
-    family("tokens", &["tokens_tc16_ov", "tokens_tw1"], tokens_u),
+    // tw1 (session 30), tw3 (session 32): tc16's tile, inputs and products (value products on
+    // wgmma).
+    family(
+        "tokens",
+        &["tokens_tc16_ov", "tokens_tw1", "tokens_tw3"],
+        tokens_u,
+    ),
     family("fold", &["fold"], fold),
     family("params", &["params"], params),
 ];

@@ -50,7 +50,7 @@
 //! `dscan_ov2gx` producer only, [`BwdPrepForm::scalar_form`]; `slim`, session 28: with `tc16`'s
 //! storing replay rebuilding `U` from the raw `k`, `v`, `T` and the scalars and the prep writing no
 //! `W`, `Ũᵀ`, [`BwdPrepForm::Slim`]; `slimp`, session 29: also the piece chain's passes on that form,
-//! [`BwdPrepForm::SlimPieces`], [`PIECE_SLIM_SWAPS`]): `DNNPLAN_GDN_BWD_TOKENS=tc11|tc12|tc13|tc16|tw1` (the token stage,
+//! [`BwdPrepForm::SlimPieces`], [`PIECE_SLIM_SWAPS`]): `DNNPLAN_GDN_BWD_TOKENS=tc11|tc12|tc13|tc16|tw1|tw3` (the token stage,
 //! [`TOKEN_STAGES`], instead of [`BWD_TOKENS_RULE`]'s: `tw1` (session 30) unless the graph asks for
 //! `batch_invariant` or `DNNPLAN_GDN_BWD_DSCAN` is set, else `tc12`; `tc13`, session 21, the
 //! default from session 22 to 26: `dR` in the io dtype between the overlapped reverse scan
@@ -462,11 +462,19 @@ pub enum BwdKernel {
     /// K = V = 128; at other K it names `tokens_tc13_ov` (never run there: [`u_pair_replay`]
     /// needs K = 128).
     TokensTw1Ov,
+    /// Overlap (session 32, helper tp32): token stage `tw3`, [`BwdKernel::TokensTw1Ov`] with
+    /// the copies issued in another order (`gdn_bwd_tokens_tw3_*`, REV 32, `EARLY` in
+    /// `kernels/include/gdn_bwd_tw.cuh`): the unit's flag waited by thread 64 before the tile's
+    /// first barrier, and each value quarter's `dS'`, `dR` copies issued right after its `S`,
+    /// `U`, `dO` (tw1: after the flag and the `q` / `k` rows); the same copies, products and
+    /// passes, so the same values as `tw1`. The same layout and shared memory
+    /// ([`tokens_tw1_tile_smem_bytes`]). K = V = 128; at other K it names `tokens_tc13_ov`.
+    TokensTw3Ov,
 }
 
 impl BwdKernel {
     /// Every kernel, in index order.
-    pub const ALL: [BwdKernel; 65] = [
+    pub const ALL: [BwdKernel; 66] = [
         BwdKernel::ChunkOffsets,
         BwdKernel::Prep,
         BwdKernel::Fscan,
@@ -532,6 +540,7 @@ impl BwdKernel {
         BwdKernel::DscanpOv2GxSc,
         BwdKernel::PsumSl,
         BwdKernel::TokensTw1Ov,
+        BwdKernel::TokensTw3Ov,
     ];
 
     /// The kernel's symbol in the module (`tag` = `bf16` / `f16`, `k` = K = V; `prep`: the
@@ -589,6 +598,8 @@ impl BwdKernel {
             BwdKernel::TokensTc16Ov => "tokens_tc16_ov",
             BwdKernel::TokensTw1Ov if k != 128 => "tokens_tc13_ov",
             BwdKernel::TokensTw1Ov => "tokens_tw1",
+            BwdKernel::TokensTw3Ov if k != 128 => "tokens_tc13_ov",
+            BwdKernel::TokensTw3Ov => "tokens_tw3",
             BwdKernel::FscanGx => "fscan_gx",
             BwdKernel::FscanGx3 => "fscan_gx3",
             BwdKernel::FscanGx4 => "fscan_gx4",
@@ -691,6 +702,7 @@ impl BwdKernel {
                 | BwdKernel::TokensTc13Ov
                 | BwdKernel::TokensTc16Ov
                 | BwdKernel::TokensTw1Ov
+                | BwdKernel::TokensTw3Ov
         )
     }
 }
@@ -1145,7 +1157,7 @@ pub struct TokenStageRow {
 /// phase's bank conflicts removed, faster at all four benchmark shapes (whole backward, tc11 →
 /// tc12, means of four runs in ABBA / BAAB order, session 10 tok12): (4, 8192, 16) 2.154 →
 /// 2.136 ms, (1, 32768, 16) 3.034 → 3.013, (16, 2048, 32) 4.405 → 4.339, ragged mix 2.102 →
-/// 2.087. `DNNPLAN_GDN_BWD_TOKENS=tc11|tc12|tc13|tc16|tw1` selects a stage whatever the rule says.
+/// 2.087. `DNNPLAN_GDN_BWD_TOKENS=tc11|tc12|tc13|tc16|tw1|tw3` selects a stage whatever the rule says.
 pub const BWD_TOKENS_RULE: [TokenStageRow; 3] = [
     TokenStageRow {
         batch_invariant: Some(true),
@@ -1223,7 +1235,11 @@ pub struct TokenStage {
 /// process, a b b a, bench/gdn_results.md session 30 m1t30): (4, 8192, 16) 1.642 / 1.657 →
 /// 1.619 / 1.632 ms, (1, 32768, 16) 2.136 / 2.133 → 2.101 / 2.090, (16, 2048, 32)
 /// 3.383 / 3.368 → 3.305 / 3.319, ragged mix 1.589 / 1.593 → 1.569 / 1.574.
-pub const TOKEN_STAGES: [TokenStage; 5] = {
+///
+/// `tw3` (session 32, helper tp32): `tw1`'s row with [`BwdKernel::TokensTw3Ov`] as the consumer
+/// (the flag before the tile's first barrier, each quarter's `dS'` / `dR` copies with its `S`,
+/// `U`, `dO`; the same values); the same pairing, threads and shared memory as `tw1`.
+pub const TOKEN_STAGES: [TokenStage; 6] = {
     use BwdKernel::*;
     [
         TokenStage {
@@ -1270,6 +1286,16 @@ pub const TOKEN_STAGES: [TokenStage; 5] = {
             name: "tw1",
             kernel: TokensTc12,
             overlapped: TokensTw1Ov,
+            smem: tokens_tw1_tile_smem_bytes,
+            threads: TOK_THREADS,
+            bitwise: false,
+            ov_scans: Some((DscanOv5Dr, DscanpOv5Dr)),
+            loads_u: true,
+        },
+        TokenStage {
+            name: "tw3",
+            kernel: TokensTc12,
+            overlapped: TokensTw3Ov,
             smem: tokens_tw1_tile_smem_bytes,
             threads: TOK_THREADS,
             bitwise: false,
@@ -2841,7 +2867,8 @@ mod tests {
                 &BwdKernel::TokensTc12Ov,
                 &BwdKernel::TokensTc13Ov,
                 &BwdKernel::TokensTc16Ov,
-                &BwdKernel::TokensTw1Ov
+                &BwdKernel::TokensTw1Ov,
+                &BwdKernel::TokensTw3Ov
             ]
         );
         assert!(!BwdKernel::TokensTc11.programmatic());
@@ -3026,7 +3053,10 @@ mod tests {
                 s.ov_scans.is_some(),
                 matches!(
                     s.overlapped,
-                    BwdKernel::TokensTc13Ov | BwdKernel::TokensTc16Ov | BwdKernel::TokensTw1Ov
+                    BwdKernel::TokensTc13Ov
+                        | BwdKernel::TokensTc16Ov
+                        | BwdKernel::TokensTw1Ov
+                        | BwdKernel::TokensTw3Ov
                 )
             );
             assert_eq!(s.bitwise, s.ov_scans.is_none(), "{}", s.name);
@@ -3169,6 +3199,42 @@ mod tests {
     }
 
     #[test]
+    fn tw3_runs_where_tw1_runs_with_its_own_entry() {
+        // Session 32 (tp32): DNNPLAN_GDN_BWD_TOKENS=tw3 picks the tw3 row, which pairs exactly as
+        // tw1 (the storing replay, else tc13) and launches gdn_bwd_tokens_tw3_* with tw1's grid,
+        // 512 threads and 188,224 B.
+        let (tw3, ok) = TokenStage::pick("tw3", false, false);
+        assert!(ok);
+        assert_eq!(tw3.name, "tw3");
+        assert_eq!(tw3.overlapped, BwdKernel::TokensTw3Ov);
+        assert!(tw3.loads_u && !tw3.bitwise);
+        assert_eq!((tw3.smem)(128), 188_224);
+        assert_eq!(
+            BwdKernel::TokensTw3Ov.name("bf16", 128, PrepVariant::DEFAULT),
+            "gdn_bwd_tokens_tw3_bf16_k128"
+        );
+        assert_eq!(
+            BwdKernel::TokensTw3Ov.name("f16", 128, PrepVariant::DEFAULT),
+            "gdn_bwd_tokens_tw3_f16_k128"
+        );
+        let rule = REPLAY_BY_RULE;
+        for shape in [
+            (4, 32768, 16),
+            (1, 32768, 16),
+            (16, 32768, 32),
+            (10, 29949, 16),
+        ] {
+            let f = facts(shape.0, shape.1, shape.2, 128, false);
+            let tw1 = tc16_pair_at(&f, "tw1", rule, None, true);
+            let tw3 = tc16_pair_at(&f, "tw3", rule, None, true);
+            let want = if tw1.0 == "tw1" { "tw3" } else { tw1.0 };
+            assert_eq!((tw3.0, &tw3.1), (want, &tw1.1), "{shape:?}");
+        }
+        let f64k = facts(4, 32768, 16, 64, false);
+        assert_eq!(tc16_pair_at(&f64k, "tw3", rule, None, true).0, "tc13");
+    }
+
+    #[test]
     fn tc16_pairs_only_with_the_storing_replay() {
         // Session 27: tc16 loads the U tiles of the storing replay, so it runs only where the
         // overlap runs (U in ws_dr's second half beside the io dR), uncut (P = 1), with the gx
@@ -3258,14 +3324,14 @@ mod tests {
         let got = tc16_pair_at(&fbi, bi.name, rule, None, true);
         assert_eq!((got.0, got.1.as_str()), ("tc12", gx4));
         assert!(!TokenStage::by_rule(false, true).loads_u);
-        // Only tc16 and tw1 (session 30) load U; their fallback is a stage of the table with the
-        // same producers.
+        // Only tc16, tw1 (session 30) and tw3 (session 32) load U; their fallback is a stage of
+        // the table with the same producers.
         for s in &TOKEN_STAGES {
             assert_eq!(
                 s.loads_u,
                 matches!(
                     s.overlapped,
-                    BwdKernel::TokensTc16Ov | BwdKernel::TokensTw1Ov
+                    BwdKernel::TokensTc16Ov | BwdKernel::TokensTw1Ov | BwdKernel::TokensTw3Ov
                 ),
                 "{}",
                 s.name
