@@ -51,7 +51,7 @@
 //! storing replay rebuilding `U` from the raw `k`, `v`, `T` and the scalars and the prep writing no
 //! `W`, `Ũᵀ`, [`BwdPrepForm::Slim`]; `slimp`, session 29: also the piece chain's passes on that form,
 //! [`BwdPrepForm::SlimPieces`], [`PIECE_SLIM_SWAPS`]): `DNNPLAN_GDN_BWD_TOKENS=tc11|tc12|tc13|tc16|tw1|tw3` (the token stage,
-//! [`TOKEN_STAGES`], instead of [`BWD_TOKENS_RULE`]'s: `tw1` (session 30) unless the graph asks for
+//! [`TOKEN_STAGES`], instead of [`BWD_TOKENS_RULE`]'s: `tw3` (session 32) unless the graph asks for
 //! `batch_invariant` or `DNNPLAN_GDN_BWD_DSCAN` is set, else `tc12`; `tc13`, session 21, the
 //! default from session 22 to 26: `dR` in the io dtype between the overlapped reverse scan
 //! `dscan_ov5dr` / `dscanp_ov5dr` (since session 25 the uncut one is `dscan_ov2gx` at K = V =
@@ -60,7 +60,9 @@
 //! overlap its row runs `tc12`; `tc16`, session 27, the default from session 27 to 29: `tc13` loading the
 //! `U` tiles that the uncut replay stores (`gdn_bwd_fscan_gx{,4}u_*`, [`u_pair_replay`]),
 //! bitwise `tc13`, which its row runs wherever that pair does not; `tw1`, session 30, the
-//! default since then: `tc16`'s tile with its value products on wgmma, bitwise `tc16`),
+//! default in sessions 30 and 31: `tc16`'s tile with its value products on wgmma, bitwise `tc16`;
+//! `tw3`, session 32, the default since then: `tw1` with its copies issued in another order,
+//! bitwise `tw1`),
 //! `DNNPLAN_GDN_BWD_DSCAN=v1|w8` (the 4-warp reverse scans
 //! `gdn_bwd_dscan_io_*`, `gdn_bwd_dsum_*`, `gdn_bwd_dscanp_*` or the 8-warp ones
 //! `gdn_bwd_dscan_w8_*`, `gdn_bwd_dsum_w8_*`, `gdn_bwd_dscanp_w8_*` on every launch instead of
@@ -450,7 +452,7 @@ pub enum BwdKernel {
     /// the raw `k`, `v` rows, `T` and the prep's scalars (`gdn_bwd_psum_sl_*`: the slim replay's
     /// loop without outputs; other roundings); at K other than 128 it names `psum`.
     PsumSl,
-    /// Overlap (session 30, helper m1t30: td29's M1; by rule since session 30): token stage
+    /// Overlap (session 30, helper m1t30: td29's M1; by rule in sessions 30 and 31): token stage
     /// `tw1`, [`BwdKernel::TokensTc16Ov`]'s tile (the same 512 threads, inputs and chunk-local
     /// phases) with the value products warp-specialized (`gdn_bwd_tokens_tw1_*`,
     /// `kernels/include/gdn_bwd_tw.cuh`): warpgroup 0 copies each value quarter of `S`, `U`,
@@ -462,7 +464,8 @@ pub enum BwdKernel {
     /// K = V = 128; at other K it names `tokens_tc13_ov` (never run there: [`u_pair_replay`]
     /// needs K = 128).
     TokensTw1Ov,
-    /// Overlap (session 32, helper tp32): token stage `tw3`, [`BwdKernel::TokensTw1Ov`] with
+    /// Overlap (session 32, helper tp32; by rule since session 32): token stage `tw3`,
+    /// [`BwdKernel::TokensTw1Ov`] with
     /// the copies issued in another order (`gdn_bwd_tokens_tw3_*`, REV 32, `EARLY` in
     /// `kernels/include/gdn_bwd_tw.cuh`): the unit's flag waited by thread 64 before the tile's
     /// first barrier, and each value quarter's `dS'`, `dR` copies issued right after its `S`,
@@ -1152,6 +1155,17 @@ pub struct TokenStageRow {
 ///   1.619 / 1.632 ms (−1.3 %), (1, 32768, 16) 2.136 / 2.133 → 2.101 / 2.090 (−1.8 %),
 ///   (16, 2048, 32) 3.383 / 3.368 → 3.305 / 3.319 (−1.9 %), ragged mix 1.589 / 1.593 →
 ///   1.569 / 1.574 (−1.2 %). `DNNPLAN_GDN_BWD_TOKENS=tc16` keeps the previous stage.
+/// - since session 32 (helper tp32) that row names `tw3`: `tw1`'s tile and pairing with the
+///   unit's flag waited before the tile's first barrier and each value quarter's `dS'` / `dR`
+///   copies issued with its `S`, `U`, `dO` (`gdn_bwd_tokens_tw3_*`); the same arithmetic, bitwise
+///   `tw1` on every backward hash on the H200 (uncut and at 8 pieces,
+///   bench/gdn_device_tp32_run2.log); the tile 15.57 → 14.96 µs (mean, tokens alone, (4, 8192,
+///   16)). Whole backward against `tw1`, one process, a b b a then b a a b: (4, 8192, 16)
+///   1.616 / 1.608 → 1.567 / 1.573 ms and 1.614 / 1.629 → 1.570 / 1.587 (−2.6 %),
+///   (1, 32768, 16) 2.103 / 2.101 → 2.068 / 2.064 and 2.100 / 2.099 → 2.054 / 2.048 (−2.0 %),
+///   (16, 2048, 32) 3.308 / 3.308 → 3.238 / 3.236 and 3.310 / 3.318 → 3.238 / 3.236 (−2.2 %),
+///   ragged mix 1.569 / 1.588 → 1.531 / 1.546 and 1.581 / 1.572 → 1.535 / 1.533 (−2.6 %).
+///   `DNNPLAN_GDN_BWD_TOKENS=tw1` keeps the previous stage.
 ///
 /// `tc12` (session 10) was the only default before: `tc11` (= `tc5`'s outputs) with the row
 /// phase's bank conflicts removed, faster at all four benchmark shapes (whole backward, tc11 →
@@ -1172,7 +1186,7 @@ pub const BWD_TOKENS_RULE: [TokenStageRow; 3] = [
     TokenStageRow {
         batch_invariant: None,
         dscan_forced: None,
-        stage: "tw1",
+        stage: "tw3",
     },
 ];
 
@@ -1226,7 +1240,7 @@ pub struct TokenStage {
 /// from `W`, `Ũᵀ` and `S_c`, bit for bit), so bitwise `tc13`; only where [`u_pair_replay`] pairs
 /// it (the overlap, no piece chain, the gx replays, K = V = 128), else its row runs `tc13`.
 ///
-/// `tw1` (session 30, helper m1t30, td29's milestone M1; the rule's stage since session 30,
+/// `tw1` (session 30, helper m1t30, td29's milestone M1; the rule's stage in sessions 30, 31,
 /// [`BWD_TOKENS_RULE`]): `tc16`'s pairing (the storing replay, the io-`dR` producers,
 /// [`TC16_FALLBACK`] elsewhere) with [`BwdKernel::TokensTw1Ov`] as the consumer, launched like
 /// `tc16`'s (grid, 512 threads, PDL) with [`tokens_tw1_tile_smem_bytes`]; its `kernel` (never
@@ -1236,9 +1250,10 @@ pub struct TokenStage {
 /// 1.619 / 1.632 ms, (1, 32768, 16) 2.136 / 2.133 → 2.101 / 2.090, (16, 2048, 32)
 /// 3.383 / 3.368 → 3.305 / 3.319, ragged mix 1.589 / 1.593 → 1.569 / 1.574.
 ///
-/// `tw3` (session 32, helper tp32): `tw1`'s row with [`BwdKernel::TokensTw3Ov`] as the consumer
-/// (the flag before the tile's first barrier, each quarter's `dS'` / `dR` copies with its `S`,
-/// `U`, `dO`; the same values); the same pairing, threads and shared memory as `tw1`.
+/// `tw3` (session 32, helper tp32; the rule's stage since session 32): `tw1`'s row with
+/// [`BwdKernel::TokensTw3Ov`] as the consumer (the flag before the tile's first barrier, each
+/// quarter's `dS'` / `dR` copies with its `S`, `U`, `dO`; the same values, bitwise `tw1` on the
+/// H200); the same pairing, threads and shared memory as `tw1`.
 pub const TOKEN_STAGES: [TokenStage; 6] = {
     use BwdKernel::*;
     [
@@ -2878,7 +2893,7 @@ mod tests {
     fn token_stages_by_switch() {
         // (value, batch_invariant, kernel, overlapped consumer, overlap allowed): the named
         // stages with the overlap by rule whatever the graph says; no value the rule's stage
-        // (tw1 since session 30, unless batch_invariant); any other value (the retired stages' switches among
+        // (tw1 since session 30, tw3 since session 32, unless batch_invariant); any other value (the retired stages' switches among
         // them) the rule's stage without the overlap, i.e. tc12's kernel.
         let cases = [
             (
@@ -2924,10 +2939,17 @@ mod tests {
                 true,
             ),
             (
+                "tw3",
+                false,
+                BwdKernel::TokensTc12,
+                BwdKernel::TokensTw3Ov,
+                true,
+            ),
+            (
                 "",
                 false,
                 BwdKernel::TokensTc12,
-                BwdKernel::TokensTw1Ov,
+                BwdKernel::TokensTw3Ov,
                 true,
             ),
             (
@@ -2941,7 +2963,7 @@ mod tests {
                 "tc5",
                 false,
                 BwdKernel::TokensTc12,
-                BwdKernel::TokensTw1Ov,
+                BwdKernel::TokensTw3Ov,
                 false,
             ),
             (
@@ -2955,7 +2977,7 @@ mod tests {
                 "bogus",
                 false,
                 BwdKernel::TokensTc12,
-                BwdKernel::TokensTw1Ov,
+                BwdKernel::TokensTw3Ov,
                 false,
             ),
         ];
@@ -2998,7 +3020,7 @@ mod tests {
         // must be bitwise the same with and without the overlap (which depends on the batch),
         // and a forced reverse scan must not be replaced by tc13's io-dR producers.
         for (invariant, forced, want) in [
-            (false, false, "tw1"),
+            (false, false, "tw3"),
             (true, false, "tc12"),
             (false, true, "tc12"),
             (true, true, "tc12"),
@@ -3068,7 +3090,7 @@ mod tests {
         // Session 25: DNNPLAN_GDN_BWD_DSCAN=ov2gx keeps tc13 by rule (an io-dR producer is no
         // forced fp32-dR scan) and swaps both io-dR producers at K = V = 128 only: 8 warps (no
         // publisher warp), the wgmma loop's shared memory.
-        assert_eq!(TokenStage::pick("", false, false).0.name, "tw1");
+        assert_eq!(TokenStage::pick("", false, false).0.name, "tw3");
         assert!(IO_DR_SCAN_SWITCHES.contains(&"ov2gx"));
         let tc13 = TokenStage::pick("tc13", false, false).0;
         let (u, p, threads, smem) = overlap_scan_kernels("ov2gx", tc13.ov_scans, 128, 128);
@@ -3157,8 +3179,8 @@ mod tests {
 
     #[test]
     fn tw1_runs_where_tc16_runs_with_its_own_entry_and_smem() {
-        // Session 30 (m1t30): DNNPLAN_GDN_BWD_TOKENS=tw1 picks the tw1 row (the rule's stage
-        // unless batch_invariant or a forced reverse scan), which pairs exactly as tc16 (the storing replay, else tc13) and launches
+        // Session 30 (m1t30): DNNPLAN_GDN_BWD_TOKENS=tw1 picks the tw1 row (the rule's stage in
+        // sessions 30 and 31, tw3 since session 32), which pairs exactly as tc16 (the storing replay, else tc13) and launches
         // gdn_bwd_tokens_tw1_* with tc16's grid and 512 threads and Tw1Smem's 188,224 B.
         let (tw1, ok) = TokenStage::pick("tw1", false, false);
         assert!(ok);
@@ -3177,8 +3199,8 @@ mod tests {
         );
         for invariant in [false, true] {
             for forced in [false, true] {
-                let want = !invariant && !forced;
-                assert_eq!(TokenStage::by_rule(invariant, forced).name == "tw1", want);
+                // By rule since session 30; replaced by tw3 (session 32).
+                assert_ne!(TokenStage::by_rule(invariant, forced).name, "tw1");
             }
         }
         let rule = REPLAY_BY_RULE;
@@ -3577,8 +3599,8 @@ mod tests {
         (3, 300, 2, 64),
     ];
 
-    /// The entry-name prefix of the rule's `U`-loading consumer (`gdn_bwd_tokens_tw1_` since
-    /// session 30, `gdn_bwd_tokens_tc16_ov_` before): what the plan tests look for where the
+    /// The entry-name prefix of the rule's `U`-loading consumer (`gdn_bwd_tokens_tw3_` since
+    /// session 32, `gdn_bwd_tokens_tw1_` in sessions 30 and 31, `gdn_bwd_tokens_tc16_ov_` before): what the plan tests look for where the
     /// storing replay pairs with the token stage.
     fn rule_u_consumer() -> String {
         let stage = TokenStage::by_rule(false, false);
@@ -4221,7 +4243,7 @@ mod tests {
                 .iter()
                 .position(|s| s.0 == BwdKernel::DscanOv2GxSh)
                 .expect("the producer");
-            assert_eq!(two[at + 1].0, BwdKernel::TokensTw1Ov);
+            assert_eq!(two[at + 1].0, BwdKernel::TokensTw3Ov);
         }
     }
 
@@ -4271,7 +4293,7 @@ mod tests {
             (name(Dchain3), slim[6].1, slim[6].2, slim[6].3),
             (name(DscanpOv2GxSc), (1, 16, 8), 256, 169_984),
             (
-                name(TokensTw1Ov),
+                name(TokensTw3Ov),
                 slim[8].1,
                 slim[8].2,
                 tokens_tw1_tile_smem_bytes(128),
