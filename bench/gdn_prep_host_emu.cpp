@@ -86,14 +86,16 @@ static void run_prep(int variant, gdn::FwdParams p, Ws& ws, int chunks, int HO, 
     launch(grid, gdn::PREP3_THREADS, [&] { gdn::fwd_prep10_body<IOT, K, K, KEEP, false, 2>(p, keep); });
   else if (variant == 15)
     launch(grid, gdn::PREP3_THREADS, [&] { gdn::fwd_prep10_body<IOT, K, K, KEEP, false, 3>(p, keep); });
-  else if (variant == 16 || variant == 17 || variant == 18) {
+  else if (variant == 16 || variant == 17 || variant == 18 || variant == 19) {
     // 16: the backward's scalar-form prep gdn_bwd_prep15sc (session 27); 17: its slim form
     // gdn_bwd_prep15sl (session 28: no v, W, Ũᵀ); 18: gdn_bwd_prep16sl (session 29, bp29: the forward
     // slim prep's tile, wgmma form, KEEP; the emulation runs its phase 3 as mma.sync over the
-    // swizzled rows). KEEP and K = 128 only.
+    // swizzled rows); 19: gdn_bwd_prep16slc (session 32, pp32: that tile's G = 1, two block barriers
+    // fewer, L in its own region). KEEP and K = 128 only.
     if constexpr (KEEP && K == 128) {
       if (variant == 16) launch(grid, gdn::PREP3_THREADS, [&] { gdn::fwd_prep10_body<IOT, K, K, KEEP, false, 3, true>(p, keep); });
       else if (variant == 18) launch(grid, gdn::PREP3_THREADS, [&] { gdn::fwd_slim_prep_body<IOT, K, 1, true>(p, keep); });
+      else if (variant == 19) launch(grid, gdn::PREP3_THREADS, [&] { gdn::fwd_slim_prep_body<IOT, K, 1, true, 1>(p, keep); });
       else launch(grid, gdn::PREP3_THREADS, [&] { gdn::fwd_prep10_body<IOT, K, K, KEEP, false, 3, true, true>(p, keep); });
     } else {
       fprintf(stderr, "variant %d: KEEP and K = 128 only\n", variant);
@@ -286,21 +288,23 @@ static int run_case(const char* name, int H, int HV, int flags, int g_dt, int be
     if (!(KEEP && K == 128)) return 0;
     Ws wr(max_chunks, HO, K, V);
     run_prep<IOT, K, KEEP>(17, p, wr, chunks, HO);
-    size_t diff = 0;
+    size_t diff = 0, diff_c = 0;
     for (int run = 0; run < 2; ++run) {
       g_cp_eager = run & 1;
-      Ws w(max_chunks, HO, K, V);
+      Ws w(max_chunks, HO, K, V), wc(max_chunks, HO, K, V);
       run_prep<IOT, K, KEEP>(18, p, w, chunks, HO);
+      run_prep<IOT, K, KEEP>(19, p, wc, chunks, HO);  // session 32 (pp32): prep16slc
       g_cp_eager = false;
       diff += ws_diff(wr, w);
+      diff_c += ws_diff(wr, wc);
     }
     size_t nan = 0;
     const size_t c = static_cast<size_t>(chunks) * HO * 64 * 64;
     for (size_t i = 0; i < c; ++i) nan += std::isnan(dec<IOT>(wr.t[i])) + std::isnan(dec<IOT>(wr.a[i]));
-    const bool ok = diff == 0 && nan == 0;
-    printf("%-44s %s K=%3d keep=1 chunks=%3d: prep16sl vs prep15sl bitwise (whole workspace; 2 runs, cp.async late / eager) "
-           "diffs %zu, prep15sl NaN (T, A) %zu  %s\n",
-           name, std::is_same_v<IOT, gdn::gdn_bf16> ? "bf16" : "fp16", K, chunks, diff, nan, ok ? "ok" : "FAIL");
+    const bool ok = diff == 0 && diff_c == 0 && nan == 0;
+    printf("%-44s %s K=%3d keep=1 chunks=%3d: prep16sl, prep16slc vs prep15sl bitwise (whole workspace; 2 runs, cp.async late / eager) "
+           "diffs %zu, %zu, prep15sl NaN (T, A) %zu  %s\n",
+           name, std::is_same_v<IOT, gdn::gdn_bf16> ? "bf16" : "fp16", K, chunks, diff, diff_c, nan, ok ? "ok" : "FAIL");
     fflush(stdout);
     return ok ? 0 : 1;
   }

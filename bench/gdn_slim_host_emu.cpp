@@ -202,7 +202,9 @@ static void run_case(const char* name, int H, int HV, int flags, std::vector<int
   // Session 28 (pp28): the wgmma forms' layout (WG = 1, 2: k, q rows in the 128-byte swizzle; the
   // emulation runs their phase 3 as mma.sync over the swizzled rows, gdn_fwd_slim.cuh): the whole
   // workspace (T, A, scalars, Γ_last) bitwise the default slim prep's, cp.async late and eager.
-  for (int wg = 1; wg <= 2; ++wg) {
+  // Session 31 (pw31), landed in session 32 (pp32): wg = 3 is WG = 1 with G = 1 (_wgc: the gates'
+  // barriers merged, L in its own region, phase 3's closing barrier gone).
+  for (int wg = 1; wg <= 3; ++wg) {
     const auto ts1 = ts, as1 = as;
     const auto sc1 = sc, gl1 = gl;
     bool ok = true;
@@ -213,12 +215,15 @@ static void run_case(const char* name, int H, int HV, int flags, std::vector<int
       std::fill(gl.begin(), gl.end(), NAN);
       g_cp_eager = eager;
       if (wg == 1) launch(gprep, gdn::PREP3_THREADS, [&] { gdn::fwd_slim_prep_body<IOT, K, 1>(p); });
-      else launch(gprep, gdn::PREP3_THREADS, [&] { gdn::fwd_slim_prep_body<IOT, K, 2>(p); });
+      else if (wg == 2) launch(gprep, gdn::PREP3_THREADS, [&] { gdn::fwd_slim_prep_body<IOT, K, 2>(p); });
+      else launch(gprep, gdn::PREP3_THREADS, [&] { gdn::fwd_slim_prep_body<IOT, K, 1, false, 1>(p); });
       g_cp_eager = false;
       ok &= same(ts, ts1) && same(as, as1) && same(sc, sc1) && same(gl, gl1);
     }
-    check(ok, wg == 1 ? "slim prep WG=1 (swizzled k, q; emulated products) bitwise the default"
-                      : "slim prep WG=2 (swizzled k, q; emulated products) bitwise the default");
+    static const char* what[3] = {"slim prep WG=1 (swizzled k, q; emulated products) bitwise the default",
+                                  "slim prep WG=2 (swizzled k, q; emulated products) bitwise the default",
+                                  "slim prep WG=1 G=1 (_wgc: two barriers fewer, L apart) bitwise the default"};
+    check(ok, what[wg - 1]);
   }
   set_state();
   launch(U3{2, unsigned(HO), unsigned(N)}, 128, [&] { gdn::fwd_slim_scan_body<IOT, K, V, 4, gdn::SLIM_W4_STAGES>(fp); });

@@ -107,10 +107,15 @@ struct SlimPrepSmem {
   static constexpr size_t gam_off = r2_off + r2_bytes;
   static constexpr size_t bet_off = gam_off + CHUNK * 4;
   static constexpr size_t bytes = bet_off + CHUNK * 4;
+  // Session 31 (pw31, fwd_slim_prep_tile's G >= 1): the fp32 L tile / io T in its own region.
+  static constexpr size_t l_off = bytes;
+  static constexpr size_t bytes_l = l_off + static_cast<size_t>(CHUNK) * TCINV_LS * 4;
   static_assert(rs_off % 8 == 0 && rs_off + CHUNK * 8 <= gam_off, "rs fits in r2 past the q rows");
 };
 // The host mirrors this (src/engines/gdn/params.rs, slim_prep_smem_bytes).
 static_assert(SlimPrepSmem<128>::bytes == 36352, "SlimPrepSmem size changed");
+// The host mirrors this too (slim_prep_l_smem_bytes); l_off keeps Lf's bank phase (128-byte aligned).
+static_assert(SlimPrepSmem<128>::bytes_l == 54784 && SlimPrepSmem<128>::l_off % 128 == 0, "SlimPrepSmem L region changed");
 
 // Four 16-bit values (an 8-byte piece of a row) to fp32, as Io<T>::bits_to_f converts each
 // (session 23, prep23): for bf16 the high half of each 32-bit word by one mask (the value's bits
@@ -306,19 +311,32 @@ __device__ __forceinline__ void slim_qk_products_wg(float (&kacc)[4][4], float (
 // rows of CHUNK to keep.ws_t and the per-token Γ, β to keep.ws_gam / ws_bet (prep10_tile's KEEP
 // stores, prep_keep_t_gam_bet) instead of the packed T in ws_w; the scalars to ws_kr and Γ_last to
 // ws_gl as the forward's (prep15sl's SC writes the same four rows).
-template <typename T, int K, int WG = 0, bool KEEP = false>
+// G (session 31, pw31's _wgc; landed in session 32, pp32; the wgmma form only): G >= 1
+// (gdn_fwd_slimprep_*_k128_wgc, DNNPLAN_GDN_FWD_SLIMPREP=wgc; KEEP: gdn_bwd_prep16slc) two block
+// barriers fewer. prep_finish_gates' two barriers become one (every thread waits for its copies,
+// one barrier: the warps' Γ and the q, k rows visible; then warp 1 adds gam[31] to its Γ, the same
+// fp32 addition, and its lane 31 stores Γ_last = gam[63] to ws_gl, while phase 2 runs: phase 2
+// reads no Γ; phase 3 reads Γ and Γ_last after phase 2's barrier); and the fp32 L tile (then io
+// T) lies in its own region past β (SlimPrepSmem<K>::l_off, SlimPrepSmem<K>::bytes_l: 54,784 B at
+// K = 128, still 4 blocks per SM) instead of over q and rs, so phase 3's closing block barrier goes
+// too (each warp stores its L, A elements after its own wgmma; the named barriers 1, 2 and the
+// next block barrier order the rest, as before). KEEP's stores read T, Γ, β after the last block
+// barrier, as before. The same values bitwise either way.
+template <typename T, int K, int WG = 0, bool KEEP = false, int G = 0>
 __device__ __forceinline__ void fwd_slim_prep_tile(const FwdParams& p, const int c, const int h,
                                                    const PrepKeep& keep = PrepKeep{}) {
   static_assert(K == 128, "the slim forward serves K = V = 128");
   using S = SlimPrepSmem<K>;
   static_assert(!WG || (S::r1_off % 1024 == 0 && S::r2_off % 1024 == 0), "WG: the swizzle atoms 1024-byte aligned");
   static_assert(!WG || S::r2_off + 2 * 64 * CHUNK * 2 <= S::rs_off, "WG: the swizzled q rows before rs");
+  static_assert(G == 0 || WG != 0, "G: the wgmma form");
+  constexpr size_t L_OFF = G >= 1 ? S::l_off : S::r2_off;
   constexpr int NT = PREP3_THREADS;
   extern __shared__ __align__(16) unsigned char smem[];
   T* kS = reinterpret_cast<T*>(smem + S::r1_off);
   T* qS = reinterpret_cast<T*>(smem + S::r2_off);
-  float* Lf = reinterpret_cast<float*>(smem + S::r2_off);  // after qS is dead
-  const T* tb = reinterpret_cast<const T*>(smem + S::r2_off);  // T (io) at tcinv10_tb_row
+  float* Lf = reinterpret_cast<float*>(smem + L_OFF);  // after qS is dead (G: its own region)
+  const T* tb = reinterpret_cast<const T*>(smem + L_OFF);  // T (io) at tcinv10_tb_row
   float* gam = reinterpret_cast<float*>(smem + S::gam_off);
   float* bet = reinterpret_cast<float*>(smem + S::bet_off);
   float2* rs = reinterpret_cast<float2*>(smem + S::rs_off);
@@ -336,7 +354,18 @@ __device__ __forceinline__ void fwd_slim_prep_tile(const FwdParams& p, const int
   load_kq_rows<T, K, NT, true, WG != 0>(p, kS, qS, t0, len, qh, kh, tid);
   cp_async_commit();
   prep_gates(p, gam, bet, t0, len, h, HO, tid, lane);
-  const float gl = prep_finish_gates(p, gam, ch, tid);
+  float gl = 0.f;
+  if constexpr (G >= 1) {
+    cp_async_wait<0>();
+    __syncthreads();
+    if (tid >= 32 && tid < CHUNK) {
+      const float g = gam[tid] + gam[31];
+      gam[tid] = g;
+      if (tid == CHUNK - 1) p.ws_gl[ch] = g;
+    }
+  } else {
+    gl = prep_finish_gates(p, gam, ch, tid);
+  }
 
   // Phase 2 (quarter-warp per row): normalise k, scale q; each row's (kr, qr) to rs. Warp w's
   // quarter j takes rows (w & 3) + 4 j + 16 (w >> 2) + 32 i: the four quarters' rows 4 apart, whose
@@ -350,6 +379,7 @@ __device__ __forceinline__ void fwd_slim_prep_tile(const FwdParams& p, const int
   if constexpr (WG) dnnp::fence_proxy_async_shared();  // this thread's k, q rows, for the wgmma
 #endif
   __syncthreads();
+  if constexpr (G >= 1) gl = gam[CHUNK - 1];  // warp 1's sums landed (G: added during phase 2)
 
   // Phase 3 (session 18): warp (rt, hi) forms K Kᵀ and Q Kᵀ at rows 16 rt.., columns 32 hi.. when
   // any of its np = min(rt − 2 hi + 1, 2) column blocks is at or below the diagonal (warps 4, 5:
@@ -379,7 +409,7 @@ __device__ __forceinline__ void fwd_slim_prep_tile(const FwdParams& p, const int
   } else {
     slim_row_scalars(static_cast<float*>(p.ws_kr) + ch * SLIM_SCALARS * CHUNK, rs, gam, bet, gl, tid - 4 * 32, len);
   }
-  __syncthreads();  // q and rs dead: L takes their place
+  if constexpr (G == 0) __syncthreads();  // q and rs dead: L takes their place (G: L apart)
 
   // Phase 4 (prep15's schedule without the E rows): L to Lf and A straight to the workspace (every
   // warp its rows and columns); warp 0 takes L rows 0..31, columns 0..31 from warps 0, 1 and warp 2
@@ -423,8 +453,8 @@ __device__ __forceinline__ void fwd_slim_prep_tile(const FwdParams& p, const int
 }
 
 // The slim prep: grid (chunk slots, HO), one tile per block (WG: fwd_slim_prep_tile's wgmma form;
-// KEEP: its backward form, gdn_bwd_prep16sl).
-template <typename T, int K, int WG = 0, bool KEEP = false>
+// KEEP: its backward form, gdn_bwd_prep16sl; G: its barrier trims).
+template <typename T, int K, int WG = 0, bool KEEP = false, int G = 0>
 __device__ __forceinline__ void fwd_slim_prep_body(const FwdParams& p, const PrepKeep& keep = PrepKeep{}) {
 #ifndef GDN_HOST_EMU
   if constexpr (WG) {
@@ -432,7 +462,7 @@ __device__ __forceinline__ void fwd_slim_prep_body(const FwdParams& p, const Pre
     dnnp::trap_unless_swizzle_aligned(smem);
   }
 #endif
-  fwd_slim_prep_tile<T, K, WG, KEEP>(p, blockIdx.x, blockIdx.y, keep);
+  fwd_slim_prep_tile<T, K, WG, KEEP, G>(p, blockIdx.x, blockIdx.y, keep);
 }
 
 // The slim scan's shared memory per pipeline stage: raw q, k rows (K + 8), the block's VS value

@@ -442,6 +442,18 @@ GDN_BWD_PREP_SLIM_ENTRY(f16, gdn::gdn_f16)
   }
 GDN_BWD_PREP16_SLIM_ENTRY(bf16, gdn::gdn_bf16)
 GDN_BWD_PREP16_SLIM_ENTRY(f16, gdn::gdn_f16)
+// Session 32 (helper pp32): prep16sl on the trimmed tile (fwd_slim_prep_tile's G = 1, as the forward's
+// _wgc: the gates' two block barriers merged, the L tile in its own region; two block barriers fewer),
+// the same values:
+//   gdn_bwd_prep16slc_{bf16,f16}_k128 <<<(chunk slots, HO), PREP3_THREADS, SlimPrepSmem<128>::bytes_l>>>
+//     (54,784 B, 1024-byte aligned; SLIM_PREP_WG_MIN_BLOCKS = 4 per SM)
+#define GDN_BWD_PREP16C_SLIM_ENTRY(TAG, T)                                                           \
+  extern "C" __global__ void __launch_bounds__(gdn::PREP3_THREADS, gdn::SLIM_PREP_WG_MIN_BLOCKS)   \
+      gdn_bwd_prep16slc_##TAG##_k128(gdn::BwdParams p) { dnnp_pdl_enter(p.f.flags & gdn::FLAG_PDL_TRIGGER); \
+    gdn::fwd_slim_prep_body<T, 128, 1, true, 1>(p.f, gdn::PrepKeep{p.ws_t, p.ws_e, p.ws_gam, p.ws_bet}); \
+  }
+GDN_BWD_PREP16C_SLIM_ENTRY(bf16, gdn::gdn_bf16)
+GDN_BWD_PREP16C_SLIM_ENTRY(f16, gdn::gdn_f16)
 // Session 29 (helper pr29, gdn_bwd_dscan_gx.cuh): the piece chain's reverse half in the scalar form
 // (raw q, k and the prep's four per-token scalars in ws_kr, as gdn_bwd_dscan_ov2gxsc; for the
 // scalar / slim preps prep15sc / prep15sl, no Q⁺, Kᴿ, E), K = V = 128:

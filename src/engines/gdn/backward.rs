@@ -155,7 +155,7 @@
 //!    `BwdStages` value (the chunk table, the prep, the piece chain's passes or the uncut replay,
 //!    the seeded replay, the reverse scan, the token stage, the fold, the parameter gradients);
 //! 2. the prep forms' kernels, chosen once from one table, [`super::bwd_select::FORM_RULES`]
-//!    (rows `scaled`, `slim`, `split`, `slimp`, `prep16`, keyed by the prep form, uncut or piece
+//!    (rows `scaled`, `slim`, `split`, `slimp`, `prep16`, `prep16c`, keyed by the prep form, uncut or piece
 //!    chain, K = V, the factor kernel and the knob that applies, with the full-form kernels each
 //!    row needs and the kernels and launch shapes it runs instead; [`super::bwd_select::select`]);
 //! 3. the step list, built once from the stages, each launch passed through the chosen rows.
@@ -182,10 +182,11 @@ use super::bwd_select::{
     uncut_replay_smem,
 };
 #[cfg(test)]
-use super::bwd_select::{PREP16, SPLIT};
+use super::bwd_select::{PREP16, PREP16C, SPLIT};
 use super::chain::ChainVariant;
 use super::engine::{
-    BWD_PREP_SLIM, BWD_PREP_SLIM16, ENGINE_NAME, PassSmem, PrepVariant, fwd_template, kernel_dtype,
+    BWD_PREP_SLIM, BWD_PREP_SLIM16, BWD_PREP_SLIM16C, ENGINE_NAME, PassSmem, PrepVariant,
+    fwd_template, kernel_dtype,
 };
 use super::occupancy::SM90_BUDGET;
 use super::params::{
@@ -473,6 +474,11 @@ pub enum BwdKernel {
     /// passes, so the same values as `tw1`. The same layout and shared memory
     /// ([`tokens_tw1_tile_smem_bytes`]). K = V = 128; at other K it names `tokens_tc13_ov`.
     TokensTw3Ov,
+    /// Session 32 (helper pp32): [`BwdKernel::PrepSl16`] on the trimmed tile
+    /// ([`BWD_PREP_SLIM16C`], `gdn_bwd_prep16slc_*`: two block barriers fewer, the `L` tile in its
+    /// own shared-memory region), the same values; [`bwd_slim_prep16c`] picks it (the `prep16c`
+    /// row of [`FORM_RULES`]); at K other than 128 it names the full prep.
+    PrepSl16c,
 }
 
 impl BwdKernel {
@@ -544,6 +550,7 @@ impl BwdKernel {
         BwdKernel::PsumSl,
         BwdKernel::TokensTw1Ov,
         BwdKernel::TokensTw3Ov,
+        BwdKernel::PrepSl16c,
     ];
 
     /// The kernel's symbol in the module (`tag` = `bf16` / `f16`, `k` = K = V; `prep`: the
@@ -559,6 +566,8 @@ impl BwdKernel {
             BwdKernel::PrepSl => return BWD_PREP_SLIM.pass.entry_in("bwd", tag, k),
             BwdKernel::PrepSl16 if k != 128 => return prep.kernel_name("bwd", tag, k),
             BwdKernel::PrepSl16 => return BWD_PREP_SLIM16.pass.entry_in("bwd", tag, k),
+            BwdKernel::PrepSl16c if k != 128 => return prep.kernel_name("bwd", tag, k),
+            BwdKernel::PrepSl16c => return BWD_PREP_SLIM16C.pass.entry_in("bwd", tag, k),
             BwdKernel::FscanGxSc
             | BwdKernel::FscanGx4Sc
             | BwdKernel::FscanGxScU
@@ -816,6 +825,7 @@ impl BwdPrepForm {
             sms: 0,
             split: false,
             prep16: false,
+            prep16c: false,
             replay_one_per_sm: false,
         };
         let kernels: Vec<BwdKernel> = replay.into_iter().chain([producer]).collect();
@@ -862,6 +872,7 @@ fn test_context(
         sms,
         split: true,
         prep16: true,
+        prep16c: true,
         replay_one_per_sm,
     }
 }
@@ -899,6 +910,18 @@ fn prep16_swap(steps: &mut [Step], sms: u64) -> bool {
     FORM_RULES[PREP16].apply(steps, &ctx)
 }
 
+/// The `prep16c` row ([`PREP16C`]) on built steps `steps` (the plan tests' view).
+#[cfg(test)]
+fn prep16c_swap(steps: &mut [Step], sms: u64) -> bool {
+    let ctx = test_context(
+        BwdPrepForm::Slim,
+        1,
+        (128, 128, PrepVariant::V15, sms),
+        false,
+    );
+    FORM_RULES[PREP16C].apply(steps, &ctx)
+}
+
 /// The `split` row ([`SPLIT`]) on built uncut steps `steps` (the plan tests' view).
 #[cfg(test)]
 fn split_swap(steps: &mut [Step]) -> bool {
@@ -918,18 +941,43 @@ fn split_swap(steps: &mut [Step]) -> bool {
 pub const BWD_SLIM_PREP16_BY_RULE: bool = true;
 
 /// Whether the slim form's prep runs as `prep16sl`: [`BWD_SLIM_PREP16_BY_RULE`], or
-/// `DNNPLAN_GDN_BWD_SLIMPREP=v16|v15` (read at plan build) forcing `prep16sl` / `prep15sl`.
+/// `DNNPLAN_GDN_BWD_SLIMPREP=v16|v16c|v15` (read at plan build) forcing `prep16sl` (`v16c`: on
+/// its trimmed tile, [`bwd_slim_prep16c`]) / `prep15sl`.
 pub fn bwd_slim_prep16() -> bool {
     bwd_slim_prep16_from_switch(std::env::var("DNNPLAN_GDN_BWD_SLIMPREP").as_deref().ok())
 }
 
-/// [`bwd_slim_prep16`] for a `DNNPLAN_GDN_BWD_SLIMPREP` value (`v16`, `v15`; anything else or
-/// unset: [`BWD_SLIM_PREP16_BY_RULE`]).
+/// [`bwd_slim_prep16`] for a `DNNPLAN_GDN_BWD_SLIMPREP` value (`v16`, `v16c`, `v15`; anything
+/// else or unset: [`BWD_SLIM_PREP16_BY_RULE`]).
 pub fn bwd_slim_prep16_from_switch(value: Option<&str>) -> bool {
     match value {
-        Some("v16") => true,
+        Some("v16" | "v16c") => true,
         Some("v15") => false,
         _ => BWD_SLIM_PREP16_BY_RULE,
+    }
+}
+
+/// Whether `prep16sl` runs on its trimmed tile by rule ([`BwdKernel::PrepSl16c`],
+/// `gdn_bwd_prep16slc_*`; session 32, helper pp32): the same values, two block barriers fewer
+/// (bench/gdn_device_pp32b_run1.log: backward hashes BITWISE base's with `v16c` forced, uncut and
+/// at 8 pieces, memcheck clean; in one process the prep stage −2.0 % at (4,8192,16) and −1.5 % at
+/// (16,2048,32), the whole backward within ±0.3 %).
+pub const BWD_SLIM_PREP16C_BY_RULE: bool = true;
+
+/// Whether `prep16sl` (where it runs) runs on its trimmed tile `prep16slc`:
+/// [`BWD_SLIM_PREP16C_BY_RULE`], or `DNNPLAN_GDN_BWD_SLIMPREP=v16c` forcing it (`v16`, `v15`:
+/// not), read at plan build.
+pub fn bwd_slim_prep16c() -> bool {
+    bwd_slim_prep16c_from_switch(std::env::var("DNNPLAN_GDN_BWD_SLIMPREP").as_deref().ok())
+}
+
+/// [`bwd_slim_prep16c`] for a `DNNPLAN_GDN_BWD_SLIMPREP` value (`v16c`: yes; `v16`, `v15`: no;
+/// anything else or unset: [`BWD_SLIM_PREP16C_BY_RULE`]).
+pub fn bwd_slim_prep16c_from_switch(value: Option<&str>) -> bool {
+    match value {
+        Some("v16c") => true,
+        Some("v16" | "v15") => false,
+        _ => BWD_SLIM_PREP16C_BY_RULE,
     }
 }
 
@@ -2409,6 +2457,7 @@ impl<F> GdnBwdPlan<F> {
             sms,
             split: dscan_split(n * ho, sms),
             prep16: bwd_slim_prep16(),
+            prep16c: bwd_slim_prep16c(),
             replay_one_per_sm: one_per_sm,
         };
         let rules = select(&stages.kernels(), &ctx);
@@ -2467,7 +2516,7 @@ impl<F> GdnBwdPlan<F> {
         self.steps.iter().any(|s| {
             matches!(
                 s.0,
-                BwdKernel::PrepSc | BwdKernel::PrepSl | BwdKernel::PrepSl16
+                BwdKernel::PrepSc | BwdKernel::PrepSl | BwdKernel::PrepSl16 | BwdKernel::PrepSl16c
             )
         })
     }
@@ -2475,9 +2524,12 @@ impl<F> GdnBwdPlan<F> {
     /// Whether the plan runs the slim form's prep and replay ([`BwdPrepForm::Slim`], the `slim`
     /// or `slimp` row of [`FORM_RULES`]).
     pub fn slim_form(&self) -> bool {
-        self.steps
-            .iter()
-            .any(|s| matches!(s.0, BwdKernel::PrepSl | BwdKernel::PrepSl16))
+        self.steps.iter().any(|s| {
+            matches!(
+                s.0,
+                BwdKernel::PrepSl | BwdKernel::PrepSl16 | BwdKernel::PrepSl16c
+            )
+        })
     }
 
     /// Whether the plan runs the reverse scan and the token stage at the same time.
@@ -3574,6 +3626,7 @@ mod tests {
             ("prep15sc_", "prep15_"),
             ("prep15sl_", "prep15_"),
             ("prep16sl_", "prep15_"),
+            ("prep16slc_", "prep15_"),
             ("gx4sl_", "gx4u_"),
             ("gxsl_", "gxu_"),
             ("ov2gxsc_", "ov2gx_"),
@@ -3961,7 +4014,7 @@ mod tests {
             // prep16sl as prep15sl, session 29), the prep's launch as the scalar form's (its own
             // shared memory: prep15sc's).
             let unswapped = |k: BwdKernel| {
-                if k == BwdKernel::PrepSl16 {
+                if matches!(k, BwdKernel::PrepSl16 | BwdKernel::PrepSl16c) {
                     BwdKernel::PrepSl
                 } else {
                     k
@@ -4052,7 +4105,9 @@ mod tests {
             // Since session 28 the slim form (BWD_PREP_FORM_BY_RULE): prep15sl, the slim replay,
             // the scalar form's producer; no prep15sc, no gx{,4}scu.
             assert_eq!(plan.slim_form(), scalar, "{names:?}");
-            let slim = |x: &String| x.contains("prep15sl_") || x.contains("sl_bf16");
+            let slim = |x: &String| {
+                x.contains("prep15sl_") || x.contains("sl_bf16") || x.contains("slc_bf16")
+            };
             // Uncut: prep15sl, fscan_gx{,4}sl, dscan_ov2gxsc (or the split dscan_ov2gxsh); the
             // piece chain: prep15sl, psum_sl, fscan_gxsl, dsum_sc, dscanp_ov2gxsc.
             let (n_sl, n_sc) = match (scalar, pieces) {
@@ -4077,11 +4132,14 @@ mod tests {
                 "{names:?}"
             );
             assert!(!names.iter().any(|x| x.contains("scu_")), "{names:?}");
-            // The slim prep (session 29): prep16sl where BWD_SLIM_PREP16_BY_RULE holds, else
+            // The slim prep (session 29): prep16sl where BWD_SLIM_PREP16_BY_RULE holds (session
+            // 32: on its trimmed tile prep16slc where BWD_SLIM_PREP16C_BY_RULE holds too), else
             // prep15sl, uncut and on the piece chain.
             if std::env::var_os("DNNPLAN_GDN_BWD_SLIMPREP").is_none() {
+                let v16 = scalar && BWD_SLIM_PREP16_BY_RULE;
                 for (stem, runs) in [
-                    ("gdn_bwd_prep16sl_", scalar && BWD_SLIM_PREP16_BY_RULE),
+                    ("gdn_bwd_prep16sl_", v16 && !BWD_SLIM_PREP16C_BY_RULE),
+                    ("gdn_bwd_prep16slc_", v16 && BWD_SLIM_PREP16C_BY_RULE),
                     ("gdn_bwd_prep15sl_", scalar && !BWD_SLIM_PREP16_BY_RULE),
                 ] {
                     assert_eq!(names.iter().any(|x| x.starts_with(stem)), runs, "{names:?}");
@@ -4097,7 +4155,17 @@ mod tests {
     #[test]
     fn slim_prep16_switch_and_swap() {
         assert!(bwd_slim_prep16_from_switch(Some("v16")));
+        assert!(bwd_slim_prep16_from_switch(Some("v16c")));
         assert!(!bwd_slim_prep16_from_switch(Some("v15")));
+        // Session 32 (pp32): v16c runs prep16sl on its trimmed tile; v16, v15 do not.
+        assert!(bwd_slim_prep16c_from_switch(Some("v16c")));
+        assert!(!bwd_slim_prep16c_from_switch(Some("v16")));
+        assert!(!bwd_slim_prep16c_from_switch(Some("v15")));
+        assert_eq!(bwd_slim_prep16c_from_switch(None), BWD_SLIM_PREP16C_BY_RULE);
+        assert_eq!(
+            BwdKernel::PrepSl16c.name("f16", 64, PrepVariant::DEFAULT),
+            BwdKernel::Prep.name("f16", 64, PrepVariant::DEFAULT)
+        );
         assert_eq!(bwd_slim_prep16_from_switch(None), BWD_SLIM_PREP16_BY_RULE);
         assert_eq!(
             bwd_slim_prep16_from_switch(Some("x")),
@@ -4113,13 +4181,14 @@ mod tests {
         for (n, t, ho, d) in CKPT_SHAPES {
             let f = super::super::engine::tests::bound(facts(n, t, ho, d, false));
             let plan = named_plan(&f);
-            // The plan with prep15sl (prep16sl named back where the rule or switch ran it).
+            // The plan with prep15sl (prep16sl / prep16slc named back where the rule or switch
+            // ran it).
             let v15: Vec<Step> = plan
                 .steps
                 .iter()
                 .map(|s| {
-                    if s.0 == BwdKernel::PrepSl16 {
-                        (BwdKernel::PrepSl, s.1, s.2, s.3)
+                    if matches!(s.0, BwdKernel::PrepSl16 | BwdKernel::PrepSl16c) {
+                        (BwdKernel::PrepSl, s.1, s.2, 36_352)
                     } else {
                         *s
                     }
@@ -4135,6 +4204,21 @@ mod tests {
                 if a.0 == BwdKernel::PrepSl {
                     assert_eq!(*b, (BwdKernel::PrepSl16, a.1, a.2, a.3));
                     assert_eq!((a.2, a.3), (256, 36_352));
+                } else {
+                    assert_eq!(a, b);
+                }
+            }
+            // Session 32 (pp32): then the prep16c row, prep16sl to prep16slc on the same grid and
+            // threads at 54,784 B; nothing else changes.
+            let v16 = steps.clone();
+            assert_eq!(
+                prep16c_swap(&mut steps, 132),
+                plan.slim_form(),
+                "{n} {t} {ho} {d}"
+            );
+            for (a, b) in v16.iter().zip(&steps) {
+                if a.0 == BwdKernel::PrepSl16 {
+                    assert_eq!(*b, (BwdKernel::PrepSl16c, a.1, a.2, 54_784));
                 } else {
                     assert_eq!(a, b);
                 }
@@ -4276,11 +4360,12 @@ mod tests {
         let slimp = form_launches(&f, BwdPrepForm::SlimPieces);
         let slim = form_launches(&f, BwdPrepForm::Slim);
         let name = |k: BwdKernel| k.name("bf16", 128, PrepVariant::DEFAULT);
-        // The slim prep: prep16sl where bwd_slim_prep16 says so (session 29, bp29), else prep15sl.
-        let (prep_kernel, prep_row) = if bwd_slim_prep16() {
-            (PrepSl16, &BWD_PREP_SLIM16)
-        } else {
-            (PrepSl, &BWD_PREP_SLIM)
+        // The slim prep: prep16sl where bwd_slim_prep16 says so (session 29, bp29; session 32:
+        // prep16slc where bwd_slim_prep16c says so too), else prep15sl.
+        let (prep_kernel, prep_row) = match (bwd_slim_prep16(), bwd_slim_prep16c()) {
+            (true, true) => (PrepSl16c, &BWD_PREP_SLIM16C),
+            (true, false) => (PrepSl16, &BWD_PREP_SLIM16),
+            _ => (PrepSl, &BWD_PREP_SLIM),
         };
         let prep = prep_row.launch_shape(u64::from(slim[1].1.0), 16, 128, 132, None);
         let want = [
@@ -4414,6 +4499,7 @@ mod tests {
             (DscanpOv2, "f16", 64, "gdn_bwd_dscanp_ov2_f16_k64"),
             (DscanpOv5, "bf16", 128, "gdn_bwd_dscanp_ov5_bf16_k128"),
             (PrepSl16, "bf16", 128, "gdn_bwd_prep16sl_bf16_k128"),
+            (PrepSl16c, "f16", 128, "gdn_bwd_prep16slc_f16_k128"),
             (DscanOv2GxSh, "bf16", 128, "gdn_bwd_dscan_ov2gxsh_bf16_k128"),
             (DscanOv2GxSh, "f16", 64, "gdn_bwd_dscan_ov5dr_f16_k64"),
             (DsumSc, "bf16", 128, "gdn_bwd_dsum_sc_bf16_k128"),

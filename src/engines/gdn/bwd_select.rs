@@ -20,7 +20,7 @@
 //! (its kernels, threads and shared memory): the forms do not touch the token stage.
 
 use super::backward::{BwdKernel, BwdPrepForm, REPLAY_ONE_PER_SM_SMEM, Step, overlap_scan_launch};
-use super::engine::{BWD_PREP_SLIM, BWD_PREP_SLIM16, PrepPass, PrepVariant};
+use super::engine::{BWD_PREP_SLIM, BWD_PREP_SLIM16, BWD_PREP_SLIM16C, PrepPass, PrepVariant};
 use super::params::{
     FSCAN_GX_STAGES, dscan_ov2gxsh_smem_bytes, dsum_sc_smem_bytes, fscan_gxsl_smem_bytes,
     psum_sl_smem_bytes,
@@ -43,6 +43,9 @@ pub enum FormKnob {
     /// The slim prep on the forward slim prep's tile ([`super::backward::bwd_slim_prep16`],
     /// `DNNPLAN_GDN_BWD_SLIMPREP`).
     Prep16,
+    /// That prep on its trimmed tile ([`super::backward::bwd_slim_prep16c`],
+    /// `DNNPLAN_GDN_BWD_SLIMPREP`).
+    Prep16c,
 }
 
 /// How a swapped kernel's launch follows from the launch of the kernel it replaces.
@@ -121,6 +124,8 @@ pub const SPLIT: usize = 2;
 pub const SLIM_PIECES: usize = 3;
 /// Index of the slim prep's `prep16sl` row.
 pub const PREP16: usize = 4;
+/// Index of the trimmed `prep16slc` row.
+pub const PREP16C: usize = 5;
 
 /// `psum_sl`'s shared memory (its layout has no K parameter: K = V = 128).
 fn psum_sl_smem(_k: u64, _v: u64) -> u32 {
@@ -185,9 +190,11 @@ const SLIM_FORMS: &[BwdPrepForm] = &[BwdPrepForm::Slim, BwdPrepForm::SlimPieces]
 ///   `dscanp_ov5dr`: [`SLIM_PIECES_SWAPS`].
 /// - `prep16` (session 29, helper bp29, [`FormKnob::Prep16`]): the slim prep `prep15sl`, uncut or
 ///   on the piece chain, as `prep16sl` ([`BWD_PREP_SLIM16`], the same grid).
+/// - `prep16c` (session 32, helper pp32, [`FormKnob::Prep16c`]): that `prep16sl` on its trimmed
+///   tile `prep16slc` ([`BWD_PREP_SLIM16C`], the same grid, its own shared memory).
 ///
 /// Where no row applies the plan runs the full form.
-pub const FORM_RULES: [FormRule; 5] = {
+pub const FORM_RULES: [FormRule; 6] = {
     use BwdKernel::*;
     [
         FormRule {
@@ -251,6 +258,20 @@ pub const FORM_RULES: [FormRule; 5] = {
             needs: &[&[PrepSl]],
             swaps: &[swap(PrepSl, PrepSl16, Relaunch::SlimPrep(&BWD_PREP_SLIM16))],
         },
+        FormRule {
+            name: "prep16c",
+            forms: Some(SLIM_FORMS),
+            path: None,
+            k: None,
+            prep: None,
+            knob: Some(FormKnob::Prep16c),
+            needs: &[&[PrepSl16]],
+            swaps: &[swap(
+                PrepSl16,
+                PrepSl16c,
+                Relaunch::SlimPrep(&BWD_PREP_SLIM16C),
+            )],
+        },
     ]
 };
 
@@ -273,6 +294,9 @@ pub struct FormContext {
     pub split: bool,
     /// Whether the slim prep runs as `prep16sl` ([`super::backward::bwd_slim_prep16`]).
     pub prep16: bool,
+    /// Whether that prep runs on its trimmed tile `prep16slc`
+    /// ([`super::backward::bwd_slim_prep16c`]).
+    pub prep16c: bool,
     /// Whether the replay rule wants one uncut replay block per SM
     /// (`replay_one_per_sm` in `backward.rs`).
     pub replay_one_per_sm: bool,
@@ -311,6 +335,7 @@ impl FormRule {
             && self.knob.is_none_or(|knob| match knob {
                 FormKnob::Split => ctx.split,
                 FormKnob::Prep16 => ctx.prep16,
+                FormKnob::Prep16c => ctx.prep16c,
             })
     }
 
@@ -426,10 +451,13 @@ mod tests {
     #[test]
     fn rows_by_index_and_one_swap_per_kernel() {
         let names: Vec<_> = FORM_RULES.iter().map(|r| r.name).collect();
-        assert_eq!(names, ["scaled", "slim", "split", "slimp", "prep16"]);
         assert_eq!(
-            [SCALED, SLIM, SPLIT, SLIM_PIECES, PREP16].map(|i| FORM_RULES[i].name),
-            ["scaled", "slim", "split", "slimp", "prep16"]
+            names,
+            ["scaled", "slim", "split", "slimp", "prep16", "prep16c"]
+        );
+        assert_eq!(
+            [SCALED, SLIM, SPLIT, SLIM_PIECES, PREP16, PREP16C].map(|i| FORM_RULES[i].name),
+            ["scaled", "slim", "split", "slimp", "prep16", "prep16c"]
         );
         for rule in &FORM_RULES {
             for (i, a) in rule.swaps.iter().enumerate() {

@@ -44,9 +44,10 @@
 //! by wgmma, [`SLIM_PIECES_WG`]; `d` the mma.sync [`SLIM_PIECES`]; unset:
 //! [`SLIM_PIECE_WGMMA_BY_RULE`]; not bitwise by construction)
 //! and `DNNPLAN_GDN_FWD_STEPS=n` (launch only the first n kernels: per-kernel timing by
-//! differences), `DNNPLAN_GDN_FWD_SLIMPREP=mma|wg|wg5` (session 28: the slim prep's K Kᵀ / Q Kᵀ
-//! by mma.sync, [`SLIM_PREP`], or on wgmma, [`SLIM_PREP_WG`] / [`SLIM_PREP_WG5`]; the same k16
-//! steps in the same order, bitwise on the H200; unset: [`SLIM_PREP_PRODUCTS_BY_RULE`], wg), `DNNPLAN_GDN_FWD_PREP=v14|v15` (the factor kernel, both directions, bitwise the
+//! differences), `DNNPLAN_GDN_FWD_SLIMPREP=mma|wg|wg5|wgc` (session 28: the slim prep's K Kᵀ / Q Kᵀ
+//! by mma.sync, [`SLIM_PREP`], or on wgmma, [`SLIM_PREP_WG`] / [`SLIM_PREP_WG5`] /
+//! [`SLIM_PREP_WGC`] (session 32: two block barriers fewer); the same k16
+//! steps in the same order, bitwise on the H200; unset: [`SLIM_PREP_PRODUCTS_BY_RULE`], wgc), `DNNPLAN_GDN_FWD_PREP=v14|v15` (the factor kernel, both directions, bitwise the
 //! same outputs: a row of [`PREP_VARIANTS`]; the default is [`PrepVariant::DEFAULT`], v15).
 //! The kernel switches (`_SCAN`, `_SUM`, `_PREP`) select only kernels bitwise the default (knobs change
 //! speed, never numerics); `_PIECES` changes the rounding (the piece chain's fp32 seeds) and
@@ -90,8 +91,8 @@ use super::params::{
     SLIM_PREP_OV_MIN_BLOCKS, SLIM_PREP_WG_MIN_BLOCKS, SLIM_SUM_MIN_BLOCKS, SLIM_W4_STAGES,
     SLIM_W4D_MIN_BLOCKS, SLIM_W8_STAGES, SUM_STAGES, SUM1_MIN_BLOCKS, WorkspaceLayout,
     dscan_mma_stages_smem_bytes, fast_smem_bytes, flags, max_chunks, prep7_smem_bytes,
-    scanx_smem_bytes, slim_piece_smem_bytes, slim_prep_smem_bytes, slim_scan_smem_bytes,
-    slim_sum_smem_bytes,
+    scanx_smem_bytes, slim_piece_smem_bytes, slim_prep_l_smem_bytes, slim_prep_smem_bytes,
+    slim_scan_smem_bytes, slim_sum_smem_bytes,
 };
 use super::pdl::{GdnPlan, Launch, PdlMode};
 
@@ -309,6 +310,13 @@ impl Engine for GdnSm90 {
                 && BWD_PREP_SLIM16.max_carveout
             {
                 prep_sl16.prefer_max_shared_memory(dev.ordinal)?;
+            }
+            // Its trimmed tile (session 32), likewise.
+            if let Some(prep_sl16c) = fns.get(super::backward::BwdKernel::PrepSl16c as usize)
+                && k == 128
+                && BWD_PREP_SLIM16C.max_carveout
+            {
+                prep_sl16c.prefer_max_shared_memory(dev.ordinal)?;
             }
             // The split reverse scan (session 29, K = 128): two blocks of 110,592 B per SM need
             // the largest carveout.
@@ -567,6 +575,9 @@ pub enum PassSmem {
     Prep,
     /// `gdn::SlimPrepSmem`: the slim preps ([`slim_prep_smem_bytes`]).
     SlimPrep,
+    /// `gdn::SlimPrepSmem::bytes_l`: the slim prep with its L tile apart ([`slim_prep_l_smem_bytes`],
+    /// session 31).
+    SlimPrepL,
     /// `gdn::ScanxSmem` on `stages` stages, no output area, no split: the backward's seeded
     /// piece replay ([`scanx_smem_bytes`]).
     Scanx {
@@ -591,6 +602,7 @@ impl PassSmem {
             PassSmem::SlimSum => slim_sum_smem_bytes(k),
             PassSmem::Prep => prep7_smem_bytes(k, k),
             PassSmem::SlimPrep => slim_prep_smem_bytes(k),
+            PassSmem::SlimPrepL => slim_prep_l_smem_bytes(k),
             PassSmem::Scanx { stages } => scanx_smem_bytes(k, warps, stages, false, 1),
             PassSmem::DscanMma { stages } => dscan_mma_stages_smem_bytes(k, stages),
         }
@@ -749,6 +761,21 @@ pub const SLIM_PREP_WG5: PrepPass = PrepPass {
     ..SLIM_PREP
 };
 
+/// [`SLIM_PREP_WG`] with two block barriers fewer (`gdn_fwd_slimprep_<tag>_k128_wgc`, session 31,
+/// helper pw31, landed in session 32, helper pp32; `DNNPLAN_GDN_FWD_SLIMPREP=wgc`;
+/// `fwd_slim_prep_tile`'s `G = 1`): the gates' two barriers merged into one (warp 1's Γ sums
+/// finished during phase 2) and the fp32 `L` tile in its own shared-memory region
+/// ([`PassSmem::SlimPrepL`], still [`SLIM_PREP_WG_MIN_BLOCKS`] per SM), so phase 3's closing block
+/// barrier goes too; the same values (bitwise on the H200, bench/gdn_device_pw31_run1.log).
+pub const SLIM_PREP_WGC: PrepPass = PrepPass {
+    pass: FwdPass {
+        suffix: "wgc",
+        smem: PassSmem::SlimPrepL,
+        ..SLIM_PREP.pass
+    },
+    ..SLIM_PREP_WG
+};
+
 /// How the uncut slim prep [`SLIM_PREP`] forms its K Kᵀ / Q Kᵀ products
 /// (`DNNPLAN_GDN_FWD_SLIMPREP`, read at plan build; session 28): a speed knob, the same
 /// operands and k16 steps in the same order.
@@ -760,22 +787,26 @@ pub enum SlimPrepProducts {
     Wg,
     /// `wg5`: the same at 5 blocks per SM ([`SLIM_PREP_WG5`]).
     Wg5,
+    /// `wgc`: `wg` with two block barriers fewer ([`SLIM_PREP_WGC`], session 32).
+    Wgc,
 }
 
-/// The slim prep's products without `DNNPLAN_GDN_FWD_SLIMPREP`: [`SlimPrepProducts::Wg`]
-/// (session 28, helper pp28, bench/gdn_device_pp28_run1.log: forward hashes BITWISE the mma.sync
-/// form's by rule and at 7 pieces, memcheck clean; the prep −1.3..−2.1 %, the whole forward
-/// −0.5..−0.9 % at the four benchmark shapes).
-pub const SLIM_PREP_PRODUCTS_BY_RULE: SlimPrepProducts = SlimPrepProducts::Wg;
+/// The slim prep's products without `DNNPLAN_GDN_FWD_SLIMPREP`: [`SlimPrepProducts::Wgc`]
+/// (session 32, helper pp32; session 31's bench/gdn_device_pw31_run1.log: forward hashes BITWISE
+/// with `wgc` forced and at 7 pieces, memcheck clean, the prep −0.8..−1.5 % against `wg` at the
+/// four benchmark shapes in one process). Until then [`SlimPrepProducts::Wg`] (session 28, helper
+/// pp28, bench/gdn_device_pp28_run1.log: BITWISE the mma.sync form's, the prep −1.3..−2.1 %).
+pub const SLIM_PREP_PRODUCTS_BY_RULE: SlimPrepProducts = SlimPrepProducts::Wgc;
 
 impl SlimPrepProducts {
-    /// The form a `DNNPLAN_GDN_FWD_SLIMPREP` value names (`mma`, `wg`, `wg5`; anything else or
-    /// unset: [`SLIM_PREP_PRODUCTS_BY_RULE`]).
+    /// The form a `DNNPLAN_GDN_FWD_SLIMPREP` value names (`mma`, `wg`, `wg5`, `wgc`; anything else
+    /// or unset: [`SLIM_PREP_PRODUCTS_BY_RULE`]).
     pub fn from_switch(value: Option<&str>) -> SlimPrepProducts {
         match value {
             Some("mma") => SlimPrepProducts::Mma,
             Some("wg") => SlimPrepProducts::Wg,
             Some("wg5") => SlimPrepProducts::Wg5,
+            Some("wgc") => SlimPrepProducts::Wgc,
             _ => SLIM_PREP_PRODUCTS_BY_RULE,
         }
     }
@@ -790,6 +821,7 @@ impl SlimPrepProducts {
             SlimPrepProducts::Mma => SLIM_PREP,
             SlimPrepProducts::Wg => SLIM_PREP_WG,
             SlimPrepProducts::Wg5 => SLIM_PREP_WG5,
+            SlimPrepProducts::Wgc => SLIM_PREP_WGC,
         }
     }
 }
@@ -827,6 +859,19 @@ pub const BWD_PREP_SLIM16: PrepPass = PrepPass {
     },
     min_blocks: SLIM_PREP_WG_MIN_BLOCKS,
     ..BWD_PREP_SLIM
+};
+
+/// [`BWD_PREP_SLIM16`] on the trimmed tile `gdn_bwd_prep16slc_<tag>_k128` (session 32, helper
+/// pp32; `fwd_slim_prep_tile`'s `G = 1`, as the forward's [`SLIM_PREP_WGC`]: two block barriers
+/// fewer, the fp32 `L` tile in its own region, [`PassSmem::SlimPrepL`]), the same values; still
+/// [`SLIM_PREP_WG_MIN_BLOCKS`] per SM and the largest carveout.
+pub const BWD_PREP_SLIM16C: PrepPass = PrepPass {
+    pass: FwdPass {
+        stem: "prep16slc",
+        smem: PassSmem::SlimPrepL,
+        ..BWD_PREP_SLIM16.pass
+    },
+    ..BWD_PREP_SLIM16
 };
 
 /// The persistent slim prep `gdn_fwd_slimprep_<tag>_k128_ov`, the producer beside the
@@ -2752,6 +2797,18 @@ pub(super) mod tests {
         );
         assert_eq!(BWD_PREP_SLIM16.min_blocks, SLIM_PREP_WG.min_blocks);
         const { assert!(BWD_PREP_SLIM16.max_carveout) };
+        // Session 32 (pp32): gdn_bwd_prep16slc_* on the same grid, 4 blocks per SM, 54,784 B.
+        for tag in ["bf16", "f16"] {
+            let entry = BWD_PREP_SLIM16C.pass.entry_in("bwd", tag, 128);
+            assert_eq!(entry, format!("gdn_bwd_prep16slc_{tag}_k128"));
+            assert!(bwd.has_function(&entry), "{entry}");
+        }
+        assert_eq!(
+            BWD_PREP_SLIM16C.launch_shape(130, 16, 128, 132, None),
+            ((130, 16, 1), 256, 54_784)
+        );
+        assert_eq!(BWD_PREP_SLIM16C.min_blocks, SLIM_PREP_WGC.min_blocks);
+        const { assert!(BWD_PREP_SLIM16C.max_carveout) };
     }
 
     #[test]
@@ -2760,28 +2817,38 @@ pub(super) mod tests {
         // gdn_fwd_slimprep_*_k128 (4 / 5 blocks per SM, the slim prep's shared memory); the
         // persistent prep and the full preps stay.
         let fwd = crate::cuda::kernels::find("gdn_fwd").expect("bundled GDN module");
-        assert_eq!(SlimPrepProducts::from_switch(None), SlimPrepProducts::Wg);
+        // Session 32 (pp32): wgc by the rule.
+        assert_eq!(SlimPrepProducts::from_switch(None), SlimPrepProducts::Wgc);
         assert_eq!(
             SlimPrepProducts::from_switch(Some("x")),
-            SlimPrepProducts::Wg
+            SlimPrepProducts::Wgc
         );
         assert_eq!(
             SlimPrepProducts::from_switch(Some("mma")),
             SlimPrepProducts::Mma
         );
         assert_eq!(SlimPrepProducts::Mma.pass(SLIM_PREP), SLIM_PREP);
-        for (value, form, entry, blocks) in [
+        for (value, form, entry, blocks, smem) in [
             (
                 "wg",
                 SlimPrepProducts::Wg,
                 "gdn_fwd_slimprep_bf16_k128_wg",
                 4,
+                36_352,
             ),
             (
                 "wg5",
                 SlimPrepProducts::Wg5,
                 "gdn_fwd_slimprep_bf16_k128_wg5",
                 5,
+                36_352,
+            ),
+            (
+                "wgc",
+                SlimPrepProducts::Wgc,
+                "gdn_fwd_slimprep_bf16_k128_wgc",
+                4,
+                54_784,
             ),
         ] {
             assert_eq!(SlimPrepProducts::from_switch(Some(value)), form);
@@ -2793,17 +2860,17 @@ pub(super) mod tests {
                     pass.pass.smem_bytes(128),
                     pass.max_carveout
                 ),
-                (blocks, 36_352, true)
+                (blocks, smem, true)
             );
             for tag in ["bf16", "f16"] {
                 assert!(fwd.has_function(&pass.pass.entry(tag, 128)));
             }
             assert_eq!(form.pass(SLIM_PREP_OV), SLIM_PREP_OV);
             assert_eq!(form.pass(PREP_VARIANTS[1].pass), PREP_VARIANTS[1].pass);
-            // The uncut slim forward at (4, 8192, 16) runs it (wg by the rule).
+            // The uncut slim forward at (4, 8192, 16) runs it (wgc by the rule).
             let f = facts(4, 32768, 16, 128, false);
             let mut c = FwdChoice::default_for(&f, 132);
-            assert_eq!(c.prep_pass(), SLIM_PREP_WG);
+            assert_eq!(c.prep_pass(), SLIM_PREP_WGC);
             c.slim_prep = SlimPrepProducts::Mma;
             assert_eq!(c.prep_pass(), SLIM_PREP);
             c.slim_prep = form;

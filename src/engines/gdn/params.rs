@@ -633,6 +633,13 @@ pub fn slim_prep_smem_bytes(k: u64) -> u32 {
     (r1 + r2 + 2 * CHUNK * 4) as u32
 }
 
+/// Dynamic shared memory of the slim prep with its fp32 L tile in its own region
+/// (`gdn::SlimPrepSmem<K>::bytes_l`, session 31: `gdn_fwd_slimprep_*_k128_wgc`): [`slim_prep_smem_bytes`]
+/// and 64 rows of 72 floats.
+pub fn slim_prep_l_smem_bytes(k: u64) -> u32 {
+    slim_prep_smem_bytes(k) + (CHUNK * 72 * 4) as u32
+}
+
 /// Dynamic shared memory of the slim output scan on `warps` warps with `stages` cp.async stages
 /// (`gdn::SlimScanSmem<K, NW, STAGES>::bytes`): per stage the raw q, k rows, the block's value
 /// columns of v, T, A and the scalars; then the per-warp O staging tiles.
@@ -1265,6 +1272,8 @@ mod tests {
     fn shared_memory_fits_hopper() {
         // The slim prep (gdn::SlimPrepSmem<128>): 6 blocks per SM; the slim scans one block.
         assert_eq!(slim_prep_smem_bytes(128), 36352);
+        assert_eq!(slim_prep_l_smem_bytes(128), 54784);
+        assert!(SM.holds(SLIM_PREP_WG_MIN_BLOCKS, slim_prep_l_smem_bytes(128)));
         assert!(SM.holds(6, slim_prep_smem_bytes(128)));
         // The backward's slim prep (gdn::Prep10Smem<128, 128, true>: the slim prep's bytes).
         assert!(SM.holds(BWD_PREP_SLIM_MIN_BLOCKS, slim_prep_smem_bytes(128)));
