@@ -483,7 +483,7 @@ pub enum BwdKernel {
 
 impl BwdKernel {
     /// Every kernel, in index order.
-    pub const ALL: [BwdKernel; 66] = [
+    pub const ALL: [BwdKernel; 67] = [
         BwdKernel::ChunkOffsets,
         BwdKernel::Prep,
         BwdKernel::Fscan,
