@@ -488,7 +488,7 @@ pub enum BwdKernel {
 
 impl BwdKernel {
     /// Every kernel, in index order.
-    pub const ALL: [BwdKernel; 67] = [
+    pub const ALL: [BwdKernel; 68] = [
         BwdKernel::ChunkOffsets,
         BwdKernel::Prep,
         BwdKernel::Fscan,
