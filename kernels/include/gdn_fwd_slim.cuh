@@ -322,12 +322,6 @@ __device__ __forceinline__ void slim_qk_products_wg(float (&kacc)[4][4], float (
 // too (each warp stores its L, A elements after its own wgmma; the named barriers 1, 2 and the
 // next block barrier order the rest, as before). KEEP's stores read T, Γ, β after the last block
 // barrier, as before. The same values bitwise either way.
-// G = 3 (session 32, ps32: gdn_fwd_slimprep_*_k128_wgd, DNNPLAN_GDN_FWD_SLIMPREP=wgd; KEEP:
-// gdn_bwd_prep16sld): G = 1 with phase 4's serial section shortened: the four diagonal 16x16 blocks
-// solved concurrently, each by the warp that stored its L (warps 0, 1, 6, 7; prep13_diag_invert_warp:
-// two lanes per column, ~half the FFMAs per lane of prep14's one lane per column, the same sums in
-// the same order), no hand-over of L before the solves; step 1 on warps 1 and 7 after warps 0 and
-// 6 hand over T_00, T_22 (named barriers 1, 2; tcinv8_pair: the same products). The same values.
 template <typename T, int K, int WG = 0, bool KEEP = false, int G = 0>
 __device__ __forceinline__ void fwd_slim_prep_tile(const FwdParams& p, const int c, const int h,
                                                    const PrepKeep& keep = PrepKeep{}) {
@@ -336,7 +330,6 @@ __device__ __forceinline__ void fwd_slim_prep_tile(const FwdParams& p, const int
   static_assert(!WG || (S::r1_off % 1024 == 0 && S::r2_off % 1024 == 0), "WG: the swizzle atoms 1024-byte aligned");
   static_assert(!WG || S::r2_off + 2 * 64 * CHUNK * 2 <= S::rs_off, "WG: the swizzled q rows before rs");
   static_assert(G == 0 || WG != 0, "G: the wgmma form");
-  static_assert(G == 0 || G == 1 || G == 3, "G: 0, 1 (wgc) or 3 (wgd)");
   constexpr size_t L_OFF = G >= 1 ? S::l_off : S::r2_off;
   constexpr int NT = PREP3_THREADS;
   extern __shared__ __align__(16) unsigned char smem[];
@@ -424,30 +417,11 @@ __device__ __forceinline__ void fwd_slim_prep_tile(const FwdParams& p, const int
   // the diagonal blocks and step 1 on warps 0 and 2, step 2a, step 2b with T to io.
   slim_store_la<T, !KEEP>(Lf, static_cast<T*>(p.ws_a) + ch * (KEEP ? CHUNK * CHUNK : SLIM_TRI_ELEMS), kacc, qacc, gam,
                           bet, r0, cq, hi, np);
-  if constexpr (G == 3) {
-    // The diagonal blocks on their owner warps (warp w stores L rows 16 (w & 3).., columns 32 (w >> 2)..:
-    // block 0 warp 0, 1 warp 1, 2 warp 6, 3 warp 7), each by the whole warp (prep13's two lanes per
-    // column: the same sums as prep14's), no hand-over before; then warp 1 takes step 1's T_10
-    // (T_00 from warp 0, named barrier 1) and warp 7 T_32 (T_22 from warp 6, named barrier 2).
-    if (warp == 0 || warp == 1 || warp == 6 || warp == 7) {
-      prep13_diag_invert_warp(Lf, warp & 3, lane);
-      if (warp == 0) slim_bar<false, 1, 64>();
-      else if (warp == 6) slim_bar<false, 2, 64>();
-      else if (warp == 1) {
-        slim_bar<true, 1, 64>();
-        tcinv8_pair<0, true>(Lf, lane);
-      } else {
-        slim_bar<true, 2, 64>();
-        tcinv8_pair<2, true>(Lf, lane);
-      }
-    }
-  } else {
-    if (warp == 0) slim_bar<true, 1, 64>();
-    else if (warp == 1) slim_bar<false, 1, 64>();
-    else if (warp == 2) slim_bar<true, 2, 96>();
-    else if (warp >= 6) slim_bar<false, 2, 96>();
-    if (warp == 0 || warp == 2) prep15_diag_and_step1<true>(Lf, warp, lane);
-  }
+  if (warp == 0) slim_bar<true, 1, 64>();
+  else if (warp == 1) slim_bar<false, 1, 64>();
+  else if (warp == 2) slim_bar<true, 2, 96>();
+  else if (warp >= 6) slim_bar<false, 2, 96>();
+  if (warp == 0 || warp == 2) prep15_diag_and_step1<true>(Lf, warp, lane);
   __syncthreads();
   tcinv8_p<true>(Lf, warp, lane);
   __syncthreads();

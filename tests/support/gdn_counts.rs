@@ -368,8 +368,7 @@ fn keep_prep_sc(s: &Shape) -> Counts {
 /// The backward's slim-form prep (prep15sl, session 28, helper pp28): the scalar-form prep without
 /// the v reads and the W, Ũᵀ tiles (nor their two 64 × 64 × d products).
 /// Also prep16sl (session 29, helper bp29: the same outputs on the forward slim prep's tile) and
-/// prep16slc (session 32, helper pp32: that tile with two block barriers fewer) and prep16sld
-/// (helper ps32: the diagonal blocks on four warps).
+/// prep16slc (session 32, helper pp32: that tile with two block barriers fewer).
 fn keep_prep_sl(s: &Shape) -> Counts {
     let k = keep_prep_sc(s);
     Counts {
@@ -691,12 +690,7 @@ pub const MODELS: [Model; 32] = [
     family("prep", &["bwd:prep15sc"], keep_prep_sc),
     family(
         "prep",
-        &[
-            "bwd:prep15sl",
-            "bwd:prep16sl",
-            "bwd:prep16slc",
-            "bwd:prep16sld",
-        ],
+        &["bwd:prep15sl", "bwd:prep16sl", "bwd:prep16slc"],
         keep_prep_sl,
     ),
     family("slimprep", &["slimprep", "slimprep_ov"], slim_prep),
@@ -835,7 +829,7 @@ pub fn model(entry: &str) -> Option<&'static Model> {
     // Session 28 (pp28): the slim prep's wgmma forms (`_wg`, `_wg5`) move the same bytes and run
     // the same products as the slim prep (their own label, its model).
     let s = match s.as_str() {
-        "slimprep_wg" | "slimprep_wg5" | "slimprep_wgc" | "slimprep_wgd" => "slimprep",
+        "slimprep_wg" | "slimprep_wg5" | "slimprep_wgc" => "slimprep",
         other => other,
     };
     MODELS.iter().find(|m| m.stems.contains(&s))

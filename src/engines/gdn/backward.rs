@@ -155,7 +155,7 @@
 //!    `BwdStages` value (the chunk table, the prep, the piece chain's passes or the uncut replay,
 //!    the seeded replay, the reverse scan, the token stage, the fold, the parameter gradients);
 //! 2. the prep forms' kernels, chosen once from one table, [`super::bwd_select::FORM_RULES`]
-//!    (rows `scaled`, `slim`, `split`, `slimp`, `prep16`, `prep16c`, `prep16d`, keyed by the prep form, uncut or piece
+//!    (rows `scaled`, `slim`, `split`, `slimp`, `prep16`, `prep16c`, keyed by the prep form, uncut or piece
 //!    chain, K = V, the factor kernel and the knob that applies, with the full-form kernels each
 //!    row needs and the kernels and launch shapes it runs instead; [`super::bwd_select::select`]);
 //! 3. the step list, built once from the stages, each launch passed through the chosen rows.
@@ -182,11 +182,11 @@ use super::bwd_select::{
     uncut_replay_smem,
 };
 #[cfg(test)]
-use super::bwd_select::{PREP16, PREP16C, PREP16D, SPLIT};
+use super::bwd_select::{PREP16, PREP16C, SPLIT};
 use super::chain::ChainVariant;
 use super::engine::{
-    BWD_PREP_SLIM, BWD_PREP_SLIM16, BWD_PREP_SLIM16C, BWD_PREP_SLIM16D, ENGINE_NAME, PassSmem,
-    PrepVariant, fwd_template, kernel_dtype,
+    BWD_PREP_SLIM, BWD_PREP_SLIM16, BWD_PREP_SLIM16C, ENGINE_NAME, PassSmem, PrepVariant,
+    fwd_template, kernel_dtype,
 };
 use super::occupancy::SM90_BUDGET;
 use super::params::{
@@ -479,16 +479,11 @@ pub enum BwdKernel {
     /// own shared-memory region), the same values; [`bwd_slim_prep16c`] picks it (the `prep16c`
     /// row of [`FORM_RULES`]); at K other than 128 it names the full prep.
     PrepSl16c,
-    /// Session 32 (helper ps32): [`BwdKernel::PrepSl16c`] with the inverse's four diagonal
-    /// blocks solved concurrently by their owner warps ([`BWD_PREP_SLIM16D`],
-    /// `gdn_bwd_prep16sld_*`), the same values; [`bwd_slim_prep16d`] picks it (the `prep16d` row
-    /// of [`FORM_RULES`]); at K other than 128 it names the full prep.
-    PrepSl16d,
 }
 
 impl BwdKernel {
     /// Every kernel, in index order.
-    pub const ALL: [BwdKernel; 68] = [
+    pub const ALL: [BwdKernel; 66] = [
         BwdKernel::ChunkOffsets,
         BwdKernel::Prep,
         BwdKernel::Fscan,
@@ -556,7 +551,6 @@ impl BwdKernel {
         BwdKernel::TokensTw1Ov,
         BwdKernel::TokensTw3Ov,
         BwdKernel::PrepSl16c,
-        BwdKernel::PrepSl16d,
     ];
 
     /// The kernel's symbol in the module (`tag` = `bf16` / `f16`, `k` = K = V; `prep`: the
@@ -574,8 +568,6 @@ impl BwdKernel {
             BwdKernel::PrepSl16 => return BWD_PREP_SLIM16.pass.entry_in("bwd", tag, k),
             BwdKernel::PrepSl16c if k != 128 => return prep.kernel_name("bwd", tag, k),
             BwdKernel::PrepSl16c => return BWD_PREP_SLIM16C.pass.entry_in("bwd", tag, k),
-            BwdKernel::PrepSl16d if k != 128 => return prep.kernel_name("bwd", tag, k),
-            BwdKernel::PrepSl16d => return BWD_PREP_SLIM16D.pass.entry_in("bwd", tag, k),
             BwdKernel::FscanGxSc
             | BwdKernel::FscanGx4Sc
             | BwdKernel::FscanGxScU
@@ -834,7 +826,6 @@ impl BwdPrepForm {
             split: false,
             prep16: false,
             prep16c: false,
-            prep16d: false,
             replay_one_per_sm: false,
         };
         let kernels: Vec<BwdKernel> = replay.into_iter().chain([producer]).collect();
@@ -882,7 +873,6 @@ fn test_context(
         split: true,
         prep16: true,
         prep16c: true,
-        prep16d: true,
         replay_one_per_sm,
     }
 }
@@ -932,18 +922,6 @@ fn prep16c_swap(steps: &mut [Step], sms: u64) -> bool {
     FORM_RULES[PREP16C].apply(steps, &ctx)
 }
 
-/// The `prep16d` row ([`PREP16D`]) on built steps `steps` (the plan tests' view).
-#[cfg(test)]
-fn prep16d_swap(steps: &mut [Step], sms: u64) -> bool {
-    let ctx = test_context(
-        BwdPrepForm::Slim,
-        1,
-        (128, 128, PrepVariant::V15, sms),
-        false,
-    );
-    FORM_RULES[PREP16D].apply(steps, &ctx)
-}
-
 /// The `split` row ([`SPLIT`]) on built uncut steps `steps` (the plan tests' view).
 #[cfg(test)]
 fn split_swap(steps: &mut [Step]) -> bool {
@@ -973,7 +951,7 @@ pub fn bwd_slim_prep16() -> bool {
 /// else or unset: [`BWD_SLIM_PREP16_BY_RULE`]).
 pub fn bwd_slim_prep16_from_switch(value: Option<&str>) -> bool {
     match value {
-        Some("v16" | "v16c" | "v16d") => true,
+        Some("v16" | "v16c") => true,
         Some("v15") => false,
         _ => BWD_SLIM_PREP16_BY_RULE,
     }
@@ -997,29 +975,9 @@ pub fn bwd_slim_prep16c() -> bool {
 /// anything else or unset: [`BWD_SLIM_PREP16C_BY_RULE`]).
 pub fn bwd_slim_prep16c_from_switch(value: Option<&str>) -> bool {
     match value {
-        Some("v16c" | "v16d") => true,
+        Some("v16c") => true,
         Some("v16" | "v15") => false,
         _ => BWD_SLIM_PREP16C_BY_RULE,
-    }
-}
-
-/// Whether `prep16slc` (where it runs) runs as `prep16sld` by rule ([`BwdKernel::PrepSl16d`];
-/// session 32, helper ps32): the same values, the diagonal blocks on four warps.
-pub const BWD_SLIM_PREP16D_BY_RULE: bool = false;
-
-/// Whether `prep16slc` (where it runs) runs as `prep16sld`: [`BWD_SLIM_PREP16D_BY_RULE`], or
-/// `DNNPLAN_GDN_BWD_SLIMPREP=v16d` forcing it (`v16c`, `v16`, `v15`: not), read at plan build.
-pub fn bwd_slim_prep16d() -> bool {
-    bwd_slim_prep16d_from_switch(std::env::var("DNNPLAN_GDN_BWD_SLIMPREP").as_deref().ok())
-}
-
-/// [`bwd_slim_prep16d`] for a `DNNPLAN_GDN_BWD_SLIMPREP` value (`v16d`: yes; `v16c`, `v16`,
-/// `v15`: no; anything else or unset: [`BWD_SLIM_PREP16D_BY_RULE`]).
-pub fn bwd_slim_prep16d_from_switch(value: Option<&str>) -> bool {
-    match value {
-        Some("v16d") => true,
-        Some("v16c" | "v16" | "v15") => false,
-        _ => BWD_SLIM_PREP16D_BY_RULE,
     }
 }
 
@@ -2500,7 +2458,6 @@ impl<F> GdnBwdPlan<F> {
             split: dscan_split(n * ho, sms),
             prep16: bwd_slim_prep16(),
             prep16c: bwd_slim_prep16c(),
-            prep16d: bwd_slim_prep16d(),
             replay_one_per_sm: one_per_sm,
         };
         let rules = select(&stages.kernels(), &ctx);
@@ -2559,11 +2516,7 @@ impl<F> GdnBwdPlan<F> {
         self.steps.iter().any(|s| {
             matches!(
                 s.0,
-                BwdKernel::PrepSc
-                    | BwdKernel::PrepSl
-                    | BwdKernel::PrepSl16
-                    | BwdKernel::PrepSl16c
-                    | BwdKernel::PrepSl16d
+                BwdKernel::PrepSc | BwdKernel::PrepSl | BwdKernel::PrepSl16 | BwdKernel::PrepSl16c
             )
         })
     }
@@ -2574,10 +2527,7 @@ impl<F> GdnBwdPlan<F> {
         self.steps.iter().any(|s| {
             matches!(
                 s.0,
-                BwdKernel::PrepSl
-                    | BwdKernel::PrepSl16
-                    | BwdKernel::PrepSl16c
-                    | BwdKernel::PrepSl16d
+                BwdKernel::PrepSl | BwdKernel::PrepSl16 | BwdKernel::PrepSl16c
             )
         })
     }
@@ -3677,7 +3627,6 @@ mod tests {
             ("prep15sl_", "prep15_"),
             ("prep16sl_", "prep15_"),
             ("prep16slc_", "prep15_"),
-            ("prep16sld_", "prep15_"),
             ("gx4sl_", "gx4u_"),
             ("gxsl_", "gxu_"),
             ("ov2gxsc_", "ov2gx_"),
@@ -4065,10 +4014,7 @@ mod tests {
             // prep16sl as prep15sl, session 29), the prep's launch as the scalar form's (its own
             // shared memory: prep15sc's).
             let unswapped = |k: BwdKernel| {
-                if matches!(
-                    k,
-                    BwdKernel::PrepSl16 | BwdKernel::PrepSl16c | BwdKernel::PrepSl16d
-                ) {
+                if matches!(k, BwdKernel::PrepSl16 | BwdKernel::PrepSl16c) {
                     BwdKernel::PrepSl
                 } else {
                     k
@@ -4241,10 +4187,7 @@ mod tests {
                 .steps
                 .iter()
                 .map(|s| {
-                    if matches!(
-                        s.0,
-                        BwdKernel::PrepSl16 | BwdKernel::PrepSl16c | BwdKernel::PrepSl16d
-                    ) {
+                    if matches!(s.0, BwdKernel::PrepSl16 | BwdKernel::PrepSl16c) {
                         (BwdKernel::PrepSl, s.1, s.2, 36_352)
                     } else {
                         *s
@@ -4276,20 +4219,6 @@ mod tests {
             for (a, b) in v16.iter().zip(&steps) {
                 if a.0 == BwdKernel::PrepSl16 {
                     assert_eq!(*b, (BwdKernel::PrepSl16c, a.1, a.2, 54_784));
-                } else {
-                    assert_eq!(a, b);
-                }
-            }
-            // Session 32 (ps32): the prep16d row, prep16slc to prep16sld on the same launch.
-            let v16c = steps.clone();
-            assert_eq!(
-                prep16d_swap(&mut steps, 132),
-                plan.slim_form(),
-                "{n} {t} {ho} {d}"
-            );
-            for (a, b) in v16c.iter().zip(&steps) {
-                if a.0 == BwdKernel::PrepSl16c {
-                    assert_eq!(*b, (BwdKernel::PrepSl16d, a.1, a.2, a.3));
                 } else {
                     assert_eq!(a, b);
                 }
@@ -4433,13 +4362,11 @@ mod tests {
         let name = |k: BwdKernel| k.name("bf16", 128, PrepVariant::DEFAULT);
         // The slim prep: prep16sl where bwd_slim_prep16 says so (session 29, bp29; session 32:
         // prep16slc where bwd_slim_prep16c says so too), else prep15sl.
-        let (prep_kernel, prep_row) =
-            match (bwd_slim_prep16(), bwd_slim_prep16c(), bwd_slim_prep16d()) {
-                (true, true, true) => (PrepSl16d, &BWD_PREP_SLIM16D),
-                (true, true, false) => (PrepSl16c, &BWD_PREP_SLIM16C),
-                (true, false, _) => (PrepSl16, &BWD_PREP_SLIM16),
-                _ => (PrepSl, &BWD_PREP_SLIM),
-            };
+        let (prep_kernel, prep_row) = match (bwd_slim_prep16(), bwd_slim_prep16c()) {
+            (true, true) => (PrepSl16c, &BWD_PREP_SLIM16C),
+            (true, false) => (PrepSl16, &BWD_PREP_SLIM16),
+            _ => (PrepSl, &BWD_PREP_SLIM),
+        };
         let prep = prep_row.launch_shape(u64::from(slim[1].1.0), 16, 128, 132, None);
         let want = [
             (name(ChunkOrderRev), slim[0].1, slim[0].2, slim[0].3),
@@ -4573,7 +4500,6 @@ mod tests {
             (DscanpOv5, "bf16", 128, "gdn_bwd_dscanp_ov5_bf16_k128"),
             (PrepSl16, "bf16", 128, "gdn_bwd_prep16sl_bf16_k128"),
             (PrepSl16c, "f16", 128, "gdn_bwd_prep16slc_f16_k128"),
-            (PrepSl16d, "bf16", 128, "gdn_bwd_prep16sld_bf16_k128"),
             (DscanOv2GxSh, "bf16", 128, "gdn_bwd_dscan_ov2gxsh_bf16_k128"),
             (DscanOv2GxSh, "f16", 64, "gdn_bwd_dscan_ov5dr_f16_k64"),
             (DsumSc, "bf16", 128, "gdn_bwd_dsum_sc_bf16_k128"),

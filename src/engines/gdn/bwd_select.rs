@@ -20,9 +20,7 @@
 //! (its kernels, threads and shared memory): the forms do not touch the token stage.
 
 use super::backward::{BwdKernel, BwdPrepForm, REPLAY_ONE_PER_SM_SMEM, Step, overlap_scan_launch};
-use super::engine::{
-    BWD_PREP_SLIM, BWD_PREP_SLIM16, BWD_PREP_SLIM16C, BWD_PREP_SLIM16D, PrepPass, PrepVariant,
-};
+use super::engine::{BWD_PREP_SLIM, BWD_PREP_SLIM16, BWD_PREP_SLIM16C, PrepPass, PrepVariant};
 use super::params::{
     FSCAN_GX_STAGES, dscan_ov2gxsh_smem_bytes, dsum_sc_smem_bytes, fscan_gxsl_smem_bytes,
     psum_sl_smem_bytes,
@@ -48,9 +46,6 @@ pub enum FormKnob {
     /// That prep on its trimmed tile ([`super::backward::bwd_slim_prep16c`],
     /// `DNNPLAN_GDN_BWD_SLIMPREP`).
     Prep16c,
-    /// That trimmed prep with the diagonal blocks on four warps ([`super::backward::bwd_slim_prep16d`],
-    /// `DNNPLAN_GDN_BWD_SLIMPREP`).
-    Prep16d,
 }
 
 /// How a swapped kernel's launch follows from the launch of the kernel it replaces.
@@ -131,8 +126,6 @@ pub const SLIM_PIECES: usize = 3;
 pub const PREP16: usize = 4;
 /// Index of the trimmed `prep16slc` row.
 pub const PREP16C: usize = 5;
-/// Index of the `prep16sld` row.
-pub const PREP16D: usize = 6;
 
 /// `psum_sl`'s shared memory (its layout has no K parameter: K = V = 128).
 fn psum_sl_smem(_k: u64, _v: u64) -> u32 {
@@ -199,11 +192,9 @@ const SLIM_FORMS: &[BwdPrepForm] = &[BwdPrepForm::Slim, BwdPrepForm::SlimPieces]
 ///   on the piece chain, as `prep16sl` ([`BWD_PREP_SLIM16`], the same grid).
 /// - `prep16c` (session 32, helper pp32, [`FormKnob::Prep16c`]): that `prep16sl` on its trimmed
 ///   tile `prep16slc` ([`BWD_PREP_SLIM16C`], the same grid, its own shared memory).
-/// - `prep16d` (session 32, helper ps32, [`FormKnob::Prep16d`]): that `prep16slc` as `prep16sld`
-///   ([`BWD_PREP_SLIM16D`], the same launch).
 ///
 /// Where no row applies the plan runs the full form.
-pub const FORM_RULES: [FormRule; 7] = {
+pub const FORM_RULES: [FormRule; 6] = {
     use BwdKernel::*;
     [
         FormRule {
@@ -281,20 +272,6 @@ pub const FORM_RULES: [FormRule; 7] = {
                 Relaunch::SlimPrep(&BWD_PREP_SLIM16C),
             )],
         },
-        FormRule {
-            name: "prep16d",
-            forms: Some(SLIM_FORMS),
-            path: None,
-            k: None,
-            prep: None,
-            knob: Some(FormKnob::Prep16d),
-            needs: &[&[PrepSl16c]],
-            swaps: &[swap(
-                PrepSl16c,
-                PrepSl16d,
-                Relaunch::SlimPrep(&BWD_PREP_SLIM16D),
-            )],
-        },
     ]
 };
 
@@ -320,8 +297,6 @@ pub struct FormContext {
     /// Whether that prep runs on its trimmed tile `prep16slc`
     /// ([`super::backward::bwd_slim_prep16c`]).
     pub prep16c: bool,
-    /// Whether that trimmed prep runs as `prep16sld` ([`super::backward::bwd_slim_prep16d`]).
-    pub prep16d: bool,
     /// Whether the replay rule wants one uncut replay block per SM
     /// (`replay_one_per_sm` in `backward.rs`).
     pub replay_one_per_sm: bool,
@@ -361,7 +336,6 @@ impl FormRule {
                 FormKnob::Split => ctx.split,
                 FormKnob::Prep16 => ctx.prep16,
                 FormKnob::Prep16c => ctx.prep16c,
-                FormKnob::Prep16d => ctx.prep16d,
             })
     }
 
@@ -479,16 +453,11 @@ mod tests {
         let names: Vec<_> = FORM_RULES.iter().map(|r| r.name).collect();
         assert_eq!(
             names,
-            [
-                "scaled", "slim", "split", "slimp", "prep16", "prep16c", "prep16d"
-            ]
+            ["scaled", "slim", "split", "slimp", "prep16", "prep16c"]
         );
         assert_eq!(
-            [SCALED, SLIM, SPLIT, SLIM_PIECES, PREP16, PREP16C, PREP16D]
-                .map(|i| FORM_RULES[i].name),
-            [
-                "scaled", "slim", "split", "slimp", "prep16", "prep16c", "prep16d"
-            ]
+            [SCALED, SLIM, SPLIT, SLIM_PIECES, PREP16, PREP16C].map(|i| FORM_RULES[i].name),
+            ["scaled", "slim", "split", "slimp", "prep16", "prep16c"]
         );
         for rule in &FORM_RULES {
             for (i, a) in rule.swaps.iter().enumerate() {

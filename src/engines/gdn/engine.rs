@@ -46,8 +46,7 @@
 //! and `DNNPLAN_GDN_FWD_STEPS=n` (launch only the first n kernels: per-kernel timing by
 //! differences), `DNNPLAN_GDN_FWD_SLIMPREP=mma|wg|wg5|wgc` (session 28: the slim prep's K Kᵀ / Q Kᵀ
 //! by mma.sync, [`SLIM_PREP`], or on wgmma, [`SLIM_PREP_WG`] / [`SLIM_PREP_WG5`] /
-//! [`SLIM_PREP_WGC`] (session 32: two block barriers fewer) / [`SLIM_PREP_WGD`] (`wgd`, session 32:
-//! the diagonal blocks on four warps); the same k16
+//! [`SLIM_PREP_WGC`] (session 32: two block barriers fewer); the same k16
 //! steps in the same order, bitwise on the H200; unset: [`SLIM_PREP_PRODUCTS_BY_RULE`], wgc), `DNNPLAN_GDN_FWD_PREP=v14|v15` (the factor kernel, both directions, bitwise the
 //! same outputs: a row of [`PREP_VARIANTS`]; the default is [`PrepVariant::DEFAULT`], v15).
 //! The kernel switches (`_SCAN`, `_SUM`, `_PREP`) select only kernels bitwise the default (knobs change
@@ -318,12 +317,6 @@ impl Engine for GdnSm90 {
                 && BWD_PREP_SLIM16C.max_carveout
             {
                 prep_sl16c.prefer_max_shared_memory(dev.ordinal)?;
-            }
-            if let Some(prep_sl16d) = fns.get(super::backward::BwdKernel::PrepSl16d as usize)
-                && k == 128
-                && BWD_PREP_SLIM16D.max_carveout
-            {
-                prep_sl16d.prefer_max_shared_memory(dev.ordinal)?;
             }
             // The split reverse scan (session 29, K = 128): two blocks of 110,592 B per SM need
             // the largest carveout.
@@ -783,18 +776,6 @@ pub const SLIM_PREP_WGC: PrepPass = PrepPass {
     ..SLIM_PREP_WG
 };
 
-/// [`SLIM_PREP_WGC`] with the inverse's four diagonal blocks solved concurrently, each by the
-/// warp that stored its `L` (two lanes per column), and step 1 on two of them
-/// (`gdn_fwd_slimprep_<tag>_k128_wgd`, session 32, helper ps32; `DNNPLAN_GDN_FWD_SLIMPREP=wgd`;
-/// `fwd_slim_prep_tile`'s `G = 3`): the same values, the same shared memory and blocks per SM.
-pub const SLIM_PREP_WGD: PrepPass = PrepPass {
-    pass: FwdPass {
-        suffix: "wgd",
-        ..SLIM_PREP_WGC.pass
-    },
-    ..SLIM_PREP_WGC
-};
-
 /// How the uncut slim prep [`SLIM_PREP`] forms its K Kᵀ / Q Kᵀ products
 /// (`DNNPLAN_GDN_FWD_SLIMPREP`, read at plan build; session 28): a speed knob, the same
 /// operands and k16 steps in the same order.
@@ -808,8 +789,6 @@ pub enum SlimPrepProducts {
     Wg5,
     /// `wgc`: `wg` with two block barriers fewer ([`SLIM_PREP_WGC`], session 32).
     Wgc,
-    /// `wgd`: `wgc` with the diagonal blocks on four warps ([`SLIM_PREP_WGD`], session 32).
-    Wgd,
 }
 
 /// The slim prep's products without `DNNPLAN_GDN_FWD_SLIMPREP`: [`SlimPrepProducts::Wgc`]
@@ -820,7 +799,7 @@ pub enum SlimPrepProducts {
 pub const SLIM_PREP_PRODUCTS_BY_RULE: SlimPrepProducts = SlimPrepProducts::Wgc;
 
 impl SlimPrepProducts {
-    /// The form a `DNNPLAN_GDN_FWD_SLIMPREP` value names (`mma`, `wg`, `wg5`, `wgc`, `wgd`; anything else
+    /// The form a `DNNPLAN_GDN_FWD_SLIMPREP` value names (`mma`, `wg`, `wg5`, `wgc`; anything else
     /// or unset: [`SLIM_PREP_PRODUCTS_BY_RULE`]).
     pub fn from_switch(value: Option<&str>) -> SlimPrepProducts {
         match value {
@@ -828,7 +807,6 @@ impl SlimPrepProducts {
             Some("wg") => SlimPrepProducts::Wg,
             Some("wg5") => SlimPrepProducts::Wg5,
             Some("wgc") => SlimPrepProducts::Wgc,
-            Some("wgd") => SlimPrepProducts::Wgd,
             _ => SLIM_PREP_PRODUCTS_BY_RULE,
         }
     }
@@ -844,7 +822,6 @@ impl SlimPrepProducts {
             SlimPrepProducts::Wg => SLIM_PREP_WG,
             SlimPrepProducts::Wg5 => SLIM_PREP_WG5,
             SlimPrepProducts::Wgc => SLIM_PREP_WGC,
-            SlimPrepProducts::Wgd => SLIM_PREP_WGD,
         }
     }
 }
@@ -895,17 +872,6 @@ pub const BWD_PREP_SLIM16C: PrepPass = PrepPass {
         ..BWD_PREP_SLIM16.pass
     },
     ..BWD_PREP_SLIM16
-};
-
-/// [`BWD_PREP_SLIM16C`] as the forward's [`SLIM_PREP_WGD`] (`gdn_bwd_prep16sld_<tag>_k128`,
-/// session 32, helper ps32; `fwd_slim_prep_tile`'s `G = 3`: the diagonal blocks on four
-/// warps), the same values, launch and blocks per SM.
-pub const BWD_PREP_SLIM16D: PrepPass = PrepPass {
-    pass: FwdPass {
-        stem: "prep16sld",
-        ..BWD_PREP_SLIM16C.pass
-    },
-    ..BWD_PREP_SLIM16C
 };
 
 /// The persistent slim prep `gdn_fwd_slimprep_<tag>_k128_ov`, the producer beside the
@@ -2843,17 +2809,6 @@ pub(super) mod tests {
         );
         assert_eq!(BWD_PREP_SLIM16C.min_blocks, SLIM_PREP_WGC.min_blocks);
         const { assert!(BWD_PREP_SLIM16C.max_carveout) };
-        // Session 32 (ps32): gdn_bwd_prep16sld_* on prep16slc's launch.
-        for tag in ["bf16", "f16"] {
-            let entry = BWD_PREP_SLIM16D.pass.entry_in("bwd", tag, 128);
-            assert_eq!(entry, format!("gdn_bwd_prep16sld_{tag}_k128"));
-            assert!(bwd.has_function(&entry), "{entry}");
-        }
-        assert_eq!(
-            BWD_PREP_SLIM16D.launch_shape(130, 16, 128, 132, None),
-            BWD_PREP_SLIM16C.launch_shape(130, 16, 128, 132, None)
-        );
-        assert_eq!(BWD_PREP_SLIM16D.min_blocks, SLIM_PREP_WGC.min_blocks);
     }
 
     #[test]
@@ -2892,13 +2847,6 @@ pub(super) mod tests {
                 "wgc",
                 SlimPrepProducts::Wgc,
                 "gdn_fwd_slimprep_bf16_k128_wgc",
-                4,
-                54_784,
-            ),
-            (
-                "wgd",
-                SlimPrepProducts::Wgd,
-                "gdn_fwd_slimprep_bf16_k128_wgd",
                 4,
                 54_784,
             ),
