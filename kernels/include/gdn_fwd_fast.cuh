@@ -562,10 +562,18 @@ __device__ __forceinline__ void fwd_chain_body(const FwdFastParams& fp) {
 constexpr int CHAIN2_TM = 16;
 constexpr int CHAIN2_STAGES = 3;
 constexpr int CHAIN3_ROWS = 16;
+// chain3r's ring (session 32): four 8 KB tiles (three in flight), 41,216 B of static shared memory.
+constexpr int CHAIN3R_STAGES = 4;
 
-template <int K, int ROWS = CHAIN_ROWS>
+// FROM1 (session 32, pc32: gdn_fwd_chain3r, with CHAIN3_ROWS): the chain from seed 1 (ws_seed slot
+// b·P + 1, the first piece's end state written by gdn_fwd_slimscan_*_k128_w4dgx0, read through L2),
+// seed_{j+1} = seed_j · M_j + H_j for j = 1 ..= P − 2 (slots 0 of ws_h / ws_m are not read; slot b·P
+// of ws_seed is not written): each step's arithmetic as above.
+// NS: M tiles in the ring (NS − 1 in flight; chain3r: CHAIN3R_STAGES); no element's arithmetic
+// depends on it.
+template <int K, int ROWS = CHAIN_ROWS, bool FROM1 = false, int NS = CHAIN2_STAGES>
 __device__ __forceinline__ void fwd_chain2_body(const FwdFastParams& fp) {
-  constexpr int TM = CHAIN2_TM, NS = CHAIN2_STAGES, TPP = K / TM;  // tiles per piece
+  constexpr int TM = CHAIN2_TM, TPP = K / TM;  // tiles per piece
   constexpr int XP = K + 4;                                           // xs row pitch (16-byte rows)
   static_assert(K % TM == 0 && TM % 4 == 0, "chain2: tile rows");
 #ifdef GDN_HOST_EMU
@@ -585,6 +593,7 @@ __device__ __forceinline__ void fwd_chain2_body(const FwdFastParams& fp) {
   const int c = tid % K, grp = tid / K;
   const int row = p.state_indices ? p.state_indices[b] : b;
   const int tiles = (P - 1) * TPP;
+  constexpr int J0 = FROM1 ? 1 : 0;  // the first piece chained
   // Tile t = rows [TM·(t mod TPP), +TM) of M of piece t / TPP into stage t mod NS; always one
   // commit group per call (empty past the last tile) so that the wait counts stay uniform.
   const auto issue = [&](int t) {
@@ -597,10 +606,19 @@ __device__ __forceinline__ void fwd_chain2_body(const FwdFastParams& fp) {
     cp_async_commit();
   };
 #pragma unroll
-  for (int t = 0; t < NS - 1; ++t) issue(t);
-  fwd_chain_seed0<K>(fp, xs, P, HO, row, h, b, r0, tid);
+  for (int t = 0; t < NS - 1; ++t) issue(J0 * TPP + t);
+  if constexpr (FROM1) {
+    const float* s1 = fp.ws_seed + (static_cast<size_t>(b * P + 1) * HO + h) * K * K + static_cast<size_t>(r0) * K;
+#ifdef GDN_HOST_EMU
+    for (int i = tid; i < ROWS * K; i += CHAIN_THREADS) xs[i / K][i % K] = s1[i];
+#else
+    for (int i = tid; i < ROWS * K; i += CHAIN_THREADS) xs[i / K][i % K] = __ldcg(s1 + i);
+#endif
+  } else {
+    fwd_chain_seed0<K>(fp, xs, P, HO, row, h, b, r0, tid);
+  }
   __syncthreads();
-  for (int jj = 0; jj + 1 < P; ++jj) {
+  for (int jj = J0; jj + 1 < P; ++jj) {
     const size_t pc = static_cast<size_t>(b * (P - 1) + jj) * HO + h;
     const float* H = fp.ws_h + pc * K * K + static_cast<size_t>(r0) * K;
     float* seed = fp.ws_seed + (static_cast<size_t>(b * P + jj + 1) * HO + h) * K * K + static_cast<size_t>(r0) * K;

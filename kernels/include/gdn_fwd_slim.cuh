@@ -1216,6 +1216,9 @@ __device__ __forceinline__ void fwd_slim_prep_ov_body(const FwdFastParams& fp) {
 //       barriers per chunk.
 // ---------------------------------------------------------------------------------------
 constexpr int SLIM_SUM_STAGES = 2;
+// fwd_slim_piece_scan_body's parts (session 32, pc32): the first piece alone, pieces 1 ..= P − 1.
+constexpr int SLIM_PART_FIRST = 1;
+constexpr int SLIM_PART_REST = 2;
 constexpr int SLIM_SUM_MIN_BLOCKS = 3;
 constexpr int SLIM_W4D_MIN_BLOCKS = 2;
 
@@ -1321,10 +1324,17 @@ __device__ __forceinline__ void slim_scalars_piece(float* dst, const float* src,
 // warpgroup too (slim_chunk_tail_wg, OUT = false: Uᵀ = Z Tᵀ with T staged in the 128-byte swizzle
 // by slim_tile_piece_wg at t_off (1024-aligned in both stages), the state update with B = k
 // MN-major); the stage fence covers T too (its copies are in the waited group).
-template <typename T, int K, int V, bool WG = false, bool WGX = false>
+// MID (session 32, pc32: gdn_fwd_slimsum_*_k128_gxr, with WGX): pieces 1 ..= P − 2 only (grid 4 × HO
+// × N·(P−2)), the consumer beside the first piece's output scan (w4dgx0, launched before it; the
+// piece chain's first seed is that scan's end state): launched programmatic, it starts once every
+// w4dgx0 block passed its entry wait (the prep complete) and has none of its own; every block waits
+// for the w4dgx0 grid (griddepcontrol.wait) before it exits, so the chain after it sees seed 1.
+// The same H_j, M_j arithmetic, into the same ws_h / ws_m slots.
+template <typename T, int K, int V, bool WG = false, bool WGX = false, bool MID = false>
 __device__ __forceinline__ void fwd_slim_sum_body(const FwdFastParams& fp) {
   static_assert(K == 128 && V == 128, "the slim forward serves K = V = 128");
   static_assert(!WGX || WG, "slimsum_gx: slimsum_gs with its chunk tail on the warpgroup too");
+  static_assert(!MID || WGX, "slimsum_gxr: slimsum_gx on pieces 1 ..= P - 2");
 #ifdef GDN_HOST_EMU
   static_assert(!WG, "the CPU emulation has no wgmma");
 #endif
@@ -1335,7 +1345,12 @@ __device__ __forceinline__ void fwd_slim_sum_body(const FwdFastParams& fp) {
   const int P = fp.pieces, HO = p.ho, h = blockIdx.y;
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
   int b, j;
-  piece_of_block(P, false, 0, b, j);
+  if constexpr (MID) {  // pieces 1 ..= P − 2 (P ≥ 3)
+    b = static_cast<int>(blockIdx.z) / (P - 2);
+    j = static_cast<int>(blockIdx.z) % (P - 2) + 1;
+  } else {
+    piece_of_block(P, false, 0, b, j);
+  }
   const bool is_m = static_cast<int>(blockIdx.x) >= XB;
   const int xb = static_cast<int>(blockIdx.x) % XB;
   const int vs0 = xb * VS, v0 = vs0 + 16 * warp, vr = v0 + (lane >> 2), cq = 2 * (lane & 3);
@@ -1421,6 +1436,9 @@ __device__ __forceinline__ void fwd_slim_sum_body(const FwdFastParams& fp) {
   });
   const int pc = b * (P - 1) + j;
   store_fp32_frags<K>((is_m ? fp.ws_m : fp.ws_h) + (static_cast<size_t>(pc) * HO + h) * V * K, x, vr, cq);
+#ifndef GDN_HOST_EMU
+  if constexpr (MID) dnnp_wait_prerequisites();  // the first piece's scan (seed 1) before this grid completes
+#endif
 }
 
 // The seeded slim output scan (grid V/64 × HO × N·P, 4 warps): piece j of sequence b from its
@@ -1444,10 +1462,16 @@ __device__ __forceinline__ void fwd_slim_sum_body(const FwdFastParams& fp) {
 // the async proxy after their group wait, before the barrier; the refill (UPD) is issued after
 // MID(1), the barrier that follows every warp's wait for the O batch (the last wgmma reading T, A),
 // while the state update batch (reading k of this slot) flies.
-template <typename T, int K, int V, bool WG = false, bool WGX = false>
+// PART (session 32, pc32; with WGX): 0 every piece (grid z N·P); SLIM_PART_FIRST the first piece only
+// (gdn_fwd_slimscan_*_k128_w4dgx0, grid z N: from the initial state like P = 1, its end state
+// stored fp32 as piece 1's seed in ws_seed, run beside the summary of pieces 1 ..= P − 2:
+// slimsum_gxr); SLIM_PART_REST pieces 1 ..= P − 1 (w4dgxr, grid z N·(P−1), seeds from the chain
+// gdn_fwd_chain3r). The same arithmetic per piece.
+template <typename T, int K, int V, bool WG = false, bool WGX = false, int PART = 0>
 __device__ __forceinline__ void fwd_slim_piece_scan_body(const FwdFastParams& fp) {
   static_assert(K == 128 && V == 128, "the slim forward serves K = V = 128");
   static_assert(!WGX || WG, "w4dgx: w4dgs with its chunk tail on the warpgroup too");
+  static_assert(PART == 0 || WGX, "w4dgx0 / w4dgxr: w4dgx's parts");
 #ifdef GDN_HOST_EMU
   static_assert(!WG, "the CPU emulation has no wgmma");
 #endif
@@ -1458,7 +1482,12 @@ __device__ __forceinline__ void fwd_slim_piece_scan_body(const FwdFastParams& fp
   const int P = fp.pieces, HO = p.ho, h = blockIdx.y;
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
   int b, j;
-  piece_of_block(P, true, 0, b, j);
+  if constexpr (PART == SLIM_PART_FIRST) {
+    b = static_cast<int>(blockIdx.z);
+    j = 0;
+  } else {
+    piece_of_block(P, PART == 0, 1, b, j);
+  }
   const int vs0 = blockIdx.x * VS, v0 = vs0 + 16 * warp, vr = v0 + (lane >> 2), cq = 2 * (lane & 3);
   const int qh = h / (HO / p.h), kh = h / (HO / p.hk), vh = h / (HO / p.hv);
   const long long cs = load_cu(p, b), ce = load_cu(p, b + 1);
@@ -1467,7 +1496,7 @@ __device__ __forceinline__ void fwd_slim_piece_scan_body(const FwdFastParams& fp
   const int row = p.state_indices ? p.state_indices[b] : b;
   const CkptSink ck = ckpt_sink(fp, b);
   float x[K / 8][4];
-  if (P == 1) load_initial_state_frags<K>(x, p, (static_cast<size_t>(row) * HO + h) * V * K, vr, cq);
+  if (P == 1 || PART == SLIM_PART_FIRST) load_initial_state_frags<K>(x, p, (static_cast<size_t>(row) * HO + h) * V * K, vr, cq);
   else load_seed_frags<K>(x, fp.ws_seed + (static_cast<size_t>(b * P + j) * HO + h) * V * K, vr, cq);
 #ifndef GDN_HOST_EMU
   if constexpr (WG) {  // the swizzle atoms' 1024-byte alignment
@@ -1577,7 +1606,11 @@ __device__ __forceinline__ void fwd_slim_piece_scan_body(const FwdFastParams& fp
     if (c + 1 < c_end) ckpt_store<T, K, K, V>(ck, c + 1 - cb, HO, h, 0, x, vr, cq);
   }
   cp_async_wait<0>();
-  if (j == P - 1 && p.final_state) store_final_state_frags<K>(x, p, (static_cast<size_t>(row) * HO + h) * V * K, vr, cq);
+  if (PART == SLIM_PART_FIRST && P > 1) {  // piece 1's seed (the chain3r input, the w4dgxr seed)
+    store_fp32_frags<K>(fp.ws_seed + (static_cast<size_t>(b * P + 1) * HO + h) * V * K, x, vr, cq);
+  } else if (j == P - 1 && p.final_state) {
+    store_final_state_frags<K>(x, p, (static_cast<size_t>(row) * HO + h) * V * K, vr, cq);
+  }
 }
 
 }  // namespace gdn

@@ -84,9 +84,9 @@ use super::chain::ChainVariant;
 use super::fwd_overlap;
 use super::occupancy::BlockUse;
 use super::params::{
-    BWD_PREP_SLIM_MIN_BLOCKS, CHAIN_THREADS, CkptLayout, FwdFastParams, FwdParams, KernelDtype,
-    OFFSETS_THREADS, OverlapLayout, PREP3_THREADS, PREP6_MIN_BLOCKS, PieceLayout, SCAN_STAGES,
-    SCANX_S1_MIN_BLOCKS, SCANX_S1_STAGES, SLIM_OV_STAGES, SLIM_PREP_MIN_BLOCKS,
+    BWD_PREP_SLIM_MIN_BLOCKS, CHAIN_THREADS, CHAIN3_ROWS, CkptLayout, FwdFastParams, FwdParams,
+    KernelDtype, OFFSETS_THREADS, OverlapLayout, PREP3_THREADS, PREP6_MIN_BLOCKS, PieceLayout,
+    SCAN_STAGES, SCANX_S1_MIN_BLOCKS, SCANX_S1_STAGES, SLIM_OV_STAGES, SLIM_PREP_MIN_BLOCKS,
     SLIM_PREP_OV_MIN_BLOCKS, SLIM_PREP_WG_MIN_BLOCKS, SLIM_SUM_MIN_BLOCKS, SLIM_W4_STAGES,
     SLIM_W4D_MIN_BLOCKS, SLIM_W8_STAGES, SUM_STAGES, SUM1_MIN_BLOCKS, WorkspaceLayout,
     dscan_mma_stages_smem_bytes, fast_smem_bytes, flags, max_chunks, prep7_smem_bytes,
@@ -537,6 +537,61 @@ fn piece_switch(value: Option<&str>) -> Option<WgmmaDepth> {
         Some(x) if x == SLIM_PIECES_WG.sum.suffix => Some(WgmmaDepth::Products),
         Some("d") => Some(WgmmaDepth::Off),
         _ => None,
+    }
+}
+
+/// The slim wgmma piece path ([`SLIM_PIECES_WGX`]) with its first piece run early (session 32,
+/// helper pc32; kernels/include/gdn_fwd_slim.cuh `PART` / `MID`, gdn_fwd_fast.cuh `FROM1`), as
+/// data. The first piece needs no seed but the initial state, so its output scan runs beside the
+/// summary instead of after the chain: launches `first` (its end state is piece 1's seed; it lets
+/// the next grid start right after its entry wait), `sum` (programmatic, with no entry wait: it
+/// starts once every `first` block passed its own wait, and every block waits for `first` before
+/// it exits), the chain from seed 1, then `rest`. No summary of the first piece (its `H_0`, `M_0`)
+/// and a seeded scan of P − 1 pieces instead of P. The same per-piece arithmetic as
+/// [`SLIM_PIECES_WGX`]: without an initial state piece 1's seed is `H_0` bitwise (the chain's
+/// `0 · M_0 + H_0`), with one it is the scan's end state instead of `X_0 · M_0 + H_0` (exact
+/// algebra, another rounding). Grids, threads, shared memory and blocks per SM of
+/// [`SLIM_PIECES`]; the piece count is the same rule's.
+pub struct PieceFirstRow {
+    /// The first piece's output scan, grid `(V / 64, HO, N)`.
+    pub first: FwdPass,
+    /// The output scan of pieces 1 ..= P − 1, grid `(V / 64, HO, N·(P − 1))`.
+    pub rest: FwdPass,
+    /// The summary of pieces 1 ..= P − 2, grid `(2·V / 64, HO, N·(P − 2))` (none at P = 2).
+    pub sum: FwdPass,
+    /// The chain from seed 1 (entry `<stem>_k<K>`, [`CHAIN3_ROWS`] state rows per block; none at
+    /// P = 2).
+    pub chain_stem: &'static str,
+}
+
+/// [`PieceFirstRow`]'s kernels: `gdn_fwd_slimscan_<tag>_k128_w4dgx0` / `_w4dgxr`,
+/// `gdn_fwd_slimsum_<tag>_k128_gxr`, `gdn_fwd_chain3r_k128`.
+pub const SLIM_PIECES_FIRST: PieceFirstRow = PieceFirstRow {
+    first: FwdPass {
+        suffix: "w4dgx0",
+        ..SLIM_PIECES.scan
+    },
+    rest: FwdPass {
+        suffix: "w4dgxr",
+        ..SLIM_PIECES.scan
+    },
+    sum: FwdPass {
+        suffix: "gxr",
+        ..SLIM_PIECES.sum
+    },
+    chain_stem: "gdn_fwd_chain3r",
+};
+
+/// Whether the slim wgmma piece path runs its first piece early ([`SLIM_PIECES_FIRST`]) by rule,
+/// unless `DNNPLAN_GDN_FWD_PIECE_FIRST=0|1` says.
+pub const SLIM_PIECE_FIRST_BY_RULE: bool = false;
+
+/// `DNNPLAN_GDN_FWD_PIECE_FIRST`'s value: `1` on, `0` off, else the rule's.
+fn piece_first_switch(value: Option<&str>) -> bool {
+    match value {
+        Some("1") => true,
+        Some("0") => false,
+        _ => SLIM_PIECE_FIRST_BY_RULE,
     }
 }
 
@@ -1174,6 +1229,10 @@ pub struct FwdChoice {
     /// How the uncut slim prep forms its products (`DNNPLAN_GDN_FWD_SLIMPREP`; default
     /// [`SLIM_PREP_PRODUCTS_BY_RULE`]).
     pub slim_prep: SlimPrepProducts,
+    /// Whether the slim wgmma piece path runs its first piece early ([`SLIM_PIECES_FIRST`]:
+    /// [`SLIM_PIECE_FIRST_BY_RULE`] or `DNNPLAN_GDN_FWD_PIECE_FIRST`); it applies only there
+    /// ([`FwdChoice::first_early`]).
+    pub piece_first: bool,
 }
 
 /// Which chunk factors the forward's prep writes and its output scan reads.
@@ -1424,6 +1483,7 @@ impl FwdChoice {
         c.prep = PrepVariant::from_env();
         c.chain = ChainVariant::from_env();
         c.slim_prep = SlimPrepProducts::from_switch(env("DNNPLAN_GDN_FWD_SLIMPREP").as_deref());
+        c.piece_first = piece_first_switch(env("DNNPLAN_GDN_FWD_PIECE_FIRST").as_deref());
         let wanted = env("DNNPLAN_GDN_FWD_FACTORS")
             .as_deref()
             .and_then(FwdFactors::from_switch)
@@ -1480,6 +1540,12 @@ impl FwdChoice {
         self.factors == FwdFactors::Slim && self.pieces > 1
     }
 
+    /// Whether this schedule runs the slim wgmma piece path with its first piece early
+    /// ([`SLIM_PIECES_FIRST`]): asked for ([`FwdChoice::piece_first`]) on [`SLIM_PIECES_WGX`].
+    pub fn first_early(&self) -> bool {
+        self.piece_first && self.slim_pieces() && self.piece_wgmma == WgmmaDepth::Step
+    }
+
     /// The slim piece passes this schedule runs when cut, by [`FwdChoice::piece_wgmma`]:
     /// [`SLIM_PIECES_WGX`], [`SLIM_PIECES_WG`] or [`SLIM_PIECES`].
     pub fn slim_piece_row(&self) -> &'static SlimPieceRow {
@@ -1510,14 +1576,33 @@ impl FwdChoice {
     pub fn scan_pass(&self) -> FwdPass {
         match self.factors {
             FwdFactors::Full => self.scan.row().pass(),
+            FwdFactors::Slim if self.first_early() => SLIM_PIECES_FIRST.rest,
             FwdFactors::Slim => self.slim_scan().scan,
+        }
+    }
+
+    /// The output scan of the first piece alone, launched before the summary
+    /// ([`SLIM_PIECES_FIRST`]), when [`FwdChoice::first_early`].
+    pub fn first_pass(&self) -> Option<FwdPass> {
+        self.first_early().then_some(SLIM_PIECES_FIRST.first)
+    }
+
+    /// The piece chain's entry for K = `k` (it runs only with `pieces > 1`): from seed 1 when
+    /// [`FwdChoice::first_early`], else the [`ChainVariant`]'s.
+    pub fn chain_kernel_name(&self, k: i64) -> String {
+        if self.first_early() {
+            format!("{}_k{k}", SLIM_PIECES_FIRST.chain_stem)
+        } else {
+            self.chain.fwd_name(k)
         }
     }
 
     /// The piece summary this schedule runs (with `pieces > 1`): [`SLIM_PIECES`]' on the slim
     /// piece path, else the [`FWD_SUMS`] row.
     pub fn sum_pass(&self) -> FwdPass {
-        if self.slim_pieces() {
+        if self.first_early() {
+            SLIM_PIECES_FIRST.sum
+        } else if self.slim_pieces() {
             self.slim_piece_row().sum
         } else {
             self.sum.row().pass()
@@ -1585,6 +1670,7 @@ impl FwdChoice {
             scan_wgmma: SLIM_SCAN_WGMMA_BY_RULE,
             piece_wgmma: SLIM_PIECE_WGMMA_BY_RULE,
             slim_prep: SLIM_PREP_PRODUCTS_BY_RULE,
+            piece_first: SLIM_PIECE_FIRST_BY_RULE,
         };
         c.overlap = c.overlap_pick(f, sms, None, true);
         c
@@ -1630,6 +1716,9 @@ fn piece_path(f: &GdnFacts) -> (ScanVariant, SumVariant) {
 struct FwdKernels<F = Function> {
     offsets: F,
     prep: F,
+    /// The first piece's output scan ([`FwdChoice::first_pass`]; else the output scan again,
+    /// resolved but not launched).
+    first: F,
     scan: F,
     sum: F,
     chain: F,
@@ -1643,19 +1732,23 @@ impl FwdKernels<String> {
         FwdKernels {
             offsets: choice.offsets_name().to_owned(),
             prep,
+            first: choice
+                .first_pass()
+                .map_or_else(|| scan.clone(), |f| f.entry(tag, k)),
             scan,
             sum: choice.sum_kernel_name(tag, k),
-            chain: choice.chain.fwd_name(k),
+            chain: choice.chain_kernel_name(k),
         }
     }
 }
 
 impl<F> FwdKernels<F> {
     /// Every kernel, in launch order.
-    fn all(&self) -> [&F; 5] {
+    fn all(&self) -> [&F; 6] {
         [
             &self.offsets,
             &self.prep,
+            &self.first,
             &self.scan,
             &self.sum,
             &self.chain,
@@ -1667,6 +1760,7 @@ impl<F> FwdKernels<F> {
         Ok(FwdKernels {
             offsets: resolve(&self.offsets)?,
             prep: resolve(&self.prep)?,
+            first: resolve(&self.first)?,
             scan: resolve(&self.scan)?,
             sum: resolve(&self.sum)?,
             chain: resolve(&self.chain)?,
@@ -1738,6 +1832,8 @@ pub struct GdnFwdPlan<F = Function> {
     ckpt: CkptLayout,
     choice: FwdChoice,
     grid_prep: (u32, u32, u32),
+    /// The first piece's output scan ([`FwdChoice::first_pass`]; unused otherwise).
+    grid_first: (u32, u32, u32),
     grid_scan: (u32, u32, u32),
     grid_sum: (u32, u32, u32),
     grid_chain: (u32, u32, u32),
@@ -1854,6 +1950,13 @@ impl<F> GdnFwdPlan<F> {
         } else {
             0
         };
+        // With the first piece early (SLIM_PIECES_FIRST) the seeded scan and the summary skip it.
+        let skip = u64::from(choice.first_early());
+        let chain_rows = if choice.first_early() {
+            CHAIN3_ROWS
+        } else {
+            choice.chain.rows
+        };
         Ok(GdnFwdPlan {
             template,
             uids,
@@ -1863,13 +1966,18 @@ impl<F> GdnFwdPlan<F> {
             ckpt: CkptLayout::new(overlap.total, n, every, ckpt_f32),
             choice,
             grid_prep,
-            grid_scan: ((v / (16 * warps)) as u32, ho as u32, (n * p) as u32),
+            grid_first: ((v / (16 * warps)) as u32, ho as u32, n as u32),
+            grid_scan: (
+                (v / (16 * warps)) as u32,
+                ho as u32,
+                (n * (p - skip)) as u32,
+            ),
             grid_sum: (
                 (2 * v / 64) as u32,
                 ho as u32,
-                (n * p.saturating_sub(1)) as u32,
+                (n * p.saturating_sub(1 + skip)) as u32,
             ),
-            grid_chain: ((v / choice.chain.rows) as u32, ho as u32, n as u32),
+            grid_chain: ((v / chain_rows) as u32, ho as u32, n as u32),
             smem_prep,
             prep_threads,
             smem_scan: scan.smem_bytes(k),
@@ -1892,6 +2000,9 @@ impl<F> GdnFwdPlan<F> {
     fn launches(&self) -> impl Iterator<Item = Launch<'_, F>> {
         let kn = &self.kernels;
         let chained = self.choice.pieces > 1;
+        let first = self.choice.first_early();
+        // From seed 1 the chain has P − 2 steps: none at P = 2.
+        let chain_runs = chained && !(first && self.choice.pieces == 2);
         // (kernel, grid, threads, shared memory, runs, consumer of an overlapped pair)
         let launches = [
             (&kn.offsets, (1, 1, 1), OFFSETS_THREADS, 0, true, false),
@@ -1904,14 +2015,29 @@ impl<F> GdnFwdPlan<F> {
                 false,
             ),
             (
+                &kn.first,
+                self.grid_first,
+                self.scan_threads,
+                self.smem_scan,
+                first,
+                false,
+            ),
+            (
                 &kn.sum,
                 self.grid_sum,
                 self.sum_threads,
                 self.smem_sum,
                 chained,
+                first,
+            ),
+            (
+                &kn.chain,
+                self.grid_chain,
+                CHAIN_THREADS,
+                0,
+                chain_runs,
                 false,
             ),
-            (&kn.chain, self.grid_chain, CHAIN_THREADS, 0, chained, false),
             (
                 &kn.scan,
                 self.grid_scan,
@@ -1930,7 +2056,8 @@ impl<F> GdnFwdPlan<F> {
             .map(move |(launched, (f, grid, threads, smem, _, consumer))| {
                 let f_is_scan = std::ptr::eq(f, &kn.scan);
                 // Every kernel after the first may start early and waits at its entry (pdl.rs);
-                // the overlapped scan starts while the prep runs (fwd_overlap), in every mode;
+                // the overlapped scan starts while the prep runs (fwd_overlap), in every mode, as
+                // the summary beside the first piece's scan does (SLIM_PIECES_FIRST);
                 // run one after the other (diagnostic), it has no entry wait: launched normally.
                 let programmatic = consumer
                     || (self.pdl.programmatic(launched) && !(self.choice.sequential && f_is_scan));
@@ -2517,6 +2644,96 @@ pub(super) mod tests {
         assert_eq!(scan.0.as_str(), "gdn_fwd_slimscan_bf16_k128_w8gx");
         assert_eq!((scan.1, scan.2, scan.3), ((1, 16, 4), 256, 167_936));
         assert!(fwd.has_function(scan.0));
+    }
+
+    #[test]
+    fn first_piece_early_rows_switch_and_launches() {
+        // The switch: `1` on, `0` off, else the rule's.
+        assert!(piece_first_switch(Some("1")));
+        assert!(!piece_first_switch(Some("0")));
+        assert_eq!(piece_first_switch(None), SLIM_PIECE_FIRST_BY_RULE);
+        assert_eq!(piece_first_switch(Some("x")), SLIM_PIECE_FIRST_BY_RULE);
+        let f = bound(facts(1, 32768, 16, 128, false));
+        let mut c = FwdChoice::default_for(&f, 132);
+        assert_eq!((c.pieces, c.factors), (7, FwdFactors::Slim));
+        c.piece_first = true;
+        assert!(c.first_early());
+        // Only on the wgmma piece path: not uncut, not on the gs / mma.sync piece passes.
+        for (pieces, depth) in [
+            (1, WgmmaDepth::Step),
+            (7, WgmmaDepth::Products),
+            (7, WgmmaDepth::Off),
+        ] {
+            let mut d = c;
+            (d.pieces, d.piece_wgmma) = (pieces, depth);
+            assert!(!d.first_early(), "{pieces} {depth:?}");
+        }
+        // Every row has SLIM_PIECES' shapes and is bundled in both io dtypes.
+        let fwd = crate::cuda::kernels::find("gdn_fwd").expect("bundled GDN module");
+        let r = &SLIM_PIECES_FIRST;
+        for pass in [r.first, r.rest] {
+            assert_eq!((pass.warps, pass.smem_bytes(128)), (4, 111_616));
+        }
+        assert_eq!((r.sum.warps, r.sum.smem_bytes(128)), (4, 73_728));
+        for tag in ["bf16", "f16"] {
+            for pass in [r.first, r.rest, r.sum] {
+                assert!(fwd.has_function(&pass.entry(tag, 128)), "{tag} {pass:?}");
+            }
+        }
+        assert!(fwd.has_function(&c.chain_kernel_name(128)));
+        // The launches at 7 pieces: the first piece before the summary of pieces 1 ..= 5, the
+        // summary launched programmatic in every PDL mode (the consumer), the chain from seed 1,
+        // the scan of pieces 1 ..= 6.
+        let launches = |c: &FwdChoice| -> Vec<(String, (u32, u32, u32), u32, u32, bool)> {
+            let plan =
+                GdnFwdPlan::new(&f, *c, FwdKernels::named(c, "bf16", 128), 132).expect("plan");
+            plan.launches()
+                .map(|l| (l.0.clone(), l.1, l.2, l.3, l.4))
+                .collect()
+        };
+        let got = launches(&c);
+        let names: Vec<&str> = got.iter().map(|l| l.0.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "gdn_chunk_offsets",
+                "gdn_fwd_slimprep_bf16_k128_wg",
+                "gdn_fwd_slimscan_bf16_k128_w4dgx0",
+                "gdn_fwd_slimsum_bf16_k128_gxr",
+                "gdn_fwd_chain3r_k128",
+                "gdn_fwd_slimscan_bf16_k128_w4dgxr",
+            ]
+        );
+        assert_eq!((got[2].1, got[2].2, got[2].3), ((2, 16, 1), 128, 111_616));
+        assert_eq!(
+            (got[3].1, got[3].2, got[3].3, got[3].4),
+            ((4, 16, 5), 128, 73_728, true)
+        );
+        assert_eq!((got[4].1, got[4].2), ((8, 16, 1), CHAIN_THREADS));
+        assert_eq!((got[5].1, got[5].2, got[5].3), ((2, 16, 6), 128, 111_616));
+        // At 2 pieces: no summary, no chain.
+        c.pieces = 2;
+        let got = launches(&c);
+        let names: Vec<&str> = got.iter().map(|l| l.0.as_str()).collect();
+        assert_eq!(
+            names[2..],
+            [
+                "gdn_fwd_slimscan_bf16_k128_w4dgx0",
+                "gdn_fwd_slimscan_bf16_k128_w4dgxr"
+            ]
+        );
+        assert_eq!(got[3].1, (2, 16, 1));
+        // Off: the rule's piece path, unchanged.
+        (c.pieces, c.piece_first) = (7, false);
+        let names: Vec<String> = launches(&c).into_iter().map(|l| l.0).collect();
+        assert_eq!(
+            names[2..],
+            [
+                "gdn_fwd_slimsum_bf16_k128_gx",
+                "gdn_fwd_chain3_k128",
+                "gdn_fwd_slimscan_bf16_k128_w4dgx"
+            ]
+        );
     }
 
     #[test]
