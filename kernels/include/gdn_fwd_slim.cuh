@@ -1325,8 +1325,9 @@ __device__ __forceinline__ void slim_scalars_piece(float* dst, const float* src,
 // by slim_tile_piece_wg at t_off (1024-aligned in both stages), the state update with B = k
 // MN-major); the stage fence covers T too (its copies are in the waited group).
 // MID (session 32, pc32: gdn_fwd_slimsum_*_k128_gxr, with WGX): pieces 1 ..= P − 2 only (grid 4 × HO
-// × N·(P−2)), the consumer beside the first piece's output scan (w4dgx0, launched before it; the
-// piece chain's first seed is that scan's end state): launched programmatic, it starts once every
+// × N·(P−2); piece_range_first's cut), the consumer beside the first piece's output scan (w4dgx0,
+// launched before it; the piece chain's first seed is that scan's end state): launched
+// programmatic, it starts once every
 // w4dgx0 block passed its entry wait (the prep complete) and has none of its own; every block waits
 // for the w4dgx0 grid (griddepcontrol.wait) before it exits, so the chain after it sees seed 1.
 // The same H_j, M_j arithmetic, into the same ws_h / ws_m slots.
@@ -1357,7 +1358,8 @@ __device__ __forceinline__ void fwd_slim_sum_body(const FwdFastParams& fp) {
   const int kh = h / (HO / p.hk), vh = h / (HO / p.hv);
   const long long cs = load_cu(p, b), ce = load_cu(p, b + 1);
   int cb, c_begin, c_end;
-  piece_range(p, b, j, P, cb, c_begin, c_end);
+  if constexpr (MID) piece_range_first(fp, b, j, cb, c_begin, c_end);
+  else piece_range(p, b, j, P, cb, c_begin, c_end);
   float x[K / 8][4];
   identity_frags<K>(x, is_m, vr, cq);
 #ifndef GDN_HOST_EMU
@@ -1466,7 +1468,7 @@ __device__ __forceinline__ void fwd_slim_sum_body(const FwdFastParams& fp) {
 // (gdn_fwd_slimscan_*_k128_w4dgx0, grid z N: from the initial state like P = 1, its end state
 // stored fp32 as piece 1's seed in ws_seed, run beside the summary of pieces 1 ..= P − 2:
 // slimsum_gxr); SLIM_PART_REST pieces 1 ..= P − 1 (w4dgxr, grid z N·(P−1), seeds from the chain
-// gdn_fwd_chain3r). The same arithmetic per piece.
+// gdn_fwd_chain3r); both on piece_range_first's cut. The same arithmetic per piece.
 template <typename T, int K, int V, bool WG = false, bool WGX = false, int PART = 0>
 __device__ __forceinline__ void fwd_slim_piece_scan_body(const FwdFastParams& fp) {
   static_assert(K == 128 && V == 128, "the slim forward serves K = V = 128");
@@ -1492,7 +1494,8 @@ __device__ __forceinline__ void fwd_slim_piece_scan_body(const FwdFastParams& fp
   const int qh = h / (HO / p.h), kh = h / (HO / p.hk), vh = h / (HO / p.hv);
   const long long cs = load_cu(p, b), ce = load_cu(p, b + 1);
   int cb, c_begin, c_end;
-  piece_range(p, b, j, P, cb, c_begin, c_end);
+  if constexpr (PART != 0) piece_range_first(fp, b, j, cb, c_begin, c_end);
+  else piece_range(p, b, j, P, cb, c_begin, c_end);
   const int row = p.state_indices ? p.state_indices[b] : b;
   const CkptSink ck = ckpt_sink(fp, b);
   float x[K / 8][4];

@@ -52,7 +52,7 @@
 //   gdn_fwd_slimsum_{bf16,f16}_k128_gxr    <<<(4, HO, N·(P−2)), 128, SlimSumSmem<128>>> slimsum_gx on pieces
 //                                          1 ..= P − 2, beside w4dgx0 (programmatic, no entry wait)
 //   gdn_fwd_chain3r_k128                   <<<(V / 16, HO, N), 256>>> chain3 from seed 1 (four M tiles
-//                                          in its ring instead of three)
+//                                          in its ring; each thread on 2 rows x 4 columns: bitwise)
 //   gdn_fwd_slimscan_{bf16,f16}_k128_w4dgxr <<<(2, HO, N·(P−1)), 128, SlimPieceSmem<128>>> w4dgx on
 //                                          pieces 1 ..= P − 1
 //   gdn_fwd_chunk_order                    <<<1, 1024>>> chunk table + hand-over flags zeroed + scan order
@@ -312,5 +312,5 @@ GDN_FWD_SLIM_PIECE_FIRST_ENTRIES(bf16, gdn::gdn_bf16)
 GDN_FWD_SLIM_PIECE_FIRST_ENTRIES(f16, gdn::gdn_f16)
 
 extern "C" __global__ void __launch_bounds__(gdn::CHAIN_THREADS) gdn_fwd_chain3r_k128(gdn::FwdFastParams p) { dnnp_pdl_enter(p.f.flags & gdn::FLAG_PDL_TRIGGER);
-  gdn::fwd_chain2_body<128, gdn::CHAIN3_ROWS, true, gdn::CHAIN3R_STAGES>(p);
+  gdn::fwd_chain4_body_from1<128, gdn::CHAIN3_ROWS, gdn::CHAIN3R_STAGES>(p);
 }

@@ -586,6 +586,12 @@ pub const SLIM_PIECES_FIRST: PieceFirstRow = PieceFirstRow {
 /// unless `DNNPLAN_GDN_FWD_PIECE_FIRST=0|1` says.
 pub const SLIM_PIECE_FIRST_BY_RULE: bool = false;
 
+/// The first piece's length on the first-early path ([`SLIM_PIECES_FIRST`]) in 1/256 of the even
+/// piece `ceil(chunks / P)` by rule (0: the even cut; the other pieces split the rest evenly;
+/// `DNNPLAN_GDN_FWD_PIECE_FIRST_SCALE=s` says otherwise, a diagnostic: another cut, another
+/// rounding of the seeds).
+pub const SLIM_PIECE_FIRST_SCALE_BY_RULE: i32 = 0;
+
 /// `DNNPLAN_GDN_FWD_PIECE_FIRST`'s value: `1` on, `0` off, else the rule's.
 fn piece_first_switch(value: Option<&str>) -> bool {
     match value {
@@ -1233,6 +1239,9 @@ pub struct FwdChoice {
     /// [`SLIM_PIECE_FIRST_BY_RULE`] or `DNNPLAN_GDN_FWD_PIECE_FIRST`); it applies only there
     /// ([`FwdChoice::first_early`]).
     pub piece_first: bool,
+    /// The first piece's length there, in 1/256 of the even piece (0: the even cut;
+    /// [`SLIM_PIECE_FIRST_SCALE_BY_RULE`] or `DNNPLAN_GDN_FWD_PIECE_FIRST_SCALE`).
+    pub first_scale: i32,
 }
 
 /// Which chunk factors the forward's prep writes and its output scan reads.
@@ -1484,6 +1493,11 @@ impl FwdChoice {
         c.chain = ChainVariant::from_env();
         c.slim_prep = SlimPrepProducts::from_switch(env("DNNPLAN_GDN_FWD_SLIMPREP").as_deref());
         c.piece_first = piece_first_switch(env("DNNPLAN_GDN_FWD_PIECE_FIRST").as_deref());
+        if let Some(s) =
+            env("DNNPLAN_GDN_FWD_PIECE_FIRST_SCALE").and_then(|x| x.parse::<i32>().ok())
+        {
+            c.first_scale = s.clamp(0, 4096);
+        }
         let wanted = env("DNNPLAN_GDN_FWD_FACTORS")
             .as_deref()
             .and_then(FwdFactors::from_switch)
@@ -1671,6 +1685,7 @@ impl FwdChoice {
             piece_wgmma: SLIM_PIECE_WGMMA_BY_RULE,
             slim_prep: SLIM_PREP_PRODUCTS_BY_RULE,
             piece_first: SLIM_PIECE_FIRST_BY_RULE,
+            first_scale: SLIM_PIECE_FIRST_SCALE_BY_RULE,
         };
         c.overlap = c.overlap_pick(f, sms, None, true);
         c
@@ -2099,6 +2114,9 @@ unsafe impl GdnPlan for GdnFwdPlan {
         };
         self.layout.bind(ws, &mut p.f);
         self.pieces.bind(ws, self.choice.pieces as i32, &mut p);
+        if self.choice.first_early() {
+            p.first_scale = self.choice.first_scale;
+        }
         self.overlap.bind_fwd(ws, &mut p);
         self.ckpt.bind(ws, opt(u.checkpoints)?, &mut p);
         Ok(p)
@@ -2684,7 +2702,8 @@ pub(super) mod tests {
         // The launches at 7 pieces: the first piece before the summary of pieces 1 ..= 5, the
         // summary launched programmatic in every PDL mode (the consumer), the chain from seed 1,
         // the scan of pieces 1 ..= 6.
-        let launches = |c: &FwdChoice| -> Vec<(String, (u32, u32, u32), u32, u32, bool)> {
+        type Row = (String, (u32, u32, u32), u32, u32, bool);
+        let launches = |c: &FwdChoice| -> Vec<Row> {
             let plan =
                 GdnFwdPlan::new(&f, *c, FwdKernels::named(c, "bf16", 128), 132).expect("plan");
             plan.launches()
