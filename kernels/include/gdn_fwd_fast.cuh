@@ -123,15 +123,16 @@ __device__ __forceinline__ void piece_range_first(const FwdFastParams& fp, int b
   cb = p.chunk_offsets[b];
   const int ce = p.chunk_offsets[b + 1], n = ce - cb;
   const int per = (n + P - 1) / P;
-  const int n0 = min(n, (per * fp.first_scale + 255) / 256);
+  const int s0 = (per * fp.first_scale + 255) / 256;
+  const int n0 = s0 < n ? s0 : n;
   const int per1 = (n - n0 + P - 2) / (P - 1);
   if (j == 0) {
     c0 = cb;
     c1 = cb + n0;
     return;
   }
-  c0 = min(ce, cb + n0 + (j - 1) * per1);
-  c1 = min(ce, c0 + per1);
+  c0 = cb + n0 + (j - 1) * per1 < ce ? cb + n0 + (j - 1) * per1 : ce;
+  c1 = c0 + per1 < ce ? c0 + per1 : ce;
 }
 
 // State fragments (rows vr, vr + 8; K columns of rows of LD, mma accumulator layout) from / to

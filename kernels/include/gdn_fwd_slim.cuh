@@ -947,11 +947,18 @@ __device__ __forceinline__ void slim_chunk_wg(float (&x)[K / 8][4], const T* Qs,
 // one 8 KB atom each in their 9,216-byte slots, 1024-byte aligned). With NW = 8 (w8gx): two
 // warpgroups, each its own 64 value rows' wgmma on the same staged B tiles (q, k copy round it:
 // tokens 16 it + (tid >> 4); T, A rows tid / 8 + 32 it).
-template <typename T, int K, int V, int NW, int STAGES, bool OV = false, bool WG = false, bool WGX = false>
+// REST (session 32, pc32: gdn_fwd_slimscan_*_k128_w4gxr, with WGX, NW = 4): pieces 1 ..= P − 1 of
+// the first-early piece path (grid z N·(P−1), piece_range_first's cut) from their fp32 seeds, the
+// last piece writing the final state: w4gx's three stages at one block per SM where the pieces'
+// blocks fit in one wave (w4dgxr's 111,616-byte layout runs two per SM). The same per-warp
+// operations as w4gx and w4dgxr.
+template <typename T, int K, int V, int NW, int STAGES, bool OV = false, bool WG = false, bool WGX = false,
+          bool REST = false>
 __device__ __forceinline__ void fwd_slim_scan_body(const FwdFastParams& fp) {
   static_assert(K == 128 && V == 128, "the slim forward serves K = V = 128");
   static_assert(!WG || ((NW == 4 || (NW == 8 && WGX)) && !OV),
                 "w4gs / w4gx: one warpgroup, w8gx: two, the uncut pipeline");
+  static_assert(!REST || (WGX && NW == 4), "w4gxr: w4gx on the first-early path's pieces 1 ..= P - 1");
   static_assert(!WGX || WG, "w4gx: the w4gs scan with its chunk tail on the warpgroup too");
 #ifdef GDN_HOST_EMU
   static_assert(!WG, "the CPU emulation has no wgmma (its copies would stage q, k swizzled for the mma.sync step)");
@@ -960,7 +967,9 @@ __device__ __forceinline__ void fwd_slim_scan_body(const FwdFastParams& fp) {
   constexpr int KP = S::KP, VS = S::VS, VP = S::VP, NTH = NW * 32;
   extern __shared__ __align__(16) unsigned char smem[];
   const FwdParams& p = fp.f;
-  const int h = blockIdx.y, b = blockIdx.z;
+  const int h = blockIdx.y;
+  const int b = REST ? static_cast<int>(blockIdx.z) / (fp.pieces - 1) : static_cast<int>(blockIdx.z);
+  const int j = REST ? static_cast<int>(blockIdx.z) % (fp.pieces - 1) + 1 : 0;
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
   const int HO = p.ho;
   const int qh = h / (HO / p.h), kh = h / (HO / p.hk), vh = h / (HO / p.hv);
@@ -969,13 +978,23 @@ __device__ __forceinline__ void fwd_slim_scan_body(const FwdFastParams& fp) {
   const int vr = v0 + (lane >> 2);  // this thread's rows: vr and vr + 8
   const int cq = 2 * (lane & 3);
   const long long cs = load_cu(p, b), ce = load_cu(p, b + 1);
-  const int c_begin = p.chunk_offsets[b], c_end = p.chunk_offsets[b + 1];
+  int cb_, c0_, c1_;  // the sequence's first chunk, this block's chunks
+  if constexpr (REST) {
+    piece_range_first(fp, b, j, cb_, c0_, c1_);
+  } else {
+    cb_ = c0_ = p.chunk_offsets[b];
+    c1_ = p.chunk_offsets[b + 1];
+  }
+  const int cb = cb_, c_begin = c0_, c_end = c1_;
   const int row = p.state_indices ? p.state_indices[b] : b;
 
   const CkptSink ck = ckpt_sink(fp, b);
 
   float x[K / 8][4];
-  load_initial_state_frags<K>(x, p, (static_cast<size_t>(row) * HO + h) * V * K, vr, cq);
+  if constexpr (REST)
+    load_seed_frags<K>(x, fp.ws_seed + (static_cast<size_t>(b * fp.pieces + j) * HO + h) * V * K, vr, cq);
+  else
+    load_initial_state_frags<K>(x, p, (static_cast<size_t>(row) * HO + h) * V * K, vr, cq);
 #ifndef GDN_HOST_EMU
   if constexpr (WG) {  // the swizzle atoms' 1024-byte alignment (stage offsets: multiples of 1024)
     static_assert(S::q_off % 1024 == 0 && S::k_off % 1024 == 0 && S::stage % 1024 == 0, "SW128 atoms aligned");
@@ -1016,7 +1035,7 @@ __device__ __forceinline__ void fwd_slim_scan_body(const FwdFastParams& fp) {
   // cp.async without a branch (rows past len: zero-filled by the copy, src-size 0; live == false:
   // zeros only, into a stage no chunk reads again, and no scalar copy); `issue` runs them all in
   // session 13's order (q, k; v; T, A; scalars), `issue_step(kk)` the share of key step kk.
-  auto at = [&](int c) { return slim_chunk_at(c, c_begin, cs, ce, HO, h); };
+  auto at = [&](int c) { return slim_chunk_at(c, cb, cs, ce, HO, h); };
   auto copy_qk = [&](const SlimChunkAt& d, unsigned char* base, int it, bool live) {
     if constexpr (WG) {
       static_assert(QRS == NTH / 16 && KV == 16, "a round = NTH / 16 tokens x 16 chunks");
@@ -1079,7 +1098,7 @@ __device__ __forceinline__ void fwd_slim_scan_body(const FwdFastParams& fp) {
   };
   // The checkpoints (ckpt_store): the state entering the first chunk here, that entering chunk
   // c + 1 right after chunk c's state update (off the next chunk's first products).
-  if (c_begin < c_end) ckpt_store<T, K, K, V>(ck, 0, HO, h, 0, x, vr, cq);
+  if (c_begin < c_end) ckpt_store<T, K, K, V>(ck, c_begin - cb, HO, h, 0, x, vr, cq);
   auto body = [&](int c, int st, float gl, auto pre) {
     unsigned char* base = smem + st * S::stage;
     const T* Qs = reinterpret_cast<const T*>(base + S::q_off);
@@ -1100,7 +1119,7 @@ __device__ __forceinline__ void fwd_slim_scan_body(const FwdFastParams& fp) {
       slim_chunk_warp<T, K, V, KP, VP, true, true>(x, Qs, Ks, Vs, Ts, As, Sc, Os, p, d.t0, d.len, h, v0, 16 * warp, gl,
                                                    lane, [](int) {}, pre);
     }
-    if (c + 1 < c_end) ckpt_store<T, K, K, V>(ck, c + 1 - c_begin, HO, h, 0, x, vr, cq);
+    if (c + 1 < c_end) ckpt_store<T, K, K, V>(ck, c + 1 - cb, HO, h, 0, x, vr, cq);
   };
   if constexpr (OV) {
     chunk_pipeline<STAGES>(p.ws_gl, HO, h, c_begin, c_end, issue,
@@ -1114,7 +1133,8 @@ __device__ __forceinline__ void fwd_slim_scan_body(const FwdFastParams& fp) {
       body(c, st, gl, [&](int kk) { issue_step(d, nbase, kk, live); });
     });
   }
-  if (p.final_state) store_final_state_frags<K>(x, p, (static_cast<size_t>(row) * HO + h) * V * K, vr, cq);
+  if ((!REST || j == fp.pieces - 1) && p.final_state)
+    store_final_state_frags<K>(x, p, (static_cast<size_t>(row) * HO + h) * V * K, vr, cq);
   if constexpr (OV) dnnp_wait_prerequisites();  // the stream moves on only after the prep too
 }
 

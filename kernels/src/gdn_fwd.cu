@@ -55,6 +55,8 @@
 //                                          in its ring; each thread on 2 rows x 4 columns: bitwise)
 //   gdn_fwd_slimscan_{bf16,f16}_k128_w4dgxr <<<(2, HO, N·(P−1)), 128, SlimPieceSmem<128>>> w4dgx on
 //                                          pieces 1 ..= P − 1
+//   gdn_fwd_slimscan_{bf16,f16}_k128_w4gxr <<<(2, HO, N·(P−1)), 128, SlimScanSmem<128,4,3>>> w4gx on
+//                                          pieces 1 ..= P − 1 (one block per SM: the rule's P)
 //   gdn_fwd_chunk_order                    <<<1, 1024>>> chunk table + hand-over flags zeroed + scan order
 //   gdn_fwd_slimprep_{bf16,f16}_k128_ov    <<<(blocks beside the scan, 1, 1), 256, SlimPrepSmem<128>>>
 //                                          persistent slim prep (producer, DNNPLAN_GDN_FWD_OVERLAP)
@@ -310,6 +312,17 @@ GDN_FWD_SLIM_PIECE_WGX_ENTRIES(f16, gdn::gdn_f16)
 
 GDN_FWD_SLIM_PIECE_FIRST_ENTRIES(bf16, gdn::gdn_bf16)
 GDN_FWD_SLIM_PIECE_FIRST_ENTRIES(f16, gdn::gdn_f16)
+
+// w4gx on pieces 1 ..= P − 1 (gdn_fwd_slim.cuh REST): three stages, one block per SM, where the first-
+// early path's other pieces fit in one wave (SLIM_PIECES_FIRST's piece count).
+#define GDN_FWD_SLIM_PIECE_REST3_ENTRY(TAG, T)                                                      \
+  extern "C" __global__ void __launch_bounds__(4 * 32)                                              \
+      gdn_fwd_slimscan_##TAG##_k128_w4gxr(gdn::FwdFastParams p) { dnnp_pdl_enter(p.f.flags & gdn::FLAG_PDL_TRIGGER); \
+    gdn::fwd_slim_scan_body<T, 128, 128, 4, gdn::SLIM_W4_STAGES, false, true, true, true>(p);      \
+  }
+
+GDN_FWD_SLIM_PIECE_REST3_ENTRY(bf16, gdn::gdn_bf16)
+GDN_FWD_SLIM_PIECE_REST3_ENTRY(f16, gdn::gdn_f16)
 
 extern "C" __global__ void __launch_bounds__(gdn::CHAIN_THREADS) gdn_fwd_chain3r_k128(gdn::FwdFastParams p) { dnnp_pdl_enter(p.f.flags & gdn::FLAG_PDL_TRIGGER);
   gdn::fwd_chain4_body_from1<128, gdn::CHAIN3_ROWS, gdn::CHAIN3R_STAGES>(p);

@@ -769,7 +769,11 @@ pub const MODELS: [Model; 36] = [
     ),
     // Session 32 (pc32): the piece path with its first piece early.
     family("slimscan", &["slimscan_w4dgx0"], slim_scan_first),
-    family("slimscan", &["slimscan_w4dgxr"], slim_scan_rest),
+    family(
+        "slimscan",
+        &["slimscan_w4dgxr", "slimscan_w4gxr"],
+        slim_scan_rest,
+    ),
     family("slimsum", &["slimsum_gxr"], slim_sum_mid),
     family("chain", &["chain3r"], chain_from1),
     family("scan", &["scanx_w4", "scanx_w8", "scanx_w4p"], full_scan),

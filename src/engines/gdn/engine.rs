@@ -42,7 +42,12 @@
 //! `DNNPLAN_GDN_FWD_PIECE=gx|gs|d` (the slim piece path's passes: `gx` the summary and seeded
 //! scan with the whole chunk step by wgmma, [`SLIM_PIECES_WGX`]; `gs` with their P', O' products
 //! by wgmma, [`SLIM_PIECES_WG`]; `d` the mma.sync [`SLIM_PIECES`]; unset:
-//! [`SLIM_PIECE_WGMMA_BY_RULE`]; not bitwise by construction)
+//! [`SLIM_PIECE_WGMMA_BY_RULE`]; not bitwise by construction),
+//! `DNNPLAN_GDN_FWD_PIECE_FIRST=0|1|2` (session 32: the wgmma piece path with its first piece
+//! run beside the summary, [`SLIM_PIECES_FIRST`], and its piece count; `2` keeps the other
+//! pieces' scan on two blocks per SM; unset: [`SLIM_PIECE_FIRST_BY_RULE`]; seed 1 bitwise
+//! without an initial state, another rounding with one),
+//! `DNNPLAN_GDN_FWD_PIECE_FIRST_SCALE=s` (there, the first piece s/256 of the even one: another cut)
 //! and `DNNPLAN_GDN_FWD_STEPS=n` (launch only the first n kernels: per-kernel timing by
 //! differences), `DNNPLAN_GDN_FWD_SLIMPREP=mma|wg|wg5` (session 28: the slim prep's K Kᵀ / Q Kᵀ
 //! by mma.sync, [`SLIM_PREP`], or on wgmma, [`SLIM_PREP_WG`] / [`SLIM_PREP_WG5`]; the same k16
@@ -555,8 +560,15 @@ fn piece_switch(value: Option<&str>) -> Option<WgmmaDepth> {
 pub struct PieceFirstRow {
     /// The first piece's output scan, grid `(V / 64, HO, N)`.
     pub first: FwdPass,
-    /// The output scan of pieces 1 ..= P − 1, grid `(V / 64, HO, N·(P − 1))`.
+    /// The output scan of pieces 1 ..= P − 1, grid `(V / 64, HO, N·(P − 1))`, two blocks per SM.
     pub rest: FwdPass,
+    /// The same on three stages at one block per SM (w4gx's layout), where those blocks fit in
+    /// one wave (`(P − 1) · blocks per piece ≤ rest_per_sm · SMs`).
+    pub rest_wave: FwdPass,
+    /// The blocks per SM the piece count gives the other pieces' scan: `P = 1 + ⌊rest_per_sm ·
+    /// SMs / scan blocks per piece⌋`, capped by the summary's room beside the first piece (its
+    /// [`SLIM_PIECES`]' blocks per SM less what the first piece's blocks take), at most 16.
+    pub rest_per_sm: u64,
     /// The summary of pieces 1 ..= P − 2, grid `(2·V / 64, HO, N·(P − 2))` (none at P = 2).
     pub sum: FwdPass,
     /// The chain from seed 1 (entry `<stem>_k<K>`, [`CHAIN3_ROWS`] state rows per block; none at
@@ -575,12 +587,38 @@ pub const SLIM_PIECES_FIRST: PieceFirstRow = PieceFirstRow {
         suffix: "w4dgxr",
         ..SLIM_PIECES.scan
     },
+    rest_wave: FwdPass {
+        suffix: "w4gxr",
+        ..SLIM_SCAN_W4GX
+    },
+    rest_per_sm: 1,
     sum: FwdPass {
         suffix: "gxr",
         ..SLIM_PIECES.sum
     },
     chain_stem: "gdn_fwd_chain3r",
 };
+
+impl PieceFirstRow {
+    /// The piece count on `sms` SMs for `blocks` 4-warp scan blocks per piece (see
+    /// [`PieceFirstRow::rest_per_sm`]); 1: do not cut.
+    pub fn pieces(&self, blocks: u64, sms: u64) -> u64 {
+        if blocks == 0 {
+            return 1;
+        }
+        let sum_per_sm = SLIM_PIECES.sum_per_sm;
+        let room = (sum_per_sm * sms).saturating_sub((sum_per_sm - 1) * blocks);
+        (1 + self.rest_per_sm * sms / blocks)
+            .min(2 + room / (2 * blocks))
+            .clamp(1, 16)
+    }
+
+    /// Whether the other pieces' scan of `pieces` pieces with `blocks` scan blocks per piece fits
+    /// in one wave at [`PieceFirstRow::rest_per_sm`] (then [`PieceFirstRow::rest_wave`] runs).
+    pub fn rest_in_one_wave(&self, pieces: u64, blocks: u64, sms: u64) -> bool {
+        pieces.saturating_sub(1) * blocks <= self.rest_per_sm * sms
+    }
+}
 
 /// Whether the slim wgmma piece path runs its first piece early ([`SLIM_PIECES_FIRST`]) by rule,
 /// unless `DNNPLAN_GDN_FWD_PIECE_FIRST=0|1` says.
@@ -592,10 +630,11 @@ pub const SLIM_PIECE_FIRST_BY_RULE: bool = false;
 /// rounding of the seeds).
 pub const SLIM_PIECE_FIRST_SCALE_BY_RULE: i32 = 0;
 
-/// `DNNPLAN_GDN_FWD_PIECE_FIRST`'s value: `1` on, `0` off, else the rule's.
+/// `DNNPLAN_GDN_FWD_PIECE_FIRST`'s value: `1` on (`2`: on, the other pieces' scan always
+/// [`PieceFirstRow::rest`], a diagnostic), `0` off, else the rule's.
 fn piece_first_switch(value: Option<&str>) -> bool {
     match value {
-        Some("1") => true,
+        Some("1" | "2") => true,
         Some("0") => false,
         _ => SLIM_PIECE_FIRST_BY_RULE,
     }
@@ -1242,6 +1281,10 @@ pub struct FwdChoice {
     /// The first piece's length there, in 1/256 of the even piece (0: the even cut;
     /// [`SLIM_PIECE_FIRST_SCALE_BY_RULE`] or `DNNPLAN_GDN_FWD_PIECE_FIRST_SCALE`).
     pub first_scale: i32,
+    /// There, whether the other pieces' scan fits in one wave at one block per SM
+    /// ([`PieceFirstRow::rest_in_one_wave`]: [`PieceFirstRow::rest_wave`] runs, else
+    /// [`PieceFirstRow::rest`]).
+    pub rest_wave: bool,
 }
 
 /// Which chunk factors the forward's prep writes and its output scan reads.
@@ -1466,7 +1509,9 @@ impl FwdChoice {
     /// `DNNPLAN_GDN_FWD_STEPS`).
     pub fn pick(f: &GdnFacts, sms: u64) -> FwdChoice {
         let env = |name: &str| std::env::var(name).ok();
-        let mut c = FwdChoice::default_for(f, sms);
+        let first = piece_first_switch(env("DNNPLAN_GDN_FWD_PIECE_FIRST").as_deref());
+        let mut c = FwdChoice::default_with(f, sms, first);
+        let forced_pieces = env("DNNPLAN_GDN_FWD_PIECES").is_some();
         if let Some(p) = env("DNNPLAN_GDN_FWD_PIECES").and_then(|x| x.parse::<u64>().ok()) {
             c.pieces = p.clamp(1, 64);
             c.scan = if c.pieces > 1 {
@@ -1492,7 +1537,6 @@ impl FwdChoice {
         c.prep = PrepVariant::from_env();
         c.chain = ChainVariant::from_env();
         c.slim_prep = SlimPrepProducts::from_switch(env("DNNPLAN_GDN_FWD_SLIMPREP").as_deref());
-        c.piece_first = piece_first_switch(env("DNNPLAN_GDN_FWD_PIECE_FIRST").as_deref());
         if let Some(s) =
             env("DNNPLAN_GDN_FWD_PIECE_FIRST_SCALE").and_then(|x| x.parse::<i32>().ok())
         {
@@ -1503,6 +1547,15 @@ impl FwdChoice {
             .and_then(FwdFactors::from_switch)
             .unwrap_or(FwdFactors::default_for(c.pieces));
         c.factors = FwdFactors::resolve(wanted, f);
+        // A forced piece pass (`DNNPLAN_GDN_FWD_PIECE=gs|d`, full factors) leaves the first-early
+        // path: the piece count then is the default path's (unless forced).
+        if first && !c.first_early() && c.pieces > 1 && !forced_pieces {
+            c.pieces = FwdChoice::default_with(f, sms, false).pieces;
+        }
+        let blocks = f.n_seqs as u64 * f.heads.3 as u64 * (f.v as u64 / 64);
+        c.rest_wave = c.first_early()
+            && env("DNNPLAN_GDN_FWD_PIECE_FIRST").as_deref() != Some("2")
+            && SLIM_PIECES_FIRST.rest_in_one_wave(c.pieces, blocks, sms);
         // A forced output scan runs as asked unless the overlap is forced too.
         let overlap_switch = env("DNNPLAN_GDN_FWD_OVERLAP");
         c.overlap = c.overlap_pick(f, sms, overlap_switch.as_deref(), forced_scan.is_none());
@@ -1590,6 +1643,7 @@ impl FwdChoice {
     pub fn scan_pass(&self) -> FwdPass {
         match self.factors {
             FwdFactors::Full => self.scan.row().pass(),
+            FwdFactors::Slim if self.first_early() && self.rest_wave => SLIM_PIECES_FIRST.rest_wave,
             FwdFactors::Slim if self.first_early() => SLIM_PIECES_FIRST.rest,
             FwdFactors::Slim => self.slim_scan().scan,
         }
@@ -1642,7 +1696,14 @@ impl FwdChoice {
     /// blocks per piece⌋)`, at most 16, with the blocks per SM of the passes that run (the slim
     /// ones of [`SLIM_PIECES`] where [`FwdFactors::PIECE_DEFAULT`] is slim and applies); the
     /// factors [`FwdFactors::default_for`] the piece count where they apply.
+    /// With the first piece early ([`SLIM_PIECE_FIRST_BY_RULE`]) on the slim wgmma piece path,
+    /// the piece count of [`SLIM_PIECES_FIRST`] ([`PieceFirstRow::pieces`]) instead.
     pub fn default_for(f: &GdnFacts, sms: u64) -> FwdChoice {
+        FwdChoice::default_with(f, sms, SLIM_PIECE_FIRST_BY_RULE)
+    }
+
+    /// [`FwdChoice::default_for`] with the first piece early or not (`first`).
+    fn default_with(f: &GdnFacts, sms: u64, first: bool) -> FwdChoice {
         let pairs = f.n_seqs as u64 * f.heads.3 as u64;
         let blocks = pairs * (f.v as u64 / 64); // 4-warp blocks
         let avg_chunks = f.total_tokens as u64 / (64 * (f.n_seqs as u64).max(1));
@@ -1684,9 +1745,18 @@ impl FwdChoice {
             scan_wgmma: SLIM_SCAN_WGMMA_BY_RULE,
             piece_wgmma: SLIM_PIECE_WGMMA_BY_RULE,
             slim_prep: SLIM_PREP_PRODUCTS_BY_RULE,
-            piece_first: SLIM_PIECE_FIRST_BY_RULE,
+            piece_first: first,
             first_scale: SLIM_PIECE_FIRST_SCALE_BY_RULE,
+            rest_wave: false,
         };
+        if c.first_early() {
+            c.pieces = SLIM_PIECES_FIRST.pieces(blocks, sms);
+            if c.pieces < 2 {
+                // Not cut after all: the uncut schedule.
+                return FwdChoice::default_with(f, sms, false);
+            }
+            c.rest_wave = SLIM_PIECES_FIRST.rest_in_one_wave(c.pieces, blocks, sms);
+        }
         c.overlap = c.overlap_pick(f, sms, None, true);
         c
     }
@@ -2668,6 +2738,7 @@ pub(super) mod tests {
     fn first_piece_early_rows_switch_and_launches() {
         // The switch: `1` on, `0` off, else the rule's.
         assert!(piece_first_switch(Some("1")));
+        assert!(piece_first_switch(Some("2")));
         assert!(!piece_first_switch(Some("0")));
         assert_eq!(piece_first_switch(None), SLIM_PIECE_FIRST_BY_RULE);
         assert_eq!(piece_first_switch(Some("x")), SLIM_PIECE_FIRST_BY_RULE);
@@ -2742,6 +2813,35 @@ pub(super) mod tests {
             ]
         );
         assert_eq!(got[3].1, (2, 16, 1));
+        // The first-early piece count: the other pieces' scan at one block per SM (1 + 132 / 32
+        // = 5; the summary's room beside the first piece: 2 + (396 − 64) / 64 = 7), then on
+        // w4gx's three stages (4 · 32 = 128 blocks ≤ 132).
+        assert_eq!(SLIM_PIECES_FIRST.pieces(32, 132), 5);
+        assert_eq!(SLIM_PIECES_FIRST.pieces(16, 132), 9);
+        assert!(SLIM_PIECES_FIRST.rest_in_one_wave(5, 32, 132));
+        assert!(!SLIM_PIECES_FIRST.rest_in_one_wave(7, 32, 132));
+        let w = FwdChoice::default_with(&f, 132, true);
+        assert!(w.first_early() && w.rest_wave);
+        assert_eq!(w.pieces, 5);
+        let got = launches(&w);
+        let names: Vec<&str> = got.iter().map(|l| l.0.as_str()).collect();
+        assert_eq!(
+            names[2..],
+            [
+                "gdn_fwd_slimscan_bf16_k128_w4dgx0",
+                "gdn_fwd_slimsum_bf16_k128_gxr",
+                "gdn_fwd_chain3r_k128",
+                "gdn_fwd_slimscan_bf16_k128_w4gxr"
+            ]
+        );
+        assert_eq!((got[3].1, got[5].1), ((4, 16, 3), (2, 16, 4)));
+        assert_eq!((got[5].2, got[5].3), (128, 202_752));
+        for tag in ["bf16", "f16"] {
+            assert!(fwd.has_function(&SLIM_PIECES_FIRST.rest_wave.entry(tag, 128)));
+        }
+        // Uncut shapes stay uncut.
+        let u = FwdChoice::default_with(&bound(facts(4, 32768, 16, 128, false)), 132, true);
+        assert_eq!((u.pieces, u.first_early()), (1, false));
         // Off: the rule's piece path, unchanged.
         (c.pieces, c.piece_first) = (7, false);
         let names: Vec<String> = launches(&c).into_iter().map(|l| l.0).collect();
