@@ -1925,6 +1925,8 @@ pub struct GdnFwdPlan<F = Function> {
     smem_prep: u32,
     prep_threads: u32,
     smem_scan: u32,
+    /// The first piece's scan ([`FwdChoice::first_pass`]; 0 otherwise).
+    smem_first: u32,
     smem_sum: u32,
     sum_threads: u32,
     scan_threads: u32,
@@ -2066,6 +2068,7 @@ impl<F> GdnFwdPlan<F> {
             smem_prep,
             prep_threads,
             smem_scan: scan.smem_bytes(k),
+            smem_first: choice.first_pass().map_or(0, |f| f.smem_bytes(k)),
             smem_sum: sum.smem_bytes(k),
             sum_threads: sum.threads(),
             scan_threads: scan.threads(),
@@ -2103,7 +2106,7 @@ impl<F> GdnFwdPlan<F> {
                 &kn.first,
                 self.grid_first,
                 self.scan_threads,
-                self.smem_scan,
+                self.smem_first,
                 first,
                 false,
             ),
@@ -2836,6 +2839,8 @@ pub(super) mod tests {
         );
         assert_eq!((got[3].1, got[5].1), ((4, 16, 3), (2, 16, 4)));
         assert_eq!((got[5].2, got[5].3), (128, 202_752));
+        // The first piece keeps w4dgx's 111,616 B (room for a summary block beside it).
+        assert_eq!((got[2].1, got[2].3), ((2, 16, 1), 111_616));
         for tag in ["bf16", "f16"] {
             assert!(fwd.has_function(&SLIM_PIECES_FIRST.rest_wave.entry(tag, 128)));
         }
