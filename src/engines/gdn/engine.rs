@@ -622,7 +622,7 @@ impl PieceFirstRow {
 
 /// Whether the slim wgmma piece path runs its first piece early ([`SLIM_PIECES_FIRST`]) by rule,
 /// unless `DNNPLAN_GDN_FWD_PIECE_FIRST=0|1` says.
-pub const SLIM_PIECE_FIRST_BY_RULE: bool = false;
+pub const SLIM_PIECE_FIRST_BY_RULE: bool = true;
 
 /// The first piece's length on the first-early path ([`SLIM_PIECES_FIRST`]) in 1/256 of the even
 /// piece `ceil(chunks / P)` by rule (0: the even cut; the other pieces split the rest evenly;
@@ -2285,10 +2285,19 @@ pub(super) mod tests {
         // (4, 8192, 16): 64 pairs, 128 four-warp blocks fill the GPU.
         assert_eq!(pick(4, 32768, 16, 128, false), (ScanVariant::Warps4, 1));
         // (1, 32768, 16): 32 blocks -> the piece path w4p + sum1 in 7 pieces of 74 chunks (one
-        // wave each: 224 scan blocks at two per SM, 384 summary blocks at three).
+        // wave each: 224 scan blocks at two per SM, 384 summary blocks at three); with the first
+        // piece early (SLIM_PIECE_FIRST_BY_RULE, session 32) 5 pieces of 103 chunks (the other
+        // pieces' 128 scan blocks at one per SM).
         assert_eq!(
             pick(1, 32768, 16, 128, false),
-            (ScanVariant::Warps4Phased, 7)
+            (
+                ScanVariant::Warps4Phased,
+                if SLIM_PIECE_FIRST_BY_RULE { 5 } else { 7 }
+            )
+        );
+        assert_eq!(
+            FwdChoice::default_with(&facts(1, 32768, 16, 128, false), 132, false).pieces,
+            7
         );
         // ... but never under batch_invariant (the cut would depend on the batch).
         assert_eq!(pick(1, 32768, 16, 128, true), (ScanVariant::Warps4, 1));
@@ -2407,7 +2416,7 @@ pub(super) mod tests {
         // Every slim entry the schedule can name is bundled (both widths, both io dtypes; the
         // piece path's summary and seeded scan).
         let fwd = crate::cuda::kernels::find("gdn_fwd").expect("bundled GDN module");
-        let mut c = FwdChoice::default_for(&f(1, 32768, 16, 128, false), 132);
+        let mut c = FwdChoice::default_with(&f(1, 32768, 16, 128, false), 132, false);
         assert!(c.slim_pieces());
         for tag in ["bf16", "f16"] {
             let (prep, scan_name) = c.kernel_names(tag, 128);
@@ -2539,7 +2548,7 @@ pub(super) mod tests {
         }
         // (pieces, overlap, full scan) -> the slim scan's suffix: pieces first, then the overlap,
         // then the full scan's width (w4p: 4 warps; the 4-warp scan is the rule's wgmma scan).
-        let mut c = FwdChoice::default_for(&facts(4, 32768, 16, 128, false), 132);
+        let mut c = FwdChoice::default_with(&facts(4, 32768, 16, 128, false), 132, false);
         c.factors = FwdFactors::Slim;
         let (w4, w8) = (rule_slim_suffix(4), rule_slim_suffix(8));
         let w4d = rule_piece_suffixes().0;
@@ -2568,7 +2577,7 @@ pub(super) mod tests {
         assert_eq!(piece_switch(Some("w4dgx")), None);
         assert_eq!(piece_switch(None), None);
         let f = facts(1, 32768, 16, 128, false);
-        let mut c = FwdChoice::default_for(&f, 132);
+        let mut c = FwdChoice::default_with(&f, 132, false);
         assert_eq!(c.piece_wgmma, SLIM_PIECE_WGMMA_BY_RULE);
         assert_eq!((c.pieces, c.factors), (7, FwdFactors::Slim));
         // The rows: the mma.sync passes' shapes, other suffixes; both bundled.
@@ -2746,7 +2755,7 @@ pub(super) mod tests {
         assert_eq!(piece_first_switch(None), SLIM_PIECE_FIRST_BY_RULE);
         assert_eq!(piece_first_switch(Some("x")), SLIM_PIECE_FIRST_BY_RULE);
         let f = bound(facts(1, 32768, 16, 128, false));
-        let mut c = FwdChoice::default_for(&f, 132);
+        let mut c = FwdChoice::default_with(&f, 132, false);
         assert_eq!((c.pieces, c.factors), (7, FwdFactors::Slim));
         c.piece_first = true;
         assert!(c.first_early());
@@ -2880,7 +2889,7 @@ pub(super) mod tests {
         // default there since session 14) have the same blocks per SM as it: the same 7 pieces
         // whichever factors run (DNNPLAN_GDN_FWD_FACTORS=full keeps the cut).
         let (scan, sum) = FWD_PIECE_PATH[0];
-        let c = FwdChoice::default_for(&f, 132);
+        let c = FwdChoice::default_with(&f, 132, false);
         assert_eq!((c.scan, c.sum, c.pieces), (scan, sum, p(scan, sum)));
         assert_eq!(c.factors, FwdFactors::Slim);
         assert_eq!(
