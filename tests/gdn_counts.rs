@@ -61,7 +61,7 @@ fn stems_and_overlap_marks() {
 /// 1,024 B, Γ_last 4 B, an fp32 state 65,536 B, an io state 32,768 B, dR 32,768 B, a [64] fp32
 /// row 256 B; 64 × 128 × 128 products 2,097,152 FLOPs, 64 × 64 × 128 ones 1,048,576, the inverse
 /// 87,381.33.
-const HAND_COUNTS: [(&str, i64, (f64, f64, f64)); 20] = [
+const HAND_COUNTS: [(&str, i64, (f64, f64, f64)); 24] = [
     // Chunk tables: cu_seqlens (2 × 4 B) in, the table (2 × 4 B) out; the overlapped plans'
     // also write the chunk order (3 × 4 B) and zero the flags (3 chunks × 1 head × 4 B).
     ("gdn_chunk_offsets", 1, (8.0, 8.0, 0.0)),
@@ -110,6 +110,30 @@ const HAND_COUNTS: [(&str, i64, (f64, f64, f64)); 20] = [
         "gdn_bwd_dchain_k128",
         2,
         (196_608.0, 131_072.0, 4_194_304.0),
+    ),
+    // Session 32, the first piece early, at three pieces (one chunk each: 64, 64, 2 tokens):
+    // w4dgx0 over chunk 0 (q, k, v, T, A, scalars, Γ_last, the initial state in; O and seed 1
+    // out); w4dgxr over chunks 1, 2 (66 tokens, two seeds in, the final state out); slimsum_gxr
+    // over chunk 1 (H_1, M_1 out); chain3r: M_1, H_1, seed 1 in, seed 2 out, one d³ step.
+    (
+        "gdn_fwd_slimscan_bf16_k128_w4dgx0",
+        3,
+        (125_956.0, 81_920.0, 8_388_608.0),
+    ),
+    (
+        "gdn_fwd_slimscan_bf16_k128_w4dgxr",
+        3,
+        (204_296.0, 82_432.0, 16_777_216.0),
+    ),
+    (
+        "gdn_fwd_slimsum_bf16_k128_gxr",
+        3,
+        (38_916.0, 131_072.0, 10_485_760.0),
+    ),
+    (
+        "gdn_fwd_chain3r_k128",
+        3,
+        (196_608.0, 65_536.0, 4_194_304.0),
     ),
     // The backward's KEEP prep: q, k, v, g, β in; W, Q⁺, Kᴿ, Ũᵀ, E, A, T, Γ_last, Γ, β out;
     // Q Kᵀ, K Kᵀ, T E, T Y and the inverse.
@@ -275,6 +299,16 @@ fn benchmark_plans_launch_only_modelled_kernels() {
             print_models(name, &format!("fwd/{label}"), &launches, lens, hh, p);
         }
         set_env("DNNPLAN_GDN_FWD_SCAN", None);
+        set_env("DNNPLAN_GDN_FWD_PIECES", None);
+        // The piece path with its first piece early (session 32), by rule and at 2 and 3 pieces.
+        set_env("DNNPLAN_GDN_FWD_PIECE_FIRST", Some("1"));
+        for pieces in [None, Some("2"), Some("3")] {
+            set_env("DNNPLAN_GDN_FWD_PIECES", pieces);
+            let (launches, p) = bench_launches("gdn", lens, hh, H200_SMS);
+            assert!(launches.len() >= 3, "{name} first: {launches:?}");
+            print_models(name, "fwd/first", &launches, lens, hh, p);
+        }
+        set_env("DNNPLAN_GDN_FWD_PIECE_FIRST", None);
         set_env("DNNPLAN_GDN_FWD_PIECES", None);
         let (launches, p) = bench_launches("gdn_bwd", lens, hh, H200_SMS);
         assert!(launches.len() >= 4, "{name} bwd: {launches:?}");

@@ -63,7 +63,7 @@ __device__ __forceinline__ FwdFastParams chain_fwd_view(const BwdChainParams& cp
   FwdFastParams fp;
   fp.f = cp.b.f;
   fp.pieces = cp.pieces;
-  fp.pad_ = 0;
+  fp.first_scale = 0;
   fp.ws_h = cp.ws_h;
   fp.ws_m = cp.ws_m;
   fp.ws_seed = cp.ws_seed;

@@ -44,7 +44,9 @@ namespace gdn {
 struct FwdFastParams {
   FwdParams f;
   int pieces;  // P ≥ 1
-  int pad_;
+  // The first piece's length in 1/256 of the even piece (0: the even cut, piece_range; session 32:
+  // only the first-early kernels read it, piece_range_first).
+  int first_scale;
   float* ws_h;     // [N·(P−1), HO, V, K]
   float* ws_m;     // [N·(P−1), HO, K, K]
   float* ws_seed;  // [N·P, HO, V, K] (only when P > 1)
@@ -105,6 +107,32 @@ __device__ __forceinline__ void piece_range(const FwdParams& p, int b, int j, in
   const int per = (ce - cb + P - 1) / P;
   c0 = cb + j * per < ce ? cb + j * per : ce;
   c1 = c0 + per < ce ? c0 + per : ce;
+}
+
+// The first-early piece path's cut (session 32: gdn_fwd_slimscan_*_w4dgx0 / _w4dgxr,
+// gdn_fwd_slimsum_*_gxr): with fp.first_scale = s > 0, piece 0 spans min(n, ceil(per · s / 256))
+// chunks (per = ceil(n / P), n the sequence's chunks) and pieces 1 ..= P − 1 split the rest evenly
+// (ceil((n − n_0) / (P − 1)) chunks, trailing pieces possibly empty); s = 0: piece_range.
+__device__ __forceinline__ void piece_range_first(const FwdFastParams& fp, int b, int j, int& cb, int& c0, int& c1) {
+  const FwdParams& p = fp.f;
+  const int P = fp.pieces;
+  if (fp.first_scale <= 0 || P < 2) {
+    piece_range(p, b, j, P, cb, c0, c1);
+    return;
+  }
+  cb = p.chunk_offsets[b];
+  const int ce = p.chunk_offsets[b + 1], n = ce - cb;
+  const int per = (n + P - 1) / P;
+  const int s0 = (per * fp.first_scale + 255) / 256;
+  const int n0 = s0 < n ? s0 : n;
+  const int per1 = (n - n0 + P - 2) / (P - 1);
+  if (j == 0) {
+    c0 = cb;
+    c1 = cb + n0;
+    return;
+  }
+  c0 = cb + n0 + (j - 1) * per1 < ce ? cb + n0 + (j - 1) * per1 : ce;
+  c1 = c0 + per1 < ce ? c0 + per1 : ce;
 }
 
 // State fragments (rows vr, vr + 8; K columns of rows of LD, mma accumulator layout) from / to
@@ -562,6 +590,8 @@ __device__ __forceinline__ void fwd_chain_body(const FwdFastParams& fp) {
 constexpr int CHAIN2_TM = 16;
 constexpr int CHAIN2_STAGES = 3;
 constexpr int CHAIN3_ROWS = 16;
+// chain3r's ring (session 32): four 8 KB tiles (three in flight), 41,216 B of static shared memory.
+constexpr int CHAIN3R_STAGES = 4;
 
 template <int K, int ROWS = CHAIN_ROWS>
 __device__ __forceinline__ void fwd_chain2_body(const FwdFastParams& fp) {
@@ -642,6 +672,103 @@ __device__ __forceinline__ void fwd_chain2_body(const FwdFastParams& fp) {
     __syncthreads();
   }
   cp_async_wait<0>();  // only the empty groups past the last tile are left: none outstanding at exit
+}
+
+// Session 32 (pc32; gdn_fwd_chain3r): fwd_chain2_body from seed 1 with each thread on R = 2 state
+// rows × 4 adjacent columns (a warp: 2 rows, 128 columns) instead of 8 rows × 1 column, so that a
+// key step reads its M row as one 16-byte load per thread and each 16-byte broadcast read of a
+// seed row serves 4 columns: 6 instead of 12 shared-memory loads per 4 keys per thread. Every
+// element's arithmetic is fwd_chain2_body's (acc += x · M[m][c] with m ascending from 0, then
+// acc + H), so the seeds are bitwise chain3's from the same seed 1.
+template <int K, int ROWS, int NS>
+__device__ __forceinline__ void fwd_chain4_body_from1(const FwdFastParams& fp) {
+  constexpr int TM = CHAIN2_TM, TPP = K / TM;  // tiles per piece
+  constexpr int XP = K + 4;                    // xs row pitch (16-byte rows)
+  constexpr int CG = K / 4;                    // column groups of 4
+  constexpr int RG = CHAIN_THREADS / CG;       // row groups
+  constexpr int R = ROWS / RG;                 // rows per thread
+  static_assert(K % TM == 0 && TM % 4 == 0 && CHAIN_THREADS % CG == 0 && ROWS % RG == 0, "chain4: shape");
+#ifdef GDN_HOST_EMU
+  alignas(16) static float xs[ROWS][XP];
+  alignas(16) static float ms[NS][TM * K];
+#else
+  __shared__ __align__(16) float xs[ROWS][XP];
+  __shared__ __align__(16) float ms[NS][TM * K];
+#endif
+  const FwdParams& p = fp.f;
+  const int P = fp.pieces, HO = p.ho;
+  const int h = blockIdx.y, b = blockIdx.z, r0 = blockIdx.x * ROWS;
+  const int tid = threadIdx.x;
+  const int c0 = 4 * (tid % CG), grp = tid / CG;
+  const int tiles = (P - 1) * TPP;
+  const auto issue = [&](int t) {
+    if (t < tiles) {
+      const int jj = t / TPP, mt = t % TPP;
+      const float* src = fp.ws_m + (static_cast<size_t>(b * (P - 1) + jj) * HO + h) * K * K + static_cast<size_t>(mt) * TM * K;
+      float* dst = ms[t % NS];
+      for (int i = tid; i < TM * K / 4; i += CHAIN_THREADS) cp_async16(dst + 4 * i, src + 4 * i);
+    }
+    cp_async_commit();
+  };
+#pragma unroll
+  for (int t = 0; t < NS - 1; ++t) issue(TPP + t);
+  {
+    const float* s1 = fp.ws_seed + (static_cast<size_t>(b * P + 1) * HO + h) * K * K + static_cast<size_t>(r0) * K;
+#ifdef GDN_HOST_EMU
+    for (int i = tid; i < ROWS * K; i += CHAIN_THREADS) xs[i / K][i % K] = s1[i];
+#else
+    for (int i = tid; i < ROWS * K; i += CHAIN_THREADS) xs[i / K][i % K] = __ldcg(s1 + i);
+#endif
+  }
+  __syncthreads();
+  for (int jj = 1; jj + 1 < P; ++jj) {
+    const size_t pc = static_cast<size_t>(b * (P - 1) + jj) * HO + h;
+    const float* H = fp.ws_h + pc * K * K + static_cast<size_t>(r0) * K;
+    float* seed = fp.ws_seed + (static_cast<size_t>(b * P + jj + 1) * HO + h) * K * K + static_cast<size_t>(r0) * K;
+    float4 hv[R];
+    float acc[R][4];
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+      hv[r] = *reinterpret_cast<const float4*>(&H[static_cast<size_t>(grp * R + r) * K + c0]);
+#pragma unroll
+      for (int q = 0; q < 4; ++q) acc[r][q] = 0.f;
+    }
+    for (int mt = 0; mt < TPP; ++mt) {
+      const int t = jj * TPP + mt;
+      cp_async_wait<NS - 2>();
+      __syncthreads();
+      issue(t + NS - 1);
+      const float* Mt = ms[t % NS];
+#pragma unroll
+      for (int m4 = 0; m4 < TM; m4 += 4) {
+        float4 mv[4];
+#pragma unroll
+        for (int i = 0; i < 4; ++i) mv[i] = *reinterpret_cast<const float4*>(&Mt[(m4 + i) * K + c0]);
+#pragma unroll
+        for (int r = 0; r < R; ++r) {
+          const float4 x4 = *reinterpret_cast<const float4*>(&xs[grp * R + r][mt * TM + m4]);
+          const float xv[4] = {x4.x, x4.y, x4.z, x4.w};
+#pragma unroll
+          for (int i = 0; i < 4; ++i) {
+            acc[r][0] += xv[i] * mv[i].x;
+            acc[r][1] += xv[i] * mv[i].y;
+            acc[r][2] += xv[i] * mv[i].z;
+            acc[r][3] += xv[i] * mv[i].w;
+          }
+        }
+      }
+    }
+    __syncthreads();
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+      const int rr = grp * R + r;
+      const float4 val = make_float4(acc[r][0] + hv[r].x, acc[r][1] + hv[r].y, acc[r][2] + hv[r].z, acc[r][3] + hv[r].w);
+      *reinterpret_cast<float4*>(&xs[rr][c0]) = val;
+      *reinterpret_cast<float4*>(&seed[static_cast<size_t>(rr) * K + c0]) = val;
+    }
+    __syncthreads();
+  }
+  cp_async_wait<0>();
 }
 
 constexpr int SUM_STAGES = 2;

@@ -977,11 +977,18 @@ __device__ __forceinline__ void slim_chunk_wg(float (&x)[K / 8][4], const T* Qs,
 // one 8 KB atom each in their 9,216-byte slots, 1024-byte aligned). With NW = 8 (w8gx): two
 // warpgroups, each its own 64 value rows' wgmma on the same staged B tiles (q, k copy round it:
 // tokens 16 it + (tid >> 4); T, A rows tid / 8 + 32 it).
-template <typename T, int K, int V, int NW, int STAGES, bool OV = false, bool WG = false, bool WGX = false>
+// REST (session 32, pc32: gdn_fwd_slimscan_*_k128_w4gxr, with WGX, NW = 4): pieces 1 ..= P − 1 of
+// the first-early piece path (grid z N·(P−1), piece_range_first's cut) from their fp32 seeds, the
+// last piece writing the final state: w4gx's three stages at one block per SM where the pieces'
+// blocks fit in one wave (w4dgxr's 111,616-byte layout runs two per SM). The same per-warp
+// operations as w4gx and w4dgxr.
+template <typename T, int K, int V, int NW, int STAGES, bool OV = false, bool WG = false, bool WGX = false,
+          bool REST = false>
 __device__ __forceinline__ void fwd_slim_scan_body(const FwdFastParams& fp) {
   static_assert(K == 128 && V == 128, "the slim forward serves K = V = 128");
   static_assert(!WG || ((NW == 4 || (NW == 8 && WGX)) && !OV),
                 "w4gs / w4gx: one warpgroup, w8gx: two, the uncut pipeline");
+  static_assert(!REST || (WGX && NW == 4), "w4gxr: w4gx on the first-early path's pieces 1 ..= P - 1");
   static_assert(!WGX || WG, "w4gx: the w4gs scan with its chunk tail on the warpgroup too");
 #ifdef GDN_HOST_EMU
   static_assert(!WG, "the CPU emulation has no wgmma (its copies would stage q, k swizzled for the mma.sync step)");
@@ -990,7 +997,9 @@ __device__ __forceinline__ void fwd_slim_scan_body(const FwdFastParams& fp) {
   constexpr int KP = S::KP, VS = S::VS, VP = S::VP, NTH = NW * 32;
   extern __shared__ __align__(16) unsigned char smem[];
   const FwdParams& p = fp.f;
-  const int h = blockIdx.y, b = blockIdx.z;
+  const int h = blockIdx.y;
+  const int b = REST ? static_cast<int>(blockIdx.z) / (fp.pieces - 1) : static_cast<int>(blockIdx.z);
+  const int j = REST ? static_cast<int>(blockIdx.z) % (fp.pieces - 1) + 1 : 0;
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
   const int HO = p.ho;
   const int qh = h / (HO / p.h), kh = h / (HO / p.hk), vh = h / (HO / p.hv);
@@ -999,13 +1008,23 @@ __device__ __forceinline__ void fwd_slim_scan_body(const FwdFastParams& fp) {
   const int vr = v0 + (lane >> 2);  // this thread's rows: vr and vr + 8
   const int cq = 2 * (lane & 3);
   const long long cs = load_cu(p, b), ce = load_cu(p, b + 1);
-  const int c_begin = p.chunk_offsets[b], c_end = p.chunk_offsets[b + 1];
+  int cb_, c0_, c1_;  // the sequence's first chunk, this block's chunks
+  if constexpr (REST) {
+    piece_range_first(fp, b, j, cb_, c0_, c1_);
+  } else {
+    cb_ = c0_ = p.chunk_offsets[b];
+    c1_ = p.chunk_offsets[b + 1];
+  }
+  const int cb = cb_, c_begin = c0_, c_end = c1_;
   const int row = p.state_indices ? p.state_indices[b] : b;
 
   const CkptSink ck = ckpt_sink(fp, b);
 
   float x[K / 8][4];
-  load_initial_state_frags<K>(x, p, (static_cast<size_t>(row) * HO + h) * V * K, vr, cq);
+  if constexpr (REST)
+    load_seed_frags<K>(x, fp.ws_seed + (static_cast<size_t>(b * fp.pieces + j) * HO + h) * V * K, vr, cq);
+  else
+    load_initial_state_frags<K>(x, p, (static_cast<size_t>(row) * HO + h) * V * K, vr, cq);
 #ifndef GDN_HOST_EMU
   if constexpr (WG) {  // the swizzle atoms' 1024-byte alignment (stage offsets: multiples of 1024)
     static_assert(S::q_off % 1024 == 0 && S::k_off % 1024 == 0 && S::stage % 1024 == 0, "SW128 atoms aligned");
@@ -1046,7 +1065,7 @@ __device__ __forceinline__ void fwd_slim_scan_body(const FwdFastParams& fp) {
   // cp.async without a branch (rows past len: zero-filled by the copy, src-size 0; live == false:
   // zeros only, into a stage no chunk reads again, and no scalar copy); `issue` runs them all in
   // session 13's order (q, k; v; T, A; scalars), `issue_step(kk)` the share of key step kk.
-  auto at = [&](int c) { return slim_chunk_at(c, c_begin, cs, ce, HO, h); };
+  auto at = [&](int c) { return slim_chunk_at(c, cb, cs, ce, HO, h); };
   auto copy_qk = [&](const SlimChunkAt& d, unsigned char* base, int it, bool live) {
     if constexpr (WG) {
       static_assert(QRS == NTH / 16 && KV == 16, "a round = NTH / 16 tokens x 16 chunks");
@@ -1109,7 +1128,7 @@ __device__ __forceinline__ void fwd_slim_scan_body(const FwdFastParams& fp) {
   };
   // The checkpoints (ckpt_store): the state entering the first chunk here, that entering chunk
   // c + 1 right after chunk c's state update (off the next chunk's first products).
-  if (c_begin < c_end) ckpt_store<T, K, K, V>(ck, 0, HO, h, 0, x, vr, cq);
+  if (c_begin < c_end) ckpt_store<T, K, K, V>(ck, c_begin - cb, HO, h, 0, x, vr, cq);
   auto body = [&](int c, int st, float gl, auto pre) {
     unsigned char* base = smem + st * S::stage;
     const T* Qs = reinterpret_cast<const T*>(base + S::q_off);
@@ -1130,7 +1149,7 @@ __device__ __forceinline__ void fwd_slim_scan_body(const FwdFastParams& fp) {
       slim_chunk_warp<T, K, V, KP, VP, true, true>(x, Qs, Ks, Vs, Ts, As, Sc, Os, p, d.t0, d.len, h, v0, 16 * warp, gl,
                                                    lane, [](int) {}, pre);
     }
-    if (c + 1 < c_end) ckpt_store<T, K, K, V>(ck, c + 1 - c_begin, HO, h, 0, x, vr, cq);
+    if (c + 1 < c_end) ckpt_store<T, K, K, V>(ck, c + 1 - cb, HO, h, 0, x, vr, cq);
   };
   if constexpr (OV) {
     chunk_pipeline<STAGES>(p.ws_gl, HO, h, c_begin, c_end, issue,
@@ -1144,7 +1163,8 @@ __device__ __forceinline__ void fwd_slim_scan_body(const FwdFastParams& fp) {
       body(c, st, gl, [&](int kk) { issue_step(d, nbase, kk, live); });
     });
   }
-  if (p.final_state) store_final_state_frags<K>(x, p, (static_cast<size_t>(row) * HO + h) * V * K, vr, cq);
+  if ((!REST || j == fp.pieces - 1) && p.final_state)
+    store_final_state_frags<K>(x, p, (static_cast<size_t>(row) * HO + h) * V * K, vr, cq);
   if constexpr (OV) dnnp_wait_prerequisites();  // the stream moves on only after the prep too
 }
 
@@ -1246,6 +1266,9 @@ __device__ __forceinline__ void fwd_slim_prep_ov_body(const FwdFastParams& fp) {
 //       barriers per chunk.
 // ---------------------------------------------------------------------------------------
 constexpr int SLIM_SUM_STAGES = 2;
+// fwd_slim_piece_scan_body's parts (session 32, pc32): the first piece alone, pieces 1 ..= P − 1.
+constexpr int SLIM_PART_FIRST = 1;
+constexpr int SLIM_PART_REST = 2;
 constexpr int SLIM_SUM_MIN_BLOCKS = 3;
 constexpr int SLIM_W4D_MIN_BLOCKS = 2;
 
@@ -1351,10 +1374,18 @@ __device__ __forceinline__ void slim_scalars_piece(float* dst, const float* src,
 // warpgroup too (slim_chunk_tail_wg, OUT = false: Uᵀ = Z Tᵀ with T staged in the 128-byte swizzle
 // by slim_tile_piece_wg at t_off (1024-aligned in both stages), the state update with B = k
 // MN-major); the stage fence covers T too (its copies are in the waited group).
-template <typename T, int K, int V, bool WG = false, bool WGX = false>
+// MID (session 32, pc32: gdn_fwd_slimsum_*_k128_gxr, with WGX): pieces 1 ..= P − 2 only (grid 4 × HO
+// × N·(P−2); piece_range_first's cut), the consumer beside the first piece's output scan (w4dgx0,
+// launched before it; the piece chain's first seed is that scan's end state): launched
+// programmatic, it starts once every
+// w4dgx0 block passed its entry wait (the prep complete) and has none of its own; every block waits
+// for the w4dgx0 grid (griddepcontrol.wait) before it exits, so the chain after it sees seed 1.
+// The same H_j, M_j arithmetic, into the same ws_h / ws_m slots.
+template <typename T, int K, int V, bool WG = false, bool WGX = false, bool MID = false>
 __device__ __forceinline__ void fwd_slim_sum_body(const FwdFastParams& fp) {
   static_assert(K == 128 && V == 128, "the slim forward serves K = V = 128");
   static_assert(!WGX || WG, "slimsum_gx: slimsum_gs with its chunk tail on the warpgroup too");
+  static_assert(!MID || WGX, "slimsum_gxr: slimsum_gx on pieces 1 ..= P - 2");
 #ifdef GDN_HOST_EMU
   static_assert(!WG, "the CPU emulation has no wgmma");
 #endif
@@ -1365,14 +1396,20 @@ __device__ __forceinline__ void fwd_slim_sum_body(const FwdFastParams& fp) {
   const int P = fp.pieces, HO = p.ho, h = blockIdx.y;
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
   int b, j;
-  piece_of_block(P, false, 0, b, j);
+  if constexpr (MID) {  // pieces 1 ..= P − 2 (P ≥ 3)
+    b = static_cast<int>(blockIdx.z) / (P - 2);
+    j = static_cast<int>(blockIdx.z) % (P - 2) + 1;
+  } else {
+    piece_of_block(P, false, 0, b, j);
+  }
   const bool is_m = static_cast<int>(blockIdx.x) >= XB;
   const int xb = static_cast<int>(blockIdx.x) % XB;
   const int vs0 = xb * VS, v0 = vs0 + 16 * warp, vr = v0 + (lane >> 2), cq = 2 * (lane & 3);
   const int kh = h / (HO / p.hk), vh = h / (HO / p.hv);
   const long long cs = load_cu(p, b), ce = load_cu(p, b + 1);
   int cb, c_begin, c_end;
-  piece_range(p, b, j, P, cb, c_begin, c_end);
+  if constexpr (MID) piece_range_first(fp, b, j, cb, c_begin, c_end);
+  else piece_range(p, b, j, P, cb, c_begin, c_end);
   float x[K / 8][4];
   identity_frags<K>(x, is_m, vr, cq);
 #ifndef GDN_HOST_EMU
@@ -1451,6 +1488,9 @@ __device__ __forceinline__ void fwd_slim_sum_body(const FwdFastParams& fp) {
   });
   const int pc = b * (P - 1) + j;
   store_fp32_frags<K>((is_m ? fp.ws_m : fp.ws_h) + (static_cast<size_t>(pc) * HO + h) * V * K, x, vr, cq);
+#ifndef GDN_HOST_EMU
+  if constexpr (MID) dnnp_wait_prerequisites();  // the first piece's scan (seed 1) before this grid completes
+#endif
 }
 
 // The seeded slim output scan (grid V/64 × HO × N·P, 4 warps): piece j of sequence b from its
@@ -1474,10 +1514,16 @@ __device__ __forceinline__ void fwd_slim_sum_body(const FwdFastParams& fp) {
 // the async proxy after their group wait, before the barrier; the refill (UPD) is issued after
 // MID(1), the barrier that follows every warp's wait for the O batch (the last wgmma reading T, A),
 // while the state update batch (reading k of this slot) flies.
-template <typename T, int K, int V, bool WG = false, bool WGX = false>
+// PART (session 32, pc32; with WGX): 0 every piece (grid z N·P); SLIM_PART_FIRST the first piece only
+// (gdn_fwd_slimscan_*_k128_w4dgx0, grid z N: from the initial state like P = 1, its end state
+// stored fp32 as piece 1's seed in ws_seed, run beside the summary of pieces 1 ..= P − 2:
+// slimsum_gxr); SLIM_PART_REST pieces 1 ..= P − 1 (w4dgxr, grid z N·(P−1), seeds from the chain
+// gdn_fwd_chain3r); both on piece_range_first's cut. The same arithmetic per piece.
+template <typename T, int K, int V, bool WG = false, bool WGX = false, int PART = 0>
 __device__ __forceinline__ void fwd_slim_piece_scan_body(const FwdFastParams& fp) {
   static_assert(K == 128 && V == 128, "the slim forward serves K = V = 128");
   static_assert(!WGX || WG, "w4dgx: w4dgs with its chunk tail on the warpgroup too");
+  static_assert(PART == 0 || WGX, "w4dgx0 / w4dgxr: w4dgx's parts");
 #ifdef GDN_HOST_EMU
   static_assert(!WG, "the CPU emulation has no wgmma");
 #endif
@@ -1488,16 +1534,22 @@ __device__ __forceinline__ void fwd_slim_piece_scan_body(const FwdFastParams& fp
   const int P = fp.pieces, HO = p.ho, h = blockIdx.y;
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
   int b, j;
-  piece_of_block(P, true, 0, b, j);
+  if constexpr (PART == SLIM_PART_FIRST) {
+    b = static_cast<int>(blockIdx.z);
+    j = 0;
+  } else {
+    piece_of_block(P, PART == 0, 1, b, j);
+  }
   const int vs0 = blockIdx.x * VS, v0 = vs0 + 16 * warp, vr = v0 + (lane >> 2), cq = 2 * (lane & 3);
   const int qh = h / (HO / p.h), kh = h / (HO / p.hk), vh = h / (HO / p.hv);
   const long long cs = load_cu(p, b), ce = load_cu(p, b + 1);
   int cb, c_begin, c_end;
-  piece_range(p, b, j, P, cb, c_begin, c_end);
+  if constexpr (PART != 0) piece_range_first(fp, b, j, cb, c_begin, c_end);
+  else piece_range(p, b, j, P, cb, c_begin, c_end);
   const int row = p.state_indices ? p.state_indices[b] : b;
   const CkptSink ck = ckpt_sink(fp, b);
   float x[K / 8][4];
-  if (P == 1) load_initial_state_frags<K>(x, p, (static_cast<size_t>(row) * HO + h) * V * K, vr, cq);
+  if (P == 1 || PART == SLIM_PART_FIRST) load_initial_state_frags<K>(x, p, (static_cast<size_t>(row) * HO + h) * V * K, vr, cq);
   else load_seed_frags<K>(x, fp.ws_seed + (static_cast<size_t>(b * P + j) * HO + h) * V * K, vr, cq);
 #ifndef GDN_HOST_EMU
   if constexpr (WG) {  // the swizzle atoms' 1024-byte alignment
@@ -1607,7 +1659,11 @@ __device__ __forceinline__ void fwd_slim_piece_scan_body(const FwdFastParams& fp
     if (c + 1 < c_end) ckpt_store<T, K, K, V>(ck, c + 1 - cb, HO, h, 0, x, vr, cq);
   }
   cp_async_wait<0>();
-  if (j == P - 1 && p.final_state) store_final_state_frags<K>(x, p, (static_cast<size_t>(row) * HO + h) * V * K, vr, cq);
+  if (PART == SLIM_PART_FIRST && P > 1) {  // piece 1's seed (the chain3r input, the w4dgxr seed)
+    store_fp32_frags<K>(fp.ws_seed + (static_cast<size_t>(b * P + 1) * HO + h) * V * K, x, vr, cq);
+  } else if (j == P - 1 && p.final_state) {
+    store_final_state_frags<K>(x, p, (static_cast<size_t>(row) * HO + h) * V * K, vr, cq);
+  }
 }
 
 }  // namespace gdn

@@ -50,6 +50,17 @@
 //   gdn_fwd_slimscan_{bf16,f16}_k128_w4dgx <<<(2, HO, N·P), 128, SlimPieceSmem<128>>> w4dgs with the
 //                                          rest of the step (Uᵀ, O, state update) by wgmma, T, A
 //                                          swizzled (session 24, pwx24; DNNPLAN_GDN_FWD_PIECE=gx)
+//   gdn_fwd_slimscan_{bf16,f16}_k128_w4dgx0 <<<(2, HO, N), 128, SlimPieceSmem<128>>> w4dgx on the first
+//                                          piece only (from the initial state; its end state: seed 1)
+//                                          (session 32, pc32; DNNPLAN_GDN_FWD_PIECE_FIRST)
+//   gdn_fwd_slimsum_{bf16,f16}_k128_gxr    <<<(4, HO, N·(P−2)), 128, SlimSumSmem<128>>> slimsum_gx on pieces
+//                                          1 ..= P − 2, beside w4dgx0 (programmatic, no entry wait)
+//   gdn_fwd_chain3r_k128                   <<<(V / 16, HO, N), 256>>> chain3 from seed 1 (four M tiles
+//                                          in its ring; each thread on 2 rows x 4 columns: bitwise)
+//   gdn_fwd_slimscan_{bf16,f16}_k128_w4dgxr <<<(2, HO, N·(P−1)), 128, SlimPieceSmem<128>>> w4dgx on
+//                                          pieces 1 ..= P − 1
+//   gdn_fwd_slimscan_{bf16,f16}_k128_w4gxr <<<(2, HO, N·(P−1)), 128, SlimScanSmem<128,4,3>>> w4gx on
+//                                          pieces 1 ..= P − 1 (one block per SM: the rule's P)
 //   gdn_fwd_chunk_order                    <<<1, 1024>>> chunk table + hand-over flags zeroed + scan order
 //   gdn_fwd_slimprep_{bf16,f16}_k128_ov    <<<(blocks beside the scan, 1, 1), 256, SlimPrepSmem<128>>>
 //                                          persistent slim prep (producer, DNNPLAN_GDN_FWD_OVERLAP)
@@ -284,3 +295,43 @@ GDN_FWD_SLIM_WGX_ENTRY(f16, gdn::gdn_f16, 8, gdn::SLIM_W8_STAGES)
 
 GDN_FWD_SLIM_PIECE_WGX_ENTRIES(bf16, gdn::gdn_bf16)
 GDN_FWD_SLIM_PIECE_WGX_ENTRIES(f16, gdn::gdn_f16)
+
+// Session 32 (pc32): the piece path with its first piece run early (gdn_fwd_slim.cuh, PART / MID,
+// gdn_fwd_fast.cuh FROM1): w4dgx0 (the first piece from the initial state; its end state is piece
+// 1's seed; it lets the next grid start right after its entry wait, always), then slimsum_gxr
+// (pieces 1 ..= P − 2, launched programmatic beside it, no entry wait: it starts after every
+// w4dgx0 block passed its wait; each block waits for w4dgx0 before it exits), chain3r (seeds 2 ..
+// P − 1 from seed 1), w4dgxr (pieces 1 ..= P − 1). The same per-piece arithmetic as slimsum_gx /
+// w4dgx / chain3 (DNNPLAN_GDN_FWD_PIECE_FIRST; src/engines/gdn/engine.rs SLIM_PIECES_FIRST).
+#define GDN_FWD_SLIM_PIECE_FIRST_ENTRIES(TAG, T)                                                    \
+  extern "C" __global__ void __launch_bounds__(4 * 32, gdn::SLIM_W4D_MIN_BLOCKS)                    \
+      gdn_fwd_slimscan_##TAG##_k128_w4dgx0(gdn::FwdFastParams p) { dnnp_pdl_enter(true);           \
+    gdn::fwd_slim_piece_scan_body<T, 128, 128, true, true, gdn::SLIM_PART_FIRST>(p);                 \
+  }                                                                                                 \
+  extern "C" __global__ void __launch_bounds__(4 * 32, gdn::SLIM_W4D_MIN_BLOCKS)                    \
+      gdn_fwd_slimscan_##TAG##_k128_w4dgxr(gdn::FwdFastParams p) { dnnp_pdl_enter(p.f.flags & gdn::FLAG_PDL_TRIGGER); \
+    gdn::fwd_slim_piece_scan_body<T, 128, 128, true, true, gdn::SLIM_PART_REST>(p);                  \
+  }                                                                                                 \
+  extern "C" __global__ void __launch_bounds__(4 * 32, gdn::SLIM_SUM_MIN_BLOCKS)                    \
+      gdn_fwd_slimsum_##TAG##_k128_gxr(gdn::FwdFastParams p) {                                      \
+    if (p.f.flags & gdn::FLAG_PDL_TRIGGER) dnnp_launch_dependents();                                \
+    gdn::fwd_slim_sum_body<T, 128, 128, true, true, true>(p);                                       \
+  }
+
+GDN_FWD_SLIM_PIECE_FIRST_ENTRIES(bf16, gdn::gdn_bf16)
+GDN_FWD_SLIM_PIECE_FIRST_ENTRIES(f16, gdn::gdn_f16)
+
+// w4gx on pieces 1 ..= P − 1 (gdn_fwd_slim.cuh REST): three stages, one block per SM, where the first-
+// early path's other pieces fit in one wave (SLIM_PIECES_FIRST's piece count).
+#define GDN_FWD_SLIM_PIECE_REST3_ENTRY(TAG, T)                                                      \
+  extern "C" __global__ void __launch_bounds__(4 * 32)                                              \
+      gdn_fwd_slimscan_##TAG##_k128_w4gxr(gdn::FwdFastParams p) { dnnp_pdl_enter(p.f.flags & gdn::FLAG_PDL_TRIGGER); \
+    gdn::fwd_slim_scan_body<T, 128, 128, 4, gdn::SLIM_W4_STAGES, false, true, true, true>(p);      \
+  }
+
+GDN_FWD_SLIM_PIECE_REST3_ENTRY(bf16, gdn::gdn_bf16)
+GDN_FWD_SLIM_PIECE_REST3_ENTRY(f16, gdn::gdn_f16)
+
+extern "C" __global__ void __launch_bounds__(gdn::CHAIN_THREADS) gdn_fwd_chain3r_k128(gdn::FwdFastParams p) { dnnp_pdl_enter(p.f.flags & gdn::FLAG_PDL_TRIGGER);
+  gdn::fwd_chain4_body_from1<128, gdn::CHAIN3_ROWS, gdn::CHAIN3R_STAGES>(p);
+}

@@ -190,6 +190,10 @@ pub enum Span {
     Head,
     /// Pieces 1 ..= P − 1 (the reverse summaries `G_j`, the transitions `Mᵀ_j`).
     Tail,
+    /// Piece 0 alone (the forward's first piece run early, session 32).
+    First,
+    /// Pieces 1 ..= P − 2 (its summaries).
+    Mid,
 }
 
 impl Shape {
@@ -220,6 +224,8 @@ impl Shape {
                 Span::All => (0, nc),
                 Span::Head => (0, nc.min((p - 1) * per)),
                 Span::Tail => (nc.min(per), nc),
+                Span::First => (0, nc.min(per)),
+                Span::Mid => (nc.min(per), nc.min((p - 1) * per)),
             };
             chunks += b - a;
             tokens += l.min(64 * b) - l.min(64 * a);
@@ -410,6 +416,58 @@ fn slim_sum(s: &Shape) -> Counts {
         ),
         s.piece_states(2 * (s.pieces - 1)),
         2.0 * products(s, Head, 2.0, 1.0, 0.0),
+    )
+}
+
+/// The first piece's slim output scan alone (w4dgx0, session 32): from the initial state, its
+/// end state out as piece 1's fp32 seed.
+fn slim_scan_first(s: &Shape) -> Counts {
+    Counts::new(
+        over(
+            s,
+            First,
+            &[(3.0, Tok), (2.0, TileTri), (1.0, Scalars), (1.0, Glast)],
+        ) + s.states(),
+        over(s, First, &[(1.0, Tok)]) + s.states(),
+        products(s, First, 3.0, 2.0, 0.0),
+    )
+}
+
+/// The slim output scan of pieces 1 ..= P − 1 (w4dgxr, session 32): their seeds in, the final
+/// state out.
+fn slim_scan_rest(s: &Shape) -> Counts {
+    Counts::new(
+        over(
+            s,
+            Tail,
+            &[(3.0, Tok), (2.0, TileTri), (1.0, Scalars), (1.0, Glast)],
+        ) + s.piece_states(s.pieces - 1),
+        over(s, Tail, &[(1.0, Tok)]) + s.states(),
+        products(s, Tail, 3.0, 2.0, 0.0),
+    )
+}
+
+/// The slim piece summary of pieces 1 ..= P − 2 (slimsum_gxr, session 32).
+fn slim_sum_mid(s: &Shape) -> Counts {
+    Counts::new(
+        over(
+            s,
+            Mid,
+            &[(2.0, Tok), (1.0, TileTri), (1.0, Scalars), (1.0, Glast)],
+        ),
+        s.piece_states(2 * (s.pieces - 2).max(0)),
+        2.0 * products(s, Mid, 2.0, 1.0, 0.0),
+    )
+}
+
+/// The fp32 chain from seed 1 (chain3r, session 32): reads the P − 2 transitions and summaries
+/// of pieces 1 ..= P − 2 and seed 1, writes seeds 2 ..= P − 1.
+fn chain_from1(s: &Shape) -> Counts {
+    let steps = (s.pieces - 2).max(0);
+    Counts::new(
+        s.piece_states(2 * steps) + s.states(),
+        s.piece_states(steps),
+        steps as f64 * s.n() * s.h * 2.0 * s.d * s.d * s.d,
     )
 }
 
@@ -682,7 +740,7 @@ const fn family(
 }
 
 /// Every kernel family of the bundled `gdn_fwd` / `gdn_bwd` modules the plans launch.
-pub const MODELS: [Model; 32] = [
+pub const MODELS: [Model; 36] = [
     family("offsets", &["chunk_offsets", "ckrows"], offsets),
     family("offsets", &["chunk_order", "chunk_order_rev"], offsets_ov),
     family("prep", &["fwd:prep14", "fwd:prep15"], full_prep),
@@ -714,6 +772,15 @@ pub const MODELS: [Model; 32] = [
         &["slimsum", "slimsum_gs", "slimsum_gx"],
         slim_sum,
     ),
+    // Session 32 (pc32): the piece path with its first piece early.
+    family("slimscan", &["slimscan_w4dgx0"], slim_scan_first),
+    family(
+        "slimscan",
+        &["slimscan_w4dgxr", "slimscan_w4gxr"],
+        slim_scan_rest,
+    ),
+    family("slimsum", &["slimsum_gxr"], slim_sum_mid),
+    family("chain", &["chain3r"], chain_from1),
     family("scan", &["scanx_w4", "scanx_w8", "scanx_w4p"], full_scan),
     family("sum", &["sum", "sum1"], full_sum),
     family(

@@ -42,7 +42,12 @@
 //! `DNNPLAN_GDN_FWD_PIECE=gx|gs|d` (the slim piece path's passes: `gx` the summary and seeded
 //! scan with the whole chunk step by wgmma, [`SLIM_PIECES_WGX`]; `gs` with their P', O' products
 //! by wgmma, [`SLIM_PIECES_WG`]; `d` the mma.sync [`SLIM_PIECES`]; unset:
-//! [`SLIM_PIECE_WGMMA_BY_RULE`]; not bitwise by construction)
+//! [`SLIM_PIECE_WGMMA_BY_RULE`]; not bitwise by construction),
+//! `DNNPLAN_GDN_FWD_PIECE_FIRST=0|1|2` (session 32: the wgmma piece path with its first piece
+//! run beside the summary, [`SLIM_PIECES_FIRST`], and its piece count; `2` keeps the other
+//! pieces' scan on two blocks per SM; unset: [`SLIM_PIECE_FIRST_BY_RULE`]; seed 1 bitwise
+//! without an initial state, another rounding with one),
+//! `DNNPLAN_GDN_FWD_PIECE_FIRST_SCALE=s` (there, the first piece s/256 of the even one: another cut)
 //! and `DNNPLAN_GDN_FWD_STEPS=n` (launch only the first n kernels: per-kernel timing by
 //! differences), `DNNPLAN_GDN_FWD_SLIMPREP=mma|wg|wg5|wgc` (session 28: the slim prep's K Kᵀ / Q Kᵀ
 //! by mma.sync, [`SLIM_PREP`], or on wgmma, [`SLIM_PREP_WG`] / [`SLIM_PREP_WG5`] /
@@ -85,9 +90,9 @@ use super::chain::ChainVariant;
 use super::fwd_overlap;
 use super::occupancy::BlockUse;
 use super::params::{
-    BWD_PREP_SLIM_MIN_BLOCKS, CHAIN_THREADS, CkptLayout, FwdFastParams, FwdParams, KernelDtype,
-    OFFSETS_THREADS, OverlapLayout, PREP3_THREADS, PREP6_MIN_BLOCKS, PieceLayout, SCAN_STAGES,
-    SCANX_S1_MIN_BLOCKS, SCANX_S1_STAGES, SLIM_OV_STAGES, SLIM_PREP_MIN_BLOCKS,
+    BWD_PREP_SLIM_MIN_BLOCKS, CHAIN_THREADS, CHAIN3_ROWS, CkptLayout, FwdFastParams, FwdParams,
+    KernelDtype, OFFSETS_THREADS, OverlapLayout, PREP3_THREADS, PREP6_MIN_BLOCKS, PieceLayout,
+    SCAN_STAGES, SCANX_S1_MIN_BLOCKS, SCANX_S1_STAGES, SLIM_OV_STAGES, SLIM_PREP_MIN_BLOCKS,
     SLIM_PREP_OV_MIN_BLOCKS, SLIM_PREP_WG_MIN_BLOCKS, SLIM_SUM_MIN_BLOCKS, SLIM_W4_STAGES,
     SLIM_W4D_MIN_BLOCKS, SLIM_W8_STAGES, SUM_STAGES, SUM1_MIN_BLOCKS, WorkspaceLayout,
     dscan_mma_stages_smem_bytes, fast_smem_bytes, flags, max_chunks, prep7_smem_bytes,
@@ -545,6 +550,101 @@ fn piece_switch(value: Option<&str>) -> Option<WgmmaDepth> {
         Some(x) if x == SLIM_PIECES_WG.sum.suffix => Some(WgmmaDepth::Products),
         Some("d") => Some(WgmmaDepth::Off),
         _ => None,
+    }
+}
+
+/// The slim wgmma piece path ([`SLIM_PIECES_WGX`]) with its first piece run early (session 32,
+/// helper pc32; kernels/include/gdn_fwd_slim.cuh `PART` / `MID`, gdn_fwd_fast.cuh `FROM1`), as
+/// data. The first piece needs no seed but the initial state, so its output scan runs beside the
+/// summary instead of after the chain: launches `first` (its end state is piece 1's seed; it lets
+/// the next grid start right after its entry wait), `sum` (programmatic, with no entry wait: it
+/// starts once every `first` block passed its own wait, and every block waits for `first` before
+/// it exits), the chain from seed 1, then `rest`. No summary of the first piece (its `H_0`, `M_0`)
+/// and a seeded scan of P − 1 pieces instead of P. The same per-piece arithmetic as
+/// [`SLIM_PIECES_WGX`]: without an initial state piece 1's seed is `H_0` bitwise (the chain's
+/// `0 · M_0 + H_0`), with one it is the scan's end state instead of `X_0 · M_0 + H_0` (exact
+/// algebra, another rounding). Grids, threads, shared memory and blocks per SM of
+/// [`SLIM_PIECES`]; the piece count is the same rule's.
+pub struct PieceFirstRow {
+    /// The first piece's output scan, grid `(V / 64, HO, N)`.
+    pub first: FwdPass,
+    /// The output scan of pieces 1 ..= P − 1, grid `(V / 64, HO, N·(P − 1))`, two blocks per SM.
+    pub rest: FwdPass,
+    /// The same on three stages at one block per SM (w4gx's layout), where those blocks fit in
+    /// one wave (`(P − 1) · blocks per piece ≤ rest_per_sm · SMs`).
+    pub rest_wave: FwdPass,
+    /// The blocks per SM the piece count gives the other pieces' scan: `P = 1 + ⌊rest_per_sm ·
+    /// SMs / scan blocks per piece⌋`, capped by the summary's room beside the first piece (its
+    /// [`SLIM_PIECES`]' blocks per SM less what the first piece's blocks take), at most 16.
+    pub rest_per_sm: u64,
+    /// The summary of pieces 1 ..= P − 2, grid `(2·V / 64, HO, N·(P − 2))` (none at P = 2).
+    pub sum: FwdPass,
+    /// The chain from seed 1 (entry `<stem>_k<K>`, [`CHAIN3_ROWS`] state rows per block; none at
+    /// P = 2).
+    pub chain_stem: &'static str,
+}
+
+/// [`PieceFirstRow`]'s kernels: `gdn_fwd_slimscan_<tag>_k128_w4dgx0` / `_w4dgxr`,
+/// `gdn_fwd_slimsum_<tag>_k128_gxr`, `gdn_fwd_chain3r_k128`.
+pub const SLIM_PIECES_FIRST: PieceFirstRow = PieceFirstRow {
+    first: FwdPass {
+        suffix: "w4dgx0",
+        ..SLIM_PIECES.scan
+    },
+    rest: FwdPass {
+        suffix: "w4dgxr",
+        ..SLIM_PIECES.scan
+    },
+    rest_wave: FwdPass {
+        suffix: "w4gxr",
+        ..SLIM_SCAN_W4GX
+    },
+    rest_per_sm: 1,
+    sum: FwdPass {
+        suffix: "gxr",
+        ..SLIM_PIECES.sum
+    },
+    chain_stem: "gdn_fwd_chain3r",
+};
+
+impl PieceFirstRow {
+    /// The piece count on `sms` SMs for `blocks` 4-warp scan blocks per piece (see
+    /// [`PieceFirstRow::rest_per_sm`]); 1: do not cut.
+    pub fn pieces(&self, blocks: u64, sms: u64) -> u64 {
+        if blocks == 0 {
+            return 1;
+        }
+        let sum_per_sm = SLIM_PIECES.sum_per_sm;
+        let room = (sum_per_sm * sms).saturating_sub((sum_per_sm - 1) * blocks);
+        (1 + self.rest_per_sm * sms / blocks)
+            .min(2 + room / (2 * blocks))
+            .clamp(1, 16)
+    }
+
+    /// Whether the other pieces' scan of `pieces` pieces with `blocks` scan blocks per piece fits
+    /// in one wave at [`PieceFirstRow::rest_per_sm`] (then [`PieceFirstRow::rest_wave`] runs).
+    pub fn rest_in_one_wave(&self, pieces: u64, blocks: u64, sms: u64) -> bool {
+        pieces.saturating_sub(1) * blocks <= self.rest_per_sm * sms
+    }
+}
+
+/// Whether the slim wgmma piece path runs its first piece early ([`SLIM_PIECES_FIRST`]) by rule,
+/// unless `DNNPLAN_GDN_FWD_PIECE_FIRST=0|1` says.
+pub const SLIM_PIECE_FIRST_BY_RULE: bool = true;
+
+/// The first piece's length on the first-early path ([`SLIM_PIECES_FIRST`]) in 1/256 of the even
+/// piece `ceil(chunks / P)` by rule (0: the even cut; the other pieces split the rest evenly;
+/// `DNNPLAN_GDN_FWD_PIECE_FIRST_SCALE=s` says otherwise, a diagnostic: another cut, another
+/// rounding of the seeds).
+pub const SLIM_PIECE_FIRST_SCALE_BY_RULE: i32 = 0;
+
+/// `DNNPLAN_GDN_FWD_PIECE_FIRST`'s value: `1` on (`2`: on, the other pieces' scan always
+/// [`PieceFirstRow::rest`], a diagnostic), `0` off, else the rule's.
+fn piece_first_switch(value: Option<&str>) -> bool {
+    match value {
+        Some("1" | "2") => true,
+        Some("0") => false,
+        _ => SLIM_PIECE_FIRST_BY_RULE,
     }
 }
 
@@ -1219,6 +1319,17 @@ pub struct FwdChoice {
     /// How the uncut slim prep forms its products (`DNNPLAN_GDN_FWD_SLIMPREP`; default
     /// [`SLIM_PREP_PRODUCTS_BY_RULE`]).
     pub slim_prep: SlimPrepProducts,
+    /// Whether the slim wgmma piece path runs its first piece early ([`SLIM_PIECES_FIRST`]:
+    /// [`SLIM_PIECE_FIRST_BY_RULE`] or `DNNPLAN_GDN_FWD_PIECE_FIRST`); it applies only there
+    /// ([`FwdChoice::first_early`]).
+    pub piece_first: bool,
+    /// The first piece's length there, in 1/256 of the even piece (0: the even cut;
+    /// [`SLIM_PIECE_FIRST_SCALE_BY_RULE`] or `DNNPLAN_GDN_FWD_PIECE_FIRST_SCALE`).
+    pub first_scale: i32,
+    /// There, whether the other pieces' scan fits in one wave at one block per SM
+    /// ([`PieceFirstRow::rest_in_one_wave`]: [`PieceFirstRow::rest_wave`] runs, else
+    /// [`PieceFirstRow::rest`]).
+    pub rest_wave: bool,
 }
 
 /// Which chunk factors the forward's prep writes and its output scan reads.
@@ -1443,7 +1554,9 @@ impl FwdChoice {
     /// `DNNPLAN_GDN_FWD_STEPS`).
     pub fn pick(f: &GdnFacts, sms: u64) -> FwdChoice {
         let env = |name: &str| std::env::var(name).ok();
-        let mut c = FwdChoice::default_for(f, sms);
+        let first = piece_first_switch(env("DNNPLAN_GDN_FWD_PIECE_FIRST").as_deref());
+        let mut c = FwdChoice::default_with(f, sms, first);
+        let forced_pieces = env("DNNPLAN_GDN_FWD_PIECES").is_some();
         if let Some(p) = env("DNNPLAN_GDN_FWD_PIECES").and_then(|x| x.parse::<u64>().ok()) {
             c.pieces = p.clamp(1, 64);
             c.scan = if c.pieces > 1 {
@@ -1469,11 +1582,25 @@ impl FwdChoice {
         c.prep = PrepVariant::from_env();
         c.chain = ChainVariant::from_env();
         c.slim_prep = SlimPrepProducts::from_switch(env("DNNPLAN_GDN_FWD_SLIMPREP").as_deref());
+        if let Some(s) =
+            env("DNNPLAN_GDN_FWD_PIECE_FIRST_SCALE").and_then(|x| x.parse::<i32>().ok())
+        {
+            c.first_scale = s.clamp(0, 4096);
+        }
         let wanted = env("DNNPLAN_GDN_FWD_FACTORS")
             .as_deref()
             .and_then(FwdFactors::from_switch)
             .unwrap_or(FwdFactors::default_for(c.pieces));
         c.factors = FwdFactors::resolve(wanted, f);
+        // A forced piece pass (`DNNPLAN_GDN_FWD_PIECE=gs|d`, full factors) leaves the first-early
+        // path: the piece count then is the default path's (unless forced).
+        if first && !c.first_early() && c.pieces > 1 && !forced_pieces {
+            c.pieces = FwdChoice::default_with(f, sms, false).pieces;
+        }
+        let blocks = f.n_seqs as u64 * f.heads.3 as u64 * (f.v as u64 / 64);
+        c.rest_wave = c.first_early()
+            && env("DNNPLAN_GDN_FWD_PIECE_FIRST").as_deref() != Some("2")
+            && SLIM_PIECES_FIRST.rest_in_one_wave(c.pieces, blocks, sms);
         // A forced output scan runs as asked unless the overlap is forced too.
         let overlap_switch = env("DNNPLAN_GDN_FWD_OVERLAP");
         c.overlap = c.overlap_pick(f, sms, overlap_switch.as_deref(), forced_scan.is_none());
@@ -1525,6 +1652,12 @@ impl FwdChoice {
         self.factors == FwdFactors::Slim && self.pieces > 1
     }
 
+    /// Whether this schedule runs the slim wgmma piece path with its first piece early
+    /// ([`SLIM_PIECES_FIRST`]): asked for ([`FwdChoice::piece_first`]) on [`SLIM_PIECES_WGX`].
+    pub fn first_early(&self) -> bool {
+        self.piece_first && self.slim_pieces() && self.piece_wgmma == WgmmaDepth::Step
+    }
+
     /// The slim piece passes this schedule runs when cut, by [`FwdChoice::piece_wgmma`]:
     /// [`SLIM_PIECES_WGX`], [`SLIM_PIECES_WG`] or [`SLIM_PIECES`].
     pub fn slim_piece_row(&self) -> &'static SlimPieceRow {
@@ -1555,14 +1688,34 @@ impl FwdChoice {
     pub fn scan_pass(&self) -> FwdPass {
         match self.factors {
             FwdFactors::Full => self.scan.row().pass(),
+            FwdFactors::Slim if self.first_early() && self.rest_wave => SLIM_PIECES_FIRST.rest_wave,
+            FwdFactors::Slim if self.first_early() => SLIM_PIECES_FIRST.rest,
             FwdFactors::Slim => self.slim_scan().scan,
+        }
+    }
+
+    /// The output scan of the first piece alone, launched before the summary
+    /// ([`SLIM_PIECES_FIRST`]), when [`FwdChoice::first_early`].
+    pub fn first_pass(&self) -> Option<FwdPass> {
+        self.first_early().then_some(SLIM_PIECES_FIRST.first)
+    }
+
+    /// The piece chain's entry for K = `k` (it runs only with `pieces > 1`): from seed 1 when
+    /// [`FwdChoice::first_early`], else the [`ChainVariant`]'s.
+    pub fn chain_kernel_name(&self, k: i64) -> String {
+        if self.first_early() {
+            format!("{}_k{k}", SLIM_PIECES_FIRST.chain_stem)
+        } else {
+            self.chain.fwd_name(k)
         }
     }
 
     /// The piece summary this schedule runs (with `pieces > 1`): [`SLIM_PIECES`]' on the slim
     /// piece path, else the [`FWD_SUMS`] row.
     pub fn sum_pass(&self) -> FwdPass {
-        if self.slim_pieces() {
+        if self.first_early() {
+            SLIM_PIECES_FIRST.sum
+        } else if self.slim_pieces() {
             self.slim_piece_row().sum
         } else {
             self.sum.row().pass()
@@ -1588,7 +1741,14 @@ impl FwdChoice {
     /// blocks per piece⌋)`, at most 16, with the blocks per SM of the passes that run (the slim
     /// ones of [`SLIM_PIECES`] where [`FwdFactors::PIECE_DEFAULT`] is slim and applies); the
     /// factors [`FwdFactors::default_for`] the piece count where they apply.
+    /// With the first piece early ([`SLIM_PIECE_FIRST_BY_RULE`]) on the slim wgmma piece path,
+    /// the piece count of [`SLIM_PIECES_FIRST`] ([`PieceFirstRow::pieces`]) instead.
     pub fn default_for(f: &GdnFacts, sms: u64) -> FwdChoice {
+        FwdChoice::default_with(f, sms, SLIM_PIECE_FIRST_BY_RULE)
+    }
+
+    /// [`FwdChoice::default_for`] with the first piece early or not (`first`).
+    fn default_with(f: &GdnFacts, sms: u64, first: bool) -> FwdChoice {
         let pairs = f.n_seqs as u64 * f.heads.3 as u64;
         let blocks = pairs * (f.v as u64 / 64); // 4-warp blocks
         let avg_chunks = f.total_tokens as u64 / (64 * (f.n_seqs as u64).max(1));
@@ -1630,7 +1790,18 @@ impl FwdChoice {
             scan_wgmma: SLIM_SCAN_WGMMA_BY_RULE,
             piece_wgmma: SLIM_PIECE_WGMMA_BY_RULE,
             slim_prep: SLIM_PREP_PRODUCTS_BY_RULE,
+            piece_first: first,
+            first_scale: SLIM_PIECE_FIRST_SCALE_BY_RULE,
+            rest_wave: false,
         };
+        if c.first_early() {
+            c.pieces = SLIM_PIECES_FIRST.pieces(blocks, sms);
+            if c.pieces < 2 {
+                // Not cut after all: the uncut schedule.
+                return FwdChoice::default_with(f, sms, false);
+            }
+            c.rest_wave = SLIM_PIECES_FIRST.rest_in_one_wave(c.pieces, blocks, sms);
+        }
         c.overlap = c.overlap_pick(f, sms, None, true);
         c
     }
@@ -1675,6 +1846,9 @@ fn piece_path(f: &GdnFacts) -> (ScanVariant, SumVariant) {
 struct FwdKernels<F = Function> {
     offsets: F,
     prep: F,
+    /// The first piece's output scan ([`FwdChoice::first_pass`]; else the output scan again,
+    /// resolved but not launched).
+    first: F,
     scan: F,
     sum: F,
     chain: F,
@@ -1688,19 +1862,23 @@ impl FwdKernels<String> {
         FwdKernels {
             offsets: choice.offsets_name().to_owned(),
             prep,
+            first: choice
+                .first_pass()
+                .map_or_else(|| scan.clone(), |f| f.entry(tag, k)),
             scan,
             sum: choice.sum_kernel_name(tag, k),
-            chain: choice.chain.fwd_name(k),
+            chain: choice.chain_kernel_name(k),
         }
     }
 }
 
 impl<F> FwdKernels<F> {
     /// Every kernel, in launch order.
-    fn all(&self) -> [&F; 5] {
+    fn all(&self) -> [&F; 6] {
         [
             &self.offsets,
             &self.prep,
+            &self.first,
             &self.scan,
             &self.sum,
             &self.chain,
@@ -1712,6 +1890,7 @@ impl<F> FwdKernels<F> {
         Ok(FwdKernels {
             offsets: resolve(&self.offsets)?,
             prep: resolve(&self.prep)?,
+            first: resolve(&self.first)?,
             scan: resolve(&self.scan)?,
             sum: resolve(&self.sum)?,
             chain: resolve(&self.chain)?,
@@ -1783,12 +1962,16 @@ pub struct GdnFwdPlan<F = Function> {
     ckpt: CkptLayout,
     choice: FwdChoice,
     grid_prep: (u32, u32, u32),
+    /// The first piece's output scan ([`FwdChoice::first_pass`]; unused otherwise).
+    grid_first: (u32, u32, u32),
     grid_scan: (u32, u32, u32),
     grid_sum: (u32, u32, u32),
     grid_chain: (u32, u32, u32),
     smem_prep: u32,
     prep_threads: u32,
     smem_scan: u32,
+    /// The first piece's scan ([`FwdChoice::first_pass`]; 0 otherwise).
+    smem_first: u32,
     smem_sum: u32,
     sum_threads: u32,
     scan_threads: u32,
@@ -1899,6 +2082,13 @@ impl<F> GdnFwdPlan<F> {
         } else {
             0
         };
+        // With the first piece early (SLIM_PIECES_FIRST) the seeded scan and the summary skip it.
+        let skip = u64::from(choice.first_early());
+        let chain_rows = if choice.first_early() {
+            CHAIN3_ROWS
+        } else {
+            choice.chain.rows
+        };
         Ok(GdnFwdPlan {
             template,
             uids,
@@ -1908,16 +2098,22 @@ impl<F> GdnFwdPlan<F> {
             ckpt: CkptLayout::new(overlap.total, n, every, ckpt_f32),
             choice,
             grid_prep,
-            grid_scan: ((v / (16 * warps)) as u32, ho as u32, (n * p) as u32),
+            grid_first: ((v / (16 * warps)) as u32, ho as u32, n as u32),
+            grid_scan: (
+                (v / (16 * warps)) as u32,
+                ho as u32,
+                (n * (p - skip)) as u32,
+            ),
             grid_sum: (
                 (2 * v / 64) as u32,
                 ho as u32,
-                (n * p.saturating_sub(1)) as u32,
+                (n * p.saturating_sub(1 + skip)) as u32,
             ),
-            grid_chain: ((v / choice.chain.rows) as u32, ho as u32, n as u32),
+            grid_chain: ((v / chain_rows) as u32, ho as u32, n as u32),
             smem_prep,
             prep_threads,
             smem_scan: scan.smem_bytes(k),
+            smem_first: choice.first_pass().map_or(0, |f| f.smem_bytes(k)),
             smem_sum: sum.smem_bytes(k),
             sum_threads: sum.threads(),
             scan_threads: scan.threads(),
@@ -1937,6 +2133,9 @@ impl<F> GdnFwdPlan<F> {
     fn launches(&self) -> impl Iterator<Item = Launch<'_, F>> {
         let kn = &self.kernels;
         let chained = self.choice.pieces > 1;
+        let first = self.choice.first_early();
+        // From seed 1 the chain has P − 2 steps: none at P = 2.
+        let chain_runs = chained && !(first && self.choice.pieces == 2);
         // (kernel, grid, threads, shared memory, runs, consumer of an overlapped pair)
         let launches = [
             (&kn.offsets, (1, 1, 1), OFFSETS_THREADS, 0, true, false),
@@ -1949,14 +2148,29 @@ impl<F> GdnFwdPlan<F> {
                 false,
             ),
             (
+                &kn.first,
+                self.grid_first,
+                self.scan_threads,
+                self.smem_first,
+                first,
+                false,
+            ),
+            (
                 &kn.sum,
                 self.grid_sum,
                 self.sum_threads,
                 self.smem_sum,
                 chained,
+                first,
+            ),
+            (
+                &kn.chain,
+                self.grid_chain,
+                CHAIN_THREADS,
+                0,
+                chain_runs,
                 false,
             ),
-            (&kn.chain, self.grid_chain, CHAIN_THREADS, 0, chained, false),
             (
                 &kn.scan,
                 self.grid_scan,
@@ -1975,7 +2189,8 @@ impl<F> GdnFwdPlan<F> {
             .map(move |(launched, (f, grid, threads, smem, _, consumer))| {
                 let f_is_scan = std::ptr::eq(f, &kn.scan);
                 // Every kernel after the first may start early and waits at its entry (pdl.rs);
-                // the overlapped scan starts while the prep runs (fwd_overlap), in every mode;
+                // the overlapped scan starts while the prep runs (fwd_overlap), in every mode, as
+                // the summary beside the first piece's scan does (SLIM_PIECES_FIRST);
                 // run one after the other (diagnostic), it has no entry wait: launched normally.
                 let programmatic = consumer
                     || (self.pdl.programmatic(launched) && !(self.choice.sequential && f_is_scan));
@@ -2017,6 +2232,9 @@ unsafe impl GdnPlan for GdnFwdPlan {
         };
         self.layout.bind(ws, &mut p.f);
         self.pieces.bind(ws, self.choice.pieces as i32, &mut p);
+        if self.choice.first_early() {
+            p.first_scale = self.choice.first_scale;
+        }
         self.overlap.bind_fwd(ws, &mut p);
         self.ckpt.bind(ws, opt(u.checkpoints)?, &mut p);
         Ok(p)
@@ -2112,10 +2330,19 @@ pub(super) mod tests {
         // (4, 8192, 16): 64 pairs, 128 four-warp blocks fill the GPU.
         assert_eq!(pick(4, 32768, 16, 128, false), (ScanVariant::Warps4, 1));
         // (1, 32768, 16): 32 blocks -> the piece path w4p + sum1 in 7 pieces of 74 chunks (one
-        // wave each: 224 scan blocks at two per SM, 384 summary blocks at three).
+        // wave each: 224 scan blocks at two per SM, 384 summary blocks at three); with the first
+        // piece early (SLIM_PIECE_FIRST_BY_RULE, session 32) 5 pieces of 103 chunks (the other
+        // pieces' 128 scan blocks at one per SM).
         assert_eq!(
             pick(1, 32768, 16, 128, false),
-            (ScanVariant::Warps4Phased, 7)
+            (
+                ScanVariant::Warps4Phased,
+                if SLIM_PIECE_FIRST_BY_RULE { 5 } else { 7 }
+            )
+        );
+        assert_eq!(
+            FwdChoice::default_with(&facts(1, 32768, 16, 128, false), 132, false).pieces,
+            7
         );
         // ... but never under batch_invariant (the cut would depend on the batch).
         assert_eq!(pick(1, 32768, 16, 128, true), (ScanVariant::Warps4, 1));
@@ -2234,7 +2461,7 @@ pub(super) mod tests {
         // Every slim entry the schedule can name is bundled (both widths, both io dtypes; the
         // piece path's summary and seeded scan).
         let fwd = crate::cuda::kernels::find("gdn_fwd").expect("bundled GDN module");
-        let mut c = FwdChoice::default_for(&f(1, 32768, 16, 128, false), 132);
+        let mut c = FwdChoice::default_with(&f(1, 32768, 16, 128, false), 132, false);
         assert!(c.slim_pieces());
         for tag in ["bf16", "f16"] {
             let (prep, scan_name) = c.kernel_names(tag, 128);
@@ -2366,7 +2593,7 @@ pub(super) mod tests {
         }
         // (pieces, overlap, full scan) -> the slim scan's suffix: pieces first, then the overlap,
         // then the full scan's width (w4p: 4 warps; the 4-warp scan is the rule's wgmma scan).
-        let mut c = FwdChoice::default_for(&facts(4, 32768, 16, 128, false), 132);
+        let mut c = FwdChoice::default_with(&facts(4, 32768, 16, 128, false), 132, false);
         c.factors = FwdFactors::Slim;
         let (w4, w8) = (rule_slim_suffix(4), rule_slim_suffix(8));
         let w4d = rule_piece_suffixes().0;
@@ -2395,7 +2622,7 @@ pub(super) mod tests {
         assert_eq!(piece_switch(Some("w4dgx")), None);
         assert_eq!(piece_switch(None), None);
         let f = facts(1, 32768, 16, 128, false);
-        let mut c = FwdChoice::default_for(&f, 132);
+        let mut c = FwdChoice::default_with(&f, 132, false);
         assert_eq!(c.piece_wgmma, SLIM_PIECE_WGMMA_BY_RULE);
         assert_eq!((c.pieces, c.factors), (7, FwdFactors::Slim));
         // The rows: the mma.sync passes' shapes, other suffixes; both bundled.
@@ -2565,6 +2792,129 @@ pub(super) mod tests {
     }
 
     #[test]
+    fn first_piece_early_rows_switch_and_launches() {
+        // The switch: `1` on, `0` off, else the rule's.
+        assert!(piece_first_switch(Some("1")));
+        assert!(piece_first_switch(Some("2")));
+        assert!(!piece_first_switch(Some("0")));
+        assert_eq!(piece_first_switch(None), SLIM_PIECE_FIRST_BY_RULE);
+        assert_eq!(piece_first_switch(Some("x")), SLIM_PIECE_FIRST_BY_RULE);
+        let f = bound(facts(1, 32768, 16, 128, false));
+        let mut c = FwdChoice::default_with(&f, 132, false);
+        assert_eq!((c.pieces, c.factors), (7, FwdFactors::Slim));
+        c.piece_first = true;
+        assert!(c.first_early());
+        // Only on the wgmma piece path: not uncut, not on the gs / mma.sync piece passes.
+        for (pieces, depth) in [
+            (1, WgmmaDepth::Step),
+            (7, WgmmaDepth::Products),
+            (7, WgmmaDepth::Off),
+        ] {
+            let mut d = c;
+            (d.pieces, d.piece_wgmma) = (pieces, depth);
+            assert!(!d.first_early(), "{pieces} {depth:?}");
+        }
+        // Every row has SLIM_PIECES' shapes and is bundled in both io dtypes.
+        let fwd = crate::cuda::kernels::find("gdn_fwd").expect("bundled GDN module");
+        let r = &SLIM_PIECES_FIRST;
+        for pass in [r.first, r.rest] {
+            assert_eq!((pass.warps, pass.smem_bytes(128)), (4, 111_616));
+        }
+        assert_eq!((r.sum.warps, r.sum.smem_bytes(128)), (4, 73_728));
+        for tag in ["bf16", "f16"] {
+            for pass in [r.first, r.rest, r.sum] {
+                assert!(fwd.has_function(&pass.entry(tag, 128)), "{tag} {pass:?}");
+            }
+        }
+        assert!(fwd.has_function(&c.chain_kernel_name(128)));
+        // The launches at 7 pieces: the first piece before the summary of pieces 1 ..= 5, the
+        // summary launched programmatic in every PDL mode (the consumer), the chain from seed 1,
+        // the scan of pieces 1 ..= 6.
+        type Row = (String, (u32, u32, u32), u32, u32, bool);
+        let launches = |c: &FwdChoice| -> Vec<Row> {
+            let plan =
+                GdnFwdPlan::new(&f, *c, FwdKernels::named(c, "bf16", 128), 132).expect("plan");
+            plan.launches()
+                .map(|l| (l.0.clone(), l.1, l.2, l.3, l.4))
+                .collect()
+        };
+        let got = launches(&c);
+        let names: Vec<&str> = got.iter().map(|l| l.0.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "gdn_chunk_offsets",
+                "gdn_fwd_slimprep_bf16_k128_wg",
+                "gdn_fwd_slimscan_bf16_k128_w4dgx0",
+                "gdn_fwd_slimsum_bf16_k128_gxr",
+                "gdn_fwd_chain3r_k128",
+                "gdn_fwd_slimscan_bf16_k128_w4dgxr",
+            ]
+        );
+        assert_eq!((got[2].1, got[2].2, got[2].3), ((2, 16, 1), 128, 111_616));
+        assert_eq!(
+            (got[3].1, got[3].2, got[3].3, got[3].4),
+            ((4, 16, 5), 128, 73_728, true)
+        );
+        assert_eq!((got[4].1, got[4].2), ((8, 16, 1), CHAIN_THREADS));
+        assert_eq!((got[5].1, got[5].2, got[5].3), ((2, 16, 6), 128, 111_616));
+        // At 2 pieces: no summary, no chain.
+        c.pieces = 2;
+        let got = launches(&c);
+        let names: Vec<&str> = got.iter().map(|l| l.0.as_str()).collect();
+        assert_eq!(
+            names[2..],
+            [
+                "gdn_fwd_slimscan_bf16_k128_w4dgx0",
+                "gdn_fwd_slimscan_bf16_k128_w4dgxr"
+            ]
+        );
+        assert_eq!(got[3].1, (2, 16, 1));
+        // The first-early piece count: the other pieces' scan at one block per SM (1 + 132 / 32
+        // = 5; the summary's room beside the first piece: 2 + (396 − 64) / 64 = 7), then on
+        // w4gx's three stages (4 · 32 = 128 blocks ≤ 132).
+        assert_eq!(SLIM_PIECES_FIRST.pieces(32, 132), 5);
+        assert_eq!(SLIM_PIECES_FIRST.pieces(16, 132), 9);
+        assert!(SLIM_PIECES_FIRST.rest_in_one_wave(5, 32, 132));
+        assert!(!SLIM_PIECES_FIRST.rest_in_one_wave(7, 32, 132));
+        let w = FwdChoice::default_with(&f, 132, true);
+        assert!(w.first_early() && w.rest_wave);
+        assert_eq!(w.pieces, 5);
+        let got = launches(&w);
+        let names: Vec<&str> = got.iter().map(|l| l.0.as_str()).collect();
+        assert_eq!(
+            names[2..],
+            [
+                "gdn_fwd_slimscan_bf16_k128_w4dgx0",
+                "gdn_fwd_slimsum_bf16_k128_gxr",
+                "gdn_fwd_chain3r_k128",
+                "gdn_fwd_slimscan_bf16_k128_w4gxr"
+            ]
+        );
+        assert_eq!((got[3].1, got[5].1), ((4, 16, 3), (2, 16, 4)));
+        assert_eq!((got[5].2, got[5].3), (128, 202_752));
+        // The first piece keeps w4dgx's 111,616 B (room for a summary block beside it).
+        assert_eq!((got[2].1, got[2].3), ((2, 16, 1), 111_616));
+        for tag in ["bf16", "f16"] {
+            assert!(fwd.has_function(&SLIM_PIECES_FIRST.rest_wave.entry(tag, 128)));
+        }
+        // Uncut shapes stay uncut.
+        let u = FwdChoice::default_with(&bound(facts(4, 32768, 16, 128, false)), 132, true);
+        assert_eq!((u.pieces, u.first_early()), (1, false));
+        // Off: the rule's piece path, unchanged.
+        (c.pieces, c.piece_first) = (7, false);
+        let names: Vec<String> = launches(&c).into_iter().map(|l| l.0).collect();
+        assert_eq!(
+            names[2..],
+            [
+                "gdn_fwd_slimsum_bf16_k128_gx",
+                "gdn_fwd_chain3_k128",
+                "gdn_fwd_slimscan_bf16_k128_w4dgx"
+            ]
+        );
+    }
+
+    #[test]
     fn piece_count_follows_the_piece_passes_blocks_per_sm() {
         // (1, 32768, 16) on 132 SMs: 32 four-warp scan blocks, 64 summary blocks per piece.
         let f = facts(1, 32768, 16, 128, false);
@@ -2584,7 +2934,7 @@ pub(super) mod tests {
         // default there since session 14) have the same blocks per SM as it: the same 7 pieces
         // whichever factors run (DNNPLAN_GDN_FWD_FACTORS=full keeps the cut).
         let (scan, sum) = FWD_PIECE_PATH[0];
-        let c = FwdChoice::default_for(&f, 132);
+        let c = FwdChoice::default_with(&f, 132, false);
         assert_eq!((c.scan, c.sum, c.pieces), (scan, sum, p(scan, sum)));
         assert_eq!(c.factors, FwdFactors::Slim);
         assert_eq!(

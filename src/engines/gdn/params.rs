@@ -698,8 +698,9 @@ pub struct FwdFastParams {
     pub f: FwdParams,
     /// Pieces per sequence `P ≥ 1`.
     pub pieces: i32,
-    /// Padding (0).
-    pub pad: i32,
+    /// The first-early piece path's first piece, in 1/256 of the even piece (0: the even cut;
+    /// `piece_range_first` of kernels/include/gdn_fwd_fast.cuh, session 32).
+    pub first_scale: i32,
     /// Piece summaries `H` `[N·(P−1), HO, V, K]` fp32 (0 when `P = 1`).
     pub ws_h: u64,
     /// Piece transitions `M_buf` `[N·(P−1), HO, K, K]` fp32 (0 when `P = 1`).

@@ -15,6 +15,11 @@
 //!   outputs without a wait because its grid starts only after every reverse-scan block called
 //!   `griddepcontrol.launch_dependents`, which each does after its own wait; its last block waits
 //!   before it exits, so its completion implies the reverse scan's.
+//! - Likewise the forward's summary beside the first piece's output scan
+//!   (`gdn_fwd_slimsum_*_k128_gxr` after `gdn_fwd_slimscan_*_k128_w4dgx0`, session 32,
+//!   [`super::engine::SLIM_PIECES_FIRST`]): launched programmatic always, it starts after every
+//!   first-piece block called `griddepcontrol.launch_dependents` right after its own wait, and every
+//!   one of its blocks waits before it exits.
 //! - The first kernel of an execute is launched normally: the caller's earlier work on the
 //!   stream is not ours to reason about. With PDL on, every later kernel is launched with
 //!   `LaunchConfig::programmatic`; no memset sits between the kernels of a GDN execute (the
@@ -191,7 +196,11 @@ mod tests {
         );
         let mut fwd = FwdChoice::default_for(&f, 132);
         (fwd.factors, fwd.pieces, fwd.overlap) = (FwdFactors::Slim, 1, true);
+        // The summary beside the first piece's scan (session 32, SLIM_PIECES_FIRST).
+        let mut first = FwdChoice::default_for(&f, 132);
+        (first.factors, first.pieces, first.piece_first) = (FwdFactors::Slim, 7, true);
         fwd.kernel_names("##TAG##", 128).1 == entry
+            || first.sum_kernel_name("##TAG##", 128) == entry
             || BwdKernel::ALL.iter().filter(|k| k.programmatic()).any(|k| {
                 // Every K (the macros' `_k##KD`), or K = 128 only (tc16's own macro).
                 k.name("##TAG##", 0, PrepVariant::DEFAULT)
