@@ -2844,7 +2844,7 @@ pub(super) mod tests {
             names,
             [
                 "gdn_chunk_offsets",
-                "gdn_fwd_slimprep_bf16_k128_wg",
+                "gdn_fwd_slimprep_bf16_k128_wgc",
                 "gdn_fwd_slimscan_bf16_k128_w4dgx0",
                 "gdn_fwd_slimsum_bf16_k128_gxr",
                 "gdn_fwd_chain3r_k128",
