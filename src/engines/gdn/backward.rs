@@ -3229,31 +3229,22 @@ mod tests {
         (s.name, r.name("bf16", f.k, PrepVariant::DEFAULT))
     }
 
-    #[test]
-    fn tw1_runs_where_tc16_runs_with_its_own_entry_and_smem() {
-        // Session 30 (m1t30): DNNPLAN_GDN_BWD_TOKENS=tw1 picks the tw1 row (the rule's stage in
-        // sessions 30 and 31, tw3 since session 32), which pairs exactly as tc16 (the storing replay, else tc13) and launches
-        // gdn_bwd_tokens_tw1_* with tc16's grid and 512 threads and Tw1Smem's 188,224 B.
-        let (tw1, ok) = TokenStage::pick("tw1", false, false);
+    /// The token stage `stage` of [`TOKEN_STAGES`] (a wgmma tile of 512 threads and Tw1Smem's
+    /// 188,224 B, launching `gdn_bwd_tokens_<stage>_*`) pairs exactly as the stage `like` (the
+    /// storing replay, else tc13) at the four benchmark shapes, and names tc13 at K = 64.
+    fn assert_token_stage_pairs_as(stage: &str, kernel: BwdKernel, like: &str) {
+        let (s, ok) = TokenStage::pick(stage, false, false);
         assert!(ok);
-        assert_eq!(tw1.name, "tw1");
-        assert_eq!(tw1.overlapped, BwdKernel::TokensTw1Ov);
-        assert!(tw1.loads_u && !tw1.bitwise);
-        assert_eq!((tw1.smem)(128), 188_224);
-        assert!(SM90_BUDGET.holds(1, (tw1.smem)(128)));
-        assert_eq!(
-            BwdKernel::TokensTw1Ov.name("bf16", 128, PrepVariant::DEFAULT),
-            "gdn_bwd_tokens_tw1_bf16_k128"
-        );
-        assert_eq!(
-            BwdKernel::TokensTw1Ov.name("f16", 128, PrepVariant::DEFAULT),
-            "gdn_bwd_tokens_tw1_f16_k128"
-        );
-        for invariant in [false, true] {
-            for forced in [false, true] {
-                // By rule since session 30; replaced by tw3 (session 32).
-                assert_ne!(TokenStage::by_rule(invariant, forced).name, "tw1");
-            }
+        assert_eq!(s.name, stage);
+        assert_eq!(s.overlapped, kernel);
+        assert!(s.loads_u && !s.bitwise);
+        assert_eq!((s.smem)(128), 188_224);
+        assert!(SM90_BUDGET.holds(1, (s.smem)(128)));
+        for tag in ["bf16", "f16"] {
+            assert_eq!(
+                kernel.name(tag, 128, PrepVariant::DEFAULT),
+                format!("gdn_bwd_tokens_{stage}_{tag}_k128")
+            );
         }
         let rule = REPLAY_BY_RULE;
         for shape in [
@@ -3263,49 +3254,32 @@ mod tests {
             (10, 29949, 16),
         ] {
             let f = facts(shape.0, shape.1, shape.2, 128, false);
-            let tc16 = tc16_pair_at(&f, "tc16", rule, None, true);
-            let tw1 = tc16_pair_at(&f, "tw1", rule, None, true);
-            let want = if tc16.0 == "tc16" { "tw1" } else { tc16.0 };
-            assert_eq!((tw1.0, &tw1.1), (want, &tc16.1), "{shape:?}");
+            let base = tc16_pair_at(&f, like, rule, None, true);
+            let got = tc16_pair_at(&f, stage, rule, None, true);
+            let want = if base.0 == like { stage } else { base.0 };
+            assert_eq!((got.0, &got.1), (want, &base.1), "{stage} {shape:?}");
         }
         let f64k = facts(4, 32768, 16, 64, false);
-        assert_eq!(tc16_pair_at(&f64k, "tw1", rule, None, true).0, "tc13");
+        assert_eq!(tc16_pair_at(&f64k, stage, rule, None, true).0, "tc13");
+    }
+
+    #[test]
+    fn tw1_runs_where_tc16_runs_with_its_own_entry_and_smem() {
+        // Session 30 (m1t30): DNNPLAN_GDN_BWD_TOKENS=tw1 picks the tw1 row (the rule's stage in
+        // sessions 30 and 31, tw3 since session 32), which pairs exactly as tc16.
+        assert_token_stage_pairs_as("tw1", BwdKernel::TokensTw1Ov, "tc16");
+        for invariant in [false, true] {
+            for forced in [false, true] {
+                assert_ne!(TokenStage::by_rule(invariant, forced).name, "tw1");
+            }
+        }
     }
 
     #[test]
     fn tw3_runs_where_tw1_runs_with_its_own_entry() {
         // Session 32 (tp32): DNNPLAN_GDN_BWD_TOKENS=tw3 picks the tw3 row, which pairs exactly as
-        // tw1 (the storing replay, else tc13) and launches gdn_bwd_tokens_tw3_* with tw1's grid,
-        // 512 threads and 188,224 B.
-        let (tw3, ok) = TokenStage::pick("tw3", false, false);
-        assert!(ok);
-        assert_eq!(tw3.name, "tw3");
-        assert_eq!(tw3.overlapped, BwdKernel::TokensTw3Ov);
-        assert!(tw3.loads_u && !tw3.bitwise);
-        assert_eq!((tw3.smem)(128), 188_224);
-        assert_eq!(
-            BwdKernel::TokensTw3Ov.name("bf16", 128, PrepVariant::DEFAULT),
-            "gdn_bwd_tokens_tw3_bf16_k128"
-        );
-        assert_eq!(
-            BwdKernel::TokensTw3Ov.name("f16", 128, PrepVariant::DEFAULT),
-            "gdn_bwd_tokens_tw3_f16_k128"
-        );
-        let rule = REPLAY_BY_RULE;
-        for shape in [
-            (4, 32768, 16),
-            (1, 32768, 16),
-            (16, 32768, 32),
-            (10, 29949, 16),
-        ] {
-            let f = facts(shape.0, shape.1, shape.2, 128, false);
-            let tw1 = tc16_pair_at(&f, "tw1", rule, None, true);
-            let tw3 = tc16_pair_at(&f, "tw3", rule, None, true);
-            let want = if tw1.0 == "tw1" { "tw3" } else { tw1.0 };
-            assert_eq!((tw3.0, &tw3.1), (want, &tw1.1), "{shape:?}");
-        }
-        let f64k = facts(4, 32768, 16, 64, false);
-        assert_eq!(tc16_pair_at(&f64k, "tw3", rule, None, true).0, "tc13");
+        // tw1 (tw1 with its copies issued in another order).
+        assert_token_stage_pairs_as("tw3", BwdKernel::TokensTw3Ov, "tw1");
     }
 
     #[test]
