@@ -287,6 +287,20 @@ __device__ __forceinline__ void tw1_products(const BwdParams& bp, size_t ch, lon
   const T* dog = static_cast<const T*>(bp.d_o);
   // Producer copies of quarter q: a [32][K] S-like tile (4 chunks of 16 B per thread) and a
   // [64][32] U-like tile (2 chunks per thread).
+  // Quarter q's dS' and dR copies, by warpgroups 0 and 3 (256 threads, pt): two 16-byte chunks of
+  // dS' and one of dR each, then full_b[q]'s arrival (it counts 256). tw1 issues them after the
+  // unit's flag (post_flag), EARLY right after the quarter's S, U, dO.
+  const auto issue_dsdr = [&](int q) {
+    const int pt = wg == 0 ? t : 128 + t;
+#pragma unroll
+    for (int u = 0; u < 2; ++u) {
+      const int x = pt + 256 * u, v = x >> 4, kc = 8 * (x & 15);
+      cp_async16(smem + q * L::quarter + Q::ds_off + tw_sq_off(v, kc), dsg + static_cast<size_t>(32 * q + v) * K + kc);
+    }
+    const int r = pt >> 2, vc = 8 * (pt & 3);
+    cp_async16(smem + q * L::quarter + Q::dr_off + tw_uq_off(r, vc), drg + static_cast<size_t>(r) * V + 32 * q + vc);
+    dnnp::cp_async_mbar_arrive_noinc(&full_b[q]);
+  };
   // Pre-flag copies, every thread of the block (session 30, run 2: run 1 issued them from
   // warpgroup 0 alone): per quarter one 16-byte chunk of S, then one of U (threads < 256) or of
   // dO (the others, zero-filled past len); full_a[q] counts all TOK_THREADS arrivals.
@@ -306,18 +320,8 @@ __device__ __forceinline__ void tw1_products(const BwdParams& bp, size_t ch, lon
     }
     dnnp::cp_async_mbar_arrive_noinc(&full_a[q]);
     if constexpr (EARLY) {
-      // The quarter's dS' and dR (post_flag's copies and thread map), warpgroups 0 and 3.
-      if (wg == 0 || wg == 3) {
-        const int pt = wg == 0 ? t : 128 + t;
-#pragma unroll
-        for (int u = 0; u < 2; ++u) {
-          const int x = pt + 256 * u, v = x >> 4, kc = 8 * (x & 15);
-          cp_async16(smem + q * L::quarter + Q::ds_off + tw_sq_off(v, kc), dsg + static_cast<size_t>(32 * q + v) * K + kc);
-        }
-        const int r2 = pt >> 2, vc2 = 8 * (pt & 3);
-        cp_async16(smem + q * L::quarter + Q::dr_off + tw_uq_off(r2, vc2), drg + static_cast<size_t>(r2) * V + 32 * q + vc2);
-        dnnp::cp_async_mbar_arrive_noinc(&full_b[q]);
-      }
+      // The quarter's dS' and dR, warpgroups 0 and 3.
+      if (wg == 0 || wg == 3) issue_dsdr(q);
     }
   }
   issue_qk();  // every thread: raw q, k (rows of K + 16), waited before the hand-off
@@ -326,20 +330,10 @@ __device__ __forceinline__ void tw1_products(const BwdParams& bp, size_t ch, lon
   // after issuing its pre-flag products), per quarter two chunks of dS' and one of dR each;
   // full_b[q] counts 256 arrivals.
   auto post_flag = [&] {
-    const int pt = wg == 0 ? t : 128 + t;
     if (tid == 0) flag_wait.thread_wait();
     dnnp::named_bar_sync(1, 256);
 #pragma unroll
-    for (int q = 0; q < NQ; ++q) {
-#pragma unroll
-      for (int u = 0; u < 2; ++u) {
-        const int x = pt + 256 * u, v = x >> 4, kc = 8 * (x & 15);
-        cp_async16(smem + q * L::quarter + Q::ds_off + tw_sq_off(v, kc), dsg + static_cast<size_t>(32 * q + v) * K + kc);
-      }
-      const int r = pt >> 2, vc = 8 * (pt & 3);
-      cp_async16(smem + q * L::quarter + Q::dr_off + tw_uq_off(r, vc), drg + static_cast<size_t>(r) * V + 32 * q + vc);
-      dnnp::cp_async_mbar_arrive_noinc(&full_b[q]);
-    }
+    for (int q = 0; q < NQ; ++q) issue_dsdr(q);
   };
   if (!EARLY && wg == 0) post_flag();
   // The products: warpgroup wg's accumulators (n8 tile j, element e: row 16 (warp % 4) + lane / 4
