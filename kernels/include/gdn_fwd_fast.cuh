@@ -574,6 +574,23 @@ __device__ __forceinline__ void fwd_chain_body(const FwdFastParams& fp) {
   }
 }
 
+// The chain kernels' M-tile copy: tile t = rows [TM·(t mod K/TM), +TM) of piece t / (K/TM)'s
+// transition M into stage t mod NS of `ms`; always one commit group per call (empty past the last
+// tile) so that the callers' wait counts stay uniform. Shared by fwd_chain2_body and
+// fwd_chain4_body_from1.
+template <int K, int TM, int NS>
+__device__ __forceinline__ void chain_issue_m_tile(const float* ws_m, float (*ms)[TM * K], int t, int tiles, int P,
+                                                   int HO, int b, int h, int tid) {
+  constexpr int TPP = K / TM;
+  if (t < tiles) {
+    const int jj = t / TPP, mt = t % TPP;
+    const float* src = ws_m + (static_cast<size_t>(b * (P - 1) + jj) * HO + h) * K * K + static_cast<size_t>(mt) * TM * K;
+    float* dst = ms[t % NS];
+    for (int i = tid; i < TM * K / 4; i += CHAIN_THREADS) cp_async16(dst + 4 * i, src + 4 * i);
+  }
+  cp_async_commit();
+}
+
 // Session 12: fwd_chain_body with M streamed through shared memory (the default, `chain2`
 // entries; DNNPLAN_GDN_CHAIN=v1 selects fwd_chain_body). Every piece's M_j (K × K fp32) and H_j
 // are the summary pass's outputs, independent of the chain: M_j comes in as tiles of
@@ -615,17 +632,7 @@ __device__ __forceinline__ void fwd_chain2_body(const FwdFastParams& fp) {
   const int c = tid % K, grp = tid / K;
   const int row = p.state_indices ? p.state_indices[b] : b;
   const int tiles = (P - 1) * TPP;
-  // Tile t = rows [TM·(t mod TPP), +TM) of M of piece t / TPP into stage t mod NS; always one
-  // commit group per call (empty past the last tile) so that the wait counts stay uniform.
-  const auto issue = [&](int t) {
-    if (t < tiles) {
-      const int jj = t / TPP, mt = t % TPP;
-      const float* src = fp.ws_m + (static_cast<size_t>(b * (P - 1) + jj) * HO + h) * K * K + static_cast<size_t>(mt) * TM * K;
-      float* dst = ms[t % NS];
-      for (int i = tid; i < TM * K / 4; i += CHAIN_THREADS) cp_async16(dst + 4 * i, src + 4 * i);
-    }
-    cp_async_commit();
-  };
+  const auto issue = [&](int t) { chain_issue_m_tile<K, TM, NS>(fp.ws_m, ms, t, tiles, P, HO, b, h, tid); };
 #pragma unroll
   for (int t = 0; t < NS - 1; ++t) issue(t);
   fwd_chain_seed0<K>(fp, xs, P, HO, row, h, b, r0, tid);
@@ -701,15 +708,7 @@ __device__ __forceinline__ void fwd_chain4_body_from1(const FwdFastParams& fp) {
   const int tid = threadIdx.x;
   const int c0 = 4 * (tid % CG), grp = tid / CG;
   const int tiles = (P - 1) * TPP;
-  const auto issue = [&](int t) {
-    if (t < tiles) {
-      const int jj = t / TPP, mt = t % TPP;
-      const float* src = fp.ws_m + (static_cast<size_t>(b * (P - 1) + jj) * HO + h) * K * K + static_cast<size_t>(mt) * TM * K;
-      float* dst = ms[t % NS];
-      for (int i = tid; i < TM * K / 4; i += CHAIN_THREADS) cp_async16(dst + 4 * i, src + 4 * i);
-    }
-    cp_async_commit();
-  };
+  const auto issue = [&](int t) { chain_issue_m_tile<K, TM, NS>(fp.ws_m, ms, t, tiles, P, HO, b, h, tid); };
 #pragma unroll
   for (int t = 0; t < NS - 1; ++t) issue(TPP + t);
   {
