@@ -1554,7 +1554,8 @@ impl FwdChoice {
     /// `DNNPLAN_GDN_FWD_STEPS`).
     pub fn pick(f: &GdnFacts, sms: u64) -> FwdChoice {
         let env = |name: &str| std::env::var(name).ok();
-        let first = piece_first_switch(env("DNNPLAN_GDN_FWD_PIECE_FIRST").as_deref());
+        let first_switch = env("DNNPLAN_GDN_FWD_PIECE_FIRST");
+        let first = piece_first_switch(first_switch.as_deref());
         let mut c = FwdChoice::default_with(f, sms, first);
         let forced_pieces = env("DNNPLAN_GDN_FWD_PIECES").is_some();
         if let Some(p) = env("DNNPLAN_GDN_FWD_PIECES").and_then(|x| x.parse::<u64>().ok()) {
@@ -1597,10 +1598,8 @@ impl FwdChoice {
         if first && !c.first_early() && c.pieces > 1 && !forced_pieces {
             c.pieces = FwdChoice::default_with(f, sms, false).pieces;
         }
-        let blocks = f.n_seqs as u64 * f.heads.3 as u64 * (f.v as u64 / 64);
-        c.rest_wave = c.first_early()
-            && env("DNNPLAN_GDN_FWD_PIECE_FIRST").as_deref() != Some("2")
-            && SLIM_PIECES_FIRST.rest_in_one_wave(c.pieces, blocks, sms);
+        // `2`: the other pieces' scan always on PieceFirstRow::rest (a diagnostic).
+        c.rest_wave = first_switch.as_deref() != Some("2") && c.rest_in_one_wave(f, sms);
         // A forced output scan runs as asked unless the overlap is forced too.
         let overlap_switch = env("DNNPLAN_GDN_FWD_OVERLAP");
         c.overlap = c.overlap_pick(f, sms, overlap_switch.as_deref(), forced_scan.is_none());
@@ -1747,10 +1746,17 @@ impl FwdChoice {
         FwdChoice::default_with(f, sms, SLIM_PIECE_FIRST_BY_RULE)
     }
 
+    /// Whether this schedule runs its first piece early and the other pieces' scan fits in one
+    /// wave ([`PieceFirstRow::rest_in_one_wave`], at [`uncut_scan_blocks`] blocks per piece).
+    fn rest_in_one_wave(&self, f: &GdnFacts, sms: u64) -> bool {
+        self.first_early()
+            && SLIM_PIECES_FIRST.rest_in_one_wave(self.pieces, uncut_scan_blocks(f), sms)
+    }
+
     /// [`FwdChoice::default_for`] with the first piece early or not (`first`).
     fn default_with(f: &GdnFacts, sms: u64, first: bool) -> FwdChoice {
         let pairs = f.n_seqs as u64 * f.heads.3 as u64;
-        let blocks = pairs * (f.v as u64 / 64); // 4-warp blocks
+        let blocks = uncut_scan_blocks(f);
         let avg_chunks = f.total_tokens as u64 / (64 * (f.n_seqs as u64).max(1));
         // batch_invariant: the pieces would depend on the batch (N), so never cut then.
         let cut = !f.batch_invariant && blocks > 0 && 2 * blocks <= sms && avg_chunks >= 8;
@@ -1800,11 +1806,17 @@ impl FwdChoice {
                 // Not cut after all: the uncut schedule.
                 return FwdChoice::default_with(f, sms, false);
             }
-            c.rest_wave = SLIM_PIECES_FIRST.rest_in_one_wave(c.pieces, blocks, sms);
+            c.rest_wave = c.rest_in_one_wave(f, sms);
         }
         c.overlap = c.overlap_pick(f, sms, None, true);
         c
     }
+}
+
+/// The 4-warp output-scan blocks of one piece (or of the uncut scan): one per 64 value columns of
+/// each (sequence, output head) pair.
+fn uncut_scan_blocks(f: &GdnFacts) -> u64 {
+    f.n_seqs as u64 * f.heads.3 as u64 * (f.v as u64 / 64)
 }
 
 /// `DNNPLAN_GDN_FWD_SCAN`'s value `value` at K = `k`: the forced scan (none: not forced) and how
