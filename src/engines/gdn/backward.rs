@@ -3118,8 +3118,12 @@ mod tests {
         // The edge: 4 waves of 132 SMs; and never beyond the order table's segments.
         assert!(ov(528, 1) && !ov(529, 1));
         assert!(ov(64, 64) && !ov(65, 65) && !ov(1, 65));
-        // Only the token stage of the pair is launched programmatic.
-        let programmatic: Vec<_> = BwdKernel::ALL.iter().filter(|k| k.programmatic()).collect();
+        // Only the token stage of the pair is launched programmatic (besides session 33's chains
+        // beside the passes, SIDE_CHAINS).
+        let programmatic: Vec<_> = BwdKernel::ALL
+            .iter()
+            .filter(|k| k.programmatic() && !k.side_chain())
+            .collect();
         assert_eq!(
             programmatic,
             [
