@@ -481,8 +481,10 @@ pub enum BwdKernel {
     PrepSl16c,
     /// Session 33 (helper bc33): [`BwdKernel::Pchain3`] beside the reverse summaries
     /// (`gdn_bwd_pchain3s_k*`, [`SIDE_CHAINS`]): no entry wait, launched programmatic after
-    /// [`BwdKernel::DsumSc`], which lets it start right after its own entry wait; every block
-    /// waits for that pass before it exits. The same body, so the same seeds.
+    /// [`BwdKernel::DsumSc`], which lets it start right after its own entry wait; block
+    /// (0, 0, 0) waits for that pass before it exits (so the grid's completion implies the
+    /// pass's); at most 51 registers (`SIDE_CHAIN_MIN_BLOCKS`), so one block fits beside the
+    /// pass's on every SM. The same body, so the same seeds.
     Pchain3S,
     /// Session 33 (helper bc33): [`BwdKernel::Dchain3`] beside the seeded replay
     /// (`gdn_bwd_dchain3s_k*`, [`SIDE_CHAINS`]), likewise after [`BwdKernel::FscanGxSl`].
@@ -1089,15 +1091,47 @@ impl SideChainRow {
     }
 }
 
-/// Whether the piece chain runs its chains beside the passes ([`SIDE_CHAINS`]) by rule.
-pub const SIDE_CHAINS_BY_RULE: bool = false;
+/// [`SIDE_CHAINS`] with only the forward chain beside a pass (`pchain3s` beside `dsum_sc`; the
+/// reverse chain `dchain3` after the replay, in stream order, on the reverse regions).
+pub const SIDE_CHAINS_FWD: SideChainRow = SideChainRow {
+    from: SIDE_CHAINS.from,
+    to: [
+        (0, BwdKernel::PsumSl, ParamBlock::Base),
+        (3, BwdKernel::DsumSc, ParamBlock::RevLead),
+        (1, BwdKernel::Pchain3S, ParamBlock::Base),
+        (2, BwdKernel::FscanGxSl, ParamBlock::Base),
+        (4, BwdKernel::Dchain3, ParamBlock::Rev),
+    ],
+    rev_readers: SIDE_CHAINS.rev_readers,
+};
 
-/// Whether the plan applies [`SIDE_CHAINS`] where it matches: [`SIDE_CHAINS_BY_RULE`], or
-/// `DNNPLAN_GDN_BWD_SIDE_CHAINS=1` / `=0` forcing it on / off, read at plan build.
-pub fn bwd_side_chains() -> bool {
+/// [`SIDE_CHAINS`] with only the reverse chain beside a pass (`dchain3s` beside `fscan_gxsl`;
+/// `dsum_sc` before the replay, after the forward chain, in stream order).
+pub const SIDE_CHAINS_REV: SideChainRow = SideChainRow {
+    from: SIDE_CHAINS.from,
+    to: [
+        (0, BwdKernel::PsumSl, ParamBlock::Base),
+        (1, BwdKernel::Pchain3, ParamBlock::Base),
+        (3, BwdKernel::DsumSc, ParamBlock::Rev),
+        (2, BwdKernel::FscanGxSl, ParamBlock::Lead),
+        (4, BwdKernel::Dchain3S, ParamBlock::Rev),
+    ],
+    rev_readers: SIDE_CHAINS.rev_readers,
+};
+
+/// Which row of the chains beside the passes the piece chain runs by rule (`None`: the stream
+/// order).
+pub const SIDE_CHAINS_BY_RULE: Option<&SideChainRow> = None;
+
+/// The row of the chains beside the passes the plan applies where it matches:
+/// [`SIDE_CHAINS_BY_RULE`], or `DNNPLAN_GDN_BWD_SIDE_CHAINS=1` ([`SIDE_CHAINS`]), `=p`
+/// ([`SIDE_CHAINS_FWD`]), `=d` ([`SIDE_CHAINS_REV`]), `=0` (none), read at plan build.
+pub fn bwd_side_chains() -> Option<&'static SideChainRow> {
     match std::env::var("DNNPLAN_GDN_BWD_SIDE_CHAINS").as_deref() {
-        Ok("1") => true,
-        Ok("0") => false,
+        Ok("1") => Some(&SIDE_CHAINS),
+        Ok("p") => Some(&SIDE_CHAINS_FWD),
+        Ok("d") => Some(&SIDE_CHAINS_REV),
+        Ok("0") => None,
         _ => SIDE_CHAINS_BY_RULE,
     }
 }
@@ -2308,14 +2342,15 @@ impl<F> GdnBwdPlan<F> {
         Self::with_form_side(f, kernels, sms, form, bwd_side_chains())
     }
 
-    /// [`GdnBwdPlan::with_form`] with [`SIDE_CHAINS`] applied where it matches when `side`
-    /// (instead of [`bwd_side_chains`]; the plan tests build both without the switch).
+    /// [`GdnBwdPlan::with_form`] with the row `side` of the chains beside the passes applied
+    /// where it matches (instead of [`bwd_side_chains`]'s; the plan tests build each without the
+    /// switch).
     pub fn with_form_side(
         f: &GdnFacts,
         kernels: Vec<F>,
         sms: u64,
         form: BwdPrepForm,
-        side: bool,
+        side: Option<&SideChainRow>,
     ) -> Result<GdnBwdPlan<F>> {
         if kernels.len() != BwdKernel::ALL.len() {
             return Err(Error::Internal(format!(
@@ -2603,7 +2638,7 @@ impl<F> GdnBwdPlan<F> {
         let mut steps = stages.steps(|step| rules.relaunch(step, &ctx));
         // 4. The chains beside the passes (SIDE_CHAINS), where the switch and the steps say so.
         let mut blocks = vec![ParamBlock::Base; steps.len()];
-        let side = side.then(|| SIDE_CHAINS.apply(&steps)).flatten();
+        let side = side.and_then(|row| row.apply(&steps));
         let side_on = side.is_some();
         if let Some((s, b)) = side {
             (steps, blocks) = (s, b);
@@ -4529,7 +4564,7 @@ mod tests {
             return;
         }
         use BwdKernel::*;
-        let build = |f: &GdnFacts, side: bool| {
+        let build = |f: &GdnFacts, side: Option<&SideChainRow>| {
             let names = kernel_names("bf16", f.k, PrepVariant::DEFAULT).to_vec();
             GdnBwdPlan::with_form_side(f, names, 132, BWD_PREP_FORM_BY_RULE, side).expect("plan")
         };
@@ -4539,7 +4574,7 @@ mod tests {
                 .collect()
         };
         let f = super::super::engine::tests::bound(facts(1, 32768, 16, 128, false));
-        let (off, on) = (build(&f, false), build(&f, true));
+        let (off, on) = (build(&f, None), build(&f, Some(&SIDE_CHAINS)));
         let (a, b) = (list(&off), list(&on));
         let name = |k: BwdKernel| k.name("bf16", 128, PrepVariant::DEFAULT);
         let at = a.iter().position(|l| l.0 == name(PsumSl)).expect("psum_sl");
@@ -4618,14 +4653,56 @@ mod tests {
             (3, 300, 2, 64),
         ] {
             let f = super::super::engine::tests::bound(facts(n, t, ho, d, false));
-            let (off, on) = (build(&f, false), build(&f, true));
+            let (off, on) = (build(&f, None), build(&f, Some(&SIDE_CHAINS)));
             assert_eq!(list(&off), list(&on), "{:?}", (n, t, ho, d));
             assert!(!on.side.on() && on.side.total == off.side.total);
         }
         let names = kernel_names("bf16", 128, PrepVariant::DEFAULT).to_vec();
         let full =
-            GdnBwdPlan::with_form_side(&f, names, 132, BwdPrepForm::Slim, true).expect("plan");
+            GdnBwdPlan::with_form_side(&f, names, 132, BwdPrepForm::Slim, Some(&SIDE_CHAINS))
+                .expect("plan");
         assert!(!full.side.on());
+        // One chain beside a pass: the other one in stream order (the same kernel as off), on
+        // the blocks the row names.
+        let f = super::super::engine::tests::bound(facts(1, 32768, 16, 128, false));
+        for (row, order, blocks) in [
+            (
+                &SIDE_CHAINS_FWD,
+                [PsumSl, DsumSc, Pchain3S, FscanGxSl, Dchain3],
+                [Base, RevLead, Base, Base, Rev],
+            ),
+            (
+                &SIDE_CHAINS_REV,
+                [PsumSl, Pchain3, DsumSc, FscanGxSl, Dchain3S],
+                [Base, Base, Rev, Lead, Rev],
+            ),
+        ] {
+            let one = build(&f, Some(row));
+            let c = list(&one);
+            assert_eq!(
+                c[at..at + 6]
+                    .iter()
+                    .map(|l| l.0.clone())
+                    .collect::<Vec<_>>(),
+                [order.to_vec(), vec![DscanpOv2GxSc]]
+                    .concat()
+                    .into_iter()
+                    .map(name)
+                    .collect::<Vec<_>>()
+            );
+            assert_eq!(one.launch_blocks[at..at + 5], blocks);
+            assert_eq!(one.launch_blocks[at + 5], Rev);
+            assert_eq!(one.side, on.side);
+        }
+        // Wherever the slim piece chain runs (the GPU tests' piece cases at their rule), the row
+        // applies.
+        for (n, t, ho) in [(1, 3048, 2), (2, 3048, 2), (1, 2400, 1), (1, 32768, 4)] {
+            let f = super::super::engine::tests::bound(facts(n, t, ho, 128, false));
+            let (off, on) = (build(&f, None), build(&f, Some(&SIDE_CHAINS)));
+            let slim_chain = off.steps.iter().any(|s| s.0 == PsumSl);
+            assert_eq!(on.side.on(), slim_chain, "{:?}", (n, t, ho));
+            eprintln!("side chains at {:?}: {}", (n, t, ho), on.side.on());
+        }
         // The row's own checks: the reverse reader must follow.
         let steps: Vec<Step> = SIDE_CHAINS
             .from

@@ -77,7 +77,7 @@ const INNER: [(&str, &[&str]); 15] = [
     ("DNNPLAN_GDN_BWD_STEPS", &["3", "0"]),
     ("DNNPLAN_GDN_CHAIN", &["v1", "v2", "v3"]),
     ("DNNPLAN_GDN_PDL", &["0", "1", "early"]),
-    ("DNNPLAN_GDN_BWD_SIDE_CHAINS", &["0", "1"]),
+    ("DNNPLAN_GDN_BWD_SIDE_CHAINS", &["0", "1", "p", "d"]),
 ];
 
 /// How many of [`INNER`]'s knobs (its first ones) are also set in pairs.

@@ -24,7 +24,8 @@
 //!   `gdn_bwd_dsum_sc_*`, `gdn_bwd_dchain3s_*` after `gdn_bwd_fscan_gxsl_*`, session 33,
 //!   `SIDE_CHAINS` in backward.rs): launched programmatic always, after a pass whose launch sets
 //!   `FLAG_PDL_TRIGGER` in its own parameter block ([`GdnPlan::launch_params`]); they read only
-//!   what completed before that pass's wait, and every block waits before it exits.
+//!   what completed before that pass's wait, and block (0, 0, 0) waits before it exits (the
+//!   grid completes when its last block exits, so its completion implies the pass's).
 //! - The first kernel of an execute is launched normally: the caller's earlier work on the
 //!   stream is not ours to reason about. With PDL on, every later kernel is launched with
 //!   `LaunchConfig::programmatic`; no memset sits between the kernels of a GDN execute (the
