@@ -5,7 +5,8 @@
 #   2. whole backward, one process, A B B A: tw3 tw6 tw6 tw3 at the four shapes
 #   3. gpu_gdn backward tests (fp64 reference) with tw6; memcheck backward_parity with tw6
 # Command (after pa32's staged script in the same call): `cd .xfer-pq33 && tar xJf device.txz &&
-# OUT=$OUT timeout 110 bash bench/gdn_device_pq33.sh`.
+# OUT=$OUT timeout 110 bash bench/gdn_device_pq33.sh`. PQ_PART=1: steps 1-2 only (~45 s);
+# PQ_PART=2: step 3 only (~35 s); unset: all.
 source bench/device_lib.sh
 dev_begin pq33
 d=$DEV_TMP
@@ -15,6 +16,8 @@ echo "binaries: T $t B $bg"
 W6="DNNPLAN_GDN_BWD_TOKENS=tw6"
 W3="DNNPLAN_GDN_BWD_TOKENS=tw3"
 P8="DNNPLAN_GDN_BWD_PIECES=8"
+PART=${PQ_PART:-0}
+if [ "$PART" != 2 ]; then
 DEV_CAP_S=20 dev_bwd_case T_tw6 $t $W6
 DEV_CAP_S=20 dev_bwd_case T_tw3 $t $W3
 [ -n "$bg" ] && DEV_CAP_S=20 dev_bwd_case B_rule $bg
@@ -30,7 +33,10 @@ cp $d/h_* $OUT/ 2>/dev/null
 echo "elapsed ${SECONDS}s"
 [ $SECONDS -lt 40 ] && DEV_CAP_S=35 dev_timing "T tw3 tw6 tw6 tw3 (A B B A)" $t "tw3/,tw6/,tw6/,tw3/"
 echo "elapsed ${SECONDS}s"
-[ $SECONDS -lt 65 ] && DEV_CAP_S=30 dev_parity "gpu_gdn backward (tw6)" $t backward $W6
+fi
+if [ "$PART" != 1 ]; then
+DEV_CAP_S=30 dev_parity "gpu_gdn backward (tw6)" $t backward $W6
 echo "elapsed ${SECONDS}s"
-[ $SECONDS -lt 90 ] && DEV_CAP_S=16 dev_memcheck $t backward_parity $W6
+DEV_CAP_S=16 dev_memcheck $t backward_parity $W6
+fi
 echo "done ${SECONDS}s"
