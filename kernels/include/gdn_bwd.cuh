@@ -2764,7 +2764,11 @@ __device__ __forceinline__ void bwd_tokens_tc_tile(const BwdParams& bp, int c, i
 #pragma unroll
   for (int m = 0; m < KM; ++m) {
     const int c = V3 ? ti * KF + ((2 * tk + 16 * (m >> 1)) ^ tok_swz<SWZ>(ti)) + (m & 1) : ti * KF + tk + 8 * m;
-    dq[m] += Rq[c];
+    if constexpr (REV == 35) {
+      dq[m] = __fmaf_rn(dqp[m], eg, Rq[c]);  // tw3's SASS contracts eg · dQ⁺ + phase B's so (pa32)
+    } else {
+      dq[m] += Rq[c];
+    }
     dk[m] += Rk[c];
   }
   if constexpr (!V5) dgam_row();

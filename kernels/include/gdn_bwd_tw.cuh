@@ -214,9 +214,11 @@ __device__ __forceinline__ void tw_value_quarter(TwValueAcc& a, uint32_t slot, i
 
 
 // tokens_dbeta_reduce_scatter<8, 8>'s levels 1 and 2 and its butterflies (tw1_products' PASSQ):
-// xs[i] holds what that function's level 0 leaves in xs[i] (row u = 4 · (lane >> 4) + i of the
-// lane's rows), and the lane that ends with a row's sum stores it to row[8 u], as there.
-__device__ __forceinline__ void tw_dbeta_reduce_scatter_l1(float (&xs)[4], int lane, float* row) {
+// xs[i] holds what that function's level 0 leaves in xs[i] (slot u = 4 · (lane >> 4) + i of the
+// lane's eight sums: each slot is summed over the 32 lanes' column pairs by the same tree, in lane
+// bit order 16, 8, 4, 2, 1); returns the lanes' results: lane L with L % 4 = 0 ends with slot
+// u = 4 · (L >> 4 & 1) + 2 · (L >> 3 & 1) + (L >> 2 & 1)'s sum (tc16 stores it to row[8 u]).
+__device__ __forceinline__ float tw_dbeta_reduce_scatter_l1(float (&xs)[4], int lane) {
 #pragma unroll
   for (int lvl = 1; lvl < 3; ++lvl) {
     const int o = 16 >> lvl, half = (8 >> lvl) / 2;
@@ -230,10 +232,7 @@ __device__ __forceinline__ void tw_dbeta_reduce_scatter_l1(float (&xs)[4], int l
   }
 #pragma unroll
   for (int o = 2; o > 0; o >>= 1) xs[0] += __shfl_xor_sync(0xffffffffu, xs[0], o);
-  if ((lane & 3) == 0) {
-    const int u = 4 * ((lane >> 4) & 1) + 2 * ((lane >> 3) & 1) + ((lane >> 2) & 1);
-    row[u * 8] = xs[0];
-  }
+  return xs[0];
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -275,14 +274,20 @@ __device__ __forceinline__ void tw_dbeta_reduce_scatter_l1(float (&xs)[4], int l
 // dS' / dR there; warpgroup 3 issues dA and P_L per quarter, each accumulator still in value
 // order), so after the last quarter only its share is left:
 //   * dD: the same thread → element map and order (dd_io's u = 4q .. 4q + 3 are quarter q's rows);
-//   * the dR pass: the warp pair 2m, 2m + 1 owns tc16's rows m + 8u and value half w = warp & 1
-//     (quarters 2w, 2w + 1) as before, but lane L now computes, per quarter of its half, the
-//     column pair L & 15 of the quarter at rows u = 4 (L >> 4) + i, i < 4: exactly the two
-//     addends tc16's reduce-scatter adds at its first level in lane L (its own column pair's
-//     Σ_v dR·v partial and lane L ^ 16's, fp addition being commutative), so that level needs no
-//     shuffle and the rest (tw_dbeta_reduce_scatter_l1) is tc16's. dv = β dR and each element's
-//     product are elementwise (the same expressions).
-// So dv, Σ_v dR·v and dD are tw3's bit for bit.
+//   * the dR pass: tc16's warp pair 2m, 2m + 1 owns rows m + 8u (u < 8) of both value halves
+//     (tc16: warp 2m + w half w); each of Σ_v dR·v's 128 (half, row) sums is the same tree over
+//     the half's 32 column pairs whichever warp / slot runs it (tc16's reduce-scatter: lane bits
+//     16, 8, 4, 2, 1 of the column pair, then stored by the lane holding it), so the pair splits
+//     its 16 sums by row instead: warp 2m + w takes rows m + 32w + 8k, k < 4, of both halves.
+//     Its lane L holds slots i < 4 (half i >> 1, k = 2 (L >> 4) + (i & 1)) and, per quarter of
+//     that half, computes the column pair L & 15 of the quarter for the two slots: exactly the
+//     two addends of the tree's first level (column pairs c and c + 16, fp addition being
+//     commutative), so that level needs no shuffle and tw_dbeta_reduce_scatter_l1 runs the rest
+//     after the last quarter. Every warp works on every quarter (two column pairs per lane, the
+//     first form had half of each warpgroup's warps doing four while the others waited at the
+//     next wgmma). dv = β dR and each element's product are elementwise (the same expressions).
+// So dv, Σ_v dR·v and dD are tw3's bit for bit (and dq: REV 35 forms it as tw3's SASS does, one
+// fma after phase B, in bwd_tokens_tc_tile).
 template <typename T, int K, int V, bool EARLY, bool PASSQ, typename Scalars, typename IssueQK, typename FlagWait>
 __device__ __forceinline__ void tw1_products(const BwdParams& bp, size_t ch, long long t0, int len, int h, int vh,
                                              const float* bet, float* dqp, float* de, float* dkr, float& dd,
@@ -395,18 +400,20 @@ __device__ __forceinline__ void tw1_products(const BwdParams& bp, size_t ch, lon
   using DR = TokDrRows<V>;
   const DR drr(tid, t0, p.hv, vh);
   u32 vv[DR::RN];
-  // PASSQ: this lane's rows prb + RSTEP i (i < RN / 2) and column pairs pc (quarter 2 ph) and
-  // pc + 32 (quarter 2 ph + 1); pv[j][i] the v pairs (vv's role).
+  // PASSQ: this lane's rows prb + 8 s (s < 2; prb = m + 32 (warp & 1) + 16 (lane >> 4)) of both
+  // halves, column pairs pc + 64 hq + 32 j (quarter 2 hq + j); pv[hq][j][s] the v pairs (vv's role).
   static_assert(!PASSQ || (EARLY && DR::RN == 8 && DR::RSTEP == 8), "PASSQ: tw3's copy order, K = V = 128");
-  constexpr int PR = DR::RN / 2;
-  const int ph = warp & 1, prb = (warp >> 1) + 4 * DR::RSTEP * (lane >> 4), pc = 64 * ph + 2 * (lane & 15);
-  u32 pv[2][PR];
+  const int prb = (warp >> 1) + 32 * (warp & 1) + 16 * (lane >> 4), pc = 2 * (lane & 15);
+  u32 pv[2][2][2];
   if constexpr (PASSQ) {
     const T* vg = static_cast<const T*>(p.v) + (static_cast<size_t>(t0 + prb) * p.hv + vh) * V + pc;
 #pragma unroll
-    for (int j = 0; j < 2; ++j)
+    for (int hq = 0; hq < 2; ++hq)
 #pragma unroll
-      for (int i = 0; i < PR; ++i) pv[j][i] = prb + i * DR::RSTEP < len ? ld32(vg + i * drr.vstep + 32 * j) : 0u;
+      for (int j = 0; j < 2; ++j)
+#pragma unroll
+        for (int s = 0; s < 2; ++s)
+          pv[hq][j][s] = prb + 8 * s < len ? ld32(vg + s * drr.vstep + 64 * hq + 32 * j) : 0u;
   } else {
     const T* vg = static_cast<const T*>(p.v) + drr.vrow0;
 #pragma unroll
@@ -448,20 +455,20 @@ __device__ __forceinline__ void tw1_products(const BwdParams& bp, size_t ch, lon
   // PASSQ: quarter q's share of the passes (after full_a[q] and full_b[q]).
   constexpr int DQ = V * K / 2 / TOK_THREADS / NQ;  // dd_io's rows per quarter
   static_assert(!PASSQ || (V * K / 2 / TOK_THREADS == DQ * NQ && 32 % (2 * TOK_THREADS / K) == 0), "dd_io: whole quarters");
-  float px[PR];  // the first quarter's Σ_v dR·v addends, then tc16's first-level sums
+  float px[4];  // slot i: the half's first quarter's Σ_v dR·v addend, then tc16's first-level sum
   auto pass_q = [&](int q) {
-    if ((q >> 1) == ph) {
-      const int j = q & 1, c2 = pc + 32 * j;
+    {
+      const int hq = q >> 1, j = q & 1, c2 = pc + 64 * hq + 32 * j;
       const bool direct = (p.flags & FLAG_BWD_DIRECT) && p.hv == HO;
 #pragma unroll
-      for (int i = 0; i < PR; ++i) {
-        const int r = prb + i * DR::RSTEP;
+      for (int sl = 0; sl < 2; ++sl) {
+        const int r = prb + 8 * sl, i = 2 * hq + sl;
         const u32 w = ld32(reinterpret_cast<const T*>(smem + q * L::quarter + Q::dr_off + tw_uq_off(r, c2 % 32)));
         const float2 rv = make_float2(IO::bits_to_f(static_cast<unsigned short>(w & 0xffffu)),
                                       IO::bits_to_f(static_cast<unsigned short>(w >> 16)));
         // tokens_dr_rows' expressions.
-        const float x = rv.x * IO::bits_to_f(static_cast<unsigned short>(pv[j][i] & 0xffffu)) +
-                        rv.y * IO::bits_to_f(static_cast<unsigned short>(pv[j][i] >> 16));
+        const float x = rv.x * IO::bits_to_f(static_cast<unsigned short>(pv[hq][j][sl] & 0xffffu)) +
+                        rv.y * IO::bits_to_f(static_cast<unsigned short>(pv[hq][j][sl] >> 16));
         if (r < len) {
           const float bb = bet[r];
           const float d0 = bb * rv.x, d1 = bb * rv.y;
@@ -475,7 +482,13 @@ __device__ __forceinline__ void tw1_products(const BwdParams& bp, size_t ch, lon
         }
         px[i] = j == 0 ? x : px[i] + x;
       }
-      if (j == 1) tw_dbeta_reduce_scatter_l1(px, lane, dbvp + ph * CHUNK + (warp >> 1));
+      if (q == NQ - 1) {
+        const float sum = tw_dbeta_reduce_scatter_l1(px, lane);
+        // Slot u = 4 (lane >> 4) + 2 (lane >> 3 & 1) + (lane >> 2 & 1): half (u >> 1) & 1, row
+        // prb's m + 32 (warp & 1) + 16 (u >> 2) + 8 (u & 1).
+        if ((lane & 3) == 0)
+          dbvp[((lane >> 3) & 1) * CHUNK + (warp >> 1) + 32 * (warp & 1) + 16 * (lane >> 4) + 8 * ((lane >> 2) & 1)] = sum;
+      }
     }
     // dd_io's rows of quarter q (u = 4q .. 4q + 3: rows tid / 64 + 8u), in tc16's order.
 #pragma unroll
