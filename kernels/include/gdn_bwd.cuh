@@ -1344,11 +1344,6 @@ struct TokVecLayout<K, V, 30> {
 // dO (tw1_products' EARLY); the same layout (Tw1Smem) and arithmetic.
 template <int K, int V>
 struct TokVecLayout<K, V, 32> : TokVecLayout<K, V, 30> {};
-// REV 35 (session 33, helper pq33: `tw6`, gdn_bwd_tokens_tw6_*): REV 32 with the dR pass and dD's
-// partial per value quarter as the quarters land (tw1_products' PASSQ); the same layout (Tw1Smem)
-// and values.
-template <int K, int V>
-struct TokVecLayout<K, V, 35> : TokVecLayout<K, V, 30> {};
 
 // The U tiles of the storing replay (session 27, tu27: gdn_bwd_fscan_gx{,4}u, STORE_U in
 // gdn_bwd_fscan_gx.cuh) for the token stage REV 16: [slot c·HO + h][64 tokens][V] in the io dtype,
@@ -2381,10 +2376,8 @@ struct TokTcSmem {
 // tokens_products_mma for bwd_tokens_tc_tile (dqp / de / dkr rows, faa / fal fragments, dD's
 // partial dd, Σ_v dR·v halves in dbvp, dv to its port), the scalar rows and q / k copies by the
 // caller's hooks, the unit's flag waited by warpgroup 0 only (EARLY, REV 32: by thread 64 before
-// the tile's first barrier). PASSQ (REV 35, `tw6`, with EARLY): the dR pass and dD's partial run
-// per value quarter as each quarter lands (the same values, see gdn_bwd_tw.cuh).
-template <typename T, int K, int V, bool EARLY, bool PASSQ = false, typename Scalars, typename IssueQK,
-          typename FlagWait>
+// the tile's first barrier).
+template <typename T, int K, int V, bool EARLY, typename Scalars, typename IssueQK, typename FlagWait>
 __device__ __forceinline__ void tw1_products(const BwdParams& bp, size_t ch, long long t0, int len, int h, int vh,
                                              const float* bet, float* dqp, float* de, float* dkr, float& dd,
                                              float (&faa)[2][4], float (&fal)[2][4], float* dbvp,
@@ -2530,10 +2523,10 @@ __device__ __forceinline__ void bwd_tokens_tc_tile(const BwdParams& bp, int c, i
   static_assert(!PRE || (REV >= 12 && !V6), "flag_wait: the overlapped REV 12 / 13 tile");
   if constexpr (!PRE) load_scalars();
   if (!V2) __syncthreads();  // gam, bet (V2: the products' first barrier covers them)
-  if constexpr (REV == 30 || REV == 32 || REV == 35) {
-    static_assert(PRE, "tw1 / tw3 / tw6: the overlapped consumer only");
-    tw1_products<T, K, V, REV != 30, REV == 35>(bp, ch, t0, len, h, vh, bet, dqp, de, dkr, dd, faa, fal, dbv,
-                                                load_scalars, issue_qk, flag_wait);
+  if constexpr (REV == 30 || REV == 32) {
+    static_assert(PRE, "tw1 / tw3: the overlapped consumer only");
+    tw1_products<T, K, V, REV == 32>(bp, ch, t0, len, h, vh, bet, dqp, de, dkr, dd, faa, fal, dbv, load_scalars,
+                                     issue_qk, flag_wait);
   } else if constexpr (PRE) {
     // The scalar rows after the copy issue (their loads no longer hold the copies back), then the
     // unit's flag (its block barrier also covers them).
@@ -2764,11 +2757,7 @@ __device__ __forceinline__ void bwd_tokens_tc_tile(const BwdParams& bp, int c, i
 #pragma unroll
   for (int m = 0; m < KM; ++m) {
     const int c = V3 ? ti * KF + ((2 * tk + 16 * (m >> 1)) ^ tok_swz<SWZ>(ti)) + (m & 1) : ti * KF + tk + 8 * m;
-    if constexpr (REV == 35) {
-      dq[m] = __fmaf_rn(dqp[m], eg, Rq[c]);  // tw3's SASS contracts eg · dQ⁺ + phase B's so (pa32)
-    } else {
-      dq[m] += Rq[c];
-    }
+    dq[m] += Rq[c];
     dk[m] += Rk[c];
   }
   if constexpr (!V5) dgam_row();

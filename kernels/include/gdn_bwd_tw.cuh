@@ -213,28 +213,6 @@ __device__ __forceinline__ void tw_value_quarter(TwValueAcc& a, uint32_t slot, i
 }
 
 
-// tokens_dbeta_reduce_scatter<8, 8>'s levels 1 and 2 and its butterflies (tw1_products' PASSQ):
-// xs[i] holds what that function's level 0 leaves in xs[i] (slot u = 4 · (lane >> 4) + i of the
-// lane's eight sums: each slot is summed over the 32 lanes' column pairs by the same tree, in lane
-// bit order 16, 8, 4, 2, 1); returns the lanes' results: lane L with L % 4 = 0 ends with slot
-// u = 4 · (L >> 4 & 1) + 2 · (L >> 3 & 1) + (L >> 2 & 1)'s sum (tc16 stores it to row[8 u]).
-__device__ __forceinline__ float tw_dbeta_reduce_scatter_l1(float (&xs)[4], int lane) {
-#pragma unroll
-  for (int lvl = 1; lvl < 3; ++lvl) {
-    const int o = 16 >> lvl, half = (8 >> lvl) / 2;
-    const bool up = lane & o;
-#pragma unroll
-    for (int i = 0; i < half; ++i) {
-      const float send = up ? xs[i] : xs[i + half];
-      const float keep = up ? xs[i + half] : xs[i];
-      xs[i] = keep + __shfl_xor_sync(0xffffffffu, send, o);
-    }
-  }
-#pragma unroll
-  for (int o = 2; o > 0; o >>= 1) xs[0] += __shfl_xor_sync(0xffffffffu, xs[0], o);
-  return xs[0];
-}
-
 // ---------------------------------------------------------------------------------------------
 // M1 (session 30, helper m1t30): `tw1`, REV 30 of bwd_tokens_tc_tile (gdn_bwd_tokens_tw1_*, K = V =
 // 128, the overlapped consumer). tc16's block of TOK_THREADS = 512 threads and its chunk-local
@@ -266,29 +244,7 @@ __device__ __forceinline__ float tw_dbeta_reduce_scatter_l1(float (&xs)[4], int 
 // tile's first barrier, concurrently with the scalar rows' loads; after that barrier warpgroups 0
 // and 3 issue each quarter's dS' / dR copies right after its S and U / dO (full_b[q] then tracks
 // quarters ≤ q only), the q / k rows last; no named barrier.
-//
-// PASSQ (REV 35, `tw6`, session 33, helper pq33; with EARLY): the passes per value quarter. tw3's
-// tile (tp32's marks) starts tc16's dR pass and dD only after every quarter landed and spends
-// ~1.3 µs in them right before the hand-off. Under PASSQ every warpgroup, right after issuing a
-// quarter's wgmmas, runs that quarter's share of the passes (warpgroup 1 waits for the quarter's
-// dS' / dR there; warpgroup 3 issues dA and P_L per quarter, each accumulator still in value
-// order), so after the last quarter only its share is left:
-//   * dD: the same thread → element map and order (dd_io's u = 4q .. 4q + 3 are quarter q's rows);
-//   * the dR pass: tc16's warp pair 2m, 2m + 1 owns rows m + 8u (u < 8) of both value halves
-//     (tc16: warp 2m + w half w); each of Σ_v dR·v's 128 (half, row) sums is the same tree over
-//     the half's 32 column pairs whichever warp / slot runs it (tc16's reduce-scatter: lane bits
-//     16, 8, 4, 2, 1 of the column pair, then stored by the lane holding it), so the pair splits
-//     its 16 sums by row instead: warp 2m + w takes rows m + 32w + 8k, k < 4, of both halves.
-//     Its lane L holds slots i < 4 (half i >> 1, k = 2 (L >> 4) + (i & 1)) and, per quarter of
-//     that half, computes the column pair L & 15 of the quarter for the two slots: exactly the
-//     two addends of the tree's first level (column pairs c and c + 16, fp addition being
-//     commutative), so that level needs no shuffle and tw_dbeta_reduce_scatter_l1 runs the rest
-//     after the last quarter. Every warp works on every quarter (two column pairs per lane, the
-//     first form had half of each warpgroup's warps doing four while the others waited at the
-//     next wgmma). dv = β dR and each element's product are elementwise (the same expressions).
-// So dv, Σ_v dR·v and dD are tw3's bit for bit (and dq: REV 35 forms it as tw3's SASS does, one
-// fma after phase B, in bwd_tokens_tc_tile).
-template <typename T, int K, int V, bool EARLY, bool PASSQ, typename Scalars, typename IssueQK, typename FlagWait>
+template <typename T, int K, int V, bool EARLY, typename Scalars, typename IssueQK, typename FlagWait>
 __device__ __forceinline__ void tw1_products(const BwdParams& bp, size_t ch, long long t0, int len, int h, int vh,
                                              const float* bet, float* dqp, float* de, float* dkr, float& dd,
                                              float (&faa)[2][4], float (&fal)[2][4], float* dbvp,
@@ -400,21 +356,7 @@ __device__ __forceinline__ void tw1_products(const BwdParams& bp, size_t ch, lon
   using DR = TokDrRows<V>;
   const DR drr(tid, t0, p.hv, vh);
   u32 vv[DR::RN];
-  // PASSQ: this lane's rows prb + 8 s (s < 2; prb = m + 32 (warp & 1) + 16 (lane >> 4)) of both
-  // halves, column pairs pc + 64 hq + 32 j (quarter 2 hq + j); pv[hq][j][s] the v pairs (vv's role).
-  static_assert(!PASSQ || (EARLY && DR::RN == 8 && DR::RSTEP == 8), "PASSQ: tw3's copy order, K = V = 128");
-  const int prb = (warp >> 1) + 32 * (warp & 1) + 16 * (lane >> 4), pc = 2 * (lane & 15);
-  u32 pv[2][2][2];
-  if constexpr (PASSQ) {
-    const T* vg = static_cast<const T*>(p.v) + (static_cast<size_t>(t0 + prb) * p.hv + vh) * V + pc;
-#pragma unroll
-    for (int hq = 0; hq < 2; ++hq)
-#pragma unroll
-      for (int j = 0; j < 2; ++j)
-#pragma unroll
-        for (int s = 0; s < 2; ++s)
-          pv[hq][j][s] = prb + 8 * s < len ? ld32(vg + s * drr.vstep + 64 * hq + 32 * j) : 0u;
-  } else {
+  {
     const T* vg = static_cast<const T*>(p.v) + drr.vrow0;
 #pragma unroll
     for (int u = 0; u < DR::RN; ++u) vv[u] = drr.rb + u * DR::RSTEP < len ? ld32(vg + u * drr.vstep) : 0u;
@@ -452,99 +394,7 @@ __device__ __forceinline__ void tw1_products(const BwdParams& bp, size_t ch, lon
             IO::bits_to_f(static_cast<unsigned short>(sv >> 16)) * IO::bits_to_f(static_cast<unsigned short>(dsv >> 16));
     }
   };
-  // PASSQ: quarter q's share of the passes (after full_a[q] and full_b[q]).
-  constexpr int DQ = V * K / 2 / TOK_THREADS / NQ;  // dd_io's rows per quarter
-  static_assert(!PASSQ || (V * K / 2 / TOK_THREADS == DQ * NQ && 32 % (2 * TOK_THREADS / K) == 0), "dd_io: whole quarters");
-  float px[4];  // slot i: the half's first quarter's Σ_v dR·v addend, then tc16's first-level sum
-  auto pass_q = [&](int q) {
-    {
-      const int hq = q >> 1, j = q & 1, c2 = pc + 64 * hq + 32 * j;
-      const bool direct = (p.flags & FLAG_BWD_DIRECT) && p.hv == HO;
-#pragma unroll
-      for (int sl = 0; sl < 2; ++sl) {
-        const int r = prb + 8 * sl, i = 2 * hq + sl;
-        const u32 w = ld32(reinterpret_cast<const T*>(smem + q * L::quarter + Q::dr_off + tw_uq_off(r, c2 % 32)));
-        const float2 rv = make_float2(IO::bits_to_f(static_cast<unsigned short>(w & 0xffffu)),
-                                      IO::bits_to_f(static_cast<unsigned short>(w >> 16)));
-        // tokens_dr_rows' expressions.
-        const float x = rv.x * IO::bits_to_f(static_cast<unsigned short>(pv[hq][j][sl] & 0xffffu)) +
-                        rv.y * IO::bits_to_f(static_cast<unsigned short>(pv[hq][j][sl] >> 16));
-        if (r < len) {
-          const float bb = bet[r];
-          const float d0 = bb * rv.x, d1 = bb * rv.y;
-          if (direct) {
-            T* dvd = static_cast<T*>(bp.dv) + (static_cast<size_t>(t0 + r) * p.hv + vh) * V + c2;
-            *reinterpret_cast<u32*>(dvd) = Io<T>::pack(d0, d1);
-          } else {
-            float* dvo = bp.ws_dv + (static_cast<size_t>(t0 + r) * HO + h) * V + c2;
-            *reinterpret_cast<float2*>(dvo) = make_float2(d0, d1);
-          }
-        }
-        px[i] = j == 0 ? x : px[i] + x;
-      }
-      if (q == NQ - 1) {
-        const float sum = tw_dbeta_reduce_scatter_l1(px, lane);
-        // Slot u = 4 (lane >> 4) + 2 (lane >> 3 & 1) + (lane >> 2 & 1): half (u >> 1) & 1, row
-        // prb's m + 32 (warp & 1) + 16 (u >> 2) + 8 (u & 1).
-        if ((lane & 3) == 0)
-          dbvp[((lane >> 3) & 1) * CHUNK + (warp >> 1) + 32 * (warp & 1) + 16 * (lane >> 4) + 8 * ((lane >> 2) & 1)] = sum;
-      }
-    }
-    // dd_io's rows of quarter q (u = 4q .. 4q + 3: rows tid / 64 + 8u), in tc16's order.
-#pragma unroll
-    for (int uu = 0; uu < DQ; ++uu) {
-      const int u = DQ * q + uu;
-      const int r = tid / (K / 2) + u * (2 * TOK_THREADS / K);
-      const int c2 = 2 * (tid % (K / 2));
-      const size_t o = (r / 32) * L::quarter + tw_sq_off(r % 32, c2);
-      const u32 sv = ld32(reinterpret_cast<const T*>(smem + Q::s_off + o)), dsv = ld32(reinterpret_cast<const T*>(smem + Q::ds_off + o));
-      dd += IO::bits_to_f(static_cast<unsigned short>(sv & 0xffffu)) * IO::bits_to_f(static_cast<unsigned short>(dsv & 0xffffu)) +
-            IO::bits_to_f(static_cast<unsigned short>(sv >> 16)) * IO::bits_to_f(static_cast<unsigned short>(dsv >> 16));
-    }
-  };
-  if constexpr (PASSQ) {
-    if (wg <= 2) {
-      // As below, each quarter's passes right after its wgmmas.
-#pragma unroll
-      for (int q = 0; q < NQ; ++q) {
-        dnnp::mbar_wait(&full_a[q], 0);
-        if (wg != 1) dnnp::mbar_wait(&full_b[q], 0);
-        dnnp::fence_proxy_async_shared();
-        dnnp::wgmma_fence();
-        const uint32_t s = slot(q);
-        const uint32_t at = s + (wg == 0 ? Q::u_off : wg == 1 ? Q::do_off : Q::dr_off);
-        const uint32_t bt = s + (wg == 0 ? Q::ds_off : Q::s_off);
-#pragma unroll
-        for (int kk = 0; kk < 2; ++kk) {
-          const uint64_t a = desc_a(at, kk);
-          W::n64_b_mn(acc, a, desc_bmn(bt, 0, kk));
-          W::n64_b_mn(acc + 32, a, desc_bmn(bt, 1, kk));
-        }
-        dnnp::wgmma_commit();
-        if (wg == 1) dnnp::mbar_wait(&full_b[q], 0);
-        pass_q(q);
-      }
-    } else {
-      // dA (acc[0, 32)) and P_L (acc[32, 64)) per quarter: each accumulator in value order.
-#pragma unroll
-      for (int q = 0; q < NQ; ++q) {
-        dnnp::mbar_wait(&full_a[q], 0);
-        dnnp::fence_proxy_async_shared();
-        dnnp::wgmma_fence();
-        const uint32_t s = slot(q);
-#pragma unroll
-        for (int kk = 0; kk < 2; ++kk) W::n64_b_k(acc, desc_a(s + Q::do_off, kk), desc_a(s + Q::u_off, kk));
-        dnnp::mbar_wait(&full_b[q], 0);
-        dnnp::fence_proxy_async_shared();
-        dnnp::wgmma_fence();  // (ptxas injects it here otherwise: C7519)
-#pragma unroll
-        for (int kk = 0; kk < 2; ++kk) W::n64_b_k(acc + 32, desc_a(s + Q::dr_off, kk), desc_a(s + Q::u_off, kk));
-        dnnp::wgmma_commit();
-        pass_q(q);
-      }
-    }
-    dnnp::wgmma_wait<0>();
-  } else if (wg <= 2) {
+  if (wg <= 2) {
     // 0: dKᴿ = U dS';  1: dQ⁺ = dO S;  2: P_E = dR S.
     for (int q = 0; q < NQ; ++q) {
       dnnp::mbar_wait(&full_a[q], 0);                  // S, U, dO

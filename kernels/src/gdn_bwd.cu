@@ -76,10 +76,6 @@
 //                                             flag waited before the tile's first barrier (thread 64) and
 //                                             each quarter's dS' / dR copies issued with its S, U, dO; the
 //                                             same arithmetic as tw1; DNNPLAN_GDN_BWD_TOKENS=tw3)
-//   gdn_bwd_tokens_tw6_{bf16,f16}_k128       <<<as tokens_tw1>>> (session 33, pq33: REV 35, tw3 with the dR pass
-//                                             and dD's partial run per value quarter as each lands
-//                                             (tw1_products' PASSQ); the same values as tw3;
-//                                             DNNPLAN_GDN_BWD_TOKENS=tw6)
 //   gdn_bwd_dscan_ov2gx_{bf16,f16}_k128       <<<(1, HO, N), 256, DscanGxSmem<128, 8, 2>::bytes_r2>>>
 //     (session 25, dsx25: dscan_ov5dr's outputs with every product on the warpgroup MMA, B tiles in
 //     the 128-byte swizzle, no publisher warp (ov2's thread-0 publish), gdn_bwd_dscan_gx.cuh; not
@@ -231,10 +227,6 @@ extern "C" __global__ void __launch_bounds__(gdn::PARAM_THREADS) gdn_bwd_params(
   extern "C" __global__ void __launch_bounds__(gdn::TOK_THREADS)                                   \
       gdn_bwd_tokens_tw3_##TAG##_k128(gdn::BwdChainParams p) {                                     \
     gdn::bwd_tokens_ov_body<T, 128, 128, 32>(p);                                                   \
-  }                                                                                                \
-  extern "C" __global__ void __launch_bounds__(gdn::TOK_THREADS)                                   \
-      gdn_bwd_tokens_tw6_##TAG##_k128(gdn::BwdChainParams p) {                                     \
-    gdn::bwd_tokens_ov_body<T, 128, 128, 35>(p);                                                   \
   }
 
 #define GDN_BWD_CHAIN_ENTRIES(KD)                                                                   \

@@ -844,11 +844,11 @@ pub const MODELS: [Model; 36] = [
         tokens,
     ),
     family("tokens", &["tokens_tc13_ov"], tokens_dr_io),
-    // tw1 (session 30), tw3 (session 32), tw6 (session 33): tc16's tile, inputs and products
-    // (value products on wgmma).
+    // tw1 (session 30), tw3 (session 32): tc16's tile, inputs and products (value products on
+    // wgmma).
     family(
         "tokens",
-        &["tokens_tc16_ov", "tokens_tw1", "tokens_tw3", "tokens_tw6"],
+        &["tokens_tc16_ov", "tokens_tw1", "tokens_tw3"],
         tokens_u,
     ),
     family("fold", &["fold"], fold),

@@ -50,7 +50,7 @@
 //! `dscan_ov2gx` producer only, [`BwdPrepForm::scalar_form`]; `slim`, session 28: with `tc16`'s
 //! storing replay rebuilding `U` from the raw `k`, `v`, `T` and the scalars and the prep writing no
 //! `W`, `Ũᵀ`, [`BwdPrepForm::Slim`]; `slimp`, session 29: also the piece chain's passes on that form,
-//! [`BwdPrepForm::SlimPieces`], [`PIECE_SLIM_SWAPS`]): `DNNPLAN_GDN_BWD_TOKENS=tc11|tc12|tc13|tc16|tw1|tw3|tw6` (the token stage,
+//! [`BwdPrepForm::SlimPieces`], [`PIECE_SLIM_SWAPS`]): `DNNPLAN_GDN_BWD_TOKENS=tc11|tc12|tc13|tc16|tw1|tw3` (the token stage,
 //! [`TOKEN_STAGES`], instead of [`BWD_TOKENS_RULE`]'s: `tw3` (session 32) unless the graph asks for
 //! `batch_invariant` or `DNNPLAN_GDN_BWD_DSCAN` is set, else `tc12`; `tc13`, session 21, the
 //! default from session 22 to 26: `dR` in the io dtype between the overlapped reverse scan
@@ -62,7 +62,7 @@
 //! bitwise `tc13`, which its row runs wherever that pair does not; `tw1`, session 30, the
 //! default in sessions 30 and 31: `tc16`'s tile with its value products on wgmma, bitwise `tc16`;
 //! `tw3`, session 32, the default since then: `tw1` with its copies issued in another order,
-//! bitwise `tw1`; `tw6`, session 33: `tw3` with the `dR` pass and `dD` per value quarter),
+//! bitwise `tw1`),
 //! `DNNPLAN_GDN_BWD_DSCAN=v1|w8` (the 4-warp reverse scans
 //! `gdn_bwd_dscan_io_*`, `gdn_bwd_dsum_*`, `gdn_bwd_dscanp_*` or the 8-warp ones
 //! `gdn_bwd_dscan_w8_*`, `gdn_bwd_dsum_w8_*`, `gdn_bwd_dscanp_w8_*` on every launch instead of
@@ -479,18 +479,11 @@ pub enum BwdKernel {
     /// own shared-memory region), the same values; [`bwd_slim_prep16c`] picks it (the `prep16c`
     /// row of [`FORM_RULES`]); at K other than 128 it names the full prep.
     PrepSl16c,
-    /// Overlap (session 33, helper pq33): token stage `tw6`, [`BwdKernel::TokensTw3Ov`] with
-    /// the `dR` pass (`dv = β dR`, `Σ_v dR·v`) and `dD`'s partial run per value quarter as each
-    /// quarter lands instead of after all four (`gdn_bwd_tokens_tw6_*`, REV 35, `PASSQ` in
-    /// `kernels/include/gdn_bwd_tw.cuh`): the same elementwise expressions and `tc16`'s
-    /// reduction trees, so the same values as `tw3`. The same layout and shared memory
-    /// ([`tokens_tw1_tile_smem_bytes`]). K = V = 128; at other K it names `tokens_tc13_ov`.
-    TokensTw6Ov,
 }
 
 impl BwdKernel {
     /// Every kernel, in index order.
-    pub const ALL: [BwdKernel; 68] = [
+    pub const ALL: [BwdKernel; 67] = [
         BwdKernel::ChunkOffsets,
         BwdKernel::Prep,
         BwdKernel::Fscan,
@@ -558,7 +551,6 @@ impl BwdKernel {
         BwdKernel::TokensTw1Ov,
         BwdKernel::TokensTw3Ov,
         BwdKernel::PrepSl16c,
-        BwdKernel::TokensTw6Ov,
     ];
 
     /// The kernel's symbol in the module (`tag` = `bf16` / `f16`, `k` = K = V; `prep`: the
@@ -620,8 +612,6 @@ impl BwdKernel {
             BwdKernel::TokensTw1Ov => "tokens_tw1",
             BwdKernel::TokensTw3Ov if k != 128 => "tokens_tc13_ov",
             BwdKernel::TokensTw3Ov => "tokens_tw3",
-            BwdKernel::TokensTw6Ov if k != 128 => "tokens_tc13_ov",
-            BwdKernel::TokensTw6Ov => "tokens_tw6",
             BwdKernel::FscanGx => "fscan_gx",
             BwdKernel::FscanGx3 => "fscan_gx3",
             BwdKernel::FscanGx4 => "fscan_gx4",
@@ -725,7 +715,6 @@ impl BwdKernel {
                 | BwdKernel::TokensTc16Ov
                 | BwdKernel::TokensTw1Ov
                 | BwdKernel::TokensTw3Ov
-                | BwdKernel::TokensTw6Ov
         )
     }
 }
@@ -1230,7 +1219,7 @@ pub struct TokenStageRow {
 /// phase's bank conflicts removed, faster at all four benchmark shapes (whole backward, tc11 →
 /// tc12, means of four runs in ABBA / BAAB order, session 10 tok12): (4, 8192, 16) 2.154 →
 /// 2.136 ms, (1, 32768, 16) 3.034 → 3.013, (16, 2048, 32) 4.405 → 4.339, ragged mix 2.102 →
-/// 2.087. `DNNPLAN_GDN_BWD_TOKENS=tc11|tc12|tc13|tc16|tw1|tw3|tw6` selects a stage whatever the rule says.
+/// 2.087. `DNNPLAN_GDN_BWD_TOKENS=tc11|tc12|tc13|tc16|tw1|tw3` selects a stage whatever the rule says.
 pub const BWD_TOKENS_RULE: [TokenStageRow; 3] = [
     TokenStageRow {
         batch_invariant: Some(true),
@@ -1313,11 +1302,7 @@ pub struct TokenStage {
 /// [`BwdKernel::TokensTw3Ov`] as the consumer (the flag before the tile's first barrier, each
 /// quarter's `dS'` / `dR` copies with its `S`, `U`, `dO`; the same values, bitwise `tw1` on the
 /// H200); the same pairing, threads and shared memory as `tw1`.
-///
-/// `tw6` (session 33, helper pq33): `tw3`'s row with [`BwdKernel::TokensTw6Ov`] as the consumer
-/// (the `dR` pass and `dD`'s partial per value quarter as each lands; the same values as `tw3`);
-/// the same pairing, threads and shared memory.
-pub const TOKEN_STAGES: [TokenStage; 7] = {
+pub const TOKEN_STAGES: [TokenStage; 6] = {
     use BwdKernel::*;
     [
         TokenStage {
@@ -1374,16 +1359,6 @@ pub const TOKEN_STAGES: [TokenStage; 7] = {
             name: "tw3",
             kernel: TokensTc12,
             overlapped: TokensTw3Ov,
-            smem: tokens_tw1_tile_smem_bytes,
-            threads: TOK_THREADS,
-            bitwise: false,
-            ov_scans: Some((DscanOv5Dr, DscanpOv5Dr)),
-            loads_u: true,
-        },
-        TokenStage {
-            name: "tw6",
-            kernel: TokensTc12,
-            overlapped: TokensTw6Ov,
             smem: tokens_tw1_tile_smem_bytes,
             threads: TOK_THREADS,
             bitwise: false,
@@ -2960,8 +2935,7 @@ mod tests {
                 &BwdKernel::TokensTc13Ov,
                 &BwdKernel::TokensTc16Ov,
                 &BwdKernel::TokensTw1Ov,
-                &BwdKernel::TokensTw3Ov,
-                &BwdKernel::TokensTw6Ov
+                &BwdKernel::TokensTw3Ov
             ]
         );
         assert!(!BwdKernel::TokensTc11.programmatic());
@@ -3021,13 +2995,6 @@ mod tests {
                 false,
                 BwdKernel::TokensTc12,
                 BwdKernel::TokensTw3Ov,
-                true,
-            ),
-            (
-                "tw6",
-                false,
-                BwdKernel::TokensTc12,
-                BwdKernel::TokensTw6Ov,
                 true,
             ),
             (
@@ -3164,7 +3131,6 @@ mod tests {
                         | BwdKernel::TokensTc16Ov
                         | BwdKernel::TokensTw1Ov
                         | BwdKernel::TokensTw3Ov
-                        | BwdKernel::TokensTw6Ov
                 )
             );
             assert_eq!(s.bitwise, s.ov_scans.is_none(), "{}", s.name);
@@ -3317,18 +3283,6 @@ mod tests {
     }
 
     #[test]
-    fn tw6_runs_where_tw3_runs_with_its_own_entry() {
-        // Session 33 (pq33): DNNPLAN_GDN_BWD_TOKENS=tw6 picks the tw6 row, which pairs exactly as
-        // tw3 (tw3 with the dR pass and dD per value quarter), not by rule.
-        assert_token_stage_pairs_as("tw6", BwdKernel::TokensTw6Ov, "tw3");
-        for invariant in [false, true] {
-            for forced in [false, true] {
-                assert_ne!(TokenStage::by_rule(invariant, forced).name, "tw6");
-            }
-        }
-    }
-
-    #[test]
     fn tc16_pairs_only_with_the_storing_replay() {
         // Session 27: tc16 loads the U tiles of the storing replay, so it runs only where the
         // overlap runs (U in ws_dr's second half beside the io dR), uncut (P = 1), with the gx
@@ -3418,17 +3372,14 @@ mod tests {
         let got = tc16_pair_at(&fbi, bi.name, rule, None, true);
         assert_eq!((got.0, got.1.as_str()), ("tc12", gx4));
         assert!(!TokenStage::by_rule(false, true).loads_u);
-        // Only tc16, tw1 (session 30), tw3 (session 32) and tw6 (session 33) load U; their
-        // fallback is a stage of the table with the same producers.
+        // Only tc16, tw1 (session 30) and tw3 (session 32) load U; their fallback is a stage of
+        // the table with the same producers.
         for s in &TOKEN_STAGES {
             assert_eq!(
                 s.loads_u,
                 matches!(
                     s.overlapped,
-                    BwdKernel::TokensTc16Ov
-                        | BwdKernel::TokensTw1Ov
-                        | BwdKernel::TokensTw3Ov
-                        | BwdKernel::TokensTw6Ov
+                    BwdKernel::TokensTc16Ov | BwdKernel::TokensTw1Ov | BwdKernel::TokensTw3Ov
                 ),
                 "{}",
                 s.name
