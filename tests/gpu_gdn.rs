@@ -1252,17 +1252,10 @@ fn timing_at_benchmark_shapes() {
         // reverse scan, "tc16%1" the one-block one; none: unset); before that a final "^v"
         // DNNPLAN_GDN_BWD_SLIMPREP (session 29: "tc16^v16" the slim prep on the forward slim
         // prep's tile, "tc16^v15" prep15sl, session 32: "tc16^v16c" prep16sl's trimmed tile
-        // prep16slc; none: unset). Before all of them a final "~s" DNNPLAN_GDN_BWD_SIDE_CHAINS
-        // (session 33: "tw3/~1" the piece chain's chains beside its passes, "tw3/~0" not;
-        // none: unset).
+        // prep16slc; none: unset).
         let mut bwd = 0.0;
         for full in variants.iter().map(String::as_str) {
-            let (unside, side) = full.split_once('~').unwrap_or((full, ""));
-            set_env(
-                "DNNPLAN_GDN_BWD_SIDE_CHAINS",
-                (!side.is_empty()).then_some(side),
-            );
-            let (unprep, slimprep) = unside.split_once('^').unwrap_or((unside, ""));
+            let (unprep, slimprep) = full.split_once('^').unwrap_or((full, ""));
             set_env(
                 "DNNPLAN_GDN_BWD_SLIMPREP",
                 (!slimprep.is_empty()).then_some(slimprep),
@@ -1298,7 +1291,6 @@ fn timing_at_benchmark_shapes() {
         set_env("DNNPLAN_GDN_BWD_PREP", None);
         set_env("DNNPLAN_GDN_BWD_DSCAN_SPLIT", None);
         set_env("DNNPLAN_GDN_BWD_SLIMPREP", None);
-        set_env("DNNPLAN_GDN_BWD_SIDE_CHAINS", None);
         // The prep kernel (`DNNPLAN_GDN_FWD_PREP`, read at build; unset = the default).
         let prep = std::env::var("DNNPLAN_GDN_FWD_PREP").unwrap_or_else(|_| "default".to_owned());
         println!(

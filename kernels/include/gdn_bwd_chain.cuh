@@ -58,20 +58,6 @@ struct BwdChainParams {
 };
 static_assert(sizeof(BwdChainParams) == 448, "BwdChainParams layout changed: update src/engines/gdn/params.rs");
 
-// Session 33 (helper bc33): the chains beside the passes (gdn_bwd_pchain3s / dchain3s, launched
-// programmatic after a pass that triggers right after its entry wait). Minimum blocks per SM of
-// their launch bounds: 5 × 256 threads caps them at 51 registers, so that one block fits beside
-// dsum_sc (183 registers × 256 threads: 18,432 left) and beside two fscan_gxsl blocks (208 × 128
-// each: 12,288 left).
-constexpr int SIDE_CHAIN_MIN_BLOCKS = 5;
-
-// The exit of a chain beside a pass: block (0, 0, 0) waits for the pass (griddepcontrol.wait), so
-// that the chain's completion implies the pass's (the grid completes when its last block exits);
-// the other blocks exit at once and free their slots. Call it last, from every thread.
-__device__ __forceinline__ void side_chain_exit() {
-  if (blockIdx.x == 0 && blockIdx.y == 0 && blockIdx.z == 0) dnnp_wait_prerequisites();
-}
-
 // The forward's piece-chain parameters over the backward's inputs and factors.
 __device__ __forceinline__ FwdFastParams chain_fwd_view(const BwdChainParams& cp) {
   FwdFastParams fp;

@@ -45,19 +45,6 @@
 //   gdn_bwd_dchain2_k{64,128}            <<<(V / 32, HO, N), 256>>>  (fwd_chain2_body; v2)
 //   gdn_bwd_dchain3_k{64,128}            <<<(V / 16, HO, N), 256>>>  (fwd_chain2_body on 16 rows; v3)
 //   gdn_bwd_dscanp_{bf16,f16}_k{64,128}  <<<(V / 64, HO, N·P), 128, DscanMmaSmem::bytes>>>
-// Session 33 (helper bc33), the chains beside the passes (DNNPLAN_GDN_BWD_SIDE_CHAINS): pchain3 /
-// dchain3 without the entry wait, launched programmatic after a pass that lets them start right
-// after its own entry wait (dsum_sc before pchain3s, fscan_gxsl before dchain3s, FLAG_PDL_TRIGGER in
-// that launch's block); they read only what completed before that pass's wait (psum's H, M, Mᵀ,
-// dsum's G), and every block waits for that pass before it exits. The plan gives the reverse
-// chain's launches (dsum_sc, dchain3s, dscanp) a block whose ws_h / ws_seed are two regions of
-// their own, so that G and the dX seeds never share memory with H and the forward seeds:
-//   gdn_bwd_pchain3s_k{64,128}           <<<(V / 16, HO, N), 256>>>  (pchain3's body, then the wait)
-//   gdn_bwd_dchain3s_k{64,128}           <<<(V / 16, HO, N), 256>>>  (dchain3's body, then the wait)
-// Second form (after call 1: the chains as first built, 75 / 57 registers, fit beside neither
-// dsum_sc (183 registers × 256 threads) nor two fscan_gxsl blocks (208 × 128 each), and each block
-// waiting at its exit held its slot): SIDE_CHAIN_MIN_BLOCKS per SM (≤ 51 registers, so one block
-// fits beside either pass), and only block (0, 0, 0) waits before it exits (side_chain_exit).
 // and the 8-warp reverse scans (dscan_w8_chunks, bitwise the 4-warp ones' outputs; from 3/4 of a
 // wave of blocks, DNNPLAN_GDN_BWD_DSCAN=v1 / w8 forces either):
 //   gdn_bwd_dscan_w8_{bf16,f16}_k{64,128}  <<<(V / 64, HO, N), 256, DscanW8Smem::bytes>>>
@@ -260,16 +247,6 @@ extern "C" __global__ void __launch_bounds__(gdn::PARAM_THREADS) gdn_bwd_params(
   }                                                                                                \
   extern "C" __global__ void __launch_bounds__(gdn::CHAIN_THREADS) gdn_bwd_dchain3_k##KD(gdn::BwdChainParams p) { dnnp_pdl_enter(p.b.f.flags & gdn::FLAG_PDL_TRIGGER); \
     gdn::fwd_chain2_body<KD, gdn::CHAIN3_ROWS>(gdn::chain_rev_view(p));                            \
-  }                                                                                                \
-  extern "C" __global__ void __launch_bounds__(gdn::CHAIN_THREADS, gdn::SIDE_CHAIN_MIN_BLOCKS)      \
-      gdn_bwd_pchain3s_k##KD(gdn::BwdChainParams p) {                                               \
-    gdn::fwd_chain2_body<KD, gdn::CHAIN3_ROWS>(gdn::chain_fwd_view(p));                            \
-    gdn::side_chain_exit();                                                                        \
-  }                                                                                                \
-  extern "C" __global__ void __launch_bounds__(gdn::CHAIN_THREADS, gdn::SIDE_CHAIN_MIN_BLOCKS)      \
-      gdn_bwd_dchain3s_k##KD(gdn::BwdChainParams p) {                                               \
-    gdn::fwd_chain2_body<KD, gdn::CHAIN3_ROWS>(gdn::chain_rev_view(p));                            \
-    gdn::side_chain_exit();                                                                        \
   }
 
 GDN_BWD_CHAIN_ENTRIES(128)

@@ -787,7 +787,7 @@ pub const MODELS: [Model; 36] = [
         "chain",
         &[
             "chain", "chain2", "chain3", "pchain", "pchain2", "pchain3", "dchain", "dchain2",
-            "dchain3", "pchain3s", "dchain3s",
+            "dchain3",
         ],
         chain,
     ),

@@ -193,10 +193,10 @@ use super::params::{
     BwdChainParams, BwdCkptParams, BwdParams, BwdPieceLayout, BwdWorkspaceLayout, CHAIN_THREADS,
     CHUNK, CkptLayout, DSCAN_MMA_WARPS, DSCAN_W8_WARPS, DSUM1_MIN_BLOCKS, FSCAN_GX_STAGES,
     FSCANP1_MIN_BLOCKS, OFFSETS_THREADS, OverlapLayout, PARAM_THREADS, PSUM1_MIN_BLOCKS,
-    SCAN_WARPS, SUM_STAGES, SideChainLayout, TOK_THREADS, dscan_mma_smem_bytes,
-    dscan_ov_smem_bytes, dscan_ov2_smem_bytes, dscan_ov2gx_smem_bytes, dscan_ov2gxsc_smem_bytes,
-    dscan_w8_smem_bytes, flags, fscan_gx_smem_bytes, fscan_gxsc_smem_bytes, fscan_gxsl_smem_bytes,
-    max_chunks, scan_smem_bytes, scanx_smem_bytes, tokens_tc11_smem_bytes, tokens_tc12_smem_bytes,
+    SCAN_WARPS, SUM_STAGES, TOK_THREADS, dscan_mma_smem_bytes, dscan_ov_smem_bytes,
+    dscan_ov2_smem_bytes, dscan_ov2gx_smem_bytes, dscan_ov2gxsc_smem_bytes, dscan_w8_smem_bytes,
+    flags, fscan_gx_smem_bytes, fscan_gxsc_smem_bytes, fscan_gxsl_smem_bytes, max_chunks,
+    scan_smem_bytes, scanx_smem_bytes, tokens_tc11_smem_bytes, tokens_tc12_smem_bytes,
     tokens_tw1_tile_smem_bytes,
 };
 use super::pdl::{GdnPlan, Launch, PdlMode};
@@ -479,21 +479,11 @@ pub enum BwdKernel {
     /// own shared-memory region), the same values; [`bwd_slim_prep16c`] picks it (the `prep16c`
     /// row of [`FORM_RULES`]); at K other than 128 it names the full prep.
     PrepSl16c,
-    /// Session 33 (helper bc33): [`BwdKernel::Pchain3`] beside the reverse summaries
-    /// (`gdn_bwd_pchain3s_k*`, [`SIDE_CHAINS`]): no entry wait, launched programmatic after
-    /// [`BwdKernel::DsumSc`], which lets it start right after its own entry wait; block
-    /// (0, 0, 0) waits for that pass before it exits (so the grid's completion implies the
-    /// pass's); at most 51 registers (`SIDE_CHAIN_MIN_BLOCKS`), so one block fits beside the
-    /// pass's on every SM. The same body, so the same seeds.
-    Pchain3S,
-    /// Session 33 (helper bc33): [`BwdKernel::Dchain3`] beside the seeded replay
-    /// (`gdn_bwd_dchain3s_k*`, [`SIDE_CHAINS`]), likewise after [`BwdKernel::FscanGxSl`].
-    Dchain3S,
 }
 
 impl BwdKernel {
     /// Every kernel, in index order.
-    pub const ALL: [BwdKernel; 69] = [
+    pub const ALL: [BwdKernel; 67] = [
         BwdKernel::ChunkOffsets,
         BwdKernel::Prep,
         BwdKernel::Fscan,
@@ -561,8 +551,6 @@ impl BwdKernel {
         BwdKernel::TokensTw1Ov,
         BwdKernel::TokensTw3Ov,
         BwdKernel::PrepSl16c,
-        BwdKernel::Pchain3S,
-        BwdKernel::Dchain3S,
     ];
 
     /// The kernel's symbol in the module (`tag` = `bf16` / `f16`, `k` = K = V; `prep`: the
@@ -651,8 +639,6 @@ impl BwdKernel {
             BwdKernel::Dchain2 => return format!("gdn_bwd_dchain2_k{k}"),
             BwdKernel::Pchain3 => return format!("gdn_bwd_pchain3_k{k}"),
             BwdKernel::Dchain3 => return format!("gdn_bwd_dchain3_k{k}"),
-            BwdKernel::Pchain3S => return format!("gdn_bwd_pchain3s_k{k}"),
-            BwdKernel::Dchain3S => return format!("gdn_bwd_dchain3s_k{k}"),
             BwdKernel::Prep => return prep.kernel_name("bwd", tag, k),
             BwdKernel::Fscan => "fscan",
             BwdKernel::Fold => "fold",
@@ -718,25 +704,18 @@ impl BwdKernel {
         }
     }
 
-    /// Whether the kernel is launched with programmatic dependent launch in every PDL mode (the
-    /// consumer of a producer / consumer pair, `kernels/include/gdn_bwd_overlap.cuh`, or a chain
-    /// beside a pass, [`SIDE_CHAINS`]); these entries do not wait at their entry.
+    /// Whether the kernel is launched with programmatic dependent launch (the consumer of a
+    /// producer / consumer pair, `kernels/include/gdn_bwd_overlap.cuh`).
     pub fn programmatic(self) -> bool {
-        self.side_chain()
-            || matches!(
-                self,
-                BwdKernel::TokensTc11Ov
-                    | BwdKernel::TokensTc12Ov
-                    | BwdKernel::TokensTc13Ov
-                    | BwdKernel::TokensTc16Ov
-                    | BwdKernel::TokensTw1Ov
-                    | BwdKernel::TokensTw3Ov
-            )
-    }
-
-    /// Whether the kernel is a chain run beside a pass ([`SIDE_CHAINS`]).
-    pub fn side_chain(self) -> bool {
-        matches!(self, BwdKernel::Pchain3S | BwdKernel::Dchain3S)
+        matches!(
+            self,
+            BwdKernel::TokensTc11Ov
+                | BwdKernel::TokensTc12Ov
+                | BwdKernel::TokensTc13Ov
+                | BwdKernel::TokensTc16Ov
+                | BwdKernel::TokensTw1Ov
+                | BwdKernel::TokensTw3Ov
+        )
     }
 }
 
@@ -999,140 +978,6 @@ pub fn bwd_slim_prep16c_from_switch(value: Option<&str>) -> bool {
         Some("v16c") => true,
         Some("v16" | "v15") => false,
         _ => BWD_SLIM_PREP16C_BY_RULE,
-    }
-}
-
-/// Which parameter block a launch takes ([`SIDE_CHAINS`]; every launch of a plan without it
-/// takes [`ParamBlock::Base`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ParamBlock {
-    /// The plan's block.
-    Base,
-    /// The block with `FLAG_PDL_TRIGGER` set: the pass lets the next grid (a chain beside it)
-    /// start right after its own entry wait.
-    Lead,
-    /// The block whose `ws_h` / `ws_seed` are the reverse chain's own regions
-    /// ([`SideChainLayout`]): `G_j` and the `dX` seeds.
-    Rev,
-    /// [`ParamBlock::Rev`] with the trigger of [`ParamBlock::Lead`].
-    RevLead,
-}
-
-/// The piece chain's chains beside its passes (session 33, helper bc33): the five launches
-/// `from`, in order, run as `to` (each: the index in `from` whose grid, threads and shared memory
-/// it keeps, the kernel, its block), and the launch right after them must be one of
-/// `rev_readers` (the seeded reverse pass, which reads the `dX` seeds: [`ParamBlock::Rev`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct SideChainRow {
-    /// The piece chain's launches as the plan builds them.
-    pub from: [BwdKernel; 5],
-    /// What runs instead, in order.
-    pub to: [(usize, BwdKernel, ParamBlock); 5],
-    /// The seeded reverse passes that may follow (they read the `dX` seeds).
-    pub rev_readers: &'static [BwdKernel],
-}
-
-/// The slim piece chain ([`BwdPrepForm::SlimPieces`]) with its two fp32 chains beside the
-/// passes: the reverse summaries `dsum_sc` need neither chain, so they run first, and the
-/// forward chain (`pchain3s`, 128 blocks of 256 threads) runs beside them; the reverse chain
-/// (`dchain3s`) runs beside the seeded replay `fscan_gxsl`. Each chain reads only what
-/// completed before its pass's entry wait (psum's `H_j`, `M_j`, `Mᵀ_j`; dsum's `G_j`); the
-/// reverse chain's launches write and read `G_j` and the `dX` seeds in regions of their own, so
-/// no launch beside another writes what that one reads. Every kernel computes what it computes
-/// in the stream order, so the gradients are bitwise the same.
-pub const SIDE_CHAINS: SideChainRow = SideChainRow {
-    from: [
-        BwdKernel::PsumSl,
-        BwdKernel::Pchain3,
-        BwdKernel::FscanGxSl,
-        BwdKernel::DsumSc,
-        BwdKernel::Dchain3,
-    ],
-    to: [
-        (0, BwdKernel::PsumSl, ParamBlock::Base),
-        (3, BwdKernel::DsumSc, ParamBlock::RevLead),
-        (1, BwdKernel::Pchain3S, ParamBlock::Base),
-        (2, BwdKernel::FscanGxSl, ParamBlock::Lead),
-        (4, BwdKernel::Dchain3S, ParamBlock::Rev),
-    ],
-    rev_readers: &[BwdKernel::DscanpOv2GxSc],
-};
-
-impl SideChainRow {
-    /// `steps` with the row applied and each step's block, or `None` where `steps` do not hold
-    /// `from` followed by one of `rev_readers`.
-    pub fn apply(&self, steps: &[Step]) -> Option<(Vec<Step>, Vec<ParamBlock>)> {
-        let at = steps
-            .windows(self.from.len())
-            .position(|w| w.iter().map(|s| s.0).eq(self.from))?;
-        let end = at + self.from.len();
-        if !steps
-            .get(end)
-            .is_some_and(|s| self.rev_readers.contains(&s.0))
-        {
-            return None;
-        }
-        let mut out = steps[..at].to_vec();
-        let mut blocks = vec![ParamBlock::Base; at];
-        for (i, kernel, block) in self.to {
-            let (_, grid, threads, smem) = steps[at + i];
-            out.push((kernel, grid, threads, smem));
-            blocks.push(block);
-        }
-        for s in &steps[end..] {
-            out.push(*s);
-            blocks.push(if self.rev_readers.contains(&s.0) {
-                ParamBlock::Rev
-            } else {
-                ParamBlock::Base
-            });
-        }
-        Some((out, blocks))
-    }
-}
-
-/// [`SIDE_CHAINS`] with only the forward chain beside a pass (`pchain3s` beside `dsum_sc`; the
-/// reverse chain `dchain3` after the replay, in stream order, on the reverse regions).
-pub const SIDE_CHAINS_FWD: SideChainRow = SideChainRow {
-    from: SIDE_CHAINS.from,
-    to: [
-        (0, BwdKernel::PsumSl, ParamBlock::Base),
-        (3, BwdKernel::DsumSc, ParamBlock::RevLead),
-        (1, BwdKernel::Pchain3S, ParamBlock::Base),
-        (2, BwdKernel::FscanGxSl, ParamBlock::Base),
-        (4, BwdKernel::Dchain3, ParamBlock::Rev),
-    ],
-    rev_readers: SIDE_CHAINS.rev_readers,
-};
-
-/// [`SIDE_CHAINS`] with only the reverse chain beside a pass (`dchain3s` beside `fscan_gxsl`;
-/// `dsum_sc` before the replay, after the forward chain, in stream order).
-pub const SIDE_CHAINS_REV: SideChainRow = SideChainRow {
-    from: SIDE_CHAINS.from,
-    to: [
-        (0, BwdKernel::PsumSl, ParamBlock::Base),
-        (1, BwdKernel::Pchain3, ParamBlock::Base),
-        (3, BwdKernel::DsumSc, ParamBlock::Rev),
-        (2, BwdKernel::FscanGxSl, ParamBlock::Lead),
-        (4, BwdKernel::Dchain3S, ParamBlock::Rev),
-    ],
-    rev_readers: SIDE_CHAINS.rev_readers,
-};
-
-/// Which row of the chains beside the passes the piece chain runs by rule (`None`: the stream
-/// order).
-pub const SIDE_CHAINS_BY_RULE: Option<&SideChainRow> = None;
-
-/// The row of the chains beside the passes the plan applies where it matches:
-/// [`SIDE_CHAINS_BY_RULE`], or `DNNPLAN_GDN_BWD_SIDE_CHAINS=1` ([`SIDE_CHAINS`]), `=p`
-/// ([`SIDE_CHAINS_FWD`]), `=d` ([`SIDE_CHAINS_REV`]), `=0` (none), read at plan build.
-pub fn bwd_side_chains() -> Option<&'static SideChainRow> {
-    match std::env::var("DNNPLAN_GDN_BWD_SIDE_CHAINS").as_deref() {
-        Ok("1") => Some(&SIDE_CHAINS),
-        Ok("p") => Some(&SIDE_CHAINS_FWD),
-        Ok("d") => Some(&SIDE_CHAINS_REV),
-        Ok("0") => None,
-        _ => SIDE_CHAINS_BY_RULE,
     }
 }
 
@@ -2312,13 +2157,8 @@ pub struct GdnBwdPlan<F = Function> {
     overlap: OverlapLayout,
     /// The seeding checkpoints' rows table ([`CheckpointUse::Seed`]; empty otherwise).
     ckpt: CkptLayout,
-    /// The reverse chain's own regions ([`SIDE_CHAINS`]; empty otherwise).
-    side: SideChainLayout,
     schedule: BwdSchedule,
     steps: Vec<Step>,
-    /// Each launch's parameter block, in launch order ([`SIDE_CHAINS`]; all
-    /// [`ParamBlock::Base`] otherwise).
-    launch_blocks: Vec<ParamBlock>,
     kernels: Vec<F>,
     /// The launch chain (`DNNPLAN_GDN_PDL`, read at build).
     pdl: PdlMode,
@@ -2338,19 +2178,6 @@ impl<F> GdnBwdPlan<F> {
         kernels: Vec<F>,
         sms: u64,
         form: BwdPrepForm,
-    ) -> Result<GdnBwdPlan<F>> {
-        Self::with_form_side(f, kernels, sms, form, bwd_side_chains())
-    }
-
-    /// [`GdnBwdPlan::with_form`] with the row `side` of the chains beside the passes applied
-    /// where it matches (instead of [`bwd_side_chains`]'s; the plan tests build each without the
-    /// switch).
-    pub fn with_form_side(
-        f: &GdnFacts,
-        kernels: Vec<F>,
-        sms: u64,
-        form: BwdPrepForm,
-        side: Option<&SideChainRow>,
     ) -> Result<GdnBwdPlan<F>> {
         if kernels.len() != BwdKernel::ALL.len() {
             return Err(Error::Internal(format!(
@@ -2636,27 +2463,12 @@ impl<F> GdnBwdPlan<F> {
         let rules = select(&stages.kernels(), &ctx);
         // 3. The step list, built once: each stage as the chosen rows launch it.
         let mut steps = stages.steps(|step| rules.relaunch(step, &ctx));
-        // 4. The chains beside the passes (SIDE_CHAINS), where the switch and the steps say so.
-        let mut blocks = vec![ParamBlock::Base; steps.len()];
-        let side = side.and_then(|row| row.apply(&steps));
-        let side_on = side.is_some();
-        if let Some((s, b)) = side {
-            (steps, blocks) = (s, b);
-        }
         if let Some(n) = std::env::var("DNNPLAN_GDN_BWD_STEPS")
             .ok()
             .and_then(|x| x.parse::<usize>().ok())
         {
             steps.truncate(n);
-            blocks.truncate(n);
         }
-        // Each launch's block (the steps with a grid, as `launches` makes them).
-        let launch_blocks: Vec<ParamBlock> = steps
-            .iter()
-            .zip(&blocks)
-            .filter(|(s, _)| s.1.0 > 0 && s.1.1 > 0 && s.1.2 > 0)
-            .map(|(_, b)| *b)
-            .collect();
         let reused = checkpoints == CheckpointUse::Reuse;
         let layout = BwdWorkspaceLayout::with_states(n, t, ho, k, v, !reused);
         // With checkpoints the forward chain's transitions M_j go unused.
@@ -2673,7 +2485,6 @@ impl<F> GdnBwdPlan<F> {
             0
         };
         let ckpt = CkptLayout::new(overlap_layout.total, n, seed_every, ckpt_f32);
-        let side_layout = SideChainLayout::new(ckpt.total, n, ho, k, v, pieces, side_on);
         Ok(GdnBwdPlan {
             template,
             uids,
@@ -2682,10 +2493,8 @@ impl<F> GdnBwdPlan<F> {
             pieces: piece_layout,
             overlap: overlap_layout,
             ckpt,
-            side: side_layout,
             schedule,
             steps,
-            launch_blocks,
             kernels,
             pdl,
         })
@@ -2725,31 +2534,7 @@ impl<F> GdnBwdPlan<F> {
 
     /// Whether the plan runs the reverse scan and the token stage at the same time.
     pub fn overlapped(&self) -> bool {
-        self.steps
-            .iter()
-            .any(|s| s.0.programmatic() && !s.0.side_chain())
-    }
-
-    /// The parameter block launch `index` takes when it is not `base` ([`ParamBlock`],
-    /// [`SIDE_CHAINS`]): the trigger set, the reverse chain's regions for a workspace at `ws`.
-    pub(super) fn block_params(
-        &self,
-        base: &BwdCkptParams,
-        ws: u64,
-        index: usize,
-    ) -> Option<BwdCkptParams> {
-        let block = *self.launch_blocks.get(index)?;
-        if block == ParamBlock::Base {
-            return None;
-        }
-        let mut p = *base;
-        if matches!(block, ParamBlock::Lead | ParamBlock::RevLead) {
-            p.cp.b.f.flags |= flags::PDL_TRIGGER;
-        }
-        if matches!(block, ParamBlock::Rev | ParamBlock::RevLead) {
-            self.side.bind_rev(ws, &mut p.cp);
-        }
-        Some(p)
+        self.steps.iter().any(|s| s.0.programmatic())
     }
 
     /// The launches execute makes, in order: (resolved kernel, grid, threads, dynamic shared
@@ -2809,15 +2594,6 @@ impl<F: std::fmt::Display> GdnBwdPlan<F> {
             "  layout={:?}\n  pieces={:?}\n  overlap={:?}\n  ckpt={:?}",
             self.layout, self.pieces, self.overlap, self.ckpt,
         );
-        // Session 33: the chains beside the passes (only where SIDE_CHAINS applies, so that
-        // every other plan's dump reads as before).
-        if self.side.on() {
-            let _ = writeln!(
-                out,
-                "  side={:?}\n  blocks={:?}",
-                self.side, self.launch_blocks
-            );
-        }
         out
     }
 }
@@ -2828,7 +2604,7 @@ unsafe impl GdnPlan for GdnBwdPlan {
     type Params = BwdCkptParams;
 
     fn workspace(&self) -> u64 {
-        self.side.total
+        self.ckpt.total
     }
 
     fn bind(&self, pack: &VariantPack, ws: u64) -> Result<Self::Params> {
@@ -2904,10 +2680,6 @@ unsafe impl GdnPlan for GdnBwdPlan {
 
     fn launch_list(&self) -> impl Iterator<Item = Launch<'_, Function>> {
         self.launches()
-    }
-
-    fn launch_params(&self, base: &Self::Params, ws: u64, index: usize) -> Option<Self::Params> {
-        self.block_params(base, ws, index)
     }
 }
 
@@ -3153,12 +2925,8 @@ mod tests {
         // The edge: 4 waves of 132 SMs; and never beyond the order table's segments.
         assert!(ov(528, 1) && !ov(529, 1));
         assert!(ov(64, 64) && !ov(65, 65) && !ov(1, 65));
-        // Only the token stage of the pair is launched programmatic (besides session 33's chains
-        // beside the passes, SIDE_CHAINS).
-        let programmatic: Vec<_> = BwdKernel::ALL
-            .iter()
-            .filter(|k| k.programmatic() && !k.side_chain())
-            .collect();
+        // Only the token stage of the pair is launched programmatic.
+        let programmatic: Vec<_> = BwdKernel::ALL.iter().filter(|k| k.programmatic()).collect();
         assert_eq!(
             programmatic,
             [
@@ -4548,168 +4316,6 @@ mod tests {
             .launches()
             .map(|l| (l.0.clone(), l.1, l.2, l.3))
             .collect()
-    }
-
-    #[test]
-    fn side_chains_run_the_chains_beside_the_passes() {
-        // Session 33 (bc33): SIDE_CHAINS at (1, 32768, 16): dsum_sc first (its block on the
-        // reverse regions, the trigger set), pchain3s beside it, fscan_gxsl (trigger) with
-        // dchain3s beside it, then the seeded reverse pass on the reverse regions; the same
-        // grids as the stream-order plan; nothing else moves.
-        if std::env::var_os("DNNPLAN_GDN_BWD_PIECES").is_some()
-            || std::env::var_os("DNNPLAN_GDN_BWD_PIECE_PASSES").is_some()
-            || std::env::var_os("DNNPLAN_GDN_BWD_PREP").is_some()
-            || std::env::var_os("DNNPLAN_GDN_BWD_STEPS").is_some()
-        {
-            return;
-        }
-        use BwdKernel::*;
-        let build = |f: &GdnFacts, side: Option<&SideChainRow>| {
-            let names = kernel_names("bf16", f.k, PrepVariant::DEFAULT).to_vec();
-            GdnBwdPlan::with_form_side(f, names, 132, BWD_PREP_FORM_BY_RULE, side).expect("plan")
-        };
-        let list = |p: &GdnBwdPlan<String>| -> Vec<super::super::pdl::PlannedLaunch> {
-            p.launches()
-                .map(|l| (l.0.clone(), l.1, l.2, l.3, l.4))
-                .collect()
-        };
-        let f = super::super::engine::tests::bound(facts(1, 32768, 16, 128, false));
-        let (off, on) = (build(&f, None), build(&f, Some(&SIDE_CHAINS)));
-        let (a, b) = (list(&off), list(&on));
-        let name = |k: BwdKernel| k.name("bf16", 128, PrepVariant::DEFAULT);
-        let at = a.iter().position(|l| l.0 == name(PsumSl)).expect("psum_sl");
-        assert_eq!(
-            a[at..at + 6]
-                .iter()
-                .map(|l| l.0.clone())
-                .collect::<Vec<_>>(),
-            [PsumSl, Pchain3, FscanGxSl, DsumSc, Dchain3, DscanpOv2GxSc].map(name)
-        );
-        assert_eq!(
-            b[at..at + 6]
-                .iter()
-                .map(|l| l.0.clone())
-                .collect::<Vec<_>>(),
-            [PsumSl, DsumSc, Pchain3S, FscanGxSl, Dchain3S, DscanpOv2GxSc].map(name)
-        );
-        // The same grids, threads and shared memory; the chains programmatic in every mode.
-        for (i, j) in [(0, 0), (3, 1), (1, 2), (2, 3), (4, 4), (5, 5)] {
-            assert_eq!(
-                (a[at + i].1, a[at + i].2, a[at + i].3),
-                (b[at + j].1, b[at + j].2, b[at + j].3)
-            );
-        }
-        assert!(b[at + 2].4 && b[at + 4].4);
-        assert_eq!(a[..at], b[..at]);
-        assert_eq!(a[at + 6..], b[at + 6..]);
-        use ParamBlock::*;
-        let mut want = vec![Base; b.len()];
-        want[at + 1] = RevLead;
-        want[at + 3] = Lead;
-        want[at + 4] = Rev;
-        want[at + 5] = Rev;
-        assert_eq!(on.launch_blocks, want);
-        assert!(off.launch_blocks.iter().all(|b| *b == Base));
-        // Two regions of their own after every other one: G_j [N·(P−1), HO, V, K] and the dX
-        // seeds [N·P, HO, V, K], fp32.
-        let p = on.schedule.pieces;
-        assert!(on.side.on() && !off.side.on());
-        assert_eq!(off.side.total, on.side.g);
-        assert_eq!(on.side.g, on.ckpt.total.div_ceil(256) * 256);
-        let state = 16 * 128 * 128 * 4;
-        assert!(on.side.dx >= on.side.g + (p - 1) * state);
-        assert!(on.side.total >= on.side.dx + p * state);
-        // The blocks: the trigger and the reverse regions, nothing else.
-        let ws = 1u64 << 40;
-        let base = {
-            let mut kp = BwdCkptParams::default();
-            on.pieces.bind(ws, p as i32, &mut kp.cp);
-            kp
-        };
-        for (i, blk) in on.launch_blocks.iter().enumerate() {
-            let got = on.block_params(&base, ws, i);
-            let mut exp = base;
-            match blk {
-                Base => {
-                    assert_eq!(got, None);
-                    continue;
-                }
-                Lead => exp.cp.b.f.flags |= flags::PDL_TRIGGER,
-                Rev => (exp.cp.ws_h, exp.cp.ws_seed) = (ws + on.side.g, ws + on.side.dx),
-                RevLead => {
-                    exp.cp.b.f.flags |= flags::PDL_TRIGGER;
-                    (exp.cp.ws_h, exp.cp.ws_seed) = (ws + on.side.g, ws + on.side.dx);
-                }
-            }
-            assert_eq!(got, Some(exp), "launch {i}");
-        }
-        // Where the row does not match (the uncut shapes, K = 64, another prep form), the plan
-        // is the stream-order one.
-        for (n, t, ho, d) in [
-            (4, 32768, 16, 128),
-            (16, 32768, 32, 128),
-            (10, 29949, 16, 128),
-            (1, 32768, 16, 64),
-            (3, 300, 2, 64),
-        ] {
-            let f = super::super::engine::tests::bound(facts(n, t, ho, d, false));
-            let (off, on) = (build(&f, None), build(&f, Some(&SIDE_CHAINS)));
-            assert_eq!(list(&off), list(&on), "{:?}", (n, t, ho, d));
-            assert!(!on.side.on() && on.side.total == off.side.total);
-        }
-        let names = kernel_names("bf16", 128, PrepVariant::DEFAULT).to_vec();
-        let full =
-            GdnBwdPlan::with_form_side(&f, names, 132, BwdPrepForm::Slim, Some(&SIDE_CHAINS))
-                .expect("plan");
-        assert!(!full.side.on());
-        // One chain beside a pass: the other one in stream order (the same kernel as off), on
-        // the blocks the row names.
-        let f = super::super::engine::tests::bound(facts(1, 32768, 16, 128, false));
-        for (row, order, blocks) in [
-            (
-                &SIDE_CHAINS_FWD,
-                [PsumSl, DsumSc, Pchain3S, FscanGxSl, Dchain3],
-                [Base, RevLead, Base, Base, Rev],
-            ),
-            (
-                &SIDE_CHAINS_REV,
-                [PsumSl, Pchain3, DsumSc, FscanGxSl, Dchain3S],
-                [Base, Base, Rev, Lead, Rev],
-            ),
-        ] {
-            let one = build(&f, Some(row));
-            let c = list(&one);
-            assert_eq!(
-                c[at..at + 6]
-                    .iter()
-                    .map(|l| l.0.clone())
-                    .collect::<Vec<_>>(),
-                [order.to_vec(), vec![DscanpOv2GxSc]]
-                    .concat()
-                    .into_iter()
-                    .map(name)
-                    .collect::<Vec<_>>()
-            );
-            assert_eq!(one.launch_blocks[at..at + 5], blocks);
-            assert_eq!(one.launch_blocks[at + 5], Rev);
-            assert_eq!(one.side, on.side);
-        }
-        // Wherever the slim piece chain runs (the GPU tests' piece cases at their rule), the row
-        // applies.
-        for (n, t, ho) in [(1, 3048, 2), (2, 3048, 2), (1, 2400, 1), (1, 32768, 4)] {
-            let f = super::super::engine::tests::bound(facts(n, t, ho, 128, false));
-            let (off, on) = (build(&f, None), build(&f, Some(&SIDE_CHAINS)));
-            let slim_chain = off.steps.iter().any(|s| s.0 == PsumSl);
-            assert_eq!(on.side.on(), slim_chain, "{:?}", (n, t, ho));
-            eprintln!("side chains at {:?}: {}", (n, t, ho), on.side.on());
-        }
-        // The row's own checks: the reverse reader must follow.
-        let steps: Vec<Step> = SIDE_CHAINS
-            .from
-            .iter()
-            .map(|k| (*k, (1, 1, 1), 1, 0))
-            .collect();
-        assert_eq!(SIDE_CHAINS.apply(&steps), None);
     }
 
     #[test]

@@ -22,7 +22,7 @@ use super::engine::tests::{bound, with_checkpoints};
 use crate::ir::DataType;
 
 /// Every environment variable the dump sets (cleared before each plan).
-const KNOBS: [&str; 16] = [
+const KNOBS: [&str; 15] = [
     "DNNPLAN_GDN_BWD_PREP",
     "DNNPLAN_GDN_BWD_PIECES",
     "DNNPLAN_GDN_BWD_SLIMPREP",
@@ -38,7 +38,6 @@ const KNOBS: [&str; 16] = [
     "DNNPLAN_GDN_FWD_PREP",
     "DNNPLAN_GDN_CHAIN",
     "DNNPLAN_GDN_PDL",
-    "DNNPLAN_GDN_BWD_SIDE_CHAINS",
 ];
 
 /// The outer knobs, crossed with everything else: the prep form and the piece count.
@@ -51,7 +50,7 @@ const OUTER: [(&str, &[&str]); 2] = [
 ];
 
 /// Knobs whose values are set one at a time and, for those of [`PAIRED`], in pairs.
-const INNER: [(&str, &[&str]); 15] = [
+const INNER: [(&str, &[&str]); 14] = [
     ("DNNPLAN_GDN_BWD_SLIMPREP", &["v16", "v15", "x"]),
     ("DNNPLAN_GDN_BWD_DSCAN_SPLIT", &["1", "2", "x"]),
     (
@@ -77,7 +76,6 @@ const INNER: [(&str, &[&str]); 15] = [
     ("DNNPLAN_GDN_BWD_STEPS", &["3", "0"]),
     ("DNNPLAN_GDN_CHAIN", &["v1", "v2", "v3"]),
     ("DNNPLAN_GDN_PDL", &["0", "1", "early"]),
-    ("DNNPLAN_GDN_BWD_SIDE_CHAINS", &["0", "1", "p", "d"]),
 ];
 
 /// How many of [`INNER`]'s knobs (its first ones) are also set in pairs.

@@ -980,63 +980,6 @@ impl BwdPieceLayout {
     }
 }
 
-/// The reverse chain's own regions when the piece chain runs its chains beside the passes
-/// (session 33, helper bc33, `DNNPLAN_GDN_BWD_SIDE_CHAINS`): the reverse summaries `G_j`
-/// `[N·(P−1), HO, V, K]` and the `dX` seeds `[N·P, HO, V, K]` (fp32), so that the reverse
-/// summaries run while the forward chain reads `H_j` and the reverse chain while the replay reads
-/// the forward seeds. The plan gives the reverse chain's launches a parameter block with `ws_h`,
-/// `ws_seed` on these regions ([`SideChainLayout::bind_rev`]); placed after another layout's
-/// `total`, empty when off.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct SideChainLayout {
-    /// Offset of the reverse summaries `G_j`.
-    pub g: u64,
-    /// Offset of the `dX` seeds.
-    pub dx: u64,
-    /// End of the regions (`after` when off).
-    pub total: u64,
-}
-
-impl SideChainLayout {
-    /// The regions for `pieces` pieces per sequence after byte `after` when `on` (and
-    /// `pieces > 1`), else empty.
-    pub fn new(
-        after: u64,
-        n_seqs: u64,
-        ho: u64,
-        k: u64,
-        v: u64,
-        pieces: u64,
-        on: bool,
-    ) -> SideChainLayout {
-        if !on || pieces <= 1 {
-            return SideChainLayout {
-                g: after,
-                dx: after,
-                total: after,
-            };
-        }
-        let g = after.div_ceil(REGION_ALIGN) * REGION_ALIGN;
-        let dx = (g + n_seqs * (pieces - 1) * ho * v * k * 4).div_ceil(REGION_ALIGN) * REGION_ALIGN;
-        let total = (dx + n_seqs * pieces * ho * v * k * 4).div_ceil(REGION_ALIGN) * REGION_ALIGN;
-        SideChainLayout { g, dx, total }
-    }
-
-    /// Whether the layout holds the regions.
-    pub fn on(&self) -> bool {
-        self.total > self.g
-    }
-
-    /// Points `p`'s `ws_h` and `ws_seed` at the reverse chain's regions for a workspace at
-    /// `base` (nothing when off).
-    pub fn bind_rev(&self, base: u64, p: &mut BwdChainParams) {
-        if self.on() {
-            p.ws_h = base + self.g;
-            p.ws_seed = base + self.dx;
-        }
-    }
-}
-
 /// The regions of an overlapped producer / consumer pair, both directions: one hand-over flag per
 /// (chunk slot, head) unit and the consumer's chunk order, placed after another layout's `total`
 /// (empty without overlap). The backward (`kernels/include/gdn_bwd_overlap.cuh`): the flags zeroed

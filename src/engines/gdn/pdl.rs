@@ -20,12 +20,6 @@
 //!   [`super::engine::SLIM_PIECES_FIRST`]): launched programmatic always, it starts after every
 //!   first-piece block called `griddepcontrol.launch_dependents` right after its own wait, and every
 //!   one of its blocks waits before it exits.
-//! - Likewise the backward's chains beside its passes (`gdn_bwd_pchain3s_*` after
-//!   `gdn_bwd_dsum_sc_*`, `gdn_bwd_dchain3s_*` after `gdn_bwd_fscan_gxsl_*`, session 33,
-//!   `SIDE_CHAINS` in backward.rs): launched programmatic always, after a pass whose launch sets
-//!   `FLAG_PDL_TRIGGER` in its own parameter block ([`GdnPlan::launch_params`]); they read only
-//!   what completed before that pass's wait, and block (0, 0, 0) waits before it exits (the
-//!   grid completes when its last block exits, so its completion implies the pass's).
 //! - The first kernel of an execute is launched normally: the caller's earlier work on the
 //!   stream is not ours to reason about. With PDL on, every later kernel is launched with
 //!   `LaunchConfig::programmatic`; no memset sits between the kernels of a GDN execute (the
@@ -120,13 +114,6 @@ pub unsafe trait GdnPlan: Send + Sync {
 
     /// The launches of one execute, in order.
     fn launch_list(&self) -> impl Iterator<Item = Launch<'_, Function>>;
-
-    /// The parameter block launch `index` of [`GdnPlan::launch_list`] takes when it is not
-    /// `base` (bound for the workspace region at `ws`); `None`: `base`, the default for every
-    /// launch (session 33: the backward's chains beside its passes, `SIDE_CHAINS`).
-    fn launch_params(&self, _base: &Self::Params, _ws: u64, _index: usize) -> Option<Self::Params> {
-        None
-    }
 }
 
 impl<T: GdnPlan> CompiledPlan for T {
@@ -139,14 +126,8 @@ impl<T: GdnPlan> CompiledPlan for T {
         let mut p = self.bind(pack, ws)?;
         // SAFETY: the stream comes from the caller's handle and outlives this call.
         let launcher = unsafe { Launcher::bind(ctx.stream.cast(), ctx.device) }?;
-        for (index, (function, grid, threads, smem, programmatic)) in self.launch_list().enumerate()
-        {
-            let mut own = self.launch_params(&p, ws, index);
-            let block: *mut T::Params = match own.as_mut() {
-                Some(q) => q,
-                None => &raw mut p,
-            };
-            let mut params = [block.cast::<std::ffi::c_void>()];
+        let mut params = [(&raw mut p).cast::<std::ffi::c_void>()];
+        for (function, grid, threads, smem, programmatic) in self.launch_list() {
             let cfg = LaunchConfig {
                 grid,
                 block: (threads, 1, 1),
@@ -154,9 +135,8 @@ impl<T: GdnPlan> CompiledPlan for T {
                 cluster: None,
                 programmatic,
             };
-            // SAFETY: `p` (and a launch's own block, a copy of it with other regions of the same
-            // workspace) holds only the pack's and the region's device buffers and starts with
-            // every kernel's only parameter (GdnPlan's contract); the driver copies it at launch.
+            // SAFETY: `p` holds only the pack's and the region's device buffers and starts with
+            // every kernel's only parameter (GdnPlan's contract).
             unsafe { launcher.launch_raw(function, &cfg, &mut params) }?;
         }
         Ok(())
