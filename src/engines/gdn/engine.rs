@@ -579,9 +579,10 @@ pub struct PieceFirstRow {
     pub rest_per_sm: u64,
     /// The summary of pieces 1 ..= P − 2, grid `(2·V / 64, HO, N·(P − 2))` (none at P = 2).
     pub sum: FwdPass,
-    /// The chain from seed 1 (entry `<stem>_k<K>`, [`CHAIN3_ROWS`] state rows per block; none at
-    /// P = 2).
+    /// The chain from seed 1 (entry `<stem>_k<K>`; none at P = 2).
     pub chain_stem: &'static str,
+    /// The state rows per block of that chain (its grid is `(V / rows, HO, N)`).
+    pub chain_rows: u64,
 }
 
 /// [`PieceFirstRow`]'s kernels: `gdn_fwd_slimscan_<tag>_k128_w4dgx0` / `_w4dgxr`,
@@ -605,6 +606,7 @@ pub const SLIM_PIECES_FIRST: PieceFirstRow = PieceFirstRow {
         ..SLIM_PIECES.sum
     },
     chain_stem: "gdn_fwd_chain3r",
+    chain_rows: CHAIN3_ROWS,
 };
 
 impl PieceFirstRow {
@@ -1709,6 +1711,15 @@ impl FwdChoice {
         }
     }
 
+    /// The state rows per block of [`FwdChoice::chain_kernel_name`]'s chain.
+    pub fn chain_rows(&self) -> u64 {
+        if self.first_early() {
+            SLIM_PIECES_FIRST.chain_rows
+        } else {
+            self.chain.rows
+        }
+    }
+
     /// The piece summary this schedule runs (with `pieces > 1`): [`SLIM_PIECES`]' on the slim
     /// piece path, else the [`FWD_SUMS`] row.
     pub fn sum_pass(&self) -> FwdPass {
@@ -2096,11 +2107,6 @@ impl<F> GdnFwdPlan<F> {
         };
         // With the first piece early (SLIM_PIECES_FIRST) the seeded scan and the summary skip it.
         let skip = u64::from(choice.first_early());
-        let chain_rows = if choice.first_early() {
-            CHAIN3_ROWS
-        } else {
-            choice.chain.rows
-        };
         Ok(GdnFwdPlan {
             template,
             uids,
@@ -2121,7 +2127,7 @@ impl<F> GdnFwdPlan<F> {
                 ho as u32,
                 (n * p.saturating_sub(1 + skip)) as u32,
             ),
-            grid_chain: ((v / chain_rows) as u32, ho as u32, n as u32),
+            grid_chain: ((v / choice.chain_rows()) as u32, ho as u32, n as u32),
             smem_prep,
             prep_threads,
             smem_scan: scan.smem_bytes(k),
