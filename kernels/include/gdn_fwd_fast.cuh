@@ -508,6 +508,16 @@ __device__ __forceinline__ void fwd_scanx_body(const FwdFastParams& fp) {
 constexpr int CHAIN_THREADS = 256;
 constexpr int CHAIN_ROWS = 32;
 
+// A chain block's place: sequence b (blockIdx.z), head h (blockIdx.y), first state row r0 of its
+// ROWS (blockIdx.x · ROWS). Every chain body's grid is (K / ROWS, HO, N).
+struct ChainAt {
+  int b, h, r0;
+};
+template <int ROWS>
+__device__ __forceinline__ ChainAt chain_at() {
+  return ChainAt{static_cast<int>(blockIdx.z), static_cast<int>(blockIdx.y), static_cast<int>(blockIdx.x) * ROWS};
+}
+
 // The chain's seed_0 for state rows [r0, r0 + ROWS) of (sequence b, head h): the initial state's
 // rows (fp32 or bf16 per state_dtype, state row `row`; 0 without one) into xs (rows of XP floats)
 // and into seed slot b·P of ws_seed (P = fp.pieces, HO = p.ho, as the caller read them). Shared by fwd_chain_body and fwd_chain2_body.
@@ -541,7 +551,8 @@ __device__ __forceinline__ void fwd_chain_body(const FwdFastParams& fp) {
 #endif
   const FwdParams& p = fp.f;
   const int P = fp.pieces, HO = p.ho;
-  const int h = blockIdx.y, b = blockIdx.z, r0 = blockIdx.x * CHAIN_ROWS;
+  const ChainAt at = chain_at<CHAIN_ROWS>();
+  const int h = at.h, b = at.b, r0 = at.r0;
   const int tid = threadIdx.x;
   constexpr int G = CHAIN_THREADS / K;  // row groups
   constexpr int R = CHAIN_ROWS / G;     // rows per thread
@@ -610,75 +621,111 @@ constexpr int CHAIN3_ROWS = 16;
 // chain3r's ring (session 32): four 8 KB tiles (three in flight), 41,216 B of static shared memory.
 constexpr int CHAIN3R_STAGES = 4;
 
-template <int K, int ROWS = CHAIN_ROWS>
-__device__ __forceinline__ void fwd_chain2_body(const FwdFastParams& fp) {
-  constexpr int TM = CHAIN2_TM, NS = CHAIN2_STAGES, TPP = K / TM;  // tiles per piece
-  constexpr int XP = K + 4;                                           // xs row pitch (16-byte rows)
-  static_assert(K % TM == 0 && TM % 4 == 0, "chain2: tile rows");
+// The streamed chains' static shared memory (session 34, review item D1): the seed rows xs (rows
+// of K + 4 floats: 16-byte rows, read four columns at a time) and the ring ms of NS M tiles of
+// CHAIN2_TM rows. K = 128: 41,472 B for chain2 (ROWS 32, NS 3), 41,216 B for chain3r (ROWS 16, NS 4).
+template <int K, int ROWS, int NS>
+struct ChainSmem {
+  alignas(16) float xs[ROWS][K + 4];
+  alignas(16) float ms[NS][CHAIN2_TM * K];
+};
+
+// The calling kernel's ChainSmem (one static instance per kernel; the CPU emulation runs one
+// block at a time, so a static object stands for it there).
+template <int K, int ROWS, int NS>
+__device__ __forceinline__ ChainSmem<K, ROWS, NS>& chain_smem() {
 #ifdef GDN_HOST_EMU
-  alignas(16) static float xs[ROWS][XP];  // the CPU emulation runs one block at a time
-  alignas(16) static float ms[NS][TM * K];
+  static ChainSmem<K, ROWS, NS> s;
 #else
-  __shared__ __align__(16) float xs[ROWS][XP];
-  __shared__ __align__(16) float ms[NS][TM * K];
+  __shared__ ChainSmem<K, ROWS, NS> s;
 #endif
-  const FwdParams& p = fp.f;
-  const int P = fp.pieces, HO = p.ho;
-  const int h = blockIdx.y, b = blockIdx.z, r0 = blockIdx.x * ROWS;
-  const int tid = threadIdx.x;
-  constexpr int G = CHAIN_THREADS / K;  // row groups
-  constexpr int R = ROWS / G;           // rows per thread
-  static_assert(ROWS % G == 0, "chain2: rows per block");
-  const int c = tid % K, grp = tid / K;
-  const int row = p.state_indices ? p.state_indices[b] : b;
-  const int tiles = (P - 1) * TPP;
-  const auto issue = [&](int t) { chain_issue_m_tile<K, TM, NS>(fp.ws_m, ms, t, tiles, P, HO, b, h, tid); };
-#pragma unroll
-  for (int t = 0; t < NS - 1; ++t) issue(t);
-  fwd_chain_seed0<K>(fp, xs, P, HO, row, h, b, r0, tid);
-  __syncthreads();
-  for (int jj = 0; jj + 1 < P; ++jj) {
-    const size_t pc = static_cast<size_t>(b * (P - 1) + jj) * HO + h;
-    const float* H = fp.ws_h + pc * K * K + static_cast<size_t>(r0) * K;
-    float* seed = fp.ws_seed + (static_cast<size_t>(b * P + jj + 1) * HO + h) * K * K + static_cast<size_t>(r0) * K;
-    float hv[R], acc[R];
-#pragma unroll
-    for (int r = 0; r < R; ++r) {
-      hv[r] = H[static_cast<size_t>(grp * R + r) * K + c];
-      acc[r] = 0.f;
-    }
+  return s;
+}
+
+// The streamed chains' piece loop (session 34, review item D1): pieces jj = j0 .. P − 2 of the
+// block's (sequence, head), M_jj as K / CHAIN2_TM tiles t = jj · TPP + mt through the ring `ms`
+// (the caller issued tiles j0 · TPP .. + NS − 2 and `issue(t)` is its chain_issue_m_tile call):
+// `begin(H)` before the piece's tiles (H: the block's first row of H_jj), `tile(Mt, mt)` once
+// tile t landed for every thread (Mt: its stage), `end(seed)` between the block barriers after
+// the piece's last tile (seed: the block's first row of seed slot jj + 1; it may rewrite xs).
+// Shared by fwd_chain2_body and fwd_chain4_body_from1: their products differ, the schedule not.
+template <int K, int NS, typename Issue, typename Begin, typename Tile, typename End>
+__device__ __forceinline__ void chain_piece_loop(const FwdFastParams& fp, const float (*ms)[CHAIN2_TM * K], int j0,
+                                                 const ChainAt& at, Issue issue, Begin begin, Tile tile, End end) {
+  constexpr int TPP = K / CHAIN2_TM;  // tiles per piece
+  const int P = fp.pieces, HO = fp.f.ho;
+  for (int jj = j0; jj + 1 < P; ++jj) {
+    const size_t pc = static_cast<size_t>(at.b * (P - 1) + jj) * HO + at.h;
+    begin(fp.ws_h + pc * K * K + static_cast<size_t>(at.r0) * K);
     for (int mt = 0; mt < TPP; ++mt) {
       const int t = jj * TPP + mt;
       cp_async_wait<NS - 2>();  // this thread's copies of tile t landed
       __syncthreads();          // everyone's did, and stage (t + NS − 1) mod NS was read (tile t − 1)
       issue(t + NS - 1);
-      const float* Mt = ms[t % NS];
-#pragma unroll
-      for (int m4 = 0; m4 < TM; m4 += 4) {
-        float mv[4];
-#pragma unroll
-        for (int i = 0; i < 4; ++i) mv[i] = Mt[(m4 + i) * K + c];
-#pragma unroll
-        for (int r = 0; r < R; ++r) {
-          const float4 x4 = *reinterpret_cast<const float4*>(&xs[grp * R + r][mt * TM + m4]);
-          acc[r] += x4.x * mv[0];
-          acc[r] += x4.y * mv[1];
-          acc[r] += x4.z * mv[2];
-          acc[r] += x4.w * mv[3];
-        }
-      }
+      tile(ms[t % NS], mt);
     }
     __syncthreads();
-#pragma unroll
-    for (int r = 0; r < R; ++r) {
-      const int rr = grp * R + r;
-      const float val = acc[r] + hv[r];
-      xs[rr][c] = val;
-      seed[static_cast<size_t>(rr) * K + c] = val;
-    }
+    end(fp.ws_seed + (static_cast<size_t>(at.b * P + jj + 1) * HO + at.h) * K * K + static_cast<size_t>(at.r0) * K);
     __syncthreads();
   }
   cp_async_wait<0>();  // only the empty groups past the last tile are left: none outstanding at exit
+}
+
+template <int K, int ROWS = CHAIN_ROWS>
+__device__ __forceinline__ void fwd_chain2_body(const FwdFastParams& fp) {
+  constexpr int TM = CHAIN2_TM, NS = CHAIN2_STAGES, TPP = K / TM;  // tiles per piece
+  static_assert(K % TM == 0 && TM % 4 == 0, "chain2: tile rows");
+  ChainSmem<K, ROWS, NS>& sm = chain_smem<K, ROWS, NS>();
+  const FwdParams& p = fp.f;
+  const int P = fp.pieces, HO = p.ho;
+  const ChainAt at = chain_at<ROWS>();
+  const int tid = threadIdx.x;
+  constexpr int G = CHAIN_THREADS / K;  // row groups
+  constexpr int R = ROWS / G;           // rows per thread
+  static_assert(ROWS % G == 0, "chain2: rows per block");
+  const int c = tid % K, grp = tid / K;
+  const int row = p.state_indices ? p.state_indices[at.b] : at.b;
+  const int tiles = (P - 1) * TPP;
+  const auto issue = [&](int t) { chain_issue_m_tile<K, TM, NS>(fp.ws_m, sm.ms, t, tiles, P, HO, at.b, at.h, tid); };
+#pragma unroll
+  for (int t = 0; t < NS - 1; ++t) issue(t);
+  fwd_chain_seed0<K>(fp, sm.xs, P, HO, row, at.h, at.b, at.r0, tid);
+  __syncthreads();
+  float hv[R], acc[R];
+  chain_piece_loop<K, NS>(
+      fp, sm.ms, 0, at, issue,
+      [&](const float* H) {
+#pragma unroll
+        for (int r = 0; r < R; ++r) {
+          hv[r] = H[static_cast<size_t>(grp * R + r) * K + c];
+          acc[r] = 0.f;
+        }
+      },
+      [&](const float* Mt, int mt) {
+#pragma unroll
+        for (int m4 = 0; m4 < TM; m4 += 4) {
+          float mv[4];
+#pragma unroll
+          for (int i = 0; i < 4; ++i) mv[i] = Mt[(m4 + i) * K + c];
+#pragma unroll
+          for (int r = 0; r < R; ++r) {
+            const float4 x4 = *reinterpret_cast<const float4*>(&sm.xs[grp * R + r][mt * TM + m4]);
+            acc[r] += x4.x * mv[0];
+            acc[r] += x4.y * mv[1];
+            acc[r] += x4.z * mv[2];
+            acc[r] += x4.w * mv[3];
+          }
+        }
+      },
+      [&](float* seed) {
+#pragma unroll
+        for (int r = 0; r < R; ++r) {
+          const int rr = grp * R + r;
+          const float val = acc[r] + hv[r];
+          sm.xs[rr][c] = val;
+          seed[static_cast<size_t>(rr) * K + c] = val;
+        }
+      });
 }
 
 // Session 32 (pc32; gdn_fwd_chain3r): fwd_chain2_body from seed 1 with each thread on R = 2 state
@@ -690,84 +737,70 @@ __device__ __forceinline__ void fwd_chain2_body(const FwdFastParams& fp) {
 template <int K, int ROWS, int NS>
 __device__ __forceinline__ void fwd_chain4_body_from1(const FwdFastParams& fp) {
   constexpr int TM = CHAIN2_TM, TPP = K / TM;  // tiles per piece
-  constexpr int XP = K + 4;                    // xs row pitch (16-byte rows)
   constexpr int CG = K / 4;                    // column groups of 4
   constexpr int RG = CHAIN_THREADS / CG;       // row groups
   constexpr int R = ROWS / RG;                 // rows per thread
   static_assert(K % TM == 0 && TM % 4 == 0 && CHAIN_THREADS % CG == 0 && ROWS % RG == 0, "chain4: shape");
-#ifdef GDN_HOST_EMU
-  alignas(16) static float xs[ROWS][XP];
-  alignas(16) static float ms[NS][TM * K];
-#else
-  __shared__ __align__(16) float xs[ROWS][XP];
-  __shared__ __align__(16) float ms[NS][TM * K];
-#endif
-  const FwdParams& p = fp.f;
-  const int P = fp.pieces, HO = p.ho;
-  const int h = blockIdx.y, b = blockIdx.z, r0 = blockIdx.x * ROWS;
+  ChainSmem<K, ROWS, NS>& sm = chain_smem<K, ROWS, NS>();
+  const int P = fp.pieces, HO = fp.f.ho;
+  const ChainAt at = chain_at<ROWS>();
   const int tid = threadIdx.x;
   const int c0 = 4 * (tid % CG), grp = tid / CG;
   const int tiles = (P - 1) * TPP;
-  const auto issue = [&](int t) { chain_issue_m_tile<K, TM, NS>(fp.ws_m, ms, t, tiles, P, HO, b, h, tid); };
+  const auto issue = [&](int t) { chain_issue_m_tile<K, TM, NS>(fp.ws_m, sm.ms, t, tiles, P, HO, at.b, at.h, tid); };
 #pragma unroll
   for (int t = 0; t < NS - 1; ++t) issue(TPP + t);
   {
-    const float* s1 = fp.ws_seed + (static_cast<size_t>(b * P + 1) * HO + h) * K * K + static_cast<size_t>(r0) * K;
+    const float* s1 = fp.ws_seed + (static_cast<size_t>(at.b * P + 1) * HO + at.h) * K * K + static_cast<size_t>(at.r0) * K;
 #ifdef GDN_HOST_EMU
-    for (int i = tid; i < ROWS * K; i += CHAIN_THREADS) xs[i / K][i % K] = s1[i];
+    for (int i = tid; i < ROWS * K; i += CHAIN_THREADS) sm.xs[i / K][i % K] = s1[i];
 #else
-    for (int i = tid; i < ROWS * K; i += CHAIN_THREADS) xs[i / K][i % K] = __ldcg(s1 + i);
+    for (int i = tid; i < ROWS * K; i += CHAIN_THREADS) sm.xs[i / K][i % K] = __ldcg(s1 + i);
 #endif
   }
   __syncthreads();
-  for (int jj = 1; jj + 1 < P; ++jj) {
-    const size_t pc = static_cast<size_t>(b * (P - 1) + jj) * HO + h;
-    const float* H = fp.ws_h + pc * K * K + static_cast<size_t>(r0) * K;
-    float* seed = fp.ws_seed + (static_cast<size_t>(b * P + jj + 1) * HO + h) * K * K + static_cast<size_t>(r0) * K;
-    float4 hv[R];
-    float acc[R][4];
-#pragma unroll
-    for (int r = 0; r < R; ++r) {
-      hv[r] = *reinterpret_cast<const float4*>(&H[static_cast<size_t>(grp * R + r) * K + c0]);
-#pragma unroll
-      for (int q = 0; q < 4; ++q) acc[r][q] = 0.f;
-    }
-    for (int mt = 0; mt < TPP; ++mt) {
-      const int t = jj * TPP + mt;
-      cp_async_wait<NS - 2>();
-      __syncthreads();
-      issue(t + NS - 1);
-      const float* Mt = ms[t % NS];
-#pragma unroll
-      for (int m4 = 0; m4 < TM; m4 += 4) {
-        float4 mv[4];
-#pragma unroll
-        for (int i = 0; i < 4; ++i) mv[i] = *reinterpret_cast<const float4*>(&Mt[(m4 + i) * K + c0]);
+  float4 hv[R];
+  float acc[R][4];
+  chain_piece_loop<K, NS>(
+      fp, sm.ms, 1, at, issue,
+      [&](const float* H) {
 #pragma unroll
         for (int r = 0; r < R; ++r) {
-          const float4 x4 = *reinterpret_cast<const float4*>(&xs[grp * R + r][mt * TM + m4]);
-          const float xv[4] = {x4.x, x4.y, x4.z, x4.w};
+          hv[r] = *reinterpret_cast<const float4*>(&H[static_cast<size_t>(grp * R + r) * K + c0]);
 #pragma unroll
-          for (int i = 0; i < 4; ++i) {
-            acc[r][0] += xv[i] * mv[i].x;
-            acc[r][1] += xv[i] * mv[i].y;
-            acc[r][2] += xv[i] * mv[i].z;
-            acc[r][3] += xv[i] * mv[i].w;
+          for (int q = 0; q < 4; ++q) acc[r][q] = 0.f;
+        }
+      },
+      [&](const float* Mt, int mt) {
+#pragma unroll
+        for (int m4 = 0; m4 < TM; m4 += 4) {
+          float4 mv[4];
+#pragma unroll
+          for (int i = 0; i < 4; ++i) mv[i] = *reinterpret_cast<const float4*>(&Mt[(m4 + i) * K + c0]);
+#pragma unroll
+          for (int r = 0; r < R; ++r) {
+            const float4 x4 = *reinterpret_cast<const float4*>(&sm.xs[grp * R + r][mt * TM + m4]);
+            const float xv[4] = {x4.x, x4.y, x4.z, x4.w};
+#pragma unroll
+            for (int i = 0; i < 4; ++i) {
+              acc[r][0] += xv[i] * mv[i].x;
+              acc[r][1] += xv[i] * mv[i].y;
+              acc[r][2] += xv[i] * mv[i].z;
+              acc[r][3] += xv[i] * mv[i].w;
+            }
           }
         }
-      }
-    }
-    __syncthreads();
+      },
+      [&](float* seed) {
 #pragma unroll
-    for (int r = 0; r < R; ++r) {
-      const int rr = grp * R + r;
-      const float4 val = make_float4(acc[r][0] + hv[r].x, acc[r][1] + hv[r].y, acc[r][2] + hv[r].z, acc[r][3] + hv[r].w);
-      *reinterpret_cast<float4*>(&xs[rr][c0]) = val;
-      *reinterpret_cast<float4*>(&seed[static_cast<size_t>(rr) * K + c0]) = val;
-    }
-    __syncthreads();
-  }
-  cp_async_wait<0>();
+        for (int r = 0; r < R; ++r) {
+          const int rr = grp * R + r;
+          const float4 val =
+              make_float4(acc[r][0] + hv[r].x, acc[r][1] + hv[r].y, acc[r][2] + hv[r].z, acc[r][3] + hv[r].w);
+          *reinterpret_cast<float4*>(&sm.xs[rr][c0]) = val;
+          *reinterpret_cast<float4*>(&seed[static_cast<size_t>(rr) * K + c0]) = val;
+        }
+      });
 }
 
 constexpr int SUM_STAGES = 2;
