@@ -42,5 +42,5 @@ echo "elapsed ${SECONDS}s"
 echo "elapsed ${SECONDS}s"
 [ $SECONDS -lt 190 ] && DEV_CAP_S=45 dev_memcheck $t backward_parity $ON
 echo "elapsed ${SECONDS}s"
-[ $SECONDS -lt 220 ] && DEV_CAP_S=$((270 - SECONDS)) dev_parity "gpu_gdn whole binary (order on)" $t "" $ON
+[ $SECONDS -lt 200 ] && DEV_CAP_S=$((250 - SECONDS)) dev_parity "gpu_gdn whole binary (order on)" $t "" $ON
 echo "done ${SECONDS}s"

@@ -15,6 +15,9 @@
 //! computed before (only which block index serves which sequence changes): bitwise by
 //! construction, a speed knob. Above [`SEQ_ORDER_MAX_SEQS`] sequences the kernel writes the
 //! identity order (one block ranks at most one sequence per thread).
+//!
+//! By rule ([`SEQ_ORDER_RULE`], session 34) on for 2 ..= 1024 sequences: the ragged benchmark mix's
+//! forward −10 % (its scan −16 %) and backward −2.6 %, the uniform shapes unchanged.
 
 use super::params::{OFFSETS_THREADS, flags};
 
@@ -38,13 +41,18 @@ pub struct SeqOrderRow {
 /// reorder; above [`SEQ_ORDER_MAX_SEQS`] the kernel would write the identity. The plan does not
 /// know the sequence lengths (the chunk-table kernel ranks them on the device; a uniform batch
 /// gets the identity order), so the rule is by `N` only.
-/// Session 34 (lp34): off until the device measurement (one process, A B B A) shows the ragged
-/// mix faster and the uniform shapes unchanged; see bench/gdn_results.md "Session 34 (helper
-/// lp34".
+/// Session 34 (lp34, bench/gdn_device_lp34_run1.log, one process each, A B B A off / on / on /
+/// off): the ragged mix's forward 0.4295 / 0.3859 / 0.3805 / 0.4265 ms (its w4gx scan 0.2751 /
+/// 0.2325 / 0.2274 / 0.2724), its backward 1.528 / 1.490 / 1.488 / 1.532 ms (fscan_gx4sl 0.266 /
+/// 0.233 / 0.234 / 0.271, dscan_ov2gxsc 0.443 / 0.434 / 0.431 / 0.436); the uniform shapes
+/// unchanged: forward (4,8192,16) 0.3870 / 0.3869 / 0.3867 / 0.3887, (16,2048,32) 0.7031 /
+/// 0.7058 / 0.7009 / 0.7067, backward (4,8192,16) 1.573 / 1.576 / 1.563 / 1.565. Hashes of
+/// forward_parity and backward_parity with the order on equal base 83a5e86's, memcheck clean, the
+/// gpu_gdn binary green with it: on from two sequences.
 pub const SEQ_ORDER_RULE: &[SeqOrderRow] = &[SeqOrderRow {
     min_seqs: 2,
     max_seqs: SEQ_ORDER_MAX_SEQS,
-    on: false,
+    on: true,
 }];
 
 /// Whether a plan for `n_seqs` sequences dispatches longest-first: `DNNPLAN_GDN_SEQ_ORDER`'s value
@@ -63,8 +71,15 @@ pub fn seq_order_on(value: Option<&str>, n_seqs: i64) -> bool {
 /// The parameter-block flag bits for a plan of `n_seqs` sequences, `DNNPLAN_GDN_SEQ_ORDER` read
 /// now (plan build).
 pub fn seq_order_flags(n_seqs: i64) -> i32 {
-    let value = std::env::var("DNNPLAN_GDN_SEQ_ORDER").ok();
-    if seq_order_on(value.as_deref(), n_seqs) {
+    seq_order_flags_for(
+        std::env::var("DNNPLAN_GDN_SEQ_ORDER").ok().as_deref(),
+        n_seqs,
+    )
+}
+
+/// [`seq_order_flags`] for the switch value `value`.
+pub fn seq_order_flags_for(value: Option<&str>, n_seqs: i64) -> i32 {
+    if seq_order_on(value, n_seqs) {
         flags::SEQ_ORDER
     } else {
         0
@@ -90,9 +105,16 @@ mod tests {
             assert_eq!(seq_order_on(None, n), rule(n));
             assert_eq!(seq_order_on(Some("x"), n), rule(n));
         }
-        // Never on for one sequence or beyond the ranked range.
+        // Never on for one sequence or beyond the ranked range; on in between (session 34).
         assert!(!seq_order_on(None, 1));
         assert!(!seq_order_on(None, SEQ_ORDER_MAX_SEQS + 1));
+        assert!(
+            seq_order_on(None, 2)
+                && seq_order_on(None, 10)
+                && seq_order_on(None, SEQ_ORDER_MAX_SEQS)
+        );
+        assert_eq!(seq_order_flags_for(None, 10), flags::SEQ_ORDER);
+        assert_eq!(seq_order_flags_for(Some("0"), 10), 0);
     }
 
     #[test]
