@@ -1252,10 +1252,13 @@ fn timing_at_benchmark_shapes() {
         // reverse scan, "tc16%1" the one-block one; none: unset); before that a final "^v"
         // DNNPLAN_GDN_BWD_SLIMPREP (session 29: "tc16^v16" the slim prep on the forward slim
         // prep's tile, "tc16^v15" prep15sl, session 32: "tc16^v16c" prep16sl's trimmed tile
-        // prep16slc; none: unset).
+        // prep16slc; none: unset); before all of them a final "=v" DNNPLAN_GDN_SEQ_ORDER (session
+        // 34: "tw3=1" the longest-first dispatch, "tw3=0" without; none: unset).
         let mut bwd = 0.0;
         for full in variants.iter().map(String::as_str) {
-            let (unprep, slimprep) = full.split_once('^').unwrap_or((full, ""));
+            let (unseq, seq) = full.split_once('=').unwrap_or((full, ""));
+            set_env("DNNPLAN_GDN_SEQ_ORDER", (!seq.is_empty()).then_some(seq));
+            let (unprep, slimprep) = unseq.split_once('^').unwrap_or((unseq, ""));
             set_env(
                 "DNNPLAN_GDN_BWD_SLIMPREP",
                 (!slimprep.is_empty()).then_some(slimprep),
@@ -1273,8 +1276,15 @@ fn timing_at_benchmark_shapes() {
                 (!fscan.is_empty()).then_some(fscan),
             );
             let (tokens, dscan) = variant.split_once('/').unwrap_or((variant, variant));
-            set_env("DNNPLAN_GDN_BWD_DSCAN", Some(dscan));
-            set_env("DNNPLAN_GDN_BWD_TOKENS", Some(tokens));
+            // An empty variant ("=1") leaves both unset: the plan by rule.
+            set_env(
+                "DNNPLAN_GDN_BWD_DSCAN",
+                (!dscan.is_empty()).then_some(dscan),
+            );
+            set_env(
+                "DNNPLAN_GDN_BWD_TOKENS",
+                (!tokens.is_empty()).then_some(tokens),
+            );
             let cum = [vec![0.0], inp.time_cuts(&caller, "gdn_bwd", 1..=6)].concat();
             let whole = inp.time(&caller, "gdn_bwd");
             let names = ["offsets", "prep", "fscan", "dscan", "tokens", "fold"];
@@ -1291,6 +1301,7 @@ fn timing_at_benchmark_shapes() {
         set_env("DNNPLAN_GDN_BWD_PREP", None);
         set_env("DNNPLAN_GDN_BWD_DSCAN_SPLIT", None);
         set_env("DNNPLAN_GDN_BWD_SLIMPREP", None);
+        set_env("DNNPLAN_GDN_SEQ_ORDER", None);
         // The prep kernel (`DNNPLAN_GDN_FWD_PREP`, read at build; unset = the default).
         let prep = std::env::var("DNNPLAN_GDN_FWD_PREP").unwrap_or_else(|_| "default".to_owned());
         println!(

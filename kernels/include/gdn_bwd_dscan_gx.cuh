@@ -438,7 +438,8 @@ __device__ __forceinline__ void bwd_dscan_gx_body(const BwdParams& bp, unsigned*
   dnnp_launch_dependents();
   const FwdParams& p = bp.f;
   extern __shared__ __align__(16) unsigned char smem[];
-  const int h = blockIdx.y, b = blockIdx.z;
+  // The scalar form's producers (ov2gxsc, ov2gxsh): the longest-first order (session 34, lp34).
+  const int h = blockIdx.y, b = RAW_K_SCALED ? seq_of_block(p, static_cast<int>(blockIdx.z)) : static_cast<int>(blockIdx.z);
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
   const int HO = p.ho;
   const int vb = SPLIT ? 16 * NW * static_cast<int>(blockIdx.x) : 0;  // this block's first value row

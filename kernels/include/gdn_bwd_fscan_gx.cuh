@@ -386,6 +386,10 @@ __device__ __forceinline__ void bwd_fscan_gx_body(const BwdChainParams& cp) {
   const int h = blockIdx.y;
   int b, j;
   piece_of_block(P, true, 0, b, j);
+  // The scalar / slim forms' uncut replay (P = 1): the longest-first order (session 34, lp34).
+  if constexpr (RAW_K_SCALED) {
+    if (P == 1) b = seq_of_block(p, b);
+  }
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int HO = p.ho;
   const int vr = blockIdx.x * VS + 16 * warp + (lane >> 2);

@@ -3,8 +3,9 @@
 //
 // Launch sequence (one stream; src/engines/gdn/backward.rs, DNNPLAN_GDN_BWD_OVERLAP):
 //  1. gdn_bwd_chunk_order_rev (1 block, OFFSETS_THREADS; replaces gdn_bwd_chunk_offsets): the chunk
-//     table, ov_flags zeroed (stream order: before the producer, on every execute and graph
-//     replay), and ov_order = the live chunk slots in the order the reverse scan produces them.
+//     table (and with FLAG_SEQ_ORDER the longest-first seq_order, chunk_offsets_body), ov_flags
+//     zeroed (stream order: before the producer, on every execute and graph replay), and ov_order =
+//     the live chunk slots in the order the reverse scan produces them.
 //  2. prep, replay (unchanged), [piece chain up to dchain, unchanged]
 //  3. the producer, launched normally: gdn_bwd_dscan_ov (1 × HO × N) or, with pieces,
 //     gdn_bwd_dscanp_ov (1 × HO × N·P): the 4-warp reverse scan's chunk loop (dscan_mma_chunks) on
@@ -35,7 +36,9 @@
 // Rank order: units (s, g), s = the chunk's position from the END of its scan segment g
 // (a sequence, or a piece of one), ordered by s, then g; so the consumer takes chunks in the order
 // the producer's blocks, all advancing one chunk per step, publish them (ragged batches and pieces
-// included). Any order would be correct; this one makes the consumer rarely wait.
+// included). Any order would be correct; this one makes the consumer rarely wait. With FLAG_SEQ_ORDER
+// (session 34) the producer's blocks take the sequences longest-first; the ranks stay (s, g): the
+// flags are per (chunk, head), so the hand-over is unchanged, only which SM runs which unit row.
 #pragma once
 
 #include "gdn_bwd_chain.cuh"

@@ -9,7 +9,8 @@
 // host, use no atomics and are deterministic. The state is carried in fp32 registers.
 //
 // Stages:
-//  1. gdn_chunk_offsets: chunk_offsets[b] = Σ_{b'<b} ceil(T_b'/64) (one block, a block scan).
+//  1. gdn_chunk_offsets: chunk_offsets[b] = Σ_{b'<b} ceil(T_b'/64) (one block, a block scan);
+//     with FLAG_SEQ_ORDER also seq_order (the sequences longest-first, seq_order_body: session 34).
 //  2. gdn_fwd_prep (grid: chunk slots × HO): per chunk, in fp32, gates/β/l2norm/scale, the
 //     cumulative log decay Γ, L = strict_lower(β_i k_i·k_j e^{Γi−Γj}) and
 //     A = tril(scale q_i·k_j e^{Γi−Γj}) on the tensor cores, T = (I+L)^{-1} by a blocked
@@ -46,6 +47,10 @@ enum Flags : int {
   FLAG_NEG_EIGVAL = 4,
   FLAG_SAFE_GATE = 8,
   FLAG_LINEAR_GATE = 16,
+  // Longest-first dispatch (session 34, lp34; src/engines/gdn/seq_order.rs, DNNPLAN_GDN_SEQ_ORDER):
+  // the chunk-table kernels also write seq_order (seq_order_body) and the uncut scans serve
+  // sequence seq_order[blockIdx.z] (seq_of_block). Speed only: every block computes what it did.
+  FLAG_SEQ_ORDER = 1 << 11,
   // Launch chain (src/engines/gdn/pdl.rs, DNNPLAN_GDN_PDL): each entry's dnnp_pdl_enter triggers
   // the next kernel's launch right after its griddepcontrol.wait instead of at its exit.
   FLAG_PDL_TRIGGER = 1 << 14,
@@ -415,8 +420,59 @@ __device__ __forceinline__ void seq_span_offsets(const FwdParams& p, int* out, l
   if (tid == OFFSETS_THREADS - 1) out[n] = before + incl;
 }
 
-// The chunk table: p.chunk_offsets[b] = chunk slots of the sequences before b, [n] = the total.
-__device__ __forceinline__ void chunk_offsets_body(const FwdParams& p) { seq_span_offsets(p, p.chunk_offsets, CHUNK); }
+// The longest-first sequence order (session 34, lp34): seq_order[r] = the sequence of rank r, the
+// sequences by chunk count descending, ties by index ascending (stable, deterministic). It lies
+// right after the chunk table, in the same workspace region ([2N + 1] int32 in all;
+// src/engines/gdn/params.rs WorkspaceLayout::seq_order).
+constexpr int SEQ_ORDER_MAX_SEQS = 1024;
+static_assert(SEQ_ORDER_MAX_SEQS == OFFSETS_THREADS, "one sequence per thread of the chunk-table block");
+__device__ __forceinline__ int* seq_order_table(const FwdParams& p) { return p.chunk_offsets + p.n_seqs + 1; }
+
+// With FLAG_SEQ_ORDER: the order, by the chunk-table kernel's block (OFFSETS_THREADS threads): for
+// N <= SEQ_ORDER_MAX_SEQS thread b stages sequence b's chunk count in shared memory and ranks it by
+// counting (O(N) shared reads); above that the identity (correct, just not reordered; the plan's
+// rule leaves the flag off there). Reads only cu_seqlens: independent of the chunk table's writes.
+__device__ __forceinline__ void seq_order_body(const FwdParams& p) {
+  if (!(p.flags & FLAG_SEQ_ORDER)) return;
+  const int n = p.n_seqs, tid = threadIdx.x;
+  int* order = seq_order_table(p);
+  if (n > SEQ_ORDER_MAX_SEQS) {
+    for (int b = tid; b < n; b += OFFSETS_THREADS) order[b] = b;
+    return;
+  }
+#ifdef GDN_HOST_EMU
+  static int cnt[SEQ_ORDER_MAX_SEQS];  // the emulation runs one block at a time
+#else
+  __shared__ int cnt[SEQ_ORDER_MAX_SEQS];
+#endif
+  int mine = 0;
+  if (tid < n) {
+    mine = static_cast<int>((load_cu(p, tid + 1) - load_cu(p, tid) + CHUNK - 1) / CHUNK);
+    cnt[tid] = mine;
+  }
+  __syncthreads();
+  if (tid < n) {
+    int rank = 0;
+    for (int b = 0; b < n; ++b) {
+      const int c = cnt[b];
+      rank += (c > mine || (c == mine && b < tid)) ? 1 : 0;
+    }
+    order[rank] = tid;
+  }
+}
+
+// The sequence block z of an uncut scan serves: seq_order[z] with FLAG_SEQ_ORDER, else z. Read
+// after the entry wait (the chunk-table kernel wrote it).
+__device__ __forceinline__ int seq_of_block(const FwdParams& p, int z) {
+  return (p.flags & FLAG_SEQ_ORDER) ? seq_order_table(p)[z] : z;
+}
+
+// The chunk table: p.chunk_offsets[b] = chunk slots of the sequences before b, [n] = the total;
+// then, with FLAG_SEQ_ORDER, the longest-first order after it (seq_order_body).
+__device__ __forceinline__ void chunk_offsets_body(const FwdParams& p) {
+  seq_span_offsets(p, p.chunk_offsets, CHUNK);
+  seq_order_body(p);
+}
 
 // ---------------------------------------------------------------------------------------
 // Stage 2: per-chunk factors

@@ -998,7 +998,11 @@ __device__ __forceinline__ void fwd_slim_scan_body(const FwdFastParams& fp) {
   extern __shared__ __align__(16) unsigned char smem[];
   const FwdParams& p = fp.f;
   const int h = blockIdx.y;
-  const int b = REST ? static_cast<int>(blockIdx.z) / (fp.pieces - 1) : static_cast<int>(blockIdx.z);
+  // SEQ_ORDER (session 34, lp34; w4gx / w8gx): the uncut wgmma scans serve the longest-first order.
+  constexpr bool SEQ_ORDER = WGX && !REST;
+  const int b = REST        ? static_cast<int>(blockIdx.z) / (fp.pieces - 1)
+                : SEQ_ORDER ? seq_of_block(fp.f, static_cast<int>(blockIdx.z))
+                            : static_cast<int>(blockIdx.z);
   const int j = REST ? static_cast<int>(blockIdx.z) % (fp.pieces - 1) + 1 : 0;
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
   const int HO = p.ho;

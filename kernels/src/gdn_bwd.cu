@@ -1,7 +1,9 @@
 // gdn_bwd.cu: entry points of the Gated DeltaNet chunked backward (kernels/include/gdn_bwd.cuh).
 //
 // Per (io dtype, K = V) variant, on one stream (the plan: src/engines/gdn/backward.rs):
-//   gdn_bwd_chunk_offsets                <<<1, 1024>>> chunk table
+//   gdn_bwd_chunk_offsets                <<<1, 1024>>> chunk table (+ the longest-first seq_order with
+//     FLAG_SEQ_ORDER, session 34, lp34, as gdn_chunk_offsets: then the uncut replays fscan_gx{,4}{sc,scu,sl}
+//     and the reverse scans dscan_ov2gxsc / ov2gxsh serve sequence seq_order[blockIdx.z])
 //   gdn_bwd_prep15_{bf16,f16}_k{64,128}  <<<(max_chunks, HO), 256, Prep7Smem::bytes>>> (the
 //     forward's factor kernel keeping T, E, Γ, β; the default, DNNPLAN_GDN_FWD_PREP=v15)
 //   gdn_bwd_prep14_{bf16,f16}_k{64,128}  <<<as prep15>>> (the session-10 default, bitwise prep15:
@@ -51,7 +53,7 @@
 //   gdn_bwd_dsum_w8_{bf16,f16}_k{64,128}   <<<(V / 64, HO, N·(P−1)), 256, DscanW8Smem::bytes>>>
 //   gdn_bwd_dscanp_w8_{bf16,f16}_k{64,128} <<<(V / 64, HO, N·P), 256, DscanW8Smem::bytes>>>
 // and the overlapped reverse scan -> token stage (gdn_bwd_overlap.cuh; DNNPLAN_GDN_BWD_OVERLAP):
-//   gdn_bwd_chunk_order_rev                      <<<1, OFFSETS_THREADS>>> (replaces gdn_bwd_chunk_offsets)
+//   gdn_bwd_chunk_order_rev                      <<<1, OFFSETS_THREADS>>> (replaces gdn_bwd_chunk_offsets; + seq_order)
 //   gdn_bwd_dscan_ov_{bf16,f16}_k{64,128}    <<<(1, HO, N), V / 16 warps, DscanMmaSmem<K, V/16, 2>>> (PDL primary)
 //   gdn_bwd_dscanp_ov_{bf16,f16}_k{64,128}   <<<(1, HO, N·P), as dscan_ov>>> (PDL primary, pieces)
 //   gdn_bwd_dscan_ov2_{bf16,f16}_k{64,128}   <<<as dscan_ov, DscanMmaSmem<K, V/16, 2>::bytes_r2>>> (R2 loop;

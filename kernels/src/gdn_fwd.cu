@@ -2,7 +2,9 @@
 // gdn_fwd_fast.cuh, gdn_fwd_prep10.cuh). The parameter is gdn::FwdFastParams by value (whose
 // first member is gdn::FwdParams; the chunk table and the prep read that prefix), workspace
 // layout: src/engines/gdn/params.rs. Per (io dtype, K = V) variant, on one stream:
-//   gdn_chunk_offsets                      <<<1, 1024>>>                 chunk table (+ checkpoint rows)
+//   gdn_chunk_offsets                      <<<1, 1024>>>                 chunk table (+ checkpoint rows; + the
+//                                          longest-first seq_order with FLAG_SEQ_ORDER, session 34, lp34:
+//                                          then w4gx / w8gx serve sequence seq_order[blockIdx.z])
 //   gdn_fwd_prep15_{bf16,f16}_k{64,128}    <<<(max_chunks, HO), 256, Prep7Smem::bytes>>> the
 //                                          per-chunk factors (the default, DNNPLAN_GDN_FWD_PREP=v15)
 //   gdn_fwd_prep14_{bf16,f16}_k{64,128}    <<<as prep15>>> the session-10 default, bitwise prep15

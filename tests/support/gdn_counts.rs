@@ -327,9 +327,13 @@ fn seeds(s: &Shape) -> f64 {
 use Part::*;
 use Span::*;
 
+/// The chunk table (cu_seqlens read, `[N + 1]` i32 written) and, with `FLAG_SEQ_ORDER` (session
+/// 34, src/engines/gdn/seq_order.rs), the `[N]` i32 longest-first order after it: modelled from
+/// two sequences on (the rule's range; one sequence has nothing to order).
 fn offsets(s: &Shape) -> Counts {
     let table = (s.n() + 1.0) * 4.0;
-    Counts::new(table, table, 0.0)
+    let order = if s.n() >= 2.0 { s.n() * 4.0 } else { 0.0 };
+    Counts::new(table, table + order, 0.0)
 }
 
 /// The overlapped plans' chunk table (`chunk_order`, `chunk_order_rev`): also the chunk order

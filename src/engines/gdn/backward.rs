@@ -170,6 +170,10 @@
 //! Launch chain (session 10, [`super::pdl`], `DNNPLAN_GDN_PDL=0|1|early` read at plan build):
 //! every kernel after the first is launched programmatic and waits at its entry; the overlapped
 //! token stage keeps its own contract (launched programmatic in every mode).
+//!
+//! Longest-first dispatch (session 34, [`super::seq_order`], `DNNPLAN_GDN_SEQ_ORDER=0|1` read at
+//! plan build): the chunk-table kernel ranks the sequences and the uncut scalar / slim replays and
+//! reverse scans serve `seq_order[blockIdx.z]` (bitwise; the token stage's rank order unchanged).
 
 use crate::cuda::Function;
 use crate::dispatch::exec_types::VariantPack;
@@ -2230,7 +2234,10 @@ impl<F> GdnBwdPlan<F> {
         };
         // The token stage writes dQ / dK / dV of ports with HO heads itself and reads the states
         // entering the chunks in the io dtype: the replays store them so.
-        template.f.flags |= flags::BWD_DIRECT | flags::BWD_S_IO | pdl.param_flags();
+        template.f.flags |= flags::BWD_DIRECT
+            | flags::BWD_S_IO
+            | pdl.param_flags()
+            | super::seq_order::seq_order_flags(f.n_seqs);
         let (hq, hk, hv) = (f.heads.0 as u64, f.heads.1 as u64, f.heads.2 as u64);
         let fold_needed = hq != ho || hk != ho || hv != ho;
         // The piece chain replaces the replay and the reverse scan.

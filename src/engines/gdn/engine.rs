@@ -58,6 +58,8 @@
 //! speed, never numerics); `_PIECES` changes the rounding (the piece chain's fp32 seeds) and
 //! `_STEPS` truncates the execute: schedule diagnostics for the benchmarks.
 //! `DNNPLAN_GDN_PDL=0|1|early` (both directions): the launch chain, [`super::pdl::PdlMode`].
+//! `DNNPLAN_GDN_SEQ_ORDER=0|1` (both directions, session 34): the uncut scans' sequences
+//! longest-first ([`super::seq_order`], rule [`super::seq_order::SEQ_ORDER_RULE`]; bitwise).
 //! `DNNPLAN_GDN_CHAIN=v1|v2|v3` (both directions): the piece chain's body,
 //! [`super::chain::ChainVariant`] (bitwise the same seeds).
 //! `DNNPLAN_GDN_FWD_FACTORS=slim|full` (forward): the chunk factors ([`FwdFactors`]): `slim`
@@ -100,6 +102,7 @@ use super::params::{
     slim_scan_smem_bytes, slim_sum_smem_bytes,
 };
 use super::pdl::{GdnPlan, Launch, PdlMode};
+use super::seq_order::seq_order_flags;
 
 /// Manifest name of the engine.
 pub const ENGINE_NAME: &str = "gdn_sm90";
@@ -2068,7 +2071,7 @@ impl<F> GdnFwdPlan<F> {
         let chunks = max_chunks(n, t);
         let pdl = PdlMode::from_env();
         let mut template = fwd_template(f)?;
-        template.flags |= pdl.param_flags();
+        template.flags |= pdl.param_flags() | seq_order_flags(f.n_seqs);
         let uids = PortUids {
             q: need("q")?.uid,
             k: need("k")?.uid,

@@ -85,15 +85,20 @@ mod tests {
 
     #[test]
     fn host_constants_equal_the_kernel_headers() {
-        let mirrored: [(&str, i64); 46] = [
+        let mirrored: [(&str, i64); 48] = [
             ("FLAG_L2NORM", flags::L2NORM.into()),
             ("FLAG_BETA_SIGMOID", flags::BETA_SIGMOID.into()),
             ("FLAG_NEG_EIGVAL", flags::NEG_EIGVAL.into()),
             ("FLAG_SAFE_GATE", flags::SAFE_GATE.into()),
             ("FLAG_LINEAR_GATE", flags::LINEAR_GATE.into()),
+            ("FLAG_SEQ_ORDER", flags::SEQ_ORDER.into()),
             ("FLAG_BWD_DIRECT", flags::BWD_DIRECT.into()),
             ("FLAG_BWD_S_IO", flags::BWD_S_IO.into()),
             ("FLAG_PDL_TRIGGER", flags::PDL_TRIGGER.into()),
+            (
+                "SEQ_ORDER_MAX_SEQS",
+                super::super::seq_order::SEQ_ORDER_MAX_SEQS,
+            ),
             ("CHUNK", params::CHUNK as i64),
             ("DSCAN_MMA_WARPS", params::DSCAN_MMA_WARPS.into()),
             ("DSCAN_MMA_STAGES", params::DSCAN_MMA_STAGES as i64),
@@ -153,7 +158,7 @@ mod tests {
             );
         }
         // The flag bits are distinct: a new flag cannot silently alias an existing one.
-        let bits: Vec<i64> = mirrored[..8].iter().map(|&(_, v)| v).collect();
+        let bits: Vec<i64> = mirrored[..9].iter().map(|&(_, v)| v).collect();
         for (i, a) in bits.iter().enumerate() {
             assert_eq!(a.count_ones(), 1, "{}: not a single bit", mirrored[i].0);
             for (j, b) in bits.iter().enumerate().skip(i + 1) {

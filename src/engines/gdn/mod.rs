@@ -38,6 +38,7 @@ pub mod occupancy;
 pub mod params;
 pub mod pdl;
 pub mod reference;
+pub mod seq_order;
 pub mod staged;
 
 use crate::dispatch::manifest::{Family, Slot};

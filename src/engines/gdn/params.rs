@@ -36,6 +36,10 @@ pub mod flags {
     pub const SAFE_GATE: i32 = 8;
     /// `α = g`.
     pub const LINEAR_GATE: i32 = 16;
+    /// Longest-first dispatch (`gdn::FLAG_SEQ_ORDER`, session 34, [`super::super::seq_order`]):
+    /// the chunk-table kernel also writes `seq_order` and the uncut scans serve sequence
+    /// `seq_order[blockIdx.z]`. Speed only.
+    pub const SEQ_ORDER: i32 = 1 << 11;
     /// Backward only (`gdn::FLAG_BWD_DIRECT`, set with `gdn_bwd_tokens_tc`): `dQ` / `dK` / `dV`
     /// of a port with `HO` heads are written by the token stage, and the fold skips that port.
     pub const BWD_DIRECT: i32 = 1 << 12;
@@ -103,7 +107,8 @@ pub struct FwdParams {
     pub flags: i32,
     /// Upper bound of chunk slots: `T / 64 + N`.
     pub max_chunks: i32,
-    /// Workspace: `[N + 1]` int32 chunk offsets.
+    /// Workspace: `[N + 1]` int32 chunk offsets (then `[N]` int32 `seq_order`,
+    /// [`WorkspaceLayout::seq_order`]).
     pub chunk_offsets: u64,
     /// Workspace: `W` `[slots, 64, K]`.
     pub ws_w: u64,
@@ -124,6 +129,10 @@ pub struct FwdParams {
 pub struct WorkspaceLayout {
     /// Chunk offsets `[N + 1]` int32.
     pub chunk_offsets: u64,
+    /// The longest-first sequence order `[N]` int32 right after the chunk table, in its region
+    /// (session 34, [`super::seq_order`]; `gdn::seq_order_table`: `chunk_offsets + N + 1`),
+    /// written by the chunk-table kernel with [`flags::SEQ_ORDER`].
+    pub seq_order: u64,
     /// `W`.
     pub w: u64,
     /// `Q⁺`.
@@ -138,6 +147,12 @@ pub struct WorkspaceLayout {
     pub gl: u64,
     /// Total bytes.
     pub total: u64,
+}
+
+/// The chunk table's region: `[N + 1]` int32 chunk offsets, then the `[N]` int32 longest-first
+/// sequence order (session 34, [`WorkspaceLayout::seq_order`]).
+pub fn chunk_table_bytes(n_seqs: u64) -> u64 {
+    4 * (2 * n_seqs + 1)
 }
 
 /// Lays out a chunk table of `table` bytes and then the regions of `sizes` bytes, in order, each
@@ -160,7 +175,7 @@ impl WorkspaceLayout {
     pub fn new(n_seqs: u64, total_tokens: u64, ho: u64, k: u64, v: u64) -> WorkspaceLayout {
         let slots = max_chunks(n_seqs, total_tokens) * ho;
         let (chunk_offsets, [w, q, kr, ut, a, gl], total) = regions(
-            4 * (n_seqs + 1),
+            chunk_table_bytes(n_seqs),
             [
                 slots * CHUNK * k * 2,
                 slots * CHUNK * k * 2,
@@ -172,6 +187,7 @@ impl WorkspaceLayout {
         );
         WorkspaceLayout {
             chunk_offsets,
+            seq_order: chunk_offsets + 4 * (n_seqs + 1),
             w,
             q,
             kr,
@@ -191,7 +207,7 @@ impl WorkspaceLayout {
     pub fn slim(n_seqs: u64, total_tokens: u64, ho: u64) -> WorkspaceLayout {
         let slots = max_chunks(n_seqs, total_tokens) * ho;
         let (chunk_offsets, [w, kr, a, gl], total) = regions(
-            4 * (n_seqs + 1),
+            chunk_table_bytes(n_seqs),
             [
                 slots * SLIM_TRI_ELEMS * 2,
                 slots * SLIM_SCALARS * CHUNK * 4,
@@ -201,6 +217,7 @@ impl WorkspaceLayout {
         );
         WorkspaceLayout {
             chunk_offsets,
+            seq_order: chunk_offsets + 4 * (n_seqs + 1),
             w,
             q: a,
             kr,
@@ -1238,6 +1255,7 @@ mod tests {
         assert_eq!(max_chunks(3, 130), 5);
         let slots = 10u64;
         assert_eq!(l.chunk_offsets, 0);
+        assert_eq!(l.seq_order, 16);
         assert_eq!(l.w, 256);
         assert_eq!(l.q, l.w + slots * 64 * 64 * 2);
         assert_eq!(l.kr, l.q + slots * 64 * 64 * 2);
@@ -1247,6 +1265,24 @@ mod tests {
         assert_eq!(l.total, (l.gl + slots * 4).div_ceil(256) * 256);
         for r in [l.w, l.q, l.kr, l.ut, l.a, l.gl, l.total] {
             assert_eq!(r % 256, 0);
+        }
+    }
+
+    #[test]
+    fn seq_order_follows_the_chunk_table_in_its_region() {
+        // [N + 1] chunk offsets, then [N] seq_order (gdn::seq_order_table: chunk_offsets + N + 1),
+        // both inside the table's region, before the first factor region; full and slim layouts,
+        // and the backward's (the forward's first).
+        for n in [1u64, 10, 31, 32, 63, 64, 1024, 1500] {
+            for l in [
+                WorkspaceLayout::new(n, 64 * n, 2, 128, 128),
+                WorkspaceLayout::slim(n, 64 * n, 2),
+                BwdWorkspaceLayout::new(n, 64 * n, 2, 128, 128).fwd,
+            ] {
+                assert_eq!(l.seq_order, l.chunk_offsets + 4 * (n + 1));
+                assert!(l.seq_order + 4 * n <= l.w, "n = {n}");
+                assert_eq!(l.w, chunk_table_bytes(n).div_ceil(256) * 256);
+            }
         }
     }
 
