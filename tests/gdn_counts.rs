@@ -120,6 +120,12 @@ const HAND_COUNTS: [(&str, i64, (f64, f64, f64)); 24] = [
         3,
         (125_956.0, 81_920.0, 8_388_608.0),
     ),
+    // Session 34: w4gx0, the same first piece on w4gx's three stages (the same bytes and FLOPs).
+    (
+        "gdn_fwd_slimscan_f16_k128_w4gx0",
+        3,
+        (125_956.0, 81_920.0, 8_388_608.0),
+    ),
     (
         "gdn_fwd_slimscan_bf16_k128_w4dgxr",
         3,
@@ -300,14 +306,19 @@ fn benchmark_plans_launch_only_modelled_kernels() {
         }
         set_env("DNNPLAN_GDN_FWD_SCAN", None);
         set_env("DNNPLAN_GDN_FWD_PIECES", None);
-        // The piece path with its first piece early (session 32), by rule and at 2 and 3 pieces.
+        // The piece path with its first piece early (session 32), by rule and at 2 and 3 pieces,
+        // on both first scans (session 34).
         set_env("DNNPLAN_GDN_FWD_PIECE_FIRST", Some("1"));
-        for pieces in [None, Some("2"), Some("3")] {
-            set_env("DNNPLAN_GDN_FWD_PIECES", pieces);
-            let (launches, p) = bench_launches("gdn", lens, hh, H200_SMS);
-            assert!(launches.len() >= 3, "{name} first: {launches:?}");
-            print_models(name, "fwd/first", &launches, lens, hh, p);
+        for fscan in ["w4dgx0", "w4gx0"] {
+            set_env("DNNPLAN_GDN_FWD_PIECE_FIRST_SCAN", Some(fscan));
+            for pieces in [None, Some("2"), Some("3")] {
+                set_env("DNNPLAN_GDN_FWD_PIECES", pieces);
+                let (launches, p) = bench_launches("gdn", lens, hh, H200_SMS);
+                assert!(launches.len() >= 3, "{name} first: {launches:?}");
+                print_models(name, &format!("fwd/first-{fscan}"), &launches, lens, hh, p);
+            }
         }
+        set_env("DNNPLAN_GDN_FWD_PIECE_FIRST_SCAN", None);
         set_env("DNNPLAN_GDN_FWD_PIECE_FIRST", None);
         set_env("DNNPLAN_GDN_FWD_PIECES", None);
         let (launches, p) = bench_launches("gdn_bwd", lens, hh, H200_SMS);
