@@ -61,7 +61,7 @@ fn stems_and_overlap_marks() {
 /// 1,024 B, Γ_last 4 B, an fp32 state 65,536 B, an io state 32,768 B, dR 32,768 B, a [64] fp32
 /// row 256 B; 64 × 128 × 128 products 2,097,152 FLOPs, 64 × 64 × 128 ones 1,048,576, the inverse
 /// 87,381.33.
-const HAND_COUNTS: [(&str, i64, (f64, f64, f64)); 24] = [
+const HAND_COUNTS: [(&str, i64, (f64, f64, f64)); 25] = [
     // Chunk tables: cu_seqlens (2 × 4 B) in, the table (2 × 4 B) out; the overlapped plans'
     // also write the chunk order (3 × 4 B) and zero the flags (3 chunks × 1 head × 4 B).
     ("gdn_chunk_offsets", 1, (8.0, 8.0, 0.0)),

@@ -101,7 +101,15 @@ fn gdn_benchmark_ours() {
     // 12.) DNNPLAN_GDN_BENCH_SCHEDULES=label:scan:pieces[:sum[:first[:scale[:fscan]]]],...
     // replaces the list (in order; `first`, `scale`, `fscan`: DNNPLAN_GDN_FWD_PIECE_FIRST,
     // _FIRST_SCALE, _FIRST_SCAN).
-    type Sched<'a> = (&'a str, &'a str, &'a str, &'a str, &'a str, &'a str, &'a str);
+    type Sched<'a> = (
+        &'a str,
+        &'a str,
+        &'a str,
+        &'a str,
+        &'a str,
+        &'a str,
+        &'a str,
+    );
     let fixed: [Sched; 5] = [
         ("default", "", "", "", "", "", ""),
         ("w4", "w4", "1", "", "", "", ""),

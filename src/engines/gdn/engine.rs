@@ -689,7 +689,8 @@ pub const SLIM_PIECE_FIRST_BY_RULE: bool = true;
 /// [`FirstScanRow::first_scale`]; 0: the even cut; the other pieces split the rest evenly;
 /// `DNNPLAN_GDN_FWD_PIECE_FIRST_SCALE=s` says otherwise, a diagnostic: another cut, another
 /// rounding of the seeds).
-pub const SLIM_PIECE_FIRST_SCALE_BY_RULE: i32 = SLIM_FIRST_SCANS[SLIM_FIRST_SCAN_BY_RULE].first_scale;
+pub const SLIM_PIECE_FIRST_SCALE_BY_RULE: i32 =
+    SLIM_FIRST_SCANS[SLIM_FIRST_SCAN_BY_RULE].first_scale;
 
 /// `DNNPLAN_GDN_FWD_PIECE_FIRST`'s value: `1` on (`2`: on, the other pieces' scan always
 /// [`PieceFirstRow::rest`], a diagnostic), `0` off, else the rule's.
@@ -2912,7 +2913,10 @@ pub(super) mod tests {
             (c.first_scan, c.first_scale) = (i, r.first_scale);
             assert_eq!(c.first_scan_row(), r);
             let plan = plan_of(&c);
-            let got: Vec<_> = plan.launches().map(|l| (l.0.clone(), l.1, l.2, l.3)).collect();
+            let got: Vec<_> = plan
+                .launches()
+                .map(|l| (l.0.clone(), l.1, l.2, l.3))
+                .collect();
             assert_eq!(got.len(), base.len());
             assert_eq!(
                 got[2],
@@ -2932,7 +2936,10 @@ pub(super) mod tests {
         // Out of range: the rule's row.
         let mut c = rule;
         c.first_scan = 7;
-        assert_eq!(c.first_scan_row(), &SLIM_FIRST_SCANS[SLIM_FIRST_SCAN_BY_RULE]);
+        assert_eq!(
+            c.first_scan_row(),
+            &SLIM_FIRST_SCANS[SLIM_FIRST_SCAN_BY_RULE]
+        );
     }
 
     #[test]
