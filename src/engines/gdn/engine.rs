@@ -48,7 +48,7 @@
 //! pieces' scan on two blocks per SM; unset: [`SLIM_PIECE_FIRST_BY_RULE`]; seed 1 bitwise
 //! without an initial state, another rounding with one),
 //! `DNNPLAN_GDN_FWD_PIECE_FIRST_SCALE=s` (there, the first piece s/256 of the even one: another cut;
-//! unset: the first scan's row, [`FirstScanRow::first_scale`]),
+//! unset: the first scan's row, [`FirstScanRow::scale_at`] the piece count),
 //! `DNNPLAN_GDN_FWD_PIECE_FIRST_SCAN=w4dgx0|w4gx0` (session 34: the first piece's output scan
 //! there, a row of [`SLIM_FIRST_SCANS`]; unset: [`SLIM_FIRST_SCAN_BY_RULE`]; bitwise each other)
 //! and `DNNPLAN_GDN_FWD_STEPS=n` (launch only the first n kernels: per-kernel timing by
@@ -649,10 +649,26 @@ pub struct FirstScanRow {
     /// The kernel ([`PieceFirstRow::first`] or [`PieceFirstRow::first_wave`]); its suffix is the
     /// value of `DNNPLAN_GDN_FWD_PIECE_FIRST_SCAN` that forces it.
     pub pass: FwdPass,
-    /// The first piece's length by rule with this scan, in 1/256 of the even piece `ceil(chunks
-    /// / P)` (0: the even cut; `piece_range_first`), unless `DNNPLAN_GDN_FWD_PIECE_FIRST_SCALE`
-    /// says. Another cut is another rounding of the seeds: set only where measured.
+    /// The first piece's length by rule with this scan at [`FirstScanRow::scale_pieces`]
+    /// pieces, in 1/256 of the even piece `ceil(chunks / P)` (0: the even cut;
+    /// `piece_range_first`), unless `DNNPLAN_GDN_FWD_PIECE_FIRST_SCALE` says. Another cut is
+    /// another rounding of the seeds: set only where measured.
     pub first_scale: i32,
+    /// The piece count at which [`FirstScanRow::first_scale`] was measured; at any other count
+    /// the even cut.
+    pub scale_pieces: u64,
+}
+
+impl FirstScanRow {
+    /// The first piece's length by rule at `pieces` pieces ([`FirstScanRow::first_scale`] where
+    /// measured, else 0: the even cut).
+    pub fn scale_at(&self, pieces: u64) -> i32 {
+        if pieces == self.scale_pieces {
+            self.first_scale
+        } else {
+            0
+        }
+    }
 }
 
 /// The first scans: w4dgx0 (session 32, two stages, 111,616 B), w4gx0 (session 34, w4gx's three
@@ -661,10 +677,12 @@ pub const SLIM_FIRST_SCANS: [FirstScanRow; 2] = [
     FirstScanRow {
         pass: SLIM_PIECES_FIRST.first,
         first_scale: 0,
+        scale_pieces: 0,
     },
     FirstScanRow {
         pass: SLIM_PIECES_FIRST.first_wave,
         first_scale: 0,
+        scale_pieces: 0,
     },
 ];
 
@@ -685,8 +703,9 @@ fn first_scan_switch(value: Option<&str>) -> usize {
 pub const SLIM_PIECE_FIRST_BY_RULE: bool = true;
 
 /// The first piece's length on the first-early path ([`SLIM_PIECES_FIRST`]) in 1/256 of the even
-/// piece `ceil(chunks / P)` by rule: the rule's first scan's ([`SLIM_FIRST_SCAN_BY_RULE`],
-/// [`FirstScanRow::first_scale`]; 0: the even cut; the other pieces split the rest evenly;
+/// piece `ceil(chunks / P)` by rule at the rule's first scan's measured piece count
+/// ([`SLIM_FIRST_SCAN_BY_RULE`], [`FirstScanRow::first_scale`], [`FirstScanRow::scale_pieces`];
+/// elsewhere and at 0: the even cut; the other pieces split the rest evenly;
 /// `DNNPLAN_GDN_FWD_PIECE_FIRST_SCALE=s` says otherwise, a diagnostic: another cut, another
 /// rounding of the seeds).
 pub const SLIM_PIECE_FIRST_SCALE_BY_RULE: i32 =
@@ -1378,7 +1397,7 @@ pub struct FwdChoice {
     /// ([`FwdChoice::first_early`]).
     pub piece_first: bool,
     /// The first piece's length there, in 1/256 of the even piece (0: the even cut; the first
-    /// scan's [`FirstScanRow::first_scale`] or `DNNPLAN_GDN_FWD_PIECE_FIRST_SCALE`).
+    /// scan's [`FirstScanRow::scale_at`] the piece count or `DNNPLAN_GDN_FWD_PIECE_FIRST_SCALE`).
     pub first_scale: i32,
     /// There, the first piece's output scan: a row of [`SLIM_FIRST_SCANS`]
     /// ([`SLIM_FIRST_SCAN_BY_RULE`] or `DNNPLAN_GDN_FWD_PIECE_FIRST_SCAN`).
@@ -1641,7 +1660,7 @@ impl FwdChoice {
         c.chain = ChainVariant::from_env();
         c.slim_prep = SlimPrepProducts::from_switch(env("DNNPLAN_GDN_FWD_SLIMPREP").as_deref());
         c.first_scan = first_scan_switch(env("DNNPLAN_GDN_FWD_PIECE_FIRST_SCAN").as_deref());
-        c.first_scale = SLIM_FIRST_SCANS[c.first_scan].first_scale;
+        c.first_scale = c.first_scan_row().scale_at(c.pieces);
         if let Some(s) =
             env("DNNPLAN_GDN_FWD_PIECE_FIRST_SCALE").and_then(|x| x.parse::<i32>().ok())
         {
@@ -1873,7 +1892,7 @@ impl FwdChoice {
             piece_wgmma: SLIM_PIECE_WGMMA_BY_RULE,
             slim_prep: SLIM_PREP_PRODUCTS_BY_RULE,
             piece_first: first,
-            first_scale: SLIM_PIECE_FIRST_SCALE_BY_RULE,
+            first_scale: 0,
             first_scan: SLIM_FIRST_SCAN_BY_RULE,
             rest_wave: false,
         };
@@ -1883,6 +1902,7 @@ impl FwdChoice {
                 // Not cut after all: the uncut schedule.
                 return FwdChoice::default_with(f, sms, false);
             }
+            c.first_scale = c.first_scan_row().scale_at(c.pieces);
             c.rest_wave = c.rest_in_one_wave(f, sms);
         }
         c.overlap = c.overlap_pick(f, sms, None, true);
@@ -2886,6 +2906,16 @@ pub(super) mod tests {
             SLIM_PIECE_FIRST_SCALE_BY_RULE,
             SLIM_FIRST_SCANS[SLIM_FIRST_SCAN_BY_RULE].first_scale
         );
+        // A row's length only at the piece count where it was measured.
+        let row = FirstScanRow {
+            first_scale: 320,
+            scale_pieces: 5,
+            ..SLIM_FIRST_SCANS[1]
+        };
+        assert_eq!(
+            (row.scale_at(5), row.scale_at(4), row.scale_at(9)),
+            (320, 0, 0)
+        );
         // Both rows bundled in both io dtypes, 4 warps; w4dgx's and w4gx's layouts.
         let fwd = crate::cuda::kernels::find("gdn_fwd").expect("bundled GDN module");
         let bytes: Vec<u32> = SLIM_FIRST_SCANS
@@ -2904,13 +2934,18 @@ pub(super) mod tests {
         // the rest of the launches as the rule's (the same piece count: 5).
         let f = bound(facts(1, 32768, 16, 128, false));
         let rule = FwdChoice::default_with(&f, 132, true);
+        assert_eq!(rule.pieces, 5);
+        assert_eq!(
+            rule.first_scale,
+            SLIM_FIRST_SCANS[SLIM_FIRST_SCAN_BY_RULE].scale_at(5)
+        );
         let plan_of = |c: &FwdChoice| {
             GdnFwdPlan::new(&f, *c, FwdKernels::named(c, "bf16", 128), 132).expect("plan")
         };
         let base: Vec<String> = plan_of(&rule).launches().map(|l| l.0.clone()).collect();
         for (i, r) in SLIM_FIRST_SCANS.iter().enumerate() {
             let mut c = rule;
-            (c.first_scan, c.first_scale) = (i, r.first_scale);
+            (c.first_scan, c.first_scale) = (i, r.scale_at(c.pieces));
             assert_eq!(c.first_scan_row(), r);
             let plan = plan_of(&c);
             let got: Vec<_> = plan
@@ -2989,6 +3024,7 @@ pub(super) mod tests {
                 .map(|l| (l.0.clone(), l.1, l.2, l.3, l.4))
                 .collect()
         };
+        let rule_first = SLIM_FIRST_SCANS[SLIM_FIRST_SCAN_BY_RULE].pass;
         let got = launches(&c);
         let names: Vec<&str> = got.iter().map(|l| l.0.as_str()).collect();
         assert_eq!(
@@ -2996,13 +3032,16 @@ pub(super) mod tests {
             [
                 "gdn_chunk_offsets",
                 "gdn_fwd_slimprep_bf16_k128_wgc",
-                "gdn_fwd_slimscan_bf16_k128_w4dgx0",
+                rule_first.entry("bf16", 128).as_str(),
                 "gdn_fwd_slimsum_bf16_k128_gxr",
                 "gdn_fwd_chain3r_k128",
                 "gdn_fwd_slimscan_bf16_k128_w4dgxr",
             ]
         );
-        assert_eq!((got[2].1, got[2].2, got[2].3), ((2, 16, 1), 128, 111_616));
+        assert_eq!(
+            (got[2].1, got[2].2, got[2].3),
+            ((2, 16, 1), 128, rule_first.smem_bytes(128))
+        );
         assert_eq!(
             (got[3].1, got[3].2, got[3].3, got[3].4),
             ((4, 16, 5), 128, 73_728, true)
@@ -3016,7 +3055,7 @@ pub(super) mod tests {
         assert_eq!(
             names[2..],
             [
-                "gdn_fwd_slimscan_bf16_k128_w4dgx0",
+                rule_first.entry("bf16", 128).as_str(),
                 "gdn_fwd_slimscan_bf16_k128_w4dgxr"
             ]
         );
