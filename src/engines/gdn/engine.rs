@@ -681,14 +681,25 @@ pub const SLIM_FIRST_SCANS: [FirstScanRow; 2] = [
     },
     FirstScanRow {
         pass: SLIM_PIECES_FIRST.first_wave,
-        first_scale: 0,
-        scale_pieces: 0,
+        first_scale: 288,
+        scale_pieces: 5,
     },
 ];
 
 /// The row of [`SLIM_FIRST_SCANS`] the first-early path runs by rule (unless
-/// `DNNPLAN_GDN_FWD_PIECE_FIRST_SCAN` says): w4dgx0.
-pub const SLIM_FIRST_SCAN_BY_RULE: usize = 0;
+/// `DNNPLAN_GDN_FWD_PIECE_FIRST_SCAN` says): w4gx0, with its first piece 288/256 of the even one
+/// at 5 pieces.
+/// H200, session 34 (helper fp34, bench/gdn_device_fp34_run1.log; one process, ms, whole forward
+/// at (1, 32768, 16), P = 5): the rule then (w4dgx0, even cut) 0.5550 0.5549 0.5577 0.5523;
+/// w4gx0 even 0.5510 0.5540 0.5498 0.5555 (first piece 0.168-0.172 vs 0.193-0.195; the summary of
+/// pieces 1-3 on the other 100 SMs then ends +0.019-0.021 after it); w4gx0 with the first piece
+/// at 224 / 272 / 288 / 304 / 320 / 352 / 384 of 256: 0.5567 0.5617 / 0.5430 0.5521 / **0.5437
+/// 0.5484** / 0.5541 0.5626 / 0.5748 0.5686 / 0.5760 0.5857 / 0.6037 0.6036; w4dgx0 at 224 / 288
+/// / 320 / 352: 0.5574 0.5660 / 0.5584 0.5695 / 0.5784 0.5877 / 0.5989 0.6046. The uncut shapes
+/// unchanged. w4gx0's hashes equal w4dgx0's at 2, 3, 5, 7 pieces and by rule; the longer first
+/// piece is another cut (another rounding of the seeds): fp64 errors of the forward tests at 5
+/// pieces the same size (bench/gdn_results.md, session 34).
+pub const SLIM_FIRST_SCAN_BY_RULE: usize = 1;
 
 /// `DNNPLAN_GDN_FWD_PIECE_FIRST_SCAN`'s value: the row of [`SLIM_FIRST_SCANS`] whose kernel suffix
 /// it names, else the rule's.
