@@ -31,7 +31,7 @@ dev_same $d/b_on $d/b_base "backward_parity order on: this build == base, $(wc -
 cp $d/f_* $d/b_* $OUT/ 2>/dev/null
 echo "elapsed ${SECONDS}s"
 echo "== forward, one process, A B B A (off / on / on / off)"
-DNNPLAN_GDN_BENCH=1 DNNPLAN_GDN_BENCH_SHAPES="0 2 3" DNNPLAN_GDN_BENCH_SCHEDULES="off::::::0,on::::::1,on::::::1,off::::::0" \
+DNNPLAN_GDN_BENCH=1 DNNPLAN_GDN_BENCH_SHAPES="0 2 3" DNNPLAN_GDN_BENCH_SCHEDULES="off:::::::0,on:::::::1,on:::::::1,off:::::::0" \
   timeout 60 $tb gdn_benchmark_ours --test-threads=1 --nocapture > $d/bench.log 2>&1
 grep -hE "BENCH ours|panicked" $d/bench.log | sed -E 's/^test gdn_benchmark_ours \.\.\. //'
 cp $d/bench.log $OUT/ 2>/dev/null

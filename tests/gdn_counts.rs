@@ -61,7 +61,7 @@ fn stems_and_overlap_marks() {
 /// 1,024 B, Γ_last 4 B, an fp32 state 65,536 B, an io state 32,768 B, dR 32,768 B, a [64] fp32
 /// row 256 B; 64 × 128 × 128 products 2,097,152 FLOPs, 64 × 64 × 128 ones 1,048,576, the inverse
 /// 87,381.33.
-const HAND_COUNTS: [(&str, i64, (f64, f64, f64)); 24] = [
+const HAND_COUNTS: [(&str, i64, (f64, f64, f64)); 25] = [
     // Chunk tables: cu_seqlens (2 × 4 B) in, the table (2 × 4 B) out; the overlapped plans'
     // also write the chunk order (3 × 4 B) and zero the flags (3 chunks × 1 head × 4 B).
     ("gdn_chunk_offsets", 1, (8.0, 8.0, 0.0)),
@@ -117,6 +117,12 @@ const HAND_COUNTS: [(&str, i64, (f64, f64, f64)); 24] = [
     // over chunk 1 (H_1, M_1 out); chain3r: M_1, H_1, seed 1 in, seed 2 out, one d³ step.
     (
         "gdn_fwd_slimscan_bf16_k128_w4dgx0",
+        3,
+        (125_956.0, 81_920.0, 8_388_608.0),
+    ),
+    // Session 34: w4gx0, the same first piece on w4gx's three stages (the same bytes and FLOPs).
+    (
+        "gdn_fwd_slimscan_f16_k128_w4gx0",
         3,
         (125_956.0, 81_920.0, 8_388_608.0),
     ),
@@ -300,14 +306,19 @@ fn benchmark_plans_launch_only_modelled_kernels() {
         }
         set_env("DNNPLAN_GDN_FWD_SCAN", None);
         set_env("DNNPLAN_GDN_FWD_PIECES", None);
-        // The piece path with its first piece early (session 32), by rule and at 2 and 3 pieces.
+        // The piece path with its first piece early (session 32), by rule and at 2 and 3 pieces,
+        // on both first scans (session 34).
         set_env("DNNPLAN_GDN_FWD_PIECE_FIRST", Some("1"));
-        for pieces in [None, Some("2"), Some("3")] {
-            set_env("DNNPLAN_GDN_FWD_PIECES", pieces);
-            let (launches, p) = bench_launches("gdn", lens, hh, H200_SMS);
-            assert!(launches.len() >= 3, "{name} first: {launches:?}");
-            print_models(name, "fwd/first", &launches, lens, hh, p);
+        for fscan in ["w4dgx0", "w4gx0"] {
+            set_env("DNNPLAN_GDN_FWD_PIECE_FIRST_SCAN", Some(fscan));
+            for pieces in [None, Some("2"), Some("3")] {
+                set_env("DNNPLAN_GDN_FWD_PIECES", pieces);
+                let (launches, p) = bench_launches("gdn", lens, hh, H200_SMS);
+                assert!(launches.len() >= 3, "{name} first: {launches:?}");
+                print_models(name, &format!("fwd/first-{fscan}"), &launches, lens, hh, p);
+            }
         }
+        set_env("DNNPLAN_GDN_FWD_PIECE_FIRST_SCAN", None);
         set_env("DNNPLAN_GDN_FWD_PIECE_FIRST", None);
         set_env("DNNPLAN_GDN_FWD_PIECES", None);
         let (launches, p) = bench_launches("gdn_bwd", lens, hh, H200_SMS);

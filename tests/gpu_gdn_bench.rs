@@ -62,19 +62,21 @@ fn kernel_parts(
 
 /// Sets (or removes, for "") the forward's schedule overrides.
 fn set_schedule(scan: &str, pieces: &str) {
-    set_schedule_sum(scan, pieces, "", "", "");
+    set_schedule_sum(scan, pieces, "", "", "", "");
     set_env("DNNPLAN_GDN_SEQ_ORDER", None);
 }
 
 /// [`set_schedule`] with the piece summary pass (`DNNPLAN_GDN_FWD_SUM`) and the first piece
-/// early (`DNNPLAN_GDN_FWD_PIECE_FIRST`, `DNNPLAN_GDN_FWD_PIECE_FIRST_SCALE`; session 32).
-fn set_schedule_sum(scan: &str, pieces: &str, sum: &str, first: &str, scale: &str) {
+/// early (`DNNPLAN_GDN_FWD_PIECE_FIRST`, `DNNPLAN_GDN_FWD_PIECE_FIRST_SCALE`; session 32; its scan
+/// `DNNPLAN_GDN_FWD_PIECE_FIRST_SCAN`, session 34).
+fn set_schedule_sum(scan: &str, pieces: &str, sum: &str, first: &str, scale: &str, fscan: &str) {
     for (k, v) in [
         ("DNNPLAN_GDN_FWD_SCAN", scan),
         ("DNNPLAN_GDN_FWD_PIECES", pieces),
         ("DNNPLAN_GDN_FWD_SUM", sum),
         ("DNNPLAN_GDN_FWD_PIECE_FIRST", first),
         ("DNNPLAN_GDN_FWD_PIECE_FIRST_SCALE", scale),
+        ("DNNPLAN_GDN_FWD_PIECE_FIRST_SCAN", fscan),
     ] {
         set_env(k, (!v.is_empty()).then_some(v));
     }
@@ -97,18 +99,28 @@ fn gdn_benchmark_ours() {
     let caller = Caller::new();
     // (label, DNNPLAN_GDN_FWD_SCAN, DNNPLAN_GDN_FWD_PIECES, DNNPLAN_GDN_FWD_SUM): "" = the
     // engine's default. (The session-1 prep and scan, "v1", are no longer bundled since session
-    // 12.) DNNPLAN_GDN_BENCH_SCHEDULES=label:scan:pieces[:sum[:first[:scale]]],... replaces the
-    // list (in order; `first`, `scale`: DNNPLAN_GDN_FWD_PIECE_FIRST, _FIRST_SCALE); an optional
-    // seventh field `:seq` sets DNNPLAN_GDN_SEQ_ORDER (session 34: longest-first dispatch).
-    let fixed: [(&str, &str, &str, &str, &str, &str, &str); 5] = [
-        ("default", "", "", "", "", "", ""),
-        ("w4", "w4", "1", "", "", "", ""),
-        ("w8", "w8", "1", "", "", "", ""),
-        ("w4-p4", "w4", "4", "", "", "", ""),
-        ("w4-p8", "w4", "8", "", "", "", ""),
+    // 12.) DNNPLAN_GDN_BENCH_SCHEDULES=label:scan:pieces[:sum[:first[:scale[:fscan[:seq]]]]],...
+    // replaces the list (in order; `first`, `scale`, `fscan`: DNNPLAN_GDN_FWD_PIECE_FIRST,
+    // _FIRST_SCALE, _FIRST_SCAN; `seq`: DNNPLAN_GDN_SEQ_ORDER, session 34's longest-first dispatch).
+    type Sched<'a> = (
+        &'a str,
+        &'a str,
+        &'a str,
+        &'a str,
+        &'a str,
+        &'a str,
+        &'a str,
+        &'a str,
+    );
+    let fixed: [Sched; 5] = [
+        ("default", "", "", "", "", "", "", ""),
+        ("w4", "w4", "1", "", "", "", "", ""),
+        ("w8", "w8", "1", "", "", "", "", ""),
+        ("w4-p4", "w4", "4", "", "", "", "", ""),
+        ("w4-p8", "w4", "8", "", "", "", "", ""),
     ];
     let listed = std::env::var("DNNPLAN_GDN_BENCH_SCHEDULES").unwrap_or_default();
-    let schedules: Vec<(&str, &str, &str, &str, &str, &str, &str)> = if listed.is_empty() {
+    let schedules: Vec<Sched> = if listed.is_empty() {
         fixed.to_vec()
     } else {
         listed
@@ -116,7 +128,7 @@ fn gdn_benchmark_ours() {
             .map(|e| {
                 let mut f = e.split(':');
                 let mut next = || f.next().unwrap_or("");
-                (next(), next(), next(), next(), next(), next(), next())
+                (next(), next(), next(), next(), next(), next(), next(), next())
             })
             .collect()
     };
@@ -132,8 +144,8 @@ fn gdn_benchmark_ours() {
         let min_bytes =
             (t * hh) as f64 * (4.0 * kd as f64 * 2.0 + 8.0) + 2.0 * (n * hh * kd * kd) as f64 * 4.0;
         let mut default_fwd = 0.0;
-        for &(label, scan, pieces, sum, first, scale, seq) in &schedules {
-            set_schedule_sum(scan, pieces, sum, first, scale);
+        for &(label, scan, pieces, sum, first, scale, fscan, seq) in &schedules {
+            set_schedule_sum(scan, pieces, sum, first, scale, fscan);
             set_env("DNNPLAN_GDN_SEQ_ORDER", (!seq.is_empty()).then_some(seq));
             let whole = inp.time(&caller, "gdn");
             if label == "default" || default_fwd == 0.0 {

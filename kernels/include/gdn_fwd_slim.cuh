@@ -982,13 +982,19 @@ __device__ __forceinline__ void slim_chunk_wg(float (&x)[K / 8][4], const T* Qs,
 // last piece writing the final state: w4gx's three stages at one block per SM where the pieces'
 // blocks fit in one wave (w4dgxr's 111,616-byte layout runs two per SM). The same per-warp
 // operations as w4gx and w4dgxr.
+// FIRST (session 34, fp34: gdn_fwd_slimscan_*_k128_w4gx0, with WGX, NW = 4): the first piece
+// alone (grid z N, piece_range_first's cut) from the initial state, its end state stored fp32 as
+// piece 1's seed (w4dgx0's store): w4gx's three stages at one block per SM beside the summary of
+// pieces 1 ..= P − 2 (w4dgx0's 111,616-byte layout shares its SM with one summary block). The
+// same per-warp operations as w4gx and w4dgx0.
 template <typename T, int K, int V, int NW, int STAGES, bool OV = false, bool WG = false, bool WGX = false,
-          bool REST = false>
+          bool REST = false, bool FIRST = false>
 __device__ __forceinline__ void fwd_slim_scan_body(const FwdFastParams& fp) {
   static_assert(K == 128 && V == 128, "the slim forward serves K = V = 128");
   static_assert(!WG || ((NW == 4 || (NW == 8 && WGX)) && !OV),
                 "w4gs / w4gx: one warpgroup, w8gx: two, the uncut pipeline");
   static_assert(!REST || (WGX && NW == 4), "w4gxr: w4gx on the first-early path's pieces 1 ..= P - 1");
+  static_assert(!FIRST || (WGX && NW == 4 && !REST), "w4gx0: w4gx on the first-early path's first piece");
   static_assert(!WGX || WG, "w4gx: the w4gs scan with its chunk tail on the warpgroup too");
 #ifdef GDN_HOST_EMU
   static_assert(!WG, "the CPU emulation has no wgmma (its copies would stage q, k swizzled for the mma.sync step)");
@@ -998,8 +1004,9 @@ __device__ __forceinline__ void fwd_slim_scan_body(const FwdFastParams& fp) {
   extern __shared__ __align__(16) unsigned char smem[];
   const FwdParams& p = fp.f;
   const int h = blockIdx.y;
-  // SEQ_ORDER (session 34, lp34; w4gx / w8gx): the uncut wgmma scans serve the longest-first order.
-  constexpr bool SEQ_ORDER = WGX && !REST;
+  // SEQ_ORDER (session 34, lp34; w4gx / w8gx): the uncut wgmma scans serve the longest-first order
+  // (not the piece path's parts: w4gx0 and w4gxr keep blockIdx.z's sequence, as its summary and chain).
+  constexpr bool SEQ_ORDER = WGX && !REST && !FIRST;
   const int b = REST        ? static_cast<int>(blockIdx.z) / (fp.pieces - 1)
                 : SEQ_ORDER ? seq_of_block(fp.f, static_cast<int>(blockIdx.z))
                             : static_cast<int>(blockIdx.z);
@@ -1013,7 +1020,7 @@ __device__ __forceinline__ void fwd_slim_scan_body(const FwdFastParams& fp) {
   const int cq = 2 * (lane & 3);
   const long long cs = load_cu(p, b), ce = load_cu(p, b + 1);
   int cb_, c0_, c1_;  // the sequence's first chunk, this block's chunks
-  if constexpr (REST) {
+  if constexpr (REST || FIRST) {
     piece_range_first(fp, b, j, cb_, c0_, c1_);
   } else {
     cb_ = c0_ = p.chunk_offsets[b];
@@ -1167,8 +1174,11 @@ __device__ __forceinline__ void fwd_slim_scan_body(const FwdFastParams& fp) {
       body(c, st, gl, [&](int kk) { issue_step(d, nbase, kk, live); });
     });
   }
-  if ((!REST || j == fp.pieces - 1) && p.final_state)
+  if (FIRST && fp.pieces > 1) {  // piece 1's seed (the chain3r input, the rest scan's seed)
+    store_fp32_frags<K>(fp.ws_seed + (static_cast<size_t>(b * fp.pieces + 1) * HO + h) * V * K, x, vr, cq);
+  } else if ((!REST || j == fp.pieces - 1) && p.final_state) {
     store_final_state_frags<K>(x, p, (static_cast<size_t>(row) * HO + h) * V * K, vr, cq);
+  }
   if constexpr (OV) dnnp_wait_prerequisites();  // the stream moves on only after the prep too
 }
 

@@ -63,6 +63,8 @@
 //                                          pieces 1 ..= P − 1
 //   gdn_fwd_slimscan_{bf16,f16}_k128_w4gxr <<<(2, HO, N·(P−1)), 128, SlimScanSmem<128,4,3>>> w4gx on
 //                                          pieces 1 ..= P − 1 (one block per SM: the rule's P)
+//   gdn_fwd_slimscan_{bf16,f16}_k128_w4gx0 <<<(2, HO, N), 128, SlimScanSmem<128,4,3>>> w4gx on the
+//                                          first piece only (session 34, fp34; w4dgx0's seed store)
 //   gdn_fwd_chunk_order                    <<<1, 1024>>> chunk table + hand-over flags zeroed + scan order
 //   gdn_fwd_slimprep_{bf16,f16}_k128_ov    <<<(blocks beside the scan, 1, 1), 256, SlimPrepSmem<128>>>
 //                                          persistent slim prep (producer, DNNPLAN_GDN_FWD_OVERLAP)
@@ -333,6 +335,19 @@ GDN_FWD_SLIM_PIECE_FIRST_ENTRIES(f16, gdn::gdn_f16)
 
 GDN_FWD_SLIM_PIECE_REST3_ENTRY(bf16, gdn::gdn_bf16)
 GDN_FWD_SLIM_PIECE_REST3_ENTRY(f16, gdn::gdn_f16)
+
+// Session 34 (fp34): the first piece on w4gx's three stages too (gdn_fwd_slim.cuh FIRST), one block
+// per SM beside the summary of pieces 1 ..= P − 2 (it lets the next grid start right after its
+// entry wait, always, as w4dgx0 does); its end state stored fp32 as piece 1's seed. The same
+// per-warp arithmetic as w4gx / w4dgx0 (DNNPLAN_GDN_FWD_PIECE_FIRST_SCAN; SLIM_PIECES_FIRST).
+#define GDN_FWD_SLIM_PIECE_FIRST3_ENTRY(TAG, T)                                                     \
+  extern "C" __global__ void __launch_bounds__(4 * 32)                                              \
+      gdn_fwd_slimscan_##TAG##_k128_w4gx0(gdn::FwdFastParams p) { dnnp_pdl_enter(true);            \
+    gdn::fwd_slim_scan_body<T, 128, 128, 4, gdn::SLIM_W4_STAGES, false, true, true, false, true>(p); \
+  }
+
+GDN_FWD_SLIM_PIECE_FIRST3_ENTRY(bf16, gdn::gdn_bf16)
+GDN_FWD_SLIM_PIECE_FIRST3_ENTRY(f16, gdn::gdn_f16)
 
 extern "C" __global__ void __launch_bounds__(gdn::CHAIN_THREADS) gdn_fwd_chain3r_k128(gdn::FwdFastParams p) { dnnp_pdl_enter(p.f.flags & gdn::FLAG_PDL_TRIGGER);
   gdn::fwd_chain4_body_from1<128, gdn::CHAIN3_ROWS, gdn::CHAIN3R_STAGES>(p);

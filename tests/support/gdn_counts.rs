@@ -423,8 +423,8 @@ fn slim_sum(s: &Shape) -> Counts {
     )
 }
 
-/// The first piece's slim output scan alone (w4dgx0, session 32): from the initial state, its
-/// end state out as piece 1's fp32 seed.
+/// The first piece's slim output scan alone (w4dgx0, session 32; w4gx0, session 34): from the
+/// initial state, its end state out as piece 1's fp32 seed.
 fn slim_scan_first(s: &Shape) -> Counts {
     Counts::new(
         over(
@@ -777,7 +777,12 @@ pub const MODELS: [Model; 36] = [
         slim_sum,
     ),
     // Session 32 (pc32): the piece path with its first piece early.
-    family("slimscan", &["slimscan_w4dgx0"], slim_scan_first),
+    // Session 34 (fp34): the same first piece on w4gx's three stages.
+    family(
+        "slimscan",
+        &["slimscan_w4dgx0", "slimscan_w4gx0"],
+        slim_scan_first,
+    ),
     family(
         "slimscan",
         &["slimscan_w4dgxr", "slimscan_w4gxr"],

@@ -47,7 +47,10 @@
 //! run beside the summary, [`SLIM_PIECES_FIRST`], and its piece count; `2` keeps the other
 //! pieces' scan on two blocks per SM; unset: [`SLIM_PIECE_FIRST_BY_RULE`]; seed 1 bitwise
 //! without an initial state, another rounding with one),
-//! `DNNPLAN_GDN_FWD_PIECE_FIRST_SCALE=s` (there, the first piece s/256 of the even one: another cut)
+//! `DNNPLAN_GDN_FWD_PIECE_FIRST_SCALE=s` (there, the first piece s/256 of the even one: another cut;
+//! unset: the first scan's row, [`FirstScanRow::scale_at`] the piece count),
+//! `DNNPLAN_GDN_FWD_PIECE_FIRST_SCAN=w4dgx0|w4gx0` (session 34: the first piece's output scan
+//! there, a row of [`SLIM_FIRST_SCANS`]; unset: [`SLIM_FIRST_SCAN_BY_RULE`]; bitwise each other)
 //! and `DNNPLAN_GDN_FWD_STEPS=n` (launch only the first n kernels: per-kernel timing by
 //! differences), `DNNPLAN_GDN_FWD_SLIMPREP=mma|wg|wg5|wgc` (session 28: the slim prep's K Kᵀ / Q Kᵀ
 //! by mma.sync, [`SLIM_PREP`], or on wgmma, [`SLIM_PREP_WG`] / [`SLIM_PREP_WG5`] /
@@ -569,8 +572,13 @@ fn piece_switch(value: Option<&str>) -> Option<WgmmaDepth> {
 /// algebra, another rounding). Grids, threads, shared memory and blocks per SM of
 /// [`SLIM_PIECES`]; the piece count is the same rule's.
 pub struct PieceFirstRow {
-    /// The first piece's output scan, grid `(V / 64, HO, N)`.
+    /// The first piece's output scan, grid `(V / 64, HO, N)` (w4dgx's two-stage layout: a
+    /// summary block fits beside it).
     pub first: FwdPass,
+    /// The same on w4gx's three stages at one block per SM (session 34, helper fp34): no summary
+    /// block beside it, the same per-warp arithmetic and seed store. The piece count's room
+    /// bound below never binds on the piece path (`2 · blocks ≤ SMs`) with either first scan.
+    pub first_wave: FwdPass,
     /// The output scan of pieces 1 ..= P − 1, grid `(V / 64, HO, N·(P − 1))`, two blocks per SM.
     pub rest: FwdPass,
     /// The same on three stages at one block per SM (w4gx's layout), where those blocks fit in
@@ -588,12 +596,16 @@ pub struct PieceFirstRow {
     pub chain_rows: u64,
 }
 
-/// [`PieceFirstRow`]'s kernels: `gdn_fwd_slimscan_<tag>_k128_w4dgx0` / `_w4dgxr`,
-/// `gdn_fwd_slimsum_<tag>_k128_gxr`, `gdn_fwd_chain3r_k128`.
+/// [`PieceFirstRow`]'s kernels: `gdn_fwd_slimscan_<tag>_k128_w4dgx0` / `_w4gx0` / `_w4dgxr` /
+/// `_w4gxr`, `gdn_fwd_slimsum_<tag>_k128_gxr`, `gdn_fwd_chain3r_k128`.
 pub const SLIM_PIECES_FIRST: PieceFirstRow = PieceFirstRow {
     first: FwdPass {
         suffix: "w4dgx0",
         ..SLIM_PIECES.scan
+    },
+    first_wave: FwdPass {
+        suffix: "w4gx0",
+        ..SLIM_SCAN_W4GX
     },
     rest: FwdPass {
         suffix: "w4dgxr",
@@ -633,15 +645,85 @@ impl PieceFirstRow {
     }
 }
 
+/// The first piece's output scan on the first-early path ([`SLIM_PIECES_FIRST`]) and the first
+/// piece's length with it, as data (session 34, helper fp34): one row per first scan.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FirstScanRow {
+    /// The kernel ([`PieceFirstRow::first`] or [`PieceFirstRow::first_wave`]); its suffix is the
+    /// value of `DNNPLAN_GDN_FWD_PIECE_FIRST_SCAN` that forces it.
+    pub pass: FwdPass,
+    /// The first piece's length by rule with this scan at [`FirstScanRow::scale_pieces`]
+    /// pieces, in 1/256 of the even piece `ceil(chunks / P)` (0: the even cut;
+    /// `piece_range_first`), unless `DNNPLAN_GDN_FWD_PIECE_FIRST_SCALE` says. Another cut is
+    /// another rounding of the seeds: set only where measured.
+    pub first_scale: i32,
+    /// The piece count at which [`FirstScanRow::first_scale`] was measured; at any other count
+    /// the even cut.
+    pub scale_pieces: u64,
+}
+
+impl FirstScanRow {
+    /// The first piece's length by rule at `pieces` pieces ([`FirstScanRow::first_scale`] where
+    /// measured, else 0: the even cut).
+    pub fn scale_at(&self, pieces: u64) -> i32 {
+        if pieces == self.scale_pieces {
+            self.first_scale
+        } else {
+            0
+        }
+    }
+}
+
+/// The first scans: w4dgx0 (session 32, two stages, 111,616 B), w4gx0 (session 34, w4gx's three
+/// stages, 202,752 B, one block per SM). Bitwise each other at the same cut.
+pub const SLIM_FIRST_SCANS: [FirstScanRow; 2] = [
+    FirstScanRow {
+        pass: SLIM_PIECES_FIRST.first,
+        first_scale: 0,
+        scale_pieces: 0,
+    },
+    FirstScanRow {
+        pass: SLIM_PIECES_FIRST.first_wave,
+        first_scale: 288,
+        scale_pieces: 5,
+    },
+];
+
+/// The row of [`SLIM_FIRST_SCANS`] the first-early path runs by rule (unless
+/// `DNNPLAN_GDN_FWD_PIECE_FIRST_SCAN` says): w4gx0, with its first piece 288/256 of the even one
+/// at 5 pieces.
+/// H200, session 34 (helper fp34, bench/gdn_device_fp34_run1.log; one process, ms, whole forward
+/// at (1, 32768, 16), P = 5): the rule then (w4dgx0, even cut) 0.5550 0.5549 0.5577 0.5523;
+/// w4gx0 even 0.5510 0.5540 0.5498 0.5555 (first piece 0.168-0.172 vs 0.193-0.195; the summary of
+/// pieces 1-3 on the other 100 SMs then ends +0.019-0.021 after it); w4gx0 with the first piece
+/// at 224 / 272 / 288 / 304 / 320 / 352 / 384 of 256: 0.5567 0.5617 / 0.5430 0.5521 / **0.5437
+/// 0.5484** / 0.5541 0.5626 / 0.5748 0.5686 / 0.5760 0.5857 / 0.6037 0.6036; w4dgx0 at 224 / 288
+/// / 320 / 352: 0.5574 0.5660 / 0.5584 0.5695 / 0.5784 0.5877 / 0.5989 0.6046. The uncut shapes
+/// unchanged. w4gx0's hashes equal w4dgx0's at 2, 3, 5, 7 pieces and by rule; the longer first
+/// piece is another cut (another rounding of the seeds): fp64 errors of the forward tests at 5
+/// pieces the same size (bench/gdn_results.md, session 34).
+pub const SLIM_FIRST_SCAN_BY_RULE: usize = 1;
+
+/// `DNNPLAN_GDN_FWD_PIECE_FIRST_SCAN`'s value: the row of [`SLIM_FIRST_SCANS`] whose kernel suffix
+/// it names, else the rule's.
+fn first_scan_switch(value: Option<&str>) -> usize {
+    value
+        .and_then(|x| SLIM_FIRST_SCANS.iter().position(|r| r.pass.suffix == x))
+        .unwrap_or(SLIM_FIRST_SCAN_BY_RULE)
+}
+
 /// Whether the slim wgmma piece path runs its first piece early ([`SLIM_PIECES_FIRST`]) by rule,
 /// unless `DNNPLAN_GDN_FWD_PIECE_FIRST=0|1` says.
 pub const SLIM_PIECE_FIRST_BY_RULE: bool = true;
 
 /// The first piece's length on the first-early path ([`SLIM_PIECES_FIRST`]) in 1/256 of the even
-/// piece `ceil(chunks / P)` by rule (0: the even cut; the other pieces split the rest evenly;
+/// piece `ceil(chunks / P)` by rule at the rule's first scan's measured piece count
+/// ([`SLIM_FIRST_SCAN_BY_RULE`], [`FirstScanRow::first_scale`], [`FirstScanRow::scale_pieces`];
+/// elsewhere and at 0: the even cut; the other pieces split the rest evenly;
 /// `DNNPLAN_GDN_FWD_PIECE_FIRST_SCALE=s` says otherwise, a diagnostic: another cut, another
 /// rounding of the seeds).
-pub const SLIM_PIECE_FIRST_SCALE_BY_RULE: i32 = 0;
+pub const SLIM_PIECE_FIRST_SCALE_BY_RULE: i32 =
+    SLIM_FIRST_SCANS[SLIM_FIRST_SCAN_BY_RULE].first_scale;
 
 /// `DNNPLAN_GDN_FWD_PIECE_FIRST`'s value: `1` on (`2`: on, the other pieces' scan always
 /// [`PieceFirstRow::rest`], a diagnostic), `0` off, else the rule's.
@@ -1328,9 +1410,12 @@ pub struct FwdChoice {
     /// [`SLIM_PIECE_FIRST_BY_RULE`] or `DNNPLAN_GDN_FWD_PIECE_FIRST`); it applies only there
     /// ([`FwdChoice::first_early`]).
     pub piece_first: bool,
-    /// The first piece's length there, in 1/256 of the even piece (0: the even cut;
-    /// [`SLIM_PIECE_FIRST_SCALE_BY_RULE`] or `DNNPLAN_GDN_FWD_PIECE_FIRST_SCALE`).
+    /// The first piece's length there, in 1/256 of the even piece (0: the even cut; the first
+    /// scan's [`FirstScanRow::scale_at`] the piece count or `DNNPLAN_GDN_FWD_PIECE_FIRST_SCALE`).
     pub first_scale: i32,
+    /// There, the first piece's output scan: a row of [`SLIM_FIRST_SCANS`]
+    /// ([`SLIM_FIRST_SCAN_BY_RULE`] or `DNNPLAN_GDN_FWD_PIECE_FIRST_SCAN`).
+    pub first_scan: usize,
     /// There, whether the other pieces' scan fits in one wave at one block per SM
     /// ([`PieceFirstRow::rest_in_one_wave`]: [`PieceFirstRow::rest_wave`] runs, else
     /// [`PieceFirstRow::rest`]).
@@ -1588,6 +1673,8 @@ impl FwdChoice {
         c.prep = PrepVariant::from_env();
         c.chain = ChainVariant::from_env();
         c.slim_prep = SlimPrepProducts::from_switch(env("DNNPLAN_GDN_FWD_SLIMPREP").as_deref());
+        c.first_scan = first_scan_switch(env("DNNPLAN_GDN_FWD_PIECE_FIRST_SCAN").as_deref());
+        c.first_scale = c.first_scan_row().scale_at(c.pieces);
         if let Some(s) =
             env("DNNPLAN_GDN_FWD_PIECE_FIRST_SCALE").and_then(|x| x.parse::<i32>().ok())
         {
@@ -1701,7 +1788,15 @@ impl FwdChoice {
     /// The output scan of the first piece alone, launched before the summary
     /// ([`SLIM_PIECES_FIRST`]), when [`FwdChoice::first_early`].
     pub fn first_pass(&self) -> Option<FwdPass> {
-        self.first_early().then_some(SLIM_PIECES_FIRST.first)
+        self.first_early().then_some(self.first_scan_row().pass)
+    }
+
+    /// The row of [`SLIM_FIRST_SCANS`] named by [`FwdChoice::first_scan`] (out of range: the
+    /// rule's).
+    pub fn first_scan_row(&self) -> &'static FirstScanRow {
+        SLIM_FIRST_SCANS
+            .get(self.first_scan)
+            .unwrap_or(&SLIM_FIRST_SCANS[SLIM_FIRST_SCAN_BY_RULE])
     }
 
     /// The piece chain's entry for K = `k` (it runs only with `pieces > 1`): from seed 1 when
@@ -1811,7 +1906,8 @@ impl FwdChoice {
             piece_wgmma: SLIM_PIECE_WGMMA_BY_RULE,
             slim_prep: SLIM_PREP_PRODUCTS_BY_RULE,
             piece_first: first,
-            first_scale: SLIM_PIECE_FIRST_SCALE_BY_RULE,
+            first_scale: 0,
+            first_scan: SLIM_FIRST_SCAN_BY_RULE,
             rest_wave: false,
         };
         if c.first_early() {
@@ -1820,6 +1916,7 @@ impl FwdChoice {
                 // Not cut after all: the uncut schedule.
                 return FwdChoice::default_with(f, sms, false);
             }
+            c.first_scale = c.first_scan_row().scale_at(c.pieces);
             c.rest_wave = c.rest_in_one_wave(f, sms);
         }
         c.overlap = c.overlap_pick(f, sms, None, true);
@@ -2813,6 +2910,88 @@ pub(super) mod tests {
     }
 
     #[test]
+    fn first_scan_rows_switch_and_launches() {
+        // The switch names a row by its kernel suffix; anything else: the rule's.
+        assert_eq!(first_scan_switch(None), SLIM_FIRST_SCAN_BY_RULE);
+        assert_eq!(first_scan_switch(Some("x")), SLIM_FIRST_SCAN_BY_RULE);
+        assert_eq!(first_scan_switch(Some("w4dgx0")), 0);
+        assert_eq!(first_scan_switch(Some("w4gx0")), 1);
+        assert_eq!(
+            SLIM_PIECE_FIRST_SCALE_BY_RULE,
+            SLIM_FIRST_SCANS[SLIM_FIRST_SCAN_BY_RULE].first_scale
+        );
+        // A row's length only at the piece count where it was measured.
+        let row = FirstScanRow {
+            first_scale: 320,
+            scale_pieces: 5,
+            ..SLIM_FIRST_SCANS[1]
+        };
+        assert_eq!(
+            (row.scale_at(5), row.scale_at(4), row.scale_at(9)),
+            (320, 0, 0)
+        );
+        // Both rows bundled in both io dtypes, 4 warps; w4dgx's and w4gx's layouts.
+        let fwd = crate::cuda::kernels::find("gdn_fwd").expect("bundled GDN module");
+        let bytes: Vec<u32> = SLIM_FIRST_SCANS
+            .iter()
+            .map(|r| r.pass.smem_bytes(128))
+            .collect();
+        assert_eq!(bytes, [111_616, 202_752]);
+        for r in &SLIM_FIRST_SCANS {
+            assert_eq!(r.pass.warps, 4);
+            assert!((0..=4096).contains(&r.first_scale));
+            for tag in ["bf16", "f16"] {
+                assert!(fwd.has_function(&r.pass.entry(tag, 128)), "{tag} {r:?}");
+            }
+        }
+        // At (1, 32768, 16) each first scan launches on the grid (2, 16, 1) with its own layout,
+        // the rest of the launches as the rule's (the same piece count: 5).
+        let f = bound(facts(1, 32768, 16, 128, false));
+        let rule = FwdChoice::default_with(&f, 132, true);
+        assert_eq!(rule.pieces, 5);
+        assert_eq!(
+            rule.first_scale,
+            SLIM_FIRST_SCANS[SLIM_FIRST_SCAN_BY_RULE].scale_at(5)
+        );
+        let plan_of = |c: &FwdChoice| {
+            GdnFwdPlan::new(&f, *c, FwdKernels::named(c, "bf16", 128), 132).expect("plan")
+        };
+        let base: Vec<String> = plan_of(&rule).launches().map(|l| l.0.clone()).collect();
+        for (i, r) in SLIM_FIRST_SCANS.iter().enumerate() {
+            let mut c = rule;
+            (c.first_scan, c.first_scale) = (i, r.scale_at(c.pieces));
+            assert_eq!(c.first_scan_row(), r);
+            let plan = plan_of(&c);
+            let got: Vec<_> = plan
+                .launches()
+                .map(|l| (l.0.clone(), l.1, l.2, l.3))
+                .collect();
+            assert_eq!(got.len(), base.len());
+            assert_eq!(
+                got[2],
+                (
+                    r.pass.entry("bf16", 128),
+                    (2, 16, 1),
+                    128,
+                    r.pass.smem_bytes(128)
+                )
+            );
+            for (k, (g, b)) in got.iter().zip(&base).enumerate() {
+                if k != 2 {
+                    assert_eq!(&g.0, b);
+                }
+            }
+        }
+        // Out of range: the rule's row.
+        let mut c = rule;
+        c.first_scan = 7;
+        assert_eq!(
+            c.first_scan_row(),
+            &SLIM_FIRST_SCANS[SLIM_FIRST_SCAN_BY_RULE]
+        );
+    }
+
+    #[test]
     fn first_piece_early_rows_switch_and_launches() {
         // The switch: `1` on, `0` off, else the rule's.
         assert!(piece_first_switch(Some("1")));
@@ -2859,6 +3038,7 @@ pub(super) mod tests {
                 .map(|l| (l.0.clone(), l.1, l.2, l.3, l.4))
                 .collect()
         };
+        let rule_first = SLIM_FIRST_SCANS[SLIM_FIRST_SCAN_BY_RULE].pass;
         let got = launches(&c);
         let names: Vec<&str> = got.iter().map(|l| l.0.as_str()).collect();
         assert_eq!(
@@ -2866,13 +3046,16 @@ pub(super) mod tests {
             [
                 "gdn_chunk_offsets",
                 "gdn_fwd_slimprep_bf16_k128_wgc",
-                "gdn_fwd_slimscan_bf16_k128_w4dgx0",
+                rule_first.entry("bf16", 128).as_str(),
                 "gdn_fwd_slimsum_bf16_k128_gxr",
                 "gdn_fwd_chain3r_k128",
                 "gdn_fwd_slimscan_bf16_k128_w4dgxr",
             ]
         );
-        assert_eq!((got[2].1, got[2].2, got[2].3), ((2, 16, 1), 128, 111_616));
+        assert_eq!(
+            (got[2].1, got[2].2, got[2].3),
+            ((2, 16, 1), 128, rule_first.smem_bytes(128))
+        );
         assert_eq!(
             (got[3].1, got[3].2, got[3].3, got[3].4),
             ((4, 16, 5), 128, 73_728, true)
@@ -2886,7 +3069,7 @@ pub(super) mod tests {
         assert_eq!(
             names[2..],
             [
-                "gdn_fwd_slimscan_bf16_k128_w4dgx0",
+                rule_first.entry("bf16", 128).as_str(),
                 "gdn_fwd_slimscan_bf16_k128_w4dgxr"
             ]
         );
@@ -2901,12 +3084,13 @@ pub(super) mod tests {
         let w = FwdChoice::default_with(&f, 132, true);
         assert!(w.first_early() && w.rest_wave);
         assert_eq!(w.pieces, 5);
+        let first = SLIM_FIRST_SCANS[SLIM_FIRST_SCAN_BY_RULE].pass;
         let got = launches(&w);
         let names: Vec<&str> = got.iter().map(|l| l.0.as_str()).collect();
         assert_eq!(
             names[2..],
             [
-                "gdn_fwd_slimscan_bf16_k128_w4dgx0",
+                first.entry("bf16", 128).as_str(),
                 "gdn_fwd_slimsum_bf16_k128_gxr",
                 "gdn_fwd_chain3r_k128",
                 "gdn_fwd_slimscan_bf16_k128_w4gxr"
@@ -2914,8 +3098,10 @@ pub(super) mod tests {
         );
         assert_eq!((got[3].1, got[5].1), ((4, 16, 3), (2, 16, 4)));
         assert_eq!((got[5].2, got[5].3), (128, 202_752));
-        // The first piece keeps w4dgx's 111,616 B (room for a summary block beside it).
-        assert_eq!((got[2].1, got[2].3), ((2, 16, 1), 111_616));
+        // The rule's first scan (SLIM_FIRST_SCAN_BY_RULE): w4dgx0 keeps w4dgx's 111,616 B (room
+        // for a summary block beside it), w4gx0 w4gx's 202,752 B.
+        assert_eq!(got[2].0, first.entry("bf16", 128));
+        assert_eq!((got[2].1, got[2].3), ((2, 16, 1), first.smem_bytes(128)));
         for tag in ["bf16", "f16"] {
             assert!(fwd.has_function(&SLIM_PIECES_FIRST.rest_wave.entry(tag, 128)));
         }

@@ -16,7 +16,7 @@
 //!   `griddepcontrol.launch_dependents`, which each does after its own wait; its last block waits
 //!   before it exits, so its completion implies the reverse scan's.
 //! - Likewise the forward's summary beside the first piece's output scan
-//!   (`gdn_fwd_slimsum_*_k128_gxr` after `gdn_fwd_slimscan_*_k128_w4dgx0`, session 32,
+//!   (`gdn_fwd_slimsum_*_k128_gxr` after `gdn_fwd_slimscan_*_k128_w4dgx0` or `_w4gx0`, sessions 32, 34,
 //!   [`super::engine::SLIM_PIECES_FIRST`]): launched programmatic always, it starts after every
 //!   first-piece block called `griddepcontrol.launch_dependents` right after its own wait, and every
 //!   one of its blocks waits before it exits.
