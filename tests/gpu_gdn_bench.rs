@@ -128,7 +128,16 @@ fn gdn_benchmark_ours() {
             .map(|e| {
                 let mut f = e.split(':');
                 let mut next = || f.next().unwrap_or("");
-                (next(), next(), next(), next(), next(), next(), next(), next())
+                (
+                    next(),
+                    next(),
+                    next(),
+                    next(),
+                    next(),
+                    next(),
+                    next(),
+                    next(),
+                )
             })
             .collect()
     };
