@@ -395,6 +395,11 @@ __device__ __forceinline__ int warp_inclusive_sum(int x) {
 // inclusive scan per warp, one warp scans the 32 warp totals: two block barriers (integers: the
 // same table as any scan order). span = CHUNK is the chunk table (chunk_offsets_body); the
 // checkpoint rows (fwd_ckpt_rows_body, bwd_ckpt_rows) use span = CHUNK · (c / 64).
+// Sequence b's spans of `span` tokens (the last one partial): its chunk count at span = CHUNK.
+__device__ __forceinline__ int seq_span_count(const FwdParams& p, int b, long long span) {
+  return static_cast<int>((load_cu(p, b + 1) - load_cu(p, b) + span - 1) / span);
+}
+
 __device__ __forceinline__ void seq_span_offsets(const FwdParams& p, int* out, long long span) {
   static_assert(OFFSETS_THREADS == 32 * 32, "one warp scans the warp totals");
   __shared__ int warp_total[OFFSETS_THREADS / 32];
@@ -403,7 +408,7 @@ __device__ __forceinline__ void seq_span_offsets(const FwdParams& p, int* out, l
   const int per = (n + OFFSETS_THREADS - 1) / OFFSETS_THREADS;
   const int b0 = n < tid * per ? n : tid * per;
   const int b1 = n < b0 + per ? n : b0 + per;
-  auto count = [&](int b) { return static_cast<int>((load_cu(p, b + 1) - load_cu(p, b) + span - 1) / span); };
+  auto count = [&](int b) { return seq_span_count(p, b, span); };
   int local = 0;
   for (int b = b0; b < b1; ++b) local += count(b);
   const int incl = warp_inclusive_sum(local);
@@ -447,7 +452,7 @@ __device__ __forceinline__ void seq_order_body(const FwdParams& p) {
 #endif
   int mine = 0;
   if (tid < n) {
-    mine = static_cast<int>((load_cu(p, tid + 1) - load_cu(p, tid) + CHUNK - 1) / CHUNK);
+    mine = seq_span_count(p, tid, CHUNK);
     cnt[tid] = mine;
   }
   __syncthreads();

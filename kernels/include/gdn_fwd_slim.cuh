@@ -956,6 +956,16 @@ __device__ __forceinline__ void slim_chunk_wg(float (&x)[K / 8][4], const T* Qs,
 }
 #endif
 
+// The first-early piece path's seed of piece 1 (the chain from seed 1, chain3r, reads it; so does
+// the rest scan where the chain has no step): the first piece's end state of (sequence b, head h),
+// fp32, into seed slot b·P + 1 of ws_seed (P = fp.pieces, HO = p.ho, as the caller read them).
+// Shared by w4dgx0 (fwd_slim_piece_scan_body's FIRST part) and w4gx0 (fwd_slim_scan_body's FIRST).
+template <int K, int V>
+__device__ __forceinline__ void store_piece1_seed(float* ws_seed, int P, int HO, int b, int h,
+                                                  const float (&x)[K / 8][4], int vr, int cq) {
+  store_fp32_frags<K>(ws_seed + (static_cast<size_t>(b * P + 1) * HO + h) * V * K, x, vr, cq);
+}
+
 // The slim output scan: grid (V / VS, HO, N), NW warps of 16 value rows, one piece per sequence
 // (initial state in, final state out; the state checkpoints by ckpt_store). STAGES-deep cp.async
 // pipeline over the chunks. Since session 21 (fscan21) chunk c + STAGES − 1's copies are issued
@@ -1175,7 +1185,7 @@ __device__ __forceinline__ void fwd_slim_scan_body(const FwdFastParams& fp) {
     });
   }
   if (FIRST && fp.pieces > 1) {  // piece 1's seed (the chain3r input, the rest scan's seed)
-    store_fp32_frags<K>(fp.ws_seed + (static_cast<size_t>(b * fp.pieces + 1) * HO + h) * V * K, x, vr, cq);
+    store_piece1_seed<K, V>(fp.ws_seed, fp.pieces, HO, b, h, x, vr, cq);
   } else if ((!REST || j == fp.pieces - 1) && p.final_state) {
     store_final_state_frags<K>(x, p, (static_cast<size_t>(row) * HO + h) * V * K, vr, cq);
   }
@@ -1674,7 +1684,7 @@ __device__ __forceinline__ void fwd_slim_piece_scan_body(const FwdFastParams& fp
   }
   cp_async_wait<0>();
   if (PART == SLIM_PART_FIRST && P > 1) {  // piece 1's seed (the chain3r input, the w4dgxr seed)
-    store_fp32_frags<K>(fp.ws_seed + (static_cast<size_t>(b * P + 1) * HO + h) * V * K, x, vr, cq);
+    store_piece1_seed<K, V>(fp.ws_seed, P, HO, b, h, x, vr, cq);
   } else if (j == P - 1 && p.final_state) {
     store_final_state_frags<K>(x, p, (static_cast<size_t>(row) * HO + h) * V * K, vr, cq);
   }
