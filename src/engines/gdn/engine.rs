@@ -716,15 +716,6 @@ fn first_scan_switch(value: Option<&str>) -> usize {
 /// unless `DNNPLAN_GDN_FWD_PIECE_FIRST=0|1` says.
 pub const SLIM_PIECE_FIRST_BY_RULE: bool = true;
 
-/// The first piece's length on the first-early path ([`SLIM_PIECES_FIRST`]) in 1/256 of the even
-/// piece `ceil(chunks / P)` by rule at the rule's first scan's measured piece count
-/// ([`SLIM_FIRST_SCAN_BY_RULE`], [`FirstScanRow::first_scale`], [`FirstScanRow::scale_pieces`];
-/// elsewhere and at 0: the even cut; the other pieces split the rest evenly;
-/// `DNNPLAN_GDN_FWD_PIECE_FIRST_SCALE=s` says otherwise, a diagnostic: another cut, another
-/// rounding of the seeds).
-pub const SLIM_PIECE_FIRST_SCALE_BY_RULE: i32 =
-    SLIM_FIRST_SCANS[SLIM_FIRST_SCAN_BY_RULE].first_scale;
-
 /// `DNNPLAN_GDN_FWD_PIECE_FIRST`'s value: `1` on (`2`: on, the other pieces' scan always
 /// [`PieceFirstRow::rest`], a diagnostic), `0` off, else the rule's.
 fn piece_first_switch(value: Option<&str>) -> bool {
@@ -2916,10 +2907,6 @@ pub(super) mod tests {
         assert_eq!(first_scan_switch(Some("x")), SLIM_FIRST_SCAN_BY_RULE);
         assert_eq!(first_scan_switch(Some("w4dgx0")), 0);
         assert_eq!(first_scan_switch(Some("w4gx0")), 1);
-        assert_eq!(
-            SLIM_PIECE_FIRST_SCALE_BY_RULE,
-            SLIM_FIRST_SCANS[SLIM_FIRST_SCAN_BY_RULE].first_scale
-        );
         // A row's length only at the piece count where it was measured.
         let row = FirstScanRow {
             first_scale: 320,

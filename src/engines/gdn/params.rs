@@ -155,6 +155,12 @@ pub fn chunk_table_bytes(n_seqs: u64) -> u64 {
     4 * (2 * n_seqs + 1)
 }
 
+/// Where the `[N]` int32 longest-first order starts in a chunk table at byte `chunk_offsets`:
+/// right after its `[N + 1]` offsets (`gdn::seq_order_table`: `chunk_offsets + N + 1`).
+pub fn seq_order_offset(chunk_offsets: u64, n_seqs: u64) -> u64 {
+    chunk_offsets + 4 * (n_seqs + 1)
+}
+
 /// Lays out a chunk table of `table` bytes and then the regions of `sizes` bytes, in order, each
 /// at a multiple of [`REGION_ALIGN`]: (the table's offset, the regions' offsets, the total bytes).
 fn regions<const R: usize>(table: u64, sizes: [u64; R]) -> (u64, [u64; R], u64) {
@@ -187,7 +193,7 @@ impl WorkspaceLayout {
         );
         WorkspaceLayout {
             chunk_offsets,
-            seq_order: chunk_offsets + 4 * (n_seqs + 1),
+            seq_order: seq_order_offset(chunk_offsets, n_seqs),
             w,
             q,
             kr,
@@ -217,7 +223,7 @@ impl WorkspaceLayout {
         );
         WorkspaceLayout {
             chunk_offsets,
-            seq_order: chunk_offsets + 4 * (n_seqs + 1),
+            seq_order: seq_order_offset(chunk_offsets, n_seqs),
             w,
             q: a,
             kr,
