@@ -178,7 +178,7 @@ __device__ __forceinline__ void bwd_fscan_piece_body(const BwdChainParams& cp) {
     const int row = p.state_indices ? p.state_indices[b] : b;
     load_initial_state_frags<KX, K>(x, p, (static_cast<size_t>(row) * HO + h) * V * K + key0, vr, cq);
   } else {
-    load_seed_frags<KX, K>(x, cp.ws_seed + (static_cast<size_t>(b * P + j) * HO + h) * V * K + key0, vr, cq);
+    load_seed_frags<KX, K>(x, seed_slot<V, K>(cp.ws_seed, P, HO, b, j, h) + key0, vr, cq);
   }
   fscan_chunks<T, K, V, NW, STAGES, false, true, SPLIT, ONEBAR, PHASED, FIXED>(p, x, h, cs, ce, cb, c_begin, c_end, blockIdx.x * VS, true,
                                                                  cp.b.ws_s);
@@ -317,7 +317,7 @@ __device__ __forceinline__ void bwd_dscan_piece_body(const BwdChainParams& cp) {
   if (SUM) {
     zero_frags(x);
   } else {
-    load_seed_frags<K>(x, cp.ws_seed + (static_cast<size_t>(b * P + (P - 1 - j)) * HO + h) * V * K, vr, cq);
+    load_seed_frags<K>(x, seed_slot<V, K>(cp.ws_seed, P, HO, b, P - 1 - j, h), vr, cq);
   }
 
   dscan_mma_chunks<T, K, V, NW, STAGES, SUM ? 0 : 2, !SUM, PUB, R2, PHASED, PUBW, DR_IO>(bp, x, h, cs, ce, cb, c_begin, c_end,
@@ -354,7 +354,7 @@ __device__ __forceinline__ void bwd_dscan_w8_piece_body(const BwdChainParams& cp
     zero_frags(x);
   } else {
     // This thread's K / 2 key columns from t.col0 (rows of K).
-    load_seed_frags<K / 2, K>(x, cp.ws_seed + (static_cast<size_t>(b * P + (P - 1 - j)) * HO + h) * V * K + t.col0, t.vr,
+    load_seed_frags<K / 2, K>(x, seed_slot<V, K>(cp.ws_seed, P, HO, b, P - 1 - j, h) + t.col0, t.vr,
                               t.cq);
   }
 

@@ -486,7 +486,7 @@ __device__ __forceinline__ void bwd_dscanp_gx_body(const BwdChainParams& cp) {
   dnnp::trap_unless_swizzle_aligned(smem);
   float x[K / 8][4];
   if constexpr (SUM) zero_frags(x);
-  else load_seed_frags<K>(x, cp.ws_seed + (static_cast<size_t>(b * P + (P - 1 - j)) * HO + h) * V * K, vr, cq);
+  else load_seed_frags<K>(x, seed_slot<V, K>(cp.ws_seed, P, HO, b, P - 1 - j, h), vr, cq);
   dscan_gx_chunks<T, K, V, NW, STAGES, RAW_K_SCALED, false, SUM>(bp, x, h, cs, ce, cb, c_begin, c_end, 0, cp.ov_flags);
   if constexpr (SUM) {
     const size_t slot = static_cast<size_t>(b) * (P - 1) + (P - 1 - j);

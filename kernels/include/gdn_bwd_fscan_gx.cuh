@@ -401,7 +401,7 @@ __device__ __forceinline__ void bwd_fscan_gx_body(const BwdChainParams& cp) {
     const int row = p.state_indices ? p.state_indices[b] : b;
     load_initial_state_frags<K, K>(x, p, (static_cast<size_t>(row) * HO + h) * V * K, vr, cq);
   } else {
-    load_seed_frags<K, K>(x, cp.ws_seed + (static_cast<size_t>(b * P + j) * HO + h) * V * K, vr, cq);
+    load_seed_frags<K, K>(x, seed_slot<V, K>(cp.ws_seed, P, HO, b, j, h), vr, cq);
   }
   // The sequence's token range only where the raw k rows are read (RAW_K_SCALED).
   if constexpr (SLIM) {

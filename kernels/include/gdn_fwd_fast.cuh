@@ -67,6 +67,15 @@ static_assert(__builtin_offsetof(FwdFastParams, ckpt) == 256 && __builtin_offset
               "FwdFastParams layout");
 #endif
 
+// Seed slot j of (sequence b, head h) in ws_seed ([N·P, HO, V, K] fp32, slot b·P + j): the
+// forward's state entering piece j, the backward's too, and its dX seeds in the reversed slot
+// P − 1 − j. P and HO as the caller read them (passed in, not re-read from the params: the callers'
+// scheduling stays as it was). Every ws_seed address is formed here.
+template <int V, int K, typename F>
+__device__ __forceinline__ F* seed_slot(F* ws_seed, int P, int HO, int b, int j, int h) {
+  return ws_seed + (static_cast<size_t>(b * P + j) * HO + h) * V * K;
+}
+
 // The checkpoint sink of sequence b's output scans (none without checkpoints).
 __device__ __forceinline__ CkptSink ckpt_sink(const FwdFastParams& fp, int b) {
   return fp.ckpt ? CkptSink{fp.ckpt, fp.ckpt_rows[b], fp.ckpt_every, fp.ckpt_f32} : CkptSink{nullptr, 0, 1, 0};
@@ -484,7 +493,7 @@ __device__ __forceinline__ void fwd_scanx_body(const FwdFastParams& fp) {
     if (P == 1) {
       load_initial_state_frags<KX, K>(x, p, (static_cast<size_t>(row) * HO + h) * V * K + key0, vr, cq);
     } else {
-      load_seed_frags<KX, K>(x, fp.ws_seed + (static_cast<size_t>(b * P + j) * HO + h) * V * K + key0, vr, cq);
+      load_seed_frags<KX, K>(x, seed_slot<V, K>(fp.ws_seed, P, HO, b, j, h) + key0, vr, cq);
     }
   } else {
     identity_frags<K>(x, is_m, vr, cq);
@@ -526,7 +535,7 @@ __device__ __forceinline__ void fwd_chain_seed0(const FwdFastParams& fp, float (
                                                 int h, int b, int r0, int tid) {
   const FwdParams& p = fp.f;
   const size_t base = (static_cast<size_t>(row) * HO + h) * K * K + static_cast<size_t>(r0) * K;
-  float* seed = fp.ws_seed + (static_cast<size_t>(b * P) * HO + h) * K * K + static_cast<size_t>(r0) * K;
+  float* seed = seed_slot<K, K>(fp.ws_seed, P, HO, b, 0, h) + static_cast<size_t>(r0) * K;
   for (int i = tid; i < ROWS * K; i += CHAIN_THREADS) {
     const int r = i / K, cc = i % K;
     float val = 0.f;
@@ -564,7 +573,7 @@ __device__ __forceinline__ void fwd_chain_body(const FwdFastParams& fp) {
     const size_t pc = static_cast<size_t>(b * (P - 1) + jj) * HO + h;
     const float* M = fp.ws_m + pc * K * K;
     const float* H = fp.ws_h + pc * K * K + static_cast<size_t>(r0) * K;
-    float* seed = fp.ws_seed + (static_cast<size_t>(b * P + jj + 1) * HO + h) * K * K + static_cast<size_t>(r0) * K;
+    float* seed = seed_slot<K, K>(fp.ws_seed, P, HO, b, jj + 1, h) + static_cast<size_t>(r0) * K;
     float acc[R];
 #pragma unroll
     for (int r = 0; r < R; ++r) acc[r] = 0.f;
@@ -665,7 +674,7 @@ __device__ __forceinline__ void chain_piece_loop(const FwdFastParams& fp, const 
       tile(ms[t % NS], mt);
     }
     __syncthreads();
-    end(fp.ws_seed + (static_cast<size_t>(at.b * P + jj + 1) * HO + at.h) * K * K + static_cast<size_t>(at.r0) * K);
+    end(seed_slot<K, K>(fp.ws_seed, P, HO, at.b, jj + 1, at.h) + static_cast<size_t>(at.r0) * K);
     __syncthreads();
   }
   cp_async_wait<0>();  // only the empty groups past the last tile are left: none outstanding at exit
@@ -751,7 +760,7 @@ __device__ __forceinline__ void fwd_chain4_body_from1(const FwdFastParams& fp) {
 #pragma unroll
   for (int t = 0; t < NS - 1; ++t) issue(TPP + t);
   {
-    const float* s1 = fp.ws_seed + (static_cast<size_t>(at.b * P + 1) * HO + at.h) * K * K + static_cast<size_t>(at.r0) * K;
+    const float* s1 = seed_slot<K, K>(fp.ws_seed, P, HO, at.b, 1, at.h) + static_cast<size_t>(at.r0) * K;
 #ifdef GDN_HOST_EMU
     for (int i = tid; i < ROWS * K; i += CHAIN_THREADS) sm.xs[i / K][i % K] = s1[i];
 #else

@@ -963,7 +963,7 @@ __device__ __forceinline__ void slim_chunk_wg(float (&x)[K / 8][4], const T* Qs,
 template <int K, int V>
 __device__ __forceinline__ void store_piece1_seed(float* ws_seed, int P, int HO, int b, int h,
                                                   const float (&x)[K / 8][4], int vr, int cq) {
-  store_fp32_frags<K>(ws_seed + (static_cast<size_t>(b * P + 1) * HO + h) * V * K, x, vr, cq);
+  store_fp32_frags<K>(seed_slot<V, K>(ws_seed, P, HO, b, 1, h), x, vr, cq);
 }
 
 // The slim output scan: grid (V / VS, HO, N), NW warps of 16 value rows, one piece per sequence
@@ -1043,7 +1043,7 @@ __device__ __forceinline__ void fwd_slim_scan_body(const FwdFastParams& fp) {
 
   float x[K / 8][4];
   if constexpr (REST)
-    load_seed_frags<K>(x, fp.ws_seed + (static_cast<size_t>(b * fp.pieces + j) * HO + h) * V * K, vr, cq);
+    load_seed_frags<K>(x, seed_slot<V, K>(fp.ws_seed, fp.pieces, HO, b, j, h), vr, cq);
   else
     load_initial_state_frags<K>(x, p, (static_cast<size_t>(row) * HO + h) * V * K, vr, cq);
 #ifndef GDN_HOST_EMU
@@ -1574,7 +1574,7 @@ __device__ __forceinline__ void fwd_slim_piece_scan_body(const FwdFastParams& fp
   const CkptSink ck = ckpt_sink(fp, b);
   float x[K / 8][4];
   if (P == 1 || PART == SLIM_PART_FIRST) load_initial_state_frags<K>(x, p, (static_cast<size_t>(row) * HO + h) * V * K, vr, cq);
-  else load_seed_frags<K>(x, fp.ws_seed + (static_cast<size_t>(b * P + j) * HO + h) * V * K, vr, cq);
+  else load_seed_frags<K>(x, seed_slot<V, K>(fp.ws_seed, P, HO, b, j, h), vr, cq);
 #ifndef GDN_HOST_EMU
   if constexpr (WG) {  // the swizzle atoms' 1024-byte alignment
     static_assert(S::q_off % 1024 == 0 && S::k_off % 1024 == 0 && S::slot % 1024 == 0, "SW128 atoms aligned");
