@@ -11,8 +11,8 @@ mod gdn_counts;
 use std::sync::Mutex;
 
 use gdn_counts::{
-    BENCH_SHAPES, H200_SMS, Shape, bench_launches, kernel_counts, label, launch_parts, model,
-    overlapped, stem,
+    BENCH_SHAPES, Cut, H200_SMS, Shape, Span, bench_launches, kernel_counts, label, launch_parts,
+    model, overlapped, stem,
 };
 
 #[test]
@@ -297,12 +297,12 @@ fn benchmark_plans_launch_only_modelled_kernels() {
                 "DNNPLAN_GDN_FWD_PIECES",
                 (!pieces.is_empty()).then_some(pieces),
             );
-            let (launches, p) = bench_launches("gdn", lens, hh, H200_SMS);
+            let (launches, cut) = bench_launches("gdn", lens, hh, H200_SMS);
             assert!(launches.len() >= 3, "{name} {label}: {launches:?}");
             if let Ok(forced) = pieces.parse::<i64>() {
-                assert_eq!(p, forced, "{name} {label}");
+                assert_eq!(cut.pieces, forced, "{name} {label}");
             }
-            print_models(name, &format!("fwd/{label}"), &launches, lens, hh, p);
+            print_models(name, &format!("fwd/{label}"), &launches, lens, hh, cut);
         }
         set_env("DNNPLAN_GDN_FWD_SCAN", None);
         set_env("DNNPLAN_GDN_FWD_PIECES", None);
@@ -313,17 +313,24 @@ fn benchmark_plans_launch_only_modelled_kernels() {
             set_env("DNNPLAN_GDN_FWD_PIECE_FIRST_SCAN", Some(fscan));
             for pieces in [None, Some("2"), Some("3")] {
                 set_env("DNNPLAN_GDN_FWD_PIECES", pieces);
-                let (launches, p) = bench_launches("gdn", lens, hh, H200_SMS);
+                let (launches, cut) = bench_launches("gdn", lens, hh, H200_SMS);
                 assert!(launches.len() >= 3, "{name} first: {launches:?}");
-                print_models(name, &format!("fwd/first-{fscan}"), &launches, lens, hh, p);
+                print_models(
+                    name,
+                    &format!("fwd/first-{fscan}"),
+                    &launches,
+                    lens,
+                    hh,
+                    cut,
+                );
             }
         }
         set_env("DNNPLAN_GDN_FWD_PIECE_FIRST_SCAN", None);
         set_env("DNNPLAN_GDN_FWD_PIECE_FIRST", None);
         set_env("DNNPLAN_GDN_FWD_PIECES", None);
-        let (launches, p) = bench_launches("gdn_bwd", lens, hh, H200_SMS);
+        let (launches, cut) = bench_launches("gdn_bwd", lens, hh, H200_SMS);
         assert!(launches.len() >= 4, "{name} bwd: {launches:?}");
-        print_models(name, "bwd", &launches, lens, hh, p);
+        print_models(name, "bwd", &launches, lens, hh, cut);
     }
 }
 
@@ -334,9 +341,10 @@ fn print_models(
     launches: &[dnnplan::engines::gdn::pdl::PlannedLaunch],
     lens: &[i64],
     hh: i64,
-    pieces: i64,
+    cut: Cut,
 ) {
-    let shape = Shape::new(lens, hh, 128, pieces);
+    let shape = Shape::cut(lens, hh, 128, cut);
+    let pieces = cut.pieces;
     for (entry, grid, threads, _, _) in launches {
         let c = kernel_counts(entry, &shape).unwrap_or_else(|| panic!("{name} {dir}: {entry}"));
         assert!(c.read > 0.0 && c.write > 0.0, "{name} {dir}: {entry} {c:?}");
@@ -356,8 +364,8 @@ fn benchmark_parts_of_the_default_plans() {
     let _switches = SWITCHES.lock().unwrap_or_else(|e| e.into_inner());
     for (name, lens, hh) in BENCH_SHAPES {
         for (op, dir) in [("gdn", "fwd"), ("gdn_bwd", "bwd")] {
-            let (launches, p) = bench_launches(op, lens, hh, H200_SMS);
-            let shape = Shape::new(lens, hh, 128, p);
+            let (launches, cut) = bench_launches(op, lens, hh, H200_SMS);
+            let shape = Shape::cut(lens, hh, 128, cut);
             let times: Vec<f64> = (1..=launches.len()).map(|i| 0.1 * i as f64).collect();
             let parts = launch_parts(&launches, &shape, &times);
             let pairs: Vec<usize> = (1..launches.len())
@@ -400,11 +408,74 @@ fn benchmark_parts_of_the_default_plans() {
             }
             let whole: f64 = times.iter().sum();
             let head = if dir == "fwd" {
-                format!("{whole:.4} sched=default pieces={p} min-traffic 0 GB/s")
+                format!(
+                    "{whole:.4} sched=default pieces={} min-traffic 0 GB/s",
+                    cut.pieces
+                )
             } else {
-                format!("{whole:.4} pieces={p}")
+                format!("{whole:.4} pieces={}", cut.pieces)
             };
             println!("BENCH ours {dir} {name} {head} | {}", parts.join(" | "));
+        }
+    }
+}
+
+/// The model's pieces (`Shape::piece`) tile each sequence's chunks in order, the first piece
+/// `ceil(per · s / 256)` chunks under a first scale s (the even cut's otherwise), and the spans
+/// the models add up are unions of those pieces.
+#[test]
+fn model_pieces_tile_every_sequence_under_every_cut() {
+    for p in 1..=9i64 {
+        for s in [0i64, 200, 256, 288, 512] {
+            for nc in 0..=300i64 {
+                let lens = [nc * 64];
+                let shape = Shape::cut(
+                    &lens,
+                    1,
+                    128,
+                    Cut {
+                        pieces: p,
+                        first_scale: s,
+                    },
+                );
+                let mut at = 0;
+                for j in 0..p {
+                    let (a, b) = shape.piece(nc, j);
+                    assert_eq!(
+                        a,
+                        at,
+                        "P={p} s={s} nc={nc} piece {j} starts where {} ended",
+                        j - 1
+                    );
+                    assert!(b >= a, "P={p} s={s} nc={nc} piece {j}");
+                    at = b;
+                }
+                assert_eq!(at, nc, "P={p} s={s} nc={nc}: the pieces cover every chunk");
+                let per = (nc + p - 1) / p;
+                let first = shape.piece(nc, 0).1;
+                let want_first = if s > 0 && p >= 2 {
+                    nc.min((per * s + 255) / 256)
+                } else {
+                    nc.min(per)
+                };
+                assert_eq!(first, want_first, "P={p} s={s} nc={nc}: piece 0");
+                let chunks = |span| shape.span(span).0 as i64;
+                let last = nc - shape.piece(nc, p - 1).0;
+                assert_eq!(chunks(Span::All), nc);
+                assert_eq!(
+                    chunks(Span::First) + chunks(Span::Tail),
+                    nc,
+                    "P={p} s={s} nc={nc}"
+                );
+                if p >= 2 {
+                    assert_eq!(chunks(Span::Head) + last, nc, "P={p} s={s} nc={nc}");
+                    assert_eq!(
+                        chunks(Span::First) + chunks(Span::Mid) + last,
+                        nc,
+                        "P={p} s={s} nc={nc}"
+                    );
+                }
+            }
         }
     }
 }

@@ -49,15 +49,18 @@ fn kernel_parts(
     lens: &[i64],
     whole: f64,
 ) -> (i64, Vec<String>) {
-    let (launches, pieces) = bench_launches(op, lens, inp.hh, device_sms());
-    let shape = Shape::new(lens, inp.hh, inp.kd, pieces);
+    let (launches, cut) = bench_launches(op, lens, inp.hh, device_sms());
+    let shape = Shape::cut(lens, inp.hh, inp.kd, cut);
     let cum = [
         vec![0.0],
         inp.time_cuts(caller, op, 1..launches.len()),
         vec![whole],
     ]
     .concat();
-    (pieces, launch_parts(&launches, &shape, &stage_times(&cum)))
+    (
+        cut.pieces,
+        launch_parts(&launches, &shape, &stage_times(&cum)),
+    )
 }
 
 /// Sets (or removes, for "") the forward's schedule overrides.
@@ -206,9 +209,9 @@ fn gdn_prep_variants() {
             set_env("DNNPLAN_GDN_FWD_PREP", prep);
             // The forward's second launch is its prep (the slim prep on the slim paths, which
             // this switch does not change; the full prep where a rule picks full factors).
-            let (launches, pieces) = bench_launches("gdn", lens, hh, device_sms());
+            let (launches, cut) = bench_launches("gdn", lens, hh, device_sms());
             let entry = &launches[1].0;
-            let prep_counts = kernel_counts(entry, &Shape::new(lens, hh, inp.kd, pieces));
+            let prep_counts = kernel_counts(entry, &Shape::cut(lens, hh, inp.kd, cut));
             let cut = |op: &str, steps: Option<usize>| inp.time_cut(&caller, op, steps);
             let (f1, f2, fw) = (cut("gdn", Some(1)), cut("gdn", Some(2)), cut("gdn", None));
             let (b1, b2, bw) = (

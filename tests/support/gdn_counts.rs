@@ -112,17 +112,46 @@ pub fn bench_facts(op: &str, lens: &[i64], hh: i64) -> GdnFacts {
     facts.downcast_ref::<GdnFacts>().expect("gdn facts").clone()
 }
 
+/// How a plan cuts each sequence: pieces per sequence and the first piece's length in 1/256 of
+/// an even piece (0: the even cut; the forward's first-early piece path, `piece_range_first` of
+/// gdn_fwd_fast.cuh).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Cut {
+    /// Pieces per sequence (1 = uncut).
+    pub pieces: i64,
+    /// The first piece's scale (0: even).
+    pub first_scale: i64,
+}
+
+impl Cut {
+    /// `pieces` even pieces.
+    pub const fn even(pieces: i64) -> Cut {
+        Cut {
+            pieces,
+            first_scale: 0,
+        }
+    }
+}
+
 /// The launches of the benchmark's plan of `op` on `sms` SMs, by entry name, as execute makes
-/// them (the current switches, read as at build), and the plan's pieces per sequence.
-pub fn bench_launches(op: &str, lens: &[i64], hh: i64, sms: u64) -> (Vec<PlannedLaunch>, i64) {
+/// them (the current switches, read as at build), and the plan's cut of each sequence.
+pub fn bench_launches(op: &str, lens: &[i64], hh: i64, sms: u64) -> (Vec<PlannedLaunch>, Cut) {
     let f = bench_facts(op, lens, hh);
     let launches = planned_launches(&f, sms, "bf16").expect("planned launches");
-    let pieces = if op == "gdn_bwd" {
-        BwdSchedule::pick(&f, sms).pieces
+    let cut = if op == "gdn_bwd" {
+        Cut::even(BwdSchedule::pick(&f, sms).pieces as i64)
     } else {
-        FwdChoice::pick(&f, sms).pieces
+        let c = FwdChoice::pick(&f, sms);
+        Cut {
+            pieces: c.pieces as i64,
+            first_scale: if c.first_early() {
+                i64::from(c.first_scale)
+            } else {
+                0
+            },
+        }
     };
-    (launches, pieces as i64)
+    (launches, cut)
 }
 
 /// Bytes a kernel must read and write once and the FLOPs of its listed products.
@@ -169,6 +198,8 @@ pub struct Shape {
     pub d: f64,
     /// Pieces per sequence (1 = uncut).
     pub pieces: i64,
+    /// The first piece's length in 1/256 of an even piece (0: the even cut; [`Cut`]).
+    pub first_scale: i64,
     /// Checkpoint rows: (chunks per row, bytes per element).
     pub ckpt: (i64, f64),
 }
@@ -181,7 +212,8 @@ const IO: f64 = 2.0;
 const GATE: f64 = 4.0;
 
 /// Which chunks of each sequence a pass covers (pieces of `ceil(chunks / P)` chunks, as
-/// `piece_range` of gdn_fwd_fast.cuh).
+/// `piece_range` of gdn_fwd_fast.cuh, or the first-early cut of `piece_range_first`:
+/// [`Shape::piece`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Span {
     /// Every chunk.
@@ -197,13 +229,19 @@ pub enum Span {
 }
 
 impl Shape {
-    /// The model's view of `lens` at `h` heads, K = V = `d`, `pieces` pieces, io rows at 64.
+    /// The model's view of `lens` at `h` heads, K = V = `d`, `pieces` even pieces, io rows at 64.
     pub fn new(lens: &[i64], h: i64, d: i64, pieces: i64) -> Shape {
+        Shape::cut(lens, h, d, Cut::even(pieces))
+    }
+
+    /// [`Shape::new`] with a plan's cut (the first piece's scale included).
+    pub fn cut(lens: &[i64], h: i64, d: i64, cut: Cut) -> Shape {
         Shape {
             lens: lens.to_vec(),
             h: h as f64,
             d: d as f64,
-            pieces: pieces.max(1),
+            pieces: cut.pieces.max(1),
+            first_scale: cut.first_scale,
             ckpt: (1, IO),
         }
     }
@@ -213,19 +251,40 @@ impl Shape {
         self.lens.len() as f64
     }
 
+    /// Chunks [a, b) of piece `j` of a sequence of `nc` chunks, as the kernels cut it
+    /// (`piece_range`; with a first scale s > 0 and P ≥ 2, `piece_range_first`: piece 0 spans
+    /// min(nc, ceil(per · s / 256)) chunks, the others split the rest evenly).
+    pub fn piece(&self, nc: i64, j: i64) -> (i64, i64) {
+        let p = self.pieces;
+        let per = (nc + p - 1) / p;
+        if self.first_scale <= 0 || p < 2 {
+            let a = nc.min(j * per);
+            return (a, nc.min(a + per));
+        }
+        let n0 = nc.min((per * self.first_scale + 255) / 256);
+        if j == 0 {
+            return (0, n0);
+        }
+        let per1 = (nc - n0 + p - 2) / (p - 1);
+        let a = nc.min(n0 + (j - 1) * per1);
+        (a, nc.min(a + per1))
+    }
+
     /// (chunks, tokens) per head in the pieces `span` covers, over every sequence.
     pub fn span(&self, span: Span) -> (f64, f64) {
         let p = self.pieces;
         let (mut chunks, mut tokens) = (0i64, 0i64);
         for &l in &self.lens {
             let nc = (l + 63) / 64;
-            let per = (nc + p - 1) / p.max(1);
+            // The first chunk of piece 1 and the end of piece P − 2 (0 for P = 1: no head).
+            let start1 = self.piece(nc, 1).0;
+            let end_head = if p < 2 { 0 } else { self.piece(nc, p - 2).1 };
             let (a, b) = match span {
                 Span::All => (0, nc),
-                Span::Head => (0, nc.min((p - 1) * per)),
-                Span::Tail => (nc.min(per), nc),
-                Span::First => (0, nc.min(per)),
-                Span::Mid => (nc.min(per), nc.min((p - 1) * per)),
+                Span::Head => (0, end_head),
+                Span::Tail => (start1, nc),
+                Span::First => (0, self.piece(nc, 0).1),
+                Span::Mid => (start1, end_head.max(start1)),
             };
             chunks += b - a;
             tokens += l.min(64 * b) - l.min(64 * a);
