@@ -50,7 +50,9 @@
 //! `DNNPLAN_GDN_FWD_PIECE_FIRST_SCALE=s` (there, the first piece s/256 of the even one: another cut;
 //! unset: the first scan's row, [`FirstScanRow::scale_at`] the piece count),
 //! `DNNPLAN_GDN_FWD_PIECE_FIRST_SCAN=w4dgx0|w4gx0` (session 34: the first piece's output scan
-//! there, a row of [`SLIM_FIRST_SCANS`]; unset: [`SLIM_FIRST_SCAN_BY_RULE`]; bitwise each other)
+//! there, a row of [`SLIM_FIRST_SCANS`]; unset: [`SLIM_FIRST_SCAN_BY_RULE`]; bitwise each other),
+//! `DNNPLAN_GDN_FWD_PIECE_FIRST_SUM=gxr|gxr3` (session 35: the summary beside the first piece
+//! there, a row of [`SLIM_FIRST_SUMS`]; unset: [`SLIM_FIRST_SUM_BY_RULE`]; bitwise each other)
 //! and `DNNPLAN_GDN_FWD_STEPS=n` (launch only the first n kernels: per-kernel timing by
 //! differences), `DNNPLAN_GDN_FWD_SLIMPREP=mma|wg|wg5|wgc` (session 28: the slim prep's K Kᵀ / Q Kᵀ
 //! by mma.sync, [`SLIM_PREP`], or on wgmma, [`SLIM_PREP_WG`] / [`SLIM_PREP_WG5`] /
@@ -98,11 +100,12 @@ use super::params::{
     BWD_PREP_SLIM_MIN_BLOCKS, CHAIN_THREADS, CHAIN3_ROWS, CkptLayout, FwdFastParams, FwdParams,
     KernelDtype, OFFSETS_THREADS, OverlapLayout, PREP3_THREADS, PREP6_MIN_BLOCKS, PieceLayout,
     SCAN_STAGES, SCANX_S1_MIN_BLOCKS, SCANX_S1_STAGES, SLIM_OV_STAGES, SLIM_PREP_MIN_BLOCKS,
-    SLIM_PREP_OV_MIN_BLOCKS, SLIM_PREP_WG_MIN_BLOCKS, SLIM_SUM_MIN_BLOCKS, SLIM_W4_STAGES,
+    SLIM_PREP_OV_MIN_BLOCKS, SLIM_PREP_WG_MIN_BLOCKS, SLIM_SUM_MIN_BLOCKS, SLIM_SUM3_MIN_BLOCKS,
+    SLIM_SUM3_STAGES, SLIM_W4_STAGES,
     SLIM_W4D_MIN_BLOCKS, SLIM_W8_STAGES, SUM_STAGES, SUM1_MIN_BLOCKS, WorkspaceLayout,
     dscan_mma_stages_smem_bytes, fast_smem_bytes, flags, max_chunks, prep7_smem_bytes,
     scanx_smem_bytes, slim_piece_smem_bytes, slim_prep_l_smem_bytes, slim_prep_smem_bytes,
-    slim_scan_smem_bytes, slim_sum_smem_bytes,
+    slim_scan_smem_bytes, slim_sum_smem_bytes, slim_sum_stages_smem_bytes,
 };
 use super::pdl::{GdnPlan, Launch, PdlMode};
 use super::seq_order::seq_order_flags;
@@ -712,6 +715,50 @@ fn first_scan_switch(value: Option<&str>) -> usize {
         .unwrap_or(SLIM_FIRST_SCAN_BY_RULE)
 }
 
+/// The summary of pieces 1 ..= P − 2 beside the first piece on the first-early path
+/// ([`SLIM_PIECES_FIRST`]), as data (session 35, helper sm35): one row per summary kernel. The
+/// same H_j, M_j arithmetic in the same order; only the cp.async stages and blocks per SM differ.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FirstSumRow {
+    /// The kernel (grid `(2·V / 64, HO, N·(P − 2))`); its suffix is the value of
+    /// `DNNPLAN_GDN_FWD_PIECE_FIRST_SUM` that forces it.
+    pub pass: FwdPass,
+    /// Blocks per SM (its launch bounds).
+    pub per_sm: u64,
+}
+
+/// The summaries beside the first piece: `gxr` (session 32, [`PieceFirstRow::sum`]: two stages,
+/// 73,728 B, launch bounds of three blocks per SM) and `gxr3` (session 35: three stages,
+/// 110,592 B, two blocks per SM: the copies two chunks ahead).
+pub const SLIM_FIRST_SUMS: [FirstSumRow; 2] = [
+    FirstSumRow {
+        pass: SLIM_PIECES_FIRST.sum,
+        per_sm: SLIM_SUM_MIN_BLOCKS,
+    },
+    FirstSumRow {
+        pass: FwdPass {
+            suffix: "gxr3",
+            smem: PassSmem::SlimSumStages {
+                stages: SLIM_SUM3_STAGES,
+            },
+            ..SLIM_PIECES_FIRST.sum
+        },
+        per_sm: SLIM_SUM3_MIN_BLOCKS,
+    },
+];
+
+/// The row of [`SLIM_FIRST_SUMS`] the first-early path runs by rule (unless
+/// `DNNPLAN_GDN_FWD_PIECE_FIRST_SUM` says): `gxr`.
+pub const SLIM_FIRST_SUM_BY_RULE: usize = 0;
+
+/// `DNNPLAN_GDN_FWD_PIECE_FIRST_SUM`'s value: the row of [`SLIM_FIRST_SUMS`] whose kernel suffix
+/// it names, else the rule's.
+fn first_sum_switch(value: Option<&str>) -> usize {
+    value
+        .and_then(|x| SLIM_FIRST_SUMS.iter().position(|r| r.pass.suffix == x))
+        .unwrap_or(SLIM_FIRST_SUM_BY_RULE)
+}
+
 /// Whether the slim wgmma piece path runs its first piece early ([`SLIM_PIECES_FIRST`]) by rule,
 /// unless `DNNPLAN_GDN_FWD_PIECE_FIRST=0|1` says.
 pub const SLIM_PIECE_FIRST_BY_RULE: bool = true;
@@ -748,6 +795,11 @@ pub enum PassSmem {
     SlimPiece,
     /// The slim piece summary ([`slim_sum_smem_bytes`]).
     SlimSum,
+    /// The slim piece summary on `stages` stages ([`slim_sum_stages_smem_bytes`]; session 35).
+    SlimSumStages {
+        /// cp.async stages.
+        stages: u64,
+    },
     /// `gdn::Prep7Smem`: the full factors' preps of [`PREP_VARIANTS`], both directions
     /// ([`prep7_smem_bytes`]).
     Prep,
@@ -778,6 +830,7 @@ impl PassSmem {
             PassSmem::SlimScan { stages } => slim_scan_smem_bytes(k, warps, stages),
             PassSmem::SlimPiece => slim_piece_smem_bytes(k),
             PassSmem::SlimSum => slim_sum_smem_bytes(k),
+            PassSmem::SlimSumStages { stages } => slim_sum_stages_smem_bytes(k, stages),
             PassSmem::Prep => prep7_smem_bytes(k, k),
             PassSmem::SlimPrep => slim_prep_smem_bytes(k),
             PassSmem::SlimPrepL => slim_prep_l_smem_bytes(k),
@@ -1407,6 +1460,9 @@ pub struct FwdChoice {
     /// There, the first piece's output scan: a row of [`SLIM_FIRST_SCANS`]
     /// ([`SLIM_FIRST_SCAN_BY_RULE`] or `DNNPLAN_GDN_FWD_PIECE_FIRST_SCAN`).
     pub first_scan: usize,
+    /// There, the summary beside the first piece: a row of [`SLIM_FIRST_SUMS`]
+    /// ([`SLIM_FIRST_SUM_BY_RULE`] or `DNNPLAN_GDN_FWD_PIECE_FIRST_SUM`).
+    pub first_sum: usize,
     /// There, whether the other pieces' scan fits in one wave at one block per SM
     /// ([`PieceFirstRow::rest_in_one_wave`]: [`PieceFirstRow::rest_wave`] runs, else
     /// [`PieceFirstRow::rest`]).
@@ -1665,6 +1721,7 @@ impl FwdChoice {
         c.chain = ChainVariant::from_env();
         c.slim_prep = SlimPrepProducts::from_switch(env("DNNPLAN_GDN_FWD_SLIMPREP").as_deref());
         c.first_scan = first_scan_switch(env("DNNPLAN_GDN_FWD_PIECE_FIRST_SCAN").as_deref());
+        c.first_sum = first_sum_switch(env("DNNPLAN_GDN_FWD_PIECE_FIRST_SUM").as_deref());
         c.first_scale = c.first_scan_row().scale_at(c.pieces);
         if let Some(s) =
             env("DNNPLAN_GDN_FWD_PIECE_FIRST_SCALE").and_then(|x| x.parse::<i32>().ok())
@@ -1790,6 +1847,14 @@ impl FwdChoice {
             .unwrap_or(&SLIM_FIRST_SCANS[SLIM_FIRST_SCAN_BY_RULE])
     }
 
+    /// The row of [`SLIM_FIRST_SUMS`] named by [`FwdChoice::first_sum`] (out of range: the
+    /// rule's).
+    pub fn first_sum_row(&self) -> &'static FirstSumRow {
+        SLIM_FIRST_SUMS
+            .get(self.first_sum)
+            .unwrap_or(&SLIM_FIRST_SUMS[SLIM_FIRST_SUM_BY_RULE])
+    }
+
     /// The piece chain's entry for K = `k` (it runs only with `pieces > 1`): from seed 1 when
     /// [`FwdChoice::first_early`], else the [`ChainVariant`]'s.
     pub fn chain_kernel_name(&self, k: i64) -> String {
@@ -1809,11 +1874,12 @@ impl FwdChoice {
         }
     }
 
-    /// The piece summary this schedule runs (with `pieces > 1`): [`SLIM_PIECES`]' on the slim
-    /// piece path, else the [`FWD_SUMS`] row.
+    /// The piece summary this schedule runs (with `pieces > 1`): the [`SLIM_FIRST_SUMS`] row
+    /// when [`FwdChoice::first_early`], [`SLIM_PIECES`]' on the slim piece path, else the
+    /// [`FWD_SUMS`] row.
     pub fn sum_pass(&self) -> FwdPass {
         if self.first_early() {
-            SLIM_PIECES_FIRST.sum
+            self.first_sum_row().pass
         } else if self.slim_pieces() {
             self.slim_piece_row().sum
         } else {
@@ -1899,6 +1965,7 @@ impl FwdChoice {
             piece_first: first,
             first_scale: 0,
             first_scan: SLIM_FIRST_SCAN_BY_RULE,
+            first_sum: SLIM_FIRST_SUM_BY_RULE,
             rest_wave: false,
         };
         if c.first_early() {
@@ -2976,6 +3043,72 @@ pub(super) mod tests {
             c.first_scan_row(),
             &SLIM_FIRST_SCANS[SLIM_FIRST_SCAN_BY_RULE]
         );
+    }
+
+    #[test]
+    fn first_sum_rows_switch_and_launches() {
+        // The switch names a row by its kernel suffix; anything else: the rule's.
+        assert_eq!(first_sum_switch(None), SLIM_FIRST_SUM_BY_RULE);
+        assert_eq!(first_sum_switch(Some("x")), SLIM_FIRST_SUM_BY_RULE);
+        assert_eq!(first_sum_switch(Some("gxr")), 0);
+        assert_eq!(first_sum_switch(Some("gxr3")), 1);
+        assert_eq!(SLIM_FIRST_SUMS[0].pass, SLIM_PIECES_FIRST.sum);
+        // Both rows bundled in both io dtypes, 4 warps; two and three stages, each row's blocks
+        // per SM fit.
+        let fwd = crate::cuda::kernels::find("gdn_fwd").expect("bundled GDN module");
+        let bytes: Vec<u32> = SLIM_FIRST_SUMS
+            .iter()
+            .map(|r| r.pass.smem_bytes(128))
+            .collect();
+        assert_eq!(bytes, [73_728, 110_592]);
+        for r in &SLIM_FIRST_SUMS {
+            assert_eq!(r.pass.warps, 4);
+            assert!(super::super::occupancy::SM90_BUDGET.holds(r.per_sm, r.pass.smem_bytes(128)));
+            for tag in ["bf16", "f16"] {
+                assert!(fwd.has_function(&r.pass.entry(tag, 128)), "{tag} {r:?}");
+            }
+        }
+        // At (1, 32768, 16) each summary launches on the grid (4, 16, 3) with its own layout,
+        // programmatic, the rest of the launches as the rule's (the same piece count: 5).
+        let f = bound(facts(1, 32768, 16, 128, false));
+        let rule = FwdChoice::default_with(&f, 132, true);
+        assert_eq!((rule.pieces, rule.first_sum), (5, SLIM_FIRST_SUM_BY_RULE));
+        let plan_of = |c: &FwdChoice| {
+            GdnFwdPlan::new(&f, *c, FwdKernels::named(c, "bf16", 128), 132).expect("plan")
+        };
+        let base: Vec<String> = plan_of(&rule).launches().map(|l| l.0.clone()).collect();
+        for (i, r) in SLIM_FIRST_SUMS.iter().enumerate() {
+            let mut c = rule;
+            c.first_sum = i;
+            assert_eq!(c.first_sum_row(), r);
+            let plan = plan_of(&c);
+            let got: Vec<_> = plan
+                .launches()
+                .map(|l| (l.0.clone(), l.1, l.2, l.3, l.4))
+                .collect();
+            assert_eq!(got.len(), base.len());
+            assert_eq!(
+                got[3],
+                (
+                    r.pass.entry("bf16", 128),
+                    (4, 16, 3),
+                    128,
+                    r.pass.smem_bytes(128),
+                    true
+                )
+            );
+            for (k, (g, b)) in got.iter().zip(&base).enumerate() {
+                if k != 3 {
+                    assert_eq!(&g.0, b);
+                }
+            }
+        }
+        // Off the first-early path the row does not apply; out of range: the rule's row.
+        let mut c = FwdChoice::default_with(&f, 132, false);
+        c.first_sum = 1;
+        assert_eq!(c.sum_pass(), SLIM_PIECES_WGX.sum);
+        c.first_sum = 7;
+        assert_eq!(c.first_sum_row(), &SLIM_FIRST_SUMS[SLIM_FIRST_SUM_BY_RULE]);
     }
 
     #[test]
