@@ -61,7 +61,7 @@ fn stems_and_overlap_marks() {
 /// 1,024 B, Γ_last 4 B, an fp32 state 65,536 B, an io state 32,768 B, dR 32,768 B, a [64] fp32
 /// row 256 B; 64 × 128 × 128 products 2,097,152 FLOPs, 64 × 64 × 128 ones 1,048,576, the inverse
 /// 87,381.33.
-const HAND_COUNTS: [(&str, i64, (f64, f64, f64)); 25] = [
+const HAND_COUNTS: [(&str, i64, (f64, f64, f64)); 26] = [
     // Chunk tables: cu_seqlens (2 × 4 B) in, the table (2 × 4 B) out; the overlapped plans'
     // also write the chunk order (3 × 4 B) and zero the flags (3 chunks × 1 head × 4 B).
     ("gdn_chunk_offsets", 1, (8.0, 8.0, 0.0)),
@@ -133,6 +133,12 @@ const HAND_COUNTS: [(&str, i64, (f64, f64, f64)); 25] = [
     ),
     (
         "gdn_fwd_slimsum_bf16_k128_gxr",
+        3,
+        (38_916.0, 131_072.0, 10_485_760.0),
+    ),
+    // Session 35: gxr3, the same summary on three stages (the same bytes and FLOPs).
+    (
+        "gdn_fwd_slimsum_f16_k128_gxr3",
         3,
         (38_916.0, 131_072.0, 10_485_760.0),
     ),
@@ -326,6 +332,15 @@ fn benchmark_plans_launch_only_modelled_kernels() {
             }
         }
         set_env("DNNPLAN_GDN_FWD_PIECE_FIRST_SCAN", None);
+        // Session 35: the summary beside the first piece on three stages.
+        set_env("DNNPLAN_GDN_FWD_PIECE_FIRST_SUM", Some("gxr3"));
+        for pieces in [None, Some("3")] {
+            set_env("DNNPLAN_GDN_FWD_PIECES", pieces);
+            let (launches, p) = bench_launches("gdn", lens, hh, H200_SMS);
+            assert!(launches.len() >= 3, "{name} first-sum: {launches:?}");
+            print_models(name, "fwd/first-gxr3", &launches, lens, hh, p);
+        }
+        set_env("DNNPLAN_GDN_FWD_PIECE_FIRST_SUM", None);
         set_env("DNNPLAN_GDN_FWD_PIECE_FIRST", None);
         set_env("DNNPLAN_GDN_FWD_PIECES", None);
         let (launches, cut) = bench_launches("gdn_bwd", lens, hh, H200_SMS);

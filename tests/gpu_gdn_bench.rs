@@ -73,6 +73,7 @@ fn set_schedule(scan: &str, pieces: &str) {
 /// early (`DNNPLAN_GDN_FWD_PIECE_FIRST`, `DNNPLAN_GDN_FWD_PIECE_FIRST_SCALE`; session 32; its scan
 /// `DNNPLAN_GDN_FWD_PIECE_FIRST_SCAN`, session 34).
 fn set_schedule_sum(scan: &str, pieces: &str, sum: &str, first: &str, scale: &str, fscan: &str) {
+    set_env("DNNPLAN_GDN_FWD_PIECE_FIRST_SUM", None);
     for (k, v) in [
         ("DNNPLAN_GDN_FWD_SCAN", scan),
         ("DNNPLAN_GDN_FWD_PIECES", pieces),
@@ -102,10 +103,12 @@ fn gdn_benchmark_ours() {
     let caller = Caller::new();
     // (label, DNNPLAN_GDN_FWD_SCAN, DNNPLAN_GDN_FWD_PIECES, DNNPLAN_GDN_FWD_SUM): "" = the
     // engine's default. (The session-1 prep and scan, "v1", are no longer bundled since session
-    // 12.) DNNPLAN_GDN_BENCH_SCHEDULES=label:scan:pieces[:sum[:first[:scale[:fscan[:seq]]]]],...
+    // 12.) DNNPLAN_GDN_BENCH_SCHEDULES=label:scan:pieces[:sum[:first[:scale[:fscan[:seq[:fsum]]]]]],...
     // replaces the list (in order; `first`, `scale`, `fscan`: DNNPLAN_GDN_FWD_PIECE_FIRST,
-    // _FIRST_SCALE, _FIRST_SCAN; `seq`: DNNPLAN_GDN_SEQ_ORDER, session 34's longest-first dispatch).
+    // _FIRST_SCALE, _FIRST_SCAN; `seq`: DNNPLAN_GDN_SEQ_ORDER, session 34's longest-first dispatch;
+    // `fsum`: DNNPLAN_GDN_FWD_PIECE_FIRST_SUM, session 35).
     type Sched<'a> = (
+        &'a str,
         &'a str,
         &'a str,
         &'a str,
@@ -116,11 +119,11 @@ fn gdn_benchmark_ours() {
         &'a str,
     );
     let fixed: [Sched; 5] = [
-        ("default", "", "", "", "", "", "", ""),
-        ("w4", "w4", "1", "", "", "", "", ""),
-        ("w8", "w8", "1", "", "", "", "", ""),
-        ("w4-p4", "w4", "4", "", "", "", "", ""),
-        ("w4-p8", "w4", "8", "", "", "", "", ""),
+        ("default", "", "", "", "", "", "", "", ""),
+        ("w4", "w4", "1", "", "", "", "", "", ""),
+        ("w8", "w8", "1", "", "", "", "", "", ""),
+        ("w4-p4", "w4", "4", "", "", "", "", "", ""),
+        ("w4-p8", "w4", "8", "", "", "", "", "", ""),
     ];
     let listed = std::env::var("DNNPLAN_GDN_BENCH_SCHEDULES").unwrap_or_default();
     let schedules: Vec<Sched> = if listed.is_empty() {
@@ -132,6 +135,7 @@ fn gdn_benchmark_ours() {
                 let mut f = e.split(':');
                 let mut next = || f.next().unwrap_or("");
                 (
+                    next(),
                     next(),
                     next(),
                     next(),
@@ -156,9 +160,13 @@ fn gdn_benchmark_ours() {
         let min_bytes =
             (t * hh) as f64 * (4.0 * kd as f64 * 2.0 + 8.0) + 2.0 * (n * hh * kd * kd) as f64 * 4.0;
         let mut default_fwd = 0.0;
-        for &(label, scan, pieces, sum, first, scale, fscan, seq) in &schedules {
+        for &(label, scan, pieces, sum, first, scale, fscan, seq, fsum) in &schedules {
             set_schedule_sum(scan, pieces, sum, first, scale, fscan);
             set_env("DNNPLAN_GDN_SEQ_ORDER", (!seq.is_empty()).then_some(seq));
+            set_env(
+                "DNNPLAN_GDN_FWD_PIECE_FIRST_SUM",
+                (!fsum.is_empty()).then_some(fsum),
+            );
             let whole = inp.time(&caller, "gdn");
             if label == "default" || default_fwd == 0.0 {
                 default_fwd = whole;

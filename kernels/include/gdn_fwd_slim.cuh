@@ -1295,10 +1295,14 @@ constexpr int SLIM_PART_FIRST = 1;
 constexpr int SLIM_PART_REST = 2;
 constexpr int SLIM_SUM_MIN_BLOCKS = 3;
 constexpr int SLIM_W4D_MIN_BLOCKS = 2;
+// The summary beside the first piece on three stages (session 35, sm35: slimsum_gxr3): two blocks
+// per SM (110,592 B each), the copies two chunks ahead.
+constexpr int SLIM_SUM3_STAGES = 3;
+constexpr int SLIM_SUM3_MIN_BLOCKS = 2;
 
 // The slim summary's stage: raw k rows (K + 8), the block's 64 value columns of v (H blocks), T,
-// the scalars.
-template <int K>
+// the scalars; ST stages (SLIM_SUM_STAGES; slimsum_gxr3: SLIM_SUM3_STAGES).
+template <int K, int ST = SLIM_SUM_STAGES>
 struct SlimSumSmem {
   static constexpr int KP = K + 8;
   static constexpr int CP = CHUNK + 8;
@@ -1309,7 +1313,7 @@ struct SlimSumSmem {
   static constexpr size_t t_off = v_off + CHUNK * VP * 2;
   static constexpr size_t s_off = t_off + CHUNK * CP * 2;
   static constexpr size_t stage = s_off + SLIM_SCALARS * CHUNK * 4;
-  static constexpr size_t bytes = SLIM_SUM_STAGES * stage;
+  static constexpr size_t bytes = ST * stage;
 };
 // The seeded output scan's shared memory: two slots of {q, k, scalars}, one of {v, T, A}, the
 // per-warp O staging tiles.
@@ -1332,6 +1336,7 @@ struct SlimPieceSmem {
 };
 // The host mirrors these (src/engines/gdn/params.rs, slim_sum_smem_bytes, slim_piece_smem_bytes).
 static_assert(SlimSumSmem<128>::bytes == 73728 && SlimPieceSmem<128>::bytes == 111616, "slim piece smem changed");
+static_assert(SlimSumSmem<128, SLIM_SUM3_STAGES>::bytes == 110592, "slimsum_gxr3 smem changed");
 
 // Copies of one chunk's slim tiles by NT = 128 threads in rounds (slim15's copy shape: each
 // thread's pieces fixed, compile-time trip counts; session 21, fscan21b: one round per call, a
@@ -1405,16 +1410,20 @@ __device__ __forceinline__ void slim_scalars_piece(float* dst, const float* src,
 // w4dgx0 block passed its entry wait (the prep complete) and has none of its own; every block waits
 // for the w4dgx0 grid (griddepcontrol.wait) before it exits, so the chain after it sees seed 1.
 // The same H_j, M_j arithmetic, into the same ws_h / ws_m slots.
-template <typename T, int K, int V, bool WG = false, bool WGX = false, bool MID = false>
+// ST (session 35, sm35: gdn_fwd_slimsum_*_k128_gxr3, with MID): the same on ST = 3 cp.async stages
+// (chunk c + 2's copies issued inside chunk c's step), two blocks per SM: the same arithmetic in
+// the same order, only the copies' lead and the stage count differ.
+template <typename T, int K, int V, bool WG = false, bool WGX = false, bool MID = false, int ST = SLIM_SUM_STAGES>
 __device__ __forceinline__ void fwd_slim_sum_body(const FwdFastParams& fp) {
   static_assert(K == 128 && V == 128, "the slim forward serves K = V = 128");
   static_assert(!WGX || WG, "slimsum_gx: slimsum_gs with its chunk tail on the warpgroup too");
   static_assert(!MID || WGX, "slimsum_gxr: slimsum_gx on pieces 1 ..= P - 2");
+  static_assert(ST == SLIM_SUM_STAGES || MID, "slimsum_gxr3: slimsum_gxr on three stages");
 #ifdef GDN_HOST_EMU
   static_assert(!WG, "the CPU emulation has no wgmma");
 #endif
-  using S = SlimSumSmem<K>;
-  constexpr int KP = S::KP, VP = S::VP, VS = S::VS, XB = V / VS, ST = SLIM_SUM_STAGES;
+  using S = SlimSumSmem<K, ST>;
+  constexpr int KP = S::KP, VP = S::VP, VS = S::VS, XB = V / VS;
   extern __shared__ __align__(16) unsigned char smem[];
   const FwdParams& p = fp.f;
   const int P = fp.pieces, HO = p.ho, h = blockIdx.y;
@@ -1441,10 +1450,14 @@ __device__ __forceinline__ void fwd_slim_sum_body(const FwdFastParams& fp) {
     static_assert(S::k_off % 1024 == 0 && S::stage % 1024 == 0, "SW128 atoms aligned");
     static_assert(!WGX || S::t_off % 1024 == 0, "slimsum_gx: T atom aligned");
     dnnp::trap_unless_swizzle_aligned(smem);
-    if constexpr (WGX) {  // the packed copy's never-written upper blocks (slim_tri_zero_upper), both stages
-      static_assert(ST == 2, "the tile offsets below");
+    if constexpr (WGX) {  // the packed copy's never-written upper blocks (slim_tri_zero_upper), every stage
+      static_assert(ST == 2 || ST == 3, "the tile offsets below");
       constexpr unsigned to = S::t_off, so = S::stage;
-      slim_tri_zero_upper<T, 128, SlimTileWg, 2>(smem, {to, so + to}, tid);
+      if constexpr (ST == 2) {
+        slim_tri_zero_upper<T, 128, SlimTileWg, 2>(smem, {to, so + to}, tid);
+      } else {
+        slim_tri_zero_upper<T, 128, SlimTileWg, 3>(smem, {to, so + to, 2 * so + to}, tid);
+      }
     }
   }
 #endif

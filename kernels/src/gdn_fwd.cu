@@ -57,6 +57,9 @@
 //                                          (session 32, pc32; DNNPLAN_GDN_FWD_PIECE_FIRST)
 //   gdn_fwd_slimsum_{bf16,f16}_k128_gxr    <<<(4, HO, N·(P−2)), 128, SlimSumSmem<128>>> slimsum_gx on pieces
 //                                          1 ..= P − 2, beside w4dgx0 (programmatic, no entry wait)
+//   gdn_fwd_slimsum_{bf16,f16}_k128_gxr3   <<<(4, HO, N·(P−2)), 128, SlimSumSmem<128,3>>> slimsum_gxr on three
+//                                          stages, two blocks per SM (session 35, sm35; bitwise gxr;
+//                                          DNNPLAN_GDN_FWD_PIECE_FIRST_SUM=gxr3)
 //   gdn_fwd_chain3r_k128                   <<<(V / 16, HO, N), 256>>> chain3 from seed 1 (four M tiles
 //                                          in its ring; each thread on 2 rows x 4 columns: bitwise)
 //   gdn_fwd_slimscan_{bf16,f16}_k128_w4dgxr <<<(2, HO, N·(P−1)), 128, SlimPieceSmem<128>>> w4dgx on
@@ -348,6 +351,19 @@ GDN_FWD_SLIM_PIECE_REST3_ENTRY(f16, gdn::gdn_f16)
 
 GDN_FWD_SLIM_PIECE_FIRST3_ENTRY(bf16, gdn::gdn_bf16)
 GDN_FWD_SLIM_PIECE_FIRST3_ENTRY(f16, gdn::gdn_f16)
+
+// Session 35 (sm35): the summary beside the first piece (slimsum_gxr) on three cp.async stages, two
+// blocks per SM (110,592 B each): chunk c + 2's copies issued inside chunk c's step. The same
+// arithmetic in the same order (DNNPLAN_GDN_FWD_PIECE_FIRST_SUM; SLIM_FIRST_SUMS).
+#define GDN_FWD_SLIM_PIECE_SUM3_ENTRY(TAG, T)                                                       \
+  extern "C" __global__ void __launch_bounds__(4 * 32, gdn::SLIM_SUM3_MIN_BLOCKS)                   \
+      gdn_fwd_slimsum_##TAG##_k128_gxr3(gdn::FwdFastParams p) {                                     \
+    if (p.f.flags & gdn::FLAG_PDL_TRIGGER) dnnp_launch_dependents();                                \
+    gdn::fwd_slim_sum_body<T, 128, 128, true, true, true, gdn::SLIM_SUM3_STAGES>(p);               \
+  }
+
+GDN_FWD_SLIM_PIECE_SUM3_ENTRY(bf16, gdn::gdn_bf16)
+GDN_FWD_SLIM_PIECE_SUM3_ENTRY(f16, gdn::gdn_f16)
 
 extern "C" __global__ void __launch_bounds__(gdn::CHAIN_THREADS) gdn_fwd_chain3r_k128(gdn::FwdFastParams p) { dnnp_pdl_enter(p.f.flags & gdn::FLAG_PDL_TRIGGER);
   gdn::fwd_chain4_body_from1<128, gdn::CHAIN3_ROWS, gdn::CHAIN3R_STAGES>(p);

@@ -510,7 +510,8 @@ fn slim_scan_rest(s: &Shape) -> Counts {
     )
 }
 
-/// The slim piece summary of pieces 1 ..= P − 2 (slimsum_gxr, session 32).
+/// The slim piece summary of pieces 1 ..= P − 2 (slimsum_gxr, session 32; slimsum_gxr3, session
+/// 35: the same on three stages).
 fn slim_sum_mid(s: &Shape) -> Counts {
     Counts::new(
         over(
@@ -847,7 +848,8 @@ pub const MODELS: [Model; 36] = [
         &["slimscan_w4dgxr", "slimscan_w4gxr"],
         slim_scan_rest,
     ),
-    family("slimsum", &["slimsum_gxr"], slim_sum_mid),
+    // Session 35 (sm35): the same summary on three stages (gxr3).
+    family("slimsum", &["slimsum_gxr", "slimsum_gxr3"], slim_sum_mid),
     family("chain", &["chain3r"], chain_from1),
     family("scan", &["scanx_w4", "scanx_w8", "scanx_w4p"], full_scan),
     family("sum", &["sum", "sum1"], full_sum),

@@ -48,9 +48,11 @@
 //! pieces' scan on two blocks per SM; unset: [`SLIM_PIECE_FIRST_BY_RULE`]; seed 1 bitwise
 //! without an initial state, another rounding with one),
 //! `DNNPLAN_GDN_FWD_PIECE_FIRST_SCALE=s` (there, the first piece s/256 of the even one: another cut;
-//! unset: the first scan's row, [`FirstScanRow::scale_at`] the piece count),
+//! unset: [`FwdChoice::rule_first_scale`]: the summary's or the first scan's row at the piece count),
 //! `DNNPLAN_GDN_FWD_PIECE_FIRST_SCAN=w4dgx0|w4gx0` (session 34: the first piece's output scan
-//! there, a row of [`SLIM_FIRST_SCANS`]; unset: [`SLIM_FIRST_SCAN_BY_RULE`]; bitwise each other)
+//! there, a row of [`SLIM_FIRST_SCANS`]; unset: [`SLIM_FIRST_SCAN_BY_RULE`]; bitwise each other),
+//! `DNNPLAN_GDN_FWD_PIECE_FIRST_SUM=gxr|gxr3` (session 35: the summary beside the first piece
+//! there, a row of [`SLIM_FIRST_SUMS`]; unset: [`SLIM_FIRST_SUM_BY_RULE`]; bitwise each other)
 //! and `DNNPLAN_GDN_FWD_STEPS=n` (launch only the first n kernels: per-kernel timing by
 //! differences), `DNNPLAN_GDN_FWD_SLIMPREP=mma|wg|wg5|wgc` (session 28: the slim prep's K Kᵀ / Q Kᵀ
 //! by mma.sync, [`SLIM_PREP`], or on wgmma, [`SLIM_PREP_WG`] / [`SLIM_PREP_WG5`] /
@@ -98,11 +100,11 @@ use super::params::{
     BWD_PREP_SLIM_MIN_BLOCKS, CHAIN_THREADS, CHAIN3_ROWS, CkptLayout, FwdFastParams, FwdParams,
     KernelDtype, OFFSETS_THREADS, OverlapLayout, PREP3_THREADS, PREP6_MIN_BLOCKS, PieceLayout,
     SCAN_STAGES, SCANX_S1_MIN_BLOCKS, SCANX_S1_STAGES, SLIM_OV_STAGES, SLIM_PREP_MIN_BLOCKS,
-    SLIM_PREP_OV_MIN_BLOCKS, SLIM_PREP_WG_MIN_BLOCKS, SLIM_SUM_MIN_BLOCKS, SLIM_W4_STAGES,
-    SLIM_W4D_MIN_BLOCKS, SLIM_W8_STAGES, SUM_STAGES, SUM1_MIN_BLOCKS, WorkspaceLayout,
-    dscan_mma_stages_smem_bytes, fast_smem_bytes, flags, max_chunks, prep7_smem_bytes,
-    scanx_smem_bytes, slim_piece_smem_bytes, slim_prep_l_smem_bytes, slim_prep_smem_bytes,
-    slim_scan_smem_bytes, slim_sum_smem_bytes,
+    SLIM_PREP_OV_MIN_BLOCKS, SLIM_PREP_WG_MIN_BLOCKS, SLIM_SUM_MIN_BLOCKS, SLIM_SUM3_MIN_BLOCKS,
+    SLIM_SUM3_STAGES, SLIM_W4_STAGES, SLIM_W4D_MIN_BLOCKS, SLIM_W8_STAGES, SUM_STAGES,
+    SUM1_MIN_BLOCKS, WorkspaceLayout, dscan_mma_stages_smem_bytes, fast_smem_bytes, flags,
+    max_chunks, prep7_smem_bytes, scanx_smem_bytes, slim_piece_smem_bytes, slim_prep_l_smem_bytes,
+    slim_prep_smem_bytes, slim_scan_smem_bytes, slim_sum_smem_bytes, slim_sum_stages_smem_bytes,
 };
 use super::pdl::{GdnPlan, Launch, PdlMode};
 use super::seq_order::seq_order_flags;
@@ -654,7 +656,8 @@ pub struct FirstScanRow {
     pub pass: FwdPass,
     /// The first piece's length by rule with this scan at [`FirstScanRow::scale_pieces`]
     /// pieces, in 1/256 of the even piece `ceil(chunks / P)` (0: the even cut;
-    /// `piece_range_first`), unless `DNNPLAN_GDN_FWD_PIECE_FIRST_SCALE` says. Another cut is
+    /// `piece_range_first`), unless `DNNPLAN_GDN_FWD_PIECE_FIRST_SCALE` says or the summary's
+    /// row has its own ([`FirstSumRow::cuts`], session 35). Another cut is
     /// another rounding of the seeds: set only where measured.
     pub first_scale: i32,
     /// The piece count at which [`FirstScanRow::first_scale`] was measured; at any other count
@@ -691,7 +694,8 @@ pub const SLIM_FIRST_SCANS: [FirstScanRow; 2] = [
 
 /// The row of [`SLIM_FIRST_SCANS`] the first-early path runs by rule (unless
 /// `DNNPLAN_GDN_FWD_PIECE_FIRST_SCAN` says): w4gx0, with its first piece 288/256 of the even one
-/// at 5 pieces.
+/// at 5 pieces beside the summary `gxr` (beside `gxr3`, the rule's since session 35: 264,
+/// [`SLIM_FIRST_SUMS`]).
 /// H200, session 34 (helper fp34, bench/gdn_device_fp34_run1.log; one process, ms, whole forward
 /// at (1, 32768, 16), P = 5): the rule then (w4dgx0, even cut) 0.5550 0.5549 0.5577 0.5523;
 /// w4gx0 even 0.5510 0.5540 0.5498 0.5555 (first piece 0.168-0.172 vs 0.193-0.195; the summary of
@@ -710,6 +714,97 @@ fn first_scan_switch(value: Option<&str>) -> usize {
     value
         .and_then(|x| SLIM_FIRST_SCANS.iter().position(|r| r.pass.suffix == x))
         .unwrap_or(SLIM_FIRST_SCAN_BY_RULE)
+}
+
+/// A first piece's length measured with one summary of [`SLIM_FIRST_SUMS`] (session 35): with
+/// the first scan `scan` (an index of [`SLIM_FIRST_SCANS`]) at `pieces` pieces, the first piece
+/// `first_scale` / 256 of the even one (it replaces that scan row's [`FirstScanRow::scale_at`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FirstCut {
+    /// The first scan's row.
+    pub scan: usize,
+    /// The piece count where measured.
+    pub pieces: u64,
+    /// The first piece's length in 1/256 of the even piece.
+    pub first_scale: i32,
+}
+
+/// The summary of pieces 1 ..= P − 2 beside the first piece on the first-early path
+/// ([`SLIM_PIECES_FIRST`]), as data (session 35, helper sm35): one row per summary kernel. The
+/// same H_j, M_j arithmetic in the same order; only the cp.async stages and blocks per SM differ.
+/// A faster summary moves the balance of the first stage (the first piece against the summary),
+/// so a row may carry its own first-piece lengths (`cuts`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FirstSumRow {
+    /// The kernel (grid `(2·V / 64, HO, N·(P − 2))`); its suffix is the value of
+    /// `DNNPLAN_GDN_FWD_PIECE_FIRST_SUM` that forces it.
+    pub pass: FwdPass,
+    /// Blocks per SM (its launch bounds).
+    pub per_sm: u64,
+    /// The first piece's lengths measured with this summary (none: the first scan row's).
+    pub cuts: &'static [FirstCut],
+}
+
+impl FirstSumRow {
+    /// The first piece's length with this summary, first scan row `scan` and `pieces` pieces,
+    /// where measured.
+    pub fn scale_for(&self, scan: usize, pieces: u64) -> Option<i32> {
+        self.cuts
+            .iter()
+            .find(|c| c.scan == scan && c.pieces == pieces)
+            .map(|c| c.first_scale)
+    }
+}
+
+/// The summaries beside the first piece: `gxr` (session 32, [`PieceFirstRow::sum`]: two stages,
+/// 73,728 B, launch bounds of three blocks per SM; the first scan rows' lengths) and `gxr3`
+/// (session 35: three stages, 110,592 B, two blocks per SM: the copies two chunks ahead; with
+/// w4gx0 at 5 pieces the first piece 264/256 of the even one).
+pub const SLIM_FIRST_SUMS: [FirstSumRow; 2] = [
+    FirstSumRow {
+        pass: SLIM_PIECES_FIRST.sum,
+        per_sm: SLIM_SUM_MIN_BLOCKS,
+        cuts: &[],
+    },
+    FirstSumRow {
+        pass: FwdPass {
+            suffix: "gxr3",
+            smem: PassSmem::SlimSumStages {
+                stages: SLIM_SUM3_STAGES,
+            },
+            ..SLIM_PIECES_FIRST.sum
+        },
+        per_sm: SLIM_SUM3_MIN_BLOCKS,
+        cuts: &[FirstCut {
+            scan: 1,
+            pieces: 5,
+            first_scale: 264,
+        }],
+    },
+];
+
+/// The row of [`SLIM_FIRST_SUMS`] the first-early path runs by rule (unless
+/// `DNNPLAN_GDN_FWD_PIECE_FIRST_SUM` says): `gxr3`, with its first piece 264/256 of the even one
+/// at 5 pieces (w4gx0).
+/// H200, session 35 (helper sm35; bench/gdn_device_sm35_run1.log, _run2.log; one process each,
+/// ms, whole forward at (1, 32768, 16), P = 5, w4gx0). Call 1: the rule then (gxr, 288) 0.5465
+/// 0.5480 0.5449 0.5446 against gxr3 at 288 0.5396 0.5400 0.5384 0.5400 (then 0.5379 0.5389
+/// against 0.5410 0.5412: at 288 the first piece is the first stage's path either way); gxr3 at
+/// 256 / 288 / 320 / 352: 0.5295 / 0.5477 / 0.5592 / 0.5747, gxr at the same: 0.5476 / 0.5408 /
+/// 0.5575 / 0.5723 (the summary of pieces 1-3 ends ~0.011 ms earlier on three stages). Call 2
+/// (R = the rule then): R 0.5411 0.5442 0.5365 0.5377 (mean 0.5399); gxr3 at 256 0.5313 0.5299
+/// 0.5246 0.5253 0.5266 0.5252 (0.5272), at 272 0.5292 0.5309 0.5252 0.5249 (0.5276), **at 264
+/// 0.5259 0.5248 0.5216 0.5209 (0.5233: −3.1 %)**; gxr at 256 0.5461 0.5449. The uncut shapes
+/// never run it. gxr3's hashes equal gxr's by rule and at 3, 5, 7 pieces (same cut); the shorter
+/// first piece is another cut (another rounding of the seeds at 5 pieces).
+pub const SLIM_FIRST_SUM_BY_RULE: usize = 1;
+
+/// `DNNPLAN_GDN_FWD_PIECE_FIRST_SUM`'s value: the row of [`SLIM_FIRST_SUMS`] whose kernel suffix
+/// it names, else the rule's.
+fn first_sum_switch(value: Option<&str>) -> usize {
+    value
+        .and_then(|x| SLIM_FIRST_SUMS.iter().position(|r| r.pass.suffix == x))
+        .unwrap_or(SLIM_FIRST_SUM_BY_RULE)
 }
 
 /// Whether the slim wgmma piece path runs its first piece early ([`SLIM_PIECES_FIRST`]) by rule,
@@ -748,6 +843,11 @@ pub enum PassSmem {
     SlimPiece,
     /// The slim piece summary ([`slim_sum_smem_bytes`]).
     SlimSum,
+    /// The slim piece summary on `stages` stages ([`slim_sum_stages_smem_bytes`]; session 35).
+    SlimSumStages {
+        /// cp.async stages.
+        stages: u64,
+    },
     /// `gdn::Prep7Smem`: the full factors' preps of [`PREP_VARIANTS`], both directions
     /// ([`prep7_smem_bytes`]).
     Prep,
@@ -778,6 +878,7 @@ impl PassSmem {
             PassSmem::SlimScan { stages } => slim_scan_smem_bytes(k, warps, stages),
             PassSmem::SlimPiece => slim_piece_smem_bytes(k),
             PassSmem::SlimSum => slim_sum_smem_bytes(k),
+            PassSmem::SlimSumStages { stages } => slim_sum_stages_smem_bytes(k, stages),
             PassSmem::Prep => prep7_smem_bytes(k, k),
             PassSmem::SlimPrep => slim_prep_smem_bytes(k),
             PassSmem::SlimPrepL => slim_prep_l_smem_bytes(k),
@@ -1401,12 +1502,15 @@ pub struct FwdChoice {
     /// [`SLIM_PIECE_FIRST_BY_RULE`] or `DNNPLAN_GDN_FWD_PIECE_FIRST`); it applies only there
     /// ([`FwdChoice::first_early`]).
     pub piece_first: bool,
-    /// The first piece's length there, in 1/256 of the even piece (0: the even cut; the first
-    /// scan's [`FirstScanRow::scale_at`] the piece count or `DNNPLAN_GDN_FWD_PIECE_FIRST_SCALE`).
+    /// The first piece's length there, in 1/256 of the even piece (0: the even cut;
+    /// [`FwdChoice::rule_first_scale`] or `DNNPLAN_GDN_FWD_PIECE_FIRST_SCALE`).
     pub first_scale: i32,
     /// There, the first piece's output scan: a row of [`SLIM_FIRST_SCANS`]
     /// ([`SLIM_FIRST_SCAN_BY_RULE`] or `DNNPLAN_GDN_FWD_PIECE_FIRST_SCAN`).
     pub first_scan: usize,
+    /// There, the summary beside the first piece: a row of [`SLIM_FIRST_SUMS`]
+    /// ([`SLIM_FIRST_SUM_BY_RULE`] or `DNNPLAN_GDN_FWD_PIECE_FIRST_SUM`).
+    pub first_sum: usize,
     /// There, whether the other pieces' scan fits in one wave at one block per SM
     /// ([`PieceFirstRow::rest_in_one_wave`]: [`PieceFirstRow::rest_wave`] runs, else
     /// [`PieceFirstRow::rest`]).
@@ -1665,7 +1769,8 @@ impl FwdChoice {
         c.chain = ChainVariant::from_env();
         c.slim_prep = SlimPrepProducts::from_switch(env("DNNPLAN_GDN_FWD_SLIMPREP").as_deref());
         c.first_scan = first_scan_switch(env("DNNPLAN_GDN_FWD_PIECE_FIRST_SCAN").as_deref());
-        c.first_scale = c.first_scan_row().scale_at(c.pieces);
+        c.first_sum = first_sum_switch(env("DNNPLAN_GDN_FWD_PIECE_FIRST_SUM").as_deref());
+        c.first_scale = c.rule_first_scale();
         if let Some(s) =
             env("DNNPLAN_GDN_FWD_PIECE_FIRST_SCALE").and_then(|x| x.parse::<i32>().ok())
         {
@@ -1790,6 +1895,23 @@ impl FwdChoice {
             .unwrap_or(&SLIM_FIRST_SCANS[SLIM_FIRST_SCAN_BY_RULE])
     }
 
+    /// The first piece's length by rule for this schedule's first scan, summary and piece count:
+    /// the summary row's [`FirstSumRow::scale_for`] where measured, else the first scan row's
+    /// [`FirstScanRow::scale_at`].
+    pub fn rule_first_scale(&self) -> i32 {
+        self.first_sum_row()
+            .scale_for(self.first_scan, self.pieces)
+            .unwrap_or_else(|| self.first_scan_row().scale_at(self.pieces))
+    }
+
+    /// The row of [`SLIM_FIRST_SUMS`] named by [`FwdChoice::first_sum`] (out of range: the
+    /// rule's).
+    pub fn first_sum_row(&self) -> &'static FirstSumRow {
+        SLIM_FIRST_SUMS
+            .get(self.first_sum)
+            .unwrap_or(&SLIM_FIRST_SUMS[SLIM_FIRST_SUM_BY_RULE])
+    }
+
     /// The piece chain's entry for K = `k` (it runs only with `pieces > 1`): from seed 1 when
     /// [`FwdChoice::first_early`], else the [`ChainVariant`]'s.
     pub fn chain_kernel_name(&self, k: i64) -> String {
@@ -1809,11 +1931,12 @@ impl FwdChoice {
         }
     }
 
-    /// The piece summary this schedule runs (with `pieces > 1`): [`SLIM_PIECES`]' on the slim
-    /// piece path, else the [`FWD_SUMS`] row.
+    /// The piece summary this schedule runs (with `pieces > 1`): the [`SLIM_FIRST_SUMS`] row
+    /// when [`FwdChoice::first_early`], [`SLIM_PIECES`]' on the slim piece path, else the
+    /// [`FWD_SUMS`] row.
     pub fn sum_pass(&self) -> FwdPass {
         if self.first_early() {
-            SLIM_PIECES_FIRST.sum
+            self.first_sum_row().pass
         } else if self.slim_pieces() {
             self.slim_piece_row().sum
         } else {
@@ -1899,6 +2022,7 @@ impl FwdChoice {
             piece_first: first,
             first_scale: 0,
             first_scan: SLIM_FIRST_SCAN_BY_RULE,
+            first_sum: SLIM_FIRST_SUM_BY_RULE,
             rest_wave: false,
         };
         if c.first_early() {
@@ -1907,7 +2031,7 @@ impl FwdChoice {
                 // Not cut after all: the uncut schedule.
                 return FwdChoice::default_with(f, sms, false);
             }
-            c.first_scale = c.first_scan_row().scale_at(c.pieces);
+            c.first_scale = c.rule_first_scale();
             c.rest_wave = c.rest_in_one_wave(f, sms);
         }
         c.overlap = c.overlap_pick(f, sms, None, true);
@@ -2936,10 +3060,7 @@ pub(super) mod tests {
         let f = bound(facts(1, 32768, 16, 128, false));
         let rule = FwdChoice::default_with(&f, 132, true);
         assert_eq!(rule.pieces, 5);
-        assert_eq!(
-            rule.first_scale,
-            SLIM_FIRST_SCANS[SLIM_FIRST_SCAN_BY_RULE].scale_at(5)
-        );
+        assert_eq!(rule.first_scale, rule.rule_first_scale());
         let plan_of = |c: &FwdChoice| {
             GdnFwdPlan::new(&f, *c, FwdKernels::named(c, "bf16", 128), 132).expect("plan")
         };
@@ -2976,6 +3097,90 @@ pub(super) mod tests {
             c.first_scan_row(),
             &SLIM_FIRST_SCANS[SLIM_FIRST_SCAN_BY_RULE]
         );
+    }
+
+    #[test]
+    fn first_sum_rows_switch_and_launches() {
+        // The switch names a row by its kernel suffix; anything else: the rule's.
+        assert_eq!(first_sum_switch(None), SLIM_FIRST_SUM_BY_RULE);
+        assert_eq!(first_sum_switch(Some("x")), SLIM_FIRST_SUM_BY_RULE);
+        assert_eq!(first_sum_switch(Some("gxr")), 0);
+        assert_eq!(first_sum_switch(Some("gxr3")), 1);
+        assert_eq!(SLIM_FIRST_SUMS[0].pass, SLIM_PIECES_FIRST.sum);
+        // Both rows bundled in both io dtypes, 4 warps; two and three stages, each row's blocks
+        // per SM fit.
+        let fwd = crate::cuda::kernels::find("gdn_fwd").expect("bundled GDN module");
+        let bytes: Vec<u32> = SLIM_FIRST_SUMS
+            .iter()
+            .map(|r| r.pass.smem_bytes(128))
+            .collect();
+        assert_eq!(bytes, [73_728, 110_592]);
+        for r in &SLIM_FIRST_SUMS {
+            assert_eq!(r.pass.warps, 4);
+            assert!(super::super::occupancy::SM90_BUDGET.holds(r.per_sm, r.pass.smem_bytes(128)));
+            for tag in ["bf16", "f16"] {
+                assert!(fwd.has_function(&r.pass.entry(tag, 128)), "{tag} {r:?}");
+            }
+        }
+        // At (1, 32768, 16) each summary launches on the grid (4, 16, 3) with its own layout,
+        // programmatic, the rest of the launches as the rule's (the same piece count: 5).
+        let f = bound(facts(1, 32768, 16, 128, false));
+        let rule = FwdChoice::default_with(&f, 132, true);
+        assert_eq!((rule.pieces, rule.first_sum), (5, SLIM_FIRST_SUM_BY_RULE));
+        let plan_of = |c: &FwdChoice| {
+            GdnFwdPlan::new(&f, *c, FwdKernels::named(c, "bf16", 128), 132).expect("plan")
+        };
+        let base: Vec<String> = plan_of(&rule).launches().map(|l| l.0.clone()).collect();
+        for (i, r) in SLIM_FIRST_SUMS.iter().enumerate() {
+            let mut c = rule;
+            c.first_sum = i;
+            assert_eq!(c.first_sum_row(), r);
+            let plan = plan_of(&c);
+            let got: Vec<_> = plan
+                .launches()
+                .map(|l| (l.0.clone(), l.1, l.2, l.3, l.4))
+                .collect();
+            assert_eq!(got.len(), base.len());
+            assert_eq!(
+                got[3],
+                (
+                    r.pass.entry("bf16", 128),
+                    (4, 16, 3),
+                    128,
+                    r.pass.smem_bytes(128),
+                    true
+                )
+            );
+            for (k, (g, b)) in got.iter().zip(&base).enumerate() {
+                if k != 3 {
+                    assert_eq!(&g.0, b);
+                }
+            }
+        }
+        // The rows' cuts: gxr3 with w4gx0 at 5 pieces 264 / 256 (the rule's length at
+        // (1, 32768, 16)); gxr the first scan rows' own; another scan or count: the scan row's.
+        assert_eq!(SLIM_FIRST_SCANS[1].pass.suffix, "w4gx0");
+        assert_eq!(SLIM_FIRST_SUMS[1].scale_for(1, 5), Some(264));
+        assert_eq!(SLIM_FIRST_SUMS[1].scale_for(0, 5), None);
+        assert_eq!(SLIM_FIRST_SUMS[1].scale_for(1, 7), None);
+        assert_eq!(SLIM_FIRST_SUMS[0].scale_for(1, 5), None);
+        for (i, want) in [(0, 288), (1, 264)] {
+            let mut c = rule;
+            (c.first_scan, c.first_sum) = (SLIM_FIRST_SCAN_BY_RULE, i);
+            assert_eq!(c.rule_first_scale(), want, "summary row {i}");
+        }
+        assert_eq!(
+            rule.first_scale,
+            SLIM_FIRST_SUMS[SLIM_FIRST_SUM_BY_RULE]
+                .scale_for(SLIM_FIRST_SCAN_BY_RULE, 5)
+                .unwrap_or(SLIM_FIRST_SCANS[SLIM_FIRST_SCAN_BY_RULE].scale_at(5))
+        );
+        // Off the first-early path the row does not apply; out of range: the rule's row.
+        let mut c = FwdChoice::default_with(&f, 132, false);
+        c.first_sum = 1;
+        assert_eq!(c.sum_pass(), SLIM_PIECES_WGX.sum);
+        c.first_sum = 7;
+        assert_eq!(c.first_sum_row(), &SLIM_FIRST_SUMS[SLIM_FIRST_SUM_BY_RULE]);
     }
 
     #[test]
@@ -3026,6 +3231,7 @@ pub(super) mod tests {
                 .collect()
         };
         let rule_first = SLIM_FIRST_SCANS[SLIM_FIRST_SCAN_BY_RULE].pass;
+        let rule_sum = SLIM_FIRST_SUMS[SLIM_FIRST_SUM_BY_RULE].pass;
         let got = launches(&c);
         let names: Vec<&str> = got.iter().map(|l| l.0.as_str()).collect();
         assert_eq!(
@@ -3034,7 +3240,7 @@ pub(super) mod tests {
                 "gdn_chunk_offsets",
                 "gdn_fwd_slimprep_bf16_k128_wgc",
                 rule_first.entry("bf16", 128).as_str(),
-                "gdn_fwd_slimsum_bf16_k128_gxr",
+                rule_sum.entry("bf16", 128).as_str(),
                 "gdn_fwd_chain3r_k128",
                 "gdn_fwd_slimscan_bf16_k128_w4dgxr",
             ]
@@ -3045,7 +3251,7 @@ pub(super) mod tests {
         );
         assert_eq!(
             (got[3].1, got[3].2, got[3].3, got[3].4),
-            ((4, 16, 5), 128, 73_728, true)
+            ((4, 16, 5), 128, rule_sum.smem_bytes(128), true)
         );
         assert_eq!((got[4].1, got[4].2), ((8, 16, 1), CHAIN_THREADS));
         assert_eq!((got[5].1, got[5].2, got[5].3), ((2, 16, 6), 128, 111_616));
@@ -3078,7 +3284,7 @@ pub(super) mod tests {
             names[2..],
             [
                 first.entry("bf16", 128).as_str(),
-                "gdn_fwd_slimsum_bf16_k128_gxr",
+                rule_sum.entry("bf16", 128).as_str(),
                 "gdn_fwd_chain3r_k128",
                 "gdn_fwd_slimscan_bf16_k128_w4gxr"
             ]

@@ -85,7 +85,7 @@ mod tests {
 
     #[test]
     fn host_constants_equal_the_kernel_headers() {
-        let mirrored: [(&str, i64); 48] = [
+        let mirrored: [(&str, i64); 50] = [
             ("FLAG_L2NORM", flags::L2NORM.into()),
             ("FLAG_BETA_SIGMOID", flags::BETA_SIGMOID.into()),
             ("FLAG_NEG_EIGVAL", flags::NEG_EIGVAL.into()),
@@ -138,6 +138,8 @@ mod tests {
             ("SLIM_SUM_STAGES", params::SLIM_SUM_STAGES as i64),
             ("SLIM_SUM_MIN_BLOCKS", params::SLIM_SUM_MIN_BLOCKS as i64),
             ("SLIM_W4D_MIN_BLOCKS", params::SLIM_W4D_MIN_BLOCKS as i64),
+            ("SLIM_SUM3_STAGES", params::SLIM_SUM3_STAGES as i64),
+            ("SLIM_SUM3_MIN_BLOCKS", params::SLIM_SUM3_MIN_BLOCKS as i64),
             ("SLIM_PREP_MIN_BLOCKS", params::SLIM_PREP_MIN_BLOCKS as i64),
             (
                 "SLIM_PREP_OV_MIN_BLOCKS",

@@ -681,13 +681,23 @@ pub const SLIM_SUM_STAGES: u64 = 2;
 pub const SLIM_SUM_MIN_BLOCKS: u64 = 3;
 /// Blocks per SM of the seeded slim output scan `w4d` (`gdn::SLIM_W4D_MIN_BLOCKS`).
 pub const SLIM_W4D_MIN_BLOCKS: u64 = 2;
+/// cp.async stages of the summary beside the first piece on three stages, `slimsum_gxr3`
+/// (`gdn::SLIM_SUM3_STAGES`; session 35).
+pub const SLIM_SUM3_STAGES: u64 = 3;
+/// Blocks per SM of `slimsum_gxr3` (`gdn::SLIM_SUM3_MIN_BLOCKS`, its launch bounds).
+pub const SLIM_SUM3_MIN_BLOCKS: u64 = 2;
 
 /// Dynamic shared memory of the slim piece summary (`gdn::SlimSumSmem<K>::bytes`): per stage the
 /// raw k rows, 64 value columns of v, T and the scalars.
 pub fn slim_sum_smem_bytes(k: u64) -> u32 {
+    slim_sum_stages_smem_bytes(k, SLIM_SUM_STAGES)
+}
+
+/// [`slim_sum_smem_bytes`] on `stages` stages (`gdn::SlimSumSmem<K, ST>::bytes`).
+pub fn slim_sum_stages_smem_bytes(k: u64, stages: u64) -> u32 {
     let stage =
         CHUNK * (k + 8) * 2 + CHUNK * 72 * 2 + CHUNK * (CHUNK + 8) * 2 + SLIM_SCALARS * CHUNK * 4;
-    (SLIM_SUM_STAGES * stage) as u32
+    (stages * stage) as u32
 }
 
 /// Dynamic shared memory of the seeded slim output scan `w4d` (`gdn::SlimPieceSmem<K>::bytes`):
@@ -1328,6 +1338,11 @@ mod tests {
         assert_eq!(slim_sum_smem_bytes(128), 73_728);
         assert_eq!(slim_piece_smem_bytes(128), 111_616);
         assert!(SM.holds(SLIM_SUM_MIN_BLOCKS, slim_sum_smem_bytes(128)));
+        assert_eq!(slim_sum_stages_smem_bytes(128, SLIM_SUM3_STAGES), 110_592);
+        assert!(SM.holds(
+            SLIM_SUM3_MIN_BLOCKS,
+            slim_sum_stages_smem_bytes(128, SLIM_SUM3_STAGES)
+        ));
         assert!(SM.holds(SLIM_W4D_MIN_BLOCKS, slim_piece_smem_bytes(128)));
         // Prep7Smem (the bundled preps): 4 blocks per SM fit (1 KB reserved per block); the
         // scan's 219 KB one block.

@@ -196,11 +196,17 @@ mod tests {
         );
         let mut fwd = FwdChoice::default_for(&f, 132);
         (fwd.factors, fwd.pieces, fwd.overlap) = (FwdFactors::Slim, 1, true);
-        // The summary beside the first piece's scan (session 32, SLIM_PIECES_FIRST).
+        // The summaries beside the first piece's scan (session 32, SLIM_PIECES_FIRST; every row
+        // of SLIM_FIRST_SUMS, session 35).
         let mut first = FwdChoice::default_for(&f, 132);
         (first.factors, first.pieces, first.piece_first) = (FwdFactors::Slim, 7, true);
+        let first_sum = |i: usize| {
+            let mut c = first;
+            c.first_sum = i;
+            c.sum_kernel_name("##TAG##", 128) == entry
+        };
         fwd.kernel_names("##TAG##", 128).1 == entry
-            || first.sum_kernel_name("##TAG##", 128) == entry
+            || (0..super::super::engine::SLIM_FIRST_SUMS.len()).any(first_sum)
             || BwdKernel::ALL.iter().filter(|k| k.programmatic()).any(|k| {
                 // Every K (the macros' `_k##KD`), or K = 128 only (tc16's own macro).
                 k.name("##TAG##", 0, PrepVariant::DEFAULT)
