@@ -56,7 +56,8 @@
 //! by mma.sync, [`SLIM_PREP`], or on wgmma, [`SLIM_PREP_WG`] / [`SLIM_PREP_WG5`] /
 //! [`SLIM_PREP_WGC`] (session 32: two block barriers fewer) / [`SLIM_PREP_WGL`] (session 35: the
 //! chunk located in one round of loads); the same k16
-//! steps in the same order, bitwise on the H200; unset: [`SLIM_PREP_PRODUCTS_BY_RULE`], wgc), `DNNPLAN_GDN_FWD_PREP=v14|v15` (the factor kernel, both directions, bitwise the
+//! steps in the same order, bitwise on the H200; unset: [`SlimPrepProducts::by_rule`], wgc, or
+//! wgl from 8 to 31 sequences), `DNNPLAN_GDN_FWD_PREP=v14|v15` (the factor kernel, both directions, bitwise the
 //! same outputs: a row of [`PREP_VARIANTS`]; the default is [`PrepVariant::DEFAULT`], v15).
 //! The kernel switches (`_SCAN`, `_SUM`, `_PREP`) select only kernels bitwise the default (knobs change
 //! speed, never numerics); `_PIECES` changes the rounding (the piece chain's fp32 seeds) and
