@@ -1220,7 +1220,7 @@ fn timing_at_benchmark_shapes() {
         let (t, n) = (inp.t, inp.n);
         // DNNPLAN_GDN_TIMING_FWD_SLIMPREP (session 28): instead, the forward under each value of
         // the comma list for DNNPLAN_GDN_FWD_SLIMPREP in order (e.g. "mma,wg,wg,mma"; a value
-        // other than wg / wg5 / wgc runs the default): whole, and the prep as the difference of the
+        // other than wg / wg5 / wgc / wgl runs the default): whole, and the prep as the difference of the
         // executes cut after launches 2 and 1 (offsets, prep).
         let slimpreps = env_list("DNNPLAN_GDN_TIMING_FWD_SLIMPREP", "");
         if slimpreps.iter().any(|x| !x.is_empty()) {
@@ -1252,7 +1252,7 @@ fn timing_at_benchmark_shapes() {
         // reverse scan, "tc16%1" the one-block one; none: unset); before that a final "^v"
         // DNNPLAN_GDN_BWD_SLIMPREP (session 29: "tc16^v16" the slim prep on the forward slim
         // prep's tile, "tc16^v15" prep15sl, session 32: "tc16^v16c" prep16sl's trimmed tile
-        // prep16slc; none: unset); before all of them a final "=v" DNNPLAN_GDN_SEQ_ORDER (session
+        // prep16slc, session 35: "tw3^v16l" prep16sll; none: unset); before all of them a final "=v" DNNPLAN_GDN_SEQ_ORDER (session
         // 34: "tw3=1" the longest-first dispatch, "tw3=0" without; none: unset).
         let mut bwd = 0.0;
         for full in variants.iter().map(String::as_str) {

@@ -536,6 +536,33 @@ __device__ __forceinline__ bool locate_chunk(const FwdParams& p, int c, int& seq
   return true;
 }
 
+// locate_chunk in one round of loads (session 35, pr35: the slim prep's wgl, fwd_slim_prep_tile's
+// G = 2): with fewer than 32 sequences lane i of each warp loads chunk_offsets[i] and cu_seqlens[i]
+// (i <= n_seqs) at once; the total is lane n's offset, the sequence the count of lanes i < n_seqs
+// with chunk_offsets[i] <= c, less one (the binary search's result: the table is a prefix sum of
+// chunk counts, nondecreasing from 0, so those lanes are 0..seq), t0 and len from lanes seq and
+// seq + 1 by shuffles. The same integers as locate_chunk, which took up to 2 + log2(n_seqs)
+// dependent loads before the tile's copies could start; with 32 sequences or more (and in the CPU
+// emulation) it is locate_chunk. Every lane of the warp calls it (warp-uniform result).
+__device__ __forceinline__ bool locate_chunk_warp(const FwdParams& p, int c, int& seq, long long& t0, int& len,
+                                                  int lane) {
+#ifndef GDN_HOST_EMU
+  const int n = p.n_seqs;
+  if (n < 32) {
+    const bool in = lane <= n;
+    const int off = in ? p.chunk_offsets[lane] : 0;
+    const long long cu = in ? load_cu(p, lane) : 0;
+    if (c >= __shfl_sync(0xffffffffu, off, n)) return false;
+    const int lo = __popc(__ballot_sync(0xffffffffu, lane < n && off <= c)) - 1;
+    seq = lo;
+    t0 = __shfl_sync(0xffffffffu, cu, lo) + static_cast<long long>(c - __shfl_sync(0xffffffffu, off, lo)) * CHUNK;
+    len = static_cast<int>(min_ll(static_cast<long long>(CHUNK), __shfl_sync(0xffffffffu, cu, lo + 1) - t0));
+    return true;
+  }
+#endif
+  return locate_chunk(p, c, seq, t0, len);
+}
+
 // E 16-bit values packed for one vector access (E = 2 or 4).
 template <int E>
 struct alignas(2 * E) Bits {

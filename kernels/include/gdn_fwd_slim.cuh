@@ -322,6 +322,10 @@ __device__ __forceinline__ void slim_qk_products_wg(float (&kacc)[4][4], float (
 // too (each warp stores its L, A elements after its own wgmma; the named barriers 1, 2 and the
 // next block barrier order the rest, as before). KEEP's stores read T, Γ, β after the last block
 // barrier, as before. The same values bitwise either way.
+// G = 2 (session 35, pr35: gdn_fwd_slimprep_*_k128_wgl, DNNPLAN_GDN_FWD_SLIMPREP=wgl): G = 1 with
+// the chunk located in one round of loads (locate_chunk_warp) instead of locate_chunk's chain of
+// dependent ones (the chunk table's total, the binary search's log2(n_seqs) steps, then cu_seqlens):
+// the tile's copies start that many L2 round trips earlier. The same integers, the same tile.
 template <typename T, int K, int WG = 0, bool KEEP = false, int G = 0>
 __device__ __forceinline__ void fwd_slim_prep_tile(const FwdParams& p, const int c, const int h,
                                                    const PrepKeep& keep = PrepKeep{}) {
@@ -344,7 +348,11 @@ __device__ __forceinline__ void fwd_slim_prep_tile(const FwdParams& p, const int
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
   int seq, len;
   long long t0;
-  if (!locate_chunk(p, c, seq, t0, len)) return;
+  if constexpr (G >= 2) {
+    if (!locate_chunk_warp(p, c, seq, t0, len, lane)) return;
+  } else if (!locate_chunk(p, c, seq, t0, len)) {
+    return;
+  }
   const int HO = p.ho;
   // The q and k heads; without GQA (the usual case, a uniform branch) no integer divisions.
   const int qh = p.h == HO ? h : h / (HO / p.h), kh = p.hk == HO ? h : h / (HO / p.hk);

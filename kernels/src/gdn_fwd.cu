@@ -27,6 +27,8 @@
 //                                          pw31; landed session 32, pp32: _wg with two block barriers fewer,
 //                                          the gates' two merged and the L tile in its own region:
 //                                          fwd_slim_prep_tile's G = 1; bitwise _wg; =wgc)
+//   gdn_fwd_slimprep_{bf16,f16}_k128_wgl   <<<as _wgc>>> (session 35, pr35: _wgc with the chunk located in one
+//                                          round of loads, locate_chunk_warp: G = 2; bitwise _wgc; =wgl)
 //   gdn_fwd_slimprep_{bf16,f16}_k128_wg5   <<<as slimprep>>> (the same at 5 blocks per SM, 48 registers: the two
 //                                          chains one after the other; =wg5)
 //   gdn_fwd_slimscan_{bf16,f16}_k128_w4    <<<(2, HO, N), 128, SlimScanSmem<128,4,3>>>
@@ -182,6 +184,10 @@ extern "C" __global__ void __launch_bounds__(gdn::CHAIN_THREADS) gdn_fwd_chain3_
   extern "C" __global__ void __launch_bounds__(gdn::PREP3_THREADS, gdn::SLIM_PREP_WG_MIN_BLOCKS)    \
       gdn_fwd_slimprep_##TAG##_k128_wgc(gdn::FwdParams p) { dnnp_pdl_enter(p.flags & gdn::FLAG_PDL_TRIGGER); \
     gdn::fwd_slim_prep_body<T, 128, 1, false, 1>(p);                                                \
+  }                                                                                                 \
+  extern "C" __global__ void __launch_bounds__(gdn::PREP3_THREADS, gdn::SLIM_PREP_WG_MIN_BLOCKS)    \
+      gdn_fwd_slimprep_##TAG##_k128_wgl(gdn::FwdParams p) { dnnp_pdl_enter(p.flags & gdn::FLAG_PDL_TRIGGER); \
+    gdn::fwd_slim_prep_body<T, 128, 1, false, 2>(p);                                                \
   }                                                                                                 \
   extern "C" __global__ void __launch_bounds__(gdn::PREP3_THREADS, gdn::SLIM_PREP_MIN_BLOCKS)       \
       gdn_fwd_slimprep_##TAG##_k128_wg5(gdn::FwdParams p) { dnnp_pdl_enter(p.flags & gdn::FLAG_PDL_TRIGGER); \

@@ -437,7 +437,8 @@ fn keep_prep_sc(s: &Shape) -> Counts {
 /// The backward's slim-form prep (prep15sl, session 28, helper pp28): the scalar-form prep without
 /// the v reads and the W, Ũᵀ tiles (nor their two 64 × 64 × d products).
 /// Also prep16sl (session 29, helper bp29: the same outputs on the forward slim prep's tile) and
-/// prep16slc (session 32, helper pp32: that tile with two block barriers fewer).
+/// prep16slc (session 32, helper pp32: that tile with two block barriers fewer) and prep16sll
+/// (session 35, helper pr35: prep16slc with the chunk located in one round of loads).
 fn keep_prep_sl(s: &Shape) -> Counts {
     let k = keep_prep_sc(s);
     Counts {
@@ -812,7 +813,12 @@ pub const MODELS: [Model; 36] = [
     family("prep", &["bwd:prep15sc"], keep_prep_sc),
     family(
         "prep",
-        &["bwd:prep15sl", "bwd:prep16sl", "bwd:prep16slc"],
+        &[
+            "bwd:prep15sl",
+            "bwd:prep16sl",
+            "bwd:prep16slc",
+            "bwd:prep16sll",
+        ],
         keep_prep_sl,
     ),
     family("slimprep", &["slimprep", "slimprep_ov"], slim_prep),
@@ -963,10 +969,11 @@ pub fn label(entry: &str) -> String {
 /// The family of an entry (`None`: no model).
 pub fn model(entry: &str) -> Option<&'static Model> {
     let s = stem(entry);
-    // Session 28 (pp28): the slim prep's wgmma forms (`_wg`, `_wg5`) move the same bytes and run
-    // the same products as the slim prep (their own label, its model).
+    // Session 28 (pp28): the slim prep's wgmma forms (`_wg`, `_wg5`; `_wgc` session 32, `_wgl`
+    // session 35) move the same bytes and run the same products as the slim prep (their own
+    // label, its model).
     let s = match s.as_str() {
-        "slimprep_wg" | "slimprep_wg5" | "slimprep_wgc" => "slimprep",
+        "slimprep_wg" | "slimprep_wg5" | "slimprep_wgc" | "slimprep_wgl" => "slimprep",
         other => other,
     };
     MODELS.iter().find(|m| m.stems.contains(&s))

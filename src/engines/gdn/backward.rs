@@ -155,7 +155,7 @@
 //!    `BwdStages` value (the chunk table, the prep, the piece chain's passes or the uncut replay,
 //!    the seeded replay, the reverse scan, the token stage, the fold, the parameter gradients);
 //! 2. the prep forms' kernels, chosen once from one table, [`super::bwd_select::FORM_RULES`]
-//!    (rows `scaled`, `slim`, `split`, `slimp`, `prep16`, `prep16c`, keyed by the prep form, uncut or piece
+//!    (rows `scaled`, `slim`, `split`, `slimp`, `prep16`, `prep16c`, `prep16l`, keyed by the prep form, uncut or piece
 //!    chain, K = V, the factor kernel and the knob that applies, with the full-form kernels each
 //!    row needs and the kernels and launch shapes it runs instead; [`super::bwd_select::select`]);
 //! 3. the step list, built once from the stages, each launch passed through the chosen rows.
@@ -186,11 +186,11 @@ use super::bwd_select::{
     uncut_replay_smem,
 };
 #[cfg(test)]
-use super::bwd_select::{PREP16, PREP16C, SPLIT};
+use super::bwd_select::{PREP16, PREP16C, PREP16L, SPLIT};
 use super::chain::ChainVariant;
 use super::engine::{
-    BWD_PREP_SLIM, BWD_PREP_SLIM16, BWD_PREP_SLIM16C, ENGINE_NAME, PassSmem, PrepVariant,
-    fwd_template, kernel_dtype,
+    BWD_PREP_SLIM, BWD_PREP_SLIM16, BWD_PREP_SLIM16C, BWD_PREP_SLIM16L, ENGINE_NAME, PassSmem,
+    PrepVariant, SLIM_PREP_LOCATE_WARP_SEQS, fwd_template, kernel_dtype,
 };
 use super::occupancy::SM90_BUDGET;
 use super::params::{
@@ -483,11 +483,16 @@ pub enum BwdKernel {
     /// own shared-memory region), the same values; [`bwd_slim_prep16c`] picks it (the `prep16c`
     /// row of [`FORM_RULES`]); at K other than 128 it names the full prep.
     PrepSl16c,
+    /// Session 35 (helper pr35): [`BwdKernel::PrepSl16c`] with the chunk located in one round of
+    /// loads ([`BWD_PREP_SLIM16L`], `gdn_bwd_prep16sll_*`), the same values and launch;
+    /// [`bwd_slim_prep16l`] picks it (the `prep16l` row of [`FORM_RULES`]); at K other than 128
+    /// it names the full prep.
+    PrepSl16l,
 }
 
 impl BwdKernel {
     /// Every kernel, in index order.
-    pub const ALL: [BwdKernel; 67] = [
+    pub const ALL: [BwdKernel; 68] = [
         BwdKernel::ChunkOffsets,
         BwdKernel::Prep,
         BwdKernel::Fscan,
@@ -555,6 +560,7 @@ impl BwdKernel {
         BwdKernel::TokensTw1Ov,
         BwdKernel::TokensTw3Ov,
         BwdKernel::PrepSl16c,
+        BwdKernel::PrepSl16l,
     ];
 
     /// The kernel's symbol in the module (`tag` = `bf16` / `f16`, `k` = K = V; `prep`: the
@@ -572,6 +578,8 @@ impl BwdKernel {
             BwdKernel::PrepSl16 => return BWD_PREP_SLIM16.pass.entry_in("bwd", tag, k),
             BwdKernel::PrepSl16c if k != 128 => return prep.kernel_name("bwd", tag, k),
             BwdKernel::PrepSl16c => return BWD_PREP_SLIM16C.pass.entry_in("bwd", tag, k),
+            BwdKernel::PrepSl16l if k != 128 => return prep.kernel_name("bwd", tag, k),
+            BwdKernel::PrepSl16l => return BWD_PREP_SLIM16L.pass.entry_in("bwd", tag, k),
             BwdKernel::FscanGxSc
             | BwdKernel::FscanGx4Sc
             | BwdKernel::FscanGxScU
@@ -830,6 +838,7 @@ impl BwdPrepForm {
             split: false,
             prep16: false,
             prep16c: false,
+            prep16l: false,
             replay_one_per_sm: false,
         };
         let kernels: Vec<BwdKernel> = replay.into_iter().chain([producer]).collect();
@@ -877,6 +886,7 @@ fn test_context(
         split: true,
         prep16: true,
         prep16c: true,
+        prep16l: false,
         replay_one_per_sm,
     }
 }
@@ -926,6 +936,19 @@ fn prep16c_swap(steps: &mut [Step], sms: u64) -> bool {
     FORM_RULES[PREP16C].apply(steps, &ctx)
 }
 
+/// The `prep16l` row ([`PREP16L`]) on built steps `steps` (the plan tests' view).
+#[cfg(test)]
+fn prep16l_swap(steps: &mut [Step], sms: u64) -> bool {
+    let mut ctx = test_context(
+        BwdPrepForm::Slim,
+        1,
+        (128, 128, PrepVariant::V15, sms),
+        false,
+    );
+    ctx.prep16l = true;
+    FORM_RULES[PREP16L].apply(steps, &ctx)
+}
+
 /// The `split` row ([`SPLIT`]) on built uncut steps `steps` (the plan tests' view).
 #[cfg(test)]
 fn split_swap(steps: &mut [Step]) -> bool {
@@ -945,17 +968,18 @@ fn split_swap(steps: &mut [Step]) -> bool {
 pub const BWD_SLIM_PREP16_BY_RULE: bool = true;
 
 /// Whether the slim form's prep runs as `prep16sl`: [`BWD_SLIM_PREP16_BY_RULE`], or
-/// `DNNPLAN_GDN_BWD_SLIMPREP=v16|v16c|v15` (read at plan build) forcing `prep16sl` (`v16c`: on
-/// its trimmed tile, [`bwd_slim_prep16c`]) / `prep15sl`.
+/// `DNNPLAN_GDN_BWD_SLIMPREP=v16|v16c|v16l|v15` (read at plan build) forcing `prep16sl` (`v16c`:
+/// on its trimmed tile, [`bwd_slim_prep16c`]; `v16l`: that tile's [`bwd_slim_prep16l`] form) /
+/// `prep15sl`.
 pub fn bwd_slim_prep16() -> bool {
     bwd_slim_prep16_from_switch(std::env::var("DNNPLAN_GDN_BWD_SLIMPREP").as_deref().ok())
 }
 
-/// [`bwd_slim_prep16`] for a `DNNPLAN_GDN_BWD_SLIMPREP` value (`v16`, `v16c`, `v15`; anything
-/// else or unset: [`BWD_SLIM_PREP16_BY_RULE`]).
+/// [`bwd_slim_prep16`] for a `DNNPLAN_GDN_BWD_SLIMPREP` value (`v16`, `v16c`, `v16l`, `v15`;
+/// anything else or unset: [`BWD_SLIM_PREP16_BY_RULE`]).
 pub fn bwd_slim_prep16_from_switch(value: Option<&str>) -> bool {
     match value {
-        Some("v16" | "v16c") => true,
+        Some("v16" | "v16c" | "v16l") => true,
         Some("v15") => false,
         _ => BWD_SLIM_PREP16_BY_RULE,
     }
@@ -969,19 +993,48 @@ pub fn bwd_slim_prep16_from_switch(value: Option<&str>) -> bool {
 pub const BWD_SLIM_PREP16C_BY_RULE: bool = true;
 
 /// Whether `prep16sl` (where it runs) runs on its trimmed tile `prep16slc`:
-/// [`BWD_SLIM_PREP16C_BY_RULE`], or `DNNPLAN_GDN_BWD_SLIMPREP=v16c` forcing it (`v16`, `v15`:
-/// not), read at plan build.
+/// [`BWD_SLIM_PREP16C_BY_RULE`], or `DNNPLAN_GDN_BWD_SLIMPREP=v16c` (or `v16l`) forcing it
+/// (`v16`, `v15`: not), read at plan build.
 pub fn bwd_slim_prep16c() -> bool {
     bwd_slim_prep16c_from_switch(std::env::var("DNNPLAN_GDN_BWD_SLIMPREP").as_deref().ok())
 }
 
-/// [`bwd_slim_prep16c`] for a `DNNPLAN_GDN_BWD_SLIMPREP` value (`v16c`: yes; `v16`, `v15`: no;
-/// anything else or unset: [`BWD_SLIM_PREP16C_BY_RULE`]).
+/// [`bwd_slim_prep16c`] for a `DNNPLAN_GDN_BWD_SLIMPREP` value (`v16c`, `v16l`: yes; `v16`,
+/// `v15`: no; anything else or unset: [`BWD_SLIM_PREP16C_BY_RULE`]).
 pub fn bwd_slim_prep16c_from_switch(value: Option<&str>) -> bool {
     match value {
-        Some("v16c") => true,
+        Some("v16c" | "v16l") => true,
         Some("v16" | "v15") => false,
         _ => BWD_SLIM_PREP16C_BY_RULE,
+    }
+}
+
+/// Whether `prep16slc` runs with the chunk located in one round of loads by rule
+/// ([`BwdKernel::PrepSl16l`], `gdn_bwd_prep16sll_*`; session 35, helper pr35): the same values,
+/// where the batch's sequence count lies in [`SLIM_PREP_LOCATE_WARP_SEQS`] (the forward's `wgl`
+/// rule; bench/gdn_device_pr35b_run1.log: backward hashes BITWISE base's with `v16l` forced,
+/// uncut and at 8 pieces, memcheck clean; prep stage −2.1 % / −1.9 % at 16 / 10 sequences).
+pub const BWD_SLIM_PREP16L_BY_RULE: bool = true;
+
+/// Whether `prep16slc` (where it runs) runs as `prep16sll` for a batch of `n_seqs` sequences:
+/// [`BWD_SLIM_PREP16L_BY_RULE`] in [`SLIM_PREP_LOCATE_WARP_SEQS`], or
+/// `DNNPLAN_GDN_BWD_SLIMPREP=v16l` forcing it (`v16`, `v16c`, `v15`: not), read at plan build.
+pub fn bwd_slim_prep16l(n_seqs: i64) -> bool {
+    bwd_slim_prep16l_from_switch(
+        std::env::var("DNNPLAN_GDN_BWD_SLIMPREP").as_deref().ok(),
+        n_seqs,
+    )
+}
+
+/// [`bwd_slim_prep16l`] for a `DNNPLAN_GDN_BWD_SLIMPREP` value (`v16l`: yes; `v16`, `v16c`,
+/// `v15`: no; anything else or unset: [`BWD_SLIM_PREP16L_BY_RULE`] where `n_seqs` lies in
+/// [`SLIM_PREP_LOCATE_WARP_SEQS`]).
+pub fn bwd_slim_prep16l_from_switch(value: Option<&str>, n_seqs: i64) -> bool {
+    let (lo, hi) = SLIM_PREP_LOCATE_WARP_SEQS;
+    match value {
+        Some("v16l") => true,
+        Some("v16" | "v16c" | "v15") => false,
+        _ => BWD_SLIM_PREP16L_BY_RULE && (lo..=hi).contains(&n_seqs),
     }
 }
 
@@ -2465,6 +2518,7 @@ impl<F> GdnBwdPlan<F> {
             split: dscan_split(n * ho, sms),
             prep16: bwd_slim_prep16(),
             prep16c: bwd_slim_prep16c(),
+            prep16l: bwd_slim_prep16l(f.n_seqs),
             replay_one_per_sm: one_per_sm,
         };
         let rules = select(&stages.kernels(), &ctx);
@@ -2523,7 +2577,11 @@ impl<F> GdnBwdPlan<F> {
         self.steps.iter().any(|s| {
             matches!(
                 s.0,
-                BwdKernel::PrepSc | BwdKernel::PrepSl | BwdKernel::PrepSl16 | BwdKernel::PrepSl16c
+                BwdKernel::PrepSc
+                    | BwdKernel::PrepSl
+                    | BwdKernel::PrepSl16
+                    | BwdKernel::PrepSl16c
+                    | BwdKernel::PrepSl16l
             )
         })
     }
@@ -2534,7 +2592,10 @@ impl<F> GdnBwdPlan<F> {
         self.steps.iter().any(|s| {
             matches!(
                 s.0,
-                BwdKernel::PrepSl | BwdKernel::PrepSl16 | BwdKernel::PrepSl16c
+                BwdKernel::PrepSl
+                    | BwdKernel::PrepSl16
+                    | BwdKernel::PrepSl16c
+                    | BwdKernel::PrepSl16l
             )
         })
     }
@@ -3608,6 +3669,7 @@ mod tests {
             ("prep15sl_", "prep15_"),
             ("prep16sl_", "prep15_"),
             ("prep16slc_", "prep15_"),
+            ("prep16sll_", "prep15_"),
             ("gx4sl_", "gx4u_"),
             ("gxsl_", "gxu_"),
             ("ov2gxsc_", "ov2gx_"),
@@ -3995,7 +4057,10 @@ mod tests {
             // prep16sl as prep15sl, session 29), the prep's launch as the scalar form's (its own
             // shared memory: prep15sc's).
             let unswapped = |k: BwdKernel| {
-                if matches!(k, BwdKernel::PrepSl16 | BwdKernel::PrepSl16c) {
+                if matches!(
+                    k,
+                    BwdKernel::PrepSl16 | BwdKernel::PrepSl16c | BwdKernel::PrepSl16l
+                ) {
                     BwdKernel::PrepSl
                 } else {
                     k
@@ -4087,7 +4152,10 @@ mod tests {
             // the scalar form's producer; no prep15sc, no gx{,4}scu.
             assert_eq!(plan.slim_form(), scalar, "{names:?}");
             let slim = |x: &String| {
-                x.contains("prep15sl_") || x.contains("sl_bf16") || x.contains("slc_bf16")
+                x.contains("prep15sl_")
+                    || x.contains("sl_bf16")
+                    || x.contains("slc_bf16")
+                    || x.contains("sll_bf16")
             };
             // Uncut: prep15sl, fscan_gx{,4}sl, dscan_ov2gxsc (or the split dscan_ov2gxsh); the
             // piece chain: prep15sl, psum_sl, fscan_gxsl, dsum_sc, dscanp_ov2gxsc.
@@ -4114,13 +4182,17 @@ mod tests {
             );
             assert!(!names.iter().any(|x| x.contains("scu_")), "{names:?}");
             // The slim prep (session 29): prep16sl where BWD_SLIM_PREP16_BY_RULE holds (session
-            // 32: on its trimmed tile prep16slc where BWD_SLIM_PREP16C_BY_RULE holds too), else
+            // 32: on its trimmed tile prep16slc where BWD_SLIM_PREP16C_BY_RULE holds too; session
+            // 35: as prep16sll where BWD_SLIM_PREP16L_BY_RULE holds at this sequence count), else
             // prep15sl, uncut and on the piece chain.
             if std::env::var_os("DNNPLAN_GDN_BWD_SLIMPREP").is_none() {
                 let v16 = scalar && BWD_SLIM_PREP16_BY_RULE;
+                let v16c = v16 && BWD_SLIM_PREP16C_BY_RULE;
+                let v16l = v16c && bwd_slim_prep16l_from_switch(None, n);
                 for (stem, runs) in [
                     ("gdn_bwd_prep16sl_", v16 && !BWD_SLIM_PREP16C_BY_RULE),
-                    ("gdn_bwd_prep16slc_", v16 && BWD_SLIM_PREP16C_BY_RULE),
+                    ("gdn_bwd_prep16slc_", v16c && !v16l),
+                    ("gdn_bwd_prep16sll_", v16l),
                     ("gdn_bwd_prep15sl_", scalar && !BWD_SLIM_PREP16_BY_RULE),
                 ] {
                     assert_eq!(names.iter().any(|x| x.starts_with(stem)), runs, "{names:?}");
@@ -4143,6 +4215,24 @@ mod tests {
         assert!(!bwd_slim_prep16c_from_switch(Some("v16")));
         assert!(!bwd_slim_prep16c_from_switch(Some("v15")));
         assert_eq!(bwd_slim_prep16c_from_switch(None), BWD_SLIM_PREP16C_BY_RULE);
+        // Session 35 (pr35): v16l runs prep16slc as prep16sll (and implies v16, v16c).
+        assert!(bwd_slim_prep16_from_switch(Some("v16l")));
+        assert!(bwd_slim_prep16c_from_switch(Some("v16l")));
+        let (lo, hi) = SLIM_PREP_LOCATE_WARP_SEQS;
+        for n in [1, lo - 1, lo, hi, hi + 1] {
+            assert!(bwd_slim_prep16l_from_switch(Some("v16l"), n));
+            for v in ["v16", "v16c", "v15"] {
+                assert!(!bwd_slim_prep16l_from_switch(Some(v), n), "{v}");
+            }
+            assert_eq!(
+                bwd_slim_prep16l_from_switch(None, n),
+                BWD_SLIM_PREP16L_BY_RULE && n >= lo && n <= hi
+            );
+        }
+        assert_eq!(
+            BwdKernel::PrepSl16l.name("f16", 64, PrepVariant::DEFAULT),
+            BwdKernel::Prep.name("f16", 64, PrepVariant::DEFAULT)
+        );
         assert_eq!(
             BwdKernel::PrepSl16c.name("f16", 64, PrepVariant::DEFAULT),
             BwdKernel::Prep.name("f16", 64, PrepVariant::DEFAULT)
@@ -4168,7 +4258,10 @@ mod tests {
                 .steps
                 .iter()
                 .map(|s| {
-                    if matches!(s.0, BwdKernel::PrepSl16 | BwdKernel::PrepSl16c) {
+                    if matches!(
+                        s.0,
+                        BwdKernel::PrepSl16 | BwdKernel::PrepSl16c | BwdKernel::PrepSl16l
+                    ) {
                         (BwdKernel::PrepSl, s.1, s.2, 36_352)
                     } else {
                         *s
@@ -4200,6 +4293,20 @@ mod tests {
             for (a, b) in v16.iter().zip(&steps) {
                 if a.0 == BwdKernel::PrepSl16 {
                     assert_eq!(*b, (BwdKernel::PrepSl16c, a.1, a.2, 54_784));
+                } else {
+                    assert_eq!(a, b);
+                }
+            }
+            // Session 35 (pr35): then the prep16l row, prep16slc to prep16sll, the same launch.
+            let v16c = steps.clone();
+            assert_eq!(
+                prep16l_swap(&mut steps, 132),
+                plan.slim_form(),
+                "{n} {t} {ho} {d}"
+            );
+            for (a, b) in v16c.iter().zip(&steps) {
+                if a.0 == BwdKernel::PrepSl16c {
+                    assert_eq!(*b, (BwdKernel::PrepSl16l, a.1, a.2, a.3));
                 } else {
                     assert_eq!(a, b);
                 }
@@ -4343,9 +4450,14 @@ mod tests {
         let name = |k: BwdKernel| k.name("bf16", 128, PrepVariant::DEFAULT);
         // The slim prep: prep16sl where bwd_slim_prep16 says so (session 29, bp29; session 32:
         // prep16slc where bwd_slim_prep16c says so too), else prep15sl.
-        let (prep_kernel, prep_row) = match (bwd_slim_prep16(), bwd_slim_prep16c()) {
-            (true, true) => (PrepSl16c, &BWD_PREP_SLIM16C),
-            (true, false) => (PrepSl16, &BWD_PREP_SLIM16),
+        let (prep_kernel, prep_row) = match (
+            bwd_slim_prep16(),
+            bwd_slim_prep16c(),
+            bwd_slim_prep16l(f.n_seqs),
+        ) {
+            (true, true, true) => (PrepSl16l, &BWD_PREP_SLIM16L),
+            (true, true, false) => (PrepSl16c, &BWD_PREP_SLIM16C),
+            (true, false, _) => (PrepSl16, &BWD_PREP_SLIM16),
             _ => (PrepSl, &BWD_PREP_SLIM),
         };
         let prep = prep_row.launch_shape(u64::from(slim[1].1.0), 16, 128, 132, None);
@@ -4481,6 +4593,7 @@ mod tests {
             (DscanpOv5, "bf16", 128, "gdn_bwd_dscanp_ov5_bf16_k128"),
             (PrepSl16, "bf16", 128, "gdn_bwd_prep16sl_bf16_k128"),
             (PrepSl16c, "f16", 128, "gdn_bwd_prep16slc_f16_k128"),
+            (PrepSl16l, "bf16", 128, "gdn_bwd_prep16sll_bf16_k128"),
             (DscanOv2GxSh, "bf16", 128, "gdn_bwd_dscan_ov2gxsh_bf16_k128"),
             (DscanOv2GxSh, "f16", 64, "gdn_bwd_dscan_ov5dr_f16_k64"),
             (DsumSc, "bf16", 128, "gdn_bwd_dsum_sc_bf16_k128"),

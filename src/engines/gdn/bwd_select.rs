@@ -20,7 +20,9 @@
 //! (its kernels, threads and shared memory): the forms do not touch the token stage.
 
 use super::backward::{BwdKernel, BwdPrepForm, REPLAY_ONE_PER_SM_SMEM, Step, overlap_scan_launch};
-use super::engine::{BWD_PREP_SLIM, BWD_PREP_SLIM16, BWD_PREP_SLIM16C, PrepPass, PrepVariant};
+use super::engine::{
+    BWD_PREP_SLIM, BWD_PREP_SLIM16, BWD_PREP_SLIM16C, BWD_PREP_SLIM16L, PrepPass, PrepVariant,
+};
 use super::params::{
     FSCAN_GX_STAGES, dscan_ov2gxsh_smem_bytes, dsum_sc_smem_bytes, fscan_gxsl_smem_bytes,
     psum_sl_smem_bytes,
@@ -46,6 +48,9 @@ pub enum FormKnob {
     /// That prep on its trimmed tile ([`super::backward::bwd_slim_prep16c`],
     /// `DNNPLAN_GDN_BWD_SLIMPREP`).
     Prep16c,
+    /// That tile with the chunk located in one round of loads
+    /// ([`super::backward::bwd_slim_prep16l`], `DNNPLAN_GDN_BWD_SLIMPREP`).
+    Prep16l,
 }
 
 /// How a swapped kernel's launch follows from the launch of the kernel it replaces.
@@ -126,6 +131,8 @@ pub const SLIM_PIECES: usize = 3;
 pub const PREP16: usize = 4;
 /// Index of the trimmed `prep16slc` row.
 pub const PREP16C: usize = 5;
+/// Index of the `prep16sll` row.
+pub const PREP16L: usize = 6;
 
 /// `psum_sl`'s shared memory (its layout has no K parameter: K = V = 128).
 fn psum_sl_smem(_k: u64, _v: u64) -> u32 {
@@ -192,9 +199,11 @@ const SLIM_FORMS: &[BwdPrepForm] = &[BwdPrepForm::Slim, BwdPrepForm::SlimPieces]
 ///   on the piece chain, as `prep16sl` ([`BWD_PREP_SLIM16`], the same grid).
 /// - `prep16c` (session 32, helper pp32, [`FormKnob::Prep16c`]): that `prep16sl` on its trimmed
 ///   tile `prep16slc` ([`BWD_PREP_SLIM16C`], the same grid, its own shared memory).
+/// - `prep16l` (session 35, helper pr35, [`FormKnob::Prep16l`]): that `prep16slc` as `prep16sll`
+///   ([`BWD_PREP_SLIM16L`], the chunk located in one round of loads; the same launch).
 ///
 /// Where no row applies the plan runs the full form.
-pub const FORM_RULES: [FormRule; 6] = {
+pub const FORM_RULES: [FormRule; 7] = {
     use BwdKernel::*;
     [
         FormRule {
@@ -272,6 +281,20 @@ pub const FORM_RULES: [FormRule; 6] = {
                 Relaunch::SlimPrep(&BWD_PREP_SLIM16C),
             )],
         },
+        FormRule {
+            name: "prep16l",
+            forms: Some(SLIM_FORMS),
+            path: None,
+            k: None,
+            prep: None,
+            knob: Some(FormKnob::Prep16l),
+            needs: &[&[PrepSl16c]],
+            swaps: &[swap(
+                PrepSl16c,
+                PrepSl16l,
+                Relaunch::SlimPrep(&BWD_PREP_SLIM16L),
+            )],
+        },
     ]
 };
 
@@ -297,6 +320,8 @@ pub struct FormContext {
     /// Whether that prep runs on its trimmed tile `prep16slc`
     /// ([`super::backward::bwd_slim_prep16c`]).
     pub prep16c: bool,
+    /// Whether that tile runs as `prep16sll` ([`super::backward::bwd_slim_prep16l`]).
+    pub prep16l: bool,
     /// Whether the replay rule wants one uncut replay block per SM
     /// (`replay_one_per_sm` in `backward.rs`).
     pub replay_one_per_sm: bool,
@@ -336,6 +361,7 @@ impl FormRule {
                 FormKnob::Split => ctx.split,
                 FormKnob::Prep16 => ctx.prep16,
                 FormKnob::Prep16c => ctx.prep16c,
+                FormKnob::Prep16l => ctx.prep16l,
             })
     }
 
@@ -453,11 +479,16 @@ mod tests {
         let names: Vec<_> = FORM_RULES.iter().map(|r| r.name).collect();
         assert_eq!(
             names,
-            ["scaled", "slim", "split", "slimp", "prep16", "prep16c"]
+            [
+                "scaled", "slim", "split", "slimp", "prep16", "prep16c", "prep16l"
+            ]
         );
         assert_eq!(
-            [SCALED, SLIM, SPLIT, SLIM_PIECES, PREP16, PREP16C].map(|i| FORM_RULES[i].name),
-            ["scaled", "slim", "split", "slimp", "prep16", "prep16c"]
+            [SCALED, SLIM, SPLIT, SLIM_PIECES, PREP16, PREP16C, PREP16L]
+                .map(|i| FORM_RULES[i].name),
+            [
+                "scaled", "slim", "split", "slimp", "prep16", "prep16c", "prep16l"
+            ]
         );
         for rule in &FORM_RULES {
             for (i, a) in rule.swaps.iter().enumerate() {

@@ -54,10 +54,12 @@
 //! `DNNPLAN_GDN_FWD_PIECE_FIRST_SUM=gxr|gxr3` (session 35: the summary beside the first piece
 //! there, a row of [`SLIM_FIRST_SUMS`]; unset: [`SLIM_FIRST_SUM_BY_RULE`]; bitwise each other)
 //! and `DNNPLAN_GDN_FWD_STEPS=n` (launch only the first n kernels: per-kernel timing by
-//! differences), `DNNPLAN_GDN_FWD_SLIMPREP=mma|wg|wg5|wgc` (session 28: the slim prep's K Kᵀ / Q Kᵀ
+//! differences), `DNNPLAN_GDN_FWD_SLIMPREP=mma|wg|wg5|wgc|wgl` (session 28: the slim prep's K Kᵀ / Q Kᵀ
 //! by mma.sync, [`SLIM_PREP`], or on wgmma, [`SLIM_PREP_WG`] / [`SLIM_PREP_WG5`] /
-//! [`SLIM_PREP_WGC`] (session 32: two block barriers fewer); the same k16
-//! steps in the same order, bitwise on the H200; unset: [`SLIM_PREP_PRODUCTS_BY_RULE`], wgc), `DNNPLAN_GDN_FWD_PREP=v14|v15` (the factor kernel, both directions, bitwise the
+//! [`SLIM_PREP_WGC`] (session 32: two block barriers fewer) / [`SLIM_PREP_WGL`] (session 35: the
+//! chunk located in one round of loads); the same k16
+//! steps in the same order, bitwise on the H200; unset: [`SlimPrepProducts::by_rule`], wgc, or
+//! wgl from 8 to 31 sequences), `DNNPLAN_GDN_FWD_PREP=v14|v15` (the factor kernel, both directions, bitwise the
 //! same outputs: a row of [`PREP_VARIANTS`]; the default is [`PrepVariant::DEFAULT`], v15).
 //! The kernel switches (`_SCAN`, `_SUM`, `_PREP`) select only kernels bitwise the default (knobs change
 //! speed, never numerics); `_PIECES` changes the rounding (the piece chain's fp32 seeds) and
@@ -330,6 +332,13 @@ impl Engine for GdnSm90 {
                 && BWD_PREP_SLIM16C.max_carveout
             {
                 prep_sl16c.prefer_max_shared_memory(dev.ordinal)?;
+            }
+            // Its form with the chunk located in one round of loads (session 35), likewise.
+            if let Some(prep_sl16l) = fns.get(super::backward::BwdKernel::PrepSl16l as usize)
+                && k == 128
+                && BWD_PREP_SLIM16L.max_carveout
+            {
+                prep_sl16l.prefer_max_shared_memory(dev.ordinal)?;
             }
             // The split reverse scan (session 29, K = 128): two blocks of 110,592 B per SM need
             // the largest carveout.
@@ -1055,6 +1064,20 @@ pub const SLIM_PREP_WGC: PrepPass = PrepPass {
     ..SLIM_PREP_WG
 };
 
+/// [`SLIM_PREP_WGC`] with the chunk located in one round of loads (`gdn_fwd_slimprep_<tag>_k128_wgl`,
+/// session 35, helper pr35; `DNNPLAN_GDN_FWD_SLIMPREP=wgl`; `fwd_slim_prep_tile`'s `G = 2`):
+/// `locate_chunk_warp` loads the chunk table and `cu_seqlens` entries of up to 31 sequences in one
+/// round (lane i entry i) instead of `locate_chunk`'s dependent chain (the total, the binary
+/// search's steps, then `cu_seqlens`), so the tile's copies start earlier; the same integers, the
+/// same tile, the same shared memory and blocks per SM.
+pub const SLIM_PREP_WGL: PrepPass = PrepPass {
+    pass: FwdPass {
+        suffix: "wgl",
+        ..SLIM_PREP_WGC.pass
+    },
+    ..SLIM_PREP_WGC
+};
+
 /// How the uncut slim prep [`SLIM_PREP`] forms its K Kᵀ / Q Kᵀ products
 /// (`DNNPLAN_GDN_FWD_SLIMPREP`, read at plan build; session 28): a speed knob, the same
 /// operands and k16 steps in the same order.
@@ -1068,6 +1091,8 @@ pub enum SlimPrepProducts {
     Wg5,
     /// `wgc`: `wg` with two block barriers fewer ([`SLIM_PREP_WGC`], session 32).
     Wgc,
+    /// `wgl`: `wgc` with the chunk located in one round of loads ([`SLIM_PREP_WGL`], session 35).
+    Wgl,
 }
 
 /// The slim prep's products without `DNNPLAN_GDN_FWD_SLIMPREP`: [`SlimPrepProducts::Wgc`]
@@ -1077,8 +1102,40 @@ pub enum SlimPrepProducts {
 /// pp28, bench/gdn_device_pp28_run1.log: BITWISE the mma.sync form's, the prep −1.3..−2.1 %).
 pub const SLIM_PREP_PRODUCTS_BY_RULE: SlimPrepProducts = SlimPrepProducts::Wgc;
 
+/// The sequence counts at which the rule locates the slim prep's chunk in one round of loads
+/// (session 35, helper pr35): [`SlimPrepProducts::Wgl`] in place of [`SlimPrepProducts::Wgc`]
+/// (and the backward's `prep16sll` in place of `prep16slc`) for a batch of `n_seqs` sequences in
+/// this range. `locate_chunk_warp` serves up to 31 sequences (a lane per sequence, the total in
+/// lane `n_seqs`); from 8 the binary search it replaces takes 3 or more dependent steps. In one
+/// process on the H200 (bench/gdn_device_pr35b_run1.log, wgc / wgl A B B A A B and B A A B) the
+/// forward's prep with `wgl`: −2.3 % at (16,2048,32) (16 sequences), −1.2..−1.6 % ragged (10),
+/// ±0.4 % at (4,8192,16) (4), +1.1 % at (1,32768,16) (1); the backward's prep stage −2.1 % / −1.9 %
+/// at 16 / 10 sequences, −0.6 % at 4.
+pub const SLIM_PREP_LOCATE_WARP_SEQS: (i64, i64) = (8, 31);
+
 impl SlimPrepProducts {
-    /// The form a `DNNPLAN_GDN_FWD_SLIMPREP` value names (`mma`, `wg`, `wg5`, `wgc`; anything else
+    /// The rule's form for a batch of `n_seqs` sequences: [`SLIM_PREP_PRODUCTS_BY_RULE`], as
+    /// [`SlimPrepProducts::Wgl`] where that is `Wgc` and `n_seqs` lies in
+    /// [`SLIM_PREP_LOCATE_WARP_SEQS`].
+    pub fn by_rule(n_seqs: i64) -> SlimPrepProducts {
+        let (lo, hi) = SLIM_PREP_LOCATE_WARP_SEQS;
+        match SLIM_PREP_PRODUCTS_BY_RULE {
+            SlimPrepProducts::Wgc if (lo..=hi).contains(&n_seqs) => SlimPrepProducts::Wgl,
+            form => form,
+        }
+    }
+
+    /// The form a `DNNPLAN_GDN_FWD_SLIMPREP` value names for a batch of `n_seqs` sequences:
+    /// [`SlimPrepProducts::from_switch`]'s named forms, else (anything else or unset)
+    /// [`SlimPrepProducts::by_rule`].
+    pub fn from_switch_at(value: Option<&str>, n_seqs: i64) -> SlimPrepProducts {
+        match value {
+            Some("mma" | "wg" | "wg5" | "wgc" | "wgl") => SlimPrepProducts::from_switch(value),
+            _ => SlimPrepProducts::by_rule(n_seqs),
+        }
+    }
+
+    /// The form a `DNNPLAN_GDN_FWD_SLIMPREP` value names (`mma`, `wg`, `wg5`, `wgc`, `wgl`; anything else
     /// or unset: [`SLIM_PREP_PRODUCTS_BY_RULE`]).
     pub fn from_switch(value: Option<&str>) -> SlimPrepProducts {
         match value {
@@ -1086,6 +1143,7 @@ impl SlimPrepProducts {
             Some("wg") => SlimPrepProducts::Wg,
             Some("wg5") => SlimPrepProducts::Wg5,
             Some("wgc") => SlimPrepProducts::Wgc,
+            Some("wgl") => SlimPrepProducts::Wgl,
             _ => SLIM_PREP_PRODUCTS_BY_RULE,
         }
     }
@@ -1101,6 +1159,7 @@ impl SlimPrepProducts {
             SlimPrepProducts::Wg => SLIM_PREP_WG,
             SlimPrepProducts::Wg5 => SLIM_PREP_WG5,
             SlimPrepProducts::Wgc => SLIM_PREP_WGC,
+            SlimPrepProducts::Wgl => SLIM_PREP_WGL,
         }
     }
 }
@@ -1151,6 +1210,17 @@ pub const BWD_PREP_SLIM16C: PrepPass = PrepPass {
         ..BWD_PREP_SLIM16.pass
     },
     ..BWD_PREP_SLIM16
+};
+
+/// [`BWD_PREP_SLIM16C`] with the chunk located in one round of loads
+/// (`gdn_bwd_prep16sll_<tag>_k128`, session 35, helper pr35; `fwd_slim_prep_tile`'s `G = 2`, as
+/// the forward's [`SLIM_PREP_WGL`]), the same values, launch and shared memory.
+pub const BWD_PREP_SLIM16L: PrepPass = PrepPass {
+    pass: FwdPass {
+        stem: "prep16sll",
+        ..BWD_PREP_SLIM16C.pass
+    },
+    ..BWD_PREP_SLIM16C
 };
 
 /// The persistent slim prep `gdn_fwd_slimprep_<tag>_k128_ov`, the producer beside the
@@ -1496,7 +1566,7 @@ pub struct FwdChoice {
     /// `DNNPLAN_GDN_FWD_PIECE` (`gx`, `gs`, `d`).
     pub piece_wgmma: WgmmaDepth,
     /// How the uncut slim prep forms its products (`DNNPLAN_GDN_FWD_SLIMPREP`; default
-    /// [`SLIM_PREP_PRODUCTS_BY_RULE`]).
+    /// [`SlimPrepProducts::by_rule`] of the batch's sequence count).
     pub slim_prep: SlimPrepProducts,
     /// Whether the slim wgmma piece path runs its first piece early ([`SLIM_PIECES_FIRST`]:
     /// [`SLIM_PIECE_FIRST_BY_RULE`] or `DNNPLAN_GDN_FWD_PIECE_FIRST`); it applies only there
@@ -1767,7 +1837,8 @@ impl FwdChoice {
         }
         c.prep = PrepVariant::from_env();
         c.chain = ChainVariant::from_env();
-        c.slim_prep = SlimPrepProducts::from_switch(env("DNNPLAN_GDN_FWD_SLIMPREP").as_deref());
+        c.slim_prep =
+            SlimPrepProducts::from_switch_at(env("DNNPLAN_GDN_FWD_SLIMPREP").as_deref(), f.n_seqs);
         c.first_scan = first_scan_switch(env("DNNPLAN_GDN_FWD_PIECE_FIRST_SCAN").as_deref());
         c.first_sum = first_sum_switch(env("DNNPLAN_GDN_FWD_PIECE_FIRST_SUM").as_deref());
         c.first_scale = c.rule_first_scale();
@@ -2018,7 +2089,7 @@ impl FwdChoice {
             sequential: false,
             scan_wgmma: SLIM_SCAN_WGMMA_BY_RULE,
             piece_wgmma: SLIM_PIECE_WGMMA_BY_RULE,
-            slim_prep: SLIM_PREP_PRODUCTS_BY_RULE,
+            slim_prep: SlimPrepProducts::by_rule(f.n_seqs),
             piece_first: first,
             first_scale: 0,
             first_scan: SLIM_FIRST_SCAN_BY_RULE,
@@ -3559,6 +3630,18 @@ pub(super) mod tests {
         );
         assert_eq!(BWD_PREP_SLIM16C.min_blocks, SLIM_PREP_WGC.min_blocks);
         const { assert!(BWD_PREP_SLIM16C.max_carveout) };
+        // Session 35 (pr35): gdn_bwd_prep16sll_* as prep16slc's launch.
+        for tag in ["bf16", "f16"] {
+            let entry = BWD_PREP_SLIM16L.pass.entry_in("bwd", tag, 128);
+            assert_eq!(entry, format!("gdn_bwd_prep16sll_{tag}_k128"));
+            assert!(bwd.has_function(&entry), "{entry}");
+        }
+        assert_eq!(
+            BWD_PREP_SLIM16L.launch_shape(130, 16, 128, 132, None),
+            BWD_PREP_SLIM16C.launch_shape(130, 16, 128, 132, None)
+        );
+        assert_eq!(BWD_PREP_SLIM16L.min_blocks, SLIM_PREP_WGL.min_blocks);
+        const { assert!(BWD_PREP_SLIM16L.max_carveout) };
     }
 
     #[test]
@@ -3578,6 +3661,31 @@ pub(super) mod tests {
             SlimPrepProducts::Mma
         );
         assert_eq!(SlimPrepProducts::Mma.pass(SLIM_PREP), SLIM_PREP);
+        // Session 35 (pr35): wgl in place of wgc from 8 to 31 sequences by the rule; a named
+        // value wins at every count.
+        let (lo, hi) = SLIM_PREP_LOCATE_WARP_SEQS;
+        for (n, rule) in [
+            (1, SlimPrepProducts::Wgc),
+            (4, SlimPrepProducts::Wgc),
+            (lo - 1, SlimPrepProducts::Wgc),
+            (lo, SlimPrepProducts::Wgl),
+            (16, SlimPrepProducts::Wgl),
+            (hi, SlimPrepProducts::Wgl),
+            (hi + 1, SlimPrepProducts::Wgc),
+        ] {
+            assert_eq!(SlimPrepProducts::by_rule(n), rule, "{n}");
+            assert_eq!(SlimPrepProducts::from_switch_at(None, n), rule, "{n}");
+            assert_eq!(SlimPrepProducts::from_switch_at(Some("x"), n), rule, "{n}");
+            for (value, form) in [
+                ("wgc", SlimPrepProducts::Wgc),
+                ("wgl", SlimPrepProducts::Wgl),
+            ] {
+                assert_eq!(SlimPrepProducts::from_switch_at(Some(value), n), form);
+            }
+        }
+        // The uncut slim forward at (16, 2048, 32) runs wgl by the rule.
+        let f = facts(16, 32768, 32, 128, false);
+        assert_eq!(FwdChoice::default_for(&f, 132).prep_pass(), SLIM_PREP_WGL);
         for (value, form, entry, blocks, smem) in [
             (
                 "wg",
@@ -3597,6 +3705,13 @@ pub(super) mod tests {
                 "wgc",
                 SlimPrepProducts::Wgc,
                 "gdn_fwd_slimprep_bf16_k128_wgc",
+                4,
+                54_784,
+            ),
+            (
+                "wgl",
+                SlimPrepProducts::Wgl,
+                "gdn_fwd_slimprep_bf16_k128_wgl",
                 4,
                 54_784,
             ),
