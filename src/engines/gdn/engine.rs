@@ -717,12 +717,28 @@ pub const SLIM_FIRST_SCANS: [FirstScanRow; 2] = [
 /// pieces the same size (bench/gdn_results.md, session 34).
 pub const SLIM_FIRST_SCAN_BY_RULE: usize = 1;
 
+/// A switch's row of a table of passes: the index of the row in `rows` whose kernel suffix
+/// (`pass(row).suffix`) `value` names, else `by_rule`.
+fn switch_row<R>(
+    rows: &[R],
+    pass: impl Fn(&R) -> &FwdPass,
+    value: Option<&str>,
+    by_rule: usize,
+) -> usize {
+    value
+        .and_then(|x| rows.iter().position(|r| pass(r).suffix == x))
+        .unwrap_or(by_rule)
+}
+
 /// `DNNPLAN_GDN_FWD_PIECE_FIRST_SCAN`'s value: the row of [`SLIM_FIRST_SCANS`] whose kernel suffix
 /// it names, else the rule's.
 fn first_scan_switch(value: Option<&str>) -> usize {
-    value
-        .and_then(|x| SLIM_FIRST_SCANS.iter().position(|r| r.pass.suffix == x))
-        .unwrap_or(SLIM_FIRST_SCAN_BY_RULE)
+    switch_row(
+        &SLIM_FIRST_SCANS,
+        |r| &r.pass,
+        value,
+        SLIM_FIRST_SCAN_BY_RULE,
+    )
 }
 
 /// A first piece's length measured with one summary of [`SLIM_FIRST_SUMS`] (session 35): with
@@ -811,9 +827,7 @@ pub const SLIM_FIRST_SUM_BY_RULE: usize = 1;
 /// `DNNPLAN_GDN_FWD_PIECE_FIRST_SUM`'s value: the row of [`SLIM_FIRST_SUMS`] whose kernel suffix
 /// it names, else the rule's.
 fn first_sum_switch(value: Option<&str>) -> usize {
-    value
-        .and_then(|x| SLIM_FIRST_SUMS.iter().position(|r| r.pass.suffix == x))
-        .unwrap_or(SLIM_FIRST_SUM_BY_RULE)
+    switch_row(&SLIM_FIRST_SUMS, |r| &r.pass, value, SLIM_FIRST_SUM_BY_RULE)
 }
 
 /// Whether the slim wgmma piece path runs its first piece early ([`SLIM_PIECES_FIRST`]) by rule,
