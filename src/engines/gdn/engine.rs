@@ -2153,8 +2153,8 @@ fn uncut_scan_blocks(f: &GdnFacts) -> u64 {
 
 /// `DNNPLAN_GDN_FWD_SCAN`'s value `value` at K = `k`: the forced scan (none: not forced) and how
 /// much of its step runs on wgmma: [`SLIM_SCAN_W4GS`]'s suffix the 4-warp scan with the products,
-/// [`SLIM_SCAN_W4GX`]'s / [`SLIM_SCAN_W8GX`]'s the 4- / 8-warp scan with the whole step, any other
-/// scan none.
+/// [`SLIM_SCAN_W4GX`]'s / [`SLIM_SCAN_W8GX`]'s the 4- / 8-warp scan with the whole step,
+/// [`SLIM_SCAN_W4GXS`]'s the 4-warp one with its copies split, any other scan none.
 fn scan_switch(value: Option<&str>, k: i64) -> (Option<ScanVariant>, WgmmaDepth) {
     let forced = |v: ScanVariant| ScanVariant::from_switch(v.row().switch, k);
     match value {
