@@ -998,8 +998,7 @@ __device__ __forceinline__ void store_piece1_seed(float* ws_seed, int P, int HO,
 // SPLIT (session 35, sc35: gdn_fwd_slimscan_*_k128_w4gxs, with WGX, NW = 4): chunk c + 2's copies
 // split between the P', O' batch (the q, k rounds, one per key step) and the tail (T, A, v, the
 // scalars: slim_chunk_tail_wg's UPD steps, after the O batch's wait while the state update runs):
-// the same copies into the same stage within the same group (bitwise w4gx). With REST / FIRST
-// (w4gxrs / w4gx0s): the same split on the first-early path's rest and first scans.
+// the same copies into the same stage within the same group (bitwise w4gx).
 // REST (session 32, pc32: gdn_fwd_slimscan_*_k128_w4gxr, with WGX, NW = 4): pieces 1 ..= P − 1 of
 // the first-early piece path (grid z N·(P−1), piece_range_first's cut) from their fp32 seeds, the
 // last piece writing the final state: w4gx's three stages at one block per SM where the pieces'
@@ -1019,7 +1018,7 @@ __device__ __forceinline__ void fwd_slim_scan_body(const FwdFastParams& fp) {
   static_assert(!REST || (WGX && NW == 4), "w4gxr: w4gx on the first-early path's pieces 1 ..= P - 1");
   static_assert(!FIRST || (WGX && NW == 4 && !REST), "w4gx0: w4gx on the first-early path's first piece");
   static_assert(!WGX || WG, "w4gx: the w4gs scan with its chunk tail on the warpgroup too");
-  static_assert(!SPLIT || (WGX && NW == 4), "w4gxs / w4gxrs / w4gx0s: w4gx / w4gxr / w4gx0 with the copies split");
+  static_assert(!SPLIT || (WGX && NW == 4 && !REST && !FIRST), "w4gxs: w4gx with the copies split");
 #ifdef GDN_HOST_EMU
   static_assert(!WG, "the CPU emulation has no wgmma (its copies would stage q, k swizzled for the mma.sync step)");
 #endif

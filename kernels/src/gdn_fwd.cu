@@ -74,8 +74,6 @@
 //                                          pieces 1 ..= P − 1 (one block per SM: the rule's P)
 //   gdn_fwd_slimscan_{bf16,f16}_k128_w4gx0 <<<(2, HO, N), 128, SlimScanSmem<128,4,3>>> w4gx on the
 //                                          first piece only (session 34, fp34; w4dgx0's seed store)
-//   gdn_fwd_slimscan_{bf16,f16}_k128_w4gx0s, _w4gxrs  w4gx0 / w4gxr's grids with w4gxs's split copies
-//                                          (session 35, sc35; bitwise; DNNPLAN_GDN_FWD_PIECE_FIRST_SCAN=w4gx0s)
 //   gdn_fwd_chunk_order                    <<<1, 1024>>> chunk table + hand-over flags zeroed + scan order
 //   gdn_fwd_slimprep_{bf16,f16}_k128_ov    <<<(blocks beside the scan, 1, 1), 256, SlimPrepSmem<128>>>
 //                                          persistent slim prep (producer, DNNPLAN_GDN_FWD_OVERLAP)
@@ -377,21 +375,6 @@ GDN_FWD_SLIM_PIECE_REST3_ENTRY(f16, gdn::gdn_f16)
 
 GDN_FWD_SLIM_PIECE_FIRST3_ENTRY(bf16, gdn::gdn_bf16)
 GDN_FWD_SLIM_PIECE_FIRST3_ENTRY(f16, gdn::gdn_f16)
-
-// Session 35 (sc35): w4gx0 / w4gxr with w4gxs's split copies (gdn_fwd_slim.cuh SPLIT with FIRST /
-// REST): bitwise w4gx0 / w4gxr (DNNPLAN_GDN_FWD_PIECE_FIRST_SCAN=w4gx0s runs both).
-#define GDN_FWD_SLIM_PIECE_SPLIT_ENTRIES(TAG, T)                                                    \
-  extern "C" __global__ void __launch_bounds__(4 * 32)                                              \
-      gdn_fwd_slimscan_##TAG##_k128_w4gx0s(gdn::FwdFastParams p) { dnnp_pdl_enter(true);           \
-    gdn::fwd_slim_scan_body<T, 128, 128, 4, gdn::SLIM_W4_STAGES, false, true, true, false, true, true>(p); \
-  }                                                                                                 \
-  extern "C" __global__ void __launch_bounds__(4 * 32)                                              \
-      gdn_fwd_slimscan_##TAG##_k128_w4gxrs(gdn::FwdFastParams p) { dnnp_pdl_enter(p.f.flags & gdn::FLAG_PDL_TRIGGER); \
-    gdn::fwd_slim_scan_body<T, 128, 128, 4, gdn::SLIM_W4_STAGES, false, true, true, true, false, true>(p); \
-  }
-
-GDN_FWD_SLIM_PIECE_SPLIT_ENTRIES(bf16, gdn::gdn_bf16)
-GDN_FWD_SLIM_PIECE_SPLIT_ENTRIES(f16, gdn::gdn_f16)
 
 // Session 35 (sm35): the summary beside the first piece (slimsum_gxr) on three cp.async stages, two
 // blocks per SM (110,592 B each): chunk c + 2's copies issued inside chunk c's step. The same

@@ -847,12 +847,12 @@ pub const MODELS: [Model; 36] = [
     // Session 34 (fp34): the same first piece on w4gx's three stages.
     family(
         "slimscan",
-        &["slimscan_w4dgx0", "slimscan_w4gx0", "slimscan_w4gx0s"],
+        &["slimscan_w4dgx0", "slimscan_w4gx0"],
         slim_scan_first,
     ),
     family(
         "slimscan",
-        &["slimscan_w4dgxr", "slimscan_w4gxr", "slimscan_w4gxrs"],
+        &["slimscan_w4dgxr", "slimscan_w4gxr"],
         slim_scan_rest,
     ),
     // Session 35 (sm35): the same summary on three stages (gxr3).

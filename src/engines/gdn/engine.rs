@@ -50,9 +50,8 @@
 //! without an initial state, another rounding with one),
 //! `DNNPLAN_GDN_FWD_PIECE_FIRST_SCALE=s` (there, the first piece s/256 of the even one: another cut;
 //! unset: [`FwdChoice::rule_first_scale`]: the summary's or the first scan's row at the piece count),
-//! `DNNPLAN_GDN_FWD_PIECE_FIRST_SCAN=w4dgx0|w4gx0|w4gx0s` (session 34: the first piece's output
-//! scan there, a row of [`SLIM_FIRST_SCANS`]; `w4gx0s`, session 35: with the rest scan `w4gxrs`,
-//! both with split copies; unset: [`SLIM_FIRST_SCAN_BY_RULE`]; bitwise each other),
+//! `DNNPLAN_GDN_FWD_PIECE_FIRST_SCAN=w4dgx0|w4gx0` (session 34: the first piece's output scan
+//! there, a row of [`SLIM_FIRST_SCANS`]; unset: [`SLIM_FIRST_SCAN_BY_RULE`]; bitwise each other),
 //! `DNNPLAN_GDN_FWD_PIECE_FIRST_SUM=gxr|gxr3` (session 35: the summary beside the first piece
 //! there, a row of [`SLIM_FIRST_SUMS`]; unset: [`SLIM_FIRST_SUM_BY_RULE`]; bitwise each other)
 //! and `DNNPLAN_GDN_FWD_STEPS=n` (launch only the first n kernels: per-kernel timing by
@@ -677,9 +676,6 @@ pub struct FirstScanRow {
     /// The piece count at which [`FirstScanRow::first_scale`] was measured; at any other count
     /// the even cut.
     pub scale_pieces: u64,
-    /// The other pieces' scan paired with it where they fit in one wave
-    /// ([`PieceFirstRow::rest_wave`], or its split-copy form `w4gxrs`, session 35).
-    pub rest_wave: FwdPass,
 }
 
 impl FirstScanRow {
@@ -695,34 +691,17 @@ impl FirstScanRow {
 }
 
 /// The first scans: w4dgx0 (session 32, two stages, 111,616 B), w4gx0 (session 34, w4gx's three
-/// stages, 202,752 B, one block per SM), w4gx0s (session 35, helper sc35: w4gx0 with
-/// [`SLIM_SCAN_W4GXS`]'s split copies, paired with the rest scan `w4gxrs`, w4gxr's split form;
-/// its cut at 5 pieces is w4gx0's beside the rule's summary `gxr3`, 264). Bitwise each other at
-/// the same cut.
-pub const SLIM_FIRST_SCANS: [FirstScanRow; 3] = [
+/// stages, 202,752 B, one block per SM). Bitwise each other at the same cut.
+pub const SLIM_FIRST_SCANS: [FirstScanRow; 2] = [
     FirstScanRow {
         pass: SLIM_PIECES_FIRST.first,
         first_scale: 0,
         scale_pieces: 0,
-        rest_wave: SLIM_PIECES_FIRST.rest_wave,
     },
     FirstScanRow {
         pass: SLIM_PIECES_FIRST.first_wave,
         first_scale: 288,
         scale_pieces: 5,
-        rest_wave: SLIM_PIECES_FIRST.rest_wave,
-    },
-    FirstScanRow {
-        pass: FwdPass {
-            suffix: "w4gx0s",
-            ..SLIM_SCAN_W4GX
-        },
-        first_scale: 264,
-        scale_pieces: 5,
-        rest_wave: FwdPass {
-            suffix: "w4gxrs",
-            ..SLIM_SCAN_W4GX
-        },
     },
 ];
 
@@ -2002,9 +1981,7 @@ impl FwdChoice {
     pub fn scan_pass(&self) -> FwdPass {
         match self.factors {
             FwdFactors::Full => self.scan.row().pass(),
-            FwdFactors::Slim if self.first_early() && self.rest_wave => {
-                self.first_scan_row().rest_wave
-            }
+            FwdFactors::Slim if self.first_early() && self.rest_wave => SLIM_PIECES_FIRST.rest_wave,
             FwdFactors::Slim if self.first_early() => SLIM_PIECES_FIRST.rest,
             FwdFactors::Slim => self.slim_scan().scan,
         }
@@ -3179,7 +3156,6 @@ pub(super) mod tests {
         assert_eq!(first_scan_switch(Some("x")), SLIM_FIRST_SCAN_BY_RULE);
         assert_eq!(first_scan_switch(Some("w4dgx0")), 0);
         assert_eq!(first_scan_switch(Some("w4gx0")), 1);
-        assert_eq!(first_scan_switch(Some("w4gx0s")), 2);
         // A row's length only at the piece count where it was measured.
         let row = FirstScanRow {
             first_scale: 320,
@@ -3196,7 +3172,7 @@ pub(super) mod tests {
             .iter()
             .map(|r| r.pass.smem_bytes(128))
             .collect();
-        assert_eq!(bytes, [111_616, 202_752, 202_752]);
+        assert_eq!(bytes, [111_616, 202_752]);
         for r in &SLIM_FIRST_SCANS {
             assert_eq!(r.pass.warps, 4);
             assert!((0..=4096).contains(&r.first_scale));
@@ -3233,12 +3209,8 @@ pub(super) mod tests {
                     r.pass.smem_bytes(128)
                 )
             );
-            // The last launch: the row's rest scan (w4gxrs with w4gx0s; else the rule's w4gxr).
-            let last = got.len() - 1;
-            assert_eq!(got[last].0, r.rest_wave.entry("bf16", 128));
-            assert!(fwd.has_function(&r.rest_wave.entry("f16", 128)));
             for (k, (g, b)) in got.iter().zip(&base).enumerate() {
-                if k != 2 && (k != last || i != 2) {
+                if k != 2 {
                     assert_eq!(&g.0, b);
                 }
             }
