@@ -1,6 +1,7 @@
 # Session 35 (helper sc35), call 3: the first-early piece path's scans with w4gxs's split copies,
 # gdn_fwd_slimscan_{bf16,f16}_k128_w4gx0s / _w4gxrs (DNNPLAN_GDN_FWD_PIECE_FIRST_SCAN=w4gx0s runs
-# both; not the rule). T = this build (branch sc35), B = main 330e912's binaries (base/).
+# both; not the rule). T = the build of sc35's fb87406 (those entries reverted in 1f072af: not
+# faster), B = main 330e912's binaries (base/).
 #   1. forward tests with w4gx0s forced (by rule's pieces, and at 7 pieces) == B's; memcheck
 #   2. timing in one process at (1,32768,16): w4gx0 w4gx0s w4gx0s w4gx0, then the other order
 # Command: `cd .xfer-sc35 && tar xJf device.txz && OUT=$OUT timeout 60 bash bench/gdn_device_sc35c.sh`.
