@@ -995,6 +995,10 @@ __device__ __forceinline__ void store_piece1_seed(float* ws_seed, int P, int HO,
 // one 8 KB atom each in their 9,216-byte slots, 1024-byte aligned). With NW = 8 (w8gx): two
 // warpgroups, each its own 64 value rows' wgmma on the same staged B tiles (q, k copy round it:
 // tokens 16 it + (tid >> 4); T, A rows tid / 8 + 32 it).
+// SPLIT (session 35, sc35: gdn_fwd_slimscan_*_k128_w4gxs, with WGX, NW = 4): chunk c + 2's copies
+// split between the P', O' batch (the q, k rounds, one per key step) and the tail (T, A, v, the
+// scalars: slim_chunk_tail_wg's UPD steps, after the O batch's wait while the state update runs):
+// the same copies into the same stage within the same group (bitwise w4gx).
 // REST (session 32, pc32: gdn_fwd_slimscan_*_k128_w4gxr, with WGX, NW = 4): pieces 1 ..= P − 1 of
 // the first-early piece path (grid z N·(P−1), piece_range_first's cut) from their fp32 seeds, the
 // last piece writing the final state: w4gx's three stages at one block per SM where the pieces'
@@ -1006,7 +1010,7 @@ __device__ __forceinline__ void store_piece1_seed(float* ws_seed, int P, int HO,
 // pieces 1 ..= P − 2 (w4dgx0's 111,616-byte layout shares its SM with one summary block). The
 // same per-warp operations as w4gx and w4dgx0.
 template <typename T, int K, int V, int NW, int STAGES, bool OV = false, bool WG = false, bool WGX = false,
-          bool REST = false, bool FIRST = false>
+          bool REST = false, bool FIRST = false, bool SPLIT = false>
 __device__ __forceinline__ void fwd_slim_scan_body(const FwdFastParams& fp) {
   static_assert(K == 128 && V == 128, "the slim forward serves K = V = 128");
   static_assert(!WG || ((NW == 4 || (NW == 8 && WGX)) && !OV),
@@ -1014,6 +1018,7 @@ __device__ __forceinline__ void fwd_slim_scan_body(const FwdFastParams& fp) {
   static_assert(!REST || (WGX && NW == 4), "w4gxr: w4gx on the first-early path's pieces 1 ..= P - 1");
   static_assert(!FIRST || (WGX && NW == 4 && !REST), "w4gx0: w4gx on the first-early path's first piece");
   static_assert(!WGX || WG, "w4gx: the w4gs scan with its chunk tail on the warpgroup too");
+  static_assert(!SPLIT || (WGX && NW == 4 && !REST && !FIRST), "w4gxs: w4gx with the copies split");
 #ifdef GDN_HOST_EMU
   static_assert(!WG, "the CPU emulation has no wgmma (its copies would stage q, k swizzled for the mma.sync step)");
 #endif
@@ -1155,10 +1160,20 @@ __device__ __forceinline__ void fwd_slim_scan_body(const FwdFastParams& fp) {
     if (kk >= KS - VIT) copy_v(d, base, kk - (KS - VIT), live);
     if (kk == KS - 1) copy_sc(d, base, live);
   };
+  // SPLIT (session 35, sc35: w4gxs): the q, k rounds stay in the P', O' key steps; T, A, v and the
+  // scalars go to the tail's 4 token steps (slim_chunk_tail_wg's UPD, after the O batch's wait,
+  // while the state update runs): step u copies T, A rounds u and u + 4, v round u, the scalars last.
+  static_assert(!SPLIT || (QIT == KS && TIT <= 8 && VIT <= 4), "w4gxs: the tail's 4 steps");
+  auto issue_tail = [&](const SlimChunkAt& d, unsigned char* base, int u, bool live) {
+    if (u < TIT) copy_ta(d, base, u, live);
+    if (u + 4 < TIT) copy_ta(d, base, u + 4, live);
+    if (u < VIT) copy_v(d, base, u, live);
+    if (u == 3) copy_sc(d, base, live);
+  };
   // The checkpoints (ckpt_store): the state entering the first chunk here, that entering chunk
   // c + 1 right after chunk c's state update (off the next chunk's first products).
   if (c_begin < c_end) ckpt_store<T, K, K, V>(ck, c_begin - cb, HO, h, 0, x, vr, cq);
-  auto body = [&](int c, int st, float gl, auto pre) {
+  auto body = [&](int c, int st, float gl, auto pre, auto upd) {
     unsigned char* base = smem + st * S::stage;
     const T* Qs = reinterpret_cast<const T*>(base + S::q_off);
     const T* Ks = reinterpret_cast<const T*>(base + S::k_off);
@@ -1171,7 +1186,11 @@ __device__ __forceinline__ void fwd_slim_scan_body(const FwdFastParams& fp) {
     T* Os = reinterpret_cast<T*>(smem + S::o_off) + warp * CHUNK * S::OP;
 #ifndef GDN_HOST_EMU
     if constexpr (WG) {
-      slim_chunk_wg<T, K, V, VP, true, true, WGX>(x, Qs, Ks, Vs, Ts, As, Sc, Os, p, d.t0, d.len, h, v0, 16 * warp, gl, lane, pre);
+      if constexpr (SPLIT)
+        slim_chunk_wg<T, K, V, VP, true, true, WGX>(x, Qs, Ks, Vs, Ts, As, Sc, Os, p, d.t0, d.len, h, v0, 16 * warp, gl,
+                                                    lane, pre, SlimNoHook{}, upd);
+      else
+        slim_chunk_wg<T, K, V, VP, true, true, WGX>(x, Qs, Ks, Vs, Ts, As, Sc, Os, p, d.t0, d.len, h, v0, 16 * warp, gl, lane, pre);
     } else
 #endif
     {
@@ -1182,14 +1201,20 @@ __device__ __forceinline__ void fwd_slim_scan_body(const FwdFastParams& fp) {
   };
   if constexpr (OV) {
     chunk_pipeline<STAGES>(p.ws_gl, HO, h, c_begin, c_end, issue,
-                           [&](int c, int st, float gl) { body(c, st, gl, SlimNoHook{}); });
+                           [&](int c, int st, float gl) { body(c, st, gl, SlimNoHook{}, SlimNoHook{}); });
   } else {
     // Chunk c + STAGES − 1's copies spread over chunk c's P', O' key steps (slim_chunk_warp's PRE),
     // after the block barrier that has every warp past chunk c − 1 (whose stage they refill).
     chunk_pipeline_in_body<STAGES, WG>(p.ws_gl, HO, h, c_begin, c_end, issue, [&](int c, int st, float gl, int nst, bool live) {
       const SlimChunkAt d = at(c + STAGES - 1);
       unsigned char* nbase = smem + nst * S::stage;
-      body(c, st, gl, [&](int kk) { issue_step(d, nbase, kk, live); });
+      if constexpr (SPLIT) {
+        body(
+            c, st, gl, [&](int kk) { copy_qk(d, nbase, kk, live); },
+            [&](int u) { issue_tail(d, nbase, u, live); });
+      } else {
+        body(c, st, gl, [&](int kk) { issue_step(d, nbase, kk, live); }, SlimNoHook{});
+      }
     });
   }
   if (FIRST && fp.pieces > 1) {  // piece 1's seed (the chain3r input, the rest scan's seed)

@@ -41,7 +41,11 @@
 //                                          w4 by construction, bitwise on the H200)
 //   gdn_fwd_slimscan_{bf16,f16}_k128_w4gx  <<<(2, HO, N), 128, SlimScanSmem<128,4,3>>> w4gs with the
 //                                          rest of the step (Uᵀ, O, state update) by wgmma too
-//                                          (session 24; the uncut 4-warp default)
+//                                          (session 24; the uncut 4-warp default until session 35)
+//   gdn_fwd_slimscan_{bf16,f16}_k128_w4gxs <<<(2, HO, N), 128, SlimScanSmem<128,4,3>>> w4gx with T, A,
+//                                          v, scalar copies in the tail (session 35, sc35; bitwise
+//                                          w4gx; the uncut 4-warp default since session 35;
+//                                          DNNPLAN_GDN_FWD_SCAN=w4gxs)
 //   gdn_fwd_slimscan_{bf16,f16}_k128_w8gx  <<<(1, HO, N), 256, SlimScanSmem<128,8,2>>> the same on
 //                                          two warpgroups (session 24; the uncut 8-warp default)
 //   gdn_fwd_slimsum_{bf16,f16}_k128_gs     <<<(4, HO, N·(P−1)), 128, SlimSumSmem<128>>> slimsum with
@@ -291,6 +295,20 @@ GDN_FWD_SLIM_WGX_ENTRY(bf16, gdn::gdn_bf16, 4, gdn::SLIM_W4_STAGES)
 GDN_FWD_SLIM_WGX_ENTRY(f16, gdn::gdn_f16, 4, gdn::SLIM_W4_STAGES)
 GDN_FWD_SLIM_WGX_ENTRY(bf16, gdn::gdn_bf16, 8, gdn::SLIM_W8_STAGES)
 GDN_FWD_SLIM_WGX_ENTRY(f16, gdn::gdn_f16, 8, gdn::SLIM_W8_STAGES)
+
+// Session 35 (sc35): w4gx with the next stage's copies split (gdn_fwd_slim.cuh SPLIT): the q, k
+// rounds in the P', O' batch's key steps, T, A, v and the scalars in the tail after the O batch's
+// wait (while the state update runs) instead of all 26 rounds beside the P', O' batch, whose
+// issue outlasted it (ncu, session 35). The same copies in the same group: bitwise w4gx
+// (DNNPLAN_GDN_FWD_SCAN=w4gxs).
+#define GDN_FWD_SLIM_WGXS_ENTRY(TAG, T)                                                             \
+  extern "C" __global__ void __launch_bounds__(4 * 32)                                              \
+      gdn_fwd_slimscan_##TAG##_k128_w4gxs(gdn::FwdFastParams p) { dnnp_pdl_enter(p.f.flags & gdn::FLAG_PDL_TRIGGER); \
+    gdn::fwd_slim_scan_body<T, 128, 128, 4, gdn::SLIM_W4_STAGES, false, true, true, false, false, true>(p); \
+  }
+
+GDN_FWD_SLIM_WGXS_ENTRY(bf16, gdn::gdn_bf16)
+GDN_FWD_SLIM_WGXS_ENTRY(f16, gdn::gdn_f16)
 
 // Session 24 (pwx24): the piece path's whole chunk step on the warpgroup (slimsum_gs / w4dgs with
 // slim_chunk_tail_wg: Uᵀ = Z Tᵀ, O += Uᵀ Aᵀ with T, A in the 128-byte swizzle, the state update with

@@ -456,8 +456,8 @@ fn slim_prep(s: &Shape) -> Counts {
     )
 }
 
-/// The slim output scan, uncut or seeded per piece (w4, w8, w4ov, w4d, w4gs, w4gx, w8gx, w4dgs,
-/// w4dgx).
+/// The slim output scan, uncut or seeded per piece (w4, w8, w4ov, w4d, w4gs, w4gx, w4gxs, w8gx,
+/// w4dgs, w4dgx).
 fn slim_scan(s: &Shape) -> Counts {
     Counts::new(
         over(
@@ -832,6 +832,7 @@ pub const MODELS: [Model; 36] = [
             "slimscan_w4gs",
             "slimscan_w4dgs",
             "slimscan_w4gx",
+            "slimscan_w4gxs",
             "slimscan_w8gx",
             "slimscan_w4dgx",
         ],

@@ -32,10 +32,11 @@
 //! So is every prep ([`PrepPass`]: entry, threads, shared memory, grid): the full factors' of
 //! [`PREP_VARIANTS`], the slim [`SLIM_PREP`] and persistent [`SLIM_PREP_OV`] of the
 //! [`SLIM_SCANS`] rows; [`FwdChoice::prep_pass`] picks it.
-//! Diagnostics read once at build: `DNNPLAN_GDN_FWD_SCAN=w4|w8|w4p|w4gs|w4gx|w8gx` (force an
-//! output scan; bitwise the same outputs; `w4gs`: the uncut slim w4 with its P', O' products by
+//! Diagnostics read once at build: `DNNPLAN_GDN_FWD_SCAN=w4|w8|w4p|w4gs|w4gx|w4gxs|w8gx` (force
+//! an output scan; bitwise the same outputs; `w4gs`: the uncut slim w4 with its P', O' products by
 //! wgmma, [`SLIM_SCAN_W4GS`]; `w4gx` / `w8gx`: the whole chunk step by wgmma on 4 / 8 warps,
 //! [`SLIM_SCAN_W4GX`] / [`SLIM_SCAN_W8GX`], the uncut defaults by [`SLIM_SCAN_WGMMA_BY_RULE`];
+//! `w4gxs`: w4gx with the T, A, v, scalar copies in the step's tail, [`SLIM_SCAN_W4GXS`];
 //! on the slim factors, else `w4` / `w8`; `w4`, `w8`: the mma.sync scans;
 //! the wgmma scans are not bitwise w4 by construction, bitwise on the H200),
 //! `DNNPLAN_GDN_FWD_SUM=s2|p3` (force a summary pass; bitwise the same H_j, M_j), `DNNPLAN_GDN_FWD_PIECES=n` (force n pieces per sequence; 1 = off),
@@ -542,6 +543,9 @@ pub enum WgmmaDepth {
     Products,
     /// The whole chunk step ([`SLIM_SCAN_W4GX`], [`SLIM_SCAN_W8GX`]; [`SLIM_PIECES_WGX`]).
     Step,
+    /// The whole chunk step with the next stage's T, A, v and scalar copies issued in the step's
+    /// tail ([`SLIM_SCAN_W4GXS`]: the uncut 4-warp scan only; bitwise [`WgmmaDepth::Step`]'s).
+    StepSplit,
 }
 
 /// How much of the slim piece path's passes runs on wgmma by rule (unless
@@ -1291,9 +1295,22 @@ pub const SLIM_SCAN_W4GS: FwdPass = FwdPass {
 /// `gdn_fwd_slimscan_<tag>_k128_w4gx` (session 24, helper wgx24; kernels/include/gdn_fwd_slim.cuh,
 /// `slim_chunk_tail_wg`): Uᵀ = Z Tᵀ and O += Uᵀ Aᵀ by wgmma m64n64k16 with T, A staged in the
 /// 128-byte swizzle, the state update by wgmma m64n128k16 with k MN-major (tnspB); w4gs's grid,
-/// threads, stages and shared memory. The uncut 4-warp default ([`SLIM_SCAN_WGMMA_BY_RULE`]).
+/// threads, stages and shared memory. The uncut 4-warp default until session 35 (now [`SLIM_SCAN_W4GXS`]).
 pub const SLIM_SCAN_W4GX: FwdPass = FwdPass {
     suffix: "w4gx",
+    ..SLIM_SCAN_W4
+};
+
+/// [`SLIM_SCAN_W4GX`] with chunk c + 2's copies split over the step,
+/// `gdn_fwd_slimscan_<tag>_k128_w4gxs` (session 35, helper sc35; kernels/include/gdn_fwd_slim.cuh
+/// `SPLIT`): the 16 q, k rounds stay beside the P', O' batch (one per key step), the T, A, v and
+/// scalar rounds (10) go to the tail's 4 token steps after the O batch's wait, while the state
+/// update runs (w4gx issues all 26 beside the P', O' batch, whose issue outlasts it on the H200:
+/// ncu, session 35). The same copies into the same stage within the same group: bitwise w4gx.
+/// w4gx's grid, threads, stages and shared memory; `DNNPLAN_GDN_FWD_SCAN=w4gxs`
+/// ([`WgmmaDepth::StepSplit`]).
+pub const SLIM_SCAN_W4GXS: FwdPass = FwdPass {
+    suffix: "w4gxs",
     ..SLIM_SCAN_W4
 };
 
@@ -1310,9 +1327,9 @@ pub const SLIM_SCAN_W8GX: FwdPass = FwdPass {
 };
 
 /// How much of the uncut slim scan's chunk step runs on wgmma by rule (unless
-/// `DNNPLAN_GDN_FWD_SCAN` forces a scan: `w4gs` the products, `w4` / `w8` the mma.sync scans): the
-/// whole step, [`SLIM_SCAN_W4GX`] where the rule picks 4 warps, [`SLIM_SCAN_W8GX`] where it picks
-/// 8. H200, session 23 (the lead's final call, wg23's probe, processes B T T B; the scan kernel,
+/// `DNNPLAN_GDN_FWD_SCAN` forces a scan: `w4gs` the products, `w4` / `w8` the mma.sync scans,
+/// `w4gx` the whole step with the copies beside the P', O' batch): the whole step with the copies
+/// split, [`SLIM_SCAN_W4GXS`] where the rule picks 4 warps, [`SLIM_SCAN_W8GX`] where it picks 8. H200, session 23 (the lead's final call, wg23's probe, processes B T T B; the scan kernel,
 /// ms): the products ([`SLIM_SCAN_W4GS`]) 0.2668 / 0.2655 vs w4's 0.2757 / 0.2735 at
 /// (4, 8192, 16), 1.020 / 1.018 vs 1.060 / 1.058 at (1, 32768, 16) uncut, 0.3161 / 0.3158 vs
 /// 0.3327 / 0.3324 on the ragged mix; hashes equal to w4's, memcheck clean (the canonical
@@ -1320,7 +1337,14 @@ pub const SLIM_SCAN_W8GX: FwdPass = FwdPass {
 /// whole step, w4gx 0.2031-0.2090 vs w4gs 0.2626-0.2672 at (4, 8192, 16), 0.2538-0.2552 vs
 /// 0.3143-0.3180 on the ragged mix; w8gx 0.3709 / 0.3749 vs w8 0.4964-0.5097 at (16, 2048, 32)
 /// (w4gx there 0.4408-0.4458); forward tests pass with hashes equal to w4gs's, memcheck clean.
-pub const SLIM_SCAN_WGMMA_BY_RULE: WgmmaDepth = WgmmaDepth::Step;
+/// Session 35 (helper sc35, bench/gdn_device_sc35b_run1.log, one process each, w4gx w4gxs w4gxs
+/// w4gx then the other order; the scan kernel, ms): [`WgmmaDepth::StepSplit`] ([`SLIM_SCAN_W4GXS`],
+/// the copies split) 0.2133 / 0.2159 vs 0.2243 / 0.2242 and 0.2137 / 0.2152 vs 0.2242 / 0.2237 at
+/// (4, 8192, 16) (−4.3 %; whole forward 0.3783 vs 0.3885), 0.2148 / 0.2162 vs 0.2263 / 0.2243 and
+/// 0.2155 / 0.2143 vs 0.2231 / 0.2266 on the ragged mix (−4.3 %; whole 0.3685 vs 0.3772); 8 warps
+/// keep w8gx, the piece path its own scans (unchanged). Forward tests by rule and at 7 pieces
+/// bitwise main's, memcheck clean.
+pub const SLIM_SCAN_WGMMA_BY_RULE: WgmmaDepth = WgmmaDepth::StepSplit;
 
 /// When a slim output scan runs (the first row of [`SLIM_SCANS`] that applies).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -1357,10 +1381,11 @@ const SLIM_SCAN_STEM: &str = FACTOR_VARIANTS[FwdFactors::Slim as usize].scan_ste
 /// Every slim output scan configuration, the first that applies runs: the seeded scan of
 /// [`SLIM_PIECES`] on the piece path; uncut, `w4ov` beside the persistent prep `_ov` (4 warps,
 /// [`SLIM_OV_STAGES`]), `w4gx` / `w8gx` ([`SLIM_SCAN_W4GX`], [`SLIM_SCAN_W8GX`]) where the 4- or
-/// 8-warp scan runs with the whole step by wgmma, `w4gs` ([`SLIM_SCAN_W4GS`]) where the 4-warp scan runs with wgmma, else
+/// 8-warp scan runs with the whole step by wgmma, `w4gxs` ([`SLIM_SCAN_W4GXS`]; 8 warps: `w8gx`)
+/// where it runs with the copies split, `w4gs` ([`SLIM_SCAN_W4GS`]) where the 4-warp scan runs with wgmma, else
 /// the width of the full scan the rule picked: `w8` ([`SLIM_W8_STAGES`]) or `w4`
 /// ([`SLIM_W4_STAGES`]; a forced `w4p` runs it too).
-pub const SLIM_SCANS: [SlimScanRow; 9] = [
+pub const SLIM_SCANS: [SlimScanRow; 11] = [
     SlimScanRow {
         used: SlimScanUse::PiecesWgmma(WgmmaDepth::Step),
         scan: SLIM_PIECES_WGX.scan,
@@ -1387,7 +1412,17 @@ pub const SLIM_SCANS: [SlimScanRow; 9] = [
         prep: SLIM_PREP,
     },
     SlimScanRow {
+        used: SlimScanUse::Wgmma(WgmmaDepth::StepSplit, 4),
+        scan: SLIM_SCAN_W4GXS,
+        prep: SLIM_PREP,
+    },
+    SlimScanRow {
         used: SlimScanUse::Wgmma(WgmmaDepth::Step, 8),
+        scan: SLIM_SCAN_W8GX,
+        prep: SLIM_PREP,
+    },
+    SlimScanRow {
+        used: SlimScanUse::Wgmma(WgmmaDepth::StepSplit, 8),
         scan: SLIM_SCAN_W8GX,
         prep: SLIM_PREP,
     },
@@ -1934,7 +1969,7 @@ impl FwdChoice {
     /// [`SLIM_PIECES_WGX`], [`SLIM_PIECES_WG`] or [`SLIM_PIECES`].
     pub fn slim_piece_row(&self) -> &'static SlimPieceRow {
         match self.piece_wgmma {
-            WgmmaDepth::Step => &SLIM_PIECES_WGX,
+            WgmmaDepth::Step | WgmmaDepth::StepSplit => &SLIM_PIECES_WGX,
             WgmmaDepth::Products => &SLIM_PIECES_WG,
             WgmmaDepth::Off => &SLIM_PIECES,
         }
@@ -2132,8 +2167,8 @@ fn uncut_scan_blocks(f: &GdnFacts) -> u64 {
 
 /// `DNNPLAN_GDN_FWD_SCAN`'s value `value` at K = `k`: the forced scan (none: not forced) and how
 /// much of its step runs on wgmma: [`SLIM_SCAN_W4GS`]'s suffix the 4-warp scan with the products,
-/// [`SLIM_SCAN_W4GX`]'s / [`SLIM_SCAN_W8GX`]'s the 4- / 8-warp scan with the whole step, any other
-/// scan none.
+/// [`SLIM_SCAN_W4GX`]'s / [`SLIM_SCAN_W8GX`]'s the 4- / 8-warp scan with the whole step,
+/// [`SLIM_SCAN_W4GXS`]'s the 4-warp one with its copies split, any other scan none.
 fn scan_switch(value: Option<&str>, k: i64) -> (Option<ScanVariant>, WgmmaDepth) {
     let forced = |v: ScanVariant| ScanVariant::from_switch(v.row().switch, k);
     match value {
@@ -2141,6 +2176,9 @@ fn scan_switch(value: Option<&str>, k: i64) -> (Option<ScanVariant>, WgmmaDepth)
             (forced(ScanVariant::Warps4), WgmmaDepth::Products)
         }
         Some(x) if x == SLIM_SCAN_W4GX.suffix => (forced(ScanVariant::Warps4), WgmmaDepth::Step),
+        Some(x) if x == SLIM_SCAN_W4GXS.suffix => {
+            (forced(ScanVariant::Warps4), WgmmaDepth::StepSplit)
+        }
         Some(x) if x == SLIM_SCAN_W8GX.suffix => (forced(ScanVariant::Warps8), WgmmaDepth::Step),
         Some(x) => (ScanVariant::from_switch(x, k), WgmmaDepth::Off),
         None => (None, WgmmaDepth::Off),
@@ -2572,7 +2610,8 @@ pub(super) mod tests {
     fn rule_slim_suffix(warps: u64) -> &'static str {
         match (SLIM_SCAN_WGMMA_BY_RULE, warps) {
             (WgmmaDepth::Step, 4) => "w4gx",
-            (WgmmaDepth::Step, _) => "w8gx",
+            (WgmmaDepth::StepSplit, 4) => "w4gxs",
+            (WgmmaDepth::Step | WgmmaDepth::StepSplit, _) => "w8gx",
             (WgmmaDepth::Products, 4) => "w4gs",
             (_, 4) => "w4",
             _ => "w8",
@@ -2582,7 +2621,7 @@ pub(super) mod tests {
     /// The piece path's seeded scan and summary suffixes by rule ([`SLIM_PIECE_WGMMA_BY_RULE`]).
     fn rule_piece_suffixes() -> (&'static str, &'static str) {
         match SLIM_PIECE_WGMMA_BY_RULE {
-            WgmmaDepth::Step => ("w4dgx", "_gx"),
+            WgmmaDepth::Step | WgmmaDepth::StepSplit => ("w4dgx", "_gx"),
             WgmmaDepth::Products => ("w4dgs", "_gs"),
             WgmmaDepth::Off => ("w4d", ""),
         }
@@ -3106,6 +3145,21 @@ pub(super) mod tests {
         let scan = plan.launches().last().expect("the scan launch");
         assert_eq!(scan.0.as_str(), "gdn_fwd_slimscan_bf16_k128_w8gx");
         assert_eq!((scan.1, scan.2, scan.3), ((1, 16, 4), 256, 167_936));
+        assert!(fwd.has_function(scan.0));
+        // `w4gxs` (session 35): w4gx's launch with the copies split; 8 warps keep w8gx.
+        assert_eq!(
+            scan_switch(Some("w4gxs"), 128),
+            (Some(ScanVariant::Warps4), WgmmaDepth::StepSplit)
+        );
+        c.scan_wgmma = WgmmaDepth::StepSplit;
+        let plan = GdnFwdPlan::new(&f, c, FwdKernels::named(&c, "bf16", 128), 132).expect("plan");
+        let scan = plan.launches().last().expect("the scan launch");
+        assert_eq!(scan.0.as_str(), "gdn_fwd_slimscan_bf16_k128_w8gx");
+        c.scan = ScanVariant::Warps4;
+        let plan = GdnFwdPlan::new(&f, c, FwdKernels::named(&c, "f16", 128), 132).expect("plan");
+        let scan = plan.launches().last().expect("the scan launch");
+        assert_eq!(scan.0.as_str(), "gdn_fwd_slimscan_f16_k128_w4gxs");
+        assert_eq!((scan.1, scan.2, scan.3), ((2, 16, 4), 128, 202_752));
         assert!(fwd.has_function(scan.0));
     }
 
