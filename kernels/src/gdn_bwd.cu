@@ -437,35 +437,27 @@ GDN_BWD_PREP_SLIM_ENTRY(f16, gdn::gdn_f16)
 // Γ_last), the same values (bench/gdn_prep_host_emu.cpp, GDN_EMU_BP16=1). K = V = 128 only.
 //   gdn_bwd_prep16sl_{bf16,f16}_k128  <<<(chunk slots, HO), PREP3_THREADS, SlimPrepSmem<128>::bytes>>>
 //     (36,352 B, 1024-byte aligned; SLIM_PREP_WG_MIN_BLOCKS = 4 per SM)
-#define GDN_BWD_PREP16_SLIM_ENTRY(TAG, T)                                                            \
+// GDN_BWD_PREP16_SLIM_ENTRY(NAME, G, TAG, T): gdn_bwd_NAME_TAG_k128, fwd_slim_prep_tile's KEEP form
+// with its G (0: prep16sl, 1: prep16slc, 2: prep16sll below).
+#define GDN_BWD_PREP16_SLIM_ENTRY(NAME, G, TAG, T)                                                   \
   extern "C" __global__ void __launch_bounds__(gdn::PREP3_THREADS, gdn::SLIM_PREP_WG_MIN_BLOCKS)   \
-      gdn_bwd_prep16sl_##TAG##_k128(gdn::BwdParams p) { dnnp_pdl_enter(p.f.flags & gdn::FLAG_PDL_TRIGGER); \
-    gdn::fwd_slim_prep_body<T, 128, 1, true>(p.f, gdn::PrepKeep{p.ws_t, p.ws_e, p.ws_gam, p.ws_bet}); \
+      gdn_bwd_##NAME##_##TAG##_k128(gdn::BwdParams p) { dnnp_pdl_enter(p.f.flags & gdn::FLAG_PDL_TRIGGER); \
+    gdn::fwd_slim_prep_body<T, 128, 1, true, G>(p.f, gdn::PrepKeep{p.ws_t, p.ws_e, p.ws_gam, p.ws_bet}); \
   }
-GDN_BWD_PREP16_SLIM_ENTRY(bf16, gdn::gdn_bf16)
-GDN_BWD_PREP16_SLIM_ENTRY(f16, gdn::gdn_f16)
+GDN_BWD_PREP16_SLIM_ENTRY(prep16sl, 0, bf16, gdn::gdn_bf16)
+GDN_BWD_PREP16_SLIM_ENTRY(prep16sl, 0, f16, gdn::gdn_f16)
 // Session 32 (helper pp32): prep16sl on the trimmed tile (fwd_slim_prep_tile's G = 1, as the forward's
 // _wgc: the gates' two block barriers merged, the L tile in its own region; two block barriers fewer),
 // the same values:
 //   gdn_bwd_prep16slc_{bf16,f16}_k128 <<<(chunk slots, HO), PREP3_THREADS, SlimPrepSmem<128>::bytes_l>>>
 //     (54,784 B, 1024-byte aligned; SLIM_PREP_WG_MIN_BLOCKS = 4 per SM)
-#define GDN_BWD_PREP16C_SLIM_ENTRY(TAG, T)                                                           \
-  extern "C" __global__ void __launch_bounds__(gdn::PREP3_THREADS, gdn::SLIM_PREP_WG_MIN_BLOCKS)   \
-      gdn_bwd_prep16slc_##TAG##_k128(gdn::BwdParams p) { dnnp_pdl_enter(p.f.flags & gdn::FLAG_PDL_TRIGGER); \
-    gdn::fwd_slim_prep_body<T, 128, 1, true, 1>(p.f, gdn::PrepKeep{p.ws_t, p.ws_e, p.ws_gam, p.ws_bet}); \
-  }
-GDN_BWD_PREP16C_SLIM_ENTRY(bf16, gdn::gdn_bf16)
-GDN_BWD_PREP16C_SLIM_ENTRY(f16, gdn::gdn_f16)
+GDN_BWD_PREP16_SLIM_ENTRY(prep16slc, 1, bf16, gdn::gdn_bf16)
+GDN_BWD_PREP16_SLIM_ENTRY(prep16slc, 1, f16, gdn::gdn_f16)
 // Session 35 (helper pr35): prep16slc with the chunk located in one round of loads
 // (fwd_slim_prep_tile's G = 2, as the forward's _wgl: locate_chunk_warp), the same values:
 //   gdn_bwd_prep16sll_{bf16,f16}_k128 <<<as prep16slc>>>
-#define GDN_BWD_PREP16L_SLIM_ENTRY(TAG, T)                                                           \
-  extern "C" __global__ void __launch_bounds__(gdn::PREP3_THREADS, gdn::SLIM_PREP_WG_MIN_BLOCKS)   \
-      gdn_bwd_prep16sll_##TAG##_k128(gdn::BwdParams p) { dnnp_pdl_enter(p.f.flags & gdn::FLAG_PDL_TRIGGER); \
-    gdn::fwd_slim_prep_body<T, 128, 1, true, 2>(p.f, gdn::PrepKeep{p.ws_t, p.ws_e, p.ws_gam, p.ws_bet}); \
-  }
-GDN_BWD_PREP16L_SLIM_ENTRY(bf16, gdn::gdn_bf16)
-GDN_BWD_PREP16L_SLIM_ENTRY(f16, gdn::gdn_f16)
+GDN_BWD_PREP16_SLIM_ENTRY(prep16sll, 2, bf16, gdn::gdn_bf16)
+GDN_BWD_PREP16_SLIM_ENTRY(prep16sll, 2, f16, gdn::gdn_f16)
 // Session 29 (helper pr29, gdn_bwd_dscan_gx.cuh): the piece chain's reverse half in the scalar form
 // (raw q, k and the prep's four per-token scalars in ws_kr, as gdn_bwd_dscan_ov2gxsc; for the
 // scalar / slim preps prep15sc / prep15sl, no Q⁺, Kᴿ, E), K = V = 128:
