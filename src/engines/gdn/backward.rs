@@ -190,7 +190,7 @@ use super::bwd_select::{PREP16, PREP16C, PREP16L, SPLIT};
 use super::chain::ChainVariant;
 use super::engine::{
     BWD_PREP_SLIM, BWD_PREP_SLIM16, BWD_PREP_SLIM16C, BWD_PREP_SLIM16L, ENGINE_NAME, PassSmem,
-    PrepVariant, SLIM_PREP_LOCATE_WARP_SEQS, fwd_template, kernel_dtype,
+    PrepPass, PrepVariant, SLIM_PREP_LOCATE_WARP_SEQS, fwd_template, kernel_dtype,
 };
 use super::occupancy::SM90_BUDGET;
 use super::params::{
@@ -563,6 +563,19 @@ impl BwdKernel {
         BwdKernel::PrepSl16l,
     ];
 
+    /// The slim form's prep row this kernel runs at K = 128 ([`BWD_PREP_SLIM`] for
+    /// [`BwdKernel::PrepSl`], [`BWD_PREP_SLIM16`] / [`BWD_PREP_SLIM16C`] / [`BWD_PREP_SLIM16L`] for
+    /// the `prep16sl` forms); none for every other kernel.
+    pub fn slim_prep_pass(self) -> Option<&'static PrepPass> {
+        match self {
+            BwdKernel::PrepSl => Some(&BWD_PREP_SLIM),
+            BwdKernel::PrepSl16 => Some(&BWD_PREP_SLIM16),
+            BwdKernel::PrepSl16c => Some(&BWD_PREP_SLIM16C),
+            BwdKernel::PrepSl16l => Some(&BWD_PREP_SLIM16L),
+            _ => None,
+        }
+    }
+
     /// The kernel's symbol in the module (`tag` = `bf16` / `f16`, `k` = K = V; `prep`: the
     /// factor kernel, which the plan must then be built with too). The one-stage piece passes
     /// ([`BwdKernel::Psum1`], [`BwdKernel::Fscanp1`], [`BwdKernel::Dsum1`], and session 17's
@@ -572,14 +585,16 @@ impl BwdKernel {
         let body = match self {
             BwdKernel::PrepSc if k != 128 => return prep.kernel_name("bwd", tag, k),
             BwdKernel::PrepSc => return format!("gdn_bwd_prep15sc_{tag}_k{k}"),
-            BwdKernel::PrepSl if k != 128 => return prep.kernel_name("bwd", tag, k),
-            BwdKernel::PrepSl => return BWD_PREP_SLIM.pass.entry_in("bwd", tag, k),
-            BwdKernel::PrepSl16 if k != 128 => return prep.kernel_name("bwd", tag, k),
-            BwdKernel::PrepSl16 => return BWD_PREP_SLIM16.pass.entry_in("bwd", tag, k),
-            BwdKernel::PrepSl16c if k != 128 => return prep.kernel_name("bwd", tag, k),
-            BwdKernel::PrepSl16c => return BWD_PREP_SLIM16C.pass.entry_in("bwd", tag, k),
-            BwdKernel::PrepSl16l if k != 128 => return prep.kernel_name("bwd", tag, k),
-            BwdKernel::PrepSl16l => return BWD_PREP_SLIM16L.pass.entry_in("bwd", tag, k),
+            // The slim form's preps: their rows' entries at K = 128, the factor kernel elsewhere.
+            BwdKernel::PrepSl
+            | BwdKernel::PrepSl16
+            | BwdKernel::PrepSl16c
+            | BwdKernel::PrepSl16l => {
+                return match self.slim_prep_pass() {
+                    Some(row) if k == 128 => row.pass.entry_in("bwd", tag, k),
+                    _ => prep.kernel_name("bwd", tag, k),
+                };
+            }
             BwdKernel::FscanGxSc
             | BwdKernel::FscanGx4Sc
             | BwdKernel::FscanGxScU
@@ -4450,16 +4465,17 @@ mod tests {
         let name = |k: BwdKernel| k.name("bf16", 128, PrepVariant::DEFAULT);
         // The slim prep: prep16sl where bwd_slim_prep16 says so (session 29, bp29; session 32:
         // prep16slc where bwd_slim_prep16c says so too), else prep15sl.
-        let (prep_kernel, prep_row) = match (
+        let prep_kernel = match (
             bwd_slim_prep16(),
             bwd_slim_prep16c(),
             bwd_slim_prep16l(f.n_seqs),
         ) {
-            (true, true, true) => (PrepSl16l, &BWD_PREP_SLIM16L),
-            (true, true, false) => (PrepSl16c, &BWD_PREP_SLIM16C),
-            (true, false, _) => (PrepSl16, &BWD_PREP_SLIM16),
-            _ => (PrepSl, &BWD_PREP_SLIM),
+            (true, true, true) => PrepSl16l,
+            (true, true, false) => PrepSl16c,
+            (true, false, _) => PrepSl16,
+            _ => PrepSl,
         };
+        let prep_row = prep_kernel.slim_prep_pass().expect("a slim prep");
         let prep = prep_row.launch_shape(u64::from(slim[1].1.0), 16, 128, 132, None);
         let want = [
             (name(ChunkOrderRev), slim[0].1, slim[0].2, slim[0].3),

@@ -312,34 +312,15 @@ impl Engine for GdnSm90 {
             for f in &fns {
                 launcher.prepare(f)?;
             }
-            // The slim form's prep (session 28, K = 128): its row asks for the largest carveout
-            // (5 blocks per SM).
-            if let Some(prep_sl) = fns.get(super::backward::BwdKernel::PrepSl as usize)
-                && k == 128
-                && BWD_PREP_SLIM.max_carveout
-            {
-                prep_sl.prefer_max_shared_memory(dev.ordinal)?;
-            }
-            // Its form on the forward slim prep's tile (session 29), likewise by its row.
-            if let Some(prep_sl16) = fns.get(super::backward::BwdKernel::PrepSl16 as usize)
-                && k == 128
-                && BWD_PREP_SLIM16.max_carveout
-            {
-                prep_sl16.prefer_max_shared_memory(dev.ordinal)?;
-            }
-            // Its trimmed tile (session 32), likewise.
-            if let Some(prep_sl16c) = fns.get(super::backward::BwdKernel::PrepSl16c as usize)
-                && k == 128
-                && BWD_PREP_SLIM16C.max_carveout
-            {
-                prep_sl16c.prefer_max_shared_memory(dev.ordinal)?;
-            }
-            // Its form with the chunk located in one round of loads (session 35), likewise.
-            if let Some(prep_sl16l) = fns.get(super::backward::BwdKernel::PrepSl16l as usize)
-                && k == 128
-                && BWD_PREP_SLIM16L.max_carveout
-            {
-                prep_sl16l.prefer_max_shared_memory(dev.ordinal)?;
+            // The slim form's preps (sessions 28, 29, 32, 35; K = 128): each whose row asks for
+            // the largest carveout gets it (prep15sl: 5 blocks per SM; the prep16sl forms).
+            for kernel in super::backward::BwdKernel::ALL {
+                if let (Some(row), Some(f)) = (kernel.slim_prep_pass(), fns.get(kernel as usize))
+                    && k == 128
+                    && row.max_carveout
+                {
+                    f.prefer_max_shared_memory(dev.ordinal)?;
+                }
             }
             // The split reverse scan (session 29, K = 128): two blocks of 110,592 B per SM need
             // the largest carveout.
