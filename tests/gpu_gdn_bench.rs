@@ -107,23 +107,14 @@ fn gdn_benchmark_ours() {
     // replaces the list (in order; `first`, `scale`, `fscan`: DNNPLAN_GDN_FWD_PIECE_FIRST,
     // _FIRST_SCALE, _FIRST_SCAN; `seq`: DNNPLAN_GDN_SEQ_ORDER, session 34's longest-first dispatch;
     // `fsum`: DNNPLAN_GDN_FWD_PIECE_FIRST_SUM, session 35).
-    type Sched<'a> = (
-        &'a str,
-        &'a str,
-        &'a str,
-        &'a str,
-        &'a str,
-        &'a str,
-        &'a str,
-        &'a str,
-        &'a str,
-    );
+    // The nine fields, in order: label, scan, pieces, sum, first, scale, fscan, seq, fsum.
+    type Sched<'a> = [&'a str; 9];
     let fixed: [Sched; 5] = [
-        ("default", "", "", "", "", "", "", "", ""),
-        ("w4", "w4", "1", "", "", "", "", "", ""),
-        ("w8", "w8", "1", "", "", "", "", "", ""),
-        ("w4-p4", "w4", "4", "", "", "", "", "", ""),
-        ("w4-p8", "w4", "8", "", "", "", "", "", ""),
+        ["default", "", "", "", "", "", "", "", ""],
+        ["w4", "w4", "1", "", "", "", "", "", ""],
+        ["w8", "w8", "1", "", "", "", "", "", ""],
+        ["w4-p4", "w4", "4", "", "", "", "", "", ""],
+        ["w4-p8", "w4", "8", "", "", "", "", "", ""],
     ];
     let listed = std::env::var("DNNPLAN_GDN_BENCH_SCHEDULES").unwrap_or_default();
     let schedules: Vec<Sched> = if listed.is_empty() {
@@ -133,18 +124,7 @@ fn gdn_benchmark_ours() {
             .split(',')
             .map(|e| {
                 let mut f = e.split(':');
-                let mut next = || f.next().unwrap_or("");
-                (
-                    next(),
-                    next(),
-                    next(),
-                    next(),
-                    next(),
-                    next(),
-                    next(),
-                    next(),
-                    next(),
-                )
+                std::array::from_fn(|_| f.next().unwrap_or(""))
             })
             .collect()
     };
@@ -160,7 +140,7 @@ fn gdn_benchmark_ours() {
         let min_bytes =
             (t * hh) as f64 * (4.0 * kd as f64 * 2.0 + 8.0) + 2.0 * (n * hh * kd * kd) as f64 * 4.0;
         let mut default_fwd = 0.0;
-        for &(label, scan, pieces, sum, first, scale, fscan, seq, fsum) in &schedules {
+        for &[label, scan, pieces, sum, first, scale, fscan, seq, fsum] in &schedules {
             set_schedule_sum(scan, pieces, sum, first, scale, fscan);
             set_env("DNNPLAN_GDN_SEQ_ORDER", (!seq.is_empty()).then_some(seq));
             set_env(

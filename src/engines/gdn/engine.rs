@@ -1128,23 +1128,25 @@ impl SlimPrepProducts {
     /// [`SlimPrepProducts::from_switch`]'s named forms, else (anything else or unset)
     /// [`SlimPrepProducts::by_rule`].
     pub fn from_switch_at(value: Option<&str>, n_seqs: i64) -> SlimPrepProducts {
-        match value {
-            Some("mma" | "wg" | "wg5" | "wgc" | "wgl") => SlimPrepProducts::from_switch(value),
-            _ => SlimPrepProducts::by_rule(n_seqs),
-        }
+        SlimPrepProducts::named(value).unwrap_or_else(|| SlimPrepProducts::by_rule(n_seqs))
     }
 
     /// The form a `DNNPLAN_GDN_FWD_SLIMPREP` value names (`mma`, `wg`, `wg5`, `wgc`, `wgl`; anything else
     /// or unset: [`SLIM_PREP_PRODUCTS_BY_RULE`]).
     pub fn from_switch(value: Option<&str>) -> SlimPrepProducts {
-        match value {
+        SlimPrepProducts::named(value).unwrap_or(SLIM_PREP_PRODUCTS_BY_RULE)
+    }
+
+    /// The form a `DNNPLAN_GDN_FWD_SLIMPREP` value names, if it names one.
+    fn named(value: Option<&str>) -> Option<SlimPrepProducts> {
+        Some(match value {
             Some("mma") => SlimPrepProducts::Mma,
             Some("wg") => SlimPrepProducts::Wg,
             Some("wg5") => SlimPrepProducts::Wg5,
             Some("wgc") => SlimPrepProducts::Wgc,
             Some("wgl") => SlimPrepProducts::Wgl,
-            _ => SLIM_PREP_PRODUCTS_BY_RULE,
-        }
+            _ => return None,
+        })
     }
 
     /// The prep launch in place of `prep`: this form's for [`SLIM_PREP`], `prep` itself for any
