@@ -2589,30 +2589,13 @@ impl<F> GdnBwdPlan<F> {
     /// Whether the plan runs the backward's scalar form ([`BwdPrepForm::Scalars`], also under
     /// [`BwdPrepForm::Slim`]).
     pub fn scalar_form(&self) -> bool {
-        self.steps.iter().any(|s| {
-            matches!(
-                s.0,
-                BwdKernel::PrepSc
-                    | BwdKernel::PrepSl
-                    | BwdKernel::PrepSl16
-                    | BwdKernel::PrepSl16c
-                    | BwdKernel::PrepSl16l
-            )
-        })
+        self.slim_form() || self.steps.iter().any(|s| s.0 == BwdKernel::PrepSc)
     }
 
     /// Whether the plan runs the slim form's prep and replay ([`BwdPrepForm::Slim`], the `slim`
     /// or `slimp` row of [`FORM_RULES`]).
     pub fn slim_form(&self) -> bool {
-        self.steps.iter().any(|s| {
-            matches!(
-                s.0,
-                BwdKernel::PrepSl
-                    | BwdKernel::PrepSl16
-                    | BwdKernel::PrepSl16c
-                    | BwdKernel::PrepSl16l
-            )
-        })
+        self.steps.iter().any(|s| s.0.slim_prep_pass().is_some())
     }
 
     /// Whether the plan runs the reverse scan and the token stage at the same time.
