@@ -998,7 +998,10 @@ __device__ __forceinline__ void store_piece1_seed(float* ws_seed, int P, int HO,
 // SPLIT (session 35, sc35: gdn_fwd_slimscan_*_k128_w4gxs, with WGX, NW = 4): chunk c + 2's copies
 // split between the P', O' batch (the q, k rounds, one per key step) and the tail (T, A, v, the
 // scalars: slim_chunk_tail_wg's UPD steps, after the O batch's wait while the state update runs):
-// the same copies into the same stage within the same group (bitwise w4gx).
+// the same copies into the same stage within the same group (bitwise w4gx). With NW = 8 (session
+// 35, helper w8s35: gdn_fwd_slimscan_*_k128_w8gxs): w8gx's 4 q, k rounds in key steps 0 .. 3, its
+// 3 T, A rounds, 4 v rounds and the scalars in the tail; the same group as w8gx's (bitwise w8gx),
+// whose 2 stages leave the tail's copies only the rest of the step (the O store) to land.
 // REST (session 32, pc32: gdn_fwd_slimscan_*_k128_w4gxr, with WGX, NW = 4): pieces 1 ..= P − 1 of
 // the first-early piece path (grid z N·(P−1), piece_range_first's cut) from their fp32 seeds, the
 // last piece writing the final state: w4gx's three stages at one block per SM where the pieces'
@@ -1018,7 +1021,7 @@ __device__ __forceinline__ void fwd_slim_scan_body(const FwdFastParams& fp) {
   static_assert(!REST || (WGX && NW == 4), "w4gxr: w4gx on the first-early path's pieces 1 ..= P - 1");
   static_assert(!FIRST || (WGX && NW == 4 && !REST), "w4gx0: w4gx on the first-early path's first piece");
   static_assert(!WGX || WG, "w4gx: the w4gs scan with its chunk tail on the warpgroup too");
-  static_assert(!SPLIT || (WGX && NW == 4 && !REST && !FIRST), "w4gxs: w4gx with the copies split");
+  static_assert(!SPLIT || (WGX && (NW == 4 || NW == 8) && !REST && !FIRST), "w4gxs / w8gxs: w4gx / w8gx with the copies split");
 #ifdef GDN_HOST_EMU
   static_assert(!WG, "the CPU emulation has no wgmma (its copies would stage q, k swizzled for the mma.sync step)");
 #endif
@@ -1163,7 +1166,9 @@ __device__ __forceinline__ void fwd_slim_scan_body(const FwdFastParams& fp) {
   // SPLIT (session 35, sc35: w4gxs): the q, k rounds stay in the P', O' key steps; T, A, v and the
   // scalars go to the tail's 4 token steps (slim_chunk_tail_wg's UPD, after the O batch's wait,
   // while the state update runs): step u copies T, A rounds u and u + 4, v round u, the scalars last.
-  static_assert(!SPLIT || (QIT == KS && TIT <= 8 && VIT <= 4), "w4gxs: the tail's 4 steps");
+  // NW = 8 (session 35, w8s35: w8gxs): the 4 q, k rounds in key steps 0 .. 3; the tail's step u
+  // copies T, A round u (TIT = 3), v round u (VIT = 4), the scalars last: w8gx's copies, same group.
+  static_assert(!SPLIT || (QIT <= KS && TIT <= 8 && VIT <= 4), "w4gxs / w8gxs: the tail's 4 steps");
   auto issue_tail = [&](const SlimChunkAt& d, unsigned char* base, int u, bool live) {
     if (u < TIT) copy_ta(d, base, u, live);
     if (u + 4 < TIT) copy_ta(d, base, u + 4, live);
@@ -1210,7 +1215,10 @@ __device__ __forceinline__ void fwd_slim_scan_body(const FwdFastParams& fp) {
       unsigned char* nbase = smem + nst * S::stage;
       if constexpr (SPLIT) {
         body(
-            c, st, gl, [&](int kk) { copy_qk(d, nbase, kk, live); },
+            c, st, gl,
+            [&](int kk) {
+              if (kk < QIT) copy_qk(d, nbase, kk, live);
+            },
             [&](int u) { issue_tail(d, nbase, u, live); });
       } else {
         body(c, st, gl, [&](int kk) { issue_step(d, nbase, kk, live); }, SlimNoHook{});

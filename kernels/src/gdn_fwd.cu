@@ -48,6 +48,9 @@
 //                                          DNNPLAN_GDN_FWD_SCAN=w4gxs)
 //   gdn_fwd_slimscan_{bf16,f16}_k128_w8gx  <<<(1, HO, N), 256, SlimScanSmem<128,8,2>>> the same on
 //                                          two warpgroups (session 24; the uncut 8-warp default)
+//   gdn_fwd_slimscan_{bf16,f16}_k128_w8gxs <<<(1, HO, N), 256, SlimScanSmem<128,8,2>>> w8gx with T, A,
+//                                          v, scalar copies in the tail (session 35, w8s35; bitwise
+//                                          w8gx by construction; DNNPLAN_GDN_FWD_SCAN=w8gxs)
 //   gdn_fwd_slimsum_{bf16,f16}_k128_gs     <<<(4, HO, N·(P−1)), 128, SlimSumSmem<128>>> slimsum with
 //                                          P' by wgmma, k swizzled (session 24; the default)
 //   gdn_fwd_slimscan_{bf16,f16}_k128_w4dgs <<<(2, HO, N·P), 128, SlimPieceSmem<128>>> w4d with P', O'
@@ -301,14 +304,19 @@ GDN_FWD_SLIM_WGX_ENTRY(f16, gdn::gdn_f16, 8, gdn::SLIM_W8_STAGES)
 // wait (while the state update runs) instead of all 26 rounds beside the P', O' batch, whose
 // issue outlasted it (ncu, session 35). The same copies in the same group: bitwise w4gx
 // (DNNPLAN_GDN_FWD_SCAN=w4gxs).
-#define GDN_FWD_SLIM_WGXS_ENTRY(TAG, T)                                                             \
-  extern "C" __global__ void __launch_bounds__(4 * 32)                                              \
-      gdn_fwd_slimscan_##TAG##_k128_w4gxs(gdn::FwdFastParams p) { dnnp_pdl_enter(p.f.flags & gdn::FLAG_PDL_TRIGGER); \
-    gdn::fwd_slim_scan_body<T, 128, 128, 4, gdn::SLIM_W4_STAGES, false, true, true, false, false, true>(p); \
+// Session 35 (helper w8s35): w8gxs, w8gx (8 warps, SLIM_W8_STAGES = 2) with the same split: the 4
+// q, k rounds in key steps 0 .. 3, the 3 T, A rounds, 4 v rounds and the scalars in the tail, the
+// same group as w8gx's (bitwise w8gx; DNNPLAN_GDN_FWD_SCAN=w8gxs; unmeasured, not by rule).
+#define GDN_FWD_SLIM_WGXS_ENTRY(TAG, T, NW, STAGES)                                                 \
+  extern "C" __global__ void __launch_bounds__(NW * 32)                                             \
+      gdn_fwd_slimscan_##TAG##_k128_w##NW##gxs(gdn::FwdFastParams p) { dnnp_pdl_enter(p.f.flags & gdn::FLAG_PDL_TRIGGER); \
+    gdn::fwd_slim_scan_body<T, 128, 128, NW, STAGES, false, true, true, false, false, true>(p);     \
   }
 
-GDN_FWD_SLIM_WGXS_ENTRY(bf16, gdn::gdn_bf16)
-GDN_FWD_SLIM_WGXS_ENTRY(f16, gdn::gdn_f16)
+GDN_FWD_SLIM_WGXS_ENTRY(bf16, gdn::gdn_bf16, 4, gdn::SLIM_W4_STAGES)
+GDN_FWD_SLIM_WGXS_ENTRY(f16, gdn::gdn_f16, 4, gdn::SLIM_W4_STAGES)
+GDN_FWD_SLIM_WGXS_ENTRY(bf16, gdn::gdn_bf16, 8, gdn::SLIM_W8_STAGES)
+GDN_FWD_SLIM_WGXS_ENTRY(f16, gdn::gdn_f16, 8, gdn::SLIM_W8_STAGES)
 
 // Session 24 (pwx24): the piece path's whole chunk step on the warpgroup (slimsum_gs / w4dgs with
 // slim_chunk_tail_wg: Uᵀ = Z Tᵀ, O += Uᵀ Aᵀ with T, A in the 128-byte swizzle, the state update with

@@ -32,11 +32,12 @@
 //! So is every prep ([`PrepPass`]: entry, threads, shared memory, grid): the full factors' of
 //! [`PREP_VARIANTS`], the slim [`SLIM_PREP`] and persistent [`SLIM_PREP_OV`] of the
 //! [`SLIM_SCANS`] rows; [`FwdChoice::prep_pass`] picks it.
-//! Diagnostics read once at build: `DNNPLAN_GDN_FWD_SCAN=w4|w8|w4p|w4gs|w4gx|w4gxs|w8gx` (force
+//! Diagnostics read once at build: `DNNPLAN_GDN_FWD_SCAN=w4|w8|w4p|w4gs|w4gx|w4gxs|w8gx|w8gxs` (force
 //! an output scan; bitwise the same outputs; `w4gs`: the uncut slim w4 with its P', O' products by
 //! wgmma, [`SLIM_SCAN_W4GS`]; `w4gx` / `w8gx`: the whole chunk step by wgmma on 4 / 8 warps,
 //! [`SLIM_SCAN_W4GX`] / [`SLIM_SCAN_W8GX`], the uncut defaults by [`SLIM_SCAN_WGMMA_BY_RULE`];
 //! `w4gxs`: w4gx with the T, A, v, scalar copies in the step's tail, [`SLIM_SCAN_W4GXS`];
+//! `w8gxs`: w8gx with the same split, [`SLIM_SCAN_W8GXS`];
 //! on the slim factors, else `w4` / `w8`; `w4`, `w8`: the mma.sync scans;
 //! the wgmma scans are not bitwise w4 by construction, bitwise on the H200),
 //! `DNNPLAN_GDN_FWD_SUM=s2|p3` (force a summary pass; bitwise the same H_j, M_j), `DNNPLAN_GDN_FWD_PIECES=n` (force n pieces per sequence; 1 = off),
@@ -527,6 +528,9 @@ pub enum WgmmaDepth {
     /// The whole chunk step with the next stage's T, A, v and scalar copies issued in the step's
     /// tail ([`SLIM_SCAN_W4GXS`]: the uncut 4-warp scan only; bitwise [`WgmmaDepth::Step`]'s).
     StepSplit,
+    /// [`WgmmaDepth::StepSplit`] on the 8-warp scan too ([`SLIM_SCAN_W4GXS`],
+    /// [`SLIM_SCAN_W8GXS`]; bitwise [`WgmmaDepth::Step`]'s).
+    StepSplitAll,
 }
 
 /// How much of the slim piece path's passes runs on wgmma by rule (unless
@@ -1309,6 +1313,17 @@ pub const SLIM_SCAN_W8GX: FwdPass = FwdPass {
     },
 };
 
+/// [`SLIM_SCAN_W8GX`] with chunk c + 1's copies split over the step as [`SLIM_SCAN_W4GXS`]'s,
+/// `gdn_fwd_slimscan_<tag>_k128_w8gxs` (session 35, helper w8s35; kernels/include/gdn_fwd_slim.cuh
+/// `SPLIT` at NW = 8): the 4 q, k rounds beside the P', O' batch (key steps 0 .. 3), the 3 T, A
+/// rounds, 4 v rounds and the scalars in the tail's 4 token steps. The same copies into the same
+/// stage within the same group: bitwise w8gx. w8gx's grid, threads, stages and shared memory;
+/// `DNNPLAN_GDN_FWD_SCAN=w8gxs` ([`WgmmaDepth::StepSplitAll`]); unmeasured: not by rule.
+pub const SLIM_SCAN_W8GXS: FwdPass = FwdPass {
+    suffix: "w8gxs",
+    ..SLIM_SCAN_W8GX
+};
+
 /// How much of the uncut slim scan's chunk step runs on wgmma by rule (unless
 /// `DNNPLAN_GDN_FWD_SCAN` forces a scan: `w4gs` the products, `w4` / `w8` the mma.sync scans,
 /// `w4gx` the whole step with the copies beside the P', O' batch): the whole step with the copies
@@ -1365,10 +1380,11 @@ const SLIM_SCAN_STEM: &str = FACTOR_VARIANTS[FwdFactors::Slim as usize].scan_ste
 /// [`SLIM_PIECES`] on the piece path; uncut, `w4ov` beside the persistent prep `_ov` (4 warps,
 /// [`SLIM_OV_STAGES`]), `w4gx` / `w8gx` ([`SLIM_SCAN_W4GX`], [`SLIM_SCAN_W8GX`]) where the 4- or
 /// 8-warp scan runs with the whole step by wgmma, `w4gxs` ([`SLIM_SCAN_W4GXS`]; 8 warps: `w8gx`)
-/// where it runs with the copies split, `w4gs` ([`SLIM_SCAN_W4GS`]) where the 4-warp scan runs with wgmma, else
+/// where it runs with the copies split, `w4gxs` / `w8gxs` ([`SLIM_SCAN_W8GXS`]) where both widths
+/// do, `w4gs` ([`SLIM_SCAN_W4GS`]) where the 4-warp scan runs with wgmma, else
 /// the width of the full scan the rule picked: `w8` ([`SLIM_W8_STAGES`]) or `w4`
 /// ([`SLIM_W4_STAGES`]; a forced `w4p` runs it too).
-pub const SLIM_SCANS: [SlimScanRow; 11] = [
+pub const SLIM_SCANS: [SlimScanRow; 13] = [
     SlimScanRow {
         used: SlimScanUse::PiecesWgmma(WgmmaDepth::Step),
         scan: SLIM_PIECES_WGX.scan,
@@ -1407,6 +1423,16 @@ pub const SLIM_SCANS: [SlimScanRow; 11] = [
     SlimScanRow {
         used: SlimScanUse::Wgmma(WgmmaDepth::StepSplit, 8),
         scan: SLIM_SCAN_W8GX,
+        prep: SLIM_PREP,
+    },
+    SlimScanRow {
+        used: SlimScanUse::Wgmma(WgmmaDepth::StepSplitAll, 4),
+        scan: SLIM_SCAN_W4GXS,
+        prep: SLIM_PREP,
+    },
+    SlimScanRow {
+        used: SlimScanUse::Wgmma(WgmmaDepth::StepSplitAll, 8),
+        scan: SLIM_SCAN_W8GXS,
         prep: SLIM_PREP,
     },
     SlimScanRow {
@@ -1952,7 +1978,7 @@ impl FwdChoice {
     /// [`SLIM_PIECES_WGX`], [`SLIM_PIECES_WG`] or [`SLIM_PIECES`].
     pub fn slim_piece_row(&self) -> &'static SlimPieceRow {
         match self.piece_wgmma {
-            WgmmaDepth::Step | WgmmaDepth::StepSplit => &SLIM_PIECES_WGX,
+            WgmmaDepth::Step | WgmmaDepth::StepSplit | WgmmaDepth::StepSplitAll => &SLIM_PIECES_WGX,
             WgmmaDepth::Products => &SLIM_PIECES_WG,
             WgmmaDepth::Off => &SLIM_PIECES,
         }
@@ -2151,7 +2177,8 @@ fn uncut_scan_blocks(f: &GdnFacts) -> u64 {
 /// `DNNPLAN_GDN_FWD_SCAN`'s value `value` at K = `k`: the forced scan (none: not forced) and how
 /// much of its step runs on wgmma: [`SLIM_SCAN_W4GS`]'s suffix the 4-warp scan with the products,
 /// [`SLIM_SCAN_W4GX`]'s / [`SLIM_SCAN_W8GX`]'s the 4- / 8-warp scan with the whole step,
-/// [`SLIM_SCAN_W4GXS`]'s the 4-warp one with its copies split, any other scan none.
+/// [`SLIM_SCAN_W4GXS`]'s the 4-warp one with its copies split, [`SLIM_SCAN_W8GXS`]'s the 8-warp
+/// one (both widths split), any other scan none.
 fn scan_switch(value: Option<&str>, k: i64) -> (Option<ScanVariant>, WgmmaDepth) {
     let forced = |v: ScanVariant| ScanVariant::from_switch(v.row().switch, k);
     match value {
@@ -2163,6 +2190,9 @@ fn scan_switch(value: Option<&str>, k: i64) -> (Option<ScanVariant>, WgmmaDepth)
             (forced(ScanVariant::Warps4), WgmmaDepth::StepSplit)
         }
         Some(x) if x == SLIM_SCAN_W8GX.suffix => (forced(ScanVariant::Warps8), WgmmaDepth::Step),
+        Some(x) if x == SLIM_SCAN_W8GXS.suffix => {
+            (forced(ScanVariant::Warps8), WgmmaDepth::StepSplitAll)
+        }
         Some(x) => (ScanVariant::from_switch(x, k), WgmmaDepth::Off),
         None => (None, WgmmaDepth::Off),
     }
@@ -2593,7 +2623,8 @@ pub(super) mod tests {
     fn rule_slim_suffix(warps: u64) -> &'static str {
         match (SLIM_SCAN_WGMMA_BY_RULE, warps) {
             (WgmmaDepth::Step, 4) => "w4gx",
-            (WgmmaDepth::StepSplit, 4) => "w4gxs",
+            (WgmmaDepth::StepSplit | WgmmaDepth::StepSplitAll, 4) => "w4gxs",
+            (WgmmaDepth::StepSplitAll, _) => "w8gxs",
             (WgmmaDepth::Step | WgmmaDepth::StepSplit, _) => "w8gx",
             (WgmmaDepth::Products, 4) => "w4gs",
             (_, 4) => "w4",
@@ -2604,7 +2635,7 @@ pub(super) mod tests {
     /// The piece path's seeded scan and summary suffixes by rule ([`SLIM_PIECE_WGMMA_BY_RULE`]).
     fn rule_piece_suffixes() -> (&'static str, &'static str) {
         match SLIM_PIECE_WGMMA_BY_RULE {
-            WgmmaDepth::Step | WgmmaDepth::StepSplit => ("w4dgx", "_gx"),
+            WgmmaDepth::Step | WgmmaDepth::StepSplit | WgmmaDepth::StepSplitAll => ("w4dgx", "_gx"),
             WgmmaDepth::Products => ("w4dgs", "_gs"),
             WgmmaDepth::Off => ("w4d", ""),
         }
@@ -3144,6 +3175,23 @@ pub(super) mod tests {
         assert_eq!(scan.0.as_str(), "gdn_fwd_slimscan_f16_k128_w4gxs");
         assert_eq!((scan.1, scan.2, scan.3), ((2, 16, 4), 128, 202_752));
         assert!(fwd.has_function(scan.0));
+        // `w8gxs` (session 35, w8s35): w8gx's launch with the copies split; 4 warps: w4gxs.
+        assert_eq!(
+            scan_switch(Some("w8gxs"), 128),
+            (Some(ScanVariant::Warps8), WgmmaDepth::StepSplitAll)
+        );
+        c.scan_wgmma = WgmmaDepth::StepSplitAll;
+        let plan = GdnFwdPlan::new(&f, c, FwdKernels::named(&c, "bf16", 128), 132).expect("plan");
+        let scan = plan.launches().last().expect("the scan launch");
+        assert_eq!(scan.0.as_str(), "gdn_fwd_slimscan_bf16_k128_w4gxs");
+        c.scan = ScanVariant::Warps8;
+        for tag in ["bf16", "f16"] {
+            let plan = GdnFwdPlan::new(&f, c, FwdKernels::named(&c, tag, 128), 132).expect("plan");
+            let scan = plan.launches().last().expect("the scan launch");
+            assert_eq!(*scan.0, format!("gdn_fwd_slimscan_{tag}_k128_w8gxs"));
+            assert_eq!((scan.1, scan.2, scan.3), ((1, 16, 4), 256, 167_936));
+            assert!(fwd.has_function(scan.0));
+        }
     }
 
     #[test]
