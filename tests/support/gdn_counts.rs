@@ -972,10 +972,11 @@ pub fn label(entry: &str) -> String {
 pub fn model(entry: &str) -> Option<&'static Model> {
     let s = stem(entry);
     // Session 28 (pp28): the slim prep's wgmma forms (`_wg`, `_wg5`; `_wgc` session 32, `_wgl`
-    // session 35) move the same bytes and run the same products as the slim prep (their own
-    // label, its model).
+    // session 35, `_wgt` / `_wgtl` session 36: q, k by tensor-map boxes) move the same bytes and
+    // run the same products as the slim prep (their own label, its model).
     let s = match s.as_str() {
-        "slimprep_wg" | "slimprep_wg5" | "slimprep_wgc" | "slimprep_wgl" => "slimprep",
+        "slimprep_wg" | "slimprep_wg5" | "slimprep_wgc" | "slimprep_wgl" | "slimprep_wgt"
+        | "slimprep_wgtl" => "slimprep",
         other => other,
     };
     MODELS.iter().find(|m| m.stems.contains(&s))

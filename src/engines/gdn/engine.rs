@@ -56,10 +56,11 @@
 //! `DNNPLAN_GDN_FWD_PIECE_FIRST_SUM=gxr|gxr3` (session 35: the summary beside the first piece
 //! there, a row of [`SLIM_FIRST_SUMS`]; unset: [`SLIM_FIRST_SUM_BY_RULE`]; bitwise each other)
 //! and `DNNPLAN_GDN_FWD_STEPS=n` (launch only the first n kernels: per-kernel timing by
-//! differences), `DNNPLAN_GDN_FWD_SLIMPREP=mma|wg|wg5|wgc|wgl` (session 28: the slim prep's K Kᵀ / Q Kᵀ
+//! differences), `DNNPLAN_GDN_FWD_SLIMPREP=mma|wg|wg5|wgc|wgl|wgt|wgtl` (session 28: the slim prep's K Kᵀ / Q Kᵀ
 //! by mma.sync, [`SLIM_PREP`], or on wgmma, [`SLIM_PREP_WG`] / [`SLIM_PREP_WG5`] /
 //! [`SLIM_PREP_WGC`] (session 32: two block barriers fewer) / [`SLIM_PREP_WGL`] (session 35: the
-//! chunk located in one round of loads); the same k16
+//! chunk located in one round of loads) / [`SLIM_PREP_WGT`] / [`SLIM_PREP_WGTL`] (session 36: a
+//! whole chunk's q, k rows by tensor-map box loads); the same k16
 //! steps in the same order, bitwise on the H200; unset: [`SlimPrepProducts::by_rule`], wgc, or
 //! wgl from 8 to 31 sequences), `DNNPLAN_GDN_FWD_PREP=v14|v15` (the factor kernel, both directions, bitwise the
 //! same outputs: a row of [`PREP_VARIANTS`]; the default is [`PrepVariant::DEFAULT`], v15).
@@ -1081,6 +1082,31 @@ pub const SLIM_PREP_WGL: PrepPass = PrepPass {
     ..SLIM_PREP_WGC
 };
 
+/// [`SLIM_PREP_WGC`] with a whole chunk's q, k rows by four tensor-map box loads
+/// (`gdn_fwd_slimprep_<tag>_k128_wgt`, session 36, helper tp36; `DNNPLAN_GDN_FWD_SLIMPREP=wgt`;
+/// `fwd_slim_prep_tile`'s `G = 3`): thread 0 issues the boxes `{64, 1, 64}` of the forward's q and
+/// k maps ([`super::tma_maps`], the 128-byte swizzle: `slim_wg_elem`'s layout) on one mbarrier in
+/// place of every thread's eight 16-byte `cp.async` and their address arithmetic; a partial chunk
+/// keeps the `cp.async` path. The same bytes in the same places, the same tile, launch and shared
+/// memory; the plan encodes the maps ([`super::tma_maps::IO_MAP_READERS`]).
+pub const SLIM_PREP_WGT: PrepPass = PrepPass {
+    pass: FwdPass {
+        suffix: "wgt",
+        ..SLIM_PREP_WGC.pass
+    },
+    ..SLIM_PREP_WGC
+};
+
+/// [`SLIM_PREP_WGL`] with [`SLIM_PREP_WGT`]'s box loads (`gdn_fwd_slimprep_<tag>_k128_wgtl`,
+/// session 36, helper tp36; `DNNPLAN_GDN_FWD_SLIMPREP=wgtl`; `fwd_slim_prep_tile`'s `G = 4`).
+pub const SLIM_PREP_WGTL: PrepPass = PrepPass {
+    pass: FwdPass {
+        suffix: "wgtl",
+        ..SLIM_PREP_WGL.pass
+    },
+    ..SLIM_PREP_WGL
+};
+
 /// How the uncut slim prep [`SLIM_PREP`] forms its K Kᵀ / Q Kᵀ products
 /// (`DNNPLAN_GDN_FWD_SLIMPREP`, read at plan build; session 28): a speed knob, the same
 /// operands and k16 steps in the same order.
@@ -1096,6 +1122,11 @@ pub enum SlimPrepProducts {
     Wgc,
     /// `wgl`: `wgc` with the chunk located in one round of loads ([`SLIM_PREP_WGL`], session 35).
     Wgl,
+    /// `wgt`: `wgc` with a whole chunk's q, k rows by tensor-map box loads ([`SLIM_PREP_WGT`],
+    /// session 36).
+    Wgt,
+    /// `wgtl`: `wgl` with the same box loads ([`SLIM_PREP_WGTL`], session 36).
+    Wgtl,
 }
 
 /// The slim prep's products without `DNNPLAN_GDN_FWD_SLIMPREP`: [`SlimPrepProducts::Wgc`]
@@ -1135,7 +1166,8 @@ impl SlimPrepProducts {
         SlimPrepProducts::named(value).unwrap_or_else(|| SlimPrepProducts::by_rule(n_seqs))
     }
 
-    /// The form a `DNNPLAN_GDN_FWD_SLIMPREP` value names (`mma`, `wg`, `wg5`, `wgc`, `wgl`; anything else
+    /// The form a `DNNPLAN_GDN_FWD_SLIMPREP` value names (`mma`, `wg`, `wg5`, `wgc`, `wgl`, `wgt`,
+    /// `wgtl`; anything else
     /// or unset: [`SLIM_PREP_PRODUCTS_BY_RULE`]).
     pub fn from_switch(value: Option<&str>) -> SlimPrepProducts {
         SlimPrepProducts::named(value).unwrap_or(SLIM_PREP_PRODUCTS_BY_RULE)
@@ -1149,6 +1181,8 @@ impl SlimPrepProducts {
             Some("wg5") => SlimPrepProducts::Wg5,
             Some("wgc") => SlimPrepProducts::Wgc,
             Some("wgl") => SlimPrepProducts::Wgl,
+            Some("wgt") => SlimPrepProducts::Wgt,
+            Some("wgtl") => SlimPrepProducts::Wgtl,
             _ => return None,
         })
     }
@@ -1165,6 +1199,8 @@ impl SlimPrepProducts {
             SlimPrepProducts::Wg5 => SLIM_PREP_WG5,
             SlimPrepProducts::Wgc => SLIM_PREP_WGC,
             SlimPrepProducts::Wgl => SLIM_PREP_WGL,
+            SlimPrepProducts::Wgt => SLIM_PREP_WGT,
+            SlimPrepProducts::Wgtl => SLIM_PREP_WGTL,
         }
     }
 }
@@ -3778,6 +3814,8 @@ pub(super) mod tests {
             for (value, form) in [
                 ("wgc", SlimPrepProducts::Wgc),
                 ("wgl", SlimPrepProducts::Wgl),
+                ("wgt", SlimPrepProducts::Wgt),
+                ("wgtl", SlimPrepProducts::Wgtl),
             ] {
                 assert_eq!(SlimPrepProducts::from_switch_at(Some(value), n), form);
             }
@@ -3811,6 +3849,20 @@ pub(super) mod tests {
                 "wgl",
                 SlimPrepProducts::Wgl,
                 "gdn_fwd_slimprep_bf16_k128_wgl",
+                4,
+                54_784,
+            ),
+            (
+                "wgt",
+                SlimPrepProducts::Wgt,
+                "gdn_fwd_slimprep_bf16_k128_wgt",
+                4,
+                54_784,
+            ),
+            (
+                "wgtl",
+                SlimPrepProducts::Wgtl,
+                "gdn_fwd_slimprep_bf16_k128_wgtl",
                 4,
                 54_784,
             ),
