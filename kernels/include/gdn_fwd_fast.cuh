@@ -76,7 +76,7 @@ struct FwdTmaParams {
   FwdFastParams fp;
   GdnIoMaps maps;
 };
-static_assert(sizeof(FwdTmaParams) == 896, "as the lead's");
+static_assert(__builtin_offsetof(FwdTmaParams, maps) == 320, "maps at 320");
 
 // Seed slot j of (sequence b, head h) in ws_seed ([N·P, HO, V, K] fp32, slot b·P + j): the
 // forward's state entering piece j, the backward's too, and its dX seeds in the reversed slot
