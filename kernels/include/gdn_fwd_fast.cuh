@@ -31,7 +31,6 @@
 #pragma once
 
 #include "gdn_fwd.cuh"
-#include "dnnp_tma.cuh"
 
 // Marks the session-6 chunk loop (bench/gdn_scan_host_emu.cpp builds against older headers too).
 #define GDN_FSCAN_CHUNKS 1
@@ -67,16 +66,6 @@ static_assert(sizeof(FwdFastParams) == 280, "FwdFastParams layout changed: updat
 static_assert(__builtin_offsetof(FwdFastParams, ckpt) == 256 && __builtin_offsetof(FwdFastParams, ckpt_every) == 272,
               "FwdFastParams layout");
 #endif
-
-// TEMP STUB (helper tp36): the lead's GdnIoMaps / FwdTmaParams.
-struct GdnIoMaps {
-  dnnp::TmaDesc q, k, v, o;
-};
-struct FwdTmaParams {
-  FwdFastParams fp;
-  GdnIoMaps maps;
-};
-static_assert(__builtin_offsetof(FwdTmaParams, maps) == 320, "maps at 320");
 
 // Seed slot j of (sequence b, head h) in ws_seed ([N·P, HO, V, K] fp32, slot b·P + j): the
 // forward's state entering piece j, the backward's too, and its dX seeds in the reversed slot
