@@ -5,7 +5,10 @@
 //! - the context rules (stream's context, caller's current context, named device, none);
 //! - the same kernel through NVRTC, cold in one process, then warm from the compiled-plan cache in
 //!   a second process (both times printed), and an unbundled knob specialization through NVRTC;
-//! - NVRTC compiling a source that includes the toolkit's cuda_bf16.h.
+//! - NVRTC compiling a source that includes the toolkit's cuda_bf16.h;
+//! - tensor maps (`dnnplan::cuda::tma`, `kernels/include/dnnp_tma.cuh`): a box loaded under the
+//!   128-byte swizzle lands in `slim_wg_elem`'s layout with zeros past the tensor, and a stored
+//!   box writes exactly its rows inside the tensor.
 #![cfg(feature = "gpu-tests")]
 
 use std::process::Command;
@@ -699,5 +702,177 @@ fn overlapped_pair_hands_over_per_unit_and_never_deadlocks() {
     unsafe {
         ok("sync", sys::cuStreamSynchronize(other));
         ok("destroy", sys::cuStreamDestroy_v2(other));
+    }
+}
+
+/// NVRTC source of the tensor-map test: one box global -> shared (dumped as it landed), one box
+/// shared -> global, through dnnp_tma.cuh's wrappers.
+const TMA_TEST_SRC: &str = r#"
+#include "dnnp_async.cuh"
+#include "dnnp_tma.cuh"
+#include "dnnp_wgmma.cuh"
+struct Args { dnnp::TmaDesc map; int c0, c1, c2; };
+extern "C" __global__ void load_box(const __grid_constant__ Args a, unsigned short* out) {
+  __shared__ __align__(1024) unsigned short tile[64 * 64];
+  __shared__ uint64_t bar;
+  if (threadIdx.x == 0) {
+    dnnp::mbar_init(&bar, 1);
+    dnnp::mbar_init_fence();
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    dnnp::tma_prefetch(&a.map);
+    dnnp::mbar_arrive_expect_tx(&bar, sizeof(tile));
+    dnnp::tma_load_3d(tile, &a.map, a.c0, a.c1, a.c2, &bar);
+  }
+  dnnp::mbar_wait(&bar, 0);
+  for (int i = threadIdx.x; i < 64 * 64; i += blockDim.x) out[i] = tile[i];
+}
+extern "C" __global__ void store_box(const __grid_constant__ Args a, const unsigned short* src) {
+  __shared__ __align__(128) unsigned short tile[64 * 16];
+  for (int i = threadIdx.x; i < 64 * 16; i += blockDim.x) tile[i] = src[i];
+  dnnp::fence_proxy_async_shared();
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    dnnp::tma_store_3d(&a.map, a.c0, a.c1, a.c2, tile);
+    dnnp::tma_store_commit();
+    dnnp::tma_store_wait<0>();
+  }
+}
+"#;
+
+/// `Args` of TMA_TEST_SRC: the map, then the box's coordinates (innermost first).
+#[repr(C, align(128))]
+struct TmaArgs {
+    map: dnnplan::cuda::tma::TensorMap,
+    c: [i32; 3],
+}
+
+#[test]
+fn tensor_maps_load_the_swizzled_box_and_store_only_inside_the_tensor() {
+    use dnnplan::cuda::Launcher;
+    use dnnplan::cuda::tma::{TiledMapSpec, TmaDtype, TmaSwizzle};
+    let caller = Caller::new();
+    hopper();
+    let cubin = nvrtc::compile(&nvrtc::Program {
+        name: "tma_test.cu",
+        source: TMA_TEST_SRC,
+        headers: vec![
+            (
+                "dnnp_async.cuh",
+                include_str!("../kernels/include/dnnp_async.cuh"),
+            ),
+            (
+                "dnnp_tma.cuh",
+                include_str!("../kernels/include/dnnp_tma.cuh"),
+            ),
+            (
+                "dnnp_wgmma.cuh",
+                include_str!("../kernels/include/dnnp_wgmma.cuh"),
+            ),
+        ],
+        options: dnnplan::cuda::compile::nvrtc_options(
+            dnnplan::cuda::GpuArch { major: 9, minor: 0 },
+            &[],
+        ),
+    })
+    .expect("NVRTC tma test");
+    let module = Module::load(&cubin, "tma test").expect("load");
+    let (load, store) = (
+        module.function("load_box").expect("load_box"),
+        module.function("store_box").expect("store_box"),
+    );
+    // SAFETY: the caller's live stream.
+    let launcher = unsafe { Launcher::bind(caller.stream, Some(0)) }.expect("launcher");
+    // A [T, H, D] 16-bit tensor (the maps move bits; the dtype only sizes them), T = 100 so a box
+    // of 64 tokens from token 50 reaches past the end.
+    let (t, h, d) = (100usize, 3usize, 128usize);
+    let spec = |boxes: [u32; 3], swizzle| TiledMapSpec {
+        what: "tma test",
+        dtype: TmaDtype::Bf16,
+        dims: [d as u64, h as u64, t as u64],
+        strides: [2 * d as u64, 2 * (h * d) as u64],
+        boxes,
+        swizzle,
+    };
+    let src: Vec<u16> = (0..t * h * d).map(|i| (i % 65521) as u16 + 1).collect();
+    let at = |tok: usize, head: usize, e: usize| src[(tok * h + head) * d + e];
+
+    // Load: the second 64-element atom (c0 = 64) of head 2, tokens 50 .. 113.
+    let q = caller.upload(&src);
+    let mut args = TmaArgs {
+        map: spec([64, 1, 64], TmaSwizzle::B128)
+            .encode(q)
+            .expect("encode"),
+        c: [64, 2, 50],
+    };
+    let out = caller.upload(&vec![0xFFFFu16; 64 * 64]);
+    let mut o = out;
+    let mut params = [
+        (&raw mut args).cast::<std::ffi::c_void>(),
+        (&raw mut o).cast(),
+    ];
+    // SAFETY: load_box(Args, unsigned short*), `out` holds 64 x 64 elements.
+    unsafe { launcher.launch_raw(&load, &LaunchConfig::linear(1, 128), &mut params) }
+        .expect("load_box");
+    let got = caller.download::<u16>(out, 64 * 64);
+    let mut wrong = 0;
+    for tok in 0..64 {
+        for j in 0..64 {
+            // slim_wg_elem within one atom: row tok, 16-byte piece (j / 8) ^ (tok % 8).
+            let landed = got[tok * 64 + (((j / 8) ^ (tok % 8)) << 3) + (j & 7)];
+            let want = if 50 + tok < t {
+                at(50 + tok, 2, 64 + j)
+            } else {
+                0
+            };
+            wrong += usize::from(landed != want);
+        }
+    }
+    println!("tma load: {wrong} of 4096 elements differ from slim_wg_elem's layout");
+    assert_eq!(
+        wrong, 0,
+        "the swizzled box must land in slim_wg_elem's layout, zeros past T"
+    );
+
+    // Store: 16 columns (32 .. 47) of head 1, tokens 50 .. 113 (only 50 .. 99 exist).
+    let dst = caller.upload(&vec![0u16; t * h * d]);
+    let tile: Vec<u16> = (0..64 * 16).map(|i| 40_000 + i as u16).collect();
+    let tile_d = caller.upload(&tile);
+    let mut args = TmaArgs {
+        map: spec([16, 1, 64], TmaSwizzle::None)
+            .encode(dst)
+            .expect("encode"),
+        c: [32, 1, 50],
+    };
+    let mut s = tile_d;
+    let mut params = [
+        (&raw mut args).cast::<std::ffi::c_void>(),
+        (&raw mut s).cast(),
+    ];
+    // SAFETY: store_box(Args, const unsigned short*), `tile_d` holds 64 x 16 elements.
+    unsafe { launcher.launch_raw(&store, &LaunchConfig::linear(1, 128), &mut params) }
+        .expect("store_box");
+    let got = caller.download::<u16>(dst, t * h * d);
+    let mut wrong = 0;
+    for tok in 0..t {
+        for head in 0..h {
+            for e in 0..d {
+                let inside = head == 1 && (32..48).contains(&e) && tok >= 50;
+                let want = if inside {
+                    tile[(tok - 50) * 16 + e - 32]
+                } else {
+                    0
+                };
+                wrong += usize::from(got[(tok * h + head) * d + e] != want);
+            }
+        }
+    }
+    println!("tma store: {wrong} of {} elements differ", t * h * d);
+    assert_eq!(wrong, 0, "the box's rows inside the tensor, nothing else");
+    // SAFETY: frees the test's remaining buffers.
+    unsafe {
+        ok("free", sys::cuMemFree_v2(q));
+        ok("free", sys::cuMemFree_v2(tile_d));
     }
 }

@@ -30,6 +30,7 @@
 //    With P = 1 gdn_fwd_scanx alone is the whole scan (seed from the initial state).
 #pragma once
 
+#include "dnnp_tma.cuh"
 #include "gdn_fwd.cuh"
 
 // Marks the session-6 chunk loop (bench/gdn_scan_host_emu.cpp builds against older headers too).
@@ -65,6 +66,25 @@ static_assert(sizeof(FwdFastParams) == 280, "FwdFastParams layout changed: updat
 #ifndef __CUDACC_RTC__
 static_assert(__builtin_offsetof(FwdFastParams, ckpt) == 256 && __builtin_offsetof(FwdFastParams, ckpt_every) == 272,
               "FwdFastParams layout");
+#endif
+
+// The forward's tensor maps (session 36; dnnp_tma.cuh): q [T, H, K], k [T, HK, K], v [T, HV, V] and
+// o [T, HO, V] as the host encodes them (src/engines/gdn/tma_maps.rs, the one description of their
+// dims, boxes and swizzles). Zero (never read) unless the plan runs a kernel that reads them.
+struct GdnIoMaps {
+  dnnp::TmaDesc q, k, v, o;
+};
+// The forward's parameter block: FwdFastParams, then the maps. Every forward kernel receives it; an
+// entry that reads the maps declares `const __grid_constant__ FwdTmaParams` (the maps must stay in
+// parameter space), the others declare the prefix FwdFastParams (the driver copies each entry's
+// declared size).
+struct FwdTmaParams {
+  FwdFastParams fp;
+  GdnIoMaps maps;
+};
+static_assert(sizeof(FwdTmaParams) == 896, "FwdTmaParams layout changed: update src/engines/gdn/params.rs");
+#ifndef __CUDACC_RTC__
+static_assert(__builtin_offsetof(FwdTmaParams, maps) == 384, "FwdTmaParams layout");
 #endif
 
 // Seed slot j of (sequence b, head h) in ws_seed ([N·P, HO, V, K] fp32, slot b·P + j): the

@@ -12,6 +12,7 @@
 //! - [`kernels`]: the bundled kernel table generated from `kernels/manifest.toml`.
 //! - [`compile`]: `compile_or_load`: bundled cubin, else NVRTC through the compiled-plan cache.
 //! - [`cache`]: the persistent compiled-plan cache (dispatch spec section 7, adapted).
+//! - [`tma`]: tensor maps for the TMA (host-checked, encoded by the driver).
 
 pub mod cache;
 pub mod compile;
@@ -23,6 +24,7 @@ pub mod launch;
 pub mod module;
 pub mod nvrtc;
 pub mod probe;
+pub mod tma;
 
 #[cfg(test)]
 mod unavailable_tests;

@@ -103,16 +103,18 @@ use super::fwd_overlap;
 use super::occupancy::BlockUse;
 use super::params::{
     BWD_PREP_SLIM_MIN_BLOCKS, CHAIN_THREADS, CHAIN3_ROWS, CkptLayout, FwdFastParams, FwdParams,
-    KernelDtype, OFFSETS_THREADS, OverlapLayout, PREP3_THREADS, PREP6_MIN_BLOCKS, PieceLayout,
-    SCAN_STAGES, SCANX_S1_MIN_BLOCKS, SCANX_S1_STAGES, SLIM_OV_STAGES, SLIM_PREP_MIN_BLOCKS,
-    SLIM_PREP_OV_MIN_BLOCKS, SLIM_PREP_WG_MIN_BLOCKS, SLIM_SUM_MIN_BLOCKS, SLIM_SUM3_MIN_BLOCKS,
-    SLIM_SUM3_STAGES, SLIM_W4_STAGES, SLIM_W4D_MIN_BLOCKS, SLIM_W8_STAGES, SUM_STAGES,
-    SUM1_MIN_BLOCKS, WorkspaceLayout, dscan_mma_stages_smem_bytes, fast_smem_bytes, flags,
-    max_chunks, prep7_smem_bytes, scanx_smem_bytes, slim_piece_smem_bytes, slim_prep_l_smem_bytes,
-    slim_prep_smem_bytes, slim_scan_smem_bytes, slim_sum_smem_bytes, slim_sum_stages_smem_bytes,
+    FwdTmaParams, GdnIoMaps, KernelDtype, OFFSETS_THREADS, OverlapLayout, PREP3_THREADS,
+    PREP6_MIN_BLOCKS, PieceLayout, SCAN_STAGES, SCANX_S1_MIN_BLOCKS, SCANX_S1_STAGES,
+    SLIM_OV_STAGES, SLIM_PREP_MIN_BLOCKS, SLIM_PREP_OV_MIN_BLOCKS, SLIM_PREP_WG_MIN_BLOCKS,
+    SLIM_SUM_MIN_BLOCKS, SLIM_SUM3_MIN_BLOCKS, SLIM_SUM3_STAGES, SLIM_W4_STAGES,
+    SLIM_W4D_MIN_BLOCKS, SLIM_W8_STAGES, SUM_STAGES, SUM1_MIN_BLOCKS, WorkspaceLayout,
+    dscan_mma_stages_smem_bytes, fast_smem_bytes, flags, max_chunks, prep7_smem_bytes,
+    scanx_smem_bytes, slim_piece_smem_bytes, slim_prep_l_smem_bytes, slim_prep_smem_bytes,
+    slim_scan_smem_bytes, slim_sum_smem_bytes, slim_sum_stages_smem_bytes,
 };
 use super::pdl::{GdnPlan, Launch, PdlMode};
 use super::seq_order::seq_order_flags;
+use super::tma_maps::{self, FwdIoMapShape};
 
 /// Manifest name of the engine.
 pub const ENGINE_NAME: &str = "gdn_sm90";
@@ -1972,6 +1974,15 @@ impl FwdChoice {
         fwd_overlap::pick(applies, switch, by_rule, scan_blocks, n, sms)
     }
 
+    /// Whether a kernel of this schedule reads the tensor maps ([`tma_maps::IO_MAP_READERS`]) at
+    /// K = `k`.
+    pub fn reads_io_maps(&self, k: i64) -> bool {
+        FwdKernels::named(self, "bf16", k)
+            .all()
+            .into_iter()
+            .any(|e| tma_maps::reads_io_maps(e))
+    }
+
     /// The chunk-table entry: `gdn_fwd_chunk_order` (also zeroes the hand-over flags and writes
     /// the scan's chunk order) when the schedule overlaps, else `gdn_chunk_offsets`.
     pub fn offsets_name(&self) -> &'static str {
@@ -2388,6 +2399,9 @@ pub struct GdnFwdPlan<F = Function> {
     kernels: FwdKernels<F>,
     /// The launch chain (`DNNPLAN_GDN_PDL`, read at build).
     pdl: PdlMode,
+    /// The tensor maps' shape when a kernel of the plan reads them ([`tma_maps`]), else `None`
+    /// (no map is encoded).
+    io_maps: Option<FwdIoMapShape>,
 }
 
 /// The shape-specialised forward parameter block of `f` (addresses and workspace left 0).
@@ -2524,6 +2538,10 @@ impl<F> GdnFwdPlan<F> {
             scan_threads: scan.threads(),
             kernels,
             pdl,
+            io_maps: choice
+                .reads_io_maps(f.k)
+                .then(|| FwdIoMapShape::new(f))
+                .transpose()?,
         })
     }
 
@@ -2605,9 +2623,10 @@ impl<F> GdnFwdPlan<F> {
 }
 
 // SAFETY: `bind` writes the pack's device buffers and the checked workspace region's addresses
-// into the block (FwdFastParams), which starts with every kernel's only parameter.
+// into the block (FwdTmaParams: FwdFastParams, then the tensor maps of the pack's q, k, v, o when a
+// kernel reads them), which starts with every kernel's only parameter.
 unsafe impl GdnPlan for GdnFwdPlan {
-    type Params = FwdFastParams;
+    type Params = FwdTmaParams;
 
     fn workspace(&self) -> u64 {
         self.ckpt.total
@@ -2617,7 +2636,7 @@ unsafe impl GdnPlan for GdnFwdPlan {
         let addr = |uid: i64| -> Result<u64> { Ok(pack.ptr(pack.index_of(uid)?) as u64) };
         let opt = |uid: Option<i64>| -> Result<u64> { uid.map_or(Ok(0), addr) };
         let u = &self.uids;
-        let mut p = FwdFastParams {
+        let mut fp = FwdFastParams {
             f: FwdParams {
                 q: addr(u.q)?,
                 k: addr(u.k)?,
@@ -2635,14 +2654,18 @@ unsafe impl GdnPlan for GdnFwdPlan {
             },
             ..FwdFastParams::default()
         };
-        self.layout.bind(ws, &mut p.f);
-        self.pieces.bind(ws, self.choice.pieces as i32, &mut p);
+        self.layout.bind(ws, &mut fp.f);
+        self.pieces.bind(ws, self.choice.pieces as i32, &mut fp);
         if self.choice.first_early() {
-            p.first_scale = self.choice.first_scale;
+            fp.first_scale = self.choice.first_scale;
         }
-        self.overlap.bind_fwd(ws, &mut p);
-        self.ckpt.bind(ws, opt(u.checkpoints)?, &mut p);
-        Ok(p)
+        self.overlap.bind_fwd(ws, &mut fp);
+        self.ckpt.bind(ws, opt(u.checkpoints)?, &mut fp);
+        let maps = match &self.io_maps {
+            Some(shape) => shape.encode(fp.f.q, fp.f.k, fp.f.v, fp.f.o)?,
+            None => GdnIoMaps::default(),
+        };
+        Ok(FwdTmaParams { fp, maps })
     }
 
     fn launch_list(&self) -> impl Iterator<Item = Launch<'_, Function>> {

@@ -40,6 +40,7 @@ pub mod pdl;
 pub mod reference;
 pub mod seq_order;
 pub mod staged;
+pub mod tma_maps;
 
 use crate::dispatch::manifest::{Family, Slot};
 

@@ -5,6 +5,8 @@
 //! [`WorkspaceLayout`] carves the caller's workspace: regions in order, each start rounded up to
 //! 256 bytes.
 
+use crate::cuda::tma::TensorMap;
+
 /// Chunk length of the GDN kernels (tokens).
 pub const CHUNK: u64 = 64;
 
@@ -757,6 +759,33 @@ pub struct FwdFastParams {
     pub ckpt_f32: i32,
 }
 
+/// `gdn::GdnIoMaps` of `kernels/include/gdn_fwd_fast.cuh`: the forward's tensor maps of q, k, v
+/// and o ([`super::tma_maps`] describes and encodes them; zero unless the plan's kernels read them).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct GdnIoMaps {
+    /// `q` `[T, H, K]`.
+    pub q: TensorMap,
+    /// `k` `[T, HK, K]`.
+    pub k: TensorMap,
+    /// `v` `[T, HV, V]`.
+    pub v: TensorMap,
+    /// `o` `[T, HO, V]`.
+    pub o: TensorMap,
+}
+
+/// `gdn::FwdTmaParams` of `kernels/include/gdn_fwd_fast.cuh`: the forward's parameter block,
+/// [`FwdFastParams`] then the tensor maps (session 36). Every forward launch takes it; a kernel
+/// reads the prefix it declares.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct FwdTmaParams {
+    /// Everything but the maps.
+    pub fp: FwdFastParams,
+    /// The maps (128-byte aligned: offset 384).
+    pub maps: GdnIoMaps,
+}
+
 /// The forward's state checkpoints (`checkpoint_every_n_tokens = c`, a positive multiple of
 /// [`CHUNK`]; spec §3.4): the cadence in chunks, the rows' dtype and, at a cadence of more than
 /// one chunk, the `[N + 1]` i32 row table (written by the chunk-table kernel, placed after
@@ -1441,6 +1470,10 @@ mod tests {
         assert_eq!(std::mem::offset_of!(FwdFastParams, ckpt_rows), 264);
         assert_eq!(std::mem::offset_of!(FwdFastParams, ckpt_every), 272);
         assert_eq!(std::mem::offset_of!(FwdFastParams, ckpt_f32), 276);
+        // The maps after it, 128-byte aligned (gdn_fwd_fast.cuh: 896, maps at 384).
+        assert_eq!(std::mem::size_of::<FwdTmaParams>(), 896);
+        assert_eq!(std::mem::offset_of!(FwdTmaParams, maps), 384);
+        assert_eq!(std::mem::offset_of!(FwdTmaParams, fp), 0);
         let none = PieceLayout::new(1000, 2, 3, 64, 64, 1);
         assert_eq!(none.total, 1000);
         let l = PieceLayout::new(1000, 2, 3, 64, 64, 4);

@@ -1,0 +1,152 @@
+//! The forward's tensor maps (session 36): the one description of the maps of q, k, v and o that
+//! the forward's TMA kernels read (`gdn::GdnIoMaps` in `kernels/include/gdn_fwd_fast.cuh`).
+//!
+//! A plan encodes them at execute only when one of its kernels reads them
+//! ([`IO_MAP_READERS`], by entry name); every other plan passes zeros. Each map is the dense
+//! `[T, heads, D]` tensor of its port as dims `{D, heads, T}`:
+//! - q, k, v: box [`QKV_BOX`] (64 elements = 128 bytes of one head's row x 64 tokens) under the
+//!   128-byte swizzle, exactly `slim_wg_elem`'s shared-memory layout of a 64-column atom;
+//! - o: box [`O_BOX`] (16 value columns of one head x 64 tokens), dense rows.
+//!
+//! Rows past the tensor's end read zeros; rows past a sequence's end inside the tensor are the
+//! next sequence's tokens (a kernel serving a partial chunk clears or skips them itself).
+
+use crate::cuda::tma::{TiledMapSpec, TmaDtype, TmaSwizzle};
+use crate::error::{Error, Result};
+use crate::ir::DataType;
+
+use super::analyzer::GdnFacts;
+use super::params::GdnIoMaps;
+
+/// Entry-name suffixes of the forward kernels that read the maps: a plan running any of them
+/// encodes the maps at execute.
+pub const IO_MAP_READERS: &[&str] = &[];
+
+/// Whether the forward entry `entry` reads the maps ([`IO_MAP_READERS`]).
+pub fn reads_io_maps(entry: &str) -> bool {
+    IO_MAP_READERS.iter().any(|s| entry.ends_with(s))
+}
+
+/// The box of q, k and v: 64 elements (one 128-byte swizzle row) x 1 head x 64 tokens (a chunk).
+pub const QKV_BOX: [u32; 3] = [64, 1, 64];
+
+/// The box of o: 16 value columns (one warp's rows of the output scan) x 1 head x 64 tokens.
+pub const O_BOX: [u32; 3] = [16, 1, 64];
+
+/// What the maps of one forward plan depend on (the rest is the call's addresses).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FwdIoMapShape {
+    dtype: TmaDtype,
+    tokens: u64,
+    /// `H`, `HK`, `HV`, `HO`.
+    heads: (u64, u64, u64, u64),
+    k: u64,
+    v: u64,
+}
+
+impl FwdIoMapShape {
+    /// The maps' shape for the forward `f` (io bf16 or fp16).
+    pub fn new(f: &GdnFacts) -> Result<Self> {
+        let dtype = match f.io {
+            DataType::Bfloat16 => TmaDtype::Bf16,
+            DataType::Half => TmaDtype::F16,
+            other => {
+                return Err(Error::NotSupported(format!(
+                    "{}: the forward's tensor maps serve bf16 and fp16 io, not {other:?}",
+                    f.node
+                )));
+            }
+        };
+        let u = |x: i64| x.max(0) as u64;
+        let (h, hk, hv, ho) = f.heads;
+        Ok(FwdIoMapShape {
+            dtype,
+            tokens: u(f.total_tokens),
+            heads: (u(h), u(hk), u(hv), u(ho)),
+            k: u(f.k),
+            v: u(f.v),
+        })
+    }
+
+    /// The map of a dense `[T, heads, d]` tensor with box `boxes` and `swizzle`.
+    fn spec(
+        &self,
+        what: &'static str,
+        heads: u64,
+        d: u64,
+        boxes: [u32; 3],
+        swizzle: TmaSwizzle,
+    ) -> TiledMapSpec {
+        let row = d * self.dtype.bytes();
+        TiledMapSpec {
+            what,
+            dtype: self.dtype,
+            dims: [d, heads, self.tokens],
+            strides: [row, row * heads],
+            boxes,
+            swizzle,
+        }
+    }
+
+    /// The maps of q, k, v and o, in [`GdnIoMaps`]' order.
+    pub fn specs(&self) -> [TiledMapSpec; 4] {
+        let (h, hk, hv, ho) = self.heads;
+        let b128 = TmaSwizzle::B128;
+        [
+            self.spec("gdn forward: q", h, self.k, QKV_BOX, b128),
+            self.spec("gdn forward: k", hk, self.k, QKV_BOX, b128),
+            self.spec("gdn forward: v", hv, self.v, QKV_BOX, b128),
+            self.spec("gdn forward: o", ho, self.v, O_BOX, TmaSwizzle::None),
+        ]
+    }
+
+    /// The maps of one call at the addresses `q`, `k`, `v`, `o`; zeros when there are no tokens
+    /// (no chunk runs, and a map needs a non-empty tensor).
+    pub fn encode(&self, q: u64, k: u64, v: u64, o: u64) -> Result<GdnIoMaps> {
+        if self.tokens == 0 {
+            return Ok(GdnIoMaps::default());
+        }
+        let [sq, sk, sv, so] = self.specs();
+        Ok(GdnIoMaps {
+            q: sq.encode(q)?,
+            k: sk.encode(k)?,
+            v: sv.encode(v)?,
+            o: so.encode(o)?,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engines::gdn::analyzer::{GdnOp, test_facts};
+
+    #[test]
+    fn maps_describe_the_dense_ports_and_pass_the_drivers_rules() {
+        // (4, 8192, 16) bf16, K = V = 128.
+        let f = test_facts(GdnOp::Forward, 4, 32768, 16, 128, false);
+        let s = FwdIoMapShape::new(&f).expect("shape");
+        let [q, k, v, o] = s.specs();
+        assert_eq!(q.dims, [128, 16, 32768]);
+        assert_eq!(q.strides, [256, 16 * 256]);
+        assert_eq!((q.boxes, q.swizzle), (QKV_BOX, TmaSwizzle::B128));
+        assert_eq!((k.dims, v.dims), (q.dims, q.dims));
+        assert_eq!((o.boxes, o.swizzle), (O_BOX, TmaSwizzle::None));
+        for m in [q, k, v, o] {
+            m.check(0x10000)
+                .unwrap_or_else(|e| panic!("{}: {e}", m.what));
+        }
+        // A misaligned port names itself.
+        let e = o.check(0x10002).unwrap_err().to_string();
+        assert!(e.contains("gdn forward: o"), "{e}");
+    }
+
+    #[test]
+    fn no_kernel_reads_the_maps_unless_listed() {
+        assert!(!reads_io_maps("gdn_fwd_slimscan_bf16_k128_w4gxs"));
+        assert!(!reads_io_maps("gdn_fwd_slimprep_bf16_k128_wgc"));
+        for s in IO_MAP_READERS {
+            assert!(reads_io_maps(&format!("gdn_fwd_x_bf16_k128{s}")));
+        }
+    }
+}
