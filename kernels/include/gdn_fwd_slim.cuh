@@ -34,7 +34,9 @@
 #include "gdn_fwd_fast.cuh"
 #include "gdn_fwd_prep10.cuh"
 #ifndef GDN_HOST_EMU  // the CPU emulation defines the hand-over primitives (bench/gdn_host_emu.h)
+#include "dnnp_async.cuh"
 #include "dnnp_overlap.cuh"
+#include "dnnp_tma.cuh"
 #include "dnnp_wgmma.cuh"
 #endif
 
@@ -110,6 +112,10 @@ struct SlimPrepSmem {
   // Session 31 (pw31, fwd_slim_prep_tile's G >= 1): the fp32 L tile / io T in its own region.
   static constexpr size_t l_off = bytes;
   static constexpr size_t bytes_l = l_off + static_cast<size_t>(CHUNK) * TCINV_LS * 4;
+  // Session 36 (tp36, fwd_slim_prep_tile's G >= 3): the q, k copies' mbarrier in r1's pad past the
+  // swizzled k rows (the wgmma form's k takes 2 atoms of 64 rows x 128 B; r1 holds rows of K + 8).
+  static constexpr size_t mbar_off = r1_off + 2 * 64 * CHUNK * 2;
+  static_assert(mbar_off % 8 == 0 && mbar_off + 8 <= r2_off, "the mbarrier in r1's pad");
   static_assert(rs_off % 8 == 0 && rs_off + CHUNK * 8 <= gam_off, "rs fits in r2 past the q rows");
 };
 // The host mirrors this (src/engines/gdn/params.rs, slim_prep_smem_bytes).
@@ -326,14 +332,25 @@ __device__ __forceinline__ void slim_qk_products_wg(float (&kacc)[4][4], float (
 // the chunk located in one round of loads (locate_chunk_warp) instead of locate_chunk's chain of
 // dependent ones (the chunk table's total, the binary search's log2(n_seqs) steps, then cu_seqlens):
 // the tile's copies start that many L2 round trips earlier. The same integers, the same tile.
+// G = 3, 4 (session 36, tp36: gdn_fwd_slimprep_*_k128_wgt / _wgtl, DNNPLAN_GDN_FWD_SLIMPREP=wgt / wgtl):
+// G = 1, 2 with a whole chunk's q, k rows (len == CHUNK, a block-uniform branch) by four tensor-map
+// box loads (maps: the forward's GdnIoMaps, boxes {64, 1, 64} with the 128-byte swizzle, which
+// writes slim_wg_elem's layout: atom a of k at kS + 64 a CHUNK, of q at qS + 64 a CHUNK, each 8 KB
+// from a 1024-byte aligned address) issued by thread 0 on one mbarrier (SlimPrepSmem::mbar_off,
+// expect_tx 32 KB) in place of every thread's 8 zero-filling cp.async; a partial chunk keeps the
+// cp.async path (its rows >= len are zeros; a box would bring the next sequence's tokens). Every
+// thread waits on the mbarrier after the gates' block barrier (which orders thread 0's init before
+// the other threads' waits). The same bytes in the same places, the same tile.
 template <typename T, int K, int WG = 0, bool KEEP = false, int G = 0>
 __device__ __forceinline__ void fwd_slim_prep_tile(const FwdParams& p, const int c, const int h,
-                                                   const PrepKeep& keep = PrepKeep{}) {
+                                                   const PrepKeep& keep = PrepKeep{}, const GdnIoMaps* maps = nullptr) {
   static_assert(K == 128, "the slim forward serves K = V = 128");
   using S = SlimPrepSmem<K>;
   static_assert(!WG || (S::r1_off % 1024 == 0 && S::r2_off % 1024 == 0), "WG: the swizzle atoms 1024-byte aligned");
   static_assert(!WG || S::r2_off + 2 * 64 * CHUNK * 2 <= S::rs_off, "WG: the swizzled q rows before rs");
   static_assert(G == 0 || WG != 0, "G: the wgmma form");
+  static_assert(G <= 4 && (G < 3 || !KEEP), "G = 3, 4: the forward's tile");
+  constexpr bool TMA = G >= 3, LOCATE_WARP = G == 2 || G == 4;
   constexpr size_t L_OFF = G >= 1 ? S::l_off : S::r2_off;
   constexpr int NT = PREP3_THREADS;
   extern __shared__ __align__(16) unsigned char smem[];
@@ -348,7 +365,15 @@ __device__ __forceinline__ void fwd_slim_prep_tile(const FwdParams& p, const int
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
   int seq, len;
   long long t0;
-  if constexpr (G >= 2) {
+#ifndef GDN_HOST_EMU
+  if constexpr (TMA) {
+    if (tid == 0) {  // the maps' descriptors while the chunk is located
+      dnnp::tma_prefetch(&maps->k);
+      dnnp::tma_prefetch(&maps->q);
+    }
+  }
+#endif
+  if constexpr (LOCATE_WARP) {
     if (!locate_chunk_warp(p, c, seq, t0, len, lane)) return;
   } else if (!locate_chunk(p, c, seq, t0, len)) {
     return;
@@ -359,18 +384,43 @@ __device__ __forceinline__ void fwd_slim_prep_tile(const FwdParams& p, const int
   const size_t ch = static_cast<size_t>(c) * HO + h;
 
   // Phase 1: raw q, k rows (zero past len, load_kq_rows<..., true>), in flight while the gates are cooked.
-  load_kq_rows<T, K, NT, true, WG != 0>(p, kS, qS, t0, len, qh, kh, tid);
-  cp_async_commit();
+  // TMA: a whole chunk's by four box loads on the mbarrier instead (the same bytes, the same places).
+#ifndef GDN_HOST_EMU
+  uint64_t* mbar = reinterpret_cast<uint64_t*>(smem + S::mbar_off);
+  const bool boxes = TMA && len == CHUNK;  // block-uniform
+  if (boxes) {
+    if (tid == 0) {
+      constexpr uint32_t ATOM = 64 * CHUNK;  // elements of one box (64 tokens x 128 B)
+      const int tok = static_cast<int>(t0);
+      dnnp::mbar_init(mbar, 1);
+      dnnp::mbar_init_fence();
+      dnnp::mbar_arrive_expect_tx(mbar, 4 * ATOM * static_cast<uint32_t>(sizeof(T)));
+      dnnp::tma_load_3d(kS, &maps->k, 0, kh, tok, mbar);
+      dnnp::tma_load_3d(kS + ATOM, &maps->k, 64, kh, tok, mbar);
+      dnnp::tma_load_3d(qS, &maps->q, 0, qh, tok, mbar);
+      dnnp::tma_load_3d(qS + ATOM, &maps->q, 64, qh, tok, mbar);
+    }
+  } else
+#else
+  constexpr bool boxes = false;
+#endif
+  {
+    load_kq_rows<T, K, NT, true, WG != 0>(p, kS, qS, t0, len, qh, kh, tid);
+    cp_async_commit();
+  }
   prep_gates(p, gam, bet, t0, len, h, HO, tid, lane);
   float gl = 0.f;
   if constexpr (G >= 1) {
-    cp_async_wait<0>();
+    if (!boxes) cp_async_wait<0>();
     __syncthreads();
     if (tid >= 32 && tid < CHUNK) {
       const float g = gam[tid] + gam[31];
       gam[tid] = g;
       if (tid == CHUNK - 1) p.ws_gl[ch] = g;
     }
+#ifndef GDN_HOST_EMU
+    if (boxes) dnnp::mbar_wait(mbar, 0);  // the boxes landed (visible to this thread's loads)
+#endif
   } else {
     gl = prep_finish_gates(p, gam, ch, tid);
   }
@@ -462,15 +512,17 @@ __device__ __forceinline__ void fwd_slim_prep_tile(const FwdParams& p, const int
 
 // The slim prep: grid (chunk slots, HO), one tile per block (WG: fwd_slim_prep_tile's wgmma form;
 // KEEP: its backward form, gdn_bwd_prep16sl; G: its barrier trims).
+// maps: the forward's tensor maps (G >= 3 only).
 template <typename T, int K, int WG = 0, bool KEEP = false, int G = 0>
-__device__ __forceinline__ void fwd_slim_prep_body(const FwdParams& p, const PrepKeep& keep = PrepKeep{}) {
+__device__ __forceinline__ void fwd_slim_prep_body(const FwdParams& p, const PrepKeep& keep = PrepKeep{},
+                                                   const GdnIoMaps* maps = nullptr) {
 #ifndef GDN_HOST_EMU
   if constexpr (WG) {
     extern __shared__ __align__(16) unsigned char smem[];
     dnnp::trap_unless_swizzle_aligned(smem);
   }
 #endif
-  fwd_slim_prep_tile<T, K, WG, KEEP, G>(p, blockIdx.x, blockIdx.y, keep);
+  fwd_slim_prep_tile<T, K, WG, KEEP, G>(p, blockIdx.x, blockIdx.y, keep, maps);
 }
 
 // The slim scan's shared memory per pipeline stage: raw q, k rows (K + 8), the block's VS value

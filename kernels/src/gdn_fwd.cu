@@ -29,6 +29,10 @@
 //                                          fwd_slim_prep_tile's G = 1; bitwise _wg; =wgc)
 //   gdn_fwd_slimprep_{bf16,f16}_k128_wgl   <<<as _wgc>>> (session 35, pr35: _wgc with the chunk located in one
 //                                          round of loads, locate_chunk_warp: G = 2; bitwise _wgc; =wgl)
+//   gdn_fwd_slimprep_{bf16,f16}_k128_wgt   <<<as _wgc>>> (session 36, tp36: _wgc with a whole chunk's q, k rows by
+//                                          four tensor-map box loads on an mbarrier, G = 3; the parameter is
+//                                          gdn::FwdTmaParams (its q, k maps); bitwise _wgc; =wgt)
+//   gdn_fwd_slimprep_{bf16,f16}_k128_wgtl  <<<as _wgc>>> (the same on _wgl, G = 4; bitwise _wgl; =wgtl)
 //   gdn_fwd_slimprep_{bf16,f16}_k128_wg5   <<<as slimprep>>> (the same at 5 blocks per SM, 48 registers: the two
 //                                          chains one after the other; =wg5)
 //   gdn_fwd_slimscan_{bf16,f16}_k128_w4    <<<(2, HO, N), 128, SlimScanSmem<128,4,3>>>
@@ -195,6 +199,16 @@ extern "C" __global__ void __launch_bounds__(gdn::CHAIN_THREADS) gdn_fwd_chain3_
   extern "C" __global__ void __launch_bounds__(gdn::PREP3_THREADS, gdn::SLIM_PREP_WG_MIN_BLOCKS)    \
       gdn_fwd_slimprep_##TAG##_k128_wgl(gdn::FwdParams p) { dnnp_pdl_enter(p.flags & gdn::FLAG_PDL_TRIGGER); \
     gdn::fwd_slim_prep_body<T, 128, 1, false, 2>(p);                                                \
+  }                                                                                                 \
+  extern "C" __global__ void __launch_bounds__(gdn::PREP3_THREADS, gdn::SLIM_PREP_WG_MIN_BLOCKS)    \
+      gdn_fwd_slimprep_##TAG##_k128_wgt(const __grid_constant__ gdn::FwdTmaParams p) {              \
+    dnnp_pdl_enter(p.fp.f.flags & gdn::FLAG_PDL_TRIGGER);                                           \
+    gdn::fwd_slim_prep_body<T, 128, 1, false, 3>(p.fp.f, gdn::PrepKeep{}, &p.maps);                 \
+  }                                                                                                 \
+  extern "C" __global__ void __launch_bounds__(gdn::PREP3_THREADS, gdn::SLIM_PREP_WG_MIN_BLOCKS)    \
+      gdn_fwd_slimprep_##TAG##_k128_wgtl(const __grid_constant__ gdn::FwdTmaParams p) {             \
+    dnnp_pdl_enter(p.fp.f.flags & gdn::FLAG_PDL_TRIGGER);                                           \
+    gdn::fwd_slim_prep_body<T, 128, 1, false, 4>(p.fp.f, gdn::PrepKeep{}, &p.maps);                 \
   }                                                                                                 \
   extern "C" __global__ void __launch_bounds__(gdn::PREP3_THREADS, gdn::SLIM_PREP_MIN_BLOCKS)       \
       gdn_fwd_slimprep_##TAG##_k128_wg5(gdn::FwdParams p) { dnnp_pdl_enter(p.flags & gdn::FLAG_PDL_TRIGGER); \
