@@ -3910,10 +3910,15 @@ pub(super) mod tests {
             let f = facts(4, 32768, 16, 128, false);
             let mut c = FwdChoice::default_for(&f, 132);
             assert_eq!(c.prep_pass(), SLIM_PREP_WGC);
+            assert!(!c.reads_io_maps(128), "the rule's plan encodes no map");
             c.slim_prep = SlimPrepProducts::Mma;
             assert_eq!(c.prep_pass(), SLIM_PREP);
             c.slim_prep = form;
             assert_eq!(c.prep_pass(), pass);
+            // Session 36 (tp36): only the box-loading forms make the plan encode the maps.
+            let boxes = matches!(form, SlimPrepProducts::Wgt | SlimPrepProducts::Wgtl);
+            assert_eq!(c.reads_io_maps(128), boxes, "{value}");
+            assert_eq!(tma_maps::reads_io_maps(entry), boxes, "{entry}");
         }
     }
 }

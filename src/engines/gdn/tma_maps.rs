@@ -19,8 +19,9 @@ use super::analyzer::GdnFacts;
 use super::params::GdnIoMaps;
 
 /// Entry-name suffixes of the forward kernels that read the maps: a plan running any of them
-/// encodes the maps at execute.
-pub const IO_MAP_READERS: &[&str] = &[];
+/// encodes the maps at execute. Session 36 (tp36): the slim prep's `wgt` / `wgtl` (q, k by boxes,
+/// [`super::engine::SLIM_PREP_WGT`], [`super::engine::SLIM_PREP_WGTL`]).
+pub const IO_MAP_READERS: &[&str] = &["_wgt", "_wgtl"];
 
 /// Whether the forward entry `entry` reads the maps ([`IO_MAP_READERS`]).
 pub fn reads_io_maps(entry: &str) -> bool {
