@@ -61,8 +61,8 @@
 //! [`SLIM_PREP_WGC`] (session 32: two block barriers fewer) / [`SLIM_PREP_WGL`] (session 35: the
 //! chunk located in one round of loads) / [`SLIM_PREP_WGT`] / [`SLIM_PREP_WGTL`] (session 36: a
 //! whole chunk's q, k rows by tensor-map box loads); the same k16
-//! steps in the same order, bitwise on the H200; unset: [`SlimPrepProducts::by_rule`], wgc, or
-//! wgl from 8 to 31 sequences), `DNNPLAN_GDN_FWD_PREP=v14|v15` (the factor kernel, both directions, bitwise the
+//! steps in the same order, bitwise on the H200; unset: [`SlimPrepProducts::by_rule`], wgt, or
+//! wgtl from 8 to 31 sequences), `DNNPLAN_GDN_FWD_PREP=v14|v15` (the factor kernel, both directions, bitwise the
 //! same outputs: a row of [`PREP_VARIANTS`]; the default is [`PrepVariant::DEFAULT`], v15).
 //! The kernel switches (`_SCAN`, `_SUM`, `_PREP`) select only kernels bitwise the default (knobs change
 //! speed, never numerics); `_PIECES` changes the rounding (the piece chain's fp32 seeds) and
@@ -1131,16 +1131,23 @@ pub enum SlimPrepProducts {
     Wgtl,
 }
 
-/// The slim prep's products without `DNNPLAN_GDN_FWD_SLIMPREP`: [`SlimPrepProducts::Wgc`]
-/// (session 32, helper pp32; session 31's bench/gdn_device_pw31_run1.log: forward hashes BITWISE
-/// with `wgc` forced and at 7 pieces, memcheck clean, the prep −0.8..−1.5 % against `wg` at the
-/// four benchmark shapes in one process). Until then [`SlimPrepProducts::Wg`] (session 28, helper
-/// pp28, bench/gdn_device_pp28_run1.log: BITWISE the mma.sync form's, the prep −1.3..−2.1 %).
-pub const SLIM_PREP_PRODUCTS_BY_RULE: SlimPrepProducts = SlimPrepProducts::Wgc;
+/// The slim prep's products without `DNNPLAN_GDN_FWD_SLIMPREP`: [`SlimPrepProducts::Wgt`]
+/// (session 36, helper tp36; bench/gdn_device_tp36_run1.log: forward hashes BITWISE with `wgt` /
+/// `wgtl` forced and at 7 pieces, memcheck clean; in two processes (A B B A, then B A A B) the
+/// prep −1.3..−1.7 % against `wgc` at (4,8192,16) and (1,32768,16), `wgtl` −1.1 % against `wgl`
+/// at (16,2048,32) and −0.8..−2.1 % on the ragged mix; the whole forward −0.2..−0.6 %). Until then
+/// [`SlimPrepProducts::Wgc`] (session 32, helper pp32; session 31's
+/// bench/gdn_device_pw31_run1.log: forward hashes BITWISE with `wgc` forced and at 7 pieces,
+/// memcheck clean, the prep −0.8..−1.5 % against `wg` at the four benchmark shapes in one
+/// process), before it [`SlimPrepProducts::Wg`] (session 28, helper pp28,
+/// bench/gdn_device_pp28_run1.log: BITWISE the mma.sync form's, the prep −1.3..−2.1 %).
+pub const SLIM_PREP_PRODUCTS_BY_RULE: SlimPrepProducts = SlimPrepProducts::Wgt;
 
 /// The sequence counts at which the rule locates the slim prep's chunk in one round of loads
 /// (session 35, helper pr35): [`SlimPrepProducts::Wgl`] in place of [`SlimPrepProducts::Wgc`]
-/// (and the backward's `prep16sll` in place of `prep16slc`) for a batch of `n_seqs` sequences in
+/// and [`SlimPrepProducts::Wgtl`] in place of [`SlimPrepProducts::Wgt`] (session 36,
+/// [`SlimPrepProducts::located_by_warp`]; and the backward's `prep16sll` in place of
+/// `prep16slc`) for a batch of `n_seqs` sequences in
 /// this range. `locate_chunk_warp` serves up to 31 sequences (a lane per sequence, the total in
 /// lane `n_seqs`); from 8 the binary search it replaces takes 3 or more dependent steps. In one
 /// process on the H200 (bench/gdn_device_pr35b_run1.log, wgc / wgl A B B A A B and B A A B) the
@@ -1151,12 +1158,23 @@ pub const SLIM_PREP_LOCATE_WARP_SEQS: (i64, i64) = (8, 31);
 
 impl SlimPrepProducts {
     /// The rule's form for a batch of `n_seqs` sequences: [`SLIM_PREP_PRODUCTS_BY_RULE`], as
-    /// [`SlimPrepProducts::Wgl`] where that is `Wgc` and `n_seqs` lies in
+    /// [`SlimPrepProducts::located_by_warp`] where `n_seqs` lies in
     /// [`SLIM_PREP_LOCATE_WARP_SEQS`].
     pub fn by_rule(n_seqs: i64) -> SlimPrepProducts {
         let (lo, hi) = SLIM_PREP_LOCATE_WARP_SEQS;
-        match SLIM_PREP_PRODUCTS_BY_RULE {
-            SlimPrepProducts::Wgc if (lo..=hi).contains(&n_seqs) => SlimPrepProducts::Wgl,
+        if (lo..=hi).contains(&n_seqs) {
+            SLIM_PREP_PRODUCTS_BY_RULE.located_by_warp()
+        } else {
+            SLIM_PREP_PRODUCTS_BY_RULE
+        }
+    }
+
+    /// This form with the chunk located in one round of loads (`locate_chunk_warp`): `wgc` →
+    /// `wgl`, `wgt` → `wgtl`; the others (and `wgl`, `wgtl`) as they are.
+    pub fn located_by_warp(self) -> SlimPrepProducts {
+        match self {
+            SlimPrepProducts::Wgc => SlimPrepProducts::Wgl,
+            SlimPrepProducts::Wgt => SlimPrepProducts::Wgtl,
             form => form,
         }
     }
@@ -3467,7 +3485,7 @@ pub(super) mod tests {
             names,
             [
                 "gdn_chunk_offsets",
-                "gdn_fwd_slimprep_bf16_k128_wgc",
+                "gdn_fwd_slimprep_bf16_k128_wgt",
                 rule_first.entry("bf16", 128).as_str(),
                 rule_sum.entry("bf16", 128).as_str(),
                 "gdn_fwd_chain3r_k128",
@@ -3808,28 +3826,28 @@ pub(super) mod tests {
         // gdn_fwd_slimprep_*_k128 (4 / 5 blocks per SM, the slim prep's shared memory); the
         // persistent prep and the full preps stay.
         let fwd = crate::cuda::kernels::find("gdn_fwd").expect("bundled GDN module");
-        // Session 32 (pp32): wgc by the rule.
-        assert_eq!(SlimPrepProducts::from_switch(None), SlimPrepProducts::Wgc);
+        // Session 36 (tp36): wgt by the rule (session 32, pp32: wgc).
+        assert_eq!(SlimPrepProducts::from_switch(None), SlimPrepProducts::Wgt);
         assert_eq!(
             SlimPrepProducts::from_switch(Some("x")),
-            SlimPrepProducts::Wgc
+            SlimPrepProducts::Wgt
         );
         assert_eq!(
             SlimPrepProducts::from_switch(Some("mma")),
             SlimPrepProducts::Mma
         );
         assert_eq!(SlimPrepProducts::Mma.pass(SLIM_PREP), SLIM_PREP);
-        // Session 35 (pr35): wgl in place of wgc from 8 to 31 sequences by the rule; a named
-        // value wins at every count.
+        // Session 35 (pr35): wgl in place of wgc from 8 to 31 sequences by the rule (session 36:
+        // wgtl in place of wgt); a named value wins at every count.
         let (lo, hi) = SLIM_PREP_LOCATE_WARP_SEQS;
         for (n, rule) in [
-            (1, SlimPrepProducts::Wgc),
-            (4, SlimPrepProducts::Wgc),
-            (lo - 1, SlimPrepProducts::Wgc),
-            (lo, SlimPrepProducts::Wgl),
-            (16, SlimPrepProducts::Wgl),
-            (hi, SlimPrepProducts::Wgl),
-            (hi + 1, SlimPrepProducts::Wgc),
+            (1, SlimPrepProducts::Wgt),
+            (4, SlimPrepProducts::Wgt),
+            (lo - 1, SlimPrepProducts::Wgt),
+            (lo, SlimPrepProducts::Wgtl),
+            (16, SlimPrepProducts::Wgtl),
+            (hi, SlimPrepProducts::Wgtl),
+            (hi + 1, SlimPrepProducts::Wgt),
         ] {
             assert_eq!(SlimPrepProducts::by_rule(n), rule, "{n}");
             assert_eq!(SlimPrepProducts::from_switch_at(None, n), rule, "{n}");
@@ -3843,9 +3861,19 @@ pub(super) mod tests {
                 assert_eq!(SlimPrepProducts::from_switch_at(Some(value), n), form);
             }
         }
-        // The uncut slim forward at (16, 2048, 32) runs wgl by the rule.
+        for (form, located) in [
+            (SlimPrepProducts::Wgc, SlimPrepProducts::Wgl),
+            (SlimPrepProducts::Wgt, SlimPrepProducts::Wgtl),
+            (SlimPrepProducts::Wgl, SlimPrepProducts::Wgl),
+            (SlimPrepProducts::Wgtl, SlimPrepProducts::Wgtl),
+            (SlimPrepProducts::Wg, SlimPrepProducts::Wg),
+        ] {
+            assert_eq!(form.located_by_warp(), located, "{form:?}");
+        }
+        // The uncut slim forward at (16, 2048, 32) runs wgtl by the rule and encodes the maps.
         let f = facts(16, 32768, 32, 128, false);
-        assert_eq!(FwdChoice::default_for(&f, 132).prep_pass(), SLIM_PREP_WGL);
+        assert_eq!(FwdChoice::default_for(&f, 132).prep_pass(), SLIM_PREP_WGTL);
+        assert!(FwdChoice::default_for(&f, 132).reads_io_maps(128));
         for (value, form, entry, blocks, smem) in [
             (
                 "wg",
@@ -3906,11 +3934,11 @@ pub(super) mod tests {
             }
             assert_eq!(form.pass(SLIM_PREP_OV), SLIM_PREP_OV);
             assert_eq!(form.pass(PREP_VARIANTS[1].pass), PREP_VARIANTS[1].pass);
-            // The uncut slim forward at (4, 8192, 16) runs it (wgc by the rule).
+            // The uncut slim forward at (4, 8192, 16) runs it (wgt by the rule).
             let f = facts(4, 32768, 16, 128, false);
             let mut c = FwdChoice::default_for(&f, 132);
-            assert_eq!(c.prep_pass(), SLIM_PREP_WGC);
-            assert!(!c.reads_io_maps(128), "the rule's plan encodes no map");
+            assert_eq!(c.prep_pass(), SLIM_PREP_WGT);
+            assert!(c.reads_io_maps(128), "the rule's plan encodes the maps");
             c.slim_prep = SlimPrepProducts::Mma;
             assert_eq!(c.prep_pass(), SLIM_PREP);
             c.slim_prep = form;
