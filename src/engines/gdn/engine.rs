@@ -1995,10 +1995,17 @@ impl FwdChoice {
     /// Whether a kernel of this schedule reads the tensor maps ([`tma_maps::IO_MAP_READERS`]) at
     /// K = `k`.
     pub fn reads_io_maps(&self, k: i64) -> bool {
+        !self.io_maps_read(k).is_empty()
+    }
+
+    /// The tensor maps this schedule's kernels read at K = `k` (the plan encodes only these).
+    pub fn io_maps_read(&self, k: i64) -> tma_maps::IoMapSet {
         FwdKernels::named(self, "bf16", k)
             .all()
             .into_iter()
-            .any(|e| tma_maps::reads_io_maps(e))
+            .fold(tma_maps::IoMapSet::NONE, |a, e| {
+                a.union(tma_maps::io_maps_read(e))
+            })
     }
 
     /// The chunk-table entry: `gdn_fwd_chunk_order` (also zeroes the hand-over flags and writes
@@ -2556,10 +2563,12 @@ impl<F> GdnFwdPlan<F> {
             scan_threads: scan.threads(),
             kernels,
             pdl,
-            io_maps: choice
-                .reads_io_maps(f.k)
-                .then(|| FwdIoMapShape::new(f))
-                .transpose()?,
+            io_maps: {
+                let read = choice.io_maps_read(f.k);
+                (!read.is_empty())
+                    .then(|| FwdIoMapShape::new(f).map(|s| s.reading(read)))
+                    .transpose()?
+            },
         })
     }
 
@@ -3946,6 +3955,12 @@ pub(super) mod tests {
             // Session 36 (tp36): only the box-loading forms make the plan encode the maps.
             let boxes = matches!(form, SlimPrepProducts::Wgt | SlimPrepProducts::Wgtl);
             assert_eq!(c.reads_io_maps(128), boxes, "{value}");
+            let read = if boxes {
+                tma_maps::IoMapSet::QK
+            } else {
+                tma_maps::IoMapSet::NONE
+            };
+            assert_eq!(c.io_maps_read(128), read, "{value}: q, k only");
             assert_eq!(tma_maps::reads_io_maps(entry), boxes, "{entry}");
         }
     }

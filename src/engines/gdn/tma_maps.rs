@@ -18,14 +18,59 @@ use crate::ir::DataType;
 use super::analyzer::GdnFacts;
 use super::params::GdnIoMaps;
 
-/// Entry-name suffixes of the forward kernels that read the maps: a plan running any of them
-/// encodes the maps at execute. Session 36 (tp36): the slim prep's `wgt` / `wgtl` (q, k by boxes,
-/// [`super::engine::SLIM_PREP_WGT`], [`super::engine::SLIM_PREP_WGTL`]).
-pub const IO_MAP_READERS: &[&str] = &["_wgt", "_wgtl"];
+/// A set of the forward's maps (bits in [`GdnIoMaps`]' order: q, k, v, o).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct IoMapSet(u8);
 
-/// Whether the forward entry `entry` reads the maps ([`IO_MAP_READERS`]).
+impl IoMapSet {
+    /// No map.
+    pub const NONE: IoMapSet = IoMapSet(0);
+    /// The map of q.
+    pub const Q: IoMapSet = IoMapSet(1);
+    /// The map of k.
+    pub const K: IoMapSet = IoMapSet(2);
+    /// The map of v.
+    pub const V: IoMapSet = IoMapSet(4);
+    /// The map of o.
+    pub const O: IoMapSet = IoMapSet(8);
+    /// q and k.
+    pub const QK: IoMapSet = IoMapSet(3);
+    /// Every map.
+    pub const ALL: IoMapSet = IoMapSet(15);
+
+    /// The maps in either set.
+    pub const fn union(self, other: IoMapSet) -> IoMapSet {
+        IoMapSet(self.0 | other.0)
+    }
+
+    /// Whether every map of `other` is in this set.
+    pub const fn contains(self, other: IoMapSet) -> bool {
+        self.0 & other.0 == other.0
+    }
+
+    /// Whether the set holds no map.
+    pub const fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+}
+
+/// Entry-name suffixes of the forward kernels that read maps, with the maps each reads: a plan
+/// running any of them encodes those maps at execute (the others stay zero). Session 36 (tp36):
+/// the slim prep's `wgt` / `wgtl` read q and k ([`super::engine::SLIM_PREP_WGT`],
+/// [`super::engine::SLIM_PREP_WGTL`]).
+pub const IO_MAP_READERS: &[(&str, IoMapSet)] = &[("_wgt", IoMapSet::QK), ("_wgtl", IoMapSet::QK)];
+
+/// The maps the forward entry `entry` reads ([`IO_MAP_READERS`]; none when it is not listed).
+pub fn io_maps_read(entry: &str) -> IoMapSet {
+    IO_MAP_READERS
+        .iter()
+        .filter(|(s, _)| entry.ends_with(s))
+        .fold(IoMapSet::NONE, |a, &(_, m)| a.union(m))
+}
+
+/// Whether the forward entry `entry` reads any map ([`IO_MAP_READERS`]).
 pub fn reads_io_maps(entry: &str) -> bool {
-    IO_MAP_READERS.iter().any(|s| entry.ends_with(s))
+    !io_maps_read(entry).is_empty()
 }
 
 /// The box of q, k and v: 64 elements (one 128-byte swizzle row) x 1 head x 64 tokens (a chunk).
@@ -43,6 +88,9 @@ pub struct FwdIoMapShape {
     heads: (u64, u64, u64, u64),
     k: u64,
     v: u64,
+    /// The maps [`FwdIoMapShape::encode`] encodes ([`IoMapSet::ALL`] unless
+    /// [`FwdIoMapShape::reading`] narrows it).
+    read: IoMapSet,
 }
 
 impl FwdIoMapShape {
@@ -66,7 +114,14 @@ impl FwdIoMapShape {
             heads: (u(h), u(hk), u(hv), u(ho)),
             k: u(f.k),
             v: u(f.v),
+            read: IoMapSet::ALL,
         })
+    }
+
+    /// The same shape encoding only the maps in `read` (the plan's readers read no other; each
+    /// encode costs host time at every execute).
+    pub fn reading(self, read: IoMapSet) -> Self {
+        FwdIoMapShape { read, ..self }
     }
 
     /// The map of a dense `[T, heads, d]` tensor with box `boxes` and `swizzle`.
@@ -101,19 +156,26 @@ impl FwdIoMapShape {
         ]
     }
 
-    /// The maps of one call at the addresses `q`, `k`, `v`, `o`; zeros when there are no tokens
-    /// (no chunk runs, and a map needs a non-empty tensor).
+    /// The maps of one call at the addresses `q`, `k`, `v`, `o`, those this shape reads
+    /// ([`FwdIoMapShape::reading`]; the others zero); zeros when there are no tokens (no chunk
+    /// runs, and a map needs a non-empty tensor).
     pub fn encode(&self, q: u64, k: u64, v: u64, o: u64) -> Result<GdnIoMaps> {
+        let mut maps = GdnIoMaps::default();
         if self.tokens == 0 {
-            return Ok(GdnIoMaps::default());
+            return Ok(maps);
         }
         let [sq, sk, sv, so] = self.specs();
-        Ok(GdnIoMaps {
-            q: sq.encode(q)?,
-            k: sk.encode(k)?,
-            v: sv.encode(v)?,
-            o: so.encode(o)?,
-        })
+        for (set, spec, addr, map) in [
+            (IoMapSet::Q, sq, q, &mut maps.q),
+            (IoMapSet::K, sk, k, &mut maps.k),
+            (IoMapSet::V, sv, v, &mut maps.v),
+            (IoMapSet::O, so, o, &mut maps.o),
+        ] {
+            if self.read.contains(set) {
+                *map = spec.encode(addr)?;
+            }
+        }
+        Ok(maps)
     }
 }
 
@@ -146,8 +208,26 @@ mod tests {
     fn no_kernel_reads_the_maps_unless_listed() {
         assert!(!reads_io_maps("gdn_fwd_slimscan_bf16_k128_w4gxs"));
         assert!(!reads_io_maps("gdn_fwd_slimprep_bf16_k128_wgc"));
-        for s in IO_MAP_READERS {
+        for (s, read) in IO_MAP_READERS {
             assert!(reads_io_maps(&format!("gdn_fwd_x_bf16_k128{s}")));
+            assert!(!read.is_empty(), "{s}");
         }
+        // Session 36 (tp36): the slim prep's box forms read q and k only.
+        for e in [
+            "gdn_fwd_slimprep_bf16_k128_wgt",
+            "gdn_fwd_slimprep_f16_k128_wgtl",
+        ] {
+            assert_eq!(io_maps_read(e), IoMapSet::QK, "{e}");
+        }
+        assert_eq!(
+            io_maps_read("gdn_fwd_slimprep_bf16_k128_wgl"),
+            IoMapSet::NONE
+        );
+        assert!(IoMapSet::ALL.contains(IoMapSet::QK) && !IoMapSet::QK.contains(IoMapSet::V));
+        assert_eq!(IoMapSet::Q.union(IoMapSet::K), IoMapSet::QK);
+        assert_eq!(
+            IoMapSet::QK.union(IoMapSet::V).union(IoMapSet::O),
+            IoMapSet::ALL
+        );
     }
 }
