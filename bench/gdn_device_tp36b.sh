@@ -5,7 +5,7 @@
 #   2. timing in one process: the rule against wgc / wgl forced (rule wgc wgl wgl wgc rule per shape)
 #   3. host time per execute (forward_parity's 4 x 512 case), the rule (4 maps encoded per execute)
 #      against wgc forced (none), alternating, three each
-# Command: `cd .xfer-tp36 && tar xJf device_b.txz && OUT=$OUT timeout 90 bash bench/gdn_device_tp36b.sh`
+# Command: `cd .xfer-tp36 && tar xJf device_b.txz && OUT=$OUT timeout 90 bash bench/gdn_device_tp36b.sh` (device_c.txz: the same at the head with q, k maps only)
 # (~45 s of command).
 source bench/device_lib.sh
 dev_begin tp36b
