@@ -34,6 +34,7 @@
 #include "gdn_fwd_fast.cuh"
 #include "gdn_fwd_prep10.cuh"
 #ifndef GDN_HOST_EMU  // the CPU emulation defines the hand-over primitives (bench/gdn_host_emu.h)
+#include "dnnp_async.cuh"
 #include "dnnp_overlap.cuh"
 #include "dnnp_wgmma.cuh"
 #endif
@@ -1077,7 +1078,7 @@ __device__ __forceinline__ void store_piece1_seed(float* ws_seed, int P, int HO,
 // pieces 1 ..= P − 2 (w4dgx0's 111,616-byte layout shares its SM with one summary block). The
 // same per-warp operations as w4gx and w4dgx0.
 template <typename T, int K, int V, int NW, int STAGES, bool OV = false, bool WG = false, bool WGX = false,
-          bool REST = false, bool FIRST = false, bool SPLIT = false, bool TMA_O = false>
+          bool REST = false, bool FIRST = false, bool SPLIT = false, bool TMA_O = false, bool TMA_QK = false>
 __device__ __forceinline__ void fwd_slim_scan_body(const FwdFastParams& fp, const GdnIoMaps* maps = nullptr) {
   static_assert(K == 128 && V == 128, "the slim forward serves K = V = 128");
   static_assert(!WG || ((NW == 4 || (NW == 8 && WGX)) && !OV),
@@ -1087,6 +1088,7 @@ __device__ __forceinline__ void fwd_slim_scan_body(const FwdFastParams& fp, cons
   static_assert(!WGX || WG, "w4gx: the w4gs scan with its chunk tail on the warpgroup too");
   static_assert(!SPLIT || (WGX && (NW == 4 || NW == 8) && !REST && !FIRST), "w4gxs / w8gxs: w4gx / w8gx with the copies split");
   static_assert(!TMA_O || (SPLIT && NW == 4), "w4gxt: w4gxs with O stored by the tensor map");
+  static_assert(!TMA_QK || TMA_O, "w4gxu: w4gxt with q, k loaded by the tensor maps");
 #ifdef GDN_HOST_EMU
   static_assert(!WG, "the CPU emulation has no wgmma (its copies would stage q, k swizzled for the mma.sync step)");
 #endif
@@ -1132,6 +1134,15 @@ __device__ __forceinline__ void fwd_slim_scan_body(const FwdFastParams& fp, cons
     static_assert(S::q_off % 1024 == 0 && S::k_off % 1024 == 0 && S::stage % 1024 == 0, "SW128 atoms aligned");
     static_assert(!WGX || (S::t_off % 1024 == 0 && S::a_off % 1024 == 0), "w4gx: T, A atoms aligned");
     dnnp::trap_unless_swizzle_aligned(smem);
+    if constexpr (TMA_QK) {  // w4gxu: one mbarrier per stage for the q, k boxes (qk_bar), one arrival per warp
+      static_assert(S::k_off - S::q_off >= CHUNK * K * 2 + 8, "w4gxu: the mbarrier in the q slot's tail");
+      if (tid == 0) {
+#pragma unroll
+        for (int s2 = 0; s2 < STAGES; ++s2)
+          dnnp::mbar_init(reinterpret_cast<uint64_t*>(smem + s2 * S::stage + S::q_off + CHUNK * K * 2), NW);
+        dnnp::mbar_init_fence();
+      }
+    }
     if constexpr (WGX) {  // the packed copies' never-written upper blocks (slim_tri_zero_upper), every stage
       static_assert(STAGES == 2 || STAGES == 3, "the tile offsets below");
       constexpr unsigned so = S::stage, to = S::t_off, ao = S::a_off;
@@ -1204,14 +1215,34 @@ __device__ __forceinline__ void fwd_slim_scan_body(const FwdFastParams& fp, cons
     cp_async16_if(reinterpret_cast<float*>(base + S::s_off) + 4 * tid,
                   static_cast<const float*>(p.ws_kr) + d.ch * SLIM_SCALARS * CHUNK + 4 * tid, live && tid < SCN);
   };
+  // TMA_QK (session 36, tm36: w4gxu): chunk c's q, k tiles as four tensor-map boxes (q, k keys 0 ..
+  // 63 and 64 .. 127: {64, 1, 64} each, the 128-byte swizzle = slim_wg_elem's atoms), box w by lane
+  // 0 of warp w (an arrive with expect_tx 8 KB each: the mbarrier counts NW = 4 arrivals) onto
+  // stage st's mbarrier (in the q slot's unused tail: the swizzled tile is CHUNK · K · 2 = 16 KB of
+  // its CHUNK · KP · 2). Rows past the sequence's end hold the next sequence's tokens (or the map's
+  // zeros past T): the step zeroes them before its wgmma.
+  auto qk_bar = [&](int st) { return reinterpret_cast<uint64_t*>(smem + st * S::stage + S::q_off + CHUNK * K * 2); };
+  auto tma_qk = [&](const SlimChunkAt& d, unsigned char* base, int st) {
+#ifndef GDN_HOST_EMU
+    static_assert(!TMA_QK || NW == 4, "one box per warp");
+    uint64_t* bar = qk_bar(st);
+    dnnp::mbar_arrive_expect_tx(bar, 64 * CHUNK * 2);
+    dnnp::tma_load_3d(base + (warp < 2 ? S::q_off : S::k_off) + (warp & 1) * 64 * CHUNK * 2,
+                      warp < 2 ? &maps->q : &maps->k, 64 * (warp & 1), warp < 2 ? qh : kh, static_cast<int>(d.t0), bar);
+#endif
+  };
   auto issue = [&](int c, int st) {
     // The prep's unit (c, h) before any read of it (T, A, scalars by cp.async.cg; Γ_last by the
     // pipeline's loads, which come after this chunk's issue).
     if constexpr (OV) dnnp_flag_wait_block(fp.ov_flags + static_cast<size_t>(c) * HO + h, 1u);
     const SlimChunkAt d = at(c);
     unsigned char* base = smem + st * S::stage;
+    if constexpr (TMA_QK) {
+      if (lane == 0) tma_qk(d, base, st);
+    } else {
 #pragma unroll
-    for (int it = 0; it < QIT; ++it) copy_qk(d, base, it, true);
+      for (int it = 0; it < QIT; ++it) copy_qk(d, base, it, true);
+    }
 #pragma unroll
     for (int it = 0; it < VIT; ++it) copy_v(d, base, it, true);
 #pragma unroll
@@ -1263,6 +1294,18 @@ __device__ __forceinline__ void fwd_slim_scan_body(const FwdFastParams& fp, cons
 
     T* Os = reinterpret_cast<T*>(smem + S::o_off) + warp * CHUNK * S::OP;
 #ifndef GDN_HOST_EMU
+    if constexpr (TMA_QK) {  // w4gxu: chunk c's q, k boxes landed (stage st's use (c − c_begin) / STAGES)
+      dnnp::mbar_wait(qk_bar(st), static_cast<uint32_t>((c - c_begin) / STAGES) & 1u);
+      if (d.len < CHUNK) {  // rows len .. CHUNK − 1 to zeros (cp.async's zero fill), then visible to wgmma
+        for (int i = tid; i < (CHUNK - d.len) * 32; i += NTH) {
+          const int r = d.len + (i >> 5), a = (i >> 3) & 3;
+          *reinterpret_cast<uint4*>(base + (a < 2 ? S::q_off : S::k_off) + (a & 1) * 64 * CHUNK * 2 + r * 128 +
+                                    (i & 7) * 16) = make_uint4(0u, 0u, 0u, 0u);
+        }
+        dnnp::fence_proxy_async_shared();
+        __syncthreads();
+      }
+    }
     if constexpr (WG) {
       if constexpr (TMA_O)
         slim_chunk_wg<T, K, V, VP, true, true, WGX>(x, Qs, Ks, Vs, Ts, As, Sc, Os, p, d.t0, d.len, h, v0, 16 * warp, gl,
@@ -1298,7 +1341,11 @@ __device__ __forceinline__ void fwd_slim_scan_body(const FwdFastParams& fp, cons
         body(
             c, st, gl,
             [&](int kk) {
-              if (kk < QIT) copy_qk(d, nbase, kk, live);
+              if constexpr (TMA_QK) {
+                if (kk == 0 && live && lane == 0) tma_qk(d, nbase, nst);
+              } else if (kk < QIT) {
+                copy_qk(d, nbase, kk, live);
+              }
             },
             [&](int u) { issue_tail(d, nbase, u, live); });
       } else {

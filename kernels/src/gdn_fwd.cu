@@ -55,6 +55,8 @@
 //                                          by one tensor-map store per warp and chunk (session 36, tm36;
 //                                          parameter gdn::FwdTmaParams, the o map; bitwise w4gxs;
 //                                          DNNPLAN_GDN_FWD_SCAN=w4gxt)
+//   gdn_fwd_slimscan_{bf16,f16}_k128_w4gxu <<<as w4gxt>>> w4gxt with q, k loaded by the q, k tensor maps
+//                                          (session 36, tm36; bitwise w4gxt; DNNPLAN_GDN_FWD_SCAN=w4gxu)
 //   gdn_fwd_slimsum_{bf16,f16}_k128_gs     <<<(4, HO, N·(P−1)), 128, SlimSumSmem<128>>> slimsum with
 //                                          P' by wgmma, k swizzled (session 24; the default)
 //   gdn_fwd_slimscan_{bf16,f16}_k128_w4dgs <<<(2, HO, N·P), 128, SlimPieceSmem<128>>> w4d with P', O'
@@ -344,6 +346,24 @@ GDN_FWD_SLIM_WGXS_ENTRY(f16, gdn::gdn_f16, 8, gdn::SLIM_W8_STAGES)
 
 GDN_FWD_SLIM_WGXT_ENTRY(bf16, gdn::gdn_bf16)
 GDN_FWD_SLIM_WGXT_ENTRY(f16, gdn::gdn_f16)
+
+// Session 36 (helper tm36): w4gxu, w4gxt with chunk c + 2's q, k tiles loaded by the q, k tensor
+// maps (four {64, 1, 64} boxes in the 128-byte swizzle = slim_wg_elem's atoms, one per warp's
+// lane 0, onto a per-stage mbarrier; gdn_fwd_slim.cuh TMA_QK) instead of 16 rounds of 16-byte
+// cp.async per thread; a partial chunk zeroes its rows past the sequence's end after the wait
+// (the cp.async zero fill's values). The same q, k values in the same places: bitwise w4gxt
+// (DNNPLAN_GDN_FWD_SCAN=w4gxu).
+#define GDN_FWD_SLIM_WGXU_ENTRY(TAG, T)                                                              \
+  extern "C" __global__ void __launch_bounds__(4 * 32)                                              \
+      gdn_fwd_slimscan_##TAG##_k128_w4gxu(const __grid_constant__ gdn::FwdTmaParams p) {            \
+    dnnp_pdl_enter(p.fp.f.flags & gdn::FLAG_PDL_TRIGGER);                                           \
+    const gdn::FwdFastParams fp = p.fp; /* as w4gxt */                                              \
+    gdn::fwd_slim_scan_body<T, 128, 128, 4, gdn::SLIM_W4_STAGES, false, true, true, false, false, true, true, true>( \
+        fp, &p.maps);                                                                               \
+  }
+
+GDN_FWD_SLIM_WGXU_ENTRY(bf16, gdn::gdn_bf16)
+GDN_FWD_SLIM_WGXU_ENTRY(f16, gdn::gdn_f16)
 
 // Session 24 (pwx24): the piece path's whole chunk step on the warpgroup (slimsum_gs / w4dgs with
 // slim_chunk_tail_wg: Uᵀ = Z Tᵀ, O += Uᵀ Aᵀ with T, A in the 128-byte swizzle, the state update with

@@ -457,7 +457,7 @@ fn slim_prep(s: &Shape) -> Counts {
 }
 
 /// The slim output scan, uncut or seeded per piece (w4, w8, w4ov, w4d, w4gs, w4gx, w4gxs, w4gxt,
-/// w8gx, w8gxs, w4dgs, w4dgx; w4gxt writes O by tensor-map stores: the same bytes).
+/// w4gxu, w8gx, w8gxs, w4dgs, w4dgx; w4gxt / w4gxu move O / q, k by tensor maps: the same bytes).
 fn slim_scan(s: &Shape) -> Counts {
     Counts::new(
         over(
@@ -834,6 +834,7 @@ pub const MODELS: [Model; 36] = [
             "slimscan_w4gx",
             "slimscan_w4gxs",
             "slimscan_w4gxt",
+            "slimscan_w4gxu",
             "slimscan_w8gx",
             "slimscan_w8gxs",
             "slimscan_w4dgx",

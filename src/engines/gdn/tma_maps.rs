@@ -21,8 +21,9 @@ use super::params::GdnIoMaps;
 
 /// Entry-name suffixes of the forward kernels that read the maps: a plan running any of them
 /// encodes the maps at execute.
-/// `_w4gxt` (session 36, helper tm36: the uncut 4-warp slim scan storing O by the o map).
-pub const IO_MAP_READERS: &[&str] = &["_w4gxt"];
+/// `_w4gxt` (session 36, helper tm36: the uncut 4-warp slim scan storing O by the o map), `_w4gxu`
+/// (the same loading q, k by the q, k maps too).
+pub const IO_MAP_READERS: &[&str] = &["_w4gxt", "_w4gxu"];
 
 /// Whether the forward entry `entry` reads the maps ([`IO_MAP_READERS`]).
 pub fn reads_io_maps(entry: &str) -> bool {
@@ -156,6 +157,7 @@ mod tests {
         assert!(!reads_io_maps("gdn_fwd_slimprep_bf16_k128_wgc"));
         assert!(reads_io_maps("gdn_fwd_slimscan_bf16_k128_w4gxt"));
         assert!(reads_io_maps("gdn_fwd_slimscan_f16_k128_w4gxt"));
+        assert!(reads_io_maps("gdn_fwd_slimscan_bf16_k128_w4gxu"));
         for s in IO_MAP_READERS {
             assert!(reads_io_maps(&format!("gdn_fwd_x_bf16_k128{s}")));
         }
