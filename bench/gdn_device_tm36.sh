@@ -16,7 +16,7 @@
 #      the ragged mix (shapes 0 3), then the other order; w8gx w8gxs w8gxs w8gx at (16,2048,32)
 #      (shape 2), then the other order
 # Command (from /work/main, carry [".xfer-tm36"]): `cd .xfer-tm36 && tar xJf device.txz &&
-# OUT=$OUT timeout 250 bash bench/gdn_device_tm36.sh`; about 150-230 s of command.
+# OUT=$OUT timeout 235 bash bench/gdn_device_tm36.sh`; about 150-230 s of command.
 source bench/device_lib.sh
 dev_begin tm36
 d=$DEV_TMP
@@ -57,7 +57,7 @@ ben() {
 [ $SECONDS -lt 150 ] && ben "2" "w8gx:w8gx,w8gxs:w8gxs,w8gxs:w8gxs,w8gx:w8gx"
 [ $SECONDS -lt 165 ] && ben "0 3" "gxu:w4gxu,gxt:w4gxt,gxs:w4gxs,gxs:w4gxs,gxt:w4gxt,gxu:w4gxu"
 [ $SECONDS -lt 180 ] && ben "2" "w8gxs:w8gxs,w8gx:w8gx,w8gx:w8gx,w8gxs:w8gxs"
-[ $SECONDS -lt 195 ] && DEV_CAP_S=30 dev_memcheck "$t" forward_parity DNNPLAN_GDN_FWD_SCAN=w4gxt
-[ $SECONDS -lt 215 ] && DEV_CAP_S=25 dev_memcheck "$t" forward_parity DNNPLAN_GDN_FWD_SCAN=w8gxs
+[ $SECONDS -lt 175 ] && DEV_CAP_S=30 dev_memcheck "$t" forward_parity DNNPLAN_GDN_FWD_SCAN=w4gxt
+[ $SECONDS -lt 195 ] && DEV_CAP_S=25 dev_memcheck "$t" forward_parity DNNPLAN_GDN_FWD_SCAN=w8gxs
 tar czf $OUT/details.tgz -C $DEV_TMP . 2>/dev/null
 echo "done ${SECONDS}s"

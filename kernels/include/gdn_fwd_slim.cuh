@@ -1078,7 +1078,8 @@ __device__ __forceinline__ void store_piece1_seed(float* ws_seed, int P, int HO,
 // pieces 1 ..= P − 2 (w4dgx0's 111,616-byte layout shares its SM with one summary block). The
 // same per-warp operations as w4gx and w4dgx0.
 template <typename T, int K, int V, int NW, int STAGES, bool OV = false, bool WG = false, bool WGX = false,
-          bool REST = false, bool FIRST = false, bool SPLIT = false, bool TMA_O = false, bool TMA_QK = false>
+          bool REST = false, bool FIRST = false, bool SPLIT = false, bool TMA_O = false, bool TMA_QK = false,
+          bool O_FIRST = false>
 __device__ __forceinline__ void fwd_slim_scan_body(const FwdFastParams& fp, const GdnIoMaps* maps = nullptr) {
   static_assert(K == 128 && V == 128, "the slim forward serves K = V = 128");
   static_assert(!WG || ((NW == 4 || (NW == 8 && WGX)) && !OV),
@@ -1089,6 +1090,7 @@ __device__ __forceinline__ void fwd_slim_scan_body(const FwdFastParams& fp, cons
   static_assert(!SPLIT || (WGX && (NW == 4 || NW == 8) && !REST && !FIRST), "w4gxs / w8gxs: w4gx / w8gx with the copies split");
   static_assert(!TMA_O || (SPLIT && NW == 4), "w4gxt: w4gxs with O stored by the tensor map");
   static_assert(!TMA_QK || TMA_O, "w4gxu: w4gxt with q, k loaded by the tensor maps");
+  static_assert(!O_FIRST || (TMA_O && !TMA_QK), "w4gxv: w4gxt with the O store ahead of the tail's copies");
 #ifdef GDN_HOST_EMU
   static_assert(!WG, "the CPU emulation has no wgmma (its copies would stage q, k swizzled for the mma.sync step)");
 #endif
@@ -1142,6 +1144,7 @@ __device__ __forceinline__ void fwd_slim_scan_body(const FwdFastParams& fp, cons
           dnnp::mbar_init(reinterpret_cast<uint64_t*>(smem + s2 * S::stage + S::q_off + CHUNK * K * 2), NW);
         dnnp::mbar_init_fence();
       }
+      __syncthreads();  // every warp's lane 0 arrives on them in the prologue's issue
     }
     if constexpr (WGX) {  // the packed copies' never-written upper blocks (slim_tri_zero_upper), every stage
       static_assert(STAGES == 2 || STAGES == 3, "the tile offsets below");
@@ -1307,7 +1310,17 @@ __device__ __forceinline__ void fwd_slim_scan_body(const FwdFastParams& fp, cons
       }
     }
     if constexpr (WG) {
-      if constexpr (TMA_O)
+      if constexpr (O_FIRST)  // w4gxv: the store, then the tail's copies (the same copies, same group)
+        slim_chunk_wg<T, K, V, VP, true, true, WGX>(x, Qs, Ks, Vs, Ts, As, Sc, Os, p, d.t0, d.len, h, v0, 16 * warp, gl,
+                                                    lane, pre, SlimNoHook{}, SlimNoHook{}, SlimNoHook{},
+                                                    [&](const float (&oacc)[8][4]) {
+                                                      slim_store_o_tma<T, V>(
+                                                          reinterpret_cast<T*>(smem + S::o_off) + (2 * warp + (c & 1)) * CHUNK * 16,
+                                                          oacc, &maps->o, static_cast<T*>(p.o), d.t0, d.len, HO, h, v0, lane);
+#pragma unroll
+                                                      for (int u = 0; u < 4; ++u) upd(u);
+                                                    });
+      else if constexpr (TMA_O)
         slim_chunk_wg<T, K, V, VP, true, true, WGX>(x, Qs, Ks, Vs, Ts, As, Sc, Os, p, d.t0, d.len, h, v0, 16 * warp, gl,
                                                     lane, pre, SlimNoHook{}, upd, SlimNoHook{},
                                                     [&](const float (&oacc)[8][4]) {

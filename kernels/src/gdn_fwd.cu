@@ -57,6 +57,8 @@
 //                                          DNNPLAN_GDN_FWD_SCAN=w4gxt)
 //   gdn_fwd_slimscan_{bf16,f16}_k128_w4gxu <<<as w4gxt>>> w4gxt with q, k loaded by the q, k tensor maps
 //                                          (session 36, tm36; bitwise w4gxt; DNNPLAN_GDN_FWD_SCAN=w4gxu)
+//   gdn_fwd_slimscan_{bf16,f16}_k128_w4gxv <<<as w4gxt>>> w4gxt with the O store ahead of the tail's copies
+//                                          (session 36, tm36; bitwise w4gxt; DNNPLAN_GDN_FWD_SCAN=w4gxv)
 //   gdn_fwd_slimsum_{bf16,f16}_k128_gs     <<<(4, HO, N·(P−1)), 128, SlimSumSmem<128>>> slimsum with
 //                                          P' by wgmma, k swizzled (session 24; the default)
 //   gdn_fwd_slimscan_{bf16,f16}_k128_w4dgs <<<(2, HO, N·P), 128, SlimPieceSmem<128>>> w4d with P', O'
@@ -364,6 +366,22 @@ GDN_FWD_SLIM_WGXT_ENTRY(f16, gdn::gdn_f16)
 
 GDN_FWD_SLIM_WGXU_ENTRY(bf16, gdn::gdn_bf16)
 GDN_FWD_SLIM_WGXU_ENTRY(f16, gdn::gdn_f16)
+
+// Session 36 (helper tm36): w4gxv, w4gxt with the O store (stmatrix, fence.proxy.async, the
+// tensor-map store) ahead of the tail's T, A, v, scalar copies instead of after them (call 1:
+// w4gxt's scan +2.5 % against w4gxs; does the proxy fence wait behind the fresh cp.async?). The same
+// copies in the same group, the same stores: bitwise w4gxt (DNNPLAN_GDN_FWD_SCAN=w4gxv).
+#define GDN_FWD_SLIM_WGXV_ENTRY(TAG, T)                                                              \
+  extern "C" __global__ void __launch_bounds__(4 * 32)                                              \
+      gdn_fwd_slimscan_##TAG##_k128_w4gxv(const __grid_constant__ gdn::FwdTmaParams p) {            \
+    dnnp_pdl_enter(p.fp.f.flags & gdn::FLAG_PDL_TRIGGER);                                           \
+    const gdn::FwdFastParams fp = p.fp; /* as w4gxt */                                              \
+    gdn::fwd_slim_scan_body<T, 128, 128, 4, gdn::SLIM_W4_STAGES, false, true, true, false, false, true, true, false, \
+                            true>(fp, &p.maps);                                                     \
+  }
+
+GDN_FWD_SLIM_WGXV_ENTRY(bf16, gdn::gdn_bf16)
+GDN_FWD_SLIM_WGXV_ENTRY(f16, gdn::gdn_f16)
 
 // Session 24 (pwx24): the piece path's whole chunk step on the warpgroup (slimsum_gs / w4dgs with
 // slim_chunk_tail_wg: Uᵀ = Z Tᵀ, O += Uᵀ Aᵀ with T, A in the 128-byte swizzle, the state update with

@@ -32,14 +32,14 @@
 //! So is every prep ([`PrepPass`]: entry, threads, shared memory, grid): the full factors' of
 //! [`PREP_VARIANTS`], the slim [`SLIM_PREP`] and persistent [`SLIM_PREP_OV`] of the
 //! [`SLIM_SCANS`] rows; [`FwdChoice::prep_pass`] picks it.
-//! Diagnostics read once at build: `DNNPLAN_GDN_FWD_SCAN=w4|w8|w4p|w4gs|w4gx|w4gxs|w4gxt|w4gxu|w8gx|w8gxs` (force
+//! Diagnostics read once at build: `DNNPLAN_GDN_FWD_SCAN=w4|w8|w4p|w4gs|w4gx|w4gxs|w4gxt|w4gxu|w4gxv|w8gx|w8gxs` (force
 //! an output scan; bitwise the same outputs; `w4gs`: the uncut slim w4 with its P', O' products by
 //! wgmma, [`SLIM_SCAN_W4GS`]; `w4gx` / `w8gx`: the whole chunk step by wgmma on 4 / 8 warps,
 //! [`SLIM_SCAN_W4GX`] / [`SLIM_SCAN_W8GX`], the uncut defaults by [`SLIM_SCAN_WGMMA_BY_RULE`];
 //! `w4gxs`: w4gx with the T, A, v, scalar copies in the step's tail, [`SLIM_SCAN_W4GXS`];
 //! `w8gxs`: w8gx with the same split, [`SLIM_SCAN_W8GXS`]; `w4gxt`: w4gxs with O stored by the
 //! o tensor map, [`SLIM_SCAN_W4GXT`]; `w4gxu`: w4gxt with q, k loaded by the tensor maps,
-//! [`SLIM_SCAN_W4GXU`];
+//! [`SLIM_SCAN_W4GXU`]; `w4gxv`: w4gxt with the store ahead of the tail's copies, [`SLIM_SCAN_W4GXV`];
 //! on the slim factors, else `w4` / `w8`; `w4`, `w8`: the mma.sync scans;
 //! the wgmma scans are not bitwise w4 by construction, bitwise on the H200),
 //! `DNNPLAN_GDN_FWD_SUM=s2|p3` (force a summary pass; bitwise the same H_j, M_j), `DNNPLAN_GDN_FWD_PIECES=n` (force n pieces per sequence; 1 = off),
@@ -541,6 +541,9 @@ pub enum WgmmaDepth {
     /// [`WgmmaDepth::StepTmaO`] with q, k loaded by the q, k tensor maps ([`SLIM_SCAN_W4GXU`]: the
     /// uncut 4-warp scan only, 8 warps keep [`SLIM_SCAN_W8GX`]; bitwise [`WgmmaDepth::Step`]'s).
     StepTmaIo,
+    /// [`WgmmaDepth::StepTmaO`] with the O store ahead of the tail's copies ([`SLIM_SCAN_W4GXV`]:
+    /// the uncut 4-warp scan only, 8 warps keep [`SLIM_SCAN_W8GX`]; bitwise [`WgmmaDepth::Step`]'s).
+    StepTmaOFirst,
 }
 
 /// How much of the slim piece path's passes runs on wgmma by rule (unless
@@ -1349,6 +1352,16 @@ pub const SLIM_SCAN_W4GXU: FwdPass = FwdPass {
     ..SLIM_SCAN_W4GXT
 };
 
+/// [`SLIM_SCAN_W4GXT`] with the O store (stmatrix, the proxy fence, the tensor-map store) issued
+/// ahead of the tail's T, A, v, scalar copies instead of after them,
+/// `gdn_fwd_slimscan_<tag>_k128_w4gxv` (session 36, helper tm36; kernels/include/gdn_fwd_slim.cuh
+/// `O_FIRST`): the same copies in the same group, the same stores: bitwise w4gxt. w4gxt's launch;
+/// `DNNPLAN_GDN_FWD_SCAN=w4gxv` ([`WgmmaDepth::StepTmaOFirst`]).
+pub const SLIM_SCAN_W4GXV: FwdPass = FwdPass {
+    suffix: "w4gxv",
+    ..SLIM_SCAN_W4GXT
+};
+
 /// [`SLIM_SCAN_W4GX`]'s chunk step on 8 warps = two warpgroups (128 value rows),
 /// `gdn_fwd_slimscan_<tag>_k128_w8gx` (session 24, wgx24): w8's grid, threads, stages and shared
 /// memory. The uncut 8-warp default ([`SLIM_SCAN_WGMMA_BY_RULE`]).
@@ -1430,11 +1443,12 @@ const SLIM_SCAN_STEM: &str = FACTOR_VARIANTS[FwdFactors::Slim as usize].scan_ste
 /// 8-warp scan runs with the whole step by wgmma, `w4gxs` ([`SLIM_SCAN_W4GXS`]; 8 warps: `w8gx`)
 /// where it runs with the copies split, `w4gxs` / `w8gxs` ([`SLIM_SCAN_W8GXS`]) where both widths
 /// do, `w4gxt` ([`SLIM_SCAN_W4GXT`]; 8 warps: `w8gx`) where it stores O by the tensor map, `w4gxu`
-/// ([`SLIM_SCAN_W4GXU`]; 8 warps: `w8gx`) where it also loads q, k by the tensor maps, `w4gs`
+/// ([`SLIM_SCAN_W4GXU`]; 8 warps: `w8gx`) where it also loads q, k by the tensor maps, `w4gxv`
+/// ([`SLIM_SCAN_W4GXV`]; 8 warps: `w8gx`) where it stores O ahead of the tail's copies, `w4gs`
 /// ([`SLIM_SCAN_W4GS`]) where the 4-warp scan runs with wgmma, else
 /// the width of the full scan the rule picked: `w8` ([`SLIM_W8_STAGES`]) or `w4`
 /// ([`SLIM_W4_STAGES`]; a forced `w4p` runs it too).
-pub const SLIM_SCANS: [SlimScanRow; 17] = [
+pub const SLIM_SCANS: [SlimScanRow; 19] = [
     SlimScanRow {
         used: SlimScanUse::PiecesWgmma(WgmmaDepth::Step),
         scan: SLIM_PIECES_WGX.scan,
@@ -1502,6 +1516,16 @@ pub const SLIM_SCANS: [SlimScanRow; 17] = [
     },
     SlimScanRow {
         used: SlimScanUse::Wgmma(WgmmaDepth::StepTmaIo, 8),
+        scan: SLIM_SCAN_W8GX,
+        prep: SLIM_PREP,
+    },
+    SlimScanRow {
+        used: SlimScanUse::Wgmma(WgmmaDepth::StepTmaOFirst, 4),
+        scan: SLIM_SCAN_W4GXV,
+        prep: SLIM_PREP,
+    },
+    SlimScanRow {
+        used: SlimScanUse::Wgmma(WgmmaDepth::StepTmaOFirst, 8),
         scan: SLIM_SCAN_W8GX,
         prep: SLIM_PREP,
     },
@@ -2061,7 +2085,8 @@ impl FwdChoice {
             | WgmmaDepth::StepSplit
             | WgmmaDepth::StepSplitAll
             | WgmmaDepth::StepTmaO
-            | WgmmaDepth::StepTmaIo => &SLIM_PIECES_WGX,
+            | WgmmaDepth::StepTmaIo
+            | WgmmaDepth::StepTmaOFirst => &SLIM_PIECES_WGX,
             WgmmaDepth::Products => &SLIM_PIECES_WG,
             WgmmaDepth::Off => &SLIM_PIECES,
         }
@@ -2262,7 +2287,8 @@ fn uncut_scan_blocks(f: &GdnFacts) -> u64 {
 /// [`SLIM_SCAN_W4GX`]'s / [`SLIM_SCAN_W8GX`]'s the 4- / 8-warp scan with the whole step,
 /// [`SLIM_SCAN_W4GXS`]'s the 4-warp one with its copies split, [`SLIM_SCAN_W8GXS`]'s the 8-warp
 /// one (both widths split), [`SLIM_SCAN_W4GXT`]'s the 4-warp one storing O by the tensor map,
-/// [`SLIM_SCAN_W4GXU`]'s the same also loading q, k by the tensor maps, any other scan none.
+/// [`SLIM_SCAN_W4GXU`]'s the same also loading q, k by the tensor maps, [`SLIM_SCAN_W4GXV`]'s
+/// w4gxt with the store ahead of the tail's copies, any other scan none.
 fn scan_switch(value: Option<&str>, k: i64) -> (Option<ScanVariant>, WgmmaDepth) {
     let forced = |v: ScanVariant| ScanVariant::from_switch(v.row().switch, k);
     match value {
@@ -2278,6 +2304,9 @@ fn scan_switch(value: Option<&str>, k: i64) -> (Option<ScanVariant>, WgmmaDepth)
         }
         Some(x) if x == SLIM_SCAN_W4GXU.suffix => {
             (forced(ScanVariant::Warps4), WgmmaDepth::StepTmaIo)
+        }
+        Some(x) if x == SLIM_SCAN_W4GXV.suffix => {
+            (forced(ScanVariant::Warps4), WgmmaDepth::StepTmaOFirst)
         }
         Some(x) if x == SLIM_SCAN_W8GX.suffix => (forced(ScanVariant::Warps8), WgmmaDepth::Step),
         Some(x) if x == SLIM_SCAN_W8GXS.suffix => {
@@ -2728,6 +2757,7 @@ pub(super) mod tests {
             (WgmmaDepth::StepSplit | WgmmaDepth::StepSplitAll, 4) => "w4gxs",
             (WgmmaDepth::StepTmaO, 4) => "w4gxt",
             (WgmmaDepth::StepTmaIo, 4) => "w4gxu",
+            (WgmmaDepth::StepTmaOFirst, 4) => "w4gxv",
             (WgmmaDepth::StepSplitAll, _) => "w8gxs",
             (WgmmaDepth::Step | WgmmaDepth::StepSplit, _) => "w8gx",
             (WgmmaDepth::Products, 4) => "w4gs",
@@ -2743,7 +2773,8 @@ pub(super) mod tests {
             | WgmmaDepth::StepSplit
             | WgmmaDepth::StepSplitAll
             | WgmmaDepth::StepTmaO
-            | WgmmaDepth::StepTmaIo => ("w4dgx", "_gx"),
+            | WgmmaDepth::StepTmaIo
+            | WgmmaDepth::StepTmaOFirst => ("w4dgx", "_gx"),
             WgmmaDepth::Products => ("w4dgs", "_gs"),
             WgmmaDepth::Off => ("w4d", ""),
         }
@@ -3315,6 +3346,18 @@ pub(super) mod tests {
             assert_eq!((scan.1, scan.2, scan.3), ((2, 16, 4), 128, 206_848));
             assert!(fwd.has_function(scan.0));
         }
+        // `w4gxv` (session 36, tm36): w4gxt's launch, the store ahead of the tail's copies.
+        assert_eq!(
+            scan_switch(Some("w4gxv"), 128),
+            (Some(ScanVariant::Warps4), WgmmaDepth::StepTmaOFirst)
+        );
+        c.scan_wgmma = WgmmaDepth::StepTmaOFirst;
+        let plan = GdnFwdPlan::new(&f, c, FwdKernels::named(&c, "bf16", 128), 132).expect("plan");
+        assert!(plan.io_maps.is_some(), "the plan encodes the maps");
+        let scan = plan.launches().last().expect("the scan launch");
+        assert_eq!(scan.0.as_str(), "gdn_fwd_slimscan_bf16_k128_w4gxv");
+        assert_eq!((scan.1, scan.2, scan.3), ((2, 16, 4), 128, 206_848));
+        assert!(fwd.has_function(scan.0));
         c.scan = ScanVariant::Warps8;
         assert!(!c.reads_io_maps(128), "8 warps: w8gx");
         let plan = GdnFwdPlan::new(&f, c, FwdKernels::named(&c, "bf16", 128), 132).expect("plan");

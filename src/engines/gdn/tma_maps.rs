@@ -22,8 +22,9 @@ use super::params::GdnIoMaps;
 /// Entry-name suffixes of the forward kernels that read the maps: a plan running any of them
 /// encodes the maps at execute.
 /// `_w4gxt` (session 36, helper tm36: the uncut 4-warp slim scan storing O by the o map), `_w4gxu`
-/// (the same loading q, k by the q, k maps too).
-pub const IO_MAP_READERS: &[&str] = &["_w4gxt", "_w4gxu"];
+/// (the same loading q, k by the q, k maps too), `_w4gxv` (w4gxt with the store ahead of its
+/// step's tail copies).
+pub const IO_MAP_READERS: &[&str] = &["_w4gxt", "_w4gxu", "_w4gxv"];
 
 /// Whether the forward entry `entry` reads the maps ([`IO_MAP_READERS`]).
 pub fn reads_io_maps(entry: &str) -> bool {
