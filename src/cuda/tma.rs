@@ -299,7 +299,10 @@ mod tests {
             },
             0x1000,
         );
-        assert!(e.contains("64 bytes") && e.contains("32-byte swizzle"), "{e}");
+        assert!(
+            e.contains("64 bytes") && e.contains("32-byte swizzle"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -111,7 +111,8 @@ use super::params::{
     SLIM_W4D_MIN_BLOCKS, SLIM_W8_STAGES, SUM_STAGES, SUM1_MIN_BLOCKS, WorkspaceLayout,
     dscan_mma_stages_smem_bytes, fast_smem_bytes, flags, max_chunks, prep7_smem_bytes,
     scanx_smem_bytes, slim_piece_smem_bytes, slim_prep_l_smem_bytes, slim_prep_smem_bytes,
-    slim_scan_smem_bytes, slim_scan_tma_smem_bytes, slim_sum_smem_bytes, slim_sum_stages_smem_bytes,
+    slim_scan_smem_bytes, slim_scan_tma_smem_bytes, slim_sum_smem_bytes,
+    slim_sum_stages_smem_bytes,
 };
 use super::pdl::{GdnPlan, Launch, PdlMode};
 use super::seq_order::seq_order_flags;
