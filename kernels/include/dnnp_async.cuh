@@ -36,7 +36,7 @@
 // on the emulation's threads (blocking mbarrier waits, the named barriers of gdn_host_emu.h).
 #pragma once
 
-#include <cstdint>
+#include "dnnp_int.cuh"
 
 namespace dnnp {
 

@@ -28,7 +28,7 @@
 // Under GDN_HOST_EMU only the TmaDesc type is declared (the CPU emulations run no TMA kernel).
 #pragma once
 
-#include <cstdint>
+#include "dnnp_int.cuh"
 
 namespace dnnp {
 

@@ -25,7 +25,7 @@
 // writing thread after the write completed, then a barrier, before a wgmma reads it.
 #pragma once
 
-#include <cstdint>
+#include "dnnp_int.cuh"
 
 namespace dnnp {
 

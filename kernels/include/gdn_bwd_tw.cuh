@@ -105,7 +105,7 @@ static_assert(TwSmem<64, 64>::quarter == 20480 && TwSmem<64, 64>::q_raw == 10240
 // The value products need the wgmma forms: on the CPU only with bench/gdn_wgmma_emu.h included
 // first (GDN_WGMMA_EMU); the other host emulations see the layout alone.
 #if !defined(GDN_HOST_EMU) || defined(GDN_WGMMA_EMU)
-#include <cstdint>
+#include "dnnp_int.cuh"
 
 #include "dnnp_wgmma.cuh"
 

@@ -436,7 +436,7 @@ pub enum BwdKernel {
     DscanOv2GxSh,
     /// Session 29 (helper bp29): [`BwdKernel::PrepSl`] on the forward slim prep's tile
     /// ([`BWD_PREP_SLIM16`], `gdn_bwd_prep16sl_*`: quarter-warp rows, K Kᵀ / Q Kᵀ on wgmma) with
-    /// `prep15sl`'s outputs in its layouts, the same values; [`bwd_slim_prep16`] picks it
+    /// `prep15sl`'s outputs in its layouts, the same values; [`BwdSlimPrep::V16`] picks it
     /// (the `prep16` row of [`FORM_RULES`]); at K other than 128 it names the full prep.
     PrepSl16,
     /// Session 29 (helper pr29, the piece chain in the scalar / slim form): the reverse summaries
@@ -480,12 +480,12 @@ pub enum BwdKernel {
     TokensTw3Ov,
     /// Session 32 (helper pp32): [`BwdKernel::PrepSl16`] on the trimmed tile
     /// ([`BWD_PREP_SLIM16C`], `gdn_bwd_prep16slc_*`: two block barriers fewer, the `L` tile in its
-    /// own shared-memory region), the same values; [`bwd_slim_prep16c`] picks it (the `prep16c`
+    /// own shared-memory region), the same values; [`BwdSlimPrep::V16c`] picks it (the `prep16c`
     /// row of [`FORM_RULES`]); at K other than 128 it names the full prep.
     PrepSl16c,
     /// Session 35 (helper pr35): [`BwdKernel::PrepSl16c`] with the chunk located in one round of
     /// loads ([`BWD_PREP_SLIM16L`], `gdn_bwd_prep16sll_*`), the same values and launch;
-    /// [`bwd_slim_prep16l`] picks it (the `prep16l` row of [`FORM_RULES`]); at K other than 128
+    /// [`BwdSlimPrep::V16l`] picks it (the `prep16l` row of [`FORM_RULES`]); at K other than 128
     /// it names the full prep.
     PrepSl16l,
 }
@@ -851,9 +851,7 @@ impl BwdPrepForm {
             prep,
             sms: 0,
             split: false,
-            prep16: false,
-            prep16c: false,
-            prep16l: false,
+            slim_prep: BwdSlimPrep::V15,
             replay_one_per_sm: false,
         };
         let kernels: Vec<BwdKernel> = replay.into_iter().chain([producer]).collect();
@@ -899,9 +897,7 @@ fn test_context(
         prep,
         sms,
         split: true,
-        prep16: true,
-        prep16c: true,
-        prep16l: false,
+        slim_prep: BwdSlimPrep::V16c,
         replay_one_per_sm,
     }
 }
@@ -960,7 +956,7 @@ fn prep16l_swap(steps: &mut [Step], sms: u64) -> bool {
         (128, 128, PrepVariant::V15, sms),
         false,
     );
-    ctx.prep16l = true;
+    ctx.slim_prep = BwdSlimPrep::V16l;
     FORM_RULES[PREP16L].apply(steps, &ctx)
 }
 
@@ -976,80 +972,80 @@ fn split_swap(steps: &mut [Step]) -> bool {
     FORM_RULES[SPLIT].apply(steps, &ctx)
 }
 
-/// Whether the slim form's prep runs as `prep16sl` by rule ([`BwdKernel::PrepSl16`], the forward
-/// slim prep's tile; session 29, helper bp29) instead of `prep15sl` ([`BwdKernel::PrepSl`]): the
-/// same values (bench/gdn_prep_host_emu.cpp, `GDN_EMU_BP16=1`: the whole workspace bitwise; on the
-/// H200 the backward's hashes bitwise base's, bench/gdn_device_bp29_run1.log), a faster prep.
-pub const BWD_SLIM_PREP16_BY_RULE: bool = true;
-
-/// Whether the slim form's prep runs as `prep16sl`: [`BWD_SLIM_PREP16_BY_RULE`], or
-/// `DNNPLAN_GDN_BWD_SLIMPREP=v16|v16c|v16l|v15` (read at plan build) forcing `prep16sl` (`v16c`:
-/// on its trimmed tile, [`bwd_slim_prep16c`]; `v16l`: that tile's [`bwd_slim_prep16l`] form) /
-/// `prep15sl`.
-pub fn bwd_slim_prep16() -> bool {
-    bwd_slim_prep16_from_switch(std::env::var("DNNPLAN_GDN_BWD_SLIMPREP").as_deref().ok())
+/// The backward slim prep's form (`DNNPLAN_GDN_BWD_SLIMPREP`, read at plan build): each form is
+/// the one before it with one more change and computes the same values; the `prep16`, `prep16c`
+/// and `prep16l` rows of [`FORM_RULES`] apply up to the plan's form ([`FormKnob::SlimPrep`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum BwdSlimPrep {
+    /// `v15`: `prep15sl` ([`BwdKernel::PrepSl`], session 28).
+    V15,
+    /// `v16`: on the forward slim prep's tile, `prep16sl` ([`BwdKernel::PrepSl16`]; session 29,
+    /// helper bp29: bench/gdn_prep_host_emu.cpp with `GDN_EMU_BP16=1` gives the whole workspace
+    /// bitwise; on the H200 the backward's hashes are bitwise base's,
+    /// bench/gdn_device_bp29_run1.log; a faster prep).
+    V16,
+    /// `v16c`: that tile trimmed, `prep16slc` ([`BwdKernel::PrepSl16c`]; session 32, helper pp32:
+    /// two block barriers fewer; bench/gdn_device_pp32b_run1.log: backward hashes BITWISE base's
+    /// uncut and at 8 pieces, memcheck clean; prep stage −2.0 % at (4,8192,16), −1.5 % at
+    /// (16,2048,32)).
+    V16c,
+    /// `v16l`: that trimmed tile with the chunk located in one round of loads, `prep16sll`
+    /// ([`BwdKernel::PrepSl16l`]; session 35, helper pr35: bench/gdn_device_pr35b_run1.log,
+    /// backward hashes BITWISE base's uncut and at 8 pieces, memcheck clean; prep stage −2.1 % /
+    /// −1.9 % at 16 / 10 sequences).
+    V16l,
 }
 
-/// [`bwd_slim_prep16`] for a `DNNPLAN_GDN_BWD_SLIMPREP` value (`v16`, `v16c`, `v16l`, `v15`;
-/// anything else or unset: [`BWD_SLIM_PREP16_BY_RULE`]).
-pub fn bwd_slim_prep16_from_switch(value: Option<&str>) -> bool {
-    match value {
-        Some("v16" | "v16c" | "v16l") => true,
-        Some("v15") => false,
-        _ => BWD_SLIM_PREP16_BY_RULE,
+/// The backward slim prep's form by rule: `v16l` where the batch's sequence count lies in
+/// [`SLIM_PREP_LOCATE_WARP_SEQS`] (the forward's `wgl` rule), `v16c` elsewhere
+/// ([`BwdSlimPrep::by_rule`]).
+pub const BWD_SLIM_PREP_BY_RULE: BwdSlimPrep = BwdSlimPrep::V16l;
+
+impl BwdSlimPrep {
+    /// Every form with its `DNNPLAN_GDN_BWD_SLIMPREP` value, in order.
+    pub const NAMED: [(&'static str, BwdSlimPrep); 4] = [
+        ("v15", BwdSlimPrep::V15),
+        ("v16", BwdSlimPrep::V16),
+        ("v16c", BwdSlimPrep::V16c),
+        ("v16l", BwdSlimPrep::V16l),
+    ];
+
+    /// The form by rule for a batch of `n_seqs` sequences: [`BWD_SLIM_PREP_BY_RULE`], whose `v16l`
+    /// holds only where `n_seqs` lies in [`SLIM_PREP_LOCATE_WARP_SEQS`] (`v16c` elsewhere).
+    pub fn by_rule(n_seqs: i64) -> BwdSlimPrep {
+        let (lo, hi) = SLIM_PREP_LOCATE_WARP_SEQS;
+        if BWD_SLIM_PREP_BY_RULE == BwdSlimPrep::V16l && !(lo..=hi).contains(&n_seqs) {
+            BwdSlimPrep::V16c
+        } else {
+            BWD_SLIM_PREP_BY_RULE
+        }
     }
-}
 
-/// Whether `prep16sl` runs on its trimmed tile by rule ([`BwdKernel::PrepSl16c`],
-/// `gdn_bwd_prep16slc_*`; session 32, helper pp32): the same values, two block barriers fewer
-/// (bench/gdn_device_pp32b_run1.log: backward hashes BITWISE base's with `v16c` forced, uncut and
-/// at 8 pieces, memcheck clean; in one process the prep stage −2.0 % at (4,8192,16) and −1.5 % at
-/// (16,2048,32), the whole backward within ±0.3 %).
-pub const BWD_SLIM_PREP16C_BY_RULE: bool = true;
-
-/// Whether `prep16sl` (where it runs) runs on its trimmed tile `prep16slc`:
-/// [`BWD_SLIM_PREP16C_BY_RULE`], or `DNNPLAN_GDN_BWD_SLIMPREP=v16c` (or `v16l`) forcing it
-/// (`v16`, `v15`: not), read at plan build.
-pub fn bwd_slim_prep16c() -> bool {
-    bwd_slim_prep16c_from_switch(std::env::var("DNNPLAN_GDN_BWD_SLIMPREP").as_deref().ok())
-}
-
-/// [`bwd_slim_prep16c`] for a `DNNPLAN_GDN_BWD_SLIMPREP` value (`v16c`, `v16l`: yes; `v16`,
-/// `v15`: no; anything else or unset: [`BWD_SLIM_PREP16C_BY_RULE`]).
-pub fn bwd_slim_prep16c_from_switch(value: Option<&str>) -> bool {
-    match value {
-        Some("v16c" | "v16l") => true,
-        Some("v16" | "v15") => false,
-        _ => BWD_SLIM_PREP16C_BY_RULE,
+    /// The form for a `DNNPLAN_GDN_BWD_SLIMPREP` value: a value of [`BwdSlimPrep::NAMED`] forces
+    /// its form; anything else or unset: [`BwdSlimPrep::by_rule`].
+    pub fn from_switch(value: Option<&str>, n_seqs: i64) -> BwdSlimPrep {
+        Self::NAMED
+            .iter()
+            .find(|(name, _)| Some(*name) == value)
+            .map_or_else(|| Self::by_rule(n_seqs), |&(_, form)| form)
     }
-}
 
-/// Whether `prep16slc` runs with the chunk located in one round of loads by rule
-/// ([`BwdKernel::PrepSl16l`], `gdn_bwd_prep16sll_*`; session 35, helper pr35): the same values,
-/// where the batch's sequence count lies in [`SLIM_PREP_LOCATE_WARP_SEQS`] (the forward's `wgl`
-/// rule; bench/gdn_device_pr35b_run1.log: backward hashes BITWISE base's with `v16l` forced,
-/// uncut and at 8 pieces, memcheck clean; prep stage −2.1 % / −1.9 % at 16 / 10 sequences).
-pub const BWD_SLIM_PREP16L_BY_RULE: bool = true;
+    /// The form for a batch of `n_seqs` sequences, `DNNPLAN_GDN_BWD_SLIMPREP` read now.
+    pub fn from_env(n_seqs: i64) -> BwdSlimPrep {
+        Self::from_switch(
+            std::env::var("DNNPLAN_GDN_BWD_SLIMPREP").as_deref().ok(),
+            n_seqs,
+        )
+    }
 
-/// Whether `prep16slc` (where it runs) runs as `prep16sll` for a batch of `n_seqs` sequences:
-/// [`BWD_SLIM_PREP16L_BY_RULE`] in [`SLIM_PREP_LOCATE_WARP_SEQS`], or
-/// `DNNPLAN_GDN_BWD_SLIMPREP=v16l` forcing it (`v16`, `v16c`, `v15`: not), read at plan build.
-pub fn bwd_slim_prep16l(n_seqs: i64) -> bool {
-    bwd_slim_prep16l_from_switch(
-        std::env::var("DNNPLAN_GDN_BWD_SLIMPREP").as_deref().ok(),
-        n_seqs,
-    )
-}
-
-/// [`bwd_slim_prep16l`] for a `DNNPLAN_GDN_BWD_SLIMPREP` value (`v16l`: yes; `v16`, `v16c`,
-/// `v15`: no; anything else or unset: [`BWD_SLIM_PREP16L_BY_RULE`] where `n_seqs` lies in
-/// [`SLIM_PREP_LOCATE_WARP_SEQS`]).
-pub fn bwd_slim_prep16l_from_switch(value: Option<&str>, n_seqs: i64) -> bool {
-    let (lo, hi) = SLIM_PREP_LOCATE_WARP_SEQS;
-    match value {
-        Some("v16l") => true,
-        Some("v16" | "v16c" | "v15") => false,
-        _ => BWD_SLIM_PREP16L_BY_RULE && (lo..=hi).contains(&n_seqs),
+    /// The prep kernel this form runs where the slim form's prep runs.
+    pub fn kernel(self) -> BwdKernel {
+        match self {
+            BwdSlimPrep::V15 => BwdKernel::PrepSl,
+            BwdSlimPrep::V16 => BwdKernel::PrepSl16,
+            BwdSlimPrep::V16c => BwdKernel::PrepSl16c,
+            BwdSlimPrep::V16l => BwdKernel::PrepSl16l,
+        }
     }
 }
 
@@ -2531,9 +2527,7 @@ impl<F> GdnBwdPlan<F> {
             prep,
             sms,
             split: dscan_split(n * ho, sms),
-            prep16: bwd_slim_prep16(),
-            prep16c: bwd_slim_prep16c(),
-            prep16l: bwd_slim_prep16l(f.n_seqs),
+            slim_prep: BwdSlimPrep::from_env(f.n_seqs),
             replay_one_per_sm: one_per_sm,
         };
         let rules = select(&stages.kernels(), &ctx);
@@ -4179,20 +4173,18 @@ mod tests {
                 "{names:?}"
             );
             assert!(!names.iter().any(|x| x.contains("scu_")), "{names:?}");
-            // The slim prep (session 29): prep16sl where BWD_SLIM_PREP16_BY_RULE holds (session
-            // 32: on its trimmed tile prep16slc where BWD_SLIM_PREP16C_BY_RULE holds too; session
-            // 35: as prep16sll where BWD_SLIM_PREP16L_BY_RULE holds at this sequence count), else
-            // prep15sl, uncut and on the piece chain.
+            // The slim prep (session 29): the rule's form's kernel (BwdSlimPrep::by_rule: prep16sl,
+            // session 32 on its trimmed tile prep16slc, session 35 as prep16sll at this sequence
+            // count) and no other slim prep, uncut and on the piece chain.
             if std::env::var_os("DNNPLAN_GDN_BWD_SLIMPREP").is_none() {
-                let v16 = scalar && BWD_SLIM_PREP16_BY_RULE;
-                let v16c = v16 && BWD_SLIM_PREP16C_BY_RULE;
-                let v16l = v16c && bwd_slim_prep16l_from_switch(None, n);
-                for (stem, runs) in [
-                    ("gdn_bwd_prep16sl_", v16 && !BWD_SLIM_PREP16C_BY_RULE),
-                    ("gdn_bwd_prep16slc_", v16c && !v16l),
-                    ("gdn_bwd_prep16sll_", v16l),
-                    ("gdn_bwd_prep15sl_", scalar && !BWD_SLIM_PREP16_BY_RULE),
+                let rule = BwdSlimPrep::by_rule(n);
+                for (stem, form) in [
+                    ("gdn_bwd_prep16sl_", BwdSlimPrep::V16),
+                    ("gdn_bwd_prep16slc_", BwdSlimPrep::V16c),
+                    ("gdn_bwd_prep16sll_", BwdSlimPrep::V16l),
+                    ("gdn_bwd_prep15sl_", BwdSlimPrep::V15),
                 ] {
+                    let runs = scalar && form == rule;
                     assert_eq!(names.iter().any(|x| x.starts_with(stem)), runs, "{names:?}");
                 }
             }
@@ -4205,28 +4197,35 @@ mod tests {
     /// slim form (the piece chain, K = 64) are left alone.
     #[test]
     fn slim_prep16_switch_and_swap() {
-        assert!(bwd_slim_prep16_from_switch(Some("v16")));
-        assert!(bwd_slim_prep16_from_switch(Some("v16c")));
-        assert!(!bwd_slim_prep16_from_switch(Some("v15")));
-        // Session 32 (pp32): v16c runs prep16sl on its trimmed tile; v16, v15 do not.
-        assert!(bwd_slim_prep16c_from_switch(Some("v16c")));
-        assert!(!bwd_slim_prep16c_from_switch(Some("v16")));
-        assert!(!bwd_slim_prep16c_from_switch(Some("v15")));
-        assert_eq!(bwd_slim_prep16c_from_switch(None), BWD_SLIM_PREP16C_BY_RULE);
-        // Session 35 (pr35): v16l runs prep16slc as prep16sll (and implies v16, v16c).
-        assert!(bwd_slim_prep16_from_switch(Some("v16l")));
-        assert!(bwd_slim_prep16c_from_switch(Some("v16l")));
+        // Each value forces its form, whatever the sequence count; anything else is the rule.
         let (lo, hi) = SLIM_PREP_LOCATE_WARP_SEQS;
         for n in [1, lo - 1, lo, hi, hi + 1] {
-            assert!(bwd_slim_prep16l_from_switch(Some("v16l"), n));
-            for v in ["v16", "v16c", "v15"] {
-                assert!(!bwd_slim_prep16l_from_switch(Some(v), n), "{v}");
+            for (name, form) in BwdSlimPrep::NAMED {
+                assert_eq!(BwdSlimPrep::from_switch(Some(name), n), form, "{name}");
             }
-            assert_eq!(
-                bwd_slim_prep16l_from_switch(None, n),
-                BWD_SLIM_PREP16L_BY_RULE && n >= lo && n <= hi
-            );
+            for value in [None, Some("x")] {
+                assert_eq!(BwdSlimPrep::from_switch(value, n), BwdSlimPrep::by_rule(n));
+            }
+            // Session 35 (pr35): v16l by rule only within the forward's wgl range, else v16c.
+            let want = if (lo..=hi).contains(&n) {
+                BwdSlimPrep::V16l
+            } else {
+                BwdSlimPrep::V16c
+            };
+            assert_eq!(BwdSlimPrep::by_rule(n), want, "{n}");
         }
+        // The forms in order (FormKnob::SlimPrep compares them), each with its kernel.
+        let forms = BwdSlimPrep::NAMED.map(|(_, f)| f);
+        assert!(forms.windows(2).all(|w| w[0] < w[1]));
+        assert_eq!(
+            forms.map(BwdSlimPrep::kernel),
+            [
+                BwdKernel::PrepSl,
+                BwdKernel::PrepSl16,
+                BwdKernel::PrepSl16c,
+                BwdKernel::PrepSl16l
+            ]
+        );
         assert_eq!(
             BwdKernel::PrepSl16l.name("f16", 64, PrepVariant::DEFAULT),
             BwdKernel::Prep.name("f16", 64, PrepVariant::DEFAULT)
@@ -4234,11 +4233,6 @@ mod tests {
         assert_eq!(
             BwdKernel::PrepSl16c.name("f16", 64, PrepVariant::DEFAULT),
             BwdKernel::Prep.name("f16", 64, PrepVariant::DEFAULT)
-        );
-        assert_eq!(bwd_slim_prep16_from_switch(None), BWD_SLIM_PREP16_BY_RULE);
-        assert_eq!(
-            bwd_slim_prep16_from_switch(Some("x")),
-            BWD_SLIM_PREP16_BY_RULE
         );
         assert_eq!(
             BwdKernel::PrepSl16.name("f16", 64, PrepVariant::DEFAULT),
@@ -4446,18 +4440,8 @@ mod tests {
         let slimp = form_launches(&f, BwdPrepForm::SlimPieces);
         let slim = form_launches(&f, BwdPrepForm::Slim);
         let name = |k: BwdKernel| k.name("bf16", 128, PrepVariant::DEFAULT);
-        // The slim prep: prep16sl where bwd_slim_prep16 says so (session 29, bp29; session 32:
-        // prep16slc where bwd_slim_prep16c says so too), else prep15sl.
-        let prep_kernel = match (
-            bwd_slim_prep16(),
-            bwd_slim_prep16c(),
-            bwd_slim_prep16l(f.n_seqs),
-        ) {
-            (true, true, true) => PrepSl16l,
-            (true, true, false) => PrepSl16c,
-            (true, false, _) => PrepSl16,
-            _ => PrepSl,
-        };
+        // The slim prep: the form's kernel (session 29, bp29; session 32, pp32; session 35, pr35).
+        let prep_kernel = BwdSlimPrep::from_env(f.n_seqs).kernel();
         let prep_row = prep_kernel.slim_prep_pass().expect("a slim prep");
         let prep = prep_row.launch_shape(u64::from(slim[1].1.0), 16, 128, 132, None);
         let want = [
@@ -4507,7 +4491,7 @@ mod tests {
         // is all or nothing.
         for (from, to) in PIECE_SLIM_SWAPS {
             assert_eq!(from.piece_slim_form(), Some(to));
-            // prep15sl runs as prep16sl where bwd_slim_prep16 says so (prep16_swap after it).
+            // prep15sl runs as the slim prep form's kernel (the prep16 rows after it).
             let runs = if to == PrepSl { prep_kernel } else { to };
             assert!(slimp.iter().any(|l| l.0 == name(runs)), "{to:?}");
         }

@@ -19,7 +19,9 @@
 //! token-stage kernel is one row of [`TOKEN_STAGES`](super::backward::TOKEN_STAGES) instead
 //! (its kernels, threads and shared memory): the forms do not touch the token stage.
 
-use super::backward::{BwdKernel, BwdPrepForm, REPLAY_ONE_PER_SM_SMEM, Step, overlap_scan_launch};
+use super::backward::{
+    BwdKernel, BwdPrepForm, BwdSlimPrep, REPLAY_ONE_PER_SM_SMEM, Step, overlap_scan_launch,
+};
 use super::engine::{
     BWD_PREP_SLIM, BWD_PREP_SLIM16, BWD_PREP_SLIM16C, BWD_PREP_SLIM16L, PrepPass, PrepVariant,
 };
@@ -42,15 +44,9 @@ pub enum FormPath {
 pub enum FormKnob {
     /// The split reverse scan ([`super::backward::dscan_split`], `DNNPLAN_GDN_BWD_DSCAN_SPLIT`).
     Split,
-    /// The slim prep on the forward slim prep's tile ([`super::backward::bwd_slim_prep16`],
-    /// `DNNPLAN_GDN_BWD_SLIMPREP`).
-    Prep16,
-    /// That prep on its trimmed tile ([`super::backward::bwd_slim_prep16c`],
-    /// `DNNPLAN_GDN_BWD_SLIMPREP`).
-    Prep16c,
-    /// That tile with the chunk located in one round of loads
-    /// ([`super::backward::bwd_slim_prep16l`], `DNNPLAN_GDN_BWD_SLIMPREP`).
-    Prep16l,
+    /// The plan's slim prep form is at least this one ([`BwdSlimPrep`],
+    /// `DNNPLAN_GDN_BWD_SLIMPREP`): each form is the one before it with one more change.
+    SlimPrep(BwdSlimPrep),
 }
 
 /// How a swapped kernel's launch follows from the launch of the kernel it replaces.
@@ -195,11 +191,11 @@ const SLIM_FORMS: &[BwdPrepForm] = &[BwdPrepForm::Slim, BwdPrepForm::SlimPieces]
 /// - `slimp` (session 29, [`BwdPrepForm::SlimPieces`]): the piece chain at K = V = 128 with the v15
 ///   prep, the `p1` passes, the `tc16` pair's storing seeded replay `gxu` and the io-`dR` producer
 ///   `dscanp_ov5dr`: [`SLIM_PIECES_SWAPS`].
-/// - `prep16` (session 29, helper bp29, [`FormKnob::Prep16`]): the slim prep `prep15sl`, uncut or
+/// - `prep16` (session 29, helper bp29, [`BwdSlimPrep::V16`]): the slim prep `prep15sl`, uncut or
 ///   on the piece chain, as `prep16sl` ([`BWD_PREP_SLIM16`], the same grid).
-/// - `prep16c` (session 32, helper pp32, [`FormKnob::Prep16c`]): that `prep16sl` on its trimmed
+/// - `prep16c` (session 32, helper pp32, [`BwdSlimPrep::V16c`]): that `prep16sl` on its trimmed
 ///   tile `prep16slc` ([`BWD_PREP_SLIM16C`], the same grid, its own shared memory).
-/// - `prep16l` (session 35, helper pr35, [`FormKnob::Prep16l`]): that `prep16slc` as `prep16sll`
+/// - `prep16l` (session 35, helper pr35, [`BwdSlimPrep::V16l`]): that `prep16slc` as `prep16sll`
 ///   ([`BWD_PREP_SLIM16L`], the chunk located in one round of loads; the same launch).
 ///
 /// Where no row applies the plan runs the full form.
@@ -263,7 +259,7 @@ pub const FORM_RULES: [FormRule; 7] = {
             path: None,
             k: None,
             prep: None,
-            knob: Some(FormKnob::Prep16),
+            knob: Some(FormKnob::SlimPrep(BwdSlimPrep::V16)),
             needs: &[&[PrepSl]],
             swaps: &[swap(PrepSl, PrepSl16, Relaunch::SlimPrep(&BWD_PREP_SLIM16))],
         },
@@ -273,7 +269,7 @@ pub const FORM_RULES: [FormRule; 7] = {
             path: None,
             k: None,
             prep: None,
-            knob: Some(FormKnob::Prep16c),
+            knob: Some(FormKnob::SlimPrep(BwdSlimPrep::V16c)),
             needs: &[&[PrepSl16]],
             swaps: &[swap(
                 PrepSl16,
@@ -287,7 +283,7 @@ pub const FORM_RULES: [FormRule; 7] = {
             path: None,
             k: None,
             prep: None,
-            knob: Some(FormKnob::Prep16l),
+            knob: Some(FormKnob::SlimPrep(BwdSlimPrep::V16l)),
             needs: &[&[PrepSl16c]],
             swaps: &[swap(
                 PrepSl16c,
@@ -315,13 +311,8 @@ pub struct FormContext {
     pub sms: u64,
     /// Whether the split producer runs ([`super::backward::dscan_split`]).
     pub split: bool,
-    /// Whether the slim prep runs as `prep16sl` ([`super::backward::bwd_slim_prep16`]).
-    pub prep16: bool,
-    /// Whether that prep runs on its trimmed tile `prep16slc`
-    /// ([`super::backward::bwd_slim_prep16c`]).
-    pub prep16c: bool,
-    /// Whether that tile runs as `prep16sll` ([`super::backward::bwd_slim_prep16l`]).
-    pub prep16l: bool,
+    /// The slim prep's form ([`BwdSlimPrep::from_env`]).
+    pub slim_prep: BwdSlimPrep,
     /// Whether the replay rule wants one uncut replay block per SM
     /// (`replay_one_per_sm` in `backward.rs`).
     pub replay_one_per_sm: bool,
@@ -359,9 +350,7 @@ impl FormRule {
             && self.prep.is_none_or(|p| ctx.prep == p)
             && self.knob.is_none_or(|knob| match knob {
                 FormKnob::Split => ctx.split,
-                FormKnob::Prep16 => ctx.prep16,
-                FormKnob::Prep16c => ctx.prep16c,
-                FormKnob::Prep16l => ctx.prep16l,
+                FormKnob::SlimPrep(at_least) => ctx.slim_prep >= at_least,
             })
     }
 
