@@ -271,11 +271,14 @@ fn model_reads_match_the_ncu_profile() {
 
 /// The forward schedules tests/gpu_gdn_bench.rs times (`DNNPLAN_GDN_FWD_SCAN`,
 /// `DNNPLAN_GDN_FWD_PIECES`; "" = the rule).
-const SCHEDULES: [(&str, &str, &str); 6] = [
+const SCHEDULES: [(&str, &str, &str); 9] = [
     ("default", "", ""),
     ("w4", "w4", "1"),
     ("w8", "w8", "1"),
     ("w8gxs", "w8gxs", "1"),
+    ("w4gxt", "w4gxt", "1"),
+    ("w4gxu", "w4gxu", "1"),
+    ("w4gxv", "w4gxv", "1"),
     ("w4-p4", "w4", "4"),
     ("w4-p8", "w4", "8"),
 ];

@@ -543,10 +543,14 @@ struct SlimScanSmem {
   static constexpr int OP = 24;
   static constexpr size_t o_off = STAGES * stage;
   static constexpr size_t bytes = o_off + NW * CHUNK * OP * 2;
+  // w4gxt (session 36, tm36): the o region as two dense [CHUNK][16] staging tiles per warp (the
+  // tensor-map store's source, slim_store_o_tma; chunk c in tile c & 1).
+  static constexpr size_t bytes_t = o_off + NW * 2 * CHUNK * 16 * 2;
 };
 // The host mirrors these (src/engines/gdn/params.rs, slim_scan_smem_bytes).
 static_assert(SlimScanSmem<128, 4, SLIM_W4_STAGES>::bytes == 202752 &&
-                  SlimScanSmem<128, 8, SLIM_W8_STAGES>::bytes == 167936,
+                  SlimScanSmem<128, 8, SLIM_W8_STAGES>::bytes == 167936 &&
+                  SlimScanSmem<128, 4, SLIM_W4_STAGES>::bytes_t == 206848,
               "SlimScanSmem size changed");
 
 // Where chunk c's copies come from (every slim pass's copy schedule): its first token, its length
@@ -628,6 +632,59 @@ __device__ __forceinline__ void slim_store_o(T* Os, const float (&oacc)[8][4], T
     st_global16_if(dst + i * step, *reinterpret_cast<const uint4*>(src + 16 * i * OP), tok + 16 * i < len);
   __syncwarp();
 }
+
+#ifndef GDN_HOST_EMU
+// slim_store_o by the o tensor map (session 36, helper tm36: the w4gxt scan): the same O values
+// (IO::pack of the same fp32) staged by the same four stmatrix.x4.trans into one of this warp's two
+// dense [CHUNK][16] tiles, Od (the caller alternates them by chunk), in the 32-byte swizzle (the o
+// map's CU_TENSOR_MAP_SWIZZLE_32B, box {16, 1, CHUNK}: token r's 8-value half hf at byte 32 r + 16
+// (hf ^ ((r >> 2) & 1)); conflict-free: the 8 rows of one matrix land on 8 distinct 16-byte bank
+// groups), then ONE tensor-map store of the box (values v0 .., head h, tokens t0 ..) issued by lane
+// 0 after every lane's fence.proxy.async and a warp barrier. A chunk shorter than CHUNK (a
+// sequence's last) keeps slim_store_o's predicated 16-byte stores from the staged tile (the box
+// would write the next sequence's rows). Before Od is rewritten, lane 0 waits until at most its
+// latest store group (the other tile's, one chunk step ago) still reads shared memory, i.e. the
+// store from Od two steps ago is read (wait_group.read 1: on sm_90a the bulk groups and cp.async
+// groups share the SB0 scoreboard, so a wait for 0 here would also wait for the cp.async group
+// committed at the end of the previous step; 1 leaves it in flight, as the step's top wait did).
+// The caller waits for the writes (tma_store_wait<0>) before the block ends.
+template <typename T, int V>
+__device__ __forceinline__ void slim_store_o_tma(T* Od, const float (&oacc)[8][4], const dnnp::TmaDesc* omap, T* o,
+                                                 long long t0, int len, int HO, int h, int v0, int lane) {
+  using IO = Io<T>;
+  if (lane == 0) dnnp::tma_store_wait_read<1>();
+  __syncwarp();
+  const int r0 = 8 * (lane >> 4) + (lane & 7), hf0 = (lane >> 3) & 1;  // the row lane l addresses (+16 j)
+  T* row = Od + r0 * 16 + 8 * (hf0 ^ ((r0 >> 2) & 1));
+#pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    u32 r[4];
+    r[0] = IO::pack(oacc[2 * j][0], oacc[2 * j][1]);
+    r[1] = IO::pack(oacc[2 * j][2], oacc[2 * j][3]);
+    r[2] = IO::pack(oacc[2 * j + 1][0], oacc[2 * j + 1][1]);
+    r[3] = IO::pack(oacc[2 * j + 1][2], oacc[2 * j + 1][3]);
+    stsm_x4_t(row + 16 * j * 16, r);
+  }
+  if (len == CHUNK) {
+    dnnp::fence_proxy_async_shared();
+    __syncwarp();
+    if (lane == 0) {
+      dnnp::tma_store_3d(omap, v0, h, static_cast<int>(t0), Od);
+      dnnp::tma_store_commit();
+    }
+    return;
+  }
+  __syncwarp();
+  const int tok = lane >> 1, hf = lane & 1;
+  const size_t step = static_cast<size_t>(16) * HO * V;
+  T* dst = o + (static_cast<size_t>(t0 + tok) * HO + h) * V + v0 + 8 * hf;
+  const T* src = Od + tok * 16 + 8 * (hf ^ ((tok >> 2) & 1));
+#pragma unroll
+  for (int i = 0; i < 4; ++i)
+    st_global16_if(dst + i * step, *reinterpret_cast<const uint4*>(src + 16 * i * 16), tok + 16 * i < len);
+  __syncwarp();
+}
+#endif
 
 // One chunk of the slim update for one warp (16 value rows), the one body of every slim pass (the
 // uncut output scan, the piece summary, the seeded piece scan): P' = X kᵀ (and, OUT, O' = X qᵀ);
@@ -865,6 +922,9 @@ struct SlimWgN<gdn_f16> {
 // UOUT (session 28, helper sb28: the backward's slim replay gdn_bwd_fscan_gx{,4}sl, OUT = false):
 // uout(ua) gets this warp's io-rounded Uᵀ (unscaled: the A fragments the O batch would take) right
 // after the state update's batch is issued (SlimNoHook: none, ua not formed).
+// OST (session 36, helper tm36: the w4gxt scan, OUT only): ost(oacc) stores O in place of
+// slim_store_o (SlimNoHook: slim_store_o), at the same point (after the O batch's wait and the UPD
+// steps, while the state update's batch flies).
 template <typename H>
 struct SlimHookLive {
   static constexpr bool value = true;
@@ -874,12 +934,12 @@ struct SlimHookLive<SlimNoHook> {
   static constexpr bool value = false;
 };
 template <typename T, int K, int V, int VP, bool OUT = true, bool WITH_V = true, typename Mid = SlimNoHook,
-          typename Upd = SlimNoHook, typename UOut = SlimNoHook>
+          typename Upd = SlimNoHook, typename UOut = SlimNoHook, typename OSt = SlimNoHook>
 __device__ __forceinline__ void slim_chunk_tail_wg(float (&x)[K / 8][4], float (&pacc)[8][4], float (&oacc)[8][4],
                                                    const T* Ks, const T* Vs, const T* Ts, const T* As, const float* Sc,
                                                    T* Os, const FwdParams& p, long long t0, int len, int h, int v0,
                                                    int vcol, float gl, int lane, Mid mid = {}, Upd upd = {},
-                                                   UOut uout = {}) {
+                                                   UOut uout = {}, OSt ost = {}) {
   static_assert(K == 128 && CHUNK == 64, "one 64-token atom per tile, two key atoms");
   constexpr bool U_OUT = SlimHookLive<UOut>::value;
   static_assert(!(OUT && U_OUT), "the io Uᵀ leaves either through the O batch or uout");
@@ -946,7 +1006,10 @@ __device__ __forceinline__ void slim_chunk_tail_wg(float (&x)[K / 8][4], float (
     mid(1);  // every warp past its reads of v, T, A (the O batch complete): the seeded scan refills them
 #pragma unroll
     for (int kk = 0; kk < 4; ++kk) upd(kk);
-    slim_store_o<T, V, 24>(Os, oacc, static_cast<T*>(p.o), t0, len, p.ho, h, v0, lane);
+    if constexpr (SlimHookLive<OSt>::value)
+      ost(oacc);  // w4gxt (session 36): the caller's store (staged, then one tensor-map store per warp)
+    else
+      slim_store_o<T, V, 24>(Os, oacc, static_cast<T*>(p.o), t0, len, p.ho, h, v0, lane);
   }
   dnnp::wgmma_wait<0>();
   dnnp::wgmma_fence_frags(x);
@@ -968,13 +1031,14 @@ __device__ __forceinline__ void slim_chunk_tail_wg(float (&x)[K / 8][4], float (
 // seeded scan's MID / UPD hooks (passed on to slim_chunk_tail as slim_chunk_warp does); w4gs's
 // call (OUT, WITH_V, no MID / UPD) is the session-23 code. TAIL_WG (session 24, wgx24: the w4gx /
 // w8gx scans; session 24, pwx24: also the piece path's slimsum_gx / w4dgx with OUT / WITH_V / MID /
-// UPD): the rest of the step by slim_chunk_tail_wg. UOUT (session 28, sb28): uout passed on to it.
+// UPD): the rest of the step by slim_chunk_tail_wg. UOUT (session 28, sb28): uout passed on to it;
+// OST (session 36, tm36) likewise.
 template <typename T, int K, int V, int VP, bool OUT = true, bool WITH_V = true, bool TAIL_WG = false, typename Pre,
-          typename Mid = SlimNoHook, typename Upd = SlimNoHook, typename UOut = SlimNoHook>
+          typename Mid = SlimNoHook, typename Upd = SlimNoHook, typename UOut = SlimNoHook, typename OSt = SlimNoHook>
 __device__ __forceinline__ void slim_chunk_wg(float (&x)[K / 8][4], const T* Qs, const T* Ks, const T* Vs, const T* Ts,
                                               const T* As, const float* Sc, T* Os, const FwdParams& p, long long t0,
                                               int len, int h, int v0, int vcol, float gl, int lane, Pre pre, Mid mid = {},
-                                              Upd upd = {}, UOut uout = {}) {
+                                              Upd upd = {}, UOut uout = {}, OSt ost = {}) {
   static_assert(K == 128, "one descriptor stride per K");
   float pacc[8][4], oacc[8][4];
   u32 a[K / 16][4];
@@ -1007,9 +1071,9 @@ __device__ __forceinline__ void slim_chunk_wg(float (&x)[K / 8][4], const T* Qs,
   if constexpr (OUT) dnnp::wgmma_fence_frags(oacc);
   if constexpr (TAIL_WG) {
     slim_chunk_tail_wg<T, K, V, VP, OUT, WITH_V>(x, pacc, oacc, Ks, Vs, Ts, As, Sc, Os, p, t0, len, h, v0, vcol, gl, lane,
-                                                 mid, upd, uout);
+                                                 mid, upd, uout, ost);
   } else {
-    static_assert(!SlimHookLive<UOut>::value, "uout: the warpgroup tail only");
+    static_assert(!SlimHookLive<UOut>::value && !SlimHookLive<OSt>::value, "uout, ost: the warpgroup tail only");
     slim_chunk_tail<T, K, V, K + 8, VP, OUT, WITH_V, true>(x, pacc, oacc, Ks, Vs, Ts, As, Sc, Os, p, t0, len, h, v0, vcol,
                                                            gl, lane, mid, upd);
   }
@@ -1065,8 +1129,9 @@ __device__ __forceinline__ void store_piece1_seed(float* ws_seed, int P, int HO,
 // pieces 1 ..= P − 2 (w4dgx0's 111,616-byte layout shares its SM with one summary block). The
 // same per-warp operations as w4gx and w4dgx0.
 template <typename T, int K, int V, int NW, int STAGES, bool OV = false, bool WG = false, bool WGX = false,
-          bool REST = false, bool FIRST = false, bool SPLIT = false>
-__device__ __forceinline__ void fwd_slim_scan_body(const FwdFastParams& fp) {
+          bool REST = false, bool FIRST = false, bool SPLIT = false, bool TMA_O = false, bool TMA_QK = false,
+          bool O_FIRST = false>
+__device__ __forceinline__ void fwd_slim_scan_body(const FwdFastParams& fp, const GdnIoMaps* maps = nullptr) {
   static_assert(K == 128 && V == 128, "the slim forward serves K = V = 128");
   static_assert(!WG || ((NW == 4 || (NW == 8 && WGX)) && !OV),
                 "w4gs / w4gx: one warpgroup, w8gx: two, the uncut pipeline");
@@ -1074,6 +1139,9 @@ __device__ __forceinline__ void fwd_slim_scan_body(const FwdFastParams& fp) {
   static_assert(!FIRST || (WGX && NW == 4 && !REST), "w4gx0: w4gx on the first-early path's first piece");
   static_assert(!WGX || WG, "w4gx: the w4gs scan with its chunk tail on the warpgroup too");
   static_assert(!SPLIT || (WGX && (NW == 4 || NW == 8) && !REST && !FIRST), "w4gxs / w8gxs: w4gx / w8gx with the copies split");
+  static_assert(!TMA_O || (SPLIT && NW == 4), "w4gxt: w4gxs with O stored by the tensor map");
+  static_assert(!TMA_QK || TMA_O, "w4gxu: w4gxt with q, k loaded by the tensor maps");
+  static_assert(!O_FIRST || (TMA_O && !TMA_QK), "w4gxv: w4gxt with the O store ahead of the tail's copies");
 #ifdef GDN_HOST_EMU
   static_assert(!WG, "the CPU emulation has no wgmma (its copies would stage q, k swizzled for the mma.sync step)");
 #endif
@@ -1119,6 +1187,16 @@ __device__ __forceinline__ void fwd_slim_scan_body(const FwdFastParams& fp) {
     static_assert(S::q_off % 1024 == 0 && S::k_off % 1024 == 0 && S::stage % 1024 == 0, "SW128 atoms aligned");
     static_assert(!WGX || (S::t_off % 1024 == 0 && S::a_off % 1024 == 0), "w4gx: T, A atoms aligned");
     dnnp::trap_unless_swizzle_aligned(smem);
+    if constexpr (TMA_QK) {  // w4gxu: one mbarrier per stage for the q, k boxes (qk_bar), one arrival per warp
+      static_assert(S::k_off - S::q_off >= CHUNK * K * 2 + 8, "w4gxu: the mbarrier in the q slot's tail");
+      if (tid == 0) {
+#pragma unroll
+        for (int s2 = 0; s2 < STAGES; ++s2)
+          dnnp::mbar_init(reinterpret_cast<uint64_t*>(smem + s2 * S::stage + S::q_off + CHUNK * K * 2), NW);
+        dnnp::mbar_init_fence();
+      }
+      __syncthreads();  // every warp's lane 0 arrives on them in the prologue's issue
+    }
     if constexpr (WGX) {  // the packed copies' never-written upper blocks (slim_tri_zero_upper), every stage
       static_assert(STAGES == 2 || STAGES == 3, "the tile offsets below");
       constexpr unsigned so = S::stage, to = S::t_off, ao = S::a_off;
@@ -1191,14 +1269,34 @@ __device__ __forceinline__ void fwd_slim_scan_body(const FwdFastParams& fp) {
     cp_async16_if(reinterpret_cast<float*>(base + S::s_off) + 4 * tid,
                   static_cast<const float*>(p.ws_kr) + d.ch * SLIM_SCALARS * CHUNK + 4 * tid, live && tid < SCN);
   };
+  // TMA_QK (session 36, tm36: w4gxu): chunk c's q, k tiles as four tensor-map boxes (q, k keys 0 ..
+  // 63 and 64 .. 127: {64, 1, 64} each, the 128-byte swizzle = slim_wg_elem's atoms), box w by lane
+  // 0 of warp w (an arrive with expect_tx 8 KB each: the mbarrier counts NW = 4 arrivals) onto
+  // stage st's mbarrier (in the q slot's unused tail: the swizzled tile is CHUNK · K · 2 = 16 KB of
+  // its CHUNK · KP · 2). Rows past the sequence's end hold the next sequence's tokens (or the map's
+  // zeros past T): the step zeroes them before its wgmma.
+  auto qk_bar = [&](int st) { return reinterpret_cast<uint64_t*>(smem + st * S::stage + S::q_off + CHUNK * K * 2); };
+  auto tma_qk = [&](const SlimChunkAt& d, unsigned char* base, int st) {
+#ifndef GDN_HOST_EMU
+    static_assert(!TMA_QK || NW == 4, "one box per warp");
+    uint64_t* bar = qk_bar(st);
+    dnnp::mbar_arrive_expect_tx(bar, 64 * CHUNK * 2);
+    dnnp::tma_load_3d(base + (warp < 2 ? S::q_off : S::k_off) + (warp & 1) * 64 * CHUNK * 2,
+                      warp < 2 ? &maps->q : &maps->k, 64 * (warp & 1), warp < 2 ? qh : kh, static_cast<int>(d.t0), bar);
+#endif
+  };
   auto issue = [&](int c, int st) {
     // The prep's unit (c, h) before any read of it (T, A, scalars by cp.async.cg; Γ_last by the
     // pipeline's loads, which come after this chunk's issue).
     if constexpr (OV) dnnp_flag_wait_block(fp.ov_flags + static_cast<size_t>(c) * HO + h, 1u);
     const SlimChunkAt d = at(c);
     unsigned char* base = smem + st * S::stage;
+    if constexpr (TMA_QK) {
+      if (lane == 0) tma_qk(d, base, st);
+    } else {
 #pragma unroll
-    for (int it = 0; it < QIT; ++it) copy_qk(d, base, it, true);
+      for (int it = 0; it < QIT; ++it) copy_qk(d, base, it, true);
+    }
 #pragma unroll
     for (int it = 0; it < VIT; ++it) copy_v(d, base, it, true);
 #pragma unroll
@@ -1227,6 +1325,14 @@ __device__ __forceinline__ void fwd_slim_scan_body(const FwdFastParams& fp) {
     if (u < VIT) copy_v(d, base, u, live);
     if (u == 3) copy_sc(d, base, live);
   };
+  // TMA_O (w4gxt): this warp's O staging, two dense [CHUNK][16] tiles in the 32-byte swizzle (2 KB
+  // each, 1024-byte aligned: SlimScanSmem::bytes_t); the o map into the descriptor cache.
+#ifndef GDN_HOST_EMU
+  if constexpr (TMA_O) {
+    static_assert(S::o_off % 1024 == 0, "w4gxt: the staging tiles 1024-byte aligned");
+    if (lane == 0) dnnp::tma_prefetch(&maps->o);
+  }
+#endif
   // The checkpoints (ckpt_store): the state entering the first chunk here, that entering chunk
   // c + 1 right after chunk c's state update (off the next chunk's first products).
   if (c_begin < c_end) ckpt_store<T, K, K, V>(ck, c_begin - cb, HO, h, 0, x, vr, cq);
@@ -1242,8 +1348,38 @@ __device__ __forceinline__ void fwd_slim_scan_body(const FwdFastParams& fp) {
 
     T* Os = reinterpret_cast<T*>(smem + S::o_off) + warp * CHUNK * S::OP;
 #ifndef GDN_HOST_EMU
+    if constexpr (TMA_QK) {  // w4gxu: chunk c's q, k boxes landed (stage st's use (c − c_begin) / STAGES)
+      dnnp::mbar_wait(qk_bar(st), static_cast<uint32_t>((c - c_begin) / STAGES) & 1u);
+      if (d.len < CHUNK) {  // rows len .. CHUNK − 1 to zeros (cp.async's zero fill), then visible to wgmma
+        for (int i = tid; i < (CHUNK - d.len) * 32; i += NTH) {
+          const int r = d.len + (i >> 5), a = (i >> 3) & 3;
+          *reinterpret_cast<uint4*>(base + (a < 2 ? S::q_off : S::k_off) + (a & 1) * 64 * CHUNK * 2 + r * 128 +
+                                    (i & 7) * 16) = make_uint4(0u, 0u, 0u, 0u);
+        }
+        dnnp::fence_proxy_async_shared();
+        __syncthreads();
+      }
+    }
     if constexpr (WG) {
-      if constexpr (SPLIT)
+      if constexpr (O_FIRST)  // w4gxv: the store, then the tail's copies (the same copies, same group)
+        slim_chunk_wg<T, K, V, VP, true, true, WGX>(x, Qs, Ks, Vs, Ts, As, Sc, Os, p, d.t0, d.len, h, v0, 16 * warp, gl,
+                                                    lane, pre, SlimNoHook{}, SlimNoHook{}, SlimNoHook{},
+                                                    [&](const float (&oacc)[8][4]) {
+                                                      slim_store_o_tma<T, V>(
+                                                          reinterpret_cast<T*>(smem + S::o_off) + (2 * warp + (c & 1)) * CHUNK * 16,
+                                                          oacc, &maps->o, static_cast<T*>(p.o), d.t0, d.len, HO, h, v0, lane);
+#pragma unroll
+                                                      for (int u = 0; u < 4; ++u) upd(u);
+                                                    });
+      else if constexpr (TMA_O)
+        slim_chunk_wg<T, K, V, VP, true, true, WGX>(x, Qs, Ks, Vs, Ts, As, Sc, Os, p, d.t0, d.len, h, v0, 16 * warp, gl,
+                                                    lane, pre, SlimNoHook{}, upd, SlimNoHook{},
+                                                    [&](const float (&oacc)[8][4]) {
+                                                      slim_store_o_tma<T, V>(
+                                                          reinterpret_cast<T*>(smem + S::o_off) + (2 * warp + (c & 1)) * CHUNK * 16,
+                                                          oacc, &maps->o, static_cast<T*>(p.o), d.t0, d.len, HO, h, v0, lane);
+                                                    });
+      else if constexpr (SPLIT)
         slim_chunk_wg<T, K, V, VP, true, true, WGX>(x, Qs, Ks, Vs, Ts, As, Sc, Os, p, d.t0, d.len, h, v0, 16 * warp, gl,
                                                     lane, pre, SlimNoHook{}, upd);
       else
@@ -1269,7 +1405,11 @@ __device__ __forceinline__ void fwd_slim_scan_body(const FwdFastParams& fp) {
         body(
             c, st, gl,
             [&](int kk) {
-              if (kk < QIT) copy_qk(d, nbase, kk, live);
+              if constexpr (TMA_QK) {
+                if (kk == 0 && live && lane == 0) tma_qk(d, nbase, nst);
+              } else if (kk < QIT) {
+                copy_qk(d, nbase, kk, live);
+              }
             },
             [&](int u) { issue_tail(d, nbase, u, live); });
       } else {
@@ -1277,6 +1417,11 @@ __device__ __forceinline__ void fwd_slim_scan_body(const FwdFastParams& fp) {
       }
     });
   }
+#ifndef GDN_HOST_EMU
+  if constexpr (TMA_O) {  // this warp's tensor-map stores written before the block ends
+    if (lane == 0) dnnp::tma_store_wait<0>();
+  }
+#endif
   if (FIRST && fp.pieces > 1) {  // piece 1's seed (the chain3r input, the rest scan's seed)
     store_piece1_seed<K, V>(fp.ws_seed, fp.pieces, HO, b, h, x, vr, cq);
   } else if ((!REST || j == fp.pieces - 1) && p.final_state) {

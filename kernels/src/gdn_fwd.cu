@@ -55,6 +55,14 @@
 //   gdn_fwd_slimscan_{bf16,f16}_k128_w8gxs <<<(1, HO, N), 256, SlimScanSmem<128,8,2>>> w8gx with T, A,
 //                                          v, scalar copies in the tail (session 35, w8s35; bitwise
 //                                          w8gx by construction; DNNPLAN_GDN_FWD_SCAN=w8gxs)
+//   gdn_fwd_slimscan_{bf16,f16}_k128_w4gxt <<<(2, HO, N), 128, SlimScanSmem<128,4,3>::bytes_t>>> w4gxs with O stored
+//                                          by one tensor-map store per warp and chunk (session 36, tm36;
+//                                          parameter gdn::FwdTmaParams, the o map; bitwise w4gxs;
+//                                          DNNPLAN_GDN_FWD_SCAN=w4gxt)
+//   gdn_fwd_slimscan_{bf16,f16}_k128_w4gxu <<<as w4gxt>>> w4gxt with q, k loaded by the q, k tensor maps
+//                                          (session 36, tm36; bitwise w4gxt; DNNPLAN_GDN_FWD_SCAN=w4gxu)
+//   gdn_fwd_slimscan_{bf16,f16}_k128_w4gxv <<<as w4gxt>>> w4gxt with the O store ahead of the tail's copies
+//                                          (session 36, tm36; bitwise w4gxt; DNNPLAN_GDN_FWD_SCAN=w4gxv)
 //   gdn_fwd_slimsum_{bf16,f16}_k128_gs     <<<(4, HO, N·(P−1)), 128, SlimSumSmem<128>>> slimsum with
 //                                          P' by wgmma, k swizzled (session 24; the default)
 //   gdn_fwd_slimscan_{bf16,f16}_k128_w4dgs <<<(2, HO, N·P), 128, SlimPieceSmem<128>>> w4d with P', O'
@@ -331,6 +339,63 @@ GDN_FWD_SLIM_WGXS_ENTRY(bf16, gdn::gdn_bf16, 4, gdn::SLIM_W4_STAGES)
 GDN_FWD_SLIM_WGXS_ENTRY(f16, gdn::gdn_f16, 4, gdn::SLIM_W4_STAGES)
 GDN_FWD_SLIM_WGXS_ENTRY(bf16, gdn::gdn_bf16, 8, gdn::SLIM_W8_STAGES)
 GDN_FWD_SLIM_WGXS_ENTRY(f16, gdn::gdn_f16, 8, gdn::SLIM_W8_STAGES)
+
+// Session 36 (helper tm36): w4gxt, w4gxs with each warp's O tile (16 values x 64 tokens) stored by
+// ONE tensor-map store (the o map of gdn::FwdTmaParams, box {16, 1, 64}, 32-byte swizzle) from a
+// dense staging (two tiles per warp, SlimScanSmem::bytes_t = 206,848 B) instead of 4 x (ld.shared + st.global) per lane (gdn_fwd_slim.cuh,
+// slim_store_o_tma; a chunk shorter than 64 tokens keeps the 16-byte stores). The same values to
+// the same addresses: bitwise w4gxs (DNNPLAN_GDN_FWD_SCAN=w4gxt). The parameter is the whole
+// FwdTmaParams, __grid_constant__: the map's address stays in parameter space. The body reads a
+// local copy of p.fp: with the address of p.maps.o passed to the stores' asm (memory clobber),
+// reads through p.fp itself would be reloaded after every asm statement and the loop's copy
+// addresses recomputed (+172 instructions per chunk step and spills at 255 registers, measured on
+// the SASS); with the copy the step has 1,645 instructions (w4gxs 1,617, mostly the kept 16-byte
+// path for a sequence's last, partial chunk) and no local memory.
+#define GDN_FWD_SLIM_WGXT_ENTRY(TAG, T)                                                              \
+  extern "C" __global__ void __launch_bounds__(4 * 32)                                              \
+      gdn_fwd_slimscan_##TAG##_k128_w4gxt(const __grid_constant__ gdn::FwdTmaParams p) {            \
+    dnnp_pdl_enter(p.fp.f.flags & gdn::FLAG_PDL_TRIGGER);                                           \
+    const gdn::FwdFastParams fp = p.fp; /* a local copy: &p.maps escapes into the stores' asm */     \
+    gdn::fwd_slim_scan_body<T, 128, 128, 4, gdn::SLIM_W4_STAGES, false, true, true, false, false, true, true>(fp,    \
+                                                                                                    &p.maps);      \
+  }
+
+GDN_FWD_SLIM_WGXT_ENTRY(bf16, gdn::gdn_bf16)
+GDN_FWD_SLIM_WGXT_ENTRY(f16, gdn::gdn_f16)
+
+// Session 36 (helper tm36): w4gxu, w4gxt with chunk c + 2's q, k tiles loaded by the q, k tensor
+// maps (four {64, 1, 64} boxes in the 128-byte swizzle = slim_wg_elem's atoms, one per warp's
+// lane 0, onto a per-stage mbarrier; gdn_fwd_slim.cuh TMA_QK) instead of 16 rounds of 16-byte
+// cp.async per thread; a partial chunk zeroes its rows past the sequence's end after the wait
+// (the cp.async zero fill's values). The same q, k values in the same places: bitwise w4gxt
+// (DNNPLAN_GDN_FWD_SCAN=w4gxu).
+#define GDN_FWD_SLIM_WGXU_ENTRY(TAG, T)                                                              \
+  extern "C" __global__ void __launch_bounds__(4 * 32)                                              \
+      gdn_fwd_slimscan_##TAG##_k128_w4gxu(const __grid_constant__ gdn::FwdTmaParams p) {            \
+    dnnp_pdl_enter(p.fp.f.flags & gdn::FLAG_PDL_TRIGGER);                                           \
+    const gdn::FwdFastParams fp = p.fp; /* as w4gxt */                                              \
+    gdn::fwd_slim_scan_body<T, 128, 128, 4, gdn::SLIM_W4_STAGES, false, true, true, false, false, true, true, true>( \
+        fp, &p.maps);                                                                               \
+  }
+
+GDN_FWD_SLIM_WGXU_ENTRY(bf16, gdn::gdn_bf16)
+GDN_FWD_SLIM_WGXU_ENTRY(f16, gdn::gdn_f16)
+
+// Session 36 (helper tm36): w4gxv, w4gxt with the O store (stmatrix, fence.proxy.async, the
+// tensor-map store) ahead of the tail's T, A, v, scalar copies instead of after them (call 1:
+// w4gxt's scan +2.5 % against w4gxs; does the proxy fence wait behind the fresh cp.async?). The same
+// copies in the same group, the same stores: bitwise w4gxt (DNNPLAN_GDN_FWD_SCAN=w4gxv).
+#define GDN_FWD_SLIM_WGXV_ENTRY(TAG, T)                                                              \
+  extern "C" __global__ void __launch_bounds__(4 * 32)                                              \
+      gdn_fwd_slimscan_##TAG##_k128_w4gxv(const __grid_constant__ gdn::FwdTmaParams p) {            \
+    dnnp_pdl_enter(p.fp.f.flags & gdn::FLAG_PDL_TRIGGER);                                           \
+    const gdn::FwdFastParams fp = p.fp; /* as w4gxt */                                              \
+    gdn::fwd_slim_scan_body<T, 128, 128, 4, gdn::SLIM_W4_STAGES, false, true, true, false, false, true, true, false, \
+                            true>(fp, &p.maps);                                                     \
+  }
+
+GDN_FWD_SLIM_WGXV_ENTRY(bf16, gdn::gdn_bf16)
+GDN_FWD_SLIM_WGXV_ENTRY(f16, gdn::gdn_f16)
 
 // Session 24 (pwx24): the piece path's whole chunk step on the warpgroup (slimsum_gs / w4dgs with
 // slim_chunk_tail_wg: Uᵀ = Z Tᵀ, O += Uᵀ Aᵀ with T, A in the 128-byte swizzle, the state update with

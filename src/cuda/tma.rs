@@ -69,6 +69,10 @@ pub enum TmaSwizzle {
     /// at most 128 bytes; destinations 1024-byte aligned): wgmma's and ldmatrix's conflict-free
     /// layout.
     B128,
+    /// The 32-byte swizzle: the 16-byte piece `j` (0 or 1) of the 32-byte row `r` sits at piece
+    /// `j ^ ((r / 4) % 2)` (rows of at most 32 bytes; sources and destinations 256-byte aligned):
+    /// stmatrix's conflict-free layout of 16-column tiles (session 36: the forward's o staging).
+    B32,
 }
 
 impl TmaSwizzle {
@@ -77,6 +81,7 @@ impl TmaSwizzle {
         match self {
             TmaSwizzle::None => S::CU_TENSOR_MAP_SWIZZLE_NONE,
             TmaSwizzle::B128 => S::CU_TENSOR_MAP_SWIZZLE_128B,
+            TmaSwizzle::B32 => S::CU_TENSOR_MAP_SWIZZLE_32B,
         }
     }
 }
@@ -142,13 +147,17 @@ impl TiledMapSpec {
             }
         }
         let row = u64::from(self.boxes[0]) * e;
-        if !row.is_multiple_of(16) || (self.swizzle == TmaSwizzle::B128 && row > 128) {
+        let most = match self.swizzle {
+            TmaSwizzle::None => None,
+            TmaSwizzle::B128 => Some(128),
+            TmaSwizzle::B32 => Some(32),
+        };
+        if !row.is_multiple_of(16) || most.is_some_and(|m| row > m) {
             return bad(format!(
                 "the box's rows are {row} bytes; a tensor map needs a multiple of 16{}",
-                if self.swizzle == TmaSwizzle::B128 {
-                    ", at most 128 under the 128-byte swizzle"
-                } else {
-                    ""
+                match most {
+                    Some(m) => format!(", at most {m} under the {m}-byte swizzle"),
+                    None => String::new(),
                 }
             ));
         }
@@ -276,6 +285,24 @@ mod tests {
             0x1000,
         );
         assert!(e.contains("24 bytes"), "{e}");
+        // The 32-byte swizzle takes rows of at most 32 bytes (the forward's o box).
+        let b32 = TiledMapSpec {
+            boxes: [16, 1, 64],
+            swizzle: TmaSwizzle::B32,
+            ..q_map()
+        };
+        assert!(b32.check(0x1000).is_ok());
+        let e = msg(
+            TiledMapSpec {
+                boxes: [32, 1, 64],
+                ..b32
+            },
+            0x1000,
+        );
+        assert!(
+            e.contains("64 bytes") && e.contains("32-byte swizzle"),
+            "{e}"
+        );
     }
 
     #[test]

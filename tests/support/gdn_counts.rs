@@ -456,8 +456,9 @@ fn slim_prep(s: &Shape) -> Counts {
     )
 }
 
-/// The slim output scan, uncut or seeded per piece (w4, w8, w4ov, w4d, w4gs, w4gx, w4gxs, w8gx,
-/// w8gxs, w4dgs, w4dgx).
+/// The slim output scan, uncut or seeded per piece (w4, w8, w4ov, w4d, w4gs, w4gx, w4gxs, w4gxt,
+/// w4gxu, w4gxv, w8gx, w8gxs, w4dgs, w4dgx; w4gxt / w4gxv / w4gxu move O / q, k by tensor maps:
+/// the same bytes).
 fn slim_scan(s: &Shape) -> Counts {
     Counts::new(
         over(
@@ -833,6 +834,9 @@ pub const MODELS: [Model; 36] = [
             "slimscan_w4dgs",
             "slimscan_w4gx",
             "slimscan_w4gxs",
+            "slimscan_w4gxt",
+            "slimscan_w4gxu",
+            "slimscan_w4gxv",
             "slimscan_w8gx",
             "slimscan_w8gxs",
             "slimscan_w4dgx",

@@ -32,12 +32,14 @@
 //! So is every prep ([`PrepPass`]: entry, threads, shared memory, grid): the full factors' of
 //! [`PREP_VARIANTS`], the slim [`SLIM_PREP`] and persistent [`SLIM_PREP_OV`] of the
 //! [`SLIM_SCANS`] rows; [`FwdChoice::prep_pass`] picks it.
-//! Diagnostics read once at build: `DNNPLAN_GDN_FWD_SCAN=w4|w8|w4p|w4gs|w4gx|w4gxs|w8gx|w8gxs` (force
+//! Diagnostics read once at build: `DNNPLAN_GDN_FWD_SCAN=w4|w8|w4p|w4gs|w4gx|w4gxs|w4gxt|w4gxu|w4gxv|w8gx|w8gxs` (force
 //! an output scan; bitwise the same outputs; `w4gs`: the uncut slim w4 with its P', O' products by
 //! wgmma, [`SLIM_SCAN_W4GS`]; `w4gx` / `w8gx`: the whole chunk step by wgmma on 4 / 8 warps,
 //! [`SLIM_SCAN_W4GX`] / [`SLIM_SCAN_W8GX`], the uncut defaults by [`SLIM_SCAN_WGMMA_BY_RULE`];
 //! `w4gxs`: w4gx with the T, A, v, scalar copies in the step's tail, [`SLIM_SCAN_W4GXS`];
-//! `w8gxs`: w8gx with the same split, [`SLIM_SCAN_W8GXS`];
+//! `w8gxs`: w8gx with the same split, [`SLIM_SCAN_W8GXS`]; `w4gxt`: w4gxs with O stored by the
+//! o tensor map, [`SLIM_SCAN_W4GXT`]; `w4gxu`: w4gxt with q, k loaded by the tensor maps,
+//! [`SLIM_SCAN_W4GXU`]; `w4gxv`: w4gxt with the store ahead of the tail's copies, [`SLIM_SCAN_W4GXV`];
 //! on the slim factors, else `w4` / `w8`; `w4`, `w8`: the mma.sync scans;
 //! the wgmma scans are not bitwise w4 by construction, bitwise on the H200),
 //! `DNNPLAN_GDN_FWD_SUM=s2|p3` (force a summary pass; bitwise the same H_j, M_j), `DNNPLAN_GDN_FWD_PIECES=n` (force n pieces per sequence; 1 = off),
@@ -110,7 +112,8 @@ use super::params::{
     SLIM_W4D_MIN_BLOCKS, SLIM_W8_STAGES, SUM_STAGES, SUM1_MIN_BLOCKS, WorkspaceLayout,
     dscan_mma_stages_smem_bytes, fast_smem_bytes, flags, max_chunks, prep7_smem_bytes,
     scanx_smem_bytes, slim_piece_smem_bytes, slim_prep_l_smem_bytes, slim_prep_smem_bytes,
-    slim_scan_smem_bytes, slim_sum_smem_bytes, slim_sum_stages_smem_bytes,
+    slim_scan_smem_bytes, slim_scan_tma_smem_bytes, slim_sum_smem_bytes,
+    slim_sum_stages_smem_bytes,
 };
 use super::pdl::{GdnPlan, Launch, PdlMode};
 use super::seq_order::seq_order_flags;
@@ -534,6 +537,15 @@ pub enum WgmmaDepth {
     /// [`WgmmaDepth::StepSplit`] on the 8-warp scan too ([`SLIM_SCAN_W4GXS`],
     /// [`SLIM_SCAN_W8GXS`]; bitwise [`WgmmaDepth::Step`]'s).
     StepSplitAll,
+    /// [`WgmmaDepth::StepSplit`] with O stored by the o tensor map ([`SLIM_SCAN_W4GXT`]: the uncut
+    /// 4-warp scan only, 8 warps keep [`SLIM_SCAN_W8GX`]; bitwise [`WgmmaDepth::Step`]'s).
+    StepTmaO,
+    /// [`WgmmaDepth::StepTmaO`] with q, k loaded by the q, k tensor maps ([`SLIM_SCAN_W4GXU`]: the
+    /// uncut 4-warp scan only, 8 warps keep [`SLIM_SCAN_W8GX`]; bitwise [`WgmmaDepth::Step`]'s).
+    StepTmaIo,
+    /// [`WgmmaDepth::StepTmaO`] with the O store ahead of the tail's copies ([`SLIM_SCAN_W4GXV`]:
+    /// the uncut 4-warp scan only, 8 warps keep [`SLIM_SCAN_W8GX`]; bitwise [`WgmmaDepth::Step`]'s).
+    StepTmaOFirst,
 }
 
 /// How much of the slim piece path's passes runs on wgmma by rule (unless
@@ -854,6 +866,12 @@ pub enum PassSmem {
         /// cp.async stages.
         stages: u64,
     },
+    /// The uncut slim output scan storing O by the o tensor map, on `stages` stages
+    /// ([`slim_scan_tma_smem_bytes`]: two dense O staging tiles per warp; session 36).
+    SlimScanTma {
+        /// cp.async stages.
+        stages: u64,
+    },
     /// The seeded slim output scan ([`slim_piece_smem_bytes`]).
     SlimPiece,
     /// The slim piece summary ([`slim_sum_smem_bytes`]).
@@ -891,6 +909,7 @@ impl PassSmem {
         match self {
             PassSmem::Fast { stages, out } => fast_smem_bytes(k, warps, stages, out),
             PassSmem::SlimScan { stages } => slim_scan_smem_bytes(k, warps, stages),
+            PassSmem::SlimScanTma { stages } => slim_scan_tma_smem_bytes(k, warps, stages),
             PassSmem::SlimPiece => slim_piece_smem_bytes(k),
             PassSmem::SlimSum => slim_sum_smem_bytes(k),
             PassSmem::SlimSumStages { stages } => slim_sum_stages_smem_bytes(k, stages),
@@ -1357,6 +1376,47 @@ pub const SLIM_SCAN_W4GXS: FwdPass = FwdPass {
     ..SLIM_SCAN_W4
 };
 
+/// [`SLIM_SCAN_W4GXS`] with each warp's O tile stored by ONE tensor-map store,
+/// `gdn_fwd_slimscan_<tag>_k128_w4gxt` (session 36, helper tm36; kernels/include/gdn_fwd_slim.cuh
+/// `TMA_O`, `slim_store_o_tma`): the same stmatrix values staged dense in the 32-byte swizzle (two
+/// tiles per warp, alternating by chunk), then one `cp.async.bulk.tensor` store of the o map's box
+/// (16 values x 64 tokens, [`super::tma_maps::O_BOX`]) by lane 0, instead of 4 x (ld.shared +
+/// st.global) per lane (the phase ncu found bound by short_scoreboard, session 35); a sequence's
+/// partial last chunk keeps the 16-byte stores. The same values to the same addresses: bitwise
+/// w4gxs. Parameter `gdn::FwdTmaParams` (the plan encodes the maps:
+/// [`super::tma_maps::IO_MAP_READERS`]); w4gxs's grid, threads and stages, 4 KB more shared
+/// memory ([`PassSmem::SlimScanTma`], 206,848 B); `DNNPLAN_GDN_FWD_SCAN=w4gxt`
+/// ([`WgmmaDepth::StepTmaO`]).
+pub const SLIM_SCAN_W4GXT: FwdPass = FwdPass {
+    suffix: "w4gxt",
+    smem: PassSmem::SlimScanTma {
+        stages: SLIM_W4_STAGES,
+    },
+    ..SLIM_SCAN_W4
+};
+
+/// [`SLIM_SCAN_W4GXT`] with chunk c + 2's q, k tiles loaded by the q, k tensor maps,
+/// `gdn_fwd_slimscan_<tag>_k128_w4gxu` (session 36, helper tm36; kernels/include/gdn_fwd_slim.cuh
+/// `TMA_QK`): four boxes {64, 1, 64} in the 128-byte swizzle (slim_wg_elem's atoms), one per
+/// warp's lane 0, onto a per-stage mbarrier (in the q slot's unused tail), instead of 16 rounds of
+/// 16-byte cp.async per thread; a partial chunk zeroes its rows past the sequence's end after the
+/// wait. The same values in the same places: bitwise w4gxt. w4gxt's launch;
+/// `DNNPLAN_GDN_FWD_SCAN=w4gxu` ([`WgmmaDepth::StepTmaIo`]).
+pub const SLIM_SCAN_W4GXU: FwdPass = FwdPass {
+    suffix: "w4gxu",
+    ..SLIM_SCAN_W4GXT
+};
+
+/// [`SLIM_SCAN_W4GXT`] with the O store (stmatrix, the proxy fence, the tensor-map store) issued
+/// ahead of the tail's T, A, v, scalar copies instead of after them,
+/// `gdn_fwd_slimscan_<tag>_k128_w4gxv` (session 36, helper tm36; kernels/include/gdn_fwd_slim.cuh
+/// `O_FIRST`): the same copies in the same group, the same stores: bitwise w4gxt. w4gxt's launch;
+/// `DNNPLAN_GDN_FWD_SCAN=w4gxv` ([`WgmmaDepth::StepTmaOFirst`]).
+pub const SLIM_SCAN_W4GXV: FwdPass = FwdPass {
+    suffix: "w4gxv",
+    ..SLIM_SCAN_W4GXT
+};
+
 /// [`SLIM_SCAN_W4GX`]'s chunk step on 8 warps = two warpgroups (128 value rows),
 /// `gdn_fwd_slimscan_<tag>_k128_w8gx` (session 24, wgx24): w8's grid, threads, stages and shared
 /// memory. The uncut 8-warp default ([`SLIM_SCAN_WGMMA_BY_RULE`]).
@@ -1437,10 +1497,13 @@ const SLIM_SCAN_STEM: &str = FACTOR_VARIANTS[FwdFactors::Slim as usize].scan_ste
 /// [`SLIM_OV_STAGES`]), `w4gx` / `w8gx` ([`SLIM_SCAN_W4GX`], [`SLIM_SCAN_W8GX`]) where the 4- or
 /// 8-warp scan runs with the whole step by wgmma, `w4gxs` ([`SLIM_SCAN_W4GXS`]; 8 warps: `w8gx`)
 /// where it runs with the copies split, `w4gxs` / `w8gxs` ([`SLIM_SCAN_W8GXS`]) where both widths
-/// do, `w4gs` ([`SLIM_SCAN_W4GS`]) where the 4-warp scan runs with wgmma, else
+/// do, `w4gxt` ([`SLIM_SCAN_W4GXT`]; 8 warps: `w8gx`) where it stores O by the tensor map, `w4gxu`
+/// ([`SLIM_SCAN_W4GXU`]; 8 warps: `w8gx`) where it also loads q, k by the tensor maps, `w4gxv`
+/// ([`SLIM_SCAN_W4GXV`]; 8 warps: `w8gx`) where it stores O ahead of the tail's copies, `w4gs`
+/// ([`SLIM_SCAN_W4GS`]) where the 4-warp scan runs with wgmma, else
 /// the width of the full scan the rule picked: `w8` ([`SLIM_W8_STAGES`]) or `w4`
 /// ([`SLIM_W4_STAGES`]; a forced `w4p` runs it too).
-pub const SLIM_SCANS: [SlimScanRow; 13] = [
+pub const SLIM_SCANS: [SlimScanRow; 19] = [
     SlimScanRow {
         used: SlimScanUse::PiecesWgmma(WgmmaDepth::Step),
         scan: SLIM_PIECES_WGX.scan,
@@ -1489,6 +1552,36 @@ pub const SLIM_SCANS: [SlimScanRow; 13] = [
     SlimScanRow {
         used: SlimScanUse::Wgmma(WgmmaDepth::StepSplitAll, 8),
         scan: SLIM_SCAN_W8GXS,
+        prep: SLIM_PREP,
+    },
+    SlimScanRow {
+        used: SlimScanUse::Wgmma(WgmmaDepth::StepTmaO, 4),
+        scan: SLIM_SCAN_W4GXT,
+        prep: SLIM_PREP,
+    },
+    SlimScanRow {
+        used: SlimScanUse::Wgmma(WgmmaDepth::StepTmaO, 8),
+        scan: SLIM_SCAN_W8GX,
+        prep: SLIM_PREP,
+    },
+    SlimScanRow {
+        used: SlimScanUse::Wgmma(WgmmaDepth::StepTmaIo, 4),
+        scan: SLIM_SCAN_W4GXU,
+        prep: SLIM_PREP,
+    },
+    SlimScanRow {
+        used: SlimScanUse::Wgmma(WgmmaDepth::StepTmaIo, 8),
+        scan: SLIM_SCAN_W8GX,
+        prep: SLIM_PREP,
+    },
+    SlimScanRow {
+        used: SlimScanUse::Wgmma(WgmmaDepth::StepTmaOFirst, 4),
+        scan: SLIM_SCAN_W4GXV,
+        prep: SLIM_PREP,
+    },
+    SlimScanRow {
+        used: SlimScanUse::Wgmma(WgmmaDepth::StepTmaOFirst, 8),
+        scan: SLIM_SCAN_W8GX,
         prep: SLIM_PREP,
     },
     SlimScanRow {
@@ -2050,7 +2143,12 @@ impl FwdChoice {
     /// [`SLIM_PIECES_WGX`], [`SLIM_PIECES_WG`] or [`SLIM_PIECES`].
     pub fn slim_piece_row(&self) -> &'static SlimPieceRow {
         match self.piece_wgmma {
-            WgmmaDepth::Step | WgmmaDepth::StepSplit | WgmmaDepth::StepSplitAll => &SLIM_PIECES_WGX,
+            WgmmaDepth::Step
+            | WgmmaDepth::StepSplit
+            | WgmmaDepth::StepSplitAll
+            | WgmmaDepth::StepTmaO
+            | WgmmaDepth::StepTmaIo
+            | WgmmaDepth::StepTmaOFirst => &SLIM_PIECES_WGX,
             WgmmaDepth::Products => &SLIM_PIECES_WG,
             WgmmaDepth::Off => &SLIM_PIECES,
         }
@@ -2250,7 +2348,9 @@ fn uncut_scan_blocks(f: &GdnFacts) -> u64 {
 /// much of its step runs on wgmma: [`SLIM_SCAN_W4GS`]'s suffix the 4-warp scan with the products,
 /// [`SLIM_SCAN_W4GX`]'s / [`SLIM_SCAN_W8GX`]'s the 4- / 8-warp scan with the whole step,
 /// [`SLIM_SCAN_W4GXS`]'s the 4-warp one with its copies split, [`SLIM_SCAN_W8GXS`]'s the 8-warp
-/// one (both widths split), any other scan none.
+/// one (both widths split), [`SLIM_SCAN_W4GXT`]'s the 4-warp one storing O by the tensor map,
+/// [`SLIM_SCAN_W4GXU`]'s the same also loading q, k by the tensor maps, [`SLIM_SCAN_W4GXV`]'s
+/// w4gxt with the store ahead of the tail's copies, any other scan none.
 fn scan_switch(value: Option<&str>, k: i64) -> (Option<ScanVariant>, WgmmaDepth) {
     let forced = |v: ScanVariant| ScanVariant::from_switch(v.row().switch, k);
     match value {
@@ -2260,6 +2360,15 @@ fn scan_switch(value: Option<&str>, k: i64) -> (Option<ScanVariant>, WgmmaDepth)
         Some(x) if x == SLIM_SCAN_W4GX.suffix => (forced(ScanVariant::Warps4), WgmmaDepth::Step),
         Some(x) if x == SLIM_SCAN_W4GXS.suffix => {
             (forced(ScanVariant::Warps4), WgmmaDepth::StepSplit)
+        }
+        Some(x) if x == SLIM_SCAN_W4GXT.suffix => {
+            (forced(ScanVariant::Warps4), WgmmaDepth::StepTmaO)
+        }
+        Some(x) if x == SLIM_SCAN_W4GXU.suffix => {
+            (forced(ScanVariant::Warps4), WgmmaDepth::StepTmaIo)
+        }
+        Some(x) if x == SLIM_SCAN_W4GXV.suffix => {
+            (forced(ScanVariant::Warps4), WgmmaDepth::StepTmaOFirst)
         }
         Some(x) if x == SLIM_SCAN_W8GX.suffix => (forced(ScanVariant::Warps8), WgmmaDepth::Step),
         Some(x) if x == SLIM_SCAN_W8GXS.suffix => {
@@ -2710,6 +2819,9 @@ pub(super) mod tests {
         match (SLIM_SCAN_WGMMA_BY_RULE, warps) {
             (WgmmaDepth::Step, 4) => "w4gx",
             (WgmmaDepth::StepSplit | WgmmaDepth::StepSplitAll, 4) => "w4gxs",
+            (WgmmaDepth::StepTmaO, 4) => "w4gxt",
+            (WgmmaDepth::StepTmaIo, 4) => "w4gxu",
+            (WgmmaDepth::StepTmaOFirst, 4) => "w4gxv",
             (WgmmaDepth::StepSplitAll, _) => "w8gxs",
             (WgmmaDepth::Step | WgmmaDepth::StepSplit, _) => "w8gx",
             (WgmmaDepth::Products, 4) => "w4gs",
@@ -2721,7 +2833,12 @@ pub(super) mod tests {
     /// The piece path's seeded scan and summary suffixes by rule ([`SLIM_PIECE_WGMMA_BY_RULE`]).
     fn rule_piece_suffixes() -> (&'static str, &'static str) {
         match SLIM_PIECE_WGMMA_BY_RULE {
-            WgmmaDepth::Step | WgmmaDepth::StepSplit | WgmmaDepth::StepSplitAll => ("w4dgx", "_gx"),
+            WgmmaDepth::Step
+            | WgmmaDepth::StepSplit
+            | WgmmaDepth::StepSplitAll
+            | WgmmaDepth::StepTmaO
+            | WgmmaDepth::StepTmaIo
+            | WgmmaDepth::StepTmaOFirst => ("w4dgx", "_gx"),
             WgmmaDepth::Products => ("w4dgs", "_gs"),
             WgmmaDepth::Off => ("w4d", ""),
         }
@@ -3261,6 +3378,57 @@ pub(super) mod tests {
         assert_eq!(scan.0.as_str(), "gdn_fwd_slimscan_f16_k128_w4gxs");
         assert_eq!((scan.1, scan.2, scan.3), ((2, 16, 4), 128, 202_752));
         assert!(fwd.has_function(scan.0));
+        // `w4gxt` (session 36, tm36): w4gxs's launch with 4 KB more shared memory, the plan
+        // encodes the maps; 8 warps keep w8gx.
+        assert_eq!(
+            scan_switch(Some("w4gxt"), 128),
+            (Some(ScanVariant::Warps4), WgmmaDepth::StepTmaO)
+        );
+        assert!(!c.reads_io_maps(128), "w4gxs reads no map");
+        c.scan_wgmma = WgmmaDepth::StepTmaO;
+        assert!(c.reads_io_maps(128), "w4gxt reads the o map");
+        for tag in ["bf16", "f16"] {
+            let plan = GdnFwdPlan::new(&f, c, FwdKernels::named(&c, tag, 128), 132).expect("plan");
+            assert!(plan.io_maps.is_some(), "the plan encodes the maps");
+            let scan = plan.launches().last().expect("the scan launch");
+            assert_eq!(*scan.0, format!("gdn_fwd_slimscan_{tag}_k128_w4gxt"));
+            assert_eq!((scan.1, scan.2, scan.3), ((2, 16, 4), 128, 206_848));
+            assert!(fwd.has_function(scan.0));
+        }
+        // `w4gxu` (session 36, tm36): w4gxt's launch, q, k by the maps too.
+        assert_eq!(
+            scan_switch(Some("w4gxu"), 128),
+            (Some(ScanVariant::Warps4), WgmmaDepth::StepTmaIo)
+        );
+        c.scan_wgmma = WgmmaDepth::StepTmaIo;
+        assert!(c.reads_io_maps(128), "w4gxu reads the q, k, o maps");
+        for tag in ["bf16", "f16"] {
+            let plan = GdnFwdPlan::new(&f, c, FwdKernels::named(&c, tag, 128), 132).expect("plan");
+            assert!(plan.io_maps.is_some(), "the plan encodes the maps");
+            let scan = plan.launches().last().expect("the scan launch");
+            assert_eq!(*scan.0, format!("gdn_fwd_slimscan_{tag}_k128_w4gxu"));
+            assert_eq!((scan.1, scan.2, scan.3), ((2, 16, 4), 128, 206_848));
+            assert!(fwd.has_function(scan.0));
+        }
+        // `w4gxv` (session 36, tm36): w4gxt's launch, the store ahead of the tail's copies.
+        assert_eq!(
+            scan_switch(Some("w4gxv"), 128),
+            (Some(ScanVariant::Warps4), WgmmaDepth::StepTmaOFirst)
+        );
+        c.scan_wgmma = WgmmaDepth::StepTmaOFirst;
+        let plan = GdnFwdPlan::new(&f, c, FwdKernels::named(&c, "bf16", 128), 132).expect("plan");
+        assert!(plan.io_maps.is_some(), "the plan encodes the maps");
+        let scan = plan.launches().last().expect("the scan launch");
+        assert_eq!(scan.0.as_str(), "gdn_fwd_slimscan_bf16_k128_w4gxv");
+        assert_eq!((scan.1, scan.2, scan.3), ((2, 16, 4), 128, 206_848));
+        assert!(fwd.has_function(scan.0));
+        c.scan = ScanVariant::Warps8;
+        assert!(!c.reads_io_maps(128), "8 warps: w8gx");
+        let plan = GdnFwdPlan::new(&f, c, FwdKernels::named(&c, "bf16", 128), 132).expect("plan");
+        assert!(plan.io_maps.is_none());
+        let scan = plan.launches().last().expect("the scan launch");
+        assert_eq!(scan.0.as_str(), "gdn_fwd_slimscan_bf16_k128_w8gx");
+        c.scan = ScanVariant::Warps4;
         // `w8gxs` (session 35, w8s35): w8gx's launch with the copies split; 4 warps: w4gxs.
         assert_eq!(
             scan_switch(Some("w8gxs"), 128),

@@ -677,6 +677,14 @@ pub fn slim_scan_smem_bytes(k: u64, warps: u64, stages: u64) -> u32 {
     (stages * stage + warps * CHUNK * 24 * 2) as u32
 }
 
+/// Dynamic shared memory of the uncut slim output scan storing O by the o tensor map
+/// (`gdn::SlimScanSmem<K, warps, stages>::bytes_t`, session 36: `w4gxt`): the stages of
+/// [`slim_scan_smem_bytes`], then two dense `[CHUNK][16]` O staging tiles per warp.
+pub fn slim_scan_tma_smem_bytes(k: u64, warps: u64, stages: u64) -> u32 {
+    let stages_bytes = slim_scan_smem_bytes(k, warps, stages) as u64 - warps * CHUNK * 24 * 2;
+    (stages_bytes + warps * 2 * CHUNK * 16 * 2) as u32
+}
+
 /// cp.async stages of the slim piece summary (`gdn::SLIM_SUM_STAGES`).
 pub const SLIM_SUM_STAGES: u64 = 2;
 /// Blocks per SM of the slim piece summary (`gdn::SLIM_SUM_MIN_BLOCKS`, its launch bounds).
@@ -1361,6 +1369,8 @@ mod tests {
         assert!(SM.holds(BWD_PREP_SLIM_MIN_BLOCKS, slim_prep_smem_bytes(128)));
         assert_eq!(slim_scan_smem_bytes(128, 4, SLIM_W4_STAGES), 202_752);
         assert_eq!(slim_scan_smem_bytes(128, 8, SLIM_W8_STAGES), 167_936);
+        assert_eq!(slim_scan_tma_smem_bytes(128, 4, SLIM_W4_STAGES), 206_848);
+        assert!(SM.allows(slim_scan_tma_smem_bytes(128, 4, SLIM_W4_STAGES)));
         assert!(SM.allows(slim_scan_smem_bytes(128, 4, SLIM_W4_STAGES)));
         // The slim piece passes (gdn::SlimSumSmem<128>, gdn::SlimPieceSmem<128>): three and two
         // blocks per SM, as the full piece path's sum1 / w4p.

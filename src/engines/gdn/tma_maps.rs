@@ -6,7 +6,8 @@
 //! `[T, heads, D]` tensor of its port as dims `{D, heads, T}`:
 //! - q, k, v: box [`QKV_BOX`] (64 elements = 128 bytes of one head's row x 64 tokens) under the
 //!   128-byte swizzle, exactly `slim_wg_elem`'s shared-memory layout of a 64-column atom;
-//! - o: box [`O_BOX`] (16 value columns of one head x 64 tokens), dense rows.
+//! - o: box [`O_BOX`] (16 value columns of one head x 64 tokens) under the 32-byte swizzle (the
+//!   `w4gxt` scan's staged O tile, `slim_store_o_tma`: conflict-free stmatrix rows).
 //!
 //! Rows past the tensor's end read zeros; rows past a sequence's end inside the tensor are the
 //! next sequence's tokens (a kernel serving a partial chunk clears or skips them itself).
@@ -58,7 +59,16 @@ impl IoMapSet {
 /// running any of them encodes those maps at execute (the others stay zero). Session 36 (tp36):
 /// the slim prep's `wgt` / `wgtl` read q and k ([`super::engine::SLIM_PREP_WGT`],
 /// [`super::engine::SLIM_PREP_WGTL`]).
-pub const IO_MAP_READERS: &[(&str, IoMapSet)] = &[("_wgt", IoMapSet::QK), ("_wgtl", IoMapSet::QK)];
+/// Session 36 (tm36): the uncut 4-warp slim scans `_w4gxt` (O stored by the o map), `_w4gxu`
+/// (the same, q and k loaded by their maps too) and `_w4gxv` (w4gxt with the store ahead of its
+/// step's tail copies).
+pub const IO_MAP_READERS: &[(&str, IoMapSet)] = &[
+    ("_wgt", IoMapSet::QK),
+    ("_wgtl", IoMapSet::QK),
+    ("_w4gxt", IoMapSet::O),
+    ("_w4gxu", IoMapSet::QK.union(IoMapSet::O)),
+    ("_w4gxv", IoMapSet::O),
+];
 
 /// The maps the forward entry `entry` reads ([`IO_MAP_READERS`]; none when it is not listed).
 pub fn io_maps_read(entry: &str) -> IoMapSet {
@@ -76,8 +86,14 @@ pub fn reads_io_maps(entry: &str) -> bool {
 /// The box of q, k and v: 64 elements (one 128-byte swizzle row) x 1 head x 64 tokens (a chunk).
 pub const QKV_BOX: [u32; 3] = [64, 1, 64];
 
-/// The box of o: 16 value columns (one warp's rows of the output scan) x 1 head x 64 tokens.
+/// The box of o: 16 value columns (one warp's rows of the output scan) x 1 head x 64 tokens, under
+/// [`O_SWIZZLE`].
 pub const O_BOX: [u32; 3] = [16, 1, 64];
+
+/// The o map's shared-memory layout: the 32-byte swizzle (token r's 8-value half j at 16-byte piece
+/// `j ^ ((r / 4) % 2)` of its 32-byte row), `slim_store_o_tma`'s staging in
+/// `kernels/include/gdn_fwd_slim.cuh`.
+pub const O_SWIZZLE: TmaSwizzle = TmaSwizzle::B32;
 
 /// What the maps of one forward plan depend on (the rest is the call's addresses).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -152,7 +168,7 @@ impl FwdIoMapShape {
             self.spec("gdn forward: q", h, self.k, QKV_BOX, b128),
             self.spec("gdn forward: k", hk, self.k, QKV_BOX, b128),
             self.spec("gdn forward: v", hv, self.v, QKV_BOX, b128),
-            self.spec("gdn forward: o", ho, self.v, O_BOX, TmaSwizzle::None),
+            self.spec("gdn forward: o", ho, self.v, O_BOX, O_SWIZZLE),
         ]
     }
 
@@ -194,7 +210,8 @@ mod tests {
         assert_eq!(q.strides, [256, 16 * 256]);
         assert_eq!((q.boxes, q.swizzle), (QKV_BOX, TmaSwizzle::B128));
         assert_eq!((k.dims, v.dims), (q.dims, q.dims));
-        assert_eq!((o.boxes, o.swizzle), (O_BOX, TmaSwizzle::None));
+        assert_eq!((o.boxes, o.swizzle), (O_BOX, TmaSwizzle::B32));
+        assert_eq!((o.dims, o.strides), ([128, 16, 32768], [256, 16 * 256]));
         for m in [q, k, v, o] {
             m.check(0x10000)
                 .unwrap_or_else(|e| panic!("{}: {e}", m.what));
@@ -208,6 +225,14 @@ mod tests {
     fn no_kernel_reads_the_maps_unless_listed() {
         assert!(!reads_io_maps("gdn_fwd_slimscan_bf16_k128_w4gxs"));
         assert!(!reads_io_maps("gdn_fwd_slimprep_bf16_k128_wgc"));
+        assert_eq!(
+            io_maps_read("gdn_fwd_slimscan_bf16_k128_w4gxt"),
+            IoMapSet::O
+        );
+        assert_eq!(
+            io_maps_read("gdn_fwd_slimscan_f16_k128_w4gxu"),
+            IoMapSet::QK.union(IoMapSet::O)
+        );
         for (s, read) in IO_MAP_READERS {
             assert!(reads_io_maps(&format!("gdn_fwd_x_bf16_k128{s}")));
             assert!(!read.is_empty(), "{s}");
