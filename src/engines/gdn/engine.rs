@@ -3384,9 +3384,17 @@ pub(super) mod tests {
             scan_switch(Some("w4gxt"), 128),
             (Some(ScanVariant::Warps4), WgmmaDepth::StepTmaO)
         );
-        assert!(!c.reads_io_maps(128), "w4gxs reads no map");
+        // (The rule's prep, wgt / wgtl since session 36, reads the q, k maps: the o map is the
+        // scan's.)
+        assert!(
+            !c.io_maps_read(128).contains(tma_maps::IoMapSet::O),
+            "w4gxs reads no map"
+        );
         c.scan_wgmma = WgmmaDepth::StepTmaO;
-        assert!(c.reads_io_maps(128), "w4gxt reads the o map");
+        assert!(
+            c.io_maps_read(128).contains(tma_maps::IoMapSet::O),
+            "w4gxt reads the o map"
+        );
         for tag in ["bf16", "f16"] {
             let plan = GdnFwdPlan::new(&f, c, FwdKernels::named(&c, tag, 128), 132).expect("plan");
             assert!(plan.io_maps.is_some(), "the plan encodes the maps");
@@ -3423,9 +3431,11 @@ pub(super) mod tests {
         assert_eq!((scan.1, scan.2, scan.3), ((2, 16, 4), 128, 206_848));
         assert!(fwd.has_function(scan.0));
         c.scan = ScanVariant::Warps8;
-        assert!(!c.reads_io_maps(128), "8 warps: w8gx");
+        assert!(
+            !c.io_maps_read(128).contains(tma_maps::IoMapSet::O),
+            "8 warps: w8gx"
+        );
         let plan = GdnFwdPlan::new(&f, c, FwdKernels::named(&c, "bf16", 128), 132).expect("plan");
-        assert!(plan.io_maps.is_none());
         let scan = plan.launches().last().expect("the scan launch");
         assert_eq!(scan.0.as_str(), "gdn_fwd_slimscan_bf16_k128_w8gx");
         c.scan = ScanVariant::Warps4;
