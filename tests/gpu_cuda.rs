@@ -763,6 +763,10 @@ fn tensor_maps_load_the_swizzled_box_and_store_only_inside_the_tensor() {
                 include_str!("../kernels/include/dnnp_async.cuh"),
             ),
             (
+                "dnnp_int.cuh",
+                include_str!("../kernels/include/dnnp_int.cuh"),
+            ),
+            (
                 "dnnp_tma.cuh",
                 include_str!("../kernels/include/dnnp_tma.cuh"),
             ),
