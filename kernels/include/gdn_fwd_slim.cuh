@@ -608,11 +608,13 @@ __device__ __forceinline__ void slim_tri_round(T* tdst, T* adst, const T* tsrc, 
 // rows (token (lane >> 1) + 16 i, values 8 (lane & 1) ..) read unconditionally and stored under
 // the predicate token < len from one base address (no branch per row). Rounding: IO::pack rounds
 // each fp32 to the io dtype as IO::from_f does.
-template <typename T, int V, int OP>
-__device__ __forceinline__ void slim_store_o(T* Os, const float (&oacc)[8][4], T* o, long long t0, int len, int HO,
-                                             int h, int v0, int lane) {
+// The warp's O accumulators (16 value rows x 64 tokens) rounded to the io dtype (IO::pack, as
+// IO::from_f) and staged by four stmatrix.x4.trans: step j's matrices at `row` + 16 j rows of
+// RS elements (matrix m: tokens 16 j + 8 (m >> 1) .., values 8 (m & 1) ..; lane l gives row l & 7
+// of matrix l >> 3). slim_store_o's and slim_store_o_tma's staging.
+template <typename T, int RS>
+__device__ __forceinline__ void slim_stage_o(T* row, const float (&oacc)[8][4]) {
   using IO = Io<T>;
-  T* row = Os + (8 * (lane >> 4) + (lane & 7)) * OP + 8 * ((lane >> 3) & 1);
 #pragma unroll
   for (int j = 0; j < 4; ++j) {
     u32 r[4];
@@ -620,8 +622,15 @@ __device__ __forceinline__ void slim_store_o(T* Os, const float (&oacc)[8][4], T
     r[1] = IO::pack(oacc[2 * j][2], oacc[2 * j][3]);
     r[2] = IO::pack(oacc[2 * j + 1][0], oacc[2 * j + 1][1]);
     r[3] = IO::pack(oacc[2 * j + 1][2], oacc[2 * j + 1][3]);
-    stsm_x4_t(row + 16 * j * OP, r);
+    stsm_x4_t(row + 16 * j * RS, r);
   }
+}
+
+template <typename T, int V, int OP>
+__device__ __forceinline__ void slim_store_o(T* Os, const float (&oacc)[8][4], T* o, long long t0, int len, int HO,
+                                             int h, int v0, int lane) {
+  T* row = Os + (8 * (lane >> 4) + (lane & 7)) * OP + 8 * ((lane >> 3) & 1);
+  slim_stage_o<T, OP>(row, oacc);
   __syncwarp();
   const int tok = lane >> 1, hf = lane & 1;
   const size_t step = static_cast<size_t>(16) * HO * V;
@@ -651,20 +660,11 @@ __device__ __forceinline__ void slim_store_o(T* Os, const float (&oacc)[8][4], T
 template <typename T, int V>
 __device__ __forceinline__ void slim_store_o_tma(T* Od, const float (&oacc)[8][4], const dnnp::TmaDesc* omap, T* o,
                                                  long long t0, int len, int HO, int h, int v0, int lane) {
-  using IO = Io<T>;
   if (lane == 0) dnnp::tma_store_wait_read<1>();
   __syncwarp();
   const int r0 = 8 * (lane >> 4) + (lane & 7), hf0 = (lane >> 3) & 1;  // the row lane l addresses (+16 j)
   T* row = Od + r0 * 16 + 8 * (hf0 ^ ((r0 >> 2) & 1));
-#pragma unroll
-  for (int j = 0; j < 4; ++j) {
-    u32 r[4];
-    r[0] = IO::pack(oacc[2 * j][0], oacc[2 * j][1]);
-    r[1] = IO::pack(oacc[2 * j][2], oacc[2 * j][3]);
-    r[2] = IO::pack(oacc[2 * j + 1][0], oacc[2 * j + 1][1]);
-    r[3] = IO::pack(oacc[2 * j + 1][2], oacc[2 * j + 1][3]);
-    stsm_x4_t(row + 16 * j * 16, r);
-  }
+  slim_stage_o<T, 16>(row, oacc);
   if (len == CHUNK) {
     dnnp::fence_proxy_async_shared();
     __syncwarp();

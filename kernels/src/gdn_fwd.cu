@@ -351,17 +351,20 @@ GDN_FWD_SLIM_WGXS_ENTRY(f16, gdn::gdn_f16, 8, gdn::SLIM_W8_STAGES)
 // addresses recomputed (+172 instructions per chunk step and spills at 255 registers, measured on
 // the SASS); with the copy the step has 1,645 instructions (w4gxs 1,617, mostly the kept 16-byte
 // path for a sequence's last, partial chunk) and no local memory.
-#define GDN_FWD_SLIM_WGXT_ENTRY(TAG, T)                                                              \
+// The three TMA scans' entries (w4gxt, w4gxu, w4gxv): NAME's fwd_slim_scan_body with the template
+// tail (the macro's trailing arguments) after the first ten, the block's maps passed beside the local
+// copy of p.fp.
+#define GDN_FWD_SLIM_WGXT_ENTRY(TAG, T, NAME, ...)                                                   \
   extern "C" __global__ void __launch_bounds__(4 * 32)                                              \
-      gdn_fwd_slimscan_##TAG##_k128_w4gxt(const __grid_constant__ gdn::FwdTmaParams p) {            \
+      gdn_fwd_slimscan_##TAG##_k128_##NAME(const __grid_constant__ gdn::FwdTmaParams p) {           \
     dnnp_pdl_enter(p.fp.f.flags & gdn::FLAG_PDL_TRIGGER);                                           \
     const gdn::FwdFastParams fp = p.fp; /* a local copy: &p.maps escapes into the stores' asm */     \
-    gdn::fwd_slim_scan_body<T, 128, 128, 4, gdn::SLIM_W4_STAGES, false, true, true, false, false, true, true>(fp,    \
-                                                                                                    &p.maps);      \
+    gdn::fwd_slim_scan_body<T, 128, 128, 4, gdn::SLIM_W4_STAGES, false, true, true, false, false, __VA_ARGS__>(fp,  \
+                                                                                                     &p.maps);    \
   }
 
-GDN_FWD_SLIM_WGXT_ENTRY(bf16, gdn::gdn_bf16)
-GDN_FWD_SLIM_WGXT_ENTRY(f16, gdn::gdn_f16)
+GDN_FWD_SLIM_WGXT_ENTRY(bf16, gdn::gdn_bf16, w4gxt, true, true)
+GDN_FWD_SLIM_WGXT_ENTRY(f16, gdn::gdn_f16, w4gxt, true, true)
 
 // Session 36 (helper tm36): w4gxu, w4gxt with chunk c + 2's q, k tiles loaded by the q, k tensor
 // maps (four {64, 1, 64} boxes in the 128-byte swizzle = slim_wg_elem's atoms, one per warp's
@@ -369,33 +372,15 @@ GDN_FWD_SLIM_WGXT_ENTRY(f16, gdn::gdn_f16)
 // cp.async per thread; a partial chunk zeroes its rows past the sequence's end after the wait
 // (the cp.async zero fill's values). The same q, k values in the same places: bitwise w4gxt
 // (DNNPLAN_GDN_FWD_SCAN=w4gxu).
-#define GDN_FWD_SLIM_WGXU_ENTRY(TAG, T)                                                              \
-  extern "C" __global__ void __launch_bounds__(4 * 32)                                              \
-      gdn_fwd_slimscan_##TAG##_k128_w4gxu(const __grid_constant__ gdn::FwdTmaParams p) {            \
-    dnnp_pdl_enter(p.fp.f.flags & gdn::FLAG_PDL_TRIGGER);                                           \
-    const gdn::FwdFastParams fp = p.fp; /* as w4gxt */                                              \
-    gdn::fwd_slim_scan_body<T, 128, 128, 4, gdn::SLIM_W4_STAGES, false, true, true, false, false, true, true, true>( \
-        fp, &p.maps);                                                                               \
-  }
-
-GDN_FWD_SLIM_WGXU_ENTRY(bf16, gdn::gdn_bf16)
-GDN_FWD_SLIM_WGXU_ENTRY(f16, gdn::gdn_f16)
+GDN_FWD_SLIM_WGXT_ENTRY(bf16, gdn::gdn_bf16, w4gxu, true, true, true)
+GDN_FWD_SLIM_WGXT_ENTRY(f16, gdn::gdn_f16, w4gxu, true, true, true)
 
 // Session 36 (helper tm36): w4gxv, w4gxt with the O store (stmatrix, fence.proxy.async, the
 // tensor-map store) ahead of the tail's T, A, v, scalar copies instead of after them (call 1:
 // w4gxt's scan +2.5 % against w4gxs; does the proxy fence wait behind the fresh cp.async?). The same
 // copies in the same group, the same stores: bitwise w4gxt (DNNPLAN_GDN_FWD_SCAN=w4gxv).
-#define GDN_FWD_SLIM_WGXV_ENTRY(TAG, T)                                                              \
-  extern "C" __global__ void __launch_bounds__(4 * 32)                                              \
-      gdn_fwd_slimscan_##TAG##_k128_w4gxv(const __grid_constant__ gdn::FwdTmaParams p) {            \
-    dnnp_pdl_enter(p.fp.f.flags & gdn::FLAG_PDL_TRIGGER);                                           \
-    const gdn::FwdFastParams fp = p.fp; /* as w4gxt */                                              \
-    gdn::fwd_slim_scan_body<T, 128, 128, 4, gdn::SLIM_W4_STAGES, false, true, true, false, false, true, true, false, \
-                            true>(fp, &p.maps);                                                     \
-  }
-
-GDN_FWD_SLIM_WGXV_ENTRY(bf16, gdn::gdn_bf16)
-GDN_FWD_SLIM_WGXV_ENTRY(f16, gdn::gdn_f16)
+GDN_FWD_SLIM_WGXT_ENTRY(bf16, gdn::gdn_bf16, w4gxv, true, true, false, true)
+GDN_FWD_SLIM_WGXT_ENTRY(f16, gdn::gdn_f16, w4gxv, true, true, false, true)
 
 // Session 24 (pwx24): the piece path's whole chunk step on the warpgroup (slimsum_gs / w4dgs with
 // slim_chunk_tail_wg: Uᵀ = Z Tᵀ, O += Uᵀ Aᵀ with T, A in the 128-byte swizzle, the state update with
