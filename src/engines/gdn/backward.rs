@@ -974,7 +974,8 @@ fn split_swap(steps: &mut [Step]) -> bool {
 
 /// The backward slim prep's form (`DNNPLAN_GDN_BWD_SLIMPREP`, read at plan build): each form is
 /// the one before it with one more change and computes the same values; the `prep16`, `prep16c`
-/// and `prep16l` rows of [`FORM_RULES`] apply up to the plan's form ([`FormKnob::SlimPrep`]).
+/// and `prep16l` rows of [`FORM_RULES`] apply up to the plan's form
+/// ([`FormKnob::SlimPrep`](super::bwd_select::FormKnob::SlimPrep)).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum BwdSlimPrep {
     /// `v15`: `prep15sl` ([`BwdKernel::PrepSl`], session 28).
