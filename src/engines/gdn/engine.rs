@@ -2345,37 +2345,27 @@ fn uncut_scan_blocks(f: &GdnFacts) -> u64 {
 }
 
 /// `DNNPLAN_GDN_FWD_SCAN`'s value `value` at K = `k`: the forced scan (none: not forced) and how
-/// much of its step runs on wgmma: [`SLIM_SCAN_W4GS`]'s suffix the 4-warp scan with the products,
-/// [`SLIM_SCAN_W4GX`]'s / [`SLIM_SCAN_W8GX`]'s the 4- / 8-warp scan with the whole step,
-/// [`SLIM_SCAN_W4GXS`]'s the 4-warp one with its copies split, [`SLIM_SCAN_W8GXS`]'s the 8-warp
-/// one (both widths split), [`SLIM_SCAN_W4GXT`]'s the 4-warp one storing O by the tensor map,
-/// [`SLIM_SCAN_W4GXU`]'s the same also loading q, k by the tensor maps, [`SLIM_SCAN_W4GXV`]'s
-/// w4gxt with the store ahead of the tail's copies, any other scan none.
+/// much of its step runs on wgmma. A wgmma scan's suffix ([`SLIM_SCAN_W4GS`], [`SLIM_SCAN_W4GX`],
+/// [`SLIM_SCAN_W4GXS`], [`SLIM_SCAN_W8GX`], [`SLIM_SCAN_W8GXS`], [`SLIM_SCAN_W4GXT`], ...) forces
+/// the depth and width of the first uncut wgmma row of [`SLIM_SCANS`] that runs it (the full
+/// scan of that many warps); any other scan's: that scan, no wgmma.
 fn scan_switch(value: Option<&str>, k: i64) -> (Option<ScanVariant>, WgmmaDepth) {
-    let forced = |v: ScanVariant| ScanVariant::from_switch(v.row().switch, k);
-    match value {
-        Some(x) if x == SLIM_SCAN_W4GS.suffix => {
-            (forced(ScanVariant::Warps4), WgmmaDepth::Products)
+    let Some(x) = value else {
+        return (None, WgmmaDepth::Off);
+    };
+    let wgmma = SLIM_SCANS.iter().find_map(|r| match r.used {
+        SlimScanUse::Wgmma(depth, warps) if r.scan.suffix == x => Some((depth, warps)),
+        _ => None,
+    });
+    match wgmma {
+        Some((depth, warps)) => {
+            let full = FWD_SCANS.iter().find(|r| r.warps == warps);
+            (
+                full.and_then(|r| ScanVariant::from_switch(r.switch, k)),
+                depth,
+            )
         }
-        Some(x) if x == SLIM_SCAN_W4GX.suffix => (forced(ScanVariant::Warps4), WgmmaDepth::Step),
-        Some(x) if x == SLIM_SCAN_W4GXS.suffix => {
-            (forced(ScanVariant::Warps4), WgmmaDepth::StepSplit)
-        }
-        Some(x) if x == SLIM_SCAN_W4GXT.suffix => {
-            (forced(ScanVariant::Warps4), WgmmaDepth::StepTmaO)
-        }
-        Some(x) if x == SLIM_SCAN_W4GXU.suffix => {
-            (forced(ScanVariant::Warps4), WgmmaDepth::StepTmaIo)
-        }
-        Some(x) if x == SLIM_SCAN_W4GXV.suffix => {
-            (forced(ScanVariant::Warps4), WgmmaDepth::StepTmaOFirst)
-        }
-        Some(x) if x == SLIM_SCAN_W8GX.suffix => (forced(ScanVariant::Warps8), WgmmaDepth::Step),
-        Some(x) if x == SLIM_SCAN_W8GXS.suffix => {
-            (forced(ScanVariant::Warps8), WgmmaDepth::StepSplitAll)
-        }
-        Some(x) => (ScanVariant::from_switch(x, k), WgmmaDepth::Off),
-        None => (None, WgmmaDepth::Off),
+        None => (ScanVariant::from_switch(x, k), WgmmaDepth::Off),
     }
 }
 
