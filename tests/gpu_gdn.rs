@@ -20,6 +20,7 @@ use dnnplan::dispatch::{HeurMode, PlanList, PlanOptions};
 use dnnplan::engines::gdn::reference::{
     self, GateDomain, GdnInputs, GdnOptions, GdnShape, rms_ratio,
 };
+use dnnplan::ir::infer::{GDN_CHUNK_FACTOR_BYTES, gdn_chunk_factor_rows};
 use dnnplan::ir::{DataType, Graph, GraphContext, NodeBuilder, Tensor};
 use dnnplan::pack::executor::{PlanChoice, execute};
 use dnnplan::pack::normalize::{Buffer, from_bindings};
@@ -53,6 +54,10 @@ struct Case {
     aligned_keys: bool,
     /// State checkpoints: (`checkpoint_every_n_tokens`, the `state_checkpoints` dtype).
     ckpt: Option<(usize, DataType)>,
+    /// The forward saves its chunk factors (`output_chunk_factors`, session 37; [`Outcome::factors`]).
+    save_factors: bool,
+    /// The backward reads these saved chunk factors (a forward's [`Outcome::factors`]).
+    chunk_factors: Option<Vec<u8>>,
 }
 
 fn base(name: &'static str, lens: &[usize], k: usize) -> Case {
@@ -78,6 +83,8 @@ fn base(name: &'static str, lens: &[usize], k: usize) -> Case {
         long_span: false,
         aligned_keys: false,
         ckpt: None,
+        save_factors: false,
+        chunk_factors: None,
     }
 }
 
@@ -106,6 +113,8 @@ struct Outcome {
     state: Vec<u8>,
     /// The specified checkpoint rows (empty without checkpoints).
     ckpt: Vec<u8>,
+    /// The whole `chunk_factors` buffer (empty unless [`Case::save_factors`]).
+    factors: Vec<u8>,
 }
 
 /// The rounded inputs of one case (see [`draw`]).
@@ -342,7 +351,8 @@ fn run(c: &Case, seed: u64, caller: &Caller) -> Outcome {
         .bool("use_beta_sigmoid", c.opts.use_beta_sigmoid)
         .bool("allow_neg_eigval", c.opts.allow_neg_eigval)
         .bool("safe_gate", c.opts.safe_gate)
-        .bool("overwrite_initial_state", c.pool);
+        .bool("overwrite_initial_state", c.pool)
+        .bool("output_chunk_factors", c.save_factors);
     if c.opts.gate_domain == GateDomain::Linear {
         b = b.attr("gate_domain", dnnplan::ir::AttrValue::Str("linear".into()));
     }
@@ -360,6 +370,11 @@ fn run(c: &Case, seed: u64, caller: &Caller) -> Outcome {
     let ck_uid = c.ckpt.map(|(_, dt)| {
         let u = graph.nodes()[node].output("state_checkpoints").unwrap();
         graph.set_data_type(u, dt).unwrap();
+        graph.set_output(u, true).unwrap();
+        u
+    });
+    let factors_uid = c.save_factors.then(|| {
+        let u = graph.nodes()[node].output("chunk_factors").unwrap();
         graph.set_output(u, true).unwrap();
         u
     });
@@ -405,6 +420,14 @@ fn run(c: &Case, seed: u64, caller: &Caller) -> Outcome {
         d
     });
     let read_ckpt = || ck_dev.map_or(Vec::new(), |d| caller.download(d, ck_bytes));
+    // Saved chunk factors: the declared buffer, 0xFF-filled (slots no chunk uses stay so).
+    let factor_bytes = (gdn_chunk_factor_rows(t, n) * ho * GDN_CHUNK_FACTOR_BYTES) as usize;
+    let factors_dev = factors_uid.map(|u| {
+        let d = caller.alloc(factor_bytes, 0xFF);
+        bindings.push((u, d));
+        d
+    });
+    let read_factors = || factors_dev.map_or(Vec::new(), |d| caller.download(d, factor_bytes));
     let ws = caller.alloc(ws_bytes, 0xFF);
 
     let handle = Handle::new(caller.stream.cast()).expect("handle");
@@ -422,6 +445,7 @@ fn run(c: &Case, seed: u64, caller: &Caller) -> Outcome {
     let o = caller.download(o_dev, o_bytes);
     let state = caller.download(fs_dev, npool as usize * sl * size(sdt));
     let ckpt = read_ckpt();
+    let factors = read_factors();
     // Repeated run: bitwise identical (the pool is re-uploaded first). The copy runs on the
     // legacy stream, which the caller's non-blocking stream does not wait for, and a pageable
     // copy may return before its DMA lands: synchronise the context before the next launch (a
@@ -443,6 +467,11 @@ fn run(c: &Case, seed: u64, caller: &Caller) -> Outcome {
         let state_now = caller.download(fs_dev, state.len());
         assert_eq!(state_now, state, "{}: final state differs {how}", c.name);
         assert!(read_ckpt() == ckpt, "{}: checkpoints differ {how}", c.name);
+        assert!(
+            read_factors() == factors,
+            "{}: chunk factors differ {how}",
+            c.name
+        );
     };
     execute(&list, PlanChoice::AtIndex(at), &pack, &ctx).expect("execute again");
     expect_first_outputs("in a repeated run");
@@ -454,6 +483,9 @@ fn run(c: &Case, seed: u64, caller: &Caller) -> Outcome {
         caller.fill(fs_dev, state.len(), 0xFF);
         if let Some(d) = ck_dev {
             caller.fill(d, ck_bytes, 0xFF);
+        }
+        if let Some(d) = factors_dev {
+            caller.fill(d, factor_bytes, 0xFF);
         }
         let launches = capture_and_replay(caller, || {
             execute(&list, PlanChoice::AtIndex(at), &pack, &ctx).expect("captured execute")
@@ -564,7 +596,12 @@ fn run(c: &Case, seed: u64, caller: &Caller) -> Outcome {
             );
         }
     }
-    Outcome { o, state, ckpt }
+    Outcome {
+        o,
+        state,
+        ckpt,
+        factors,
+    }
 }
 
 /// Captures one `exec` on the caller's stream into a CUDA graph (the plan must neither allocate
@@ -957,6 +994,12 @@ fn run_bwd_with(
         h.bytes[series.len() * sz..].fill(0xFF);
         h
     });
+    let factors_host = c.chunk_factors.as_ref().map(|bytes| Host {
+        vals: Vec::new(),
+        bytes: bytes.clone(),
+        dims: vec![gdn_chunk_factor_rows(t, n), ho, GDN_CHUNK_FACTOR_BYTES],
+        dt: DataType::Uint8,
+    });
     let mut graph = Graph::new(GraphContext::new(c.io, DataType::Float, DataType::Float));
     let mut b = NodeBuilder::by_name("gdn_bwd").unwrap().name("gdn_bwd0");
     let mut bound: Vec<(i64, &Host)> = Vec::new();
@@ -968,6 +1011,7 @@ fn run_bwd_with(
         ("a_log", a_log.as_ref()),
         ("dt_bias", dt_bias.as_ref()),
         ("state_checkpoints", ckpt_host.as_ref()),
+        ("chunk_factors", factors_host.as_ref()),
     ]) {
         if let Some(h) = h {
             let u = graph.add_tensor(Tensor::new(port, &h.dims, h.dt)).unwrap();
@@ -2085,6 +2129,99 @@ fn checkpoints_from_the_forward_reused_by_the_backward() {
         println!(
             "{:48} forward rows ({rows}):{line} | bitwise recompute: {bitwise}",
             c.name
+        );
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Session 37: a training forward saves its chunk factors (`output_chunk_factors`: the saving
+/// slim prep `wgs`) and the backward given them (`chunk_factors`) skips its prep. Against the
+/// plain runs: O and the final state bit for bit (the forward's own checks against the fp64
+/// reference run too, as do the backward's), every gradient bit for bit (the prep's outputs are
+/// the same values), and a zeroed buffer moves the gradients (the backward reads it). Ragged
+/// batches with an empty sequence and partial chunks (bf16; fp16 with bf16 states, safe gate and
+/// grouped value heads), 12 sequences (the preps that locate the chunk by warp), long sequences
+/// on few heads (both directions cut into pieces by rule).
+#[test]
+fn chunk_factors_saved_by_the_forward_replace_the_backwards_prep() {
+    let caller = Caller::new();
+    let mut cases = Vec::new();
+    let mut c = base(
+        "factors bf16 ragged 200+0+77+64+1+130",
+        &[200, 0, 77, 64, 1, 130],
+        128,
+    );
+    c.long_span = true;
+    cases.push(c);
+    let mut c = base(
+        "factors fp16 GVA 1/2 ragged 68+0+130+5+193",
+        &[68, 0, 130, 5, 193],
+        128,
+    );
+    (c.io, c.state, c.long_span) = (DataType::Half, Some(DataType::Bfloat16), true);
+    (c.shape.h, c.shape.hk, c.shape.hv) = (1, 1, 2);
+    c.opts.safe_gate = true;
+    c.params = true;
+    cases.push(c);
+    cases.push(base(
+        "factors bf16 12 seqs 100..320",
+        &[100, 320, 64, 65, 127, 200, 300, 1, 128, 190, 256, 33],
+        128,
+    ));
+    let mut c = base("factors bf16 H=2 4096 + 3000 (pieces)", &[4096, 3000], 128);
+    c.long_span = true;
+    cases.push(c);
+    let mut failures = Vec::new();
+    for (i, c) in cases.iter().enumerate() {
+        let seed = 3700 + i as u64;
+        let plain = run(c, seed, &caller);
+        let saving = Case {
+            save_factors: true,
+            ..c.clone()
+        };
+        let saved = run(&saving, seed, &caller);
+        assert!(
+            saved.o == plain.o && saved.state == plain.state,
+            "{}: the saving forward's O / final state differ from the plain forward's",
+            c.name
+        );
+        assert!(!saved.factors.is_empty());
+        let (f0, without) = run_bwd_with(c, seed, &caller, None);
+        let reading = Case {
+            chunk_factors: Some(saved.factors.clone()),
+            ..c.clone()
+        };
+        let (f1, with) = run_bwd_with(&reading, seed, &caller, None);
+        failures.extend(f0);
+        failures.extend(f1);
+        let differ: Vec<&str> = with
+            .iter()
+            .zip(&without)
+            .filter(|(a, b)| a.2 != b.2)
+            .map(|(a, _)| a.0)
+            .collect();
+        if !differ.is_empty() {
+            failures.push(format!(
+                "{}: gradients with saved factors differ from the recompute in {differ:?}",
+                c.name
+            ));
+        }
+        let zeroed = Case {
+            chunk_factors: Some(vec![0u8; saved.factors.len()]),
+            ..c.clone()
+        };
+        let (_, wrong) = run_bwd_with(&zeroed, seed, &caller, None);
+        let moved = wrong.iter().zip(&without).any(|(a, b)| a.2 != b.2);
+        if !moved {
+            failures.push(format!(
+                "{}: zeroed factors left every gradient unchanged",
+                c.name
+            ));
+        }
+        println!(
+            "{:48} saved factors: forward bitwise, backward bitwise {}, zeroed moved {moved}",
+            c.name,
+            differ.is_empty()
         );
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));

@@ -297,6 +297,97 @@ fn gdn_backward_checkpoints() {
     }
 }
 
+/// Session 37: the training step with saved chunk factors. Per benchmark shape, in one process:
+/// the forward without and with `output_chunk_factors` (the saving prep `wgs`), the backward
+/// without and with `chunk_factors` (its prep skipped; the buffer the saving forward filled),
+/// each the median of `DNNPLAN_GDN_BENCH_FACTORS_ROUNDS` (default 3) rounds alternating the order
+/// (A B, then B A). Prints `BENCH factors ...` lines; asserts nothing about speed.
+#[test]
+fn gdn_benchmark_saved_factors() {
+    use dnnplan::ir::AttrValue;
+    use dnnplan::ir::infer::{GDN_CHUNK_FACTOR_BYTES, gdn_chunk_factor_rows};
+    if !opted_in("DNNPLAN_GDN_BENCH_FACTORS") {
+        return;
+    }
+    let caller = Caller::new();
+    let rounds: usize = std::env::var("DNNPLAN_GDN_BENCH_FACTORS_ROUNDS")
+        .ok()
+        .and_then(|x| x.parse().ok())
+        .unwrap_or(3);
+    set_schedule("", "");
+    for (name, lens, hh) in BENCH_SHAPES {
+        let inp = BenchInputs::new(&caller, lens, hh);
+        let dims = vec![
+            gdn_chunk_factor_rows(inp.t, inp.n),
+            hh,
+            GDN_CHUNK_FACTOR_BYTES,
+        ];
+        let buf = caller.alloc(dims.iter().product::<i64>() as usize, 0);
+        // `op`'s benchmark graph, with the factors bound (the forward's output, the backward's
+        // input) when `saved`.
+        let time = |op: &str, saved: bool| {
+            let (mut g, node, mut ins) = inp.graph(op);
+            if saved {
+                let u = g
+                    .add_tensor(dnnplan::ir::Tensor::new(
+                        "chunk_factors",
+                        &dims,
+                        DataType::Uint8,
+                    ))
+                    .expect("tensor");
+                if op == "gdn" {
+                    g.set_attr(node, "output_chunk_factors", AttrValue::Bool(true))
+                        .expect("attr");
+                    g.bind_output(node, "chunk_factors", u).expect("output");
+                    g.set_output(u, true).expect("mark output");
+                } else {
+                    g.bind_input(node, "chunk_factors", u).expect("input");
+                }
+                ins.push((u, buf));
+            }
+            time_graph(&caller, g, node, &ins, BenchInputs::outputs(op))
+        };
+        // The saving forward fills the buffer before any backward reads it.
+        time("gdn", true);
+        let mut t: [Vec<f64>; 4] = Default::default();
+        for r in 0..rounds {
+            for (i, (op, saved)) in [
+                ("gdn", false),
+                ("gdn", true),
+                ("gdn_bwd", false),
+                ("gdn_bwd", true),
+            ]
+            .into_iter()
+            .enumerate()
+            {
+                // A B, then B A within each direction.
+                let (op, saved, slot) = if r % 2 == 1 {
+                    (op, !saved, i ^ 1)
+                } else {
+                    (op, saved, i)
+                };
+                t[slot].push(time(op, saved));
+            }
+        }
+        let [f0, f1, b0, b1] = t.map(|mut v| {
+            v.sort_by(f64::total_cmp);
+            v[v.len() / 2]
+        });
+        let pct = |a: f64, b: f64| 100.0 * (b / a - 1.0);
+        println!(
+            "BENCH factors {name} fwd {f0:.4} saving {f1:.4} ({:+.1} %) | bwd {b0:.4} reading {b1:.4} ({:+.1} %) | fwd+bwd {:.4} -> {:.4} ({:+.1} %)",
+            pct(f0, f1),
+            pct(b0, b1),
+            f0 + b0,
+            f1 + b1,
+            pct(f0 + b0, f1 + b1)
+        );
+        // SAFETY: allocated above, no plan holds it any more.
+        unsafe { gdn_gpu::ok("free", cudarc::driver::sys::cuMemFree_v2(buf)) };
+        inp.free();
+    }
+}
+
 /// The forward with state checkpoints against the same forward without (runs only when
 /// `DNNPLAN_GDN_BENCH_CKPT` is set; session 16): per benchmark shape, the default schedule's whole
 /// forward with `checkpoint_every_n_tokens` = 64 (io dtype: every chunk's entering state,

@@ -571,11 +571,15 @@ struct alignas(2 * E) Bits {
 
 // What the backward's prep additionally keeps (all null in the forward): T (io, [chunks, HO, 64,
 // 64]), E = β k e^Γ (io, [chunks, HO, 64, K]), Γ and β per token (fp32, [chunks, HO, 64]).
+// ws_a (session 37): where the forward's saving slim prep (fwd_slim_prep_tile's KEEP = 2,
+// gdn_fwd_slimprep_*_k128_wgs) writes A as full rows ([chunks, HO, 64, 64] io) beside the packed A
+// its scan reads; null elsewhere (the backward's prep writes its full A rows to FwdParams::ws_a).
 struct PrepKeep {
   void* ws_t;
   void* ws_e;
   float* ws_gam;
   float* ws_bet;
+  void* ws_a;
 };
 
 // Phase 1 of the preps: chunk (t0, len)'s raw q, k, v rows into shared rows of K + 8 / V + 8

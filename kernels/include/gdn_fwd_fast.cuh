@@ -61,8 +61,12 @@ struct FwdFastParams {
   int* ckpt_rows;   // [N + 1] first row of each sequence (the chunk table itself when ckpt_every == 1)
   int ckpt_every;   // chunks per checkpoint: c / 64 ≥ 1
   int ckpt_f32;     // 1: fp32 rows, 0: io-dtype rows
+  // The chunk factors a training forward saves for its backward (session 37; null unless the plan
+  // runs the saving prep gdn_fwd_slimprep_*_k128_wgs): full T and A rows, Γ and β per token, in the
+  // caller's chunk_factors buffer (the scalars and Γ_last go there through f.ws_kr, f.ws_gl).
+  PrepKeep save;
 };
-static_assert(sizeof(FwdFastParams) == 280, "FwdFastParams layout changed: update src/engines/gdn/params.rs");
+static_assert(sizeof(FwdFastParams) == 320, "FwdFastParams layout changed: update src/engines/gdn/params.rs");
 #ifndef __CUDACC_RTC__
 static_assert(__builtin_offsetof(FwdFastParams, ckpt) == 256 && __builtin_offsetof(FwdFastParams, ckpt_every) == 272,
               "FwdFastParams layout");

@@ -142,9 +142,13 @@ __device__ __forceinline__ int slim_tri_elem(int i, int j) {
 }
 // TRI (session 24, tri24: the slim prep): A to dst in the packed layout (slim_tri_elem), only
 // the column blocks below np (at or below the diagonal); else rows of CHUNK, every block.
-template <typename T, bool TRI = false>
+// ROWS_TOO (session 37, with TRI: the forward's saving prep): also A as rows of CHUNK, every
+// block, to rows (the same packed values).
+template <typename T, bool TRI = false, bool ROWS_TOO = false>
 __device__ __forceinline__ void slim_store_la(float* Lf, T* dst, const float (&kacc)[4][4], const float (&qacc)[4][4],
-                                              const float* gam, const float* bet, int r0, int cq, int hi, int np) {
+                                              const float* gam, const float* bet, int r0, int cq, int hi, int np,
+                                              T* rows = nullptr) {
+  static_assert(TRI || !ROWS_TOO, "ROWS_TOO: beside the packed tile");
   constexpr int LS = TCINV_LS;
   const float gi[2] = {gam[r0], gam[r0 + 8]}, bi[2] = {bet[r0], bet[r0 + 8]};
   T* dst_tri = TRI ? dst + slim_tri_elem(r0, 32 * hi + cq) : nullptr;  // (r0, 32 hi + cq) of the packed tile
@@ -173,6 +177,7 @@ __device__ __forceinline__ void slim_store_la(float* Lf, T* dst, const float (&k
       *reinterpret_cast<float2*>(&Lf[i * LS + c0]) = make_float2(lv[hf][0], lv[hf][1]);
       if constexpr (TRI) {  // slim_tri_elem(i, c0): block (i / 16, 2 hi + n / 2), 8 (n % 2) + cq in its row
         if ((n >> 1) < np) *reinterpret_cast<u32*>(&dst_tri[(n >> 1) * 256 + hf * 128 + 8 * (n & 1)]) = Io<T>::pack(av[hf][0], av[hf][1]);
+        if constexpr (ROWS_TOO) *reinterpret_cast<u32*>(&rows[i * CHUNK + c0]) = Io<T>::pack(av[hf][0], av[hf][1]);
       } else {
         *reinterpret_cast<u32*>(&dst[i * CHUNK + c0]) = Io<T>::pack(av[hf][0], av[hf][1]);
       }

@@ -317,6 +317,11 @@ __device__ __forceinline__ void slim_qk_products_wg(float (&kacc)[4][4], float (
 // rows of CHUNK to keep.ws_t and the per-token Γ, β to keep.ws_gam / ws_bet (prep10_tile's KEEP
 // stores, prep_keep_t_gam_bet) instead of the packed T in ws_w; the scalars to ws_kr and Γ_last to
 // ws_gl as the forward's (prep15sl's SC writes the same four rows).
+// KEEP = 2 (session 37: the forward's saving prep gdn_fwd_slimprep_*_k128_wgs, for a training
+// forward whose backward skips its prep): both — the packed T, A for the forward's scans (ws_w,
+// ws_a) and KEEP's full T, A rows, Γ, β (keep.ws_t, keep.ws_a, keep.ws_gam, keep.ws_bet); the
+// scalars and Γ_last once, to ws_kr / ws_gl (the caller points them into the saved buffer). The
+// same values as either form, so the backward that reads them computes what its own prep would.
 // G (session 31, pw31's _wgc; landed in session 32, pp32; the wgmma form only): G >= 1
 // (gdn_fwd_slimprep_*_k128_wgc, DNNPLAN_GDN_FWD_SLIMPREP=wgc; KEEP: gdn_bwd_prep16slc) two block
 // barriers fewer. prep_finish_gates' two barriers become one (every thread waits for its copies,
@@ -341,7 +346,7 @@ __device__ __forceinline__ void slim_qk_products_wg(float (&kacc)[4][4], float (
 // cp.async path (its rows >= len are zeros; a box would bring the next sequence's tokens). Every
 // thread waits on the mbarrier after the gates' block barrier (which orders thread 0's init before
 // the other threads' waits). The same bytes in the same places, the same tile.
-template <typename T, int K, int WG = 0, bool KEEP = false, int G = 0>
+template <typename T, int K, int WG = 0, int KEEP = 0, int G = 0>
 __device__ __forceinline__ void fwd_slim_prep_tile(const FwdParams& p, const int c, const int h,
                                                    const PrepKeep& keep = PrepKeep{}, const GdnIoMaps* maps = nullptr) {
   static_assert(K == 128, "the slim forward serves K = V = 128");
@@ -350,6 +355,8 @@ __device__ __forceinline__ void fwd_slim_prep_tile(const FwdParams& p, const int
   static_assert(!WG || S::r2_off + 2 * 64 * CHUNK * 2 <= S::rs_off, "WG: the swizzled q rows before rs");
   static_assert(G == 0 || WG != 0, "G: the wgmma form");
   static_assert(G <= 4 && (G < 3 || !KEEP), "G = 3, 4: the forward's tile");
+  static_assert(KEEP >= 0 && KEEP <= 2, "KEEP: 0 the forward, 1 the backward, 2 the saving forward");
+  constexpr bool PACKED = KEEP != 1;  // T, A packed for the forward's scans
   constexpr bool TMA = G >= 3, LOCATE_WARP = G == 2 || G == 4;
   constexpr size_t L_OFF = G >= 1 ? S::l_off : S::r2_off;
   constexpr int NT = PREP3_THREADS;
@@ -473,8 +480,12 @@ __device__ __forceinline__ void fwd_slim_prep_tile(const FwdParams& p, const int
   // warp its rows and columns); warp 0 takes L rows 0..31, columns 0..31 from warps 0, 1 and warp 2
   // rows 32..63, columns 32..63 from warps 6, 7 (named barriers 1, 2; the producers only arrive),
   // the diagonal blocks and step 1 on warps 0 and 2, step 2a, step 2b with T to io.
-  slim_store_la<T, !KEEP>(Lf, static_cast<T*>(p.ws_a) + ch * (KEEP ? CHUNK * CHUNK : SLIM_TRI_ELEMS), kacc, qacc, gam,
-                          bet, r0, cq, hi, np);
+  if constexpr (KEEP == 2)
+    slim_store_la<T, true, true>(Lf, static_cast<T*>(p.ws_a) + ch * SLIM_TRI_ELEMS, kacc, qacc, gam, bet, r0, cq, hi, np,
+                                 static_cast<T*>(keep.ws_a) + ch * CHUNK * CHUNK);
+  else
+    slim_store_la<T, !KEEP>(Lf, static_cast<T*>(p.ws_a) + ch * (KEEP ? CHUNK * CHUNK : SLIM_TRI_ELEMS), kacc, qacc, gam,
+                            bet, r0, cq, hi, np);
   if (warp == 0) slim_bar<true, 1, 64>();
   else if (warp == 1) slim_bar<false, 1, 64>();
   else if (warp == 2) slim_bar<true, 2, 96>();
@@ -493,9 +504,8 @@ __device__ __forceinline__ void fwd_slim_prep_tile(const FwdParams& p, const int
   // (warps 0, 1) w + 8, lane l row l % 16, columns 8 (l / 16).. of the block (each warp stores 512
   // contiguous bytes; the tb rows of lanes 0..7 lie in distinct 16-byte bank groups).
   static_assert(SLIM_TRI_BLOCKS * 32 <= 2 * NT && SLIM_TRI_BLOCKS * 32 > NT, "two rounds of warps");
-  if constexpr (KEEP) {
-    prep_keep_t_gam_bet<T, NT>(keep, ch, tb, gam, bet, tid);
-  } else {
+  if constexpr (KEEP) prep_keep_t_gam_bet<T, NT>(keep, ch, tb, gam, bet, tid);
+  if constexpr (PACKED) {
     T* dt = static_cast<T*>(p.ws_w) + ch * SLIM_TRI_ELEMS;
     const int row = lane & 15, c8 = 8 * (lane >> 4);
 #pragma unroll
@@ -513,7 +523,7 @@ __device__ __forceinline__ void fwd_slim_prep_tile(const FwdParams& p, const int
 // The slim prep: grid (chunk slots, HO), one tile per block (WG: fwd_slim_prep_tile's wgmma form;
 // KEEP: its backward form, gdn_bwd_prep16sl; G: its barrier trims).
 // maps: the forward's tensor maps (G >= 3 only).
-template <typename T, int K, int WG = 0, bool KEEP = false, int G = 0>
+template <typename T, int K, int WG = 0, int KEEP = 0, int G = 0>
 __device__ __forceinline__ void fwd_slim_prep_body(const FwdParams& p, const PrepKeep& keep = PrepKeep{},
                                                    const GdnIoMaps* maps = nullptr) {
 #ifndef GDN_HOST_EMU

@@ -382,7 +382,30 @@ fn infer_rule(c: &Ctx<'_>, rule: &ShapeRule) -> InferResult {
             let rows = la_expanded_rows(&kd);
             packed(vec![(rows / every + n).max(1), ho, v, k])
         }
+        ShapeRule::LaChunkFactors => {
+            let (Some(n), Some(ho), Some(t)) = (la_n(c), c.dim("g", 1), c.dim("q", 0)) else {
+                return Ok(None);
+            };
+            packed(vec![
+                gdn_chunk_factor_rows(t, n),
+                ho,
+                GDN_CHUNK_FACTOR_BYTES,
+            ])
+        }
     })
+}
+
+/// Bytes per (chunk slot, head) of GDN's `chunk_factors` (a dnnplan extension, session 37): what a
+/// training forward saves so that its backward skips recomputing them — the chunk's 64 × 64
+/// factors `T` and `A` in the 2-byte io dtype (8,192 B each) and 385 fp32 values (four per-token
+/// scalars, `Γ` and `β` per token, `Γ_last`). The layout inside is the engine's own
+/// (`engines::gdn::chunk_factors`); only its size is part of the graph.
+pub const GDN_CHUNK_FACTOR_BYTES: i64 = 2 * 64 * 64 * 2 + (4 * 64 + 2 * 64 + 1) * 4;
+
+/// The chunk slots a `chunk_factors` tensor has room for: `max(T / 64 + N, 1)` (every sequence's
+/// last chunk may be partial).
+pub fn gdn_chunk_factor_rows(total_tokens: i64, n_seqs: i64) -> i64 {
+    (total_tokens / 64 + n_seqs).max(1)
 }
 
 /// Rows of a linear-attention token tensor on the expanded timeline (`[T, n, H, D]` → `T·n`).

@@ -136,6 +136,9 @@ pub enum ShapeRule {
     LaTransitionScalar,
     /// Linear attention checkpoints: `[max(T_rows / c + N, 1), HO, V, K]`.
     LaCheckpoints,
+    /// GDN's saved chunk factors (dnnplan's own port, not the reference's): `[max(T / 64 + N,
+    /// 1), HO, GDN_CHUNK_FACTOR_BYTES]` bytes, one row per possible 64-token chunk slot.
+    LaChunkFactors,
 }
 
 impl ShapeRule {

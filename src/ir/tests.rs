@@ -996,6 +996,54 @@ fn state_indices_must_have_one_row_per_sequence() {
 }
 
 #[test]
+fn gdn_chunk_factors_follow_their_attribute_and_take_the_declared_size() {
+    use crate::ir::infer::{GDN_CHUNK_FACTOR_BYTES, gdn_chunk_factor_rows};
+    let mut ex = example("gdn").unwrap();
+    let g = &mut ex.graph;
+    assert!(g.nodes()[ex.node].output("chunk_factors").is_none());
+    // A second node on the example's inputs, saving the factors.
+    let mut b = NodeBuilder::by_name("gdn")
+        .unwrap()
+        .name("gdn.saving")
+        .bool("output_chunk_factors", true);
+    for (port, uid) in g.nodes()[ex.node].inputs.clone() {
+        b = b.input(&port, uid);
+    }
+    let saving = g.add_node(b).unwrap();
+    g.validate().unwrap();
+    let u = g.nodes()[saving].output("chunk_factors").expect("created");
+    let node = &g.nodes()[saving];
+    let dims = |p: &str| g.tensor(node.input(p).unwrap()).unwrap().dims.clone();
+    let (t, n, ho) = (dims("q")[0], dims("cu_seqlens")[0] - 1, dims("g")[1]);
+    let f = g.tensor(u).unwrap();
+    assert_eq!(f.data_type, DataType::Uint8);
+    assert_eq!(
+        f.dims,
+        vec![gdn_chunk_factor_rows(t, n), ho, GDN_CHUNK_FACTOR_BYTES]
+    );
+    assert_eq!(gdn_chunk_factor_rows(0, 0), 1);
+    // Only GDN has them.
+    let mut kda = example("kda").unwrap();
+    assert!(
+        kda.graph
+            .set_attr(kda.node, "output_chunk_factors", AttrValue::Bool(true))
+            .is_err()
+    );
+    // The backward's input is bytes.
+    expect_rule(
+        "gdn_bwd",
+        |g, n| {
+            let f = g
+                .add_tensor(Tensor::new("factors", &[4, 4, 16], DataType::Float))
+                .unwrap();
+            g.bind_input(n, "chunk_factors", f).unwrap();
+        },
+        Some("chunk_factors"),
+        "UINT8",
+    );
+}
+
+#[test]
 fn graphs_are_shareable_and_bad_json_is_an_error() {
     fn assert_send_sync<T: Send + Sync + Clone>() {}
     assert_send_sync::<Graph>();

@@ -456,6 +456,17 @@ fn slim_prep(s: &Shape) -> Counts {
     )
 }
 
+/// The saving slim prep (`slimprep_wgs`, session 37): the slim prep's reads and products, its
+/// packed `T`, `A`, scalars and `Γ_last`, plus the backward's full `T`, `A` tiles and `Γ`, `β`
+/// rows into the saved chunk factors.
+fn slim_prep_saving(s: &Shape) -> Counts {
+    let p = slim_prep(s);
+    Counts {
+        write: p.write + over(s, All, &[(2.0, TileCc), (2.0, Row)]),
+        ..p
+    }
+}
+
 /// The slim output scan, uncut or seeded per piece (w4, w8, w4ov, w4d, w4gs, w4gx, w4gxs, w4gxt,
 /// w4gxu, w4gxv, w8gx, w8gxs, w4dgs, w4dgx; w4gxt / w4gxv / w4gxu move O / q, k by tensor maps:
 /// the same bytes).
@@ -806,7 +817,7 @@ const fn family(
 }
 
 /// Every kernel family of the bundled `gdn_fwd` / `gdn_bwd` modules the plans launch.
-pub const MODELS: [Model; 36] = [
+pub const MODELS: [Model; 37] = [
     family("offsets", &["chunk_offsets", "ckrows"], offsets),
     family("offsets", &["chunk_order", "chunk_order_rev"], offsets_ov),
     family("prep", &["fwd:prep14", "fwd:prep15"], full_prep),
@@ -823,6 +834,7 @@ pub const MODELS: [Model; 36] = [
         keep_prep_sl,
     ),
     family("slimprep", &["slimprep", "slimprep_ov"], slim_prep),
+    family("slimprep_wgs", &["slimprep_wgs"], slim_prep_saving),
     family(
         "slimscan",
         &[

@@ -133,6 +133,7 @@ const PORTS: &[&str] = &[
     "state_indices",
     "dO",
     "state_checkpoints",
+    "chunk_factors",
     "d_final_state",
     "O",
     "final_state",

@@ -188,9 +188,11 @@ use super::bwd_select::{
 #[cfg(test)]
 use super::bwd_select::{PREP16, PREP16C, PREP16L, SPLIT};
 use super::chain::ChainVariant;
+use super::chunk_factors::ChunkFactorsLayout;
 use super::engine::{
     BWD_PREP_SLIM, BWD_PREP_SLIM16, BWD_PREP_SLIM16C, BWD_PREP_SLIM16L, ENGINE_NAME, PassSmem,
-    PrepPass, PrepVariant, SLIM_PREP_LOCATE_WARP_SEQS, fwd_template, kernel_dtype,
+    PrepPass, PrepVariant, SLIM_PREP_LOCATE_WARP_SEQS, chunk_factors_of, fwd_template,
+    kernel_dtype,
 };
 use super::occupancy::SM90_BUDGET;
 use super::params::{
@@ -2231,6 +2233,10 @@ pub struct GdnBwdPlan<F = Function> {
     kernels: Vec<F>,
     /// The launch chain (`DNNPLAN_GDN_PDL`, read at build).
     pdl: PdlMode,
+    /// The `chunk_factors` input's uid and layout when the forward saved the factors
+    /// ([`super::chunk_factors`]): the slim prep's step is then not launched and its regions
+    /// are the buffer's.
+    factors: Option<(i64, ChunkFactorsLayout)>,
 }
 
 impl<F> GdnBwdPlan<F> {
@@ -2540,6 +2546,11 @@ impl<F> GdnBwdPlan<F> {
         {
             steps.truncate(n);
         }
+        // Saved chunk factors stand in for the slim prep's outputs (K = 128, a slim prep step).
+        let factors = chunk_factors_of(
+            f,
+            k == 128 && steps.iter().any(|s| s.0.slim_prep_pass().is_some()),
+        )?;
         let reused = checkpoints == CheckpointUse::Reuse;
         let layout = BwdWorkspaceLayout::with_states(n, t, ho, k, v, !reused);
         // With checkpoints the forward chain's transitions M_j go unused.
@@ -2568,7 +2579,13 @@ impl<F> GdnBwdPlan<F> {
             steps,
             kernels,
             pdl,
+            factors,
         })
+    }
+
+    /// Whether the plan reads saved chunk factors instead of running its prep.
+    pub fn reads_chunk_factors(&self) -> bool {
+        self.factors.is_some()
     }
 
     /// The schedule this plan runs.
@@ -2601,9 +2618,11 @@ impl<F> GdnBwdPlan<F> {
     /// The launches execute makes, in order: (resolved kernel, grid, threads, dynamic shared
     /// memory, programmatic); steps with an empty grid are left out.
     pub(super) fn launches(&self) -> impl Iterator<Item = Launch<'_, F>> {
+        let saved = self.factors.is_some();
         self.steps
             .iter()
             .filter(|s| s.1.0 > 0 && s.1.1 > 0 && s.1.2 > 0)
+            .filter(move |s| !(saved && s.0.slim_prep_pass().is_some()))
             .enumerate()
             .map(|(launched, &(kernel, grid, threads, smem))| {
                 // The token stage of an overlapped pair starts while the reverse scan runs; with
@@ -2721,6 +2740,9 @@ unsafe impl GdnPlan for GdnBwdPlan {
         if self.checkpoints == CheckpointUse::Reuse {
             // The states entering the chunks: checkpoint row chunk_offsets[b] + j, [HO, V, K].
             p.ws_s = ckpt;
+        }
+        if let Some((uid, layout)) = &self.factors {
+            layout.bind_bwd(pack.ptr(pack.index_of(*uid)?) as u64, &mut p)?;
         }
         let mut cp = BwdChainParams {
             b: p,
@@ -3637,6 +3659,35 @@ mod tests {
     fn named_plan(f: &GdnFacts) -> GdnBwdPlan<String> {
         let names = kernel_names("bf16", f.k, PrepVariant::DEFAULT).to_vec();
         GdnBwdPlan::new(f, names, 132).expect("plan")
+    }
+
+    #[test]
+    fn saved_chunk_factors_take_the_slim_prep_out_of_the_launches() {
+        use crate::engines::gdn::engine::tests::{bound, saving};
+        // Uncut, 8 pieces, 16 sequences (prep16sll), a ragged-sized batch, a small one.
+        for (n, t, ho) in [
+            (4, 32768, 16),
+            (1, 32768, 16),
+            (16, 32768, 32),
+            (10, 4000, 4),
+            (3, 300, 2),
+        ] {
+            let plain = bound(facts(n, t, ho, 128, false));
+            let f = saving(plain.clone());
+            let (with, without) = (named_plan(&f), named_plan(&plain));
+            assert!(with.reads_chunk_factors() && !without.reads_chunk_factors());
+            let names = |p: &GdnBwdPlan<String>| -> Vec<String> {
+                p.launches().map(|l| l.0.clone()).collect()
+            };
+            let (a, b) = (names(&with), names(&without));
+            let prep: Vec<&String> = b.iter().filter(|x| x.contains("_prep")).collect();
+            assert_eq!(prep.len(), 1, "({n},{t},{ho}): {b:?}");
+            assert!(prep[0].contains("prep16sl"), "{}", prep[0]);
+            let rest: Vec<String> = b.iter().filter(|x| !x.contains("_prep")).cloned().collect();
+            assert_eq!(a, rest, "({n},{t},{ho})");
+            // The same workspace and block otherwise.
+            assert_eq!(with.ckpt.total, without.ckpt.total);
+        }
     }
 
     /// [`named_plan`] under `form` (instead of the switch / rule). The checkpoint tests compare

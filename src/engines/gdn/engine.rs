@@ -97,10 +97,12 @@ use crate::dispatch::knobs::Knobs;
 use crate::dispatch::target::Target;
 use crate::error::{Error, Result};
 use crate::ir::DataType;
+use crate::ir::infer::{GDN_CHUNK_FACTOR_BYTES, gdn_chunk_factor_rows};
 
 use super::analyzer::{GdnFacts, GdnOp, PortFacts};
 use super::backward::GdnBwdPlan;
 use super::chain::ChainVariant;
+use super::chunk_factors::ChunkFactorsLayout;
 use super::fwd_overlap;
 use super::occupancy::BlockUse;
 use super::params::{
@@ -135,6 +137,7 @@ pub const SUPPORT_RULES: &[SupportRule] = &[
     checkpoint_cadence,
     checkpoint_dtype,
     checkpoints_without_pool,
+    chunk_factors_port,
     packed_ports,
     index_range,
 ];
@@ -243,6 +246,34 @@ fn checkpoints_without_pool(f: &GdnFacts, _: &Target) -> Option<String> {
          supported"
             .to_owned()
     })
+}
+
+/// `chunk_factors` (dnnplan's saved factors, session 37, [`super::chunk_factors`]): the slim
+/// factors' path (K = V = 128), UINT8 bytes of `[rows ≥ max(T / 64 + N, 1), HO,
+/// GDN_CHUNK_FACTOR_BYTES]`.
+fn chunk_factors_port(f: &GdnFacts, _: &Target) -> Option<String> {
+    let p = f.port("chunk_factors")?;
+    if !FwdFactors::applies(f) {
+        return Some(format!(
+            "chunk_factors needs K = V = 128 (the slim factors it saves); got K = {}, V = {}",
+            f.k, f.v
+        ));
+    }
+    let rows = gdn_chunk_factor_rows(f.total_tokens, f.n_seqs);
+    let fits = p.dims.len() == 3
+        && p.dims[0] >= rows
+        && p.dims[1] == f.heads.3
+        && p.dims[2] == GDN_CHUNK_FACTOR_BYTES;
+    if p.dtype != DataType::Uint8 || !fits {
+        return Some(format!(
+            "chunk_factors must be UINT8 [{rows}, {}, {GDN_CHUNK_FACTOR_BYTES}] (max(T / 64 + N, 1) \
+             chunk slots, HO heads, bytes per slot and head); got {} {:?}",
+            f.heads.3,
+            p.dtype.name(),
+            p.dims
+        ));
+    }
+    None
 }
 
 fn packed_ports(f: &GdnFacts, _: &Target) -> Option<String> {
@@ -1118,6 +1149,19 @@ pub const SLIM_PREP_WGT: PrepPass = PrepPass {
     ..SLIM_PREP_WGC
 };
 
+/// [`SLIM_PREP_WGC`] that also writes the backward's factors (`gdn_fwd_slimprep_<tag>_k128_wgs`,
+/// session 37; `fwd_slim_prep_tile`'s `KEEP = 2`): beside the packed `T`, `A` its scans read, the
+/// full `T`, `A` rows and the per-token `Γ`, `β` into the graph's `chunk_factors`
+/// ([`super::chunk_factors`]), the same values the backward's slim prep writes. The same launch,
+/// shared memory and blocks per SM as `wgc`; the plan runs it when the forward saves the factors.
+pub const SLIM_PREP_WGS: PrepPass = PrepPass {
+    pass: FwdPass {
+        suffix: "wgs",
+        ..SLIM_PREP_WGC.pass
+    },
+    ..SLIM_PREP_WGC
+};
+
 /// [`SLIM_PREP_WGL`] with [`SLIM_PREP_WGT`]'s box loads (`gdn_fwd_slimprep_<tag>_k128_wgtl`,
 /// session 36, helper tp36; `DNNPLAN_GDN_FWD_SLIMPREP=wgtl`; `fwd_slim_prep_tile`'s `G = 4`).
 pub const SLIM_PREP_WGTL: PrepPass = PrepPass {
@@ -1148,6 +1192,10 @@ pub enum SlimPrepProducts {
     Wgt,
     /// `wgtl`: `wgl` with the same box loads ([`SLIM_PREP_WGTL`], session 36).
     Wgtl,
+    /// `wgs`: `wgc` that also saves the backward's factors into the graph's `chunk_factors`
+    /// ([`SLIM_PREP_WGS`], session 37). Not a speed knob: the plan runs it exactly when the
+    /// forward binds `chunk_factors` ([`FwdChoice::pick`]).
+    Wgs,
 }
 
 /// The slim prep's products without `DNNPLAN_GDN_FWD_SLIMPREP`: [`SlimPrepProducts::Wgt`]
@@ -1240,6 +1288,7 @@ impl SlimPrepProducts {
             SlimPrepProducts::Wgl => SLIM_PREP_WGL,
             SlimPrepProducts::Wgt => SLIM_PREP_WGT,
             SlimPrepProducts::Wgtl => SLIM_PREP_WGTL,
+            SlimPrepProducts::Wgs => SLIM_PREP_WGS,
         }
     }
 }
@@ -2070,7 +2119,23 @@ impl FwdChoice {
         let overlap_switch = env("DNNPLAN_GDN_FWD_OVERLAP");
         c.overlap = c.overlap_pick(f, sms, overlap_switch.as_deref(), forced_scan.is_none());
         c.sequential = c.overlap && fwd_overlap::sequential(overlap_switch.as_deref());
+        if f.port("chunk_factors").is_some() {
+            c.save_chunk_factors();
+        }
         c
+    }
+
+    /// This schedule saving the backward's factors (the forward binds `chunk_factors`, session
+    /// 37): the slim prep `wgs` ([`SLIM_PREP_WGS`]); the scans and the cut stay as chosen. Only
+    /// the slim factors without the prep ∥ scan overlap run it ([`FwdChoice::saves_chunk_factors`];
+    /// the overlap's persistent prep and the full factors' preps do not save them).
+    pub fn save_chunk_factors(&mut self) {
+        self.slim_prep = SlimPrepProducts::Wgs;
+    }
+
+    /// Whether this schedule's prep saves the backward's factors ([`SLIM_PREP_WGS`]).
+    pub fn saves_chunk_factors(&self) -> bool {
+        self.prep_pass() == SLIM_PREP_WGS
     }
 
     /// Whether this schedule runs its prep and output scan at the same time
@@ -2526,6 +2591,37 @@ pub struct GdnFwdPlan<F = Function> {
     /// The tensor maps' shape when a kernel of the plan reads them ([`tma_maps`]), else `None`
     /// (no map is encoded).
     io_maps: Option<FwdIoMapShape>,
+    /// The `chunk_factors` output's uid and layout when the forward saves them
+    /// ([`super::chunk_factors`]), else `None`.
+    factors: Option<(i64, ChunkFactorsLayout)>,
+}
+
+/// The bound `chunk_factors` port of `f` (uid, layout), `None` when unbound; an error naming the
+/// port when it is bound but the plan's schedule does not run the kernels that write (`ready`
+/// false: a forced overlap or full factors in the forward, another prep form in the backward).
+pub(super) fn chunk_factors_of(
+    f: &GdnFacts,
+    ready: bool,
+) -> Result<Option<(i64, ChunkFactorsLayout)>> {
+    let Some(p) = f.port("chunk_factors") else {
+        return Ok(None);
+    };
+    if !ready {
+        return Err(Error::bad_param(
+            "chunk_factors",
+            format!(
+                "node {}: this plan's schedule cannot use saved chunk factors (a diagnostic switch \
+                 forces the prep ∥ scan overlap, the full factors or another prep form: unset \
+                 DNNPLAN_GDN_FWD_OVERLAP, DNNPLAN_GDN_FWD_FACTORS, DNNPLAN_GDN_BWD_PREP)",
+                f.node
+            ),
+        ));
+    }
+    let rows = p.dims.first().copied().unwrap_or(0).max(0) as u64;
+    Ok(Some((
+        p.uid,
+        ChunkFactorsLayout::new(rows, f.heads.3 as u64),
+    )))
 }
 
 /// The shape-specialised forward parameter block of `f` (addresses and workspace left 0).
@@ -2668,6 +2764,7 @@ impl<F> GdnFwdPlan<F> {
                     .then(|| FwdIoMapShape::new(f).map(|s| s.reading(read)))
                     .transpose()?
             },
+            factors: chunk_factors_of(f, choice.saves_chunk_factors())?,
         })
     }
 
@@ -2787,6 +2884,9 @@ unsafe impl GdnPlan for GdnFwdPlan {
         }
         self.overlap.bind_fwd(ws, &mut fp);
         self.ckpt.bind(ws, opt(u.checkpoints)?, &mut fp);
+        if let Some((uid, layout)) = &self.factors {
+            layout.bind_fwd(addr(*uid)?, &mut fp)?;
+        }
         let maps = match &self.io_maps {
             Some(shape) => shape.encode(fp.f.q, fp.f.k, fp.f.v, fp.f.o)?,
             None => GdnIoMaps::default(),
@@ -3845,6 +3945,117 @@ pub(super) mod tests {
             f.ports.push((name, port));
         }
         f
+    }
+
+    /// `f` with a `chunk_factors` port of `dims` and `dtype` (the forward's output or the
+    /// backward's input, session 37).
+    pub(in crate::engines::gdn) fn with_chunk_factors(
+        mut f: GdnFacts,
+        dims: Vec<i64>,
+        dtype: DataType,
+    ) -> GdnFacts {
+        let uid = 1000 + f.ports.len() as i64;
+        let port = PortFacts {
+            uid,
+            dims,
+            dtype,
+            packed: true,
+        };
+        f.ports.push(("chunk_factors", port));
+        f
+    }
+
+    /// `f` with a `chunk_factors` port of the declared size.
+    pub(in crate::engines::gdn) fn saving(f: GdnFacts) -> GdnFacts {
+        let rows = gdn_chunk_factor_rows(f.total_tokens, f.n_seqs);
+        let ho = f.heads.3;
+        with_chunk_factors(f, vec![rows, ho, GDN_CHUNK_FACTOR_BYTES], DataType::Uint8)
+    }
+
+    #[test]
+    fn chunk_factors_are_served_on_the_slim_path_at_their_declared_size() {
+        for op in [GdnOp::Forward, GdnOp::Backward] {
+            let f = |d| {
+                bound(crate::engines::gdn::analyzer::test_facts(
+                    op, 3, 300, 2, d, false,
+                ))
+            };
+            let rows = gdn_chunk_factor_rows(300, 3);
+            assert_eq!(rows, 300 / 64 + 3);
+            assert_eq!(verdict(&saving(f(128))), None, "{op:?}");
+            let more = with_chunk_factors(
+                f(128),
+                vec![rows + 5, 2, GDN_CHUNK_FACTOR_BYTES],
+                DataType::Uint8,
+            );
+            assert_eq!(verdict(&more), None, "{op:?}: room for more slots");
+            for (dims, dtype) in [
+                (vec![rows - 1, 2, GDN_CHUNK_FACTOR_BYTES], DataType::Uint8),
+                (vec![rows, 3, GDN_CHUNK_FACTOR_BYTES], DataType::Uint8),
+                (vec![rows, 2, GDN_CHUNK_FACTOR_BYTES - 1], DataType::Uint8),
+                (vec![rows * 2 * GDN_CHUNK_FACTOR_BYTES], DataType::Uint8),
+                (vec![rows, 2, GDN_CHUNK_FACTOR_BYTES], DataType::Int8),
+            ] {
+                let why =
+                    verdict(&with_chunk_factors(f(128), dims.clone(), dtype)).expect("declined");
+                assert!(
+                    why.contains(&format!(
+                        "chunk_factors must be UINT8 [{rows}, 2, {GDN_CHUNK_FACTOR_BYTES}]"
+                    )) && why.contains(&format!("{dims:?}")),
+                    "{op:?}: {why}"
+                );
+            }
+            let why = verdict(&saving(f(64))).expect("declined at K = 64");
+            assert!(
+                why.contains("chunk_factors needs K = V = 128") && why.contains("K = 64"),
+                "{why}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_forward_with_chunk_factors_runs_the_saving_prep_on_every_cut() {
+        use crate::engines::gdn::analyzer::test_facts;
+        // (4,8192,16) uncut, (1,32768,16) cut into pieces, 16 sequences (the located-by-warp
+        // range), a ragged-sized batch.
+        for (n, t, ho) in [
+            (4, 32768, 16),
+            (1, 32768, 16),
+            (16, 32768, 32),
+            (10, 4000, 4),
+        ] {
+            let plain = bound(test_facts(GdnOp::Forward, n, t, ho, 128, false));
+            let f = saving(plain.clone());
+            let c = FwdChoice::pick(&f, 132);
+            assert!(c.saves_chunk_factors(), "({n},{t},{ho})");
+            let base = FwdChoice::pick(&plain, 132);
+            assert!(!base.saves_chunk_factors());
+            // Only the prep differs from the plan without the port.
+            let (with, without) = (
+                FwdKernels::named(&c, "bf16", 128),
+                FwdKernels::named(&base, "bf16", 128),
+            );
+            for (a, b) in with.all().into_iter().zip(without.all()) {
+                if a.contains("slimprep") {
+                    assert_eq!(a, "gdn_fwd_slimprep_bf16_k128_wgs");
+                } else {
+                    assert_eq!(a, b);
+                }
+            }
+            let plan =
+                GdnFwdPlan::new(&f, c, FwdKernels::named(&c, "bf16", 128), 132).expect("plan");
+            let (uid, layout) = plan.factors.expect("bound");
+            assert_eq!(uid, f.port("chunk_factors").unwrap().uid);
+            let rows = gdn_chunk_factor_rows(t, n) as u64;
+            assert_eq!(
+                layout.total,
+                rows * ho as u64 * GDN_CHUNK_FACTOR_BYTES as u64
+            );
+            assert!(
+                plan.launches()
+                    .any(|l| l.0.ends_with("slimprep_bf16_k128_wgs"))
+            );
+        }
     }
 
     fn verdict(f: &GdnFacts) -> Option<String> {

@@ -29,6 +29,7 @@ pub mod backward;
 mod bwd_plan_dump;
 pub mod bwd_select;
 pub mod chain;
+pub mod chunk_factors;
 pub mod chunked;
 pub mod engine;
 pub mod fwd_overlap;

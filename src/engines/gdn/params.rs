@@ -765,6 +765,27 @@ pub struct FwdFastParams {
     pub ckpt_every: i32,
     /// 1: fp32 checkpoint rows, 0: io-dtype rows.
     pub ckpt_f32: i32,
+    /// Where the saving slim prep writes the backward's factors (session 37; all 0 unless the
+    /// plan saves them: [`super::chunk_factors`]).
+    pub save: PrepKeep,
+}
+
+/// `gdn::PrepKeep` of `kernels/include/gdn_fwd.cuh`: the regions the forward's saving slim prep
+/// (`gdn_fwd_slimprep_*_k128_wgs`) writes beside its packed factors: full `T` rows, `E` (unused
+/// by the slim prep: 0), `Γ`, `β` per token and full `A` rows.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PrepKeep {
+    /// `T` `[slots, HO, 64, 64]` io.
+    pub ws_t: u64,
+    /// `E` (never written by the slim prep; 0).
+    pub ws_e: u64,
+    /// `Γ` `[slots, HO, 64]` fp32.
+    pub ws_gam: u64,
+    /// `β` `[slots, HO, 64]` fp32.
+    pub ws_bet: u64,
+    /// `A` `[slots, HO, 64, 64]` io (full rows).
+    pub ws_a: u64,
 }
 
 /// `gdn::GdnIoMaps` of `kernels/include/gdn_fwd_fast.cuh`: the forward's tensor maps of q, k, v
@@ -1469,9 +1490,10 @@ mod tests {
 
     #[test]
     fn fast_params_and_piece_layout() {
-        // FwdParams (208), two i32, seven pointers, two i32 (static_asserts in gdn_fwd_fast.cuh:
-        // 280, ckpt at 256, ckpt_every at 272).
-        assert_eq!(std::mem::size_of::<FwdFastParams>(), 280);
+        // FwdParams (208), two i32, seven pointers, two i32, PrepKeep (five pointers; static_asserts
+        // in gdn_fwd_fast.cuh: 320, ckpt at 256, ckpt_every at 272).
+        assert_eq!(std::mem::size_of::<FwdFastParams>(), 320);
+        assert_eq!(std::mem::offset_of!(FwdFastParams, save), 280);
         assert_eq!(std::mem::offset_of!(FwdFastParams, pieces), 208);
         assert_eq!(std::mem::offset_of!(FwdFastParams, ws_seed), 232);
         assert_eq!(std::mem::offset_of!(FwdFastParams, ov_flags), 240);

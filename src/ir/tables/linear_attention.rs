@@ -22,6 +22,9 @@ struct Family {
     beta_guard: bool,
     /// `num_householder` (GDP).
     householder: bool,
+    /// dnnplan's `chunk_factors` ports (GDN only, session 37): the forward's
+    /// `output_chunk_factors` output, the backward's optional input.
+    chunk_factors: bool,
     doc: &'static str,
 }
 
@@ -33,6 +36,7 @@ const FAMILIES: [Family; 4] = [
         lower_bound: false,
         beta_guard: false,
         householder: false,
+        chunk_factors: true,
         doc: "gated delta net (scalar gate per head)",
     },
     Family {
@@ -42,6 +46,7 @@ const FAMILIES: [Family; 4] = [
         lower_bound: true,
         beta_guard: false,
         householder: false,
+        chunk_factors: false,
         doc: "kimi delta attention (per-key-channel gate)",
     },
     Family {
@@ -51,6 +56,7 @@ const FAMILIES: [Family; 4] = [
         lower_bound: true,
         beta_guard: true,
         householder: false,
+        chunk_factors: false,
         doc: "gated delta net 2 (channel gate, per-key erase gate, write gate w)",
     },
     Family {
@@ -60,6 +66,7 @@ const FAMILIES: [Family; 4] = [
         lower_bound: false,
         beta_guard: false,
         householder: true,
+        chunk_factors: false,
         doc: "gated delta product (num_householder updates per token)",
     },
 ];
@@ -171,6 +178,30 @@ fn fwd_state_outs(io: &'static str, state_dtype: DtypeRule) -> [OutSpec; 2] {
     ]
 }
 
+/// GDN's `chunk_factors` (dnnplan's extension, session 37): a training forward with
+/// `output_chunk_factors` writes the chunks' factors (an opaque UINT8 tensor, `[max(T / 64 + N,
+/// 1), HO, GDN_CHUNK_FACTOR_BYTES]`), and its backward, given them as the optional input
+/// `chunk_factors`, skips recomputing them. Only the same dnnplan build's forward of the same
+/// inputs and attributes may fill the buffer a backward reads.
+fn chunk_factor_ports(o: OpSpec, kind: Kind) -> OpSpec {
+    const BYTES: &[DataType] = &[DataType::Uint8];
+    match kind {
+        Kind::Fwd => o
+            .outs(vec![
+                out("chunk_factors", S::LaChunkFactors)
+                    .dtype(DtypeRule::Fixed(DataType::Uint8))
+                    .when(Cond::True("output_chunk_factors")),
+            ])
+            .attrs(vec![a_bool("output_chunk_factors", false).doc(
+                "emit chunk_factors (dnnplan: the backward's factors, saved for it)",
+            )]),
+        Kind::Bwd => o
+            .ins(opts(&["chunk_factors"]))
+            .rules(vec![Rule::DtypeIn("chunk_factors", BYTES)]),
+        Kind::Summary | Kind::SummaryBwd => o,
+    }
+}
+
 /// A summary's optional `transition` output of shape `shape`.
 fn transition_out(shape: S) -> OutSpec {
     out("transition", shape)
@@ -247,6 +278,9 @@ fn row(f: &Family, kind: Kind) -> OpSpec {
         Kind::SummaryBwd => &["d_final_state", "a_log", "dt_bias"],
     }));
     o = o.attrs(flag_attrs(f)).rules(flag_rules(f));
+    if f.chunk_factors {
+        o = chunk_factor_ports(o, kind);
+    }
     let scale = a_float_opt("scale").doc("q scale (default 1/sqrt(K))");
     let (every, overwrite) = (every_attr(), overwrite_attr());
     let transition = a_bool("output_transition", false).doc("emit transition [N, HO, K, K]");

@@ -1,0 +1,147 @@
+//! The chunk factors a training forward saves for its backward (session 37): the layout of GDN's
+//! `chunk_factors` buffer and where each plan points its kernels into it.
+//!
+//! Contract: a forward that binds `chunk_factors` (`output_chunk_factors = true`) runs the saving
+//! slim prep (`gdn_fwd_slimprep_*_k128_wgs`, [`super::engine::SLIM_PREP_WGS`]), which writes — beside
+//! the packed `T`, `A` its own scans read from the workspace — exactly what the backward's slim
+//! prep (`gdn_bwd_prep16sl*`, `prep15sl`) writes: `T` and `A` as full 64 × 64 rows, `Γ` and `β` per
+//! token, the four per-token scalars and `Γ_last`, computed by the same tile, so the same bits. A
+//! backward that binds `chunk_factors` skips its prep and reads them there. The buffer is
+//! `[rows, HO, GDN_CHUNK_FACTOR_BYTES]` bytes with `rows = max(T / 64 + N, 1)` (one row per
+//! possible chunk slot, [`crate::ir::infer::gdn_chunk_factor_rows`]); inside, six regions one after
+//! the other, each indexed by the kernels' `(chunk slot, head)` unit `c · HO + h` exactly as the
+//! workspace regions they replace: `T` and `A` (`[rows, HO, 64, 64]` io), the scalars
+//! (`[rows, HO, 4, 64]` fp32), `Γ`, `β` (`[rows, HO, 64]` fp32), `Γ_last` (`[rows, HO]` fp32). Every
+//! region starts at a multiple of 256 bytes from the base. Only a forward of the same inputs and
+//! attributes, planned by this build, fills a buffer a backward may read.
+
+use super::params::{BwdParams, CHUNK, FwdFastParams, PrepKeep, SLIM_SCALARS};
+use crate::error::{Error, Result};
+use crate::ir::infer::GDN_CHUNK_FACTOR_BYTES;
+
+/// Bytes of one 2-byte io element (the slim path serves BFLOAT16 and HALF).
+const IO_BYTES: u64 = 2;
+
+/// Bytes per `(chunk slot, head)` of each region, in the buffer's order: `T`, `A`, the scalars,
+/// `Γ`, `β`, `Γ_last`.
+const REGION_BYTES: [u64; 6] = [
+    CHUNK * CHUNK * IO_BYTES,
+    CHUNK * CHUNK * IO_BYTES,
+    SLIM_SCALARS * CHUNK * 4,
+    CHUNK * 4,
+    CHUNK * 4,
+    4,
+];
+
+// The graph's size of a (chunk slot, head) row is this layout's.
+const _: () = {
+    let mut sum = 0;
+    let mut i = 0;
+    while i < REGION_BYTES.len() {
+        sum += REGION_BYTES[i];
+        i += 1;
+    }
+    assert!(sum == GDN_CHUNK_FACTOR_BYTES as u64);
+};
+
+/// The byte alignment the kernels need of the buffer's base (16-byte vector stores of `T`).
+pub const BASE_ALIGN: u64 = 16;
+
+/// Offsets of the six regions of a `chunk_factors` buffer of `rows` chunk slots and `ho` heads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ChunkFactorsLayout {
+    /// Region offsets: `T`, `A`, the scalars, `Γ`, `β`, `Γ_last`.
+    pub regions: [u64; 6],
+    /// Total bytes (`rows · HO · GDN_CHUNK_FACTOR_BYTES`).
+    pub total: u64,
+}
+
+impl ChunkFactorsLayout {
+    /// The layout of a buffer of `rows` chunk slots (its dim 0) and `ho` heads (its dim 1).
+    pub fn new(rows: u64, ho: u64) -> ChunkFactorsLayout {
+        let units = rows * ho;
+        let mut regions = [0u64; 6];
+        let mut off = 0;
+        for (r, bytes) in regions.iter_mut().zip(REGION_BYTES) {
+            *r = off;
+            off += units * bytes;
+        }
+        ChunkFactorsLayout {
+            regions,
+            total: off,
+        }
+    }
+
+    /// The region addresses of a buffer at `base`, checked for [`BASE_ALIGN`].
+    fn at(&self, base: u64) -> Result<[u64; 6]> {
+        if !base.is_multiple_of(BASE_ALIGN) {
+            return Err(Error::bad_param(
+                "chunk_factors",
+                format!("the buffer must be {BASE_ALIGN}-byte aligned; got address {base:#x}"),
+            ));
+        }
+        Ok(self.regions.map(|o| base + o))
+    }
+
+    /// Points the saving forward at a buffer at `base`: the prep's kept rows
+    /// ([`FwdFastParams::save`]) and the scalars and `Γ_last` every forward kernel reads.
+    pub fn bind_fwd(&self, base: u64, p: &mut FwdFastParams) -> Result<()> {
+        let [t, a, scalars, gam, bet, gl] = self.at(base)?;
+        p.save = PrepKeep {
+            ws_t: t,
+            ws_e: 0,
+            ws_gam: gam,
+            ws_bet: bet,
+            ws_a: a,
+        };
+        p.f.ws_kr = scalars;
+        p.f.ws_gl = gl;
+        Ok(())
+    }
+
+    /// Points a backward without its prep at a buffer at `base`: every region its prep would
+    /// have written.
+    pub fn bind_bwd(&self, base: u64, p: &mut BwdParams) -> Result<()> {
+        let [t, a, scalars, gam, bet, gl] = self.at(base)?;
+        (p.ws_t, p.f.ws_a, p.f.ws_kr, p.ws_gam, p.ws_bet, p.f.ws_gl) =
+            (t, a, scalars, gam, bet, gl);
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::infer::gdn_chunk_factor_rows;
+
+    #[test]
+    fn regions_follow_each_other_aligned_and_fill_the_declared_size() {
+        let rows = gdn_chunk_factor_rows(1000, 3) as u64;
+        let l = ChunkFactorsLayout::new(rows, 5);
+        assert_eq!(l.total, rows * 5 * GDN_CHUNK_FACTOR_BYTES as u64);
+        assert_eq!(l.regions[0], 0);
+        for (i, w) in l.regions.windows(2).enumerate() {
+            assert_eq!(w[1] - w[0], rows * 5 * REGION_BYTES[i]);
+            assert_eq!(w[1] % 256, 0, "region {} at {}", i + 1, w[1]);
+        }
+    }
+
+    #[test]
+    fn both_directions_point_at_the_same_regions() {
+        let l = ChunkFactorsLayout::new(20, 3);
+        let base = 1 << 20;
+        let mut f = FwdFastParams::default();
+        let mut b = BwdParams::default();
+        l.bind_fwd(base, &mut f).unwrap();
+        l.bind_bwd(base, &mut b).unwrap();
+        assert_eq!(f.save.ws_t, b.ws_t);
+        assert_eq!(f.save.ws_a, b.f.ws_a);
+        assert_eq!(f.save.ws_gam, b.ws_gam);
+        assert_eq!(f.save.ws_bet, b.ws_bet);
+        assert_eq!(f.f.ws_kr, b.f.ws_kr);
+        assert_eq!(f.f.ws_gl, b.f.ws_gl);
+        assert_eq!(f.save.ws_e, 0);
+        let misaligned = l.bind_bwd(base + 8, &mut b).unwrap_err().to_string();
+        assert!(misaligned.contains("chunk_factors"), "{misaligned}");
+    }
+}
