@@ -12,7 +12,7 @@ SHAPES = ["(4,8192,16)", "(1,32768,16)", "(16,2048,32)", "ragged-mix-H16"]
 
 
 def main():
-    ours_fwd, ours_sched, ours_bwd, ours_fb, peers, notes = {}, {}, {}, {}, {}, []
+    ours_fwd, ours_sched, ours_bwd, ours_fb, ours_train, peers, notes = {}, {}, {}, {}, {}, {}, []
     for path in sys.argv[1:]:
         for line in open(path, errors="replace"):
             line = line.strip()
@@ -36,6 +36,8 @@ def main():
                 ours_bwd[shape] = (ms, pieces.group(1) if pieces else "-", parts)
             elif who == "ours" and mode == "fwdbwd":
                 ours_fb[shape] = ms
+            elif who == "ours" and mode == "train":
+                ours_train[shape] = ms
             else:
                 peers[(who, mode, shape)] = (ms, " ".join(f[5:]))
 
@@ -56,6 +58,17 @@ def main():
         print(f"| {s} | {cell(of)} | {cell(ff)} | {cell(kf)} | {ratio(ff, of)} | {ratio(kf, of)} | {cell(ofb)} | {cell(ffb)} | {cell(kfb)} | {ratio(ffb, ofb)} | {ratio(kfb, ofb)} |")
     print()
     print("(ms, CUDA events, median of 10 after 3 warm-ups; ours fwd+bwd = fwd + bwd timed apart; peers' fwd+bwd is one autograd step.)")
+    if ours_train:
+        print()
+        print("| shape | ours train step (saved chunk factors) | ours fwd+bwd (recompute) | fla fwd+bwd | KDA path fwd+bwd | fla / ours train | KDA / ours train |")
+        print("|---|---|---|---|---|---|---|")
+        for s in SHAPES:
+            ot, ofb = ours_train.get(s), ours_fb.get(s)
+            ffb = peers.get(("fla", "fwdbwd", s), (None,))[0]
+            kfb = peers.get(("kda", "fwdbwd", s), (None,))[0]
+            print(f"| {s} | {cell(ot)} | {cell(ofb)} | {cell(ffb)} | {cell(kfb)} | {ratio(ffb, ot)} | {ratio(kfb, ot)} |")
+        print()
+        print("(ours train step = the forward saving its chunk factors + the backward reading them, timed apart.)")
     kda_plans = sorted({v[1] for k, v in peers.items() if k[0] == "kda" and v[1]})
     if kda_plans:
         print(f"KDA path plans: {', '.join(kda_plans)}")

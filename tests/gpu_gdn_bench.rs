@@ -169,6 +169,17 @@ fn gdn_benchmark_ours() {
             "BENCH ours fwdbwd {name} {:.4} (fwd {default_fwd:.4} + bwd {bwd:.4}, timed apart)",
             default_fwd + bwd
         );
+        // The training step with saved chunk factors (session 37): the saving forward (it fills
+        // the buffer first), then the backward reading them.
+        let buf = caller.alloc(inp.factor_dims().iter().product::<i64>() as usize, 0);
+        let saving = inp.time_saved(&caller, "gdn", buf);
+        let reading = inp.time_saved(&caller, "gdn_bwd", buf);
+        println!(
+            "BENCH ours train {name} {:.4} (fwd saving chunk factors {saving:.4} + bwd reading them {reading:.4}, timed apart)",
+            saving + reading
+        );
+        // SAFETY: allocated above, no plan holds it any more.
+        unsafe { gdn_gpu::ok("free", cudarc::driver::sys::cuMemFree_v2(buf)) };
         inp.free();
     }
 }
@@ -304,8 +315,6 @@ fn gdn_backward_checkpoints() {
 /// (A B, then B A). Prints `BENCH factors ...` lines; asserts nothing about speed.
 #[test]
 fn gdn_benchmark_saved_factors() {
-    use dnnplan::ir::AttrValue;
-    use dnnplan::ir::infer::{GDN_CHUNK_FACTOR_BYTES, gdn_chunk_factor_rows};
     if !opted_in("DNNPLAN_GDN_BENCH_FACTORS") {
         return;
     }
@@ -317,35 +326,13 @@ fn gdn_benchmark_saved_factors() {
     set_schedule("", "");
     for (name, lens, hh) in BENCH_SHAPES {
         let inp = BenchInputs::new(&caller, lens, hh);
-        let dims = vec![
-            gdn_chunk_factor_rows(inp.t, inp.n),
-            hh,
-            GDN_CHUNK_FACTOR_BYTES,
-        ];
-        let buf = caller.alloc(dims.iter().product::<i64>() as usize, 0);
-        // `op`'s benchmark graph, with the factors bound (the forward's output, the backward's
-        // input) when `saved`.
+        let buf = caller.alloc(inp.factor_dims().iter().product::<i64>() as usize, 0);
         let time = |op: &str, saved: bool| {
-            let (mut g, node, mut ins) = inp.graph(op);
             if saved {
-                let u = g
-                    .add_tensor(dnnplan::ir::Tensor::new(
-                        "chunk_factors",
-                        &dims,
-                        DataType::Uint8,
-                    ))
-                    .expect("tensor");
-                if op == "gdn" {
-                    g.set_attr(node, "output_chunk_factors", AttrValue::Bool(true))
-                        .expect("attr");
-                    g.bind_output(node, "chunk_factors", u).expect("output");
-                    g.set_output(u, true).expect("mark output");
-                } else {
-                    g.bind_input(node, "chunk_factors", u).expect("input");
-                }
-                ins.push((u, buf));
+                inp.time_saved(&caller, op, buf)
+            } else {
+                inp.time(&caller, op)
             }
-            time_graph(&caller, g, node, &ins, BenchInputs::outputs(op))
         };
         // The saving forward fills the buffer before any backward reads it.
         time("gdn", true);
@@ -361,10 +348,10 @@ fn gdn_benchmark_saved_factors() {
             .enumerate()
             {
                 // A B, then B A within each direction.
-                let (op, saved, slot) = if r % 2 == 1 {
-                    (op, !saved, i ^ 1)
+                let (saved, slot) = if r % 2 == 1 {
+                    (!saved, i ^ 1)
                 } else {
-                    (op, saved, i)
+                    (saved, i)
                 };
                 t[slot].push(time(op, saved));
             }

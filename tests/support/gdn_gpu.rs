@@ -467,6 +467,53 @@ impl BenchInputs {
         (graph, node, ins)
     }
 
+    /// Dims of the saved chunk factors of these inputs (session 37): `[max(T/64 + N, 1), H,
+    /// GDN_CHUNK_FACTOR_BYTES]` bytes.
+    pub fn factor_dims(&self) -> Vec<i64> {
+        use dnnplan::ir::infer::{GDN_CHUNK_FACTOR_BYTES, gdn_chunk_factor_rows};
+        vec![
+            gdn_chunk_factor_rows(self.t, self.n),
+            self.hh,
+            GDN_CHUNK_FACTOR_BYTES,
+        ]
+    }
+
+    /// [`BenchInputs::graph`] with the saved chunk factors at `buf` ([`BenchInputs::factor_dims`]
+    /// bytes): the forward's output `chunk_factors` (`output_chunk_factors = true`), the
+    /// backward's input.
+    pub fn graph_saved(
+        &self,
+        op: &str,
+        buf: CUdeviceptr,
+    ) -> (Graph, usize, Vec<(i64, CUdeviceptr)>) {
+        use dnnplan::ir::{AttrValue, Tensor};
+        let (mut g, node, mut ins) = self.graph(op);
+        let u = g
+            .add_tensor(Tensor::new(
+                "chunk_factors",
+                &self.factor_dims(),
+                DataType::Uint8,
+            ))
+            .expect("tensor");
+        if op == "gdn_bwd" {
+            g.bind_input(node, "chunk_factors", u).expect("input");
+        } else {
+            g.set_attr(node, "output_chunk_factors", AttrValue::Bool(true))
+                .expect("attr");
+            g.bind_output(node, "chunk_factors", u).expect("output");
+            g.set_output(u, true).expect("mark output");
+        }
+        ins.push((u, buf));
+        (g, node, ins)
+    }
+
+    /// [`BenchInputs::time`] of [`BenchInputs::graph_saved`]: the saving forward, or the backward
+    /// reading the factors a saving forward left at `buf`.
+    pub fn time_saved(&self, caller: &Caller, op: &str, buf: CUdeviceptr) -> f64 {
+        let (g, n, ins) = self.graph_saved(op, buf);
+        time_graph(caller, g, n, &ins, Self::outputs(op))
+    }
+
     /// The outputs a timing of `op` binds.
     pub fn outputs(op: &str) -> &'static [&'static str] {
         if op == "gdn_bwd" {
