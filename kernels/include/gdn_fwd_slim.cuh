@@ -354,7 +354,7 @@ __device__ __forceinline__ void fwd_slim_prep_tile(const FwdParams& p, const int
   static_assert(!WG || (S::r1_off % 1024 == 0 && S::r2_off % 1024 == 0), "WG: the swizzle atoms 1024-byte aligned");
   static_assert(!WG || S::r2_off + 2 * 64 * CHUNK * 2 <= S::rs_off, "WG: the swizzled q rows before rs");
   static_assert(G == 0 || WG != 0, "G: the wgmma form");
-  static_assert(G <= 4 && (G < 3 || !KEEP), "G = 3, 4: the forward's tile");
+  static_assert(G <= 4 && (G < 3 || KEEP != 1), "G = 3, 4: the forward's tiles (the maps)");
   static_assert(KEEP >= 0 && KEEP <= 2, "KEEP: 0 the forward, 1 the backward, 2 the saving forward");
   constexpr bool PACKED = KEEP != 1;  // T, A packed for the forward's scans
   constexpr bool TMA = G >= 3, LOCATE_WARP = G == 2 || G == 4;
@@ -636,19 +636,28 @@ __device__ __forceinline__ void slim_stage_o(T* row, const float (&oacc)[8][4]) 
   }
 }
 
+// The staged O tile's rows to global memory under the predicate token < len (slim_store_o's, and
+// slim_store_o_tma's for a partial chunk): lane l stores token (l >> 1) + 16 i's 8-value half l & 1
+// as one 16-byte store, read from src (that lane's row of token l >> 1 and its half; the tile's rows
+// RS elements apart).
+template <typename T, int V, int RS>
+__device__ __forceinline__ void slim_store_o_rows(const T* src, T* o, long long t0, int len, int HO, int h, int v0,
+                                                  int lane) {
+  const int tok = lane >> 1, hf = lane & 1;
+  const size_t step = static_cast<size_t>(16) * HO * V;
+  T* dst = o + (static_cast<size_t>(t0 + tok) * HO + h) * V + v0 + 8 * hf;
+#pragma unroll
+  for (int i = 0; i < 4; ++i)
+    st_global16_if(dst + i * step, *reinterpret_cast<const uint4*>(src + 16 * i * RS), tok + 16 * i < len);
+}
+
 template <typename T, int V, int OP>
 __device__ __forceinline__ void slim_store_o(T* Os, const float (&oacc)[8][4], T* o, long long t0, int len, int HO,
                                              int h, int v0, int lane) {
   T* row = Os + (8 * (lane >> 4) + (lane & 7)) * OP + 8 * ((lane >> 3) & 1);
   slim_stage_o<T, OP>(row, oacc);
   __syncwarp();
-  const int tok = lane >> 1, hf = lane & 1;
-  const size_t step = static_cast<size_t>(16) * HO * V;
-  T* dst = o + (static_cast<size_t>(t0 + tok) * HO + h) * V + v0 + 8 * hf;
-  const T* src = Os + tok * OP + 8 * hf;
-#pragma unroll
-  for (int i = 0; i < 4; ++i)
-    st_global16_if(dst + i * step, *reinterpret_cast<const uint4*>(src + 16 * i * OP), tok + 16 * i < len);
+  slim_store_o_rows<T, V, OP>(Os + (lane >> 1) * OP + 8 * (lane & 1), o, t0, len, HO, h, v0, lane);
   __syncwarp();
 }
 
@@ -685,13 +694,9 @@ __device__ __forceinline__ void slim_store_o_tma(T* Od, const float (&oacc)[8][4
     return;
   }
   __syncwarp();
+  // Token (lane >> 1) + 16 i keeps token lane >> 1's swizzle phase ((tok >> 2) & 1): 16 i / 4 is even.
   const int tok = lane >> 1, hf = lane & 1;
-  const size_t step = static_cast<size_t>(16) * HO * V;
-  T* dst = o + (static_cast<size_t>(t0 + tok) * HO + h) * V + v0 + 8 * hf;
-  const T* src = Od + tok * 16 + 8 * (hf ^ ((tok >> 2) & 1));
-#pragma unroll
-  for (int i = 0; i < 4; ++i)
-    st_global16_if(dst + i * step, *reinterpret_cast<const uint4*>(src + 16 * i * 16), tok + 16 * i < len);
+  slim_store_o_rows<T, V, 16>(Od + tok * 16 + 8 * (hf ^ ((tok >> 2) & 1)), o, t0, len, HO, h, v0, lane);
   __syncwarp();
 }
 #endif
@@ -1371,24 +1376,22 @@ __device__ __forceinline__ void fwd_slim_scan_body(const FwdFastParams& fp, cons
       }
     }
     if constexpr (WG) {
+      // TMA_O: this warp's O by the o map, staged in its tile of chunk c (slim_store_o_tma).
+      auto store_o = [&](const float (&oacc)[8][4]) {
+        slim_store_o_tma<T, V>(reinterpret_cast<T*>(smem + S::o_off) + (2 * warp + (c & 1)) * CHUNK * 16, oacc,
+                               &maps->o, static_cast<T*>(p.o), d.t0, d.len, HO, h, v0, lane);
+      };
       if constexpr (O_FIRST)  // w4gxv: the store, then the tail's copies (the same copies, same group)
         slim_chunk_wg<T, K, V, VP, true, true, WGX>(x, Qs, Ks, Vs, Ts, As, Sc, Os, p, d.t0, d.len, h, v0, 16 * warp, gl,
                                                     lane, pre, SlimNoHook{}, SlimNoHook{}, SlimNoHook{},
                                                     [&](const float (&oacc)[8][4]) {
-                                                      slim_store_o_tma<T, V>(
-                                                          reinterpret_cast<T*>(smem + S::o_off) + (2 * warp + (c & 1)) * CHUNK * 16,
-                                                          oacc, &maps->o, static_cast<T*>(p.o), d.t0, d.len, HO, h, v0, lane);
+                                                      store_o(oacc);
 #pragma unroll
                                                       for (int u = 0; u < 4; ++u) upd(u);
                                                     });
       else if constexpr (TMA_O)
         slim_chunk_wg<T, K, V, VP, true, true, WGX>(x, Qs, Ks, Vs, Ts, As, Sc, Os, p, d.t0, d.len, h, v0, 16 * warp, gl,
-                                                    lane, pre, SlimNoHook{}, upd, SlimNoHook{},
-                                                    [&](const float (&oacc)[8][4]) {
-                                                      slim_store_o_tma<T, V>(
-                                                          reinterpret_cast<T*>(smem + S::o_off) + (2 * warp + (c & 1)) * CHUNK * 16,
-                                                          oacc, &maps->o, static_cast<T*>(p.o), d.t0, d.len, HO, h, v0, lane);
-                                                    });
+                                                    lane, pre, SlimNoHook{}, upd, SlimNoHook{}, store_o);
       else if constexpr (SPLIT)
         slim_chunk_wg<T, K, V, VP, true, true, WGX>(x, Qs, Ks, Vs, Ts, As, Sc, Os, p, d.t0, d.len, h, v0, 16 * warp, gl,
                                                     lane, pre, SlimNoHook{}, upd);

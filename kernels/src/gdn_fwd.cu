@@ -37,6 +37,8 @@
 //                                          factors — full T, A rows, Γ, β — through FwdFastParams::save,
 //                                          beside the packed T, A: a training forward's prep, whose backward
 //                                          then skips its own; fwd_slim_prep_tile's KEEP = 2)
+//   gdn_fwd_slimprep_{bf16,f16}_k128_wgts  <<<as _wgc>>> (_wgt that saves them too: KEEP = 2, G = 3; FwdTmaParams)
+//   gdn_fwd_slimprep_{bf16,f16}_k128_wgtls <<<as _wgc>>> (_wgtl that saves them too: KEEP = 2, G = 4; FwdTmaParams)
 //   gdn_fwd_slimprep_{bf16,f16}_k128_wg5   <<<as slimprep>>> (the same at 5 blocks per SM, 48 registers: the two
 //                                          chains one after the other; =wg5)
 //   gdn_fwd_slimscan_{bf16,f16}_k128_w4    <<<(2, HO, N), 128, SlimScanSmem<128,4,3>>>
@@ -226,6 +228,16 @@ extern "C" __global__ void __launch_bounds__(gdn::CHAIN_THREADS) gdn_fwd_chain3_
       gdn_fwd_slimprep_##TAG##_k128_wgs(gdn::FwdFastParams p) {                                     \
     dnnp_pdl_enter(p.f.flags & gdn::FLAG_PDL_TRIGGER);                                              \
     gdn::fwd_slim_prep_body<T, 128, 1, 2, 1>(p.f, p.save);                                          \
+  }                                                                                                 \
+  extern "C" __global__ void __launch_bounds__(gdn::PREP3_THREADS, gdn::SLIM_PREP_WG_MIN_BLOCKS)    \
+      gdn_fwd_slimprep_##TAG##_k128_wgts(const __grid_constant__ gdn::FwdTmaParams p) {             \
+    dnnp_pdl_enter(p.fp.f.flags & gdn::FLAG_PDL_TRIGGER);                                           \
+    gdn::fwd_slim_prep_body<T, 128, 1, 2, 3>(p.fp.f, p.fp.save, &p.maps);                           \
+  }                                                                                                 \
+  extern "C" __global__ void __launch_bounds__(gdn::PREP3_THREADS, gdn::SLIM_PREP_WG_MIN_BLOCKS)    \
+      gdn_fwd_slimprep_##TAG##_k128_wgtls(const __grid_constant__ gdn::FwdTmaParams p) {            \
+    dnnp_pdl_enter(p.fp.f.flags & gdn::FLAG_PDL_TRIGGER);                                           \
+    gdn::fwd_slim_prep_body<T, 128, 1, 2, 4>(p.fp.f, p.fp.save, &p.maps);                           \
   }                                                                                                 \
   extern "C" __global__ void __launch_bounds__(gdn::PREP3_THREADS, gdn::SLIM_PREP_MIN_BLOCKS)       \
       gdn_fwd_slimprep_##TAG##_k128_wg5(gdn::FwdParams p) { dnnp_pdl_enter(p.flags & gdn::FLAG_PDL_TRIGGER); \

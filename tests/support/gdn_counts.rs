@@ -456,7 +456,7 @@ fn slim_prep(s: &Shape) -> Counts {
     )
 }
 
-/// The saving slim prep (`slimprep_wgs`, session 37): the slim prep's reads and products, its
+/// The saving slim preps (`slimprep_wgs`, `_wgts`, `_wgtls`, session 37): the slim prep's reads and products, its
 /// packed `T`, `A`, scalars and `Γ_last`, plus the backward's full `T`, `A` tiles and `Γ`, `β`
 /// rows into the saved chunk factors.
 fn slim_prep_saving(s: &Shape) -> Counts {
@@ -834,7 +834,11 @@ pub const MODELS: [Model; 37] = [
         keep_prep_sl,
     ),
     family("slimprep", &["slimprep", "slimprep_ov"], slim_prep),
-    family("slimprep_wgs", &["slimprep_wgs"], slim_prep_saving),
+    family(
+        "slimprep_wgs",
+        &["slimprep_wgs", "slimprep_wgts", "slimprep_wgtls"],
+        slim_prep_saving,
+    ),
     family(
         "slimscan",
         &[

@@ -1162,6 +1162,26 @@ pub const SLIM_PREP_WGS: PrepPass = PrepPass {
     ..SLIM_PREP_WGC
 };
 
+/// [`SLIM_PREP_WGT`] that saves the backward's factors as [`SLIM_PREP_WGS`] does
+/// (`gdn_fwd_slimprep_<tag>_k128_wgts`, session 37; `KEEP = 2`, `G = 3`).
+pub const SLIM_PREP_WGTS: PrepPass = PrepPass {
+    pass: FwdPass {
+        suffix: "wgts",
+        ..SLIM_PREP_WGT.pass
+    },
+    ..SLIM_PREP_WGT
+};
+
+/// [`SLIM_PREP_WGTL`] that saves the backward's factors as [`SLIM_PREP_WGS`] does
+/// (`gdn_fwd_slimprep_<tag>_k128_wgtls`, session 37; `KEEP = 2`, `G = 4`).
+pub const SLIM_PREP_WGTLS: PrepPass = PrepPass {
+    pass: FwdPass {
+        suffix: "wgtls",
+        ..SLIM_PREP_WGTL.pass
+    },
+    ..SLIM_PREP_WGTL
+};
+
 /// [`SLIM_PREP_WGL`] with [`SLIM_PREP_WGT`]'s box loads (`gdn_fwd_slimprep_<tag>_k128_wgtl`,
 /// session 36, helper tp36; `DNNPLAN_GDN_FWD_SLIMPREP=wgtl`; `fwd_slim_prep_tile`'s `G = 4`).
 pub const SLIM_PREP_WGTL: PrepPass = PrepPass {
@@ -1193,9 +1213,13 @@ pub enum SlimPrepProducts {
     /// `wgtl`: `wgl` with the same box loads ([`SLIM_PREP_WGTL`], session 36).
     Wgtl,
     /// `wgs`: `wgc` that also saves the backward's factors into the graph's `chunk_factors`
-    /// ([`SLIM_PREP_WGS`], session 37). Not a speed knob: the plan runs it exactly when the
-    /// forward binds `chunk_factors` ([`FwdChoice::pick`]).
+    /// ([`SLIM_PREP_WGS`], session 37). Not a speed knob: the plan runs a saving form exactly
+    /// when the forward binds `chunk_factors` ([`SlimPrepProducts::saving`]).
     Wgs,
+    /// `wgts`: `wgt` that saves them too ([`SLIM_PREP_WGTS`], session 37).
+    Wgts,
+    /// `wgtls`: `wgtl` that saves them too ([`SLIM_PREP_WGTLS`], session 37).
+    Wgtls,
 }
 
 /// The slim prep's products without `DNNPLAN_GDN_FWD_SLIMPREP`: [`SlimPrepProducts::Wgt`]
@@ -1289,7 +1313,28 @@ impl SlimPrepProducts {
             SlimPrepProducts::Wgt => SLIM_PREP_WGT,
             SlimPrepProducts::Wgtl => SLIM_PREP_WGTL,
             SlimPrepProducts::Wgs => SLIM_PREP_WGS,
+            SlimPrepProducts::Wgts => SLIM_PREP_WGTS,
+            SlimPrepProducts::Wgtls => SLIM_PREP_WGTLS,
         }
+    }
+
+    /// This form's twin that also saves the backward's factors (session 37): `wgt` → `wgts`,
+    /// `wgtl` → `wgtls` (the rule's forms, on their tensor-map tiles), any other → `wgs`
+    /// (`wgc`'s tile).
+    pub fn saving(self) -> SlimPrepProducts {
+        match self {
+            SlimPrepProducts::Wgt | SlimPrepProducts::Wgts => SlimPrepProducts::Wgts,
+            SlimPrepProducts::Wgtl | SlimPrepProducts::Wgtls => SlimPrepProducts::Wgtls,
+            _ => SlimPrepProducts::Wgs,
+        }
+    }
+
+    /// Whether this form saves the backward's factors.
+    pub fn saves(self) -> bool {
+        matches!(
+            self,
+            SlimPrepProducts::Wgs | SlimPrepProducts::Wgts | SlimPrepProducts::Wgtls
+        )
     }
 }
 
@@ -2126,16 +2171,17 @@ impl FwdChoice {
     }
 
     /// This schedule saving the backward's factors (the forward binds `chunk_factors`, session
-    /// 37): the slim prep `wgs` ([`SLIM_PREP_WGS`]); the scans and the cut stay as chosen. Only
-    /// the slim factors without the prep ∥ scan overlap run it ([`FwdChoice::saves_chunk_factors`];
-    /// the overlap's persistent prep and the full factors' preps do not save them).
+    /// 37): the slim prep's saving twin ([`SlimPrepProducts::saving`]); the scans and the cut
+    /// stay as chosen. Only the slim factors without the prep ∥ scan overlap run it
+    /// ([`FwdChoice::saves_chunk_factors`]; the overlap's persistent prep and the full factors'
+    /// preps do not save them).
     pub fn save_chunk_factors(&mut self) {
-        self.slim_prep = SlimPrepProducts::Wgs;
+        self.slim_prep = self.slim_prep.saving();
     }
 
-    /// Whether this schedule's prep saves the backward's factors ([`SLIM_PREP_WGS`]).
+    /// Whether this schedule's prep saves the backward's factors.
     pub fn saves_chunk_factors(&self) -> bool {
-        self.prep_pass() == SLIM_PREP_WGS
+        self.slim_prep.saves() && self.prep_pass() == self.slim_prep.pass(SLIM_PREP)
     }
 
     /// Whether this schedule runs its prep and output scan at the same time
@@ -4037,7 +4083,9 @@ pub(super) mod tests {
             );
             for (a, b) in with.all().into_iter().zip(without.all()) {
                 if a.contains("slimprep") {
-                    assert_eq!(a, "gdn_fwd_slimprep_bf16_k128_wgs");
+                    // The rule's tile (wgt, or wgtl from 8 sequences) with its saving stores.
+                    assert_eq!(*a, format!("{b}s"));
+                    assert!(a.ends_with("_wgts") || a.ends_with("_wgtls"), "{a}");
                 } else {
                     assert_eq!(a, b);
                 }
@@ -4053,8 +4101,10 @@ pub(super) mod tests {
             );
             assert!(
                 plan.launches()
-                    .any(|l| l.0.ends_with("slimprep_bf16_k128_wgs"))
+                    .any(|l| l.0.contains("slimprep_bf16_k128_wgt"))
             );
+            // The saving tensor-map tiles read the q, k maps.
+            assert!(plan.io_maps.is_some());
         }
     }
 

@@ -65,6 +65,8 @@ impl IoMapSet {
 pub const IO_MAP_READERS: &[(&str, IoMapSet)] = &[
     ("_wgt", IoMapSet::QK),
     ("_wgtl", IoMapSet::QK),
+    ("_wgts", IoMapSet::QK),
+    ("_wgtls", IoMapSet::QK),
     ("_w4gxt", IoMapSet::O),
     ("_w4gxu", IoMapSet::QK.union(IoMapSet::O)),
     ("_w4gxv", IoMapSet::O),
