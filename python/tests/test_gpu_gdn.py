@@ -264,6 +264,60 @@ def test_opcheck_backward():
     torch.library.opcheck(gdn_bwd, args)
 
 
+def test_saved_chunk_factors_give_the_recompute_gradients_bit_for_bit(monkeypatch):
+    # K = V = 128 under autograd: the forward saves the chunk factors (gdn_fwd_train) and the
+    # backward reads them (gdn_bwd_train); DNNPLAN_TORCH_GDN_SAVE_FACTORS=0 recomputes them. Same
+    # O and gradients bit for bit, and both near the fp64 autograd reference.
+    cu = [0, 130, 130, 300]
+    dtype = torch.bfloat16
+    inputs = make_inputs(cu, 2, 2, 2, 128, 128, dtype, state_dtype=torch.float32, seed=21)
+    diff = ["q", "k", "v", "g", "beta", "initial_state"]
+    gen = torch.Generator(device=DEV).manual_seed(22)
+    d_o = torch.randn(cu[-1], 2, 128, device=DEV, generator=gen).to(dtype)
+    d_fs = torch.randn(len(cu) - 1, 2, 128, 128, device=DEV, generator=gen)
+
+    from dnnplan_torch import gdn as gdn_mod
+
+    def grads(save):
+        monkeypatch.setattr(gdn_mod, "_SAVE_FACTORS", save)
+        ours = {n: (t.clone().requires_grad_() if n in diff else t) for n, t in inputs.items()}
+        out = dnnplan_torch.gated_delta_net(**ours, output_final_state=True)
+        torch.autograd.backward([out.output, out.final_state], [d_o, d_fs])
+        return out.output.detach(), {n: ours[n].grad for n in diff}
+
+    o_saved, g_saved = _backward_or_xfail(lambda: grads(True))
+    o_plain, g_plain = _backward_or_xfail(lambda: grads(False))
+    assert torch.equal(o_saved, o_plain)
+    refs = {n: (t.double().requires_grad_() if n in diff else t) for n, t in inputs.items()}
+    ref_o, ref_s = gdn_reference(refs["q"], refs["k"], refs["v"], refs["g"], refs["beta"],
+                                 refs["cu_seqlens"], initial_state=refs["initial_state"])
+    torch.autograd.backward([ref_o, ref_s], [d_o.double(), d_fs.double()])
+    for n in diff:
+        assert g_saved[n] is not None, n
+        assert torch.equal(g_saved[n], g_plain[n]), n
+        tol = STATE_GRAD_TOL if n == "initial_state" else BWD_TOL[dtype]
+        assert rms_ratio(g_saved[n], refs[n].grad) < tol, n
+
+
+def test_opcheck_training_ops():
+    from dnnplan_torch.gdn import gdn_bwd_train, gdn_fwd_train
+
+    inputs = make_inputs([0, 64, 160], 2, 2, 2, 128, 128, torch.bfloat16,
+                         state_dtype=torch.float32, seed=23)
+    cfg = (0.088, False, False, False, False, "log", False)
+    common = (inputs["q"], inputs["k"], inputs["v"], inputs["g"], inputs["beta"],
+              inputs["cu_seqlens"])
+    fwd_args = (*common, inputs["initial_state"], None, None, True, *cfg, None)
+    _, _, cf = gdn_fwd_train(*fwd_args)
+    assert cf.dtype == torch.uint8 and cf.shape == (160 // 64 + 2, 2, 17924)
+    torch.library.opcheck(gdn_fwd_train, fwd_args)
+    d_o = torch.randn(160, 2, 128, device=DEV).to(torch.bfloat16)
+    d_fs = torch.randn(2, 2, 128, 128, device=DEV)
+    bwd_args = (*common, d_o, inputs["initial_state"], d_fs, None, None, cf, *cfg)
+    _backward_or_xfail(lambda: gdn_bwd_train(*bwd_args))
+    torch.library.opcheck(gdn_bwd_train, bwd_args)
+
+
 def test_compile_fullgraph_dynamic_token_counts():
     from torch._dynamo.testing import CompileCounterWithBackend
 
@@ -289,8 +343,9 @@ def test_compile_fullgraph_dynamic_token_counts():
     assert counter.frame_count == 1, f"recompiled: {counter.frame_count} frames"
 
 
-def test_compile_fullgraph_backward():
-    inputs = make_inputs([0, 96, 200], 2, 2, 2, 64, 64, torch.bfloat16, seed=14)
+@pytest.mark.parametrize("dim", [64, 128])  # 128: the saved chunk factors' ops under compile
+def test_compile_fullgraph_backward(dim):
+    inputs = make_inputs([0, 96, 200], 2, 2, 2, dim, dim, torch.bfloat16, seed=14)
     for n in ("q", "k", "v"):
         inputs[n].requires_grad_()
 

@@ -9,12 +9,14 @@ import pytest
 
 from dnnplan_torch import _lib
 from dnnplan_torch._graphs import (
+    GDN_CHUNK_FACTOR_BYTES,
     Desc,
     GdnConfig,
     PreparedPlan,
     compact,
     default_gdn_scale,
     gdn_bwd_graph,
+    gdn_chunk_factor_rows,
     gdn_fwd_graph,
     sdpa_bwd_graph,
     sdpa_fwd_graph,
@@ -231,6 +233,35 @@ def test_gdn_backward_graph_and_its_reasons():
         with pytest.raises(_lib.NotSupportedError) as info:
             PreparedPlan(g.clone(), args)
         assert reason in str(info.value)
+
+
+def test_gdn_chunk_factors_declared_as_the_library_infers_them():
+    # The forward's saved factors: the declared [max(T/64 + N, 1), H, GDN_CHUNK_FACTOR_BYTES]
+    # UINT8 output validates against the library's exact shape rule; the backward binds them.
+    k128 = 128
+    cu, gate = d((3,), I32), d((T, H), F32)
+    x = d((T, H, k128))
+    g, args = gdn_fwd_graph(x, x, x, gate, gate, cu, None, None, None,
+                            cfg=GdnConfig(default_gdn_scale(k128)), output_final_state=False,
+                            save_factors=True)
+    rows = gdn_chunk_factor_rows(T, 2)
+    assert rows == T // 64 + 2
+    with g:
+        g.validate()
+        assert args[-1] == 14
+        info = g.tensor_info(14)
+        assert info["dims"] == [rows, H, GDN_CHUNK_FACTOR_BYTES]
+        assert info["dtype"] == DataType.UINT8 and not info["is_virtual"]
+    # A wrong size is refused by the library's rule (the dims are exact).
+    bad = d((rows, H, GDN_CHUNK_FACTOR_BYTES - 1), DataType.UINT8)
+    g, args = gdn_bwd_graph(x, x, x, gate, gate, cu, x, None, None, None, None,
+                            cfg=GdnConfig(0.1), chunk_factors=bad)
+    with g:
+        g.validate()  # an input's size is the engine's to check
+        assert args[-1] == 21
+        g.set_target(None, 132, 90)
+        reason = {c["engine"]: c for c in g.explain()["candidates"]}["gdn_sm90"]["reason"]
+        assert "chunk_factors must be UINT8" in reason, reason
 
 
 def test_gdn_invalid_graph_is_reported_with_the_rule():

@@ -129,6 +129,16 @@ def gdn_heads(q: Desc, v: Desc) -> tuple:
     return max(q.dims[1], v.dims[1]), q.dims[2], v.dims[2]
 
 
+# Bytes per (chunk slot, head) of GDN's saved ``chunk_factors`` (the library's
+# ``GDN_CHUNK_FACTOR_BYTES``; tests/test_graphs.py checks the two agree).
+GDN_CHUNK_FACTOR_BYTES = 17924
+
+
+def gdn_chunk_factor_rows(total_tokens: int, n_seqs: int) -> int:
+    """Chunk slots of a ``chunk_factors`` tensor: ``max(T/64 + N, 1)``."""
+    return max(total_tokens // 64 + n_seqs, 1)
+
+
 def gdn_checkpoint_rows(total_tokens: int, n_seqs: int, every: int) -> int:
     """Rows of the ``state_checkpoints`` allocation (spec §2.2): ``max(T/c + N, 1)``."""
     return max(total_tokens // every + n_seqs, 1)
@@ -138,10 +148,11 @@ def gdn_fwd_graph(q: Desc, k: Desc, v: Desc, gate: Desc, beta: Desc, cu_seqlens:
                   initial_state: Optional[Desc], a_log: Optional[Desc], dt_bias: Optional[Desc],
                   *, cfg: GdnConfig, output_final_state: bool, state_indices: Optional[Desc] = None,
                   overwrite_initial_state: bool = False, checkpoint_every: int = 0,
-                  checkpoint_dtype: Optional[DataType] = None) -> tuple:
+                  checkpoint_dtype: Optional[DataType] = None, save_factors: bool = False) -> tuple:
     """``gdn`` node; args ``(q, k, v, g, beta, cu_seqlens, initial_state, state_indices, a_log,
     dt_bias, O, final_state)``, then ``state_checkpoints`` when ``checkpoint_every > 0`` (rows
-    ``max(T/c + N, 1)``, ``checkpoint_dtype``, default the io dtype). Under
+    ``max(T/c + N, 1)``, ``checkpoint_dtype``, default the io dtype), then ``chunk_factors``
+    (UINT8 ``[max(T/64 + N, 1), HO, GDN_CHUNK_FACTOR_BYTES]``) when ``save_factors``. Under
     ``overwrite_initial_state`` the final state is declared with the initial state's (pool) dims
     and the launcher passes the same buffer for both."""
     ho, _, vd = gdn_heads(q, v)
@@ -173,6 +184,10 @@ def gdn_fwd_graph(q: Desc, k: Desc, v: Desc, gate: Desc, beta: Desc, cu_seqlens:
         ck = out_desc((rows, ho, vd, q.dims[2]), checkpoint_dtype or q.dtype)
         outs["state_checkpoints"] = _add(g, "state_checkpoints", ck, 13)
         attrs["checkpoint_every_n_tokens"] = int(checkpoint_every)
+    if save_factors:
+        cf = out_desc((gdn_chunk_factor_rows(t, n), ho, GDN_CHUNK_FACTOR_BYTES), DataType.UINT8)
+        outs["chunk_factors"] = _add(g, "chunk_factors", cf, 14)
+        attrs["output_chunk_factors"] = True
     g.add_node("gdn", dict(zip(names, ins)), outs, attrs, name="gdn", compute=DataType.FLOAT)
     return g, ins + list(outs.values())
 
@@ -180,10 +195,12 @@ def gdn_fwd_graph(q: Desc, k: Desc, v: Desc, gate: Desc, beta: Desc, cu_seqlens:
 def gdn_bwd_graph(q: Desc, k: Desc, v: Desc, gate: Desc, beta: Desc, cu_seqlens: Desc,
                   d_o: Desc, initial_state: Optional[Desc], d_final_state: Optional[Desc],
                   a_log: Optional[Desc], dt_bias: Optional[Desc], *, cfg: GdnConfig,
-                  state_checkpoints: Optional[Desc] = None, checkpoint_every: int = 0) -> tuple:
+                  state_checkpoints: Optional[Desc] = None, checkpoint_every: int = 0,
+                  chunk_factors: Optional[Desc] = None) -> tuple:
     """``gdn_bwd`` node; args ``(q, k, v, g, beta, cu_seqlens, dO, initial_state, d_final_state,
     a_log, dt_bias, dQ, dK, dV, dG, dBeta, d_initial_state, d_a_log, d_dt_bias)``, then
-    ``state_checkpoints`` (the forward's, every ``checkpoint_every`` tokens) when given."""
+    ``state_checkpoints`` (the forward's, every ``checkpoint_every`` tokens) when given, then
+    ``chunk_factors`` (the saving forward's) when given."""
     g = Graph(q.dtype, DataType.FLOAT, DataType.FLOAT)
     names = ["q", "k", "v", "g", "beta", "cu_seqlens", "dO", "initial_state", "d_final_state",
              "a_log", "dt_bias"]
@@ -200,6 +217,9 @@ def gdn_bwd_graph(q: Desc, k: Desc, v: Desc, gate: Desc, beta: Desc, cu_seqlens:
         extra = [_add(g, "state_checkpoints", state_checkpoints, 20)]
         node_ins["state_checkpoints"] = extra[0]
         attrs["checkpoint_every_n_tokens"] = int(checkpoint_every)
+    if chunk_factors is not None:
+        extra.append(_add(g, "chunk_factors", chunk_factors, 21))
+        node_ins["chunk_factors"] = extra[-1]
     g.add_node("gdn_bwd", node_ins, dict(zip(out_names, outs)), attrs, name="gdn_bwd",
                compute=DataType.FLOAT)
     return g, ins + outs + extra

@@ -19,6 +19,13 @@ Contract (spec: linear-attention §8; shapes THD, states V-major ``[N, HO, V, K]
   ``checkpoint_dtype`` (fp32 or the io dtype). ``dnnplan::gdn_bwd_ckpt(..., Tensor
   state_checkpoints, int checkpoint_every_n_tokens, ...)``: ``gdn_bwd`` with the forward's
   checkpoints bound (§8.2; the engine may reuse them instead of recomputing the states).
+- ``dnnplan::gdn_fwd_train(...) -> (Tensor, Tensor, Tensor)``: ``gdn_fwd`` plus the chunk factors
+  the backward would recompute (dnnplan's ``chunk_factors``: uint8 ``[max(T/64 + N, 1), HO,
+  17924]``, opaque); ``dnnplan::gdn_bwd_train(..., Tensor chunk_factors, ...)``: ``gdn_bwd`` reading
+  them instead (the same gradients bit for bit). Under autograd at K = V = 128 the forward saves
+  them for its backward unless ``DNNPLAN_TORCH_GDN_SAVE_FACTORS=0`` (they cost ~18 KB per 64-token
+  chunk and head of memory until the backward runs; the training step is ~5-7 % faster; the
+  variable is read at import).
 - ``gated_delta_net`` is the public entry point (arguments and defaults of the reference's
   ``gated_delta_net``); it validates on the host and returns ``GatedDeltaNetOutput``. With the
   C++ launcher, a plain eager inference call (see ``_C.gdn_precheck``) runs the forward op's
@@ -34,10 +41,14 @@ import torch
 from torch import Tensor
 
 from . import _cpp, _launch
-from ._graphs import GdnConfig, gdn_bwd_graph, gdn_checkpoint_rows, gdn_fwd_graph
+import os
+
+from ._graphs import (GDN_CHUNK_FACTOR_BYTES, GdnConfig, gdn_bwd_graph, gdn_checkpoint_rows,
+                      gdn_chunk_factor_rows, gdn_fwd_graph)
 
 __all__ = ["GatedDeltaNetOutput", "GatedDeltaNetCheckpointOutput", "gated_delta_net", "gdn_fwd",
-           "gdn_fwd_overwrite_state", "gdn_bwd", "gdn_fwd_ckpt", "gdn_bwd_ckpt"]
+           "gdn_fwd_overwrite_state", "gdn_bwd", "gdn_fwd_ckpt", "gdn_bwd_ckpt", "gdn_fwd_train",
+           "gdn_bwd_train"]
 
 # The engines' chunk: state checkpoints come at multiples of it (and autograd passes them to the
 # backward, spec §8.2).
@@ -76,6 +87,19 @@ torch.library.define(
     "(Tensor q, Tensor k, Tensor v, Tensor g, Tensor beta, Tensor cu_seqlens, Tensor d_o, "
     "Tensor? initial_state, Tensor? d_final_state, Tensor? a_log, Tensor? dt_bias, "
     f"Tensor state_checkpoints, int checkpoint_every_n_tokens, {_FLAGS}) "
+    "-> (Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor)",
+)
+torch.library.define(
+    "dnnplan::gdn_fwd_train",
+    "(Tensor q, Tensor k, Tensor v, Tensor g, Tensor beta, Tensor cu_seqlens, "
+    "Tensor? initial_state, Tensor? a_log, Tensor? dt_bias, bool output_final_state, "
+    f"{_FLAGS}, str? plan_name) -> (Tensor, Tensor, Tensor)",
+)
+torch.library.define(
+    "dnnplan::gdn_bwd_train",
+    "(Tensor q, Tensor k, Tensor v, Tensor g, Tensor beta, Tensor cu_seqlens, Tensor d_o, "
+    "Tensor? initial_state, Tensor? d_final_state, Tensor? a_log, Tensor? dt_bias, "
+    f"Tensor chunk_factors, {_FLAGS}) "
     "-> (Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor)",
 )
 
@@ -253,6 +277,46 @@ def _gdn_fwd_ckpt_cuda(q, k, v, g, beta, cu_seqlens, initial_state, a_log, dt_bi
     return o, fs, ck
 
 
+def _factors_shape(q, v, cu_seqlens) -> tuple:
+    return (gdn_chunk_factor_rows(q.shape[0], cu_seqlens.shape[0] - 1), max(q.shape[1], v.shape[1]),
+            GDN_CHUNK_FACTOR_BYTES)
+
+
+def _gdn_fwd_train_cuda(q, k, v, g, beta, cu_seqlens, initial_state, a_log, dt_bias,
+                        output_final_state, scale, use_qk_l2norm, use_beta_sigmoid,
+                        allow_neg_eigval, safe_gate, gate_domain, batch_invariant, plan_name):
+    ins = tuple(_c(t) for t in (q, k, v, g, beta, cu_seqlens, initial_state, a_log, dt_bias))
+    q, k, v, g, beta, cu_seqlens, initial_state, a_log, dt_bias = ins
+    cfg = GdnConfig(scale, use_qk_l2norm, use_beta_sigmoid, allow_neg_eigval, safe_gate,
+                    gate_domain, batch_invariant)
+    key = ("gdn_fwd_train", q.device.index, *(_launch.tensor_key(t) for t in ins),
+           output_final_state, cfg, plan_name)
+    d = _launch.desc
+    plan = _launch.prepared(key, lambda: (*gdn_fwd_graph(
+        d(q), d(k), d(v), d(g), d(beta), d(cu_seqlens), d(initial_state), d(a_log), d(dt_bias),
+        cfg=cfg, output_final_state=output_final_state, save_factors=True), plan_name))
+    ho, kd, vd = _heads(q, v)
+    o = q.new_empty((q.shape[0], ho, vd))
+    fs_shape = (cu_seqlens.shape[0] - 1, ho, vd, kd) if output_final_state else (0,)
+    fs = q.new_empty(fs_shape, dtype=_state_dtype(initial_state))
+    cf = q.new_empty(_factors_shape(q, v, cu_seqlens), dtype=torch.uint8)
+    p = _launch.ptr
+    _launch.launch(plan, q.get_device(), q, [
+        p(q), p(k), p(v), p(g), p(beta), p(cu_seqlens), p(initial_state), 0, p(a_log),
+        p(dt_bias), p(o), p(fs), p(cf)])
+    return o, fs, cf
+
+
+def _gdn_bwd_train_cuda(q, k, v, g, beta, cu_seqlens, d_o, initial_state, d_final_state, a_log,
+                        dt_bias, chunk_factors, scale, use_qk_l2norm, use_beta_sigmoid,
+                        allow_neg_eigval, safe_gate, gate_domain, batch_invariant):
+    return _gdn_bwd_launch(
+        (q, k, v, g, beta, cu_seqlens, d_o, initial_state, d_final_state, a_log, dt_bias),
+        GdnConfig(scale, use_qk_l2norm, use_beta_sigmoid, allow_neg_eigval, safe_gate,
+                  gate_domain, batch_invariant),
+        chunk_factors=chunk_factors)
+
+
 def _gdn_bwd_ckpt_cuda(q, k, v, g, beta, cu_seqlens, d_o, initial_state, d_final_state, a_log,
                        dt_bias, state_checkpoints, checkpoint_every_n_tokens, scale,
                        use_qk_l2norm, use_beta_sigmoid, allow_neg_eigval, safe_gate,
@@ -264,30 +328,34 @@ def _gdn_bwd_ckpt_cuda(q, k, v, g, beta, cu_seqlens, d_o, initial_state, d_final
         state_checkpoints, int(checkpoint_every_n_tokens))
 
 
-def _gdn_bwd_launch(given, cfg, state_checkpoints=None, every=0) -> tuple:
+def _gdn_bwd_launch(given, cfg, state_checkpoints=None, every=0, chunk_factors=None) -> tuple:
     """The backward's launch, with or without the forward's ``state_checkpoints`` at cadence
-    ``every``: compact inputs (``given``: q, k, v, g, beta, cu_seqlens, d_o, initial_state,
-    d_final_state, a_log, dt_bias; then the checkpoints), the plan prepared once per signature,
-    the gradients allocated by ``_gdn_bwd_alloc``."""
+    ``every`` or its saved ``chunk_factors``: compact inputs (``given``: q, k, v, g, beta,
+    cu_seqlens, d_o, initial_state, d_final_state, a_log, dt_bias; then the checkpoints, then the
+    factors), the plan prepared once per signature, the gradients allocated by
+    ``_gdn_bwd_alloc``."""
     ins = tuple(_c(t) for t in given)
     ck = _c(state_checkpoints)
+    cf = _c(chunk_factors)
     q, k, v, g, beta, cu_seqlens, d_o, initial_state, d_final_state, a_log, dt_bias = ins
     tkeys = tuple(_launch.tensor_key(t) for t in ins)
-    if ck is None:
-        key = ("gdn_bwd", q.device.index, *tkeys, cfg)
-    else:
-        key = ("gdn_bwd_ckpt", q.device.index, *tkeys, _launch.tensor_key(ck), every, cfg)
+    key = ("gdn_bwd", q.device.index, *tkeys, cfg,
+           None if ck is None else (_launch.tensor_key(ck), every),
+           None if cf is None else _launch.tensor_key(cf))
     d = _launch.desc
 
     def graph():
         extra = {} if ck is None else {"state_checkpoints": d(ck), "checkpoint_every": every}
+        if cf is not None:
+            extra["chunk_factors"] = d(cf)
         return (*gdn_bwd_graph(*(d(t) for t in ins), cfg=cfg, **extra), None)
 
     plan = _launch.prepared(key, graph)
     outs = _gdn_bwd_alloc(q, k, v, g, beta, initial_state, a_log, dt_bias)
     p = _launch.ptr
     _launch.launch(plan, q.get_device(), q, [p(t) for t in ins] + [o.data_ptr() for o in outs]
-                   + ([] if ck is None else [ck.data_ptr()]))
+                   + ([] if ck is None else [ck.data_ptr()])
+                   + ([] if cf is None else [cf.data_ptr()]))
     return outs
 
 
@@ -307,6 +375,8 @@ torch.library.impl("dnnplan::gdn_fwd_overwrite_state", "CUDA", _gdn_fwd_overwrit
 torch.library.impl("dnnplan::gdn_bwd", "CUDA", _gdn_bwd_cuda)
 torch.library.impl("dnnplan::gdn_fwd_ckpt", "CUDA", _gdn_fwd_ckpt_cuda)
 torch.library.impl("dnnplan::gdn_bwd_ckpt", "CUDA", _gdn_bwd_ckpt_cuda)
+torch.library.impl("dnnplan::gdn_fwd_train", "CUDA", _gdn_fwd_train_cuda)
+torch.library.impl("dnnplan::gdn_bwd_train", "CUDA", _gdn_bwd_train_cuda)
 
 
 @torch.library.register_fake("dnnplan::gdn_fwd")
@@ -357,11 +427,42 @@ def _gdn_bwd_ckpt_fake(q, k, v, g, beta, cu_seqlens, d_o, initial_state, d_final
     return _gdn_bwd_alloc(q, k, v, g, beta, initial_state, a_log, dt_bias)
 
 
+@torch.library.register_fake("dnnplan::gdn_fwd_train")
+def _gdn_fwd_train_fake(q, k, v, g, beta, cu_seqlens, initial_state, a_log, dt_bias,
+                        output_final_state, scale, use_qk_l2norm, use_beta_sigmoid,
+                        allow_neg_eigval, safe_gate, gate_domain, batch_invariant, plan_name):
+    o, fs = _gdn_fwd_fake(q, k, v, g, beta, cu_seqlens, initial_state, a_log, dt_bias,
+                          output_final_state, scale, use_qk_l2norm, use_beta_sigmoid,
+                          allow_neg_eigval, safe_gate, gate_domain, batch_invariant, plan_name)
+    return o, fs, q.new_empty(_factors_shape(q, v, cu_seqlens), dtype=torch.uint8)
+
+
+@torch.library.register_fake("dnnplan::gdn_bwd_train")
+def _gdn_bwd_train_fake(q, k, v, g, beta, cu_seqlens, d_o, initial_state, d_final_state, a_log,
+                        dt_bias, chunk_factors, scale, use_qk_l2norm, use_beta_sigmoid,
+                        allow_neg_eigval, safe_gate, gate_domain, batch_invariant):
+    return _gdn_bwd_alloc(q, k, v, g, beta, initial_state, a_log, dt_bias)
+
+
 gdn_fwd = torch.ops.dnnplan.gdn_fwd.default
 gdn_fwd_overwrite_state = torch.ops.dnnplan.gdn_fwd_overwrite_state.default
 gdn_bwd = torch.ops.dnnplan.gdn_bwd.default
 gdn_fwd_ckpt = torch.ops.dnnplan.gdn_fwd_ckpt.default
 gdn_bwd_ckpt = torch.ops.dnnplan.gdn_bwd_ckpt.default
+gdn_fwd_train = torch.ops.dnnplan.gdn_fwd_train.default
+gdn_bwd_train = torch.ops.dnnplan.gdn_bwd_train.default
+
+
+# Whether autograd forwards save the chunk factors (``DNNPLAN_TORCH_GDN_SAVE_FACTORS=0``, read at
+# import, turns it off; a module constant, so torch.compile guards on it instead of tracing the
+# environment).
+_SAVE_FACTORS = os.environ.get("DNNPLAN_TORCH_GDN_SAVE_FACTORS", "1") != "0"
+
+
+def _saves_factors(q: Tensor, v: Tensor) -> bool:
+    """Whether an autograd forward saves the chunk factors for its backward: K = V = 128 (the
+    engine's slim factors), unless turned off (``_SAVE_FACTORS``)."""
+    return _SAVE_FACTORS and q.shape[2] == 128 and v.shape[2] == 128
 
 
 def _input_grads(grads, initial_state, a_log, dt_bias, n_inputs):
@@ -380,9 +481,15 @@ class _GdnFunction(torch.autograd.Function):
     @staticmethod
     def forward(ctx, q, k, v, g, beta, cu_seqlens, initial_state, a_log, dt_bias,
                 output_final_state, cfg, plan_name):
-        o, fs = gdn_fwd(q, k, v, g, beta, cu_seqlens, initial_state, a_log, dt_bias,
-                        output_final_state, *cfg, plan_name)
-        ctx.save_for_backward(q, k, v, g, beta, cu_seqlens, initial_state, a_log, dt_bias)
+        # The chunk factors saved for the backward (it then skips recomputing them).
+        cf = None
+        if _saves_factors(q, v):
+            o, fs, cf = gdn_fwd_train(q, k, v, g, beta, cu_seqlens, initial_state, a_log, dt_bias,
+                                      output_final_state, *cfg, plan_name)
+        else:
+            o, fs = gdn_fwd(q, k, v, g, beta, cu_seqlens, initial_state, a_log, dt_bias,
+                            output_final_state, *cfg, plan_name)
+        ctx.save_for_backward(q, k, v, g, beta, cu_seqlens, initial_state, a_log, dt_bias, cf)
         ctx.cfg = cfg
         ctx.output_final_state = output_final_state
         if not output_final_state:
@@ -391,10 +498,14 @@ class _GdnFunction(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, d_o, d_fs):
-        q, k, v, g, beta, cu_seqlens, initial_state, a_log, dt_bias = ctx.saved_tensors
+        q, k, v, g, beta, cu_seqlens, initial_state, a_log, dt_bias, cf = ctx.saved_tensors
         d_final_state = d_fs if ctx.output_final_state else None
-        grads = gdn_bwd(q, k, v, g, beta, cu_seqlens, d_o, initial_state, d_final_state, a_log,
-                        dt_bias, *ctx.cfg)
+        if cf is not None:
+            grads = gdn_bwd_train(q, k, v, g, beta, cu_seqlens, d_o, initial_state, d_final_state,
+                                  a_log, dt_bias, cf, *ctx.cfg)
+        else:
+            grads = gdn_bwd(q, k, v, g, beta, cu_seqlens, d_o, initial_state, d_final_state,
+                            a_log, dt_bias, *ctx.cfg)
         return _input_grads(grads, initial_state, a_log, dt_bias, 12)
 
 
