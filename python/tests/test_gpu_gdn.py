@@ -310,7 +310,12 @@ def test_opcheck_training_ops():
     fwd_args = (*common, inputs["initial_state"], None, None, True, *cfg, None)
     _, _, cf = gdn_fwd_train(*fwd_args)
     assert cf.dtype == torch.uint8 and cf.shape == (160 // 64 + 2, 2, 17924)
-    torch.library.opcheck(gdn_fwd_train, fwd_args)
+    # The factors' slots past the sequences' chunks are unspecified (like checkpoint rows past the
+    # last sequence's), so eager and AOT-traced outputs differ there: no test_aot_dispatch_dynamic
+    # for the forward (test_compile_fullgraph_backward[128] runs it compiled).
+    torch.library.opcheck(gdn_fwd_train, fwd_args,
+                          test_utils=("test_schema", "test_autograd_registration",
+                                      "test_faketensor"))
     d_o = torch.randn(160, 2, 128, device=DEV).to(torch.bfloat16)
     d_fs = torch.randn(2, 2, 128, 128, device=DEV)
     bwd_args = (*common, d_o, inputs["initial_state"], d_fs, None, None, cf, *cfg)
