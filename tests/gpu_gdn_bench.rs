@@ -30,6 +30,14 @@ use gdn_gpu::{
     BENCH_SHAPES, BenchInputs, Caller, env_list, opted_in, set_env, size, stage_times, time_graph,
 };
 
+/// Rounds of an alternating A / B benchmark: the count in `var`, else 3.
+fn rounds_from_env(var: &str) -> usize {
+    std::env::var(var)
+        .ok()
+        .and_then(|x| x.parse().ok())
+        .unwrap_or(3)
+}
+
 /// SMs of device 0 (the plans' rules read the device's count at build; the H200's without a
 /// driver).
 fn device_sms() -> u64 {
@@ -309,7 +317,7 @@ fn gdn_backward_checkpoints() {
 }
 
 /// Session 37: the training step with saved chunk factors. Per benchmark shape, in one process:
-/// the forward without and with `output_chunk_factors` (the saving prep `wgs`), the backward
+/// the forward without and with `output_chunk_factors` (the rule's saving prep), the backward
 /// without and with `chunk_factors` (its prep skipped; the buffer the saving forward filled),
 /// each the median of `DNNPLAN_GDN_BENCH_FACTORS_ROUNDS` (default 3) rounds alternating the order
 /// (A B, then B A). Prints `BENCH factors ...` lines; asserts nothing about speed.
@@ -319,10 +327,7 @@ fn gdn_benchmark_saved_factors() {
         return;
     }
     let caller = Caller::new();
-    let rounds: usize = std::env::var("DNNPLAN_GDN_BENCH_FACTORS_ROUNDS")
-        .ok()
-        .and_then(|x| x.parse().ok())
-        .unwrap_or(3);
+    let rounds = rounds_from_env("DNNPLAN_GDN_BENCH_FACTORS_ROUNDS");
     set_schedule("", "");
     for (name, lens, hh) in BENCH_SHAPES {
         let inp = BenchInputs::new(&caller, lens, hh);
@@ -387,10 +392,7 @@ fn gdn_checkpoint_forward() {
         return;
     }
     let caller = Caller::new();
-    let rounds: usize = std::env::var("DNNPLAN_GDN_BENCH_CKPT_ROUNDS")
-        .ok()
-        .and_then(|x| x.parse().ok())
-        .unwrap_or(3);
+    let rounds = rounds_from_env("DNNPLAN_GDN_BENCH_CKPT_ROUNDS");
     set_schedule("", "");
     for (name, lens, hh) in BENCH_SHAPES {
         let inp = BenchInputs::new(&caller, lens, hh);
