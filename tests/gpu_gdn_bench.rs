@@ -186,6 +186,16 @@ fn gdn_benchmark_ours() {
             "BENCH ours train {name} {:.4} (fwd saving chunk factors {saving:.4} + bwd reading them {reading:.4}, timed apart)",
             saving + reading
         );
+        // Memory: each plan's workspace (and the saved factors' buffer).
+        let mb = |b: usize| b as f64 / 1e6;
+        println!(
+            "BENCH ours ws {name} {:.1} (MB of workspace: bwd; fwd {:.1}, fwd saving {:.1}, bwd reading {:.1}; the chunk factors {:.1})",
+            mb(inp.workspace_bytes(&caller, "gdn_bwd", None)),
+            mb(inp.workspace_bytes(&caller, "gdn", None)),
+            mb(inp.workspace_bytes(&caller, "gdn", Some(buf))),
+            mb(inp.workspace_bytes(&caller, "gdn_bwd", Some(buf))),
+            mb(inp.factor_dims().iter().product::<i64>() as usize)
+        );
         // SAFETY: allocated above, no plan holds it any more.
         unsafe { gdn_gpu::ok("free", cudarc::driver::sys::cuMemFree_v2(buf)) };
         inp.free();

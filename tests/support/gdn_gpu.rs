@@ -514,6 +514,19 @@ impl BenchInputs {
         time_graph(caller, g, n, &ins, Self::outputs(op))
     }
 
+    /// Workspace bytes of `op`'s plan on these inputs (`saved`: with the chunk factors at that
+    /// buffer bound, [`BenchInputs::graph_saved`]).
+    pub fn workspace_bytes(&self, caller: &Caller, op: &str, saved: Option<CUdeviceptr>) -> usize {
+        let (g, n, ins) = match saved {
+            Some(buf) => self.graph_saved(op, buf),
+            None => self.graph(op),
+        };
+        let plan = GdnPlan::build(caller, g, n, &ins, Self::outputs(op));
+        let bytes = plan.ws_bytes;
+        plan.free();
+        bytes
+    }
+
     /// The outputs a timing of `op` binds.
     pub fn outputs(op: &str) -> &'static [&'static str] {
         if op == "gdn_bwd" {

@@ -199,7 +199,7 @@ use super::params::{
     BwdChainParams, BwdCkptParams, BwdParams, BwdPieceLayout, BwdWorkspaceLayout, CHAIN_THREADS,
     CHUNK, CkptLayout, DSCAN_MMA_WARPS, DSCAN_W8_WARPS, DSUM1_MIN_BLOCKS, FSCAN_GX_STAGES,
     FSCANP1_MIN_BLOCKS, OFFSETS_THREADS, OverlapLayout, PARAM_THREADS, PSUM1_MIN_BLOCKS,
-    SCAN_WARPS, SUM_STAGES, TOK_THREADS, dscan_mma_smem_bytes, dscan_ov_smem_bytes,
+    SCAN_WARPS, SUM_STAGES, SlimRegions, TOK_THREADS, dscan_mma_smem_bytes, dscan_ov_smem_bytes,
     dscan_ov2_smem_bytes, dscan_ov2gx_smem_bytes, dscan_ov2gxsc_smem_bytes, dscan_w8_smem_bytes,
     flags, fscan_gx_smem_bytes, fscan_gxsc_smem_bytes, fscan_gxsl_smem_bytes, max_chunks,
     scan_smem_bytes, scanx_smem_bytes, tokens_tc11_smem_bytes, tokens_tc12_smem_bytes,
@@ -564,6 +564,40 @@ impl BwdKernel {
         BwdKernel::PrepSl16c,
         BwdKernel::PrepSl16l,
     ];
+
+    /// Whether this kernel touches only the backward's slim workspace regions at K = 128
+    /// ([`BwdWorkspaceLayout::slim`], session 37): the chunk tables, the slim preps, the slim
+    /// replays and summaries, the scalar form's wgmma reverse scans and summaries, the piece
+    /// chains (their own layout), the wgmma token stages `tw1` / `tw3`, the folds and the
+    /// parameter sums. A plan of these kernels only gets the slim workspace.
+    pub fn slim_workspace(self) -> bool {
+        matches!(
+            self,
+            BwdKernel::ChunkOffsets
+                | BwdKernel::ChunkOrderRev
+                | BwdKernel::PrepSl
+                | BwdKernel::PrepSl16
+                | BwdKernel::PrepSl16c
+                | BwdKernel::PrepSl16l
+                | BwdKernel::FscanGxSl
+                | BwdKernel::FscanGx4Sl
+                | BwdKernel::PsumSl
+                | BwdKernel::DscanOv2GxSc
+                | BwdKernel::DscanOv2GxSh
+                | BwdKernel::DscanpOv2GxSc
+                | BwdKernel::DsumSc
+                | BwdKernel::Pchain
+                | BwdKernel::Pchain2
+                | BwdKernel::Pchain3
+                | BwdKernel::Dchain
+                | BwdKernel::Dchain2
+                | BwdKernel::Dchain3
+                | BwdKernel::TokensTw1Ov
+                | BwdKernel::TokensTw3Ov
+                | BwdKernel::Fold
+                | BwdKernel::Params
+        )
+    }
 
     /// The slim form's prep row this kernel runs at K = 128 ([`BWD_PREP_SLIM`] for
     /// [`BwdKernel::PrepSl`], [`BWD_PREP_SLIM16`] / [`BWD_PREP_SLIM16C`] / [`BWD_PREP_SLIM16L`] for
@@ -2552,7 +2586,17 @@ impl<F> GdnBwdPlan<F> {
             k == 128 && steps.iter().any(|s| s.0.slim_prep_pass().is_some()),
         )?;
         let reused = checkpoints == CheckpointUse::Reuse;
-        let layout = BwdWorkspaceLayout::with_states(n, t, ho, k, v, !reused);
+        // Only the regions the kernels touch when every launch is a slim-form kernel (K = 128).
+        let layout = if k == 128 && steps.iter().all(|s| s.0.slim_workspace()) {
+            let with = SlimRegions {
+                states: !reused,
+                prep_outputs: factors.is_none(),
+                head_sums: fold_needed,
+            };
+            BwdWorkspaceLayout::slim(n, t, ho, k, v, with)
+        } else {
+            BwdWorkspaceLayout::with_states(n, t, ho, k, v, !reused)
+        };
         // With checkpoints the forward chain's transitions M_j go unused.
         let piece_layout = if replays {
             BwdPieceLayout::new(layout.total, n, ho, k, v, pieces)
@@ -3685,9 +3729,73 @@ mod tests {
             assert!(prep[0].contains("prep16sl"), "{}", prep[0]);
             let rest: Vec<String> = b.iter().filter(|x| !x.contains("_prep")).cloned().collect();
             assert_eq!(a, rest, "({n},{t},{ho})");
-            // The same workspace and block otherwise.
-            assert_eq!(with.ckpt.total, without.ckpt.total);
+            // The prep's regions are the buffer's: a smaller workspace.
+            assert!(with.ckpt.total < without.ckpt.total);
         }
+    }
+
+    #[test]
+    fn slim_plans_get_only_the_regions_their_kernels_touch() {
+        use crate::engines::gdn::engine::tests::bound;
+        const PLAIN: SlimRegions = SlimRegions {
+            states: true,
+            prep_outputs: true,
+            head_sums: false,
+        };
+        let full = |n: i64, t: i64, ho: i64| {
+            BwdWorkspaceLayout::with_states(n as u64, t as u64, ho as u64, 128, 128, true).total
+        };
+        // The rule's plans at the benchmark shapes (uncut, 8 pieces, the split scan): slim, about
+        // a third of the full layout.
+        for (n, t, ho) in [(4, 32768, 16), (1, 32768, 16), (16, 32768, 32), (3, 300, 2)] {
+            let plan = named_plan(&bound(facts(n, t, ho, 128, false)));
+            assert!(plan.steps.iter().all(|s| s.0.slim_workspace()));
+            let slim = BwdWorkspaceLayout::slim(n as u64, t as u64, ho as u64, 128, 128, PLAIN);
+            assert_eq!(plan.layout, slim, "({n},{t},{ho})");
+            assert!(
+                3 * slim.total < 4 * full(n, t, ho) / 2,
+                "({n},{t},{ho}): {} of {}",
+                slim.total,
+                full(n, t, ho)
+            );
+        }
+        // (4,8192,16): 0.97 GB instead of 2.7.
+        let s = BwdWorkspaceLayout::slim(4, 32768, 16, 128, 128, PLAIN);
+        assert!(s.total < 1_000_000_000 && full(4, 32768, 16) > 2_700_000_000);
+        // Empty regions alias the next one; every region stays aligned and in order.
+        let r = s.regions;
+        assert_eq!(r[1], r[2], "E is empty");
+        assert_eq!(
+            (r[7], r[8], r[9]),
+            (r[10], r[10], r[10]),
+            "no per-head sums ungrouped"
+        );
+        for w in r.windows(2) {
+            assert!(w[0] <= w[1] && w[1] % 256 == 0);
+        }
+        assert_eq!((s.fwd.w, s.fwd.q), (s.fwd.kr, s.fwd.kr), "W, Q⁺ empty");
+        assert_eq!(s.fwd.ut, s.fwd.a, "Ũᵀ empty");
+        // Grouped heads keep the per-head sums (the fold reads them).
+        let g = BwdWorkspaceLayout::slim(
+            4,
+            32768,
+            16,
+            128,
+            128,
+            SlimRegions {
+                head_sums: true,
+                ..PLAIN
+            },
+        );
+        assert_eq!(g.regions[8] - g.regions[7], 32768 * 16 * 128 * 4);
+        // A plan with a kernel outside the slim set (batch_invariant: the fp32-dR token stage)
+        // keeps the full layout.
+        let bi = named_plan(&bound(facts(2, 300, 2, 128, true)));
+        assert!(!bi.steps.iter().all(|s| s.0.slim_workspace()));
+        assert_eq!(
+            bi.layout,
+            BwdWorkspaceLayout::with_states(2, 300, 2, 128, 128, true)
+        );
     }
 
     /// [`named_plan`] under `form` (instead of the switch / rule). The checkpoint tests compare
@@ -3854,11 +3962,21 @@ mod tests {
                 assert!(psum(&with).is_empty());
                 0
             };
-            // The states' region leaves the workspace: slots · V · K io elements (aligned).
+            // The states' region leaves the workspace: slots · V · K io elements (aligned); the
+            // piece chain's M_j region too. (The recompute plan may run the slim form, whose
+            // layout is smaller still: compare with the layout that keeps the states.)
             let slots = max_chunks(n as u64, t as u64) * ho as u64;
-            let ws_s = slots * (d * d) as u64 * 2 + m_bytes;
-            let saved = without.ckpt.total - with.ckpt.total;
+            let ws_s = slots * (d * d) as u64 * 2;
+            let (nn, tt, hh, dd) = (n as u64, t as u64, ho as u64, d as u64);
+            assert_eq!(
+                with.layout,
+                BwdWorkspaceLayout::with_states(nn, tt, hh, dd, dd, false)
+            );
+            let saved =
+                BwdWorkspaceLayout::with_states(nn, tt, hh, dd, dd, true).total - with.layout.total;
             assert!(saved >= ws_s && saved < ws_s + 512, "{saved} vs {ws_s}");
+            let piece_bytes = |p: &GdnBwdPlan<String>| p.pieces.total - p.layout.total;
+            assert_eq!(piece_bytes(&without) - piece_bytes(&with), m_bytes);
             assert_eq!(with.layout.regions[5], with.layout.regions[4]);
         }
     }

@@ -236,6 +236,43 @@ impl WorkspaceLayout {
         }
     }
 
+    /// The forward-side regions of the backward's slim form (session 37,
+    /// [`BwdWorkspaceLayout::slim`]): what its slim prep writes and its kernels read — the
+    /// scalars `[slots, SLIM_SCALARS, 64]` fp32 in `kr`, `A` as full `[slots, 64, 64]` io rows,
+    /// `Γ_last` — or none of them when `prep_outputs` is false (the plan reads saved chunk
+    /// factors instead); `W`, `Q⁺`, `Ũᵀ` empty (their offsets are the next region's).
+    pub fn bwd_slim(
+        n_seqs: u64,
+        total_tokens: u64,
+        ho: u64,
+        prep_outputs: bool,
+    ) -> WorkspaceLayout {
+        let slots = max_chunks(n_seqs, total_tokens) * ho;
+        let keep = u64::from(prep_outputs);
+        let (chunk_offsets, [w, q, kr, ut, a, gl], total) = regions(
+            chunk_table_bytes(n_seqs),
+            [
+                0,
+                0,
+                keep * slots * SLIM_SCALARS * CHUNK * 4,
+                0,
+                keep * slots * CHUNK * CHUNK * 2,
+                keep * slots * 4,
+            ],
+        );
+        WorkspaceLayout {
+            chunk_offsets,
+            seq_order: seq_order_offset(chunk_offsets, n_seqs),
+            w,
+            q,
+            kr,
+            ut,
+            a,
+            gl,
+            total,
+        }
+    }
+
     /// Writes the region addresses for a workspace at `base` into `p`.
     pub fn bind(&self, base: u64, p: &mut FwdParams) {
         p.chunk_offsets = base + self.chunk_offsets;
@@ -304,6 +341,17 @@ pub struct BwdParams {
     pub ws_pb: u64,
 }
 
+/// The optional regions of the backward's slim workspace ([`BwdWorkspaceLayout::slim`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SlimRegions {
+    /// `S_c` (false: reused state checkpoints stand in).
+    pub states: bool,
+    /// The slim prep's outputs (false: saved chunk factors stand in).
+    pub prep_outputs: bool,
+    /// The per-output-head `dq`, `dk`, `dv` (grouped heads, folded after the token stage).
+    pub head_sums: bool,
+}
+
 /// Byte offsets of the backward's own workspace regions (after the forward's) and the total.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct BwdWorkspaceLayout {
@@ -356,6 +404,49 @@ impl BwdWorkspaceLayout {
             th * 4,
             th * 4,
         ];
+        Self::after(fwd, sizes)
+    }
+
+    /// The backward's slim form (session 37: K = V = 128, every launch one of the kernels
+    /// [`super::backward::BwdKernel::slim_workspace`] lists): only the regions those kernels
+    /// touch — the forward side as [`WorkspaceLayout::bwd_slim`], then `T` (full io rows), `Γ`,
+    /// `β` (none of the four when `prep_outputs` is false: saved chunk factors), `S_c` (io; none
+    /// when `states` is false: reused checkpoints), `dS'` in the io dtype, `dR` (its fp32 size:
+    /// the io `dR` tiles, then the `U` tiles), the per-output-head `dq`, `dk`, `dv` only when
+    /// `head_sums` (grouped heads, folded after the token stage), the `dG` terms. `E` and the
+    /// full form's tiles are empty: at (4,8192,16) 0.97 GB instead of 2.7.
+    pub fn slim(
+        n_seqs: u64,
+        total_tokens: u64,
+        ho: u64,
+        k: u64,
+        v: u64,
+        with: SlimRegions,
+    ) -> BwdWorkspaceLayout {
+        let fwd = WorkspaceLayout::bwd_slim(n_seqs, total_tokens, ho, with.prep_outputs);
+        let slots = max_chunks(n_seqs, total_tokens) * ho;
+        let th = total_tokens * ho;
+        let (keep, sums) = (u64::from(with.prep_outputs), u64::from(with.head_sums));
+        let sizes = [
+            keep * slots * CHUNK * CHUNK * 2,
+            0,
+            keep * slots * CHUNK * 4,
+            keep * slots * CHUNK * 4,
+            if with.states { slots * v * k * 2 } else { 0 },
+            slots * v * k * 2,
+            slots * CHUNK * v * 4,
+            sums * th * k * 4,
+            sums * th * k * 4,
+            sums * th * v * 4,
+            th * 4,
+            th * 4,
+        ];
+        Self::after(fwd, sizes)
+    }
+
+    /// The backward's twelve regions of `sizes` bytes after the forward side `fwd`, each at a
+    /// multiple of [`REGION_ALIGN`].
+    fn after(fwd: WorkspaceLayout, sizes: [u64; 12]) -> BwdWorkspaceLayout {
         let mut off = fwd.total;
         let mut regions = [0u64; 12];
         for (r, bytes) in regions.iter_mut().zip(sizes) {
