@@ -1029,10 +1029,12 @@ fn gdn_chunk_factors_follow_their_attribute_and_take_the_declared_size() {
             .set_attr(kda.node, "output_chunk_factors", AttrValue::Bool(true))
             .is_err()
     );
-    // The backward's input is bytes.
+    // The backward's input is bytes (without the example's state checkpoints).
     expect_rule(
         "gdn_bwd",
         |g, n| {
+            g.unbind_input(n, "state_checkpoints").unwrap();
+            set_attr(g, n, "checkpoint_every_n_tokens", AttrValue::Int(0));
             let f = g
                 .add_tensor(Tensor::new("factors", &[4, 4, 16], DataType::Float))
                 .unwrap();
@@ -1040,6 +1042,18 @@ fn gdn_chunk_factors_follow_their_attribute_and_take_the_declared_size() {
         },
         Some("chunk_factors"),
         "UINT8",
+    );
+    // Not with state checkpoints (the example binds them).
+    expect_rule(
+        "gdn_bwd",
+        |g, n| {
+            let f = g
+                .add_tensor(Tensor::new("factors", &[4, 4, 16], DataType::Uint8))
+                .unwrap();
+            g.bind_input(n, "chunk_factors", f).unwrap();
+        },
+        Some("chunk_factors"),
+        "cannot both hold",
     );
 }
 

@@ -2656,9 +2656,10 @@ pub(super) fn chunk_factors_of(
         return Err(Error::bad_param(
             "chunk_factors",
             format!(
-                "node {}: this plan's schedule cannot use saved chunk factors (a diagnostic switch \
-                 forces the prep ∥ scan overlap, the full factors or another prep form: unset \
-                 DNNPLAN_GDN_FWD_OVERLAP, DNNPLAN_GDN_FWD_FACTORS, DNNPLAN_GDN_BWD_PREP)",
+                "node {}: this plan's schedule cannot use saved chunk factors: it runs another \
+                 prep than the slim form's (a diagnostic switch forces the prep ∥ scan overlap, the \
+                 full factors or another prep form: unset DNNPLAN_GDN_FWD_OVERLAP, \
+                 DNNPLAN_GDN_FWD_FACTORS, DNNPLAN_GDN_BWD_PREP, DNNPLAN_GDN_BWD_SLIMPREP)",
                 f.node
             ),
         ));

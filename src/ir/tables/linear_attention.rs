@@ -195,9 +195,11 @@ fn chunk_factor_ports(o: OpSpec, kind: Kind) -> OpSpec {
             .attrs(vec![a_bool("output_chunk_factors", false).doc(
                 "emit chunk_factors (dnnplan: the backward's factors, saved for it)",
             )]),
-        Kind::Bwd => o
-            .ins(opts(&["chunk_factors"]))
-            .rules(vec![Rule::DtypeIn("chunk_factors", BYTES)]),
+        Kind::Bwd => o.ins(opts(&["chunk_factors"])).rules(vec![
+            Rule::DtypeIn("chunk_factors", BYTES),
+            // The checkpoint paths run the full form's prep, whose outputs the factors are not.
+            excludes(Cond::Port("state_checkpoints"), Cond::Port("chunk_factors")),
+        ]),
         Kind::Summary | Kind::SummaryBwd => o,
     }
 }
