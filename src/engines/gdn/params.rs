@@ -182,8 +182,8 @@ impl WorkspaceLayout {
     /// 16-bit io elements.
     pub fn new(n_seqs: u64, total_tokens: u64, ho: u64, k: u64, v: u64) -> WorkspaceLayout {
         let slots = max_chunks(n_seqs, total_tokens) * ho;
-        let (chunk_offsets, [w, q, kr, ut, a, gl], total) = regions(
-            chunk_table_bytes(n_seqs),
+        Self::in_order(
+            n_seqs,
             [
                 slots * CHUNK * k * 2,
                 slots * CHUNK * k * 2,
@@ -192,7 +192,14 @@ impl WorkspaceLayout {
                 slots * CHUNK * CHUNK * 2,
                 slots * 4,
             ],
-        );
+        )
+    }
+
+    /// The chunk table of `n_seqs` sequences, then `W`, `Q⁺`, `Kᴿ`, `Ũᵀ`, `A`, `Γ_last` of
+    /// `sizes` bytes, in that order ([`regions`]).
+    fn in_order(n_seqs: u64, sizes: [u64; 6]) -> WorkspaceLayout {
+        let (chunk_offsets, [w, q, kr, ut, a, gl], total) =
+            regions(chunk_table_bytes(n_seqs), sizes);
         WorkspaceLayout {
             chunk_offsets,
             seq_order: seq_order_offset(chunk_offsets, n_seqs),
@@ -249,8 +256,8 @@ impl WorkspaceLayout {
     ) -> WorkspaceLayout {
         let slots = max_chunks(n_seqs, total_tokens) * ho;
         let keep = u64::from(prep_outputs);
-        let (chunk_offsets, [w, q, kr, ut, a, gl], total) = regions(
-            chunk_table_bytes(n_seqs),
+        Self::in_order(
+            n_seqs,
             [
                 0,
                 0,
@@ -259,18 +266,7 @@ impl WorkspaceLayout {
                 keep * slots * CHUNK * CHUNK * 2,
                 keep * slots * 4,
             ],
-        );
-        WorkspaceLayout {
-            chunk_offsets,
-            seq_order: seq_order_offset(chunk_offsets, n_seqs),
-            w,
-            q,
-            kr,
-            ut,
-            a,
-            gl,
-            total,
-        }
+        )
     }
 
     /// Writes the region addresses for a workspace at `base` into `p`.
