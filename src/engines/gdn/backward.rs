@@ -2268,8 +2268,8 @@ pub struct GdnBwdPlan<F = Function> {
     /// The launch chain (`DNNPLAN_GDN_PDL`, read at build).
     pdl: PdlMode,
     /// The `chunk_factors` input's uid and layout when the forward saved the factors
-    /// ([`super::chunk_factors`]): the slim prep's step is then not launched and its regions
-    /// are the buffer's.
+    /// ([`super::chunk_factors`]): the slim prep's step is then left out of `steps` and its
+    /// regions are the buffer's.
     factors: Option<(i64, ChunkFactorsLayout)>,
 }
 
@@ -2585,6 +2585,9 @@ impl<F> GdnBwdPlan<F> {
             f,
             k == 128 && steps.iter().any(|s| s.0.slim_prep_pass().is_some()),
         )?;
+        if factors.is_some() {
+            steps.retain(|s| s.0.slim_prep_pass().is_none());
+        }
         let reused = checkpoints == CheckpointUse::Reuse;
         // Only the regions the kernels touch when every launch is a slim-form kernel (K = 128).
         let layout = if k == 128 && steps.iter().all(|s| s.0.slim_workspace()) {
@@ -2649,9 +2652,9 @@ impl<F> GdnBwdPlan<F> {
     }
 
     /// Whether the plan runs the slim form's prep and replay ([`BwdPrepForm::Slim`], the `slim`
-    /// or `slimp` row of [`FORM_RULES`]).
+    /// or `slimp` row of [`FORM_RULES`]), or reads saved chunk factors in place of that prep.
     pub fn slim_form(&self) -> bool {
-        self.steps.iter().any(|s| s.0.slim_prep_pass().is_some())
+        self.factors.is_some() || self.steps.iter().any(|s| s.0.slim_prep_pass().is_some())
     }
 
     /// Whether the plan runs the reverse scan and the token stage at the same time.
@@ -2662,11 +2665,9 @@ impl<F> GdnBwdPlan<F> {
     /// The launches execute makes, in order: (resolved kernel, grid, threads, dynamic shared
     /// memory, programmatic); steps with an empty grid are left out.
     pub(super) fn launches(&self) -> impl Iterator<Item = Launch<'_, F>> {
-        let saved = self.factors.is_some();
         self.steps
             .iter()
             .filter(|s| s.1.0 > 0 && s.1.1 > 0 && s.1.2 > 0)
-            .filter(move |s| !(saved && s.0.slim_prep_pass().is_some()))
             .enumerate()
             .map(|(launched, &(kernel, grid, threads, smem))| {
                 // The token stage of an overlapped pair starts while the reverse scan runs; with

@@ -1329,12 +1329,9 @@ impl SlimPrepProducts {
         }
     }
 
-    /// Whether this form saves the backward's factors.
+    /// Whether this form saves the backward's factors (it is its own saving twin).
     pub fn saves(self) -> bool {
-        matches!(
-            self,
-            SlimPrepProducts::Wgs | SlimPrepProducts::Wgts | SlimPrepProducts::Wgtls
-        )
+        self.saving() == self
     }
 }
 
