@@ -248,33 +248,43 @@ def _ckpt_shape(q, v, cu_seqlens, every) -> tuple:
     return (gdn_checkpoint_rows(q.shape[0], cu_seqlens.shape[0] - 1, every), ho, vd, kd)
 
 
-def _gdn_fwd_ckpt_cuda(q, k, v, g, beta, cu_seqlens, initial_state, a_log, dt_bias,
-                       output_final_state, scale, use_qk_l2norm, use_beta_sigmoid,
-                       allow_neg_eigval, safe_gate, gate_domain, batch_invariant,
-                       checkpoint_every_n_tokens, checkpoint_dtype, plan_name):
-    ins = tuple(_c(t) for t in (q, k, v, g, beta, cu_seqlens, initial_state, a_log, dt_bias))
+def _gdn_fwd_plus(given, cfg, output_final_state, plan_name, graph_kw, extra_shape, extra_dtype):
+    """``gdn_fwd`` with one more output (the state checkpoints or the saved chunk factors;
+    ``graph_kw``: ``gdn_fwd_graph``'s arguments for it, part of the plan's key): compact inputs
+    (``given``: q, k, v, g, beta, cu_seqlens, initial_state, a_log, dt_bias), the plan prepared
+    once per signature, O, the final state and the extra output allocated compact."""
+    ins = tuple(_c(t) for t in given)
     q, k, v, g, beta, cu_seqlens, initial_state, a_log, dt_bias = ins
-    cfg = GdnConfig(scale, use_qk_l2norm, use_beta_sigmoid, allow_neg_eigval, safe_gate,
-                    gate_domain, batch_invariant)
-    every = int(checkpoint_every_n_tokens)
-    key = ("gdn_fwd_ckpt", q.device.index, *(_launch.tensor_key(t) for t in ins),
-           output_final_state, cfg, every, checkpoint_dtype, plan_name)
+    key = ("gdn_fwd_plus", q.device.index, *(_launch.tensor_key(t) for t in ins),
+           output_final_state, cfg, tuple(sorted(graph_kw.items())), plan_name)
     d = _launch.desc
-    ck_dt = _launch.DTYPE[checkpoint_dtype]
     plan = _launch.prepared(key, lambda: (*gdn_fwd_graph(
         d(q), d(k), d(v), d(g), d(beta), d(cu_seqlens), d(initial_state), d(a_log), d(dt_bias),
-        cfg=cfg, output_final_state=output_final_state, checkpoint_every=every,
-        checkpoint_dtype=ck_dt), plan_name))
+        cfg=cfg, output_final_state=output_final_state, **graph_kw), plan_name))
     ho, kd, vd = _heads(q, v)
     o = q.new_empty((q.shape[0], ho, vd))
     fs_shape = (cu_seqlens.shape[0] - 1, ho, vd, kd) if output_final_state else (0,)
     fs = q.new_empty(fs_shape, dtype=_state_dtype(initial_state))
-    ck = q.new_empty(_ckpt_shape(q, v, cu_seqlens, every), dtype=checkpoint_dtype)
+    extra = q.new_empty(extra_shape, dtype=extra_dtype)
     p = _launch.ptr
     _launch.launch(plan, q.get_device(), q, [
         p(q), p(k), p(v), p(g), p(beta), p(cu_seqlens), p(initial_state), 0, p(a_log),
-        p(dt_bias), p(o), p(fs), p(ck)])
-    return o, fs, ck
+        p(dt_bias), p(o), p(fs), p(extra)])
+    return o, fs, extra
+
+
+def _gdn_fwd_ckpt_cuda(q, k, v, g, beta, cu_seqlens, initial_state, a_log, dt_bias,
+                       output_final_state, scale, use_qk_l2norm, use_beta_sigmoid,
+                       allow_neg_eigval, safe_gate, gate_domain, batch_invariant,
+                       checkpoint_every_n_tokens, checkpoint_dtype, plan_name):
+    every = int(checkpoint_every_n_tokens)
+    return _gdn_fwd_plus(
+        (q, k, v, g, beta, cu_seqlens, initial_state, a_log, dt_bias),
+        GdnConfig(scale, use_qk_l2norm, use_beta_sigmoid, allow_neg_eigval, safe_gate,
+                  gate_domain, batch_invariant),
+        output_final_state, plan_name,
+        {"checkpoint_every": every, "checkpoint_dtype": _launch.DTYPE[checkpoint_dtype]},
+        _ckpt_shape(q, v, cu_seqlens, every), checkpoint_dtype)
 
 
 def _factors_shape(q, v, cu_seqlens) -> tuple:
@@ -285,26 +295,12 @@ def _factors_shape(q, v, cu_seqlens) -> tuple:
 def _gdn_fwd_train_cuda(q, k, v, g, beta, cu_seqlens, initial_state, a_log, dt_bias,
                         output_final_state, scale, use_qk_l2norm, use_beta_sigmoid,
                         allow_neg_eigval, safe_gate, gate_domain, batch_invariant, plan_name):
-    ins = tuple(_c(t) for t in (q, k, v, g, beta, cu_seqlens, initial_state, a_log, dt_bias))
-    q, k, v, g, beta, cu_seqlens, initial_state, a_log, dt_bias = ins
-    cfg = GdnConfig(scale, use_qk_l2norm, use_beta_sigmoid, allow_neg_eigval, safe_gate,
-                    gate_domain, batch_invariant)
-    key = ("gdn_fwd_train", q.device.index, *(_launch.tensor_key(t) for t in ins),
-           output_final_state, cfg, plan_name)
-    d = _launch.desc
-    plan = _launch.prepared(key, lambda: (*gdn_fwd_graph(
-        d(q), d(k), d(v), d(g), d(beta), d(cu_seqlens), d(initial_state), d(a_log), d(dt_bias),
-        cfg=cfg, output_final_state=output_final_state, save_factors=True), plan_name))
-    ho, kd, vd = _heads(q, v)
-    o = q.new_empty((q.shape[0], ho, vd))
-    fs_shape = (cu_seqlens.shape[0] - 1, ho, vd, kd) if output_final_state else (0,)
-    fs = q.new_empty(fs_shape, dtype=_state_dtype(initial_state))
-    cf = q.new_empty(_factors_shape(q, v, cu_seqlens), dtype=torch.uint8)
-    p = _launch.ptr
-    _launch.launch(plan, q.get_device(), q, [
-        p(q), p(k), p(v), p(g), p(beta), p(cu_seqlens), p(initial_state), 0, p(a_log),
-        p(dt_bias), p(o), p(fs), p(cf)])
-    return o, fs, cf
+    return _gdn_fwd_plus(
+        (q, k, v, g, beta, cu_seqlens, initial_state, a_log, dt_bias),
+        GdnConfig(scale, use_qk_l2norm, use_beta_sigmoid, allow_neg_eigval, safe_gate,
+                  gate_domain, batch_invariant),
+        output_final_state, plan_name, {"save_factors": True},
+        _factors_shape(q, v, cu_seqlens), torch.uint8)
 
 
 def _gdn_bwd_train_cuda(q, k, v, g, beta, cu_seqlens, d_o, initial_state, d_final_state, a_log,
