@@ -20,7 +20,7 @@ use dnnplan::dispatch::{HeurMode, PlanList, PlanOptions};
 use dnnplan::engines::gdn::reference::{
     self, GateDomain, GdnInputs, GdnOptions, GdnShape, rms_ratio,
 };
-use dnnplan::ir::infer::{GDN_CHUNK_FACTOR_BYTES, gdn_chunk_factor_rows};
+use dnnplan::ir::infer::{gdn_chunk_factor_bytes, gdn_chunk_factor_rows};
 use dnnplan::ir::{DataType, Graph, GraphContext, NodeBuilder, Tensor};
 use dnnplan::pack::executor::{PlanChoice, execute};
 use dnnplan::pack::normalize::{Buffer, from_bindings};
@@ -421,7 +421,10 @@ fn run(c: &Case, seed: u64, caller: &Caller) -> Outcome {
     });
     let read_ckpt = || ck_dev.map_or(Vec::new(), |d| caller.download(d, ck_bytes));
     // Saved chunk factors: the declared buffer, 0xFF-filled (slots no chunk uses stay so).
-    let factor_bytes = (gdn_chunk_factor_rows(t, n) * ho * GDN_CHUNK_FACTOR_BYTES) as usize;
+    // With checkpoints at every chunk it holds the U tiles too (session 38).
+    let every = c.ckpt.map_or(0, |(e, _)| e as i64);
+    let factor_bytes =
+        (gdn_chunk_factor_rows(t, n) * ho * gdn_chunk_factor_bytes(v, every)) as usize;
     let factors_dev = factors_uid.map(|u| {
         let d = caller.alloc(factor_bytes, 0xFF);
         bindings.push((u, d));
@@ -997,7 +1000,11 @@ fn run_bwd_with(
     let factors_host = c.chunk_factors.as_ref().map(|bytes| Host {
         vals: Vec::new(),
         bytes: bytes.clone(),
-        dims: vec![gdn_chunk_factor_rows(t, n), ho, GDN_CHUNK_FACTOR_BYTES],
+        dims: vec![
+            gdn_chunk_factor_rows(t, n),
+            ho,
+            gdn_chunk_factor_bytes(v, ckpt.map_or(0, |ck| ck.every)),
+        ],
         dt: DataType::Uint8,
     });
     let mut graph = Graph::new(GraphContext::new(c.io, DataType::Float, DataType::Float));
@@ -2220,6 +2227,116 @@ fn chunk_factors_saved_by_the_forward_replace_the_backwards_prep() {
         }
         println!(
             "{:48} saved factors: forward bitwise, backward bitwise {}, zeroed moved {moved}",
+            c.name,
+            differ.is_empty()
+        );
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Session 38: the saved replay. A training forward that saves its chunk factors and checkpoints
+/// every chunk (io rows) also saves each chunk's `U` tile (the U-saving scans `*_su`); a backward
+/// given both the checkpoints and those factors runs neither its prep nor its replay. Against the
+/// plain runs: O and the final state bit for bit; every gradient bit for bit where the forward's
+/// uncut states are the replay's (the uncut cases; on pieces the two directions' chains differ,
+/// so there the reference comparison's tolerance, `compare_reuse`, and the fp64 checks of
+/// `run_bwd_with`); zeroed U tiles move the gradients (the token stage reads them). Ragged batches
+/// with an empty sequence and partial chunks (bf16; fp16 with bf16 states, safe gate and grouped
+/// value heads), 12 sequences, long sequences on few heads (both directions cut into pieces).
+#[test]
+fn the_saved_replay_replaces_the_backwards_prep_and_replay() {
+    let caller = Caller::new();
+    let mut cases = Vec::new();
+    let mut c = base(
+        "replay bf16 ragged 200+0+77+64+1+130",
+        &[200, 0, 77, 64, 1, 130],
+        128,
+    );
+    c.long_span = true;
+    cases.push((c, true));
+    let mut c = base(
+        "replay fp16 GVA 1/2 ragged 68+0+130+5+193",
+        &[68, 0, 130, 5, 193],
+        128,
+    );
+    (c.io, c.state, c.long_span) = (DataType::Half, Some(DataType::Bfloat16), true);
+    (c.shape.h, c.shape.hk, c.shape.hv) = (1, 1, 2);
+    c.opts.safe_gate = true;
+    c.params = true;
+    cases.push((c, true));
+    cases.push((
+        base(
+            "replay bf16 12 seqs 100..320",
+            &[100, 320, 64, 65, 127, 200, 300, 1, 128, 190, 256, 33],
+            128,
+        ),
+        true,
+    ));
+    let mut c = base("replay bf16 H=2 4096 + 3000 (pieces)", &[4096, 3000], 128);
+    c.long_span = true;
+    cases.push((c, false));
+    let mut failures = Vec::new();
+    for (i, (c, uncut)) in cases.iter().enumerate() {
+        let seed = 3800 + i as u64;
+        let plain = run(c, seed, &caller);
+        let saving = Case {
+            save_factors: true,
+            ckpt: Some((64, c.io)),
+            ..c.clone()
+        };
+        let saved = run(&saving, seed, &caller);
+        assert!(
+            saved.o == plain.o && saved.state == plain.state,
+            "{}: the U-saving forward's O / final state differ from the plain forward's",
+            c.name
+        );
+        assert!(!saved.factors.is_empty() && !saved.ckpt.is_empty());
+        let ck = Ckpt {
+            every: 64,
+            dtype: None,
+            zero: false,
+            rows: Some(&saved.ckpt),
+        };
+        let (f0, without) = run_bwd_with(c, seed, &caller, None);
+        let reading = Case {
+            chunk_factors: Some(saved.factors.clone()),
+            ..c.clone()
+        };
+        let (f1, with) = run_bwd_with(&reading, seed, &caller, Some(ck));
+        failures.extend(f0);
+        failures.extend(f1);
+        let differ: Vec<&str> = with
+            .iter()
+            .zip(&without)
+            .filter(|(a, b)| a.2 != b.2)
+            .map(|(a, _)| a.0)
+            .collect();
+        if *uncut && !differ.is_empty() {
+            failures.push(format!(
+                "{}: gradients with the saved replay differ from the recompute in {differ:?}",
+                c.name
+            ));
+        }
+        let (line, _) = compare_reuse(c, &with, &without, &mut failures);
+        // The U tiles zeroed: their region sits before Γ_last (src/engines/gdn/chunk_factors.rs).
+        let units = saved.factors.len() / gdn_chunk_factor_bytes(128, 64) as usize;
+        let u_at = units * (2 * 64 * 64 * 2 + (4 + 2) * 64 * 4);
+        let mut zeroed = saved.factors.clone();
+        zeroed[u_at..u_at + units * 64 * 128 * 2].fill(0);
+        let wrong_case = Case {
+            chunk_factors: Some(zeroed),
+            ..c.clone()
+        };
+        let (_, wrong) = run_bwd_with(&wrong_case, seed, &caller, Some(ck));
+        let moved = wrong.iter().zip(&with).any(|(a, b)| a.2 != b.2);
+        if !moved {
+            failures.push(format!(
+                "{}: zeroed U tiles left every gradient unchanged",
+                c.name
+            ));
+        }
+        println!(
+            "{:48} saved replay: forward bitwise, backward bitwise {} ({line}), zeroed U moved {moved}",
             c.name,
             differ.is_empty()
         );

@@ -186,6 +186,23 @@ fn gdn_benchmark_ours() {
             "BENCH ours train {name} {:.4} (fwd saving chunk factors {saving:.4} + bwd reading them {reading:.4}, timed apart)",
             saving + reading
         );
+        // The saved replay (session 38): the factors with the U tiles and the checkpoints every
+        // chunk; the backward runs neither prep nor replay.
+        let rbuf = caller.alloc(inp.factor_dims_at(64).iter().product::<i64>() as usize, 0);
+        let ckpt = caller.alloc(inp.checkpoint_bytes(), 0);
+        let saving_r = inp.time_saved_replay(&caller, "gdn", rbuf, Some(ckpt));
+        let reading_r = inp.time_saved_replay(&caller, "gdn_bwd", rbuf, Some(ckpt));
+        println!(
+            "BENCH ours replay {name} {:.4} (fwd saving the replay {saving_r:.4} + bwd reading it {reading_r:.4}, timed apart; held {:.1} MB)",
+            saving_r + reading_r,
+            (inp.factor_dims_at(64).iter().product::<i64>() as usize + inp.checkpoint_bytes())
+                as f64
+                / 1e6
+        );
+        for d in [rbuf, ckpt] {
+            // SAFETY: allocated above, no plan holds them any more.
+            unsafe { gdn_gpu::ok("free", cudarc::driver::sys::cuMemFree_v2(d)) };
+        }
         // Memory: each plan's workspace (and the saved factors' buffer).
         let mb = |b: usize| b as f64 / 1e6;
         println!(
@@ -329,8 +346,11 @@ fn gdn_backward_checkpoints() {
 /// Session 37: the training step with saved chunk factors. Per benchmark shape, in one process:
 /// the forward without and with `output_chunk_factors` (the rule's saving prep), the backward
 /// without and with `chunk_factors` (its prep skipped; the buffer the saving forward filled),
-/// each the median of `DNNPLAN_GDN_BENCH_FACTORS_ROUNDS` (default 3) rounds alternating the order
-/// (A B, then B A). Prints `BENCH factors ...` lines; asserts nothing about speed.
+/// and (session 38) the saved replay: the forward with the factors and checkpoints every chunk
+/// (the U-saving scans), the backward reading both (no prep, no replay). Each the median of
+/// `DNNPLAN_GDN_BENCH_FACTORS_ROUNDS` (default 3) rounds, the order within each direction rotated
+/// round by round. Prints `BENCH factors ...` and `BENCH replay ...` lines; asserts nothing about
+/// speed.
 #[test]
 fn gdn_benchmark_saved_factors() {
     if !opted_in("DNNPLAN_GDN_BENCH_FACTORS") {
@@ -341,39 +361,33 @@ fn gdn_benchmark_saved_factors() {
     set_schedule("", "");
     for (name, lens, hh) in BENCH_SHAPES {
         let inp = BenchInputs::new(&caller, lens, hh);
-        let buf = caller.alloc(inp.factor_dims().iter().product::<i64>() as usize, 0);
-        let time = |op: &str, saved: bool| {
-            if saved {
-                inp.time_saved(&caller, op, buf)
-            } else {
-                inp.time(&caller, op)
-            }
+        let bytes = |d: Vec<i64>| d.iter().product::<i64>() as usize;
+        let buf = caller.alloc(bytes(inp.factor_dims()), 0);
+        let rbuf = caller.alloc(bytes(inp.factor_dims_at(64)), 0);
+        let ckpt = caller.alloc(inp.checkpoint_bytes(), 0);
+        // 0: plain, 1: the factors, 2: the saved replay.
+        let time = |op: &str, mode: usize| match mode {
+            0 => inp.time(&caller, op),
+            1 => inp.time_saved(&caller, op, buf),
+            _ => inp.time_saved_replay(&caller, op, rbuf, Some(ckpt)),
         };
-        // The saving forward fills the buffer before any backward reads it.
-        time("gdn", true);
-        let mut t: [Vec<f64>; 4] = Default::default();
+        // The saving forwards fill the buffers before any backward reads them.
+        time("gdn", 1);
+        time("gdn", 2);
+        let mut t: [[Vec<f64>; 3]; 2] = Default::default();
         for r in 0..rounds {
-            for (i, (op, saved)) in [
-                ("gdn", false),
-                ("gdn", true),
-                ("gdn_bwd", false),
-                ("gdn_bwd", true),
-            ]
-            .into_iter()
-            .enumerate()
-            {
-                // A B, then B A within each direction.
-                let (saved, slot) = if r % 2 == 1 {
-                    (!saved, i ^ 1)
-                } else {
-                    (saved, i)
-                };
-                t[slot].push(time(op, saved));
+            for (d, op) in ["gdn", "gdn_bwd"].into_iter().enumerate() {
+                for i in 0..3 {
+                    let mode = (i + r) % 3;
+                    t[d][mode].push(time(op, mode));
+                }
             }
         }
-        let [f0, f1, b0, b1] = t.map(|mut v| {
-            v.sort_by(f64::total_cmp);
-            v[v.len() / 2]
+        let [[f0, f1, f2], [b0, b1, b2]] = t.map(|d| {
+            d.map(|mut v| {
+                v.sort_by(f64::total_cmp);
+                v[v.len() / 2]
+            })
         });
         let pct = |a: f64, b: f64| 100.0 * (b / a - 1.0);
         println!(
@@ -384,8 +398,19 @@ fn gdn_benchmark_saved_factors() {
             f1 + b1,
             pct(f0 + b0, f1 + b1)
         );
-        // SAFETY: allocated above, no plan holds it any more.
-        unsafe { gdn_gpu::ok("free", cudarc::driver::sys::cuMemFree_v2(buf)) };
+        println!(
+            "BENCH replay {name} fwd {f0:.4} saving replay {f2:.4} ({:+.1} %) | bwd {b0:.4} reading replay {b2:.4} ({:+.1} %) | fwd+bwd {:.4} -> {:.4} ({:+.1} %; factors alone {:.4})",
+            pct(f0, f2),
+            pct(b0, b2),
+            f0 + b0,
+            f2 + b2,
+            pct(f0 + b0, f2 + b2),
+            f1 + b1
+        );
+        for d in [buf, rbuf, ckpt] {
+            // SAFETY: allocated above, no plan holds them any more.
+            unsafe { gdn_gpu::ok("free", cudarc::driver::sys::cuMemFree_v2(d)) };
+        }
         inp.free();
     }
 }

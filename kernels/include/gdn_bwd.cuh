@@ -82,13 +82,16 @@ struct BwdParams {
   float* ws_dv;    // [T, HO, V]
   float* ws_pa;    // [T, HO]: d log α · log α (d_a_log terms)
   float* ws_pb;    // [T, HO]: dG (d_dt_bias terms)
+  // The U tiles [slot c·HO + h][64 tokens][V] io (bwd_u_tiles; session 38): the second half of the
+  // ws_dr region, or the U region of chunk_factors that a U-saving forward filled.
+  void* ws_u;
 };
 
 // FwdParams::flags bit set by the backward plan with gdn_bwd_tokens_tc: dq / dk / dv of a port
 // with HO heads are written by the token stage in the io dtype, and the fold skips that port.
 constexpr int FLAG_BWD_DIRECT = 1 << 12;
 
-static_assert(sizeof(BwdParams) == 392, "BwdParams layout changed: update src/engines/gdn/params.rs");
+static_assert(sizeof(BwdParams) == 400, "BwdParams layout changed: update src/engines/gdn/params.rs");
 
 __device__ __forceinline__ void store_any(void* p, int dtype, long long i, float x) {
   if (dtype == DT_F32) static_cast<float*>(p)[i] = x;
@@ -1346,12 +1349,14 @@ template <int K, int V>
 struct TokVecLayout<K, V, 32> : TokVecLayout<K, V, 30> {};
 
 // The U tiles of the storing replay (session 27, tu27: gdn_bwd_fscan_gx{,4}u, STORE_U in
-// gdn_bwd_fscan_gx.cuh) for the token stage REV 16: [slot c·HO + h][64 tokens][V] in the io dtype,
-// in the second half of the ws_dr region (BwdWorkspaceLayout keeps its fp32 size, [slots][64][V]
-// floats; the io dR tiles of the tc13 / tc16 pair take its first half; slots = max_chunks · HO).
+// gdn_bwd_fscan_gx.cuh) for the token stage REV 16: [slot c·HO + h][64 tokens][V] in the io dtype.
+// The host places them (BwdParams::ws_u): in the second half of the ws_dr region (BwdWorkspaceLayout
+// keeps its fp32 size, [slots][64][V] floats; the io dR tiles of the tc13 / tc16 pair take its
+// first half; slots = max_chunks · HO), or, session 38, in the chunk_factors a U-saving forward
+// filled (no replay then).
 template <typename T, int V>
 __device__ __forceinline__ T* bwd_u_tiles(const BwdParams& bp) {
-  return reinterpret_cast<T*>(bp.ws_dr) + static_cast<size_t>(bp.f.max_chunks) * bp.f.ho * CHUNK * V;
+  return static_cast<T*>(bp.ws_u);
 }
 // REV 12: TokSmem9 with the raw q / k tiles in rows of K + 16 (the same offsets, 2 KB more).
 template <int K, int V>

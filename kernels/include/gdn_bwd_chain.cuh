@@ -56,7 +56,7 @@ struct BwdChainParams {
   unsigned* ov_flags;  // [chunk slots, HO]: unit (c, h) published by the reverse scan
   int* ov_order;       // [chunk slots]: the token stage's chunk order (reverse-scan order)
 };
-static_assert(sizeof(BwdChainParams) == 448, "BwdChainParams layout changed: update src/engines/gdn/params.rs");
+static_assert(sizeof(BwdChainParams) == 456, "BwdChainParams layout changed: update src/engines/gdn/params.rs");
 
 // The forward's piece-chain parameters over the backward's inputs and factors.
 __device__ __forceinline__ FwdFastParams chain_fwd_view(const BwdChainParams& cp) {
@@ -205,7 +205,7 @@ struct BwdCkptParams {
   int ckpt_every;        // chunks per checkpoint row m ≥ 1
   int ckpt_f32;          // 1: fp32 rows, 0: io-dtype rows
 };
-static_assert(sizeof(BwdCkptParams) == 472, "BwdCkptParams layout changed: update src/engines/gdn/params.rs");
+static_assert(sizeof(BwdCkptParams) == 480, "BwdCkptParams layout changed: update src/engines/gdn/params.rs");
 
 // State fragments (rows vr, vr + 8; K columns of rows of LD) of a checkpoint row at element
 // `base`: fp32 pairs, or io-dtype pairs widened (T: bf16 or fp16).

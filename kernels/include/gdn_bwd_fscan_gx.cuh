@@ -354,18 +354,7 @@ __device__ __forceinline__ void fscan_sl_chunks(const FwdParams& p, float (&x)[K
     }
     // The io Uᵀ (this warp's 16 value rows) through its own v columns to the U tile [token][V].
     auto uout = [&](const u32 (&ua)[4][4]) {
-      T* vw = Vs + 16 * warp;
-      __syncwarp();  // every lane's v reads (the Z build) of these columns done
-      const int mrow = 8 * (lane >> 4) + (lane & 7), mhf = (lane >> 3) & 1;  // the row lane l addresses
-#pragma unroll
-      for (int j = 0; j < 4; ++j) stsm_x4_t(vw + (16 * j + mrow) * VP + 8 * mhf, ua[j]);
-      __syncwarp();
-      const int tok = lane >> 1, hf = lane & 1;
-      T* dst = ws_u + (ch * CHUNK + tok) * V + vs0 + 16 * warp + 8 * hf;
-#pragma unroll
-      for (int i = 0; i < 4; ++i)
-        *reinterpret_cast<uint4*>(dst + static_cast<size_t>(16) * i * V) =
-            *reinterpret_cast<const uint4*>(vw + (tok + 16 * i) * VP + 8 * hf);
+      slim_store_u_tile<T, VP, V>(Vs + 16 * warp, ws_u + ch * CHUNK * V + vs0 + 16 * warp, ua, lane);
     };
     slim_chunk_wg<T, K, V, VP, false, true, true>(x, nullptr, Ks, Vs, Ts, nullptr, Sc, nullptr, p, 0, 0, h, vs0,
                                                   16 * warp, gl, lane, pre, SlimNoHook{}, SlimNoHook{}, uout);
@@ -420,14 +409,17 @@ __device__ __forceinline__ void bwd_fscan_gx_body(const BwdChainParams& cp) {
 // SUMMARY loop (raw k, v, the prep's full T rows and scalars: the slim prep prep15sl's outputs),
 // stored by bwd_psum_store (ws_h, ws_m, ws_mt as gdn_bwd_psum's). Numerics: the forward slim
 // summary's per-chunk roundings (not bitwise psum1: other roundings; the chains are fp32).
-template <typename T, int K, int V, int STAGES>
+template <typename T, int K, int V, int STAGES, bool MT_ONLY = false>
 __device__ __forceinline__ void bwd_psum_sl_body(const BwdChainParams& cp) {
   constexpr int VS = 64;
   const FwdParams& p = cp.b.f;
   const int P = cp.pieces;
   const int h = blockIdx.y;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  const int b = blockIdx.z / (2 * P - 1), r = blockIdx.z % (2 * P - 1);
+  // MT_ONLY (session 38: gdn_bwd_psumt_sl, the saved replay on pieces): the blocks of Mᵀ_j, j ≥ 1,
+  // only (as bwd_psum_body's MT_ONLY; the same per-block work, so the same Mᵀ_j).
+  const int zs = MT_ONLY ? P - 1 : 2 * P - 1;  // blocks per sequence
+  const int b = blockIdx.z / zs, r = blockIdx.z % zs + (MT_ONLY ? P : 0);
   const bool is_m = r >= P - 1;
   const int j = is_m ? r - (P - 1) : r;
   const int vs0 = blockIdx.x * VS;
@@ -440,7 +432,7 @@ __device__ __forceinline__ void bwd_psum_sl_body(const BwdChainParams& cp) {
   fscan_sl_chunks<T, K, V, STAGES, true>(p, x, h, c_begin, c_end, vs0, nullptr, nullptr,
                                          static_cast<const T*>(cp.b.ws_t), load_cu(p, b), load_cu(p, b + 1), cb,
                                          !is_m);
-  bwd_psum_store<K, V, false>(cp, x, b, j, is_m, P, p.ho, h, vr, cq);
+  bwd_psum_store<K, V, MT_ONLY>(cp, x, b, j, is_m, P, p.ho, h, vr, cq);
 }
 #endif
 

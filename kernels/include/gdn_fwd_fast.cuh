@@ -65,8 +65,12 @@ struct FwdFastParams {
   // runs the saving prep gdn_fwd_slimprep_*_k128_wgs): full T and A rows, Γ and β per token, in the
   // caller's chunk_factors buffer (the scalars and Γ_last go there through f.ws_kr, f.ws_gl).
   PrepKeep save;
+  // The U tiles a training forward with state checkpoints at every chunk saves for its backward
+  // (session 38; null unless the plan runs a U-saving scan, gdn_fwd_slimscan_*_k128_*_su): each
+  // chunk's io Uᵀ as the token stage reads it, [slot c·HO + h][64 tokens][V], in chunk_factors.
+  void* save_u;
 };
-static_assert(sizeof(FwdFastParams) == 320, "FwdFastParams layout changed: update src/engines/gdn/params.rs");
+static_assert(sizeof(FwdFastParams) == 328, "FwdFastParams layout changed: update src/engines/gdn/params.rs");
 #ifndef __CUDACC_RTC__
 static_assert(__builtin_offsetof(FwdFastParams, ckpt) == 256 && __builtin_offsetof(FwdFastParams, ckpt_every) == 272,
               "FwdFastParams layout");

@@ -936,10 +936,34 @@ struct SlimWgN<gdn_f16> {
 // uncut scan's call (OUT, WITH_V, no hooks) is wgx24's code.
 // UOUT (session 28, helper sb28: the backward's slim replay gdn_bwd_fscan_gx{,4}sl, OUT = false):
 // uout(ua) gets this warp's io-rounded Uᵀ (unscaled: the A fragments the O batch would take) right
-// after the state update's batch is issued (SlimNoHook: none, ua not formed).
+// after the state update's batch is issued (SlimNoHook: none, ua not formed). With OUT (session 38:
+// the forward's U-saving scans, fwd_slim_scan_body's SAVE_U) after the O batch's wait and the UPD
+// steps, before O's store: the same fragments the replay would hand over.
 // OST (session 36, helper tm36: the w4gxt scan, OUT only): ost(oacc) stores O in place of
 // slim_store_o (SlimNoHook: slim_store_o), at the same point (after the O batch's wait and the UPD
 // steps, while the state update's batch flies).
+// One warp's io Uᵀ (16 value rows × 64 tokens, the A fragments ua of slim_chunk_tail_wg's UOUT
+// hook) to the U tile the backward's token stage reads ([64 tokens][V] io, bwd_u_tiles), through
+// shared memory: four stmatrix.x4.trans into `stage` (this warp's own 16 columns of a [token][VP]
+// tile nothing else reads until the next block barrier), then four 16-byte stores per lane
+// (token rows lane / 2 + 16 i, value columns 8 · (lane % 2) of the warp's 16). `tile` points at
+// the chunk's U tile, column of the warp's first value row. Shared by the backward's slim replay
+// (fscan_sl_chunks, session 28) and the forward's U-saving scans (session 38).
+template <typename T, int VP, int V>
+__device__ __forceinline__ void slim_store_u_tile(T* stage, T* tile, const u32 (&ua)[4][4], int lane) {
+  __syncwarp();  // every lane's reads of these columns (the Z build) done
+  const int mrow = 8 * (lane >> 4) + (lane & 7), mhf = (lane >> 3) & 1;  // the row lane l addresses
+#pragma unroll
+  for (int j = 0; j < 4; ++j) stsm_x4_t(stage + (16 * j + mrow) * VP + 8 * mhf, ua[j]);
+  __syncwarp();
+  const int tok = lane >> 1, hf = lane & 1;
+  T* dst = tile + static_cast<size_t>(tok) * V + 8 * hf;
+#pragma unroll
+  for (int i = 0; i < 4; ++i)
+    *reinterpret_cast<uint4*>(dst + static_cast<size_t>(16) * i * V) =
+        *reinterpret_cast<const uint4*>(stage + (tok + 16 * i) * VP + 8 * hf);
+}
+
 template <typename H>
 struct SlimHookLive {
   static constexpr bool value = true;
@@ -957,7 +981,6 @@ __device__ __forceinline__ void slim_chunk_tail_wg(float (&x)[K / 8][4], float (
                                                    UOut uout = {}, OSt ost = {}) {
   static_assert(K == 128 && CHUNK == 64, "one 64-token atom per tile, two key atoms");
   constexpr bool U_OUT = SlimHookLive<UOut>::value;
-  static_assert(!(OUT && U_OUT), "the io Uᵀ leaves either through the O batch or uout");
   using IO = Io<T>;
   const int cq = 2 * (lane & 3);
   if constexpr (OUT) mid(0);  // the seeded scan: wait for v, T, A (and make T, A visible to wgmma)
@@ -1014,13 +1037,14 @@ __device__ __forceinline__ void slim_chunk_tail_wg(float (&x)[K / 8][4], float (
   for (int kk = 0; kk < 4; ++kk)
     SlimWgN<T>::template mma<128, 1>(&x[0][0], ur[kk], dnnp::wgmma_desc(kb + 2048 * kk, 8192, 1024, 1));
   dnnp::wgmma_commit();
-  if constexpr (U_OUT) uout(ua);
+  if constexpr (U_OUT && !OUT) uout(ua);
   if constexpr (OUT) {
     dnnp::wgmma_wait<1>();
     dnnp::wgmma_fence_frags(oacc);
     mid(1);  // every warp past its reads of v, T, A (the O batch complete): the seeded scan refills them
 #pragma unroll
     for (int kk = 0; kk < 4; ++kk) upd(kk);
+    if constexpr (U_OUT) uout(ua);  // the saving scans (session 38): ua no longer read by the O batch
     if constexpr (SlimHookLive<OSt>::value)
       ost(oacc);  // w4gxt (session 36): the caller's store (staged, then one tensor-map store per warp)
     else
@@ -1143,9 +1167,15 @@ __device__ __forceinline__ void store_piece1_seed(float* ws_seed, int P, int HO,
 // piece 1's seed (w4dgx0's store): w4gx's three stages at one block per SM beside the summary of
 // pieces 1 ..= P − 2 (w4dgx0's 111,616-byte layout shares its SM with one summary block). The
 // same per-warp operations as w4gx and w4dgx0.
+// SAVE_U (session 38: the entries *_su of w4gx, w4gxs, w8gx, w4gx0, w4gxr): a training forward that
+// saves its backward's replay — the state checkpoints at every chunk (ckpt_store, the plan's
+// cadence of 64) and here each chunk's io Uᵀ, the A fragments of its O batch, to the U tile
+// [slot c·HO + h][64 tokens][V] in fp.save_u (slim_store_u_tile through this warp's columns of
+// the stage's v tile, after the O batch's wait): the tile the backward's slim replay would store,
+// from the same operands in the same order. O, the states and the copies are unchanged.
 template <typename T, int K, int V, int NW, int STAGES, bool OV = false, bool WG = false, bool WGX = false,
           bool REST = false, bool FIRST = false, bool SPLIT = false, bool TMA_O = false, bool TMA_QK = false,
-          bool O_FIRST = false>
+          bool O_FIRST = false, bool SAVE_U = false>
 __device__ __forceinline__ void fwd_slim_scan_body(const FwdFastParams& fp, const GdnIoMaps* maps = nullptr) {
   static_assert(K == 128 && V == 128, "the slim forward serves K = V = 128");
   static_assert(!WG || ((NW == 4 || (NW == 8 && WGX)) && !OV),
@@ -1157,6 +1187,7 @@ __device__ __forceinline__ void fwd_slim_scan_body(const FwdFastParams& fp, cons
   static_assert(!TMA_O || (SPLIT && NW == 4), "w4gxt: w4gxs with O stored by the tensor map");
   static_assert(!TMA_QK || TMA_O, "w4gxu: w4gxt with q, k loaded by the tensor maps");
   static_assert(!O_FIRST || (TMA_O && !TMA_QK), "w4gxv: w4gxt with the O store ahead of the tail's copies");
+  static_assert(!SAVE_U || (WGX && !TMA_O), "the U-saving scans: the uncut and first-early wgmma scans");
 #ifdef GDN_HOST_EMU
   static_assert(!WG, "the CPU emulation has no wgmma (its copies would stage q, k swizzled for the mma.sync step)");
 #endif
@@ -1349,9 +1380,21 @@ __device__ __forceinline__ void fwd_slim_scan_body(const FwdFastParams& fp, cons
   }
 #endif
   // The checkpoints (ckpt_store): the state entering the first chunk here, that entering chunk
-  // c + 1 right after chunk c's state update (off the next chunk's first products).
-  if (c_begin < c_end) ckpt_store<T, K, K, V>(ck, c_begin - cb, HO, h, 0, x, vr, cq);
-  auto body = [&](int c, int st, float gl, auto pre, auto upd) {
+  // c + 1 right after chunk c's state update (off the next chunk's first products). SAVE_U (every
+  // chunk's row, session 38): the state entering chunk c while chunk c's P', O' batch is in flight
+  // (the replay's S_c store, fscan_sl_chunks), first in its PRE hook.
+  if (!SAVE_U && c_begin < c_end) ckpt_store<T, K, K, V>(ck, c_begin - cb, HO, h, 0, x, vr, cq);
+  auto body = [&](int c, int st, float gl, auto pre_copies, auto upd) {
+    auto pre = [&]() {
+      if constexpr (SAVE_U) {
+        return [&, pre_copies](int kk) {
+          if (kk == 0) ckpt_store<T, K, K, V>(ck, c - cb, HO, h, 0, x, vr, cq);
+          pre_copies(kk);
+        };
+      } else {
+        return pre_copies;
+      }
+    }();
     unsigned char* base = smem + st * S::stage;
     const T* Qs = reinterpret_cast<const T*>(base + S::q_off);
     const T* Ks = reinterpret_cast<const T*>(base + S::k_off);
@@ -1381,6 +1424,17 @@ __device__ __forceinline__ void fwd_slim_scan_body(const FwdFastParams& fp, cons
         slim_store_o_tma<T, V>(reinterpret_cast<T*>(smem + S::o_off) + (2 * warp + (c & 1)) * CHUNK * 16, oacc,
                                &maps->o, static_cast<T*>(p.o), d.t0, d.len, HO, h, v0, lane);
       };
+      // SAVE_U: the chunk's U tile through this warp's 16 columns of the stage's v tile.
+      auto uout = [&]() {
+        if constexpr (SAVE_U) {
+          return [&, base](const u32 (&ua)[4][4]) {
+            slim_store_u_tile<T, VP, V>(reinterpret_cast<T*>(base + S::v_off) + 16 * warp,
+                                        static_cast<T*>(fp.save_u) + d.ch * CHUNK * V + v0, ua, lane);
+          };
+        } else {
+          return SlimNoHook{};
+        }
+      }();
       if constexpr (O_FIRST)  // w4gxv: the store, then the tail's copies (the same copies, same group)
         slim_chunk_wg<T, K, V, VP, true, true, WGX>(x, Qs, Ks, Vs, Ts, As, Sc, Os, p, d.t0, d.len, h, v0, 16 * warp, gl,
                                                     lane, pre, SlimNoHook{}, SlimNoHook{}, SlimNoHook{},
@@ -1394,16 +1448,17 @@ __device__ __forceinline__ void fwd_slim_scan_body(const FwdFastParams& fp, cons
                                                     lane, pre, SlimNoHook{}, upd, SlimNoHook{}, store_o);
       else if constexpr (SPLIT)
         slim_chunk_wg<T, K, V, VP, true, true, WGX>(x, Qs, Ks, Vs, Ts, As, Sc, Os, p, d.t0, d.len, h, v0, 16 * warp, gl,
-                                                    lane, pre, SlimNoHook{}, upd);
+                                                    lane, pre, SlimNoHook{}, upd, uout);
       else
-        slim_chunk_wg<T, K, V, VP, true, true, WGX>(x, Qs, Ks, Vs, Ts, As, Sc, Os, p, d.t0, d.len, h, v0, 16 * warp, gl, lane, pre);
+        slim_chunk_wg<T, K, V, VP, true, true, WGX>(x, Qs, Ks, Vs, Ts, As, Sc, Os, p, d.t0, d.len, h, v0, 16 * warp, gl,
+                                                    lane, pre, SlimNoHook{}, SlimNoHook{}, uout);
     } else
 #endif
     {
       slim_chunk_warp<T, K, V, KP, VP, true, true>(x, Qs, Ks, Vs, Ts, As, Sc, Os, p, d.t0, d.len, h, v0, 16 * warp, gl,
                                                    lane, [](int) {}, pre);
     }
-    if (c + 1 < c_end) ckpt_store<T, K, K, V>(ck, c + 1 - cb, HO, h, 0, x, vr, cq);
+    if (!SAVE_U && c + 1 < c_end) ckpt_store<T, K, K, V>(ck, c + 1 - cb, HO, h, 0, x, vr, cq);
   };
   if constexpr (OV) {
     chunk_pipeline<STAGES>(p.ws_gl, HO, h, c_begin, c_end, issue,

@@ -418,6 +418,16 @@ GDN_BWD_DSCAN_SPLIT_ENTRY(f16, gdn::gdn_f16)
   }
 GDN_BWD_PSUM_SL_ENTRY(bf16, gdn::gdn_bf16)
 GDN_BWD_PSUM_SL_ENTRY(f16, gdn::gdn_f16)
+// Session 38: the slim summaries' Mᵀ_j blocks alone (the saved replay on pieces: the states and U
+// tiles come from the forward, so only the reverse chain's transitions are needed).
+//   gdn_bwd_psumt_sl_{bf16,f16}_k128 <<<(V / 64, HO, N·(P−1)), 128, as psum_sl>>>
+#define GDN_BWD_PSUMT_SL_ENTRY(TAG, T)                                                              \
+  extern "C" __global__ void __launch_bounds__(4 * 32, gdn::PSUM_SL_MIN_BLOCKS)                     \
+      gdn_bwd_psumt_sl_##TAG##_k128(gdn::BwdChainParams p) { dnnp_pdl_enter(p.b.f.flags & gdn::FLAG_PDL_TRIGGER); \
+    gdn::bwd_psum_sl_body<T, 128, 128, gdn::PSUM_SL_STAGES, true>(p);                              \
+  }
+GDN_BWD_PSUMT_SL_ENTRY(bf16, gdn::gdn_bf16)
+GDN_BWD_PSUMT_SL_ENTRY(f16, gdn::gdn_f16)
 // Session 28 (helper pp28): the scalar form's prep without W and Ũᵀ, for a replay that rebuilds U
 // from the raw k, v, T and the scalars (the forward's slim chunk step): prep15sc's body with SL
 // (no v reads, no Y, no E rows, no phase 5); T, A, the four scalars, Γ, β, Γ_last bitwise

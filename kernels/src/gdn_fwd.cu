@@ -469,6 +469,31 @@ GDN_FWD_SLIM_PIECE_REST3_ENTRY(f16, gdn::gdn_f16)
 GDN_FWD_SLIM_PIECE_FIRST3_ENTRY(bf16, gdn::gdn_bf16)
 GDN_FWD_SLIM_PIECE_FIRST3_ENTRY(f16, gdn::gdn_f16)
 
+// Session 38: the U-saving twins of the rule's uncut and first-early scans (gdn_fwd_slim.cuh
+// SAVE_U; src/engines/gdn/engine.rs, SAVE_U_SCANS): a training forward with state checkpoints at
+// every chunk also stores each chunk's io Uᵀ tile into chunk_factors (FwdFastParams::save_u), so
+// its backward replays nothing. NAME's template arguments after SAVE_U's (REST, FIRST, SPLIT), the
+// entry wait as NAME's.
+#define GDN_FWD_SLIM_SAVE_U_ENTRY(TAG, T, NAME, NW, STAGES, ENTER, REST, FIRST, SPLIT)               \
+  extern "C" __global__ void __launch_bounds__(NW * 32)                                             \
+      gdn_fwd_slimscan_##TAG##_k128_##NAME##_su(gdn::FwdFastParams p) { dnnp_pdl_enter(ENTER);      \
+    gdn::fwd_slim_scan_body<T, 128, 128, NW, STAGES, false, true, true, REST, FIRST, SPLIT, false, false, false, \
+                            true>(p);                                                               \
+  }
+#define GDN_FWD_SLIM_SAVE_U_ENTRIES(TAG, T)                                                          \
+  GDN_FWD_SLIM_SAVE_U_ENTRY(TAG, T, w4gx, 4, gdn::SLIM_W4_STAGES, p.f.flags & gdn::FLAG_PDL_TRIGGER, false, false, \
+                            false)                                                                  \
+  GDN_FWD_SLIM_SAVE_U_ENTRY(TAG, T, w4gxs, 4, gdn::SLIM_W4_STAGES, p.f.flags & gdn::FLAG_PDL_TRIGGER, false, false, \
+                            true)                                                                   \
+  GDN_FWD_SLIM_SAVE_U_ENTRY(TAG, T, w8gx, 8, gdn::SLIM_W8_STAGES, p.f.flags & gdn::FLAG_PDL_TRIGGER, false, false, \
+                            false)                                                                  \
+  GDN_FWD_SLIM_SAVE_U_ENTRY(TAG, T, w4gxr, 4, gdn::SLIM_W4_STAGES, p.f.flags & gdn::FLAG_PDL_TRIGGER, true, false, \
+                            false)                                                                  \
+  GDN_FWD_SLIM_SAVE_U_ENTRY(TAG, T, w4gx0, 4, gdn::SLIM_W4_STAGES, true, false, true, false)
+
+GDN_FWD_SLIM_SAVE_U_ENTRIES(bf16, gdn::gdn_bf16)
+GDN_FWD_SLIM_SAVE_U_ENTRIES(f16, gdn::gdn_f16)
+
 // Session 35 (sm35): the summary beside the first piece (slimsum_gxr) on three cp.async stages, two
 // blocks per SM (110,592 B each): chunk c + 2's copies issued inside chunk c's step. The same
 // arithmetic in the same order (DNNPLAN_GDN_FWD_PIECE_FIRST_SUM; SLIM_FIRST_SUMS).

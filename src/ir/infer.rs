@@ -383,13 +383,16 @@ fn infer_rule(c: &Ctx<'_>, rule: &ShapeRule) -> InferResult {
             packed(vec![(rows / every + n).max(1), ho, v, k])
         }
         ShapeRule::LaChunkFactors => {
-            let (Some(n), Some(ho), Some(t)) = (la_n(c), c.dim("g", 1), c.dim("q", 0)) else {
+            let (Some(n), Some(ho), Some(t), Some(v)) =
+                (la_n(c), c.dim("g", 1), c.dim("q", 0), la_v(c))
+            else {
                 return Ok(None);
             };
+            let every = c.n.attr_int("checkpoint_every_n_tokens").unwrap_or(0);
             packed(vec![
                 gdn_chunk_factor_rows(t, n),
                 ho,
-                GDN_CHUNK_FACTOR_BYTES,
+                gdn_chunk_factor_bytes(v, every),
             ])
         }
     })
@@ -401,6 +404,21 @@ fn infer_rule(c: &Ctx<'_>, rule: &ShapeRule) -> InferResult {
 /// scalars, `Γ` and `β` per token, `Γ_last`). The layout inside is the engine's own
 /// (`engines::gdn::chunk_factors`); only its size is part of the graph.
 pub const GDN_CHUNK_FACTOR_BYTES: i64 = 2 * 64 * 64 * 2 + (4 * 64 + 2 * 64 + 1) * 4;
+
+/// Bytes per (chunk slot, head) of the chunk's `U` tile (64 tokens × `v` values in the 2-byte io
+/// dtype) that `chunk_factors` also holds when the forward checkpoints every chunk (session 38).
+pub fn gdn_chunk_u_bytes(v: i64) -> i64 {
+    64 * v * 2
+}
+
+/// Bytes per (chunk slot, head) of GDN's `chunk_factors` for value dim `v` and
+/// `checkpoint_every_n_tokens = every`: [`GDN_CHUNK_FACTOR_BYTES`], plus [`gdn_chunk_u_bytes`]
+/// at `every = 64`. A forward that checkpoints the state entering every chunk and saves the
+/// factors also saves each chunk's `U` tile, so that a backward given both replays nothing (the
+/// forward's states and `U` are the replay's outputs).
+pub fn gdn_chunk_factor_bytes(v: i64, every: i64) -> i64 {
+    GDN_CHUNK_FACTOR_BYTES + if every == 64 { gdn_chunk_u_bytes(v) } else { 0 }
+}
 
 /// The chunk slots a `chunk_factors` tensor has room for: `max(T / 64 + N, 1)` (every sequence's
 /// last chunk may be partial).

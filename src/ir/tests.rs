@@ -1043,18 +1043,44 @@ fn gdn_chunk_factors_follow_their_attribute_and_take_the_declared_size() {
         Some("chunk_factors"),
         "UINT8",
     );
-    // Not with state checkpoints (the example binds them).
-    expect_rule(
-        "gdn_bwd",
-        |g, n| {
-            let f = g
-                .add_tensor(Tensor::new("factors", &[4, 4, 16], DataType::Uint8))
-                .unwrap();
-            g.bind_input(n, "chunk_factors", f).unwrap();
-        },
-        Some("chunk_factors"),
-        "cannot both hold",
-    );
+    // With state checkpoints too (the example binds them): which pairs an engine serves is its
+    // own rule, not the graph's.
+    let mut bwd = example("gdn_bwd").unwrap();
+    let f = bwd
+        .graph
+        .add_tensor(Tensor::new("factors", &[4, 4, 16], DataType::Uint8))
+        .unwrap();
+    bwd.graph.bind_input(bwd.node, "chunk_factors", f).unwrap();
+    bwd.graph.validate().unwrap();
+}
+
+#[test]
+fn gdn_chunk_factors_hold_the_u_tiles_when_the_forward_checkpoints_every_chunk() {
+    use crate::ir::infer::{GDN_CHUNK_FACTOR_BYTES, gdn_chunk_factor_bytes};
+    for (every, extra) in [(0, false), (64, true), (128, false), (192, false)] {
+        let mut ex = example("gdn").unwrap();
+        let g = &mut ex.graph;
+        let mut b = NodeBuilder::by_name("gdn")
+            .unwrap()
+            .name("gdn.saving")
+            .bool("output_chunk_factors", true)
+            .int("checkpoint_every_n_tokens", every);
+        for (port, uid) in g.nodes()[ex.node].inputs.clone() {
+            b = b.input(&port, uid);
+        }
+        let saving = g.add_node(b).unwrap();
+        g.validate().unwrap();
+        let node = &g.nodes()[saving];
+        let v = g.tensor(node.input("v").unwrap()).unwrap().dims[2];
+        let u = node.output("chunk_factors").expect("created");
+        let bytes = g.tensor(u).unwrap().dims[2];
+        assert_eq!(bytes, gdn_chunk_factor_bytes(v, every), "every = {every}");
+        assert_eq!(
+            bytes == GDN_CHUNK_FACTOR_BYTES + 64 * v * 2,
+            extra,
+            "every = {every}"
+        );
+    }
 }
 
 #[test]

@@ -482,6 +482,31 @@ fn slim_scan(s: &Shape) -> Counts {
     )
 }
 
+/// A U-saving twin of a slim output scan (session 38, `*_su`): `base`'s counts plus, per chunk
+/// of `span`, the io state checkpoint entering it and its io `U` tile `[64, d]`.
+fn saving_replay(s: &Shape, span: Span, base: fn(&Shape) -> Counts) -> Counts {
+    let c = base(s);
+    Counts {
+        write: c.write + over(s, span, &[(1.0, StateIo), (1.0, DrIo)]),
+        ..c
+    }
+}
+
+/// The uncut U-saving scans (w4gx_su, w4gxs_su, w8gx_su).
+fn slim_scan_saving(s: &Shape) -> Counts {
+    saving_replay(s, All, slim_scan)
+}
+
+/// The first piece's U-saving scan (w4gx0_su).
+fn slim_scan_first_saving(s: &Shape) -> Counts {
+    saving_replay(s, First, slim_scan_first)
+}
+
+/// The other pieces' U-saving scan (w4gxr_su).
+fn slim_scan_rest_saving(s: &Shape) -> Counts {
+    saving_replay(s, Tail, slim_scan_rest)
+}
+
 /// The slim piece summary: `H_j` (with v) and `M_j` (without) of pieces 0 ..= P − 2.
 fn slim_sum(s: &Shape) -> Counts {
     Counts::new(
@@ -730,6 +755,20 @@ fn psum_sl(s: &Shape) -> Counts {
     )
 }
 
+/// The slim transitions `Mᵀ_j` of pieces 1 ..= P − 1 only (psumt_sl, session 38: the saved
+/// replay): psum_sl's transition blocks on those pieces.
+fn psum_mt_sl(s: &Shape) -> Counts {
+    Counts::new(
+        over(
+            s,
+            Tail,
+            &[(1.0, Tok), (1.0, TileCc), (1.0, Scalars), (1.0, Glast)],
+        ),
+        s.piece_states(s.pieces - 1),
+        products(s, Tail, 2.0, 1.0, 0.0),
+    )
+}
+
 /// The transitions `Mᵀ_j` of pieces 1 ..= P − 1 only (psumt, psumt1; with checkpoints).
 fn psum_mt(s: &Shape) -> Counts {
     Counts::new(
@@ -817,7 +856,7 @@ const fn family(
 }
 
 /// Every kernel family of the bundled `gdn_fwd` / `gdn_bwd` modules the plans launch.
-pub const MODELS: [Model; 37] = [
+pub const MODELS: [Model; 41] = [
     family("offsets", &["chunk_offsets", "ckrows"], offsets),
     family("offsets", &["chunk_order", "chunk_order_rev"], offsets_ov),
     family("prep", &["fwd:prep14", "fwd:prep15"], full_prep),
@@ -876,6 +915,14 @@ pub const MODELS: [Model; 37] = [
         &["slimscan_w4dgxr", "slimscan_w4gxr"],
         slim_scan_rest,
     ),
+    // Session 38: the U-saving twins (the saved replay).
+    family(
+        "slimscan",
+        &["slimscan_w4gx_su", "slimscan_w4gxs_su", "slimscan_w8gx_su"],
+        slim_scan_saving,
+    ),
+    family("slimscan", &["slimscan_w4gx0_su"], slim_scan_first_saving),
+    family("slimscan", &["slimscan_w4gxr_su"], slim_scan_rest_saving),
     // Session 35 (sm35): the same summary on three stages (gxr3).
     family("slimsum", &["slimsum_gxr", "slimsum_gxr3"], slim_sum_mid),
     family("chain", &["chain3r"], chain_from1),
@@ -930,6 +977,7 @@ pub const MODELS: [Model; 37] = [
     family("dsum", &["dsum_sc"], dsum_sc),
     family("psum", &["psum", "psum1"], psum),
     family("psum", &["psum_sl"], psum_sl),
+    family("psumt", &["psumt_sl"], psum_mt_sl),
     family("psumt", &["psumt", "psumt1"], psum_mt),
     family(
         "tokens",

@@ -470,11 +470,17 @@ impl BenchInputs {
     /// Dims of the saved chunk factors of these inputs (session 37): `[max(T/64 + N, 1), H,
     /// GDN_CHUNK_FACTOR_BYTES]` bytes.
     pub fn factor_dims(&self) -> Vec<i64> {
-        use dnnplan::ir::infer::{GDN_CHUNK_FACTOR_BYTES, gdn_chunk_factor_rows};
+        self.factor_dims_at(0)
+    }
+
+    /// [`BenchInputs::factor_dims`] at `checkpoint_every_n_tokens = every` (at 64 with the U
+    /// tiles, session 38).
+    pub fn factor_dims_at(&self, every: i64) -> Vec<i64> {
+        use dnnplan::ir::infer::{gdn_chunk_factor_bytes, gdn_chunk_factor_rows};
         vec![
             gdn_chunk_factor_rows(self.t, self.n),
             self.hh,
-            GDN_CHUNK_FACTOR_BYTES,
+            gdn_chunk_factor_bytes(self.kd, every),
         ]
     }
 
@@ -486,12 +492,34 @@ impl BenchInputs {
         op: &str,
         buf: CUdeviceptr,
     ) -> (Graph, usize, Vec<(i64, CUdeviceptr)>) {
+        self.graph_saved_replay(op, buf, None)
+    }
+
+    /// [`BenchInputs::graph_saved`], with `ckpt` the saved replay (session 38): checkpoints
+    /// every 64 tokens (the forward's output, the backward's input at `ckpt`) and the factors
+    /// with the U tiles ([`BenchInputs::factor_dims_at`] 64).
+    pub fn graph_saved_replay(
+        &self,
+        op: &str,
+        buf: CUdeviceptr,
+        ckpt: Option<CUdeviceptr>,
+    ) -> (Graph, usize, Vec<(i64, CUdeviceptr)>) {
         use dnnplan::ir::{AttrValue, Tensor};
-        let (mut g, node, mut ins) = self.graph(op);
+        let every = if ckpt.is_some() { 64 } else { 0 };
+        let bwd_rows = ckpt.filter(|_| op == "gdn_bwd");
+        let (mut g, node, mut ins) = self.graph_with(op, every, bwd_rows);
+        if let Some(c) = ckpt.filter(|_| op != "gdn_bwd") {
+            // The forward's rows into the buffer the backward reads.
+            let u = g.nodes()[node]
+                .output("state_checkpoints")
+                .expect("checkpoints");
+            g.set_output(u, true).expect("mark output");
+            ins.push((u, c));
+        }
         let u = g
             .add_tensor(Tensor::new(
                 "chunk_factors",
-                &self.factor_dims(),
+                &self.factor_dims_at(every),
                 DataType::Uint8,
             ))
             .expect("tensor");
@@ -510,8 +538,26 @@ impl BenchInputs {
     /// [`BenchInputs::time`] of [`BenchInputs::graph_saved`]: the saving forward, or the backward
     /// reading the factors a saving forward left at `buf`.
     pub fn time_saved(&self, caller: &Caller, op: &str, buf: CUdeviceptr) -> f64 {
-        let (g, n, ins) = self.graph_saved(op, buf);
+        self.time_saved_replay(caller, op, buf, None)
+    }
+
+    /// [`BenchInputs::time_saved`] of [`BenchInputs::graph_saved_replay`] (`ckpt`: the saved
+    /// replay's checkpoint rows, [`BenchInputs::checkpoint_rows`] of `[H, K, K]` bf16).
+    pub fn time_saved_replay(
+        &self,
+        caller: &Caller,
+        op: &str,
+        buf: CUdeviceptr,
+        ckpt: Option<CUdeviceptr>,
+    ) -> f64 {
+        let (g, n, ins) = self.graph_saved_replay(op, buf, ckpt);
         time_graph(caller, g, n, &ins, Self::outputs(op))
+    }
+
+    /// Bytes of the saved replay's checkpoint rows ([`BenchInputs::checkpoint_rows`] of `[H, K,
+    /// K]` bf16).
+    pub fn checkpoint_bytes(&self) -> usize {
+        (self.checkpoint_rows() * self.hh * self.kd * self.kd * 2) as usize
     }
 
     /// Workspace bytes of `op`'s plan on these inputs (`saved`: with the chunk factors at that

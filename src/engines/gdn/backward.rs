@@ -490,11 +490,16 @@ pub enum BwdKernel {
     /// [`BwdSlimPrep::V16l`] picks it (the `prep16l` row of [`FORM_RULES`]); at K other than 128
     /// it names the full prep.
     PrepSl16l,
+    /// Session 38 (the saved replay on pieces): [`BwdKernel::PsumSl`]'s `Mᵀ_j` blocks alone
+    /// (`gdn_bwd_psumt_sl_*`, grid `(V / 64, HO, N·(P−1))`; the same per-block work, so the same
+    /// `Mᵀ_j`), as [`BwdKernel::PsumMt`] is [`BwdKernel::Psum`]'s; at K other than 128 it names
+    /// `psumt`.
+    PsumMtSl,
 }
 
 impl BwdKernel {
     /// Every kernel, in index order.
-    pub const ALL: [BwdKernel; 68] = [
+    pub const ALL: [BwdKernel; 69] = [
         BwdKernel::ChunkOffsets,
         BwdKernel::Prep,
         BwdKernel::Fscan,
@@ -563,6 +568,7 @@ impl BwdKernel {
         BwdKernel::TokensTw3Ov,
         BwdKernel::PrepSl16c,
         BwdKernel::PrepSl16l,
+        BwdKernel::PsumMtSl,
     ];
 
     /// Whether this kernel touches only the backward's slim workspace regions at K = 128
@@ -582,6 +588,7 @@ impl BwdKernel {
                 | BwdKernel::FscanGxSl
                 | BwdKernel::FscanGx4Sl
                 | BwdKernel::PsumSl
+                | BwdKernel::PsumMtSl
                 | BwdKernel::DscanOv2GxSc
                 | BwdKernel::DscanOv2GxSh
                 | BwdKernel::DscanpOv2GxSc
@@ -643,6 +650,8 @@ impl BwdKernel {
             }
             BwdKernel::PsumSl if k != 128 => "psum",
             BwdKernel::PsumSl => "psum_sl",
+            BwdKernel::PsumMtSl if k != 128 => "psumt",
+            BwdKernel::PsumMtSl => "psumt_sl",
             BwdKernel::FscanGxSl => "fscan_gxsl",
             BwdKernel::FscanGx4Sl => "fscan_gx4sl",
             BwdKernel::FscanGxSc => "fscan_gxsc",
@@ -2429,8 +2438,13 @@ impl<F> GdnBwdPlan<F> {
         // With reused checkpoints the token stage reads the states from them: no replay; with
         // seeding ones the rows seed it: no forward chain.
         let checkpoints = checkpoint_use(f);
-        let replays = checkpoints == CheckpointUse::Recompute;
-        if replays {
+        // The saved replay (session 38): reused checkpoints beside saved chunk factors, which then
+        // hold the U tiles too (engine.rs, chunk_factors_port). The plan is chosen as if it
+        // replayed (the slim form's storing replay and its U-loading token stage), then the replay's
+        // launches are left out and the states and U tiles read from the forward's buffers.
+        let saved_replay = checkpoints == CheckpointUse::Reuse && f.port("chunk_factors").is_some();
+        let replays = checkpoints == CheckpointUse::Recompute || saved_replay;
+        if checkpoints == CheckpointUse::Recompute {
             // An ignored checkpoint input is never read, so never looked up either.
             uids[PORTS.len() - 1] = None;
         }
@@ -2588,6 +2602,34 @@ impl<F> GdnBwdPlan<F> {
         if factors.is_some() {
             steps.retain(|s| s.0.slim_prep_pass().is_none());
         }
+        if saved_replay {
+            // The replay's launches as the rows relaunch them: the uncut replay, or the piece
+            // chain's forward chain and seeded replay (its summaries stay: the reverse chain reads
+            // their Mᵀ_j).
+            let replay_kernels: Vec<BwdKernel> = stages
+                .replay
+                .iter()
+                .chain(
+                    stages
+                        .pieces
+                        .iter()
+                        .flat_map(|p| p.forward.iter().flatten()),
+                )
+                .map(|step| rules.relaunch(*step, &ctx).0)
+                .collect();
+            if !factors.is_some_and(|(_, l)| l.holds_u_tiles()) {
+                return Err(Error::Internal(format!(
+                    "gdn_sm90: node {}: reused checkpoints beside chunk factors without U tiles",
+                    f.node
+                )));
+            }
+            steps.retain(|s| !replay_kernels.contains(&s.0));
+            // The slim summaries: only the reverse chain's Mᵀ_j blocks.
+            for s in steps.iter_mut().filter(|s| s.0 == BwdKernel::PsumSl) {
+                s.0 = BwdKernel::PsumMtSl;
+                s.1.2 = np1;
+            }
+        }
         let reused = checkpoints == CheckpointUse::Reuse;
         // Only the regions the kernels touch when every launch is a slim-form kernel (K = 128).
         let layout = if k == 128 && steps.iter().all(|s| s.0.slim_workspace()) {
@@ -2601,7 +2643,8 @@ impl<F> GdnBwdPlan<F> {
             BwdWorkspaceLayout::with_states(n, t, ho, k, v, !reused)
         };
         // With checkpoints the forward chain's transitions M_j go unused.
-        let piece_layout = if replays {
+        let reverse_only = !replays || steps.iter().any(|s| s.0 == BwdKernel::PsumMtSl);
+        let piece_layout = if !reverse_only {
             BwdPieceLayout::new(layout.total, n, ho, k, v, pieces)
         } else {
             BwdPieceLayout::reverse_only(layout.total, n, ho, k, v, pieces)
@@ -3704,6 +3747,62 @@ mod tests {
     fn named_plan(f: &GdnFacts) -> GdnBwdPlan<String> {
         let names = kernel_names("bf16", f.k, PrepVariant::DEFAULT).to_vec();
         GdnBwdPlan::new(f, names, 132).expect("plan")
+    }
+
+    #[test]
+    fn the_saved_replay_leaves_out_the_prep_and_the_replay() {
+        use crate::engines::gdn::engine::tests::{bound, every_chunk, saving};
+        // Uncut, 8 pieces, 16 sequences, a ragged-sized batch, a small one.
+        for (n, t, ho) in [
+            (4, 32768, 16),
+            (1, 32768, 16),
+            (16, 32768, 32),
+            (10, 4000, 4),
+            (3, 300, 2),
+        ] {
+            let factors = saving(bound(facts(n, t, ho, 128, false)));
+            let f = saving(every_chunk(bound(facts(n, t, ho, 128, false))));
+            let (with, without) = (named_plan(&f), named_plan(&factors));
+            assert_eq!(with.checkpoints(), CheckpointUse::Reuse);
+            assert!(with.reads_chunk_factors() && with.slim_form());
+            assert!(with.factors.is_some_and(|(_, l)| l.holds_u_tiles()));
+            let names = |p: &GdnBwdPlan<String>| -> Vec<String> {
+                p.launches().map(|l| l.0.clone()).collect()
+            };
+            let (a, b) = (names(&with), names(&without));
+            // The launches of the plan reading the factors alone, less the replay's.
+            let replay = |x: &String| REPLAY_KERNELS.iter().any(|r| x.starts_with(r));
+            assert!(b.iter().any(replay), "({n},{t},{ho}): {b:?}");
+            // The piece chain's summaries: only the transitions Mᵀ_j.
+            let rest: Vec<String> = b
+                .iter()
+                .filter(|x| !replay(x))
+                .map(|x| x.replace("_psum_sl_", "_psumt_sl_"))
+                .collect();
+            assert_eq!(a, rest, "({n},{t},{ho})");
+            let grids = |p: &GdnBwdPlan<String>, entry: &str| -> Vec<(u32, u32, u32)> {
+                p.launches()
+                    .filter(|l| l.0.contains(entry))
+                    .map(|l| l.1)
+                    .collect()
+            };
+            for (g_t, g) in grids(&with, "_psumt_sl_")
+                .into_iter()
+                .zip(grids(&without, "_psum_sl_"))
+            {
+                let pieces = with.schedule().pieces as u32;
+                assert_eq!(
+                    g_t.2 / (pieces - 1),
+                    g.2 / (2 * pieces - 1),
+                    "one block row per sequence"
+                );
+                assert_eq!((g_t.0, g_t.1), (g.0, g.1));
+            }
+            // The U-loading token stage still runs (its U from the factors).
+            assert!(a.iter().any(|x| x.contains("tokens_tw3")), "{a:?}");
+            // No states region: the checkpoints stand in.
+            assert!(with.ckpt.total < without.ckpt.total);
+        }
     }
 
     #[test]

@@ -97,7 +97,7 @@ use crate::dispatch::knobs::Knobs;
 use crate::dispatch::target::Target;
 use crate::error::{Error, Result};
 use crate::ir::DataType;
-use crate::ir::infer::{GDN_CHUNK_FACTOR_BYTES, gdn_chunk_factor_rows};
+use crate::ir::infer::{GDN_CHUNK_FACTOR_BYTES, gdn_chunk_factor_bytes, gdn_chunk_factor_rows};
 
 use super::analyzer::{GdnFacts, GdnOp, PortFacts};
 use super::backward::GdnBwdPlan;
@@ -250,7 +250,8 @@ fn checkpoints_without_pool(f: &GdnFacts, _: &Target) -> Option<String> {
 
 /// `chunk_factors` (dnnplan's saved factors, session 37, [`super::chunk_factors`]): the slim
 /// factors' path (K = V = 128), UINT8 bytes of `[rows ≥ max(T / 64 + N, 1), HO,
-/// GDN_CHUNK_FACTOR_BYTES]`.
+/// gdn_chunk_factor_bytes(V, c)]`; a backward's state checkpoints beside them only as the
+/// forward writes them at `c = 64` (the saved replay, session 38: reused, io dtype).
 fn chunk_factors_port(f: &GdnFacts, _: &Target) -> Option<String> {
     let p = f.port("chunk_factors")?;
     if !FwdFactors::applies(f) {
@@ -260,17 +261,29 @@ fn chunk_factors_port(f: &GdnFacts, _: &Target) -> Option<String> {
         ));
     }
     let rows = gdn_chunk_factor_rows(f.total_tokens, f.n_seqs);
-    let fits = p.dims.len() == 3
-        && p.dims[0] >= rows
-        && p.dims[1] == f.heads.3
-        && p.dims[2] == GDN_CHUNK_FACTOR_BYTES;
+    let bytes = gdn_chunk_factor_bytes(f.v, f.checkpoint_every);
+    let fits =
+        p.dims.len() == 3 && p.dims[0] >= rows && p.dims[1] == f.heads.3 && p.dims[2] == bytes;
     if p.dtype != DataType::Uint8 || !fits {
         return Some(format!(
-            "chunk_factors must be UINT8 [{rows}, {}, {GDN_CHUNK_FACTOR_BYTES}] (max(T / 64 + N, 1) \
-             chunk slots, HO heads, bytes per slot and head); got {} {:?}",
+            "chunk_factors must be UINT8 [{rows}, {}, {bytes}] (max(T / 64 + N, 1) chunk slots, \
+             HO heads, bytes per slot and head at checkpoint_every_n_tokens = {}); got {} {:?}",
             f.heads.3,
+            f.checkpoint_every,
             p.dtype.name(),
             p.dims
+        ));
+    }
+    if f.op == GdnOp::Backward
+        && f.port("state_checkpoints").is_some()
+        && super::backward::checkpoint_use(f) != super::backward::CheckpointUse::Reuse
+    {
+        return Some(format!(
+            "chunk_factors with state_checkpoints needs the forward's own checkpoints: the io \
+             dtype ({}) at checkpoint_every_n_tokens = 64 with a row per chunk (the saved \
+             replay); got checkpoint_every_n_tokens = {}",
+            f.io.name(),
+            f.checkpoint_every
         ));
     }
     None
@@ -1192,6 +1205,17 @@ pub const SLIM_PREP_WGTL: PrepPass = PrepPass {
     ..SLIM_PREP_WGL
 };
 
+/// The output scans with a U-saving twin (session 38; kernels/src/gdn_fwd.cu,
+/// `GDN_FWD_SLIM_SAVE_U_ENTRIES`): the suffixes of the rule's uncut (`w4gx`, `w4gxs`, `w8gx`) and
+/// first-early (`w4gx0`, `w4gxr`) slim scans. The twin `gdn_fwd_slimscan_<tag>_k128_<suffix>_su`
+/// runs the same step and also stores each chunk's io `U` tile into `chunk_factors`
+/// ([`FwdFastParams::save_u`]): a forward that saves the factors and checkpoints every chunk
+/// thereby saves everything its backward's replay would compute.
+pub const SAVE_U_SCANS: &[&str] = &["w4gx", "w4gxs", "w8gx", "w4gx0", "w4gxr"];
+
+/// The suffix of a [`SAVE_U_SCANS`] twin's entry.
+pub const SAVE_U_SUFFIX: &str = "su";
+
 /// How the uncut slim prep [`SLIM_PREP`] forms its K Kᵀ / Q Kᵀ products
 /// (`DNNPLAN_GDN_FWD_SLIMPREP`, read at plan build; session 28): a speed knob, the same
 /// operands and k16 steps in the same order.
@@ -1883,6 +1907,9 @@ pub struct FwdChoice {
     /// ([`PieceFirstRow::rest_in_one_wave`]: [`PieceFirstRow::rest_wave`] runs, else
     /// [`PieceFirstRow::rest`]).
     pub rest_wave: bool,
+    /// Whether the output scans also save each chunk's `U` tile into `chunk_factors` (session
+    /// 38: the node saves the factors and checkpoints every chunk; [`FwdChoice::saves_u_tiles`]).
+    pub save_u: bool,
 }
 
 /// Which chunk factors the forward's prep writes and its output scan reads.
@@ -2163,6 +2190,8 @@ impl FwdChoice {
         c.sequential = c.overlap && fwd_overlap::sequential(overlap_switch.as_deref());
         if f.port("chunk_factors").is_some() {
             c.save_chunk_factors();
+            // With the state entering every chunk checkpointed, the replay's other output too.
+            c.save_u = f.checkpoint_every == super::params::CHUNK as i64;
         }
         c
     }
@@ -2176,9 +2205,23 @@ impl FwdChoice {
         self.slim_prep = self.slim_prep.saving();
     }
 
-    /// Whether this schedule's prep saves the backward's factors.
+    /// Whether this schedule's prep saves the backward's factors (and, with
+    /// [`FwdChoice::save_u`], its output scans the `U` tiles: [`FwdChoice::saves_u_tiles`]).
     pub fn saves_chunk_factors(&self) -> bool {
-        self.slim_prep.saves() && self.prep_pass() == self.slim_prep.pass(SLIM_PREP)
+        self.slim_prep.saves()
+            && self.prep_pass() == self.slim_prep.pass(SLIM_PREP)
+            && (!self.save_u || self.saves_u_tiles())
+    }
+
+    /// Whether every output scan this schedule launches has its U-saving twin
+    /// ([`SAVE_U_SCANS`]) and [`FwdChoice::save_u`] asks for them.
+    pub fn saves_u_tiles(&self) -> bool {
+        let has_twin = |p: FwdPass| p.stem == "slimscan" && SAVE_U_SCANS.contains(&p.suffix);
+        self.save_u
+            && self.factors == FwdFactors::Slim
+            && !self.overlap
+            && has_twin(self.scan_pass())
+            && self.first_pass().is_none_or(has_twin)
     }
 
     /// Whether this schedule runs its prep and output scan at the same time
@@ -2431,6 +2474,7 @@ impl FwdChoice {
             first_scan: SLIM_FIRST_SCAN_BY_RULE,
             first_sum: SLIM_FIRST_SUM_BY_RULE,
             rest_wave: false,
+            save_u: false,
         };
         if c.first_early() {
             c.pieces = SLIM_PIECES_FIRST.pieces(blocks, sms);
@@ -2509,15 +2553,24 @@ struct FwdKernels<F = Function> {
 
 impl FwdKernels<String> {
     /// The entries `choice` runs for io dtype `tag` and K = `k` (the summary and the chain are
-    /// resolved with every plan; they run only with `pieces > 1`).
+    /// resolved with every plan; they run only with `pieces > 1`); the output scans' U-saving
+    /// twins where [`FwdChoice::saves_u_tiles`].
     fn named(choice: &FwdChoice, tag: &str, k: i64) -> FwdKernels<String> {
         let (prep, scan) = choice.kernel_names(tag, k);
+        let twin = |name: String| {
+            if choice.saves_u_tiles() {
+                format!("{name}_{SAVE_U_SUFFIX}")
+            } else {
+                name
+            }
+        };
+        let scan = twin(scan);
         FwdKernels {
             offsets: choice.offsets_name().to_owned(),
             prep,
             first: choice
                 .first_pass()
-                .map_or_else(|| scan.clone(), |f| f.entry(tag, k)),
+                .map_or_else(|| scan.clone(), |f| twin(f.entry(tag, k))),
             scan,
             sum: choice.sum_kernel_name(tag, k),
             chain: choice.chain_kernel_name(k),
@@ -2654,17 +2707,20 @@ pub(super) fn chunk_factors_of(
             "chunk_factors",
             format!(
                 "node {}: this plan's schedule cannot use saved chunk factors: it runs another \
-                 prep than the slim form's (a diagnostic switch forces the prep ∥ scan overlap, the \
-                 full factors or another prep form: unset DNNPLAN_GDN_FWD_OVERLAP, \
-                 DNNPLAN_GDN_FWD_FACTORS, DNNPLAN_GDN_BWD_PREP, DNNPLAN_GDN_BWD_SLIMPREP)",
+                 prep than the slim form's or, with checkpoints at every chunk, an output scan \
+                 without a U-saving twin (a diagnostic switch forces the prep ∥ scan overlap, the \
+                 full factors, another scan or another prep form: unset DNNPLAN_GDN_FWD_OVERLAP, \
+                 DNNPLAN_GDN_FWD_FACTORS, DNNPLAN_GDN_FWD_SCAN, DNNPLAN_GDN_FWD_PIECE*, \
+                 DNNPLAN_GDN_BWD_PREP, DNNPLAN_GDN_BWD_SLIMPREP)",
                 f.node
             ),
         ));
     }
     let rows = p.dims.first().copied().unwrap_or(0).max(0) as u64;
+    let u_bytes = gdn_chunk_factor_bytes(f.v, f.checkpoint_every) - GDN_CHUNK_FACTOR_BYTES;
     Ok(Some((
         p.uid,
-        ChunkFactorsLayout::new(rows, f.heads.3 as u64),
+        ChunkFactorsLayout::new(rows, f.heads.3 as u64, u_bytes as u64),
     )))
 }
 
@@ -4009,11 +4065,126 @@ pub(super) mod tests {
         f
     }
 
-    /// `f` with a `chunk_factors` port of the declared size.
+    /// `f` with a `chunk_factors` port of the declared size (with the U tiles at a cadence of 64).
     pub(in crate::engines::gdn) fn saving(f: GdnFacts) -> GdnFacts {
         let rows = gdn_chunk_factor_rows(f.total_tokens, f.n_seqs);
-        let ho = f.heads.3;
-        with_chunk_factors(f, vec![rows, ho, GDN_CHUNK_FACTOR_BYTES], DataType::Uint8)
+        let (ho, bytes) = (f.heads.3, gdn_chunk_factor_bytes(f.v, f.checkpoint_every));
+        with_chunk_factors(f, vec![rows, ho, bytes], DataType::Uint8)
+    }
+
+    /// `f` with io-dtype state checkpoints at every chunk, rows as the forward writes them.
+    pub(in crate::engines::gdn) fn every_chunk(f: GdnFacts) -> GdnFacts {
+        let rows = gdn_chunk_factor_rows(f.total_tokens, f.n_seqs);
+        let (ho, v, k) = (f.heads.3, f.v, f.k);
+        let io = f.io;
+        let mut f = with_checkpoints(f, 64, io, false);
+        let (_, port) = f.ports.last_mut().expect("state_checkpoints");
+        port.dims = vec![rows, ho, v, k];
+        f
+    }
+
+    #[test]
+    fn a_forward_checkpointing_every_chunk_saves_the_u_tiles_on_every_cut() {
+        use crate::engines::gdn::analyzer::test_facts;
+        for (n, t, ho) in [
+            (4, 32768, 16),
+            (1, 32768, 16),
+            (16, 32768, 32),
+            (10, 4000, 4),
+            (3, 300, 2),
+        ] {
+            let ckpt = every_chunk(bound(test_facts(GdnOp::Forward, n, t, ho, 128, false)));
+            let f = saving(ckpt.clone());
+            assert_eq!(verdict(&f), None, "({n},{t},{ho})");
+            let c = FwdChoice::pick(&f, 132);
+            assert!(c.save_u && c.saves_u_tiles() && c.saves_chunk_factors());
+            let base = FwdChoice::pick(&ckpt, 132);
+            let (with, without) = (
+                FwdKernels::named(&c, "bf16", 128),
+                FwdKernels::named(&base, "bf16", 128),
+            );
+            // The output scans run their U-saving twins; the rest as the factors alone.
+            assert_eq!(with.scan, format!("{}_su", without.scan), "({n},{t},{ho})");
+            assert_eq!(with.first, format!("{}_su", without.first));
+            assert_eq!(with.prep, format!("{}s", without.prep));
+            let plan =
+                GdnFwdPlan::new(&f, c, FwdKernels::named(&c, "bf16", 128), 132).expect("plan");
+            let (_, layout) = plan.factors.expect("bound");
+            assert!(layout.holds_u_tiles());
+            let rows = gdn_chunk_factor_rows(t, n) as u64;
+            assert_eq!(
+                layout.total,
+                rows * ho as u64 * gdn_chunk_factor_bytes(128, 64) as u64
+            );
+            let launched: Vec<String> = plan.launches().map(|l| l.0.clone()).collect();
+            assert!(
+                launched
+                    .iter()
+                    .any(|x| x.contains("slimscan") && x.ends_with("_su")),
+                "{launched:?}"
+            );
+            // A schedule whose scan has no twin (the overlap's consumer) cannot save them.
+            let mut odd = c;
+            odd.overlap = true;
+            assert!(!odd.saves_u_tiles() && !odd.saves_chunk_factors());
+            let err = GdnFwdPlan::new(&f, odd, FwdKernels::named(&odd, "bf16", 128), 132)
+                .err()
+                .expect("refused")
+                .to_string();
+            assert!(
+                err.contains("chunk_factors") && err.contains("U-saving twin"),
+                "{err}"
+            );
+        }
+        // At another cadence the factors alone: the plain scans.
+        let mut f = bound(test_facts(GdnOp::Forward, 4, 32768, 16, 128, false));
+        f = with_checkpoints(f, 128, DataType::Bfloat16, false);
+        let c = FwdChoice::pick(&saving(f), 132);
+        assert!(!c.save_u && c.saves_chunk_factors());
+        assert!(!FwdKernels::named(&c, "bf16", 128).scan.ends_with("_su"));
+    }
+
+    #[test]
+    fn every_save_u_twin_is_a_symbol_of_the_bundled_cubin() {
+        let bundled = crate::cuda::kernels::find("gdn_fwd").expect("bundled gdn_fwd module");
+        for tag in ["bf16", "f16"] {
+            for suffix in SAVE_U_SCANS {
+                let name = format!("gdn_fwd_slimscan_{tag}_k128_{suffix}_{SAVE_U_SUFFIX}");
+                assert!(bundled.has_function(&name), "{name} is not bundled");
+            }
+        }
+    }
+
+    #[test]
+    fn a_backward_takes_chunk_factors_beside_the_forwards_own_checkpoints_only() {
+        use crate::engines::gdn::analyzer::test_facts;
+        let plain = bound(test_facts(GdnOp::Backward, 3, 300, 2, 128, false));
+        // The forward's own: io rows at every chunk, factors with the U tiles.
+        assert_eq!(verdict(&saving(every_chunk(plain.clone()))), None);
+        // The factors without the U tiles beside them: the size names the cadence.
+        let rows = gdn_chunk_factor_rows(300, 3);
+        let short = with_chunk_factors(
+            every_chunk(plain.clone()),
+            vec![rows, 2, GDN_CHUNK_FACTOR_BYTES],
+            DataType::Uint8,
+        );
+        let why = verdict(&short).expect("declined");
+        assert!(
+            why.contains(&format!("[{rows}, 2, {}]", gdn_chunk_factor_bytes(128, 64)))
+                && why.contains("checkpoint_every_n_tokens = 64"),
+            "{why}"
+        );
+        // Coarse or fp32 rows seed a replay the factors do not serve.
+        for (cadence, dtype) in [(128, DataType::Bfloat16), (64, DataType::Float)] {
+            let mut f = with_checkpoints(plain.clone(), cadence, dtype, false);
+            let (_, port) = f.ports.last_mut().expect("state_checkpoints");
+            port.dims = vec![rows, 2, 128, 128];
+            let why = verdict(&saving(f)).expect("declined");
+            assert!(
+                why.contains("chunk_factors with state_checkpoints needs the forward's own"),
+                "{cadence} {dtype:?}: {why}"
+            );
+        }
     }
 
     #[test]

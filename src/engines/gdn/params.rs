@@ -335,6 +335,9 @@ pub struct BwdParams {
     pub ws_pa: u64,
     /// Workspace: `dG` terms `[T, HO]` fp32.
     pub ws_pb: u64,
+    /// The `U` tiles `[slots, 64, V]` io (`gdn::bwd_u_tiles`): the second half of `ws_dr`
+    /// ([`BwdWorkspaceLayout::bind`]), or the `U` region of saved chunk factors (session 38).
+    pub ws_u: u64,
 }
 
 /// The optional regions of the backward's slim workspace ([`BwdWorkspaceLayout::slim`]).
@@ -356,6 +359,9 @@ pub struct BwdWorkspaceLayout {
     /// Offsets of `ws_t, ws_e, ws_gam, ws_bet, ws_s, ws_ds, ws_dr, ws_dq, ws_dk, ws_dv, ws_pa,
     /// ws_pb`, in that order.
     pub regions: [u64; 12],
+    /// Offset of the `U` tiles (`ws_u`): the second half of `ws_dr`, from `slots · 64 · V · 2`
+    /// bytes.
+    pub u_tiles: u64,
     /// Total bytes.
     pub total: u64,
 }
@@ -400,7 +406,7 @@ impl BwdWorkspaceLayout {
             th * 4,
             th * 4,
         ];
-        Self::after(fwd, sizes)
+        Self::after(fwd, sizes, slots * CHUNK * v * 2)
     }
 
     /// The backward's slim form (session 37: K = V = 128, every launch one of the kernels
@@ -437,12 +443,12 @@ impl BwdWorkspaceLayout {
             th * 4,
             th * 4,
         ];
-        Self::after(fwd, sizes)
+        Self::after(fwd, sizes, slots * CHUNK * v * 2)
     }
 
     /// The backward's twelve regions of `sizes` bytes after the forward side `fwd`, each at a
-    /// multiple of [`REGION_ALIGN`].
-    fn after(fwd: WorkspaceLayout, sizes: [u64; 12]) -> BwdWorkspaceLayout {
+    /// multiple of [`REGION_ALIGN`]; the `U` tiles `u_in_dr` bytes into `ws_dr`.
+    fn after(fwd: WorkspaceLayout, sizes: [u64; 12], u_in_dr: u64) -> BwdWorkspaceLayout {
         let mut off = fwd.total;
         let mut regions = [0u64; 12];
         for (r, bytes) in regions.iter_mut().zip(sizes) {
@@ -452,6 +458,7 @@ impl BwdWorkspaceLayout {
         BwdWorkspaceLayout {
             fwd,
             regions,
+            u_tiles: regions[6] + u_in_dr,
             total: off,
         }
     }
@@ -464,6 +471,7 @@ impl BwdWorkspaceLayout {
             p.ws_t, p.ws_e, p.ws_gam, p.ws_bet, p.ws_s, p.ws_ds, p.ws_dr, p.ws_dq, p.ws_dk,
             p.ws_dv, p.ws_pa, p.ws_pb,
         ] = r;
+        p.ws_u = base + self.u_tiles;
     }
 }
 
@@ -855,6 +863,9 @@ pub struct FwdFastParams {
     /// Where the saving slim prep writes the backward's factors (session 37; all 0 unless the
     /// plan saves them: [`super::chunk_factors`]).
     pub save: PrepKeep,
+    /// Where a U-saving output scan (`gdn_fwd_slimscan_*_k128_*_su`, session 38) writes each
+    /// chunk's io `U` tile `[slots, 64, V]` (0 unless the plan saves them).
+    pub save_u: u64,
 }
 
 /// `gdn::PrepKeep` of `kernels/include/gdn_fwd.cuh`: the regions the forward's saving slim prep
@@ -1334,8 +1345,9 @@ mod tests {
 
     #[test]
     fn bwd_params_layout_matches_the_cuda_struct() {
-        // FwdParams, 10 pointers, one i64, 12 pointers (static_assert in gdn_bwd.cuh: 392).
-        assert_eq!(std::mem::size_of::<BwdParams>(), 392);
+        // FwdParams, 10 pointers, one i64, 13 pointers (static_assert in gdn_bwd.cuh: 400).
+        assert_eq!(std::mem::size_of::<BwdParams>(), 400);
+        assert_eq!(std::mem::offset_of!(BwdParams, ws_u), 392);
         assert_eq!(std::mem::offset_of!(BwdParams, d_o), 208);
         assert_eq!(std::mem::offset_of!(BwdParams, total_t), 288);
         assert_eq!(std::mem::offset_of!(BwdParams, ws_pb), 384);
@@ -1505,10 +1517,10 @@ mod tests {
 
     #[test]
     fn bwd_ckpt_params_layout_and_the_reverse_only_pieces() {
-        // BwdChainParams (448), two pointers, two i32 (static_assert in gdn_bwd_chain.cuh: 472).
-        assert_eq!(std::mem::size_of::<BwdCkptParams>(), 472);
-        assert_eq!(std::mem::offset_of!(BwdCkptParams, ckpt), 448);
-        assert_eq!(std::mem::offset_of!(BwdCkptParams, ckpt_every), 464);
+        // BwdChainParams (456), two pointers, two i32 (static_assert in gdn_bwd_chain.cuh: 480).
+        assert_eq!(std::mem::size_of::<BwdCkptParams>(), 480);
+        assert_eq!(std::mem::offset_of!(BwdCkptParams, ckpt), 456);
+        assert_eq!(std::mem::offset_of!(BwdCkptParams, ckpt_every), 472);
         // The rows' table: the chunk table at one chunk per row, a region of its own beyond.
         let mut p = BwdCkptParams::default();
         p.cp.b.f.chunk_offsets = 4096;
@@ -1540,10 +1552,10 @@ mod tests {
 
     #[test]
     fn bwd_chain_params_layout_matches_the_cuda_struct() {
-        // BwdParams (392), two i32, six pointers (static_assert in gdn_bwd_chain.cuh: 448).
-        assert_eq!(std::mem::size_of::<BwdChainParams>(), 448);
-        assert_eq!(std::mem::offset_of!(BwdChainParams, ov_flags), 432);
-        assert_eq!(std::mem::offset_of!(BwdChainParams, ov_order), 440);
+        // BwdParams (400), two i32, six pointers (static_assert in gdn_bwd_chain.cuh: 456).
+        assert_eq!(std::mem::size_of::<BwdChainParams>(), 456);
+        assert_eq!(std::mem::offset_of!(BwdChainParams, ov_flags), 440);
+        assert_eq!(std::mem::offset_of!(BwdChainParams, ov_order), 448);
         // The overlap regions: flags per (slot, head), the order per slot; none when off.
         let off = OverlapLayout::new(1000, 7, 3, false);
         assert_eq!(off.total, 1000);
@@ -1564,9 +1576,9 @@ mod tests {
         );
         assert!(SM.allows(dscan_ov2_smem_bytes(128, 128)));
         assert_eq!(dscan_ov2_smem_bytes(64, 64), 110_592 + 4 * 16 * 72 * 2);
-        assert_eq!(std::mem::offset_of!(BwdChainParams, pieces), 392);
-        assert_eq!(std::mem::offset_of!(BwdChainParams, ws_seed), 416);
-        assert_eq!(std::mem::offset_of!(BwdChainParams, ws_mt), 424);
+        assert_eq!(std::mem::offset_of!(BwdChainParams, pieces), 400);
+        assert_eq!(std::mem::offset_of!(BwdChainParams, ws_seed), 424);
+        assert_eq!(std::mem::offset_of!(BwdChainParams, ws_mt), 432);
         let none = BwdPieceLayout::new(1000, 2, 3, 64, 64, 1);
         assert_eq!(none.total, 1000);
         let l = BwdPieceLayout::new(1000, 2, 3, 64, 64, 4);
@@ -1577,9 +1589,10 @@ mod tests {
 
     #[test]
     fn fast_params_and_piece_layout() {
-        // FwdParams (208), two i32, seven pointers, two i32, PrepKeep (five pointers; static_asserts
-        // in gdn_fwd_fast.cuh: 320, ckpt at 256, ckpt_every at 272).
-        assert_eq!(std::mem::size_of::<FwdFastParams>(), 320);
+        // FwdParams (208), two i32, seven pointers, two i32, PrepKeep (five pointers), save_u (static_asserts
+        // in gdn_fwd_fast.cuh: 328, ckpt at 256, ckpt_every at 272).
+        assert_eq!(std::mem::size_of::<FwdFastParams>(), 328);
+        assert_eq!(std::mem::offset_of!(FwdFastParams, save_u), 320);
         assert_eq!(std::mem::offset_of!(FwdFastParams, save), 280);
         assert_eq!(std::mem::offset_of!(FwdFastParams, pieces), 208);
         assert_eq!(std::mem::offset_of!(FwdFastParams, ws_seed), 232);

@@ -180,9 +180,12 @@ fn fwd_state_outs(io: &'static str, state_dtype: DtypeRule) -> [OutSpec; 2] {
 
 /// GDN's `chunk_factors` (dnnplan's extension, session 37): a training forward with
 /// `output_chunk_factors` writes the chunks' factors (an opaque UINT8 tensor, `[max(T / 64 + N,
-/// 1), HO, GDN_CHUNK_FACTOR_BYTES]`), and its backward, given them as the optional input
-/// `chunk_factors`, skips recomputing them. Only the same dnnplan build's forward of the same
-/// inputs and attributes may fill the buffer a backward reads.
+/// 1), HO, gdn_chunk_factor_bytes(V, checkpoint_every_n_tokens)]`), and its backward, given them
+/// as the optional input `chunk_factors`, skips recomputing them. With checkpoints at every chunk
+/// (`checkpoint_every_n_tokens = 64`, session 38) the buffer also holds each chunk's `U` tile,
+/// and a backward given both the checkpoints and the factors replays nothing. Only the same
+/// dnnplan build's forward of the same inputs and attributes may fill the buffer a backward
+/// reads; which combinations an engine serves is the engine's rule.
 fn chunk_factor_ports(o: OpSpec, kind: Kind) -> OpSpec {
     const BYTES: &[DataType] = &[DataType::Uint8];
     match kind {
@@ -195,11 +198,9 @@ fn chunk_factor_ports(o: OpSpec, kind: Kind) -> OpSpec {
             .attrs(vec![a_bool("output_chunk_factors", false).doc(
                 "emit chunk_factors (dnnplan: the backward's factors, saved for it)",
             )]),
-        Kind::Bwd => o.ins(opts(&["chunk_factors"])).rules(vec![
-            Rule::DtypeIn("chunk_factors", BYTES),
-            // The checkpoint paths run the full form's prep, whose outputs the factors are not.
-            excludes(Cond::Port("state_checkpoints"), Cond::Port("chunk_factors")),
-        ]),
+        Kind::Bwd => o
+            .ins(opts(&["chunk_factors"]))
+            .rules(vec![Rule::DtypeIn("chunk_factors", BYTES)]),
         Kind::Summary | Kind::SummaryBwd => o,
     }
 }
