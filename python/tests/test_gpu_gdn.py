@@ -285,9 +285,14 @@ def test_saved_chunk_factors_give_the_recompute_gradients_bit_for_bit(monkeypatc
         torch.autograd.backward([out.output, out.final_state], [d_o, d_fs])
         return out.output.detach(), {n: ours[n].grad for n in diff}
 
-    o_saved, g_saved = _backward_or_xfail(lambda: grads(True))
-    o_plain, g_plain = _backward_or_xfail(lambda: grads(False))
-    assert torch.equal(o_saved, o_plain)
+    o_saved, g_saved = _backward_or_xfail(lambda: grads(1))
+    o_plain, g_plain = _backward_or_xfail(lambda: grads(0))
+    # Level 2 (session 38): the saved replay (checkpoints every chunk, the factors with the U
+    # tiles; the backward runs neither prep nor replay): the same bits on these uncut sequences.
+    o_replay, g_replay = _backward_or_xfail(lambda: grads(2))
+    assert torch.equal(o_saved, o_plain) and torch.equal(o_replay, o_plain)
+    for n in diff:
+        assert torch.equal(g_replay[n], g_plain[n]), n
     refs = {n: (t.double().requires_grad_() if n in diff else t) for n, t in inputs.items()}
     ref_o, ref_s = gdn_reference(refs["q"], refs["k"], refs["v"], refs["g"], refs["beta"],
                                  refs["cu_seqlens"], initial_state=refs["initial_state"])
@@ -321,6 +326,29 @@ def test_opcheck_training_ops():
     bwd_args = (*common, d_o, inputs["initial_state"], d_fs, None, None, cf, *cfg)
     _backward_or_xfail(lambda: gdn_bwd_train(*bwd_args))
     torch.library.opcheck(gdn_bwd_train, bwd_args)
+
+
+def test_opcheck_saved_replay_ops():
+    from dnnplan_torch.gdn import gdn_bwd_train_replay, gdn_fwd_train_replay
+
+    inputs = make_inputs([0, 64, 160], 2, 2, 2, 128, 128, torch.bfloat16,
+                         state_dtype=torch.float32, seed=24)
+    cfg = (0.088, False, False, False, False, "log", False)
+    common = (inputs["q"], inputs["k"], inputs["v"], inputs["g"], inputs["beta"],
+              inputs["cu_seqlens"])
+    fwd_args = (*common, inputs["initial_state"], None, None, True, *cfg, None)
+    _, _, ck, cf = gdn_fwd_train_replay(*fwd_args)
+    assert ck.dtype == torch.bfloat16 and ck.shape == (160 // 64 + 2, 2, 128, 128)
+    assert cf.dtype == torch.uint8 and cf.shape == (160 // 64 + 2, 2, 17924 + 64 * 128 * 2)
+    # As for gdn_fwd_train: the rows and slots past the sequences' chunks are unspecified.
+    torch.library.opcheck(gdn_fwd_train_replay, fwd_args,
+                          test_utils=("test_schema", "test_autograd_registration",
+                                      "test_faketensor"))
+    d_o = torch.randn(160, 2, 128, device=DEV).to(torch.bfloat16)
+    d_fs = torch.randn(2, 2, 128, 128, device=DEV)
+    bwd_args = (*common, d_o, inputs["initial_state"], d_fs, None, None, ck, cf, *cfg)
+    _backward_or_xfail(lambda: gdn_bwd_train_replay(*bwd_args))
+    torch.library.opcheck(gdn_bwd_train_replay, bwd_args)
 
 
 def test_compile_fullgraph_dynamic_token_counts():

@@ -16,6 +16,8 @@ from dnnplan_torch._graphs import (
     compact,
     default_gdn_scale,
     gdn_bwd_graph,
+    gdn_checkpoint_rows,
+    gdn_chunk_factor_bytes,
     gdn_chunk_factor_rows,
     gdn_fwd_graph,
     sdpa_bwd_graph,
@@ -262,6 +264,35 @@ def test_gdn_chunk_factors_declared_as_the_library_infers_them():
         g.set_target(None, 132, 90)
         reason = {c["engine"]: c for c in g.explain()["candidates"]}["gdn_sm90"]["reason"]
         assert "chunk_factors must be UINT8" in reason, reason
+
+
+def test_gdn_saved_replay_declares_the_u_tiles_as_the_library_infers_them():
+    # The saved replay: checkpoints every 64 tokens beside the factors, which then hold each
+    # chunk's U tile too (gdn_chunk_factor_bytes); the backward binds both.
+    k128 = 128
+    cu, gate = d((3,), I32), d((T, H), F32)
+    x = d((T, H, k128))
+    g, args = gdn_fwd_graph(x, x, x, gate, gate, cu, None, None, None,
+                            cfg=GdnConfig(default_gdn_scale(k128)), output_final_state=False,
+                            checkpoint_every=64, save_factors=True)
+    rows = gdn_chunk_factor_rows(T, 2)
+    assert gdn_chunk_factor_bytes(k128, 64) == GDN_CHUNK_FACTOR_BYTES + 64 * k128 * 2
+    assert gdn_chunk_factor_bytes(k128, 128) == GDN_CHUNK_FACTOR_BYTES
+    with g:
+        g.validate()
+        assert args[-2:] == [13, 14]
+        assert g.tensor_info(14)["dims"] == [rows, H, gdn_chunk_factor_bytes(k128, 64)]
+    ck = d((gdn_checkpoint_rows(T, 2, 64), H, k128, k128))
+    cf = d((rows, H, gdn_chunk_factor_bytes(k128, 64)), DataType.UINT8)
+    g, args = gdn_bwd_graph(x, x, x, gate, gate, cu, x, None, None, None, None,
+                            cfg=GdnConfig(0.1), state_checkpoints=ck, checkpoint_every=64,
+                            chunk_factors=cf)
+    with g:
+        g.validate()
+        assert args[-2:] == [20, 21]
+        g.set_target(None, 132, 90)
+        verdict = {c["engine"]: c for c in g.explain()["candidates"]}["gdn_sm90"]["verdict"]
+        assert verdict == "accept"
 
 
 def test_gdn_invalid_graph_is_reported_with_the_rule():

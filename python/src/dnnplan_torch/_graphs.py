@@ -134,6 +134,13 @@ def gdn_heads(q: Desc, v: Desc) -> tuple:
 GDN_CHUNK_FACTOR_BYTES = 17924
 
 
+def gdn_chunk_factor_bytes(v: int, checkpoint_every: int) -> int:
+    """Bytes per (chunk slot, head) of ``chunk_factors`` (the library's
+    ``gdn_chunk_factor_bytes``): ``GDN_CHUNK_FACTOR_BYTES``, plus each chunk's ``U`` tile
+    (``64·V`` io elements) when the forward also checkpoints every chunk (the saved replay)."""
+    return GDN_CHUNK_FACTOR_BYTES + (64 * v * 2 if checkpoint_every == 64 else 0)
+
+
 def gdn_chunk_factor_rows(total_tokens: int, n_seqs: int) -> int:
     """Chunk slots of a ``chunk_factors`` tensor: ``max(T/64 + N, 1)``."""
     return max(total_tokens // 64 + n_seqs, 1)
@@ -152,7 +159,8 @@ def gdn_fwd_graph(q: Desc, k: Desc, v: Desc, gate: Desc, beta: Desc, cu_seqlens:
     """``gdn`` node; args ``(q, k, v, g, beta, cu_seqlens, initial_state, state_indices, a_log,
     dt_bias, O, final_state)``, then ``state_checkpoints`` when ``checkpoint_every > 0`` (rows
     ``max(T/c + N, 1)``, ``checkpoint_dtype``, default the io dtype), then ``chunk_factors``
-    (UINT8 ``[max(T/64 + N, 1), HO, GDN_CHUNK_FACTOR_BYTES]``) when ``save_factors``. Under
+    (UINT8 ``[max(T/64 + N, 1), HO, gdn_chunk_factor_bytes(V, checkpoint_every)]``) when
+    ``save_factors``. Under
     ``overwrite_initial_state`` the final state is declared with the initial state's (pool) dims
     and the launcher passes the same buffer for both."""
     ho, _, vd = gdn_heads(q, v)
@@ -185,7 +193,8 @@ def gdn_fwd_graph(q: Desc, k: Desc, v: Desc, gate: Desc, beta: Desc, cu_seqlens:
         outs["state_checkpoints"] = _add(g, "state_checkpoints", ck, 13)
         attrs["checkpoint_every_n_tokens"] = int(checkpoint_every)
     if save_factors:
-        cf = out_desc((gdn_chunk_factor_rows(t, n), ho, GDN_CHUNK_FACTOR_BYTES), DataType.UINT8)
+        cf = out_desc((gdn_chunk_factor_rows(t, n), ho, gdn_chunk_factor_bytes(vd, checkpoint_every)),
+                      DataType.UINT8)
         outs["chunk_factors"] = _add(g, "chunk_factors", cf, 14)
         attrs["output_chunk_factors"] = True
     g.add_node("gdn", dict(zip(names, ins)), outs, attrs, name="gdn", compute=DataType.FLOAT)

@@ -26,6 +26,14 @@ Contract (spec: linear-attention §8; shapes THD, states V-major ``[N, HO, V, K]
   them for its backward unless ``DNNPLAN_TORCH_GDN_SAVE_FACTORS=0`` (they cost ~18 KB per 64-token
   chunk and head of memory until the backward runs; the training step is ~5-7 % faster; the
   variable is read at import).
+- ``dnnplan::gdn_fwd_train_replay(...) -> (Tensor, Tensor, Tensor, Tensor)``: ``gdn_fwd`` plus
+  the saved replay: ``state_checkpoints`` every 64 tokens in the io dtype and ``chunk_factors``
+  with each chunk's ``U`` tile (uint8 ``[max(T/64 + N, 1), HO, 17924 + 64·V·2]``);
+  ``dnnplan::gdn_bwd_train_replay(..., Tensor state_checkpoints, Tensor chunk_factors, ...)``:
+  ``gdn_bwd`` running neither its prep nor its replay (the same gradients bit for bit on uncut
+  sequences). Autograd uses them at K = V = 128 under ``DNNPLAN_TORCH_GDN_SAVE_FACTORS=2``
+  (~66 KB per chunk and head, about 1 KB per token and head, held until the backward; the
+  training step ~12-13 % faster than recomputing).
 - ``gated_delta_net`` is the public entry point (arguments and defaults of the reference's
   ``gated_delta_net``); it validates on the host and returns ``GatedDeltaNetOutput``. With the
   C++ launcher, a plain eager inference call (see ``_C.gdn_precheck``) runs the forward op's
@@ -43,12 +51,12 @@ from torch import Tensor
 from . import _cpp, _launch
 import os
 
-from ._graphs import (GDN_CHUNK_FACTOR_BYTES, GdnConfig, gdn_bwd_graph, gdn_checkpoint_rows,
+from ._graphs import (GdnConfig, gdn_bwd_graph, gdn_checkpoint_rows, gdn_chunk_factor_bytes,
                       gdn_chunk_factor_rows, gdn_fwd_graph)
 
 __all__ = ["GatedDeltaNetOutput", "GatedDeltaNetCheckpointOutput", "gated_delta_net", "gdn_fwd",
            "gdn_fwd_overwrite_state", "gdn_bwd", "gdn_fwd_ckpt", "gdn_bwd_ckpt", "gdn_fwd_train",
-           "gdn_bwd_train"]
+           "gdn_bwd_train", "gdn_fwd_train_replay", "gdn_bwd_train_replay"]
 
 # The engines' chunk: state checkpoints come at multiples of it (and autograd passes them to the
 # backward, spec §8.2).
@@ -100,6 +108,19 @@ torch.library.define(
     "(Tensor q, Tensor k, Tensor v, Tensor g, Tensor beta, Tensor cu_seqlens, Tensor d_o, "
     "Tensor? initial_state, Tensor? d_final_state, Tensor? a_log, Tensor? dt_bias, "
     f"Tensor chunk_factors, {_FLAGS}) "
+    "-> (Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor)",
+)
+torch.library.define(
+    "dnnplan::gdn_fwd_train_replay",
+    "(Tensor q, Tensor k, Tensor v, Tensor g, Tensor beta, Tensor cu_seqlens, "
+    "Tensor? initial_state, Tensor? a_log, Tensor? dt_bias, bool output_final_state, "
+    f"{_FLAGS}, str? plan_name) -> (Tensor, Tensor, Tensor, Tensor)",
+)
+torch.library.define(
+    "dnnplan::gdn_bwd_train_replay",
+    "(Tensor q, Tensor k, Tensor v, Tensor g, Tensor beta, Tensor cu_seqlens, Tensor d_o, "
+    "Tensor? initial_state, Tensor? d_final_state, Tensor? a_log, Tensor? dt_bias, "
+    f"Tensor state_checkpoints, Tensor chunk_factors, {_FLAGS}) "
     "-> (Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor)",
 )
 
@@ -248,11 +269,12 @@ def _ckpt_shape(q, v, cu_seqlens, every) -> tuple:
     return (gdn_checkpoint_rows(q.shape[0], cu_seqlens.shape[0] - 1, every), ho, vd, kd)
 
 
-def _gdn_fwd_plus(given, cfg, output_final_state, plan_name, graph_kw, extra_shape, extra_dtype):
-    """``gdn_fwd`` with one more output (the state checkpoints or the saved chunk factors;
-    ``graph_kw``: ``gdn_fwd_graph``'s arguments for it, part of the plan's key): compact inputs
-    (``given``: q, k, v, g, beta, cu_seqlens, initial_state, a_log, dt_bias), the plan prepared
-    once per signature, O, the final state and the extra output allocated compact."""
+def _gdn_fwd_plus(given, cfg, output_final_state, plan_name, graph_kw, *extras):
+    """``gdn_fwd`` with more outputs (the state checkpoints, the saved chunk factors, or both in
+    that order; ``graph_kw``: ``gdn_fwd_graph``'s arguments for them, part of the plan's key;
+    ``extras``: each one's (shape, dtype)): compact inputs (``given``: q, k, v, g, beta,
+    cu_seqlens, initial_state, a_log, dt_bias), the plan prepared once per signature, O, the
+    final state and the extra outputs allocated compact."""
     ins = tuple(_c(t) for t in given)
     q, k, v, g, beta, cu_seqlens, initial_state, a_log, dt_bias = ins
     key = ("gdn_fwd_plus", q.device.index, *(_launch.tensor_key(t) for t in ins),
@@ -265,12 +287,12 @@ def _gdn_fwd_plus(given, cfg, output_final_state, plan_name, graph_kw, extra_sha
     o = q.new_empty((q.shape[0], ho, vd))
     fs_shape = (cu_seqlens.shape[0] - 1, ho, vd, kd) if output_final_state else (0,)
     fs = q.new_empty(fs_shape, dtype=_state_dtype(initial_state))
-    extra = q.new_empty(extra_shape, dtype=extra_dtype)
+    more = tuple(q.new_empty(shape, dtype=dtype) for shape, dtype in extras)
     p = _launch.ptr
     _launch.launch(plan, q.get_device(), q, [
         p(q), p(k), p(v), p(g), p(beta), p(cu_seqlens), p(initial_state), 0, p(a_log),
-        p(dt_bias), p(o), p(fs), p(extra)])
-    return o, fs, extra
+        p(dt_bias), p(o), p(fs), *(p(t) for t in more)])
+    return (o, fs, *more)
 
 
 def _gdn_fwd_ckpt_cuda(q, k, v, g, beta, cu_seqlens, initial_state, a_log, dt_bias,
@@ -284,12 +306,12 @@ def _gdn_fwd_ckpt_cuda(q, k, v, g, beta, cu_seqlens, initial_state, a_log, dt_bi
                   gate_domain, batch_invariant),
         output_final_state, plan_name,
         {"checkpoint_every": every, "checkpoint_dtype": _launch.DTYPE[checkpoint_dtype]},
-        _ckpt_shape(q, v, cu_seqlens, every), checkpoint_dtype)
+        (_ckpt_shape(q, v, cu_seqlens, every), checkpoint_dtype))
 
 
-def _factors_shape(q, v, cu_seqlens) -> tuple:
+def _factors_shape(q, v, cu_seqlens, every=0) -> tuple:
     return (gdn_chunk_factor_rows(q.shape[0], cu_seqlens.shape[0] - 1), max(q.shape[1], v.shape[1]),
-            GDN_CHUNK_FACTOR_BYTES)
+            gdn_chunk_factor_bytes(v.shape[2], every))
 
 
 def _gdn_fwd_train_cuda(q, k, v, g, beta, cu_seqlens, initial_state, a_log, dt_bias,
@@ -300,7 +322,34 @@ def _gdn_fwd_train_cuda(q, k, v, g, beta, cu_seqlens, initial_state, a_log, dt_b
         GdnConfig(scale, use_qk_l2norm, use_beta_sigmoid, allow_neg_eigval, safe_gate,
                   gate_domain, batch_invariant),
         output_final_state, plan_name, {"save_factors": True},
-        _factors_shape(q, v, cu_seqlens), torch.uint8)
+        (_factors_shape(q, v, cu_seqlens), torch.uint8))
+
+
+def _gdn_fwd_train_replay_cuda(q, k, v, g, beta, cu_seqlens, initial_state, a_log, dt_bias,
+                               output_final_state, scale, use_qk_l2norm, use_beta_sigmoid,
+                               allow_neg_eigval, safe_gate, gate_domain, batch_invariant,
+                               plan_name):
+    every = CHECKPOINT_CHUNK
+    return _gdn_fwd_plus(
+        (q, k, v, g, beta, cu_seqlens, initial_state, a_log, dt_bias),
+        GdnConfig(scale, use_qk_l2norm, use_beta_sigmoid, allow_neg_eigval, safe_gate,
+                  gate_domain, batch_invariant),
+        output_final_state, plan_name,
+        {"checkpoint_every": every, "checkpoint_dtype": _launch.DTYPE[q.dtype],
+         "save_factors": True},
+        (_ckpt_shape(q, v, cu_seqlens, every), q.dtype),
+        (_factors_shape(q, v, cu_seqlens, every), torch.uint8))
+
+
+def _gdn_bwd_train_replay_cuda(q, k, v, g, beta, cu_seqlens, d_o, initial_state, d_final_state,
+                               a_log, dt_bias, state_checkpoints, chunk_factors, scale,
+                               use_qk_l2norm, use_beta_sigmoid, allow_neg_eigval, safe_gate,
+                               gate_domain, batch_invariant):
+    return _gdn_bwd_launch(
+        (q, k, v, g, beta, cu_seqlens, d_o, initial_state, d_final_state, a_log, dt_bias),
+        GdnConfig(scale, use_qk_l2norm, use_beta_sigmoid, allow_neg_eigval, safe_gate,
+                  gate_domain, batch_invariant),
+        state_checkpoints, CHECKPOINT_CHUNK, chunk_factors=chunk_factors)
 
 
 def _gdn_bwd_train_cuda(q, k, v, g, beta, cu_seqlens, d_o, initial_state, d_final_state, a_log,
@@ -373,6 +422,8 @@ torch.library.impl("dnnplan::gdn_fwd_ckpt", "CUDA", _gdn_fwd_ckpt_cuda)
 torch.library.impl("dnnplan::gdn_bwd_ckpt", "CUDA", _gdn_bwd_ckpt_cuda)
 torch.library.impl("dnnplan::gdn_fwd_train", "CUDA", _gdn_fwd_train_cuda)
 torch.library.impl("dnnplan::gdn_bwd_train", "CUDA", _gdn_bwd_train_cuda)
+torch.library.impl("dnnplan::gdn_fwd_train_replay", "CUDA", _gdn_fwd_train_replay_cuda)
+torch.library.impl("dnnplan::gdn_bwd_train_replay", "CUDA", _gdn_bwd_train_replay_cuda)
 
 
 @torch.library.register_fake("dnnplan::gdn_fwd")
@@ -440,6 +491,27 @@ def _gdn_bwd_train_fake(q, k, v, g, beta, cu_seqlens, d_o, initial_state, d_fina
     return _gdn_bwd_alloc(q, k, v, g, beta, initial_state, a_log, dt_bias)
 
 
+@torch.library.register_fake("dnnplan::gdn_fwd_train_replay")
+def _gdn_fwd_train_replay_fake(q, k, v, g, beta, cu_seqlens, initial_state, a_log, dt_bias,
+                               output_final_state, scale, use_qk_l2norm, use_beta_sigmoid,
+                               allow_neg_eigval, safe_gate, gate_domain, batch_invariant,
+                               plan_name):
+    o, fs = _gdn_fwd_fake(q, k, v, g, beta, cu_seqlens, initial_state, a_log, dt_bias,
+                          output_final_state, scale, use_qk_l2norm, use_beta_sigmoid,
+                          allow_neg_eigval, safe_gate, gate_domain, batch_invariant, plan_name)
+    ck = q.new_empty(_ckpt_shape(q, v, cu_seqlens, CHECKPOINT_CHUNK))
+    cf = q.new_empty(_factors_shape(q, v, cu_seqlens, CHECKPOINT_CHUNK), dtype=torch.uint8)
+    return o, fs, ck, cf
+
+
+@torch.library.register_fake("dnnplan::gdn_bwd_train_replay")
+def _gdn_bwd_train_replay_fake(q, k, v, g, beta, cu_seqlens, d_o, initial_state, d_final_state,
+                               a_log, dt_bias, state_checkpoints, chunk_factors, scale,
+                               use_qk_l2norm, use_beta_sigmoid, allow_neg_eigval, safe_gate,
+                               gate_domain, batch_invariant):
+    return _gdn_bwd_alloc(q, k, v, g, beta, initial_state, a_log, dt_bias)
+
+
 gdn_fwd = torch.ops.dnnplan.gdn_fwd.default
 gdn_fwd_overwrite_state = torch.ops.dnnplan.gdn_fwd_overwrite_state.default
 gdn_bwd = torch.ops.dnnplan.gdn_bwd.default
@@ -447,18 +519,23 @@ gdn_fwd_ckpt = torch.ops.dnnplan.gdn_fwd_ckpt.default
 gdn_bwd_ckpt = torch.ops.dnnplan.gdn_bwd_ckpt.default
 gdn_fwd_train = torch.ops.dnnplan.gdn_fwd_train.default
 gdn_bwd_train = torch.ops.dnnplan.gdn_bwd_train.default
+gdn_fwd_train_replay = torch.ops.dnnplan.gdn_fwd_train_replay.default
+gdn_bwd_train_replay = torch.ops.dnnplan.gdn_bwd_train_replay.default
 
 
-# Whether autograd forwards save the chunk factors (``DNNPLAN_TORCH_GDN_SAVE_FACTORS=0``, read at
-# import, turns it off; a module constant, so torch.compile guards on it instead of tracing the
-# environment).
-_SAVE_FACTORS = os.environ.get("DNNPLAN_TORCH_GDN_SAVE_FACTORS", "1") != "0"
+# What autograd forwards save for their backward (``DNNPLAN_TORCH_GDN_SAVE_FACTORS``, read at
+# import: ``0`` nothing, ``1`` (default) the chunk factors, ``2`` the saved replay: the factors with
+# the U tiles and the state checkpoints every chunk); a module constant, so torch.compile guards
+# on it instead of tracing the environment.
+_SAVE_FACTORS = {"0": 0, "2": 2}.get(os.environ.get("DNNPLAN_TORCH_GDN_SAVE_FACTORS", "1"), 1)
 
 
-def _saves_factors(q: Tensor, v: Tensor) -> bool:
-    """Whether an autograd forward saves the chunk factors for its backward: K = V = 128 (the
-    engine's slim factors), unless turned off (``_SAVE_FACTORS``)."""
-    return _SAVE_FACTORS and q.shape[2] == 128 and v.shape[2] == 128
+def _saves_factors(q: Tensor, v: Tensor, cfg: tuple) -> int:
+    """What an autograd forward saves for its backward (``_SAVE_FACTORS``'s level; 0: nothing):
+    only at K = V = 128 (the engine's slim factors) and without ``batch_invariant`` (whose
+    backward runs the full form's prep)."""
+    slim = q.shape[2] == 128 and v.shape[2] == 128 and not cfg[6]
+    return int(_SAVE_FACTORS) if slim else 0
 
 
 def _input_grads(grads, initial_state, a_log, dt_bias, n_inputs):
@@ -477,15 +554,21 @@ class _GdnFunction(torch.autograd.Function):
     @staticmethod
     def forward(ctx, q, k, v, g, beta, cu_seqlens, initial_state, a_log, dt_bias,
                 output_final_state, cfg, plan_name):
-        # The chunk factors saved for the backward (it then skips recomputing them).
-        cf = None
-        if _saves_factors(q, v):
+        # The chunk factors (and with level 2 the replay's states and U tiles) saved for the
+        # backward (it then skips recomputing them).
+        ck = cf = None
+        level = _saves_factors(q, v, cfg)
+        if level == 2:
+            o, fs, ck, cf = gdn_fwd_train_replay(q, k, v, g, beta, cu_seqlens, initial_state,
+                                                 a_log, dt_bias, output_final_state, *cfg,
+                                                 plan_name)
+        elif level == 1:
             o, fs, cf = gdn_fwd_train(q, k, v, g, beta, cu_seqlens, initial_state, a_log, dt_bias,
                                       output_final_state, *cfg, plan_name)
         else:
             o, fs = gdn_fwd(q, k, v, g, beta, cu_seqlens, initial_state, a_log, dt_bias,
                             output_final_state, *cfg, plan_name)
-        ctx.save_for_backward(q, k, v, g, beta, cu_seqlens, initial_state, a_log, dt_bias, cf)
+        ctx.save_for_backward(q, k, v, g, beta, cu_seqlens, initial_state, a_log, dt_bias, ck, cf)
         ctx.cfg = cfg
         ctx.output_final_state = output_final_state
         if not output_final_state:
@@ -494,9 +577,12 @@ class _GdnFunction(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, d_o, d_fs):
-        q, k, v, g, beta, cu_seqlens, initial_state, a_log, dt_bias, cf = ctx.saved_tensors
+        q, k, v, g, beta, cu_seqlens, initial_state, a_log, dt_bias, ck, cf = ctx.saved_tensors
         d_final_state = d_fs if ctx.output_final_state else None
-        if cf is not None:
+        if ck is not None:
+            grads = gdn_bwd_train_replay(q, k, v, g, beta, cu_seqlens, d_o, initial_state,
+                                         d_final_state, a_log, dt_bias, ck, cf, *ctx.cfg)
+        elif cf is not None:
             grads = gdn_bwd_train(q, k, v, g, beta, cu_seqlens, d_o, initial_state, d_final_state,
                                   a_log, dt_bias, cf, *ctx.cfg)
         else:

@@ -2636,6 +2636,7 @@ impl<F> GdnBwdPlan<F> {
             let with = SlimRegions {
                 states: !reused,
                 prep_outputs: factors.is_none(),
+                u_tiles: !saved_replay,
                 head_sums: fold_needed,
             };
             BwdWorkspaceLayout::slim(n, t, ho, k, v, with)
@@ -3752,13 +3753,16 @@ mod tests {
     #[test]
     fn the_saved_replay_leaves_out_the_prep_and_the_replay() {
         use crate::engines::gdn::engine::tests::{bound, every_chunk, saving};
-        // Uncut, 8 pieces, 16 sequences, a ragged-sized batch, a small one.
+        // Uncut, 8 pieces, 16 sequences, a ragged-sized batch, small ones, a long one on one head.
         for (n, t, ho) in [
             (4, 32768, 16),
             (1, 32768, 16),
             (16, 32768, 32),
             (10, 4000, 4),
             (3, 300, 2),
+            (1, 64, 1),
+            (2, 100, 3),
+            (1, 200_000, 1),
         ] {
             let factors = saving(bound(facts(n, t, ho, 128, false)));
             let f = saving(every_chunk(bound(facts(n, t, ho, 128, false))));
@@ -3840,6 +3844,7 @@ mod tests {
         const PLAIN: SlimRegions = SlimRegions {
             states: true,
             prep_outputs: true,
+            u_tiles: true,
             head_sums: false,
         };
         let full = |n: i64, t: i64, ho: i64| {
@@ -3888,6 +3893,23 @@ mod tests {
             },
         );
         assert_eq!(g.regions[8] - g.regions[7], 32768 * 16 * 128 * 4);
+        // The saved replay's U tiles stand in for dR's second half.
+        let plain = BwdWorkspaceLayout::slim(4, 32768, 16, 128, 128, PLAIN);
+        let saved = BwdWorkspaceLayout::slim(
+            4,
+            32768,
+            16,
+            128,
+            128,
+            SlimRegions {
+                u_tiles: false,
+                ..PLAIN
+            },
+        );
+        let slots = 516 * 16;
+        assert_eq!(plain.regions[7] - plain.regions[6], slots * 64 * 128 * 4);
+        assert_eq!(saved.regions[7] - saved.regions[6], slots * 64 * 128 * 2);
+        assert_eq!(plain.u_tiles, plain.regions[6] + slots * 64 * 128 * 2);
         // A plan with a kernel outside the slim set (batch_invariant: the fp32-dR token stage)
         // keeps the full layout.
         let bi = named_plan(&bound(facts(2, 300, 2, 128, true)));

@@ -260,6 +260,13 @@ fn chunk_factors_port(f: &GdnFacts, _: &Target) -> Option<String> {
             f.k, f.v
         ));
     }
+    if f.batch_invariant {
+        return Some(
+            "chunk_factors is not served with batch_invariant (the batch-invariant backward runs \
+             the full form's prep, which the saved slim factors do not replace)"
+                .to_owned(),
+        );
+    }
     let rows = gdn_chunk_factor_rows(f.total_tokens, f.n_seqs);
     let bytes = gdn_chunk_factor_bytes(f.v, f.checkpoint_every);
     let fits =
@@ -4223,6 +4230,15 @@ pub(super) mod tests {
             let why = verdict(&saving(f(64))).expect("declined at K = 64");
             assert!(
                 why.contains("chunk_factors needs K = V = 128") && why.contains("K = 64"),
+                "{why}"
+            );
+            // Accept means run: the batch-invariant backward has no slim prep to skip.
+            let bi = saving(bound(crate::engines::gdn::analyzer::test_facts(
+                op, 3, 300, 2, 128, true,
+            )));
+            let why = verdict(&bi).expect("declined under batch_invariant");
+            assert!(
+                why.contains("chunk_factors is not served with batch_invariant"),
                 "{why}"
             );
         }

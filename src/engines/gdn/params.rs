@@ -347,6 +347,9 @@ pub struct SlimRegions {
     pub states: bool,
     /// The slim prep's outputs (false: saved chunk factors stand in).
     pub prep_outputs: bool,
+    /// The `U` tiles in `ws_dr`'s second half (false: the saved replay's, in the chunk factors;
+    /// `ws_dr` then holds only the io `dR` tiles).
+    pub u_tiles: bool,
     /// The per-output-head `dq`, `dk`, `dv` (grouped heads, folded after the token stage).
     pub head_sums: bool,
 }
@@ -416,7 +419,9 @@ impl BwdWorkspaceLayout {
     /// when `states` is false: reused checkpoints), `dS'` in the io dtype, `dR` (its fp32 size:
     /// the io `dR` tiles, then the `U` tiles), the per-output-head `dq`, `dk`, `dv` only when
     /// `head_sums` (grouped heads, folded after the token stage), the `dG` terms. `E` and the
-    /// full form's tiles are empty: at (4,8192,16) 0.97 GB instead of 2.7.
+    /// full form's tiles are empty: at (4,8192,16) 0.97 GB instead of 2.7. Without `u_tiles`
+    /// (the saved replay) `dR` holds only the io tiles and `u_tiles` points past them: the plan
+    /// binds `ws_u` to the chunk factors instead.
     pub fn slim(
         n_seqs: u64,
         total_tokens: u64,
@@ -436,7 +441,7 @@ impl BwdWorkspaceLayout {
             keep * slots * CHUNK * 4,
             if with.states { slots * v * k * 2 } else { 0 },
             slots * v * k * 2,
-            slots * CHUNK * v * 4,
+            slots * CHUNK * v * if with.u_tiles { 4 } else { 2 },
             sums * th * k * 4,
             sums * th * k * 4,
             sums * th * v * 4,
