@@ -922,7 +922,7 @@ impl BwdPrepForm {
 /// every left kernel is in the plan (K = V = 128, the v15 prep, the `p1` passes, the storing
 /// seeded replay `gx` of the `tc16` pair, the overlapped io-`dR` producer), so that no launch
 /// reads `W`, `Ũᵀ`, `Q⁺`, `Kᴿ` or `E`, which `prep15sl` does not write.
-pub const PIECE_SLIM_SWAPS: [(BwdKernel, BwdKernel); 5] = swap_pairs(&SLIM_PIECES_SWAPS);
+pub const PIECE_SLIM_SWAPS: [(BwdKernel, BwdKernel); 6] = swap_pairs(&SLIM_PIECES_SWAPS);
 
 /// A [`FormContext`] for the plan tests' view of one row ([`FormRule::apply`] on built steps):
 /// `form` on `pieces` pieces at K = `k`, V = `v` with the factor kernel `prep` on `sms` SMs, the
@@ -2504,10 +2504,10 @@ impl<F> GdnBwdPlan<F> {
                 .pass
                 .launch_shape(u64::from(chunks), ho, k, sms, None);
         let chain_stage = if pieces > 1 {
-            // The summaries (the reverse chain reads their Mᵀ_j; with checkpoints only those),
-            // then the forward chain and the seeded replay, or the replay seeded from the rows,
-            // unless the checkpoints are reused.
-            let psum = if replays {
+            // The summaries (the reverse chain reads their Mᵀ_j; with checkpoints, the saved
+            // replay's among them, only those), then the forward chain and the seeded replay, or
+            // the replay seeded from the rows, unless the checkpoints are reused.
+            let psum = if replays && !saved_replay {
                 (passes.psum.kernel, np2)
             } else {
                 (passes.psum_mt, np1)
@@ -2624,11 +2624,6 @@ impl<F> GdnBwdPlan<F> {
                 )));
             }
             steps.retain(|s| !replay_kernels.contains(&s.0));
-            // The slim summaries: only the reverse chain's Mᵀ_j blocks.
-            for s in steps.iter_mut().filter(|s| s.0 == BwdKernel::PsumSl) {
-                s.0 = BwdKernel::PsumMtSl;
-                s.1.2 = np1;
-            }
         }
         let reused = checkpoints == CheckpointUse::Reuse;
         // Only the regions the kernels touch when every launch is a slim-form kernel (K = 128).
@@ -2644,8 +2639,7 @@ impl<F> GdnBwdPlan<F> {
             BwdWorkspaceLayout::with_states(n, t, ho, k, v, !reused)
         };
         // With checkpoints the forward chain's transitions M_j go unused.
-        let reverse_only = !replays || steps.iter().any(|s| s.0 == BwdKernel::PsumMtSl);
-        let piece_layout = if !reverse_only {
+        let piece_layout = if replays && !saved_replay {
             BwdPieceLayout::new(layout.total, n, ho, k, v, pieces)
         } else {
             BwdPieceLayout::reverse_only(layout.total, n, ho, k, v, pieces)
@@ -4780,9 +4774,13 @@ mod tests {
             }
         }
         // Every left kernel of PIECE_SLIM_SWAPS is in the full-form chain with tc16, so the swap
-        // is all or nothing.
+        // is all or nothing; the summaries' transitions-only pair (PsumMt1 -> PsumMtSl) runs only
+        // under the saved replay (the_saved_replay_leaves_out_the_prep_and_the_replay).
         for (from, to) in PIECE_SLIM_SWAPS {
             assert_eq!(from.piece_slim_form(), Some(to));
+            if from == PsumMt1 {
+                continue;
+            }
             // prep15sl runs as the slim prep form's kernel (the prep16 rows after it).
             let runs = if to == PrepSl { prep_kernel } else { to };
             assert!(slimp.iter().any(|l| l.0 == name(runs)), "{to:?}");

@@ -141,14 +141,16 @@ fn fscan_gxsl_piece_smem(_k: u64, _v: u64) -> u32 {
 }
 
 /// The piece chain's slim swaps ([`BwdPrepForm::SlimPieces`], session 29, helpers ps29 and pr29):
-/// the prep `prep15sl`, the slim summaries `psum_sl`, the slim seeded replay `fscan_gxsl`, the
-/// scalar-form reverse summaries `dsum_sc` (one block of all `V` value rows per (piece, head)) and
-/// seeded producer `dscanp_ov2gxsc`.
-pub const SLIM_PIECES_SWAPS: [FormSwap; 5] = {
+/// the prep `prep15sl`, the slim summaries `psum_sl` (session 38, the saved replay: the
+/// transitions-only `psumt_sl` where the plan summarises only `Mᵀ_j`), the slim seeded replay
+/// `fscan_gxsl`, the scalar-form reverse summaries `dsum_sc` (one block of all `V` value rows per
+/// (piece, head)) and seeded producer `dscanp_ov2gxsc`.
+pub const SLIM_PIECES_SWAPS: [FormSwap; 6] = {
     use BwdKernel::*;
     [
         swap(Prep, PrepSl, Relaunch::SlimPrep(&BWD_PREP_SLIM)),
         swap(Psum1, PsumSl, Relaunch::Smem(psum_sl_smem)),
+        swap(PsumMt1, PsumMtSl, Relaunch::Smem(psum_sl_smem)),
         swap(FscanGxU, FscanGxSl, Relaunch::Smem(fscan_gxsl_piece_smem)),
         swap(Dsum1, DsumSc, Relaunch::DsumAllRows),
         swap(DscanpOv5Dr, DscanpOv2GxSc, Relaunch::OverlapScan),
@@ -189,8 +191,9 @@ const SLIM_FORMS: &[BwdPrepForm] = &[BwdPrepForm::Slim, BwdPrepForm::SlimPieces]
 /// - `split` (session 29, helper dw29, [`FormKnob::Split`]): the scalar form's producer as two
 ///   half-blocks per unit (`dscan_ov2gxsh`).
 /// - `slimp` (session 29, [`BwdPrepForm::SlimPieces`]): the piece chain at K = V = 128 with the v15
-///   prep, the `p1` passes, the `tc16` pair's storing seeded replay `gxu` and the io-`dR` producer
-///   `dscanp_ov5dr`: [`SLIM_PIECES_SWAPS`].
+///   prep, the `p1` passes (their summaries, or under the saved replay their transitions only),
+///   the `tc16` pair's storing seeded replay `gxu` and the io-`dR` producer `dscanp_ov5dr`:
+///   [`SLIM_PIECES_SWAPS`].
 /// - `prep16` (session 29, helper bp29, [`BwdSlimPrep::V16`]): the slim prep `prep15sl`, uncut or
 ///   on the piece chain, as `prep16sl` ([`BWD_PREP_SLIM16`], the same grid).
 /// - `prep16c` (session 32, helper pp32, [`BwdSlimPrep::V16c`]): that `prep16sl` on its trimmed
@@ -250,7 +253,13 @@ pub const FORM_RULES: [FormRule; 7] = {
             k: Some(128),
             prep: Some(PrepVariant::V15),
             knob: None,
-            needs: &[&[Prep], &[Psum1], &[FscanGxU], &[Dsum1], &[DscanpOv5Dr]],
+            needs: &[
+                &[Prep],
+                &[Psum1, PsumMt1],
+                &[FscanGxU],
+                &[Dsum1],
+                &[DscanpOv5Dr],
+            ],
             swaps: &SLIM_PIECES_SWAPS,
         },
         FormRule {

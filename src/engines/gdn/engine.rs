@@ -281,16 +281,27 @@ fn chunk_factors_port(f: &GdnFacts, _: &Target) -> Option<String> {
             p.dims
         ));
     }
-    if f.op == GdnOp::Backward
-        && f.port("state_checkpoints").is_some()
-        && super::backward::checkpoint_use(f) != super::backward::CheckpointUse::Reuse
-    {
+    // The saved replay's rows are the io states entering every chunk: a forward writing them in
+    // another dtype beside the factors would save U tiles no backward can pair with them.
+    let rows_io = f.port("state_checkpoints").is_none_or(|c| c.dtype == f.io);
+    let pairs = match f.op {
+        GdnOp::Backward => {
+            f.port("state_checkpoints").is_none()
+                || super::backward::checkpoint_use(f) == super::backward::CheckpointUse::Reuse
+        }
+        _ => f.checkpoint_every != 64 || rows_io,
+    };
+    if !pairs {
         return Some(format!(
             "chunk_factors with state_checkpoints needs the forward's own checkpoints: the io \
              dtype ({}) at checkpoint_every_n_tokens = 64 with a row per chunk (the saved \
-             replay); got checkpoint_every_n_tokens = {}",
+             replay); got checkpoint_every_n_tokens = {}, {} rows {:?}",
             f.io.name(),
-            f.checkpoint_every
+            f.checkpoint_every,
+            f.port("state_checkpoints").map_or("no", |c| c.dtype.name()),
+            f.port("state_checkpoints")
+                .map(|c| c.dims.clone())
+                .unwrap_or_default()
         ));
     }
     None
@@ -4192,6 +4203,14 @@ pub(super) mod tests {
                 "{cadence} {dtype:?}: {why}"
             );
         }
+        // A forward saving the factors beside fp32 rows at every chunk: no backward could pair
+        // them; at another cadence the factors alone are saved.
+        let fwd = bound(test_facts(GdnOp::Forward, 3, 300, 2, 128, false));
+        let f32_rows = with_checkpoints(fwd.clone(), 64, DataType::Float, false);
+        let why = verdict(&saving(f32_rows)).expect("declined");
+        assert!(why.contains("needs the forward's own"), "{why}");
+        let coarse = with_checkpoints(fwd, 128, DataType::Float, false);
+        assert_eq!(verdict(&saving(coarse)), None);
     }
 
     #[test]
