@@ -2141,6 +2141,51 @@ fn checkpoints_from_the_forward_reused_by_the_backward() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
+/// The cases of the tests whose forward saves outputs for its backward (sessions 37, 38), each
+/// with whether it is uncut (else both directions cut it into pieces by rule):
+/// ragged batches with an empty sequence and partial chunks (bf16; fp16 with bf16 states, safe
+/// gate and grouped value heads), 12 sequences (the preps that locate the chunk by warp), long
+/// sequences on few heads.
+fn saved_output_cases() -> Vec<(Case, bool)> {
+    let mut cases = Vec::new();
+    let mut c = base(
+        "saved bf16 ragged 200+0+77+64+1+130",
+        &[200, 0, 77, 64, 1, 130],
+        128,
+    );
+    c.long_span = true;
+    cases.push((c, true));
+    let mut c = base(
+        "saved fp16 GVA 1/2 ragged 68+0+130+5+193",
+        &[68, 0, 130, 5, 193],
+        128,
+    );
+    (c.io, c.state, c.long_span) = (DataType::Half, Some(DataType::Bfloat16), true);
+    (c.shape.h, c.shape.hk, c.shape.hv) = (1, 1, 2);
+    c.opts.safe_gate = true;
+    c.params = true;
+    cases.push((c, true));
+    let c = base(
+        "saved bf16 12 seqs 100..320",
+        &[100, 320, 64, 65, 127, 200, 300, 1, 128, 190, 256, 33],
+        128,
+    );
+    cases.push((c, true));
+    let mut c = base("saved bf16 H=2 4096 + 3000 (pieces)", &[4096, 3000], 128);
+    c.long_span = true;
+    cases.push((c, false));
+    cases
+}
+
+/// The gradients (by port) whose bytes differ between two backward runs of one case.
+fn differing(a: &[Grad], b: &[Grad]) -> Vec<&'static str> {
+    a.iter()
+        .zip(b)
+        .filter(|(x, y)| x.2 != y.2)
+        .map(|(x, _)| x.0)
+        .collect()
+}
+
 /// Session 37: a training forward saves its chunk factors (`output_chunk_factors`: the saving
 /// slim prep `wgs`) and the backward given them (`chunk_factors`) skips its prep. Against the
 /// plain runs: O and the final state bit for bit (the forward's own checks against the fp64
@@ -2152,34 +2197,9 @@ fn checkpoints_from_the_forward_reused_by_the_backward() {
 #[test]
 fn chunk_factors_saved_by_the_forward_replace_the_backwards_prep() {
     let caller = Caller::new();
-    let mut cases = Vec::new();
-    let mut c = base(
-        "factors bf16 ragged 200+0+77+64+1+130",
-        &[200, 0, 77, 64, 1, 130],
-        128,
-    );
-    c.long_span = true;
-    cases.push(c);
-    let mut c = base(
-        "factors fp16 GVA 1/2 ragged 68+0+130+5+193",
-        &[68, 0, 130, 5, 193],
-        128,
-    );
-    (c.io, c.state, c.long_span) = (DataType::Half, Some(DataType::Bfloat16), true);
-    (c.shape.h, c.shape.hk, c.shape.hv) = (1, 1, 2);
-    c.opts.safe_gate = true;
-    c.params = true;
-    cases.push(c);
-    cases.push(base(
-        "factors bf16 12 seqs 100..320",
-        &[100, 320, 64, 65, 127, 200, 300, 1, 128, 190, 256, 33],
-        128,
-    ));
-    let mut c = base("factors bf16 H=2 4096 + 3000 (pieces)", &[4096, 3000], 128);
-    c.long_span = true;
-    cases.push(c);
+    let cases = saved_output_cases();
     let mut failures = Vec::new();
-    for (i, c) in cases.iter().enumerate() {
+    for (i, (c, _)) in cases.iter().enumerate() {
         let seed = 3700 + i as u64;
         let plain = run(c, seed, &caller);
         let saving = Case {
@@ -2201,12 +2221,7 @@ fn chunk_factors_saved_by_the_forward_replace_the_backwards_prep() {
         let (f1, with) = run_bwd_with(&reading, seed, &caller, None);
         failures.extend(f0);
         failures.extend(f1);
-        let differ: Vec<&str> = with
-            .iter()
-            .zip(&without)
-            .filter(|(a, b)| a.2 != b.2)
-            .map(|(a, _)| a.0)
-            .collect();
+        let differ = differing(&with, &without);
         if !differ.is_empty() {
             failures.push(format!(
                 "{}: gradients with saved factors differ from the recompute in {differ:?}",
@@ -2218,7 +2233,7 @@ fn chunk_factors_saved_by_the_forward_replace_the_backwards_prep() {
             ..c.clone()
         };
         let (_, wrong) = run_bwd_with(&zeroed, seed, &caller, None);
-        let moved = wrong.iter().zip(&without).any(|(a, b)| a.2 != b.2);
+        let moved = !differing(&wrong, &without).is_empty();
         if !moved {
             failures.push(format!(
                 "{}: zeroed factors left every gradient unchanged",
@@ -2246,35 +2261,7 @@ fn chunk_factors_saved_by_the_forward_replace_the_backwards_prep() {
 #[test]
 fn the_saved_replay_replaces_the_backwards_prep_and_replay() {
     let caller = Caller::new();
-    let mut cases = Vec::new();
-    let mut c = base(
-        "replay bf16 ragged 200+0+77+64+1+130",
-        &[200, 0, 77, 64, 1, 130],
-        128,
-    );
-    c.long_span = true;
-    cases.push((c, true));
-    let mut c = base(
-        "replay fp16 GVA 1/2 ragged 68+0+130+5+193",
-        &[68, 0, 130, 5, 193],
-        128,
-    );
-    (c.io, c.state, c.long_span) = (DataType::Half, Some(DataType::Bfloat16), true);
-    (c.shape.h, c.shape.hk, c.shape.hv) = (1, 1, 2);
-    c.opts.safe_gate = true;
-    c.params = true;
-    cases.push((c, true));
-    cases.push((
-        base(
-            "replay bf16 12 seqs 100..320",
-            &[100, 320, 64, 65, 127, 200, 300, 1, 128, 190, 256, 33],
-            128,
-        ),
-        true,
-    ));
-    let mut c = base("replay bf16 H=2 4096 + 3000 (pieces)", &[4096, 3000], 128);
-    c.long_span = true;
-    cases.push((c, false));
+    let cases = saved_output_cases();
     let mut failures = Vec::new();
     for (i, (c, uncut)) in cases.iter().enumerate() {
         let seed = 3800 + i as u64;
@@ -2305,12 +2292,7 @@ fn the_saved_replay_replaces_the_backwards_prep_and_replay() {
         let (f1, with) = run_bwd_with(&reading, seed, &caller, Some(ck));
         failures.extend(f0);
         failures.extend(f1);
-        let differ: Vec<&str> = with
-            .iter()
-            .zip(&without)
-            .filter(|(a, b)| a.2 != b.2)
-            .map(|(a, _)| a.0)
-            .collect();
+        let differ = differing(&with, &without);
         if *uncut && !differ.is_empty() {
             failures.push(format!(
                 "{}: gradients with the saved replay differ from the recompute in {differ:?}",
@@ -2328,7 +2310,7 @@ fn the_saved_replay_replaces_the_backwards_prep_and_replay() {
             ..c.clone()
         };
         let (_, wrong) = run_bwd_with(&wrong_case, seed, &caller, Some(ck));
-        let moved = wrong.iter().zip(&with).any(|(a, b)| a.2 != b.2);
+        let moved = !differing(&wrong, &with).is_empty();
         if !moved {
             failures.push(format!(
                 "{}: zeroed U tiles left every gradient unchanged",

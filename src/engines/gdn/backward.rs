@@ -3746,18 +3746,8 @@ mod tests {
 
     #[test]
     fn the_saved_replay_leaves_out_the_prep_and_the_replay() {
-        use crate::engines::gdn::engine::tests::{bound, every_chunk, saving};
-        // Uncut, 8 pieces, 16 sequences, a ragged-sized batch, small ones, a long one on one head.
-        for (n, t, ho) in [
-            (4, 32768, 16),
-            (1, 32768, 16),
-            (16, 32768, 32),
-            (10, 4000, 4),
-            (3, 300, 2),
-            (1, 64, 1),
-            (2, 100, 3),
-            (1, 200_000, 1),
-        ] {
+        use crate::engines::gdn::engine::tests::{SAVED_SHAPES, bound, every_chunk, saving};
+        for (n, t, ho) in SAVED_SHAPES {
             let factors = saving(bound(facts(n, t, ho, 128, false)));
             let f = saving(every_chunk(bound(facts(n, t, ho, 128, false))));
             let (with, without) = (named_plan(&f), named_plan(&factors));
@@ -3805,15 +3795,8 @@ mod tests {
 
     #[test]
     fn saved_chunk_factors_take_the_slim_prep_out_of_the_launches() {
-        use crate::engines::gdn::engine::tests::{bound, saving};
-        // Uncut, 8 pieces, 16 sequences (prep16sll), a ragged-sized batch, a small one.
-        for (n, t, ho) in [
-            (4, 32768, 16),
-            (1, 32768, 16),
-            (16, 32768, 32),
-            (10, 4000, 4),
-            (3, 300, 2),
-        ] {
+        use crate::engines::gdn::engine::tests::{SAVED_SHAPES, bound, saving};
+        for (n, t, ho) in SAVED_SHAPES {
             let plain = bound(facts(n, t, ho, 128, false));
             let f = saving(plain.clone());
             let (with, without) = (named_plan(&f), named_plan(&plain));

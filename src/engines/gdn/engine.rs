@@ -4090,6 +4090,20 @@ pub(super) mod tests {
         with_chunk_factors(f, vec![rows, ho, bytes], DataType::Uint8)
     }
 
+    /// (N, T, HO) of the saved-output plan tests (sessions 37, 38), both directions: uncut
+    /// (4,8192,16), one sequence cut into pieces, 16 sequences (the preps that locate the chunk by
+    /// warp), a ragged-sized batch, small ones, a long sequence on one head.
+    pub(in crate::engines::gdn) const SAVED_SHAPES: [(i64, i64, i64); 8] = [
+        (4, 32768, 16),
+        (1, 32768, 16),
+        (16, 32768, 32),
+        (10, 4000, 4),
+        (3, 300, 2),
+        (1, 64, 1),
+        (2, 100, 3),
+        (1, 200_000, 1),
+    ];
+
     /// `f` with io-dtype state checkpoints at every chunk, rows as the forward writes them.
     pub(in crate::engines::gdn) fn every_chunk(f: GdnFacts) -> GdnFacts {
         let rows = gdn_chunk_factor_rows(f.total_tokens, f.n_seqs);
@@ -4104,13 +4118,7 @@ pub(super) mod tests {
     #[test]
     fn a_forward_checkpointing_every_chunk_saves_the_u_tiles_on_every_cut() {
         use crate::engines::gdn::analyzer::test_facts;
-        for (n, t, ho) in [
-            (4, 32768, 16),
-            (1, 32768, 16),
-            (16, 32768, 32),
-            (10, 4000, 4),
-            (3, 300, 2),
-        ] {
+        for (n, t, ho) in SAVED_SHAPES {
             let ckpt = every_chunk(bound(test_facts(GdnOp::Forward, n, t, ho, 128, false)));
             let f = saving(ckpt.clone());
             assert_eq!(verdict(&f), None, "({n},{t},{ho})");
@@ -4266,14 +4274,7 @@ pub(super) mod tests {
     #[test]
     fn a_forward_with_chunk_factors_runs_the_saving_prep_on_every_cut() {
         use crate::engines::gdn::analyzer::test_facts;
-        // (4,8192,16) uncut, (1,32768,16) cut into pieces, 16 sequences (the located-by-warp
-        // range), a ragged-sized batch.
-        for (n, t, ho) in [
-            (4, 32768, 16),
-            (1, 32768, 16),
-            (16, 32768, 32),
-            (10, 4000, 4),
-        ] {
+        for (n, t, ho) in SAVED_SHAPES {
             let plain = bound(test_facts(GdnOp::Forward, n, t, ho, 128, false));
             let f = saving(plain.clone());
             let c = FwdChoice::pick(&f, 132);
