@@ -3886,7 +3886,8 @@ mod tests {
         let slots = 516 * 16;
         assert_eq!(plain.regions[7] - plain.regions[6], slots * 64 * 128 * 4);
         assert_eq!(saved.regions[7] - saved.regions[6], slots * 64 * 128 * 2);
-        assert_eq!(plain.u_tiles, plain.regions[6] + slots * 64 * 128 * 2);
+        assert_eq!(plain.u_tiles, Some(plain.regions[6] + slots * 64 * 128 * 2));
+        assert_eq!(saved.u_tiles, None);
         // A plan with a kernel outside the slim set (batch_invariant: the fp32-dR token stage)
         // keeps the full layout.
         let bi = named_plan(&bound(facts(2, 300, 2, 128, true)));

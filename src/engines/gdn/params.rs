@@ -363,8 +363,9 @@ pub struct BwdWorkspaceLayout {
     /// ws_pb`, in that order.
     pub regions: [u64; 12],
     /// Offset of the `U` tiles (`ws_u`): the second half of `ws_dr`, from `slots · 64 · V · 2`
-    /// bytes.
-    pub u_tiles: u64,
+    /// bytes; `None` when the layout has no room for them (the saved replay's, whose plan binds
+    /// `ws_u` to the chunk factors).
+    pub u_tiles: Option<u64>,
     /// Total bytes.
     pub total: u64,
 }
@@ -420,7 +421,7 @@ impl BwdWorkspaceLayout {
     /// the io `dR` tiles, then the `U` tiles), the per-output-head `dq`, `dk`, `dv` only when
     /// `head_sums` (grouped heads, folded after the token stage), the `dG` terms. `E` and the
     /// full form's tiles are empty: at (4,8192,16) 0.97 GB instead of 2.7. Without `u_tiles`
-    /// (the saved replay) `dR` holds only the io tiles and `u_tiles` points past them: the plan
+    /// (the saved replay) `dR` holds only the io tiles and the layout has no `U` tiles: the plan
     /// binds `ws_u` to the chunk factors instead.
     pub fn slim(
         n_seqs: u64,
@@ -448,7 +449,11 @@ impl BwdWorkspaceLayout {
             th * 4,
             th * 4,
         ];
-        Self::after(fwd, sizes, slots * CHUNK * v * 2)
+        let mut l = Self::after(fwd, sizes, slots * CHUNK * v * 2);
+        if !with.u_tiles {
+            l.u_tiles = None;
+        }
+        l
     }
 
     /// The backward's twelve regions of `sizes` bytes after the forward side `fwd`, each at a
@@ -463,12 +468,13 @@ impl BwdWorkspaceLayout {
         BwdWorkspaceLayout {
             fwd,
             regions,
-            u_tiles: regions[6] + u_in_dr,
+            u_tiles: Some(regions[6] + u_in_dr),
             total: off,
         }
     }
 
-    /// Writes every region address for a workspace at `base` into `p`.
+    /// Writes every region address for a workspace at `base` into `p` (`ws_u` 0 without `U`
+    /// tiles).
     pub fn bind(&self, base: u64, p: &mut BwdParams) {
         self.fwd.bind(base, &mut p.f);
         let r = self.regions.map(|o| base + o);
@@ -476,7 +482,7 @@ impl BwdWorkspaceLayout {
             p.ws_t, p.ws_e, p.ws_gam, p.ws_bet, p.ws_s, p.ws_ds, p.ws_dr, p.ws_dq, p.ws_dk,
             p.ws_dv, p.ws_pa, p.ws_pb,
         ] = r;
-        p.ws_u = base + self.u_tiles;
+        p.ws_u = self.u_tiles.map_or(0, |o| base + o);
     }
 }
 
