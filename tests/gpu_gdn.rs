@@ -2469,3 +2469,102 @@ fn backward_checkpoint_seeds() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// Session 38: the port guards (`src/engines/gdn/port_guards.rs`). A caller buffer at an address
+/// the kernels cannot move in 16-byte pieces (a token tensor, a state, the checkpoints or the
+/// saved factors 8 bytes off) or at an address off its element width (g 2 bytes off) is refused
+/// with `BadParam` naming the operand and the rule, before anything launches; the same plans then
+/// run on the aligned buffers (the context is intact) and give the same bytes as before the
+/// refusals. Forward and backward, with the saved replay's checkpoints and factors bound.
+#[test]
+fn misaligned_operands_are_refused_and_the_context_stays_usable() {
+    let caller = Caller::new();
+    let inp = BenchInputs::new(&caller, &[300, 0, 77], 2);
+    let handle = Handle::new(caller.stream.cast()).expect("handle");
+    let rows = inp.checkpoint_bytes();
+    let factors = caller.alloc(inp.factor_dims_at(64).iter().product::<i64>() as usize, 0);
+    let ckpt = caller.alloc(rows, 0);
+    let mut failures = Vec::new();
+    for (op, off) in [
+        (
+            "gdn",
+            &[
+                ("q", 8u64),
+                ("O", 8),
+                ("g", 2),
+                ("initial_state", 8),
+                ("chunk_factors", 8),
+                ("state_checkpoints", 8),
+            ][..],
+        ),
+        (
+            "gdn_bwd",
+            &[
+                ("dO", 8),
+                ("dQ", 8),
+                ("k", 8),
+                ("beta", 2),
+                ("d_initial_state", 8),
+                ("chunk_factors", 8),
+            ][..],
+        ),
+    ] {
+        let (g, node, ins) = inp.graph_saved_replay(op, factors, Some(ckpt));
+        let mut plan = GdnPlan::build(&caller, g, node, &ins, BenchInputs::outputs(op));
+        let run = |plan: &GdnPlan| {
+            let pack = plan.pack();
+            let ctx = plan.context(&handle);
+            plan.try_execute(&pack, &ctx)
+        };
+        run(&plan).expect("aligned");
+        let first: Vec<Vec<u8>> = plan
+            .outputs
+            .iter()
+            .map(|&(d, n)| caller.download(d, n))
+            .collect();
+        for &(port, by) in off {
+            let uid = {
+                let n = &plan.graph.nodes()[node];
+                n.input(port).or_else(|| n.output(port)).expect(port)
+            };
+            let slot = plan
+                .bindings
+                .iter()
+                .position(|(u, _)| *u == uid)
+                .expect("bound");
+            plan.bindings[slot].1 += by;
+            match run(&plan) {
+                Ok(()) => failures.push(format!("{op}: {port} {by} bytes off ran")),
+                Err(e) => {
+                    // The operand's tensor name (a node-made output's is the node's, `::` a suffix).
+                    let name = plan.graph.tensor(uid).expect("tensor").name.clone();
+                    let m = e.to_string();
+                    if !(m.contains(&format!("'{name}'")) && m.contains("aligned")) {
+                        failures.push(format!("{op}: {port}: {m}"));
+                    }
+                }
+            }
+            plan.bindings[slot].1 -= by;
+        }
+        run(&plan).expect("aligned after the refusals");
+        let again: Vec<Vec<u8>> = plan
+            .outputs
+            .iter()
+            .map(|&(d, n)| caller.download(d, n))
+            .collect();
+        if again != first {
+            failures.push(format!("{op}: the outputs changed after the refused calls"));
+        }
+        println!(
+            "{op}: {} misaligned operands refused, the plan runs after them",
+            off.len()
+        );
+        plan.free();
+    }
+    for d in [factors, ckpt] {
+        // SAFETY: allocated above, no plan holds them any more.
+        unsafe { ok("free", sys::cuMemFree_v2(d)) };
+    }
+    inp.free();
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

@@ -284,7 +284,16 @@ impl GdnPlan {
 
     /// Runs the built entry once on the context's stream.
     pub fn execute(&self, pack: &VariantPack<'_>, ctx: &ExecContext<'_>) {
-        execute(&self.list, PlanChoice::AtIndex(self.at), pack, ctx).expect("execute")
+        self.try_execute(pack, ctx).expect("execute")
+    }
+
+    /// [`GdnPlan::execute`], returning the library's error instead of panicking.
+    pub fn try_execute(
+        &self,
+        pack: &VariantPack<'_>,
+        ctx: &ExecContext<'_>,
+    ) -> dnnplan::error::Result<()> {
+        execute(&self.list, PlanChoice::AtIndex(self.at), pack, ctx)
     }
 
     /// Frees the outputs and the workspace allocated by [`GdnPlan::build`].

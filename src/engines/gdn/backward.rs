@@ -2280,6 +2280,8 @@ pub struct GdnBwdPlan<F = Function> {
     /// ([`super::chunk_factors`]): the slim prep's step is then left out of `steps` and its
     /// regions are the buffer's.
     factors: Option<(i64, ChunkFactorsLayout)>,
+    /// The ports' base-address rules, settled at the first execute ([`super::port_guards`]).
+    guards: std::sync::OnceLock<crate::pack::GuardTable>,
 }
 
 impl<F> GdnBwdPlan<F> {
@@ -2665,6 +2667,7 @@ impl<F> GdnBwdPlan<F> {
             kernels,
             pdl,
             factors,
+            guards: std::sync::OnceLock::new(),
         })
     }
 
@@ -2825,7 +2828,7 @@ unsafe impl GdnPlan for GdnBwdPlan {
             p.ws_s = ckpt;
         }
         if let Some((uid, layout)) = &self.factors {
-            layout.bind_bwd(pack.ptr(pack.index_of(*uid)?) as u64, &mut p)?;
+            layout.bind_bwd(pack.ptr(pack.index_of(*uid)?) as u64, &mut p);
         }
         let mut cp = BwdChainParams {
             b: p,
@@ -2846,6 +2849,19 @@ unsafe impl GdnPlan for GdnBwdPlan {
 
     fn launch_list(&self) -> impl Iterator<Item = Launch<'_, Function>> {
         self.launches()
+    }
+
+    fn bound_ports(&self) -> Vec<(&'static str, i64)> {
+        PORTS
+            .into_iter()
+            .zip(self.uids)
+            .filter_map(|(name, uid)| Some((name, uid?)))
+            .chain(self.factors.map(|(uid, _)| ("chunk_factors", uid)))
+            .collect()
+    }
+
+    fn guards(&self) -> &std::sync::OnceLock<crate::pack::GuardTable> {
+        &self.guards
     }
 }
 

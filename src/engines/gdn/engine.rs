@@ -2708,6 +2708,8 @@ pub struct GdnFwdPlan<F = Function> {
     /// The `chunk_factors` output's uid and layout when the forward saves them
     /// ([`super::chunk_factors`]), else `None`.
     factors: Option<(i64, ChunkFactorsLayout)>,
+    /// The ports' base-address rules, settled at the first execute ([`super::port_guards`]).
+    guards: std::sync::OnceLock<crate::pack::GuardTable>,
 }
 
 /// The bound `chunk_factors` port of `f` (uid, layout), `None` when unbound; an error naming the
@@ -2883,6 +2885,7 @@ impl<F> GdnFwdPlan<F> {
                     .transpose()?
             },
             factors: chunk_factors_of(f, choice.saves_chunk_factors())?,
+            guards: std::sync::OnceLock::new(),
         })
     }
 
@@ -3003,7 +3006,7 @@ unsafe impl GdnPlan for GdnFwdPlan {
         self.overlap.bind_fwd(ws, &mut fp);
         self.ckpt.bind(ws, opt(u.checkpoints)?, &mut fp);
         if let Some((uid, layout)) = &self.factors {
-            layout.bind_fwd(addr(*uid)?, &mut fp)?;
+            layout.bind_fwd(addr(*uid)?, &mut fp);
         }
         let maps = match &self.io_maps {
             Some(shape) => shape.encode(fp.f.q, fp.f.k, fp.f.v, fp.f.o)?,
@@ -3014,6 +3017,33 @@ unsafe impl GdnPlan for GdnFwdPlan {
 
     fn launch_list(&self) -> impl Iterator<Item = Launch<'_, Function>> {
         self.launches()
+    }
+
+    fn bound_ports(&self) -> Vec<(&'static str, i64)> {
+        let u = &self.uids;
+        [
+            ("q", Some(u.q)),
+            ("k", Some(u.k)),
+            ("v", Some(u.v)),
+            ("g", Some(u.g)),
+            ("beta", Some(u.beta)),
+            ("cu_seqlens", Some(u.cu)),
+            ("initial_state", u.init),
+            ("state_indices", u.idx),
+            ("a_log", u.a_log),
+            ("dt_bias", u.dt_bias),
+            ("O", Some(u.o)),
+            ("final_state", u.final_state),
+            ("state_checkpoints", u.checkpoints),
+            ("chunk_factors", self.factors.map(|(uid, _)| uid)),
+        ]
+        .into_iter()
+        .filter_map(|(name, uid)| Some((name, uid?)))
+        .collect()
+    }
+
+    fn guards(&self) -> &std::sync::OnceLock<crate::pack::GuardTable> {
+        &self.guards
     }
 }
 

@@ -38,6 +38,7 @@ mod mirror;
 pub mod occupancy;
 pub mod params;
 pub mod pdl;
+pub mod port_guards;
 pub mod reference;
 pub mod seq_order;
 pub mod staged;

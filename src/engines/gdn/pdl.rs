@@ -28,10 +28,13 @@
 //!   computes (bitwise by construction; the GPU tests' hashes check it). CUDA-graph capture turns
 //!   the programmatic launches into programmatic edges.
 
+use std::sync::OnceLock;
+
 use crate::cuda::{Function, LaunchConfig, Launcher};
 use crate::dispatch::engine::CompiledPlan;
 use crate::dispatch::exec_types::{ExecContext, VariantPack};
 use crate::error::Result;
+use crate::pack::GuardTable;
 
 use super::engine::ENGINE_NAME;
 use super::params::flags;
@@ -114,6 +117,13 @@ pub unsafe trait GdnPlan: Send + Sync {
 
     /// The launches of one execute, in order.
     fn launch_list(&self) -> impl Iterator<Item = Launch<'_, Function>>;
+
+    /// The bound ports (name, uid) whose base addresses the first execute settles into
+    /// [`GdnPlan::guards`] ([`super::port_guards`]).
+    fn bound_ports(&self) -> Vec<(&'static str, i64)>;
+
+    /// The plan's port guards, settled at its first execute.
+    fn guards(&self) -> &OnceLock<GuardTable>;
 }
 
 impl<T: GdnPlan> CompiledPlan for T {
@@ -122,6 +132,9 @@ impl<T: GdnPlan> CompiledPlan for T {
     }
 
     fn execute(&self, pack: &VariantPack, ctx: &ExecContext) -> Result<()> {
+        self.guards()
+            .get_or_init(|| super::port_guards::settle(pack.layout(), self.bound_ports()))
+            .check(pack)?;
         let ws = ctx.workspace_region(self.workspace(), ENGINE_NAME)? as u64;
         let mut p = self.bind(pack, ws)?;
         // SAFETY: the stream comes from the caller's handle and outlives this call.
