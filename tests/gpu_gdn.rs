@@ -17,10 +17,11 @@ mod gdn_gpu;
 use cudarc::driver::sys::{self, CUdeviceptr};
 use dnnplan::dispatch::context::{ExecContext, Handle};
 use dnnplan::dispatch::{HeurMode, PlanList, PlanOptions};
+use dnnplan::engines::gdn::chunk_factors::ChunkFactorsLayout;
 use dnnplan::engines::gdn::reference::{
     self, GateDomain, GdnInputs, GdnOptions, GdnShape, rms_ratio,
 };
-use dnnplan::ir::infer::{gdn_chunk_factor_bytes, gdn_chunk_factor_rows};
+use dnnplan::ir::infer::{gdn_chunk_factor_bytes, gdn_chunk_factor_rows, gdn_chunk_u_bytes};
 use dnnplan::ir::{DataType, Graph, GraphContext, NodeBuilder, Tensor};
 use dnnplan::pack::executor::{PlanChoice, execute};
 use dnnplan::pack::normalize::{Buffer, from_bindings};
@@ -2177,6 +2178,31 @@ fn saved_output_cases() -> Vec<(Case, bool)> {
     cases
 }
 
+/// The forward of `c` saving its chunk factors (with `ckpt`, the state checkpoints too: the
+/// saved replay's U-saving scans), after the plain forward of `c`: O and the final state must be
+/// the plain forward's bit for bit, and the factors non-empty.
+fn saving_forward(
+    c: &Case,
+    ckpt: Option<(usize, DataType)>,
+    seed: u64,
+    caller: &Caller,
+) -> Outcome {
+    let plain = run(c, seed, caller);
+    let saving = Case {
+        save_factors: true,
+        ckpt,
+        ..c.clone()
+    };
+    let saved = run(&saving, seed, caller);
+    assert!(
+        saved.o == plain.o && saved.state == plain.state,
+        "{}: the saving forward's O / final state differ from the plain forward's",
+        c.name
+    );
+    assert!(!saved.factors.is_empty());
+    saved
+}
+
 /// The gradients (by port) whose bytes differ between two backward runs of one case.
 fn differing(a: &[Grad], b: &[Grad]) -> Vec<&'static str> {
     a.iter()
@@ -2201,18 +2227,7 @@ fn chunk_factors_saved_by_the_forward_replace_the_backwards_prep() {
     let mut failures = Vec::new();
     for (i, (c, _)) in cases.iter().enumerate() {
         let seed = 3700 + i as u64;
-        let plain = run(c, seed, &caller);
-        let saving = Case {
-            save_factors: true,
-            ..c.clone()
-        };
-        let saved = run(&saving, seed, &caller);
-        assert!(
-            saved.o == plain.o && saved.state == plain.state,
-            "{}: the saving forward's O / final state differ from the plain forward's",
-            c.name
-        );
-        assert!(!saved.factors.is_empty());
+        let saved = saving_forward(c, None, seed, &caller);
         let (f0, without) = run_bwd_with(c, seed, &caller, None);
         let reading = Case {
             chunk_factors: Some(saved.factors.clone()),
@@ -2265,19 +2280,8 @@ fn the_saved_replay_replaces_the_backwards_prep_and_replay() {
     let mut failures = Vec::new();
     for (i, (c, uncut)) in cases.iter().enumerate() {
         let seed = 3800 + i as u64;
-        let plain = run(c, seed, &caller);
-        let saving = Case {
-            save_factors: true,
-            ckpt: Some((64, c.io)),
-            ..c.clone()
-        };
-        let saved = run(&saving, seed, &caller);
-        assert!(
-            saved.o == plain.o && saved.state == plain.state,
-            "{}: the U-saving forward's O / final state differ from the plain forward's",
-            c.name
-        );
-        assert!(!saved.factors.is_empty() && !saved.ckpt.is_empty());
+        let saved = saving_forward(c, Some((64, c.io)), seed, &caller);
+        assert!(!saved.ckpt.is_empty());
         let ck = Ckpt {
             every: 64,
             dtype: None,
@@ -2300,11 +2304,14 @@ fn the_saved_replay_replaces_the_backwards_prep_and_replay() {
             ));
         }
         let (line, _) = compare_reuse(c, &with, &without, &mut failures);
-        // The U tiles zeroed: their region sits before Γ_last (src/engines/gdn/chunk_factors.rs).
-        let units = saved.factors.len() / gdn_chunk_factor_bytes(128, 64) as usize;
-        let u_at = units * (2 * 64 * 64 * 2 + (4 + 2) * 64 * 4);
+        // The U tiles zeroed, where the buffer's layout puts them.
+        let units = (saved.factors.len() / gdn_chunk_factor_bytes(128, 64) as usize) as u64;
+        let u_bytes = gdn_chunk_u_bytes(128) as u64;
+        let u_at = ChunkFactorsLayout::new(units, 1, u_bytes)
+            .u_tiles
+            .expect("the U tiles") as usize;
         let mut zeroed = saved.factors.clone();
-        zeroed[u_at..u_at + units * 64 * 128 * 2].fill(0);
+        zeroed[u_at..u_at + (units * u_bytes) as usize].fill(0);
         let wrong_case = Case {
             chunk_factors: Some(zeroed),
             ..c.clone()

@@ -120,7 +120,7 @@ impl Facts for GdnFacts {
 }
 
 /// Every port name a GDN node may bind (inputs, then outputs).
-const PORTS: &[&str] = &[
+pub(super) const PORTS: &[&str] = &[
     "q",
     "k",
     "v",

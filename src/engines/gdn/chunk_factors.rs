@@ -7,7 +7,8 @@
 //! prep (`gdn_bwd_prep16sl*`, `prep15sl`) writes: `T` and `A` as full 64 × 64 rows, `Γ` and `β` per
 //! token, the four per-token scalars and `Γ_last`, computed by the same tile, so the same bits. A
 //! backward that binds `chunk_factors` skips its prep and reads them there. The buffer is
-//! `[rows, HO, GDN_CHUNK_FACTOR_BYTES]` bytes with `rows = max(T / 64 + N, 1)` (one row per
+//! `[rows, HO, GDN_CHUNK_FACTOR_BYTES]` bytes (more with the `U` tiles, below) with
+//! `rows = max(T / 64 + N, 1)` (one row per
 //! possible chunk slot, [`crate::ir::infer::gdn_chunk_factor_rows`]); inside, six regions one after
 //! the other, each indexed by the kernels' `(chunk slot, head)` unit `c · HO + h` exactly as the
 //! workspace regions they replace: `T` and `A` (`[rows, HO, 64, 64]` io), the scalars
