@@ -223,6 +223,39 @@ mod tests {
         assert!(e.contains("gdn forward: o"), "{e}");
     }
 
+    /// Every forward entry that receives the maps (declares `const __grid_constant__
+    /// gdn::FwdTmaParams`) is listed, so that its plan encodes them: an entry missing here would
+    /// issue its box loads on zero descriptors (an illegal instruction on the device).
+    #[test]
+    fn every_entry_taking_the_maps_is_listed() {
+        let source = include_str!("../../../kernels/src/gdn_fwd.cu");
+        let mut seen = 0;
+        for decl in source.split("extern \"C\" __global__").skip(1) {
+            let Some(open) = decl.find('{') else {
+                continue;
+            };
+            let head = &decl[..open];
+            let Some(paren) = head.rfind('(') else {
+                continue;
+            };
+            let name = head[..paren]
+                .trim_end()
+                .rsplit(|c: char| c.is_whitespace() || c == ')' || c == '\\')
+                .next()
+                .unwrap_or_default();
+            // The TMA scans' macro (`_##NAME`: w4gxt, w4gxu, w4gxv) is checked by name below.
+            if head[paren..].contains("FwdTmaParams") && !name.ends_with("##NAME") {
+                seen += 1;
+                assert!(
+                    reads_io_maps(name),
+                    "{name} takes the maps but is not in IO_MAP_READERS"
+                );
+            }
+        }
+        // wgt, wgtl, wgts, wgtls (one macro line each; the TMA scans are `_##NAME`).
+        assert!(seen >= 4, "only {seen} map-taking entries parsed");
+    }
+
     #[test]
     fn no_kernel_reads_the_maps_unless_listed() {
         assert!(!reads_io_maps("gdn_fwd_slimscan_bf16_k128_w4gxs"));
