@@ -469,3 +469,83 @@ fn gdn_checkpoint_forward() {
         inp.free();
     }
 }
+
+/// The backward's reverse scan and token stage alone and as the overlapped pair, at the
+/// benchmark shapes (runs when `DNNPLAN_GDN_BENCH_ALONE` is set; `DNNPLAN_GDN_TIMING_SHAPES` as
+/// elsewhere; measurement only, nothing asserted about speed). A full backward executes first on
+/// a workspace; plans built with `DNNPLAN_GDN_BWD_FROM` (GPU test builds only) then run from a
+/// later launch on that same workspace, whose chunk table, tiles and hand-over flags the full
+/// execute left (every flag set: the consumer never waits). Prints, ms: the whole backward, the
+/// stages before the reverse scan (cut), the reverse scan alone, the token stage alone (every SM
+/// to itself), the pair alone, and the pair's share of the whole (the whole less the cut).
+#[test]
+fn gdn_benchmark_stages_alone() {
+    use dnnplan::dispatch::context::{ExecContext, Handle};
+    use gdn_gpu::{GdnPlan, event_median_ms, timing_shape_selected};
+    if !opted_in("DNNPLAN_GDN_BENCH_ALONE") {
+        return;
+    }
+    let caller = Caller::new();
+    let handle = Handle::new(caller.stream.cast()).expect("handle");
+    for (si, (name, lens, hh)) in BENCH_SHAPES.into_iter().enumerate() {
+        if !timing_shape_selected(si) {
+            continue;
+        }
+        let inp = BenchInputs::new(&caller, lens, hh);
+        let (launches, _) = bench_launches("gdn_bwd", lens, hh, device_sms());
+        let names: Vec<String> = launches.iter().map(|l| label(&l.0)).collect();
+        let Some(tok) = names.iter().position(|n| n.starts_with("tokens")) else {
+            println!("BENCH alone {name} no token stage in {names:?}");
+            continue;
+        };
+        let scan = tok - 1;
+        let build = |from: Option<usize>, steps: Option<usize>| {
+            set_env(
+                "DNNPLAN_GDN_BWD_FROM",
+                from.map(|x| x.to_string()).as_deref(),
+            );
+            set_env(
+                "DNNPLAN_GDN_BWD_STEPS",
+                steps.map(|x| x.to_string()).as_deref(),
+            );
+            let (g, n, ins) = inp.graph("gdn_bwd");
+            let plan = GdnPlan::build(&caller, g, n, &ins, BenchInputs::outputs("gdn_bwd"));
+            set_env("DNNPLAN_GDN_BWD_FROM", None);
+            set_env("DNNPLAN_GDN_BWD_STEPS", None);
+            plan
+        };
+        let full = build(None, None);
+        let (pack, ctx) = (full.pack(), full.context(&handle));
+        let whole = event_median_ms(&caller, || full.execute(&pack, &ctx));
+        // Each partial plan on the full plan's workspace, right after a full execute.
+        let alone = |from: usize, steps: Option<usize>| {
+            let part = build(Some(from), steps);
+            assert_eq!(part.ws_bytes, full.ws_bytes, "the same workspace layout");
+            let ppack = part.pack();
+            let pctx = ExecContext::new(
+                &handle,
+                full.ws as *mut std::ffi::c_void,
+                Some(full.ws_bytes as u64),
+            );
+            full.execute(&pack, &ctx);
+            let ms = event_median_ms(&caller, || part.execute(&ppack, &pctx));
+            drop(ppack);
+            part.free();
+            ms
+        };
+        let before = inp.time_cut(&caller, "gdn_bwd", Some(scan));
+        let scan_ms = alone(scan, Some(scan + 1));
+        let tokens_ms = alone(tok, None);
+        let pair_ms = alone(scan, None);
+        println!(
+            "BENCH alone {name} whole {whole:.4} | before the pair {before:.4} ({}) | {} alone {scan_ms:.4} | {} alone {tokens_ms:.4} | pair alone {pair_ms:.4} | pair in the whole {:.4}",
+            names[..scan].join(" "),
+            names[scan],
+            names[tok],
+            whole - before
+        );
+        drop(pack);
+        full.free();
+        inp.free();
+    }
+}

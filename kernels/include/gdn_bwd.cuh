@@ -53,8 +53,19 @@
 // barriers, setmaxnreg; M0 of bench/gdn_results.md's td29 design). No entry uses them yet; under
 // GDN_HOST_EMU the header declares nothing (bench/gdn_wgmma_emu.h emulates them).
 #include "dnnp_async.cuh"
+#include "dnnp_tma.cuh"
 
 namespace gdn {
+
+// The token tile's ring by tensor maps (session 39: `tw7`, tw1_products' TMA form; the host's
+// src/engines/gdn/tma_maps.rs BwdRingMapShape describes and encodes them): s, ds over the states
+// S and dS′ as rows of K ([chunk slots · HO · V][K], box 64 keys x 32 rows, 128-byte swizzle: one
+// key half of a quarter's [32][K] tile, tw_sq_off's layout), u, dr over the U and dR tiles as rows
+// of V ([chunk slots · HO · 64][V], box 32 values x 64 tokens, 64-byte swizzle: a quarter's
+// [64][32] tile, tw_uq_off's layout). Zero unless the plan runs tw7.
+struct TwRingMaps {
+  dnnp::TmaDesc s, ds, u, dr;
+};
 
 struct BwdParams {
   FwdParams f;  // inputs and the forward's workspace regions (o, final_state: null)
@@ -1347,6 +1358,10 @@ struct TokVecLayout<K, V, 30> {
 // dO (tw1_products' EARLY); the same layout (Tw1Smem) and arithmetic.
 template <int K, int V>
 struct TokVecLayout<K, V, 32> : TokVecLayout<K, V, 30> {};
+// REV 34 (session 39: `tw7`, gdn_bwd_tokens_tw7_*): REV 32 with the ring's S, dS', U, dR by tensor
+// maps (tw1_products' TMA); the same layout (Tw1Smem) and arithmetic.
+template <int K, int V>
+struct TokVecLayout<K, V, 34> : TokVecLayout<K, V, 30> {};
 
 // The U tiles of the storing replay (session 27, tu27: gdn_bwd_fscan_gx{,4}u, STORE_U in
 // gdn_bwd_fscan_gx.cuh) for the token stage REV 16: [slot c·HO + h][64 tokens][V] in the io dtype.
@@ -2395,9 +2410,11 @@ __device__ __forceinline__ void tw1_products(const BwdParams& bp, size_t ch, lon
 // flag_wait (the overlapped consumer, REV >= 12; session 22, tstart22): called by every thread
 // once, after the copies of W, Ũᵀ, S, dO, q, k are issued and the Γ / β / raw-gate rows stored,
 // before any read of ws_ds / ws_dr (tokens_products_mma's pre_wait).
+// maps (REV 34, tw7): the ring's tensor maps (tw1_products' TMA form); null otherwise.
 template <typename T, int K, int V, int REV = 0, typename FlagWait = TokNoIssue>
 __device__ __forceinline__ void bwd_tokens_tc_tile(const BwdParams& bp, int c, int h, int next_c = -1, int next_h = 0,
-                                                   bool g0_ready = false, const FlagWait& flag_wait = FlagWait()) {
+                                                   bool g0_ready = false, const FlagWait& flag_wait = FlagWait(),
+                                                   const TwRingMaps* maps = nullptr) {
   constexpr bool V2 = REV >= 2, V3 = REV >= 3, V5 = REV >= 5, V6 = REV == 6;
   using S = TokSmem<K>;
   using Z = TokTcSmem<K>;
@@ -2528,10 +2545,12 @@ __device__ __forceinline__ void bwd_tokens_tc_tile(const BwdParams& bp, int c, i
   static_assert(!PRE || (REV >= 12 && !V6), "flag_wait: the overlapped REV 12 / 13 tile");
   if constexpr (!PRE) load_scalars();
   if (!V2) __syncthreads();  // gam, bet (V2: the products' first barrier covers them)
-  if constexpr (REV == 30 || REV == 32) {
-    static_assert(PRE, "tw1 / tw3: the overlapped consumer only");
-    tw1_products<T, K, V, REV == 32>(bp, ch, t0, len, h, vh, bet, dqp, de, dkr, dd, faa, fal, dbv, load_scalars,
-                                     issue_qk, flag_wait);
+  if constexpr (REV == 30 || REV == 32 || REV == 34) {
+    static_assert(PRE, "tw1 / tw3 / tw7: the overlapped consumer only");
+    static_assert(VL::vec_off == Tw1Smem<K, V>::vec_off && VL::qraw_off == Tw1Smem<K, V>::qraw_off,
+                  "tw1 / tw3 / tw7: the vectors and raw q / k rows in Tw1Smem (TokVecLayout<K, V, REV>)");
+    tw1_products<T, K, V, REV >= 32, REV == 34>(bp, ch, t0, len, h, vh, bet, dqp, de, dkr, dd, faa, fal, dbv,
+                                                load_scalars, issue_qk, flag_wait, maps);
   } else if constexpr (PRE) {
     // The scalar rows after the copy issue (their loads no longer hold the copies back), then the
     // unit's flag (its block barrier also covers them).

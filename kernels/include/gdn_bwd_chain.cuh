@@ -207,6 +207,19 @@ struct BwdCkptParams {
 };
 static_assert(sizeof(BwdCkptParams) == 480, "BwdCkptParams layout changed: update src/engines/gdn/params.rs");
 
+// The backward's parameter block (session 39): BwdCkptParams, then the token tile's ring maps (the
+// tw7 stage's; 128-byte aligned, offset 512). Every backward launch takes it; a kernel reads the
+// prefix it declares (tw7 declares the whole block, `const __grid_constant__`: the maps stay in
+// parameter space).
+struct BwdTmaParams {
+  BwdCkptParams c;
+  TwRingMaps maps;
+};
+static_assert(sizeof(BwdTmaParams) == 1024, "BwdTmaParams layout changed: update src/engines/gdn/params.rs");
+#ifndef __CUDACC_RTC__
+static_assert(__builtin_offsetof(BwdTmaParams, maps) == 512, "BwdTmaParams layout");
+#endif
+
 // State fragments (rows vr, vr + 8; K columns of rows of LD) of a checkpoint row at element
 // `base`: fp32 pairs, or io-dtype pairs widened (T: bf16 or fp16).
 template <typename T, int K, int LD = K>

@@ -133,12 +133,12 @@ __device__ __forceinline__ bool tokens_ov_last_block() {
 // REV >= 12 (session 22, tstart22): the tile waits for the flag itself, after issuing the copies
 // that do not depend on the reverse scan (bwd_tokens_tc_tile's flag_wait); the same outputs.
 template <typename T, int K, int V, int REV>
-__device__ __forceinline__ void bwd_tokens_ov_body(const BwdChainParams& cp) {
+__device__ __forceinline__ void bwd_tokens_ov_body(const BwdChainParams& cp, const TwRingMaps* maps = nullptr) {
   int c, h;
   if (tokens_ov_unit(cp, c, h)) {
     const TokUnitFlagWait wait(cp, c, h);
     if constexpr (REV >= 12) {
-      bwd_tokens_tc_tile<T, K, V, REV>(cp.b, c, h, -1, 0, false, wait);
+      bwd_tokens_tc_tile<T, K, V, REV>(cp.b, c, h, -1, 0, false, wait, maps);
     } else {
       wait();
       bwd_tokens_tc_tile<T, K, V, REV>(cp.b, c, h);

@@ -244,12 +244,23 @@ __device__ __forceinline__ void tw_value_quarter(TwValueAcc& a, uint32_t slot, i
 // tile's first barrier, concurrently with the scalar rows' loads; after that barrier warpgroups 0
 // and 3 issue each quarter's dS' / dR copies right after its S and U / dO (full_b[q] then tracks
 // quarters ≤ q only), the q / k rows last; no named barrier.
-template <typename T, int K, int V, bool EARLY, typename Scalars, typename IssueQK, typename FlagWait>
+//
+// TMA (REV 34, `tw7`, session 39; with EARLY): the ring's S, dS′, U and dR quarters by tensor maps
+// (maps: TwRingMaps) instead of every thread's cp.async: after the tile's first barrier (which
+// also orders them after the unit's flag) thread 0 issues per quarter two boxes of S and one of U
+// on full_a[q], two of dS′ and one of dR on full_b[q] (expect_tx), 28 copies per tile in place of
+// ~4,600 LDGSTS; dO stays with threads 256 .. 511 (zero-filled past len), arriving on full_a[q]
+// (which then counts 1 + 256), the q / k rows with every thread. The same bytes in the same
+// places (tw_sq_off / tw_uq_off are the 128- / 64-byte swizzles the boxes write), so the same
+// products, passes and hand-off: bitwise tw3.
+template <typename T, int K, int V, bool EARLY, bool TMA = false, typename Scalars, typename IssueQK,
+          typename FlagWait>
 __device__ __forceinline__ void tw1_products(const BwdParams& bp, size_t ch, long long t0, int len, int h, int vh,
                                              const float* bet, float* dqp, float* de, float* dkr, float& dd,
                                              float (&faa)[2][4], float (&fal)[2][4], float* dbvp,
                                              const Scalars& load_scalars, const IssueQK& issue_qk,
-                                             const FlagWait& flag_wait) {
+                                             const FlagWait& flag_wait, const TwRingMaps* maps = nullptr) {
+  static_assert(!TMA || EARLY, "tw7: tw3's order with the ring by tensor maps");
   static_assert(K == 128 && V == 128, "tw1: K = V = 128");
   static_assert(TOK_THREADS == 512, "tw1: four warpgroups");
   using L = Tw1Smem<K, V>;
@@ -269,8 +280,8 @@ __device__ __forceinline__ void tw1_products(const BwdParams& bp, size_t ch, lon
     dnnp::trap_unless_swizzle_aligned(smem);
 #pragma unroll
     for (int q = 0; q < NQ; ++q) {
-      dnnp::mbar_init(&full_a[q], TOK_THREADS);
-      dnnp::mbar_init(&full_b[q], 256);
+      dnnp::mbar_init(&full_a[q], TMA ? 1 + 256 : TOK_THREADS);
+      dnnp::mbar_init(&full_b[q], TMA ? 1 : 256);
     }
     dnnp::mbar_init_fence();
   }
@@ -301,27 +312,62 @@ __device__ __forceinline__ void tw1_products(const BwdParams& bp, size_t ch, lon
     cp_async16(smem + q * L::quarter + Q::dr_off + tw_uq_off(r, vc), drg + static_cast<size_t>(r) * V + 32 * q + vc);
     dnnp::cp_async_mbar_arrive_noinc(&full_b[q]);
   };
+#ifndef GDN_HOST_EMU
+  if constexpr (TMA) {
+    if (tid == 0) {
+      // The replay's and the reverse scan's generic stores (the latter acquired before the
+      // barrier above) before the async proxy reads them.
+      dnnp::fence_proxy_async_global();
+      const int ys = static_cast<int>(ch) * V, yu = static_cast<int>(ch) * CHUNK;
+      constexpr uint32_t SB = TW_QV * 64 * sizeof(T), UB = CHUNK * TW_QV * sizeof(T);  // one box each
+#pragma unroll
+      for (int q = 0; q < NQ; ++q) {
+        unsigned char* sl = smem + q * L::quarter;
+        dnnp::mbar_arrive_expect_tx(&full_a[q], 2 * SB + UB);
+        dnnp::tma_load_3d(sl + Q::s_off, &maps->s, 0, ys + TW_QV * q, 0, &full_a[q]);
+        dnnp::tma_load_3d(sl + Q::s_off + TW_QV * 128, &maps->s, 64, ys + TW_QV * q, 0, &full_a[q]);
+        dnnp::tma_load_3d(sl + Q::u_off, &maps->u, TW_QV * q, yu, 0, &full_a[q]);
+        dnnp::mbar_arrive_expect_tx(&full_b[q], 2 * SB + UB);
+        dnnp::tma_load_3d(sl + Q::ds_off, &maps->ds, 0, ys + TW_QV * q, 0, &full_b[q]);
+        dnnp::tma_load_3d(sl + Q::ds_off + TW_QV * 128, &maps->ds, 64, ys + TW_QV * q, 0, &full_b[q]);
+        dnnp::tma_load_3d(sl + Q::dr_off, &maps->dr, TW_QV * q, yu, 0, &full_b[q]);
+      }
+    }
+    if (tid >= 256) {  // dO, zero-filled past len
+      const int x = tid & 255, r = x >> 2, vc = 8 * (x & 3);
+      const bool live = r < len;
+#pragma unroll
+      for (int q = 0; q < NQ; ++q) {
+        const T* src = dog + (static_cast<size_t>(t0 + (live ? r : 0)) * HO + h) * V + 32 * q + vc;
+        cp_async16_zfill(smem + q * L::quarter + Q::do_off + tw_uq_off(r, vc), src, live);
+        dnnp::cp_async_mbar_arrive_noinc(&full_a[q]);
+      }
+    }
+  }
+#endif
   // Pre-flag copies, every thread of the block (session 30, run 2: run 1 issued them from
   // warpgroup 0 alone): per quarter one 16-byte chunk of S, then one of U (threads < 256) or of
   // dO (the others, zero-filled past len); full_a[q] counts all TOK_THREADS arrivals.
+  if constexpr (!TMA) {
 #pragma unroll
-  for (int q = 0; q < NQ; ++q) {
-    {
-      const int v = tid >> 4, kc = 8 * (tid & 15);
-      cp_async16(smem + q * L::quarter + Q::s_off + tw_sq_off(v, kc), sg + static_cast<size_t>(32 * q + v) * K + kc);
-    }
-    const int x = tid & 255, r = x >> 2, vc = 8 * (x & 3);
-    if (tid < 256) {
-      cp_async16(smem + q * L::quarter + Q::u_off + tw_uq_off(r, vc), ug + static_cast<size_t>(r) * V + 32 * q + vc);
-    } else {
-      const bool live = r < len;
-      const T* src = dog + (static_cast<size_t>(t0 + (live ? r : 0)) * HO + h) * V + 32 * q + vc;
-      cp_async16_zfill(smem + q * L::quarter + Q::do_off + tw_uq_off(r, vc), src, live);
-    }
-    dnnp::cp_async_mbar_arrive_noinc(&full_a[q]);
-    if constexpr (EARLY) {
-      // The quarter's dS' and dR, warpgroups 0 and 3.
-      if (wg == 0 || wg == 3) issue_dsdr(q);
+    for (int q = 0; q < NQ; ++q) {
+      {
+        const int v = tid >> 4, kc = 8 * (tid & 15);
+        cp_async16(smem + q * L::quarter + Q::s_off + tw_sq_off(v, kc), sg + static_cast<size_t>(32 * q + v) * K + kc);
+      }
+      const int x = tid & 255, r = x >> 2, vc = 8 * (x & 3);
+      if (tid < 256) {
+        cp_async16(smem + q * L::quarter + Q::u_off + tw_uq_off(r, vc), ug + static_cast<size_t>(r) * V + 32 * q + vc);
+      } else {
+        const bool live = r < len;
+        const T* src = dog + (static_cast<size_t>(t0 + (live ? r : 0)) * HO + h) * V + 32 * q + vc;
+        cp_async16_zfill(smem + q * L::quarter + Q::do_off + tw_uq_off(r, vc), src, live);
+      }
+      dnnp::cp_async_mbar_arrive_noinc(&full_a[q]);
+      if constexpr (EARLY) {
+        // The quarter's dS' and dR, warpgroups 0 and 3.
+        if (wg == 0 || wg == 3) issue_dsdr(q);
+      }
     }
   }
   issue_qk();  // every thread: raw q, k (rows of K + 16), waited before the hand-off

@@ -74,6 +74,8 @@
 //                                             m1t30: td29's M1, REV 30: tc16's tile with the value products
 //                                             warp-specialized on wgmma, gdn_bwd_tw.cuh; bitwise tc16 on
 //                                             the H200; DNNPLAN_GDN_BWD_TOKENS=tw1)
+//   gdn_bwd_tokens_tw7_{bf16,f16}_k128       <<<as tokens_tw1>>> (session 39: tw3 with the ring's S, dS', U, dR
+//                                             by tensor maps, BwdTmaParams; DNNPLAN_GDN_BWD_TOKENS=tw7)
 //   gdn_bwd_tokens_tw3_{bf16,f16}_k128       <<<as tokens_tw1>>> (session 32, tp32: REV 32, tw1 with the unit's
 //                                             flag waited before the tile's first barrier (thread 64) and
 //                                             each quarter's dS' / dR copies issued with its S, U, dO; the
@@ -229,6 +231,10 @@ extern "C" __global__ void __launch_bounds__(gdn::PARAM_THREADS) gdn_bwd_params(
   extern "C" __global__ void __launch_bounds__(gdn::TOK_THREADS)                                   \
       gdn_bwd_tokens_tw3_##TAG##_k128(gdn::BwdChainParams p) {                                     \
     gdn::bwd_tokens_ov_body<T, 128, 128, 32>(p);                                                   \
+  }                                                                                                \
+  extern "C" __global__ void __launch_bounds__(gdn::TOK_THREADS)                                   \
+      gdn_bwd_tokens_tw7_##TAG##_k128(const __grid_constant__ gdn::BwdTmaParams p) {               \
+    gdn::bwd_tokens_ov_body<T, 128, 128, 34>(p.c.cp, &p.maps);                                     \
   }
 
 #define GDN_BWD_CHAIN_ENTRIES(KD)                                                                   \

@@ -69,6 +69,11 @@ pub enum TmaSwizzle {
     /// at most 128 bytes; destinations 1024-byte aligned): wgmma's and ldmatrix's conflict-free
     /// layout.
     B128,
+    /// The 64-byte swizzle: the 16-byte piece `j` (0 ..= 3) of the 64-byte row `r` sits at piece
+    /// `j ^ ((r / 2) % 4)` (rows of at most 64 bytes; destinations 512-byte aligned): the
+    /// K-major layout of wgmma's 32-column operands (session 39: the backward token tile's U and
+    /// dR quarters).
+    B64,
     /// The 32-byte swizzle: the 16-byte piece `j` (0 or 1) of the 32-byte row `r` sits at piece
     /// `j ^ ((r / 4) % 2)` (rows of at most 32 bytes; sources and destinations 256-byte aligned):
     /// stmatrix's conflict-free layout of 16-column tiles (session 36: the forward's o staging).
@@ -81,6 +86,7 @@ impl TmaSwizzle {
         match self {
             TmaSwizzle::None => S::CU_TENSOR_MAP_SWIZZLE_NONE,
             TmaSwizzle::B128 => S::CU_TENSOR_MAP_SWIZZLE_128B,
+            TmaSwizzle::B64 => S::CU_TENSOR_MAP_SWIZZLE_64B,
             TmaSwizzle::B32 => S::CU_TENSOR_MAP_SWIZZLE_32B,
         }
     }
@@ -150,6 +156,7 @@ impl TiledMapSpec {
         let most = match self.swizzle {
             TmaSwizzle::None => None,
             TmaSwizzle::B128 => Some(128),
+            TmaSwizzle::B64 => Some(64),
             TmaSwizzle::B32 => Some(32),
         };
         if !row.is_multiple_of(16) || most.is_some_and(|m| row > m) {

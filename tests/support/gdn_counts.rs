@@ -994,7 +994,7 @@ pub const MODELS: [Model; 41] = [
     // wgmma).
     family(
         "tokens",
-        &["tokens_tc16_ov", "tokens_tw1", "tokens_tw3"],
+        &["tokens_tc16_ov", "tokens_tw1", "tokens_tw3", "tokens_tw7"],
         tokens_u,
     ),
     family("fold", &["fold"], fold),

@@ -196,16 +196,17 @@ use super::engine::{
 };
 use super::occupancy::SM90_BUDGET;
 use super::params::{
-    BwdChainParams, BwdCkptParams, BwdParams, BwdPieceLayout, BwdWorkspaceLayout, CHAIN_THREADS,
-    CHUNK, CkptLayout, DSCAN_MMA_WARPS, DSCAN_W8_WARPS, DSUM1_MIN_BLOCKS, FSCAN_GX_STAGES,
-    FSCANP1_MIN_BLOCKS, OFFSETS_THREADS, OverlapLayout, PARAM_THREADS, PSUM1_MIN_BLOCKS,
-    SCAN_WARPS, SUM_STAGES, SlimRegions, TOK_THREADS, dscan_mma_smem_bytes, dscan_ov_smem_bytes,
-    dscan_ov2_smem_bytes, dscan_ov2gx_smem_bytes, dscan_ov2gxsc_smem_bytes, dscan_w8_smem_bytes,
-    flags, fscan_gx_smem_bytes, fscan_gxsc_smem_bytes, fscan_gxsl_smem_bytes, max_chunks,
-    scan_smem_bytes, scanx_smem_bytes, tokens_tc11_smem_bytes, tokens_tc12_smem_bytes,
-    tokens_tw1_tile_smem_bytes,
+    BwdChainParams, BwdCkptParams, BwdParams, BwdPieceLayout, BwdTmaParams, BwdWorkspaceLayout,
+    CHAIN_THREADS, CHUNK, CkptLayout, DSCAN_MMA_WARPS, DSCAN_W8_WARPS, DSUM1_MIN_BLOCKS,
+    FSCAN_GX_STAGES, FSCANP1_MIN_BLOCKS, OFFSETS_THREADS, OverlapLayout, PARAM_THREADS,
+    PSUM1_MIN_BLOCKS, SCAN_WARPS, SUM_STAGES, SlimRegions, TOK_THREADS, TwRingMaps,
+    dscan_mma_smem_bytes, dscan_ov_smem_bytes, dscan_ov2_smem_bytes, dscan_ov2gx_smem_bytes,
+    dscan_ov2gxsc_smem_bytes, dscan_w8_smem_bytes, flags, fscan_gx_smem_bytes,
+    fscan_gxsc_smem_bytes, fscan_gxsl_smem_bytes, max_chunks, scan_smem_bytes, scanx_smem_bytes,
+    tokens_tc11_smem_bytes, tokens_tc12_smem_bytes, tokens_tw1_tile_smem_bytes,
 };
 use super::pdl::{GdnPlan, Launch, PdlMode};
+use super::tma_maps::BwdRingMapShape;
 
 /// Ports the backward reads or writes, in [`BwdPlanUids`] order.
 pub(super) const PORTS: [&str; 20] = [
@@ -495,11 +496,19 @@ pub enum BwdKernel {
     /// `Mᵀ_j`), as [`BwdKernel::PsumMt`] is [`BwdKernel::Psum`]'s; at K other than 128 it names
     /// `psumt`.
     PsumMtSl,
+    /// Session 39: token stage `tw7`, [`BwdKernel::TokensTw3Ov`] with the quarter ring's `S`,
+    /// `dS'`, `U` and `dR` tiles by tensor maps (`gdn_bwd_tokens_tw7_*`, REV 34, `TMA` in
+    /// `kernels/include/gdn_bwd_tw.cuh`): one thread issues 28 box copies per tile in place of
+    /// every thread's `cp.async`; the same bytes in the same places, so the same values as `tw3`.
+    /// It reads the plan's ring maps ([`super::tma_maps::BwdRingMapShape`], encoded at every
+    /// execute into [`BwdTmaParams`]). The same layout and shared memory as `tw3`. K = V = 128;
+    /// at other K it names `tokens_tc13_ov`.
+    TokensTw7Ov,
 }
 
 impl BwdKernel {
     /// Every kernel, in index order.
-    pub const ALL: [BwdKernel; 69] = [
+    pub const ALL: [BwdKernel; 70] = [
         BwdKernel::ChunkOffsets,
         BwdKernel::Prep,
         BwdKernel::Fscan,
@@ -569,6 +578,7 @@ impl BwdKernel {
         BwdKernel::PrepSl16c,
         BwdKernel::PrepSl16l,
         BwdKernel::PsumMtSl,
+        BwdKernel::TokensTw7Ov,
     ];
 
     /// Whether this kernel touches only the backward's slim workspace regions at K = 128
@@ -601,6 +611,7 @@ impl BwdKernel {
                 | BwdKernel::Dchain3
                 | BwdKernel::TokensTw1Ov
                 | BwdKernel::TokensTw3Ov
+                | BwdKernel::TokensTw7Ov
                 | BwdKernel::Fold
                 | BwdKernel::Params
         )
@@ -684,6 +695,8 @@ impl BwdKernel {
             BwdKernel::TokensTw1Ov => "tokens_tw1",
             BwdKernel::TokensTw3Ov if k != 128 => "tokens_tc13_ov",
             BwdKernel::TokensTw3Ov => "tokens_tw3",
+            BwdKernel::TokensTw7Ov if k != 128 => "tokens_tc13_ov",
+            BwdKernel::TokensTw7Ov => "tokens_tw7",
             BwdKernel::FscanGx => "fscan_gx",
             BwdKernel::FscanGx3 => "fscan_gx3",
             BwdKernel::FscanGx4 => "fscan_gx4",
@@ -787,7 +800,13 @@ impl BwdKernel {
                 | BwdKernel::TokensTc16Ov
                 | BwdKernel::TokensTw1Ov
                 | BwdKernel::TokensTw3Ov
+                | BwdKernel::TokensTw7Ov
         )
+    }
+
+    /// Whether this kernel reads the ring's tensor maps ([`BwdTmaParams::maps`]): `tw7`.
+    pub fn reads_ring_maps(self) -> bool {
+        self == BwdKernel::TokensTw7Ov
     }
 }
 
@@ -1328,12 +1347,22 @@ pub struct TokenStageRow {
 ///   (16, 2048, 32) 3.308 / 3.308 → 3.238 / 3.236 and 3.310 / 3.318 → 3.238 / 3.236 (−2.2 %),
 ///   ragged mix 1.569 / 1.588 → 1.531 / 1.546 and 1.581 / 1.572 → 1.535 / 1.533 (−2.6 %).
 ///   `DNNPLAN_GDN_BWD_TOKENS=tw1` keeps the previous stage.
+/// - since session 39 that row names `tw7`: `tw3` with the ring's `S`, `dS'`, `U`, `dR` quarters
+///   by tensor maps (`gdn_bwd_tokens_tw7_*`: 28 box copies by one thread per tile in place of
+///   every thread's `cp.async`); bitwise `tw3` on every backward hash on the H200 (uncut and at 8
+///   pieces, all eight ports; bench/gdn_device_tw7.sh). Whole backward against `tw3`, one process,
+///   a b b a b a... (tw3 / tw7 / tw7 / tw3 / tw3 / tw7): (4, 8192, 16) 1.577 1.574 1.572 →
+///   1.553 1.546 1.549 ms (−1.6 %), (1, 32768, 16) 2.057 2.075 2.068 → 2.049 2.043 2.043
+///   (−0.8 %), (16, 2048, 32) 3.259 3.264 3.238 → 3.203 3.201 3.179 (−1.9 %), ragged mix 1.493
+///   1.488 1.500 → 1.469 1.474 1.465 (−1.6 %); the token stage alone (every flag set, all SMs)
+///   0.951 → 0.919 ms at (4, 8192, 16). `DNNPLAN_GDN_BWD_TOKENS=tw3` keeps the previous stage.
 ///
 /// `tc12` (session 10) was the only default before: `tc11` (= `tc5`'s outputs) with the row
 /// phase's bank conflicts removed, faster at all four benchmark shapes (whole backward, tc11 →
 /// tc12, means of four runs in ABBA / BAAB order, session 10 tok12): (4, 8192, 16) 2.154 →
 /// 2.136 ms, (1, 32768, 16) 3.034 → 3.013, (16, 2048, 32) 4.405 → 4.339, ragged mix 2.102 →
-/// 2.087. `DNNPLAN_GDN_BWD_TOKENS=tc11|tc12|tc13|tc16|tw1|tw3` selects a stage whatever the rule says.
+/// 2.087. `DNNPLAN_GDN_BWD_TOKENS=tc11|tc12|tc13|tc16|tw1|tw3|tw7` selects a stage whatever the rule
+/// says.
 pub const BWD_TOKENS_RULE: [TokenStageRow; 3] = [
     TokenStageRow {
         batch_invariant: Some(true),
@@ -1348,7 +1377,7 @@ pub const BWD_TOKENS_RULE: [TokenStageRow; 3] = [
     TokenStageRow {
         batch_invariant: None,
         dscan_forced: None,
-        stage: "tw3",
+        stage: "tw7",
     },
 ];
 
@@ -1416,7 +1445,10 @@ pub struct TokenStage {
 /// [`BwdKernel::TokensTw3Ov`] as the consumer (the flag before the tile's first barrier, each
 /// quarter's `dS'` / `dR` copies with its `S`, `U`, `dO`; the same values, bitwise `tw1` on the
 /// H200); the same pairing, threads and shared memory as `tw1`.
-pub const TOKEN_STAGES: [TokenStage; 6] = {
+///
+/// `tw7` (session 39): `tw3`'s row with [`BwdKernel::TokensTw7Ov`] (the ring by tensor maps; the
+/// same values as `tw3`).
+pub const TOKEN_STAGES: [TokenStage; 7] = {
     use BwdKernel::*;
     [
         TokenStage {
@@ -1473,6 +1505,16 @@ pub const TOKEN_STAGES: [TokenStage; 6] = {
             name: "tw3",
             kernel: TokensTc12,
             overlapped: TokensTw3Ov,
+            smem: tokens_tw1_tile_smem_bytes,
+            threads: TOK_THREADS,
+            bitwise: false,
+            ov_scans: Some((DscanOv5Dr, DscanpOv5Dr)),
+            loads_u: true,
+        },
+        TokenStage {
+            name: "tw7",
+            kernel: TokensTc12,
+            overlapped: TokensTw7Ov,
             smem: tokens_tw1_tile_smem_bytes,
             threads: TOK_THREADS,
             bitwise: false,
@@ -2280,6 +2322,9 @@ pub struct GdnBwdPlan<F = Function> {
     /// ([`super::chunk_factors`]): the slim prep's step is then left out of `steps` and its
     /// regions are the buffer's.
     factors: Option<(i64, ChunkFactorsLayout)>,
+    /// The token tile's ring maps' shape when a launch reads them (`tw7`,
+    /// [`BwdKernel::reads_ring_maps`]), else `None` (no map is encoded).
+    ring_maps: Option<BwdRingMapShape>,
     /// The ports' base-address rules, settled at the first execute ([`super::port_guards`]).
     guards: std::sync::OnceLock<crate::pack::GuardTable>,
 }
@@ -2654,6 +2699,23 @@ impl<F> GdnBwdPlan<F> {
             0
         };
         let ckpt = CkptLayout::new(overlap_layout.total, n, seed_every, ckpt_f32);
+        let ring_maps = steps
+            .iter()
+            .any(|s| s.0.reads_ring_maps())
+            .then(|| BwdRingMapShape::new(f, u64::from(chunks)))
+            .transpose()?;
+        // Measurement only, GPU test builds only: `DNNPLAN_GDN_BWD_FROM=n` leaves out the first
+        // `n` launches (after the layouts are fixed), so an execute runs a stage alone on what an earlier execute of the same
+        // shape left in the same workspace (its chunk table, tiles and set hand-over flags;
+        // tests/gpu_gdn.rs `timing_token_stage_alone`). On a fresh workspace the flags would never
+        // be set, so release builds never read it.
+        #[cfg(feature = "gpu-tests")]
+        if let Some(from) = std::env::var("DNNPLAN_GDN_BWD_FROM")
+            .ok()
+            .and_then(|x| x.parse::<usize>().ok())
+        {
+            steps.drain(..from.min(steps.len()));
+        }
         Ok(GdnBwdPlan {
             template,
             uids,
@@ -2667,6 +2729,7 @@ impl<F> GdnBwdPlan<F> {
             kernels,
             pdl,
             factors,
+            ring_maps,
             guards: std::sync::OnceLock::new(),
         })
     }
@@ -2765,9 +2828,10 @@ impl<F: std::fmt::Display> GdnBwdPlan<F> {
 }
 
 // SAFETY: `bind` writes the pack's device buffers and the checked workspace region's addresses
-// into the block (BwdCkptParams), which starts with every kernel's only parameter.
+// into the block (BwdTmaParams: BwdCkptParams, then the ring maps when the plan runs tw7), which
+// starts with every kernel's only parameter.
 unsafe impl GdnPlan for GdnBwdPlan {
-    type Params = BwdCkptParams;
+    type Params = BwdTmaParams;
 
     fn workspace(&self) -> u64 {
         self.ckpt.total
@@ -2844,7 +2908,15 @@ unsafe impl GdnPlan for GdnBwdPlan {
         if self.checkpoints == CheckpointUse::Seed {
             self.ckpt.bind_bwd(ws, ckpt, &mut kp);
         }
-        Ok(kp)
+        // The token tile's ring maps (tw7) at this call's states, U and dR.
+        let maps = match &self.ring_maps {
+            Some(shape) => {
+                let b = &kp.cp.b;
+                shape.encode(b.ws_s, b.ws_ds, b.ws_u, b.ws_dr)?
+            }
+            None => TwRingMaps::default(),
+        };
+        Ok(BwdTmaParams { c: kp, maps })
     }
 
     fn launch_list(&self) -> impl Iterator<Item = Launch<'_, Function>> {
@@ -3117,7 +3189,8 @@ mod tests {
                 &BwdKernel::TokensTc13Ov,
                 &BwdKernel::TokensTc16Ov,
                 &BwdKernel::TokensTw1Ov,
-                &BwdKernel::TokensTw3Ov
+                &BwdKernel::TokensTw3Ov,
+                &BwdKernel::TokensTw7Ov
             ]
         );
         assert!(!BwdKernel::TokensTc11.programmatic());
@@ -3183,7 +3256,7 @@ mod tests {
                 "",
                 false,
                 BwdKernel::TokensTc12,
-                BwdKernel::TokensTw3Ov,
+                BwdKernel::TokensTw7Ov,
                 true,
             ),
             (
@@ -3197,7 +3270,7 @@ mod tests {
                 "tc5",
                 false,
                 BwdKernel::TokensTc12,
-                BwdKernel::TokensTw3Ov,
+                BwdKernel::TokensTw7Ov,
                 false,
             ),
             (
@@ -3211,7 +3284,7 @@ mod tests {
                 "bogus",
                 false,
                 BwdKernel::TokensTc12,
-                BwdKernel::TokensTw3Ov,
+                BwdKernel::TokensTw7Ov,
                 false,
             ),
         ];
@@ -3254,7 +3327,7 @@ mod tests {
         // must be bitwise the same with and without the overlap (which depends on the batch),
         // and a forced reverse scan must not be replaced by tc13's io-dR producers.
         for (invariant, forced, want) in [
-            (false, false, "tw3"),
+            (false, false, "tw7"),
             (true, false, "tc12"),
             (false, true, "tc12"),
             (true, true, "tc12"),
@@ -3313,6 +3386,7 @@ mod tests {
                         | BwdKernel::TokensTc16Ov
                         | BwdKernel::TokensTw1Ov
                         | BwdKernel::TokensTw3Ov
+                        | BwdKernel::TokensTw7Ov
                 )
             );
             assert_eq!(s.bitwise, s.ov_scans.is_none(), "{}", s.name);
@@ -3324,7 +3398,7 @@ mod tests {
         // Session 25: DNNPLAN_GDN_BWD_DSCAN=ov2gx keeps tc13 by rule (an io-dR producer is no
         // forced fp32-dR scan) and swaps both io-dR producers at K = V = 128 only: 8 warps (no
         // publisher warp), the wgmma loop's shared memory.
-        assert_eq!(TokenStage::pick("", false, false).0.name, "tw3");
+        assert_eq!(TokenStage::pick("", false, false).0.name, "tw7");
         assert!(IO_DR_SCAN_SWITCHES.contains(&"ov2gx"));
         let tc13 = TokenStage::pick("tc13", false, false).0;
         let (u, p, threads, smem) = overlap_scan_kernels("ov2gx", tc13.ov_scans, 128, 128);
@@ -3465,6 +3539,29 @@ mod tests {
     }
 
     #[test]
+    fn tw7_runs_where_tw3_runs_and_alone_reads_the_ring_maps() {
+        // Session 39: DNNPLAN_GDN_BWD_TOKENS=tw7 picks the tw7 row, which pairs exactly as tw3
+        // (tw3 with the ring by tensor maps); only its kernel reads the maps, so only its plans
+        // encode them.
+        assert_token_stage_pairs_as("tw7", BwdKernel::TokensTw7Ov, "tw3");
+        let readers: Vec<_> = BwdKernel::ALL
+            .iter()
+            .filter(|k| k.reads_ring_maps())
+            .collect();
+        assert_eq!(readers, [&BwdKernel::TokensTw7Ov]);
+        assert!(BwdKernel::TokensTw7Ov.slim_workspace());
+        // The rule's plans (tw7 since session 39) encode the maps; at K = 64 (tc13) none.
+        for shape in [(4, 32768, 16), (1, 32768, 16), (16, 32768, 32)] {
+            let f = crate::engines::gdn::engine::tests::bound(facts(
+                shape.0, shape.1, shape.2, 128, false,
+            ));
+            assert!(named_plan(&f).ring_maps.is_some(), "{shape:?}");
+        }
+        let f64k = crate::engines::gdn::engine::tests::bound(facts(4, 32768, 16, 64, false));
+        assert!(named_plan(&f64k).ring_maps.is_none());
+    }
+
+    #[test]
     fn tc16_pairs_only_with_the_storing_replay() {
         // Session 27: tc16 loads the U tiles of the storing replay, so it runs only where the
         // overlap runs (U in ws_dr's second half beside the io dR), uncut (P = 1), with the gx
@@ -3554,14 +3651,17 @@ mod tests {
         let got = tc16_pair_at(&fbi, bi.name, rule, None, true);
         assert_eq!((got.0, got.1.as_str()), ("tc12", gx4));
         assert!(!TokenStage::by_rule(false, true).loads_u);
-        // Only tc16, tw1 (session 30) and tw3 (session 32) load U; their fallback is a stage of
+        // Only tc16, tw1 (session 30), tw3 (session 32) and tw7 (session 39) load U; their fallback is a stage of
         // the table with the same producers.
         for s in &TOKEN_STAGES {
             assert_eq!(
                 s.loads_u,
                 matches!(
                     s.overlapped,
-                    BwdKernel::TokensTc16Ov | BwdKernel::TokensTw1Ov | BwdKernel::TokensTw3Ov
+                    BwdKernel::TokensTc16Ov
+                        | BwdKernel::TokensTw1Ov
+                        | BwdKernel::TokensTw3Ov
+                        | BwdKernel::TokensTw7Ov
                 ),
                 "{}",
                 s.name
@@ -3803,7 +3903,7 @@ mod tests {
                 assert_eq!((g_t.0, g_t.1), (g.0, g.1));
             }
             // The U-loading token stage still runs (its U from the factors).
-            assert!(a.iter().any(|x| x.contains("tokens_tw3")), "{a:?}");
+            assert!(a.iter().any(|x| x.contains("tokens_tw7")), "{a:?}");
             // No states region: the checkpoints stand in.
             assert!(with.ckpt.total < without.ckpt.total);
         }
@@ -4693,7 +4793,7 @@ mod tests {
                 .iter()
                 .position(|s| s.0 == BwdKernel::DscanOv2GxSh)
                 .expect("the producer");
-            assert_eq!(two[at + 1].0, BwdKernel::TokensTw3Ov);
+            assert_eq!(two[at + 1].0, BwdKernel::TokensTw7Ov);
         }
     }
 
@@ -4740,7 +4840,7 @@ mod tests {
             (name(Dchain3), slim[6].1, slim[6].2, slim[6].3),
             (name(DscanpOv2GxSc), (1, 16, 8), 256, 169_984),
             (
-                name(TokensTw3Ov),
+                name(TokensTw7Ov),
                 slim[8].1,
                 slim[8].2,
                 tokens_tw1_tile_smem_bytes(128),

@@ -66,7 +66,7 @@ const INNER: [(&str, &[&str]); 14] = [
     ("DNNPLAN_GDN_BWD_FSCAN_PER_SM", &["1", "2"]),
     (
         "DNNPLAN_GDN_BWD_TOKENS",
-        &["tc11", "tc12", "tc13", "tc16", "tw1", "tw3", "x"],
+        &["tc11", "tc12", "tc13", "tc16", "tw1", "tw3", "tw7", "x"],
     ),
     ("DNNPLAN_GDN_BWD_OVERLAP", &["0", "1"]),
     ("DNNPLAN_GDN_BWD_PIECE_PASSES", &["p1", "s2"]),

@@ -187,6 +187,7 @@ mod tests {
                 "BwdCkptParams",
                 std::mem::size_of::<params::BwdCkptParams>(),
             ),
+            ("BwdTmaParams", std::mem::size_of::<params::BwdTmaParams>()),
         ];
         for (ty, host) in mirrored {
             let device = sizes.get(ty).unwrap_or_else(|| {

@@ -1033,6 +1033,34 @@ pub struct BwdCkptParams {
     pub ckpt_f32: i32,
 }
 
+/// `gdn::TwRingMaps` of `kernels/include/gdn_bwd.cuh`: the backward token tile's ring by tensor
+/// maps (session 39, the `tw7` stage; [`super::tma_maps::BwdRingMapShape`] describes and encodes
+/// them; zero unless the plan runs `tw7`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct TwRingMaps {
+    /// The states `S` entering each chunk, rows of K.
+    pub s: TensorMap,
+    /// The reverse scan's `dS'`, rows of K.
+    pub ds: TensorMap,
+    /// The `U` tiles, rows of V.
+    pub u: TensorMap,
+    /// The `dR` tiles, rows of V.
+    pub dr: TensorMap,
+}
+
+/// `gdn::BwdTmaParams` of `kernels/include/gdn_bwd_chain.cuh`: the backward's parameter block,
+/// [`BwdCkptParams`] then the ring maps (session 39). Every backward launch takes it; a kernel
+/// reads the prefix it declares.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct BwdTmaParams {
+    /// Everything but the maps.
+    pub c: BwdCkptParams,
+    /// The maps (128-byte aligned: offset 512).
+    pub maps: TwRingMaps,
+}
+
 impl CkptLayout {
     /// Binds the backward's checkpoint input `src` and its rows' table for a workspace at `base`
     /// into `p` (whose chunk table is bound already; nothing without checkpoints).
@@ -1617,6 +1645,11 @@ mod tests {
         assert_eq!(std::mem::size_of::<FwdTmaParams>(), 896);
         assert_eq!(std::mem::offset_of!(FwdTmaParams, maps), 384);
         assert_eq!(std::mem::offset_of!(FwdTmaParams, fp), 0);
+        // The backward's block: BwdCkptParams, then the ring maps 128-byte aligned
+        // (gdn_bwd_chain.cuh: 1024, maps at 512).
+        assert_eq!(std::mem::size_of::<BwdTmaParams>(), 1024);
+        assert_eq!(std::mem::offset_of!(BwdTmaParams, maps), 512);
+        assert_eq!(std::mem::offset_of!(BwdTmaParams, c), 0);
         let none = PieceLayout::new(1000, 2, 3, 64, 64, 1);
         assert_eq!(none.total, 1000);
         let l = PieceLayout::new(1000, 2, 3, 64, 64, 4);

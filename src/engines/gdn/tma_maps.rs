@@ -17,7 +17,7 @@ use crate::error::{Error, Result};
 use crate::ir::DataType;
 
 use super::analyzer::GdnFacts;
-use super::params::GdnIoMaps;
+use super::params::{GdnIoMaps, TwRingMaps};
 
 /// A set of the forward's maps (bits in [`GdnIoMaps`]' order: q, k, v, o).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -197,6 +197,97 @@ impl FwdIoMapShape {
     }
 }
 
+/// The box of the ring's states `S`, `dS'`: 64 keys (one 128-byte swizzle row) x 32 value rows
+/// (a value quarter's rows of one key half), `tw_sq_off`'s layout in
+/// `kernels/include/gdn_bwd_tw.cuh`.
+pub const RING_STATE_BOX: [u32; 3] = [64, 32, 1];
+
+/// The box of the ring's `U`, `dR` tiles: 32 values (one 64-byte swizzle row) x 64 tokens (a value
+/// quarter of a chunk), `tw_uq_off`'s layout.
+pub const RING_TILE_BOX: [u32; 3] = [32, 64, 1];
+
+/// What the backward token tile's ring maps depend on (session 39, `tw7`; `gdn::TwRingMaps`):
+/// the io dtype, the chunk slots times the output heads (`units`, one state and one tile each)
+/// and K, V. The states `S`, `dS'` are `[units · V][K]` (the workspace's regions, or the caller's
+/// checkpoint rows: one per chunk slot at a cadence of 64), the tiles `U`, `dR` `[units · 64][V]`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BwdRingMapShape {
+    dtype: TmaDtype,
+    units: u64,
+    k: u64,
+    v: u64,
+}
+
+impl BwdRingMapShape {
+    /// The ring maps' shape for the backward `f` with `slots` chunk slots (io bf16 or fp16).
+    pub fn new(f: &GdnFacts, slots: u64) -> Result<Self> {
+        let dtype = match f.io {
+            DataType::Bfloat16 => TmaDtype::Bf16,
+            DataType::Half => TmaDtype::F16,
+            other => {
+                return Err(Error::NotSupported(format!(
+                    "{}: the token tile's tensor maps serve bf16 and fp16 io, not {other:?}",
+                    f.node
+                )));
+            }
+        };
+        let u = |x: i64| x.max(0) as u64;
+        Ok(BwdRingMapShape {
+            dtype,
+            units: slots * u(f.heads.3),
+            k: u(f.k),
+            v: u(f.v),
+        })
+    }
+
+    /// The map of a dense `[rows][d]` region with box `boxes` and `swizzle`.
+    fn spec(
+        &self,
+        what: &'static str,
+        rows: u64,
+        d: u64,
+        boxes: [u32; 3],
+        swizzle: TmaSwizzle,
+    ) -> TiledMapSpec {
+        let row = d * self.dtype.bytes();
+        TiledMapSpec {
+            what,
+            dtype: self.dtype,
+            dims: [d, rows, 1],
+            strides: [row, row * rows],
+            boxes,
+            swizzle,
+        }
+    }
+
+    /// The maps of `S`, `dS'`, `U` and `dR`, in [`TwRingMaps`]' order.
+    pub fn specs(&self) -> [TiledMapSpec; 4] {
+        let (states, tiles) = (self.units * self.v, self.units * 64);
+        let (b128, b64) = (TmaSwizzle::B128, TmaSwizzle::B64);
+        [
+            self.spec("gdn backward: S", states, self.k, RING_STATE_BOX, b128),
+            self.spec("gdn backward: dS'", states, self.k, RING_STATE_BOX, b128),
+            self.spec("gdn backward: U", tiles, self.v, RING_TILE_BOX, b64),
+            self.spec("gdn backward: dR", tiles, self.v, RING_TILE_BOX, b64),
+        ]
+    }
+
+    /// The maps of one call at the addresses `s`, `ds`, `u`, `dr`; zeros when there are no chunk
+    /// slots (no tile runs, and a map needs a non-empty tensor).
+    pub fn encode(&self, s: u64, ds: u64, u: u64, dr: u64) -> Result<TwRingMaps> {
+        if self.units == 0 {
+            return Ok(TwRingMaps::default());
+        }
+        let [ss, sds, su, sdr] = self.specs();
+        Ok(TwRingMaps {
+            s: ss.encode(s)?,
+            ds: sds.encode(ds)?,
+            u: su.encode(u)?,
+            dr: sdr.encode(dr)?,
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -221,6 +312,40 @@ mod tests {
         // A misaligned port names itself.
         let e = o.check(0x10002).unwrap_err().to_string();
         assert!(e.contains("gdn forward: o"), "{e}");
+    }
+
+    #[test]
+    fn ring_maps_cover_the_states_and_tiles_in_the_tiles_layouts() {
+        // (4, 8192, 16) bf16 backward, K = V = 128: 512 + 4 chunk slots x 16 heads.
+        let f = test_facts(GdnOp::Backward, 4, 32768, 16, 128, false);
+        let slots = 32768 / 64 + 4;
+        let shape = BwdRingMapShape::new(&f, slots).expect("shape");
+        let [s, ds, u, dr] = shape.specs();
+        let units = slots * 16;
+        for m in [s, ds] {
+            assert_eq!(m.dims, [128, units * 128, 1]);
+            assert_eq!(m.strides, [256, units * 128 * 256]);
+            // A key half of a quarter's 32 rows, in the 128-byte swizzle (tw_sq_off).
+            assert_eq!((m.boxes, m.swizzle), (RING_STATE_BOX, TmaSwizzle::B128));
+        }
+        for m in [u, dr] {
+            assert_eq!(m.dims, [128, units * 64, 1]);
+            // A quarter's 32 values of 64 tokens, in the 64-byte swizzle (tw_uq_off).
+            assert_eq!((m.boxes, m.swizzle), (RING_TILE_BOX, TmaSwizzle::B64));
+        }
+        for m in [s, ds, u, dr] {
+            m.check(0x20000)
+                .unwrap_or_else(|e| panic!("{}: {e}", m.what));
+        }
+        // A misaligned region names its operand.
+        let e = u.check(0x20008).unwrap_err().to_string();
+        assert!(e.contains("gdn backward: U"), "{e}");
+        // No chunk slots: no map encoded (zeros), nothing asked of the driver.
+        let none = BwdRingMapShape::new(&f, 0).expect("shape");
+        assert_eq!(
+            none.encode(0, 0, 0, 0).expect("zeros"),
+            TwRingMaps::default()
+        );
     }
 
     /// Every forward entry that receives the maps (declares `const __grid_constant__
