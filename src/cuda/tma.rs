@@ -202,9 +202,61 @@ impl TiledMapSpec {
     }
 }
 
+/// The last maps a plan encoded and the addresses they were encoded at (`K`: the addresses,
+/// `M`: the maps): an execute whose buffers sit where the previous one's did reuses them instead
+/// of asking the driver again (each encode costs host time on every execute). Thread-safe: two
+/// threads may execute one plan; a thread that finds the slot busy encodes without caching.
+#[derive(Debug, Default)]
+pub struct EncodedMaps<K, M> {
+    last: std::sync::Mutex<Option<(K, M)>>,
+}
+
+impl<K: PartialEq + Copy, M: Copy> EncodedMaps<K, M> {
+    /// An empty cache.
+    pub fn new() -> Self {
+        EncodedMaps {
+            last: std::sync::Mutex::new(None),
+        }
+    }
+
+    /// The maps for `key`: the cached ones when `key` is the last one encoded, else `encode()`'s
+    /// (remembered when it succeeds). An error is returned as `encode` gave it, nothing cached.
+    pub fn get_or_encode(&self, key: K, encode: impl FnOnce() -> Result<M>) -> Result<M> {
+        let Ok(mut slot) = self.last.try_lock() else {
+            return encode();
+        };
+        if let Some((k, m)) = slot.as_ref()
+            && *k == key
+        {
+            return Ok(*m);
+        }
+        let m = encode()?;
+        *slot = Some((key, m));
+        Ok(m)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn encoded_maps_are_reused_only_at_the_same_addresses() {
+        let cache: EncodedMaps<[u64; 2], u32> = EncodedMaps::new();
+        let mut calls = 0;
+        let mut enc = |v: u32| {
+            calls += 1;
+            Ok(v)
+        };
+        assert_eq!(cache.get_or_encode([1, 2], || enc(7)).ok(), Some(7));
+        assert_eq!(cache.get_or_encode([1, 2], || enc(8)).ok(), Some(7));
+        assert_eq!(cache.get_or_encode([1, 3], || enc(9)).ok(), Some(9));
+        assert_eq!(calls, 2);
+        // A failed encode is returned and not cached: the next call at those addresses encodes.
+        let err = cache.get_or_encode([4, 4], || Err(Error::bad_param("x", "bad")));
+        assert!(err.is_err());
+        assert_eq!(cache.get_or_encode([4, 4], || Ok(5)).ok(), Some(5));
+    }
 
     fn q_map() -> TiledMapSpec {
         TiledMapSpec {

@@ -207,6 +207,7 @@ use super::params::{
 };
 use super::pdl::{GdnPlan, Launch, PdlMode};
 use super::tma_maps::BwdRingMapShape;
+use crate::cuda::tma::EncodedMaps;
 
 /// Ports the backward reads or writes, in [`BwdPlanUids`] order.
 pub(super) const PORTS: [&str; 20] = [
@@ -2325,6 +2326,8 @@ pub struct GdnBwdPlan<F = Function> {
     /// The token tile's ring maps' shape when a launch reads them (`tw7`,
     /// [`BwdKernel::reads_ring_maps`]), else `None` (no map is encoded).
     ring_maps: Option<BwdRingMapShape>,
+    /// The ring maps last encoded, by the addresses of S, dS', U and dR.
+    ring_cache: EncodedMaps<[u64; 4], TwRingMaps>,
     /// The ports' base-address rules, settled at the first execute ([`super::port_guards`]).
     guards: std::sync::OnceLock<crate::pack::GuardTable>,
 }
@@ -2730,6 +2733,7 @@ impl<F> GdnBwdPlan<F> {
             pdl,
             factors,
             ring_maps,
+            ring_cache: EncodedMaps::new(),
             guards: std::sync::OnceLock::new(),
         })
     }
@@ -2908,11 +2912,14 @@ unsafe impl GdnPlan for GdnBwdPlan {
         if self.checkpoints == CheckpointUse::Seed {
             self.ckpt.bind_bwd(ws, ckpt, &mut kp);
         }
-        // The token tile's ring maps (tw7) at this call's states, U and dR.
+        // The token tile's ring maps (tw7) at this call's states, U and dR (the last call's when
+        // they sit where its did).
         let maps = match &self.ring_maps {
             Some(shape) => {
                 let b = &kp.cp.b;
-                shape.encode(b.ws_s, b.ws_ds, b.ws_u, b.ws_dr)?
+                let at = [b.ws_s, b.ws_ds, b.ws_u, b.ws_dr];
+                self.ring_cache
+                    .get_or_encode(at, || shape.encode(at[0], at[1], at[2], at[3]))?
             }
             None => TwRingMaps::default(),
         };

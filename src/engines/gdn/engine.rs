@@ -90,6 +90,7 @@
 //! diagnostics: `seq` (the same kernels one after the other), `DNNPLAN_GDN_FWD_OVERLAP_PER_SM=n`
 //! (the persistent prep's blocks per SM, at most what fits beside the scan).
 
+use crate::cuda::tma::EncodedMaps;
 use crate::cuda::{Function, Launcher, compile_or_load, probe};
 use crate::dispatch::engine::{BuildContext, CompiledPlan, Engine, SupportQuery};
 use crate::dispatch::exec_types::VariantPack;
@@ -2705,6 +2706,8 @@ pub struct GdnFwdPlan<F = Function> {
     /// The tensor maps' shape when a kernel of the plan reads them ([`tma_maps`]), else `None`
     /// (no map is encoded).
     io_maps: Option<FwdIoMapShape>,
+    /// The maps last encoded, by the addresses of q, k, v, o.
+    io_cache: EncodedMaps<[u64; 4], GdnIoMaps>,
     /// The `chunk_factors` output's uid and layout when the forward saves them
     /// ([`super::chunk_factors`]), else `None`.
     factors: Option<(i64, ChunkFactorsLayout)>,
@@ -2885,6 +2888,7 @@ impl<F> GdnFwdPlan<F> {
                     .transpose()?
             },
             factors: chunk_factors_of(f, choice.saves_chunk_factors())?,
+            io_cache: EncodedMaps::new(),
             guards: std::sync::OnceLock::new(),
         })
     }
@@ -3008,8 +3012,13 @@ unsafe impl GdnPlan for GdnFwdPlan {
         if let Some((uid, layout)) = &self.factors {
             layout.bind_fwd(addr(*uid)?, &mut fp);
         }
+        // The maps of this call's q, k, v, o (the last call's when they sit where its did).
         let maps = match &self.io_maps {
-            Some(shape) => shape.encode(fp.f.q, fp.f.k, fp.f.v, fp.f.o)?,
+            Some(shape) => {
+                let at = [fp.f.q, fp.f.k, fp.f.v, fp.f.o];
+                self.io_cache
+                    .get_or_encode(at, || shape.encode(at[0], at[1], at[2], at[3]))?
+            }
             None => GdnIoMaps::default(),
         };
         Ok(FwdTmaParams { fp, maps })
