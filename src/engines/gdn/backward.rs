@@ -2702,16 +2702,23 @@ impl<F> GdnBwdPlan<F> {
             0
         };
         let ckpt = CkptLayout::new(overlap_layout.total, n, seed_every, ckpt_f32);
-        let ring_maps = steps
+        let mut ring_maps = steps
             .iter()
             .any(|s| s.0.reads_ring_maps())
             .then(|| BwdRingMapShape::new(f, u64::from(chunks)))
             .transpose()?;
+        if ring_maps.is_some_and(|m| !m.addressable()) {
+            // Rows past 32-bit box coordinates: tw3, the same tile by cp.async (same launch).
+            for s in steps.iter_mut().filter(|s| s.0 == BwdKernel::TokensTw7Ov) {
+                s.0 = BwdKernel::TokensTw3Ov;
+            }
+            ring_maps = None;
+        }
         // Measurement only, GPU test builds only: `DNNPLAN_GDN_BWD_FROM=n` leaves out the first
-        // `n` launches (after the layouts are fixed), so an execute runs a stage alone on what an earlier execute of the same
-        // shape left in the same workspace (its chunk table, tiles and set hand-over flags;
-        // tests/gpu_gdn.rs `timing_token_stage_alone`). On a fresh workspace the flags would never
-        // be set, so release builds never read it.
+        // `n` launches (after the layouts are fixed), so an execute runs a stage alone on what an
+        // earlier execute of the same shape left in the same workspace (its chunk table, tiles
+        // and set hand-over flags; tests/gpu_gdn_bench.rs `gdn_benchmark_stages_alone`). On a
+        // fresh workspace the flags would never be set, so release builds never read it.
         #[cfg(feature = "gpu-tests")]
         if let Some(from) = std::env::var("DNNPLAN_GDN_BWD_FROM")
             .ok()
@@ -3566,6 +3573,18 @@ mod tests {
         }
         let f64k = crate::engines::gdn::engine::tests::bound(facts(4, 32768, 16, 64, false));
         assert!(named_plan(&f64k).ring_maps.is_none());
+        // Past 2^31 state rows (2^24 chunk-slot units) the box coordinates would not fit 32 bits:
+        // the plan runs tw3 in tw7's place.
+        let huge = crate::engines::gdn::engine::tests::bound(facts(1, 1 << 27, 16, 128, false));
+        let plan = named_plan(&huge);
+        assert!(plan.ring_maps.is_none());
+        let tokens: Vec<_> = plan
+            .steps
+            .iter()
+            .map(|s| s.0)
+            .filter(|k| matches!(k, BwdKernel::TokensTw3Ov | BwdKernel::TokensTw7Ov))
+            .collect();
+        assert_eq!(tokens, [BwdKernel::TokensTw3Ov]);
     }
 
     #[test]
@@ -3658,8 +3677,8 @@ mod tests {
         let got = tc16_pair_at(&fbi, bi.name, rule, None, true);
         assert_eq!((got.0, got.1.as_str()), ("tc12", gx4));
         assert!(!TokenStage::by_rule(false, true).loads_u);
-        // Only tc16, tw1 (session 30), tw3 (session 32) and tw7 (session 39) load U; their fallback is a stage of
-        // the table with the same producers.
+        // Only tc16, tw1 (session 30), tw3 (session 32) and tw7 (session 39) load U; their
+        // fallback is a stage of the table with the same producers.
         for s in &TOKEN_STAGES {
             assert_eq!(
                 s.loads_u,

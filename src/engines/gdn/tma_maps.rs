@@ -85,6 +85,39 @@ pub fn reads_io_maps(entry: &str) -> bool {
     !io_maps_read(entry).is_empty()
 }
 
+/// The tensor-map element type of `f`'s io dtype (bf16 or fp16; `what` names the maps in the
+/// error for any other).
+fn io_dtype(f: &GdnFacts, what: &str) -> Result<TmaDtype> {
+    match f.io {
+        DataType::Bfloat16 => Ok(TmaDtype::Bf16),
+        DataType::Half => Ok(TmaDtype::F16),
+        other => Err(Error::NotSupported(format!(
+            "{}: {what} serve bf16 and fp16 io, not {other:?}",
+            f.node
+        ))),
+    }
+}
+
+/// The map of a dense `[outer][mid][d]` tensor of `dtype` (innermost first: `{d, mid, outer}`)
+/// with box `boxes` and `swizzle`.
+fn dense_spec(
+    what: &'static str,
+    dtype: TmaDtype,
+    [d, mid, outer]: [u64; 3],
+    boxes: [u32; 3],
+    swizzle: TmaSwizzle,
+) -> TiledMapSpec {
+    let row = d * dtype.bytes();
+    TiledMapSpec {
+        what,
+        dtype,
+        dims: [d, mid, outer],
+        strides: [row, row * mid],
+        boxes,
+        swizzle,
+    }
+}
+
 /// The box of q, k and v: 64 elements (one 128-byte swizzle row) x 1 head x 64 tokens (a chunk).
 pub const QKV_BOX: [u32; 3] = [64, 1, 64];
 
@@ -114,20 +147,10 @@ pub struct FwdIoMapShape {
 impl FwdIoMapShape {
     /// The maps' shape for the forward `f` (io bf16 or fp16).
     pub fn new(f: &GdnFacts) -> Result<Self> {
-        let dtype = match f.io {
-            DataType::Bfloat16 => TmaDtype::Bf16,
-            DataType::Half => TmaDtype::F16,
-            other => {
-                return Err(Error::NotSupported(format!(
-                    "{}: the forward's tensor maps serve bf16 and fp16 io, not {other:?}",
-                    f.node
-                )));
-            }
-        };
         let u = |x: i64| x.max(0) as u64;
         let (h, hk, hv, ho) = f.heads;
         Ok(FwdIoMapShape {
-            dtype,
+            dtype: io_dtype(f, "the forward's tensor maps")?,
             tokens: u(f.total_tokens),
             heads: (u(h), u(hk), u(hv), u(ho)),
             k: u(f.k),
@@ -151,15 +174,7 @@ impl FwdIoMapShape {
         boxes: [u32; 3],
         swizzle: TmaSwizzle,
     ) -> TiledMapSpec {
-        let row = d * self.dtype.bytes();
-        TiledMapSpec {
-            what,
-            dtype: self.dtype,
-            dims: [d, heads, self.tokens],
-            strides: [row, row * heads],
-            boxes,
-            swizzle,
-        }
+        dense_spec(what, self.dtype, [d, heads, self.tokens], boxes, swizzle)
     }
 
     /// The maps of q, k, v and o, in [`GdnIoMaps`]' order.
@@ -221,23 +236,20 @@ pub struct BwdRingMapShape {
 impl BwdRingMapShape {
     /// The ring maps' shape for the backward `f` with `slots` chunk slots (io bf16 or fp16).
     pub fn new(f: &GdnFacts, slots: u64) -> Result<Self> {
-        let dtype = match f.io {
-            DataType::Bfloat16 => TmaDtype::Bf16,
-            DataType::Half => TmaDtype::F16,
-            other => {
-                return Err(Error::NotSupported(format!(
-                    "{}: the token tile's tensor maps serve bf16 and fp16 io, not {other:?}",
-                    f.node
-                )));
-            }
-        };
         let u = |x: i64| x.max(0) as u64;
         Ok(BwdRingMapShape {
-            dtype,
+            dtype: io_dtype(f, "the token tile's tensor maps")?,
             units: slots * u(f.heads.3),
             k: u(f.k),
             v: u(f.v),
         })
+    }
+
+    /// Whether every row of the maps has a 32-bit box coordinate (the kernel's `int` rows and the
+    /// hardware's signed 32-bit coordinates): the states' `units · V` and the tiles' `units · 64`
+    /// rows at most 2^31. Beyond, the plan runs `tw3` (the same values by `cp.async`).
+    pub fn addressable(&self) -> bool {
+        self.units * self.v.max(64) <= 1 << 31
     }
 
     /// The map of a dense `[rows][d]` region with box `boxes` and `swizzle`.
@@ -249,15 +261,7 @@ impl BwdRingMapShape {
         boxes: [u32; 3],
         swizzle: TmaSwizzle,
     ) -> TiledMapSpec {
-        let row = d * self.dtype.bytes();
-        TiledMapSpec {
-            what,
-            dtype: self.dtype,
-            dims: [d, rows, 1],
-            strides: [row, row * rows],
-            boxes,
-            swizzle,
-        }
+        dense_spec(what, self.dtype, [d, rows, 1], boxes, swizzle)
     }
 
     /// The maps of `S`, `dS'`, `U` and `dR`, in [`TwRingMaps`]' order.
@@ -340,6 +344,10 @@ mod tests {
         // A misaligned region names its operand.
         let e = u.check(0x20008).unwrap_err().to_string();
         assert!(e.contains("gdn backward: U"), "{e}");
+        assert!(shape.addressable());
+        // 2^31 state rows at V = 128 are 2^24 chunk-slot units; one more is not addressable.
+        let at = |units: u64| BwdRingMapShape { units, ..shape }.addressable();
+        assert!(at(1 << 24) && !at((1 << 24) + 1));
         // No chunk slots: no map encoded (zeros), nothing asked of the driver.
         let none = BwdRingMapShape::new(&f, 0).expect("shape");
         assert_eq!(
