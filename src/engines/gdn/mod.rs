@@ -33,6 +33,7 @@ pub mod chunk_factors;
 pub mod chunked;
 pub mod engine;
 pub mod fwd_overlap;
+pub mod fwd_rows;
 #[cfg(test)]
 mod mirror;
 pub mod occupancy;
