@@ -206,7 +206,7 @@ use super::params::{
     tokens_tc11_smem_bytes, tokens_tc12_smem_bytes, tokens_tw1_tile_smem_bytes,
 };
 use super::pdl::{GdnPlan, Launch, PdlMode};
-use super::tma_maps::BwdRingMapShape;
+use super::tma_maps::{BwdRingMapShape, ring_rows_addressable};
 use crate::cuda::tma::EncodedMaps;
 
 /// Ports the backward reads or writes, in [`BwdPlanUids`] order.
@@ -1529,6 +1529,11 @@ pub const TOKEN_STAGES: [TokenStage; 7] = {
 /// storing replay: `tc13`, the same numerics with `U` recomputed.
 pub const TC16_FALLBACK: &str = "tc13";
 
+/// The stage a row reading the ring maps ([`BwdKernel::reads_ring_maps`], `tw7`) runs where the
+/// maps' rows would pass 32-bit box coordinates ([`super::tma_maps::ring_rows_addressable`]):
+/// `tw3`, the same tile and values by `cp.async`.
+pub const RING_MAPS_FALLBACK: &str = "tw3";
+
 /// The uncut replay kernel that also stores the `U` tiles, in place of `replay`
 /// (`gdn_bwd_fscan_gx{,4}u_*`, `STORE_U` on the gx body); `None` for a replay without such an
 /// entry (`r4`, `v1`, `gx3`, and every replay at K other than 128).
@@ -2387,8 +2392,16 @@ impl<F> GdnBwdPlan<F> {
         let dscan_env = std::env::var("DNNPLAN_GDN_BWD_DSCAN").unwrap_or_default();
         let dscan_forced =
             !dscan_env.is_empty() && !IO_DR_SCAN_SWITCHES.contains(&dscan_env.as_str());
-        let (token_stage, token_overlap) =
+        let (mut token_stage, token_overlap) =
             TokenStage::pick(&tokens_env, f.batch_invariant, dscan_forced);
+        if token_stage.overlapped.reads_ring_maps()
+            && !ring_rows_addressable(u64::from(chunks) * ho, v)
+        {
+            token_stage = TOKEN_STAGES
+                .iter()
+                .find(|s| s.name == RING_MAPS_FALLBACK)
+                .unwrap_or(token_stage);
+        }
         let dscan_smem = |warps: u32| {
             if warps == DSCAN_W8_WARPS {
                 dscan_w8_smem_bytes(k)
@@ -2702,18 +2715,11 @@ impl<F> GdnBwdPlan<F> {
             0
         };
         let ckpt = CkptLayout::new(overlap_layout.total, n, seed_every, ckpt_f32);
-        let mut ring_maps = steps
+        let ring_maps = steps
             .iter()
             .any(|s| s.0.reads_ring_maps())
             .then(|| BwdRingMapShape::new(f, u64::from(chunks)))
             .transpose()?;
-        if ring_maps.is_some_and(|m| !m.addressable()) {
-            // Rows past 32-bit box coordinates: tw3, the same tile by cp.async (same launch).
-            for s in steps.iter_mut().filter(|s| s.0 == BwdKernel::TokensTw7Ov) {
-                s.0 = BwdKernel::TokensTw3Ov;
-            }
-            ring_maps = None;
-        }
         // Measurement only, GPU test builds only: `DNNPLAN_GDN_BWD_FROM=n` leaves out the first
         // `n` launches (after the layouts are fixed), so an execute runs a stage alone on what an
         // earlier execute of the same shape left in the same workspace (its chunk table, tiles

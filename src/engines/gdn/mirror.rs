@@ -7,7 +7,53 @@
 //! [`super::params`]. This module is test-only: its tests read the headers of the bundled
 //! `gdn_fwd` and `gdn_bwd` modules (the texts the library embeds for NVRTC, so exactly what
 //! the cubins were built from) and fail naming the constant whose two definitions disagree, or
-//! one a header no longer defines.
+//! one a header no longer defines. It also parses the sources' entry declarations for the other
+//! modules' tests ([`entry_decls`]).
+
+/// One `extern "C" __global__` entry of a kernel source, as the source spells it (macro forms
+/// included, e.g. `gdn_fwd_slimprep_##TAG##_k128_wgt`): its name, its parameter list and the
+/// first statement of its body. The tests of [`super::pdl`] (every entry's first statement) and
+/// [`super::tma_maps`] (every entry taking the maps) read the sources through it.
+#[cfg(test)]
+pub(super) struct EntryDecl {
+    /// The entry's name.
+    pub name: String,
+    /// Its parameter list, parentheses included.
+    pub params: String,
+    /// The first statement of its body (up to the first `;`).
+    pub first: String,
+}
+
+/// Every `extern "C" __global__` entry of the kernel source `source`, in order.
+#[cfg(test)]
+pub(super) fn entry_decls(source: &str) -> Vec<EntryDecl> {
+    let mut out = Vec::new();
+    for decl in source.split("extern \"C\" __global__").skip(1) {
+        let Some(open) = decl.find('{') else { continue };
+        let head = &decl[..open];
+        let Some(paren) = head.rfind('(') else {
+            continue;
+        };
+        let name = head[..paren]
+            .trim_end()
+            .rsplit(|c: char| c.is_whitespace() || c == ')' || c == '\\')
+            .next()
+            .unwrap_or_default()
+            .to_owned();
+        let first = decl[open + 1..]
+            .trim_start_matches(|c: char| c.is_whitespace() || c == '\\')
+            .split(';')
+            .next()
+            .unwrap_or_default()
+            .to_owned();
+        out.push(EntryDecl {
+            name,
+            params: head[paren..].to_owned(),
+            first,
+        });
+    }
+    out
+}
 
 #[cfg(test)]
 mod tests {

@@ -229,32 +229,6 @@ mod tests {
             })
     }
 
-    /// Every entry of the bundled GDN modules, with the first statement of its body.
-    fn entries(source: &str) -> Vec<(String, String)> {
-        let mut out = Vec::new();
-        for decl in source.split("extern \"C\" __global__").skip(1) {
-            let Some(open) = decl.find('{') else { continue };
-            let head = &decl[..open];
-            let Some(paren) = head.rfind('(') else {
-                continue;
-            };
-            let name: String = head[..paren]
-                .trim_end()
-                .rsplit(|c: char| c.is_whitespace() || c == ')' || c == '\\')
-                .next()
-                .unwrap_or_default()
-                .to_owned();
-            let first = decl[open + 1..]
-                .trim_start_matches(|c: char| c.is_whitespace() || c == '\\')
-                .split(';')
-                .next()
-                .unwrap_or_default()
-                .to_owned();
-            out.push((name, first));
-        }
-        out
-    }
-
     #[test]
     fn every_gdn_entry_waits_first_except_the_overlap_consumers() {
         let modules = [
@@ -269,7 +243,9 @@ mod tests {
         ];
         let mut seen = 0;
         for (file, source) in modules {
-            for (name, first) in entries(source) {
+            for super::super::mirror::EntryDecl { name, first, .. } in
+                super::super::mirror::entry_decls(source)
+            {
                 assert!(name.starts_with("gdn_"), "{file}: unparsed entry {name:?}");
                 seen += 1;
                 let waits = first.starts_with("dnnp_pdl_enter(");

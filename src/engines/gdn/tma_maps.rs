@@ -221,6 +221,14 @@ pub const RING_STATE_BOX: [u32; 3] = [64, 32, 1];
 /// quarter of a chunk), `tw_uq_off`'s layout.
 pub const RING_TILE_BOX: [u32; 3] = [32, 64, 1];
 
+/// Whether the ring maps of `units` chunk-slot units (chunk slots times output heads) at V = `v`
+/// give every row a 32-bit box coordinate (the kernel's `int` rows and the hardware's signed
+/// 32-bit coordinates): the states' `units · V` and the tiles' `units · 64` rows at most 2^31.
+/// Beyond, the backward runs `tw3` in `tw7`'s place (`RING_MAPS_FALLBACK` of backward.rs).
+pub fn ring_rows_addressable(units: u64, v: u64) -> bool {
+    units.saturating_mul(v.max(64)) <= 1 << 31
+}
+
 /// What the backward token tile's ring maps depend on (session 39, `tw7`; `gdn::TwRingMaps`):
 /// the io dtype, the chunk slots times the output heads (`units`, one state and one tile each)
 /// and K, V. The states `S`, `dS'` are `[units · V][K]` (the workspace's regions, or the caller's
@@ -243,13 +251,6 @@ impl BwdRingMapShape {
             k: u(f.k),
             v: u(f.v),
         })
-    }
-
-    /// Whether every row of the maps has a 32-bit box coordinate (the kernel's `int` rows and the
-    /// hardware's signed 32-bit coordinates): the states' `units · V` and the tiles' `units · 64`
-    /// rows at most 2^31. Beyond, the plan runs `tw3` (the same values by `cp.async`).
-    pub fn addressable(&self) -> bool {
-        self.units * self.v.max(64) <= 1 << 31
     }
 
     /// The map of a dense `[rows][d]` region with box `boxes` and `swizzle`.
@@ -344,10 +345,11 @@ mod tests {
         // A misaligned region names its operand.
         let e = u.check(0x20008).unwrap_err().to_string();
         assert!(e.contains("gdn backward: U"), "{e}");
-        assert!(shape.addressable());
+        assert!(ring_rows_addressable(units, 128));
         // 2^31 state rows at V = 128 are 2^24 chunk-slot units; one more is not addressable.
-        let at = |units: u64| BwdRingMapShape { units, ..shape }.addressable();
-        assert!(at(1 << 24) && !at((1 << 24) + 1));
+        assert!(ring_rows_addressable(1 << 24, 128) && !ring_rows_addressable((1 << 24) + 1, 128));
+        // At V = 64 the tiles' 64 rows per unit bound it the same way.
+        assert!(ring_rows_addressable(1 << 25, 64) && !ring_rows_addressable((1 << 25) + 1, 64));
         // No chunk slots: no map encoded (zeros), nothing asked of the driver.
         let none = BwdRingMapShape::new(&f, 0).expect("shape");
         assert_eq!(
@@ -363,25 +365,14 @@ mod tests {
     fn every_entry_taking_the_maps_is_listed() {
         let source = include_str!("../../../kernels/src/gdn_fwd.cu");
         let mut seen = 0;
-        for decl in source.split("extern \"C\" __global__").skip(1) {
-            let Some(open) = decl.find('{') else {
-                continue;
-            };
-            let head = &decl[..open];
-            let Some(paren) = head.rfind('(') else {
-                continue;
-            };
-            let name = head[..paren]
-                .trim_end()
-                .rsplit(|c: char| c.is_whitespace() || c == ')' || c == '\\')
-                .next()
-                .unwrap_or_default();
+        for e in super::super::mirror::entry_decls(source) {
             // The TMA scans' macro (`_##NAME`: w4gxt, w4gxu, w4gxv) is checked by name below.
-            if head[paren..].contains("FwdTmaParams") && !name.ends_with("##NAME") {
+            if e.params.contains("FwdTmaParams") && !e.name.ends_with("##NAME") {
                 seen += 1;
                 assert!(
-                    reads_io_maps(name),
-                    "{name} takes the maps but is not in IO_MAP_READERS"
+                    reads_io_maps(&e.name),
+                    "{} takes the maps but is not in IO_MAP_READERS",
+                    e.name
                 );
             }
         }
