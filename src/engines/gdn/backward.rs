@@ -50,8 +50,8 @@
 //! `dscan_ov2gx` producer only, [`BwdPrepForm::scalar_form`]; `slim`, session 28: with `tc16`'s
 //! storing replay rebuilding `U` from the raw `k`, `v`, `T` and the scalars and the prep writing no
 //! `W`, `Ũᵀ`, [`BwdPrepForm::Slim`]; `slimp`, session 29: also the piece chain's passes on that form,
-//! [`BwdPrepForm::SlimPieces`], [`PIECE_SLIM_SWAPS`]): `DNNPLAN_GDN_BWD_TOKENS=tc11|tc12|tc13|tc16|tw1|tw3` (the token stage,
-//! [`TOKEN_STAGES`], instead of [`BWD_TOKENS_RULE`]'s: `tw3` (session 32) unless the graph asks for
+//! [`BwdPrepForm::SlimPieces`], [`PIECE_SLIM_SWAPS`]): `DNNPLAN_GDN_BWD_TOKENS=tc11|tc12|tc13|tc16|tw1|tw3|tw7` (the token stage,
+//! [`TOKEN_STAGES`], instead of [`BWD_TOKENS_RULE`]'s: `tw7` (session 39) unless the graph asks for
 //! `batch_invariant` or `DNNPLAN_GDN_BWD_DSCAN` is set, else `tc12`; `tc13`, session 21, the
 //! default from session 22 to 26: `dR` in the io dtype between the overlapped reverse scan
 //! `dscan_ov5dr` / `dscanp_ov5dr` (since session 25 the uncut one is `dscan_ov2gx` at K = V =
@@ -61,8 +61,9 @@
 //! `U` tiles that the uncut replay stores (`gdn_bwd_fscan_gx{,4}u_*`, [`u_pair_replay`]),
 //! bitwise `tc13`, which its row runs wherever that pair does not; `tw1`, session 30, the
 //! default in sessions 30 and 31: `tc16`'s tile with its value products on wgmma, bitwise `tc16`;
-//! `tw3`, session 32, the default since then: `tw1` with its copies issued in another order,
-//! bitwise `tw1`),
+//! `tw3`, session 32, the default from session 32 to 38: `tw1` with its copies issued in another
+//! order, bitwise `tw1`; `tw7`, session 39, the default since then: `tw3` with its ring loaded by
+//! tensor maps, bitwise `tw3`),
 //! `DNNPLAN_GDN_BWD_DSCAN=v1|w8` (the 4-warp reverse scans
 //! `gdn_bwd_dscan_io_*`, `gdn_bwd_dsum_*`, `gdn_bwd_dscanp_*` or the 8-warp ones
 //! `gdn_bwd_dscan_w8_*`, `gdn_bwd_dsum_w8_*`, `gdn_bwd_dscanp_w8_*` on every launch instead of
