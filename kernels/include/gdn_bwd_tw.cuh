@@ -390,10 +390,18 @@ __device__ __forceinline__ void tw1_products(const BwdParams& bp, size_t ch, lon
     acc[i] = 0.f;
     dnnp::wgmma_fence_operand(acc[i]);
   }
-  auto slot = [&](int q) { return ring + static_cast<uint32_t>(q * L::quarter); };
-  auto desc_a = [&](uint32_t tile, int kk) { return dnnp::wgmma_desc(tile + 32 * kk, 16, 512, 2); };  // [64][32] K-major sw64
-  auto desc_bmn = [&](uint32_t tile, int b, int kk) {  // [32][K] MN-major sw128, key block b
-    return dnnp::wgmma_desc(tile + b * (32 * 128) + 2048 * kk, 16, 1024, 1);
+  // The products' descriptors: one per operand tile of the first quarter slot, then advanced by
+  // byte offsets (the start address field holds address >> 4 in 14 bits; every shared address of
+  // the block is below 2^18, so adding offset >> 4 never carries out of it).
+  static_assert(L::bytes + 1024 < (1u << 18), "descriptor start addresses: 14 bits of address >> 4");
+  auto desc_a = [&](uint32_t tile) { return dnnp::wgmma_desc(tile, 16, 512, 2); };  // [64][32] K-major sw64
+  auto desc_bmn = [&](uint32_t tile) { return dnnp::wgmma_desc(tile, 16, 1024, 1); };  // [32][K] MN-major sw128
+  auto adv = [](uint64_t desc, uint32_t bytes) { return desc + (bytes >> 4); };
+  // Quarter q's k16 step kk: +32 B (A and the K-major B), +2048 B (the MN-major B); key block b of
+  // the MN-major B at +4096 B.
+  auto at_a = [&](uint64_t d, int q, int kk) { return adv(d, static_cast<uint32_t>(q * L::quarter + 32 * kk)); };
+  auto at_bmn = [&](uint64_t d, int q, int b, int kk) {
+    return adv(d, static_cast<uint32_t>(q * L::quarter + b * (32 * 128) + 2048 * kk));
   };
   // tc16's dR pass and dD, on every thread while its warpgroup's products run (session 30, run 3):
   // the same thread → element maps, expressions and reductions as tokens_products_mma's REV 16
@@ -417,10 +425,14 @@ __device__ __forceinline__ void tw1_products(const BwdParams& bp, size_t ch, lon
       float2 rv[DR::RN];
       float bb[DR::RN], xs[DR::RN];
       const int c2 = drr.c2;
+      // Rows rb + RSTEP u: tw_uq_off's XOR reads row bits 1..2 only, so every row sits RSTEP rows
+      // of 64 B after the first (the same addresses as tw_uq_off(rb + RSTEP u, ·)).
+      static_assert(DR::RSTEP % 8 == 0, "dR rows: the swizzle term of the first row");
+      const unsigned char* drq = smem + (c2 / 32) * L::quarter + Q::dr_off + tw_uq_off(drr.rb, c2 % 32);
 #pragma unroll
       for (int u = 0; u < DR::RN; ++u) {
         const int r = drr.rb + u * DR::RSTEP;
-        const u32 w = ld32(reinterpret_cast<const T*>(smem + (c2 / 32) * L::quarter + Q::dr_off + tw_uq_off(r, c2 % 32)));
+        const u32 w = ld32(reinterpret_cast<const T*>(drq + u * DR::RSTEP * 64));
         rv[u] = make_float2(IO::bits_to_f(static_cast<unsigned short>(w & 0xffffu)),
                             IO::bits_to_f(static_cast<unsigned short>(w >> 16)));
         bb[u] = bet[r];
@@ -429,12 +441,14 @@ __device__ __forceinline__ void tw1_products(const BwdParams& bp, size_t ch, lon
       tokens_dbeta_reduce_scatter<DR::RN, DR::RSTEP>(xs, lane, dbvp + (drr.c2 / 64) * CHUNK + drr.rb);
     }
     // dd_io: rows tid / (K / 2) + u · 2 TOK_THREADS / K, key pair 2 (tid % (K / 2)).
+    // Rows r0 + 8 u (r0 = tid / (K / 2) < 8): quarter u / 4, value row r0 + 8 (u % 4) of it, whose
+    // tw_sq_off XOR term is r0's (it reads row bits 0..2 only): 1 KB per 8 rows.
     constexpr int SN4 = V * K / 2 / TOK_THREADS;
+    static_assert(2 * TOK_THREADS / K == 8 && TOK_THREADS / (K / 2) == 8 && TW_QV == 32, "dD rows");
+    const uint32_t o0 = tw_sq_off(tid / (K / 2), 2 * (tid % (K / 2)));
 #pragma unroll
     for (int u = 0; u < SN4; ++u) {
-      const int r = tid / (K / 2) + u * (2 * TOK_THREADS / K);
-      const int c2 = 2 * (tid % (K / 2));
-      const size_t o = (r / 32) * L::quarter + tw_sq_off(r % 32, c2);
+      const size_t o = (u / 4) * L::quarter + o0 + (u % 4) * 1024;
       const u32 sv = ld32(reinterpret_cast<const T*>(smem + Q::s_off + o)), dsv = ld32(reinterpret_cast<const T*>(smem + Q::ds_off + o));
       dd += IO::bits_to_f(static_cast<unsigned short>(sv & 0xffffu)) * IO::bits_to_f(static_cast<unsigned short>(dsv & 0xffffu)) +
             IO::bits_to_f(static_cast<unsigned short>(sv >> 16)) * IO::bits_to_f(static_cast<unsigned short>(dsv >> 16));
@@ -442,19 +456,18 @@ __device__ __forceinline__ void tw1_products(const BwdParams& bp, size_t ch, lon
   };
   if (wg <= 2) {
     // 0: dKᴿ = U dS';  1: dQ⁺ = dO S;  2: P_E = dR S.
+    const uint64_t da = desc_a(ring + (wg == 0 ? Q::u_off : wg == 1 ? Q::do_off : Q::dr_off));
+    const uint64_t db = desc_bmn(ring + (wg == 0 ? Q::ds_off : Q::s_off));
     for (int q = 0; q < NQ; ++q) {
       dnnp::mbar_wait(&full_a[q], 0);                  // S, U, dO
       if (wg != 1) dnnp::mbar_wait(&full_b[q], 0);     // dS', dR
       dnnp::fence_proxy_async_shared();
       dnnp::wgmma_fence();
-      const uint32_t s = slot(q);
-      const uint32_t at = s + (wg == 0 ? Q::u_off : wg == 1 ? Q::do_off : Q::dr_off);
-      const uint32_t bt = s + (wg == 0 ? Q::ds_off : Q::s_off);
 #pragma unroll
       for (int kk = 0; kk < 2; ++kk) {
-        const uint64_t a = desc_a(at, kk);
-        W::n64_b_mn(acc, a, desc_bmn(bt, 0, kk));
-        W::n64_b_mn(acc + 32, a, desc_bmn(bt, 1, kk));
+        const uint64_t a = at_a(da, q, kk);
+        W::n64_b_mn(acc, a, at_bmn(db, q, 0, kk));
+        W::n64_b_mn(acc + 32, a, at_bmn(db, q, 1, kk));
       }
       dnnp::wgmma_commit();
     }
@@ -462,13 +475,13 @@ __device__ __forceinline__ void tw1_products(const BwdParams& bp, size_t ch, lon
     dnnp::wgmma_wait<0>();
   } else {
     // dA = dO Uᵀ (acc[0, 32)), P_L = dR Uᵀ (acc[32, 64)): B = the quarter's U, K-major, 64 tokens.
+    const uint64_t dO = desc_a(ring + Q::do_off), dU = desc_a(ring + Q::u_off), dR = desc_a(ring + Q::dr_off);
     for (int q = 0; q < NQ; ++q) {
       dnnp::mbar_wait(&full_a[q], 0);
       dnnp::fence_proxy_async_shared();
       dnnp::wgmma_fence();
-      const uint32_t s = slot(q);
 #pragma unroll
-      for (int kk = 0; kk < 2; ++kk) W::n64_b_k(acc, desc_a(s + Q::do_off, kk), desc_a(s + Q::u_off, kk));
+      for (int kk = 0; kk < 2; ++kk) W::n64_b_k(acc, at_a(dO, q, kk), at_a(dU, q, kk));
       dnnp::wgmma_commit();
     }
     if constexpr (!EARLY) post_flag();
@@ -476,9 +489,8 @@ __device__ __forceinline__ void tw1_products(const BwdParams& bp, size_t ch, lon
       dnnp::mbar_wait(&full_b[q], 0);
       dnnp::fence_proxy_async_shared();
       dnnp::wgmma_fence();
-      const uint32_t s = slot(q);
 #pragma unroll
-      for (int kk = 0; kk < 2; ++kk) W::n64_b_k(acc + 32, desc_a(s + Q::dr_off, kk), desc_a(s + Q::u_off, kk));
+      for (int kk = 0; kk < 2; ++kk) W::n64_b_k(acc + 32, at_a(dR, q, kk), at_a(dU, q, kk));
       dnnp::wgmma_commit();
     }
     tc16_passes();
