@@ -1591,17 +1591,17 @@ pub fn token_pair(
     }
     match u_pair_replay(stage, overlap, pieces, on_pieces, replays, replay, k, v) {
         Some(storing) => (stage, storing),
-        None => (
-            TOKEN_STAGES
-                .iter()
-                .find(|s| s.name == TC16_FALLBACK)
-                .unwrap_or(stage),
-            replay,
-        ),
+        None => (TokenStage::named(TC16_FALLBACK).unwrap_or(stage), replay),
     }
 }
 
 impl TokenStage {
+    /// The row of [`TOKEN_STAGES`] named `name` (`DNNPLAN_GDN_BWD_TOKENS`' values, the rule's and
+    /// the fallbacks' stages), if any.
+    pub fn named(name: &str) -> Option<&'static TokenStage> {
+        TOKEN_STAGES.iter().find(|s| s.name == name)
+    }
+
     /// The stage `DNNPLAN_GDN_BWD_TOKENS` = `value` selects and whether it may run beside the
     /// overlapped reverse scan: a named stage, or no value [`BWD_TOKENS_RULE`]'s stage for a
     /// graph with `batch_invariant` and `dscan_forced` (`DNNPLAN_GDN_BWD_DSCAN` set), with the
@@ -1612,7 +1612,7 @@ impl TokenStage {
         batch_invariant: bool,
         dscan_forced: bool,
     ) -> (&'static TokenStage, bool) {
-        match TOKEN_STAGES.iter().find(|s| s.name == value) {
+        match Self::named(value) {
             Some(stage) => (stage, true),
             None => (
                 Self::by_rule(batch_invariant, dscan_forced),
@@ -1633,10 +1633,7 @@ impl TokenStage {
                 fits(r.batch_invariant, batch_invariant) && fits(r.dscan_forced, dscan_forced)
             })
             .map_or("tc12", |r| r.stage);
-        TOKEN_STAGES
-            .iter()
-            .find(|s| s.name == name)
-            .unwrap_or(&TOKEN_STAGES[0])
+        Self::named(name).unwrap_or(&TOKEN_STAGES[0])
     }
 }
 
@@ -2398,10 +2395,7 @@ impl<F> GdnBwdPlan<F> {
         if token_stage.overlapped.reads_ring_maps()
             && !ring_rows_addressable(u64::from(chunks) * ho, v)
         {
-            token_stage = TOKEN_STAGES
-                .iter()
-                .find(|s| s.name == RING_MAPS_FALLBACK)
-                .unwrap_or(token_stage);
+            token_stage = TokenStage::named(RING_MAPS_FALLBACK).unwrap_or(token_stage);
         }
         let dscan_smem = |warps: u32| {
             if warps == DSCAN_W8_WARPS {
@@ -3336,11 +3330,7 @@ mod tests {
     fn token_stage_rule_keeps_batch_invariant_and_forced_scans_on_tc12() {
         // Every row names a stage of the table, and the last row matches every graph.
         for r in &BWD_TOKENS_RULE {
-            assert!(
-                TOKEN_STAGES.iter().any(|s| s.name == r.stage),
-                "{}",
-                r.stage
-            );
+            assert!(TokenStage::named(r.stage).is_some(), "{}", r.stage);
         }
         let last = &BWD_TOKENS_RULE[BWD_TOKENS_RULE.len() - 1];
         assert!(last.batch_invariant.is_none() && last.dscan_forced.is_none());
@@ -3498,10 +3488,7 @@ mod tests {
         } else {
             uncut
         };
-        let stage = TOKEN_STAGES
-            .iter()
-            .find(|s| s.name == stage)
-            .expect("a stage");
+        let stage = TokenStage::named(stage).expect("a stage");
         let (s, r) = token_pair(stage, overlap, pieces, on_pieces, replays, replay, k, k);
         (s.name, r.name("bf16", f.k, PrepVariant::DEFAULT))
     }
@@ -3700,8 +3687,7 @@ mod tests {
                 s.name
             );
         }
-        let fallback = TOKEN_STAGES.iter().find(|s| s.name == TC16_FALLBACK);
-        let fallback = fallback.expect("tc16's fallback is a stage");
+        let fallback = TokenStage::named(TC16_FALLBACK).expect("tc16's fallback is a stage");
         assert!(!fallback.loads_u && fallback.ov_scans == tc16.ov_scans);
         assert_eq!((fallback.smem)(128), (tc16.smem)(128));
         // The storing entries: the gx bodies only, the same launch shape; named at K = 128,
@@ -4130,12 +4116,11 @@ mod tests {
             let rule_stage = TokenStage::by_rule(false, false).name;
             let (stage, replay) =
                 tc16_pair_form(&f, rule_stage, REPLAY_BY_RULE, None, true, on_pieces);
-            let consumer = TOKEN_STAGES
-                .iter()
-                .find(|s| s.name == stage)
-                .expect("a stage")
-                .overlapped
-                .name("bf16", d, PrepVariant::DEFAULT);
+            let consumer = TokenStage::named(stage).expect("a stage").overlapped.name(
+                "bf16",
+                d,
+                PrepVariant::DEFAULT,
+            );
             assert!(names.contains(&consumer), "{names:?}");
             let pieces = BwdSchedule::default_for(&f, 132).pieces;
             assert!(pieces > 1 || names.contains(&replay), "{replay}: {names:?}");
