@@ -2396,13 +2396,14 @@ struct TokTcSmem {
 // tokens_products_mma for bwd_tokens_tc_tile (dqp / de / dkr rows, faa / fal fragments, dD's
 // partial dd, Σ_v dR·v halves in dbvp, dv to its port), the scalar rows and q / k copies by the
 // caller's hooks, the unit's flag waited by warpgroup 0 only (EARLY, REV 32: by thread 64 before
-// the tile's first barrier).
-template <typename T, int K, int V, bool EARLY, typename Scalars, typename IssueQK, typename FlagWait>
+// the tile's first barrier; TMA, REV 34: the ring by the tensor maps `maps`).
+template <typename T, int K, int V, bool EARLY, bool TMA = false, typename Scalars, typename IssueQK,
+          typename FlagWait>
 __device__ __forceinline__ void tw1_products(const BwdParams& bp, size_t ch, long long t0, int len, int h, int vh,
                                              const float* bet, float* dqp, float* de, float* dkr, float& dd,
                                              float (&faa)[2][4], float (&fal)[2][4], float* dbvp,
                                              const Scalars& load_scalars, const IssueQK& issue_qk,
-                                             const FlagWait& flag_wait);
+                                             const FlagWait& flag_wait, const TwRingMaps* maps = nullptr);
 
 // One (chunk slot c, head h) tile. REV 6: g0_ready says that the previous tile issued this tile's
 // first copy group; with next_c >= 0 this tile issues tile (next_c, next_h)'s (after its product

@@ -253,13 +253,13 @@ __device__ __forceinline__ void tw_value_quarter(TwValueAcc& a, uint32_t slot, i
 // (which then counts 1 + 256), the q / k rows with every thread. The same bytes in the same
 // places (tw_sq_off / tw_uq_off are the 128- / 64-byte swizzles the boxes write), so the same
 // products, passes and hand-off: bitwise tw3.
-template <typename T, int K, int V, bool EARLY, bool TMA = false, typename Scalars, typename IssueQK,
-          typename FlagWait>
+// (Declared with its default arguments in gdn_bwd.cuh, before bwd_tokens_tc_tile.)
+template <typename T, int K, int V, bool EARLY, bool TMA, typename Scalars, typename IssueQK, typename FlagWait>
 __device__ __forceinline__ void tw1_products(const BwdParams& bp, size_t ch, long long t0, int len, int h, int vh,
                                              const float* bet, float* dqp, float* de, float* dkr, float& dd,
                                              float (&faa)[2][4], float (&fal)[2][4], float* dbvp,
                                              const Scalars& load_scalars, const IssueQK& issue_qk,
-                                             const FlagWait& flag_wait, const TwRingMaps* maps = nullptr) {
+                                             const FlagWait& flag_wait, const TwRingMaps* maps) {
   static_assert(!TMA || EARLY, "tw7: tw3's order with the ring by tensor maps");
   static_assert(K == 128 && V == 128, "tw1: K = V = 128");
   static_assert(TOK_THREADS == 512, "tw1: four warpgroups");
