@@ -187,6 +187,17 @@ template <int TNSPB>
 inline void wgmma_m64n64k16_rs_bf16_t(float* d, const uint32_t* a, uint64_t b) { emu_wg_issue(d, a, b, 64, TNSPB, true); }
 template <int TNSPB>
 inline void wgmma_m64n64k16_rs_f16_t(float* d, const uint32_t* a, uint64_t b) { emu_wg_issue(d, a, b, 64, TNSPB, false); }
+// The scale-d-0 forms (d = A · B): the accumulators zeroed at issue (retire reads them).
+template <int TNSPB>
+inline void wgmma_m64n64k16_rs_bf16_zt(float* d, const uint32_t* a, uint64_t b) {
+  for (int i = 0; i < 32; ++i) d[i] = 0.f;
+  emu_wg_issue(d, a, b, 64, TNSPB, true);
+}
+template <int TNSPB>
+inline void wgmma_m64n64k16_rs_f16_zt(float* d, const uint32_t* a, uint64_t b) {
+  for (int i = 0; i < 32; ++i) d[i] = 0.f;
+  emu_wg_issue(d, a, b, 64, TNSPB, false);
+}
 template <int TNSPB>
 inline void wgmma_m64n128k16_rs_bf16_t(float* d, const uint32_t* a, uint64_t b) { emu_wg_issue(d, a, b, 128, TNSPB, true); }
 template <int TNSPB>

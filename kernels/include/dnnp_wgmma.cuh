@@ -41,6 +41,14 @@ __host__ __device__ __forceinline__ uint64_t wgmma_desc(uint32_t smem_addr, uint
   d |= static_cast<uint64_t>(swz & 3u) << 62;
   return d;  // base offset 0
 }
+// `desc` with its start address advanced by `bytes` (a multiple of 16). The start address field is
+// address >> 4 in the descriptor's low 14 bits, so the sum is exact while the advanced address
+// stays below 2^18, which every shared-memory address on sm_90 does (at most 228 KB). A loop's
+// descriptors built as one base plus offsets cost one 64-bit add each, not the field's shift, mask
+// and merge per operand (session 40 in the backward's token tile, session 41 in the scans and preps).
+__host__ __device__ __forceinline__ uint64_t wgmma_desc_advance(uint64_t desc, uint32_t bytes) {
+  return desc + (bytes >> 4);
+}
 // The 128-byte swizzle, K-major (session 23, wg23's w4gs): rows of 128 B (64 16-bit keys), the
 // 16-byte chunk j of row r at chunk j ^ (r & 7) of its row, 8 rows = one 1024-byte atom; SBO =
 // 1024 B (next 8 rows), LBO unused (16); a k16 step inside the row at +32 B of the start address.
@@ -91,45 +99,51 @@ __device__ __forceinline__ void trap_unless_swizzle_aligned(const void* smem) {
 // (16-byte chunk j of row r at j ^ (r & 7)); SBO = the distance between 8-row K groups (1,024 B
 // for consecutive rows), LBO = the distance between 64-wide N blocks (used only where N > 64); a
 // k16 step at +2,048 B (16 rows) of the start address. Proved by bench/gdn_wgmma_selftest.cu.
-#define DNNP_WGMMA_M64N64K16_RS(NAME, TY)                                                                                   \
+// The `_zt` forms (session 41) start a chain: d = A · B with scale-d 0, the accumulators written
+// only (early-clobber outputs, so none shares a register with A or the descriptor) — no zeroing
+// moves before the chain's first k16 step (ptxas applies the same form by itself only where it
+// can still see the zeros).
+#define DNNP_WGMMA_M64N64K16_RS(NAME, TY, DC, SD)                                                                           \
   template <int TNSPB>                                                                                                      \
   __device__ __forceinline__ void NAME(float* d, const uint32_t* a, uint64_t desc_b) {                                      \
-    asm volatile("{\n .reg .pred p;\n setp.ne.b32 p, 1, 0;\n"                                                               \
+    asm volatile("{\n .reg .pred p;\n setp.ne.b32 p, " SD ", 0;\n"                                                          \
                  "wgmma.mma_async.sync.aligned.m64n64k16.f32." TY "." TY " "                                                \
                  "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,"                                                  \
                  "%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31}, "                                       \
                  "{%32,%33,%34,%35}, %36, p, 1, 1, %37;\n}\n"                                                               \
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),          \
-                   "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),    \
-                   "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),  \
-                   "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])   \
+                 : DC(d[0]), DC(d[1]), DC(d[2]), DC(d[3]), DC(d[4]), DC(d[5]), DC(d[6]), DC(d[7]),          \
+                   DC(d[8]), DC(d[9]), DC(d[10]), DC(d[11]), DC(d[12]), DC(d[13]), DC(d[14]), DC(d[15]),    \
+                   DC(d[16]), DC(d[17]), DC(d[18]), DC(d[19]), DC(d[20]), DC(d[21]), DC(d[22]), DC(d[23]),  \
+                   DC(d[24]), DC(d[25]), DC(d[26]), DC(d[27]), DC(d[28]), DC(d[29]), DC(d[30]), DC(d[31])   \
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "n"(TNSPB));                                    \
   }
-DNNP_WGMMA_M64N64K16_RS(wgmma_m64n64k16_rs_bf16_t, "bf16")
-DNNP_WGMMA_M64N64K16_RS(wgmma_m64n64k16_rs_f16_t, "f16")
+DNNP_WGMMA_M64N64K16_RS(wgmma_m64n64k16_rs_bf16_t, "bf16", "+f", "1")
+DNNP_WGMMA_M64N64K16_RS(wgmma_m64n64k16_rs_f16_t, "f16", "+f", "1")
+DNNP_WGMMA_M64N64K16_RS(wgmma_m64n64k16_rs_bf16_zt, "bf16", "=&f", "0")
+DNNP_WGMMA_M64N64K16_RS(wgmma_m64n64k16_rs_f16_zt, "f16", "=&f", "0")
 #undef DNNP_WGMMA_M64N64K16_RS
-#define DNNP_WGMMA_M64N128K16_RS(NAME, TY)                                                                                  \
+#define DNNP_WGMMA_M64N128K16_RS(NAME, TY, DC, SD)                                                                          \
   template <int TNSPB>                                                                                                      \
   __device__ __forceinline__ void NAME(float* d, const uint32_t* a, uint64_t desc_b) {                                      \
-    asm volatile("{\n .reg .pred p;\n setp.ne.b32 p, 1, 0;\n"                                                               \
+    asm volatile("{\n .reg .pred p;\n setp.ne.b32 p, " SD ", 0;\n"                                                          \
                  "wgmma.mma_async.sync.aligned.m64n128k16.f32." TY "." TY " "                                               \
                  "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,"                                                  \
                  "%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,"                                         \
                  "%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,"                                         \
                  "%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63}, "                                       \
                  "{%64,%65,%66,%67}, %68, p, 1, 1, %69;\n}\n"                                                               \
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),          \
-                   "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),    \
-                   "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),  \
-                   "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),  \
-                   "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),  \
-                   "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),  \
-                   "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),  \
-                   "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])   \
+                 : DC(d[0]), DC(d[1]), DC(d[2]), DC(d[3]), DC(d[4]), DC(d[5]), DC(d[6]), DC(d[7]),          \
+                   DC(d[8]), DC(d[9]), DC(d[10]), DC(d[11]), DC(d[12]), DC(d[13]), DC(d[14]), DC(d[15]),    \
+                   DC(d[16]), DC(d[17]), DC(d[18]), DC(d[19]), DC(d[20]), DC(d[21]), DC(d[22]), DC(d[23]),  \
+                   DC(d[24]), DC(d[25]), DC(d[26]), DC(d[27]), DC(d[28]), DC(d[29]), DC(d[30]), DC(d[31]),  \
+                   DC(d[32]), DC(d[33]), DC(d[34]), DC(d[35]), DC(d[36]), DC(d[37]), DC(d[38]), DC(d[39]),  \
+                   DC(d[40]), DC(d[41]), DC(d[42]), DC(d[43]), DC(d[44]), DC(d[45]), DC(d[46]), DC(d[47]),  \
+                   DC(d[48]), DC(d[49]), DC(d[50]), DC(d[51]), DC(d[52]), DC(d[53]), DC(d[54]), DC(d[55]),  \
+                   DC(d[56]), DC(d[57]), DC(d[58]), DC(d[59]), DC(d[60]), DC(d[61]), DC(d[62]), DC(d[63])   \
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "n"(TNSPB));                                    \
   }
-DNNP_WGMMA_M64N128K16_RS(wgmma_m64n128k16_rs_bf16_t, "bf16")
-DNNP_WGMMA_M64N128K16_RS(wgmma_m64n128k16_rs_f16_t, "f16")
+DNNP_WGMMA_M64N128K16_RS(wgmma_m64n128k16_rs_bf16_t, "bf16", "+f", "1")
+DNNP_WGMMA_M64N128K16_RS(wgmma_m64n128k16_rs_f16_t, "f16", "+f", "1")
 #undef DNNP_WGMMA_M64N128K16_RS
 // Session 28 (helper pp28, the slim prep's K Kᵀ / Q Kᵀ): the SS form (A and B both from shared
 // memory by descriptor, both K-major: imm-trans-a = imm-trans-b = 0) of m64n32k16, scale-d 1.

@@ -262,8 +262,10 @@ __device__ __forceinline__ void dscan_gx_chunks(const BwdParams& bp, float (&x)[
   const int acol = 16 * warp + 8 * ((lane >> 3) & 1);
   const uint32_t sm0 = static_cast<uint32_t>(__cvta_generic_to_shared(smem));
   // B descriptors: K-major Kᴿ (atom kk / 4, +32 B · (kk % 4)); MN-major tiles (+2,048 B per 16 rows).
-  auto kmaj = [](uint32_t b, int kk) { return dnnp::wgmma_desc(b + 64 * CHUNK * 2 * (kk >> 2) + 32 * (kk & 3), 16, 1024, 1); };
-  auto mnmaj = [](uint32_t b, int kk) { return dnnp::wgmma_desc(b + 2048 * kk, 8192, 1024, 1); };
+  auto kmaj = [](uint32_t b, int kk) {
+    return dnnp::wgmma_desc_advance(dnnp::wgmma_desc(b, 16, 1024, 1), 64 * CHUNK * 2 * (kk >> 2) + 32 * (kk & 3));
+  };
+  auto mnmaj = [](uint32_t b, int kk) { return dnnp::wgmma_desc_advance(dnnp::wgmma_desc(b, 8192, 1024, 1), 2048 * kk); };
   float gl_next = nch > 0 ? p.ws_gl[static_cast<size_t>(c_end - 1) * HO + h] : 0.f;
   size_t prev_ch = 0;  // the unit of the previous chunk, published after the next barrier
   for (int s = 0; s < nch; ++s) {
@@ -302,10 +304,12 @@ __device__ __forceinline__ void dscan_gx_chunks(const BwdParams& bp, float (&x)[
     if constexpr (RAW_K_SCALED) {
       // Batch 1a: dUᵀ = X kᵀ (raw k, K-major), then its token columns times cr.
       const float* Sc = reinterpret_cast<const float*>(smem + st * S::stage + S::e_off);
-      dnnp::wgmma_zero_frags(du);
       dnnp::wgmma_fence();
 #pragma unroll
-      for (int kk = 0; kk < K / 16; ++kk) SlimWgN<T>::template mma<64, 0>(&du[0][0], xa[kk], kmaj(sb + S::kr_off, kk));
+      for (int kk = 0; kk < K / 16; ++kk) {  // the first k16 step writes du (scale-d 0)
+        if (kk == 0) SlimWgN<T>::template mma64_first<0>(&du[0][0], xa[kk], kmaj(sb + S::kr_off, kk));
+        else SlimWgN<T>::template mma<64, 0>(&du[0][0], xa[kk], kmaj(sb + S::kr_off, kk));
+      }
       dnnp::wgmma_commit();
 #pragma unroll
       for (int kk = 0; kk < 4; ++kk) ldsm_x4_t(doa[kk], &Ds[(16 * kk + arow) * DP + acol]);
@@ -352,10 +356,12 @@ __device__ __forceinline__ void dscan_gx_chunks(const BwdParams& bp, float (&x)[
 #pragma unroll
       for (int kk = 0; kk < 4; ++kk) ldsm_x4_t(doa[kk], &Ds[(16 * kk + arow) * DP + acol]);
       // Batch 1: dUᵀ = X Kᴿᵀ + dOᵀ A.
-      dnnp::wgmma_zero_frags(du);
       dnnp::wgmma_fence();
 #pragma unroll
-      for (int kk = 0; kk < K / 16; ++kk) SlimWgN<T>::template mma<64, 0>(&du[0][0], xa[kk], kmaj(sb + S::kr_off, kk));
+      for (int kk = 0; kk < K / 16; ++kk) {  // the first k16 step writes du (scale-d 0)
+        if (kk == 0) SlimWgN<T>::template mma64_first<0>(&du[0][0], xa[kk], kmaj(sb + S::kr_off, kk));
+        else SlimWgN<T>::template mma<64, 0>(&du[0][0], xa[kk], kmaj(sb + S::kr_off, kk));
+      }
 #pragma unroll
       for (int kk = 0; kk < 4; ++kk) SlimWgN<T>::template mma<64, 1>(&du[0][0], doa[kk], mnmaj(sb + S::a_off, kk));
       dnnp::wgmma_commit();
@@ -374,10 +380,12 @@ __device__ __forceinline__ void dscan_gx_chunks(const BwdParams& bp, float (&x)[
     for (int kk = 0; kk < 4; ++kk) x_a_frag<T>(dua[kk], du, kk);
     // Batch 3: dRᵀ = dUᵀ T.
     float dr[8][4];
-    dnnp::wgmma_zero_frags(dr);
     dnnp::wgmma_fence();
 #pragma unroll
-    for (int kk = 0; kk < 4; ++kk) SlimWgN<T>::template mma<64, 1>(&dr[0][0], dua[kk], mnmaj(sb + S::t_off, kk));
+    for (int kk = 0; kk < 4; ++kk) {  // the first k16 step writes dr (scale-d 0)
+      if (kk == 0) SlimWgN<T>::template mma64_first<1>(&dr[0][0], dua[kk], mnmaj(sb + S::t_off, kk));
+      else SlimWgN<T>::template mma<64, 1>(&dr[0][0], dua[kk], mnmaj(sb + S::t_off, kk));
+    }
     dnnp::wgmma_commit();
     dnnp::wgmma_wait<0>();  // batches 2, 3
     dnnp::wgmma_fence_frags(dr);

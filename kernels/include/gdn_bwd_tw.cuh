@@ -312,6 +312,13 @@ __device__ __forceinline__ void tw1_products(const BwdParams& bp, size_t ch, lon
     cp_async16(smem + q * L::quarter + Q::dr_off + tw_uq_off(r, vc), drg + static_cast<size_t>(r) * V + 32 * q + vc);
     dnnp::cp_async_mbar_arrive_noinc(&full_b[q]);
   };
+  // Quarter q's dO chunk at token row r, values vc .. vc + 7 of the quarter (threads 256 .. 511:
+  // r = x / 4, vc = 8 (x % 4), x = tid % 256), zero-filled past len; the caller arrives on full_a[q].
+  const auto issue_do = [&](int q, int r, int vc) {
+    const bool live = r < len;
+    const T* src = dog + (static_cast<size_t>(t0 + (live ? r : 0)) * HO + h) * V + 32 * q + vc;
+    cp_async16_zfill(smem + q * L::quarter + Q::do_off + tw_uq_off(r, vc), src, live);
+  };
 #ifndef GDN_HOST_EMU
   if constexpr (TMA) {
     if (tid == 0) {
@@ -335,11 +342,9 @@ __device__ __forceinline__ void tw1_products(const BwdParams& bp, size_t ch, lon
     }
     if (tid >= 256) {  // dO, zero-filled past len
       const int x = tid & 255, r = x >> 2, vc = 8 * (x & 3);
-      const bool live = r < len;
 #pragma unroll
       for (int q = 0; q < NQ; ++q) {
-        const T* src = dog + (static_cast<size_t>(t0 + (live ? r : 0)) * HO + h) * V + 32 * q + vc;
-        cp_async16_zfill(smem + q * L::quarter + Q::do_off + tw_uq_off(r, vc), src, live);
+        issue_do(q, r, vc);
         dnnp::cp_async_mbar_arrive_noinc(&full_a[q]);
       }
     }
@@ -359,9 +364,7 @@ __device__ __forceinline__ void tw1_products(const BwdParams& bp, size_t ch, lon
       if (tid < 256) {
         cp_async16(smem + q * L::quarter + Q::u_off + tw_uq_off(r, vc), ug + static_cast<size_t>(r) * V + 32 * q + vc);
       } else {
-        const bool live = r < len;
-        const T* src = dog + (static_cast<size_t>(t0 + (live ? r : 0)) * HO + h) * V + 32 * q + vc;
-        cp_async16_zfill(smem + q * L::quarter + Q::do_off + tw_uq_off(r, vc), src, live);
+        issue_do(q, r, vc);
       }
       dnnp::cp_async_mbar_arrive_noinc(&full_a[q]);
       if constexpr (EARLY) {
@@ -396,12 +399,11 @@ __device__ __forceinline__ void tw1_products(const BwdParams& bp, size_t ch, lon
   static_assert(L::bytes + 1024 < (1u << 18), "descriptor start addresses: 14 bits of address >> 4");
   auto desc_a = [&](uint32_t tile) { return dnnp::wgmma_desc(tile, 16, 512, 2); };  // [64][32] K-major sw64
   auto desc_bmn = [&](uint32_t tile) { return dnnp::wgmma_desc(tile, 16, 1024, 1); };  // [32][K] MN-major sw128
-  auto adv = [](uint64_t desc, uint32_t bytes) { return desc + (bytes >> 4); };
   // Quarter q's k16 step kk: +32 B (A and the K-major B), +2048 B (the MN-major B); key block b of
   // the MN-major B at +4096 B.
-  auto at_a = [&](uint64_t d, int q, int kk) { return adv(d, static_cast<uint32_t>(q * L::quarter + 32 * kk)); };
+  auto at_a = [&](uint64_t d, int q, int kk) { return dnnp::wgmma_desc_advance(d, static_cast<uint32_t>(q * L::quarter + 32 * kk)); };
   auto at_bmn = [&](uint64_t d, int q, int b, int kk) {
-    return adv(d, static_cast<uint32_t>(q * L::quarter + b * (32 * 128) + 2048 * kk));
+    return dnnp::wgmma_desc_advance(d, static_cast<uint32_t>(q * L::quarter + b * (32 * 128) + 2048 * kk));
   };
   // tc16's dR pass and dD, on every thread while its warpgroup's products run (session 30, run 3):
   // the same thread → element maps, expressions and reductions as tokens_products_mma's REV 16

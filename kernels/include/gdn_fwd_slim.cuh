@@ -264,7 +264,9 @@ __device__ __forceinline__ void slim_qk_products_wg(float (&kacc)[4][4], float (
   const uint32_t kb = static_cast<uint32_t>(__cvta_generic_to_shared(kS));
   const uint32_t qb = static_cast<uint32_t>(__cvta_generic_to_shared(qS));
   const uint32_t bb = kb + 32 * 128 * hi;  // the k rows 32 hi.. (N = 32: four 8-row groups, 1024-aligned)
-  auto desc = [](uint32_t base, int kk) { return dnnp::wgmma_desc(base + ATOM * (kk >> 2) + 32 * (kk & 3), 16, 1024, 1); };
+  auto desc = [](uint32_t base, int kk) {
+    return dnnp::wgmma_desc_advance(dnnp::wgmma_desc(base, 16, 1024, 1), ATOM * (kk >> 2) + 32 * (kk & 3));
+  };
   dnnp::wgmma_fence_frags(kacc);
   dnnp::wgmma_fence_frags(qacc);
   dnnp::wgmma_fence();
@@ -889,6 +891,14 @@ __device__ __forceinline__ void slim_chunk_warp(float (&x)[K / 8][4], const T* Q
 #if !defined(GDN_HOST_EMU) || defined(GDN_WGMMA_EMU)  // the CPU emulation's wgmma: bench/gdn_wgmma_emu.h
 // The io dtype's wgmma (dnnp_wgmma.cuh): m64nNk16 RS (A from registers) at N = 64 or 128, B by
 // descriptor, K-major (TNSPB = 0: P', O', Uᵀ, O) or MN-major (TNSPB = 1: the state update's k).
+// How the slim chunk step forms its wgmma descriptors (session 41; the same descriptors either way,
+// so the same results): each built whole from its address, or one per operand tile advanced by
+// offsets (dnnp::wgmma_desc_advance) in the tail (Uᵀ, O, the state update) or in the whole step.
+// Fewer instructions, but where ptxas then keeps the offsets' descriptors live it holds more of
+// the step in registers: the fastest form was measured per scan on the H200 (fwd_slim_scan_body,
+// gdn_bwd_fscan_gx.cuh).
+enum class SlimDescForm { Whole, TailOffsets, Offsets };
+
 template <typename T>
 struct SlimWgN;
 template <>
@@ -899,6 +909,11 @@ struct SlimWgN<gdn_bf16> {
     if constexpr (N == 64) dnnp::wgmma_m64n64k16_rs_bf16_t<TNSPB>(d, a, b);
     else dnnp::wgmma_m64n128k16_rs_bf16_t<TNSPB>(d, a, b);
   }
+  // d = A · B, the first k16 step of a chain (scale-d 0: d's old values are not read).
+  template <int TNSPB>
+  static __device__ __forceinline__ void mma64_first(float* d, const u32* a, uint64_t b) {
+    dnnp::wgmma_m64n64k16_rs_bf16_zt<TNSPB>(d, a, b);
+  }
 };
 template <>
 struct SlimWgN<gdn_f16> {
@@ -907,6 +922,11 @@ struct SlimWgN<gdn_f16> {
     static_assert(N == 64 || N == 128, "the wrapped widths");
     if constexpr (N == 64) dnnp::wgmma_m64n64k16_rs_f16_t<TNSPB>(d, a, b);
     else dnnp::wgmma_m64n128k16_rs_f16_t<TNSPB>(d, a, b);
+  }
+  // d = A · B, the first k16 step of a chain (scale-d 0: d's old values are not read).
+  template <int TNSPB>
+  static __device__ __forceinline__ void mma64_first(float* d, const u32* a, uint64_t b) {
+    dnnp::wgmma_m64n64k16_rs_f16_zt<TNSPB>(d, a, b);
   }
 };
 
@@ -972,8 +992,8 @@ template <>
 struct SlimHookLive<SlimNoHook> {
   static constexpr bool value = false;
 };
-template <typename T, int K, int V, int VP, bool OUT = true, bool WITH_V = true, typename Mid = SlimNoHook,
-          typename Upd = SlimNoHook, typename UOut = SlimNoHook, typename OSt = SlimNoHook>
+template <typename T, int K, int V, int VP, bool OUT = true, bool WITH_V = true, bool DESC_OFFSETS = false,
+          typename Mid = SlimNoHook, typename Upd = SlimNoHook, typename UOut = SlimNoHook, typename OSt = SlimNoHook>
 __device__ __forceinline__ void slim_chunk_tail_wg(float (&x)[K / 8][4], float (&pacc)[8][4], float (&oacc)[8][4],
                                                    const T* Ks, const T* Vs, const T* Ts, const T* As, const float* Sc,
                                                    T* Os, const FwdParams& p, long long t0, int len, int h, int v0,
@@ -986,18 +1006,27 @@ __device__ __forceinline__ void slim_chunk_tail_wg(float (&x)[K / 8][4], float (
   if constexpr (OUT) mid(0);  // the seeded scan: wait for v, T, A (and make T, A visible to wgmma)
   u32 za[4][4];
   slim_build_z<T, VP, WITH_V>(za, pacc, Vs, Sc, vcol, lane);
-  float (&uacc)[8][4] = pacc;
-  zero_frags(uacc);
-  dnnp::wgmma_fence_frags(uacc);
+  float (&uacc)[8][4] = pacc;  // written by the chain's first k16 step (scale-d 0)
   const uint32_t tb = static_cast<uint32_t>(__cvta_generic_to_shared(Ts));
   uint32_t ab = 0;
   if constexpr (OUT) ab = static_cast<uint32_t>(__cvta_generic_to_shared(As));
   const uint32_t kb = static_cast<uint32_t>(__cvta_generic_to_shared(Ks));
   // Token step kk of a T or A tile: all 64 rows (N), columns (K) 16 kk .. (+32 B in the swizzle row).
-  auto tile = [](uint32_t base, int kk) { return dnnp::wgmma_desc(base + 32 * kk, 16, 1024, 1); };
+  // DESC_OFFSETS: one descriptor per tile advanced by offsets, else each built whole (SlimDescForm).
+  auto tile = [](uint32_t base, int kk) {
+    return DESC_OFFSETS ? dnnp::wgmma_desc_advance(dnnp::wgmma_desc(base, 16, 1024, 1), 32 * kk)
+                        : dnnp::wgmma_desc(base + 32 * kk, 16, 1024, 1);
+  };
+  auto kcol = [](uint32_t base, int kk) {  // the state update's B: k MN-major, 16 tokens per k16 step
+    return DESC_OFFSETS ? dnnp::wgmma_desc_advance(dnnp::wgmma_desc(base, 8192, 1024, 1), 2048 * kk)
+                        : dnnp::wgmma_desc(base + 2048 * kk, 8192, 1024, 1);
+  };
   dnnp::wgmma_fence();
 #pragma unroll
-  for (int kk = 0; kk < 4; ++kk) SlimWgN<T>::template mma<64, 0>(&uacc[0][0], za[kk], tile(tb, kk));
+  for (int kk = 0; kk < 4; ++kk) {
+    if (kk == 0) SlimWgN<T>::template mma64_first<0>(&uacc[0][0], za[kk], tile(tb, kk));
+    else SlimWgN<T>::template mma<64, 0>(&uacc[0][0], za[kk], tile(tb, kk));
+  }
   dnnp::wgmma_commit();
   // While Uᵀ is in flight: X ← e^{Γ_last} X (scan_state_update's scaling), O' diag(cq).
   const float decay = __expf(gl);
@@ -1035,7 +1064,7 @@ __device__ __forceinline__ void slim_chunk_tail_wg(float (&x)[K / 8][4], float (
   }
 #pragma unroll
   for (int kk = 0; kk < 4; ++kk)
-    SlimWgN<T>::template mma<128, 1>(&x[0][0], ur[kk], dnnp::wgmma_desc(kb + 2048 * kk, 8192, 1024, 1));
+    SlimWgN<T>::template mma<128, 1>(&x[0][0], ur[kk], kcol(kb, kk));
   dnnp::wgmma_commit();
   if constexpr (U_OUT && !OUT) uout(ua);
   if constexpr (OUT) {
@@ -1072,8 +1101,9 @@ __device__ __forceinline__ void slim_chunk_tail_wg(float (&x)[K / 8][4], float (
 // w8gx scans; session 24, pwx24: also the piece path's slimsum_gx / w4dgx with OUT / WITH_V / MID /
 // UPD): the rest of the step by slim_chunk_tail_wg. UOUT (session 28, sb28): uout passed on to it;
 // OST (session 36, tm36) likewise.
-template <typename T, int K, int V, int VP, bool OUT = true, bool WITH_V = true, bool TAIL_WG = false, typename Pre,
-          typename Mid = SlimNoHook, typename Upd = SlimNoHook, typename UOut = SlimNoHook, typename OSt = SlimNoHook>
+template <typename T, int K, int V, int VP, bool OUT = true, bool WITH_V = true, bool TAIL_WG = false,
+          SlimDescForm DESC = SlimDescForm::Whole, typename Pre, typename Mid = SlimNoHook, typename Upd = SlimNoHook,
+          typename UOut = SlimNoHook, typename OSt = SlimNoHook>
 __device__ __forceinline__ void slim_chunk_wg(float (&x)[K / 8][4], const T* Qs, const T* Ks, const T* Vs, const T* Ts,
                                               const T* As, const float* Sc, T* Os, const FwdParams& p, long long t0,
                                               int len, int h, int v0, int vcol, float gl, int lane, Pre pre, Mid mid = {},
@@ -1095,7 +1125,11 @@ __device__ __forceinline__ void slim_chunk_wg(float (&x)[K / 8][4], const T* Qs,
   uint32_t qb = 0;
   if constexpr (OUT) qb = static_cast<uint32_t>(__cvta_generic_to_shared(Qs));
   constexpr uint32_t ATOM = 64 * CHUNK * 2;  // a swizzle atom: 64 keys x CHUNK tokens
-  auto desc = [&](uint32_t base, int kk) { return dnnp::wgmma_desc(base + ATOM * (kk >> 2) + 32 * (kk & 3), 16, 1024, 1); };
+  auto desc = [&](uint32_t base, int kk) {
+    const uint32_t off = ATOM * (kk >> 2) + 32 * (kk & 3);
+    return DESC == SlimDescForm::Offsets ? dnnp::wgmma_desc_advance(dnnp::wgmma_desc(base, 16, 1024, 1), off)
+                                         : dnnp::wgmma_desc(base + off, 16, 1024, 1);
+  };
   dnnp::wgmma_fence();
 #pragma unroll
   for (int kk = 0; kk < K / 16; ++kk) {
@@ -1109,7 +1143,7 @@ __device__ __forceinline__ void slim_chunk_wg(float (&x)[K / 8][4], const T* Qs,
   dnnp::wgmma_fence_frags(pacc);
   if constexpr (OUT) dnnp::wgmma_fence_frags(oacc);
   if constexpr (TAIL_WG) {
-    slim_chunk_tail_wg<T, K, V, VP, OUT, WITH_V>(x, pacc, oacc, Ks, Vs, Ts, As, Sc, Os, p, t0, len, h, v0, vcol, gl, lane,
+    slim_chunk_tail_wg<T, K, V, VP, OUT, WITH_V, DESC != SlimDescForm::Whole>(x, pacc, oacc, Ks, Vs, Ts, As, Sc, Os, p, t0, len, h, v0, vcol, gl, lane,
                                                  mid, upd, uout, ost);
   } else {
     static_assert(!SlimHookLive<UOut>::value && !SlimHookLive<OSt>::value, "uout, ost: the warpgroup tail only");
@@ -1419,6 +1453,10 @@ __device__ __forceinline__ void fwd_slim_scan_body(const FwdFastParams& fp, cons
       }
     }
     if constexpr (WG) {
+      // The descriptor form by warps (session 41, H200, bitwise, scan time against Whole): 4 warps
+      // TailOffsets (w4gxs −2.8 %, w4gx0 / w4gxr −1..−3 %; Offsets +1..+12 %), 8 warps Whole (w8gx:
+      // TailOffsets +1.5 %, Offsets −1.4 % but Whole within 0.2 % of it with the zero-started Uᵀ).
+      constexpr SlimDescForm DESC = NW == 4 ? SlimDescForm::TailOffsets : SlimDescForm::Whole;
       // TMA_O: this warp's O by the o map, staged in its tile of chunk c (slim_store_o_tma).
       auto store_o = [&](const float (&oacc)[8][4]) {
         slim_store_o_tma<T, V>(reinterpret_cast<T*>(smem + S::o_off) + (2 * warp + (c & 1)) * CHUNK * 16, oacc,
@@ -1436,7 +1474,7 @@ __device__ __forceinline__ void fwd_slim_scan_body(const FwdFastParams& fp, cons
         }
       }();
       if constexpr (O_FIRST)  // w4gxv: the store, then the tail's copies (the same copies, same group)
-        slim_chunk_wg<T, K, V, VP, true, true, WGX>(x, Qs, Ks, Vs, Ts, As, Sc, Os, p, d.t0, d.len, h, v0, 16 * warp, gl,
+        slim_chunk_wg<T, K, V, VP, true, true, WGX, DESC>(x, Qs, Ks, Vs, Ts, As, Sc, Os, p, d.t0, d.len, h, v0, 16 * warp, gl,
                                                     lane, pre, SlimNoHook{}, SlimNoHook{}, SlimNoHook{},
                                                     [&](const float (&oacc)[8][4]) {
                                                       store_o(oacc);
@@ -1444,13 +1482,13 @@ __device__ __forceinline__ void fwd_slim_scan_body(const FwdFastParams& fp, cons
                                                       for (int u = 0; u < 4; ++u) upd(u);
                                                     });
       else if constexpr (TMA_O)
-        slim_chunk_wg<T, K, V, VP, true, true, WGX>(x, Qs, Ks, Vs, Ts, As, Sc, Os, p, d.t0, d.len, h, v0, 16 * warp, gl,
+        slim_chunk_wg<T, K, V, VP, true, true, WGX, DESC>(x, Qs, Ks, Vs, Ts, As, Sc, Os, p, d.t0, d.len, h, v0, 16 * warp, gl,
                                                     lane, pre, SlimNoHook{}, upd, SlimNoHook{}, store_o);
       else if constexpr (SPLIT)
-        slim_chunk_wg<T, K, V, VP, true, true, WGX>(x, Qs, Ks, Vs, Ts, As, Sc, Os, p, d.t0, d.len, h, v0, 16 * warp, gl,
+        slim_chunk_wg<T, K, V, VP, true, true, WGX, DESC>(x, Qs, Ks, Vs, Ts, As, Sc, Os, p, d.t0, d.len, h, v0, 16 * warp, gl,
                                                     lane, pre, SlimNoHook{}, upd, uout);
       else
-        slim_chunk_wg<T, K, V, VP, true, true, WGX>(x, Qs, Ks, Vs, Ts, As, Sc, Os, p, d.t0, d.len, h, v0, 16 * warp, gl,
+        slim_chunk_wg<T, K, V, VP, true, true, WGX, DESC>(x, Qs, Ks, Vs, Ts, As, Sc, Os, p, d.t0, d.len, h, v0, 16 * warp, gl,
                                                     lane, pre, SlimNoHook{}, SlimNoHook{}, uout);
     } else
 #endif
