@@ -1453,10 +1453,12 @@ __device__ __forceinline__ void fwd_slim_scan_body(const FwdFastParams& fp, cons
       }
     }
     if constexpr (WG) {
-      // The descriptor form by warps (session 41, H200, bitwise, scan time against Whole): 4 warps
-      // TailOffsets (w4gxs −2.8 %, w4gx0 / w4gxr −1..−3 %; Offsets +1..+12 %), 8 warps Whole (w8gx:
-      // TailOffsets +1.5 %, Offsets −1.4 % but Whole within 0.2 % of it with the zero-started Uᵀ).
-      constexpr SlimDescForm DESC = NW == 4 ? SlimDescForm::TailOffsets : SlimDescForm::Whole;
+      // The descriptor form (session 41, H200, bitwise, against main's whole descriptors): the
+      // 4-warp output scans TailOffsets (w4gxs −2.8 %, w4gx0 / w4gxr −1..−3 %; Offsets made them
+      // 1..12 % slower), w8gx and the saving scans Offsets (w8gx −1.4..−2.0 %, TailOffsets +1.5 %;
+      // the saving forward −0.7..−1.6 %).
+      constexpr SlimDescForm DESC =
+          NW == 4 && !SAVE_U ? SlimDescForm::TailOffsets : SlimDescForm::Offsets;
       // TMA_O: this warp's O by the o map, staged in its tile of chunk c (slim_store_o_tma).
       auto store_o = [&](const float (&oacc)[8][4]) {
         slim_store_o_tma<T, V>(reinterpret_cast<T*>(smem + S::o_off) + (2 * warp + (c & 1)) * CHUNK * 16, oacc,
