@@ -219,7 +219,8 @@ __device__ __forceinline__ void fscan_gx_chunks(const FwdParams& p, float (&x)[K
     dnnp::wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < 4; ++kk)
-      SlimWgN<T>::template mma<128, 1>(&x[0][0], ua[kk], dnnp::wgmma_desc_advance(dnnp::wgmma_desc(kb, 8192, 1024, 1), 2048 * kk));
+      SlimWgN<T>::template mma<128, 1>(&x[0][0], ua[kk],
+                                       dnnp::wgmma_desc_advance(dnnp::wgmma_desc(kb, 8192, 1024, 1), 2048 * kk));
     dnnp::wgmma_commit();
     if constexpr (STORE_U) {
       // While the update runs: token rows (lane >> 1) + 16 i, values vs0 + 16 warp + 8 (lane & 1).

@@ -401,7 +401,9 @@ __device__ __forceinline__ void tw1_products(const BwdParams& bp, size_t ch, lon
   auto desc_bmn = [&](uint32_t tile) { return dnnp::wgmma_desc(tile, 16, 1024, 1); };  // [32][K] MN-major sw128
   // Quarter q's k16 step kk: +32 B (A and the K-major B), +2048 B (the MN-major B); key block b of
   // the MN-major B at +4096 B.
-  auto at_a = [&](uint64_t d, int q, int kk) { return dnnp::wgmma_desc_advance(d, static_cast<uint32_t>(q * L::quarter + 32 * kk)); };
+  auto at_a = [&](uint64_t d, int q, int kk) {
+    return dnnp::wgmma_desc_advance(d, static_cast<uint32_t>(q * L::quarter + 32 * kk));
+  };
   auto at_bmn = [&](uint64_t d, int q, int b, int kk) {
     return dnnp::wgmma_desc_advance(d, static_cast<uint32_t>(q * L::quarter + b * (32 * 128) + 2048 * kk));
   };

@@ -1143,8 +1143,9 @@ __device__ __forceinline__ void slim_chunk_wg(float (&x)[K / 8][4], const T* Qs,
   dnnp::wgmma_fence_frags(pacc);
   if constexpr (OUT) dnnp::wgmma_fence_frags(oacc);
   if constexpr (TAIL_WG) {
-    slim_chunk_tail_wg<T, K, V, VP, OUT, WITH_V, DESC != SlimDescForm::Whole>(x, pacc, oacc, Ks, Vs, Ts, As, Sc, Os, p, t0, len, h, v0, vcol, gl, lane,
-                                                 mid, upd, uout, ost);
+    constexpr bool TAIL_OFFSETS = DESC != SlimDescForm::Whole;
+    slim_chunk_tail_wg<T, K, V, VP, OUT, WITH_V, TAIL_OFFSETS>(x, pacc, oacc, Ks, Vs, Ts, As, Sc, Os, p, t0, len, h, v0,
+                                                               vcol, gl, lane, mid, upd, uout, ost);
   } else {
     static_assert(!SlimHookLive<UOut>::value && !SlimHookLive<OSt>::value, "uout, ost: the warpgroup tail only");
     slim_chunk_tail<T, K, V, K + 8, VP, OUT, WITH_V, true>(x, pacc, oacc, Ks, Vs, Ts, As, Sc, Os, p, t0, len, h, v0, vcol,
