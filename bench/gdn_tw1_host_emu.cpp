@@ -87,6 +87,9 @@ static Out run_tiles(Case<T>& c) {
   bp.ws_s = reinterpret_cast<float*>(c.ws_s.data());
   bp.ws_ds = reinterpret_cast<float*>(c.ws_ds.data());
   bp.ws_dr = c.ws_dr.data();
+  // The U tiles in the second half of the region (BwdParams::ws_u since session 38; the host's
+  // layout without saved factors): io elements past the slots' io dR tiles.
+  bp.ws_u = reinterpret_cast<unsigned short*>(c.ws_dr.data()) + c.ws_dr.size();
   bp.ws_dq = o.wdq.data();
   bp.ws_dk = o.wdk.data();
   bp.ws_dv = o.wdv.data();
