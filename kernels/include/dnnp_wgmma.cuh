@@ -49,6 +49,14 @@ __host__ __device__ __forceinline__ uint64_t wgmma_desc(uint32_t smem_addr, uint
 __host__ __device__ __forceinline__ uint64_t wgmma_desc_advance(uint64_t desc, uint32_t bytes) {
   return desc + (bytes >> 4);
 }
+// The descriptor of `base + off`: built whole from the sum, or (ADVANCE) as `base`'s descriptor
+// advanced by `off`. The same value; the two forms only give ptxas different code to schedule,
+// and which is faster was measured per kernel (gdn_fwd_slim.cuh's SlimDescForm).
+template <bool ADVANCE>
+__host__ __device__ __forceinline__ uint64_t wgmma_desc_at(uint32_t base, uint32_t off, uint32_t lbo, uint32_t sbo,
+                                                           uint32_t swz) {
+  return ADVANCE ? wgmma_desc_advance(wgmma_desc(base, lbo, sbo, swz), off) : wgmma_desc(base + off, lbo, sbo, swz);
+}
 // The 128-byte swizzle, K-major (session 23, wg23's w4gs): rows of 128 B (64 16-bit keys), the
 // 16-byte chunk j of row r at chunk j ^ (r & 7) of its row, 8 rows = one 1024-byte atom; SBO =
 // 1024 B (next 8 rows), LBO unused (16); a k16 step inside the row at +32 B of the start address.

@@ -263,11 +263,9 @@ __device__ __forceinline__ void dscan_gx_chunks(const BwdParams& bp, float (&x)[
   const uint32_t sm0 = static_cast<uint32_t>(__cvta_generic_to_shared(smem));
   // B descriptors: K-major Kᴿ (atom kk / 4, +32 B · (kk % 4)); MN-major tiles (+2,048 B per 16 rows).
   auto kmaj = [](uint32_t b, int kk) {
-    return dnnp::wgmma_desc_advance(dnnp::wgmma_desc(b, 16, 1024, 1), 64 * CHUNK * 2 * (kk >> 2) + 32 * (kk & 3));
+    return dnnp::wgmma_desc_at<true>(b, 64 * CHUNK * 2 * (kk >> 2) + 32 * (kk & 3), 16, 1024, 1);
   };
-  auto mnmaj = [](uint32_t b, int kk) {
-    return dnnp::wgmma_desc_advance(dnnp::wgmma_desc(b, 8192, 1024, 1), 2048 * kk);
-  };
+  auto mnmaj = [](uint32_t b, int kk) { return dnnp::wgmma_desc_at<true>(b, 2048 * kk, 8192, 1024, 1); };
   float gl_next = nch > 0 ? p.ws_gl[static_cast<size_t>(c_end - 1) * HO + h] : 0.f;
   size_t prev_ch = 0;  // the unit of the previous chunk, published after the next barrier
   for (int s = 0; s < nch; ++s) {

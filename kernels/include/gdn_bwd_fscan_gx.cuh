@@ -168,8 +168,7 @@ __device__ __forceinline__ void fscan_gx_chunks(const FwdParams& p, float (&x)[K
 #pragma unroll
     for (int kk = 0; kk < K / 16; ++kk)
       SlimWgN<T>::template mma<64, 0>(&pacc[0][0], a[kk],
-                                      dnnp::wgmma_desc_advance(dnnp::wgmma_desc(wb, 16, 1024, 1),
-                                                               ATOM * (kk >> 2) + 32 * (kk & 3)));
+                                      dnnp::wgmma_desc_at<true>(wb, ATOM * (kk >> 2) + 32 * (kk & 3), 16, 1024, 1));
     dnnp::wgmma_commit();
     // While P is in flight: S_c out, X scaled, the next stage's copies (into the stage chunk c − 1 used:
     // every warp is past it), this chunk's Ũᵀ into registers.
@@ -219,8 +218,7 @@ __device__ __forceinline__ void fscan_gx_chunks(const FwdParams& p, float (&x)[K
     dnnp::wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < 4; ++kk)
-      SlimWgN<T>::template mma<128, 1>(&x[0][0], ua[kk],
-                                       dnnp::wgmma_desc_advance(dnnp::wgmma_desc(kb, 8192, 1024, 1), 2048 * kk));
+      SlimWgN<T>::template mma<128, 1>(&x[0][0], ua[kk], dnnp::wgmma_desc_at<true>(kb, 2048 * kk, 8192, 1024, 1));
     dnnp::wgmma_commit();
     if constexpr (STORE_U) {
       // While the update runs: token rows (lane >> 1) + 16 i, values vs0 + 16 warp + 8 (lane & 1).
@@ -339,8 +337,8 @@ __device__ __forceinline__ void fscan_sl_chunks(const FwdParams& p, float (&x)[K
     const T* Ts = reinterpret_cast<const T*>(base + S::t_off);
     const float* Sc = reinterpret_cast<const float*>(base + S::s_off);
     const size_t ch = static_cast<size_t>(c) * HO + h;
-    // Every descriptor as offsets (session 41, H200, bitwise: with the other backward kernels' the
-    // stages before the pair −1.3..−2.5 %).
+    // Every descriptor as offsets (session 41, H200, bitwise: together with the other backward
+    // kernels' offsets, the stages before the pair −1.3..−2.5 %).
     constexpr SlimDescForm kDesc = SlimDescForm::Offsets;
     // While P' is in flight: S_c out, then chunk c + STAGES − 1's copies into stage nst.
     auto pre = [&](int kk) {

@@ -394,8 +394,7 @@ __device__ __forceinline__ void tw1_products(const BwdParams& bp, size_t ch, lon
     dnnp::wgmma_fence_operand(acc[i]);
   }
   // The products' descriptors: one per operand tile of the first quarter slot, then advanced by
-  // byte offsets (the start address field holds address >> 4 in 14 bits; every shared address of
-  // the block is below 2^18, so adding offset >> 4 never carries out of it).
+  // byte offsets (dnnp::wgmma_desc_advance, exact while addresses stay below 2^18: checked here).
   static_assert(L::bytes + 1024 < (1u << 18), "descriptor start addresses: 14 bits of address >> 4");
   auto desc_a = [&](uint32_t tile) { return dnnp::wgmma_desc(tile, 16, 512, 2); };  // [64][32] K-major sw64
   auto desc_bmn = [&](uint32_t tile) { return dnnp::wgmma_desc(tile, 16, 1024, 1); };  // [32][K] MN-major sw128

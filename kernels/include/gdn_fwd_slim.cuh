@@ -265,7 +265,7 @@ __device__ __forceinline__ void slim_qk_products_wg(float (&kacc)[4][4], float (
   const uint32_t qb = static_cast<uint32_t>(__cvta_generic_to_shared(qS));
   const uint32_t bb = kb + 32 * 128 * hi;  // the k rows 32 hi.. (N = 32: four 8-row groups, 1024-aligned)
   auto desc = [](uint32_t base, int kk) {
-    return dnnp::wgmma_desc_advance(dnnp::wgmma_desc(base, 16, 1024, 1), ATOM * (kk >> 2) + 32 * (kk & 3));
+    return dnnp::wgmma_desc_at<true>(base, ATOM * (kk >> 2) + 32 * (kk & 3), 16, 1024, 1);
   };
   dnnp::wgmma_fence_frags(kacc);
   dnnp::wgmma_fence_frags(qacc);
@@ -893,7 +893,7 @@ __device__ __forceinline__ void slim_chunk_warp(float (&x)[K / 8][4], const T* Q
 // descriptor, K-major (TNSPB = 0: P', O', Uᵀ, O) or MN-major (TNSPB = 1: the state update's k).
 // How the slim chunk step forms its wgmma descriptors (session 41; the same descriptors either way,
 // so the same results): each built whole from its address, or one per operand tile advanced by
-// offsets (dnnp::wgmma_desc_advance) in the tail (Uᵀ, O, the state update) or in the whole step.
+// offsets (dnnp::wgmma_desc_at) in the tail (Uᵀ, O, the state update) or in the whole step.
 // Fewer instructions, but where ptxas then keeps the offsets' descriptors live it holds more of
 // the step in registers: the fastest form was measured per scan on the H200 (fwd_slim_scan_body,
 // gdn_bwd_fscan_gx.cuh).
@@ -1013,13 +1013,9 @@ __device__ __forceinline__ void slim_chunk_tail_wg(float (&x)[K / 8][4], float (
   const uint32_t kb = static_cast<uint32_t>(__cvta_generic_to_shared(Ks));
   // Token step kk of a T or A tile: all 64 rows (N), columns (K) 16 kk .. (+32 B in the swizzle row).
   // DESC_OFFSETS: one descriptor per tile advanced by offsets, else each built whole (SlimDescForm).
-  auto tile = [](uint32_t base, int kk) {
-    return DESC_OFFSETS ? dnnp::wgmma_desc_advance(dnnp::wgmma_desc(base, 16, 1024, 1), 32 * kk)
-                        : dnnp::wgmma_desc(base + 32 * kk, 16, 1024, 1);
-  };
+  auto tile = [](uint32_t base, int kk) { return dnnp::wgmma_desc_at<DESC_OFFSETS>(base, 32 * kk, 16, 1024, 1); };
   auto kcol = [](uint32_t base, int kk) {  // the state update's B: k MN-major, 16 tokens per k16 step
-    return DESC_OFFSETS ? dnnp::wgmma_desc_advance(dnnp::wgmma_desc(base, 8192, 1024, 1), 2048 * kk)
-                        : dnnp::wgmma_desc(base + 2048 * kk, 8192, 1024, 1);
+    return dnnp::wgmma_desc_at<DESC_OFFSETS>(base, 2048 * kk, 8192, 1024, 1);
   };
   dnnp::wgmma_fence();
 #pragma unroll
@@ -1126,9 +1122,7 @@ __device__ __forceinline__ void slim_chunk_wg(float (&x)[K / 8][4], const T* Qs,
   if constexpr (OUT) qb = static_cast<uint32_t>(__cvta_generic_to_shared(Qs));
   constexpr uint32_t ATOM = 64 * CHUNK * 2;  // a swizzle atom: 64 keys x CHUNK tokens
   auto desc = [&](uint32_t base, int kk) {
-    const uint32_t off = ATOM * (kk >> 2) + 32 * (kk & 3);
-    return DESC == SlimDescForm::Offsets ? dnnp::wgmma_desc_advance(dnnp::wgmma_desc(base, 16, 1024, 1), off)
-                                         : dnnp::wgmma_desc(base + off, 16, 1024, 1);
+    return dnnp::wgmma_desc_at<DESC == SlimDescForm::Offsets>(base, ATOM * (kk >> 2) + 32 * (kk & 3), 16, 1024, 1);
   };
   dnnp::wgmma_fence();
 #pragma unroll
