@@ -105,6 +105,23 @@ static Out run_tiles(Case<T>& c) {
   return o;
 }
 
+// With GDN_TW1_DUMP=FILE, every output of both tiles is appended to FILE as raw bytes: two builds
+// against two revisions of kernels/include compare bitwise with cmp (the check below compares the
+// two tiles of one revision only, so it cannot see a change common to both).
+static void dump_outputs(const char* name, const Out& a, const Out& b) {
+  const char* path = std::getenv("GDN_TW1_DUMP");
+  if (!path) return;
+  FILE* f = std::fopen(path, "ab");
+  if (!f) return;
+  auto put = [&](const auto& x) { std::fwrite(x.data(), sizeof(x[0]), x.size(), f); };
+  std::fwrite(name, 1, std::strlen(name), f);
+  for (const Out* o : {&a, &b}) {
+    put(o->dq), put(o->dk), put(o->dv), put(o->dg), put(o->db);
+    put(o->wdq), put(o->wdk), put(o->wdv), put(o->pa), put(o->pb);
+  }
+  std::fclose(f);
+}
+
 template <typename T>
 static int check(const char* name, int HO, int HV, bool l2, std::vector<int> lens) {
   constexpr int K = 128, V = 128;
@@ -153,6 +170,7 @@ static int check(const char* name, int HO, int HV, bool l2, std::vector<int> len
   for (size_t i = 0; i < 2 * slots * 64 * V; ++i) drio[i] = enc<T>(uni(-0.5, 0.5));
   const Out a = run_tiles<T, 16>(c);
   const Out b = run_tiles<T, 30>(c);
+  dump_outputs(name, a, b);
   const int unwaited = static_cast<int>(g_wg_unwaited.load()) + static_cast<int>(g_unwaited.load());
   int fails = 0;
   // dv: bitwise.
