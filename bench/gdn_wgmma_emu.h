@@ -1,7 +1,8 @@
 // gdn_wgmma_emu.h: the CPU emulation of kernels/include/dnnp_wgmma.cuh's warpgroup MMA (session 29,
 // helper pr29), for the host emulations (bench/gdn_host_emu.h: one std::thread per CUDA thread).
 // Include it after gdn_host_emu.h and before any kernel header that issues wgmma
-// (gdn_bwd_dscan_gx.cuh, gdn_fwd_slim.cuh's SlimWgN): under GDN_HOST_EMU dnnp_wgmma.cuh declares
+// (gdn_bwd_dscan_gx.cuh, gdn_fwd_slim.cuh's SlimWgN and, session 42, its wgmma output scans
+// w4gx / w4gxs / w8gx: bench/gdn_fwd_gx_host_emu.cpp): under GDN_HOST_EMU dnnp_wgmma.cuh declares
 // only wgmma_desc, and these stand in for the rest.
 //
 // Model (the PTX ISA's, the far end of what the hardware may do):
@@ -55,6 +56,8 @@
 #include <unordered_map>
 
 static std::atomic<int> g_wg_unwaited{0};  // threads that ended with wgmma ops never retired
+// wgmma ops retired, counted once per thread (session 42: a harness can tell a wgmma path ran).
+static std::atomic<long> g_wg_retired{0};
 
 namespace dnnp {
 
@@ -98,6 +101,7 @@ inline double emu_wg_elem(uint64_t desc, int tnsp, int k, int n, bool bf16) {
 
 inline void emu_wg_retire(const EmuWgOp& op) {
   const unsigned wg = t_tid / 128, lt = t_tid % 128;
+  g_wg_retired.fetch_add(1, std::memory_order_relaxed);
   for (int i = 0; i < 4; ++i) g_wg_a[wg][lt][i] = op.a[i];
   g_wg_desc[wg][lt] = op.desc;
   g_wg_desc_a[wg][lt] = op.desc_a;

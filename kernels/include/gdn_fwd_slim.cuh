@@ -1217,8 +1217,10 @@ __device__ __forceinline__ void fwd_slim_scan_body(const FwdFastParams& fp, cons
   static_assert(!TMA_QK || TMA_O, "w4gxu: w4gxt with q, k loaded by the tensor maps");
   static_assert(!O_FIRST || (TMA_O && !TMA_QK), "w4gxv: w4gxt with the O store ahead of the tail's copies");
   static_assert(!SAVE_U || (WGX && !TMA_O), "the U-saving scans: the uncut and first-early wgmma scans");
-#ifdef GDN_HOST_EMU
+#if defined(GDN_HOST_EMU) && !defined(GDN_WGMMA_EMU)
   static_assert(!WG, "the CPU emulation has no wgmma (its copies would stage q, k swizzled for the mma.sync step)");
+#elif defined(GDN_HOST_EMU)  // bench/gdn_wgmma_emu.h: the wgmma scans run, the tensor-map ones do not
+  static_assert(!TMA_O && !TMA_QK, "the CPU emulation has no tensor-map copies");
 #endif
   using S = SlimScanSmem<K, NW, STAGES>;
   constexpr int KP = S::KP, VS = S::VS, VP = S::VP, NTH = NW * 32;
@@ -1257,7 +1259,7 @@ __device__ __forceinline__ void fwd_slim_scan_body(const FwdFastParams& fp, cons
     load_seed_frags<K>(x, seed_slot<V, K>(fp.ws_seed, fp.pieces, HO, b, j, h), vr, cq);
   else
     load_initial_state_frags<K>(x, p, (static_cast<size_t>(row) * HO + h) * V * K, vr, cq);
-#ifndef GDN_HOST_EMU
+#if !defined(GDN_HOST_EMU) || defined(GDN_WGMMA_EMU)  // the CPU emulation's wgmma: bench/gdn_wgmma_emu.h
   if constexpr (WG) {  // the swizzle atoms' 1024-byte alignment (stage offsets: multiples of 1024)
     static_assert(S::q_off % 1024 == 0 && S::k_off % 1024 == 0 && S::stage % 1024 == 0, "SW128 atoms aligned");
     static_assert(!WGX || (S::t_off % 1024 == 0 && S::a_off % 1024 == 0), "w4gx: T, A atoms aligned");
@@ -1434,7 +1436,7 @@ __device__ __forceinline__ void fwd_slim_scan_body(const FwdFastParams& fp, cons
     const SlimChunkAt d = at(c);
 
     T* Os = reinterpret_cast<T*>(smem + S::o_off) + warp * CHUNK * S::OP;
-#ifndef GDN_HOST_EMU
+#if !defined(GDN_HOST_EMU) || defined(GDN_WGMMA_EMU)  // the CPU emulation's wgmma: bench/gdn_wgmma_emu.h
     if constexpr (TMA_QK) {  // w4gxu: chunk c's q, k boxes landed (stage st's use (c − c_begin) / STAGES)
       dnnp::mbar_wait(qk_bar(st), static_cast<uint32_t>((c - c_begin) / STAGES) & 1u);
       if (d.len < CHUNK) {  // rows len .. CHUNK − 1 to zeros (cp.async's zero fill), then visible to wgmma
@@ -1454,11 +1456,13 @@ __device__ __forceinline__ void fwd_slim_scan_body(const FwdFastParams& fp, cons
       // the saving forward −0.7..−1.6 %).
       constexpr SlimDescForm DESC =
           NW == 4 && !SAVE_U ? SlimDescForm::TailOffsets : SlimDescForm::Offsets;
+#ifndef GDN_HOST_EMU  // the CPU emulation has no tensor-map store
       // TMA_O: this warp's O by the o map, staged in its tile of chunk c (slim_store_o_tma).
       auto store_o = [&](const float (&oacc)[8][4]) {
         slim_store_o_tma<T, V>(reinterpret_cast<T*>(smem + S::o_off) + (2 * warp + (c & 1)) * CHUNK * 16, oacc,
                                &maps->o, static_cast<T*>(p.o), d.t0, d.len, HO, h, v0, lane);
       };
+#endif
       // SAVE_U: the chunk's U tile through this warp's 16 columns of the stage's v tile.
       auto uout = [&]() {
         if constexpr (SAVE_U) {
@@ -1470,6 +1474,7 @@ __device__ __forceinline__ void fwd_slim_scan_body(const FwdFastParams& fp, cons
           return SlimNoHook{};
         }
       }();
+#ifndef GDN_HOST_EMU
       if constexpr (O_FIRST)  // w4gxv: the store, then the tail's copies (the same copies, same group)
         slim_chunk_wg<T, K, V, VP, true, true, WGX, DESC>(x, Qs, Ks, Vs, Ts, As, Sc, Os, p, d.t0, d.len, h, v0, 16 * warp, gl,
                                                     lane, pre, SlimNoHook{}, SlimNoHook{}, SlimNoHook{},
@@ -1481,7 +1486,9 @@ __device__ __forceinline__ void fwd_slim_scan_body(const FwdFastParams& fp, cons
       else if constexpr (TMA_O)
         slim_chunk_wg<T, K, V, VP, true, true, WGX, DESC>(x, Qs, Ks, Vs, Ts, As, Sc, Os, p, d.t0, d.len, h, v0, 16 * warp, gl,
                                                     lane, pre, SlimNoHook{}, upd, SlimNoHook{}, store_o);
-      else if constexpr (SPLIT)
+      else
+#endif
+      if constexpr (SPLIT)
         slim_chunk_wg<T, K, V, VP, true, true, WGX, DESC>(x, Qs, Ks, Vs, Ts, As, Sc, Os, p, d.t0, d.len, h, v0, 16 * warp, gl,
                                                     lane, pre, SlimNoHook{}, upd, uout);
       else
