@@ -198,6 +198,9 @@ static void run_case(const char* name, int H, int HV, bool l2norm, std::vector<i
   bp.total_t = T;
   bp.ws_t = ws_t.data(); bp.ws_s = reinterpret_cast<float*>(s_io.data()); bp.ws_dr = reinterpret_cast<float*>(dr_io.data());
   cp.ws_h = wh.data(); cp.ws_m = wm.data(); cp.ws_mt = wmt.data(); cp.ws_seed = seeds.data();
+  // The U tiles in the second half of the region (BwdParams::ws_u since session 38; the host's
+  // layout without saved factors): io elements past the slots' io dR tiles.
+  bp.ws_u = dr_io.data() + dr_io.size() / 2;
   IOT* u_tiles = gdn::bwd_u_tiles<IOT, V>(bp);
   const size_t u_off = reinterpret_cast<unsigned short*>(u_tiles) - dr_io.data();
   auto dvec = [&](const unsigned short* v, size_t n) {
