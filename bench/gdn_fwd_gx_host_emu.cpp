@@ -27,9 +27,9 @@
 //   - each scan repeats bitwise (cp.async eager), every cp.async and wgmma waited for, no write
 //     into shared memory past the entry's SlimScanSmem::bytes, and the wgmma scans' steps ran on
 //     the emulated wgmma (its retired ops counted, g_wg_retired; none for w4).
-// Cases (as bench/gdn_slim_host_emu.cpp's: input generation, the prep's launch and the fp64
-// reference are copied from it): partial chunks and an empty sequence, GQA (H = HK = 1 < HV = HO),
-// l2norm on / off, beta sigmoid, fp32 / bf16 initial state, bf16 / fp16, slow decay.
+// Cases (as bench/gdn_slim_host_emu.cpp's; the inputs, the fp64 reference and the parameters are
+// bench/gdn_slim_emu_case.h's, shared with it): partial chunks and an empty sequence, GQA (H = HK =
+// 1 < HV = HO), l2norm on / off, beta sigmoid, fp32 / bf16 initial state, bf16 / fp16, slow decay.
 //
 // Needs the GDN_WGMMA_EMU branches of kernels/include/gdn_fwd_slim.cuh's fwd_slim_scan_body
 // (session 42: without them the emulation compiles only the mma.sync step); the GPU code of those
@@ -63,6 +63,7 @@
 #include "gdn_host_emu.h"
 #include "gdn_wgmma_emu.h"
 #include "gdn_fwd_slim.cuh"
+#include "gdn_slim_emu_case.h"
 
 static int g_fails = 0;
 static void check(bool ok, const char* what) {
@@ -89,101 +90,25 @@ struct ScanOut {
 template <typename IOT>
 static void run_case(int idx, const char* name, int H, int HV, int flags, std::vector<int> lens, bool bf16_state,
                      double gate_lo = 0.5) {
-  constexpr int K = 128, V = 128, C = 64;
-  const int HK = H, HO = std::max(H, HV), N = static_cast<int>(lens.size());
-  const bool l2 = flags & gdn::FLAG_L2NORM, bsig = flags & gdn::FLAG_BETA_SIGMOID;
+  constexpr int K = SlimEmuCase<IOT>::K, V = SlimEmuCase<IOT>::V, C = SlimEmuCase<IOT>::C;
+  const int HO = std::max(H, HV), N = static_cast<int>(lens.size());
+  const bool l2 = flags & gdn::FLAG_L2NORM;
   const bool is_bf16 = std::is_same_v<IOT, gdn::gdn_bf16>;
   printf("== case %d: %s (%s, H %d HV %d, l2norm %d, lens", idx, name, is_bf16 ? "bf16" : "fp16", H, HV, l2 ? 1 : 0);
   for (int l : lens) printf(" %d", l);
   printf(", %s state)\n", bf16_state ? "bf16" : "fp32");
   const auto t_start = std::chrono::steady_clock::now();
   rng_state = 12345 + 1000003ULL * idx;  // each case's inputs independent of which cases run
-  // ---- inputs (bench/gdn_slim_host_emu.cpp's generator) ----
-  std::vector<int> cu{0}, offs(2 * N + 1, 0);  // the chunk table, then FLAG_SEQ_ORDER's order
-  for (int l : lens) cu.push_back(cu.back() + l);
-  const int T = cu.back(), max_chunks = T / C + N;
-  std::vector<unsigned short> qb(size_t(T) * H * K), kb(size_t(T) * HK * K), vb(size_t(T) * HV * V);
-  for (auto& x : qb) x = enc<IOT>(uni(-1, 1));
-  for (auto& x : kb) x = enc<IOT>(uni(-1, 1) * (l2 ? 1.0 : 0.15));
-  for (auto& x : vb) x = enc<IOT>(uni(-1, 1));
-  std::vector<float> gf(size_t(T) * HO), bf(size_t(T) * HO);
-  for (auto& x : gf) x = static_cast<float>(std::log(uni(gate_lo, 1)));
-  for (auto& x : bf) x = static_cast<float>(bsig ? uni(-2, 2) : uni(0, 1));
-  std::vector<float> h0f(size_t(N) * HO * V * K);
-  std::vector<unsigned short> h0b(h0f.size());
-  for (size_t i = 0; i < h0f.size(); ++i) {
-    h0b[i] = gdn::Io<gdn::gdn_bf16>::f_to_bits(static_cast<float>(uni(-0.5, 0.5)));
-    h0f[i] = gdn::Io<gdn::gdn_bf16>::bits_to_f(h0b[i]);
-  }
-  const float scale = 1.f / std::sqrt(static_cast<float>(K));
-
-  // ---- fp64 reference (bench/gdn_slim_host_emu.cpp's): X = Sᵀ [V][K]; per token X ← α X;
-  // u = β (v − X k̂); X += u k̂ᵀ; o = X q̂ scale ----
-  std::vector<double> ro(size_t(T) * HO * V, 0), rfs(h0f.size());
-  for (int b = 0; b < N; ++b)
-    for (int h = 0; h < HO; ++h) {
-      const int qh = h / (HO / H), kh = h / (HO / HK), vh = h / (HO / HV);
-      std::vector<double> X(V * K);
-      for (int x = 0; x < V * K; ++x) X[x] = h0f[(size_t(b) * HO + h) * V * K + x];
-      for (int t = cu[b]; t < cu[b + 1]; ++t) {
-        std::vector<double> kk(K), qq(K), u(V);
-        double kn = 0, qn = 0;
-        for (int d = 0; d < K; ++d) {
-          kk[d] = dec<IOT>(kb[(size_t(t) * HK + kh) * K + d]);
-          qq[d] = dec<IOT>(qb[(size_t(t) * H + qh) * K + d]);
-          kn += kk[d] * kk[d];
-          qn += qq[d] * qq[d];
-        }
-        for (int d = 0; d < K; ++d) {
-          if (l2) {
-            kk[d] /= std::sqrt(kn + 1e-6);
-            qq[d] /= std::sqrt(qn + 1e-6);
-          }
-          qq[d] *= scale;
-        }
-        const double a = std::exp(double(gf[size_t(t) * HO + h]));
-        double be = bf[size_t(t) * HO + h];
-        if (bsig) be = 1 / (1 + std::exp(-be));
-        for (auto& x : X) x *= a;
-        for (int v = 0; v < V; ++v) {
-          double s = 0;
-          for (int d = 0; d < K; ++d) s += X[v * K + d] * kk[d];
-          u[v] = be * (dec<IOT>(vb[(size_t(t) * HV + vh) * V + v]) - s);
-        }
-        for (int v = 0; v < V; ++v)
-          for (int d = 0; d < K; ++d) X[v * K + d] += u[v] * kk[d];
-        for (int v = 0; v < V; ++v) {
-          double s = 0;
-          for (int d = 0; d < K; ++d) s += X[v * K + d] * qq[d];
-          ro[(size_t(t) * HO + h) * V + v] = s;
-        }
-      }
-      for (int x = 0; x < V * K; ++x) rfs[(size_t(b) * HO + h) * V * K + x] = X[x];
-    }
-
-  // ---- parameters and the slim prep (bench/gdn_slim_host_emu.cpp's launch) ----
-  gdn::FwdFastParams fp{};
+  // The inputs, the fp64 reference and the parameters (bench/gdn_slim_emu_case.h, shared with
+  // bench/gdn_slim_host_emu.cpp).
+  SlimEmuCase<IOT> cs(H, HV, flags, lens, bf16_state, gate_lo);
+  const int T = cs.T, max_chunks = cs.max_chunks;
+  auto& offs = cs.offs;
+  auto &h0b = cs.h0b, &h0f = cs.h0f;
+  auto &ro = cs.ro, &rfs = cs.rfs;
+  gdn::FwdFastParams& fp = cs.fp;
   gdn::FwdParams& p = fp.f;
-  fp.pieces = 1;
-  p.q = qb.data();
-  p.k = kb.data();
-  p.v = vb.data();
-  p.g = gf.data();
-  p.beta = bf.data();
-  p.cu_seqlens = cu.data();
-  p.n_seqs = N;
-  p.h = H;
-  p.hk = HK;
-  p.hv = HV;
-  p.ho = HO;
-  p.g_dtype = p.beta_dtype = gdn::DT_F32;
-  p.state_dtype = bf16_state ? gdn::DT_BF16 : gdn::DT_F32;
-  p.scale = scale;
-  p.flags = flags;
-  p.max_chunks = max_chunks;
-  p.chunk_offsets = offs.data();
-  // The chunk table on the host (chunk_offsets_body's __shared__ totals are per-thread here).
-  for (int b = 0; b < N; ++b) offs[b + 1] = offs[b] + (lens[b] + C - 1) / C;
+  // ---- the slim prep ----
   const size_t slots = size_t(max_chunks) * HO;
   std::vector<unsigned short> ts(slots * gdn::SLIM_TRI_ELEMS, 0xFFFF), as(ts.size(), 0xFFFF);
   std::vector<float> gl(slots, NAN), sc(slots * gdn::SLIM_SCALARS * C, NAN);
@@ -196,16 +121,9 @@ static void run_case(int idx, const char* name, int H, int HV, int flags, std::v
   launch(U3{unsigned(max_chunks), unsigned(HO), 1}, gdn::PREP3_THREADS, [&] { gdn::fwd_slim_prep_body<IOT, K>(p); });
 
   // ---- the scans ----
-  std::vector<unsigned short> o(size_t(T) * HO * V), fs16(h0f.size());
-  std::vector<float> fs32(h0f.size());
-  p.o = o.data();
-  auto set_state = [&] {
-    p.initial_state = bf16_state ? static_cast<const void*>(h0b.data()) : static_cast<const void*>(h0f.data());
-    p.final_state = bf16_state ? static_cast<void*>(fs16.data()) : static_cast<void*>(fs32.data());
-    std::fill(o.begin(), o.end(), 0xFFFF);
-    std::fill(fs16.begin(), fs16.end(), 0xFFFF);
-    std::fill(fs32.begin(), fs32.end(), NAN);
-  };
+  auto &o = cs.o, &fs16 = cs.fs16;
+  auto& fs32 = cs.fs32;
+  auto set_state = [&] { cs.reset_outputs(); };
   // Runs a scan twice (cp.async at the wait, then eager) on NaN-refilled outputs; checks the repeat,
   // the waits and the shared-memory bound (smem_bytes: the entry's dynamic shared memory; each
   // block's last barrier, then thread 0 finds gdn::smem past it still holding launch's 0xFF fill).
