@@ -305,11 +305,7 @@ __device__ __forceinline__ void dscan_gx_chunks(const BwdParams& bp, float (&x)[
       // Batch 1a: dUᵀ = X kᵀ (raw k, K-major), then its token columns times cr.
       const float* Sc = reinterpret_cast<const float*>(smem + st * S::stage + S::e_off);
       dnnp::wgmma_fence();
-#pragma unroll
-      for (int kk = 0; kk < K / 16; ++kk) {  // the first k16 step writes du (scale-d 0)
-        if (kk == 0) SlimWgN<T>::template mma64_first<0>(&du[0][0], xa[kk], kmaj(sb + S::kr_off, kk));
-        else SlimWgN<T>::template mma<64, 0>(&du[0][0], xa[kk], kmaj(sb + S::kr_off, kk));
-      }
+      slim_wg64_chain<T, 0>(&du[0][0], xa, [&](int kk) { return kmaj(sb + S::kr_off, kk); });  // writes du
       dnnp::wgmma_commit();
 #pragma unroll
       for (int kk = 0; kk < 4; ++kk) ldsm_x4_t(doa[kk], &Ds[(16 * kk + arow) * DP + acol]);
@@ -357,11 +353,7 @@ __device__ __forceinline__ void dscan_gx_chunks(const BwdParams& bp, float (&x)[
       for (int kk = 0; kk < 4; ++kk) ldsm_x4_t(doa[kk], &Ds[(16 * kk + arow) * DP + acol]);
       // Batch 1: dUᵀ = X Kᴿᵀ + dOᵀ A.
       dnnp::wgmma_fence();
-#pragma unroll
-      for (int kk = 0; kk < K / 16; ++kk) {  // the first k16 step writes du (scale-d 0)
-        if (kk == 0) SlimWgN<T>::template mma64_first<0>(&du[0][0], xa[kk], kmaj(sb + S::kr_off, kk));
-        else SlimWgN<T>::template mma<64, 0>(&du[0][0], xa[kk], kmaj(sb + S::kr_off, kk));
-      }
+      slim_wg64_chain<T, 0>(&du[0][0], xa, [&](int kk) { return kmaj(sb + S::kr_off, kk); });  // writes du
 #pragma unroll
       for (int kk = 0; kk < 4; ++kk) SlimWgN<T>::template mma<64, 1>(&du[0][0], doa[kk], mnmaj(sb + S::a_off, kk));
       dnnp::wgmma_commit();
@@ -381,11 +373,7 @@ __device__ __forceinline__ void dscan_gx_chunks(const BwdParams& bp, float (&x)[
     // Batch 3: dRᵀ = dUᵀ T.
     float dr[8][4];
     dnnp::wgmma_fence();
-#pragma unroll
-    for (int kk = 0; kk < 4; ++kk) {  // the first k16 step writes dr (scale-d 0)
-      if (kk == 0) SlimWgN<T>::template mma64_first<1>(&dr[0][0], dua[kk], mnmaj(sb + S::t_off, kk));
-      else SlimWgN<T>::template mma<64, 1>(&dr[0][0], dua[kk], mnmaj(sb + S::t_off, kk));
-    }
+    slim_wg64_chain<T, 1>(&dr[0][0], dua, [&](int kk) { return mnmaj(sb + S::t_off, kk); });  // writes dr
     dnnp::wgmma_commit();
     dnnp::wgmma_wait<0>();  // batches 2, 3
     dnnp::wgmma_fence_frags(dr);

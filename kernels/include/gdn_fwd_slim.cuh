@@ -929,6 +929,17 @@ struct SlimWgN<gdn_f16> {
     dnnp::wgmma_m64n64k16_rs_f16_zt<TNSPB>(d, a, b);
   }
 };
+// A chain d = Σ_kk A_kk · B_kk over STEPS k16 steps at N = 64 (desc(kk): step kk's B descriptor),
+// its first step on the scale-d-0 form (session 41): d's old values are never read, so the chain
+// needs no zeroed accumulators. Uᵀ here, the reverse scan's dUᵀ and dRᵀ (gdn_bwd_dscan_gx.cuh).
+template <typename T, int TNSPB, int STEPS, typename Desc>
+__device__ __forceinline__ void slim_wg64_chain(float* d, const u32 (&a)[STEPS][4], Desc desc) {
+#pragma unroll
+  for (int kk = 0; kk < STEPS; ++kk) {
+    if (kk == 0) SlimWgN<T>::template mma64_first<TNSPB>(d, a[kk], desc(kk));
+    else SlimWgN<T>::template mma<64, TNSPB>(d, a[kk], desc(kk));
+  }
+}
 
 // slim_chunk_tail on the warpgroup (session 24, wgx24; the w4gx scan): the same Z, then
 //   Uᵀ = Z Tᵀ       wgmma K-major, B = T staged in slim_wg_elem's 128-byte swizzle (row i = N index,
@@ -1018,11 +1029,7 @@ __device__ __forceinline__ void slim_chunk_tail_wg(float (&x)[K / 8][4], float (
     return dnnp::wgmma_desc_at<DESC_OFFSETS>(base, 2048 * kk, 8192, 1024, 1);
   };
   dnnp::wgmma_fence();
-#pragma unroll
-  for (int kk = 0; kk < 4; ++kk) {
-    if (kk == 0) SlimWgN<T>::template mma64_first<0>(&uacc[0][0], za[kk], tile(tb, kk));
-    else SlimWgN<T>::template mma<64, 0>(&uacc[0][0], za[kk], tile(tb, kk));
-  }
+  slim_wg64_chain<T, 0>(&uacc[0][0], za, [&](int kk) { return tile(tb, kk); });
   dnnp::wgmma_commit();
   // While Uᵀ is in flight: X ← e^{Γ_last} X (scan_state_update's scaling), O' diag(cq).
   const float decay = __expf(gl);
