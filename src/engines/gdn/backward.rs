@@ -2364,6 +2364,8 @@ impl<F> GdnBwdPlan<F> {
                 )));
             }
         }
+        // Every count below fits the kernels' 32-bit fields and grids.
+        super::engine::check_index_limits(f)?;
         let mut uids = [None; 20];
         for (u, p) in uids.iter_mut().zip(PORTS) {
             *u = f.port(p).map(|x| x.uid);

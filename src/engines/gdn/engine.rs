@@ -127,9 +127,12 @@ pub const ENGINE_NAME: &str = "gdn_sm90";
 type SupportRule = fn(&GdnFacts, &Target) -> Option<String>;
 
 /// Every condition the kernels need, in the order the reasons are reported.
+/// The index limits come early: every later rule may then compute on the shape's counts without
+/// overflow.
 pub const SUPPORT_RULES: &[SupportRule] = &[
     needs_sm90,
     head_dims,
+    index_range,
     io_dtype,
     state_dtype,
     gradient_dtypes,
@@ -138,7 +141,6 @@ pub const SUPPORT_RULES: &[SupportRule] = &[
     checkpoints_without_pool,
     chunk_factors_port,
     packed_ports,
-    index_range,
 ];
 
 fn needs_sm90(_: &GdnFacts, t: &Target) -> Option<String> {
@@ -313,21 +315,107 @@ fn packed_ports(f: &GdnFacts, _: &Target) -> Option<String> {
         .map(|(name, _)| format!("port {name} must be packed row-major"))
 }
 
-fn index_range(f: &GdnFacts, _: &Target) -> Option<String> {
-    let slots = max_chunks(f.n_seqs as u64, f.total_tokens as u64) * (f.heads.3 as u64);
-    if f.total_tokens >= (1i64 << 31) || slots >= (1u64 << 31) {
-        return Some(format!(
-            "T = {} tokens exceeds the kernels' 32-bit chunk indexing",
-            f.total_tokens
-        ));
-    }
-    // Grid y / z dimensions: heads and sequences.
-    (f.heads.3 > 65_535 || f.n_seqs > 65_535).then(|| {
-        format!(
-            "at most 65535 heads and sequences per launch; got HO = {}, N = {}",
-            f.heads.3, f.n_seqs
-        )
+/// One bound of the kernels' 32-bit index arithmetic: a count of the node's shape and the largest
+/// value every kernel addresses without overflow ([`INDEX_LIMITS`]).
+#[derive(Clone, Copy, Debug)]
+pub struct IndexLimit {
+    /// The count (the decline names it).
+    pub what: &'static str,
+    /// Its value for the facts (saturating: a shape beyond `u64` exceeds, never wraps).
+    pub value: fn(&GdnFacts) -> u64,
+    /// The largest value served.
+    pub max: u64,
+    /// The kernel arithmetic that bounds it.
+    pub why: &'static str,
+}
+
+/// The headroom below 2^31 that [`MAX_UNITS`] leaves: the kernels' grid-stride loops over
+/// (chunk slot, head) units (the overlap's flag zeroing in `gdn_fwd_chunk_order` /
+/// `gdn_bwd_chunk_order_rev`, 1,024 threads; the persistent slim prep, its grid) step their
+/// 32-bit `int` index once past the last unit before the loop test, so the last unit plus the step
+/// must stay below 2^31.
+pub const UNIT_LOOP_HEADROOM: u64 = 1 << 20;
+
+/// The most (chunk slot, output head) units `(T / 64 + N) · HO` a plan serves: every kernel
+/// indexes a unit `c · HO + h` in 32-bit `int` somewhere (the overlap's flags, the persistent
+/// prep's tiles, the token stage's grid), with [`UNIT_LOOP_HEADROOM`] to spare.
+pub const MAX_UNITS: u64 = (1 << 31) - UNIT_LOOP_HEADROOM;
+
+/// The largest total token count `T` (spec §6: `total_T < 2^31`): token offsets into the chunk
+/// table and the tensor maps' token coordinates are signed 32-bit.
+pub const MAX_TOKENS: u64 = (1 << 31) - 1;
+
+/// The largest launch-grid y / z dimension: output heads and sequences each index one.
+pub const MAX_GRID_YZ: u64 = 65_535;
+
+/// A count of the facts (0 for a negative one).
+fn count(x: i64) -> u64 {
+    x.max(0) as u64
+}
+
+/// The chunk-slot units `(T / 64 + N) · HO` of `f` (saturating).
+pub fn chunk_units(f: &GdnFacts) -> u64 {
+    max_chunks(count(f.n_seqs), count(f.total_tokens)).saturating_mul(count(f.heads.3))
+}
+
+/// The kernels' index limits, in the order their reasons are reported (rules as data: the support
+/// rule `index_range`'s and every plan's own check's, [`index_limits`]).
+pub const INDEX_LIMITS: [IndexLimit; 4] = [
+    IndexLimit {
+        what: "T (total tokens)",
+        value: |f| count(f.total_tokens),
+        max: MAX_TOKENS,
+        why: "token offsets and the tensor maps' token coordinates are signed 32-bit",
+    },
+    IndexLimit {
+        what: "(T / 64 + N) · HO (chunk-slot units)",
+        value: chunk_units,
+        max: MAX_UNITS,
+        why: "the kernels index (chunk slot, head) units in 32-bit int, with 2^20 of headroom \
+              for the grid-stride loops over them",
+    },
+    IndexLimit {
+        what: "HO (output heads)",
+        value: |f| count(f.heads.3),
+        max: MAX_GRID_YZ,
+        why: "the heads index a launch grid's y dimension",
+    },
+    IndexLimit {
+        what: "N (sequences)",
+        value: |f| count(f.n_seqs),
+        max: MAX_GRID_YZ,
+        why: "the sequences index a launch grid's y or z dimension",
+    },
+];
+
+/// The first of [`INDEX_LIMITS`] that `f` exceeds, as a reason naming the count and the limit.
+pub fn index_limits(f: &GdnFacts) -> Option<String> {
+    INDEX_LIMITS.iter().find_map(|l| {
+        let value = (l.value)(f);
+        (value > l.max).then(|| {
+            format!(
+                "{} = {value} exceeds the kernels' limit {} ({})",
+                l.what, l.max, l.why
+            )
+        })
     })
+}
+
+fn index_range(f: &GdnFacts, _: &Target) -> Option<String> {
+    index_limits(f)
+}
+
+/// [`index_limits`] as a plan's own check: every count a plan puts into the kernels' 32-bit
+/// fields and grids fits (the support rules checked it before a build; a plan made without them,
+/// as [`planned_launches`] makes one, is refused here instead of truncating a count).
+pub(super) fn check_index_limits(f: &GdnFacts) -> Result<()> {
+    match index_limits(f) {
+        Some(why) => Err(Error::NotSupported(format!(
+            "{ENGINE_NAME}: node {}: {why}",
+            f.node
+        ))),
+        None => Ok(()),
+    }
 }
 
 /// The engine (stateless).
@@ -972,6 +1060,7 @@ pub fn planned_launches(
     sms: u64,
     tag: &str,
 ) -> Result<Vec<super::pdl::PlannedLaunch>> {
+    check_index_limits(f)?;
     if f.op == GdnOp::Backward {
         let names = super::backward::kernel_names(tag, f.k, PrepVariant::from_env()).to_vec();
         return Ok(super::pdl::by_name(
@@ -1145,6 +1234,7 @@ impl<F> GdnFwdPlan<F> {
                 .ok_or_else(|| Error::Internal(format!("gdn_sm90: port {p} is not bound")))
         };
         let uid = |p: &str| f.port(p).map(|x| x.uid);
+        check_index_limits(f)?;
         let ho = f.heads.3;
         let n = f.n_seqs as u64;
         let t = f.total_tokens as u64;
@@ -2785,6 +2875,94 @@ pub(super) mod tests {
                 assert_eq!(plan(&unbound).ckpt.every, 0);
             }
         }
+    }
+
+    /// The forward plan of `f` with kernels resolved to their names (bf16).
+    fn named_fwd(f: &GdnFacts) -> Result<GdnFwdPlan<String>> {
+        let choice = FwdChoice::pick(f, 132);
+        GdnFwdPlan::new(f, choice, FwdKernels::named(&choice, "bf16", f.k), 132)
+    }
+
+    #[test]
+    fn index_limits_decline_every_shape_past_the_kernels_32_bit_arithmetic() {
+        let fwd = |n, t, ho| bound(facts(n, t, ho, 128, false));
+        let t_max = MAX_TOKENS as i64;
+        // The largest served shapes: T = 2^31 − 1 tokens of one sequence (2^25 chunk slots) on
+        // 63 heads (2,113,929,216 units), and 65,535 sequences and heads at the unit limit.
+        for f in [fwd(1, t_max, 63), fwd(65_535, 64 * 32_000, 64)] {
+            assert_eq!(
+                verdict(&f),
+                None,
+                "({}, {}, {:?})",
+                f.n_seqs,
+                f.total_tokens,
+                f.heads
+            );
+            let units = chunk_units(&f);
+            assert!(units <= MAX_UNITS);
+            // The kernels' grid-stride loops over units step at most this far past the last one
+            // (the chunk-order kernels' 1,024 threads, the persistent prep's grid on 132 SMs).
+            let prep = fwd_overlap::prep_grid(128, 132, units, None);
+            assert!(u64::from(OFFSETS_THREADS).max(prep) <= UNIT_LOOP_HEADROOM);
+            assert!(units - 1 + UNIT_LOOP_HEADROOM <= i32::MAX as u64);
+            // The plans' 32-bit fields hold the counts exactly.
+            let plan = named_fwd(&f).expect("plan");
+            let chunks = max_chunks(f.n_seqs as u64, f.total_tokens as u64);
+            assert_eq!(plan.template.max_chunks as u64, chunks);
+            assert_eq!(plan.template.n_seqs as i64, f.n_seqs);
+            assert_eq!(plan.template.ho as i64, f.heads.3);
+            let mut b = f.clone();
+            b.op = GdnOp::Backward;
+            assert!(planned_launches(&b, 132, "bf16").is_ok());
+        }
+        // One past each limit declines with the count, the limit and the reason; so does the
+        // plan built without the support rules. (N = 1, T = 2^31 − 128, HO = 64) is 2^31 − 64
+        // units: below 2^31, but the chunk-order kernels' flag loop (i += 1,024 while
+        // i < max_chunks · HO) would step its int index past 2^31 and store at a negative one.
+        let cases = [
+            (
+                fwd(1, t_max + 1, 1),
+                "T (total tokens) = 2147483648",
+                "2147483647",
+            ),
+            (
+                fwd(1, (1 << 31) - 128, 64),
+                "(T / 64 + N) · HO (chunk-slot units) = 2147483584",
+                "2146435072",
+            ),
+            (
+                fwd(1, t_max, 64),
+                "chunk-slot units) = 2147483648",
+                "2146435072",
+            ),
+            (fwd(1, 64, 65_536), "HO (output heads) = 65536", "65535"),
+            (fwd(65_536, 64, 1), "N (sequences) = 65536", "65535"),
+            // Counts beyond u64 saturate: declined, never wrapped into range (nor a panic).
+            (
+                fwd(i64::MAX - 1, i64::MAX, i64::MAX),
+                "T (total tokens) = 9223372036854775807",
+                "2147483647",
+            ),
+        ];
+        for (f, what, limit) in cases {
+            let why = verdict(&f).expect("declined");
+            assert!(
+                why.contains(what) && why.contains(&format!("limit {limit}")),
+                "{why}"
+            );
+            for op in [GdnOp::Forward, GdnOp::Backward] {
+                let mut g = f.clone();
+                g.op = op;
+                let e = planned_launches(&g, 132, "bf16")
+                    .expect_err("refused")
+                    .to_string();
+                assert!(e.contains(what) && e.contains("gdn0"), "{op:?}: {e}");
+            }
+        }
+        // A huge head count saturates the units instead of wrapping them below the limit.
+        let mut f = fwd(2, 128, 1);
+        f.heads.3 = i64::MAX;
+        assert_eq!(chunk_units(&f), u64::MAX);
     }
 
     #[test]
