@@ -1286,7 +1286,7 @@ impl<F> GdnFwdPlan<F> {
             layout,
             pieces,
             overlap,
-            ckpt: CkptLayout::new(overlap.total, n, every, ckpt_f32),
+            ckpt: CkptLayout::new(overlap.total, n, t, every, ckpt_f32),
             choice,
             grid_prep,
             grid_first: ((v / (16 * warps)) as u32, ho as u32, n as u32),
@@ -2963,6 +2963,51 @@ pub(super) mod tests {
         let mut f = fwd(2, 128, 1);
         f.heads.3 = i64::MAX;
         assert_eq!(chunk_units(&f), u64::MAX);
+    }
+
+    #[test]
+    fn cadences_beyond_every_sequence_keep_the_kernels_chunks_per_row_exact() {
+        // checkpoint_every_n_tokens is an i64 attribute: any positive multiple of 64 is valid.
+        // Its chunks per row reach the kernels as an int (`ckpt_every`): uncapped, 64 · 2^31
+        // truncated to −2^31, 64 · 2^32 to 0 (the rows' table divides by it, the rows are
+        // i / every), and 64 · (2^31 − 1) overflowed the seeded replay's `cb + m`. Past the
+        // longest sequence every cadence writes the same rows (one per sequence), so the layout
+        // caps it there.
+        for (n, t, ho) in [(3, 300, 2), (1, 64, 1), (2, 100_000, 4)] {
+            let chunks = max_chunks(n as u64, t as u64);
+            for c in [
+                64 * ((1i64 << 31) - 1),
+                64 << 31,
+                64 << 32,
+                64 << 40,
+                i64::MAX / 64 * 64,
+            ] {
+                for dt in [DataType::Bfloat16, DataType::Float] {
+                    let f = with_checkpoints(bound(facts(n, t, ho, 128, false)), c, dt, false);
+                    assert_eq!(verdict(&f), None, "c = {c}");
+                    let plan = named_fwd(&f).expect("plan");
+                    let mut p = FwdFastParams::default();
+                    p.f.chunk_offsets = 0x1000;
+                    plan.ckpt.bind(0x10_0000, 0xdead_0000, &mut p);
+                    assert!(
+                        p.ckpt_every >= 2 && p.ckpt_every as u64 <= chunks.max(2),
+                        "c = {c}: {} chunks per row",
+                        p.ckpt_every
+                    );
+                    // The row table is the workspace's (more than one chunk per row).
+                    assert_eq!(p.ckpt_rows, 0x10_0000 + plan.ckpt.rows);
+                    assert!(chunks + p.ckpt_every as u64 <= i32::MAX as u64);
+                }
+            }
+            // Below the cap the cadence is the node's.
+            let f = with_checkpoints(
+                bound(facts(n, t, ho, 128, false)),
+                128,
+                DataType::Float,
+                false,
+            );
+            assert_eq!(named_fwd(&f).expect("plan").ckpt.every, 2);
+        }
     }
 
     #[test]
