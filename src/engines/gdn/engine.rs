@@ -936,6 +936,18 @@ impl FwdChoice {
     }
 }
 
+/// The largest first-piece length (in 1/256 of the even piece, [`FwdChoice::first_scale`]) the
+/// first-early cut serves for `total_tokens` tokens in `pieces` pieces: the kernels'
+/// `piece_range_first` forms `per · scale + 255` in 32-bit `int`, `per = ceil(n / P)` for a
+/// sequence of `n ≤ ceil(T / 64)` chunks.
+pub fn max_first_scale(total_tokens: u64, pieces: u64) -> i32 {
+    let per = total_tokens
+        .div_ceil(super::params::CHUNK)
+        .div_ceil(pieces.max(1))
+        .max(1);
+    i32::try_from((i32::MAX as u64 - 255) / per).unwrap_or(i32::MAX)
+}
+
 /// The 4-warp output-scan blocks of one piece (or of the uncut scan): one per 64 value columns of
 /// each (sequence, output head) pair.
 fn uncut_scan_blocks(f: &GdnFacts) -> u64 {
@@ -1239,6 +1251,15 @@ impl<F> GdnFwdPlan<F> {
         let n = f.n_seqs as u64;
         let t = f.total_tokens as u64;
         let chunks = max_chunks(n, t);
+        let scale_max = max_first_scale(t, choice.pieces);
+        if choice.first_early() && choice.first_scale > scale_max {
+            return Err(Error::NotSupported(format!(
+                "{ENGINE_NAME}: node {}: the first piece at {}/256 of the even piece \
+                 (DNNPLAN_GDN_FWD_PIECE_FIRST_SCALE or the rule) exceeds {scale_max}/256 at T = \
+                 {t}, {} pieces: the kernels' cut ceil(chunks / P) · scale + 255 is 32-bit",
+                f.node, choice.first_scale, choice.pieces
+            )));
+        }
         let pdl = PdlMode::from_env();
         let mut template = fwd_template(f)?;
         template.flags |= pdl.param_flags() | seq_order_flags(f.n_seqs);
@@ -3007,6 +3028,47 @@ pub(super) mod tests {
                 false,
             );
             assert_eq!(named_fwd(&f).expect("plan").ckpt.every, 2);
+        }
+    }
+
+    #[test]
+    fn a_first_piece_past_the_kernels_32_bit_cut_is_refused() {
+        // One sequence of 2^26 tokens on one head (q, k, v, O: 16 GB each at K = V = 128) cut
+        // into 2 first-early pieces: per = 2^19 chunks, so a first piece of 4096/256 (the most
+        // DNNPLAN_GDN_FWD_PIECE_FIRST_SCALE asks for) is per · 4096 = 2^31 in the kernels' int
+        // cut (`piece_range_first`): a negative first piece, the other pieces starting before
+        // the sequence (O stored before its first token).
+        let f = bound(facts(1, 1 << 26, 1, 128, false));
+        let mut c = FwdChoice::default_for(&f, 132);
+        assert!(c.first_early(), "{c:?}");
+        c.pieces = 2;
+        assert_eq!(max_first_scale(1 << 26, 2), 4095);
+        c.first_scale = 4096;
+        let plan = |c: FwdChoice| GdnFwdPlan::new(&f, c, FwdKernels::named(&c, "bf16", 128), 132);
+        let e = plan(c).err().expect("refused").to_string();
+        assert!(
+            e.contains("gdn0")
+                && e.contains("4096/256")
+                && e.contains("4095/256")
+                && e.contains("DNNPLAN_GDN_FWD_PIECE_FIRST_SCALE")
+                && e.contains("32-bit"),
+            "{e}"
+        );
+        c.first_scale = 4095;
+        assert!(plan(c).is_ok());
+        // Off the first-early path the scale is unused.
+        c.piece_first = false;
+        c.first_scale = 4096;
+        assert!(plan(c).is_ok());
+        // The rule's lengths fit at every served T (the longest sequence: 2^25 chunks).
+        for row in SLIM_FIRST_SCANS {
+            let p = row.scale_pieces.max(2);
+            assert!(row.first_scale <= max_first_scale(MAX_TOKENS, p), "{row:?}");
+        }
+        for row in SLIM_FIRST_SUMS {
+            for cut in row.cuts {
+                assert!(cut.first_scale <= max_first_scale(MAX_TOKENS, cut.pieces));
+            }
         }
     }
 
