@@ -282,6 +282,15 @@ fn chunk_factors_port(f: &GdnFacts, _: &Target) -> Option<String> {
             p.dims
         ));
     }
+    // The plan lays the regions out over the declared rows ([`chunk_factors_of`]): a buffer of more
+    // bytes than an i64 holds would wrap their offsets.
+    if factor_buffer_bytes(p.dims[0], f.heads.3, bytes).is_none() {
+        return Some(format!(
+            "chunk_factors {:?} holds more than 2^63 - 1 bytes (its regions' offsets would \
+             overflow)",
+            p.dims
+        ));
+    }
     // The saved replay's rows are the io states entering every chunk: a forward writing them in
     // another dtype beside the factors would save U tiles no backward can pair with them.
     let rows_io = f.port("state_checkpoints").is_none_or(|c| c.dtype == f.io);
@@ -306,6 +315,13 @@ fn chunk_factors_port(f: &GdnFacts, _: &Target) -> Option<String> {
         ));
     }
     None
+}
+
+/// The bytes of a `chunk_factors` buffer of `rows` chunk slots, `ho` heads and `per_unit` bytes
+/// per (slot, head) (`None` beyond `i64::MAX`, the most bytes the pack layer binds).
+fn factor_buffer_bytes(rows: i64, ho: i64, per_unit: i64) -> Option<u64> {
+    let bytes = rows.checked_mul(ho)?.checked_mul(per_unit)?;
+    u64::try_from(bytes).ok()
 }
 
 fn packed_ports(f: &GdnFacts, _: &Target) -> Option<String> {
@@ -1179,11 +1195,22 @@ pub(super) fn chunk_factors_of(
             ),
         ));
     }
-    let rows = p.dims.first().copied().unwrap_or(0).max(0) as u64;
-    let u_bytes = gdn_chunk_factor_bytes(f.v, f.checkpoint_every) - GDN_CHUNK_FACTOR_BYTES;
+    let rows = p.dims.first().copied().unwrap_or(0).max(0);
+    let per_unit = gdn_chunk_factor_bytes(f.v, f.checkpoint_every);
+    if factor_buffer_bytes(rows, f.heads.3, per_unit).is_none() {
+        return Err(Error::bad_param(
+            "chunk_factors",
+            format!(
+                "node {}: {rows} chunk slots x {} heads x {per_unit} bytes exceed 2^63 - 1 bytes \
+                 (the regions' offsets would overflow)",
+                f.node, f.heads.3
+            ),
+        ));
+    }
+    let u_bytes = per_unit - GDN_CHUNK_FACTOR_BYTES;
     Ok(Some((
         p.uid,
-        ChunkFactorsLayout::new(rows, f.heads.3 as u64, u_bytes as u64),
+        ChunkFactorsLayout::new(rows as u64, f.heads.3 as u64, u_bytes as u64),
     )))
 }
 
@@ -3070,6 +3097,34 @@ pub(super) mod tests {
                 assert!(cut.first_scale <= max_first_scale(MAX_TOKENS, cut.pieces));
             }
         }
+    }
+
+    #[test]
+    fn chunk_factors_past_an_i64_of_bytes_are_refused_not_wrapped() {
+        // A backward accepts a buffer of more rows than the forward writes; the plan lays the
+        // regions out over the declared rows (rows · HO · 17,924 bytes), which must not wrap.
+        let f = |rows: i64| {
+            let mut f = bound(facts(4, 32768, 16, 128, false));
+            f.op = GdnOp::Backward;
+            let bytes = gdn_chunk_factor_bytes(128, 0);
+            with_chunk_factors(f, vec![rows, 16, bytes], DataType::Uint8)
+        };
+        assert_eq!(verdict(&f(1 << 20)), None);
+        let huge = f(1 << 50);
+        let why = verdict(&huge).expect("declined");
+        assert!(
+            why.contains("chunk_factors") && why.contains("2^63 - 1 bytes"),
+            "{why}"
+        );
+        let names = super::super::backward::kernel_names("bf16", 128, PrepVariant::DEFAULT);
+        let e = GdnBwdPlan::new(&huge, names.to_vec(), 132)
+            .err()
+            .expect("refused")
+            .to_string();
+        assert!(
+            e.contains("chunk_factors") && e.contains("2^63 - 1 bytes"),
+            "{e}"
+        );
     }
 
     #[test]
