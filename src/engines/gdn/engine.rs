@@ -141,6 +141,7 @@ pub const SUPPORT_RULES: &[SupportRule] = &[
     checkpoints_without_pool,
     chunk_factors_port,
     packed_ports,
+    port_dims,
 ];
 
 fn needs_sm90(_: &GdnFacts, t: &Target) -> Option<String> {
@@ -432,6 +433,137 @@ pub(super) fn check_index_limits(f: &GdnFacts) -> Result<()> {
         ))),
         None => Ok(()),
     }
+}
+
+/// One dim of a port as the kernels address it ([`PORT_DIMS`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PortDim {
+    /// Total tokens `T`.
+    T,
+    /// Sequences `N`.
+    N,
+    /// `N + 1` (the offsets).
+    NPlus1,
+    /// q heads `H`.
+    H,
+    /// k heads `HK`.
+    Hk,
+    /// v heads `HV`.
+    Hv,
+    /// Output heads `HO`.
+    Ho,
+    /// Key head dim `K`.
+    K,
+    /// Value head dim `V`.
+    V,
+    /// A state tensor's rows: `N`, or any count under a `state_indices` pool (its rows are named
+    /// by the indices, spec §6).
+    StateRows,
+}
+
+/// Every port the kernels address by the node's shape alone, with the dims they address (spec
+/// §2.2; the analyzer takes `T`, `H`, `K` from q, `HK` from k, `HV`, `V` from v, `N` from
+/// `cu_seqlens`): a port declared smaller would be read or written past its end, so any other
+/// dims decline ([`port_dims`]). The IR infers the outputs' dims from the inputs' (a gradient is
+/// declared like its primal), so the inputs' rows here also bound what the backward writes.
+/// `state_checkpoints` and `chunk_factors` have their own rules (`checkpoint_use` of the backward,
+/// [`chunk_factors_port`]).
+pub const PORT_DIMS: [(&str, &[PortDim]); 22] = {
+    use PortDim::*;
+    [
+        ("q", &[T, H, K]),
+        ("k", &[T, Hk, K]),
+        ("v", &[T, Hv, V]),
+        ("g", &[T, Ho]),
+        ("beta", &[T, Ho]),
+        ("cu_seqlens", &[NPlus1]),
+        ("initial_state", &[StateRows, Ho, V, K]),
+        ("state_indices", &[N]),
+        ("a_log", &[Ho]),
+        ("dt_bias", &[Ho]),
+        ("dO", &[T, Ho, V]),
+        ("d_final_state", &[N, Ho, V, K]),
+        ("O", &[T, Ho, V]),
+        ("final_state", &[StateRows, Ho, V, K]),
+        ("dQ", &[T, H, K]),
+        ("dK", &[T, Hk, K]),
+        ("dV", &[T, Hv, V]),
+        ("dG", &[T, Ho]),
+        ("dBeta", &[T, Ho]),
+        ("d_initial_state", &[N, Ho, V, K]),
+        ("d_a_log", &[Ho]),
+        ("d_dt_bias", &[Ho]),
+    ]
+};
+
+impl PortDim {
+    /// The dim's name in a decline.
+    pub fn name(self) -> &'static str {
+        match self {
+            PortDim::T => "T",
+            PortDim::N => "N",
+            PortDim::NPlus1 => "N + 1",
+            PortDim::H => "H",
+            PortDim::Hk => "HK",
+            PortDim::Hv => "HV",
+            PortDim::Ho => "HO",
+            PortDim::K => "K",
+            PortDim::V => "V",
+            PortDim::StateRows => "N (or the pool's rows)",
+        }
+    }
+
+    /// The extent the kernels address for `f` (`None`: any, a pool's rows).
+    fn extent(self, f: &GdnFacts) -> Option<i64> {
+        let (h, hk, hv, ho) = f.heads;
+        match self {
+            PortDim::T => Some(f.total_tokens),
+            PortDim::N => Some(f.n_seqs),
+            PortDim::NPlus1 => Some(f.n_seqs + 1),
+            PortDim::H => Some(h),
+            PortDim::Hk => Some(hk),
+            PortDim::Hv => Some(hv),
+            PortDim::Ho => Some(ho),
+            PortDim::K => Some(f.k),
+            PortDim::V => Some(f.v),
+            PortDim::StateRows if f.port("state_indices").is_some() => None,
+            PortDim::StateRows => Some(f.n_seqs),
+        }
+    }
+}
+
+/// The dims the kernels address `port` at for `f` (a pool's rows: the declared ones), `None`
+/// when [`PORT_DIMS`] has no row for it.
+pub fn expected_dims(f: &GdnFacts, port: &str, declared: &[i64]) -> Option<Vec<i64>> {
+    let (_, dims) = PORT_DIMS.iter().find(|(p, _)| *p == port)?;
+    Some(
+        dims.iter()
+            .enumerate()
+            .map(|(i, d)| {
+                d.extent(f)
+                    .unwrap_or_else(|| declared.get(i).copied().unwrap_or(1).max(1))
+            })
+            .collect(),
+    )
+}
+
+/// Every bound port has the dims the kernels address ([`PORT_DIMS`]).
+fn port_dims(f: &GdnFacts, _: &Target) -> Option<String> {
+    f.ports.iter().find_map(|(name, p)| {
+        let want = expected_dims(f, name, &p.dims)?;
+        (p.dims != want).then(|| {
+            let names = PORT_DIMS
+                .iter()
+                .find(|(n, _)| n == name)
+                .map(|(_, d)| d.iter().map(|x| x.name()).collect::<Vec<_>>().join(", "))
+                .unwrap_or_default();
+            format!(
+                "port {name} must have the dims the kernels address, [{names}] = {want:?}; got \
+                 {:?} (a smaller port would be read or written past its end)",
+                p.dims
+            )
+        })
+    })
 }
 
 /// The engine (stateless).
@@ -1813,7 +1945,8 @@ pub(super) mod tests {
         );
     }
 
-    /// `facts` with every port of both directions bound (bf16 io, fp32 states, int32 offsets).
+    /// `facts` with every port of both directions bound (bf16 io, fp32 states, int32 offsets) at
+    /// the dims the kernels address ([`PORT_DIMS`]).
     pub(in crate::engines::gdn) fn bound(mut f: GdnFacts) -> GdnFacts {
         // The backward's ports (the forward's inputs among them) and the forward's outputs;
         // `state_checkpoints` only comes with a cadence (tests add it with its dtype).
@@ -1827,7 +1960,7 @@ pub(super) mod tests {
                 n if n.contains("state") => DataType::Float,
                 _ => DataType::Bfloat16,
             };
-            let (dims, packed) = (Vec::new(), true);
+            let (dims, packed) = (expected_dims(&f, name, &[]).unwrap_or_default(), true);
             f.ports.push((
                 name,
                 PortFacts {
@@ -3097,6 +3230,95 @@ pub(super) mod tests {
                 assert!(cut.first_scale <= max_first_scale(MAX_TOKENS, cut.pieces));
             }
         }
+    }
+
+    #[test]
+    fn ports_are_addressed_at_the_dims_they_declare() {
+        // Every port of both ops but the two with their own rules has a row.
+        let ports = super::super::analyzer::PORTS;
+        for p in ports {
+            let own = matches!(*p, "state_checkpoints" | "chunk_factors");
+            assert_eq!(PORT_DIMS.iter().any(|(n, _)| n == p), !own, "{p}");
+        }
+        assert_eq!(PORT_DIMS.len() + 2, ports.len());
+        for op in [GdnOp::Forward, GdnOp::Backward] {
+            let f = || {
+                let mut f = bound(facts(3, 300, 4, 128, false));
+                f.op = op;
+                f
+            };
+            assert_eq!(verdict(&f()), None);
+            // Each port one row or one element short (the gradients are declared like their
+            // primals: a short initial_state makes a short d_initial_state, a short k a short
+            // dK, which the kernels would write past their ends).
+            for (port, dims) in PORT_DIMS {
+                let mut g = f();
+                // `state_indices` (a pool) is not among `bound`'s ports: below.
+                let Some((_, p)) = g.ports.iter_mut().find(|(n, _)| *n == port) else {
+                    assert_eq!(port, "state_indices");
+                    continue;
+                };
+                let want = p.dims.clone();
+                let last = p.dims.len() - 1;
+                p.dims[last] -= 1;
+                let why = verdict(&g).expect("declined");
+                let names = dims.iter().map(|d| d.name()).collect::<Vec<_>>().join(", ");
+                assert!(
+                    why.contains(&format!("port {port} must have"))
+                        && why.contains(&format!("[{names}] = {want:?}")),
+                    "{op:?}: {why}"
+                );
+                // A rank of its own declines too.
+                let (_, p) = g.ports.iter_mut().find(|(n, _)| *n == port).expect("bound");
+                p.dims = [want.clone(), vec![1]].concat();
+                assert!(verdict(&g).is_some(), "{port}");
+            }
+        }
+        // Under a state_indices pool the states' rows are the pool's (spec §6).
+        let mut f = bound(facts(3, 300, 4, 128, false));
+        f.ports.push((
+            "state_indices",
+            PortFacts {
+                uid: 999,
+                dims: vec![3],
+                dtype: DataType::Int32,
+                packed: true,
+            },
+        ));
+        for port in ["initial_state", "final_state"] {
+            let (_, p) = f.ports.iter_mut().find(|(n, _)| *n == port).expect("bound");
+            p.dims[0] = 7;
+        }
+        assert_eq!(verdict(&f), None);
+        let (_, p) = f
+            .ports
+            .iter_mut()
+            .find(|(n, _)| *n == "initial_state")
+            .expect("bound");
+        p.dims[1] = 3;
+        let why = verdict(&f).expect("declined");
+        assert!(
+            why.contains("[N (or the pool's rows), HO, V, K] = [7, 4, 128, 128]"),
+            "{why}"
+        );
+        // The indices themselves are [N].
+        let (_, p) = f
+            .ports
+            .iter_mut()
+            .find(|(n, _)| *n == "initial_state")
+            .expect("bound");
+        p.dims[1] = 4;
+        let (_, p) = f
+            .ports
+            .iter_mut()
+            .find(|(n, _)| *n == "state_indices")
+            .expect("bound");
+        p.dims = vec![2];
+        let why = verdict(&f).expect("declined");
+        assert!(
+            why.contains("port state_indices must have") && why.contains("[N] = [3]"),
+            "{why}"
+        );
     }
 
     #[test]
