@@ -393,11 +393,10 @@ fn declines_ports_the_kernels_would_run_past() {
     assert!(got.contains("port initial_state must have"), "{got}");
 }
 
-#[test]
-fn shapes_past_the_kernels_32_bit_indices_decline_without_a_panic() {
-    // 2^40 tokens of 2^20 heads: the dims multiply past an i64 (the analyzer's packed check
-    // saturates, as the IR's strides do) and the engine declines on the count and its limit.
-    let (t, h, d) = (1i64 << 40, 1i64 << 20, 128);
+/// A forward graph of one sequence of `t` tokens on `h` heads at K = V = 128 (bf16 io, fp32
+/// gates), the dims as given whatever their product.
+fn forward_graph_at(t: i64, h: i64) -> Graph {
+    let d = 128;
     let mut g = Graph::new(GraphContext::new(
         DataType::Bfloat16,
         DataType::Float,
@@ -416,33 +415,26 @@ fn shapes_past_the_kernels_32_bit_indices_decline_without_a_panic() {
         b = b.input(port, u);
     }
     g.add_node(b).unwrap();
-    let got = verdict(&g, &Target::with_arch(90)).expect_err("must decline");
+    g
+}
+
+#[test]
+fn shapes_past_the_kernels_32_bit_indices_decline_without_a_panic() {
+    // 2^40 tokens of 2^20 heads: the dims multiply past an i64 (the analyzer's packed check
+    // saturates, as the IR's strides do) and the engine declines on the count and its limit.
+    let got = verdict(&forward_graph_at(1 << 40, 1 << 20), &Target::with_arch(90))
+        .expect_err("must decline");
     assert!(
         got.contains("T (total tokens) = 1099511627776 exceeds the kernels' limit 2147483647"),
         "{got}"
     );
     // One sequence of 2^31 − 128 tokens on 64 heads: 2^31 − 64 chunk-slot units, past the
     // headroom the kernels' loops over units need.
-    let (t, h) = ((1i64 << 31) - 128, 64);
-    let mut g = Graph::new(GraphContext::new(
-        DataType::Bfloat16,
-        DataType::Float,
-        DataType::Float,
-    ));
-    let mut b = NodeBuilder::by_name("gdn").unwrap().name("gdn0");
-    for (port, dims, dt) in [
-        ("q", vec![t, h, d], DataType::Bfloat16),
-        ("k", vec![t, h, d], DataType::Bfloat16),
-        ("v", vec![t, h, d], DataType::Bfloat16),
-        ("g", vec![t, h], DataType::Float),
-        ("beta", vec![t, h], DataType::Float),
-        ("cu_seqlens", vec![2], DataType::Int32),
-    ] {
-        let u = g.add_tensor(Tensor::new(port, &dims, dt)).unwrap();
-        b = b.input(port, u);
-    }
-    g.add_node(b).unwrap();
-    let got = verdict(&g, &Target::with_arch(90)).expect_err("must decline");
+    let got = verdict(
+        &forward_graph_at((1 << 31) - 128, 64),
+        &Target::with_arch(90),
+    )
+    .expect_err("must decline");
     assert!(
         got.contains("(T / 64 + N) · HO (chunk-slot units) = 2147483584"),
         "{got}"
