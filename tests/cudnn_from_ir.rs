@@ -6,6 +6,7 @@
 mod backend_graphs;
 #[path = "support/ir.rs"]
 mod ir_support;
+mod support;
 
 use backend_graphs::{attribute_names, first_has, recorder};
 use dnnplan::cudnn::backend::{AttrValue as BAttr, Recorded, Recorder};
@@ -384,7 +385,8 @@ fn norm_backward_conv_reduction_and_sdpa_backward_from_ir() {
 fn every_shipped_example_graph_lowers_or_declines_with_a_reason() {
     // examples/graphs/ holds the project's reference graphs (from the IR); the backend lowers the
     // ones it serves and declines the linear-attention ones (python-only in the reference).
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/graphs");
+    // (support::repo: also where a test executable staged on the GPU machine finds them.)
+    let dir = support::repo().join("examples/graphs");
     let mut seen = Vec::new();
     let mut paths: Vec<_> = std::fs::read_dir(&dir)
         .unwrap()
