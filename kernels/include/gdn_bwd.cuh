@@ -2429,6 +2429,7 @@ __device__ __forceinline__ void bwd_tokens_tc_tile(const BwdParams& bp, int c, i
   // 4-way bank conflicts; + 8: reads Gs[i][j] conflict-free, stores and Gs[j][i] 2-way).
   constexpr int CP = Z::CP, CF = REV >= 11 ? CHUNK + 8 : Z::CF;
   constexpr bool SWZ = REV >= 10;  // phase B's results as the products' (rows of K + 16, tok_swz)
+  constexpr bool TW1 = REV == 30 || REV == 32 || REV == 34;  // tw1 / tw3 / tw7: tw1_products' tile
   constexpr bool QSW = REV >= 12;  // raw q / k rows of K + 16; G by tok_gswz, float2 stores
   constexpr int KF = V3 ? (SWZ ? K + 16 : K + 8) : Z::KF;  // V3: phase B's fp32 results in rows of K + 8 (float2 pairs)
   static_assert(2 * CHUNK * (K + 8) * 4 <= S::vec_off, "token tail overflows");
@@ -2549,7 +2550,7 @@ __device__ __forceinline__ void bwd_tokens_tc_tile(const BwdParams& bp, int c, i
   static_assert(!PRE || (REV >= 12 && !V6), "flag_wait: the overlapped REV 12 / 13 tile");
   if constexpr (!PRE) load_scalars();
   if (!V2) __syncthreads();  // gam, bet (V2: the products' first barrier covers them)
-  if constexpr (REV == 30 || REV == 32 || REV == 34) {
+  if constexpr (TW1) {
     static_assert(PRE, "tw1 / tw3 / tw7: the overlapped consumer only");
     static_assert(VL::vec_off == Tw1Smem<K, V>::vec_off && VL::qraw_off == Tw1Smem<K, V>::qraw_off,
                   "tw1 / tw3 / tw7: the vectors and raw q / k rows in Tw1Smem (TokVecLayout<K, V, REV>)");
@@ -2599,7 +2600,7 @@ __device__ __forceinline__ void bwd_tokens_tc_tile(const BwdParams& bp, int c, i
   float dek = 0.f, dqq = 0.f, dkk = 0.f;
   // tw1 / tw3 / tw7 hand over P_E = −dE unsigned (tw1_products' Re tile; session 41: its per-element
   // sign multiply was 64 FMUL per thread of warpgroups 0-2): de holds −dE, negated at its two uses.
-  constexpr bool DE_NEG = REV == 30 || REV == 32 || REV == 34;
+  constexpr bool DE_NEG = TW1;
   {
     float kx[KM], qx[KM];
     float ks = 0.f, qs = 0.f;
