@@ -266,10 +266,15 @@ fn plans_on_a_hypothetical_sm90() {
 /// A backward graph like the GPU tests build: bf16 io, fp16 gate, fp32 beta, bf16 states,
 /// safe gate with a_log and dt_bias, GVA H = 1 / HV = 2.
 fn backward_graph(k: i64) -> (Graph, usize) {
+    backward_graph_with(k, &[])
+}
+
+/// [`backward_graph`] with the input ports of `dims` declared at those dims instead.
+fn backward_graph_with(k: i64, dims: &[(&str, Vec<i64>)]) -> (Graph, usize) {
     let (t, n, io) = (192, 3, DataType::Bfloat16);
     let mut g = Graph::new(GraphContext::new(io, DataType::Float, DataType::Float));
     let mut b = NodeBuilder::by_name("gdn_bwd").unwrap().name("gdn_bwd0");
-    for (port, dims, dt) in [
+    for (port, own, dt) in [
         ("q", vec![t, 1, k], io),
         ("k", vec![t, 1, k], io),
         ("v", vec![t, 2, k], io),
@@ -282,6 +287,7 @@ fn backward_graph(k: i64) -> (Graph, usize) {
         ("a_log", vec![2], DataType::Float),
         ("dt_bias", vec![2], DataType::Float),
     ] {
+        let dims = (dims.iter().find(|(p, _)| *p == port)).map_or(own, |(_, d)| d.clone());
         let u = g.add_tensor(Tensor::new(port, &dims, dt)).unwrap();
         b = b.input(port, u);
     }
@@ -331,4 +337,106 @@ fn serves_the_backward_with_each_gradient_in_its_primals_dtype() {
         let list = PlanList::plan(&mut g, opts, &[HeurMode::A]).expect("planning");
         assert!(list.entries().iter().any(|e| e.engine_id == 20_103));
     }
+}
+
+#[test]
+fn declines_ports_the_kernels_would_run_past() {
+    // The IR checks the heads and rows of the token ports but not every dim the kernels address;
+    // the gradients are declared like their primals, so a short primal means a short gradient the
+    // backward would write past: the engine declines naming the port and the dims it needs.
+    for (port, dims, want) in [
+        // d_initial_state (like initial_state) would get 3 sequences' rows.
+        (
+            "initial_state",
+            vec![1, 2, 128, 128],
+            "port initial_state must have the dims the kernels address, \
+             [N (or the pool's rows), HO, V, K] = [3, 2, 128, 128]; got [1, 2, 128, 128]",
+        ),
+        (
+            "d_final_state",
+            vec![3, 2, 128, 64],
+            "[N, HO, V, K] = [3, 2, 128, 128]",
+        ),
+        // d_a_log, d_dt_bias (like their parameters) would get HO = 2 values.
+        (
+            "a_log",
+            vec![1],
+            "port a_log must have the dims the kernels address, [HO] = [2]",
+        ),
+        ("dt_bias", vec![1], "port dt_bias must have"),
+        // dK (like k) would get rows of q's K = 128.
+        (
+            "k",
+            vec![192, 1, 64],
+            "port k must have the dims the kernels address, [T, HK, K]",
+        ),
+        (
+            "dO",
+            vec![192, 1, 128],
+            "port dO must have the dims the kernels address, [T, HO, V]",
+        ),
+    ] {
+        let (g, _) = backward_graph_with(128, &[(port, dims)]);
+        let got = verdict(&g, &Target::with_arch(90)).expect_err("must decline");
+        assert!(got.contains(want), "{port}: {got}");
+    }
+    // The forward reads initial_state at N rows too.
+    let mut g = forward_graph(&Spec::default());
+    let init = g
+        .tensors()
+        .iter()
+        .find(|t| t.name == "initial_state")
+        .map(|t| t.uid)
+        .unwrap();
+    g.set_dims(init, &[2, 2, 128, 128]).unwrap();
+    let got = verdict(&g, &Target::with_arch(90)).expect_err("must decline");
+    assert!(got.contains("port initial_state must have"), "{got}");
+}
+
+/// A forward graph of one sequence of `t` tokens on `h` heads at K = V = 128 (bf16 io, fp32
+/// gates), the dims as given whatever their product.
+fn forward_graph_at(t: i64, h: i64) -> Graph {
+    let d = 128;
+    let mut g = Graph::new(GraphContext::new(
+        DataType::Bfloat16,
+        DataType::Float,
+        DataType::Float,
+    ));
+    let mut b = NodeBuilder::by_name("gdn").unwrap().name("gdn0");
+    for (port, dims, dt) in [
+        ("q", vec![t, h, d], DataType::Bfloat16),
+        ("k", vec![t, h, d], DataType::Bfloat16),
+        ("v", vec![t, h, d], DataType::Bfloat16),
+        ("g", vec![t, h], DataType::Float),
+        ("beta", vec![t, h], DataType::Float),
+        ("cu_seqlens", vec![2], DataType::Int32),
+    ] {
+        let u = g.add_tensor(Tensor::new(port, &dims, dt)).unwrap();
+        b = b.input(port, u);
+    }
+    g.add_node(b).unwrap();
+    g
+}
+
+#[test]
+fn shapes_past_the_kernels_32_bit_indices_decline_without_a_panic() {
+    // 2^40 tokens of 2^20 heads: the dims multiply past an i64 (the analyzer's packed check
+    // saturates, as the IR's strides do) and the engine declines on the count and its limit.
+    let got = verdict(&forward_graph_at(1 << 40, 1 << 20), &Target::with_arch(90))
+        .expect_err("must decline");
+    assert!(
+        got.contains("T (total tokens) = 1099511627776 exceeds the kernels' limit 2147483647"),
+        "{got}"
+    );
+    // One sequence of 2^31 − 128 tokens on 64 heads: 2^31 − 64 chunk-slot units, past the
+    // headroom the kernels' loops over units need.
+    let got = verdict(
+        &forward_graph_at((1 << 31) - 128, 64),
+        &Target::with_arch(90),
+    )
+    .expect_err("must decline");
+    assert!(
+        got.contains("(T / 64 + N) · HO (chunk-slot units) = 2147483584"),
+        "{got}"
+    );
 }

@@ -147,6 +147,9 @@ pub(super) const PORTS: &[&str] = &[
     "d_dt_bias",
 ];
 
+/// Whether `t`'s strides are the dense row-major strides of its dims (saturating as
+/// `row_major_strides` does: dims whose product exceeds an i64 must not wrap the expected stride,
+/// nor panic).
 fn packed(t: &Tensor) -> bool {
     if t.strides.is_empty() {
         return true;
@@ -156,7 +159,7 @@ fn packed(t: &Tensor) -> bool {
         if *d > 1 && *s != expect {
             return false;
         }
-        expect *= *d;
+        expect = expect.saturating_mul(*d);
     }
     true
 }

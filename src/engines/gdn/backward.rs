@@ -2364,6 +2364,8 @@ impl<F> GdnBwdPlan<F> {
                 )));
             }
         }
+        // Every count below fits the kernels' 32-bit fields and grids.
+        super::engine::check_index_limits(f)?;
         let mut uids = [None; 20];
         for (u, p) in uids.iter_mut().zip(PORTS) {
             *u = f.port(p).map(|x| x.uid);
@@ -2709,7 +2711,7 @@ impl<F> GdnBwdPlan<F> {
         } else {
             0
         };
-        let ckpt = CkptLayout::new(overlap_layout.total, n, seed_every, ckpt_f32);
+        let ckpt = CkptLayout::new(overlap_layout.total, n, t, seed_every, ckpt_f32);
         let ring_maps = steps
             .iter()
             .any(|s| s.0.reads_ring_maps())
@@ -3864,6 +3866,36 @@ mod tests {
                     "{op:?} {cadence}"
                 );
             }
+        }
+    }
+
+    #[test]
+    fn seeding_checkpoints_at_any_cadence_keep_the_chunks_per_row_exact() {
+        // fp32 rows at any positive multiple of 64 seed the replay (`gdn_bwd_fscanc*`), whose
+        // row r of sequence b seeds chunks [cb + j·m, min(cb + j·m + m, ce)) and stores the last
+        // one's entering state, m = `ckpt_every` (an int). Uncapped, c = 64 · 2^32 truncated m
+        // to 0 and c = 64 · 2^31 to −2^31 (that store at chunk cb − 1 or far before the
+        // workspace), and c = 64 · (2^31 − 1) overflowed cb + m. Past the longest sequence every
+        // cadence seeds the same way (one row per sequence), so the layout caps m there.
+        let (n, t, ho, d) = (3, 300, 2, 128);
+        let chunks = crate::engines::gdn::params::max_chunks(n as u64, t as u64);
+        for c in [64 * ((1i64 << 31) - 1), 64 << 31, 64 << 32, 64 << 40] {
+            let rows = checkpoint_rows(n as u64, t as u64, c as u64) as i64;
+            let f = ckpt_facts((n, t, ho, d), c, DataType::Float, rows);
+            assert_eq!(checkpoint_use(&f), CheckpointUse::Seed, "c = {c}");
+            let plan = named_plan(&f);
+            let mut p = BwdCkptParams::default();
+            p.cp.b.f.chunk_offsets = 0x1000;
+            plan.ckpt.bind_bwd(0x10_0000, 0xdead_0000, &mut p);
+            assert!(
+                p.ckpt_every >= 2 && p.ckpt_every as u64 <= chunks.max(2),
+                "c = {c}: {} chunks per row",
+                p.ckpt_every
+            );
+            assert!(chunks + p.ckpt_every as u64 <= i32::MAX as u64);
+            // The rows' table kernel runs (more than one chunk per row) into the workspace's.
+            assert_eq!(p.ckpt_rows, 0x10_0000 + plan.ckpt.rows);
+            assert!(plan.steps.iter().any(|s| s.0 == BwdKernel::CkptRows));
         }
     }
 

@@ -127,9 +127,12 @@ pub const ENGINE_NAME: &str = "gdn_sm90";
 type SupportRule = fn(&GdnFacts, &Target) -> Option<String>;
 
 /// Every condition the kernels need, in the order the reasons are reported.
+/// The index limits come early: every later rule may then compute on the shape's counts without
+/// overflow.
 pub const SUPPORT_RULES: &[SupportRule] = &[
     needs_sm90,
     head_dims,
+    index_range,
     io_dtype,
     state_dtype,
     gradient_dtypes,
@@ -138,7 +141,7 @@ pub const SUPPORT_RULES: &[SupportRule] = &[
     checkpoints_without_pool,
     chunk_factors_port,
     packed_ports,
-    index_range,
+    port_dims,
 ];
 
 fn needs_sm90(_: &GdnFacts, t: &Target) -> Option<String> {
@@ -280,6 +283,15 @@ fn chunk_factors_port(f: &GdnFacts, _: &Target) -> Option<String> {
             p.dims
         ));
     }
+    // The plan lays the regions out over the declared rows ([`chunk_factors_of`]): a buffer of more
+    // bytes than an i64 holds would wrap their offsets.
+    if factor_buffer_bytes(p.dims[0], f.heads.3, bytes).is_none() {
+        return Some(format!(
+            "chunk_factors {:?} holds more than 2^63 - 1 bytes (its regions' offsets would \
+             overflow)",
+            p.dims
+        ));
+    }
     // The saved replay's rows are the io states entering every chunk: a forward writing them in
     // another dtype beside the factors would save U tiles no backward can pair with them.
     let rows_io = f.port("state_checkpoints").is_none_or(|c| c.dtype == f.io);
@@ -306,6 +318,13 @@ fn chunk_factors_port(f: &GdnFacts, _: &Target) -> Option<String> {
     None
 }
 
+/// The bytes of a `chunk_factors` buffer of `rows` chunk slots, `ho` heads and `per_unit` bytes
+/// per (slot, head) (`None` beyond `i64::MAX`, the most bytes the pack layer binds).
+fn factor_buffer_bytes(rows: i64, ho: i64, per_unit: i64) -> Option<u64> {
+    let bytes = rows.checked_mul(ho)?.checked_mul(per_unit)?;
+    u64::try_from(bytes).ok()
+}
+
 fn packed_ports(f: &GdnFacts, _: &Target) -> Option<String> {
     f.ports
         .iter()
@@ -313,20 +332,237 @@ fn packed_ports(f: &GdnFacts, _: &Target) -> Option<String> {
         .map(|(name, _)| format!("port {name} must be packed row-major"))
 }
 
+/// One bound of the kernels' 32-bit index arithmetic: a count of the node's shape and the largest
+/// value every kernel addresses without overflow ([`INDEX_LIMITS`]).
+#[derive(Clone, Copy, Debug)]
+pub struct IndexLimit {
+    /// The count (the decline names it).
+    pub what: &'static str,
+    /// Its value for the facts (saturating: a shape beyond `u64` exceeds, never wraps).
+    pub value: fn(&GdnFacts) -> u64,
+    /// The largest value served.
+    pub max: u64,
+    /// The kernel arithmetic that bounds it.
+    pub why: &'static str,
+}
+
+/// The headroom below 2^31 that [`MAX_UNITS`] leaves: the kernels' grid-stride loops over
+/// (chunk slot, head) units (the overlap's flag zeroing in `gdn_fwd_chunk_order` /
+/// `gdn_bwd_chunk_order_rev`, 1,024 threads; the persistent slim prep, its grid) step their
+/// 32-bit `int` index once past the last unit before the loop test, so the last unit plus the step
+/// must stay below 2^31.
+pub const UNIT_LOOP_HEADROOM: u64 = 1 << 20;
+
+/// The most (chunk slot, output head) units `(T / 64 + N) · HO` a plan serves: every kernel
+/// indexes a unit `c · HO + h` in 32-bit `int` somewhere (the overlap's flags, the persistent
+/// prep's tiles, the token stage's grid), with [`UNIT_LOOP_HEADROOM`] to spare.
+pub const MAX_UNITS: u64 = (1 << 31) - UNIT_LOOP_HEADROOM;
+
+/// The largest total token count `T` (spec §6: `total_T < 2^31`): token offsets into the chunk
+/// table and the tensor maps' token coordinates are signed 32-bit.
+pub const MAX_TOKENS: u64 = (1 << 31) - 1;
+
+/// The largest launch-grid y / z dimension: output heads and sequences each index one.
+pub const MAX_GRID_YZ: u64 = 65_535;
+
+/// A count of the facts (0 for a negative one).
+fn count(x: i64) -> u64 {
+    x.max(0) as u64
+}
+
+/// The chunk-slot units `(T / 64 + N) · HO` of `f` (saturating).
+pub fn chunk_units(f: &GdnFacts) -> u64 {
+    max_chunks(count(f.n_seqs), count(f.total_tokens)).saturating_mul(count(f.heads.3))
+}
+
+/// The kernels' index limits, in the order their reasons are reported (rules as data: the support
+/// rule `index_range`'s and every plan's own check's, [`index_limits`]).
+pub const INDEX_LIMITS: [IndexLimit; 4] = [
+    IndexLimit {
+        what: "T (total tokens)",
+        value: |f| count(f.total_tokens),
+        max: MAX_TOKENS,
+        why: "token offsets and the tensor maps' token coordinates are signed 32-bit",
+    },
+    IndexLimit {
+        what: "(T / 64 + N) · HO (chunk-slot units)",
+        value: chunk_units,
+        max: MAX_UNITS,
+        why: "the kernels index (chunk slot, head) units in 32-bit int, with 2^20 of headroom \
+              for the grid-stride loops over them",
+    },
+    IndexLimit {
+        what: "HO (output heads)",
+        value: |f| count(f.heads.3),
+        max: MAX_GRID_YZ,
+        why: "the heads index a launch grid's y dimension",
+    },
+    IndexLimit {
+        what: "N (sequences)",
+        value: |f| count(f.n_seqs),
+        max: MAX_GRID_YZ,
+        why: "the sequences index a launch grid's y or z dimension",
+    },
+];
+
+/// The first of [`INDEX_LIMITS`] that `f` exceeds, as a reason naming the count and the limit.
+pub fn index_limits(f: &GdnFacts) -> Option<String> {
+    INDEX_LIMITS.iter().find_map(|l| {
+        let value = (l.value)(f);
+        (value > l.max).then(|| {
+            format!(
+                "{} = {value} exceeds the kernels' limit {} ({})",
+                l.what, l.max, l.why
+            )
+        })
+    })
+}
+
 fn index_range(f: &GdnFacts, _: &Target) -> Option<String> {
-    let slots = max_chunks(f.n_seqs as u64, f.total_tokens as u64) * (f.heads.3 as u64);
-    if f.total_tokens >= (1i64 << 31) || slots >= (1u64 << 31) {
-        return Some(format!(
-            "T = {} tokens exceeds the kernels' 32-bit chunk indexing",
-            f.total_tokens
-        ));
+    index_limits(f)
+}
+
+/// [`index_limits`] as a plan's own check: every count a plan puts into the kernels' 32-bit
+/// fields and grids fits (the support rules checked it before a build; a plan made without them,
+/// as [`planned_launches`] makes one, is refused here instead of truncating a count).
+pub(super) fn check_index_limits(f: &GdnFacts) -> Result<()> {
+    match index_limits(f) {
+        Some(why) => Err(Error::NotSupported(format!(
+            "{ENGINE_NAME}: node {}: {why}",
+            f.node
+        ))),
+        None => Ok(()),
     }
-    // Grid y / z dimensions: heads and sequences.
-    (f.heads.3 > 65_535 || f.n_seqs > 65_535).then(|| {
-        format!(
-            "at most 65535 heads and sequences per launch; got HO = {}, N = {}",
-            f.heads.3, f.n_seqs
-        )
+}
+
+/// One dim of a port as the kernels address it ([`PORT_DIMS`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PortDim {
+    /// Total tokens `T`.
+    T,
+    /// Sequences `N`.
+    N,
+    /// `N + 1` (the offsets).
+    NPlus1,
+    /// q heads `H`.
+    H,
+    /// k heads `HK`.
+    Hk,
+    /// v heads `HV`.
+    Hv,
+    /// Output heads `HO`.
+    Ho,
+    /// Key head dim `K`.
+    K,
+    /// Value head dim `V`.
+    V,
+    /// A state tensor's rows: `N`, or any count under a `state_indices` pool (its rows are named
+    /// by the indices, spec §6).
+    StateRows,
+}
+
+/// Every port the kernels address by the node's shape alone, with the dims they address (spec
+/// §2.2; the analyzer takes `T`, `H`, `K` from q, `HK` from k, `HV`, `V` from v, `N` from
+/// `cu_seqlens`): a port declared smaller would be read or written past its end, so any other
+/// dims decline ([`port_dims`]). The IR infers the outputs' dims from the inputs' (a gradient is
+/// declared like its primal), so the inputs' rows here also bound what the backward writes.
+/// `state_checkpoints` and `chunk_factors` have their own rules (`checkpoint_use` of the backward,
+/// [`chunk_factors_port`]).
+pub const PORT_DIMS: [(&str, &[PortDim]); 22] = {
+    use PortDim::*;
+    [
+        ("q", &[T, H, K]),
+        ("k", &[T, Hk, K]),
+        ("v", &[T, Hv, V]),
+        ("g", &[T, Ho]),
+        ("beta", &[T, Ho]),
+        ("cu_seqlens", &[NPlus1]),
+        ("initial_state", &[StateRows, Ho, V, K]),
+        ("state_indices", &[N]),
+        ("a_log", &[Ho]),
+        ("dt_bias", &[Ho]),
+        ("dO", &[T, Ho, V]),
+        ("d_final_state", &[N, Ho, V, K]),
+        ("O", &[T, Ho, V]),
+        ("final_state", &[StateRows, Ho, V, K]),
+        ("dQ", &[T, H, K]),
+        ("dK", &[T, Hk, K]),
+        ("dV", &[T, Hv, V]),
+        ("dG", &[T, Ho]),
+        ("dBeta", &[T, Ho]),
+        ("d_initial_state", &[N, Ho, V, K]),
+        ("d_a_log", &[Ho]),
+        ("d_dt_bias", &[Ho]),
+    ]
+};
+
+impl PortDim {
+    /// The dim's name in a decline.
+    pub fn name(self) -> &'static str {
+        match self {
+            PortDim::T => "T",
+            PortDim::N => "N",
+            PortDim::NPlus1 => "N + 1",
+            PortDim::H => "H",
+            PortDim::Hk => "HK",
+            PortDim::Hv => "HV",
+            PortDim::Ho => "HO",
+            PortDim::K => "K",
+            PortDim::V => "V",
+            PortDim::StateRows => "N (or the pool's rows)",
+        }
+    }
+
+    /// The extent the kernels address for `f` (`None`: any, a pool's rows).
+    fn extent(self, f: &GdnFacts) -> Option<i64> {
+        let (h, hk, hv, ho) = f.heads;
+        match self {
+            PortDim::T => Some(f.total_tokens),
+            PortDim::N => Some(f.n_seqs),
+            PortDim::NPlus1 => Some(f.n_seqs + 1),
+            PortDim::H => Some(h),
+            PortDim::Hk => Some(hk),
+            PortDim::Hv => Some(hv),
+            PortDim::Ho => Some(ho),
+            PortDim::K => Some(f.k),
+            PortDim::V => Some(f.v),
+            PortDim::StateRows if f.port("state_indices").is_some() => None,
+            PortDim::StateRows => Some(f.n_seqs),
+        }
+    }
+}
+
+/// The dims the kernels address `port` at for `f` (a pool's rows: the declared ones), `None`
+/// when [`PORT_DIMS`] has no row for it.
+pub fn expected_dims(f: &GdnFacts, port: &str, declared: &[i64]) -> Option<Vec<i64>> {
+    let (_, dims) = PORT_DIMS.iter().find(|(p, _)| *p == port)?;
+    Some(
+        dims.iter()
+            .enumerate()
+            .map(|(i, d)| {
+                d.extent(f)
+                    .unwrap_or_else(|| declared.get(i).copied().unwrap_or(1).max(1))
+            })
+            .collect(),
+    )
+}
+
+/// Every bound port has the dims the kernels address ([`PORT_DIMS`]).
+fn port_dims(f: &GdnFacts, _: &Target) -> Option<String> {
+    f.ports.iter().find_map(|(name, p)| {
+        let want = expected_dims(f, name, &p.dims)?;
+        (p.dims != want).then(|| {
+            let names = PORT_DIMS
+                .iter()
+                .find(|(n, _)| n == name)
+                .map(|(_, d)| d.iter().map(|x| x.name()).collect::<Vec<_>>().join(", "))
+                .unwrap_or_default();
+            format!(
+                "port {name} must have the dims the kernels address, [{names}] = {want:?}; got \
+                 {:?} (a smaller port would be read or written past its end)",
+                p.dims
+            )
+        })
     })
 }
 
@@ -848,6 +1084,18 @@ impl FwdChoice {
     }
 }
 
+/// The largest first-piece length (in 1/256 of the even piece, [`FwdChoice::first_scale`]) the
+/// first-early cut serves for `total_tokens` tokens in `pieces` pieces: the kernels'
+/// `piece_range_first` forms `per · scale + 255` in 32-bit `int`, `per = ceil(n / P)` for a
+/// sequence of `n ≤ ceil(T / 64)` chunks.
+pub fn max_first_scale(total_tokens: u64, pieces: u64) -> i32 {
+    let per = total_tokens
+        .div_ceil(super::params::CHUNK)
+        .div_ceil(pieces.max(1))
+        .max(1);
+    i32::try_from((i32::MAX as u64 - 255) / per).unwrap_or(i32::MAX)
+}
+
 /// The 4-warp output-scan blocks of one piece (or of the uncut scan): one per 64 value columns of
 /// each (sequence, output head) pair.
 fn uncut_scan_blocks(f: &GdnFacts) -> u64 {
@@ -972,6 +1220,7 @@ pub fn planned_launches(
     sms: u64,
     tag: &str,
 ) -> Result<Vec<super::pdl::PlannedLaunch>> {
+    check_index_limits(f)?;
     if f.op == GdnOp::Backward {
         let names = super::backward::kernel_names(tag, f.k, PrepVariant::from_env()).to_vec();
         return Ok(super::pdl::by_name(
@@ -1078,11 +1327,22 @@ pub(super) fn chunk_factors_of(
             ),
         ));
     }
-    let rows = p.dims.first().copied().unwrap_or(0).max(0) as u64;
-    let u_bytes = gdn_chunk_factor_bytes(f.v, f.checkpoint_every) - GDN_CHUNK_FACTOR_BYTES;
+    let rows = p.dims.first().copied().unwrap_or(0).max(0);
+    let per_unit = gdn_chunk_factor_bytes(f.v, f.checkpoint_every);
+    if factor_buffer_bytes(rows, f.heads.3, per_unit).is_none() {
+        return Err(Error::bad_param(
+            "chunk_factors",
+            format!(
+                "node {}: {rows} chunk slots x {} heads x {per_unit} bytes exceed 2^63 - 1 bytes \
+                 (the regions' offsets would overflow)",
+                f.node, f.heads.3
+            ),
+        ));
+    }
+    let u_bytes = per_unit - GDN_CHUNK_FACTOR_BYTES;
     Ok(Some((
         p.uid,
-        ChunkFactorsLayout::new(rows, f.heads.3 as u64, u_bytes as u64),
+        ChunkFactorsLayout::new(rows as u64, f.heads.3 as u64, u_bytes as u64),
     )))
 }
 
@@ -1145,10 +1405,20 @@ impl<F> GdnFwdPlan<F> {
                 .ok_or_else(|| Error::Internal(format!("gdn_sm90: port {p} is not bound")))
         };
         let uid = |p: &str| f.port(p).map(|x| x.uid);
+        check_index_limits(f)?;
         let ho = f.heads.3;
         let n = f.n_seqs as u64;
         let t = f.total_tokens as u64;
         let chunks = max_chunks(n, t);
+        let scale_max = max_first_scale(t, choice.pieces);
+        if choice.first_early() && choice.first_scale > scale_max {
+            return Err(Error::NotSupported(format!(
+                "{ENGINE_NAME}: node {}: the first piece at {}/256 of the even piece \
+                 (DNNPLAN_GDN_FWD_PIECE_FIRST_SCALE or the rule) exceeds {scale_max}/256 at T = \
+                 {t}, {} pieces: the kernels' cut ceil(chunks / P) · scale + 255 is 32-bit",
+                f.node, choice.first_scale, choice.pieces
+            )));
+        }
         let pdl = PdlMode::from_env();
         let mut template = fwd_template(f)?;
         template.flags |= pdl.param_flags() | seq_order_flags(f.n_seqs);
@@ -1196,7 +1466,7 @@ impl<F> GdnFwdPlan<F> {
             layout,
             pieces,
             overlap,
-            ckpt: CkptLayout::new(overlap.total, n, every, ckpt_f32),
+            ckpt: CkptLayout::new(overlap.total, n, t, every, ckpt_f32),
             choice,
             grid_prep,
             grid_first: ((v / (16 * warps)) as u32, ho as u32, n as u32),
@@ -1675,7 +1945,8 @@ pub(super) mod tests {
         );
     }
 
-    /// `facts` with every port of both directions bound (bf16 io, fp32 states, int32 offsets).
+    /// `facts` with every port of both directions bound (bf16 io, fp32 states, int32 offsets) at
+    /// the dims the kernels address ([`PORT_DIMS`]).
     pub(in crate::engines::gdn) fn bound(mut f: GdnFacts) -> GdnFacts {
         // The backward's ports (the forward's inputs among them) and the forward's outputs;
         // `state_checkpoints` only comes with a cadence (tests add it with its dtype).
@@ -1689,7 +1960,7 @@ pub(super) mod tests {
                 n if n.contains("state") => DataType::Float,
                 _ => DataType::Bfloat16,
             };
-            let (dims, packed) = (Vec::new(), true);
+            let (dims, packed) = (expected_dims(&f, name, &[]).unwrap_or_default(), true);
             f.ports.push((
                 name,
                 PortFacts {
@@ -2792,6 +3063,297 @@ pub(super) mod tests {
                 assert_eq!(plan(&unbound).ckpt.every, 0);
             }
         }
+    }
+
+    /// The forward plan of `f` with kernels resolved to their names (bf16).
+    fn named_fwd(f: &GdnFacts) -> Result<GdnFwdPlan<String>> {
+        let choice = FwdChoice::pick(f, 132);
+        GdnFwdPlan::new(f, choice, FwdKernels::named(&choice, "bf16", f.k), 132)
+    }
+
+    #[test]
+    fn index_limits_decline_every_shape_past_the_kernels_32_bit_arithmetic() {
+        let fwd = |n, t, ho| bound(facts(n, t, ho, 128, false));
+        let t_max = MAX_TOKENS as i64;
+        // The largest served shapes: T = 2^31 − 1 tokens of one sequence (2^25 chunk slots) on
+        // 63 heads (2,113,929,216 units), and 65,535 sequences and heads at the unit limit.
+        for f in [fwd(1, t_max, 63), fwd(65_535, 64 * 32_000, 64)] {
+            assert_eq!(
+                verdict(&f),
+                None,
+                "({}, {}, {:?})",
+                f.n_seqs,
+                f.total_tokens,
+                f.heads
+            );
+            let units = chunk_units(&f);
+            assert!(units <= MAX_UNITS);
+            // The kernels' grid-stride loops over units step at most this far past the last one
+            // (the chunk-order kernels' 1,024 threads, the persistent prep's grid on 132 SMs).
+            let prep = fwd_overlap::prep_grid(128, 132, units, None);
+            assert!(u64::from(OFFSETS_THREADS).max(prep) <= UNIT_LOOP_HEADROOM);
+            assert!(units - 1 + UNIT_LOOP_HEADROOM <= i32::MAX as u64);
+            // The plans' 32-bit fields hold the counts exactly.
+            let plan = named_fwd(&f).expect("plan");
+            let chunks = max_chunks(f.n_seqs as u64, f.total_tokens as u64);
+            assert_eq!(plan.template.max_chunks as u64, chunks);
+            assert_eq!(plan.template.n_seqs as i64, f.n_seqs);
+            assert_eq!(plan.template.ho as i64, f.heads.3);
+            let mut b = f.clone();
+            b.op = GdnOp::Backward;
+            assert!(planned_launches(&b, 132, "bf16").is_ok());
+        }
+        // One past each limit declines with the count, the limit and the reason; so does the
+        // plan built without the support rules. (N = 1, T = 2^31 − 128, HO = 64) is 2^31 − 64
+        // units: below 2^31, but the chunk-order kernels' flag loop (i += 1,024 while
+        // i < max_chunks · HO) would step its int index past 2^31 and store at a negative one.
+        let cases = [
+            (
+                fwd(1, t_max + 1, 1),
+                "T (total tokens) = 2147483648",
+                "2147483647",
+            ),
+            (
+                fwd(1, (1 << 31) - 128, 64),
+                "(T / 64 + N) · HO (chunk-slot units) = 2147483584",
+                "2146435072",
+            ),
+            (
+                fwd(1, t_max, 64),
+                "chunk-slot units) = 2147483648",
+                "2146435072",
+            ),
+            (fwd(1, 64, 65_536), "HO (output heads) = 65536", "65535"),
+            (fwd(65_536, 64, 1), "N (sequences) = 65536", "65535"),
+            // Counts beyond u64 saturate: declined, never wrapped into range (nor a panic).
+            (
+                fwd(i64::MAX - 1, i64::MAX, i64::MAX),
+                "T (total tokens) = 9223372036854775807",
+                "2147483647",
+            ),
+        ];
+        for (f, what, limit) in cases {
+            let why = verdict(&f).expect("declined");
+            assert!(
+                why.contains(what) && why.contains(&format!("limit {limit}")),
+                "{why}"
+            );
+            for op in [GdnOp::Forward, GdnOp::Backward] {
+                let mut g = f.clone();
+                g.op = op;
+                let e = planned_launches(&g, 132, "bf16")
+                    .expect_err("refused")
+                    .to_string();
+                assert!(e.contains(what) && e.contains("gdn0"), "{op:?}: {e}");
+            }
+        }
+        // A huge head count saturates the units instead of wrapping them below the limit.
+        let mut f = fwd(2, 128, 1);
+        f.heads.3 = i64::MAX;
+        assert_eq!(chunk_units(&f), u64::MAX);
+    }
+
+    #[test]
+    fn cadences_beyond_every_sequence_keep_the_kernels_chunks_per_row_exact() {
+        // checkpoint_every_n_tokens is an i64 attribute: any positive multiple of 64 is valid.
+        // Its chunks per row reach the kernels as an int (`ckpt_every`): uncapped, 64 · 2^31
+        // truncated to −2^31, 64 · 2^32 to 0 (the rows' table divides by it, the rows are
+        // i / every), and 64 · (2^31 − 1) overflowed the seeded replay's `cb + m`. Past the
+        // longest sequence every cadence writes the same rows (one per sequence), so the layout
+        // caps it there.
+        for (n, t, ho) in [(3, 300, 2), (1, 64, 1), (2, 100_000, 4)] {
+            let chunks = max_chunks(n as u64, t as u64);
+            for c in [
+                64 * ((1i64 << 31) - 1),
+                64 << 31,
+                64 << 32,
+                64 << 40,
+                i64::MAX / 64 * 64,
+            ] {
+                for dt in [DataType::Bfloat16, DataType::Float] {
+                    let f = with_checkpoints(bound(facts(n, t, ho, 128, false)), c, dt, false);
+                    assert_eq!(verdict(&f), None, "c = {c}");
+                    let plan = named_fwd(&f).expect("plan");
+                    let mut p = FwdFastParams::default();
+                    p.f.chunk_offsets = 0x1000;
+                    plan.ckpt.bind(0x10_0000, 0xdead_0000, &mut p);
+                    assert!(
+                        p.ckpt_every >= 2 && p.ckpt_every as u64 <= chunks.max(2),
+                        "c = {c}: {} chunks per row",
+                        p.ckpt_every
+                    );
+                    // The row table is the workspace's (more than one chunk per row).
+                    assert_eq!(p.ckpt_rows, 0x10_0000 + plan.ckpt.rows);
+                    assert!(chunks + p.ckpt_every as u64 <= i32::MAX as u64);
+                }
+            }
+            // Below the cap the cadence is the node's.
+            let f = with_checkpoints(
+                bound(facts(n, t, ho, 128, false)),
+                128,
+                DataType::Float,
+                false,
+            );
+            assert_eq!(named_fwd(&f).expect("plan").ckpt.every, 2);
+        }
+    }
+
+    #[test]
+    fn a_first_piece_past_the_kernels_32_bit_cut_is_refused() {
+        // One sequence of 2^26 tokens on one head (q, k, v, O: 16 GB each at K = V = 128) cut
+        // into 2 first-early pieces: per = 2^19 chunks, so a first piece of 4096/256 (the most
+        // DNNPLAN_GDN_FWD_PIECE_FIRST_SCALE asks for) is per · 4096 = 2^31 in the kernels' int
+        // cut (`piece_range_first`): a negative first piece, the other pieces starting before
+        // the sequence (O stored before its first token).
+        let f = bound(facts(1, 1 << 26, 1, 128, false));
+        let mut c = FwdChoice::default_for(&f, 132);
+        assert!(c.first_early(), "{c:?}");
+        c.pieces = 2;
+        assert_eq!(max_first_scale(1 << 26, 2), 4095);
+        c.first_scale = 4096;
+        let plan = |c: FwdChoice| GdnFwdPlan::new(&f, c, FwdKernels::named(&c, "bf16", 128), 132);
+        let e = plan(c).err().expect("refused").to_string();
+        assert!(
+            e.contains("gdn0")
+                && e.contains("4096/256")
+                && e.contains("4095/256")
+                && e.contains("DNNPLAN_GDN_FWD_PIECE_FIRST_SCALE")
+                && e.contains("32-bit"),
+            "{e}"
+        );
+        c.first_scale = 4095;
+        assert!(plan(c).is_ok());
+        // Off the first-early path the scale is unused.
+        c.piece_first = false;
+        c.first_scale = 4096;
+        assert!(plan(c).is_ok());
+        // The rule's lengths fit at every served T (the longest sequence: 2^25 chunks).
+        for row in SLIM_FIRST_SCANS {
+            let p = row.scale_pieces.max(2);
+            assert!(row.first_scale <= max_first_scale(MAX_TOKENS, p), "{row:?}");
+        }
+        for row in SLIM_FIRST_SUMS {
+            for cut in row.cuts {
+                assert!(cut.first_scale <= max_first_scale(MAX_TOKENS, cut.pieces));
+            }
+        }
+    }
+
+    #[test]
+    fn ports_are_addressed_at_the_dims_they_declare() {
+        // Every port of both ops but the two with their own rules has a row.
+        let ports = super::super::analyzer::PORTS;
+        for p in ports {
+            let own = matches!(*p, "state_checkpoints" | "chunk_factors");
+            assert_eq!(PORT_DIMS.iter().any(|(n, _)| n == p), !own, "{p}");
+        }
+        assert_eq!(PORT_DIMS.len() + 2, ports.len());
+        for op in [GdnOp::Forward, GdnOp::Backward] {
+            let f = || {
+                let mut f = bound(facts(3, 300, 4, 128, false));
+                f.op = op;
+                f
+            };
+            assert_eq!(verdict(&f()), None);
+            // Each port one row or one element short (the gradients are declared like their
+            // primals: a short initial_state makes a short d_initial_state, a short k a short
+            // dK, which the kernels would write past their ends).
+            for (port, dims) in PORT_DIMS {
+                let mut g = f();
+                // `state_indices` (a pool) is not among `bound`'s ports: below.
+                let Some((_, p)) = g.ports.iter_mut().find(|(n, _)| *n == port) else {
+                    assert_eq!(port, "state_indices");
+                    continue;
+                };
+                let want = p.dims.clone();
+                let last = p.dims.len() - 1;
+                p.dims[last] -= 1;
+                let why = verdict(&g).expect("declined");
+                let names = dims.iter().map(|d| d.name()).collect::<Vec<_>>().join(", ");
+                assert!(
+                    why.contains(&format!("port {port} must have"))
+                        && why.contains(&format!("[{names}] = {want:?}")),
+                    "{op:?}: {why}"
+                );
+                // A rank of its own declines too.
+                let (_, p) = g.ports.iter_mut().find(|(n, _)| *n == port).expect("bound");
+                p.dims = [want.clone(), vec![1]].concat();
+                assert!(verdict(&g).is_some(), "{port}");
+            }
+        }
+        // Under a state_indices pool the states' rows are the pool's (spec §6).
+        let mut f = bound(facts(3, 300, 4, 128, false));
+        f.ports.push((
+            "state_indices",
+            PortFacts {
+                uid: 999,
+                dims: vec![3],
+                dtype: DataType::Int32,
+                packed: true,
+            },
+        ));
+        for port in ["initial_state", "final_state"] {
+            let (_, p) = f.ports.iter_mut().find(|(n, _)| *n == port).expect("bound");
+            p.dims[0] = 7;
+        }
+        assert_eq!(verdict(&f), None);
+        let (_, p) = f
+            .ports
+            .iter_mut()
+            .find(|(n, _)| *n == "initial_state")
+            .expect("bound");
+        p.dims[1] = 3;
+        let why = verdict(&f).expect("declined");
+        assert!(
+            why.contains("[N (or the pool's rows), HO, V, K] = [7, 4, 128, 128]"),
+            "{why}"
+        );
+        // The indices themselves are [N].
+        let (_, p) = f
+            .ports
+            .iter_mut()
+            .find(|(n, _)| *n == "initial_state")
+            .expect("bound");
+        p.dims[1] = 4;
+        let (_, p) = f
+            .ports
+            .iter_mut()
+            .find(|(n, _)| *n == "state_indices")
+            .expect("bound");
+        p.dims = vec![2];
+        let why = verdict(&f).expect("declined");
+        assert!(
+            why.contains("port state_indices must have") && why.contains("[N] = [3]"),
+            "{why}"
+        );
+    }
+
+    #[test]
+    fn chunk_factors_past_an_i64_of_bytes_are_refused_not_wrapped() {
+        // A backward accepts a buffer of more rows than the forward writes; the plan lays the
+        // regions out over the declared rows (rows · HO · 17,924 bytes), which must not wrap.
+        let f = |rows: i64| {
+            let mut f = bound(facts(4, 32768, 16, 128, false));
+            f.op = GdnOp::Backward;
+            let bytes = gdn_chunk_factor_bytes(128, 0);
+            with_chunk_factors(f, vec![rows, 16, bytes], DataType::Uint8)
+        };
+        assert_eq!(verdict(&f(1 << 20)), None);
+        let huge = f(1 << 50);
+        let why = verdict(&huge).expect("declined");
+        assert!(
+            why.contains("chunk_factors") && why.contains("2^63 - 1 bytes"),
+            "{why}"
+        );
+        let names = super::super::backward::kernel_names("bf16", 128, PrepVariant::DEFAULT);
+        let e = GdnBwdPlan::new(&huge, names.to_vec(), 132)
+            .err()
+            .expect("refused")
+            .to_string();
+        assert!(
+            e.contains("chunk_factors") && e.contains("2^63 - 1 bytes"),
+            "{e}"
+        );
     }
 
     #[test]

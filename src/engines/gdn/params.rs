@@ -993,7 +993,8 @@ pub struct FwdTmaParams {
 /// sequence `b` is chunk slot `chunk_offsets[b] + j`). Empty without checkpoints.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CkptLayout {
-    /// Chunks per checkpoint (0: no checkpoints).
+    /// Chunks per checkpoint (0: no checkpoints), at most `max(T / 64 + N, 2)`
+    /// ([`CkptLayout::new`]).
     pub every: u64,
     /// fp32 rows (else the io dtype).
     pub f32: bool,
@@ -1004,10 +1005,25 @@ pub struct CkptLayout {
 }
 
 impl CkptLayout {
-    /// Checkpoints every `every_tokens` tokens (0: none) for `n_seqs` sequences, fp32 rows or
-    /// not, regions after byte `after`.
-    pub fn new(after: u64, n_seqs: u64, every_tokens: u64, f32: bool) -> CkptLayout {
-        let every = every_tokens / CHUNK;
+    /// Checkpoints every `every_tokens` tokens (0: none) for `n_seqs` sequences of `total_tokens`
+    /// tokens in all, fp32 rows or not, regions after byte `after`.
+    ///
+    /// A cadence of more chunks than any sequence holds writes the same checkpoints as any other
+    /// such cadence (one row per non-empty sequence: the state entering its chunk 0, spec §3.4), so
+    /// the chunks per row are capped at `max(T / 64 + N, 2)` (every sequence's chunk count is at
+    /// most `T / 64 + 1`; 2 keeps a cadence above one chunk on the row table): the kernels' 32-bit
+    /// chunks per row (`ckpt_every`) and the seeded replay's `cb + j · m + m` then stay exact.
+    /// Uncapped, `checkpoint_every_n_tokens ≥ 64 · 2^31` truncated to a count ≤ 0 (the row
+    /// table's spans and the rows divided by it; the replay stored a state at chunk `cb − 1`), and
+    /// a count near 2^31 overflowed `cb + m`.
+    pub fn new(
+        after: u64,
+        n_seqs: u64,
+        total_tokens: u64,
+        every_tokens: u64,
+        f32: bool,
+    ) -> CkptLayout {
+        let every = (every_tokens / CHUNK).min(max_chunks(n_seqs, total_tokens).max(2));
         let rows = after.div_ceil(REGION_ALIGN) * REGION_ALIGN;
         let total = if every > 1 {
             (rows + 4 * (n_seqs + 1)).div_ceil(REGION_ALIGN) * REGION_ALIGN
@@ -1034,7 +1050,8 @@ impl CkptLayout {
         } else {
             chunk_offsets
         };
-        Some((buf, rows, self.every as i32, i32::from(self.f32)))
+        let every = i32::try_from(self.every).unwrap_or(i32::MAX);
+        Some((buf, rows, every, i32::from(self.f32)))
     }
 
     /// Binds the checkpoint buffer `dst` (0: none) and the row table for a workspace at `base`
@@ -1679,12 +1696,12 @@ mod tests {
         // The rows' table: the chunk table at one chunk per row, a region of its own beyond.
         let mut p = BwdCkptParams::default();
         p.cp.b.f.chunk_offsets = 4096;
-        CkptLayout::new(1000, 3, 64, true).bind_bwd(1 << 20, 77, &mut p);
+        CkptLayout::new(1000, 3, 1000, 64, true).bind_bwd(1 << 20, 77, &mut p);
         assert_eq!(
             (p.ckpt, p.ckpt_rows, p.ckpt_every, p.ckpt_f32),
             (77, 4096, 1, 1)
         );
-        let l = CkptLayout::new(1000, 3, 192, false);
+        let l = CkptLayout::new(1000, 3, 1000, 192, false);
         l.bind_bwd(1 << 20, 77, &mut p);
         assert_eq!(
             (p.ckpt_rows, p.ckpt_every, p.ckpt_f32),
@@ -1853,12 +1870,12 @@ mod tests {
         let mut p = FwdFastParams::default();
         p.f.chunk_offsets = 0x1000;
         // None: no region, nothing bound.
-        let none = CkptLayout::new(1000, 3, 0, false);
+        let none = CkptLayout::new(1000, 3, 1000, 0, false);
         assert_eq!((none.every, none.total), (0, 1000));
         none.bind(0x10_0000, 0xdead_0000, &mut p);
         assert_eq!((p.ckpt, p.ckpt_rows, p.ckpt_every), (0, 0, 0));
         // One chunk: the chunk table is the row table, no region.
-        let one = CkptLayout::new(1000, 3, 64, false);
+        let one = CkptLayout::new(1000, 3, 1000, 64, false);
         assert_eq!((one.every, one.total), (1, 1000));
         one.bind(0x10_0000, 0xdead_0000, &mut p);
         assert_eq!(
@@ -1866,7 +1883,7 @@ mod tests {
             (0xdead_0000, 0x1000, 1, 0)
         );
         // Three chunks, fp32 rows: an aligned [N + 1] i32 row table after `after`.
-        let three = CkptLayout::new(1000, 3, 192, true);
+        let three = CkptLayout::new(1000, 3, 1000, 192, true);
         assert_eq!((three.every, three.rows, three.total), (3, 1024, 1280));
         three.bind(0x10_0000, 0xbeef_0000, &mut p);
         assert_eq!(
@@ -1877,5 +1894,16 @@ mod tests {
         let mut q = FwdFastParams::default();
         three.bind(0x10_0000, 0, &mut q);
         assert_eq!(q.ckpt, 0);
+        // A cadence past every sequence's chunks (1000 / 64 + 3 = 18 slots) writes one row per
+        // sequence, as 18 chunks per row do: capped there, the kernels' int stays exact.
+        for every_tokens in [64 * 18, 64 * 19, 64 << 31, 64 << 32, u64::MAX] {
+            let l = CkptLayout::new(1000, 3, 1000, every_tokens, false);
+            assert_eq!((l.every, l.total), (18, 1280), "{every_tokens}");
+            l.bind(0x10_0000, 0xbeef_0000, &mut p);
+            assert_eq!(p.ckpt_every, 18);
+        }
+        // The cap keeps a cadence above one chunk on its row table.
+        let tiny = CkptLayout::new(1000, 1, 10, 64 << 32, false);
+        assert_eq!((tiny.every, tiny.total), (2, 1280));
     }
 }
