@@ -63,6 +63,28 @@ inline unsigned __shfl_xor_sync(unsigned m, unsigned v, int o) {
   std::memcpy(&v, &f, 4);
   return v;
 }
+// Integers exchange their bits unchanged (through the float overload an int above 2^24 would be
+// rounded): 32-bit ones (warp_inclusive_sum) whole, 64-bit ones (cu_sanitize_body's running
+// maxima) in two halves.
+inline unsigned emu_shfl_up_bits(unsigned m, unsigned v, int o) {
+  float f;
+  std::memcpy(&f, &v, 4);
+  f = __shfl_up_sync(m, f, o);
+  std::memcpy(&v, &f, 4);
+  return v;
+}
+inline int __shfl_up_sync(unsigned m, int v, int o) {
+  return static_cast<int>(emu_shfl_up_bits(m, static_cast<unsigned>(v), o));
+}
+inline long long __shfl_up_sync(unsigned m, long long v, int o) {
+  unsigned long long u;
+  std::memcpy(&u, &v, 8);
+  const unsigned lo = emu_shfl_up_bits(m, static_cast<unsigned>(u), o);
+  const unsigned hi = emu_shfl_up_bits(m, static_cast<unsigned>(u >> 32), o);
+  u = (static_cast<unsigned long long>(hi) << 32) | lo;
+  std::memcpy(&v, &u, 8);
+  return v;
+}
 namespace gdn {
 extern unsigned char smem[232 * 1024];
 }

@@ -62,10 +62,11 @@ fn stems_and_overlap_marks() {
 /// row 256 B; 64 × 128 × 128 products 2,097,152 FLOPs, 64 × 64 × 128 ones 1,048,576, the inverse
 /// 87,381.33.
 const HAND_COUNTS: [(&str, i64, (f64, f64, f64)); 26] = [
-    // Chunk tables: cu_seqlens (2 × 4 B) in, the table (2 × 4 B) out; the overlapped plans'
-    // also write the chunk order (3 × 4 B) and zero the flags (3 chunks × 1 head × 4 B).
-    ("gdn_chunk_offsets", 1, (8.0, 8.0, 0.0)),
-    ("gdn_bwd_chunk_order_rev", 1, (8.0, 32.0, 0.0)),
+    // Chunk tables: cu_seqlens (2 × 4 B) in, its sanitized int64 copy (2 × 8 B) out and read
+    // back, the table (2 × 4 B) out; the overlapped plans' also write the chunk order (3 × 4 B)
+    // and zero the flags (3 chunks × 1 head × 4 B).
+    ("gdn_chunk_offsets", 1, (24.0, 24.0, 0.0)),
+    ("gdn_bwd_chunk_order_rev", 1, (24.0, 48.0, 0.0)),
     // Slim prep: q, k (2 × 130 × 256) + g, β (2 × 130 × 4) in; per chunk T, A (packed), scalars,
     // Γ_last (11,268 B) out; per chunk K Kᵀ, Q Kᵀ and the inverse.
     (

@@ -667,3 +667,50 @@ fn checkpoint_rows_are_the_states_of_the_prefixes() {
     }
     assert_eq!(row, rows);
 }
+
+#[test]
+fn sanitized_offsets_are_the_clamped_running_maximum() {
+    // Well-formed offsets come back unchanged, leading and trailing uncovered rows included.
+    for raw in [
+        vec![0, 100, 100, 230, 294],
+        vec![5, 5, 40],
+        vec![0],
+        vec![294, 294],
+    ] {
+        let want: Vec<usize> = raw.iter().map(|&x| x as usize).collect();
+        assert_eq!(reference::sanitized_cu_seqlens(&raw, 294), want, "{raw:?}");
+    }
+    // Decreasing, negative and past-the-end values: min(T, max(0, raw[0..=i])).
+    let cases: [(&[i64], &[usize]); 5] = [
+        (&[0, 100, 90, 230, 400], &[0, 100, 100, 230, 294]),
+        (
+            &[-7, 100, 100, 230, i32::MAX as i64],
+            &[0, 100, 100, 230, 294],
+        ),
+        (
+            &[-(1 << 40), 100, 50, 230, 1 << 40],
+            &[0, 100, 100, 230, 294],
+        ),
+        (&[500, 600, 3, -1], &[294, 294, 294, 294]),
+        (&[i64::MIN, i64::MAX, 0], &[0, 294, 294]),
+    ];
+    for (raw, want) in cases {
+        assert_eq!(reference::sanitized_cu_seqlens(raw, 294), want, "{raw:?}");
+    }
+    // Whatever the values, every sequence lies inside [0, T] and the chunk slots within T/64 + N.
+    let mut rng = Rng(43);
+    for n in [1usize, 2, 7, 100] {
+        for t in [0usize, 1, 63, 64, 1000] {
+            let raw: Vec<i64> = (0..=n)
+                .map(|_| rng.uniform(-2.0 * t as f64 - 5.0, 2.0 * t as f64 + 5.0) as i64)
+                .collect();
+            let s = reference::sanitized_cu_seqlens(&raw, t);
+            assert!(
+                s.windows(2).all(|w| w[0] <= w[1]) && s[n] <= t,
+                "{raw:?} -> {s:?}"
+            );
+            let chunks: usize = s.windows(2).map(|w| (w[1] - w[0]).div_ceil(64)).sum();
+            assert!(chunks <= t / 64 + n, "{raw:?} -> {s:?}: {chunks} chunks");
+        }
+    }
+}

@@ -59,6 +59,10 @@ struct Case {
     save_factors: bool,
     /// The backward reads these saved chunk factors (a forward's [`Outcome::factors`]).
     chunk_factors: Option<Vec<u8>>,
+    /// `cu_seqlens` values uploaded in place of the drawn offsets: malformed on purpose
+    /// (decreasing, negative, past `T`). The engine runs them as their clamped running maximum
+    /// ([`reference::sanitized_cu_seqlens`], session 43), which must be the drawn offsets.
+    cu_device: Option<Vec<i64>>,
 }
 
 fn base(name: &'static str, lens: &[usize], k: usize) -> Case {
@@ -86,6 +90,51 @@ fn base(name: &'static str, lens: &[usize], k: usize) -> Case {
         ckpt: None,
         save_factors: false,
         chunk_factors: None,
+        cu_device: None,
+    }
+}
+
+/// Bytes of each guard band around the outputs and the workspace.
+const GUARD: usize = 4096;
+/// The guard bands' byte (the outputs and the workspace are filled with 0xFF).
+const GUARD_BYTE: u8 = 0xA5;
+
+/// A device buffer of `bytes` between two [`GUARD`]-byte bands of [`GUARD_BYTE`]: a kernel that
+/// writes just outside the buffer changes a band ([`Guarded::check`]); farther writes land in
+/// other allocations or unmapped memory, which compute-sanitizer's memcheck reports.
+struct Guarded {
+    base: CUdeviceptr,
+    bytes: usize,
+}
+
+impl Guarded {
+    /// A buffer of `bytes` filled with `fill`, between its bands.
+    fn new(caller: &Caller, bytes: usize, fill: u8) -> Guarded {
+        let base = caller.alloc(bytes + 2 * GUARD, GUARD_BYTE);
+        if bytes > 0 {
+            caller.fill(base + GUARD as u64, bytes, fill);
+        }
+        Guarded { base, bytes }
+    }
+
+    /// The buffer's device address (256-byte aligned, as the allocation).
+    fn at(&self) -> CUdeviceptr {
+        self.base + GUARD as u64
+    }
+
+    /// Panics naming `what` when a byte of either band changed.
+    fn check(&self, caller: &Caller, what: &str) {
+        let all = caller.download(self.base, self.bytes + 2 * GUARD);
+        let (head, rest) = all.split_at(GUARD);
+        let tail = &rest[self.bytes..];
+        for (band, bytes) in [("before", head), ("after", tail)] {
+            if let Some(i) = bytes.iter().position(|&b| b != GUARD_BYTE) {
+                panic!(
+                    "{what}: written {band} the buffer (guard byte {i} is {:#04x})",
+                    bytes[i]
+                );
+            }
+        }
     }
 }
 
@@ -244,7 +293,18 @@ fn draw(c: &Case, seed: u64) -> Gen {
     } else {
         DataType::Int32
     };
-    let cuh = host(cu_dt, &[n + 1], |i| cu[i] as f64);
+    let cuh = match &c.cu_device {
+        Some(raw) => {
+            assert_eq!(
+                reference::sanitized_cu_seqlens(raw, t as usize),
+                cu,
+                "{}: the offsets the engine runs for the uploaded ones",
+                c.name
+            );
+            host(cu_dt, &[n + 1], |i| raw[i] as f64)
+        }
+        None => host(cu_dt, &[n + 1], |i| cu[i] as f64),
+    };
     let mut rng = rng_for(6);
     let a_log = c
         .params
@@ -397,7 +457,15 @@ fn run(c: &Case, seed: u64, caller: &Caller) -> Outcome {
         .map(|(u, h)| (*u, caller.upload(&h.bytes)))
         .collect();
     let o_bytes = (t * ho * v) as usize * size(c.io);
-    let o_dev = caller.alloc(o_bytes, 0xFF);
+    // Every output and the workspace between guard bands (checked after the last execute).
+    let mut guarded: Vec<(&str, Guarded)> = Vec::new();
+    let mut guarded_alloc = |what: &'static str, bytes: usize| {
+        let g = Guarded::new(caller, bytes, 0xFF);
+        let at = g.at();
+        guarded.push((what, g));
+        at
+    };
+    let o_dev = guarded_alloc("O", o_bytes);
     bindings.push((o_uid, o_dev));
     let sdt = c.state.unwrap_or(DataType::Float);
     let init_uid = bindings
@@ -406,7 +474,7 @@ fn run(c: &Case, seed: u64, caller: &Caller) -> Outcome {
         .map(|(_, d)| *d);
     let fs_dev = match (c.pool, init_uid) {
         (true, Some(d)) => d, // overwrite in place
-        _ => caller.alloc(n as usize * sl * size(sdt), 0xFF),
+        _ => guarded_alloc("final_state", n as usize * sl * size(sdt)),
     };
     bindings.push((fs_uid, fs_dev));
     // Checkpoints: the allocation bound max(T/c + N, 1) rows, NaN-filled; only the specified
@@ -416,7 +484,7 @@ fn run(c: &Case, seed: u64, caller: &Caller) -> Outcome {
     let ck_bytes = ck_rows * sl * size(ck_dt);
     let ck_dev = ck_uid.map(|u| {
         let alloc = (t as usize / ck_every + n as usize).max(1) * sl * size(ck_dt);
-        let d = caller.alloc(alloc, 0xFF);
+        let d = guarded_alloc("state_checkpoints", alloc);
         bindings.push((u, d));
         d
     });
@@ -427,12 +495,12 @@ fn run(c: &Case, seed: u64, caller: &Caller) -> Outcome {
     let factor_bytes =
         (gdn_chunk_factor_rows(t, n) * ho * gdn_chunk_factor_bytes(v, every)) as usize;
     let factors_dev = factors_uid.map(|u| {
-        let d = caller.alloc(factor_bytes, 0xFF);
+        let d = guarded_alloc("chunk_factors", factor_bytes);
         bindings.push((u, d));
         d
     });
     let read_factors = || factors_dev.map_or(Vec::new(), |d| caller.download(d, factor_bytes));
-    let ws = caller.alloc(ws_bytes, 0xFF);
+    let ws = guarded_alloc("workspace", ws_bytes);
 
     let handle = Handle::new(caller.stream.cast()).expect("handle");
     let layout = list.declared_layout().expect("layout");
@@ -507,6 +575,9 @@ fn run(c: &Case, seed: u64, caller: &Caller) -> Outcome {
         host_time_report(caller, launches, || {
             execute(&list, PlanChoice::AtIndex(at), &pack, &ctx).expect("timed execute")
         });
+    }
+    for (what, g) in &guarded {
+        g.check(caller, &format!("{}: {what}", c.name));
     }
 
     // Reference over the rounded values.
@@ -916,6 +987,60 @@ fn batch_invariant_sequence_alone_equals_in_batch() {
     );
 }
 
+/// Malformed `cu_seqlens` (session 43): the engine runs them as their clamped running maximum
+/// ([`reference::sanitized_cu_seqlens`]; [`Case::cu_device`]), forward and backward: every output
+/// within the fp64 reference's tolerance for those offsets, two runs and a CUDA-graph replay
+/// bitwise equal, and nothing written outside the caller's buffers or the workspace (the guard
+/// bands of [`run`] and [`run_bwd_with`]; the device steps also run this test under memcheck).
+/// int32 and int64 offsets, K = V = 128 and 64, uncut and on the piece chain.
+#[test]
+fn malformed_cu_seqlens_run_as_their_clamped_running_maximum() {
+    let caller = Caller::new();
+    // T = 294; each raw array sanitizes to [0, 100, 100, 230, 294].
+    let raws: [(&str, bool, Vec<i64>); 3] = [
+        (
+            "decreasing, past T, int32",
+            false,
+            vec![0, 100, 90, 230, 400],
+        ),
+        (
+            "negative first, INT_MAX last, int32",
+            false,
+            vec![-7, 100, 100, 230, i64::from(i32::MAX)],
+        ),
+        (
+            "-2^40 first, decreasing, 2^40 last, int64",
+            true,
+            vec![-(1 << 40), 100, 50, 230, 1 << 40],
+        ),
+    ];
+    let mut cases = Vec::new();
+    for (what, cu64, raw) in raws {
+        for k in [128, 64] {
+            let name = format!("malformed cu_seqlens ({what}) K=V={k}");
+            let mut c = base(Box::leak(name.into_boxed_str()), &[100, 0, 130, 64], k);
+            c.cu64 = cu64;
+            c.cu_device = Some(raw.clone());
+            cases.push(c);
+        }
+    }
+    // The piece chain (long sequences on few heads): the last offset past T.
+    let mut c = base(
+        "malformed cu_seqlens (past T, int32) 1500 + 900 (piece chain)",
+        &[1500, 900],
+        128,
+    );
+    c.long_span = true;
+    c.cu_device = Some(vec![0, 1500, 7400]);
+    cases.push(c);
+    let mut failures = Vec::new();
+    for (i, c) in cases.iter().enumerate() {
+        run(c, 300 + i as u64, &caller);
+        failures.extend(run_bwd(c, 300 + i as u64, &caller));
+    }
+    assert!(failures.is_empty(), "{failures:#?}");
+}
+
 /// Runs the backward of `c` through the plan list (NaN-filled outputs and workspace, two runs
 /// bitwise identical) and checks every gradient against the fp64 per-token reference backward
 /// with the §9.2 tolerances. Returns the failures (every gradient is checked and printed first).
@@ -1083,14 +1208,20 @@ fn run_bwd_with(
         .map(|(u, h)| (*u, caller.upload(&h.bytes)))
         .collect();
     let mut outs = Vec::new();
+    // Every gradient and the workspace between guard bands (checked after the last execute).
+    let mut guarded: Vec<(&str, Guarded)> = Vec::new();
     for (p, elems, dt) in &grads {
         let uid = graph.nodes()[node].output(p).unwrap();
         let bytes = *elems as usize * size(*dt);
-        let d = caller.alloc(bytes, 0xFF);
+        let g = Guarded::new(caller, bytes, 0xFF);
+        let d = g.at();
+        guarded.push((p, g));
         bindings.push((uid, d));
         outs.push((*p, d, bytes, *dt));
     }
-    let ws = caller.alloc(ws_bytes, 0xFF);
+    let ws_guarded = Guarded::new(caller, ws_bytes, 0xFF);
+    let ws = ws_guarded.at();
+    guarded.push(("workspace", ws_guarded));
     let handle = Handle::new(caller.stream.cast()).expect("handle");
     let pack = from_bindings(
         list.declared_layout().expect("layout"),
@@ -1139,6 +1270,9 @@ fn run_bwd_with(
         host_time_report(caller, launches, || {
             execute(&list, PlanChoice::AtIndex(at), &pack, &ctx).expect("timed execute")
         });
+    }
+    for (what, g) in &guarded {
+        g.check(caller, &format!("{name}: {what}"));
     }
 
     let r = reference::backward(

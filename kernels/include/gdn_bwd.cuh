@@ -1555,9 +1555,12 @@ struct TokIsHook<TokNoIssue> {
 template <int MP, bool SWZ, int KF>
 __device__ __forceinline__ void handoff_rows_v3(const float* Rq, const float* Re, const float* Rk, int ti, int tk,
                                                 float* dqp, float* de, float* dkr) {
+  // The swizzle flips column bit 3, which 16 mp leaves alone (2 tk < 16): one row base, then
+  // constant offsets (session 41; the same elements as (2 tk + 16 mp) ^ tok_swz(ti)).
+  const int c0 = ti * KF + ((2 * tk) ^ tok_swz<SWZ>(ti));
 #pragma unroll
   for (int mp = 0; mp < MP; ++mp) {
-    const int c = ti * KF + ((2 * tk + 16 * mp) ^ tok_swz<SWZ>(ti));
+    const int c = c0 + 16 * mp;
     const float2 xq = *reinterpret_cast<const float2*>(&Rq[c]);
     const float2 xe = *reinterpret_cast<const float2*>(&Re[c]);
     const float2 xk = *reinterpret_cast<const float2*>(&Rk[c]);
@@ -2426,6 +2429,7 @@ __device__ __forceinline__ void bwd_tokens_tc_tile(const BwdParams& bp, int c, i
   // 4-way bank conflicts; + 8: reads Gs[i][j] conflict-free, stores and Gs[j][i] 2-way).
   constexpr int CP = Z::CP, CF = REV >= 11 ? CHUNK + 8 : Z::CF;
   constexpr bool SWZ = REV >= 10;  // phase B's results as the products' (rows of K + 16, tok_swz)
+  constexpr bool TW1 = REV == 30 || REV == 32 || REV == 34;  // tw1 / tw3 / tw7: tw1_products' tile
   constexpr bool QSW = REV >= 12;  // raw q / k rows of K + 16; G by tok_gswz, float2 stores
   constexpr int KF = V3 ? (SWZ ? K + 16 : K + 8) : Z::KF;  // V3: phase B's fp32 results in rows of K + 8 (float2 pairs)
   static_assert(2 * CHUNK * (K + 8) * 4 <= S::vec_off, "token tail overflows");
@@ -2546,7 +2550,7 @@ __device__ __forceinline__ void bwd_tokens_tc_tile(const BwdParams& bp, int c, i
   static_assert(!PRE || (REV >= 12 && !V6), "flag_wait: the overlapped REV 12 / 13 tile");
   if constexpr (!PRE) load_scalars();
   if (!V2) __syncthreads();  // gam, bet (V2: the products' first barrier covers them)
-  if constexpr (REV == 30 || REV == 32 || REV == 34) {
+  if constexpr (TW1) {
     static_assert(PRE, "tw1 / tw3 / tw7: the overlapped consumer only");
     static_assert(VL::vec_off == Tw1Smem<K, V>::vec_off && VL::qraw_off == Tw1Smem<K, V>::qraw_off,
                   "tw1 / tw3 / tw7: the vectors and raw q / k rows in Tw1Smem (TokVecLayout<K, V, REV>)");
@@ -2594,6 +2598,9 @@ __device__ __forceinline__ void bwd_tokens_tc_tile(const BwdParams& bp, int c, i
   // dE·k̂, dQ⁺·q̂, dKᴿ·k̂ (fp32, before the chunk-local products).
   float dq[KM], dk[KM];
   float dek = 0.f, dqq = 0.f, dkk = 0.f;
+  // tw1 / tw3 / tw7 hand over P_E = −dE unsigned (tw1_products' Re tile; session 41: its per-element
+  // sign multiply was 64 FMUL per thread of warpgroups 0-2): de holds −dE, negated at its two uses.
+  constexpr bool DE_NEG = TW1;
   {
     float kx[KM], qx[KM];
     float ks = 0.f, qs = 0.f;
@@ -2623,6 +2630,7 @@ __device__ __forceinline__ void bwd_tokens_tc_tile(const BwdParams& bp, int c, i
         Kb[ti * KP + tk + 8 * m] = IO::from_f(kn);
         Qb[ti * KP + tk + 8 * m] = IO::from_f(qn);
       }
+      if constexpr (DE_NEG) de[m] = -de[m];  // folded into its two uses' operand sign
       dek += de[m] * kn;
       dqq += dqp[m] * qn;
       dkk += dkr[m] * kn;
@@ -2756,6 +2764,10 @@ __device__ __forceinline__ void bwd_tokens_tc_tile(const BwdParams& bp, int c, i
     }
   }
   __syncthreads();  // every operand read: the region takes the fp32 results
+  // V3: row r0 + 8 hf, column cc = 8 (gq NQ + n) + cq at cc ^ tok_swz(r0) (the swizzle reads row
+  // bit 1, which 8 hf leaves alone, and flips column bit 3, which is n's low bit: gq NQ is even):
+  // cc + s for even n, cc − s for odd n. Two row bases, then constant offsets (session 42).
+  const int rs = tok_swz<SWZ>(r0), rb = r0 * KF + 8 * gq * NQ + cq;
 #pragma unroll
   for (int hf = 0; hf < 2; ++hf) {
     const int r = r0 + 8 * hf;
@@ -2763,7 +2775,8 @@ __device__ __forceinline__ void bwd_tokens_tc_tile(const BwdParams& bp, int c, i
     for (int n = 0; n < NQ; ++n) {
       const int cc = 8 * (gq * NQ + n) + cq;
       if constexpr (V3) {
-        const int rc = r * KF + (cc ^ tok_swz<SWZ>(r));
+        static_assert(NQ % 2 == 0, "gq NQ even: column bit 3 is n's low bit");
+        const int rc = (n & 1 ? rb - rs : rb + rs) + 8 * hf * KF + 8 * n;
         *reinterpret_cast<float2*>(&Rq[rc]) = make_float2(bq[n][2 * hf], bq[n][2 * hf + 1]);
         *reinterpret_cast<float2*>(&Rk[rc]) = make_float2(bk[n][2 * hf], bk[n][2 * hf + 1]);
       } else {  // KF is odd: scalar stores
@@ -2779,9 +2792,12 @@ __device__ __forceinline__ void bwd_tokens_tc_tile(const BwdParams& bp, int c, i
     er_dkk_part();
   }
   __syncthreads();
+  // V3: column 2 tk + 16 mp + e at (2 tk ^ tok_swz(ti)) + 16 mp + e (the swizzle flips only column
+  // bit 3, which 16 mp leaves alone): one row base, then constant offsets (session 42).
+  const int rb3 = ti * KF + ((2 * tk) ^ tok_swz<SWZ>(ti));
 #pragma unroll
   for (int m = 0; m < KM; ++m) {
-    const int c = V3 ? ti * KF + ((2 * tk + 16 * (m >> 1)) ^ tok_swz<SWZ>(ti)) + (m & 1) : ti * KF + tk + 8 * m;
+    const int c = V3 ? rb3 + 16 * (m >> 1) + (m & 1) : ti * KF + tk + 8 * m;
     dq[m] += Rq[c];
     dk[m] += Rk[c];
   }

@@ -213,11 +213,19 @@ static_assert(sizeof(BwdCkptParams) == 480, "BwdCkptParams layout changed: updat
 // parameter space).
 struct BwdTmaParams {
   BwdCkptParams c;
+  CuSource cu_src;  // read by the chunk-table entries only (BwdTableParams)
   TwRingMaps maps;
+};
+// The prefix the backward's chunk-table entries declare: they also read the caller's cu_seqlens.
+struct BwdTableParams {
+  BwdCkptParams c;
+  CuSource cu_src;
 };
 static_assert(sizeof(BwdTmaParams) == 1024, "BwdTmaParams layout changed: update src/engines/gdn/params.rs");
 #ifndef __CUDACC_RTC__
 static_assert(__builtin_offsetof(BwdTmaParams, maps) == 512, "BwdTmaParams layout");
+static_assert(__builtin_offsetof(BwdTmaParams, cu_src) == 480 && __builtin_offsetof(BwdTableParams, cu_src) == 480,
+              "BwdTableParams is a prefix of BwdTmaParams");
 #endif
 
 // State fragments (rows vr, vr + 8; K columns of rows of LD) of a checkpoint row at element

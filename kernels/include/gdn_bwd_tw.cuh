@@ -511,18 +511,22 @@ __device__ __forceinline__ void tw1_products(const BwdParams& bp, size_t ch, lon
   {
     const int g = lane >> 2, cq = 2 * (lane & 3), wr = 16 * (warp & 3);
     if (wg <= 2) {
+      // Re takes P_E itself (−dE: bwd_tokens_tc_tile's DE_NEG negates it where it is read).
       float* R = wg == 0 ? Rk : wg == 1 ? Rq : Re;
-      const float sgn = wg == 2 ? -1.f : 1.f;
+      // Row r0 + 8 hf, column c = 64 b + 8 j + cq at c ^ tok_swz(r0) (the swizzle reads row bit 1,
+      // which 8 hf leaves alone, and flips column bit 3, which is j's low bit): c + s for even j,
+      // c − s for odd j. Two row bases, then constant offsets (session 41).
+      const int r0 = wr + g, s = tok_swz<true>(r0);
+      float* const even = R + r0 * KF + cq + s;
+      float* const odd = R + r0 * KF + cq - s;
 #pragma unroll
       for (int b = 0; b < 2; ++b)
 #pragma unroll
         for (int j = 0; j < 8; ++j)
 #pragma unroll
-          for (int hf = 0; hf < 2; ++hf) {
-            const int r = wr + g + 8 * hf, c = 64 * b + 8 * j + cq;
-            *reinterpret_cast<float2*>(&R[r * KF + (c ^ tok_swz<true>(r))]) =
-                make_float2(sgn * acc[32 * b + 4 * j + 2 * hf], sgn * acc[32 * b + 4 * j + 2 * hf + 1]);
-          }
+          for (int hf = 0; hf < 2; ++hf)
+            *reinterpret_cast<float2*>((j & 1 ? odd : even) + 8 * hf * KF + 64 * b + 8 * j) =
+                make_float2(acc[32 * b + 4 * j + 2 * hf], acc[32 * b + 4 * j + 2 * hf + 1]);
     } else {
 #pragma unroll
       for (int j = 0; j < 8; ++j)

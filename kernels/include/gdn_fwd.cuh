@@ -425,6 +425,79 @@ __device__ __forceinline__ void seq_span_offsets(const FwdParams& p, int* out, l
   if (tid == OFFSETS_THREADS - 1) out[n] = before + incl;
 }
 
+// The caller's cu_seqlens as the plan's first kernel reads it (session 43). Every other kernel
+// reads FwdParams::cu_seqlens, which the plan points at a sanitized int64 copy in its workspace
+// (src/engines/gdn/params.rs CuGuard); the first kernel of every plan (a chunk-table entry) writes
+// that copy from this source (cu_sanitize_body) before it builds its tables from it. The block
+// sits in the parameter block's padding before the tensor maps (FwdTableParams, BwdTableParams).
+struct CuSource {
+  const void* cu_seqlens;  // the caller's [N + 1] offsets
+  long long total_t;       // rows of the THD token tensors
+  int cu_seqlens_i64;      // 1: int64 offsets, 0: int32
+  int reserved;
+};
+static_assert(sizeof(CuSource) == 24, "CuSource layout changed: update src/engines/gdn/params.rs");
+
+// Inclusive maximum of `x` over the lanes of a full warp (lane i gets max(x_0, ..., x_i)).
+__device__ __forceinline__ long long warp_inclusive_max(long long x) {
+  const int lane = threadIdx.x & 31;
+#pragma unroll
+  for (int off = 1; off < 32; off <<= 1) {
+    const long long y = __shfl_up_sync(0xffffffffu, x, off);
+    if (lane >= off && y > x) x = y;
+  }
+  return x;
+}
+
+// out[i] = min(T, max(0, cu[0], ..., cu[i])) for i = 0 .. n: the caller's offsets unchanged when
+// they are well formed (0 <= cu[0] <= ... <= cu[n] <= T), and otherwise offsets that keep every
+// sequence's token rows inside [0, T) and the chunk slots within T / 64 + n, the bound the
+// workspace and the chunk-factor and checkpoint buffers are sized for; so malformed offsets can
+// never make a kernel address memory outside the caller's buffers or the workspace. One block of
+// OFFSETS_THREADS threads, each a run of entries: a warp-shuffle inclusive maximum per warp, one
+// warp over the warps' maxima; ends with a block barrier (the block reads `out` next).
+__device__ __forceinline__ void cu_sanitize_body(const CuSource& src, int n, long long* out) {
+#ifdef GDN_HOST_EMU
+  static long long warp_max[OFFSETS_THREADS / 32];  // the emulation runs one block at a time
+#else
+  __shared__ long long warp_max[OFFSETS_THREADS / 32];
+#endif
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const long long m = static_cast<long long>(n) + 1;
+  const long long per = (m + OFFSETS_THREADS - 1) / OFFSETS_THREADS;
+  const long long i0 = min_ll(m, tid * per), i1 = min_ll(m, i0 + per);
+  const long long t = src.total_t;
+  auto entry = [&](long long i) {
+    const long long raw = src.cu_seqlens_i64 ? static_cast<const long long*>(src.cu_seqlens)[i]
+                                             : static_cast<long long>(static_cast<const int*>(src.cu_seqlens)[i]);
+    return raw < 0 ? 0 : (raw > t ? t : raw);
+  };
+  long long local = 0;
+  for (long long i = i0; i < i1; ++i) {
+    const long long x = entry(i);
+    local = x > local ? x : local;
+  }
+  const long long incl = warp_inclusive_max(local);
+  const long long below = __shfl_up_sync(0xffffffffu, incl, 1);  // the lanes before this one
+  if (lane == 31) warp_max[warp] = incl;
+  __syncthreads();
+  if (warp == 0) warp_max[lane] = warp_inclusive_max(warp_max[lane]);
+  __syncthreads();
+  long long run = warp > 0 ? warp_max[warp - 1] : 0;
+  if (lane > 0 && below > run) run = below;
+  for (long long i = i0; i < i1; ++i) {
+    const long long x = entry(i);
+    run = x > run ? x : run;
+    out[i] = run;
+  }
+  __syncthreads();
+}
+
+// The sanitized copy the plan's other kernels read (FwdParams::cu_seqlens, int64 by the plan).
+__device__ __forceinline__ long long* cu_sanitized(const FwdParams& p) {
+  return static_cast<long long*>(const_cast<void*>(p.cu_seqlens));
+}
+
 // The longest-first sequence order (session 34, lp34): seq_order[r] = the sequence of rank r, the
 // sequences by chunk count descending, ties by index ascending (stable, deterministic). It lies
 // right after the chunk table, in the same workspace region ([2N + 1] int32 in all;

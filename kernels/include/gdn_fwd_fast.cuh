@@ -88,11 +88,19 @@ struct GdnIoMaps {
 // declared size).
 struct FwdTmaParams {
   FwdFastParams fp;
+  CuSource cu_src;  // read by the chunk-table entries only (FwdTableParams)
   GdnIoMaps maps;
+};
+// The prefix the forward's chunk-table entries declare: they also read the caller's cu_seqlens.
+struct FwdTableParams {
+  FwdFastParams fp;
+  CuSource cu_src;
 };
 static_assert(sizeof(FwdTmaParams) == 896, "FwdTmaParams layout changed: update src/engines/gdn/params.rs");
 #ifndef __CUDACC_RTC__
 static_assert(__builtin_offsetof(FwdTmaParams, maps) == 384, "FwdTmaParams layout");
+static_assert(__builtin_offsetof(FwdTmaParams, cu_src) == 328 && __builtin_offsetof(FwdTableParams, cu_src) == 328,
+              "FwdTableParams is a prefix of FwdTmaParams");
 #endif
 
 // Seed slot j of (sequence b, head h) in ws_seed ([N·P, HO, V, K] fp32, slot b·P + j): the

@@ -103,12 +103,16 @@
 #include "gdn_fwd_prep3.cuh"
 #include "gdn_fwd_prep10.cuh"
 
-extern "C" __global__ void __launch_bounds__(gdn::OFFSETS_THREADS) gdn_bwd_chunk_offsets(gdn::BwdParams p) { dnnp_pdl_enter(p.f.flags & gdn::FLAG_PDL_TRIGGER);
-  gdn::chunk_offsets_body(p.f);
+// The backward's first kernel (one of these two): the sanitized cu_seqlens (gdn::cu_sanitize_body),
+// then the chunk table (and the overlap's chunk order).
+extern "C" __global__ void __launch_bounds__(gdn::OFFSETS_THREADS) gdn_bwd_chunk_offsets(gdn::BwdTableParams p) { dnnp_pdl_enter(p.c.cp.b.f.flags & gdn::FLAG_PDL_TRIGGER);
+  gdn::cu_sanitize_body(p.cu_src, p.c.cp.b.f.n_seqs, gdn::cu_sanitized(p.c.cp.b.f));
+  gdn::chunk_offsets_body(p.c.cp.b.f);
 }
 
-extern "C" __global__ void __launch_bounds__(gdn::OFFSETS_THREADS) gdn_bwd_chunk_order_rev(gdn::BwdChainParams p) { dnnp_pdl_enter(p.b.f.flags & gdn::FLAG_PDL_TRIGGER);
-  gdn::bwd_chunk_order_body(p);
+extern "C" __global__ void __launch_bounds__(gdn::OFFSETS_THREADS) gdn_bwd_chunk_order_rev(gdn::BwdTableParams p) { dnnp_pdl_enter(p.c.cp.b.f.flags & gdn::FLAG_PDL_TRIGGER);
+  gdn::cu_sanitize_body(p.cu_src, p.c.cp.b.f.n_seqs, gdn::cu_sanitized(p.c.cp.b.f));
+  gdn::bwd_chunk_order_body(p.c.cp);
 }
 
 extern "C" __global__ void __launch_bounds__(gdn::PARAM_THREADS) gdn_bwd_params(gdn::BwdParams p) { dnnp_pdl_enter(p.f.flags & gdn::FLAG_PDL_TRIGGER);

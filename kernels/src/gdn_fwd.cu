@@ -119,10 +119,12 @@
 #include "gdn_fwd_prep10.cuh"
 #include "gdn_fwd_slim.cuh"
 
-// The forward's chunk table, then (with checkpoints at a cadence of more than one chunk) their rows.
-extern "C" __global__ void __launch_bounds__(gdn::OFFSETS_THREADS) gdn_chunk_offsets(gdn::FwdFastParams p) { dnnp_pdl_enter(p.f.flags & gdn::FLAG_PDL_TRIGGER);
-  gdn::chunk_offsets_body(p.f);
-  gdn::fwd_ckpt_rows_body(p);
+// The forward's first kernel: the sanitized cu_seqlens (gdn::cu_sanitize_body), the chunk table,
+// then (with checkpoints at a cadence of more than one chunk) their rows.
+extern "C" __global__ void __launch_bounds__(gdn::OFFSETS_THREADS) gdn_chunk_offsets(gdn::FwdTableParams p) { dnnp_pdl_enter(p.fp.f.flags & gdn::FLAG_PDL_TRIGGER);
+  gdn::cu_sanitize_body(p.cu_src, p.fp.f.n_seqs, gdn::cu_sanitized(p.fp.f));
+  gdn::chunk_offsets_body(p.fp.f);
+  gdn::fwd_ckpt_rows_body(p.fp);
 }
 
 #define GDN_FWD_FAST_ENTRIES(TAG, T, KD)                                                             \
@@ -261,8 +263,9 @@ GDN_FWD_SLIM_ENTRIES(f16, gdn::gdn_f16)
 // lets the consumer start) and the 4-warp scan on SLIM_OV_STAGES stages (the consumer, launched
 // programmatic in every mode: no wait at its entry, one per unit before its copies and one
 // before it exits; src/engines/gdn/pdl.rs lists it as an exception of the entry rule).
-extern "C" __global__ void __launch_bounds__(gdn::OFFSETS_THREADS) gdn_fwd_chunk_order(gdn::FwdFastParams p) { dnnp_pdl_enter(p.f.flags & gdn::FLAG_PDL_TRIGGER);
-  gdn::fwd_chunk_order_body(p);
+extern "C" __global__ void __launch_bounds__(gdn::OFFSETS_THREADS) gdn_fwd_chunk_order(gdn::FwdTableParams p) { dnnp_pdl_enter(p.fp.f.flags & gdn::FLAG_PDL_TRIGGER);
+  gdn::cu_sanitize_body(p.cu_src, p.fp.f.n_seqs, gdn::cu_sanitized(p.fp.f));
+  gdn::fwd_chunk_order_body(p.fp);
 }
 #define GDN_FWD_SLIM_OV_ENTRIES(TAG, T)                                                             \
   extern "C" __global__ void __launch_bounds__(gdn::PREP3_THREADS, gdn::SLIM_PREP_OV_MIN_BLOCKS)    \

@@ -227,6 +227,11 @@ pub unsafe extern "C" fn dnnp_graph_sdpa_backward(
 /// `scale` (`<= 0`: 1/sqrt(K)), `output_final_state`, `use_qk_l2norm`. Writes `O` and
 /// `final_state` (-1 when not requested).
 ///
+/// `cu_seqlens` holds `N + 1` offsets into the `T` token rows, `0 <= cu[0] <= ... <= cu[N] <= T`.
+/// Its values live on the device and are not checked when executing; the engine runs offsets
+/// that break the rule as `min(T, max(0, cu[0], ..., cu[i]))`, so such a call computes those
+/// sequences and never touches memory outside the declared tensors.
+///
 /// # Safety
 /// `graph` live; `name` NULL or a string; outputs valid for one write.
 #[unsafe(no_mangle)]
@@ -266,6 +271,8 @@ pub unsafe extern "C" fn dnnp_graph_gdn(
 /// GDN backward: `q, k, v, g, beta, cu_seqlens, dO`, optional `initial_state` and `d_final_state`
 /// (-1: none), `scale` (`<= 0`: 1/sqrt(K)), `use_qk_l2norm`. Writes `dQ, dK, dV, dG, dBeta` and
 /// `d_initial_state` (-1 without `initial_state`).
+///
+/// `cu_seqlens` as for [`dnnp_graph_gdn`].
 ///
 /// # Safety
 /// `graph` live; `name` NULL or a string; outputs valid for one write.

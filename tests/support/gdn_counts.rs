@@ -392,7 +392,9 @@ use Span::*;
 fn offsets(s: &Shape) -> Counts {
     let table = (s.n() + 1.0) * 4.0;
     let order = if s.n() >= 2.0 { s.n() * 4.0 } else { 0.0 };
-    Counts::new(table, table + order, 0.0)
+    // The caller's int32 offsets in, their sanitized int64 copy out and read back (session 43).
+    let copy = (s.n() + 1.0) * 8.0;
+    Counts::new(table + copy, table + order + copy, 0.0)
 }
 
 /// The overlapped plans' chunk table (`chunk_order`, `chunk_order_rev`): also the chunk order

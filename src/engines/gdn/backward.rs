@@ -2900,7 +2900,7 @@ unsafe impl GdnPlan for GdnBwdPlan {
         p.d_initial_state = dis;
         p.d_a_log = dal;
         p.d_dt_bias = ddb;
-        self.layout.bind(ws, &mut p);
+        let cu_src = self.layout.bind(ws, &mut p);
         if self.checkpoints == CheckpointUse::Reuse {
             // The states entering the chunks: checkpoint row chunk_offsets[b] + j, [HO, V, K].
             p.ws_s = ckpt;
@@ -2933,7 +2933,11 @@ unsafe impl GdnPlan for GdnBwdPlan {
             }
             None => TwRingMaps::default(),
         };
-        Ok(BwdTmaParams { c: kp, maps })
+        Ok(BwdTmaParams {
+            c: kp,
+            cu_src,
+            maps,
+        })
     }
 
     fn launch_list(&self) -> impl Iterator<Item = Launch<'_, Function>> {

@@ -1611,7 +1611,7 @@ unsafe impl GdnPlan for GdnFwdPlan {
             },
             ..FwdFastParams::default()
         };
-        self.layout.bind(ws, &mut fp.f);
+        let cu_src = self.layout.bind(ws, &mut fp.f);
         self.pieces.bind(ws, self.choice.pieces as i32, &mut fp);
         if self.choice.first_early() {
             fp.first_scale = self.choice.first_scale;
@@ -1630,7 +1630,7 @@ unsafe impl GdnPlan for GdnFwdPlan {
             }
             None => GdnIoMaps::default(),
         };
-        Ok(FwdTmaParams { fp, maps })
+        Ok(FwdTmaParams { fp, cu_src, maps })
     }
 
     fn launch_list(&self) -> impl Iterator<Item = Launch<'_, Function>> {
@@ -1996,6 +1996,13 @@ pub(super) mod tests {
                     ));
                     let launches = planned_launches(&f, 132, "bf16").expect("plan");
                     assert!(launches.len() >= 3, "{op:?} {n} {t} {ho} {d}");
+                    // The first launch writes the sanitized cu_seqlens every later one reads.
+                    assert!(
+                        crate::engines::gdn::params::CU_SANITIZING_ENTRIES
+                            .contains(&launches[0].0.as_str()),
+                        "{op:?} {n} {t} {ho} {d}: first launch {}",
+                        launches[0].0
+                    );
                     for (name, grid, threads, smem, _) in launches {
                         assert!(bundled.has_function(&name), "{name} is not bundled");
                         assert!(threads % 32 == 0 && threads <= 1024, "{name}: {threads}");

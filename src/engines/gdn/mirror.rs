@@ -234,6 +234,7 @@ mod tests {
                 std::mem::size_of::<params::BwdCkptParams>(),
             ),
             ("BwdTmaParams", std::mem::size_of::<params::BwdTmaParams>()),
+            ("CuSource", std::mem::size_of::<params::CuSource>()),
         ];
         for (ty, host) in mirrored {
             let device = sizes.get(ty).unwrap_or_else(|| {

@@ -147,14 +147,56 @@ pub struct WorkspaceLayout {
     pub a: u64,
     /// `Γ_last`.
     pub gl: u64,
+    /// The sanitized `cu_seqlens` `[N + 1]` int64 at the end of the chunk table's region
+    /// (session 43, [`CuSource`]): what every kernel after the plan's first reads.
+    pub cu_sane: u64,
+    /// Token rows `T` of the THD tensors (the bound the sanitized offsets are clamped to).
+    pub total_tokens: u64,
     /// Total bytes.
     pub total: u64,
 }
 
-/// The chunk table's region: `[N + 1]` int32 chunk offsets, then the `[N]` int32 longest-first
-/// sequence order (session 34, [`WorkspaceLayout::seq_order`]).
+/// `gdn::CuSource` of `kernels/include/gdn_fwd.cuh` (session 43): the caller's `cu_seqlens` as
+/// the plan's first kernel (a chunk-table entry) reads it. That kernel writes
+/// `min(T, max(0, cu[0..=i]))` for every `i` into the workspace ([`WorkspaceLayout::cu_sane`],
+/// int64) and every kernel reads that copy, so offsets that are not well formed (decreasing,
+/// negative, past `T`) cannot make a kernel address rows outside `[0, T)` or chunk slots past
+/// `T / 64 + N`: the outputs of such a call are unspecified, the memory outside the caller's
+/// buffers untouched. Well-formed offsets are copied unchanged. It sits in the parameter
+/// blocks' padding before the tensor maps ([`FwdTmaParams::cu_src`], [`BwdTmaParams::cu_src`]).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct CuSource {
+    /// The caller's `[N + 1]` offsets (device address).
+    pub cu_seqlens: u64,
+    /// Token rows `T` of the THD tensors.
+    pub total_t: i64,
+    /// 1 when the caller's offsets are int64, 0 for int32.
+    pub cu_seqlens_i64: i32,
+    /// Zero.
+    pub reserved: i32,
+}
+
+/// The entries that sanitize `cu_seqlens` ([`CuSource`]): the chunk-table kernels, one of which
+/// is the first launch of every GDN plan.
+pub const CU_SANITIZING_ENTRIES: [&str; 4] = [
+    "gdn_chunk_offsets",
+    "gdn_fwd_chunk_order",
+    "gdn_bwd_chunk_offsets",
+    "gdn_bwd_chunk_order_rev",
+];
+
+/// Where the sanitized `[N + 1]` int64 `cu_seqlens` starts in the chunk table's region: after
+/// the `[N + 1]` int32 offsets and the `[N]` int32 order, at a multiple of 8 bytes.
+fn cu_sane_in_table(n_seqs: u64) -> u64 {
+    (4 * (2 * n_seqs + 1)).div_ceil(8) * 8
+}
+
+/// The chunk table's region: `[N + 1]` int32 chunk offsets, the `[N]` int32 longest-first
+/// sequence order (session 34, [`WorkspaceLayout::seq_order`]), then the sanitized `[N + 1]`
+/// int64 `cu_seqlens` (session 43, [`WorkspaceLayout::cu_sane`]).
 pub fn chunk_table_bytes(n_seqs: u64) -> u64 {
-    4 * (2 * n_seqs + 1)
+    cu_sane_in_table(n_seqs) + 8 * (n_seqs + 1)
 }
 
 /// Where the `[N]` int32 longest-first order starts in a chunk table at byte `chunk_offsets`:
@@ -184,6 +226,7 @@ impl WorkspaceLayout {
         let slots = max_chunks(n_seqs, total_tokens) * ho;
         Self::in_order(
             n_seqs,
+            total_tokens,
             [
                 slots * CHUNK * k * 2,
                 slots * CHUNK * k * 2,
@@ -195,9 +238,9 @@ impl WorkspaceLayout {
         )
     }
 
-    /// The chunk table of `n_seqs` sequences, then `W`, `Q⁺`, `Kᴿ`, `Ũᵀ`, `A`, `Γ_last` of
-    /// `sizes` bytes, in that order ([`regions`]).
-    fn in_order(n_seqs: u64, sizes: [u64; 6]) -> WorkspaceLayout {
+    /// The chunk table of `n_seqs` sequences of `total_tokens` tokens in all, then `W`, `Q⁺`,
+    /// `Kᴿ`, `Ũᵀ`, `A`, `Γ_last` of `sizes` bytes, in that order ([`regions`]).
+    fn in_order(n_seqs: u64, total_tokens: u64, sizes: [u64; 6]) -> WorkspaceLayout {
         let (chunk_offsets, [w, q, kr, ut, a, gl], total) =
             regions(chunk_table_bytes(n_seqs), sizes);
         WorkspaceLayout {
@@ -209,6 +252,8 @@ impl WorkspaceLayout {
             ut,
             a,
             gl,
+            cu_sane: chunk_offsets + cu_sane_in_table(n_seqs),
+            total_tokens,
             total,
         }
     }
@@ -239,6 +284,8 @@ impl WorkspaceLayout {
             ut: a,
             a,
             gl,
+            cu_sane: chunk_offsets + cu_sane_in_table(n_seqs),
+            total_tokens,
             total,
         }
     }
@@ -258,6 +305,7 @@ impl WorkspaceLayout {
         let keep = u64::from(prep_outputs);
         Self::in_order(
             n_seqs,
+            total_tokens,
             [
                 0,
                 0,
@@ -269,8 +317,18 @@ impl WorkspaceLayout {
         )
     }
 
-    /// Writes the region addresses for a workspace at `base` into `p`.
-    pub fn bind(&self, base: u64, p: &mut FwdParams) {
+    /// Writes the region addresses for a workspace at `base` into `p`, and points its
+    /// `cu_seqlens` (the caller's, as the pack bound it) at the sanitized copy: returns the
+    /// caller's offsets as the plan's first kernel reads them ([`CuSource`]).
+    pub fn bind(&self, base: u64, p: &mut FwdParams) -> CuSource {
+        let src = CuSource {
+            cu_seqlens: p.cu_seqlens,
+            total_t: self.total_tokens as i64,
+            cu_seqlens_i64: p.cu_seqlens_i64,
+            reserved: 0,
+        };
+        p.cu_seqlens = base + self.cu_sane;
+        p.cu_seqlens_i64 = 1;
         p.chunk_offsets = base + self.chunk_offsets;
         p.ws_w = base + self.w;
         p.ws_q = base + self.q;
@@ -278,6 +336,7 @@ impl WorkspaceLayout {
         p.ws_ut = base + self.ut;
         p.ws_a = base + self.a;
         p.ws_gl = base + self.gl;
+        src
     }
 }
 
@@ -474,15 +533,16 @@ impl BwdWorkspaceLayout {
     }
 
     /// Writes every region address for a workspace at `base` into `p` (`ws_u` 0 without `U`
-    /// tiles).
-    pub fn bind(&self, base: u64, p: &mut BwdParams) {
-        self.fwd.bind(base, &mut p.f);
+    /// tiles); the caller's `cu_seqlens` as [`WorkspaceLayout::bind`] returns them.
+    pub fn bind(&self, base: u64, p: &mut BwdParams) -> CuSource {
+        let src = self.fwd.bind(base, &mut p.f);
         let r = self.regions.map(|o| base + o);
         [
             p.ws_t, p.ws_e, p.ws_gam, p.ws_bet, p.ws_s, p.ws_ds, p.ws_dr, p.ws_dq, p.ws_dk,
             p.ws_dv, p.ws_pa, p.ws_pb,
         ] = r;
         p.ws_u = self.u_tiles.map_or(0, |o| base + o);
+        src
     }
 }
 
@@ -918,8 +978,10 @@ pub struct GdnIoMaps {
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct FwdTmaParams {
-    /// Everything but the maps.
+    /// Everything but the caller's `cu_seqlens` and the maps.
     pub fp: FwdFastParams,
+    /// The caller's `cu_seqlens` (offset 328; read by the chunk-table entries only).
+    pub cu_src: CuSource,
     /// The maps (128-byte aligned: offset 384).
     pub maps: GdnIoMaps,
 }
@@ -1072,8 +1134,10 @@ pub struct TwRingMaps {
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct BwdTmaParams {
-    /// Everything but the maps.
+    /// Everything but the caller's `cu_seqlens` and the maps.
     pub c: BwdCkptParams,
+    /// The caller's `cu_seqlens` (offset 480; read by the chunk-table entries only).
+    pub cu_src: CuSource,
     /// The maps (128-byte aligned: offset 512).
     pub maps: TwRingMaps,
 }
@@ -1400,6 +1464,58 @@ mod tests {
     }
 
     #[test]
+    fn the_sanitized_cu_seqlens_end_the_chunk_table_and_bind_replaces_the_callers() {
+        for n in [1u64, 2, 3, 7, 1000, 1001] {
+            for l in [
+                WorkspaceLayout::new(n, 300, 2, 128, 128),
+                WorkspaceLayout::slim(n, 300, 2),
+                WorkspaceLayout::bwd_slim(n, 300, 2, false),
+            ] {
+                assert_eq!(l.cu_sane % 8, 0, "n = {n}");
+                assert!(
+                    l.cu_sane >= l.seq_order + 4 * n,
+                    "n = {n}: overlaps the order"
+                );
+                assert_eq!(
+                    l.cu_sane + 8 * (n + 1),
+                    l.chunk_offsets + chunk_table_bytes(n)
+                );
+                assert!(l.chunk_offsets + chunk_table_bytes(n) <= l.w, "n = {n}");
+                assert_eq!(l.total_tokens, 300);
+                let mut p = FwdParams {
+                    cu_seqlens: 0xdead_0000,
+                    cu_seqlens_i64: 0,
+                    ..FwdParams::default()
+                };
+                let src = l.bind(0x1_0000_0000, &mut p);
+                assert_eq!(
+                    src,
+                    CuSource {
+                        cu_seqlens: 0xdead_0000,
+                        total_t: 300,
+                        cu_seqlens_i64: 0,
+                        reserved: 0,
+                    }
+                );
+                assert_eq!(
+                    (p.cu_seqlens, p.cu_seqlens_i64),
+                    (0x1_0000_0000 + l.cu_sane, 1)
+                );
+            }
+        }
+        let b = BwdWorkspaceLayout::new(3, 500, 2, 64, 64);
+        let mut p = BwdParams::default();
+        p.f.cu_seqlens = 0xbeef_0000;
+        p.f.cu_seqlens_i64 = 1;
+        let src = b.bind(0x2_0000_0000, &mut p);
+        assert_eq!(
+            (src.cu_seqlens, src.cu_seqlens_i64, src.total_t),
+            (0xbeef_0000, 1, 500)
+        );
+        assert_eq!(p.f.cu_seqlens, 0x2_0000_0000 + b.fwd.cu_sane);
+    }
+
+    #[test]
     fn bwd_params_layout_matches_the_cuda_struct() {
         // FwdParams, 10 pointers, one i64, 13 pointers (static_assert in gdn_bwd.cuh: 400).
         assert_eq!(std::mem::size_of::<BwdParams>(), 400);
@@ -1662,11 +1778,14 @@ mod tests {
         assert_eq!(std::mem::size_of::<FwdTmaParams>(), 896);
         assert_eq!(std::mem::offset_of!(FwdTmaParams, maps), 384);
         assert_eq!(std::mem::offset_of!(FwdTmaParams, fp), 0);
+        assert_eq!(std::mem::offset_of!(FwdTmaParams, cu_src), 328);
+        assert_eq!(std::mem::size_of::<CuSource>(), 24);
         // The backward's block: BwdCkptParams, then the ring maps 128-byte aligned
         // (gdn_bwd_chain.cuh: 1024, maps at 512).
         assert_eq!(std::mem::size_of::<BwdTmaParams>(), 1024);
         assert_eq!(std::mem::offset_of!(BwdTmaParams, maps), 512);
         assert_eq!(std::mem::offset_of!(BwdTmaParams, c), 0);
+        assert_eq!(std::mem::offset_of!(BwdTmaParams, cu_src), 480);
         let none = PieceLayout::new(1000, 2, 3, 64, 64, 1);
         assert_eq!(none.total, 1000);
         let l = PieceLayout::new(1000, 2, 3, 64, 64, 4);

@@ -230,6 +230,38 @@ mod tests {
     }
 
     #[test]
+    fn the_sanitizing_entries_read_the_callers_offsets_and_write_the_copy_first() {
+        let sources = [
+            include_str!("../../../kernels/src/gdn_fwd.cu"),
+            include_str!("../../../kernels/src/gdn_bwd.cu"),
+        ];
+        for name in crate::engines::gdn::params::CU_SANITIZING_ENTRIES {
+            let (source, decl) = sources
+                .iter()
+                .find_map(|s| {
+                    super::super::mirror::entry_decls(s)
+                        .into_iter()
+                        .find(|d| d.name == name)
+                        .map(|d| (*s, d))
+                })
+                .unwrap_or_else(|| panic!("no entry {name}"));
+            assert!(
+                decl.params.contains("TableParams"),
+                "{name} must declare the block with the caller's cu_seqlens: {}",
+                decl.params
+            );
+            let at = source.find(&format!(" {name}(")).expect("entry text");
+            let body = &source[at..];
+            let body = &body[..body.find("\n}").unwrap_or(body.len())];
+            let second = body.split(';').nth(1).unwrap_or_default().trim();
+            assert!(
+                second.starts_with("gdn::cu_sanitize_body("),
+                "{name}: the statement after the entry wait must sanitize cu_seqlens: {second:?}"
+            );
+        }
+    }
+
+    #[test]
     fn every_gdn_entry_waits_first_except_the_overlap_consumers() {
         let modules = [
             (

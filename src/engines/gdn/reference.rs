@@ -336,6 +336,22 @@ pub fn forward(shape: &GdnShape, opts: &GdnOptions, inp: &GdnInputs) -> GdnForwa
     forward_with_checkpoints(shape, opts, inp, 0).0
 }
 
+/// The sequence offsets the engine runs for the caller's `cu_seqlens` values `raw` over `total`
+/// token rows: `min(total, max(0, raw[0], ..., raw[i]))` for every `i` (session 43; the device's
+/// `gdn::cu_sanitize_body`, [`super::params::CuSource`]). Well-formed offsets
+/// (`0 <= raw[0] <= ... <= raw[N] <= total`) come back unchanged; any others become offsets that
+/// stay inside the tensors, so a malformed call computes these sequences instead of addressing
+/// memory outside the caller's buffers.
+pub fn sanitized_cu_seqlens(raw: &[i64], total: usize) -> Vec<usize> {
+    let mut run = 0usize;
+    raw.iter()
+        .map(|&x| {
+            run = run.max(usize::try_from(x.max(0)).unwrap_or(usize::MAX).min(total));
+            run
+        })
+        .collect()
+}
+
 /// Rows of the state checkpoints every `every` tokens (§3.4): `Σ_b ceil(T_b / every)` (0 when
 /// `every = 0`).
 pub fn checkpoint_rows(cu_seqlens: &[usize], every: usize) -> usize {
