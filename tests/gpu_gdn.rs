@@ -63,6 +63,10 @@ struct Case {
     /// (decreasing, negative, past `T`). The engine runs them as their clamped running maximum
     /// ([`reference::sanitized_cu_seqlens`], session 43), which must be the drawn offsets.
     cu_device: Option<Vec<i64>>,
+    /// Under a pool, the sequences whose `state_indices` entry is an index outside the pool
+    /// (−1, the pool's rows, `i32::MAX`, `i32::MIN` in turn; session 44): the engine runs them
+    /// from a zero state and stores no final state for them (`gdn::StateSource`).
+    pool_outside: Vec<usize>,
 }
 
 fn base(name: &'static str, lens: &[usize], k: usize) -> Case {
@@ -91,6 +95,7 @@ fn base(name: &'static str, lens: &[usize], k: usize) -> Case {
         save_factors: false,
         chunk_factors: None,
         cu_device: None,
+        pool_outside: Vec::new(),
     }
 }
 
@@ -186,8 +191,8 @@ struct Gen {
     dt_bias: Option<Host>,
     /// Elements of one state row (`HO·V·K`).
     sl: usize,
-    /// Pool row of each sequence.
-    rows: Vec<usize>,
+    /// Pool row of each sequence (`None`: its index is outside the pool, [`Case::pool_outside`]).
+    rows: Vec<Option<usize>>,
     npool: i64,
     init: Option<Host>,
     idx: Option<Host>,
@@ -313,18 +318,18 @@ fn draw(c: &Case, seed: u64) -> Gen {
         .params
         .then(|| host(DataType::Float, &[ho], |_| rng.uni(-0.5, 0.5)));
     let sl = (ho * v * k) as usize;
-    let rows: Vec<usize> = if c.pool {
+    let rows: Vec<Option<usize>> = if c.pool {
         (0..n as usize)
-            .map(|i| (2 * i + 1) % (n as usize + 3))
+            .map(|i| (!c.pool_outside.contains(&i)).then_some((2 * i + 1) % (n as usize + 3)))
             .collect()
     } else {
-        (0..n as usize).collect()
+        (0..n as usize).map(Some).collect()
     };
     let npool = if c.pool { n + 3 } else { n };
     let mut rng = rng_for(7);
     let init = c.state.map(|sd| {
         let mut vals = vec![f64::NAN; npool as usize * sl];
-        for &r in &rows {
+        for &r in rows.iter().flatten() {
             for e in 0..sl {
                 vals[r * sl + e] = rng.uni(-0.1, 0.1);
             }
@@ -337,9 +342,13 @@ fn draw(c: &Case, seed: u64) -> Gen {
         }
         h
     });
-    let idx = c
-        .pool
-        .then(|| host(DataType::Int32, &[n], |i| rows[i] as f64));
+    let idx = c.pool.then(|| {
+        let outside = [-1.0, npool as f64, f64::from(i32::MAX), f64::from(i32::MIN)];
+        host(DataType::Int32, &[n], |i| match rows[i] {
+            Some(r) => r as f64,
+            None => outside[c.pool_outside.iter().position(|&o| o == i).unwrap_or(0) % 4],
+        })
+    });
 
     Gen {
         sh,
@@ -581,25 +590,35 @@ fn run(c: &Case, seed: u64, caller: &Caller) -> Outcome {
     }
 
     // Reference over the rounded values.
+    // A sequence whose index is outside the pool starts from a zero state.
     let packed_init: Option<Vec<f64>> = init.as_ref().map(|h| {
         rows.iter()
-            .flat_map(|&r| h.vals[r * sl..(r + 1) * sl].to_vec())
+            .flat_map(|r| r.map_or(vec![0.0; sl], |r| h.vals[r * sl..(r + 1) * sl].to_vec()))
             .collect()
     });
     let inp = drawn.inputs(packed_init.as_deref());
     let (r, r_ckpt) = reference::forward_with_checkpoints(&sh, &c.opts, &inp, ck_every);
     let og: Vec<f64> = o.chunks(size(c.io)).map(|b| get(c.io, b)).collect();
+    // The final states of the sequences that name a row (the others store none).
     let fg: Vec<f64> = rows
         .iter()
+        .flatten()
         .flat_map(|&row| (0..sl).map(move |e| (row, e)))
         .map(|(row, e)| get(sdt, &state[(row * sl + e) * size(sdt)..]))
+        .collect();
+    let rf: Vec<f64> = r
+        .final_state
+        .chunks(sl)
+        .zip(rows)
+        .filter(|(_, row)| row.is_some())
+        .flat_map(|(s, _)| s.iter().copied())
         .collect();
     let tol = if c.io == DataType::Bfloat16 {
         2e-2
     } else {
         1e-2
     };
-    let (eo, es) = (rms_ratio(&og, &r.o), rms_ratio(&fg, &r.final_state));
+    let (eo, es) = (rms_ratio(&og, &r.o), rms_ratio(&fg, &rf));
     if std::env::var_os("DNNPLAN_GDN_TEST_HASHES").is_some() {
         // Equal lines across forward schedules mean bitwise-equal outputs.
         println!(
@@ -659,7 +678,9 @@ fn run(c: &Case, seed: u64, caller: &Caller) -> Outcome {
         }
     }
     if c.pool {
-        let spare: Vec<usize> = (0..npool as usize).filter(|r| !rows.contains(r)).collect();
+        let spare: Vec<usize> = (0..npool as usize)
+            .filter(|&r| !rows.contains(&Some(r)))
+            .collect();
         let h = init.as_ref().unwrap();
         for r in spare {
             let span = r * sl * size(sdt)..(r + 1) * sl * size(sdt);
@@ -962,6 +983,46 @@ fn state_pool_overwritten_in_place() {
     let mut c = base("bf16 K=V=128 pool + overwrite", &[64, 0, 100, 3], 128);
     c.pool = true;
     run(&c, 7, &caller);
+}
+
+/// `state_indices` outside the pool (session 44): each such sequence runs from a zero state
+/// (its O within the fp64 reference's tolerance for that) and stores no final state, every row
+/// it does not name stays untouched, and nothing is written outside the caller's buffers (the
+/// guard bands; the device steps also run this test under memcheck). −1, the pool's rows,
+/// `i32::MAX` and `i32::MIN`; K = V = 128 and 64, fp32 and bf16 states, uncut and on the piece
+/// chain (which seeds its chain from the initial state).
+#[test]
+fn state_indices_outside_the_pool_start_from_zero_and_store_nothing() {
+    let caller = Caller::new();
+    let mut cases = Vec::new();
+    for (k, state) in [
+        (128, DataType::Float),
+        (64, DataType::Float),
+        (128, DataType::Bfloat16),
+    ] {
+        let name = format!("pool, indices outside it, K=V={k} {} state", state.name());
+        let mut c = base(
+            Box::leak(name.into_boxed_str()),
+            &[64, 0, 100, 3, 130, 70],
+            k,
+        );
+        c.pool = true;
+        c.state = Some(state);
+        c.pool_outside = vec![0, 1, 3, 4];
+        cases.push(c);
+    }
+    let mut c = base(
+        "pool, indices outside it, 1500 + 900 (piece chain)",
+        &[1500, 900],
+        128,
+    );
+    c.pool = true;
+    c.long_span = true;
+    c.pool_outside = vec![1];
+    cases.push(c);
+    for (i, c) in cases.iter().enumerate() {
+        run(c, 400 + i as u64, &caller);
+    }
 }
 
 #[test]

@@ -175,8 +175,8 @@ __device__ __forceinline__ void bwd_fscan_piece_body(const BwdChainParams& cp) {
 
   float x[KX / 8][4];
   if (P == 1) {
-    const int row = p.state_indices ? p.state_indices[b] : b;
-    load_initial_state_frags<KX, K>(x, p, (static_cast<size_t>(row) * HO + h) * V * K + key0, vr, cq);
+    const int row = state_row(p, b);  // b ≥ 0: the backward binds no pool
+    load_state_frags<KX, K>(x, p.initial_state, p.state_dtype, (static_cast<size_t>(row) * HO + h) * V * K + key0, vr, cq);
   } else {
     load_seed_frags<KX, K>(x, seed_slot<V, K>(cp.ws_seed, P, HO, b, j, h) + key0, vr, cq);
   }

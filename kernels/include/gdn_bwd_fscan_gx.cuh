@@ -390,8 +390,8 @@ __device__ __forceinline__ void bwd_fscan_gx_body(const BwdChainParams& cp) {
   piece_range(p, b, j, P, cb, c_begin, c_end);
   float x[K / 8][4];
   if (P == 1) {
-    const int row = p.state_indices ? p.state_indices[b] : b;
-    load_initial_state_frags<K, K>(x, p, (static_cast<size_t>(row) * HO + h) * V * K, vr, cq);
+    const int row = state_row(p, b);  // b ≥ 0: the backward binds no pool
+    load_state_frags<K, K>(x, p.initial_state, p.state_dtype, (static_cast<size_t>(row) * HO + h) * V * K, vr, cq);
   } else {
     load_seed_frags<K, K>(x, seed_slot<V, K>(cp.ws_seed, P, HO, b, j, h), vr, cq);
   }

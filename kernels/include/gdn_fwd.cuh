@@ -438,6 +438,19 @@ struct CuSource {
 };
 static_assert(sizeof(CuSource) == 24, "CuSource layout changed: update src/engines/gdn/params.rs");
 
+// The caller's state_indices as the forward's first kernel reads it (session 44). Under a pool,
+// FwdParams::state_indices points at the plan's copy in its workspace (src/engines/gdn/params.rs
+// StateSource), which the forward's first kernel (a chunk-table entry) writes from this source
+// (state_rows_sanitize_body): an index inside [0, pool_rows) unchanged, any other −1, which the
+// kernels read as "no row" (a zero initial state, no final-state store; state_row). A null
+// state_indices: no pool, nothing written. Sits after CuSource in the parameter block's padding.
+struct StateSource {
+  const int* state_indices;  // the caller's [N] pool rows, or null
+  int pool_rows;             // rows of the pool the kernels read and write
+  int reserved;
+};
+static_assert(sizeof(StateSource) == 16, "StateSource layout changed: update src/engines/gdn/params.rs");
+
 // Inclusive maximum of `x` over the lanes of a full warp (lane i gets max(x_0, ..., x_i)).
 __device__ __forceinline__ long long warp_inclusive_max(long long x) {
   const int lane = threadIdx.x & 31;
@@ -496,6 +509,30 @@ __device__ __forceinline__ void cu_sanitize_body(const CuSource& src, int n, lon
 // The sanitized copy the plan's other kernels read (FwdParams::cu_seqlens, int64 by the plan).
 __device__ __forceinline__ long long* cu_sanitized(const FwdParams& p) {
   return static_cast<long long*>(const_cast<void*>(p.cu_seqlens));
+}
+
+// out[i] = src.state_indices[i] when it names a pool row (0 <= it < src.pool_rows), else −1, for
+// i < n (nothing without a pool): the rows every later kernel of the forward reads (state_row),
+// so an index outside the pool can never make a kernel read or write outside the caller's pool.
+// Any block size; no barrier (the block does not read `out`).
+__device__ __forceinline__ void state_rows_sanitize_body(const StateSource& src, int n, int* out) {
+  if (!src.state_indices) return;
+  for (int i = threadIdx.x; i < n; i += blockDim.x) {
+    const int r = src.state_indices[i];
+    out[i] = r >= 0 && r < src.pool_rows ? r : -1;
+  }
+}
+
+// The copy the forward's other kernels read (FwdParams::state_indices, null without a pool).
+__device__ __forceinline__ int* state_rows_sanitized(const FwdParams& p) {
+  return const_cast<int*>(p.state_indices);
+}
+
+// Sequence b's state row: b, or under a pool its row in the plan's sanitized copy (−1: the
+// caller's index was outside the pool; load_initial_state_frags then loads zeros and
+// store_final_state_frags stores nothing).
+__device__ __forceinline__ int state_row(const FwdParams& p, int b) {
+  return p.state_indices ? p.state_indices[b] : b;
 }
 
 // The longest-first sequence order (session 34, lp34): seq_order[r] = the sequence of rank r, the
@@ -1311,20 +1348,21 @@ __device__ __forceinline__ void tile_async_fixed(T* dst, const T* src, int tid) 
 }
 
 // X's fragments (rows vr, vr + 8; K columns 8nt + cq + {0, 1} of rows of LD) from / to a [V, LD]
-// state `st` at element `base`, fp32 or bf16 pairs by `dtype`; a null `st` loads zeros. Shared by
+// state `st` at element `base`, fp32 or bf16 pairs by `dtype`; a null `st` (or a load with
+// `in_pool` false: a pool index outside the pool, state_row) loads zeros. Shared by
 // the forward's initial / final state and the backward's d_final_state / d_initial_state. `st` and
 // `dtype` by reference: the parameter fields, read where they are used (as the callers did; by
 // value, nvcc hoists the reads and the scans' machine code changes).
 template <int K, int LD = K>
 __device__ __forceinline__ void load_state_frags(float (&x)[K / 8][4], const void* const& st, const int& dtype, size_t base,
-                                                 int vr, int cq) {
+                                                 int vr, int cq, bool in_pool = true) {
 #pragma unroll
   for (int nt = 0; nt < K / 8; ++nt) {
 #pragma unroll
     for (int hf = 0; hf < 2; ++hf) {
       const size_t idx = base + static_cast<size_t>(vr + 8 * hf) * LD + 8 * nt + cq;
       float a0 = 0.f, a1 = 0.f;
-      if (st) {
+      if (st && in_pool) {
         if (dtype == DT_F32) {
           float2 t = *reinterpret_cast<const float2*>(static_cast<const float*>(st) + idx);
           a0 = t.x; a1 = t.y;
@@ -1357,19 +1395,21 @@ __device__ __forceinline__ void store_state_frags(const float (&x)[K / 8][4], vo
 }
 
 // X = Sᵀ rows vr, vr + 8, columns 8nt + cq + {0, 1} (mma accumulator layout) of the [V, K]
-// initial state at `base` (fp32 or bf16, stored domain); zeros without an initial state. LD: the
-// state's row length (K columns of a row of LD; a key-split scan holds K = LD / 2 of them).
+// initial state at `base` (fp32 or bf16, stored domain) in state row `row` (state_row); zeros
+// without an initial state or for row −1 (an index outside the pool). LD: the state's row length
+// (K columns of a row of LD; a key-split scan holds K = LD / 2 of them).
 template <int K, int LD = K>
-__device__ __forceinline__ void load_initial_state_frags(float (&x)[K / 8][4], const FwdParams& p, size_t base,
+__device__ __forceinline__ void load_initial_state_frags(float (&x)[K / 8][4], const FwdParams& p, int row, size_t base,
                                                          int vr, int cq) {
-  load_state_frags<K, LD>(x, p.initial_state, p.state_dtype, base, vr, cq);
+  load_state_frags<K, LD>(x, p.initial_state, p.state_dtype, base, vr, cq, row >= 0);
 }
 
-// The inverse of load_initial_state_frags: X's fragments to the [V, LD] final state at `base`.
+// The inverse of load_initial_state_frags: X's fragments to the [V, LD] final state at `base` in
+// state row `row`; nothing for row −1.
 template <int K, int LD = K>
-__device__ __forceinline__ void store_final_state_frags(const float (&x)[K / 8][4], const FwdParams& p, size_t base,
+__device__ __forceinline__ void store_final_state_frags(const float (&x)[K / 8][4], const FwdParams& p, int row, size_t base,
                                                         int vr, int cq) {
-  store_state_frags<K, LD>(x, p.final_state, p.state_dtype, base, vr, cq);
+  if (row >= 0) store_state_frags<K, LD>(x, p.final_state, p.state_dtype, base, vr, cq);
 }
 
 // Uᵀ = Ũᵀ − P as A fragments (tokens are the reduction dim): uraw holds this thread's raw Ũᵀ
@@ -1612,11 +1652,11 @@ __device__ __forceinline__ void fwd_scan_body(const FwdParams& p, float* ws_s = 
   const int cq = 2 * (lane & 3);
   const long long cs = load_cu(p, b), ce = load_cu(p, b + 1);
   const int c_begin = p.chunk_offsets[b], c_end = p.chunk_offsets[b + 1];
-  const int row = p.state_indices ? p.state_indices[b] : b;
+  const int row = state_row(p, b);
 
   // X = Sᵀ rows vr, vr+8, columns 8nt + cq + {0,1}.
   float x[K / 8][4];
-  load_initial_state_frags<K>(x, p, (static_cast<size_t>(row) * HO + h) * V * K, vr, cq);
+  load_initial_state_frags<K>(x, p, row, (static_cast<size_t>(row) * HO + h) * V * K, vr, cq);
 
   // STAGES-deep cp.async pipeline: chunks c+1 .. c+STAGES-1 load while chunk c computes.
   auto issue = [&](int c, int st) {
@@ -1693,7 +1733,7 @@ __device__ __forceinline__ void fwd_scan_body(const FwdParams& p, float* ws_s = 
 
   if (!BWD && p.final_state) {
     const size_t base = (static_cast<size_t>(row) * HO + h) * V * K;
-    store_final_state_frags<K>(x, p, base, vr, cq);
+    store_final_state_frags<K>(x, p, row, base, vr, cq);
   }
 }
 

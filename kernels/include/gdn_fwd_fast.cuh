@@ -88,18 +88,23 @@ struct GdnIoMaps {
 // declared size).
 struct FwdTmaParams {
   FwdFastParams fp;
-  CuSource cu_src;  // read by the chunk-table entries only (FwdTableParams)
+  CuSource cu_src;     // read by the chunk-table entries only (FwdTableParams)
+  StateSource st_src;  // likewise
   GdnIoMaps maps;
 };
-// The prefix the forward's chunk-table entries declare: they also read the caller's cu_seqlens.
+// The prefix the forward's chunk-table entries declare: they also read the caller's cu_seqlens
+// and state_indices.
 struct FwdTableParams {
   FwdFastParams fp;
   CuSource cu_src;
+  StateSource st_src;
 };
 static_assert(sizeof(FwdTmaParams) == 896, "FwdTmaParams layout changed: update src/engines/gdn/params.rs");
 #ifndef __CUDACC_RTC__
 static_assert(__builtin_offsetof(FwdTmaParams, maps) == 384, "FwdTmaParams layout");
 static_assert(__builtin_offsetof(FwdTmaParams, cu_src) == 328 && __builtin_offsetof(FwdTableParams, cu_src) == 328,
+              "FwdTableParams is a prefix of FwdTmaParams");
+static_assert(__builtin_offsetof(FwdTmaParams, st_src) == 352 && __builtin_offsetof(FwdTableParams, st_src) == 352,
               "FwdTableParams is a prefix of FwdTmaParams");
 #endif
 
@@ -522,12 +527,12 @@ __device__ __forceinline__ void fwd_scanx_body(const FwdFastParams& fp) {
   const long long cs = load_cu(p, b), ce = load_cu(p, b + 1);
   int cb, c_begin, c_end;
   piece_range(p, b, j, P, cb, c_begin, c_end);
-  const int row = p.state_indices ? p.state_indices[b] : b;
+  const int row = state_row(p, b);
 
   float x[KX / 8][4];
   if constexpr (OUT) {
     if (P == 1) {
-      load_initial_state_frags<KX, K>(x, p, (static_cast<size_t>(row) * HO + h) * V * K + key0, vr, cq);
+      load_initial_state_frags<KX, K>(x, p, row, (static_cast<size_t>(row) * HO + h) * V * K + key0, vr, cq);
     } else {
       load_seed_frags<KX, K>(x, seed_slot<V, K>(fp.ws_seed, P, HO, b, j, h) + key0, vr, cq);
     }
@@ -544,7 +549,7 @@ __device__ __forceinline__ void fwd_scanx_body(const FwdFastParams& fp) {
     store_fp32_frags<K>((is_m ? fp.ws_m : fp.ws_h) + (static_cast<size_t>(pc) * HO + h) * V * K, x, vr, cq);
   } else {
     if (j == P - 1 && p.final_state)
-      store_final_state_frags<KX, K>(x, p, (static_cast<size_t>(row) * HO + h) * V * K + key0, vr, cq);
+      store_final_state_frags<KX, K>(x, p, row, (static_cast<size_t>(row) * HO + h) * V * K + key0, vr, cq);
   }
 }
 
@@ -575,7 +580,7 @@ __device__ __forceinline__ void fwd_chain_seed0(const FwdFastParams& fp, float (
   for (int i = tid; i < ROWS * K; i += CHAIN_THREADS) {
     const int r = i / K, cc = i % K;
     float val = 0.f;
-    if (p.initial_state) {
+    if (p.initial_state && row >= 0) {
       if (p.state_dtype == DT_F32) {
         val = static_cast<const float*>(p.initial_state)[base + i];
       } else {
@@ -602,7 +607,7 @@ __device__ __forceinline__ void fwd_chain_body(const FwdFastParams& fp) {
   constexpr int G = CHAIN_THREADS / K;  // row groups
   constexpr int R = CHAIN_ROWS / G;     // rows per thread
   const int c = tid % K, grp = tid / K;
-  const int row = p.state_indices ? p.state_indices[b] : b;
+  const int row = state_row(p, b);
   fwd_chain_seed0<K>(fp, xs, P, HO, row, h, b, r0, tid);
   __syncthreads();
   for (int jj = 0; jj + 1 < P; ++jj) {
@@ -729,7 +734,7 @@ __device__ __forceinline__ void fwd_chain2_body(const FwdFastParams& fp) {
   constexpr int R = ROWS / G;           // rows per thread
   static_assert(ROWS % G == 0, "chain2: rows per block");
   const int c = tid % K, grp = tid / K;
-  const int row = p.state_indices ? p.state_indices[at.b] : at.b;
+  const int row = state_row(p, at.b);
   const int tiles = (P - 1) * TPP;
   const auto issue = [&](int t) { chain_issue_m_tile<K, TM, NS>(fp.ws_m, sm.ms, t, tiles, P, HO, at.b, at.h, tid); };
 #pragma unroll

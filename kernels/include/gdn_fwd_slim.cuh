@@ -1257,7 +1257,7 @@ __device__ __forceinline__ void fwd_slim_scan_body(const FwdFastParams& fp, cons
     c1_ = p.chunk_offsets[b + 1];
   }
   const int cb = cb_, c_begin = c0_, c_end = c1_;
-  const int row = p.state_indices ? p.state_indices[b] : b;
+  const int row = state_row(p, b);
 
   const CkptSink ck = ckpt_sink(fp, b);
 
@@ -1265,7 +1265,7 @@ __device__ __forceinline__ void fwd_slim_scan_body(const FwdFastParams& fp, cons
   if constexpr (REST)
     load_seed_frags<K>(x, seed_slot<V, K>(fp.ws_seed, fp.pieces, HO, b, j, h), vr, cq);
   else
-    load_initial_state_frags<K>(x, p, (static_cast<size_t>(row) * HO + h) * V * K, vr, cq);
+    load_initial_state_frags<K>(x, p, row, (static_cast<size_t>(row) * HO + h) * V * K, vr, cq);
 #if !defined(GDN_HOST_EMU) || defined(GDN_WGMMA_EMU)  // the CPU emulation's wgmma: bench/gdn_wgmma_emu.h
   if constexpr (WG) {  // the swizzle atoms' 1024-byte alignment (stage offsets: multiples of 1024)
     static_assert(S::q_off % 1024 == 0 && S::k_off % 1024 == 0 && S::stage % 1024 == 0, "SW128 atoms aligned");
@@ -1542,7 +1542,7 @@ __device__ __forceinline__ void fwd_slim_scan_body(const FwdFastParams& fp, cons
   if (FIRST && fp.pieces > 1) {  // piece 1's seed (the chain3r input, the rest scan's seed)
     store_piece1_seed<K, V>(fp.ws_seed, fp.pieces, HO, b, h, x, vr, cq);
   } else if ((!REST || j == fp.pieces - 1) && p.final_state) {
-    store_final_state_frags<K>(x, p, (static_cast<size_t>(row) * HO + h) * V * K, vr, cq);
+    store_final_state_frags<K>(x, p, row, (static_cast<size_t>(row) * HO + h) * V * K, vr, cq);
   }
   if constexpr (OV) dnnp_wait_prerequisites();  // the stream moves on only after the prep too
 }
@@ -1938,10 +1938,10 @@ __device__ __forceinline__ void fwd_slim_piece_scan_body(const FwdFastParams& fp
   int cb, c_begin, c_end;
   if constexpr (PART != 0) piece_range_first(fp, b, j, cb, c_begin, c_end);
   else piece_range(p, b, j, P, cb, c_begin, c_end);
-  const int row = p.state_indices ? p.state_indices[b] : b;
+  const int row = state_row(p, b);
   const CkptSink ck = ckpt_sink(fp, b);
   float x[K / 8][4];
-  if (P == 1 || PART == SLIM_PART_FIRST) load_initial_state_frags<K>(x, p, (static_cast<size_t>(row) * HO + h) * V * K, vr, cq);
+  if (P == 1 || PART == SLIM_PART_FIRST) load_initial_state_frags<K>(x, p, row, (static_cast<size_t>(row) * HO + h) * V * K, vr, cq);
   else load_seed_frags<K>(x, seed_slot<V, K>(fp.ws_seed, P, HO, b, j, h), vr, cq);
 #ifndef GDN_HOST_EMU
   if constexpr (WG) {  // the swizzle atoms' 1024-byte alignment
@@ -2054,7 +2054,7 @@ __device__ __forceinline__ void fwd_slim_piece_scan_body(const FwdFastParams& fp
   if (PART == SLIM_PART_FIRST && P > 1) {  // piece 1's seed (the chain3r input, the w4dgxr seed)
     store_piece1_seed<K, V>(fp.ws_seed, P, HO, b, h, x, vr, cq);
   } else if (j == P - 1 && p.final_state) {
-    store_final_state_frags<K>(x, p, (static_cast<size_t>(row) * HO + h) * V * K, vr, cq);
+    store_final_state_frags<K>(x, p, row, (static_cast<size_t>(row) * HO + h) * V * K, vr, cq);
   }
 }
 

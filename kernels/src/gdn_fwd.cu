@@ -119,10 +119,12 @@
 #include "gdn_fwd_prep10.cuh"
 #include "gdn_fwd_slim.cuh"
 
-// The forward's first kernel: the sanitized cu_seqlens (gdn::cu_sanitize_body), the chunk table,
-// then (with checkpoints at a cadence of more than one chunk) their rows.
+// The forward's first kernel: the sanitized cu_seqlens (gdn::cu_sanitize_body) and pool rows
+// (gdn::state_rows_sanitize_body), the chunk table, then (with checkpoints at a cadence of more
+// than one chunk) their rows.
 extern "C" __global__ void __launch_bounds__(gdn::OFFSETS_THREADS) gdn_chunk_offsets(gdn::FwdTableParams p) { dnnp_pdl_enter(p.fp.f.flags & gdn::FLAG_PDL_TRIGGER);
   gdn::cu_sanitize_body(p.cu_src, p.fp.f.n_seqs, gdn::cu_sanitized(p.fp.f));
+  gdn::state_rows_sanitize_body(p.st_src, p.fp.f.n_seqs, gdn::state_rows_sanitized(p.fp.f));
   gdn::chunk_offsets_body(p.fp.f);
   gdn::fwd_ckpt_rows_body(p.fp);
 }
@@ -265,6 +267,7 @@ GDN_FWD_SLIM_ENTRIES(f16, gdn::gdn_f16)
 // before it exits; src/engines/gdn/pdl.rs lists it as an exception of the entry rule).
 extern "C" __global__ void __launch_bounds__(gdn::OFFSETS_THREADS) gdn_fwd_chunk_order(gdn::FwdTableParams p) { dnnp_pdl_enter(p.fp.f.flags & gdn::FLAG_PDL_TRIGGER);
   gdn::cu_sanitize_body(p.cu_src, p.fp.f.n_seqs, gdn::cu_sanitized(p.fp.f));
+  gdn::state_rows_sanitize_body(p.st_src, p.fp.f.n_seqs, gdn::state_rows_sanitized(p.fp.f));
   gdn::fwd_chunk_order_body(p.fp);
 }
 #define GDN_FWD_SLIM_OV_ENTRIES(TAG, T)                                                             \

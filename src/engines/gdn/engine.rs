@@ -1268,6 +1268,8 @@ pub struct GdnFwdPlan<F = Function> {
     template: FwdParams,
     uids: PortUids,
     layout: WorkspaceLayout,
+    /// The rows of a `state_indices` pool ([`pool_rows`]; 0 without one).
+    pool_rows: u64,
     pieces: PieceLayout,
     /// The overlapped forward's flags and chunk order (empty without overlap).
     overlap: OverlapLayout,
@@ -1301,6 +1303,21 @@ pub struct GdnFwdPlan<F = Function> {
     factors: Option<(i64, ChunkFactorsLayout)>,
     /// The ports' base-address rules, settled at the first execute ([`super::port_guards`]).
     guards: std::sync::OnceLock<crate::pack::GuardTable>,
+}
+
+/// The rows of `f`'s `state_indices` pool: the initial state's, or the final state's when that
+/// declares fewer (an index past either names no row: the kernels read it as none,
+/// [`super::params::StateSource`]); 0 without a pool.
+fn pool_rows(f: &GdnFacts) -> u64 {
+    if f.port("state_indices").is_none() {
+        return 0;
+    }
+    ["initial_state", "final_state"]
+        .into_iter()
+        .filter_map(|port| f.port(port)?.dims.first().copied())
+        .map(|rows| rows.max(0) as u64)
+        .min()
+        .unwrap_or(0)
 }
 
 /// The bound `chunk_factors` port of `f` (uid, layout), `None` when unbound; an error naming the
@@ -1464,6 +1481,7 @@ impl<F> GdnFwdPlan<F> {
             template,
             uids,
             layout,
+            pool_rows: pool_rows(f),
             pieces,
             overlap,
             ckpt: CkptLayout::new(overlap.total, n, t, every, ckpt_f32),
@@ -1612,6 +1630,7 @@ unsafe impl GdnPlan for GdnFwdPlan {
             ..FwdFastParams::default()
         };
         let cu_src = self.layout.bind(ws, &mut fp.f);
+        let st_src = self.layout.bind_pool(ws, self.pool_rows, &mut fp.f);
         self.pieces.bind(ws, self.choice.pieces as i32, &mut fp);
         if self.choice.first_early() {
             fp.first_scale = self.choice.first_scale;
@@ -1630,7 +1649,12 @@ unsafe impl GdnPlan for GdnFwdPlan {
             }
             None => GdnIoMaps::default(),
         };
-        Ok(FwdTmaParams { fp, cu_src, maps })
+        Ok(FwdTmaParams {
+            fp,
+            cu_src,
+            st_src,
+            maps,
+        })
     }
 
     fn launch_list(&self) -> impl Iterator<Item = Launch<'_, Function>> {
@@ -2720,6 +2744,30 @@ pub(super) mod tests {
             f.ports.push((name, port));
         }
         f
+    }
+
+    #[test]
+    fn a_pools_rows_are_the_fewest_its_states_declare() {
+        let port = |dims: Vec<i64>| PortFacts {
+            uid: 7,
+            dims,
+            dtype: DataType::Float,
+            packed: true,
+        };
+        let mut f = bound(facts(3, 300, 2, 128, false));
+        f.ports
+            .retain(|(n, _)| !matches!(*n, "initial_state" | "final_state" | "state_indices"));
+        assert_eq!(pool_rows(&f), 0, "no pool");
+        f.ports.push(("initial_state", port(vec![9, 2, 128, 128])));
+        assert_eq!(pool_rows(&f), 0, "states without state_indices: no pool");
+        f.ports.push(("state_indices", port(vec![3])));
+        assert_eq!(pool_rows(&f), 9);
+        f.ports.push(("final_state", port(vec![5, 2, 128, 128])));
+        assert_eq!(
+            pool_rows(&f),
+            5,
+            "a final state of fewer rows bounds the indices"
+        );
     }
 
     /// `f` with a `chunk_factors` port of `dims` and `dtype` (the forward's output or the

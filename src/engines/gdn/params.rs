@@ -152,6 +152,10 @@ pub struct WorkspaceLayout {
     pub cu_sane: u64,
     /// Token rows `T` of the THD tensors (the bound the sanitized offsets are clamped to).
     pub total_tokens: u64,
+    /// The sanitized pool rows `[N]` int32 after [`WorkspaceLayout::cu_sane`] (session 44,
+    /// [`StateSource`]): what the forward's kernels after its first read under a
+    /// `state_indices` pool.
+    pub state_rows: u64,
     /// Total bytes.
     pub total: u64,
 }
@@ -177,8 +181,29 @@ pub struct CuSource {
     pub reserved: i32,
 }
 
+/// `gdn::StateSource` of `kernels/include/gdn_fwd.cuh` (session 44): the caller's
+/// `state_indices` as the forward's first kernel (a chunk-table entry) reads it. Under a pool
+/// that kernel writes each index that names a row of the pool (`0 <= i < pool_rows`) unchanged
+/// and any other as −1 into the workspace ([`WorkspaceLayout::state_rows`]), and the kernels
+/// read that copy: a sequence whose index is outside the pool starts from a zero state and
+/// stores no final state, so a bad index cannot make a kernel read or write outside the
+/// caller's pool. Zero (null indices) without a pool. It follows [`CuSource`] in the forward's
+/// parameter block ([`FwdTmaParams::st_src`]).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct StateSource {
+    /// The caller's `[N]` int32 pool rows (device address), 0 without a pool.
+    pub state_indices: u64,
+    /// Rows of the pool the kernels read and write (the initial state's, and the final
+    /// state's when fewer).
+    pub pool_rows: i32,
+    /// Zero.
+    pub reserved: i32,
+}
+
 /// The entries that sanitize `cu_seqlens` ([`CuSource`]): the chunk-table kernels, one of which
-/// is the first launch of every GDN plan.
+/// is the first launch of every GDN plan (the forward's two also sanitize `state_indices`,
+/// [`StateSource`]).
 pub const CU_SANITIZING_ENTRIES: [&str; 4] = [
     "gdn_chunk_offsets",
     "gdn_fwd_chunk_order",
@@ -192,11 +217,18 @@ fn cu_sane_in_table(n_seqs: u64) -> u64 {
     (4 * (2 * n_seqs + 1)).div_ceil(8) * 8
 }
 
-/// The chunk table's region: `[N + 1]` int32 chunk offsets, the `[N]` int32 longest-first
-/// sequence order (session 34, [`WorkspaceLayout::seq_order`]), then the sanitized `[N + 1]`
-/// int64 `cu_seqlens` (session 43, [`WorkspaceLayout::cu_sane`]).
-pub fn chunk_table_bytes(n_seqs: u64) -> u64 {
+/// Where the sanitized `[N]` int32 pool rows start in the chunk table's region: right after the
+/// sanitized `cu_seqlens`.
+fn state_rows_in_table(n_seqs: u64) -> u64 {
     cu_sane_in_table(n_seqs) + 8 * (n_seqs + 1)
+}
+
+/// The chunk table's region: `[N + 1]` int32 chunk offsets, the `[N]` int32 longest-first
+/// sequence order (session 34, [`WorkspaceLayout::seq_order`]), the sanitized `[N + 1]` int64
+/// `cu_seqlens` (session 43, [`WorkspaceLayout::cu_sane`]), then the sanitized `[N]` int32 pool
+/// rows (session 44, [`WorkspaceLayout::state_rows`]; written by the forward under a pool only).
+pub fn chunk_table_bytes(n_seqs: u64) -> u64 {
+    state_rows_in_table(n_seqs) + 4 * n_seqs
 }
 
 /// Where the `[N]` int32 longest-first order starts in a chunk table at byte `chunk_offsets`:
@@ -254,6 +286,7 @@ impl WorkspaceLayout {
             gl,
             cu_sane: chunk_offsets + cu_sane_in_table(n_seqs),
             total_tokens,
+            state_rows: chunk_offsets + state_rows_in_table(n_seqs),
             total,
         }
     }
@@ -286,6 +319,7 @@ impl WorkspaceLayout {
             gl,
             cu_sane: chunk_offsets + cu_sane_in_table(n_seqs),
             total_tokens,
+            state_rows: chunk_offsets + state_rows_in_table(n_seqs),
             total,
         }
     }
@@ -336,6 +370,24 @@ impl WorkspaceLayout {
         p.ws_ut = base + self.ut;
         p.ws_a = base + self.a;
         p.ws_gl = base + self.gl;
+        src
+    }
+
+    /// Under a pool (a bound `state_indices`, `p.state_indices` nonzero) points `p`'s
+    /// `state_indices` at the sanitized copy in a workspace at `base` and returns the caller's
+    /// indices and the pool's `pool_rows` as the forward's first kernel reads them
+    /// ([`StateSource`]); without a pool changes nothing and returns zero.
+    pub fn bind_pool(&self, base: u64, pool_rows: u64, p: &mut FwdParams) -> StateSource {
+        if p.state_indices == 0 {
+            return StateSource::default();
+        }
+        let src = StateSource {
+            state_indices: p.state_indices,
+            // The indices are int32: a pool past i32::MAX rows has no row they cannot name.
+            pool_rows: i32::try_from(pool_rows).unwrap_or(i32::MAX),
+            reserved: 0,
+        };
+        p.state_indices = base + self.state_rows;
         src
     }
 }
@@ -978,10 +1030,12 @@ pub struct GdnIoMaps {
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct FwdTmaParams {
-    /// Everything but the caller's `cu_seqlens` and the maps.
+    /// Everything but the caller's `cu_seqlens`, `state_indices` and the maps.
     pub fp: FwdFastParams,
     /// The caller's `cu_seqlens` (offset 328; read by the chunk-table entries only).
     pub cu_src: CuSource,
+    /// The caller's `state_indices` (offset 352; read by the chunk-table entries only).
+    pub st_src: StateSource,
     /// The maps (128-byte aligned: offset 384).
     pub maps: GdnIoMaps,
 }
@@ -1476,10 +1530,8 @@ mod tests {
                     l.cu_sane >= l.seq_order + 4 * n,
                     "n = {n}: overlaps the order"
                 );
-                assert_eq!(
-                    l.cu_sane + 8 * (n + 1),
-                    l.chunk_offsets + chunk_table_bytes(n)
-                );
+                assert_eq!(l.cu_sane + 8 * (n + 1), l.state_rows);
+                assert_eq!(l.state_rows + 4 * n, l.chunk_offsets + chunk_table_bytes(n));
                 assert!(l.chunk_offsets + chunk_table_bytes(n) <= l.w, "n = {n}");
                 assert_eq!(l.total_tokens, 300);
                 let mut p = FwdParams {
@@ -1513,6 +1565,38 @@ mod tests {
             (0xbeef_0000, 1, 500)
         );
         assert_eq!(p.f.cu_seqlens, 0x2_0000_0000 + b.fwd.cu_sane);
+    }
+
+    #[test]
+    fn a_pool_binds_its_sanitized_rows_and_no_pool_binds_nothing() {
+        let l = WorkspaceLayout::slim(3, 300, 2);
+        let mut p = FwdParams::default();
+        assert_eq!(
+            l.bind_pool(0x1_0000_0000, 7, &mut p),
+            StateSource::default()
+        );
+        assert_eq!(p.state_indices, 0);
+        p.state_indices = 0xcafe_0000;
+        let src = l.bind_pool(0x1_0000_0000, 7, &mut p);
+        assert_eq!(
+            src,
+            StateSource {
+                state_indices: 0xcafe_0000,
+                pool_rows: 7,
+                reserved: 0
+            }
+        );
+        assert_eq!(p.state_indices, 0x1_0000_0000 + l.state_rows);
+        // A pool past the int32 indices' range: every index names one of its rows.
+        let mut p = FwdParams {
+            state_indices: 0xcafe_0000,
+            ..FwdParams::default()
+        };
+        assert_eq!(
+            l.bind_pool(0, 1 << 40, &mut p).pool_rows,
+            i32::MAX,
+            "pool rows saturate"
+        );
     }
 
     #[test]
@@ -1780,6 +1864,8 @@ mod tests {
         assert_eq!(std::mem::offset_of!(FwdTmaParams, fp), 0);
         assert_eq!(std::mem::offset_of!(FwdTmaParams, cu_src), 328);
         assert_eq!(std::mem::size_of::<CuSource>(), 24);
+        assert_eq!(std::mem::offset_of!(FwdTmaParams, st_src), 352);
+        assert_eq!(std::mem::size_of::<StateSource>(), 16);
         // The backward's block: BwdCkptParams, then the ring maps 128-byte aligned
         // (gdn_bwd_chain.cuh: 1024, maps at 512).
         assert_eq!(std::mem::size_of::<BwdTmaParams>(), 1024);
