@@ -396,6 +396,16 @@ fn declines_ports_the_kernels_would_run_past() {
 /// A forward graph of one sequence of `t` tokens on `h` heads at K = V = 128 (bf16 io, fp32
 /// gates), the dims as given whatever their product.
 fn forward_graph_at(t: i64, h: i64) -> Graph {
+    forward_graph_with(t, h, 1, |b| b)
+}
+
+/// [`forward_graph_at`] for `n` sequences, the node's attributes set by `attrs`.
+fn forward_graph_with(
+    t: i64,
+    h: i64,
+    n: i64,
+    attrs: impl FnOnce(NodeBuilder) -> NodeBuilder,
+) -> Graph {
     let d = 128;
     let mut g = Graph::new(GraphContext::new(
         DataType::Bfloat16,
@@ -409,12 +419,12 @@ fn forward_graph_at(t: i64, h: i64) -> Graph {
         ("v", vec![t, h, d], DataType::Bfloat16),
         ("g", vec![t, h], DataType::Float),
         ("beta", vec![t, h], DataType::Float),
-        ("cu_seqlens", vec![2], DataType::Int32),
+        ("cu_seqlens", vec![n.saturating_add(1)], DataType::Int32),
     ] {
         let u = g.add_tensor(Tensor::new(port, &dims, dt)).unwrap();
         b = b.input(port, u);
     }
-    g.add_node(b).unwrap();
+    g.add_node(attrs(b)).unwrap();
     g
 }
 
@@ -439,4 +449,52 @@ fn shapes_past_the_kernels_32_bit_indices_decline_without_a_panic() {
         got.contains("(T / 64 + N) · HO (chunk-slot units) = 2147483584"),
         "{got}"
     );
+}
+
+#[test]
+fn absurd_sequence_counts_infer_saturated_dims_and_decline() {
+    // N = 2^63 − 2 sequences of 2^62 tokens with checkpoints and saved chunk factors: the inferred
+    // rows (T / c + N, T / 64 + N) saturate instead of overflowing, and the engine declines.
+    for every in [64, 128] {
+        let g = forward_graph_with(1 << 62, 64, i64::MAX - 1, |b| {
+            b.int("checkpoint_every_n_tokens", every)
+                .bool("output_chunk_factors", true)
+        });
+        let got = verdict(&g, &Target::with_arch(90)).expect_err("must decline");
+        assert!(got.contains("exceeds the kernels' limit"), "{got}");
+        plans_without_gdn_sm90(g);
+    }
+    // The backward at such counts: its states [N, HO, V, K] and checkpoints overflow any product.
+    let (t, n) = (1i64 << 62, i64::MAX - 1);
+    let (g, _) = backward_graph_with(
+        128,
+        &[
+            ("q", vec![t, 1, 128]),
+            ("k", vec![t, 1, 128]),
+            ("v", vec![t, 2, 128]),
+            ("g", vec![t, 2]),
+            ("beta", vec![t, 2]),
+            ("dO", vec![t, 2, 128]),
+            ("cu_seqlens", vec![n + 1]),
+            ("initial_state", vec![n, 2, 128, 128]),
+            ("d_final_state", vec![n, 2, 128, 128]),
+        ],
+    );
+    let got = verdict(&g, &Target::with_arch(90)).expect_err("must decline");
+    assert!(got.contains("exceeds the kernels' limit"), "{got}");
+    plans_without_gdn_sm90(g);
+}
+
+/// Plans `g` for a hypothetical SM90 as the C ABI does (validate, freeze, rank): no panic, and
+/// `gdn_sm90` is not listed.
+fn plans_without_gdn_sm90(mut g: Graph) {
+    let opts = PlanOptions {
+        manifest: &MANIFEST,
+        backend: default_provider(),
+        target: Target::with_arch(90),
+        opt_in: Some(false),
+    };
+    if let Ok(list) = PlanList::plan(&mut g, opts, &[HeurMode::A]) {
+        assert!(list.entries().iter().all(|e| e.engine_id != 20_103));
+    }
 }

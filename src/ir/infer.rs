@@ -380,7 +380,7 @@ fn infer_rule(c: &Ctx<'_>, rule: &ShapeRule) -> InferResult {
                 return Ok(None);
             }
             let rows = la_expanded_rows(&kd);
-            packed(vec![(rows / every + n).max(1), ho, v, k])
+            packed(vec![(rows / every).saturating_add(n).max(1), ho, v, k])
         }
         ShapeRule::LaChunkFactors => {
             let (Some(n), Some(ho), Some(t), Some(v)) =
@@ -421,22 +421,23 @@ pub fn gdn_chunk_factor_bytes(v: i64, every: i64) -> i64 {
 }
 
 /// The chunk slots a `chunk_factors` tensor has room for: `max(T / 64 + N, 1)` (every sequence's
-/// last chunk may be partial).
+/// last chunk may be partial), saturating at `i64::MAX` (the engine declines such counts).
 pub fn gdn_chunk_factor_rows(total_tokens: i64, n_seqs: i64) -> i64 {
-    (total_tokens / 64 + n_seqs).max(1)
+    (total_tokens / 64).saturating_add(n_seqs).max(1)
 }
 
-/// Rows of a linear-attention token tensor on the expanded timeline (`[T, n, H, D]` → `T·n`).
+/// Rows of a linear-attention token tensor on the expanded timeline (`[T, n, H, D]` → `T·n`,
+/// saturating).
 pub fn la_expanded_rows(dims: &[i64]) -> i64 {
     if dims.len() >= 4 {
-        dims[0] * dims[1]
+        dims[0].saturating_mul(dims[1])
     } else {
         dims.first().copied().unwrap_or(0)
     }
 }
 
 fn la_n(c: &Ctx<'_>) -> Option<i64> {
-    c.dim("cu_seqlens", 0).map(|d| d - 1)
+    c.dim("cu_seqlens", 0).map(|d| d.saturating_sub(1))
 }
 
 fn la_v(c: &Ctx<'_>) -> Option<i64> {
