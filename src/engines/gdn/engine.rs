@@ -464,10 +464,10 @@ pub enum PortDim {
 /// Every port the kernels address by the node's shape alone, with the dims they address (spec
 /// §2.2; the analyzer takes `T`, `H`, `K` from q, `HK` from k, `HV`, `V` from v, `N` from
 /// `cu_seqlens`): a port declared smaller would be read or written past its end, so any other
-/// dims decline ([`port_dims`]). The IR infers the outputs' dims from the inputs' (a gradient is
-/// declared like its primal), so the inputs' rows here also bound what the backward writes.
-/// `state_checkpoints` and `chunk_factors` have their own rules (`checkpoint_use` of the backward,
-/// [`chunk_factors_port`]).
+/// dims decline (the support rule `port_dims`). The IR infers the outputs' dims from the inputs'
+/// (a gradient is declared like its primal), so the inputs' rows here also bound what the
+/// backward writes. `state_checkpoints` and `chunk_factors` have their own rules
+/// (`checkpoint_use` of the backward, `chunk_factors_port`).
 pub const PORT_DIMS: [(&str, &[PortDim]); 22] = {
     use PortDim::*;
     [
