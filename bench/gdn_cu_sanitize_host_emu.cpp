@@ -15,6 +15,8 @@
 // Build and run (about 90 s on two cores: 780 launches of 1,024 emulated threads):
 //   g++ -std=c++20 -O2 -fno-strict-aliasing -pthread -Ikernels/include -Ibench \
 //       bench/gdn_cu_sanitize_host_emu.cpp -o /tmp/cu_sanitize && /tmp/cu_sanitize
+// Also state_rows_sanitize_body (session 44): 25 pools × index counts, each index inside, just
+// outside, negative or INT_MIN / INT_MAX.
 // A mutation check: `GDN_CU_MUTANT=1` feeds the body a source whose total is T - 1; the check must
 // then fail on the cases whose last offset is T.
 #include "gdn_host_emu.h"
@@ -120,6 +122,36 @@ int run(const Case& c, bool i64, bool mutant) {
   return bad;
 }
 
+// Runs state_rows_sanitize_body on n random pool indices (inside, just outside, negative,
+// INT_MIN / INT_MAX) for a pool of `pool_rows`: every index inside [0, pool_rows) copied, every
+// other −1, nothing past out[n − 1] written; without a source nothing at all. Returns the number
+// of mismatches (printing the first).
+int run_state_rows(int n, int pool_rows) {
+  std::vector<int> idx(n);
+  for (auto& x : idx) {
+    const long long pick[] = {next(0, pool_rows > 0 ? pool_rows - 1 : 0), next(-3, -1), pool_rows,
+                              static_cast<long long>(pool_rows) + next(1, 3), INT_MIN, INT_MAX};
+    x = static_cast<int>(std::clamp<long long>(pick[next(0, 5)], INT_MIN, INT_MAX));
+  }
+  constexpr int guard = 0x5a5a5a5a;
+  std::vector<int> out(n + 1, guard);
+  gdn::StateSource src{idx.data(), pool_rows, 0};
+  launch({1, 1, 1}, gdn::OFFSETS_THREADS, [&] { gdn::state_rows_sanitize_body(src, n, out.data()); });
+  int bad = 0;
+  for (int i = 0; i < n; ++i) {
+    const int want = idx[i] >= 0 && idx[i] < pool_rows ? idx[i] : -1;
+    if (out[i] != want && bad++ == 0)
+      printf("  STATE ROWS n=%d pool=%d at %d: index %d gave %d, want %d\n", n, pool_rows, i, idx[i], out[i], want);
+  }
+  if (out[n] != guard && bad++ == 0) printf("  STATE ROWS n=%d: out[N] written\n", n);
+  std::vector<int> none(n + 1, guard);
+  gdn::StateSource null_src{nullptr, pool_rows, 0};
+  launch({1, 1, 1}, gdn::OFFSETS_THREADS, [&] { gdn::state_rows_sanitize_body(null_src, n, none.data()); });
+  if (std::any_of(none.begin(), none.end(), [](int x) { return x != guard; }) && bad++ == 0)
+    printf("  STATE ROWS n=%d: written without a pool\n", n);
+  return bad;
+}
+
 }  // namespace
 
 int main() {
@@ -131,6 +163,14 @@ int main() {
       ++ran;
       if (run(c, i64, mutant) > 0) ++failed;
     }
+  int rows_ran = 0, rows_failed = 0;
+  for (int n : {1, 31, 1024, 1025, 5000})
+    for (int pool : {0, 1, 7, 1000, INT_MAX}) {
+      ++rows_ran;
+      if (run_state_rows(n, pool) > 0) ++rows_failed;
+    }
+  printf("gdn_cu_sanitize_host_emu: state rows %d cases, %d failed\n", rows_ran, rows_failed);
+  failed += rows_failed;
   printf("gdn_cu_sanitize_host_emu: %d cases, %d failed%s\n", ran, failed, mutant ? " (mutant)" : "");
   printf("%s\n", failed == 0 ? "all ok" : "FAILED");
   return failed == 0 ? 0 : 1;

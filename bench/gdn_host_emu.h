@@ -38,7 +38,8 @@ inline float2 make_float2(float a, float b) { return {a, b}; }
 inline float4 make_float4(float a, float b, float c, float d) { return {a, b, c, d}; }
 struct U3 { unsigned x, y, z; };
 thread_local U3 threadIdx, blockIdx;
-static U3 gridDim;  // the running launch's grid (persistent kernels stride by it)
+static U3 gridDim;   // the running launch's grid (persistent kernels stride by it)
+static U3 blockDim;  // the running launch's block (1-D: threads, 1, 1)
 #define __device__
 #define __forceinline__ inline
 #define __global__
@@ -54,24 +55,25 @@ void __syncwarp();
 float __shfl_xor_sync(unsigned, float v, int o);
 float __shfl_up_sync(unsigned, float v, int o);
 float __shfl_sync(unsigned, float v, int src);
-// 32-bit words (packed io-dtype pairs: store_state_frags_io16) exchange their bits unchanged
-// (session 17: through the float overload they were converted).
-inline unsigned __shfl_xor_sync(unsigned m, unsigned v, int o) {
+// A 32-bit word through one of the float shuffles above, its bits unchanged (a conversion to
+// float would round an integer above 2^24 and change packed io-dtype pairs).
+template <typename Shuffle>
+inline unsigned emu_shfl_bits(unsigned v, Shuffle shuffle) {
   float f;
   std::memcpy(&f, &v, 4);
-  f = __shfl_xor_sync(m, f, o);
+  f = shuffle(f);
   std::memcpy(&v, &f, 4);
   return v;
 }
-// Integers exchange their bits unchanged (through the float overload an int above 2^24 would be
-// rounded): 32-bit ones (warp_inclusive_sum) whole, 64-bit ones (cu_sanitize_body's running
-// maxima) in two halves.
+// 32-bit words (packed io-dtype pairs: store_state_frags_io16) exchange their bits unchanged
+// (session 17: through the float overload they were converted).
+inline unsigned __shfl_xor_sync(unsigned m, unsigned v, int o) {
+  return emu_shfl_bits(v, [&](float f) { return __shfl_xor_sync(m, f, o); });
+}
+// Integers exchange their bits unchanged: 32-bit ones (warp_inclusive_sum) whole, 64-bit ones
+// (cu_sanitize_body's running maxima) in two halves.
 inline unsigned emu_shfl_up_bits(unsigned m, unsigned v, int o) {
-  float f;
-  std::memcpy(&f, &v, 4);
-  f = __shfl_up_sync(m, f, o);
-  std::memcpy(&v, &f, 4);
-  return v;
+  return emu_shfl_bits(v, [&](float f) { return __shfl_up_sync(m, f, o); });
 }
 inline int __shfl_up_sync(unsigned m, int v, int o) {
   return static_cast<int>(emu_shfl_up_bits(m, static_cast<unsigned>(v), o));
@@ -296,6 +298,7 @@ static std::atomic<int> g_unwaited{0};  // threads that ended with copies never 
 
 static void launch(U3 grid, unsigned threads, const std::function<void()>& body) {
   gridDim = grid;
+  blockDim = {threads, 1, 1};
   for (unsigned z = 0; z < grid.z; ++z)
     for (unsigned y = 0; y < grid.y; ++y)
       for (unsigned x = 0; x < grid.x; ++x) {

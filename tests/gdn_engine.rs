@@ -235,12 +235,7 @@ fn the_backward_is_served_and_declines_only_for_unsupported_shapes() {
 #[test]
 fn plans_on_a_hypothetical_sm90() {
     let mut g = forward_graph(&Spec::default());
-    let opts = PlanOptions {
-        manifest: &MANIFEST,
-        backend: default_provider(),
-        target: Target::with_arch(90),
-        opt_in: Some(false),
-    };
+    let opts = options_for_sm(90);
     let list = PlanList::plan(&mut g, opts, &[HeurMode::A]).expect("planning succeeds");
     assert!(
         list.entries().iter().any(|e| e.engine_id == 20_103),
@@ -251,16 +246,7 @@ fn plans_on_a_hypothetical_sm90() {
             .collect::<Vec<_>>()
     );
     // On SM80 the family's only engine declines: no bundled entry.
-    let mut g = forward_graph(&Spec::default());
-    let opts = PlanOptions {
-        manifest: &MANIFEST,
-        backend: default_provider(),
-        target: Target::with_arch(80),
-        opt_in: Some(false),
-    };
-    if let Ok(list) = PlanList::plan(&mut g, opts, &[HeurMode::A]) {
-        assert!(list.entries().iter().all(|e| e.engine_id != 20_103));
-    }
+    plans_without_gdn_sm90_on(forward_graph(&Spec::default()), 80);
 }
 
 /// A backward graph like the GPU tests build: bf16 io, fp16 gate, fp32 beta, bf16 states,
@@ -328,12 +314,7 @@ fn serves_the_backward_with_each_gradient_in_its_primals_dtype() {
             assert_eq!(v.tensor(uid).unwrap().data_type, want, "{grad}");
         }
         let mut g = g;
-        let opts = PlanOptions {
-            manifest: &MANIFEST,
-            backend: default_provider(),
-            target: Target::with_arch(90),
-            opt_in: Some(false),
-        };
+        let opts = options_for_sm(90);
         let list = PlanList::plan(&mut g, opts, &[HeurMode::A]).expect("planning");
         assert!(list.entries().iter().any(|e| e.engine_id == 20_103));
     }
@@ -487,14 +468,24 @@ fn absurd_sequence_counts_infer_saturated_dims_and_decline() {
 
 /// Plans `g` for a hypothetical SM90 as the C ABI does (validate, freeze, rank): no panic, and
 /// `gdn_sm90` is not listed.
-fn plans_without_gdn_sm90(mut g: Graph) {
-    let opts = PlanOptions {
+fn plans_without_gdn_sm90(g: Graph) {
+    plans_without_gdn_sm90_on(g, 90);
+}
+
+/// [`plans_without_gdn_sm90`] for a hypothetical device of compute capability `arch`.
+fn plans_without_gdn_sm90_on(mut g: Graph, arch: i32) {
+    if let Ok(list) = PlanList::plan(&mut g, options_for_sm(arch), &[HeurMode::A]) {
+        assert!(list.entries().iter().all(|e| e.engine_id != 20_103));
+    }
+}
+
+/// Planning options for a hypothetical device of compute capability `arch`: the shipped manifest,
+/// the default backend, opt-in engines off.
+fn options_for_sm(arch: i32) -> PlanOptions {
+    PlanOptions {
         manifest: &MANIFEST,
         backend: default_provider(),
-        target: Target::with_arch(90),
+        target: Target::with_arch(arch),
         opt_in: Some(false),
-    };
-    if let Ok(list) = PlanList::plan(&mut g, opts, &[HeurMode::A]) {
-        assert!(list.entries().iter().all(|e| e.engine_id != 20_103));
     }
 }

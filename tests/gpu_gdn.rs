@@ -99,6 +99,15 @@ fn base(name: &'static str, lens: &[usize], k: usize) -> Case {
     }
 }
 
+/// A case the default rule cuts into pieces (summaries, the fp32 chain, seeded output passes):
+/// 1500 + 900 tokens on two heads at K = V = 128, with slowly decaying gates (α ≥ 0.995) so that
+/// the chained seeds reach O, the final state and the gradients.
+fn piece_chain_case(name: &'static str) -> Case {
+    let mut c = base(name, &[1500, 900], 128);
+    c.long_span = true;
+    c
+}
+
 /// Bytes of each guard band around the outputs and the workspace.
 const GUARD: usize = 4096;
 /// The guard bands' byte (the outputs and the workspace are filled with 0xFF).
@@ -962,13 +971,9 @@ fn forward_parity_matrix() {
     // The piece chain by the default rule (session 12): long sequences on few heads are cut
     // into 16 pieces (summaries, the fp32 chain, seeded output passes); slowly decaying gates
     // carry the chained seeds into O and the final state.
-    let mut c = base(
+    cases.push(piece_chain_case(
         "bf16 K=V=128 H=2, long span, 1500 + 900 (piece chain)",
-        &[1500, 900],
-        128,
-    );
-    c.long_span = true;
-    cases.push(c);
+    ));
     let mut c = one_head_k64_case("fp16 K=V=64 H=1, 0 + 1500 + 700 (piece chain), bf16 state");
     c.long_span = true;
     cases.push(c);
@@ -1011,13 +1016,8 @@ fn state_indices_outside_the_pool_start_from_zero_and_store_nothing() {
         c.pool_outside = vec![0, 1, 3, 4];
         cases.push(c);
     }
-    let mut c = base(
-        "pool, indices outside it, 1500 + 900 (piece chain)",
-        &[1500, 900],
-        128,
-    );
+    let mut c = piece_chain_case("pool, indices outside it, 1500 + 900 (piece chain)");
     c.pool = true;
-    c.long_span = true;
     c.pool_outside = vec![1];
     cases.push(c);
     for (i, c) in cases.iter().enumerate() {
@@ -1086,12 +1086,7 @@ fn malformed_cu_seqlens_run_as_their_clamped_running_maximum() {
         }
     }
     // The piece chain (long sequences on few heads): the last offset past T.
-    let mut c = base(
-        "malformed cu_seqlens (past T, int32) 1500 + 900 (piece chain)",
-        &[1500, 900],
-        128,
-    );
-    c.long_span = true;
+    let mut c = piece_chain_case("malformed cu_seqlens (past T, int32) 1500 + 900 (piece chain)");
     c.cu_device = Some(vec![0, 1500, 7400]);
     cases.push(c);
     let mut failures = Vec::new();
@@ -1430,13 +1425,9 @@ fn backward_parity_matrix() {
     ));
     // The same schedule with slowly decaying gates, so that the pieces' transitions (M_j, Mᵀ_j)
     // and the chained seeds reach the gradients (16 pieces by the default rule).
-    let mut c = base(
+    cases.push(piece_chain_case(
         "bwd bf16 K=V=128 H=2, long span (alpha >= 0.995), 1500 + 900",
-        &[1500, 900],
-        128,
-    );
-    c.long_span = true;
-    cases.push(c);
+    ));
     cases.push(aligned_case(
         "bwd bf16 K=V=128 aligned keys, neg eig, long span",
         &[300, 77],
