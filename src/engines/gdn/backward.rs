@@ -2024,7 +2024,8 @@ impl BwdSchedule {
 
     /// [`BwdSchedule::default_for`], then the piece passes `DNNPLAN_GDN_BWD_PIECE_PASSES=p1|s2`
     /// names (where they serve K; the default's piece count, so that the switch changes kernels,
-    /// never the results), then `DNNPLAN_GDN_BWD_PIECES=n` (diagnostics; 1..=64).
+    /// never the results), then `DNNPLAN_GDN_BWD_PIECES=n` (diagnostics; 1..=64, within the launch grid:
+    /// [`super::engine::forced_piece_count`]).
     pub fn pick(f: &GdnFacts, sms: u64) -> BwdSchedule {
         let value = std::env::var("DNNPLAN_GDN_BWD_PIECE_PASSES").unwrap_or_default();
         let mut s = BwdSchedule::default_for(f, sms);
@@ -2033,7 +2034,7 @@ impl BwdSchedule {
             .ok()
             .and_then(|x| x.parse::<u64>().ok())
         {
-            s.pieces = p.clamp(1, 64);
+            s.pieces = super::engine::forced_piece_count(p, f.n_seqs, |p| 2 * p - 1);
         }
         s
     }

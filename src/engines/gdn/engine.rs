@@ -365,6 +365,18 @@ pub const MAX_TOKENS: u64 = (1 << 31) - 1;
 /// The largest launch-grid y / z dimension: output heads and sequences each index one.
 pub const MAX_GRID_YZ: u64 = 65_535;
 
+/// A forced piece count (`DNNPLAN_GDN_FWD_PIECES`, `DNNPLAN_GDN_BWD_PIECES`: diagnostics) as a
+/// plan may launch it: within 1..=64, and at most the count whose widest grid z — `blocks(P)`
+/// of `n_seqs` sequences per piece layer (the forward's passes `N·P`, the backward's summaries
+/// `N·(2P − 1)`) — stays within [`MAX_GRID_YZ`], so that a forced cut never fails at launch.
+pub fn forced_piece_count(value: u64, n_seqs: i64, blocks: impl Fn(u64) -> u64) -> u64 {
+    let n = count(n_seqs).max(1);
+    (1..=value.clamp(1, 64))
+        .rev()
+        .find(|&p| n.saturating_mul(blocks(p)) <= MAX_GRID_YZ)
+        .unwrap_or(1)
+}
+
 /// A count of the facts (0 for a negative one).
 fn count(x: i64) -> u64 {
     x.max(0) as u64
@@ -733,7 +745,7 @@ impl FwdChoice {
         let mut c = FwdChoice::default_with(f, sms, first);
         let forced_pieces = env("DNNPLAN_GDN_FWD_PIECES").is_some();
         if let Some(p) = env("DNNPLAN_GDN_FWD_PIECES").and_then(|x| x.parse::<u64>().ok()) {
-            c.pieces = p.clamp(1, 64);
+            c.pieces = forced_piece_count(p, f.n_seqs, |p| p);
             c.scan = if c.pieces > 1 {
                 piece_path(f).0
             } else {
@@ -2744,6 +2756,23 @@ pub(super) mod tests {
             f.ports.push((name, port));
         }
         f
+    }
+
+    #[test]
+    fn forced_piece_counts_keep_every_grid_within_the_launch_limit() {
+        // Within 1..=64 for few sequences.
+        assert_eq!(forced_piece_count(0, 4, |p| p), 1);
+        assert_eq!(forced_piece_count(8, 4, |p| p), 8);
+        assert_eq!(forced_piece_count(500, 4, |p| p), 64);
+        // N · P ≤ 65535 (the forward) and N · (2P − 1) ≤ 65535 (the backward's summaries).
+        assert_eq!(forced_piece_count(64, 2000, |p| p), 32);
+        assert_eq!(forced_piece_count(64, 2000, |p| 2 * p - 1), 16);
+        assert_eq!(forced_piece_count(8, 65_535, |p| p), 1);
+        assert_eq!(
+            forced_piece_count(8, 70_000, |p| p),
+            1,
+            "the index limits decline these"
+        );
     }
 
     #[test]
