@@ -2758,6 +2758,12 @@ pub(super) mod tests {
         f
     }
 
+    /// The dims of `f`'s bound port `name` (tests).
+    fn dims_mut<'a>(f: &'a mut GdnFacts, name: &str) -> &'a mut Vec<i64> {
+        let (_, p) = f.ports.iter_mut().find(|(n, _)| *n == name).expect("bound");
+        &mut p.dims
+    }
+
     #[test]
     fn forced_piece_counts_keep_every_grid_within_the_launch_limit() {
         // Within 1..=64 for few sequences.
@@ -3353,8 +3359,7 @@ pub(super) mod tests {
                     "{op:?}: {why}"
                 );
                 // A rank of its own declines too.
-                let (_, p) = g.ports.iter_mut().find(|(n, _)| *n == port).expect("bound");
-                p.dims = [want.clone(), vec![1]].concat();
+                *dims_mut(&mut g, port) = [want.clone(), vec![1]].concat();
                 assert!(verdict(&g).is_some(), "{port}");
             }
         }
@@ -3370,34 +3375,18 @@ pub(super) mod tests {
             },
         ));
         for port in ["initial_state", "final_state"] {
-            let (_, p) = f.ports.iter_mut().find(|(n, _)| *n == port).expect("bound");
-            p.dims[0] = 7;
+            dims_mut(&mut f, port)[0] = 7;
         }
         assert_eq!(verdict(&f), None);
-        let (_, p) = f
-            .ports
-            .iter_mut()
-            .find(|(n, _)| *n == "initial_state")
-            .expect("bound");
-        p.dims[1] = 3;
+        dims_mut(&mut f, "initial_state")[1] = 3;
         let why = verdict(&f).expect("declined");
         assert!(
             why.contains("[N (or the pool's rows), HO, V, K] = [7, 4, 128, 128]"),
             "{why}"
         );
         // The indices themselves are [N].
-        let (_, p) = f
-            .ports
-            .iter_mut()
-            .find(|(n, _)| *n == "initial_state")
-            .expect("bound");
-        p.dims[1] = 4;
-        let (_, p) = f
-            .ports
-            .iter_mut()
-            .find(|(n, _)| *n == "state_indices")
-            .expect("bound");
-        p.dims = vec![2];
+        dims_mut(&mut f, "initial_state")[1] = 4;
+        *dims_mut(&mut f, "state_indices") = vec![2];
         let why = verdict(&f).expect("declined");
         assert!(
             why.contains("port state_indices must have") && why.contains("[N] = [3]"),
