@@ -427,7 +427,7 @@ __device__ __forceinline__ void seq_span_offsets(const FwdParams& p, int* out, l
 
 // The caller's cu_seqlens as the plan's first kernel reads it (session 43). Every other kernel
 // reads FwdParams::cu_seqlens, which the plan points at a sanitized int64 copy in its workspace
-// (src/engines/gdn/params.rs CuGuard); the first kernel of every plan (a chunk-table entry) writes
+// (src/engines/gdn/params.rs WorkspaceLayout::cu_sane); the first kernel of every plan (a chunk-table entry) writes
 // that copy from this source (cu_sanitize_body) before it builds its tables from it. The block
 // sits in the parameter block's padding before the tensor maps (FwdTableParams, BwdTableParams).
 struct CuSource {

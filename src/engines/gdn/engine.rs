@@ -547,28 +547,32 @@ impl PortDim {
 /// The dims the kernels address `port` at for `f` (a pool's rows: the declared ones), `None`
 /// when [`PORT_DIMS`] has no row for it.
 pub fn expected_dims(f: &GdnFacts, port: &str, declared: &[i64]) -> Option<Vec<i64>> {
-    let (_, dims) = PORT_DIMS.iter().find(|(p, _)| *p == port)?;
-    Some(
-        dims.iter()
-            .enumerate()
-            .map(|(i, d)| {
-                d.extent(f)
-                    .unwrap_or_else(|| declared.get(i).copied().unwrap_or(1).max(1))
-            })
-            .collect(),
-    )
+    Some(extents(f, port_dim_row(port)?, declared))
+}
+
+/// `port`'s row of [`PORT_DIMS`].
+fn port_dim_row(port: &str) -> Option<&'static [PortDim]> {
+    PORT_DIMS.iter().find(|(p, _)| *p == port).map(|(_, d)| *d)
+}
+
+/// The extents of `dims` for `f`, a pool's rows as `declared` has them.
+fn extents(f: &GdnFacts, dims: &[PortDim], declared: &[i64]) -> Vec<i64> {
+    dims.iter()
+        .enumerate()
+        .map(|(i, d)| {
+            d.extent(f)
+                .unwrap_or_else(|| declared.get(i).copied().unwrap_or(1).max(1))
+        })
+        .collect()
 }
 
 /// Every bound port has the dims the kernels address ([`PORT_DIMS`]).
 fn port_dims(f: &GdnFacts, _: &Target) -> Option<String> {
     f.ports.iter().find_map(|(name, p)| {
-        let want = expected_dims(f, name, &p.dims)?;
+        let dims = port_dim_row(name)?;
+        let want = extents(f, dims, &p.dims);
         (p.dims != want).then(|| {
-            let names = PORT_DIMS
-                .iter()
-                .find(|(n, _)| n == name)
-                .map(|(_, d)| d.iter().map(|x| x.name()).collect::<Vec<_>>().join(", "))
-                .unwrap_or_default();
+            let names = dims.iter().map(|x| x.name()).collect::<Vec<_>>().join(", ");
             format!(
                 "port {name} must have the dims the kernels address, [{names}] = {want:?}; got \
                  {:?} (a smaller port would be read or written past its end)",
@@ -1327,7 +1331,7 @@ fn pool_rows(f: &GdnFacts) -> u64 {
     ["initial_state", "final_state"]
         .into_iter()
         .filter_map(|port| f.port(port)?.dims.first().copied())
-        .map(|rows| rows.max(0) as u64)
+        .map(count)
         .min()
         .unwrap_or(0)
 }

@@ -234,7 +234,9 @@ mod tests {
                 std::mem::size_of::<params::BwdCkptParams>(),
             ),
             ("BwdTmaParams", std::mem::size_of::<params::BwdTmaParams>()),
+            ("FwdTmaParams", std::mem::size_of::<params::FwdTmaParams>()),
             ("CuSource", std::mem::size_of::<params::CuSource>()),
+            ("StateSource", std::mem::size_of::<params::StateSource>()),
         ];
         for (ty, host) in mirrored {
             let device = sizes.get(ty).unwrap_or_else(|| {

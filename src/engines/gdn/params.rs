@@ -273,8 +273,20 @@ impl WorkspaceLayout {
     /// The chunk table of `n_seqs` sequences of `total_tokens` tokens in all, then `W`, `Q⁺`,
     /// `Kᴿ`, `Ũᵀ`, `A`, `Γ_last` of `sizes` bytes, in that order ([`regions`]).
     fn in_order(n_seqs: u64, total_tokens: u64, sizes: [u64; 6]) -> WorkspaceLayout {
-        let (chunk_offsets, [w, q, kr, ut, a, gl], total) =
-            regions(chunk_table_bytes(n_seqs), sizes);
+        let (chunk_offsets, at, total) = regions(chunk_table_bytes(n_seqs), sizes);
+        Self::with_table(n_seqs, total_tokens, chunk_offsets, at, total)
+    }
+
+    /// A layout of `total` bytes whose chunk table of `n_seqs` sequences (`total_tokens` tokens in
+    /// all) starts at `chunk_offsets` and whose `W`, `Q⁺`, `Kᴿ`, `Ũᵀ`, `A`, `Γ_last` start at
+    /// `at`: the table's parts (order, sanitized offsets and pool rows) placed in it.
+    fn with_table(
+        n_seqs: u64,
+        total_tokens: u64,
+        chunk_offsets: u64,
+        [w, q, kr, ut, a, gl]: [u64; 6],
+        total: u64,
+    ) -> WorkspaceLayout {
         WorkspaceLayout {
             chunk_offsets,
             seq_order: seq_order_offset(chunk_offsets, n_seqs),
@@ -308,20 +320,13 @@ impl WorkspaceLayout {
                 slots * 4,
             ],
         );
-        WorkspaceLayout {
-            chunk_offsets,
-            seq_order: seq_order_offset(chunk_offsets, n_seqs),
-            w,
-            q: a,
-            kr,
-            ut: a,
-            a,
-            gl,
-            cu_sane: chunk_offsets + cu_sane_in_table(n_seqs),
+        Self::with_table(
+            n_seqs,
             total_tokens,
-            state_rows: chunk_offsets + state_rows_in_table(n_seqs),
+            chunk_offsets,
+            [w, a, kr, a, a, gl],
             total,
-        }
+        )
     }
 
     /// The forward-side regions of the backward's slim form (session 37,
