@@ -96,7 +96,7 @@ fi
 if [ "${#warm_pids[@]}" -gt 0 ]; then
   t0=$(date +%s)
   wait "${warm_pids[@]}"
-  summary "fla warm-up done ($(( $(date +%s) - t0 )) s waited): $(cat "$logs"/fla_warm_*.log | grep -c '^BENCH fla fwdbwd .* [0-9.]*$') of 4 shapes ran"
+  summary "fla warm-up done ($(( $(date +%s) - t0 )) s waited): $(cat "$logs"/fla_warm_*.log | grep -cE '^BENCH fla fwdbwd [^ ]+ [0-9.]+ ') of 4 shapes ran"
 fi
 l=$(left)
 if [ "${GDN_BENCH:-1}" = 1 ] && [ "$l" -gt 40 ]; then

@@ -1,6 +1,6 @@
 """Joins the `BENCH` lines of one bench/gdn_bench_run.sh run (ours: tests/gpu_gdn_bench.rs; peers:
 bench/gdn_peers_bench.py) into markdown tables: forward and forward+backward per shape with the
-same-run ratios peer / ours, then every forward schedule of ours and the backward with each kernel's
+same-run ratios peer / ours (peers at their GPU time: see gdn_peers_bench.py), then every forward schedule of ours and the backward with each kernel's
 time, achieved bandwidth and TFLOP/s (the kernels of the plan's launch list, counts from
 tests/support/gdn_counts.rs; a "producer+consumer" part is an overlapped pair over both launches'
 time).  Usage: python3 gdn_bench_table.py LOG [LOG ...]"""
@@ -41,7 +41,8 @@ def main():
             elif who == "ours" and mode == "replay":
                 ours_replay[shape] = ms
             else:
-                peers[(who, mode, shape)] = (ms, " ".join(f[5:]))
+                plan = re.search(r"plan=(\S+)", line)
+                peers[(who, mode, shape)] = (ms, plan.group(1) if plan else "")
 
     def cell(x):
         return "-" if x is None else f"{x:.3f}"
@@ -59,7 +60,7 @@ def main():
         kfb = peers.get(("kda", "fwdbwd", s), (None,))[0]
         print(f"| {s} | {cell(of)} | {cell(ff)} | {cell(kf)} | {ratio(ff, of)} | {ratio(kf, of)} | {cell(ofb)} | {cell(ffb)} | {cell(kfb)} | {ratio(ffb, ofb)} | {ratio(kfb, ofb)} |")
     print()
-    print("(ms, CUDA events, median of 10 after 3 warm-ups; ours fwd+bwd = fwd + bwd timed apart; peers' fwd+bwd is one autograd step.)")
+    print("(ms, CUDA events, median of 10 after 3 warm-ups; ours: one execute; peers: their GPU time, one call replayed from a CUDA graph (bench/gdn_peers_bench.py; the eager call's time is in the log as eager=); ours fwd+bwd = fwd + bwd timed apart; peers' fwd+bwd is one autograd step.)")
     if ours_train:
         print()
         print("| shape | ours train step (saved chunk factors) | ours train step (saved replay) | ours fwd+bwd (recompute) | fla fwd+bwd | KDA path fwd+bwd | fla / ours best train | KDA / ours best train |")

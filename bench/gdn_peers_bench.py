@@ -7,11 +7,20 @@
     pinned; if that plan is not offered the default plan runs and the line says so).
 Inputs as in tests/gpu_gdn_bench.rs: bf16 q/k/v (q, k L2-normalised), fp32 g = log U(0.5, 1), fp32
 beta = U(0, 1), fp32 initial state, final state out. The broadcast gate is materialised as a
-contiguous [T, H, K] fp32 tensor before timing (its copy is not timed). CUDA events around one call,
-median of 10 after 3 warm-ups.
+contiguous [T, H, K] fp32 tensor before timing (its copy is not timed).
+
+The number that counts is the call's GPU time (session 45): the call captured in a CUDA graph and
+replayed between two CUDA events (median of 10 after 3 warm-ups), or, where it cannot be captured,
+the sum of its kernels' times under torch.profiler. Beside it, `eager=` is one eager call between two
+events (what this script reported until session 44), which also counts the GPU waiting for the
+peer's host work (Python, autotuner lookups, the frontend's plan lookup): 0.2-0.6 ms per call on
+the H200 machine, enough to move the ratios by 1.2-1.5x (bench/gdn_peers_gpu_time.py has the four
+ways side by side). The issue's own peer figures (fla 0.93 ms, the KDA path 0.44 ms forward at
+(4,8192,16)) are GPU times.
 
 Usage: python3 gdn_peers_bench.py {fla|kda} {fwd|fwdbwd} [shape index ...]
-Prints `BENCH <peer> <mode> <shape> <ms>` per shape (or `BENCH <peer> <mode> <shape> failed: ...`)."""
+Prints `BENCH <peer> <mode> <shape> <ms> gpu={graph|kernels} eager=<ms>` per shape (or
+`BENCH <peer> <mode> <shape> failed: ...`)."""
 
 import statistics
 import sys
@@ -41,6 +50,51 @@ def median_ms(fn):
         b.synchronize()
         times.append(a.elapsed_time(b))
     return statistics.median(times)
+
+
+def kernel_ms(fn, calls=5):
+    """(ms of GPU work per call: kernels, copies and memsets from torch.profiler (CUPTI), over
+    `calls` calls; their count per call; [(name, ms per call)] of the largest eight)."""
+    from torch.profiler import ProfilerActivity, profile
+
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(calls):
+            fn()
+        torch.cuda.synchronize()
+    total_us, count, by_name = 0.0, 0, {}
+    for e in prof.events():
+        if e.device_type != torch.autograd.DeviceType.CUDA:
+            continue
+        us = e.time_range.elapsed_us()
+        total_us += us
+        count += 1
+        by_name[e.name] = by_name.get(e.name, 0.0) + us
+    top = sorted(by_name.items(), key=lambda kv: -kv[1])[:8]
+    return total_us / 1000.0 / calls, count / calls, [(n, us / 1000.0 / calls) for n, us in top]
+
+
+def graph_ms(fn):
+    """The call captured in a CUDA graph (after two warm-ups on a side stream), replayed: median_ms."""
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        for _ in range(2):
+            fn()
+    torch.cuda.current_stream().wait_stream(s)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        fn()
+    return median_ms(g.replay)
+
+
+def gpu_ms(fn):
+    """(the call's GPU time in ms, how it was measured): graph replay, else the profiler's kernel sum."""
+    try:
+        return graph_ms(fn), "graph"
+    except Exception:  # not capturable (a host synchronisation inside the call): its kernels' sum
+        torch.cuda.synchronize()
+        return kernel_ms(fn)[0], "kernels"
 
 
 def inputs(lens, H):
@@ -119,11 +173,13 @@ def main():
         name, lens, H = SHAPES[i]
         try:
             fwd, fwd_bwd, plan = (fla_fns if peer == "fla" else kda_fns)(lens, H)
-            ms = median_ms(fwd if mode == "fwd" else fwd_bwd)
+            fn = fwd if mode == "fwd" else fwd_bwd
+            eager = median_ms(fn)
+            ms, how = gpu_ms(fn)
             note = ""
             if peer == "kda":
                 note = f" plan={plan[0] or 'default'}"
-            print(f"BENCH {peer} {mode} {name} {ms:.4f}{note}", flush=True)
+            print(f"BENCH {peer} {mode} {name} {ms:.4f} gpu={how} eager={eager:.4f}{note}", flush=True)
         except Exception as exc:  # report and continue
             msg = str(exc).replace("\n", " ")[:400]
             print(f"BENCH {peer} {mode} {name} failed: {type(exc).__name__}: {msg}", flush=True)
