@@ -166,25 +166,33 @@ def kda_fns(lens, H):
     return fwd, fwd_bwd, plan
 
 
-def main():
-    peer, mode = sys.argv[1], sys.argv[2]
-    picks = [int(x) for x in sys.argv[3:]] or list(range(len(SHAPES)))
+def for_each_shape(argv, tag, measure):
+    """Runs `measure(peer, mode, shape name, fn, plan)` on each shape argv picks (`{fla|kda}
+    {fwd|fwdbwd} [shape index ...]`, all without indices); a shape that fails prints `<tag> <peer>
+    <mode> <shape> failed: ...` and the next one runs."""
+    peer, mode = argv[1], argv[2]
+    picks = [int(x) for x in argv[3:]] or list(range(len(SHAPES)))
     for i in picks:
         name, lens, H = SHAPES[i]
         try:
             fwd, fwd_bwd, plan = (fla_fns if peer == "fla" else kda_fns)(lens, H)
-            fn = fwd if mode == "fwd" else fwd_bwd
-            eager = median_ms(fn)
-            ms, how = gpu_ms(fn)
-            note = ""
-            if peer == "kda":
-                note = f" plan={plan[0] or 'default'}"
-            print(f"BENCH {peer} {mode} {name} {ms:.4f} gpu={how} eager={eager:.4f}{note}", flush=True)
+            measure(peer, mode, name, fwd if mode == "fwd" else fwd_bwd, plan)
         except Exception as exc:  # report and continue
             msg = str(exc).replace("\n", " ")[:400]
-            print(f"BENCH {peer} {mode} {name} failed: {type(exc).__name__}: {msg}", flush=True)
+            print(f"{tag} {peer} {mode} {name} failed: {type(exc).__name__}: {msg}", flush=True)
         torch.cuda.empty_cache()
     return 0
+
+
+def bench_line(peer, mode, name, fn, plan):
+    eager = median_ms(fn)
+    ms, how = gpu_ms(fn)
+    note = f" plan={plan[0] or 'default'}" if peer == "kda" else ""
+    print(f"BENCH {peer} {mode} {name} {ms:.4f} gpu={how} eager={eager:.4f}{note}", flush=True)
+
+
+def main():
+    return for_each_shape(sys.argv, "BENCH", bench_line)
 
 
 if __name__ == "__main__":

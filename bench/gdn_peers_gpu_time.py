@@ -38,29 +38,21 @@ def burst_ms(fn, calls=20, bursts=3):
     return statistics.median(per)
 
 
+def gputime_lines(peer, mode, name, fn, _plan):
+    e1 = pb.median_ms(fn)
+    bu = burst_ms(fn)
+    km, nk, top = pb.kernel_ms(fn)
+    print(f"GPUTIME {peer} {mode} {name} ev1={e1:.4f} burst={bu:.4f} kern={km:.4f} nk={nk:.1f}", flush=True)
+    for kname, kms in top:
+        print(f"#   {kms:8.4f} ms  {kname[:110]}", flush=True)
+    try:  # last: a failed capture may leave the process unusable for this shape
+        print(f"GRAPH {peer} {mode} {name} {pb.graph_ms(fn):.4f}", flush=True)
+    except Exception as exc:  # not capturable: say why, go on
+        print(f"GRAPH {peer} {mode} {name} - ({type(exc).__name__}: {str(exc)[:200]})", flush=True)
+
+
 def main():
-    peer, mode = sys.argv[1], sys.argv[2]
-    picks = [int(x) for x in sys.argv[3:]] or list(range(len(pb.SHAPES)))
-    for i in picks:
-        name, lens, H = pb.SHAPES[i]
-        try:
-            fwd, fwd_bwd, _ = (pb.fla_fns if peer == "fla" else pb.kda_fns)(lens, H)
-            fn = fwd if mode == "fwd" else fwd_bwd
-            e1 = pb.median_ms(fn)
-            bu = burst_ms(fn)
-            km, nk, top = pb.kernel_ms(fn)
-            print(f"GPUTIME {peer} {mode} {name} ev1={e1:.4f} burst={bu:.4f} kern={km:.4f} nk={nk:.1f}", flush=True)
-            for kname, kms in top:
-                print(f"#   {kms:8.4f} ms  {kname[:110]}", flush=True)
-            try:  # last: a failed capture may leave the process unusable for this shape
-                print(f"GRAPH {peer} {mode} {name} {pb.graph_ms(fn):.4f}", flush=True)
-            except Exception as exc:  # not capturable: say why, go on
-                print(f"GRAPH {peer} {mode} {name} - ({type(exc).__name__}: {str(exc)[:200]})", flush=True)
-        except Exception as exc:  # report and continue
-            msg = str(exc).replace("\n", " ")[:400]
-            print(f"GPUTIME {peer} {mode} {name} failed: {type(exc).__name__}: {msg}", flush=True)
-        torch.cuda.empty_cache()
-    return 0
+    return pb.for_each_shape(sys.argv, "GPUTIME", gputime_lines)
 
 
 if __name__ == "__main__":
