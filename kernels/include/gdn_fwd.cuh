@@ -199,6 +199,22 @@ struct Io<gdn_f16> : Io16<gdn_f16, Io<gdn_f16>> {
 
 __device__ __forceinline__ long long min_ll(long long a, long long b) { return a < b ? a : b; }
 
+// e^x as __expf computes it (x·log2e rounded to fp32, then ex2.approx) but with ex2's flush to zero:
+// two instructions (FMUL, MUFU.EX2) instead of __expf's five, whose other three only rescale an
+// argument below −126 so that a result under 2^−126 comes out subnormal rather than zero. The
+// same value bitwise wherever e^x ≥ 2^−126 (x ≥ −87.3); below, 0 instead of a subnormal (session
+// 45: the slim prep's decays, slim_store_la, and its row scalars, slim_row_scalars).
+__device__ __forceinline__ float exp_ftz(float x) {
+#ifdef GDN_HOST_EMU
+  const float y = __expf(x);
+  return y < 1.17549435e-38f ? 0.f : y;
+#else
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x * 1.44269504088896341f));
+  return y;
+#endif
+}
+
 __device__ __forceinline__ float load_any(const void* p, int dtype, long long i) {
   if (dtype == DT_F32) return static_cast<const float*>(p)[i];
   const unsigned short b = static_cast<const unsigned short*>(p)[i];

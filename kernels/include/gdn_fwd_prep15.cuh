@@ -164,7 +164,7 @@ __device__ __forceinline__ void slim_store_la(float* Lf, T* dst, const float (&k
 #pragma unroll
         for (int e = 0; e < 2; ++e) {
           const int j = c0 + e;
-          const float d = __expf(gi[hf] - (e ? gj.y : gj.x));
+          const float d = exp_ftz(gi[hf] - (e ? gj.y : gj.x));
           const float l = bi[hf] * kacc[n][2 * hf + e] * d, a = qacc[n][2 * hf + e] * d;
           lv[hf][e] = j < i ? l : 0.f;
           av[hf][e] = j <= i ? a : 0.f;

@@ -203,7 +203,7 @@ __device__ __forceinline__ void slim_row_scalars(float* sc, const float2* rs, co
                                                  float gl, int r, int len) {
   const float2 s = rs[r];
   const float kr = s.x, qr = s.y;
-  const float eg = __expf(gam[r]), er = __expf(gl - gam[r]), br = bet[r];
+  const float eg = exp_ftz(gam[r]), er = exp_ftz(gl - gam[r]), br = bet[r];
   store_row_scalars(sc, r, r < len, kr, qr, eg, er, br);
 }
 

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Session 45's device call for the slim prep's decays and row scalars by exp_ftz (ex2.approx.ftz,
+# kernels/include/gdn_fwd.cuh): the fp64 tests, the hashes against the base (equal unless a decay
+# falls below 2^-126), and the prep's time base / new alternating (forward whole and prep; the
+# backward's stages alone). One script, every step bounded, summary in $OUT/summary.txt.
+# Staging (CPU machine): device-pack.sh --features gpu-tests; .device/base/ holds main 50663f6's
+# gpu_gdn and gpu_gdn_bench (gpu_gdn_base, gpu_gdn_bench_base: the base kernels); then
+# XZ_OPT='-T1 -9' tar cJf .xfer-final/device.txz .device.
+# run tool: command "bash bench/device_ftz45.sh", carry [".xfer-final"].
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out=${OUT:-/tmp/ftz45}
+mkdir -p "$out"
+logs=/tmp/ftz45-logs && rm -rf "$logs" && mkdir -p "$logs"
+tar xf .xfer-final/device.txz
+source .device/device-env.sh > "$logs/env.log" 2>&1
+source bench/device_lib.sh
+chmod +x .device/base/*
+t=$(dev_bin gpu_gdn); p=$(dev_bin gpu_gdn_pdl); tb=$(dev_bin gpu_gdn_bench)
+b=.device/base/gpu_gdn_base; bb=.device/base/gpu_gdn_bench_base
+start=$(date +%s)
+step() {  # step NAME CMD...: output to $logs/NAME.log and the summary
+  local name=$1; shift
+  local t0; t0=$(date +%s)
+  "$@" > "$logs/$name.log" 2>&1
+  { echo "== $name ($(( $(date +%s) - t0 )) s)"; cat "$logs/$name.log"; } >> "$out/summary.txt"
+  tar czf "$out/logs.tgz" -C "$logs" . 2>/dev/null
+}
+tests() {
+  DEV_CAP_S=150 dev_parity "gpu_gdn (every test)" "$t" ""
+  dev_parity "gpu_gdn_pdl" "$p" ""
+}
+hashes() {
+  for c in "R" "P7 DNNPLAN_GDN_FWD_PIECES=7" "W8 DNNPLAN_GDN_FWD_SCAN=w8"; do
+    set -- $c
+    dev_fwd_case "fA$1" "$t" ${2:-}; dev_fwd_case "fB$1" "$b" ${2:-}
+    dev_same "$DEV_TMP/h_fA$1" "$DEV_TMP/h_fB$1" "forward $1: new == base"
+  done
+  for c in "R" "P8 DNNPLAN_GDN_BWD_PIECES=8"; do
+    set -- $c
+    dev_bwd_case "bA$1" "$t" ${2:-}; dev_bwd_case "bB$1" "$b" ${2:-}
+    dev_same "$DEV_TMP/h_bA$1" "$DEV_TMP/h_bB$1" "backward $1: new == base"
+  done
+}
+fwd_timing() {  # base, new alternating, one process each: the whole forward and its prep, three times per shape
+  for who in b t b t b t; do
+    DNNPLAN_GDN_TIMING=1 DNNPLAN_GDN_TIMING_FWD_SLIMPREP=d,d,d timeout 40 "${!who}" timing_at_benchmark_shapes \
+      --test-threads=1 --nocapture 2>&1 | grep -E "fwd slimprep|panicked" | sed -E "s/^test timing_at_benchmark_shapes \.\.\. //; s/^/$who /"
+  done
+}
+bwd_stages() {  # the backward's stages alone, base and new alternating
+  for who in bb tb bb tb; do
+    DNNPLAN_GDN_BENCH_ALONE=1 timeout 40 "${!who}" gdn_benchmark_stages_alone --test-threads=1 --nocapture 2>&1 \
+      | grep -E "BENCH alone|panicked" | sed -E "s/^test gdn_benchmark_stages_alone \.\.\. //; s/^/$who /"
+  done
+}
+step fwd_timing fwd_timing
+step tests tests
+step hashes hashes
+step bwd_stages bwd_stages
+echo "elapsed $(( $(date +%s) - start )) s" >> "$out/summary.txt"
