@@ -13,9 +13,9 @@ The number that counts is the call's GPU time (session 45): the call captured in
 replayed between two CUDA events (median of 10 after 3 warm-ups), or, where it cannot be captured,
 the sum of its kernels' times under torch.profiler. Beside it, `eager=` is one eager call between two
 events (what this script reported until session 44), which also counts the GPU waiting for the
-peer's host work (Python, autotuner lookups, the frontend's plan lookup): 0.2-0.6 ms per call on
-the H200 machine, enough to move the ratios by 1.2-1.5x (bench/gdn_peers_gpu_time.py has the four
-ways side by side). The issue's own peer figures (fla 0.93 ms, the KDA path 0.44 ms forward at
+peer's host work (Python, autotuner lookups, the frontend's plan lookup): 0.2-0.7 ms per forward
+call and 0.5-1.2 ms per forward+backward step on the H200 machine, enough to move the ratios by
+1.1-1.8x (bench/gdn_peers_gpu_time.py has the four ways side by side). The issue's own peer figures (fla 0.93 ms, the KDA path 0.44 ms forward at
 (4,8192,16)) are GPU times.
 
 Usage: python3 gdn_peers_bench.py {fla|kda} {fwd|fwdbwd} [shape index ...]
