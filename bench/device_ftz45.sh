@@ -43,16 +43,10 @@ hashes() {
   done
 }
 fwd_timing() {  # base, new alternating, one process each: the whole forward and its prep, three times per shape
-  for who in b t b t b t; do
-    DNNPLAN_GDN_TIMING=1 DNNPLAN_GDN_TIMING_FWD_SLIMPREP=d,d,d timeout 40 "${!who}" timing_at_benchmark_shapes \
-      --test-threads=1 --nocapture 2>&1 | grep -E "fwd slimprep|panicked" | sed -E "s/^test timing_at_benchmark_shapes \.\.\. //; s/^/$who /"
-  done
+  dev_fwd_ab 3 b t
 }
 bwd_stages() {  # the backward's stages alone, base and new alternating
-  for who in bb tb bb tb; do
-    DNNPLAN_GDN_BENCH_ALONE=1 timeout 40 "${!who}" gdn_benchmark_stages_alone --test-threads=1 --nocapture 2>&1 \
-      | grep -E "BENCH alone|panicked" | sed -E "s/^test gdn_benchmark_stages_alone \.\.\. //; s/^/$who /"
-  done
+  dev_bwd_stages_ab 2 bb tb
 }
 step fwd_timing fwd_timing
 step tests tests

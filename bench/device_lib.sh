@@ -166,3 +166,30 @@ dev_bench_fwd_order() {
     echo "elapsed ${SECONDS}s"
   done
 }
+
+# dev_fwd_ab ROUNDS VAR...: the whole forward and its prep at the four benchmark shapes
+# (timing_at_benchmark_shapes under DNNPLAN_GDN_TIMING_FWD_SLIMPREP=d,d,d: three samples each), one
+# process per binary, the binaries named by the shell variables VAR... in turn, ROUNDS times (e.g.
+# `dev_fwd_ab 3 b t` runs $b $t $b $t $b $t); each line prefixed by its variable's name.
+dev_fwd_ab() {
+  local rounds=$1 r who; shift
+  for ((r = 0; r < rounds; r++)); do
+    for who in "$@"; do
+      DNNPLAN_GDN_TIMING=1 DNNPLAN_GDN_TIMING_FWD_SLIMPREP=d,d,d timeout 40 "${!who}" timing_at_benchmark_shapes \
+        --test-threads=1 --nocapture 2>&1 | grep -E "fwd slimprep|panicked" \
+        | sed -E "s/^test timing_at_benchmark_shapes \.\.\. //; s/^/$who /"
+    done
+  done
+}
+
+# dev_bwd_stages_ab ROUNDS VAR...: the backward's stages alone (gdn_benchmark_stages_alone of the
+# bench binaries named by the shell variables VAR...), alternating as dev_fwd_ab does.
+dev_bwd_stages_ab() {
+  local rounds=$1 r who; shift
+  for ((r = 0; r < rounds; r++)); do
+    for who in "$@"; do
+      DNNPLAN_GDN_BENCH_ALONE=1 timeout 40 "${!who}" gdn_benchmark_stages_alone --test-threads=1 --nocapture 2>&1 \
+        | grep -E "BENCH alone|panicked" | sed -E "s/^test gdn_benchmark_stages_alone \.\.\. //; s/^/$who /"
+    done
+  done
+}

@@ -51,16 +51,10 @@ memcheck() {
   dev_memcheck "$t" forward_parity
 }
 fwd_timing() {  # base, A, B alternating, one process each: the whole forward three times per shape
-  for who in b t x b t x; do
-    DNNPLAN_GDN_TIMING=1 DNNPLAN_GDN_TIMING_FWD_SLIMPREP=d,d,d timeout 40 "${!who}" timing_at_benchmark_shapes \
-      --test-threads=1 --nocapture 2>&1 | grep -E "fwd slimprep|panicked" | sed -E "s/^test timing_at_benchmark_shapes \.\.\. //; s/^/$who /"
-  done
+  dev_fwd_ab 2 b t x
 }
 bwd_stages() {  # the backward's stages alone, base and A alternating
-  for who in bb tb bb tb; do
-    DNNPLAN_GDN_BENCH_ALONE=1 timeout 40 "${!who}" gdn_benchmark_stages_alone --test-threads=1 --nocapture 2>&1 \
-      | grep -E "BENCH alone|panicked" | sed -E "s/^test gdn_benchmark_stages_alone \.\.\. //; s/^/$who /"
-  done
+  dev_bwd_stages_ab 2 bb tb
 }
 step tests tests
 step hashes hashes
