@@ -9,23 +9,11 @@
 # run tool: command "bash bench/device_ftz45.sh", carry [".xfer-final"].
 set -uo pipefail
 cd "$(dirname "$0")/.."
-out=${OUT:-/tmp/ftz45}
-mkdir -p "$out"
-logs=/tmp/ftz45-logs && rm -rf "$logs" && mkdir -p "$logs"
-tar xf .xfer-final/device.txz
-source .device/device-env.sh > "$logs/env.log" 2>&1
 source bench/device_lib.sh
-chmod +x .device/base/*
+dev_stage ftz45
 t=$(dev_bin gpu_gdn); p=$(dev_bin gpu_gdn_pdl); tb=$(dev_bin gpu_gdn_bench)
 b=.device/base/gpu_gdn_base; bb=.device/base/gpu_gdn_bench_base
 start=$(date +%s)
-step() {  # step NAME CMD...: output to $logs/NAME.log and the summary
-  local name=$1; shift
-  local t0; t0=$(date +%s)
-  "$@" > "$logs/$name.log" 2>&1
-  { echo "== $name ($(( $(date +%s) - t0 )) s)"; cat "$logs/$name.log"; } >> "$out/summary.txt"
-  tar czf "$out/logs.tgz" -C "$logs" . 2>/dev/null
-}
 tests() {
   DEV_CAP_S=150 dev_parity "gpu_gdn (every test)" "$t" ""
   dev_parity "gpu_gdn_pdl" "$p" ""
@@ -48,8 +36,8 @@ fwd_timing() {  # base, new alternating, one process each: the whole forward and
 bwd_stages() {  # the backward's stages alone, base and new alternating
   dev_bwd_stages_ab 2 bb tb
 }
-step fwd_timing fwd_timing
-step tests tests
-step hashes hashes
-step bwd_stages bwd_stages
-echo "elapsed $(( $(date +%s) - start )) s" >> "$out/summary.txt"
+dev_step fwd_timing fwd_timing
+dev_step tests tests
+dev_step hashes hashes
+dev_step bwd_stages bwd_stages
+echo "elapsed $(( $(date +%s) - start )) s" >> "$DEV_OUT/summary.txt"

@@ -193,3 +193,28 @@ dev_bwd_stages_ab() {
     done
   done
 }
+
+# dev_stage NAME: the preamble of a staged device call, run from the root of the checkout the run
+# tool sent: DEV_OUT=${OUT:-/tmp/NAME} (the summary), DEV_LOGS=/tmp/NAME-logs (fresh; the step
+# logs), .xfer-final/device.txz unpacked, .device/device-env.sh sourced (its output to
+# $DEV_LOGS/env.log), the comparison binaries under .device/base and .device/alt made executable.
+dev_stage() {
+  DEV_OUT=${OUT:-/tmp/$1}
+  DEV_LOGS=/tmp/$1-logs
+  mkdir -p "$DEV_OUT" && rm -rf "$DEV_LOGS" && mkdir -p "$DEV_LOGS"
+  tar xf .xfer-final/device.txz
+  source .device/device-env.sh > "$DEV_LOGS/env.log" 2>&1
+  chmod +x .device/base/* .device/alt/* 2> /dev/null
+  return 0
+}
+
+# dev_step NAME CMD...: CMD's output to $DEV_LOGS/NAME.log, then "== NAME (S s)" and that log
+# appended to $DEV_OUT/summary.txt and every log so far packed into $DEV_OUT/logs.tgz (a call cut
+# short still brings back the steps that ran).
+dev_step() {
+  local name=$1 t0; shift
+  t0=$(date +%s)
+  "$@" > "$DEV_LOGS/$name.log" 2>&1
+  { echo "== $name ($(( $(date +%s) - t0 )) s)"; cat "$DEV_LOGS/$name.log"; } >> "$DEV_OUT/summary.txt"
+  tar czf "$DEV_OUT/logs.tgz" -C "$DEV_LOGS" . 2> /dev/null
+}

@@ -9,24 +9,12 @@
 # run tool: command "bash bench/device_si44.sh", carry [".xfer-final"].
 set -uo pipefail
 cd "$(dirname "$0")/.."
-out=${OUT:-/tmp/si44}
-mkdir -p "$out"
-logs=/tmp/si44-logs && rm -rf "$logs" && mkdir -p "$logs"
-tar xf .xfer-final/device.txz
-source .device/device-env.sh > "$logs/env.log" 2>&1
 source bench/device_lib.sh
-chmod +x .device/base/* .device/alt/*
+dev_stage si44
 t=$(dev_bin gpu_gdn); p=$(dev_bin gpu_gdn_pdl); tb=$(dev_bin gpu_gdn_bench)
 b=.device/base/gpu_gdn_base; bb=.device/base/gpu_gdn_bench_base
 x=.device/alt/gpu_gdn_B; xb=.device/alt/gpu_gdn_bench_B
 start=$(date +%s)
-step() {  # step NAME CMD...: output to $logs/NAME.log and the summary
-  local name=$1; shift
-  local t0; t0=$(date +%s)
-  "$@" > "$logs/$name.log" 2>&1
-  { echo "== $name ($(( $(date +%s) - t0 )) s)"; cat "$logs/$name.log"; } >> "$out/summary.txt"
-  tar czf "$out/logs.tgz" -C "$logs" . 2>/dev/null
-}
 tests() {
   DEV_CAP_S=150 dev_parity "gpu_gdn A (every test)" "$t" ""
   dev_parity "gpu_gdn_pdl A" "$p" ""
@@ -56,9 +44,9 @@ fwd_timing() {  # base, A, B alternating, one process each: the whole forward th
 bwd_stages() {  # the backward's stages alone, base and A alternating
   dev_bwd_stages_ab 2 bb tb
 }
-step tests tests
-step hashes hashes
-step memcheck memcheck
-step fwd_timing fwd_timing
-step bwd_stages bwd_stages
-echo "elapsed $(( $(date +%s) - start )) s" >> "$out/summary.txt"
+dev_step tests tests
+dev_step hashes hashes
+dev_step memcheck memcheck
+dev_step fwd_timing fwd_timing
+dev_step bwd_stages bwd_stages
+echo "elapsed $(( $(date +%s) - start )) s" >> "$DEV_OUT/summary.txt"
