@@ -411,10 +411,10 @@ fn forward_graph_with(
 
 #[test]
 fn shapes_past_the_kernels_32_bit_indices_decline_without_a_panic() {
-    // 2^40 tokens of 2^20 heads: the dims multiply past an i64 (the analyzer's packed check
-    // saturates, as the IR's strides do) and the engine declines on the count and its limit.
-    let got = verdict(&forward_graph_at(1 << 40, 1 << 20), &Target::with_arch(90))
-        .expect_err("must decline");
+    // 2^40 tokens of 16 heads (2^51 elements per token tensor: a valid graph): the engine declines
+    // on the count and its limit.
+    let got =
+        verdict(&forward_graph_at(1 << 40, 16), &Target::with_arch(90)).expect_err("must decline");
     assert!(
         got.contains("T (total tokens) = 1099511627776 exceeds the kernels' limit 2147483647"),
         "{got}"
@@ -432,21 +432,39 @@ fn shapes_past_the_kernels_32_bit_indices_decline_without_a_panic() {
     );
 }
 
+/// Validation of `g` fails naming one of `ports` and the 64-bit rule; planning it refuses without
+/// a panic and lists no `gdn_sm90` plan.
+fn refused_past_64_bits(g: Graph, ports: &[&str]) {
+    let err = g
+        .clone()
+        .validate()
+        .expect_err("an element count past 64 bits is invalid");
+    let text = err.to_string();
+    assert!(
+        ports.iter().any(|p| text.contains(&format!("port `{p}`")))
+            && text.contains("must fit in 64 bits"),
+        "{text}"
+    );
+    plans_without_gdn_sm90(g);
+}
+
 #[test]
-fn absurd_sequence_counts_infer_saturated_dims_and_decline() {
-    // N = 2^63 − 2 sequences of 2^62 tokens with checkpoints and saved chunk factors: the inferred
-    // rows (T / c + N, T / 64 + N) saturate instead of overflowing, and the engine declines.
+fn tensors_past_64_bit_element_counts_are_invalid_graphs() {
+    // 2^40 tokens of 2^20 heads: q, k, v hold 2^67 elements; validation refuses the first such
+    // input before shape inference multiplies its dims.
+    refused_past_64_bits(forward_graph_at(1 << 40, 1 << 20), &["q", "k", "v"]);
+    // N = 2^63 − 2 sequences with checkpoints and saved chunk factors: the inputs fit, the
+    // inferred rows (T / c + N, T / 64 + N) saturate instead of overflowing, and the outputs
+    // those rows give are refused.
     for every in [64, 128] {
-        let g = forward_graph_with(1 << 62, 64, i64::MAX - 1, |b| {
+        let g = forward_graph_with(1 << 40, 1, i64::MAX - 1, |b| {
             b.int("checkpoint_every_n_tokens", every)
                 .bool("output_chunk_factors", true)
         });
-        let got = verdict(&g, &Target::with_arch(90)).expect_err("must decline");
-        assert!(got.contains("exceeds the kernels' limit"), "{got}");
-        plans_without_gdn_sm90(g);
+        refused_past_64_bits(g, &["state_checkpoints", "chunk_factors"]);
     }
-    // The backward at such counts: its states [N, HO, V, K] and checkpoints overflow any product.
-    let (t, n) = (1i64 << 62, i64::MAX - 1);
+    // The backward at such counts: its states [N, HO, V, K] overflow any product.
+    let (t, n) = (1i64 << 40, i64::MAX - 1);
     let (g, _) = backward_graph_with(
         128,
         &[
@@ -461,9 +479,7 @@ fn absurd_sequence_counts_infer_saturated_dims_and_decline() {
             ("d_final_state", vec![n, 2, 128, 128]),
         ],
     );
-    let got = verdict(&g, &Target::with_arch(90)).expect_err("must decline");
-    assert!(got.contains("exceeds the kernels' limit"), "{got}");
-    plans_without_gdn_sm90(g);
+    refused_past_64_bits(g, &["initial_state", "d_final_state"]);
 }
 
 /// Plans `g` for a hypothetical SM90 as the C ABI does (validate, freeze, rank): no panic, and

@@ -64,12 +64,14 @@ pub fn nhwc_strides(dims: &[i64]) -> Vec<i64> {
         return row_major_strides(dims);
     }
     let mut strides = vec![0i64; r];
+    // Saturating, as row_major_strides: an output too large for 64 bits is refused by its
+    // tensor check, not by an overflow here.
     let mut acc = 1i64;
     strides[1] = acc;
-    acc *= dims[1];
+    acc = acc.saturating_mul(dims[1]);
     for i in (2..r).rev() {
         strides[i] = acc;
-        acc *= dims[i];
+        acc = acc.saturating_mul(dims[i]);
     }
     strides[0] = acc;
     strides
@@ -160,7 +162,21 @@ fn infer_rule(c: &Ctx<'_>, rule: &ShapeRule) -> InferResult {
             let dil = conv_list(c.n, &["dilation"], spatial, 1);
             let mut dims = vec![x[0], w[0]];
             for i in 0..spatial {
-                let eff = x[i + 2] + pre[i] + post[i] - dil[i] * (w[i + 2] - 1) - 1;
+                // x + pre + post − dil·(w − 1) − 1, in 64 bits or refused.
+                let eff = dil[i]
+                    .checked_mul(w[i + 2] - 1)
+                    .and_then(|span| {
+                        x[i + 2]
+                            .checked_add(pre[i])?
+                            .checked_add(post[i])?
+                            .checked_sub(span)?
+                            .checked_sub(1)
+                    })
+                    .ok_or_else(|| {
+                        format!(
+                            "conv_fprop spatial axis {i}: padding, dilation and sizes overflow 64 bits"
+                        )
+                    })?;
                 if eff < 0 || stride[i] <= 0 {
                     return Err(format!(
                         "conv_fprop spatial axis {i} yields an empty output"
@@ -216,8 +232,10 @@ fn infer_rule(c: &Ctx<'_>, rule: &ShapeRule) -> InferResult {
                         "slice axis {i}: need 0 <= start < limit and step > 0"
                     ));
                 }
-                dims.push((limit - start + step - 1) / step);
-                strides.push(xs[i] * step);
+                // ceil((limit − start) / step) without forming limit − start + step − 1.
+                let span = limit - start;
+                dims.push(span / step + i64::from(span % step != 0));
+                strides.push(xs[i].saturating_mul(step));
             }
             Some((dims, strides))
         }
@@ -262,7 +280,11 @@ fn infer_rule(c: &Ctx<'_>, rule: &ShapeRule) -> InferResult {
                 .ok_or_else(|| format!("axis {axis} out of range"))?;
                 match &mut dims {
                     None => dims = Some(t.dims.clone()),
-                    Some(d) => d[a] += t.dims[a],
+                    Some(d) => {
+                        d[a] = d[a].checked_add(t.dims[a]).ok_or_else(|| {
+                            format!("the concatenated axis {axis} overflows 64 bits")
+                        })?
+                    }
                 }
             }
             dims.and_then(packed)
@@ -284,7 +306,7 @@ fn infer_rule(c: &Ctx<'_>, rule: &ShapeRule) -> InferResult {
                 return Err(format!("axis {axis} out of range"));
             };
             let mut dims = x;
-            dims[a] = (dims[a] + bs - 1) / bs;
+            dims[a] = dims[a] / bs + i64::from(dims[a] % bs != 0);
             packed(dims)
         }
         ShapeRule::SdpaO => {
@@ -408,7 +430,7 @@ pub const GDN_CHUNK_FACTOR_BYTES: i64 = 2 * 64 * 64 * 2 + (4 * 64 + 2 * 64 + 1) 
 /// Bytes per (chunk slot, head) of the chunk's `U` tile (64 tokens × `v` values in the 2-byte io
 /// dtype) that `chunk_factors` also holds when the forward checkpoints every chunk (session 38).
 pub fn gdn_chunk_u_bytes(v: i64) -> i64 {
-    64 * v * 2
+    v.saturating_mul(64 * 2)
 }
 
 /// Bytes per (chunk slot, head) of GDN's `chunk_factors` for value dim `v` and
@@ -417,7 +439,7 @@ pub fn gdn_chunk_u_bytes(v: i64) -> i64 {
 /// factors also saves each chunk's `U` tile, so that a backward given both replays nothing (the
 /// forward's states and `U` are the replay's outputs).
 pub fn gdn_chunk_factor_bytes(v: i64, every: i64) -> i64 {
-    GDN_CHUNK_FACTOR_BYTES + if every == 64 { gdn_chunk_u_bytes(v) } else { 0 }
+    GDN_CHUNK_FACTOR_BYTES.saturating_add(if every == 64 { gdn_chunk_u_bytes(v) } else { 0 })
 }
 
 /// The chunk slots a `chunk_factors` tensor has room for: `max(T / 64 + N, 1)` (every sequence's

@@ -334,11 +334,13 @@ fn la_heads(g: &Graph, n: &Node) -> Option<Violation> {
     let is_gdp = n.op.name().starts_with("gdp");
     for p in ["beta", "w"] {
         let Some(d) = dims_of(g, n, p) else { continue };
-        let heads = if is_gdp && p == "beta" && d.len() == 3 {
-            d[2]
+        let axis = if is_gdp && p == "beta" && d.len() == 3 {
+            2
         } else {
-            d[1]
+            1
         };
+        // A tensor without that axis breaks its rank rule, which names it.
+        let Some(&heads) = d.get(axis) else { continue };
         if heads != ho {
             return Some((port(p), format!("must carry HO = {ho} heads (has {heads})")));
         }
@@ -370,7 +372,8 @@ fn la_rows(g: &Graph, n: &Node) -> Option<Violation> {
     for p in ["k", "v", "beta", "w"] {
         let Some(d) = dims_of(g, n, p) else { continue };
         let ok = if is_gdp {
-            la_expanded_rows(d) == q_rows * hh && (d.len() < 4 || d[1] == hh || p == "beta")
+            Some(la_expanded_rows(d)) == q_rows.checked_mul(hh)
+                && (d.len() < 4 || d[1] == hh || p == "beta")
                 || (p == "beta" && d.len() == 3 && d[0] == q_rows && d[1] == hh)
         } else {
             d[0] == q_rows

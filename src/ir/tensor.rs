@@ -243,17 +243,21 @@ impl Tensor {
         self.dims.len()
     }
 
-    /// Number of elements (product of dims; 0 when unknown).
+    /// Number of elements (product of dims; 0 when unknown), saturating at `i64::MAX` (a
+    /// validated tensor's count fits: [`Tensor::check_geometry`]).
     pub fn element_count(&self) -> i64 {
         if self.dims.is_empty() {
             0
         } else {
-            self.dims.iter().product()
+            self.dims.iter().fold(1i64, |n, &d| n.saturating_mul(d))
         }
     }
 
-    /// The tensor validity rules of the reference; `Err(rule)` names the broken rule.
-    pub fn check(&self) -> Result<(), String> {
+    /// The geometry rules alone: dims present, strides of their rank, every dim > 0, every
+    /// stride >= 0, and the element count and the last element's offset representable in 64 bits
+    /// (so that shape inference and every engine may multiply a tensor's dims and strides without
+    /// overflow). Validation checks a node's inputs by this before it infers the node's outputs.
+    pub fn check_geometry(&self) -> Result<(), String> {
         if self.dims.is_empty() {
             return Err("dims must not be empty".into());
         }
@@ -270,6 +274,36 @@ impl Tensor {
         if let Some(s) = self.strides.iter().find(|s| **s < 0) {
             return Err(format!("strides must be >= 0 (found {s})"));
         }
+        if self
+            .dims
+            .iter()
+            .try_fold(1i64, |n, &d| n.checked_mul(d))
+            .is_none()
+        {
+            return Err(format!(
+                "the element count (the product of dims {:?}) must fit in 64 bits",
+                self.dims
+            ));
+        }
+        let last = self
+            .dims
+            .iter()
+            .zip(&self.strides)
+            .try_fold(0i64, |off, (&d, &s)| {
+                (d - 1).checked_mul(s).and_then(|x| off.checked_add(x))
+            });
+        if last.is_none() {
+            return Err(format!(
+                "the last element's offset (dims {:?}, strides {:?}) must fit in 64 bits",
+                self.dims, self.strides
+            ));
+        }
+        Ok(())
+    }
+
+    /// The tensor validity rules of the reference; `Err(rule)` names the broken rule.
+    pub fn check(&self) -> Result<(), String> {
+        self.check_geometry()?;
         if self.is_virtual && self.is_pass_by_value {
             return Err("a tensor cannot be both virtual and pass-by-value".into());
         }

@@ -795,6 +795,36 @@ fn every_rule_kind_fails_with_node_port_and_message() {
         Some("A"),
         "every dim must be > 0",
     );
+    // Geometry past 64 bits, refused on the input before shape inference multiplies it (a matmul
+    // output [M, N] and a conv's padded extent would otherwise overflow).
+    expect_rule(
+        "matmul",
+        |g, n| {
+            let a = port_uid(g, n, "A");
+            g.set_dims(a, &[2, 1 << 40, 1 << 30]).unwrap();
+        },
+        Some("A"),
+        "the element count (the product of dims [2, 1099511627776, 1073741824]) must fit in 64 bits",
+    );
+    expect_rule(
+        "conv_fprop",
+        |g, n| {
+            let x = port_uid(g, n, "image");
+            let dims = g.tensor(x).unwrap().dims.clone();
+            let mut strides = row_major_strides(&dims);
+            (strides[0], strides[1]) = (i64::MAX / 2, i64::MAX / 4);
+            g.set_strides(x, &strides).unwrap();
+        },
+        Some("image"),
+        "the last element's offset",
+    );
+    // Attributes that overflow the conv's extent are an error, not a wrapped size.
+    expect_rule(
+        "conv_fprop",
+        |g, n| set_attr(g, n, "padding", Ints(vec![i64::MAX, i64::MAX])),
+        Some("Y"),
+        "padding, dilation and sizes overflow 64 bits",
+    );
 }
 
 #[test]

@@ -25,6 +25,11 @@ struct Family {
     /// dnnplan's `chunk_factors` ports (GDN only, session 37): the forward's
     /// `output_chunk_factors` output, the backward's optional input.
     chunk_factors: bool,
+    /// The gate per key channel: `g [T, HO, K]`, `dt_bias [HO, K]` (KDA, GDN-2); else
+    /// `g [T, HO]`, `dt_bias [HO]`.
+    channel_gate: bool,
+    /// `beta [T, HO, K]` (GDN-2's per-key erase gate); else `beta [T, HO]`.
+    beta_per_key: bool,
     doc: &'static str,
 }
 
@@ -37,6 +42,8 @@ const FAMILIES: [Family; 4] = [
         beta_guard: false,
         householder: false,
         chunk_factors: true,
+        channel_gate: false,
+        beta_per_key: false,
         doc: "gated delta net (scalar gate per head)",
     },
     Family {
@@ -47,6 +54,8 @@ const FAMILIES: [Family; 4] = [
         beta_guard: false,
         householder: false,
         chunk_factors: false,
+        channel_gate: true,
+        beta_per_key: false,
         doc: "kimi delta attention (per-key-channel gate)",
     },
     Family {
@@ -57,6 +66,8 @@ const FAMILIES: [Family; 4] = [
         beta_guard: true,
         householder: false,
         chunk_factors: false,
+        channel_gate: true,
+        beta_per_key: true,
         doc: "gated delta net 2 (channel gate, per-key erase gate, write gate w)",
     },
     Family {
@@ -67,6 +78,8 @@ const FAMILIES: [Family; 4] = [
         beta_guard: false,
         householder: true,
         chunk_factors: false,
+        channel_gate: false,
+        beta_per_key: false,
         doc: "gated delta product (num_householder updates per token)",
     },
 ];
@@ -148,7 +161,43 @@ fn flag_rules(f: &Family) -> Vec<Rule> {
     if f.householder {
         v.push(Rule::AttrMin("num_householder", 1.0));
     }
+    v.extend(rank_rules(f));
     v.extend([Rule::LaHeads, Rule::LaRows]);
+    v
+}
+
+/// Every port's rank (spec §2.2-2.5), checked before the head and row rules read their axes:
+/// token tensors `[T, heads, dim]`, gates `[T, HO]` or per key channel `[T, HO, K]`, states and
+/// checkpoints `[rows, HO, V, K]`, per-head parameters `[HO]` or `[HO, K]`; GDP's `k`, `v`, `beta`
+/// on the expanded timeline in either form (`[T·n, ...]` or `[T, n, ...]`).
+fn rank_rules(f: &Family) -> Vec<Rule> {
+    let per_key = |yes: bool| if yes { 3 } else { 2 };
+    let mut v = vec![
+        Rule::Rank("q", 3),
+        Rule::Rank("dO", 3),
+        Rule::Rank("g", per_key(f.channel_gate)),
+        Rule::Rank("a_log", 1),
+        Rule::Rank("dt_bias", per_key(f.channel_gate) - 1),
+        Rule::Rank("initial_state", 4),
+        Rule::Rank("d_final_state", 4),
+        Rule::Rank("state_checkpoints", 4),
+    ];
+    if f.householder {
+        v.extend([
+            Rule::RankIn("k", 3, 4),
+            Rule::RankIn("v", 3, 4),
+            Rule::RankIn("beta", 2, 3),
+        ]);
+    } else {
+        v.extend([
+            Rule::Rank("k", 3),
+            Rule::Rank("v", 3),
+            Rule::Rank("beta", per_key(f.beta_per_key)),
+        ]);
+    }
+    if f.has_w {
+        v.push(Rule::Rank("w", 3));
+    }
     v
 }
 
