@@ -10,7 +10,8 @@
 //! engines analyse the graph as they would there) → `dnnp_graph_validate` → `dnnp_graph_explain`
 //! → `dnnp_graph_create_plan_list` → `dnnp_plan_list_create_execution_plans` (A, FALLBACK) →
 //! per plan its name and workspace size → `dnnp_plan_list_build_plans` → `dnnp_plan_list_explain`,
-//! and `dnnp_plan_list_create_from_json` on the same text. The first failing call ends a document;
+//! and `dnnp_plan_list_create_from_json` on the same text, and the cuDNN lowering of the validated
+//! graph (`lower_graph`, called directly). The first failing call ends a document;
 //! the test fails listing the documents that panicked (first 10, with the message and the edits).
 //!
 //! `DNNPLAN_JSON_ROBUSTNESS_CASES` sets the number of mutated documents per seed (default 24).
@@ -18,6 +19,7 @@
 use std::ffi::{CStr, CString, c_char};
 use std::ptr;
 
+use dnnplan::cudnn::lower::from_ir::lower_graph;
 use dnnplan::ffi::explain::{dnnp_graph_explain, dnnp_plan_list_explain};
 use dnnplan::ffi::graph::{
     dnnp_graph_destroy, dnnp_graph_from_json, dnnp_graph_set_target, dnnp_graph_t,
@@ -33,6 +35,7 @@ use dnnplan::ffi::{
     DNNP_STATUS_INTERNAL_PANIC, DNNP_STATUS_SUCCESS, diagnostics::dnnp_get_last_error_string,
     dnnp_status_t,
 };
+use dnnplan::ir::Graph;
 use dnnplan::ir::examples::{example, named_examples};
 use dnnplan::ir::tables::all_ops;
 use serde_json::{Number, Value};
@@ -365,6 +368,30 @@ fn walk_list_from_json(text: &CStr) -> Result<(), Outcome> {
     Ok(())
 }
 
+/// The cuDNN lowering of the validated graph (`lower_graph`, pure: no library needed) at three
+/// backend versions; it runs under the C ABI only where cuDNN is loaded, so it is called here
+/// directly and a panic is caught and reported.
+fn walk_lowering(text: &str) -> Result<(), Outcome> {
+    let lowered = std::panic::catch_unwind(|| {
+        let Ok(mut g) = Graph::from_json(text) else {
+            return;
+        };
+        if g.validate().is_ok() {
+            for version in [90_000, 91_900, 92_100] {
+                let _ = lower_graph(&g, version);
+            }
+        }
+    });
+    lowered.map_err(|p| {
+        let what = p
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| p.downcast_ref::<&str>().map(|s| (*s).to_owned()))
+            .unwrap_or_default();
+        Outcome::Bug(format!("lower_graph: panic: {what}"))
+    })
+}
+
 /// The seed documents: the shipped examples and every op's example graph.
 fn seeds() -> Vec<(String, Value)> {
     let mut out: Vec<(String, Value)> = named_examples()
@@ -397,7 +424,8 @@ fn malformed_graph_documents_never_panic_and_every_refusal_says_why() {
                 .map(|_| mutate(&mut doc, &mut rng))
                 .collect();
             let text = CString::new(doc.to_string()).expect("JSON text has no NUL byte");
-            for outcome in [walk_graph(&text), walk_list_from_json(&text)] {
+            let lowering = walk_lowering(text.to_str().expect("JSON text is UTF-8"));
+            for outcome in [walk_graph(&text), walk_list_from_json(&text), lowering] {
                 match outcome {
                     Ok(()) => accepted += 1,
                     Err(Outcome::Handled) => handled += 1,
