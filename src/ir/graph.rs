@@ -531,8 +531,15 @@ impl Graph {
             )))?;
             node.outputs.insert(out.name.to_owned(), uid);
         }
+        // Output dims are inferred here only from inputs of valid geometry (validation checks
+        // them first, and refuses the rest naming the port): inference multiplies their dims.
+        let inputs_valid = node.inputs.values().all(|uid| {
+            self.tensor(*uid)
+                .is_none_or(|t| t.dims.is_empty() || t.check_geometry().is_ok())
+        });
         for (port, &uid) in &node.outputs {
             if let Some(out) = spec.output(port)
+                && inputs_valid
                 && let Ok(Some((dims, strides))) = infer::infer_output(self, &node, out)
             {
                 let idx = self.uid_index[&uid];

@@ -354,7 +354,7 @@ fn infer_rule(c: &Ctx<'_>, rule: &ShapeRule) -> InferResult {
         ShapeRule::MoeGroupedMatmulBwd => {
             let (Some(e), Some(h), Some(nn)) = (
                 c.dims("first_token_offset")
-                    .map(|d| d.iter().product::<i64>()),
+                    .map(|d| d.iter().fold(1i64, |n, &x| n.saturating_mul(x))),
                 c.dim("token", -1),
                 c.dim("doutput", -1),
             ) else {
