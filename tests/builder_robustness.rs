@@ -13,10 +13,9 @@
 //!
 //! `DNNPLAN_BUILDER_ROBUSTNESS_SEQUENCES` sets the number of sequences (default 400).
 
-use std::ffi::{CStr, CString, c_char, c_void};
+use std::ffi::{CString, c_char, c_void};
 use std::ptr;
 
-use dnnplan::ffi::diagnostics::dnnp_get_last_error_string;
 use dnnplan::ffi::graph::*;
 use dnnplan::ffi::graph_builder::*;
 use dnnplan::ffi::graph_query::*;
@@ -25,33 +24,12 @@ use dnnplan::ffi::plan::{
     DNNP_HEUR_MODE_A, dnnp_graph_create_plan_list, dnnp_plan_list_create_execution_plans,
     dnnp_plan_list_destroy, dnnp_plan_list_t,
 };
-use dnnplan::ffi::{DNNP_STATUS_INTERNAL_PANIC, DNNP_STATUS_SUCCESS, dnnp_status_t};
+use dnnplan::ffi::{DNNP_STATUS_SUCCESS, dnnp_status_t};
 use dnnplan::ir::op::OpSpec;
 use dnnplan::ir::tables::all_ops;
+use support::fuzz::{Rng, Tally, env_count};
 
-/// xorshift64*: the sequences are the same on every run.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-
-    fn pick<T: Clone>(&mut self, items: &[T]) -> T {
-        items[self.below(items.len())].clone()
-    }
-
-    fn chance(&mut self, one_in: usize) -> bool {
-        self.below(one_in) == 0
-    }
-}
+mod support;
 
 const EDGES: [i64; 16] = [
     0,
@@ -85,44 +63,21 @@ fn c(s: &str) -> CString {
     CString::new(s).expect("no NUL")
 }
 
-fn last_error() -> String {
-    let mut buf = vec![0 as c_char; 4096];
-    let mut needed = 0usize;
-    // SAFETY: `buf` valid for its length, `needed` for one write.
-    unsafe { dnnp_get_last_error_string(buf.as_mut_ptr(), buf.len(), &mut needed) };
-    // SAFETY: NUL-terminated (or zeroed).
-    unsafe { CStr::from_ptr(buf.as_ptr()) }
-        .to_string_lossy()
-        .into_owned()
-}
-
 /// The state of one sequence: the graph, the uids made so far, an open builder and its op.
 struct Seq<'a> {
     graph: *mut dnnp_graph_t,
     uids: Vec<i64>,
     builder: *mut dnnp_op_builder_t,
     op: Option<&'a OpSpec>,
-    bugs: Vec<String>,
-    refused: usize,
-    passed: usize,
+    /// This sequence's index (the context of its bugs).
+    n: usize,
+    tally: &'a mut Tally,
 }
 
 impl Seq<'_> {
     fn check(&mut self, call: &str, status: dnnp_status_t) {
-        if status == DNNP_STATUS_SUCCESS {
-            self.passed += 1;
-            return;
-        }
-        let message = last_error();
-        if status == DNNP_STATUS_INTERNAL_PANIC {
-            self.bugs
-                .push(format!("{call}: panic contained: {message}"));
-        } else if message.trim().is_empty() {
-            self.bugs
-                .push(format!("{call}: status {status} without a message"));
-        } else {
-            self.refused += 1;
-        }
+        self.tally
+            .record(format_args!("sequence {}", self.n), call, status);
     }
 
     fn uid(&mut self, rng: &mut Rng) -> i64 {
@@ -414,13 +369,10 @@ fn query(s: &mut Seq<'_>, rng: &mut Rng) {
 
 #[test]
 fn random_builder_and_query_calls_never_panic_and_every_refusal_says_why() {
-    let sequences: usize = std::env::var("DNNPLAN_BUILDER_ROBUSTNESS_SEQUENCES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(400);
+    let sequences: usize = env_count("DNNPLAN_BUILDER_ROBUSTNESS_SEQUENCES", 400);
     let ops = all_ops();
     let mut rng = Rng(0xa409_3822_299f_31d0);
-    let (mut passed, mut refused, mut bugs) = (0usize, 0usize, Vec::new());
+    let mut tally = Tally::default();
     for n in 0..sequences {
         let mut graph = ptr::null_mut();
         // SAFETY: `graph` valid for one write.
@@ -432,14 +384,7 @@ fn random_builder_and_query_calls_never_panic_and_every_refusal_says_why() {
                 &mut graph,
             )
         };
-        if st != DNNP_STATUS_SUCCESS {
-            assert_ne!(
-                st,
-                DNNP_STATUS_INTERNAL_PANIC,
-                "dnnp_graph_create: {}",
-                last_error()
-            );
-            refused += 1;
+        if !tally.record(format_args!("sequence {n}"), "dnnp_graph_create", st) {
             continue;
         }
         let mut s = Seq {
@@ -447,9 +392,8 @@ fn random_builder_and_query_calls_never_panic_and_every_refusal_says_why() {
             uids: Vec::new(),
             builder: ptr::null_mut(),
             op: None,
-            bugs: Vec::new(),
-            refused: 0,
-            passed: 0,
+            n,
+            tally: &mut tally,
         };
         for _ in 0..60 {
             step(&mut s, &mut rng, &ops);
@@ -470,18 +414,6 @@ fn random_builder_and_query_calls_never_panic_and_every_refusal_says_why() {
             }
             dnnp_graph_destroy(graph);
         }
-        passed += s.passed;
-        refused += s.refused;
-        bugs.extend(s.bugs.into_iter().map(|b| format!("sequence {n}: {b}")));
     }
-    eprintln!(
-        "{sequences} sequences: {passed} calls passed, {refused} refused with a message, {} bugs",
-        bugs.len()
-    );
-    assert!(
-        bugs.is_empty(),
-        "{} calls hit a bug; the first ten:\n{}",
-        bugs.len(),
-        bugs.iter().take(10).cloned().collect::<Vec<_>>().join("\n")
-    );
+    tally.assert_clean(&format!("{sequences} builder sequences (calls)"));
 }

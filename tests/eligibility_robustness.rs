@@ -18,37 +18,15 @@
 use std::ffi::{CStr, CString, c_char};
 use std::ptr;
 
-use dnnplan::ffi::diagnostics::dnnp_get_last_error_string;
 use dnnplan::ffi::select::dnnp_attention_eligibility;
-use dnnplan::ffi::{DNNP_STATUS_BUFFER_TOO_SMALL, DNNP_STATUS_INTERNAL_PANIC, DNNP_STATUS_SUCCESS};
+use dnnplan::ffi::{DNNP_STATUS_BUFFER_TOO_SMALL, DNNP_STATUS_SUCCESS};
 use dnnplan::select::{
     AlibiSlopes, BiasShape, BiasType, Dtype, Fp8Recipe, Layout, Mask, SoftmaxType,
 };
 use serde_json::{Map, Value, json};
+use support::fuzz::{Outcome, Rng, Tally, env_count, last_error};
 
-/// xorshift64*: the cases are the same on every run.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-
-    fn pick<T: Clone>(&mut self, items: &[T]) -> T {
-        items[self.below(items.len())].clone()
-    }
-
-    fn chance(&mut self, one_in: usize) -> bool {
-        self.below(one_in) == 0
-    }
-}
+mod support;
 
 const SIZES: [u64; 16] = [
     0,
@@ -191,25 +169,11 @@ fn environment(rng: &mut Rng, wild: bool) -> Value {
     })
 }
 
-fn last_error() -> String {
-    let mut buf = vec![0 as c_char; 4096];
-    let mut needed = 0usize;
-    // SAFETY: `buf` valid for its length, `needed` for one write.
-    unsafe { dnnp_get_last_error_string(buf.as_mut_ptr(), buf.len(), &mut needed) };
-    // SAFETY: NUL-terminated (or zeroed).
-    unsafe { CStr::from_ptr(buf.as_ptr()) }
-        .to_string_lossy()
-        .into_owned()
-}
-
 #[test]
 fn random_eligibility_requests_never_panic_and_answer_json_or_say_why() {
-    let cases: usize = std::env::var("DNNPLAN_ELIGIBILITY_ROBUSTNESS_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(8_000);
+    let cases: usize = env_count("DNNPLAN_ELIGIBILITY_ROBUSTNESS_CASES", 8_000);
     let mut rng = Rng(0x1319_8a2e_0370_7344);
-    let (mut answered, mut refused, mut bugs) = (0usize, 0usize, Vec::new());
+    let mut tally = Tally::default();
     for case in 0..cases {
         let wild = rng.chance(4);
         let req = request(&mut rng, wild);
@@ -247,39 +211,26 @@ fn random_eligibility_requests_never_panic_and_answer_json_or_say_why() {
                 .to_string_lossy()
                 .into_owned();
         }
-        if status == DNNP_STATUS_SUCCESS {
-            if serde_json::from_str::<Value>(&text).is_err() {
-                bugs.push(format!("case {case}: the answer is not JSON: {text:.200}"));
-            }
-            answered += 1;
+        if status == DNNP_STATUS_SUCCESS && serde_json::from_str::<Value>(&text).is_err() {
+            let bug = format!("the answer is not JSON: {text:.200}");
+            tally.add(format_args!("case {case}"), Outcome::Bug(bug));
             continue;
         }
-        let message = last_error();
-        if status == DNNP_STATUS_INTERNAL_PANIC {
-            bugs.push(format!(
-                "case {case}: panic contained: {message}\n  request {req}\n  env {env}"
-            ));
-        } else if message.trim().is_empty() {
-            bugs.push(format!("case {case}: status {status} without a message"));
-        } else {
-            if !wild && std::env::var("DNNPLAN_ROBUSTNESS_SHOW").is_ok() {
-                eprintln!("REFUSED {message}");
-            }
-            refused += 1;
+        if status != DNNP_STATUS_SUCCESS
+            && !wild
+            && std::env::var("DNNPLAN_ROBUSTNESS_SHOW").is_ok()
+        {
+            eprintln!("REFUSED {}", last_error());
         }
+        tally.record(
+            format_args!("case {case} (request {req}, env {env})"),
+            "dnnp_attention_eligibility",
+            status,
+        );
     }
-    eprintln!(
-        "{cases} requests: {answered} answered, {refused} refused with a message, {} bugs",
-        bugs.len()
-    );
     assert!(
-        answered > 0 && refused > 0,
+        tally.passed > 0 && tally.refused > 0,
         "the draw reaches both outcomes"
     );
-    assert!(
-        bugs.is_empty(),
-        "{} requests hit a bug; the first ten:\n{}",
-        bugs.len(),
-        bugs.iter().take(10).cloned().collect::<Vec<_>>().join("\n")
-    );
+    tally.assert_clean(&format!("{cases} eligibility requests"));
 }

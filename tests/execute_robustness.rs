@@ -13,10 +13,9 @@
 //!
 //! `DNNPLAN_EXECUTE_ROBUSTNESS_CASES` sets the number of calls (default 20,000).
 
-use std::ffi::{CStr, c_char, c_void};
+use std::ffi::c_void;
 use std::ptr;
 
-use dnnplan::ffi::diagnostics::dnnp_get_last_error_string;
 use dnnplan::ffi::dlpack::{dnnp_dldatatype, dnnp_dldevice, dnnp_dltensor};
 use dnnplan::ffi::execute::{
     DNNP_EXEC_TEST_ENGINE_NOOP, DNNP_WORKSPACE_SIZE_UNKNOWN, dnnp_debug_plan_list_create_exec_test,
@@ -25,33 +24,12 @@ use dnnplan::ffi::execute::{
 };
 use dnnplan::ffi::handle::{dnnp_handle_create, dnnp_handle_destroy, dnnp_handle_t};
 use dnnplan::ffi::plan::{dnnp_plan_list_destroy, dnnp_plan_list_t};
-use dnnplan::ffi::{DNNP_STATUS_INTERNAL_PANIC, DNNP_STATUS_SUCCESS, dnnp_status_t};
+use dnnplan::ffi::{DNNP_STATUS_SUCCESS, dnnp_status_t};
+use support::fuzz::{Rng, Tally, env_count};
+
+mod support;
 
 const OPERANDS: usize = 4;
-
-/// xorshift64*: the cases are the same on every run.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
-    }
-
-    fn pick<T: Copy>(&mut self, items: &[T]) -> T {
-        items[self.below(items.len() as u64) as usize]
-    }
-
-    fn chance(&mut self, one_in: u64) -> bool {
-        self.below(one_in) == 0
-    }
-}
 
 /// Extents and strides at the edges of the widths the pack layer computes with.
 const EDGES: [i64; 18] = [
@@ -178,11 +156,7 @@ struct Overrides {
 }
 
 fn draw_overrides(rng: &mut Rng) -> Overrides {
-    let n = if rng.chance(4) {
-        1 + rng.below(3) as usize
-    } else {
-        0
-    };
+    let n = if rng.chance(4) { 1 + rng.below(3) } else { 0 };
     let mut o = Overrides {
         dims: Vec::new(),
         strides: Vec::new(),
@@ -205,23 +179,9 @@ fn draw_overrides(rng: &mut Rng) -> Overrides {
     o
 }
 
-fn last_error() -> String {
-    let mut buf = vec![0 as c_char; 4096];
-    let mut needed = 0usize;
-    // SAFETY: `buf` valid for its length, `needed` for one write.
-    unsafe { dnnp_get_last_error_string(buf.as_mut_ptr(), buf.len(), &mut needed) };
-    // SAFETY: NUL-terminated (or zeroed).
-    unsafe { CStr::from_ptr(buf.as_ptr()) }
-        .to_string_lossy()
-        .into_owned()
-}
-
 #[test]
 fn malformed_execute_calls_never_panic_and_every_refusal_says_why() {
-    let cases: u64 = std::env::var("DNNPLAN_EXECUTE_ROBUSTNESS_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(20_000);
+    let cases: usize = env_count("DNNPLAN_EXECUTE_ROBUSTNESS_CASES", 20_000);
     let mut list: *mut dnnp_plan_list_t = ptr::null_mut();
     let mut handle: *mut dnnp_handle_t = ptr::null_mut();
     // SAFETY: out-pointers valid for one write each.
@@ -236,7 +196,7 @@ fn malformed_execute_calls_never_panic_and_every_refusal_says_why() {
         );
     }
     let mut rng = Rng(0x243f_6a88_85a3_08d3);
-    let (mut passed, mut refused, mut bugs) = (0u64, 0u64, Vec::new());
+    let mut tally = Tally::default();
     for case in 0..cases {
         let n = if rng.chance(10) {
             rng.pick(&[0usize, 1, 3, 5, 8])
@@ -248,7 +208,7 @@ fn malformed_execute_calls_never_panic_and_every_refusal_says_why() {
         let mut tensors: Vec<*const dnnp_dltensor> =
             records.iter().map(|r| &r.tensor as *const _).collect();
         if rng.chance(12) && n > 0 {
-            let i = rng.below(n as u64) as usize;
+            let i = rng.below(n);
             tensors[i] = ptr::null();
         }
         let uids = draw_uids(&mut rng, n);
@@ -296,37 +256,17 @@ fn malformed_execute_calls_never_panic_and_every_refusal_says_why() {
                 ),
             }
         };
-        if status == DNNP_STATUS_SUCCESS {
-            passed += 1;
-            continue;
-        }
-        let message = last_error();
-        if status == DNNP_STATUS_INTERNAL_PANIC {
-            bugs.push(format!(
-                "case {case} (form {form}): panic contained: {message}"
-            ));
-        } else if message.trim().is_empty() {
-            bugs.push(format!(
-                "case {case} (form {form}): status {status} without a message"
-            ));
-        } else {
-            refused += 1;
-        }
+        let call = ["execute_dlpack", "execute_dlpack_by_uid", "execute_by_uid"][form];
+        tally.record(format_args!("case {case}"), call, status);
     }
     // SAFETY: live objects from the calls above.
     unsafe {
         dnnp_plan_list_destroy(list);
         dnnp_handle_destroy(handle);
     }
-    eprintln!(
-        "{cases} calls: {passed} passed, {refused} refused with a message, {} bugs",
-        bugs.len()
-    );
-    assert!(passed > 0 && refused > 0, "the draw reaches both outcomes");
     assert!(
-        bugs.is_empty(),
-        "{} calls hit a bug; the first ten:\n{}",
-        bugs.len(),
-        bugs.iter().take(10).cloned().collect::<Vec<_>>().join("\n")
+        tally.passed > 0 && tally.refused > 0,
+        "the draw reaches both outcomes"
     );
+    tally.assert_clean(&format!("{cases} execute calls"));
 }

@@ -31,34 +31,14 @@ use dnnplan::ffi::plan::{
     dnnp_plan_list_create_from_json, dnnp_plan_list_destroy, dnnp_plan_list_get_count,
     dnnp_plan_list_get_plan_name, dnnp_plan_list_get_workspace_size_at_index, dnnp_plan_list_t,
 };
-use dnnplan::ffi::{
-    DNNP_STATUS_INTERNAL_PANIC, DNNP_STATUS_SUCCESS, diagnostics::dnnp_get_last_error_string,
-    dnnp_status_t,
-};
+use dnnplan::ffi::{DNNP_STATUS_SUCCESS, dnnp_status_t};
 use dnnplan::ir::Graph;
 use dnnplan::ir::examples::{example, named_examples};
 use dnnplan::ir::tables::all_ops;
 use serde_json::{Number, Value};
+use support::fuzz::{Outcome, Rng, Tally, classify, env_count};
 
-/// xorshift64*: a small deterministic generator (the cases are the same on every run).
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-
-    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
-        &items[self.below(items.len())]
-    }
-}
+mod support;
 
 /// Integers at the edges of every width the IR and the engines compute with.
 const EDGE_INTS: [i64; 27] = [
@@ -154,7 +134,7 @@ fn mutate(doc: &mut Value, rng: &mut Rng) -> String {
         Value::Number(old) => {
             let old = old.as_i64();
             let n = match (rng.below(8), old) {
-                (0, _) => Value::from(*rng.pick(&[0.5, -0.0, 1e300, -1e-300, f64::MAX])),
+                (0, _) => Value::from(rng.pick(&[0.5, -0.0, 1e300, -1e-300, f64::MAX])),
                 // Near the old value: a graph that stays almost valid reaches the engines.
                 (1..=3, Some(v)) => Value::from(match rng.below(4) {
                     0 => v.wrapping_add(1),
@@ -162,13 +142,13 @@ fn mutate(doc: &mut Value, rng: &mut Rng) -> String {
                     2 => v.wrapping_mul(2),
                     _ => v.wrapping_mul(1 << 20),
                 }),
-                _ => Value::Number(Number::from(*rng.pick(&EDGE_INTS))),
+                _ => Value::Number(Number::from(rng.pick(&EDGE_INTS))),
             };
             *target = n.clone();
             format!("number -> {n}")
         }
         Value::String(_) => {
-            let s = *rng.pick(&EDGE_STRINGS);
+            let s = rng.pick(&EDGE_STRINGS);
             *target = Value::from(s);
             format!("string -> {s:?}")
         }
@@ -193,7 +173,7 @@ fn mutate(doc: &mut Value, rng: &mut Rng) -> String {
                 "array emptied".to_owned()
             }
             _ => {
-                a.push(Value::from(*rng.pick(&EDGE_INTS)));
+                a.push(Value::from(rng.pick(&EDGE_INTS)));
                 "array: an integer appended".to_owned()
             }
         },
@@ -228,41 +208,13 @@ fn mutate(doc: &mut Value, rng: &mut Rng) -> String {
     format!("{path:?}: {what}")
 }
 
-fn last_error() -> String {
-    let mut buf = vec![0 as c_char; 4096];
-    let mut needed = 0usize;
-    // SAFETY: `buf` is valid for its length, `needed` for one write.
-    unsafe { dnnp_get_last_error_string(buf.as_mut_ptr(), buf.len(), &mut needed) };
-    // SAFETY: written NUL-terminated (or left zeroed).
-    unsafe { CStr::from_ptr(buf.as_ptr()) }
-        .to_string_lossy()
-        .into_owned()
-}
-
-/// How one document's walk through the ABI ended.
-enum Outcome {
-    /// Every call succeeded, or the first failure had a status and a message.
-    Handled,
-    /// A call returned `DNNP_STATUS_INTERNAL_PANIC`, or failed without a message.
-    Bug(String),
-}
-
-/// Checks one call's status: success goes on, a refusal with a message ends the walk, a panic or a
-/// silent refusal is a bug.
+/// Checks one call's status: success goes on; a refusal with a message ends the walk; a panic or
+/// a silent refusal is a bug.
 fn check(call: &str, status: dnnp_status_t) -> Result<(), Outcome> {
-    if status == DNNP_STATUS_SUCCESS {
-        return Ok(());
+    match classify(call, status) {
+        Outcome::Passed => Ok(()),
+        other => Err(other),
     }
-    let message = last_error();
-    if status == DNNP_STATUS_INTERNAL_PANIC {
-        return Err(Outcome::Bug(format!("{call}: panic contained: {message}")));
-    }
-    if message.trim().is_empty() {
-        return Err(Outcome::Bug(format!(
-            "{call}: status {status} without a message"
-        )));
-    }
-    Err(Outcome::Handled)
 }
 
 /// Text output of a `(buf, cap, needed)` call: asks for the size first, then reads.
@@ -408,14 +360,11 @@ fn seeds() -> Vec<(String, Value)> {
 
 #[test]
 fn malformed_graph_documents_never_panic_and_every_refusal_says_why() {
-    let per_seed: usize = std::env::var("DNNPLAN_JSON_ROBUSTNESS_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(24);
+    let per_seed: usize = env_count("DNNPLAN_JSON_ROBUSTNESS_CASES", 24);
     let seeds = seeds();
     assert!(seeds.len() > 100, "every op has an example");
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
-    let (mut bugs, mut handled, mut accepted) = (Vec::new(), 0usize, 0usize);
+    let mut tally = Tally::default();
     for (name, seed) in &seeds {
         // The unmutated seed walks the whole path without a bug as well.
         for case in 0..=per_seed {
@@ -425,25 +374,11 @@ fn malformed_graph_documents_never_panic_and_every_refusal_says_why() {
                 .collect();
             let text = CString::new(doc.to_string()).expect("JSON text has no NUL byte");
             let lowering = walk_lowering(text.to_str().expect("JSON text is UTF-8"));
-            for outcome in [walk_graph(&text), walk_list_from_json(&text), lowering] {
-                match outcome {
-                    Ok(()) => accepted += 1,
-                    Err(Outcome::Handled) => handled += 1,
-                    Err(Outcome::Bug(msg)) => bugs.push(format!("{name} {edits:?}: {msg}")),
-                }
+            for walk in [walk_graph(&text), walk_list_from_json(&text), lowering] {
+                let outcome = walk.err().unwrap_or(Outcome::Passed);
+                tally.add(format_args!("{name} {edits:?}"), outcome);
             }
         }
     }
-    eprintln!(
-        "{} seeds, {} walks: {accepted} accepted to the end, {handled} refused with a message, {} bugs",
-        seeds.len(),
-        accepted + handled + bugs.len(),
-        bugs.len()
-    );
-    assert!(
-        bugs.is_empty(),
-        "{} documents hit a bug; the first ten:\n{}",
-        bugs.len(),
-        bugs.iter().take(10).cloned().collect::<Vec<_>>().join("\n")
-    );
+    tally.assert_clean(&format!("{} seeds, walks to the end", seeds.len()));
 }

@@ -23,23 +23,9 @@ use dnnplan::select::{
     BiasType, CudnnVer, Dtype, Environment, Layout, Mask, Options, Request, SoftmaxType, TeBackend,
     evaluate_with,
 };
+use support::fuzz::Rng;
 
-/// xorshift64* (deterministic, no dependency).
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn pick<T: Copy>(&mut self, xs: &[T]) -> T {
-        xs[(self.next() % xs.len() as u64) as usize]
-    }
-    fn chance(&mut self, one_in: u64) -> bool {
-        self.next().is_multiple_of(one_in)
-    }
-}
+mod support;
 
 #[derive(Copy, Clone, PartialEq, Debug)]
 enum Fmt {

@@ -6,6 +6,7 @@
 #![allow(dead_code)] // each test binary uses a different subset
 
 pub mod cli;
+pub mod fuzz;
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
