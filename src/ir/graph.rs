@@ -535,7 +535,7 @@ impl Graph {
         // them first, and refuses the rest naming the port): inference multiplies their dims.
         let inputs_valid = node.inputs.values().all(|uid| {
             self.tensor(*uid)
-                .is_none_or(|t| t.dims.is_empty() || t.check_geometry().is_ok())
+                .is_none_or(|t| t.check_inference_input().is_ok())
         });
         for (port, &uid) in &node.outputs {
             if let Some(out) = spec.output(port)

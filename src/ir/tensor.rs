@@ -256,7 +256,7 @@ impl Tensor {
     /// The geometry rules alone: dims present, strides of their rank, every dim > 0, every
     /// stride >= 0, and the element count and the last element's offset representable in 64 bits
     /// (so that shape inference and every engine may multiply a tensor's dims and strides without
-    /// overflow). Validation checks a node's inputs by this before it infers the node's outputs.
+    /// overflow).
     pub fn check_geometry(&self) -> Result<(), String> {
         if self.dims.is_empty() {
             return Err("dims must not be empty".into());
@@ -299,6 +299,18 @@ impl Tensor {
             ));
         }
         Ok(())
+    }
+
+    /// Whether shape inference may read this tensor as an input: it has no dims yet (inference
+    /// reads none from it) or its geometry is valid ([`Tensor::check_geometry`]). Validation
+    /// checks a node's inputs by this before it infers the node's outputs, and a node added to a
+    /// graph gets inferred output dims only when every input passes.
+    pub fn check_inference_input(&self) -> Result<(), String> {
+        if self.dims.is_empty() {
+            Ok(())
+        } else {
+            self.check_geometry()
+        }
     }
 
     /// The tensor validity rules of the reference; `Err(rule)` names the broken rule.

@@ -108,14 +108,10 @@ fn validate_node(g: &mut Graph, i: usize) -> Result<()> {
     }
 
     // The inputs' geometry first: shape inference multiplies and adds their dims and strides.
-    // (Inference reads no dims from a tensor without any; a fused scalar gets its dims below and
-    // every tensor is checked in full after that.)
+    // (A fused scalar without dims gets them below; every tensor is checked in full after that.)
     for (port, &uid) in &node.inputs {
         let t = g.get_tensor(uid)?;
-        if t.dims.is_empty() {
-            continue;
-        }
-        t.check_geometry()
+        t.check_inference_input()
             .map_err(|rule| fail(Some(port), format!("tensor `{}`: {rule}", t.name)))?;
     }
     // Shape inference and dtype fill of outputs.
