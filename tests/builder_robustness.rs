@@ -27,7 +27,7 @@ use dnnplan::ffi::plan::{
 use dnnplan::ffi::{DNNP_STATUS_SUCCESS, dnnp_status_t};
 use dnnplan::ir::op::OpSpec;
 use dnnplan::ir::tables::all_ops;
-use support::fuzz::{Rng, Tally, env_count};
+use support::fuzz::{Rng, Tally, env_count, rng};
 
 mod support;
 
@@ -371,7 +371,7 @@ fn query(s: &mut Seq<'_>, rng: &mut Rng) {
 fn random_builder_and_query_calls_never_panic_and_every_refusal_says_why() {
     let sequences: usize = env_count("DNNPLAN_BUILDER_ROBUSTNESS_SEQUENCES", 400);
     let ops = all_ops();
-    let mut rng = Rng(0xa409_3822_299f_31d0);
+    let mut rng = rng(0xa409_3822_299f_31d0);
     let mut tally = Tally::default();
     for n in 0..sequences {
         let mut graph = ptr::null_mut();

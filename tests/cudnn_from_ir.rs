@@ -133,6 +133,34 @@ fn sdpa_causal_with_stats_from_ir_is_the_composite() {
 }
 
 #[test]
+fn intermediates_past_64_bits_decline_naming_the_tensor() {
+    // GQA with 2^53 query tokens: q fits in 64 bits (2^62 elements), the composite's full-head
+    // intermediates [b, h_q, s_q, s_kv] do not: the lowering declines instead of overflowing
+    // (found by tests/json_robustness.rs).
+    let mut g = Graph::new(ctx());
+    let q = tensor(&mut g, "q", &[2, 4, 1 << 53, 64], DataType::Bfloat16);
+    let k = tensor(&mut g, "k", &[2, 2, 256, 64], DataType::Bfloat16);
+    let v = tensor(&mut g, "v", &[2, 2, 256, 64], DataType::Bfloat16);
+    let n = add(
+        &mut g,
+        op("sdpa")
+            .input("q", q)
+            .input("k", k)
+            .input("v", v)
+            .attr("attn_scale", AttrValue::Float(0.125))
+            .attr("generate_stats", AttrValue::Bool(true)),
+    );
+    let node = g.nodes()[n].clone();
+    for port in ["O", "Stats"] {
+        g.set_output(node.output(port).unwrap(), true).unwrap();
+    }
+    g.validate().expect("every IR tensor fits");
+    // cuDNN 9.0: the composite lowering (no dedicated SDPA operation).
+    let e = lower_graph(&g, 90_000).unwrap_err().to_string();
+    assert!(e.contains("does not fit in 64 bits"), "{e}");
+}
+
+#[test]
 fn layernorm_training_from_ir() {
     let mut g = Graph::new(ctx());
     let x = tensor(&mut g, "x", &[32, 256, 1, 1], DataType::Bfloat16);

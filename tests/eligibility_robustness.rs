@@ -24,7 +24,7 @@ use dnnplan::select::{
     AlibiSlopes, BiasShape, BiasType, Dtype, Fp8Recipe, Layout, Mask, SoftmaxType,
 };
 use serde_json::{Map, Value, json};
-use support::fuzz::{Outcome, Rng, Tally, env_count, last_error};
+use support::fuzz::{Outcome, Rng, Tally, env_count, last_error, rng};
 
 mod support;
 
@@ -172,7 +172,7 @@ fn environment(rng: &mut Rng, wild: bool) -> Value {
 #[test]
 fn random_eligibility_requests_never_panic_and_answer_json_or_say_why() {
     let cases: usize = env_count("DNNPLAN_ELIGIBILITY_ROBUSTNESS_CASES", 8_000);
-    let mut rng = Rng(0x1319_8a2e_0370_7344);
+    let mut rng = rng(0x1319_8a2e_0370_7344);
     let mut tally = Tally::default();
     for case in 0..cases {
         let wild = rng.chance(4);

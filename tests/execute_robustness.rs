@@ -25,7 +25,7 @@ use dnnplan::ffi::execute::{
 use dnnplan::ffi::handle::{dnnp_handle_create, dnnp_handle_destroy, dnnp_handle_t};
 use dnnplan::ffi::plan::{dnnp_plan_list_destroy, dnnp_plan_list_t};
 use dnnplan::ffi::{DNNP_STATUS_SUCCESS, dnnp_status_t};
-use support::fuzz::{Rng, Tally, env_count};
+use support::fuzz::{Rng, Tally, env_count, rng};
 
 mod support;
 
@@ -195,7 +195,7 @@ fn malformed_execute_calls_never_panic_and_every_refusal_says_why() {
             DNNP_STATUS_SUCCESS
         );
     }
-    let mut rng = Rng(0x243f_6a88_85a3_08d3);
+    let mut rng = rng(0x243f_6a88_85a3_08d3);
     let mut tally = Tally::default();
     for case in 0..cases {
         let n = if rng.chance(10) {

@@ -76,6 +76,25 @@ pub struct TensorSpec {
 }
 
 impl TensorSpec {
+    /// Whether the element count and the last element's offset fit in 64 bits (an intermediate
+    /// the lowering derives from large dims may not, though every IR tensor does).
+    pub fn fits_64_bits(&self) -> bool {
+        let count = self
+            .dims
+            .iter()
+            .try_fold(1i64, |n, &d| n.checked_mul(d.max(0)));
+        let last = self
+            .dims
+            .iter()
+            .zip(&self.strides)
+            .try_fold(0i64, |off, (&d, &s)| {
+                (d.max(1) - 1)
+                    .checked_mul(s)
+                    .and_then(|x| off.checked_add(x))
+            });
+        count.is_some() && last.is_some()
+    }
+
     /// A non-virtual tensor that the caller binds: no by-value scalar, 16-byte alignment, no
     /// ragged offset (the builder's tensors start from this).
     pub fn new(uid: Uid, name: &str, dtype: u32, dims: Vec<i64>, strides: Vec<i64>) -> TensorSpec {
@@ -93,11 +112,12 @@ impl TensorSpec {
     }
 }
 
-/// Row-major packed strides for `dims`.
+/// Row-major packed strides for `dims`, saturating at `i64::MAX` (the lowering declines a graph
+/// whose tensors do not fit in 64 bits: [`TensorSpec::fits_64_bits`]).
 pub fn packed_strides(dims: &[i64]) -> Vec<i64> {
     let mut s = vec![1i64; dims.len()];
     for i in (0..dims.len().saturating_sub(1)).rev() {
-        s[i] = s[i + 1] * dims[i + 1].max(1);
+        s[i] = s[i + 1].saturating_mul(dims[i + 1].max(1));
     }
     s
 }
@@ -603,7 +623,8 @@ impl GraphBuilder {
     /// A non-virtual tensor in the frontend workspace (allocated by the plan, not the caller).
     pub fn workspace_tensor(&mut self, name: &str, dtype: u32, dims: &[i64]) -> Uid {
         let uid = self.virtual_tensor(name, dtype, dims);
-        let bytes = dims.iter().product::<i64>().max(1) as usize * element_size(dtype).max(1);
+        let elems = dims.iter().fold(1i64, |n, &d| n.saturating_mul(d)).max(1) as usize;
+        let bytes = elems.saturating_mul(element_size(dtype).max(1));
         if let Some(t) = self.graph.tensors.get_mut(&uid) {
             t.is_virtual = false;
         }

@@ -133,3 +133,13 @@ pub fn env_count(name: &str, default: usize) -> usize {
         .and_then(|v| v.parse().ok())
         .unwrap_or(default)
 }
+
+/// A test's generator: seeded by `default`, or by `default ^ DNNPLAN_ROBUSTNESS_SEED` when that is
+/// set (to explore other cases; a failure prints the counts, rerun with the same value).
+pub fn rng(default: u64) -> Rng {
+    let extra = std::env::var("DNNPLAN_ROBUSTNESS_SEED")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+        .unwrap_or(0);
+    Rng((default ^ extra).max(1))
+}

@@ -115,6 +115,17 @@ pub fn lower_graph(ir: &Graph, version: usize) -> Result<BackendGraph> {
             .ok_or_else(|| decline(node, "no cuDNN lowering for this op in this build"))?;
         f(&mut g, ir, node, version)?;
     }
+    // Every IR tensor fits in 64 bits (validation); an intermediate derived from them (e.g. the
+    // attention scores [b, h, s_q, s_kv]) may not.
+    if let Some(t) = g.graph().tensors.values().find(|t| !t.fits_64_bits()) {
+        return Err(Error::Declined {
+            engine: BACKEND.to_owned(),
+            reason: format!(
+                "tensor `{}` (dims {:?}) does not fit in 64 bits",
+                t.name, t.dims
+            ),
+        });
+    }
     Ok(g.finish())
 }
 
