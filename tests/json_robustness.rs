@@ -9,7 +9,8 @@
 //! `dnnp_graph_from_json` → `dnnp_graph_set_target` (the H200: 132 SMs, sm_90, so the bundled
 //! engines analyse the graph as they would there) → `dnnp_graph_validate` → `dnnp_graph_explain`
 //! → `dnnp_graph_create_plan_list` → `dnnp_plan_list_create_execution_plans` (A, FALLBACK) →
-//! per plan its name and workspace size → `dnnp_plan_list_build_plans` → `dnnp_plan_list_explain`,
+//! per plan its name and workspace size → random selection, deselection and replay calls →
+//! `dnnp_plan_list_build_plans` → `dnnp_plan_list_explain`,
 //! and `dnnp_plan_list_create_from_json` on the same text, and the cuDNN lowering of the validated
 //! graph (`lower_graph`, called directly). The first failing call ends a document;
 //! the test fails listing the documents that panicked (first 10, with the message and the edits).
@@ -26,10 +27,14 @@ use dnnplan::ffi::graph::{
     dnnp_graph_validate,
 };
 use dnnplan::ffi::plan::{
-    DNNP_BUILD_POLICY_ALL, DNNP_HEUR_MODE_A, DNNP_HEUR_MODE_FALLBACK, dnnp_graph_create_plan_list,
-    dnnp_plan_list_build_plans, dnnp_plan_list_create_execution_plans,
-    dnnp_plan_list_create_from_json, dnnp_plan_list_destroy, dnnp_plan_list_get_count,
-    dnnp_plan_list_get_plan_name, dnnp_plan_list_get_workspace_size_at_index, dnnp_plan_list_t,
+    DNNP_BUILD_POLICY_ALL, DNNP_HEUR_MODE_A, DNNP_HEUR_MODE_FALLBACK, dnnp_engine_id_describe,
+    dnnp_graph_create_plan_list, dnnp_plan_list_build_plan_at_index, dnnp_plan_list_build_plans,
+    dnnp_plan_list_create_execution_plan, dnnp_plan_list_create_execution_plans,
+    dnnp_plan_list_create_from_json, dnnp_plan_list_deselect_engines,
+    dnnp_plan_list_deselect_workspace_greater_than, dnnp_plan_list_destroy,
+    dnnp_plan_list_get_count, dnnp_plan_list_get_engine_and_knobs, dnnp_plan_list_get_plan_name,
+    dnnp_plan_list_get_selected_index, dnnp_plan_list_get_workspace_size,
+    dnnp_plan_list_get_workspace_size_at_index, dnnp_plan_list_select_plan, dnnp_plan_list_t,
 };
 use dnnplan::ffi::{DNNP_STATUS_SUCCESS, dnnp_status_t};
 use dnnplan::ir::Graph;
@@ -217,6 +222,14 @@ fn check(call: &str, status: dnnp_status_t) -> Result<(), Outcome> {
     }
 }
 
+/// As [`check`], but a refusal with a message goes on (only a bug ends the walk).
+fn bugs_only(call: &str, status: dnnp_status_t) -> Result<(), Outcome> {
+    match classify(call, status) {
+        Outcome::Bug(b) => Err(Outcome::Bug(b)),
+        _ => Ok(()),
+    }
+}
+
 /// Text output of a `(buf, cap, needed)` call: asks for the size first, then reads.
 fn text_call(
     call: &str,
@@ -232,19 +245,19 @@ fn text_call(
 }
 
 /// The graph half of the walk: parse, target, validate, explain, plan list.
-fn walk_graph(text: &CStr) -> Result<(), Outcome> {
+fn walk_graph(text: &CStr, rng: &mut Rng) -> Result<(), Outcome> {
     let mut graph: *mut dnnp_graph_t = ptr::null_mut();
     // SAFETY: NUL-terminated text, `graph` valid for one write.
     check("dnnp_graph_from_json", unsafe {
         dnnp_graph_from_json(text.as_ptr(), &mut graph)
     })?;
-    let result = walk_parsed(graph);
+    let result = walk_parsed(graph, rng);
     // SAFETY: a live graph from dnnp_graph_from_json.
     unsafe { dnnp_graph_destroy(graph) };
     result
 }
 
-fn walk_parsed(graph: *mut dnnp_graph_t) -> Result<(), Outcome> {
+fn walk_parsed(graph: *mut dnnp_graph_t, rng: &mut Rng) -> Result<(), Outcome> {
     // SAFETY: `graph` is live for the whole function; every out-pointer is valid for its writes.
     unsafe {
         check(
@@ -261,17 +274,22 @@ fn walk_parsed(graph: *mut dnnp_graph_t) -> Result<(), Outcome> {
             "dnnp_graph_create_plan_list",
             dnnp_graph_create_plan_list(graph, &mut list),
         )?;
-        let result = walk_list(list, &modes);
+        let result = walk_list(list, &modes, rng);
         dnnp_plan_list_destroy(list);
         result
     }
 }
 
-/// The plan-list half: execution plans, names, workspace sizes, build, explain.
+/// The plan-list half: execution plans, names, workspace sizes, random selection, deselection
+/// and replay calls ([`poke_list`]), build, explain.
 ///
 /// # Safety
 /// `list` live.
-unsafe fn walk_list(list: *mut dnnp_plan_list_t, modes: &[u32]) -> Result<(), Outcome> {
+unsafe fn walk_list(
+    list: *mut dnnp_plan_list_t,
+    modes: &[u32],
+    rng: &mut Rng,
+) -> Result<(), Outcome> {
     // SAFETY: per the contract; every out-pointer is valid for its writes.
     unsafe {
         check(
@@ -289,23 +307,127 @@ unsafe fn walk_list(list: *mut dnnp_plan_list_t, modes: &[u32]) -> Result<(), Ou
             })?;
             let mut bytes = 0u64;
             // A refusal here is one plan's; the others are still asked.
-            if let Err(Outcome::Bug(b)) = check(
+            bugs_only(
                 "dnnp_plan_list_get_workspace_size_at_index",
                 dnnp_plan_list_get_workspace_size_at_index(list, i, &mut bytes),
-            ) {
-                return Err(Outcome::Bug(b));
-            }
+            )?;
         }
-        if let Err(Outcome::Bug(b)) = check(
+        for _ in 0..4 {
+            poke_list(list, count, rng)?;
+        }
+        bugs_only(
             "dnnp_plan_list_build_plans",
             dnnp_plan_list_build_plans(list, DNNP_BUILD_POLICY_ALL),
-        ) {
-            return Err(Outcome::Bug(b));
-        }
+        )?;
         text_call("dnnp_plan_list_explain", |b, c, n| {
             dnnp_plan_list_explain(list, b, c, n)
         })
     }
+}
+
+/// One random call of the plan-list API on a list of `count` plans: select, read an entry's engine
+/// and knobs (into a buffer that may be short), deselect by name or workspace, replay an
+/// (engine id, knobs) pair drawn at random or read from an entry, build one index, read the
+/// selection and the workspace, describe an engine id. Indices may be out of range.
+///
+/// # Safety
+/// `list` live.
+unsafe fn poke_list(
+    list: *mut dnnp_plan_list_t,
+    count: usize,
+    rng: &mut Rng,
+) -> Result<(), Outcome> {
+    let index = rng.pick(&[0, 1, count, count.saturating_sub(1), count + 5, usize::MAX]);
+    let ids = [20_103i64, 0, -1, 7, 1 << 40, i64::MAX, i64::MIN];
+    // SAFETY: `list` live; every array is as long as the count beside it; out-pointers valid.
+    unsafe {
+        match rng.below(8) {
+            0 => bugs_only(
+                "dnnp_plan_list_select_plan",
+                dnnp_plan_list_select_plan(list, index),
+            ),
+            1 => {
+                let cap = rng.pick(&[0usize, 1, 16]);
+                let (mut types, mut values) = (vec![0u32; cap], vec![0i64; cap]);
+                let (mut id, mut n) = (0i64, 0usize);
+                bugs_only(
+                    "dnnp_plan_list_get_engine_and_knobs",
+                    dnnp_plan_list_get_engine_and_knobs(
+                        list,
+                        index,
+                        &mut id,
+                        types.as_mut_ptr(),
+                        values.as_mut_ptr(),
+                        cap,
+                        &mut n,
+                    ),
+                )
+            }
+            2 => {
+                let names: Vec<CString> = (0..rng.below(3))
+                    .map(|_| c_text(rng.pick(&["gdn_sm90", "", "eng0", "bogus", "cudnn_backend"])))
+                    .collect();
+                let ptrs: Vec<*const c_char> = names.iter().map(|n| n.as_ptr()).collect();
+                bugs_only(
+                    "dnnp_plan_list_deselect_engines",
+                    dnnp_plan_list_deselect_engines(list, ptrs.as_ptr(), ptrs.len()),
+                )
+            }
+            3 => bugs_only(
+                "dnnp_plan_list_deselect_workspace_greater_than",
+                dnnp_plan_list_deselect_workspace_greater_than(
+                    list,
+                    rng.pick(&[0u64, 1 << 20, u64::MAX]),
+                ),
+            ),
+            4 => {
+                let n = rng.below(4);
+                let types: Vec<u32> = (0..n).map(|_| rng.pick(&[0u32, 1, 24, 30, 999])).collect();
+                let values: Vec<i64> = (0..n).map(|_| rng.pick(&EDGE_INTS)).collect();
+                let mut at = 0usize;
+                bugs_only(
+                    "dnnp_plan_list_create_execution_plan",
+                    dnnp_plan_list_create_execution_plan(
+                        list,
+                        rng.pick(&ids),
+                        types.as_ptr(),
+                        values.as_ptr(),
+                        n,
+                        &mut at,
+                    ),
+                )
+            }
+            5 => bugs_only(
+                "dnnp_plan_list_build_plan_at_index",
+                dnnp_plan_list_build_plan_at_index(list, index),
+            ),
+            6 => {
+                let (mut at, mut bytes) = (0usize, 0u64);
+                bugs_only(
+                    "dnnp_plan_list_get_selected_index",
+                    dnnp_plan_list_get_selected_index(list, &mut at),
+                )?;
+                bugs_only(
+                    "dnnp_plan_list_get_workspace_size",
+                    dnnp_plan_list_get_workspace_size(list, &mut bytes),
+                )
+            }
+            _ => {
+                let id = rng.pick(&ids);
+                text_call("dnnp_engine_id_describe", |b, c, n| {
+                    dnnp_engine_id_describe(id, b, c, n)
+                })
+                .or_else(|e| match e {
+                    Outcome::Bug(b) => Err(Outcome::Bug(b)),
+                    _ => Ok(()),
+                })
+            }
+        }
+    }
+}
+
+fn c_text(s: &str) -> CString {
+    CString::new(s).expect("no NUL")
 }
 
 /// `dnnp_plan_list_create_from_json` on the same text (its own parse and planning path).
@@ -374,7 +496,11 @@ fn malformed_graph_documents_never_panic_and_every_refusal_says_why() {
                 .collect();
             let text = CString::new(doc.to_string()).expect("JSON text has no NUL byte");
             let lowering = walk_lowering(text.to_str().expect("JSON text is UTF-8"));
-            for walk in [walk_graph(&text), walk_list_from_json(&text), lowering] {
+            for walk in [
+                walk_graph(&text, &mut rng),
+                walk_list_from_json(&text),
+                lowering,
+            ] {
                 let outcome = walk.err().unwrap_or(Outcome::Passed);
                 tally.add(format_args!("{name} {edits:?}"), outcome);
             }
