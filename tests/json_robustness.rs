@@ -480,31 +480,59 @@ fn seeds() -> Vec<(String, Value)> {
     out
 }
 
-#[test]
-fn malformed_graph_documents_never_panic_and_every_refusal_says_why() {
-    let per_seed: usize = env_count("DNNPLAN_JSON_ROBUSTNESS_CASES", 24);
-    let seeds = seeds();
-    assert!(seeds.len() > 100, "every op has an example");
-    let mut rng = rng(0x9e37_79b9_7f4a_7c15);
+/// Walks `per_seed` mutations of every seed document (and the document itself) from `rng`.
+fn walk_all(seeds: &[(String, Value)], per_seed: usize, rng: &mut Rng) -> Tally {
     let mut tally = Tally::default();
-    for (name, seed) in &seeds {
+    for (name, seed) in seeds {
         // The unmutated seed walks the whole path without a bug as well.
         for case in 0..=per_seed {
             let mut doc = seed.clone();
             let edits: Vec<String> = (0..if case == 0 { 0 } else { 1 + rng.below(3) })
-                .map(|_| mutate(&mut doc, &mut rng))
+                .map(|_| mutate(&mut doc, rng))
                 .collect();
             let text = CString::new(doc.to_string()).expect("JSON text has no NUL byte");
             let lowering = walk_lowering(text.to_str().expect("JSON text is UTF-8"));
-            for walk in [
-                walk_graph(&text, &mut rng),
-                walk_list_from_json(&text),
-                lowering,
-            ] {
+            for walk in [walk_graph(&text, rng), walk_list_from_json(&text), lowering] {
                 let outcome = walk.err().unwrap_or(Outcome::Passed);
                 tally.add(format_args!("{name} {edits:?}"), outcome);
             }
         }
     }
+    tally
+}
+
+#[test]
+fn malformed_graph_documents_never_panic_and_every_refusal_says_why() {
+    let per_seed: usize = env_count("DNNPLAN_JSON_ROBUSTNESS_CASES", 24);
+    let seeds = seeds();
+    assert!(seeds.len() > 100, "every op has an example");
+    let tally = walk_all(&seeds, per_seed, &mut rng(0x9e37_79b9_7f4a_7c15));
     tally.assert_clean(&format!("{} seeds, walks to the end", seeds.len()));
+}
+
+#[test]
+fn the_same_walks_from_four_threads_at_once_never_panic() {
+    // The process-wide state the walks share (the engine manifest, the backend provider and its
+    // caches, the last-error slots) under concurrent planning: four threads, other streams.
+    let per_seed = env_count("DNNPLAN_JSON_ROBUSTNESS_CASES", 24) / 4 + 1;
+    let seeds = seeds();
+    let tallies: Vec<Tally> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..4u64)
+            .map(|t| {
+                let seeds = &seeds;
+                scope.spawn(move || walk_all(seeds, per_seed, &mut rng(0x5851_f42d_4c95_7f2d + t)))
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("a walking thread panicked"))
+            .collect()
+    });
+    let mut all = Tally::default();
+    for t in tallies {
+        all.passed += t.passed;
+        all.refused += t.refused;
+        all.bugs.extend(t.bugs);
+    }
+    all.assert_clean("four threads, walks to the end");
 }
