@@ -265,7 +265,15 @@ fn walk_parsed(graph: *mut dnnp_graph_t, rng: &mut Rng) -> Result<(), Outcome> {
             dnnp_graph_set_target(graph, ptr::null(), 132, 90),
         )?;
         check("dnnp_graph_validate", dnnp_graph_validate(graph))?;
-        let modes = [DNNP_HEUR_MODE_A, DNNP_HEUR_MODE_FALLBACK];
+        // Heuristic modes: usually A and FALLBACK; one walk in eight any list (repeats, unknown
+        // values, none), which a refusal then names.
+        let modes: Vec<u32> = if rng.chance(8) {
+            (0..rng.below(4))
+                .map(|_| rng.pick(&[0u32, 1, 2, 3, 4, 77, u32::MAX]))
+                .collect()
+        } else {
+            vec![DNNP_HEUR_MODE_A, DNNP_HEUR_MODE_FALLBACK]
+        };
         text_call("dnnp_graph_explain", |b, c, n| {
             dnnp_graph_explain(graph, modes.as_ptr(), modes.len(), b, c, n)
         })?;
