@@ -35,13 +35,10 @@ fn main() -> ExitCode {
         "eligibility" => cmd_eligibility(rest),
         "explain" => cmd_explain(rest),
         "ops" => cmd_ops(rest),
-        "help" | "--help" | "-h" => {
-            println!("{USAGE}");
-            Ok(())
-        }
+        "help" | "--help" | "-h" => Ok(format!("{USAGE}\n")),
         other => Err(CliError::Usage(format!("unknown command `{other}`"))),
     };
-    match result {
+    match result.and_then(|text| write_stdout(&text)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(CliError::Usage(msg)) => {
             eprintln!("dnnplan: {msg}\n\n{USAGE}");
@@ -59,8 +56,25 @@ enum CliError {
     Failed(String),
 }
 
+/// Writes a command's whole output to stdout. A reader that closed the pipe early (`dnnplan ops |
+/// head`) ends the command quietly, as for any Unix filter; any other write error is a failure.
+fn write_stdout(text: &str) -> Result<(), CliError> {
+    use std::io::{ErrorKind, Write};
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == ErrorKind::BrokenPipe => Ok(()),
+        Err(e) => Err(CliError::Failed(format!("writing to stdout: {e}"))),
+    }
+}
+
+/// `value` as pretty JSON text with a final newline.
+fn pretty(value: &Value) -> String {
+    serde_json::to_string_pretty(value).unwrap_or_default() + "\n"
+}
+
 /// `dnnplan ops [--json] [OP]`: the op catalogue generated from the IR tables.
-fn cmd_ops(args: &[String]) -> Result<(), CliError> {
+fn cmd_ops(args: &[String]) -> Result<String, CliError> {
     let (as_json, positional) = parse_flags(args, 1)?;
     let name = positional.first().map(String::as_str);
     let unknown = |n: &str| CliError::Failed(format!("unknown op `{n}` (see `dnnplan ops`)"));
@@ -69,15 +83,10 @@ fn cmd_ops(args: &[String]) -> Result<(), CliError> {
             None => dnnplan::ir::catalogue_json(),
             Some(n) => dnnplan::ir::op_catalogue_json(n).ok_or_else(|| unknown(n))?,
         };
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&value).unwrap_or_default()
-        );
+        Ok(pretty(&value))
     } else {
-        let text = dnnplan::ir::catalogue_text(name).ok_or_else(|| unknown(name.unwrap_or("")))?;
-        print!("{text}");
+        dnnplan::ir::catalogue_text(name).ok_or_else(|| unknown(name.unwrap_or("")))
     }
-    Ok(())
 }
 
 /// Splits `--json` from the other arguments; rejects unknown flags.
@@ -105,22 +114,20 @@ fn parse_flags(
     Ok((json, positional))
 }
 
-fn cmd_env(args: &[String]) -> Result<(), CliError> {
+fn cmd_env(args: &[String]) -> Result<String, CliError> {
     let (as_json, _) = parse_flags(args, 0)?;
     let report = env_report();
     if as_json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&report).unwrap_or_default()
-        );
+        Ok(pretty(&report))
     } else {
-        print_table(&report, "");
+        let mut text = String::new();
+        table_text(&report, "", &mut text);
+        Ok(text)
     }
-    Ok(())
 }
 
 /// `dnnplan eligibility`: the attention eligibility selector as a table or JSON.
-fn cmd_eligibility(args: &[String]) -> Result<(), CliError> {
+fn cmd_eligibility(args: &[String]) -> Result<String, CliError> {
     use dnnplan::select;
     let parsed = select::cli::parse_args(args).map_err(|e| CliError::Usage(e.to_string()))?;
     let run = || -> dnnplan::Result<select::Verdicts> {
@@ -130,17 +137,13 @@ fn cmd_eligibility(args: &[String]) -> Result<(), CliError> {
     };
     let verdicts = run().map_err(|e| CliError::Failed(e.to_string()))?;
     if parsed.json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&verdicts.to_json()).unwrap_or_default()
-        );
+        Ok(pretty(&verdicts.to_json()))
     } else {
-        print!("{}", select::cli::render_table(&verdicts));
+        Ok(select::cli::render_table(&verdicts))
     }
-    Ok(())
 }
 
-fn cmd_explain(args: &[String]) -> Result<(), CliError> {
+fn cmd_explain(args: &[String]) -> Result<String, CliError> {
     use dnnplan::dispatch::{HeurMode, PlanOptions, explain, target::Target};
     let mut json_out = false;
     let mut arch = None;
@@ -189,14 +192,11 @@ fn cmd_explain(args: &[String]) -> Result<(), CliError> {
     let report = explain::explain_graph(&graph, opts, &modes)
         .map_err(|e| CliError::Failed(format!("{path}: {e}")))?;
     if json_out {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&report).unwrap_or_default()
-        );
+        let value = serde_json::to_value(&report).unwrap_or_default();
+        Ok(pretty(&value))
     } else {
-        print!("{}", explain::render_table(&report));
+        Ok(explain::render_table(&report))
     }
-    Ok(())
 }
 
 /// Environment variables that change what dnnplan loads or where it looks.
@@ -325,28 +325,28 @@ fn persistent_cache_report(
     })
 }
 
-/// Prints a JSON object as an indented `key: value` table.
-fn print_table(value: &Value, indent: &str) {
+/// A JSON object as an indented `key: value` table, appended to `out`.
+fn table_text(value: &Value, indent: &str, out: &mut String) {
     let Value::Object(map) = value else {
-        println!("{indent}{value}");
+        out.push_str(&format!("{indent}{value}\n"));
         return;
     };
     for (k, v) in map {
         match v {
             Value::Object(_) => {
-                println!("{indent}{k}:");
-                print_table(v, &format!("{indent}  "));
+                out.push_str(&format!("{indent}{k}:\n"));
+                table_text(v, &format!("{indent}  "), out);
             }
             Value::Array(items) if items.iter().any(Value::is_object) => {
-                println!("{indent}{k}:");
+                out.push_str(&format!("{indent}{k}:\n"));
                 for (i, item) in items.iter().enumerate() {
-                    println!("{indent}  [{i}]");
-                    print_table(item, &format!("{indent}    "));
+                    out.push_str(&format!("{indent}  [{i}]\n"));
+                    table_text(item, &format!("{indent}    "), out);
                 }
             }
-            Value::String(s) => println!("{indent}{k}: {s}"),
-            Value::Null => println!("{indent}{k}: (not set)"),
-            _ => println!("{indent}{k}: {v}"),
+            Value::String(s) => out.push_str(&format!("{indent}{k}: {s}\n")),
+            Value::Null => out.push_str(&format!("{indent}{k}: (not set)\n")),
+            _ => out.push_str(&format!("{indent}{k}: {v}\n")),
         }
     }
 }
