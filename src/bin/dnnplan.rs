@@ -69,7 +69,7 @@ fn write_stdout(text: &str) -> Result<(), CliError> {
 }
 
 /// `value` as pretty JSON text with a final newline.
-fn pretty(value: &Value) -> String {
+fn pretty(value: &impl serde::Serialize) -> String {
     serde_json::to_string_pretty(value).unwrap_or_default() + "\n"
 }
 
@@ -192,8 +192,7 @@ fn cmd_explain(args: &[String]) -> Result<String, CliError> {
     let report = explain::explain_graph(&graph, opts, &modes)
         .map_err(|e| CliError::Failed(format!("{path}: {e}")))?;
     if json_out {
-        let value = serde_json::to_value(&report).unwrap_or_default();
-        Ok(pretty(&value))
+        Ok(pretty(&report))
     } else {
         Ok(explain::render_table(&report))
     }

@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 
 use crate::cudnn::consts::*;
 use crate::error::{Error, Result};
+use crate::ir::{checked_element_count, checked_last_offset, saturating_element_count};
 
 /// A tensor uid (`CUDNN_ATTR_TENSOR_UNIQUE_ID`).
 pub type Uid = i64;
@@ -79,20 +80,8 @@ impl TensorSpec {
     /// Whether the element count and the last element's offset fit in 64 bits (an intermediate
     /// the lowering derives from large dims may not, though every IR tensor does).
     pub fn fits_64_bits(&self) -> bool {
-        let count = self
-            .dims
-            .iter()
-            .try_fold(1i64, |n, &d| n.checked_mul(d.max(0)));
-        let last = self
-            .dims
-            .iter()
-            .zip(&self.strides)
-            .try_fold(0i64, |off, (&d, &s)| {
-                (d.max(1) - 1)
-                    .checked_mul(s)
-                    .and_then(|x| off.checked_add(x))
-            });
-        count.is_some() && last.is_some()
+        checked_element_count(&self.dims).is_some()
+            && checked_last_offset(&self.dims, &self.strides).is_some()
     }
 
     /// A non-virtual tensor that the caller binds: no by-value scalar, 16-byte alignment, no
@@ -113,14 +102,8 @@ impl TensorSpec {
 }
 
 /// Row-major packed strides for `dims`, saturating at `i64::MAX` (the lowering declines a graph
-/// whose tensors do not fit in 64 bits: [`TensorSpec::fits_64_bits`]).
-pub fn packed_strides(dims: &[i64]) -> Vec<i64> {
-    let mut s = vec![1i64; dims.len()];
-    for i in (0..dims.len().saturating_sub(1)).rev() {
-        s[i] = s[i + 1].saturating_mul(dims[i + 1].max(1));
-    }
-    s
-}
+/// whose tensors do not fit in 64 bits: [`TensorSpec::fits_64_bits`]); the IR's own rule.
+pub use crate::ir::row_major_strides as packed_strides;
 
 /// Optional parameters of a pointwise operation.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -623,7 +606,7 @@ impl GraphBuilder {
     /// A non-virtual tensor in the frontend workspace (allocated by the plan, not the caller).
     pub fn workspace_tensor(&mut self, name: &str, dtype: u32, dims: &[i64]) -> Uid {
         let uid = self.virtual_tensor(name, dtype, dims);
-        let elems = dims.iter().fold(1i64, |n, &d| n.saturating_mul(d)).max(1) as usize;
+        let elems = saturating_element_count(dims).max(1) as usize;
         let bytes = elems.saturating_mul(element_size(dtype).max(1));
         if let Some(t) = self.graph.tensors.get_mut(&uid) {
             t.is_virtual = false;

@@ -6,7 +6,7 @@
 use super::graph::Graph;
 use super::node::Node;
 use super::op::{OutSpec, ShapeRule};
-use super::tensor::row_major_strides;
+use super::tensor::{row_major_strides, saturating_element_count};
 
 /// Inferred dims and strides.
 pub type Shape = (Vec<i64>, Vec<i64>);
@@ -354,7 +354,7 @@ fn infer_rule(c: &Ctx<'_>, rule: &ShapeRule) -> InferResult {
         ShapeRule::MoeGroupedMatmulBwd => {
             let (Some(e), Some(h), Some(nn)) = (
                 c.dims("first_token_offset")
-                    .map(|d| d.iter().fold(1i64, |n, &x| n.saturating_mul(x))),
+                    .map(|d| saturating_element_count(&d)),
                 c.dim("token", -1),
                 c.dim("doutput", -1),
             ) else {

@@ -66,7 +66,10 @@ pub use node::{Node, NodeBuilder};
 pub use op::{
     Cond, DtypeRule, NodeType, OpFamily, OpKind, OpSpec, OutSpec, PortSpec, Rule, ShapeRule,
 };
-pub use tensor::{ScalarValue, Tensor, row_major_strides};
+pub use tensor::{
+    ScalarValue, Tensor, checked_element_count, checked_last_offset, row_major_strides,
+    saturating_element_count,
+};
 
 #[cfg(test)]
 mod rule_tests;

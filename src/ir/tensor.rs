@@ -170,7 +170,26 @@ fn is_no_reordering(r: &TensorReordering) -> bool {
     *r == TensorReordering::None
 }
 
-/// Row-major (C-contiguous) element strides for `dims`.
+/// The product of `dims`, or `None` when it does not fit in 64 bits.
+pub fn checked_element_count(dims: &[i64]) -> Option<i64> {
+    dims.iter().try_fold(1i64, |n, &d| n.checked_mul(d))
+}
+
+/// The product of `dims`, saturating at `i64::MAX` (for counts whose overflow a later check
+/// refuses: [`checked_element_count`]).
+pub fn saturating_element_count(dims: &[i64]) -> i64 {
+    dims.iter().fold(1i64, |n, &d| n.saturating_mul(d))
+}
+
+/// The last element's offset in elements, `Σ (dims[i] − 1) · strides[i]`, or `None` when it does
+/// not fit in 64 bits.
+pub fn checked_last_offset(dims: &[i64], strides: &[i64]) -> Option<i64> {
+    dims.iter().zip(strides).try_fold(0i64, |off, (&d, &s)| {
+        d.checked_sub(1)?.checked_mul(s)?.checked_add(off)
+    })
+}
+
+/// Row-major (C-contiguous) element strides for `dims`, saturating at `i64::MAX`.
 pub fn row_major_strides(dims: &[i64]) -> Vec<i64> {
     let mut strides = vec![1i64; dims.len()];
     for i in (0..dims.len().saturating_sub(1)).rev() {
@@ -249,7 +268,7 @@ impl Tensor {
         if self.dims.is_empty() {
             0
         } else {
-            self.dims.iter().fold(1i64, |n, &d| n.saturating_mul(d))
+            saturating_element_count(&self.dims)
         }
     }
 
@@ -274,25 +293,13 @@ impl Tensor {
         if let Some(s) = self.strides.iter().find(|s| **s < 0) {
             return Err(format!("strides must be >= 0 (found {s})"));
         }
-        if self
-            .dims
-            .iter()
-            .try_fold(1i64, |n, &d| n.checked_mul(d))
-            .is_none()
-        {
+        if checked_element_count(&self.dims).is_none() {
             return Err(format!(
                 "the element count (the product of dims {:?}) must fit in 64 bits",
                 self.dims
             ));
         }
-        let last = self
-            .dims
-            .iter()
-            .zip(&self.strides)
-            .try_fold(0i64, |off, (&d, &s)| {
-                (d - 1).checked_mul(s).and_then(|x| off.checked_add(x))
-            });
-        if last.is_none() {
+        if checked_last_offset(&self.dims, &self.strides).is_none() {
             return Err(format!(
                 "the last element's offset (dims {:?}, strides {:?}) must fit in 64 bits",
                 self.dims, self.strides
