@@ -1,6 +1,6 @@
 //! Build script: generates the C header into OUT_DIR (never into the source tree), exposes its
-//! path to tests as `DNNPLAN_GENERATED_HEADER`, sets the shared library's SONAME, and lists the C
-//! test programs for `tests/c_abi.rs`. Also turns `kernels/manifest.toml` into
+//! path to tests as `DNNPLAN_GENERATED_HEADER`, sets the shared library's SONAME and marks it never
+//! unloaded (`-z nodelete`), and lists the C test programs for `tests/c_abi.rs`. Also turns `kernels/manifest.toml` into
 //! `OUT_DIR/kernels.rs`, the static table of bundled kernels (sources embedded with `include_str!`,
 //! cubins with `include_bytes!`); never runs nvcc.
 
@@ -55,6 +55,12 @@ fn main() {
 
     if env::var("CARGO_CFG_TARGET_OS").as_deref() == Ok("linux") {
         println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,libdnnplan.so.{abi}");
+        // Never unloaded (DF_1_NODELETE): `dlclose` by an integrator that dlopened the library
+        // leaves it mapped, so its process-wide state (the manifest, the plan and heuristics
+        // caches, the CUDA modules it loaded, its handles on libcuda / libcudnn / NVRTC) stays
+        // valid and is not leaked, and a later `dlopen` returns the same instance. Unloading a
+        // Rust library frees none of its statics (ffi-tests/t_dlopen_integrator.c).
+        println!("cargo:rustc-cdylib-link-arg=-Wl,-z,nodelete");
     }
 
     kernel_table::generate(&crate_dir, &out_dir);
