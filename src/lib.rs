@@ -5,7 +5,8 @@
 //! Module map: [`ir`] graph IR; [`dispatch`] engines, manifest, ranking, plan list; [`pack`]
 //! variant-pack normalization; [`cudnn`] the run-time-loaded cuDNN backend; [`cuda`] the CUDA
 //! driver layer, kernels and compiled-plan cache; [`engines`] bundled engines per family;
-//! [`select`] attention eligibility; [`ffi`] the C ABI (the only `extern "C"` code).
+//! [`select`] attention eligibility; [`settings`] the `DNNPLAN_*` environment variables; [`ffi`]
+//! the C ABI (the only `extern "C"` code).
 
 #![warn(missing_docs)]
 
@@ -18,6 +19,7 @@ pub mod ffi;
 pub mod ir;
 pub mod pack;
 pub mod select;
+pub mod settings;
 pub mod status;
 pub mod version;
 

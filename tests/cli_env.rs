@@ -170,3 +170,56 @@ fn usage_errors_exit_2_with_usage() {
     let help = ok_stdout(&dnnplan_with_env(&["help"], &[]));
     assert!(help.contains("env [--json]"), "{help}");
 }
+
+/// `settings`: every `DNNPLAN_*` variable set, with what the library makes of it: a value its
+/// reader understands, one it does not (with what it accepts), a name it does not read (with
+/// the name a typo meant).
+#[test]
+fn env_reports_each_dnnplan_variable_and_flags_typos() {
+    let report = env_json(&[
+        ("DNNPLAN_GDN_BWD_TOKENS", "tw7"),
+        ("DNNPLAN_GDN_FWD_SCAN", "w9"),
+        ("DNNPLAN_GDN_FWD_SACN", "w8"),
+        ("DNNPLAN_NOT_A_SETTING_AT_ALL", "1"),
+    ]);
+    let s = &report["settings"];
+    assert_eq!(s["DNNPLAN_GDN_BWD_TOKENS"]["status"], "ok", "{s:#}");
+    let scan = &s["DNNPLAN_GDN_FWD_SCAN"];
+    assert_eq!(scan["value"], "w9");
+    assert!(
+        scan["status"]
+            .as_str()
+            .unwrap_or("")
+            .starts_with("not understood"),
+        "{s:#}"
+    );
+    let accepts = scan["accepts"].as_str().unwrap_or("");
+    assert!(
+        accepts.contains("w4gx") && accepts.contains("w8"),
+        "{accepts}"
+    );
+    let typo = &s["DNNPLAN_GDN_FWD_SACN"];
+    assert!(
+        typo["status"].as_str().unwrap_or("").starts_with("unknown"),
+        "{s:#}"
+    );
+    assert_eq!(typo["did_you_mean"], "DNNPLAN_GDN_FWD_SCAN");
+    let unknown = &s["DNNPLAN_NOT_A_SETTING_AT_ALL"];
+    assert!(
+        unknown["status"]
+            .as_str()
+            .unwrap_or("")
+            .starts_with("unknown")
+    );
+    assert!(unknown.get("did_you_mean").is_none(), "{s:#}");
+
+    let table = ok_stdout(&dnnplan_with_env(
+        &["env"],
+        &[("DNNPLAN_GDN_FWD_SACN", "w8")],
+    ));
+    assert!(
+        table.contains("  DNNPLAN_GDN_FWD_SACN:\n    value: w8\n    status: unknown")
+            && table.contains("    did_you_mean: DNNPLAN_GDN_FWD_SCAN"),
+        "{table}"
+    );
+}

@@ -243,9 +243,47 @@ fn env_report() -> Value {
         "cudnn": cudnn,
         "nvrtc": nvrtc,
         "environment": environment,
+        "settings": settings_report(),
         "compiled_cache": compiled_cache_report(),
         "cudnn_heuristics_cache": heuristics_cache_report(),
     })
+}
+
+/// Every `DNNPLAN_*` variable set in this process and what the library makes of it
+/// ([`dnnplan::settings::check`]): `ok`, `not understood` (a value its reader does not know: the
+/// default applies, or for `DNNPLAN_CUDNN_EXEC_PATH` the plan refuses it), or `unknown` (no such
+/// variable; the nearest name when one is close).
+fn settings_report() -> Value {
+    use dnnplan::settings::{self, Verdict};
+    let readings = settings::check_process();
+    if readings.is_empty() {
+        return json!("no DNNPLAN_* variable is set");
+    }
+    readings
+        .into_iter()
+        .map(|r| {
+            let verdict = match r.verdict {
+                Verdict::Understood => json!({ "value": r.value, "status": "ok" }),
+                Verdict::NotUnderstood { accepts } => json!({
+                    "value": r.value,
+                    "status": "not understood (the diagnostics fall back to their rule; see effect)",
+                    "accepts": accepts,
+                    "effect": settings::find(&r.name).map(|s| s.effect),
+                }),
+                Verdict::Unknown { nearest: Some(name) } => json!({
+                    "value": r.value,
+                    "status": "unknown: dnnplan reads no such variable",
+                    "did_you_mean": name,
+                }),
+                Verdict::Unknown { nearest: None } => json!({
+                    "value": r.value,
+                    "status": "unknown: dnnplan reads no such variable",
+                }),
+            };
+            (r.name, verdict)
+        })
+        .collect::<serde_json::Map<_, _>>()
+        .into()
 }
 
 /// Each variable of `names` with its value in this process (`null` when unset; lossy UTF-8).

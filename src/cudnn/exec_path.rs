@@ -54,6 +54,11 @@ impl ExecPath {
         }
     }
 
+    /// Every path's [`ExecPath::name`] (what `DNNPLAN_CUDNN_EXEC_PATH` accepts).
+    pub fn names() -> Vec<&'static str> {
+        ExecPath::ALL.into_iter().map(ExecPath::name).collect()
+    }
+
     /// Parses a name as [`ExecPath::name`] writes it.
     pub fn parse(text: &str) -> Result<ExecPath> {
         let t = text.trim();

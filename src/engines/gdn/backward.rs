@@ -880,15 +880,20 @@ impl BwdPrepForm {
         )
     }
 
+    /// The `DNNPLAN_GDN_BWD_PREP` values and the forms they name.
+    pub const NAMED: [(&'static str, BwdPrepForm); 4] = [
+        ("full", BwdPrepForm::Full),
+        ("scaled", BwdPrepForm::Scalars),
+        ("slim", BwdPrepForm::Slim),
+        ("slimp", BwdPrepForm::SlimPieces),
+    ];
+
     /// The form a `DNNPLAN_GDN_BWD_PREP` value names (anything else: [`BWD_PREP_FORM_BY_RULE`]).
     pub fn from_switch(value: &str) -> BwdPrepForm {
-        match value {
-            "full" => BwdPrepForm::Full,
-            "scaled" => BwdPrepForm::Scalars,
-            "slim" => BwdPrepForm::Slim,
-            "slimp" => BwdPrepForm::SlimPieces,
-            _ => BWD_PREP_FORM_BY_RULE,
-        }
+        Self::NAMED
+            .iter()
+            .find(|(name, _)| *name == value)
+            .map_or(BWD_PREP_FORM_BY_RULE, |&(_, form)| form)
     }
 
     /// Whether a plan runs the scalar form: this form is [`BwdPrepForm::Scalars`],
@@ -1183,17 +1188,28 @@ fn replay_one_per_sm(blocks: u64, sms: u64) -> bool {
 pub const REPLAY_BY_RULE: ReplayVariant = ReplayVariant::WarpgroupRule;
 
 impl ReplayVariant {
+    /// The `DNNPLAN_GDN_BWD_FSCAN` values and the replays they name.
+    pub const NAMED: [(&'static str, ReplayVariant); 6] = [
+        ("v1", ReplayVariant::V1),
+        ("r4", ReplayVariant::Rows4),
+        ("gx", ReplayVariant::Warpgroup),
+        ("gx3", ReplayVariant::Warpgroup3),
+        ("gx4", ReplayVariant::Warpgroup4),
+        ("gxr", ReplayVariant::WarpgroupRule),
+    ];
+
     /// [`REPLAY_BY_RULE`], then `DNNPLAN_GDN_BWD_FSCAN=v1|r4|gx|gx3|gx4|gxr`.
     pub fn pick() -> ReplayVariant {
-        match std::env::var("DNNPLAN_GDN_BWD_FSCAN").as_deref() {
-            Ok("v1") => ReplayVariant::V1,
-            Ok("r4") => ReplayVariant::Rows4,
-            Ok("gx") => ReplayVariant::Warpgroup,
-            Ok("gx3") => ReplayVariant::Warpgroup3,
-            Ok("gx4") => ReplayVariant::Warpgroup4,
-            Ok("gxr") => ReplayVariant::WarpgroupRule,
-            _ => REPLAY_BY_RULE,
-        }
+        Self::from_switch(std::env::var("DNNPLAN_GDN_BWD_FSCAN").as_deref().ok())
+    }
+
+    /// The replay a `DNNPLAN_GDN_BWD_FSCAN` value names (anything else or unset:
+    /// [`REPLAY_BY_RULE`]).
+    pub fn from_switch(value: Option<&str>) -> ReplayVariant {
+        Self::NAMED
+            .iter()
+            .find(|(name, _)| Some(*name) == value)
+            .map_or(REPLAY_BY_RULE, |&(_, variant)| variant)
     }
 
     /// (kernel of the uncut replay, of the per-piece replay,
@@ -1715,6 +1731,11 @@ pub(super) fn overlap_scan_launch(kernel: BwdKernel, k: u64, v: u64) -> (u32, u3
 /// uncut one only (the piece pass stays `dscanp_ov5dr`).
 /// `ov5dr`: the session-21 producers (`dscan_ov5dr`, `dscanp_ov5dr`) also at K = V = 128.
 pub const IO_DR_SCAN_SWITCHES: [&str; 3] = ["ov2gx", "ov2gxu", "ov5dr"];
+
+/// The other `DNNPLAN_GDN_BWD_DSCAN` values the plan reads: `v1` / `w8` (the 4- or 8-warp reverse
+/// scan on every launch), `ov` / `ov2` / `ov5` (the overlapped producer's kernels,
+/// [`overlap_scan_kernels`]).
+pub const DSCAN_SWITCHES: [&str; 5] = ["v1", "w8", "ov", "ov2", "ov5"];
 
 /// Whether tc13's uncut producer at K = V = 128 is the wgmma loop [`BwdKernel::DscanOv2Gx`]
 /// by rule (session 25, helper dsx25: the scan 0.60 → 0.42 ms, the whole backward −2.5 % at

@@ -928,18 +928,24 @@ impl SlimPrepProducts {
         SlimPrepProducts::named(value).unwrap_or(SLIM_PREP_PRODUCTS_BY_RULE)
     }
 
+    /// The `DNNPLAN_GDN_FWD_SLIMPREP` values and the forms they name.
+    pub const NAMED: [(&'static str, SlimPrepProducts); 7] = [
+        ("mma", SlimPrepProducts::Mma),
+        ("wg", SlimPrepProducts::Wg),
+        ("wg5", SlimPrepProducts::Wg5),
+        ("wgc", SlimPrepProducts::Wgc),
+        ("wgl", SlimPrepProducts::Wgl),
+        ("wgt", SlimPrepProducts::Wgt),
+        ("wgtl", SlimPrepProducts::Wgtl),
+    ];
+
     /// The form a `DNNPLAN_GDN_FWD_SLIMPREP` value names, if it names one.
     fn named(value: Option<&str>) -> Option<SlimPrepProducts> {
-        Some(match value {
-            Some("mma") => SlimPrepProducts::Mma,
-            Some("wg") => SlimPrepProducts::Wg,
-            Some("wg5") => SlimPrepProducts::Wg5,
-            Some("wgc") => SlimPrepProducts::Wgc,
-            Some("wgl") => SlimPrepProducts::Wgl,
-            Some("wgt") => SlimPrepProducts::Wgt,
-            Some("wgtl") => SlimPrepProducts::Wgtl,
-            _ => return None,
-        })
+        let value = value?;
+        Self::NAMED
+            .iter()
+            .find(|(name, _)| *name == value)
+            .map(|&(_, form)| form)
     }
 
     /// The prep launch in place of `prep`: this form's for [`SLIM_PREP`], `prep` itself for any

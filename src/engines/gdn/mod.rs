@@ -43,6 +43,7 @@ pub mod port_guards;
 pub mod reference;
 pub mod seq_order;
 pub mod staged;
+pub mod switches;
 pub mod tma_maps;
 
 use crate::dispatch::manifest::{Family, Slot};
