@@ -234,6 +234,34 @@ pub struct Reading {
     pub verdict: Verdict,
 }
 
+impl Reading {
+    /// The reading as JSON: `value`, `status` (`ok`, `not understood ...`, `unknown ...`), and
+    /// `accepts` / `effect` for a value not understood, `did_you_mean` for an unknown name with
+    /// a near one (the form `dnnplan env` and the explanations report).
+    pub fn to_json(&self) -> serde_json::Value {
+        use serde_json::json;
+        match &self.verdict {
+            Verdict::Understood => json!({ "value": self.value, "status": "ok" }),
+            Verdict::NotUnderstood { accepts } => json!({
+                "value": self.value,
+                "status": "not understood (the diagnostics fall back to their rule; see effect)",
+                "accepts": accepts,
+                "effect": find(&self.name).map(|s| s.effect),
+            }),
+            Verdict::Unknown { nearest } => {
+                let mut v = json!({
+                    "value": self.value,
+                    "status": "unknown: dnnplan reads no such variable",
+                });
+                if let Some(name) = nearest {
+                    v["did_you_mean"] = json!(name);
+                }
+                v
+            }
+        }
+    }
+}
+
 /// Classifies every `DNNPLAN_*` variable among `vars` (others are skipped), sorted by name.
 pub fn check<I, K, V>(vars: I) -> Vec<Reading>
 where

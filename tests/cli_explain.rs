@@ -233,3 +233,40 @@ fn sdpa_graph_explanation_includes_attention_eligibility() {
     .unwrap();
     assert!(doc["attention_eligibility"].is_null(), "{doc:#}");
 }
+
+/// A list planned under `DNNPLAN_*` variables says so: each with what the library made of it
+/// (the GDN example under one diagnostic it reads and one misspelt).
+#[test]
+fn explanation_names_the_dnnplan_variables_set_when_planned() {
+    use support::cli::dnnplan_with_env;
+    let gdn = support::repo().join("examples/graphs/gdn_forward.json");
+    let gdn = gdn.to_str().unwrap();
+    let envs = [
+        ("DNNPLAN_GDN_FWD_SCAN", "w8"),
+        ("DNNPLAN_GDN_FWD_SACN", "w4"),
+    ];
+    let doc: Value = serde_json::from_str(&ok_stdout(&dnnplan_with_env(
+        &["explain", gdn, "--arch", "90", "--json"],
+        &envs,
+    )))
+    .unwrap();
+    let settings = doc["settings"].as_array().expect("a settings array");
+    let by_name = |n: &str| {
+        settings
+            .iter()
+            .find(|s| s["name"] == n)
+            .unwrap_or_else(|| panic!("{n} missing: {doc:#}"))
+    };
+    assert_eq!(by_name("DNNPLAN_GDN_FWD_SCAN")["status"], "ok");
+    assert_eq!(
+        by_name("DNNPLAN_GDN_FWD_SACN")["did_you_mean"],
+        "DNNPLAN_GDN_FWD_SCAN"
+    );
+    let table = ok_stdout(&dnnplan_with_env(&["explain", gdn, "--arch", "90"], &envs));
+    assert!(
+        table.contains("settings (DNNPLAN_* variables set when planned):")
+            && table.contains("  DNNPLAN_GDN_FWD_SCAN=w8: ok")
+            && table.contains("did you mean DNNPLAN_GDN_FWD_SCAN?"),
+        "{table}"
+    );
+}

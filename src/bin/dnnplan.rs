@@ -254,32 +254,14 @@ fn env_report() -> Value {
 /// default applies, or for `DNNPLAN_CUDNN_EXEC_PATH` the plan refuses it), or `unknown` (no such
 /// variable; the nearest name when one is close).
 fn settings_report() -> Value {
-    use dnnplan::settings::{self, Verdict};
-    let readings = settings::check_process();
+    let readings = dnnplan::settings::check_process();
     if readings.is_empty() {
         return json!("no DNNPLAN_* variable is set");
     }
     readings
         .into_iter()
         .map(|r| {
-            let verdict = match r.verdict {
-                Verdict::Understood => json!({ "value": r.value, "status": "ok" }),
-                Verdict::NotUnderstood { accepts } => json!({
-                    "value": r.value,
-                    "status": "not understood (the diagnostics fall back to their rule; see effect)",
-                    "accepts": accepts,
-                    "effect": settings::find(&r.name).map(|s| s.effect),
-                }),
-                Verdict::Unknown { nearest: Some(name) } => json!({
-                    "value": r.value,
-                    "status": "unknown: dnnplan reads no such variable",
-                    "did_you_mean": name,
-                }),
-                Verdict::Unknown { nearest: None } => json!({
-                    "value": r.value,
-                    "status": "unknown: dnnplan reads no such variable",
-                }),
-            };
+            let verdict = r.to_json();
             (r.name, verdict)
         })
         .collect::<serde_json::Map<_, _>>()

@@ -2,7 +2,8 @@
 //! every slot of the family with accept or decline and the reason, the backend's verdict overall
 //! and per mode, the final ranked list, and for SDPA-family graphs the attention eligibility
 //! verdicts of [`crate::select`] (the same rule rows `dnnplan eligibility` evaluates, every failing
-//! rule with its unblock hint); as JSON and as a readable table.
+//! rule with its unblock hint), and the `DNNPLAN_*` variables set when the list was planned
+//! ([`crate::settings`]); as JSON and as a readable table.
 //!
 //! Explaining plans a frozen SNAPSHOT of the graph with the same code path as planning (the
 //! caller's graph is not planned or frozen by it). It needs no GPU: engines that need one decline
@@ -117,6 +118,11 @@ pub fn explain_list(list: &PlanList) -> Value {
         },
         "plans": plans,
         "attention_eligibility": attention_eligibility(list.graph(), target),
+        "settings": t.settings.iter().map(|r| {
+            let mut v = r.to_json();
+            v["name"] = json!(r.name);
+            v
+        }).collect::<Vec<_>>(),
         "error": error,
     })
 }
@@ -237,6 +243,26 @@ pub fn render_table(e: &Value) -> String {
             text(&p["source"]),
             when_present(&p["mode"], |t| format!("mode {t}"))
         ));
+    }
+    let settings = e["settings"].as_array().map_or(&empty[..], |a| &a[..]);
+    if !settings.is_empty() {
+        line(String::new());
+        line("settings (DNNPLAN_* variables set when planned):".to_owned());
+        for s in settings {
+            let mut l = format!(
+                "  {}={}: {}",
+                text(&s["name"]),
+                text(&s["value"]),
+                text(&s["status"])
+            );
+            if let Some(a) = s["accepts"].as_str() {
+                l += &format!("; accepts {a}");
+            }
+            if let Some(n) = s["did_you_mean"].as_str() {
+                l += &format!("; did you mean {n}?");
+            }
+            line(l);
+        }
     }
     let attention = &e["attention_eligibility"];
     if !attention.is_null() {
