@@ -1,5 +1,6 @@
-//! Every `DNNPLAN_*` environment variable the library reads, as data, and the check that says
-//! which of this process's `DNNPLAN_*` variables it understands.
+//! Every `DNNPLAN_*` environment variable the library reads (and those its PyTorch op package
+//! reads in the same process), as data, and the check that says which of this process's
+//! `DNNPLAN_*` variables it understands.
 //!
 //! Contract: [`all`] lists each variable once (its name, what it changes, the values it accepts);
 //! the code that reads a variable keeps reading it where it always did, and the accepted values
@@ -194,10 +195,37 @@ pub static CORE: [Setting; 12] = [
     },
 ];
 
-/// Every variable the library reads: [`CORE`], then the GDN engine's diagnostics.
+/// The variables the PyTorch op package (`python/`, `dnnplan_torch`) reads in the same process.
+pub static TORCH_PACKAGE: [Setting; 3] = [
+    Setting {
+        name: "DNNPLAN_LIBRARY",
+        accepts: Accepts::Path,
+        effect: "dnnplan_torch: the libdnnplan.so file it loads (else its own folder, then the loader's path)",
+    },
+    Setting {
+        name: "DNNPLAN_TORCH_CPP",
+        accepts: Accepts::Switch {
+            on: ON,
+            off: &["0", "false", "off", "no"],
+        },
+        effect: "dnnplan_torch: its C++ launchers (off: the pure-Python ones), read at import",
+    },
+    Setting {
+        name: "DNNPLAN_TORCH_GDN_SAVE_FACTORS",
+        accepts: Accepts::Words {
+            list: || vec!["0", "1", "2"],
+            fold: false,
+        },
+        effect: "dnnplan_torch: what autograd's GDN forward saves for its backward (0 nothing, 1 the chunk factors, 2 the saved replay), read at import",
+    },
+];
+
+/// Every variable the library reads ([`CORE`], then the GDN engine's diagnostics), then those
+/// the PyTorch op package reads ([`TORCH_PACKAGE`]).
 pub fn all() -> impl Iterator<Item = &'static Setting> {
     CORE.iter()
         .chain(crate::engines::gdn::switches::SWITCHES.iter())
+        .chain(TORCH_PACKAGE.iter())
 }
 
 /// The setting named `name`, if the library reads it.
@@ -244,7 +272,7 @@ impl Reading {
             Verdict::Understood => json!({ "value": self.value, "status": "ok" }),
             Verdict::NotUnderstood { accepts } => json!({
                 "value": self.value,
-                "status": "not understood (the diagnostics fall back to their rule; see effect)",
+                "status": "not understood: not a value it accepts (see effect)",
                 "accepts": accepts,
                 "effect": find(&self.name).map(|s| s.effect),
             }),

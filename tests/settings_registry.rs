@@ -1,7 +1,8 @@
-//! The `DNNPLAN_*` variable table (`dnnplan::settings`) against the sources and the README:
-//! every full `DNNPLAN_*` name written in `src/` (a string literal) is a listed setting or a
-//! named exception (build-time and test-only variables); every listed setting is read somewhere
-//! in `src/` outside the table itself, and the README names it. So a new variable cannot be read
+//! The `DNNPLAN_*` variable table (`dnnplan::settings`) against the sources and the READMEs:
+//! every full `DNNPLAN_*` name written in `src/` or `python/src/` (a string literal) is a listed
+//! setting or a named exception (build-time and test-only variables); every listed setting is
+//! read somewhere there outside the table itself, and README.md (the library's) or
+//! python/README.md (the PyTorch package's) names it. So a new variable cannot be read
 //! without `dnnplan env` knowing it, and the table cannot keep a variable nothing reads.
 
 mod support;
@@ -30,12 +31,12 @@ const NOT_SETTINGS: [(&str, &str); 3] = [
 /// The files the table lives in (their own test literals are made-up names).
 const TABLE_FILES: [&str; 2] = ["src/settings.rs", "src/engines/gdn/switches.rs"];
 
-fn rust_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+fn source_files(dir: &Path, ext: &str, out: &mut Vec<std::path::PathBuf>) {
     for entry in std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
         let path = entry.expect("dir entry").path();
         if path.is_dir() {
-            rust_files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
+            source_files(&path, ext, out);
+        } else if path.extension().is_some_and(|e| e == ext) {
             out.push(path);
         }
     }
@@ -59,11 +60,13 @@ fn literal_names(text: &str) -> BTreeSet<String> {
     names
 }
 
-/// (file, text) of every Rust source under `src/`, relative paths.
+/// (file, text) of every source that reads settings: the Rust sources under `src/` and the
+/// PyTorch package's Python under `python/src/`, relative paths.
 fn sources() -> Vec<(String, String)> {
     let repo = support::repo();
     let mut files = Vec::new();
-    rust_files(&repo.join("src"), &mut files);
+    source_files(&repo.join("src"), "rs", &mut files);
+    source_files(&repo.join("python/src"), "py", &mut files);
     files.sort();
     files
         .into_iter()
@@ -107,7 +110,9 @@ fn every_setting_is_read_and_documented() {
         .filter(|(file, _)| !TABLE_FILES.contains(&file.as_str()))
         .flat_map(|(_, text)| literal_names(&text))
         .collect();
-    let readme = std::fs::read_to_string(support::repo().join("README.md")).expect("README.md");
+    let readme = ["README.md", "python/README.md"]
+        .map(|f| std::fs::read_to_string(support::repo().join(f)).expect(f))
+        .join("\n");
     let mut stale = Vec::new();
     let mut undocumented = Vec::new();
     for s in settings::all() {
