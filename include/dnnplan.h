@@ -887,6 +887,20 @@ dnnp_status_t dnnp_get_last_error_string(char *buf, size_t cap, size_t *needed);
 dnnp_status_t dnnp_debug_force_panic(const char *message);
 
 /**
+ * What dnnplan makes of this process's environment, as JSON (two-call pattern: `buf` NULL gives
+ * the size in `*needed`): `{"schema": "dnnplan.settings/1", "set": [...], "known": [...]}`.
+ * `set` lists every `DNNPLAN_*` variable set now, each `{name, value, status}` where `status` is
+ * `ok`, `not understood: ...` (with `accepts` and `effect`) or `unknown: ...` (with
+ * `did_you_mean` when a variable dnnplan reads has a near name); `known` lists every variable
+ * dnnplan (and its PyTorch package) reads, each `{name, accepts, effect}`. The same verdicts as
+ * `dnnplan env`; an integrator can log them at start-up.
+ *
+ * # Safety
+ * `buf` NULL or valid for `cap` bytes; `needed` NULL or valid.
+ */
+dnnp_status_t dnnp_settings_json(char *buf, size_t cap, size_t *needed);
+
+/**
  * Executes the SELECTED plan with raw device pointers in the graph's operand order
  * (`n_ptrs` must equal the operand count; a NULL pointer leaves that operand unbound, allowed only
  * for optional ports of graphs that never lower). Bare addresses lend the declaration: each

@@ -290,7 +290,24 @@ impl Reading {
     }
 }
 
-/// Classifies every `DNNPLAN_*` variable among `vars` (others are skipped), sorted by name.
+impl Reading {
+    /// [`Reading::to_json`] with the variable's `name` first (the form of a list).
+    pub fn to_named_json(&self) -> serde_json::Value {
+        let mut v = serde_json::Map::new();
+        v.insert("name".into(), self.name.clone().into());
+        if let serde_json::Value::Object(rest) = self.to_json() {
+            v.extend(rest);
+        }
+        v.into()
+    }
+}
+
+/// Variables cargo sets for the crate's own programs (`cargo run`, `cargo test`: build.rs hands
+/// them to rustc as `env!` values); never read at run time, so [`check`] passes over them.
+pub const BUILD_TIME: [&str; 2] = ["DNNPLAN_ABI_VERSION", "DNNPLAN_GENERATED_HEADER"];
+
+/// Classifies every `DNNPLAN_*` variable among `vars` (others, and [`BUILD_TIME`]'s, are
+/// skipped), sorted by name.
 pub fn check<I, K, V>(vars: I) -> Vec<Reading>
 where
     I: IntoIterator<Item = (K, V)>,
@@ -299,7 +316,7 @@ where
 {
     let mut out: Vec<Reading> = vars
         .into_iter()
-        .filter(|(k, _)| k.as_ref().starts_with("DNNPLAN_"))
+        .filter(|(k, _)| k.as_ref().starts_with("DNNPLAN_") && !BUILD_TIME.contains(&k.as_ref()))
         .map(|(k, v)| {
             let (name, value) = (k.as_ref(), v.as_ref());
             let verdict = match find(name) {
@@ -320,6 +337,18 @@ where
         .collect();
     out.sort_by(|a, b| a.name.cmp(&b.name));
     out
+}
+
+/// The settings document (schema `dnnplan.settings/1`): `set`, every `DNNPLAN_*` variable of
+/// this process with its verdict ([`Reading::to_json`] plus `name`); `known`, every variable
+/// [`all`] lists with what it accepts and what it changes. `dnnp_settings_json` returns it.
+pub fn document() -> serde_json::Value {
+    use serde_json::json;
+    let set: Vec<_> = check_process().iter().map(Reading::to_named_json).collect();
+    let known: Vec<_> = all()
+        .map(|s| json!({ "name": s.name, "accepts": s.accepts.describe(), "effect": s.effect }))
+        .collect();
+    json!({ "schema": "dnnplan.settings/1", "set": set, "known": known })
 }
 
 /// [`check`] over this process's environment.
@@ -398,6 +427,7 @@ mod tests {
             ("DNNPLAN_SOMETHING_ELSE_ENTIRELY", "1"),
             ("PATH", "/bin"),
             ("DNNPLAN_GDN_FWD_STEPS", ""),
+            ("DNNPLAN_ABI_VERSION", "0.1"),
         ]);
         let verdict = |name: &str| {
             got.iter()

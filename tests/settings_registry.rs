@@ -15,7 +15,7 @@ use dnnplan::settings;
 /// Names in the sources that are not run-time settings of the library, and why.
 const NOT_SETTINGS: [(&str, &str); 3] = [
     (
-        "DNNPLAN_ABI_VERSION",
+        settings::BUILD_TIME[0],
         "build.rs hands it to rustc (env!), not read at run time",
     ),
     (

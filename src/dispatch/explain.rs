@@ -118,11 +118,7 @@ pub fn explain_list(list: &PlanList) -> Value {
         },
         "plans": plans,
         "attention_eligibility": attention_eligibility(list.graph(), target),
-        "settings": t.settings.iter().map(|r| {
-            let mut v = r.to_json();
-            v["name"] = json!(r.name);
-            v
-        }).collect::<Vec<_>>(),
+        "settings": t.settings.iter().map(crate::settings::Reading::to_named_json).collect::<Vec<_>>(),
         "error": error,
     })
 }

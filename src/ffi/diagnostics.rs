@@ -2,7 +2,7 @@
 
 use std::ffi::c_char;
 
-use super::boundary::{boundary, with_last_error, write_text};
+use super::boundary::{boundary, text_out, with_last_error, write_text};
 use super::types::dnnp_status_t;
 use crate::status::Status;
 
@@ -76,5 +76,29 @@ pub unsafe extern "C" fn dnnp_debug_force_panic(message: *const c_char) -> dnnp_
                 .into_owned()
         };
         panic!("{text}");
+    })
+}
+
+/// What dnnplan makes of this process's environment, as JSON (two-call pattern: `buf` NULL gives
+/// the size in `*needed`): `{"schema": "dnnplan.settings/1", "set": [...], "known": [...]}`.
+/// `set` lists every `DNNPLAN_*` variable set now, each `{name, value, status}` where `status` is
+/// `ok`, `not understood: ...` (with `accepts` and `effect`) or `unknown: ...` (with
+/// `did_you_mean` when a variable dnnplan reads has a near name); `known` lists every variable
+/// dnnplan (and its PyTorch package) reads, each `{name, accepts, effect}`. The same verdicts as
+/// `dnnplan env`; an integrator can log them at start-up.
+///
+/// # Safety
+/// `buf` NULL or valid for `cap` bytes; `needed` NULL or valid.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dnnp_settings_json(
+    buf: *mut c_char,
+    cap: usize,
+    needed: *mut usize,
+) -> dnnp_status_t {
+    // SAFETY: per the contract.
+    boundary(|| unsafe {
+        text_out(buf, cap, needed, || {
+            Ok(crate::settings::document().to_string())
+        })
     })
 }
