@@ -890,10 +890,7 @@ impl BwdPrepForm {
 
     /// The form a `DNNPLAN_GDN_BWD_PREP` value names (anything else: [`BWD_PREP_FORM_BY_RULE`]).
     pub fn from_switch(value: &str) -> BwdPrepForm {
-        Self::NAMED
-            .iter()
-            .find(|(name, _)| *name == value)
-            .map_or(BWD_PREP_FORM_BY_RULE, |&(_, form)| form)
+        super::switches::named(&Self::NAMED, Some(value)).unwrap_or(BWD_PREP_FORM_BY_RULE)
     }
 
     /// Whether a plan runs the scalar form: this form is [`BwdPrepForm::Scalars`],
@@ -1096,10 +1093,7 @@ impl BwdSlimPrep {
     /// The form for a `DNNPLAN_GDN_BWD_SLIMPREP` value: a value of [`BwdSlimPrep::NAMED`] forces
     /// its form; anything else or unset: [`BwdSlimPrep::by_rule`].
     pub fn from_switch(value: Option<&str>, n_seqs: i64) -> BwdSlimPrep {
-        Self::NAMED
-            .iter()
-            .find(|(name, _)| Some(*name) == value)
-            .map_or_else(|| Self::by_rule(n_seqs), |&(_, form)| form)
+        super::switches::named(&Self::NAMED, value).unwrap_or_else(|| Self::by_rule(n_seqs))
     }
 
     /// The form for a batch of `n_seqs` sequences, `DNNPLAN_GDN_BWD_SLIMPREP` read now.
@@ -1206,10 +1200,7 @@ impl ReplayVariant {
     /// The replay a `DNNPLAN_GDN_BWD_FSCAN` value names (anything else or unset:
     /// [`REPLAY_BY_RULE`]).
     pub fn from_switch(value: Option<&str>) -> ReplayVariant {
-        Self::NAMED
-            .iter()
-            .find(|(name, _)| Some(*name) == value)
-            .map_or(REPLAY_BY_RULE, |&(_, variant)| variant)
+        super::switches::named(&Self::NAMED, value).unwrap_or(REPLAY_BY_RULE)
     }
 
     /// (kernel of the uncut replay, of the per-piece replay,

@@ -941,11 +941,7 @@ impl SlimPrepProducts {
 
     /// The form a `DNNPLAN_GDN_FWD_SLIMPREP` value names, if it names one.
     fn named(value: Option<&str>) -> Option<SlimPrepProducts> {
-        let value = value?;
-        Self::NAMED
-            .iter()
-            .find(|(name, _)| *name == value)
-            .map(|&(_, form)| form)
+        super::switches::named(&Self::NAMED, value)
     }
 
     /// The prep launch in place of `prep`: this form's for [`SLIM_PREP`], `prep` itself for any

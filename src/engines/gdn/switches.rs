@@ -29,6 +29,21 @@ const fn words(list: fn() -> Vec<&'static str>) -> Accepts {
     Accepts::Words { list, fold: false }
 }
 
+/// The value `value` names in a switch's `NAMED` table (`(word, value)` rows), if any: the one
+/// lookup of every such table (the readers fall back to their rule on `None`).
+pub fn named<T: Copy>(table: &[(&'static str, T)], value: Option<&str>) -> Option<T> {
+    let value = value?;
+    table
+        .iter()
+        .find(|(word, _)| *word == value)
+        .map(|&(_, v)| v)
+}
+
+/// The words of a `NAMED` table.
+fn words_of<T>(table: &[(&'static str, T)]) -> Vec<&'static str> {
+    table.iter().map(|&(word, _)| word).collect()
+}
+
 /// `DNNPLAN_GDN_FWD_SCAN`: a full scan row's switch, or a wgmma slim scan's suffix.
 fn fwd_scan_words() -> Vec<&'static str> {
     let wgmma = SLIM_SCANS
@@ -92,7 +107,7 @@ pub static SWITCHES: [Setting; 29] = [
     },
     Setting {
         name: "DNNPLAN_GDN_FWD_SLIMPREP",
-        accepts: words(|| SlimPrepProducts::NAMED.iter().map(|r| r.0).collect()),
+        accepts: words(|| words_of(&SlimPrepProducts::NAMED)),
         effect: "forward: the slim prep's form",
     },
     Setting {
@@ -147,17 +162,17 @@ pub static SWITCHES: [Setting; 29] = [
     },
     Setting {
         name: "DNNPLAN_GDN_BWD_PREP",
-        accepts: words(|| BwdPrepForm::NAMED.iter().map(|r| r.0).collect()),
+        accepts: words(|| words_of(&BwdPrepForm::NAMED)),
         effect: "backward: the prep's form",
     },
     Setting {
         name: "DNNPLAN_GDN_BWD_SLIMPREP",
-        accepts: words(|| BwdSlimPrep::NAMED.iter().map(|r| r.0).collect()),
+        accepts: words(|| words_of(&BwdSlimPrep::NAMED)),
         effect: "backward: the slim prep's kernel",
     },
     Setting {
         name: "DNNPLAN_GDN_BWD_FSCAN",
-        accepts: words(|| ReplayVariant::NAMED.iter().map(|r| r.0).collect()),
+        accepts: words(|| words_of(&ReplayVariant::NAMED)),
         effect: "backward: the forward-state replay",
     },
     Setting {
@@ -215,7 +230,7 @@ mod tests {
     use super::*;
     use crate::settings::find;
 
-    fn words_of(name: &str) -> Vec<&'static str> {
+    fn words_for(name: &str) -> Vec<&'static str> {
         match find(name).map(|s| s.accepts) {
             Some(Accepts::Words { list, .. }) => list(),
             other => panic!("{name}: {other:?}"),
@@ -225,75 +240,75 @@ mod tests {
     /// Each word of a table-backed switch names a row its reader finds (not the fallback).
     #[test]
     fn table_words_are_what_the_readers_find() {
-        for w in words_of("DNNPLAN_GDN_FWD_SCAN") {
+        for w in words_for("DNNPLAN_GDN_FWD_SCAN") {
             let full = ScanVariant::from_switch(w, 128).is_some();
             let wgmma = SLIM_SCANS
                 .iter()
                 .any(|r| r.scan.suffix == w && matches!(r.used, SlimScanUse::Wgmma(..)));
             assert!(full || wgmma, "FWD_SCAN {w}");
         }
-        for w in words_of("DNNPLAN_GDN_FWD_PIECE") {
+        for w in words_for("DNNPLAN_GDN_FWD_PIECE") {
             assert!(
                 super::super::fwd_rows::piece_switch(Some(w)).is_some(),
                 "{w}"
             );
         }
-        for w in words_of("DNNPLAN_GDN_FWD_SUM") {
+        for w in words_for("DNNPLAN_GDN_FWD_SUM") {
             assert!(
                 SumVariant::from_switch(w, 128).is_some()
                     || SumVariant::from_switch(w, 64).is_some(),
                 "{w}"
             );
         }
-        for w in words_of("DNNPLAN_GDN_FWD_FACTORS") {
+        for w in words_for("DNNPLAN_GDN_FWD_FACTORS") {
             assert!(FwdFactors::from_switch(w).is_some(), "{w}");
         }
-        let preps: Vec<_> = words_of("DNNPLAN_GDN_FWD_PREP")
+        let preps: Vec<_> = words_for("DNNPLAN_GDN_FWD_PREP")
             .into_iter()
             .map(PrepVariant::from_switch)
             .collect();
         assert_eq!(preps.len(), PREP_VARIANTS.len());
-        for (w, r) in words_of("DNNPLAN_GDN_FWD_PREP")
+        for (w, r) in words_for("DNNPLAN_GDN_FWD_PREP")
             .into_iter()
             .zip(&PREP_VARIANTS)
         {
             assert_eq!(PrepVariant::from_switch(w), r.variant);
         }
-        for (w, c) in words_of("DNNPLAN_GDN_CHAIN")
+        for (w, c) in words_for("DNNPLAN_GDN_CHAIN")
             .into_iter()
             .zip(&CHAIN_VARIANTS)
         {
             assert_eq!(ChainVariant::pick(w).switch, c.switch);
         }
-        for w in words_of("DNNPLAN_GDN_FWD_SLIMPREP") {
+        for w in words_for("DNNPLAN_GDN_FWD_SLIMPREP") {
             let named = SlimPrepProducts::NAMED
                 .iter()
                 .find(|r| r.0 == w)
                 .map(|r| r.1);
             assert_eq!(Some(SlimPrepProducts::from_switch(Some(w))), named, "{w}");
         }
-        for w in words_of("DNNPLAN_GDN_BWD_TOKENS") {
+        for w in words_for("DNNPLAN_GDN_BWD_TOKENS") {
             assert!(TokenStage::named(w).is_some(), "{w}");
         }
-        for w in words_of("DNNPLAN_GDN_BWD_PIECE_PASSES") {
+        for w in words_for("DNNPLAN_GDN_BWD_PIECE_PASSES") {
             assert!(
                 PiecePasses::pick(w, 128).name == w || PiecePasses::pick(w, 64).name == w,
                 "{w}"
             );
         }
-        for (w, (_, form)) in words_of("DNNPLAN_GDN_BWD_PREP")
+        for (w, (_, form)) in words_for("DNNPLAN_GDN_BWD_PREP")
             .into_iter()
             .zip(&BwdPrepForm::NAMED)
         {
             assert_eq!(BwdPrepForm::from_switch(w), *form);
         }
-        for (w, (_, v)) in words_of("DNNPLAN_GDN_BWD_FSCAN")
+        for (w, (_, v)) in words_for("DNNPLAN_GDN_BWD_FSCAN")
             .into_iter()
             .zip(&ReplayVariant::NAMED)
         {
             assert_eq!(ReplayVariant::from_switch(Some(w)), *v);
         }
-        for w in words_of("DNNPLAN_GDN_BWD_SLIMPREP") {
+        for w in words_for("DNNPLAN_GDN_BWD_SLIMPREP") {
             let form = BwdSlimPrep::NAMED.iter().find(|r| r.0 == w).map(|r| r.1);
             assert_eq!(Some(BwdSlimPrep::from_switch(Some(w), 1)), form, "{w}");
             assert_eq!(Some(BwdSlimPrep::from_switch(Some(w), 1000)), form, "{w}");
@@ -305,12 +320,12 @@ mod tests {
     #[test]
     fn literal_words_are_what_the_readers_match() {
         use super::super::{fwd_overlap, fwd_rows, pdl::PdlMode, seq_order};
-        let modes: Vec<_> = words_of("DNNPLAN_GDN_PDL")
+        let modes: Vec<_> = words_for("DNNPLAN_GDN_PDL")
             .into_iter()
             .map(|w| PdlMode::parse(Some(w)))
             .collect();
         assert!(modes.windows(2).all(|m| m[0] != m[1]), "{modes:?}");
-        for w in words_of("DNNPLAN_GDN_SEQ_ORDER") {
+        for w in words_for("DNNPLAN_GDN_SEQ_ORDER") {
             let differs = [1, 10, 1000].iter().any(|&n| {
                 seq_order::seq_order_on(Some(w), n) != seq_order::seq_order_on(Some("x"), n)
             });
@@ -319,12 +334,12 @@ mod tests {
         assert!(!seq_order::seq_order_on(Some("0"), 1000) && seq_order::seq_order_on(Some("1"), 1));
         assert!(!fwd_rows::piece_first_switch(Some("0")));
         assert!(fwd_rows::piece_first_switch(Some("1")) && fwd_rows::piece_first_switch(Some("2")));
-        for w in words_of("DNNPLAN_GDN_FWD_OVERLAP") {
+        for w in words_for("DNNPLAN_GDN_FWD_OVERLAP") {
             let on = fwd_overlap::pick(true, Some(w), false, 1, 1, 132);
             assert_eq!(on, w != "0", "{w}");
         }
         assert_eq!(
-            words_of("DNNPLAN_GDN_FWD_PIECE_FIRST"),
+            words_for("DNNPLAN_GDN_FWD_PIECE_FIRST"),
             ["0", "1", "2"],
             "piece_first_switch reads 0, 1 and 2"
         );
