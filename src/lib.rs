@@ -5,8 +5,8 @@
 //! Module map: [`ir`] graph IR; [`dispatch`] engines, manifest, ranking, plan list; [`pack`]
 //! variant-pack normalization; [`cudnn`] the run-time-loaded cuDNN backend; [`cuda`] the CUDA
 //! driver layer, kernels and compiled-plan cache; [`engines`] bundled engines per family;
-//! [`select`] attention eligibility; [`settings`] the `DNNPLAN_*` environment variables; [`ffi`]
-//! the C ABI (the only `extern "C"` code).
+//! [`select`] attention eligibility; [`settings`] the `DNNPLAN_*` environment variables; [`log`]
+//! opt-in logging of planning and builds; [`ffi`] the C ABI (the only `extern "C"` code).
 
 #![warn(missing_docs)]
 
@@ -17,6 +17,7 @@ pub mod engines;
 pub mod error;
 pub mod ffi;
 pub mod ir;
+pub mod log;
 pub mod pack;
 pub mod select;
 pub mod settings;

@@ -113,7 +113,20 @@ const ON: &[&str] = &["1", "true", "yes", "on"];
 
 /// The library-wide variables (loading, caches, the cuDNN provider, the manifest); the engines'
 /// own diagnostics follow in [`all`].
-pub static CORE: [Setting; 12] = [
+pub static CORE: [Setting; 14] = [
+    Setting {
+        name: crate::log::LOG_INFO_ENV,
+        accepts: Accepts::Switch {
+            on: &crate::log::ON,
+            off: &["0", "false", "no", "off"],
+        },
+        effect: "logs planning and plan builds (with DNNPLAN_LOG_FILE)",
+    },
+    Setting {
+        name: crate::log::LOG_FILE_ENV,
+        accepts: Accepts::Text("stdout, stderr, or a file path (appended to)"),
+        effect: "where DNNPLAN_LOG_INFO's lines go (both must be set)",
+    },
     Setting {
         name: crate::cudnn::loader::ENV_CUDNN_LIB_DIR,
         accepts: Accepts::Path,

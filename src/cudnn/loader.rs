@@ -151,7 +151,19 @@ fn load() -> Result<CudnnLibrary> {
 /// The process-wide cuDNN library, loaded on first use.
 pub fn library() -> Result<&'static CudnnLibrary, &'static Error> {
     static LIB: OnceLock<Result<CudnnLibrary>> = OnceLock::new();
-    LIB.get_or_init(load).as_ref()
+    LIB.get_or_init(|| {
+        let loaded = load();
+        crate::log::info(|| match &loaded {
+            Ok(l) => format!(
+                "cuDNN {} loaded from {}",
+                version_string(l.version),
+                l.origin
+            ),
+            Err(e) => format!("cuDNN not loaded: {e}"),
+        });
+        loaded
+    })
+    .as_ref()
 }
 
 /// Diagnostic summary of the loaded library.

@@ -296,7 +296,57 @@ impl PlanList {
 
     /// One-shot planning: classify, analyze, check every offered engine, query the backend per
     /// mode, rank into one list. Empty `modes` = `[A, FALLBACK]`. A second call is an error.
+    /// Logged ([`crate::log`]) with what it decided and how long it took.
     pub fn create_execution_plans(&mut self, modes: &[HeurMode]) -> Result<()> {
+        let started = std::time::Instant::now();
+        let planned = self.plan_once(modes);
+        crate::log::info(|| self.planning_log(&planned, started.elapsed()));
+        planned
+    }
+
+    /// The log line of a planning: the graph, the family, every engine's verdict, the backend's,
+    /// the list (or the error) and the time.
+    fn planning_log(&self, planned: &Result<()>, took: std::time::Duration) -> String {
+        let t = &self.trace;
+        let key = self.graph.key_hex();
+        let engines: Vec<String> = t
+            .candidates
+            .iter()
+            .map(|c| match &c.declined {
+                None => format!("{} accept", c.name),
+                Some(r) => format!("{} decline ({r})", c.name),
+            })
+            .collect();
+        let backend = match &t.backend_declined {
+            None => format!("{}: ok", t.backend_provider),
+            Some(r) => format!("{}: decline ({r})", t.backend_provider),
+        };
+        let outcome = match planned {
+            Ok(()) => {
+                let first = self
+                    .entries
+                    .first()
+                    .map(PlanEntry::name)
+                    .unwrap_or_default();
+                format!("{} plans, first {first}", self.entries.len())
+            }
+            Err(e) => format!("failed: {e}"),
+        };
+        format!(
+            "planned graph {}: family {}, modes [{}], engines [{}], backend {backend}: {outcome} ({} us)",
+            &key[..16.min(key.len())],
+            t.family.unwrap_or("none"),
+            t.modes
+                .iter()
+                .map(|m| m.name())
+                .collect::<Vec<_>>()
+                .join(", "),
+            engines.join("; "),
+            took.as_micros()
+        )
+    }
+
+    fn plan_once(&mut self, modes: &[HeurMode]) -> Result<()> {
         if self.planned {
             return Err(Error::InvalidState(
                 "planning is one-shot: build a new graph to re-plan, or use select_plan()".into(),
@@ -582,11 +632,29 @@ impl PlanList {
         Ok(plan)
     }
 
-    /// Compiles entry `i` once (cached).
+    /// Compiles entry `i` once (cached); each compile is logged ([`crate::log`]) with the plan,
+    /// its workspace and its time, or why it was not built.
     fn compile_entry(&mut self, i: usize) -> Result<Arc<dyn CompiledPlan>> {
         if let Some(Some(p)) = self.compiled.get(i) {
             return Ok(p.clone());
         }
+        let started = std::time::Instant::now();
+        let built = self.compile_entry_once(i);
+        crate::log::info(|| {
+            let name = self.entries.get(i).map(PlanEntry::name).unwrap_or_default();
+            match &built {
+                Ok(p) => format!(
+                    "built plan {i} {name}: workspace {} bytes ({} us)",
+                    p.workspace_size(),
+                    started.elapsed().as_micros()
+                ),
+                Err(e) => format!("plan {i} {name} not built: {e}"),
+            }
+        });
+        built
+    }
+
+    fn compile_entry_once(&mut self, i: usize) -> Result<Arc<dyn CompiledPlan>> {
         let entry = self.entry(i)?.clone();
         let plan = match &entry.source {
             EntrySource::Bundled { candidate, checked } => {
