@@ -1725,7 +1725,7 @@ pub const IO_DR_SCAN_SWITCHES: [&str; 3] = ["ov2gx", "ov2gxu", "ov5dr"];
 
 /// The other `DNNPLAN_GDN_BWD_DSCAN` values the plan reads: `v1` / `w8` (the 4- or 8-warp reverse
 /// scan on every launch), `ov` / `ov2` / `ov5` (the overlapped producer's kernels,
-/// [`overlap_scan_kernels`]).
+/// `overlap_scan_kernels`).
 pub const DSCAN_SWITCHES: [&str; 5] = ["v1", "w8", "ov", "ov2", "ov5"];
 
 /// Whether tc13's uncut producer at K = V = 128 is the wgmma loop [`BwdKernel::DscanOv2Gx`]
