@@ -35,15 +35,31 @@ fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
 }
 
 /// Runs an entry point's body: clears the last error, contains panics, maps errors to statuses.
+/// A failure (other than the size query's `DNNP_STATUS_BUFFER_TOO_SMALL`) is logged as a warning
+/// ([`crate::log`]) with the entry point's source location, its status and its message.
+#[track_caller]
 pub(crate) fn boundary(f: impl FnOnce() -> Result<()>) -> dnnp_status_t {
+    let at = std::panic::Location::caller();
     set_last_error(String::new());
     let outcome = catch_unwind(AssertUnwindSafe(f))
         .unwrap_or_else(|payload| Err(Error::Panic(panic_message(&*payload))));
     match outcome {
         Ok(()) => Status::Success as dnnp_status_t,
         Err(e) => {
-            set_last_error(e.to_string());
-            e.status() as dnnp_status_t
+            let message = e.to_string();
+            let status = e.status();
+            if status != Status::BufferTooSmall {
+                crate::log::warn(|| {
+                    format!(
+                        "call at {}:{} returned {}: {message}",
+                        at.file(),
+                        at.line(),
+                        status.name()
+                    )
+                });
+            }
+            set_last_error(message);
+            status as dnnp_status_t
         }
     }
 }
