@@ -18,8 +18,6 @@ use std::sync::{Mutex, OnceLock};
 pub const LOG_INFO_ENV: &str = "DNNPLAN_LOG_INFO";
 /// Where the log goes: `stdout`, `stderr`, or a file path.
 pub const LOG_FILE_ENV: &str = "DNNPLAN_LOG_FILE";
-/// The values of [`LOG_INFO_ENV`] that turn logging on.
-pub const ON: [&str; 4] = ["1", "true", "yes", "on"];
 
 /// Where the lines go.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -35,7 +33,7 @@ pub enum Destination {
 /// The destination the two variables ask for, `None` when logging is off (the reference's
 /// table: `LOG_INFO` on and `LOG_FILE` set, else nothing).
 pub fn destination(info: Option<&str>, file: Option<&str>) -> Option<Destination> {
-    let on = info.is_some_and(|v| ON.contains(&v.trim().to_ascii_lowercase().as_str()));
+    let on = info.is_some_and(crate::settings::is_on);
     let file = file.map(str::trim).filter(|f| !f.is_empty())?;
     on.then(|| match file {
         "stdout" => Destination::Stdout,

@@ -108,8 +108,15 @@ pub struct Setting {
     pub effect: &'static str,
 }
 
-/// The words every boolean setting of the caches and the cuDNN provider reads as on.
-const ON: &[&str] = &["1", "true", "yes", "on"];
+/// The words every boolean setting reads as on (trimmed, ASCII case ignored): [`is_on`].
+pub const ON: [&str; 4] = ["1", "true", "yes", "on"];
+
+/// Whether `value` turns a boolean setting on: trimmed, lower-cased, one of [`ON`]. The one truth
+/// rule of `DNNPLAN_ENABLE_OPT_IN_ENGINES`, `DNNPLAN_CUDNN_CONCURRENT_MODES`,
+/// `DNNPLAN_DISABLE_COMPILED_CACHE` and `DNNPLAN_LOG_INFO`.
+pub fn is_on(value: &str) -> bool {
+    ON.contains(&value.trim().to_ascii_lowercase().as_str())
+}
 
 /// The library-wide variables (loading, caches, the cuDNN provider, the manifest); the engines'
 /// own diagnostics follow in [`all`].
@@ -117,7 +124,7 @@ pub static CORE: [Setting; 14] = [
     Setting {
         name: crate::log::LOG_INFO_ENV,
         accepts: Accepts::Switch {
-            on: &crate::log::ON,
+            on: &ON,
             off: &["0", "false", "no", "off"],
         },
         effect: "logs planning and plan builds (with DNNPLAN_LOG_FILE)",
@@ -148,7 +155,7 @@ pub static CORE: [Setting; 14] = [
     Setting {
         name: crate::dispatch::manifest::ENV_ENABLE_OPT_IN_ENGINES,
         accepts: Accepts::Switch {
-            on: ON,
+            on: &ON,
             off: &["0", "false", "no", "off"],
         },
         effect: "lets opt-in bundled engines rank",
@@ -156,7 +163,7 @@ pub static CORE: [Setting; 14] = [
     Setting {
         name: crate::cudnn::heur_cache::HEUR_CACHE_ENV,
         accepts: Accepts::Switch {
-            on: ON,
+            on: &ON,
             off: &["0", "off", "false"],
         },
         effect: "the in-process cuDNN heuristics cache (off: every plan list asks cuDNN)",
@@ -164,7 +171,7 @@ pub static CORE: [Setting; 14] = [
     Setting {
         name: crate::cudnn::heur_modes::CONCURRENT_MODES_ENV,
         accepts: Accepts::Switch {
-            on: ON,
+            on: &ON,
             off: &["0", "false", "no", "off"],
         },
         effect: "asks cuDNN's heuristic modes on several threads at once",
@@ -184,7 +191,7 @@ pub static CORE: [Setting; 14] = [
     Setting {
         name: "DNNPLAN_DISABLE_COMPILED_CACHE",
         accepts: Accepts::Switch {
-            on: ON,
+            on: &ON,
             off: &["0", "false", "no", "off"],
         },
         effect: "turns the compiled-plan cache off",
@@ -208,8 +215,27 @@ pub static CORE: [Setting; 14] = [
     },
 ];
 
-/// The variables the PyTorch op package (`python/`, `dnnplan_torch`) reads in the same process.
-pub static TORCH_PACKAGE: [Setting; 3] = [
+/// The variables the PyTorch op package (`python/`, `dnnplan_torch`) reads: in the same process
+/// at run time, and when its C++ extension is built (`python/setup.py`).
+pub static TORCH_PACKAGE: [Setting; 6] = [
+    Setting {
+        name: "DNNPLAN_TORCH_BUILD_EXT",
+        accepts: Accepts::Words {
+            list: || vec!["0", "1"],
+            fold: false,
+        },
+        effect: "building dnnplan_torch: 0 builds it without its C++ extension",
+    },
+    Setting {
+        name: "DNNPLAN_CUDA_INCLUDE",
+        accepts: Accepts::Path,
+        effect: "building dnnplan_torch: the CUDA runtime headers' directory",
+    },
+    Setting {
+        name: "DNNPLAN_INCLUDE",
+        accepts: Accepts::Path,
+        effect: "building dnnplan_torch: the directory holding dnnplan.h",
+    },
     Setting {
         name: "DNNPLAN_LIBRARY",
         accepts: Accepts::Path,
@@ -218,7 +244,7 @@ pub static TORCH_PACKAGE: [Setting; 3] = [
     Setting {
         name: "DNNPLAN_TORCH_CPP",
         accepts: Accepts::Switch {
-            on: ON,
+            on: &ON,
             off: &["0", "false", "off", "no"],
         },
         effect: "dnnplan_torch: its C++ launchers (off: the pure-Python ones), read at import",
@@ -501,7 +527,7 @@ mod tests {
     #[test]
     fn switches_and_numbers() {
         let s = Accepts::Switch {
-            on: ON,
+            on: &ON,
             off: &["0"],
         };
         assert!(s.admits(" TRUE ") && s.admits("0") && !s.admits("2"));

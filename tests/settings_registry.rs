@@ -1,9 +1,9 @@
 //! The `DNNPLAN_*` variable table (`dnnplan::settings`) against the sources and the READMEs:
-//! every full `DNNPLAN_*` name written in `src/` or `python/src/` (a string literal) is a listed
-//! setting or a named exception (build-time and test-only variables); every listed setting is
-//! read somewhere there outside the table itself, and README.md (the library's) or
-//! python/README.md (the PyTorch package's) names it. So a new variable cannot be read
-//! without `dnnplan env` knowing it, and the table cannot keep a variable nothing reads.
+//! every full `DNNPLAN_*` name written in `src/`, `python/src/` or `python/setup.py` (a string
+//! literal) is a listed setting or a named exception (build-time and test-only variables); every
+//! listed setting is read somewhere there outside the table itself, and README.md (the
+//! library's) or python/README.md (the PyTorch package's) names it. So a new variable cannot be
+//! read without `dnnplan env` knowing it, and the table cannot keep a variable nothing reads.
 
 mod support;
 
@@ -67,6 +67,7 @@ fn sources() -> Vec<(String, String)> {
     let mut files = Vec::new();
     source_files(&repo.join("src"), "rs", &mut files);
     source_files(&repo.join("python/src"), "py", &mut files);
+    files.push(repo.join("python/setup.py"));
     files.sort();
     files
         .into_iter()

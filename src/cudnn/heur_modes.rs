@@ -34,12 +34,7 @@ pub const CONCURRENT_MODES_ENV: &str = "DNNPLAN_CUDNN_CONCURRENT_MODES";
 
 /// Whether [`CONCURRENT_MODES_ENV`] turns it on.
 pub fn enabled() -> bool {
-    std::env::var(CONCURRENT_MODES_ENV).is_ok_and(|v| {
-        matches!(
-            v.trim().to_ascii_lowercase().as_str(),
-            "1" | "on" | "true" | "yes"
-        )
-    })
+    std::env::var(CONCURRENT_MODES_ENV).is_ok_and(|v| crate::settings::is_on(&v))
 }
 
 /// What a side thread does before it talks to the backend (e.g. make the device's context

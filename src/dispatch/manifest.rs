@@ -184,12 +184,10 @@ pub fn opt_in_engines_enabled() -> bool {
         .unwrap_or(false)
 }
 
-/// The gate's truth rule: trimmed, lower-cased value in {1, true, yes, on}.
+/// The gate's truth rule: [`crate::settings::is_on`] (trimmed, lower-cased value in {1, true,
+/// yes, on}).
 pub fn is_truthy(v: &str) -> bool {
-    matches!(
-        v.trim().to_ascii_lowercase().as_str(),
-        "1" | "true" | "yes" | "on"
-    )
+    crate::settings::is_on(v)
 }
 
 impl Manifest {

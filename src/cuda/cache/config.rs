@@ -119,7 +119,7 @@ impl CacheConfig {
         let disabled_by_var = spec
             .disable_var
             .and_then(nonempty)
-            .is_some_and(|v| is_word(&v, &["1", "true", "yes", "on"]));
+            .is_some_and(|v| crate::settings::is_on(&v));
         let max_bytes = match nonempty(spec.max_bytes_var).map(|v| v.trim().parse::<i128>()) {
             None | Some(Err(_)) => spec.default_max_bytes,
             Some(Ok(n)) if n <= 0 => 0,
