@@ -119,8 +119,22 @@ fn line(level: char, message: &str) -> String {
         t.as_secs(),
         t.subsec_micros(),
         std::process::id(),
-        message.replace('\n', " ")
+        printable(message)
     )
+}
+
+/// `message` on one line of text: a line break is a space, any other control character its
+/// `\u{..}` escape (messages quote user input such as tensor names).
+fn printable(message: &str) -> String {
+    let mut out = String::with_capacity(message.len());
+    for c in message.chars() {
+        match c {
+            '\n' | '\r' => out.push(' '),
+            c if c.is_control() => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 fn emit(level: char, message: impl FnOnce() -> String) {
@@ -173,5 +187,9 @@ mod tests {
         assert!(l.ends_with(" two lines\n"), "{l}");
         assert_eq!(l.matches('\n').count(), 1);
         assert!(l.contains(&format!(" pid={} ", std::process::id())));
+        assert_eq!(
+            printable("a\u{0}b\tc\u{1b}d\re"),
+            "a\\u{0}b\\u{9}c\\u{1b}d e"
+        );
     }
 }

@@ -83,6 +83,7 @@ unsafe fn read_overrides<'a>(
 /// # Safety
 /// As for the entry points; `pack` is called with the entry point's contract in force.
 #[inline]
+#[track_caller]
 unsafe fn execute_form<'a>(
     list: *const dnnp_plan_list_t,
     handle: *const dnnp_handle_t,

@@ -138,6 +138,7 @@ pub unsafe extern "C" fn dnnp_op_builder_set_compute_data_type(
 ///
 /// # Safety
 /// `builder` live; `port` a NUL-terminated string.
+#[track_caller]
 unsafe fn bind_port(
     builder: *mut dnnp_op_builder_t,
     port: *const c_char,
@@ -206,6 +207,7 @@ pub unsafe extern "C" fn dnnp_op_builder_set_output(
 ///
 /// # Safety
 /// `builder` live; `name` a NUL-terminated string.
+#[track_caller]
 unsafe fn set_attr_with(
     builder: *mut dnnp_op_builder_t,
     name: *const c_char,

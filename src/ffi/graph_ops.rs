@@ -18,6 +18,7 @@ use crate::ir::{Graph, NodeBuilder};
 /// # Safety
 /// `graph` NULL or live; `name` NULL or a string; every `outs` pointer NULL (refused) or valid for
 /// one write; `build` runs under the entry point's contract.
+#[track_caller]
 unsafe fn add_node(
     graph: *mut dnnp_graph_t,
     name: *const c_char,
