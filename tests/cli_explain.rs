@@ -234,10 +234,10 @@ fn sdpa_graph_explanation_includes_attention_eligibility() {
     assert!(doc["attention_eligibility"].is_null(), "{doc:#}");
 }
 
-/// A list planned under `DNNPLAN_*` variables says so: each with what the library made of it
-/// (the GDN example under one diagnostic it reads and one misspelt).
+/// An explanation names the process's `DNNPLAN_*` variables, each with what the library makes of
+/// it (the GDN example under one diagnostic it reads and one misspelt).
 #[test]
-fn explanation_names_the_dnnplan_variables_set_when_planned() {
+fn explanation_names_the_dnnplan_variables_of_the_process() {
     use support::cli::dnnplan_with_env;
     let gdn = support::repo().join("examples/graphs/gdn_forward.json");
     let gdn = gdn.to_str().unwrap();
@@ -264,7 +264,7 @@ fn explanation_names_the_dnnplan_variables_set_when_planned() {
     );
     let table = ok_stdout(&dnnplan_with_env(&["explain", gdn, "--arch", "90"], &envs));
     assert!(
-        table.contains("settings (DNNPLAN_* variables set when planned):")
+        table.contains("settings (DNNPLAN_* variables of this process):")
             && table.contains("  DNNPLAN_GDN_FWD_SCAN=w8: ok")
             && table.contains("did you mean DNNPLAN_GDN_FWD_SCAN?"),
         "{table}"

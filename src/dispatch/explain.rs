@@ -2,8 +2,8 @@
 //! every slot of the family with accept or decline and the reason, the backend's verdict overall
 //! and per mode, the final ranked list, and for SDPA-family graphs the attention eligibility
 //! verdicts of [`crate::select`] (the same rule rows `dnnplan eligibility` evaluates, every failing
-//! rule with its unblock hint), and the `DNNPLAN_*` variables set when the list was planned
-//! ([`crate::settings`]); as JSON and as a readable table.
+//! rule with its unblock hint), and the `DNNPLAN_*` variables of the process, each with what the
+//! library makes of it ([`crate::settings`]); as JSON and as a readable table.
 //!
 //! Explaining plans a frozen SNAPSHOT of the graph with the same code path as planning (the
 //! caller's graph is not planned or frozen by it). It needs no GPU: engines that need one decline
@@ -118,7 +118,9 @@ pub fn explain_list(list: &PlanList) -> Value {
         },
         "plans": plans,
         "attention_eligibility": attention_eligibility(list.graph(), target),
-        "settings": t.settings.iter().map(crate::settings::Reading::to_named_json).collect::<Vec<_>>(),
+        // Read when explained, not when planned: a check of the environment costs ~6 us, too
+        // much for every planning (a cached graph's plan list takes ~60 us).
+        "settings": crate::settings::check_process().iter().map(crate::settings::Reading::to_named_json).collect::<Vec<_>>(),
         "error": error,
     })
 }
@@ -243,7 +245,7 @@ pub fn render_table(e: &Value) -> String {
     let settings = e["settings"].as_array().map_or(&empty[..], |a| &a[..]);
     if !settings.is_empty() {
         line(String::new());
-        line("settings (DNNPLAN_* variables set when planned):".to_owned());
+        line("settings (DNNPLAN_* variables of this process):".to_owned());
         for s in settings {
             let mut l = format!(
                 "  {}={}: {}",

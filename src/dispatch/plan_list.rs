@@ -99,9 +99,6 @@ pub struct PlanningTrace {
     pub backend_declined: Option<String>,
     /// The backend's answer per queried mode.
     pub backend_modes: Vec<ModeVerdict>,
-    /// The `DNNPLAN_*` variables set when the list was planned, with what the library made of
-    /// each ([`crate::settings::check`]): a plan list planned under diagnostics says so.
-    pub settings: Vec<crate::settings::Reading>,
 }
 
 /// Lazily lowered backend state.
@@ -364,7 +361,6 @@ impl PlanList {
             named_families: self.classification.named.clone(),
             no_family_reason: self.classification.why_none(),
             backend_provider: self.opts.backend.describe(),
-            settings: crate::settings::check_process(),
             ..PlanningTrace::default()
         };
 
