@@ -4,8 +4,11 @@
 #   1. examples-c/ as a standalone CMake project: find_package(dnnplan 0.1 CONFIG REQUIRED),
 #      build, CTest (C and C++ examples), and check the examples record NEEDED libdnnplan.so.<ABI>;
 #   2. a C compile with `pkg-config --cflags --libs dnnplan`, then run it;
-#   3. the version rules of dnnplanConfigVersion.cmake: which find_package versions accept it;
-#   4. the staged CLI: `bin/dnnplan env`.
+#   3. an integrator that loads it at run time: ffi-tests/t_dlopen_integrator.c built against the
+#      installed header with no link to the library, dlopening it by its SONAME from lib/ (and
+#      the installed library marked NODELETE);
+#   4. the version rules of dnnplanConfigVersion.cmake: which find_package versions accept it;
+#   5. the staged CLI: `bin/dnnplan env`.
 #
 # usage: scripts/package-smoke.sh [--no-build]   (--no-build: stage an existing release build)
 # Needs cmake, pkg-config and a C/C++ compiler. Exits non-zero on the first failure.
@@ -54,6 +57,19 @@ libdir="$(pkg-config --variable=libdir dnnplan)"
 "${CC:-cc}" -std=c99 -Wall -Wextra -Werror examples-c/dnnplan_info.c -o "$work/info_pkgconfig" \
   $(pkg-config --cflags --libs dnnplan) -Wl,-rpath,"$libdir"
 "$work/info_pkgconfig"
+
+step "dlopen the installed library by its SONAME (an integrator that loads it at run time)"
+if ! readelf -d "$prefix/lib/libdnnplan.so.$version" | grep "FLAGS_1.*NODELETE" >/dev/null; then
+  echo "package-smoke: the installed library is not marked NODELETE (-z nodelete)" >&2
+  exit 1
+fi
+"${CC:-cc}" -std=c99 -Wall -Wextra -Werror -I "$prefix/include" ffi-tests/t_dlopen_integrator.c \
+  -o "$work/dlopen_integrator" -ldl -pthread
+if readelf -d "$work/dlopen_integrator" | grep "NEEDED.*libdnnplan" >/dev/null; then
+  echo "package-smoke: the dlopen integrator links libdnnplan" >&2
+  exit 1
+fi
+LD_LIBRARY_PATH="$prefix/lib" DNNP_TEST_LIBRARY="libdnnplan.so.$abi" "$work/dlopen_integrator"
 
 step "find_package version rules (package $version)"
 mkdir -p "$work/version-check"
