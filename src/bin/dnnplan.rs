@@ -252,13 +252,9 @@ fn env_report() -> Value {
 /// Every `DNNPLAN_*` variable set in this process and what the library makes of it
 /// ([`dnnplan::settings::check`]): `ok`, `not understood` (a value its reader does not know: the
 /// default applies, or for `DNNPLAN_CUDNN_EXEC_PATH` the plan refuses it), or `unknown` (no such
-/// variable; the nearest name when one is close).
+/// variable; the nearest name when one is close); an empty object when none is set.
 fn settings_report() -> Value {
-    let readings = dnnplan::settings::check_process();
-    if readings.is_empty() {
-        return json!("no DNNPLAN_* variable is set");
-    }
-    readings
+    dnnplan::settings::check_process()
         .into_iter()
         .map(|r| {
             let verdict = r.to_json();
@@ -352,6 +348,7 @@ fn table_text(value: &Value, indent: &str, out: &mut String) {
     };
     for (k, v) in map {
         match v {
+            Value::Object(m) if m.is_empty() => out.push_str(&format!("{indent}{k}: (none)\n")),
             Value::Object(_) => {
                 out.push_str(&format!("{indent}{k}:\n"));
                 table_text(v, &format!("{indent}  "), out);
