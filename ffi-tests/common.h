@@ -22,7 +22,8 @@
  * fail) and with -fsanitize=address,undefined.
  *
  * dnnp_test_last_error(buf, cap) copies this thread's last-error message into buf (truncated with
- * "..." when it does not fit) and returns buf.
+ * "..." when it does not fit) and returns buf; dnnp_test_read_file(path) returns a file's text
+ * (malloc'd).
  */
 #ifndef DNNPLAN_FFI_TESTS_COMMON_H
 #define DNNPLAN_FFI_TESTS_COMMON_H
@@ -145,5 +146,24 @@ static inline void dnnp_test_fail(const char *file, int line, const char *what) 
                                                 sizeof dnnp_test_last_),          \
                            (needle));                                             \
     } while (0)
+
+/* The whole file at `path` (relative to the repository root, where the tests run) as a malloc'd,
+ * NUL-terminated string (caller frees); an unreadable file fails the test. */
+static inline char *dnnp_test_read_file(const char *path) {
+    FILE *f = fopen(path, "rb");
+    long n;
+    char *text;
+    CHECK(f != NULL);
+    CHECK(fseek(f, 0, SEEK_END) == 0);
+    n = ftell(f);
+    CHECK(n >= 0);
+    CHECK(fseek(f, 0, SEEK_SET) == 0);
+    text = (char *)malloc((size_t)n + 1);
+    CHECK(text != NULL);
+    CHECK(fread(text, 1, (size_t)n, f) == (size_t)n);
+    text[n] = '\0';
+    fclose(f);
+    return text;
+}
 
 #endif /* DNNPLAN_FFI_TESTS_COMMON_H */

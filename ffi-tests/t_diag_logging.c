@@ -10,22 +10,6 @@
 
 #include "common.h"
 
-static char *read_all(const char *path) {
-    FILE *f = fopen(path, "rb");
-    char *text;
-    long n;
-    CHECK(f != NULL);
-    CHECK(fseek(f, 0, SEEK_END) == 0);
-    n = ftell(f);
-    CHECK(n >= 0 && fseek(f, 0, SEEK_SET) == 0);
-    text = (char *)malloc((size_t)n + 1);
-    CHECK(text != NULL);
-    CHECK(fread(text, 1, (size_t)n, f) == (size_t)n);
-    text[n] = '\0';
-    fclose(f);
-    return text;
-}
-
 int main(void) {
     char path[] = "/tmp/dnnplan_t_diag_logging_XXXXXX";
     int fd = mkstemp(path);
@@ -41,7 +25,7 @@ int main(void) {
     CHECK_STATUS(dnnp_graph_from_json("{not json", &g), DNNP_STATUS_BAD_PARAM);
     CHECK_STATUS(dnnp_op_catalogue_json(NULL, 0, &needed), DNNP_STATUS_BUFFER_TOO_SMALL);
     {
-        char *text = read_all("examples/graphs/gdn_forward.json");
+        char *text = dnnp_test_read_file("examples/graphs/gdn_forward.json");
         CHECK_OK(dnnp_graph_from_json(text, &g));
         free(text);
     }
@@ -51,7 +35,7 @@ int main(void) {
     dnnp_plan_list_destroy(list);
     dnnp_graph_destroy(g);
 
-    log = read_all(path);
+    log = dnnp_test_read_file(path);
     CHECK_STR_CONTAINS(log, "[dnnplan][I] t=");
     CHECK_STR_CONTAINS(log, "[dnnplan][W] t=");
     CHECK_STR_CONTAINS(log, "returned DNNP_STATUS_BAD_PARAM: JSON: key must be a string");

@@ -118,6 +118,7 @@ static void close_api(struct api *a) {
         }                                                                                          \
     } while (0)
 
+/* Its own helpers (common.h's call into the library, which this program does not link). */
 static char *read_file(const char *path) {
     FILE *f = fopen(path, "rb");
     char *text;

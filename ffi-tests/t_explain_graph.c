@@ -17,23 +17,6 @@ static char *explain(const dnnp_graph_t *g, const dnnp_heur_mode_t *modes, size_
     return buf;
 }
 
-static char *read_file(const char *path) {
-    FILE *f = fopen(path, "rb");
-    long n;
-    char *text;
-    CHECK(f != NULL);
-    CHECK(fseek(f, 0, SEEK_END) == 0);
-    n = ftell(f);
-    CHECK(n > 0);
-    CHECK(fseek(f, 0, SEEK_SET) == 0);
-    text = (char *)malloc((size_t)n + 1);
-    CHECK(text != NULL);
-    CHECK(fread(text, 1, (size_t)n, f) == (size_t)n);
-    text[n] = '\0';
-    fclose(f);
-    return text;
-}
-
 static void pointwise(void) {
     dnnp_graph_t *g = NULL;
     const int64_t xd[2] = {4, 16};
@@ -71,7 +54,7 @@ static void pointwise(void) {
 }
 
 static void gdn_is_not_lowerable(void) {
-    char *text = read_file("examples/graphs/gdn_forward.json");
+    char *text = dnnp_test_read_file("examples/graphs/gdn_forward.json");
     dnnp_graph_t *g = NULL;
     char *json;
     CHECK_OK(dnnp_graph_from_json(text, &g));
