@@ -4,7 +4,7 @@
 #   PREFIX/lib/libdnnplan.so.X.Y.Z                  the library (SONAME libdnnplan.so.<ABI>)
 #   PREFIX/lib/libdnnplan.so.<ABI> -> libdnnplan.so.X.Y.Z
 #   PREFIX/lib/libdnnplan.so       -> libdnnplan.so.<ABI>     (link-time name)
-#   PREFIX/include/dnnplan.h                      (and every other header under include/)
+#   PREFIX/include/dnnplan.h, dnnplan.hpp         (and every other header under include/)
 #   PREFIX/lib/cmake/dnnplan/dnnplanConfig.cmake, dnnplanConfigVersion.cmake
 #   PREFIX/lib/pkgconfig/dnnplan.pc
 #   PREFIX/bin/dnnplan
@@ -61,8 +61,9 @@ install -d "$prefix/lib/cmake/dnnplan" "$prefix/lib/pkgconfig" "$prefix/include"
 install -m 0755 "$lib" "$prefix/lib/libdnnplan.so.$version"
 ln -sfn "libdnnplan.so.$version" "$prefix/lib/libdnnplan.so.$abi"
 ln -sfn "libdnnplan.so.$abi" "$prefix/lib/libdnnplan.so"
-# Every header under include/ (dnnplan.h, and any header it includes, e.g. dlpack/dlpack.h).
-(cd include && find . -name '*.h' -print0 | while IFS= read -r -d '' h; do
+# Every header under include/ (dnnplan.h, the C++ layer dnnplan.hpp, and any header they include,
+# e.g. dlpack/dlpack.h).
+(cd include && find . \( -name '*.h' -o -name '*.hpp' \) -print0 | while IFS= read -r -d '' h; do
   install -D -m 0644 "$h" "$prefix/include/$h"
 done)
 install -m 0755 "$cli" "$prefix/bin/dnnplan"

@@ -2,7 +2,8 @@
 # Packaging smoke test: stage an install (scripts/install.sh), move it elsewhere (the package must
 # be relocatable), then consume it the ways users do:
 #   1. examples-c/ as a standalone CMake project: find_package(dnnplan 0.1 CONFIG REQUIRED),
-#      build, CTest (C and C++ examples), and check the examples record NEEDED libdnnplan.so.<ABI>;
+#      build, CTest (the C and C++ examples, one through dnnplan.hpp), and check the examples
+#      record NEEDED libdnnplan.so.<ABI>;
 #   2. a C compile with `pkg-config --cflags --libs dnnplan`, then run it;
 #   3. an integrator that loads it at run time: ffi-tests/t_dlopen_integrator.c built against the
 #      installed header with no link to the library, dlopening it by its SONAME from lib/ (and
@@ -41,7 +42,7 @@ step "build and test examples-c with find_package (CMAKE_PREFIX_PATH=$prefix)"
 cmake -S examples-c -B "$work/build" -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_BUILD_TYPE=Release
 cmake --build "$work/build" --parallel 2
 (cd "$work/build" && ctest --output-on-failure)
-for exe in "$work/build/dnnplan_info" "$work/build/dnnplan_errors_cpp"; do
+for exe in "$work/build/dnnplan_info" "$work/build/dnnplan_errors_cpp" "$work/build/dnnplan_plan"; do
   if ! readelf -d "$exe" | grep "NEEDED.*\[libdnnplan.so.$abi\]" >/dev/null; then
     echo "package-smoke: $exe does not record NEEDED libdnnplan.so.$abi" >&2
     readelf -d "$exe" >&2

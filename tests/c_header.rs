@@ -138,6 +138,52 @@ fn header_compiles_links_and_runs_as_cxx17() {
     build_and_run_consumer("consumer.cpp", compiler("CXX", "c++"), &["-std=c++17"]);
 }
 
+/// The C++ layer (`include/dnnplan.hpp`) as a user compiles it: `examples-c/dnnplan_plan.cpp`
+/// (C++17, -Wall -Wextra -Werror -pedantic, with the header included twice through the example
+/// and this test's flags) linked to the built library, run on the GDN example graph: it plans for
+/// SM 9.0, walks the list and checks the errors `dnnplan::Error` carries.
+#[test]
+fn cpp_layer_compiles_links_and_runs() {
+    if !support::built_here("cpp_layer_compiles_links_and_runs") {
+        return;
+    }
+    let dir = scratch("c_header");
+    let exe = dir.join("dnnplan_plan.bin");
+    let libs = lib_dir();
+    let mut cxx = compiler("CXX", "c++");
+    cxx.current_dir(repo())
+        .args([
+            "-std=c++17",
+            "-Wall",
+            "-Wextra",
+            "-Werror",
+            "-pedantic",
+            "-I",
+            "include",
+        ])
+        .args(["-include", "dnnplan.hpp"])
+        .arg("examples-c/dnnplan_plan.cpp")
+        .arg("-o")
+        .arg(&exe)
+        .arg("-L")
+        .arg(libs)
+        .arg("-ldnnplan")
+        .arg(format!("-Wl,-rpath,{}", libs.display()));
+    compile(cxx, "examples-c/dnnplan_plan.cpp");
+    let mut run = Command::new(&exe);
+    run.current_dir(repo())
+        .arg("examples/graphs/gdn_forward.json");
+    let outcome = support::run_with_limit(run, Duration::from_secs(60));
+    assert!(
+        outcome.success()
+            && outcome.stdout.contains("[0] gdn_sm90")
+            && outcome.stdout.ends_with("ok\n"),
+        "dnnplan_plan: {}\n{}",
+        outcome.describe(),
+        outcome.transcript()
+    );
+}
+
 /// Names declared by a C header (comments, preprocessor lines and `extern "C"` guards removed).
 #[derive(Default, Debug)]
 struct Declarations {
