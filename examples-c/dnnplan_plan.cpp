@@ -1,7 +1,7 @@
 // dnnplan from C++17 through dnnplan.hpp (the header-only layer over the C ABI): read a graph's
-// JSON document, plan it for an SM 9.0 GPU, walk the ranked plan list, and see failures come
-// back as dnnplan::Error with the library's message. Needs no GPU: planning is host work (a
-// build or an execute would need one, and says so). Exits 0 when everything behaves as documented.
+// JSON document, plan it for an SM 9.0 GPU, walk the ranked plan list, try to build it, and see
+// failures come back as dnnplan::Error with the library's message. Needs no GPU: planning is host
+// work (a build needs one and, without, says why). Exits 0 when everything behaves as documented.
 //
 //   dnnplan_plan [GRAPH.json]   (default: ../examples/graphs/gdn_forward.json from examples-c/)
 #include <dnnplan.hpp>
@@ -10,6 +10,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -72,6 +73,22 @@ int main(int argc, char** argv) {
             if (!contains(e.what(), "dnnp_graph_from_json: DNNP_STATUS_BAD_PARAM: ")) {
                 return fail("the error does not name the call and its status");
             }
+        }
+        // Building needs the GPU the list was planned for: on a machine without one it throws,
+        // naming why. Built or not, an execute whose required operands are NULL is refused.
+        dnnplan::Handle stream;  // the legacy default stream
+        try {
+            plans.build_plans();
+            std::printf("built plan %zu, workspace %llu bytes\n", plans.selected(),
+                        static_cast<unsigned long long>(plans.workspace_size()));
+        } catch (const dnnplan::Error& e) {
+            std::printf("not built here: %s\n", e.what());
+        }
+        try {
+            plans.execute(stream, std::vector<void*>(plans.operand_count(), nullptr), nullptr, 0);
+            return fail("an execute without operands did not throw");
+        } catch (const dnnplan::Error& e) {
+            std::printf("expected: %s\n", e.what());
         }
         // A frozen graph refuses mutation; a clone is mutable again.
         try {
