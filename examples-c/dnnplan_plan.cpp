@@ -45,6 +45,10 @@ int main(int argc, char** argv) {
         const auto key = graph.key();
         std::printf("graph key %02x%02x%02x%02x...\n", key[0], key[1], key[2], key[3]);
 
+        // Why the list will be what it is, before planning (the graph stays mutable).
+        if (!contains(graph.explain(), "\"candidates\"")) {
+            return fail("an explanation without its candidates");
+        }
         dnnplan::PlanList plans(graph);  // freezes the graph; the list keeps its own snapshot
         plans.create_execution_plans();
         std::printf("%zu plan(s), %zu operands:\n", plans.size(), plans.operand_count());
