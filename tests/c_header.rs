@@ -13,6 +13,7 @@ mod support;
 
 use std::collections::BTreeSet;
 use std::ffi::CStr;
+use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
@@ -92,23 +93,35 @@ int main(void) {{
     )
 }
 
-fn build_and_run_consumer(source_name: &str, mut cc: Command, std_flags: &[&str]) {
-    let dir = scratch("c_header");
-    let source = dir.join(source_name);
-    std::fs::write(&source, consumer_source()).expect("write consumer source");
-    let exe = dir.join(format!("{source_name}.bin"));
+/// Compiles `source` (from the repository root, `-I include`, warnings as errors, pedantic, plus
+/// `flags`) into `exe`, linked to the library built for this run.
+fn compile_against_library(mut cc: Command, flags: &[&str], source: &Path, exe: &Path, what: &str) {
     let libs = lib_dir();
     cc.current_dir(repo())
-        .args(std_flags)
+        .args(flags)
         .args(["-Wall", "-Wextra", "-Werror", "-pedantic", "-I", "include"])
-        .arg(&source)
+        .arg(source)
         .arg("-o")
-        .arg(&exe)
+        .arg(exe)
         .arg("-L")
         .arg(libs)
         .arg("-ldnnplan")
         .arg(format!("-Wl,-rpath,{}", libs.display()));
-    compile(cc, &format!("header consumer {source_name}"));
+    compile(cc, what);
+}
+
+fn build_and_run_consumer(source_name: &str, cc: Command, std_flags: &[&str]) {
+    let dir = scratch("c_header");
+    let source = dir.join(source_name);
+    std::fs::write(&source, consumer_source()).expect("write consumer source");
+    let exe = dir.join(format!("{source_name}.bin"));
+    compile_against_library(
+        cc,
+        std_flags,
+        &source,
+        &exe,
+        &format!("header consumer {source_name}"),
+    );
     let outcome = support::run_with_limit(Command::new(&exe), Duration::from_secs(60));
     assert!(
         outcome.success(),
@@ -149,27 +162,13 @@ fn cpp_layer_compiles_links_and_runs() {
     }
     let dir = scratch("c_header");
     let exe = dir.join("dnnplan_plan.bin");
-    let libs = lib_dir();
-    let mut cxx = compiler("CXX", "c++");
-    cxx.current_dir(repo())
-        .args([
-            "-std=c++17",
-            "-Wall",
-            "-Wextra",
-            "-Werror",
-            "-pedantic",
-            "-I",
-            "include",
-        ])
-        .args(["-include", "dnnplan.hpp"])
-        .arg("examples-c/dnnplan_plan.cpp")
-        .arg("-o")
-        .arg(&exe)
-        .arg("-L")
-        .arg(libs)
-        .arg("-ldnnplan")
-        .arg(format!("-Wl,-rpath,{}", libs.display()));
-    compile(cxx, "examples-c/dnnplan_plan.cpp");
+    compile_against_library(
+        compiler("CXX", "c++"),
+        &["-std=c++17", "-include", "dnnplan.hpp"],
+        Path::new("examples-c/dnnplan_plan.cpp"),
+        &exe,
+        "examples-c/dnnplan_plan.cpp",
+    );
     let mut run = Command::new(&exe);
     run.current_dir(repo())
         .arg("examples/graphs/gdn_forward.json");
