@@ -1155,8 +1155,8 @@ __device__ __forceinline__ void tok_inv_norms(const FwdParams& p, float ks, floa
     qs += __shfl_xor_sync(0xffffffffu, qs, o);
   }
   if (p.flags & FLAG_L2NORM) {
-    rk = rsqrtf(ks + 1e-6f);
-    rq = rsqrtf(qs + 1e-6f);
+    rk = rsqrt_ftz(ks + 1e-6f);
+    rq = rsqrt_ftz(qs + 1e-6f);
   } else {
     rk = 1.f;
     rq = 1.f;
@@ -2593,7 +2593,7 @@ __device__ __forceinline__ void bwd_tokens_tc_tile(const BwdParams& bp, int c, i
   for (int w = 0; w < NWARPS; ++w) dD += red[w];
   const int i = ti;
   const bool live = i < len;  // no early return: the row groups below still shuffle
-  const float eg = __expf(gam[i]), er = __expf(gam[CHUNK - 1] - gam[i]), bi = bet[i];
+  const float eg = exp_ftz(gam[i]), er = exp_ftz(gam[CHUNK - 1] - gam[i]), bi = bet[i];
   // Normalised k and scaled q̂ (io dtype operands), their inverse norms, and the row dots
   // dE·k̂, dQ⁺·q̂, dKᴿ·k̂ (fp32, before the chunk-local products).
   float dq[KM], dk[KM];
@@ -2682,7 +2682,7 @@ __device__ __forceinline__ void bwd_tokens_tc_tile(const BwdParams& bp, int c, i
           const float a = faa[n][2 * hf + e], l = -fal[n][2 * hf + e];
           float gv = 0.f, ap = 0.f, lp = 0.f;
           if (j <= ri) {
-            const float dec = __expf(gi - gam[j]);
+            const float dec = exp_ftz(gi - gam[j]);
             ap = a * dec;
             gv = a * sqk[n][2 * hf + e] * dec;
             if (j < ri) {
@@ -2819,7 +2819,7 @@ __device__ __forceinline__ void bwd_tokens_tc_tile(const BwdParams& bp, int c, i
     for (int o = 16; o > 0; o >>= 1) sk += __shfl_xor_sync(0xffffffffu, sk, o);
     const int rl = 31 - lane;  // lane l holds tokens 2 (31 − l) and 2 (31 − l) + 1
     float a0 = dgam[2 * rl], a1 = dgam[2 * rl + 1];
-    const float tail = sk + __expf(gam[CHUNK - 1]) * dD;
+    const float tail = sk + exp_ftz(gam[CHUNK - 1]) * dD;
     if (2 * rl == len - 1) a0 += tail;
     if (2 * rl + 1 == len - 1) a1 += tail;
     float s2 = a0 + a1;  // inclusive prefix over lanes = suffix over tokens
@@ -2837,7 +2837,7 @@ __device__ __forceinline__ void bwd_tokens_tc_tile(const BwdParams& bp, int c, i
     float sk = 0.f;
 #pragma unroll
     for (int w = 0; w < NWARPS; ++w) sk += red[4 * CHUNK + w];
-    dgam[len - 1] += sk + __expf(gam[CHUNK - 1]) * dD;
+    dgam[len - 1] += sk + exp_ftz(gam[CHUNK - 1]) * dD;
     float acc = 0.f;  // reverse cumulative sum: d log α_t = Σ_{i ≥ t} dΓ_i
     for (int t = len - 1; t >= 0; --t) {
       acc += dgam[t];
