@@ -105,8 +105,10 @@ pub fn fill(buf: &DevBuf, byte: u8, bytes: usize) {
 
 pub fn capi_ok(what: &str, st: i32) {
     if st != 0 {
-        let mut buf = vec![0 as std::ffi::c_char; 8192];
+        // The two-call protocol: a refusal with cuDNN's reasons can pass any fixed buffer.
         let mut needed = 0usize;
+        unsafe { capi::dnnp_get_last_error_string(std::ptr::null_mut(), 0, &mut needed) };
+        let mut buf = vec![0 as std::ffi::c_char; needed.max(1)];
         unsafe { capi::dnnp_get_last_error_string(buf.as_mut_ptr(), buf.len(), &mut needed) };
         let msg = unsafe { std::ffi::CStr::from_ptr(buf.as_ptr()) }.to_string_lossy();
         panic!("{what}: status {st}: {msg}");

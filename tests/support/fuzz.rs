@@ -38,9 +38,15 @@ impl Rng {
 }
 
 /// The calling thread's last-error message.
+///
+/// By the two-call protocol (size, then text): with cuDNN loaded a refusal can carry every engine
+/// config's reasons (4.6 KB for the sdpa_backward example on the H100), and a fixed 4 KB buffer
+/// read such a message as none.
 pub fn last_error() -> String {
-    let mut buf = vec![0 as c_char; 4096];
     let mut needed = 0usize;
+    // SAFETY: a NULL buffer of capacity 0 asks for the size; `needed` is valid for one write.
+    unsafe { dnnp_get_last_error_string(std::ptr::null_mut(), 0, &mut needed) };
+    let mut buf = vec![0 as c_char; needed.max(1)];
     // SAFETY: `buf` is valid for its length, `needed` for one write.
     unsafe { dnnp_get_last_error_string(buf.as_mut_ptr(), buf.len(), &mut needed) };
     // SAFETY: written NUL-terminated (or left zeroed).
