@@ -1,8 +1,8 @@
 //! Build script: generates the C header into OUT_DIR (never into the source tree), exposes its
 //! path to tests as `DNNPLAN_GENERATED_HEADER`, sets the shared library's SONAME and marks it never
-//! unloaded (`-z nodelete`), and lists the C test programs for `tests/c_abi.rs`. Also turns `kernels/manifest.toml` into
-//! `OUT_DIR/kernels.rs`, the static table of bundled kernels (sources embedded with `include_str!`,
-//! cubins with `include_bytes!`); never runs nvcc.
+//! unloaded (`-z nodelete`), and lists the C test programs for `tests/c_abi.rs`. Also turns
+//! `kernels/manifest.toml` into `OUT_DIR/kernels.rs`, the static table of bundled kernels (sources
+//! embedded with `include_str!`, cubins with `include_bytes!`); never runs nvcc.
 
 use std::env;
 use std::path::PathBuf;

@@ -327,9 +327,7 @@ impl Reading {
             }
         }
     }
-}
 
-impl Reading {
     /// [`Reading::to_json`] with the variable's `name` first (the form of a list).
     pub fn to_named_json(&self) -> serde_json::Value {
         let mut v = serde_json::Map::new();

@@ -44,19 +44,14 @@ fn words_of<T>(table: &[(&'static str, T)]) -> Vec<&'static str> {
     table.iter().map(|&(word, _)| word).collect()
 }
 
-/// `DNNPLAN_GDN_FWD_SCAN`: a full scan row's switch, or a wgmma slim scan's suffix.
+/// `DNNPLAN_GDN_FWD_SCAN`: a full scan row's switch, or a wgmma slim scan's suffix (several rows
+/// share a suffix; `Accepts::describe` lists each word once).
 fn fwd_scan_words() -> Vec<&'static str> {
     let wgmma = SLIM_SCANS
         .iter()
         .filter(|r| matches!(r.used, SlimScanUse::Wgmma(..)))
         .map(|r| r.scan.suffix);
-    let mut seen = std::collections::HashSet::new();
-    FWD_SCANS
-        .iter()
-        .map(|r| r.switch)
-        .chain(wgmma)
-        .filter(|w| seen.insert(*w))
-        .collect()
+    FWD_SCANS.iter().map(|r| r.switch).chain(wgmma).collect()
 }
 
 /// `DNNPLAN_GDN_FWD_PIECE`: the two wgmma piece summaries' suffixes, or `d`.
