@@ -1,0 +1,293 @@
+// The one-pass chunk-16 GDN forward (bench/gdn_fwd_fused16.cuh, session 48) on the GPU:
+// checked against an fp64 token-by-token recurrence at small ragged shapes, then timed at the
+// issue's benchmark shapes with the benchmark's inputs (tests/gpu_gdn_bench.rs: bf16, K = V = 128,
+// fp32 g = log U(0.5, 1), β = U(0, 1), fp32 initial and final state, no l2norm in the graph; q, k
+// rows of unit norm).
+//
+// Build (CPU machine, nvcc from ../shared/scripts/install-nvcc.sh), from the repository root:
+//   nvcc -std=c++17 -O3 -arch=sm_90a -Ikernels/include -Ibench bench/gdn_fused16_bench.cu -o bench/gdn_fused16_bench.bin
+// Run on the device: bench/gdn_fused16_bench.bin [iterations]; prints `CHECK ...` lines (rel rms of O
+// and the final state against fp64; FAIL past bf16's 2e-2) and `FUSED16 <shape> <ms> ...` lines
+// (median of the iterations, CUDA events around each launch), and the entries' registers / spills.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "gdn_fwd_fused16.cuh"
+
+using gdn::gdn_bf16;
+
+extern "C" __global__ void __launch_bounds__(gdn::F16_THREADS, 1) fused16_bf16_b1(const __grid_constant__ gdn::FwdParams p) {
+  gdn::fwd_fused16_body<gdn_bf16, 128, 128, 64>(p);
+}
+extern "C" __global__ void __launch_bounds__(gdn::F16_THREADS, 2) fused16_bf16_b2(const __grid_constant__ gdn::FwdParams p) {
+  gdn::fwd_fused16_body<gdn_bf16, 128, 128, 64>(p);
+}
+
+#define CK(x)                                                                         \
+  do {                                                                                \
+    cudaError_t e_ = (x);                                                             \
+    if (e_ != cudaSuccess) {                                                          \
+      fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
+      exit(2);                                                                        \
+    }                                                                                 \
+  } while (0)
+
+static unsigned long long rng = 12345;
+static double uni(double lo, double hi) {
+  rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
+  return lo + (hi - lo) * ((rng >> 11) * (1.0 / 9007199254740992.0));
+}
+static unsigned short to_bf16(float x) {
+  unsigned u;
+  memcpy(&u, &x, 4);
+  return static_cast<unsigned short>((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+static float from_bf16(unsigned short b) {
+  unsigned u = static_cast<unsigned>(b) << 16;
+  float f;
+  memcpy(&f, &u, 4);
+  return f;
+}
+
+constexpr int K = 128, V = 128;
+
+struct Case {
+  std::vector<int> lens, cu{0};
+  int H = 0, N = 0, T = 0;
+  std::vector<unsigned short> q, k, v;
+  std::vector<float> g, beta, h0;
+};
+
+static Case make_case(std::vector<int> lens, int H, bool unit_rows) {
+  Case c;
+  c.lens = lens;
+  c.H = H;
+  c.N = static_cast<int>(lens.size());
+  for (int l : lens) c.cu.push_back(c.cu.back() + l);
+  c.T = c.cu.back();
+  const size_t rows = size_t(c.T) * H;
+  c.q.resize(rows * K);
+  c.k.resize(rows * K);
+  c.v.resize(rows * V);
+  for (int which = 0; which < 2; ++which) {
+    auto& x = which ? c.k : c.q;
+    std::vector<double> r(K);
+    for (size_t i = 0; i < rows; ++i) {
+      double n = 0;
+      for (int d = 0; d < K; ++d) n += (r[d] = uni(-1, 1)) * r[d];
+      const double s = unit_rows ? 1 / std::sqrt(n) : 1.0;
+      for (int d = 0; d < K; ++d) x[i * K + d] = to_bf16(static_cast<float>(r[d] * s));
+    }
+  }
+  for (auto& x : c.v) x = to_bf16(static_cast<float>(uni(-1, 1)));
+  c.g.resize(rows);
+  c.beta.resize(rows);
+  for (auto& x : c.g) x = static_cast<float>(std::log(uni(0.5, 1)));
+  for (auto& x : c.beta) x = static_cast<float>(uni(0, 1));
+  c.h0.resize(size_t(c.N) * H * V * K);
+  for (auto& x : c.h0) x = static_cast<float>(uni(-0.05, 0.05));
+  return c;
+}
+
+// X = Sᵀ [V][K]; per token X ← α X; u = β (v − X k̂); X += u k̂ᵀ; o = X q̂ scale (spec §3.1).
+static void reference(const Case& c, int flags, float scale, std::vector<double>& ro, std::vector<double>& rfs) {
+  const int H = c.H;
+  ro.assign(size_t(c.T) * H * V, 0);
+  rfs.assign(c.h0.size(), 0);
+  for (int b = 0; b < c.N; ++b)
+    for (int h = 0; h < H; ++h) {
+      std::vector<double> X(V * K), kk(K), qq(K), u(V);
+      for (int x = 0; x < V * K; ++x) X[x] = c.h0[(size_t(b) * H + h) * V * K + x];
+      for (int t = c.cu[b]; t < c.cu[b + 1]; ++t) {
+        double kn = 0, qn = 0;
+        for (int d = 0; d < K; ++d) {
+          kk[d] = from_bf16(c.k[(size_t(t) * H + h) * K + d]);
+          qq[d] = from_bf16(c.q[(size_t(t) * H + h) * K + d]);
+          kn += kk[d] * kk[d];
+          qn += qq[d] * qq[d];
+        }
+        for (int d = 0; d < K; ++d) {
+          if (flags & gdn::FLAG_L2NORM) {
+            kk[d] /= std::sqrt(kn + 1e-6);
+            qq[d] /= std::sqrt(qn + 1e-6);
+          }
+          qq[d] *= scale;
+        }
+        const double a = std::exp(double(c.g[size_t(t) * H + h]));
+        double be = c.beta[size_t(t) * H + h];
+        if (flags & gdn::FLAG_BETA_SIGMOID) be = 1 / (1 + std::exp(-be));
+        for (auto& x : X) x *= a;
+        for (int vv = 0; vv < V; ++vv) {
+          double s = 0;
+          for (int d = 0; d < K; ++d) s += X[vv * K + d] * kk[d];
+          u[vv] = be * (from_bf16(c.v[(size_t(t) * H + h) * V + vv]) - s);
+        }
+        for (int vv = 0; vv < V; ++vv)
+          for (int d = 0; d < K; ++d) X[vv * K + d] += u[vv] * kk[d];
+        for (int vv = 0; vv < V; ++vv) {
+          double s = 0;
+          for (int d = 0; d < K; ++d) s += X[vv * K + d] * qq[d];
+          ro[(size_t(t) * H + h) * V + vv] = s;
+        }
+      }
+      for (int x = 0; x < V * K; ++x) rfs[(size_t(b) * H + h) * V * K + x] = X[x];
+    }
+}
+
+struct Dev {
+  void *q, *k, *v, *g, *beta, *cu, *h0, *o, *fs;
+  gdn::FwdParams p{};
+};
+
+static Dev upload(const Case& c, int flags, float scale) {
+  Dev d{};
+  auto put = [](void** dst, const void* src, size_t bytes) {
+    CK(cudaMalloc(dst, std::max<size_t>(bytes, 16)));
+    if (bytes) CK(cudaMemcpy(*dst, src, bytes, cudaMemcpyHostToDevice));
+  };
+  put(&d.q, c.q.data(), c.q.size() * 2);
+  put(&d.k, c.k.data(), c.k.size() * 2);
+  put(&d.v, c.v.data(), c.v.size() * 2);
+  put(&d.g, c.g.data(), c.g.size() * 4);
+  put(&d.beta, c.beta.data(), c.beta.size() * 4);
+  put(&d.cu, c.cu.data(), c.cu.size() * 4);
+  put(&d.h0, c.h0.data(), c.h0.size() * 4);
+  CK(cudaMalloc(&d.o, std::max<size_t>(size_t(c.T) * c.H * V * 2, 16)));
+  CK(cudaMalloc(&d.fs, c.h0.size() * 4));
+  gdn::FwdParams& p = d.p;
+  p.q = d.q;
+  p.k = d.k;
+  p.v = d.v;
+  p.g = d.g;
+  p.beta = d.beta;
+  p.cu_seqlens = d.cu;
+  p.initial_state = d.h0;
+  p.o = d.o;
+  p.final_state = d.fs;
+  p.n_seqs = c.N;
+  p.h = p.hk = p.hv = p.ho = c.H;
+  p.g_dtype = p.beta_dtype = p.state_dtype = gdn::DT_F32;
+  p.scale = scale;
+  p.flags = flags;
+  return d;
+}
+
+static void release(Dev& d) {
+  for (void* x : {d.q, d.k, d.v, d.g, d.beta, d.cu, d.h0, d.o, d.fs}) cudaFree(x);
+}
+
+typedef void (*Entry)(const gdn::FwdParams);
+
+static void launch(Entry e, const Dev& d, const Case& c, cudaStream_t s) {
+  const int smem = gdn::fused16_smem_bytes<gdn_bf16, 64>();
+  e<<<dim3(V / 64, c.H, c.N), gdn::F16_THREADS, smem, s>>>(d.p);
+}
+
+static double rms_ratio(const std::vector<double>& a, const std::vector<double>& b) {
+  double num = 0, den = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    num += (a[i] - b[i]) * (a[i] - b[i]);
+    den += b[i] * b[i];
+  }
+  return std::sqrt(num / (den > 0 ? den : 1));
+}
+
+static int g_fails = 0;
+
+static void check_case(const char* name, Entry e, std::vector<int> lens, int H, int flags, bool unit_rows) {
+  const float scale = 1.f / std::sqrt(float(K));
+  Case c = make_case(lens, H, unit_rows);
+  std::vector<double> ro, rfs;
+  reference(c, flags, scale, ro, rfs);
+  Dev d = upload(c, flags, scale);
+  CK(cudaMemset(d.o, 0xFF, std::max<size_t>(size_t(c.T) * H * V * 2, 16)));
+  CK(cudaMemset(d.fs, 0xFF, c.h0.size() * 4));
+  launch(e, d, c, 0);
+  CK(cudaGetLastError());
+  CK(cudaDeviceSynchronize());
+  std::vector<unsigned short> ob(size_t(c.T) * H * V);
+  std::vector<float> fs(c.h0.size());
+  if (!ob.empty()) CK(cudaMemcpy(ob.data(), d.o, ob.size() * 2, cudaMemcpyDeviceToHost));
+  CK(cudaMemcpy(fs.data(), d.fs, fs.size() * 4, cudaMemcpyDeviceToHost));
+  std::vector<double> od(ob.size()), fd(fs.begin(), fs.end());
+  for (size_t i = 0; i < ob.size(); ++i) od[i] = from_bf16(ob[i]);
+  const double eo = rms_ratio(od, ro), es = rms_ratio(fd, rfs);
+  const bool ok = eo < 2e-2 && es < 2e-2 && std::isfinite(eo) && std::isfinite(es);
+  printf("CHECK %-28s flags %d: rel rms O %.3e state %.3e %s\n", name, flags, eo, es, ok ? "ok" : "FAIL");
+  g_fails += !ok;
+  release(d);
+}
+
+int main(int argc, char** argv) {
+  setvbuf(stdout, nullptr, _IOLBF, 0);
+  const int iters = argc > 1 ? atoi(argv[1]) : 20;
+  const Entry entries[2] = {fused16_bf16_b1, fused16_bf16_b2};
+  const char* names[2] = {"b1", "b2"};
+  const int smem = gdn::fused16_smem_bytes<gdn_bf16, 64>();
+  for (int i = 0; i < 2; ++i) {
+    CK(cudaFuncSetAttribute(reinterpret_cast<const void*>(entries[i]), cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+    cudaFuncAttributes fa;
+    CK(cudaFuncGetAttributes(&fa, reinterpret_cast<const void*>(entries[i])));
+    int per_sm = 0;
+    CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, reinterpret_cast<const void*>(entries[i]), gdn::F16_THREADS, smem));
+    printf("ENTRY %s: %d registers, %zu B local (spills), %d B dynamic smem, %d blocks per SM\n", names[i], fa.numRegs,
+           static_cast<size_t>(fa.localSizeBytes), smem, per_sm);
+  }
+  for (int i = 0; i < 2; ++i) {
+    check_case((std::string("ragged ") + names[i]).c_str(), entries[i], {130, 64, 0, 5, 1}, 2, 0, true);
+    check_case((std::string("ragged l2 sigmoid ") + names[i]).c_str(), entries[i], {300, 17, 0, 48}, 2,
+               gdn::FLAG_L2NORM | gdn::FLAG_BETA_SIGMOID, false);
+  }
+  struct Shape {
+    const char* name;
+    std::vector<int> lens;
+    int H;
+  };
+  const Shape shapes[] = {
+      {"(4,8192,16)", {8192, 8192, 8192, 8192}, 16},
+      {"(1,32768,16)", {32768}, 16},
+      {"(16,2048,32)", std::vector<int>(16, 2048), 32},
+      {"ragged-mix-H16", {8192, 100, 4096, 1, 2048, 7000, 0, 3000, 512, 5000}, 16},
+  };
+  cudaStream_t s;
+  CK(cudaStreamCreate(&s));
+  for (const Shape& sh : shapes) {
+    Case c = make_case(sh.lens, sh.H, true);
+    Dev d = upload(c, 0, 1.f / std::sqrt(float(K)));
+    const double bytes = double(c.T) * c.H * (4.0 * 256 + 8) + 2.0 * c.h0.size() * 4;
+    for (int i = 0; i < 2; ++i) {
+      for (int w = 0; w < 3; ++w) launch(entries[i], d, c, s);
+      CK(cudaStreamSynchronize(s));
+      std::vector<float> ms;
+      for (int it = 0; it < iters; ++it) {
+        cudaEvent_t a, b;
+        CK(cudaEventCreate(&a));
+        CK(cudaEventCreate(&b));
+        CK(cudaEventRecord(a, s));
+        launch(entries[i], d, c, s);
+        CK(cudaEventRecord(b, s));
+        CK(cudaEventSynchronize(b));
+        float t;
+        CK(cudaEventElapsedTime(&t, a, b));
+        ms.push_back(t);
+        cudaEventDestroy(a);
+        cudaEventDestroy(b);
+      }
+      CK(cudaGetLastError());
+      std::sort(ms.begin(), ms.end());
+      const double med = ms[ms.size() / 2];
+      printf("FUSED16 %s %-16s %.4f ms (min %.4f) %.0f GB/s of the minimum traffic (%.0f MB)\n", names[i], sh.name, med, ms[0],
+             bytes / (med * 1e-3) / 1e9, bytes / 1e6);
+    }
+    release(d);
+  }
+  printf("%s\n", g_fails ? "fused16 bench: CHECK FAILED" : "fused16 bench: all checks ok");
+  return g_fails ? 1 : 0;
+}

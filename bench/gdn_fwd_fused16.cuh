@@ -1,0 +1,396 @@
+// gdn_fwd_fused16.cuh: the GDN forward in ONE pass at chunk 16 (session 48, experimental; issue 8's
+// forward target). Not bundled yet: bench/gdn_fused16_host_emu.cpp checks it on the CPU against the
+// fp64 recurrence, bench/gdn_fused16_bench.cu times it on the GPU beside the two-pass forward.
+//
+// Why chunk 16: the two-pass forward (slim prep, then the output scan) moves ~1.0 GB at
+// (4,8192,16) where q, k, v, g, β in and O out are 0.54 GB (bench/gdn_results.md, session 30), and
+// a fused chunk-64 kernel (session 31, w4fx) was 2.5x slower: its 64 × 64 prep tile (K Kᵀ, Q Kᵀ,
+// the triangular inverse) is barrier-bound at one tile in flight per block. At chunk 16 the
+// factors are 16 × 16: K Kᵀ and Q Kᵀ are 16 mma.sync each, the inverse one lane per column, so the
+// factors of chunk c + 1..c + 2 are built by a producer warpgroup while the chain runs chunk c, and
+// nothing but q, k, v, g, β in and O, the final state out touches global memory.
+//
+// Contract (what the entry serves; the caller checks it): io bf16 / fp16, K = V = 128, the gate in
+// the log domain (fp32), β fp32 (optionally through the sigmoid), l2norm on or off, any H / HK / HV
+// grouping (HO = max), cu_seqlens int32 / int64 with empty and partial sequences, initial and final
+// state fp32 or bf16 in the stored domain [N, HO, V, K] (final may alias initial), state_indices.
+// No workspace. Grid (V / VB, HO, N), F16_THREADS threads, fused16_smem_bytes<T, VB>() dynamic
+// shared memory. Exact: the UT/WY chunk algebra of spec §4.2 with X = Sᵀ in fp32 mma accumulators
+// (no truncation, no pieces).
+//
+// Roles. Warps 0-3 (the chain) own value rows v0 + 16 w .. + 16 of the block's slice [v0, v0 + VB)
+// (VB = 64: two blocks per (sequence, head)); per chunk, from the stage the producer filled:
+//   P = X k̂ᵀ, Q = X q̂ᵀ (V × 16, one pass over X's A fragments, 32 mma per warp),
+//   Rᵀ = diag(β) vᵀ − P diag(β e^Γ),  Uᵀ = Rᵀ Tᵀ,  Oᵀ = Q diag(scale e^Γ) + Uᵀ Aᵀ,
+//   X ← e^{Γ_last} X + Uᵀ diag(e^{Γ_last − Γ}) K̂  (16 mma per warp).
+// Warps 4-7 (the producer) copy chunk c + 2's q, k, v rows by zero-filling cp.async into a free
+// stage (warp 7 also loads its g, β into registers and stores them one iteration later), then turn chunk c's raw rows into q̂, k̂ (l2 norms in place),
+// the per-token scalars, T = (I + L)⁻¹ (warp 4: K̂ K̂ᵀ, then forward substitution in fp32, one lane
+// per column) and A (warp 5: Q̂ K̂ᵀ). Hand-over by named barriers: FULL[s] (producer arrives, chain
+// syncs) and EMPTY[s] (chain arrives, producer syncs before refilling stage s), F16_STAGES stages.
+#pragma once
+
+#include "dnnp_async.cuh"
+#include "gdn_fwd.cuh"
+
+namespace gdn {
+
+constexpr int F16_C = 16;          // tokens per chunk
+constexpr int F16_STAGES = 4;      // factor stages (the producer fills c + 2 while the chain runs c)
+constexpr int F16_THREADS = 256;   // chain warps 0-3, producer warps 4-7
+constexpr int F16_LD = 136;        // q̂ / k̂ row stride in elements: 272 B puts ldmatrix rows on distinct banks
+constexpr int F16_TLD = 24;        // T / A row stride: 48 B, conflict-free for ldmatrix
+constexpr int F16_BAR_FULL = 1;    // named barriers FULL[s] = 1 + s,
+constexpr int F16_BAR_EMPTY = 5;   //                EMPTY[s] = 5 + s,
+constexpr int F16_BAR_PROD = 9;    //                the producer's own = 9
+
+// One stage: chunk c's rows and factors. q, k hold the raw rows, then q̂, k̂ in place.
+template <typename T, int VB>
+struct Fused16Stage {
+  T q[F16_C * F16_LD];
+  T k[F16_C * F16_LD];
+  T v[F16_C * (VB + 8)];
+  T t[F16_C * F16_TLD];   // T = (I + L)⁻¹, io dtype
+  T a[F16_C * F16_TLD];   // A = tril(scale e^{Γi − Γj} q̂i · k̂j)
+  float gr[F16_C], br[F16_C];                      // raw g, β (0 past the sequence)
+  float se[F16_C], sq[F16_C], sk[F16_C], be[F16_C];  // β e^Γ, scale e^Γ, e^{Γlast − Γ}, β
+  float gm[F16_C];                                 // Γ (inclusive cumulative log decay)
+  float gl;                                        // e^{Γ_last}
+  float pad[3];
+};
+
+template <typename T, int VB>
+struct Fused16Smem {
+  Fused16Stage<T, VB> st[F16_STAGES];
+  float lt[F16_C * 20];  // Lᵀ (fp32) for warp 4's substitution
+  T ost[4][F16_C * 16];  // the chain warps' O staging, [token][16 value rows]
+};
+
+template <typename T, int VB>
+constexpr int fused16_smem_bytes() {
+  return static_cast<int>(sizeof(Fused16Smem<T, VB>));
+}
+
+// The sequence's state row in the stored domain [rows, HO, V, K] (state_indices picks the pool row).
+__device__ __forceinline__ long long fused16_state_row(const FwdParams& p, int b) {
+  return p.state_indices ? static_cast<long long>(p.state_indices[b]) : static_cast<long long>(b);
+}
+
+template <typename T, int K, int V, int VB>
+__device__ __forceinline__ void fused16_issue(const FwdParams& p, Fused16Stage<T, VB>& s, long long t0, long long te,
+                                              int qh, int kh, int vh, int v0, int ptid) {
+  constexpr int QP = F16_C * K / 8, VP = F16_C * VB / 8;
+  const T* q = static_cast<const T*>(p.q);
+  const T* k = static_cast<const T*>(p.k);
+  const T* v = static_cast<const T*>(p.v);
+#pragma unroll
+  for (int i = 0; i < (2 * QP + VP + 127) / 128; ++i) {
+    const int piece = ptid + 128 * i;
+    if (piece < 2 * QP + VP) {
+      if (piece < 2 * QP) {
+        const int which = piece / QP, r = (piece % QP) / (K / 8), c = (piece % (K / 8)) * 8;
+        const long long tok = t0 + r;
+        const bool live = tok < te;
+        const long long row = live ? tok : t0;
+        const T* src = which == 0 ? q + (row * p.h + qh) * K + c : k + (row * p.hk + kh) * K + c;
+        T* dst = (which == 0 ? s.q : s.k) + r * F16_LD + c;
+        cp_async16_zfill(dst, src, live);
+      } else {
+        const int vp = piece - 2 * QP, r = vp / (VB / 8), c = (vp % (VB / 8)) * 8;
+        const long long tok = t0 + r;
+        const bool live = tok < te;
+        const long long row = live ? tok : t0;
+        cp_async16_zfill(s.v + r * (VB + 8) + c, v + (row * p.hv + vh) * static_cast<long long>(V) + v0 + c, live);
+      }
+    }
+  }
+}
+
+// Phase A on one quarter-warp per row: row r of q (rows 0-15) or k (16-31) scaled to unit norm in place.
+template <typename T, int K>
+__device__ __forceinline__ void fused16_norm_row(T* row, int lane8) {
+  static_assert(K == 128, "a quarter-warp covers 128 elements");
+  uint4 w[2];
+  float x[16];
+  float ss = 0.f;
+#pragma unroll
+  for (int i = 0; i < 2; ++i) {
+    w[i] = *reinterpret_cast<const uint4*>(row + 16 * lane8 + 8 * i);
+    const u32 ws[4] = {w[i].x, w[i].y, w[i].z, w[i].w};
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      x[8 * i + 2 * j] = Io<T>::bits_to_f(static_cast<unsigned short>(ws[j] & 0xffffu));
+      x[8 * i + 2 * j + 1] = Io<T>::bits_to_f(static_cast<unsigned short>(ws[j] >> 16));
+    }
+  }
+#pragma unroll
+  for (int e = 0; e < 16; ++e) ss += x[e] * x[e];
+  ss += __shfl_xor_sync(0xffffffffu, ss, 1);
+  ss += __shfl_xor_sync(0xffffffffu, ss, 2);
+  ss += __shfl_xor_sync(0xffffffffu, ss, 4);
+  const float rs = rsqrt_ftz(ss + 1e-6f);
+#pragma unroll
+  for (int i = 0; i < 2; ++i) {
+    uint4 o;
+    o.x = Io<T>::pack(x[8 * i] * rs, x[8 * i + 1] * rs);
+    o.y = Io<T>::pack(x[8 * i + 2] * rs, x[8 * i + 3] * rs);
+    o.z = Io<T>::pack(x[8 * i + 4] * rs, x[8 * i + 5] * rs);
+    o.w = Io<T>::pack(x[8 * i + 6] * rs, x[8 * i + 7] * rs);
+    *reinterpret_cast<uint4*>(row + 16 * lane8 + 8 * i) = o;
+  }
+}
+
+// The m16n8k16 B fragments of two n8 tiles (tokens 0-7, 8-15) over channels 16 kk .. + 15 of a
+// [token][channel] tile: B(k = channel, n = token) = rows[token][channel] (ldmatrix, no transpose).
+template <typename T>
+__device__ __forceinline__ void fused16_b_rows(u32 (&b)[4], const T* rows, int ld, int kk, int lane) {
+  ldsm_x4(b, rows + ((lane & 7) + 8 * (lane >> 4)) * ld + 16 * kk + 8 * ((lane >> 3) & 1));
+}
+
+// 16 × 16 Gram product G = Ar Brᵀ of two [16][K] row tiles (row i of Ar against row j of Br) in a
+// warp's m16n8 accumulators (rows g, g + 8; columns 8 nt + 2 tg + {0, 1}).
+template <typename T, int K>
+__device__ __forceinline__ void fused16_gram(float (&g)[2][4], const T* ar, const T* br, int lane) {
+  zero_frags(g);
+  const int gi = lane >> 2, tg = lane & 3;
+#pragma unroll
+  for (int kk = 0; kk < K / 16; ++kk) {
+    u32 a[4], b[4];
+    ld_a_frag(a, ar, F16_LD, gi, 16 * kk + 2 * tg);
+    fused16_b_rows(b, br, F16_LD, kk, lane);
+    Io<T>::mma(g[0], a, b);
+    Io<T>::mma(g[1], a, b + 2);
+  }
+}
+
+template <typename T, int K, int V, int VB>
+__device__ __forceinline__ void fwd_fused16_body(const FwdParams& p) {
+  static_assert(K == 128 && V % VB == 0 && VB == 64, "fused16: K = 128, value slices of 64");
+  extern __shared__ __align__(16) unsigned char smem[];
+  Fused16Smem<T, VB>& sm = *reinterpret_cast<Fused16Smem<T, VB>*>(smem);
+  const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+  const int gi = lane >> 2, tg = lane & 3;
+  const int v0 = blockIdx.x * VB, h = blockIdx.y, b = blockIdx.z;
+  const int HO = p.ho;
+  const int qh = h / (HO / p.h), kh = h / (HO / p.hk), vh = h / (HO / p.hv);
+  const long long bos = load_cu(p, b), eos = load_cu(p, b + 1);
+  const int nch = static_cast<int>((eos - bos + F16_C - 1) / F16_C);
+  const long long srow = fused16_state_row(p, b);
+
+  if (warp >= 4) {
+    // ---------------------------------------------------------------- producer
+    const int ptid = tid - 128, pw = warp - 4;
+    const float* gg = static_cast<const float*>(p.g);
+    const float* gb = static_cast<const float*>(p.beta);
+    // g (lanes 0-15) or β (16-31) of chunk c's token lane & 15, 0 past the sequence (warp 7).
+    auto gate_load = [&](int c) {
+      const long long tok = bos + static_cast<long long>(c) * F16_C + (lane & 15);
+      if (c >= nch || tok >= eos) return 0.f;
+      return lane < 16 ? gg[tok * HO + h] : gb[tok * HO + h];
+    };
+    auto gate_store = [&](int c, float x) {
+      if (c < nch) {
+        Fused16Stage<T, VB>& s = sm.st[c % F16_STAGES];
+        (lane < 16 ? s.gr : s.br)[lane & 15] = x;
+      }
+    };
+    for (int c = 0; c < 2; ++c) {
+      if (c < nch) fused16_issue<T, K, V, VB>(p, sm.st[c], bos + c * F16_C, eos, qh, kh, vh, v0, ptid);
+      cp_async_commit();
+    }
+    // Chunk c + 1's gates were loaded one iteration earlier (gpend): their latency hides behind a
+    // whole chunk's preparation, and their stage has been free since chunk c + 1's rows were issued.
+    float gpend = 0.f;
+    if (pw == 3) {
+      gate_store(0, gate_load(0));
+      gpend = gate_load(1);
+    }
+    for (int c = 0; c < nch; ++c) {
+      Fused16Stage<T, VB>& s = sm.st[c % F16_STAGES];
+      const int cn = c + 2;
+      if (pw == 3) {
+        gate_store(c + 1, gpend);
+        gpend = gate_load(cn);
+      }
+      if (cn < nch) {
+        if (cn >= F16_STAGES) dnnp::named_bar_sync(F16_BAR_EMPTY + cn % F16_STAGES, 256);
+        fused16_issue<T, K, V, VB>(p, sm.st[cn % F16_STAGES], bos + static_cast<long long>(cn) * F16_C, eos, qh, kh, vh, v0,
+                                ptid);
+      }
+      cp_async_commit();
+      cp_async_wait<2>();
+      dnnp::named_bar_sync(F16_BAR_PROD, 128);  // chunk c's rows and raw gates are in
+      // Phase A: the l2 norms (warp pw: rows 8 pw .. + 7 of q then k), the scalars (warp 0 first).
+      if (pw == 0) {
+        const int t = lane & 15;
+        float gam = s.gr[t];
+        float bet = s.br[t];
+        if (p.flags & FLAG_BETA_SIGMOID) bet = (p.flags & FLAG_NEG_EIGVAL ? 2.f : 1.f) / (1.f + __expf(-bet));
+        if (static_cast<long long>(c) * F16_C + t >= eos - bos) bet = 0.f;
+#pragma unroll
+        for (int d = 1; d < 16; d <<= 1) {
+          const float up = __shfl_up_sync(0xffffffffu, gam, d);
+          if (t >= d) gam += up;
+        }
+        const float glast = __shfl_sync(0xffffffffu, gam, 15);
+        if (lane < 16) {
+          const float eg = __expf(gam);
+          s.se[t] = bet * eg;
+          s.sq[t] = p.scale * eg;
+          s.sk[t] = __expf(glast - gam);
+          s.be[t] = bet;
+          s.gm[t] = gam;
+          if (t == 15) s.gl = __expf(glast);
+        }
+      }
+      if (p.flags & FLAG_L2NORM) {
+#pragma unroll
+        for (int round = 0; round < 2; ++round) {
+          const int r = 8 * pw + 4 * round + (lane >> 3);
+          fused16_norm_row<T, K>((r < 16 ? s.q + r * F16_LD : s.k + (r - 16) * F16_LD), lane & 7);
+        }
+      }
+      dnnp::named_bar_sync(F16_BAR_PROD, 128);
+      // Phase B: warp 4 T = (I + L)⁻¹ from K̂ K̂ᵀ, warp 5 A from Q̂ K̂ᵀ.
+      if (pw == 0) {
+        float gk[2][4];
+        fused16_gram<T, K>(gk, s.k, s.k, lane);
+#pragma unroll
+        for (int nt = 0; nt < 2; ++nt)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) {
+            const int i = gi + 8 * (e >> 1), j = 8 * nt + 2 * tg + (e & 1);
+            sm.lt[j * 20 + i] = j < i ? s.be[i] * __expf(s.gm[i] - s.gm[j]) * gk[nt][e] : 0.f;
+          }
+        __syncwarp();
+        // Column j = lane (lanes 16-31 repeat column lane − 16 and store nothing): T[i][j] = −Σ_m L[i][m] T[m][j].
+        const int j = lane & 15;
+        float acc[F16_C], tc[F16_C];
+#pragma unroll
+        for (int i = 0; i < F16_C; ++i) acc[i] = 0.f;
+#pragma unroll
+        for (int m = 0; m < F16_C; ++m) {
+          const float tm = m < j ? 0.f : (m == j ? 1.f : -acc[m]);
+          tc[m] = tm;
+#pragma unroll
+          for (int i = m + 1; i < F16_C; ++i) acc[i] += sm.lt[m * 20 + i] * tm;
+        }
+        if (lane < 16) {
+#pragma unroll
+          for (int i = 0; i < F16_C; ++i) s.t[i * F16_TLD + j] = Io<T>::from_f(tc[i]);
+        }
+      } else if (pw == 1) {
+        float gq[2][4];
+        fused16_gram<T, K>(gq, s.q, s.k, lane);
+#pragma unroll
+        for (int nt = 0; nt < 2; ++nt)
+#pragma unroll
+          for (int e = 0; e < 4; e += 2) {
+            const int i = gi + 8 * (e >> 1), j = 8 * nt + 2 * tg;
+            const float a0 = j <= i ? p.scale * __expf(s.gm[i] - s.gm[j]) * gq[nt][e] : 0.f;
+            const float a1 = j + 1 <= i ? p.scale * __expf(s.gm[i] - s.gm[j + 1]) * gq[nt][e + 1] : 0.f;
+            *reinterpret_cast<u32*>(&s.a[i * F16_TLD + j]) = Io<T>::pack(a0, a1);
+          }
+      }
+      dnnp::named_bar_arrive(F16_BAR_FULL + c % F16_STAGES, 256);
+      // Warp 4's Lᵀ is written again only after the next PROD barriers.
+    }
+    cp_async_wait<0>();
+    return;
+  }
+
+  // ------------------------------------------------------------------ chain
+  const int vr0 = v0 + 16 * warp;  // this warp's value rows vr0 + gi, vr0 + gi + 8
+  float x[K / 8][4];
+  const long long sbase = (srow * HO + h) * static_cast<long long>(V) * K;
+  if (p.initial_state) {
+#pragma unroll
+    for (int nt = 0; nt < K / 8; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e)
+        x[nt][e] = load_any(p.initial_state, p.state_dtype,
+                            sbase + static_cast<long long>(vr0 + gi + 8 * (e >> 1)) * K + 8 * nt + 2 * tg + (e & 1));
+  } else {
+    zero_frags(x);
+  }
+  T* ost = sm.ost[warp];
+  T* o = static_cast<T*>(p.o);
+  for (int c = 0; c < nch; ++c) {
+    Fused16Stage<T, VB>& s = sm.st[c % F16_STAGES];
+    dnnp::named_bar_sync(F16_BAR_FULL + c % F16_STAGES, 256);
+    float pe[2][4], pq[2][4];
+    zero_frags(pe);
+    zero_frags(pq);
+#pragma unroll
+    for (int kk = 0; kk < K / 16; ++kk) {
+      u32 a[4], bk[4], bq[4];
+      x_a_frag<T>(a, x, kk);
+      fused16_b_rows(bk, s.k, F16_LD, kk, lane);
+      fused16_b_rows(bq, s.q, F16_LD, kk, lane);
+      Io<T>::mma(pe[0], a, bk);
+      Io<T>::mma(pe[1], a, bk + 2);
+      Io<T>::mma(pq[0], a, bq);
+      Io<T>::mma(pq[1], a, bq + 2);
+    }
+    // Rᵀ = β vᵀ − P diag(β e^Γ); the readout Q diag(scale e^Γ).
+    float r[2][4];
+#pragma unroll
+    for (int nt = 0; nt < 2; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int t = 8 * nt + 2 * tg + (e & 1), vr = 16 * warp + gi + 8 * (e >> 1);
+        r[nt][e] = s.be[t] * Io<T>::to_f(s.v[t * (VB + 8) + vr]) - s.se[t] * pe[nt][e];
+        pq[nt][e] *= s.sq[t];
+      }
+    u32 ra[4], tb[4];
+    x_a_frag<T>(ra, r, 0);
+    fused16_b_rows(tb, s.t, F16_TLD, 0, lane);
+    float u[2][4];
+    zero_frags(u);
+    Io<T>::mma(u[0], ra, tb);
+    Io<T>::mma(u[1], ra, tb + 2);
+    // Oᵀ += Uᵀ Aᵀ.
+    u32 ua[4], ab[4];
+    x_a_frag<T>(ua, u, 0);
+    fused16_b_rows(ab, s.a, F16_TLD, 0, lane);
+    Io<T>::mma(pq[0], ua, ab);
+    Io<T>::mma(pq[1], ua, ab + 2);
+    // X ← e^{Γ_last} X + Uᵀ diag(e^{Γ_last − Γ}) K̂.
+#pragma unroll
+    for (int nt = 0; nt < 2; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) u[nt][e] *= s.sk[8 * nt + 2 * tg + (e & 1)];
+    x_a_frag<T>(ua, u, 0);
+    scale_frags(x, s.gl);
+#pragma unroll
+    for (int np = 0; np < K / 16; ++np) {
+      u32 kb[4];
+      ldsm_x4_t(kb, s.k + ((lane & 7) + 8 * ((lane >> 3) & 1)) * F16_LD + 16 * np + 8 * (lane >> 4));
+      Io<T>::mma(x[2 * np], ua, kb);
+      Io<T>::mma(x[2 * np + 1], ua, kb + 2);
+    }
+    if (c + F16_STAGES < nch) dnnp::named_bar_arrive(F16_BAR_EMPTY + c % F16_STAGES, 256);
+    // O: the warp's 16 value rows × 16 tokens through its staging tile, 16 bytes per lane.
+#pragma unroll
+    for (int nt = 0; nt < 2; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) ost[(8 * nt + 2 * tg + (e & 1)) * 16 + gi + 8 * (e >> 1)] = Io<T>::from_f(pq[nt][e]);
+    __syncwarp();
+    const long long tok = bos + static_cast<long long>(c) * F16_C + (lane >> 1);
+    const uint4 ov = *reinterpret_cast<const uint4*>(ost + (lane >> 1) * 16 + 8 * (lane & 1));
+    if (tok < eos) *reinterpret_cast<uint4*>(o + (tok * HO + h) * static_cast<long long>(V) + vr0 + 8 * (lane & 1)) = ov;
+    __syncwarp();
+  }
+  if (p.final_state) {
+#pragma unroll
+    for (int nt = 0; nt < K / 8; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const long long i = sbase + static_cast<long long>(vr0 + gi + 8 * (e >> 1)) * K + 8 * nt + 2 * tg + (e & 1);
+        if (p.state_dtype == DT_F32) static_cast<float*>(p.final_state)[i] = x[nt][e];
+        else static_cast<gdn_bf16*>(p.final_state)[i] = Io<gdn_bf16>::from_f(x[nt][e]);
+      }
+  }
+}
+
+}  // namespace gdn
