@@ -29,6 +29,13 @@ extern "C" __global__ void __launch_bounds__(gdn::F16_THREADS, 1) fused16_bf16_b
 extern "C" __global__ void __launch_bounds__(gdn::F16_THREADS, 2) fused16_bf16_b2(const __grid_constant__ gdn::FwdParams p) {
   gdn::fwd_fused16_body<gdn_bf16, 128, 128, 64>(p);
 }
+// Timing only (gdn::Fused16Mode): the chain with the producer's copies alone, the producer alone.
+extern "C" __global__ void __launch_bounds__(gdn::F16_THREADS, 1) fused16_bf16_b1_chain(const __grid_constant__ gdn::FwdParams p) {
+  gdn::fwd_fused16_body<gdn_bf16, 128, 128, 64, gdn::F16_CHAIN_COPIES>(p);
+}
+extern "C" __global__ void __launch_bounds__(gdn::F16_THREADS, 1) fused16_bf16_b1_prod(const __grid_constant__ gdn::FwdParams p) {
+  gdn::fwd_fused16_body<gdn_bf16, 128, 128, 64, gdn::F16_PRODUCER>(p);
+}
 
 #define CK(x)                                                                         \
   do {                                                                                \
@@ -228,10 +235,11 @@ static void check_case(const char* name, Entry e, std::vector<int> lens, int H, 
 int main(int argc, char** argv) {
   setvbuf(stdout, nullptr, _IOLBF, 0);
   const int iters = argc > 1 ? atoi(argv[1]) : 20;
-  const Entry entries[2] = {fused16_bf16_b1, fused16_bf16_b2};
-  const char* names[2] = {"b1", "b2"};
+  constexpr int NE = 4;  // the first two compute the forward; the last two are timing diagnostics
+  const Entry entries[NE] = {fused16_bf16_b1, fused16_bf16_b2, fused16_bf16_b1_chain, fused16_bf16_b1_prod};
+  const char* names[NE] = {"b1", "b2", "b1-chain-copies", "b1-producer"};
   const int smem = gdn::fused16_smem_bytes<gdn_bf16, 64>();
-  for (int i = 0; i < 2; ++i) {
+  for (int i = 0; i < NE; ++i) {
     CK(cudaFuncSetAttribute(reinterpret_cast<const void*>(entries[i]), cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
     cudaFuncAttributes fa;
     CK(cudaFuncGetAttributes(&fa, reinterpret_cast<const void*>(entries[i])));
@@ -262,7 +270,7 @@ int main(int argc, char** argv) {
     Case c = make_case(sh.lens, sh.H, true);
     Dev d = upload(c, 0, 1.f / std::sqrt(float(K)));
     const double bytes = double(c.T) * c.H * (4.0 * 256 + 8) + 2.0 * c.h0.size() * 4;
-    for (int i = 0; i < 2; ++i) {
+    for (int i = 0; i < NE; ++i) {
       for (int w = 0; w < 3; ++w) launch(entries[i], d, c, s);
       CK(cudaStreamSynchronize(s));
       std::vector<float> ms;
@@ -283,7 +291,7 @@ int main(int argc, char** argv) {
       CK(cudaGetLastError());
       std::sort(ms.begin(), ms.end());
       const double med = ms[ms.size() / 2];
-      printf("FUSED16 %s %-16s %.4f ms (min %.4f) %.0f GB/s of the minimum traffic (%.0f MB)\n", names[i], sh.name, med, ms[0],
+      printf("FUSED16 %-15s %-16s %.4f ms (min %.4f) %.0f GB/s of the minimum traffic (%.0f MB)\n", names[i], sh.name, med, ms[0],
              bytes / (med * 1e-3) / 1e9, bytes / 1e6);
     }
     release(d);

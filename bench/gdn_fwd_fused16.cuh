@@ -163,7 +163,12 @@ __device__ __forceinline__ void fused16_gram(float (&g)[2][4], const T* ar, cons
   }
 }
 
-template <typename T, int K, int V, int VB>
+// Timing diagnostics (bench/gdn_fused16_bench.cu; their outputs are not the forward's): the chain
+// with the producer's copies but none of its arithmetic (F16_CHAIN_COPIES), the producer alone with
+// a chain that only takes and releases the stages (F16_PRODUCER).
+enum Fused16Mode : int { F16_FULL = 0, F16_CHAIN_COPIES = 1, F16_PRODUCER = 2 };
+
+template <typename T, int K, int V, int VB, int MODE = F16_FULL>
 __device__ __forceinline__ void fwd_fused16_body(const FwdParams& p) {
   static_assert(K == 128 && V % VB == 0 && VB == 64, "fused16: K = 128, value slices of 64");
   extern __shared__ __align__(16) unsigned char smem[];
@@ -221,7 +226,7 @@ __device__ __forceinline__ void fwd_fused16_body(const FwdParams& p) {
       cp_async_wait<2>();
       dnnp::named_bar_sync(F16_BAR_PROD, 128);  // chunk c's rows and raw gates are in
       // Phase A: the l2 norms (warp pw: rows 8 pw .. + 7 of q then k), the scalars (warp 0 first).
-      if (pw == 0) {
+      if (MODE != F16_CHAIN_COPIES && pw == 0) {
         const int t = lane & 15;
         float gam = s.gr[t];
         float bet = s.br[t];
@@ -243,7 +248,7 @@ __device__ __forceinline__ void fwd_fused16_body(const FwdParams& p) {
           if (t == 15) s.gl = __expf(glast);
         }
       }
-      if (p.flags & FLAG_L2NORM) {
+      if (MODE != F16_CHAIN_COPIES && (p.flags & FLAG_L2NORM)) {
 #pragma unroll
         for (int round = 0; round < 2; ++round) {
           const int r = 8 * pw + 4 * round + (lane >> 3);
@@ -252,7 +257,8 @@ __device__ __forceinline__ void fwd_fused16_body(const FwdParams& p) {
       }
       dnnp::named_bar_sync(F16_BAR_PROD, 128);
       // Phase B: warp 4 T = (I + L)⁻¹ from K̂ K̂ᵀ, warp 5 A from Q̂ K̂ᵀ.
-      if (pw == 0) {
+      if (MODE == F16_CHAIN_COPIES) {
+      } else if (pw == 0) {
         float gk[2][4];
         fused16_gram<T, K>(gk, s.k, s.k, lane);
 #pragma unroll
@@ -318,6 +324,10 @@ __device__ __forceinline__ void fwd_fused16_body(const FwdParams& p) {
   for (int c = 0; c < nch; ++c) {
     Fused16Stage<T, VB>& s = sm.st[c % F16_STAGES];
     dnnp::named_bar_sync(F16_BAR_FULL + c % F16_STAGES, 256);
+    if constexpr (MODE == F16_PRODUCER) {
+      if (c + F16_STAGES < nch) dnnp::named_bar_arrive(F16_BAR_EMPTY + c % F16_STAGES, 256);
+      continue;
+    }
     float pe[2][4], pq[2][4];
     zero_frags(pe);
     zero_frags(pq);
