@@ -15,7 +15,7 @@ $NVCC -std=c++17 -O3 -arch=sm_90a -Ikernels/include -Ibench bench/gdn_fused16_be
 timeout 120 /tmp/f16bench 20 2>&1 | tee $OUT/fused16.log
 echo "fused16 done at $(( $(date +%s) - t0 )) s"
 b=$(ls .device/tests/gpu_gdn_bench-* | head -1)
-DNNPLAN_GDN_BENCH=1 DNNPLAN_GDN_BENCH_SCHEDULES="default:::" timeout 200 "$b" gdn_benchmark_ours --test-threads=1 --nocapture > $OUT/ours.log 2>&1
+DNNPLAN_GDN_BENCH=1 DNNPLAN_GDN_BENCH_SCHEDULES="default:::" DNNPLAN_GDN_BENCH_SHAPES="0 2 3" timeout 150 "$b" gdn_benchmark_ours --test-threads=1 --nocapture > $OUT/ours.log 2>&1
 echo "ours rc=$?"
 grep -E "^BENCH|panicked" $OUT/ours.log | head -40
 timeout 60 /tmp/f16bench 20 2>&1 | grep FUSED16 | tee $OUT/fused16_again.log
