@@ -5,7 +5,8 @@
 //   - O and the final state within the slim emulation's tolerances (relative rms: bf16 < 2e-2,
 //     fp16 < 1e-2);
 //   - a second run bitwise the first (cp.async landing at issue instead of at the wait);
-//   - the final state written in place over the initial state (aliasing) equal to the separate one.
+//   - the final state written in place over the initial state (aliasing) equal to the separate one;
+//   - int64 cu_seqlens bitwise int32, and a state pool (state_indices, in place) equal to the batch's rows.
 // Cases: partial chunks, an empty and a 1-token sequence, GQA (H = HK = 1 < HV = HO), l2norm on / off,
 // beta sigmoid, fp32 / bf16 states, bf16 / fp16, fast and slow decay.
 //
@@ -66,6 +67,40 @@ static void run_case(const char* name, int H, int HV, int flags, std::vector<int
   for (size_t i = 0; i < r1.second.size(); ++i)
     same &= (bf16_state ? dec<gdn::gdn_bf16>(h0b[i]) : double(h0f[i])) == r1.second[i];
   check(same, "fused16: final state in place over the initial state equal to the separate one");
+  // int64 cu_seqlens: the same outputs bit for bit.
+  std::vector<long long> cu64(cs.cu.begin(), cs.cu.end());
+  p.cu_seqlens = cu64.data();
+  p.cu_seqlens_i64 = 1;
+  const auto r3 = run();
+  check(r1.first == r3.first && r1.second == r3.second, "fused16: int64 cu_seqlens bitwise int32");
+  p.cu_seqlens = cs.cu.data();
+  p.cu_seqlens_i64 = 0;
+  // A state pool: sequence b's state in pool row N + 1 − b (two spare rows), in place.
+  const size_t row = size_t(cs.HO) * V * K;
+  std::vector<int> idx(cs.N);
+  std::vector<float> pool32(size_t(cs.N + 2) * row, 0.f);
+  std::vector<unsigned short> pool16(pool32.size(), 0);
+  for (int bq = 0; bq < cs.N; ++bq) {
+    idx[bq] = cs.N + 1 - bq;
+    for (size_t i = 0; i < row; ++i) {
+      pool32[idx[bq] * row + i] = cs.h0f[bq * row + i];
+      pool16[idx[bq] * row + i] = cs.h0b[bq * row + i];
+    }
+  }
+  cs.reset_outputs();
+  p.state_indices = idx.data();
+  p.initial_state = bf16_state ? static_cast<const void*>(pool16.data()) : static_cast<const void*>(pool32.data());
+  p.final_state = bf16_state ? static_cast<void*>(pool16.data()) : static_cast<void*>(pool32.data());
+  launch(U3{unsigned(V / VB), unsigned(cs.HO), unsigned(cs.N)}, gdn::F16_THREADS, [&] { gdn::fwd_fused16_body<IOT, K, V, VB>(p); });
+  p.state_indices = nullptr;
+  bool pooled = true;
+  for (int bq = 0; bq < cs.N; ++bq)
+    for (size_t i = 0; i < row; ++i)
+      pooled &= (bf16_state ? dec<gdn::gdn_bf16>(pool16[idx[bq] * row + i]) : double(pool32[idx[bq] * row + i])) == r1.second[bq * row + i];
+  for (size_t i = 0; i < row; ++i) pooled &= pool32[i] == 0.f && pool16[i] == 0;  // row 0 is nobody's
+  std::vector<double> od(cs.o.size());
+  for (size_t i = 0; i < od.size(); ++i) od[i] = dec<IOT>(cs.o[i]);
+  check(pooled && od == r1.first, "fused16: state_indices (a pool, in place) equal to the batch's rows");
 }
 
 int main(int argc, char** argv) {
