@@ -24,10 +24,12 @@
 //   Rᵀ = diag(β) vᵀ − P diag(β e^Γ),  Uᵀ = Rᵀ Tᵀ,  Oᵀ = Q diag(scale e^Γ) + Uᵀ Aᵀ,
 //   X ← e^{Γ_last} X + Uᵀ diag(e^{Γ_last − Γ}) K̂  (16 mma per warp).
 // Warps 4-7 (the producer) copy chunk c + 2's q, k, v rows by zero-filling cp.async into a free
-// stage (warp 7 also loads its g, β into registers and stores them one iteration later), then turn chunk c's raw rows into q̂, k̂ (l2 norms in place),
-// the per-token scalars, T = (I + L)⁻¹ (warp 4: K̂ K̂ᵀ, then forward substitution in fp32, one lane
-// per column) and A (warp 5: Q̂ K̂ᵀ). Hand-over by named barriers: FULL[s] (producer arrives, chain
-// syncs) and EMPTY[s] (chain arrives, producer syncs before refilling stage s), F16_STAGES stages.
+// stage (warp 7 also loads its g, β into registers and stores them one iteration later), then turn
+// chunk c's raw rows into q̂, k̂ (l2 norms in place), the per-token scalars, T = (I + L)⁻¹ (K̂ K̂ᵀ,
+// then forward substitution in fp32, one lane per column) and A (Q̂ K̂ᵀ), the three roles rotating
+// over the producer warps chunk by chunk. Hand-over by named barriers: FULL[s] (producer arrives,
+// chain syncs) and EMPTY[s] (chain arrives, producer syncs before refilling stage s), F16_STAGES
+// stages.
 #pragma once
 
 #include "dnnp_async.cuh"
@@ -62,7 +64,7 @@ struct Fused16Stage {
 template <typename T, int VB>
 struct Fused16Smem {
   Fused16Stage<T, VB> st[F16_STAGES];
-  float lt[F16_C * 20];  // Lᵀ (fp32) for warp 4's substitution
+  float lt[F16_C * 20];  // Lᵀ (fp32) for role 0's substitution (rows 16-byte aligned)
   T ost[4][F16_C * 16];  // the chain warps' O staging, [token][16 value rows]
 };
 
@@ -76,34 +78,47 @@ __device__ __forceinline__ long long fused16_state_row(const FwdParams& p, int b
   return p.state_indices ? static_cast<long long>(p.state_indices[b]) : static_cast<long long>(b);
 }
 
+// A producer thread's share of a chunk's copies, fixed for the block: q and k rows rq, rq + 8 at
+// column cq, v row rv at column cv of the slice (16 bytes each; 128 threads cover the chunk).
+template <typename T>
+struct Fused16Copies {
+  const T *q, *k, *v;         // the thread's column of the sequence's first token row
+  long long sq, sk, sv;       // row strides (elements per token)
+  int rq, cq, rv, cv;
+};
+
 template <typename T, int K, int V, int VB>
-__device__ __forceinline__ void fused16_issue(const FwdParams& p, Fused16Stage<T, VB>& s, long long t0, long long te,
-                                              int qh, int kh, int vh, int v0, int ptid) {
-  constexpr int QP = F16_C * K / 8, VP = F16_C * VB / 8;
-  const T* q = static_cast<const T*>(p.q);
-  const T* k = static_cast<const T*>(p.k);
-  const T* v = static_cast<const T*>(p.v);
+__device__ __forceinline__ Fused16Copies<T> fused16_copies(const FwdParams& p, int qh, int kh, int vh, int v0, int ptid) {
+  static_assert(K == 128 && VB == 64, "16 pieces per q / k row, 8 per v row");
+  Fused16Copies<T> c;
+  c.rq = ptid >> 4;
+  c.cq = (ptid & 15) * 8;
+  c.rv = ptid >> 3;
+  c.cv = (ptid & 7) * 8;
+  c.sq = static_cast<long long>(p.h) * K;
+  c.sk = static_cast<long long>(p.hk) * K;
+  c.sv = static_cast<long long>(p.hv) * V;
+  c.q = static_cast<const T*>(p.q) + qh * K + c.cq;
+  c.k = static_cast<const T*>(p.k) + kh * K + c.cq;
+  c.v = static_cast<const T*>(p.v) + static_cast<long long>(vh) * V + v0 + c.cv;
+  return c;
+}
+
+// Chunk [t0, t0 + 16)'s q, k, v rows into stage s by zero-filling cp.async (rows at or past te: zeros;
+// their source address is the chunk's first row, never read).
+template <typename T, int VB>
+__device__ __forceinline__ void fused16_issue(const Fused16Copies<T>& c, Fused16Stage<T, VB>& s, long long t0, long long te) {
 #pragma unroll
-  for (int i = 0; i < (2 * QP + VP + 127) / 128; ++i) {
-    const int piece = ptid + 128 * i;
-    if (piece < 2 * QP + VP) {
-      if (piece < 2 * QP) {
-        const int which = piece / QP, r = (piece % QP) / (K / 8), c = (piece % (K / 8)) * 8;
-        const long long tok = t0 + r;
-        const bool live = tok < te;
-        const long long row = live ? tok : t0;
-        const T* src = which == 0 ? q + (row * p.h + qh) * K + c : k + (row * p.hk + kh) * K + c;
-        T* dst = (which == 0 ? s.q : s.k) + r * F16_LD + c;
-        cp_async16_zfill(dst, src, live);
-      } else {
-        const int vp = piece - 2 * QP, r = vp / (VB / 8), c = (vp % (VB / 8)) * 8;
-        const long long tok = t0 + r;
-        const bool live = tok < te;
-        const long long row = live ? tok : t0;
-        cp_async16_zfill(s.v + r * (VB + 8) + c, v + (row * p.hv + vh) * static_cast<long long>(V) + v0 + c, live);
-      }
-    }
+  for (int half = 0; half < 2; ++half) {
+    const int r = c.rq + 8 * half;
+    const bool live = t0 + r < te;
+    const long long row = live ? t0 + r : t0;
+    cp_async16_zfill(s.q + r * F16_LD + c.cq, c.q + row * c.sq, live);
+    cp_async16_zfill(s.k + r * F16_LD + c.cq, c.k + row * c.sk, live);
   }
+  const bool live = t0 + c.rv < te;
+  const long long row = live ? t0 + c.rv : t0;
+  cp_async16_zfill(s.v + c.rv * (VB + 8) + c.cv, c.v + row * c.sv, live);
 }
 
 // Phase A on one quarter-warp per row: row r of q (rows 0-15) or k (16-31) scaled to unit norm in place.
@@ -187,6 +202,7 @@ __device__ __forceinline__ void fwd_fused16_body(const FwdParams& p) {
     const int ptid = tid - 128, pw = warp - 4;
     const float* gg = static_cast<const float*>(p.g);
     const float* gb = static_cast<const float*>(p.beta);
+    const Fused16Copies<T> cp = fused16_copies<T, K, V, VB>(p, qh, kh, vh, v0, ptid);
     // g (lanes 0-15) or β (16-31) of chunk c's token lane & 15, 0 past the sequence (warp 7).
     auto gate_load = [&](int c) {
       const long long tok = bos + static_cast<long long>(c) * F16_C + (lane & 15);
@@ -200,7 +216,7 @@ __device__ __forceinline__ void fwd_fused16_body(const FwdParams& p) {
       }
     };
     for (int c = 0; c < 2; ++c) {
-      if (c < nch) fused16_issue<T, K, V, VB>(p, sm.st[c], bos + c * F16_C, eos, qh, kh, vh, v0, ptid);
+      if (c < nch) fused16_issue(cp, sm.st[c], bos + c * F16_C, eos);
       cp_async_commit();
     }
     // Chunk c + 1's gates were loaded one iteration earlier (gpend): their latency hides behind a
@@ -219,14 +235,16 @@ __device__ __forceinline__ void fwd_fused16_body(const FwdParams& p) {
       }
       if (cn < nch) {
         if (cn >= F16_STAGES) dnnp::named_bar_sync(F16_BAR_EMPTY + cn % F16_STAGES, 256);
-        fused16_issue<T, K, V, VB>(p, sm.st[cn % F16_STAGES], bos + static_cast<long long>(cn) * F16_C, eos, qh, kh, vh, v0,
-                                ptid);
+        fused16_issue(cp, sm.st[cn % F16_STAGES], bos + static_cast<long long>(cn) * F16_C, eos);
       }
       cp_async_commit();
       cp_async_wait<2>();
       dnnp::named_bar_sync(F16_BAR_PROD, 128);  // chunk c's rows and raw gates are in
-      // Phase A: the l2 norms (warp pw: rows 8 pw .. + 7 of q then k), the scalars (warp 0 first).
-      if (MODE != F16_CHAIN_COPIES && pw == 0) {
+      // The roles rotate over the producer warps chunk by chunk (warp w sits on the SM's sub-partition
+      // w % 4, beside chain warp w − 4): role 0 builds T, role 1 A, role 2 the scalars.
+      const int role = (pw - c) & 3;
+      // Phase A: the l2 norms (warp pw: rows 8 pw .. + 7 of q then k), the scalars (role 2 first).
+      if (MODE != F16_CHAIN_COPIES && role == 2) {
         const int t = lane & 15;
         float gam = s.gr[t];
         float bet = s.br[t];
@@ -256,9 +274,9 @@ __device__ __forceinline__ void fwd_fused16_body(const FwdParams& p) {
         }
       }
       dnnp::named_bar_sync(F16_BAR_PROD, 128);
-      // Phase B: warp 4 T = (I + L)⁻¹ from K̂ K̂ᵀ, warp 5 A from Q̂ K̂ᵀ.
+      // Phase B: role 0 T = (I + L)⁻¹ from K̂ K̂ᵀ, role 1 A from Q̂ K̂ᵀ.
       if (MODE == F16_CHAIN_COPIES) {
-      } else if (pw == 0) {
+      } else if (role == 0) {
         float gk[2][4];
         fused16_gram<T, K>(gk, s.k, s.k, lane);
 #pragma unroll
@@ -278,14 +296,23 @@ __device__ __forceinline__ void fwd_fused16_body(const FwdParams& p) {
         for (int m = 0; m < F16_C; ++m) {
           const float tm = m < j ? 0.f : (m == j ? 1.f : -acc[m]);
           tc[m] = tm;
+          float lm[F16_C];  // row m of Lᵀ (column m of L) by four 16-byte broadcasts
 #pragma unroll
-          for (int i = m + 1; i < F16_C; ++i) acc[i] += sm.lt[m * 20 + i] * tm;
+          for (int q4 = 0; q4 < F16_C / 4; ++q4) {
+            const float4 w4 = *reinterpret_cast<const float4*>(&sm.lt[m * 20 + 4 * q4]);
+            lm[4 * q4] = w4.x;
+            lm[4 * q4 + 1] = w4.y;
+            lm[4 * q4 + 2] = w4.z;
+            lm[4 * q4 + 3] = w4.w;
+          }
+#pragma unroll
+          for (int i = m + 1; i < F16_C; ++i) acc[i] += lm[i] * tm;
         }
         if (lane < 16) {
 #pragma unroll
           for (int i = 0; i < F16_C; ++i) s.t[i * F16_TLD + j] = Io<T>::from_f(tc[i]);
         }
-      } else if (pw == 1) {
+      } else if (role == 1) {
         float gq[2][4];
         fused16_gram<T, K>(gq, s.q, s.k, lane);
 #pragma unroll
@@ -299,7 +326,7 @@ __device__ __forceinline__ void fwd_fused16_body(const FwdParams& p) {
           }
       }
       dnnp::named_bar_arrive(F16_BAR_FULL + c % F16_STAGES, 256);
-      // Warp 4's Lᵀ is written again only after the next PROD barriers.
+      // Lᵀ is written again (by the next role-0 warp) only after the next PROD barriers.
     }
     cp_async_wait<0>();
     return;
