@@ -111,6 +111,10 @@ pub struct Setting {
 /// The words every boolean setting reads as on (trimmed, ASCII case ignored): [`is_on`].
 pub const ON: [&str; 4] = ["1", "true", "yes", "on"];
 
+/// The words the switches whose readers use [`is_on`] document as off (anything else not in
+/// [`ON`] is off too, but reported as not understood).
+pub const OFF: [&str; 4] = ["0", "false", "no", "off"];
+
 /// Whether `value` turns a boolean setting on: trimmed, lower-cased, one of [`ON`]. The one truth
 /// rule of `DNNPLAN_ENABLE_OPT_IN_ENGINES`, `DNNPLAN_CUDNN_CONCURRENT_MODES`,
 /// `DNNPLAN_DISABLE_COMPILED_CACHE` and `DNNPLAN_LOG_INFO`.
@@ -123,10 +127,7 @@ pub fn is_on(value: &str) -> bool {
 pub static CORE: [Setting; 14] = [
     Setting {
         name: crate::log::LOG_INFO_ENV,
-        accepts: Accepts::Switch {
-            on: &ON,
-            off: &["0", "false", "no", "off"],
-        },
+        accepts: Accepts::Switch { on: &ON, off: &OFF },
         effect: "logs planning and plan builds (with DNNPLAN_LOG_FILE)",
     },
     Setting {
@@ -154,10 +155,7 @@ pub static CORE: [Setting; 14] = [
     },
     Setting {
         name: crate::dispatch::manifest::ENV_ENABLE_OPT_IN_ENGINES,
-        accepts: Accepts::Switch {
-            on: &ON,
-            off: &["0", "false", "no", "off"],
-        },
+        accepts: Accepts::Switch { on: &ON, off: &OFF },
         effect: "lets opt-in bundled engines rank",
     },
     Setting {
@@ -170,10 +168,7 @@ pub static CORE: [Setting; 14] = [
     },
     Setting {
         name: crate::cudnn::heur_modes::CONCURRENT_MODES_ENV,
-        accepts: Accepts::Switch {
-            on: &ON,
-            off: &["0", "false", "no", "off"],
-        },
+        accepts: Accepts::Switch { on: &ON, off: &OFF },
         effect: "asks cuDNN's heuristic modes on several threads at once",
     },
     Setting {
@@ -190,10 +185,7 @@ pub static CORE: [Setting; 14] = [
     },
     Setting {
         name: "DNNPLAN_DISABLE_COMPILED_CACHE",
-        accepts: Accepts::Switch {
-            on: &ON,
-            off: &["0", "false", "no", "off"],
-        },
+        accepts: Accepts::Switch { on: &ON, off: &OFF },
         effect: "turns the compiled-plan cache off",
     },
     Setting {
@@ -520,6 +512,16 @@ mod tests {
         assert_eq!(nearest("DNNPLAN_X"), None);
         assert_eq!(edit_distance("kitten", "sitting"), 3);
         assert_eq!(edit_distance("", "abc"), 3);
+    }
+
+    #[test]
+    fn truth_rule() {
+        for v in ["1", "true", " TRUE ", "yes", "On"] {
+            assert!(is_on(v), "{v}");
+        }
+        for v in ["", "0", "false", "no", "off", "2", "enable"] {
+            assert!(!is_on(v), "{v}");
+        }
     }
 
     #[test]

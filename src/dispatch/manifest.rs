@@ -180,14 +180,8 @@ pub enum IdOwner {
 /// `DNNPLAN_ENABLE_OPT_IN_ENGINES` read now.
 pub fn opt_in_engines_enabled() -> bool {
     std::env::var(ENV_ENABLE_OPT_IN_ENGINES)
-        .map(|v| is_truthy(&v))
+        .map(|v| crate::settings::is_on(&v))
         .unwrap_or(false)
-}
-
-/// The gate's truth rule: [`crate::settings::is_on`] (trimmed, lower-cased value in {1, true,
-/// yes, on}).
-pub fn is_truthy(v: &str) -> bool {
-    crate::settings::is_on(v)
 }
 
 impl Manifest {
@@ -445,15 +439,5 @@ mod tests {
     #[test]
     fn production_manifest_is_consistent() {
         assert_eq!(MANIFEST.check(), Vec::<String>::new());
-    }
-
-    #[test]
-    fn truthy_rule() {
-        for v in ["1", "true", " TRUE ", "yes", "On"] {
-            assert!(is_truthy(v), "{v}");
-        }
-        for v in ["", "0", "false", "no", "off", "2", "enable"] {
-            assert!(!is_truthy(v), "{v}");
-        }
     }
 }

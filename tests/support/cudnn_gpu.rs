@@ -12,6 +12,11 @@ use cudarc::driver::{result as drv, sys as drv_sys};
 
 use dnnplan::cudnn::{handle, loader};
 
+// The C ABI's last-error text by the two-call protocol (`fuzz::last_error`), written once for the
+// robustness tests and these.
+#[path = "fuzz.rs"]
+mod fuzz;
+
 pub mod capi {
     //! The tests and benchmarks drive dnnplan through its C ABI, as a framework would.
     #![allow(unused_imports)] // each test binary uses a different subset
@@ -105,13 +110,7 @@ pub fn fill(buf: &DevBuf, byte: u8, bytes: usize) {
 
 pub fn capi_ok(what: &str, st: i32) {
     if st != 0 {
-        // The two-call protocol: a refusal with cuDNN's reasons can pass any fixed buffer.
-        let mut needed = 0usize;
-        unsafe { capi::dnnp_get_last_error_string(std::ptr::null_mut(), 0, &mut needed) };
-        let mut buf = vec![0 as std::ffi::c_char; needed.max(1)];
-        unsafe { capi::dnnp_get_last_error_string(buf.as_mut_ptr(), buf.len(), &mut needed) };
-        let msg = unsafe { std::ffi::CStr::from_ptr(buf.as_ptr()) }.to_string_lossy();
-        panic!("{what}: status {st}: {msg}");
+        panic!("{what}: status {st}: {}", fuzz::last_error());
     }
 }
 
