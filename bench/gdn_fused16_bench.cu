@@ -23,19 +23,19 @@
 
 using gdn::gdn_bf16;
 
-extern "C" __global__ void __launch_bounds__(gdn::F16_THREADS, 1) fused16_bf16_b1(const __grid_constant__ gdn::FwdParams p) {
-  gdn::fwd_fused16_body<gdn_bf16, 128, 128, 64>(p);
-}
-extern "C" __global__ void __launch_bounds__(gdn::F16_THREADS, 2) fused16_bf16_b2(const __grid_constant__ gdn::FwdParams p) {
-  gdn::fwd_fused16_body<gdn_bf16, 128, 128, 64>(p);
-}
-// Timing only (gdn::Fused16Mode): the chain with the producer's copies alone, the producer alone.
-extern "C" __global__ void __launch_bounds__(gdn::F16_THREADS, 1) fused16_bf16_b1_chain(const __grid_constant__ gdn::FwdParams p) {
-  gdn::fwd_fused16_body<gdn_bf16, 128, 128, 64, gdn::F16_CHAIN_COPIES>(p);
-}
-extern "C" __global__ void __launch_bounds__(gdn::F16_THREADS, 1) fused16_bf16_b1_prod(const __grid_constant__ gdn::FwdParams p) {
-  gdn::fwd_fused16_body<gdn_bf16, 128, 128, 64, gdn::F16_PRODUCER>(p);
-}
+#define FUSED16_ENTRY(name, FORM, BLOCKS, MODE)                                                   \
+  extern "C" __global__ void __launch_bounds__(gdn::FORM::threads, BLOCKS) name(const __grid_constant__ gdn::FwdParams p) { \
+    gdn::fwd_fused16_body<gdn_bf16, 128, 128, 64, gdn::FORM, MODE>(p);                            \
+  }
+FUSED16_ENTRY(fused16_bf16_b1, Fused16B1, 1, gdn::F16_FULL)
+FUSED16_ENTRY(fused16_bf16_b2, Fused16B2, 2, gdn::F16_FULL)
+FUSED16_ENTRY(fused16_bf16_w8, Fused16W8, 1, gdn::F16_FULL)
+// Timing only (gdn::Fused16Mode): the chain with the producer's copies alone, the producer alone,
+// the chain alone.
+FUSED16_ENTRY(fused16_bf16_b1_chain, Fused16B1, 1, gdn::F16_CHAIN_COPIES)
+FUSED16_ENTRY(fused16_bf16_b1_prod, Fused16B1, 1, gdn::F16_PRODUCER)
+FUSED16_ENTRY(fused16_bf16_b1_chainonly, Fused16B1, 1, gdn::F16_CHAIN_ONLY)
+FUSED16_ENTRY(fused16_bf16_w8_prod, Fused16W8, 1, gdn::F16_PRODUCER)
 
 #define CK(x)                                                                         \
   do {                                                                                \
@@ -190,11 +190,19 @@ static void release(Dev& d) {
   for (void* x : {d.q, d.k, d.v, d.g, d.beta, d.cu, d.h0, d.o, d.fs}) cudaFree(x);
 }
 
-typedef void (*Entry)(const gdn::FwdParams);
+typedef void (*EntryFn)(const gdn::FwdParams);
+struct Entry {
+  EntryFn fn;
+  const char* name;
+  int threads, smem;
+};
+template <typename F>
+static Entry entry(EntryFn fn, const char* name) {
+  return Entry{fn, name, F::threads, gdn::fused16_smem_bytes<gdn_bf16, 64, F>()};
+}
 
-static void launch(Entry e, const Dev& d, const Case& c, cudaStream_t s) {
-  const int smem = gdn::fused16_smem_bytes<gdn_bf16, 64>();
-  e<<<dim3(V / 64, c.H, c.N), gdn::F16_THREADS, smem, s>>>(d.p);
+static void launch(const Entry& e, const Dev& d, const Case& c, cudaStream_t s) {
+  e.fn<<<dim3(V / 64, c.H, c.N), e.threads, e.smem, s>>>(d.p);
 }
 
 static double rms_ratio(const std::vector<double>& a, const std::vector<double>& b) {
@@ -208,7 +216,7 @@ static double rms_ratio(const std::vector<double>& a, const std::vector<double>&
 
 static int g_fails = 0;
 
-static void check_case(const char* name, Entry e, std::vector<int> lens, int H, int flags, bool unit_rows) {
+static void check_case(const char* name, const Entry& e, std::vector<int> lens, int H, int flags, bool unit_rows) {
   const float scale = 1.f / std::sqrt(float(K));
   Case c = make_case(lens, H, unit_rows);
   std::vector<double> ro, rfs;
@@ -235,22 +243,30 @@ static void check_case(const char* name, Entry e, std::vector<int> lens, int H, 
 int main(int argc, char** argv) {
   setvbuf(stdout, nullptr, _IOLBF, 0);
   const int iters = argc > 1 ? atoi(argv[1]) : 20;
-  constexpr int NE = 4;  // the first two compute the forward; the last two are timing diagnostics
-  const Entry entries[NE] = {fused16_bf16_b1, fused16_bf16_b2, fused16_bf16_b1_chain, fused16_bf16_b1_prod};
-  const char* names[NE] = {"b1", "b2", "b1-chain-copies", "b1-producer"};
-  const int smem = gdn::fused16_smem_bytes<gdn_bf16, 64>();
+  constexpr int NE = 7;  // the first three compute the forward; the rest are timing diagnostics
+  const Entry entries[NE] = {
+      entry<gdn::Fused16B1>(fused16_bf16_b1, "b1"),
+      entry<gdn::Fused16B2>(fused16_bf16_b2, "b2"),
+      entry<gdn::Fused16W8>(fused16_bf16_w8, "w8"),
+      entry<gdn::Fused16B1>(fused16_bf16_b1_chain, "b1-chain-copies"),
+      entry<gdn::Fused16B1>(fused16_bf16_b1_prod, "b1-producer"),
+      entry<gdn::Fused16B1>(fused16_bf16_b1_chainonly, "b1-chain-only"),
+      entry<gdn::Fused16W8>(fused16_bf16_w8_prod, "w8-producer"),
+  };
+  const char* only = getenv("FUSED16_ONLY");  // a comma-separated list of entry names to time
   for (int i = 0; i < NE; ++i) {
-    CK(cudaFuncSetAttribute(reinterpret_cast<const void*>(entries[i]), cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+    const Entry& e = entries[i];
+    CK(cudaFuncSetAttribute(reinterpret_cast<const void*>(e.fn), cudaFuncAttributeMaxDynamicSharedMemorySize, e.smem));
     cudaFuncAttributes fa;
-    CK(cudaFuncGetAttributes(&fa, reinterpret_cast<const void*>(entries[i])));
+    CK(cudaFuncGetAttributes(&fa, reinterpret_cast<const void*>(e.fn)));
     int per_sm = 0;
-    CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, reinterpret_cast<const void*>(entries[i]), gdn::F16_THREADS, smem));
-    printf("ENTRY %s: %d registers, %zu B local (spills), %d B dynamic smem, %d blocks per SM\n", names[i], fa.numRegs,
-           static_cast<size_t>(fa.localSizeBytes), smem, per_sm);
+    CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, reinterpret_cast<const void*>(e.fn), e.threads, e.smem));
+    printf("ENTRY %s: %d threads, %d registers, %zu B local (spills), %d B dynamic smem, %d blocks per SM\n", e.name, e.threads,
+           fa.numRegs, static_cast<size_t>(fa.localSizeBytes), e.smem, per_sm);
   }
-  for (int i = 0; i < 2; ++i) {
-    check_case((std::string("ragged ") + names[i]).c_str(), entries[i], {130, 64, 0, 5, 1}, 2, 0, true);
-    check_case((std::string("ragged l2 sigmoid ") + names[i]).c_str(), entries[i], {300, 17, 0, 48}, 2,
+  for (int i = 0; i < 3; ++i) {
+    check_case((std::string("ragged ") + entries[i].name).c_str(), entries[i], {130, 64, 0, 5, 1}, 2, 0, true);
+    check_case((std::string("ragged l2 sigmoid ") + entries[i].name).c_str(), entries[i], {300, 17, 0, 48}, 2,
                gdn::FLAG_L2NORM | gdn::FLAG_BETA_SIGMOID, false);
   }
   struct Shape {
@@ -271,6 +287,7 @@ int main(int argc, char** argv) {
     Dev d = upload(c, 0, 1.f / std::sqrt(float(K)));
     const double bytes = double(c.T) * c.H * (4.0 * 256 + 8) + 2.0 * c.h0.size() * 4;
     for (int i = 0; i < NE; ++i) {
+      if (only && !strstr((std::string(",") + only + ",").c_str(), (std::string(",") + entries[i].name + ",").c_str())) continue;
       for (int w = 0; w < 3; ++w) launch(entries[i], d, c, s);
       CK(cudaStreamSynchronize(s));
       std::vector<float> ms;
@@ -291,7 +308,7 @@ int main(int argc, char** argv) {
       CK(cudaGetLastError());
       std::sort(ms.begin(), ms.end());
       const double med = ms[ms.size() / 2];
-      printf("FUSED16 %-15s %-16s %.4f ms (min %.4f) %.0f GB/s of the minimum traffic (%.0f MB)\n", names[i], sh.name, med, ms[0],
+      printf("FUSED16 %-15s %-16s %.4f ms (min %.4f) %.0f GB/s of the minimum traffic (%.0f MB)\n", entries[i].name, sh.name, med, ms[0],
              bytes / (med * 1e-3) / 1e9, bytes / 1e6);
     }
     release(d);

@@ -38,15 +38,18 @@ static void run_case(const char* name, int H, int HV, int flags, std::vector<int
   for (int l : lens) printf(" %d", l);
   printf(", %s state)\n", bf16_state ? "bf16" : "fp32");
   gdn::FwdParams& p = cs.fp.f;
-  auto run = [&] {
+  const U3 grid{unsigned(V / VB), unsigned(cs.HO), unsigned(cs.N)};
+  using B1 = gdn::Fused16B1;
+  auto run_form = [&](auto form) {
+    using F = decltype(form);
     cs.reset_outputs();
-    launch(U3{unsigned(V / VB), unsigned(cs.HO), unsigned(cs.N)}, gdn::F16_THREADS,
-           [&] { gdn::fwd_fused16_body<IOT, K, V, VB>(p); });
+    launch(grid, F::threads, [&] { gdn::fwd_fused16_body<IOT, K, V, VB, F>(p); });
     std::vector<double> od(cs.o.size()), fd(cs.fs32.size());
     for (size_t i = 0; i < od.size(); ++i) od[i] = dec<IOT>(cs.o[i]);
     for (size_t i = 0; i < fd.size(); ++i) fd[i] = bf16_state ? dec<gdn::gdn_bf16>(cs.fs16[i]) : cs.fs32[i];
     return std::pair{od, fd};
   };
+  auto run = [&] { return run_form(B1{}); };
   const auto r1 = run();
   const double tol = is_bf16 ? 2e-2 : 1e-2;
   const double eo = rms_ratio(r1.first, cs.ro), es = rms_ratio(r1.second, cs.rfs);
@@ -56,13 +59,18 @@ static void run_case(const char* name, int H, int HV, int flags, std::vector<int
   const auto r2 = run();
   unsetenv("GDN_EMU_CP_EAGER");
   check(r1.first == r2.first && r1.second == r2.second, "fused16: a second run (copies landing at issue) bitwise the first");
+  // The other launch forms run the same arithmetic per chunk: bitwise the first form.
+  const auto rb2 = run_form(gdn::Fused16B2{});
+  check(r1.first == rb2.first && r1.second == rb2.second, "fused16: form B2 (8 stages, copies 1 own chunk ahead) bitwise B1");
+  const auto rw8 = run_form(gdn::Fused16W8{});
+  check(r1.first == rw8.first && r1.second == rw8.second, "fused16: form W8 (8 producer warps) bitwise B1");
   // In place: the final state over the initial state's buffer.
   cs.reset_outputs();
   std::vector<float> h0f = cs.h0f;
   std::vector<unsigned short> h0b = cs.h0b;
   p.initial_state = bf16_state ? static_cast<const void*>(h0b.data()) : static_cast<const void*>(h0f.data());
   p.final_state = bf16_state ? static_cast<void*>(h0b.data()) : static_cast<void*>(h0f.data());
-  launch(U3{unsigned(V / VB), unsigned(cs.HO), unsigned(cs.N)}, gdn::F16_THREADS, [&] { gdn::fwd_fused16_body<IOT, K, V, VB>(p); });
+  launch(U3{unsigned(V / VB), unsigned(cs.HO), unsigned(cs.N)}, B1::threads, [&] { gdn::fwd_fused16_body<IOT, K, V, VB, B1>(p); });
   bool same = true;
   for (size_t i = 0; i < r1.second.size(); ++i)
     same &= (bf16_state ? dec<gdn::gdn_bf16>(h0b[i]) : double(h0f[i])) == r1.second[i];
@@ -91,7 +99,7 @@ static void run_case(const char* name, int H, int HV, int flags, std::vector<int
   p.state_indices = idx.data();
   p.initial_state = bf16_state ? static_cast<const void*>(pool16.data()) : static_cast<const void*>(pool32.data());
   p.final_state = bf16_state ? static_cast<void*>(pool16.data()) : static_cast<void*>(pool32.data());
-  launch(U3{unsigned(V / VB), unsigned(cs.HO), unsigned(cs.N)}, gdn::F16_THREADS, [&] { gdn::fwd_fused16_body<IOT, K, V, VB>(p); });
+  launch(U3{unsigned(V / VB), unsigned(cs.HO), unsigned(cs.N)}, B1::threads, [&] { gdn::fwd_fused16_body<IOT, K, V, VB, B1>(p); });
   p.state_indices = nullptr;
   bool pooled = true;
   for (int bq = 0; bq < cs.N; ++bq)

@@ -38,13 +38,20 @@
 namespace gdn {
 
 constexpr int F16_C = 16;          // tokens per chunk
-constexpr int F16_STAGES = 4;      // factor stages (the producer fills c + 2 while the chain runs c)
-constexpr int F16_THREADS = 256;   // chain warps 0-3, producer warps 4-7
+constexpr int F16_CHAIN_WARPS = 4; // warps 0-3; the producer warps follow
 constexpr int F16_LD = 136;        // q̂ / k̂ row stride in elements: 272 B puts ldmatrix rows on distinct banks
 constexpr int F16_TLD = 24;        // T / A row stride: 48 B, conflict-free for ldmatrix
-constexpr int F16_BAR_FULL = 1;    // named barriers FULL[s] = 1 + s,
-constexpr int F16_BAR_EMPTY = 5;   //                EMPTY[s] = 5 + s,
-constexpr int F16_BAR_PROD = 9;    //                the producer's own = 9
+
+// A launch form: PW producer warps, S stages, each producer warp's copies D of its own chunks ahead.
+template <int PW, int S, int D>
+struct Fused16Form {
+  static_assert(PW * D <= S, "the prologue's copies need no free stage");
+  static constexpr int producer_warps = PW, stages = S, ahead = D;
+  static constexpr int threads = 32 * (F16_CHAIN_WARPS + PW);
+};
+using Fused16B1 = Fused16Form<4, 12, 2>;   // one block per SM
+using Fused16B2 = Fused16Form<4, 8, 1>;    // two blocks per SM
+using Fused16W8 = Fused16Form<8, 14, 1>;   // eight producer warps, one block per SM
 
 // One stage: chunk c's rows and factors. q, k hold the raw rows, then q̂, k̂ in place.
 template <typename T, int VB>
@@ -54,23 +61,24 @@ struct Fused16Stage {
   T v[F16_C * (VB + 8)];
   T t[F16_C * F16_TLD];   // T = (I + L)⁻¹, io dtype
   T a[F16_C * F16_TLD];   // A = tril(scale e^{Γi − Γj} q̂i · k̂j)
-  float gr[F16_C], br[F16_C];                      // raw g, β (0 past the sequence)
   float se[F16_C], sq[F16_C], sk[F16_C], be[F16_C];  // β e^Γ, scale e^Γ, e^{Γlast − Γ}, β
   float gm[F16_C];                                 // Γ (inclusive cumulative log decay)
   float gl;                                        // e^{Γ_last}
   float pad[3];
 };
 
-template <typename T, int VB>
+template <typename T, int VB, typename F>
 struct Fused16Smem {
-  Fused16Stage<T, VB> st[F16_STAGES];
-  float lt[F16_C * 20];  // Lᵀ (fp32) for role 0's substitution (rows 16-byte aligned)
-  T ost[4][F16_C * 16];  // the chain warps' O staging, [token][16 value rows]
+  Fused16Stage<T, VB> st[F::stages];
+  uint64_t full[F::stages];    // one arrival: the producer warp that built the stage's chunk
+  uint64_t empty[F::stages];   // four arrivals: the chain warps, done with it
+  float lt[F::producer_warps][F16_C * 20];  // each producer warp's Lᵀ (fp32; rows 16-byte aligned)
+  T ost[F16_CHAIN_WARPS][F16_C * 16];       // the chain warps' O staging, [token][16 value rows]
 };
 
-template <typename T, int VB>
+template <typename T, int VB, typename F>
 constexpr int fused16_smem_bytes() {
-  return static_cast<int>(sizeof(Fused16Smem<T, VB>));
+  return static_cast<int>(sizeof(Fused16Smem<T, VB, F>));
 }
 
 // The sequence's state row in the stored domain [rows, HO, V, K] (state_indices picks the pool row).
@@ -78,23 +86,24 @@ __device__ __forceinline__ long long fused16_state_row(const FwdParams& p, int b
   return p.state_indices ? static_cast<long long>(p.state_indices[b]) : static_cast<long long>(b);
 }
 
-// A producer thread's share of a chunk's copies, fixed for the block: q and k rows rq, rq + 8 at
-// column cq, v row rv at column cv of the slice (16 bytes each; 128 threads cover the chunk).
+// A producer lane's share of its warp's chunk copies, fixed for the block: q and k rows rq + 2 i
+// (i < 8) at column cq, v rows rv + 4 i (i < 4) at column cv of the slice (16 bytes each; one warp
+// covers a chunk: 640 pieces, 20 per lane).
 template <typename T>
 struct Fused16Copies {
-  const T *q, *k, *v;         // the thread's column of the sequence's first token row
+  const T *q, *k, *v;         // the lane's column of token row 0
   long long sq, sk, sv;       // row strides (elements per token)
   int rq, cq, rv, cv;
 };
 
 template <typename T, int K, int V, int VB>
-__device__ __forceinline__ Fused16Copies<T> fused16_copies(const FwdParams& p, int qh, int kh, int vh, int v0, int ptid) {
+__device__ __forceinline__ Fused16Copies<T> fused16_copies(const FwdParams& p, int qh, int kh, int vh, int v0, int lane) {
   static_assert(K == 128 && VB == 64, "16 pieces per q / k row, 8 per v row");
   Fused16Copies<T> c;
-  c.rq = ptid >> 4;
-  c.cq = (ptid & 15) * 8;
-  c.rv = ptid >> 3;
-  c.cv = (ptid & 7) * 8;
+  c.rq = lane >> 4;
+  c.cq = (lane & 15) * 8;
+  c.rv = lane >> 3;
+  c.cv = (lane & 7) * 8;
   c.sq = static_cast<long long>(p.h) * K;
   c.sk = static_cast<long long>(p.hk) * K;
   c.sv = static_cast<long long>(p.hv) * V;
@@ -109,16 +118,20 @@ __device__ __forceinline__ Fused16Copies<T> fused16_copies(const FwdParams& p, i
 template <typename T, int VB>
 __device__ __forceinline__ void fused16_issue(const Fused16Copies<T>& c, Fused16Stage<T, VB>& s, long long t0, long long te) {
 #pragma unroll
-  for (int half = 0; half < 2; ++half) {
-    const int r = c.rq + 8 * half;
+  for (int i = 0; i < F16_C / 2; ++i) {
+    const int r = c.rq + 2 * i;
     const bool live = t0 + r < te;
     const long long row = live ? t0 + r : t0;
     cp_async16_zfill(s.q + r * F16_LD + c.cq, c.q + row * c.sq, live);
     cp_async16_zfill(s.k + r * F16_LD + c.cq, c.k + row * c.sk, live);
   }
-  const bool live = t0 + c.rv < te;
-  const long long row = live ? t0 + c.rv : t0;
-  cp_async16_zfill(s.v + c.rv * (VB + 8) + c.cv, c.v + row * c.sv, live);
+#pragma unroll
+  for (int i = 0; i < F16_C / 4; ++i) {
+    const int r = c.rv + 4 * i;
+    const bool live = t0 + r < te;
+    const long long row = live ? t0 + r : t0;
+    cp_async16_zfill(s.v + r * (VB + 8) + c.cv, c.v + row * c.sv, live);
+  }
 }
 
 // Phase A on one quarter-warp per row: row r of q (rows 0-15) or k (16-31) scaled to unit norm in place.
@@ -180,14 +193,101 @@ __device__ __forceinline__ void fused16_gram(float (&g)[2][4], const T* ar, cons
 
 // Timing diagnostics (bench/gdn_fused16_bench.cu; their outputs are not the forward's): the chain
 // with the producer's copies but none of its arithmetic (F16_CHAIN_COPIES), the producer alone with
-// a chain that only takes and releases the stages (F16_PRODUCER).
-enum Fused16Mode : int { F16_FULL = 0, F16_CHAIN_COPIES = 1, F16_PRODUCER = 2 };
+// a chain that only takes and releases the stages (F16_PRODUCER), the chain alone on zeroed stages
+// that the producer hands over without copying or computing anything (F16_CHAIN_ONLY).
+enum Fused16Mode : int { F16_FULL = 0, F16_CHAIN_COPIES = 1, F16_PRODUCER = 2, F16_CHAIN_ONLY = 3 };
 
-template <typename T, int K, int V, int VB, int MODE = F16_FULL>
+// One producer warp turns chunk c's raw rows in stage s into q̂, k̂ (l2 norms in place), the per-token
+// scalars, T = (I + L)⁻¹ and A. gates: lane t < 16 holds token t's g, lane 16 + t its β (0 past the
+// sequence); live: the chunk's tokens inside the sequence; lt: the warp's Lᵀ scratch.
+template <typename T, int K, int VB>
+__device__ __forceinline__ void fused16_build(const FwdParams& p, Fused16Stage<T, VB>& s, float* lt, float gates, int live,
+                                              int lane) {
+  const int gi = lane >> 2, tg = lane & 3;
+  {
+    const int t = lane & 15;
+    float gam = __shfl_sync(0xffffffffu, gates, t);
+    float bet = __shfl_sync(0xffffffffu, gates, 16 + t);
+    if (p.flags & FLAG_BETA_SIGMOID) bet = (p.flags & FLAG_NEG_EIGVAL ? 2.f : 1.f) / (1.f + __expf(-bet));
+    if (t >= live) bet = 0.f;
+#pragma unroll
+    for (int d = 1; d < 16; d <<= 1) {
+      const float up = __shfl_up_sync(0xffffffffu, gam, d);
+      if (t >= d) gam += up;
+    }
+    const float glast = __shfl_sync(0xffffffffu, gam, 15);
+    if (lane < 16) {
+      const float eg = __expf(gam);
+      s.se[t] = bet * eg;
+      s.sq[t] = p.scale * eg;
+      s.sk[t] = __expf(glast - gam);
+      s.be[t] = bet;
+      s.gm[t] = gam;
+      if (t == 15) s.gl = __expf(glast);
+    }
+  }
+  if (p.flags & FLAG_L2NORM) {
+#pragma unroll
+    for (int round = 0; round < 8; ++round) {
+      const int r = 4 * round + (lane >> 3);
+      fused16_norm_row<T, K>((r < 16 ? s.q + r * F16_LD : s.k + (r - 16) * F16_LD), lane & 7);
+    }
+  }
+  __syncwarp();
+  float gk[2][4], gq[2][4];
+  fused16_gram<T, K>(gk, s.k, s.k, lane);
+  fused16_gram<T, K>(gq, s.q, s.k, lane);
+#pragma unroll
+  for (int nt = 0; nt < 2; ++nt)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const int i = gi + 8 * (e >> 1), j = 8 * nt + 2 * tg + (e & 1);
+      lt[j * 20 + i] = j < i ? s.be[i] * __expf(s.gm[i] - s.gm[j]) * gk[nt][e] : 0.f;
+    }
+#pragma unroll
+  for (int nt = 0; nt < 2; ++nt)
+#pragma unroll
+    for (int e = 0; e < 4; e += 2) {
+      const int i = gi + 8 * (e >> 1), j = 8 * nt + 2 * tg;
+      const float a0 = j <= i ? p.scale * __expf(s.gm[i] - s.gm[j]) * gq[nt][e] : 0.f;
+      const float a1 = j + 1 <= i ? p.scale * __expf(s.gm[i] - s.gm[j + 1]) * gq[nt][e + 1] : 0.f;
+      *reinterpret_cast<u32*>(&s.a[i * F16_TLD + j]) = Io<T>::pack(a0, a1);
+    }
+  __syncwarp();
+  // Column j = lane (lanes 16-31 repeat column lane − 16 and store nothing): T[i][j] = −Σ_m L[i][m] T[m][j].
+  const int j = lane & 15;
+  float acc[F16_C], tc[F16_C];
+#pragma unroll
+  for (int i = 0; i < F16_C; ++i) acc[i] = 0.f;
+#pragma unroll
+  for (int m = 0; m < F16_C; ++m) {
+    const float tm = m < j ? 0.f : (m == j ? 1.f : -acc[m]);
+    tc[m] = tm;
+    float lm[F16_C];  // row m of Lᵀ (column m of L) by four 16-byte broadcasts
+#pragma unroll
+    for (int q4 = 0; q4 < F16_C / 4; ++q4) {
+      const float4 w4 = *reinterpret_cast<const float4*>(&lt[m * 20 + 4 * q4]);
+      lm[4 * q4] = w4.x;
+      lm[4 * q4 + 1] = w4.y;
+      lm[4 * q4 + 2] = w4.z;
+      lm[4 * q4 + 3] = w4.w;
+    }
+#pragma unroll
+    for (int i = m + 1; i < F16_C; ++i) acc[i] += lm[i] * tm;
+  }
+  if (lane < 16) {
+#pragma unroll
+    for (int i = 0; i < F16_C; ++i) s.t[i * F16_TLD + j] = Io<T>::from_f(tc[i]);
+  }
+  __syncwarp();
+}
+
+template <typename T, int K, int V, int VB, typename F, int MODE = F16_FULL>
 __device__ __forceinline__ void fwd_fused16_body(const FwdParams& p) {
   static_assert(K == 128 && V % VB == 0 && VB == 64, "fused16: K = 128, value slices of 64");
+  constexpr int S = F::stages, PW = F::producer_warps, D = F::ahead;
   extern __shared__ __align__(16) unsigned char smem[];
-  Fused16Smem<T, VB>& sm = *reinterpret_cast<Fused16Smem<T, VB>*>(smem);
+  Fused16Smem<T, VB, F>& sm = *reinterpret_cast<Fused16Smem<T, VB, F>*>(smem);
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
   const int gi = lane >> 2, tg = lane & 3;
   const int v0 = blockIdx.x * VB, h = blockIdx.y, b = blockIdx.z;
@@ -196,137 +296,60 @@ __device__ __forceinline__ void fwd_fused16_body(const FwdParams& p) {
   const long long bos = load_cu(p, b), eos = load_cu(p, b + 1);
   const int nch = static_cast<int>((eos - bos + F16_C - 1) / F16_C);
   const long long srow = fused16_state_row(p, b);
+  if constexpr (MODE == F16_CHAIN_ONLY) {
+    for (int i = tid; i < static_cast<int>(sizeof(sm.st) / 16); i += F::threads)
+      reinterpret_cast<uint4*>(sm.st)[i] = uint4{0u, 0u, 0u, 0u};
+  }
+  if (tid == 0) {
+    for (int i = 0; i < S; ++i) {
+      dnnp::mbar_init(&sm.full[i], 1);
+      dnnp::mbar_init(&sm.empty[i], F16_CHAIN_WARPS);
+    }
+    dnnp::mbar_init_fence();
+  }
+  __syncthreads();
 
-  if (warp >= 4) {
+  if (warp >= F16_CHAIN_WARPS) {
     // ---------------------------------------------------------------- producer
-    const int ptid = tid - 128, pw = warp - 4;
+    // Warp pw owns chunks pw, pw + PW, ...: it copies chunk c + PW·D (its own, D ahead) into a free
+    // stage, then builds chunk c alone and hands it over; no barrier among the producer warps.
+    const int pw = warp - F16_CHAIN_WARPS;
     const float* gg = static_cast<const float*>(p.g);
     const float* gb = static_cast<const float*>(p.beta);
-    const Fused16Copies<T> cp = fused16_copies<T, K, V, VB>(p, qh, kh, vh, v0, ptid);
-    // g (lanes 0-15) or β (16-31) of chunk c's token lane & 15, 0 past the sequence (warp 7).
+    const Fused16Copies<T> cp = fused16_copies<T, K, V, VB>(p, qh, kh, vh, v0, lane);
+    // g (lanes 0-15) or β (16-31) of chunk c's token lane & 15, 0 past the sequence.
     auto gate_load = [&](int c) {
       const long long tok = bos + static_cast<long long>(c) * F16_C + (lane & 15);
-      if (c >= nch || tok >= eos) return 0.f;
+      if (MODE == F16_CHAIN_ONLY || c >= nch || tok >= eos) return 0.f;
       return lane < 16 ? gg[tok * HO + h] : gb[tok * HO + h];
     };
-    auto gate_store = [&](int c, float x) {
-      if (c < nch) {
-        Fused16Stage<T, VB>& s = sm.st[c % F16_STAGES];
-        (lane < 16 ? s.gr : s.br)[lane & 15] = x;
-      }
-    };
-    for (int c = 0; c < 2; ++c) {
-      if (c < nch) fused16_issue(cp, sm.st[c], bos + c * F16_C, eos);
+    float gring[D];
+#pragma unroll
+    for (int i = 0; i < D; ++i) {
+      const int ch = pw + PW * i;
+      if (MODE != F16_CHAIN_ONLY && ch < nch) fused16_issue(cp, sm.st[ch], bos + static_cast<long long>(ch) * F16_C, eos);
       cp_async_commit();
+      gring[i] = gate_load(ch);
     }
-    // Chunk c + 1's gates were loaded one iteration earlier (gpend): their latency hides behind a
-    // whole chunk's preparation, and their stage has been free since chunk c + 1's rows were issued.
-    float gpend = 0.f;
-    if (pw == 3) {
-      gate_store(0, gate_load(0));
-      gpend = gate_load(1);
-    }
-    for (int c = 0; c < nch; ++c) {
-      Fused16Stage<T, VB>& s = sm.st[c % F16_STAGES];
-      const int cn = c + 2;
-      if (pw == 3) {
-        gate_store(c + 1, gpend);
-        gpend = gate_load(cn);
+    for (int c = pw; c < nch; c += PW) {
+      Fused16Stage<T, VB>& s = sm.st[c % S];
+      const float gates = gring[0];
+#pragma unroll
+      for (int i = 0; i + 1 < D; ++i) gring[i] = gring[i + 1];
+      cp_async_wait<D - 1>();
+      __syncwarp();
+      if constexpr (MODE == F16_FULL || MODE == F16_PRODUCER) {
+        const long long left = eos - bos - static_cast<long long>(c) * F16_C;
+        fused16_build<T, K, VB>(p, s, sm.lt[pw], gates, left < F16_C ? static_cast<int>(left) : F16_C, lane);
       }
+      if (lane == 0) dnnp::mbar_arrive(&sm.full[c % S]);
+      const int cn = c + PW * D;
       if (cn < nch) {
-        if (cn >= F16_STAGES) dnnp::named_bar_sync(F16_BAR_EMPTY + cn % F16_STAGES, 256);
-        fused16_issue(cp, sm.st[cn % F16_STAGES], bos + static_cast<long long>(cn) * F16_C, eos);
+        if (cn >= S) dnnp::mbar_wait(&sm.empty[cn % S], ((cn / S) & 1) ^ 1);
+        if (MODE != F16_CHAIN_ONLY) fused16_issue(cp, sm.st[cn % S], bos + static_cast<long long>(cn) * F16_C, eos);
       }
       cp_async_commit();
-      cp_async_wait<2>();
-      dnnp::named_bar_sync(F16_BAR_PROD, 128);  // chunk c's rows and raw gates are in
-      // The roles rotate over the producer warps chunk by chunk (warp w sits on the SM's sub-partition
-      // w % 4, beside chain warp w − 4): role 0 builds T, role 1 A, role 2 the scalars.
-      const int role = (pw - c) & 3;
-      // Phase A: the l2 norms (warp pw: rows 8 pw .. + 7 of q then k), the scalars (role 2 first).
-      if (MODE != F16_CHAIN_COPIES && role == 2) {
-        const int t = lane & 15;
-        float gam = s.gr[t];
-        float bet = s.br[t];
-        if (p.flags & FLAG_BETA_SIGMOID) bet = (p.flags & FLAG_NEG_EIGVAL ? 2.f : 1.f) / (1.f + __expf(-bet));
-        if (static_cast<long long>(c) * F16_C + t >= eos - bos) bet = 0.f;
-#pragma unroll
-        for (int d = 1; d < 16; d <<= 1) {
-          const float up = __shfl_up_sync(0xffffffffu, gam, d);
-          if (t >= d) gam += up;
-        }
-        const float glast = __shfl_sync(0xffffffffu, gam, 15);
-        if (lane < 16) {
-          const float eg = __expf(gam);
-          s.se[t] = bet * eg;
-          s.sq[t] = p.scale * eg;
-          s.sk[t] = __expf(glast - gam);
-          s.be[t] = bet;
-          s.gm[t] = gam;
-          if (t == 15) s.gl = __expf(glast);
-        }
-      }
-      if (MODE != F16_CHAIN_COPIES && (p.flags & FLAG_L2NORM)) {
-#pragma unroll
-        for (int round = 0; round < 2; ++round) {
-          const int r = 8 * pw + 4 * round + (lane >> 3);
-          fused16_norm_row<T, K>((r < 16 ? s.q + r * F16_LD : s.k + (r - 16) * F16_LD), lane & 7);
-        }
-      }
-      dnnp::named_bar_sync(F16_BAR_PROD, 128);
-      // Phase B: role 0 T = (I + L)⁻¹ from K̂ K̂ᵀ, role 1 A from Q̂ K̂ᵀ.
-      if (MODE == F16_CHAIN_COPIES) {
-      } else if (role == 0) {
-        float gk[2][4];
-        fused16_gram<T, K>(gk, s.k, s.k, lane);
-#pragma unroll
-        for (int nt = 0; nt < 2; ++nt)
-#pragma unroll
-          for (int e = 0; e < 4; ++e) {
-            const int i = gi + 8 * (e >> 1), j = 8 * nt + 2 * tg + (e & 1);
-            sm.lt[j * 20 + i] = j < i ? s.be[i] * __expf(s.gm[i] - s.gm[j]) * gk[nt][e] : 0.f;
-          }
-        __syncwarp();
-        // Column j = lane (lanes 16-31 repeat column lane − 16 and store nothing): T[i][j] = −Σ_m L[i][m] T[m][j].
-        const int j = lane & 15;
-        float acc[F16_C], tc[F16_C];
-#pragma unroll
-        for (int i = 0; i < F16_C; ++i) acc[i] = 0.f;
-#pragma unroll
-        for (int m = 0; m < F16_C; ++m) {
-          const float tm = m < j ? 0.f : (m == j ? 1.f : -acc[m]);
-          tc[m] = tm;
-          float lm[F16_C];  // row m of Lᵀ (column m of L) by four 16-byte broadcasts
-#pragma unroll
-          for (int q4 = 0; q4 < F16_C / 4; ++q4) {
-            const float4 w4 = *reinterpret_cast<const float4*>(&sm.lt[m * 20 + 4 * q4]);
-            lm[4 * q4] = w4.x;
-            lm[4 * q4 + 1] = w4.y;
-            lm[4 * q4 + 2] = w4.z;
-            lm[4 * q4 + 3] = w4.w;
-          }
-#pragma unroll
-          for (int i = m + 1; i < F16_C; ++i) acc[i] += lm[i] * tm;
-        }
-        if (lane < 16) {
-#pragma unroll
-          for (int i = 0; i < F16_C; ++i) s.t[i * F16_TLD + j] = Io<T>::from_f(tc[i]);
-        }
-      } else if (role == 1) {
-        float gq[2][4];
-        fused16_gram<T, K>(gq, s.q, s.k, lane);
-#pragma unroll
-        for (int nt = 0; nt < 2; ++nt)
-#pragma unroll
-          for (int e = 0; e < 4; e += 2) {
-            const int i = gi + 8 * (e >> 1), j = 8 * nt + 2 * tg;
-            const float a0 = j <= i ? p.scale * __expf(s.gm[i] - s.gm[j]) * gq[nt][e] : 0.f;
-            const float a1 = j + 1 <= i ? p.scale * __expf(s.gm[i] - s.gm[j + 1]) * gq[nt][e + 1] : 0.f;
-            *reinterpret_cast<u32*>(&s.a[i * F16_TLD + j]) = Io<T>::pack(a0, a1);
-          }
-      }
-      dnnp::named_bar_arrive(F16_BAR_FULL + c % F16_STAGES, 256);
-      // Lᵀ is written again (by the next role-0 warp) only after the next PROD barriers.
+      gring[D - 1] = gate_load(cn);
     }
     cp_async_wait<0>();
     return;
@@ -349,10 +372,11 @@ __device__ __forceinline__ void fwd_fused16_body(const FwdParams& p) {
   T* ost = sm.ost[warp];
   T* o = static_cast<T*>(p.o);
   for (int c = 0; c < nch; ++c) {
-    Fused16Stage<T, VB>& s = sm.st[c % F16_STAGES];
-    dnnp::named_bar_sync(F16_BAR_FULL + c % F16_STAGES, 256);
+    Fused16Stage<T, VB>& s = sm.st[c % S];
+    dnnp::mbar_wait(&sm.full[c % S], (c / S) & 1);
     if constexpr (MODE == F16_PRODUCER) {
-      if (c + F16_STAGES < nch) dnnp::named_bar_arrive(F16_BAR_EMPTY + c % F16_STAGES, 256);
+      __syncwarp();
+      if (lane == 0) dnnp::mbar_arrive(&sm.empty[c % S]);
       continue;
     }
     float pe[2][4], pq[2][4];
@@ -406,7 +430,8 @@ __device__ __forceinline__ void fwd_fused16_body(const FwdParams& p) {
       Io<T>::mma(x[2 * np], ua, kb);
       Io<T>::mma(x[2 * np + 1], ua, kb + 2);
     }
-    if (c + F16_STAGES < nch) dnnp::named_bar_arrive(F16_BAR_EMPTY + c % F16_STAGES, 256);
+    __syncwarp();
+    if (lane == 0) dnnp::mbar_arrive(&sm.empty[c % S]);
     // O: the warp's 16 value rows × 16 tokens through its staging tile, 16 bytes per lane.
 #pragma unroll
     for (int nt = 0; nt < 2; ++nt)
