@@ -3,7 +3,8 @@
 # own, copies D own chunks ahead, mbarrier stages; bench/gdn_fwd_fused16.cuh) built with the device's
 # nvcc, checked against fp64 and timed at the benchmark shapes in its three launch forms and four
 # diagnostics, one ncu profile of b1 at (4,8192,16), our two-pass default forward beside it, then
-# json_robustness with cuDNN loaded (session 47's harness fix).
+# json_robustness with cuDNN loaded (session 47's harness fix; TAIL=1 only: it needs more than 150 s
+# with cuDNN loaded). NCU_ENTRY picks the profiled entry (default w8).
 # run: command "bash bench/device_fused16_49.sh", carry [".xfer-final"].
 set -u
 cd "$(git rev-parse --show-toplevel 2>/dev/null || pwd)"
@@ -16,7 +17,8 @@ $NVCC -std=c++17 -O3 -arch=sm_90a -Ikernels/include -Ibench bench/gdn_fused16_be
 timeout 120 /tmp/f16bench 20 2>&1 | tee $OUT/fused16.log
 echo "fused16 done at $(( $(date +%s) - t0 )) s"
 if command -v ncu > /dev/null; then
-  FUSED16_ONLY=b1 timeout 60 ncu --clock-control none -k regex:"fused16_bf16_b1$" --launch-skip 2 --launch-count 1 \
+  NK=${NCU_ENTRY:-w8}
+  FUSED16_ONLY=$NK timeout 60 ncu --clock-control none -k regex:"fused16_bf16_${NK}\$" --launch-skip 2 --launch-count 1 \
     --section SpeedOfLight --section WarpStateStats --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis \
     /tmp/f16bench 1 > $OUT/fused16_ncu.log 2>&1
   grep -E "Duration|Throughput|Issue Slots|Stall|Warp Cycles|Executed Ipc|Mem Busy|Max Bandwidth" $OUT/fused16_ncu.log | head -30
@@ -26,9 +28,9 @@ DNNPLAN_GDN_BENCH=1 DNNPLAN_GDN_BENCH_SCHEDULES="default:::" DNNPLAN_GDN_BENCH_S
 echo "ours rc=$?"
 grep -E "BENCH ours fwd |panicked" $OUT/ours.log | sed 's/^test gdn_benchmark_ours ... //' | head -10
 echo "elapsed $(( $(date +%s) - t0 )) s"
-if [ "${TAIL:-1}" = 1 ]; then
+if [ "${TAIL:-0}" = 1 ]; then
 j=$(ls .device/tests/json_robustness-* | head -1)
-DNNPLAN_JSON_ROBUSTNESS_CASES=4 timeout 150 "$j" --test-threads=1 > $OUT/json_robustness.log 2>&1
+DNNPLAN_JSON_ROBUSTNESS_CASES=4 timeout ${JSON_CAP:-400} "$j" --test-threads=1 > $OUT/json_robustness.log 2>&1
 echo "json_robustness rc=$?"
 grep -E "test result|bug|without a message|panicked" $OUT/json_robustness.log | head -20
 echo "elapsed $(( $(date +%s) - t0 )) s"

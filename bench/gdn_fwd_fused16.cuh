@@ -34,6 +34,7 @@
 
 #include "dnnp_async.cuh"
 #include "gdn_fwd.cuh"
+#include "gdn_fwd_slim.cuh"  // stsm_x4_t
 
 namespace gdn {
 
@@ -41,17 +42,23 @@ constexpr int F16_C = 16;          // tokens per chunk
 constexpr int F16_CHAIN_WARPS = 4; // warps 0-3; the producer warps follow
 constexpr int F16_LD = 136;        // q̂ / k̂ row stride in elements: 272 B puts ldmatrix rows on distinct banks
 constexpr int F16_TLD = 24;        // T / A row stride: 48 B, conflict-free for ldmatrix
+constexpr int F16_OLD = 24;        // O staging row stride (16 value rows + 8): 48 B rows for stmatrix
 
 // A launch form: PW producer warps, S stages, each producer warp's copies D of its own chunks ahead.
-template <int PW, int S, int D>
+// LAZY: the chain keeps X = λ X̃ and scales X̃ (64 multiplies per thread) only when λ falls below
+// 2^-40, instead of X ← e^{Γ_last} X every chunk; λ goes into 16 per-token scalars instead.
+template <int PW, int S, int D, bool LAZY = false>
 struct Fused16Form {
   static_assert(PW * D <= S, "the prologue's copies need no free stage");
   static constexpr int producer_warps = PW, stages = S, ahead = D;
+  static constexpr bool lazy_decay = LAZY;
   static constexpr int threads = 32 * (F16_CHAIN_WARPS + PW);
 };
 using Fused16B1 = Fused16Form<4, 12, 2>;   // one block per SM
 using Fused16B2 = Fused16Form<4, 8, 1>;    // two blocks per SM
 using Fused16W8 = Fused16Form<8, 14, 1>;   // eight producer warps, one block per SM
+using Fused16W8L = Fused16Form<8, 14, 1, true>;  // W8 with the lazy decay
+using Fused16B2L = Fused16Form<4, 8, 1, true>;   // B2 with the lazy decay
 
 // One stage: chunk c's rows and factors. q, k hold the raw rows, then q̂, k̂ in place.
 template <typename T, int VB>
@@ -73,7 +80,7 @@ struct Fused16Smem {
   uint64_t full[F::stages];    // one arrival: the producer warp that built the stage's chunk
   uint64_t empty[F::stages];   // four arrivals: the chain warps, done with it
   float lt[F::producer_warps][F16_C * 20];  // each producer warp's Lᵀ (fp32; rows 16-byte aligned)
-  T ost[F16_CHAIN_WARPS][F16_C * 16];       // the chain warps' O staging, [token][16 value rows]
+  T ost[F16_CHAIN_WARPS][2][F16_C * F16_OLD];  // the chain warps' O staging, [token][16 value rows], by chunk parity
 };
 
 template <typename T, int VB, typename F>
@@ -93,6 +100,8 @@ template <typename T>
 struct Fused16Copies {
   const T *q, *k, *v;         // the lane's column of token row 0
   long long sq, sk, sv;       // row strides (elements per token)
+  int oq, ok, ov;             // the lane's first row's offset from the chunk's row 0 (rq · sq, ...)
+  int sq2, sk2, sv4;          // the offsets between the lane's rows (2 sq, 2 sk, 4 sv)
   int rq, cq, rv, cv;
 };
 
@@ -107,6 +116,12 @@ __device__ __forceinline__ Fused16Copies<T> fused16_copies(const FwdParams& p, i
   c.sq = static_cast<long long>(p.h) * K;
   c.sk = static_cast<long long>(p.hk) * K;
   c.sv = static_cast<long long>(p.hv) * V;
+  c.oq = c.rq * static_cast<int>(c.sq);
+  c.ok = c.rq * static_cast<int>(c.sk);
+  c.ov = c.rv * static_cast<int>(c.sv);
+  c.sq2 = 2 * static_cast<int>(c.sq);
+  c.sk2 = 2 * static_cast<int>(c.sk);
+  c.sv4 = 4 * static_cast<int>(c.sv);
   c.q = static_cast<const T*>(p.q) + qh * K + c.cq;
   c.k = static_cast<const T*>(p.k) + kh * K + c.cq;
   c.v = static_cast<const T*>(p.v) + static_cast<long long>(vh) * V + v0 + c.cv;
@@ -114,23 +129,27 @@ __device__ __forceinline__ Fused16Copies<T> fused16_copies(const FwdParams& p, i
 }
 
 // Chunk [t0, t0 + 16)'s q, k, v rows into stage s by zero-filling cp.async (rows at or past te: zeros;
-// their source address is the chunk's first row, never read).
+// their source address is the chunk's first row, never read). Row offsets inside the chunk are
+// 32-bit (16 rows of at most 2^31 / 16 elements each: the caller's strides), the chunk's base 64-bit.
 template <typename T, int VB>
 __device__ __forceinline__ void fused16_issue(const Fused16Copies<T>& c, Fused16Stage<T, VB>& s, long long t0, long long te) {
+  const long long left = te - t0;
+  const int rem = left < F16_C ? static_cast<int>(left) : F16_C;
+  const T* q0 = c.q + t0 * c.sq;
+  const T* k0 = c.k + t0 * c.sk;
+  const T* v0 = c.v + t0 * c.sv;
 #pragma unroll
   for (int i = 0; i < F16_C / 2; ++i) {
     const int r = c.rq + 2 * i;
-    const bool live = t0 + r < te;
-    const long long row = live ? t0 + r : t0;
-    cp_async16_zfill(s.q + r * F16_LD + c.cq, c.q + row * c.sq, live);
-    cp_async16_zfill(s.k + r * F16_LD + c.cq, c.k + row * c.sk, live);
+    const bool live = r < rem;
+    cp_async16_zfill(s.q + r * F16_LD + c.cq, q0 + (live ? c.oq + i * c.sq2 : 0), live);
+    cp_async16_zfill(s.k + r * F16_LD + c.cq, k0 + (live ? c.ok + i * c.sk2 : 0), live);
   }
 #pragma unroll
   for (int i = 0; i < F16_C / 4; ++i) {
     const int r = c.rv + 4 * i;
-    const bool live = t0 + r < te;
-    const long long row = live ? t0 + r : t0;
-    cp_async16_zfill(s.v + r * (VB + 8) + c.cv, c.v + row * c.sv, live);
+    const bool live = r < rem;
+    cp_async16_zfill(s.v + r * (VB + 8) + c.cv, v0 + (live ? c.ov + i * c.sv4 : 0), live);
   }
 }
 
@@ -175,20 +194,15 @@ __device__ __forceinline__ void fused16_b_rows(u32 (&b)[4], const T* rows, int l
   ldsm_x4(b, rows + ((lane & 7) + 8 * (lane >> 4)) * ld + 16 * kk + 8 * ((lane >> 3) & 1));
 }
 
-// 16 × 16 Gram product G = Ar Brᵀ of two [16][K] row tiles (row i of Ar against row j of Br) in a
-// warp's m16n8 accumulators (rows g, g + 8; columns 8 nt + 2 tg + {0, 1}).
-template <typename T, int K>
-__device__ __forceinline__ void fused16_gram(float (&g)[2][4], const T* ar, const T* br, int lane) {
-  zero_frags(g);
-  const int gi = lane >> 2, tg = lane & 3;
-#pragma unroll
-  for (int kk = 0; kk < K / 16; ++kk) {
-    u32 a[4], b[4];
-    ld_a_frag(a, ar, F16_LD, gi, 16 * kk + 2 * tg);
-    fused16_b_rows(b, br, F16_LD, kk, lane);
-    Io<T>::mma(g[0], a, b);
-    Io<T>::mma(g[1], a, b + 2);
-  }
+// A chain warp's O rows of chunk c (16 tokens × its 16 value rows, staged as [token][value row]) to
+// global memory, 16 bytes per lane; tokens at or past eos are not stored.
+template <typename T, int V>
+__device__ __forceinline__ void fused16_store_o(const T* ost, T* o, long long bos, long long eos, int c, int h,
+                                                int HO, int vr0, int lane) {
+  __syncwarp();
+  const long long tok = bos + static_cast<long long>(c) * F16_C + (lane >> 1);
+  const uint4 ov = *reinterpret_cast<const uint4*>(ost + (lane >> 1) * F16_OLD + 8 * (lane & 1));
+  if (tok < eos) *reinterpret_cast<uint4*>(o + (tok * HO + h) * static_cast<long long>(V) + vr0 + 8 * (lane & 1)) = ov;
 }
 
 // Timing diagnostics (bench/gdn_fused16_bench.cu; their outputs are not the forward's): the chain
@@ -234,24 +248,47 @@ __device__ __forceinline__ void fused16_build(const FwdParams& p, Fused16Stage<T
     }
   }
   __syncwarp();
+  // K̂ K̂ᵀ and Q̂ K̂ᵀ over one set of K̂ fragments: ldmatrix of a [token][channel] tile gives the B
+  // fragments of both n8 tiles, and the same four registers in the order {0, 2, 1, 3} are its A
+  // fragment (rows 0-7 / 8-15 × channels 0-7 / 8-15).
   float gk[2][4], gq[2][4];
-  fused16_gram<T, K>(gk, s.k, s.k, lane);
-  fused16_gram<T, K>(gq, s.q, s.k, lane);
+  zero_frags(gk);
+  zero_frags(gq);
 #pragma unroll
-  for (int nt = 0; nt < 2; ++nt)
+  for (int kk = 0; kk < K / 16; ++kk) {
+    u32 bk[4], bq[4];
+    fused16_b_rows(bk, s.k, F16_LD, kk, lane);
+    fused16_b_rows(bq, s.q, F16_LD, kk, lane);
+    const u32 ak[4] = {bk[0], bk[2], bk[1], bk[3]};
+    const u32 aq[4] = {bq[0], bq[2], bq[1], bq[3]};
+    Io<T>::mma(gk[0], ak, bk);
+    Io<T>::mma(gk[1], ak, bk + 2);
+    Io<T>::mma(gq[0], aq, bk);
+    Io<T>::mma(gq[1], aq, bk + 2);
+  }
+  // L = strict tril(β_i e^{Γi − Γj} k̂i · k̂j) (fp32, as Lᵀ) and A = tril(scale e^{Γi − Γj} q̂i · k̂j),
+  // one exponential per element for both.
+  float gmi[2], bei[2], gmj[2][2];
 #pragma unroll
-    for (int e = 0; e < 4; ++e) {
-      const int i = gi + 8 * (e >> 1), j = 8 * nt + 2 * tg + (e & 1);
-      lt[j * 20 + i] = j < i ? s.be[i] * __expf(s.gm[i] - s.gm[j]) * gk[nt][e] : 0.f;
-    }
+  for (int r = 0; r < 2; ++r) {
+    gmi[r] = s.gm[gi + 8 * r];
+    bei[r] = s.be[gi + 8 * r];
+    gmj[r][0] = s.gm[8 * r + 2 * tg];
+    gmj[r][1] = s.gm[8 * r + 2 * tg + 1];
+  }
 #pragma unroll
   for (int nt = 0; nt < 2; ++nt)
 #pragma unroll
     for (int e = 0; e < 4; e += 2) {
       const int i = gi + 8 * (e >> 1), j = 8 * nt + 2 * tg;
-      const float a0 = j <= i ? p.scale * __expf(s.gm[i] - s.gm[j]) * gq[nt][e] : 0.f;
-      const float a1 = j + 1 <= i ? p.scale * __expf(s.gm[i] - s.gm[j + 1]) * gq[nt][e + 1] : 0.f;
-      *reinterpret_cast<u32*>(&s.a[i * F16_TLD + j]) = Io<T>::pack(a0, a1);
+      float av[2];
+#pragma unroll
+      for (int d = 0; d < 2; ++d) {
+        const float ex = j + d <= i ? __expf(gmi[e >> 1] - gmj[nt][d]) : 0.f;
+        lt[(j + d) * 20 + i] = j + d < i ? bei[e >> 1] * ex * gk[nt][e + d] : 0.f;
+        av[d] = p.scale * ex * gq[nt][e + d];
+      }
+      *reinterpret_cast<u32*>(&s.a[i * F16_TLD + j]) = Io<T>::pack(av[0], av[1]);
     }
   __syncwarp();
   // Column j = lane (lanes 16-31 repeat column lane − 16 and store nothing): T[i][j] = −Σ_m L[i][m] T[m][j].
@@ -369,7 +406,8 @@ __device__ __forceinline__ void fwd_fused16_body(const FwdParams& p) {
   } else {
     zero_frags(x);
   }
-  T* ost = sm.ost[warp];
+  float lam = 1.f;  // X = λ X̃ (LAZY forms; 1 otherwise)
+  T(*ost)[F16_C * F16_OLD] = sm.ost[warp];
   T* o = static_cast<T*>(p.o);
   for (int c = 0; c < nch; ++c) {
     Fused16Stage<T, VB>& s = sm.st[c % S];
@@ -379,20 +417,35 @@ __device__ __forceinline__ void fwd_fused16_body(const FwdParams& p) {
       if (lane == 0) dnnp::mbar_arrive(&sm.empty[c % S]);
       continue;
     }
-    float pe[2][4], pq[2][4];
+    // P and Q over channel halves kept apart (two 4-deep mma chains each instead of one 8-deep), summed.
+    float pe[2][4], pq[2][4], pe2[2][4], pq2[2][4];
     zero_frags(pe);
     zero_frags(pq);
+    zero_frags(pe2);
+    zero_frags(pq2);
 #pragma unroll
     for (int kk = 0; kk < K / 16; ++kk) {
       u32 a[4], bk[4], bq[4];
       x_a_frag<T>(a, x, kk);
       fused16_b_rows(bk, s.k, F16_LD, kk, lane);
       fused16_b_rows(bq, s.q, F16_LD, kk, lane);
-      Io<T>::mma(pe[0], a, bk);
-      Io<T>::mma(pe[1], a, bk + 2);
-      Io<T>::mma(pq[0], a, bq);
-      Io<T>::mma(pq[1], a, bq + 2);
+      float(&de)[2][4] = kk < K / 32 ? pe : pe2;
+      float(&dq)[2][4] = kk < K / 32 ? pq : pq2;
+      Io<T>::mma(de[0], a, bk);
+      Io<T>::mma(de[1], a, bk + 2);
+      Io<T>::mma(dq[0], a, bq);
+      Io<T>::mma(dq[1], a, bq + 2);
     }
+    // The previous chunk's O rows, staged at its end, leave now: their shared-memory round trip
+    // waits behind this chunk's mma chains instead of stalling the in-order issue.
+    if (c > 0) fused16_store_o<T, V>(ost[(c - 1) & 1], o, bos, eos, c - 1, h, HO, vr0, lane);
+#pragma unroll
+    for (int nt = 0; nt < 2; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        pe[nt][e] += pe2[nt][e];
+        pq[nt][e] += pq2[nt][e];
+      }
     // Rᵀ = β vᵀ − P diag(β e^Γ); the readout Q diag(scale e^Γ).
     float r[2][4];
 #pragma unroll
@@ -400,8 +453,8 @@ __device__ __forceinline__ void fwd_fused16_body(const FwdParams& p) {
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
         const int t = 8 * nt + 2 * tg + (e & 1), vr = 16 * warp + gi + 8 * (e >> 1);
-        r[nt][e] = s.be[t] * Io<T>::to_f(s.v[t * (VB + 8) + vr]) - s.se[t] * pe[nt][e];
-        pq[nt][e] *= s.sq[t];
+        r[nt][e] = s.be[t] * Io<T>::to_f(s.v[t * (VB + 8) + vr]) - (F::lazy_decay ? s.se[t] * lam : s.se[t]) * pe[nt][e];
+        pq[nt][e] *= F::lazy_decay ? s.sq[t] * lam : s.sq[t];
       }
     u32 ra[4], tb[4];
     x_a_frag<T>(ra, r, 0);
@@ -416,13 +469,26 @@ __device__ __forceinline__ void fwd_fused16_body(const FwdParams& p) {
     fused16_b_rows(ab, s.a, F16_TLD, 0, lane);
     Io<T>::mma(pq[0], ua, ab);
     Io<T>::mma(pq[1], ua, ab + 2);
+    // Lazy decay: X_{c+1} = λ' (X̃ + ΔX / λ') with λ' = λ e^{Γ_last}; below 2^-40 (or a zero gate)
+    // X̃ takes λ' and λ restarts at 1. Uniform over the block (every lane computes the same λ).
+    float inv = 1.f;
+    if constexpr (F::lazy_decay) {
+      const float lam_next = lam * s.gl;
+      if (lam_next < 0x1p-40f) {
+        scale_frags(x, lam_next);
+        lam = 1.f;
+      } else {
+        lam = lam_next;
+        inv = 1.f / lam_next;
+      }
+    }
     // X ← e^{Γ_last} X + Uᵀ diag(e^{Γ_last − Γ}) K̂.
 #pragma unroll
     for (int nt = 0; nt < 2; ++nt)
 #pragma unroll
-      for (int e = 0; e < 4; ++e) u[nt][e] *= s.sk[8 * nt + 2 * tg + (e & 1)];
+      for (int e = 0; e < 4; ++e) u[nt][e] *= s.sk[8 * nt + 2 * tg + (e & 1)] * inv;
     x_a_frag<T>(ua, u, 0);
-    scale_frags(x, s.gl);
+    if constexpr (!F::lazy_decay) scale_frags(x, s.gl);
 #pragma unroll
     for (int np = 0; np < K / 16; ++np) {
       u32 kb[4];
@@ -432,17 +498,16 @@ __device__ __forceinline__ void fwd_fused16_body(const FwdParams& p) {
     }
     __syncwarp();
     if (lane == 0) dnnp::mbar_arrive(&sm.empty[c % S]);
-    // O: the warp's 16 value rows × 16 tokens through its staging tile, 16 bytes per lane.
-#pragma unroll
-    for (int nt = 0; nt < 2; ++nt)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) ost[(8 * nt + 2 * tg + (e & 1)) * 16 + gi + 8 * (e >> 1)] = Io<T>::from_f(pq[nt][e]);
-    __syncwarp();
-    const long long tok = bos + static_cast<long long>(c) * F16_C + (lane >> 1);
-    const uint4 ov = *reinterpret_cast<const uint4*>(ost + (lane >> 1) * 16 + 8 * (lane & 1));
-    if (tok < eos) *reinterpret_cast<uint4*>(o + (tok * HO + h) * static_cast<long long>(V) + vr0 + 8 * (lane & 1)) = ov;
-    __syncwarp();
+    // O: the warp's 16 value rows × 16 tokens into its staging tile for this chunk's parity by one
+    // transposing stmatrix ([token][value row]); stored to global memory during the next chunk.
+    {
+      const u32 r[4] = {Io<T>::pack(pq[0][0], pq[0][1]), Io<T>::pack(pq[0][2], pq[0][3]), Io<T>::pack(pq[1][0], pq[1][1]),
+                        Io<T>::pack(pq[1][2], pq[1][3])};
+      stsm_x4_t(ost[c & 1] + ((lane & 7) + 8 * (lane >> 4)) * F16_OLD + 8 * ((lane >> 3) & 1), r);
+    }
   }
+  if (nch > 0) fused16_store_o<T, V>(ost[(nch - 1) & 1], o, bos, eos, nch - 1, h, HO, vr0, lane);
+  if (F::lazy_decay) scale_frags(x, lam);
   if (p.final_state) {
 #pragma unroll
     for (int nt = 0; nt < K / 8; ++nt)
