@@ -46,7 +46,7 @@ constexpr int F16_OLD = 24;        // O staging row stride (16 value rows + 8): 
 
 // A launch form: PW producer warps, S stages, each producer warp's copies D of its own chunks ahead.
 // LAZY: the chain keeps X = λ X̃ and scales X̃ (64 multiplies per thread) only when λ falls below
-// 2^-40, instead of X ← e^{Γ_last} X every chunk; λ goes into 16 per-token scalars instead.
+// 2^-40 (bf16; fp16: 2^-6, X̃ stays in its range), instead of X ← e^{Γ_last} X every chunk; λ goes into 16 per-token scalars instead.
 template <int PW, int S, int D, bool LAZY = false>
 struct Fused16Form {
   static_assert(PW * D <= S, "the prologue's copies need no free stage");
@@ -469,12 +469,14 @@ __device__ __forceinline__ void fwd_fused16_body(const FwdParams& p) {
     fused16_b_rows(ab, s.a, F16_TLD, 0, lane);
     Io<T>::mma(pq[0], ua, ab);
     Io<T>::mma(pq[1], ua, ab + 2);
-    // Lazy decay: X_{c+1} = λ' (X̃ + ΔX / λ') with λ' = λ e^{Γ_last}; below 2^-40 (or a zero gate)
+    // Lazy decay: X_{c+1} = λ' (X̃ + ΔX / λ') with λ' = λ e^{Γ_last}; below the floor (or a zero gate)
     // X̃ takes λ' and λ restarts at 1. Uniform over the block (every lane computes the same λ).
     float inv = 1.f;
     if constexpr (F::lazy_decay) {
       const float lam_next = lam * s.gl;
-      if (lam_next < 0x1p-40f) {
+      // X̃ reaches the mma as the io dtype: bf16 has fp32's range, fp16 tops out at 65504.
+      constexpr float kFloor = std::is_same<T, gdn_bf16>::value ? 0x1p-40f : 0x1p-6f;
+      if (lam_next < kFloor) {
         scale_frags(x, lam_next);
         lam = 1.f;
       } else {
