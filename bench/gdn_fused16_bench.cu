@@ -24,7 +24,7 @@
 using gdn::gdn_bf16;
 
 #define FUSED16_ENTRY(name, FORM, BLOCKS, MODE)                                                   \
-  extern "C" __global__ void __launch_bounds__(gdn::FORM::threads, BLOCKS) name(const __grid_constant__ gdn::FwdParams p) { \
+  extern "C" __global__ void __launch_bounds__(gdn::FORM::threads, BLOCKS) name(const __grid_constant__ gdn::Fused16Params p) { \
     gdn::fwd_fused16_body<gdn_bf16, 128, 128, 64, gdn::FORM, MODE>(p);                            \
   }
 FUSED16_ENTRY(fused16_bf16_b1, Fused16B1, 1, gdn::F16_FULL)
@@ -192,7 +192,7 @@ static void release(Dev& d) {
   for (void* x : {d.q, d.k, d.v, d.g, d.beta, d.cu, d.h0, d.o, d.fs}) cudaFree(x);
 }
 
-typedef void (*EntryFn)(const gdn::FwdParams);
+typedef void (*EntryFn)(const gdn::Fused16Params);
 struct Entry {
   EntryFn fn;
   const char* name;
@@ -204,7 +204,8 @@ static Entry entry(EntryFn fn, const char* name) {
 }
 
 static void launch(const Entry& e, const Dev& d, const Case& c, cudaStream_t s) {
-  e.fn<<<dim3(V / 64, c.H, c.N), e.threads, e.smem, s>>>(d.p);
+  const gdn::Fused16Params pp{d.p, c.T, 0, 0};
+  e.fn<<<dim3(V / 64, c.H, c.N), e.threads, e.smem, s>>>(pp);
 }
 
 static double rms_ratio(const std::vector<double>& a, const std::vector<double>& b) {

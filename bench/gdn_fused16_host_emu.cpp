@@ -43,7 +43,8 @@ static void run_case(const char* name, int H, int HV, int flags, std::vector<int
   auto run_form = [&](auto form) {
     using F = decltype(form);
     cs.reset_outputs();
-    launch(grid, F::threads, [&] { gdn::fwd_fused16_body<IOT, K, V, VB, F>(p); });
+    const gdn::Fused16Params pp{p, cs.cu.back(), cs.N + 2, 0};
+    launch(grid, F::threads, [&] { gdn::fwd_fused16_body<IOT, K, V, VB, F>(pp); });
     std::vector<double> od(cs.o.size()), fd(cs.fs32.size());
     for (size_t i = 0; i < od.size(); ++i) od[i] = dec<IOT>(cs.o[i]);
     for (size_t i = 0; i < fd.size(); ++i) fd[i] = bf16_state ? dec<gdn::gdn_bf16>(cs.fs16[i]) : cs.fs32[i];
@@ -79,7 +80,10 @@ static void run_case(const char* name, int H, int HV, int flags, std::vector<int
   std::vector<unsigned short> h0b = cs.h0b;
   p.initial_state = bf16_state ? static_cast<const void*>(h0b.data()) : static_cast<const void*>(h0f.data());
   p.final_state = bf16_state ? static_cast<void*>(h0b.data()) : static_cast<void*>(h0f.data());
-  launch(U3{unsigned(V / VB), unsigned(cs.HO), unsigned(cs.N)}, B1::threads, [&] { gdn::fwd_fused16_body<IOT, K, V, VB, B1>(p); });
+  launch(U3{unsigned(V / VB), unsigned(cs.HO), unsigned(cs.N)}, B1::threads, [&] {
+    const gdn::Fused16Params pp{p, cs.cu.back(), cs.N + 2, 0};
+    gdn::fwd_fused16_body<IOT, K, V, VB, B1>(pp);
+  });
   bool same = true;
   for (size_t i = 0; i < r1.second.size(); ++i)
     same &= (bf16_state ? dec<gdn::gdn_bf16>(h0b[i]) : double(h0f[i])) == r1.second[i];
@@ -108,7 +112,10 @@ static void run_case(const char* name, int H, int HV, int flags, std::vector<int
   p.state_indices = idx.data();
   p.initial_state = bf16_state ? static_cast<const void*>(pool16.data()) : static_cast<const void*>(pool32.data());
   p.final_state = bf16_state ? static_cast<void*>(pool16.data()) : static_cast<void*>(pool32.data());
-  launch(U3{unsigned(V / VB), unsigned(cs.HO), unsigned(cs.N)}, B1::threads, [&] { gdn::fwd_fused16_body<IOT, K, V, VB, B1>(p); });
+  launch(U3{unsigned(V / VB), unsigned(cs.HO), unsigned(cs.N)}, B1::threads, [&] {
+    const gdn::Fused16Params pp{p, cs.cu.back(), cs.N + 2, 0};
+    gdn::fwd_fused16_body<IOT, K, V, VB, B1>(pp);
+  });
   p.state_indices = nullptr;
   bool pooled = true;
   for (int bq = 0; bq < cs.N; ++bq)

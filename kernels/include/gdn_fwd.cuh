@@ -765,6 +765,27 @@ __device__ __forceinline__ float raw_bits_to_f(u32 x, int dtype) {
   const unsigned short b = static_cast<unsigned short>(x);
   return dtype == DT_BF16 ? Io<gdn_bf16>::bits_to_f(b) : Io<gdn_f16>::bits_to_f(b);
 }
+// A token's log decay from its gate port's value g (head h): safe gate −e^{a_log} softplus(g +
+// dt_bias), linear gate log(g + 1e-10), else g itself (spec §2).
+__device__ __forceinline__ float gate_log_decay(const FwdParams& p, float g, int h) {
+  if (p.flags & FLAG_SAFE_GATE) {
+    float ea = p.a_log ? __expf(load_any(p.a_log, p.a_log_dtype, h)) : 1.f;
+    float x = g + (p.dt_bias ? load_any(p.dt_bias, p.dt_bias_dtype, h) : 0.f);
+    float sp = x > 20.f ? x : log1pf(__expf(x));
+    return -ea * sp;
+  }
+  if (p.flags & FLAG_LINEAR_GATE) return logf(g + 1e-10f);
+  return g;
+}
+// A token's β from its port's value b: through the sigmoid (doubled with the negative eigenvalues)
+// when asked for.
+__device__ __forceinline__ float gate_beta(const FwdParams& p, float b) {
+  if (p.flags & FLAG_BETA_SIGMOID) {
+    b = 1.f / (1.f + __expf(-b));
+    if (p.flags & FLAG_NEG_EIGVAL) b *= 2.f;
+  }
+  return b;
+}
 __device__ __forceinline__ PrepGateRaw prep_gates_raw(const FwdParams& p, long long t0, int len, int h, int HO,
                                                       int tid) {
   PrepGateRaw r{0u, 0u};
@@ -784,22 +805,8 @@ __device__ __forceinline__ void prep_gates_cook(const FwdParams& p, float* gam, 
   if (tid < CHUNK) {
     float la = 0.f, b = 0.f;
     if (tid < len) {
-      float g = raw_bits_to_f(raw.g, p.g_dtype);
-      if (p.flags & FLAG_SAFE_GATE) {
-        float ea = p.a_log ? __expf(load_any(p.a_log, p.a_log_dtype, h)) : 1.f;
-        float x = g + (p.dt_bias ? load_any(p.dt_bias, p.dt_bias_dtype, h) : 0.f);
-        float sp = x > 20.f ? x : log1pf(__expf(x));
-        la = -ea * sp;
-      } else if (p.flags & FLAG_LINEAR_GATE) {
-        la = logf(g + 1e-10f);
-      } else {
-        la = g;
-      }
-      b = raw_bits_to_f(raw.b, p.beta_dtype);
-      if (p.flags & FLAG_BETA_SIGMOID) {
-        b = 1.f / (1.f + __expf(-b));
-        if (p.flags & FLAG_NEG_EIGVAL) b *= 2.f;
-      }
+      la = gate_log_decay(p, raw_bits_to_f(raw.g, p.g_dtype), h);
+      b = gate_beta(p, raw_bits_to_f(raw.b, p.beta_dtype));
     }
     float s = la;
 #pragma unroll

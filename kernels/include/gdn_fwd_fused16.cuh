@@ -1,35 +1,38 @@
-// gdn_fwd_fused16.cuh: the GDN forward in ONE pass at chunk 16 (session 48, experimental; issue 8's
-// forward target). Not bundled yet: bench/gdn_fused16_host_emu.cpp checks it on the CPU against the
-// fp64 recurrence, bench/gdn_fused16_bench.cu times it on the GPU beside the two-pass forward.
+// gdn_fwd_fused16.cuh: the GDN forward in ONE pass at chunk 16 (sessions 48-49; issue 8's forward
+// target): kernels/src/gdn_fused16.cu's entries. bench/gdn_fused16_host_emu.cpp checks it on the
+// CPU against the fp64 recurrence, bench/gdn_fused16_bench.cu times its forms on the GPU.
 //
 // Why chunk 16: the two-pass forward (slim prep, then the output scan) moves ~1.0 GB at
 // (4,8192,16) where q, k, v, g, β in and O out are 0.54 GB (bench/gdn_results.md, session 30), and
-// a fused chunk-64 kernel (session 31, w4fx) was 2.5x slower: its 64 × 64 prep tile (K Kᵀ, Q Kᵀ,
-// the triangular inverse) is barrier-bound at one tile in flight per block. At chunk 16 the
-// factors are 16 × 16: K Kᵀ and Q Kᵀ are 16 mma.sync each, the inverse one lane per column, so the
-// factors of chunk c + 1..c + 2 are built by a producer warpgroup while the chain runs chunk c, and
-// nothing but q, k, v, g, β in and O, the final state out touches global memory.
+// a fused chunk-64 kernel (session 31, w4fx) was 2.5x slower: its 64 × 64 prep tile is
+// barrier-bound at one tile in flight per block. At chunk 16 the factors are 16 × 16 (K̂ K̂ᵀ and Q̂ K̂ᵀ
+// are 16 mma.sync each, the inverse one lane per column), so producer warps build chunks ahead
+// while the chain runs, and nothing but q, k, v, g, β in and O, the final state out touches global
+// memory.
 //
-// Contract (what the entry serves; the caller checks it): io bf16 / fp16, K = V = 128, the gate in
-// the log domain (fp32), β fp32 (optionally through the sigmoid), l2norm on or off, any H / HK / HV
+// Contract (what an entry serves; the caller checks it): io bf16 / fp16, K = V = 128, every gate
+// form of the forward (log or linear domain, safe gate with a_log / dt_bias; g and β fp32, bf16 or
+// fp16; β through the sigmoid, doubled with negative eigenvalues), l2norm on or off, any H / HK / HV
 // grouping (HO = max), cu_seqlens int32 / int64 with empty and partial sequences, initial and final
-// state fp32 or bf16 in the stored domain [N, HO, V, K] (final may alias initial), state_indices.
-// No workspace. Grid (V / VB, HO, N), F16_THREADS threads, fused16_smem_bytes<T, VB>() dynamic
-// shared memory. Exact: the UT/WY chunk algebra of spec §4.2 with X = Sᵀ in fp32 mma accumulators
-// (no truncation, no pieces).
+// state fp32 or bf16 in the stored domain [N, HO, V, K] (final may alias initial), state_indices,
+// q, k, v rows of at most 2^27 elements per token (the copies' in-chunk offsets are 32-bit). No
+// workspace, no atomics, no global flags. Grid (V / 64, HO, N), Form::threads threads,
+// fused16_smem_bytes<T, 64, Form>() dynamic shared memory. Exact: the UT/WY chunk algebra of spec
+// §4.2 with X = Sᵀ in fp32 mma accumulators (no truncation, no pieces); deterministic.
 //
-// Roles. Warps 0-3 (the chain) own value rows v0 + 16 w .. + 16 of the block's slice [v0, v0 + VB)
-// (VB = 64: two blocks per (sequence, head)); per chunk, from the stage the producer filled:
-//   P = X k̂ᵀ, Q = X q̂ᵀ (V × 16, one pass over X's A fragments, 32 mma per warp),
+// Roles. Warps 0-3 (the chain) own value rows v0 + 16 w .. + 16 of the block's slice [v0, v0 + 64);
+// per chunk, from the stage the producer filled:
+//   P = X k̂ᵀ, Q = X q̂ᵀ (V × 16, one pass over X's A fragments, two channel halves, 32 mma per warp),
 //   Rᵀ = diag(β) vᵀ − P diag(β e^Γ),  Uᵀ = Rᵀ Tᵀ,  Oᵀ = Q diag(scale e^Γ) + Uᵀ Aᵀ,
-//   X ← e^{Γ_last} X + Uᵀ diag(e^{Γ_last − Γ}) K̂  (16 mma per warp).
-// Warps 4-7 (the producer) copy chunk c + 2's q, k, v rows by zero-filling cp.async into a free
-// stage (warp 7 also loads its g, β into registers and stores them one iteration later), then turn
-// chunk c's raw rows into q̂, k̂ (l2 norms in place), the per-token scalars, T = (I + L)⁻¹ (K̂ K̂ᵀ,
-// then forward substitution in fp32, one lane per column) and A (Q̂ K̂ᵀ), the three roles rotating
-// over the producer warps chunk by chunk. Hand-over by named barriers: FULL[s] (producer arrives,
-// chain syncs) and EMPTY[s] (chain arrives, producer syncs before refilling stage s), F16_STAGES
-// stages.
+//   X ← e^{Γ_last} X + Uᵀ diag(e^{Γ_last − Γ}) K̂  (16 mma per warp);
+// O leaves through a per-warp staging tile (stmatrix) during the next chunk. The lazy forms keep
+// X = λ X̃ and fold λ into the per-token scalars instead of scaling X every chunk.
+// Warps 4.. (the producer, Form::producer_warps of them) each own chunks pw, pw + PW, ...: a warp
+// copies its chunk D own chunks ahead by zero-filling cp.async into a free stage, loads that chunk's
+// raw g, β bits, then builds its current chunk alone: the per-token scalars, q̂, k̂ (l2 norms in
+// place), T = (I + L)⁻¹ (K̂ K̂ᵀ by mma.sync, forward substitution in fp32, one lane per column) and
+// A (Q̂ K̂ᵀ). Stages are handed over by mbarriers: full[s] (one arrival: the building warp) and
+// empty[s] (four: the chain warps), Form::stages of them.
 #pragma once
 
 #include "dnnp_async.cuh"
@@ -60,6 +63,17 @@ using Fused16W8 = Fused16Form<8, 14, 1>;   // eight producer warps, one block pe
 using Fused16W8L = Fused16Form<8, 14, 1, true>;  // W8 with the lazy decay
 using Fused16B2L = Fused16Form<4, 8, 1, true>;   // B2 with the lazy decay
 
+// The lazy decay's floor for λ: X̃ reaches the mma as the io dtype (bf16: fp32's range; fp16 tops
+// out at 65504).
+template <typename T>
+struct Fused16Floor {
+  static constexpr float value = 0x1p-6f;
+};
+template <>
+struct Fused16Floor<gdn_bf16> {
+  static constexpr float value = 0x1p-40f;
+};
+
 // One stage: chunk c's rows and factors. q, k hold the raw rows, then q̂, k̂ in place.
 template <typename T, int VB>
 struct Fused16Stage {
@@ -88,9 +102,34 @@ constexpr int fused16_smem_bytes() {
   return static_cast<int>(sizeof(Fused16Smem<T, VB, F>));
 }
 
-// The sequence's state row in the stored domain [rows, HO, V, K] (state_indices picks the pool row).
-__device__ __forceinline__ long long fused16_state_row(const FwdParams& p, int b) {
-  return p.state_indices ? static_cast<long long>(p.state_indices[b]) : static_cast<long long>(b);
+// An entry's parameter block: the forward's, and what the kernel needs to keep a malformed call
+// inside the caller's buffers (the two-pass plan's first kernel sanitizes into its workspace
+// instead; this one has none): the THD tensors' token rows and the state pool's rows.
+struct Fused16Params {
+  FwdParams f;
+  long long total_t;  // rows of the THD token tensors
+  int pool_rows;      // rows of the state_indices pool (unused without one)
+  int reserved;
+};
+static_assert(sizeof(Fused16Params) == 224, "Fused16Params layout changed: update src/engines/gdn/fused16.rs");
+
+// Sequence b's token rows [bos, eos): cu_seqlens clamped into [0, T] with eos ≥ bos, so offsets that
+// are not well formed (negative, decreasing, past T) address no row outside [0, T) (the outputs of
+// such a call are unspecified; well-formed offsets are used unchanged).
+__device__ __forceinline__ void fused16_rows(const Fused16Params& pp, int b, long long& bos, long long& eos) {
+  const long long t = pp.total_t;
+  const long long lo = load_cu(pp.f, b), hi = load_cu(pp.f, b + 1);
+  bos = lo < 0 ? 0 : (lo > t ? t : lo);
+  eos = hi < bos ? bos : (hi > t ? t : hi);
+}
+
+// Sequence b's state row in the stored domain [rows, HO, V, K]: b, or its pool row under
+// state_indices; −1 for an index outside [0, pool_rows) (no row: a zero initial state, no final
+// state written), as the two-pass forward reads its sanitized copy.
+__device__ __forceinline__ long long fused16_state_row(const Fused16Params& pp, int b) {
+  if (!pp.f.state_indices) return b;
+  const int i = pp.f.state_indices[b];
+  return i >= 0 && i < pp.pool_rows ? i : -1;
 }
 
 // A producer lane's share of its warp's chunk copies, fixed for the block: q and k rows rq + 2 i
@@ -215,15 +254,18 @@ enum Fused16Mode : int { F16_FULL = 0, F16_CHAIN_COPIES = 1, F16_PRODUCER = 2, F
 // scalars, T = (I + L)⁻¹ and A. gates: lane t < 16 holds token t's g, lane 16 + t its β (0 past the
 // sequence); live: the chunk's tokens inside the sequence; lt: the warp's Lᵀ scratch.
 template <typename T, int K, int VB>
-__device__ __forceinline__ void fused16_build(const FwdParams& p, Fused16Stage<T, VB>& s, float* lt, float gates, int live,
-                                              int lane) {
+__device__ __forceinline__ void fused16_build(const FwdParams& p, Fused16Stage<T, VB>& s, float* lt, u32 gates, int live,
+                                              int h, int lane) {
   const int gi = lane >> 2, tg = lane & 3;
   {
     const int t = lane & 15;
-    float gam = __shfl_sync(0xffffffffu, gates, t);
-    float bet = __shfl_sync(0xffffffffu, gates, 16 + t);
-    if (p.flags & FLAG_BETA_SIGMOID) bet = (p.flags & FLAG_NEG_EIGVAL ? 2.f : 1.f) / (1.f + __expf(-bet));
-    if (t >= live) bet = 0.f;
+    const u32 graw = __shfl_sync(0xffffffffu, gates, t);
+    const u32 braw = __shfl_sync(0xffffffffu, gates, 16 + t);
+    float gam = 0.f, bet = 0.f;
+    if (t < live) {
+      gam = gate_log_decay(p, raw_bits_to_f(graw, p.g_dtype), h);
+      bet = gate_beta(p, raw_bits_to_f(braw, p.beta_dtype));
+    }
 #pragma unroll
     for (int d = 1; d < 16; d <<= 1) {
       const float up = __shfl_up_sync(0xffffffffu, gam, d);
@@ -320,7 +362,8 @@ __device__ __forceinline__ void fused16_build(const FwdParams& p, Fused16Stage<T
 }
 
 template <typename T, int K, int V, int VB, typename F, int MODE = F16_FULL>
-__device__ __forceinline__ void fwd_fused16_body(const FwdParams& p) {
+__device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
+  const FwdParams& p = pp.f;
   static_assert(K == 128 && V % VB == 0 && VB == 64, "fused16: K = 128, value slices of 64");
   constexpr int S = F::stages, PW = F::producer_warps, D = F::ahead;
   extern __shared__ __align__(16) unsigned char smem[];
@@ -330,9 +373,10 @@ __device__ __forceinline__ void fwd_fused16_body(const FwdParams& p) {
   const int v0 = blockIdx.x * VB, h = blockIdx.y, b = blockIdx.z;
   const int HO = p.ho;
   const int qh = h / (HO / p.h), kh = h / (HO / p.hk), vh = h / (HO / p.hv);
-  const long long bos = load_cu(p, b), eos = load_cu(p, b + 1);
+  long long bos, eos;
+  fused16_rows(pp, b, bos, eos);
   const int nch = static_cast<int>((eos - bos + F16_C - 1) / F16_C);
-  const long long srow = fused16_state_row(p, b);
+  const long long srow = fused16_state_row(pp, b);
   if constexpr (MODE == F16_CHAIN_ONLY) {
     for (int i = tid; i < static_cast<int>(sizeof(sm.st) / 16); i += F::threads)
       reinterpret_cast<uint4*>(sm.st)[i] = uint4{0u, 0u, 0u, 0u};
@@ -351,16 +395,14 @@ __device__ __forceinline__ void fwd_fused16_body(const FwdParams& p) {
     // Warp pw owns chunks pw, pw + PW, ...: it copies chunk c + PW·D (its own, D ahead) into a free
     // stage, then builds chunk c alone and hands it over; no barrier among the producer warps.
     const int pw = warp - F16_CHAIN_WARPS;
-    const float* gg = static_cast<const float*>(p.g);
-    const float* gb = static_cast<const float*>(p.beta);
     const Fused16Copies<T> cp = fused16_copies<T, K, V, VB>(p, qh, kh, vh, v0, lane);
-    // g (lanes 0-15) or β (16-31) of chunk c's token lane & 15, 0 past the sequence.
+    // The raw bits of g (lanes 0-15) or β (16-31) of chunk c's token lane & 15, 0 past the sequence.
     auto gate_load = [&](int c) {
       const long long tok = bos + static_cast<long long>(c) * F16_C + (lane & 15);
-      if (MODE == F16_CHAIN_ONLY || c >= nch || tok >= eos) return 0.f;
-      return lane < 16 ? gg[tok * HO + h] : gb[tok * HO + h];
+      if (MODE == F16_CHAIN_ONLY || c >= nch || tok >= eos) return 0u;
+      return lane < 16 ? load_raw_bits(p.g, p.g_dtype, tok * HO + h) : load_raw_bits(p.beta, p.beta_dtype, tok * HO + h);
     };
-    float gring[D];
+    u32 gring[D];
 #pragma unroll
     for (int i = 0; i < D; ++i) {
       const int ch = pw + PW * i;
@@ -370,14 +412,14 @@ __device__ __forceinline__ void fwd_fused16_body(const FwdParams& p) {
     }
     for (int c = pw; c < nch; c += PW) {
       Fused16Stage<T, VB>& s = sm.st[c % S];
-      const float gates = gring[0];
+      const u32 gates = gring[0];
 #pragma unroll
       for (int i = 0; i + 1 < D; ++i) gring[i] = gring[i + 1];
       cp_async_wait<D - 1>();
       __syncwarp();
       if constexpr (MODE == F16_FULL || MODE == F16_PRODUCER) {
         const long long left = eos - bos - static_cast<long long>(c) * F16_C;
-        fused16_build<T, K, VB>(p, s, sm.lt[pw], gates, left < F16_C ? static_cast<int>(left) : F16_C, lane);
+        fused16_build<T, K, VB>(p, s, sm.lt[pw], gates, left < F16_C ? static_cast<int>(left) : F16_C, h, lane);
       }
       if (lane == 0) dnnp::mbar_arrive(&sm.full[c % S]);
       const int cn = c + PW * D;
@@ -396,7 +438,7 @@ __device__ __forceinline__ void fwd_fused16_body(const FwdParams& p) {
   const int vr0 = v0 + 16 * warp;  // this warp's value rows vr0 + gi, vr0 + gi + 8
   float x[K / 8][4];
   const long long sbase = (srow * HO + h) * static_cast<long long>(V) * K;
-  if (p.initial_state) {
+  if (p.initial_state && srow >= 0) {
 #pragma unroll
     for (int nt = 0; nt < K / 8; ++nt)
 #pragma unroll
@@ -474,8 +516,7 @@ __device__ __forceinline__ void fwd_fused16_body(const FwdParams& p) {
     float inv = 1.f;
     if constexpr (F::lazy_decay) {
       const float lam_next = lam * s.gl;
-      // X̃ reaches the mma as the io dtype: bf16 has fp32's range, fp16 tops out at 65504.
-      constexpr float kFloor = std::is_same<T, gdn_bf16>::value ? 0x1p-40f : 0x1p-6f;
+      constexpr float kFloor = Fused16Floor<T>::value;
       if (lam_next < kFloor) {
         scale_frags(x, lam_next);
         lam = 1.f;
@@ -510,7 +551,7 @@ __device__ __forceinline__ void fwd_fused16_body(const FwdParams& p) {
   }
   if (nch > 0) fused16_store_o<T, V>(ost[(nch - 1) & 1], o, bos, eos, nch - 1, h, HO, vr0, lane);
   if (F::lazy_decay) scale_frags(x, lam);
-  if (p.final_state) {
+  if (p.final_state && srow >= 0) {
 #pragma unroll
     for (int nt = 0; nt < K / 8; ++nt)
 #pragma unroll
