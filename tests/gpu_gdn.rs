@@ -982,6 +982,50 @@ fn forward_parity_matrix() {
     }
 }
 
+/// The one-pass forward (sessions 48-49, `DNNPLAN_GDN_FWD_FUSED`) and the two-pass forward on the
+/// same K = V = 128 cases, each form forced in turn and the two passes forced by `0`: every run
+/// within the fp64 reference's tolerance ([`run`]), `w8` bitwise `b2` and `w8l` bitwise `b2l` (the
+/// forms differ in their launch shape only; the lazy ones in their rounding). The cases: edge
+/// lengths with fp32 states; fp16 GVA with l2norm, safe gate, `a_log` / `dt_bias`, fp16 gates and
+/// bf16 states; no initial state with bf16 β; a pool with indices outside it; the long sequences
+/// of the piece chain (which the rule leaves to the two passes; forced here).
+#[test]
+fn one_pass_forward_forms_and_the_two_passes_agree() {
+    let caller = Caller::new();
+    let mut cases: Vec<Case> = parity_cases([
+        "bf16 K=V=128 edge lengths, fp32 state",
+        "bf16 K=V=64 edge lengths (unused)",
+        "fp16 K=V=128 GVA 1/2, l2norm, safe gate, bf16 state",
+        "bf16 K=V=64 GQA 4/2 (unused)",
+        "bf16 K=V=128 no initial state, scale 0.5, bf16 beta",
+    ])
+    .into_iter()
+    .filter(|c| c.shape.k == 128)
+    .collect();
+    let mut c = base("pool, indices outside it", &[64, 0, 100, 3, 130, 70], 128);
+    c.pool = true;
+    c.pool_outside = vec![1, 4];
+    cases.push(c);
+    cases.push(piece_chain_case("bf16 K=V=128 H=2, long span, 1500 + 900"));
+    for (i, c) in cases.iter().enumerate() {
+        let seed = 700 + i as u64;
+        let mut outs = Vec::new();
+        for form in ["0", "w8", "b2", "w8l", "b2l"] {
+            set_env("DNNPLAN_GDN_FWD_FUSED", Some(form));
+            eprintln!("DNNPLAN_GDN_FWD_FUSED={form}");
+            outs.push(run(c, seed, &caller));
+        }
+        set_env("DNNPLAN_GDN_FWD_FUSED", None);
+        for (a, b, what) in [(1, 2, "w8 / b2"), (3, 4, "w8l / b2l")] {
+            assert!(
+                outs[a].o == outs[b].o && outs[a].state == outs[b].state,
+                "{}: the one-pass forms {what} differ",
+                c.name
+            );
+        }
+    }
+}
+
 #[test]
 fn state_pool_overwritten_in_place() {
     let caller = Caller::new();

@@ -95,6 +95,7 @@ struct Fused16Smem {
   uint64_t empty[F::stages];   // four arrivals: the chain warps, done with it
   float lt[F::producer_warps][F16_C * 20];  // each producer warp's Lᵀ (fp32; rows 16-byte aligned)
   T ost[F16_CHAIN_WARPS][2][F16_C * F16_OLD];  // the chain warps' O staging, [token][16 value rows], by chunk parity
+  long long cu_max[2 * (F16_CHAIN_WARPS + F::producer_warps)];  // fused16_rows' per-warp maxima
 };
 
 template <typename T, int VB, typename F>
@@ -113,14 +114,36 @@ struct Fused16Params {
 };
 static_assert(sizeof(Fused16Params) == 224, "Fused16Params layout changed: update src/engines/gdn/fused16.rs");
 
-// Sequence b's token rows [bos, eos): cu_seqlens clamped into [0, T] with eos ≥ bos, so offsets that
-// are not well formed (negative, decreasing, past T) address no row outside [0, T) (the outputs of
-// such a call are unspecified; well-formed offsets are used unchanged).
-__device__ __forceinline__ void fused16_rows(const Fused16Params& pp, int b, long long& bos, long long& eos) {
+// Sequence b's token rows [bos, eos) as the two-pass forward's sanitizer makes them
+// (cu_sanitize_body): the running maximum of the offsets clamped into [0, T], so offsets that are
+// not well formed (negative, decreasing, past T) address no row outside [0, T) and run as that
+// clamped running maximum; well-formed offsets come out unchanged. Every thread of the block
+// (red: one pair per warp), O(b / threads) loads each; ends with a block barrier.
+template <int THREADS>
+__device__ __forceinline__ void fused16_rows(const Fused16Params& pp, int b, long long* red, long long& bos, long long& eos) {
   const long long t = pp.total_t;
-  const long long lo = load_cu(pp.f, b), hi = load_cu(pp.f, b + 1);
-  bos = lo < 0 ? 0 : (lo > t ? t : lo);
-  eos = hi < bos ? bos : (hi > t ? t : hi);
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  long long m0 = 0, m1 = 0;
+  for (int i = tid; i <= b + 1; i += THREADS) {
+    const long long raw = load_cu(pp.f, i);
+    const long long x = raw < 0 ? 0 : (raw > t ? t : raw);
+    if (i <= b) m0 = x > m0 ? x : m0;
+    m1 = x > m1 ? x : m1;
+  }
+  m0 = warp_inclusive_max(m0);
+  m1 = warp_inclusive_max(m1);
+  if (lane == 31) {
+    red[2 * warp] = m0;
+    red[2 * warp + 1] = m1;
+  }
+  __syncthreads();
+  bos = 0;
+  eos = 0;
+#pragma unroll
+  for (int w = 0; w < THREADS / 32; ++w) {
+    bos = red[2 * w] > bos ? red[2 * w] : bos;
+    eos = red[2 * w + 1] > eos ? red[2 * w + 1] : eos;
+  }
 }
 
 // Sequence b's state row in the stored domain [rows, HO, V, K]: b, or its pool row under
@@ -374,7 +397,7 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
   const int HO = p.ho;
   const int qh = h / (HO / p.h), kh = h / (HO / p.hk), vh = h / (HO / p.hv);
   long long bos, eos;
-  fused16_rows(pp, b, bos, eos);
+  fused16_rows<F::threads>(pp, b, sm.cu_max, bos, eos);
   const int nch = static_cast<int>((eos - bos + F16_C - 1) / F16_C);
   const long long srow = fused16_state_row(pp, b);
   if constexpr (MODE == F16_CHAIN_ONLY) {

@@ -655,10 +655,24 @@ impl Engine for GdnSm90 {
                 info.sm_count.max(1) as u64,
             )?));
         }
-        let module = compile_or_load("gdn_fwd", &info, &[])?;
         let k = facts.k;
         let sms = info.sm_count.max(1) as u64;
         let choice = FwdChoice::pick(facts, sms);
+        if let Some(form) = super::fused16::fused16_form(facts, sms, &choice) {
+            // The one-pass forward (sessions 48-49): one kernel, no workspace.
+            let module = compile_or_load("gdn_fused16", &info, &[])?;
+            let kernel = module.function(&form.entry(tag))?;
+            // SAFETY: the default-stream sentinel is always valid.
+            let launcher = unsafe { Launcher::bind(std::ptr::null_mut(), Some(dev.ordinal)) }?;
+            launcher.prepare(&kernel)?;
+            if form.per_sm > 1 {
+                kernel.prefer_max_shared_memory(dev.ordinal)?;
+            }
+            return Ok(Box::new(super::fused16::GdnFused16Plan::new(
+                facts, form, kernel,
+            )?));
+        }
+        let module = compile_or_load("gdn_fwd", &info, &[])?;
         let kernels = FwdKernels::named(&choice, tag, k).try_map(|n| module.function(n))?;
         // Resolve the kernels and raise their shared-memory limits once, here, in the context
         // the device's default stream implies (execute re-does it only for another context).
@@ -1244,6 +1258,10 @@ pub fn planned_launches(
         ));
     }
     let choice = FwdChoice::pick(f, sms);
+    if let Some(form) = super::fused16::fused16_form(f, sms, &choice) {
+        let plan = super::fused16::GdnFused16Plan::new(f, form, form.entry(tag))?;
+        return Ok(super::pdl::by_name(plan.launches()));
+    }
     let plan = GdnFwdPlan::new(f, choice, FwdKernels::named(&choice, tag, f.k), sms)?;
     Ok(super::pdl::by_name(plan.launches()))
 }
@@ -1260,9 +1278,9 @@ pub(super) fn kernel_dtype(dt: DataType, port: &str) -> Result<i32> {
     }
 }
 
-/// Uids of the ports execute reads (0 = not bound).
+/// Uids of the ports a forward's execute reads (0 = not bound).
 #[derive(Clone, Copy, Debug, Default)]
-struct PortUids {
+pub(super) struct PortUids {
     q: i64,
     k: i64,
     v: i64,
@@ -1276,6 +1294,77 @@ struct PortUids {
     o: i64,
     final_state: Option<i64>,
     checkpoints: Option<i64>,
+}
+
+impl PortUids {
+    /// The forward ports of `f` (an internal error when a required one is unbound: the
+    /// validator requires them).
+    pub(super) fn of(f: &GdnFacts) -> Result<PortUids> {
+        let need = |p: &str| -> Result<i64> {
+            f.port(p)
+                .map(|x| x.uid)
+                .ok_or_else(|| Error::Internal(format!("gdn_sm90: port {p} is not bound")))
+        };
+        let uid = |p: &str| f.port(p).map(|x| x.uid);
+        Ok(PortUids {
+            q: need("q")?,
+            k: need("k")?,
+            v: need("v")?,
+            g: need("g")?,
+            beta: need("beta")?,
+            cu: need("cu_seqlens")?,
+            init: uid("initial_state"),
+            idx: uid("state_indices"),
+            a_log: uid("a_log"),
+            dt_bias: uid("dt_bias"),
+            o: need("O")?,
+            final_state: uid("final_state"),
+            checkpoints: uid("state_checkpoints"),
+        })
+    }
+
+    /// `template` with the addresses of this call's buffers (`pack`) in its port fields.
+    pub(super) fn addresses(&self, pack: &VariantPack, template: FwdParams) -> Result<FwdParams> {
+        let addr = |uid: i64| -> Result<u64> { Ok(pack.ptr(pack.index_of(uid)?) as u64) };
+        let opt = |uid: Option<i64>| -> Result<u64> { uid.map_or(Ok(0), addr) };
+        Ok(FwdParams {
+            q: addr(self.q)?,
+            k: addr(self.k)?,
+            v: addr(self.v)?,
+            g: addr(self.g)?,
+            beta: addr(self.beta)?,
+            cu_seqlens: addr(self.cu)?,
+            initial_state: opt(self.init)?,
+            state_indices: opt(self.idx)?,
+            a_log: opt(self.a_log)?,
+            dt_bias: opt(self.dt_bias)?,
+            o: addr(self.o)?,
+            final_state: opt(self.final_state)?,
+            ..template
+        })
+    }
+
+    /// The bound ports, by name ([`GdnPlan::bound_ports`]).
+    pub(super) fn bound(&self) -> Vec<(&'static str, i64)> {
+        [
+            ("q", Some(self.q)),
+            ("k", Some(self.k)),
+            ("v", Some(self.v)),
+            ("g", Some(self.g)),
+            ("beta", Some(self.beta)),
+            ("cu_seqlens", Some(self.cu)),
+            ("initial_state", self.init),
+            ("state_indices", self.idx),
+            ("a_log", self.a_log),
+            ("dt_bias", self.dt_bias),
+            ("O", Some(self.o)),
+            ("final_state", self.final_state),
+            ("state_checkpoints", self.checkpoints),
+        ]
+        .into_iter()
+        .filter_map(|(name, uid)| Some((name, uid?)))
+        .collect()
+    }
 }
 
 /// A built forward plan: shape-specialised parameters, the workspace layout and the kernels
@@ -1324,7 +1413,7 @@ pub struct GdnFwdPlan<F = Function> {
 /// The rows of `f`'s `state_indices` pool: the initial state's, or the final state's when that
 /// declares fewer (an index past either names no row: the kernels read it as none,
 /// [`super::params::StateSource`]); 0 without a pool.
-fn pool_rows(f: &GdnFacts) -> u64 {
+pub(super) fn pool_rows(f: &GdnFacts) -> u64 {
     if f.port("state_indices").is_none() {
         return 0;
     }
@@ -1433,11 +1522,6 @@ impl<F> GdnFwdPlan<F> {
         kernels: FwdKernels<F>,
         sms: u64,
     ) -> Result<GdnFwdPlan<F>> {
-        let need = |p: &str| -> Result<&PortFacts> {
-            f.port(p)
-                .ok_or_else(|| Error::Internal(format!("gdn_sm90: port {p} is not bound")))
-        };
-        let uid = |p: &str| f.port(p).map(|x| x.uid);
         check_index_limits(f)?;
         let ho = f.heads.3;
         let n = f.n_seqs as u64;
@@ -1455,21 +1539,7 @@ impl<F> GdnFwdPlan<F> {
         let pdl = PdlMode::from_env();
         let mut template = fwd_template(f)?;
         template.flags |= pdl.param_flags() | seq_order_flags(f.n_seqs);
-        let uids = PortUids {
-            q: need("q")?.uid,
-            k: need("k")?.uid,
-            v: need("v")?.uid,
-            g: need("g")?.uid,
-            beta: need("beta")?.uid,
-            cu: need("cu_seqlens")?.uid,
-            init: uid("initial_state"),
-            idx: uid("state_indices"),
-            a_log: uid("a_log"),
-            dt_bias: uid("dt_bias"),
-            o: need("O")?.uid,
-            final_state: uid("final_state"),
-            checkpoints: uid("state_checkpoints"),
-        };
+        let uids = PortUids::of(f)?;
         let (k, v) = (f.k as u64, f.v as u64);
         let p = choice.pieces;
         let (scan, sum) = (choice.scan_pass(), choice.sum_pass());
@@ -1628,21 +1698,7 @@ unsafe impl GdnPlan for GdnFwdPlan {
         let opt = |uid: Option<i64>| -> Result<u64> { uid.map_or(Ok(0), addr) };
         let u = &self.uids;
         let mut fp = FwdFastParams {
-            f: FwdParams {
-                q: addr(u.q)?,
-                k: addr(u.k)?,
-                v: addr(u.v)?,
-                g: addr(u.g)?,
-                beta: addr(u.beta)?,
-                cu_seqlens: addr(u.cu)?,
-                initial_state: opt(u.init)?,
-                state_indices: opt(u.idx)?,
-                a_log: opt(u.a_log)?,
-                dt_bias: opt(u.dt_bias)?,
-                o: addr(u.o)?,
-                final_state: opt(u.final_state)?,
-                ..self.template
-            },
+            f: u.addresses(pack, self.template)?,
             ..FwdFastParams::default()
         };
         let cu_src = self.layout.bind(ws, &mut fp.f);
@@ -1678,26 +1734,9 @@ unsafe impl GdnPlan for GdnFwdPlan {
     }
 
     fn bound_ports(&self) -> Vec<(&'static str, i64)> {
-        let u = &self.uids;
-        [
-            ("q", Some(u.q)),
-            ("k", Some(u.k)),
-            ("v", Some(u.v)),
-            ("g", Some(u.g)),
-            ("beta", Some(u.beta)),
-            ("cu_seqlens", Some(u.cu)),
-            ("initial_state", u.init),
-            ("state_indices", u.idx),
-            ("a_log", u.a_log),
-            ("dt_bias", u.dt_bias),
-            ("O", Some(u.o)),
-            ("final_state", u.final_state),
-            ("state_checkpoints", u.checkpoints),
-            ("chunk_factors", self.factors.map(|(uid, _)| uid)),
-        ]
-        .into_iter()
-        .filter_map(|(name, uid)| Some((name, uid?)))
-        .collect()
+        let mut ports = self.uids.bound();
+        ports.extend(self.factors.map(|(uid, _)| ("chunk_factors", uid)));
+        ports
     }
 
     fn guards(&self) -> &std::sync::OnceLock<crate::pack::GuardTable> {

@@ -32,6 +32,7 @@ pub mod chain;
 pub mod chunk_factors;
 pub mod chunked;
 pub mod engine;
+pub mod fused16;
 pub mod fwd_overlap;
 pub mod fwd_rows;
 #[cfg(test)]

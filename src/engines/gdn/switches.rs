@@ -11,6 +11,7 @@ use super::backward::{
     ReplayVariant, TOKEN_STAGES,
 };
 use super::chain::CHAIN_VARIANTS;
+use super::fused16::FUSED16_FORMS;
 use super::fwd_rows::{
     FACTOR_VARIANTS, FWD_SCANS, FWD_SUMS, PREP_VARIANTS, SLIM_FIRST_SCANS, SLIM_FIRST_SUMS,
     SLIM_PIECES_WG, SLIM_PIECES_WGX, SLIM_SCANS, SlimPrepProducts, SlimScanUse,
@@ -54,6 +55,13 @@ fn fwd_scan_words() -> Vec<&'static str> {
     FWD_SCANS.iter().map(|r| r.switch).chain(wgmma).collect()
 }
 
+/// `DNNPLAN_GDN_FWD_FUSED`: a one-pass form's switch, or `0`.
+fn fused_words() -> Vec<&'static str> {
+    std::iter::once("0")
+        .chain(FUSED16_FORMS.iter().map(|r| r.switch))
+        .collect()
+}
+
 /// `DNNPLAN_GDN_FWD_PIECE`: the two wgmma piece summaries' suffixes, or `d`.
 fn fwd_piece_words() -> Vec<&'static str> {
     vec![SLIM_PIECES_WGX.sum.suffix, SLIM_PIECES_WG.sum.suffix, "d"]
@@ -69,11 +77,16 @@ fn bwd_dscan_words() -> Vec<&'static str> {
 }
 
 /// Every `DNNPLAN_GDN_*` variable the GDN plans read (at plan build; README, "GDN diagnostics").
-pub static SWITCHES: [Setting; 29] = [
+pub static SWITCHES: [Setting; 30] = [
     Setting {
         name: "DNNPLAN_GDN_FWD_PIECES",
         accepts: Accepts::Unsigned,
         effect: "forward: force n pieces per sequence (1 = none; within the launch grid)",
+    },
+    Setting {
+        name: "DNNPLAN_GDN_FWD_FUSED",
+        accepts: words(fused_words),
+        effect: "forward: the one-pass forward's form wherever it serves the node, or never (0)",
     },
     Setting {
         name: "DNNPLAN_GDN_FWD_SCAN",
@@ -302,6 +315,24 @@ mod tests {
             .zip(&ReplayVariant::NAMED)
         {
             assert_eq!(ReplayVariant::from_switch(Some(w)), *v);
+        }
+        // DNNPLAN_GDN_FWD_FUSED: a form's word runs that form where the rule takes the two
+        // passes ((1, 32768, 16): cut); 0 the two passes where the rule takes the one pass.
+        use super::super::analyzer::{GdnOp, test_facts};
+        use super::super::engine::FwdChoice;
+        use super::super::fused16::fused16_form_at;
+        let cut = test_facts(GdnOp::Forward, 1, 32768, 16, 128, false);
+        let uncut = test_facts(GdnOp::Forward, 4, 4 * 8192, 16, 128, false);
+        let at = |f: &_, v: Option<&str>| {
+            fused16_form_at(f, 132, &FwdChoice::default_for(f, 132), v).map(|r| r.switch)
+        };
+        assert!(at(&cut, None).is_none() && at(&uncut, None).is_some());
+        for w in words_for("DNNPLAN_GDN_FWD_FUSED") {
+            if w == "0" {
+                assert_eq!(at(&uncut, Some(w)), None);
+            } else {
+                assert_eq!(at(&cut, Some(w)), Some(w));
+            }
         }
         for w in words_for("DNNPLAN_GDN_BWD_SLIMPREP") {
             let form = BwdSlimPrep::NAMED.iter().find(|r| r.0 == w).map(|r| r.1);

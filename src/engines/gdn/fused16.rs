@@ -1,0 +1,354 @@
+//! The one-pass chunk-16 forward of `gdn_sm90` (sessions 48-49; `kernels/src/gdn_fused16.cu`,
+//! `kernels/include/gdn_fwd_fused16.cuh`): its launch forms as data ([`FUSED16_FORMS`]), the rule
+//! that runs it instead of the two-pass forward ([`fused16_form`]) and its plan
+//! ([`GdnFused16Plan`]: one launch, no workspace).
+//!
+//! Contract: a form row states its entry's threads and dynamic shared memory exactly as the
+//! kernel module declares them (the module's `static_assert`s pin the same numbers; the CPU tests
+//! check every row's entries against the bundled cubin). The rule takes the one-pass forward only
+//! where it serves every option the node asks for (K = V = 128, no state checkpoints, no saved
+//! chunk factors, not `batch_invariant`), where the two-pass forward would run uncut (no piece
+//! chain: the one pass has one block per (sequence, head, value half) and no pieces), and for at
+//! most [`FUSED16_MAX_SEQS`] sequences (each block finds its rows by a running maximum over the
+//! offsets before it, as the two-pass forward's sanitizer defines them). Its outputs differ from
+//! the two-pass forward's only by rounding (both exact algorithms, spec §4.2; fp32 state carry);
+//! every form of [`FUSED16_FORMS`] gives bitwise the same outputs.
+
+use super::analyzer::{GdnFacts, GdnOp};
+use super::engine::{FwdChoice, PortUids, fwd_template};
+use super::params::FwdParams;
+use super::pdl::{GdnPlan, Launch};
+use crate::cuda::Function;
+use crate::error::Result;
+use crate::pack::{GuardTable, VariantPack};
+use std::sync::OnceLock;
+
+/// `gdn::Fused16Params` of `kernels/include/gdn_fwd_fused16.cuh`: the forward's block, the THD
+/// tensors' token rows (the kernel clamps the offsets into them) and the state pool's rows.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Fused16Params {
+    /// The forward's parameters (no workspace regions: the one pass has none).
+    pub f: FwdParams,
+    /// Token rows `T` of the THD tensors.
+    pub total_t: i64,
+    /// Rows of the `state_indices` pool (0 without one): an index outside `[0, pool_rows)` names
+    /// no row (a zero initial state, no final state stored).
+    pub pool_rows: i32,
+    /// Zero.
+    pub reserved: i32,
+}
+
+/// One launch form of the one-pass forward, as data.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Fused16Form {
+    /// The `DNNPLAN_GDN_FWD_FUSED` value that forces it, also its entry's suffix:
+    /// `gdn_fwd_fused16_<tag>_k128_<switch>`.
+    pub switch: &'static str,
+    /// Producer warps (beside the four chain warps).
+    pub producer_warps: u32,
+    /// Threads per block.
+    pub threads: u32,
+    /// Dynamic shared memory per block (`gdn::fused16_smem_bytes<T, 64, Form>()`).
+    pub smem: u32,
+    /// Blocks per SM its launch bounds and shared memory allow.
+    pub per_sm: u64,
+    /// Whether the chain keeps the state as `λ X̃` (the lazy decay: fewer multiplies, other
+    /// rounding).
+    pub lazy: bool,
+}
+
+impl Fused16Form {
+    /// The entry for io dtype tag `tag` (`bf16`, `f16`).
+    pub fn entry(&self, tag: &str) -> String {
+        format!("gdn_fwd_fused16_{tag}_k128_{}", self.switch)
+    }
+}
+
+/// Every bundled form: eight producer warps at one block per SM (`w8`), four at two (`b2`), and
+/// both with the lazy decay (`w8l`, `b2l`).
+pub const FUSED16_FORMS: [Fused16Form; 4] = [
+    Fused16Form {
+        switch: "w8",
+        producer_warps: 8,
+        threads: 384,
+        smem: 197_120,
+        per_sm: 1,
+        lazy: false,
+    },
+    Fused16Form {
+        switch: "b2",
+        producer_warps: 4,
+        threads: 256,
+        smem: 114_560,
+        per_sm: 2,
+        lazy: false,
+    },
+    Fused16Form {
+        switch: "w8l",
+        producer_warps: 8,
+        threads: 384,
+        smem: 197_120,
+        per_sm: 1,
+        lazy: true,
+    },
+    Fused16Form {
+        switch: "b2l",
+        producer_warps: 4,
+        threads: 256,
+        smem: 114_560,
+        per_sm: 2,
+        lazy: true,
+    },
+];
+
+/// The rule's forms: (the one-block-per-SM form, the two-blocks-per-SM form).
+pub const FUSED16_BY_RULE: (usize, usize) = (0, 1);
+
+/// The two-blocks-per-SM form from this many blocks per SM on (blocks of unequal sequences
+/// sharing an SM slow the longest: the ragged mix's 320 blocks run 1.4x faster at one per SM).
+pub const FUSED16_TWO_PER_SM_WAVES: u64 = 4;
+
+/// The most sequences the rule hands to the one pass (each block reads the offsets before its
+/// sequence: O(N) loads per block).
+pub const FUSED16_MAX_SEQS: i64 = 256;
+
+/// Value slices per (sequence, head): the grid's x (64 value rows each).
+const VALUE_SLICES: u64 = 2;
+
+/// Whether the one-pass forward serves every option `f` asks for.
+pub fn fused16_serves(f: &GdnFacts) -> bool {
+    f.op == GdnOp::Forward
+        && f.k == 128
+        && f.v == 128
+        && !f.batch_invariant
+        && f.port("state_checkpoints").is_none()
+        && f.port("chunk_factors").is_none()
+        && (1..=FUSED16_MAX_SEQS).contains(&f.n_seqs)
+}
+
+/// The form of the one-pass forward that runs `f` on `sms` SMs, or `None` for the two-pass
+/// forward (`two_pass`: the schedule the two-pass forward would run). `DNNPLAN_GDN_FWD_FUSED`:
+/// `0` never, a form's switch that form wherever it serves `f` (also cut shapes); unset or any
+/// other value the rule: where [`fused16_serves`] and the two-pass forward would run uncut, the
+/// two-blocks-per-SM form from [`FUSED16_TWO_PER_SM_WAVES`] blocks per SM on, else the one-block
+/// form.
+pub fn fused16_form(f: &GdnFacts, sms: u64, two_pass: &FwdChoice) -> Option<&'static Fused16Form> {
+    fused16_form_at(
+        f,
+        sms,
+        two_pass,
+        std::env::var("DNNPLAN_GDN_FWD_FUSED").ok().as_deref(),
+    )
+}
+
+/// [`fused16_form`] with the switch's value given.
+pub fn fused16_form_at(
+    f: &GdnFacts,
+    sms: u64,
+    two_pass: &FwdChoice,
+    switch: Option<&str>,
+) -> Option<&'static Fused16Form> {
+    if !fused16_serves(f) {
+        return None;
+    }
+    match switch.map(str::trim) {
+        Some("0") => return None,
+        Some(word) => {
+            if let Some(form) = FUSED16_FORMS.iter().find(|r| r.switch == word) {
+                return Some(form);
+            }
+        }
+        None => {}
+    }
+    if two_pass.pieces > 1 {
+        return None;
+    }
+    let blocks = fused16_grid(f).0 as u64 * f.heads.3 as u64 * f.n_seqs as u64;
+    let (one, two) = FUSED16_BY_RULE;
+    Some(
+        &FUSED16_FORMS[if blocks >= FUSED16_TWO_PER_SM_WAVES * sms {
+            two
+        } else {
+            one
+        }],
+    )
+}
+
+/// The grid of `f`'s launch: (value slices, HO, N).
+pub fn fused16_grid(f: &GdnFacts) -> (u32, u32, u32) {
+    (VALUE_SLICES as u32, f.heads.3 as u32, f.n_seqs as u32)
+}
+
+/// A built one-pass forward: the parameter template, the ports, the form and its kernel.
+pub struct GdnFused16Plan<F = Function> {
+    template: Fused16Params,
+    uids: PortUids,
+    form: &'static Fused16Form,
+    grid: (u32, u32, u32),
+    kernel: F,
+    guards: OnceLock<GuardTable>,
+}
+
+impl<F> GdnFused16Plan<F> {
+    /// The plan of `f` in `form` with its resolved `kernel`.
+    pub fn new(f: &GdnFacts, form: &'static Fused16Form, kernel: F) -> Result<GdnFused16Plan<F>> {
+        super::engine::check_index_limits(f)?;
+        let pool_rows = super::engine::pool_rows(f);
+        Ok(GdnFused16Plan {
+            template: Fused16Params {
+                f: fwd_template(f)?,
+                total_t: f.total_tokens,
+                pool_rows: i32::try_from(pool_rows).unwrap_or(i32::MAX),
+                reserved: 0,
+            },
+            uids: PortUids::of(f)?,
+            form,
+            grid: fused16_grid(f),
+            kernel,
+            guards: OnceLock::new(),
+        })
+    }
+
+    /// The form this plan runs.
+    pub fn form(&self) -> &'static Fused16Form {
+        self.form
+    }
+
+    /// Its one launch: (kernel, grid, threads, dynamic shared memory, not programmatic).
+    pub fn launches(&self) -> impl Iterator<Item = Launch<'_, F>> {
+        let grid = self.grid;
+        (grid.0 > 0 && grid.1 > 0 && grid.2 > 0)
+            .then_some((&self.kernel, grid, self.form.threads, self.form.smem, false))
+            .into_iter()
+    }
+}
+
+// SAFETY: `bind` writes the pack's device buffers into the forward block and the plan's token and
+// pool rows after it: gdn::Fused16Params, the entries' only parameter.
+unsafe impl GdnPlan for GdnFused16Plan {
+    type Params = Fused16Params;
+
+    fn workspace(&self) -> u64 {
+        0
+    }
+
+    fn bind(&self, pack: &VariantPack, _ws: u64) -> Result<Fused16Params> {
+        Ok(Fused16Params {
+            f: self.uids.addresses(pack, self.template.f)?,
+            ..self.template
+        })
+    }
+
+    fn launch_list(&self) -> impl Iterator<Item = Launch<'_, Function>> {
+        self.launches()
+    }
+
+    fn bound_ports(&self) -> Vec<(&'static str, i64)> {
+        self.uids.bound()
+    }
+
+    fn guards(&self) -> &OnceLock<GuardTable> {
+        &self.guards
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engines::gdn::analyzer::test_facts;
+
+    fn facts(n: i64, t: i64, ho: i64, d: i64, batch_invariant: bool) -> GdnFacts {
+        test_facts(GdnOp::Forward, n, t, ho, d, batch_invariant)
+    }
+
+    fn rule(f: &GdnFacts) -> Option<&'static str> {
+        let two_pass = FwdChoice::default_for(f, 132);
+        fused16_form_at(f, 132, &two_pass, None).map(|r| r.switch)
+    }
+
+    #[test]
+    fn params_match_the_kernel_block() {
+        // gdn::Fused16Params: FwdParams (208 bytes), total_t at 208, pool_rows at 216.
+        assert_eq!(std::mem::size_of::<Fused16Params>(), 224);
+        assert_eq!(std::mem::offset_of!(Fused16Params, total_t), 208);
+        assert_eq!(std::mem::offset_of!(Fused16Params, pool_rows), 216);
+    }
+
+    #[test]
+    fn the_rule_takes_uncut_shapes_and_leaves_the_rest_to_the_two_passes() {
+        // The benchmark's uncut shapes: (4, 8192, 16) 128 blocks and the ragged mix's 320 -> one
+        // block per SM; (16, 2048, 32) 1024 blocks -> two per SM.
+        assert_eq!(rule(&facts(4, 4 * 8192, 16, 128, false)), Some("w8"));
+        assert_eq!(rule(&facts(16, 16 * 2048, 32, 128, false)), Some("b2"));
+        assert_eq!(rule(&facts(10, 29949, 16, 128, false)), Some("w8"));
+        // (1, 32768, 16): the two-pass forward cuts it into pieces -> two passes.
+        assert_eq!(rule(&facts(1, 32768, 16, 128, false)), None);
+        // Options the one pass does not serve.
+        assert_eq!(rule(&facts(4, 4 * 8192, 16, 64, false)), None);
+        assert_eq!(rule(&facts(4, 4 * 8192, 16, 128, true)), None);
+        assert_eq!(
+            rule(&facts(FUSED16_MAX_SEQS + 1, 300 * 64, 4, 128, false)),
+            None
+        );
+        assert_eq!(
+            rule(&facts(FUSED16_MAX_SEQS, 300 * 64, 1, 128, false)),
+            Some("w8")
+        );
+        assert_eq!(
+            rule(&facts(FUSED16_MAX_SEQS, 300 * 64, 4, 128, false)),
+            Some("b2")
+        );
+    }
+
+    #[test]
+    fn the_switch_forces_a_form_or_the_two_passes() {
+        let f = facts(1, 32768, 16, 128, false);
+        let two_pass = FwdChoice::default_for(&f, 132);
+        for form in &FUSED16_FORMS {
+            let got = fused16_form_at(&f, 132, &two_pass, Some(form.switch));
+            assert_eq!(got.map(|r| r.switch), Some(form.switch));
+        }
+        let g = facts(4, 4 * 8192, 16, 128, false);
+        let two_pass = FwdChoice::default_for(&g, 132);
+        assert_eq!(fused16_form_at(&g, 132, &two_pass, Some("0")), None);
+        // An unknown word: the rule.
+        let got = fused16_form_at(&g, 132, &two_pass, Some("w9"));
+        assert_eq!(got.map(|r| r.switch), Some("w8"));
+        // Never where the one pass does not serve the node.
+        let k64 = facts(4, 4 * 8192, 16, 64, false);
+        let two_pass = FwdChoice::default_for(&k64, 132);
+        assert_eq!(fused16_form_at(&k64, 132, &two_pass, Some("w8")), None);
+    }
+
+    #[test]
+    fn every_form_fits_its_blocks_per_sm() {
+        for form in &FUSED16_FORMS {
+            assert_eq!(form.threads, 32 * (4 + form.producer_warps));
+            // 228 KiB of shared memory per SM, 1 KiB reserved per block.
+            assert!(
+                form.per_sm * (u64::from(form.smem) + 1024) <= 228 * 1024,
+                "{form:?}"
+            );
+            // 64 K registers per SM at the launch bounds' blocks.
+            assert!(form.per_sm * u64::from(form.threads) * 128 <= 65_536 || form.per_sm == 1);
+        }
+    }
+
+    #[test]
+    fn every_entry_is_in_the_bundled_cubin() {
+        let module = crate::cuda::kernels::KERNELS
+            .iter()
+            .find(|k| k.name == "gdn_fused16")
+            .expect("gdn_fused16 is bundled");
+        for form in &FUSED16_FORMS {
+            for tag in ["bf16", "f16"] {
+                let entry = form.entry(tag);
+                assert!(
+                    module.functions.contains(&entry.as_str()),
+                    "{entry} missing from the gdn_fused16 cubin"
+                );
+            }
+        }
+    }
+}
