@@ -484,6 +484,18 @@ fn slim_scan(s: &Shape) -> Counts {
     )
 }
 
+/// The one-pass forward at chunk 16 (sessions 48-49, `fused16_w8` / `_b2` / `_w8l` / `_b2l`): q, k,
+/// v, g, β in, O out and the states; per 64 tokens the state products of the slim scan (P, Q and
+/// the update: three 64 × d × d) and, in 16 × 16 tiles, the two Gram products, U and the readout
+/// (one 64 × 64 × d in all); the 16 × 16 inverses are negligible.
+fn fused16(s: &Shape) -> Counts {
+    Counts::new(
+        over(s, All, &[(3.0, Tok), (2.0, Gate)]) + s.states(),
+        over(s, All, &[(1.0, Tok)]) + s.states(),
+        products(s, All, 3.0, 1.0, 0.0),
+    )
+}
+
 /// A U-saving twin of a slim output scan (session 38, `*_su`): `base`'s counts plus, per chunk
 /// of `span`, the io state checkpoint entering it and its io `U` tile `[64, d]`.
 fn saving_replay(s: &Shape, span: Span, base: fn(&Shape) -> Counts) -> Counts {
@@ -922,6 +934,11 @@ pub const MODELS: [Model; 41] = [
         "slimscan",
         &["slimscan_w4gx_su", "slimscan_w4gxs_su", "slimscan_w8gx_su"],
         slim_scan_saving,
+    ),
+    family(
+        "fused16",
+        &["fused16_w8", "fused16_b2", "fused16_w8l", "fused16_b2l"],
+        fused16,
     ),
     family("slimscan", &["slimscan_w4gx0_su"], slim_scan_first_saving),
     family("slimscan", &["slimscan_w4gxr_su"], slim_scan_rest_saving),

@@ -2056,7 +2056,7 @@ pub(super) mod tests {
     #[test]
     fn every_planned_launch_is_bundled_and_within_the_launch_limits() {
         let module = |m| crate::cuda::kernels::find(m).expect("bundled GDN module");
-        let (fwd, bwd) = (module("gdn_fwd"), module("gdn_bwd"));
+        let (fwd, bwd, fused) = (module("gdn_fwd"), module("gdn_bwd"), module("gdn_fused16"));
         // The four benchmark shapes, K = 128 and 64, batch_invariant off and on, and short
         // sequences on few heads (the piece chain at 16 pieces).
         for (n, t, ho) in [
@@ -2074,6 +2074,20 @@ pub(super) mod tests {
                         op, n, t, ho, d, bi,
                     ));
                     let launches = planned_launches(&f, 132, "bf16").expect("plan");
+                    // The one-pass forward (fused16): one launch, which finds its sequence's rows
+                    // by the sanitizer's rule itself.
+                    if launches[0].0.starts_with("gdn_fwd_fused16_") {
+                        assert_eq!(op, GdnOp::Forward);
+                        assert_eq!(launches.len(), 1, "{op:?} {n} {t} {ho} {d}");
+                        let (name, grid, threads, smem, pdl) = &launches[0];
+                        assert!(fused.has_function(name), "{name} is not bundled");
+                        assert!(
+                            SM90_BUDGET.allows(*smem) && *threads <= 1024 && !pdl,
+                            "{name}"
+                        );
+                        assert!(grid.1 <= 65_535 && grid.2 <= 65_535, "{name}: {grid:?}");
+                        continue;
+                    }
                     assert!(launches.len() >= 3, "{op:?} {n} {t} {ho} {d}");
                     // The first launch writes the sanitized cu_seqlens every later one reads.
                     assert!(
@@ -2732,7 +2746,7 @@ pub(super) mod tests {
     #[test]
     fn every_prep_switch_maps_to_a_bundled_entry_of_both_modules() {
         let module = |m| crate::cuda::kernels::find(m).expect("bundled GDN module");
-        let (fwd, bwd) = (module("gdn_fwd"), module("gdn_bwd"));
+        let (fwd, bwd, fused) = (module("gdn_fwd"), module("gdn_bwd"), module("gdn_fused16"));
         for row in &PREP_VARIANTS {
             // The switch value selects this row, and the row names entries of both modules.
             assert_eq!(PrepVariant::from_switch(row.switch), row.variant);
