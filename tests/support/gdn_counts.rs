@@ -870,7 +870,7 @@ const fn family(
 }
 
 /// Every kernel family of the bundled `gdn_fwd` / `gdn_bwd` modules the plans launch.
-pub const MODELS: [Model; 41] = [
+pub const MODELS: [Model; 42] = [
     family("offsets", &["chunk_offsets", "ckrows"], offsets),
     family("offsets", &["chunk_order", "chunk_order_rev"], offsets_ov),
     family("prep", &["fwd:prep14", "fwd:prep15"], full_prep),

@@ -2746,7 +2746,7 @@ pub(super) mod tests {
     #[test]
     fn every_prep_switch_maps_to_a_bundled_entry_of_both_modules() {
         let module = |m| crate::cuda::kernels::find(m).expect("bundled GDN module");
-        let (fwd, bwd, fused) = (module("gdn_fwd"), module("gdn_bwd"), module("gdn_fused16"));
+        let (fwd, bwd) = (module("gdn_fwd"), module("gdn_bwd"));
         for row in &PREP_VARIANTS {
             // The switch value selects this row, and the row names entries of both modules.
             assert_eq!(PrepVariant::from_switch(row.switch), row.variant);
