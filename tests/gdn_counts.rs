@@ -302,6 +302,15 @@ fn set_env(name: &str, value: Option<&str>) {
 fn benchmark_plans_launch_only_modelled_kernels() {
     let _switches = SWITCHES.lock().unwrap_or_else(|e| e.into_inner());
     for (name, lens, hh) in BENCH_SHAPES {
+        // The one-pass forward (session 49) where the rule takes it: one modelled launch.
+        set_env("DNNPLAN_GDN_FWD_FUSED", None);
+        let (launches, cut) = bench_launches("gdn", lens, hh, H200_SMS);
+        if launches[0].0.starts_with("gdn_fwd_fused16_") {
+            assert_eq!(launches.len(), 1, "{name} one pass: {launches:?}");
+            print_models(name, "fwd/one-pass", &launches, lens, hh, cut);
+        }
+        // The two-pass schedules.
+        set_env("DNNPLAN_GDN_FWD_FUSED", Some("0"));
         for (label, scan, pieces) in SCHEDULES {
             set_env("DNNPLAN_GDN_FWD_SCAN", (!scan.is_empty()).then_some(scan));
             set_env(
@@ -348,6 +357,7 @@ fn benchmark_plans_launch_only_modelled_kernels() {
         set_env("DNNPLAN_GDN_FWD_PIECE_FIRST_SUM", None);
         set_env("DNNPLAN_GDN_FWD_PIECE_FIRST", None);
         set_env("DNNPLAN_GDN_FWD_PIECES", None);
+        set_env("DNNPLAN_GDN_FWD_FUSED", None);
         let (launches, cut) = bench_launches("gdn_bwd", lens, hh, H200_SMS);
         assert!(launches.len() >= 4, "{name} bwd: {launches:?}");
         print_models(name, "bwd", &launches, lens, hh, cut);
