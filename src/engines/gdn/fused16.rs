@@ -105,8 +105,10 @@ pub const FUSED16_FORMS: [Fused16Form; 4] = [
 /// The rule's forms: (the one-block-per-SM form, the two-blocks-per-SM form).
 pub const FUSED16_BY_RULE: (usize, usize) = (0, 1);
 
-/// The two-blocks-per-SM form from this many blocks per SM on (blocks of unequal sequences
-/// sharing an SM slow the longest: the ragged mix's 320 blocks run 1.4x faster at one per SM).
+/// The two-blocks-per-SM form from this many blocks per SM on. Between one wave of single blocks
+/// and this, the two passes: the one pass runs its blocks in batch order, so a ragged batch of a
+/// few waves waits on its longest sequences' late blocks (the ragged mix's 320 blocks: 0.423 ms
+/// against the two passes' 0.355 on the H200, whose scans take the sequences longest-first).
 pub const FUSED16_TWO_PER_SM_WAVES: u64 = 4;
 
 /// The most sequences the rule hands to the one pass (each block reads the offsets before its
@@ -131,8 +133,8 @@ pub fn fused16_serves(f: &GdnFacts) -> bool {
 /// forward (`two_pass`: the schedule the two-pass forward would run). `DNNPLAN_GDN_FWD_FUSED`:
 /// `0` never, a form's switch that form wherever it serves `f` (also cut shapes); unset or any
 /// other value the rule: where [`fused16_serves`] and the two-pass forward would run uncut, the
-/// two-blocks-per-SM form from [`FUSED16_TWO_PER_SM_WAVES`] blocks per SM on, else the one-block
-/// form.
+/// one-block form when its blocks fit one wave (every sequence starts at once), the
+/// two-blocks-per-SM form from [`FUSED16_TWO_PER_SM_WAVES`] blocks per SM on, else the two passes.
 pub fn fused16_form(f: &GdnFacts, sms: u64, two_pass: &FwdChoice) -> Option<&'static Fused16Form> {
     fused16_form_at(
         f,
@@ -166,13 +168,13 @@ pub fn fused16_form_at(
     }
     let blocks = fused16_grid(f).0 as u64 * f.heads.3 as u64 * f.n_seqs as u64;
     let (one, two) = FUSED16_BY_RULE;
-    Some(
-        &FUSED16_FORMS[if blocks >= FUSED16_TWO_PER_SM_WAVES * sms {
-            two
-        } else {
-            one
-        }],
-    )
+    if blocks <= sms {
+        Some(&FUSED16_FORMS[one])
+    } else if blocks >= FUSED16_TWO_PER_SM_WAVES * sms {
+        Some(&FUSED16_FORMS[two])
+    } else {
+        None
+    }
 }
 
 /// The grid of `f`'s launch: (value slices, HO, N).
@@ -277,28 +279,23 @@ mod tests {
 
     #[test]
     fn the_rule_takes_uncut_shapes_and_leaves_the_rest_to_the_two_passes() {
-        // The benchmark's uncut shapes: (4, 8192, 16) 128 blocks and the ragged mix's 320 -> one
-        // block per SM; (16, 2048, 32) 1024 blocks -> two per SM.
+        // The benchmark's uncut shapes: (4, 8192, 16) 128 blocks, one wave -> one block per SM;
+        // (16, 2048, 32) 1024 blocks -> two per SM; the ragged mix's 320 -> the two passes.
         assert_eq!(rule(&facts(4, 4 * 8192, 16, 128, false)), Some("w8"));
         assert_eq!(rule(&facts(16, 16 * 2048, 32, 128, false)), Some("b2"));
-        assert_eq!(rule(&facts(10, 29949, 16, 128, false)), Some("w8"));
+        assert_eq!(rule(&facts(10, 29949, 16, 128, false)), None);
+        // One wave of single blocks at most, or four blocks per SM at least.
+        assert_eq!(rule(&facts(66, 66 * 300, 1, 128, false)), Some("w8"));
+        assert_eq!(rule(&facts(67, 67 * 300, 1, 128, false)), None);
+        assert_eq!(rule(&facts(264, 264 * 300, 1, 128, false)), None);
         // (1, 32768, 16): the two-pass forward cuts it into pieces -> two passes.
         assert_eq!(rule(&facts(1, 32768, 16, 128, false)), None);
         // Options the one pass does not serve.
         assert_eq!(rule(&facts(4, 4 * 8192, 16, 64, false)), None);
         assert_eq!(rule(&facts(4, 4 * 8192, 16, 128, true)), None);
-        assert_eq!(
-            rule(&facts(FUSED16_MAX_SEQS + 1, 300 * 64, 4, 128, false)),
-            None
-        );
-        assert_eq!(
-            rule(&facts(FUSED16_MAX_SEQS, 300 * 64, 1, 128, false)),
-            Some("w8")
-        );
-        assert_eq!(
-            rule(&facts(FUSED16_MAX_SEQS, 300 * 64, 4, 128, false)),
-            Some("b2")
-        );
+        let most = FUSED16_MAX_SEQS;
+        assert_eq!(rule(&facts(most, most * 300, 4, 128, false)), Some("b2"));
+        assert_eq!(rule(&facts(most + 1, most * 300, 4, 128, false)), None);
     }
 
     #[test]
