@@ -204,7 +204,8 @@ static Entry entry(EntryFn fn, const char* name) {
 }
 
 static void launch(const Entry& e, const Dev& d, const Case& c, cudaStream_t s) {
-  const gdn::Fused16Params pp{d.p, c.T, 0, 0};
+  static const int order = getenv("FUSED16_ORDER") ? atoi(getenv("FUSED16_ORDER")) : 0;
+  const gdn::Fused16Params pp{d.p, c.T, 0, order};
   e.fn<<<dim3(V / 64, c.H, c.N), e.threads, e.smem, s>>>(pp);
 }
 

@@ -24,6 +24,7 @@
 #include "gdn_slim_emu_case.h"
 
 static int g_fails = 0;
+static int g_order = 0;  // Fused16Params::longest_first of run_form's launches
 static void check(bool ok, const char* what) {
   printf("  %-66s %s\n", what, ok ? "ok" : "FAIL");
   if (!ok) ++g_fails;
@@ -43,7 +44,7 @@ static void run_case(const char* name, int H, int HV, int flags, std::vector<int
   auto run_form = [&](auto form) {
     using F = decltype(form);
     cs.reset_outputs();
-    const gdn::Fused16Params pp{p, cs.cu.back(), cs.N + 2, 0};
+    const gdn::Fused16Params pp{p, cs.cu.back(), cs.N + 2, g_order};
     launch(grid, F::threads, [&] { gdn::fwd_fused16_body<IOT, K, V, VB, F>(pp); });
     std::vector<double> od(cs.o.size()), fd(cs.fs32.size());
     for (size_t i = 0; i < od.size(); ++i) od[i] = dec<IOT>(cs.o[i]);
@@ -63,6 +64,10 @@ static void run_case(const char* name, int H, int HV, int flags, std::vector<int
   // The other launch forms run the same arithmetic per chunk: bitwise the first form.
   const auto rb2 = run_form(gdn::Fused16B2{});
   check(r1.first == rb2.first && r1.second == rb2.second, "fused16: form B2 (8 stages, copies 1 own chunk ahead) bitwise B1");
+  g_order = 1;
+  const auto rlf = run_form(B1{});
+  g_order = 0;
+  check(r1.first == rlf.first && r1.second == rlf.second, "fused16: longest-first block order bitwise batch order");
   const auto rw8 = run_form(gdn::Fused16W8{});
   check(r1.first == rw8.first && r1.second == rw8.second, "fused16: form W8 (8 producer warps) bitwise B1");
   // The lazy decay (X = λ X̃) rounds differently: within the tolerance, and close to B1.

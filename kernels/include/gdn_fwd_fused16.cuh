@@ -95,7 +95,6 @@ struct Fused16Smem {
   uint64_t empty[F::stages];   // four arrivals: the chain warps, done with it
   float lt[F::producer_warps][F16_C * 20];  // each producer warp's Lᵀ (fp32; rows 16-byte aligned)
   T ost[F16_CHAIN_WARPS][2][F16_C * F16_OLD];  // the chain warps' O staging, [token][16 value rows], by chunk parity
-  long long cu_max[2 * (F16_CHAIN_WARPS + F::producer_warps)];  // fused16_rows' per-warp maxima
 };
 
 template <typename T, int VB, typename F>
@@ -110,40 +109,60 @@ struct Fused16Params {
   FwdParams f;
   long long total_t;  // rows of the THD token tensors
   int pool_rows;      // rows of the state_indices pool (unused without one)
-  int reserved;
+  int longest_first;  // 1: block z serves the z-th longest sequence (ties by index), 0: sequence z
 };
 static_assert(sizeof(Fused16Params) == 224, "Fused16Params layout changed: update src/engines/gdn/fused16.rs");
 
-// Sequence b's token rows [bos, eos) as the two-pass forward's sanitizer makes them
-// (cu_sanitize_body): the running maximum of the offsets clamped into [0, T], so offsets that are
-// not well formed (negative, decreasing, past T) address no row outside [0, T) and run as that
-// clamped running maximum; well-formed offsets come out unchanged. Every thread of the block
-// (red: one pair per warp), O(b / threads) loads each; ends with a block barrier.
+// The sequence block z serves and its token rows [bos, eos), as the two-pass forward's sanitizer
+// makes them (cu_sanitize_body): the running maximum of the offsets clamped into [0, T], so offsets
+// that are not well formed (negative, decreasing, past T) address no row outside [0, T) and run as
+// that clamped running maximum; well-formed offsets come out unchanged. With longest_first, block z
+// serves the sequence of rank z by length (longer first, ties by index): a ragged batch of a few
+// waves starts its long sequences first. Every thread of the block; N ≤ THREADS (the rule's
+// bound; past it no rows); red: scratch for THREADS + 1 offsets, one maximum per warp and the pick
+// (the first stage, free until the copies start: the function ends with a block barrier after its
+// last read of it).
 template <int THREADS>
-__device__ __forceinline__ void fused16_rows(const Fused16Params& pp, int b, long long* red, long long& bos, long long& eos) {
+__device__ __forceinline__ void fused16_rows(const Fused16Params& pp, int z, long long* red, int& b, long long& bos,
+                                             long long& eos) {
   const long long t = pp.total_t;
+  const int n = pp.f.n_seqs;
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-  long long m0 = 0, m1 = 0;
-  for (int i = tid; i <= b + 1; i += THREADS) {
-    const long long raw = load_cu(pp.f, i);
-    const long long x = raw < 0 ? 0 : (raw > t ? t : raw);
-    if (i <= b) m0 = x > m0 ? x : m0;
-    m1 = x > m1 ? x : m1;
+  if (n > THREADS - 1) {  // never launched so (fused16.rs: at most FUSED16_MAX_SEQS sequences)
+    b = z;
+    bos = eos = 0;
+    return;
   }
-  m0 = warp_inclusive_max(m0);
-  m1 = warp_inclusive_max(m1);
-  if (lane == 31) {
-    red[2 * warp] = m0;
-    red[2 * warp + 1] = m1;
+  long long* off = red;                    // [n + 1] sanitized offsets
+  long long* wmax = red + (THREADS + 1);   // [THREADS / 32] per-warp maxima
+  int* pick = reinterpret_cast<int*>(wmax + THREADS / 32);
+  long long x = 0;
+  if (tid <= n) {
+    const long long raw = load_cu(pp.f, tid);
+    x = raw < 0 ? 0 : (raw > t ? t : raw);
+  }
+  x = warp_inclusive_max(x);
+  if (lane == 31) wmax[warp] = x;
+  if (tid == 0) *pick = z;
+  __syncthreads();
+  long long before = 0;
+  for (int w = 0; w < warp; ++w) before = wmax[w] > before ? wmax[w] : before;
+  if (tid <= n) off[tid] = x > before ? x : before;
+  __syncthreads();
+  if (pp.longest_first && tid < n) {
+    const long long len = off[tid + 1] - off[tid];
+    int rank = 0;
+    for (int j = 0; j < n; ++j) {
+      const long long lj = off[j + 1] - off[j];
+      rank += lj > len || (lj == len && j < tid);
+    }
+    if (rank == z) *pick = tid;
   }
   __syncthreads();
-  bos = 0;
-  eos = 0;
-#pragma unroll
-  for (int w = 0; w < THREADS / 32; ++w) {
-    bos = red[2 * w] > bos ? red[2 * w] : bos;
-    eos = red[2 * w + 1] > eos ? red[2 * w + 1] : eos;
-  }
+  b = *pick;
+  bos = off[b];
+  eos = off[b + 1];
+  __syncthreads();
 }
 
 // Sequence b's state row in the stored domain [rows, HO, V, K]: b, or its pool row under
@@ -393,11 +412,12 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
   Fused16Smem<T, VB, F>& sm = *reinterpret_cast<Fused16Smem<T, VB, F>*>(smem);
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
   const int gi = lane >> 2, tg = lane & 3;
-  const int v0 = blockIdx.x * VB, h = blockIdx.y, b = blockIdx.z;
+  const int v0 = blockIdx.x * VB, h = blockIdx.y;
   const int HO = p.ho;
   const int qh = h / (HO / p.h), kh = h / (HO / p.hk), vh = h / (HO / p.hv);
+  int b;
   long long bos, eos;
-  fused16_rows<F::threads>(pp, b, sm.cu_max, bos, eos);
+  fused16_rows<F::threads>(pp, blockIdx.z, reinterpret_cast<long long*>(&sm.st[0]), b, bos, eos);
   const int nch = static_cast<int>((eos - bos + F16_C - 1) / F16_C);
   const long long srow = fused16_state_row(pp, b);
   if constexpr (MODE == F16_CHAIN_ONLY) {

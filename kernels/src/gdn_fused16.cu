@@ -27,7 +27,7 @@ GDN_FUSED16_ENTRY(gdn_fwd_fused16_bf16_k128_b2l, gdn::gdn_bf16, Fused16B2L, 2)
 GDN_FUSED16_ENTRY(gdn_fwd_fused16_f16_k128_b2l, gdn::gdn_f16, Fused16B2L, 2)
 
 // The shared memory src/engines/gdn/fused16.rs launches each form with (both io dtypes are 2 bytes).
-static_assert(gdn::fused16_smem_bytes<gdn::gdn_bf16, 64, gdn::Fused16W8>() == 197120, "w8 smem: fused16.rs");
-static_assert(gdn::fused16_smem_bytes<gdn::gdn_f16, 64, gdn::Fused16W8>() == 197120, "w8 smem: fused16.rs");
-static_assert(gdn::fused16_smem_bytes<gdn::gdn_bf16, 64, gdn::Fused16B2>() == 114560, "b2 smem: fused16.rs");
-static_assert(gdn::fused16_smem_bytes<gdn::gdn_f16, 64, gdn::Fused16B2>() == 114560, "b2 smem: fused16.rs");
+static_assert(gdn::fused16_smem_bytes<gdn::gdn_bf16, 64, gdn::Fused16W8>() == 196928, "w8 smem: fused16.rs");
+static_assert(gdn::fused16_smem_bytes<gdn::gdn_f16, 64, gdn::Fused16W8>() == 196928, "w8 smem: fused16.rs");
+static_assert(gdn::fused16_smem_bytes<gdn::gdn_bf16, 64, gdn::Fused16B2>() == 114432, "b2 smem: fused16.rs");
+static_assert(gdn::fused16_smem_bytes<gdn::gdn_f16, 64, gdn::Fused16B2>() == 114432, "b2 smem: fused16.rs");

@@ -35,8 +35,8 @@ pub struct Fused16Params {
     /// Rows of the `state_indices` pool (0 without one): an index outside `[0, pool_rows)` names
     /// no row (a zero initial state, no final state stored).
     pub pool_rows: i32,
-    /// Zero.
-    pub reserved: i32,
+    /// 1: block z serves the z-th longest sequence (ties by index), 0: sequence z.
+    pub longest_first: i32,
 }
 
 /// One launch form of the one-pass forward, as data.
@@ -72,7 +72,7 @@ pub const FUSED16_FORMS: [Fused16Form; 4] = [
         switch: "w8",
         producer_warps: 8,
         threads: 384,
-        smem: 197_120,
+        smem: 196_928,
         per_sm: 1,
         lazy: false,
     },
@@ -80,7 +80,7 @@ pub const FUSED16_FORMS: [Fused16Form; 4] = [
         switch: "b2",
         producer_warps: 4,
         threads: 256,
-        smem: 114_560,
+        smem: 114_432,
         per_sm: 2,
         lazy: false,
     },
@@ -88,7 +88,7 @@ pub const FUSED16_FORMS: [Fused16Form; 4] = [
         switch: "w8l",
         producer_warps: 8,
         threads: 384,
-        smem: 197_120,
+        smem: 196_928,
         per_sm: 1,
         lazy: true,
     },
@@ -96,7 +96,7 @@ pub const FUSED16_FORMS: [Fused16Form; 4] = [
         switch: "b2l",
         producer_warps: 4,
         threads: 256,
-        smem: 114_560,
+        smem: 114_432,
         per_sm: 2,
         lazy: true,
     },
@@ -202,7 +202,7 @@ impl<F> GdnFused16Plan<F> {
                 f: fwd_template(f)?,
                 total_t: f.total_tokens,
                 pool_rows: i32::try_from(pool_rows).unwrap_or(i32::MAX),
-                reserved: 0,
+                longest_first: 1,
             },
             uids: PortUids::of(f)?,
             form,
