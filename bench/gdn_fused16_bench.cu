@@ -1,4 +1,4 @@
-// The one-pass chunk-16 GDN forward (bench/gdn_fwd_fused16.cuh, session 48) on the GPU:
+// The one-pass chunk-16 GDN forward (kernels/include/gdn_fwd_fused16.cuh, sessions 48-49) on the GPU:
 // checked against an fp64 token-by-token recurrence at small ragged shapes, then timed at the
 // issue's benchmark shapes with the benchmark's inputs (tests/gpu_gdn_bench.rs: bf16, K = V = 128,
 // fp32 g = log U(0.5, 1), β = U(0, 1), fp32 initial and final state, no l2norm in the graph; q, k

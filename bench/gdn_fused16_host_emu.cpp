@@ -1,4 +1,4 @@
-// Runs the one-pass chunk-16 forward (bench/gdn_fwd_fused16.cuh, session 48) on the CPU
+// Runs the one-pass chunk-16 forward (kernels/include/gdn_fwd_fused16.cuh, sessions 48-49) on the CPU
 // (bench/gdn_host_emu.h: one std::thread per CUDA thread, real named barriers, the warp-collective
 // mma.sync / ldmatrix / cp.async emulations) over random inputs and checks it against the fp64
 // token-by-token recurrence of the same inputs (bench/gdn_slim_emu_case.h, spec §3.1):

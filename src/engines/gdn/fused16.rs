@@ -212,11 +212,6 @@ impl<F> GdnFused16Plan<F> {
         })
     }
 
-    /// The form this plan runs.
-    pub fn form(&self) -> &'static Fused16Form {
-        self.form
-    }
-
     /// Its one launch: (kernel, grid, threads, dynamic shared memory, not programmatic).
     pub fn launches(&self) -> impl Iterator<Item = Launch<'_, F>> {
         let grid = self.grid;
