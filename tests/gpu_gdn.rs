@@ -984,8 +984,8 @@ fn forward_parity_matrix() {
 
 /// The one-pass forward (sessions 48-49, `DNNPLAN_GDN_FWD_FUSED`) and the two-pass forward on the
 /// same K = V = 128 cases, each form forced in turn and the two passes forced by `0`: every run
-/// within the fp64 reference's tolerance ([`run`]), `w8` bitwise `b2` and `w8l` bitwise `b2l` (the
-/// forms differ in their launch shape only; the lazy ones in their rounding). The cases: edge
+/// within the fp64 reference's tolerance ([`run`]), `w8` bitwise `b2` (the forms differ in their
+/// launch shape only). The cases: edge
 /// lengths with fp32 states; fp16 GVA with l2norm, safe gate, `a_log` / `dt_bias`, fp16 gates and
 /// bf16 states; no initial state with bf16 β; a pool with indices outside it; the long sequences
 /// of the piece chain (which the rule leaves to the two passes; forced here).
@@ -1010,19 +1010,17 @@ fn one_pass_forward_forms_and_the_two_passes_agree() {
     for (i, c) in cases.iter().enumerate() {
         let seed = 700 + i as u64;
         let mut outs = Vec::new();
-        for form in ["0", "w8", "b2", "w8l", "b2l"] {
+        for form in ["0", "w8", "b2"] {
             set_env("DNNPLAN_GDN_FWD_FUSED", Some(form));
             eprintln!("DNNPLAN_GDN_FWD_FUSED={form}");
             outs.push(run(c, seed, &caller));
         }
         set_env("DNNPLAN_GDN_FWD_FUSED", None);
-        for (a, b, what) in [(1, 2, "w8 / b2"), (3, 4, "w8l / b2l")] {
-            assert!(
-                outs[a].o == outs[b].o && outs[a].state == outs[b].state,
-                "{}: the one-pass forms {what} differ",
-                c.name
-            );
-        }
+        assert!(
+            outs[1].o == outs[2].o && outs[1].state == outs[2].state,
+            "{}: the one-pass forms w8 / b2 differ",
+            c.name
+        );
     }
 }
 

@@ -25,8 +25,7 @@
 //   P = X k̂ᵀ, Q = X q̂ᵀ (V × 16, one pass over X's A fragments, two channel halves, 32 mma per warp),
 //   Rᵀ = diag(β) vᵀ − P diag(β e^Γ),  Uᵀ = Rᵀ Tᵀ,  Oᵀ = Q diag(scale e^Γ) + Uᵀ Aᵀ,
 //   X ← e^{Γ_last} X + Uᵀ diag(e^{Γ_last − Γ}) K̂  (16 mma per warp);
-// O leaves through a per-warp staging tile (stmatrix) during the next chunk. The lazy forms keep
-// X = λ X̃ and fold λ into the per-token scalars instead of scaling X every chunk.
+// O leaves through a per-warp staging tile (stmatrix) during the next chunk.
 // Warps 4.. (the producer, Form::producer_warps of them) each own chunks pw, pw + PW, ...: a warp
 // copies its chunk D own chunks ahead by zero-filling cp.async into a free stage, loads that chunk's
 // raw g, β bits, then builds its current chunk alone: the per-token scalars, q̂, k̂ (l2 norms in
@@ -48,31 +47,15 @@ constexpr int F16_TLD = 24;        // T / A row stride: 48 B, conflict-free for 
 constexpr int F16_OLD = 24;        // O staging row stride (16 value rows + 8): 48 B rows for stmatrix
 
 // A launch form: PW producer warps, S stages, each producer warp's copies D of its own chunks ahead.
-// LAZY: the chain keeps X = λ X̃ and scales X̃ (64 multiplies per thread) only when λ falls below
-// 2^-40 (bf16; fp16: 2^-6, X̃ stays in its range), instead of X ← e^{Γ_last} X every chunk; λ goes into 16 per-token scalars instead.
-template <int PW, int S, int D, bool LAZY = false>
+template <int PW, int S, int D>
 struct Fused16Form {
   static_assert(PW * D <= S, "the prologue's copies need no free stage");
   static constexpr int producer_warps = PW, stages = S, ahead = D;
-  static constexpr bool lazy_decay = LAZY;
   static constexpr int threads = 32 * (F16_CHAIN_WARPS + PW);
 };
 using Fused16B1 = Fused16Form<4, 12, 2>;   // one block per SM
 using Fused16B2 = Fused16Form<4, 8, 1>;    // two blocks per SM
 using Fused16W8 = Fused16Form<8, 14, 1>;   // eight producer warps, one block per SM
-using Fused16W8L = Fused16Form<8, 14, 1, true>;  // W8 with the lazy decay
-using Fused16B2L = Fused16Form<4, 8, 1, true>;   // B2 with the lazy decay
-
-// The lazy decay's floor for λ: X̃ reaches the mma as the io dtype (bf16: fp32's range; fp16 tops
-// out at 65504).
-template <typename T>
-struct Fused16Floor {
-  static constexpr float value = 0x1p-6f;
-};
-template <>
-struct Fused16Floor<gdn_bf16> {
-  static constexpr float value = 0x1p-40f;
-};
 
 // One stage: chunk c's rows and factors. q, k hold the raw rows, then q̂, k̂ in place.
 template <typename T, int VB>
@@ -491,7 +474,6 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
   } else {
     zero_frags(x);
   }
-  float lam = 1.f;  // X = λ X̃ (LAZY forms; 1 otherwise)
   T(*ost)[F16_C * F16_OLD] = sm.ost[warp];
   T* o = static_cast<T*>(p.o);
   for (int c = 0; c < nch; ++c) {
@@ -538,8 +520,8 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
         const int t = 8 * nt + 2 * tg + (e & 1), vr = 16 * warp + gi + 8 * (e >> 1);
-        r[nt][e] = s.be[t] * Io<T>::to_f(s.v[t * (VB + 8) + vr]) - (F::lazy_decay ? s.se[t] * lam : s.se[t]) * pe[nt][e];
-        pq[nt][e] *= F::lazy_decay ? s.sq[t] * lam : s.sq[t];
+        r[nt][e] = s.be[t] * Io<T>::to_f(s.v[t * (VB + 8) + vr]) - s.se[t] * pe[nt][e];
+        pq[nt][e] *= s.sq[t];
       }
     u32 ra[4], tb[4];
     x_a_frag<T>(ra, r, 0);
@@ -554,27 +536,13 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
     fused16_b_rows(ab, s.a, F16_TLD, 0, lane);
     Io<T>::mma(pq[0], ua, ab);
     Io<T>::mma(pq[1], ua, ab + 2);
-    // Lazy decay: X_{c+1} = λ' (X̃ + ΔX / λ') with λ' = λ e^{Γ_last}; below the floor (or a zero gate)
-    // X̃ takes λ' and λ restarts at 1. Uniform over the block (every lane computes the same λ).
-    float inv = 1.f;
-    if constexpr (F::lazy_decay) {
-      const float lam_next = lam * s.gl;
-      constexpr float kFloor = Fused16Floor<T>::value;
-      if (lam_next < kFloor) {
-        scale_frags(x, lam_next);
-        lam = 1.f;
-      } else {
-        lam = lam_next;
-        inv = 1.f / lam_next;
-      }
-    }
     // X ← e^{Γ_last} X + Uᵀ diag(e^{Γ_last − Γ}) K̂.
 #pragma unroll
     for (int nt = 0; nt < 2; ++nt)
 #pragma unroll
-      for (int e = 0; e < 4; ++e) u[nt][e] *= s.sk[8 * nt + 2 * tg + (e & 1)] * inv;
+      for (int e = 0; e < 4; ++e) u[nt][e] *= s.sk[8 * nt + 2 * tg + (e & 1)];
     x_a_frag<T>(ua, u, 0);
-    if constexpr (!F::lazy_decay) scale_frags(x, s.gl);
+    scale_frags(x, s.gl);
 #pragma unroll
     for (int np = 0; np < K / 16; ++np) {
       u32 kb[4];
@@ -593,7 +561,6 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
     }
   }
   if (nch > 0) fused16_store_o<T, V>(ost[(nch - 1) & 1], o, bos, eos, nch - 1, h, HO, vr0, lane);
-  if (F::lazy_decay) scale_frags(x, lam);
   if (p.final_state && srow >= 0) {
 #pragma unroll
     for (int nt = 0; nt < K / 8; ++nt)

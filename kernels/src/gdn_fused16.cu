@@ -6,7 +6,6 @@
 //                                        eight producer warps, 14 stages, one block per SM
 //   gdn_fwd_fused16_{bf16,f16}_k128_b2   <<<(2, HO, N), 256, fused16_smem_bytes<T, 64, Fused16B2>()>>>
 //                                        four producer warps, 8 stages, two blocks per SM
-//   ..._w8l, ..._b2l                     the same forms with the lazy decay (X = λ X̃)
 // src/engines/gdn/fused16.rs states each entry's threads and shared memory (FUSED16_FORMS); the
 // static_asserts below keep the two equal.
 #include "gdn_fwd_fused16.cuh"
@@ -21,10 +20,6 @@ GDN_FUSED16_ENTRY(gdn_fwd_fused16_bf16_k128_w8, gdn::gdn_bf16, Fused16W8, 1)
 GDN_FUSED16_ENTRY(gdn_fwd_fused16_f16_k128_w8, gdn::gdn_f16, Fused16W8, 1)
 GDN_FUSED16_ENTRY(gdn_fwd_fused16_bf16_k128_b2, gdn::gdn_bf16, Fused16B2, 2)
 GDN_FUSED16_ENTRY(gdn_fwd_fused16_f16_k128_b2, gdn::gdn_f16, Fused16B2, 2)
-GDN_FUSED16_ENTRY(gdn_fwd_fused16_bf16_k128_w8l, gdn::gdn_bf16, Fused16W8L, 1)
-GDN_FUSED16_ENTRY(gdn_fwd_fused16_f16_k128_w8l, gdn::gdn_f16, Fused16W8L, 1)
-GDN_FUSED16_ENTRY(gdn_fwd_fused16_bf16_k128_b2l, gdn::gdn_bf16, Fused16B2L, 2)
-GDN_FUSED16_ENTRY(gdn_fwd_fused16_f16_k128_b2l, gdn::gdn_f16, Fused16B2L, 2)
 
 // The shared memory src/engines/gdn/fused16.rs launches each form with (both io dtypes are 2 bytes).
 static_assert(gdn::fused16_smem_bytes<gdn::gdn_bf16, 64, gdn::Fused16W8>() == 196928, "w8 smem: fused16.rs");

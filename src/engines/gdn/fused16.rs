@@ -53,9 +53,6 @@ pub struct Fused16Form {
     pub smem: u32,
     /// Blocks per SM its launch bounds and shared memory allow.
     pub per_sm: u64,
-    /// Whether the chain keeps the state as `λ X̃` (the lazy decay: fewer multiplies, other
-    /// rounding).
-    pub lazy: bool,
 }
 
 impl Fused16Form {
@@ -65,16 +62,16 @@ impl Fused16Form {
     }
 }
 
-/// Every bundled form: eight producer warps at one block per SM (`w8`), four at two (`b2`), and
-/// both with the lazy decay (`w8l`, `b2l`).
-pub const FUSED16_FORMS: [Fused16Form; 4] = [
+/// Every bundled form: eight producer warps at one block per SM (`w8`), four at two (`b2`).
+/// (Measured slower and dropped: session 49's lazy decay `X = λ X̃`, session 50's lookahead, P_c
+/// from chunk c − 1's state and a cross Gram; bench/gdn_results.md.)
+pub const FUSED16_FORMS: [Fused16Form; 2] = [
     Fused16Form {
         switch: "w8",
         producer_warps: 8,
         threads: 384,
         smem: 196_928,
         per_sm: 1,
-        lazy: false,
     },
     Fused16Form {
         switch: "b2",
@@ -82,34 +79,24 @@ pub const FUSED16_FORMS: [Fused16Form; 4] = [
         threads: 256,
         smem: 114_432,
         per_sm: 2,
-        lazy: false,
-    },
-    Fused16Form {
-        switch: "w8l",
-        producer_warps: 8,
-        threads: 384,
-        smem: 196_928,
-        per_sm: 1,
-        lazy: true,
-    },
-    Fused16Form {
-        switch: "b2l",
-        producer_warps: 4,
-        threads: 256,
-        smem: 114_432,
-        per_sm: 2,
-        lazy: true,
     },
 ];
 
 /// The rule's forms: (the one-block-per-SM form, the two-blocks-per-SM form).
 pub const FUSED16_BY_RULE: (usize, usize) = (0, 1);
 
-/// The two-blocks-per-SM form from this many blocks per SM on. Between one wave of single blocks
-/// and this, the two passes: the one pass runs its blocks in batch order, so a ragged batch of a
-/// few waves waits on its longest sequences' late blocks (the ragged mix's 320 blocks: 0.423 ms
-/// against the two passes' 0.355 on the H200, whose scans take the sequences longest-first).
+/// The two-blocks-per-SM form from this many blocks per SM on (at (16, 2048, 32), 7.8 waves of
+/// single blocks: `b2` 0.637 ms against `w8` 0.735 on an H100, session 50).
 pub const FUSED16_TWO_PER_SM_WAVES: u64 = 4;
+
+/// Between one wave of single blocks and [`FUSED16_TWO_PER_SM_WAVES`], the one-block form only
+/// where equal-length sequences would fill its waves to at least this percentage; else the two
+/// passes. The plan does not know the lengths: equal lengths are the one pass's worst case
+/// (its last wave part-empty), and at full waves it runs a chunk about 0.87x (H100) to 0.93x
+/// (H200) the two passes' time per SM (session 49, (4, 8192, 16)). Ragged lengths pack better:
+/// the blocks run longest-first (the ragged mix's 320 blocks, 2.4 waves: `w8` 0.353 ms against the
+/// two passes' 0.388 on an H100, session 50), but the rule cannot see them.
+pub const FUSED16_MIN_FILL_PCT: u64 = 90;
 
 /// The most sequences the rule hands to the one pass (each block reads the offsets before its
 /// sequence: O(N) loads per block).
@@ -133,8 +120,9 @@ pub fn fused16_serves(f: &GdnFacts) -> bool {
 /// forward (`two_pass`: the schedule the two-pass forward would run). `DNNPLAN_GDN_FWD_FUSED`:
 /// `0` never, a form's switch that form wherever it serves `f` (also cut shapes); unset or any
 /// other value the rule: where [`fused16_serves`] and the two-pass forward would run uncut, the
-/// one-block form when its blocks fit one wave (every sequence starts at once), the
-/// two-blocks-per-SM form from [`FUSED16_TWO_PER_SM_WAVES`] blocks per SM on, else the two passes.
+/// one-block form when its blocks fit one wave (every sequence starts at once) or fill their
+/// waves to [`FUSED16_MIN_FILL_PCT`], the two-blocks-per-SM form from
+/// [`FUSED16_TWO_PER_SM_WAVES`] blocks per SM on, else the two passes.
 pub fn fused16_form(f: &GdnFacts, sms: u64, two_pass: &FwdChoice) -> Option<&'static Fused16Form> {
     fused16_form_at(
         f,
@@ -168,10 +156,11 @@ pub fn fused16_form_at(
     }
     let blocks = fused16_grid(f).0 as u64 * f.heads.3 as u64 * f.n_seqs as u64;
     let (one, two) = FUSED16_BY_RULE;
-    if blocks <= sms {
-        Some(&FUSED16_FORMS[one])
-    } else if blocks >= FUSED16_TWO_PER_SM_WAVES * sms {
+    let waves = blocks.div_ceil(sms.max(1));
+    if blocks >= FUSED16_TWO_PER_SM_WAVES * sms {
         Some(&FUSED16_FORMS[two])
+    } else if blocks <= sms || 100 * blocks >= FUSED16_MIN_FILL_PCT * waves * sms {
+        Some(&FUSED16_FORMS[one])
     } else {
         None
     }
@@ -275,14 +264,22 @@ mod tests {
     #[test]
     fn the_rule_takes_uncut_shapes_and_leaves_the_rest_to_the_two_passes() {
         // The benchmark's uncut shapes: (4, 8192, 16) 128 blocks, one wave -> one block per SM;
-        // (16, 2048, 32) 1024 blocks -> two per SM; the ragged mix's 320 -> the two passes.
+        // (16, 2048, 32) 1024 blocks -> two per SM; the ragged mix's 320 (2.4 waves, 81 % full
+        // at equal lengths) -> the two passes.
         assert_eq!(rule(&facts(4, 4 * 8192, 16, 128, false)), Some("w8"));
         assert_eq!(rule(&facts(16, 16 * 2048, 32, 128, false)), Some("b2"));
         assert_eq!(rule(&facts(10, 29949, 16, 128, false)), None);
-        // One wave of single blocks at most, or four blocks per SM at least.
+        // One wave of single blocks at most, waves at least 90 % full below four, or four blocks
+        // per SM at least.
         assert_eq!(rule(&facts(66, 66 * 300, 1, 128, false)), Some("w8"));
         assert_eq!(rule(&facts(67, 67 * 300, 1, 128, false)), None);
-        assert_eq!(rule(&facts(264, 264 * 300, 1, 128, false)), None);
+        assert_eq!(rule(&facts(118, 118 * 300, 1, 128, false)), None); // 236 of 264: 89 %
+        assert_eq!(rule(&facts(119, 119 * 300, 1, 128, false)), Some("w8")); // 238: 90 %
+        assert_eq!(rule(&facts(132, 132 * 300, 1, 128, false)), Some("w8")); // two full waves
+        assert_eq!(rule(&facts(133, 133 * 300, 1, 128, false)), None);
+        assert_eq!(rule(&facts(197, 197 * 300, 1, 128, false)), Some("w8")); // 394 of 396
+        assert_eq!(rule(&facts(131, 131 * 300, 2, 128, false)), Some("w8")); // 524 of 528
+        assert_eq!(rule(&facts(264, 264 * 300, 1, 128, false)), None); // 256 sequences at most
         // (1, 32768, 16): the two-pass forward cuts it into pieces -> two passes.
         assert_eq!(rule(&facts(1, 32768, 16, 128, false)), None);
         // Options the one pass does not serve.
