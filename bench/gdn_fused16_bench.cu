@@ -37,6 +37,8 @@ FUSED16_ENTRY(fused16_bf16_b1_prod, Fused16B1, 1, gdn::F16_PRODUCER)
 FUSED16_ENTRY(fused16_bf16_b1_chainonly, Fused16B1, 1, gdn::F16_CHAIN_ONLY)
 FUSED16_ENTRY(fused16_bf16_w8_prod, Fused16W8, 1, gdn::F16_PRODUCER)
 FUSED16_ENTRY(fused16_bf16_w8_chainonly, Fused16W8, 1, gdn::F16_CHAIN_ONLY)
+FUSED16_ENTRY(fused16_bf16_b2_chainonly, Fused16B2, 2, gdn::F16_CHAIN_ONLY)
+FUSED16_ENTRY(fused16_bf16_b2_prod, Fused16B2, 2, gdn::F16_PRODUCER)
 
 #define CK(x)                                                                         \
   do {                                                                                \
@@ -246,7 +248,7 @@ static void check_case(const char* name, const Entry& e, std::vector<int> lens, 
 int main(int argc, char** argv) {
   setvbuf(stdout, nullptr, _IOLBF, 0);
   const int iters = argc > 1 ? atoi(argv[1]) : 20;
-  constexpr int NE = 8, NF = 3;  // the first NF compute the forward; the rest are timing diagnostics
+  constexpr int NE = 10, NF = 3;  // the first NF compute the forward; the rest are timing diagnostics
   const Entry entries[NE] = {
       entry<gdn::Fused16B1>(fused16_bf16_b1, "b1"),
       entry<gdn::Fused16B2>(fused16_bf16_b2, "b2"),
@@ -256,6 +258,8 @@ int main(int argc, char** argv) {
       entry<gdn::Fused16B1>(fused16_bf16_b1_chainonly, "b1-chain-only"),
       entry<gdn::Fused16W8>(fused16_bf16_w8_prod, "w8-producer"),
       entry<gdn::Fused16W8>(fused16_bf16_w8_chainonly, "w8-chain-only"),
+      entry<gdn::Fused16B2>(fused16_bf16_b2_chainonly, "b2-chain-only"),
+      entry<gdn::Fused16B2>(fused16_bf16_b2_prod, "b2-producer"),
   };
   const char* only = getenv("FUSED16_ONLY");  // a comma-separated list of entry names to time
   for (int i = 0; i < NE; ++i) {
