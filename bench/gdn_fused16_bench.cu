@@ -37,6 +37,8 @@ FUSED16_ENTRY(fused16_bf16_b1_prod, Fused16B1, 1, gdn::F16_PRODUCER)
 FUSED16_ENTRY(fused16_bf16_b1_chainonly, Fused16B1, 1, gdn::F16_CHAIN_ONLY)
 FUSED16_ENTRY(fused16_bf16_w8_prod, Fused16W8, 1, gdn::F16_PRODUCER)
 FUSED16_ENTRY(fused16_bf16_w8_chainonly, Fused16W8, 1, gdn::F16_CHAIN_ONLY)
+FUSED16_ENTRY(fused16_bf16_w8_ldsv, Fused16W8, 1, gdn::F16_FULL_LDS_V)
+FUSED16_ENTRY(fused16_bf16_b2_ldsv, Fused16B2, 2, gdn::F16_FULL_LDS_V)
 FUSED16_ENTRY(fused16_bf16_b2_chainonly, Fused16B2, 2, gdn::F16_CHAIN_ONLY)
 FUSED16_ENTRY(fused16_bf16_b2_prod, Fused16B2, 2, gdn::F16_PRODUCER)
 
@@ -248,11 +250,13 @@ static void check_case(const char* name, const Entry& e, std::vector<int> lens, 
 int main(int argc, char** argv) {
   setvbuf(stdout, nullptr, _IOLBF, 0);
   const int iters = argc > 1 ? atoi(argv[1]) : 20;
-  constexpr int NE = 10, NF = 3;  // the first NF compute the forward; the rest are timing diagnostics
+  constexpr int NE = 12, NF = 5;  // the first NF compute the forward; the rest are timing diagnostics
   const Entry entries[NE] = {
       entry<gdn::Fused16B1>(fused16_bf16_b1, "b1"),
       entry<gdn::Fused16B2>(fused16_bf16_b2, "b2"),
       entry<gdn::Fused16W8>(fused16_bf16_w8, "w8"),
+      entry<gdn::Fused16W8>(fused16_bf16_w8_ldsv, "w8-lds-v"),
+      entry<gdn::Fused16B2>(fused16_bf16_b2_ldsv, "b2-lds-v"),
       entry<gdn::Fused16B1>(fused16_bf16_b1_chain, "b1-chain-copies"),
       entry<gdn::Fused16B1>(fused16_bf16_b1_prod, "b1-producer"),
       entry<gdn::Fused16B1>(fused16_bf16_b1_chainonly, "b1-chain-only"),

@@ -52,6 +52,16 @@ static void run_case(const char* name, int H, int HV, int flags, std::vector<int
     return std::pair{od, fd};
   };
   auto run = [&] { return run_form(B1{}); };
+  // v read element by element (F16_FULL_LDS_V) instead of by one transposing ldmatrix.
+  auto run_lds_v = [&] {
+    cs.reset_outputs();
+    const gdn::Fused16Params pp{p, cs.cu.back(), cs.N + 2, g_order};
+    launch(grid, B1::threads, [&] { gdn::fwd_fused16_body<IOT, K, V, VB, B1, gdn::F16_FULL_LDS_V>(pp); });
+    std::vector<double> od(cs.o.size()), fd(cs.fs32.size());
+    for (size_t i = 0; i < od.size(); ++i) od[i] = dec<IOT>(cs.o[i]);
+    for (size_t i = 0; i < fd.size(); ++i) fd[i] = bf16_state ? dec<gdn::gdn_bf16>(cs.fs16[i]) : cs.fs32[i];
+    return std::pair{od, fd};
+  };
   const auto r1 = run();
   const double tol = is_bf16 ? 2e-2 : 1e-2;
   const double eo = rms_ratio(r1.first, cs.ro), es = rms_ratio(r1.second, cs.rfs);
@@ -62,6 +72,8 @@ static void run_case(const char* name, int H, int HV, int flags, std::vector<int
   unsetenv("GDN_EMU_CP_EAGER");
   check(r1.first == r2.first && r1.second == r2.second, "fused16: a second run (copies landing at issue) bitwise the first");
   // The other launch forms run the same arithmetic per chunk: bitwise the first form.
+  const auto rlv = run_lds_v();
+  check(r1.first == rlv.first && r1.second == rlv.second, "fused16: v by one transposing ldmatrix bitwise v by element");
   const auto rb2 = run_form(gdn::Fused16B2{});
   check(r1.first == rb2.first && r1.second == rb2.second, "fused16: form B2 (8 stages, copies 1 own chunk ahead) bitwise B1");
   g_order = 1;

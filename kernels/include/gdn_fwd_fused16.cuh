@@ -273,7 +273,8 @@ __device__ __forceinline__ void fused16_store_o(const T* ost, T* o, long long bo
 // with the producer's copies but none of its arithmetic (F16_CHAIN_COPIES), the producer alone with
 // a chain that only takes and releases the stages (F16_PRODUCER), the chain alone on zeroed stages
 // that the producer hands over without copying or computing anything (F16_CHAIN_ONLY).
-enum Fused16Mode : int { F16_FULL = 0, F16_CHAIN_COPIES = 1, F16_PRODUCER = 2, F16_CHAIN_ONLY = 3 };
+// F16_FULL_LDS_V: the full forward with v read element by element (session 49's loads; timing).
+enum Fused16Mode : int { F16_FULL = 0, F16_CHAIN_COPIES = 1, F16_PRODUCER = 2, F16_CHAIN_ONLY = 3, F16_FULL_LDS_V = 4 };
 
 // One producer warp turns chunk c's raw rows in stage s into q̂, k̂ (l2 norms in place), the per-token
 // scalars, T = (I + L)⁻¹ and A. gates: lane t < 16 holds token t's g, lane 16 + t its β (0 past the
@@ -443,7 +444,7 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
       for (int i = 0; i + 1 < D; ++i) gring[i] = gring[i + 1];
       cp_async_wait<D - 1>();
       __syncwarp();
-      if constexpr (MODE == F16_FULL || MODE == F16_PRODUCER) {
+      if constexpr (MODE == F16_FULL || MODE == F16_FULL_LDS_V || MODE == F16_PRODUCER) {
         const long long left = eos - bos - static_cast<long long>(c) * F16_C;
         fused16_build<T, K, VB>(p, s, sm.lt[pw], gates, left < F16_C ? static_cast<int>(left) : F16_C, h, lane);
       }
@@ -513,14 +514,22 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
         pe[nt][e] += pe2[nt][e];
         pq[nt][e] += pq2[nt][e];
       }
-    // Rᵀ = β vᵀ − P diag(β e^Γ); the readout Q diag(scale e^Γ).
+    // Rᵀ = β vᵀ − P diag(β e^Γ); the readout Q diag(scale e^Γ). vᵀ (the warp's 16 value rows × 16
+    // tokens) in the accumulators' layout by one transposing ldmatrix: matrix nt + 2 h holds tokens
+    // 8 nt .. + 7 × value rows 8 h .. + 7 (four shared-memory wavefronts instead of eight 2-byte loads).
+    u32 vt[4] = {0u, 0u, 0u, 0u};
+    if constexpr (MODE != F16_FULL_LDS_V)
+      ldsm_x4_t(vt, s.v + ((lane & 7) + 8 * ((lane >> 3) & 1)) * (VB + 8) + 16 * warp + 8 * (lane >> 4));
     float r[2][4];
 #pragma unroll
     for (int nt = 0; nt < 2; ++nt)
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
         const int t = 8 * nt + 2 * tg + (e & 1), vr = 16 * warp + gi + 8 * (e >> 1);
-        r[nt][e] = s.be[t] * Io<T>::to_f(s.v[t * (VB + 8) + vr]) - s.se[t] * pe[nt][e];
+        const u32 w = vt[nt + 2 * (e >> 1)];
+        const float vv = MODE == F16_FULL_LDS_V ? Io<T>::to_f(s.v[t * (VB + 8) + vr])
+                                                : Io<T>::bits_to_f(static_cast<unsigned short>((e & 1) ? w >> 16 : w & 0xffffu));
+        r[nt][e] = s.be[t] * vv - s.se[t] * pe[nt][e];
         pq[nt][e] *= s.sq[t];
       }
     u32 ra[4], tb[4];
