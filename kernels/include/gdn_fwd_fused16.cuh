@@ -101,8 +101,8 @@ static_assert(sizeof(Fused16Params) == 224, "Fused16Params layout changed: updat
 // that are not well formed (negative, decreasing, past T) address no row outside [0, T) and run as
 // that clamped running maximum; well-formed offsets come out unchanged. With longest_first, block z
 // serves the sequence of rank z by length (longer first, ties by index): a ragged batch of a few
-// waves starts its long sequences first. Every thread of the block; N ≤ THREADS (the rule's
-// bound; past it no rows); red: scratch for THREADS + 1 offsets, one maximum per warp and the pick
+// waves starts its long sequences first. Every thread of the block; N < THREADS (one thread per
+// offset: fused16.rs's FUSED16_MAX_SEQS; past it the block serves no rows); red: scratch for THREADS + 1 offsets, one maximum per warp and the pick
 // (the first stage, free until the copies start: the function ends with a block barrier after its
 // last read of it).
 template <int THREADS>
@@ -111,7 +111,7 @@ __device__ __forceinline__ void fused16_rows(const Fused16Params& pp, int z, lon
   const long long t = pp.total_t;
   const int n = pp.f.n_seqs;
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-  if (n > THREADS - 1) {  // never launched so (fused16.rs: at most FUSED16_MAX_SEQS sequences)
+  if (n > THREADS - 1) {  // never launched so (fused16.rs: FUSED16_MAX_SEQS < every form's threads)
     b = z;
     bos = eos = 0;
     return;

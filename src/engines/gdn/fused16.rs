@@ -98,9 +98,23 @@ pub const FUSED16_TWO_PER_SM_WAVES: u64 = 4;
 /// two passes' 0.388 on an H100, session 50), but the rule cannot see them.
 pub const FUSED16_MIN_FILL_PCT: u64 = 90;
 
-/// The most sequences the rule hands to the one pass (each block reads the offsets before its
-/// sequence: O(N) loads per block).
-pub const FUSED16_MAX_SEQS: i64 = 256;
+/// The most sequences the rule (and the switch) hands to the one pass: each block reads the N + 1
+/// offsets one per thread and ranks the lengths (`fused16_rows`), so N stays below the smallest
+/// form's threads (b2: 256 threads, 255 sequences; a block of a larger batch serves no rows).
+pub const FUSED16_MAX_SEQS: i64 = min_threads(&FUSED16_FORMS) as i64 - 1;
+
+/// The fewest threads of any form in `forms`.
+const fn min_threads(forms: &[Fused16Form]) -> u32 {
+    let mut least = u32::MAX;
+    let mut i = 0;
+    while i < forms.len() {
+        if forms[i].threads < least {
+            least = forms[i].threads;
+        }
+        i += 1;
+    }
+    least
+}
 
 /// Value slices per (sequence, head): the grid's x (64 value rows each).
 const VALUE_SLICES: u64 = 2;
@@ -279,7 +293,7 @@ mod tests {
         assert_eq!(rule(&facts(133, 133 * 300, 1, 128, false)), None);
         assert_eq!(rule(&facts(197, 197 * 300, 1, 128, false)), Some("w8")); // 394 of 396
         assert_eq!(rule(&facts(131, 131 * 300, 2, 128, false)), Some("w8")); // 524 of 528
-        assert_eq!(rule(&facts(264, 264 * 300, 1, 128, false)), None); // 256 sequences at most
+        assert_eq!(rule(&facts(264, 264 * 300, 1, 128, false)), None); // 255 sequences at most
         // (1, 32768, 16): the two-pass forward cuts it into pieces -> two passes.
         assert_eq!(rule(&facts(1, 32768, 16, 128, false)), None);
         // Options the one pass does not serve.
@@ -308,6 +322,15 @@ mod tests {
         let k64 = facts(4, 4 * 8192, 16, 64, false);
         let two_pass = FwdChoice::default_for(&k64, 132);
         assert_eq!(fused16_form_at(&k64, 132, &two_pass, Some("w8")), None);
+    }
+
+    #[test]
+    fn every_form_reads_the_offsets_of_the_most_sequences() {
+        // fused16_rows: one thread per offset, N + 1 of them.
+        for form in &FUSED16_FORMS {
+            assert!(FUSED16_MAX_SEQS < i64::from(form.threads), "{form:?}");
+        }
+        assert_eq!(FUSED16_MAX_SEQS, 255);
     }
 
     #[test]
