@@ -1024,6 +1024,26 @@ fn one_pass_forward_forms_and_the_two_passes_agree() {
     }
 }
 
+/// The most sequences the one pass takes (`FUSED16_MAX_SEQS`: each block reads the N + 1 offsets
+/// one per thread, and b2 has 256 threads): 255 short ragged sequences (empty ones, partial
+/// chunks, odd and even chunk counts) with every one-pass form forced and by rule, each within the
+/// fp64 reference's tolerance ([`run`]: every O row and final state written).
+#[test]
+fn one_pass_forward_serves_its_most_sequences() {
+    use dnnplan::engines::gdn::fused16::FUSED16_MAX_SEQS;
+    let caller = Caller::new();
+    let n = usize::try_from(FUSED16_MAX_SEQS).expect("a positive bound");
+    assert_eq!(n, 255);
+    let lens: Vec<usize> = (0..n).map(|i| (i * 37) % 53).collect();
+    let c = base("255 sequences, 0-52 tokens", &lens, 128);
+    for (i, form) in [None, Some("w8"), Some("b2")].into_iter().enumerate() {
+        set_env("DNNPLAN_GDN_FWD_FUSED", form);
+        eprintln!("DNNPLAN_GDN_FWD_FUSED={form:?}");
+        run(&c, 900 + i as u64, &caller);
+    }
+    set_env("DNNPLAN_GDN_FWD_FUSED", None);
+}
+
 #[test]
 fn state_pool_overwritten_in_place() {
     let caller = Caller::new();
