@@ -387,25 +387,6 @@ __device__ __forceinline__ void fused16_build(const FwdParams& p, Fused16Stage<T
   __syncwarp();
 }
 
-// A producer warp's wait for a free stage: it runs ahead of the chain and waits there most of the
-// time, so between tries it sleeps GDN_FUSED16_SPIN_NS nanoseconds instead of spinning on try_wait
-// (session 51: ncu counted ~150 tries per chunk and warp, 17 % of w8's issued instructions, taken
-// from the issue slots of the chain warp on the same scheduler). 0: spin.
-#ifndef GDN_FUSED16_SPIN_NS
-#define GDN_FUSED16_SPIN_NS 256
-#endif
-#ifdef GDN_HOST_EMU
-inline void fused16_wait_free(uint64_t* bar, uint32_t parity) { dnnp::mbar_wait(bar, parity); }
-#else
-__device__ __forceinline__ void fused16_wait_free(uint64_t* bar, uint32_t parity) {
-  if constexpr (GDN_FUSED16_SPIN_NS > 0) {
-    while (!dnnp::mbar_try_wait(bar, parity)) __nanosleep(GDN_FUSED16_SPIN_NS);
-  } else {
-    dnnp::mbar_wait(bar, parity);
-  }
-}
-#endif
-
 template <typename T, int K, int V, int VB, typename F, int MODE = F16_FULL>
 __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
   const FwdParams& p = pp.f;
@@ -470,7 +451,7 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
       if (lane == 0) dnnp::mbar_arrive(&sm.full[c % S]);
       const int cn = c + PW * D;
       if (cn < nch) {
-        if (cn >= S) fused16_wait_free(&sm.empty[cn % S], ((cn / S) & 1) ^ 1);
+        if (cn >= S) dnnp::mbar_wait(&sm.empty[cn % S], ((cn / S) & 1) ^ 1);
         if (MODE != F16_CHAIN_ONLY) fused16_issue(cp, sm.st[cn % S], bos + static_cast<long long>(cn) * F16_C, eos);
       }
       cp_async_commit();
