@@ -63,8 +63,10 @@ impl Fused16Form {
 }
 
 /// Every bundled form: eight producer warps at one block per SM (`w8`), four at two (`b2`).
-/// (Measured slower and dropped: session 49's lazy decay `X = λ X̃`, session 50's lookahead, P_c
-/// from chunk c − 1's state and a cross Gram; bench/gdn_results.md.)
+/// (Measured and dropped, bench/gdn_results.md: session 49's lazy decay `X = λ X̃`, session 50's
+/// lookahead (P_c from chunk c − 1's state and a cross Gram) and its chain on wgmma, session 51's
+/// chain stepping pairs of chunks on mma.sync and on wgmma (branches `s51-pair`, `s51-wgp`:
+/// correct, the chain alone 4-6 % faster, the whole kernel not).)
 pub const FUSED16_FORMS: [Fused16Form; 2] = [
     Fused16Form {
         switch: "w8",
