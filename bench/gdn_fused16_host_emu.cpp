@@ -41,27 +41,19 @@ static void run_case(const char* name, int H, int HV, int flags, std::vector<int
   gdn::FwdParams& p = cs.fp.f;
   const U3 grid{unsigned(V / VB), unsigned(cs.HO), unsigned(cs.N)};
   using B1 = gdn::Fused16B1;
-  auto run_form = [&](auto form) {
+  // One launch of form F in mode MODE (F16_FULL, or F16_FULL_LDS_V: v read element by element
+  // instead of by one transposing ldmatrix); its O and final state decoded.
+  auto run_form = [&]<int MODE = gdn::F16_FULL>(auto form) {
     using F = decltype(form);
     cs.reset_outputs();
     const gdn::Fused16Params pp{p, cs.cu.back(), cs.N + 2, g_order};
-    launch(grid, F::threads, [&] { gdn::fwd_fused16_body<IOT, K, V, VB, F>(pp); });
+    launch(grid, F::threads, [&] { gdn::fwd_fused16_body<IOT, K, V, VB, F, MODE>(pp); });
     std::vector<double> od(cs.o.size()), fd(cs.fs32.size());
     for (size_t i = 0; i < od.size(); ++i) od[i] = dec<IOT>(cs.o[i]);
     for (size_t i = 0; i < fd.size(); ++i) fd[i] = bf16_state ? dec<gdn::gdn_bf16>(cs.fs16[i]) : cs.fs32[i];
     return std::pair{od, fd};
   };
   auto run = [&] { return run_form(B1{}); };
-  // v read element by element (F16_FULL_LDS_V) instead of by one transposing ldmatrix.
-  auto run_lds_v = [&] {
-    cs.reset_outputs();
-    const gdn::Fused16Params pp{p, cs.cu.back(), cs.N + 2, g_order};
-    launch(grid, B1::threads, [&] { gdn::fwd_fused16_body<IOT, K, V, VB, B1, gdn::F16_FULL_LDS_V>(pp); });
-    std::vector<double> od(cs.o.size()), fd(cs.fs32.size());
-    for (size_t i = 0; i < od.size(); ++i) od[i] = dec<IOT>(cs.o[i]);
-    for (size_t i = 0; i < fd.size(); ++i) fd[i] = bf16_state ? dec<gdn::gdn_bf16>(cs.fs16[i]) : cs.fs32[i];
-    return std::pair{od, fd};
-  };
   const auto r1 = run();
   const double tol = is_bf16 ? 2e-2 : 1e-2;
   const double eo = rms_ratio(r1.first, cs.ro), es = rms_ratio(r1.second, cs.rfs);
@@ -72,7 +64,7 @@ static void run_case(const char* name, int H, int HV, int flags, std::vector<int
   unsetenv("GDN_EMU_CP_EAGER");
   check(r1.first == r2.first && r1.second == r2.second, "fused16: a second run (copies landing at issue) bitwise the first");
   // The other launch forms run the same arithmetic per chunk: bitwise the first form.
-  const auto rlv = run_lds_v();
+  const auto rlv = run_form.template operator()<gdn::F16_FULL_LDS_V>(B1{});
   check(r1.first == rlv.first && r1.second == rlv.second, "fused16: v by one transposing ldmatrix bitwise v by element");
   const auto rb2 = run_form(gdn::Fused16B2{});
   check(r1.first == rb2.first && r1.second == rb2.second, "fused16: form B2 (8 stages, copies 1 own chunk ahead) bitwise B1");

@@ -1030,13 +1030,14 @@ fn one_pass_forward_forms_and_the_two_passes_agree() {
 /// fp64 reference's tolerance ([`run`]: every O row and final state written).
 #[test]
 fn one_pass_forward_serves_its_most_sequences() {
-    use dnnplan::engines::gdn::fused16::FUSED16_MAX_SEQS;
+    use dnnplan::engines::gdn::fused16::{FUSED16_FORMS, FUSED16_MAX_SEQS};
     let caller = Caller::new();
     let n = usize::try_from(FUSED16_MAX_SEQS).expect("a positive bound");
     assert_eq!(n, 255);
     let lens: Vec<usize> = (0..n).map(|i| (i * 37) % 53).collect();
     let c = base("255 sequences, 0-52 tokens", &lens, 128);
-    for (i, form) in [None, Some("w8"), Some("b2")].into_iter().enumerate() {
+    let forms = std::iter::once(None).chain(FUSED16_FORMS.iter().map(|r| Some(r.switch)));
+    for (i, form) in forms.enumerate() {
         set_env("DNNPLAN_GDN_FWD_FUSED", form);
         eprintln!("DNNPLAN_GDN_FWD_FUSED={form:?}");
         run(&c, 900 + i as u64, &caller);

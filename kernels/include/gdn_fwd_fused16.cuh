@@ -102,9 +102,14 @@ static_assert(sizeof(Fused16Params) == 224, "Fused16Params layout changed: updat
 // that clamped running maximum; well-formed offsets come out unchanged. With longest_first, block z
 // serves the sequence of rank z by length (longer first, ties by index): a ragged batch of a few
 // waves starts its long sequences first. Every thread of the block; N < THREADS (one thread per
-// offset: fused16.rs's FUSED16_MAX_SEQS; past it the block serves no rows); red: scratch for THREADS + 1 offsets, one maximum per warp and the pick
+// offset: fused16.rs's FUSED16_MAX_SEQS; past it the block serves no rows); red: scratch of
+// fused16_rows_scratch<THREADS>() bytes for THREADS + 1 offsets, one maximum per warp and the pick
 // (the first stage, free until the copies start: the function ends with a block barrier after its
 // last read of it).
+template <int THREADS>
+__host__ __device__ constexpr int fused16_rows_scratch() {
+  return static_cast<int>((THREADS + 1 + THREADS / 32) * sizeof(long long) + sizeof(int));
+}
 template <int THREADS>
 __device__ __forceinline__ void fused16_rows(const Fused16Params& pp, int z, long long* red, int& b, long long& bos,
                                              long long& eos) {
@@ -401,6 +406,7 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
   const int qh = h / (HO / p.h), kh = h / (HO / p.hk), vh = h / (HO / p.hv);
   int b;
   long long bos, eos;
+  static_assert(sizeof(sm.st[0]) >= fused16_rows_scratch<F::threads>(), "fused16_rows' scratch is the first stage");
   fused16_rows<F::threads>(pp, blockIdx.z, reinterpret_cast<long long*>(&sm.st[0]), b, bos, eos);
   const int nch = static_cast<int>((eos - bos + F16_C - 1) / F16_C);
   const long long srow = fused16_state_row(pp, b);
