@@ -41,6 +41,12 @@ FUSED16_ENTRY(fused16_bf16_w8_ldsv, Fused16W8, 1, gdn::F16_FULL_LDS_V)
 FUSED16_ENTRY(fused16_bf16_b2_ldsv, Fused16B2, 2, gdn::F16_FULL_LDS_V)
 FUSED16_ENTRY(fused16_bf16_b2_chainonly, Fused16B2, 2, gdn::F16_CHAIN_ONLY)
 FUSED16_ENTRY(fused16_bf16_b2_prod, Fused16B2, 2, gdn::F16_PRODUCER)
+FUSED16_ENTRY(fused16_bf16_w8c, Fused16W8C, 1, gdn::F16_FULL)
+FUSED16_ENTRY(fused16_bf16_w4c, Fused16W4C, 1, gdn::F16_FULL)
+FUSED16_ENTRY(fused16_bf16_b2c, Fused16B2C, 2, gdn::F16_FULL)
+FUSED16_ENTRY(fused16_bf16_w8c_prod, Fused16W8C, 1, gdn::F16_PRODUCER)
+FUSED16_ENTRY(fused16_bf16_w4c_prod, Fused16W4C, 1, gdn::F16_PRODUCER)
+FUSED16_ENTRY(fused16_bf16_b2c_prod, Fused16B2C, 2, gdn::F16_PRODUCER)
 
 #define CK(x)                                                                         \
   do {                                                                                \
@@ -199,17 +205,33 @@ typedef void (*EntryFn)(const gdn::Fused16Params);
 struct Entry {
   EntryFn fn;
   const char* name;
-  int threads, smem;
+  int threads, smem, cluster;
 };
 template <typename F>
 static Entry entry(EntryFn fn, const char* name) {
-  return Entry{fn, name, F::threads, gdn::fused16_smem_bytes<gdn_bf16, 64, F>()};
+  return Entry{fn, name, F::threads, gdn::fused16_smem_bytes<gdn_bf16, 64, F>(), F::cluster};
 }
 
 static void launch(const Entry& e, const Dev& d, const Case& c, cudaStream_t s) {
   static const int order = getenv("FUSED16_ORDER") ? atoi(getenv("FUSED16_ORDER")) : 0;
   const gdn::Fused16Params pp{d.p, c.T, 0, order};
-  e.fn<<<dim3(V / 64, c.H, c.N), e.threads, e.smem, s>>>(pp);
+  if (e.cluster == 1) {
+    e.fn<<<dim3(V / 64, c.H, c.N), e.threads, e.smem, s>>>(pp);
+    return;
+  }
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = dim3(V / 64, c.H, c.N);
+  cfg.blockDim = dim3(e.threads);
+  cfg.dynamicSmemBytes = e.smem;
+  cfg.stream = s;
+  cudaLaunchAttribute at[1];
+  at[0].id = cudaLaunchAttributeClusterDimension;
+  at[0].val.clusterDim.x = e.cluster;
+  at[0].val.clusterDim.y = 1;
+  at[0].val.clusterDim.z = 1;
+  cfg.attrs = at;
+  cfg.numAttrs = 1;
+  CK(cudaLaunchKernelEx(&cfg, e.fn, pp));
 }
 
 static double rms_ratio(const std::vector<double>& a, const std::vector<double>& b) {
@@ -250,11 +272,14 @@ static void check_case(const char* name, const Entry& e, std::vector<int> lens, 
 int main(int argc, char** argv) {
   setvbuf(stdout, nullptr, _IOLBF, 0);
   const int iters = argc > 1 ? atoi(argv[1]) : 20;
-  constexpr int NE = 12, NF = 5;  // the first NF compute the forward; the rest are timing diagnostics
+  constexpr int NE = 18, NF = 8;  // the first NF compute the forward; the rest are timing diagnostics
   const Entry entries[NE] = {
       entry<gdn::Fused16B1>(fused16_bf16_b1, "b1"),
       entry<gdn::Fused16B2>(fused16_bf16_b2, "b2"),
       entry<gdn::Fused16W8>(fused16_bf16_w8, "w8"),
+      entry<gdn::Fused16W8C>(fused16_bf16_w8c, "w8c"),
+      entry<gdn::Fused16W4C>(fused16_bf16_w4c, "w4c"),
+      entry<gdn::Fused16B2C>(fused16_bf16_b2c, "b2c"),
       entry<gdn::Fused16W8>(fused16_bf16_w8_ldsv, "w8-lds-v"),
       entry<gdn::Fused16B2>(fused16_bf16_b2_ldsv, "b2-lds-v"),
       entry<gdn::Fused16B1>(fused16_bf16_b1_chain, "b1-chain-copies"),
@@ -264,6 +289,9 @@ int main(int argc, char** argv) {
       entry<gdn::Fused16W8>(fused16_bf16_w8_chainonly, "w8-chain-only"),
       entry<gdn::Fused16B2>(fused16_bf16_b2_chainonly, "b2-chain-only"),
       entry<gdn::Fused16B2>(fused16_bf16_b2_prod, "b2-producer"),
+      entry<gdn::Fused16W8C>(fused16_bf16_w8c_prod, "w8c-producer"),
+      entry<gdn::Fused16W4C>(fused16_bf16_w4c_prod, "w4c-producer"),
+      entry<gdn::Fused16B2C>(fused16_bf16_b2c_prod, "b2c-producer"),
   };
   const char* only = getenv("FUSED16_ONLY");  // a comma-separated list of entry names to time
   for (int i = 0; i < NE; ++i) {
@@ -271,10 +299,24 @@ int main(int argc, char** argv) {
     CK(cudaFuncSetAttribute(reinterpret_cast<const void*>(e.fn), cudaFuncAttributeMaxDynamicSharedMemorySize, e.smem));
     cudaFuncAttributes fa;
     CK(cudaFuncGetAttributes(&fa, reinterpret_cast<const void*>(e.fn)));
-    int per_sm = 0;
+    int per_sm = 0, clusters = 0;
     CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, reinterpret_cast<const void*>(e.fn), e.threads, e.smem));
-    printf("ENTRY %s: %d threads, %d registers, %zu B local (spills), %d B dynamic smem, %d blocks per SM\n", e.name, e.threads,
-           fa.numRegs, static_cast<size_t>(fa.localSizeBytes), e.smem, per_sm);
+    if (e.cluster > 1) {
+      cudaLaunchConfig_t cfg{};
+      cfg.gridDim = dim3(2, 64, 1);
+      cfg.blockDim = dim3(e.threads);
+      cfg.dynamicSmemBytes = e.smem;
+      cudaLaunchAttribute at[1];
+      at[0].id = cudaLaunchAttributeClusterDimension;
+      at[0].val.clusterDim.x = e.cluster;
+      at[0].val.clusterDim.y = 1;
+      at[0].val.clusterDim.z = 1;
+      cfg.attrs = at;
+      cfg.numAttrs = 1;
+      CK(cudaOccupancyMaxActiveClusters(&clusters, reinterpret_cast<const void*>(e.fn), &cfg));
+    }
+    printf("ENTRY %s: %d threads, %d registers, %zu B local (spills), %d B dynamic smem, %d blocks per SM, %d clusters of %d at once\n",
+           e.name, e.threads, fa.numRegs, static_cast<size_t>(fa.localSizeBytes), e.smem, per_sm, clusters, e.cluster);
   }
   for (int i = 0; i < NF; ++i) {
     check_case((std::string("ragged ") + entries[i].name).c_str(), entries[i], {130, 64, 0, 5, 1}, 2, 0, true);

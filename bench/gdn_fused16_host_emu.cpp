@@ -23,6 +23,31 @@
 #include "gdn_fwd_fused16.cuh"
 #include "gdn_slim_emu_case.h"
 
+// The cluster forms' primitives (kernels/include/gdn_fused16_cluster.cuh) on the emulation's
+// threads: CTA rank r's shared memory is gdn::smem (r = 0) or gdn::smem_cta1 (r = 1); st.async
+// lands at issue and completes its 16 bytes on the peer's mbarrier at once.
+namespace gdn {
+unsigned char* fused16_dyn_smem() { return (t_tid >> 10) ? smem_cta1 : smem; }
+F16cAddr f16c_peer(const void* p, uint32_t rank) {
+  const ptrdiff_t off = static_cast<const unsigned char*>(p) - fused16_dyn_smem();
+  if (off < 0 || off >= static_cast<ptrdiff_t>(sizeof(smem)) || rank > 1) {
+    fprintf(stderr, "mapa emulation: %p is not in this CTA's shared memory (rank %u)\n", p, rank);
+    std::abort();
+  }
+  return (rank ? smem_cta1 : smem) + off;
+}
+void f16c_st_async(F16cAddr addr, uint4 v, F16cAddr bar) {
+  memcpy(addr, &v, 16);
+  std::lock_guard<std::mutex> lk(dnnp::g_mbar_m);
+  dnnp::EmuMbar& b = dnnp::emu_mbar(bar);
+  b.tx -= 16;
+  dnnp::emu_mbar_maybe_complete(b);
+}
+void f16c_arrive_peer(F16cAddr bar) { dnnp::mbar_arrive(static_cast<uint64_t*>(bar)); }
+void f16c_wait(uint64_t* bar, uint32_t parity) { dnnp::mbar_wait(bar, parity); }
+void f16c_cluster_sync() { g_cluster->arrive_and_wait(); }
+}  // namespace gdn
+
 static int g_fails = 0;
 static int g_order = 0;  // Fused16Params::longest_first of run_form's launches
 static void check(bool ok, const char* what) {
@@ -47,7 +72,7 @@ static void run_case(const char* name, int H, int HV, int flags, std::vector<int
     using F = decltype(form);
     cs.reset_outputs();
     const gdn::Fused16Params pp{p, cs.cu.back(), cs.N + 2, g_order};
-    launch(grid, F::threads, [&] { gdn::fwd_fused16_body<IOT, K, V, VB, F, MODE>(pp); });
+    launch(grid, F::threads, [&] { gdn::fwd_fused16_body<IOT, K, V, VB, F, MODE>(pp); }, F::cluster);
     std::vector<double> od(cs.o.size()), fd(cs.fs32.size());
     for (size_t i = 0; i < od.size(); ++i) od[i] = dec<IOT>(cs.o[i]);
     for (size_t i = 0; i < fd.size(); ++i) fd[i] = bf16_state ? dec<gdn::gdn_bf16>(cs.fs16[i]) : cs.fs32[i];
@@ -59,9 +84,9 @@ static void run_case(const char* name, int H, int HV, int flags, std::vector<int
   const double eo = rms_ratio(r1.first, cs.ro), es = rms_ratio(r1.second, cs.rfs);
   printf("  rel rms vs fp64: O %.3e state %.3e (tolerance %.0e)\n", eo, es, tol);
   check(eo < tol && es < tol, "fused16: O and final state within tolerance of the fp64 recurrence");
-  setenv("GDN_EMU_CP_EAGER", "1", 1);
+  g_cp_eager = true;  // (gdn_host_emu.h reads GDN_EMU_CP_EAGER once, at start-up)
   const auto r2 = run();
-  unsetenv("GDN_EMU_CP_EAGER");
+  g_cp_eager = false;
   check(r1.first == r2.first && r1.second == r2.second, "fused16: a second run (copies landing at issue) bitwise the first");
   // The other launch forms run the same arithmetic per chunk: bitwise the first form.
   const auto rlv = run_form.template operator()<gdn::F16_FULL_LDS_V>(B1{});
@@ -74,6 +99,15 @@ static void run_case(const char* name, int H, int HV, int flags, std::vector<int
   check(r1.first == rlf.first && r1.second == rlf.second, "fused16: longest-first block order bitwise batch order");
   const auto rw8 = run_form(gdn::Fused16W8{});
   check(r1.first == rw8.first && r1.second == rw8.second, "fused16: form W8 (8 producer warps) bitwise B1");
+  // The cluster forms: each CTA builds every other chunk and pushes it into its peer's stage.
+  const auto rw8c = run_form(gdn::Fused16W8C{});
+  check(r1.first == rw8c.first && r1.second == rw8c.second, "fused16: form W8C (clusters of the value halves) bitwise B1");
+  const auto rw4c = run_form(gdn::Fused16W4C{});
+  check(r1.first == rw4c.first && r1.second == rw4c.second, "fused16: form W4C (4 producer warps, clusters) bitwise B1");
+  g_cp_eager = true;
+  const auto rb2c = run_form(gdn::Fused16B2C{});
+  g_cp_eager = false;
+  check(r1.first == rb2c.first && r1.second == rb2c.second, "fused16: form B2C (clusters, copies landing at issue) bitwise B1");
   // In place: the final state over the initial state's buffer.
   cs.reset_outputs();
   std::vector<float> h0f = cs.h0f;

@@ -100,16 +100,19 @@ inline unsigned __cvta_generic_to_shared(const void* p) {
 
 namespace gdn {
 alignas(16) unsigned char smem[232 * 1024];  // the block's dynamic shared memory
+// A 2-CTA cluster launch's second CTA's (launch with cluster_x = 2; its threads' t_tid are 1024 + t).
+alignas(16) unsigned char smem_cta1[232 * 1024];
 }
 
 // ---- block emulation ----
-static std::unique_ptr<std::barrier<>> g_block;
+static std::unique_ptr<std::barrier<>> g_block[2];  // per CTA of a cluster (t_tid / 1024)
+static std::unique_ptr<std::barrier<>> g_cluster;   // barrier.cluster: every thread of the cluster
 static std::vector<std::unique_ptr<std::barrier<>>> g_warp;
 // Per warpgroup (128 threads; a last partial group its threads): bench/gdn_wgmma_emu.h's wgmma.
 static std::vector<std::unique_ptr<std::barrier<>>> g_wgroup;
-static float g_xchg[32][32];
+static float g_xchg[64][32];
 thread_local unsigned t_tid;
-void __syncthreads() { g_block->arrive_and_wait(); }
+void __syncthreads() { g_block[t_tid >> 10]->arrive_and_wait(); }
 void __syncwarp() { g_warp[t_tid / 32]->arrive_and_wait(); }  // every caller is warp-uniform
 // mode 0: lane ^ x; 1: lane − x (up; own value below x); 2: lane x (indexed).
 static float exchange(float v, int x, int mode) {
@@ -128,8 +131,8 @@ float __shfl_up_sync(unsigned, float v, int o) { return exchange(v, o, 1); }
 float __shfl_sync(unsigned, float v, int src) { return exchange(v, src, 2); }
 
 // ---- tensor-core and async-copy primitives (warp-collective emulation) ----
-static gdn::u32 g_ma[32][32][4], g_mb[32][32][2];
-static const void* g_mp[32][32];
+static gdn::u32 g_ma[64][32][4], g_mb[64][32][2];
+static const void* g_mp[64][32];
 namespace gdn {
 template <typename T>
 void emu_mma(float* c, const u32* a, const u32* b) {
@@ -270,10 +273,10 @@ struct NamedBarrier {
   int count = 0;
   unsigned long gen = 0;
 };
-static NamedBarrier g_named[16];
+static NamedBarrier g_named[2][16];  // per CTA of a cluster
 namespace gdn {
 void emu_bar_arrive(int id, int n) {
-  NamedBarrier& b = g_named[id];
+  NamedBarrier& b = g_named[t_tid >> 10][id];
   std::lock_guard<std::mutex> lk(b.m);
   if (++b.count == n) {
     b.count = 0;
@@ -282,7 +285,7 @@ void emu_bar_arrive(int id, int n) {
   }
 }
 void emu_bar_sync(int id, int n) {
-  NamedBarrier& b = g_named[id];
+  NamedBarrier& b = g_named[t_tid >> 10][id];
   std::unique_lock<std::mutex> lk(b.m);
   const unsigned long g = b.gen;
   if (++b.count == n) {
@@ -296,38 +299,53 @@ void emu_bar_sync(int id, int n) {
 }  // namespace gdn
 static std::atomic<int> g_unwaited{0};  // threads that ended with copies never waited for
 
-static void launch(U3 grid, unsigned threads, const std::function<void()>& body) {
+// cluster_x = 2: the blocks x = 2i, 2i + 1 run together as one cluster (CTA rank x % 2), each with
+// its own shared memory (gdn::smem, gdn::smem_cta1), block, named and warp barriers; t_tid is
+// 1024 · rank + threadIdx.x (the warp-collective scratch is indexed by t_tid / 32).
+static void launch(U3 grid, unsigned threads, const std::function<void()>& body, unsigned cluster_x = 1) {
   gridDim = grid;
   blockDim = {threads, 1, 1};
+  if (threads > 1024 || (cluster_x != 1 && cluster_x != 2) || grid.x % cluster_x != 0) {
+    fprintf(stderr, "launch emulation: %u threads, cluster %u over grid.x %u\n", threads, cluster_x, grid.x);
+    std::abort();
+  }
   for (unsigned z = 0; z < grid.z; ++z)
     for (unsigned y = 0; y < grid.y; ++y)
-      for (unsigned x = 0; x < grid.x; ++x) {
+      for (unsigned x0 = 0; x0 < grid.x; x0 += cluster_x) {
         memset(gdn::smem, 0xFF, sizeof(gdn::smem));  // no read-before-write of shared memory
-        g_block = std::make_unique<std::barrier<>>(threads);
-        for (auto& nb : g_named) {
-          nb.count = 0;
-          nb.gen = 0;
-        }
+        memset(gdn::smem_cta1, 0xFF, sizeof(gdn::smem_cta1));
+        g_cluster = std::make_unique<std::barrier<>>(threads * cluster_x);
         g_warp.clear();
-        for (unsigned w = 0; w < (threads + 31) / 32; ++w) g_warp.push_back(std::make_unique<std::barrier<>>(32));
+        g_warp.resize(64);
         g_wgroup.clear();
-        for (unsigned w = 0; w < (threads + 127) / 128; ++w)
-          g_wgroup.push_back(std::make_unique<std::barrier<>>(std::min(128u, threads - 128 * w)));
+        g_wgroup.resize(16);
+        for (unsigned r = 0; r < cluster_x; ++r) {
+          g_block[r] = std::make_unique<std::barrier<>>(threads);
+          for (auto& nb : g_named[r]) {
+            nb.count = 0;
+            nb.gen = 0;
+          }
+          for (unsigned w = 0; w < (threads + 31) / 32; ++w) g_warp[32 * r + w] = std::make_unique<std::barrier<>>(32);
+          for (unsigned w = 0; w < (threads + 127) / 128; ++w)
+            g_wgroup[8 * r + w] = std::make_unique<std::barrier<>>(std::min(128u, threads - 128 * w));
+        }
         std::vector<std::thread> ts;
-        for (unsigned t = 0; t < threads; ++t)
-          ts.emplace_back([&, t, x, y, z] {
-            threadIdx = {t, 0, 0};
-            blockIdx = {x, y, z};
-            t_tid = t;
-            body();
-            if (!gdn::t_open.empty() || !gdn::t_groups.empty()) ++g_unwaited;
-            gdn::t_open.clear();
-            gdn::t_groups.clear();
-            // A thread that returned early leaves the barriers of its block and warp.
-            g_block->arrive_and_drop();
-            g_warp[t / 32]->arrive_and_drop();
-            g_wgroup[t / 128]->arrive_and_drop();
-          });
+        for (unsigned r = 0; r < cluster_x; ++r)
+          for (unsigned t = 0; t < threads; ++t)
+            ts.emplace_back([&, t, r, x0, y, z] {
+              threadIdx = {t, 0, 0};
+              blockIdx = {x0 + r, y, z};
+              t_tid = 1024 * r + t;
+              body();
+              if (!gdn::t_open.empty() || !gdn::t_groups.empty()) ++g_unwaited;
+              gdn::t_open.clear();
+              gdn::t_groups.clear();
+              // A thread that returned early leaves the barriers of its block, warp and cluster.
+              g_block[r]->arrive_and_drop();
+              g_warp[32 * r + t / 32]->arrive_and_drop();
+              g_wgroup[8 * r + t / 128]->arrive_and_drop();
+              g_cluster->arrive_and_drop();
+            });
         for (auto& th : ts) th.join();
       }
 }

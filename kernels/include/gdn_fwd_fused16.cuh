@@ -35,6 +35,7 @@
 #pragma once
 
 #include "dnnp_async.cuh"
+#include "gdn_fused16_cluster.cuh"
 #include "gdn_fwd.cuh"
 #include "gdn_fwd_slim.cuh"  // stsm_x4_t
 
@@ -46,16 +47,24 @@ constexpr int F16_LD = 136;        // q̂ / k̂ row stride in elements: 272 B pu
 constexpr int F16_TLD = 24;        // T / A row stride: 48 B, conflict-free for ldmatrix
 constexpr int F16_OLD = 24;        // O staging row stride (16 value rows + 8): 48 B rows for stmatrix
 
-// A launch form: PW producer warps, S stages, each producer warp's copies D of its own chunks ahead.
-template <int PW, int S, int D>
+// A launch form: PW producer warps, S stages, each producer warp's copies D of its own chunks (CL = 1)
+// or pairs of chunks (CL = 2) ahead. CL = 2: the block is one CTA of a (2, 1, 1) cluster whose two
+// CTAs are the two value halves of one (sequence, head): of each pair of chunks (2m, 2m + 1) CTA r
+// copies q, k of chunk 2m + r only, builds it and pushes its q̂, k̂, T, A and scalars into the peer's
+// stage (st.async completing bytes on the peer's full barrier); both copy their own v of both.
+template <int PW, int S, int D, int CL = 1>
 struct Fused16Form {
-  static_assert(PW * D <= S, "the prologue's copies need no free stage");
-  static constexpr int producer_warps = PW, stages = S, ahead = D;
+  static_assert(CL == 1 || CL == 2, "a CTA alone or a pair of value halves");
+  static_assert(CL * PW * D <= S, "the prologue's copies need no free stage");
+  static constexpr int producer_warps = PW, stages = S, ahead = D, cluster = CL;
   static constexpr int threads = 32 * (F16_CHAIN_WARPS + PW);
 };
 using Fused16B1 = Fused16Form<4, 12, 2>;   // one block per SM
 using Fused16B2 = Fused16Form<4, 8, 1>;    // two blocks per SM
 using Fused16W8 = Fused16Form<8, 14, 1>;   // eight producer warps, one block per SM
+using Fused16W8C = Fused16Form<8, 16, 1, 2>;  // w8 as clusters of the two value halves
+using Fused16W4C = Fused16Form<4, 14, 1, 2>;  // four producer warps, clusters, one block per SM
+using Fused16B2C = Fused16Form<4, 8, 1, 2>;   // b2 as clusters of the two value halves
 
 // One stage: chunk c's rows and factors. q, k hold the raw rows, then q̂, k̂ in place.
 template <typename T, int VB>
@@ -200,19 +209,23 @@ __device__ __forceinline__ Fused16Copies<T> fused16_copies(const FwdParams& p, i
 // Chunk [t0, t0 + 16)'s q, k, v rows into stage s by zero-filling cp.async (rows at or past te: zeros;
 // their source address is the chunk's first row, never read). Row offsets inside the chunk are
 // 32-bit (16 rows of at most 2^31 / 16 elements each: the caller's strides), the chunk's base 64-bit.
+// qk false: v only (a cluster form's chunk that the peer builds).
 template <typename T, int VB>
-__device__ __forceinline__ void fused16_issue(const Fused16Copies<T>& c, Fused16Stage<T, VB>& s, long long t0, long long te) {
+__device__ __forceinline__ void fused16_issue(const Fused16Copies<T>& c, Fused16Stage<T, VB>& s, long long t0, long long te,
+                                              bool qk = true) {
   const long long left = te - t0;
   const int rem = left < F16_C ? static_cast<int>(left) : F16_C;
   const T* q0 = c.q + t0 * c.sq;
   const T* k0 = c.k + t0 * c.sk;
   const T* v0 = c.v + t0 * c.sv;
+  if (qk) {
 #pragma unroll
-  for (int i = 0; i < F16_C / 2; ++i) {
-    const int r = c.rq + 2 * i;
-    const bool live = r < rem;
-    cp_async16_zfill(s.q + r * F16_LD + c.cq, q0 + (live ? c.oq + i * c.sq2 : 0), live);
-    cp_async16_zfill(s.k + r * F16_LD + c.cq, k0 + (live ? c.ok + i * c.sk2 : 0), live);
+    for (int i = 0; i < F16_C / 2; ++i) {
+      const int r = c.rq + 2 * i;
+      const bool live = r < rem;
+      cp_async16_zfill(s.q + r * F16_LD + c.cq, q0 + (live ? c.oq + i * c.sq2 : 0), live);
+      cp_async16_zfill(s.k + r * F16_LD + c.cq, k0 + (live ? c.ok + i * c.sk2 : 0), live);
+    }
   }
 #pragma unroll
   for (int i = 0; i < F16_C / 4; ++i) {
@@ -272,6 +285,40 @@ __device__ __forceinline__ void fused16_store_o(const T* ost, T* o, long long bo
   const long long tok = bos + static_cast<long long>(c) * F16_C + (lane >> 1);
   const uint4 ov = *reinterpret_cast<const uint4*>(ost + (lane >> 1) * F16_OLD + 8 * (lane & 1));
   if (tok < eos) *reinterpret_cast<uint4*>(o + (tok * HO + h) * static_cast<long long>(V) + vr0 + 8 * (lane & 1)) = ov;
+}
+
+// A cluster form's push of a built chunk into the peer's stage: the 32 rows of q̂ and k̂ (k follows q;
+// their 128 channels, not the pad columns) and every byte from t to the stage's end (T, A, the
+// per-token scalars, e^{Γ_last}), 16 bytes per st.async, each completing its bytes on the peer's
+// full barrier of that stage. One warp, after fused16_build's last __syncwarp.
+template <typename T, int VB>
+struct Fused16Push {
+  using Stage = Fused16Stage<T, VB>;
+  static constexpr int row_pieces = 128 * static_cast<int>(sizeof(T)) / 16;  // 16 per q̂ / k̂ row
+  static constexpr int tail_at = static_cast<int>(offsetof(Stage, t));
+  static constexpr int tail_pieces = (static_cast<int>(sizeof(Stage)) - tail_at) / 16;
+  static constexpr int bytes = 16 * (2 * F16_C * row_pieces + tail_pieces);
+  static_assert(sizeof(T) == 2 && offsetof(Stage, k) == F16_C * F16_LD * sizeof(T), "k̂ rows follow q̂ rows");
+  static_assert(tail_at % 16 == 0 && sizeof(Stage) % 16 == 0, "16-byte pieces");
+};
+template <typename T, int VB>
+__device__ __forceinline__ void fused16_push(const Fused16Stage<T, VB>& s, F16cAddr peer_stage, F16cAddr peer_full, int lane) {
+  using P = Fused16Push<T, VB>;
+  static_assert(P::row_pieces == 16, "two rows per warp pass");
+  const unsigned char* base = reinterpret_cast<const unsigned char*>(&s);
+#pragma unroll
+  for (int i = 0; i < F16_C; ++i) {
+    const int off = ((lane >> 4) + 2 * i) * F16_LD * static_cast<int>(sizeof(T)) + 16 * (lane & 15);
+    f16c_st_async(f16c_add(peer_stage, off), *reinterpret_cast<const uint4*>(base + off), peer_full);
+  }
+#pragma unroll
+  for (int i = 0; i < (P::tail_pieces + 31) / 32; ++i) {
+    const int piece = lane + 32 * i;
+    if (piece < P::tail_pieces) {
+      const int off = P::tail_at + 16 * piece;
+      f16c_st_async(f16c_add(peer_stage, off), *reinterpret_cast<const uint4*>(base + off), peer_full);
+    }
+  }
 }
 
 // Timing diagnostics (bench/gdn_fused16_bench.cu; their outputs are not the forward's): the chain
@@ -397,8 +444,9 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
   const FwdParams& p = pp.f;
   static_assert(K == 128 && V % VB == 0 && VB == 64, "fused16: K = 128, value slices of 64");
   constexpr int S = F::stages, PW = F::producer_warps, D = F::ahead;
-  extern __shared__ __align__(16) unsigned char smem[];
-  Fused16Smem<T, VB, F>& sm = *reinterpret_cast<Fused16Smem<T, VB, F>*>(smem);
+  constexpr bool CL = F::cluster == 2;
+  static_assert(!CL || MODE == F16_FULL || MODE == F16_PRODUCER, "a cluster form: the forward or its producer alone");
+  Fused16Smem<T, VB, F>& sm = *reinterpret_cast<Fused16Smem<T, VB, F>*>(fused16_dyn_smem());
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
   const int gi = lane >> 2, tg = lane & 3;
   const int v0 = blockIdx.x * VB, h = blockIdx.y;
@@ -417,11 +465,13 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
   if (tid == 0) {
     for (int i = 0; i < S; ++i) {
       dnnp::mbar_init(&sm.full[i], 1);
-      dnnp::mbar_init(&sm.empty[i], F16_CHAIN_WARPS);
+      dnnp::mbar_init(&sm.empty[i], F16_CHAIN_WARPS * F::cluster);  // a cluster's: both CTAs' chains
     }
     dnnp::mbar_init_fence();
   }
   __syncthreads();
+  if constexpr (CL) f16c_cluster_sync();  // the peer's barriers are initialised before any remote use
+  const uint32_t rank = blockIdx.x & 1u;    // a cluster form's CTA rank (cluster (2, 1, 1) over x)
 
   if (warp >= F16_CHAIN_WARPS) {
     // ---------------------------------------------------------------- producer
@@ -436,6 +486,56 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
       return lane < 16 ? load_raw_bits(p.g, p.g_dtype, tok * HO + h) : load_raw_bits(p.beta, p.beta_dtype, tok * HO + h);
     };
     u32 gring[D];
+    if constexpr (CL) {
+      // Pairs m = pw, pw + PW, ...: chunk 2m + rank is this CTA's to copy (q, k, v), build and push,
+      // chunk 2m + 1 − rank the peer's (v only here; its full barrier then expects the push's bytes).
+      const F16cAddr peer_st = f16c_peer(&sm.st[0], rank ^ 1u), peer_full = f16c_peer(&sm.full[0], rank ^ 1u);
+      const int npair = (nch + 1) >> 1;
+      auto issue_pair = [&](int m) {
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          const int ch = 2 * m + e;
+          if (ch < nch) fused16_issue(cp, sm.st[ch % S], bos + static_cast<long long>(ch) * F16_C, eos, e == static_cast<int>(rank));
+        }
+      };
+#pragma unroll
+      for (int i = 0; i < D; ++i) {
+        const int m = pw + PW * i;
+        if (m < npair) issue_pair(m);
+        cp_async_commit();
+        gring[i] = gate_load(2 * m + static_cast<int>(rank));
+      }
+      for (int m = pw; m < npair; m += PW) {
+        const int own = 2 * m + static_cast<int>(rank), oth = 2 * m + 1 - static_cast<int>(rank);
+        const u32 gates = gring[0];
+#pragma unroll
+        for (int i = 0; i + 1 < D; ++i) gring[i] = gring[i + 1];
+        cp_async_wait<D - 1>();
+        __syncwarp();
+        if (oth < nch && lane == 0) dnnp::mbar_arrive_expect_tx(&sm.full[oth % S], Fused16Push<T, VB>::bytes);
+        if (own < nch) {
+          Fused16Stage<T, VB>& s = sm.st[own % S];
+          const long long left = eos - bos - static_cast<long long>(own) * F16_C;
+          fused16_build<T, K, VB>(p, s, sm.lt[pw], gates, left < F16_C ? static_cast<int>(left) : F16_C, h, lane);
+          fused16_push(s, f16c_add(peer_st, (own % S) * static_cast<int>(sizeof(Fused16Stage<T, VB>))),
+                       f16c_add(peer_full, 8 * (own % S)), lane);
+          if (lane == 0) dnnp::mbar_arrive(&sm.full[own % S]);
+        }
+        const int mn = m + PW * D;
+        if (mn < npair) {
+#pragma unroll
+          for (int e = 0; e < 2; ++e) {
+            const int ch = 2 * mn + e;
+            if (ch < nch && ch >= S) f16c_wait(&sm.empty[ch % S], ((ch / S) & 1) ^ 1);
+          }
+          issue_pair(mn);
+        }
+        cp_async_commit();
+        gring[D - 1] = gate_load(2 * mn + static_cast<int>(rank));
+      }
+      cp_async_wait<0>();
+      f16c_cluster_sync();  // the peer may still push into this CTA's stages until its last chunk
+    } else {
 #pragma unroll
     for (int i = 0; i < D; ++i) {
       const int ch = pw + PW * i;
@@ -464,6 +564,7 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
       gring[D - 1] = gate_load(cn);
     }
     cp_async_wait<0>();
+    }
     return;
   }
 
@@ -483,12 +584,22 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
   }
   T(*ost)[F16_C * F16_OLD] = sm.ost[warp];
   T* o = static_cast<T*>(p.o);
+  F16cAddr peer_empty{};
+  if constexpr (CL) peer_empty = f16c_peer(&sm.empty[0], rank ^ 1u);
+  // Done with stage c % S: this CTA's empty barrier and, in a cluster, the peer's (it pushes there).
+  auto release = [&](int c) {
+    __syncwarp();
+    if (lane == 0) {
+      dnnp::mbar_arrive(&sm.empty[c % S]);
+      if constexpr (CL) f16c_arrive_peer(f16c_add(peer_empty, 8 * (c % S)));
+    }
+  };
   for (int c = 0; c < nch; ++c) {
     Fused16Stage<T, VB>& s = sm.st[c % S];
-    dnnp::mbar_wait(&sm.full[c % S], (c / S) & 1);
+    if constexpr (CL) f16c_wait(&sm.full[c % S], (c / S) & 1);
+    else dnnp::mbar_wait(&sm.full[c % S], (c / S) & 1);
     if constexpr (MODE == F16_PRODUCER) {
-      __syncwarp();
-      if (lane == 0) dnnp::mbar_arrive(&sm.empty[c % S]);
+      release(c);
       continue;
     }
     // P and Q over channel halves kept apart (two 4-deep mma chains each instead of one 8-deep), summed.
@@ -565,8 +676,7 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
       Io<T>::mma(x[2 * np], ua, kb);
       Io<T>::mma(x[2 * np + 1], ua, kb + 2);
     }
-    __syncwarp();
-    if (lane == 0) dnnp::mbar_arrive(&sm.empty[c % S]);
+    release(c);
     // O: the warp's 16 value rows × 16 tokens into its staging tile for this chunk's parity by one
     // transposing stmatrix ([token][value row]); stored to global memory during the next chunk.
     {
@@ -586,6 +696,7 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
         else static_cast<gdn_bf16*>(p.final_state)[i] = Io<gdn_bf16>::from_f(x[nt][e]);
       }
   }
+  if constexpr (CL) f16c_cluster_sync();  // the peer's producer may still push into this CTA's stages
 }
 
 }  // namespace gdn

@@ -1,0 +1,83 @@
+// gdn_fused16_cluster.cuh: the thread-block-cluster primitives of the one-pass forward's cluster
+// forms (kernels/include/gdn_fwd_fused16.cuh, session 52): the two value halves of a (sequence,
+// head) run as one 2-CTA cluster, each CTA builds every other chunk's factors and pushes them into
+// its peer's stage.
+//
+// Contract (sm_90, a launch with cluster dimensions (2, 1, 1)):
+//  - f16c_peer(p, rank): the shared::cluster address of the object at `p` (this CTA's shared
+//    memory) in CTA `rank` of the cluster (mapa). The type F16cAddr is that address.
+//  - f16c_st_async(addr, v, bar): a 16-byte store into the peer's shared memory at `addr` that
+//    completes 16 transaction bytes on the peer's mbarrier `bar` (both shared::cluster addresses;
+//    st.async ... mbarrier::complete_tx::bytes). The peer announces the bytes by
+//    mbar_arrive_expect_tx on that barrier's phase; the data is visible to a thread that observes
+//    the phase complete with f16c_wait.
+//  - f16c_arrive_peer(bar): one arrival on the peer's mbarrier `bar` with release semantics at
+//    cluster scope (this thread's earlier shared-memory reads and writes happen before it).
+//  - f16c_wait(bar, parity): mbar_wait with acquire semantics at cluster scope (the arrivals or
+//    transactions of the phase may come from the peer).
+//  - f16c_add(addr, bytes): the address `bytes` further.
+//  - fused16_dyn_smem(): the block's dynamic shared memory (the emulation's: its CTA's).
+//  - f16c_cluster_sync(): barrier.cluster (arrive.release, wait.acquire) by every thread of both
+//    CTAs: after the mbarriers' initialisation (with mbar_init_fence) before any remote use, and
+//    before a CTA exits while its peer may still store to or arrive on its shared memory.
+// Under GDN_HOST_EMU these are declared only: bench/gdn_host_emu.h's cluster launch defines them on
+// the emulation's threads (two CTAs' shared memories side by side, the mbarrier side table).
+#pragma once
+
+#include "dnnp_async.cuh"
+
+namespace gdn {
+
+#ifndef GDN_HOST_EMU
+using F16cAddr = uint32_t;
+
+__device__ __forceinline__ unsigned char* fused16_dyn_smem() {
+  extern __shared__ __align__(16) unsigned char smem[];
+  return smem;
+}
+
+__device__ __forceinline__ F16cAddr f16c_add(F16cAddr a, int bytes) { return a + static_cast<uint32_t>(bytes); }
+
+__device__ __forceinline__ F16cAddr f16c_peer(const void* p, uint32_t rank) {
+  uint32_t r;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(r) : "r"(dnnp::smem_u32(p)), "r"(rank));
+  return r;
+}
+
+__device__ __forceinline__ void f16c_st_async(F16cAddr addr, uint4 v, F16cAddr bar) {
+  asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.b32 [%0], {%1, %2, %3, %4}, [%5];\n" ::"r"(addr),
+               "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w), "r"(bar)
+               : "memory");
+}
+
+__device__ __forceinline__ void f16c_arrive_peer(F16cAddr bar) {
+  asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(bar) : "memory");
+}
+
+__device__ __forceinline__ void f16c_wait(uint64_t* bar, uint32_t parity) {
+  uint32_t ok = 0;
+  do {
+    asm volatile(
+        "{\n .reg .pred p;\n mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, "
+        "p;\n}\n"
+        : "=r"(ok)
+        : "r"(dnnp::smem_u32(bar)), "r"(parity)
+        : "memory");
+  } while (!ok);
+}
+
+__device__ __forceinline__ void f16c_cluster_sync() {
+  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+}
+#else
+using F16cAddr = void*;
+unsigned char* fused16_dyn_smem();
+inline F16cAddr f16c_add(F16cAddr a, int bytes) { return static_cast<unsigned char*>(a) + bytes; }
+F16cAddr f16c_peer(const void* p, uint32_t rank);
+void f16c_st_async(F16cAddr addr, uint4 v, F16cAddr bar);
+void f16c_arrive_peer(F16cAddr bar);
+void f16c_wait(uint64_t* bar, uint32_t parity);
+void f16c_cluster_sync();
+#endif
+
+}  // namespace gdn
