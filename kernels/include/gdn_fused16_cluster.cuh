@@ -11,6 +11,8 @@
 //    st.async ... mbarrier::complete_tx::bytes). The peer announces the bytes by
 //    mbar_arrive_expect_tx on that barrier's phase; the data is visible to a thread that observes
 //    the phase complete with f16c_wait.
+//  - f16c_st(addr, v): a plain 16-byte store into the peer's shared memory (st.shared::cluster),
+//    published by this thread's next f16c_arrive_peer.
 //  - f16c_arrive_peer(bar): one arrival on the peer's mbarrier `bar` with release semantics at
 //    cluster scope (this thread's earlier shared-memory reads and writes happen before it).
 //  - f16c_wait(bar, parity): mbar_wait with acquire semantics at cluster scope (the arrivals or
@@ -50,6 +52,10 @@ __device__ __forceinline__ void f16c_st_async(F16cAddr addr, uint4 v, F16cAddr b
                : "memory");
 }
 
+__device__ __forceinline__ void f16c_st(F16cAddr addr, uint4 v) {
+  asm volatile("st.shared::cluster.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w) : "memory");
+}
+
 __device__ __forceinline__ void f16c_arrive_peer(F16cAddr bar) {
   asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(bar) : "memory");
 }
@@ -75,6 +81,7 @@ unsigned char* fused16_dyn_smem();
 inline F16cAddr f16c_add(F16cAddr a, int bytes) { return static_cast<unsigned char*>(a) + bytes; }
 F16cAddr f16c_peer(const void* p, uint32_t rank);
 void f16c_st_async(F16cAddr addr, uint4 v, F16cAddr bar);
+inline void f16c_st(F16cAddr addr, uint4 v) { memcpy(addr, &v, 16); }
 void f16c_arrive_peer(F16cAddr bar);
 void f16c_wait(uint64_t* bar, uint32_t parity);
 void f16c_cluster_sync();

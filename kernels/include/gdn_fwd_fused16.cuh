@@ -47,6 +47,16 @@ constexpr int F16_LD = 136;        // q̂ / k̂ row stride in elements: 272 B pu
 constexpr int F16_TLD = 24;        // T / A row stride: 48 B, conflict-free for ldmatrix
 constexpr int F16_OLD = 24;        // O staging row stride (16 value rows + 8): 48 B rows for stmatrix
 
+// How a cluster form's builder publishes a chunk in its peer's stage (session 52, measured):
+//   0: q̂, k̂ rows and the tail (T, A, scalars) by st.async, each completing its bytes on the peer's
+//      full barrier (one expect_tx arrival by the peer's own warp once its v copy landed);
+//   1: the same bytes by plain remote stores, then each lane's release arrival on the peer's full
+//      barrier (its count: the own warp's arrival + 32);
+//   2: both CTAs copy and normalize q, k themselves; the builder pushes only the tail, as 1.
+#ifndef GDN_F16C_PUSH
+#define GDN_F16C_PUSH 1
+#endif
+
 // A launch form: PW producer warps, S stages, each producer warp's copies D of its own chunks (CL = 1)
 // or pairs of chunks (CL = 2) ahead. CL = 2: the block is one CTA of a (2, 1, 1) cluster whose two
 // CTAs are the two value halves of one (sequence, head): of each pair of chunks (2m, 2m + 1) CTA r
@@ -56,6 +66,7 @@ template <int PW, int S, int D, int CL = 1>
 struct Fused16Form {
   static_assert(CL == 1 || CL == 2, "a CTA alone or a pair of value halves");
   static_assert(CL * PW * D <= S, "the prologue's copies need no free stage");
+  static_assert(CL == 1 || S % 2 == 0, "a cluster form's stage s always holds chunks of parity s % 2");
   static constexpr int producer_warps = PW, stages = S, ahead = D, cluster = CL;
   static constexpr int threads = 32 * (F16_CHAIN_WARPS + PW);
 };
@@ -306,19 +317,21 @@ __device__ __forceinline__ void fused16_push(const Fused16Stage<T, VB>& s, F16cA
   using P = Fused16Push<T, VB>;
   static_assert(P::row_pieces == 16, "two rows per warp pass");
   const unsigned char* base = reinterpret_cast<const unsigned char*>(&s);
+  auto put = [&](int off) {
+    const uint4 v = *reinterpret_cast<const uint4*>(base + off);
+    if constexpr (GDN_F16C_PUSH == 0) f16c_st_async(f16c_add(peer_stage, off), v, peer_full);
+    else f16c_st(f16c_add(peer_stage, off), v);
+  };
+  if constexpr (GDN_F16C_PUSH != 2) {
 #pragma unroll
-  for (int i = 0; i < F16_C; ++i) {
-    const int off = ((lane >> 4) + 2 * i) * F16_LD * static_cast<int>(sizeof(T)) + 16 * (lane & 15);
-    f16c_st_async(f16c_add(peer_stage, off), *reinterpret_cast<const uint4*>(base + off), peer_full);
+    for (int i = 0; i < F16_C; ++i) put(((lane >> 4) + 2 * i) * F16_LD * static_cast<int>(sizeof(T)) + 16 * (lane & 15));
   }
 #pragma unroll
   for (int i = 0; i < (P::tail_pieces + 31) / 32; ++i) {
     const int piece = lane + 32 * i;
-    if (piece < P::tail_pieces) {
-      const int off = P::tail_at + 16 * piece;
-      f16c_st_async(f16c_add(peer_stage, off), *reinterpret_cast<const uint4*>(base + off), peer_full);
-    }
+    if (piece < P::tail_pieces) put(P::tail_at + 16 * piece);
   }
+  if constexpr (GDN_F16C_PUSH != 0) f16c_arrive_peer(peer_full);  // each lane publishes its own stores
 }
 
 // Timing diagnostics (bench/gdn_fused16_bench.cu; their outputs are not the forward's): the chain
@@ -327,6 +340,18 @@ __device__ __forceinline__ void fused16_push(const Fused16Stage<T, VB>& s, F16cA
 // that the producer hands over without copying or computing anything (F16_CHAIN_ONLY).
 // F16_FULL_LDS_V: the full forward with v read element by element (session 49's loads; timing).
 enum Fused16Mode : int { F16_FULL = 0, F16_CHAIN_COPIES = 1, F16_PRODUCER = 2, F16_CHAIN_ONLY = 3, F16_FULL_LDS_V = 4 };
+
+// One warp: q̂, k̂ in place of the stage's raw q, k rows under l2norm (else nothing).
+template <typename T, int K, int VB>
+__device__ __forceinline__ void fused16_norm_rows(const FwdParams& p, Fused16Stage<T, VB>& s, int lane) {
+  if (p.flags & FLAG_L2NORM) {
+#pragma unroll
+    for (int round = 0; round < 8; ++round) {
+      const int r = 4 * round + (lane >> 3);
+      fused16_norm_row<T, K>((r < 16 ? s.q + r * F16_LD : s.k + (r - 16) * F16_LD), lane & 7);
+    }
+  }
+}
 
 // One producer warp turns chunk c's raw rows in stage s into q̂, k̂ (l2 norms in place), the per-token
 // scalars, T = (I + L)⁻¹ and A. gates: lane t < 16 holds token t's g, lane 16 + t its β (0 past the
@@ -360,13 +385,7 @@ __device__ __forceinline__ void fused16_build(const FwdParams& p, Fused16Stage<T
       if (t == 15) s.gl = __expf(glast);
     }
   }
-  if (p.flags & FLAG_L2NORM) {
-#pragma unroll
-    for (int round = 0; round < 8; ++round) {
-      const int r = 4 * round + (lane >> 3);
-      fused16_norm_row<T, K>((r < 16 ? s.q + r * F16_LD : s.k + (r - 16) * F16_LD), lane & 7);
-    }
-  }
+  fused16_norm_rows<T, K>(p, s, lane);
   __syncwarp();
   // K̂ K̂ᵀ and Q̂ K̂ᵀ over one set of K̂ fragments: ldmatrix of a [token][channel] tile gives the B
   // fragments of both n8 tiles, and the same four registers in the order {0, 2, 1, 3} are its A
@@ -464,7 +483,9 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
   }
   if (tid == 0) {
     for (int i = 0; i < S; ++i) {
-      dnnp::mbar_init(&sm.full[i], 1);
+      // A cluster form's stage of the peer's chunks (i % 2 != rank) also counts the pushing lanes.
+      const bool pushed = CL && GDN_F16C_PUSH != 0 && (i & 1) != static_cast<int>(blockIdx.x & 1u);
+      dnnp::mbar_init(&sm.full[i], pushed ? 33 : 1);
       dnnp::mbar_init(&sm.empty[i], F16_CHAIN_WARPS * F::cluster);  // a cluster's: both CTAs' chains
     }
     dnnp::mbar_init_fence();
@@ -495,7 +516,9 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
 #pragma unroll
         for (int e = 0; e < 2; ++e) {
           const int ch = 2 * m + e;
-          if (ch < nch) fused16_issue(cp, sm.st[ch % S], bos + static_cast<long long>(ch) * F16_C, eos, e == static_cast<int>(rank));
+          if (ch < nch)
+            fused16_issue(cp, sm.st[ch % S], bos + static_cast<long long>(ch) * F16_C, eos,
+                          GDN_F16C_PUSH == 2 || e == static_cast<int>(rank));
         }
       };
 #pragma unroll
@@ -512,7 +535,16 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
         for (int i = 0; i + 1 < D; ++i) gring[i] = gring[i + 1];
         cp_async_wait<D - 1>();
         __syncwarp();
-        if (oth < nch && lane == 0) dnnp::mbar_arrive_expect_tx(&sm.full[oth % S], Fused16Push<T, VB>::bytes);
+        if (oth < nch) {
+          if constexpr (GDN_F16C_PUSH == 2) {
+            fused16_norm_rows<T, K>(p, sm.st[oth % S], lane);
+            __syncwarp();
+          }
+          if (lane == 0) {
+            if constexpr (GDN_F16C_PUSH == 0) dnnp::mbar_arrive_expect_tx(&sm.full[oth % S], Fused16Push<T, VB>::bytes);
+            else dnnp::mbar_arrive(&sm.full[oth % S]);
+          }
+        }
         if (own < nch) {
           Fused16Stage<T, VB>& s = sm.st[own % S];
           const long long left = eos - bos - static_cast<long long>(own) * F16_C;
