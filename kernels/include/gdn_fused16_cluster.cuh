@@ -56,11 +56,23 @@ __device__ __forceinline__ void f16c_st(F16cAddr addr, uint4 v) {
   asm volatile("st.shared::cluster.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w) : "memory");
 }
 
+// GDN_F16C_SCOPE 1: the remote arrival with .release.cluster and the waits with .acquire.cluster;
+// 0 (default): the instructions' default semantics (.release / .acquire at CTA scope), as
+// CUTLASS's cluster pipelines use them (session 52: the cluster-scope forms cost ~1,000 cycles per
+// chunk on the chain's path).
+#ifndef GDN_F16C_SCOPE
+#define GDN_F16C_SCOPE 0
+#endif
 __device__ __forceinline__ void f16c_arrive_peer(F16cAddr bar) {
+#if GDN_F16C_SCOPE
   asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(bar) : "memory");
+#else
+  asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];\n" ::"r"(bar) : "memory");
+#endif
 }
 
 __device__ __forceinline__ void f16c_wait(uint64_t* bar, uint32_t parity) {
+#if GDN_F16C_SCOPE
   uint32_t ok = 0;
   do {
     asm volatile(
@@ -70,6 +82,9 @@ __device__ __forceinline__ void f16c_wait(uint64_t* bar, uint32_t parity) {
         : "r"(dnnp::smem_u32(bar)), "r"(parity)
         : "memory");
   } while (!ok);
+#else
+  dnnp::mbar_wait(bar, parity);
+#endif
 }
 
 __device__ __forceinline__ void f16c_cluster_sync() {
