@@ -41,6 +41,12 @@ FUSED16_ENTRY(fused16_bf16_w8_ldsv, Fused16W8, 1, gdn::F16_FULL_LDS_V)
 FUSED16_ENTRY(fused16_bf16_b2_ldsv, Fused16B2, 2, gdn::F16_FULL_LDS_V)
 FUSED16_ENTRY(fused16_bf16_b2_chainonly, Fused16B2, 2, gdn::F16_CHAIN_ONLY)
 FUSED16_ENTRY(fused16_bf16_b2_prod, Fused16B2, 2, gdn::F16_PRODUCER)
+namespace gdn {
+using Fused16W6C = Fused16Form<6, 12, 1, 2>;   // six producer warps, clusters (bench only)
+using Fused16W4C2 = Fused16Form<4, 16, 2, 2>;  // w4c copying two pairs ahead (bench only)
+}  // namespace gdn
+FUSED16_ENTRY(fused16_bf16_w6c, Fused16W6C, 1, gdn::F16_FULL)
+FUSED16_ENTRY(fused16_bf16_w4c2, Fused16W4C2, 1, gdn::F16_FULL)
 FUSED16_ENTRY(fused16_bf16_w8c, Fused16W8C, 1, gdn::F16_FULL)
 FUSED16_ENTRY(fused16_bf16_w4c, Fused16W4C, 1, gdn::F16_FULL)
 FUSED16_ENTRY(fused16_bf16_b2c, Fused16B2C, 2, gdn::F16_FULL)
@@ -272,7 +278,7 @@ static void check_case(const char* name, const Entry& e, std::vector<int> lens, 
 int main(int argc, char** argv) {
   setvbuf(stdout, nullptr, _IOLBF, 0);
   const int iters = argc > 1 ? atoi(argv[1]) : 20;
-  constexpr int NE = 18, NF = 8;  // the first NF compute the forward; the rest are timing diagnostics
+  constexpr int NE = 20, NF = 10;  // the first NF compute the forward; the rest are timing diagnostics
   const Entry entries[NE] = {
       entry<gdn::Fused16B1>(fused16_bf16_b1, "b1"),
       entry<gdn::Fused16B2>(fused16_bf16_b2, "b2"),
@@ -280,6 +286,8 @@ int main(int argc, char** argv) {
       entry<gdn::Fused16W8C>(fused16_bf16_w8c, "w8c"),
       entry<gdn::Fused16W4C>(fused16_bf16_w4c, "w4c"),
       entry<gdn::Fused16B2C>(fused16_bf16_b2c, "b2c"),
+      entry<gdn::Fused16W6C>(fused16_bf16_w6c, "w6c"),
+      entry<gdn::Fused16W4C2>(fused16_bf16_w4c2, "w4c2"),
       entry<gdn::Fused16W8>(fused16_bf16_w8_ldsv, "w8-lds-v"),
       entry<gdn::Fused16B2>(fused16_bf16_b2_ldsv, "b2-lds-v"),
       entry<gdn::Fused16B1>(fused16_bf16_b1_chain, "b1-chain-copies"),

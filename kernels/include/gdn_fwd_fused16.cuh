@@ -52,10 +52,13 @@ constexpr int F16_OLD = 24;        // O staging row stride (16 value rows + 8): 
 //      full barrier (one expect_tx arrival by the peer's own warp once its v copy landed);
 //   1: the same bytes by plain remote stores, then each lane's release arrival on the peer's full
 //      barrier (its count: the own warp's arrival + 32);
-//   2: both CTAs copy and normalize q, k themselves; the builder pushes only the tail, as 1.
+//   2: both CTAs copy and normalize q, k themselves; the builder pushes only the tail, as 1;
+//   3: the tail only (as 2) by st.async (as 0).
 #ifndef GDN_F16C_PUSH
-#define GDN_F16C_PUSH 1
+#define GDN_F16C_PUSH 3
 #endif
+constexpr bool F16C_PUSH_ROWS = GDN_F16C_PUSH < 2;                        // q̂, k̂ pushed (else both normalize)
+constexpr bool F16C_PUSH_ASYNC = GDN_F16C_PUSH == 0 || GDN_F16C_PUSH == 3;  // st.async (else stores + arrivals)
 
 // A launch form: PW producer warps, S stages, each producer warp's copies D of its own chunks (CL = 1)
 // or pairs of chunks (CL = 2) ahead. CL = 2: the block is one CTA of a (2, 1, 1) cluster whose two
@@ -308,7 +311,7 @@ struct Fused16Push {
   static constexpr int row_pieces = 128 * static_cast<int>(sizeof(T)) / 16;  // 16 per q̂ / k̂ row
   static constexpr int tail_at = static_cast<int>(offsetof(Stage, t));
   static constexpr int tail_pieces = (static_cast<int>(sizeof(Stage)) - tail_at) / 16;
-  static constexpr int bytes = 16 * (2 * F16_C * row_pieces + tail_pieces);
+  static constexpr int bytes = 16 * ((F16C_PUSH_ROWS ? 2 * F16_C * row_pieces : 0) + tail_pieces);
   static_assert(sizeof(T) == 2 && offsetof(Stage, k) == F16_C * F16_LD * sizeof(T), "k̂ rows follow q̂ rows");
   static_assert(tail_at % 16 == 0 && sizeof(Stage) % 16 == 0, "16-byte pieces");
 };
@@ -319,10 +322,10 @@ __device__ __forceinline__ void fused16_push(const Fused16Stage<T, VB>& s, F16cA
   const unsigned char* base = reinterpret_cast<const unsigned char*>(&s);
   auto put = [&](int off) {
     const uint4 v = *reinterpret_cast<const uint4*>(base + off);
-    if constexpr (GDN_F16C_PUSH == 0) f16c_st_async(f16c_add(peer_stage, off), v, peer_full);
+    if constexpr (F16C_PUSH_ASYNC) f16c_st_async(f16c_add(peer_stage, off), v, peer_full);
     else f16c_st(f16c_add(peer_stage, off), v);
   };
-  if constexpr (GDN_F16C_PUSH != 2) {
+  if constexpr (F16C_PUSH_ROWS) {
 #pragma unroll
     for (int i = 0; i < F16_C; ++i) put(((lane >> 4) + 2 * i) * F16_LD * static_cast<int>(sizeof(T)) + 16 * (lane & 15));
   }
@@ -331,7 +334,7 @@ __device__ __forceinline__ void fused16_push(const Fused16Stage<T, VB>& s, F16cA
     const int piece = lane + 32 * i;
     if (piece < P::tail_pieces) put(P::tail_at + 16 * piece);
   }
-  if constexpr (GDN_F16C_PUSH != 0) f16c_arrive_peer(peer_full);  // each lane publishes its own stores
+  if constexpr (!F16C_PUSH_ASYNC) f16c_arrive_peer(peer_full);  // each lane publishes its own stores
 }
 
 // Timing diagnostics (bench/gdn_fused16_bench.cu; their outputs are not the forward's): the chain
@@ -484,7 +487,7 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
   if (tid == 0) {
     for (int i = 0; i < S; ++i) {
       // A cluster form's stage of the peer's chunks (i % 2 != rank) also counts the pushing lanes.
-      const bool pushed = CL && GDN_F16C_PUSH != 0 && (i & 1) != static_cast<int>(blockIdx.x & 1u);
+      const bool pushed = CL && !F16C_PUSH_ASYNC && (i & 1) != static_cast<int>(blockIdx.x & 1u);
       dnnp::mbar_init(&sm.full[i], pushed ? 33 : 1);
       dnnp::mbar_init(&sm.empty[i], F16_CHAIN_WARPS * F::cluster);  // a cluster's: both CTAs' chains
     }
@@ -518,7 +521,7 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
           const int ch = 2 * m + e;
           if (ch < nch)
             fused16_issue(cp, sm.st[ch % S], bos + static_cast<long long>(ch) * F16_C, eos,
-                          GDN_F16C_PUSH == 2 || e == static_cast<int>(rank));
+                          !F16C_PUSH_ROWS || e == static_cast<int>(rank));
         }
       };
 #pragma unroll
@@ -536,12 +539,12 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
         cp_async_wait<D - 1>();
         __syncwarp();
         if (oth < nch) {
-          if constexpr (GDN_F16C_PUSH == 2) {
+          if constexpr (!F16C_PUSH_ROWS) {
             fused16_norm_rows<T, K>(p, sm.st[oth % S], lane);
             __syncwarp();
           }
           if (lane == 0) {
-            if constexpr (GDN_F16C_PUSH == 0) dnnp::mbar_arrive_expect_tx(&sm.full[oth % S], Fused16Push<T, VB>::bytes);
+            if constexpr (F16C_PUSH_ASYNC) dnnp::mbar_arrive_expect_tx(&sm.full[oth % S], Fused16Push<T, VB>::bytes);
             else dnnp::mbar_arrive(&sm.full[oth % S]);
           }
         }
