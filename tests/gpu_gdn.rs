@@ -984,13 +984,14 @@ fn forward_parity_matrix() {
 
 /// The one-pass forward (sessions 48-49, `DNNPLAN_GDN_FWD_FUSED`) and the two-pass forward on the
 /// same K = V = 128 cases, each form forced in turn and the two passes forced by `0`: every run
-/// within the fp64 reference's tolerance ([`run`]), `w8` bitwise `b2` (the forms differ in their
-/// launch shape only). The cases: edge lengths with fp32 states; fp16 GVA with l2norm, safe gate,
+/// within the fp64 reference's tolerance ([`run`]), every form bitwise the first (the forms differ
+/// in their launch shape and in which warps build a chunk, not in its arithmetic). The cases: edge lengths with fp32 states; fp16 GVA with l2norm, safe gate,
 /// `a_log` / `dt_bias`, fp16 gates and bf16 states; no initial state with bf16 β; a pool with
 /// indices outside it; the long sequences of the piece chain (which the rule leaves to the two
 /// passes; forced here).
 #[test]
 fn one_pass_forward_forms_and_the_two_passes_agree() {
+    use dnnplan::engines::gdn::fused16::FUSED16_FORMS;
     let caller = Caller::new();
     let mut cases: Vec<Case> = parity_cases([
         "bf16 K=V=128 edge lengths, fp32 state",
@@ -1010,17 +1011,22 @@ fn one_pass_forward_forms_and_the_two_passes_agree() {
     for (i, c) in cases.iter().enumerate() {
         let seed = 700 + i as u64;
         let mut outs = Vec::new();
-        for form in ["0", "w8", "b2"] {
+        let forms = std::iter::once("0").chain(FUSED16_FORMS.iter().map(|r| r.switch));
+        for form in forms {
             set_env("DNNPLAN_GDN_FWD_FUSED", Some(form));
             eprintln!("DNNPLAN_GDN_FWD_FUSED={form}");
             outs.push(run(c, seed, &caller));
         }
         set_env("DNNPLAN_GDN_FWD_FUSED", None);
-        assert!(
-            outs[1].o == outs[2].o && outs[1].state == outs[2].state,
-            "{}: the one-pass forms w8 / b2 differ",
-            c.name
-        );
+        for (form, out) in FUSED16_FORMS.iter().zip(&outs[1..]).skip(1) {
+            assert!(
+                outs[1].o == out.o && outs[1].state == out.state,
+                "{}: the one-pass forms {} / {} differ",
+                c.name,
+                FUSED16_FORMS[0].switch,
+                form.switch
+            );
+        }
     }
 }
 

@@ -6,9 +6,12 @@
 //                                        eight producer warps, 14 stages, one block per SM
 //   gdn_fwd_fused16_{bf16,f16}_k128_b2   <<<(2, HO, N), 256, fused16_smem_bytes<T, 64, Fused16B2>()>>>
 //                                        four producer warps, 8 stages, two blocks per SM
-//   gdn_fwd_fused16_{bf16,f16}_k128_w8c  w8 as (2, 1, 1) clusters of the two value halves, 16 stages
-//   gdn_fwd_fused16_{bf16,f16}_k128_w4c  four producer warps, clusters, 14 stages, one block per SM
-//   gdn_fwd_fused16_{bf16,f16}_k128_b2c  b2 as clusters (the cluster forms launch with cluster (2, 1, 1))
+//   gdn_fwd_fused16_{bf16,f16}_k128_w4c  <<<(2, HO, N), 256, ...Fused16W4C>, cluster (2, 1, 1)>>>
+//                                        four producer warps, 14 stages, one block per SM; the two
+//                                        value halves of a (sequence, head) as one cluster, each
+//                                        CTA building every other chunk's T, A and scalars for both
+//   gdn_fwd_fused16_{bf16,f16}_k128_b2c  <<<(2, HO, N), 256, ...Fused16B2C>, cluster (2, 1, 1)>>>
+//                                        b2 as such clusters, two blocks per SM
 // src/engines/gdn/fused16.rs states each entry's threads and shared memory (FUSED16_FORMS); the
 // static_asserts below keep the two equal.
 #include "gdn_fwd_fused16.cuh"
@@ -23,8 +26,6 @@ GDN_FUSED16_ENTRY(gdn_fwd_fused16_bf16_k128_w8, gdn::gdn_bf16, Fused16W8, 1)
 GDN_FUSED16_ENTRY(gdn_fwd_fused16_f16_k128_w8, gdn::gdn_f16, Fused16W8, 1)
 GDN_FUSED16_ENTRY(gdn_fwd_fused16_bf16_k128_b2, gdn::gdn_bf16, Fused16B2, 2)
 GDN_FUSED16_ENTRY(gdn_fwd_fused16_f16_k128_b2, gdn::gdn_f16, Fused16B2, 2)
-GDN_FUSED16_ENTRY(gdn_fwd_fused16_bf16_k128_w8c, gdn::gdn_bf16, Fused16W8C, 1)
-GDN_FUSED16_ENTRY(gdn_fwd_fused16_f16_k128_w8c, gdn::gdn_f16, Fused16W8C, 1)
 GDN_FUSED16_ENTRY(gdn_fwd_fused16_bf16_k128_w4c, gdn::gdn_bf16, Fused16W4C, 1)
 GDN_FUSED16_ENTRY(gdn_fwd_fused16_f16_k128_w4c, gdn::gdn_f16, Fused16W4C, 1)
 GDN_FUSED16_ENTRY(gdn_fwd_fused16_bf16_k128_b2c, gdn::gdn_bf16, Fused16B2C, 2)
@@ -35,6 +36,7 @@ static_assert(gdn::fused16_smem_bytes<gdn::gdn_bf16, 64, gdn::Fused16W8>() == 19
 static_assert(gdn::fused16_smem_bytes<gdn::gdn_f16, 64, gdn::Fused16W8>() == 196928, "w8 smem: fused16.rs");
 static_assert(gdn::fused16_smem_bytes<gdn::gdn_bf16, 64, gdn::Fused16B2>() == 114432, "b2 smem: fused16.rs");
 static_assert(gdn::fused16_smem_bytes<gdn::gdn_f16, 64, gdn::Fused16B2>() == 114432, "b2 smem: fused16.rs");
-static_assert(gdn::fused16_smem_bytes<gdn::gdn_bf16, 64, gdn::Fused16W8C>() == 222720, "w8c smem: fused16.rs");
 static_assert(gdn::fused16_smem_bytes<gdn::gdn_bf16, 64, gdn::Fused16W4C>() == 191808, "w4c smem: fused16.rs");
+static_assert(gdn::fused16_smem_bytes<gdn::gdn_f16, 64, gdn::Fused16W4C>() == 191808, "w4c smem: fused16.rs");
 static_assert(gdn::fused16_smem_bytes<gdn::gdn_bf16, 64, gdn::Fused16B2C>() == 114432, "b2c smem: fused16.rs");
+static_assert(gdn::fused16_smem_bytes<gdn::gdn_f16, 64, gdn::Fused16B2C>() == 114432, "b2c smem: fused16.rs");

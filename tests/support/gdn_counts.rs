@@ -484,7 +484,7 @@ fn slim_scan(s: &Shape) -> Counts {
     )
 }
 
-/// The one-pass forward at chunk 16 (sessions 48-49, `fused16_w8` / `_b2`): q, k,
+/// The one-pass forward at chunk 16 (sessions 48-52, `fused16_w8` / `_b2` / `_w4c` / `_b2c`): q, k,
 /// v, g, β in, O out and the states; per 64 tokens the state products of the slim scan (P, Q and
 /// the update: three 64 × d × d) and, in 16 × 16 tiles, the two Gram products, U and the readout
 /// (one 64 × 64 × d in all); the 16 × 16 inverses are negligible.
@@ -935,7 +935,11 @@ pub const MODELS: [Model; 42] = [
         &["slimscan_w4gx_su", "slimscan_w4gxs_su", "slimscan_w8gx_su"],
         slim_scan_saving,
     ),
-    family("fused16", &["fused16_w8", "fused16_b2"], fused16),
+    family(
+        "fused16",
+        &["fused16_w8", "fused16_b2", "fused16_w4c", "fused16_b2c"],
+        fused16,
+    ),
     family("slimscan", &["slimscan_w4gx0_su"], slim_scan_first_saving),
     family("slimscan", &["slimscan_w4gxr_su"], slim_scan_rest_saving),
     // Session 35 (sm35): the same summary on three stages (gxr3).

@@ -53,6 +53,10 @@ pub struct Fused16Form {
     pub smem: u32,
     /// Blocks per SM its launch bounds and shared memory allow.
     pub per_sm: u64,
+    /// Blocks per thread-block cluster along x: 1, or 2 for the forms whose two value halves of a
+    /// (sequence, head) run as one cluster (each CTA builds every other chunk's factors and
+    /// pushes them into its peer's stage; `gdn_fused16_cluster.cuh`).
+    pub cluster: u32,
 }
 
 impl Fused16Form {
@@ -60,20 +64,32 @@ impl Fused16Form {
     pub fn entry(&self, tag: &str) -> String {
         format!("gdn_fwd_fused16_{tag}_k128_{}", self.switch)
     }
+
+    /// Its launch's cluster shape: `(2, 1, 1)` for a cluster form (the grid's x is the two value
+    /// halves of a (sequence, head)), else none.
+    pub fn cluster_shape(&self) -> Option<(u32, u32, u32)> {
+        (self.cluster > 1).then_some((self.cluster, 1, 1))
+    }
 }
 
-/// Every bundled form: eight producer warps at one block per SM (`w8`), four at two (`b2`).
+/// Every bundled form: eight producer warps at one block per SM (`w8`), four at two (`b2`), and
+/// their cluster twins (session 52): `w4c`, four producer warps at one block per SM, and `b2c`,
+/// each pair of value-half blocks one 2-CTA cluster that shares the chunks' builds (every CTA
+/// copies and normalizes q, k and copies its v; the CTA of rank r builds T, A and the scalars of
+/// chunks 2m + r and pushes them into both stages). On an H100 `w4c` runs (4, 8192, 16) in 0.320 ms
+/// against `w8`'s 0.344 and `b2c` (16, 2048, 32) in 0.601 against `b2`'s 0.625.
 /// (Measured and dropped, bench/gdn_results.md: session 49's lazy decay `X = λ X̃`, session 50's
 /// lookahead (P_c from chunk c − 1's state and a cross Gram) and its chain on wgmma, session 51's
 /// chain stepping pairs of chunks on mma.sync and on wgmma (branches `s51-pair`, `s51-wgp`:
 /// correct, the chain alone 4-6 % faster, the whole kernel not).)
-pub const FUSED16_FORMS: [Fused16Form; 2] = [
+pub const FUSED16_FORMS: [Fused16Form; 4] = [
     Fused16Form {
         switch: "w8",
         producer_warps: 8,
         threads: 384,
         smem: 196_928,
         per_sm: 1,
+        cluster: 1,
     },
     Fused16Form {
         switch: "b2",
@@ -81,11 +97,28 @@ pub const FUSED16_FORMS: [Fused16Form; 2] = [
         threads: 256,
         smem: 114_432,
         per_sm: 2,
+        cluster: 1,
+    },
+    Fused16Form {
+        switch: "w4c",
+        producer_warps: 4,
+        threads: 256,
+        smem: 191_808,
+        per_sm: 1,
+        cluster: 2,
+    },
+    Fused16Form {
+        switch: "b2c",
+        producer_warps: 4,
+        threads: 256,
+        smem: 114_432,
+        per_sm: 2,
+        cluster: 2,
     },
 ];
 
-/// The rule's forms: (the one-block-per-SM form, the two-blocks-per-SM form).
-pub const FUSED16_BY_RULE: (usize, usize) = (0, 1);
+/// The rule's forms: (the one-block-per-SM form, the two-blocks-per-SM form): the cluster forms.
+pub const FUSED16_BY_RULE: (usize, usize) = (2, 3);
 
 /// The two-blocks-per-SM form from this many blocks per SM on (at (16, 2048, 32), 7.8 waves of
 /// single blocks: `b2` 0.637 ms against `w8` 0.735 on an H100, session 50).
@@ -246,6 +279,10 @@ unsafe impl GdnPlan for GdnFused16Plan {
         self.launches()
     }
 
+    fn cluster(&self) -> Option<(u32, u32, u32)> {
+        self.form.cluster_shape()
+    }
+
     fn bound_ports(&self) -> Vec<(&'static str, i64)> {
         self.uids.bound()
     }
@@ -282,19 +319,19 @@ mod tests {
         // The benchmark's uncut shapes: (4, 8192, 16) 128 blocks, one wave -> one block per SM;
         // (16, 2048, 32) 1024 blocks -> two per SM; the ragged mix's 320 (2.4 waves, 81 % full
         // at equal lengths) -> the two passes.
-        assert_eq!(rule(&facts(4, 4 * 8192, 16, 128, false)), Some("w8"));
-        assert_eq!(rule(&facts(16, 16 * 2048, 32, 128, false)), Some("b2"));
+        assert_eq!(rule(&facts(4, 4 * 8192, 16, 128, false)), Some("w4c"));
+        assert_eq!(rule(&facts(16, 16 * 2048, 32, 128, false)), Some("b2c"));
         assert_eq!(rule(&facts(10, 29949, 16, 128, false)), None);
         // One wave of single blocks at most, waves at least 90 % full below four, or four blocks
         // per SM at least.
-        assert_eq!(rule(&facts(66, 66 * 300, 1, 128, false)), Some("w8"));
+        assert_eq!(rule(&facts(66, 66 * 300, 1, 128, false)), Some("w4c"));
         assert_eq!(rule(&facts(67, 67 * 300, 1, 128, false)), None);
         assert_eq!(rule(&facts(118, 118 * 300, 1, 128, false)), None); // 236 of 264: 89 %
-        assert_eq!(rule(&facts(119, 119 * 300, 1, 128, false)), Some("w8")); // 238: 90 %
-        assert_eq!(rule(&facts(132, 132 * 300, 1, 128, false)), Some("w8")); // two full waves
+        assert_eq!(rule(&facts(119, 119 * 300, 1, 128, false)), Some("w4c")); // 238: 90 %
+        assert_eq!(rule(&facts(132, 132 * 300, 1, 128, false)), Some("w4c")); // two full waves
         assert_eq!(rule(&facts(133, 133 * 300, 1, 128, false)), None);
-        assert_eq!(rule(&facts(197, 197 * 300, 1, 128, false)), Some("w8")); // 394 of 396
-        assert_eq!(rule(&facts(131, 131 * 300, 2, 128, false)), Some("w8")); // 524 of 528
+        assert_eq!(rule(&facts(197, 197 * 300, 1, 128, false)), Some("w4c")); // 394 of 396
+        assert_eq!(rule(&facts(131, 131 * 300, 2, 128, false)), Some("w4c")); // 524 of 528
         assert_eq!(rule(&facts(264, 264 * 300, 1, 128, false)), None); // 255 sequences at most
         // (1, 32768, 16): the two-pass forward cuts it into pieces -> two passes.
         assert_eq!(rule(&facts(1, 32768, 16, 128, false)), None);
@@ -302,7 +339,7 @@ mod tests {
         assert_eq!(rule(&facts(4, 4 * 8192, 16, 64, false)), None);
         assert_eq!(rule(&facts(4, 4 * 8192, 16, 128, true)), None);
         let most = FUSED16_MAX_SEQS;
-        assert_eq!(rule(&facts(most, most * 300, 4, 128, false)), Some("b2"));
+        assert_eq!(rule(&facts(most, most * 300, 4, 128, false)), Some("b2c"));
         assert_eq!(rule(&facts(most + 1, most * 300, 4, 128, false)), None);
     }
 
@@ -319,7 +356,7 @@ mod tests {
         assert_eq!(fused16_form_at(&g, 132, &two_pass, Some("0")), None);
         // An unknown word: the rule.
         let got = fused16_form_at(&g, 132, &two_pass, Some("w9"));
-        assert_eq!(got.map(|r| r.switch), Some("w8"));
+        assert_eq!(got.map(|r| r.switch), Some("w4c"));
         // Never where the one pass does not serve the node.
         let k64 = facts(4, 4 * 8192, 16, 64, false);
         let two_pass = FwdChoice::default_for(&k64, 132);
@@ -347,6 +384,24 @@ mod tests {
             // 64 K registers per SM at the launch bounds' blocks.
             assert!(form.per_sm * u64::from(form.threads) * 128 <= 65_536 || form.per_sm == 1);
         }
+    }
+
+    #[test]
+    fn cluster_forms_launch_pairs_of_value_halves() {
+        let f = facts(4, 4 * 8192, 16, 128, false);
+        for form in &FUSED16_FORMS {
+            let (x, _, _) = fused16_grid(&f);
+            match form.cluster_shape() {
+                None => assert_eq!(form.cluster, 1, "{form:?}"),
+                Some((cx, cy, cz)) => {
+                    assert_eq!((cx, cy, cz), (form.cluster, 1, 1), "{form:?}");
+                    assert_eq!(x % cx, 0, "the value halves pair up: {form:?}");
+                }
+            }
+        }
+        let (one, two) = FUSED16_BY_RULE;
+        assert_eq!(FUSED16_FORMS[one].per_sm, 1);
+        assert_eq!(FUSED16_FORMS[two].per_sm, 2);
     }
 
     #[test]

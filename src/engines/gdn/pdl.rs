@@ -124,6 +124,11 @@ pub unsafe trait GdnPlan: Send + Sync {
 
     /// The plan's port guards, settled at its first execute.
     fn guards(&self) -> &OnceLock<GuardTable>;
+
+    /// The thread-block cluster shape of every launch (each divides its grid), or none.
+    fn cluster(&self) -> Option<(u32, u32, u32)> {
+        None
+    }
 }
 
 impl<T: GdnPlan> CompiledPlan for T {
@@ -145,7 +150,7 @@ impl<T: GdnPlan> CompiledPlan for T {
                 grid,
                 block: (threads, 1, 1),
                 shared_mem_bytes: smem,
-                cluster: None,
+                cluster: self.cluster(),
                 programmatic,
             };
             // SAFETY: `p` holds only the pack's and the region's device buffers and starts with
