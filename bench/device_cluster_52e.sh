@@ -4,11 +4,11 @@
 # test runs every form) and gpu_gdn_pdl; 2. memcheck of the malformed-offsets test on w4c and b2c;
 # 3. gdn_benchmark_ours at (4,8192,16), (16,2048,32) and the ragged mix: by rule, and with w8, b2,
 # w4c forced, alternating.
-# run: command "bash bench/device_cluster_52e.sh", carry [".xfer-final"] (device60.txz: the branch's pack).
+# run: command "bash bench/device_cluster_52e.sh", carry [".xfer-tests"] (device60.txz: the branch's pack).
 set -u
 cd "$(git rev-parse --show-toplevel 2>/dev/null || pwd)"
 t0=$(date +%s)
-tar xJf .xfer-final/device60.txz
+tar xJf .xfer-tests/device60.txz
 source .device/device-env.sh > /dev/null 2>&1
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
 g=$(ls .device/tests/gpu_gdn-* | head -1)
