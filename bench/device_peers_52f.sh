@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Session 52's sixth device call: issue 8's benchmark on the landing tree (branch s51-land: main's
-# kernels) with the peers in the same run — bench/gdn_bench_run.sh without parity and ncu: ours
+# Session 52's sixth device call: issue 8's benchmark on branch s52-cluster (the cluster forms w4c /
+# b2c by rule) with the peers in the same run — bench/gdn_bench_run.sh without parity and ncu: ours
 # (forward by rule, backward, training step), then the KDA path and fla-core 0.6.0 (GPU time by
 # CUDA-graph replay), joined by bench/gdn_bench_table.py; budget-capped (fla's Triton autotuning is
 # cold on a fresh machine, so its later steps may be cut).
-# run: command "bash bench/device_peers_51g.sh", carry [".xfer-tests", ".xfer-final"] (device60.txz; whl/).
+# run: command "bash bench/device_peers_52f.sh", carry [".xfer-tests", ".xfer-final"] (device60.txz; whl/).
 set -u
 cd "$(git rev-parse --show-toplevel 2>/dev/null || pwd)"
 t0=$(date +%s)

@@ -32,6 +32,14 @@
 // place), T = (I + L)⁻¹ (K̂ K̂ᵀ by mma.sync, forward substitution in fp32, one lane per column) and
 // A (Q̂ K̂ᵀ). Stages are handed over by mbarriers: full[s] (one arrival: the building warp) and
 // empty[s] (four: the chain warps), Form::stages of them.
+// Cluster forms (Form::cluster = 2, session 52; launched with cluster (2, 1, 1)): the two value
+// halves of a (sequence, head) are one cluster and share the builds. Of each pair of chunks
+// (2m, 2m + 1) both CTAs copy q, k, v and normalize q, k (GDN_F16C_PUSH 3, the default); CTA r
+// builds chunk 2m + r's scalars, T and A and pushes them (st.async, 16 bytes each) into the peer's
+// stage, whose full barrier expects those bytes from the peer's own arrival once its copies
+// landed. A stage is free again when both CTAs' chains released it (empty[s]: eight arrivals, four
+// of them remote). Remote arrivals and waits keep their default CTA-scope semantics: cluster scope
+// put a MEMBAR.ALL.GPU and an L1 invalidation on every chunk (~1,000 cycles each, measured).
 #pragma once
 
 #include "dnnp_async.cuh"
