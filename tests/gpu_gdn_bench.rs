@@ -94,6 +94,22 @@ fn set_schedule_sum(scan: &str, pieces: &str, sum: &str, first: &str, scale: &st
     }
 }
 
+/// A shape beside the benchmark's from `DNNPLAN_GDN_BENCH_EXTRA` = `NAME:LEN,LEN,...:HEADS` (e.g.
+/// `equal-10x2995:2995,2995,...:16`, the ragged mix's wave fill at equal lengths); `None` when unset
+/// or malformed.
+fn extra_shape() -> Option<(String, Vec<i64>, i64)> {
+    let spec = std::env::var("DNNPLAN_GDN_BENCH_EXTRA").ok()?;
+    let mut parts = spec.split(':');
+    let name = parts.next()?.to_string();
+    let lens = parts
+        .next()?
+        .split(',')
+        .map(|x| x.trim().parse().ok())
+        .collect::<Option<Vec<i64>>>()?;
+    let heads = parts.next()?.trim().parse().ok()?;
+    (!lens.is_empty() && heads > 0).then_some((name, lens, heads))
+}
+
 /// The shape indices `DNNPLAN_GDN_BENCH_SHAPES` (space-separated) keeps (`None`: every shape).
 fn kept_shapes() -> Option<Vec<usize>> {
     std::env::var("DNNPLAN_GDN_BENCH_SHAPES").ok().map(|s| {
@@ -136,12 +152,19 @@ fn gdn_benchmark_ours() {
             })
             .collect()
     };
-    // DNNPLAN_GDN_BENCH_SHAPES="0 2" keeps those shapes only (e.g. under a profiler).
+    // DNNPLAN_GDN_BENCH_SHAPES="0 2" keeps those shapes only (e.g. under a profiler); an extra
+    // shape from DNNPLAN_GDN_BENCH_EXTRA takes the next index.
     let keep = kept_shapes();
-    for (si, (name, lens, hh)) in BENCH_SHAPES.into_iter().enumerate() {
+    let shapes: Vec<(String, Vec<i64>, i64)> = BENCH_SHAPES
+        .iter()
+        .map(|(name, lens, hh)| (name.to_string(), lens.to_vec(), *hh))
+        .chain(extra_shape())
+        .collect();
+    for (si, (name, lens, hh)) in shapes.iter().enumerate() {
         if keep.as_ref().is_some_and(|k| !k.contains(&si)) {
             continue;
         }
+        let (lens, hh) = (lens.as_slice(), *hh);
         let inp = BenchInputs::new(&caller, lens, hh);
         let (t, n, kd) = (inp.t, inp.n, inp.kd);
         // Minimum memory traffic: q, k, v, O, g, beta and the states once.
