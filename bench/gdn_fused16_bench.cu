@@ -218,6 +218,27 @@ static Entry entry(EntryFn fn, const char* name) {
   return Entry{fn, name, F::threads, gdn::fused16_smem_bytes<gdn_bf16, 64, F>(), F::cluster};
 }
 
+// A cluster form's launch configuration: (e.cluster, 1, 1) clusters over `grid` (not copyable: cfg
+// points at its own attribute).
+struct ClusterLaunch {
+  cudaLaunchConfig_t cfg{};
+  cudaLaunchAttribute at[1];
+  ClusterLaunch(const Entry& e, dim3 grid, cudaStream_t s) {
+    cfg.gridDim = grid;
+    cfg.blockDim = dim3(e.threads);
+    cfg.dynamicSmemBytes = e.smem;
+    cfg.stream = s;
+    at[0].id = cudaLaunchAttributeClusterDimension;
+    at[0].val.clusterDim.x = e.cluster;
+    at[0].val.clusterDim.y = 1;
+    at[0].val.clusterDim.z = 1;
+    cfg.attrs = at;
+    cfg.numAttrs = 1;
+  }
+  ClusterLaunch(const ClusterLaunch&) = delete;
+  ClusterLaunch& operator=(const ClusterLaunch&) = delete;
+};
+
 static void launch(const Entry& e, const Dev& d, const Case& c, cudaStream_t s) {
   static const int order = getenv("FUSED16_ORDER") ? atoi(getenv("FUSED16_ORDER")) : 0;
   const gdn::Fused16Params pp{d.p, c.T, 0, order};
@@ -225,19 +246,8 @@ static void launch(const Entry& e, const Dev& d, const Case& c, cudaStream_t s) 
     e.fn<<<dim3(V / 64, c.H, c.N), e.threads, e.smem, s>>>(pp);
     return;
   }
-  cudaLaunchConfig_t cfg{};
-  cfg.gridDim = dim3(V / 64, c.H, c.N);
-  cfg.blockDim = dim3(e.threads);
-  cfg.dynamicSmemBytes = e.smem;
-  cfg.stream = s;
-  cudaLaunchAttribute at[1];
-  at[0].id = cudaLaunchAttributeClusterDimension;
-  at[0].val.clusterDim.x = e.cluster;
-  at[0].val.clusterDim.y = 1;
-  at[0].val.clusterDim.z = 1;
-  cfg.attrs = at;
-  cfg.numAttrs = 1;
-  CK(cudaLaunchKernelEx(&cfg, e.fn, pp));
+  ClusterLaunch cl(e, dim3(V / 64, c.H, c.N), s);
+  CK(cudaLaunchKernelEx(&cl.cfg, e.fn, pp));
 }
 
 static double rms_ratio(const std::vector<double>& a, const std::vector<double>& b) {
@@ -310,18 +320,8 @@ int main(int argc, char** argv) {
     int per_sm = 0, clusters = 0;
     CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, reinterpret_cast<const void*>(e.fn), e.threads, e.smem));
     if (e.cluster > 1) {
-      cudaLaunchConfig_t cfg{};
-      cfg.gridDim = dim3(2, 64, 1);
-      cfg.blockDim = dim3(e.threads);
-      cfg.dynamicSmemBytes = e.smem;
-      cudaLaunchAttribute at[1];
-      at[0].id = cudaLaunchAttributeClusterDimension;
-      at[0].val.clusterDim.x = e.cluster;
-      at[0].val.clusterDim.y = 1;
-      at[0].val.clusterDim.z = 1;
-      cfg.attrs = at;
-      cfg.numAttrs = 1;
-      CK(cudaOccupancyMaxActiveClusters(&clusters, reinterpret_cast<const void*>(e.fn), &cfg));
+      ClusterLaunch cl(e, dim3(2, 64, 1), 0);
+      CK(cudaOccupancyMaxActiveClusters(&clusters, reinterpret_cast<const void*>(e.fn), &cl.cfg));
     }
     printf("ENTRY %s: %d threads, %d registers, %zu B local (spills), %d B dynamic smem, %d blocks per SM, %d clusters of %d at once\n",
            e.name, e.threads, fa.numRegs, static_cast<size_t>(fa.localSizeBytes), e.smem, per_sm, clusters, e.cluster);
