@@ -44,7 +44,6 @@ void f16c_st_async(F16cAddr addr, uint4 v, F16cAddr bar) {
   dnnp::emu_mbar_maybe_complete(b);
 }
 void f16c_arrive_peer(F16cAddr bar) { dnnp::mbar_arrive(static_cast<uint64_t*>(bar)); }
-void f16c_wait(uint64_t* bar, uint32_t parity) { dnnp::mbar_wait(bar, parity); }
 void f16c_cluster_sync() { g_cluster->arrive_and_wait(); }
 }  // namespace gdn
 

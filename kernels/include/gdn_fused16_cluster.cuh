@@ -10,13 +10,15 @@
 //    completes 16 transaction bytes on the peer's mbarrier `bar` (both shared::cluster addresses;
 //    st.async ... mbarrier::complete_tx::bytes). The peer announces the bytes by
 //    mbar_arrive_expect_tx on that barrier's phase; the data is visible to a thread that observes
-//    the phase complete with f16c_wait.
+//    the phase complete (dnnp::mbar_wait).
 //  - f16c_st(addr, v): a plain 16-byte store into the peer's shared memory (st.shared::cluster),
 //    published by this thread's next f16c_arrive_peer.
-//  - f16c_arrive_peer(bar): one arrival on the peer's mbarrier `bar` with release semantics at
-//    cluster scope (this thread's earlier shared-memory reads and writes happen before it).
-//  - f16c_wait(bar, parity): mbar_wait with acquire semantics at cluster scope (the arrivals or
-//    transactions of the phase may come from the peer).
+//  - f16c_arrive_peer(bar): one arrival on the peer's mbarrier `bar`, with the instruction's
+//    default semantics (release at CTA scope), as CUTLASS's cluster pipelines arrive remotely: this
+//    thread's earlier shared-memory reads of the stage are done before the peer may refill it.
+//    Cluster scope (.release.cluster, and .acquire.cluster on the waits) compiles to a
+//    MEMBAR.ALL.GPU and an L1 invalidation per chunk and made the forms 1.7x slower (session 52);
+//    the waits on a cluster form's barriers are dnnp::mbar_wait.
 //  - f16c_add(addr, bytes): the address `bytes` further.
 //  - fused16_dyn_smem(): the block's dynamic shared memory (the emulation's: its CTA's).
 //  - f16c_cluster_sync(): barrier.cluster (arrive.release, wait.acquire) by every thread of both
@@ -56,35 +58,8 @@ __device__ __forceinline__ void f16c_st(F16cAddr addr, uint4 v) {
   asm volatile("st.shared::cluster.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w) : "memory");
 }
 
-// GDN_F16C_SCOPE 1: the remote arrival with .release.cluster and the waits with .acquire.cluster;
-// 0 (default): the instructions' default semantics (.release / .acquire at CTA scope), as
-// CUTLASS's cluster pipelines use them (session 52: the cluster-scope forms cost ~1,000 cycles per
-// chunk on the chain's path).
-#ifndef GDN_F16C_SCOPE
-#define GDN_F16C_SCOPE 0
-#endif
 __device__ __forceinline__ void f16c_arrive_peer(F16cAddr bar) {
-#if GDN_F16C_SCOPE
-  asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(bar) : "memory");
-#else
   asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];\n" ::"r"(bar) : "memory");
-#endif
-}
-
-__device__ __forceinline__ void f16c_wait(uint64_t* bar, uint32_t parity) {
-#if GDN_F16C_SCOPE
-  uint32_t ok = 0;
-  do {
-    asm volatile(
-        "{\n .reg .pred p;\n mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, "
-        "p;\n}\n"
-        : "=r"(ok)
-        : "r"(dnnp::smem_u32(bar)), "r"(parity)
-        : "memory");
-  } while (!ok);
-#else
-  dnnp::mbar_wait(bar, parity);
-#endif
 }
 
 __device__ __forceinline__ void f16c_cluster_sync() {
@@ -98,7 +73,6 @@ F16cAddr f16c_peer(const void* p, uint32_t rank);
 void f16c_st_async(F16cAddr addr, uint4 v, F16cAddr bar);
 inline void f16c_st(F16cAddr addr, uint4 v) { memcpy(addr, &v, 16); }
 void f16c_arrive_peer(F16cAddr bar);
-void f16c_wait(uint64_t* bar, uint32_t parity);
 void f16c_cluster_sync();
 #endif
 

@@ -38,8 +38,7 @@
 // builds chunk 2m + r's scalars, T and A and pushes them (st.async, 16 bytes each) into the peer's
 // stage, whose full barrier expects those bytes from the peer's own arrival once its copies
 // landed. A stage is free again when both CTAs' chains released it (empty[s]: eight arrivals, four
-// of them remote). Remote arrivals and waits keep their default CTA-scope semantics: cluster scope
-// put a MEMBAR.ALL.GPU and an L1 invalidation on every chunk (~1,000 cycles each, measured).
+// of them remote). Remote arrivals keep their default CTA-scope semantics (gdn_fused16_cluster.cuh).
 #pragma once
 
 #include "dnnp_async.cuh"
@@ -71,8 +70,8 @@ constexpr bool F16C_PUSH_ASYNC = GDN_F16C_PUSH == 0 || GDN_F16C_PUSH == 3;  // s
 // A launch form: PW producer warps, S stages, each producer warp's copies D of its own chunks (CL = 1)
 // or pairs of chunks (CL = 2) ahead. CL = 2: the block is one CTA of a (2, 1, 1) cluster whose two
 // CTAs are the two value halves of one (sequence, head): of each pair of chunks (2m, 2m + 1) CTA r
-// copies q, k of chunk 2m + r only, builds it and pushes its q̂, k̂, T, A and scalars into the peer's
-// stage (st.async completing bytes on the peer's full barrier); both copy their own v of both.
+// builds chunk 2m + r and pushes what its peer needs into the peer's stage (GDN_F16C_PUSH above);
+// both copy their own v of both chunks.
 template <int PW, int S, int D, int CL = 1>
 struct Fused16Form {
   static_assert(CL == 1 || CL == 2, "a CTA alone or a pair of value halves");
@@ -309,10 +308,11 @@ __device__ __forceinline__ void fused16_store_o(const T* ost, T* o, long long bo
   if (tok < eos) *reinterpret_cast<uint4*>(o + (tok * HO + h) * static_cast<long long>(V) + vr0 + 8 * (lane & 1)) = ov;
 }
 
-// A cluster form's push of a built chunk into the peer's stage: the 32 rows of q̂ and k̂ (k follows q;
-// their 128 channels, not the pad columns) and every byte from t to the stage's end (T, A, the
-// per-token scalars, e^{Γ_last}), 16 bytes per st.async, each completing its bytes on the peer's
-// full barrier of that stage. One warp, after fused16_build's last __syncwarp.
+// A cluster form's push of a built chunk into the peer's stage: every byte from t to the stage's end
+// (T, A, the per-token scalars, e^{Γ_last}) and, when F16C_PUSH_ROWS, the 32 rows of q̂ and k̂ (k
+// follows q; their 128 channels, not the pad columns); 16 bytes per store, by st.async completing
+// its bytes on the peer's full barrier of that stage or (F16C_PUSH_ASYNC false) by plain remote
+// stores and each lane's arrival. One warp, after fused16_build's last __syncwarp.
 template <typename T, int VB>
 struct Fused16Push {
   using Stage = Fused16Stage<T, VB>;
@@ -519,8 +519,9 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
     };
     u32 gring[D];
     if constexpr (CL) {
-      // Pairs m = pw, pw + PW, ...: chunk 2m + rank is this CTA's to copy (q, k, v), build and push,
-      // chunk 2m + 1 − rank the peer's (v only here; its full barrier then expects the push's bytes).
+      // Pairs m = pw, pw + PW, ...: chunk 2m + rank is this CTA's to copy, build and push, chunk
+      // 2m + 1 − rank the peer's (copied here too, q, k only unless the peer pushes them; its full
+      // barrier then expects the push).
       const F16cAddr peer_st = f16c_peer(&sm.st[0], rank ^ 1u), peer_full = f16c_peer(&sm.full[0], rank ^ 1u);
       const int npair = (nch + 1) >> 1;
       auto issue_pair = [&](int m) {
@@ -569,7 +570,7 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
 #pragma unroll
           for (int e = 0; e < 2; ++e) {
             const int ch = 2 * mn + e;
-            if (ch < nch && ch >= S) f16c_wait(&sm.empty[ch % S], ((ch / S) & 1) ^ 1);
+            if (ch < nch && ch >= S) dnnp::mbar_wait(&sm.empty[ch % S], ((ch / S) & 1) ^ 1);
           }
           issue_pair(mn);
         }
@@ -639,8 +640,7 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
   };
   for (int c = 0; c < nch; ++c) {
     Fused16Stage<T, VB>& s = sm.st[c % S];
-    if constexpr (CL) f16c_wait(&sm.full[c % S], (c / S) & 1);
-    else dnnp::mbar_wait(&sm.full[c % S], (c / S) & 1);
+    dnnp::mbar_wait(&sm.full[c % S], (c / S) & 1);
     if constexpr (MODE == F16_PRODUCER) {
       release(c);
       continue;
