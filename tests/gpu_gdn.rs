@@ -985,10 +985,10 @@ fn forward_parity_matrix() {
 /// The one-pass forward (sessions 48-49, `DNNPLAN_GDN_FWD_FUSED`) and the two-pass forward on the
 /// same K = V = 128 cases, each form forced in turn and the two passes forced by `0`: every run
 /// within the fp64 reference's tolerance ([`run`]), every form bitwise the first (the forms differ
-/// in their launch shape and in which warps build a chunk, not in its arithmetic). The cases: edge lengths with fp32 states; fp16 GVA with l2norm, safe gate,
-/// `a_log` / `dt_bias`, fp16 gates and bf16 states; no initial state with bf16 β; a pool with
-/// indices outside it; the long sequences of the piece chain (which the rule leaves to the two
-/// passes; forced here).
+/// in their launch shape and in which warps build a chunk, not in its arithmetic). The cases: edge
+/// lengths with fp32 states; fp16 GVA with l2norm, safe gate, `a_log` / `dt_bias`, fp16 gates and
+/// bf16 states; no initial state with bf16 β; a pool with indices outside it; the long sequences
+/// of the piece chain (which the rule leaves to the two passes; forced here).
 #[test]
 fn one_pass_forward_forms_and_the_two_passes_agree() {
     use dnnplan::engines::gdn::fused16::FUSED16_FORMS;

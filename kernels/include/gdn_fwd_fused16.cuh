@@ -581,33 +581,33 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
       f16c_cluster_sync();  // the peer may still push into this CTA's stages until its last chunk
     } else {
 #pragma unroll
-    for (int i = 0; i < D; ++i) {
-      const int ch = pw + PW * i;
-      if (MODE != F16_CHAIN_ONLY && ch < nch) fused16_issue(cp, sm.st[ch], bos + static_cast<long long>(ch) * F16_C, eos);
-      cp_async_commit();
-      gring[i] = gate_load(ch);
-    }
-    for (int c = pw; c < nch; c += PW) {
-      Fused16Stage<T, VB>& s = sm.st[c % S];
-      const u32 gates = gring[0];
+      for (int i = 0; i < D; ++i) {
+        const int ch = pw + PW * i;
+        if (MODE != F16_CHAIN_ONLY && ch < nch) fused16_issue(cp, sm.st[ch], bos + static_cast<long long>(ch) * F16_C, eos);
+        cp_async_commit();
+        gring[i] = gate_load(ch);
+      }
+      for (int c = pw; c < nch; c += PW) {
+        Fused16Stage<T, VB>& s = sm.st[c % S];
+        const u32 gates = gring[0];
 #pragma unroll
-      for (int i = 0; i + 1 < D; ++i) gring[i] = gring[i + 1];
-      cp_async_wait<D - 1>();
-      __syncwarp();
-      if constexpr (MODE == F16_FULL || MODE == F16_FULL_LDS_V || MODE == F16_PRODUCER) {
-        const long long left = eos - bos - static_cast<long long>(c) * F16_C;
-        fused16_build<T, K, VB>(p, s, sm.lt[pw], gates, left < F16_C ? static_cast<int>(left) : F16_C, h, lane);
+        for (int i = 0; i + 1 < D; ++i) gring[i] = gring[i + 1];
+        cp_async_wait<D - 1>();
+        __syncwarp();
+        if constexpr (MODE == F16_FULL || MODE == F16_FULL_LDS_V || MODE == F16_PRODUCER) {
+          const long long left = eos - bos - static_cast<long long>(c) * F16_C;
+          fused16_build<T, K, VB>(p, s, sm.lt[pw], gates, left < F16_C ? static_cast<int>(left) : F16_C, h, lane);
+        }
+        if (lane == 0) dnnp::mbar_arrive(&sm.full[c % S]);
+        const int cn = c + PW * D;
+        if (cn < nch) {
+          if (cn >= S) dnnp::mbar_wait(&sm.empty[cn % S], ((cn / S) & 1) ^ 1);
+          if (MODE != F16_CHAIN_ONLY) fused16_issue(cp, sm.st[cn % S], bos + static_cast<long long>(cn) * F16_C, eos);
+        }
+        cp_async_commit();
+        gring[D - 1] = gate_load(cn);
       }
-      if (lane == 0) dnnp::mbar_arrive(&sm.full[c % S]);
-      const int cn = c + PW * D;
-      if (cn < nch) {
-        if (cn >= S) dnnp::mbar_wait(&sm.empty[cn % S], ((cn / S) & 1) ^ 1);
-        if (MODE != F16_CHAIN_ONLY) fused16_issue(cp, sm.st[cn % S], bos + static_cast<long long>(cn) * F16_C, eos);
-      }
-      cp_async_commit();
-      gring[D - 1] = gate_load(cn);
-    }
-    cp_async_wait<0>();
+      cp_async_wait<0>();
     }
     return;
   }

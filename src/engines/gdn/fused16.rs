@@ -390,9 +390,8 @@ mod tests {
 
     #[test]
     fn cluster_forms_launch_pairs_of_value_halves() {
-        let f = facts(4, 4 * 8192, 16, 128, false);
+        let (x, _, _) = fused16_grid(&facts(4, 4 * 8192, 16, 128, false));
         for form in &FUSED16_FORMS {
-            let (x, _, _) = fused16_grid(&f);
             match form.cluster_shape() {
                 None => assert_eq!(form.cluster, 1, "{form:?}"),
                 Some((cx, cy, cz)) => {
