@@ -64,6 +64,17 @@ constexpr int F16_OLD = 24;        // O staging row stride (16 value rows + 8): 
 #ifndef GDN_F16C_PUSH
 #define GDN_F16C_PUSH 3
 #endif
+// How a cluster form's producer copies a chunk's rows (session 53, measured):
+//   0: zero-filling cp.async, 16 bytes per copy (20 per lane and chunk) with the copies' wait groups;
+//   1: cp.async.bulk, one token row per copy (q, k: 256 bytes, the CTA's v half: 128 bytes), completing
+//      on the stage's landed barrier; rows past the sequence's end zeroed by plain stores;
+//   2: as 1, but CTA r copies q, k of its own chunks 2m + r into both CTAs' stages (multicast).
+#ifndef GDN_F16_BULK
+#define GDN_F16_BULK 0
+#endif
+constexpr int F16_BULK = GDN_F16_BULK;
+static_assert(F16_BULK >= 0 && F16_BULK <= 2, "GDN_F16_BULK: 0, 1 or 2");
+static_assert(F16_BULK != 2 || GDN_F16C_PUSH >= 2, "multicast copies: the peer's rows are not pushed");
 constexpr bool F16C_PUSH_ROWS = GDN_F16C_PUSH < 2;                        // q̂, k̂ pushed (else both normalize)
 constexpr bool F16C_PUSH_ASYNC = GDN_F16C_PUSH == 0 || GDN_F16C_PUSH == 3;  // st.async (else stores + arrivals)
 
@@ -108,6 +119,9 @@ struct Fused16Smem {
   uint64_t empty[F::stages];   // four arrivals: the chain warps, done with it
   float lt[F::producer_warps][F16_C * 20];  // each producer warp's Lᵀ (fp32; rows 16-byte aligned)
   T ost[F16_CHAIN_WARPS][2][F16_C * F16_OLD];  // the chain warps' O staging, [token][16 value rows], by chunk parity
+#if GDN_F16_BULK
+  uint64_t landed[F::stages];  // bulk copies (cluster forms): the stage's rows landed (one arrival + their bytes)
+#endif
 };
 
 template <typename T, int VB, typename F>
@@ -253,6 +267,60 @@ __device__ __forceinline__ void fused16_issue(const Fused16Copies<T>& c, Fused16
     const int r = c.rv + 4 * i;
     const bool live = r < rem;
     cp_async16_zfill(s.v + r * (VB + 8) + c.cv, v0 + (live ? c.ov + i * c.sv4 : 0), live);
+  }
+}
+
+// A cluster CTA's bulk copies (GDN_F16_BULK 1 / 2): token row 0 of q, k (the block's heads) and v (its
+// head and value half), and the row strides in elements.
+template <typename T>
+struct Fused16BulkRows {
+  const T *q, *k, *v;
+  long long sq, sk, sv;
+};
+template <typename T, int K, int V, int VB>
+__device__ __forceinline__ Fused16BulkRows<T> fused16_bulk_rows(const FwdParams& p, int qh, int kh, int vh, int v0) {
+  Fused16BulkRows<T> r;
+  r.sq = static_cast<long long>(p.h) * K;
+  r.sk = static_cast<long long>(p.hk) * K;
+  r.sv = static_cast<long long>(p.hv) * V;
+  r.q = static_cast<const T*>(p.q) + qh * K;
+  r.k = static_cast<const T*>(p.k) + kh * K;
+  r.v = static_cast<const T*>(p.v) + static_cast<long long>(vh) * V + v0;
+  return r;
+}
+
+// Chunk [t0, t0 + 16)'s rows into stage s by bulk copies completing on `landed` (the stage's landed
+// barrier), one warp: lane 0 announces every byte that lands in THIS CTA's stage (the live rows' q,
+// k and v, whoever copies them); lane t < 16 copies q row t and v row t, lane 16 + t k row t; with
+// qk false this CTA does not copy q, k (GDN_F16_BULK 2: the peer multicasts them). Rows at or past
+// te: zeros by plain stores (only a sequence's last chunk has them; no copy ever lands there later).
+template <typename T, int K, int VB>
+__device__ __forceinline__ void fused16_bulk_issue(const Fused16BulkRows<T>& r, Fused16Stage<T, VB>& s, uint64_t* landed,
+                                                   long long t0, long long te, bool qk, int lane) {
+  static_assert(K == 128, "a q / k row is one 256-byte copy");
+  constexpr uint32_t QK_BYTES = K * sizeof(T), V_BYTES = VB * sizeof(T);
+  const long long left = te - t0;
+  const int live = left < F16_C ? static_cast<int>(left) : F16_C;
+  const int row = lane & 15;
+  if (lane == 0) dnnp::mbar_arrive_expect_tx(landed, static_cast<uint32_t>(live) * (2 * QK_BYTES + V_BYTES));
+  T* qk_dst = (lane < 16 ? s.q : s.k) + row * F16_LD;
+  T* v_dst = s.v + row * (VB + 8);
+  if (row < live) {
+    const long long tok = t0 + row;
+    if (qk) {
+      const T* src = lane < 16 ? r.q + tok * r.sq : r.k + tok * r.sk;
+      if constexpr (F16_BULK == 2) f16c_bulk_mc(qk_dst, src, QK_BYTES, landed);
+      else dnnp::bulk_copy_g2s(qk_dst, src, QK_BYTES, landed);
+    }
+    if (lane < 16) dnnp::bulk_copy_g2s(v_dst, r.v + tok * r.sv, V_BYTES, landed);
+  } else {
+    const uint4 z{0u, 0u, 0u, 0u};
+#pragma unroll
+    for (int i = 0; i < K / 8; ++i) reinterpret_cast<uint4*>(qk_dst)[i] = z;
+    if (lane < 16) {
+#pragma unroll
+      for (int i = 0; i < VB / 8; ++i) reinterpret_cast<uint4*>(v_dst)[i] = z;
+    }
   }
 }
 
@@ -487,6 +555,9 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
   static_assert(sizeof(sm.st[0]) >= fused16_rows_scratch<F::threads>(), "fused16_rows' scratch is the first stage");
   fused16_rows<F::threads>(pp, blockIdx.z, reinterpret_cast<long long*>(&sm.st[0]), b, bos, eos);
   const int nch = static_cast<int>((eos - bos + F16_C - 1) / F16_C);
+  // Bulk copies (async proxy) later land where fused16_rows' scratch and the in-place norms wrote
+  // (generic proxy): each writer orders its writes before them.
+  if constexpr (CL && F16_BULK) dnnp::fence_proxy_async_shared();
   const long long srow = fused16_state_row(pp, b);
   if constexpr (MODE == F16_CHAIN_ONLY) {
     for (int i = tid; i < static_cast<int>(sizeof(sm.st) / 16); i += F::threads)
@@ -498,6 +569,9 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
       const bool pushed = CL && !F16C_PUSH_ASYNC && (i & 1) != static_cast<int>(blockIdx.x & 1u);
       dnnp::mbar_init(&sm.full[i], pushed ? 33 : 1);
       dnnp::mbar_init(&sm.empty[i], F16_CHAIN_WARPS * F::cluster);  // a cluster's: both CTAs' chains
+#if GDN_F16_BULK
+      dnnp::mbar_init(&sm.landed[i], 1);
+#endif
     }
     dnnp::mbar_init_fence();
   }
@@ -524,13 +598,20 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
       // barrier then expects the push).
       const F16cAddr peer_st = f16c_peer(&sm.st[0], rank ^ 1u), peer_full = f16c_peer(&sm.full[0], rank ^ 1u);
       const int npair = (nch + 1) >> 1;
+      [[maybe_unused]] const Fused16BulkRows<T> br = fused16_bulk_rows<T, K, V, VB>(p, qh, kh, vh, v0);
       auto issue_pair = [&](int m) {
 #pragma unroll
         for (int e = 0; e < 2; ++e) {
           const int ch = 2 * m + e;
-          if (ch < nch)
+          if (ch < nch) {
+#if GDN_F16_BULK
+            fused16_bulk_issue<T, K, VB>(br, sm.st[ch % S], &sm.landed[ch % S], bos + static_cast<long long>(ch) * F16_C, eos,
+                                         F16_BULK == 1 || e == static_cast<int>(rank), lane);
+#else
             fused16_issue(cp, sm.st[ch % S], bos + static_cast<long long>(ch) * F16_C, eos,
                           !F16C_PUSH_ROWS || e == static_cast<int>(rank));
+#endif
+          }
         }
       };
 #pragma unroll
@@ -545,11 +626,17 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
         const u32 gates = gring[0];
 #pragma unroll
         for (int i = 0; i + 1 < D; ++i) gring[i] = gring[i + 1];
-        cp_async_wait<D - 1>();
-        __syncwarp();
+        if constexpr (!F16_BULK) {
+          cp_async_wait<D - 1>();
+          __syncwarp();
+        }
         if (oth < nch) {
+#if GDN_F16_BULK
+          dnnp::mbar_wait(&sm.landed[oth % S], (oth / S) & 1);
+#endif
           if constexpr (!F16C_PUSH_ROWS) {
             fused16_norm_rows<T, K>(p, sm.st[oth % S], lane);
+            if (F16_BULK && (p.flags & FLAG_L2NORM)) dnnp::fence_proxy_async_shared();  // q̂, k̂ written in place
             __syncwarp();
           }
           if (lane == 0) {
@@ -560,7 +647,11 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
         if (own < nch) {
           Fused16Stage<T, VB>& s = sm.st[own % S];
           const long long left = eos - bos - static_cast<long long>(own) * F16_C;
+#if GDN_F16_BULK
+          dnnp::mbar_wait(&sm.landed[own % S], (own / S) & 1);
+#endif
           fused16_build<T, K, VB>(p, s, sm.lt[pw], gates, left < F16_C ? static_cast<int>(left) : F16_C, h, lane);
+          if (F16_BULK && (p.flags & FLAG_L2NORM)) dnnp::fence_proxy_async_shared();  // q̂, k̂ written in place
           fused16_push(s, f16c_add(peer_st, (own % S) * static_cast<int>(sizeof(Fused16Stage<T, VB>))),
                        f16c_add(peer_full, 8 * (own % S)), lane);
           if (lane == 0) dnnp::mbar_arrive(&sm.full[own % S]);

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Session 53's second device call: the cluster forms' copies by cp.async.bulk (GDN_F16_BULK 1: one
+# token row per copy, each CTA its own q, k, v of both chunks of a pair; 2: CTA r copies q, k of its
+# own chunk 2m + r into both CTAs' stages by multicast) against the zero-filling cp.async (0).
+# bench/gdn_fused16_bench.cu built three ways: every CHECK (fp64, l2norm included), then w8 (control),
+# w4c, b2c and their producers alone at the four shapes, the builds alternating, two rounds.
+# run: command "bash bench/device_bulk_53b.sh" (no carry: the harness is built on the device).
+set -u
+cd "$(git rev-parse --show-toplevel 2>/dev/null || pwd)"
+t0=$(date +%s)
+nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
+NVCC=$(command -v nvcc || ls /usr/local/cuda*/bin/nvcc 2>/dev/null | head -1)
+for b in 0 1 2; do
+  $NVCC -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -DGDN_F16_BULK=$b -Ikernels/include -Ibench bench/gdn_fused16_bench.cu -o /tmp/f16bench_$b > /tmp/build_$b.log 2>&1 &
+done
+wait
+echo "built $(( $(date +%s) - t0 )) s"; ls /tmp/f16bench_? | wc -l; grep -i error /tmp/build_?.log | head
+for rep in 1 2; do
+  for b in 0 1 2; do
+    FUSED16_ONLY=w8,w4c,b2c,w4c-producer,b2c-producer timeout 120 /tmp/f16bench_$b 20 > $OUT/bulk${b}_$rep.log 2>&1
+    echo "== round $rep bulk $b rc=$?"; grep -E "^CHECK|^FUSED16|all checks|FAIL" $OUT/bulk${b}_$rep.log | grep -v "^CHECK.*ok$" | cut -c1-62
+  done
+done
+grep -E "^CHECK.*(w4c|b2c|w8c)" $OUT/bulk2_1.log | cut -c1-110
+grep -E "^CHECK.*(w4c|b2c|w8c)" $OUT/bulk1_1.log | cut -c1-110
+if command -v compute-sanitizer > /dev/null; then
+  FUSED16_ONLY=none timeout 100 compute-sanitizer --tool memcheck /tmp/f16bench_2 1 > $OUT/memcheck2.log 2>&1
+  echo "memcheck bulk 2 rc=$?"; grep -E "ERROR SUMMARY|all checks" $OUT/memcheck2.log | head -3
+fi
+echo "elapsed $(( $(date +%s) - t0 )) s"
