@@ -4,7 +4,10 @@
 # own chunk 2m + r into both CTAs' stages by multicast) against the zero-filling cp.async (0).
 # bench/gdn_fused16_bench.cu built three ways: every CHECK (fp64, l2norm included), then w8 (control),
 # w4c, b2c and their producers alone at the four shapes, the builds alternating, two rounds.
-# run: command "bash bench/device_bulk_53b.sh" (no carry: the harness is built on the device).
+# Then, on an H200 only, the wave-fill rule's worst case for w4c (session 52's bench/device_fill_52g.sh
+# on main's pack): the ragged mix and its 320 blocks at equal lengths (10 x 2,995 tokens, H = 16),
+# the two passes (DNNPLAN_GDN_FWD_FUSED=0) against w4c (the rule's pick at 81 % fill), two rounds.
+# run: command "bash bench/device_bulk_53b.sh", carry [".xfer-tests"] (device64.txz: main's GDN test binaries).
 set -u
 cd "$(git rev-parse --show-toplevel 2>/dev/null || pwd)"
 t0=$(date +%s)
@@ -28,3 +31,16 @@ if command -v compute-sanitizer > /dev/null; then
   echo "memcheck bulk 2 rc=$?"; grep -E "ERROR SUMMARY|all checks" $OUT/memcheck2.log | head -3
 fi
 echo "elapsed $(( $(date +%s) - t0 )) s"
+if nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200; then
+  tar xJf .xfer-tests/device64.txz
+  source .device/device-env.sh > /dev/null 2>&1
+  b=$(ls .device/tests/gpu_gdn_bench-* | head -1)
+  export DNNPLAN_GDN_BENCH_EXTRA="equal-10x2995-H16:2995,2995,2995,2995,2995,2995,2995,2995,2995,2995:16"
+  for rep in 1 2; do
+    for form in 0 w4c; do
+      DNNPLAN_GDN_FWD_FUSED=$form DNNPLAN_GDN_BENCH=1 DNNPLAN_GDN_BENCH_SCHEDULES="default:::" DNNPLAN_GDN_BENCH_SHAPES="3 4" timeout 80 "$b" gdn_benchmark_ours --test-threads=1 --nocapture > $OUT/fill_${form}_$rep.log 2>&1
+      echo "== fused $form round $rep"; grep -E "BENCH ours fwd " $OUT/fill_${form}_$rep.log | sed 's/^test gdn_benchmark_ours ... //' | cut -c1-140
+    done
+  done
+  echo "elapsed $(( $(date +%s) - t0 )) s"
+fi
