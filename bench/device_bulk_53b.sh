@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Session 53's second device call: the cluster forms' copies by cp.async.bulk (GDN_F16_BULK 1: one
 # token row per copy, each CTA its own q, k, v of both chunks of a pair; 2: CTA r copies q, k of its
-# own chunk 2m + r into both CTAs' stages by multicast) against the zero-filling cp.async (0).
+# own chunk 2m + r into both CTAs' stages by multicast) against the zero-filling cp.async (0), and
+# (build 3) the cp.async with a full chunk's copies unpredicated, row pointers stepped
+# (GDN_F16_FULL_COPIES 1, every form).
 # bench/gdn_fused16_bench.cu built three ways: every CHECK (fp64, l2norm included), then w8 (control),
 # w4c, b2c and their producers alone at the four shapes, the builds alternating, two rounds.
 # Then, on an H200 only, the wave-fill rule's worst case for w4c (session 52's bench/device_fill_52g.sh
@@ -16,11 +18,12 @@ NVCC=$(command -v nvcc || ls /usr/local/cuda*/bin/nvcc 2>/dev/null | head -1)
 for b in 0 1 2; do
   $NVCC -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -DGDN_F16_BULK=$b -Ikernels/include -Ibench bench/gdn_fused16_bench.cu -o /tmp/f16bench_$b > /tmp/build_$b.log 2>&1 &
 done
+$NVCC -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -DGDN_F16_FULL_COPIES=1 -Ikernels/include -Ibench bench/gdn_fused16_bench.cu -o /tmp/f16bench_3 > /tmp/build_3.log 2>&1 &
 wait
-echo "built $(( $(date +%s) - t0 )) s"; ls /tmp/f16bench_? | wc -l; grep -i error /tmp/build_?.log | head
+echo "built $(( $(date +%s) - t0 )) s"; ls /tmp/f16bench_? | wc -l  # 3: cp.async with the full chunks' copies unpredicated (GDN_F16_FULL_COPIES 1); grep -i error /tmp/build_?.log | head
 for rep in 1 2; do
-  for b in 0 1 2; do
-    FUSED16_ONLY=w8,w4c,b2c,w4c-producer,b2c-producer timeout 120 /tmp/f16bench_$b 20 > $OUT/bulk${b}_$rep.log 2>&1
+  for b in 0 1 2 3; do
+    FUSED16_ONLY=w8,b2,w4c,b2c,w4c-producer,b2c-producer timeout 120 /tmp/f16bench_$b 20 > $OUT/bulk${b}_$rep.log 2>&1
     echo "== round $rep bulk $b rc=$?"; grep -E "^CHECK|^FUSED16|all checks|FAIL" $OUT/bulk${b}_$rep.log | grep -v "^CHECK.*ok$" | cut -c1-62
   done
 done

@@ -73,6 +73,10 @@ constexpr int F16_OLD = 24;        // O staging row stride (16 value rows + 8): 
 #define GDN_F16_BULK 0
 #endif
 constexpr int F16_BULK = GDN_F16_BULK;
+// Full chunks' copies without the zero-fill predicates, row pointers stepped (session 53, measured).
+#ifndef GDN_F16_FULL_COPIES
+#define GDN_F16_FULL_COPIES 0
+#endif
 static_assert(F16_BULK >= 0 && F16_BULK <= 2, "GDN_F16_BULK: 0, 1 or 2");
 static_assert(F16_BULK != 2 || GDN_F16C_PUSH >= 2, "multicast copies: the peer's rows are not pushed");
 constexpr bool F16C_PUSH_ROWS = GDN_F16C_PUSH < 2;                        // q̂, k̂ pushed (else both normalize)
@@ -253,6 +257,29 @@ __device__ __forceinline__ void fused16_issue(const Fused16Copies<T>& c, Fused16
   const T* q0 = c.q + t0 * c.sq;
   const T* k0 = c.k + t0 * c.sk;
   const T* v0 = c.v + t0 * c.sv;
+#if GDN_F16_FULL_COPIES
+  if (rem == F16_C) {  // a full chunk (all but a sequence's last): no predicates, row pointers stepped
+    if (qk) {
+      const T* qr = q0 + c.oq;
+      const T* kr = k0 + c.ok;
+#pragma unroll
+      for (int i = 0; i < F16_C / 2; ++i) {
+        const int r = c.rq + 2 * i;
+        cp_async16(s.q + r * F16_LD + c.cq, qr);
+        cp_async16(s.k + r * F16_LD + c.cq, kr);
+        qr += c.sq2;
+        kr += c.sk2;
+      }
+    }
+    const T* vr = v0 + c.ov;
+#pragma unroll
+    for (int i = 0; i < F16_C / 4; ++i) {
+      cp_async16(s.v + (c.rv + 4 * i) * (VB + 8) + c.cv, vr);
+      vr += c.sv4;
+    }
+    return;
+  }
+#endif
   if (qk) {
 #pragma unroll
     for (int i = 0; i < F16_C / 2; ++i) {
