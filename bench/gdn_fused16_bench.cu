@@ -346,7 +346,10 @@ int main(int argc, char** argv) {
   CK(cudaStreamCreate(&s));
   for (const Shape& sh : shapes) {
     Case c = make_case(sh.lens, sh.H, true);
-    Dev d = upload(c, 0, 1.f / std::sqrt(float(K)));
+    // FUSED16_FLAGS: the timed forward's flags (default 0: the benchmark's graph, no l2norm; 1: l2norm
+    // in the kernel, as use_qk_l2norm — the unit rows stay unit, only the time differs).
+    static const int tflags = getenv("FUSED16_FLAGS") ? atoi(getenv("FUSED16_FLAGS")) : 0;
+    Dev d = upload(c, tflags, 1.f / std::sqrt(float(K)));
     const double bytes = double(c.T) * c.H * (4.0 * 256 + 8) + 2.0 * c.h0.size() * 4;
     for (int i = 0; i < NE; ++i) {
       if (only && !strstr((std::string(",") + only + ",").c_str(), (std::string(",") + entries[i].name + ",").c_str())) continue;
