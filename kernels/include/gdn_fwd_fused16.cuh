@@ -459,18 +459,29 @@ __device__ __forceinline__ void fused16_norm_rows(const FwdParams& p, Fused16Sta
   }
 }
 
-// One producer warp turns chunk c's raw rows in stage s into q̂, k̂ (l2 norms in place), the per-token
-// scalars, T = (I + L)⁻¹ and A. gates: lane t < 16 holds token t's g, lane 16 + t its β (0 past the
-// sequence); live: the chunk's tokens inside the sequence; lt: the warp's Lᵀ scratch.
+// GDN_F16_FOLD 1 (session 52; measured in session 53 without l2norm 0.5-1.5 % slower: off by default): under l2norm the stage keeps the raw q, k rows and the
+// norms fold into per-token scalars instead of a pass that rewrites q̂, k̂ in place: with rk_t, rq_t
+// the reciprocal norms (from the diagonals of K Kᵀ and Q Qᵀ, which the Gram products give),
+// P̂ = P diag(rk), Q̂ = Q diag(rq) and K̂ = diag(rk) K reach the chain through β e^Γ rk, scale e^Γ rq
+// and e^{Γ_last − Γ} rk, and L, A take rk_i rk_j and rq_i rk_j. The chain is unchanged; q̂, k̂ are
+// never rounded to the io dtype (closer to the fp64 recurrence, other bits than GDN_F16_FOLD 0).
+#ifndef GDN_F16_FOLD
+#define GDN_F16_FOLD 0
+#endif
+
+// One producer warp turns chunk c's raw rows in stage s into the per-token scalars, T = (I + L)⁻¹
+// and A (and, with GDN_F16_FOLD 0, q̂, k̂: l2 norms in place). gates: lane t < 16 holds token t's g,
+// lane 16 + t its β (0 past the sequence); live: the chunk's tokens inside the sequence; lt: the
+// warp's Lᵀ scratch.
 template <typename T, int K, int VB>
 __device__ __forceinline__ void fused16_build(const FwdParams& p, Fused16Stage<T, VB>& s, float* lt, u32 gates, int live,
                                               int h, int lane) {
   const int gi = lane >> 2, tg = lane & 3;
+  const int t = lane & 15;  // the token whose scalars this lane computes (lanes 16-31 repeat 0-15)
+  float gam = 0.f, bet = 0.f;
   {
-    const int t = lane & 15;
     const u32 graw = __shfl_sync(0xffffffffu, gates, t);
     const u32 braw = __shfl_sync(0xffffffffu, gates, 16 + t);
-    float gam = 0.f, bet = 0.f;
     if (t < live) {
       gam = gate_log_decay(p, raw_bits_to_f(graw, p.g_dtype), h);
       bet = gate_beta(p, raw_bits_to_f(braw, p.beta_dtype));
@@ -480,25 +491,32 @@ __device__ __forceinline__ void fused16_build(const FwdParams& p, Fused16Stage<T
       const float up = __shfl_up_sync(0xffffffffu, gam, d);
       if (t >= d) gam += up;
     }
-    const float glast = __shfl_sync(0xffffffffu, gam, 15);
+  }
+  const float glast = __shfl_sync(0xffffffffu, gam, 15);
+  const float eg = __expf(gam), decay_to_end = __expf(glast - gam);
+  if (lane < 16) {
+    s.be[t] = bet;
+    s.gm[t] = gam;
+    if (t == 15) s.gl = __expf(glast);
+  }
+  constexpr bool FOLD = GDN_F16_FOLD != 0;
+  if constexpr (!FOLD) {
     if (lane < 16) {
-      const float eg = __expf(gam);
       s.se[t] = bet * eg;
       s.sq[t] = p.scale * eg;
-      s.sk[t] = __expf(glast - gam);
-      s.be[t] = bet;
-      s.gm[t] = gam;
-      if (t == 15) s.gl = __expf(glast);
+      s.sk[t] = decay_to_end;
     }
+    fused16_norm_rows<T, K>(p, s, lane);
   }
-  fused16_norm_rows<T, K>(p, s, lane);
   __syncwarp();
   // K̂ K̂ᵀ and Q̂ K̂ᵀ over one set of K̂ fragments: ldmatrix of a [token][channel] tile gives the B
   // fragments of both n8 tiles, and the same four registers in the order {0, 2, 1, 3} are its A
-  // fragment (rows 0-7 / 8-15 × channels 0-7 / 8-15).
-  float gk[2][4], gq[2][4];
+  // fragment (rows 0-7 / 8-15 × channels 0-7 / 8-15). Folded: K Kᵀ, Q Kᵀ and Q Qᵀ of the raw rows.
+  float gk[2][4], gq[2][4], gqq[2][4];
   zero_frags(gk);
   zero_frags(gq);
+  zero_frags(gqq);
+  const bool fold_norms = FOLD && (p.flags & FLAG_L2NORM);
 #pragma unroll
   for (int kk = 0; kk < K / 16; ++kk) {
     u32 bk[4], bq[4];
@@ -510,6 +528,39 @@ __device__ __forceinline__ void fused16_build(const FwdParams& p, Fused16Stage<T
     Io<T>::mma(gk[1], ak, bk + 2);
     Io<T>::mma(gq[0], aq, bk);
     Io<T>::mma(gq[1], aq, bk + 2);
+    if (fold_norms) {
+      Io<T>::mma(gqq[0], aq, bq);
+      Io<T>::mma(gqq[1], aq, bq + 2);
+    }
+  }
+  // The reciprocal norms: lane t < 16 (and t + 16) gets rk_t, rq_t from the lane holding the
+  // diagonal elements (t, t) (rows gi, cols 2 tg + d of n8 tile 0, and 8 + both of tile 1, when
+  // d = gi − 2 tg is 0 or 1), then every lane its rows' and columns' factors. 1 without folding.
+  float rki[2] = {1.f, 1.f}, rqi[2] = {1.f, 1.f}, rkj[2][2] = {{1.f, 1.f}, {1.f, 1.f}}, rk_t = 1.f, rq_t = 1.f;
+  if (fold_norms) {
+    const int dg = gi - 2 * tg;
+    const bool holds = dg == 0 || dg == 1;
+    const float k_lo = holds ? (dg ? gk[0][1] : gk[0][0]) : 0.f, k_hi = holds ? (dg ? gk[1][3] : gk[1][2]) : 0.f;
+    const float q_lo = holds ? (dg ? gqq[0][1] : gqq[0][0]) : 0.f, q_hi = holds ? (dg ? gqq[1][3] : gqq[1][2]) : 0.f;
+    const int src = 4 * (t & 7) + ((t & 7) >> 1);
+    const float kl = __shfl_sync(0xffffffffu, k_lo, src), kh = __shfl_sync(0xffffffffu, k_hi, src);
+    const float ql = __shfl_sync(0xffffffffu, q_lo, src), qh = __shfl_sync(0xffffffffu, q_hi, src);
+    rk_t = rsqrt_ftz((t < 8 ? kl : kh) + 1e-6f);
+    rq_t = rsqrt_ftz((t < 8 ? ql : qh) + 1e-6f);
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      rki[r] = __shfl_sync(0xffffffffu, rk_t, gi + 8 * r);
+      rqi[r] = __shfl_sync(0xffffffffu, rq_t, gi + 8 * r);
+      rkj[r][0] = __shfl_sync(0xffffffffu, rk_t, 8 * r + 2 * tg);
+      rkj[r][1] = __shfl_sync(0xffffffffu, rk_t, 8 * r + 2 * tg + 1);
+    }
+  }
+  if constexpr (FOLD) {
+    if (lane < 16) {
+      s.se[t] = bet * eg * rk_t;
+      s.sq[t] = p.scale * eg * rq_t;
+      s.sk[t] = decay_to_end * rk_t;
+    }
   }
   // L = strict tril(β_i e^{Γi − Γj} k̂i · k̂j) (fp32, as Lᵀ) and A = tril(scale e^{Γi − Γj} q̂i · k̂j),
   // one exponential per element for both.
@@ -530,8 +581,10 @@ __device__ __forceinline__ void fused16_build(const FwdParams& p, Fused16Stage<T
 #pragma unroll
       for (int d = 0; d < 2; ++d) {
         const float ex = j + d <= i ? __expf(gmi[e >> 1] - gmj[nt][d]) : 0.f;
-        lt[(j + d) * 20 + i] = j + d < i ? bei[e >> 1] * ex * gk[nt][e + d] : 0.f;
-        av[d] = p.scale * ex * gq[nt][e + d];
+        const float kdot = gk[nt][e + d] * (rki[e >> 1] * rkj[nt][d]);
+        const float qdot = gq[nt][e + d] * (rqi[e >> 1] * rkj[nt][d]);
+        lt[(j + d) * 20 + i] = j + d < i ? bei[e >> 1] * ex * kdot : 0.f;
+        av[d] = p.scale * ex * qdot;
       }
       *reinterpret_cast<u32*>(&s.a[i * F16_TLD + j]) = Io<T>::pack(av[0], av[1]);
     }
@@ -661,7 +714,7 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
 #if GDN_F16_BULK
           dnnp::mbar_wait(&sm.landed[oth % S], (oth / S) & 1);
 #endif
-          if constexpr (!F16C_PUSH_ROWS) {
+          if constexpr (!F16C_PUSH_ROWS && !GDN_F16_FOLD) {  // folded: the chain reads the raw rows
             fused16_norm_rows<T, K>(p, sm.st[oth % S], lane);
             if (F16_BULK && (p.flags & FLAG_L2NORM)) dnnp::fence_proxy_async_shared();  // q̂, k̂ written in place
             __syncwarp();
