@@ -7,7 +7,9 @@
 #   0 base; 1 GDN_F16_BULK=1 (a cluster CTA's rows by cp.async.bulk, one token row per copy);
 #   2 GDN_F16_BULK=2 (the own chunk's q, k multicast into both CTAs); 3 GDN_F16_FULL_COPIES=1 (a full
 #   chunk's cp.async without the zero-fill predicates, every form); 4 GDN_F16_FOLD=1 (the l2 norms
-#   folded into the per-token scalars: with l2norm on it removes the norm pass); 5 all three.
+#   folded into the per-token scalars, taken only with l2norm on, where it removes the norm pass:
+#   at flags 0 build 4 runs build 0's code, a control); 5 all three.
+# Every switch's default build has main's .text, byte for byte (checked on the CPU).
 # Then memcheck of the harness's checks on build 5, and on an H200 the wave-fill rule's worst case
 # for w4c on main's pack (the two passes against w4c at the ragged mix's 320 blocks, equal lengths).
 # Land a switch only if it is faster at both flag values and every CHECK is ok; then rebuild the

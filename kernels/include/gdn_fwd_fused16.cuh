@@ -459,7 +459,114 @@ __device__ __forceinline__ void fused16_norm_rows(const FwdParams& p, Fused16Sta
   }
 }
 
-// GDN_F16_FOLD 1 (session 52; measured in session 53 without l2norm 0.5-1.5 % slower: off by default): under l2norm the stage keeps the raw q, k rows and the
+// One producer warp turns chunk c's raw rows in stage s into q̂, k̂ (l2 norms in place), the per-token
+// scalars, T = (I + L)⁻¹ and A. gates: lane t < 16 holds token t's g, lane 16 + t its β (0 past the
+// sequence); live: the chunk's tokens inside the sequence; lt: the warp's Lᵀ scratch.
+template <typename T, int K, int VB>
+__device__ __forceinline__ void fused16_build(const FwdParams& p, Fused16Stage<T, VB>& s, float* lt, u32 gates, int live,
+                                              int h, int lane) {
+  const int gi = lane >> 2, tg = lane & 3;
+  {
+    const int t = lane & 15;
+    const u32 graw = __shfl_sync(0xffffffffu, gates, t);
+    const u32 braw = __shfl_sync(0xffffffffu, gates, 16 + t);
+    float gam = 0.f, bet = 0.f;
+    if (t < live) {
+      gam = gate_log_decay(p, raw_bits_to_f(graw, p.g_dtype), h);
+      bet = gate_beta(p, raw_bits_to_f(braw, p.beta_dtype));
+    }
+#pragma unroll
+    for (int d = 1; d < 16; d <<= 1) {
+      const float up = __shfl_up_sync(0xffffffffu, gam, d);
+      if (t >= d) gam += up;
+    }
+    const float glast = __shfl_sync(0xffffffffu, gam, 15);
+    if (lane < 16) {
+      const float eg = __expf(gam);
+      s.se[t] = bet * eg;
+      s.sq[t] = p.scale * eg;
+      s.sk[t] = __expf(glast - gam);
+      s.be[t] = bet;
+      s.gm[t] = gam;
+      if (t == 15) s.gl = __expf(glast);
+    }
+  }
+  fused16_norm_rows<T, K>(p, s, lane);
+  __syncwarp();
+  // K̂ K̂ᵀ and Q̂ K̂ᵀ over one set of K̂ fragments: ldmatrix of a [token][channel] tile gives the B
+  // fragments of both n8 tiles, and the same four registers in the order {0, 2, 1, 3} are its A
+  // fragment (rows 0-7 / 8-15 × channels 0-7 / 8-15).
+  float gk[2][4], gq[2][4];
+  zero_frags(gk);
+  zero_frags(gq);
+#pragma unroll
+  for (int kk = 0; kk < K / 16; ++kk) {
+    u32 bk[4], bq[4];
+    fused16_b_rows(bk, s.k, F16_LD, kk, lane);
+    fused16_b_rows(bq, s.q, F16_LD, kk, lane);
+    const u32 ak[4] = {bk[0], bk[2], bk[1], bk[3]};
+    const u32 aq[4] = {bq[0], bq[2], bq[1], bq[3]};
+    Io<T>::mma(gk[0], ak, bk);
+    Io<T>::mma(gk[1], ak, bk + 2);
+    Io<T>::mma(gq[0], aq, bk);
+    Io<T>::mma(gq[1], aq, bk + 2);
+  }
+  // L = strict tril(β_i e^{Γi − Γj} k̂i · k̂j) (fp32, as Lᵀ) and A = tril(scale e^{Γi − Γj} q̂i · k̂j),
+  // one exponential per element for both.
+  float gmi[2], bei[2], gmj[2][2];
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    gmi[r] = s.gm[gi + 8 * r];
+    bei[r] = s.be[gi + 8 * r];
+    gmj[r][0] = s.gm[8 * r + 2 * tg];
+    gmj[r][1] = s.gm[8 * r + 2 * tg + 1];
+  }
+#pragma unroll
+  for (int nt = 0; nt < 2; ++nt)
+#pragma unroll
+    for (int e = 0; e < 4; e += 2) {
+      const int i = gi + 8 * (e >> 1), j = 8 * nt + 2 * tg;
+      float av[2];
+#pragma unroll
+      for (int d = 0; d < 2; ++d) {
+        const float ex = j + d <= i ? __expf(gmi[e >> 1] - gmj[nt][d]) : 0.f;
+        lt[(j + d) * 20 + i] = j + d < i ? bei[e >> 1] * ex * gk[nt][e + d] : 0.f;
+        av[d] = p.scale * ex * gq[nt][e + d];
+      }
+      *reinterpret_cast<u32*>(&s.a[i * F16_TLD + j]) = Io<T>::pack(av[0], av[1]);
+    }
+  __syncwarp();
+  // Column j = lane (lanes 16-31 repeat column lane − 16 and store nothing): T[i][j] = −Σ_m L[i][m] T[m][j].
+  const int j = lane & 15;
+  float acc[F16_C], tc[F16_C];
+#pragma unroll
+  for (int i = 0; i < F16_C; ++i) acc[i] = 0.f;
+#pragma unroll
+  for (int m = 0; m < F16_C; ++m) {
+    const float tm = m < j ? 0.f : (m == j ? 1.f : -acc[m]);
+    tc[m] = tm;
+    float lm[F16_C];  // row m of Lᵀ (column m of L) by four 16-byte broadcasts
+#pragma unroll
+    for (int q4 = 0; q4 < F16_C / 4; ++q4) {
+      const float4 w4 = *reinterpret_cast<const float4*>(&lt[m * 20 + 4 * q4]);
+      lm[4 * q4] = w4.x;
+      lm[4 * q4 + 1] = w4.y;
+      lm[4 * q4 + 2] = w4.z;
+      lm[4 * q4 + 3] = w4.w;
+    }
+#pragma unroll
+    for (int i = m + 1; i < F16_C; ++i) acc[i] += lm[i] * tm;
+  }
+  if (lane < 16) {
+#pragma unroll
+    for (int i = 0; i < F16_C; ++i) s.t[i * F16_TLD + j] = Io<T>::from_f(tc[i]);
+  }
+  __syncwarp();
+}
+
+// GDN_F16_FOLD 1 (session 52, a measurement switch, default 0; session 53 measured a first form
+// 0.5-1.5 % slower without l2norm, where it removes nothing: now only a call with l2norm takes it,
+// the others run fused16_build unchanged): under l2norm the stage keeps the raw q, k rows and the
 // norms fold into per-token scalars instead of a pass that rewrites q̂, k̂ in place: with rk_t, rq_t
 // the reciprocal norms (from the diagonals of K Kᵀ and Q Qᵀ, which the Gram products give),
 // P̂ = P diag(rk), Q̂ = Q diag(rq) and K̂ = diag(rk) K reach the chain through β e^Γ rk, scale e^Γ rq
@@ -469,12 +576,10 @@ __device__ __forceinline__ void fused16_norm_rows(const FwdParams& p, Fused16Sta
 #define GDN_F16_FOLD 0
 #endif
 
-// One producer warp turns chunk c's raw rows in stage s into the per-token scalars, T = (I + L)⁻¹
-// and A (and, with GDN_F16_FOLD 0, q̂, k̂: l2 norms in place). gates: lane t < 16 holds token t's g,
-// lane 16 + t its β (0 past the sequence); live: the chunk's tokens inside the sequence; lt: the
-// warp's Lᵀ scratch.
+// fused16_build under l2norm with the norms folded (GDN_F16_FOLD 1; the caller picks it when
+// p.flags has FLAG_L2NORM): the stage's raw q, k rows stay, the scalars and L, A carry the norms.
 template <typename T, int K, int VB>
-__device__ __forceinline__ void fused16_build(const FwdParams& p, Fused16Stage<T, VB>& s, float* lt, u32 gates, int live,
+__device__ __forceinline__ void fused16_build_folded(const FwdParams& p, Fused16Stage<T, VB>& s, float* lt, u32 gates, int live,
                                               int h, int lane) {
   const int gi = lane >> 2, tg = lane & 3;
   const int t = lane & 15;  // the token whose scalars this lane computes (lanes 16-31 repeat 0-15)
@@ -499,15 +604,6 @@ __device__ __forceinline__ void fused16_build(const FwdParams& p, Fused16Stage<T
     s.gm[t] = gam;
     if (t == 15) s.gl = __expf(glast);
   }
-  constexpr bool FOLD = GDN_F16_FOLD != 0;
-  if constexpr (!FOLD) {
-    if (lane < 16) {
-      s.se[t] = bet * eg;
-      s.sq[t] = p.scale * eg;
-      s.sk[t] = decay_to_end;
-    }
-    fused16_norm_rows<T, K>(p, s, lane);
-  }
   __syncwarp();
   // K̂ K̂ᵀ and Q̂ K̂ᵀ over one set of K̂ fragments: ldmatrix of a [token][channel] tile gives the B
   // fragments of both n8 tiles, and the same four registers in the order {0, 2, 1, 3} are its A
@@ -516,7 +612,6 @@ __device__ __forceinline__ void fused16_build(const FwdParams& p, Fused16Stage<T
   zero_frags(gk);
   zero_frags(gq);
   zero_frags(gqq);
-  const bool fold_norms = FOLD && (p.flags & FLAG_L2NORM);
 #pragma unroll
   for (int kk = 0; kk < K / 16; ++kk) {
     u32 bk[4], bq[4];
@@ -528,16 +623,14 @@ __device__ __forceinline__ void fused16_build(const FwdParams& p, Fused16Stage<T
     Io<T>::mma(gk[1], ak, bk + 2);
     Io<T>::mma(gq[0], aq, bk);
     Io<T>::mma(gq[1], aq, bk + 2);
-    if (fold_norms) {
-      Io<T>::mma(gqq[0], aq, bq);
-      Io<T>::mma(gqq[1], aq, bq + 2);
-    }
+    Io<T>::mma(gqq[0], aq, bq);
+    Io<T>::mma(gqq[1], aq, bq + 2);
   }
   // The reciprocal norms: lane t < 16 (and t + 16) gets rk_t, rq_t from the lane holding the
   // diagonal elements (t, t) (rows gi, cols 2 tg + d of n8 tile 0, and 8 + both of tile 1, when
-  // d = gi − 2 tg is 0 or 1), then every lane its rows' and columns' factors. 1 without folding.
-  float rki[2] = {1.f, 1.f}, rqi[2] = {1.f, 1.f}, rkj[2][2] = {{1.f, 1.f}, {1.f, 1.f}}, rk_t = 1.f, rq_t = 1.f;
-  if (fold_norms) {
+  // d = gi − 2 tg is 0 or 1), then every lane its rows' and columns' factors.
+  float rki[2], rqi[2], rkj[2][2], rk_t, rq_t;
+  {
     const int dg = gi - 2 * tg;
     const bool holds = dg == 0 || dg == 1;
     const float k_lo = holds ? (dg ? gk[0][1] : gk[0][0]) : 0.f, k_hi = holds ? (dg ? gk[1][3] : gk[1][2]) : 0.f;
@@ -555,12 +648,10 @@ __device__ __forceinline__ void fused16_build(const FwdParams& p, Fused16Stage<T
       rkj[r][1] = __shfl_sync(0xffffffffu, rk_t, 8 * r + 2 * tg + 1);
     }
   }
-  if constexpr (FOLD) {
-    if (lane < 16) {
-      s.se[t] = bet * eg * rk_t;
-      s.sq[t] = p.scale * eg * rq_t;
-      s.sk[t] = decay_to_end * rk_t;
-    }
+  if (lane < 16) {
+    s.se[t] = bet * eg * rk_t;
+    s.sq[t] = p.scale * eg * rq_t;
+    s.sk[t] = decay_to_end * rk_t;
   }
   // L = strict tril(β_i e^{Γi − Γj} k̂i · k̂j) (fp32, as Lᵀ) and A = tril(scale e^{Γi − Γj} q̂i · k̂j),
   // one exponential per element for both.
@@ -615,6 +706,14 @@ __device__ __forceinline__ void fused16_build(const FwdParams& p, Fused16Stage<T
     for (int i = 0; i < F16_C; ++i) s.t[i * F16_TLD + j] = Io<T>::from_f(tc[i]);
   }
   __syncwarp();
+}
+
+// The build a call takes: folded under l2norm with GDN_F16_FOLD 1, else fused16_build.
+template <typename T, int K, int VB>
+__device__ __forceinline__ void fused16_build_any(const FwdParams& p, Fused16Stage<T, VB>& s, float* lt, u32 gates, int live,
+                                                  int h, int lane) {
+  if (GDN_F16_FOLD && (p.flags & FLAG_L2NORM)) fused16_build_folded<T, K, VB>(p, s, lt, gates, live, h, lane);
+  else fused16_build<T, K, VB>(p, s, lt, gates, live, h, lane);
 }
 
 template <typename T, int K, int V, int VB, typename F, int MODE = F16_FULL>
@@ -730,7 +829,7 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
 #if GDN_F16_BULK
           dnnp::mbar_wait(&sm.landed[own % S], (own / S) & 1);
 #endif
-          fused16_build<T, K, VB>(p, s, sm.lt[pw], gates, left < F16_C ? static_cast<int>(left) : F16_C, h, lane);
+          fused16_build_any<T, K, VB>(p, s, sm.lt[pw], gates, left < F16_C ? static_cast<int>(left) : F16_C, h, lane);
           if (F16_BULK && (p.flags & FLAG_L2NORM)) dnnp::fence_proxy_async_shared();  // q̂, k̂ written in place
           fused16_push(s, f16c_add(peer_st, (own % S) * static_cast<int>(sizeof(Fused16Stage<T, VB>))),
                        f16c_add(peer_full, 8 * (own % S)), lane);
@@ -767,7 +866,7 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
       __syncwarp();
       if constexpr (MODE == F16_FULL || MODE == F16_FULL_LDS_V || MODE == F16_PRODUCER) {
         const long long left = eos - bos - static_cast<long long>(c) * F16_C;
-        fused16_build<T, K, VB>(p, s, sm.lt[pw], gates, left < F16_C ? static_cast<int>(left) : F16_C, h, lane);
+        fused16_build_any<T, K, VB>(p, s, sm.lt[pw], gates, left < F16_C ? static_cast<int>(left) : F16_C, h, lane);
       }
       if (lane == 0) dnnp::mbar_arrive(&sm.full[c % S]);
       const int cn = c + PW * D;
