@@ -64,6 +64,21 @@ constexpr int F16_OLD = 24;        // O staging row stride (16 value rows + 8): 
 #ifndef GDN_F16C_PUSH
 #define GDN_F16C_PUSH 3
 #endif
+// How a cluster form's producer copies a chunk's rows (session 53, measured):
+//   0: zero-filling cp.async, 16 bytes per copy (20 per lane and chunk) with the copies' wait groups;
+//   1: cp.async.bulk, one token row per copy (q, k: 256 bytes, the CTA's v half: 128 bytes), completing
+//      on the stage's landed barrier; rows past the sequence's end zeroed by plain stores;
+//   2: as 1, but CTA r copies q, k of its own chunks 2m + r into both CTAs' stages (multicast).
+#ifndef GDN_F16_BULK
+#define GDN_F16_BULK 0
+#endif
+constexpr int F16_BULK = GDN_F16_BULK;
+// Full chunks' copies without the zero-fill predicates, row pointers stepped (session 53, measured).
+#ifndef GDN_F16_FULL_COPIES
+#define GDN_F16_FULL_COPIES 0
+#endif
+static_assert(F16_BULK >= 0 && F16_BULK <= 2, "GDN_F16_BULK: 0, 1 or 2");
+static_assert(F16_BULK != 2 || GDN_F16C_PUSH >= 2, "multicast copies: the peer's rows are not pushed");
 constexpr bool F16C_PUSH_ROWS = GDN_F16C_PUSH < 2;                        // q̂, k̂ pushed (else both normalize)
 constexpr bool F16C_PUSH_ASYNC = GDN_F16C_PUSH == 0 || GDN_F16C_PUSH == 3;  // st.async (else stores + arrivals)
 
@@ -108,6 +123,9 @@ struct Fused16Smem {
   uint64_t empty[F::stages];   // four arrivals: the chain warps, done with it
   float lt[F::producer_warps][F16_C * 20];  // each producer warp's Lᵀ (fp32; rows 16-byte aligned)
   T ost[F16_CHAIN_WARPS][2][F16_C * F16_OLD];  // the chain warps' O staging, [token][16 value rows], by chunk parity
+#if GDN_F16_BULK
+  uint64_t landed[F::stages];  // bulk copies (cluster forms): the stage's rows landed (one arrival + their bytes)
+#endif
 };
 
 template <typename T, int VB, typename F>
@@ -239,6 +257,29 @@ __device__ __forceinline__ void fused16_issue(const Fused16Copies<T>& c, Fused16
   const T* q0 = c.q + t0 * c.sq;
   const T* k0 = c.k + t0 * c.sk;
   const T* v0 = c.v + t0 * c.sv;
+#if GDN_F16_FULL_COPIES
+  if (rem == F16_C) {  // a full chunk (all but a sequence's last): no predicates, row pointers stepped
+    if (qk) {
+      const T* qr = q0 + c.oq;
+      const T* kr = k0 + c.ok;
+#pragma unroll
+      for (int i = 0; i < F16_C / 2; ++i) {
+        const int r = c.rq + 2 * i;
+        cp_async16(s.q + r * F16_LD + c.cq, qr);
+        cp_async16(s.k + r * F16_LD + c.cq, kr);
+        qr += c.sq2;
+        kr += c.sk2;
+      }
+    }
+    const T* vr = v0 + c.ov;
+#pragma unroll
+    for (int i = 0; i < F16_C / 4; ++i) {
+      cp_async16(s.v + (c.rv + 4 * i) * (VB + 8) + c.cv, vr);
+      vr += c.sv4;
+    }
+    return;
+  }
+#endif
   if (qk) {
 #pragma unroll
     for (int i = 0; i < F16_C / 2; ++i) {
@@ -253,6 +294,60 @@ __device__ __forceinline__ void fused16_issue(const Fused16Copies<T>& c, Fused16
     const int r = c.rv + 4 * i;
     const bool live = r < rem;
     cp_async16_zfill(s.v + r * (VB + 8) + c.cv, v0 + (live ? c.ov + i * c.sv4 : 0), live);
+  }
+}
+
+// A cluster CTA's bulk copies (GDN_F16_BULK 1 / 2): token row 0 of q, k (the block's heads) and v (its
+// head and value half), and the row strides in elements.
+template <typename T>
+struct Fused16BulkRows {
+  const T *q, *k, *v;
+  long long sq, sk, sv;
+};
+template <typename T, int K, int V, int VB>
+__device__ __forceinline__ Fused16BulkRows<T> fused16_bulk_rows(const FwdParams& p, int qh, int kh, int vh, int v0) {
+  Fused16BulkRows<T> r;
+  r.sq = static_cast<long long>(p.h) * K;
+  r.sk = static_cast<long long>(p.hk) * K;
+  r.sv = static_cast<long long>(p.hv) * V;
+  r.q = static_cast<const T*>(p.q) + qh * K;
+  r.k = static_cast<const T*>(p.k) + kh * K;
+  r.v = static_cast<const T*>(p.v) + static_cast<long long>(vh) * V + v0;
+  return r;
+}
+
+// Chunk [t0, t0 + 16)'s rows into stage s by bulk copies completing on `landed` (the stage's landed
+// barrier), one warp: lane 0 announces every byte that lands in THIS CTA's stage (the live rows' q,
+// k and v, whoever copies them); lane t < 16 copies q row t and v row t, lane 16 + t k row t; with
+// qk false this CTA does not copy q, k (GDN_F16_BULK 2: the peer multicasts them). Rows at or past
+// te: zeros by plain stores (only a sequence's last chunk has them; no copy ever lands there later).
+template <typename T, int K, int VB>
+__device__ __forceinline__ void fused16_bulk_issue(const Fused16BulkRows<T>& r, Fused16Stage<T, VB>& s, uint64_t* landed,
+                                                   long long t0, long long te, bool qk, int lane) {
+  static_assert(K == 128, "a q / k row is one 256-byte copy");
+  constexpr uint32_t QK_BYTES = K * sizeof(T), V_BYTES = VB * sizeof(T);
+  const long long left = te - t0;
+  const int live = left < F16_C ? static_cast<int>(left) : F16_C;
+  const int row = lane & 15;
+  if (lane == 0) dnnp::mbar_arrive_expect_tx(landed, static_cast<uint32_t>(live) * (2 * QK_BYTES + V_BYTES));
+  T* qk_dst = (lane < 16 ? s.q : s.k) + row * F16_LD;
+  T* v_dst = s.v + row * (VB + 8);
+  if (row < live) {
+    const long long tok = t0 + row;
+    if (qk) {
+      const T* src = lane < 16 ? r.q + tok * r.sq : r.k + tok * r.sk;
+      if constexpr (F16_BULK == 2) f16c_bulk_mc(qk_dst, src, QK_BYTES, landed);
+      else dnnp::bulk_copy_g2s(qk_dst, src, QK_BYTES, landed);
+    }
+    if (lane < 16) dnnp::bulk_copy_g2s(v_dst, r.v + tok * r.sv, V_BYTES, landed);
+  } else {
+    const uint4 z{0u, 0u, 0u, 0u};
+#pragma unroll
+    for (int i = 0; i < K / 8; ++i) reinterpret_cast<uint4*>(qk_dst)[i] = z;
+    if (lane < 16) {
+#pragma unroll
+      for (int i = 0; i < VB / 8; ++i) reinterpret_cast<uint4*>(v_dst)[i] = z;
+    }
   }
 }
 
@@ -469,6 +564,159 @@ __device__ __forceinline__ void fused16_build(const FwdParams& p, Fused16Stage<T
   __syncwarp();
 }
 
+// GDN_F16_FOLD 1 (session 52; the default since session 54, measured on an H100: with l2norm in the
+// kernel w4c 0.318 ms against 0.369 at (4,8192,16), b2c 0.608 against 0.756 at (16,2048,32), w4c
+// 0.391 against 0.446 on the ragged mix; without l2norm the calls run fused16_build unchanged —
+// session 53 measured a first form 0.5-1.5 % slower there, where it removes nothing): under l2norm the stage keeps the raw q, k rows and the
+// norms fold into per-token scalars instead of a pass that rewrites q̂, k̂ in place: with rk_t, rq_t
+// the reciprocal norms (from the diagonals of K Kᵀ and Q Qᵀ, which the Gram products give),
+// P̂ = P diag(rk), Q̂ = Q diag(rq) and K̂ = diag(rk) K reach the chain through β e^Γ rk, scale e^Γ rq
+// and e^{Γ_last − Γ} rk, and L, A take rk_i rk_j and rq_i rk_j. The chain is unchanged; q̂, k̂ are
+// never rounded to the io dtype (closer to the fp64 recurrence, other bits than GDN_F16_FOLD 0).
+#ifndef GDN_F16_FOLD
+#define GDN_F16_FOLD 1
+#endif
+
+// fused16_build under l2norm with the norms folded (GDN_F16_FOLD 1; the caller picks it when
+// p.flags has FLAG_L2NORM): the stage's raw q, k rows stay, the scalars and L, A carry the norms.
+template <typename T, int K, int VB>
+__device__ __forceinline__ void fused16_build_folded(const FwdParams& p, Fused16Stage<T, VB>& s, float* lt, u32 gates, int live,
+                                              int h, int lane) {
+  const int gi = lane >> 2, tg = lane & 3;
+  const int t = lane & 15;  // the token whose scalars this lane computes (lanes 16-31 repeat 0-15)
+  float gam = 0.f, bet = 0.f;
+  {
+    const u32 graw = __shfl_sync(0xffffffffu, gates, t);
+    const u32 braw = __shfl_sync(0xffffffffu, gates, 16 + t);
+    if (t < live) {
+      gam = gate_log_decay(p, raw_bits_to_f(graw, p.g_dtype), h);
+      bet = gate_beta(p, raw_bits_to_f(braw, p.beta_dtype));
+    }
+#pragma unroll
+    for (int d = 1; d < 16; d <<= 1) {
+      const float up = __shfl_up_sync(0xffffffffu, gam, d);
+      if (t >= d) gam += up;
+    }
+  }
+  const float glast = __shfl_sync(0xffffffffu, gam, 15);
+  const float eg = __expf(gam), decay_to_end = __expf(glast - gam);
+  if (lane < 16) {
+    s.be[t] = bet;
+    s.gm[t] = gam;
+    if (t == 15) s.gl = __expf(glast);
+  }
+  __syncwarp();
+  // K̂ K̂ᵀ and Q̂ K̂ᵀ over one set of K̂ fragments: ldmatrix of a [token][channel] tile gives the B
+  // fragments of both n8 tiles, and the same four registers in the order {0, 2, 1, 3} are its A
+  // fragment (rows 0-7 / 8-15 × channels 0-7 / 8-15). Folded: K Kᵀ, Q Kᵀ and Q Qᵀ of the raw rows.
+  float gk[2][4], gq[2][4], gqq[2][4];
+  zero_frags(gk);
+  zero_frags(gq);
+  zero_frags(gqq);
+#pragma unroll
+  for (int kk = 0; kk < K / 16; ++kk) {
+    u32 bk[4], bq[4];
+    fused16_b_rows(bk, s.k, F16_LD, kk, lane);
+    fused16_b_rows(bq, s.q, F16_LD, kk, lane);
+    const u32 ak[4] = {bk[0], bk[2], bk[1], bk[3]};
+    const u32 aq[4] = {bq[0], bq[2], bq[1], bq[3]};
+    Io<T>::mma(gk[0], ak, bk);
+    Io<T>::mma(gk[1], ak, bk + 2);
+    Io<T>::mma(gq[0], aq, bk);
+    Io<T>::mma(gq[1], aq, bk + 2);
+    Io<T>::mma(gqq[0], aq, bq);
+    Io<T>::mma(gqq[1], aq, bq + 2);
+  }
+  // The reciprocal norms: lane t < 16 (and t + 16) gets rk_t, rq_t from the lane holding the
+  // diagonal elements (t, t) (rows gi, cols 2 tg + d of n8 tile 0, and 8 + both of tile 1, when
+  // d = gi − 2 tg is 0 or 1), then every lane its rows' and columns' factors.
+  float rki[2], rqi[2], rkj[2][2], rk_t, rq_t;
+  {
+    const int dg = gi - 2 * tg;
+    const bool holds = dg == 0 || dg == 1;
+    const float k_lo = holds ? (dg ? gk[0][1] : gk[0][0]) : 0.f, k_hi = holds ? (dg ? gk[1][3] : gk[1][2]) : 0.f;
+    const float q_lo = holds ? (dg ? gqq[0][1] : gqq[0][0]) : 0.f, q_hi = holds ? (dg ? gqq[1][3] : gqq[1][2]) : 0.f;
+    const int src = 4 * (t & 7) + ((t & 7) >> 1);
+    const float kl = __shfl_sync(0xffffffffu, k_lo, src), kh = __shfl_sync(0xffffffffu, k_hi, src);
+    const float ql = __shfl_sync(0xffffffffu, q_lo, src), qh = __shfl_sync(0xffffffffu, q_hi, src);
+    rk_t = rsqrt_ftz((t < 8 ? kl : kh) + 1e-6f);
+    rq_t = rsqrt_ftz((t < 8 ? ql : qh) + 1e-6f);
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      rki[r] = __shfl_sync(0xffffffffu, rk_t, gi + 8 * r);
+      rqi[r] = __shfl_sync(0xffffffffu, rq_t, gi + 8 * r);
+      rkj[r][0] = __shfl_sync(0xffffffffu, rk_t, 8 * r + 2 * tg);
+      rkj[r][1] = __shfl_sync(0xffffffffu, rk_t, 8 * r + 2 * tg + 1);
+    }
+  }
+  if (lane < 16) {
+    s.se[t] = bet * eg * rk_t;
+    s.sq[t] = p.scale * eg * rq_t;
+    s.sk[t] = decay_to_end * rk_t;
+  }
+  // L = strict tril(β_i e^{Γi − Γj} k̂i · k̂j) (fp32, as Lᵀ) and A = tril(scale e^{Γi − Γj} q̂i · k̂j),
+  // one exponential per element for both.
+  float gmi[2], bei[2], gmj[2][2];
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    gmi[r] = s.gm[gi + 8 * r];
+    bei[r] = s.be[gi + 8 * r];
+    gmj[r][0] = s.gm[8 * r + 2 * tg];
+    gmj[r][1] = s.gm[8 * r + 2 * tg + 1];
+  }
+#pragma unroll
+  for (int nt = 0; nt < 2; ++nt)
+#pragma unroll
+    for (int e = 0; e < 4; e += 2) {
+      const int i = gi + 8 * (e >> 1), j = 8 * nt + 2 * tg;
+      float av[2];
+#pragma unroll
+      for (int d = 0; d < 2; ++d) {
+        const float ex = j + d <= i ? __expf(gmi[e >> 1] - gmj[nt][d]) : 0.f;
+        const float kdot = gk[nt][e + d] * (rki[e >> 1] * rkj[nt][d]);
+        const float qdot = gq[nt][e + d] * (rqi[e >> 1] * rkj[nt][d]);
+        lt[(j + d) * 20 + i] = j + d < i ? bei[e >> 1] * ex * kdot : 0.f;
+        av[d] = p.scale * ex * qdot;
+      }
+      *reinterpret_cast<u32*>(&s.a[i * F16_TLD + j]) = Io<T>::pack(av[0], av[1]);
+    }
+  __syncwarp();
+  // Column j = lane (lanes 16-31 repeat column lane − 16 and store nothing): T[i][j] = −Σ_m L[i][m] T[m][j].
+  const int j = lane & 15;
+  float acc[F16_C], tc[F16_C];
+#pragma unroll
+  for (int i = 0; i < F16_C; ++i) acc[i] = 0.f;
+#pragma unroll
+  for (int m = 0; m < F16_C; ++m) {
+    const float tm = m < j ? 0.f : (m == j ? 1.f : -acc[m]);
+    tc[m] = tm;
+    float lm[F16_C];  // row m of Lᵀ (column m of L) by four 16-byte broadcasts
+#pragma unroll
+    for (int q4 = 0; q4 < F16_C / 4; ++q4) {
+      const float4 w4 = *reinterpret_cast<const float4*>(&lt[m * 20 + 4 * q4]);
+      lm[4 * q4] = w4.x;
+      lm[4 * q4 + 1] = w4.y;
+      lm[4 * q4 + 2] = w4.z;
+      lm[4 * q4 + 3] = w4.w;
+    }
+#pragma unroll
+    for (int i = m + 1; i < F16_C; ++i) acc[i] += lm[i] * tm;
+  }
+  if (lane < 16) {
+#pragma unroll
+    for (int i = 0; i < F16_C; ++i) s.t[i * F16_TLD + j] = Io<T>::from_f(tc[i]);
+  }
+  __syncwarp();
+}
+
+// The build a call takes: folded under l2norm with GDN_F16_FOLD 1, else fused16_build.
+template <typename T, int K, int VB>
+__device__ __forceinline__ void fused16_build_any(const FwdParams& p, Fused16Stage<T, VB>& s, float* lt, u32 gates, int live,
+                                                  int h, int lane) {
+  if (GDN_F16_FOLD && (p.flags & FLAG_L2NORM)) fused16_build_folded<T, K, VB>(p, s, lt, gates, live, h, lane);
+  else fused16_build<T, K, VB>(p, s, lt, gates, live, h, lane);
+}
+
 template <typename T, int K, int V, int VB, typename F, int MODE = F16_FULL>
 __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
   const FwdParams& p = pp.f;
@@ -487,6 +735,9 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
   static_assert(sizeof(sm.st[0]) >= fused16_rows_scratch<F::threads>(), "fused16_rows' scratch is the first stage");
   fused16_rows<F::threads>(pp, blockIdx.z, reinterpret_cast<long long*>(&sm.st[0]), b, bos, eos);
   const int nch = static_cast<int>((eos - bos + F16_C - 1) / F16_C);
+  // Bulk copies (async proxy) later land where fused16_rows' scratch and the in-place norms wrote
+  // (generic proxy): each writer orders its writes before them.
+  if constexpr (CL && F16_BULK) dnnp::fence_proxy_async_shared();
   const long long srow = fused16_state_row(pp, b);
   if constexpr (MODE == F16_CHAIN_ONLY) {
     for (int i = tid; i < static_cast<int>(sizeof(sm.st) / 16); i += F::threads)
@@ -498,6 +749,9 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
       const bool pushed = CL && !F16C_PUSH_ASYNC && (i & 1) != static_cast<int>(blockIdx.x & 1u);
       dnnp::mbar_init(&sm.full[i], pushed ? 33 : 1);
       dnnp::mbar_init(&sm.empty[i], F16_CHAIN_WARPS * F::cluster);  // a cluster's: both CTAs' chains
+#if GDN_F16_BULK
+      dnnp::mbar_init(&sm.landed[i], 1);
+#endif
     }
     dnnp::mbar_init_fence();
   }
@@ -524,13 +778,20 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
       // barrier then expects the push).
       const F16cAddr peer_st = f16c_peer(&sm.st[0], rank ^ 1u), peer_full = f16c_peer(&sm.full[0], rank ^ 1u);
       const int npair = (nch + 1) >> 1;
+      [[maybe_unused]] const Fused16BulkRows<T> br = fused16_bulk_rows<T, K, V, VB>(p, qh, kh, vh, v0);
       auto issue_pair = [&](int m) {
 #pragma unroll
         for (int e = 0; e < 2; ++e) {
           const int ch = 2 * m + e;
-          if (ch < nch)
+          if (ch < nch) {
+#if GDN_F16_BULK
+            fused16_bulk_issue<T, K, VB>(br, sm.st[ch % S], &sm.landed[ch % S], bos + static_cast<long long>(ch) * F16_C, eos,
+                                         F16_BULK == 1 || e == static_cast<int>(rank), lane);
+#else
             fused16_issue(cp, sm.st[ch % S], bos + static_cast<long long>(ch) * F16_C, eos,
                           !F16C_PUSH_ROWS || e == static_cast<int>(rank));
+#endif
+          }
         }
       };
 #pragma unroll
@@ -545,11 +806,17 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
         const u32 gates = gring[0];
 #pragma unroll
         for (int i = 0; i + 1 < D; ++i) gring[i] = gring[i + 1];
-        cp_async_wait<D - 1>();
-        __syncwarp();
+        if constexpr (!F16_BULK) {
+          cp_async_wait<D - 1>();
+          __syncwarp();
+        }
         if (oth < nch) {
-          if constexpr (!F16C_PUSH_ROWS) {
+#if GDN_F16_BULK
+          dnnp::mbar_wait(&sm.landed[oth % S], (oth / S) & 1);
+#endif
+          if constexpr (!F16C_PUSH_ROWS && !GDN_F16_FOLD) {  // folded: the chain reads the raw rows
             fused16_norm_rows<T, K>(p, sm.st[oth % S], lane);
+            if (F16_BULK && (p.flags & FLAG_L2NORM)) dnnp::fence_proxy_async_shared();  // q̂, k̂ written in place
             __syncwarp();
           }
           if (lane == 0) {
@@ -560,7 +827,11 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
         if (own < nch) {
           Fused16Stage<T, VB>& s = sm.st[own % S];
           const long long left = eos - bos - static_cast<long long>(own) * F16_C;
-          fused16_build<T, K, VB>(p, s, sm.lt[pw], gates, left < F16_C ? static_cast<int>(left) : F16_C, h, lane);
+#if GDN_F16_BULK
+          dnnp::mbar_wait(&sm.landed[own % S], (own / S) & 1);
+#endif
+          fused16_build_any<T, K, VB>(p, s, sm.lt[pw], gates, left < F16_C ? static_cast<int>(left) : F16_C, h, lane);
+          if (F16_BULK && (p.flags & FLAG_L2NORM)) dnnp::fence_proxy_async_shared();  // q̂, k̂ written in place
           fused16_push(s, f16c_add(peer_st, (own % S) * static_cast<int>(sizeof(Fused16Stage<T, VB>))),
                        f16c_add(peer_full, 8 * (own % S)), lane);
           if (lane == 0) dnnp::mbar_arrive(&sm.full[own % S]);
@@ -596,7 +867,7 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
         __syncwarp();
         if constexpr (MODE == F16_FULL || MODE == F16_FULL_LDS_V || MODE == F16_PRODUCER) {
           const long long left = eos - bos - static_cast<long long>(c) * F16_C;
-          fused16_build<T, K, VB>(p, s, sm.lt[pw], gates, left < F16_C ? static_cast<int>(left) : F16_C, h, lane);
+          fused16_build_any<T, K, VB>(p, s, sm.lt[pw], gates, left < F16_C ? static_cast<int>(left) : F16_C, h, lane);
         }
         if (lane == 0) dnnp::mbar_arrive(&sm.full[c % S]);
         const int cn = c + PW * D;
