@@ -459,6 +459,38 @@ __device__ __forceinline__ void fused16_norm_rows(const FwdParams& p, Fused16Sta
   }
 }
 
+// T = (I + L)⁻¹ into the stage (io) from the warp's Lᵀ scratch lt (fp32, rows 20 floats apart), by
+// forward substitution: column j = lane (lanes 16-31 repeat column lane − 16 and store nothing),
+// T[i][j] = −Σ_m L[i][m] T[m][j]. The end of fused16_build and fused16_build_folded.
+template <typename T, int VB>
+__device__ __forceinline__ void fused16_invert_l(Fused16Stage<T, VB>& s, const float* lt, int lane) {
+  const int j = lane & 15;
+  float acc[F16_C], tc[F16_C];
+#pragma unroll
+  for (int i = 0; i < F16_C; ++i) acc[i] = 0.f;
+#pragma unroll
+  for (int m = 0; m < F16_C; ++m) {
+    const float tm = m < j ? 0.f : (m == j ? 1.f : -acc[m]);
+    tc[m] = tm;
+    float lm[F16_C];  // row m of Lᵀ (column m of L) by four 16-byte broadcasts
+#pragma unroll
+    for (int q4 = 0; q4 < F16_C / 4; ++q4) {
+      const float4 w4 = *reinterpret_cast<const float4*>(&lt[m * 20 + 4 * q4]);
+      lm[4 * q4] = w4.x;
+      lm[4 * q4 + 1] = w4.y;
+      lm[4 * q4 + 2] = w4.z;
+      lm[4 * q4 + 3] = w4.w;
+    }
+#pragma unroll
+    for (int i = m + 1; i < F16_C; ++i) acc[i] += lm[i] * tm;
+  }
+  if (lane < 16) {
+#pragma unroll
+    for (int i = 0; i < F16_C; ++i) s.t[i * F16_TLD + j] = Io<T>::from_f(tc[i]);
+  }
+  __syncwarp();
+}
+
 // One producer warp turns chunk c's raw rows in stage s into q̂, k̂ (l2 norms in place), the per-token
 // scalars, T = (I + L)⁻¹ and A. gates: lane t < 16 holds token t's g, lane 16 + t its β (0 past the
 // sequence); live: the chunk's tokens inside the sequence; lt: the warp's Lᵀ scratch.
@@ -536,32 +568,7 @@ __device__ __forceinline__ void fused16_build(const FwdParams& p, Fused16Stage<T
       *reinterpret_cast<u32*>(&s.a[i * F16_TLD + j]) = Io<T>::pack(av[0], av[1]);
     }
   __syncwarp();
-  // Column j = lane (lanes 16-31 repeat column lane − 16 and store nothing): T[i][j] = −Σ_m L[i][m] T[m][j].
-  const int j = lane & 15;
-  float acc[F16_C], tc[F16_C];
-#pragma unroll
-  for (int i = 0; i < F16_C; ++i) acc[i] = 0.f;
-#pragma unroll
-  for (int m = 0; m < F16_C; ++m) {
-    const float tm = m < j ? 0.f : (m == j ? 1.f : -acc[m]);
-    tc[m] = tm;
-    float lm[F16_C];  // row m of Lᵀ (column m of L) by four 16-byte broadcasts
-#pragma unroll
-    for (int q4 = 0; q4 < F16_C / 4; ++q4) {
-      const float4 w4 = *reinterpret_cast<const float4*>(&lt[m * 20 + 4 * q4]);
-      lm[4 * q4] = w4.x;
-      lm[4 * q4 + 1] = w4.y;
-      lm[4 * q4 + 2] = w4.z;
-      lm[4 * q4 + 3] = w4.w;
-    }
-#pragma unroll
-    for (int i = m + 1; i < F16_C; ++i) acc[i] += lm[i] * tm;
-  }
-  if (lane < 16) {
-#pragma unroll
-    for (int i = 0; i < F16_C; ++i) s.t[i * F16_TLD + j] = Io<T>::from_f(tc[i]);
-  }
-  __syncwarp();
+  fused16_invert_l<T, VB>(s, lt, lane);
 }
 
 // GDN_F16_FOLD 1 (session 52; the default since session 54, measured on an H100: with l2norm in the
@@ -681,32 +688,7 @@ __device__ __forceinline__ void fused16_build_folded(const FwdParams& p, Fused16
       *reinterpret_cast<u32*>(&s.a[i * F16_TLD + j]) = Io<T>::pack(av[0], av[1]);
     }
   __syncwarp();
-  // Column j = lane (lanes 16-31 repeat column lane − 16 and store nothing): T[i][j] = −Σ_m L[i][m] T[m][j].
-  const int j = lane & 15;
-  float acc[F16_C], tc[F16_C];
-#pragma unroll
-  for (int i = 0; i < F16_C; ++i) acc[i] = 0.f;
-#pragma unroll
-  for (int m = 0; m < F16_C; ++m) {
-    const float tm = m < j ? 0.f : (m == j ? 1.f : -acc[m]);
-    tc[m] = tm;
-    float lm[F16_C];  // row m of Lᵀ (column m of L) by four 16-byte broadcasts
-#pragma unroll
-    for (int q4 = 0; q4 < F16_C / 4; ++q4) {
-      const float4 w4 = *reinterpret_cast<const float4*>(&lt[m * 20 + 4 * q4]);
-      lm[4 * q4] = w4.x;
-      lm[4 * q4 + 1] = w4.y;
-      lm[4 * q4 + 2] = w4.z;
-      lm[4 * q4 + 3] = w4.w;
-    }
-#pragma unroll
-    for (int i = m + 1; i < F16_C; ++i) acc[i] += lm[i] * tm;
-  }
-  if (lane < 16) {
-#pragma unroll
-    for (int i = 0; i < F16_C; ++i) s.t[i * F16_TLD + j] = Io<T>::from_f(tc[i]);
-  }
-  __syncwarp();
+  fused16_invert_l<T, VB>(s, lt, lane);
 }
 
 // The build a call takes: folded under l2norm with GDN_F16_FOLD 1, else fused16_build.
