@@ -44,7 +44,12 @@ FUSED16_ENTRY(fused16_bf16_b2_prod, Fused16B2, 2, gdn::F16_PRODUCER)
 namespace gdn {
 using Fused16W6C = Fused16Form<6, 12, 1, 2>;   // six producer warps, clusters (bench only)
 using Fused16W4C2 = Fused16Form<4, 16, 2, 2>;  // w4c copying two pairs ahead (bench only)
+// w4c and w8 without the early test of the next chunk's full barrier (Fused16Form's ET; bench only).
+using Fused16W4CLate = Fused16Form<4, 14, 1, 2, false>;
+using Fused16W8Late = Fused16Form<8, 14, 1, 1, false>;
 }  // namespace gdn
+FUSED16_ENTRY(fused16_bf16_w4c_late, Fused16W4CLate, 1, gdn::F16_FULL)
+FUSED16_ENTRY(fused16_bf16_w8_late, Fused16W8Late, 1, gdn::F16_FULL)
 FUSED16_ENTRY(fused16_bf16_w6c, Fused16W6C, 1, gdn::F16_FULL)
 FUSED16_ENTRY(fused16_bf16_w4c2, Fused16W4C2, 1, gdn::F16_FULL)
 FUSED16_ENTRY(fused16_bf16_w8c, Fused16W8C, 1, gdn::F16_FULL)
@@ -288,7 +293,7 @@ static void check_case(const char* name, const Entry& e, std::vector<int> lens, 
 int main(int argc, char** argv) {
   setvbuf(stdout, nullptr, _IOLBF, 0);
   const int iters = argc > 1 ? atoi(argv[1]) : 20;
-  constexpr int NE = 20, NF = 10;  // the first NF compute the forward; the rest are timing diagnostics
+  constexpr int NE = 22, NF = 12;  // the first NF compute the forward; the rest are timing diagnostics
   const Entry entries[NE] = {
       entry<gdn::Fused16B1>(fused16_bf16_b1, "b1"),
       entry<gdn::Fused16B2>(fused16_bf16_b2, "b2"),
@@ -298,6 +303,8 @@ int main(int argc, char** argv) {
       entry<gdn::Fused16B2C>(fused16_bf16_b2c, "b2c"),
       entry<gdn::Fused16W6C>(fused16_bf16_w6c, "w6c"),
       entry<gdn::Fused16W4C2>(fused16_bf16_w4c2, "w4c2"),
+      entry<gdn::Fused16W4CLate>(fused16_bf16_w4c_late, "w4c-late"),
+      entry<gdn::Fused16W8Late>(fused16_bf16_w8_late, "w8-late"),
       entry<gdn::Fused16W8>(fused16_bf16_w8_ldsv, "w8-lds-v"),
       entry<gdn::Fused16B2>(fused16_bf16_b2_ldsv, "b2-lds-v"),
       entry<gdn::Fused16B1>(fused16_bf16_b1_chain, "b1-chain-copies"),

@@ -43,16 +43,6 @@ void f16c_st_async(F16cAddr addr, uint4 v, F16cAddr bar) {
   b.tx -= 16;
   dnnp::emu_mbar_maybe_complete(b);
 }
-// The multicast bulk copy lands in both CTAs at issue and completes its bytes on both barriers.
-void f16c_bulk_mc(void* dst, const void* src, uint32_t bytes, uint64_t* bar) {
-  for (uint32_t r = 0; r < 2; ++r) {
-    memcpy(f16c_peer(dst, r), src, bytes);
-    std::lock_guard<std::mutex> lk(dnnp::g_mbar_m);
-    dnnp::EmuMbar& b = dnnp::emu_mbar(f16c_peer(bar, r));
-    b.tx -= bytes;
-    dnnp::emu_mbar_maybe_complete(b);
-  }
-}
 void f16c_arrive_peer(F16cAddr bar) { dnnp::mbar_arrive(static_cast<uint64_t*>(bar)); }
 void f16c_cluster_sync() { g_cluster->arrive_and_wait(); }
 }  // namespace gdn

@@ -264,6 +264,7 @@ inline bool mbar_try_wait(uint64_t* bar, uint32_t parity) {
   std::lock_guard<std::mutex> lk(g_mbar_m);
   return (emu_mbar(bar).phase & 1u) != (parity & 1u);
 }
+inline bool mbar_test_wait(uint64_t* bar, uint32_t parity) { return mbar_try_wait(bar, parity); }
 inline void mbar_wait(uint64_t* bar, uint32_t parity) {
   static const int limit = getenv("GDN_EMU_MBAR_TIMEOUT_S") ? atoi(getenv("GDN_EMU_MBAR_TIMEOUT_S")) : 30;
   std::unique_lock<std::mutex> lk(g_mbar_m);

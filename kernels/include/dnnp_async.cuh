@@ -15,6 +15,9 @@
 //    full[s] with parity p starting at 0, a producer waits empty[s] with parity p ^ 1 (a fresh
 //    barrier counts as having completed the phase "before" phase 0, so the first wait passes); p
 //    flips each time the ring wraps.
+//  - mbar_test_wait(bar, parity): whether that phase has completed, without blocking (test_wait:
+//    acquire at CTA scope when true, as a completed wait); a thread that saw true may read what
+//    the phase published without waiting again.
 //  - cp_async_mbar_arrive_noinc(bar): an arrive on `bar` triggered once every cp.async issued
 //    before it by this thread has landed (.noinc: it counts against the init count, so `count`
 //    must include one per signalling thread). No cp.async.commit / wait_group is needed for these.
@@ -64,6 +67,16 @@ __device__ __forceinline__ bool mbar_try_wait(uint64_t* bar, uint32_t parity) {
   uint32_t ok;
   asm volatile(
       "{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}\n"
+      : "=r"(ok)
+      : "r"(smem_u32(bar)), "r"(parity)
+      : "memory");
+  return ok != 0;
+}
+// Whether the phase of parity `parity` has completed, without blocking (acquire, CTA scope, when true).
+__device__ __forceinline__ bool mbar_test_wait(uint64_t* bar, uint32_t parity) {
+  uint32_t ok;
+  asm volatile(
+      "{\n .reg .pred p;\n mbarrier.test_wait.parity.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}\n"
       : "=r"(ok)
       : "r"(smem_u32(bar)), "r"(parity)
       : "memory");

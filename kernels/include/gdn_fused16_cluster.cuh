@@ -19,10 +19,6 @@
 //    Cluster scope (.release.cluster, and .acquire.cluster on the waits) compiles to a
 //    MEMBAR.ALL.GPU and an L1 invalidation per chunk and made the forms 1.7x slower (session 52);
 //    the waits on a cluster form's barriers are dnnp::mbar_wait.
-//  - f16c_bulk_mc(dst, src, bytes, bar): a 1D bulk copy (cp.async.bulk ... .multicast::cluster,
-//    16-byte aligned, bytes a multiple of 16) of `bytes` global -> shared into BOTH CTAs of the
-//    cluster at dst's offset (dst: this CTA's shared memory), completing `bytes` transactions on
-//    the mbarrier at bar's offset in each of them (session 53's bulk copies, GDN_F16_BULK 2).
 //  - f16c_add(addr, bytes): the address `bytes` further.
 //  - fused16_dyn_smem(): the block's dynamic shared memory (the emulation's: its CTA's).
 //  - f16c_cluster_sync(): barrier.cluster (arrive.release, wait.acquire) by every thread of both
@@ -58,14 +54,6 @@ __device__ __forceinline__ void f16c_st_async(F16cAddr addr, uint4 v, F16cAddr b
                : "memory");
 }
 
-__device__ __forceinline__ void f16c_bulk_mc(void* dst, const void* src, uint32_t bytes, uint64_t* bar) {
-  asm volatile(
-      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1], %2, [%3], %4;\n" ::"r"(
-          dnnp::smem_u32(dst)),
-      "l"(src), "r"(bytes), "r"(dnnp::smem_u32(bar)), "h"(static_cast<unsigned short>(3))
-      : "memory");
-}
-
 __device__ __forceinline__ void f16c_st(F16cAddr addr, uint4 v) {
   asm volatile("st.shared::cluster.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w) : "memory");
 }
@@ -83,7 +71,6 @@ unsigned char* fused16_dyn_smem();
 inline F16cAddr f16c_add(F16cAddr a, int bytes) { return static_cast<unsigned char*>(a) + bytes; }
 F16cAddr f16c_peer(const void* p, uint32_t rank);
 void f16c_st_async(F16cAddr addr, uint4 v, F16cAddr bar);
-void f16c_bulk_mc(void* dst, const void* src, uint32_t bytes, uint64_t* bar);
 inline void f16c_st(F16cAddr addr, uint4 v) { memcpy(addr, &v, 16); }
 void f16c_arrive_peer(F16cAddr bar);
 void f16c_cluster_sync();

@@ -64,43 +64,43 @@ constexpr int F16_OLD = 24;        // O staging row stride (16 value rows + 8): 
 #ifndef GDN_F16C_PUSH
 #define GDN_F16C_PUSH 3
 #endif
-// How a cluster form's producer copies a chunk's rows (session 53, measured):
-//   0: zero-filling cp.async, 16 bytes per copy (20 per lane and chunk) with the copies' wait groups;
-//   1: cp.async.bulk, one token row per copy (q, k: 256 bytes, the CTA's v half: 128 bytes), completing
-//      on the stage's landed barrier; rows past the sequence's end zeroed by plain stores;
-//   2: as 1, but CTA r copies q, k of its own chunks 2m + r into both CTAs' stages (multicast).
-#ifndef GDN_F16_BULK
-#define GDN_F16_BULK 0
-#endif
-constexpr int F16_BULK = GDN_F16_BULK;
-// Full chunks' copies without the zero-fill predicates, row pointers stepped (session 53, measured).
+// A chunk's rows are copied by zero-filling cp.async, 16 bytes per copy (20 per lane and chunk).
+// Session 53 staged the cluster forms' copies as bulk copies (one token row each, completing on a
+// per-stage barrier; 1: each CTA its own, 2: q, k multicast to both CTAs); session 54 measured them
+// 8-27 % slower on an H100 (a bulk copy's operands sit in uniform registers, so per-lane rows
+// compile to a waterfall loop) and they were removed (bench/gdn_results.md, session 53 / 54).
+// Full chunks' copies without the zero-fill predicates, row pointers stepped (session 53): measured
+// neutral in session 54 (w4c 0.3673 ms against 0.3652-0.3692 at (4,8192,16)); off.
 #ifndef GDN_F16_FULL_COPIES
 #define GDN_F16_FULL_COPIES 0
 #endif
-static_assert(F16_BULK >= 0 && F16_BULK <= 2, "GDN_F16_BULK: 0, 1 or 2");
-static_assert(F16_BULK != 2 || GDN_F16C_PUSH >= 2, "multicast copies: the peer's rows are not pushed");
 constexpr bool F16C_PUSH_ROWS = GDN_F16C_PUSH < 2;                        // q̂, k̂ pushed (else both normalize)
 constexpr bool F16C_PUSH_ASYNC = GDN_F16C_PUSH == 0 || GDN_F16C_PUSH == 3;  // st.async (else stores + arrivals)
 
 // A launch form: PW producer warps, S stages, each producer warp's copies D of its own chunks (CL = 1)
-// or pairs of chunks (CL = 2) ahead. CL = 2: the block is one CTA of a (2, 1, 1) cluster whose two
+// or pairs of chunks (CL = 2) ahead. ET (early test): each chain warp tests chunk c + 1's full
+// barrier without blocking right after chunk c's U product and skips the blocking wait at the next
+// chunk's top when it had completed (session 54, H100: w4c −1.3 % at (4,8192,16), −0.7 % at
+// (16,2048,32) and on the ragged mix, its chain alone −3 %; b2c +1..+2 %: two blocks per SM hide
+// the wait already). Outputs are the same bits either way. CL = 2: the block is one CTA of a (2, 1, 1) cluster whose two
 // CTAs are the two value halves of one (sequence, head): of each pair of chunks (2m, 2m + 1) CTA r
 // builds chunk 2m + r and pushes what its peer needs into the peer's stage (GDN_F16C_PUSH above);
 // both copy their own v of both chunks.
-template <int PW, int S, int D, int CL = 1>
+template <int PW, int S, int D, int CL = 1, bool ET = false>
 struct Fused16Form {
   static_assert(CL == 1 || CL == 2, "a CTA alone or a pair of value halves");
   static_assert(CL * PW * D <= S, "the prologue's copies need no free stage");
   static_assert(CL == 1 || S % 2 == 0, "a cluster form's stage s always holds chunks of parity s % 2");
   static constexpr int producer_warps = PW, stages = S, ahead = D, cluster = CL;
+  static constexpr bool early_test = ET;
   static constexpr int threads = 32 * (F16_CHAIN_WARPS + PW);
 };
-using Fused16B1 = Fused16Form<4, 12, 2>;   // one block per SM
-using Fused16B2 = Fused16Form<4, 8, 1>;    // two blocks per SM
-using Fused16W8 = Fused16Form<8, 14, 1>;   // eight producer warps, one block per SM
-using Fused16W8C = Fused16Form<8, 16, 1, 2>;  // w8 as clusters of the two value halves
-using Fused16W4C = Fused16Form<4, 14, 1, 2>;  // four producer warps, clusters, one block per SM
-using Fused16B2C = Fused16Form<4, 8, 1, 2>;   // b2 as clusters of the two value halves
+using Fused16B1 = Fused16Form<4, 12, 2, 1, true>;   // one block per SM
+using Fused16B2 = Fused16Form<4, 8, 1>;             // two blocks per SM
+using Fused16W8 = Fused16Form<8, 14, 1, 1, true>;   // eight producer warps, one block per SM
+using Fused16W8C = Fused16Form<8, 16, 1, 2, true>;  // w8 as clusters of the two value halves
+using Fused16W4C = Fused16Form<4, 14, 1, 2, true>;  // four producer warps, clusters, one block per SM
+using Fused16B2C = Fused16Form<4, 8, 1, 2>;         // b2 as clusters of the two value halves
 
 // One stage: chunk c's rows and factors. q, k hold the raw rows, then q̂, k̂ in place.
 template <typename T, int VB>
@@ -123,9 +123,6 @@ struct Fused16Smem {
   uint64_t empty[F::stages];   // four arrivals: the chain warps, done with it
   float lt[F::producer_warps][F16_C * 20];  // each producer warp's Lᵀ (fp32; rows 16-byte aligned)
   T ost[F16_CHAIN_WARPS][2][F16_C * F16_OLD];  // the chain warps' O staging, [token][16 value rows], by chunk parity
-#if GDN_F16_BULK
-  uint64_t landed[F::stages];  // bulk copies (cluster forms): the stage's rows landed (one arrival + their bytes)
-#endif
 };
 
 template <typename T, int VB, typename F>
@@ -297,60 +294,6 @@ __device__ __forceinline__ void fused16_issue(const Fused16Copies<T>& c, Fused16
   }
 }
 
-// A cluster CTA's bulk copies (GDN_F16_BULK 1 / 2): token row 0 of q, k (the block's heads) and v (its
-// head and value half), and the row strides in elements.
-template <typename T>
-struct Fused16BulkRows {
-  const T *q, *k, *v;
-  long long sq, sk, sv;
-};
-template <typename T, int K, int V, int VB>
-__device__ __forceinline__ Fused16BulkRows<T> fused16_bulk_rows(const FwdParams& p, int qh, int kh, int vh, int v0) {
-  Fused16BulkRows<T> r;
-  r.sq = static_cast<long long>(p.h) * K;
-  r.sk = static_cast<long long>(p.hk) * K;
-  r.sv = static_cast<long long>(p.hv) * V;
-  r.q = static_cast<const T*>(p.q) + qh * K;
-  r.k = static_cast<const T*>(p.k) + kh * K;
-  r.v = static_cast<const T*>(p.v) + static_cast<long long>(vh) * V + v0;
-  return r;
-}
-
-// Chunk [t0, t0 + 16)'s rows into stage s by bulk copies completing on `landed` (the stage's landed
-// barrier), one warp: lane 0 announces every byte that lands in THIS CTA's stage (the live rows' q,
-// k and v, whoever copies them); lane t < 16 copies q row t and v row t, lane 16 + t k row t; with
-// qk false this CTA does not copy q, k (GDN_F16_BULK 2: the peer multicasts them). Rows at or past
-// te: zeros by plain stores (only a sequence's last chunk has them; no copy ever lands there later).
-template <typename T, int K, int VB>
-__device__ __forceinline__ void fused16_bulk_issue(const Fused16BulkRows<T>& r, Fused16Stage<T, VB>& s, uint64_t* landed,
-                                                   long long t0, long long te, bool qk, int lane) {
-  static_assert(K == 128, "a q / k row is one 256-byte copy");
-  constexpr uint32_t QK_BYTES = K * sizeof(T), V_BYTES = VB * sizeof(T);
-  const long long left = te - t0;
-  const int live = left < F16_C ? static_cast<int>(left) : F16_C;
-  const int row = lane & 15;
-  if (lane == 0) dnnp::mbar_arrive_expect_tx(landed, static_cast<uint32_t>(live) * (2 * QK_BYTES + V_BYTES));
-  T* qk_dst = (lane < 16 ? s.q : s.k) + row * F16_LD;
-  T* v_dst = s.v + row * (VB + 8);
-  if (row < live) {
-    const long long tok = t0 + row;
-    if (qk) {
-      const T* src = lane < 16 ? r.q + tok * r.sq : r.k + tok * r.sk;
-      if constexpr (F16_BULK == 2) f16c_bulk_mc(qk_dst, src, QK_BYTES, landed);
-      else dnnp::bulk_copy_g2s(qk_dst, src, QK_BYTES, landed);
-    }
-    if (lane < 16) dnnp::bulk_copy_g2s(v_dst, r.v + tok * r.sv, V_BYTES, landed);
-  } else {
-    const uint4 z{0u, 0u, 0u, 0u};
-#pragma unroll
-    for (int i = 0; i < K / 8; ++i) reinterpret_cast<uint4*>(qk_dst)[i] = z;
-    if (lane < 16) {
-#pragma unroll
-      for (int i = 0; i < VB / 8; ++i) reinterpret_cast<uint4*>(v_dst)[i] = z;
-    }
-  }
-}
-
 // Phase A on one quarter-warp per row: row r of q (rows 0-15) or k (16-31) scaled to unit norm in place.
 template <typename T, int K>
 __device__ __forceinline__ void fused16_norm_row(T* row, int lane8) {
@@ -491,6 +434,26 @@ __device__ __forceinline__ void fused16_invert_l(Fused16Stage<T, VB>& s, const f
   __syncwarp();
 }
 
+// Chunk c's per-token gates, lane t = lane & 15 for token t (lanes 16-31 repeat 0-15): gam = Γ_t,
+// the inclusive prefix sum of the chunk's log decays, and bet = β_t; both 0 at or past `live`.
+// gates: lane t < 16 holds token t's raw g bits, lane 16 + t its β bits (fused16_build's).
+__device__ __forceinline__ void fused16_gate_scan(const FwdParams& p, u32 gates, int live, int h, int t, float& gam,
+                                                  float& bet) {
+  const u32 graw = __shfl_sync(0xffffffffu, gates, t);
+  const u32 braw = __shfl_sync(0xffffffffu, gates, 16 + t);
+  gam = 0.f;
+  bet = 0.f;
+  if (t < live) {
+    gam = gate_log_decay(p, raw_bits_to_f(graw, p.g_dtype), h);
+    bet = gate_beta(p, raw_bits_to_f(braw, p.beta_dtype));
+  }
+#pragma unroll
+  for (int d = 1; d < 16; d <<= 1) {
+    const float up = __shfl_up_sync(0xffffffffu, gam, d);
+    if (t >= d) gam += up;
+  }
+}
+
 // One producer warp turns chunk c's raw rows in stage s into q̂, k̂ (l2 norms in place), the per-token
 // scalars, T = (I + L)⁻¹ and A. gates: lane t < 16 holds token t's g, lane 16 + t its β (0 past the
 // sequence); live: the chunk's tokens inside the sequence; lt: the warp's Lᵀ scratch.
@@ -500,18 +463,8 @@ __device__ __forceinline__ void fused16_build(const FwdParams& p, Fused16Stage<T
   const int gi = lane >> 2, tg = lane & 3;
   {
     const int t = lane & 15;
-    const u32 graw = __shfl_sync(0xffffffffu, gates, t);
-    const u32 braw = __shfl_sync(0xffffffffu, gates, 16 + t);
-    float gam = 0.f, bet = 0.f;
-    if (t < live) {
-      gam = gate_log_decay(p, raw_bits_to_f(graw, p.g_dtype), h);
-      bet = gate_beta(p, raw_bits_to_f(braw, p.beta_dtype));
-    }
-#pragma unroll
-    for (int d = 1; d < 16; d <<= 1) {
-      const float up = __shfl_up_sync(0xffffffffu, gam, d);
-      if (t >= d) gam += up;
-    }
+    float gam, bet;
+    fused16_gate_scan(p, gates, live, h, t, gam, bet);
     const float glast = __shfl_sync(0xffffffffu, gam, 15);
     if (lane < 16) {
       const float eg = __expf(gam);
@@ -571,15 +524,16 @@ __device__ __forceinline__ void fused16_build(const FwdParams& p, Fused16Stage<T
   fused16_invert_l<T, VB>(s, lt, lane);
 }
 
-// GDN_F16_FOLD 1 (session 52; the default since session 54, measured on an H100: with l2norm in the
-// kernel w4c 0.318 ms against 0.369 at (4,8192,16), b2c 0.608 against 0.756 at (16,2048,32), w4c
-// 0.391 against 0.446 on the ragged mix; without l2norm the calls run fused16_build unchanged —
-// session 53 measured a first form 0.5-1.5 % slower there, where it removes nothing): under l2norm the stage keeps the raw q, k rows and the
-// norms fold into per-token scalars instead of a pass that rewrites q̂, k̂ in place: with rk_t, rq_t
-// the reciprocal norms (from the diagonals of K Kᵀ and Q Qᵀ, which the Gram products give),
-// P̂ = P diag(rk), Q̂ = Q diag(rq) and K̂ = diag(rk) K reach the chain through β e^Γ rk, scale e^Γ rq
-// and e^{Γ_last − Γ} rk, and L, A take rk_i rk_j and rq_i rk_j. The chain is unchanged; q̂, k̂ are
-// never rounded to the io dtype (closer to the fp64 recurrence, other bits than GDN_F16_FOLD 0).
+// GDN_F16_FOLD 1 (session 52; the default since session 54). Under l2norm the stage keeps the raw
+// q, k rows and the norms fold into per-token scalars instead of a pass that rewrites q̂, k̂ in place:
+// with rk_t, rq_t the reciprocal norms (from the diagonals of K Kᵀ and Q Qᵀ, which the Gram products
+// give), P̂ = P diag(rk), Q̂ = Q diag(rq) and K̂ = diag(rk) K reach the chain through β e^Γ rk,
+// scale e^Γ rq and e^{Γ_last − Γ} rk, and L, A take rk_i rk_j and rq_i rk_j. The chain is unchanged;
+// q̂, k̂ are never rounded to the io dtype (closer to the fp64 recurrence, other bits than
+// GDN_F16_FOLD 0). Measured on an H100 with l2norm in the kernel: w4c 0.318 ms against 0.369 at
+// (4,8192,16), b2c 0.608 against 0.756 at (16,2048,32), w4c 0.391 against 0.446 on the ragged mix.
+// Without l2norm a call runs fused16_build unchanged (session 53 measured a first form that folded
+// there too 0.5-1.5 % slower: it removes nothing).
 #ifndef GDN_F16_FOLD
 #define GDN_F16_FOLD 1
 #endif
@@ -591,20 +545,8 @@ __device__ __forceinline__ void fused16_build_folded(const FwdParams& p, Fused16
                                               int h, int lane) {
   const int gi = lane >> 2, tg = lane & 3;
   const int t = lane & 15;  // the token whose scalars this lane computes (lanes 16-31 repeat 0-15)
-  float gam = 0.f, bet = 0.f;
-  {
-    const u32 graw = __shfl_sync(0xffffffffu, gates, t);
-    const u32 braw = __shfl_sync(0xffffffffu, gates, 16 + t);
-    if (t < live) {
-      gam = gate_log_decay(p, raw_bits_to_f(graw, p.g_dtype), h);
-      bet = gate_beta(p, raw_bits_to_f(braw, p.beta_dtype));
-    }
-#pragma unroll
-    for (int d = 1; d < 16; d <<= 1) {
-      const float up = __shfl_up_sync(0xffffffffu, gam, d);
-      if (t >= d) gam += up;
-    }
-  }
+  float gam, bet;
+  fused16_gate_scan(p, gates, live, h, t, gam, bet);
   const float glast = __shfl_sync(0xffffffffu, gam, 15);
   const float eg = __expf(gam), decay_to_end = __expf(glast - gam);
   if (lane < 16) {
@@ -661,8 +603,7 @@ __device__ __forceinline__ void fused16_build_folded(const FwdParams& p, Fused16
     s.sq[t] = p.scale * eg * rq_t;
     s.sk[t] = decay_to_end * rk_t;
   }
-  // L = strict tril(β_i e^{Γi − Γj} k̂i · k̂j) (fp32, as Lᵀ) and A = tril(scale e^{Γi − Γj} q̂i · k̂j),
-  // one exponential per element for both.
+  // L and A as fused16_build's, with k̂i · k̂j = (ki · kj) rk_i rk_j and q̂i · k̂j = (qi · kj) rq_i rk_j.
   float gmi[2], bei[2], gmj[2][2];
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
@@ -717,9 +658,6 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
   static_assert(sizeof(sm.st[0]) >= fused16_rows_scratch<F::threads>(), "fused16_rows' scratch is the first stage");
   fused16_rows<F::threads>(pp, blockIdx.z, reinterpret_cast<long long*>(&sm.st[0]), b, bos, eos);
   const int nch = static_cast<int>((eos - bos + F16_C - 1) / F16_C);
-  // Bulk copies (async proxy) later land where fused16_rows' scratch and the in-place norms wrote
-  // (generic proxy): each writer orders its writes before them.
-  if constexpr (CL && F16_BULK) dnnp::fence_proxy_async_shared();
   const long long srow = fused16_state_row(pp, b);
   if constexpr (MODE == F16_CHAIN_ONLY) {
     for (int i = tid; i < static_cast<int>(sizeof(sm.st) / 16); i += F::threads)
@@ -731,9 +669,6 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
       const bool pushed = CL && !F16C_PUSH_ASYNC && (i & 1) != static_cast<int>(blockIdx.x & 1u);
       dnnp::mbar_init(&sm.full[i], pushed ? 33 : 1);
       dnnp::mbar_init(&sm.empty[i], F16_CHAIN_WARPS * F::cluster);  // a cluster's: both CTAs' chains
-#if GDN_F16_BULK
-      dnnp::mbar_init(&sm.landed[i], 1);
-#endif
     }
     dnnp::mbar_init_fence();
   }
@@ -760,20 +695,13 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
       // barrier then expects the push).
       const F16cAddr peer_st = f16c_peer(&sm.st[0], rank ^ 1u), peer_full = f16c_peer(&sm.full[0], rank ^ 1u);
       const int npair = (nch + 1) >> 1;
-      [[maybe_unused]] const Fused16BulkRows<T> br = fused16_bulk_rows<T, K, V, VB>(p, qh, kh, vh, v0);
       auto issue_pair = [&](int m) {
 #pragma unroll
         for (int e = 0; e < 2; ++e) {
           const int ch = 2 * m + e;
-          if (ch < nch) {
-#if GDN_F16_BULK
-            fused16_bulk_issue<T, K, VB>(br, sm.st[ch % S], &sm.landed[ch % S], bos + static_cast<long long>(ch) * F16_C, eos,
-                                         F16_BULK == 1 || e == static_cast<int>(rank), lane);
-#else
+          if (ch < nch)
             fused16_issue(cp, sm.st[ch % S], bos + static_cast<long long>(ch) * F16_C, eos,
                           !F16C_PUSH_ROWS || e == static_cast<int>(rank));
-#endif
-          }
         }
       };
 #pragma unroll
@@ -788,17 +716,11 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
         const u32 gates = gring[0];
 #pragma unroll
         for (int i = 0; i + 1 < D; ++i) gring[i] = gring[i + 1];
-        if constexpr (!F16_BULK) {
-          cp_async_wait<D - 1>();
-          __syncwarp();
-        }
+        cp_async_wait<D - 1>();
+        __syncwarp();
         if (oth < nch) {
-#if GDN_F16_BULK
-          dnnp::mbar_wait(&sm.landed[oth % S], (oth / S) & 1);
-#endif
           if constexpr (!F16C_PUSH_ROWS && !GDN_F16_FOLD) {  // folded: the chain reads the raw rows
             fused16_norm_rows<T, K>(p, sm.st[oth % S], lane);
-            if (F16_BULK && (p.flags & FLAG_L2NORM)) dnnp::fence_proxy_async_shared();  // q̂, k̂ written in place
             __syncwarp();
           }
           if (lane == 0) {
@@ -809,11 +731,7 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
         if (own < nch) {
           Fused16Stage<T, VB>& s = sm.st[own % S];
           const long long left = eos - bos - static_cast<long long>(own) * F16_C;
-#if GDN_F16_BULK
-          dnnp::mbar_wait(&sm.landed[own % S], (own / S) & 1);
-#endif
           fused16_build_any<T, K, VB>(p, s, sm.lt[pw], gates, left < F16_C ? static_cast<int>(left) : F16_C, h, lane);
-          if (F16_BULK && (p.flags & FLAG_L2NORM)) dnnp::fence_proxy_async_shared();  // q̂, k̂ written in place
           fused16_push(s, f16c_add(peer_st, (own % S) * static_cast<int>(sizeof(Fused16Stage<T, VB>))),
                        f16c_add(peer_full, 8 * (own % S)), lane);
           if (lane == 0) dnnp::mbar_arrive(&sm.full[own % S]);
@@ -891,9 +809,10 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
       if constexpr (CL) f16c_arrive_peer(f16c_add(peer_empty, 8 * (c % S)));
     }
   };
+  bool next_full = false;  // F::early_test: chunk c + 1's full barrier seen completed during chunk c
   for (int c = 0; c < nch; ++c) {
     Fused16Stage<T, VB>& s = sm.st[c % S];
-    dnnp::mbar_wait(&sm.full[c % S], (c / S) & 1);
+    if (!(F::early_test && next_full)) dnnp::mbar_wait(&sm.full[c % S], (c / S) & 1);
     if constexpr (MODE == F16_PRODUCER) {
       release(c);
       continue;
@@ -952,6 +871,7 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
     zero_frags(u);
     Io<T>::mma(u[0], ra, tb);
     Io<T>::mma(u[1], ra, tb + 2);
+    if constexpr (F::early_test) next_full = c + 1 < nch && dnnp::mbar_test_wait(&sm.full[(c + 1) % S], ((c + 1) / S) & 1);
     // Oᵀ += Uᵀ Aᵀ.
     u32 ua[4], ab[4];
     x_a_frag<T>(ua, u, 0);
