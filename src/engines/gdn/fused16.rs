@@ -77,7 +77,10 @@ impl Fused16Form {
 /// each pair of value-half blocks one 2-CTA cluster that shares the chunks' builds (every CTA
 /// copies and normalizes q, k and copies its v; the CTA of rank r builds T, A and the scalars of
 /// chunks 2m + r and pushes them into both stages). On an H100 `w4c` runs (4, 8192, 16) in 0.320 ms
-/// against `w8`'s 0.344 and `b2c` (16, 2048, 32) in 0.601 against `b2`'s 0.625.
+/// against `w8`'s 0.344 and `b2c` (16, 2048, 32) in 0.601 against `b2`'s 0.625. The one-block
+/// forms (`w8`, `w4c`) test the next chunk's full barrier early (the kernels' `Fused16Form` ET,
+/// session 55: `w4c` 0.309-0.312 ms against 0.314 without); the two-block forms keep the blocking
+/// wait, which their second block hides.
 /// (Measured and dropped, bench/gdn_results.md: session 49's lazy decay `X = λ X̃`, session 50's
 /// lookahead (P_c from chunk c − 1's state and a cross Gram) and its chain on wgmma, session 51's
 /// chain stepping pairs of chunks on mma.sync and on wgmma (branches `s51-pair`, `s51-wgp`:
