@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Session 55: the one pass's chain at chunk 32 against chunk 16 (bench/gdn_chain_c_bench.cu: the
+# Session 55: the one pass's chain and its producer's build at chunk 32 against 16 (bench/gdn_chain_c_bench.cu: the
 # chain alone, no producer, fixed stages; two rounds per shape), calibrated against the harness's
 # real chain-only entries (b1-chain-only, w8-chain-only: the chain with stages handed over empty).
 # On an H200 it then runs bench/device_h200_55c.sh (the wave-fill check and the same-run peers).

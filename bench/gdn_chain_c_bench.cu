@@ -19,8 +19,8 @@
 //
 // Build (CPU machine or the device), from the repository root:
 //   nvcc -std=c++17 -O3 -arch=sm_90a -Ikernels/include -Ibench bench/gdn_chain_c_bench.cu -o /tmp/chainc
-// Run: /tmp/chainc [iterations]; prints `CHAINC C=<c> <shape> <ms>` (median of the launches) and
-// each entry's registers / spills.
+// Run: /tmp/chainc [iterations]; prints `CHAINC chain|build C=<c> <shape> <ms>` (median of the
+// launches), each entry's registers / spills, and `CHECK build C=32` (the block inverse in fp32).
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -46,6 +46,7 @@ struct Stage {
   T t[C * TLD];
   T a[C * TLD];
   float se[C], sq[C], sk[C], be[C];
+  float gm[C];
   float gl;
   float pad[3];
 };
@@ -238,6 +239,216 @@ __global__ void __launch_bounds__(128, 1) chain_kernel(T* o, int tokens, int HO)
   // Keep X live: one value per lane into the O tensor's first row (a race is harmless here).
   if (x[0][0] == 12345.f) o[vr0] = Io<T>::from_f(x[1][1]);
 }
+
+// ---------------------------------------------------------------------------------------------
+// The producer's build at chunk C (timing only): per chunk, the per-token scalars (a prefix scan of
+// the log decays), K̂ K̂ᵀ and Q̂ K̂ᵀ over 128 channels, L (fp32) and A, T = (I + L)⁻¹. C = 16 runs the
+// one pass's own gdn::fused16_build (flags 0: no norms); C = 32 the same steps written for 32
+// tokens: the Gram products' three lower 16 × 16 blocks (48 mma each), and T by blocks — T11, T22 by
+// the 16-column forward substitution (lanes 0-15 and 16-31 at once), T21 = −T22 (L21 T11) in fp32.
+// As w4c: the two CTAs of a (sequence, head) split the chunks (CTA r builds chunks 2m + r), four
+// warps per CTA, one block per SM; no copies (the stages hold fixed rows).
+template <int C>
+struct BuildScratch;
+template <>
+struct BuildScratch<16> {
+  gdn::Fused16Stage<T, VB> st;
+  float lt[16 * 20];
+};
+template <>
+struct BuildScratch<32> {
+  Stage<32> st;
+  float lt[32 * 36];   // Lᵀ: row j holds L[i][j] at i (fp32)
+  float tt[32 * 36];   // T (fp32): row i
+  float mm[16 * 20];   // L21 T11
+};
+
+__device__ __forceinline__ void build32(const gdn::FwdParams& p, BuildScratch<32>& b, u32 graw, u32 braw, int lane) {
+  Stage<32>& s = b.st;
+  constexpr int TLD = Stage<32>::TLD, LTS = 36;
+  const int gi = lane >> 2, tg = lane & 3;
+  {
+    float gam = gdn::gate_log_decay(p, gdn::raw_bits_to_f(graw, p.g_dtype), 0);
+    const float bet = gdn::gate_beta(p, gdn::raw_bits_to_f(braw, p.beta_dtype));
+#pragma unroll
+    for (int d = 1; d < 32; d <<= 1) {
+      const float up = __shfl_up_sync(0xffffffffu, gam, d);
+      if (lane >= d) gam += up;
+    }
+    const float glast = __shfl_sync(0xffffffffu, gam, 31);
+    const float eg = __expf(gam);
+    s.se[lane] = bet * eg;
+    s.sq[lane] = p.scale * eg;
+    s.sk[lane] = __expf(glast - gam);
+    s.be[lane] = bet;
+    s.gm[lane] = gam;
+    if (lane == 31) s.gl = __expf(glast);
+  }
+  __syncwarp();
+  // Blocks (mi, nj) = (0, 0), (1, 0), (1, 1) of K̂ K̂ᵀ and Q̂ K̂ᵀ.
+  float gk[3][2][4], gq[3][2][4];
+#pragma unroll
+  for (int bp = 0; bp < 3; ++bp) {
+    gdn::zero_frags(gk[bp]);
+    gdn::zero_frags(gq[bp]);
+  }
+#pragma unroll
+  for (int kk = 0; kk < K / 16; ++kk) {
+    u32 bk[2][4], bq[2][4];
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      b_rows(bk[r], s.k + 16 * r * LD, LD, kk, lane);
+      b_rows(bq[r], s.q + 16 * r * LD, LD, kk, lane);
+    }
+#pragma unroll
+    for (int bp = 0; bp < 3; ++bp) {
+      const int mi = bp == 0 ? 0 : 1, nj = bp == 2 ? 1 : 0;
+      const u32 ak[4] = {bk[mi][0], bk[mi][2], bk[mi][1], bk[mi][3]};
+      const u32 aq[4] = {bq[mi][0], bq[mi][2], bq[mi][1], bq[mi][3]};
+      Io<T>::mma(gk[bp][0], ak, bk[nj]);
+      Io<T>::mma(gk[bp][1], ak, bk[nj] + 2);
+      Io<T>::mma(gq[bp][0], aq, bk[nj]);
+      Io<T>::mma(gq[bp][1], aq, bk[nj] + 2);
+    }
+  }
+  float gmi[2][2], bei[2][2];
+#pragma unroll
+  for (int mi = 0; mi < 2; ++mi)
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      gmi[mi][r] = s.gm[16 * mi + gi + 8 * r];
+      bei[mi][r] = s.be[16 * mi + gi + 8 * r];
+    }
+#pragma unroll
+  for (int bp = 0; bp < 3; ++bp) {
+    const int mi = bp == 0 ? 0 : 1, nj = bp == 2 ? 1 : 0;
+#pragma unroll
+    for (int nt = 0; nt < 2; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; e += 2) {
+        const int i = 16 * mi + gi + 8 * (e >> 1), j = 16 * nj + 8 * nt + 2 * tg;
+        float av[2];
+#pragma unroll
+        for (int d = 0; d < 2; ++d) {
+          const float ex = j + d <= i ? __expf(gmi[mi][e >> 1] - s.gm[j + d]) : 0.f;
+          b.lt[(j + d) * LTS + i] = j + d < i ? bei[mi][e >> 1] * ex * gk[bp][nt][e + d] : 0.f;
+          av[d] = p.scale * ex * gq[bp][nt][e + d];
+        }
+        *reinterpret_cast<u32*>(&s.a[i * TLD + j]) = Io<T>::pack(av[0], av[1]);
+      }
+  }
+  __syncwarp();
+  // T11 (lanes 0-15, column lane) and T22 (lanes 16-31, column lane − 16) by forward substitution.
+  {
+    const int j = lane & 15, o = 16 * (lane >> 4);
+    float acc[16], tc[16];
+#pragma unroll
+    for (int i = 0; i < 16; ++i) acc[i] = 0.f;
+#pragma unroll
+    for (int m = 0; m < 16; ++m) {
+      const float tm = m < j ? 0.f : (m == j ? 1.f : -acc[m]);
+      tc[m] = tm;
+      float lm[16];
+#pragma unroll
+      for (int q4 = 0; q4 < 4; ++q4) {
+        const float4 w4 = *reinterpret_cast<const float4*>(&b.lt[(o + m) * LTS + o + 4 * q4]);
+        lm[4 * q4] = w4.x;
+        lm[4 * q4 + 1] = w4.y;
+        lm[4 * q4 + 2] = w4.z;
+        lm[4 * q4 + 3] = w4.w;
+      }
+#pragma unroll
+      for (int i = m + 1; i < 16; ++i) acc[i] += lm[i] * tm;
+    }
+#pragma unroll
+    for (int i = 0; i < 16; ++i) b.tt[(o + i) * LTS + o + j] = tc[i];
+  }
+  __syncwarp();
+  // M = L21 T11: lane → column j = lane & 15, rows 8 (lane >> 4) .. + 7.
+  {
+    const int j = lane & 15, r0 = 8 * (lane >> 4);
+#pragma unroll
+    for (int ii = 0; ii < 8; ++ii) {
+      const int i = r0 + ii;
+      float acc = 0.f;
+#pragma unroll
+      for (int m = 0; m < 16; ++m) acc += b.lt[m * LTS + 16 + i] * b.tt[m * LTS + j];
+      b.mm[i * 20 + j] = acc;
+    }
+  }
+  __syncwarp();
+  // T21 = −T22 M, then T (io) into the stage.
+  {
+    const int j = lane & 15, r0 = 8 * (lane >> 4);
+#pragma unroll
+    for (int ii = 0; ii < 8; ++ii) {
+      const int i = r0 + ii;
+      float acc = 0.f;
+#pragma unroll
+      for (int m = 0; m < 16; ++m) acc += b.tt[(16 + i) * LTS + 16 + m] * b.mm[m * 20 + j];
+      b.tt[(16 + i) * LTS + j] = -acc;
+    }
+  }
+  __syncwarp();
+#pragma unroll
+  for (int ii = 0; ii < 32; ++ii) {
+    const int i = ii, jj = lane;  // row i, column lane (upper triangle zeros)
+    const float v = jj <= i ? b.tt[i * LTS + jj] : 0.f;
+    s.t[i * TLD + jj] = Io<T>::from_f(v);
+  }
+  __syncwarp();
+}
+
+template <int C>
+__global__ void __launch_bounds__(128, 1) build_kernel(T* sink, int tokens, int) {
+  float* const err = reinterpret_cast<float*>(sink);  // C = 32, block (0, 0, 0): max |(I + L) T − I|
+  extern __shared__ __align__(128) unsigned char smem_raw[];
+  const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+  BuildScratch<C>& b = reinterpret_cast<BuildScratch<C>*>(smem_raw)[warp];
+  for (int i = lane; i < C * LD; i += 32) {
+    b.st.q[i] = Io<T>::from_f(0.1f * (hash01(i + 17u * warp) - 0.5f));
+    b.st.k[i] = Io<T>::from_f(0.1f * (hash01(i + 104729u + 17u * warp) - 0.5f));
+  }
+  __syncwarp();
+  gdn::FwdParams p{};
+  p.g_dtype = gdn::DT_F32;
+  p.beta_dtype = gdn::DT_F32;
+  p.scale = 0.088f;
+  p.flags = 0;
+  const int nch = tokens / C, rank = blockIdx.x & 1;
+  float keep = 0.f;
+  for (int m = warp; 2 * m < nch; m += 4) {
+    const int c = 2 * m + rank;
+    if (c >= nch) break;
+    const float g = -0.01f * (1.f + hash01(c * 32 + lane)), be = hash01(c * 64 + lane);
+    if constexpr (C == 16) {
+      const u32 gates = lane < 16 ? __float_as_uint(g) : __float_as_uint(be);
+      gdn::fused16_build<T, K, VB>(p, b.st, b.lt, gates, 16, 0, lane);
+    } else {
+      build32(p, b, __float_as_uint(g), __float_as_uint(be), lane);
+    }
+    keep += Io<T>::to_f(b.st.t[(lane & 15) * 8 + 1]) + b.st.sk[lane & 15];
+  }
+  if (keep == 12345.f) sink[tid] = Io<T>::from_f(keep);
+  if constexpr (C == 32) {
+    // The last chunk's inverse checked in fp32 (L from its Lᵀ scratch, T from the fp32 scratch).
+    if (blockIdx.x == 0 && blockIdx.y == 0 && blockIdx.z == 0 && warp == 0 && nch >= 2) {
+      float worst = 0.f;
+      for (int i = 0; i < 32; ++i) {
+        const int j = lane;
+        float acc = 0.f;
+        for (int m = 0; m < 32; ++m) {
+          const float lim = m == i ? 1.f : (m < i ? b.lt[m * 36 + i] : 0.f);
+          const float tmj = j <= m ? b.tt[m * 36 + j] : 0.f;
+          acc += lim * tmj;
+        }
+        worst = fmaxf(worst, fabsf(acc - (i == j ? 1.f : 0.f)));
+      }
+      for (int d = 16; d; d >>= 1) worst = fmaxf(worst, __shfl_xor_sync(0xffffffffu, worst, d));
+      if (lane == 0) err[0] = worst;
+    }
+  }
+}
 }  // namespace chainc
 
 #define CK(x)                                                                                                  \
@@ -255,14 +466,15 @@ int main(int argc, char** argv) {
     const char* name;
     void (*fn)(chainc::T*, int, int);
     int c;
-  } entries[] = {{"c16", chainc::chain_kernel<16>, 16}, {"c32", chainc::chain_kernel<32>, 32}};
+  } entries[] = {{"chain", chainc::chain_kernel<16>, 16}, {"chain", chainc::chain_kernel<32>, 32},
+                 {"build", chainc::build_kernel<16>, 16}, {"build", chainc::build_kernel<32>, 32}};
   // One block per SM, as the one pass's one-block forms (w4c: ~188 KB).
   const int smem = 160 * 1024;
   for (const Entry& e : entries) {
     CK(cudaFuncSetAttribute(reinterpret_cast<const void*>(e.fn), cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
     cudaFuncAttributes fa;
     CK(cudaFuncGetAttributes(&fa, reinterpret_cast<const void*>(e.fn)));
-    printf("ENTRY %s: %d registers, %zu B local (spills)\n", e.name, fa.numRegs, static_cast<size_t>(fa.localSizeBytes));
+    printf("ENTRY %s C=%d: %d registers, %zu B local (spills)\n", e.name, e.c, fa.numRegs, static_cast<size_t>(fa.localSizeBytes));
   }
   struct Shape {
     const char* name;
@@ -295,8 +507,14 @@ int main(int argc, char** argv) {
         }
         CK(cudaGetLastError());
         std::sort(ms.begin(), ms.end());
-        printf("CHAINC C=%d %-14s round %d %.4f ms (min %.4f)\n", e.c, sh.name, rep + 1, ms[ms.size() / 2], ms[0]);
+        printf("CHAINC %s C=%d %-14s round %d %.4f ms (min %.4f)\n", e.name, e.c, sh.name, rep + 1, ms[ms.size() / 2], ms[0]);
       }
+    if (&sh == &shapes[0]) {  // build_kernel<32> left its inverse check in o's first float
+      float e = -1.f;
+      CK(cudaMemcpy(&e, o, sizeof(float), cudaMemcpyDeviceToHost));
+      printf("CHECK build C=32: max |(I + L) T - I| over the last chunk of block 0 = %.3e %s\n", e,
+             e >= 0.f && e < 1e-5f ? "ok" : "FAIL");
+    }
     CK(cudaFree(o));
   }
   return 0;
