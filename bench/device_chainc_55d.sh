@@ -2,7 +2,7 @@
 # Session 55: the one pass's chain and its producer's build at chunk 32 against 16 (bench/gdn_chain_c_bench.cu: the
 # chain alone, no producer, fixed stages; two rounds per shape), calibrated against the harness's
 # real chain-only entries (b1-chain-only, w8-chain-only: the chain with stages handed over empty).
-# On an H200 it then runs bench/device_h200_55c.sh (the wave-fill check and the same-run peers).
+# With RUN_PEERS=1 on an H200 it then runs bench/device_h200_55c.sh (the wave-fill check and the same-run peers).
 # run: command "bash bench/device_chainc_55d.sh", carry [".xfer-tests68", ".xfer-final"].
 set -u
 cd "$(git rev-parse --show-toplevel 2>/dev/null || pwd)"
@@ -17,6 +17,8 @@ for rep in 1 2; do
   FUSED16_ONLY=b1-chain-only,w8-chain-only,w4c-producer,w4c timeout 90 /tmp/f16bench 20 2>&1 | grep -E "^FUSED16|FAIL" | cut -c1-60
 done
 echo "elapsed $(( $(date +%s) - t0 )) s"
-case "$gpu" in
-  *H200*) LIMIT=$(( 570 - ($(date +%s) - t0) )) bash bench/device_h200_55c.sh ;;
-esac
+if [ "${RUN_PEERS:-0}" = 1 ]; then
+  case "$gpu" in
+    *H200*) LIMIT=$(( 570 - ($(date +%s) - t0) )) bash bench/device_h200_55c.sh ;;
+  esac
+fi
