@@ -72,6 +72,25 @@ __device__ __forceinline__ void b_rows(u32 (&b)[4], const T* rows, int ld, int k
   gdn::ldsm_x4(b, rows + ((lane & 7) + 8 * (lane >> 4)) * ld + 16 * kk + 8 * ((lane >> 3) & 1));
 }
 
+// dst += src · tileᵀ: src an m16n8 accumulator array of the warp's 16 rows × C columns (rounded to
+// T as A fragments), tile a [C][C] shared tile with rows tld elements apart (B(k, n) = tile[n][k]).
+template <int C>
+__device__ __forceinline__ void acc_mma_tile(float (&dst)[C / 8][4], const float (&src)[C / 8][4], const T* tile, int tld,
+                                             int lane) {
+#pragma unroll
+  for (int ks = 0; ks < C / 16; ++ks) {
+    u32 a[4];
+    gdn::x_a_frag<T>(a, src, ks);
+#pragma unroll
+    for (int j2 = 0; j2 < C / 16; ++j2) {
+      u32 b[4];
+      b_rows(b, tile + 16 * j2 * tld, tld, ks, lane);
+      Io<T>::mma(dst[2 * j2], a, b);
+      Io<T>::mma(dst[2 * j2 + 1], a, b + 2);
+    }
+  }
+}
+
 template <int C>
 __global__ void __launch_bounds__(128, 1) chain_kernel(T* o, int tokens, int HO) {
   constexpr int NT = C / 8, KS = C / 16, TLD = Stage<C>::TLD;
@@ -184,31 +203,9 @@ __global__ void __launch_bounds__(128, 1) chain_kernel(T* o, int tokens, int HO)
     // Uᵀ = Rᵀ Tᵀ.
     float u[NT][4];
     gdn::zero_frags(u);
-#pragma unroll
-    for (int ks = 0; ks < KS; ++ks) {
-      u32 ra[4];
-      gdn::x_a_frag<T>(ra, r, ks);
-#pragma unroll
-      for (int j2 = 0; j2 < NT / 2; ++j2) {
-        u32 tb[4];
-        b_rows(tb, s.t + 16 * j2 * TLD, TLD, ks, lane);
-        Io<T>::mma(u[2 * j2], ra, tb);
-        Io<T>::mma(u[2 * j2 + 1], ra, tb + 2);
-      }
-    }
+    acc_mma_tile<C>(u, r, s.t, TLD, lane);
     // Oᵀ += Uᵀ Aᵀ.
-#pragma unroll
-    for (int ks = 0; ks < KS; ++ks) {
-      u32 ua[4];
-      gdn::x_a_frag<T>(ua, u, ks);
-#pragma unroll
-      for (int j2 = 0; j2 < NT / 2; ++j2) {
-        u32 ab[4];
-        b_rows(ab, s.a + 16 * j2 * TLD, TLD, ks, lane);
-        Io<T>::mma(pq[2 * j2], ua, ab);
-        Io<T>::mma(pq[2 * j2 + 1], ua, ab + 2);
-      }
-    }
+    acc_mma_tile<C>(pq, u, s.a, TLD, lane);
     // X ← e^{Γ_last} X + Uᵀ diag(e^{Γ_last − Γ}) K̂.
 #pragma unroll
     for (int nt = 0; nt < NT; ++nt)
