@@ -4,6 +4,7 @@
 # blocks at equal lengths (10 x 2,995 tokens, H = 16: 81 % of three waves), by rule (w4c) against
 # the two passes (DNNPLAN_GDN_FWD_FUSED=0), alternating, two rounds; (2) issue 8's benchmark with
 # the peers in the same run (bench/device_peers_55b.sh's: ours, the KDA path, fla-core 0.6.0).
+# Staged, not run in session 55 (no H200 lent while budget remained).
 # run: command "bash bench/device_h200_55c.sh", kind nvidia-h200, carry [".xfer-tests68", ".xfer-final"].
 set -u
 cd "$(git rev-parse --show-toplevel 2>/dev/null || pwd)"

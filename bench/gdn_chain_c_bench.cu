@@ -16,6 +16,8 @@
 //   X += Ũᵀ K̂             C / 16 k-steps × 16 tiles        (16 / 32)
 // C = 16 keeps the real chain's split of P, Q into two 4-deep chains per tile; C = 32 has eight
 // independent tiles per product and keeps one 8-deep chain each.
+// Measured (session 55, H200, bench/gdn_results.md): the chain at C = 32 only 3-9 % faster (one
+// mma every ~15-17 cycles per warp at either C), the build 2.6x costlier per token: not pursued.
 //
 // Build (CPU machine or the device), from the repository root:
 //   nvcc -std=c++17 -O3 -arch=sm_90a -Ikernels/include -Ibench bench/gdn_chain_c_bench.cu -o /tmp/chainc
