@@ -10,6 +10,8 @@
 #   folded into the per-token scalars, taken only with l2norm on, where it removes the norm pass:
 #   at flags 0 build 4 runs build 0's code, a control); 5 all three.
 # Every switch's default build has main's .text, byte for byte (checked on the CPU).
+# Session 55 removed GDN_F16_BULK (measured 8-27 % slower by this script in session 54): on main builds
+# 1 and 2 now compile the base copies; the script is kept as the record of that measurement.
 # Then memcheck of the harness's checks on build 5, and on an H200 the wave-fill rule's worst case
 # for w4c on main's pack (the two passes against w4c at the ragged mix's 320 blocks, equal lengths).
 # Land a switch only if it is faster at both flag values and every CHECK is ok; then rebuild the
