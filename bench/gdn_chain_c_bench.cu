@@ -30,6 +30,7 @@
 #include <cstdlib>
 #include <vector>
 
+#include "cuda_launch_timing.h"
 #include "gdn_fwd_fused16.cuh"
 
 namespace chainc {
@@ -363,38 +364,27 @@ __device__ __forceinline__ void build32(const gdn::FwdParams& p, BuildScratch<32
     for (int i = 0; i < 16; ++i) b.tt[(o + i) * LTS + o + j] = tc[i];
   }
   __syncwarp();
-  // M = L21 T11: lane → column j = lane & 15, rows 8 (lane >> 4) .. + 7.
-  {
+  // The block inverse's two 16 × 16 × 16 fp32 products, dst(i, j) = Σ_m lhs(i, m) rhs(m, j): lane →
+  // column j = lane & 15, rows 8 (lane >> 4) .. + 7.
+  auto product16 = [&](auto lhs, auto rhs, auto dst) {
     const int j = lane & 15, r0 = 8 * (lane >> 4);
 #pragma unroll
     for (int ii = 0; ii < 8; ++ii) {
-      const int i = r0 + ii;
       float acc = 0.f;
 #pragma unroll
-      for (int m = 0; m < 16; ++m) acc += b.lt[m * LTS + 16 + i] * b.tt[m * LTS + j];
-      b.mm[i * 20 + j] = acc;
+      for (int m = 0; m < 16; ++m) acc += lhs(r0 + ii, m) * rhs(m, j);
+      dst(r0 + ii, j, acc);
     }
-  }
-  __syncwarp();
-  // T21 = −T22 M, then T (io) into the stage.
-  {
-    const int j = lane & 15, r0 = 8 * (lane >> 4);
+    __syncwarp();
+  };
+  // M = L21 T11, then T21 = −T22 M.
+  product16([&](int i, int m) { return b.lt[m * LTS + 16 + i]; }, [&](int m, int j) { return b.tt[m * LTS + j]; },
+            [&](int i, int j, float v) { b.mm[i * 20 + j] = v; });
+  product16([&](int i, int m) { return b.tt[(16 + i) * LTS + 16 + m]; }, [&](int m, int j) { return b.mm[m * 20 + j]; },
+            [&](int i, int j, float v) { b.tt[(16 + i) * LTS + j] = -v; });
+  // T (io) into the stage: row i, column lane (upper triangle zeros).
 #pragma unroll
-    for (int ii = 0; ii < 8; ++ii) {
-      const int i = r0 + ii;
-      float acc = 0.f;
-#pragma unroll
-      for (int m = 0; m < 16; ++m) acc += b.tt[(16 + i) * LTS + 16 + m] * b.mm[m * 20 + j];
-      b.tt[(16 + i) * LTS + j] = -acc;
-    }
-  }
-  __syncwarp();
-#pragma unroll
-  for (int ii = 0; ii < 32; ++ii) {
-    const int i = ii, jj = lane;  // row i, column lane (upper triangle zeros)
-    const float v = jj <= i ? b.tt[i * LTS + jj] : 0.f;
-    s.t[i * TLD + jj] = Io<T>::from_f(v);
-  }
+  for (int i = 0; i < 32; ++i) s.t[i * TLD + lane] = Io<T>::from_f(lane <= i ? b.tt[i * LTS + lane] : 0.f);
   __syncwarp();
 }
 
@@ -450,15 +440,6 @@ __global__ void __launch_bounds__(128, 1) build_kernel(T* sink, int tokens, int)
 }
 }  // namespace chainc
 
-#define CK(x)                                                                                                  \
-  do {                                                                                                         \
-    cudaError_t e_ = (x);                                                                                      \
-    if (e_ != cudaSuccess) {                                                                                   \
-      fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_));                      \
-      exit(2);                                                                                                 \
-    }                                                                                                          \
-  } while (0)
-
 int main(int argc, char** argv) {
   const int iters = argc > 1 ? atoi(argv[1]) : 20;
   struct Entry {
@@ -487,25 +468,7 @@ int main(int argc, char** argv) {
     for (int rep = 0; rep < 2; ++rep)
       for (const Entry& e : entries) {
         const dim3 grid(2, sh.h, sh.n);
-        for (int w = 0; w < 3; ++w) e.fn<<<grid, 128, smem, st>>>(o, sh.t, sh.h);
-        CK(cudaStreamSynchronize(st));
-        std::vector<float> ms;
-        for (int it = 0; it < iters; ++it) {
-          cudaEvent_t a, b;
-          CK(cudaEventCreate(&a));
-          CK(cudaEventCreate(&b));
-          CK(cudaEventRecord(a, st));
-          e.fn<<<grid, 128, smem, st>>>(o, sh.t, sh.h);
-          CK(cudaEventRecord(b, st));
-          CK(cudaEventSynchronize(b));
-          float t;
-          CK(cudaEventElapsedTime(&t, a, b));
-          ms.push_back(t);
-          cudaEventDestroy(a);
-          cudaEventDestroy(b);
-        }
-        CK(cudaGetLastError());
-        std::sort(ms.begin(), ms.end());
+        const std::vector<float> ms = launch_times_ms(st, iters, [&] { e.fn<<<grid, 128, smem, st>>>(o, sh.t, sh.h); });
         printf("CHAINC %s C=%d %-14s round %d %.4f ms (min %.4f)\n", e.name, e.c, sh.name, rep + 1, ms[ms.size() / 2], ms[0]);
       }
     if (&sh == &shapes[0]) {  // build_kernel<32> left its inverse check in o's first float

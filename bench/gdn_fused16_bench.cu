@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "cuda_launch_timing.h"
 #include "gdn_fwd_fused16.cuh"
 
 using gdn::gdn_bf16;
@@ -58,15 +59,6 @@ FUSED16_ENTRY(fused16_bf16_b2c, Fused16B2C, 2, gdn::F16_FULL)
 FUSED16_ENTRY(fused16_bf16_w8c_prod, Fused16W8C, 1, gdn::F16_PRODUCER)
 FUSED16_ENTRY(fused16_bf16_w4c_prod, Fused16W4C, 1, gdn::F16_PRODUCER)
 FUSED16_ENTRY(fused16_bf16_b2c_prod, Fused16B2C, 2, gdn::F16_PRODUCER)
-
-#define CK(x)                                                                         \
-  do {                                                                                \
-    cudaError_t e_ = (x);                                                             \
-    if (e_ != cudaSuccess) {                                                          \
-      fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-      exit(2);                                                                        \
-    }                                                                                 \
-  } while (0)
 
 static unsigned long long rng = 12345;
 static double uni(double lo, double hi) {
@@ -360,25 +352,7 @@ int main(int argc, char** argv) {
     const double bytes = double(c.T) * c.H * (4.0 * 256 + 8) + 2.0 * c.h0.size() * 4;
     for (int i = 0; i < NE; ++i) {
       if (only && !strstr((std::string(",") + only + ",").c_str(), (std::string(",") + entries[i].name + ",").c_str())) continue;
-      for (int w = 0; w < 3; ++w) launch(entries[i], d, c, s);
-      CK(cudaStreamSynchronize(s));
-      std::vector<float> ms;
-      for (int it = 0; it < iters; ++it) {
-        cudaEvent_t a, b;
-        CK(cudaEventCreate(&a));
-        CK(cudaEventCreate(&b));
-        CK(cudaEventRecord(a, s));
-        launch(entries[i], d, c, s);
-        CK(cudaEventRecord(b, s));
-        CK(cudaEventSynchronize(b));
-        float t;
-        CK(cudaEventElapsedTime(&t, a, b));
-        ms.push_back(t);
-        cudaEventDestroy(a);
-        cudaEventDestroy(b);
-      }
-      CK(cudaGetLastError());
-      std::sort(ms.begin(), ms.end());
+      const std::vector<float> ms = launch_times_ms(s, iters, [&] { launch(entries[i], d, c, s); });
       const double med = ms[ms.size() / 2];
       printf("FUSED16 %-15s %-16s %.4f ms (min %.4f) %.0f GB/s of the minimum traffic (%.0f MB)\n", entries[i].name, sh.name, med, ms[0],
              bytes / (med * 1e-3) / 1e9, bytes / 1e6);
