@@ -170,6 +170,8 @@ int main(int argc, char** argv) {
   if (only < 0 || only == 3) run_case<gdn::gdn_f16>("fp16 no l2norm", 2, 2, gdn::FLAG_BETA_SIGMOID, {256, 100}, false);
   if (only < 0 || only == 4) run_case<gdn::gdn_bf16>("bf16 l2norm slow decay", 2, 2, L2S, {900, 250, 0, 40}, false, 0.995);
   if (only < 0 || only == 5) run_case<gdn::gdn_f16>("fp16 GQA slow decay", 1, 2, gdn::FLAG_BETA_SIGMOID, {700, 130}, true, 0.995);
+  // Fast decay (g = ln U(0.02, 1): e^{Γ_last} ≈ 2^-21 per chunk), bf16 state (session 56).
+  if (only < 0 || only == 6) run_case<gdn::gdn_bf16>("bf16 fast decay", 2, 2, gdn::FLAG_BETA_SIGMOID, {600, 200, 17}, true, 0.02);
   printf("%s\n", g_fails ? "fused16 host emulation: FAILED" : "fused16 host emulation: all checks ok");
   return g_fails ? 1 : 0;
 }

@@ -1,0 +1,102 @@
+// mma_sync_rate_bench.cu: the SM90 tensor pipe's rate for mma.sync m16n8k16 (bf16 in, fp32
+// accumulate), the instruction every product of the one-pass forward's chain issues
+// (kernels/include/gdn_fwd_fused16.cuh). Session 56 asks whether that chain (52 such mma per warp
+// and chunk at ~15-17 cycles each, one chain warp per SM sub-partition) is bound by the mma.sync
+// rate itself: this measures the rate with W warps per SM (W / 4 per sub-partition), ILP independent
+// accumulators per warp, and the B operand either in registers or loaded by ldmatrix.x4 from shared
+// memory for every two mma (as the chain's products do). Timing only; the sums are stored so the
+// products are not dropped.
+//
+// Build on the device: nvcc -std=c++17 -O3 -arch=sm_90a -Ibench bench/mma_sync_rate_bench.cu -o /tmp/mmarate
+// Run: /tmp/mmarate; prints `MMA warps/SM W ilp I b=<reg|ldsm>: <cycles per mma per sub-partition>
+// cycles, <TFLOP/s>` per configuration (median of the timed launches).
+#include <cuda_runtime.h>
+
+#include <cstdio>
+#include <vector>
+
+#include "cuda_launch_timing.h"
+
+using u32 = unsigned int;
+
+__device__ __forceinline__ void mma_bf16(float (&c)[4], const u32 (&a)[4], u32 b0, u32 b1) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+      "{%0,%1,%2,%3};\n"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+__device__ __forceinline__ void ldsm_x4(u32 (&r)[4], const void* p) {
+  const u32 s = static_cast<u32>(__cvta_generic_to_shared(p));
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(s));
+}
+
+// ILP accumulators per warp, `iters` rounds of ILP mma each. LDSM: every pair of mma takes its two
+// B fragments from one ldmatrix.x4 of a 16 x 136 bf16 tile (the chain's k̂ layout), address rotating.
+template <int ILP, bool LDSM>
+__global__ void mma_rate(float* out, int iters) {
+  __shared__ __align__(16) unsigned short tile[16 * 136];
+  for (int i = threadIdx.x; i < 16 * 136; i += blockDim.x) tile[i] = static_cast<unsigned short>(0x3f80 + (i & 7));
+  __syncthreads();
+  const int lane = threadIdx.x & 31;
+  u32 a[4];
+#pragma unroll
+  for (int i = 0; i < 4; ++i) a[i] = 0x3f803f80u + static_cast<u32>(lane + i);
+  u32 b0 = 0x3f803f80u + lane, b1 = 0x3f803f81u + lane;
+  float c[ILP][4] = {};
+  const unsigned short* row = tile + (lane & 15) * 136 + 8 * (lane >> 4);
+  for (int it = 0; it < iters; ++it) {
+#pragma unroll
+    for (int i = 0; i < ILP; i += 2) {
+      u32 b[4] = {b0, b1, b1, b0};
+      if constexpr (LDSM) ldsm_x4(b, row + 16 * ((it * ILP / 2 + i / 2) & 7));
+      mma_bf16(c[i], a, b[0], b[1]);
+      if (i + 1 < ILP) mma_bf16(c[i + 1], a, b[2], b[3]);
+    }
+  }
+  float s = 0.f;
+#pragma unroll
+  for (int i = 0; i < ILP; ++i) s += c[i][0] + c[i][1] + c[i][2] + c[i][3];
+  out[blockIdx.x * blockDim.x + threadIdx.x] = s;
+}
+
+template <int ILP, bool LDSM>
+static void run(int sms, int clock_khz, int warps, float* out, cudaStream_t st) {
+  const int iters = 4096 / ILP * 8;  // 32,768 mma per warp
+  const std::vector<float> ms =
+      launch_times_ms(st, 7, [&] { mma_rate<ILP, LDSM><<<sms, 32 * warps, 0, st>>>(out, iters); });
+  const double med = ms[ms.size() / 2] * 1e-3;
+  const double mma = double(sms) * warps * iters * ILP;
+  const double cycles = med * clock_khz * 1e3;
+  // Cycles per mma per SM sub-partition: the sub-partition issues warps / 4 warps' mma.
+  printf("MMA warps/SM %2d ilp %2d b=%-4s: %5.2f cycles per mma per sub-partition, %6.1f TFLOP/s\n", warps, ILP,
+         LDSM ? "ldsm" : "reg", cycles / (mma / (sms * 4.0)), mma * 4096.0 / med / 1e12);
+}
+
+int main() {
+  setvbuf(stdout, nullptr, _IOLBF, 0);
+  cudaDeviceProp pr;
+  CK(cudaGetDeviceProperties(&pr, 0));
+  int clock_khz = 0;
+  CK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, 0));
+  printf("%s, %d SMs, %d MHz (cycles below at this clock)\n", pr.name, pr.multiProcessorCount, clock_khz / 1000);
+  float* out;
+  CK(cudaMalloc(&out, size_t(pr.multiProcessorCount) * 1024 * sizeof(float)));
+  cudaStream_t st;
+  CK(cudaStreamCreate(&st));
+  for (int warps : {4, 8, 16}) {
+    run<1, false>(pr.multiProcessorCount, clock_khz, warps, out, st);
+    run<2, false>(pr.multiProcessorCount, clock_khz, warps, out, st);
+    run<4, false>(pr.multiProcessorCount, clock_khz, warps, out, st);
+    run<8, false>(pr.multiProcessorCount, clock_khz, warps, out, st);
+    run<16, false>(pr.multiProcessorCount, clock_khz, warps, out, st);
+    run<4, true>(pr.multiProcessorCount, clock_khz, warps, out, st);
+    run<8, true>(pr.multiProcessorCount, clock_khz, warps, out, st);
+    run<16, true>(pr.multiProcessorCount, clock_khz, warps, out, st);
+  }
+  CK(cudaFree(out));
+  return 0;
+}
