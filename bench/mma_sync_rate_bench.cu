@@ -22,23 +22,10 @@
 
 #include "cuda_launch_timing.h"
 #include "dnnp_wgmma.cuh"
+#include "gdn_fwd.cuh"
 
-using u32 = unsigned int;
-
-__device__ __forceinline__ void mma_bf16(float (&c)[4], const u32 (&a)[4], u32 b0, u32 b1) {
-  asm volatile(
-      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-      "{%0,%1,%2,%3};\n"
-      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
-
-__device__ __forceinline__ void ldsm_x4(u32 (&r)[4], const void* p) {
-  const u32 s = static_cast<u32>(__cvta_generic_to_shared(p));
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(s));
-}
+using gdn::u32;
+using Mma = gdn::Io<gdn::gdn_bf16>;  // the chain's own m16n8k16 (gdn_fwd.cuh)
 
 // ILP accumulators per warp, `iters` rounds of ILP mma each. LDSM: every pair of mma takes its two
 // B fragments from one ldmatrix.x4 of a 16 x 136 bf16 tile (the chain's k̂ layout), address rotating.
@@ -58,9 +45,9 @@ __global__ void mma_rate(float* out, int iters) {
 #pragma unroll
     for (int i = 0; i < ILP; i += 2) {
       u32 b[4] = {b0, b1, b1, b0};
-      if constexpr (LDSM) ldsm_x4(b, row + 16 * ((it * ILP / 2 + i / 2) & 7));
-      mma_bf16(c[i], a, b[0], b[1]);
-      if (i + 1 < ILP) mma_bf16(c[i + 1], a, b[2], b[3]);
+      if constexpr (LDSM) gdn::ldsm_x4(b, row + 16 * ((it * ILP / 2 + i / 2) & 7));
+      Mma::mma(c[i], a, b);
+      if (i + 1 < ILP) Mma::mma(c[i + 1], a, b + 2);
     }
   }
   float s = 0.f;
