@@ -5,4 +5,4 @@
 set -u
 cd "$(git rev-parse --show-toplevel 2>/dev/null || pwd)"
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
-nvcc -std=c++17 -O3 -arch=sm_90a -Ikernels/include -Ibench bench/mma_sync_rate_bench.cu -o /tmp/mmarate && timeout 120 /tmp/mmarate
+nvcc -std=c++17 -O3 -gencode arch=compute_90a,code=sm_90a -Ikernels/include -Ibench bench/mma_sync_rate_bench.cu -o /tmp/mmarate && timeout 120 /tmp/mmarate

@@ -10,7 +10,7 @@
 // or two batches in flight, one or two warpgroups per SM. Timing only; the sums are stored so the
 // products are not dropped.
 //
-// Build on the device: nvcc -std=c++17 -O3 -arch=sm_90a -Ikernels/include -Ibench bench/mma_sync_rate_bench.cu -o /tmp/mmarate
+// Build on the device: nvcc -std=c++17 -O3 -gencode arch=compute_90a,code=sm_90a -Ikernels/include -Ibench bench/mma_sync_rate_bench.cu -o /tmp/mmarate
 // Run: /tmp/mmarate; prints `MMA warps/SM W ilp I b=<reg|ldsm>: <cycles per mma per sub-partition>
 // cycles, <TFLOP/s>` and `WGMMA n N depth D inflight F warpgroups/SM G: <cycles per m16n8k16's
 // worth per sub-partition>, <TFLOP/s>` per configuration (median of the timed launches; cycles at
