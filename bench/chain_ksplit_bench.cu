@@ -1,0 +1,320 @@
+// chain_ksplit_bench.cu: the one-pass forward's chain (kernels/include/gdn_fwd_fused16.cuh,
+// fwd_fused16_body's chain warps) in isolation, against two ways of putting more warps on it
+// (session 57). The chain alone is ~0.25-0.27 ms at (4,8192,16) (session 51), above issue 8's forward
+// target (0.22 ms on the H200) by itself; session 56 found it not issue-bound. Each form here steps
+// NCH chunks of 16 tokens from one static shared-memory stage (no producer, no barriers but the
+// form's own), one block per SM, and reports the time per chunk per 64 value rows of a head:
+//   base:   the landing chain: 4 warps, warp w owns value rows 16 w .. + 15 and all 128 keys
+//           (P, Q: 32 mma; U: 2; O: 2; the update: 16);
+//   two:    8 warps, two independent base chains per SM sub-partition (128 value rows; the time
+//           per chunk is halved to compare per 64 rows): what a second chain per sub-partition buys;
+//   ksplit: 8 warps, warp w and w + 4 own the same 16 value rows and keys 0-63 / 64-127 of X
+//           (P, Q halves: 16 mma each warp), P and Q partials swapped through shared memory with a
+//           64-thread named barrier per pair, U by both (2 mma, bitwise equal: the sum is
+//           commutative), O's token half each (1 mma), the update of its key half (8 mma).
+// The numbers are the state's; the values are synthetic (timing only). A sum of every form's
+// result is stored so nothing is dropped.
+//
+// Build on the device: nvcc -std=c++17 -O3 -gencode arch=compute_90a,code=sm_90a -Ikernels/include -Ibench bench/chain_ksplit_bench.cu -o /tmp/ksplit
+// Run: /tmp/ksplit; prints `<form> nch N: <ns per chunk per 64 value rows>, <cycles> at the max clock`.
+#include <cuda_runtime.h>
+
+#include <cstdio>
+#include <vector>
+
+#include "cuda_launch_timing.h"
+#include "gdn_fwd_fused16.cuh"
+
+using namespace gdn;
+using T = gdn_bf16;
+using IoT = Io<T>;
+
+constexpr int KB_VB = 128;  // the static stage's value columns (the `two` form's 128 rows)
+struct BenchStage {
+  T q[F16_C * F16_LD];
+  T k[F16_C * F16_LD];
+  T v[F16_C * (KB_VB + 8)];
+  T t[F16_C * F16_TLD];
+  T a[F16_C * F16_TLD];
+  float se[F16_C], sq[F16_C], sk[F16_C], be[F16_C];
+  float gl;
+};
+struct BenchSmem {
+  BenchStage s;
+  float4 xch[4][2][2][4][32];  // ksplit: [pair][chunk parity][key half][P 0-1, Q 2-3][lane]
+  T ost[8][2][F16_C * F16_OLD];
+};
+
+__device__ void fill_stage(BenchStage& s) {
+  const int tid = threadIdx.x;
+  for (int i = tid; i < F16_C * F16_LD; i += blockDim.x) {
+    s.q[i] = IoT::from_f(0.01f * ((i * 7) % 13 - 6));
+    s.k[i] = IoT::from_f(0.01f * ((i * 5) % 11 - 5));
+  }
+  for (int i = tid; i < F16_C * (KB_VB + 8); i += blockDim.x) s.v[i] = IoT::from_f(0.1f * ((i * 3) % 7 - 3));
+  for (int i = tid; i < F16_C * F16_TLD; i += blockDim.x) {
+    s.t[i] = IoT::from_f((i % F16_TLD) == (i / F16_TLD) ? 1.f : 0.01f);
+    s.a[i] = IoT::from_f(0.02f);
+  }
+  if (tid < F16_C) {
+    s.se[tid] = 0.5f;
+    s.sq[tid] = 0.08f;
+    s.sk[tid] = 0.9f;
+    s.be[tid] = 0.5f;
+  }
+  if (tid == 0) s.gl = 0.95f;
+}
+
+// vᵀ of value rows vr .. + 15 in the accumulator layout (fwd_fused16_body's transposing ldmatrix).
+__device__ __forceinline__ void load_vt(u32 (&vt)[4], const BenchStage& s, int vr, int lane) {
+  ldsm_x4_t(vt, s.v + ((lane & 7) + 8 * ((lane >> 3) & 1)) * (KB_VB + 8) + vr + 8 * (lane >> 4));
+}
+
+// Rᵀ = β vᵀ − P diag(β e^Γ) and Q diag(scale e^Γ), in place of pe / pq.
+__device__ __forceinline__ void form_r(float (&pe)[2][4], float (&pq)[2][4], const u32 (&vt)[4], const BenchStage& s,
+                                       int tg) {
+#pragma unroll
+  for (int nt = 0; nt < 2; ++nt)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const int t = 8 * nt + 2 * tg + (e & 1);
+      const u32 w = vt[nt + 2 * (e >> 1)];
+      const float vv = IoT::bits_to_f(static_cast<unsigned short>((e & 1) ? w >> 16 : w & 0xffffu));
+      pe[nt][e] = s.be[t] * vv - s.se[t] * pe[nt][e];
+      pq[nt][e] *= s.sq[t];
+    }
+}
+
+// The landing chain's step, verbatim but for the barriers and the O store (see fwd_fused16_body).
+__device__ __forceinline__ void base_step(float (&x)[16][4], BenchSmem& sm, int vr, int warp, int c, int lane) {
+  const BenchStage& s = sm.s;
+  const int tg = lane & 3;
+  float pe[2][4], pq[2][4], pe2[2][4], pq2[2][4];
+  zero_frags(pe);
+  zero_frags(pq);
+  zero_frags(pe2);
+  zero_frags(pq2);
+#pragma unroll
+  for (int kk = 0; kk < 8; ++kk) {
+    u32 a[4], bk[4], bq[4];
+    x_a_frag<T>(a, x, kk);
+    fused16_b_rows(bk, s.k, F16_LD, kk, lane);
+    fused16_b_rows(bq, s.q, F16_LD, kk, lane);
+    float(&de)[2][4] = kk < 4 ? pe : pe2;
+    float(&dq)[2][4] = kk < 4 ? pq : pq2;
+    IoT::mma(de[0], a, bk);
+    IoT::mma(de[1], a, bk + 2);
+    IoT::mma(dq[0], a, bq);
+    IoT::mma(dq[1], a, bq + 2);
+  }
+#pragma unroll
+  for (int nt = 0; nt < 2; ++nt)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      pe[nt][e] += pe2[nt][e];
+      pq[nt][e] += pq2[nt][e];
+    }
+  u32 vt[4];
+  load_vt(vt, s, vr, lane);
+  form_r(pe, pq, vt, s, tg);
+  u32 ra[4], tb[4];
+  x_a_frag<T>(ra, pe, 0);
+  fused16_b_rows(tb, s.t, F16_TLD, 0, lane);
+  float u[2][4];
+  zero_frags(u);
+  IoT::mma(u[0], ra, tb);
+  IoT::mma(u[1], ra, tb + 2);
+  u32 ua[4], ab[4];
+  x_a_frag<T>(ua, u, 0);
+  fused16_b_rows(ab, s.a, F16_TLD, 0, lane);
+  IoT::mma(pq[0], ua, ab);
+  IoT::mma(pq[1], ua, ab + 2);
+#pragma unroll
+  for (int nt = 0; nt < 2; ++nt)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) u[nt][e] *= s.sk[8 * nt + 2 * tg + (e & 1)];
+  x_a_frag<T>(ua, u, 0);
+  scale_frags(x, s.gl);
+#pragma unroll
+  for (int np = 0; np < 8; ++np) {
+    u32 kb[4];
+    ldsm_x4_t(kb, s.k + ((lane & 7) + 8 * ((lane >> 3) & 1)) * F16_LD + 16 * np + 8 * (lane >> 4));
+    IoT::mma(x[2 * np], ua, kb);
+    IoT::mma(x[2 * np + 1], ua, kb + 2);
+  }
+  const u32 r[4] = {IoT::pack(pq[0][0], pq[0][1]), IoT::pack(pq[0][2], pq[0][3]), IoT::pack(pq[1][0], pq[1][1]),
+                    IoT::pack(pq[1][2], pq[1][3])};
+  stsm_x4_t(sm.ost[warp][c & 1] + ((lane & 7) + 8 * (lane >> 4)) * F16_OLD + 8 * ((lane >> 3) & 1), r);
+}
+
+// XCH: 0 swaps P and Q at once after the products; 1 swaps P first (the recurrence's path), Q after
+// U's product (off the path); both by the pair's named barrier, once (0) or twice (1) per chunk.
+template <int XCH>
+__device__ __forceinline__ void ksplit_step(float (&x)[8][4], BenchSmem& sm, int pair, int half, int warp, int c,
+                                            int lane) {
+  const BenchStage& s = sm.s;
+  const int tg = lane & 3;
+  float pe[2][4], pq[2][4], pe2[2][4], pq2[2][4];
+  zero_frags(pe);
+  zero_frags(pq);
+  zero_frags(pe2);
+  zero_frags(pq2);
+#pragma unroll
+  for (int kk = 0; kk < 4; ++kk) {
+    u32 a[4], bk[4], bq[4];
+    x_a_frag<T>(a, x, kk);
+    fused16_b_rows(bk, s.k, F16_LD, 4 * half + kk, lane);
+    fused16_b_rows(bq, s.q, F16_LD, 4 * half + kk, lane);
+    float(&de)[2][4] = kk < 2 ? pe : pe2;
+    float(&dq)[2][4] = kk < 2 ? pq : pq2;
+    IoT::mma(de[0], a, bk);
+    IoT::mma(de[1], a, bk + 2);
+    IoT::mma(dq[0], a, bq);
+    IoT::mma(dq[1], a, bq + 2);
+  }
+#pragma unroll
+  for (int nt = 0; nt < 2; ++nt)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      pe[nt][e] += pe2[nt][e];
+      pq[nt][e] += pq2[nt][e];
+    }
+  float4(&mine)[4][32] = sm.xch[pair][c & 1][half];
+  const float4(&theirs)[4][32] = sm.xch[pair][c & 1][half ^ 1];
+  auto swap = [&](float(&f)[2][4], int off) {
+    mine[off][lane] = make_float4(f[0][0], f[0][1], f[0][2], f[0][3]);
+    mine[off + 1][lane] = make_float4(f[1][0], f[1][1], f[1][2], f[1][3]);
+  };
+  auto take = [&](float(&f)[2][4], int off) {
+    const float4 a = theirs[off][lane], b = theirs[off + 1][lane];
+    // lo + hi in both warps (the same bits in each: IEEE addition commutes).
+    f[0][0] += a.x, f[0][1] += a.y, f[0][2] += a.z, f[0][3] += a.w;
+    f[1][0] += b.x, f[1][1] += b.y, f[1][2] += b.z, f[1][3] += b.w;
+  };
+  auto pair_bar = [&] { asm volatile("bar.sync %0, 64;\n" ::"r"(1 + pair) : "memory"); };
+  swap(pe, 0);
+  if (XCH == 0) swap(pq, 2);
+  pair_bar();
+  take(pe, 0);
+  if (XCH == 0) take(pq, 2);
+  u32 vt[4];
+  load_vt(vt, s, 16 * pair, lane);
+  float u[2][4];
+  {
+    float r[2][4];
+#pragma unroll
+    for (int nt = 0; nt < 2; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int t = 8 * nt + 2 * tg + (e & 1);
+        const u32 w = vt[nt + 2 * (e >> 1)];
+        const float vv = IoT::bits_to_f(static_cast<unsigned short>((e & 1) ? w >> 16 : w & 0xffffu));
+        r[nt][e] = s.be[t] * vv - s.se[t] * pe[nt][e];
+      }
+    u32 ra[4], tb[4];
+    x_a_frag<T>(ra, r, 0);
+    fused16_b_rows(tb, s.t, F16_TLD, 0, lane);
+    zero_frags(u);
+    IoT::mma(u[0], ra, tb);
+    IoT::mma(u[1], ra, tb + 2);
+  }
+  u32 ua[4], ab[4];
+  x_a_frag<T>(ua, u, 0);
+  if (XCH == 1) {
+    swap(pq, 2);
+    pair_bar();
+    take(pq, 2);
+  }
+  // O's token half `half`: Q diag(scale e^Γ) + Uᵀ Aᵀ over tokens 8 half .. + 7.
+  float o[4];
+#pragma unroll
+  for (int e = 0; e < 4; ++e) o[e] = pq[half][e] * s.sq[8 * half + 2 * tg + (e & 1)];
+  fused16_b_rows(ab, s.a, F16_TLD, 0, lane);
+  IoT::mma(o, ua, ab + 2 * half);
+#pragma unroll
+  for (int nt = 0; nt < 2; ++nt)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) u[nt][e] *= s.sk[8 * nt + 2 * tg + (e & 1)];
+  x_a_frag<T>(ua, u, 0);
+  scale_frags(x, s.gl);
+#pragma unroll
+  for (int np = 0; np < 4; ++np) {
+    u32 kb[4];
+    ldsm_x4_t(kb, s.k + ((lane & 7) + 8 * ((lane >> 3) & 1)) * F16_LD + 16 * (4 * half + np) + 8 * (lane >> 4));
+    IoT::mma(x[2 * np], ua, kb);
+    IoT::mma(x[2 * np + 1], ua, kb + 2);
+  }
+  // The token half's O tile [8 tokens][16 value rows] (stmatrix of two transposed matrices).
+  const u32 r2[4] = {IoT::pack(o[0], o[1]), IoT::pack(o[2], o[3]), IoT::pack(o[0], o[1]), IoT::pack(o[2], o[3])};
+  stsm_x4_t(sm.ost[warp][c & 1] + ((lane & 7) + 8 * (lane >> 4)) * F16_OLD + 8 * ((lane >> 3) & 1), r2);
+}
+
+// FORM 0 base (4 warps), 1 two (8 warps, two chains per sub-partition), 2 / 3 ksplit (8 warps, XCH 0 / 1).
+template <int FORM>
+__global__ void chain_bench(float* out, int nch) {
+  extern __shared__ __align__(16) unsigned char dyn[];
+  BenchSmem& sm = *reinterpret_cast<BenchSmem*>(dyn);
+  fill_stage(sm.s);
+  __syncthreads();
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  float acc = 0.f;
+  if constexpr (FORM <= 1) {
+    float x[16][4];
+#pragma unroll
+    for (int nt = 0; nt < 16; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) x[nt][e] = 0.001f * (nt + e);
+    for (int c = 0; c < nch; ++c) base_step(x, sm, 16 * warp, warp, c, lane);
+#pragma unroll
+    for (int nt = 0; nt < 16; ++nt) acc += x[nt][0] + x[nt][3];
+  } else {
+    float x[8][4];
+#pragma unroll
+    for (int nt = 0; nt < 8; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) x[nt][e] = 0.001f * (nt + e);
+    const int pair = warp & 3, half = warp >> 2;
+    for (int c = 0; c < nch; ++c) ksplit_step<FORM - 2>(x, sm, pair, half, warp, c, lane);
+#pragma unroll
+    for (int nt = 0; nt < 8; ++nt) acc += x[nt][0] + x[nt][3];
+  }
+  __syncthreads();
+  acc += IoT::to_f(sm.ost[warp][1][lane]);
+  out[blockIdx.x * blockDim.x + threadIdx.x] = acc;
+}
+
+template <int FORM>
+static void run(const char* name, int sms, int clock_khz, int nch, float* out, cudaStream_t st) {
+  const int warps = FORM == 0 ? 4 : 8;
+  // 120 KB of dynamic shared memory: one block per SM, as the one pass's forms run.
+  const int smem = 120 * 1024;
+  static_assert(sizeof(BenchSmem) <= 120 * 1024, "the stage fits");
+  CK(cudaFuncSetAttribute(chain_bench<FORM>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+  const std::vector<float> ms = launch_times_ms(st, 9, [&] { chain_bench<FORM><<<sms, 32 * warps, smem, st>>>(out, nch); });
+  const double med_ns = ms[ms.size() / 2] * 1e6;
+  const double per = med_ns / nch / (FORM == 1 ? 2.0 : 1.0);  // per chunk per 64 value rows
+  printf("%-12s nch %5d: %7.1f ns per chunk per 64 value rows, %6.0f cycles at %d MHz (median %.4f ms)\n", name, nch,
+         per, per * clock_khz * 1e-6, clock_khz / 1000, ms[ms.size() / 2]);
+}
+
+int main() {
+  setvbuf(stdout, nullptr, _IOLBF, 0);
+  cudaDeviceProp pr;
+  CK(cudaGetDeviceProperties(&pr, 0));
+  int clock_khz = 0;
+  CK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, 0));
+  printf("%s, %d SMs\n", pr.name, pr.multiProcessorCount);
+  float* out;
+  CK(cudaMalloc(&out, size_t(pr.multiProcessorCount) * 256 * sizeof(float)));
+  cudaStream_t st;
+  CK(cudaStreamCreate(&st));
+  for (int rep = 0; rep < 2; ++rep)
+    for (int nch : {512, 2048}) {
+      run<0>("base", pr.multiProcessorCount, clock_khz, nch, out, st);
+      run<1>("two", pr.multiProcessorCount, clock_khz, nch, out, st);
+      run<2>("ksplit-pq", pr.multiProcessorCount, clock_khz, nch, out, st);
+      run<3>("ksplit-p,q", pr.multiProcessorCount, clock_khz, nch, out, st);
+    }
+  CK(cudaFree(out));
+  return 0;
+}
