@@ -43,6 +43,8 @@ struct BenchSmem {
   BenchStage s;
   float4 xch[4][2][2][4][32];  // ksplit: [pair][chunk parity][key half][P 0-1, Q 2-3][lane]
   T ost[8][2][F16_C * F16_OLD];
+  uint4 xu[4][64];
+  uint64_t bars[4][4];  // base+bar: each chain warp's own ring of four one-arrival barriers  // pqsplit: [pair][Uᵀ's A fragment by lane, then Uᵀ diag(e^{Γ_last − Γ})'s]
 };
 
 __device__ void fill_stage(BenchStage& s) {
@@ -249,16 +251,137 @@ __device__ __forceinline__ void ksplit_step(float (&x)[8][4], BenchSmem& sm, int
   stsm_x4_t(sm.ost[warp][c & 1] + ((lane & 7) + 8 * (lane >> 4)) * F16_OLD + 8 * ((lane >> 3) & 1), r2);
 }
 
-// FORM 0 base (4 warps), 1 two (8 warps, two chains per sub-partition), 2 / 3 ksplit (8 warps, XCH 0 / 1).
+// pqsplit: warp ROLE 0 of a pair computes P, R, U and hands U's two A fragments (Uᵀ and
+// Uᵀ diag(e^{Γ_last − Γ})) to its partner through shared memory (named barrier 1 + 2 pair: U
+// written; 2 + 2 pair: U read, so the next chunk's U may be written); ROLE 1 computes Q and O. Both
+// hold all of X and apply the same update (bitwise the same X).
+template <int ROLE>
+__device__ __forceinline__ void pqsplit_step(float (&x)[16][4], BenchSmem& sm, int pair, int warp, int c, int lane) {
+  const BenchStage& s = sm.s;
+  const int tg = lane & 3;
+  const T* b = ROLE == 0 ? s.k : s.q;
+  float pe[2][4], pe2[2][4];
+  zero_frags(pe);
+  zero_frags(pe2);
+#pragma unroll
+  for (int kk = 0; kk < 8; ++kk) {
+    u32 a[4], bk[4];
+    x_a_frag<T>(a, x, kk);
+    fused16_b_rows(bk, b, F16_LD, kk, lane);
+    float(&de)[2][4] = kk < 4 ? pe : pe2;
+    IoT::mma(de[0], a, bk);
+    IoT::mma(de[1], a, bk + 2);
+  }
+#pragma unroll
+  for (int nt = 0; nt < 2; ++nt)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) pe[nt][e] += pe2[nt][e];
+  uint4* slot = sm.xu[pair];
+  u32 ua[4], uk[4];
+  if constexpr (ROLE == 0) {
+    u32 vt[4];
+    load_vt(vt, s, 16 * pair, lane);
+    float q0[2][4];
+    form_r(pe, q0, vt, s, tg);
+    u32 ra[4], tb[4];
+    x_a_frag<T>(ra, pe, 0);
+    fused16_b_rows(tb, s.t, F16_TLD, 0, lane);
+    float u[2][4];
+    zero_frags(u);
+    IoT::mma(u[0], ra, tb);
+    IoT::mma(u[1], ra, tb + 2);
+    x_a_frag<T>(ua, u, 0);
+#pragma unroll
+    for (int nt = 0; nt < 2; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) u[nt][e] *= s.sk[8 * nt + 2 * tg + (e & 1)];
+    x_a_frag<T>(uk, u, 0);
+    if (c > 0) asm volatile("bar.sync %0, 64;\n" ::"r"(2 + 2 * pair) : "memory");
+    slot[lane] = make_uint4(ua[0], ua[1], ua[2], ua[3]);
+    slot[32 + lane] = make_uint4(uk[0], uk[1], uk[2], uk[3]);
+    asm volatile("bar.arrive %0, 64;\n" ::"r"(1 + 2 * pair) : "memory");
+  } else {
+#pragma unroll
+    for (int nt = 0; nt < 2; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) pe[nt][e] *= s.sq[8 * nt + 2 * tg + (e & 1)];
+    asm volatile("bar.sync %0, 64;\n" ::"r"(1 + 2 * pair) : "memory");
+    const uint4 a0 = slot[lane], a1 = slot[32 + lane];
+    asm volatile("bar.arrive %0, 64;\n" ::"r"(2 + 2 * pair) : "memory");
+    ua[0] = a0.x, ua[1] = a0.y, ua[2] = a0.z, ua[3] = a0.w;
+    uk[0] = a1.x, uk[1] = a1.y, uk[2] = a1.z, uk[3] = a1.w;
+    u32 ab[4];
+    fused16_b_rows(ab, s.a, F16_TLD, 0, lane);
+    IoT::mma(pe[0], ua, ab);
+    IoT::mma(pe[1], ua, ab + 2);
+    const u32 r[4] = {IoT::pack(pe[0][0], pe[0][1]), IoT::pack(pe[0][2], pe[0][3]), IoT::pack(pe[1][0], pe[1][1]),
+                      IoT::pack(pe[1][2], pe[1][3])};
+    stsm_x4_t(sm.ost[warp][c & 1] + ((lane & 7) + 8 * (lane >> 4)) * F16_OLD + 8 * ((lane >> 3) & 1), r);
+  }
+  scale_frags(x, s.gl);
+#pragma unroll
+  for (int np = 0; np < 8; ++np) {
+    u32 kb[4];
+    ldsm_x4_t(kb, s.k + ((lane & 7) + 8 * ((lane >> 3) & 1)) * F16_LD + 16 * np + 8 * (lane >> 4));
+    IoT::mma(x[2 * np], uk, kb);
+    IoT::mma(x[2 * np + 1], uk, kb + 2);
+  }
+}
+
+// FORM 0 base (4 warps), 1 two (8 warps, two chains per sub-partition), 2 / 3 ksplit (8 warps, XCH 0 / 1;
+// the pair warps w, w + 4 on one sub-partition), 4 ksplit XCH 0 with the pair warps 2 p, 2 p + 1 (two
+// sub-partitions), 5 pqsplit (pairs 2 p, 2 p + 1).
 template <int FORM>
-__global__ void chain_bench(float* out, int nch) {
+__global__ void chain_bench(float* out, T* o, int nch) {
   extern __shared__ __align__(16) unsigned char dyn[];
   BenchSmem& sm = *reinterpret_cast<BenchSmem*>(dyn);
   fill_stage(sm.s);
+  if (threadIdx.x < 16) {
+    dnnp::mbar_init(&sm.bars[threadIdx.x / 4][threadIdx.x % 4], 1);
+    dnnp::mbar_init_fence();
+  }
+  __syncthreads();
+  if (FORM >= 6 && threadIdx.x < 16) dnnp::mbar_arrive(&sm.bars[threadIdx.x / 4][threadIdx.x % 4]);  // phase 0 done
   __syncthreads();
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   float acc = 0.f;
-  if constexpr (FORM <= 1) {
+  if constexpr (FORM == 5) {
+    float x[16][4];
+#pragma unroll
+    for (int nt = 0; nt < 16; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) x[nt][e] = 0.001f * (nt + e);
+    const int pair = warp >> 1;
+    if (warp & 1) {
+      for (int c = 0; c < nch; ++c) pqsplit_step<1>(x, sm, pair, warp, c, lane);
+    } else {
+      for (int c = 0; c < nch; ++c) pqsplit_step<0>(x, sm, pair, warp, c, lane);
+      asm volatile("bar.sync %0, 64;\n" ::"r"(2 + 2 * pair) : "memory");  // the partner's last read
+    }
+#pragma unroll
+    for (int nt = 0; nt < 16; ++nt) acc += x[nt][0] + x[nt][3];
+  } else if constexpr (FORM >= 6) {
+    // base with the landing chain's per-chunk handshake: a blocking wait on a barrier phase that
+    // completed long ago (the full barrier's usual case), lane 0's arrival for that barrier's next
+    // use (release), and (FORM 7) the previous chunk's O rows to global memory (fused16_store_o).
+    float x[16][4];
+#pragma unroll
+    for (int nt = 0; nt < 16; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) x[nt][e] = 0.001f * (nt + e);
+    uint64_t* bars = sm.bars[warp];
+    for (int c = 0; c < nch; ++c) {
+      dnnp::mbar_wait(&bars[c & 3], (c >> 2) & 1);
+      if (FORM == 7 && c > 0)
+        fused16_store_o<T, 64>(sm.ost[warp][(c - 1) & 1], o + static_cast<long long>(blockIdx.x) * 64 * F16_C * 64, 0,
+                               1 << 30, (c - 1) & 63, 0, 1, 16 * warp, lane);
+      base_step(x, sm, 16 * warp, warp, c, lane);
+      __syncwarp();
+      if (lane == 0) dnnp::mbar_arrive(&bars[c & 3]);
+    }
+#pragma unroll
+    for (int nt = 0; nt < 16; ++nt) acc += x[nt][0] + x[nt][3];
+  } else if constexpr (FORM <= 1) {
     float x[16][4];
 #pragma unroll
     for (int nt = 0; nt < 16; ++nt)
@@ -273,8 +396,8 @@ __global__ void chain_bench(float* out, int nch) {
     for (int nt = 0; nt < 8; ++nt)
 #pragma unroll
       for (int e = 0; e < 4; ++e) x[nt][e] = 0.001f * (nt + e);
-    const int pair = warp & 3, half = warp >> 2;
-    for (int c = 0; c < nch; ++c) ksplit_step<FORM - 2>(x, sm, pair, half, warp, c, lane);
+    const int pair = FORM == 4 ? warp >> 1 : warp & 3, half = FORM == 4 ? warp & 1 : warp >> 2;
+    for (int c = 0; c < nch; ++c) ksplit_step<FORM == 3 ? 1 : 0>(x, sm, pair, half, warp, c, lane);
 #pragma unroll
     for (int nt = 0; nt < 8; ++nt) acc += x[nt][0] + x[nt][3];
   }
@@ -284,13 +407,13 @@ __global__ void chain_bench(float* out, int nch) {
 }
 
 template <int FORM>
-static void run(const char* name, int sms, int clock_khz, int nch, float* out, cudaStream_t st) {
-  const int warps = FORM == 0 ? 4 : 8;
+static void run(const char* name, int sms, int clock_khz, int nch, float* out, T* o, cudaStream_t st) {
+  const int warps = FORM == 0 || FORM >= 6 ? 4 : 8;
   // 120 KB of dynamic shared memory: one block per SM, as the one pass's forms run.
   const int smem = 120 * 1024;
   static_assert(sizeof(BenchSmem) <= 120 * 1024, "the stage fits");
   CK(cudaFuncSetAttribute(chain_bench<FORM>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-  const std::vector<float> ms = launch_times_ms(st, 9, [&] { chain_bench<FORM><<<sms, 32 * warps, smem, st>>>(out, nch); });
+  const std::vector<float> ms = launch_times_ms(st, 9, [&] { chain_bench<FORM><<<sms, 32 * warps, smem, st>>>(out, o, nch); });
   const double med_ns = ms[ms.size() / 2] * 1e6;
   const double per = med_ns / nch / (FORM == 1 ? 2.0 : 1.0);  // per chunk per 64 value rows
   printf("%-12s nch %5d: %7.1f ns per chunk per 64 value rows, %6.0f cycles at %d MHz (median %.4f ms)\n", name, nch,
@@ -306,15 +429,22 @@ int main() {
   printf("%s, %d SMs\n", pr.name, pr.multiProcessorCount);
   float* out;
   CK(cudaMalloc(&out, size_t(pr.multiProcessorCount) * 256 * sizeof(float)));
+  T* o;
+  CK(cudaMalloc(&o, size_t(pr.multiProcessorCount) * 64 * F16_C * 64 * sizeof(T)));
   cudaStream_t st;
   CK(cudaStreamCreate(&st));
   for (int rep = 0; rep < 2; ++rep)
     for (int nch : {512, 2048}) {
-      run<0>("base", pr.multiProcessorCount, clock_khz, nch, out, st);
-      run<1>("two", pr.multiProcessorCount, clock_khz, nch, out, st);
-      run<2>("ksplit-pq", pr.multiProcessorCount, clock_khz, nch, out, st);
-      run<3>("ksplit-p,q", pr.multiProcessorCount, clock_khz, nch, out, st);
+      run<0>("base", pr.multiProcessorCount, clock_khz, nch, out, o, st);
+      run<1>("two", pr.multiProcessorCount, clock_khz, nch, out, o, st);
+      run<2>("ksplit-pq", pr.multiProcessorCount, clock_khz, nch, out, o, st);
+      run<3>("ksplit-p,q", pr.multiProcessorCount, clock_khz, nch, out, o, st);
+      run<4>("ksplit-2sp", pr.multiProcessorCount, clock_khz, nch, out, o, st);
+      run<5>("pqsplit", pr.multiProcessorCount, clock_khz, nch, out, o, st);
+      run<6>("base+bar", pr.multiProcessorCount, clock_khz, nch, out, o, st);
+      run<7>("base+bar+o", pr.multiProcessorCount, clock_khz, nch, out, o, st);
     }
   CK(cudaFree(out));
+  CK(cudaFree(o));
   return 0;
 }
