@@ -40,6 +40,7 @@ struct BenchStage {
   float gl;
 };
 struct BenchSmem {
+  T qk[2][32 * 64];  // wgpq: k̂ rows 0-15 and q̂ rows 16-31 by channel half, 128-byte swizzled (1024-aligned)
   BenchStage s;
   float4 xch[4][2][2][4][32];  // ksplit: [pair][chunk parity][key half][P 0-1, Q 2-3][lane]
   T ost[8][2][F16_C * F16_OLD];
@@ -49,6 +50,8 @@ struct BenchSmem {
 
 __device__ void fill_stage(BenchStage& s) {
   const int tid = threadIdx.x;
+  T* qk = reinterpret_cast<T*>(reinterpret_cast<unsigned char*>(&s) - 2 * 32 * 64 * sizeof(T));
+  for (int i = tid; i < 2 * 32 * 64; i += blockDim.x) qk[i] = IoT::from_f(0.01f * ((i * 5) % 11 - 5));
   for (int i = tid; i < F16_C * F16_LD; i += blockDim.x) {
     s.q[i] = IoT::from_f(0.01f * ((i * 7) % 13 - 6));
     s.k[i] = IoT::from_f(0.01f * ((i * 5) % 11 - 5));
@@ -141,6 +144,79 @@ __device__ __forceinline__ void base_step(float (&x)[16][4], BenchSmem& sm, int 
   for (int np = 0; np < 8; ++np) {
     u32 kb[4];
     ldsm_x4_t(kb, s.k + ((lane & 7) + 8 * ((lane >> 3) & 1)) * F16_LD + 16 * np + 8 * (lane >> 4));
+    IoT::mma(x[2 * np], ua, kb);
+    IoT::mma(x[2 * np + 1], ua, kb + 2);
+  }
+  const u32 r[4] = {IoT::pack(pq[0][0], pq[0][1]), IoT::pack(pq[0][2], pq[0][3]), IoT::pack(pq[1][0], pq[1][1]),
+                    IoT::pack(pq[1][2], pq[1][3])};
+  stsm_x4_t(sm.ost[warp][c & 1] + ((lane & 7) + 8 * (lane >> 4)) * F16_OLD + 8 * ((lane >> 3) & 1), r);
+}
+
+// wgmma m64n32k16 RS (bf16, fp32 accumulate, B K-major by descriptor); scale-d 0 when !ACC.
+__device__ __forceinline__ void wgmma_n32(float* d, const u32 (&a)[4], uint64_t desc, int acc) {
+  asm volatile(
+      "{\n .reg .pred p;\n setp.ne.b32 p, %21, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15}, "
+      "{%16,%17,%18,%19}, %20, p, 1, 1, 0;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]),
+        "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc), "r"(acc));
+}
+
+// The base step with P and Q as one wgmma chain of the warpgroup (warps 0-3): D (64 value rows ×
+// 32: k̂ tokens, then q̂ tokens) = X [k̂; q̂]ᵀ over 8 k16 steps, B from the 128-byte-swizzled tile; the
+// rest as base_step, the update's k̂ fragments by ldmatrix from the swizzled rows.
+__device__ __forceinline__ void wg_step(float (&x)[16][4], BenchSmem& sm, int vr, int warp, int c, int lane) {
+  const BenchStage& s = sm.s;
+  const int tg = lane & 3;
+  u32 af[8][4];
+  dnnp::wgmma_fence();
+#pragma unroll
+  for (int kk = 0; kk < 8; ++kk) x_a_frag<T>(af[kk], x, kk);
+  float d[16];
+  const uint32_t base = static_cast<uint32_t>(__cvta_generic_to_shared(&sm.qk[0][0]));
+#pragma unroll
+  for (int kk = 0; kk < 8; ++kk)
+    wgmma_n32(d, af[kk], dnnp::wgmma_desc(base + (kk >> 2) * 4096 + (kk & 3) * 32, 16, 1024, 1), kk > 0);
+  dnnp::wgmma_commit();
+  dnnp::wgmma_wait<0>();
+  float pe[2][4], pq[2][4];
+#pragma unroll
+  for (int nt = 0; nt < 2; ++nt)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      dnnp::wgmma_fence_operand(d[4 * nt + e]);
+      dnnp::wgmma_fence_operand(d[8 + 4 * nt + e]);
+      pe[nt][e] = d[4 * nt + e];
+      pq[nt][e] = d[8 + 4 * nt + e];
+    }
+  u32 vt[4];
+  load_vt(vt, s, vr, lane);
+  form_r(pe, pq, vt, s, tg);
+  u32 ra[4], tb[4];
+  x_a_frag<T>(ra, pe, 0);
+  fused16_b_rows(tb, s.t, F16_TLD, 0, lane);
+  float u[2][4];
+  zero_frags(u);
+  IoT::mma(u[0], ra, tb);
+  IoT::mma(u[1], ra, tb + 2);
+  u32 ua[4], ab[4];
+  x_a_frag<T>(ua, u, 0);
+  fused16_b_rows(ab, s.a, F16_TLD, 0, lane);
+  IoT::mma(pq[0], ua, ab);
+  IoT::mma(pq[1], ua, ab + 2);
+#pragma unroll
+  for (int nt = 0; nt < 2; ++nt)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) u[nt][e] *= s.sk[8 * nt + 2 * tg + (e & 1)];
+  x_a_frag<T>(ua, u, 0);
+  scale_frags(x, s.gl);
+  const int row = (lane & 7) + 8 * ((lane >> 3) & 1);
+#pragma unroll
+  for (int np = 0; np < 8; ++np) {
+    u32 kb[4];
+    const int j = (2 * np + (lane >> 4)) & 7;  // the 16-byte chunk of the row within its 64-channel half
+    ldsm_x4_t(kb, &sm.qk[np >> 2][row * 64 + 8 * (j ^ (row & 7))]);
     IoT::mma(x[2 * np], ua, kb);
     IoT::mma(x[2 * np + 1], ua, kb + 2);
   }
@@ -333,7 +409,7 @@ __device__ __forceinline__ void pqsplit_step(float (&x)[16][4], BenchSmem& sm, i
 // sub-partitions), 5 pqsplit (pairs 2 p, 2 p + 1).
 template <int FORM>
 __global__ void chain_bench(float* out, T* o, int nch) {
-  extern __shared__ __align__(16) unsigned char dyn[];
+  extern __shared__ __align__(1024) unsigned char dyn[];
   BenchSmem& sm = *reinterpret_cast<BenchSmem*>(dyn);
   fill_stage(sm.s);
   if (threadIdx.x < 16) {
@@ -360,7 +436,17 @@ __global__ void chain_bench(float* out, T* o, int nch) {
     }
 #pragma unroll
     for (int nt = 0; nt < 16; ++nt) acc += x[nt][0] + x[nt][3];
-  } else if constexpr (FORM >= 6) {
+  } else if constexpr (FORM == 8) {
+    if ((static_cast<uint32_t>(__cvta_generic_to_shared(&sm.qk[0][0])) & 1023u) != 0) __trap();
+    float x[16][4];
+#pragma unroll
+    for (int nt = 0; nt < 16; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) x[nt][e] = 0.001f * (nt + e);
+    for (int c = 0; c < nch; ++c) wg_step(x, sm, 16 * warp, warp, c, lane);
+#pragma unroll
+    for (int nt = 0; nt < 16; ++nt) acc += x[nt][0] + x[nt][3];
+  } else if constexpr (FORM >= 6 && FORM != 8) {
     // base with the landing chain's per-chunk handshake: a blocking wait on a barrier phase that
     // completed long ago (the full barrier's usual case), lane 0's arrival for that barrier's next
     // use (release), and (FORM 7) the previous chunk's O rows to global memory (fused16_store_o).
@@ -371,13 +457,20 @@ __global__ void chain_bench(float* out, T* o, int nch) {
       for (int e = 0; e < 4; ++e) x[nt][e] = 0.001f * (nt + e);
     uint64_t* bars = sm.bars[warp];
     for (int c = 0; c < nch; ++c) {
-      dnnp::mbar_wait(&bars[c & 3], (c >> 2) & 1);
-      if (FORM == 7 && c > 0)
+      if (FORM != 10) dnnp::mbar_wait(&bars[c & 3], (c >> 2) & 1);
+      if (FORM >= 7 && c > 0)
         fused16_store_o<T, 64>(sm.ost[warp][(c - 1) & 1], o + static_cast<long long>(blockIdx.x) * 64 * F16_C * 64, 0,
                                1 << 30, (c - 1) & 63, 0, 1, 16 * warp, lane);
       base_step(x, sm, 16 * warp, warp, c, lane);
       __syncwarp();
-      if (lane == 0) dnnp::mbar_arrive(&bars[c & 3]);
+      if (FORM == 9) {
+        if (lane == 0)
+          asm volatile("{\n .reg .b64 st;\n mbarrier.arrive.relaxed.cta.shared::cta.b64 st, [%0];\n}\n" ::"r"(
+                           static_cast<uint32_t>(__cvta_generic_to_shared(&bars[c & 3])))
+                       : "memory");
+      } else if (FORM != 10) {
+        if (lane == 0) dnnp::mbar_arrive(&bars[c & 3]);
+      }
     }
 #pragma unroll
     for (int nt = 0; nt < 16; ++nt) acc += x[nt][0] + x[nt][3];
@@ -408,7 +501,7 @@ __global__ void chain_bench(float* out, T* o, int nch) {
 
 template <int FORM>
 static void run(const char* name, int sms, int clock_khz, int nch, float* out, T* o, cudaStream_t st) {
-  const int warps = FORM == 0 || FORM >= 6 ? 4 : 8;
+  const int warps = FORM == 0 || FORM >= 6 ? 4 : 8;  // 8 (wgpq): one warpgroup; 9: relaxed arrive; 10: the O store, no barrier
   // 120 KB of dynamic shared memory: one block per SM, as the one pass's forms run.
   const int smem = 120 * 1024;
   static_assert(sizeof(BenchSmem) <= 120 * 1024, "the stage fits");
@@ -443,6 +536,9 @@ int main() {
       run<5>("pqsplit", pr.multiProcessorCount, clock_khz, nch, out, o, st);
       run<6>("base+bar", pr.multiProcessorCount, clock_khz, nch, out, o, st);
       run<7>("base+bar+o", pr.multiProcessorCount, clock_khz, nch, out, o, st);
+      run<8>("wgpq", pr.multiProcessorCount, clock_khz, nch, out, o, st);
+      run<9>("base+bar+o rlx", pr.multiProcessorCount, clock_khz, nch, out, o, st);
+      run<10>("base+o", pr.multiProcessorCount, clock_khz, nch, out, o, st);
     }
   CK(cudaFree(out));
   CK(cudaFree(o));
