@@ -49,6 +49,16 @@ using Fused16W4C2 = Fused16Form<4, 16, 2, 2>;  // w4c copying two pairs ahead (b
 using Fused16W4CLate = Fused16Form<4, 14, 1, 2, false>;
 using Fused16W8Late = Fused16Form<8, 14, 1, 1, false>;
 }  // namespace gdn
+namespace gdn {
+// The lean step (Fused16Form LT, session 57; bench only until measured).
+using Fused16W4CLt = Fused16Form<4, 14, 1, 2, true, true>;
+using Fused16W8Lt = Fused16Form<8, 14, 1, 1, true, true>;
+using Fused16B2CLt = Fused16Form<4, 8, 1, 2, false, true>;
+}  // namespace gdn
+FUSED16_ENTRY(fused16_bf16_w4c_lt, Fused16W4CLt, 1, gdn::F16_FULL)
+FUSED16_ENTRY(fused16_bf16_w8_lt, Fused16W8Lt, 1, gdn::F16_FULL)
+FUSED16_ENTRY(fused16_bf16_b2c_lt, Fused16B2CLt, 2, gdn::F16_FULL)
+FUSED16_ENTRY(fused16_bf16_w8_lt_chainonly, Fused16W8Lt, 1, gdn::F16_CHAIN_ONLY)
 FUSED16_ENTRY(fused16_bf16_w4c_late, Fused16W4CLate, 1, gdn::F16_FULL)
 FUSED16_ENTRY(fused16_bf16_w8_late, Fused16W8Late, 1, gdn::F16_FULL)
 FUSED16_ENTRY(fused16_bf16_w6c, Fused16W6C, 1, gdn::F16_FULL)
@@ -285,7 +295,7 @@ static void check_case(const char* name, const Entry& e, std::vector<int> lens, 
 int main(int argc, char** argv) {
   setvbuf(stdout, nullptr, _IOLBF, 0);
   const int iters = argc > 1 ? atoi(argv[1]) : 20;
-  constexpr int NE = 22, NF = 12;  // the first NF compute the forward; the rest are timing diagnostics
+  constexpr int NE = 26, NF = 15;  // the first NF compute the forward; the rest are timing diagnostics
   const Entry entries[NE] = {
       entry<gdn::Fused16B1>(fused16_bf16_b1, "b1"),
       entry<gdn::Fused16B2>(fused16_bf16_b2, "b2"),
@@ -299,6 +309,9 @@ int main(int argc, char** argv) {
       entry<gdn::Fused16W8Late>(fused16_bf16_w8_late, "w8-late"),
       entry<gdn::Fused16W8>(fused16_bf16_w8_ldsv, "w8-lds-v"),
       entry<gdn::Fused16B2>(fused16_bf16_b2_ldsv, "b2-lds-v"),
+      entry<gdn::Fused16W4CLt>(fused16_bf16_w4c_lt, "w4c-lt"),
+      entry<gdn::Fused16W8Lt>(fused16_bf16_w8_lt, "w8-lt"),
+      entry<gdn::Fused16B2CLt>(fused16_bf16_b2c_lt, "b2c-lt"),
       entry<gdn::Fused16B1>(fused16_bf16_b1_chain, "b1-chain-copies"),
       entry<gdn::Fused16B1>(fused16_bf16_b1_prod, "b1-producer"),
       entry<gdn::Fused16B1>(fused16_bf16_b1_chainonly, "b1-chain-only"),
@@ -309,6 +322,7 @@ int main(int argc, char** argv) {
       entry<gdn::Fused16W8C>(fused16_bf16_w8c_prod, "w8c-producer"),
       entry<gdn::Fused16W4C>(fused16_bf16_w4c_prod, "w4c-producer"),
       entry<gdn::Fused16B2C>(fused16_bf16_b2c_prod, "b2c-producer"),
+      entry<gdn::Fused16W8Lt>(fused16_bf16_w8_lt_chainonly, "w8-lt-chain-only"),
   };
   const char* only = getenv("FUSED16_ONLY");  // a comma-separated list of entry names to time
   for (int i = 0; i < NE; ++i) {

@@ -86,13 +86,22 @@ constexpr bool F16C_PUSH_ASYNC = GDN_F16C_PUSH == 0 || GDN_F16C_PUSH == 3;  // s
 // CTAs are the two value halves of one (sequence, head): of each pair of chunks (2m, 2m + 1) CTA r
 // builds chunk 2m + r and pushes what its peer needs into the peer's stage (GDN_F16C_PUSH above);
 // both copy their own v of both chunks.
-template <int PW, int S, int D, int CL = 1, bool ET = false>
+// LT (lean step, session 57): the chain steps its stage by a running index and phase instead of
+// c % S (S is not a power of two: a multiply-high chain on the step's path), loads the step's
+// stage-only operands (vᵀ, the per-token scalars, e^{Γ_last}) and the previous chunk's O row from
+// its staging tile at the step's top, where their latency hides behind the P, Q products, and
+// stores O through a per-lane row pointer and token count stepped per chunk. Session 57's ncu
+// samples of w4c's chain (bench/sass57_w4c.csv.gz): the O store's region 13 % of the step, the
+// stage index's division and the branch on it 10 %, the wait for vᵀ in R's region. Outputs are
+// the same bits either way.
+template <int PW, int S, int D, int CL = 1, bool ET = false, bool LT = false>
 struct Fused16Form {
   static_assert(CL == 1 || CL == 2, "a CTA alone or a pair of value halves");
   static_assert(CL * PW * D <= S, "the prologue's copies need no free stage");
   static_assert(CL == 1 || S % 2 == 0, "a cluster form's stage s always holds chunks of parity s % 2");
   static constexpr int producer_warps = PW, stages = S, ahead = D, cluster = CL;
   static constexpr bool early_test = ET;
+  static constexpr bool lean_step = LT;
   static constexpr int threads = 32 * (F16_CHAIN_WARPS + PW);
 };
 using Fused16B1 = Fused16Form<4, 12, 2, 1, true>;   // one block per SM
@@ -647,6 +656,7 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
   constexpr int S = F::stages, PW = F::producer_warps, D = F::ahead;
   constexpr bool CL = F::cluster == 2;
   static_assert(!CL || MODE == F16_FULL || MODE == F16_PRODUCER, "a cluster form: the forward or its producer alone");
+  static_assert(!F::lean_step || MODE != F16_FULL_LDS_V, "the lean step reads vᵀ by ldmatrix");
   Fused16Smem<T, VB, F>& sm = *reinterpret_cast<Fused16Smem<T, VB, F>*>(fused16_dyn_smem());
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
   const int gi = lane >> 2, tg = lane & 3;
@@ -801,104 +811,215 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
   T* o = static_cast<T*>(p.o);
   F16cAddr peer_empty{};
   if constexpr (CL) peer_empty = f16c_peer(&sm.empty[0], rank ^ 1u);
-  // Done with stage c % S: this CTA's empty barrier and, in a cluster, the peer's (it pushes there).
-  auto release = [&](int c) {
+  // Done with a stage: this CTA's empty barrier and, in a cluster, the peer's (it pushes there).
+  auto release = [&](int st) {  // st: the stage's index
     __syncwarp();
     if (lane == 0) {
-      dnnp::mbar_arrive(&sm.empty[c % S]);
-      if constexpr (CL) f16c_arrive_peer(f16c_add(peer_empty, 8 * (c % S)));
+      dnnp::mbar_arrive(&sm.empty[st]);
+      if constexpr (CL) f16c_arrive_peer(f16c_add(peer_empty, 8 * st));
     }
   };
   bool next_full = false;  // F::early_test: chunk c + 1's full barrier seen completed during chunk c
-  for (int c = 0; c < nch; ++c) {
-    Fused16Stage<T, VB>& s = sm.st[c % S];
-    if (!(F::early_test && next_full)) dnnp::mbar_wait(&sm.full[c % S], (c / S) & 1);
-    if constexpr (MODE == F16_PRODUCER) {
-      release(c);
-      continue;
-    }
-    // P and Q over channel halves kept apart (two 4-deep mma chains each instead of one 8-deep), summed.
-    float pe[2][4], pq[2][4], pe2[2][4], pq2[2][4];
-    zero_frags(pe);
-    zero_frags(pq);
-    zero_frags(pe2);
-    zero_frags(pq2);
-#pragma unroll
-    for (int kk = 0; kk < K / 16; ++kk) {
-      u32 a[4], bk[4], bq[4];
-      x_a_frag<T>(a, x, kk);
-      fused16_b_rows(bk, s.k, F16_LD, kk, lane);
-      fused16_b_rows(bq, s.q, F16_LD, kk, lane);
-      float(&de)[2][4] = kk < K / 32 ? pe : pe2;
-      float(&dq)[2][4] = kk < K / 32 ? pq : pq2;
-      Io<T>::mma(de[0], a, bk);
-      Io<T>::mma(de[1], a, bk + 2);
-      Io<T>::mma(dq[0], a, bq);
-      Io<T>::mma(dq[1], a, bq + 2);
-    }
-    // The previous chunk's O rows, staged at its end, leave now: their shared-memory round trip
-    // waits behind this chunk's mma chains instead of stalling the in-order issue.
-    if (c > 0) fused16_store_o<T, V>(ost[(c - 1) & 1], o, bos, eos, c - 1, h, HO, vr0, lane);
-#pragma unroll
-    for (int nt = 0; nt < 2; ++nt)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        pe[nt][e] += pe2[nt][e];
-        pq[nt][e] += pq2[nt][e];
+  if constexpr (F::lean_step) {
+    // LT: stage si = c % S with phase parity ph = (c / S) & 1, stepped; the O row of lane l (token
+    // l / 2 of a chunk, value rows vr0 + 8 (l % 2) ..) by pointer, `oleft` its tokens left in the
+    // sequence at the chunk being stored.
+    int si = 0;
+    uint32_t ph = 0;
+    T* orow = o + ((bos + (lane >> 1)) * HO + h) * static_cast<long long>(V) + vr0 + 8 * (lane & 1);
+    const long long ostep = static_cast<long long>(F16_C) * HO * V;
+    long long oleft = eos - bos - (lane >> 1);
+    const int t0 = 2 * tg;  // this lane's tokens t0, t0 + 1, t0 + 8, t0 + 9
+    for (int c = 0; c < nch; ++c) {
+      Fused16Stage<T, VB>& s = sm.st[si];
+      if (!(F::early_test && next_full)) dnnp::mbar_wait(&sm.full[si], ph);
+      const int sn = si + 1 == S ? 0 : si + 1;
+      const uint32_t phn = si + 1 == S ? ph ^ 1u : ph;
+      if constexpr (MODE == F16_PRODUCER) {
+        release(si);
+        si = sn;
+        ph = phn;
+        continue;
       }
-    // Rᵀ = β vᵀ − P diag(β e^Γ); the readout Q diag(scale e^Γ). vᵀ (the warp's 16 value rows × 16
-    // tokens) in the accumulators' layout by one transposing ldmatrix: matrix nt + 2 h holds tokens
-    // 8 nt .. + 7 × value rows 8 h .. + 7 (four shared-memory wavefronts instead of eight 2-byte loads).
-    u32 vt[4] = {0u, 0u, 0u, 0u};
-    if constexpr (MODE != F16_FULL_LDS_V)
+      // The stage's operands that do not depend on X, and the previous chunk's O row.
+      u32 vt[4];
       ldsm_x4_t(vt, s.v + ((lane & 7) + 8 * ((lane >> 3) & 1)) * (VB + 8) + 16 * warp + 8 * (lane >> 4));
-    float r[2][4];
-#pragma unroll
-    for (int nt = 0; nt < 2; ++nt)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const int t = 8 * nt + 2 * tg + (e & 1), vr = 16 * warp + gi + 8 * (e >> 1);
-        const u32 w = vt[nt + 2 * (e >> 1)];
-        const float vv = MODE == F16_FULL_LDS_V ? Io<T>::to_f(s.v[t * (VB + 8) + vr])
-                                                : Io<T>::bits_to_f(static_cast<unsigned short>((e & 1) ? w >> 16 : w & 0xffffu));
-        r[nt][e] = s.be[t] * vv - s.se[t] * pe[nt][e];
-        pq[nt][e] *= s.sq[t];
+      const float2 be0 = *reinterpret_cast<const float2*>(&s.be[t0]), be1 = *reinterpret_cast<const float2*>(&s.be[t0 + 8]);
+      const float2 se0 = *reinterpret_cast<const float2*>(&s.se[t0]), se1 = *reinterpret_cast<const float2*>(&s.se[t0 + 8]);
+      const float2 sq0 = *reinterpret_cast<const float2*>(&s.sq[t0]), sq1 = *reinterpret_cast<const float2*>(&s.sq[t0 + 8]);
+      const float2 sk0 = *reinterpret_cast<const float2*>(&s.sk[t0]), sk1 = *reinterpret_cast<const float2*>(&s.sk[t0 + 8]);
+      const float gl = s.gl;
+      uint4 ov{};
+      if (c > 0) {
+        __syncwarp();
+        ov = *reinterpret_cast<const uint4*>(ost[(c - 1) & 1] + (lane >> 1) * F16_OLD + 8 * (lane & 1));
       }
-    u32 ra[4], tb[4];
-    x_a_frag<T>(ra, r, 0);
-    fused16_b_rows(tb, s.t, F16_TLD, 0, lane);
-    float u[2][4];
-    zero_frags(u);
-    Io<T>::mma(u[0], ra, tb);
-    Io<T>::mma(u[1], ra, tb + 2);
-    if constexpr (F::early_test) next_full = c + 1 < nch && dnnp::mbar_test_wait(&sm.full[(c + 1) % S], ((c + 1) / S) & 1);
-    // Oᵀ += Uᵀ Aᵀ.
-    u32 ua[4], ab[4];
-    x_a_frag<T>(ua, u, 0);
-    fused16_b_rows(ab, s.a, F16_TLD, 0, lane);
-    Io<T>::mma(pq[0], ua, ab);
-    Io<T>::mma(pq[1], ua, ab + 2);
-    // X ← e^{Γ_last} X + Uᵀ diag(e^{Γ_last − Γ}) K̂.
+      float pe[2][4], pq[2][4], pe2[2][4], pq2[2][4];
+      zero_frags(pe);
+      zero_frags(pq);
+      zero_frags(pe2);
+      zero_frags(pq2);
 #pragma unroll
-    for (int nt = 0; nt < 2; ++nt)
+      for (int kk = 0; kk < K / 16; ++kk) {
+        u32 a[4], bk[4], bq[4];
+        x_a_frag<T>(a, x, kk);
+        fused16_b_rows(bk, s.k, F16_LD, kk, lane);
+        fused16_b_rows(bq, s.q, F16_LD, kk, lane);
+        float(&de)[2][4] = kk < K / 32 ? pe : pe2;
+        float(&dq)[2][4] = kk < K / 32 ? pq : pq2;
+        Io<T>::mma(de[0], a, bk);
+        Io<T>::mma(de[1], a, bk + 2);
+        Io<T>::mma(dq[0], a, bq);
+        Io<T>::mma(dq[1], a, bq + 2);
+      }
+      if (c > 0) {
+        if (oleft > 0) *reinterpret_cast<uint4*>(orow) = ov;
+        orow += ostep;
+        oleft -= F16_C;
+      }
+      // Rᵀ = β vᵀ − P diag(β e^Γ); the readout Q diag(scale e^Γ) (per-token scalars by nt, e & 1).
+      const float beq[2][2] = {{be0.x, be0.y}, {be1.x, be1.y}}, seq[2][2] = {{se0.x, se0.y}, {se1.x, se1.y}};
+      const float sqq[2][2] = {{sq0.x, sq0.y}, {sq1.x, sq1.y}}, skq[2][2] = {{sk0.x, sk0.y}, {sk1.x, sk1.y}};
+      float r[2][4];
 #pragma unroll
-      for (int e = 0; e < 4; ++e) u[nt][e] *= s.sk[8 * nt + 2 * tg + (e & 1)];
-    x_a_frag<T>(ua, u, 0);
-    scale_frags(x, s.gl);
+      for (int nt = 0; nt < 2; ++nt)
 #pragma unroll
-    for (int np = 0; np < K / 16; ++np) {
-      u32 kb[4];
-      ldsm_x4_t(kb, s.k + ((lane & 7) + 8 * ((lane >> 3) & 1)) * F16_LD + 16 * np + 8 * (lane >> 4));
-      Io<T>::mma(x[2 * np], ua, kb);
-      Io<T>::mma(x[2 * np + 1], ua, kb + 2);
+        for (int e = 0; e < 4; ++e) {
+          pe[nt][e] += pe2[nt][e];
+          pq[nt][e] += pq2[nt][e];
+          const u32 w = vt[nt + 2 * (e >> 1)];
+          const float vv = Io<T>::bits_to_f(static_cast<unsigned short>((e & 1) ? w >> 16 : w & 0xffffu));
+          r[nt][e] = beq[nt][e & 1] * vv - seq[nt][e & 1] * pe[nt][e];
+          pq[nt][e] *= sqq[nt][e & 1];
+        }
+      u32 ra[4], tb[4];
+      x_a_frag<T>(ra, r, 0);
+      fused16_b_rows(tb, s.t, F16_TLD, 0, lane);
+      float u[2][4];
+      zero_frags(u);
+      Io<T>::mma(u[0], ra, tb);
+      Io<T>::mma(u[1], ra, tb + 2);
+      if constexpr (F::early_test) next_full = c + 1 < nch && dnnp::mbar_test_wait(&sm.full[sn], phn);
+      // Oᵀ += Uᵀ Aᵀ.
+      u32 ua[4], ab[4];
+      x_a_frag<T>(ua, u, 0);
+      fused16_b_rows(ab, s.a, F16_TLD, 0, lane);
+      Io<T>::mma(pq[0], ua, ab);
+      Io<T>::mma(pq[1], ua, ab + 2);
+      // X ← e^{Γ_last} X + Uᵀ diag(e^{Γ_last − Γ}) K̂.
+#pragma unroll
+      for (int nt = 0; nt < 2; ++nt)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) u[nt][e] *= skq[nt][e & 1];
+      x_a_frag<T>(ua, u, 0);
+      scale_frags(x, gl);
+#pragma unroll
+      for (int np = 0; np < K / 16; ++np) {
+        u32 kb[4];
+        ldsm_x4_t(kb, s.k + ((lane & 7) + 8 * ((lane >> 3) & 1)) * F16_LD + 16 * np + 8 * (lane >> 4));
+        Io<T>::mma(x[2 * np], ua, kb);
+        Io<T>::mma(x[2 * np + 1], ua, kb + 2);
+      }
+      release(si);
+      {
+        const u32 rr[4] = {Io<T>::pack(pq[0][0], pq[0][1]), Io<T>::pack(pq[0][2], pq[0][3]),
+                           Io<T>::pack(pq[1][0], pq[1][1]), Io<T>::pack(pq[1][2], pq[1][3])};
+        stsm_x4_t(ost[c & 1] + ((lane & 7) + 8 * (lane >> 4)) * F16_OLD + 8 * ((lane >> 3) & 1), rr);
+      }
+      si = sn;
+      ph = phn;
     }
-    release(c);
-    // O: the warp's 16 value rows × 16 tokens into its staging tile for this chunk's parity by one
-    // transposing stmatrix ([token][value row]); stored to global memory during the next chunk.
-    {
-      const u32 r[4] = {Io<T>::pack(pq[0][0], pq[0][1]), Io<T>::pack(pq[0][2], pq[0][3]), Io<T>::pack(pq[1][0], pq[1][1]),
-                        Io<T>::pack(pq[1][2], pq[1][3])};
-      stsm_x4_t(ost[c & 1] + ((lane & 7) + 8 * (lane >> 4)) * F16_OLD + 8 * ((lane >> 3) & 1), r);
+  } else {
+    for (int c = 0; c < nch; ++c) {
+      Fused16Stage<T, VB>& s = sm.st[c % S];
+      if (!(F::early_test && next_full)) dnnp::mbar_wait(&sm.full[c % S], (c / S) & 1);
+      if constexpr (MODE == F16_PRODUCER) {
+        release(c % S);
+        continue;
+      }
+      // P and Q over channel halves kept apart (two 4-deep mma chains each instead of one 8-deep), summed.
+      float pe[2][4], pq[2][4], pe2[2][4], pq2[2][4];
+      zero_frags(pe);
+      zero_frags(pq);
+      zero_frags(pe2);
+      zero_frags(pq2);
+  #pragma unroll
+      for (int kk = 0; kk < K / 16; ++kk) {
+        u32 a[4], bk[4], bq[4];
+        x_a_frag<T>(a, x, kk);
+        fused16_b_rows(bk, s.k, F16_LD, kk, lane);
+        fused16_b_rows(bq, s.q, F16_LD, kk, lane);
+        float(&de)[2][4] = kk < K / 32 ? pe : pe2;
+        float(&dq)[2][4] = kk < K / 32 ? pq : pq2;
+        Io<T>::mma(de[0], a, bk);
+        Io<T>::mma(de[1], a, bk + 2);
+        Io<T>::mma(dq[0], a, bq);
+        Io<T>::mma(dq[1], a, bq + 2);
+      }
+      // The previous chunk's O rows, staged at its end, leave now: their shared-memory round trip
+      // waits behind this chunk's mma chains instead of stalling the in-order issue.
+      if (c > 0) fused16_store_o<T, V>(ost[(c - 1) & 1], o, bos, eos, c - 1, h, HO, vr0, lane);
+  #pragma unroll
+      for (int nt = 0; nt < 2; ++nt)
+  #pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          pe[nt][e] += pe2[nt][e];
+          pq[nt][e] += pq2[nt][e];
+        }
+      // Rᵀ = β vᵀ − P diag(β e^Γ); the readout Q diag(scale e^Γ). vᵀ (the warp's 16 value rows × 16
+      // tokens) in the accumulators' layout by one transposing ldmatrix: matrix nt + 2 h holds tokens
+      // 8 nt .. + 7 × value rows 8 h .. + 7 (four shared-memory wavefronts instead of eight 2-byte loads).
+      u32 vt[4] = {0u, 0u, 0u, 0u};
+      if constexpr (MODE != F16_FULL_LDS_V)
+        ldsm_x4_t(vt, s.v + ((lane & 7) + 8 * ((lane >> 3) & 1)) * (VB + 8) + 16 * warp + 8 * (lane >> 4));
+      float r[2][4];
+  #pragma unroll
+      for (int nt = 0; nt < 2; ++nt)
+  #pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int t = 8 * nt + 2 * tg + (e & 1), vr = 16 * warp + gi + 8 * (e >> 1);
+          const u32 w = vt[nt + 2 * (e >> 1)];
+          const float vv = MODE == F16_FULL_LDS_V ? Io<T>::to_f(s.v[t * (VB + 8) + vr])
+                                                  : Io<T>::bits_to_f(static_cast<unsigned short>((e & 1) ? w >> 16 : w & 0xffffu));
+          r[nt][e] = s.be[t] * vv - s.se[t] * pe[nt][e];
+          pq[nt][e] *= s.sq[t];
+        }
+      u32 ra[4], tb[4];
+      x_a_frag<T>(ra, r, 0);
+      fused16_b_rows(tb, s.t, F16_TLD, 0, lane);
+      float u[2][4];
+      zero_frags(u);
+      Io<T>::mma(u[0], ra, tb);
+      Io<T>::mma(u[1], ra, tb + 2);
+      if constexpr (F::early_test) next_full = c + 1 < nch && dnnp::mbar_test_wait(&sm.full[(c + 1) % S], ((c + 1) / S) & 1);
+      // Oᵀ += Uᵀ Aᵀ.
+      u32 ua[4], ab[4];
+      x_a_frag<T>(ua, u, 0);
+      fused16_b_rows(ab, s.a, F16_TLD, 0, lane);
+      Io<T>::mma(pq[0], ua, ab);
+      Io<T>::mma(pq[1], ua, ab + 2);
+      // X ← e^{Γ_last} X + Uᵀ diag(e^{Γ_last − Γ}) K̂.
+  #pragma unroll
+      for (int nt = 0; nt < 2; ++nt)
+  #pragma unroll
+        for (int e = 0; e < 4; ++e) u[nt][e] *= s.sk[8 * nt + 2 * tg + (e & 1)];
+      x_a_frag<T>(ua, u, 0);
+      scale_frags(x, s.gl);
+  #pragma unroll
+      for (int np = 0; np < K / 16; ++np) {
+        u32 kb[4];
+        ldsm_x4_t(kb, s.k + ((lane & 7) + 8 * ((lane >> 3) & 1)) * F16_LD + 16 * np + 8 * (lane >> 4));
+        Io<T>::mma(x[2 * np], ua, kb);
+        Io<T>::mma(x[2 * np + 1], ua, kb + 2);
+      }
+      release(c % S);
+      // O: the warp's 16 value rows × 16 tokens into its staging tile for this chunk's parity by one
+      // transposing stmatrix ([token][value row]); stored to global memory during the next chunk.
+      {
+        const u32 r[4] = {Io<T>::pack(pq[0][0], pq[0][1]), Io<T>::pack(pq[0][2], pq[0][3]), Io<T>::pack(pq[1][0], pq[1][1]),
+                          Io<T>::pack(pq[1][2], pq[1][3])};
+        stsm_x4_t(ost[c & 1] + ((lane & 7) + 8 * (lane >> 4)) * F16_OLD + 8 * ((lane >> 3) & 1), r);
+      }
     }
   }
   if (nch > 0) fused16_store_o<T, V>(ost[(nch - 1) & 1], o, bos, eos, nch - 1, h, HO, vr0, lane);
