@@ -16,7 +16,7 @@ FUSED16_ONLY=none timeout 120 /tmp/f16bench 20 > $OUT/harness_checks.log 2>&1; e
 grep -E "^ENTRY (w4c|b2c|w8)|CHECK.*FAIL|all checks|FAILED" $OUT/harness_checks.log | cut -c1-150 | head -20
 grep -c "CHECK.*ok" $OUT/harness_checks.log
 for rep in 1 2; do
-  for only in w4c,w8,b2c,w8-chain-only w4c-lt,w8-lt,b2c-lt,w8-lt-chain-only; do
+  for only in w4c,w8,b2c,w8-chain-only w4c-lt,w8-lt,b2c-lt,w8-lt-chain-only,w4c-lt1,b2c-lt1; do
     FUSED16_ONLY=$only timeout 60 /tmp/f16bench 20 2>&1 | grep "^FUSED16" | cut -c1-60
   done
 done

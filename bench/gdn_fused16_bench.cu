@@ -51,13 +51,17 @@ using Fused16W8Late = Fused16Form<8, 14, 1, 1, false>;
 }  // namespace gdn
 namespace gdn {
 // The lean step (Fused16Form LT, session 57; bench only until measured).
-using Fused16W4CLt = Fused16Form<4, 14, 1, 2, true, true>;
-using Fused16W8Lt = Fused16Form<8, 14, 1, 1, true, true>;
-using Fused16B2CLt = Fused16Form<4, 8, 1, 2, false, true>;
+using Fused16W4CLt = Fused16Form<4, 14, 1, 2, true, 2>;
+using Fused16W4CLt1 = Fused16Form<4, 14, 1, 2, true, 1>;
+using Fused16W8Lt = Fused16Form<8, 14, 1, 1, true, 2>;
+using Fused16B2CLt = Fused16Form<4, 8, 1, 2, false, 2>;
+using Fused16B2CLt1 = Fused16Form<4, 8, 1, 2, false, 1>;
 }  // namespace gdn
 FUSED16_ENTRY(fused16_bf16_w4c_lt, Fused16W4CLt, 1, gdn::F16_FULL)
 FUSED16_ENTRY(fused16_bf16_w8_lt, Fused16W8Lt, 1, gdn::F16_FULL)
 FUSED16_ENTRY(fused16_bf16_b2c_lt, Fused16B2CLt, 2, gdn::F16_FULL)
+FUSED16_ENTRY(fused16_bf16_w4c_lt1, Fused16W4CLt1, 1, gdn::F16_FULL)
+FUSED16_ENTRY(fused16_bf16_b2c_lt1, Fused16B2CLt1, 2, gdn::F16_FULL)
 FUSED16_ENTRY(fused16_bf16_w8_lt_chainonly, Fused16W8Lt, 1, gdn::F16_CHAIN_ONLY)
 FUSED16_ENTRY(fused16_bf16_w4c_late, Fused16W4CLate, 1, gdn::F16_FULL)
 FUSED16_ENTRY(fused16_bf16_w8_late, Fused16W8Late, 1, gdn::F16_FULL)
@@ -295,7 +299,7 @@ static void check_case(const char* name, const Entry& e, std::vector<int> lens, 
 int main(int argc, char** argv) {
   setvbuf(stdout, nullptr, _IOLBF, 0);
   const int iters = argc > 1 ? atoi(argv[1]) : 20;
-  constexpr int NE = 26, NF = 15;  // the first NF compute the forward; the rest are timing diagnostics
+  constexpr int NE = 28, NF = 17;  // the first NF compute the forward; the rest are timing diagnostics
   const Entry entries[NE] = {
       entry<gdn::Fused16B1>(fused16_bf16_b1, "b1"),
       entry<gdn::Fused16B2>(fused16_bf16_b2, "b2"),
@@ -312,6 +316,8 @@ int main(int argc, char** argv) {
       entry<gdn::Fused16W4CLt>(fused16_bf16_w4c_lt, "w4c-lt"),
       entry<gdn::Fused16W8Lt>(fused16_bf16_w8_lt, "w8-lt"),
       entry<gdn::Fused16B2CLt>(fused16_bf16_b2c_lt, "b2c-lt"),
+      entry<gdn::Fused16W4CLt1>(fused16_bf16_w4c_lt1, "w4c-lt1"),
+      entry<gdn::Fused16B2CLt1>(fused16_bf16_b2c_lt1, "b2c-lt1"),
       entry<gdn::Fused16B1>(fused16_bf16_b1_chain, "b1-chain-copies"),
       entry<gdn::Fused16B1>(fused16_bf16_b1_prod, "b1-producer"),
       entry<gdn::Fused16B1>(fused16_bf16_b1_chainonly, "b1-chain-only"),

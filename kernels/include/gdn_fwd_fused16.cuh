@@ -86,22 +86,22 @@ constexpr bool F16C_PUSH_ASYNC = GDN_F16C_PUSH == 0 || GDN_F16C_PUSH == 3;  // s
 // CTAs are the two value halves of one (sequence, head): of each pair of chunks (2m, 2m + 1) CTA r
 // builds chunk 2m + r and pushes what its peer needs into the peer's stage (GDN_F16C_PUSH above);
 // both copy their own v of both chunks.
-// LT (lean step, session 57): the chain steps its stage by a running index and phase instead of
-// c % S (S is not a power of two: a multiply-high chain on the step's path), loads the step's
-// stage-only operands (vᵀ, the per-token scalars, e^{Γ_last}) and the previous chunk's O row from
-// its staging tile at the step's top, where their latency hides behind the P, Q products, and
-// stores O through a per-lane row pointer and token count stepped per chunk. Session 57's ncu
+// LT (lean step, session 57), 1: the chain steps its stage by a running index and phase instead
+// of c % S (S is not a power of two: a multiply-high chain on the step's path), loads the previous
+// chunk's O row from its staging tile at the step's top, where its latency hides behind the P, Q
+// products, and stores it through a per-lane row pointer and token count stepped per chunk; 2: also
+// the step's stage-only operands (vᵀ, the per-token scalars, e^{Γ_last}) loaded at the top. Session 57's ncu
 // samples of w4c's chain (bench/sass57_w4c.csv.gz): the O store's region 13 % of the step, the
 // stage index's division and the branch on it 10 %, the wait for vᵀ in R's region. Outputs are
 // the same bits either way.
-template <int PW, int S, int D, int CL = 1, bool ET = false, bool LT = false>
+template <int PW, int S, int D, int CL = 1, bool ET = false, int LT = 0>
 struct Fused16Form {
   static_assert(CL == 1 || CL == 2, "a CTA alone or a pair of value halves");
   static_assert(CL * PW * D <= S, "the prologue's copies need no free stage");
   static_assert(CL == 1 || S % 2 == 0, "a cluster form's stage s always holds chunks of parity s % 2");
   static constexpr int producer_warps = PW, stages = S, ahead = D, cluster = CL;
   static constexpr bool early_test = ET;
-  static constexpr bool lean_step = LT;
+  static constexpr int lean_step = LT;  // 0 off; 1 the index and O store only; 2 also the operands' loads at the top
   static constexpr int threads = 32 * (F16_CHAIN_WARPS + PW);
 };
 using Fused16B1 = Fused16Form<4, 12, 2, 1, true>;   // one block per SM
@@ -841,14 +841,20 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
         ph = phn;
         continue;
       }
-      // The stage's operands that do not depend on X, and the previous chunk's O row.
+      // The stage's operands that do not depend on X (LT 2: here; else after the products), and the
+      // previous chunk's O row.
       u32 vt[4];
-      ldsm_x4_t(vt, s.v + ((lane & 7) + 8 * ((lane >> 3) & 1)) * (VB + 8) + 16 * warp + 8 * (lane >> 4));
-      const float2 be0 = *reinterpret_cast<const float2*>(&s.be[t0]), be1 = *reinterpret_cast<const float2*>(&s.be[t0 + 8]);
-      const float2 se0 = *reinterpret_cast<const float2*>(&s.se[t0]), se1 = *reinterpret_cast<const float2*>(&s.se[t0 + 8]);
-      const float2 sq0 = *reinterpret_cast<const float2*>(&s.sq[t0]), sq1 = *reinterpret_cast<const float2*>(&s.sq[t0 + 8]);
-      const float2 sk0 = *reinterpret_cast<const float2*>(&s.sk[t0]), sk1 = *reinterpret_cast<const float2*>(&s.sk[t0 + 8]);
-      const float gl = s.gl;
+      float2 be0, be1, se0, se1, sq0, sq1, sk0, sk1;
+      float gl;
+      auto stage_operands = [&] {
+        ldsm_x4_t(vt, s.v + ((lane & 7) + 8 * ((lane >> 3) & 1)) * (VB + 8) + 16 * warp + 8 * (lane >> 4));
+        be0 = *reinterpret_cast<const float2*>(&s.be[t0]), be1 = *reinterpret_cast<const float2*>(&s.be[t0 + 8]);
+        se0 = *reinterpret_cast<const float2*>(&s.se[t0]), se1 = *reinterpret_cast<const float2*>(&s.se[t0 + 8]);
+        sq0 = *reinterpret_cast<const float2*>(&s.sq[t0]), sq1 = *reinterpret_cast<const float2*>(&s.sq[t0 + 8]);
+        sk0 = *reinterpret_cast<const float2*>(&s.sk[t0]), sk1 = *reinterpret_cast<const float2*>(&s.sk[t0 + 8]);
+        gl = s.gl;
+      };
+      if constexpr (F::lean_step >= 2) stage_operands();
       uint4 ov{};
       if (c > 0) {
         __syncwarp();
@@ -877,6 +883,7 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
         orow += ostep;
         oleft -= F16_C;
       }
+      if constexpr (F::lean_step < 2) stage_operands();
       // Rᵀ = β vᵀ − P diag(β e^Γ); the readout Q diag(scale e^Γ) (per-token scalars by nt, e & 1).
       const float beq[2][2] = {{be0.x, be0.y}, {be1.x, be1.y}}, seq[2][2] = {{se0.x, se0.y}, {se1.x, se1.y}};
       const float sqq[2][2] = {{sq0.x, sq0.y}, {sq1.x, sq1.y}}, skq[2][2] = {{sk0.x, sk0.y}, {sk1.x, sk1.y}};
