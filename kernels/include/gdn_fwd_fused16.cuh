@@ -110,6 +110,11 @@ using Fused16W8 = Fused16Form<8, 14, 1, 1, true>;   // eight producer warps, one
 using Fused16W8C = Fused16Form<8, 16, 1, 2, true>;  // w8 as clusters of the two value halves
 using Fused16W4C = Fused16Form<4, 14, 1, 2, true>;  // four producer warps, clusters, one block per SM
 using Fused16B2C = Fused16Form<4, 8, 1, 2>;         // b2 as clusters of the two value halves
+// The product's one-pass entries (kernels/src/gdn_fused16.cu), session 57: the lean step on the
+// forms that fit it without spilling (b2c at two blocks per SM: level 1).
+using Fused16W8L = Fused16Form<8, 14, 1, 1, true, 2>;
+using Fused16W4CL = Fused16Form<4, 14, 1, 2, true, 2>;
+using Fused16B2CL = Fused16Form<4, 8, 1, 2, false, 1>;
 
 // One stage: chunk c's rows and factors. q, k hold the raw rows, then q̂, k̂ in place.
 template <typename T, int VB>
