@@ -3,7 +3,8 @@
 # one wgmma m64n32k16 chain of the warpgroup), the relaxed release and the O store alone; (2) gpu_gdn
 # and gpu_gdn_pdl on the lean-step pack (device70.txz: the product's w8 / w4c / b2c entries with
 # Fused16Form LT); (3) the harness (bench/gdn_fused16_bench.cu): every CHECK (the lean forms among
-# them), then the lean step against the landing step, alternating, two rounds; (4) the forward by
+# them and the WG forms w4c-wg, w8-wg), then the lean step and the WG chain against the landing
+# step, alternating, two rounds; (4) the forward by
 # rule through the product, main's pack (device68.txz) against device70, alternating.
 # run: command "bash bench/device_s57c.sh", any kind, carry [".xfer-tests68"]. ~200 s.
 set -u
@@ -30,7 +31,7 @@ if [ -x /tmp/f16bench ]; then
   grep -E "^ENTRY (w4c|b2c|w8)|CHECK.*FAIL|all checks|FAILED" $OUT/harness_checks.log | cut -c1-150 | head -20
   echo "checks ok: $(grep -c 'CHECK.*ok' $OUT/harness_checks.log)"
   for rep in 1 2; do
-    for only in w4c,w8,b2c,w8-chain-only w4c-lt,w8-lt,b2c-lt,w8-lt-chain-only,w4c-lt1,b2c-lt1; do
+    for only in w4c,w8,b2c,w8-chain-only w4c-lt,w8-lt,b2c-lt,w8-lt-chain-only,w4c-lt1,b2c-lt1 w4c-wg,w8-wg,w8-wg-chain-only; do
       FUSED16_ONLY=$only timeout 60 /tmp/f16bench 20 2>&1 | grep "^FUSED16" | cut -c1-60
     done
   done
