@@ -56,17 +56,12 @@ using Fused16W4CLt1 = Fused16Form<4, 14, 1, 2, true, 1>;
 using Fused16W8Lt = Fused16Form<8, 14, 1, 1, true, 2>;
 using Fused16B2CLt = Fused16Form<4, 8, 1, 2, false, 2>;
 using Fused16B2CLt1 = Fused16Form<4, 8, 1, 2, false, 1>;
-using Fused16W4CWg = Fused16Form<4, 14, 1, 2, true, 2, true>;  // the chain's P, Q by wgmma (session 57)
-using Fused16W8Wg = Fused16Form<8, 14, 1, 1, true, 2, true>;
 }  // namespace gdn
 FUSED16_ENTRY(fused16_bf16_w4c_lt, Fused16W4CLt, 1, gdn::F16_FULL)
 FUSED16_ENTRY(fused16_bf16_w8_lt, Fused16W8Lt, 1, gdn::F16_FULL)
 FUSED16_ENTRY(fused16_bf16_b2c_lt, Fused16B2CLt, 2, gdn::F16_FULL)
 FUSED16_ENTRY(fused16_bf16_w4c_lt1, Fused16W4CLt1, 1, gdn::F16_FULL)
 FUSED16_ENTRY(fused16_bf16_b2c_lt1, Fused16B2CLt1, 2, gdn::F16_FULL)
-FUSED16_ENTRY(fused16_bf16_w4c_wg, Fused16W4CWg, 1, gdn::F16_FULL)
-FUSED16_ENTRY(fused16_bf16_w8_wg, Fused16W8Wg, 1, gdn::F16_FULL)
-FUSED16_ENTRY(fused16_bf16_w8_wg_chainonly, Fused16W8Wg, 1, gdn::F16_CHAIN_ONLY)
 FUSED16_ENTRY(fused16_bf16_w8_lt_chainonly, Fused16W8Lt, 1, gdn::F16_CHAIN_ONLY)
 FUSED16_ENTRY(fused16_bf16_w4c_late, Fused16W4CLate, 1, gdn::F16_FULL)
 FUSED16_ENTRY(fused16_bf16_w8_late, Fused16W8Late, 1, gdn::F16_FULL)
@@ -304,7 +299,7 @@ static void check_case(const char* name, const Entry& e, std::vector<int> lens, 
 int main(int argc, char** argv) {
   setvbuf(stdout, nullptr, _IOLBF, 0);
   const int iters = argc > 1 ? atoi(argv[1]) : 20;
-  constexpr int NE = 31, NF = 19;  // the first NF compute the forward; the rest are timing diagnostics
+  constexpr int NE = 28, NF = 17;  // the first NF compute the forward; the rest are timing diagnostics
   const Entry entries[NE] = {
       entry<gdn::Fused16B1>(fused16_bf16_b1, "b1"),
       entry<gdn::Fused16B2>(fused16_bf16_b2, "b2"),
@@ -323,8 +318,6 @@ int main(int argc, char** argv) {
       entry<gdn::Fused16B2CLt>(fused16_bf16_b2c_lt, "b2c-lt"),
       entry<gdn::Fused16W4CLt1>(fused16_bf16_w4c_lt1, "w4c-lt1"),
       entry<gdn::Fused16B2CLt1>(fused16_bf16_b2c_lt1, "b2c-lt1"),
-      entry<gdn::Fused16W4CWg>(fused16_bf16_w4c_wg, "w4c-wg"),
-      entry<gdn::Fused16W8Wg>(fused16_bf16_w8_wg, "w8-wg"),
       entry<gdn::Fused16B1>(fused16_bf16_b1_chain, "b1-chain-copies"),
       entry<gdn::Fused16B1>(fused16_bf16_b1_prod, "b1-producer"),
       entry<gdn::Fused16B1>(fused16_bf16_b1_chainonly, "b1-chain-only"),
@@ -336,7 +329,6 @@ int main(int argc, char** argv) {
       entry<gdn::Fused16W4C>(fused16_bf16_w4c_prod, "w4c-producer"),
       entry<gdn::Fused16B2C>(fused16_bf16_b2c_prod, "b2c-producer"),
       entry<gdn::Fused16W8Lt>(fused16_bf16_w8_lt_chainonly, "w8-lt-chain-only"),
-      entry<gdn::Fused16W8Wg>(fused16_bf16_w8_wg_chainonly, "w8-wg-chain-only"),
   };
   const char* only = getenv("FUSED16_ONLY");  // a comma-separated list of entry names to time
   for (int i = 0; i < NE; ++i) {

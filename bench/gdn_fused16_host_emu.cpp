@@ -108,13 +108,6 @@ static void run_case(const char* name, int H, int HV, int flags, std::vector<int
   check(r1.first == rw4cl.first && r1.second == rw4cl.second, "fused16: form W4C with the lean step bitwise B1");
   const auto rw8l = run_form(gdn::Fused16Form<8, 14, 1, 1, true, 2>{});
   check(r1.first == rw8l.first && r1.second == rw8l.second, "fused16: form W8 with the lean step bitwise B1");
-  // The WG chain (P, Q by wgmma over the swizzled rows): other bits, within the tolerance.
-  const auto rw4cg = run_form(gdn::Fused16Form<4, 14, 1, 2, true, 2, true>{});
-  const double ego = rms_ratio(rw4cg.first, cs.ro), egs = rms_ratio(rw4cg.second, cs.rfs);
-  printf("  W4C WG: rel rms vs fp64: O %.3e state %.3e\n", ego, egs);
-  check(ego < tol && egs < tol, "fused16: form W4C with the WG chain within tolerance of the fp64 recurrence");
-  const auto rw8g = run_form(gdn::Fused16Form<8, 14, 1, 1, true, 2, true>{});
-  check(rw8g.first == rw4cg.first && rw8g.second == rw4cg.second, "fused16: form W8 with the WG chain bitwise W4C's");
   g_cp_eager = true;
   const auto rb2cl = run_form(gdn::Fused16Form<4, 8, 1, 2, false, 1>{});
   g_cp_eager = false;

@@ -42,7 +42,6 @@
 #pragma once
 
 #include "dnnp_async.cuh"
-#include "dnnp_wgmma.cuh"
 #include "gdn_fused16_cluster.cuh"
 #include "gdn_fwd.cuh"
 #include "gdn_fwd_slim.cuh"  // stsm_x4_t
@@ -95,22 +94,14 @@ constexpr bool F16C_PUSH_ASYNC = GDN_F16C_PUSH == 0 || GDN_F16C_PUSH == 3;  // s
 // samples of w4c's chain (bench/sass57_w4c.csv.gz): the O store's region 13 % of the step, the
 // stage index's division and the branch on it 10 %, the wait for vᵀ in R's region. Outputs are
 // the same bits either way.
-// WG (session 57, bench only): the chain's P and Q as one wgmma chain of the four chain warps (one
-// warpgroup): D (64 value rows × [16 k̂ tokens | 16 q̂ tokens]) = X [K̂; Q̂]ᵀ over the 8 k16 steps, A
-// from X's registers, B by descriptor from the stage's q, k rows stored 128-byte swizzled
-// (Fused16Stage SW): one read of each B tile per warpgroup instead of one ldmatrix stream per warp,
-// at wgmma's rate. The update stays on mma.sync (its k̂ fragments by ldmatrix from the swizzled rows).
-// Needs LT (the lean step carries it); the producer fences its q, k copies for the async proxy.
-template <int PW, int S, int D, int CL = 1, bool ET = false, int LT = 0, bool WG = false>
+template <int PW, int S, int D, int CL = 1, bool ET = false, int LT = 0>
 struct Fused16Form {
   static_assert(CL == 1 || CL == 2, "a CTA alone or a pair of value halves");
   static_assert(CL * PW * D <= S, "the prologue's copies need no free stage");
   static_assert(CL == 1 || S % 2 == 0, "a cluster form's stage s always holds chunks of parity s % 2");
   static constexpr int producer_warps = PW, stages = S, ahead = D, cluster = CL;
   static constexpr bool early_test = ET;
-  static_assert(!WG || LT > 0, "the warpgroup chain is a lean step");
-  static constexpr int lean_step = LT;
-  static constexpr bool wg = WG;  // 0 off; 1 the index and O store only; 2 also the operands' loads at the top
+  static constexpr int lean_step = LT;  // 0 off; 1 the index and O store only; 2 also the operands' loads at the top
   static constexpr int threads = 32 * (F16_CHAIN_WARPS + PW);
 };
 using Fused16B1 = Fused16Form<4, 12, 2, 1, true>;   // one block per SM
@@ -119,50 +110,30 @@ using Fused16W8 = Fused16Form<8, 14, 1, 1, true>;   // eight producer warps, one
 using Fused16W8C = Fused16Form<8, 16, 1, 2, true>;  // w8 as clusters of the two value halves
 using Fused16W4C = Fused16Form<4, 14, 1, 2, true>;  // four producer warps, clusters, one block per SM
 using Fused16B2C = Fused16Form<4, 8, 1, 2>;         // b2 as clusters of the two value halves
-// The product's one-pass entries (kernels/src/gdn_fused16.cu), session 57: the lean step on the
-// forms that fit it without spilling (b2c at two blocks per SM: level 1).
-using Fused16W8L = Fused16Form<8, 14, 1, 1, true, 2>;
+// w4c with the lean step (LT 2): the product's w4c entry since session 57 (kernels/src/gdn_fused16.cu;
+// H100, harness: 0.3033 against 0.3126 ms at (4,8192,16), 0.6551 against 0.6741 at (16,2048,32),
+// 0.3721 against 0.3833 on the ragged mix, 1.149 against 1.188 at (1,32768,16)). w8 with it ran
+// 1 % slower and b2c at level 1 the same (level 2 spills at two blocks per SM): they keep the
+// landing step.
 using Fused16W4CL = Fused16Form<4, 14, 1, 2, true, 2>;
-using Fused16B2CL = Fused16Form<4, 8, 1, 2, false, 1>;
 
-// One stage: chunk c's rows and factors. q, k hold the raw rows, then q̂, k̂ in place (SW false:
-// rows of F16_LD elements; SW true, the WG forms': `qk`, per channel half the 128-byte-swizzled
-// K-major tile of 32 rows, k̂ rows 0-15 and q̂ rows 16-31, 16-byte piece j of row r at j ^ (r & 7)).
-// Reach a row's 16-byte piece by fused16_piece. The members after the rows are the same in both.
-#define GDN_FUSED16_STAGE_TAIL(T, VB)                                                               \
-  T v[F16_C * (VB + 8)];                                                                            \
-  T t[F16_C * F16_TLD]; /* T = (I + L)⁻¹, io dtype */                                               \
-  T a[F16_C * F16_TLD]; /* A = tril(scale e^{Γi − Γj} q̂i · k̂j) */                                   \
-  float se[F16_C], sq[F16_C], sk[F16_C], be[F16_C]; /* β e^Γ, scale e^Γ, e^{Γlast − Γ}, β */        \
-  float gm[F16_C];                                  /* Γ (inclusive cumulative log decay) */        \
-  float gl;                                         /* e^{Γ_last} */                                \
-  float pad[3];
-template <typename T, int VB, bool SW = false>
+// One stage: chunk c's rows and factors. q, k hold the raw rows, then q̂, k̂ in place.
+template <typename T, int VB>
 struct Fused16Stage {
   T q[F16_C * F16_LD];
   T k[F16_C * F16_LD];
-  GDN_FUSED16_STAGE_TAIL(T, VB)
+  T v[F16_C * (VB + 8)];
+  T t[F16_C * F16_TLD];   // T = (I + L)⁻¹, io dtype
+  T a[F16_C * F16_TLD];   // A = tril(scale e^{Γi − Γj} q̂i · k̂j)
+  float se[F16_C], sq[F16_C], sk[F16_C], be[F16_C];  // β e^Γ, scale e^Γ, e^{Γlast − Γ}, β
+  float gm[F16_C];                                 // Γ (inclusive cumulative log decay)
+  float gl;                                        // e^{Γ_last}
+  float pad[3];
 };
-template <typename T, int VB>
-struct alignas(1024) Fused16Stage<T, VB, true> {
-  T qk[2][2 * F16_C * 64];
-  GDN_FUSED16_STAGE_TAIL(T, VB)
-};
-#undef GDN_FUSED16_STAGE_TAIL
-
-// The 16-byte piece of row `row` of q̂ (isq) or k̂ holding channels col .. col + 7 (col % 8 == 0).
-template <typename T, int VB>
-__device__ __forceinline__ T* fused16_piece(Fused16Stage<T, VB, false>& s, bool isq, int row, int col) {
-  return (isq ? s.q : s.k) + row * F16_LD + col;
-}
-template <typename T, int VB>
-__device__ __forceinline__ T* fused16_piece(Fused16Stage<T, VB, true>& s, bool isq, int row, int col) {
-  return &s.qk[col >> 6][(row + (isq ? F16_C : 0)) * 64 + ((((col >> 3) & 7) ^ (row & 7)) << 3)];
-}
 
 template <typename T, int VB, typename F>
 struct Fused16Smem {
-  Fused16Stage<T, VB, F::wg> st[F::stages];
+  Fused16Stage<T, VB> st[F::stages];
   uint64_t full[F::stages];    // one arrival: the producer warp that built the stage's chunk
   uint64_t empty[F::stages];   // four arrivals: the chain warps, done with it
   float lt[F::producer_warps][F16_C * 20];  // each producer warp's Lᵀ (fp32; rows 16-byte aligned)
@@ -290,8 +261,8 @@ __device__ __forceinline__ Fused16Copies<T> fused16_copies(const FwdParams& p, i
 // their source address is the chunk's first row, never read). Row offsets inside the chunk are
 // 32-bit (16 rows of at most 2^31 / 16 elements each: the caller's strides), the chunk's base 64-bit.
 // qk false: v only (a cluster form's chunk that the peer builds).
-template <typename T, int VB, bool SW>
-__device__ __forceinline__ void fused16_issue(const Fused16Copies<T>& c, Fused16Stage<T, VB, SW>& s, long long t0, long long te,
+template <typename T, int VB>
+__device__ __forceinline__ void fused16_issue(const Fused16Copies<T>& c, Fused16Stage<T, VB>& s, long long t0, long long te,
                                               bool qk = true) {
   const long long left = te - t0;
   const int rem = left < F16_C ? static_cast<int>(left) : F16_C;
@@ -306,8 +277,8 @@ __device__ __forceinline__ void fused16_issue(const Fused16Copies<T>& c, Fused16
 #pragma unroll
       for (int i = 0; i < F16_C / 2; ++i) {
         const int r = c.rq + 2 * i;
-        cp_async16(fused16_piece(s, true, r, c.cq), qr);
-        cp_async16(fused16_piece(s, false, r, c.cq), kr);
+        cp_async16(s.q + r * F16_LD + c.cq, qr);
+        cp_async16(s.k + r * F16_LD + c.cq, kr);
         qr += c.sq2;
         kr += c.sk2;
       }
@@ -326,8 +297,8 @@ __device__ __forceinline__ void fused16_issue(const Fused16Copies<T>& c, Fused16
     for (int i = 0; i < F16_C / 2; ++i) {
       const int r = c.rq + 2 * i;
       const bool live = r < rem;
-      cp_async16_zfill(fused16_piece(s, true, r, c.cq), q0 + (live ? c.oq + i * c.sq2 : 0), live);
-      cp_async16_zfill(fused16_piece(s, false, r, c.cq), k0 + (live ? c.ok + i * c.sk2 : 0), live);
+      cp_async16_zfill(s.q + r * F16_LD + c.cq, q0 + (live ? c.oq + i * c.sq2 : 0), live);
+      cp_async16_zfill(s.k + r * F16_LD + c.cq, k0 + (live ? c.ok + i * c.sk2 : 0), live);
     }
   }
 #pragma unroll
@@ -338,17 +309,16 @@ __device__ __forceinline__ void fused16_issue(const Fused16Copies<T>& c, Fused16
   }
 }
 
-// Phase A on one quarter-warp per row: a q or k row scaled to unit norm in place; lane8's two
-// 16-byte pieces (channels 16 lane8 .. + 7 at piece[0], + 8 .. + 15 at piece[1]).
+// Phase A on one quarter-warp per row: row r of q (rows 0-15) or k (16-31) scaled to unit norm in place.
 template <typename T, int K>
-__device__ __forceinline__ void fused16_norm_row(T* const (&piece)[2]) {
+__device__ __forceinline__ void fused16_norm_row(T* row, int lane8) {
   static_assert(K == 128, "a quarter-warp covers 128 elements");
   uint4 w[2];
   float x[16];
   float ss = 0.f;
 #pragma unroll
   for (int i = 0; i < 2; ++i) {
-    w[i] = *reinterpret_cast<const uint4*>(piece[i]);
+    w[i] = *reinterpret_cast<const uint4*>(row + 16 * lane8 + 8 * i);
     const u32 ws[4] = {w[i].x, w[i].y, w[i].z, w[i].w};
 #pragma unroll
     for (int j = 0; j < 4; ++j) {
@@ -369,7 +339,7 @@ __device__ __forceinline__ void fused16_norm_row(T* const (&piece)[2]) {
     o.y = Io<T>::pack(x[8 * i + 2] * rs, x[8 * i + 3] * rs);
     o.z = Io<T>::pack(x[8 * i + 4] * rs, x[8 * i + 5] * rs);
     o.w = Io<T>::pack(x[8 * i + 6] * rs, x[8 * i + 7] * rs);
-    *reinterpret_cast<uint4*>(piece[i]) = o;
+    *reinterpret_cast<uint4*>(row + 16 * lane8 + 8 * i) = o;
   }
 }
 
@@ -396,26 +366,19 @@ __device__ __forceinline__ void fused16_store_o(const T* ost, T* o, long long bo
 // follows q; their 128 channels, not the pad columns); 16 bytes per store, by st.async completing
 // its bytes on the peer's full barrier of that stage or (F16C_PUSH_ASYNC false) by plain remote
 // stores and each lane's arrival. One warp, after fused16_build's last __syncwarp.
-template <typename T, int VB, bool SW = false>
+template <typename T, int VB>
 struct Fused16Push {
-  using Stage = Fused16Stage<T, VB, SW>;
+  using Stage = Fused16Stage<T, VB>;
   static constexpr int row_pieces = 128 * static_cast<int>(sizeof(T)) / 16;  // 16 per q̂ / k̂ row
   static constexpr int tail_at = static_cast<int>(offsetof(Stage, t));
-  // The tail ends at the last member (an SW stage's alignment padding follows it).
-  static constexpr int tail_end = static_cast<int>(offsetof(Stage, pad) + sizeof(Stage::pad));
-  static constexpr int tail_pieces = (tail_end - tail_at) / 16;
+  static constexpr int tail_pieces = (static_cast<int>(sizeof(Stage)) - tail_at) / 16;
   static constexpr int bytes = 16 * ((F16C_PUSH_ROWS ? 2 * F16_C * row_pieces : 0) + tail_pieces);
-  static constexpr bool k_follows_q() {
-    if constexpr (SW) return true;
-    else return offsetof(Stage, k) == F16_C * F16_LD * sizeof(T);
-  }
-  static_assert(sizeof(T) == 2 && k_follows_q(), "k̂ rows follow q̂ rows");
-  static_assert(!SW || !F16C_PUSH_ROWS, "swizzled rows are not pushed (each CTA copies its own)");
-  static_assert(tail_at % 16 == 0 && tail_end % 16 == 0, "16-byte pieces");
+  static_assert(sizeof(T) == 2 && offsetof(Stage, k) == F16_C * F16_LD * sizeof(T), "k̂ rows follow q̂ rows");
+  static_assert(tail_at % 16 == 0 && sizeof(Stage) % 16 == 0, "16-byte pieces");
 };
-template <typename T, int VB, bool SW>
-__device__ __forceinline__ void fused16_push(const Fused16Stage<T, VB, SW>& s, F16cAddr peer_stage, F16cAddr peer_full, int lane) {
-  using P = Fused16Push<T, VB, SW>;
+template <typename T, int VB>
+__device__ __forceinline__ void fused16_push(const Fused16Stage<T, VB>& s, F16cAddr peer_stage, F16cAddr peer_full, int lane) {
+  using P = Fused16Push<T, VB>;
   static_assert(P::row_pieces == 16, "two rows per warp pass");
   const unsigned char* base = reinterpret_cast<const unsigned char*>(&s);
   auto put = [&](int off) {
@@ -443,35 +406,22 @@ __device__ __forceinline__ void fused16_push(const Fused16Stage<T, VB, SW>& s, F
 enum Fused16Mode : int { F16_FULL = 0, F16_CHAIN_COPIES = 1, F16_PRODUCER = 2, F16_CHAIN_ONLY = 3, F16_FULL_LDS_V = 4 };
 
 // One warp: q̂, k̂ in place of the stage's raw q, k rows under l2norm (else nothing).
-template <typename T, int K, int VB, bool SW>
-__device__ __forceinline__ void fused16_norm_rows(const FwdParams& p, Fused16Stage<T, VB, SW>& s, int lane) {
+template <typename T, int K, int VB>
+__device__ __forceinline__ void fused16_norm_rows(const FwdParams& p, Fused16Stage<T, VB>& s, int lane) {
   if (p.flags & FLAG_L2NORM) {
 #pragma unroll
     for (int round = 0; round < 8; ++round) {
-      const int r = 4 * round + (lane >> 3), c0 = 16 * (lane & 7);
-      T* const piece[2] = {fused16_piece(s, r < 16, r & 15, c0), fused16_piece(s, r < 16, r & 15, c0 + 8)};
-      fused16_norm_row<T, K>(piece);
+      const int r = 4 * round + (lane >> 3);
+      fused16_norm_row<T, K>((r < 16 ? s.q + r * F16_LD : s.k + (r - 16) * F16_LD), lane & 7);
     }
   }
-}
-
-// The m16n8k16 B fragments of two n8 tiles (tokens 0-7, 8-15) over channels 16 kk .. + 15 of the
-// stage's q̂ (isq) or k̂ rows: B(k = channel, n = token) (fused16_b_rows through fused16_piece).
-template <typename T, int VB, bool SW>
-__device__ __forceinline__ void fused16_qk_b(u32 (&b)[4], Fused16Stage<T, VB, SW>& s, bool isq, int kk, int lane) {
-  ldsm_x4(b, fused16_piece(s, isq, (lane & 7) + 8 * (lane >> 4), 16 * kk + 8 * ((lane >> 3) & 1)));
-}
-// The update's B fragments: K̂ (k = token, n = channel) over channels 16 np .. + 15, transposed on load.
-template <typename T, int VB, bool SW>
-__device__ __forceinline__ void fused16_k_bt(u32 (&b)[4], Fused16Stage<T, VB, SW>& s, int np, int lane) {
-  ldsm_x4_t(b, fused16_piece(s, false, (lane & 7) + 8 * ((lane >> 3) & 1), 16 * np + 8 * (lane >> 4)));
 }
 
 // T = (I + L)⁻¹ into the stage (io) from the warp's Lᵀ scratch lt (fp32, rows 20 floats apart), by
 // forward substitution: column j = lane (lanes 16-31 repeat column lane − 16 and store nothing),
 // T[i][j] = −Σ_m L[i][m] T[m][j]. The end of fused16_build and fused16_build_folded.
-template <typename T, int VB, bool SW>
-__device__ __forceinline__ void fused16_invert_l(Fused16Stage<T, VB, SW>& s, const float* lt, int lane) {
+template <typename T, int VB>
+__device__ __forceinline__ void fused16_invert_l(Fused16Stage<T, VB>& s, const float* lt, int lane) {
   const int j = lane & 15;
   float acc[F16_C], tc[F16_C];
 #pragma unroll
@@ -522,8 +472,8 @@ __device__ __forceinline__ void fused16_gate_scan(const FwdParams& p, u32 gates,
 // One producer warp turns chunk c's raw rows in stage s into q̂, k̂ (l2 norms in place), the per-token
 // scalars, T = (I + L)⁻¹ and A. gates: lane t < 16 holds token t's g, lane 16 + t its β (0 past the
 // sequence); live: the chunk's tokens inside the sequence; lt: the warp's Lᵀ scratch.
-template <typename T, int K, int VB, bool SW>
-__device__ __forceinline__ void fused16_build(const FwdParams& p, Fused16Stage<T, VB, SW>& s, float* lt, u32 gates, int live,
+template <typename T, int K, int VB>
+__device__ __forceinline__ void fused16_build(const FwdParams& p, Fused16Stage<T, VB>& s, float* lt, u32 gates, int live,
                                               int h, int lane) {
   const int gi = lane >> 2, tg = lane & 3;
   {
@@ -541,7 +491,7 @@ __device__ __forceinline__ void fused16_build(const FwdParams& p, Fused16Stage<T
       if (t == 15) s.gl = __expf(glast);
     }
   }
-  fused16_norm_rows<T, K, VB, SW>(p, s, lane);
+  fused16_norm_rows<T, K>(p, s, lane);
   __syncwarp();
   // K̂ K̂ᵀ and Q̂ K̂ᵀ over one set of K̂ fragments: ldmatrix of a [token][channel] tile gives the B
   // fragments of both n8 tiles, and the same four registers in the order {0, 2, 1, 3} are its A
@@ -552,8 +502,8 @@ __device__ __forceinline__ void fused16_build(const FwdParams& p, Fused16Stage<T
 #pragma unroll
   for (int kk = 0; kk < K / 16; ++kk) {
     u32 bk[4], bq[4];
-    fused16_qk_b(bk, s, false, kk, lane);
-    fused16_qk_b(bq, s, true, kk, lane);
+    fused16_b_rows(bk, s.k, F16_LD, kk, lane);
+    fused16_b_rows(bq, s.q, F16_LD, kk, lane);
     const u32 ak[4] = {bk[0], bk[2], bk[1], bk[3]};
     const u32 aq[4] = {bq[0], bq[2], bq[1], bq[3]};
     Io<T>::mma(gk[0], ak, bk);
@@ -586,7 +536,7 @@ __device__ __forceinline__ void fused16_build(const FwdParams& p, Fused16Stage<T
       *reinterpret_cast<u32*>(&s.a[i * F16_TLD + j]) = Io<T>::pack(av[0], av[1]);
     }
   __syncwarp();
-  fused16_invert_l<T, VB, SW>(s, lt, lane);
+  fused16_invert_l<T, VB>(s, lt, lane);
 }
 
 // GDN_F16_FOLD 1 (session 52; the default since session 54). Under l2norm the stage keeps the raw
@@ -605,8 +555,8 @@ __device__ __forceinline__ void fused16_build(const FwdParams& p, Fused16Stage<T
 
 // fused16_build under l2norm with the norms folded (GDN_F16_FOLD 1; the caller picks it when
 // p.flags has FLAG_L2NORM): the stage's raw q, k rows stay, the scalars and L, A carry the norms.
-template <typename T, int K, int VB, bool SW>
-__device__ __forceinline__ void fused16_build_folded(const FwdParams& p, Fused16Stage<T, VB, SW>& s, float* lt, u32 gates, int live,
+template <typename T, int K, int VB>
+__device__ __forceinline__ void fused16_build_folded(const FwdParams& p, Fused16Stage<T, VB>& s, float* lt, u32 gates, int live,
                                               int h, int lane) {
   const int gi = lane >> 2, tg = lane & 3;
   const int t = lane & 15;  // the token whose scalars this lane computes (lanes 16-31 repeat 0-15)
@@ -630,8 +580,8 @@ __device__ __forceinline__ void fused16_build_folded(const FwdParams& p, Fused16
 #pragma unroll
   for (int kk = 0; kk < K / 16; ++kk) {
     u32 bk[4], bq[4];
-    fused16_qk_b(bk, s, false, kk, lane);
-    fused16_qk_b(bq, s, true, kk, lane);
+    fused16_b_rows(bk, s.k, F16_LD, kk, lane);
+    fused16_b_rows(bq, s.q, F16_LD, kk, lane);
     const u32 ak[4] = {bk[0], bk[2], bk[1], bk[3]};
     const u32 aq[4] = {bq[0], bq[2], bq[1], bq[3]};
     Io<T>::mma(gk[0], ak, bk);
@@ -694,34 +644,16 @@ __device__ __forceinline__ void fused16_build_folded(const FwdParams& p, Fused16
       *reinterpret_cast<u32*>(&s.a[i * F16_TLD + j]) = Io<T>::pack(av[0], av[1]);
     }
   __syncwarp();
-  fused16_invert_l<T, VB, SW>(s, lt, lane);
+  fused16_invert_l<T, VB>(s, lt, lane);
 }
 
 // The build a call takes: folded under l2norm with GDN_F16_FOLD 1, else fused16_build.
-template <typename T, int K, int VB, bool SW>
-__device__ __forceinline__ void fused16_build_any(const FwdParams& p, Fused16Stage<T, VB, SW>& s, float* lt, u32 gates, int live,
+template <typename T, int K, int VB>
+__device__ __forceinline__ void fused16_build_any(const FwdParams& p, Fused16Stage<T, VB>& s, float* lt, u32 gates, int live,
                                                   int h, int lane) {
-  if (GDN_F16_FOLD && (p.flags & FLAG_L2NORM)) fused16_build_folded<T, K, VB, SW>(p, s, lt, gates, live, h, lane);
-  else fused16_build<T, K, VB, SW>(p, s, lt, gates, live, h, lane);
+  if (GDN_F16_FOLD && (p.flags & FLAG_L2NORM)) fused16_build_folded<T, K, VB>(p, s, lt, gates, live, h, lane);
+  else fused16_build<T, K, VB>(p, s, lt, gates, live, h, lane);
 }
-
-// One k16 step of the WG chain's [P | Q]: wgmma m64n32k16 RS, B K-major; `first`: d = A B (scale-d 0).
-template <typename T>
-struct Fused16Wg;
-template <>
-struct Fused16Wg<gdn_bf16> {
-  static __device__ __forceinline__ void pq(float* d, const u32 (&a)[4], uint64_t desc, bool first) {
-    if (first) dnnp::wgmma_m64n32k16_rs_bf16_zt<0>(d, a, desc);
-    else dnnp::wgmma_m64n32k16_rs_bf16_t<0>(d, a, desc);
-  }
-};
-template <>
-struct Fused16Wg<gdn_f16> {
-  static __device__ __forceinline__ void pq(float* d, const u32 (&a)[4], uint64_t desc, bool first) {
-    if (first) dnnp::wgmma_m64n32k16_rs_f16_zt<0>(d, a, desc);
-    else dnnp::wgmma_m64n32k16_rs_f16_t<0>(d, a, desc);
-  }
-};
 
 template <typename T, int K, int V, int VB, typename F, int MODE = F16_FULL>
 __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
@@ -743,11 +675,9 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
   fused16_rows<F::threads>(pp, blockIdx.z, reinterpret_cast<long long*>(&sm.st[0]), b, bos, eos);
   const int nch = static_cast<int>((eos - bos + F16_C - 1) / F16_C);
   const long long srow = fused16_state_row(pp, b);
-  if constexpr (F::wg) dnnp::trap_unless_swizzle_aligned(&sm.st[0]);
   if constexpr (MODE == F16_CHAIN_ONLY) {
     for (int i = tid; i < static_cast<int>(sizeof(sm.st) / 16); i += F::threads)
       reinterpret_cast<uint4*>(sm.st)[i] = uint4{0u, 0u, 0u, 0u};
-    if constexpr (F::wg) dnnp::fence_proxy_async_shared();
   }
   if (tid == 0) {
     for (int i = 0; i < S; ++i) {
@@ -803,30 +733,22 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
 #pragma unroll
         for (int i = 0; i + 1 < D; ++i) gring[i] = gring[i + 1];
         cp_async_wait<D - 1>();
-        if constexpr (F::wg) dnnp::fence_proxy_async_shared();  // the rows' copies, before the chain's wgmma reads them
         __syncwarp();
         if (oth < nch) {
           if constexpr (!F16C_PUSH_ROWS && !GDN_F16_FOLD) {  // folded: the chain reads the raw rows
-            fused16_norm_rows<T, K, VB, F::wg>(p, sm.st[oth % S], lane);
-            if constexpr (F::wg) dnnp::fence_proxy_async_shared();
+            fused16_norm_rows<T, K>(p, sm.st[oth % S], lane);
             __syncwarp();
           }
           if (lane == 0) {
-            if constexpr (F16C_PUSH_ASYNC) dnnp::mbar_arrive_expect_tx(&sm.full[oth % S], Fused16Push<T, VB, F::wg>::bytes);
+            if constexpr (F16C_PUSH_ASYNC) dnnp::mbar_arrive_expect_tx(&sm.full[oth % S], Fused16Push<T, VB>::bytes);
             else dnnp::mbar_arrive(&sm.full[oth % S]);
           }
         }
         if (own < nch) {
-          Fused16Stage<T, VB, F::wg>& s = sm.st[own % S];
+          Fused16Stage<T, VB>& s = sm.st[own % S];
           const long long left = eos - bos - static_cast<long long>(own) * F16_C;
           fused16_build_any<T, K, VB>(p, s, sm.lt[pw], gates, left < F16_C ? static_cast<int>(left) : F16_C, h, lane);
-          if constexpr (F::wg) {
-            if (!GDN_F16_FOLD && (p.flags & FLAG_L2NORM)) {  // q̂, k̂ rewritten in place by generic stores
-              dnnp::fence_proxy_async_shared();
-              __syncwarp();
-            }
-          }
-          fused16_push(s, f16c_add(peer_st, (own % S) * static_cast<int>(sizeof(Fused16Stage<T, VB, F::wg>))),
+          fused16_push(s, f16c_add(peer_st, (own % S) * static_cast<int>(sizeof(Fused16Stage<T, VB>))),
                        f16c_add(peer_full, 8 * (own % S)), lane);
           if (lane == 0) dnnp::mbar_arrive(&sm.full[own % S]);
         }
@@ -853,22 +775,15 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
         gring[i] = gate_load(ch);
       }
       for (int c = pw; c < nch; c += PW) {
-        Fused16Stage<T, VB, F::wg>& s = sm.st[c % S];
+        Fused16Stage<T, VB>& s = sm.st[c % S];
         const u32 gates = gring[0];
 #pragma unroll
         for (int i = 0; i + 1 < D; ++i) gring[i] = gring[i + 1];
         cp_async_wait<D - 1>();
-        if constexpr (F::wg) dnnp::fence_proxy_async_shared();  // the rows' copies, before the chain's wgmma reads them
         __syncwarp();
         if constexpr (MODE == F16_FULL || MODE == F16_FULL_LDS_V || MODE == F16_PRODUCER) {
           const long long left = eos - bos - static_cast<long long>(c) * F16_C;
           fused16_build_any<T, K, VB>(p, s, sm.lt[pw], gates, left < F16_C ? static_cast<int>(left) : F16_C, h, lane);
-          if constexpr (F::wg) {
-            if (!GDN_F16_FOLD && (p.flags & FLAG_L2NORM)) {  // q̂, k̂ rewritten in place by generic stores
-              dnnp::fence_proxy_async_shared();
-              __syncwarp();
-            }
-          }
         }
         if (lane == 0) dnnp::mbar_arrive(&sm.full[c % S]);
         const int cn = c + PW * D;
@@ -922,7 +837,7 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
     long long oleft = eos - bos - (lane >> 1);
     const int t0 = 2 * tg;  // this lane's tokens t0, t0 + 1, t0 + 8, t0 + 9
     for (int c = 0; c < nch; ++c) {
-      Fused16Stage<T, VB, F::wg>& s = sm.st[si];
+      Fused16Stage<T, VB>& s = sm.st[si];
       if (!(F::early_test && next_full)) dnnp::mbar_wait(&sm.full[si], ph);
       const int sn = si + 1 == S ? 0 : si + 1;
       const uint32_t phn = si + 1 == S ? ph ^ 1u : ph;
@@ -956,46 +871,18 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
       zero_frags(pq);
       zero_frags(pe2);
       zero_frags(pq2);
-      if constexpr (F::wg) {
-        // [P | Q] (the warp's 16 value rows × 32) = X [K̂; Q̂]ᵀ by the warpgroup: 8 k16 steps of
-        // wgmma m64n32k16, A = X's fragments, B = the stage's swizzled tile of channel half kk / 4
-        // at +32 B per step; n8 tiles 0, 1 are P's tokens, 2, 3 Q's. pe2 / pq2 stay zero.
-        u32 af[K / 16][4];
 #pragma unroll
-        for (int kk = 0; kk < K / 16; ++kk) x_a_frag<T>(af[kk], x, kk);
-        dnnp::wgmma_fence();
-        float d[16];
-        const uint32_t tile = static_cast<uint32_t>(__cvta_generic_to_shared(&s.qk[0][0]));
-#pragma unroll
-        for (int kk = 0; kk < K / 16; ++kk) {
-          const uint64_t desc = dnnp::wgmma_desc(tile + (kk >> 2) * 4096 + (kk & 3) * 32, 16, 1024, 1);
-          Fused16Wg<T>::pq(d, af[kk], desc, kk == 0);
-        }
-        dnnp::wgmma_commit();
-        dnnp::wgmma_wait<0>();
-#pragma unroll
-        for (int nt = 0; nt < 2; ++nt)
-#pragma unroll
-          for (int e = 0; e < 4; ++e) {
-            dnnp::wgmma_fence_operand(d[4 * nt + e]);
-            dnnp::wgmma_fence_operand(d[8 + 4 * nt + e]);
-            pe[nt][e] = d[4 * nt + e];
-            pq[nt][e] = d[8 + 4 * nt + e];
-          }
-      } else {
-#pragma unroll
-        for (int kk = 0; kk < K / 16; ++kk) {
-          u32 a[4], bk[4], bq[4];
-          x_a_frag<T>(a, x, kk);
-          fused16_qk_b(bk, s, false, kk, lane);
-          fused16_qk_b(bq, s, true, kk, lane);
-          float(&de)[2][4] = kk < K / 32 ? pe : pe2;
-          float(&dq)[2][4] = kk < K / 32 ? pq : pq2;
-          Io<T>::mma(de[0], a, bk);
-          Io<T>::mma(de[1], a, bk + 2);
-          Io<T>::mma(dq[0], a, bq);
-          Io<T>::mma(dq[1], a, bq + 2);
-        }
+      for (int kk = 0; kk < K / 16; ++kk) {
+        u32 a[4], bk[4], bq[4];
+        x_a_frag<T>(a, x, kk);
+        fused16_b_rows(bk, s.k, F16_LD, kk, lane);
+        fused16_b_rows(bq, s.q, F16_LD, kk, lane);
+        float(&de)[2][4] = kk < K / 32 ? pe : pe2;
+        float(&dq)[2][4] = kk < K / 32 ? pq : pq2;
+        Io<T>::mma(de[0], a, bk);
+        Io<T>::mma(de[1], a, bk + 2);
+        Io<T>::mma(dq[0], a, bq);
+        Io<T>::mma(dq[1], a, bq + 2);
       }
       if (c > 0) {
         if (oleft > 0) *reinterpret_cast<uint4*>(orow) = ov;
@@ -1011,10 +898,8 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
       for (int nt = 0; nt < 2; ++nt)
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
-          if constexpr (!F::wg) {
-            pe[nt][e] += pe2[nt][e];
-            pq[nt][e] += pq2[nt][e];
-          }
+          pe[nt][e] += pe2[nt][e];
+          pq[nt][e] += pq2[nt][e];
           const u32 w = vt[nt + 2 * (e >> 1)];
           const float vv = Io<T>::bits_to_f(static_cast<unsigned short>((e & 1) ? w >> 16 : w & 0xffffu));
           r[nt][e] = beq[nt][e & 1] * vv - seq[nt][e & 1] * pe[nt][e];
@@ -1044,7 +929,7 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
 #pragma unroll
       for (int np = 0; np < K / 16; ++np) {
         u32 kb[4];
-        fused16_k_bt(kb, s, np, lane);
+        ldsm_x4_t(kb, s.k + ((lane & 7) + 8 * ((lane >> 3) & 1)) * F16_LD + 16 * np + 8 * (lane >> 4));
         Io<T>::mma(x[2 * np], ua, kb);
         Io<T>::mma(x[2 * np + 1], ua, kb + 2);
       }
@@ -1059,7 +944,7 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
     }
   } else {
     for (int c = 0; c < nch; ++c) {
-      Fused16Stage<T, VB, F::wg>& s = sm.st[c % S];
+      Fused16Stage<T, VB>& s = sm.st[c % S];
       if (!(F::early_test && next_full)) dnnp::mbar_wait(&sm.full[c % S], (c / S) & 1);
       if constexpr (MODE == F16_PRODUCER) {
         release(c % S);
@@ -1075,8 +960,8 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
       for (int kk = 0; kk < K / 16; ++kk) {
         u32 a[4], bk[4], bq[4];
         x_a_frag<T>(a, x, kk);
-        fused16_qk_b(bk, s, false, kk, lane);
-        fused16_qk_b(bq, s, true, kk, lane);
+        fused16_b_rows(bk, s.k, F16_LD, kk, lane);
+        fused16_b_rows(bq, s.q, F16_LD, kk, lane);
         float(&de)[2][4] = kk < K / 32 ? pe : pe2;
         float(&dq)[2][4] = kk < K / 32 ? pq : pq2;
         Io<T>::mma(de[0], a, bk);
@@ -1136,7 +1021,7 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
   #pragma unroll
       for (int np = 0; np < K / 16; ++np) {
         u32 kb[4];
-        fused16_k_bt(kb, s, np, lane);
+        ldsm_x4_t(kb, s.k + ((lane & 7) + 8 * ((lane >> 3) & 1)) * F16_LD + 16 * np + 8 * (lane >> 4));
         Io<T>::mma(x[2 * np], ua, kb);
         Io<T>::mma(x[2 * np + 1], ua, kb + 2);
       }
