@@ -89,19 +89,23 @@ inline long long __shfl_up_sync(unsigned m, long long v, int o) {
 }
 namespace gdn {
 extern unsigned char smem[232 * 1024];
+extern unsigned char smem_cta1[232 * 1024];
 }
+extern thread_local unsigned t_tid;
 // The shared-state-space address of p: its offset from the block's shared memory (session 29,
-// ps29: the slim step's wgmma descriptors are built from tile pointers, not from smem + offsets).
+// ps29: the slim step's wgmma descriptors are built from tile pointers, not from smem + offsets);
+// a cluster's second CTA's (t_tid ≥ 1024) from its own, gdn::smem_cta1 (session 57), as each CTA's
+// window starts at 0 on the GPU.
 inline unsigned __cvta_generic_to_shared(const void* p) {
-  return static_cast<unsigned>(static_cast<const unsigned char*>(p) - gdn::smem);
+  return static_cast<unsigned>(static_cast<const unsigned char*>(p) - (t_tid >= 1024 ? gdn::smem_cta1 : gdn::smem));
 }
 #define GDN_HOST_EMU 1
 #include "gdn_fwd.cuh"  // declares the emu_* hooks below; the harness includes its kernel header next
 
 namespace gdn {
-alignas(16) unsigned char smem[232 * 1024];  // the block's dynamic shared memory
+alignas(1024) unsigned char smem[232 * 1024];  // the block's dynamic shared memory
 // A 2-CTA cluster launch's second CTA's (launch with cluster_x = 2; its threads' t_tid are 1024 + t).
-alignas(16) unsigned char smem_cta1[232 * 1024];
+alignas(1024) unsigned char smem_cta1[232 * 1024];
 }
 
 // ---- block emulation ----

@@ -20,7 +20,8 @@
 //    once to fp32 (as emu_mma).
 //  - The descriptor: start address (bits 0-13, << 4), LBO (16-29), SBO (32-45), swizzle (62-63;
 //    only 1 = the 128-byte swizzle, the kernels' layout, is emulated; others abort). Offsets are
-//    relative to gdn::smem (__cvta_generic_to_shared is 0 in the emulation; the kernels' swizzled
+//    relative to the CTA's shared memory (gdn::smem, a cluster's second CTA's gdn::smem_cta1;
+//    __cvta_generic_to_shared is 0 there in the emulation; the kernels' swizzled
 //    tiles sit at multiples of 1,024 bytes from it). B element (k, n) at the linear byte address
 //      K-major (tnspB 0):  start + (n / 8) SBO + (n % 8) 128 + 2 k
 //      MN-major (tnspB 1): start + (n / 64) LBO + (k / 8) SBO + (k % 8) 128 + 2 (n % 64)
@@ -36,7 +37,7 @@
 //  - Session 29 (helper m029): kernels/include/dnnp_async.cuh's mbarriers, cp.async / bulk copies
 //    signalling them, named barriers, setmaxnreg and elect.sync (below, after the wgmma part).
 //  - wgmma_fence, fence.proxy.async: no-ops (the emulation has one proxy); trap_unless_swizzle_aligned
-//    aborts unless the address is 1,024-byte aligned relative to gdn::smem.
+//    aborts unless the address is 1,024-byte aligned relative to the CTA's shared memory.
 #pragma once
 
 #include <cstdint>
@@ -73,9 +74,11 @@ struct EmuWgOp {
 };
 inline thread_local std::vector<EmuWgOp> t_wg_open;
 inline thread_local std::vector<std::vector<EmuWgOp>> t_wg_groups;
-inline uint32_t g_wg_a[8][128][4];  // per warpgroup, per thread: the retiring op's A registers
-inline uint64_t g_wg_desc[8][128];
-inline uint64_t g_wg_desc_a[8][128];
+// Per warpgroup (8 per CTA, two CTAs of a cluster: t_tid / 128), per thread: the retiring op's A
+// registers and descriptors.
+inline uint32_t g_wg_a[16][128][4];
+inline uint64_t g_wg_desc[16][128];
+inline uint64_t g_wg_desc_a[16][128];
 // The 16-bit element (k, n) of a descriptor's operand (B; A with n → m), as a double; see the header.
 inline double emu_wg_elem(uint64_t desc, int tnsp, int k, int n, bool bf16) {
   const uint32_t swz = static_cast<uint32_t>(desc >> 62);
@@ -94,8 +97,9 @@ inline double emu_wg_elem(uint64_t desc, int tnsp, int k, int n, bool bf16) {
     fprintf(stderr, "wgmma emulation: operand address %u past shared memory\n", phys);
     std::abort();
   }
+  // Offsets are from the CTA's own shared memory (a cluster's second CTA's: gdn::smem_cta1).
   unsigned short bits;
-  memcpy(&bits, gdn::smem + phys, 2);
+  memcpy(&bits, (t_tid >= 1024 ? gdn::smem_cta1 : gdn::smem) + phys, 2);
   return bf16 ? static_cast<double>(gdn::Io<gdn::gdn_bf16>::bits_to_f(bits)) : static_cast<double>(gdn::Io<gdn::gdn_f16>::bits_to_f(bits));
 }
 
@@ -156,7 +160,7 @@ inline void wgmma_zero_frags(float (&r)[N][4]) {
     for (int e = 0; e < 4; ++e) r[nt][e] = 0.f;
 }
 inline void trap_unless_swizzle_aligned(const void* p) {
-  if ((static_cast<const unsigned char*>(p) - gdn::smem) % 1024 != 0) {
+  if (__cvta_generic_to_shared(p) % 1024 != 0) {
     fprintf(stderr, "wgmma emulation: swizzled shared memory not 1024-byte aligned\n");
     std::abort();
   }

@@ -110,6 +110,12 @@ using Fused16W8 = Fused16Form<8, 14, 1, 1, true>;   // eight producer warps, one
 using Fused16W8C = Fused16Form<8, 16, 1, 2, true>;  // w8 as clusters of the two value halves
 using Fused16W4C = Fused16Form<4, 14, 1, 2, true>;  // four producer warps, clusters, one block per SM
 using Fused16B2C = Fused16Form<4, 8, 1, 2>;         // b2 as clusters of the two value halves
+// w4c with the lean step (LT 2): the product's w4c entry since session 57 (kernels/src/gdn_fused16.cu;
+// H100, harness: 0.3033 against 0.3126 ms at (4,8192,16), 0.6551 against 0.6741 at (16,2048,32),
+// 0.3721 against 0.3833 on the ragged mix, 1.149 against 1.188 at (1,32768,16)). w8 with it ran
+// 1 % slower and b2c at level 1 the same (level 2 spills at two blocks per SM): they keep the
+// landing step.
+using Fused16W4CL = Fused16Form<4, 14, 1, 2, true, 2>;
 
 // One stage: chunk c's rows and factors. q, k hold the raw rows, then q̂, k̂ in place.
 template <typename T, int VB>

@@ -80,7 +80,9 @@ impl Fused16Form {
 /// against `w8`'s 0.344 and `b2c` (16, 2048, 32) in 0.601 against `b2`'s 0.625. The one-block
 /// forms (`w8`, `w4c`) test the next chunk's full barrier early (the kernels' `Fused16Form` ET,
 /// session 55: `w4c` 0.309-0.312 ms against 0.314 without); the two-block forms keep the blocking
-/// wait, which their second block hides.
+/// wait, which their second block hides. `w4c`'s chain takes the lean step (session 57, the same
+/// bits: its stage by a running index, the step's stage-only operands and the previous O row loaded
+/// at the step's top, O by row pointer): 0.303 against 0.313 ms at (4, 8192, 16) on an H100.
 /// (Measured and dropped, bench/gdn_results.md: session 49's lazy decay `X = λ X̃`, session 50's
 /// lookahead (P_c from chunk c − 1's state and a cross Gram) and its chain on wgmma, session 51's
 /// chain stepping pairs of chunks on mma.sync and on wgmma (branches `s51-pair`, `s51-wgp`:
