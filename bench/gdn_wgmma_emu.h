@@ -290,13 +290,6 @@ inline void bulk_copy_g2s(void* dst, const void* src, uint32_t bytes, uint64_t* 
   b.tx -= bytes;
   emu_mbar_maybe_complete(b);
 }
-// A bulk store lands at issue; its groups are complete at once (session 57).
-inline void bulk_copy_s2g(void* dst, const void* src, uint32_t bytes) { memcpy(dst, src, bytes); }
-inline void tma_store_commit() {}
-template <int N>
-inline void tma_store_wait_read() {}
-template <int N>
-inline void tma_store_wait() {}
 inline void fence_proxy_async_global() {}
 inline void named_bar_sync(int id, int n) { gdn::emu_bar_sync(id, n); }
 inline void named_bar_arrive(int id, int n) { gdn::emu_bar_arrive(id, n); }

@@ -101,15 +101,6 @@ __device__ __forceinline__ void bulk_copy_g2s(void* dst, const void* src, uint32
                "l"(src), "r"(bytes), "r"(smem_u32(bar))
                : "memory");
 }
-// 1D bulk copy (TMA) of `bytes` shared → global (16-byte aligned, bytes a multiple of 16) in this
-// thread's current bulk-async group (dnnp_tma.cuh's tma_store_commit / tma_store_wait_read /
-// tma_store_wait close and wait for it). The shared source written by generic stores needs
-// fence.proxy.async.shared::cta (dnnp_wgmma.cuh's fence_proxy_async_shared) by the writing thread
-// first (session 57: the one pass's O rows).
-__device__ __forceinline__ void bulk_copy_s2g(void* dst, const void* src, uint32_t bytes) {
-  asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;\n" ::"l"(dst), "r"(smem_u32(src)), "r"(bytes)
-               : "memory");
-}
 // Orders earlier generic-proxy global accesses before later async-proxy ones (bulk copies).
 __device__ __forceinline__ void fence_proxy_async_global() { asm volatile("fence.proxy.async.global;\n" ::: "memory"); }
 // bar.sync on named barrier `id` with `n` participating threads.

@@ -42,8 +42,6 @@
 #pragma once
 
 #include "dnnp_async.cuh"
-#include "dnnp_tma.cuh"     // tma_store_commit / tma_store_wait_read (LT 3's bulk-copy groups)
-#include "dnnp_wgmma.cuh"   // fence_proxy_async_shared (LT 3)
 #include "gdn_fused16_cluster.cuh"
 #include "gdn_fwd.cuh"
 #include "gdn_fwd_slim.cuh"  // stsm_x4_t
@@ -92,11 +90,7 @@ constexpr bool F16C_PUSH_ASYNC = GDN_F16C_PUSH == 0 || GDN_F16C_PUSH == 3;  // s
 // of c % S (S is not a power of two: a multiply-high chain on the step's path), loads the previous
 // chunk's O row from its staging tile at the step's top, where its latency hides behind the P, Q
 // products, and stores it through a per-lane row pointer and token count stepped per chunk; 2: also
-// the step's stage-only operands (vᵀ, the per-token scalars, e^{Γ_last}) loaded at the top; 3 (bench
-// only, session 57): also O's rows out of the staging tile by 1D bulk copies (one 32-byte token row
-// per lane of the first 16, issued at the step's end) instead of ld.shared + st.global during the
-// next step (session 57's chain bench: one st.global.v4 of 16 token rows per warp and chunk costs
-// the isolated step ~240 cycles). Session 57's ncu
+// the step's stage-only operands (vᵀ, the per-token scalars, e^{Γ_last}) loaded at the top. Session 57's ncu
 // samples of w4c's chain (bench/sass57_w4c.csv.gz): the O store's region 13 % of the step, the
 // stage index's division and the branch on it 10 %, the wait for vᵀ in R's region. Outputs are
 // the same bits either way.
@@ -107,7 +101,7 @@ struct Fused16Form {
   static_assert(CL == 1 || S % 2 == 0, "a cluster form's stage s always holds chunks of parity s % 2");
   static constexpr int producer_warps = PW, stages = S, ahead = D, cluster = CL;
   static constexpr bool early_test = ET;
-  static constexpr int lean_step = LT;  // 0 off; 1 the index and O store only; 2 also the operands' loads at the top; 3 also O by bulk copies
+  static constexpr int lean_step = LT;  // 0 off; 1 the index and O store only; 2 also the operands' loads at the top
   static constexpr int threads = 32 * (F16_CHAIN_WARPS + PW);
 };
 using Fused16B1 = Fused16Form<4, 12, 2, 1, true>;   // one block per SM
@@ -841,9 +835,6 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
     T* orow = o + ((bos + (lane >> 1)) * HO + h) * static_cast<long long>(V) + vr0 + 8 * (lane & 1);
     const long long ostep = static_cast<long long>(F16_C) * HO * V;
     long long oleft = eos - bos - (lane >> 1);
-    // LT 3: the warp's 16 value rows of the chunk's token 0, and the chunk's tokens left in the sequence.
-    T* obulk = o + (bos * HO + h) * static_cast<long long>(V) + vr0;
-    long long obulk_left = eos - bos;
     const int t0 = 2 * tg;  // this lane's tokens t0, t0 + 1, t0 + 8, t0 + 9
     for (int c = 0; c < nch; ++c) {
       Fused16Stage<T, VB>& s = sm.st[si];
@@ -871,7 +862,7 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
       };
       if constexpr (F::lean_step >= 2) stage_operands();
       uint4 ov{};
-      if (F::lean_step < 3 && c > 0) {
+      if (c > 0) {
         __syncwarp();
         ov = *reinterpret_cast<const uint4*>(ost[(c - 1) & 1] + (lane >> 1) * F16_OLD + 8 * (lane & 1));
       }
@@ -893,7 +884,7 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
         Io<T>::mma(dq[0], a, bq);
         Io<T>::mma(dq[1], a, bq + 2);
       }
-      if (F::lean_step < 3 && c > 0) {
+      if (c > 0) {
         if (oleft > 0) *reinterpret_cast<uint4*>(orow) = ov;
         orow += ostep;
         oleft -= F16_C;
@@ -943,27 +934,10 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
         Io<T>::mma(x[2 * np + 1], ua, kb + 2);
       }
       release(si);
-      if constexpr (F::lean_step >= 3) {
-        // The tile's bulk reads of chunk c − 2 are done before it is written again.
-        if (c >= 2 && lane < F16_C) dnnp::tma_store_wait_read<1>();
-        __syncwarp();
-      }
       {
         const u32 rr[4] = {Io<T>::pack(pq[0][0], pq[0][1]), Io<T>::pack(pq[0][2], pq[0][3]),
                            Io<T>::pack(pq[1][0], pq[1][1]), Io<T>::pack(pq[1][2], pq[1][3])};
         stsm_x4_t(ost[c & 1] + ((lane & 7) + 8 * (lane >> 4)) * F16_OLD + 8 * ((lane >> 3) & 1), rr);
-      }
-      if constexpr (F::lean_step >= 3) {
-        // Lane t < 16: token t's 16 value rows (32 bytes) to global memory by a bulk copy.
-        dnnp::fence_proxy_async_shared();
-        __syncwarp();
-        if (lane < F16_C) {
-          if (obulk_left > lane)
-            dnnp::bulk_copy_s2g(obulk + static_cast<long long>(lane) * HO * V, ost[c & 1] + lane * F16_OLD, 32);
-          dnnp::tma_store_commit();
-        }
-        obulk += ostep;
-        obulk_left -= F16_C;
       }
       si = sn;
       ph = phn;
@@ -1061,11 +1035,7 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
       }
     }
   }
-  if constexpr (F::lean_step >= 3) {
-    if (lane < F16_C) dnnp::tma_store_wait<0>();  // the bulk copies' writes done before the CTA exits
-  } else {
-    if (nch > 0) fused16_store_o<T, V>(ost[(nch - 1) & 1], o, bos, eos, nch - 1, h, HO, vr0, lane);
-  }
+  if (nch > 0) fused16_store_o<T, V>(ost[(nch - 1) & 1], o, bos, eos, nch - 1, h, HO, vr0, lane);
   if (p.final_state && srow >= 0) {
 #pragma unroll
     for (int nt = 0; nt < K / 8; ++nt)
