@@ -86,7 +86,9 @@ impl Fused16Form {
 /// (Measured and dropped, bench/gdn_results.md: session 49's lazy decay `X = λ X̃`, session 50's
 /// lookahead (P_c from chunk c − 1's state and a cross Gram) and its chain on wgmma, session 51's
 /// chain stepping pairs of chunks on mma.sync and on wgmma (branches `s51-pair`, `s51-wgp`:
-/// correct, the chain alone 4-6 % faster, the whole kernel not).)
+/// correct, the chain alone 4-6 % faster, the whole kernel not), session 57's chain with P and Q on
+/// wgmma (`bench/gdn_wg57_chain.patch`: w4c +8 %) and its O rows by bulk copies
+/// (`bench/gdn_lt3_57_bulk_o.patch`: 1.3-1.8x slower).)
 pub const FUSED16_FORMS: [Fused16Form; 4] = [
     Fused16Form {
         switch: "w8",
