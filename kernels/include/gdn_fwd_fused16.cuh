@@ -655,6 +655,49 @@ __device__ __forceinline__ void fused16_build_any(const FwdParams& p, Fused16Sta
   else fused16_build<T, K, VB>(p, s, lt, gates, live, h, lane);
 }
 
+// The chain step's pieces that every form runs the same (fwd_fused16_body's two step loops).
+// P = X K̂ᵀ and Q = X Q̂ᵀ (V × 16, the warp's 16 value rows): one pass over X's A fragments, the
+// channel halves into two accumulator sets each (two 4-deep mma chains instead of one 8-deep; the
+// caller sums pe + pe2, pq + pq2).
+template <typename T, int K, int VB>
+__device__ __forceinline__ void fused16_chain_pq(float (&pe)[2][4], float (&pq)[2][4], float (&pe2)[2][4], float (&pq2)[2][4],
+                                                 const float (&x)[K / 8][4], const Fused16Stage<T, VB>& s, int lane) {
+#pragma unroll
+  for (int kk = 0; kk < K / 16; ++kk) {
+    u32 a[4], bk[4], bq[4];
+    x_a_frag<T>(a, x, kk);
+    fused16_b_rows(bk, s.k, F16_LD, kk, lane);
+    fused16_b_rows(bq, s.q, F16_LD, kk, lane);
+    float(&de)[2][4] = kk < K / 32 ? pe : pe2;
+    float(&dq)[2][4] = kk < K / 32 ? pq : pq2;
+    Io<T>::mma(de[0], a, bk);
+    Io<T>::mma(de[1], a, bk + 2);
+    Io<T>::mma(dq[0], a, bq);
+    Io<T>::mma(dq[1], a, bq + 2);
+  }
+}
+// X += ua K̂: the update's 16 mma (ua: Uᵀ diag(e^{Γ_last − Γ})'s A fragment; K̂'s B fragments by
+// transposing ldmatrix of the [token][channel] rows).
+template <typename T, int K, int VB>
+__device__ __forceinline__ void fused16_chain_update(float (&x)[K / 8][4], const u32 (&ua)[4], const Fused16Stage<T, VB>& s,
+                                                     int lane) {
+#pragma unroll
+  for (int np = 0; np < K / 16; ++np) {
+    u32 kb[4];
+    ldsm_x4_t(kb, s.k + ((lane & 7) + 8 * ((lane >> 3) & 1)) * F16_LD + 16 * np + 8 * (lane >> 4));
+    Io<T>::mma(x[2 * np], ua, kb);
+    Io<T>::mma(x[2 * np + 1], ua, kb + 2);
+  }
+}
+// O: the warp's 16 value rows × 16 tokens (pq, accumulator layout) into its staging tile by one
+// transposing stmatrix ([token][value row]); stored to global memory during the next chunk.
+template <typename T>
+__device__ __forceinline__ void fused16_stage_o(T* ost, const float (&pq)[2][4], int lane) {
+  const u32 r[4] = {Io<T>::pack(pq[0][0], pq[0][1]), Io<T>::pack(pq[0][2], pq[0][3]), Io<T>::pack(pq[1][0], pq[1][1]),
+                    Io<T>::pack(pq[1][2], pq[1][3])};
+  stsm_x4_t(ost + ((lane & 7) + 8 * (lane >> 4)) * F16_OLD + 8 * ((lane >> 3) & 1), r);
+}
+
 template <typename T, int K, int V, int VB, typename F, int MODE = F16_FULL>
 __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
   const FwdParams& p = pp.f;
@@ -871,19 +914,7 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
       zero_frags(pq);
       zero_frags(pe2);
       zero_frags(pq2);
-#pragma unroll
-      for (int kk = 0; kk < K / 16; ++kk) {
-        u32 a[4], bk[4], bq[4];
-        x_a_frag<T>(a, x, kk);
-        fused16_b_rows(bk, s.k, F16_LD, kk, lane);
-        fused16_b_rows(bq, s.q, F16_LD, kk, lane);
-        float(&de)[2][4] = kk < K / 32 ? pe : pe2;
-        float(&dq)[2][4] = kk < K / 32 ? pq : pq2;
-        Io<T>::mma(de[0], a, bk);
-        Io<T>::mma(de[1], a, bk + 2);
-        Io<T>::mma(dq[0], a, bq);
-        Io<T>::mma(dq[1], a, bq + 2);
-      }
+      fused16_chain_pq<T, K>(pe, pq, pe2, pq2, x, s, lane);
       if (c > 0) {
         if (oleft > 0) *reinterpret_cast<uint4*>(orow) = ov;
         orow += ostep;
@@ -926,19 +957,9 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
         for (int e = 0; e < 4; ++e) u[nt][e] *= skq[nt][e & 1];
       x_a_frag<T>(ua, u, 0);
       scale_frags(x, gl);
-#pragma unroll
-      for (int np = 0; np < K / 16; ++np) {
-        u32 kb[4];
-        ldsm_x4_t(kb, s.k + ((lane & 7) + 8 * ((lane >> 3) & 1)) * F16_LD + 16 * np + 8 * (lane >> 4));
-        Io<T>::mma(x[2 * np], ua, kb);
-        Io<T>::mma(x[2 * np + 1], ua, kb + 2);
-      }
+      fused16_chain_update<T, K>(x, ua, s, lane);
       release(si);
-      {
-        const u32 rr[4] = {Io<T>::pack(pq[0][0], pq[0][1]), Io<T>::pack(pq[0][2], pq[0][3]),
-                           Io<T>::pack(pq[1][0], pq[1][1]), Io<T>::pack(pq[1][2], pq[1][3])};
-        stsm_x4_t(ost[c & 1] + ((lane & 7) + 8 * (lane >> 4)) * F16_OLD + 8 * ((lane >> 3) & 1), rr);
-      }
+      fused16_stage_o<T>(ost[c & 1], pq, lane);
       si = sn;
       ph = phn;
     }
@@ -956,19 +977,7 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
       zero_frags(pq);
       zero_frags(pe2);
       zero_frags(pq2);
-  #pragma unroll
-      for (int kk = 0; kk < K / 16; ++kk) {
-        u32 a[4], bk[4], bq[4];
-        x_a_frag<T>(a, x, kk);
-        fused16_b_rows(bk, s.k, F16_LD, kk, lane);
-        fused16_b_rows(bq, s.q, F16_LD, kk, lane);
-        float(&de)[2][4] = kk < K / 32 ? pe : pe2;
-        float(&dq)[2][4] = kk < K / 32 ? pq : pq2;
-        Io<T>::mma(de[0], a, bk);
-        Io<T>::mma(de[1], a, bk + 2);
-        Io<T>::mma(dq[0], a, bq);
-        Io<T>::mma(dq[1], a, bq + 2);
-      }
+      fused16_chain_pq<T, K>(pe, pq, pe2, pq2, x, s, lane);
       // The previous chunk's O rows, staged at its end, leave now: their shared-memory round trip
       // waits behind this chunk's mma chains instead of stalling the in-order issue.
       if (c > 0) fused16_store_o<T, V>(ost[(c - 1) & 1], o, bos, eos, c - 1, h, HO, vr0, lane);
@@ -1018,21 +1027,9 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
         for (int e = 0; e < 4; ++e) u[nt][e] *= s.sk[8 * nt + 2 * tg + (e & 1)];
       x_a_frag<T>(ua, u, 0);
       scale_frags(x, s.gl);
-  #pragma unroll
-      for (int np = 0; np < K / 16; ++np) {
-        u32 kb[4];
-        ldsm_x4_t(kb, s.k + ((lane & 7) + 8 * ((lane >> 3) & 1)) * F16_LD + 16 * np + 8 * (lane >> 4));
-        Io<T>::mma(x[2 * np], ua, kb);
-        Io<T>::mma(x[2 * np + 1], ua, kb + 2);
-      }
+      fused16_chain_update<T, K>(x, ua, s, lane);
       release(c % S);
-      // O: the warp's 16 value rows × 16 tokens into its staging tile for this chunk's parity by one
-      // transposing stmatrix ([token][value row]); stored to global memory during the next chunk.
-      {
-        const u32 r[4] = {Io<T>::pack(pq[0][0], pq[0][1]), Io<T>::pack(pq[0][2], pq[0][3]), Io<T>::pack(pq[1][0], pq[1][1]),
-                          Io<T>::pack(pq[1][2], pq[1][3])};
-        stsm_x4_t(ost[c & 1] + ((lane & 7) + 8 * (lane >> 4)) * F16_OLD + 8 * ((lane >> 3) & 1), r);
-      }
+      fused16_stage_o<T>(ost[c & 1], pq, lane);
     }
   }
   if (nch > 0) fused16_store_o<T, V>(ost[(nch - 1) & 1], o, bos, eos, nch - 1, h, HO, vr0, lane);
