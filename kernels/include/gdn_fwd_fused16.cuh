@@ -676,6 +676,26 @@ __device__ __forceinline__ void fused16_chain_pq(float (&pe)[2][4], float (&pq)[
     Io<T>::mma(dq[1], a, bq + 2);
   }
 }
+// Uᵀ = Rᵀ Tᵀ (the warp's 16 value rows × 16 tokens; r in the accumulator layout).
+template <typename T, int VB>
+__device__ __forceinline__ void fused16_chain_u(float (&u)[2][4], const float (&r)[2][4], const Fused16Stage<T, VB>& s, int lane) {
+  u32 ra[4], tb[4];
+  x_a_frag<T>(ra, r, 0);
+  fused16_b_rows(tb, s.t, F16_TLD, 0, lane);
+  zero_frags(u);
+  Io<T>::mma(u[0], ra, tb);
+  Io<T>::mma(u[1], ra, tb + 2);
+}
+// Oᵀ += Uᵀ Aᵀ (pq: the readout Q diag(scale e^Γ)); ua: Uᵀ's A fragment, left for the caller.
+template <typename T, int VB>
+__device__ __forceinline__ void fused16_chain_o(float (&pq)[2][4], u32 (&ua)[4], const float (&u)[2][4], const Fused16Stage<T, VB>& s,
+                                                int lane) {
+  u32 ab[4];
+  x_a_frag<T>(ua, u, 0);
+  fused16_b_rows(ab, s.a, F16_TLD, 0, lane);
+  Io<T>::mma(pq[0], ua, ab);
+  Io<T>::mma(pq[1], ua, ab + 2);
+}
 // X += ua K̂: the update's 16 mma (ua: Uᵀ diag(e^{Γ_last − Γ})'s A fragment; K̂'s B fragments by
 // transposing ldmatrix of the [token][channel] rows).
 template <typename T, int K, int VB>
@@ -936,20 +956,11 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
           r[nt][e] = beq[nt][e & 1] * vv - seq[nt][e & 1] * pe[nt][e];
           pq[nt][e] *= sqq[nt][e & 1];
         }
-      u32 ra[4], tb[4];
-      x_a_frag<T>(ra, r, 0);
-      fused16_b_rows(tb, s.t, F16_TLD, 0, lane);
       float u[2][4];
-      zero_frags(u);
-      Io<T>::mma(u[0], ra, tb);
-      Io<T>::mma(u[1], ra, tb + 2);
+      fused16_chain_u<T>(u, r, s, lane);
       if constexpr (F::early_test) next_full = c + 1 < nch && dnnp::mbar_test_wait(&sm.full[sn], phn);
-      // Oᵀ += Uᵀ Aᵀ.
-      u32 ua[4], ab[4];
-      x_a_frag<T>(ua, u, 0);
-      fused16_b_rows(ab, s.a, F16_TLD, 0, lane);
-      Io<T>::mma(pq[0], ua, ab);
-      Io<T>::mma(pq[1], ua, ab + 2);
+      u32 ua[4];
+      fused16_chain_o<T>(pq, ua, u, s, lane);
       // X ← e^{Γ_last} X + Uᵀ diag(e^{Γ_last − Γ}) K̂.
 #pragma unroll
       for (int nt = 0; nt < 2; ++nt)
@@ -1006,20 +1017,11 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
           r[nt][e] = s.be[t] * vv - s.se[t] * pe[nt][e];
           pq[nt][e] *= s.sq[t];
         }
-      u32 ra[4], tb[4];
-      x_a_frag<T>(ra, r, 0);
-      fused16_b_rows(tb, s.t, F16_TLD, 0, lane);
       float u[2][4];
-      zero_frags(u);
-      Io<T>::mma(u[0], ra, tb);
-      Io<T>::mma(u[1], ra, tb + 2);
+      fused16_chain_u<T>(u, r, s, lane);
       if constexpr (F::early_test) next_full = c + 1 < nch && dnnp::mbar_test_wait(&sm.full[(c + 1) % S], ((c + 1) / S) & 1);
-      // Oᵀ += Uᵀ Aᵀ.
-      u32 ua[4], ab[4];
-      x_a_frag<T>(ua, u, 0);
-      fused16_b_rows(ab, s.a, F16_TLD, 0, lane);
-      Io<T>::mma(pq[0], ua, ab);
-      Io<T>::mma(pq[1], ua, ab + 2);
+      u32 ua[4];
+      fused16_chain_o<T>(pq, ua, u, s, lane);
       // X ← e^{Γ_last} X + Uᵀ diag(e^{Γ_last − Γ}) K̂.
   #pragma unroll
       for (int nt = 0; nt < 2; ++nt)
