@@ -657,11 +657,15 @@ __device__ __forceinline__ void fused16_build_any(const FwdParams& p, Fused16Sta
 
 // The chain step's pieces that every form runs the same (fwd_fused16_body's two step loops).
 // P = X K̂ᵀ and Q = X Q̂ᵀ (V × 16, the warp's 16 value rows): one pass over X's A fragments, the
-// channel halves into two accumulator sets each (two 4-deep mma chains instead of one 8-deep; the
-// caller sums pe + pe2, pq + pq2).
+// channel halves into two accumulator sets each, zeroed here (two 4-deep mma chains instead of one
+// 8-deep; the caller sums pe + pe2, pq + pq2).
 template <typename T, int K, int VB>
 __device__ __forceinline__ void fused16_chain_pq(float (&pe)[2][4], float (&pq)[2][4], float (&pe2)[2][4], float (&pq2)[2][4],
                                                  const float (&x)[K / 8][4], const Fused16Stage<T, VB>& s, int lane) {
+  zero_frags(pe);
+  zero_frags(pq);
+  zero_frags(pe2);
+  zero_frags(pq2);
 #pragma unroll
   for (int kk = 0; kk < K / 16; ++kk) {
     u32 a[4], bk[4], bq[4];
@@ -930,10 +934,6 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
         ov = *reinterpret_cast<const uint4*>(ost[(c - 1) & 1] + (lane >> 1) * F16_OLD + 8 * (lane & 1));
       }
       float pe[2][4], pq[2][4], pe2[2][4], pq2[2][4];
-      zero_frags(pe);
-      zero_frags(pq);
-      zero_frags(pe2);
-      zero_frags(pq2);
       fused16_chain_pq<T, K>(pe, pq, pe2, pq2, x, s, lane);
       if (c > 0) {
         if (oleft > 0) *reinterpret_cast<uint4*>(orow) = ov;
@@ -984,10 +984,6 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
       }
       // P and Q over channel halves kept apart (two 4-deep mma chains each instead of one 8-deep), summed.
       float pe[2][4], pq[2][4], pe2[2][4], pq2[2][4];
-      zero_frags(pe);
-      zero_frags(pq);
-      zero_frags(pe2);
-      zero_frags(pq2);
       fused16_chain_pq<T, K>(pe, pq, pe2, pq2, x, s, lane);
       // The previous chunk's O rows, staged at its end, leave now: their shared-memory round trip
       // waits behind this chunk's mma chains instead of stalling the in-order issue.
