@@ -104,14 +104,14 @@ static void run_case(const char* name, int H, int HV, int flags, std::vector<int
   const auto rw4c = run_form(gdn::Fused16W4C{});
   check(r1.first == rw4c.first && r1.second == rw4c.second, "fused16: form W4C (4 producer warps, clusters) bitwise B1");
   // The lean step (Fused16Form LT): the same arithmetic, stage by running index, O by row pointer.
-  const auto rw4cl = run_form(gdn::Fused16Form<4, 14, 1, 2, true, 2>{});
+  const auto rw4cl = run_form(gdn::Fused16W4CL{});
   check(r1.first == rw4cl.first && r1.second == rw4cl.second, "fused16: form W4C with the lean step bitwise B1");
-  const auto rw8l = run_form(gdn::Fused16Form<8, 14, 1, 1, true, 2>{});
+  const auto rw8l = run_form(gdn::Fused16Form<8, 14, 1, 1, true, true>{});
   check(r1.first == rw8l.first && r1.second == rw8l.second, "fused16: form W8 with the lean step bitwise B1");
   g_cp_eager = true;
-  const auto rb2cl = run_form(gdn::Fused16Form<4, 8, 1, 2, false, 1>{});
+  const auto rb2cl = run_form(gdn::Fused16Form<4, 8, 1, 2, false, true>{});
   g_cp_eager = false;
-  check(r1.first == rb2cl.first && r1.second == rb2cl.second, "fused16: form B2C with the lean step (1) bitwise B1");
+  check(r1.first == rb2cl.first && r1.second == rb2cl.second, "fused16: form B2C with the lean step bitwise B1");
   g_cp_eager = true;
   const auto rb2c = run_form(gdn::Fused16B2C{});
   g_cp_eager = false;

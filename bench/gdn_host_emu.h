@@ -92,12 +92,14 @@ extern unsigned char smem[232 * 1024];
 extern unsigned char smem_cta1[232 * 1024];
 }
 extern thread_local unsigned t_tid;
-// The shared-state-space address of p: its offset from the block's shared memory (session 29,
-// ps29: the slim step's wgmma descriptors are built from tile pointers, not from smem + offsets);
-// a cluster's second CTA's (t_tid ≥ 1024) from its own, gdn::smem_cta1 (session 57), as each CTA's
-// window starts at 0 on the GPU.
+// The calling thread's CTA's shared memory: gdn::smem, or a cluster's second CTA's (t_tid ≥ 1024)
+// gdn::smem_cta1 (session 57).
+inline unsigned char* emu_cta_smem() { return t_tid >= 1024 ? gdn::smem_cta1 : gdn::smem; }
+// The shared-state-space address of p: its offset from its CTA's shared memory (session 29, ps29:
+// the slim step's wgmma descriptors are built from tile pointers, not from smem + offsets), as each
+// CTA's window starts at 0 on the GPU.
 inline unsigned __cvta_generic_to_shared(const void* p) {
-  return static_cast<unsigned>(static_cast<const unsigned char*>(p) - (t_tid >= 1024 ? gdn::smem_cta1 : gdn::smem));
+  return static_cast<unsigned>(static_cast<const unsigned char*>(p) - emu_cta_smem());
 }
 #define GDN_HOST_EMU 1
 #include "gdn_fwd.cuh"  // declares the emu_* hooks below; the harness includes its kernel header next

@@ -97,9 +97,8 @@ inline double emu_wg_elem(uint64_t desc, int tnsp, int k, int n, bool bf16) {
     fprintf(stderr, "wgmma emulation: operand address %u past shared memory\n", phys);
     std::abort();
   }
-  // Offsets are from the CTA's own shared memory (a cluster's second CTA's: gdn::smem_cta1).
   unsigned short bits;
-  memcpy(&bits, (t_tid >= 1024 ? gdn::smem_cta1 : gdn::smem) + phys, 2);
+  memcpy(&bits, emu_cta_smem() + phys, 2);  // offsets from the CTA's own shared memory
   return bf16 ? static_cast<double>(gdn::Io<gdn::gdn_bf16>::bits_to_f(bits)) : static_cast<double>(gdn::Io<gdn::gdn_f16>::bits_to_f(bits));
 }
 

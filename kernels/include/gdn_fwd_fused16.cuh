@@ -86,22 +86,23 @@ constexpr bool F16C_PUSH_ASYNC = GDN_F16C_PUSH == 0 || GDN_F16C_PUSH == 3;  // s
 // CTAs are the two value halves of one (sequence, head): of each pair of chunks (2m, 2m + 1) CTA r
 // builds chunk 2m + r and pushes what its peer needs into the peer's stage (GDN_F16C_PUSH above);
 // both copy their own v of both chunks.
-// LT (lean step, session 57), 1: the chain steps its stage by a running index and phase instead
-// of c % S (S is not a power of two: a multiply-high chain on the step's path), loads the previous
-// chunk's O row from its staging tile at the step's top, where its latency hides behind the P, Q
-// products, and stores it through a per-lane row pointer and token count stepped per chunk; 2: also
-// the step's stage-only operands (vᵀ, the per-token scalars, e^{Γ_last}) loaded at the top. Session 57's ncu
+// LT (lean step, session 57): the chain steps its stage by a running index and phase instead of
+// c % S (S is not a power of two: a multiply-high chain on the step's path), loads the step's
+// stage-only operands (vᵀ, the per-token scalars, e^{Γ_last}) and the previous chunk's O row from
+// its staging tile at the step's top, where their latency hides behind the P, Q products, and
+// stores O through a per-lane row pointer and token count stepped per chunk. Session 57's ncu
 // samples of w4c's chain (bench/sass57_w4c.csv.gz): the O store's region 13 % of the step, the
 // stage index's division and the branch on it 10 %, the wait for vᵀ in R's region. Outputs are
-// the same bits either way.
-template <int PW, int S, int D, int CL = 1, bool ET = false, int LT = 0>
+// the same bits either way. (A first level without the operands' early loads measured between the
+// two on w4c, the same on b2c: bench/gdn_results.md, session 57.)
+template <int PW, int S, int D, int CL = 1, bool ET = false, bool LT = false>
 struct Fused16Form {
   static_assert(CL == 1 || CL == 2, "a CTA alone or a pair of value halves");
   static_assert(CL * PW * D <= S, "the prologue's copies need no free stage");
   static_assert(CL == 1 || S % 2 == 0, "a cluster form's stage s always holds chunks of parity s % 2");
   static constexpr int producer_warps = PW, stages = S, ahead = D, cluster = CL;
   static constexpr bool early_test = ET;
-  static constexpr int lean_step = LT;  // 0 off; 1 the index and O store only; 2 also the operands' loads at the top
+  static constexpr bool lean_step = LT;
   static constexpr int threads = 32 * (F16_CHAIN_WARPS + PW);
 };
 using Fused16B1 = Fused16Form<4, 12, 2, 1, true>;   // one block per SM
@@ -110,12 +111,11 @@ using Fused16W8 = Fused16Form<8, 14, 1, 1, true>;   // eight producer warps, one
 using Fused16W8C = Fused16Form<8, 16, 1, 2, true>;  // w8 as clusters of the two value halves
 using Fused16W4C = Fused16Form<4, 14, 1, 2, true>;  // four producer warps, clusters, one block per SM
 using Fused16B2C = Fused16Form<4, 8, 1, 2>;         // b2 as clusters of the two value halves
-// w4c with the lean step (LT 2): the product's w4c entry since session 57 (kernels/src/gdn_fused16.cu;
+// w4c with the lean step: the product's w4c entry since session 57 (kernels/src/gdn_fused16.cu;
 // H100, harness: 0.3033 against 0.3126 ms at (4,8192,16), 0.6551 against 0.6741 at (16,2048,32),
 // 0.3721 against 0.3833 on the ragged mix, 1.149 against 1.188 at (1,32768,16)). w8 with it ran
-// 1 % slower and b2c at level 1 the same (level 2 spills at two blocks per SM): they keep the
-// landing step.
-using Fused16W4CL = Fused16Form<4, 14, 1, 2, true, 2>;
+// 1 % slower and b2c spills (two blocks per SM cap it at 128 registers): they keep the landing step.
+using Fused16W4CL = Fused16Form<4, 14, 1, 2, true, true>;
 
 // One stage: chunk c's rows and factors. q, k hold the raw rows, then q̂, k̂ in place.
 template <typename T, int VB>
@@ -914,20 +914,14 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
         ph = phn;
         continue;
       }
-      // The stage's operands that do not depend on X (LT 2: here; else after the products), and the
-      // previous chunk's O row.
+      // The stage's operands that do not depend on X, and the previous chunk's O row.
       u32 vt[4];
-      float2 be0, be1, se0, se1, sq0, sq1, sk0, sk1;
-      float gl;
-      auto stage_operands = [&] {
-        ldsm_x4_t(vt, s.v + ((lane & 7) + 8 * ((lane >> 3) & 1)) * (VB + 8) + 16 * warp + 8 * (lane >> 4));
-        be0 = *reinterpret_cast<const float2*>(&s.be[t0]), be1 = *reinterpret_cast<const float2*>(&s.be[t0 + 8]);
-        se0 = *reinterpret_cast<const float2*>(&s.se[t0]), se1 = *reinterpret_cast<const float2*>(&s.se[t0 + 8]);
-        sq0 = *reinterpret_cast<const float2*>(&s.sq[t0]), sq1 = *reinterpret_cast<const float2*>(&s.sq[t0 + 8]);
-        sk0 = *reinterpret_cast<const float2*>(&s.sk[t0]), sk1 = *reinterpret_cast<const float2*>(&s.sk[t0 + 8]);
-        gl = s.gl;
-      };
-      if constexpr (F::lean_step >= 2) stage_operands();
+      ldsm_x4_t(vt, s.v + ((lane & 7) + 8 * ((lane >> 3) & 1)) * (VB + 8) + 16 * warp + 8 * (lane >> 4));
+      const float2 be0 = *reinterpret_cast<const float2*>(&s.be[t0]), be1 = *reinterpret_cast<const float2*>(&s.be[t0 + 8]);
+      const float2 se0 = *reinterpret_cast<const float2*>(&s.se[t0]), se1 = *reinterpret_cast<const float2*>(&s.se[t0 + 8]);
+      const float2 sq0 = *reinterpret_cast<const float2*>(&s.sq[t0]), sq1 = *reinterpret_cast<const float2*>(&s.sq[t0 + 8]);
+      const float2 sk0 = *reinterpret_cast<const float2*>(&s.sk[t0]), sk1 = *reinterpret_cast<const float2*>(&s.sk[t0 + 8]);
+      const float gl = s.gl;
       uint4 ov{};
       if (c > 0) {
         __syncwarp();
@@ -940,7 +934,6 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
         orow += ostep;
         oleft -= F16_C;
       }
-      if constexpr (F::lean_step < 2) stage_operands();
       // Rᵀ = β vᵀ − P diag(β e^Γ); the readout Q diag(scale e^Γ) (per-token scalars by nt, e & 1).
       const float beq[2][2] = {{be0.x, be0.y}, {be1.x, be1.y}}, seq[2][2] = {{se0.x, se0.y}, {se1.x, se1.y}};
       const float sqq[2][2] = {{sq0.x, sq0.y}, {sq1.x, sq1.y}}, skq[2][2] = {{sk0.x, sk0.y}, {sk1.x, sk1.y}};
@@ -988,9 +981,9 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
       // The previous chunk's O rows, staged at its end, leave now: their shared-memory round trip
       // waits behind this chunk's mma chains instead of stalling the in-order issue.
       if (c > 0) fused16_store_o<T, V>(ost[(c - 1) & 1], o, bos, eos, c - 1, h, HO, vr0, lane);
-  #pragma unroll
+#pragma unroll
       for (int nt = 0; nt < 2; ++nt)
-  #pragma unroll
+#pragma unroll
         for (int e = 0; e < 4; ++e) {
           pe[nt][e] += pe2[nt][e];
           pq[nt][e] += pq2[nt][e];
@@ -1002,9 +995,9 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
       if constexpr (MODE != F16_FULL_LDS_V)
         ldsm_x4_t(vt, s.v + ((lane & 7) + 8 * ((lane >> 3) & 1)) * (VB + 8) + 16 * warp + 8 * (lane >> 4));
       float r[2][4];
-  #pragma unroll
+#pragma unroll
       for (int nt = 0; nt < 2; ++nt)
-  #pragma unroll
+#pragma unroll
         for (int e = 0; e < 4; ++e) {
           const int t = 8 * nt + 2 * tg + (e & 1), vr = 16 * warp + gi + 8 * (e >> 1);
           const u32 w = vt[nt + 2 * (e >> 1)];
@@ -1019,9 +1012,9 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
       u32 ua[4];
       fused16_chain_o<T>(pq, ua, u, s, lane);
       // X ← e^{Γ_last} X + Uᵀ diag(e^{Γ_last − Γ}) K̂.
-  #pragma unroll
+#pragma unroll
       for (int nt = 0; nt < 2; ++nt)
-  #pragma unroll
+#pragma unroll
         for (int e = 0; e < 4; ++e) u[nt][e] *= s.sk[8 * nt + 2 * tg + (e & 1)];
       x_a_frag<T>(ua, u, 0);
       scale_frags(x, s.gl);
