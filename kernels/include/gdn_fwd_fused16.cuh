@@ -25,7 +25,8 @@
 //   P = X k̂ᵀ, Q = X q̂ᵀ (V × 16, one pass over X's A fragments, two channel halves, 32 mma per warp),
 //   Rᵀ = diag(β) vᵀ − P diag(β e^Γ),  Uᵀ = Rᵀ Tᵀ,  Oᵀ = Q diag(scale e^Γ) + Uᵀ Aᵀ,
 //   X ← e^{Γ_last} X + Uᵀ diag(e^{Γ_last − Γ}) K̂  (16 mma per warp);
-// O leaves through a per-warp staging tile (stmatrix) during the next chunk.
+// O leaves through a per-warp staging tile (stmatrix) during the next chunk; in the PO forms (the
+// product's w4c and b2c since session 58) through the stage's own v tile, stored by the producer.
 // Warps 4.. (the producer, Form::producer_warps of them) each own chunks pw, pw + PW, ...: a warp
 // copies its chunk D own chunks ahead by zero-filling cp.async into a free stage, loads that chunk's
 // raw g, β bits, then builds its current chunk alone: the per-token scalars, q̂, k̂ (l2 norms in
@@ -95,14 +96,27 @@ constexpr bool F16C_PUSH_ASYNC = GDN_F16C_PUSH == 0 || GDN_F16C_PUSH == 3;  // s
 // stage index's division and the branch on it 10 %, the wait for vᵀ in R's region. Outputs are
 // the same bits either way. (A first level without the operands' early loads measured between the
 // two on w4c, the same on b2c: bench/gdn_results.md, session 57.)
-template <int PW, int S, int D, int CL = 1, bool ET = false, bool LT = false>
+// PO (producer's O, session 58): the chain warps stage O in the stage's own v tile (after their
+// last read of it) before releasing the stage, and the producer warp that refills the stage stores
+// those rows to global memory first, four whole 128-byte token rows per instruction; the chain
+// issues no global store. The last S chunks' rows leave after the producer's loop. Needs LT.
+// PF (prefetch, session 58): when the early test saw chunk c + 1's stage full, the chain warp loads
+// that chunk's q̂, k̂ B fragments into registers during chunk c's update, so the next step's P and Q
+// products run on register operands (one warp per sub-partition fed by ldmatrix reaches half of
+// mma.sync's rate, with its B operands in registers nearly all of it: session 57's rates). Needs
+// ET and LT.
+template <int PW, int S, int D, int CL = 1, bool ET = false, bool LT = false, bool PO = false, bool PF = false>
 struct Fused16Form {
   static_assert(CL == 1 || CL == 2, "a CTA alone or a pair of value halves");
+  static_assert(!PO || LT, "the producer's O store takes the lean step");
+  static_assert(!PF || (LT && ET), "the prefetch takes the lean step and the early test");
   static_assert(CL * PW * D <= S, "the prologue's copies need no free stage");
   static_assert(CL == 1 || S % 2 == 0, "a cluster form's stage s always holds chunks of parity s % 2");
   static constexpr int producer_warps = PW, stages = S, ahead = D, cluster = CL;
   static constexpr bool early_test = ET;
   static constexpr bool lean_step = LT;
+  static constexpr bool producer_o = PO;
+  static constexpr bool prefetch = PF;
   static constexpr int threads = 32 * (F16_CHAIN_WARPS + PW);
 };
 using Fused16B1 = Fused16Form<4, 12, 2, 1, true>;   // one block per SM
@@ -116,6 +130,12 @@ using Fused16B2C = Fused16Form<4, 8, 1, 2>;         // b2 as clusters of the two
 // 0.3721 against 0.3833 on the ragged mix, 1.149 against 1.188 at (1,32768,16)). w8 with it ran
 // 1 % slower and b2c spills (two blocks per SM cap it at 128 registers): they keep the landing step.
 using Fused16W4CL = Fused16Form<4, 14, 1, 2, true, true>;
+// w4c and b2c with the lean step and the producer's O store: the product's w4c and b2c entries since
+// session 58 (H100, through the product: (4,8192,16) 0.3079 → 0.2962 ms, (16,2048,32) 0.6065 →
+// 0.5726, ragged 0.3073 → 0.2925; the same bits). b2c takes the lean step only with PO (without it
+// the step spills at two blocks' 128 registers; with it the chain holds no O row or pointer).
+using Fused16W4CP = Fused16Form<4, 14, 1, 2, true, true, true>;
+using Fused16B2CP = Fused16Form<4, 8, 1, 2, false, true, true>;
 
 // One stage: chunk c's rows and factors. q, k hold the raw rows, then q̂, k̂ in place.
 template <typename T, int VB>
@@ -359,6 +379,28 @@ __device__ __forceinline__ void fused16_store_o(const T* ost, T* o, long long bo
   const long long tok = bos + static_cast<long long>(c) * F16_C + (lane >> 1);
   const uint4 ov = *reinterpret_cast<const uint4*>(ost + (lane >> 1) * F16_OLD + 8 * (lane & 1));
   if (tok < eos) *reinterpret_cast<uint4*>(o + (tok * HO + h) * static_cast<long long>(V) + vr0 + 8 * (lane & 1)) = ov;
+}
+
+// PO forms: chunk c's O rows of the block's VB value rows, staged by the chain warps in the stage's
+// v tile ([token][value], VB + 8 apart), to global memory by one producer warp, four whole token
+// rows of 128 bytes per instruction; tokens at or past eos are not stored. After the wait on the
+// stage's empty barrier, before any copy refills the stage (the closing __syncwarp: every lane's
+// loads are consumed before a lane's cp.async may overwrite the tile).
+template <typename T, int V, int VB>
+__device__ __forceinline__ void fused16_store_stage_o(const Fused16Stage<T, VB>& s, T* o, long long bos, long long eos, int c,
+                                                      int h, int HO, int v0, int lane) {
+  static_assert(VB * sizeof(T) == 8 * 16, "a token row is eight lanes of 16 bytes");
+  const int r0 = lane >> 3;  // this lane's tokens r0, r0 + 4, r0 + 8, r0 + 12
+  const long long t0 = bos + static_cast<long long>(c) * F16_C + r0;
+  uint4 ov[4];
+#pragma unroll
+  for (int i = 0; i < 4; ++i) ov[i] = *reinterpret_cast<const uint4*>(s.v + (r0 + 4 * i) * (VB + 8) + 8 * (lane & 7));
+  T* row = o + (t0 * HO + h) * static_cast<long long>(V) + v0 + 8 * (lane & 7);
+  const long long step = 4LL * HO * V;
+#pragma unroll
+  for (int i = 0; i < 4; ++i)
+    if (t0 + 4 * i < eos) *reinterpret_cast<uint4*>(row + i * step) = ov[i];
+  __syncwarp();
 }
 
 // A cluster form's push of a built chunk into the peer's stage: every byte from t to the stage's end
@@ -680,6 +722,37 @@ __device__ __forceinline__ void fused16_chain_pq(float (&pe)[2][4], float (&pq)[
     Io<T>::mma(dq[1], a, bq + 2);
   }
 }
+// PF forms: a stage's q̂, k̂ B fragments for fused16_chain_pq_b (K / 16 ldmatrix.x4 each).
+template <typename T, int K, int VB>
+__device__ __forceinline__ void fused16_chain_b(u32 (&bk)[K / 16][4], u32 (&bq)[K / 16][4], const Fused16Stage<T, VB>& s,
+                                                int lane) {
+#pragma unroll
+  for (int kk = 0; kk < K / 16; ++kk) {
+    fused16_b_rows(bk[kk], s.k, F16_LD, kk, lane);
+    fused16_b_rows(bq[kk], s.q, F16_LD, kk, lane);
+  }
+}
+// fused16_chain_pq on B fragments in registers (PF forms).
+template <typename T, int K>
+__device__ __forceinline__ void fused16_chain_pq_b(float (&pe)[2][4], float (&pq)[2][4], float (&pe2)[2][4], float (&pq2)[2][4],
+                                                   const float (&x)[K / 8][4], const u32 (&bk)[K / 16][4],
+                                                   const u32 (&bq)[K / 16][4]) {
+  zero_frags(pe);
+  zero_frags(pq);
+  zero_frags(pe2);
+  zero_frags(pq2);
+#pragma unroll
+  for (int kk = 0; kk < K / 16; ++kk) {
+    u32 a[4];
+    x_a_frag<T>(a, x, kk);
+    float(&de)[2][4] = kk < K / 32 ? pe : pe2;
+    float(&dq)[2][4] = kk < K / 32 ? pq : pq2;
+    Io<T>::mma(de[0], a, bk[kk]);
+    Io<T>::mma(de[1], a, bk[kk] + 2);
+    Io<T>::mma(dq[0], a, bq[kk]);
+    Io<T>::mma(dq[1], a, bq[kk] + 2);
+  }
+}
 // Uᵀ = Rᵀ Tᵀ (the warp's 16 value rows × 16 tokens; r in the accumulator layout).
 template <typename T, int VB>
 __device__ __forceinline__ void fused16_chain_u(float (&u)[2][4], const float (&r)[2][4], const Fused16Stage<T, VB>& s, int lane) {
@@ -713,13 +786,30 @@ __device__ __forceinline__ void fused16_chain_update(float (&x)[K / 8][4], const
     Io<T>::mma(x[2 * np + 1], ua, kb + 2);
   }
 }
+// fused16_chain_update that also loads the next stage's q̂, k̂ B fragments (PF forms), one
+// channel block of each per update product pair.
+template <typename T, int K, int VB>
+__device__ __forceinline__ void fused16_chain_update_pf(float (&x)[K / 8][4], const u32 (&ua)[4], const Fused16Stage<T, VB>& s,
+                                                        const Fused16Stage<T, VB>& sn, u32 (&bk)[K / 16][4],
+                                                        u32 (&bq)[K / 16][4], int lane) {
+#pragma unroll
+  for (int np = 0; np < K / 16; ++np) {
+    u32 kb[4];
+    ldsm_x4_t(kb, s.k + ((lane & 7) + 8 * ((lane >> 3) & 1)) * F16_LD + 16 * np + 8 * (lane >> 4));
+    fused16_b_rows(bk[np], sn.k, F16_LD, np, lane);
+    fused16_b_rows(bq[np], sn.q, F16_LD, np, lane);
+    Io<T>::mma(x[2 * np], ua, kb);
+    Io<T>::mma(x[2 * np + 1], ua, kb + 2);
+  }
+}
 // O: the warp's 16 value rows × 16 tokens (pq, accumulator layout) into its staging tile by one
 // transposing stmatrix ([token][value row]); stored to global memory during the next chunk.
-template <typename T>
+// LD: the tile's row stride (PO forms: the stage's v tile, VB + 8).
+template <typename T, int LD = F16_OLD>
 __device__ __forceinline__ void fused16_stage_o(T* ost, const float (&pq)[2][4], int lane) {
   const u32 r[4] = {Io<T>::pack(pq[0][0], pq[0][1]), Io<T>::pack(pq[0][2], pq[0][3]), Io<T>::pack(pq[1][0], pq[1][1]),
                     Io<T>::pack(pq[1][2], pq[1][3])};
-  stsm_x4_t(ost + ((lane & 7) + 8 * (lane >> 4)) * F16_OLD + 8 * ((lane >> 3) & 1), r);
+  stsm_x4_t(ost + ((lane & 7) + 8 * (lane >> 4)) * LD + 8 * ((lane >> 3) & 1), r);
 }
 
 template <typename T, int K, int V, int VB, typename F, int MODE = F16_FULL>
@@ -772,6 +862,18 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
       return lane < 16 ? load_raw_bits(p.g, p.g_dtype, tok * HO + h) : load_raw_bits(p.beta, p.beta_dtype, tok * HO + h);
     };
     u32 gring[D];
+    T* o = static_cast<T*>(p.o);
+    // PO: the O rows of the chunks whose stage no later chunk refills (the last S), each by the
+    // warp that owns its chunk (CL: its pair), once the chains released it.
+    auto drain_o = [&] {
+      if constexpr (F::producer_o) {
+        for (int c = nch > S ? nch - S : 0; c < nch; ++c) {
+          if ((CL ? (c >> 1) : c) % PW != pw) continue;
+          dnnp::mbar_wait(&sm.empty[c % S], (c / S) & 1);
+          fused16_store_stage_o<T, V, VB>(sm.st[c % S], o, bos, eos, c, h, HO, v0, lane);
+        }
+      }
+    };
     if constexpr (CL) {
       // Pairs m = pw, pw + PW, ...: chunk 2m + rank is this CTA's to copy, build and push, chunk
       // 2m + 1 − rank the peer's (copied here too, q, k only unless the peer pushes them; its full
@@ -824,7 +926,10 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
 #pragma unroll
           for (int e = 0; e < 2; ++e) {
             const int ch = 2 * mn + e;
-            if (ch < nch && ch >= S) dnnp::mbar_wait(&sm.empty[ch % S], ((ch / S) & 1) ^ 1);
+            if (ch < nch && ch >= S) {
+              dnnp::mbar_wait(&sm.empty[ch % S], ((ch / S) & 1) ^ 1);
+              if constexpr (F::producer_o) fused16_store_stage_o<T, V, VB>(sm.st[ch % S], o, bos, eos, ch - S, h, HO, v0, lane);
+            }
           }
           issue_pair(mn);
         }
@@ -832,6 +937,7 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
         gring[D - 1] = gate_load(2 * mn + static_cast<int>(rank));
       }
       cp_async_wait<0>();
+      drain_o();
       f16c_cluster_sync();  // the peer may still push into this CTA's stages until its last chunk
     } else {
 #pragma unroll
@@ -855,13 +961,17 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
         if (lane == 0) dnnp::mbar_arrive(&sm.full[c % S]);
         const int cn = c + PW * D;
         if (cn < nch) {
-          if (cn >= S) dnnp::mbar_wait(&sm.empty[cn % S], ((cn / S) & 1) ^ 1);
+          if (cn >= S) {
+            dnnp::mbar_wait(&sm.empty[cn % S], ((cn / S) & 1) ^ 1);
+            if constexpr (F::producer_o) fused16_store_stage_o<T, V, VB>(sm.st[cn % S], o, bos, eos, cn - S, h, HO, v0, lane);
+          }
           if (MODE != F16_CHAIN_ONLY) fused16_issue(cp, sm.st[cn % S], bos + static_cast<long long>(cn) * F16_C, eos);
         }
         cp_async_commit();
         gring[D - 1] = gate_load(cn);
       }
       cp_async_wait<0>();
+      drain_o();
     }
     return;
   }
@@ -903,6 +1013,7 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
     const long long ostep = static_cast<long long>(F16_C) * HO * V;
     long long oleft = eos - bos - (lane >> 1);
     const int t0 = 2 * tg;  // this lane's tokens t0, t0 + 1, t0 + 8, t0 + 9
+    u32 bk[F::prefetch ? K / 16 : 1][4], bq[F::prefetch ? K / 16 : 1][4];  // PF: the next P, Q products' B
     for (int c = 0; c < nch; ++c) {
       Fused16Stage<T, VB>& s = sm.st[si];
       if (!(F::early_test && next_full)) dnnp::mbar_wait(&sm.full[si], ph);
@@ -922,14 +1033,20 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
       const float2 sq0 = *reinterpret_cast<const float2*>(&s.sq[t0]), sq1 = *reinterpret_cast<const float2*>(&s.sq[t0 + 8]);
       const float2 sk0 = *reinterpret_cast<const float2*>(&s.sk[t0]), sk1 = *reinterpret_cast<const float2*>(&s.sk[t0 + 8]);
       const float gl = s.gl;
+      // PF: the B fragments of P and Q, loaded during the previous chunk's update when its early
+      // test saw this stage full, else now.
+      if constexpr (F::prefetch) {
+        if (!next_full) fused16_chain_b<T, K, VB>(bk, bq, s, lane);
+      }
       uint4 ov{};
-      if (c > 0) {
+      if (!F::producer_o && c > 0) {
         __syncwarp();
         ov = *reinterpret_cast<const uint4*>(ost[(c - 1) & 1] + (lane >> 1) * F16_OLD + 8 * (lane & 1));
       }
       float pe[2][4], pq[2][4], pe2[2][4], pq2[2][4];
-      fused16_chain_pq<T, K>(pe, pq, pe2, pq2, x, s, lane);
-      if (c > 0) {
+      if constexpr (F::prefetch) fused16_chain_pq_b<T, K>(pe, pq, pe2, pq2, x, bk, bq);
+      else fused16_chain_pq<T, K>(pe, pq, pe2, pq2, x, s, lane);
+      if (!F::producer_o && c > 0) {
         if (oleft > 0) *reinterpret_cast<uint4*>(orow) = ov;
         orow += ostep;
         oleft -= F16_C;
@@ -961,9 +1078,21 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
         for (int e = 0; e < 4; ++e) u[nt][e] *= skq[nt][e & 1];
       x_a_frag<T>(ua, u, 0);
       scale_frags(x, gl);
-      fused16_chain_update<T, K>(x, ua, s, lane);
-      release(si);
-      fused16_stage_o<T>(ost[c & 1], pq, lane);
+      bool pf_now = false;
+      if constexpr (F::prefetch) {
+        pf_now = next_full;
+        if (pf_now) fused16_chain_update_pf<T, K, VB>(x, ua, s, sm.st[sn], bk, bq, lane);
+      }
+      if (!pf_now) fused16_chain_update<T, K>(x, ua, s, lane);
+      if constexpr (F::producer_o) {
+        // O into this warp's 16 value columns of the stage's v tile (vᵀ was read at the top), then
+        // the stage goes back: its refilling producer warp stores the rows first.
+        fused16_stage_o<T, VB + 8>(s.v + 16 * warp, pq, lane);
+        release(si);
+      } else {
+        release(si);
+        fused16_stage_o<T>(ost[c & 1], pq, lane);
+      }
       si = sn;
       ph = phn;
     }
@@ -1023,7 +1152,7 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
       fused16_stage_o<T>(ost[c & 1], pq, lane);
     }
   }
-  if (nch > 0) fused16_store_o<T, V>(ost[(nch - 1) & 1], o, bos, eos, nch - 1, h, HO, vr0, lane);
+  if (!F::producer_o && nch > 0) fused16_store_o<T, V>(ost[(nch - 1) & 1], o, bos, eos, nch - 1, h, HO, vr0, lane);
   if (p.final_state && srow >= 0) {
 #pragma unroll
     for (int nt = 0; nt < K / 8; ++nt)

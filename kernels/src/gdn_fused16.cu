@@ -6,15 +6,15 @@
 //                                        eight producer warps, 14 stages, one block per SM
 //   gdn_fwd_fused16_{bf16,f16}_k128_b2   <<<(2, HO, N), 256, fused16_smem_bytes<T, 64, Fused16B2>()>>>
 //                                        four producer warps, 8 stages, two blocks per SM
-//   gdn_fwd_fused16_{bf16,f16}_k128_w4c  <<<(2, HO, N), 256, ...Fused16W4CL>, cluster (2, 1, 1)>>>
+//   gdn_fwd_fused16_{bf16,f16}_k128_w4c  <<<(2, HO, N), 256, ...Fused16W4CP>, cluster (2, 1, 1)>>>
 //                                        four producer warps, 14 stages, one block per SM; the two
 //                                        value halves of a (sequence, head) as one cluster, each
 //                                        CTA building every other chunk's T, A and scalars for both
-//   gdn_fwd_fused16_{bf16,f16}_k128_b2c  <<<(2, HO, N), 256, ...Fused16B2C>, cluster (2, 1, 1)>>>
+//   gdn_fwd_fused16_{bf16,f16}_k128_b2c  <<<(2, HO, N), 256, ...Fused16B2CP>, cluster (2, 1, 1)>>>
 //                                        b2 as such clusters, two blocks per SM
 // src/engines/gdn/fused16.rs states each entry's threads and shared memory (FUSED16_FORMS); the
-// static_asserts below keep the two equal. The w4c entry takes the lean step (Fused16W4CL,
-// session 57): the same bits as without.
+// static_asserts below keep the two equal. The w4c and b2c entries take the lean step (session 57)
+// and the producer's O store (Fused16W4CP / Fused16B2CP, session 58): the same bits as without.
 #include "gdn_fwd_fused16.cuh"
 
 #define GDN_FUSED16_ENTRY(NAME, T, FORM, BLOCKS)                                                   \
@@ -27,10 +27,10 @@ GDN_FUSED16_ENTRY(gdn_fwd_fused16_bf16_k128_w8, gdn::gdn_bf16, Fused16W8, 1)
 GDN_FUSED16_ENTRY(gdn_fwd_fused16_f16_k128_w8, gdn::gdn_f16, Fused16W8, 1)
 GDN_FUSED16_ENTRY(gdn_fwd_fused16_bf16_k128_b2, gdn::gdn_bf16, Fused16B2, 2)
 GDN_FUSED16_ENTRY(gdn_fwd_fused16_f16_k128_b2, gdn::gdn_f16, Fused16B2, 2)
-GDN_FUSED16_ENTRY(gdn_fwd_fused16_bf16_k128_w4c, gdn::gdn_bf16, Fused16W4CL, 1)
-GDN_FUSED16_ENTRY(gdn_fwd_fused16_f16_k128_w4c, gdn::gdn_f16, Fused16W4CL, 1)
-GDN_FUSED16_ENTRY(gdn_fwd_fused16_bf16_k128_b2c, gdn::gdn_bf16, Fused16B2C, 2)
-GDN_FUSED16_ENTRY(gdn_fwd_fused16_f16_k128_b2c, gdn::gdn_f16, Fused16B2C, 2)
+GDN_FUSED16_ENTRY(gdn_fwd_fused16_bf16_k128_w4c, gdn::gdn_bf16, Fused16W4CP, 1)
+GDN_FUSED16_ENTRY(gdn_fwd_fused16_f16_k128_w4c, gdn::gdn_f16, Fused16W4CP, 1)
+GDN_FUSED16_ENTRY(gdn_fwd_fused16_bf16_k128_b2c, gdn::gdn_bf16, Fused16B2CP, 2)
+GDN_FUSED16_ENTRY(gdn_fwd_fused16_f16_k128_b2c, gdn::gdn_f16, Fused16B2CP, 2)
 
 // The shared memory src/engines/gdn/fused16.rs launches each form with (both io dtypes are 2 bytes).
 static_assert(gdn::fused16_smem_bytes<gdn::gdn_bf16, 64, gdn::Fused16W8>() == 196928, "w8 smem: fused16.rs");

@@ -83,6 +83,10 @@ impl Fused16Form {
 /// wait, which their second block hides. `w4c`'s chain takes the lean step (session 57, the same
 /// bits: its stage by a running index, the step's stage-only operands and the previous O row loaded
 /// at the step's top, O by row pointer): 0.303 against 0.313 ms at (4, 8192, 16) on an H100.
+/// `w4c` and `b2c` store O through the producer (session 58, the kernels' `Fused16Form` PO, the
+/// same bits): the chain stages its O rows in the stage's v tile and the warp that refills the
+/// stage stores them, whole 128-byte token rows; on an H100 through the product (4, 8192, 16)
+/// 0.296 against 0.308 ms, (16, 2048, 32) 0.573 against 0.607, the ragged mix 0.293 against 0.307.
 /// (Measured and dropped, bench/gdn_results.md: session 49's lazy decay `X = λ X̃`, session 50's
 /// lookahead (P_c from chunk c − 1's state and a cross Gram) and its chain on wgmma, session 51's
 /// chain stepping pairs of chunks on mma.sync and on wgmma (branches `s51-pair`, `s51-wgp`:
