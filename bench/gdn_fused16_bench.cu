@@ -58,9 +58,7 @@ using Fused16W4CPo16 = Fused16Form<4, 16, 1, 2, true, true, true>;
 using Fused16W8Po = Fused16Form<8, 14, 1, 1, true, true, true>;
 using Fused16B2CPo = Fused16Form<4, 8, 1, 2, false, true, true>;
 using Fused16B2Po = Fused16Form<4, 8, 1, 1, false, true, true>;
-// PF: the next chunk's q̂, k̂ B fragments loaded during the update (session 58).
-using Fused16W4CPf = Fused16Form<4, 14, 1, 2, true, true, true, true>;
-using Fused16W8Pf = Fused16Form<8, 14, 1, 1, true, true, true, true>;
+using Fused16W6CPo = Fused16Form<6, 12, 1, 2, true, true, true>;
 }  // namespace gdn
 FUSED16_ENTRY(fused16_bf16_w4c_lt, Fused16W4CL, 1, gdn::F16_FULL)
 FUSED16_ENTRY(fused16_bf16_w8_lt, Fused16W8Lt, 1, gdn::F16_FULL)
@@ -70,9 +68,8 @@ FUSED16_ENTRY(fused16_bf16_w4c_po16, Fused16W4CPo16, 1, gdn::F16_FULL)
 FUSED16_ENTRY(fused16_bf16_w8_po, Fused16W8Po, 1, gdn::F16_FULL)
 FUSED16_ENTRY(fused16_bf16_b2c_po, Fused16B2CPo, 2, gdn::F16_FULL)
 FUSED16_ENTRY(fused16_bf16_b2_po, Fused16B2Po, 2, gdn::F16_FULL)
-FUSED16_ENTRY(fused16_bf16_w4c_pf, Fused16W4CPf, 1, gdn::F16_FULL)
-FUSED16_ENTRY(fused16_bf16_w8_pf, Fused16W8Pf, 1, gdn::F16_FULL)
-FUSED16_ENTRY(fused16_bf16_w8_pf_chainonly, Fused16W8Pf, 1, gdn::F16_CHAIN_ONLY)
+FUSED16_ENTRY(fused16_bf16_w6c_po, Fused16W6CPo, 1, gdn::F16_FULL)
+FUSED16_ENTRY(fused16_bf16_w8c_po, Fused16W8CP, 1, gdn::F16_FULL)
 FUSED16_ENTRY(fused16_bf16_w8_po_chainonly, Fused16W8Po, 1, gdn::F16_CHAIN_ONLY)
 FUSED16_ENTRY(fused16_bf16_w8_lt_chainonly, Fused16W8Lt, 1, gdn::F16_CHAIN_ONLY)
 FUSED16_ENTRY(fused16_bf16_w4c_late, Fused16W4CLate, 1, gdn::F16_FULL)
@@ -311,7 +308,7 @@ static void check_case(const char* name, const Entry& e, std::vector<int> lens, 
 int main(int argc, char** argv) {
   setvbuf(stdout, nullptr, _IOLBF, 0);
   const int iters = argc > 1 ? atoi(argv[1]) : 20;
-  constexpr int NE = 35, NF = 22;  // the first NF compute the forward; the rest are timing diagnostics
+  constexpr int NE = 34, NF = 22;  // the first NF compute the forward; the rest are timing diagnostics
   const Entry entries[NE] = {
       entry<gdn::Fused16B1>(fused16_bf16_b1, "b1"),
       entry<gdn::Fused16B2>(fused16_bf16_b2, "b2"),
@@ -333,8 +330,8 @@ int main(int argc, char** argv) {
       entry<gdn::Fused16W8Po>(fused16_bf16_w8_po, "w8-po"),
       entry<gdn::Fused16B2CPo>(fused16_bf16_b2c_po, "b2c-po"),
       entry<gdn::Fused16B2Po>(fused16_bf16_b2_po, "b2-po"),
-      entry<gdn::Fused16W4CPf>(fused16_bf16_w4c_pf, "w4c-pf"),
-      entry<gdn::Fused16W8Pf>(fused16_bf16_w8_pf, "w8-pf"),
+      entry<gdn::Fused16W6CPo>(fused16_bf16_w6c_po, "w6c-po"),
+      entry<gdn::Fused16W8CP>(fused16_bf16_w8c_po, "w8c-po"),
       entry<gdn::Fused16B1>(fused16_bf16_b1_chain, "b1-chain-copies"),
       entry<gdn::Fused16B1>(fused16_bf16_b1_prod, "b1-producer"),
       entry<gdn::Fused16B1>(fused16_bf16_b1_chainonly, "b1-chain-only"),
@@ -346,7 +343,6 @@ int main(int argc, char** argv) {
       entry<gdn::Fused16W4C>(fused16_bf16_w4c_prod, "w4c-producer"),
       entry<gdn::Fused16B2C>(fused16_bf16_b2c_prod, "b2c-producer"),
       entry<gdn::Fused16W8Lt>(fused16_bf16_w8_lt_chainonly, "w8-lt-chain-only"),
-      entry<gdn::Fused16W8Pf>(fused16_bf16_w8_pf_chainonly, "w8-pf-chain-only"),
       entry<gdn::Fused16W8Po>(fused16_bf16_w8_po_chainonly, "w8-po-chain-only"),
   };
   const char* only = getenv("FUSED16_ONLY");  // a comma-separated list of entry names to time

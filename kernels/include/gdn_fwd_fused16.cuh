@@ -100,23 +100,16 @@ constexpr bool F16C_PUSH_ASYNC = GDN_F16C_PUSH == 0 || GDN_F16C_PUSH == 3;  // s
 // last read of it) before releasing the stage, and the producer warp that refills the stage stores
 // those rows to global memory first, four whole 128-byte token rows per instruction; the chain
 // issues no global store. The last S chunks' rows leave after the producer's loop. Needs LT.
-// PF (prefetch, session 58): when the early test saw chunk c + 1's stage full, the chain warp loads
-// that chunk's q̂, k̂ B fragments into registers during chunk c's update, so the next step's P and Q
-// products run on register operands (one warp per sub-partition fed by ldmatrix reaches half of
-// mma.sync's rate, with its B operands in registers nearly all of it: session 57's rates). Needs
-// ET and LT.
-template <int PW, int S, int D, int CL = 1, bool ET = false, bool LT = false, bool PO = false, bool PF = false>
+template <int PW, int S, int D, int CL = 1, bool ET = false, bool LT = false, bool PO = false>
 struct Fused16Form {
   static_assert(CL == 1 || CL == 2, "a CTA alone or a pair of value halves");
   static_assert(!PO || LT, "the producer's O store takes the lean step");
-  static_assert(!PF || (LT && ET), "the prefetch takes the lean step and the early test");
   static_assert(CL * PW * D <= S, "the prologue's copies need no free stage");
   static_assert(CL == 1 || S % 2 == 0, "a cluster form's stage s always holds chunks of parity s % 2");
   static constexpr int producer_warps = PW, stages = S, ahead = D, cluster = CL;
   static constexpr bool early_test = ET;
   static constexpr bool lean_step = LT;
   static constexpr bool producer_o = PO;
-  static constexpr bool prefetch = PF;
   static constexpr int threads = 32 * (F16_CHAIN_WARPS + PW);
 };
 using Fused16B1 = Fused16Form<4, 12, 2, 1, true>;   // one block per SM
@@ -136,6 +129,9 @@ using Fused16W4CL = Fused16Form<4, 14, 1, 2, true, true>;
 // the step spills at two blocks' 128 registers; with it the chain holds no O row or pointer).
 using Fused16W4CP = Fused16Form<4, 14, 1, 2, true, true, true>;
 using Fused16B2CP = Fused16Form<4, 8, 1, 2, false, true, true>;
+// w8c (w8's eight producer warps as clusters of the two value halves, 16 stages) with the lean step
+// and the producer's O store (session 58).
+using Fused16W8CP = Fused16Form<8, 16, 1, 2, true, true, true>;
 
 // One stage: chunk c's rows and factors. q, k hold the raw rows, then q̂, k̂ in place.
 template <typename T, int VB>
@@ -722,37 +718,6 @@ __device__ __forceinline__ void fused16_chain_pq(float (&pe)[2][4], float (&pq)[
     Io<T>::mma(dq[1], a, bq + 2);
   }
 }
-// PF forms: a stage's q̂, k̂ B fragments for fused16_chain_pq_b (K / 16 ldmatrix.x4 each).
-template <typename T, int K, int VB>
-__device__ __forceinline__ void fused16_chain_b(u32 (&bk)[K / 16][4], u32 (&bq)[K / 16][4], const Fused16Stage<T, VB>& s,
-                                                int lane) {
-#pragma unroll
-  for (int kk = 0; kk < K / 16; ++kk) {
-    fused16_b_rows(bk[kk], s.k, F16_LD, kk, lane);
-    fused16_b_rows(bq[kk], s.q, F16_LD, kk, lane);
-  }
-}
-// fused16_chain_pq on B fragments in registers (PF forms).
-template <typename T, int K>
-__device__ __forceinline__ void fused16_chain_pq_b(float (&pe)[2][4], float (&pq)[2][4], float (&pe2)[2][4], float (&pq2)[2][4],
-                                                   const float (&x)[K / 8][4], const u32 (&bk)[K / 16][4],
-                                                   const u32 (&bq)[K / 16][4]) {
-  zero_frags(pe);
-  zero_frags(pq);
-  zero_frags(pe2);
-  zero_frags(pq2);
-#pragma unroll
-  for (int kk = 0; kk < K / 16; ++kk) {
-    u32 a[4];
-    x_a_frag<T>(a, x, kk);
-    float(&de)[2][4] = kk < K / 32 ? pe : pe2;
-    float(&dq)[2][4] = kk < K / 32 ? pq : pq2;
-    Io<T>::mma(de[0], a, bk[kk]);
-    Io<T>::mma(de[1], a, bk[kk] + 2);
-    Io<T>::mma(dq[0], a, bq[kk]);
-    Io<T>::mma(dq[1], a, bq[kk] + 2);
-  }
-}
 // Uᵀ = Rᵀ Tᵀ (the warp's 16 value rows × 16 tokens; r in the accumulator layout).
 template <typename T, int VB>
 __device__ __forceinline__ void fused16_chain_u(float (&u)[2][4], const float (&r)[2][4], const Fused16Stage<T, VB>& s, int lane) {
@@ -782,22 +747,6 @@ __device__ __forceinline__ void fused16_chain_update(float (&x)[K / 8][4], const
   for (int np = 0; np < K / 16; ++np) {
     u32 kb[4];
     ldsm_x4_t(kb, s.k + ((lane & 7) + 8 * ((lane >> 3) & 1)) * F16_LD + 16 * np + 8 * (lane >> 4));
-    Io<T>::mma(x[2 * np], ua, kb);
-    Io<T>::mma(x[2 * np + 1], ua, kb + 2);
-  }
-}
-// fused16_chain_update that also loads the next stage's q̂, k̂ B fragments (PF forms), one
-// channel block of each per update product pair.
-template <typename T, int K, int VB>
-__device__ __forceinline__ void fused16_chain_update_pf(float (&x)[K / 8][4], const u32 (&ua)[4], const Fused16Stage<T, VB>& s,
-                                                        const Fused16Stage<T, VB>& sn, u32 (&bk)[K / 16][4],
-                                                        u32 (&bq)[K / 16][4], int lane) {
-#pragma unroll
-  for (int np = 0; np < K / 16; ++np) {
-    u32 kb[4];
-    ldsm_x4_t(kb, s.k + ((lane & 7) + 8 * ((lane >> 3) & 1)) * F16_LD + 16 * np + 8 * (lane >> 4));
-    fused16_b_rows(bk[np], sn.k, F16_LD, np, lane);
-    fused16_b_rows(bq[np], sn.q, F16_LD, np, lane);
     Io<T>::mma(x[2 * np], ua, kb);
     Io<T>::mma(x[2 * np + 1], ua, kb + 2);
   }
@@ -1013,7 +962,6 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
     const long long ostep = static_cast<long long>(F16_C) * HO * V;
     long long oleft = eos - bos - (lane >> 1);
     const int t0 = 2 * tg;  // this lane's tokens t0, t0 + 1, t0 + 8, t0 + 9
-    u32 bk[F::prefetch ? K / 16 : 1][4], bq[F::prefetch ? K / 16 : 1][4];  // PF: the next P, Q products' B
     for (int c = 0; c < nch; ++c) {
       Fused16Stage<T, VB>& s = sm.st[si];
       if (!(F::early_test && next_full)) dnnp::mbar_wait(&sm.full[si], ph);
@@ -1033,19 +981,13 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
       const float2 sq0 = *reinterpret_cast<const float2*>(&s.sq[t0]), sq1 = *reinterpret_cast<const float2*>(&s.sq[t0 + 8]);
       const float2 sk0 = *reinterpret_cast<const float2*>(&s.sk[t0]), sk1 = *reinterpret_cast<const float2*>(&s.sk[t0 + 8]);
       const float gl = s.gl;
-      // PF: the B fragments of P and Q, loaded during the previous chunk's update when its early
-      // test saw this stage full, else now.
-      if constexpr (F::prefetch) {
-        if (!next_full) fused16_chain_b<T, K, VB>(bk, bq, s, lane);
-      }
       uint4 ov{};
       if (!F::producer_o && c > 0) {
         __syncwarp();
         ov = *reinterpret_cast<const uint4*>(ost[(c - 1) & 1] + (lane >> 1) * F16_OLD + 8 * (lane & 1));
       }
       float pe[2][4], pq[2][4], pe2[2][4], pq2[2][4];
-      if constexpr (F::prefetch) fused16_chain_pq_b<T, K>(pe, pq, pe2, pq2, x, bk, bq);
-      else fused16_chain_pq<T, K>(pe, pq, pe2, pq2, x, s, lane);
+      fused16_chain_pq<T, K>(pe, pq, pe2, pq2, x, s, lane);
       if (!F::producer_o && c > 0) {
         if (oleft > 0) *reinterpret_cast<uint4*>(orow) = ov;
         orow += ostep;
@@ -1078,12 +1020,7 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
         for (int e = 0; e < 4; ++e) u[nt][e] *= skq[nt][e & 1];
       x_a_frag<T>(ua, u, 0);
       scale_frags(x, gl);
-      bool pf_now = false;
-      if constexpr (F::prefetch) {
-        pf_now = next_full;
-        if (pf_now) fused16_chain_update_pf<T, K, VB>(x, ua, s, sm.st[sn], bk, bq, lane);
-      }
-      if (!pf_now) fused16_chain_update<T, K>(x, ua, s, lane);
+      fused16_chain_update<T, K>(x, ua, s, lane);
       if constexpr (F::producer_o) {
         // O into this warp's 16 value columns of the stage's v tile (vᵀ was read at the top), then
         // the stage goes back: its refilling producer warp stores the rows first.
