@@ -484,7 +484,7 @@ fn slim_scan(s: &Shape) -> Counts {
     )
 }
 
-/// The one-pass forward at chunk 16 (sessions 48-52, `fused16_w8` / `_b2` / `_w4c` / `_b2c`): q, k,
+/// The one-pass forward at chunk 16 (sessions 48-58, `fused16_w8` / `_b2` / `_w4c` / `_b2c` / `_w8c`): q, k,
 /// v, g, β in, O out and the states; per 64 tokens the state products of the slim scan (P, Q and
 /// the update: three 64 × d × d) and, in 16 × 16 tiles, the two Gram products, U and the readout
 /// (one 64 × 64 × d in all); the 16 × 16 inverses are negligible.
@@ -937,7 +937,13 @@ pub const MODELS: [Model; 42] = [
     ),
     family(
         "fused16",
-        &["fused16_w8", "fused16_b2", "fused16_w4c", "fused16_b2c"],
+        &[
+            "fused16_w8",
+            "fused16_b2",
+            "fused16_w4c",
+            "fused16_b2c",
+            "fused16_w8c",
+        ],
         fused16,
     ),
     family("slimscan", &["slimscan_w4gx0_su"], slim_scan_first_saving),

@@ -87,13 +87,18 @@ impl Fused16Form {
 /// same bits): the chain stages its O rows in the stage's v tile and the warp that refills the
 /// stage stores them, whole 128-byte token rows; on an H100 through the product (4, 8192, 16)
 /// 0.296 against 0.308 ms, (16, 2048, 32) 0.573 against 0.607, the ragged mix 0.293 against 0.307.
+/// `w8c` (session 58): `w8`'s eight producer warps as clusters with 16 stages, the lean step and
+/// the producer's O store: with the O rows on the producer, more producer warps pay off (harness,
+/// H100: (4, 8192, 16) 0.278 ms against `w4c`'s 0.295, the ragged mix 0.341 against 0.350); the
+/// rule's one-block form since.
 /// (Measured and dropped, bench/gdn_results.md: session 49's lazy decay `X = λ X̃`, session 50's
 /// lookahead (P_c from chunk c − 1's state and a cross Gram) and its chain on wgmma, session 51's
 /// chain stepping pairs of chunks on mma.sync and on wgmma (branches `s51-pair`, `s51-wgp`:
 /// correct, the chain alone 4-6 % faster, the whole kernel not), session 57's chain with P and Q on
 /// wgmma (`bench/gdn_wg57_chain.patch`: w4c +8 %) and its O rows by bulk copies
-/// (`bench/gdn_lt3_57_bulk_o.patch`: 1.3-1.8x slower).)
-pub const FUSED16_FORMS: [Fused16Form; 4] = [
+/// (`bench/gdn_lt3_57_bulk_o.patch`: 1.3-1.8x slower) and session 58's prefetch of the next chunk's
+/// q̂, k̂ fragments during the update (`bench/gdn_pf58_prefetch.patch`: w4c +9 %).)
+pub const FUSED16_FORMS: [Fused16Form; 5] = [
     Fused16Form {
         switch: "w8",
         producer_warps: 8,
@@ -126,10 +131,18 @@ pub const FUSED16_FORMS: [Fused16Form; 4] = [
         per_sm: 2,
         cluster: 2,
     },
+    Fused16Form {
+        switch: "w8c",
+        producer_warps: 8,
+        threads: 384,
+        smem: 222_720,
+        per_sm: 1,
+        cluster: 2,
+    },
 ];
 
 /// The rule's forms: (the one-block-per-SM form, the two-blocks-per-SM form): the cluster forms.
-pub const FUSED16_BY_RULE: (usize, usize) = (2, 3);
+pub const FUSED16_BY_RULE: (usize, usize) = (4, 3);
 
 /// The two-blocks-per-SM form from this many blocks per SM on (at (16, 2048, 32), 7.8 waves of
 /// single blocks: `b2` 0.637 ms against `w8` 0.735 on an H100, session 50).
@@ -332,19 +345,19 @@ mod tests {
         // The benchmark's uncut shapes: (4, 8192, 16) 128 blocks, one wave -> one block per SM;
         // (16, 2048, 32) 1024 blocks -> two per SM; the ragged mix's 320 (2.4 waves, 81 % full
         // at equal lengths) -> one block per SM.
-        assert_eq!(rule(&facts(4, 4 * 8192, 16, 128, false)), Some("w4c"));
+        assert_eq!(rule(&facts(4, 4 * 8192, 16, 128, false)), Some("w8c"));
         assert_eq!(rule(&facts(16, 16 * 2048, 32, 128, false)), Some("b2c"));
-        assert_eq!(rule(&facts(10, 29949, 16, 128, false)), Some("w4c"));
+        assert_eq!(rule(&facts(10, 29949, 16, 128, false)), Some("w8c"));
         // One wave of single blocks at most, waves at least 80 % full below four, or four blocks
         // per SM at least.
-        assert_eq!(rule(&facts(66, 66 * 300, 1, 128, false)), Some("w4c"));
+        assert_eq!(rule(&facts(66, 66 * 300, 1, 128, false)), Some("w8c"));
         assert_eq!(rule(&facts(67, 67 * 300, 1, 128, false)), None);
         assert_eq!(rule(&facts(105, 105 * 300, 1, 128, false)), None); // 210 of 264: 79.5 %
-        assert_eq!(rule(&facts(106, 106 * 300, 1, 128, false)), Some("w4c")); // 212: 80.3 %
-        assert_eq!(rule(&facts(132, 132 * 300, 1, 128, false)), Some("w4c")); // two full waves
+        assert_eq!(rule(&facts(106, 106 * 300, 1, 128, false)), Some("w8c")); // 212: 80.3 %
+        assert_eq!(rule(&facts(132, 132 * 300, 1, 128, false)), Some("w8c")); // two full waves
         assert_eq!(rule(&facts(133, 133 * 300, 1, 128, false)), None);
-        assert_eq!(rule(&facts(197, 197 * 300, 1, 128, false)), Some("w4c")); // 394 of 396
-        assert_eq!(rule(&facts(131, 131 * 300, 2, 128, false)), Some("w4c")); // 524 of 528
+        assert_eq!(rule(&facts(197, 197 * 300, 1, 128, false)), Some("w8c")); // 394 of 396
+        assert_eq!(rule(&facts(131, 131 * 300, 2, 128, false)), Some("w8c")); // 524 of 528
         assert_eq!(rule(&facts(264, 264 * 300, 1, 128, false)), None); // 255 sequences at most
         // (1, 32768, 16): the two-pass forward cuts it into pieces -> two passes.
         assert_eq!(rule(&facts(1, 32768, 16, 128, false)), None);
@@ -369,7 +382,7 @@ mod tests {
         assert_eq!(fused16_form_at(&g, 132, &two_pass, Some("0")), None);
         // An unknown word: the rule.
         let got = fused16_form_at(&g, 132, &two_pass, Some("w9"));
-        assert_eq!(got.map(|r| r.switch), Some("w4c"));
+        assert_eq!(got.map(|r| r.switch), Some("w8c"));
         // Never where the one pass does not serve the node.
         let k64 = facts(4, 4 * 8192, 16, 64, false);
         let two_pass = FwdChoice::default_for(&k64, 132);
