@@ -115,6 +115,10 @@ static void run_case(const char* name, int H, int HV, int flags, std::vector<int
   check(r1.first == rw8p.first && r1.second == rw8p.second, "fused16: form W8, lean step, producer's O bitwise B1");
   const auto rw8cp = run_form(gdn::Fused16W8CP{});
   check(r1.first == rw8cp.first && r1.second == rw8cp.second, "fused16: form W8C, lean step, producer's O bitwise B1");
+  const auto rw8cr = run_form(gdn::Fused16Form<8, 16, 1, 2, true, true, true, true>{});
+  check(r1.first == rw8cr.first && r1.second == rw8cr.second, "fused16: form W8C, producer's O, remote forward bitwise B1");
+  const auto rw4cr = run_form(gdn::Fused16Form<4, 14, 1, 2, true, true, true, true>{});
+  check(r1.first == rw4cr.first && r1.second == rw4cr.second, "fused16: form W4C, producer's O, remote forward bitwise B1");
   const auto rb2p = run_form(gdn::Fused16Form<4, 8, 1, 1, false, true, true>{});
   check(r1.first == rb2p.first && r1.second == rb2p.second, "fused16: form B2, lean step, producer's O bitwise B1");
   g_cp_eager = true;
@@ -125,6 +129,10 @@ static void run_case(const char* name, int H, int HV, int flags, std::vector<int
   const auto rb2cp = run_form(gdn::Fused16Form<4, 8, 1, 2, false, true, true>{});
   g_cp_eager = false;
   check(r1.first == rb2cp.first && r1.second == rb2cp.second, "fused16: form B2C, lean step, producer's O bitwise B1");
+  g_cp_eager = true;
+  const auto rb2cr = run_form(gdn::Fused16B2CR{});
+  g_cp_eager = false;
+  check(r1.first == rb2cr.first && r1.second == rb2cr.second, "fused16: form B2C, producer's O, remote forward bitwise B1");
   g_cp_eager = true;
   const auto rb2c = run_form(gdn::Fused16B2C{});
   g_cp_eager = false;

@@ -100,16 +100,23 @@ constexpr bool F16C_PUSH_ASYNC = GDN_F16C_PUSH == 0 || GDN_F16C_PUSH == 3;  // s
 // last read of it) before releasing the stage, and the producer warp that refills the stage stores
 // those rows to global memory first, four whole 128-byte token rows per instruction; the chain
 // issues no global store. The last S chunks' rows leave after the producer's loop. Needs LT.
-template <int PW, int S, int D, int CL = 1, bool ET = false, bool LT = false, bool PO = false>
+// RF (remote forward, session 58; cluster forms with PO): a chain warp releases a stage on its own
+// CTA's empty barrier only; the producer warp that refills the stage (it waits on that barrier
+// already) forwards the release to the peer CTA, whose builder pushes into this stage, by one
+// arrival on the peer's peer_free barrier of that stage; the builder waits on its own peer_free
+// before the push. The chain's remote arrival per chunk is gone.
+template <int PW, int S, int D, int CL = 1, bool ET = false, bool LT = false, bool PO = false, bool RF = false>
 struct Fused16Form {
   static_assert(CL == 1 || CL == 2, "a CTA alone or a pair of value halves");
   static_assert(!PO || LT, "the producer's O store takes the lean step");
+  static_assert(!RF || (CL == 2 && PO), "the remote forward: a cluster form with the producer's O store");
   static_assert(CL * PW * D <= S, "the prologue's copies need no free stage");
   static_assert(CL == 1 || S % 2 == 0, "a cluster form's stage s always holds chunks of parity s % 2");
   static constexpr int producer_warps = PW, stages = S, ahead = D, cluster = CL;
   static constexpr bool early_test = ET;
   static constexpr bool lean_step = LT;
   static constexpr bool producer_o = PO;
+  static constexpr bool remote_forward = RF;
   static constexpr int threads = 32 * (F16_CHAIN_WARPS + PW);
 };
 using Fused16B1 = Fused16Form<4, 12, 2, 1, true>;   // one block per SM
@@ -123,15 +130,20 @@ using Fused16B2C = Fused16Form<4, 8, 1, 2>;         // b2 as clusters of the two
 // 0.3721 against 0.3833 on the ragged mix, 1.149 against 1.188 at (1,32768,16)). w8 with it ran
 // 1 % slower and b2c spills (two blocks per SM cap it at 128 registers): they keep the landing step.
 using Fused16W4CL = Fused16Form<4, 14, 1, 2, true, true>;
-// w4c and b2c with the lean step and the producer's O store: the product's w4c and b2c entries since
-// session 58 (H100, through the product: (4,8192,16) 0.3079 → 0.2962 ms, (16,2048,32) 0.6065 →
-// 0.5726, ragged 0.3073 → 0.2925; the same bits). b2c takes the lean step only with PO (without it
-// the step spills at two blocks' 128 registers; with it the chain holds no O row or pointer).
+// w4c with the lean step and the producer's O store: the product's w4c entry since session 58 (H100,
+// through the product: (4,8192,16) 0.3079 → 0.2962 ms, ragged 0.3073 → 0.2925; the same bits).
 using Fused16W4CP = Fused16Form<4, 14, 1, 2, true, true, true>;
-using Fused16B2CP = Fused16Form<4, 8, 1, 2, false, true, true>;
 // w8c (w8's eight producer warps as clusters of the two value halves, 16 stages) with the lean step
-// and the producer's O store (session 58).
+// and the producer's O store: the product's w8c entry and the rule's one-block form since session
+// 58 (H100, through the product: (4,8192,16) 0.2958 → 0.2819 ms against w4c, ragged 0.2951 →
+// 0.2840). With the remote forward (RF) it ran the same (harness 0.2731 against 0.2761 ms at
+// (4,8192,16), 0.3430 against 0.3384 on the ragged mix).
 using Fused16W8CP = Fused16Form<8, 16, 1, 2, true, true, true>;
+// b2c with the lean step, the producer's O store and the remote forward: the product's b2c entry
+// since session 58 (H100, through the product at (16,2048,32): 0.6065 → 0.5726 ms with PO, → 0.5639
+// with RF; the same bits). b2c takes the lean step only with PO (without it the step spills at two
+// blocks' 128 registers; with it the chain holds no O row or pointer).
+using Fused16B2CR = Fused16Form<4, 8, 1, 2, false, true, true, true>;
 
 // One stage: chunk c's rows and factors. q, k hold the raw rows, then q̂, k̂ in place.
 template <typename T, int VB>
@@ -151,7 +163,10 @@ template <typename T, int VB, typename F>
 struct Fused16Smem {
   Fused16Stage<T, VB> st[F::stages];
   uint64_t full[F::stages];    // one arrival: the producer warp that built the stage's chunk
-  uint64_t empty[F::stages];   // four arrivals: the chain warps, done with it
+  // Four arrivals: the chain warps, done with it (CL without RF: both CTAs' chains, eight). RF:
+  // empty[S + s] is stage s's peer_free (one arrival: the peer's producer forwarding its chains'
+  // release of the peer's stage s, into which this CTA pushes).
+  uint64_t empty[F::stages * (F::remote_forward ? 2 : 1)];
   float lt[F::producer_warps][F16_C * 20];  // each producer warp's Lᵀ (fp32; rows 16-byte aligned)
   T ost[F16_CHAIN_WARPS][2][F16_C * F16_OLD];  // the chain warps' O staging, [token][16 value rows], by chunk parity
 };
@@ -790,7 +805,8 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
       // A cluster form's stage of the peer's chunks (i % 2 != rank) also counts the pushing lanes.
       const bool pushed = CL && !F16C_PUSH_ASYNC && (i & 1) != static_cast<int>(blockIdx.x & 1u);
       dnnp::mbar_init(&sm.full[i], pushed ? 33 : 1);
-      dnnp::mbar_init(&sm.empty[i], F16_CHAIN_WARPS * F::cluster);  // a cluster's: both CTAs' chains
+      dnnp::mbar_init(&sm.empty[i], F16_CHAIN_WARPS * (F::remote_forward ? 1 : F::cluster));  // CL: both CTAs' chains
+      if constexpr (F::remote_forward) dnnp::mbar_init(&sm.empty[S + i], 1);
     }
     dnnp::mbar_init_fence();
   }
@@ -828,6 +844,7 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
       // 2m + 1 − rank the peer's (copied here too, q, k only unless the peer pushes them; its full
       // barrier then expects the push).
       const F16cAddr peer_st = f16c_peer(&sm.st[0], rank ^ 1u), peer_full = f16c_peer(&sm.full[0], rank ^ 1u);
+      const F16cAddr peer_free = f16c_peer(&sm.empty[F::remote_forward ? S : 0], rank ^ 1u);
       const int npair = (nch + 1) >> 1;
       auto issue_pair = [&](int m) {
 #pragma unroll
@@ -866,6 +883,8 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
           Fused16Stage<T, VB>& s = sm.st[own % S];
           const long long left = eos - bos - static_cast<long long>(own) * F16_C;
           fused16_build_any<T, K, VB>(p, s, sm.lt[pw], gates, left < F16_C ? static_cast<int>(left) : F16_C, h, lane);
+          // RF: the peer's chains released their stage own % S (chunk own − S): the peer's forward.
+          if (F::remote_forward && own >= S) dnnp::mbar_wait(&sm.empty[S + own % S], ((own / S) & 1) ^ 1);
           fused16_push(s, f16c_add(peer_st, (own % S) * static_cast<int>(sizeof(Fused16Stage<T, VB>))),
                        f16c_add(peer_full, 8 * (own % S)), lane);
           if (lane == 0) dnnp::mbar_arrive(&sm.full[own % S]);
@@ -877,6 +896,10 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
             const int ch = 2 * mn + e;
             if (ch < nch && ch >= S) {
               dnnp::mbar_wait(&sm.empty[ch % S], ((ch / S) & 1) ^ 1);
+              // RF: the peer builds chunk ch (parity ≠ rank) and pushes it into this stage: tell it
+              // this CTA's chains are done with the stage.
+              if (F::remote_forward && e != static_cast<int>(rank) && lane == 0)
+                f16c_arrive_peer(f16c_add(peer_free, 8 * (ch % S)));
               if constexpr (F::producer_o) fused16_store_stage_o<T, V, VB>(sm.st[ch % S], o, bos, eos, ch - S, h, HO, v0, lane);
             }
           }
@@ -948,7 +971,7 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
     __syncwarp();
     if (lane == 0) {
       dnnp::mbar_arrive(&sm.empty[st]);
-      if constexpr (CL) f16c_arrive_peer(f16c_add(peer_empty, 8 * st));
+      if constexpr (CL && !F::remote_forward) f16c_arrive_peer(f16c_add(peer_empty, 8 * st));
     }
   };
   bool next_full = false;  // F::early_test: chunk c + 1's full barrier seen completed during chunk c

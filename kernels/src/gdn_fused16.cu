@@ -10,15 +10,15 @@
 //                                        four producer warps, 14 stages, one block per SM; the two
 //                                        value halves of a (sequence, head) as one cluster, each
 //                                        CTA building every other chunk's T, A and scalars for both
-//   gdn_fwd_fused16_{bf16,f16}_k128_b2c  <<<(2, HO, N), 256, ...Fused16B2CP>, cluster (2, 1, 1)>>>
+//   gdn_fwd_fused16_{bf16,f16}_k128_b2c  <<<(2, HO, N), 256, ...Fused16B2CR>, cluster (2, 1, 1)>>>
 //                                        b2 as such clusters, two blocks per SM
 //   gdn_fwd_fused16_{bf16,f16}_k128_w8c  <<<(2, HO, N), 384, ...Fused16W8CP>, cluster (2, 1, 1)>>>
 //                                        w8's eight producer warps as such clusters, 16 stages,
 //                                        one block per SM
 // src/engines/gdn/fused16.rs states each entry's threads and shared memory (FUSED16_FORMS); the
 // static_asserts below keep the two equal. The w4c and b2c entries take the lean step (session 57)
-// and the producer's O store (Fused16W4CP / Fused16B2CP / Fused16W8CP, session 58): the same bits
-// as without.
+// and the producer's O store (Fused16W4CP, Fused16W8CP; b2c also the remote forward, Fused16B2CR;
+// session 58): the same bits as without.
 #include "gdn_fwd_fused16.cuh"
 
 #define GDN_FUSED16_ENTRY(NAME, T, FORM, BLOCKS)                                                   \
@@ -33,8 +33,8 @@ GDN_FUSED16_ENTRY(gdn_fwd_fused16_bf16_k128_b2, gdn::gdn_bf16, Fused16B2, 2)
 GDN_FUSED16_ENTRY(gdn_fwd_fused16_f16_k128_b2, gdn::gdn_f16, Fused16B2, 2)
 GDN_FUSED16_ENTRY(gdn_fwd_fused16_bf16_k128_w4c, gdn::gdn_bf16, Fused16W4CP, 1)
 GDN_FUSED16_ENTRY(gdn_fwd_fused16_f16_k128_w4c, gdn::gdn_f16, Fused16W4CP, 1)
-GDN_FUSED16_ENTRY(gdn_fwd_fused16_bf16_k128_b2c, gdn::gdn_bf16, Fused16B2CP, 2)
-GDN_FUSED16_ENTRY(gdn_fwd_fused16_f16_k128_b2c, gdn::gdn_f16, Fused16B2CP, 2)
+GDN_FUSED16_ENTRY(gdn_fwd_fused16_bf16_k128_b2c, gdn::gdn_bf16, Fused16B2CR, 2)
+GDN_FUSED16_ENTRY(gdn_fwd_fused16_f16_k128_b2c, gdn::gdn_f16, Fused16B2CR, 2)
 GDN_FUSED16_ENTRY(gdn_fwd_fused16_bf16_k128_w8c, gdn::gdn_bf16, Fused16W8CP, 1)
 GDN_FUSED16_ENTRY(gdn_fwd_fused16_f16_k128_w8c, gdn::gdn_f16, Fused16W8CP, 1)
 
@@ -45,7 +45,7 @@ static_assert(gdn::fused16_smem_bytes<gdn::gdn_bf16, 64, gdn::Fused16B2>() == 11
 static_assert(gdn::fused16_smem_bytes<gdn::gdn_f16, 64, gdn::Fused16B2>() == 114432, "b2 smem: fused16.rs");
 static_assert(gdn::fused16_smem_bytes<gdn::gdn_bf16, 64, gdn::Fused16W4C>() == 191808, "w4c smem: fused16.rs");
 static_assert(gdn::fused16_smem_bytes<gdn::gdn_f16, 64, gdn::Fused16W4C>() == 191808, "w4c smem: fused16.rs");
-static_assert(gdn::fused16_smem_bytes<gdn::gdn_bf16, 64, gdn::Fused16B2C>() == 114432, "b2c smem: fused16.rs");
-static_assert(gdn::fused16_smem_bytes<gdn::gdn_f16, 64, gdn::Fused16B2C>() == 114432, "b2c smem: fused16.rs");
+static_assert(gdn::fused16_smem_bytes<gdn::gdn_bf16, 64, gdn::Fused16B2CR>() == 114496, "b2c smem: fused16.rs");
+static_assert(gdn::fused16_smem_bytes<gdn::gdn_f16, 64, gdn::Fused16B2CR>() == 114496, "b2c smem: fused16.rs");
 static_assert(gdn::fused16_smem_bytes<gdn::gdn_bf16, 64, gdn::Fused16W8CP>() == 222720, "w8c smem: fused16.rs");
 static_assert(gdn::fused16_smem_bytes<gdn::gdn_f16, 64, gdn::Fused16W8CP>() == 222720, "w8c smem: fused16.rs");

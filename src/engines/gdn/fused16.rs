@@ -90,7 +90,9 @@ impl Fused16Form {
 /// `w8c` (session 58): `w8`'s eight producer warps as clusters with 16 stages, the lean step and
 /// the producer's O store: with the O rows on the producer, more producer warps pay off (harness,
 /// H100: (4, 8192, 16) 0.278 ms against `w4c`'s 0.295, the ragged mix 0.341 against 0.350); the
-/// rule's one-block form since.
+/// rule's one-block form since. `b2c` also forwards its chains' stage releases to the peer CTA
+/// through the producer (the kernels' RF: the chain arrives on its own CTA's barrier only): through
+/// the product (16, 2048, 32) 0.564 against 0.568 ms (on `w8c` no faster).
 /// (Measured and dropped, bench/gdn_results.md: session 49's lazy decay `X = λ X̃`, session 50's
 /// lookahead (P_c from chunk c − 1's state and a cross Gram) and its chain on wgmma, session 51's
 /// chain stepping pairs of chunks on mma.sync and on wgmma (branches `s51-pair`, `s51-wgp`:
@@ -127,7 +129,7 @@ pub const FUSED16_FORMS: [Fused16Form; 5] = [
         switch: "b2c",
         producer_warps: 4,
         threads: 256,
-        smem: 114_432,
+        smem: 114_496,
         per_sm: 2,
         cluster: 2,
     },
