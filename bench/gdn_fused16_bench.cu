@@ -64,6 +64,7 @@ using Fused16W6CPo = Fused16Form<6, 12, 1, 2, true, true, true>;
 using Fused16W8CRf = Fused16Form<8, 16, 1, 2, true, true, true, true>;
 using Fused16B2CRf = Fused16Form<4, 8, 1, 2, false, true, true, true>;
 using Fused16B2CPoEt = Fused16Form<4, 8, 1, 2, true, true, true>;
+using Fused16B2CRfEt = Fused16Form<4, 8, 1, 2, true, true, true, true>;
 }  // namespace gdn
 FUSED16_ENTRY(fused16_bf16_w4c_lt, Fused16W4CL, 1, gdn::F16_FULL)
 FUSED16_ENTRY(fused16_bf16_w8_lt, Fused16W8Lt, 1, gdn::F16_FULL)
@@ -78,6 +79,7 @@ FUSED16_ENTRY(fused16_bf16_w8c_po, Fused16W8CP, 1, gdn::F16_FULL)
 FUSED16_ENTRY(fused16_bf16_w8c_rf, Fused16W8CRf, 1, gdn::F16_FULL)
 FUSED16_ENTRY(fused16_bf16_b2c_rf, Fused16B2CRf, 2, gdn::F16_FULL)
 FUSED16_ENTRY(fused16_bf16_b2c_po_et, Fused16B2CPoEt, 2, gdn::F16_FULL)
+FUSED16_ENTRY(fused16_bf16_b2c_rf_et, Fused16B2CRfEt, 2, gdn::F16_FULL)
 FUSED16_ENTRY(fused16_bf16_w8_po_chainonly, Fused16W8Po, 1, gdn::F16_CHAIN_ONLY)
 FUSED16_ENTRY(fused16_bf16_w8_lt_chainonly, Fused16W8Lt, 1, gdn::F16_CHAIN_ONLY)
 FUSED16_ENTRY(fused16_bf16_w4c_late, Fused16W4CLate, 1, gdn::F16_FULL)
@@ -316,7 +318,7 @@ static void check_case(const char* name, const Entry& e, std::vector<int> lens, 
 int main(int argc, char** argv) {
   setvbuf(stdout, nullptr, _IOLBF, 0);
   const int iters = argc > 1 ? atoi(argv[1]) : 20;
-  constexpr int NE = 37, NF = 25;  // the first NF compute the forward; the rest are timing diagnostics
+  constexpr int NE = 38, NF = 26;  // the first NF compute the forward; the rest are timing diagnostics
   const Entry entries[NE] = {
       entry<gdn::Fused16B1>(fused16_bf16_b1, "b1"),
       entry<gdn::Fused16B2>(fused16_bf16_b2, "b2"),
@@ -343,6 +345,7 @@ int main(int argc, char** argv) {
       entry<gdn::Fused16W8CRf>(fused16_bf16_w8c_rf, "w8c-rf"),
       entry<gdn::Fused16B2CRf>(fused16_bf16_b2c_rf, "b2c-rf"),
       entry<gdn::Fused16B2CPoEt>(fused16_bf16_b2c_po_et, "b2c-po-et"),
+      entry<gdn::Fused16B2CRfEt>(fused16_bf16_b2c_rf_et, "b2c-rf-et"),
       entry<gdn::Fused16B1>(fused16_bf16_b1_chain, "b1-chain-copies"),
       entry<gdn::Fused16B1>(fused16_bf16_b1_prod, "b1-producer"),
       entry<gdn::Fused16B1>(fused16_bf16_b1_chainonly, "b1-chain-only"),

@@ -75,6 +75,11 @@ constexpr int F16_OLD = 24;        // O staging row stride (16 value rows + 8): 
 #ifndef GDN_F16_FULL_COPIES
 #define GDN_F16_FULL_COPIES 0
 #endif
+// Session 58 (bench only): the producer warps' waits for a free stage with a suspend-time hint of
+// this many nanoseconds (0: the system's limit), so that idle producers poll less often.
+#ifndef GDN_F16_SLEEP_NS
+#define GDN_F16_SLEEP_NS 0
+#endif
 constexpr bool F16C_PUSH_ROWS = GDN_F16C_PUSH < 2;                        // q̂, k̂ pushed (else both normalize)
 constexpr bool F16C_PUSH_ASYNC = GDN_F16C_PUSH == 0 || GDN_F16C_PUSH == 3;  // st.async (else stores + arrivals)
 
@@ -390,6 +395,15 @@ __device__ __forceinline__ void fused16_store_o(const T* ost, T* o, long long bo
   const long long tok = bos + static_cast<long long>(c) * F16_C + (lane >> 1);
   const uint4 ov = *reinterpret_cast<const uint4*>(ost + (lane >> 1) * F16_OLD + 8 * (lane & 1));
   if (tok < eos) *reinterpret_cast<uint4*>(o + (tok * HO + h) * static_cast<long long>(V) + vr0 + 8 * (lane & 1)) = ov;
+}
+
+// A producer warp's wait for a stage's release (GDN_F16_SLEEP_NS).
+__device__ __forceinline__ void fused16_wait_free(uint64_t* bar, uint32_t parity) {
+#if GDN_F16_SLEEP_NS > 0
+  dnnp::mbar_wait_hint(bar, parity, GDN_F16_SLEEP_NS);
+#else
+  dnnp::mbar_wait(bar, parity);
+#endif
 }
 
 // PO forms: chunk c's O rows of the block's VB value rows, staged by the chain warps in the stage's
@@ -834,7 +848,7 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
       if constexpr (F::producer_o) {
         for (int c = nch > S ? nch - S : 0; c < nch; ++c) {
           if ((CL ? (c >> 1) : c) % PW != pw) continue;
-          dnnp::mbar_wait(&sm.empty[c % S], (c / S) & 1);
+          fused16_wait_free(&sm.empty[c % S], (c / S) & 1);
           fused16_store_stage_o<T, V, VB>(sm.st[c % S], o, bos, eos, c, h, HO, v0, lane);
         }
       }
@@ -884,7 +898,7 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
           const long long left = eos - bos - static_cast<long long>(own) * F16_C;
           fused16_build_any<T, K, VB>(p, s, sm.lt[pw], gates, left < F16_C ? static_cast<int>(left) : F16_C, h, lane);
           // RF: the peer's chains released their stage own % S (chunk own − S): the peer's forward.
-          if (F::remote_forward && own >= S) dnnp::mbar_wait(&sm.empty[S + own % S], ((own / S) & 1) ^ 1);
+          if (F::remote_forward && own >= S) fused16_wait_free(&sm.empty[S + own % S], ((own / S) & 1) ^ 1);
           fused16_push(s, f16c_add(peer_st, (own % S) * static_cast<int>(sizeof(Fused16Stage<T, VB>))),
                        f16c_add(peer_full, 8 * (own % S)), lane);
           if (lane == 0) dnnp::mbar_arrive(&sm.full[own % S]);
@@ -895,7 +909,7 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
           for (int e = 0; e < 2; ++e) {
             const int ch = 2 * mn + e;
             if (ch < nch && ch >= S) {
-              dnnp::mbar_wait(&sm.empty[ch % S], ((ch / S) & 1) ^ 1);
+              fused16_wait_free(&sm.empty[ch % S], ((ch / S) & 1) ^ 1);
               // RF: the peer builds chunk ch (parity ≠ rank) and pushes it into this stage: tell it
               // this CTA's chains are done with the stage.
               if (F::remote_forward && e != static_cast<int>(rank) && lane == 0)
@@ -934,7 +948,7 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
         const int cn = c + PW * D;
         if (cn < nch) {
           if (cn >= S) {
-            dnnp::mbar_wait(&sm.empty[cn % S], ((cn / S) & 1) ^ 1);
+            fused16_wait_free(&sm.empty[cn % S], ((cn / S) & 1) ^ 1);
             if constexpr (F::producer_o) fused16_store_stage_o<T, V, VB>(sm.st[cn % S], o, bos, eos, cn - S, h, HO, v0, lane);
           }
           if (MODE != F16_CHAIN_ONLY) fused16_issue(cp, sm.st[cn % S], bos + static_cast<long long>(cn) * F16_C, eos);
