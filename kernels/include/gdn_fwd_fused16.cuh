@@ -26,7 +26,7 @@
 //   Rᵀ = diag(β) vᵀ − P diag(β e^Γ),  Uᵀ = Rᵀ Tᵀ,  Oᵀ = Q diag(scale e^Γ) + Uᵀ Aᵀ,
 //   X ← e^{Γ_last} X + Uᵀ diag(e^{Γ_last − Γ}) K̂  (16 mma per warp);
 // O leaves through a per-warp staging tile (stmatrix) during the next chunk; in the PO forms (the
-// product's w4c and b2c since session 58) through the stage's own v tile, stored by the producer.
+// product's w4c, w8c and b2c since session 58) through the stage's own v tile, stored by the producer.
 // Warps 4.. (the producer, Form::producer_warps of them) each own chunks pw, pw + PW, ...: a warp
 // copies its chunk D own chunks ahead by zero-filling cp.async into a free stage, loads that chunk's
 // raw g, β bits, then builds its current chunk alone: the per-token scalars, q̂, k̂ (l2 norms in
