@@ -48,28 +48,21 @@ using Fused16W4C2 = Fused16Form<4, 16, 2, 2>;  // w4c copying two pairs ahead (b
 // w4c and w8 without the early test of the next chunk's full barrier (Fused16Form's ET; bench only).
 using Fused16W4CLate = Fused16Form<4, 14, 1, 2, false>;
 using Fused16W8Late = Fused16Form<8, 14, 1, 1, false>;
-// The lean step (Fused16Form LT, session 57): w4c-lt is the product's w4c entry (Fused16W4CL).
-using Fused16W8Lt = Fused16Form<8, 14, 1, 1, true, true>;
-using Fused16B2CLt = Fused16Form<4, 8, 1, 2, false, true>;
-// The producer's O store (Fused16Form PO, session 58): the chain stages O in the stage's v tile, the
-// stage's refilling producer warp stores it.
-using Fused16W4CPo = Fused16Form<4, 14, 1, 2, true, true, true>;
-using Fused16W4CPo16 = Fused16Form<4, 16, 1, 2, true, true, true>;
-using Fused16W8Po = Fused16Form<8, 14, 1, 1, true, true, true>;
-using Fused16B2CPo = Fused16Form<4, 8, 1, 2, false, true, true>;
-using Fused16B2Po = Fused16Form<4, 8, 1, 1, false, true, true>;
-using Fused16W6CPo = Fused16Form<6, 12, 1, 2, true, true, true>;
+// The lean step (Fused16Form LT: stage by running index, operands at the step's top, O stored by
+// the refilling producer warp; sessions 57-58): w4c-po, w8c-po and b2c-rf are the product's w4c,
+// w8c and b2c entries.
+using Fused16W4CPo16 = Fused16Form<4, 16, 1, 2, true, true>;
+using Fused16W8Po = Fused16Form<8, 14, 1, 1, true, true>;
+using Fused16B2CPo = Fused16Form<4, 8, 1, 2, false, true>;
+using Fused16B2Po = Fused16Form<4, 8, 1, 1, false, true>;
+using Fused16W6CPo = Fused16Form<6, 12, 1, 2, true, true>;
 // RF: the chains' release forwarded to the peer by the refilling producer warp (session 58); b2c
 // with the early test.
-using Fused16W8CRf = Fused16Form<8, 16, 1, 2, true, true, true, true>;
-using Fused16B2CRf = Fused16Form<4, 8, 1, 2, false, true, true, true>;
-using Fused16B2CPoEt = Fused16Form<4, 8, 1, 2, true, true, true>;
-using Fused16B2CRfEt = Fused16Form<4, 8, 1, 2, true, true, true, true>;
+using Fused16W8CRf = Fused16Form<8, 16, 1, 2, true, true, true>;
+using Fused16B2CPoEt = Fused16Form<4, 8, 1, 2, true, true>;
+using Fused16B2CRfEt = Fused16Form<4, 8, 1, 2, true, true, true>;
 }  // namespace gdn
-FUSED16_ENTRY(fused16_bf16_w4c_lt, Fused16W4CL, 1, gdn::F16_FULL)
-FUSED16_ENTRY(fused16_bf16_w8_lt, Fused16W8Lt, 1, gdn::F16_FULL)
-FUSED16_ENTRY(fused16_bf16_b2c_lt, Fused16B2CLt, 2, gdn::F16_FULL)
-FUSED16_ENTRY(fused16_bf16_w4c_po, Fused16W4CPo, 1, gdn::F16_FULL)
+FUSED16_ENTRY(fused16_bf16_w4c_po, Fused16W4CP, 1, gdn::F16_FULL)
 FUSED16_ENTRY(fused16_bf16_w4c_po16, Fused16W4CPo16, 1, gdn::F16_FULL)
 FUSED16_ENTRY(fused16_bf16_w8_po, Fused16W8Po, 1, gdn::F16_FULL)
 FUSED16_ENTRY(fused16_bf16_b2c_po, Fused16B2CPo, 2, gdn::F16_FULL)
@@ -77,11 +70,10 @@ FUSED16_ENTRY(fused16_bf16_b2_po, Fused16B2Po, 2, gdn::F16_FULL)
 FUSED16_ENTRY(fused16_bf16_w6c_po, Fused16W6CPo, 1, gdn::F16_FULL)
 FUSED16_ENTRY(fused16_bf16_w8c_po, Fused16W8CP, 1, gdn::F16_FULL)
 FUSED16_ENTRY(fused16_bf16_w8c_rf, Fused16W8CRf, 1, gdn::F16_FULL)
-FUSED16_ENTRY(fused16_bf16_b2c_rf, Fused16B2CRf, 2, gdn::F16_FULL)
+FUSED16_ENTRY(fused16_bf16_b2c_rf, Fused16B2CR, 2, gdn::F16_FULL)
 FUSED16_ENTRY(fused16_bf16_b2c_po_et, Fused16B2CPoEt, 2, gdn::F16_FULL)
 FUSED16_ENTRY(fused16_bf16_b2c_rf_et, Fused16B2CRfEt, 2, gdn::F16_FULL)
 FUSED16_ENTRY(fused16_bf16_w8_po_chainonly, Fused16W8Po, 1, gdn::F16_CHAIN_ONLY)
-FUSED16_ENTRY(fused16_bf16_w8_lt_chainonly, Fused16W8Lt, 1, gdn::F16_CHAIN_ONLY)
 FUSED16_ENTRY(fused16_bf16_w4c_late, Fused16W4CLate, 1, gdn::F16_FULL)
 FUSED16_ENTRY(fused16_bf16_w8_late, Fused16W8Late, 1, gdn::F16_FULL)
 FUSED16_ENTRY(fused16_bf16_w6c, Fused16W6C, 1, gdn::F16_FULL)
@@ -318,7 +310,7 @@ static void check_case(const char* name, const Entry& e, std::vector<int> lens, 
 int main(int argc, char** argv) {
   setvbuf(stdout, nullptr, _IOLBF, 0);
   const int iters = argc > 1 ? atoi(argv[1]) : 20;
-  constexpr int NE = 38, NF = 26;  // the first NF compute the forward; the rest are timing diagnostics
+  constexpr int NE = 34, NF = 23;  // the first NF compute the forward; the rest are timing diagnostics
   const Entry entries[NE] = {
       entry<gdn::Fused16B1>(fused16_bf16_b1, "b1"),
       entry<gdn::Fused16B2>(fused16_bf16_b2, "b2"),
@@ -332,10 +324,7 @@ int main(int argc, char** argv) {
       entry<gdn::Fused16W8Late>(fused16_bf16_w8_late, "w8-late"),
       entry<gdn::Fused16W8>(fused16_bf16_w8_ldsv, "w8-lds-v"),
       entry<gdn::Fused16B2>(fused16_bf16_b2_ldsv, "b2-lds-v"),
-      entry<gdn::Fused16W4CL>(fused16_bf16_w4c_lt, "w4c-lt"),
-      entry<gdn::Fused16W8Lt>(fused16_bf16_w8_lt, "w8-lt"),
-      entry<gdn::Fused16B2CLt>(fused16_bf16_b2c_lt, "b2c-lt"),
-      entry<gdn::Fused16W4CPo>(fused16_bf16_w4c_po, "w4c-po"),
+      entry<gdn::Fused16W4CP>(fused16_bf16_w4c_po, "w4c-po"),
       entry<gdn::Fused16W4CPo16>(fused16_bf16_w4c_po16, "w4c-po16"),
       entry<gdn::Fused16W8Po>(fused16_bf16_w8_po, "w8-po"),
       entry<gdn::Fused16B2CPo>(fused16_bf16_b2c_po, "b2c-po"),
@@ -343,7 +332,7 @@ int main(int argc, char** argv) {
       entry<gdn::Fused16W6CPo>(fused16_bf16_w6c_po, "w6c-po"),
       entry<gdn::Fused16W8CP>(fused16_bf16_w8c_po, "w8c-po"),
       entry<gdn::Fused16W8CRf>(fused16_bf16_w8c_rf, "w8c-rf"),
-      entry<gdn::Fused16B2CRf>(fused16_bf16_b2c_rf, "b2c-rf"),
+      entry<gdn::Fused16B2CR>(fused16_bf16_b2c_rf, "b2c-rf"),
       entry<gdn::Fused16B2CPoEt>(fused16_bf16_b2c_po_et, "b2c-po-et"),
       entry<gdn::Fused16B2CRfEt>(fused16_bf16_b2c_rf_et, "b2c-rf-et"),
       entry<gdn::Fused16B1>(fused16_bf16_b1_chain, "b1-chain-copies"),
@@ -356,7 +345,6 @@ int main(int argc, char** argv) {
       entry<gdn::Fused16W8C>(fused16_bf16_w8c_prod, "w8c-producer"),
       entry<gdn::Fused16W4C>(fused16_bf16_w4c_prod, "w4c-producer"),
       entry<gdn::Fused16B2C>(fused16_bf16_b2c_prod, "b2c-producer"),
-      entry<gdn::Fused16W8Lt>(fused16_bf16_w8_lt_chainonly, "w8-lt-chain-only"),
       entry<gdn::Fused16W8Po>(fused16_bf16_w8_po_chainonly, "w8-po-chain-only"),
   };
   const char* only = getenv("FUSED16_ONLY");  // a comma-separated list of entry names to time

@@ -103,36 +103,29 @@ static void run_case(const char* name, int H, int HV, int flags, std::vector<int
   check(r1.first == rw8c.first && r1.second == rw8c.second, "fused16: form W8C (clusters of the value halves) bitwise B1");
   const auto rw4c = run_form(gdn::Fused16W4C{});
   check(r1.first == rw4c.first && r1.second == rw4c.second, "fused16: form W4C (4 producer warps, clusters) bitwise B1");
-  // The lean step (Fused16Form LT): the same arithmetic, stage by running index, O by row pointer.
-  const auto rw4cl = run_form(gdn::Fused16W4CL{});
-  check(r1.first == rw4cl.first && r1.second == rw4cl.second, "fused16: form W4C with the lean step bitwise B1");
-  const auto rw8l = run_form(gdn::Fused16Form<8, 14, 1, 1, true, true>{});
-  check(r1.first == rw8l.first && r1.second == rw8l.second, "fused16: form W8 with the lean step bitwise B1");
-  // The producer's O store (Fused16Form PO): O staged in the stage's v tile, stored by its refiller.
-  const auto rw4cp = run_form(gdn::Fused16Form<4, 14, 1, 2, true, true, true>{});
-  check(r1.first == rw4cp.first && r1.second == rw4cp.second, "fused16: form W4C, lean step, producer's O bitwise B1");
-  const auto rw8p = run_form(gdn::Fused16Form<8, 14, 1, 1, true, true, true>{});
-  check(r1.first == rw8p.first && r1.second == rw8p.second, "fused16: form W8, lean step, producer's O bitwise B1");
+  // The lean step (Fused16Form LT): the same arithmetic, the stage by running index, O staged in
+  // the stage's v tile and stored by the producer warp that refills it; RF: the chains' release
+  // forwarded to the peer CTA by that producer warp.
+  const auto rw4cp = run_form(gdn::Fused16W4CP{});
+  check(r1.first == rw4cp.first && r1.second == rw4cp.second, "fused16: form W4C with the lean step bitwise B1");
+  const auto rw8p = run_form(gdn::Fused16Form<8, 14, 1, 1, true, true>{});
+  check(r1.first == rw8p.first && r1.second == rw8p.second, "fused16: form W8 with the lean step bitwise B1");
   const auto rw8cp = run_form(gdn::Fused16W8CP{});
-  check(r1.first == rw8cp.first && r1.second == rw8cp.second, "fused16: form W8C, lean step, producer's O bitwise B1");
-  const auto rw8cr = run_form(gdn::Fused16Form<8, 16, 1, 2, true, true, true, true>{});
-  check(r1.first == rw8cr.first && r1.second == rw8cr.second, "fused16: form W8C, producer's O, remote forward bitwise B1");
-  const auto rw4cr = run_form(gdn::Fused16Form<4, 14, 1, 2, true, true, true, true>{});
-  check(r1.first == rw4cr.first && r1.second == rw4cr.second, "fused16: form W4C, producer's O, remote forward bitwise B1");
-  const auto rb2p = run_form(gdn::Fused16Form<4, 8, 1, 1, false, true, true>{});
-  check(r1.first == rb2p.first && r1.second == rb2p.second, "fused16: form B2, lean step, producer's O bitwise B1");
+  check(r1.first == rw8cp.first && r1.second == rw8cp.second, "fused16: form W8C with the lean step bitwise B1");
+  const auto rw8cr = run_form(gdn::Fused16Form<8, 16, 1, 2, true, true, true>{});
+  check(r1.first == rw8cr.first && r1.second == rw8cr.second, "fused16: form W8C, lean step, remote forward bitwise B1");
+  const auto rw4cr = run_form(gdn::Fused16Form<4, 14, 1, 2, true, true, true>{});
+  check(r1.first == rw4cr.first && r1.second == rw4cr.second, "fused16: form W4C, lean step, remote forward bitwise B1");
+  const auto rb2p = run_form(gdn::Fused16Form<4, 8, 1, 1, false, true>{});
+  check(r1.first == rb2p.first && r1.second == rb2p.second, "fused16: form B2 with the lean step bitwise B1");
   g_cp_eager = true;
-  const auto rb2cl = run_form(gdn::Fused16Form<4, 8, 1, 2, false, true>{});
+  const auto rb2cp = run_form(gdn::Fused16Form<4, 8, 1, 2, false, true>{});
   g_cp_eager = false;
-  check(r1.first == rb2cl.first && r1.second == rb2cl.second, "fused16: form B2C with the lean step bitwise B1");
-  g_cp_eager = true;
-  const auto rb2cp = run_form(gdn::Fused16Form<4, 8, 1, 2, false, true, true>{});
-  g_cp_eager = false;
-  check(r1.first == rb2cp.first && r1.second == rb2cp.second, "fused16: form B2C, lean step, producer's O bitwise B1");
+  check(r1.first == rb2cp.first && r1.second == rb2cp.second, "fused16: form B2C with the lean step bitwise B1");
   g_cp_eager = true;
   const auto rb2cr = run_form(gdn::Fused16B2CR{});
   g_cp_eager = false;
-  check(r1.first == rb2cr.first && r1.second == rb2cr.second, "fused16: form B2C, producer's O, remote forward bitwise B1");
+  check(r1.first == rb2cr.first && r1.second == rb2cr.second, "fused16: form B2C, lean step, remote forward bitwise B1");
   g_cp_eager = true;
   const auto rb2c = run_form(gdn::Fused16B2C{});
   g_cp_eager = false;

@@ -25,7 +25,7 @@
 //   P = X k̂ᵀ, Q = X q̂ᵀ (V × 16, one pass over X's A fragments, two channel halves, 32 mma per warp),
 //   Rᵀ = diag(β) vᵀ − P diag(β e^Γ),  Uᵀ = Rᵀ Tᵀ,  Oᵀ = Q diag(scale e^Γ) + Uᵀ Aᵀ,
 //   X ← e^{Γ_last} X + Uᵀ diag(e^{Γ_last − Γ}) K̂  (16 mma per warp);
-// O leaves through a per-warp staging tile (stmatrix) during the next chunk; in the PO forms (the
+// O leaves through a per-warp staging tile (stmatrix) during the next chunk; in the LT forms (the
 // product's w4c, w8c and b2c since session 58) through the stage's own v tile, stored by the producer.
 // Warps 4.. (the producer, Form::producer_warps of them) each own chunks pw, pw + PW, ...: a warp
 // copies its chunk D own chunks ahead by zero-filling cp.async into a free stage, loads that chunk's
@@ -92,35 +92,33 @@ constexpr bool F16C_PUSH_ASYNC = GDN_F16C_PUSH == 0 || GDN_F16C_PUSH == 3;  // s
 // CTAs are the two value halves of one (sequence, head): of each pair of chunks (2m, 2m + 1) CTA r
 // builds chunk 2m + r and pushes what its peer needs into the peer's stage (GDN_F16C_PUSH above);
 // both copy their own v of both chunks.
-// LT (lean step, session 57): the chain steps its stage by a running index and phase instead of
-// c % S (S is not a power of two: a multiply-high chain on the step's path), loads the step's
-// stage-only operands (vᵀ, the per-token scalars, e^{Γ_last}) and the previous chunk's O row from
-// its staging tile at the step's top, where their latency hides behind the P, Q products, and
-// stores O through a per-lane row pointer and token count stepped per chunk. Session 57's ncu
-// samples of w4c's chain (bench/sass57_w4c.csv.gz): the O store's region 13 % of the step, the
-// stage index's division and the branch on it 10 %, the wait for vᵀ in R's region. Outputs are
-// the same bits either way. (A first level without the operands' early loads measured between the
-// two on w4c, the same on b2c: bench/gdn_results.md, session 57.)
-// PO (producer's O, session 58): the chain warps stage O in the stage's own v tile (after their
-// last read of it) before releasing the stage, and the producer warp that refills the stage stores
-// those rows to global memory first, four whole 128-byte token rows per instruction; the chain
-// issues no global store. The last S chunks' rows leave after the producer's loop. Needs LT.
-// RF (remote forward, session 58; cluster forms with PO): a chain warp releases a stage on its own
+// LT (lean step, sessions 57-58): the chain steps its stage by a running index and phase instead of
+// c % S (S is not a power of two: a multiply-high chain on the step's path) and loads the step's
+// stage-only operands (vᵀ, the per-token scalars, e^{Γ_last}) at the step's top, where their
+// latency hides behind the P, Q products (session 57's ncu samples of w4c's chain,
+// bench/sass57_w4c.csv.gz: the stage index's division and the branch on it 10 % of the step, the
+// wait for vᵀ in R's region); and the producer stores O (session 58): the chain warps stage O in
+// the stage's own v tile (after their last read of it) before releasing the stage, and the producer
+// warp that refills the stage stores those rows to global memory first, four whole 128-byte token
+// rows per instruction, so the chain issues no global store (its O st.global was 13 % of the step,
+// ~240 cycles); the last S chunks' rows leave after the producer's loop. Outputs are the same bits
+// either way. (Session 57's lean step stored O from the chain through a per-lane row pointer:
+// measured 3-8 % slower than with the producer's store, it is no longer built; bench/gdn_results.md,
+// sessions 57-58.)
+// RF (remote forward, session 58; cluster forms with LT): a chain warp releases a stage on its own
 // CTA's empty barrier only; the producer warp that refills the stage (it waits on that barrier
 // already) forwards the release to the peer CTA, whose builder pushes into this stage, by one
 // arrival on the peer's peer_free barrier of that stage; the builder waits on its own peer_free
 // before the push. The chain's remote arrival per chunk is gone.
-template <int PW, int S, int D, int CL = 1, bool ET = false, bool LT = false, bool PO = false, bool RF = false>
+template <int PW, int S, int D, int CL = 1, bool ET = false, bool LT = false, bool RF = false>
 struct Fused16Form {
   static_assert(CL == 1 || CL == 2, "a CTA alone or a pair of value halves");
-  static_assert(!PO || LT, "the producer's O store takes the lean step");
-  static_assert(!RF || (CL == 2 && PO), "the remote forward: a cluster form with the producer's O store");
+  static_assert(!RF || (CL == 2 && LT), "the remote forward: a cluster form with the lean step");
   static_assert(CL * PW * D <= S, "the prologue's copies need no free stage");
   static_assert(CL == 1 || S % 2 == 0, "a cluster form's stage s always holds chunks of parity s % 2");
   static constexpr int producer_warps = PW, stages = S, ahead = D, cluster = CL;
   static constexpr bool early_test = ET;
   static constexpr bool lean_step = LT;
-  static constexpr bool producer_o = PO;
   static constexpr bool remote_forward = RF;
   static constexpr int threads = 32 * (F16_CHAIN_WARPS + PW);
 };
@@ -130,25 +128,20 @@ using Fused16W8 = Fused16Form<8, 14, 1, 1, true>;   // eight producer warps, one
 using Fused16W8C = Fused16Form<8, 16, 1, 2, true>;  // w8 as clusters of the two value halves
 using Fused16W4C = Fused16Form<4, 14, 1, 2, true>;  // four producer warps, clusters, one block per SM
 using Fused16B2C = Fused16Form<4, 8, 1, 2>;         // b2 as clusters of the two value halves
-// w4c with the lean step: the product's w4c entry since session 57 (kernels/src/gdn_fused16.cu;
-// H100, harness: 0.3033 against 0.3126 ms at (4,8192,16), 0.6551 against 0.6741 at (16,2048,32),
-// 0.3721 against 0.3833 on the ragged mix, 1.149 against 1.188 at (1,32768,16)). w8 with it ran
-// 1 % slower and b2c spills (two blocks per SM cap it at 128 registers): they keep the landing step.
-using Fused16W4CL = Fused16Form<4, 14, 1, 2, true, true>;
-// w4c with the lean step and the producer's O store: the product's w4c entry since session 58 (H100,
-// through the product: (4,8192,16) 0.3079 → 0.2962 ms, ragged 0.3073 → 0.2925; the same bits).
-using Fused16W4CP = Fused16Form<4, 14, 1, 2, true, true, true>;
-// w8c (w8's eight producer warps as clusters of the two value halves, 16 stages) with the lean step
-// and the producer's O store: the product's w8c entry and the rule's one-block form since session
-// 58 (H100, through the product: (4,8192,16) 0.2958 → 0.2819 ms against w4c, ragged 0.2951 →
+// w4c with the lean step: the product's w4c entry (session 57, with the chain's own O store: H100,
+// harness 0.3033 against 0.3126 ms at (4,8192,16); session 58, with the producer's: through the
+// product (4,8192,16) 0.3079 → 0.2962 ms, ragged 0.3073 → 0.2925; the same bits).
+using Fused16W4CP = Fused16Form<4, 14, 1, 2, true, true>;
+// w8c (w8's eight producer warps as clusters of the two value halves, 16 stages) with the lean step:
+// the product's w8c entry and the rule's one-block form since session 58 (H100, through the product: (4,8192,16) 0.2958 → 0.2819 ms against w4c, ragged 0.2951 →
 // 0.2840). With the remote forward (RF) it ran the same (harness 0.2731 against 0.2761 ms at
 // (4,8192,16), 0.3430 against 0.3384 on the ragged mix).
-using Fused16W8CP = Fused16Form<8, 16, 1, 2, true, true, true>;
-// b2c with the lean step, the producer's O store and the remote forward: the product's b2c entry
-// since session 58 (H100, through the product at (16,2048,32): 0.6065 → 0.5726 ms with PO, → 0.5639
-// with RF; the same bits). b2c takes the lean step only with PO (without it the step spills at two
-// blocks' 128 registers; with it the chain holds no O row or pointer).
-using Fused16B2CR = Fused16Form<4, 8, 1, 2, false, true, true, true>;
+using Fused16W8CP = Fused16Form<8, 16, 1, 2, true, true>;
+// b2c with the lean step and the remote forward: the product's b2c entry since session 58 (H100,
+// through the product at (16,2048,32): 0.6065 → 0.5726 ms with the lean step, → 0.5639 with RF; the
+// same bits). (Session 57's lean step, with the chain's own O store, spilled at two blocks' 128
+// registers; the producer's store frees the chain's O row and pointer.)
+using Fused16B2CR = Fused16Form<4, 8, 1, 2, false, true, true>;
 
 // One stage: chunk c's rows and factors. q, k hold the raw rows, then q̂, k̂ in place.
 template <typename T, int VB>
@@ -406,7 +399,7 @@ __device__ __forceinline__ void fused16_wait_free(uint64_t* bar, uint32_t parity
 #endif
 }
 
-// PO forms: chunk c's O rows of the block's VB value rows, staged by the chain warps in the stage's
+// LT forms: chunk c's O rows of the block's VB value rows, staged by the chain warps in the stage's
 // v tile ([token][value], VB + 8 apart), to global memory by one producer warp, four whole token
 // rows of 128 bytes per instruction; tokens at or past eos are not stored. After the wait on the
 // stage's empty barrier, before any copy refills the stage (the closing __syncwarp: every lane's
@@ -782,7 +775,7 @@ __device__ __forceinline__ void fused16_chain_update(float (&x)[K / 8][4], const
 }
 // O: the warp's 16 value rows × 16 tokens (pq, accumulator layout) into its staging tile by one
 // transposing stmatrix ([token][value row]); stored to global memory during the next chunk.
-// LD: the tile's row stride (PO forms: the stage's v tile, VB + 8).
+// LD: the tile's row stride (LT forms: the stage's v tile, VB + 8).
 template <typename T, int LD = F16_OLD>
 __device__ __forceinline__ void fused16_stage_o(T* ost, const float (&pq)[2][4], int lane) {
   const u32 r[4] = {Io<T>::pack(pq[0][0], pq[0][1]), Io<T>::pack(pq[0][2], pq[0][3]), Io<T>::pack(pq[1][0], pq[1][1]),
@@ -810,6 +803,7 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
   fused16_rows<F::threads>(pp, blockIdx.z, reinterpret_cast<long long*>(&sm.st[0]), b, bos, eos);
   const int nch = static_cast<int>((eos - bos + F16_C - 1) / F16_C);
   const long long srow = fused16_state_row(pp, b);
+  T* o = static_cast<T*>(p.o);
   if constexpr (MODE == F16_CHAIN_ONLY) {
     for (int i = tid; i < static_cast<int>(sizeof(sm.st) / 16); i += F::threads)
       reinterpret_cast<uint4*>(sm.st)[i] = uint4{0u, 0u, 0u, 0u};
@@ -841,15 +835,18 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
       return lane < 16 ? load_raw_bits(p.g, p.g_dtype, tok * HO + h) : load_raw_bits(p.beta, p.beta_dtype, tok * HO + h);
     };
     u32 gring[D];
-    T* o = static_cast<T*>(p.o);
-    // PO: the O rows of the chunks whose stage no later chunk refills (the last S), each by the
+    // LT: chunk c's O rows, staged in stage st, to global memory (after the stage's release).
+    auto store_o = [&](int st, int c) {
+      if constexpr (F::lean_step) fused16_store_stage_o<T, V, VB>(sm.st[st], o, bos, eos, c, h, HO, v0, lane);
+    };
+    // LT: the O rows of the chunks whose stage no later chunk refills (the last S), each by the
     // warp that owns its chunk (CL: its pair), once the chains released it.
     auto drain_o = [&] {
-      if constexpr (F::producer_o) {
+      if constexpr (F::lean_step) {
         for (int c = nch > S ? nch - S : 0; c < nch; ++c) {
           if ((CL ? (c >> 1) : c) % PW != pw) continue;
           fused16_wait_free(&sm.empty[c % S], (c / S) & 1);
-          fused16_store_stage_o<T, V, VB>(sm.st[c % S], o, bos, eos, c, h, HO, v0, lane);
+          store_o(c % S, c);
         }
       }
     };
@@ -914,7 +911,7 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
               // this CTA's chains are done with the stage.
               if (F::remote_forward && e != static_cast<int>(rank) && lane == 0)
                 f16c_arrive_peer(f16c_add(peer_free, 8 * (ch % S)));
-              if constexpr (F::producer_o) fused16_store_stage_o<T, V, VB>(sm.st[ch % S], o, bos, eos, ch - S, h, HO, v0, lane);
+              store_o(ch % S, ch - S);
             }
           }
           issue_pair(mn);
@@ -949,7 +946,7 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
         if (cn < nch) {
           if (cn >= S) {
             fused16_wait_free(&sm.empty[cn % S], ((cn / S) & 1) ^ 1);
-            if constexpr (F::producer_o) fused16_store_stage_o<T, V, VB>(sm.st[cn % S], o, bos, eos, cn - S, h, HO, v0, lane);
+            store_o(cn % S, cn - S);
           }
           if (MODE != F16_CHAIN_ONLY) fused16_issue(cp, sm.st[cn % S], bos + static_cast<long long>(cn) * F16_C, eos);
         }
@@ -977,7 +974,6 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
     zero_frags(x);
   }
   T(*ost)[F16_C * F16_OLD] = sm.ost[warp];
-  T* o = static_cast<T*>(p.o);
   F16cAddr peer_empty{};
   if constexpr (CL) peer_empty = f16c_peer(&sm.empty[0], rank ^ 1u);
   // Done with a stage: this CTA's empty barrier and, in a cluster, the peer's (it pushes there).
@@ -990,14 +986,9 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
   };
   bool next_full = false;  // F::early_test: chunk c + 1's full barrier seen completed during chunk c
   if constexpr (F::lean_step) {
-    // LT: stage si = c % S with phase parity ph = (c / S) & 1, stepped; the O row of lane l (token
-    // l / 2 of a chunk, value rows vr0 + 8 (l % 2) ..) by pointer, `oleft` its tokens left in the
-    // sequence at the chunk being stored.
+    // LT: stage si = c % S with phase parity ph = (c / S) & 1, stepped.
     int si = 0;
     uint32_t ph = 0;
-    T* orow = o + ((bos + (lane >> 1)) * HO + h) * static_cast<long long>(V) + vr0 + 8 * (lane & 1);
-    const long long ostep = static_cast<long long>(F16_C) * HO * V;
-    long long oleft = eos - bos - (lane >> 1);
     const int t0 = 2 * tg;  // this lane's tokens t0, t0 + 1, t0 + 8, t0 + 9
     for (int c = 0; c < nch; ++c) {
       Fused16Stage<T, VB>& s = sm.st[si];
@@ -1010,7 +1001,7 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
         ph = phn;
         continue;
       }
-      // The stage's operands that do not depend on X, and the previous chunk's O row.
+      // The stage's operands that do not depend on X.
       u32 vt[4];
       ldsm_x4_t(vt, s.v + ((lane & 7) + 8 * ((lane >> 3) & 1)) * (VB + 8) + 16 * warp + 8 * (lane >> 4));
       const float2 be0 = *reinterpret_cast<const float2*>(&s.be[t0]), be1 = *reinterpret_cast<const float2*>(&s.be[t0 + 8]);
@@ -1018,18 +1009,8 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
       const float2 sq0 = *reinterpret_cast<const float2*>(&s.sq[t0]), sq1 = *reinterpret_cast<const float2*>(&s.sq[t0 + 8]);
       const float2 sk0 = *reinterpret_cast<const float2*>(&s.sk[t0]), sk1 = *reinterpret_cast<const float2*>(&s.sk[t0 + 8]);
       const float gl = s.gl;
-      uint4 ov{};
-      if (!F::producer_o && c > 0) {
-        __syncwarp();
-        ov = *reinterpret_cast<const uint4*>(ost[(c - 1) & 1] + (lane >> 1) * F16_OLD + 8 * (lane & 1));
-      }
       float pe[2][4], pq[2][4], pe2[2][4], pq2[2][4];
       fused16_chain_pq<T, K>(pe, pq, pe2, pq2, x, s, lane);
-      if (!F::producer_o && c > 0) {
-        if (oleft > 0) *reinterpret_cast<uint4*>(orow) = ov;
-        orow += ostep;
-        oleft -= F16_C;
-      }
       // Rᵀ = β vᵀ − P diag(β e^Γ); the readout Q diag(scale e^Γ) (per-token scalars by nt, e & 1).
       const float beq[2][2] = {{be0.x, be0.y}, {be1.x, be1.y}}, seq[2][2] = {{se0.x, se0.y}, {se1.x, se1.y}};
       const float sqq[2][2] = {{sq0.x, sq0.y}, {sq1.x, sq1.y}}, skq[2][2] = {{sk0.x, sk0.y}, {sk1.x, sk1.y}};
@@ -1058,15 +1039,10 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
       x_a_frag<T>(ua, u, 0);
       scale_frags(x, gl);
       fused16_chain_update<T, K>(x, ua, s, lane);
-      if constexpr (F::producer_o) {
-        // O into this warp's 16 value columns of the stage's v tile (vᵀ was read at the top), then
-        // the stage goes back: its refilling producer warp stores the rows first.
-        fused16_stage_o<T, VB + 8>(s.v + 16 * warp, pq, lane);
-        release(si);
-      } else {
-        release(si);
-        fused16_stage_o<T>(ost[c & 1], pq, lane);
-      }
+      // O into this warp's 16 value columns of the stage's v tile (vᵀ was read at the top), then
+      // the stage goes back: its refilling producer warp stores the rows first.
+      fused16_stage_o<T, VB + 8>(s.v + 16 * warp, pq, lane);
+      release(si);
       si = sn;
       ph = phn;
     }
@@ -1126,7 +1102,7 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
       fused16_stage_o<T>(ost[c & 1], pq, lane);
     }
   }
-  if (!F::producer_o && nch > 0) fused16_store_o<T, V>(ost[(nch - 1) & 1], o, bos, eos, nch - 1, h, HO, vr0, lane);
+  if (!F::lean_step && nch > 0) fused16_store_o<T, V>(ost[(nch - 1) & 1], o, bos, eos, nch - 1, h, HO, vr0, lane);
   if (p.final_state && srow >= 0) {
 #pragma unroll
     for (int nt = 0; nt < K / 8; ++nt)

@@ -80,15 +80,14 @@ impl Fused16Form {
 /// against `w8`'s 0.344 and `b2c` (16, 2048, 32) in 0.601 against `b2`'s 0.625. The one-block
 /// forms (`w8`, `w4c`) test the next chunk's full barrier early (the kernels' `Fused16Form` ET,
 /// session 55: `w4c` 0.309-0.312 ms against 0.314 without); the two-block forms keep the blocking
-/// wait, which their second block hides. `w4c`'s chain takes the lean step (session 57, the same
-/// bits: its stage by a running index, the step's stage-only operands and the previous O row loaded
-/// at the step's top, O by row pointer): 0.303 against 0.313 ms at (4, 8192, 16) on an H100.
-/// `w4c` and `b2c` store O through the producer (session 58, the kernels' `Fused16Form` PO, the
-/// same bits): the chain stages its O rows in the stage's v tile and the warp that refills the
-/// stage stores them, whole 128-byte token rows; on an H100 through the product (4, 8192, 16)
-/// 0.296 against 0.308 ms, (16, 2048, 32) 0.573 against 0.607, the ragged mix 0.293 against 0.307.
-/// `w8c` (session 58): `w8`'s eight producer warps as clusters with 16 stages, the lean step and
-/// the producer's O store: with the O rows on the producer, more producer warps pay off (harness,
+/// wait, which their second block hides. The cluster forms take the lean step (the kernels'
+/// `Fused16Form` LT, sessions 57-58, the same bits): the chain steps its stage by a running index
+/// and loads the step's stage-only operands at its top (session 57: `w4c` 0.303 against 0.313 ms
+/// at (4, 8192, 16) on an H100), and it stages its O rows in the stage's v tile, where the warp
+/// that refills the stage stores them, whole 128-byte token rows (session 58: through the product
+/// (4, 8192, 16) 0.296 against 0.308 ms, (16, 2048, 32) 0.573 against 0.607, the ragged mix 0.293
+/// against 0.307). `w8c` (session 58): `w8`'s eight producer warps as clusters with 16 stages and
+/// the lean step: with the O rows on the producer, more producer warps pay off (harness,
 /// H100: (4, 8192, 16) 0.278 ms against `w4c`'s 0.295, the ragged mix 0.341 against 0.350); the
 /// rule's one-block form since. `b2c` also forwards its chains' stage releases to the peer CTA
 /// through the producer (the kernels' RF: the chain arrives on its own CTA's barrier only): through
