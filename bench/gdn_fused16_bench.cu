@@ -28,59 +28,52 @@ using gdn::gdn_bf16;
   extern "C" __global__ void __launch_bounds__(gdn::FORM::threads, BLOCKS) name(const __grid_constant__ gdn::Fused16Params p) { \
     gdn::fwd_fused16_body<gdn_bf16, 128, 128, 64, gdn::FORM, MODE>(p);                            \
   }
+namespace gdn {
+// Bench-only forms beside the product's (Fused16B1, Fused16B2, Fused16W8, Fused16W4C, Fused16W8C,
+// Fused16B2C in kernels/include/gdn_fwd_fused16.cuh).
+using Fused16W6C = Fused16Form<6, 12, 1, 2, true>;      // six producer warps, clusters
+using Fused16W4C2 = Fused16Form<4, 16, 2, 2>;           // w4c copying two pairs ahead
+using Fused16W4CS16 = Fused16Form<4, 16, 1, 2, true>;   // w4c on 16 stages
+// w4c and w8 without the early test of the next chunk's full barrier (Fused16Form's ET).
+using Fused16W4CLate = Fused16Form<4, 14, 1, 2, false>;
+using Fused16W8Late = Fused16Form<8, 14, 1, 1, false>;
+// RF (the chains' release forwarded to the peer by the refilling producer warp, session 58) on w8c;
+// b2c without RF, and without the early test.
+using Fused16W8CRf = Fused16Form<8, 16, 1, 2, true, true>;
+using Fused16B2CNoRf = Fused16Form<4, 8, 1, 2, true>;
+using Fused16B2CLate = Fused16Form<4, 8, 1, 2, false, true>;
+// Session 59: the two-block forms' registers moved from the producer's warpgroup to the chain's
+// (Fused16Form CR / PR; the launch bound gives each thread 128).
+using Fused16B2CRg152 = Fused16Form<4, 8, 1, 2, true, true, 152, 104>;
+using Fused16B2CRg168 = Fused16Form<4, 8, 1, 2, true, true, 168, 88>;
+using Fused16B2Rg152 = Fused16Form<4, 8, 1, 1, false, false, 152, 104>;
+}  // namespace gdn
+
 FUSED16_ENTRY(fused16_bf16_b1, Fused16B1, 1, gdn::F16_FULL)
 FUSED16_ENTRY(fused16_bf16_b2, Fused16B2, 2, gdn::F16_FULL)
 FUSED16_ENTRY(fused16_bf16_w8, Fused16W8, 1, gdn::F16_FULL)
-// Timing only (gdn::Fused16Mode): the chain with the producer's copies alone, the producer alone,
-// the chain alone.
+FUSED16_ENTRY(fused16_bf16_w8c, Fused16W8C, 1, gdn::F16_FULL)
+FUSED16_ENTRY(fused16_bf16_w4c, Fused16W4C, 1, gdn::F16_FULL)
+FUSED16_ENTRY(fused16_bf16_b2c, Fused16B2C, 2, gdn::F16_FULL)
+FUSED16_ENTRY(fused16_bf16_w6c, Fused16W6C, 1, gdn::F16_FULL)
+FUSED16_ENTRY(fused16_bf16_w4c2, Fused16W4C2, 1, gdn::F16_FULL)
+FUSED16_ENTRY(fused16_bf16_w4c_s16, Fused16W4CS16, 1, gdn::F16_FULL)
+FUSED16_ENTRY(fused16_bf16_w4c_late, Fused16W4CLate, 1, gdn::F16_FULL)
+FUSED16_ENTRY(fused16_bf16_w8_late, Fused16W8Late, 1, gdn::F16_FULL)
+FUSED16_ENTRY(fused16_bf16_w8c_rf, Fused16W8CRf, 1, gdn::F16_FULL)
+FUSED16_ENTRY(fused16_bf16_b2c_norf, Fused16B2CNoRf, 2, gdn::F16_FULL)
+FUSED16_ENTRY(fused16_bf16_b2c_late, Fused16B2CLate, 2, gdn::F16_FULL)
+FUSED16_ENTRY(fused16_bf16_b2c_rg152, Fused16B2CRg152, 2, gdn::F16_FULL)
+FUSED16_ENTRY(fused16_bf16_b2c_rg168, Fused16B2CRg168, 2, gdn::F16_FULL)
+FUSED16_ENTRY(fused16_bf16_b2_rg152, Fused16B2Rg152, 2, gdn::F16_FULL)
+// Timing diagnostics (Fused16Mode).
 FUSED16_ENTRY(fused16_bf16_b1_chain, Fused16B1, 1, gdn::F16_CHAIN_COPIES)
 FUSED16_ENTRY(fused16_bf16_b1_prod, Fused16B1, 1, gdn::F16_PRODUCER)
 FUSED16_ENTRY(fused16_bf16_b1_chainonly, Fused16B1, 1, gdn::F16_CHAIN_ONLY)
 FUSED16_ENTRY(fused16_bf16_w8_prod, Fused16W8, 1, gdn::F16_PRODUCER)
 FUSED16_ENTRY(fused16_bf16_w8_chainonly, Fused16W8, 1, gdn::F16_CHAIN_ONLY)
-FUSED16_ENTRY(fused16_bf16_w8_ldsv, Fused16W8, 1, gdn::F16_FULL_LDS_V)
-FUSED16_ENTRY(fused16_bf16_b2_ldsv, Fused16B2, 2, gdn::F16_FULL_LDS_V)
 FUSED16_ENTRY(fused16_bf16_b2_chainonly, Fused16B2, 2, gdn::F16_CHAIN_ONLY)
 FUSED16_ENTRY(fused16_bf16_b2_prod, Fused16B2, 2, gdn::F16_PRODUCER)
-namespace gdn {
-using Fused16W6C = Fused16Form<6, 12, 1, 2>;   // six producer warps, clusters (bench only)
-using Fused16W4C2 = Fused16Form<4, 16, 2, 2>;  // w4c copying two pairs ahead (bench only)
-// w4c and w8 without the early test of the next chunk's full barrier (Fused16Form's ET; bench only).
-using Fused16W4CLate = Fused16Form<4, 14, 1, 2, false>;
-using Fused16W8Late = Fused16Form<8, 14, 1, 1, false>;
-// The lean step (Fused16Form LT: stage by running index, operands at the step's top, O stored by
-// the refilling producer warp; sessions 57-58): w4c-po, w8c-po and b2c-rf are the product's w4c,
-// w8c and b2c entries.
-using Fused16W4CPo16 = Fused16Form<4, 16, 1, 2, true, true>;
-using Fused16W8Po = Fused16Form<8, 14, 1, 1, true, true>;
-using Fused16B2CPo = Fused16Form<4, 8, 1, 2, false, true>;
-using Fused16B2Po = Fused16Form<4, 8, 1, 1, false, true>;
-using Fused16W6CPo = Fused16Form<6, 12, 1, 2, true, true>;
-// RF: the chains' release forwarded to the peer by the refilling producer warp (session 58); b2c
-// with the early test.
-using Fused16W8CRf = Fused16Form<8, 16, 1, 2, true, true, true>;
-using Fused16B2CPoEt = Fused16Form<4, 8, 1, 2, true, true>;
-using Fused16B2CRfEt = Fused16Form<4, 8, 1, 2, true, true, true>;
-}  // namespace gdn
-FUSED16_ENTRY(fused16_bf16_w4c_po, Fused16W4CP, 1, gdn::F16_FULL)
-FUSED16_ENTRY(fused16_bf16_w4c_po16, Fused16W4CPo16, 1, gdn::F16_FULL)
-FUSED16_ENTRY(fused16_bf16_w8_po, Fused16W8Po, 1, gdn::F16_FULL)
-FUSED16_ENTRY(fused16_bf16_b2c_po, Fused16B2CPo, 2, gdn::F16_FULL)
-FUSED16_ENTRY(fused16_bf16_b2_po, Fused16B2Po, 2, gdn::F16_FULL)
-FUSED16_ENTRY(fused16_bf16_w6c_po, Fused16W6CPo, 1, gdn::F16_FULL)
-FUSED16_ENTRY(fused16_bf16_w8c_po, Fused16W8CP, 1, gdn::F16_FULL)
-FUSED16_ENTRY(fused16_bf16_w8c_rf, Fused16W8CRf, 1, gdn::F16_FULL)
-FUSED16_ENTRY(fused16_bf16_b2c_rf, Fused16B2CR, 2, gdn::F16_FULL)
-FUSED16_ENTRY(fused16_bf16_b2c_po_et, Fused16B2CPoEt, 2, gdn::F16_FULL)
-FUSED16_ENTRY(fused16_bf16_b2c_rf_et, Fused16B2CRfEt, 2, gdn::F16_FULL)
-FUSED16_ENTRY(fused16_bf16_w8_po_chainonly, Fused16W8Po, 1, gdn::F16_CHAIN_ONLY)
-FUSED16_ENTRY(fused16_bf16_w4c_late, Fused16W4CLate, 1, gdn::F16_FULL)
-FUSED16_ENTRY(fused16_bf16_w8_late, Fused16W8Late, 1, gdn::F16_FULL)
-FUSED16_ENTRY(fused16_bf16_w6c, Fused16W6C, 1, gdn::F16_FULL)
-FUSED16_ENTRY(fused16_bf16_w4c2, Fused16W4C2, 1, gdn::F16_FULL)
-FUSED16_ENTRY(fused16_bf16_w8c, Fused16W8C, 1, gdn::F16_FULL)
-FUSED16_ENTRY(fused16_bf16_w4c, Fused16W4C, 1, gdn::F16_FULL)
-FUSED16_ENTRY(fused16_bf16_b2c, Fused16B2C, 2, gdn::F16_FULL)
 FUSED16_ENTRY(fused16_bf16_w8c_prod, Fused16W8C, 1, gdn::F16_PRODUCER)
 FUSED16_ENTRY(fused16_bf16_w4c_prod, Fused16W4C, 1, gdn::F16_PRODUCER)
 FUSED16_ENTRY(fused16_bf16_b2c_prod, Fused16B2C, 2, gdn::F16_PRODUCER)
@@ -310,7 +303,7 @@ static void check_case(const char* name, const Entry& e, std::vector<int> lens, 
 int main(int argc, char** argv) {
   setvbuf(stdout, nullptr, _IOLBF, 0);
   const int iters = argc > 1 ? atoi(argv[1]) : 20;
-  constexpr int NE = 34, NF = 23;  // the first NF compute the forward; the rest are timing diagnostics
+  constexpr int NE = 27, NF = 17;  // the first NF compute the forward; the rest are timing diagnostics
   const Entry entries[NE] = {
       entry<gdn::Fused16B1>(fused16_bf16_b1, "b1"),
       entry<gdn::Fused16B2>(fused16_bf16_b2, "b2"),
@@ -320,21 +313,15 @@ int main(int argc, char** argv) {
       entry<gdn::Fused16B2C>(fused16_bf16_b2c, "b2c"),
       entry<gdn::Fused16W6C>(fused16_bf16_w6c, "w6c"),
       entry<gdn::Fused16W4C2>(fused16_bf16_w4c2, "w4c2"),
+      entry<gdn::Fused16W4CS16>(fused16_bf16_w4c_s16, "w4c-s16"),
       entry<gdn::Fused16W4CLate>(fused16_bf16_w4c_late, "w4c-late"),
       entry<gdn::Fused16W8Late>(fused16_bf16_w8_late, "w8-late"),
-      entry<gdn::Fused16W8>(fused16_bf16_w8_ldsv, "w8-lds-v"),
-      entry<gdn::Fused16B2>(fused16_bf16_b2_ldsv, "b2-lds-v"),
-      entry<gdn::Fused16W4CP>(fused16_bf16_w4c_po, "w4c-po"),
-      entry<gdn::Fused16W4CPo16>(fused16_bf16_w4c_po16, "w4c-po16"),
-      entry<gdn::Fused16W8Po>(fused16_bf16_w8_po, "w8-po"),
-      entry<gdn::Fused16B2CPo>(fused16_bf16_b2c_po, "b2c-po"),
-      entry<gdn::Fused16B2Po>(fused16_bf16_b2_po, "b2-po"),
-      entry<gdn::Fused16W6CPo>(fused16_bf16_w6c_po, "w6c-po"),
-      entry<gdn::Fused16W8CP>(fused16_bf16_w8c_po, "w8c-po"),
       entry<gdn::Fused16W8CRf>(fused16_bf16_w8c_rf, "w8c-rf"),
-      entry<gdn::Fused16B2CR>(fused16_bf16_b2c_rf, "b2c-rf"),
-      entry<gdn::Fused16B2CPoEt>(fused16_bf16_b2c_po_et, "b2c-po-et"),
-      entry<gdn::Fused16B2CRfEt>(fused16_bf16_b2c_rf_et, "b2c-rf-et"),
+      entry<gdn::Fused16B2CNoRf>(fused16_bf16_b2c_norf, "b2c-norf"),
+      entry<gdn::Fused16B2CLate>(fused16_bf16_b2c_late, "b2c-late"),
+      entry<gdn::Fused16B2CRg152>(fused16_bf16_b2c_rg152, "b2c-rg152"),
+      entry<gdn::Fused16B2CRg168>(fused16_bf16_b2c_rg168, "b2c-rg168"),
+      entry<gdn::Fused16B2Rg152>(fused16_bf16_b2_rg152, "b2-rg152"),
       entry<gdn::Fused16B1>(fused16_bf16_b1_chain, "b1-chain-copies"),
       entry<gdn::Fused16B1>(fused16_bf16_b1_prod, "b1-producer"),
       entry<gdn::Fused16B1>(fused16_bf16_b1_chainonly, "b1-chain-only"),
@@ -345,8 +332,8 @@ int main(int argc, char** argv) {
       entry<gdn::Fused16W8C>(fused16_bf16_w8c_prod, "w8c-producer"),
       entry<gdn::Fused16W4C>(fused16_bf16_w4c_prod, "w4c-producer"),
       entry<gdn::Fused16B2C>(fused16_bf16_b2c_prod, "b2c-producer"),
-      entry<gdn::Fused16W8Po>(fused16_bf16_w8_po_chainonly, "w8-po-chain-only"),
   };
+
   const char* only = getenv("FUSED16_ONLY");  // a comma-separated list of entry names to time
   for (int i = 0; i < NE; ++i) {
     const Entry& e = entries[i];

@@ -25,8 +25,8 @@
 //   P = X k̂ᵀ, Q = X q̂ᵀ (V × 16, one pass over X's A fragments, two channel halves, 32 mma per warp),
 //   Rᵀ = diag(β) vᵀ − P diag(β e^Γ),  Uᵀ = Rᵀ Tᵀ,  Oᵀ = Q diag(scale e^Γ) + Uᵀ Aᵀ,
 //   X ← e^{Γ_last} X + Uᵀ diag(e^{Γ_last − Γ}) K̂  (16 mma per warp);
-// O leaves through a per-warp staging tile (stmatrix) during the next chunk; in the LT forms (the
-// product's w4c, w8c and b2c since session 58) through the stage's own v tile, stored by the producer.
+// O leaves through the stage's own v tile (one transposing stmatrix per warp after the step's last
+// read of vᵀ), stored to global memory by the producer warp that refills the stage (session 58).
 // Warps 4.. (the producer, Form::producer_warps of them) each own chunks pw, pw + PW, ...: a warp
 // copies its chunk D own chunks ahead by zero-filling cp.async into a free stage, loads that chunk's
 // raw g, β bits, then builds its current chunk alone: the per-token scalars, q̂, k̂ (l2 norms in
@@ -53,7 +53,6 @@ constexpr int F16_C = 16;          // tokens per chunk
 constexpr int F16_CHAIN_WARPS = 4; // warps 0-3; the producer warps follow
 constexpr int F16_LD = 136;        // q̂ / k̂ row stride in elements: 272 B puts ldmatrix rows on distinct banks
 constexpr int F16_TLD = 24;        // T / A row stride: 48 B, conflict-free for ldmatrix
-constexpr int F16_OLD = 24;        // O staging row stride (16 value rows + 8): 48 B rows for stmatrix
 
 // How a cluster form's builder publishes a chunk in its peer's stage (session 52, measured):
 //   0: q̂, k̂ rows and the tail (T, A, scalars) by st.async, each completing its bytes on the peer's
@@ -92,56 +91,60 @@ constexpr bool F16C_PUSH_ASYNC = GDN_F16C_PUSH == 0 || GDN_F16C_PUSH == 3;  // s
 // CTAs are the two value halves of one (sequence, head): of each pair of chunks (2m, 2m + 1) CTA r
 // builds chunk 2m + r and pushes what its peer needs into the peer's stage (GDN_F16C_PUSH above);
 // both copy their own v of both chunks.
-// LT (lean step, sessions 57-58): the chain steps its stage by a running index and phase instead of
-// c % S (S is not a power of two: a multiply-high chain on the step's path) and loads the step's
-// stage-only operands (vᵀ, the per-token scalars, e^{Γ_last}) at the step's top, where their
-// latency hides behind the P, Q products (session 57's ncu samples of w4c's chain,
-// bench/sass57_w4c.csv.gz: the stage index's division and the branch on it 10 % of the step, the
-// wait for vᵀ in R's region); and the producer stores O (session 58): the chain warps stage O in
+// The step (sessions 57-58; every form since session 59): the chain steps its stage by a running
+// index and phase instead of c % S (S is not a power of two: a multiply-high chain on the step's
+// path) and loads the step's stage-only operands (vᵀ, the per-token scalars, e^{Γ_last}) at the
+// step's top, where their latency hides behind the P, Q products (session 57's ncu samples of w4c's
+// chain, bench/sass57_w4c.csv.gz: the stage index's division and the branch on it 10 % of the step,
+// the wait for vᵀ in R's region); and the producer stores O (session 58): the chain warps stage O in
 // the stage's own v tile (after their last read of it) before releasing the stage, and the producer
 // warp that refills the stage stores those rows to global memory first, four whole 128-byte token
 // rows per instruction, so the chain issues no global store (its O st.global was 13 % of the step,
-// ~240 cycles); the last S chunks' rows leave after the producer's loop. Outputs are the same bits
-// either way. (Session 57's lean step stored O from the chain through a per-lane row pointer:
-// measured 3-8 % slower than with the producer's store, it is no longer built; bench/gdn_results.md,
-// sessions 57-58.)
-// RF (remote forward, session 58; cluster forms with LT): a chain warp releases a stage on its own
+// ~240 cycles); the last S chunks' rows leave after the producer's loop. (The chain's own O store,
+// through a per-warp staging tile during the next chunk (sessions 49-58), measured 3-11 % slower on
+// every form (session 58: w8 0.334 against 0.297 ms at (4,8192,16)), and session 57's by a per-lane
+// row pointer 3-8 %: neither is built any more; bench/gdn_results.md, sessions 57-59.)
+// RF (remote forward, session 58; cluster forms): a chain warp releases a stage on its own
 // CTA's empty barrier only; the producer warp that refills the stage (it waits on that barrier
 // already) forwards the release to the peer CTA, whose builder pushes into this stage, by one
 // arrival on the peer's peer_free barrier of that stage; the builder waits on its own peer_free
 // before the push. The chain's remote arrival per chunk is gone.
-template <int PW, int S, int D, int CL = 1, bool ET = false, bool LT = false, bool RF = false>
+// CR, PR (session 59; 0: none): after the role split the chain's warpgroup raises its per-thread
+// register limit to CR (setmaxnreg.inc) and the producer's warpgroups lower theirs to PR (.dec),
+// from the launch bound's; 128 · CR + 32 · PW · PR must not exceed the block's registers.
+template <int PW, int S, int D, int CL = 1, bool ET = false, bool RF = false, int CR = 0, int PR = 0>
 struct Fused16Form {
   static_assert(CL == 1 || CL == 2, "a CTA alone or a pair of value halves");
-  static_assert(!RF || (CL == 2 && LT), "the remote forward: a cluster form with the lean step");
+  static_assert(!RF || CL == 2, "the remote forward: a cluster form");
+  static_assert((CR == 0) == (PR == 0) && (CR == 0 || PW % 4 == 0), "registers move between whole warpgroups");
   static_assert(CL * PW * D <= S, "the prologue's copies need no free stage");
   static_assert(CL == 1 || S % 2 == 0, "a cluster form's stage s always holds chunks of parity s % 2");
   static constexpr int producer_warps = PW, stages = S, ahead = D, cluster = CL;
   static constexpr bool early_test = ET;
-  static constexpr bool lean_step = LT;
   static constexpr bool remote_forward = RF;
+  static constexpr int chain_regs = CR, producer_regs = PR;
   static constexpr int threads = 32 * (F16_CHAIN_WARPS + PW);
 };
-using Fused16B1 = Fused16Form<4, 12, 2, 1, true>;   // one block per SM
-using Fused16B2 = Fused16Form<4, 8, 1>;             // two blocks per SM
-using Fused16W8 = Fused16Form<8, 14, 1, 1, true>;   // eight producer warps, one block per SM
-using Fused16W8C = Fused16Form<8, 16, 1, 2, true>;  // w8 as clusters of the two value halves
-using Fused16W4C = Fused16Form<4, 14, 1, 2, true>;  // four producer warps, clusters, one block per SM
-using Fused16B2C = Fused16Form<4, 8, 1, 2>;         // b2 as clusters of the two value halves
-// w4c with the lean step: the product's w4c entry (session 57, with the chain's own O store: H100,
-// harness 0.3033 against 0.3126 ms at (4,8192,16); session 58, with the producer's: through the
-// product (4,8192,16) 0.3079 → 0.2962 ms, ragged 0.3073 → 0.2925; the same bits).
-using Fused16W4CP = Fused16Form<4, 14, 1, 2, true, true>;
-// w8c (w8's eight producer warps as clusters of the two value halves, 16 stages) with the lean step:
-// the product's w8c entry and the rule's one-block form since session 58 (H100, through the product: (4,8192,16) 0.2958 → 0.2819 ms against w4c, ragged 0.2951 →
-// 0.2840). With the remote forward (RF) it ran the same (harness 0.2731 against 0.2761 ms at
-// (4,8192,16), 0.3430 against 0.3384 on the ragged mix).
-using Fused16W8CP = Fused16Form<8, 16, 1, 2, true, true>;
-// b2c with the lean step and the remote forward: the product's b2c entry since session 58 (H100,
-// through the product at (16,2048,32): 0.6065 → 0.5726 ms with the lean step, → 0.5639 with RF; the
-// same bits). (Session 57's lean step, with the chain's own O store, spilled at two blocks' 128
-// registers; the producer's store frees the chain's O row and pointer.)
-using Fused16B2CR = Fused16Form<4, 8, 1, 2, false, true, true>;
+// B1: the CPU emulation's reference form (bench only).
+using Fused16B1 = Fused16Form<4, 12, 2, 1, true>;
+// The product's forms (kernels/src/gdn_fused16.cu; src/engines/gdn/fused16.rs FUSED16_FORMS).
+// w8: eight producer warps, one block per SM (session 58, harness on an H100 with the producer's O
+// store: 0.297 against 0.334 ms at (4,8192,16)).
+using Fused16W8 = Fused16Form<8, 14, 1, 1, true>;
+// b2: four producer warps, two blocks per SM.
+using Fused16B2 = Fused16Form<4, 8, 1>;
+// w4c: four producer warps, clusters of the two value halves, one block per SM (session 58, through
+// the product: (4,8192,16) 0.3079 → 0.2962 ms with the producer's O store, ragged 0.3073 → 0.2925).
+using Fused16W4C = Fused16Form<4, 14, 1, 2, true>;
+// w8c: w8's eight producer warps as clusters, 16 stages; the rule's one-block form since session 58
+// (H100, through the product: (4,8192,16) 0.2958 → 0.2819 ms against w4c, ragged 0.2951 → 0.2840).
+// With the remote forward (RF) it ran the same (harness 0.2731 against 0.2761 ms at (4,8192,16),
+// 0.3430 against 0.3384 on the ragged mix).
+using Fused16W8C = Fused16Form<8, 16, 1, 2, true>;
+// b2c: b2 as clusters, with the remote forward (session 58, through the product at (16,2048,32):
+// 0.6065 → 0.5726 ms with the producer's O store, → 0.5639 with RF) and the early test (session 59,
+// harness on an H100: 0.5514 against 0.5570 ms at (16,2048,32), 0.4716 against 0.4810 ragged).
+using Fused16B2C = Fused16Form<4, 8, 1, 2, true, true>;
 
 // One stage: chunk c's rows and factors. q, k hold the raw rows, then q̂, k̂ in place.
 template <typename T, int VB>
@@ -166,7 +169,6 @@ struct Fused16Smem {
   // release of the peer's stage s, into which this CTA pushes).
   uint64_t empty[F::stages * (F::remote_forward ? 2 : 1)];
   float lt[F::producer_warps][F16_C * 20];  // each producer warp's Lᵀ (fp32; rows 16-byte aligned)
-  T ost[F16_CHAIN_WARPS][2][F16_C * F16_OLD];  // the chain warps' O staging, [token][16 value rows], by chunk parity
 };
 
 template <typename T, int VB, typename F>
@@ -379,17 +381,6 @@ __device__ __forceinline__ void fused16_b_rows(u32 (&b)[4], const T* rows, int l
   ldsm_x4(b, rows + ((lane & 7) + 8 * (lane >> 4)) * ld + 16 * kk + 8 * ((lane >> 3) & 1));
 }
 
-// A chain warp's O rows of chunk c (16 tokens × its 16 value rows, staged as [token][value row]) to
-// global memory, 16 bytes per lane; tokens at or past eos are not stored.
-template <typename T, int V>
-__device__ __forceinline__ void fused16_store_o(const T* ost, T* o, long long bos, long long eos, int c, int h,
-                                                int HO, int vr0, int lane) {
-  __syncwarp();
-  const long long tok = bos + static_cast<long long>(c) * F16_C + (lane >> 1);
-  const uint4 ov = *reinterpret_cast<const uint4*>(ost + (lane >> 1) * F16_OLD + 8 * (lane & 1));
-  if (tok < eos) *reinterpret_cast<uint4*>(o + (tok * HO + h) * static_cast<long long>(V) + vr0 + 8 * (lane & 1)) = ov;
-}
-
 // A producer warp's wait for a stage's release (GDN_F16_SLEEP_NS).
 __device__ __forceinline__ void fused16_wait_free(uint64_t* bar, uint32_t parity) {
 #if GDN_F16_SLEEP_NS > 0
@@ -399,7 +390,7 @@ __device__ __forceinline__ void fused16_wait_free(uint64_t* bar, uint32_t parity
 #endif
 }
 
-// LT forms: chunk c's O rows of the block's VB value rows, staged by the chain warps in the stage's
+// Chunk c's O rows of the block's VB value rows, staged by the chain warps in the stage's
 // v tile ([token][value], VB + 8 apart), to global memory by one producer warp, four whole token
 // rows of 128 bytes per instruction; tokens at or past eos are not stored. After the wait on the
 // stage's empty barrier, before any copy refills the stage (the closing __syncwarp: every lane's
@@ -462,8 +453,7 @@ __device__ __forceinline__ void fused16_push(const Fused16Stage<T, VB>& s, F16cA
 // with the producer's copies but none of its arithmetic (F16_CHAIN_COPIES), the producer alone with
 // a chain that only takes and releases the stages (F16_PRODUCER), the chain alone on zeroed stages
 // that the producer hands over without copying or computing anything (F16_CHAIN_ONLY).
-// F16_FULL_LDS_V: the full forward with v read element by element (session 49's loads; timing).
-enum Fused16Mode : int { F16_FULL = 0, F16_CHAIN_COPIES = 1, F16_PRODUCER = 2, F16_CHAIN_ONLY = 3, F16_FULL_LDS_V = 4 };
+enum Fused16Mode : int { F16_FULL = 0, F16_CHAIN_COPIES = 1, F16_PRODUCER = 2, F16_CHAIN_ONLY = 3 };
 
 // One warp: q̂, k̂ in place of the stage's raw q, k rows under l2norm (else nothing).
 template <typename T, int K, int VB>
@@ -715,7 +705,7 @@ __device__ __forceinline__ void fused16_build_any(const FwdParams& p, Fused16Sta
   else fused16_build<T, K, VB>(p, s, lt, gates, live, h, lane);
 }
 
-// The chain step's pieces that every form runs the same (fwd_fused16_body's two step loops).
+// The chain step's pieces (fwd_fused16_body's step loop).
 // P = X K̂ᵀ and Q = X Q̂ᵀ (V × 16, the warp's 16 value rows): one pass over X's A fragments, the
 // channel halves into two accumulator sets each, zeroed here (two 4-deep mma chains instead of one
 // 8-deep; the caller sums pe + pe2, pq + pq2).
@@ -773,10 +763,10 @@ __device__ __forceinline__ void fused16_chain_update(float (&x)[K / 8][4], const
     Io<T>::mma(x[2 * np + 1], ua, kb + 2);
   }
 }
-// O: the warp's 16 value rows × 16 tokens (pq, accumulator layout) into its staging tile by one
-// transposing stmatrix ([token][value row]); stored to global memory during the next chunk.
-// LD: the tile's row stride (LT forms: the stage's v tile, VB + 8).
-template <typename T, int LD = F16_OLD>
+// O: the warp's 16 value rows × 16 tokens (pq, accumulator layout) into its 16 value columns of the
+// stage's v tile by one transposing stmatrix ([token][value], row stride LD = VB + 8), where the
+// producer warp that refills the stage stores them (fused16_store_stage_o).
+template <typename T, int LD>
 __device__ __forceinline__ void fused16_stage_o(T* ost, const float (&pq)[2][4], int lane) {
   const u32 r[4] = {Io<T>::pack(pq[0][0], pq[0][1]), Io<T>::pack(pq[0][2], pq[0][3]), Io<T>::pack(pq[1][0], pq[1][1]),
                     Io<T>::pack(pq[1][2], pq[1][3])};
@@ -790,7 +780,6 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
   constexpr int S = F::stages, PW = F::producer_warps, D = F::ahead;
   constexpr bool CL = F::cluster == 2;
   static_assert(!CL || MODE == F16_FULL || MODE == F16_PRODUCER, "a cluster form: the forward or its producer alone");
-  static_assert(!F::lean_step || MODE != F16_FULL_LDS_V, "the lean step reads vᵀ by ldmatrix");
   Fused16Smem<T, VB, F>& sm = *reinterpret_cast<Fused16Smem<T, VB, F>*>(fused16_dyn_smem());
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
   const int gi = lane >> 2, tg = lane & 3;
@@ -826,6 +815,7 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
     // ---------------------------------------------------------------- producer
     // Warp pw owns chunks pw, pw + PW, ...: it copies chunk c + PW·D (its own, D ahead) into a free
     // stage, then builds chunk c alone and hands it over; no barrier among the producer warps.
+    if constexpr (F::producer_regs > 0) dnnp::setmaxnreg_dec<F::producer_regs>();
     const int pw = warp - F16_CHAIN_WARPS;
     const Fused16Copies<T> cp = fused16_copies<T, K, V, VB>(p, qh, kh, vh, v0, lane);
     // The raw bits of g (lanes 0-15) or β (16-31) of chunk c's token lane & 15, 0 past the sequence.
@@ -835,19 +825,15 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
       return lane < 16 ? load_raw_bits(p.g, p.g_dtype, tok * HO + h) : load_raw_bits(p.beta, p.beta_dtype, tok * HO + h);
     };
     u32 gring[D];
-    // LT: chunk c's O rows, staged in stage st, to global memory (after the stage's release).
-    auto store_o = [&](int st, int c) {
-      if constexpr (F::lean_step) fused16_store_stage_o<T, V, VB>(sm.st[st], o, bos, eos, c, h, HO, v0, lane);
-    };
-    // LT: the O rows of the chunks whose stage no later chunk refills (the last S), each by the
-    // warp that owns its chunk (CL: its pair), once the chains released it.
+    // Chunk c's O rows, staged in stage st, to global memory (after the stage's release).
+    auto store_o = [&](int st, int c) { fused16_store_stage_o<T, V, VB>(sm.st[st], o, bos, eos, c, h, HO, v0, lane); };
+    // The O rows of the chunks whose stage no later chunk refills (the last S), each by the warp
+    // that owns its chunk (CL: its pair), once the chains released it.
     auto drain_o = [&] {
-      if constexpr (F::lean_step) {
-        for (int c = nch > S ? nch - S : 0; c < nch; ++c) {
-          if ((CL ? (c >> 1) : c) % PW != pw) continue;
-          fused16_wait_free(&sm.empty[c % S], (c / S) & 1);
-          store_o(c % S, c);
-        }
+      for (int c = nch > S ? nch - S : 0; c < nch; ++c) {
+        if ((CL ? (c >> 1) : c) % PW != pw) continue;
+        fused16_wait_free(&sm.empty[c % S], (c / S) & 1);
+        store_o(c % S, c);
       }
     };
     if constexpr (CL) {
@@ -937,7 +923,7 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
         for (int i = 0; i + 1 < D; ++i) gring[i] = gring[i + 1];
         cp_async_wait<D - 1>();
         __syncwarp();
-        if constexpr (MODE == F16_FULL || MODE == F16_FULL_LDS_V || MODE == F16_PRODUCER) {
+        if constexpr (MODE == F16_FULL || MODE == F16_PRODUCER) {
           const long long left = eos - bos - static_cast<long long>(c) * F16_C;
           fused16_build_any<T, K, VB>(p, s, sm.lt[pw], gates, left < F16_C ? static_cast<int>(left) : F16_C, h, lane);
         }
@@ -960,6 +946,7 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
   }
 
   // ------------------------------------------------------------------ chain
+  if constexpr (F::chain_regs > 0) dnnp::setmaxnreg_inc<F::chain_regs>();
   const int vr0 = v0 + 16 * warp;  // this warp's value rows vr0 + gi, vr0 + gi + 8
   float x[K / 8][4];
   const long long sbase = (srow * HO + h) * static_cast<long long>(V) * K;
@@ -973,7 +960,6 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
   } else {
     zero_frags(x);
   }
-  T(*ost)[F16_C * F16_OLD] = sm.ost[warp];
   F16cAddr peer_empty{};
   if constexpr (CL) peer_empty = f16c_peer(&sm.empty[0], rank ^ 1u);
   // Done with a stage: this CTA's empty barrier and, in a cluster, the peer's (it pushes there).
@@ -985,124 +971,66 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
     }
   };
   bool next_full = false;  // F::early_test: chunk c + 1's full barrier seen completed during chunk c
-  if constexpr (F::lean_step) {
-    // LT: stage si = c % S with phase parity ph = (c / S) & 1, stepped.
-    int si = 0;
-    uint32_t ph = 0;
-    const int t0 = 2 * tg;  // this lane's tokens t0, t0 + 1, t0 + 8, t0 + 9
-    for (int c = 0; c < nch; ++c) {
-      Fused16Stage<T, VB>& s = sm.st[si];
-      if (!(F::early_test && next_full)) dnnp::mbar_wait(&sm.full[si], ph);
-      const int sn = si + 1 == S ? 0 : si + 1;
-      const uint32_t phn = si + 1 == S ? ph ^ 1u : ph;
-      if constexpr (MODE == F16_PRODUCER) {
-        release(si);
-        si = sn;
-        ph = phn;
-        continue;
-      }
-      // The stage's operands that do not depend on X.
-      u32 vt[4];
-      ldsm_x4_t(vt, s.v + ((lane & 7) + 8 * ((lane >> 3) & 1)) * (VB + 8) + 16 * warp + 8 * (lane >> 4));
-      const float2 be0 = *reinterpret_cast<const float2*>(&s.be[t0]), be1 = *reinterpret_cast<const float2*>(&s.be[t0 + 8]);
-      const float2 se0 = *reinterpret_cast<const float2*>(&s.se[t0]), se1 = *reinterpret_cast<const float2*>(&s.se[t0 + 8]);
-      const float2 sq0 = *reinterpret_cast<const float2*>(&s.sq[t0]), sq1 = *reinterpret_cast<const float2*>(&s.sq[t0 + 8]);
-      const float2 sk0 = *reinterpret_cast<const float2*>(&s.sk[t0]), sk1 = *reinterpret_cast<const float2*>(&s.sk[t0 + 8]);
-      const float gl = s.gl;
-      float pe[2][4], pq[2][4], pe2[2][4], pq2[2][4];
-      fused16_chain_pq<T, K>(pe, pq, pe2, pq2, x, s, lane);
-      // Rᵀ = β vᵀ − P diag(β e^Γ); the readout Q diag(scale e^Γ) (per-token scalars by nt, e & 1).
-      const float beq[2][2] = {{be0.x, be0.y}, {be1.x, be1.y}}, seq[2][2] = {{se0.x, se0.y}, {se1.x, se1.y}};
-      const float sqq[2][2] = {{sq0.x, sq0.y}, {sq1.x, sq1.y}}, skq[2][2] = {{sk0.x, sk0.y}, {sk1.x, sk1.y}};
-      float r[2][4];
-#pragma unroll
-      for (int nt = 0; nt < 2; ++nt)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          pe[nt][e] += pe2[nt][e];
-          pq[nt][e] += pq2[nt][e];
-          const u32 w = vt[nt + 2 * (e >> 1)];
-          const float vv = Io<T>::bits_to_f(static_cast<unsigned short>((e & 1) ? w >> 16 : w & 0xffffu));
-          r[nt][e] = beq[nt][e & 1] * vv - seq[nt][e & 1] * pe[nt][e];
-          pq[nt][e] *= sqq[nt][e & 1];
-        }
-      float u[2][4];
-      fused16_chain_u<T>(u, r, s, lane);
-      if constexpr (F::early_test) next_full = c + 1 < nch && dnnp::mbar_test_wait(&sm.full[sn], phn);
-      u32 ua[4];
-      fused16_chain_o<T>(pq, ua, u, s, lane);
-      // X ← e^{Γ_last} X + Uᵀ diag(e^{Γ_last − Γ}) K̂.
-#pragma unroll
-      for (int nt = 0; nt < 2; ++nt)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) u[nt][e] *= skq[nt][e & 1];
-      x_a_frag<T>(ua, u, 0);
-      scale_frags(x, gl);
-      fused16_chain_update<T, K>(x, ua, s, lane);
-      // O into this warp's 16 value columns of the stage's v tile (vᵀ was read at the top), then
-      // the stage goes back: its refilling producer warp stores the rows first.
-      fused16_stage_o<T, VB + 8>(s.v + 16 * warp, pq, lane);
+  // Stage si = c % S with phase parity ph = (c / S) & 1, stepped.
+  int si = 0;
+  uint32_t ph = 0;
+  const int t0 = 2 * tg;  // this lane's tokens t0, t0 + 1, t0 + 8, t0 + 9
+  for (int c = 0; c < nch; ++c) {
+    Fused16Stage<T, VB>& s = sm.st[si];
+    if (!(F::early_test && next_full)) dnnp::mbar_wait(&sm.full[si], ph);
+    const int sn = si + 1 == S ? 0 : si + 1;
+    const uint32_t phn = si + 1 == S ? ph ^ 1u : ph;
+    if constexpr (MODE == F16_PRODUCER) {
       release(si);
       si = sn;
       ph = phn;
+      continue;
     }
-  } else {
-    for (int c = 0; c < nch; ++c) {
-      Fused16Stage<T, VB>& s = sm.st[c % S];
-      if (!(F::early_test && next_full)) dnnp::mbar_wait(&sm.full[c % S], (c / S) & 1);
-      if constexpr (MODE == F16_PRODUCER) {
-        release(c % S);
-        continue;
+    // The stage's operands that do not depend on X.
+    u32 vt[4];
+    ldsm_x4_t(vt, s.v + ((lane & 7) + 8 * ((lane >> 3) & 1)) * (VB + 8) + 16 * warp + 8 * (lane >> 4));
+    const float2 be0 = *reinterpret_cast<const float2*>(&s.be[t0]), be1 = *reinterpret_cast<const float2*>(&s.be[t0 + 8]);
+    const float2 se0 = *reinterpret_cast<const float2*>(&s.se[t0]), se1 = *reinterpret_cast<const float2*>(&s.se[t0 + 8]);
+    const float2 sq0 = *reinterpret_cast<const float2*>(&s.sq[t0]), sq1 = *reinterpret_cast<const float2*>(&s.sq[t0 + 8]);
+    const float2 sk0 = *reinterpret_cast<const float2*>(&s.sk[t0]), sk1 = *reinterpret_cast<const float2*>(&s.sk[t0 + 8]);
+    const float gl = s.gl;
+    float pe[2][4], pq[2][4], pe2[2][4], pq2[2][4];
+    fused16_chain_pq<T, K>(pe, pq, pe2, pq2, x, s, lane);
+    // Rᵀ = β vᵀ − P diag(β e^Γ); the readout Q diag(scale e^Γ) (per-token scalars by nt, e & 1).
+    const float beq[2][2] = {{be0.x, be0.y}, {be1.x, be1.y}}, seq[2][2] = {{se0.x, se0.y}, {se1.x, se1.y}};
+    const float sqq[2][2] = {{sq0.x, sq0.y}, {sq1.x, sq1.y}}, skq[2][2] = {{sk0.x, sk0.y}, {sk1.x, sk1.y}};
+    float r[2][4];
+#pragma unroll
+    for (int nt = 0; nt < 2; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        pe[nt][e] += pe2[nt][e];
+        pq[nt][e] += pq2[nt][e];
+        const u32 w = vt[nt + 2 * (e >> 1)];
+        const float vv = Io<T>::bits_to_f(static_cast<unsigned short>((e & 1) ? w >> 16 : w & 0xffffu));
+        r[nt][e] = beq[nt][e & 1] * vv - seq[nt][e & 1] * pe[nt][e];
+        pq[nt][e] *= sqq[nt][e & 1];
       }
-      // P and Q over channel halves kept apart (two 4-deep mma chains each instead of one 8-deep), summed.
-      float pe[2][4], pq[2][4], pe2[2][4], pq2[2][4];
-      fused16_chain_pq<T, K>(pe, pq, pe2, pq2, x, s, lane);
-      // The previous chunk's O rows, staged at its end, leave now: their shared-memory round trip
-      // waits behind this chunk's mma chains instead of stalling the in-order issue.
-      if (c > 0) fused16_store_o<T, V>(ost[(c - 1) & 1], o, bos, eos, c - 1, h, HO, vr0, lane);
+    float u[2][4];
+    fused16_chain_u<T>(u, r, s, lane);
+    if constexpr (F::early_test) next_full = c + 1 < nch && dnnp::mbar_test_wait(&sm.full[sn], phn);
+    u32 ua[4];
+    fused16_chain_o<T>(pq, ua, u, s, lane);
+    // X ← e^{Γ_last} X + Uᵀ diag(e^{Γ_last − Γ}) K̂.
 #pragma unroll
-      for (int nt = 0; nt < 2; ++nt)
+    for (int nt = 0; nt < 2; ++nt)
 #pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          pe[nt][e] += pe2[nt][e];
-          pq[nt][e] += pq2[nt][e];
-        }
-      // Rᵀ = β vᵀ − P diag(β e^Γ); the readout Q diag(scale e^Γ). vᵀ (the warp's 16 value rows × 16
-      // tokens) in the accumulators' layout by one transposing ldmatrix: matrix nt + 2 h holds tokens
-      // 8 nt .. + 7 × value rows 8 h .. + 7 (four shared-memory wavefronts instead of eight 2-byte loads).
-      u32 vt[4] = {0u, 0u, 0u, 0u};
-      if constexpr (MODE != F16_FULL_LDS_V)
-        ldsm_x4_t(vt, s.v + ((lane & 7) + 8 * ((lane >> 3) & 1)) * (VB + 8) + 16 * warp + 8 * (lane >> 4));
-      float r[2][4];
-#pragma unroll
-      for (int nt = 0; nt < 2; ++nt)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const int t = 8 * nt + 2 * tg + (e & 1), vr = 16 * warp + gi + 8 * (e >> 1);
-          const u32 w = vt[nt + 2 * (e >> 1)];
-          const float vv = MODE == F16_FULL_LDS_V ? Io<T>::to_f(s.v[t * (VB + 8) + vr])
-                                                  : Io<T>::bits_to_f(static_cast<unsigned short>((e & 1) ? w >> 16 : w & 0xffffu));
-          r[nt][e] = s.be[t] * vv - s.se[t] * pe[nt][e];
-          pq[nt][e] *= s.sq[t];
-        }
-      float u[2][4];
-      fused16_chain_u<T>(u, r, s, lane);
-      if constexpr (F::early_test) next_full = c + 1 < nch && dnnp::mbar_test_wait(&sm.full[(c + 1) % S], ((c + 1) / S) & 1);
-      u32 ua[4];
-      fused16_chain_o<T>(pq, ua, u, s, lane);
-      // X ← e^{Γ_last} X + Uᵀ diag(e^{Γ_last − Γ}) K̂.
-#pragma unroll
-      for (int nt = 0; nt < 2; ++nt)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) u[nt][e] *= s.sk[8 * nt + 2 * tg + (e & 1)];
-      x_a_frag<T>(ua, u, 0);
-      scale_frags(x, s.gl);
-      fused16_chain_update<T, K>(x, ua, s, lane);
-      release(c % S);
-      fused16_stage_o<T>(ost[c & 1], pq, lane);
-    }
+      for (int e = 0; e < 4; ++e) u[nt][e] *= skq[nt][e & 1];
+    x_a_frag<T>(ua, u, 0);
+    scale_frags(x, gl);
+    fused16_chain_update<T, K>(x, ua, s, lane);
+    // O into this warp's 16 value columns of the stage's v tile (vᵀ was read at the top), then
+    // the stage goes back: its refilling producer warp stores the rows first.
+    fused16_stage_o<T, VB + 8>(s.v + 16 * warp, pq, lane);
+    release(si);
+    si = sn;
+    ph = phn;
   }
-  if (!F::lean_step && nch > 0) fused16_store_o<T, V>(ost[(nch - 1) & 1], o, bos, eos, nch - 1, h, HO, vr0, lane);
   if (p.final_state && srow >= 0) {
 #pragma unroll
     for (int nt = 0; nt < K / 8; ++nt)

@@ -6,19 +6,18 @@
 //                                        eight producer warps, 14 stages, one block per SM
 //   gdn_fwd_fused16_{bf16,f16}_k128_b2   <<<(2, HO, N), 256, fused16_smem_bytes<T, 64, Fused16B2>()>>>
 //                                        four producer warps, 8 stages, two blocks per SM
-//   gdn_fwd_fused16_{bf16,f16}_k128_w4c  <<<(2, HO, N), 256, ...Fused16W4CP>, cluster (2, 1, 1)>>>
+//   gdn_fwd_fused16_{bf16,f16}_k128_w4c  <<<(2, HO, N), 256, ...Fused16W4C>, cluster (2, 1, 1)>>>
 //                                        four producer warps, 14 stages, one block per SM; the two
 //                                        value halves of a (sequence, head) as one cluster, each
 //                                        CTA building every other chunk's T, A and scalars for both
-//   gdn_fwd_fused16_{bf16,f16}_k128_b2c  <<<(2, HO, N), 256, ...Fused16B2CR>, cluster (2, 1, 1)>>>
-//                                        b2 as such clusters, two blocks per SM
-//   gdn_fwd_fused16_{bf16,f16}_k128_w8c  <<<(2, HO, N), 384, ...Fused16W8CP>, cluster (2, 1, 1)>>>
+//   gdn_fwd_fused16_{bf16,f16}_k128_b2c  <<<(2, HO, N), 256, ...Fused16B2C>, cluster (2, 1, 1)>>>
+//                                        b2 as such clusters, two blocks per SM, the remote forward
+//   gdn_fwd_fused16_{bf16,f16}_k128_w8c  <<<(2, HO, N), 384, ...Fused16W8C>, cluster (2, 1, 1)>>>
 //                                        w8's eight producer warps as such clusters, 16 stages,
 //                                        one block per SM
 // src/engines/gdn/fused16.rs states each entry's threads and shared memory (FUSED16_FORMS); the
-// static_asserts below keep the two equal. The w4c and b2c entries take the lean step (session 57)
-// and the producer's O store (Fused16W4CP, Fused16W8CP; b2c also the remote forward, Fused16B2CR;
-// session 58): the same bits as without.
+// static_asserts below keep the two equal. Every entry takes the lean step with the producer's O
+// store (sessions 57-59): the same bits in every form.
 #include "gdn_fwd_fused16.cuh"
 
 #define GDN_FUSED16_ENTRY(NAME, T, FORM, BLOCKS)                                                   \
@@ -31,21 +30,21 @@ GDN_FUSED16_ENTRY(gdn_fwd_fused16_bf16_k128_w8, gdn::gdn_bf16, Fused16W8, 1)
 GDN_FUSED16_ENTRY(gdn_fwd_fused16_f16_k128_w8, gdn::gdn_f16, Fused16W8, 1)
 GDN_FUSED16_ENTRY(gdn_fwd_fused16_bf16_k128_b2, gdn::gdn_bf16, Fused16B2, 2)
 GDN_FUSED16_ENTRY(gdn_fwd_fused16_f16_k128_b2, gdn::gdn_f16, Fused16B2, 2)
-GDN_FUSED16_ENTRY(gdn_fwd_fused16_bf16_k128_w4c, gdn::gdn_bf16, Fused16W4CP, 1)
-GDN_FUSED16_ENTRY(gdn_fwd_fused16_f16_k128_w4c, gdn::gdn_f16, Fused16W4CP, 1)
-GDN_FUSED16_ENTRY(gdn_fwd_fused16_bf16_k128_b2c, gdn::gdn_bf16, Fused16B2CR, 2)
-GDN_FUSED16_ENTRY(gdn_fwd_fused16_f16_k128_b2c, gdn::gdn_f16, Fused16B2CR, 2)
-GDN_FUSED16_ENTRY(gdn_fwd_fused16_bf16_k128_w8c, gdn::gdn_bf16, Fused16W8CP, 1)
-GDN_FUSED16_ENTRY(gdn_fwd_fused16_f16_k128_w8c, gdn::gdn_f16, Fused16W8CP, 1)
+GDN_FUSED16_ENTRY(gdn_fwd_fused16_bf16_k128_w4c, gdn::gdn_bf16, Fused16W4C, 1)
+GDN_FUSED16_ENTRY(gdn_fwd_fused16_f16_k128_w4c, gdn::gdn_f16, Fused16W4C, 1)
+GDN_FUSED16_ENTRY(gdn_fwd_fused16_bf16_k128_b2c, gdn::gdn_bf16, Fused16B2C, 2)
+GDN_FUSED16_ENTRY(gdn_fwd_fused16_f16_k128_b2c, gdn::gdn_f16, Fused16B2C, 2)
+GDN_FUSED16_ENTRY(gdn_fwd_fused16_bf16_k128_w8c, gdn::gdn_bf16, Fused16W8C, 1)
+GDN_FUSED16_ENTRY(gdn_fwd_fused16_f16_k128_w8c, gdn::gdn_f16, Fused16W8C, 1)
 
 // The shared memory src/engines/gdn/fused16.rs launches each form with (both io dtypes are 2 bytes).
-static_assert(gdn::fused16_smem_bytes<gdn::gdn_bf16, 64, gdn::Fused16W8>() == 196928, "w8 smem: fused16.rs");
-static_assert(gdn::fused16_smem_bytes<gdn::gdn_f16, 64, gdn::Fused16W8>() == 196928, "w8 smem: fused16.rs");
-static_assert(gdn::fused16_smem_bytes<gdn::gdn_bf16, 64, gdn::Fused16B2>() == 114432, "b2 smem: fused16.rs");
-static_assert(gdn::fused16_smem_bytes<gdn::gdn_f16, 64, gdn::Fused16B2>() == 114432, "b2 smem: fused16.rs");
-static_assert(gdn::fused16_smem_bytes<gdn::gdn_bf16, 64, gdn::Fused16W4C>() == 191808, "w4c smem: fused16.rs");
-static_assert(gdn::fused16_smem_bytes<gdn::gdn_f16, 64, gdn::Fused16W4C>() == 191808, "w4c smem: fused16.rs");
-static_assert(gdn::fused16_smem_bytes<gdn::gdn_bf16, 64, gdn::Fused16B2CR>() == 114496, "b2c smem: fused16.rs");
-static_assert(gdn::fused16_smem_bytes<gdn::gdn_f16, 64, gdn::Fused16B2CR>() == 114496, "b2c smem: fused16.rs");
-static_assert(gdn::fused16_smem_bytes<gdn::gdn_bf16, 64, gdn::Fused16W8CP>() == 222720, "w8c smem: fused16.rs");
-static_assert(gdn::fused16_smem_bytes<gdn::gdn_f16, 64, gdn::Fused16W8CP>() == 222720, "w8c smem: fused16.rs");
+static_assert(gdn::fused16_smem_bytes<gdn::gdn_bf16, 64, gdn::Fused16W8>() == 190784, "w8 smem: fused16.rs");
+static_assert(gdn::fused16_smem_bytes<gdn::gdn_f16, 64, gdn::Fused16W8>() == 190784, "w8 smem: fused16.rs");
+static_assert(gdn::fused16_smem_bytes<gdn::gdn_bf16, 64, gdn::Fused16B2>() == 108288, "b2 smem: fused16.rs");
+static_assert(gdn::fused16_smem_bytes<gdn::gdn_f16, 64, gdn::Fused16B2>() == 108288, "b2 smem: fused16.rs");
+static_assert(gdn::fused16_smem_bytes<gdn::gdn_bf16, 64, gdn::Fused16W4C>() == 185664, "w4c smem: fused16.rs");
+static_assert(gdn::fused16_smem_bytes<gdn::gdn_f16, 64, gdn::Fused16W4C>() == 185664, "w4c smem: fused16.rs");
+static_assert(gdn::fused16_smem_bytes<gdn::gdn_bf16, 64, gdn::Fused16B2C>() == 108352, "b2c smem: fused16.rs");
+static_assert(gdn::fused16_smem_bytes<gdn::gdn_f16, 64, gdn::Fused16B2C>() == 108352, "b2c smem: fused16.rs");
+static_assert(gdn::fused16_smem_bytes<gdn::gdn_bf16, 64, gdn::Fused16W8C>() == 216576, "w8c smem: fused16.rs");
+static_assert(gdn::fused16_smem_bytes<gdn::gdn_f16, 64, gdn::Fused16W8C>() == 216576, "w8c smem: fused16.rs");

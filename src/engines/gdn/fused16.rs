@@ -77,21 +77,22 @@ impl Fused16Form {
 /// each pair of value-half blocks one 2-CTA cluster that shares the chunks' builds (every CTA
 /// copies and normalizes q, k and copies its v; the CTA of rank r builds T, A and the scalars of
 /// chunks 2m + r and pushes them into both stages). On an H100 `w4c` runs (4, 8192, 16) in 0.320 ms
-/// against `w8`'s 0.344 and `b2c` (16, 2048, 32) in 0.601 against `b2`'s 0.625. The one-block
-/// forms (`w8`, `w4c`) test the next chunk's full barrier early (the kernels' `Fused16Form` ET,
-/// session 55: `w4c` 0.309-0.312 ms against 0.314 without); the two-block forms keep the blocking
-/// wait, which their second block hides. The cluster forms take the lean step (the kernels'
-/// `Fused16Form` LT, sessions 57-58, the same bits): the chain steps its stage by a running index
-/// and loads the step's stage-only operands at its top (session 57: `w4c` 0.303 against 0.313 ms
-/// at (4, 8192, 16) on an H100), and it stages its O rows in the stage's v tile, where the warp
-/// that refills the stage stores them, whole 128-byte token rows (session 58: through the product
-/// (4, 8192, 16) 0.296 against 0.308 ms, (16, 2048, 32) 0.573 against 0.607, the ragged mix 0.293
-/// against 0.307). `w8c` (session 58): `w8`'s eight producer warps as clusters with 16 stages and
-/// the lean step: with the O rows on the producer, more producer warps pay off (harness,
-/// H100: (4, 8192, 16) 0.278 ms against `w4c`'s 0.295, the ragged mix 0.341 against 0.350); the
-/// rule's one-block form since. `b2c` also forwards its chains' stage releases to the peer CTA
-/// through the producer (the kernels' RF: the chain arrives on its own CTA's barrier only): through
-/// the product (16, 2048, 32) 0.564 against 0.568 ms (on `w8c` no faster).
+/// against `w8`'s 0.344 and `b2c` (16, 2048, 32) in 0.601 against `b2`'s 0.625 (session 52). The
+/// one-block forms (`w8`, `w4c`, `w8c`) test the next chunk's full barrier early (the kernels'
+/// `Fused16Form` ET, session 55: `w4c` 0.309-0.312 ms against 0.314 without), `b2c` too since
+/// session 59 (harness on an H100: (16, 2048, 32) 0.551 against 0.557 ms, the ragged mix 0.472
+/// against 0.481); `b2` keeps the blocking wait. Every form takes the lean step (sessions 57-59,
+/// the same bits): the chain steps its stage by a running index and loads the step's stage-only
+/// operands at its top (session 57: `w4c` 0.303 against 0.313 ms at (4, 8192, 16) on an H100), and
+/// it stages its O rows in the stage's v tile, where the warp that refills the stage stores them,
+/// whole 128-byte token rows (session 58: through the product (4, 8192, 16) 0.296 against 0.308 ms,
+/// (16, 2048, 32) 0.573 against 0.607, the ragged mix 0.293 against 0.307; `w8` in the harness
+/// 0.297 against 0.334). `w8c` (session 58): `w8`'s eight producer warps as clusters with 16
+/// stages: with the O rows on the producer, more producer warps pay off (harness, H100: (4, 8192,
+/// 16) 0.278 ms against `w4c`'s 0.295, the ragged mix 0.341 against 0.350); the rule's one-block
+/// form since. `b2c` also forwards its chains' stage releases to the peer CTA through the producer
+/// (the kernels' RF: the chain arrives on its own CTA's barrier only): through the product (16,
+/// 2048, 32) 0.564 against 0.568 ms (on `w8c` no faster).
 /// (Measured and dropped, bench/gdn_results.md: session 49's lazy decay `X = λ X̃`, session 50's
 /// lookahead (P_c from chunk c − 1's state and a cross Gram) and its chain on wgmma, session 51's
 /// chain stepping pairs of chunks on mma.sync and on wgmma (branches `s51-pair`, `s51-wgp`:
@@ -104,7 +105,7 @@ pub const FUSED16_FORMS: [Fused16Form; 5] = [
         switch: "w8",
         producer_warps: 8,
         threads: 384,
-        smem: 196_928,
+        smem: 190_784,
         per_sm: 1,
         cluster: 1,
     },
@@ -112,7 +113,7 @@ pub const FUSED16_FORMS: [Fused16Form; 5] = [
         switch: "b2",
         producer_warps: 4,
         threads: 256,
-        smem: 114_432,
+        smem: 108_288,
         per_sm: 2,
         cluster: 1,
     },
@@ -120,7 +121,7 @@ pub const FUSED16_FORMS: [Fused16Form; 5] = [
         switch: "w4c",
         producer_warps: 4,
         threads: 256,
-        smem: 191_808,
+        smem: 185_664,
         per_sm: 1,
         cluster: 2,
     },
@@ -128,7 +129,7 @@ pub const FUSED16_FORMS: [Fused16Form; 5] = [
         switch: "b2c",
         producer_warps: 4,
         threads: 256,
-        smem: 114_496,
+        smem: 108_352,
         per_sm: 2,
         cluster: 2,
     },
@@ -136,7 +137,7 @@ pub const FUSED16_FORMS: [Fused16Form; 5] = [
         switch: "w8c",
         producer_warps: 8,
         threads: 384,
-        smem: 222_720,
+        smem: 216_576,
         per_sm: 1,
         cluster: 2,
     },
