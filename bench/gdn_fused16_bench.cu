@@ -42,11 +42,6 @@ using Fused16W8Late = Fused16Form<8, 14, 1, 1, false>;
 using Fused16W8CRf = Fused16Form<8, 16, 1, 2, true, true>;
 using Fused16B2CNoRf = Fused16Form<4, 8, 1, 2, true>;
 using Fused16B2CLate = Fused16Form<4, 8, 1, 2, false, true>;
-// Session 59: the two-block forms' registers moved from the producer's warpgroup to the chain's
-// (Fused16Form CR / PR; the launch bound gives each thread 128).
-using Fused16B2CRg152 = Fused16Form<4, 8, 1, 2, true, true, 152, 104>;
-using Fused16B2CRg168 = Fused16Form<4, 8, 1, 2, true, true, 168, 88>;
-using Fused16B2Rg152 = Fused16Form<4, 8, 1, 1, false, false, 152, 104>;
 }  // namespace gdn
 
 FUSED16_ENTRY(fused16_bf16_b1, Fused16B1, 1, gdn::F16_FULL)
@@ -63,9 +58,6 @@ FUSED16_ENTRY(fused16_bf16_w8_late, Fused16W8Late, 1, gdn::F16_FULL)
 FUSED16_ENTRY(fused16_bf16_w8c_rf, Fused16W8CRf, 1, gdn::F16_FULL)
 FUSED16_ENTRY(fused16_bf16_b2c_norf, Fused16B2CNoRf, 2, gdn::F16_FULL)
 FUSED16_ENTRY(fused16_bf16_b2c_late, Fused16B2CLate, 2, gdn::F16_FULL)
-FUSED16_ENTRY(fused16_bf16_b2c_rg152, Fused16B2CRg152, 2, gdn::F16_FULL)
-FUSED16_ENTRY(fused16_bf16_b2c_rg168, Fused16B2CRg168, 2, gdn::F16_FULL)
-FUSED16_ENTRY(fused16_bf16_b2_rg152, Fused16B2Rg152, 2, gdn::F16_FULL)
 // Timing diagnostics (Fused16Mode).
 FUSED16_ENTRY(fused16_bf16_b1_chain, Fused16B1, 1, gdn::F16_CHAIN_COPIES)
 FUSED16_ENTRY(fused16_bf16_b1_prod, Fused16B1, 1, gdn::F16_PRODUCER)
@@ -303,7 +295,7 @@ static void check_case(const char* name, const Entry& e, std::vector<int> lens, 
 int main(int argc, char** argv) {
   setvbuf(stdout, nullptr, _IOLBF, 0);
   const int iters = argc > 1 ? atoi(argv[1]) : 20;
-  constexpr int NE = 27, NF = 17;  // the first NF compute the forward; the rest are timing diagnostics
+  constexpr int NE = 24, NF = 14;  // the first NF compute the forward; the rest are timing diagnostics
   const Entry entries[NE] = {
       entry<gdn::Fused16B1>(fused16_bf16_b1, "b1"),
       entry<gdn::Fused16B2>(fused16_bf16_b2, "b2"),
@@ -319,9 +311,6 @@ int main(int argc, char** argv) {
       entry<gdn::Fused16W8CRf>(fused16_bf16_w8c_rf, "w8c-rf"),
       entry<gdn::Fused16B2CNoRf>(fused16_bf16_b2c_norf, "b2c-norf"),
       entry<gdn::Fused16B2CLate>(fused16_bf16_b2c_late, "b2c-late"),
-      entry<gdn::Fused16B2CRg152>(fused16_bf16_b2c_rg152, "b2c-rg152"),
-      entry<gdn::Fused16B2CRg168>(fused16_bf16_b2c_rg168, "b2c-rg168"),
-      entry<gdn::Fused16B2Rg152>(fused16_bf16_b2_rg152, "b2-rg152"),
       entry<gdn::Fused16B1>(fused16_bf16_b1_chain, "b1-chain-copies"),
       entry<gdn::Fused16B1>(fused16_bf16_b1_prod, "b1-producer"),
       entry<gdn::Fused16B1>(fused16_bf16_b1_chainonly, "b1-chain-only"),

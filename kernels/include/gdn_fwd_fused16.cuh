@@ -74,11 +74,6 @@ constexpr int F16_TLD = 24;        // T / A row stride: 48 B, conflict-free for 
 #ifndef GDN_F16_FULL_COPIES
 #define GDN_F16_FULL_COPIES 0
 #endif
-// Session 58 (bench only): the producer warps' waits for a free stage with a suspend-time hint of
-// this many nanoseconds (0: the system's limit), so that idle producers poll less often.
-#ifndef GDN_F16_SLEEP_NS
-#define GDN_F16_SLEEP_NS 0
-#endif
 constexpr bool F16C_PUSH_ROWS = GDN_F16C_PUSH < 2;                        // q̂, k̂ pushed (else both normalize)
 constexpr bool F16C_PUSH_ASYNC = GDN_F16C_PUSH == 0 || GDN_F16C_PUSH == 3;  // st.async (else stores + arrivals)
 
@@ -109,20 +104,15 @@ constexpr bool F16C_PUSH_ASYNC = GDN_F16C_PUSH == 0 || GDN_F16C_PUSH == 3;  // s
 // already) forwards the release to the peer CTA, whose builder pushes into this stage, by one
 // arrival on the peer's peer_free barrier of that stage; the builder waits on its own peer_free
 // before the push. The chain's remote arrival per chunk is gone.
-// CR, PR (session 59; 0: none): after the role split the chain's warpgroup raises its per-thread
-// register limit to CR (setmaxnreg.inc) and the producer's warpgroups lower theirs to PR (.dec),
-// from the launch bound's; 128 · CR + 32 · PW · PR must not exceed the block's registers.
-template <int PW, int S, int D, int CL = 1, bool ET = false, bool RF = false, int CR = 0, int PR = 0>
+template <int PW, int S, int D, int CL = 1, bool ET = false, bool RF = false>
 struct Fused16Form {
   static_assert(CL == 1 || CL == 2, "a CTA alone or a pair of value halves");
   static_assert(!RF || CL == 2, "the remote forward: a cluster form");
-  static_assert((CR == 0) == (PR == 0) && (CR == 0 || PW % 4 == 0), "registers move between whole warpgroups");
   static_assert(CL * PW * D <= S, "the prologue's copies need no free stage");
   static_assert(CL == 1 || S % 2 == 0, "a cluster form's stage s always holds chunks of parity s % 2");
   static constexpr int producer_warps = PW, stages = S, ahead = D, cluster = CL;
   static constexpr bool early_test = ET;
   static constexpr bool remote_forward = RF;
-  static constexpr int chain_regs = CR, producer_regs = PR;
   static constexpr int threads = 32 * (F16_CHAIN_WARPS + PW);
 };
 // B1: the CPU emulation's reference form (bench only).
@@ -379,15 +369,6 @@ __device__ __forceinline__ void fused16_norm_row(T* row, int lane8) {
 template <typename T>
 __device__ __forceinline__ void fused16_b_rows(u32 (&b)[4], const T* rows, int ld, int kk, int lane) {
   ldsm_x4(b, rows + ((lane & 7) + 8 * (lane >> 4)) * ld + 16 * kk + 8 * ((lane >> 3) & 1));
-}
-
-// A producer warp's wait for a stage's release (GDN_F16_SLEEP_NS).
-__device__ __forceinline__ void fused16_wait_free(uint64_t* bar, uint32_t parity) {
-#if GDN_F16_SLEEP_NS > 0
-  dnnp::mbar_wait_hint(bar, parity, GDN_F16_SLEEP_NS);
-#else
-  dnnp::mbar_wait(bar, parity);
-#endif
 }
 
 // Chunk c's O rows of the block's VB value rows, staged by the chain warps in the stage's
@@ -815,7 +796,6 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
     // ---------------------------------------------------------------- producer
     // Warp pw owns chunks pw, pw + PW, ...: it copies chunk c + PW·D (its own, D ahead) into a free
     // stage, then builds chunk c alone and hands it over; no barrier among the producer warps.
-    if constexpr (F::producer_regs > 0) dnnp::setmaxnreg_dec<F::producer_regs>();
     const int pw = warp - F16_CHAIN_WARPS;
     const Fused16Copies<T> cp = fused16_copies<T, K, V, VB>(p, qh, kh, vh, v0, lane);
     // The raw bits of g (lanes 0-15) or β (16-31) of chunk c's token lane & 15, 0 past the sequence.
@@ -832,7 +812,7 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
     auto drain_o = [&] {
       for (int c = nch > S ? nch - S : 0; c < nch; ++c) {
         if ((CL ? (c >> 1) : c) % PW != pw) continue;
-        fused16_wait_free(&sm.empty[c % S], (c / S) & 1);
+        dnnp::mbar_wait(&sm.empty[c % S], (c / S) & 1);
         store_o(c % S, c);
       }
     };
@@ -881,7 +861,7 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
           const long long left = eos - bos - static_cast<long long>(own) * F16_C;
           fused16_build_any<T, K, VB>(p, s, sm.lt[pw], gates, left < F16_C ? static_cast<int>(left) : F16_C, h, lane);
           // RF: the peer's chains released their stage own % S (chunk own − S): the peer's forward.
-          if (F::remote_forward && own >= S) fused16_wait_free(&sm.empty[S + own % S], ((own / S) & 1) ^ 1);
+          if (F::remote_forward && own >= S) dnnp::mbar_wait(&sm.empty[S + own % S], ((own / S) & 1) ^ 1);
           fused16_push(s, f16c_add(peer_st, (own % S) * static_cast<int>(sizeof(Fused16Stage<T, VB>))),
                        f16c_add(peer_full, 8 * (own % S)), lane);
           if (lane == 0) dnnp::mbar_arrive(&sm.full[own % S]);
@@ -892,7 +872,7 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
           for (int e = 0; e < 2; ++e) {
             const int ch = 2 * mn + e;
             if (ch < nch && ch >= S) {
-              fused16_wait_free(&sm.empty[ch % S], ((ch / S) & 1) ^ 1);
+              dnnp::mbar_wait(&sm.empty[ch % S], ((ch / S) & 1) ^ 1);
               // RF: the peer builds chunk ch (parity ≠ rank) and pushes it into this stage: tell it
               // this CTA's chains are done with the stage.
               if (F::remote_forward && e != static_cast<int>(rank) && lane == 0)
@@ -931,7 +911,7 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
         const int cn = c + PW * D;
         if (cn < nch) {
           if (cn >= S) {
-            fused16_wait_free(&sm.empty[cn % S], ((cn / S) & 1) ^ 1);
+            dnnp::mbar_wait(&sm.empty[cn % S], ((cn / S) & 1) ^ 1);
             store_o(cn % S, cn - S);
           }
           if (MODE != F16_CHAIN_ONLY) fused16_issue(cp, sm.st[cn % S], bos + static_cast<long long>(cn) * F16_C, eos);
@@ -946,7 +926,6 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
   }
 
   // ------------------------------------------------------------------ chain
-  if constexpr (F::chain_regs > 0) dnnp::setmaxnreg_inc<F::chain_regs>();
   const int vr0 = v0 + 16 * warp;  // this warp's value rows vr0 + gi, vr0 + gi + 8
   float x[K / 8][4];
   const long long sbase = (srow * HO + h) * static_cast<long long>(V) * K;

@@ -99,7 +99,11 @@ impl Fused16Form {
 /// correct, the chain alone 4-6 % faster, the whole kernel not), session 57's chain with P and Q on
 /// wgmma (`bench/gdn_wg57_chain.patch`: w4c +8 %) and its O rows by bulk copies
 /// (`bench/gdn_lt3_57_bulk_o.patch`: 1.3-1.8x slower) and session 58's prefetch of the next chunk's
-/// q̂, k̂ fragments during the update (`bench/gdn_pf58_prefetch.patch`: w4c +9 %).)
+/// q̂, k̂ fragments during the update (`bench/gdn_pf58_prefetch.patch`: w4c +9 %); session 59's
+/// producer waits with a suspend-time hint (no change), registers moved to the chain's warpgroup
+/// by `setmaxnreg` on `b2c` (`bench/gdn_rg59_setmaxnreg.patch`: +2..+9 % at (16, 2048, 32)) and
+/// the chain's P and Q on wgmma over swizzled rows with the lean step (`bench/gdn_wg59_chain.patch`:
+/// its chain alone −7 %, but `w8c` +3 %, `b2c` +5 %).)
 pub const FUSED16_FORMS: [Fused16Form; 5] = [
     Fused16Form {
         switch: "w8",
