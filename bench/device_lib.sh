@@ -218,3 +218,69 @@ dev_step() {
   { echo "== $name ($(( $(date +%s) - t0 )) s)"; cat "$DEV_LOGS/$name.log"; } >> "$DEV_OUT/summary.txt"
   tar czf "$DEV_OUT/logs.tgz" -C "$DEV_LOGS" . 2> /dev/null
 }
+
+# ---- The one pass's harness and packs (sessions 52-59's device scripts) ----------------------
+# These run from a checkout's root (no staging needed): the harness is built on the device from
+# bench/gdn_fused16_bench.cu, the product's test binaries come as packs (`.device/` tarballs built
+# on the CPU machine and carried in `.xfer-tests68/`, unpacked to /tmp/NAME).
+
+# dev_elapsed: "elapsed S s" since the script's T0 (set T0=$(date +%s) first).
+dev_elapsed() { echo "elapsed $(( $(date +%s) - ${T0:-$(date +%s)} )) s"; }
+
+# dev_f16_build [NVCC FLAG...]: the harness into $DEV_TMP/f16bench (build log $DEV_TMP/f16.build).
+dev_f16_build() {
+  nvcc -std=c++17 -O3 -gencode arch=compute_90a,code=sm_90a -Ikernels/include -Ibench "$@" \
+    bench/gdn_fused16_bench.cu -o "$DEV_TMP/f16bench" > "$DEV_TMP/f16.build" 2>&1
+  ls -la "$DEV_TMP/f16bench" | cut -c1-80
+}
+
+# dev_f16_checks [ENTRY_RE]: every CHECK of the harness (log $OUT/harness_checks.log); prints the
+# count of CHECKs ok, any FAIL, the summary line and the ENTRY lines whose name matches ENTRY_RE.
+dev_f16_checks() {
+  FUSED16_ONLY=none timeout 120 "$DEV_TMP/f16bench" 20 > "$OUT/harness_checks.log" 2>&1
+  echo "harness checks rc=$?"
+  grep -cE "^CHECK.* ok$" "$OUT/harness_checks.log"
+  grep -E "CHECK.*FAIL|all checks|FAILED" "$OUT/harness_checks.log" | cut -c1-150 | head -12
+  [ -n "${1:-}" ] && grep -E "^ENTRY ($1)" "$OUT/harness_checks.log" | cut -c1-150
+  return 0
+}
+
+# dev_f16_rounds ENTRIES [ROUNDS] [VAR=VALUE ...]: the harness's timings of the comma-separated
+# ENTRIES at the four benchmark shapes, ROUNDS (default 2) rounds, each round all entries in turn.
+dev_f16_rounds() {
+  local entries=$1 rounds=${2:-2} rep
+  shift 2 2> /dev/null || shift $#
+  for rep in $(seq "$rounds"); do
+    env FUSED16_ONLY="$entries" "$@" timeout 90 "$DEV_TMP/f16bench" 20 2>&1 | grep "^FUSED16" | cut -c1-64
+  done
+}
+
+# dev_pack NAME TXZ: unpacks .xfer-tests68/TXZ (a `.device/` pack) into /tmp/NAME.
+dev_pack() { mkdir -p "/tmp/$1" && tar xJf ".xfer-tests68/$2" -C "/tmp/$1"; }
+
+# dev_pack_tests NAME: gpu_gdn (log $OUT/gpu_gdn.log) and gpu_gdn_pdl (log $OUT/gpu_gdn_pdl.log)
+# of the pack in /tmp/NAME under its device-env.sh, one summary block each.
+dev_pack_tests() (
+  source "/tmp/$1/.device/device-env.sh" > /dev/null 2>&1
+  timeout 170 "$(ls /tmp/$1/.device/tests/gpu_gdn-* | head -1)" --test-threads=1 > "$OUT/gpu_gdn.log" 2>&1
+  echo "gpu_gdn rc=$?"; grep -E "test result|panicked|FAILED" "$OUT/gpu_gdn.log" | head -20
+  timeout 30 "$(ls /tmp/$1/.device/tests/gpu_gdn_pdl-* | head -1)" --test-threads=1 > "$OUT/gpu_gdn_pdl.log" 2>&1
+  echo "gpu_gdn_pdl rc=$?"; grep "test result" "$OUT/gpu_gdn_pdl.log"
+)
+
+# dev_pack_fwd_ab A B [SHAPES] [ROUNDS]: the forward by rule through the product
+# (gdn_benchmark_ours) of the packs in /tmp/A and /tmp/B, alternating, ROUNDS (default 2) rounds at
+# the benchmark shapes SHAPES (default "0 2 3": the one pass's).
+dev_pack_fwd_ab() (
+  local shapes=${3:-0 2 3} rounds=${4:-2} rep pk b
+  source "/tmp/$2/.device/device-env.sh" > /dev/null 2>&1
+  for rep in $(seq "$rounds"); do
+    for pk in "$1" "$2"; do
+      b=$(ls /tmp/$pk/.device/tests/gpu_gdn_bench-* | head -1)
+      DNNPLAN_GDN_BENCH=1 DNNPLAN_GDN_BENCH_SCHEDULES="default:::" DNNPLAN_GDN_BENCH_SHAPES="$shapes" \
+        timeout 60 "$b" gdn_benchmark_ours --test-threads=1 --nocapture > "$DEV_TMP/ours_${pk}_$rep.log" 2>&1
+      echo "== product $pk round $rep rc=$?"
+      grep -E "BENCH ours fwd " "$DEV_TMP/ours_${pk}_$rep.log" | sed 's/^test gdn_benchmark_ours ... //' | cut -c1-110
+    done
+  done
+)
