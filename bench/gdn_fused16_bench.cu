@@ -348,12 +348,24 @@ int main(int argc, char** argv) {
     std::vector<int> lens;
     int H;
   };
-  const Shape shapes[] = {
+  const std::vector<Shape> benchmark_shapes = {
       {"(4,8192,16)", {8192, 8192, 8192, 8192}, 16},
       {"(1,32768,16)", {32768}, 16},
       {"(16,2048,32)", std::vector<int>(16, 2048), 32},
       {"ragged-mix-H16", {8192, 100, 4096, 1, 2048, 7000, 0, 3000, 512, 5000}, 16},
   };
+  // FUSED16_SHAPES=waves (session 59): a form's fixed cost per block and its last wave's, beside
+  // (16,2048,32) (1,024 blocks: 3.88 waves of two-block forms): the same blocks at twice and half
+  // the length, and 1,056 blocks of the same length (4.00 waves).
+  const std::vector<Shape> wave_shapes = {
+      {"(16,2048,32)", std::vector<int>(16, 2048), 32},
+      {"(16,4096,32)", std::vector<int>(16, 4096), 32},
+      {"(16,1024,32)", std::vector<int>(16, 1024), 32},
+      {"(33,2048,16)", std::vector<int>(33, 2048), 16},
+      {"(16,512,32)", std::vector<int>(16, 512), 32},
+  };
+  const char* shape_set = getenv("FUSED16_SHAPES");
+  const std::vector<Shape>& shapes = shape_set && !strcmp(shape_set, "waves") ? wave_shapes : benchmark_shapes;
   cudaStream_t s;
   CK(cudaStreamCreate(&s));
   for (const Shape& sh : shapes) {
@@ -362,6 +374,12 @@ int main(int argc, char** argv) {
     // in the kernel, as use_qk_l2norm — the unit rows stay unit, only the time differs).
     static const int tflags = getenv("FUSED16_FLAGS") ? atoi(getenv("FUSED16_FLAGS")) : 0;
     Dev d = upload(c, tflags, 1.f / std::sqrt(float(K)));
+    // FUSED16_STATES (session 59, timing only): none (no initial or final state), init (the initial
+    // state only), final (the final state only); unset: both.
+    if (const char* st = getenv("FUSED16_STATES")) {
+      if (!strcmp(st, "none") || !strcmp(st, "final")) d.p.initial_state = nullptr;
+      if (!strcmp(st, "none") || !strcmp(st, "init")) d.p.final_state = nullptr;
+    }
     const double bytes = double(c.T) * c.H * (4.0 * 256 + 8) + 2.0 * c.h0.size() * 4;
     for (int i = 0; i < NE; ++i) {
       if (only && !strstr((std::string(",") + only + ",").c_str(), (std::string(",") + entries[i].name + ",").c_str())) continue;
