@@ -42,6 +42,9 @@ using Fused16W8Late = Fused16Form<8, 14, 1, 1, false>;
 using Fused16W8CRf = Fused16Form<8, 16, 1, 2, true, true>;
 using Fused16B2CNoRf = Fused16Form<4, 8, 1, 2, true>;
 using Fused16B2CLate = Fused16Form<4, 8, 1, 2, false, true>;
+// The product's w8c and b2c before the staggered prologue (SP, session 59).
+using Fused16W8CNoSp = Fused16Form<8, 16, 1, 2, true>;
+using Fused16B2CNoSp = Fused16Form<4, 8, 1, 2, true, true>;
 }  // namespace gdn
 
 FUSED16_ENTRY(fused16_bf16_b1, Fused16B1, 1, gdn::F16_FULL)
@@ -58,6 +61,8 @@ FUSED16_ENTRY(fused16_bf16_w8_late, Fused16W8Late, 1, gdn::F16_FULL)
 FUSED16_ENTRY(fused16_bf16_w8c_rf, Fused16W8CRf, 1, gdn::F16_FULL)
 FUSED16_ENTRY(fused16_bf16_b2c_norf, Fused16B2CNoRf, 2, gdn::F16_FULL)
 FUSED16_ENTRY(fused16_bf16_b2c_late, Fused16B2CLate, 2, gdn::F16_FULL)
+FUSED16_ENTRY(fused16_bf16_w8c_nosp, Fused16W8CNoSp, 1, gdn::F16_FULL)
+FUSED16_ENTRY(fused16_bf16_b2c_nosp, Fused16B2CNoSp, 2, gdn::F16_FULL)
 // Timing diagnostics (Fused16Mode).
 FUSED16_ENTRY(fused16_bf16_b1_chain, Fused16B1, 1, gdn::F16_CHAIN_COPIES)
 FUSED16_ENTRY(fused16_bf16_b1_prod, Fused16B1, 1, gdn::F16_PRODUCER)
@@ -295,7 +300,7 @@ static void check_case(const char* name, const Entry& e, std::vector<int> lens, 
 int main(int argc, char** argv) {
   setvbuf(stdout, nullptr, _IOLBF, 0);
   const int iters = argc > 1 ? atoi(argv[1]) : 20;
-  constexpr int NE = 24, NF = 14;  // the first NF compute the forward; the rest are timing diagnostics
+  constexpr int NE = 26, NF = 16;  // the first NF compute the forward; the rest are timing diagnostics
   const Entry entries[NE] = {
       entry<gdn::Fused16B1>(fused16_bf16_b1, "b1"),
       entry<gdn::Fused16B2>(fused16_bf16_b2, "b2"),
@@ -311,6 +316,8 @@ int main(int argc, char** argv) {
       entry<gdn::Fused16W8CRf>(fused16_bf16_w8c_rf, "w8c-rf"),
       entry<gdn::Fused16B2CNoRf>(fused16_bf16_b2c_norf, "b2c-norf"),
       entry<gdn::Fused16B2CLate>(fused16_bf16_b2c_late, "b2c-late"),
+      entry<gdn::Fused16W8CNoSp>(fused16_bf16_w8c_nosp, "w8c-nosp"),
+      entry<gdn::Fused16B2CNoSp>(fused16_bf16_b2c_nosp, "b2c-nosp"),
       entry<gdn::Fused16B1>(fused16_bf16_b1_chain, "b1-chain-copies"),
       entry<gdn::Fused16B1>(fused16_bf16_b1_prod, "b1-producer"),
       entry<gdn::Fused16B1>(fused16_bf16_b1_chainonly, "b1-chain-only"),

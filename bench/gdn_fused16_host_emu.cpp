@@ -101,6 +101,10 @@ static void run_case(const char* name, int H, int HV, int flags, std::vector<int
   check(r1.first == rw8c.first && r1.second == rw8c.second, "fused16: form W8C (clusters of the value halves) bitwise B1");
   const auto rw4c = run_form(gdn::Fused16W4C{});
   check(r1.first == rw4c.first && r1.second == rw4c.second, "fused16: form W4C (4 producer warps, clusters) bitwise B1");
+  const auto rw8sp = run_form(gdn::Fused16Form<8, 14, 1, 1, true, false, true>{});
+  check(r1.first == rw8sp.first && r1.second == rw8sp.second, "fused16: form W8 with the staggered prologue bitwise B1");
+  const auto rw8cn = run_form(gdn::Fused16Form<8, 16, 1, 2, true>{});
+  check(r1.first == rw8cn.first && r1.second == rw8cn.second, "fused16: form W8C without the staggered prologue bitwise B1");
   const auto rw8cr = run_form(gdn::Fused16Form<8, 16, 1, 2, true, true>{});
   check(r1.first == rw8cr.first && r1.second == rw8cr.second, "fused16: form W8C with the remote forward bitwise B1");
   g_cp_eager = true;

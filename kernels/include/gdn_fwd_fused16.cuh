@@ -104,7 +104,11 @@ constexpr bool F16C_PUSH_ASYNC = GDN_F16C_PUSH == 0 || GDN_F16C_PUSH == 3;  // s
 // already) forwards the release to the peer CTA, whose builder pushes into this stage, by one
 // arrival on the peer's peer_free barrier of that stage; the builder waits on its own peer_free
 // before the push. The chain's remote arrival per chunk is gone.
-template <int PW, int S, int D, int CL = 1, bool ET = false, bool RF = false>
+// SP (staggered prologue, session 59): producer warp 0 copies its first chunks (0, 1) alone; the
+// other producer warps issue their prologue copies once those rows landed (named barrier 1), so a
+// block's first chunks do not wait behind the 2 · PW · D chunks (and the initial states) that every
+// block of a generation requests at once (session 59's fixed cost per block generation).
+template <int PW, int S, int D, int CL = 1, bool ET = false, bool RF = false, bool SP = false>
 struct Fused16Form {
   static_assert(CL == 1 || CL == 2, "a CTA alone or a pair of value halves");
   static_assert(!RF || CL == 2, "the remote forward: a cluster form");
@@ -113,6 +117,7 @@ struct Fused16Form {
   static constexpr int producer_warps = PW, stages = S, ahead = D, cluster = CL;
   static constexpr bool early_test = ET;
   static constexpr bool remote_forward = RF;
+  static constexpr bool staggered = SP;
   static constexpr int threads = 32 * (F16_CHAIN_WARPS + PW);
 };
 // B1: the CPU emulation's reference form (bench only).
@@ -129,12 +134,13 @@ using Fused16W4C = Fused16Form<4, 14, 1, 2, true>;
 // w8c: w8's eight producer warps as clusters, 16 stages; the rule's one-block form since session 58
 // (H100, through the product: (4,8192,16) 0.2958 → 0.2819 ms against w4c, ragged 0.2951 → 0.2840).
 // With the remote forward (RF) it ran the same (harness 0.2731 against 0.2761 ms at (4,8192,16),
-// 0.3430 against 0.3384 on the ragged mix).
-using Fused16W8C = Fused16Form<8, 16, 1, 2, true>;
+// 0.3430 against 0.3384 on the ragged mix). The staggered prologue (SP): session 59.
+using Fused16W8C = Fused16Form<8, 16, 1, 2, true, false, true>;
 // b2c: b2 as clusters, with the remote forward (session 58, through the product at (16,2048,32):
 // 0.6065 → 0.5726 ms with the producer's O store, → 0.5639 with RF) and the early test (session 59,
-// harness on an H100: 0.5514 against 0.5570 ms at (16,2048,32), 0.4716 against 0.4810 ragged).
-using Fused16B2C = Fused16Form<4, 8, 1, 2, true, true>;
+// harness on an H100: 0.5514 against 0.5570 ms at (16,2048,32), 0.4716 against 0.4810 ragged) and
+// the staggered prologue (SP, session 59).
+using Fused16B2C = Fused16Form<4, 8, 1, 2, true, true, true>;
 
 // One stage: chunk c's rows and factors. q, k hold the raw rows, then q̂, k̂ in place.
 template <typename T, int VB>
@@ -805,6 +811,21 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
       return lane < 16 ? load_raw_bits(p.g, p.g_dtype, tok * HO + h) : load_raw_bits(p.beta, p.beta_dtype, tok * HO + h);
     };
     u32 gring[D];
+    // SP: producer warps 1.. wait (before their prologue copies) for warp 0's prologue rows, which
+    // warp 0 announces once they landed (its later cp_async_wait finds nothing pending).
+    auto stagger_wait = [&] {
+      if constexpr (F::staggered) {
+        if (pw > 0) dnnp::named_bar_sync(1, 32 * PW);
+      }
+    };
+    auto stagger_release = [&] {
+      if constexpr (F::staggered) {
+        if (pw == 0) {
+          cp_async_wait<0>();
+          dnnp::named_bar_arrive(1, 32 * PW);
+        }
+      }
+    };
     // Chunk c's O rows, staged in stage st, to global memory (after the stage's release).
     auto store_o = [&](int st, int c) { fused16_store_stage_o<T, V, VB>(sm.st[st], o, bos, eos, c, h, HO, v0, lane); };
     // The O rows of the chunks whose stage no later chunk refills (the last S), each by the warp
@@ -832,6 +853,7 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
                           !F16C_PUSH_ROWS || e == static_cast<int>(rank));
         }
       };
+      stagger_wait();
 #pragma unroll
       for (int i = 0; i < D; ++i) {
         const int m = pw + PW * i;
@@ -839,6 +861,7 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
         cp_async_commit();
         gring[i] = gate_load(2 * m + static_cast<int>(rank));
       }
+      stagger_release();
       for (int m = pw; m < npair; m += PW) {
         const int own = 2 * m + static_cast<int>(rank), oth = 2 * m + 1 - static_cast<int>(rank);
         const u32 gates = gring[0];
@@ -889,6 +912,7 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
       drain_o();
       f16c_cluster_sync();  // the peer may still push into this CTA's stages until its last chunk
     } else {
+      stagger_wait();
 #pragma unroll
       for (int i = 0; i < D; ++i) {
         const int ch = pw + PW * i;
@@ -896,6 +920,7 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
         cp_async_commit();
         gring[i] = gate_load(ch);
       }
+      stagger_release();
       for (int c = pw; c < nch; c += PW) {
         Fused16Stage<T, VB>& s = sm.st[c % S];
         const u32 gates = gring[0];

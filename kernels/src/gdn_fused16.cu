@@ -11,10 +11,11 @@
 //                                        value halves of a (sequence, head) as one cluster, each
 //                                        CTA building every other chunk's T, A and scalars for both
 //   gdn_fwd_fused16_{bf16,f16}_k128_b2c  <<<(2, HO, N), 256, ...Fused16B2C>, cluster (2, 1, 1)>>>
-//                                        b2 as such clusters, two blocks per SM, the remote forward
+//                                        b2 as such clusters, two blocks per SM, the remote forward,
+//                                        the staggered prologue
 //   gdn_fwd_fused16_{bf16,f16}_k128_w8c  <<<(2, HO, N), 384, ...Fused16W8C>, cluster (2, 1, 1)>>>
 //                                        w8's eight producer warps as such clusters, 16 stages,
-//                                        one block per SM
+//                                        one block per SM, the staggered prologue
 // src/engines/gdn/fused16.rs states each entry's threads and shared memory (FUSED16_FORMS); the
 // static_asserts below keep the two equal. Every entry takes the lean step with the producer's O
 // store (sessions 57-59): the same bits in every form.

@@ -92,7 +92,10 @@ impl Fused16Form {
 /// 16) 0.278 ms against `w4c`'s 0.295, the ragged mix 0.341 against 0.350); the rule's one-block
 /// form since. `b2c` also forwards its chains' stage releases to the peer CTA through the producer
 /// (the kernels' RF: the chain arrives on its own CTA's barrier only): through the product (16,
-/// 2048, 32) 0.564 against 0.568 ms (on `w8c` no faster).
+/// 2048, 32) 0.564 against 0.568 ms (on `w8c` no faster). `w8c` and `b2c` stagger their prologue
+/// (the kernels' SP, session 59: one producer warp copies the first chunks alone, so a block's first
+/// step does not wait behind every block's first requests): `w8c` −2.6..−4.2 % where it runs
+/// several block generations ((16, L, 32) in the harness on an H100), the rule's shapes the same.
 /// (Measured and dropped, bench/gdn_results.md: session 49's lazy decay `X = λ X̃`, session 50's
 /// lookahead (P_c from chunk c − 1's state and a cross Gram) and its chain on wgmma, session 51's
 /// chain stepping pairs of chunks on mma.sync and on wgmma (branches `s51-pair`, `s51-wgp`:
