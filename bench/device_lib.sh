@@ -224,8 +224,19 @@ dev_step() {
 # bench/gdn_fused16_bench.cu, the product's test binaries come as packs (`.device/` tarballs built
 # on the CPU machine and carried in `.xfer-tests68/`, unpacked to /tmp/NAME).
 
-# dev_elapsed: "elapsed S s" since the script's T0 (set T0=$(date +%s) first).
+# dev_elapsed: "elapsed S s" since the script's T0 (dev_f16_begin sets it).
 dev_elapsed() { echo "elapsed $(( $(date +%s) - ${T0:-$(date +%s)} )) s"; }
+
+# dev_f16_begin [build]: a one-pass device script's preamble: T0 for dev_elapsed, one line naming
+# the GPU, driver and SM clock; with `build`, the harness built (dev_f16_build) and the time so far.
+dev_f16_begin() {
+  T0=$(date +%s)
+  nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
+  if [ "${1:-}" = build ]; then
+    dev_f16_build
+    dev_elapsed
+  fi
+}
 
 # dev_f16_build [NVCC FLAG...]: the harness into $DEV_TMP/f16bench (build log $DEV_TMP/f16.build).
 dev_f16_build() {

@@ -7,8 +7,7 @@
 set -u
 cd "$(git rev-parse --show-toplevel 2>/dev/null || pwd)"
 source bench/device_lib.sh
-T0=$(date +%s)
-nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
+dev_f16_begin
 dev_pack new device75.txz
 ( source /tmp/new/.device/device-env.sh > /dev/null 2>&1
   timeout 30 "$(ls /tmp/new/.device/tests/gpu_gdn_pdl-* | head -1)" --test-threads=1 > $OUT/gpu_gdn_pdl.log 2>&1

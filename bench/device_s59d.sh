@@ -7,10 +7,7 @@
 set -u
 cd "$(git rev-parse --show-toplevel 2>/dev/null || pwd)"
 source bench/device_lib.sh
-T0=$(date +%s)
-nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
-dev_f16_build
-dev_elapsed
+dev_f16_begin build
 dev_f16_checks ".*wg"
 dev_f16_rounds w8c,w8c-wg,w4c,w4c-wg,b2c,b2c-wg,w8-chain-only,w8-wg-chain-only
 dev_f16_rounds w8c,w8c-wg,b2c,b2c-wg 1 FUSED16_FLAGS=1 | sed 's/^FUSED16 /FUSED16 l2 /'

@@ -6,10 +6,7 @@
 set -u
 cd "$(git rev-parse --show-toplevel 2>/dev/null || pwd)"
 source bench/device_lib.sh
-T0=$(date +%s)
-nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
-dev_f16_build
-dev_elapsed
+dev_f16_begin build
 dev_f16_checks ".*wg"
 dev_f16_rounds w8c,w4c-wg,w6c,w6c-wg,w4c-s16-wg,w4c-rf-wg
 dev_elapsed

@@ -7,10 +7,7 @@
 set -u
 cd "$(git rev-parse --show-toplevel 2>/dev/null || pwd)"
 source bench/device_lib.sh
-T0=$(date +%s)
-nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
-dev_f16_build
-dev_elapsed
+dev_f16_begin build
 dev_f16_checks "b2c|w8c"
 dev_f16_rounds w8c,b2c,b2c-p3,b2c-p2
 dev_elapsed

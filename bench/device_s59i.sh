@@ -6,10 +6,7 @@
 set -u
 cd "$(git rev-parse --show-toplevel 2>/dev/null || pwd)"
 source bench/device_lib.sh
-T0=$(date +%s)
-nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
-dev_f16_build
-dev_elapsed
+dev_f16_begin build
 for st in both none init final; do
   echo "== states $st"
   dev_f16_rounds b2c,w8c 2 FUSED16_SHAPES=waves FUSED16_STATES=$st
