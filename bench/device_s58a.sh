@@ -5,41 +5,19 @@
 # two rounds; (3) the forward by rule through the product, main's pack (device70.txz, session 57's
 # landing .text) against device71, alternating, two rounds.
 # run: command "bash bench/device_s58a.sh", any kind, carry [".xfer-tests68"]. ~250 s.
+# (Rewritten after the call onto bench/device_lib.sh's one-pass helpers: the same steps.)
 set -u
 cd "$(git rev-parse --show-toplevel 2>/dev/null || pwd)"
-t0=$(date +%s)
-nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
-mkdir -p /tmp/main /tmp/new
-tar xJf .xfer-tests68/device70.txz -C /tmp/main
-tar xJf .xfer-tests68/device71.txz -C /tmp/new
-F="-std=c++17 -O3 -gencode arch=compute_90a,code=sm_90a -Ikernels/include -Ibench"
-( nvcc $F bench/gdn_fused16_bench.cu -o /tmp/f16bench > /tmp/f16.build 2>&1; echo "harness build rc=$?" >> /tmp/f16.build ) &
-source /tmp/new/.device/device-env.sh > /dev/null 2>&1
-g=$(ls /tmp/new/.device/tests/gpu_gdn-* | head -1)
-timeout 170 "$g" --test-threads=1 > $OUT/gpu_gdn.log 2>&1
-echo "gpu_gdn rc=$?"; grep -E "test result|panicked|FAILED" $OUT/gpu_gdn.log | head -20
-pd=$(ls /tmp/new/.device/tests/gpu_gdn_pdl-* | head -1)
-timeout 30 "$pd" --test-threads=1 > /tmp/gpu_gdn_pdl.log 2>&1; echo "gpu_gdn_pdl rc=$?"; grep "test result" /tmp/gpu_gdn_pdl.log
-echo "elapsed $(( $(date +%s) - t0 )) s"
-wait; tail -2 /tmp/f16.build
-if [ -x /tmp/f16bench ]; then
-  FUSED16_ONLY=none timeout 150 /tmp/f16bench 20 > $OUT/harness_checks.log 2>&1; echo "harness checks rc=$?"
-  grep -E "^ENTRY (w4c|b2c|w8|b2)|CHECK.*FAIL|all checks|FAILED" $OUT/harness_checks.log | cut -c1-150 | head -24
-  echo "checks ok: $(grep -c 'CHECK.*ok' $OUT/harness_checks.log)"
-  for rep in 1 2; do
-    for only in w4c-lt,b2c,w8,b2 w4c-po,w4c-po16,b2c-po,w8-po,b2-po; do
-      FUSED16_ONLY=$only timeout 60 /tmp/f16bench 20 2>&1 | grep "^FUSED16" | cut -c1-60
-    done
-  done
-fi
-echo "elapsed $(( $(date +%s) - t0 )) s"
-for rep in 1 2; do
-  for pk in main new; do
-    b=$(ls /tmp/$pk/.device/tests/gpu_gdn_bench-* | head -1)
-    DNNPLAN_GDN_BENCH=1 DNNPLAN_GDN_BENCH_SCHEDULES="default:::" DNNPLAN_GDN_BENCH_SHAPES="0 2 3" \
-      timeout 60 "$b" gdn_benchmark_ours --test-threads=1 --nocapture > /tmp/ours_${pk}_$rep.log 2>&1
-    echo "== product $pk round $rep rc=$?"
-    grep -E "BENCH ours fwd " /tmp/ours_${pk}_$rep.log | sed 's/^test gdn_benchmark_ours ... //' | cut -c1-110
-  done
-done
-echo "elapsed $(( $(date +%s) - t0 )) s"
+source bench/device_lib.sh
+dev_f16_begin
+dev_pack main device70.txz
+dev_pack new device71.txz
+dev_f16_build &
+dev_pack_tests new
+dev_elapsed
+wait
+dev_f16_checks "w4c|b2c|w8|b2"
+dev_f16_rounds w4c-lt,b2c,w8,b2,w4c-po,w4c-po16,b2c-po,w8-po,b2-po
+dev_elapsed
+dev_pack_fwd_ab main new
+dev_elapsed

@@ -6,29 +6,16 @@
 # benchmark with the peers in the same run on device73 (bench/device_peers_55b.sh), with what the
 # call's limit leaves.
 # run: command "bash bench/device_s58c.sh", kind nvidia-h200 (else any), carry [".xfer-tests68", ".xfer-final"].
+# (Rewritten after the call onto bench/device_lib.sh's one-pass helpers: the same steps.)
 set -u
 cd "$(git rev-parse --show-toplevel 2>/dev/null || pwd)"
-t0=$(date +%s)
-nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
-mkdir -p /tmp/main /tmp/new
-tar xJf .xfer-tests68/device71.txz -C /tmp/main
-tar xJf .xfer-tests68/device73.txz -C /tmp/new
-source /tmp/new/.device/device-env.sh > /dev/null 2>&1
-g=$(ls /tmp/new/.device/tests/gpu_gdn-* | head -1)
-timeout 170 "$g" --test-threads=1 > $OUT/gpu_gdn.log 2>&1
-echo "gpu_gdn rc=$?"; grep -E "test result|panicked|FAILED" $OUT/gpu_gdn.log | head -20
-pd=$(ls /tmp/new/.device/tests/gpu_gdn_pdl-* | head -1)
-timeout 30 "$pd" --test-threads=1 > /tmp/gpu_gdn_pdl.log 2>&1; echo "gpu_gdn_pdl rc=$?"; grep "test result" /tmp/gpu_gdn_pdl.log
-echo "elapsed $(( $(date +%s) - t0 )) s"
-for rep in 1 2; do
-  for pk in main new; do
-    b=$(ls /tmp/$pk/.device/tests/gpu_gdn_bench-* | head -1)
-    DNNPLAN_GDN_BENCH=1 DNNPLAN_GDN_BENCH_SCHEDULES="default:::" DNNPLAN_GDN_BENCH_SHAPES="0 2 3" \
-      timeout 60 "$b" gdn_benchmark_ours --test-threads=1 --nocapture > /tmp/ours_${pk}_$rep.log 2>&1
-    echo "== product $pk round $rep rc=$?"
-    grep -E "BENCH ours fwd " /tmp/ours_${pk}_$rep.log | sed 's/^test gdn_benchmark_ours ... //' | cut -c1-110
-  done
-done
-echo "elapsed $(( $(date +%s) - t0 )) s"
+source bench/device_lib.sh
+dev_f16_begin
+dev_pack main device71.txz
+dev_pack new device73.txz
+dev_pack_tests new
+dev_elapsed
+dev_pack_fwd_ab main new
+dev_elapsed
 cp .xfer-tests68/device73.txz .xfer-tests68/device68.txz
-BUDGET=$(( ${LIMIT:-585} - ($(date +%s) - t0) - 15 )) bash bench/device_peers_55b.sh
+BUDGET=$(( ${LIMIT:-585} - ($(date +%s) - T0) - 15 )) bash bench/device_peers_55b.sh

@@ -104,10 +104,11 @@ constexpr bool F16C_PUSH_ASYNC = GDN_F16C_PUSH == 0 || GDN_F16C_PUSH == 3;  // s
 // already) forwards the release to the peer CTA, whose builder pushes into this stage, by one
 // arrival on the peer's peer_free barrier of that stage; the builder waits on its own peer_free
 // before the push. The chain's remote arrival per chunk is gone.
-// SP (staggered prologue, session 59): producer warp 0 copies its first chunks (0, 1) alone; the
-// other producer warps issue their prologue copies once those rows landed (named barrier 1), so a
-// block's first chunks do not wait behind the 2 · PW · D chunks (and the initial states) that every
-// block of a generation requests at once (session 59's fixed cost per block generation).
+// SP (staggered prologue, session 59): producer warp 0 issues its prologue copies alone (chunk 0;
+// a cluster form's pair 0: chunks 0, 1); the other producer warps issue theirs once those rows
+// landed (named barrier 1), so a block's first chunks do not wait behind the CL · PW · D chunks
+// (and the initial states) that every block of a generation requests at once (session 59's fixed
+// cost per block generation).
 template <int PW, int S, int D, int CL = 1, bool ET = false, bool RF = false, bool SP = false>
 struct Fused16Form {
   static_assert(CL == 1 || CL == 2, "a CTA alone or a pair of value halves");
@@ -754,10 +755,10 @@ __device__ __forceinline__ void fused16_chain_update(float (&x)[K / 8][4], const
 // stage's v tile by one transposing stmatrix ([token][value], row stride LD = VB + 8), where the
 // producer warp that refills the stage stores them (fused16_store_stage_o).
 template <typename T, int LD>
-__device__ __forceinline__ void fused16_stage_o(T* ost, const float (&pq)[2][4], int lane) {
+__device__ __forceinline__ void fused16_stage_o(T* tile, const float (&pq)[2][4], int lane) {
   const u32 r[4] = {Io<T>::pack(pq[0][0], pq[0][1]), Io<T>::pack(pq[0][2], pq[0][3]), Io<T>::pack(pq[1][0], pq[1][1]),
                     Io<T>::pack(pq[1][2], pq[1][3])};
-  stsm_x4_t(ost + ((lane & 7) + 8 * (lane >> 4)) * LD + 8 * ((lane >> 3) & 1), r);
+  stsm_x4_t(tile + ((lane & 7) + 8 * (lane >> 4)) * LD + 8 * ((lane >> 3) & 1), r);
 }
 
 template <typename T, int K, int V, int VB, typename F, int MODE = F16_FULL>
