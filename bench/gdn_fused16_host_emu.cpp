@@ -66,16 +66,20 @@ static void run_case(const char* name, int H, int HV, int flags, std::vector<int
   gdn::FwdParams& p = cs.fp.f;
   const U3 grid{unsigned(V / VB), unsigned(cs.HO), unsigned(cs.N)};
   using B1 = gdn::Fused16B1;
+  // The last launch's O and final state, decoded.
+  auto decoded = [&] {
+    std::vector<double> od(cs.o.size()), fd(cs.fs32.size());
+    for (size_t i = 0; i < od.size(); ++i) od[i] = dec<IOT>(cs.o[i]);
+    for (size_t i = 0; i < fd.size(); ++i) fd[i] = bf16_state ? dec<gdn::gdn_bf16>(cs.fs16[i]) : cs.fs32[i];
+    return std::pair{od, fd};
+  };
   // One launch of form F; its O and final state decoded.
   auto run_form = [&](auto form) {
     using F = decltype(form);
     cs.reset_outputs();
     const gdn::Fused16Params pp{p, cs.cu.back(), cs.N + 2, g_order};
     launch(grid, F::threads, [&] { gdn::fwd_fused16_body<IOT, K, V, VB, F>(pp); }, F::cluster);
-    std::vector<double> od(cs.o.size()), fd(cs.fs32.size());
-    for (size_t i = 0; i < od.size(); ++i) od[i] = dec<IOT>(cs.o[i]);
-    for (size_t i = 0; i < fd.size(); ++i) fd[i] = bf16_state ? dec<gdn::gdn_bf16>(cs.fs16[i]) : cs.fs32[i];
-    return std::pair{od, fd};
+    return decoded();
   };
   auto run = [&] { return run_form(B1{}); };
   const auto r1 = run();
@@ -127,10 +131,7 @@ static void run_case(const char* name, int H, int HV, int flags, std::vector<int
       if (head_fixed) gdn::fwd_fused16_persist_body<IOT, K, V, VB, F, gdn::F16_FULL, true>(pp);
       else gdn::fwd_fused16_persist_body<IOT, K, V, VB, F>(pp);
     }, 2);
-    std::vector<double> od(cs.o.size()), fd(cs.fs32.size());
-    for (size_t i = 0; i < od.size(); ++i) od[i] = dec<IOT>(cs.o[i]);
-    for (size_t i = 0; i < fd.size(); ++i) fd[i] = bf16_state ? dec<gdn::gdn_bf16>(cs.fs16[i]) : cs.fs32[i];
-    return std::pair{od, fd};
+    return decoded();
   };
   const unsigned units = unsigned(cs.N * cs.HO);
   for (unsigned cl : {1u, 2u, 3u, units}) {
@@ -196,9 +197,7 @@ static void run_case(const char* name, int H, int HV, int flags, std::vector<int
     for (size_t i = 0; i < row; ++i)
       pooled &= (bf16_state ? dec<gdn::gdn_bf16>(pool16[idx[bq] * row + i]) : double(pool32[idx[bq] * row + i])) == r1.second[bq * row + i];
   for (size_t i = 0; i < row; ++i) pooled &= pool32[i] == 0.f && pool16[i] == 0;  // row 0 is nobody's
-  std::vector<double> od(cs.o.size());
-  for (size_t i = 0; i < od.size(); ++i) od[i] = dec<IOT>(cs.o[i]);
-  check(pooled && od == r1.first, "fused16: state_indices (a pool, in place) equal to the batch's rows");
+  check(pooled && decoded().first == r1.first, "fused16: state_indices (a pool, in place) equal to the batch's rows");
 }
 
 int main(int argc, char** argv) {

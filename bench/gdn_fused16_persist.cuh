@@ -51,10 +51,9 @@ namespace gdn {
 // inside the step, lengthens b2c's step 270 -> 301 instructions).
 
 // The sanitized offsets off[0 .. n] (n = N ≤ THREADS − 1; every thread of the block, one per
-// offset), ending with a block barrier; wmax: THREADS / 32 scratch maxima. Before its first
-// barrier thread 0 runs `first` (unused here).
-template <int THREADS, typename First>
-__device__ __forceinline__ void fused16_offsets(const Fused16Params& pp, long long* off, long long* wmax, First first) {
+// offset), ending with a block barrier; wmax: THREADS / 32 scratch maxima.
+template <int THREADS>
+__device__ __forceinline__ void fused16_offsets(const Fused16Params& pp, long long* off, long long* wmax) {
   const long long t = pp.total_t;
   const int n = pp.f.n_seqs;
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
@@ -65,7 +64,6 @@ __device__ __forceinline__ void fused16_offsets(const Fused16Params& pp, long lo
   }
   x = warp_inclusive_max(x);
   if (lane == 31) wmax[warp] = x;
-  if (tid == 0) first();
   __syncthreads();
   long long before = 0;
   for (int w = 0; w < warp; ++w) before = wmax[w] > before ? wmax[w] : before;
@@ -162,7 +160,7 @@ __device__ __forceinline__ void fused16_store_state(const float (&x)[K / 8][4], 
 }
 
 // A hint (cp.async.bulk.prefetch.L2): `bytes` (a multiple of 16) at `src` (16-byte aligned) into
-// L2; nothing waits for it. (The emulation: a no-op, bench/gdn_wgmma_emu.h.)
+// L2; nothing waits for it (the CPU emulation: a no-op).
 #ifndef GDN_HOST_EMU
 __device__ __forceinline__ void fused16_prefetch_l2(const void* src, uint32_t bytes) {
   asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;\n" ::"l"(src), "r"(bytes) : "memory");
@@ -232,6 +230,7 @@ __device__ __forceinline__ void fwd_fused16_persist_body(const Fused16Params& pp
   const int v0 = blockIdx.x * VB;
   const int HO = p.ho, n = p.n_seqs;
   if (n > F::threads - 1) return;  // never launched so (fused16.rs: FUSED16_MAX_SEQS); both CTAs alike
+  if (HF && (gridDim.y < HO || gridDim.y % HO != 0)) return;  // HF's grid is HO · k clusters (else ustep 0)
   // The cluster's units: u = first_unit, first_unit + ustep, ... < units (HF: sequence ranks of head hf).
   const int units = HF ? n : n * HO;
   const int hf = HF ? static_cast<int>(blockIdx.y) % HO : 0;
@@ -239,7 +238,7 @@ __device__ __forceinline__ void fwd_fused16_persist_body(const Fused16Params& pp
   // The offsets (the first stage as the per-warp maxima's scratch: free until the copies start) and
   // the units' order.
   static_assert(sizeof(sm.st[0]) >= F::threads / 32 * sizeof(long long), "the maxima's scratch");
-  fused16_offsets<F::threads>(pp, ps.off, reinterpret_cast<long long*>(&sm.st[0]), [] {});
+  fused16_offsets<F::threads>(pp, ps.off, reinterpret_cast<long long*>(&sm.st[0]));
   if (tid < n) ps.order[pp.longest_first ? fused16_length_rank(ps.off, n, tid) : tid] = tid;
   if (tid == 0) {
     for (int i = 0; i < S; ++i) {
