@@ -28,8 +28,8 @@ DEV_REFERENCE_HASHES=${DEV_REFERENCE_HASHES:-bench/gdn_hashes_session9.txt}
 # $OUT/NAME.log, .device/device-env.sh is sourced (its own output to $OUT/env.log), DEV_TMP becomes
 # /tmp/NAME (created), and one line names the GPU, driver and SM clock. Call it first, at the top
 # level of the script (not in a subshell: it redirects the script's own output). After it a bare
-# `wait` also waits for that tee (a process substitution; bash >= 5.1) and never returns: wait on
-# the background job's pid (session 61's call a hung so).
+# `wait` may also wait for that tee (recent bash includes the last process substitution) and
+# never return: wait on the background job's pid (session 61's call a most likely hung so).
 dev_begin() {
   exec > >(tee "$OUT/$1.log") 2>&1
   source .device/device-env.sh > "$OUT/env.log" 2>&1

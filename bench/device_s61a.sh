@@ -8,9 +8,9 @@
 # (16,2048,32) (two blocks per SM) and w8c at (4,8192,16) (one block per SM), $OUT/ncu61_<entry>.txt.
 # Needs bench/gdn_ng61_next_gen.patch applied (the NG entries) and .xfer-tests68/device79.txz (that
 # patch's product build, not kept: see the patch's header). As it ran in session 61 the call hung
-# after the build (560 s lost), most likely in its `wait`, which also waits for the log's tee (a
-# process substitution, bash >= 5.1); the wait below names the build's pid. Its steps then ran as
-# calls b-d.
+# after the build (560 s lost), most likely in its bare `wait`, which recent bash lets wait for the
+# log's tee too (the last process substitution); the wait below names the build's pid. Its steps
+# then ran as calls b-d.
 # run: command "bash bench/device_s61a.sh", any kind, carry [".xfer-tests68"]. ~450 s.
 set -u
 cd "$(git rev-parse --show-toplevel 2>/dev/null || pwd)"
