@@ -6,7 +6,7 @@
 # w8c-u and b2c / b2c-wg / b2c-wgu / b2c-u (-u: the update alone by wgmma) at the benchmark shapes
 # (two rounds) and the wave shapes, the chains alone, then ncu's LSU wavefronts
 # (bench/device_s61d.sh) of w8c, w8c-wgu, w8c-u at (4,8192,16) and of b2c, b2c-wg, b2c-u at
-# (16,2048,32).
+# (16,2048,32). b2ph (session 60's persistent b2c, never measured on an H200) rides along.
 # run: command "bash bench/device_s62a.sh", any kind. ~250 s.
 set -u
 cd "$(git rev-parse --show-toplevel 2>/dev/null || pwd)"
@@ -16,7 +16,7 @@ dev_f16_begin build
 dev_f16_checks "w8c|b2c"
 grep -E "CHECK .*-(wg|wgu|u) " "$OUT/harness_checks.log" | cut -c1-120
 dev_elapsed
-dev_f16_rounds w8c,w8c-wg,w8c-wgu,w8c-u,b2c,b2c-wg,b2c-wgu,b2c-u 2
+dev_f16_rounds w8c,w8c-wg,w8c-wgu,w8c-u,b2c,b2c-wg,b2c-wgu,b2c-u,b2ph 2
 dev_f16_rounds w8-chain-only,w8-wg-chain-only,w8-wgu-chain-only 1
 dev_f16_rounds w8c,w8c-wgu,w8c-u,b2c,b2c-wg,b2c-u 1 FUSED16_SHAPES=waves
 dev_elapsed
