@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Session 61's second call (call a hung: `wait` waited on its own log's tee): on the warm machine,
+# Session 61's second call (call a hung, most likely in a bare `wait` on its own log's tee): on the warm machine,
 # the product with NGX 7 on w8c and b2c (device79.txz) against main's (device76) through the
 # forward by rule, the harness's next-generation entries at the benchmark shapes, gpu_gdn on it.
-# Needs bench/gdn_ng61_next_gen.patch applied and device79.txz (see device_s61a.sh).
+# Needs bench/gdn_ng61_next_gen.patch applied and device79.txz (that patch's product build, not
+# kept: its header says how to rebuild it).
 # run: command "bash bench/device_s61b.sh", any kind, carry [".xfer-tests68"]. ~160 s.
 set -u
 cd "$(git rev-parse --show-toplevel 2>/dev/null || pwd)"
