@@ -21,18 +21,12 @@
 
 #include "cuda_launch_timing.h"
 #include "gdn_fwd_fused16.cuh"
-#include "gdn_fused16_persist.cuh"
 
 using gdn::gdn_bf16;
 
 #define FUSED16_ENTRY(name, FORM, BLOCKS, MODE)                                                   \
   extern "C" __global__ void __launch_bounds__(gdn::FORM::threads, BLOCKS) name(const __grid_constant__ gdn::Fused16Params p) { \
     gdn::fwd_fused16_body<gdn_bf16, 128, 128, 64, gdn::FORM, MODE>(p);                            \
-  }
-// The persistent form (bench/gdn_fused16_persist.cuh, session 60).
-#define FUSED16P_ENTRY(name, FORM, BLOCKS, MODE, HF)                                               \
-  extern "C" __global__ void __launch_bounds__(gdn::FORM::threads, BLOCKS) name(const __grid_constant__ gdn::Fused16Params p) { \
-    gdn::fwd_fused16_persist_body<gdn_bf16, 128, 128, 64, gdn::FORM, MODE, HF>(p);                \
   }
 namespace gdn {
 // Bench-only forms beside the product's (Fused16B1, Fused16B2, Fused16W8, Fused16W4C, Fused16W8C,
@@ -59,11 +53,6 @@ FUSED16_ENTRY(fused16_bf16_w8, Fused16W8, 1, gdn::F16_FULL)
 FUSED16_ENTRY(fused16_bf16_w8c, Fused16W8C, 1, gdn::F16_FULL)
 FUSED16_ENTRY(fused16_bf16_w4c, Fused16W4C, 1, gdn::F16_FULL)
 FUSED16_ENTRY(fused16_bf16_b2c, Fused16B2C, 2, gdn::F16_FULL)
-FUSED16P_ENTRY(fused16_bf16_b2p, Fused16B2C, 2, gdn::F16_FULL, false)
-FUSED16P_ENTRY(fused16_bf16_b2p_nosp, Fused16B2CNoSp, 2, gdn::F16_FULL, false)
-FUSED16P_ENTRY(fused16_bf16_b2p_prod, Fused16B2C, 2, gdn::F16_PRODUCER, false)
-FUSED16P_ENTRY(fused16_bf16_b2ph, Fused16B2C, 2, gdn::F16_FULL, true)
-FUSED16P_ENTRY(fused16_bf16_b2ph_prod, Fused16B2C, 2, gdn::F16_PRODUCER, true)
 FUSED16_ENTRY(fused16_bf16_w6c, Fused16W6C, 1, gdn::F16_FULL)
 FUSED16_ENTRY(fused16_bf16_w4c2, Fused16W4C2, 1, gdn::F16_FULL)
 FUSED16_ENTRY(fused16_bf16_w4c_s16, Fused16W4CS16, 1, gdn::F16_FULL)
@@ -235,17 +224,10 @@ struct Entry {
   EntryFn fn;
   const char* name;
   int threads, smem, cluster;
-  int persistent;  // 1: grid (2, C, 1), C = min(units, clusters); 2 (head fixed): C = HO · max(1, that / HO)
-                   // (bench/gdn_fused16_persist.cuh)
-  int clusters;    // the clusters the GPU holds at once (main fills it in)
 };
 template <typename F>
 static Entry entry(EntryFn fn, const char* name) {
-  return Entry{fn, name, F::threads, gdn::fused16_smem_bytes<gdn_bf16, 64, F>(), F::cluster, 0, 0};
-}
-template <typename F>
-static Entry entry_persist(EntryFn fn, const char* name, int kind = 1) {
-  return Entry{fn, name, F::threads, gdn::fused16_persist_smem_bytes<gdn_bf16, 64, F>(), F::cluster, kind, 0};
+  return Entry{fn, name, F::threads, gdn::fused16_smem_bytes<gdn_bf16, 64, F>(), F::cluster};
 }
 
 // A cluster form's launch configuration: (e.cluster, 1, 1) clusters over `grid` (not copyable: cfg
@@ -269,18 +251,14 @@ struct ClusterLaunch {
   ClusterLaunch& operator=(const ClusterLaunch&) = delete;
 };
 
-// clusters (persistent entries): at most this many clusters (0: e.clusters).
-static void launch(const Entry& e, const Dev& d, const Case& c, cudaStream_t s, int clusters = 0) {
+static void launch(const Entry& e, const Dev& d, const Case& c, cudaStream_t s) {
   static const int order = getenv("FUSED16_ORDER") ? atoi(getenv("FUSED16_ORDER")) : 0;
   const gdn::Fused16Params pp{d.p, c.T, 0, order};
   if (e.cluster == 1) {
     e.fn<<<dim3(V / 64, c.H, c.N), e.threads, e.smem, s>>>(pp);
     return;
   }
-  const int units = c.N * c.H, most = clusters > 0 ? clusters : std::max(e.clusters, 1);
-  const int ncl = e.persistent == 2 ? c.H * std::max(1, std::min(units, most) / c.H) : std::min(units, most);
-  const dim3 grid = e.persistent ? dim3(V / 64, ncl, 1) : dim3(V / 64, c.H, c.N);
-  ClusterLaunch cl(e, grid, s);
+  ClusterLaunch cl(e, dim3(V / 64, c.H, c.N), s);
   CK(cudaLaunchKernelEx(&cl.cfg, e.fn, pp));
 }
 
@@ -295,7 +273,7 @@ static double rms_ratio(const std::vector<double>& a, const std::vector<double>&
 
 static int g_fails = 0;
 
-static void check_case(const char* name, const Entry& e, std::vector<int> lens, int H, int flags, bool unit_rows, int clusters = 0) {
+static void check_case(const char* name, const Entry& e, std::vector<int> lens, int H, int flags, bool unit_rows) {
   const float scale = 1.f / std::sqrt(float(K));
   Case c = make_case(lens, H, unit_rows);
   std::vector<double> ro, rfs;
@@ -303,7 +281,7 @@ static void check_case(const char* name, const Entry& e, std::vector<int> lens, 
   Dev d = upload(c, flags, scale);
   CK(cudaMemset(d.o, 0xFF, std::max<size_t>(size_t(c.T) * H * V * 2, 16)));
   CK(cudaMemset(d.fs, 0xFF, c.h0.size() * 4));
-  launch(e, d, c, 0, clusters);
+  launch(e, d, c, 0);
   CK(cudaGetLastError());
   CK(cudaDeviceSynchronize());
   std::vector<unsigned short> ob(size_t(c.T) * H * V);
@@ -322,7 +300,7 @@ static void check_case(const char* name, const Entry& e, std::vector<int> lens, 
 int main(int argc, char** argv) {
   setvbuf(stdout, nullptr, _IOLBF, 0);
   const int iters = argc > 1 ? atoi(argv[1]) : 20;
-  constexpr int NE = 31, NF = 19;  // the first NF compute the forward; the rest are timing diagnostics
+  constexpr int NE = 26, NF = 16;  // the first NF compute the forward; the rest are timing diagnostics
   Entry entries[NE] = {
       entry<gdn::Fused16B1>(fused16_bf16_b1, "b1"),
       entry<gdn::Fused16B2>(fused16_bf16_b2, "b2"),
@@ -340,9 +318,6 @@ int main(int argc, char** argv) {
       entry<gdn::Fused16B2CLate>(fused16_bf16_b2c_late, "b2c-late"),
       entry<gdn::Fused16W8CNoSp>(fused16_bf16_w8c_nosp, "w8c-nosp"),
       entry<gdn::Fused16B2CNoSp>(fused16_bf16_b2c_nosp, "b2c-nosp"),
-      entry_persist<gdn::Fused16B2C>(fused16_bf16_b2p, "b2p"),
-      entry_persist<gdn::Fused16B2CNoSp>(fused16_bf16_b2p_nosp, "b2p-nosp"),
-      entry_persist<gdn::Fused16B2C>(fused16_bf16_b2ph, "b2ph", 2),
       entry<gdn::Fused16B1>(fused16_bf16_b1_chain, "b1-chain-copies"),
       entry<gdn::Fused16B1>(fused16_bf16_b1_prod, "b1-producer"),
       entry<gdn::Fused16B1>(fused16_bf16_b1_chainonly, "b1-chain-only"),
@@ -353,8 +328,6 @@ int main(int argc, char** argv) {
       entry<gdn::Fused16W8C>(fused16_bf16_w8c_prod, "w8c-producer"),
       entry<gdn::Fused16W4C>(fused16_bf16_w4c_prod, "w4c-producer"),
       entry<gdn::Fused16B2C>(fused16_bf16_b2c_prod, "b2c-producer"),
-      entry_persist<gdn::Fused16B2C>(fused16_bf16_b2p_prod, "b2p-producer"),
-      entry_persist<gdn::Fused16B2C>(fused16_bf16_b2ph_prod, "b2ph-producer", 2),
   };
 
   const char* only = getenv("FUSED16_ONLY");  // a comma-separated list of entry names to time
@@ -369,7 +342,6 @@ int main(int argc, char** argv) {
       ClusterLaunch cl(e, dim3(2, 64, 1), 0);
       CK(cudaOccupancyMaxActiveClusters(&clusters, reinterpret_cast<const void*>(e.fn), &cl.cfg));
     }
-    e.clusters = clusters;
     printf("ENTRY %s: %d threads, %d registers, %zu B local (spills), %d B dynamic smem, %d blocks per SM, %d clusters of %d at once\n",
            e.name, e.threads, fa.numRegs, static_cast<size_t>(fa.localSizeBytes), e.smem, per_sm, clusters, e.cluster);
   }
@@ -377,11 +349,6 @@ int main(int argc, char** argv) {
     check_case((std::string("ragged ") + entries[i].name).c_str(), entries[i], {130, 64, 0, 5, 1}, 2, 0, true);
     check_case((std::string("ragged l2 sigmoid ") + entries[i].name).c_str(), entries[i], {300, 17, 0, 48}, 2,
                gdn::FLAG_L2NORM | gdn::FLAG_BETA_SIGMOID, false);
-    if (entries[i].persistent) {  // several units per cluster
-      check_case((std::string("ragged 3 clusters ") + entries[i].name).c_str(), entries[i], {130, 64, 0, 5, 1}, 2, 0, true, 3);
-      check_case((std::string("ragged l2 1 cluster ") + entries[i].name).c_str(), entries[i], {300, 17, 0, 48}, 2,
-                 gdn::FLAG_L2NORM | gdn::FLAG_BETA_SIGMOID, false, 1);
-    }
   }
   struct Shape {
     const char* name;

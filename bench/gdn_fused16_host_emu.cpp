@@ -21,7 +21,6 @@
 #include "gdn_wgmma_emu.h"
 #include "gdn_fwd_fast.cuh"  // FwdFastParams (gdn_slim_emu_case.h binds it)
 #include "gdn_fwd_fused16.cuh"
-#include "gdn_fused16_persist.cuh"
 #include "gdn_slim_emu_case.h"
 
 // The cluster forms' primitives (kernels/include/gdn_fused16_cluster.cuh) on the emulation's
@@ -120,35 +119,6 @@ static void run_case(const char* name, int H, int HV, int flags, std::vector<int
   const auto rb2c = run_form(gdn::Fused16B2C{});
   g_cp_eager = false;
   check(r1.first == rb2c.first && r1.second == rb2c.second, "fused16: form B2C (RF, ET, copies landing at issue) bitwise B1");
-  // The persistent form (session 60): C clusters stepping through the units with one stage ring
-  // (odd units' phantom chunks, empty units, units that start mid-ring), C = 1, 2, 3 and one
-  // cluster per unit; longest-first order at C = 2.
-  auto run_persist = [&](unsigned clusters, int order, bool head_fixed = false) {
-    using F = gdn::Fused16B2C;
-    cs.reset_outputs();
-    const gdn::Fused16Params pp{p, cs.cu.back(), cs.N + 2, order};
-    launch(U3{2u, clusters, 1u}, F::threads, [&] {
-      if (head_fixed) gdn::fwd_fused16_persist_body<IOT, K, V, VB, F, gdn::F16_FULL, true>(pp);
-      else gdn::fwd_fused16_persist_body<IOT, K, V, VB, F>(pp);
-    }, 2);
-    return decoded();
-  };
-  const unsigned units = unsigned(cs.N * cs.HO);
-  for (unsigned cl : {1u, 2u, 3u, units}) {
-    g_cp_eager = cl == 2u;
-    const auto rp = run_persist(cl, cl == 2u ? 1 : 0);
-    g_cp_eager = false;
-    const std::string what = "fused16: persistent B2C at " + std::to_string(cl) + " cluster(s) of " + std::to_string(units) +
-                             " units" + (cl == 2u ? " (longest first, copies at issue)" : "") + " bitwise B1";
-    check(r1.first == rp.first && r1.second == rp.second, what.c_str());
-  }
-  // Head fixed per cluster (HF): HO · k clusters, k = 1, 2 and one per sequence.
-  for (unsigned k : {1u, 2u, unsigned(cs.N)}) {
-    const auto rp = run_persist(unsigned(cs.HO) * k, k == 2u ? 1 : 0, true);
-    const std::string what = "fused16: persistent B2C, head fixed, at " + std::to_string(cs.HO * k) + " clusters" +
-                             (k == 2u ? " (longest first)" : "") + " bitwise B1";
-    check(r1.first == rp.first && r1.second == rp.second, what.c_str());
-  }
   // In place: the final state over the initial state's buffer.
   cs.reset_outputs();
   std::vector<float> h0f = cs.h0f;
