@@ -5,7 +5,8 @@
 # w8c / w8c-wgu / w8c-u / b2c / b2c-u / b2c-wgu at the benchmark shapes (two rounds), b2c-wg and
 # b2ph (one round), then ncu's LSU wavefronts of w8c and w8c-wgu at (4,8192,16).
 # run: command "bash bench/device_s62b.sh 2>&1 | tee $OUT/s62b.log", any kind. ~100 s on an H100.
-# Its output: bench/device_s62b_h100*.
+# Its output: bench/device_s62b_h100*. Since session 62 the tree holds neither the patch's base nor
+# b2ph: bench/gdn_wg61_chain.patch is rebased onto it, b2ph lives in bench/gdn_persist60.patch.
 set -u
 cd "$(git rev-parse --show-toplevel 2>/dev/null || pwd)"
 source bench/device_lib.sh
