@@ -29,6 +29,21 @@ using namespace gdn;
 using T = gdn_bf16;
 using IoT = Io<T>;
 
+// The chain's own O staging and store as the kernel had them when this bench was written (session
+// 57; removed from gdn_fwd_fused16.cuh in session 59, a91c9f1, when every form took the producer's
+// O store): kept here so the forms measure what they measured then.
+constexpr int F16_OLD = 24;  // O staging row stride (16 value rows + 8): 48 B rows for stmatrix
+// A chain warp's O rows of chunk c (16 tokens × its 16 value rows, staged as [token][value row]) to
+// global memory, 16 bytes per lane; tokens at or past eos are not stored.
+template <typename T, int V>
+__device__ __forceinline__ void fused16_store_o(const T* ost, T* o, long long bos, long long eos, int c, int h, int HO,
+                                                int vr0, int lane) {
+  __syncwarp();
+  const long long tok = bos + static_cast<long long>(c) * F16_C + (lane >> 1);
+  const uint4 ov = *reinterpret_cast<const uint4*>(ost + (lane >> 1) * F16_OLD + 8 * (lane & 1));
+  if (tok < eos) *reinterpret_cast<uint4*>(o + (tok * HO + h) * static_cast<long long>(V) + vr0 + 8 * (lane & 1)) = ov;
+}
+
 constexpr int KB_VB = 128;  // the static stage's value columns (the `two` form's 128 rows)
 struct BenchStage {
   T q[F16_C * F16_LD];

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Session 63's call: prices a one-pass forward at chunk 64 from its two parts in isolation, beside
+# the chunk-16 chain on the same GPU: bench/chain_slim64_bench.cu (the two-pass scan's wgmma step
+# on a static stage: whole step, O not stored, the state alone; one and two blocks per SM),
+# bench/prep64_tile_bench.cu (one chunk-64 factor build, L2-resident inputs, the prep's residency)
+# and bench/chain_ksplit_bench.cu's `base` (the one pass's chunk-16 chain step alone).
+# run: command "bash bench/device_s63a.sh", any kind (~60 s). Output: bench/device_s63a_*.log.
+set -u
+cd "$(git rev-parse --show-toplevel 2>/dev/null || pwd)"
+exec > >(tee "$OUT/s63a.log") 2>&1
+source .device/device-env.sh > "$OUT/env.log" 2>&1
+nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
+T0=$(date +%s)
+b() { nvcc -std=c++17 -O3 -gencode arch=compute_90a,code=sm_90a -Ikernels/include -Ibench "bench/$1.cu" -o "/tmp/$1" > "/tmp/$1.build" 2>&1 || { echo "BUILD FAILED $1"; tail -5 "/tmp/$1.build"; }; }
+b chain_slim64_bench & p1=$!
+b prep64_tile_bench & p2=$!
+b chain_ksplit_bench & p3=$!
+wait $p1 $p2 $p3
+echo "built in $(( $(date +%s) - T0 )) s"
+timeout 120 /tmp/chain_slim64_bench
+timeout 60 /tmp/prep64_tile_bench
+timeout 120 /tmp/chain_ksplit_bench | grep -E "^(NVIDIA|base |base+o|two )"
+echo "elapsed $(( $(date +%s) - T0 )) s"
