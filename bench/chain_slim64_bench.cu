@@ -125,6 +125,7 @@ static void run(const char* name, int sms, int clock_khz, int nch, float* out, T
          name, NB, per_sm, nch, per, per * clock_khz * 1e-6, per * clock_khz * 1e-6 / 4, ms[ms.size() / 2]);
 }
 
+#ifndef BENCH_NO_MAIN  // bench/fused64_corun_bench.cu includes this file for its kernel
 int main() {
   setvbuf(stdout, nullptr, _IOLBF, 0);
   cudaDeviceProp pr;
@@ -152,3 +153,4 @@ int main() {
   CK(cudaFree(o));
   return 0;
 }
+#endif

@@ -31,22 +31,12 @@ __global__ void __launch_bounds__(PREP3_THREADS, SLIM_PREP_WG_MIN_BLOCKS) prep64
   }
 }
 
-int main() {
-  setvbuf(stdout, nullptr, _IOLBF, 0);
-  cudaDeviceProp pr;
-  CK(cudaGetDeviceProperties(&pr, 0));
-  int clock_khz = 0;
-  CK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, 0));
-  printf("%s, %d SMs, %d MHz\n", pr.name, pr.multiProcessorCount, clock_khz / 1000);
-  const int sms = pr.multiProcessorCount;
-  const int smem = static_cast<int>(SlimPrepSmem<128>::bytes_l);
-  CK(cudaFuncSetAttribute(prep64_bench, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-  int per_sm = 0;
-  CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, prep64_bench, PREP3_THREADS, smem));
-  const int heads = sms * per_sm;
-  // One sequence of one chunk (64 tokens), `heads` heads: q, k [64, heads, 128] bf16, g, β [64, heads] fp32.
+// The parameters of `heads` one-chunk heads (one sequence of 64 tokens): q, k [64, heads, 128] bf16
+// (synthetic values ~0.008..0.06), g, β [64, heads] fp32, the chunk table, the workspace's T, A,
+// scalar and gate rows (device allocations, kept for the process).
+static FwdParams prep64_params(int heads) {
   std::vector<unsigned short> qk(size_t(64) * heads * 128);
-  for (size_t i = 0; i < qk.size(); ++i) qk[i] = static_cast<unsigned short>(0x3c00 + (i * 37) % 512);  // ~0.008..0.06
+  for (size_t i = 0; i < qk.size(); ++i) qk[i] = static_cast<unsigned short>(0x3c00 + (i * 37) % 512);
   std::vector<float> g(size_t(64) * heads, -0.02f), b(size_t(64) * heads, 0.3f);
   void *dq, *dk, *dg, *db, *dcu, *doff, *wa, *ww, *wkr, *wgl;
   CK(cudaMalloc(&dq, qk.size() * 2));
@@ -84,15 +74,39 @@ int main() {
   p.ws_w = ww;
   p.ws_kr = wkr;
   p.ws_gl = static_cast<float*>(wgl);
+  return p;
+}
+
+#ifndef BENCH_NO_MAIN  // bench/fused64_corun_bench.cu includes this file for its kernel
+int main() {
+  setvbuf(stdout, nullptr, _IOLBF, 0);
+  cudaDeviceProp pr;
+  CK(cudaGetDeviceProperties(&pr, 0));
+  int clock_khz = 0;
+  CK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, 0));
+  printf("%s, %d SMs, %d MHz\n", pr.name, pr.multiProcessorCount, clock_khz / 1000);
+  const int sms = pr.multiProcessorCount;
+  const int smem = static_cast<int>(SlimPrepSmem<128>::bytes_l);
+  CK(cudaFuncSetAttribute(prep64_bench, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+  int per_sm = 0;
+  CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, prep64_bench, PREP3_THREADS, smem));
+  const FwdParams p = prep64_params(sms * per_sm);
   cudaStream_t st;
   CK(cudaStreamCreate(&st));
+  // The prep's residency (per_sm blocks per SM), then 1 and 2 blocks per SM (one block's tile
+  // latency, and two tiles in flight: what a one-pass producer would hold).
   for (int rep = 0; rep < 2; ++rep)
-    for (int nrep : {64, 256}) {
-      const std::vector<float> ms = launch_times_ms(st, 9, [&] { prep64_bench<<<heads, PREP3_THREADS, smem, st>>>(p, nrep); });
-      const double med_ns = ms[ms.size() / 2] * 1e6;
-      const double per = med_ns * sms / (double(heads) * nrep);  // the SM's time per tile
-      printf("prep64 blocks/SM %d nrep %4d: %7.1f ns per tile per SM, %6.0f cycles (median %.4f ms)\n", per_sm, nrep, per,
-             per * clock_khz * 1e-6, ms[ms.size() / 2]);
-    }
+    for (int nb : {per_sm, 1, 2})
+      for (int nrep : {64, 256}) {
+        const int heads = sms * nb;
+        const std::vector<float> ms =
+            launch_times_ms(st, 9, [&] { prep64_bench<<<heads, PREP3_THREADS, smem, st>>>(p, nrep); });
+        const double med_ns = ms[ms.size() / 2] * 1e6;
+        const double per = med_ns * sms / (double(heads) * nrep);  // the SM's time per tile
+        printf("prep64 blocks/SM %d nrep %4d: %7.1f ns per tile per SM, %6.0f cycles; one block's tile %6.0f cycles"
+               " (median %.4f ms)\n",
+               nb, nrep, per, per * clock_khz * 1e-6, per * nb * clock_khz * 1e-6, ms[ms.size() / 2]);
+      }
   return 0;
 }
+#endif
