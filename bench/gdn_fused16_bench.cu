@@ -45,6 +45,27 @@ using Fused16B2CLate = Fused16Form<4, 8, 1, 2, false, true>;
 // The product's w8c and b2c before the staggered prologue (SP, session 59).
 using Fused16W8CNoSp = Fused16Form<8, 16, 1, 2, true>;
 using Fused16B2CNoSp = Fused16Form<4, 8, 1, 2, true, true>;
+// Session 59's WG chain (the chain's P and Q by wgmma over swizzled q, k rows; Fused16Form WG),
+// ported onto the staggered prologue (session 61): the product's w8c, b2c, w4c and w8's chain alone.
+using Fused16W8CWg = Fused16Form<8, 16, 1, 2, true, false, true, true>;
+using Fused16B2CWg = Fused16Form<4, 8, 1, 2, true, true, true, true>;
+using Fused16W4CWg = Fused16Form<4, 14, 1, 2, true, false, false, true>;
+using Fused16W8Wg = Fused16Form<8, 14, 1, 1, true, false, false, true>;
+// Session 61: the update by wgmma too (Fused16Form UW): every q̂ / k̂ / K̂ read of the chain once per
+// warpgroup.
+using Fused16W8CWgu = Fused16Form<8, 16, 1, 2, true, false, true, true, true>;
+using Fused16B2CWgu = Fused16Form<4, 8, 1, 2, true, true, true, true, true>;
+using Fused16W8Wgu = Fused16Form<8, 14, 1, 1, true, false, false, true, true>;
+// The update alone by wgmma (UW without WG: P, Q by mma.sync from the swizzled rows; b2c's
+// registers do not hold WG's eight A fragments).
+using Fused16B2CU = Fused16Form<4, 8, 1, 2, true, true, true, false, true>;
+using Fused16W8CU = Fused16Form<8, 16, 1, 2, true, false, true, false, true>;
+// Session 63: b2c's WG / UW forms with the registers moved from the producer's warpgroup to the
+// chain's (CR / PR, session 59's setmaxnreg): the chain no longer capped at 128.
+using Fused16B2CWguR160 = Fused16Form<4, 8, 1, 2, true, true, true, true, true, 160, 96>;
+using Fused16B2CWguR176 = Fused16Form<4, 8, 1, 2, true, true, true, true, true, 176, 80>;
+using Fused16B2CWgR160 = Fused16Form<4, 8, 1, 2, true, true, true, true, false, 160, 96>;
+using Fused16B2CUR160 = Fused16Form<4, 8, 1, 2, true, true, true, false, true, 160, 96>;
 }  // namespace gdn
 
 FUSED16_ENTRY(fused16_bf16_b1, Fused16B1, 1, gdn::F16_FULL)
@@ -63,6 +84,19 @@ FUSED16_ENTRY(fused16_bf16_b2c_norf, Fused16B2CNoRf, 2, gdn::F16_FULL)
 FUSED16_ENTRY(fused16_bf16_b2c_late, Fused16B2CLate, 2, gdn::F16_FULL)
 FUSED16_ENTRY(fused16_bf16_w8c_nosp, Fused16W8CNoSp, 1, gdn::F16_FULL)
 FUSED16_ENTRY(fused16_bf16_b2c_nosp, Fused16B2CNoSp, 2, gdn::F16_FULL)
+FUSED16_ENTRY(fused16_bf16_w8c_wg, Fused16W8CWg, 1, gdn::F16_FULL)
+FUSED16_ENTRY(fused16_bf16_b2c_wg, Fused16B2CWg, 2, gdn::F16_FULL)
+FUSED16_ENTRY(fused16_bf16_w4c_wg, Fused16W4CWg, 1, gdn::F16_FULL)
+FUSED16_ENTRY(fused16_bf16_w8_wg_chainonly, Fused16W8Wg, 1, gdn::F16_CHAIN_ONLY)
+FUSED16_ENTRY(fused16_bf16_w8c_wgu, Fused16W8CWgu, 1, gdn::F16_FULL)
+FUSED16_ENTRY(fused16_bf16_b2c_wgu, Fused16B2CWgu, 2, gdn::F16_FULL)
+FUSED16_ENTRY(fused16_bf16_w8_wgu_chainonly, Fused16W8Wgu, 1, gdn::F16_CHAIN_ONLY)
+FUSED16_ENTRY(fused16_bf16_b2c_u, Fused16B2CU, 2, gdn::F16_FULL)
+FUSED16_ENTRY(fused16_bf16_w8c_u, Fused16W8CU, 1, gdn::F16_FULL)
+FUSED16_ENTRY(fused16_bf16_b2c_wgu_r160, Fused16B2CWguR160, 2, gdn::F16_FULL)
+FUSED16_ENTRY(fused16_bf16_b2c_wgu_r176, Fused16B2CWguR176, 2, gdn::F16_FULL)
+FUSED16_ENTRY(fused16_bf16_b2c_wg_r160, Fused16B2CWgR160, 2, gdn::F16_FULL)
+FUSED16_ENTRY(fused16_bf16_b2c_u_r160, Fused16B2CUR160, 2, gdn::F16_FULL)
 // Timing diagnostics (Fused16Mode).
 FUSED16_ENTRY(fused16_bf16_b1_chain, Fused16B1, 1, gdn::F16_CHAIN_COPIES)
 FUSED16_ENTRY(fused16_bf16_b1_prod, Fused16B1, 1, gdn::F16_PRODUCER)
@@ -300,7 +334,7 @@ static void check_case(const char* name, const Entry& e, std::vector<int> lens, 
 int main(int argc, char** argv) {
   setvbuf(stdout, nullptr, _IOLBF, 0);
   const int iters = argc > 1 ? atoi(argv[1]) : 20;
-  constexpr int NE = 26, NF = 16;  // the first NF compute the forward; the rest are timing diagnostics
+  constexpr int NE = 39, NF = 27;  // the first NF compute the forward; the rest are timing diagnostics
   Entry entries[NE] = {
       entry<gdn::Fused16B1>(fused16_bf16_b1, "b1"),
       entry<gdn::Fused16B2>(fused16_bf16_b2, "b2"),
@@ -318,6 +352,17 @@ int main(int argc, char** argv) {
       entry<gdn::Fused16B2CLate>(fused16_bf16_b2c_late, "b2c-late"),
       entry<gdn::Fused16W8CNoSp>(fused16_bf16_w8c_nosp, "w8c-nosp"),
       entry<gdn::Fused16B2CNoSp>(fused16_bf16_b2c_nosp, "b2c-nosp"),
+      entry<gdn::Fused16W8CWg>(fused16_bf16_w8c_wg, "w8c-wg"),
+      entry<gdn::Fused16B2CWg>(fused16_bf16_b2c_wg, "b2c-wg"),
+      entry<gdn::Fused16W4CWg>(fused16_bf16_w4c_wg, "w4c-wg"),
+      entry<gdn::Fused16W8CWgu>(fused16_bf16_w8c_wgu, "w8c-wgu"),
+      entry<gdn::Fused16B2CWgu>(fused16_bf16_b2c_wgu, "b2c-wgu"),
+      entry<gdn::Fused16B2CU>(fused16_bf16_b2c_u, "b2c-u"),
+      entry<gdn::Fused16W8CU>(fused16_bf16_w8c_u, "w8c-u"),
+      entry<gdn::Fused16B2CWguR160>(fused16_bf16_b2c_wgu_r160, "b2c-wgu-r160"),
+      entry<gdn::Fused16B2CWguR176>(fused16_bf16_b2c_wgu_r176, "b2c-wgu-r176"),
+      entry<gdn::Fused16B2CWgR160>(fused16_bf16_b2c_wg_r160, "b2c-wg-r160"),
+      entry<gdn::Fused16B2CUR160>(fused16_bf16_b2c_u_r160, "b2c-u-r160"),
       entry<gdn::Fused16B1>(fused16_bf16_b1_chain, "b1-chain-copies"),
       entry<gdn::Fused16B1>(fused16_bf16_b1_prod, "b1-producer"),
       entry<gdn::Fused16B1>(fused16_bf16_b1_chainonly, "b1-chain-only"),
@@ -328,6 +373,8 @@ int main(int argc, char** argv) {
       entry<gdn::Fused16W8C>(fused16_bf16_w8c_prod, "w8c-producer"),
       entry<gdn::Fused16W4C>(fused16_bf16_w4c_prod, "w4c-producer"),
       entry<gdn::Fused16B2C>(fused16_bf16_b2c_prod, "b2c-producer"),
+      entry<gdn::Fused16W8Wg>(fused16_bf16_w8_wg_chainonly, "w8-wg-chain-only"),
+      entry<gdn::Fused16W8Wgu>(fused16_bf16_w8_wgu_chainonly, "w8-wgu-chain-only"),
   };
 
   const char* only = getenv("FUSED16_ONLY");  // a comma-separated list of entry names to time

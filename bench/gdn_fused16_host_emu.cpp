@@ -119,6 +119,38 @@ static void run_case(const char* name, int H, int HV, int flags, std::vector<int
   const auto rb2c = run_form(gdn::Fused16B2C{});
   g_cp_eager = false;
   check(r1.first == rb2c.first && r1.second == rb2c.second, "fused16: form B2C (RF, ET, copies landing at issue) bitwise B1");
+  // The WG chain (P, Q by wgmma over the swizzled rows): other bits, within the tolerance; its forms
+  // bitwise each other.
+  const auto rw8cg = run_form(gdn::Fused16Form<8, 16, 1, 2, true, false, true, true>{});
+  const double ego = rms_ratio(rw8cg.first, cs.ro), egs = rms_ratio(rw8cg.second, cs.rfs);
+  printf("  W8C WG: rel rms vs fp64: O %.3e state %.3e\n", ego, egs);
+  check(ego < tol && egs < tol, "fused16: form W8C with the WG chain within tolerance of the fp64 recurrence");
+  g_cp_eager = true;
+  const auto rb2cw = run_form(gdn::Fused16Form<4, 8, 1, 2, true, true, true, true>{});
+  g_cp_eager = false;
+  check(rb2cw.first == rw8cg.first && rb2cw.second == rw8cg.second, "fused16: form B2C with the WG chain bitwise W8C's");
+  const auto rw8g = run_form(gdn::Fused16Form<8, 14, 1, 1, true, false, false, true>{});
+  check(rw8g.first == rw8cg.first && rw8g.second == rw8cg.second, "fused16: form W8 with the WG chain bitwise W8C's");
+  // The update by wgmma too (UW, session 61): within the tolerance; its forms bitwise each other.
+  const auto rw8cu = run_form(gdn::Fused16Form<8, 16, 1, 2, true, false, true, true, true>{});
+  const double euo = rms_ratio(rw8cu.first, cs.ro), eus = rms_ratio(rw8cu.second, cs.rfs);
+  printf("  W8C WG UW: rel rms vs fp64: O %.3e state %.3e\n", euo, eus);
+  check(euo < tol && eus < tol, "fused16: form W8C with the WG chain and the update by wgmma within tolerance of the fp64 recurrence");
+  g_cp_eager = true;
+  const auto rb2cu = run_form(gdn::Fused16Form<4, 8, 1, 2, true, true, true, true, true>{});
+  g_cp_eager = false;
+  check(rb2cu.first == rw8cu.first && rb2cu.second == rw8cu.second, "fused16: form B2C with WG and UW bitwise W8C's");
+  const auto rw8u = run_form(gdn::Fused16Form<8, 14, 1, 1, true, false, false, true, true>{});
+  check(rw8u.first == rw8cu.first && rw8u.second == rw8cu.second, "fused16: form W8 with WG and UW bitwise W8C's");
+  // UW alone (P, Q by mma.sync from the swizzled rows): within the tolerance; B2C bitwise W8C.
+  const auto rw8co = run_form(gdn::Fused16Form<8, 16, 1, 2, true, false, true, false, true>{});
+  const double eoo = rms_ratio(rw8co.first, cs.ro), eos = rms_ratio(rw8co.second, cs.rfs);
+  printf("  W8C UW: rel rms vs fp64: O %.3e state %.3e\n", eoo, eos);
+  check(eoo < tol && eos < tol, "fused16: form W8C with the update alone by wgmma within tolerance of the fp64 recurrence");
+  g_cp_eager = true;
+  const auto rb2co = run_form(gdn::Fused16Form<4, 8, 1, 2, true, true, true, false, true>{});
+  g_cp_eager = false;
+  check(rb2co.first == rw8co.first && rb2co.second == rw8co.second, "fused16: form B2C with UW alone bitwise W8C's");
   // In place: the final state over the initial state's buffer.
   cs.reset_outputs();
   std::vector<float> h0f = cs.h0f;

@@ -6,7 +6,7 @@
 // only wgmma_desc, and these stand in for the rest.
 //
 // Model (the PTX ISA's, the far end of what the hardware may do):
-//  - wgmma.mma_async RS m64nNk16 (N = 64, 128; bf16 / f16 in, fp32 accumulators) is recorded at
+//  - wgmma.mma_async RS m64nNk16 (N = 32 (session 57), 64, 128; bf16 / f16 in, fp32 accumulators) is recorded at
 //    issue with a copy of the thread's A registers and a pointer to its accumulators, and runs only
 //    at the wgmma_wait<n> that retires its commit group: an accumulator read before that wait sees
 //    the value before the product, shared memory (B) is read at the wait (a stage refilled while a
@@ -204,6 +204,20 @@ template <int TNSPB>
 inline void wgmma_m64n64k16_rs_f16_zt(float* d, const uint32_t* a, uint64_t b) {
   for (int i = 0; i < 32; ++i) d[i] = 0.f;
   emu_wg_issue(d, a, b, 64, TNSPB, false);
+}
+template <int TNSPB>
+inline void wgmma_m64n32k16_rs_bf16_t(float* d, const uint32_t* a, uint64_t b) { emu_wg_issue(d, a, b, 32, TNSPB, true); }
+template <int TNSPB>
+inline void wgmma_m64n32k16_rs_f16_t(float* d, const uint32_t* a, uint64_t b) { emu_wg_issue(d, a, b, 32, TNSPB, false); }
+template <int TNSPB>
+inline void wgmma_m64n32k16_rs_bf16_zt(float* d, const uint32_t* a, uint64_t b) {
+  for (int i = 0; i < 16; ++i) d[i] = 0.f;
+  emu_wg_issue(d, a, b, 32, TNSPB, true);
+}
+template <int TNSPB>
+inline void wgmma_m64n32k16_rs_f16_zt(float* d, const uint32_t* a, uint64_t b) {
+  for (int i = 0; i < 16; ++i) d[i] = 0.f;
+  emu_wg_issue(d, a, b, 32, TNSPB, false);
 }
 template <int TNSPB>
 inline void wgmma_m64n128k16_rs_bf16_t(float* d, const uint32_t* a, uint64_t b) { emu_wg_issue(d, a, b, 128, TNSPB, true); }

@@ -130,6 +130,24 @@ DNNP_WGMMA_M64N64K16_RS(wgmma_m64n64k16_rs_f16_t, "f16", "+f", "1")
 DNNP_WGMMA_M64N64K16_RS(wgmma_m64n64k16_rs_bf16_zt, "bf16", "=&f", "0")
 DNNP_WGMMA_M64N64K16_RS(wgmma_m64n64k16_rs_f16_zt, "f16", "=&f", "0")
 #undef DNNP_WGMMA_M64N64K16_RS
+// Session 57 (the one pass's WG chain, gdn_fwd_fused16.cuh): m64n32k16 RS, 16 fp32 per thread
+// (4 n8 tiles), B K-major or MN-major by TNSPB; `_t` scale-d 1, `_zt` scale-d 0 (as above).
+#define DNNP_WGMMA_M64N32K16_RS(NAME, TY, DC, SD)                                                                           \
+  template <int TNSPB>                                                                                                      \
+  __device__ __forceinline__ void NAME(float* d, const uint32_t* a, uint64_t desc_b) {                                      \
+    asm volatile("{\n .reg .pred p;\n setp.ne.b32 p, " SD ", 0;\n"                                                          \
+                 "wgmma.mma_async.sync.aligned.m64n32k16.f32." TY "." TY " "                                                \
+                 "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15}, "                                                \
+                 "{%16,%17,%18,%19}, %20, p, 1, 1, %21;\n}\n"                                                               \
+                 : DC(d[0]), DC(d[1]), DC(d[2]), DC(d[3]), DC(d[4]), DC(d[5]), DC(d[6]), DC(d[7]),          \
+                   DC(d[8]), DC(d[9]), DC(d[10]), DC(d[11]), DC(d[12]), DC(d[13]), DC(d[14]), DC(d[15])     \
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "n"(TNSPB));                                    \
+  }
+DNNP_WGMMA_M64N32K16_RS(wgmma_m64n32k16_rs_bf16_t, "bf16", "+f", "1")
+DNNP_WGMMA_M64N32K16_RS(wgmma_m64n32k16_rs_f16_t, "f16", "+f", "1")
+DNNP_WGMMA_M64N32K16_RS(wgmma_m64n32k16_rs_bf16_zt, "bf16", "=&f", "0")
+DNNP_WGMMA_M64N32K16_RS(wgmma_m64n32k16_rs_f16_zt, "f16", "=&f", "0")
+#undef DNNP_WGMMA_M64N32K16_RS
 #define DNNP_WGMMA_M64N128K16_RS(NAME, TY, DC, SD)                                                                          \
   template <int TNSPB>                                                                                                      \
   __device__ __forceinline__ void NAME(float* d, const uint32_t* a, uint64_t desc_b) {                                      \

@@ -43,6 +43,7 @@
 #pragma once
 
 #include "dnnp_async.cuh"
+#include "dnnp_wgmma.cuh"
 #include "gdn_fused16_cluster.cuh"
 #include "gdn_fwd.cuh"
 #include "gdn_fwd_slim.cuh"  // stsm_x4_t
@@ -109,8 +110,28 @@ constexpr bool F16C_PUSH_ASYNC = GDN_F16C_PUSH == 0 || GDN_F16C_PUSH == 3;  // s
 // landed (named barrier 1), so a block's first chunks do not wait behind the CL · PW · D chunks
 // (and the initial states) that every block of a generation requests at once (session 59's fixed
 // cost per block generation).
-template <int PW, int S, int D, int CL = 1, bool ET = false, bool RF = false, bool SP = false>
+// WG (sessions 57, 59; bench only): the chain's P and Q as one wgmma chain of the four chain warps
+// (one warpgroup): [P | Q] (64 value rows × [16 k̂ tokens | 16 q̂ tokens]) = X [K̂; Q̂]ᵀ over the 8
+// k16 steps, A from X's registers, B by descriptor from the stage's q, k rows stored 128-byte
+// swizzled (Fused16Stage SW): one read of each B tile per warpgroup instead of one ldmatrix stream
+// per warp. The update stays on mma.sync (its k̂ fragments by ldmatrix from the swizzled rows). The
+// producer fences its q, k copies for the async proxy. Other bits than the mma.sync chain (the
+// products' summation order), within the tolerance.
+// UW (session 61; bench only): the update X ← e^{Γ_last} X + Uᵀ diag(e^{Γ_last − Γ}) K̂ as one
+// wgmma m64n128k16 of the warpgroup (A = the warps' Uᵀ fragments, B = K̂ MN-major by descriptor
+// from the same swizzled tile, X its accumulator; the stage is swizzled with UW alone too, P and
+// Q then by mma.sync from the swizzled rows): K̂ read once per warpgroup instead of by eight
+// transposing ldmatrix per warp (session 61's ncu: b2c is bound by the L1 data pipe, 47 % of its
+// wavefronts the chain warps' q̂ / k̂ / K̂ reads).
+// CR, PR (session 59's bench/gdn_rg59_setmaxnreg.patch, ported in session 63; 0: none): after the
+// role split the chain's warpgroup raises its per-thread register limit to CR (setmaxnreg.inc) and
+// the producer's warpgroups lower theirs to PR (.dec), from the launch bound's; 128 · CR + 32 · PW ·
+// PR must not exceed the block's registers (b2c with WG + UW: the two-block cap of 128 spilled).
+template <int PW, int S, int D, int CL = 1, bool ET = false, bool RF = false, bool SP = false, bool WG = false,
+          bool UW = false, int CR = 0, int PR = 0>
 struct Fused16Form {
+  static_assert((CR == 0) == (PR == 0) && (CR == 0 || PW % 4 == 0), "registers move between whole warpgroups");
+  static constexpr int chain_regs = CR, producer_regs = PR;
   static_assert(CL == 1 || CL == 2, "a CTA alone or a pair of value halves");
   static_assert(!RF || CL == 2, "the remote forward: a cluster form");
   static_assert(CL * PW * D <= S, "the prologue's copies need no free stage");
@@ -119,6 +140,9 @@ struct Fused16Form {
   static constexpr bool early_test = ET;
   static constexpr bool remote_forward = RF;
   static constexpr bool staggered = SP;
+  static constexpr bool wg = WG;
+  static constexpr bool wg_update = UW;
+  static constexpr bool swizzled = WG || UW;  // the stage's q, k rows 128-byte swizzled (wgmma reads them)
   static constexpr int threads = 32 * (F16_CHAIN_WARPS + PW);
 };
 // B1: the CPU emulation's reference form (bench only).
@@ -143,23 +167,43 @@ using Fused16W8C = Fused16Form<8, 16, 1, 2, true, false, true>;
 // the staggered prologue (SP, session 59).
 using Fused16B2C = Fused16Form<4, 8, 1, 2, true, true, true>;
 
-// One stage: chunk c's rows and factors. q, k hold the raw rows, then q̂, k̂ in place.
-template <typename T, int VB>
+// One stage: chunk c's rows and factors. q, k hold the raw rows, then q̂, k̂ in place (SW false:
+// rows of F16_LD elements; SW true, the WG forms': `qk`, per channel half the 128-byte-swizzled
+// K-major tile of 32 rows, k̂ rows 0-15 and q̂ rows 16-31, 16-byte piece j of row r at j ^ (r & 7)).
+// Reach a row's 16-byte piece by fused16_piece. The members after the rows are the same in both.
+#define GDN_FUSED16_STAGE_TAIL(T, VB)                                                               \
+  T v[F16_C * (VB + 8)];                                                                            \
+  T t[F16_C * F16_TLD]; /* T = (I + L)⁻¹, io dtype */                                               \
+  T a[F16_C * F16_TLD]; /* A = tril(scale e^{Γi − Γj} q̂i · k̂j) */                                   \
+  float se[F16_C], sq[F16_C], sk[F16_C], be[F16_C]; /* β e^Γ, scale e^Γ, e^{Γlast − Γ}, β */        \
+  float gm[F16_C];                                  /* Γ (inclusive cumulative log decay) */        \
+  float gl;                                         /* e^{Γ_last} */                                \
+  float pad[3];
+template <typename T, int VB, bool SW = false>
 struct Fused16Stage {
+  static constexpr bool swizzled = false;
   T q[F16_C * F16_LD];
   T k[F16_C * F16_LD];
-  T v[F16_C * (VB + 8)];
-  T t[F16_C * F16_TLD];   // T = (I + L)⁻¹, io dtype
-  T a[F16_C * F16_TLD];   // A = tril(scale e^{Γi − Γj} q̂i · k̂j)
-  float se[F16_C], sq[F16_C], sk[F16_C], be[F16_C];  // β e^Γ, scale e^Γ, e^{Γlast − Γ}, β
-  float gm[F16_C];                                 // Γ (inclusive cumulative log decay)
-  float gl;                                        // e^{Γ_last}
-  float pad[3];
+  GDN_FUSED16_STAGE_TAIL(T, VB)
 };
+template <typename T, int VB>
+struct alignas(1024) Fused16Stage<T, VB, true> {
+  static constexpr bool swizzled = true;
+  T qk[2][2 * F16_C * 64];
+  GDN_FUSED16_STAGE_TAIL(T, VB)
+};
+#undef GDN_FUSED16_STAGE_TAIL
+
+// The 16-byte piece of row `row` of q̂ (isq) or k̂ holding channels col .. col + 7 (col % 8 == 0).
+template <typename Stage>
+__device__ __forceinline__ auto fused16_piece(Stage& s, bool isq, int row, int col) -> decltype(&s.v[0]) {
+  if constexpr (Stage::swizzled) return &s.qk[col >> 6][(row + (isq ? F16_C : 0)) * 64 + ((((col >> 3) & 7) ^ (row & 7)) << 3)];
+  else return (isq ? s.q : s.k) + row * F16_LD + col;
+}
 
 template <typename T, int VB, typename F>
 struct Fused16Smem {
-  Fused16Stage<T, VB> st[F::stages];
+  Fused16Stage<T, VB, F::swizzled> st[F::stages];
   uint64_t full[F::stages];    // one arrival: the producer warp that built the stage's chunk
   // Four arrivals: the chain warps, done with it (CL without RF: both CTAs' chains, eight). RF:
   // empty[S + s] is stage s's peer_free (one arrival: the peer's producer forwarding its chains'
@@ -289,8 +333,8 @@ __device__ __forceinline__ Fused16Copies<T> fused16_copies(const FwdParams& p, i
 // their source address is the chunk's first row, never read). Row offsets inside the chunk are
 // 32-bit (16 rows of at most 2^31 / 16 elements each: the caller's strides), the chunk's base 64-bit.
 // qk false: v only (a cluster form's chunk that the peer builds).
-template <typename T, int VB>
-__device__ __forceinline__ void fused16_issue(const Fused16Copies<T>& c, Fused16Stage<T, VB>& s, long long t0, long long te,
+template <typename T, int VB, bool SW>
+__device__ __forceinline__ void fused16_issue(const Fused16Copies<T>& c, Fused16Stage<T, VB, SW>& s, long long t0, long long te,
                                               bool qk = true) {
   const long long left = te - t0;
   const int rem = left < F16_C ? static_cast<int>(left) : F16_C;
@@ -305,8 +349,8 @@ __device__ __forceinline__ void fused16_issue(const Fused16Copies<T>& c, Fused16
 #pragma unroll
       for (int i = 0; i < F16_C / 2; ++i) {
         const int r = c.rq + 2 * i;
-        cp_async16(s.q + r * F16_LD + c.cq, qr);
-        cp_async16(s.k + r * F16_LD + c.cq, kr);
+        cp_async16(fused16_piece(s, true, r, c.cq), qr);
+        cp_async16(fused16_piece(s, false, r, c.cq), kr);
         qr += c.sq2;
         kr += c.sk2;
       }
@@ -325,8 +369,8 @@ __device__ __forceinline__ void fused16_issue(const Fused16Copies<T>& c, Fused16
     for (int i = 0; i < F16_C / 2; ++i) {
       const int r = c.rq + 2 * i;
       const bool live = r < rem;
-      cp_async16_zfill(s.q + r * F16_LD + c.cq, q0 + (live ? c.oq + i * c.sq2 : 0), live);
-      cp_async16_zfill(s.k + r * F16_LD + c.cq, k0 + (live ? c.ok + i * c.sk2 : 0), live);
+      cp_async16_zfill(fused16_piece(s, true, r, c.cq), q0 + (live ? c.oq + i * c.sq2 : 0), live);
+      cp_async16_zfill(fused16_piece(s, false, r, c.cq), k0 + (live ? c.ok + i * c.sk2 : 0), live);
     }
   }
 #pragma unroll
@@ -337,16 +381,17 @@ __device__ __forceinline__ void fused16_issue(const Fused16Copies<T>& c, Fused16
   }
 }
 
-// Phase A on one quarter-warp per row: row r of q (rows 0-15) or k (16-31) scaled to unit norm in place.
+// Phase A on one quarter-warp per row: a q or k row scaled to unit norm in place; lane8's two
+// 16-byte pieces (channels 16 lane8 .. + 7 at piece[0], + 8 .. + 15 at piece[1]).
 template <typename T, int K>
-__device__ __forceinline__ void fused16_norm_row(T* row, int lane8) {
+__device__ __forceinline__ void fused16_norm_row(T* const (&piece)[2]) {
   static_assert(K == 128, "a quarter-warp covers 128 elements");
   uint4 w[2];
   float x[16];
   float ss = 0.f;
 #pragma unroll
   for (int i = 0; i < 2; ++i) {
-    w[i] = *reinterpret_cast<const uint4*>(row + 16 * lane8 + 8 * i);
+    w[i] = *reinterpret_cast<const uint4*>(piece[i]);
     const u32 ws[4] = {w[i].x, w[i].y, w[i].z, w[i].w};
 #pragma unroll
     for (int j = 0; j < 4; ++j) {
@@ -367,7 +412,7 @@ __device__ __forceinline__ void fused16_norm_row(T* row, int lane8) {
     o.y = Io<T>::pack(x[8 * i + 2] * rs, x[8 * i + 3] * rs);
     o.z = Io<T>::pack(x[8 * i + 4] * rs, x[8 * i + 5] * rs);
     o.w = Io<T>::pack(x[8 * i + 6] * rs, x[8 * i + 7] * rs);
-    *reinterpret_cast<uint4*>(row + 16 * lane8 + 8 * i) = o;
+    *reinterpret_cast<uint4*>(piece[i]) = o;
   }
 }
 
@@ -383,8 +428,8 @@ __device__ __forceinline__ void fused16_b_rows(u32 (&b)[4], const T* rows, int l
 // rows of 128 bytes per instruction; tokens at or past eos are not stored. After the wait on the
 // stage's empty barrier, before any copy refills the stage (the closing __syncwarp: every lane's
 // loads are consumed before a lane's cp.async may overwrite the tile).
-template <typename T, int V, int VB>
-__device__ __forceinline__ void fused16_store_stage_o(const Fused16Stage<T, VB>& s, T* o, long long bos, long long eos, int c,
+template <typename T, int V, int VB, bool SW>
+__device__ __forceinline__ void fused16_store_stage_o(const Fused16Stage<T, VB, SW>& s, T* o, long long bos, long long eos, int c,
                                                       int h, int HO, int v0, int lane) {
   static_assert(VB * sizeof(T) == 8 * 16, "a token row is eight lanes of 16 bytes");
   const int r0 = lane >> 3;  // this lane's tokens r0, r0 + 4, r0 + 8, r0 + 12
@@ -405,19 +450,26 @@ __device__ __forceinline__ void fused16_store_stage_o(const Fused16Stage<T, VB>&
 // follows q; their 128 channels, not the pad columns); 16 bytes per store, by st.async completing
 // its bytes on the peer's full barrier of that stage or (F16C_PUSH_ASYNC false) by plain remote
 // stores and each lane's arrival. One warp, after fused16_build's last __syncwarp.
-template <typename T, int VB>
+template <typename T, int VB, bool SW = false>
 struct Fused16Push {
-  using Stage = Fused16Stage<T, VB>;
+  using Stage = Fused16Stage<T, VB, SW>;
   static constexpr int row_pieces = 128 * static_cast<int>(sizeof(T)) / 16;  // 16 per q̂ / k̂ row
   static constexpr int tail_at = static_cast<int>(offsetof(Stage, t));
-  static constexpr int tail_pieces = (static_cast<int>(sizeof(Stage)) - tail_at) / 16;
+  // The tail ends at the last member (an SW stage's alignment padding follows it).
+  static constexpr int tail_end = static_cast<int>(offsetof(Stage, pad) + sizeof(Stage::pad));
+  static constexpr int tail_pieces = (tail_end - tail_at) / 16;
   static constexpr int bytes = 16 * ((F16C_PUSH_ROWS ? 2 * F16_C * row_pieces : 0) + tail_pieces);
-  static_assert(sizeof(T) == 2 && offsetof(Stage, k) == F16_C * F16_LD * sizeof(T), "k̂ rows follow q̂ rows");
-  static_assert(tail_at % 16 == 0 && sizeof(Stage) % 16 == 0, "16-byte pieces");
+  static constexpr bool k_follows_q() {
+    if constexpr (SW) return true;
+    else return offsetof(Stage, k) == F16_C * F16_LD * sizeof(T);
+  }
+  static_assert(sizeof(T) == 2 && k_follows_q(), "k̂ rows follow q̂ rows");
+  static_assert(!SW || !F16C_PUSH_ROWS, "swizzled rows are not pushed (each CTA copies its own)");
+  static_assert(tail_at % 16 == 0 && tail_end % 16 == 0, "16-byte pieces");
 };
-template <typename T, int VB>
-__device__ __forceinline__ void fused16_push(const Fused16Stage<T, VB>& s, F16cAddr peer_stage, F16cAddr peer_full, int lane) {
-  using P = Fused16Push<T, VB>;
+template <typename T, int VB, bool SW>
+__device__ __forceinline__ void fused16_push(const Fused16Stage<T, VB, SW>& s, F16cAddr peer_stage, F16cAddr peer_full, int lane) {
+  using P = Fused16Push<T, VB, SW>;
   static_assert(P::row_pieces == 16, "two rows per warp pass");
   const unsigned char* base = reinterpret_cast<const unsigned char*>(&s);
   auto put = [&](int off) {
@@ -444,22 +496,35 @@ __device__ __forceinline__ void fused16_push(const Fused16Stage<T, VB>& s, F16cA
 enum Fused16Mode : int { F16_FULL = 0, F16_CHAIN_COPIES = 1, F16_PRODUCER = 2, F16_CHAIN_ONLY = 3 };
 
 // One warp: q̂, k̂ in place of the stage's raw q, k rows under l2norm (else nothing).
-template <typename T, int K, int VB>
-__device__ __forceinline__ void fused16_norm_rows(const FwdParams& p, Fused16Stage<T, VB>& s, int lane) {
+template <typename T, int K, int VB, bool SW>
+__device__ __forceinline__ void fused16_norm_rows(const FwdParams& p, Fused16Stage<T, VB, SW>& s, int lane) {
   if (p.flags & FLAG_L2NORM) {
 #pragma unroll
     for (int round = 0; round < 8; ++round) {
-      const int r = 4 * round + (lane >> 3);
-      fused16_norm_row<T, K>((r < 16 ? s.q + r * F16_LD : s.k + (r - 16) * F16_LD), lane & 7);
+      const int r = 4 * round + (lane >> 3), c0 = 16 * (lane & 7);
+      T* const piece[2] = {fused16_piece(s, r < 16, r & 15, c0), fused16_piece(s, r < 16, r & 15, c0 + 8)};
+      fused16_norm_row<T, K>(piece);
     }
   }
+}
+
+// The m16n8k16 B fragments of two n8 tiles (tokens 0-7, 8-15) over channels 16 kk .. + 15 of the
+// stage's q̂ (isq) or k̂ rows: B(k = channel, n = token).
+template <typename Stage>
+__device__ __forceinline__ void fused16_qk_b(u32 (&b)[4], Stage& s, bool isq, int kk, int lane) {
+  ldsm_x4(b, fused16_piece(s, isq, (lane & 7) + 8 * (lane >> 4), 16 * kk + 8 * ((lane >> 3) & 1)));
+}
+// The update's B fragments: K̂ (k = token, n = channel) over channels 16 np .. + 15, transposed on load.
+template <typename Stage>
+__device__ __forceinline__ void fused16_k_bt(u32 (&b)[4], Stage& s, int np, int lane) {
+  ldsm_x4_t(b, fused16_piece(s, false, (lane & 7) + 8 * ((lane >> 3) & 1), 16 * np + 8 * (lane >> 4)));
 }
 
 // T = (I + L)⁻¹ into the stage (io) from the warp's Lᵀ scratch lt (fp32, rows 20 floats apart), by
 // forward substitution: column j = lane (lanes 16-31 repeat column lane − 16 and store nothing),
 // T[i][j] = −Σ_m L[i][m] T[m][j]. The end of fused16_build and fused16_build_folded.
-template <typename T, int VB>
-__device__ __forceinline__ void fused16_invert_l(Fused16Stage<T, VB>& s, const float* lt, int lane) {
+template <typename T, int VB, bool SW>
+__device__ __forceinline__ void fused16_invert_l(Fused16Stage<T, VB, SW>& s, const float* lt, int lane) {
   const int j = lane & 15;
   float acc[F16_C], tc[F16_C];
 #pragma unroll
@@ -510,8 +575,8 @@ __device__ __forceinline__ void fused16_gate_scan(const FwdParams& p, u32 gates,
 // One producer warp turns chunk c's raw rows in stage s into q̂, k̂ (l2 norms in place), the per-token
 // scalars, T = (I + L)⁻¹ and A. gates: lane t < 16 holds token t's g, lane 16 + t its β (0 past the
 // sequence); live: the chunk's tokens inside the sequence; lt: the warp's Lᵀ scratch.
-template <typename T, int K, int VB>
-__device__ __forceinline__ void fused16_build(const FwdParams& p, Fused16Stage<T, VB>& s, float* lt, u32 gates, int live,
+template <typename T, int K, int VB, bool SW>
+__device__ __forceinline__ void fused16_build(const FwdParams& p, Fused16Stage<T, VB, SW>& s, float* lt, u32 gates, int live,
                                               int h, int lane) {
   const int gi = lane >> 2, tg = lane & 3;
   {
@@ -540,8 +605,8 @@ __device__ __forceinline__ void fused16_build(const FwdParams& p, Fused16Stage<T
 #pragma unroll
   for (int kk = 0; kk < K / 16; ++kk) {
     u32 bk[4], bq[4];
-    fused16_b_rows(bk, s.k, F16_LD, kk, lane);
-    fused16_b_rows(bq, s.q, F16_LD, kk, lane);
+    fused16_qk_b(bk, s, false, kk, lane);
+    fused16_qk_b(bq, s, true, kk, lane);
     const u32 ak[4] = {bk[0], bk[2], bk[1], bk[3]};
     const u32 aq[4] = {bq[0], bq[2], bq[1], bq[3]};
     Io<T>::mma(gk[0], ak, bk);
@@ -593,8 +658,8 @@ __device__ __forceinline__ void fused16_build(const FwdParams& p, Fused16Stage<T
 
 // fused16_build under l2norm with the norms folded (GDN_F16_FOLD 1; the caller picks it when
 // p.flags has FLAG_L2NORM): the stage's raw q, k rows stay, the scalars and L, A carry the norms.
-template <typename T, int K, int VB>
-__device__ __forceinline__ void fused16_build_folded(const FwdParams& p, Fused16Stage<T, VB>& s, float* lt, u32 gates, int live,
+template <typename T, int K, int VB, bool SW>
+__device__ __forceinline__ void fused16_build_folded(const FwdParams& p, Fused16Stage<T, VB, SW>& s, float* lt, u32 gates, int live,
                                               int h, int lane) {
   const int gi = lane >> 2, tg = lane & 3;
   const int t = lane & 15;  // the token whose scalars this lane computes (lanes 16-31 repeat 0-15)
@@ -618,8 +683,8 @@ __device__ __forceinline__ void fused16_build_folded(const FwdParams& p, Fused16
 #pragma unroll
   for (int kk = 0; kk < K / 16; ++kk) {
     u32 bk[4], bq[4];
-    fused16_b_rows(bk, s.k, F16_LD, kk, lane);
-    fused16_b_rows(bq, s.q, F16_LD, kk, lane);
+    fused16_qk_b(bk, s, false, kk, lane);
+    fused16_qk_b(bq, s, true, kk, lane);
     const u32 ak[4] = {bk[0], bk[2], bk[1], bk[3]};
     const u32 aq[4] = {bq[0], bq[2], bq[1], bq[3]};
     Io<T>::mma(gk[0], ak, bk);
@@ -686,8 +751,8 @@ __device__ __forceinline__ void fused16_build_folded(const FwdParams& p, Fused16
 }
 
 // The build a call takes: folded under l2norm with GDN_F16_FOLD 1, else fused16_build.
-template <typename T, int K, int VB>
-__device__ __forceinline__ void fused16_build_any(const FwdParams& p, Fused16Stage<T, VB>& s, float* lt, u32 gates, int live,
+template <typename T, int K, int VB, bool SW>
+__device__ __forceinline__ void fused16_build_any(const FwdParams& p, Fused16Stage<T, VB, SW>& s, float* lt, u32 gates, int live,
                                                   int h, int lane) {
   if (GDN_F16_FOLD && (p.flags & FLAG_L2NORM)) fused16_build_folded<T, K, VB>(p, s, lt, gates, live, h, lane);
   else fused16_build<T, K, VB>(p, s, lt, gates, live, h, lane);
@@ -697,9 +762,9 @@ __device__ __forceinline__ void fused16_build_any(const FwdParams& p, Fused16Sta
 // P = X K̂ᵀ and Q = X Q̂ᵀ (V × 16, the warp's 16 value rows): one pass over X's A fragments, the
 // channel halves into two accumulator sets each, zeroed here (two 4-deep mma chains instead of one
 // 8-deep; the caller sums pe + pe2, pq + pq2).
-template <typename T, int K, int VB>
+template <typename T, int K, int VB, bool SW>
 __device__ __forceinline__ void fused16_chain_pq(float (&pe)[2][4], float (&pq)[2][4], float (&pe2)[2][4], float (&pq2)[2][4],
-                                                 const float (&x)[K / 8][4], const Fused16Stage<T, VB>& s, int lane) {
+                                                 const float (&x)[K / 8][4], const Fused16Stage<T, VB, SW>& s, int lane) {
   zero_frags(pe);
   zero_frags(pq);
   zero_frags(pe2);
@@ -708,8 +773,8 @@ __device__ __forceinline__ void fused16_chain_pq(float (&pe)[2][4], float (&pq)[
   for (int kk = 0; kk < K / 16; ++kk) {
     u32 a[4], bk[4], bq[4];
     x_a_frag<T>(a, x, kk);
-    fused16_b_rows(bk, s.k, F16_LD, kk, lane);
-    fused16_b_rows(bq, s.q, F16_LD, kk, lane);
+    fused16_qk_b(bk, s, false, kk, lane);
+    fused16_qk_b(bq, s, true, kk, lane);
     float(&de)[2][4] = kk < K / 32 ? pe : pe2;
     float(&dq)[2][4] = kk < K / 32 ? pq : pq2;
     Io<T>::mma(de[0], a, bk);
@@ -718,9 +783,55 @@ __device__ __forceinline__ void fused16_chain_pq(float (&pe)[2][4], float (&pq)[
     Io<T>::mma(dq[1], a, bq + 2);
   }
 }
+// One k16 step of the WG chain's [P | Q]: wgmma m64n32k16 RS, B K-major; `first`: d = A B (scale-d 0).
+template <typename T>
+struct Fused16Wg;
+template <>
+struct Fused16Wg<gdn_bf16> {
+  static __device__ __forceinline__ void pq(float* d, const u32 (&a)[4], uint64_t desc, bool first) {
+    if (first) dnnp::wgmma_m64n32k16_rs_bf16_zt<0>(d, a, desc);
+    else dnnp::wgmma_m64n32k16_rs_bf16_t<0>(d, a, desc);
+  }
+};
+template <>
+struct Fused16Wg<gdn_f16> {
+  static __device__ __forceinline__ void pq(float* d, const u32 (&a)[4], uint64_t desc, bool first) {
+    if (first) dnnp::wgmma_m64n32k16_rs_f16_zt<0>(d, a, desc);
+    else dnnp::wgmma_m64n32k16_rs_f16_t<0>(d, a, desc);
+  }
+};
+// WG forms: [P | Q] (the warp's 16 value rows × 32) = X [K̂; Q̂]ᵀ by the warpgroup (all four chain
+// warps, together): 8 k16 steps of wgmma m64n32k16, A = X's fragments, B = the stage's swizzled tile
+// of channel half kk / 4 at +32 B per step; n8 tiles 0, 1 are P's tokens, 2, 3 Q's.
+template <typename T, int K, int VB>
+__device__ __forceinline__ void fused16_chain_pq_wg(float (&pe)[2][4], float (&pq)[2][4], const float (&x)[K / 8][4],
+                                                    const Fused16Stage<T, VB, true>& s) {
+  u32 af[K / 16][4];
+#pragma unroll
+  for (int kk = 0; kk < K / 16; ++kk) x_a_frag<T>(af[kk], x, kk);
+  dnnp::wgmma_fence();
+  float d[16];
+  const uint32_t tile = dnnp::smem_u32(&s.qk[0][0]);
+#pragma unroll
+  for (int kk = 0; kk < K / 16; ++kk) {
+    const uint64_t desc = dnnp::wgmma_desc(tile + (kk >> 2) * 4096 + (kk & 3) * 32, 16, 1024, 1);
+    Fused16Wg<T>::pq(d, af[kk], desc, kk == 0);
+  }
+  dnnp::wgmma_commit();
+  dnnp::wgmma_wait<0>();
+#pragma unroll
+  for (int nt = 0; nt < 2; ++nt)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      dnnp::wgmma_fence_operand(d[4 * nt + e]);
+      dnnp::wgmma_fence_operand(d[8 + 4 * nt + e]);
+      pe[nt][e] = d[4 * nt + e];
+      pq[nt][e] = d[8 + 4 * nt + e];
+    }
+}
 // Uᵀ = Rᵀ Tᵀ (the warp's 16 value rows × 16 tokens; r in the accumulator layout).
-template <typename T, int VB>
-__device__ __forceinline__ void fused16_chain_u(float (&u)[2][4], const float (&r)[2][4], const Fused16Stage<T, VB>& s, int lane) {
+template <typename T, int VB, bool SW>
+__device__ __forceinline__ void fused16_chain_u(float (&u)[2][4], const float (&r)[2][4], const Fused16Stage<T, VB, SW>& s, int lane) {
   u32 ra[4], tb[4];
   x_a_frag<T>(ra, r, 0);
   fused16_b_rows(tb, s.t, F16_TLD, 0, lane);
@@ -729,8 +840,8 @@ __device__ __forceinline__ void fused16_chain_u(float (&u)[2][4], const float (&
   Io<T>::mma(u[1], ra, tb + 2);
 }
 // Oᵀ += Uᵀ Aᵀ (pq: the readout Q diag(scale e^Γ)); ua: Uᵀ's A fragment, left for the caller.
-template <typename T, int VB>
-__device__ __forceinline__ void fused16_chain_o(float (&pq)[2][4], u32 (&ua)[4], const float (&u)[2][4], const Fused16Stage<T, VB>& s,
+template <typename T, int VB, bool SW>
+__device__ __forceinline__ void fused16_chain_o(float (&pq)[2][4], u32 (&ua)[4], const float (&u)[2][4], const Fused16Stage<T, VB, SW>& s,
                                                 int lane) {
   u32 ab[4];
   x_a_frag<T>(ua, u, 0);
@@ -740,16 +851,46 @@ __device__ __forceinline__ void fused16_chain_o(float (&pq)[2][4], u32 (&ua)[4],
 }
 // X += ua K̂: the update's 16 mma (ua: Uᵀ diag(e^{Γ_last − Γ})'s A fragment; K̂'s B fragments by
 // transposing ldmatrix of the [token][channel] rows).
-template <typename T, int K, int VB>
-__device__ __forceinline__ void fused16_chain_update(float (&x)[K / 8][4], const u32 (&ua)[4], const Fused16Stage<T, VB>& s,
+template <typename T, int K, int VB, bool SW>
+__device__ __forceinline__ void fused16_chain_update(float (&x)[K / 8][4], const u32 (&ua)[4], const Fused16Stage<T, VB, SW>& s,
                                                      int lane) {
 #pragma unroll
   for (int np = 0; np < K / 16; ++np) {
     u32 kb[4];
-    ldsm_x4_t(kb, s.k + ((lane & 7) + 8 * ((lane >> 3) & 1)) * F16_LD + 16 * np + 8 * (lane >> 4));
+    fused16_k_bt(kb, s, np, lane);
     Io<T>::mma(x[2 * np], ua, kb);
     Io<T>::mma(x[2 * np + 1], ua, kb + 2);
   }
+}
+// UW: X ← gl X + ua K̂ by the warpgroup: one wgmma m64n128k16 RS, B = K̂ (k = token, n = channel)
+// MN-major from the swizzled tile (channel half n / 64 at +4096 B: LBO; tokens 8-15 at +1024 B:
+// SBO), X the accumulator (the wgmma D layout is X's mma.sync C layout); waited for before the
+// caller releases the stage (the wgmma reads it asynchronously).
+template <typename T>
+struct Fused16WgU;
+template <>
+struct Fused16WgU<gdn_bf16> {
+  static __device__ __forceinline__ void upd(float* d, const u32 (&a)[4], uint64_t desc) {
+    dnnp::wgmma_m64n128k16_rs_bf16_t<1>(d, a, desc);
+  }
+};
+template <>
+struct Fused16WgU<gdn_f16> {
+  static __device__ __forceinline__ void upd(float* d, const u32 (&a)[4], uint64_t desc) {
+    dnnp::wgmma_m64n128k16_rs_f16_t<1>(d, a, desc);
+  }
+};
+template <typename T, int K, int VB>
+__device__ __forceinline__ void fused16_chain_update_wg(float (&x)[K / 8][4], const u32 (&ua)[4], const Fused16Stage<T, VB, true>& s,
+                                                        float gl) {
+  static_assert(K == 128, "one m64n128 update");
+  scale_frags(x, gl);
+  dnnp::wgmma_fence_frags(x);
+  dnnp::wgmma_fence();
+  Fused16WgU<T>::upd(&x[0][0], ua, dnnp::wgmma_desc(dnnp::smem_u32(&s.qk[0][0]), 4096, 1024, 1));
+  dnnp::wgmma_commit();
+  dnnp::wgmma_wait<0>();
+  dnnp::wgmma_fence_frags(x);
 }
 // O: the warp's 16 value rows × 16 tokens (pq, accumulator layout) into its 16 value columns of the
 // stage's v tile by one transposing stmatrix ([token][value], row stride LD = VB + 8), where the
@@ -781,9 +922,11 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
   const int nch = static_cast<int>((eos - bos + F16_C - 1) / F16_C);
   const long long srow = fused16_state_row(pp, b);
   T* o = static_cast<T*>(p.o);
+  if constexpr (F::swizzled) dnnp::trap_unless_swizzle_aligned(&sm.st[0]);
   if constexpr (MODE == F16_CHAIN_ONLY) {
     for (int i = tid; i < static_cast<int>(sizeof(sm.st) / 16); i += F::threads)
       reinterpret_cast<uint4*>(sm.st)[i] = uint4{0u, 0u, 0u, 0u};
+    if constexpr (F::swizzled) dnnp::fence_proxy_async_shared();
   }
   if (tid == 0) {
     for (int i = 0; i < S; ++i) {
@@ -803,6 +946,7 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
     // ---------------------------------------------------------------- producer
     // Warp pw owns chunks pw, pw + PW, ...: it copies chunk c + PW·D (its own, D ahead) into a free
     // stage, then builds chunk c alone and hands it over; no barrier among the producer warps.
+    if constexpr (F::producer_regs > 0) dnnp::setmaxnreg_dec<F::producer_regs>();
     const int pw = warp - F16_CHAIN_WARPS;
     const Fused16Copies<T> cp = fused16_copies<T, K, V, VB>(p, qh, kh, vh, v0, lane);
     // The raw bits of g (lanes 0-15) or β (16-31) of chunk c's token lane & 15, 0 past the sequence.
@@ -869,24 +1013,32 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
 #pragma unroll
         for (int i = 0; i + 1 < D; ++i) gring[i] = gring[i + 1];
         cp_async_wait<D - 1>();
+        if constexpr (F::swizzled) dnnp::fence_proxy_async_shared();  // the rows' copies, before the chain's wgmma reads them
         __syncwarp();
         if (oth < nch) {
           if constexpr (!F16C_PUSH_ROWS && !GDN_F16_FOLD) {  // folded: the chain reads the raw rows
             fused16_norm_rows<T, K>(p, sm.st[oth % S], lane);
+            if constexpr (F::swizzled) dnnp::fence_proxy_async_shared();
             __syncwarp();
           }
           if (lane == 0) {
-            if constexpr (F16C_PUSH_ASYNC) dnnp::mbar_arrive_expect_tx(&sm.full[oth % S], Fused16Push<T, VB>::bytes);
+            if constexpr (F16C_PUSH_ASYNC) dnnp::mbar_arrive_expect_tx(&sm.full[oth % S], Fused16Push<T, VB, F::swizzled>::bytes);
             else dnnp::mbar_arrive(&sm.full[oth % S]);
           }
         }
         if (own < nch) {
-          Fused16Stage<T, VB>& s = sm.st[own % S];
+          Fused16Stage<T, VB, F::swizzled>& s = sm.st[own % S];
           const long long left = eos - bos - static_cast<long long>(own) * F16_C;
           fused16_build_any<T, K, VB>(p, s, sm.lt[pw], gates, left < F16_C ? static_cast<int>(left) : F16_C, h, lane);
+          if constexpr (F::swizzled) {
+            if (!GDN_F16_FOLD && (p.flags & FLAG_L2NORM)) {  // q̂, k̂ rewritten in place by generic stores
+              dnnp::fence_proxy_async_shared();
+              __syncwarp();
+            }
+          }
           // RF: the peer's chains released their stage own % S (chunk own − S): the peer's forward.
           if (F::remote_forward && own >= S) dnnp::mbar_wait(&sm.empty[S + own % S], ((own / S) & 1) ^ 1);
-          fused16_push(s, f16c_add(peer_st, (own % S) * static_cast<int>(sizeof(Fused16Stage<T, VB>))),
+          fused16_push(s, f16c_add(peer_st, (own % S) * static_cast<int>(sizeof(Fused16Stage<T, VB, F::swizzled>))),
                        f16c_add(peer_full, 8 * (own % S)), lane);
           if (lane == 0) dnnp::mbar_arrive(&sm.full[own % S]);
         }
@@ -923,15 +1075,22 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
       }
       stagger_release();
       for (int c = pw; c < nch; c += PW) {
-        Fused16Stage<T, VB>& s = sm.st[c % S];
+        Fused16Stage<T, VB, F::swizzled>& s = sm.st[c % S];
         const u32 gates = gring[0];
 #pragma unroll
         for (int i = 0; i + 1 < D; ++i) gring[i] = gring[i + 1];
         cp_async_wait<D - 1>();
+        if constexpr (F::swizzled) dnnp::fence_proxy_async_shared();  // the rows' copies, before the chain's wgmma reads them
         __syncwarp();
         if constexpr (MODE == F16_FULL || MODE == F16_PRODUCER) {
           const long long left = eos - bos - static_cast<long long>(c) * F16_C;
           fused16_build_any<T, K, VB>(p, s, sm.lt[pw], gates, left < F16_C ? static_cast<int>(left) : F16_C, h, lane);
+          if constexpr (F::swizzled) {
+            if (!GDN_F16_FOLD && (p.flags & FLAG_L2NORM)) {  // q̂, k̂ rewritten in place by generic stores
+              dnnp::fence_proxy_async_shared();
+              __syncwarp();
+            }
+          }
         }
         if (lane == 0) dnnp::mbar_arrive(&sm.full[c % S]);
         const int cn = c + PW * D;
@@ -952,6 +1111,7 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
   }
 
   // ------------------------------------------------------------------ chain
+  if constexpr (F::chain_regs > 0) dnnp::setmaxnreg_inc<F::chain_regs>();
   const int vr0 = v0 + 16 * warp;  // this warp's value rows vr0 + gi, vr0 + gi + 8
   float x[K / 8][4];
   const long long sbase = (srow * HO + h) * static_cast<long long>(V) * K;
@@ -981,7 +1141,7 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
   uint32_t ph = 0;
   const int t0 = 2 * tg;  // this lane's tokens t0, t0 + 1, t0 + 8, t0 + 9
   for (int c = 0; c < nch; ++c) {
-    Fused16Stage<T, VB>& s = sm.st[si];
+    Fused16Stage<T, VB, F::swizzled>& s = sm.st[si];
     if (!(F::early_test && next_full)) dnnp::mbar_wait(&sm.full[si], ph);
     const int sn = si + 1 == S ? 0 : si + 1;
     const uint32_t phn = si + 1 == S ? ph ^ 1u : ph;
@@ -1000,7 +1160,8 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
     const float2 sk0 = *reinterpret_cast<const float2*>(&s.sk[t0]), sk1 = *reinterpret_cast<const float2*>(&s.sk[t0 + 8]);
     const float gl = s.gl;
     float pe[2][4], pq[2][4], pe2[2][4], pq2[2][4];
-    fused16_chain_pq<T, K>(pe, pq, pe2, pq2, x, s, lane);
+    if constexpr (F::wg) fused16_chain_pq_wg<T, K>(pe, pq, x, s);
+    else fused16_chain_pq<T, K>(pe, pq, pe2, pq2, x, s, lane);
     // Rᵀ = β vᵀ − P diag(β e^Γ); the readout Q diag(scale e^Γ) (per-token scalars by nt, e & 1).
     const float beq[2][2] = {{be0.x, be0.y}, {be1.x, be1.y}}, seq[2][2] = {{se0.x, se0.y}, {se1.x, se1.y}};
     const float sqq[2][2] = {{sq0.x, sq0.y}, {sq1.x, sq1.y}}, skq[2][2] = {{sk0.x, sk0.y}, {sk1.x, sk1.y}};
@@ -1009,8 +1170,10 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
     for (int nt = 0; nt < 2; ++nt)
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
-        pe[nt][e] += pe2[nt][e];
-        pq[nt][e] += pq2[nt][e];
+        if constexpr (!F::wg) {
+          pe[nt][e] += pe2[nt][e];
+          pq[nt][e] += pq2[nt][e];
+        }
         const u32 w = vt[nt + 2 * (e >> 1)];
         const float vv = Io<T>::bits_to_f(static_cast<unsigned short>((e & 1) ? w >> 16 : w & 0xffffu));
         r[nt][e] = beq[nt][e & 1] * vv - seq[nt][e & 1] * pe[nt][e];
@@ -1027,8 +1190,12 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
 #pragma unroll
       for (int e = 0; e < 4; ++e) u[nt][e] *= skq[nt][e & 1];
     x_a_frag<T>(ua, u, 0);
-    scale_frags(x, gl);
-    fused16_chain_update<T, K>(x, ua, s, lane);
+    if constexpr (F::wg_update) {
+      fused16_chain_update_wg<T, K>(x, ua, s, gl);
+    } else {
+      scale_frags(x, gl);
+      fused16_chain_update<T, K>(x, ua, s, lane);
+    }
     // O into this warp's 16 value columns of the stage's v tile (vᵀ was read at the top), then
     // the stage goes back: its refilling producer warp stores the rows first.
     fused16_stage_o<T, VB + 8>(s.v + 16 * warp, pq, lane);
