@@ -61,8 +61,8 @@ using Fused16W8Wgu = Fused16Form<8, 14, 1, 1, true, false, false, true, true>;
 using Fused16B2CU = Fused16Form<4, 8, 1, 2, true, true, true, false, true>;
 using Fused16W8CU = Fused16Form<8, 16, 1, 2, true, false, true, false, true>;
 // Session 63: b2c's WG / UW forms with the registers moved from the producer's warpgroup to the
-// chain's (CR / PR, session 59's setmaxnreg): the chain no longer capped at 128.
-using Fused16B2CWguR160 = Fused16Form<4, 8, 1, 2, true, true, true, true, true, 160, 96>;
+// chain's (CR / PR, session 59's setmaxnreg): the chain no longer capped at 128. WG + UW at 160 /
+// 96 is the product's b2c since (Fused16B2C; the mma.sync form before it: b2c-mma).
 using Fused16B2CWguR176 = Fused16Form<4, 8, 1, 2, true, true, true, true, true, 176, 80>;
 using Fused16B2CWgR160 = Fused16Form<4, 8, 1, 2, true, true, true, true, false, 160, 96>;
 using Fused16B2CUR160 = Fused16Form<4, 8, 1, 2, true, true, true, false, true, 160, 96>;
@@ -93,7 +93,7 @@ FUSED16_ENTRY(fused16_bf16_b2c_wgu, Fused16B2CWgu, 2, gdn::F16_FULL)
 FUSED16_ENTRY(fused16_bf16_w8_wgu_chainonly, Fused16W8Wgu, 1, gdn::F16_CHAIN_ONLY)
 FUSED16_ENTRY(fused16_bf16_b2c_u, Fused16B2CU, 2, gdn::F16_FULL)
 FUSED16_ENTRY(fused16_bf16_w8c_u, Fused16W8CU, 1, gdn::F16_FULL)
-FUSED16_ENTRY(fused16_bf16_b2c_wgu_r160, Fused16B2CWguR160, 2, gdn::F16_FULL)
+FUSED16_ENTRY(fused16_bf16_b2c_mma, Fused16B2CMma, 2, gdn::F16_FULL)
 FUSED16_ENTRY(fused16_bf16_b2c_wgu_r176, Fused16B2CWguR176, 2, gdn::F16_FULL)
 FUSED16_ENTRY(fused16_bf16_b2c_wg_r160, Fused16B2CWgR160, 2, gdn::F16_FULL)
 FUSED16_ENTRY(fused16_bf16_b2c_u_r160, Fused16B2CUR160, 2, gdn::F16_FULL)
@@ -359,7 +359,7 @@ int main(int argc, char** argv) {
       entry<gdn::Fused16B2CWgu>(fused16_bf16_b2c_wgu, "b2c-wgu"),
       entry<gdn::Fused16B2CU>(fused16_bf16_b2c_u, "b2c-u"),
       entry<gdn::Fused16W8CU>(fused16_bf16_w8c_u, "w8c-u"),
-      entry<gdn::Fused16B2CWguR160>(fused16_bf16_b2c_wgu_r160, "b2c-wgu-r160"),
+      entry<gdn::Fused16B2CMma>(fused16_bf16_b2c_mma, "b2c-mma"),
       entry<gdn::Fused16B2CWguR176>(fused16_bf16_b2c_wgu_r176, "b2c-wgu-r176"),
       entry<gdn::Fused16B2CWgR160>(fused16_bf16_b2c_wg_r160, "b2c-wg-r160"),
       entry<gdn::Fused16B2CUR160>(fused16_bf16_b2c_u_r160, "b2c-u-r160"),

@@ -116,9 +116,9 @@ static void run_case(const char* name, int H, int HV, int flags, std::vector<int
   g_cp_eager = false;
   check(r1.first == rb2cn.first && r1.second == rb2cn.second, "fused16: form B2C without RF and ET (copies at issue) bitwise B1");
   g_cp_eager = true;
-  const auto rb2c = run_form(gdn::Fused16B2C{});
+  const auto rb2c = run_form(gdn::Fused16B2CMma{});
   g_cp_eager = false;
-  check(r1.first == rb2c.first && r1.second == rb2c.second, "fused16: form B2C (RF, ET, copies landing at issue) bitwise B1");
+  check(r1.first == rb2c.first && r1.second == rb2c.second, "fused16: form B2C-mma (RF, ET, copies landing at issue) bitwise B1");
   // The WG chain (P, Q by wgmma over the swizzled rows): other bits, within the tolerance; its forms
   // bitwise each other.
   const auto rw8cg = run_form(gdn::Fused16Form<8, 16, 1, 2, true, false, true, true>{});
@@ -137,9 +137,9 @@ static void run_case(const char* name, int H, int HV, int flags, std::vector<int
   printf("  W8C WG UW: rel rms vs fp64: O %.3e state %.3e\n", euo, eus);
   check(euo < tol && eus < tol, "fused16: form W8C with the WG chain and the update by wgmma within tolerance of the fp64 recurrence");
   g_cp_eager = true;
-  const auto rb2cu = run_form(gdn::Fused16Form<4, 8, 1, 2, true, true, true, true, true>{});
+  const auto rb2cu = run_form(gdn::Fused16B2C{});  // the product's b2c (CR / PR: no-ops here)
   g_cp_eager = false;
-  check(rb2cu.first == rw8cu.first && rb2cu.second == rw8cu.second, "fused16: form B2C with WG and UW bitwise W8C's");
+  check(rb2cu.first == rw8cu.first && rb2cu.second == rw8cu.second, "fused16: form B2C (the product's: WG, UW) bitwise W8C's");
   const auto rw8u = run_form(gdn::Fused16Form<8, 14, 1, 1, true, false, false, true, true>{});
   check(rw8u.first == rw8cu.first && rw8u.second == rw8cu.second, "fused16: form W8 with WG and UW bitwise W8C's");
   // UW alone (P, Q by mma.sync from the swizzled rows): within the tolerance; B2C bitwise W8C.

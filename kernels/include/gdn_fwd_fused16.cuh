@@ -110,19 +110,19 @@ constexpr bool F16C_PUSH_ASYNC = GDN_F16C_PUSH == 0 || GDN_F16C_PUSH == 3;  // s
 // landed (named barrier 1), so a block's first chunks do not wait behind the CL · PW · D chunks
 // (and the initial states) that every block of a generation requests at once (session 59's fixed
 // cost per block generation).
-// WG (sessions 57, 59; bench only): the chain's P and Q as one wgmma chain of the four chain warps
-// (one warpgroup): [P | Q] (64 value rows × [16 k̂ tokens | 16 q̂ tokens]) = X [K̂; Q̂]ᵀ over the 8
-// k16 steps, A from X's registers, B by descriptor from the stage's q, k rows stored 128-byte
-// swizzled (Fused16Stage SW): one read of each B tile per warpgroup instead of one ldmatrix stream
-// per warp. The update stays on mma.sync (its k̂ fragments by ldmatrix from the swizzled rows). The
-// producer fences its q, k copies for the async proxy. Other bits than the mma.sync chain (the
-// products' summation order), within the tolerance.
-// UW (session 61; bench only): the update X ← e^{Γ_last} X + Uᵀ diag(e^{Γ_last − Γ}) K̂ as one
-// wgmma m64n128k16 of the warpgroup (A = the warps' Uᵀ fragments, B = K̂ MN-major by descriptor
-// from the same swizzled tile, X its accumulator; the stage is swizzled with UW alone too, P and
-// Q then by mma.sync from the swizzled rows): K̂ read once per warpgroup instead of by eight
-// transposing ldmatrix per warp (session 61's ncu: b2c is bound by the L1 data pipe, 47 % of its
-// wavefronts the chain warps' q̂ / k̂ / K̂ reads).
+// WG (sessions 57, 59; with UW and CR / PR the product's b2c since session 63): the chain's P and
+// Q as one wgmma chain of the four chain warps (one warpgroup): [P | Q] (64 value rows × [16 k̂
+// tokens | 16 q̂ tokens]) = X [K̂; Q̂]ᵀ over the 8 k16 steps, A from X's registers, B by descriptor
+// from the stage's q, k rows stored 128-byte swizzled (Fused16Stage SW): one read of each B tile
+// per warpgroup instead of one ldmatrix stream per warp. The update stays on mma.sync (its k̂
+// fragments by ldmatrix from the swizzled rows). The producer fences its q, k copies for the async
+// proxy. Other bits than the mma.sync chain (the products' summation order), within the tolerance.
+// UW (session 61; the product's b2c with WG since session 63): the update X ← e^{Γ_last} X + Uᵀ
+// diag(e^{Γ_last − Γ}) K̂ as one wgmma m64n128k16 of the warpgroup (A = the warps' Uᵀ fragments,
+// B = K̂ MN-major by descriptor from the same swizzled tile, X its accumulator; the stage is
+// swizzled with UW alone too, P and Q then by mma.sync from the swizzled rows): K̂ read once per
+// warpgroup instead of by eight transposing ldmatrix per warp (session 61's ncu: b2c is bound by
+// the L1 data pipe, 47 % of its wavefronts the chain warps' q̂ / k̂ / K̂ reads).
 // CR, PR (session 59's bench/gdn_rg59_setmaxnreg.patch, ported in session 63; 0: none): after the
 // role split the chain's warpgroup raises its per-thread register limit to CR (setmaxnreg.inc) and
 // the producer's warpgroups lower theirs to PR (.dec), from the launch bound's; 128 · CR + 32 · PW ·
@@ -161,11 +161,20 @@ using Fused16W4C = Fused16Form<4, 14, 1, 2, true>;
 // With the remote forward (RF) it ran the same (harness 0.2731 against 0.2761 ms at (4,8192,16),
 // 0.3430 against 0.3384 on the ragged mix). The staggered prologue (SP): session 59.
 using Fused16W8C = Fused16Form<8, 16, 1, 2, true, false, true>;
-// b2c: b2 as clusters, with the remote forward (session 58, through the product at (16,2048,32):
-// 0.6065 → 0.5726 ms with the producer's O store, → 0.5639 with RF) and the early test (session 59,
-// harness on an H100: 0.5514 against 0.5570 ms at (16,2048,32), 0.4716 against 0.4810 ragged) and
-// the staggered prologue (SP, session 59).
-using Fused16B2C = Fused16Form<4, 8, 1, 2, true, true, true>;
+// b2c's chain on mma.sync (the product's b2c until session 63; the bench's `b2c-mma`): b2 as
+// clusters, with the remote forward (session 58, through the product at (16,2048,32): 0.6065 →
+// 0.5726 ms with the producer's O store, → 0.5639 with RF) and the early test (session 59, harness on
+// an H100: 0.5514 against 0.5570 ms at (16,2048,32), 0.4716 against 0.4810 ragged) and the staggered
+// prologue (SP, session 59).
+using Fused16B2CMma = Fused16Form<4, 8, 1, 2, true, true, true>;
+// b2c (session 63): that form with every q̂ / k̂ / K̂ read of the chain once per warpgroup (WG: P and
+// Q by wgmma m64n32k16; UW: the update by wgmma m64n128k16; sessions 59-61) and the registers moved
+// from the producer's warpgroup to the chain's (CR 160 / PR 96 by setmaxnreg: at the two-block cap
+// of 128, WG + UW spilled 152 B and serialized its wgmma). Two blocks per SM share the L1 data pipe,
+// 83 % busy with b2c-mma (session 61), half of it the chain's re-reads: harness on an H100 at
+// (16,2048,32) 0.5016-0.5066 ms against 0.5562-0.5571 (−9.4 %); other bits than the mma.sync forms,
+// within the fp64 recurrence's tolerance.
+using Fused16B2C = Fused16Form<4, 8, 1, 2, true, true, true, true, true, 160, 96>;
 
 // One stage: chunk c's rows and factors. q, k hold the raw rows, then q̂, k̂ in place (SW false:
 // rows of F16_LD elements; SW true, the WG forms': `qk`, per channel half the 128-byte-swizzled

@@ -12,7 +12,8 @@
 //! most [`FUSED16_MAX_SEQS`] sequences (each block finds its rows by a running maximum over the
 //! offsets before it, as the two-pass forward's sanitizer defines them). Its outputs differ from
 //! the two-pass forward's only by rounding (both exact algorithms, spec §4.2; fp32 state carry);
-//! every form of [`FUSED16_FORMS`] gives bitwise the same outputs.
+//! the forms of one [`Fused16Chain`] give bitwise the same outputs (the chains differ only in the
+//! order the tensor cores sum the step's products: within the fp64 reference's tolerance).
 
 use super::analyzer::{GdnFacts, GdnOp};
 use super::engine::{FwdChoice, PortUids, fwd_template};
@@ -57,6 +58,19 @@ pub struct Fused16Form {
     /// (sequence, head) run as one cluster (each CTA builds every other chunk's factors and
     /// pushes them into its peer's stage; `gdn_fused16_cluster.cuh`).
     pub cluster: u32,
+    /// How its chain warps run the step's products (its outputs' bits).
+    pub chain: Fused16Chain,
+}
+
+/// The instructions of a form's chain step: the forms of one kind give the same bits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fused16Chain {
+    /// Every product by warp-level `mma.sync` (each chain warp's 16 value rows).
+    MmaSync,
+    /// P and Q (m64n32k16) and the state update (m64n128k16) by warpgroup `wgmma` over the stage's
+    /// swizzled q̂, k̂ rows, the chain's registers raised by `setmaxnreg` (the kernels' WG, UW, CR
+    /// and PR): one read of each operand tile per warpgroup (session 63).
+    Wgmma,
 }
 
 impl Fused16Form {
@@ -96,6 +110,10 @@ impl Fused16Form {
 /// (the kernels' SP, session 59: one producer warp copies the first chunks alone, so a block's first
 /// step does not wait behind every block's first requests): `w8c` −2.6..−4.2 % where it runs
 /// several block generations ((16, L, 32) in the harness on an H100), the rule's shapes the same.
+/// `b2c` runs its chain's products on `wgmma` (session 63, [`Fused16Chain::Wgmma`]: sessions 59
+/// and 61's WG and UW with session 59's `setmaxnreg`, the chain at 160 registers; harness on an
+/// H100 at (16, 2048, 32) 0.502-0.507 ms against 0.556-0.557 on `mma.sync`, two blocks per SM
+/// sharing the L1 data pipe that the chain's re-reads of q̂, k̂ had kept 83 % busy).
 /// (Measured and dropped, bench/gdn_results.md: session 49's lazy decay `X = λ X̃`, session 50's
 /// lookahead (P_c from chunk c − 1's state and a cross Gram) and its chain on wgmma, session 51's
 /// chain stepping pairs of chunks on mma.sync and on wgmma (branches `s51-pair`, `s51-wgp`:
@@ -104,9 +122,10 @@ impl Fused16Form {
 /// (`bench/gdn_lt3_57_bulk_o.patch`: 1.3-1.8x slower) and session 58's prefetch of the next chunk's
 /// q̂, k̂ fragments during the update (`bench/gdn_pf58_prefetch.patch`: w4c +9 %); session 59's
 /// producer waits with a suspend-time hint (no change), registers moved to the chain's warpgroup
-/// by `setmaxnreg` on `b2c` (`bench/gdn_rg59_setmaxnreg.patch`: +2..+9 % at (16, 2048, 32)) and
-/// the chain's P and Q on wgmma over swizzled rows with the lean step (`bench/gdn_wg59_chain.patch`:
-/// its chain alone −7 %, but `w8c` +3 %, `b2c` +5 %).)
+/// by `setmaxnreg` on the `mma.sync` `b2c` (`bench/gdn_rg59_setmaxnreg.patch`: +2..+9 % at (16,
+/// 2048, 32)) and the chain's P and Q on wgmma over swizzled rows with the lean step
+/// (`bench/gdn_wg59_chain.patch`: its chain alone −7 %, but `w8c` +3 %, `b2c` at 128 registers
+/// +5 %); session 62's WG + UW on `w8c` (`bench/gdn_wg61_chain.patch`: +0..+1.6 %).)
 pub const FUSED16_FORMS: [Fused16Form; 5] = [
     Fused16Form {
         switch: "w8",
@@ -115,6 +134,7 @@ pub const FUSED16_FORMS: [Fused16Form; 5] = [
         smem: 190_784,
         per_sm: 1,
         cluster: 1,
+        chain: Fused16Chain::MmaSync,
     },
     Fused16Form {
         switch: "b2",
@@ -123,6 +143,7 @@ pub const FUSED16_FORMS: [Fused16Form; 5] = [
         smem: 108_288,
         per_sm: 2,
         cluster: 1,
+        chain: Fused16Chain::MmaSync,
     },
     Fused16Form {
         switch: "w4c",
@@ -131,14 +152,16 @@ pub const FUSED16_FORMS: [Fused16Form; 5] = [
         smem: 185_664,
         per_sm: 1,
         cluster: 2,
+        chain: Fused16Chain::MmaSync,
     },
     Fused16Form {
         switch: "b2c",
         producer_warps: 4,
         threads: 256,
-        smem: 108_352,
+        smem: 112_640,
         per_sm: 2,
         cluster: 2,
+        chain: Fused16Chain::Wgmma,
     },
     Fused16Form {
         switch: "w8c",
@@ -147,6 +170,7 @@ pub const FUSED16_FORMS: [Fused16Form; 5] = [
         smem: 216_576,
         per_sm: 1,
         cluster: 2,
+        chain: Fused16Chain::MmaSync,
     },
 ];
 
