@@ -5,6 +5,7 @@
 # CHECK, then the timings of b2c, b2c-wgu-r160, b2c-wgu-r176, b2c-wg-r160, b2c-u-r160 and w8c at the
 # benchmark shapes, three rounds.
 # run: command "bash bench/device_s63d.sh", any kind (~120 s). Output: bench/device_s63d_*.
+# Ran at 08194d2; since 60d3f2d b2c-wgu-r160 is the product's b2c (entry `b2c`; the mma.sync one `b2c-mma`).
 set -u
 cd "$(git rev-parse --show-toplevel 2>/dev/null || pwd)"
 source bench/device_lib.sh
