@@ -529,31 +529,27 @@ static void run(const char* name, int sms, int clock_khz, int nch, float* out, T
 }
 
 int main() {
-  setvbuf(stdout, nullptr, _IOLBF, 0);
-  cudaDeviceProp pr;
-  CK(cudaGetDeviceProperties(&pr, 0));
-  int clock_khz = 0;
-  CK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, 0));
-  printf("%s, %d SMs\n", pr.name, pr.multiProcessorCount);
+  const BenchGpu gpu = bench_gpu();
+  const int clock_khz = gpu.clock_khz;
   float* out;
-  CK(cudaMalloc(&out, size_t(pr.multiProcessorCount) * 256 * sizeof(float)));
+  CK(cudaMalloc(&out, size_t(gpu.sms) * 256 * sizeof(float)));
   T* o;
-  CK(cudaMalloc(&o, size_t(pr.multiProcessorCount) * 64 * F16_C * 64 * sizeof(T)));
+  CK(cudaMalloc(&o, size_t(gpu.sms) * 64 * F16_C * 64 * sizeof(T)));
   cudaStream_t st;
   CK(cudaStreamCreate(&st));
   for (int rep = 0; rep < 2; ++rep)
     for (int nch : {512, 2048}) {
-      run<0>("base", pr.multiProcessorCount, clock_khz, nch, out, o, st);
-      run<1>("two", pr.multiProcessorCount, clock_khz, nch, out, o, st);
-      run<2>("ksplit-pq", pr.multiProcessorCount, clock_khz, nch, out, o, st);
-      run<3>("ksplit-p,q", pr.multiProcessorCount, clock_khz, nch, out, o, st);
-      run<4>("ksplit-2sp", pr.multiProcessorCount, clock_khz, nch, out, o, st);
-      run<5>("pqsplit", pr.multiProcessorCount, clock_khz, nch, out, o, st);
-      run<6>("base+bar", pr.multiProcessorCount, clock_khz, nch, out, o, st);
-      run<7>("base+bar+o", pr.multiProcessorCount, clock_khz, nch, out, o, st);
-      run<8>("wgpq", pr.multiProcessorCount, clock_khz, nch, out, o, st);
-      run<9>("base+bar+o rlx", pr.multiProcessorCount, clock_khz, nch, out, o, st);
-      run<10>("base+o", pr.multiProcessorCount, clock_khz, nch, out, o, st);
+      run<0>("base", gpu.sms, clock_khz, nch, out, o, st);
+      run<1>("two", gpu.sms, clock_khz, nch, out, o, st);
+      run<2>("ksplit-pq", gpu.sms, clock_khz, nch, out, o, st);
+      run<3>("ksplit-p,q", gpu.sms, clock_khz, nch, out, o, st);
+      run<4>("ksplit-2sp", gpu.sms, clock_khz, nch, out, o, st);
+      run<5>("pqsplit", gpu.sms, clock_khz, nch, out, o, st);
+      run<6>("base+bar", gpu.sms, clock_khz, nch, out, o, st);
+      run<7>("base+bar+o", gpu.sms, clock_khz, nch, out, o, st);
+      run<8>("wgpq", gpu.sms, clock_khz, nch, out, o, st);
+      run<9>("base+bar+o rlx", gpu.sms, clock_khz, nch, out, o, st);
+      run<10>("base+o", gpu.sms, clock_khz, nch, out, o, st);
     }
   CK(cudaFree(out));
   CK(cudaFree(o));

@@ -127,13 +127,8 @@ static void run(const char* name, int sms, int clock_khz, int nch, float* out, T
 
 #ifndef BENCH_NO_MAIN  // bench/fused64_corun_bench.cu includes this file for its kernel
 int main() {
-  setvbuf(stdout, nullptr, _IOLBF, 0);
-  cudaDeviceProp pr;
-  CK(cudaGetDeviceProperties(&pr, 0));
-  int clock_khz = 0;
-  CK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, 0));
-  printf("%s, %d SMs, %d MHz\n", pr.name, pr.multiProcessorCount, clock_khz / 1000);
-  const int sms = pr.multiProcessorCount;
+  const BenchGpu gpu = bench_gpu();
+  const int sms = gpu.sms, clock_khz = gpu.clock_khz;
   float* out;
   CK(cudaMalloc(&out, size_t(sms) * 2 * 128 * sizeof(float)));
   T* o;

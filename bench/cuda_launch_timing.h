@@ -1,7 +1,7 @@
-// cuda_launch_timing.h: the GPU benches' CUDA error check (CK) and launch timing — a kernel's
-// launches timed one by one with CUDA events on one stream, after warm-ups. Host code of the .cu
-// benches (bench/gdn_fused16_bench.cu, bench/gdn_chain_c_bench.cu); include it instead of defining
-// CK again.
+// cuda_launch_timing.h: the GPU benches' CUDA error check (CK), launch timing — a kernel's
+// launches timed one by one with CUDA events on one stream, after warm-ups — and the GPU line they
+// print first (bench_gpu: name, SMs, clock). Host code of the .cu benches (bench/gdn_fused16_bench.cu,
+// bench/gdn_chain_c_bench.cu, ...); include it instead of defining CK again.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -46,4 +46,20 @@ std::vector<float> launch_times_ms(cudaStream_t stream, int iters, Launch launch
   CK(cudaGetLastError());
   std::sort(ms.begin(), ms.end());
   return ms;
+}
+
+// The GPU a bench times: its SM count and maximum SM clock (kHz, the clock the benches convert
+// times to cycles at), after one line naming it (stdout line-buffered first).
+struct BenchGpu {
+  int sms;
+  int clock_khz;
+};
+inline BenchGpu bench_gpu() {
+  setvbuf(stdout, nullptr, _IOLBF, 0);
+  cudaDeviceProp pr;
+  CK(cudaGetDeviceProperties(&pr, 0));
+  int clock_khz = 0;
+  CK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, 0));
+  printf("%s, %d SMs, %d MHz\n", pr.name, pr.multiProcessorCount, clock_khz / 1000);
+  return BenchGpu{pr.multiProcessorCount, clock_khz};
 }

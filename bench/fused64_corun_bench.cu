@@ -49,13 +49,8 @@ static Corun corun(int sms, float* out, T* o, int nch, const FwdParams& p, int n
 }
 
 int main() {
-  setvbuf(stdout, nullptr, _IOLBF, 0);
-  cudaDeviceProp pr;
-  CK(cudaGetDeviceProperties(&pr, 0));
-  int clock_khz = 0;
-  CK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, 0));
-  printf("%s, %d SMs, %d MHz\n", pr.name, pr.multiProcessorCount, clock_khz / 1000);
-  const int sms = pr.multiProcessorCount;
+  const BenchGpu gpu = bench_gpu();
+  const int sms = gpu.sms, clock_khz = gpu.clock_khz;
   const double cyc = clock_khz * 1e-6;  // cycles per ns
   const int chain_smem = static_cast<int>((S64_BYTES + 1023) / 1024 * 1024 + 1024);
   const int prep_smem = static_cast<int>(SlimPrepSmem<128>::bytes_l);

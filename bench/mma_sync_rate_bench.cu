@@ -133,34 +133,30 @@ static void run_wg(int sms, int clock_khz, int groups, float* out, cudaStream_t 
 }
 
 int main() {
-  setvbuf(stdout, nullptr, _IOLBF, 0);
-  cudaDeviceProp pr;
-  CK(cudaGetDeviceProperties(&pr, 0));
-  int clock_khz = 0;
-  CK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, 0));
-  printf("%s, %d SMs, %d MHz (cycles below at this clock)\n", pr.name, pr.multiProcessorCount, clock_khz / 1000);
+  const BenchGpu gpu = bench_gpu();
+  const int clock_khz = gpu.clock_khz;
   float* out;
-  CK(cudaMalloc(&out, size_t(pr.multiProcessorCount) * 1024 * sizeof(float)));
+  CK(cudaMalloc(&out, size_t(gpu.sms) * 1024 * sizeof(float)));
   cudaStream_t st;
   CK(cudaStreamCreate(&st));
   for (int warps : {4, 8, 16}) {
-    run<1, false>(pr.multiProcessorCount, clock_khz, warps, out, st);
-    run<2, false>(pr.multiProcessorCount, clock_khz, warps, out, st);
-    run<4, false>(pr.multiProcessorCount, clock_khz, warps, out, st);
-    run<8, false>(pr.multiProcessorCount, clock_khz, warps, out, st);
-    run<16, false>(pr.multiProcessorCount, clock_khz, warps, out, st);
-    run<4, true>(pr.multiProcessorCount, clock_khz, warps, out, st);
-    run<8, true>(pr.multiProcessorCount, clock_khz, warps, out, st);
-    run<16, true>(pr.multiProcessorCount, clock_khz, warps, out, st);
+    run<1, false>(gpu.sms, clock_khz, warps, out, st);
+    run<2, false>(gpu.sms, clock_khz, warps, out, st);
+    run<4, false>(gpu.sms, clock_khz, warps, out, st);
+    run<8, false>(gpu.sms, clock_khz, warps, out, st);
+    run<16, false>(gpu.sms, clock_khz, warps, out, st);
+    run<4, true>(gpu.sms, clock_khz, warps, out, st);
+    run<8, true>(gpu.sms, clock_khz, warps, out, st);
+    run<16, true>(gpu.sms, clock_khz, warps, out, st);
   }
   for (int groups : {1, 2}) {
-    run_wg<16, 8, 1>(pr.multiProcessorCount, clock_khz, groups, out, st);
-    run_wg<16, 8, 2>(pr.multiProcessorCount, clock_khz, groups, out, st);
-    run_wg<64, 8, 1>(pr.multiProcessorCount, clock_khz, groups, out, st);
-    run_wg<64, 8, 2>(pr.multiProcessorCount, clock_khz, groups, out, st);
-    run_wg<128, 1, 1>(pr.multiProcessorCount, clock_khz, groups, out, st);
-    run_wg<128, 4, 1>(pr.multiProcessorCount, clock_khz, groups, out, st);
-    run_wg<128, 4, 2>(pr.multiProcessorCount, clock_khz, groups, out, st);
+    run_wg<16, 8, 1>(gpu.sms, clock_khz, groups, out, st);
+    run_wg<16, 8, 2>(gpu.sms, clock_khz, groups, out, st);
+    run_wg<64, 8, 1>(gpu.sms, clock_khz, groups, out, st);
+    run_wg<64, 8, 2>(gpu.sms, clock_khz, groups, out, st);
+    run_wg<128, 1, 1>(gpu.sms, clock_khz, groups, out, st);
+    run_wg<128, 4, 1>(gpu.sms, clock_khz, groups, out, st);
+    run_wg<128, 4, 2>(gpu.sms, clock_khz, groups, out, st);
   }
   CK(cudaFree(out));
   return 0;

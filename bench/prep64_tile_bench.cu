@@ -79,13 +79,8 @@ static FwdParams prep64_params(int heads) {
 
 #ifndef BENCH_NO_MAIN  // bench/fused64_corun_bench.cu includes this file for its kernel
 int main() {
-  setvbuf(stdout, nullptr, _IOLBF, 0);
-  cudaDeviceProp pr;
-  CK(cudaGetDeviceProperties(&pr, 0));
-  int clock_khz = 0;
-  CK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, 0));
-  printf("%s, %d SMs, %d MHz\n", pr.name, pr.multiProcessorCount, clock_khz / 1000);
-  const int sms = pr.multiProcessorCount;
+  const BenchGpu gpu = bench_gpu();
+  const int sms = gpu.sms, clock_khz = gpu.clock_khz;
   const int smem = static_cast<int>(SlimPrepSmem<128>::bytes_l);
   CK(cudaFuncSetAttribute(prep64_bench, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
   int per_sm = 0;
