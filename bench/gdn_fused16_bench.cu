@@ -418,8 +418,20 @@ int main(int argc, char** argv) {
       {"(33,2048,16)", std::vector<int>(33, 2048), 16},
       {"(16,512,32)", std::vector<int>(16, 512), 32},
   };
+  // FUSED16_SHAPES=cross (session 63): where the two-blocks-per-SM form starts to beat the
+  // one-block form now that b2c runs the wgmma chain (the rule switches at four waves of single
+  // blocks, FUSED16_TWO_PER_SM_WAVES, set against the mma.sync b2c): 128 to 640 blocks of 64 value
+  // rows, equal lengths (0.97 to 4.85 waves of single blocks on 132 SMs).
+  const std::vector<Shape> cross_shapes = {
+      {"(4,4096,16)", std::vector<int>(4, 4096), 16},   {"(6,4096,16)", std::vector<int>(6, 4096), 16},
+      {"(8,4096,16)", std::vector<int>(8, 4096), 16},   {"(10,4096,16)", std::vector<int>(10, 4096), 16},
+      {"(12,4096,16)", std::vector<int>(12, 4096), 16}, {"(16,4096,16)", std::vector<int>(16, 4096), 16},
+      {"(20,4096,16)", std::vector<int>(20, 4096), 16},
+  };
   const char* shape_set = getenv("FUSED16_SHAPES");
-  const std::vector<Shape>& shapes = shape_set && !strcmp(shape_set, "waves") ? wave_shapes : benchmark_shapes;
+  const std::vector<Shape>& shapes = shape_set && !strcmp(shape_set, "waves")   ? wave_shapes
+                                     : shape_set && !strcmp(shape_set, "cross") ? cross_shapes
+                                                                                : benchmark_shapes;
   cudaStream_t s;
   CK(cudaStreamCreate(&s));
   // FUSED16_SHAPE (session 61): time only the shapes whose name contains it (one profiled launch).
