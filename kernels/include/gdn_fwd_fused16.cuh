@@ -759,12 +759,28 @@ __device__ __forceinline__ void fused16_build_folded(const FwdParams& p, Fused16
   fused16_invert_l<T, VB>(s, lt, lane);
 }
 
-// The build a call takes: folded under l2norm with GDN_F16_FOLD 1, else fused16_build.
+// A producer warp's copies but its latest D − 1 groups landed; a swizzled stage's rows then made
+// visible to the chain's wgmma (async proxy).
+template <int D, bool SW>
+__device__ __forceinline__ void fused16_copies_landed() {
+  cp_async_wait<D - 1>();
+  if constexpr (SW) dnnp::fence_proxy_async_shared();
+}
+
+// The build a call takes: folded under l2norm with GDN_F16_FOLD 1, else fused16_build. A swizzled
+// stage's q̂, k̂ rewritten in place by generic stores (fused16_build under l2norm) are then made
+// visible to the chain's wgmma (async proxy).
 template <typename T, int K, int VB, bool SW>
 __device__ __forceinline__ void fused16_build_any(const FwdParams& p, Fused16Stage<T, VB, SW>& s, float* lt, u32 gates, int live,
                                                   int h, int lane) {
   if (GDN_F16_FOLD && (p.flags & FLAG_L2NORM)) fused16_build_folded<T, K, VB>(p, s, lt, gates, live, h, lane);
   else fused16_build<T, K, VB>(p, s, lt, gates, live, h, lane);
+  if constexpr (SW) {
+    if (!GDN_F16_FOLD && (p.flags & FLAG_L2NORM)) {
+      dnnp::fence_proxy_async_shared();
+      __syncwarp();
+    }
+  }
 }
 
 // The chain step's pieces (fwd_fused16_body's step loop).
@@ -792,23 +808,6 @@ __device__ __forceinline__ void fused16_chain_pq(float (&pe)[2][4], float (&pq)[
     Io<T>::mma(dq[1], a, bq + 2);
   }
 }
-// One k16 step of the WG chain's [P | Q]: wgmma m64n32k16 RS, B K-major; `first`: d = A B (scale-d 0).
-template <typename T>
-struct Fused16Wg;
-template <>
-struct Fused16Wg<gdn_bf16> {
-  static __device__ __forceinline__ void pq(float* d, const u32 (&a)[4], uint64_t desc, bool first) {
-    if (first) dnnp::wgmma_m64n32k16_rs_bf16_zt<0>(d, a, desc);
-    else dnnp::wgmma_m64n32k16_rs_bf16_t<0>(d, a, desc);
-  }
-};
-template <>
-struct Fused16Wg<gdn_f16> {
-  static __device__ __forceinline__ void pq(float* d, const u32 (&a)[4], uint64_t desc, bool first) {
-    if (first) dnnp::wgmma_m64n32k16_rs_f16_zt<0>(d, a, desc);
-    else dnnp::wgmma_m64n32k16_rs_f16_t<0>(d, a, desc);
-  }
-};
 // WG forms: [P | Q] (the warp's 16 value rows × 32) = X [K̂; Q̂]ᵀ by the warpgroup (all four chain
 // warps, together): 8 k16 steps of wgmma m64n32k16, A = X's fragments, B = the stage's swizzled tile
 // of channel half kk / 4 at +32 B per step; n8 tiles 0, 1 are P's tokens, 2, 3 Q's.
@@ -824,7 +823,8 @@ __device__ __forceinline__ void fused16_chain_pq_wg(float (&pe)[2][4], float (&p
 #pragma unroll
   for (int kk = 0; kk < K / 16; ++kk) {
     const uint64_t desc = dnnp::wgmma_desc(tile + (kk >> 2) * 4096 + (kk & 3) * 32, 16, 1024, 1);
-    Fused16Wg<T>::pq(d, af[kk], desc, kk == 0);
+    if (kk == 0) SlimWgN<T>::template mma_first<32, 0>(d, af[kk], desc);  // d = A B (scale-d 0)
+    else SlimWgN<T>::template mma<32, 0>(d, af[kk], desc);
   }
   dnnp::wgmma_commit();
   dnnp::wgmma_wait<0>();
@@ -875,20 +875,6 @@ __device__ __forceinline__ void fused16_chain_update(float (&x)[K / 8][4], const
 // MN-major from the swizzled tile (channel half n / 64 at +4096 B: LBO; tokens 8-15 at +1024 B:
 // SBO), X the accumulator (the wgmma D layout is X's mma.sync C layout); waited for before the
 // caller releases the stage (the wgmma reads it asynchronously).
-template <typename T>
-struct Fused16WgU;
-template <>
-struct Fused16WgU<gdn_bf16> {
-  static __device__ __forceinline__ void upd(float* d, const u32 (&a)[4], uint64_t desc) {
-    dnnp::wgmma_m64n128k16_rs_bf16_t<1>(d, a, desc);
-  }
-};
-template <>
-struct Fused16WgU<gdn_f16> {
-  static __device__ __forceinline__ void upd(float* d, const u32 (&a)[4], uint64_t desc) {
-    dnnp::wgmma_m64n128k16_rs_f16_t<1>(d, a, desc);
-  }
-};
 template <typename T, int K, int VB>
 __device__ __forceinline__ void fused16_chain_update_wg(float (&x)[K / 8][4], const u32 (&ua)[4], const Fused16Stage<T, VB, true>& s,
                                                         float gl) {
@@ -896,7 +882,7 @@ __device__ __forceinline__ void fused16_chain_update_wg(float (&x)[K / 8][4], co
   scale_frags(x, gl);
   dnnp::wgmma_fence_frags(x);
   dnnp::wgmma_fence();
-  Fused16WgU<T>::upd(&x[0][0], ua, dnnp::wgmma_desc(dnnp::smem_u32(&s.qk[0][0]), 4096, 1024, 1));
+  SlimWgN<T>::template mma<128, 1>(&x[0][0], ua, dnnp::wgmma_desc(dnnp::smem_u32(&s.qk[0][0]), 4096, 1024, 1));
   dnnp::wgmma_commit();
   dnnp::wgmma_wait<0>();
   dnnp::wgmma_fence_frags(x);
@@ -1021,8 +1007,7 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
         const u32 gates = gring[0];
 #pragma unroll
         for (int i = 0; i + 1 < D; ++i) gring[i] = gring[i + 1];
-        cp_async_wait<D - 1>();
-        if constexpr (F::swizzled) dnnp::fence_proxy_async_shared();  // the rows' copies, before the chain's wgmma reads them
+        fused16_copies_landed<D, F::swizzled>();
         __syncwarp();
         if (oth < nch) {
           if constexpr (!F16C_PUSH_ROWS && !GDN_F16_FOLD) {  // folded: the chain reads the raw rows
@@ -1039,12 +1024,6 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
           Fused16Stage<T, VB, F::swizzled>& s = sm.st[own % S];
           const long long left = eos - bos - static_cast<long long>(own) * F16_C;
           fused16_build_any<T, K, VB>(p, s, sm.lt[pw], gates, left < F16_C ? static_cast<int>(left) : F16_C, h, lane);
-          if constexpr (F::swizzled) {
-            if (!GDN_F16_FOLD && (p.flags & FLAG_L2NORM)) {  // q̂, k̂ rewritten in place by generic stores
-              dnnp::fence_proxy_async_shared();
-              __syncwarp();
-            }
-          }
           // RF: the peer's chains released their stage own % S (chunk own − S): the peer's forward.
           if (F::remote_forward && own >= S) dnnp::mbar_wait(&sm.empty[S + own % S], ((own / S) & 1) ^ 1);
           fused16_push(s, f16c_add(peer_st, (own % S) * static_cast<int>(sizeof(Fused16Stage<T, VB, F::swizzled>))),
@@ -1088,18 +1067,11 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
         const u32 gates = gring[0];
 #pragma unroll
         for (int i = 0; i + 1 < D; ++i) gring[i] = gring[i + 1];
-        cp_async_wait<D - 1>();
-        if constexpr (F::swizzled) dnnp::fence_proxy_async_shared();  // the rows' copies, before the chain's wgmma reads them
+        fused16_copies_landed<D, F::swizzled>();
         __syncwarp();
         if constexpr (MODE == F16_FULL || MODE == F16_PRODUCER) {
           const long long left = eos - bos - static_cast<long long>(c) * F16_C;
           fused16_build_any<T, K, VB>(p, s, sm.lt[pw], gates, left < F16_C ? static_cast<int>(left) : F16_C, h, lane);
-          if constexpr (F::swizzled) {
-            if (!GDN_F16_FOLD && (p.flags & FLAG_L2NORM)) {  // q̂, k̂ rewritten in place by generic stores
-              dnnp::fence_proxy_async_shared();
-              __syncwarp();
-            }
-          }
         }
         if (lane == 0) dnnp::mbar_arrive(&sm.full[c % S]);
         const int cn = c + PW * D;

@@ -905,28 +905,34 @@ template <>
 struct SlimWgN<gdn_bf16> {
   template <int N, int TNSPB>
   static __device__ __forceinline__ void mma(float* d, const u32* a, uint64_t b) {
-    static_assert(N == 64 || N == 128, "the wrapped widths");
-    if constexpr (N == 64) dnnp::wgmma_m64n64k16_rs_bf16_t<TNSPB>(d, a, b);
+    static_assert(N == 32 || N == 64 || N == 128, "the wrapped widths");
+    if constexpr (N == 32) dnnp::wgmma_m64n32k16_rs_bf16_t<TNSPB>(d, a, b);
+    else if constexpr (N == 64) dnnp::wgmma_m64n64k16_rs_bf16_t<TNSPB>(d, a, b);
     else dnnp::wgmma_m64n128k16_rs_bf16_t<TNSPB>(d, a, b);
   }
   // d = A · B, the first k16 step of a chain (scale-d 0: d's old values are not read).
-  template <int TNSPB>
-  static __device__ __forceinline__ void mma64_first(float* d, const u32* a, uint64_t b) {
-    dnnp::wgmma_m64n64k16_rs_bf16_zt<TNSPB>(d, a, b);
+  template <int N, int TNSPB>
+  static __device__ __forceinline__ void mma_first(float* d, const u32* a, uint64_t b) {
+    static_assert(N == 32 || N == 64, "the wrapped widths");
+    if constexpr (N == 32) dnnp::wgmma_m64n32k16_rs_bf16_zt<TNSPB>(d, a, b);
+    else dnnp::wgmma_m64n64k16_rs_bf16_zt<TNSPB>(d, a, b);
   }
 };
 template <>
 struct SlimWgN<gdn_f16> {
   template <int N, int TNSPB>
   static __device__ __forceinline__ void mma(float* d, const u32* a, uint64_t b) {
-    static_assert(N == 64 || N == 128, "the wrapped widths");
-    if constexpr (N == 64) dnnp::wgmma_m64n64k16_rs_f16_t<TNSPB>(d, a, b);
+    static_assert(N == 32 || N == 64 || N == 128, "the wrapped widths");
+    if constexpr (N == 32) dnnp::wgmma_m64n32k16_rs_f16_t<TNSPB>(d, a, b);
+    else if constexpr (N == 64) dnnp::wgmma_m64n64k16_rs_f16_t<TNSPB>(d, a, b);
     else dnnp::wgmma_m64n128k16_rs_f16_t<TNSPB>(d, a, b);
   }
   // d = A · B, the first k16 step of a chain (scale-d 0: d's old values are not read).
-  template <int TNSPB>
-  static __device__ __forceinline__ void mma64_first(float* d, const u32* a, uint64_t b) {
-    dnnp::wgmma_m64n64k16_rs_f16_zt<TNSPB>(d, a, b);
+  template <int N, int TNSPB>
+  static __device__ __forceinline__ void mma_first(float* d, const u32* a, uint64_t b) {
+    static_assert(N == 32 || N == 64, "the wrapped widths");
+    if constexpr (N == 32) dnnp::wgmma_m64n32k16_rs_f16_zt<TNSPB>(d, a, b);
+    else dnnp::wgmma_m64n64k16_rs_f16_zt<TNSPB>(d, a, b);
   }
 };
 // A chain d = Σ_kk A_kk · B_kk over STEPS k16 steps at N = 64 (desc(kk): step kk's B descriptor),
@@ -936,7 +942,7 @@ template <typename T, int TNSPB, int STEPS, typename Desc>
 __device__ __forceinline__ void slim_wg64_chain(float* d, const u32 (&a)[STEPS][4], Desc desc) {
 #pragma unroll
   for (int kk = 0; kk < STEPS; ++kk) {
-    if (kk == 0) SlimWgN<T>::template mma64_first<TNSPB>(d, a[kk], desc(kk));
+    if (kk == 0) SlimWgN<T>::template mma_first<64, TNSPB>(d, a[kk], desc(kk));
     else SlimWgN<T>::template mma<64, TNSPB>(d, a[kk], desc(kk));
   }
 }
