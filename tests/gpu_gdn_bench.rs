@@ -98,14 +98,20 @@ fn set_schedule_sum(scan: &str, pieces: &str, sum: &str, first: &str, scale: &st
 /// `equal-10x2995:2995,2995,...:16`, the ragged mix's wave fill at equal lengths); `None` when unset
 /// or malformed.
 fn extra_shape() -> Option<(String, Vec<i64>, i64)> {
-    let spec = std::env::var("DNNPLAN_GDN_BENCH_EXTRA").ok()?;
-    let mut parts = spec.split(':');
+    parse_shape(&std::env::var("DNNPLAN_GDN_BENCH_EXTRA").ok()?)
+}
+
+/// One shape from `NAME:LEN,LEN,...:HEADS`, where a length may repeat as `LEN*COUNT` (e.g.
+/// `eq6:4096*6:16`); `None` when malformed.
+fn parse_shape(spec: &str) -> Option<(String, Vec<i64>, i64)> {
+    let mut parts = spec.trim().split(':');
     let name = parts.next()?.to_string();
-    let lens = parts
-        .next()?
-        .split(',')
-        .map(|x| x.trim().parse().ok())
-        .collect::<Option<Vec<i64>>>()?;
+    let mut lens = Vec::new();
+    for item in parts.next()?.split(',') {
+        let (len, count) = item.split_once('*').unwrap_or((item, "1"));
+        let (len, count): (i64, usize) = (len.trim().parse().ok()?, count.trim().parse().ok()?);
+        lens.extend(std::iter::repeat_n(len, count));
+    }
     let heads = parts.next()?.trim().parse().ok()?;
     (!lens.is_empty() && heads > 0).then_some((name, lens, heads))
 }
@@ -238,6 +244,48 @@ fn gdn_benchmark_ours() {
         );
         // SAFETY: allocated above, no plan holds it any more.
         unsafe { gdn_gpu::ok("free", cudarc::driver::sys::cuMemFree_v2(buf)) };
+        inp.free();
+    }
+}
+
+/// The forward's one-pass switch at the product level (runs only when `DNNPLAN_GDN_BENCH_SWITCH`
+/// is set: `;`-separated shapes as [`parse_shape`] reads them): per shape, the forward under the
+/// rule and under each `DNNPLAN_GDN_FWD_FUSED` value of `DNNPLAN_GDN_BENCH_SWITCH_FORMS`
+/// (comma list, default `0,w8c,b2c`: the two passes and the rule's two forms), alternately
+/// `DNNPLAN_GDN_BENCH_SWITCH_ROUNDS` times (default 3), with the rule's launches. Measurement only
+/// (where the rule's w8c → b2c switch and its fill threshold sit); nothing asserted about speed.
+#[test]
+fn gdn_benchmark_fused_switch() {
+    let Ok(list) = std::env::var("DNNPLAN_GDN_BENCH_SWITCH") else {
+        return;
+    };
+    let caller = Caller::new();
+    let forms = env_list("DNNPLAN_GDN_BENCH_SWITCH_FORMS", "0,w8c,b2c");
+    let rounds = rounds_from_env("DNNPLAN_GDN_BENCH_SWITCH_ROUNDS");
+    for spec in list.split(';').filter(|s| !s.trim().is_empty()) {
+        let Some((name, lens, hh)) = parse_shape(spec) else {
+            println!("BENCH switch malformed shape {spec:?}");
+            continue;
+        };
+        let inp = BenchInputs::new(&caller, &lens, hh);
+        set_env("DNNPLAN_GDN_FWD_FUSED", None);
+        let (launches, _) = bench_launches("gdn", &lens, hh, device_sms());
+        let rule: Vec<String> = launches.iter().map(|l| label(&l.0)).collect();
+        let blocks = 2 * hh as u64 * lens.len() as u64;
+        for round in 0..rounds {
+            let mut line = format!(
+                "BENCH switch {name} blocks {blocks} ({:.2} waves) round {round} | rule [{}] {:.4}",
+                blocks as f64 / device_sms() as f64,
+                rule.join(" "),
+                inp.time(&caller, "gdn")
+            );
+            for form in &forms {
+                set_env("DNNPLAN_GDN_FWD_FUSED", Some(form));
+                line += &format!(" | {form} {:.4}", inp.time(&caller, "gdn"));
+                set_env("DNNPLAN_GDN_FWD_FUSED", None);
+            }
+            println!("{line}");
+        }
         inp.free();
     }
 }
