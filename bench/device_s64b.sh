@@ -5,12 +5,12 @@
 # single blocks, alternating, three rounds. Where the harness's FUSED16_SHAPES=cross (s64a) showed
 # b2c ahead of w8c from 1.45 waves at equal lengths; the ragged mix (harness, session 63) runs w8c
 # 0.344 ms against b2c 0.427 at 2.42 waves.
-# run: command "bash bench/device_s64b.sh", carry [".xfer-tests68"] (device78.txz, or PACK=), any kind (~30 s warm).
+# run: command "bash bench/device_s64b.sh", carry [".xfer-tests68"] (PACK, default device80.txz), any kind (~30 s warm).
 set -u
 cd "$(git rev-parse --show-toplevel 2>/dev/null || pwd)"
 source bench/device_lib.sh
 dev_begin s64b
-tar xJf ".xfer-tests68/${PACK:-device78.txz}"
+tar xJf ".xfer-tests68/${PACK:-device80.txz}"
 source .device/device-env.sh > /dev/null 2>&1
 RAG=8192,100,4096,1,2048,7000,0,3000,512,5000
 SHAPES="eq6:4096*6:16;eq8:4096*8:16;eq10:4096*10:16;eq12:4096*12:16;eq16:4096*16:16"

@@ -177,24 +177,21 @@ pub const FUSED16_FORMS: [Fused16Form; 5] = [
 /// The rule's forms: (the one-block-per-SM form, the two-blocks-per-SM form): the cluster forms.
 pub const FUSED16_BY_RULE: (usize, usize) = (4, 3);
 
-/// The two-blocks-per-SM form from this many blocks per SM on. Measured through the product on an
-/// H100 (session 64, `gdn_benchmark_fused_switch`, ms): at equal lengths b2c leads w8c wherever
-/// w8c needs a second wave (8 × 4,096 tokens, H = 16, 256 blocks: 0.246 against 0.290; 16 ×
-/// 4,096, 512 blocks: 0.485 against 0.569); at the ragged mix's lengths w8c leads up to 2.4 waves
-/// (H = 16, 320 blocks: 0.283 against 0.353: its longest sequence runs alone on an SM), the two
-/// are even at 3.6 (H = 24: 0.393 / 0.385) and b2c leads at 4.8 (H = 32: 0.437 against 0.511).
+/// The two-blocks-per-SM form from this many blocks per SM on; the one-block form below. The plan
+/// does not know the lengths, and each form has its own worst case: equal lengths leave the
+/// one-block form's last wave part-empty, a long sequence among shorter ones shares its SM in the
+/// two-blocks form. Measured through the product on an H100 (session 64,
+/// `gdn_benchmark_fused_switch`, ms), from 1.03 to 2.9 waves of single blocks b2c leads w8c by
+/// 10-16 % at equal lengths (N × 4,096 tokens: 136 blocks 0.242 against 0.287, 256 blocks 0.250
+/// against 0.291, 384 blocks 0.387 against 0.430) and trails it by up to 25 % at ragged lengths
+/// (the benchmark's mix at H = 16, 320 blocks: 0.348 against 0.281; one 8,192-token sequence
+/// among nine of 4,096 at H = 8, 160 blocks: 0.357 against 0.286): below three blocks per SM the
+/// one-block form is never more than 19 % off the faster form, the two-blocks form up to 25 %.
+/// From 3.6 waves on b2c leads at both (the mix at H = 24: 0.385 against 0.392; at H = 32 0.442
+/// against 0.518; 16 × 4,096: 0.484 against 0.568). The two passes lost to one form or the other
+/// at every one of these shapes (by 5-62 %), so an uncut shape no longer falls back to them
+/// (sessions 50-52 kept the one-block form to waves at least 80 % full against them, with `w4c`).
 pub const FUSED16_TWO_PER_SM_WAVES: u64 = 3;
-
-/// Between one wave of single blocks and [`FUSED16_TWO_PER_SM_WAVES`], the one-block form only
-/// where equal-length sequences would fill its waves to at least this percentage; else the
-/// two-blocks-per-SM form. The plan does not know the lengths: equal lengths are the one-block
-/// form's worst case (its last wave part-empty), a few long sequences among short ones the
-/// two-blocks form's (the longest shares its SM). Measured on an H100 (session 64): at 73 % fill
-/// (6 × 4,096, H = 16) b2c 0.247 against w8c 0.290; at 61 % (the ragged mix, H = 8) b2c 0.298
-/// against w8c 0.277; at 91 % (the ragged mix, H = 12) w8c 0.280 against b2c 0.330. The two
-/// passes lost to both forms at every one of these shapes (0.292-0.785), so an uncut shape no
-/// longer falls back to them (session 52 set this threshold against them with `w4c`).
-pub const FUSED16_MIN_FILL_PCT: u64 = 80;
 
 /// The most sequences the rule (and the switch) hands to the one pass: each block reads the N + 1
 /// offsets one per thread and ranks the lengths (`fused16_rows`), so N stays below the smallest
@@ -232,9 +229,8 @@ pub fn fused16_serves(f: &GdnFacts) -> bool {
 /// forward (`two_pass`: the schedule the two-pass forward would run). `DNNPLAN_GDN_FWD_FUSED`:
 /// `0` never, a form's switch that form wherever it serves `f` (also cut shapes); unset or any
 /// other value the rule: where [`fused16_serves`] and the two-pass forward would run uncut, the
-/// one-block form when its blocks fit one wave (every sequence starts at once) or, below
-/// [`FUSED16_TWO_PER_SM_WAVES`] blocks per SM, fill their waves to [`FUSED16_MIN_FILL_PCT`],
-/// else the two-blocks-per-SM form.
+/// one-block form below [`FUSED16_TWO_PER_SM_WAVES`] blocks per SM, else the two-blocks-per-SM
+/// form.
 pub fn fused16_form(f: &GdnFacts, sms: u64, two_pass: &FwdChoice) -> Option<&'static Fused16Form> {
     fused16_form_at(
         f,
@@ -268,11 +264,8 @@ pub fn fused16_form_at(
     }
     let blocks = fused16_grid(f).0 as u64 * f.heads.3 as u64 * f.n_seqs as u64;
     let (one, two) = FUSED16_BY_RULE;
-    let waves = blocks.div_ceil(sms.max(1));
-    let one_block_fills = blocks <= sms
-        || (blocks < FUSED16_TWO_PER_SM_WAVES * sms
-            && 100 * blocks >= FUSED16_MIN_FILL_PCT * waves * sms);
-    Some(&FUSED16_FORMS[if one_block_fills { one } else { two }])
+    let one_block = blocks < FUSED16_TWO_PER_SM_WAVES * sms.max(1);
+    Some(&FUSED16_FORMS[if one_block { one } else { two }])
 }
 
 /// The grid of `f`'s launch: (value slices, HO, N).
@@ -377,22 +370,18 @@ mod tests {
     #[test]
     fn the_rule_takes_uncut_shapes_and_leaves_cut_ones_to_the_two_passes() {
         // The benchmark's uncut shapes: (4, 8192, 16) 128 blocks, one wave -> one block per SM;
-        // (16, 2048, 32) 1024 blocks -> two per SM; the ragged mix's 320 (2.4 waves, 81 % full
-        // at equal lengths) -> one block per SM.
+        // (16, 2048, 32) 1024 blocks -> two per SM; the ragged mix's 320 (2.4 waves) -> one
+        // block per SM.
         assert_eq!(rule(&facts(4, 4 * 8192, 16, 128, false)), Some("w8c"));
         assert_eq!(rule(&facts(16, 16 * 2048, 32, 128, false)), Some("b2c"));
         assert_eq!(rule(&facts(10, 29949, 16, 128, false)), Some("w8c"));
-        // One wave of single blocks at most, or waves at least 80 % full below three blocks per
-        // SM: one block per SM; else two.
-        assert_eq!(rule(&facts(66, 66 * 300, 1, 128, false)), Some("w8c"));
-        assert_eq!(rule(&facts(67, 67 * 300, 1, 128, false)), Some("b2c"));
-        assert_eq!(rule(&facts(105, 105 * 300, 1, 128, false)), Some("b2c")); // 210 of 264: 79.5 %
-        assert_eq!(rule(&facts(106, 106 * 300, 1, 128, false)), Some("w8c")); // 212: 80.3 %
-        assert_eq!(rule(&facts(132, 132 * 300, 1, 128, false)), Some("w8c")); // two full waves
-        assert_eq!(rule(&facts(133, 133 * 300, 1, 128, false)), Some("b2c"));
-        assert_eq!(rule(&facts(197, 197 * 300, 1, 128, false)), Some("w8c")); // 394 of 396
-        assert_eq!(rule(&facts(198, 198 * 300, 1, 128, false)), Some("b2c")); // three waves
-        assert_eq!(rule(&facts(131, 131 * 300, 2, 128, false)), Some("b2c")); // 524: 3.97 waves
+        // Below three blocks per SM one block per SM, whatever the fill; from three on two.
+        assert_eq!(rule(&facts(66, 66 * 300, 1, 128, false)), Some("w8c")); // one wave
+        assert_eq!(rule(&facts(67, 67 * 300, 1, 128, false)), Some("w8c")); // 134 of 264
+        assert_eq!(rule(&facts(133, 133 * 300, 1, 128, false)), Some("w8c")); // 266 of 396
+        assert_eq!(rule(&facts(197, 197 * 300, 1, 128, false)), Some("w8c")); // 394 blocks
+        assert_eq!(rule(&facts(198, 198 * 300, 1, 128, false)), Some("b2c")); // 396: three waves
+        assert_eq!(rule(&facts(99, 99 * 300, 2, 128, false)), Some("b2c"));
         assert_eq!(rule(&facts(264, 264 * 300, 1, 128, false)), None); // 255 sequences at most
         // (1, 32768, 16): the two-pass forward cuts it into pieces -> two passes.
         assert_eq!(rule(&facts(1, 32768, 16, 128, false)), None);
