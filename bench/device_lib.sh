@@ -229,6 +229,22 @@ dev_step() {
 # dev_elapsed: "elapsed S s" since the script's T0 (dev_f16_begin sets it).
 dev_elapsed() { echo "elapsed $(( $(date +%s) - ${T0:-$(date +%s)} )) s"; }
 
+# dev_bench_nvcc NAME BIN [NVCC FLAG...]: bench/NAME.cu into $DEV_TMP/BIN for sm_90a (build log
+# $DEV_TMP/BIN.build); nvcc's status.
+dev_bench_nvcc() {
+  local name=$1 bin=$2; shift 2
+  nvcc -std=c++17 -O3 "$@" -gencode arch=compute_90a,code=sm_90a -Ikernels/include -Ibench "bench/$name.cu" \
+    -o "$DEV_TMP/$bin" > "$DEV_TMP/$bin.build" 2>&1
+}
+
+# dev_bench_build NAME [NVCC FLAG...]: dev_bench_nvcc into $DEV_TMP/NAME; on failure one "BUILD
+# FAILED NAME" line and the log's tail. Several may run in the background at once
+# (`dev_bench_build a & dev_bench_build b & wait`).
+dev_bench_build() {
+  local name=$1; shift
+  dev_bench_nvcc "$name" "$name" "$@" || { echo "BUILD FAILED $name"; tail -5 "$DEV_TMP/$name.build"; }
+}
+
 # dev_f16_begin [build]: a one-pass device script's preamble: T0 for dev_elapsed, one line naming
 # the GPU, driver and SM clock; with `build`, the harness built (dev_f16_build) and the time so far.
 dev_f16_begin() {
@@ -240,10 +256,9 @@ dev_f16_begin() {
   fi
 }
 
-# dev_f16_build [NVCC FLAG...]: the harness into $DEV_TMP/f16bench (build log $DEV_TMP/f16.build).
+# dev_f16_build [NVCC FLAG...]: the harness into $DEV_TMP/f16bench (build log $DEV_TMP/f16bench.build).
 dev_f16_build() {
-  nvcc -std=c++17 -O3 -gencode arch=compute_90a,code=sm_90a -Ikernels/include -Ibench "$@" \
-    bench/gdn_fused16_bench.cu -o "$DEV_TMP/f16bench" > "$DEV_TMP/f16.build" 2>&1
+  dev_bench_nvcc gdn_fused16_bench f16bench "$@"
   ls -la "$DEV_TMP/f16bench" | cut -c1-80
 }
 

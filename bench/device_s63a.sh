@@ -7,17 +7,15 @@
 # run: command "bash bench/device_s63a.sh", any kind (~60 s). Output: bench/device_s63a_*.log.
 set -u
 cd "$(git rev-parse --show-toplevel 2>/dev/null || pwd)"
-exec > >(tee "$OUT/s63a.log") 2>&1
-source .device/device-env.sh > "$OUT/env.log" 2>&1
-nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
+source bench/device_lib.sh
+dev_begin s63a
 T0=$(date +%s)
-b() { nvcc -std=c++17 -O3 -gencode arch=compute_90a,code=sm_90a -Ikernels/include -Ibench "bench/$1.cu" -o "/tmp/$1" > "/tmp/$1.build" 2>&1 || { echo "BUILD FAILED $1"; tail -5 "/tmp/$1.build"; }; }
-b chain_slim64_bench & p1=$!
-b prep64_tile_bench & p2=$!
-b chain_ksplit_bench & p3=$!
+dev_bench_build chain_slim64_bench & p1=$!
+dev_bench_build prep64_tile_bench & p2=$!
+dev_bench_build chain_ksplit_bench & p3=$!
 wait $p1 $p2 $p3
 echo "built in $(( $(date +%s) - T0 )) s"
-timeout 120 /tmp/chain_slim64_bench
-timeout 60 /tmp/prep64_tile_bench
-timeout 120 /tmp/chain_ksplit_bench | grep -E "^(NVIDIA|base |base+o|two )"
-echo "elapsed $(( $(date +%s) - T0 )) s"
+timeout 120 "$DEV_TMP/chain_slim64_bench"
+timeout 60 "$DEV_TMP/prep64_tile_bench"
+timeout 120 "$DEV_TMP/chain_ksplit_bench" | grep -E "^(NVIDIA|base |base+o|two )"
+dev_elapsed

@@ -7,26 +7,24 @@
 # run: command "bash bench/device_s63b.sh", any kind (~90 s). Output: bench/device_s63b_*.
 set -u
 cd "$(git rev-parse --show-toplevel 2>/dev/null || pwd)"
-exec > >(tee "$OUT/s63b.log") 2>&1
-source .device/device-env.sh > "$OUT/env.log" 2>&1
-nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
+source bench/device_lib.sh
+dev_begin s63b
 T0=$(date +%s)
-b() { nvcc -std=c++17 -O3 -lineinfo -gencode arch=compute_90a,code=sm_90a -Ikernels/include -Ibench "bench/$1.cu" -o "/tmp/$1" > "/tmp/$1.build" 2>&1 || { echo "BUILD FAILED $1"; tail -5 "/tmp/$1.build"; }; }
-b prep64_tile_bench & p1=$!
-b chain_ksplit_bench & p2=$!
+dev_bench_build prep64_tile_bench -lineinfo & p1=$!
+dev_bench_build chain_ksplit_bench -lineinfo & p2=$!
 wait $p1 $p2
 echo "built in $(( $(date +%s) - T0 )) s"
-timeout 120 /tmp/chain_ksplit_bench | grep -E "^(NVIDIA|base |two |base\+o )"
-timeout 60 /tmp/prep64_tile_bench
+timeout 120 "$DEV_TMP/chain_ksplit_bench" | grep -E "^(NVIDIA|base |two |base\+o )"
+timeout 60 "$DEV_TMP/prep64_tile_bench"
 NCU=$(command -v ncu || ls /usr/local/cuda*/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
 $NCU --version | tail -1
 timeout 150 $NCU --clock-control none -k regex:prep64_bench --launch-skip 3 --launch-count 1 \
-  --section SourceCounters --section WarpStateStats --page source --print-source sass --csv /tmp/prep64_tile_bench \
+  --section SourceCounters --section WarpStateStats --page source --print-source sass --csv "$DEV_TMP/prep64_tile_bench" \
   > "$OUT/prep64_sass.csv" 2> "$OUT/prep64_sass.err"
 echo "sass rc=$? lines $(wc -l < "$OUT/prep64_sass.csv")"; tail -3 "$OUT/prep64_sass.err"
 timeout 150 $NCU --clock-control none -k regex:prep64_bench --launch-skip 3 --launch-count 1 \
   --section SpeedOfLight --section ComputeWorkloadAnalysis --section WarpStateStats --section InstructionStats \
-  --section Occupancy --section SchedulerStats /tmp/prep64_tile_bench > "$OUT/prep64_ncu.txt" 2>&1
+  --section Occupancy --section SchedulerStats "$DEV_TMP/prep64_tile_bench" > "$OUT/prep64_ncu.txt" 2>&1
 echo "ncu rc=$?"; grep -E "Duration|Issue Slots Busy|Executed Ipc|No Eligible|Warp Cycles Per Issued|Achieved Occupancy|Stall" "$OUT/prep64_ncu.txt" | head -30
 gzip -9 "$OUT/prep64_sass.csv"
-echo "elapsed $(( $(date +%s) - T0 )) s"
+dev_elapsed

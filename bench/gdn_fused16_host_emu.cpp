@@ -81,76 +81,59 @@ static void run_case(const char* name, int H, int HV, int flags, std::vector<int
     return decoded();
   };
   auto run = [&] { return run_form(B1{}); };
-  const auto r1 = run();
+  // A form run with the copies landing at issue (gdn_host_emu.h reads GDN_EMU_CP_EAGER once, at
+  // start-up; this flag flips it per run).
+  auto run_eager = [&](auto form) {
+    g_cp_eager = true;
+    const auto r = run_form(form);
+    g_cp_eager = false;
+    return r;
+  };
+  auto bitwise = [](const auto& a, const auto& b) { return a.first == b.first && a.second == b.second; };
   const double tol = is_bf16 ? 2e-2 : 1e-2;
+  const auto r1 = run();
   const double eo = rms_ratio(r1.first, cs.ro), es = rms_ratio(r1.second, cs.rfs);
   printf("  rel rms vs fp64: O %.3e state %.3e (tolerance %.0e)\n", eo, es, tol);
   check(eo < tol && es < tol, "fused16: O and final state within tolerance of the fp64 recurrence");
-  g_cp_eager = true;  // (gdn_host_emu.h reads GDN_EMU_CP_EAGER once, at start-up)
-  const auto r2 = run();
-  g_cp_eager = false;
-  check(r1.first == r2.first && r1.second == r2.second, "fused16: a second run (copies landing at issue) bitwise the first");
+  // Another chain kind's form against the fp64 recurrence: the relative rms printed and checked.
+  auto within_fp64 = [&](const auto& r, const char* form, const char* what) {
+    const double o = rms_ratio(r.first, cs.ro), st = rms_ratio(r.second, cs.rfs);
+    printf("  %s: rel rms vs fp64: O %.3e state %.3e\n", form, o, st);
+    check(o < tol && st < tol, what);
+  };
+  check(bitwise(r1, run_eager(B1{})), "fused16: a second run (copies landing at issue) bitwise the first");
   // The other launch forms run the same arithmetic per chunk: bitwise the first form.
-  const auto rb2 = run_form(gdn::Fused16B2{});
-  check(r1.first == rb2.first && r1.second == rb2.second, "fused16: form B2 (8 stages, copies 1 own chunk ahead) bitwise B1");
+  check(bitwise(r1, run_form(gdn::Fused16B2{})), "fused16: form B2 (8 stages, copies 1 own chunk ahead) bitwise B1");
   g_order = 1;
   const auto rlf = run_form(B1{});
   g_order = 0;
-  check(r1.first == rlf.first && r1.second == rlf.second, "fused16: longest-first block order bitwise batch order");
-  const auto rw8 = run_form(gdn::Fused16W8{});
-  check(r1.first == rw8.first && r1.second == rw8.second, "fused16: form W8 (8 producer warps) bitwise B1");
+  check(bitwise(r1, rlf), "fused16: longest-first block order bitwise batch order");
+  check(bitwise(r1, run_form(gdn::Fused16W8{})), "fused16: form W8 (8 producer warps) bitwise B1");
   // The cluster forms: each CTA builds every other chunk and pushes it into its peer's stage; RF:
   // the chains' release forwarded to the peer CTA by the producer warp that refills the stage.
-  const auto rw8c = run_form(gdn::Fused16W8C{});
-  check(r1.first == rw8c.first && r1.second == rw8c.second, "fused16: form W8C (clusters of the value halves) bitwise B1");
-  const auto rw4c = run_form(gdn::Fused16W4C{});
-  check(r1.first == rw4c.first && r1.second == rw4c.second, "fused16: form W4C (4 producer warps, clusters) bitwise B1");
-  const auto rw8sp = run_form(gdn::Fused16Form<8, 14, 1, 1, true, false, true>{});
-  check(r1.first == rw8sp.first && r1.second == rw8sp.second, "fused16: form W8 with the staggered prologue bitwise B1");
-  const auto rw8cn = run_form(gdn::Fused16Form<8, 16, 1, 2, true>{});
-  check(r1.first == rw8cn.first && r1.second == rw8cn.second, "fused16: form W8C without the staggered prologue bitwise B1");
-  const auto rw8cr = run_form(gdn::Fused16Form<8, 16, 1, 2, true, true>{});
-  check(r1.first == rw8cr.first && r1.second == rw8cr.second, "fused16: form W8C with the remote forward bitwise B1");
-  g_cp_eager = true;
-  const auto rb2cn = run_form(gdn::Fused16Form<4, 8, 1, 2, false>{});
-  g_cp_eager = false;
-  check(r1.first == rb2cn.first && r1.second == rb2cn.second, "fused16: form B2C without RF and ET (copies at issue) bitwise B1");
-  g_cp_eager = true;
-  const auto rb2c = run_form(gdn::Fused16B2CMma{});
-  g_cp_eager = false;
-  check(r1.first == rb2c.first && r1.second == rb2c.second, "fused16: form B2C-mma (RF, ET, copies landing at issue) bitwise B1");
+  check(bitwise(r1, run_form(gdn::Fused16W8C{})), "fused16: form W8C (clusters of the value halves) bitwise B1");
+  check(bitwise(r1, run_form(gdn::Fused16W4C{})), "fused16: form W4C (4 producer warps, clusters) bitwise B1");
+  check(bitwise(r1, run_form(gdn::Fused16Form<8, 14, 1, 1, true, false, true>{})), "fused16: form W8 with the staggered prologue bitwise B1");
+  check(bitwise(r1, run_form(gdn::Fused16Form<8, 16, 1, 2, true>{})), "fused16: form W8C without the staggered prologue bitwise B1");
+  check(bitwise(r1, run_form(gdn::Fused16Form<8, 16, 1, 2, true, true>{})), "fused16: form W8C with the remote forward bitwise B1");
+  check(bitwise(r1, run_eager(gdn::Fused16Form<4, 8, 1, 2, false>{})), "fused16: form B2C without RF and ET (copies at issue) bitwise B1");
+  check(bitwise(r1, run_eager(gdn::Fused16B2CMma{})), "fused16: form B2C-mma (RF, ET, copies landing at issue) bitwise B1");
   // The WG chain (P, Q by wgmma over the swizzled rows): other bits, within the tolerance; its forms
   // bitwise each other.
   const auto rw8cg = run_form(gdn::Fused16Form<8, 16, 1, 2, true, false, true, true>{});
-  const double ego = rms_ratio(rw8cg.first, cs.ro), egs = rms_ratio(rw8cg.second, cs.rfs);
-  printf("  W8C WG: rel rms vs fp64: O %.3e state %.3e\n", ego, egs);
-  check(ego < tol && egs < tol, "fused16: form W8C with the WG chain within tolerance of the fp64 recurrence");
-  g_cp_eager = true;
-  const auto rb2cw = run_form(gdn::Fused16Form<4, 8, 1, 2, true, true, true, true>{});
-  g_cp_eager = false;
-  check(rb2cw.first == rw8cg.first && rb2cw.second == rw8cg.second, "fused16: form B2C with the WG chain bitwise W8C's");
-  const auto rw8g = run_form(gdn::Fused16Form<8, 14, 1, 1, true, false, false, true>{});
-  check(rw8g.first == rw8cg.first && rw8g.second == rw8cg.second, "fused16: form W8 with the WG chain bitwise W8C's");
+  within_fp64(rw8cg, "W8C WG", "fused16: form W8C with the WG chain within tolerance of the fp64 recurrence");
+  check(bitwise(run_eager(gdn::Fused16Form<4, 8, 1, 2, true, true, true, true>{}), rw8cg), "fused16: form B2C with the WG chain bitwise W8C's");
+  check(bitwise(run_form(gdn::Fused16Form<8, 14, 1, 1, true, false, false, true>{}), rw8cg), "fused16: form W8 with the WG chain bitwise W8C's");
   // The update by wgmma too (UW, session 61): within the tolerance; its forms bitwise each other.
   const auto rw8cu = run_form(gdn::Fused16Form<8, 16, 1, 2, true, false, true, true, true>{});
-  const double euo = rms_ratio(rw8cu.first, cs.ro), eus = rms_ratio(rw8cu.second, cs.rfs);
-  printf("  W8C WG UW: rel rms vs fp64: O %.3e state %.3e\n", euo, eus);
-  check(euo < tol && eus < tol, "fused16: form W8C with the WG chain and the update by wgmma within tolerance of the fp64 recurrence");
-  g_cp_eager = true;
-  const auto rb2cu = run_form(gdn::Fused16B2C{});  // the product's b2c (CR / PR: no-ops here)
-  g_cp_eager = false;
-  check(rb2cu.first == rw8cu.first && rb2cu.second == rw8cu.second, "fused16: form B2C (the product's: WG, UW) bitwise W8C's");
-  const auto rw8u = run_form(gdn::Fused16Form<8, 14, 1, 1, true, false, false, true, true>{});
-  check(rw8u.first == rw8cu.first && rw8u.second == rw8cu.second, "fused16: form W8 with WG and UW bitwise W8C's");
+  within_fp64(rw8cu, "W8C WG UW", "fused16: form W8C with the WG chain and the update by wgmma within tolerance of the fp64 recurrence");
+  // (the product's b2c: CR / PR are no-ops here)
+  check(bitwise(run_eager(gdn::Fused16B2C{}), rw8cu), "fused16: form B2C (the product's: WG, UW) bitwise W8C's");
+  check(bitwise(run_form(gdn::Fused16Form<8, 14, 1, 1, true, false, false, true, true>{}), rw8cu), "fused16: form W8 with WG and UW bitwise W8C's");
   // UW alone (P, Q by mma.sync from the swizzled rows): within the tolerance; B2C bitwise W8C.
   const auto rw8co = run_form(gdn::Fused16Form<8, 16, 1, 2, true, false, true, false, true>{});
-  const double eoo = rms_ratio(rw8co.first, cs.ro), eos = rms_ratio(rw8co.second, cs.rfs);
-  printf("  W8C UW: rel rms vs fp64: O %.3e state %.3e\n", eoo, eos);
-  check(eoo < tol && eos < tol, "fused16: form W8C with the update alone by wgmma within tolerance of the fp64 recurrence");
-  g_cp_eager = true;
-  const auto rb2co = run_form(gdn::Fused16Form<4, 8, 1, 2, true, true, true, false, true>{});
-  g_cp_eager = false;
-  check(rb2co.first == rw8co.first && rb2co.second == rw8co.second, "fused16: form B2C with UW alone bitwise W8C's");
+  within_fp64(rw8co, "W8C UW", "fused16: form W8C with the update alone by wgmma within tolerance of the fp64 recurrence");
+  check(bitwise(run_eager(gdn::Fused16Form<4, 8, 1, 2, true, true, true, false, true>{}), rw8co), "fused16: form B2C with UW alone bitwise W8C's");
   // In place: the final state over the initial state's buffer.
   cs.reset_outputs();
   std::vector<float> h0f = cs.h0f;
@@ -170,7 +153,7 @@ static void run_case(const char* name, int H, int HV, int flags, std::vector<int
   p.cu_seqlens = cu64.data();
   p.cu_seqlens_i64 = 1;
   const auto r3 = run();
-  check(r1.first == r3.first && r1.second == r3.second, "fused16: int64 cu_seqlens bitwise int32");
+  check(bitwise(r1, r3), "fused16: int64 cu_seqlens bitwise int32");
   p.cu_seqlens = cs.cu.data();
   p.cu_seqlens_i64 = 0;
   // A state pool: sequence b's state in pool row N + 1 − b (two spare rows), in place.

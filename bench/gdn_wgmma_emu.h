@@ -194,31 +194,24 @@ template <int TNSPB>
 inline void wgmma_m64n64k16_rs_bf16_t(float* d, const uint32_t* a, uint64_t b) { emu_wg_issue(d, a, b, 64, TNSPB, true); }
 template <int TNSPB>
 inline void wgmma_m64n64k16_rs_f16_t(float* d, const uint32_t* a, uint64_t b) { emu_wg_issue(d, a, b, 64, TNSPB, false); }
-// The scale-d-0 forms (d = A · B): the accumulators zeroed at issue (retire reads them).
-template <int TNSPB>
-inline void wgmma_m64n64k16_rs_bf16_zt(float* d, const uint32_t* a, uint64_t b) {
-  for (int i = 0; i < 32; ++i) d[i] = 0.f;
-  emu_wg_issue(d, a, b, 64, TNSPB, true);
+// The scale-d-0 forms (d = A · B): the accumulators (N / 2 fp32 per thread) zeroed at issue
+// (retire reads them).
+inline void emu_wg_issue_zeroed(float* d, const uint32_t* a, uint64_t b, int n, int tnspb, bool bf) {
+  for (int i = 0; i < n / 2; ++i) d[i] = 0.f;
+  emu_wg_issue(d, a, b, n, tnspb, bf);
 }
 template <int TNSPB>
-inline void wgmma_m64n64k16_rs_f16_zt(float* d, const uint32_t* a, uint64_t b) {
-  for (int i = 0; i < 32; ++i) d[i] = 0.f;
-  emu_wg_issue(d, a, b, 64, TNSPB, false);
-}
+inline void wgmma_m64n64k16_rs_bf16_zt(float* d, const uint32_t* a, uint64_t b) { emu_wg_issue_zeroed(d, a, b, 64, TNSPB, true); }
+template <int TNSPB>
+inline void wgmma_m64n64k16_rs_f16_zt(float* d, const uint32_t* a, uint64_t b) { emu_wg_issue_zeroed(d, a, b, 64, TNSPB, false); }
 template <int TNSPB>
 inline void wgmma_m64n32k16_rs_bf16_t(float* d, const uint32_t* a, uint64_t b) { emu_wg_issue(d, a, b, 32, TNSPB, true); }
 template <int TNSPB>
 inline void wgmma_m64n32k16_rs_f16_t(float* d, const uint32_t* a, uint64_t b) { emu_wg_issue(d, a, b, 32, TNSPB, false); }
 template <int TNSPB>
-inline void wgmma_m64n32k16_rs_bf16_zt(float* d, const uint32_t* a, uint64_t b) {
-  for (int i = 0; i < 16; ++i) d[i] = 0.f;
-  emu_wg_issue(d, a, b, 32, TNSPB, true);
-}
+inline void wgmma_m64n32k16_rs_bf16_zt(float* d, const uint32_t* a, uint64_t b) { emu_wg_issue_zeroed(d, a, b, 32, TNSPB, true); }
 template <int TNSPB>
-inline void wgmma_m64n32k16_rs_f16_zt(float* d, const uint32_t* a, uint64_t b) {
-  for (int i = 0; i < 16; ++i) d[i] = 0.f;
-  emu_wg_issue(d, a, b, 32, TNSPB, false);
-}
+inline void wgmma_m64n32k16_rs_f16_zt(float* d, const uint32_t* a, uint64_t b) { emu_wg_issue_zeroed(d, a, b, 32, TNSPB, false); }
 template <int TNSPB>
 inline void wgmma_m64n128k16_rs_bf16_t(float* d, const uint32_t* a, uint64_t b) { emu_wg_issue(d, a, b, 128, TNSPB, true); }
 template <int TNSPB>

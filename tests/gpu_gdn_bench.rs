@@ -262,6 +262,7 @@ fn gdn_benchmark_fused_switch() {
     let caller = Caller::new();
     let forms = env_list("DNNPLAN_GDN_BENCH_SWITCH_FORMS", "0,w8c,b2c");
     let rounds = rounds_from_env("DNNPLAN_GDN_BENCH_SWITCH_ROUNDS");
+    let sms = device_sms();
     for spec in list.split(';').filter(|s| !s.trim().is_empty()) {
         let Some((name, lens, hh)) = parse_shape(spec) else {
             println!("BENCH switch malformed shape {spec:?}");
@@ -269,13 +270,13 @@ fn gdn_benchmark_fused_switch() {
         };
         let inp = BenchInputs::new(&caller, &lens, hh);
         set_env("DNNPLAN_GDN_FWD_FUSED", None);
-        let (launches, _) = bench_launches("gdn", &lens, hh, device_sms());
+        let (launches, _) = bench_launches("gdn", &lens, hh, sms);
         let rule: Vec<String> = launches.iter().map(|l| label(&l.0)).collect();
         let blocks = 2 * hh as u64 * lens.len() as u64;
         for round in 0..rounds {
             let mut line = format!(
                 "BENCH switch {name} blocks {blocks} ({:.2} waves) round {round} | rule [{}] {:.4}",
-                blocks as f64 / device_sms() as f64,
+                blocks as f64 / sms as f64,
                 rule.join(" "),
                 inp.time(&caller, "gdn")
             );
