@@ -9,9 +9,8 @@
 set -u
 cd "$(git rev-parse --show-toplevel 2>/dev/null || pwd)"
 source bench/device_lib.sh
-dev_begin s64b
 tar xJf ".xfer-tests68/${PACK:-device80.txz}"
-source .device/device-env.sh > /dev/null 2>&1
+dev_begin s64b  # (sources the pack's device-env.sh)
 RAG=8192,100,4096,1,2048,7000,0,3000,512,5000
 SHAPES="eq6:4096*6:16;eq8:4096*8:16;eq10:4096*10:16;eq12:4096*12:16;eq16:4096*16:16"
 SHAPES+=";eq68-H1:4096*68:1;long1-H8:8192,4096*9:8;rag-H8:$RAG:8;rag-H12:$RAG:12;rag-H16:$RAG:16;rag-H24:$RAG:24;rag-H32:$RAG:32"

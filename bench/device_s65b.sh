@@ -6,9 +6,8 @@
 set -u
 cd "$(git rev-parse --show-toplevel 2>/dev/null || pwd)"
 source bench/device_lib.sh
-dev_begin s65b
 tar xJf ".xfer-tests68/${PACK:-device81.txz}"
-source .device/device-env.sh > /dev/null 2>&1
+dev_begin s65b  # (sources the pack's device-env.sh)
 NCU=$(command -v ncu || ls /usr/local/cuda*/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
 for cfg in "b2c 2048*16:32" "w8c 8192*4:16"; do
   set -- $cfg

@@ -22,6 +22,7 @@
 #[path = "support/gdn_gpu.rs"]
 mod gdn_gpu;
 
+use dnnplan::engines::gdn::fused16::FUSED16_VALUE_SLICES;
 use dnnplan::ir::DataType;
 use gdn_gpu::gdn_counts::{
     H200_SMS, Shape, bench_launches, kernel_counts, label, launch_parts, part,
@@ -253,7 +254,7 @@ fn gdn_benchmark_ours() {
 /// rule and under each `DNNPLAN_GDN_FWD_FUSED` value of `DNNPLAN_GDN_BENCH_SWITCH_FORMS`
 /// (comma list, default `0,w8c,b2c`: the two passes and the rule's two forms), alternately
 /// `DNNPLAN_GDN_BENCH_SWITCH_ROUNDS` times (default 3), with the rule's launches. Measurement only
-/// (where the rule's w8c → b2c switch and its fill threshold sit); nothing asserted about speed.
+/// (where the rule's w8c → b2c switch sits); nothing asserted about speed.
 #[test]
 fn gdn_benchmark_fused_switch() {
     let Ok(list) = std::env::var("DNNPLAN_GDN_BENCH_SWITCH") else {
@@ -272,7 +273,7 @@ fn gdn_benchmark_fused_switch() {
         set_env("DNNPLAN_GDN_FWD_FUSED", None);
         let (launches, _) = bench_launches("gdn", &lens, hh, sms);
         let rule: Vec<String> = launches.iter().map(|l| label(&l.0)).collect();
-        let blocks = 2 * hh as u64 * lens.len() as u64;
+        let blocks = FUSED16_VALUE_SLICES * hh as u64 * lens.len() as u64;
         for round in 0..rounds {
             let mut line = format!(
                 "BENCH switch {name} blocks {blocks} ({:.2} waves) round {round} | rule [{}] {:.4}",

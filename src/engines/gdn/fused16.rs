@@ -211,8 +211,9 @@ const fn min_threads(forms: &[Fused16Form]) -> u32 {
     least
 }
 
-/// Value slices per (sequence, head): the grid's x (64 value rows each).
-const VALUE_SLICES: u64 = 2;
+/// Value slices per (sequence, head): the grid's x (64 value rows each); a launch runs
+/// `FUSED16_VALUE_SLICES · HO · N` blocks.
+pub const FUSED16_VALUE_SLICES: u64 = 2;
 
 /// Whether the one-pass forward serves every option `f` asks for.
 pub fn fused16_serves(f: &GdnFacts) -> bool {
@@ -270,7 +271,11 @@ pub fn fused16_form_at(
 
 /// The grid of `f`'s launch: (value slices, HO, N).
 pub fn fused16_grid(f: &GdnFacts) -> (u32, u32, u32) {
-    (VALUE_SLICES as u32, f.heads.3 as u32, f.n_seqs as u32)
+    (
+        FUSED16_VALUE_SLICES as u32,
+        f.heads.3 as u32,
+        f.n_seqs as u32,
+    )
 }
 
 /// A built one-pass forward: the parameter template, the ports, the form and its kernel.
