@@ -38,6 +38,12 @@ dev_begin() {
   nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
 }
 
+# dev_ncu: the path of Nsight Compute's ncu on the device machine (on PATH, else the CUDA
+# toolkit's or a standalone install's); empty when none is installed.
+dev_ncu() {
+  command -v ncu || ls /usr/local/cuda*/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1
+}
+
 # dev_bin NAME: the staged test binary `.device/tests/NAME-<hash>`.
 dev_bin() {
   ls ".device/tests/$1-"* 2>/dev/null | grep -E "/$1-[0-9a-f]+$" | head -1

@@ -11,7 +11,7 @@ set -u
 cd "$(git rev-parse --show-toplevel 2>/dev/null || pwd)"
 source bench/device_lib.sh
 dev_f16_begin build
-NCU=$(command -v ncu || ls /usr/local/cuda*/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
+NCU=$(dev_ncu)
 $NCU --version | tail -1
 PAIRS=${1:-b2c:2 b2p:4}
 TAG=${2:-60}

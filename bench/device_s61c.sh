@@ -8,7 +8,7 @@ cd "$(git rev-parse --show-toplevel 2>/dev/null || pwd)"
 source bench/device_lib.sh
 dev_f16_begin
 [ -x "$DEV_TMP/f16bench" ] || dev_f16_build
-NCU=$(command -v ncu || ls /usr/local/cuda*/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
+NCU=$(dev_ncu)
 FUSED16_ONLY=b2c FUSED16_SHAPE='(16,2048,32)' timeout 110 $NCU --clock-control none -k regex:'fused16_bf16_b2c$' \
   --launch-skip 3 --launch-count 1 \
   --section SpeedOfLight --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis \

@@ -16,7 +16,7 @@ wait $p1 $p2
 echo "built in $(( $(date +%s) - T0 )) s"
 timeout 120 "$DEV_TMP/chain_ksplit_bench" | grep -E "^(NVIDIA|base |two |base\+o )"
 timeout 60 "$DEV_TMP/prep64_tile_bench"
-NCU=$(command -v ncu || ls /usr/local/cuda*/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
+NCU=$(dev_ncu)
 $NCU --version | tail -1
 timeout 150 $NCU --clock-control none -k regex:prep64_bench --launch-skip 3 --launch-count 1 \
   --section SourceCounters --section WarpStateStats --page source --print-source sass --csv "$DEV_TMP/prep64_tile_bench" \

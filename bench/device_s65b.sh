@@ -8,7 +8,7 @@ cd "$(git rev-parse --show-toplevel 2>/dev/null || pwd)"
 source bench/device_lib.sh
 tar xJf ".xfer-tests68/${PACK:-device81.txz}"
 dev_begin s65b  # (sources the pack's device-env.sh)
-NCU=$(command -v ncu || ls /usr/local/cuda*/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
+NCU=$(dev_ncu)
 for cfg in "b2c 2048*16:32" "w8c 8192*4:16"; do
   set -- $cfg
   DNNPLAN_GDN_BENCH_SWITCH="s:$2" DNNPLAN_GDN_BENCH_SWITCH_FORMS=$1 DNNPLAN_GDN_BENCH_SWITCH_ROUNDS=1 \

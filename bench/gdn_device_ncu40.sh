@@ -10,7 +10,7 @@ source bench/device_lib.sh
 dev_begin ncu40
 chmod +x .device/tests/* 2>/dev/null
 tb=$(dev_bin gpu_gdn_bench)
-NCU=$(command -v ncu || ls /usr/local/cuda*/bin/ncu 2>/dev/null | head -1)
+NCU=$(dev_ncu)
 echo "ncu: $NCU"
 env DNNPLAN_GDN_BENCH_ALONE=1 timeout 240 "$NCU" -k regex:tokens_tw7 -c 1 \
   --section SpeedOfLight --section SchedulerStats --section WarpStateStats --section Occupancy \

@@ -8,7 +8,7 @@ source bench/device_lib.sh
 dev_begin ncu40b
 chmod +x .device/tests/* 2>/dev/null
 tb=$(dev_bin gpu_gdn_bench)
-NCU=$(command -v ncu || ls /usr/local/cuda*/bin/ncu 2>/dev/null | head -1)
+NCU=$(dev_ncu)
 env DNNPLAN_GDN_BENCH_ALONE=1 timeout 200 "$NCU" -k regex:tokens_tw7 -c 1 --import-source no \
   --section InstructionStats --section SourceCounters --section WarpStateStats \
   -o /tmp/tw7 -f "$tb" gdn_benchmark_stages_alone --test-threads=1 > /tmp/ncu_run.log 2>&1
