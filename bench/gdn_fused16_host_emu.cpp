@@ -113,6 +113,11 @@ static void run_case(const char* name, int H, int HV, int flags, std::vector<int
   // the chains' release forwarded to the peer CTA by the producer warp that refills the stage.
   check(bitwise(r1, run_form(gdn::Fused16W8C{})), "fused16: form W8C (clusters of the value halves) bitwise B1");
   check(bitwise(r1, run_form(gdn::Fused16W4C{})), "fused16: form W4C (4 producer warps, clusters) bitwise B1");
+  // RO (session 66): the readout on four warps of its own, each on its own copy of X.
+  check(bitwise(r1, run_form(gdn::Fused16W8CR{})), "fused16: form W8CR (w8c with readout warps) bitwise B1");
+  check(bitwise(r1, run_eager(gdn::Fused16W8CR{})), "fused16: form W8CR (copies landing at issue) bitwise B1");
+  check(bitwise(r1, run_form(gdn::Fused16Form<4, 8, 1, 1, true, false, false, false, false, 0, 0, true>{})),
+        "fused16: form B2 with readout warps (no cluster, 8 stages) bitwise B1");
   check(bitwise(r1, run_form(gdn::Fused16Form<8, 14, 1, 1, true, false, true>{})), "fused16: form W8 with the staggered prologue bitwise B1");
   check(bitwise(r1, run_form(gdn::Fused16Form<8, 16, 1, 2, true>{})), "fused16: form W8C without the staggered prologue bitwise B1");
   check(bitwise(r1, run_form(gdn::Fused16Form<8, 16, 1, 2, true, true>{})), "fused16: form W8C with the remote forward bitwise B1");

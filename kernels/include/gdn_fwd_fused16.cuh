@@ -27,6 +27,7 @@
 //   X ← e^{Γ_last} X + Uᵀ diag(e^{Γ_last − Γ}) K̂  (16 mma per warp);
 // O leaves through the stage's own v tile (one transposing stmatrix per warp after the step's last
 // read of vᵀ), stored to global memory by the producer warp that refills the stage (session 58).
+// (RO forms, bench only: warps 4-7 are the chain warps' readout warps, the producer's start at 8.)
 // Warps 4.. (the producer, Form::producer_warps of them) each own chunks pw, pw + PW, ...: a warp
 // copies its chunk D own chunks ahead by zero-filling cp.async into a free stage, loads that chunk's
 // raw g, β bits, then builds its current chunk alone: the per-token scalars, q̂, k̂ (l2 norms in
@@ -75,6 +76,13 @@ constexpr int F16_TLD = 24;        // T / A row stride: 48 B, conflict-free for 
 #ifndef GDN_F16_FULL_COPIES
 #define GDN_F16_FULL_COPIES 0
 #endif
+// Bench only (session 66; default 0, every product entry unchanged): 1 drops the chain's readout
+// (the Q products, Uᵀ Aᵀ and the O staging) and leaves the state's own path (P, Rᵀ, Uᵀ, the
+// update): the bound of what moving the readout off the chain warps could save. O is wrong; timing only.
+#ifndef GDN_F16_ABLATE_READOUT
+#define GDN_F16_ABLATE_READOUT 0
+#endif
+constexpr bool F16_READOUT = GDN_F16_ABLATE_READOUT == 0;
 constexpr bool F16C_PUSH_ROWS = GDN_F16C_PUSH < 2;                        // q̂, k̂ pushed (else both normalize)
 constexpr bool F16C_PUSH_ASYNC = GDN_F16C_PUSH == 0 || GDN_F16C_PUSH == 3;  // st.async (else stores + arrivals)
 
@@ -127,10 +135,18 @@ constexpr bool F16C_PUSH_ASYNC = GDN_F16C_PUSH == 0 || GDN_F16C_PUSH == 3;  // s
 // role split the chain's warpgroup raises its per-thread register limit to CR (setmaxnreg.inc) and
 // the producer's warpgroups lower theirs to PR (.dec), from the launch bound's; 128 · CR + 32 · PW ·
 // PR must not exceed the block's registers (b2c with WG + UW: the two-block cap of 128 spilled).
+// RO (session 66, bench only): four readout warps (warps 4-7, the producer's follow) take the chain's
+// readout off its step: readout warp 4 + w keeps its own copy of chain warp w's X (the same update,
+// the same bits), computes Q = X q̂ᵀ, Oᵀ = Q diag(scale e^Γ) + Uᵀ Aᵀ from the chain warp's Uᵀ
+// fragments (handed over through F16_RO_SLOTS shared slots, after the chain's update read K̂) and
+// stages O; it, not the chain, releases the stage. The chain's step keeps P, Rᵀ, Uᵀ and the update.
+// O and the final state are w8c's bits (mma.sync forms only). With CR / PR the readout's warpgroup
+// gets CR too.
 template <int PW, int S, int D, int CL = 1, bool ET = false, bool RF = false, bool SP = false, bool WG = false,
-          bool UW = false, int CR = 0, int PR = 0>
+          bool UW = false, int CR = 0, int PR = 0, bool RO = false>
 struct Fused16Form {
   static_assert((CR == 0) == (PR == 0) && (CR == 0 || PW % 4 == 0), "registers move between whole warpgroups");
+  static_assert(!RO || (!WG && !UW), "readout warps: the mma.sync chain");
   static constexpr int chain_regs = CR, producer_regs = PR;
   static_assert(CL == 1 || CL == 2, "a CTA alone or a pair of value halves");
   static_assert(!RF || CL == 2, "the remote forward: a cluster form");
@@ -143,7 +159,9 @@ struct Fused16Form {
   static constexpr bool wg = WG;
   static constexpr bool wg_update = UW;
   static constexpr bool swizzled = WG || UW;  // the stage's q, k rows 128-byte swizzled (wgmma reads them)
-  static constexpr int threads = 32 * (F16_CHAIN_WARPS + PW);
+  static constexpr bool readout = RO;
+  static constexpr int front_warps = F16_CHAIN_WARPS * (RO ? 2 : 1);  // the chain's (and readout's) warps
+  static constexpr int threads = 32 * (front_warps + PW);
 };
 // B1: the CPU emulation's reference form (bench only).
 using Fused16B1 = Fused16Form<4, 12, 2, 1, true>;
@@ -175,6 +193,12 @@ using Fused16B2CMma = Fused16Form<4, 8, 1, 2, true, true, true>;
 // (16,2048,32) 0.5016-0.5066 ms against 0.5562-0.5571 (−9.4 %); other bits than the mma.sync forms,
 // within the fp64 recurrence's tolerance.
 using Fused16B2C = Fused16Form<4, 8, 1, 2, true, true, true, true, true, 160, 96>;
+// w8cr (session 66; the harness's and the CPU emulation's, not yet an entry of the product:
+// bench/gdn_w8cr66_product.patch adds it as a switch-only form): w8c with readout warps (RO): the
+// chain's step keeps P, Rᵀ, Uᵀ and the update; warps 4-7 compute Q and O on their own copy of X
+// (w8c's bits). 16 warps: the chain's and the readout's warpgroups at 160 registers, the
+// producer's two at 96.
+using Fused16W8CR = Fused16Form<8, 16, 1, 2, true, false, true, false, false, 160, 96, true>;
 
 // One stage: chunk c's rows and factors. q, k hold the raw rows, then q̂, k̂ in place (SW false:
 // rows of F16_LD elements; SW true, the WG forms': `qk`, per channel half the 128-byte-swizzled
@@ -210,15 +234,24 @@ __device__ __forceinline__ auto fused16_piece(Stage& s, bool isq, int row, int c
   else return (isq ? s.q : s.k) + row * F16_LD + col;
 }
 
-template <typename T, int VB, typename F>
+template <typename T, int VB, typename F, bool RO = F::readout>
 struct Fused16Smem {
   Fused16Stage<T, VB, F::swizzled> st[F::stages];
   uint64_t full[F::stages];    // one arrival: the producer warp that built the stage's chunk
-  // Four arrivals: the chain warps, done with it (CL without RF: both CTAs' chains, eight). RF:
+  // Four arrivals: the chain warps (RO: the readout warps), done with it (CL without RF: both CTAs', eight). RF:
   // empty[S + s] is stage s's peer_free (one arrival: the peer's producer forwarding its chains'
   // release of the peer's stage s, into which this CTA pushes).
   uint64_t empty[F::stages * (F::remote_forward ? 2 : 1)];
   float lt[F::producer_warps][F16_C * 20];  // each producer warp's Lᵀ (fp32; rows 16-byte aligned)
+};
+// RO: chunk c's hand-over from chain warp w to readout warp 4 + w in slot c % F16_RO_SLOTS: each
+// lane's Uᵀ A fragment (for O) and Uᵀ diag(e^{Γ_last − Γ})'s (for the update).
+constexpr int F16_RO_SLOTS = 3;
+template <typename T, int VB, typename F>
+struct Fused16Smem<T, VB, F, true> : Fused16Smem<T, VB, F, false> {
+  uint4 hand[F16_RO_SLOTS][F16_CHAIN_WARPS][2][32];
+  uint64_t hand_full[F16_RO_SLOTS][F16_CHAIN_WARPS];  // one arrival: the chain warp, after its update
+  uint64_t hand_free[F16_RO_SLOTS][F16_CHAIN_WARPS];  // one arrival: the readout warp, once loaded
 };
 
 template <typename T, int VB, typename F>
@@ -787,7 +820,8 @@ __device__ __forceinline__ void fused16_build_any(const FwdParams& p, Fused16Sta
 // P = X K̂ᵀ and Q = X Q̂ᵀ (V × 16, the warp's 16 value rows): one pass over X's A fragments, the
 // channel halves into two accumulator sets each, zeroed here (two 4-deep mma chains instead of one
 // 8-deep; the caller sums pe + pe2, pq + pq2).
-template <typename T, int K, int VB, bool SW>
+// WP / WQ: the P / Q products (RO: the chain P alone, the readout Q alone).
+template <typename T, int K, int VB, bool SW, bool WP = true, bool WQ = F16_READOUT>
 __device__ __forceinline__ void fused16_chain_pq(float (&pe)[2][4], float (&pq)[2][4], float (&pe2)[2][4], float (&pq2)[2][4],
                                                  const float (&x)[K / 8][4], const Fused16Stage<T, VB, SW>& s, int lane) {
   zero_frags(pe);
@@ -798,14 +832,18 @@ __device__ __forceinline__ void fused16_chain_pq(float (&pe)[2][4], float (&pq)[
   for (int kk = 0; kk < K / 16; ++kk) {
     u32 a[4], bk[4], bq[4];
     x_a_frag<T>(a, x, kk);
-    fused16_qk_b(bk, s, false, kk, lane);
-    fused16_qk_b(bq, s, true, kk, lane);
+    if constexpr (WP) fused16_qk_b(bk, s, false, kk, lane);
+    if constexpr (WQ) fused16_qk_b(bq, s, true, kk, lane);
     float(&de)[2][4] = kk < K / 32 ? pe : pe2;
     float(&dq)[2][4] = kk < K / 32 ? pq : pq2;
-    Io<T>::mma(de[0], a, bk);
-    Io<T>::mma(de[1], a, bk + 2);
-    Io<T>::mma(dq[0], a, bq);
-    Io<T>::mma(dq[1], a, bq + 2);
+    if constexpr (WP) {
+      Io<T>::mma(de[0], a, bk);
+      Io<T>::mma(de[1], a, bk + 2);
+    }
+    if constexpr (WQ) {
+      Io<T>::mma(dq[0], a, bq);
+      Io<T>::mma(dq[1], a, bq + 2);
+    }
   }
 }
 // WG forms: [P | Q] (the warp's 16 value rows × 32) = X [K̂; Q̂]ᵀ by the warpgroup (all four chain
@@ -904,6 +942,7 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
   constexpr int S = F::stages, PW = F::producer_warps, D = F::ahead;
   constexpr bool CL = F::cluster == 2;
   static_assert(!CL || MODE == F16_FULL || MODE == F16_PRODUCER, "a cluster form: the forward or its producer alone");
+  static_assert(!F::readout || MODE == F16_FULL, "readout warps: the forward");
   Fused16Smem<T, VB, F>& sm = *reinterpret_cast<Fused16Smem<T, VB, F>*>(fused16_dyn_smem());
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
   const int gi = lane >> 2, tg = lane & 3;
@@ -931,18 +970,24 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
       dnnp::mbar_init(&sm.empty[i], F16_CHAIN_WARPS * (F::remote_forward ? 1 : F::cluster));  // CL: both CTAs' chains
       if constexpr (F::remote_forward) dnnp::mbar_init(&sm.empty[S + i], 1);
     }
+    if constexpr (F::readout) {
+      for (int i = 0; i < F16_RO_SLOTS * F16_CHAIN_WARPS; ++i) {
+        dnnp::mbar_init(&sm.hand_full[0][0] + i, 1);
+        dnnp::mbar_init(&sm.hand_free[0][0] + i, 1);
+      }
+    }
     dnnp::mbar_init_fence();
   }
   __syncthreads();
   if constexpr (CL) f16c_cluster_sync();  // the peer's barriers are initialised before any remote use
   const uint32_t rank = blockIdx.x & 1u;    // a cluster form's CTA rank (cluster (2, 1, 1) over x)
 
-  if (warp >= F16_CHAIN_WARPS) {
+  if (warp >= F::front_warps) {
     // ---------------------------------------------------------------- producer
     // Warp pw owns chunks pw, pw + PW, ...: it copies chunk c + PW·D (its own, D ahead) into a free
     // stage, then builds chunk c alone and hands it over; no barrier among the producer warps.
     if constexpr (F::producer_regs > 0) dnnp::setmaxnreg_dec<F::producer_regs>();
-    const int pw = warp - F16_CHAIN_WARPS;
+    const int pw = warp - F::front_warps;
     const Fused16Copies<T> cp = fused16_copies<T, K, V, VB>(p, qh, kh, vh, v0, lane);
     // The raw bits of g (lanes 0-15) or β (16-31) of chunk c's token lane & 15, 0 past the sequence.
     auto gate_load = [&](int c) {
@@ -1091,9 +1136,12 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
     return;
   }
 
-  // ------------------------------------------------------------------ chain
+  // ------------------------------------------------------------------ chain (and readout)
   if constexpr (F::chain_regs > 0) dnnp::setmaxnreg_inc<F::chain_regs>();
-  const int vr0 = v0 + 16 * warp;  // this warp's value rows vr0 + gi, vr0 + gi + 8
+  // RO: warps 4-7 are the readout warps of chain warps 0-3 (the same value rows).
+  const int cw = F::readout ? warp & (F16_CHAIN_WARPS - 1) : warp;
+  [[maybe_unused]] const bool ro_warp = F::readout && warp >= F16_CHAIN_WARPS;
+  const int vr0 = v0 + 16 * cw;  // this warp's value rows vr0 + gi, vr0 + gi + 8
   float x[K / 8][4];
   const long long sbase = (srow * HO + h) * static_cast<long long>(V) * K;
   if (p.initial_state && srow >= 0) {
@@ -1117,10 +1165,54 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
     }
   };
   bool next_full = false;  // F::early_test: chunk c + 1's full barrier seen completed during chunk c
-  // Stage si = c % S with phase parity ph = (c / S) & 1, stepped.
+  // Stage si = c % S with phase parity ph = (c / S) & 1, stepped; RO: hand-over slot hi = c % F16_RO_SLOTS,
+  // phase hph.
   int si = 0;
   uint32_t ph = 0;
+  [[maybe_unused]] int hi = 0;
+  [[maybe_unused]] uint32_t hph = 0;
   const int t0 = 2 * tg;  // this lane's tokens t0, t0 + 1, t0 + 8, t0 + 9
+  if constexpr (F::readout) {
+    if (ro_warp) {
+      // ---------------------------------------------------------------- readout (RO)
+      for (int c = 0; c < nch; ++c) {
+        Fused16Stage<T, VB, F::swizzled>& s = sm.st[si];
+        dnnp::mbar_wait(&sm.full[si], ph);
+        const float2 sq0 = *reinterpret_cast<const float2*>(&s.sq[t0]), sq1 = *reinterpret_cast<const float2*>(&s.sq[t0 + 8]);
+        const float gl = s.gl;
+        float pe[2][4], pq[2][4], pe2[2][4], pq2[2][4];
+        fused16_chain_pq<T, K, VB, F::swizzled, false, true>(pe, pq, pe2, pq2, x, s, lane);
+        const float sqq[2][2] = {{sq0.x, sq0.y}, {sq1.x, sq1.y}};
+#pragma unroll
+        for (int nt = 0; nt < 2; ++nt)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) {
+            pq[nt][e] += pq2[nt][e];
+            pq[nt][e] *= sqq[nt][e & 1];
+          }
+        // The chain warp's Uᵀ fragments of chunk c (handed over after its update: the stage's K̂ read).
+        dnnp::mbar_wait(&sm.hand_full[hi][cw], hph);
+        const uint4 ho = sm.hand[hi][cw][0][lane], hu = sm.hand[hi][cw][1][lane];
+        __syncwarp();
+        if (lane == 0) dnnp::mbar_arrive(&sm.hand_free[hi][cw]);
+        u32 uo[4] = {ho.x, ho.y, ho.z, ho.w}, ua[4] = {hu.x, hu.y, hu.z, hu.w};
+        u32 ab[4];
+        fused16_b_rows(ab, s.a, F16_TLD, 0, lane);
+        Io<T>::mma(pq[0], uo, ab);
+        Io<T>::mma(pq[1], uo, ab + 2);
+        scale_frags(x, gl);
+        fused16_chain_update<T, K>(x, ua, s, lane);
+        fused16_stage_o<T, VB + 8>(s.v + 16 * cw, pq, lane);
+        release(si);
+        si = si + 1 == S ? 0 : si + 1;
+        ph = si == 0 ? ph ^ 1u : ph;
+        hi = hi + 1 == F16_RO_SLOTS ? 0 : hi + 1;
+        hph = hi == 0 ? hph ^ 1u : hph;
+      }
+      if constexpr (CL) f16c_cluster_sync();
+      return;
+    }
+  }
   for (int c = 0; c < nch; ++c) {
     Fused16Stage<T, VB, F::swizzled>& s = sm.st[si];
     if (!(F::early_test && next_full)) dnnp::mbar_wait(&sm.full[si], ph);
@@ -1142,7 +1234,7 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
     const float gl = s.gl;
     float pe[2][4], pq[2][4], pe2[2][4], pq2[2][4];
     if constexpr (F::wg) fused16_chain_pq_wg<T, K>(pe, pq, x, s);
-    else fused16_chain_pq<T, K>(pe, pq, pe2, pq2, x, s, lane);
+    else fused16_chain_pq<T, K, VB, F::swizzled, true, F16_READOUT && !F::readout>(pe, pq, pe2, pq2, x, s, lane);
     // Rᵀ = β vᵀ − P diag(β e^Γ); the readout Q diag(scale e^Γ) (per-token scalars by nt, e & 1).
     const float beq[2][2] = {{be0.x, be0.y}, {be1.x, be1.y}}, seq[2][2] = {{se0.x, se0.y}, {se1.x, se1.y}};
     const float sqq[2][2] = {{sq0.x, sq0.y}, {sq1.x, sq1.y}}, skq[2][2] = {{sk0.x, sk0.y}, {sk1.x, sk1.y}};
@@ -1153,34 +1245,49 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
       for (int e = 0; e < 4; ++e) {
         if constexpr (!F::wg) {
           pe[nt][e] += pe2[nt][e];
-          pq[nt][e] += pq2[nt][e];
+          if constexpr (!F::readout) pq[nt][e] += pq2[nt][e];
         }
         const u32 w = vt[nt + 2 * (e >> 1)];
         const float vv = Io<T>::bits_to_f(static_cast<unsigned short>((e & 1) ? w >> 16 : w & 0xffffu));
         r[nt][e] = beq[nt][e & 1] * vv - seq[nt][e & 1] * pe[nt][e];
-        pq[nt][e] *= sqq[nt][e & 1];
+        if constexpr (!F::readout) pq[nt][e] *= sqq[nt][e & 1];
       }
     float u[2][4];
     fused16_chain_u<T>(u, r, s, lane);
     if constexpr (F::early_test) next_full = c + 1 < nch && dnnp::mbar_test_wait(&sm.full[sn], phn);
     u32 ua[4];
-    fused16_chain_o<T>(pq, ua, u, s, lane);
+    if constexpr (F::readout) {
+      x_a_frag<T>(ua, u, 0);  // Uᵀ for the readout's O (its own Uᵀ Aᵀ)
+      if (c >= F16_RO_SLOTS) dnnp::mbar_wait(&sm.hand_free[hi][warp], hph ^ 1u);
+      sm.hand[hi][warp][0][lane] = uint4{ua[0], ua[1], ua[2], ua[3]};
+    } else if constexpr (F16_READOUT) {
+      fused16_chain_o<T>(pq, ua, u, s, lane);
+    }
     // X ← e^{Γ_last} X + Uᵀ diag(e^{Γ_last − Γ}) K̂.
 #pragma unroll
     for (int nt = 0; nt < 2; ++nt)
 #pragma unroll
       for (int e = 0; e < 4; ++e) u[nt][e] *= skq[nt][e & 1];
     x_a_frag<T>(ua, u, 0);
+    if constexpr (F::readout) sm.hand[hi][warp][1][lane] = uint4{ua[0], ua[1], ua[2], ua[3]};
     if constexpr (F::wg_update) {
       fused16_chain_update_wg<T, K>(x, ua, s, gl);
     } else {
       scale_frags(x, gl);
       fused16_chain_update<T, K>(x, ua, s, lane);
     }
-    // O into this warp's 16 value columns of the stage's v tile (vᵀ was read at the top), then
-    // the stage goes back: its refilling producer warp stores the rows first.
-    fused16_stage_o<T, VB + 8>(s.v + 16 * warp, pq, lane);
-    release(si);
+    if constexpr (F::readout) {
+      // The readout warp takes chunk c from here and releases the stage (the update read K̂ above).
+      __syncwarp();
+      if (lane == 0) dnnp::mbar_arrive(&sm.hand_full[hi][warp]);
+      hi = hi + 1 == F16_RO_SLOTS ? 0 : hi + 1;
+      hph = hi == 0 ? hph ^ 1u : hph;
+    } else {
+      // O into this warp's 16 value columns of the stage's v tile (vᵀ was read at the top), then
+      // the stage goes back: its refilling producer warp stores the rows first.
+      if constexpr (F16_READOUT) fused16_stage_o<T, VB + 8>(s.v + 16 * warp, pq, lane);
+      release(si);
+    }
     si = sn;
     ph = phn;
   }
