@@ -268,10 +268,13 @@ dev_f16_build() {
   ls -la "$DEV_TMP/f16bench" | cut -c1-80
 }
 
+# The harness binary dev_f16_checks and dev_f16_rounds run: F16BENCH, default dev_f16_build's.
+dev_f16_bin() { echo "${F16BENCH:-$DEV_TMP/f16bench}"; }
+
 # dev_f16_checks [ENTRY_RE]: every CHECK of the harness (log $OUT/harness_checks.log); prints the
 # count of CHECKs ok, any FAIL, the summary line and the ENTRY lines whose name matches ENTRY_RE.
 dev_f16_checks() {
-  FUSED16_ONLY=none timeout 120 "$DEV_TMP/f16bench" 20 > "$OUT/harness_checks.log" 2>&1
+  FUSED16_ONLY=none timeout 120 "$(dev_f16_bin)" 20 > "$OUT/harness_checks.log" 2>&1
   echo "harness checks rc=$?"
   grep -cE "^CHECK.* ok$" "$OUT/harness_checks.log"
   grep -E "CHECK.*FAIL|all checks|FAILED" "$OUT/harness_checks.log" | cut -c1-150 | head -12
@@ -285,7 +288,7 @@ dev_f16_rounds() {
   local entries=$1 rounds=${2:-2} rep
   shift 2 2> /dev/null || shift $#
   for rep in $(seq "$rounds"); do
-    env FUSED16_ONLY="$entries" "$@" timeout 90 "$DEV_TMP/f16bench" 20 2>&1 | grep "^FUSED16" | cut -c1-64
+    env FUSED16_ONLY="$entries" "$@" timeout 90 "$(dev_f16_bin)" 20 2>&1 | grep "^FUSED16" | cut -c1-64
   done
 }
 

@@ -33,16 +33,14 @@ cd "$(git rev-parse --show-toplevel 2>/dev/null || pwd)"
 source bench/device_lib.sh
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
 dev_pack s66t device82.txz
-echo "== harness checks"
-FUSED16_ONLY=none timeout 120 .xfer-abl/f16bench 20 > "$OUT/s66a_harness_checks.log" 2>&1
-echo "rc=$? checks ok: $(grep -cE '^CHECK.* ok$' "$OUT/s66a_harness_checks.log")"
-grep -E "CHECK.*(FAIL|w8cr)|all checks|FAILED|ENTRY w8c" "$OUT/s66a_harness_checks.log" | cut -c1-150
+echo "== harness checks (log harness_checks.log)"
+F16BENCH=.xfer-abl/f16bench dev_f16_checks "w8c"
 echo "== harness: w8c, w8cr, w8's chain alone; noro = GDN_F16_ABLATE_READOUT=1"
 for rep in 1 2; do
   for b in f16bench f16bench_noro; do
     for sh in "(4,8192,16)" ragged; do
-      FUSED16_ONLY=w8c,w8cr,w8-chain-only FUSED16_SHAPE="$sh" timeout 60 ".xfer-abl/$b" 20 2>&1 | grep "^FUSED16" \
-        | sed "s/^FUSED16/$b/" | cut -c1-72
+      echo "-- $b"
+      F16BENCH=".xfer-abl/$b" dev_f16_rounds w8c,w8cr,w8-chain-only 1 FUSED16_SHAPE="$sh"
     done
   done
 done 2>&1 | tee "$OUT/s66a_harness.log"

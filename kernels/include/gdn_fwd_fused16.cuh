@@ -886,15 +886,26 @@ __device__ __forceinline__ void fused16_chain_u(float (&u)[2][4], const float (&
   Io<T>::mma(u[0], ra, tb);
   Io<T>::mma(u[1], ra, tb + 2);
 }
-// Oᵀ += Uᵀ Aᵀ (pq: the readout Q diag(scale e^Γ)); ua: Uᵀ's A fragment, left for the caller.
+// Oᵀ += Uᵀ Aᵀ from Uᵀ's A fragment ua (pq: the readout Q diag(scale e^Γ)).
 template <typename T, int VB, bool SW>
-__device__ __forceinline__ void fused16_chain_o(float (&pq)[2][4], u32 (&ua)[4], const float (&u)[2][4], const Fused16Stage<T, VB, SW>& s,
-                                                int lane) {
+__device__ __forceinline__ void fused16_o_product(float (&pq)[2][4], const u32 (&ua)[4], const Fused16Stage<T, VB, SW>& s, int lane) {
   u32 ab[4];
-  x_a_frag<T>(ua, u, 0);
   fused16_b_rows(ab, s.a, F16_TLD, 0, lane);
   Io<T>::mma(pq[0], ua, ab);
   Io<T>::mma(pq[1], ua, ab + 2);
+}
+// Oᵀ += Uᵀ Aᵀ from Uᵀ (accumulator layout); ua: Uᵀ's A fragment, left for the caller.
+template <typename T, int VB, bool SW>
+__device__ __forceinline__ void fused16_chain_o(float (&pq)[2][4], u32 (&ua)[4], const float (&u)[2][4], const Fused16Stage<T, VB, SW>& s,
+                                                int lane) {
+  x_a_frag<T>(ua, u, 0);
+  fused16_o_product<T>(pq, ua, s, lane);
+}
+// One step of a ring of N slots: slot i, its phase parity ph flipping at each wrap.
+template <int N>
+__device__ __forceinline__ void fused16_ring_step(int& i, uint32_t& ph) {
+  i = i + 1 == N ? 0 : i + 1;
+  ph = i == 0 ? ph ^ 1u : ph;
 }
 // X += ua K̂: the update's 16 mma (ua: Uᵀ diag(e^{Γ_last − Γ})'s A fragment; K̂'s B fragments by
 // transposing ldmatrix of the [token][channel] rows).
@@ -1140,7 +1151,6 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
   if constexpr (F::chain_regs > 0) dnnp::setmaxnreg_inc<F::chain_regs>();
   // RO: warps 4-7 are the readout warps of chain warps 0-3 (the same value rows).
   const int cw = F::readout ? warp & (F16_CHAIN_WARPS - 1) : warp;
-  [[maybe_unused]] const bool ro_warp = F::readout && warp >= F16_CHAIN_WARPS;
   const int vr0 = v0 + 16 * cw;  // this warp's value rows vr0 + gi, vr0 + gi + 8
   float x[K / 8][4];
   const long long sbase = (srow * HO + h) * static_cast<long long>(V) * K;
@@ -1173,7 +1183,7 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
   [[maybe_unused]] uint32_t hph = 0;
   const int t0 = 2 * tg;  // this lane's tokens t0, t0 + 1, t0 + 8, t0 + 9
   if constexpr (F::readout) {
-    if (ro_warp) {
+    if (warp >= F16_CHAIN_WARPS) {
       // ---------------------------------------------------------------- readout (RO)
       for (int c = 0; c < nch; ++c) {
         Fused16Stage<T, VB, F::swizzled>& s = sm.st[si];
@@ -1195,19 +1205,14 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
         const uint4 ho = sm.hand[hi][cw][0][lane], hu = sm.hand[hi][cw][1][lane];
         __syncwarp();
         if (lane == 0) dnnp::mbar_arrive(&sm.hand_free[hi][cw]);
-        u32 uo[4] = {ho.x, ho.y, ho.z, ho.w}, ua[4] = {hu.x, hu.y, hu.z, hu.w};
-        u32 ab[4];
-        fused16_b_rows(ab, s.a, F16_TLD, 0, lane);
-        Io<T>::mma(pq[0], uo, ab);
-        Io<T>::mma(pq[1], uo, ab + 2);
+        const u32 uo[4] = {ho.x, ho.y, ho.z, ho.w}, ua[4] = {hu.x, hu.y, hu.z, hu.w};
+        fused16_o_product<T>(pq, uo, s, lane);
         scale_frags(x, gl);
         fused16_chain_update<T, K>(x, ua, s, lane);
         fused16_stage_o<T, VB + 8>(s.v + 16 * cw, pq, lane);
         release(si);
-        si = si + 1 == S ? 0 : si + 1;
-        ph = si == 0 ? ph ^ 1u : ph;
-        hi = hi + 1 == F16_RO_SLOTS ? 0 : hi + 1;
-        hph = hi == 0 ? hph ^ 1u : hph;
+        fused16_ring_step<S>(si, ph);
+        fused16_ring_step<F16_RO_SLOTS>(hi, hph);
       }
       if constexpr (CL) f16c_cluster_sync();
       return;
@@ -1280,8 +1285,7 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
       // The readout warp takes chunk c from here and releases the stage (the update read K̂ above).
       __syncwarp();
       if (lane == 0) dnnp::mbar_arrive(&sm.hand_full[hi][warp]);
-      hi = hi + 1 == F16_RO_SLOTS ? 0 : hi + 1;
-      hph = hi == 0 ? hph ^ 1u : hph;
+      fused16_ring_step<F16_RO_SLOTS>(hi, hph);
     } else {
       // O into this warp's 16 value columns of the stage's v tile (vᵀ was read at the top), then
       // the stage goes back: its refilling producer warp stores the rows first.
