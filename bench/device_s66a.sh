@@ -14,7 +14,8 @@
 #    forms) and gpu_gdn_pdl; TESTS=0 skips them.
 # 4. On an H200 (TABLE=0: never; TABLE=1: on any card) issue 8's table with the peers in the same
 #    run (device_peers_55b.sh on the same pack, BUDGET seconds, default 320; carry .xfer-final).
-# Staged in session 66, not run (no device started: thirteen requests refused or taken back).
+# Staged in session 66, not run (no device started: thirteen requests refused or taken back);
+# superseded by device_s67a.sh (the same steps, its GPU tests on the landing candidate).
 # Staging on the CPU machine (nvcc from ../shared/scripts/install-nvcc.sh on PATH, CU its
 # site-packages/nvidia/cu13; from the repository root):
 #   git apply bench/gdn_w8cr66_product.patch && bash kernels/build-cubins.sh
