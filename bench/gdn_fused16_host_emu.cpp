@@ -116,6 +116,9 @@ static void run_case(const char* name, int H, int HV, int flags, std::vector<int
   // RO (session 66): the readout on four warps of its own, each on its own copy of X.
   check(bitwise(r1, run_form(gdn::Fused16W8CR{})), "fused16: form W8CR (w8c with readout warps) bitwise B1");
   check(bitwise(r1, run_eager(gdn::Fused16W8CR{})), "fused16: form W8CR (copies landing at issue) bitwise B1");
+  // RX (session 67): the readout takes the chain's bf16 X fragments instead of keeping its own X.
+  check(bitwise(r1, run_form(gdn::Fused16W8CRX{})), "fused16: form W8CRX (readout from the chain's X fragments) bitwise B1");
+  check(bitwise(r1, run_eager(gdn::Fused16W8CRX{})), "fused16: form W8CRX (copies landing at issue) bitwise B1");
   check(bitwise(r1, run_form(gdn::Fused16Form<4, 8, 1, 1, true, false, false, false, false, 0, 0, true>{})),
         "fused16: form B2 with readout warps (no cluster, 8 stages) bitwise B1");
   check(bitwise(r1, run_form(gdn::Fused16Form<8, 14, 1, 1, true, false, true>{})), "fused16: form W8 with the staggered prologue bitwise B1");

@@ -142,11 +142,19 @@ constexpr bool F16C_PUSH_ASYNC = GDN_F16C_PUSH == 0 || GDN_F16C_PUSH == 3;  // s
 // stages O; it, not the chain, releases the stage. The chain's step keeps P, Rᵀ, Uᵀ and the update.
 // O and the final state are w8c's bits (mma.sync forms only). With CR / PR the readout's warpgroup
 // gets CR too.
+// RX (session 67, bench only; with RO): the readout keeps no X. Its Q needs X only as the bf16 A
+// fragments the chain converts for P anyway, so chain warp w hands them over in two halves (channel
+// steps 0-3 before its P product, 4-7 before its update) through one 2 KB slot per warp (x_full /
+// x_free, two phases per chunk): the readout runs Q, Uᵀ Aᵀ and the O staging alone (no update, no
+// second state), the same products in the same order: w8c's bits. Its shared memory fits where a
+// whole X per slot (4 KB per warp) would not: the slot is half X, and the Uᵀ hand-over keeps only
+// the fragment for O.
 template <int PW, int S, int D, int CL = 1, bool ET = false, bool RF = false, bool SP = false, bool WG = false,
-          bool UW = false, int CR = 0, int PR = 0, bool RO = false>
+          bool UW = false, int CR = 0, int PR = 0, bool RO = false, bool RX = false>
 struct Fused16Form {
   static_assert((CR == 0) == (PR == 0) && (CR == 0 || PW % 4 == 0), "registers move between whole warpgroups");
   static_assert(!RO || (!WG && !UW), "readout warps: the mma.sync chain");
+  static_assert(!RX || RO, "the X fragments' hand-over: readout warps");
   static constexpr int chain_regs = CR, producer_regs = PR;
   static_assert(CL == 1 || CL == 2, "a CTA alone or a pair of value halves");
   static_assert(!RF || CL == 2, "the remote forward: a cluster form");
@@ -160,6 +168,7 @@ struct Fused16Form {
   static constexpr bool wg_update = UW;
   static constexpr bool swizzled = WG || UW;  // the stage's q, k rows 128-byte swizzled (wgmma reads them)
   static constexpr bool readout = RO;
+  static constexpr bool readout_x = RX;
   static constexpr int front_warps = F16_CHAIN_WARPS * (RO ? 2 : 1);  // the chain's (and readout's) warps
   static constexpr int threads = 32 * (front_warps + PW);
 };
@@ -199,6 +208,9 @@ using Fused16B2C = Fused16Form<4, 8, 1, 2, true, true, true, true, true, 160, 96
 // (w8c's bits). 16 warps: the chain's and the readout's warpgroups at 160 registers, the
 // producer's two at 96.
 using Fused16W8CR = Fused16Form<8, 16, 1, 2, true, false, true, false, false, 160, 96, true>;
+// w8crx (session 67; harness and CPU emulation only): w8cr whose readout takes the chain's bf16 X
+// fragments (RX) instead of keeping its own X: per warp and chunk ~100 instructions instead of 241.
+using Fused16W8CRX = Fused16Form<8, 16, 1, 2, true, false, true, false, false, 160, 96, true, true>;
 
 // One stage: chunk c's rows and factors. q, k hold the raw rows, then q̂, k̂ in place (SW false:
 // rows of F16_LD elements; SW true, the WG forms': `qk`, per channel half the 128-byte-swizzled
@@ -234,7 +246,7 @@ __device__ __forceinline__ auto fused16_piece(Stage& s, bool isq, int row, int c
   else return (isq ? s.q : s.k) + row * F16_LD + col;
 }
 
-template <typename T, int VB, typename F, bool RO = F::readout>
+template <typename T, int VB, typename F, bool RO = F::readout, bool RX = F::readout_x>
 struct Fused16Smem {
   Fused16Stage<T, VB, F::swizzled> st[F::stages];
   uint64_t full[F::stages];    // one arrival: the producer warp that built the stage's chunk
@@ -248,10 +260,21 @@ struct Fused16Smem {
 // lane's Uᵀ A fragment (for O) and Uᵀ diag(e^{Γ_last − Γ})'s (for the update).
 constexpr int F16_RO_SLOTS = 3;
 template <typename T, int VB, typename F>
-struct Fused16Smem<T, VB, F, true> : Fused16Smem<T, VB, F, false> {
+struct Fused16Smem<T, VB, F, true, false> : Fused16Smem<T, VB, F, false, false> {
   uint4 hand[F16_RO_SLOTS][F16_CHAIN_WARPS][2][32];
   uint64_t hand_full[F16_RO_SLOTS][F16_CHAIN_WARPS];  // one arrival: the chain warp, after its update
   uint64_t hand_free[F16_RO_SLOTS][F16_CHAIN_WARPS];  // one arrival: the readout warp, once loaded
+};
+// RX: the hand-over of Uᵀ for O alone, and chain warp w's bf16 X fragments for the readout, half a
+// chunk's at a time (channel steps 4 j .. 4 j + 3 of chunk c in phase 2 c + j of x_full[w] / x_free[w]).
+template <typename T, int VB, typename F>
+struct Fused16Smem<T, VB, F, true, true> : Fused16Smem<T, VB, F, false, false> {
+  uint4 hand[F16_RO_SLOTS][F16_CHAIN_WARPS][1][32];
+  uint64_t hand_full[F16_RO_SLOTS][F16_CHAIN_WARPS];
+  uint64_t hand_free[F16_RO_SLOTS][F16_CHAIN_WARPS];
+  uint4 xh[F16_CHAIN_WARPS][4][32];
+  uint64_t x_full[F16_CHAIN_WARPS];  // one arrival: the chain warp, once the half is stored
+  uint64_t x_free[F16_CHAIN_WARPS];  // one arrival: the readout warp, once the half is loaded
 };
 
 template <typename T, int VB, typename F>
@@ -846,6 +869,31 @@ __device__ __forceinline__ void fused16_chain_pq(float (&pe)[2][4], float (&pq)[
     }
   }
 }
+// RX: P (ISQ false) or Q (true) over channel steps KK0 .. KK0 + N − 1 from X's converted A
+// fragments af (af[i]: step KK0 + i), into d (steps below K / 32) or d2 as fused16_chain_pq sums
+// them: the same products in the same order.
+template <typename T, int K, int VB, bool SW, bool ISQ, int KK0, int N>
+__device__ __forceinline__ void fused16_frag_products(float (&d)[2][4], float (&d2)[2][4], const u32 (&af)[N][4],
+                                                      const Fused16Stage<T, VB, SW>& s, int lane) {
+#pragma unroll
+  for (int i = 0; i < N; ++i) {
+    u32 b[4];
+    fused16_qk_b(b, s, ISQ, KK0 + i, lane);
+    float(&dd)[2][4] = KK0 + i < K / 32 ? d : d2;
+    Io<T>::mma(dd[0], af[i], b);
+    Io<T>::mma(dd[1], af[i], b + 2);
+  }
+}
+// RX: chain warp w stores half j (channel steps 4 j .. 4 j + 3) of chunk c's X fragments in its
+// slot, once the readout loaded the half before (phase 2 c + j − 1 of x_free[w]).
+template <typename Smem>
+__device__ __forceinline__ void fused16_rx_put(Smem& sm, int w, const u32 (*af)[4], bool first, int j, int lane) {
+  if (!first) dnnp::mbar_wait(&sm.x_free[w], static_cast<uint32_t>(j ^ 1));
+#pragma unroll
+  for (int i = 0; i < 4; ++i) sm.xh[w][i][lane] = uint4{af[i][0], af[i][1], af[i][2], af[i][3]};
+  __syncwarp();
+  if (lane == 0) dnnp::mbar_arrive(&sm.x_full[w]);
+}
 // WG forms: [P | Q] (the warp's 16 value rows × 32) = X [K̂; Q̂]ᵀ by the warpgroup (all four chain
 // warps, together): 8 k16 steps of wgmma m64n32k16, A = X's fragments, B = the stage's swizzled tile
 // of channel half kk / 4 at +32 B per step; n8 tiles 0, 1 are P's tokens, 2, 3 Q's.
@@ -985,6 +1033,12 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
       for (int i = 0; i < F16_RO_SLOTS * F16_CHAIN_WARPS; ++i) {
         dnnp::mbar_init(&sm.hand_full[0][0] + i, 1);
         dnnp::mbar_init(&sm.hand_free[0][0] + i, 1);
+      }
+      if constexpr (F::readout_x) {
+        for (int i = 0; i < F16_CHAIN_WARPS; ++i) {
+          dnnp::mbar_init(&sm.x_full[i], 1);
+          dnnp::mbar_init(&sm.x_free[i], 1);
+        }
       }
     }
     dnnp::mbar_init_fence();
@@ -1189,9 +1243,29 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
         Fused16Stage<T, VB, F::swizzled>& s = sm.st[si];
         dnnp::mbar_wait(&sm.full[si], ph);
         const float2 sq0 = *reinterpret_cast<const float2*>(&s.sq[t0]), sq1 = *reinterpret_cast<const float2*>(&s.sq[t0 + 8]);
-        const float gl = s.gl;
+        [[maybe_unused]] const float gl = s.gl;
         float pe[2][4], pq[2][4], pe2[2][4], pq2[2][4];
-        fused16_chain_pq<T, K, VB, F::swizzled, false, true>(pe, pq, pe2, pq2, x, s, lane);
+        if constexpr (F::readout_x) {
+          // Q from the chain's X fragments, half by half (phases 2 c, 2 c + 1 of x_full).
+          zero_frags(pq);
+          zero_frags(pq2);
+#pragma unroll
+          for (int j = 0; j < 2; ++j) {
+            dnnp::mbar_wait(&sm.x_full[cw], static_cast<uint32_t>(j));
+            u32 af[4][4];
+#pragma unroll
+            for (int i = 0; i < 4; ++i) {
+              const uint4 v = sm.xh[cw][i][lane];
+              af[i][0] = v.x, af[i][1] = v.y, af[i][2] = v.z, af[i][3] = v.w;
+            }
+            __syncwarp();
+            if (lane == 0) dnnp::mbar_arrive(&sm.x_free[cw]);
+            if (j == 0) fused16_frag_products<T, K, VB, F::swizzled, true, 0, 4>(pq, pq2, af, s, lane);
+            else fused16_frag_products<T, K, VB, F::swizzled, true, 4, 4>(pq, pq2, af, s, lane);
+          }
+        } else {
+          fused16_chain_pq<T, K, VB, F::swizzled, false, true>(pe, pq, pe2, pq2, x, s, lane);
+        }
         const float sqq[2][2] = {{sq0.x, sq0.y}, {sq1.x, sq1.y}};
 #pragma unroll
         for (int nt = 0; nt < 2; ++nt)
@@ -1202,13 +1276,18 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
           }
         // The chain warp's Uᵀ fragments of chunk c (handed over after its update: the stage's K̂ read).
         dnnp::mbar_wait(&sm.hand_full[hi][cw], hph);
-        const uint4 ho = sm.hand[hi][cw][0][lane], hu = sm.hand[hi][cw][1][lane];
+        const uint4 ho = sm.hand[hi][cw][0][lane];
+        [[maybe_unused]] uint4 hu{};
+        if constexpr (!F::readout_x) hu = sm.hand[hi][cw][1][lane];
         __syncwarp();
         if (lane == 0) dnnp::mbar_arrive(&sm.hand_free[hi][cw]);
-        const u32 uo[4] = {ho.x, ho.y, ho.z, ho.w}, ua[4] = {hu.x, hu.y, hu.z, hu.w};
+        const u32 uo[4] = {ho.x, ho.y, ho.z, ho.w};
         fused16_o_product<T>(pq, uo, s, lane);
-        scale_frags(x, gl);
-        fused16_chain_update<T, K>(x, ua, s, lane);
+        if constexpr (!F::readout_x) {
+          const u32 ua[4] = {hu.x, hu.y, hu.z, hu.w};
+          scale_frags(x, gl);
+          fused16_chain_update<T, K>(x, ua, s, lane);
+        }
         fused16_stage_o<T, VB + 8>(s.v + 16 * cw, pq, lane);
         release(si);
         fused16_ring_step<S>(si, ph);
@@ -1238,8 +1317,20 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
     const float2 sk0 = *reinterpret_cast<const float2*>(&s.sk[t0]), sk1 = *reinterpret_cast<const float2*>(&s.sk[t0 + 8]);
     const float gl = s.gl;
     float pe[2][4], pq[2][4], pe2[2][4], pq2[2][4];
-    if constexpr (F::wg) fused16_chain_pq_wg<T, K>(pe, pq, x, s);
-    else fused16_chain_pq<T, K, VB, F::swizzled, true, F16_READOUT && !F::readout>(pe, pq, pe2, pq2, x, s, lane);
+    [[maybe_unused]] u32 af[F::readout_x ? K / 16 : 1][4];
+    if constexpr (F::readout_x) {
+      // X's A fragments once: their first half to the readout, then P from them.
+#pragma unroll
+      for (int kk = 0; kk < K / 16; ++kk) x_a_frag<T>(af[kk], x, kk);
+      fused16_rx_put(sm, warp, af, c == 0, 0, lane);
+      zero_frags(pe);
+      zero_frags(pe2);
+      fused16_frag_products<T, K, VB, F::swizzled, false, 0, K / 16>(pe, pe2, af, s, lane);
+    } else if constexpr (F::wg) {
+      fused16_chain_pq_wg<T, K>(pe, pq, x, s);
+    } else {
+      fused16_chain_pq<T, K, VB, F::swizzled, true, F16_READOUT && !F::readout>(pe, pq, pe2, pq2, x, s, lane);
+    }
     // Rᵀ = β vᵀ − P diag(β e^Γ); the readout Q diag(scale e^Γ) (per-token scalars by nt, e & 1).
     const float beq[2][2] = {{be0.x, be0.y}, {be1.x, be1.y}}, seq[2][2] = {{se0.x, se0.y}, {se1.x, se1.y}};
     const float sqq[2][2] = {{sq0.x, sq0.y}, {sq1.x, sq1.y}}, skq[2][2] = {{sk0.x, sk0.y}, {sk1.x, sk1.y}};
@@ -1273,8 +1364,9 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
     for (int nt = 0; nt < 2; ++nt)
 #pragma unroll
       for (int e = 0; e < 4; ++e) u[nt][e] *= skq[nt][e & 1];
+    if constexpr (F::readout_x) fused16_rx_put(sm, warp, af + 4, false, 1, lane);  // the second half
     x_a_frag<T>(ua, u, 0);
-    if constexpr (F::readout) sm.hand[hi][warp][1][lane] = uint4{ua[0], ua[1], ua[2], ua[3]};
+    if constexpr (F::readout && !F::readout_x) sm.hand[hi][warp][1][lane] = uint4{ua[0], ua[1], ua[2], ua[3]};
     if constexpr (F::wg_update) {
       fused16_chain_update_wg<T, K>(x, ua, s, gl);
     } else {
