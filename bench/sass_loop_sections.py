@@ -10,8 +10,9 @@ The loop is the span of the function's first backward branch; a section ends at 
 WARPGROUP.ARRIVE / WARPGROUP.DEPBAR / BAR and at each batch's last HGMMA (gsb0).
 --census (session 67): instead, the innermost loops that issue tensor-core instructions (HMMA /
 HGMMA): those whose span overlaps no shorter such loop (a warp role's step, not the loops around
-it; a role whose step branches back into itself shows as its shortest span), each with its instruction count, its HMMA, HGMMA and LDSM, and its ten most frequent
-opcodes: how two forms' steps differ in what they issue, without a GPU."""
+it; a role whose step branches back into itself shows as its shortest span), each with its
+instruction count, its HMMA, HGMMA and LDSM, and its ten most frequent opcodes: how two forms'
+steps differ in what they issue, without a GPU."""
 import collections, os, re, subprocess, sys
 
 INS = re.compile(r'/\*([0-9a-f]{4,})\*/\s+(@!?U?P[0-9T]\s+)?([A-Z][A-Z0-9_]*)')
@@ -35,14 +36,17 @@ def function_sass(cubin, func):
     return out
 
 
-def loop_sections(lines):
+def loops(lines):
+    """(first line, last line) of each loop: every backward branch's span, in branch order."""
     labels = {m.group(1): i for i, l in enumerate(lines) if (m := LABEL.match(l.strip()))}
-    start = end = None
     for i, l in enumerate(lines):
         b = BRANCH.search(l)
         if b and labels.get(b.group(1), len(lines)) < i:
-            start, end = labels[b.group(1)], i
-            break
+            yield labels[b.group(1)], i
+
+
+def loop_sections(lines):
+    start, end = next(loops(lines), (None, None))
     if start is None:
         sys.exit('no loop (backward branch) found')
     secs, name, n = [], 'loop top', 0
@@ -64,16 +68,12 @@ TENSOR = ('HMMA', 'HGMMA')
 
 def loop_census(lines):
     """(first line, last line, opcode counts) of each tensor-core loop, as --census describes."""
-    labels = {m.group(1): i for i, l in enumerate(lines) if (m := LABEL.match(l.strip()))}
-    loops = []
-    for i, l in enumerate(lines):
-        b = BRANCH.search(l)
-        if b and labels.get(b.group(1), len(lines)) < i:
-            ops = collections.Counter(m.group(3) for x in lines[labels[b.group(1)]:i + 1] if (m := INS.search(x)))
-            if sum(ops[t] for t in TENSOR):
-                loops.append((labels[b.group(1)], i, ops))
-
-    return [(a, z, ops) for a, z, ops in loops if not any(a2 <= z and a <= z2 and z2 - a2 < z - a for a2, z2, _ in loops)]
+    tensor = []
+    for a, z in loops(lines):
+        ops = collections.Counter(m.group(3) for x in lines[a:z + 1] if (m := INS.search(x)))
+        if sum(ops[t] for t in TENSOR):
+            tensor.append((a, z, ops))
+    return [(a, z, ops) for a, z, ops in tensor if not any(a2 <= z and a <= z2 and z2 - a2 < z - a for a2, z2, _ in tensor)]
 
 
 def print_census(func, cubin):

@@ -266,13 +266,15 @@ struct Fused16Smem<T, VB, F, true, false> : Fused16Smem<T, VB, F, false, false> 
   uint64_t hand_free[F16_RO_SLOTS][F16_CHAIN_WARPS];  // one arrival: the readout warp, once loaded
 };
 // RX: the hand-over of Uᵀ for O alone, and chain warp w's bf16 X fragments for the readout, half a
-// chunk's at a time (channel steps 4 j .. 4 j + 3 of chunk c in phase 2 c + j of x_full[w] / x_free[w]).
+// chunk's at a time (channel steps F16_RX_HALF · j .. of chunk c in phase 2 c + j of x_full[w] /
+// x_free[w]).
+constexpr int F16_RX_HALF = 4;  // channel steps (k16) per half: K = 128
 template <typename T, int VB, typename F>
 struct Fused16Smem<T, VB, F, true, true> : Fused16Smem<T, VB, F, false, false> {
   uint4 hand[F16_RO_SLOTS][F16_CHAIN_WARPS][1][32];
   uint64_t hand_full[F16_RO_SLOTS][F16_CHAIN_WARPS];
   uint64_t hand_free[F16_RO_SLOTS][F16_CHAIN_WARPS];
-  uint4 xh[F16_CHAIN_WARPS][4][32];
+  uint4 xh[F16_CHAIN_WARPS][F16_RX_HALF][32];
   uint64_t x_full[F16_CHAIN_WARPS];  // one arrival: the chain warp, once the half is stored
   uint64_t x_free[F16_CHAIN_WARPS];  // one arrival: the readout warp, once the half is loaded
 };
@@ -840,6 +842,15 @@ __device__ __forceinline__ void fused16_build_any(const FwdParams& p, Fused16Sta
 }
 
 // The chain step's pieces (fwd_fused16_body's step loop).
+// One channel step kk of P or Q: A fragment a times the step's B fragments b (both n8 tiles), into d
+// (steps below K / 32) or d2: the channel halves' two accumulator sets, which every P / Q product
+// sums the same way (the forms' bits depend on it).
+template <typename T, int K>
+__device__ __forceinline__ void fused16_mma_step(float (&d)[2][4], float (&d2)[2][4], int kk, const u32 (&a)[4], const u32 (&b)[4]) {
+  float(&dd)[2][4] = kk < K / 32 ? d : d2;
+  Io<T>::mma(dd[0], a, b);
+  Io<T>::mma(dd[1], a, b + 2);
+}
 // P = X K̂ᵀ and Q = X Q̂ᵀ (V × 16, the warp's 16 value rows): one pass over X's A fragments, the
 // channel halves into two accumulator sets each, zeroed here (two 4-deep mma chains instead of one
 // 8-deep; the caller sums pe + pe2, pq + pq2).
@@ -857,40 +868,30 @@ __device__ __forceinline__ void fused16_chain_pq(float (&pe)[2][4], float (&pq)[
     x_a_frag<T>(a, x, kk);
     if constexpr (WP) fused16_qk_b(bk, s, false, kk, lane);
     if constexpr (WQ) fused16_qk_b(bq, s, true, kk, lane);
-    float(&de)[2][4] = kk < K / 32 ? pe : pe2;
-    float(&dq)[2][4] = kk < K / 32 ? pq : pq2;
-    if constexpr (WP) {
-      Io<T>::mma(de[0], a, bk);
-      Io<T>::mma(de[1], a, bk + 2);
-    }
-    if constexpr (WQ) {
-      Io<T>::mma(dq[0], a, bq);
-      Io<T>::mma(dq[1], a, bq + 2);
-    }
+    if constexpr (WP) fused16_mma_step<T, K>(pe, pe2, kk, a, bk);
+    if constexpr (WQ) fused16_mma_step<T, K>(pq, pq2, kk, a, bq);
   }
 }
-// RX: P (ISQ false) or Q (true) over channel steps KK0 .. KK0 + N − 1 from X's converted A
-// fragments af (af[i]: step KK0 + i), into d (steps below K / 32) or d2 as fused16_chain_pq sums
-// them: the same products in the same order.
-template <typename T, int K, int VB, bool SW, bool ISQ, int KK0, int N>
-__device__ __forceinline__ void fused16_frag_products(float (&d)[2][4], float (&d2)[2][4], const u32 (&af)[N][4],
+// RX: P (ISQ false) or Q (true) over channel steps kk0 .. kk0 + N − 1 from X's converted A
+// fragments af (af[i]: step kk0 + i), step by step as fused16_chain_pq: the same products in the
+// same order.
+template <typename T, int K, int VB, bool SW, bool ISQ, int N>
+__device__ __forceinline__ void fused16_frag_products(float (&d)[2][4], float (&d2)[2][4], const u32 (&af)[N][4], int kk0,
                                                       const Fused16Stage<T, VB, SW>& s, int lane) {
 #pragma unroll
   for (int i = 0; i < N; ++i) {
     u32 b[4];
-    fused16_qk_b(b, s, ISQ, KK0 + i, lane);
-    float(&dd)[2][4] = KK0 + i < K / 32 ? d : d2;
-    Io<T>::mma(dd[0], af[i], b);
-    Io<T>::mma(dd[1], af[i], b + 2);
+    fused16_qk_b(b, s, ISQ, kk0 + i, lane);
+    fused16_mma_step<T, K>(d, d2, kk0 + i, af[i], b);
   }
 }
-// RX: chain warp w stores half j (channel steps 4 j .. 4 j + 3) of chunk c's X fragments in its
+// RX: chain warp w stores half j (channel steps F16_RX_HALF · j ..) of chunk c's X fragments in its
 // slot, once the readout loaded the half before (phase 2 c + j − 1 of x_free[w]).
 template <typename Smem>
 __device__ __forceinline__ void fused16_rx_put(Smem& sm, int w, const u32 (*af)[4], bool first, int j, int lane) {
   if (!first) dnnp::mbar_wait(&sm.x_free[w], static_cast<uint32_t>(j ^ 1));
 #pragma unroll
-  for (int i = 0; i < 4; ++i) sm.xh[w][i][lane] = uint4{af[i][0], af[i][1], af[i][2], af[i][3]};
+  for (int i = 0; i < F16_RX_HALF; ++i) sm.xh[w][i][lane] = uint4{af[i][0], af[i][1], af[i][2], af[i][3]};
   __syncwarp();
   if (lane == 0) dnnp::mbar_arrive(&sm.x_full[w]);
 }
@@ -1002,6 +1003,7 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
   constexpr bool CL = F::cluster == 2;
   static_assert(!CL || MODE == F16_FULL || MODE == F16_PRODUCER, "a cluster form: the forward or its producer alone");
   static_assert(!F::readout || MODE == F16_FULL, "readout warps: the forward");
+  static_assert(!F::readout_x || K / 16 == 2 * F16_RX_HALF, "RX: X's channel steps in two halves");
   Fused16Smem<T, VB, F>& sm = *reinterpret_cast<Fused16Smem<T, VB, F>*>(fused16_dyn_smem());
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
   const int gi = lane >> 2, tg = lane & 3;
@@ -1244,7 +1246,7 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
         dnnp::mbar_wait(&sm.full[si], ph);
         const float2 sq0 = *reinterpret_cast<const float2*>(&s.sq[t0]), sq1 = *reinterpret_cast<const float2*>(&s.sq[t0 + 8]);
         [[maybe_unused]] const float gl = s.gl;
-        float pe[2][4], pq[2][4], pe2[2][4], pq2[2][4];
+        float pq[2][4], pq2[2][4];
         if constexpr (F::readout_x) {
           // Q from the chain's X fragments, half by half (phases 2 c, 2 c + 1 of x_full).
           zero_frags(pq);
@@ -1252,18 +1254,18 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
 #pragma unroll
           for (int j = 0; j < 2; ++j) {
             dnnp::mbar_wait(&sm.x_full[cw], static_cast<uint32_t>(j));
-            u32 af[4][4];
+            u32 af[F16_RX_HALF][4];
 #pragma unroll
-            for (int i = 0; i < 4; ++i) {
+            for (int i = 0; i < F16_RX_HALF; ++i) {
               const uint4 v = sm.xh[cw][i][lane];
               af[i][0] = v.x, af[i][1] = v.y, af[i][2] = v.z, af[i][3] = v.w;
             }
             __syncwarp();
             if (lane == 0) dnnp::mbar_arrive(&sm.x_free[cw]);
-            if (j == 0) fused16_frag_products<T, K, VB, F::swizzled, true, 0, 4>(pq, pq2, af, s, lane);
-            else fused16_frag_products<T, K, VB, F::swizzled, true, 4, 4>(pq, pq2, af, s, lane);
+            fused16_frag_products<T, K, VB, F::swizzled, true>(pq, pq2, af, F16_RX_HALF * j, s, lane);
           }
         } else {
+          float pe[2][4], pe2[2][4];
           fused16_chain_pq<T, K, VB, F::swizzled, false, true>(pe, pq, pe2, pq2, x, s, lane);
         }
         const float sqq[2][2] = {{sq0.x, sq0.y}, {sq1.x, sq1.y}};
@@ -1325,7 +1327,7 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
       fused16_rx_put(sm, warp, af, c == 0, 0, lane);
       zero_frags(pe);
       zero_frags(pe2);
-      fused16_frag_products<T, K, VB, F::swizzled, false, 0, K / 16>(pe, pe2, af, s, lane);
+      fused16_frag_products<T, K, VB, F::swizzled, false>(pe, pe2, af, 0, s, lane);
     } else if constexpr (F::wg) {
       fused16_chain_pq_wg<T, K>(pe, pq, x, s);
     } else {
@@ -1364,7 +1366,7 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
     for (int nt = 0; nt < 2; ++nt)
 #pragma unroll
       for (int e = 0; e < 4; ++e) u[nt][e] *= skq[nt][e & 1];
-    if constexpr (F::readout_x) fused16_rx_put(sm, warp, af + 4, false, 1, lane);  // the second half
+    if constexpr (F::readout_x) fused16_rx_put(sm, warp, af + F16_RX_HALF, false, 1, lane);  // the second half
     x_a_frag<T>(ua, u, 0);
     if constexpr (F::readout && !F::readout_x) sm.hand[hi][warp][1][lane] = uint4{ua[0], ua[1], ua[2], ua[3]};
     if constexpr (F::wg_update) {
