@@ -35,7 +35,9 @@
 # and the harness, twice (main's tree):
 #   mkdir -p .xfer-abl; for d in "" -DGDN_F16_ABLATE_READOUT=1; do nvcc -std=c++17 -O3 -L$CU/lib $d \
 #     -gencode arch=compute_90a,code=sm_90a -Ikernels/include -Ibench bench/gdn_fused16_bench.cu -o .xfer-abl/f16bench${d:+_noro}; done
-# Staged in sessions 66-67, not run (no device started: thirteen and nineteen requests refused).
+# Staged in sessions 66-67 (no device started: thirteen and nineteen requests refused); ran in session
+# 68 on an H100 (bench/device_s67a_h100_*): w8cr / w8crx slower. RO / RX left the harness and the header
+# since (bench/gdn_ro_rx_ks68.patch puts them back; the two w8cr patches apply on top of it).
 # run: command "bash bench/device_s67a.sh", carry [".xfer-tests68", ".xfer-final", ".xfer-abl"],
 # kind nvidia-h200 (~560 s; on an H100 ~330 s). Short form for a small budget:
 # HREPS=1 NCU=0 TABLE=0 (one harness round, no ncu, no table; TESTS=0 drops the GPU tests too).

@@ -72,8 +72,9 @@ FUSED16_ENTRY(fused16_bf16_b1, Fused16B1, 1, gdn::F16_FULL)
 FUSED16_ENTRY(fused16_bf16_b2, Fused16B2, 2, gdn::F16_FULL)
 FUSED16_ENTRY(fused16_bf16_w8, Fused16W8, 1, gdn::F16_FULL)
 FUSED16_ENTRY(fused16_bf16_w8c, Fused16W8C, 1, gdn::F16_FULL)
-FUSED16_ENTRY(fused16_bf16_w8cr, Fused16W8CR, 1, gdn::F16_FULL)
-FUSED16_ENTRY(fused16_bf16_w8crx, Fused16W8CRX, 1, gdn::F16_FULL)
+FUSED16_ENTRY(fused16_bf16_w8cl, Fused16W8CL, 1, gdn::F16_FULL)
+FUSED16_ENTRY(fused16_bf16_b2cl, Fused16B2CL, 2, gdn::F16_FULL)
+FUSED16_ENTRY(fused16_bf16_w8cl1, Fused16W8CL1, 1, gdn::F16_FULL)
 FUSED16_ENTRY(fused16_bf16_w4c, Fused16W4C, 1, gdn::F16_FULL)
 FUSED16_ENTRY(fused16_bf16_b2c, Fused16B2C, 2, gdn::F16_FULL)
 FUSED16_ENTRY(fused16_bf16_w6c, Fused16W6C, 1, gdn::F16_FULL)
@@ -336,14 +337,15 @@ static void check_case(const char* name, const Entry& e, std::vector<int> lens, 
 int main(int argc, char** argv) {
   setvbuf(stdout, nullptr, _IOLBF, 0);
   const int iters = argc > 1 ? atoi(argv[1]) : 20;
-  constexpr int NE = 41, NF = 29;  // the first NF compute the forward; the rest are timing diagnostics
+  constexpr int NE = 42, NF = 30;  // the first NF compute the forward; the rest are timing diagnostics
   Entry entries[NE] = {
       entry<gdn::Fused16B1>(fused16_bf16_b1, "b1"),
       entry<gdn::Fused16B2>(fused16_bf16_b2, "b2"),
       entry<gdn::Fused16W8>(fused16_bf16_w8, "w8"),
       entry<gdn::Fused16W8C>(fused16_bf16_w8c, "w8c"),
-      entry<gdn::Fused16W8CR>(fused16_bf16_w8cr, "w8cr"),
-      entry<gdn::Fused16W8CRX>(fused16_bf16_w8crx, "w8crx"),
+      entry<gdn::Fused16W8CL>(fused16_bf16_w8cl, "w8cl"),
+      entry<gdn::Fused16B2CL>(fused16_bf16_b2cl, "b2cl"),
+      entry<gdn::Fused16W8CL1>(fused16_bf16_w8cl1, "w8cl1"),
       entry<gdn::Fused16W4C>(fused16_bf16_w4c, "w4c"),
       entry<gdn::Fused16B2C>(fused16_bf16_b2c, "b2c"),
       entry<gdn::Fused16W6C>(fused16_bf16_w6c, "w6c"),

@@ -113,14 +113,6 @@ static void run_case(const char* name, int H, int HV, int flags, std::vector<int
   // the chains' release forwarded to the peer CTA by the producer warp that refills the stage.
   check(bitwise(r1, run_form(gdn::Fused16W8C{})), "fused16: form W8C (clusters of the value halves) bitwise B1");
   check(bitwise(r1, run_form(gdn::Fused16W4C{})), "fused16: form W4C (4 producer warps, clusters) bitwise B1");
-  // RO (session 66): the readout on four warps of its own, each on its own copy of X.
-  check(bitwise(r1, run_form(gdn::Fused16W8CR{})), "fused16: form W8CR (w8c with readout warps) bitwise B1");
-  check(bitwise(r1, run_eager(gdn::Fused16W8CR{})), "fused16: form W8CR (copies landing at issue) bitwise B1");
-  // RX (session 67): the readout takes the chain's bf16 X fragments instead of keeping its own X.
-  check(bitwise(r1, run_form(gdn::Fused16W8CRX{})), "fused16: form W8CRX (readout from the chain's X fragments) bitwise B1");
-  check(bitwise(r1, run_eager(gdn::Fused16W8CRX{})), "fused16: form W8CRX (copies landing at issue) bitwise B1");
-  check(bitwise(r1, run_form(gdn::Fused16Form<4, 8, 1, 1, true, false, false, false, false, 0, 0, true>{})),
-        "fused16: form B2 with readout warps (no cluster, 8 stages) bitwise B1");
   check(bitwise(r1, run_form(gdn::Fused16Form<8, 14, 1, 1, true, false, true>{})), "fused16: form W8 with the staggered prologue bitwise B1");
   check(bitwise(r1, run_form(gdn::Fused16Form<8, 16, 1, 2, true>{})), "fused16: form W8C without the staggered prologue bitwise B1");
   check(bitwise(r1, run_form(gdn::Fused16Form<8, 16, 1, 2, true, true>{})), "fused16: form W8C with the remote forward bitwise B1");
@@ -142,6 +134,19 @@ static void run_case(const char* name, int H, int HV, int flags, std::vector<int
   const auto rw8co = run_form(gdn::Fused16Form<8, 16, 1, 2, true, false, true, false, true>{});
   within_fp64(rw8co, "W8C UW", "fused16: form W8C with the update alone by wgmma within tolerance of the fp64 recurrence");
   check(bitwise(run_eager(gdn::Fused16Form<4, 8, 1, 2, true, true, true, false, true>{}), rw8co), "fused16: form B2C with UW alone bitwise W8C's");
+  // LS (session 68): the lazily scaled state, other bits: within the tolerance (GDN_F16_LS_LIMIT < 0:
+  // every chunk eager, the eager forms' arithmetic: bitwise B1 / the UW forms).
+  const auto rw8cl = run_form(gdn::Fused16W8CL{});
+  const auto rb2cl = run_form(gdn::Fused16B2CL{});
+  if (GDN_F16_LS_LIMIT < 0) {
+    check(bitwise(r1, rw8cl), "fused16: form W8CL, every chunk eager, bitwise B1");
+    check(bitwise(rw8cu, rb2cl), "fused16: form B2CL, every chunk eager, bitwise W8C WG UW");
+  } else {
+    within_fp64(rw8cl, "W8C LS", "fused16: form W8CL (the lazily scaled state) within tolerance of the fp64 recurrence");
+    within_fp64(rb2cl, "B2C LS", "fused16: form B2CL (the lazily scaled state) within tolerance of the fp64 recurrence");
+  }
+  check(bitwise(run_eager(gdn::Fused16W8CL{}), rw8cl), "fused16: form W8CL (copies landing at issue) bitwise itself");
+  within_fp64(run_form(gdn::Fused16W8CL1{}), "W8C LS A1", "fused16: form W8CL1 (LS, one accumulator set) within tolerance of the fp64 recurrence");
   // In place: the final state over the initial state's buffer.
   cs.reset_outputs();
   std::vector<float> h0f = cs.h0f;

@@ -27,7 +27,6 @@
 //   X ← e^{Γ_last} X + Uᵀ diag(e^{Γ_last − Γ}) K̂  (16 mma per warp);
 // O leaves through the stage's own v tile (one transposing stmatrix per warp after the step's last
 // read of vᵀ), stored to global memory by the producer warp that refills the stage (session 58).
-// (RO forms, bench only: warps 4-7 are the chain warps' readout warps, the producer's start at 8.)
 // Warps 4.. (the producer, Form::producer_warps of them) each own chunks pw, pw + PW, ...: a warp
 // copies its chunk D own chunks ahead by zero-filling cp.async into a free stage, loads that chunk's
 // raw g, β bits, then builds its current chunk alone: the per-token scalars, q̂, k̂ (l2 norms in
@@ -52,6 +51,9 @@
 namespace gdn {
 
 constexpr int F16_C = 16;          // tokens per chunk
+#ifndef GDN_F16_LS_LIMIT
+#define GDN_F16_LS_LIMIT 11.f  // LS: the largest |l| kept lazily (e^11 ≈ 2^16)
+#endif
 constexpr int F16_CHAIN_WARPS = 4; // warps 0-3; the producer warps follow
 constexpr int F16_LD = 136;        // q̂ / k̂ row stride in elements: 272 B puts ldmatrix rows on distinct banks
 constexpr int F16_TLD = 24;        // T / A row stride: 48 B, conflict-free for ldmatrix
@@ -135,26 +137,19 @@ constexpr bool F16C_PUSH_ASYNC = GDN_F16C_PUSH == 0 || GDN_F16C_PUSH == 3;  // s
 // role split the chain's warpgroup raises its per-thread register limit to CR (setmaxnreg.inc) and
 // the producer's warpgroups lower theirs to PR (.dec), from the launch bound's; 128 · CR + 32 · PW ·
 // PR must not exceed the block's registers (b2c with WG + UW: the two-block cap of 128 spilled).
-// RO (session 66, bench only): four readout warps (warps 4-7, the producer's follow) take the chain's
-// readout off its step: readout warp 4 + w keeps its own copy of chain warp w's X (the same update,
-// the same bits), computes Q = X q̂ᵀ, Oᵀ = Q diag(scale e^Γ) + Uᵀ Aᵀ from the chain warp's Uᵀ
-// fragments (handed over through F16_RO_SLOTS shared slots, after the chain's update read K̂) and
-// stages O; it, not the chain, releases the stage. The chain's step keeps P, Rᵀ, Uᵀ and the update.
-// O and the final state are w8c's bits (mma.sync forms only). With CR / PR the readout's warpgroup
-// gets CR too.
-// RX (session 67, bench only; with RO): the readout keeps no X. Its Q needs X only as the bf16 A
-// fragments the chain converts for P anyway, so chain warp w hands them over in two halves (channel
-// steps 0-3 before its P product, 4-7 before its update) through one 2 KB slot per warp (x_full /
-// x_free, two phases per chunk): the readout runs Q, Uᵀ Aᵀ and the O staging alone (no update, no
-// second state), the same products in the same order: w8c's bits. Its shared memory fits where a
-// whole X per slot (4 KB per warp) would not: the slot is half X, and the Uᵀ hand-over keeps only
-// the fragment for O.
+// LS (session 68, bench only): the lazily scaled state. The chain keeps X = e^l X̃ with a running
+// log scale l (l += Γ_last per chunk) instead of scaling X by e^{Γ_last} every chunk (64 FMUL per
+// warp and chunk): P and Q come from X̃ with e^l folded into the per-token scalars β e^Γ and
+// scale e^Γ, the update adds Uᵀ diag(e^{Γ_last − Γ − l'}) K̂ to X̃ (l' the new scale), and once
+// |l'| passes F16_LS_LIMIT (or is not finite) the chunk scales X̃ by e^{l'} as before and restarts
+// at l' = 0. Other bits than the eager forms (the fp64 recurrence's tolerance).
+// A1 (session 68, bench only; with LS): P and Q into one accumulator set each (one 8-deep mma chain
+// per n8 tile instead of the channel halves' two 4-deep ones and their sum): 16 FADD fewer per warp
+// and chunk, other bits again.
 template <int PW, int S, int D, int CL = 1, bool ET = false, bool RF = false, bool SP = false, bool WG = false,
-          bool UW = false, int CR = 0, int PR = 0, bool RO = false, bool RX = false>
+          bool UW = false, int CR = 0, int PR = 0, bool LS = false, bool A1 = false>
 struct Fused16Form {
   static_assert((CR == 0) == (PR == 0) && (CR == 0 || PW % 4 == 0), "registers move between whole warpgroups");
-  static_assert(!RO || (!WG && !UW), "readout warps: the mma.sync chain");
-  static_assert(!RX || RO, "the X fragments' hand-over: readout warps");
   static constexpr int chain_regs = CR, producer_regs = PR;
   static_assert(CL == 1 || CL == 2, "a CTA alone or a pair of value halves");
   static_assert(!RF || CL == 2, "the remote forward: a cluster form");
@@ -167,10 +162,10 @@ struct Fused16Form {
   static constexpr bool wg = WG;
   static constexpr bool wg_update = UW;
   static constexpr bool swizzled = WG || UW;  // the stage's q, k rows 128-byte swizzled (wgmma reads them)
-  static constexpr bool readout = RO;
-  static constexpr bool readout_x = RX;
-  static constexpr int front_warps = F16_CHAIN_WARPS * (RO ? 2 : 1);  // the chain's (and readout's) warps
-  static constexpr int threads = 32 * (front_warps + PW);
+  static constexpr bool lazy_scale = LS;
+  static_assert(!A1 || (LS && !WG), "one accumulator set: the lazily scaled mma.sync chain");
+  static constexpr bool one_acc = A1;
+  static constexpr int threads = 32 * (F16_CHAIN_WARPS + PW);
 };
 // B1: the CPU emulation's reference form (bench only).
 using Fused16B1 = Fused16Form<4, 12, 2, 1, true>;
@@ -202,15 +197,12 @@ using Fused16B2CMma = Fused16Form<4, 8, 1, 2, true, true, true>;
 // (16,2048,32) 0.5016-0.5066 ms against 0.5562-0.5571 (−9.4 %); other bits than the mma.sync forms,
 // within the fp64 recurrence's tolerance.
 using Fused16B2C = Fused16Form<4, 8, 1, 2, true, true, true, true, true, 160, 96>;
-// w8cr (session 66; the harness's and the CPU emulation's, not yet an entry of the product:
-// bench/gdn_w8cr66_product.patch adds it as a switch-only form): w8c with readout warps (RO): the
-// chain's step keeps P, Rᵀ, Uᵀ and the update; warps 4-7 compute Q and O on their own copy of X
-// (w8c's bits). 16 warps: the chain's and the readout's warpgroups at 160 registers, the
-// producer's two at 96.
-using Fused16W8CR = Fused16Form<8, 16, 1, 2, true, false, true, false, false, 160, 96, true>;
-// w8crx (session 67; harness and CPU emulation only): w8cr whose readout takes the chain's bf16 X
-// fragments (RX) instead of keeping its own X: per warp and chunk ~100 instructions instead of 241.
-using Fused16W8CRX = Fused16Form<8, 16, 1, 2, true, false, true, false, false, 160, 96, true, true>;
+// w8cl / b2cl (session 68; harness and CPU emulation only): w8c / b2c with the lazily scaled state
+// (LS).
+using Fused16W8CL = Fused16Form<8, 16, 1, 2, true, false, true, false, false, 0, 0, true>;
+using Fused16B2CL = Fused16Form<4, 8, 1, 2, true, true, true, true, true, 160, 96, true>;
+// w8cl1: w8cl with one accumulator set for P and Q (A1).
+using Fused16W8CL1 = Fused16Form<8, 16, 1, 2, true, false, true, false, false, 0, 0, true, true>;
 
 // One stage: chunk c's rows and factors. q, k hold the raw rows, then q̂, k̂ in place (SW false:
 // rows of F16_LD elements; SW true, the WG forms': `qk`, per channel half the 128-byte-swizzled
@@ -246,37 +238,15 @@ __device__ __forceinline__ auto fused16_piece(Stage& s, bool isq, int row, int c
   else return (isq ? s.q : s.k) + row * F16_LD + col;
 }
 
-template <typename T, int VB, typename F, bool RO = F::readout, bool RX = F::readout_x>
+template <typename T, int VB, typename F>
 struct Fused16Smem {
   Fused16Stage<T, VB, F::swizzled> st[F::stages];
   uint64_t full[F::stages];    // one arrival: the producer warp that built the stage's chunk
-  // Four arrivals: the chain warps (RO: the readout warps), done with it (CL without RF: both CTAs', eight). RF:
+  // Four arrivals: the chain warps, done with it (CL without RF: both CTAs' chains, eight). RF:
   // empty[S + s] is stage s's peer_free (one arrival: the peer's producer forwarding its chains'
   // release of the peer's stage s, into which this CTA pushes).
   uint64_t empty[F::stages * (F::remote_forward ? 2 : 1)];
   float lt[F::producer_warps][F16_C * 20];  // each producer warp's Lᵀ (fp32; rows 16-byte aligned)
-};
-// RO: chunk c's hand-over from chain warp w to readout warp 4 + w in slot c % F16_RO_SLOTS: each
-// lane's Uᵀ A fragment (for O) and Uᵀ diag(e^{Γ_last − Γ})'s (for the update).
-constexpr int F16_RO_SLOTS = 3;
-template <typename T, int VB, typename F>
-struct Fused16Smem<T, VB, F, true, false> : Fused16Smem<T, VB, F, false, false> {
-  uint4 hand[F16_RO_SLOTS][F16_CHAIN_WARPS][2][32];
-  uint64_t hand_full[F16_RO_SLOTS][F16_CHAIN_WARPS];  // one arrival: the chain warp, after its update
-  uint64_t hand_free[F16_RO_SLOTS][F16_CHAIN_WARPS];  // one arrival: the readout warp, once loaded
-};
-// RX: the hand-over of Uᵀ for O alone, and chain warp w's bf16 X fragments for the readout, half a
-// chunk's at a time (channel steps F16_RX_HALF · j .. of chunk c in phase 2 c + j of x_full[w] /
-// x_free[w]).
-constexpr int F16_RX_HALF = 4;  // channel steps (k16) per half: K = 128
-template <typename T, int VB, typename F>
-struct Fused16Smem<T, VB, F, true, true> : Fused16Smem<T, VB, F, false, false> {
-  uint4 hand[F16_RO_SLOTS][F16_CHAIN_WARPS][1][32];
-  uint64_t hand_full[F16_RO_SLOTS][F16_CHAIN_WARPS];
-  uint64_t hand_free[F16_RO_SLOTS][F16_CHAIN_WARPS];
-  uint4 xh[F16_CHAIN_WARPS][F16_RX_HALF][32];
-  uint64_t x_full[F16_CHAIN_WARPS];  // one arrival: the chain warp, once the half is stored
-  uint64_t x_free[F16_CHAIN_WARPS];  // one arrival: the readout warp, once the half is loaded
 };
 
 template <typename T, int VB, typename F>
@@ -845,55 +815,35 @@ __device__ __forceinline__ void fused16_build_any(const FwdParams& p, Fused16Sta
 // One channel step kk of P or Q: A fragment a times the step's B fragments b (both n8 tiles), into d
 // (steps below K / 32) or d2: the channel halves' two accumulator sets, which every P / Q product
 // sums the same way (the forms' bits depend on it).
-template <typename T, int K>
+template <typename T, int K, bool ONE = false>
 __device__ __forceinline__ void fused16_mma_step(float (&d)[2][4], float (&d2)[2][4], int kk, const u32 (&a)[4], const u32 (&b)[4]) {
-  float(&dd)[2][4] = kk < K / 32 ? d : d2;
+  float(&dd)[2][4] = ONE || kk < K / 32 ? d : d2;  // ONE (A1): every step into d
   Io<T>::mma(dd[0], a, b);
   Io<T>::mma(dd[1], a, b + 2);
 }
 // P = X K̂ᵀ and Q = X Q̂ᵀ (V × 16, the warp's 16 value rows): one pass over X's A fragments, the
 // channel halves into two accumulator sets each, zeroed here (two 4-deep mma chains instead of one
 // 8-deep; the caller sums pe + pe2, pq + pq2).
-// WP / WQ: the P / Q products (RO: the chain P alone, the readout Q alone).
-template <typename T, int K, int VB, bool SW, bool WP = true, bool WQ = F16_READOUT>
+// WQ: the Q product (false: GDN_F16_ABLATE_READOUT); ONE (A1): one accumulator set each (pe2, pq2
+// unused).
+template <typename T, int K, int VB, bool SW, bool WQ = F16_READOUT, bool ONE = false>
 __device__ __forceinline__ void fused16_chain_pq(float (&pe)[2][4], float (&pq)[2][4], float (&pe2)[2][4], float (&pq2)[2][4],
                                                  const float (&x)[K / 8][4], const Fused16Stage<T, VB, SW>& s, int lane) {
   zero_frags(pe);
   zero_frags(pq);
-  zero_frags(pe2);
-  zero_frags(pq2);
+  if constexpr (!ONE) {
+    zero_frags(pe2);
+    zero_frags(pq2);
+  }
 #pragma unroll
   for (int kk = 0; kk < K / 16; ++kk) {
     u32 a[4], bk[4], bq[4];
     x_a_frag<T>(a, x, kk);
-    if constexpr (WP) fused16_qk_b(bk, s, false, kk, lane);
+    fused16_qk_b(bk, s, false, kk, lane);
     if constexpr (WQ) fused16_qk_b(bq, s, true, kk, lane);
-    if constexpr (WP) fused16_mma_step<T, K>(pe, pe2, kk, a, bk);
-    if constexpr (WQ) fused16_mma_step<T, K>(pq, pq2, kk, a, bq);
+    fused16_mma_step<T, K, ONE>(pe, pe2, kk, a, bk);
+    if constexpr (WQ) fused16_mma_step<T, K, ONE>(pq, pq2, kk, a, bq);
   }
-}
-// RX: P (ISQ false) or Q (true) over channel steps kk0 .. kk0 + N − 1 from X's converted A
-// fragments af (af[i]: step kk0 + i), step by step as fused16_chain_pq: the same products in the
-// same order.
-template <typename T, int K, int VB, bool SW, bool ISQ, int N>
-__device__ __forceinline__ void fused16_frag_products(float (&d)[2][4], float (&d2)[2][4], const u32 (&af)[N][4], int kk0,
-                                                      const Fused16Stage<T, VB, SW>& s, int lane) {
-#pragma unroll
-  for (int i = 0; i < N; ++i) {
-    u32 b[4];
-    fused16_qk_b(b, s, ISQ, kk0 + i, lane);
-    fused16_mma_step<T, K>(d, d2, kk0 + i, af[i], b);
-  }
-}
-// RX: chain warp w stores half j (channel steps F16_RX_HALF · j ..) of chunk c's X fragments in its
-// slot, once the readout loaded the half before (phase 2 c + j − 1 of x_free[w]).
-template <typename Smem>
-__device__ __forceinline__ void fused16_rx_put(Smem& sm, int w, const u32 (*af)[4], bool first, int j, int lane) {
-  if (!first) dnnp::mbar_wait(&sm.x_free[w], static_cast<uint32_t>(j ^ 1));
-#pragma unroll
-  for (int i = 0; i < F16_RX_HALF; ++i) sm.xh[w][i][lane] = uint4{af[i][0], af[i][1], af[i][2], af[i][3]};
-  __syncwarp();
-  if (lane == 0) dnnp::mbar_arrive(&sm.x_full[w]);
 }
 // WG forms: [P | Q] (the warp's 16 value rows × 32) = X [K̂; Q̂]ᵀ by the warpgroup (all four chain
 // warps, together): 8 k16 steps of wgmma m64n32k16, A = X's fragments, B = the stage's swizzled tile
@@ -935,26 +885,15 @@ __device__ __forceinline__ void fused16_chain_u(float (&u)[2][4], const float (&
   Io<T>::mma(u[0], ra, tb);
   Io<T>::mma(u[1], ra, tb + 2);
 }
-// Oᵀ += Uᵀ Aᵀ from Uᵀ's A fragment ua (pq: the readout Q diag(scale e^Γ)).
-template <typename T, int VB, bool SW>
-__device__ __forceinline__ void fused16_o_product(float (&pq)[2][4], const u32 (&ua)[4], const Fused16Stage<T, VB, SW>& s, int lane) {
-  u32 ab[4];
-  fused16_b_rows(ab, s.a, F16_TLD, 0, lane);
-  Io<T>::mma(pq[0], ua, ab);
-  Io<T>::mma(pq[1], ua, ab + 2);
-}
-// Oᵀ += Uᵀ Aᵀ from Uᵀ (accumulator layout); ua: Uᵀ's A fragment, left for the caller.
+// Oᵀ += Uᵀ Aᵀ (pq: the readout Q diag(scale e^Γ)); ua: Uᵀ's A fragment, left for the caller.
 template <typename T, int VB, bool SW>
 __device__ __forceinline__ void fused16_chain_o(float (&pq)[2][4], u32 (&ua)[4], const float (&u)[2][4], const Fused16Stage<T, VB, SW>& s,
                                                 int lane) {
+  u32 ab[4];
   x_a_frag<T>(ua, u, 0);
-  fused16_o_product<T>(pq, ua, s, lane);
-}
-// One step of a ring of N slots: slot i, its phase parity ph flipping at each wrap.
-template <int N>
-__device__ __forceinline__ void fused16_ring_step(int& i, uint32_t& ph) {
-  i = i + 1 == N ? 0 : i + 1;
-  ph = i == 0 ? ph ^ 1u : ph;
+  fused16_b_rows(ab, s.a, F16_TLD, 0, lane);
+  Io<T>::mma(pq[0], ua, ab);
+  Io<T>::mma(pq[1], ua, ab + 2);
 }
 // X += ua K̂: the update's 16 mma (ua: Uᵀ diag(e^{Γ_last − Γ})'s A fragment; K̂'s B fragments by
 // transposing ldmatrix of the [token][channel] rows).
@@ -973,11 +912,11 @@ __device__ __forceinline__ void fused16_chain_update(float (&x)[K / 8][4], const
 // MN-major from the swizzled tile (channel half n / 64 at +4096 B: LBO; tokens 8-15 at +1024 B:
 // SBO), X the accumulator (the wgmma D layout is X's mma.sync C layout); waited for before the
 // caller releases the stage (the wgmma reads it asynchronously).
-template <typename T, int K, int VB>
+template <typename T, int K, int VB, bool SCALE = true>
 __device__ __forceinline__ void fused16_chain_update_wg(float (&x)[K / 8][4], const u32 (&ua)[4], const Fused16Stage<T, VB, true>& s,
                                                         float gl) {
   static_assert(K == 128, "one m64n128 update");
-  scale_frags(x, gl);
+  if constexpr (SCALE) scale_frags(x, gl);
   dnnp::wgmma_fence_frags(x);
   dnnp::wgmma_fence();
   SlimWgN<T>::template mma<128, 1>(&x[0][0], ua, dnnp::wgmma_desc(dnnp::smem_u32(&s.qk[0][0]), 4096, 1024, 1));
@@ -1002,8 +941,6 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
   constexpr int S = F::stages, PW = F::producer_warps, D = F::ahead;
   constexpr bool CL = F::cluster == 2;
   static_assert(!CL || MODE == F16_FULL || MODE == F16_PRODUCER, "a cluster form: the forward or its producer alone");
-  static_assert(!F::readout || MODE == F16_FULL, "readout warps: the forward");
-  static_assert(!F::readout_x || K / 16 == 2 * F16_RX_HALF, "RX: X's channel steps in two halves");
   Fused16Smem<T, VB, F>& sm = *reinterpret_cast<Fused16Smem<T, VB, F>*>(fused16_dyn_smem());
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
   const int gi = lane >> 2, tg = lane & 3;
@@ -1031,30 +968,18 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
       dnnp::mbar_init(&sm.empty[i], F16_CHAIN_WARPS * (F::remote_forward ? 1 : F::cluster));  // CL: both CTAs' chains
       if constexpr (F::remote_forward) dnnp::mbar_init(&sm.empty[S + i], 1);
     }
-    if constexpr (F::readout) {
-      for (int i = 0; i < F16_RO_SLOTS * F16_CHAIN_WARPS; ++i) {
-        dnnp::mbar_init(&sm.hand_full[0][0] + i, 1);
-        dnnp::mbar_init(&sm.hand_free[0][0] + i, 1);
-      }
-      if constexpr (F::readout_x) {
-        for (int i = 0; i < F16_CHAIN_WARPS; ++i) {
-          dnnp::mbar_init(&sm.x_full[i], 1);
-          dnnp::mbar_init(&sm.x_free[i], 1);
-        }
-      }
-    }
     dnnp::mbar_init_fence();
   }
   __syncthreads();
   if constexpr (CL) f16c_cluster_sync();  // the peer's barriers are initialised before any remote use
   const uint32_t rank = blockIdx.x & 1u;    // a cluster form's CTA rank (cluster (2, 1, 1) over x)
 
-  if (warp >= F::front_warps) {
+  if (warp >= F16_CHAIN_WARPS) {
     // ---------------------------------------------------------------- producer
     // Warp pw owns chunks pw, pw + PW, ...: it copies chunk c + PW·D (its own, D ahead) into a free
     // stage, then builds chunk c alone and hands it over; no barrier among the producer warps.
     if constexpr (F::producer_regs > 0) dnnp::setmaxnreg_dec<F::producer_regs>();
-    const int pw = warp - F::front_warps;
+    const int pw = warp - F16_CHAIN_WARPS;
     const Fused16Copies<T> cp = fused16_copies<T, K, V, VB>(p, qh, kh, vh, v0, lane);
     // The raw bits of g (lanes 0-15) or β (16-31) of chunk c's token lane & 15, 0 past the sequence.
     auto gate_load = [&](int c) {
@@ -1203,11 +1128,9 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
     return;
   }
 
-  // ------------------------------------------------------------------ chain (and readout)
+  // ------------------------------------------------------------------ chain
   if constexpr (F::chain_regs > 0) dnnp::setmaxnreg_inc<F::chain_regs>();
-  // RO: warps 4-7 are the readout warps of chain warps 0-3 (the same value rows).
-  const int cw = F::readout ? warp & (F16_CHAIN_WARPS - 1) : warp;
-  const int vr0 = v0 + 16 * cw;  // this warp's value rows vr0 + gi, vr0 + gi + 8
+  const int vr0 = v0 + 16 * warp;  // this warp's value rows vr0 + gi, vr0 + gi + 8
   float x[K / 8][4];
   const long long sbase = (srow * HO + h) * static_cast<long long>(V) * K;
   if (p.initial_state && srow >= 0) {
@@ -1231,74 +1154,11 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
     }
   };
   bool next_full = false;  // F::early_test: chunk c + 1's full barrier seen completed during chunk c
-  // Stage si = c % S with phase parity ph = (c / S) & 1, stepped; RO: hand-over slot hi = c % F16_RO_SLOTS,
-  // phase hph.
+  // Stage si = c % S with phase parity ph = (c / S) & 1, stepped.
   int si = 0;
   uint32_t ph = 0;
-  [[maybe_unused]] int hi = 0;
-  [[maybe_unused]] uint32_t hph = 0;
   const int t0 = 2 * tg;  // this lane's tokens t0, t0 + 1, t0 + 8, t0 + 9
-  if constexpr (F::readout) {
-    if (warp >= F16_CHAIN_WARPS) {
-      // ---------------------------------------------------------------- readout (RO)
-      for (int c = 0; c < nch; ++c) {
-        Fused16Stage<T, VB, F::swizzled>& s = sm.st[si];
-        dnnp::mbar_wait(&sm.full[si], ph);
-        const float2 sq0 = *reinterpret_cast<const float2*>(&s.sq[t0]), sq1 = *reinterpret_cast<const float2*>(&s.sq[t0 + 8]);
-        [[maybe_unused]] const float gl = s.gl;
-        float pq[2][4], pq2[2][4];
-        if constexpr (F::readout_x) {
-          // Q from the chain's X fragments, half by half (phases 2 c, 2 c + 1 of x_full).
-          zero_frags(pq);
-          zero_frags(pq2);
-#pragma unroll
-          for (int j = 0; j < 2; ++j) {
-            dnnp::mbar_wait(&sm.x_full[cw], static_cast<uint32_t>(j));
-            u32 af[F16_RX_HALF][4];
-#pragma unroll
-            for (int i = 0; i < F16_RX_HALF; ++i) {
-              const uint4 v = sm.xh[cw][i][lane];
-              af[i][0] = v.x, af[i][1] = v.y, af[i][2] = v.z, af[i][3] = v.w;
-            }
-            __syncwarp();
-            if (lane == 0) dnnp::mbar_arrive(&sm.x_free[cw]);
-            fused16_frag_products<T, K, VB, F::swizzled, true>(pq, pq2, af, F16_RX_HALF * j, s, lane);
-          }
-        } else {
-          float pe[2][4], pe2[2][4];
-          fused16_chain_pq<T, K, VB, F::swizzled, false, true>(pe, pq, pe2, pq2, x, s, lane);
-        }
-        const float sqq[2][2] = {{sq0.x, sq0.y}, {sq1.x, sq1.y}};
-#pragma unroll
-        for (int nt = 0; nt < 2; ++nt)
-#pragma unroll
-          for (int e = 0; e < 4; ++e) {
-            pq[nt][e] += pq2[nt][e];
-            pq[nt][e] *= sqq[nt][e & 1];
-          }
-        // The chain warp's Uᵀ fragments of chunk c (handed over after its update: the stage's K̂ read).
-        dnnp::mbar_wait(&sm.hand_full[hi][cw], hph);
-        const uint4 ho = sm.hand[hi][cw][0][lane];
-        [[maybe_unused]] uint4 hu{};
-        if constexpr (!F::readout_x) hu = sm.hand[hi][cw][1][lane];
-        __syncwarp();
-        if (lane == 0) dnnp::mbar_arrive(&sm.hand_free[hi][cw]);
-        const u32 uo[4] = {ho.x, ho.y, ho.z, ho.w};
-        fused16_o_product<T>(pq, uo, s, lane);
-        if constexpr (!F::readout_x) {
-          const u32 ua[4] = {hu.x, hu.y, hu.z, hu.w};
-          scale_frags(x, gl);
-          fused16_chain_update<T, K>(x, ua, s, lane);
-        }
-        fused16_stage_o<T, VB + 8>(s.v + 16 * cw, pq, lane);
-        release(si);
-        fused16_ring_step<S>(si, ph);
-        fused16_ring_step<F16_RO_SLOTS>(hi, hph);
-      }
-      if constexpr (CL) f16c_cluster_sync();
-      return;
-    }
-  }
+  [[maybe_unused]] float ls = 0.f;  // LS: X = e^ls X̃ (x holds X̃)
   for (int c = 0; c < nch; ++c) {
     Fused16Stage<T, VB, F::swizzled>& s = sm.st[si];
     if (!(F::early_test && next_full)) dnnp::mbar_wait(&sm.full[si], ph);
@@ -1314,25 +1174,23 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
     u32 vt[4];
     ldsm_x4_t(vt, s.v + ((lane & 7) + 8 * ((lane >> 3) & 1)) * (VB + 8) + 16 * warp + 8 * (lane >> 4));
     const float2 be0 = *reinterpret_cast<const float2*>(&s.be[t0]), be1 = *reinterpret_cast<const float2*>(&s.be[t0 + 8]);
-    const float2 se0 = *reinterpret_cast<const float2*>(&s.se[t0]), se1 = *reinterpret_cast<const float2*>(&s.se[t0 + 8]);
-    const float2 sq0 = *reinterpret_cast<const float2*>(&s.sq[t0]), sq1 = *reinterpret_cast<const float2*>(&s.sq[t0 + 8]);
-    const float2 sk0 = *reinterpret_cast<const float2*>(&s.sk[t0]), sk1 = *reinterpret_cast<const float2*>(&s.sk[t0 + 8]);
+    float2 se0 = *reinterpret_cast<const float2*>(&s.se[t0]), se1 = *reinterpret_cast<const float2*>(&s.se[t0 + 8]);
+    float2 sq0 = *reinterpret_cast<const float2*>(&s.sq[t0]), sq1 = *reinterpret_cast<const float2*>(&s.sq[t0 + 8]);
+    float2 sk0 = *reinterpret_cast<const float2*>(&s.sk[t0]), sk1 = *reinterpret_cast<const float2*>(&s.sk[t0 + 8]);
     const float gl = s.gl;
-    float pe[2][4], pq[2][4], pe2[2][4], pq2[2][4];
-    [[maybe_unused]] u32 af[F::readout_x ? K / 16 : 1][4];
-    if constexpr (F::readout_x) {
-      // X's A fragments once: their first half to the readout, then P from them.
-#pragma unroll
-      for (int kk = 0; kk < K / 16; ++kk) x_a_frag<T>(af[kk], x, kk);
-      fused16_rx_put(sm, warp, af, c == 0, 0, lane);
-      zero_frags(pe);
-      zero_frags(pe2);
-      fused16_frag_products<T, K, VB, F::swizzled, false>(pe, pe2, af, 0, s, lane);
-    } else if constexpr (F::wg) {
-      fused16_chain_pq_wg<T, K>(pe, pq, x, s);
-    } else {
-      fused16_chain_pq<T, K, VB, F::swizzled, true, F16_READOUT && !F::readout>(pe, pq, pe2, pq2, x, s, lane);
+    [[maybe_unused]] float ln = 0.f;    // LS: the scale after this chunk
+    [[maybe_unused]] bool eager = true;  // LS: this chunk scales X̃ (|ln| past the limit)
+    if constexpr (F::lazy_scale) {
+      ln = ls + s.gm[F16_C - 1];
+      eager = !(fabsf(ln) <= GDN_F16_LS_LIMIT);
+      const float sc = exp_ftz(ls), inv = eager ? 1.f : exp_ftz(-ln);
+      se0.x *= sc, se0.y *= sc, se1.x *= sc, se1.y *= sc;
+      sq0.x *= sc, sq0.y *= sc, sq1.x *= sc, sq1.y *= sc;
+      sk0.x *= inv, sk0.y *= inv, sk1.x *= inv, sk1.y *= inv;
     }
+    float pe[2][4], pq[2][4], pe2[2][4], pq2[2][4];
+    if constexpr (F::wg) fused16_chain_pq_wg<T, K>(pe, pq, x, s);
+    else fused16_chain_pq<T, K, VB, F::swizzled, F16_READOUT, F::one_acc>(pe, pq, pe2, pq2, x, s, lane);
     // Rᵀ = β vᵀ − P diag(β e^Γ); the readout Q diag(scale e^Γ) (per-token scalars by nt, e & 1).
     const float beq[2][2] = {{be0.x, be0.y}, {be1.x, be1.y}}, seq[2][2] = {{se0.x, se0.y}, {se1.x, se1.y}};
     const float sqq[2][2] = {{sq0.x, sq0.y}, {sq1.x, sq1.y}}, skq[2][2] = {{sk0.x, sk0.y}, {sk1.x, sk1.y}};
@@ -1341,54 +1199,47 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
     for (int nt = 0; nt < 2; ++nt)
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
-        if constexpr (!F::wg) {
+        if constexpr (!F::wg && !F::one_acc) {
           pe[nt][e] += pe2[nt][e];
-          if constexpr (!F::readout) pq[nt][e] += pq2[nt][e];
+          pq[nt][e] += pq2[nt][e];
         }
         const u32 w = vt[nt + 2 * (e >> 1)];
         const float vv = Io<T>::bits_to_f(static_cast<unsigned short>((e & 1) ? w >> 16 : w & 0xffffu));
         r[nt][e] = beq[nt][e & 1] * vv - seq[nt][e & 1] * pe[nt][e];
-        if constexpr (!F::readout) pq[nt][e] *= sqq[nt][e & 1];
+        pq[nt][e] *= sqq[nt][e & 1];
       }
     float u[2][4];
     fused16_chain_u<T>(u, r, s, lane);
     if constexpr (F::early_test) next_full = c + 1 < nch && dnnp::mbar_test_wait(&sm.full[sn], phn);
     u32 ua[4];
-    if constexpr (F::readout) {
-      x_a_frag<T>(ua, u, 0);  // Uᵀ for the readout's O (its own Uᵀ Aᵀ)
-      if (c >= F16_RO_SLOTS) dnnp::mbar_wait(&sm.hand_free[hi][warp], hph ^ 1u);
-      sm.hand[hi][warp][0][lane] = uint4{ua[0], ua[1], ua[2], ua[3]};
-    } else if constexpr (F16_READOUT) {
-      fused16_chain_o<T>(pq, ua, u, s, lane);
-    }
+    if constexpr (F16_READOUT) fused16_chain_o<T>(pq, ua, u, s, lane);
     // X ← e^{Γ_last} X + Uᵀ diag(e^{Γ_last − Γ}) K̂.
 #pragma unroll
     for (int nt = 0; nt < 2; ++nt)
 #pragma unroll
       for (int e = 0; e < 4; ++e) u[nt][e] *= skq[nt][e & 1];
-    if constexpr (F::readout_x) fused16_rx_put(sm, warp, af + F16_RX_HALF, false, 1, lane);  // the second half
     x_a_frag<T>(ua, u, 0);
-    if constexpr (F::readout && !F::readout_x) sm.hand[hi][warp][1][lane] = uint4{ua[0], ua[1], ua[2], ua[3]};
+    if constexpr (F::lazy_scale) {
+      if (eager) {
+        scale_frags(x, exp_ftz(ln));
+        ln = 0.f;
+      }
+      ls = ln;
+    }
     if constexpr (F::wg_update) {
-      fused16_chain_update_wg<T, K>(x, ua, s, gl);
+      fused16_chain_update_wg<T, K, VB, !F::lazy_scale>(x, ua, s, gl);
     } else {
-      scale_frags(x, gl);
+      if constexpr (!F::lazy_scale) scale_frags(x, gl);
       fused16_chain_update<T, K>(x, ua, s, lane);
     }
-    if constexpr (F::readout) {
-      // The readout warp takes chunk c from here and releases the stage (the update read K̂ above).
-      __syncwarp();
-      if (lane == 0) dnnp::mbar_arrive(&sm.hand_full[hi][warp]);
-      fused16_ring_step<F16_RO_SLOTS>(hi, hph);
-    } else {
-      // O into this warp's 16 value columns of the stage's v tile (vᵀ was read at the top), then
-      // the stage goes back: its refilling producer warp stores the rows first.
-      if constexpr (F16_READOUT) fused16_stage_o<T, VB + 8>(s.v + 16 * warp, pq, lane);
-      release(si);
-    }
+    // O into this warp's 16 value columns of the stage's v tile (vᵀ was read at the top), then
+    // the stage goes back: its refilling producer warp stores the rows first.
+    if constexpr (F16_READOUT) fused16_stage_o<T, VB + 8>(s.v + 16 * warp, pq, lane);
+    release(si);
     si = sn;
     ph = phn;
   }
+  if constexpr (F::lazy_scale) scale_frags(x, exp_ftz(ls));
   if (p.final_state && srow >= 0) {
 #pragma unroll
     for (int nt = 0; nt < K / 8; ++nt)

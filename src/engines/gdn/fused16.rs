@@ -125,7 +125,9 @@ impl Fused16Form {
 /// by `setmaxnreg` on the `mma.sync` `b2c` (`bench/gdn_rg59_setmaxnreg.patch`: +2..+9 % at (16,
 /// 2048, 32)) and the chain's P and Q on wgmma over swizzled rows with the lean step
 /// (`bench/gdn_wg59_chain.patch`: its chain alone −7 %, but `w8c` +3 %, `b2c` at 128 registers
-/// +5 %); session 62's WG + UW on `w8c` (`bench/gdn_wg61_chain.patch`: +0..+1.6 %).)
+/// +5 %); session 62's WG + UW on `w8c` (`bench/gdn_wg61_chain.patch`: +0..+1.6 %); sessions
+/// 66-68's readout on warps of its own (`w8cr` +25 %, `w8crx` +49 % at (4, 8192, 16) on an H100) and
+/// chain split over the channels (`w8ck` +31 %; all three in `bench/gdn_ro_rx_ks68.patch`).)
 pub const FUSED16_FORMS: [Fused16Form; 5] = [
     Fused16Form {
         switch: "w8",
