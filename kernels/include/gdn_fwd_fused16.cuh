@@ -141,7 +141,7 @@ constexpr bool F16C_PUSH_ASYNC = GDN_F16C_PUSH == 0 || GDN_F16C_PUSH == 3;  // s
 // log scale l (l += Γ_last per chunk) instead of scaling X by e^{Γ_last} every chunk (64 FMUL per
 // warp and chunk): P and Q come from X̃ with e^l folded into the per-token scalars β e^Γ and
 // scale e^Γ, the update adds Uᵀ diag(e^{Γ_last − Γ − l'}) K̂ to X̃ (l' the new scale), and once
-// |l'| passes F16_LS_LIMIT (or is not finite) the chunk scales X̃ by e^{l'} as before and restarts
+// |l'| passes GDN_F16_LS_LIMIT (or is not finite) the chunk scales X̃ by e^{l'} as before and restarts
 // at l' = 0. Other bits than the eager forms (the fp64 recurrence's tolerance).
 // A1 (session 68, bench only; with LS): P and Q into one accumulator set each (one 8-deep mma chain
 // per n8 tile instead of the channel halves' two 4-deep ones and their sum): 16 FADD fewer per warp
@@ -908,15 +908,13 @@ __device__ __forceinline__ void fused16_chain_update(float (&x)[K / 8][4], const
     Io<T>::mma(x[2 * np + 1], ua, kb + 2);
   }
 }
-// UW: X ← gl X + ua K̂ by the warpgroup: one wgmma m64n128k16 RS, B = K̂ (k = token, n = channel)
-// MN-major from the swizzled tile (channel half n / 64 at +4096 B: LBO; tokens 8-15 at +1024 B:
-// SBO), X the accumulator (the wgmma D layout is X's mma.sync C layout); waited for before the
-// caller releases the stage (the wgmma reads it asynchronously).
-template <typename T, int K, int VB, bool SCALE = true>
-__device__ __forceinline__ void fused16_chain_update_wg(float (&x)[K / 8][4], const u32 (&ua)[4], const Fused16Stage<T, VB, true>& s,
-                                                        float gl) {
+// UW: X += ua K̂ by the warpgroup (the caller has applied the decay to X): one wgmma m64n128k16 RS,
+// B = K̂ (k = token, n = channel) MN-major from the swizzled tile (channel half n / 64 at +4096 B:
+// LBO; tokens 8-15 at +1024 B: SBO), X the accumulator (the wgmma D layout is X's mma.sync C
+// layout); waited for before the caller releases the stage (the wgmma reads it asynchronously).
+template <typename T, int K, int VB>
+__device__ __forceinline__ void fused16_chain_update_wg(float (&x)[K / 8][4], const u32 (&ua)[4], const Fused16Stage<T, VB, true>& s) {
   static_assert(K == 128, "one m64n128 update");
-  if constexpr (SCALE) scale_frags(x, gl);
   dnnp::wgmma_fence_frags(x);
   dnnp::wgmma_fence();
   SlimWgN<T>::template mma<128, 1>(&x[0][0], ua, dnnp::wgmma_desc(dnnp::smem_u32(&s.qk[0][0]), 4096, 1024, 1));
@@ -1219,19 +1217,18 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
 #pragma unroll
       for (int e = 0; e < 4; ++e) u[nt][e] *= skq[nt][e & 1];
     x_a_frag<T>(ua, u, 0);
+    // The decay: e^{Γ_last} every chunk, or (LS) e^{ln} on X̃ only when ln left the limit.
     if constexpr (F::lazy_scale) {
       if (eager) {
         scale_frags(x, exp_ftz(ln));
         ln = 0.f;
       }
       ls = ln;
-    }
-    if constexpr (F::wg_update) {
-      fused16_chain_update_wg<T, K, VB, !F::lazy_scale>(x, ua, s, gl);
     } else {
-      if constexpr (!F::lazy_scale) scale_frags(x, gl);
-      fused16_chain_update<T, K>(x, ua, s, lane);
+      scale_frags(x, gl);
     }
+    if constexpr (F::wg_update) fused16_chain_update_wg<T, K>(x, ua, s);
+    else fused16_chain_update<T, K>(x, ua, s, lane);
     // O into this warp's 16 value columns of the stage's v tile (vᵀ was read at the top), then
     // the stage goes back: its refilling producer warp stores the rows first.
     if constexpr (F16_READOUT) fused16_stage_o<T, VB + 8>(s.v + 16 * warp, pq, lane);
