@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
 # Session 68, call 3: the lazily scaled state (LS) in the harness and through the product.
+# Never ran: session 69's bench/device_s69a.sh ran its steps. bench/gdn_ls68_product.patch, named below,
+# left the tree when its b2c half landed (session 69; `git show c4fbf4e:bench/gdn_ls68_product.patch`).
 # 1. The harness (.xfer-abl68/f16bench, the tree after RO / RX / KS left it): its checks (every form
 #    against fp64), then w8c, w8cl (LS), w8cl1 (LS with one accumulator set for P and Q: A1), b2c,
 #    b2cl, HREPS rounds (default 2) at the four benchmark shapes.

@@ -985,8 +985,9 @@ fn forward_parity_matrix() {
 /// The one-pass forward (sessions 48-49, `DNNPLAN_GDN_FWD_FUSED`) and the two-pass forward on the
 /// same K = V = 128 cases, each form forced in turn and the two passes forced by `0`: every run
 /// within the fp64 reference's tolerance ([`run`]), every form bitwise the first form of its chain
-/// kind (`Fused16Chain`: the forms of one kind differ in their launch shape and in which warps
-/// build a chunk, not in its arithmetic; the kinds in the order the tensor cores sum). The cases: edge
+/// kind and state (`Fused16Chain`, `Fused16State`: the forms of one kind differ in their launch
+/// shape and in which warps build a chunk, not in its arithmetic; the kinds in the order the tensor
+/// cores sum, the states in how the decay reaches X). The cases: edge
 /// lengths with fp32 states; fp16 GVA with l2norm, safe gate, `a_log` / `dt_bias`, fp16 gates and
 /// bf16 states; no initial state with bf16 β; a pool with indices outside it; the long sequences
 /// of the piece chain (which the rule leaves to the two passes; forced here).
@@ -1023,15 +1024,16 @@ fn one_pass_forward_forms_and_the_two_passes_agree() {
         for (form, out) in &runs {
             let (first, first_out) = runs
                 .iter()
-                .find(|(f, _)| f.chain == form.chain)
+                .find(|(f, _)| f.chain == form.chain && f.state == form.state)
                 .expect("a form is the first of its own kind at the latest");
             assert!(
                 first_out.o == out.o && first_out.state == out.state,
-                "{}: the one-pass forms {} / {} ({:?} chain) differ",
+                "{}: the one-pass forms {} / {} ({:?} chain, {:?} state) differ",
                 c.name,
                 first.switch,
                 form.switch,
-                form.chain
+                form.chain,
+                form.state
             );
         }
     }

@@ -137,17 +137,16 @@ constexpr bool F16C_PUSH_ASYNC = GDN_F16C_PUSH == 0 || GDN_F16C_PUSH == 3;  // s
 // role split the chain's warpgroup raises its per-thread register limit to CR (setmaxnreg.inc) and
 // the producer's warpgroups lower theirs to PR (.dec), from the launch bound's; 128 · CR + 32 · PW ·
 // PR must not exceed the block's registers (b2c with WG + UW: the two-block cap of 128 spilled).
-// LS (session 68, bench only): the lazily scaled state. The chain keeps X = e^l X̃ with a running
+// LS (session 68; the product's b2c since session 69): the lazily scaled state. The chain keeps X = e^l X̃ with a running
 // log scale l (l += Γ_last per chunk) instead of scaling X by e^{Γ_last} every chunk (64 FMUL per
 // warp and chunk): P and Q come from X̃ with e^l folded into the per-token scalars β e^Γ and
 // scale e^Γ, the update adds Uᵀ diag(e^{Γ_last − Γ − l'}) K̂ to X̃ (l' the new scale), and once
 // |l'| passes GDN_F16_LS_LIMIT (or is not finite) the chunk scales X̃ by e^{l'} as before and restarts
-// at l' = 0. Other bits than the eager forms (the fp64 recurrence's tolerance).
-// A1 (session 68, bench only; with LS): P and Q into one accumulator set each (one 8-deep mma chain
-// per n8 tile instead of the channel halves' two 4-deep ones and their sum): 16 FADD fewer per warp
-// and chunk, other bits again.
+// at l' = 0. Other bits than the eager forms (the fp64 recurrence's tolerance). Through the product
+// on an H100 (session 69): b2c −2.3 % at (16,2048,32), w8c +6-7 % (w8c stays eager; A1, one
+// accumulator set for P and Q with LS, harness +5 % against w8c, removed).
 template <int PW, int S, int D, int CL = 1, bool ET = false, bool RF = false, bool SP = false, bool WG = false,
-          bool UW = false, int CR = 0, int PR = 0, bool LS = false, bool A1 = false>
+          bool UW = false, int CR = 0, int PR = 0, bool LS = false>
 struct Fused16Form {
   static_assert((CR == 0) == (PR == 0) && (CR == 0 || PW % 4 == 0), "registers move between whole warpgroups");
   static constexpr int chain_regs = CR, producer_regs = PR;
@@ -163,8 +162,6 @@ struct Fused16Form {
   static constexpr bool wg_update = UW;
   static constexpr bool swizzled = WG || UW;  // the stage's q, k rows 128-byte swizzled (wgmma reads them)
   static constexpr bool lazy_scale = LS;
-  static_assert(!A1 || (LS && !WG), "one accumulator set: the lazily scaled mma.sync chain");
-  static constexpr bool one_acc = A1;
   static constexpr int threads = 32 * (F16_CHAIN_WARPS + PW);
 };
 // B1: the CPU emulation's reference form (bench only).
@@ -189,20 +186,20 @@ using Fused16W8C = Fused16Form<8, 16, 1, 2, true, false, true>;
 // an H100: 0.5514 against 0.5570 ms at (16,2048,32), 0.4716 against 0.4810 ragged) and the staggered
 // prologue (SP, session 59).
 using Fused16B2CMma = Fused16Form<4, 8, 1, 2, true, true, true>;
-// b2c (session 63): that form with every q̂ / k̂ / K̂ read of the chain once per warpgroup (WG: P and
-// Q by wgmma m64n32k16; UW: the update by wgmma m64n128k16; sessions 59-61) and the registers moved
-// from the producer's warpgroup to the chain's (CR 160 / PR 96 by setmaxnreg: at the two-block cap
-// of 128, WG + UW spilled 152 B and serialized its wgmma). Two blocks per SM share the L1 data pipe,
-// 83 % busy with b2c-mma (session 61), half of it the chain's re-reads: harness on an H100 at
-// (16,2048,32) 0.5016-0.5066 ms against 0.5562-0.5571 (−9.4 %); other bits than the mma.sync forms,
-// within the fp64 recurrence's tolerance.
+// b2c (sessions 63-68; the harness's `b2c`, the product's with LS since session 69): that form with
+// every q̂ / k̂ / K̂ read of the chain once per warpgroup (WG: P and Q by wgmma m64n32k16; UW: the
+// update by wgmma m64n128k16; sessions 59-61) and the registers moved from the producer's warpgroup
+// to the chain's (CR 160 / PR 96 by setmaxnreg: at the two-block cap of 128, WG + UW spilled 152 B
+// and serialized its wgmma). Two blocks per SM share the L1 data pipe, 83 % busy with b2c-mma
+// (session 61), half of it the chain's re-reads: harness on an H100 at (16,2048,32) 0.5016-0.5066
+// ms against 0.5562-0.5571 (−9.4 %); other bits than the mma.sync forms, within the fp64
+// recurrence's tolerance.
 using Fused16B2C = Fused16Form<4, 8, 1, 2, true, true, true, true, true, 160, 96>;
-// w8cl / b2cl (session 68; harness and CPU emulation only): w8c / b2c with the lazily scaled state
-// (LS).
+// w8cl (session 68; harness and CPU emulation only): w8c with the lazily scaled state (LS),
+// slower (session 69).
 using Fused16W8CL = Fused16Form<8, 16, 1, 2, true, false, true, false, false, 0, 0, true>;
+// b2cl: b2c with LS, the product's b2c since session 69 (kernels/src/gdn_fused16.cu).
 using Fused16B2CL = Fused16Form<4, 8, 1, 2, true, true, true, true, true, 160, 96, true>;
-// w8cl1: w8cl with one accumulator set for P and Q (A1).
-using Fused16W8CL1 = Fused16Form<8, 16, 1, 2, true, false, true, false, false, 0, 0, true, true>;
 
 // One stage: chunk c's rows and factors. q, k hold the raw rows, then q̂, k̂ in place (SW false:
 // rows of F16_LD elements; SW true, the WG forms': `qk`, per channel half the 128-byte-swizzled
@@ -478,7 +475,7 @@ __device__ __forceinline__ void fused16_store_stage_o(const Fused16Stage<T, VB, 
   const long long step = 4LL * HO * V;
 #pragma unroll
   for (int i = 0; i < 4; ++i)
-    if (t0 + 4 * i < eos) *reinterpret_cast<uint4*>(row + i * step) = ov[i];
+    if (t0 + 4 * i < eos) st_global16(row + i * step, ov[i]);  // one 16-byte store per row
   __syncwarp();
 }
 
@@ -815,34 +812,31 @@ __device__ __forceinline__ void fused16_build_any(const FwdParams& p, Fused16Sta
 // One channel step kk of P or Q: A fragment a times the step's B fragments b (both n8 tiles), into d
 // (steps below K / 32) or d2: the channel halves' two accumulator sets, which every P / Q product
 // sums the same way (the forms' bits depend on it).
-template <typename T, int K, bool ONE = false>
+template <typename T, int K>
 __device__ __forceinline__ void fused16_mma_step(float (&d)[2][4], float (&d2)[2][4], int kk, const u32 (&a)[4], const u32 (&b)[4]) {
-  float(&dd)[2][4] = ONE || kk < K / 32 ? d : d2;  // ONE (A1): every step into d
+  float(&dd)[2][4] = kk < K / 32 ? d : d2;
   Io<T>::mma(dd[0], a, b);
   Io<T>::mma(dd[1], a, b + 2);
 }
 // P = X K̂ᵀ and Q = X Q̂ᵀ (V × 16, the warp's 16 value rows): one pass over X's A fragments, the
 // channel halves into two accumulator sets each, zeroed here (two 4-deep mma chains instead of one
 // 8-deep; the caller sums pe + pe2, pq + pq2).
-// WQ: the Q product (false: GDN_F16_ABLATE_READOUT); ONE (A1): one accumulator set each (pe2, pq2
-// unused).
-template <typename T, int K, int VB, bool SW, bool WQ = F16_READOUT, bool ONE = false>
+// WQ: the Q product (false: GDN_F16_ABLATE_READOUT).
+template <typename T, int K, int VB, bool SW, bool WQ = F16_READOUT>
 __device__ __forceinline__ void fused16_chain_pq(float (&pe)[2][4], float (&pq)[2][4], float (&pe2)[2][4], float (&pq2)[2][4],
                                                  const float (&x)[K / 8][4], const Fused16Stage<T, VB, SW>& s, int lane) {
   zero_frags(pe);
   zero_frags(pq);
-  if constexpr (!ONE) {
-    zero_frags(pe2);
-    zero_frags(pq2);
-  }
+  zero_frags(pe2);
+  zero_frags(pq2);
 #pragma unroll
   for (int kk = 0; kk < K / 16; ++kk) {
     u32 a[4], bk[4], bq[4];
     x_a_frag<T>(a, x, kk);
     fused16_qk_b(bk, s, false, kk, lane);
     if constexpr (WQ) fused16_qk_b(bq, s, true, kk, lane);
-    fused16_mma_step<T, K, ONE>(pe, pe2, kk, a, bk);
-    if constexpr (WQ) fused16_mma_step<T, K, ONE>(pq, pq2, kk, a, bq);
+    fused16_mma_step<T, K>(pe, pe2, kk, a, bk);
+    if constexpr (WQ) fused16_mma_step<T, K>(pq, pq2, kk, a, bq);
   }
 }
 // WG forms: [P | Q] (the warp's 16 value rows × 32) = X [K̂; Q̂]ᵀ by the warpgroup (all four chain
@@ -1188,7 +1182,7 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
     }
     float pe[2][4], pq[2][4], pe2[2][4], pq2[2][4];
     if constexpr (F::wg) fused16_chain_pq_wg<T, K>(pe, pq, x, s);
-    else fused16_chain_pq<T, K, VB, F::swizzled, F16_READOUT, F::one_acc>(pe, pq, pe2, pq2, x, s, lane);
+    else fused16_chain_pq<T, K, VB, F::swizzled>(pe, pq, pe2, pq2, x, s, lane);
     // Rᵀ = β vᵀ − P diag(β e^Γ); the readout Q diag(scale e^Γ) (per-token scalars by nt, e & 1).
     const float beq[2][2] = {{be0.x, be0.y}, {be1.x, be1.y}}, seq[2][2] = {{se0.x, se0.y}, {se1.x, se1.y}};
     const float sqq[2][2] = {{sq0.x, sq0.y}, {sq1.x, sq1.y}}, skq[2][2] = {{sk0.x, sk0.y}, {sk1.x, sk1.y}};
@@ -1197,7 +1191,7 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
     for (int nt = 0; nt < 2; ++nt)
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
-        if constexpr (!F::wg && !F::one_acc) {
+        if constexpr (!F::wg) {
           pe[nt][e] += pe2[nt][e];
           pq[nt][e] += pq2[nt][e];
         }

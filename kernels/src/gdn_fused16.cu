@@ -10,17 +10,19 @@
 //                                        four producer warps, 14 stages, one block per SM; the two
 //                                        value halves of a (sequence, head) as one cluster, each
 //                                        CTA building every other chunk's T, A and scalars for both
-//   gdn_fwd_fused16_{bf16,f16}_k128_b2c  <<<(2, HO, N), 256, ...Fused16B2C>, cluster (2, 1, 1)>>>
+//   gdn_fwd_fused16_{bf16,f16}_k128_b2c  <<<(2, HO, N), 256, ...Fused16B2CL>, cluster (2, 1, 1)>>>
 //                                        b2 as such clusters, two blocks per SM, the remote forward,
 //                                        the staggered prologue; its chain's products on wgmma (WG,
-//                                        UW) with 160 registers (setmaxnreg, session 63)
+//                                        UW) with 160 registers (setmaxnreg, session 63), the state's
+//                                        decay applied lazily (LS, session 69)
 //   gdn_fwd_fused16_{bf16,f16}_k128_w8c  <<<(2, HO, N), 384, ...Fused16W8C>, cluster (2, 1, 1)>>>
 //                                        w8's eight producer warps as such clusters, 16 stages,
 //                                        one block per SM, the staggered prologue
 // src/engines/gdn/fused16.rs states each entry's threads and shared memory (FUSED16_FORMS); the
 // static_asserts below keep the two equal. Every entry takes the lean step with the producer's O
 // store (sessions 57-59): the same bits in every form on the mma.sync chain (w8, b2, w4c, w8c);
-// b2c's wgmma chain sums its products in another order (other bits, within the tolerance).
+// b2c's wgmma chain sums its products in another order and scales its state lazily (other bits,
+// within the tolerance).
 #include "gdn_fwd_fused16.cuh"
 
 #define GDN_FUSED16_ENTRY(NAME, T, FORM, BLOCKS)                                                   \
@@ -35,8 +37,8 @@ GDN_FUSED16_ENTRY(gdn_fwd_fused16_bf16_k128_b2, gdn::gdn_bf16, Fused16B2, 2)
 GDN_FUSED16_ENTRY(gdn_fwd_fused16_f16_k128_b2, gdn::gdn_f16, Fused16B2, 2)
 GDN_FUSED16_ENTRY(gdn_fwd_fused16_bf16_k128_w4c, gdn::gdn_bf16, Fused16W4C, 1)
 GDN_FUSED16_ENTRY(gdn_fwd_fused16_f16_k128_w4c, gdn::gdn_f16, Fused16W4C, 1)
-GDN_FUSED16_ENTRY(gdn_fwd_fused16_bf16_k128_b2c, gdn::gdn_bf16, Fused16B2C, 2)
-GDN_FUSED16_ENTRY(gdn_fwd_fused16_f16_k128_b2c, gdn::gdn_f16, Fused16B2C, 2)
+GDN_FUSED16_ENTRY(gdn_fwd_fused16_bf16_k128_b2c, gdn::gdn_bf16, Fused16B2CL, 2)
+GDN_FUSED16_ENTRY(gdn_fwd_fused16_f16_k128_b2c, gdn::gdn_f16, Fused16B2CL, 2)
 GDN_FUSED16_ENTRY(gdn_fwd_fused16_bf16_k128_w8c, gdn::gdn_bf16, Fused16W8C, 1)
 GDN_FUSED16_ENTRY(gdn_fwd_fused16_f16_k128_w8c, gdn::gdn_f16, Fused16W8C, 1)
 
@@ -47,7 +49,7 @@ static_assert(gdn::fused16_smem_bytes<gdn::gdn_bf16, 64, gdn::Fused16B2>() == 10
 static_assert(gdn::fused16_smem_bytes<gdn::gdn_f16, 64, gdn::Fused16B2>() == 108288, "b2 smem: fused16.rs");
 static_assert(gdn::fused16_smem_bytes<gdn::gdn_bf16, 64, gdn::Fused16W4C>() == 185664, "w4c smem: fused16.rs");
 static_assert(gdn::fused16_smem_bytes<gdn::gdn_f16, 64, gdn::Fused16W4C>() == 185664, "w4c smem: fused16.rs");
-static_assert(gdn::fused16_smem_bytes<gdn::gdn_bf16, 64, gdn::Fused16B2C>() == 112640, "b2c smem: fused16.rs");
-static_assert(gdn::fused16_smem_bytes<gdn::gdn_f16, 64, gdn::Fused16B2C>() == 112640, "b2c smem: fused16.rs");
+static_assert(gdn::fused16_smem_bytes<gdn::gdn_bf16, 64, gdn::Fused16B2CL>() == 112640, "b2c smem: fused16.rs");
+static_assert(gdn::fused16_smem_bytes<gdn::gdn_f16, 64, gdn::Fused16B2CL>() == 112640, "b2c smem: fused16.rs");
 static_assert(gdn::fused16_smem_bytes<gdn::gdn_bf16, 64, gdn::Fused16W8C>() == 216576, "w8c smem: fused16.rs");
 static_assert(gdn::fused16_smem_bytes<gdn::gdn_f16, 64, gdn::Fused16W8C>() == 216576, "w8c smem: fused16.rs");

@@ -60,6 +60,19 @@ pub struct Fused16Form {
     pub cluster: u32,
     /// How its chain warps run the step's products (its outputs' bits).
     pub chain: Fused16Chain,
+    /// How its chain carries the state's decay (its outputs' bits too).
+    pub state: Fused16State,
+}
+
+/// How a form's chain applies the chunk's decay e^{Γ_last} to its state X.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fused16State {
+    /// X scaled by e^{Γ_last} every chunk (64 multiplies per thread).
+    Eager,
+    /// X = e^l X̃ with a running log scale l (the kernels' LS, sessions 68-69; b2c's): the scale
+    /// folded into the per-token scalars, X̃ scaled only once |l| passes 11 (within the fp64
+    /// recurrence's tolerance, other bits than [`Fused16State::Eager`]).
+    Lazy,
 }
 
 /// The instructions of a form's chain step: the forms of one kind give the same bits.
@@ -137,6 +150,7 @@ pub const FUSED16_FORMS: [Fused16Form; 5] = [
         per_sm: 1,
         cluster: 1,
         chain: Fused16Chain::MmaSync,
+        state: Fused16State::Eager,
     },
     Fused16Form {
         switch: "b2",
@@ -146,6 +160,7 @@ pub const FUSED16_FORMS: [Fused16Form; 5] = [
         per_sm: 2,
         cluster: 1,
         chain: Fused16Chain::MmaSync,
+        state: Fused16State::Eager,
     },
     Fused16Form {
         switch: "w4c",
@@ -155,6 +170,7 @@ pub const FUSED16_FORMS: [Fused16Form; 5] = [
         per_sm: 1,
         cluster: 2,
         chain: Fused16Chain::MmaSync,
+        state: Fused16State::Eager,
     },
     Fused16Form {
         switch: "b2c",
@@ -164,6 +180,7 @@ pub const FUSED16_FORMS: [Fused16Form; 5] = [
         per_sm: 2,
         cluster: 2,
         chain: Fused16Chain::Wgmma,
+        state: Fused16State::Lazy,
     },
     Fused16Form {
         switch: "w8c",
@@ -173,6 +190,7 @@ pub const FUSED16_FORMS: [Fused16Form; 5] = [
         per_sm: 1,
         cluster: 2,
         chain: Fused16Chain::MmaSync,
+        state: Fused16State::Eager,
     },
 ];
 
