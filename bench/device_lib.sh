@@ -305,14 +305,15 @@ dev_pack_tests() (
   echo "gpu_gdn_pdl rc=$?"; grep "test result" "$OUT/gpu_gdn_pdl.log"
 )
 
-# dev_pack_fwd_ab A B [SHAPES] [ROUNDS]: the forward by rule through the product
-# (gdn_benchmark_ours) of the packs in /tmp/A and /tmp/B, alternating, ROUNDS (default 2) rounds at
-# the benchmark shapes SHAPES (default "0 2 3": the one pass's).
-dev_pack_fwd_ab() (
-  local shapes=${3:-0 2 3} rounds=${4:-2} rep pk b
-  source "/tmp/$2/.device/device-env.sh" > /dev/null 2>&1
+# dev_pack_fwd_packs "A B ..." [SHAPES] [ROUNDS]: the forward by rule through the product
+# (gdn_benchmark_ours) of the packs in /tmp/A, /tmp/B, ..., alternating, ROUNDS (default 2) rounds at
+# the benchmark shapes SHAPES (default "0 2 3": the one pass's), under the last pack's device-env.sh.
+dev_pack_fwd_packs() (
+  local shapes=${2:-0 2 3} rounds=${3:-2} rep pk b last
+  for pk in $1; do last=$pk; done
+  source "/tmp/$last/.device/device-env.sh" > /dev/null 2>&1
   for rep in $(seq "$rounds"); do
-    for pk in "$1" "$2"; do
+    for pk in $1; do
       b=$(ls /tmp/$pk/.device/tests/gpu_gdn_bench-* | head -1)
       DNNPLAN_GDN_BENCH=1 DNNPLAN_GDN_BENCH_SCHEDULES="default:::" DNNPLAN_GDN_BENCH_SHAPES="$shapes" \
         timeout 60 "$b" gdn_benchmark_ours --test-threads=1 --nocapture > "$DEV_TMP/ours_${pk}_$rep.log" 2>&1
@@ -321,3 +322,5 @@ dev_pack_fwd_ab() (
     done
   done
 )
+# dev_pack_fwd_ab A B [SHAPES] [ROUNDS]: dev_pack_fwd_packs of the two packs A and B.
+dev_pack_fwd_ab() { dev_pack_fwd_packs "$1 $2" "${3:-0 2 3}" "${4:-2}"; }

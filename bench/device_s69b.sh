@@ -21,18 +21,7 @@ dev_pack s66t device82.txz
 dev_pack c1 device87.txz
 dev_pack c2 device88.txz
 echo "== the forward by rule: main (s66t), C1, C2"
-(
-  source /tmp/c1/.device/device-env.sh > /dev/null 2>&1
-  for rep in 1 2; do
-    for pk in s66t c1 c2; do
-      b=$(ls /tmp/$pk/.device/tests/gpu_gdn_bench-* | head -1)
-      DNNPLAN_GDN_BENCH=1 DNNPLAN_GDN_BENCH_SCHEDULES="default:::" DNNPLAN_GDN_BENCH_SHAPES="0 2 3" \
-        timeout 60 "$b" gdn_benchmark_ours --test-threads=1 --nocapture > "$DEV_TMP/ours_${pk}_$rep.log" 2>&1
-      echo "== product $pk round $rep rc=$?"
-      grep -E "BENCH ours fwd " "$DEV_TMP/ours_${pk}_$rep.log" | sed 's/^test gdn_benchmark_ours ... //' | cut -c1-110
-    done
-  done
-) 2>&1 | tee "$OUT/s69b_fwd_abc.log"
+dev_pack_fwd_packs "s66t c1 c2" "0 2 3" 2 2>&1 | tee "$OUT/s69b_fwd_abc.log"
 echo "elapsed $SECONDS s"
 dev_pack_tests c1
 echo "elapsed $SECONDS s"

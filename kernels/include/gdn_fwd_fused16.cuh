@@ -73,10 +73,12 @@ constexpr int F16_TLD = 24;        // T / A row stride: 48 B, conflict-free for 
 // per-stage barrier; 1: each CTA its own, 2: q, k multicast to both CTAs); session 54 measured them
 // 8-27 % slower on an H100 (a bulk copy's operands sit in uniform registers, so per-lane rows
 // compile to a waterfall loop) and they were removed (bench/gdn_results.md, session 53 / 54).
-// Full chunks' copies without the zero-fill predicates, row pointers stepped (session 53): measured
-// neutral in session 54 (w4c 0.3673 ms against 0.3652-0.3692 at (4,8192,16)); off.
+// Full chunks' copies without the zero-fill predicates, row pointers stepped (session 53; ~40
+// producer instructions for a chunk's 20 copies against ~116-133): neutral in session 54 (w4c, before
+// the producer stored O), on since session 69 (through the product on an H100: (4,8192,16) −1.4 %,
+// (16,2048,32) −2.6 %, the ragged mix −0.4 %). 0: every chunk on the predicated copies.
 #ifndef GDN_F16_FULL_COPIES
-#define GDN_F16_FULL_COPIES 0
+#define GDN_F16_FULL_COPIES 1
 #endif
 // Bench only (session 66; default 0, every product entry unchanged): 1 drops the chain's readout
 // (the Q products, Uᵀ Aᵀ and the O staging) and leaves the state's own path (P, Rᵀ, Uᵀ, the
