@@ -292,8 +292,9 @@ dev_f16_rounds() {
   done
 }
 
-# dev_pack NAME TXZ: unpacks .xfer-tests68/TXZ (a `.device/` pack) into /tmp/NAME.
-dev_pack() { mkdir -p "/tmp/$1" && tar xJf ".xfer-tests68/$2" -C "/tmp/$1"; }
+# dev_pack NAME TXZ: unpacks $DEV_PACKS/TXZ (a `.device/` pack; DEV_PACKS default .xfer-tests68)
+# into /tmp/NAME.
+dev_pack() { mkdir -p "/tmp/$1" && tar xJf "${DEV_PACKS:-.xfer-tests68}/$2" -C "/tmp/$1"; }
 
 # dev_pack_tests NAME: gpu_gdn (log $OUT/gpu_gdn.log) and gpu_gdn_pdl (log $OUT/gpu_gdn_pdl.log)
 # of the pack in /tmp/NAME under its device-env.sh, one summary block each.
