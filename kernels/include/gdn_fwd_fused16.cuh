@@ -139,14 +139,14 @@ constexpr bool F16C_PUSH_ASYNC = GDN_F16C_PUSH == 0 || GDN_F16C_PUSH == 3;  // s
 // role split the chain's warpgroup raises its per-thread register limit to CR (setmaxnreg.inc) and
 // the producer's warpgroups lower theirs to PR (.dec), from the launch bound's; 128 · CR + 32 · PW ·
 // PR must not exceed the block's registers (b2c with WG + UW: the two-block cap of 128 spilled).
-// LS (session 68; the product's b2c since session 69): the lazily scaled state. The chain keeps X = e^l X̃ with a running
-// log scale l (l += Γ_last per chunk) instead of scaling X by e^{Γ_last} every chunk (64 FMUL per
-// warp and chunk): P and Q come from X̃ with e^l folded into the per-token scalars β e^Γ and
-// scale e^Γ, the update adds Uᵀ diag(e^{Γ_last − Γ − l'}) K̂ to X̃ (l' the new scale), and once
-// |l'| passes GDN_F16_LS_LIMIT (or is not finite) the chunk scales X̃ by e^{l'} as before and restarts
-// at l' = 0. Other bits than the eager forms (the fp64 recurrence's tolerance). Through the product
-// on an H100 (session 69): b2c −2.3 % at (16,2048,32), w8c +6-7 % (w8c stays eager; A1, one
-// accumulator set for P and Q with LS, harness +5 % against w8c, removed).
+// LS (session 68; the product's b2c since session 69): the lazily scaled state. The chain keeps X =
+// e^l X̃ with a running log scale l (l += Γ_last per chunk) instead of scaling X by e^{Γ_last}
+// every chunk (64 FMUL per warp and chunk): P and Q come from X̃ with e^l folded into the per-token
+// scalars β e^Γ and scale e^Γ, the update adds Uᵀ diag(e^{Γ_last − Γ − l'}) K̂ to X̃ (l' the new
+// scale), and once |l'| passes GDN_F16_LS_LIMIT (or is not finite) the chunk scales X̃ by e^{l'} as
+// before and restarts at l' = 0. Other bits than the eager forms (the fp64 recurrence's tolerance).
+// Through the product on an H100 (session 69): b2c −2.3 % at (16,2048,32), w8c +6-7 % (w8c stays
+// eager; A1, one accumulator set for P and Q with LS, harness +5 % against w8c, removed).
 template <int PW, int S, int D, int CL = 1, bool ET = false, bool RF = false, bool SP = false, bool WG = false,
           bool UW = false, int CR = 0, int PR = 0, bool LS = false>
 struct Fused16Form {

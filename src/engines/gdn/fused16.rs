@@ -126,7 +126,9 @@ impl Fused16Form {
 /// `b2c` runs its chain's products on `wgmma` (session 63, [`Fused16Chain::Wgmma`]: sessions 59
 /// and 61's WG and UW with session 59's `setmaxnreg`, the chain at 160 registers; harness on an
 /// H100 at (16, 2048, 32) 0.502-0.507 ms against 0.556-0.557 on `mma.sync`, two blocks per SM
-/// sharing the L1 data pipe that the chain's re-reads of q̂, k̂ had kept 83 % busy).
+/// sharing the L1 data pipe that the chain's re-reads of q̂, k̂ had kept 83 % busy), and carries
+/// its state lazily (session 69, [`Fused16State::Lazy`]: through the product on an H100 (16, 2048,
+/// 32) −2.3 %; on `w8c` +6-7 %, so `w8c` stays eager).
 /// (Measured and dropped, bench/gdn_results.md: session 49's lazy decay `X = λ X̃`, session 50's
 /// lookahead (P_c from chunk c − 1's state and a cross Gram) and its chain on wgmma, session 51's
 /// chain stepping pairs of chunks on mma.sync and on wgmma (branches `s51-pair`, `s51-wgp`:
