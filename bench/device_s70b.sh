@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Session 70, call 2: issue 8's table in one run on main's product (device90.txz: 7365f3b's pack; its
+# Session 70, call 3: issue 8's table in one run on main's product (device90.txz: 7365f3b's pack; its
 # product cubins are byte-identical to main's) — ours (forward by rule, backward, the saved-replay
 # training step), the KDA path and fla-core 0.6.0 (device_peers_55b.sh). Issue 8 asks for the H200
 # (its last H200 table is session 59's); the reply's device says which card ran it.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Session 70, call 3: the mma.sync chain's readout (Q) moved off its serial path (QL,
+# Session 70, call 2: the mma.sync chain's readout (Q) moved off its serial path (QL,
 # GDN_F16_QLATE in kernels/include/gdn_fwd_fused16.cuh), measured in the harness. ptxas orders the
 # step by its own schedule whatever the source order (QLATE 2, 3 compile to 1's and main's SASS), so
 # 4-7 tie Q's B loads (or the decay) to Rᵀ / Uᵀ through an opaque zero (the harness's null ws_gl):
