@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Session 70, call 7: b2c's q, k boxes multicast into both CTAs of the pair (GDN_F16_TMA_QK=2,
-# bench/gdn_tma70_qk_mc.patch on top of bench/gdn_tma70_qk.patch) beside call 6's per-CTA boxes (TMA_QK=1: −0.6..−2.2 %, bound of any
-# cheaper copy −6..−7.5 %): each CTA issues only its own chunk's four boxes (multicast mask 0b11) and
-# announces the peer's bytes on its own `landed` barrier.
+# Session 70, call 7 (staged): b2c's q, k boxes multicast into both CTAs of the pair
+# (GDN_F16_TMA_QK=2, bench/gdn_tma70_qk_mc.patch on top of bench/gdn_tma70_qk.patch) beside call 6's
+# per-CTA boxes (TMA_QK=1: −0.6..−2.2 %; the bound of any cheaper copy −6..−7.5 %): each CTA issues
+# only its own chunk's four boxes (multicast mask 0b11) and announces the peer's bytes on its own
+# `landed` barrier.
 # 1. The harness's checks on the multicast binary (b2c's kin against the fp64 recurrence).
 # 2. b2c at the four shapes: main (f16bench_q0), TMA (f16bench_tma), multicast (f16bench_tmamc),
 #    three alternating rounds.
