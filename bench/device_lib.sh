@@ -271,14 +271,17 @@ dev_f16_build() {
 # The harness binary dev_f16_checks and dev_f16_rounds run: F16BENCH, default dev_f16_build's.
 dev_f16_bin() { echo "${F16BENCH:-$DEV_TMP/f16bench}"; }
 
-# dev_f16_checks [ENTRY_RE]: every CHECK of the harness (log $OUT/harness_checks.log); prints the
-# count of CHECKs ok, any FAIL, the summary line and the ENTRY lines whose name matches ENTRY_RE.
+# dev_f16_checks [ENTRY_RE] [TAG]: every CHECK of the harness (log $OUT/harness_checks.log, or
+# harness_checks_TAG.log); prints the count of CHECKs ok, any FAIL, the summary line and the ENTRY
+# lines whose name matches ENTRY_RE.
 dev_f16_checks() {
-  FUSED16_ONLY=none timeout 120 "$(dev_f16_bin)" 20 > "$OUT/harness_checks.log" 2>&1
+  local log="$OUT/harness_checks${2:+_$2}.log"
+  chmod +x "$(dev_f16_bin)" 2> /dev/null
+  FUSED16_ONLY=none timeout 120 "$(dev_f16_bin)" 20 > "$log" 2>&1
   echo "harness checks rc=$?"
-  grep -cE "^CHECK.* ok$" "$OUT/harness_checks.log"
-  grep -E "CHECK.*FAIL|all checks|FAILED" "$OUT/harness_checks.log" | cut -c1-150 | head -12
-  [ -n "${1:-}" ] && grep -E "^ENTRY ($1)" "$OUT/harness_checks.log" | cut -c1-150
+  grep -cE "^CHECK.* ok$" "$log"
+  grep -E "CHECK.*FAIL|all checks|FAILED" "$log" | cut -c1-150 | head -12
+  [ -n "${1:-}" ] && grep -E "^ENTRY ($1)" "$log" | cut -c1-150
   return 0
 }
 
@@ -289,6 +292,20 @@ dev_f16_rounds() {
   shift 2 2> /dev/null || shift $#
   for rep in $(seq "$rounds"); do
     env FUSED16_ONLY="$entries" "$@" timeout 90 "$(dev_f16_bin)" 20 2>&1 | grep "^FUSED16" | cut -c1-64
+  done
+}
+
+# dev_f16_bins_rounds DIR "A B ..." ENTRIES [ROUNDS]: the harness binaries DIR/f16bench_A,
+# DIR/f16bench_B, ... in turn, ROUNDS (default 3) rounds of one dev_f16_rounds of ENTRIES each, every
+# line prefixed "A rN ", and the script's elapsed seconds after each round.
+dev_f16_bins_rounds() {
+  local dir=$1 bins=$2 entries=$3 rounds=${4:-3} r b
+  chmod +x "$dir"/f16bench_*
+  for r in $(seq "$rounds"); do
+    for b in $bins; do
+      F16BENCH="$dir/f16bench_$b" dev_f16_rounds "$entries" 1 | sed "s/^/$b r$r /"
+    done
+    echo "elapsed $SECONDS s"
   done
 }
 

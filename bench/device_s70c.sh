@@ -16,14 +16,7 @@ set -u
 cd "$(git rev-parse --show-toplevel 2>/dev/null || pwd)"
 source bench/device_lib.sh
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
-chmod +x .xfer-ql70/f16bench_q*
 echo "== harness checks, QLATE 7"
-F16BENCH=.xfer-ql70/f16bench_q7 dev_f16_checks "w8c|w8|b1"
-mv "$OUT/harness_checks.log" "$OUT/harness_checks_q7.log"
+F16BENCH=.xfer-ql70/f16bench_q7 dev_f16_checks "w8c|w8|b1" q7
 echo "elapsed $SECONDS s"
-for r in 1 2 3; do
-  for q in 0 1 6 7; do
-    F16BENCH=.xfer-ql70/f16bench_q$q dev_f16_rounds w8c,w8-chain-only 1 | sed "s/^/q$q r$r /"
-  done
-  echo "elapsed $SECONDS s"
-done 2>&1 | tee "$OUT/s70c_ql.log"
+dev_f16_bins_rounds .xfer-ql70 "q0 q1 q6 q7" w8c,w8-chain-only 2>&1 | tee "$OUT/s70c_ql.log"

@@ -13,10 +13,4 @@ set -u
 cd "$(git rev-parse --show-toplevel 2>/dev/null || pwd)"
 source bench/device_lib.sh
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
-chmod +x .xfer-ql70/f16bench_*
-for r in 1 2 3; do
-  for b in q0 nocp; do
-    F16BENCH=.xfer-ql70/f16bench_$b dev_f16_rounds w8c,b2c 1 | sed "s/^/$b r$r /"
-  done
-  echo "elapsed $SECONDS s"
-done 2>&1 | tee "$OUT/s70e_nocp.log"
+dev_f16_bins_rounds .xfer-ql70 "q0 nocp" w8c,b2c 2>&1 | tee "$OUT/s70e_nocp.log"

@@ -15,14 +15,7 @@ set -u
 cd "$(git rev-parse --show-toplevel 2>/dev/null || pwd)"
 source bench/device_lib.sh
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
-chmod +x .xfer-ql70/f16bench_*
 echo "== harness checks, TMA_QK"
-F16BENCH=.xfer-ql70/f16bench_tma dev_f16_checks "b2c|w8c"
-mv "$OUT/harness_checks.log" "$OUT/harness_checks_tma.log"
+F16BENCH=.xfer-ql70/f16bench_tma dev_f16_checks "b2c|w8c" tma
 echo "elapsed $SECONDS s"
-for r in 1 2 3; do
-  for b in q0 tma; do
-    F16BENCH=.xfer-ql70/f16bench_$b dev_f16_rounds b2c,w8c 1 | sed "s/^/$b r$r /"
-  done
-  echo "elapsed $SECONDS s"
-done 2>&1 | tee "$OUT/s70f_tma.log"
+dev_f16_bins_rounds .xfer-ql70 "q0 tma" b2c,w8c 2>&1 | tee "$OUT/s70f_tma.log"
