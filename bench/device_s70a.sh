@@ -24,7 +24,7 @@
 set -u
 cd "$(git rev-parse --show-toplevel 2>/dev/null || pwd)"
 source bench/device_lib.sh
-nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
+dev_f16_begin
 export DEV_PACKS=.xfer-tests69
 dev_pack m device90.txz
 dev_pack a1 device91.txz

@@ -15,7 +15,7 @@
 set -u
 cd "$(git rev-parse --show-toplevel 2>/dev/null || pwd)"
 source bench/device_lib.sh
-nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
+dev_f16_begin
 echo "== harness checks, QLATE 7"
 F16BENCH=.xfer-ql70/f16bench_q7 dev_f16_checks "w8c|w8|b1" q7
 echo "elapsed $SECONDS s"

@@ -10,7 +10,7 @@
 set -u
 cd "$(git rev-parse --show-toplevel 2>/dev/null || pwd)"
 source bench/device_lib.sh
-nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
+dev_f16_begin
 NCU=$(dev_ncu)
 $NCU --version | tail -1
 chmod +x .xfer-ql70/f16bench_q0

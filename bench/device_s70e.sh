@@ -12,5 +12,5 @@
 set -u
 cd "$(git rev-parse --show-toplevel 2>/dev/null || pwd)"
 source bench/device_lib.sh
-nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
+dev_f16_begin
 dev_f16_bins_rounds .xfer-ql70 "q0 nocp" w8c,b2c 2>&1 | tee "$OUT/s70e_nocp.log"

@@ -14,7 +14,7 @@
 set -u
 cd "$(git rev-parse --show-toplevel 2>/dev/null || pwd)"
 source bench/device_lib.sh
-nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
+dev_f16_begin
 echo "== harness checks, TMA_QK"
 F16BENCH=.xfer-ql70/f16bench_tma dev_f16_checks "b2c|w8c" tma
 echo "elapsed $SECONDS s"
