@@ -309,6 +309,28 @@ dev_f16_bins_rounds() {
   done
 }
 
+# dev_f16_bins_checks DIR "A B ..." [ENTRY_RE]: dev_f16_checks of the harness binaries DIR/f16bench_A,
+# DIR/f16bench_B, ... in turn (logs harness_checks_A.log, ...), then the script's elapsed seconds.
+dev_f16_bins_checks() {
+  local dir=$1 bins=$2 re=${3:-} b
+  for b in $bins; do
+    echo "== harness checks, $b"
+    F16BENCH="$dir/f16bench_$b" dev_f16_checks "$re" "$b"
+  done
+  echo "elapsed $SECONDS s"
+}
+
+# dev_pack_fwd_same A B LABEL [VAR=VALUE ...]: forward_parity's hashes of the packs in /tmp/A and
+# /tmp/B (their gpu_gdn, under B's device-env.sh and the given environment) compared by dev_same.
+dev_pack_fwd_same() (
+  local a=$1 b=$2 label=$3
+  shift 3
+  source "/tmp/$b/.device/device-env.sh" > /dev/null 2>&1
+  dev_hashes fwd "$(ls /tmp/$a/.device/tests/gpu_gdn-* | head -1)" "$@" > "$DEV_TMP/h_$a"
+  dev_hashes fwd "$(ls /tmp/$b/.device/tests/gpu_gdn-* | head -1)" "$@" > "$DEV_TMP/h_$b"
+  dev_same "$DEV_TMP/h_$a" "$DEV_TMP/h_$b" "$label ($(wc -l < "$DEV_TMP/h_$a") lines)"
+)
+
 # dev_pack NAME TXZ: unpacks $DEV_PACKS/TXZ (a `.device/` pack; DEV_PACKS default .xfer-tests68)
 # into /tmp/NAME.
 dev_pack() { mkdir -p "/tmp/$1" && tar xJf "${DEV_PACKS:-.xfer-tests68}/$2" -C "/tmp/$1"; }

@@ -13,9 +13,5 @@ set -u
 cd "$(git rev-parse --show-toplevel 2>/dev/null || pwd)"
 source bench/device_lib.sh
 dev_f16_begin
-for m in 1 2; do
-  echo "== harness checks, TMA_QK=$m"
-  F16BENCH=.xfer-s71/f16bench_sq$m dev_f16_checks "w8c|w8c-sq|b2c" sq$m
-done
-echo "elapsed $SECONDS s"
+dev_f16_bins_checks .xfer-s71 "sq1 sq2" "w8c|w8c-sq|b2c"
 dev_f16_bins_rounds .xfer-s71 "sq0 sq1 sq2" w8c,w8c-sq,b2c 2>&1 | tee "$OUT/s71a_rounds.log"

@@ -17,9 +17,5 @@ set -u
 cd "$(git rev-parse --show-toplevel 2>/dev/null || pwd)"
 source bench/device_lib.sh
 dev_f16_begin
-for m in 2 3; do
-  echo "== harness checks, TMA_QK=$m"
-  F16BENCH=.xfer-s71/f16bench_m$m dev_f16_checks "b2cl|b2cl-norf" m$m
-done
-echo "elapsed $SECONDS s"
+dev_f16_bins_checks .xfer-s71 "m2 m3" "b2cl|b2cl-norf"
 dev_f16_bins_rounds .xfer-s71 "m0 m2 m3" b2cl,b2cl-norf 2>&1 | tee "$OUT/s71c_rounds.log"

@@ -29,16 +29,8 @@ DEV_PACKS=.xfer-tests71 dev_pack n device71.txz
 echo "== gpu_gdn on the candidate"
 dev_pack_tests n
 dev_elapsed
-(
-  source /tmp/n/.device/device-env.sh > /dev/null 2>&1
-  gm=$(ls /tmp/m/.device/tests/gpu_gdn-* | head -1)
-  gn=$(ls /tmp/n/.device/tests/gpu_gdn-* | head -1)
-  echo "== forward_parity hashes, b2c forced: main vs candidate"
-  dev_hashes fwd "$gm" DNNPLAN_GDN_FWD_FUSED=b2c > $DEV_TMP/h_m
-  dev_hashes fwd "$gn" DNNPLAN_GDN_FWD_FUSED=b2c > $DEV_TMP/h_n
-  wc -l < $DEV_TMP/h_m
-  dev_same $DEV_TMP/h_m $DEV_TMP/h_n "forward_parity, b2c forced: main / candidate"
-) 2>&1 | tee "$OUT/s71d_hashes.log"
+echo "== forward_parity hashes, b2c forced: main vs candidate"
+dev_pack_fwd_same m n "forward_parity, b2c forced: main / candidate" DNNPLAN_GDN_FWD_FUSED=b2c 2>&1 | tee "$OUT/s71d_hashes.log"
 dev_elapsed
 echo "== the forward by rule: main (m), candidate (n)"
 dev_pack_fwd_packs "m n" "0 1 2 3" 3 2>&1 | tee "$OUT/s71d_fwd_rule.log"

@@ -33,12 +33,7 @@ DEV_PACKS=.xfer-tests71 dev_pack n device72.txz
 echo "== gpu_gdn on the candidate"
 dev_pack_tests n
 dev_elapsed
-(
-  source /tmp/n/.device/device-env.sh > /dev/null 2>&1
-  dev_hashes fwd "$(ls /tmp/m/.device/tests/gpu_gdn-* | head -1)" DNNPLAN_GDN_FWD_FUSED=b2c > $DEV_TMP/h_m
-  dev_hashes fwd "$(ls /tmp/n/.device/tests/gpu_gdn-* | head -1)" DNNPLAN_GDN_FWD_FUSED=b2c > $DEV_TMP/h_n
-  dev_same $DEV_TMP/h_m $DEV_TMP/h_n "forward_parity, b2c forced: main / candidate ($(wc -l < $DEV_TMP/h_m) lines)"
-) 2>&1 | tee "$OUT/s71f_hashes.log"
+dev_pack_fwd_same m n "forward_parity, b2c forced: main / candidate" DNNPLAN_GDN_FWD_FUSED=b2c 2>&1 | tee "$OUT/s71f_hashes.log"
 echo "== the forward by rule: main (m), candidate (n)"
 dev_pack_fwd_packs "m n" "${RULE_SHAPES:-2}" 2 2>&1 | tee "$OUT/s71f_fwd_rule.log"
 dev_elapsed
