@@ -17,7 +17,10 @@
 # -DGDN_F16_TMA_QK=2), device_s71c.sh's nvcc line. (Session 71 left all of these in the ignored
 # .xfer-tests71 / .xfer-s71.)
 # run: command "bash bench/device_s71f.sh", carry [".xfer-tests71", ".xfer-s71"] (device90.txz copied there),
-# ~130 s (HARNESS=1 and RULE_SHAPES="0 1 2 3": ~230 s); any kind.
+# ~130 s (HARNESS=1 and RULE_SHAPES="0 1 2 3": ~230 s); any kind. On an H200: "TABLE=1 bash
+# bench/device_s71f.sh", carry [".xfer-tests71", ".xfer-final"], the rest of 575 s for the table.
+# Reading: gpu_gdn green, BITWISE, the candidate faster at (16,2048,32) -> merge branch s71-tq (or
+# apply the patch and rebuild the cubins) and record the numbers.
 set -u
 cd "$(git rev-parse --show-toplevel 2>/dev/null || pwd)"
 source bench/device_lib.sh
@@ -40,3 +43,10 @@ dev_elapsed
 echo "== b2c forced"
 DNNPLAN_GDN_FWD_FUSED=b2c dev_pack_fwd_packs "m n" "0 3" 2 2>&1 | tee "$OUT/s71f_fwd_b2c.log"
 dev_elapsed
+# 5. TABLE=1 (carry .xfer-final too, without .xfer-s71: the 64 MiB limit): issue 8's table on the
+#    candidate's pack (device_peers_55b.sh), on an H200 only (issue 8's GPU; the H100's is session 70's).
+if [ "${TABLE:-0}" = 1 ] && nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200; then
+  mkdir -p .xfer-tests68 && cp .xfer-tests71/device72.txz .xfer-tests68/device68.txz
+  BUDGET=$(( 575 - $(date +%s) + T0 )) bash bench/device_peers_55b.sh 2>&1 | tee "$OUT/s71f_table.log"
+  dev_elapsed
+fi
