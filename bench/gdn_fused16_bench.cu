@@ -230,7 +230,7 @@ struct Dev {
 };
 
 // The TQ forms' map of a [T, H, 128] bf16 tensor as {128, H, T}: box {64, 1, 16} under the 128-byte
-// swizzle (src/engines/gdn/tma_maps.rs, Fused16QkMaps), encoded through the runtime's driver entry point.
+// swizzle (src/engines/gdn/tma_maps.rs, FwdIoMapShape::fused16_qk_specs), encoded through the runtime's driver entry point.
 static dnnp::TmaDesc qk_map(void* base, int H, int T) {
   static PFN_cuTensorMapEncodeTiled_v12000 encode = nullptr;
   if (!encode) {
@@ -285,15 +285,11 @@ static Dev upload(const Case& c, int flags, float scale) {
   p.flags = flags;
   d.qk_maps[0] = qk_map(d.q, c.H, c.T);
   d.qk_maps[1] = qk_map(d.k, c.H, c.T);
-#if GDN_F16_TQ_GLOBAL_MAPS
-  CK(cudaMalloc(&p.ws_w, sizeof(d.qk_maps)));
-  CK(cudaMemcpy(p.ws_w, d.qk_maps, sizeof(d.qk_maps), cudaMemcpyHostToDevice));
-#endif
   return d;
 }
 
 static void release(Dev& d) {
-  for (void* x : {d.q, d.k, d.v, d.g, d.beta, d.cu, d.h0, d.o, d.fs, d.p.ws_w}) cudaFree(x);
+  for (void* x : {d.q, d.k, d.v, d.g, d.beta, d.cu, d.h0, d.o, d.fs}) cudaFree(x);
 }
 
 typedef void (*EntryFn)(const gdn::Fused16Params);

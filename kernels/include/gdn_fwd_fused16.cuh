@@ -81,20 +81,6 @@ constexpr int F16_TLD = 24;        // T / A row stride: 48 B, conflict-free for 
 #ifndef GDN_F16_FULL_COPIES
 #define GDN_F16_FULL_COPIES 1
 #endif
-// Bench only (session 71; default 0, every product entry unchanged): the TQ forms' q, k maps read
-// from global memory at FwdParams::ws_w (the harness copies them there) instead of the parameter
-// block (GDN_F16_TQ_GLOBAL_MAPS), prefetched into the descriptor cache at the start
-// (GDN_F16_TQ_PREFETCH), and the `landed` barriers after `lt` instead of in empty[]'s second half
-// (GDN_F16_TQ_LANDED_END).
-#ifndef GDN_F16_TQ_GLOBAL_MAPS
-#define GDN_F16_TQ_GLOBAL_MAPS 0
-#endif
-#ifndef GDN_F16_TQ_PREFETCH
-#define GDN_F16_TQ_PREFETCH 0
-#endif
-#ifndef GDN_F16_TQ_LANDED_END
-#define GDN_F16_TQ_LANDED_END 0
-#endif
 // Bench only (session 66; default 0, every product entry unchanged): 1 drops the chain's readout
 // (the Q products, Uᵀ Aᵀ and the O staging) and leaves the state's own path (P, Rᵀ, Uᵀ, the
 // update): the bound of what moving the readout off the chain warps could save. O is wrong; timing only.
@@ -274,9 +260,6 @@ struct Fused16Smem {
   // `landed` (fused16_landed: one arrival, the copying warp's, with the boxes' bytes).
   uint64_t empty[F::stages * (F::remote_forward || F::tma_qk ? 2 : 1)];
   float lt[F::producer_warps][F16_C * 20];  // each producer warp's Lᵀ (fp32; rows 16-byte aligned)
-#if GDN_F16_TQ_LANDED_END
-  uint64_t landed_end[F::stages];
-#endif
 };
 
 template <typename T, int VB, typename F>
@@ -288,9 +271,6 @@ constexpr int fused16_smem_bytes() {
 template <typename T, int VB, typename F>
 __device__ __forceinline__ uint64_t* fused16_landed(Fused16Smem<T, VB, F>& sm, int s) {
   static_assert(F::tma_qk && !F::remote_forward, "the landed barriers share empty[]'s second half with RF's");
-#if GDN_F16_TQ_LANDED_END
-  return &sm.landed_end[s];
-#endif
   return &sm.empty[F::stages + s];
 }
 
@@ -303,7 +283,7 @@ struct Fused16Params {
   int pool_rows;      // rows of the state_indices pool (unused without one)
   int longest_first;  // 1: block z serves the z-th longest sequence (ties by index), 0: sequence z
   // TQ forms: the maps of q [T, H, K] and k [T, HK, K] as {K, heads, T}, box {64, 1, 16}, the
-  // 128-byte swizzle (src/engines/gdn/tma_maps.rs, Fused16QkMaps); zeros for every other form.
+  // 128-byte swizzle (src/engines/gdn/tma_maps.rs, FwdIoMapShape::fused16_qk_specs); zeros for every other form.
   dnnp::TmaDesc qk_maps[2];
 };
 static_assert(sizeof(Fused16Params) == 512, "Fused16Params layout changed: update src/engines/gdn/fused16.rs");
@@ -1051,17 +1031,7 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp, const 
       dnnp::mbar_init(&sm.full[i], pushed ? 33 : 1);
       dnnp::mbar_init(&sm.empty[i], F16_CHAIN_WARPS * (F::remote_forward ? 1 : F::cluster));  // CL: both CTAs' chains
       if constexpr (F::remote_forward || F::tma_qk) dnnp::mbar_init(&sm.empty[S + i], 1);  // RF's peer_free, TQ's landed
-#if GDN_F16_TQ_LANDED_END
-      if constexpr (F::tma_qk) dnnp::mbar_init(&sm.landed_end[i], 1);
-#endif
     }
-#if GDN_F16_TQ_PREFETCH
-    if constexpr (F::tma_qk) {
-      const dnnp::TmaDesc* maps = GDN_F16_TQ_GLOBAL_MAPS ? static_cast<const dnnp::TmaDesc*>(p.ws_w) : qk_maps;
-      dnnp::tma_prefetch(&maps[0]);
-      dnnp::tma_prefetch(&maps[1]);
-    }
-#endif
     dnnp::mbar_init_fence();
   }
   __syncthreads();
@@ -1115,9 +1085,6 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp, const 
       const F16cAddr peer_st = f16c_peer(&sm.st[0], rank ^ 1u), peer_full = f16c_peer(&sm.full[0], rank ^ 1u);
       const F16cAddr peer_free = f16c_peer(&sm.empty[F::remote_forward ? S : 0], rank ^ 1u);
       const int npair = (nch + 1) >> 1;
-#if GDN_F16_TQ_GLOBAL_MAPS
-      qk_maps = static_cast<const dnnp::TmaDesc*>(p.ws_w);
-#endif
       auto issue_pair = [&](int m) {
 #pragma unroll
         for (int e = 0; e < 2; ++e) {
