@@ -362,5 +362,18 @@ dev_pack_fwd_packs() (
     done
   done
 )
+# dev_pack_fwd_rule_and_form A B RULE_SHAPES FORM FORM_SHAPES ROUNDS TAG: dev_pack_fwd_packs of
+# packs A and B by rule at RULE_SHAPES, then with the one pass's FORM forced
+# (DNNPLAN_GDN_FWD_FUSED) at FORM_SHAPES, ROUNDS rounds each; logs $OUT/TAG_fwd_rule.log and
+# $OUT/TAG_fwd_FORM.log, the elapsed seconds after each.
+dev_pack_fwd_rule_and_form() {
+  local a=$1 b=$2 rule=$3 form=$4 fshapes=$5 rounds=$6 tag=$7
+  echo "== the forward by rule: $a, $b"
+  dev_pack_fwd_packs "$a $b" "$rule" "$rounds" 2>&1 | tee "$OUT/${tag}_fwd_rule.log"
+  dev_elapsed
+  echo "== $form forced"
+  DNNPLAN_GDN_FWD_FUSED=$form dev_pack_fwd_packs "$a $b" "$fshapes" "$rounds" 2>&1 | tee "$OUT/${tag}_fwd_$form.log"
+  dev_elapsed
+}
 # dev_pack_fwd_ab A B [SHAPES] [ROUNDS]: dev_pack_fwd_packs of the two packs A and B.
 dev_pack_fwd_ab() { dev_pack_fwd_packs "$1 $2" "${3:-0 2 3}" "${4:-2}"; }

@@ -32,12 +32,7 @@ dev_elapsed
 echo "== forward_parity hashes, b2c forced: main vs candidate"
 dev_pack_fwd_same m n "forward_parity, b2c forced: main / candidate" DNNPLAN_GDN_FWD_FUSED=b2c 2>&1 | tee "$OUT/s71d_hashes.log"
 dev_elapsed
-echo "== the forward by rule: main (m), candidate (n)"
-dev_pack_fwd_packs "m n" "0 1 2 3" 3 2>&1 | tee "$OUT/s71d_fwd_rule.log"
-dev_elapsed
-echo "== b2c forced"
-DNNPLAN_GDN_FWD_FUSED=b2c dev_pack_fwd_packs "m n" "0 1 2 3" 3 2>&1 | tee "$OUT/s71d_fwd_b2c.log"
-dev_elapsed
+dev_pack_fwd_rule_and_form m n "0 1 2 3" b2c "0 1 2 3" 3 s71d
 if [ "$(( $(date +%s) - T0 ))" -lt 470 ]; then
   F16BENCH=.xfer-s71/f16bench_tq dev_f16_checks "b2cl" tq
   F16BENCH=.xfer-s71/f16bench_tq dev_f16_rounds b2cl,b2cl-rf,b2cl-cp 2 2>&1 | tee "$OUT/s71d_harness.log"

@@ -27,7 +27,7 @@ source bench/device_lib.sh
 dev_f16_begin
 DEV_TMP=/tmp/s71f && mkdir -p $DEV_TMP
 if [ "${HARNESS:-0}" = 1 ]; then
-  F16BENCH=.xfer-s71/f16bench_tq0 dev_f16_checks "b2cl" tq0
+  dev_f16_bins_checks .xfer-s71 tq0 b2cl
   dev_f16_bins_rounds .xfer-s71 "m2 tq0" b2cl,b2cl-norf,b2cl-cp 2 2>&1 | tee "$OUT/s71f_harness.log" | grep -v '^m2 r. FUSED16 b2cl '
   dev_elapsed
 fi
@@ -37,12 +37,7 @@ echo "== gpu_gdn on the candidate"
 dev_pack_tests n
 dev_elapsed
 dev_pack_fwd_same m n "forward_parity, b2c forced: main / candidate" DNNPLAN_GDN_FWD_FUSED=b2c 2>&1 | tee "$OUT/s71f_hashes.log"
-echo "== the forward by rule: main (m), candidate (n)"
-dev_pack_fwd_packs "m n" "${RULE_SHAPES:-2}" 2 2>&1 | tee "$OUT/s71f_fwd_rule.log"
-dev_elapsed
-echo "== b2c forced"
-DNNPLAN_GDN_FWD_FUSED=b2c dev_pack_fwd_packs "m n" "0 3" 2 2>&1 | tee "$OUT/s71f_fwd_b2c.log"
-dev_elapsed
+dev_pack_fwd_rule_and_form m n "${RULE_SHAPES:-2}" b2c "0 3" 2 s71f
 # 5. TABLE=1 (carry .xfer-final too, without .xfer-s71: the 64 MiB limit): issue 8's table on the
 #    candidate's pack (device_peers_55b.sh), on an H200 only (issue 8's GPU; the H100's is session 70's).
 if [ "${TABLE:-0}" = 1 ] && nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200; then
