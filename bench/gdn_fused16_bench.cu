@@ -9,7 +9,9 @@
 // Run on the device: bench/gdn_fused16_bench.bin [iterations]; prints `CHECK ...` lines (rel rms of O
 // and the final state against fp64; FAIL past bf16's 2e-2) and `FUSED16 <shape> <ms> ...` lines
 // (median of the iterations, CUDA events around each launch), and the entries' registers / spills.
+#include <cuda.h>
 #include <cuda_runtime.h>
+#include <cudaTypedefs.h>
 
 #include <algorithm>
 #include <cmath>
@@ -26,7 +28,9 @@ using gdn::gdn_bf16;
 
 #define FUSED16_ENTRY(name, FORM, BLOCKS, MODE)                                                   \
   extern "C" __global__ void __launch_bounds__(gdn::FORM::threads, BLOCKS) name(const __grid_constant__ gdn::Fused16Params p) { \
-    gdn::fwd_fused16_body<gdn_bf16, 128, 128, 64, gdn::FORM, MODE>(p);                            \
+    const dnnp::TmaDesc* qk_maps;                                                                 \
+    GDN_FUSED16_QK_MAPS(name, qk_maps);                                                           \
+    gdn::fwd_fused16_body<gdn_bf16, 128, 128, 64, gdn::FORM, MODE>(p, qk_maps);                   \
   }
 namespace gdn {
 // Bench-only forms beside the product's (Fused16B1, Fused16B2, Fused16W8, Fused16W4C, Fused16W8C,
@@ -66,6 +70,10 @@ using Fused16W8CU = Fused16Form<8, 16, 1, 2, true, false, true, false, true>;
 using Fused16B2CWguR176 = Fused16Form<4, 8, 1, 2, true, true, true, true, true, 176, 80>;
 using Fused16B2CWgR160 = Fused16Form<4, 8, 1, 2, true, true, true, true, false, 160, 96>;
 using Fused16B2CUR160 = Fused16Form<4, 8, 1, 2, true, true, true, false, true, 160, 96>;
+// Session 71: the product's b2c before session 71 (b2cl with the remote forward, q, k by cp.async),
+// and b2cl without TQ (no RF, cp.async).
+using Fused16B2CLRf = Fused16Form<4, 8, 1, 2, true, true, true, true, true, 160, 96, true>;
+using Fused16B2CLCp = Fused16Form<4, 8, 1, 2, true, false, true, true, true, 160, 96, true>;
 }  // namespace gdn
 
 FUSED16_ENTRY(fused16_bf16_b1, Fused16B1, 1, gdn::F16_FULL)
@@ -95,6 +103,8 @@ FUSED16_ENTRY(fused16_bf16_b2c_wgu, Fused16B2CWgu, 2, gdn::F16_FULL)
 FUSED16_ENTRY(fused16_bf16_w8_wgu_chainonly, Fused16W8Wgu, 1, gdn::F16_CHAIN_ONLY)
 FUSED16_ENTRY(fused16_bf16_b2c_u, Fused16B2CU, 2, gdn::F16_FULL)
 FUSED16_ENTRY(fused16_bf16_w8c_u, Fused16W8CU, 1, gdn::F16_FULL)
+FUSED16_ENTRY(fused16_bf16_b2cl_rf, Fused16B2CLRf, 2, gdn::F16_FULL)
+FUSED16_ENTRY(fused16_bf16_b2cl_cp, Fused16B2CLCp, 2, gdn::F16_FULL)
 FUSED16_ENTRY(fused16_bf16_b2c_mma, Fused16B2CMma, 2, gdn::F16_FULL)
 FUSED16_ENTRY(fused16_bf16_b2c_wgu_r176, Fused16B2CWguR176, 2, gdn::F16_FULL)
 FUSED16_ENTRY(fused16_bf16_b2c_wg_r160, Fused16B2CWgR160, 2, gdn::F16_FULL)
@@ -216,7 +226,32 @@ static void reference(const Case& c, int flags, float scale, std::vector<double>
 struct Dev {
   void *q, *k, *v, *g, *beta, *cu, *h0, *o, *fs;
   gdn::FwdParams p{};
+  dnnp::TmaDesc qk_maps[2]{};  // the TQ forms' maps of q, k (Fused16Params::qk_maps)
 };
+
+// The TQ forms' map of a [T, H, 128] bf16 tensor as {128, H, T}: box {64, 1, 16} under the 128-byte
+// swizzle (src/engines/gdn/tma_maps.rs, FwdIoMapShape::fused16_qk_specs), encoded through the runtime's driver entry point.
+static dnnp::TmaDesc qk_map(void* base, int H, int T) {
+  static PFN_cuTensorMapEncodeTiled_v12000 encode = nullptr;
+  if (!encode) {
+    cudaDriverEntryPointQueryResult qr;
+    CK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", reinterpret_cast<void**>(&encode), 12000, cudaEnableDefault, &qr));
+  }
+  static_assert(sizeof(CUtensorMap) == sizeof(dnnp::TmaDesc), "a map is 128 bytes");
+  CUtensorMap m;
+  const cuuint64_t dims[3] = {128, cuuint64_t(H), cuuint64_t(std::max(T, 1))};
+  const cuuint64_t strides[2] = {128 * 2, cuuint64_t(H) * 128 * 2};
+  const cuuint32_t box[3] = {64, 1, 16}, es[3] = {1, 1, 1};
+  const CUresult r = encode(&m, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 3, base, dims, strides, box, es, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                            CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS) {
+    fprintf(stderr, "cuTensorMapEncodeTiled: %d\n", int(r));
+    exit(1);
+  }
+  dnnp::TmaDesc d;
+  memcpy(&d, &m, sizeof(d));
+  return d;
+}
 
 static Dev upload(const Case& c, int flags, float scale) {
   Dev d{};
@@ -248,6 +283,8 @@ static Dev upload(const Case& c, int flags, float scale) {
   p.g_dtype = p.beta_dtype = p.state_dtype = gdn::DT_F32;
   p.scale = scale;
   p.flags = flags;
+  d.qk_maps[0] = qk_map(d.q, c.H, c.T);
+  d.qk_maps[1] = qk_map(d.k, c.H, c.T);
   return d;
 }
 
@@ -289,7 +326,7 @@ struct ClusterLaunch {
 
 static void launch(const Entry& e, const Dev& d, const Case& c, cudaStream_t s) {
   static const int order = getenv("FUSED16_ORDER") ? atoi(getenv("FUSED16_ORDER")) : 0;
-  const gdn::Fused16Params pp{d.p, c.T, 0, order};
+  const gdn::Fused16Params pp{d.p, c.T, 0, order, {d.qk_maps[0], d.qk_maps[1]}};
   if (e.cluster == 1) {
     e.fn<<<dim3(V / 64, c.H, c.N), e.threads, e.smem, s>>>(pp);
     return;
@@ -336,7 +373,7 @@ static void check_case(const char* name, const Entry& e, std::vector<int> lens, 
 int main(int argc, char** argv) {
   setvbuf(stdout, nullptr, _IOLBF, 0);
   const int iters = argc > 1 ? atoi(argv[1]) : 20;
-  constexpr int NE = 41, NF = 29;  // the first NF compute the forward; the rest are timing diagnostics
+  constexpr int NE = 43, NF = 31;  // the first NF compute the forward; the rest are timing diagnostics
   Entry entries[NE] = {
       entry<gdn::Fused16B1>(fused16_bf16_b1, "b1"),
       entry<gdn::Fused16B2>(fused16_bf16_b2, "b2"),
@@ -363,6 +400,8 @@ int main(int argc, char** argv) {
       entry<gdn::Fused16B2CWgu>(fused16_bf16_b2c_wgu, "b2c-wgu"),
       entry<gdn::Fused16B2CU>(fused16_bf16_b2c_u, "b2c-u"),
       entry<gdn::Fused16W8CU>(fused16_bf16_w8c_u, "w8c-u"),
+      entry<gdn::Fused16B2CLRf>(fused16_bf16_b2cl_rf, "b2cl-rf"),
+      entry<gdn::Fused16B2CLCp>(fused16_bf16_b2cl_cp, "b2cl-cp"),
       entry<gdn::Fused16B2CMma>(fused16_bf16_b2c_mma, "b2c-mma"),
       entry<gdn::Fused16B2CWguR176>(fused16_bf16_b2c_wgu_r176, "b2c-wgu-r176"),
       entry<gdn::Fused16B2CWgR160>(fused16_bf16_b2c_wg_r160, "b2c-wg-r160"),

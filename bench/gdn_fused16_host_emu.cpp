@@ -45,7 +45,45 @@ void f16c_st_async(F16cAddr addr, uint4 v, F16cAddr bar) {
 }
 void f16c_arrive_peer(F16cAddr bar) { dnnp::mbar_arrive(static_cast<uint64_t*>(bar)); }
 void f16c_cluster_sync() { g_cluster->arrive_and_wait(); }
+// The TQ forms' maps in the emulation (emu_qk_map): opaque[0] the tensor's address, [1] its heads,
+// [2] its tokens; a [T, heads, 128] io tensor, boxes of 64 channels x 1 head x 16 tokens. A box lands
+// at issue in both CTAs' shared memory, 128-byte swizzled by address as the hardware does (16-byte
+// piece bits 4-6 XOR the 128-byte row bits 7-9), and completes its bytes on both CTAs' barriers.
+void f16c_box_multicast(void* dst, const dnnp::TmaDesc* map, int c0, int c1, int c2, uint64_t* bar) {
+  const unsigned short* base = reinterpret_cast<const unsigned short*>(map->opaque[0]);
+  const long long heads = static_cast<long long>(map->opaque[1]), tokens = static_cast<long long>(map->opaque[2]);
+  const ptrdiff_t off = static_cast<unsigned char*>(dst) - fused16_dyn_smem();
+  const ptrdiff_t boff = reinterpret_cast<unsigned char*>(bar) - fused16_dyn_smem();
+  if (off < 0 || off + 16 * 128 > static_cast<ptrdiff_t>(sizeof(smem)) || off % 1024 != 0 || c0 % 64 != 0) {
+    fprintf(stderr, "box emulation: destination offset %ld or channel %d not a 128-byte-swizzle box\n", static_cast<long>(off), c0);
+    std::abort();
+  }
+  for (unsigned char* cta : {smem, smem_cta1}) {
+    for (int r = 0; r < 16; ++r) {
+      const long long t = c2 + r;
+      for (int j = 0; j < 8; ++j) {
+        const ptrdiff_t a = off + r * 128 + j * 16;
+        const ptrdiff_t sw = a ^ (((a >> 7) & 7) << 4);
+        if (t < tokens) memcpy(cta + sw, base + (t * heads + c1) * 128 + c0 + 8 * j, 16);
+        else memset(cta + sw, 0, 16);
+      }
+    }
+    std::lock_guard<std::mutex> lk(dnnp::g_mbar_m);
+    dnnp::EmuMbar& b = dnnp::emu_mbar(cta + boff);
+    b.tx -= 16 * 128;
+    dnnp::emu_mbar_maybe_complete(b);
+  }
+}
 }  // namespace gdn
+
+// An emulated map of a [tokens, heads, 128] io tensor at `base` (f16c_box_multicast decodes it).
+static dnnp::TmaDesc emu_qk_map(const void* base, int heads, long long tokens) {
+  dnnp::TmaDesc m{};
+  m.opaque[0] = reinterpret_cast<unsigned long long>(base);
+  m.opaque[1] = static_cast<unsigned long long>(heads);
+  m.opaque[2] = static_cast<unsigned long long>(tokens);
+  return m;
+}
 
 static int g_fails = 0;
 static int g_order = 0;  // Fused16Params::longest_first of run_form's launches
@@ -76,8 +114,9 @@ static void run_case(const char* name, int H, int HV, int flags, std::vector<int
   auto run_form = [&](auto form) {
     using F = decltype(form);
     cs.reset_outputs();
-    const gdn::Fused16Params pp{p, cs.cu.back(), cs.N + 2, g_order};
-    launch(grid, F::threads, [&] { gdn::fwd_fused16_body<IOT, K, V, VB, F>(pp); }, F::cluster);
+    const gdn::Fused16Params pp{p, cs.cu.back(), cs.N + 2, g_order,
+                                {emu_qk_map(p.q, cs.H, cs.cu.back()), emu_qk_map(p.k, cs.HK, cs.cu.back())}};
+    launch(grid, F::threads, [&] { gdn::fwd_fused16_body<IOT, K, V, VB, F>(pp, pp.qk_maps); }, F::cluster);
     return decoded();
   };
   auto run = [&] { return run_form(B1{}); };
@@ -146,6 +185,10 @@ static void run_case(const char* name, int H, int HV, int flags, std::vector<int
     within_fp64(rb2cl, "B2C LS", "fused16: form B2CL (the lazily scaled state) within tolerance of the fp64 recurrence");
   }
   check(bitwise(run_eager(gdn::Fused16W8CL{}), rw8cl), "fused16: form W8CL (copies landing at issue) bitwise itself");
+  // TQ (session 71): the product's b2c takes a full chunk's q, k as multicast boxes; only how the
+  // rows arrive differs from its cp.async twin (with RF, the product's b2c before): the same bits.
+  check(bitwise(rb2cl, run_form(gdn::Fused16Form<4, 8, 1, 2, true, true, true, true, true, 160, 96, true>{})),
+        "fused16: form B2CL (TQ: q, k by multicast boxes) bitwise its cp.async twin");
   // In place: the final state over the initial state's buffer.
   cs.reset_outputs();
   std::vector<float> h0f = cs.h0f;

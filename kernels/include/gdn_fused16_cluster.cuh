@@ -24,11 +24,21 @@
 //  - f16c_cluster_sync(): barrier.cluster (arrive.release, wait.acquire) by every thread of both
 //    CTAs: after the mbarriers' initialisation (with mbar_init_fence) before any remote use, and
 //    before a CTA exits while its peer may still store to or arrive on its shared memory.
-// Under GDN_HOST_EMU these are declared only: bench/gdn_host_emu.h's cluster launch defines them on
-// the emulation's threads (two CTAs' shared memories side by side, the mbarrier side table).
+//  - f16c_box_multicast(dst, map, c0, c1, c2, bar): one 3-D box of `map` (a dnnp::TmaDesc in
+//    parameter space, dnnp_tma.cuh) at element coordinates (c0, c1, c2) into `dst` of both CTAs
+//    of the pair (the same shared-memory offset; 1024-byte aligned under the 128-byte swizzle), its
+//    bytes completed as transactions on each CTA's mbarrier at `bar`'s offset
+//    (cp.async.bulk.tensor ... multicast::cluster, mask 0b11). Each CTA announces the bytes it
+//    receives on its own barrier's phase (mbar_arrive_expect_tx); the issuing CTA must know the
+//    peer is done with `dst`'s previous contents (the fused16 TQ forms: the stage's empty barrier
+//    counts both CTAs' chains).
+// Under GDN_HOST_EMU these are declared only: bench/gdn_fused16_host_emu.cpp defines them on the
+// emulation's threads (two CTAs' shared memories side by side, the mbarrier side table; the box
+// from the emulation's own map encoding).
 #pragma once
 
 #include "dnnp_async.cuh"
+#include "dnnp_tma.cuh"
 
 namespace gdn {
 
@@ -65,6 +75,14 @@ __device__ __forceinline__ void f16c_arrive_peer(F16cAddr bar) {
 __device__ __forceinline__ void f16c_cluster_sync() {
   asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
 }
+
+__device__ __forceinline__ void f16c_box_multicast(void* dst, const dnnp::TmaDesc* map, int c0, int c1, int c2, uint64_t* bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, {%2, %3, %4}], "
+      "[%5], %6;\n" ::"r"(dnnp::smem_u32(dst)),
+      "l"(dnnp::tma_addr(map)), "r"(c0), "r"(c1), "r"(c2), "r"(dnnp::smem_u32(bar)), "h"(static_cast<uint16_t>(3))
+      : "memory");
+}
 #else
 using F16cAddr = void*;
 unsigned char* fused16_dyn_smem();
@@ -74,6 +92,7 @@ void f16c_st_async(F16cAddr addr, uint4 v, F16cAddr bar);
 inline void f16c_st(F16cAddr addr, uint4 v) { memcpy(addr, &v, 16); }
 void f16c_arrive_peer(F16cAddr bar);
 void f16c_cluster_sync();
+void f16c_box_multicast(void* dst, const dnnp::TmaDesc* map, int c0, int c1, int c2, uint64_t* bar);
 #endif
 
 }  // namespace gdn

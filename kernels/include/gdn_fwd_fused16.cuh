@@ -43,6 +43,7 @@
 #pragma once
 
 #include "dnnp_async.cuh"
+#include "dnnp_tma.cuh"
 #include "dnnp_wgmma.cuh"
 #include "gdn_fused16_cluster.cuh"
 #include "gdn_fwd.cuh"
@@ -147,8 +148,17 @@ constexpr bool F16C_PUSH_ASYNC = GDN_F16C_PUSH == 0 || GDN_F16C_PUSH == 3;  // s
 // before and restarts at l' = 0. Other bits than the eager forms (the fp64 recurrence's tolerance).
 // Through the product on an H100 (session 69): b2c −2.3 % at (16,2048,32), w8c +6-7 % (w8c stays
 // eager; A1, one accumulator set for P and Q with LS, harness +5 % against w8c, removed).
+// TQ (session 71; the product's b2c): a full chunk's q, k rows arrive as four tensor-map boxes (64
+// channels x 1 head x 16 tokens under the 128-byte swizzle, the swizzled stage's own layout; maps
+// in Fused16Params::qk_maps) that the CTA building the chunk issues once, multicast into the same
+// stage of both CTAs of the pair, completed on each CTA's `landed` barrier of the stage (its
+// copying warp announces the bytes); v and a sequence's partial last chunk stay on cp.async. Needs
+// the swizzled stage, a cluster form and no RF: a CTA writes into the peer's stage only after the
+// stage's empty barrier, which counts both CTAs' chains only without RF (with RF it counts its own
+// chains: session 71 measured the race, a harness check failing). Harness on an H100, (16,2048,32):
+// b2cl without RF −1.1 %, with TQ −2.7 %; −2.4..−4.4 % at the other shapes. Same bits.
 template <int PW, int S, int D, int CL = 1, bool ET = false, bool RF = false, bool SP = false, bool WG = false,
-          bool UW = false, int CR = 0, int PR = 0, bool LS = false>
+          bool UW = false, int CR = 0, int PR = 0, bool LS = false, bool TQ = false>
 struct Fused16Form {
   static_assert((CR == 0) == (PR == 0) && (CR == 0 || PW % 4 == 0), "registers move between whole warpgroups");
   static constexpr int chain_regs = CR, producer_regs = PR;
@@ -164,6 +174,8 @@ struct Fused16Form {
   static constexpr bool wg_update = UW;
   static constexpr bool swizzled = WG || UW;  // the stage's q, k rows 128-byte swizzled (wgmma reads them)
   static constexpr bool lazy_scale = LS;
+  static constexpr bool tma_qk = TQ;
+  static_assert(!TQ || (CL == 2 && (WG || UW) && !RF), "TQ: a cluster form on the swizzled stage, without RF");
   static constexpr int threads = 32 * (F16_CHAIN_WARPS + PW);
 };
 // B1: the CPU emulation's reference form (bench only).
@@ -200,8 +212,9 @@ using Fused16B2C = Fused16Form<4, 8, 1, 2, true, true, true, true, true, 160, 96
 // w8cl (session 68; harness and CPU emulation only): w8c with the lazily scaled state (LS),
 // slower (session 69).
 using Fused16W8CL = Fused16Form<8, 16, 1, 2, true, false, true, false, false, 0, 0, true>;
-// b2cl: b2c with LS, the product's b2c since session 69 (kernels/src/gdn_fused16.cu).
-using Fused16B2CL = Fused16Form<4, 8, 1, 2, true, true, true, true, true, 160, 96, true>;
+// b2cl: b2c with LS, the product's b2c since session 69 (kernels/src/gdn_fused16.cu); since session
+// 71 without RF and with TQ (the q, k boxes).
+using Fused16B2CL = Fused16Form<4, 8, 1, 2, true, false, true, true, true, 160, 96, true, true>;
 
 // One stage: chunk c's rows and factors. q, k hold the raw rows, then q̂, k̂ in place (SW false:
 // rows of F16_LD elements; SW true, the WG forms': `qk`, per channel half the 128-byte-swizzled
@@ -243,14 +256,22 @@ struct Fused16Smem {
   uint64_t full[F::stages];    // one arrival: the producer warp that built the stage's chunk
   // Four arrivals: the chain warps, done with it (CL without RF: both CTAs' chains, eight). RF:
   // empty[S + s] is stage s's peer_free (one arrival: the peer's producer forwarding its chains'
-  // release of the peer's stage s, into which this CTA pushes).
-  uint64_t empty[F::stages * (F::remote_forward ? 2 : 1)];
+  // release of the peer's stage s, into which this CTA pushes). TQ: empty[S + s] is stage s's
+  // `landed` (fused16_landed: one arrival, the copying warp's, with the boxes' bytes).
+  uint64_t empty[F::stages * (F::remote_forward || F::tma_qk ? 2 : 1)];
   float lt[F::producer_warps][F16_C * 20];  // each producer warp's Lᵀ (fp32; rows 16-byte aligned)
 };
 
 template <typename T, int VB, typename F>
 constexpr int fused16_smem_bytes() {
   return static_cast<int>(sizeof(Fused16Smem<T, VB, F>));
+}
+
+// TQ: stage s's `landed` barrier (its q, k boxes' bytes and the copying warp's arrival).
+template <typename T, int VB, typename F>
+__device__ __forceinline__ uint64_t* fused16_landed(Fused16Smem<T, VB, F>& sm, int s) {
+  static_assert(F::tma_qk && !F::remote_forward, "the landed barriers share empty[]'s second half with RF's");
+  return &sm.empty[F::stages + s];
 }
 
 // An entry's parameter block: the forward's, and what the kernel needs to keep a malformed call
@@ -261,8 +282,14 @@ struct Fused16Params {
   long long total_t;  // rows of the THD token tensors
   int pool_rows;      // rows of the state_indices pool (unused without one)
   int longest_first;  // 1: block z serves the z-th longest sequence (ties by index), 0: sequence z
+  // TQ forms: the maps of q [T, H, K] and k [T, HK, K] as {K, heads, T}, box {64, 1, 16}, the
+  // 128-byte swizzle (src/engines/gdn/tma_maps.rs, FwdIoMapShape::fused16_qk_specs); zeros for every other form.
+  dnnp::TmaDesc qk_maps[2];
 };
-static_assert(sizeof(Fused16Params) == 224, "Fused16Params layout changed: update src/engines/gdn/fused16.rs");
+static_assert(sizeof(Fused16Params) == 512, "Fused16Params layout changed: update src/engines/gdn/fused16.rs");
+#ifndef __CUDACC_RTC__  // NVRTC has no offsetof builtin (gdn_fwd.cuh's FwdParams checks likewise)
+static_assert(__builtin_offsetof(Fused16Params, qk_maps) == 256, "Fused16Params layout changed: update src/engines/gdn/fused16.rs");
+#endif
 
 // The sequence block z serves and its token rows [bos, eos), as the two-pass forward's sanitizer
 // makes them (cu_sanitize_body): the running maximum of the offsets clamped into [0, T], so offsets
@@ -365,15 +392,49 @@ __device__ __forceinline__ Fused16Copies<T> fused16_copies(const FwdParams& p, i
   return c;
 }
 
+// TQ: where a chunk's q, k boxes come from and land (fused16_issue's `bx`).
+struct Fused16Boxes {
+  uint64_t* landed;           // the stage's `landed` barrier
+  const dnnp::TmaDesc* maps;  // q's and k's maps (Fused16Params::qk_maps)
+  int qh, kh;                 // the block's q and k heads
+  bool issuer;                // this CTA builds the chunk: it issues the boxes
+};
+
 // Chunk [t0, t0 + 16)'s q, k, v rows into stage s by zero-filling cp.async (rows at or past te: zeros;
 // their source address is the chunk's first row, never read). Row offsets inside the chunk are
 // 32-bit (16 rows of at most 2^31 / 16 elements each: the caller's strides), the chunk's base 64-bit.
 // qk false: v only (a cluster form's chunk that the peer builds).
-template <typename T, int VB, bool SW>
+// TQ (with `bx`): a full chunk's q, k rows come as four boxes instead: lane (row 0, column 0) of the
+// copying warp announces their bytes on the stage's `landed` barrier (both CTAs receive every box)
+// and, in the CTA that builds the chunk (bx.issuer), issues them, multicast into both CTAs' stage; a
+// partial chunk's `landed` gets that lane's plain arrival and its rows come by cp.async. (The test
+// of `rem` stays the one the copies below branch on: ptxas then drops the full chunk's q, k copies;
+// a separately computed test kept them and duplicated the producer's loop, session 71.)
+template <typename T, int VB, bool SW, bool TQ = false>
 __device__ __forceinline__ void fused16_issue(const Fused16Copies<T>& c, Fused16Stage<T, VB, SW>& s, long long t0, long long te,
-                                              bool qk = true) {
+                                              bool qk = true, const Fused16Boxes& bx = Fused16Boxes{}) {
   const long long left = te - t0;
   const int rem = left < F16_C ? static_cast<int>(left) : F16_C;
+  if constexpr (TQ) {
+    static_assert(SW, "the boxes write the 128-byte-swizzled stage");
+    const bool boxes = qk && rem == F16_C;
+    if (c.rq == 0 && c.cq == 0) {
+      if (boxes) {
+        dnnp::mbar_arrive_expect_tx(bx.landed, 4 * F16_C * 128);
+        if (bx.issuer) {
+          const int tok = static_cast<int>(t0);
+#pragma unroll
+          for (int hh = 0; hh < 2; ++hh) {
+            f16c_box_multicast(&s.qk[hh][0], &bx.maps[1], 64 * hh, bx.kh, tok, bx.landed);
+            f16c_box_multicast(&s.qk[hh][F16_C * 64], &bx.maps[0], 64 * hh, bx.qh, tok, bx.landed);
+          }
+        }
+      } else {
+        dnnp::mbar_arrive(bx.landed);
+      }
+    }
+    if (boxes) qk = false;
+  }
   const T* q0 = c.q + t0 * c.sq;
   const T* k0 = c.k + t0 * c.sk;
   const T* v0 = c.v + t0 * c.sv;
@@ -928,8 +989,17 @@ __device__ __forceinline__ void fused16_stage_o(T* tile, const float (&pq)[2][4]
   stsm_x4_t(tile + ((lane & 7) + 8 * (lane >> 4)) * LD + 8 * ((lane >> 3) & 1), r);
 }
 
+// The generic address of entry NAME's pp.qk_maps (its only parameter, a __grid_constant__
+// Fused16Params) into `ptr`, by inline PTX: taking &pp.qk_maps in C++ makes the compiler address
+// the whole parameter block through a pointer, and ptxas then duplicated b2c's producer loop (+1,600
+// instructions, session 71); the asm keeps every other field a constant-bank operand.
+#define GDN_FUSED16_QK_MAPS(NAME, ptr)                                                                          \
+  asm("{\n\t.reg .b64 t;\n\tmov.b64 t, " #NAME "_param_0;\n\tcvta.param.u64 t, t;\n\tadd.u64 %0, t, 256;\n}" \
+      : "=l"(ptr))
+
+// The one pass. qk_maps: the TQ forms' &pp.qk_maps (GDN_FUSED16_QK_MAPS; unused by the other forms).
 template <typename T, int K, int V, int VB, typename F, int MODE = F16_FULL>
-__device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
+__device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp, const dnnp::TmaDesc* qk_maps = nullptr) {
   const FwdParams& p = pp.f;
   static_assert(K == 128 && V % VB == 0 && VB == 64, "fused16: K = 128, value slices of 64");
   constexpr int S = F::stages, PW = F::producer_warps, D = F::ahead;
@@ -960,7 +1030,7 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
       const bool pushed = CL && !F16C_PUSH_ASYNC && (i & 1) != static_cast<int>(blockIdx.x & 1u);
       dnnp::mbar_init(&sm.full[i], pushed ? 33 : 1);
       dnnp::mbar_init(&sm.empty[i], F16_CHAIN_WARPS * (F::remote_forward ? 1 : F::cluster));  // CL: both CTAs' chains
-      if constexpr (F::remote_forward) dnnp::mbar_init(&sm.empty[S + i], 1);
+      if constexpr (F::remote_forward || F::tma_qk) dnnp::mbar_init(&sm.empty[S + i], 1);  // RF's peer_free, TQ's landed
     }
     dnnp::mbar_init_fence();
   }
@@ -1019,9 +1089,16 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
 #pragma unroll
         for (int e = 0; e < 2; ++e) {
           const int ch = 2 * m + e;
-          if (ch < nch)
-            fused16_issue(cp, sm.st[ch % S], bos + static_cast<long long>(ch) * F16_C, eos,
-                          !F16C_PUSH_ROWS || e == static_cast<int>(rank));
+          if (ch < nch) {
+            const long long t0 = bos + static_cast<long long>(ch) * F16_C;
+            const bool qk = !F16C_PUSH_ROWS || e == static_cast<int>(rank);
+            if constexpr (F::tma_qk) {
+              fused16_issue<T, VB, true, true>(cp, sm.st[ch % S], t0, eos, qk,
+                                               Fused16Boxes{fused16_landed(sm, ch % S), qk_maps, qh, kh, e == static_cast<int>(rank)});
+            } else {
+              fused16_issue(cp, sm.st[ch % S], t0, eos, qk);
+            }
+          }
         }
       };
       stagger_wait();
@@ -1039,6 +1116,10 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp) {
 #pragma unroll
         for (int i = 0; i + 1 < D; ++i) gring[i] = gring[i + 1];
         fused16_copies_landed<D, F::swizzled>();
+        if constexpr (F::tma_qk) {
+          if (own < nch) dnnp::mbar_wait(fused16_landed(sm, own % S), (own / S) & 1);
+          if (oth < nch) dnnp::mbar_wait(fused16_landed(sm, oth % S), (oth / S) & 1);
+        }
         __syncwarp();
         if (oth < nch) {
           if constexpr (!F16C_PUSH_ROWS && !GDN_F16_FOLD) {  // folded: the chain reads the raw rows

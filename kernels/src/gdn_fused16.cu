@@ -1,6 +1,6 @@
 // gdn_fused16.cu: entry points of the one-pass chunk-16 GDN forward (kernels/include/gdn_fwd_fused16.cuh,
 // sessions 48-49). The parameter is gdn::Fused16Params by value (gdn::FwdParams, the token rows, the
-// state pool's rows; src/engines/gdn/fused16.rs); no workspace.
+// state pool's rows, b2c's q, k tensor maps; src/engines/gdn/fused16.rs); no workspace.
 // Per io dtype (bf16, f16), K = V = 128, one launch on the caller's stream:
 //   gdn_fwd_fused16_{bf16,f16}_k128_w8   <<<(2, HO, N), 384, fused16_smem_bytes<T, 64, Fused16W8>()>>>
 //                                        eight producer warps, 14 stages, one block per SM
@@ -11,10 +11,12 @@
 //                                        value halves of a (sequence, head) as one cluster, each
 //                                        CTA building every other chunk's T, A and scalars for both
 //   gdn_fwd_fused16_{bf16,f16}_k128_b2c  <<<(2, HO, N), 256, ...Fused16B2CL>, cluster (2, 1, 1)>>>
-//                                        b2 as such clusters, two blocks per SM, the remote forward,
-//                                        the staggered prologue; its chain's products on wgmma (WG,
-//                                        UW) with 160 registers (setmaxnreg, session 63), the state's
-//                                        decay applied lazily (LS, session 69)
+//                                        b2 as such clusters, two blocks per SM, the staggered
+//                                        prologue; its chain's products on wgmma (WG, UW) with 160
+//                                        registers (setmaxnreg, session 63), the state's decay
+//                                        applied lazily (LS, session 69), a full chunk's q, k by
+//                                        tensor-map boxes multicast into both CTAs (TQ, session 71;
+//                                        the maps in the parameter block)
 //   gdn_fwd_fused16_{bf16,f16}_k128_w8c  <<<(2, HO, N), 384, ...Fused16W8C>, cluster (2, 1, 1)>>>
 //                                        w8's eight producer warps as such clusters, 16 stages,
 //                                        one block per SM, the staggered prologue
@@ -28,7 +30,9 @@
 #define GDN_FUSED16_ENTRY(NAME, T, FORM, BLOCKS)                                                   \
   extern "C" __global__ void __launch_bounds__(gdn::FORM::threads, BLOCKS)                        \
       NAME(const __grid_constant__ gdn::Fused16Params p) {                                            \
-    gdn::fwd_fused16_body<T, 128, 128, 64, gdn::FORM>(p);                                          \
+    const dnnp::TmaDesc* qk_maps;                                                                  \
+    GDN_FUSED16_QK_MAPS(NAME, qk_maps);                                                            \
+    gdn::fwd_fused16_body<T, 128, 128, 64, gdn::FORM>(p, qk_maps);                                 \
   }
 
 GDN_FUSED16_ENTRY(gdn_fwd_fused16_bf16_k128_w8, gdn::gdn_bf16, Fused16W8, 1)

@@ -19,13 +19,16 @@ use super::analyzer::{GdnFacts, GdnOp};
 use super::engine::{FwdChoice, PortUids, fwd_template};
 use super::params::FwdParams;
 use super::pdl::{GdnPlan, Launch};
+use super::tma_maps::FwdIoMapShape;
 use crate::cuda::Function;
+use crate::cuda::tma::{EncodedMaps, TensorMap};
 use crate::error::Result;
 use crate::pack::{GuardTable, VariantPack};
 use std::sync::OnceLock;
 
 /// `gdn::Fused16Params` of `kernels/include/gdn_fwd_fused16.cuh`: the forward's block, the THD
-/// tensors' token rows (the kernel clamps the offsets into them) and the state pool's rows.
+/// tensors' token rows (the kernel clamps the offsets into them), the state pool's rows and the
+/// TQ forms' tensor maps of q and k.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Fused16Params {
@@ -38,6 +41,9 @@ pub struct Fused16Params {
     pub pool_rows: i32,
     /// 1: block z serves the z-th longest sequence (ties by index), 0: sequence z.
     pub longest_first: i32,
+    /// The maps of q and k ([`FwdIoMapShape::fused16_qk_specs`]) for a form with
+    /// [`Fused16Form::tma_qk`]; zeros for the others (offset 256: 128-byte aligned).
+    pub qk_maps: [TensorMap; 2],
 }
 
 /// One launch form of the one-pass forward, as data.
@@ -62,6 +68,10 @@ pub struct Fused16Form {
     pub chain: Fused16Chain,
     /// How its chain carries the state's decay (its outputs' bits too).
     pub state: Fused16State,
+    /// Whether a full chunk's q, k rows arrive as tensor-map boxes multicast into both CTAs of the
+    /// pair (the kernels' TQ, session 71; the plan encodes [`Fused16Params::qk_maps`] at execute).
+    /// Only how the rows reach shared memory: the same bits as the copies.
+    pub tma_qk: bool,
 }
 
 /// How a form's chain applies the chunk's decay e^{Γ_last} to its state X.
@@ -117,9 +127,13 @@ impl Fused16Form {
 /// 0.297 against 0.334). `w8c` (session 58): `w8`'s eight producer warps as clusters with 16
 /// stages: with the O rows on the producer, more producer warps pay off (harness, H100: (4, 8192,
 /// 16) 0.278 ms against `w4c`'s 0.295, the ragged mix 0.341 against 0.350); the rule's one-block
-/// form since. `b2c` also forwards its chains' stage releases to the peer CTA through the producer
-/// (the kernels' RF: the chain arrives on its own CTA's barrier only): through the product (16,
-/// 2048, 32) 0.564 against 0.568 ms (on `w8c` no faster). `w8c` and `b2c` stagger their prologue
+/// form since. `b2c` forwarded its chains' stage releases to the peer CTA through the producer
+/// from session 58 to 70 (the kernels' RF: then −0.7 % at (16, 2048, 32) on the `mma.sync` chain);
+/// on today's chain it is 1.1 % slower than both CTAs' chains releasing each stage (session 71,
+/// harness on an H100), and without it a CTA may write into the peer's stage once its own empty
+/// barrier completes: `b2c`'s q, k rows of a full chunk arrive as four tensor-map boxes that the
+/// building CTA issues once, multicast into both CTAs ([`Fused16Form::tma_qk`]; −2.7 % at (16,
+/// 2048, 32) with RF dropped, −2.4..−4.4 % at the other shapes). `w8c` and `b2c` stagger their prologue
 /// (the kernels' SP, session 59: one producer warp copies the first chunks alone, so a block's first
 /// step does not wait behind every block's first requests): `w8c` −2.6..−4.2 % where it runs
 /// several block generations ((16, L, 32) in the harness on an H100), the rule's shapes the same.
@@ -153,6 +167,7 @@ pub const FUSED16_FORMS: [Fused16Form; 5] = [
         cluster: 1,
         chain: Fused16Chain::MmaSync,
         state: Fused16State::Eager,
+        tma_qk: false,
     },
     Fused16Form {
         switch: "b2",
@@ -163,6 +178,7 @@ pub const FUSED16_FORMS: [Fused16Form; 5] = [
         cluster: 1,
         chain: Fused16Chain::MmaSync,
         state: Fused16State::Eager,
+        tma_qk: false,
     },
     Fused16Form {
         switch: "w4c",
@@ -173,6 +189,7 @@ pub const FUSED16_FORMS: [Fused16Form; 5] = [
         cluster: 2,
         chain: Fused16Chain::MmaSync,
         state: Fused16State::Eager,
+        tma_qk: false,
     },
     Fused16Form {
         switch: "b2c",
@@ -183,6 +200,7 @@ pub const FUSED16_FORMS: [Fused16Form; 5] = [
         cluster: 2,
         chain: Fused16Chain::Wgmma,
         state: Fused16State::Lazy,
+        tma_qk: true,
     },
     Fused16Form {
         switch: "w8c",
@@ -193,6 +211,7 @@ pub const FUSED16_FORMS: [Fused16Form; 5] = [
         cluster: 2,
         chain: Fused16Chain::MmaSync,
         state: Fused16State::Eager,
+        tma_qk: false,
     },
 ];
 
@@ -308,6 +327,10 @@ pub struct GdnFused16Plan<F = Function> {
     grid: (u32, u32, u32),
     kernel: F,
     guards: OnceLock<GuardTable>,
+    /// The q, k maps' shape where the form reads them ([`Fused16Form::tma_qk`]).
+    qk_maps: Option<FwdIoMapShape>,
+    /// The last q, k maps encoded, by (q, k) address.
+    qk_cache: EncodedMaps<[u64; 2], [TensorMap; 2]>,
 }
 
 impl<F> GdnFused16Plan<F> {
@@ -321,12 +344,15 @@ impl<F> GdnFused16Plan<F> {
                 total_t: f.total_tokens,
                 pool_rows: i32::try_from(pool_rows).unwrap_or(i32::MAX),
                 longest_first: 1,
+                qk_maps: [TensorMap::ZERO; 2],
             },
             uids: PortUids::of(f)?,
             form,
             grid: fused16_grid(f),
             kernel,
             guards: OnceLock::new(),
+            qk_maps: form.tma_qk.then(|| FwdIoMapShape::new(f)).transpose()?,
+            qk_cache: EncodedMaps::new(),
         })
     }
 
@@ -349,8 +375,16 @@ unsafe impl GdnPlan for GdnFused16Plan {
     }
 
     fn bind(&self, pack: &VariantPack, _ws: u64) -> Result<Fused16Params> {
+        let f = self.uids.addresses(pack, self.template.f)?;
+        let qk_maps = match &self.qk_maps {
+            Some(shape) => self
+                .qk_cache
+                .get_or_encode([f.q, f.k], || shape.encode_fused16_qk(f.q, f.k))?,
+            None => [TensorMap::ZERO; 2],
+        };
         Ok(Fused16Params {
-            f: self.uids.addresses(pack, self.template.f)?,
+            f,
+            qk_maps,
             ..self.template
         })
     }
@@ -388,10 +422,27 @@ mod tests {
 
     #[test]
     fn params_match_the_kernel_block() {
-        // gdn::Fused16Params: FwdParams (208 bytes), total_t at 208, pool_rows at 216.
-        assert_eq!(std::mem::size_of::<Fused16Params>(), 224);
+        // gdn::Fused16Params: FwdParams (208 bytes), total_t at 208, pool_rows at 216, the two
+        // maps at 256 (128-byte aligned), 512 bytes in all.
+        assert_eq!(std::mem::size_of::<Fused16Params>(), 512);
         assert_eq!(std::mem::offset_of!(Fused16Params, total_t), 208);
         assert_eq!(std::mem::offset_of!(Fused16Params, pool_rows), 216);
+        assert_eq!(std::mem::offset_of!(Fused16Params, longest_first), 220);
+        assert_eq!(std::mem::offset_of!(Fused16Params, qk_maps), 256);
+    }
+
+    #[test]
+    fn only_the_tma_forms_encode_maps() {
+        // b2c (the two-blocks form) reads q, k by boxes; no other form does.
+        for form in &FUSED16_FORMS {
+            assert_eq!(form.tma_qk, form.switch == "b2c", "{form:?}");
+            // TQ is a cluster form on the wgmma chain's swizzled stage.
+            assert!(!form.tma_qk || (form.cluster == 2 && form.chain == Fused16Chain::Wgmma));
+        }
+        // The maps' shape the TQ plan encodes from: the forward's q, k at 16-token boxes.
+        let f = facts(16, 16 * 2048, 32, 128, false);
+        let [q, k] = FwdIoMapShape::new(&f).expect("shape").fused16_qk_specs();
+        assert_eq!((q.boxes, k.boxes), ([64, 1, 16], [64, 1, 16]));
     }
 
     #[test]

@@ -11,8 +11,13 @@
 //!
 //! Rows past the tensor's end read zeros; rows past a sequence's end inside the tensor are the
 //! next sequence's tokens (a kernel serving a partial chunk clears or skips them itself).
+//!
+//! The one-pass forward's TQ forms (session 71, `Fused16Params::qk_maps` of
+//! `kernels/include/gdn_fwd_fused16.cuh`) read q and k as the same dense tensors with box
+//! [`FUSED16_QK_BOX`] (a chunk of 16 tokens) under the 128-byte swizzle
+//! ([`FwdIoMapShape::fused16_qk_specs`]).
 
-use crate::cuda::tma::{TiledMapSpec, TmaDtype, TmaSwizzle};
+use crate::cuda::tma::{TensorMap, TiledMapSpec, TmaDtype, TmaSwizzle};
 use crate::error::{Error, Result};
 use crate::ir::DataType;
 
@@ -121,6 +126,11 @@ fn dense_spec(
 /// The box of q, k and v: 64 elements (one 128-byte swizzle row) x 1 head x 64 tokens (a chunk).
 pub const QKV_BOX: [u32; 3] = [64, 1, 64];
 
+/// The box of the one pass's q, k maps: 64 elements (one 128-byte swizzle row) x 1 head x 16
+/// tokens (the one pass's chunk), the swizzled stage's layout of a channel half
+/// (`fused16_qk_boxes` in `kernels/include/gdn_fwd_fused16.cuh`).
+pub const FUSED16_QK_BOX: [u32; 3] = [64, 1, 16];
+
 /// The box of o: 16 value columns (one warp's rows of the output scan) x 1 head x 64 tokens, under
 /// [`O_SWIZZLE`].
 pub const O_BOX: [u32; 3] = [16, 1, 64];
@@ -187,6 +197,27 @@ impl FwdIoMapShape {
             self.spec("gdn forward: v", hv, self.v, QKV_BOX, b128),
             self.spec("gdn forward: o", ho, self.v, O_BOX, O_SWIZZLE),
         ]
+    }
+
+    /// The one pass's maps of q and k (the TQ forms), in `Fused16Params::qk_maps`' order: the same
+    /// tensors as [`FwdIoMapShape::specs`]' q, k with box [`FUSED16_QK_BOX`].
+    pub fn fused16_qk_specs(&self) -> [TiledMapSpec; 2] {
+        let (h, hk, _, _) = self.heads;
+        let b128 = TmaSwizzle::B128;
+        [
+            self.spec("gdn forward: q", h, self.k, FUSED16_QK_BOX, b128),
+            self.spec("gdn forward: k", hk, self.k, FUSED16_QK_BOX, b128),
+        ]
+    }
+
+    /// The one pass's maps of one call with q at `q` and k at `k` ([`Self::fused16_qk_specs`]);
+    /// zeros when there are no tokens (no chunk runs).
+    pub fn encode_fused16_qk(&self, q: u64, k: u64) -> Result<[TensorMap; 2]> {
+        if self.tokens == 0 {
+            return Ok([TensorMap::ZERO; 2]);
+        }
+        let [sq, sk] = self.fused16_qk_specs();
+        Ok([sq.encode(q)?, sk.encode(k)?])
     }
 
     /// The maps of one call at the addresses `q`, `k`, `v`, `o`, those this shape reads
@@ -317,6 +348,40 @@ mod tests {
         // A misaligned port names itself.
         let e = o.check(0x10002).unwrap_err().to_string();
         assert!(e.contains("gdn forward: o"), "{e}");
+    }
+
+    #[test]
+    fn the_one_pass_maps_are_q_and_k_by_chunks_of_16_tokens() {
+        // (16, 2048, 32) bf16 and a GQA shape (H = HK = 4 < HV = HO = 16), K = 128.
+        let mut gqa = test_facts(GdnOp::Forward, 3, 5000, 16, 128, false);
+        gqa.heads = (4, 4, 16, 16);
+        for (f, h, hk) in [
+            (
+                test_facts(GdnOp::Forward, 16, 32768, 32, 128, false),
+                32,
+                32,
+            ),
+            (gqa, 4, 4),
+        ] {
+            let s = FwdIoMapShape::new(&f).expect("shape");
+            let [q, k] = s.fused16_qk_specs();
+            let t = f.total_tokens as u64;
+            assert_eq!((q.dims, q.strides), ([128, h, t], [256, h * 256]));
+            assert_eq!((k.dims, k.strides), ([128, hk, t], [256, hk * 256]));
+            for m in [q, k] {
+                assert_eq!((m.boxes, m.swizzle), (FUSED16_QK_BOX, TmaSwizzle::B128));
+                m.check(0x10000)
+                    .unwrap_or_else(|e| panic!("{}: {e}", m.what));
+            }
+            assert!(q.what.ends_with(": q") && k.what.ends_with(": k"));
+        }
+        // No tokens: zeros, nothing asked of the driver.
+        let empty = test_facts(GdnOp::Forward, 2, 0, 16, 128, false);
+        let s = FwdIoMapShape::new(&empty).expect("shape");
+        assert_eq!(
+            s.encode_fused16_qk(0, 0).expect("zeros"),
+            [TensorMap::ZERO; 2]
+        );
     }
 
     #[test]
