@@ -19,6 +19,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "cuda_launch_timing.h"
@@ -26,12 +27,11 @@
 
 using gdn::gdn_bf16;
 
-#define FUSED16_ENTRY(name, FORM, BLOCKS, MODE)                                                   \
-  extern "C" __global__ void __launch_bounds__(gdn::FORM::threads, BLOCKS) name(const __grid_constant__ gdn::Fused16Params p) { \
-    const dnnp::TmaDesc* qk_maps;                                                                 \
-    GDN_FUSED16_QK_MAPS(name, qk_maps);                                                           \
-    gdn::fwd_fused16_body<gdn_bf16, 128, 128, 64, gdn::FORM, MODE>(p, qk_maps);                   \
-  }
+// The harness's entries: the product's entry macros (gdn_fwd_fused16.cuh), bf16; a TQ form's entry
+// takes gdn::Fused16TmaParams, every other gdn::Fused16Params (launch() passes the TQ block to both,
+// as the product does: each entry reads its declared prefix).
+#define FUSED16_ENTRY(name, FORM, BLOCKS, MODE) GDN_FUSED16_ENTRY(name, gdn_bf16, FORM, BLOCKS, MODE)
+#define FUSED16_TQ_ENTRY(name, FORM, BLOCKS, MODE) GDN_FUSED16_TQ_ENTRY(name, gdn_bf16, FORM, BLOCKS, MODE)
 namespace gdn {
 // Bench-only forms beside the product's (Fused16B1, Fused16B2, Fused16W8, Fused16W4C, Fused16W8C,
 // Fused16B2C in kernels/include/gdn_fwd_fused16.cuh).
@@ -81,7 +81,7 @@ FUSED16_ENTRY(fused16_bf16_b2, Fused16B2, 2, gdn::F16_FULL)
 FUSED16_ENTRY(fused16_bf16_w8, Fused16W8, 1, gdn::F16_FULL)
 FUSED16_ENTRY(fused16_bf16_w8c, Fused16W8C, 1, gdn::F16_FULL)
 FUSED16_ENTRY(fused16_bf16_w8cl, Fused16W8CL, 1, gdn::F16_FULL)
-FUSED16_ENTRY(fused16_bf16_b2cl, Fused16B2CL, 2, gdn::F16_FULL)
+FUSED16_TQ_ENTRY(fused16_bf16_b2cl, Fused16B2CL, 2, gdn::F16_FULL)
 FUSED16_ENTRY(fused16_bf16_w4c, Fused16W4C, 1, gdn::F16_FULL)
 FUSED16_ENTRY(fused16_bf16_b2c, Fused16B2C, 2, gdn::F16_FULL)
 FUSED16_ENTRY(fused16_bf16_w6c, Fused16W6C, 1, gdn::F16_FULL)
@@ -226,7 +226,7 @@ static void reference(const Case& c, int flags, float scale, std::vector<double>
 struct Dev {
   void *q, *k, *v, *g, *beta, *cu, *h0, *o, *fs;
   gdn::FwdParams p{};
-  dnnp::TmaDesc qk_maps[2]{};  // the TQ forms' maps of q, k (Fused16Params::qk_maps)
+  dnnp::TmaDesc qk_maps[2]{};  // the TQ forms' maps of q, k (Fused16TmaParams::qk_maps)
 };
 
 // The TQ forms' map of a [T, H, 128] bf16 tensor as {128, H, T}: box {64, 1, 16} under the 128-byte
@@ -292,15 +292,17 @@ static void release(Dev& d) {
   for (void* x : {d.q, d.k, d.v, d.g, d.beta, d.cu, d.h0, d.o, d.fs}) cudaFree(x);
 }
 
-typedef void (*EntryFn)(const gdn::Fused16Params);
+// An entry (its own parameter type: gdn::Fused16Params, or gdn::Fused16TmaParams for a TQ form).
+typedef const void* EntryFn;
 struct Entry {
   EntryFn fn;
   const char* name;
   int threads, smem, cluster;
 };
-template <typename F>
-static Entry entry(EntryFn fn, const char* name) {
-  return Entry{fn, name, F::threads, gdn::fused16_smem_bytes<gdn_bf16, 64, F>(), F::cluster};
+template <typename F, typename P>
+static Entry entry(void (*fn)(P), const char* name) {
+  static_assert(std::is_same_v<P, gdn::Fused16TmaParams> == F::tma_qk, "a TQ form's entry takes the TQ block");
+  return Entry{reinterpret_cast<EntryFn>(fn), name, F::threads, gdn::fused16_smem_bytes<gdn_bf16, 64, F>(), F::cluster};
 }
 
 // A cluster form's launch configuration: (e.cluster, 1, 1) clusters over `grid` (not copyable: cfg
@@ -326,13 +328,14 @@ struct ClusterLaunch {
 
 static void launch(const Entry& e, const Dev& d, const Case& c, cudaStream_t s) {
   static const int order = getenv("FUSED16_ORDER") ? atoi(getenv("FUSED16_ORDER")) : 0;
-  const gdn::Fused16Params pp{d.p, c.T, 0, order, {d.qk_maps[0], d.qk_maps[1]}};
+  gdn::Fused16TmaParams pp{{d.p, c.T, 0, order}, {d.qk_maps[0], d.qk_maps[1]}};
+  void* args[] = {&pp};
   if (e.cluster == 1) {
-    e.fn<<<dim3(V / 64, c.H, c.N), e.threads, e.smem, s>>>(pp);
+    CK(cudaLaunchKernel(e.fn, dim3(V / 64, c.H, c.N), dim3(e.threads), args, e.smem, s));
     return;
   }
   ClusterLaunch cl(e, dim3(V / 64, c.H, c.N), s);
-  CK(cudaLaunchKernelEx(&cl.cfg, e.fn, pp));
+  CK(cudaLaunchKernelExC(&cl.cfg, e.fn, args));
 }
 
 static double rms_ratio(const std::vector<double>& a, const std::vector<double>& b) {
@@ -423,14 +426,14 @@ int main(int argc, char** argv) {
   const char* only = getenv("FUSED16_ONLY");  // a comma-separated list of entry names to time
   for (int i = 0; i < NE; ++i) {
     Entry& e = entries[i];
-    CK(cudaFuncSetAttribute(reinterpret_cast<const void*>(e.fn), cudaFuncAttributeMaxDynamicSharedMemorySize, e.smem));
+    CK(cudaFuncSetAttribute(e.fn, cudaFuncAttributeMaxDynamicSharedMemorySize, e.smem));
     cudaFuncAttributes fa;
-    CK(cudaFuncGetAttributes(&fa, reinterpret_cast<const void*>(e.fn)));
+    CK(cudaFuncGetAttributes(&fa, e.fn));
     int per_sm = 0, clusters = 0;
-    CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, reinterpret_cast<const void*>(e.fn), e.threads, e.smem));
+    CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, e.fn, e.threads, e.smem));
     if (e.cluster > 1) {
       ClusterLaunch cl(e, dim3(2, 64, 1), 0);
-      CK(cudaOccupancyMaxActiveClusters(&clusters, reinterpret_cast<const void*>(e.fn), &cl.cfg));
+      CK(cudaOccupancyMaxActiveClusters(&clusters, e.fn, &cl.cfg));
     }
     printf("ENTRY %s: %d threads, %d registers, %zu B local (spills), %d B dynamic smem, %d blocks per SM, %d clusters of %d at once\n",
            e.name, e.threads, fa.numRegs, static_cast<size_t>(fa.localSizeBytes), e.smem, per_sm, clusters, e.cluster);

@@ -114,9 +114,9 @@ static void run_case(const char* name, int H, int HV, int flags, std::vector<int
   auto run_form = [&](auto form) {
     using F = decltype(form);
     cs.reset_outputs();
-    const gdn::Fused16Params pp{p, cs.cu.back(), cs.N + 2, g_order,
-                                {emu_qk_map(p.q, cs.H, cs.cu.back()), emu_qk_map(p.k, cs.HK, cs.cu.back())}};
-    launch(grid, F::threads, [&] { gdn::fwd_fused16_body<IOT, K, V, VB, F>(pp, pp.qk_maps); }, F::cluster);
+    const gdn::Fused16TmaParams pp{{p, cs.cu.back(), cs.N + 2, g_order},
+                                   {emu_qk_map(p.q, cs.H, cs.cu.back()), emu_qk_map(p.k, cs.HK, cs.cu.back())}};
+    launch(grid, F::threads, [&] { gdn::fwd_fused16_body<IOT, K, V, VB, F>(pp.p, pp.qk_maps); }, F::cluster);
     return decoded();
   };
   auto run = [&] { return run_form(B1{}); };

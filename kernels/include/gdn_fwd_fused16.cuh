@@ -150,7 +150,7 @@ constexpr bool F16C_PUSH_ASYNC = GDN_F16C_PUSH == 0 || GDN_F16C_PUSH == 3;  // s
 // eager; A1, one accumulator set for P and Q with LS, harness +5 % against w8c, removed).
 // TQ (session 71; the product's b2c): a full chunk's q, k rows arrive as four tensor-map boxes (64
 // channels x 1 head x 16 tokens under the 128-byte swizzle, the swizzled stage's own layout; maps
-// in Fused16Params::qk_maps) that the CTA building the chunk issues once, multicast into the same
+// in Fused16TmaParams::qk_maps) that the CTA building the chunk issues once, multicast into the same
 // stage of both CTAs of the pair, completed on each CTA's `landed` barrier of the stage (its
 // copying warp announces the bytes); v and a sequence's partial last chunk stay on cp.async. Needs
 // the swizzled stage, a cluster form and no RF: a CTA writes into the peer's stage only after the
@@ -276,19 +276,28 @@ __device__ __forceinline__ uint64_t* fused16_landed(Fused16Smem<T, VB, F>& sm, i
 
 // An entry's parameter block: the forward's, and what the kernel needs to keep a malformed call
 // inside the caller's buffers (the two-pass plan's first kernel sanitizes into its workspace
-// instead; this one has none): the THD tensors' token rows and the state pool's rows.
+// instead; this one has none): the THD tensors' token rows and the state pool's rows. Every form
+// but the TQ forms takes it alone (224 bytes).
 struct Fused16Params {
   FwdParams f;
   long long total_t;  // rows of the THD token tensors
   int pool_rows;      // rows of the state_indices pool (unused without one)
   int longest_first;  // 1: block z serves the z-th longest sequence (ties by index), 0: sequence z
-  // TQ forms: the maps of q [T, H, K] and k [T, HK, K] as {K, heads, T}, box {64, 1, 16}, the
-  // 128-byte swizzle (src/engines/gdn/tma_maps.rs, FwdIoMapShape::fused16_qk_specs); zeros for every other form.
+};
+static_assert(sizeof(Fused16Params) == 224, "Fused16Params layout changed: update src/engines/gdn/fused16.rs");
+
+// The TQ forms' block: Fused16Params, then the maps of q [T, H, K] and k [T, HK, K] as {K, heads, T},
+// box {64, 1, 16}, the 128-byte swizzle (src/engines/gdn/tma_maps.rs, FwdIoMapShape::fused16_qk_specs)
+// at offset 256. Only the TQ entries declare it: the maps' 128-byte alignment moves the block in the
+// parameter bank (every field's offset by 0x70), and ptxas then allocates w8c's registers otherwise
+// (5,328 SASS instructions against 5,360), +1.0..+1.2 % through the product on an H100 (session 72).
+struct Fused16TmaParams {
+  Fused16Params p;
   dnnp::TmaDesc qk_maps[2];
 };
-static_assert(sizeof(Fused16Params) == 512, "Fused16Params layout changed: update src/engines/gdn/fused16.rs");
+static_assert(sizeof(Fused16TmaParams) == 512, "Fused16TmaParams layout changed: update src/engines/gdn/fused16.rs");
 #ifndef __CUDACC_RTC__  // NVRTC has no offsetof builtin (gdn_fwd.cuh's FwdParams checks likewise)
-static_assert(__builtin_offsetof(Fused16Params, qk_maps) == 256, "Fused16Params layout changed: update src/engines/gdn/fused16.rs");
+static_assert(__builtin_offsetof(Fused16TmaParams, qk_maps) == 256, "Fused16TmaParams layout changed: update src/engines/gdn/fused16.rs");
 #endif
 
 // The sequence block z serves and its token rows [bos, eos), as the two-pass forward's sanitizer
@@ -395,7 +404,7 @@ __device__ __forceinline__ Fused16Copies<T> fused16_copies(const FwdParams& p, i
 // TQ: where a chunk's q, k boxes come from and land (fused16_issue's `bx`).
 struct Fused16Boxes {
   uint64_t* landed;           // the stage's `landed` barrier
-  const dnnp::TmaDesc* maps;  // q's and k's maps (Fused16Params::qk_maps)
+  const dnnp::TmaDesc* maps;  // q's and k's maps (Fused16TmaParams::qk_maps)
   int qh, kh;                 // the block's q and k heads
   bool issuer;                // this CTA builds the chunk: it issues the boxes
 };
@@ -989,13 +998,32 @@ __device__ __forceinline__ void fused16_stage_o(T* tile, const float (&pq)[2][4]
   stsm_x4_t(tile + ((lane & 7) + 8 * (lane >> 4)) * LD + 8 * ((lane >> 3) & 1), r);
 }
 
-// The generic address of entry NAME's pp.qk_maps (its only parameter, a __grid_constant__
-// Fused16Params) into `ptr`, by inline PTX: taking &pp.qk_maps in C++ makes the compiler address
+// The generic address of TQ entry NAME's pp.qk_maps (its only parameter, a __grid_constant__
+// Fused16TmaParams) into `ptr`, by inline PTX: taking &pp.qk_maps in C++ makes the compiler address
 // the whole parameter block through a pointer, and ptxas then duplicated b2c's producer loop (+1,600
 // instructions, session 71); the asm keeps every other field a constant-bank operand.
 #define GDN_FUSED16_QK_MAPS(NAME, ptr)                                                                          \
   asm("{\n\t.reg .b64 t;\n\tmov.b64 t, " #NAME "_param_0;\n\tcvta.param.u64 t, t;\n\tadd.u64 %0, t, 256;\n}" \
       : "=l"(ptr))
+
+// Entry NAME of one-pass form FORM (io T, MODE; kernels/src/gdn_fused16.cu, the harness): the block
+// Fused16Params by value. A TQ form's entry (GDN_FUSED16_TQ_ENTRY) takes Fused16TmaParams instead and
+// hands its maps' address to the body. The host launches both with the TQ block, whose prefix each
+// entry's own block is (src/engines/gdn/fused16.rs).
+#define GDN_FUSED16_ENTRY(NAME, T, FORM, BLOCKS, MODE)                                       \
+  extern "C" __global__ void __launch_bounds__(gdn::FORM::threads, BLOCKS)                   \
+      NAME(const __grid_constant__ gdn::Fused16Params p) {                                   \
+    static_assert(!gdn::FORM::tma_qk, "a TQ form's entry is GDN_FUSED16_TQ_ENTRY");          \
+    gdn::fwd_fused16_body<T, 128, 128, 64, gdn::FORM, MODE>(p);                              \
+  }
+#define GDN_FUSED16_TQ_ENTRY(NAME, T, FORM, BLOCKS, MODE)                                    \
+  extern "C" __global__ void __launch_bounds__(gdn::FORM::threads, BLOCKS)                   \
+      NAME(const __grid_constant__ gdn::Fused16TmaParams pp) {                               \
+    static_assert(gdn::FORM::tma_qk, "GDN_FUSED16_TQ_ENTRY is a TQ form's entry");           \
+    const dnnp::TmaDesc* qk_maps;                                                            \
+    GDN_FUSED16_QK_MAPS(NAME, qk_maps);                                                      \
+    gdn::fwd_fused16_body<T, 128, 128, 64, gdn::FORM, MODE>(pp.p, qk_maps);                  \
+  }
 
 // The one pass. qk_maps: the TQ forms' &pp.qk_maps (GDN_FUSED16_QK_MAPS; unused by the other forms).
 template <typename T, int K, int V, int VB, typename F, int MODE = F16_FULL>
@@ -1090,13 +1118,13 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp, const 
         for (int e = 0; e < 2; ++e) {
           const int ch = 2 * m + e;
           if (ch < nch) {
-            const long long t0 = bos + static_cast<long long>(ch) * F16_C;
-            const bool qk = !F16C_PUSH_ROWS || e == static_cast<int>(rank);
             if constexpr (F::tma_qk) {
-              fused16_issue<T, VB, true, true>(cp, sm.st[ch % S], t0, eos, qk,
+              fused16_issue<T, VB, true, true>(cp, sm.st[ch % S], bos + static_cast<long long>(ch) * F16_C, eos,
+                                               !F16C_PUSH_ROWS || e == static_cast<int>(rank),
                                                Fused16Boxes{fused16_landed(sm, ch % S), qk_maps, qh, kh, e == static_cast<int>(rank)});
             } else {
-              fused16_issue(cp, sm.st[ch % S], t0, eos, qk);
+              fused16_issue(cp, sm.st[ch % S], bos + static_cast<long long>(ch) * F16_C, eos,
+                            !F16C_PUSH_ROWS || e == static_cast<int>(rank));
             }
           }
         }

@@ -1,6 +1,7 @@
 // gdn_fused16.cu: entry points of the one-pass chunk-16 GDN forward (kernels/include/gdn_fwd_fused16.cuh,
 // sessions 48-49). The parameter is gdn::Fused16Params by value (gdn::FwdParams, the token rows, the
-// state pool's rows, b2c's q, k tensor maps; src/engines/gdn/fused16.rs); no workspace.
+// state pool's rows), b2c's gdn::Fused16TmaParams (the same, then its q, k tensor maps;
+// src/engines/gdn/fused16.rs); no workspace.
 // Per io dtype (bf16, f16), K = V = 128, one launch on the caller's stream:
 //   gdn_fwd_fused16_{bf16,f16}_k128_w8   <<<(2, HO, N), 384, fused16_smem_bytes<T, 64, Fused16W8>()>>>
 //                                        eight producer warps, 14 stages, one block per SM
@@ -27,24 +28,16 @@
 // within the tolerance).
 #include "gdn_fwd_fused16.cuh"
 
-#define GDN_FUSED16_ENTRY(NAME, T, FORM, BLOCKS)                                                   \
-  extern "C" __global__ void __launch_bounds__(gdn::FORM::threads, BLOCKS)                        \
-      NAME(const __grid_constant__ gdn::Fused16Params p) {                                            \
-    const dnnp::TmaDesc* qk_maps;                                                                  \
-    GDN_FUSED16_QK_MAPS(NAME, qk_maps);                                                            \
-    gdn::fwd_fused16_body<T, 128, 128, 64, gdn::FORM>(p, qk_maps);                                 \
-  }
-
-GDN_FUSED16_ENTRY(gdn_fwd_fused16_bf16_k128_w8, gdn::gdn_bf16, Fused16W8, 1)
-GDN_FUSED16_ENTRY(gdn_fwd_fused16_f16_k128_w8, gdn::gdn_f16, Fused16W8, 1)
-GDN_FUSED16_ENTRY(gdn_fwd_fused16_bf16_k128_b2, gdn::gdn_bf16, Fused16B2, 2)
-GDN_FUSED16_ENTRY(gdn_fwd_fused16_f16_k128_b2, gdn::gdn_f16, Fused16B2, 2)
-GDN_FUSED16_ENTRY(gdn_fwd_fused16_bf16_k128_w4c, gdn::gdn_bf16, Fused16W4C, 1)
-GDN_FUSED16_ENTRY(gdn_fwd_fused16_f16_k128_w4c, gdn::gdn_f16, Fused16W4C, 1)
-GDN_FUSED16_ENTRY(gdn_fwd_fused16_bf16_k128_b2c, gdn::gdn_bf16, Fused16B2CL, 2)
-GDN_FUSED16_ENTRY(gdn_fwd_fused16_f16_k128_b2c, gdn::gdn_f16, Fused16B2CL, 2)
-GDN_FUSED16_ENTRY(gdn_fwd_fused16_bf16_k128_w8c, gdn::gdn_bf16, Fused16W8C, 1)
-GDN_FUSED16_ENTRY(gdn_fwd_fused16_f16_k128_w8c, gdn::gdn_f16, Fused16W8C, 1)
+GDN_FUSED16_ENTRY(gdn_fwd_fused16_bf16_k128_w8, gdn::gdn_bf16, Fused16W8, 1, gdn::F16_FULL)
+GDN_FUSED16_ENTRY(gdn_fwd_fused16_f16_k128_w8, gdn::gdn_f16, Fused16W8, 1, gdn::F16_FULL)
+GDN_FUSED16_ENTRY(gdn_fwd_fused16_bf16_k128_b2, gdn::gdn_bf16, Fused16B2, 2, gdn::F16_FULL)
+GDN_FUSED16_ENTRY(gdn_fwd_fused16_f16_k128_b2, gdn::gdn_f16, Fused16B2, 2, gdn::F16_FULL)
+GDN_FUSED16_ENTRY(gdn_fwd_fused16_bf16_k128_w4c, gdn::gdn_bf16, Fused16W4C, 1, gdn::F16_FULL)
+GDN_FUSED16_ENTRY(gdn_fwd_fused16_f16_k128_w4c, gdn::gdn_f16, Fused16W4C, 1, gdn::F16_FULL)
+GDN_FUSED16_TQ_ENTRY(gdn_fwd_fused16_bf16_k128_b2c, gdn::gdn_bf16, Fused16B2CL, 2, gdn::F16_FULL)
+GDN_FUSED16_TQ_ENTRY(gdn_fwd_fused16_f16_k128_b2c, gdn::gdn_f16, Fused16B2CL, 2, gdn::F16_FULL)
+GDN_FUSED16_ENTRY(gdn_fwd_fused16_bf16_k128_w8c, gdn::gdn_bf16, Fused16W8C, 1, gdn::F16_FULL)
+GDN_FUSED16_ENTRY(gdn_fwd_fused16_f16_k128_w8c, gdn::gdn_f16, Fused16W8C, 1, gdn::F16_FULL)
 
 // The shared memory src/engines/gdn/fused16.rs launches each form with (both io dtypes are 2 bytes).
 static_assert(gdn::fused16_smem_bytes<gdn::gdn_bf16, 64, gdn::Fused16W8>() == 190784, "w8 smem: fused16.rs");

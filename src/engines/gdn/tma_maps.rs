@@ -12,7 +12,7 @@
 //! Rows past the tensor's end read zeros; rows past a sequence's end inside the tensor are the
 //! next sequence's tokens (a kernel serving a partial chunk clears or skips them itself).
 //!
-//! The one-pass forward's TQ forms (session 71, `Fused16Params::qk_maps` of
+//! The one-pass forward's TQ forms (session 71, `Fused16TmaParams::qk_maps` of
 //! `kernels/include/gdn_fwd_fused16.cuh`) read q and k as the same dense tensors with box
 //! [`FUSED16_QK_BOX`] (a chunk of 16 tokens) under the 128-byte swizzle
 //! ([`FwdIoMapShape::fused16_qk_specs`]).
@@ -199,7 +199,7 @@ impl FwdIoMapShape {
         ]
     }
 
-    /// The one pass's maps of q and k (the TQ forms), in `Fused16Params::qk_maps`' order: the same
+    /// The one pass's maps of q and k (the TQ forms), in `Fused16TmaParams::qk_maps`' order: the same
     /// tensors as [`FwdIoMapShape::specs`]' q, k with box [`FUSED16_QK_BOX`].
     pub fn fused16_qk_specs(&self) -> [TiledMapSpec; 2] {
         let (h, hk, _, _) = self.heads;
