@@ -5,8 +5,8 @@
 # device74.txz (this tree); m: device90.txz (500d3c7), n: device73.txz (the merge, 521e772).
 # 1. gpu_gdn and gpu_gdn_pdl on o.
 # 2. forward_parity's hashes: by rule o against m (w8c, w8 ...: the same code), b2c forced o against n.
-# 3. The forward by rule at (4,8192,16), (16,2048,32) and the ragged mix, m n o then o n m.
-# run: command "bash bench/device_s72d.sh", carry [".xfer-tests72"], ~230 s; any kind.
+# 3. The forward by rule at (4,8192,16) and the ragged mix (w8c), m o then o m (FWD_ROUNDS=0: none).
+# run: command "bash bench/device_s72d.sh", carry [".xfer-tests72"], ~150 s; any kind.
 set -u
 cd "$(git rev-parse --show-toplevel 2>/dev/null || pwd)"
 source bench/device_lib.sh
@@ -19,6 +19,8 @@ dev_elapsed
 { dev_pack_fwd_same m o "forward_parity by rule: before the merge / now"
   dev_pack_fwd_same n o "forward_parity, b2c forced: the merge / now" DNNPLAN_GDN_FWD_FUSED=b2c; } 2>&1 | tee "$OUT/s72d_hashes.log"
 dev_elapsed
-echo "== the forward by rule: m (500d3c7), n (521e772), o (now)"
-{ dev_pack_fwd_packs "m n o" "0 2 3" 2; dev_pack_fwd_packs "o n m" "0 2 3" 2; } 2>&1 | tee "$OUT/s72d_fwd.log"
-dev_elapsed
+if [ "${FWD_ROUNDS:-1}" -gt 0 ]; then
+  echo "== the forward by rule: m (500d3c7), o (now)"
+  { dev_pack_fwd_packs "m o" "0 3" "${FWD_ROUNDS:-1}"; dev_pack_fwd_packs "o m" "0 3" "${FWD_ROUNDS:-1}"; } 2>&1 | tee "$OUT/s72d_fwd.log"
+  dev_elapsed
+fi
