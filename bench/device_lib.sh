@@ -331,6 +331,15 @@ dev_pack_fwd_same() (
   dev_same "$DEV_TMP/h_$a" "$DEV_TMP/h_$b" "$label ($(wc -l < "$DEV_TMP/h_$a") lines)"
 )
 
+# dev_packs_begin TAG DIR NAME:TXZ ...: dev_f16_begin, DEV_TMP=/tmp/TAG, then each pack DIR/TXZ
+# unpacked into /tmp/NAME (dev_pack).
+dev_packs_begin() {
+  local tag=$1 dir=$2 pk; shift 2
+  dev_f16_begin
+  DEV_TMP=/tmp/$tag && mkdir -p "$DEV_TMP"
+  for pk in "$@"; do DEV_PACKS=$dir dev_pack "${pk%%:*}" "${pk#*:}"; done
+}
+
 # dev_pack NAME TXZ: unpacks $DEV_PACKS/TXZ (a `.device/` pack; DEV_PACKS default .xfer-tests68)
 # into /tmp/NAME.
 dev_pack() { mkdir -p "/tmp/$1" && tar xJf "${DEV_PACKS:-.xfer-tests68}/$2" -C "/tmp/$1"; }

@@ -14,10 +14,7 @@
 set -u
 cd "$(git rev-parse --show-toplevel 2>/dev/null || pwd)"
 source bench/device_lib.sh
-dev_f16_begin
-DEV_TMP=/tmp/s72c && mkdir -p $DEV_TMP
-DEV_PACKS=.xfer-tests72 dev_pack m device90.txz
-DEV_PACKS=.xfer-tests72 dev_pack n device73.txz
+dev_packs_begin s72c .xfer-tests72 m:device90.txz n:device73.txz
 echo "== w8c: main (m) / merged (n)"
 { dev_pack_fwd_packs "m n" "0 3" 2; dev_pack_fwd_packs "n m" "0 3" 2; } 2>&1 | tee "$OUT/s72c_w8c.log"
 dev_elapsed

@@ -10,9 +10,7 @@
 set -u
 cd "$(git rev-parse --show-toplevel 2>/dev/null || pwd)"
 source bench/device_lib.sh
-dev_f16_begin
-DEV_TMP=/tmp/s72d && mkdir -p $DEV_TMP
-for pk in m:device90 n:device73 o:device74; do DEV_PACKS=.xfer-tests72 dev_pack "${pk%%:*}" "${pk#*:}.txz"; done
+dev_packs_begin s72d .xfer-tests72 m:device90.txz n:device73.txz o:device74.txz
 echo "== gpu_gdn on o"
 dev_pack_tests o
 dev_elapsed
