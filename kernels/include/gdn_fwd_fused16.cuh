@@ -290,7 +290,7 @@ static_assert(sizeof(Fused16Params) == 224, "Fused16Params layout changed: updat
 // box {64, 1, 16}, the 128-byte swizzle (src/engines/gdn/tma_maps.rs, FwdIoMapShape::fused16_qk_specs)
 // at offset 256. Only the TQ entries declare it: the maps' 128-byte alignment moves the block in the
 // parameter bank (every field's offset by 0x70), and ptxas then allocates w8c's registers otherwise
-// (5,328 SASS instructions against 5,360), +1.0..+1.2 % through the product on an H100 (session 72).
+// (5,328 SASS instructions against 5,360), +0.9..+1.2 % through the product on an H100 (session 72).
 struct Fused16TmaParams {
   Fused16Params p;
   dnnp::TmaDesc qk_maps[2];

@@ -47,7 +47,7 @@ pub struct Fused16Params {
 /// 256 (512 bytes). The plan binds this block for every form: a TQ entry declares all of it, every
 /// other entry its prefix [`Fused16Params`] (the driver copies each kernel's declared size).
 /// Keeping the maps out of the other entries' block keeps their code: a 128-byte aligned block moves
-/// every field in the parameter bank, and ptxas then compiled w8c's entries otherwise, +1.0..+1.2 %
+/// every field in the parameter bank, and ptxas then compiled w8c's entries otherwise, +0.9..+1.2 %
 /// through the product (session 72, H100).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
