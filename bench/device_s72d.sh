@@ -2,7 +2,8 @@
 # Session 72, call 4: the one pass's entries with their own blocks again (only b2c's takes
 # gdn::Fused16TmaParams; every other form gdn::Fused16Params, 224 bytes): w8c, w4c, w8 and b2's SASS
 # byte-identical to main before the merge (500d3c7), b2c's to the merged candidate. Pack o:
-# device74.txz (this tree); m: device90.txz (500d3c7), n: device73.txz (the merge, 521e772).
+# device74.txz (75689b4, built 13:39 UTC; its cubins are every later tree's until kernels/ changes);
+# m: device90.txz (500d3c7), n: device73.txz (the merge, 521e772).
 # 1. gpu_gdn and gpu_gdn_pdl on o.
 # 2. forward_parity's hashes: by rule o against m (w8c, w8 ...: the same code), b2c forced o against n.
 # 3. The forward by rule at (4,8192,16) and the ragged mix (w8c), m o then o m (FWD_ROUNDS=0: none).
