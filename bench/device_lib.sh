@@ -320,16 +320,19 @@ dev_f16_bins_checks() {
   echo "elapsed $SECONDS s"
 }
 
-# dev_pack_fwd_same A B LABEL [VAR=VALUE ...]: forward_parity's hashes of the packs in /tmp/A and
-# /tmp/B (their gpu_gdn, under B's device-env.sh and the given environment) compared by dev_same.
-dev_pack_fwd_same() (
-  local a=$1 b=$2 label=$3
-  shift 3
+# dev_pack_same WHICH A B LABEL [VAR=VALUE ...]: the hashes (dev_hashes WHICH: fwd, forward_parity;
+# bwd, backward_parity) of the packs in /tmp/A and /tmp/B (their gpu_gdn, under B's device-env.sh
+# and the given environment) compared by dev_same.
+dev_pack_same() (
+  local which=$1 a=$2 b=$3 label=$4
+  shift 4
   source "/tmp/$b/.device/device-env.sh" > /dev/null 2>&1
-  dev_hashes fwd "$(ls /tmp/$a/.device/tests/gpu_gdn-* | head -1)" "$@" > "$DEV_TMP/h_$a"
-  dev_hashes fwd "$(ls /tmp/$b/.device/tests/gpu_gdn-* | head -1)" "$@" > "$DEV_TMP/h_$b"
+  dev_hashes "$which" "$(ls /tmp/$a/.device/tests/gpu_gdn-* | head -1)" "$@" > "$DEV_TMP/h_$a"
+  dev_hashes "$which" "$(ls /tmp/$b/.device/tests/gpu_gdn-* | head -1)" "$@" > "$DEV_TMP/h_$b"
   dev_same "$DEV_TMP/h_$a" "$DEV_TMP/h_$b" "$label ($(wc -l < "$DEV_TMP/h_$a") lines)"
 )
+# dev_pack_fwd_same A B LABEL [VAR=VALUE ...]: dev_pack_same fwd.
+dev_pack_fwd_same() { dev_pack_same fwd "$@"; }
 
 # dev_packs_begin TAG DIR NAME:TXZ ...: dev_f16_begin, DEV_TMP=/tmp/TAG, then each pack DIR/TXZ
 # unpacked into /tmp/NAME (dev_pack).
@@ -357,6 +360,8 @@ dev_pack_tests() (
 # dev_pack_fwd_packs "A B ..." [SHAPES] [ROUNDS]: the forward by rule through the product
 # (gdn_benchmark_ours) of the packs in /tmp/A, /tmp/B, ..., alternating, ROUNDS (default 2) rounds at
 # the benchmark shapes SHAPES (default "0 2 3": the one pass's), under the last pack's device-env.sh.
+# DEV_BENCH_RE (default "BENCH ours fwd ") picks the lines shown: "BENCH ours (fwd|bwd|train) " adds
+# the backward and the training step the same runs time.
 dev_pack_fwd_packs() (
   local shapes=${2:-0 2 3} rounds=${3:-2} rep pk b last
   for pk in $1; do last=$pk; done
@@ -365,9 +370,9 @@ dev_pack_fwd_packs() (
     for pk in $1; do
       b=$(ls /tmp/$pk/.device/tests/gpu_gdn_bench-* | head -1)
       DNNPLAN_GDN_BENCH=1 DNNPLAN_GDN_BENCH_SCHEDULES="default:::" DNNPLAN_GDN_BENCH_SHAPES="$shapes" \
-        timeout 60 "$b" gdn_benchmark_ours --test-threads=1 --nocapture > "$DEV_TMP/ours_${pk}_$rep.log" 2>&1
+        timeout "${DEV_BENCH_CAP_S:-60}" "$b" gdn_benchmark_ours --test-threads=1 --nocapture > "$DEV_TMP/ours_${pk}_$rep.log" 2>&1
       echo "== product $pk round $rep rc=$?"
-      grep -E "BENCH ours fwd " "$DEV_TMP/ours_${pk}_$rep.log" | sed 's/^test gdn_benchmark_ours ... //' | cut -c1-110
+      grep -E "${DEV_BENCH_RE:-BENCH ours fwd }" "$DEV_TMP/ours_${pk}_$rep.log" | sed 's/^test gdn_benchmark_ours ... //' | cut -c1-110
     done
   done
 )
