@@ -546,6 +546,26 @@ mod tests {
     }
 
     #[test]
+    fn only_the_tma_forms_entries_declare_the_maps_block() {
+        // kernels/src/gdn_fused16.cu writes a TQ form's entry with GDN_FUSED16_TQ_ENTRY (its
+        // parameter gdn::Fused16TmaParams, the block bind fills), every other with
+        // GDN_FUSED16_ENTRY (gdn::Fused16Params, that block's prefix).
+        let source = include_str!("../../../kernels/src/gdn_fused16.cu");
+        for form in &FUSED16_FORMS {
+            for tag in ["bf16", "f16"] {
+                let entry = form.entry(tag);
+                let line = source
+                    .lines()
+                    .find(|l| l.contains(&format!("({entry},")))
+                    .unwrap_or_else(|| panic!("no entry line for {entry}"));
+                let tq = line.starts_with("GDN_FUSED16_TQ_ENTRY(");
+                assert!(tq || line.starts_with("GDN_FUSED16_ENTRY("), "{line}");
+                assert_eq!(tq, form.tma_qk, "{entry}: {line}");
+            }
+        }
+    }
+
+    #[test]
     fn every_entry_is_in_the_bundled_cubin() {
         let module = crate::cuda::kernels::KERNELS
             .iter()
