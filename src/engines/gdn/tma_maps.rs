@@ -128,7 +128,7 @@ pub const QKV_BOX: [u32; 3] = [64, 1, 64];
 
 /// The box of the one pass's q, k maps: 64 elements (one 128-byte swizzle row) x 1 head x 16
 /// tokens (the one pass's chunk), the swizzled stage's layout of a channel half
-/// (`fused16_qk_boxes` in `kernels/include/gdn_fwd_fused16.cuh`).
+/// (`fused16_issue`'s TQ branch in `kernels/include/gdn_fwd_fused16.cuh`).
 pub const FUSED16_QK_BOX: [u32; 3] = [64, 1, 16];
 
 /// The box of o: 16 value columns (one warp's rows of the output scan) x 1 head x 64 tokens, under
