@@ -1,6 +1,7 @@
 """Builds dnnplan's bundled cubins and writes kernels/manifest.toml (called by build-cubins.sh).
 
-Input: the hand-written fields of each [[kernel]] in manifest.toml (name, source, defines).
+Input: the hand-written fields of each [[kernel]] in manifest.toml (name, source, defines, and the
+optional ptxas: code-generation options of that module's ptxas, each of PTXAS_OPTIONS).
 Output: kernels/<arch>/<name>.cubin and every generated manifest field (sources with headers as
 nvcc -M reports them, flags, toolkit, blake3 of the sources and of the cubin, exported functions
 read from the cubin's ELF symbol table). With --check, builds into a temporary directory and fails
@@ -21,9 +22,12 @@ ARCH = "sm_90a"
 SCHEMA = 1
 # Deterministic flags only: no -lineinfo, no -G (they embed paths and change the bytes).
 COMMON_FLAGS = ["-gencode=arch=compute_90a,code=sm_90a", "--cubin", "-O3", "-std=c++17", "-Iinclude"]
+# ptxas options a module may ask for in its manifest's `ptxas`: only ones that change register
+# allocation and scheduling, never the arithmetic (the numerics are the source's alone).
+PTXAS_OPTIONS = ("--register-usage-level=",)
 HEADER = """\
 # kernels/manifest.toml: dnnplan's bundled CUDA kernels (one module per [[kernel]]).
-# Hand-written fields: name, source, defines. kernels/build-cubins.sh writes every other field;
+# Hand-written fields: name, source, defines, ptxas (optional). kernels/build-cubins.sh writes every other field;
 # run it after any change under kernels/src or kernels/include. Format: kernels/README.md.
 """
 
@@ -100,7 +104,11 @@ def build(nvcc, root, out_dir):
             raise SystemExit(f"kernel `{name}`: names must be unique identifiers")
         seen.add(name)
         defines = list(k.get("defines", []))
-        flags = COMMON_FLAGS + [f"-D{d}" for d in defines]
+        ptxas = list(k.get("ptxas", []))
+        for opt in ptxas:
+            if not opt.startswith(PTXAS_OPTIONS):
+                raise SystemExit(f"kernel `{name}`: ptxas option `{opt}` is not one of {PTXAS_OPTIONS}")
+        flags = COMMON_FLAGS + [f"-D{d}" for d in defines] + [f for opt in ptxas for f in ("-Xptxas", opt)]
         sources = sorted(header_deps(nvcc, root, source, flags) | {source})
         cubin_rel = f"{ARCH}/{name}.cubin"
         cubin_path = os.path.join(out_dir, cubin_rel)
@@ -115,7 +123,8 @@ def build(nvcc, root, out_dir):
             f"name = {toml_str(name)}\n"
             f"source = {toml_str(source)}\n"
             f"defines = {toml_list(defines)}\n"
-            f"arch = {toml_str(ARCH)}\n"
+            + (f"ptxas = {toml_list(ptxas)}\n" if ptxas else "")
+            + f"arch = {toml_str(ARCH)}\n"
             f"sources = {toml_list(sources)}\n"
             f"nvcc_flags = {toml_list(flags)}\n"
             f"toolkit = {toml_str(toolkit)}\n"
