@@ -5,11 +5,12 @@
 # CUDA-graph replay), joined by bench/gdn_bench_table.py; budget-capped (fla's Triton autotuning is
 # cold on a fresh machine, so its later steps may be cut). Worth a call on an H200 (issue 8 asks for
 # the H200; sessions 51-52 ran it on H100s): the reply's device says which.
-# run: command "bash bench/device_peers_55b.sh", carry [".xfer-tests68", ".xfer-final"] (device68.txz; whl/).
+# run: command "bash bench/device_peers_55b.sh", carry [".xfer-tests68", ".xfer-final"] (device68.txz; whl/);
+# PACK=DIR/NAME.txz (default .xfer-tests68/device68.txz) times another pack (carry its folder instead).
 set -u
 cd "$(git rev-parse --show-toplevel 2>/dev/null || pwd)"
 t0=$(date +%s)
-tar xJf .xfer-tests68/device68.txz
+tar xJf "${PACK:-.xfer-tests68/device68.txz}"
 rm -rf whl && cp -r .xfer-final/whl whl
 export TRITON_CACHE_DIR=/tmp/triton-cache
 OUT=$OUT/gdn GDN_PARITY=0 GDN_NCU=0 BENCH_BUDGET_S=${BUDGET:-440} FLA_CAP_S=${FLA_CAP:-190} bash bench/gdn_bench_run.sh 2>&1 | grep -vE "^running|^test .* ok$" | tail -60
