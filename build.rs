@@ -112,6 +112,8 @@ mod kernel_table {
         source: String,
         #[serde(default)]
         defines: Vec<String>,
+        #[serde(default)]
+        ptxas: Vec<String>,
         arch: String,
         sources: Vec<String>,
         nvcc_flags: Vec<String>,
@@ -173,12 +175,13 @@ mod kernel_table {
             let _ = writeln!(
                 code,
                 "    Kernel {{ name: {name:?}, source: {source:?}, defines: &[{defines}], \
-                 functions: &[{functions}], files: &[{files}], sources_blake3: {sb:?}, \
+                 ptxas: &[{ptxas}], functions: &[{functions}], files: &[{files}], sources_blake3: {sb:?}, \
                  cubins: &[Cubin {{ arch: {arch:?}, bytes: include_bytes!({cubin:?}), \
                  blake3: {cb:?}, toolkit: {tk:?}, nvcc_flags: &[{flags}] }}] }},",
                 name = k.name,
                 source = k.source,
                 defines = strs(&k.defines),
+                ptxas = strs(&k.ptxas),
                 functions = strs(&k.functions),
                 sb = k.sources_blake3,
                 arch = k.arch,

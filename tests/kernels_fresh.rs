@@ -2,7 +2,8 @@
 //!
 //! kernels/build-cubins.sh records, per kernel, the blake3 of its sources and of its cubin in
 //! kernels/manifest.toml. Editing a .cu or .cuh without rerunning the script changes the sources'
-//! digest; this test then fails and says which kernel to rebuild. (CI's byte-for-byte rebuild,
+//! digest; this test then fails and says which kernel to rebuild. So does editing a kernel's
+//! hand-written `defines` or `ptxas` (its recorded `nvcc_flags` keep the old ones). (CI's byte-for-byte rebuild,
 //! `kernels/build-cubins.sh --check`, additionally proves the cubins come from these sources.)
 
 mod support;
@@ -100,4 +101,38 @@ fn the_digest_detects_a_one_byte_change() {
         kernels::sources_digest([("a", &b"bc"[..]), ("d", &b""[..])]),
         kernels::sources_digest([("a", &b"b"[..]), ("cd", &b""[..])])
     );
+}
+
+#[test]
+fn every_cubin_was_built_with_its_kernels_hand_written_defines_and_ptxas_options() {
+    // build-cubins.sh records the flags it ran nvcc with: the common ones, then `-D` per define,
+    // then `-Xptxas` per ptxas option. A hand edit of `defines` or `ptxas` without a rebuild
+    // leaves the recorded flags (and the cubin) as they were; this names the kernel to rebuild.
+    let mut first_common: Option<Vec<&str>> = None;
+    for k in KERNELS {
+        let mut inputs: Vec<String> = k.defines.iter().map(|d| format!("-D{d}")).collect();
+        for opt in k.ptxas {
+            inputs.extend(["-Xptxas".to_owned(), (*opt).to_owned()]);
+        }
+        for c in k.cubins {
+            assert!(
+                c.nvcc_flags.len() >= inputs.len()
+                    && c.nvcc_flags[c.nvcc_flags.len() - inputs.len()..] == inputs[..],
+                "kernel `{}`: its cubin was built with {:?}, not with its manifest's defines {:?} and \
+                 ptxas {:?}; run kernels/build-cubins.sh",
+                k.name,
+                c.nvcc_flags,
+                k.defines,
+                k.ptxas
+            );
+            let shared = c.nvcc_flags[..c.nvcc_flags.len() - inputs.len()].to_vec();
+            let expected = first_common.get_or_insert_with(|| shared.clone());
+            assert_eq!(
+                &shared, expected,
+                "kernel `{}`: its cubin was built with {:?}, which is not the common flags plus its \
+                 manifest's defines {:?} and ptxas {:?}; run kernels/build-cubins.sh",
+                k.name, c.nvcc_flags, k.defines, k.ptxas
+            );
+        }
+    }
 }

@@ -46,6 +46,9 @@ pub struct Kernel {
     pub source: &'static str,
     /// `NAME=VALUE` defines the bundled cubins were built with (their knob values).
     pub defines: &'static [&'static str],
+    /// ptxas options the bundled cubins were built with (the manifest's `ptxas`: register
+    /// allocation and scheduling only, never the arithmetic; NVRTC builds keep ptxas's defaults).
+    pub ptxas: &'static [&'static str],
     /// The `extern "C"` entry points.
     pub functions: &'static [&'static str],
     /// Every source file (the main one and its headers), sorted by path.
