@@ -3,8 +3,9 @@
 //! kernels/build-cubins.sh records, per kernel, the blake3 of its sources and of its cubin in
 //! kernels/manifest.toml. Editing a .cu or .cuh without rerunning the script changes the sources'
 //! digest; this test then fails and says which kernel to rebuild. So does editing a kernel's
-//! hand-written `defines` or `ptxas` (its recorded `nvcc_flags` keep the old ones). (CI's byte-for-byte rebuild,
-//! `kernels/build-cubins.sh --check`, additionally proves the cubins come from these sources.)
+//! hand-written `defines` or `ptxas` (its recorded `nvcc_flags` keep the old ones). (CI's
+//! byte-for-byte rebuild, `kernels/build-cubins.sh --check`, additionally proves the cubins come
+//! from these sources.)
 
 mod support;
 
