@@ -27,8 +27,9 @@ COMMON_FLAGS = ["-gencode=arch=compute_90a,code=sm_90a", "--cubin", "-O3", "-std
 PTXAS_OPTIONS = ("--register-usage-level=",)
 HEADER = """\
 # kernels/manifest.toml: dnnplan's bundled CUDA kernels (one module per [[kernel]]).
-# Hand-written fields: name, source, defines, ptxas (optional). kernels/build-cubins.sh writes every other field;
-# run it after any change under kernels/src or kernels/include. Format: kernels/README.md.
+# Hand-written fields: name, source, defines, ptxas (optional). kernels/build-cubins.sh writes
+# every other field; run it after any change under kernels/src or kernels/include. Format:
+# kernels/README.md.
 """
 
 
