@@ -361,18 +361,21 @@ dev_pack_tests() (
 # (gdn_benchmark_ours) of the packs in /tmp/A, /tmp/B, ..., alternating, ROUNDS (default 2) rounds at
 # the benchmark shapes SHAPES (default "0 2 3": the one pass's), under the last pack's device-env.sh.
 # DEV_BENCH_RE (default "BENCH ours fwd ") picks the lines shown: "BENCH ours (fwd|bwd|train) " adds
-# the backward and the training step the same runs time.
+# the backward and the training step the same runs time. Each run's whole output is kept as
+# $DEV_TMP/ours_<the packs joined by ->_<pack>_<round>.log (a second call in another order keeps its own).
 dev_pack_fwd_packs() (
-  local shapes=${2:-0 2 3} rounds=${3:-2} rep pk b last
+  local shapes=${2:-0 2 3} rounds=${3:-2} rep pk b last order log
+  order=$(echo $1 | tr ' ' '-')
   for pk in $1; do last=$pk; done
   source "/tmp/$last/.device/device-env.sh" > /dev/null 2>&1
   for rep in $(seq "$rounds"); do
     for pk in $1; do
       b=$(ls /tmp/$pk/.device/tests/gpu_gdn_bench-* | head -1)
+      log=$DEV_TMP/ours_${order}_${pk}_$rep.log
       DNNPLAN_GDN_BENCH=1 DNNPLAN_GDN_BENCH_SCHEDULES="default:::" DNNPLAN_GDN_BENCH_SHAPES="$shapes" \
-        timeout "${DEV_BENCH_CAP_S:-60}" "$b" gdn_benchmark_ours --test-threads=1 --nocapture > "$DEV_TMP/ours_${pk}_$rep.log" 2>&1
+        timeout "${DEV_BENCH_CAP_S:-60}" "$b" gdn_benchmark_ours --test-threads=1 --nocapture > "$log" 2>&1
       echo "== product $pk round $rep rc=$?"
-      grep -E "${DEV_BENCH_RE:-BENCH ours fwd }" "$DEV_TMP/ours_${pk}_$rep.log" | sed 's/^test gdn_benchmark_ours ... //' | cut -c1-110
+      grep -E "${DEV_BENCH_RE:-BENCH ours fwd }" "$log" | sed 's/^test gdn_benchmark_ours ... //' | cut -c1-110
     done
   done
 )
