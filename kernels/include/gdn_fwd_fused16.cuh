@@ -1118,6 +1118,9 @@ __device__ __forceinline__ void fwd_fused16_body(const Fused16Params& pp, const 
         for (int e = 0; e < 2; ++e) {
           const int ch = 2 * m + e;
           if (ch < nch) {
+            // The chunk's first token and the q, k flag are written out in each branch, not hoisted:
+            // a hoisted pair renamed the registers of the non-TQ forms' loop (w8c's SASS changed,
+            // session 72), so the non-TQ call keeps the expression it had before TQ.
             if constexpr (F::tma_qk) {
               fused16_issue<T, VB, true, true>(cp, sm.st[ch % S], bos + static_cast<long long>(ch) * F16_C, eos,
                                                !F16C_PUSH_ROWS || e == static_cast<int>(rank),
