@@ -3,7 +3,8 @@
 # the piece chain's rules, set on H100 measurements (sessions 64-72), hold on the H200? The forward
 # through the product of device75.txz (b76cd7b, the table's pack), two rounds each:
 #   A: by rule, w8c forced, b2c forced (DNNPLAN_GDN_FWD_FUSED) at (4,8192,16), (16,2048,32), ragged;
-#   B: (1,32768,16) by rule (five pieces) and at 4, 6 and 7 pieces (DNNPLAN_GDN_FWD_PIECES).
+#   B: (1,32768,16) by rule (five pieces) and at 4, 6 and 7 pieces (the benchmark's schedules p4 / p6 / p7,
+#      which set DNNPLAN_GDN_FWD_PIECES; dev_pack_fwd_packs pins the default schedule, so not through it).
 # run: command "bash bench/device_s74b.sh", carry [".xfer-tests73"], needs_h200, ~150 s.
 set -u
 cd "$(git rev-parse --show-toplevel 2>/dev/null || pwd)"
