@@ -363,6 +363,8 @@ dev_pack_tests() (
 # DEV_BENCH_RE (default "BENCH ours fwd ") picks the lines shown: "BENCH ours (fwd|bwd|train) " adds
 # the backward and the training step the same runs time. Each run's whole output is kept as
 # $DEV_TMP/ours_<the packs joined by ->_<pack>_<round>.log (a second call in another order keeps its own).
+# DEV_BENCH_SCHEDULES (default "default:::": by rule) is the benchmark's schedule list
+# (DNNPLAN_GDN_BENCH_SCHEDULES, e.g. "default:::,p4::4" adds the forward at 4 pieces).
 dev_pack_fwd_packs() (
   local shapes=${2:-0 2 3} rounds=${3:-2} rep pk b last order log
   order=$(echo $1 | tr ' ' '-')
@@ -372,7 +374,7 @@ dev_pack_fwd_packs() (
     for pk in $1; do
       b=$(ls /tmp/$pk/.device/tests/gpu_gdn_bench-* | head -1)
       log=$DEV_TMP/ours_${order}_${pk}_$rep.log
-      DNNPLAN_GDN_BENCH=1 DNNPLAN_GDN_BENCH_SCHEDULES="default:::" DNNPLAN_GDN_BENCH_SHAPES="$shapes" \
+      DNNPLAN_GDN_BENCH=1 DNNPLAN_GDN_BENCH_SCHEDULES="${DEV_BENCH_SCHEDULES:-default:::}" DNNPLAN_GDN_BENCH_SHAPES="$shapes" \
         timeout "${DEV_BENCH_CAP_S:-60}" "$b" gdn_benchmark_ours --test-threads=1 --nocapture > "$log" 2>&1
       echo "== product $pk round $rep rc=$?"
       grep -E "${DEV_BENCH_RE:-BENCH ours fwd }" "$log" | sed 's/^test gdn_benchmark_ours ... //' | cut -c1-110

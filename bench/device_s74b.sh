@@ -4,7 +4,7 @@
 # through the product of device75.txz (b76cd7b, the table's pack), two rounds each:
 #   A: by rule, w8c forced, b2c forced (DNNPLAN_GDN_FWD_FUSED) at (4,8192,16), (16,2048,32), ragged;
 #   B: (1,32768,16) by rule (five pieces) and at 4, 6 and 7 pieces (the benchmark's schedules p4 / p6 / p7,
-#      which set DNNPLAN_GDN_FWD_PIECES; dev_pack_fwd_packs pins the default schedule, so not through it).
+#      which set DNNPLAN_GDN_FWD_PIECES, through dev_pack_fwd_packs's DEV_BENCH_SCHEDULES).
 # run: command "bash bench/device_s74b.sh", carry [".xfer-tests73"], needs_h200, ~150 s.
 set -u
 cd "$(git rev-parse --show-toplevel 2>/dev/null || pwd)"
@@ -18,13 +18,6 @@ for form in rule w8c b2c; do
 done 2>&1 | tee "$OUT/s74b_forms.log"
 dev_elapsed
 echo "== B: (1,32768,16) by rule and at 4, 6, 7 pieces (one process, the schedules in turn, two rounds)"
-( source /tmp/p/.device/device-env.sh > /dev/null 2>&1
-  b=$(ls /tmp/p/.device/tests/gpu_gdn_bench-* | head -1)
-  for rep in 1 2; do
-    DNNPLAN_GDN_BENCH=1 DNNPLAN_GDN_BENCH_SCHEDULES="default:::,p4::4,p6::6,p7::7" DNNPLAN_GDN_BENCH_SHAPES=1 \
-      timeout 90 "$b" gdn_benchmark_ours --test-threads=1 --nocapture > "$DEV_TMP/pieces_$rep.log" 2>&1
-    echo "== round $rep rc=$?"
-    grep -E "BENCH ours fwd " "$DEV_TMP/pieces_$rep.log" | sed 's/^test gdn_benchmark_ours ... //' | cut -c1-120
-  done
-  cp "$DEV_TMP"/pieces_*.log "$OUT/" ) 2>&1 | tee "$OUT/s74b_pieces.log"
+DEV_BENCH_SCHEDULES="default:::,p4::4,p6::6,p7::7" dev_pack_fwd_packs p 1 2 2>&1 | tee "$OUT/s74b_pieces.log"
+for rep in 1 2; do cp "$DEV_TMP/ours_p_p_$rep.log" "$OUT/pieces_$rep.log" 2>/dev/null; done
 dev_elapsed
