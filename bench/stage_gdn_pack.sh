@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Stages, on the CPU machine, what the GDN device scripts carry, from a fresh checkout:
 #   1. a pack DIR/NAME.txz (default .xfer-tests73/device75.txz, the name bench/device_peers_55b.sh
-#      and bench/device_s74b.sh expect): `.device/` with the GDN test binaries (gpu_gdn,
-#      gpu_gdn_pdl, gpu_gdn_bench; release, feature gpu-tests, stripped) and device-env.sh;
-#      about 7 MB, where ../shared/scripts/device-pack.sh's whole `.device/` is over the 64 MiB a
-#      call carries;
+#      and bench/device_s74b.sh expect): the GDN test binaries (gpu_gdn, gpu_gdn_pdl,
+#      gpu_gdn_bench; release, feature gpu-tests, stripped) and device-env.sh, staged by
+#      ../shared/scripts/device-pack.sh limited to those tests (so it replaces this checkout's
+#      `.device/`), then only `.device/tests` and `device-env.sh` packed: about 7 MB, where the
+#      whole `.device/` is over the 64 MiB a call carries;
 #   2. the peers' wheels in .xfer-final/whl (fla-core 0.6.0 and its einops, nvidia-cudnn-frontend
 #      1.32.0 for CPython 3.12; the KDA path needs neither of the frontend's optional cutlass-dsl /
 #      tvm-ffi dependencies), skipped when present.
@@ -15,27 +16,13 @@ cd "$(git rev-parse --show-toplevel)"
 pack=${1:-.xfer-tests73/device75.txz}
 tests=(gpu_gdn gpu_gdn_pdl gpu_gdn_bench)
 
-export CARGO_PROFILE_RELEASE_DEBUG=0 CARGO_PROFILE_RELEASE_STRIP=symbols
-args=(--release --features gpu-tests --no-run)
+args=(--features gpu-tests)
 for t in "${tests[@]}"; do args+=(--test "$t"); done
-# The executables' paths from cargo's own report (not a glob over target/, which keeps old builds).
-mapfile -t exes < <(cargo test "${args[@]}" --message-format=json 2> /dev/null | python3 -c '
-import json, sys
-for line in sys.stdin:
-    try:
-        m = json.loads(line)
-    except ValueError:
-        continue
-    if m.get("reason") == "compiler-artifact" and m.get("profile", {}).get("test") and m.get("executable"):
-        print(m["executable"])')
-[ "${#exes[@]}" -eq "${#tests[@]}" ] || { echo "stage_gdn_pack: expected ${#tests[@]} test executables, cargo reported ${#exes[@]}" >&2; exit 1; }
-
-stage=$(mktemp -d)
-trap 'rm -rf "$stage"' EXIT
-mkdir -p "$stage/.device/tests" "$(dirname "$pack")"
-cp "${exes[@]}" "$stage/.device/tests/"
-cp ../shared/scripts/device-env.sh "$stage/.device/"
-tar cJf "$pack" -C "$stage" .device
+../shared/scripts/device-pack.sh "${args[@]}" > /dev/null
+n=$(find .device/tests -type f | wc -l)
+[ "$n" -eq "${#tests[@]}" ] || { echo "stage_gdn_pack: expected ${#tests[@]} test executables in .device/tests, found $n" >&2; exit 1; }
+mkdir -p "$(dirname "$pack")"
+tar cJf "$pack" .device/device-env.sh .device/tests
 echo "pack: $pack ($(du -h "$pack" | cut -f1))"
 
 whl=.xfer-final/whl
