@@ -10,13 +10,14 @@ unless the cubins and the manifest are byte-identical to the checked-in ones.
 import argparse
 import os
 import shutil
-import struct
 import subprocess
 import sys
 import tempfile
 import tomllib
 
 import blake3
+
+from cubin_elf import entry_functions
 
 ARCH = "sm_90a"
 SCHEMA = 1
@@ -42,26 +43,6 @@ def sources_digest(root, sources):
             h.update(f.read())
         h.update(b"\0")
     return h.hexdigest()
-
-
-def entry_functions(cubin):
-    """Names of the kernel entry points (global FUNC symbols flagged STO_CUDA_ENTRY) of an ELF cubin."""
-    if cubin[:4] != b"\x7fELF" or cubin[4] != 2:
-        raise SystemExit("not a 64-bit ELF cubin")
-    shoff = struct.unpack_from("<Q", cubin, 0x28)[0]
-    shentsize, shnum = struct.unpack_from("<HH", cubin, 0x3A)
-    sections = [struct.unpack_from("<IIQQQQIIQQ", cubin, shoff + i * shentsize) for i in range(shnum)]
-    names = []
-    for sec in sections:
-        if sec[1] != 2:  # SHT_SYMTAB
-            continue
-        strtab_off = sections[sec[6]][4]
-        for j in range(sec[5] // 24):
-            name, info, other, _, _, _ = struct.unpack_from("<IBBHQQ", cubin, sec[4] + j * 24)
-            if info >> 4 == 1 and info & 15 == 2 and other & 0x10:
-                end = cubin.index(b"\0", strtab_off + name)
-                names.append(cubin[strtab_off + name:end].decode())
-    return sorted(names)
 
 
 def toolkit_version(nvcc):
