@@ -186,8 +186,6 @@ use super::bwd_select::{
     FORM_RULES, FormContext, SCALED, SLIM, SLIM_PIECES, SLIM_PIECES_SWAPS, select, swap_pairs,
     uncut_replay_smem,
 };
-#[cfg(test)]
-use super::bwd_select::{PREP16, PREP16C, PREP16L, SPLIT};
 use super::chain::ChainVariant;
 use super::chunk_factors::ChunkFactorsLayout;
 use super::engine::{
@@ -946,99 +944,6 @@ impl BwdPrepForm {
 /// seeded replay `gx` of the `tc16` pair, the overlapped io-`dR` producer), so that no launch
 /// reads `W`, `Ũᵀ`, `Q⁺`, `Kᴿ` or `E`, which `prep15sl` does not write.
 pub const PIECE_SLIM_SWAPS: [(BwdKernel, BwdKernel); 6] = swap_pairs(&SLIM_PIECES_SWAPS);
-
-/// A [`FormContext`] for the plan tests' view of one row ([`FormRule::apply`] on built steps):
-/// `form` on `pieces` pieces at K = `k`, V = `v` with the factor kernel `prep` on `sms` SMs, the
-/// knobs on, one uncut replay block per SM where `replay_one_per_sm` says so.
-#[cfg(test)]
-fn test_context(
-    form: BwdPrepForm,
-    pieces: u64,
-    (k, v, prep, sms): (u64, u64, PrepVariant, u64),
-    replay_one_per_sm: bool,
-) -> FormContext {
-    FormContext {
-        form,
-        pieces,
-        k,
-        v,
-        prep,
-        sms,
-        split: true,
-        slim_prep: BwdSlimPrep::V16c,
-        replay_one_per_sm,
-    }
-}
-
-/// The `slimp` row ([`SLIM_PIECES`]) on built steps `steps` at `k` = `v` = 128 with the v15
-/// prep (`prep`): returns whether it applied (the plan tests' view).
-#[cfg(test)]
-fn piece_slim_swap(steps: &mut [Step], k: u64, v: u64, prep: PrepVariant, sms: u64) -> bool {
-    let ctx = test_context(BwdPrepForm::SlimPieces, 2, (k, v, prep, sms), false);
-    FORM_RULES[SLIM_PIECES].apply(steps, &ctx)
-}
-
-/// The `slim` row ([`SLIM`]) on built scalar-form steps `steps`, one uncut replay block per SM
-/// where `replay_one_per_sm` says so (the plan tests' view).
-#[cfg(test)]
-fn slim_swap(steps: &mut [Step], replay_one_per_sm: bool, sms: u64) -> bool {
-    let ctx = test_context(
-        BwdPrepForm::Slim,
-        1,
-        (128, 128, PrepVariant::V15, sms),
-        replay_one_per_sm,
-    );
-    FORM_RULES[SLIM].apply(steps, &ctx)
-}
-
-/// The `prep16` row ([`PREP16`]) on built steps `steps` (the plan tests' view).
-#[cfg(test)]
-fn prep16_swap(steps: &mut [Step], sms: u64) -> bool {
-    let ctx = test_context(
-        BwdPrepForm::Slim,
-        1,
-        (128, 128, PrepVariant::V15, sms),
-        false,
-    );
-    FORM_RULES[PREP16].apply(steps, &ctx)
-}
-
-/// The `prep16c` row ([`PREP16C`]) on built steps `steps` (the plan tests' view).
-#[cfg(test)]
-fn prep16c_swap(steps: &mut [Step], sms: u64) -> bool {
-    let ctx = test_context(
-        BwdPrepForm::Slim,
-        1,
-        (128, 128, PrepVariant::V15, sms),
-        false,
-    );
-    FORM_RULES[PREP16C].apply(steps, &ctx)
-}
-
-/// The `prep16l` row ([`PREP16L`]) on built steps `steps` (the plan tests' view).
-#[cfg(test)]
-fn prep16l_swap(steps: &mut [Step], sms: u64) -> bool {
-    let mut ctx = test_context(
-        BwdPrepForm::Slim,
-        1,
-        (128, 128, PrepVariant::V15, sms),
-        false,
-    );
-    ctx.slim_prep = BwdSlimPrep::V16l;
-    FORM_RULES[PREP16L].apply(steps, &ctx)
-}
-
-/// The `split` row ([`SPLIT`]) on built uncut steps `steps` (the plan tests' view).
-#[cfg(test)]
-fn split_swap(steps: &mut [Step]) -> bool {
-    let ctx = test_context(
-        BwdPrepForm::Scalars,
-        1,
-        (128, 128, PrepVariant::V15, 132),
-        false,
-    );
-    FORM_RULES[SPLIT].apply(steps, &ctx)
-}
 
 /// The backward slim prep's form (`DNNPLAN_GDN_BWD_SLIMPREP`, read at plan build): each form is
 /// the one before it with one more change and computes the same values; the `prep16`, `prep16c`

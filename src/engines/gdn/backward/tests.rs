@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::engines::gdn::analyzer::GdnOp;
+use crate::engines::gdn::bwd_select::{PREP16, PREP16C, PREP16L, SPLIT};
 use crate::engines::gdn::params::{
     dscan_mma_stages_smem_bytes, dsum_sc_smem_bytes, fast_smem_bytes,
 };
@@ -748,32 +749,30 @@ fn tc16_pairs_only_with_the_storing_replay() {
     for other in [BwdKernel::FscanGx3, BwdKernel::FscanR4, BwdKernel::Fscan] {
         assert_eq!(replay_storing_u(other), None);
     }
-    let names = kernel_names("f16", 128, PrepVariant::DEFAULT);
-    assert_eq!(
-        names[BwdKernel::FscanGxU as usize],
-        "gdn_bwd_fscan_gxu_f16_k128"
-    );
-    assert_eq!(
-        names[BwdKernel::FscanGx4U as usize],
-        "gdn_bwd_fscan_gx4u_f16_k128"
-    );
-    assert_eq!(
-        names[BwdKernel::TokensTc16Ov as usize],
-        "gdn_bwd_tokens_tc16_ov_f16_k128"
-    );
-    let names = kernel_names("bf16", 64, PrepVariant::DEFAULT);
-    assert_eq!(
-        names[BwdKernel::FscanGxU as usize],
-        "gdn_bwd_fscan_r4_bf16_k64"
-    );
-    assert_eq!(
-        names[BwdKernel::FscanGx4U as usize],
-        "gdn_bwd_fscan_r4_bf16_k64"
-    );
-    assert_eq!(
-        names[BwdKernel::TokensTc16Ov as usize],
-        "gdn_bwd_tokens_tc13_ov_bf16_k64"
-    );
+    // (io dtype, K): the storing replays' and tc16's entries (K = 64 names r4 and tc13).
+    for ((tag, k), [gxu, gx4u, tc16]) in [
+        (
+            ("f16", 128),
+            [
+                "gdn_bwd_fscan_gxu_f16_k128",
+                "gdn_bwd_fscan_gx4u_f16_k128",
+                "gdn_bwd_tokens_tc16_ov_f16_k128",
+            ],
+        ),
+        (
+            ("bf16", 64),
+            [
+                "gdn_bwd_fscan_r4_bf16_k64",
+                "gdn_bwd_fscan_r4_bf16_k64",
+                "gdn_bwd_tokens_tc13_ov_bf16_k64",
+            ],
+        ),
+    ] {
+        let names = kernel_names(tag, k, PrepVariant::DEFAULT);
+        assert_eq!(names[BwdKernel::FscanGxU as usize], gxu);
+        assert_eq!(names[BwdKernel::FscanGx4U as usize], gx4u);
+        assert_eq!(names[BwdKernel::TokensTc16Ov as usize], tc16);
+    }
     // U's tiles fit the second half of ws_dr: [slots][64][V] io = half its fp32 size.
     let l = BwdWorkspaceLayout::new(4, 32768, 16, 128, 128);
     let slots = max_chunks(4, 32768) * 16;
@@ -1666,7 +1665,92 @@ fn default_plans_run_the_scalar_form_where_it_applies() {
     }
 }
 
-/// Session 29 (helper bp29): `DNNPLAN_GDN_BWD_SLIMPREP`'s values, and `prep16_swap` on the
+/// A [`FormContext`] for the plan tests' view of one row ([`FormRule::apply`] on built steps):
+/// `form` on `pieces` pieces at K = `k`, V = `v` with the factor kernel `prep` on `sms` SMs, the
+/// knobs on, one uncut replay block per SM where `replay_one_per_sm` says so.
+fn test_context(
+    form: BwdPrepForm,
+    pieces: u64,
+    (k, v, prep, sms): (u64, u64, PrepVariant, u64),
+    replay_one_per_sm: bool,
+) -> FormContext {
+    FormContext {
+        form,
+        pieces,
+        k,
+        v,
+        prep,
+        sms,
+        split: true,
+        slim_prep: BwdSlimPrep::V16c,
+        replay_one_per_sm,
+    }
+}
+
+/// The `slimp` row ([`SLIM_PIECES`]) on built steps `steps` at `k` = `v` = 128 with the v15
+/// prep (`prep`): returns whether it applied.
+fn piece_slim_swap(steps: &mut [Step], k: u64, v: u64, prep: PrepVariant, sms: u64) -> bool {
+    let ctx = test_context(BwdPrepForm::SlimPieces, 2, (k, v, prep, sms), false);
+    FORM_RULES[SLIM_PIECES].apply(steps, &ctx)
+}
+
+/// The `slim` row ([`SLIM`]) on built scalar-form steps `steps`, one uncut replay block per SM
+/// where `replay_one_per_sm` says so.
+fn slim_swap(steps: &mut [Step], replay_one_per_sm: bool, sms: u64) -> bool {
+    let ctx = test_context(
+        BwdPrepForm::Slim,
+        1,
+        (128, 128, PrepVariant::V15, sms),
+        replay_one_per_sm,
+    );
+    FORM_RULES[SLIM].apply(steps, &ctx)
+}
+
+/// The slim prep's row `row` of [`FORM_RULES`] ([`PREP16`], [`PREP16C`] or [`PREP16L`]) on
+/// built slim-form steps `steps`, the plan's slim prep form the row's own.
+fn slim_prep_swap(row: usize, steps: &mut [Step], sms: u64) -> bool {
+    let mut ctx = test_context(
+        BwdPrepForm::Slim,
+        1,
+        (128, 128, PrepVariant::V15, sms),
+        false,
+    );
+    if row == PREP16L {
+        ctx.slim_prep = BwdSlimPrep::V16l;
+    }
+    FORM_RULES[row].apply(steps, &ctx)
+}
+
+/// The `split` row ([`SPLIT`]) on built uncut steps `steps`.
+fn split_swap(steps: &mut [Step]) -> bool {
+    let ctx = test_context(
+        BwdPrepForm::Scalars,
+        1,
+        (128, 128, PrepVariant::V15, 132),
+        false,
+    );
+    FORM_RULES[SPLIT].apply(steps, &ctx)
+}
+
+/// `after` is `before` with every step of kernel `from` replaced by `to` of it, and every other
+/// step as it was.
+fn assert_swapped_only(
+    before: &[Step],
+    after: &[Step],
+    from: BwdKernel,
+    to: impl Fn(&Step) -> Step,
+) {
+    assert_eq!(before.len(), after.len(), "a swap keeps the step count");
+    for (a, b) in before.iter().zip(after) {
+        if a.0 == from {
+            assert_eq!(*b, to(a), "{a:?} swapped");
+        } else {
+            assert_eq!(a, b, "only {from:?} is swapped");
+        }
+    }
+}
+
+/// Session 29 (helper bp29): `DNNPLAN_GDN_BWD_SLIMPREP`'s values, and `slim_prep_swap` on the
 /// benchmark shapes' plans: exactly the slim form's prep `prep15sl` becomes `prep16sl` on the
 /// same grid, threads and shared memory (36,352 B); nothing else changes; plans without the
 /// slim form (the piece chain, K = 64) are left alone.
@@ -1737,47 +1821,35 @@ fn slim_prep16_switch_and_swap() {
             .collect();
         let mut steps = v15.clone();
         assert_eq!(
-            prep16_swap(&mut steps, 132),
+            slim_prep_swap(PREP16, &mut steps, 132),
             plan.slim_form(),
             "{n} {t} {ho} {d}"
         );
-        for (a, b) in v15.iter().zip(&steps) {
-            if a.0 == BwdKernel::PrepSl {
-                assert_eq!(*b, (BwdKernel::PrepSl16, a.1, a.2, a.3));
-                assert_eq!((a.2, a.3), (256, 36_352));
-            } else {
-                assert_eq!(a, b);
-            }
-        }
+        assert_swapped_only(&v15, &steps, BwdKernel::PrepSl, |a| {
+            assert_eq!((a.2, a.3), (256, 36_352));
+            (BwdKernel::PrepSl16, a.1, a.2, a.3)
+        });
         // Session 32 (pp32): then the prep16c row, prep16sl to prep16slc on the same grid and
         // threads at 54,784 B; nothing else changes.
         let v16 = steps.clone();
         assert_eq!(
-            prep16c_swap(&mut steps, 132),
+            slim_prep_swap(PREP16C, &mut steps, 132),
             plan.slim_form(),
             "{n} {t} {ho} {d}"
         );
-        for (a, b) in v16.iter().zip(&steps) {
-            if a.0 == BwdKernel::PrepSl16 {
-                assert_eq!(*b, (BwdKernel::PrepSl16c, a.1, a.2, 54_784));
-            } else {
-                assert_eq!(a, b);
-            }
-        }
+        assert_swapped_only(&v16, &steps, BwdKernel::PrepSl16, |a| {
+            (BwdKernel::PrepSl16c, a.1, a.2, 54_784)
+        });
         // Session 35 (pr35): then the prep16l row, prep16slc to prep16sll, the same launch.
         let v16c = steps.clone();
         assert_eq!(
-            prep16l_swap(&mut steps, 132),
+            slim_prep_swap(PREP16L, &mut steps, 132),
             plan.slim_form(),
             "{n} {t} {ho} {d}"
         );
-        for (a, b) in v16c.iter().zip(&steps) {
-            if a.0 == BwdKernel::PrepSl16c {
-                assert_eq!(*b, (BwdKernel::PrepSl16l, a.1, a.2, a.3));
-            } else {
-                assert_eq!(a, b);
-            }
-        }
+        assert_swapped_only(&v16c, &steps, BwdKernel::PrepSl16c, |a| {
+            (BwdKernel::PrepSl16l, a.1, a.2, a.3)
+        });
     }
 }
 
@@ -1860,22 +1932,17 @@ fn split_reverse_scan_rule_and_swap() {
         assert_eq!(ov_need(&two), 2);
         assert_eq!(ov_need(&one), 0);
         assert_eq!(one.len(), two.len());
-        for (a, b) in one.iter().zip(&two) {
-            if a.0 == BwdKernel::DscanOv2GxSc {
-                assert_eq!(
-                    *b,
-                    (
-                        BwdKernel::DscanOv2GxSh,
-                        (2, producer.0, producer.1),
-                        128,
-                        110_592
-                    )
-                );
-                assert!(SM90_BUDGET.holds(2, b.3) && !SM90_BUDGET.holds(2, a.3));
-            } else {
-                assert_eq!(a, b);
-            }
-        }
+        assert_swapped_only(&one, &two, BwdKernel::DscanOv2GxSc, |a| {
+            assert!(!SM90_BUDGET.holds(2, a.3), "one producer per SM before");
+            let split = (
+                BwdKernel::DscanOv2GxSh,
+                (2, producer.0, producer.1),
+                128,
+                110_592,
+            );
+            assert!(SM90_BUDGET.holds(2, split.3), "two per SM after");
+            split
+        });
         // The plan by rule is one of the two; the consumer follows the producer.
         assert_eq!(plan.steps, if by_rule { two.clone() } else { one });
         let at = two

@@ -464,6 +464,46 @@ fn assert_scan_rows(c: &mut FwdChoice, rows: &[(u64, bool, ScanVariant, FwdFacto
     }
 }
 
+/// A uncut-scan wgmma depth runs only on the uncut slim scan: `c` runs `w4` on 4 warps and `w8`
+/// on 8, and the overlapped, piece and full-factor rows keep their mma.sync scans.
+fn assert_uncut_scan_rows_only(c: &mut FwdChoice, w4: &str, w8: &str) {
+    assert_scan_rows(
+        c,
+        &[
+            (1, false, ScanVariant::Warps4, FwdFactors::Slim, w4),
+            (1, false, ScanVariant::Warps8, FwdFactors::Slim, w8),
+            (1, true, ScanVariant::Warps4, FwdFactors::Slim, "w4ov"),
+            (7, false, ScanVariant::Warps4Phased, FwdFactors::Slim, "w4d"),
+            (1, false, ScanVariant::Warps4, FwdFactors::Full, "w4"),
+        ],
+    );
+}
+
+/// The uncut K = 128 scan's launch geometry: (grid, threads, dynamic shared memory).
+type ScanGeometry = ((u32, u32, u32), u32, u32);
+
+/// Plans the forward `c` at `f` with io dtype `tag` (K = 128), checks that its last launch, the
+/// scan, is the `gdn_fwd` module's entry `gdn_fwd_slimscan_<tag>_k128_<suffix>` and, where given,
+/// has `geometry`; returns the plan for further checks.
+fn assert_scan_launch(
+    f: &GdnFacts,
+    c: FwdChoice,
+    tag: &str,
+    suffix: &str,
+    geometry: Option<ScanGeometry>,
+) -> GdnFwdPlan<String> {
+    let fwd = crate::cuda::kernels::find("gdn_fwd").expect("bundled GDN module");
+    let plan = GdnFwdPlan::new(f, c, FwdKernels::named(&c, tag, 128), 132).expect("plan");
+    let scan = plan.launches().last().expect("the scan launch");
+    let name = format!("gdn_fwd_slimscan_{tag}_k128_{suffix}");
+    assert_eq!(*scan.0, name);
+    assert!(fwd.has_function(scan.0), "{name} is bundled");
+    if let Some(g) = geometry {
+        assert_eq!((scan.1, scan.2, scan.3), g, "{name}'s geometry");
+    }
+    plan
+}
+
 #[test]
 fn wgmma_scan_row_switch_and_launch() {
     // The switch: `w4gs` forces the 4-warp scan with the wgmma products (K = 64: the full w4,
@@ -500,29 +540,15 @@ fn wgmma_scan_row_switch_and_launch() {
     // not the full factors).
     let mut c = FwdChoice::default_for(&facts(4, 32768, 16, 128, false), 132);
     (c.scan_wgmma, c.piece_wgmma) = (WgmmaDepth::Products, WgmmaDepth::Off);
-    assert_scan_rows(
-        &mut c,
-        &[
-            (1, false, ScanVariant::Warps4, FwdFactors::Slim, "w4gs"),
-            (1, false, ScanVariant::Warps8, FwdFactors::Slim, "w8"),
-            (1, true, ScanVariant::Warps4, FwdFactors::Slim, "w4ov"),
-            (7, false, ScanVariant::Warps4Phased, FwdFactors::Slim, "w4d"),
-            (1, false, ScanVariant::Warps4, FwdFactors::Full, "w4"),
-        ],
-    );
+    assert_uncut_scan_rows_only(&mut c, "w4gs", "w8");
     // The row: w4's grid (two blocks per pair at V = 128), threads and shared memory, the
     // slim prep; the entry is bundled.
     (c.pieces, c.overlap, c.scan, c.factors) = (1, false, ScanVariant::Warps4, FwdFactors::Slim);
     assert_eq!(c.slim_scan().prep, SLIM_PREP);
     assert_eq!(SLIM_SCAN_W4GS.smem_bytes(128), 202_752);
     let f = bound(facts(4, 32768, 16, 128, false));
-    let fwd = crate::cuda::kernels::find("gdn_fwd").expect("bundled GDN module");
     assert_eq!(c.scan_pass().suffix, "w4gs");
-    let plan = GdnFwdPlan::new(&f, c, FwdKernels::named(&c, "bf16", 128), 132).expect("plan");
-    let scan = plan.launches().last().expect("the scan launch");
-    assert_eq!(scan.0.as_str(), "gdn_fwd_slimscan_bf16_k128_w4gs");
-    assert_eq!((scan.1, scan.2, scan.3), ((2, 16, 4), 128, 202_752));
-    assert!(fwd.has_function(scan.0));
+    assert_scan_launch(&f, c, "bf16", "w4gs", Some(((2, 16, 4), 128, 202_752)));
 }
 
 #[test]
@@ -544,16 +570,7 @@ fn wgmma_step_scan_row_switch_and_launch() {
         (Some(ScanVariant::Warps8), WgmmaDepth::Step)
     );
     (c.scan_wgmma, c.piece_wgmma) = (WgmmaDepth::Step, WgmmaDepth::Off);
-    assert_scan_rows(
-        &mut c,
-        &[
-            (1, false, ScanVariant::Warps4, FwdFactors::Slim, "w4gx"),
-            (1, false, ScanVariant::Warps8, FwdFactors::Slim, "w8gx"),
-            (1, true, ScanVariant::Warps4, FwdFactors::Slim, "w4ov"),
-            (7, false, ScanVariant::Warps4Phased, FwdFactors::Slim, "w4d"),
-            (1, false, ScanVariant::Warps4, FwdFactors::Full, "w4"),
-        ],
-    );
+    assert_uncut_scan_rows_only(&mut c, "w4gx", "w8gx");
     (c.pieces, c.overlap, c.scan, c.factors) = (1, false, ScanVariant::Warps4, FwdFactors::Slim);
     c.scan_wgmma = WgmmaDepth::Off;
     assert_eq!(c.scan_pass().suffix, "w4", "no wgmma: the mma.sync scan");
@@ -561,33 +578,18 @@ fn wgmma_step_scan_row_switch_and_launch() {
     assert_eq!(c.slim_scan().prep, SLIM_PREP);
     assert_eq!(SLIM_SCAN_W4GX.smem_bytes(128), 202_752);
     let f = bound(facts(4, 32768, 16, 128, false));
-    let fwd = crate::cuda::kernels::find("gdn_fwd").expect("bundled GDN module");
-    let plan = GdnFwdPlan::new(&f, c, FwdKernels::named(&c, "bf16", 128), 132).expect("plan");
-    let scan = plan.launches().last().expect("the scan launch");
-    assert_eq!(scan.0.as_str(), "gdn_fwd_slimscan_bf16_k128_w4gx");
-    assert_eq!((scan.1, scan.2, scan.3), ((2, 16, 4), 128, 202_752));
-    assert!(fwd.has_function(scan.0));
+    assert_scan_launch(&f, c, "bf16", "w4gx", Some(((2, 16, 4), 128, 202_752)));
     c.scan = ScanVariant::Warps8;
-    let plan = GdnFwdPlan::new(&f, c, FwdKernels::named(&c, "bf16", 128), 132).expect("plan");
-    let scan = plan.launches().last().expect("the scan launch");
-    assert_eq!(scan.0.as_str(), "gdn_fwd_slimscan_bf16_k128_w8gx");
-    assert_eq!((scan.1, scan.2, scan.3), ((1, 16, 4), 256, 167_936));
-    assert!(fwd.has_function(scan.0));
+    assert_scan_launch(&f, c, "bf16", "w8gx", Some(((1, 16, 4), 256, 167_936)));
     // `w4gxs` (session 35): w4gx's launch with the copies split; 8 warps keep w8gx.
     assert_eq!(
         scan_switch(Some("w4gxs"), 128),
         (Some(ScanVariant::Warps4), WgmmaDepth::StepSplit)
     );
     c.scan_wgmma = WgmmaDepth::StepSplit;
-    let plan = GdnFwdPlan::new(&f, c, FwdKernels::named(&c, "bf16", 128), 132).expect("plan");
-    let scan = plan.launches().last().expect("the scan launch");
-    assert_eq!(scan.0.as_str(), "gdn_fwd_slimscan_bf16_k128_w8gx");
+    assert_scan_launch(&f, c, "bf16", "w8gx", None);
     c.scan = ScanVariant::Warps4;
-    let plan = GdnFwdPlan::new(&f, c, FwdKernels::named(&c, "f16", 128), 132).expect("plan");
-    let scan = plan.launches().last().expect("the scan launch");
-    assert_eq!(scan.0.as_str(), "gdn_fwd_slimscan_f16_k128_w4gxs");
-    assert_eq!((scan.1, scan.2, scan.3), ((2, 16, 4), 128, 202_752));
-    assert!(fwd.has_function(scan.0));
+    assert_scan_launch(&f, c, "f16", "w4gxs", Some(((2, 16, 4), 128, 202_752)));
     // `w4gxt` (session 36, tm36): w4gxs's launch with 4 KB more shared memory, the plan
     // encodes the maps; 8 warps keep w8gx.
     assert_eq!(
@@ -606,12 +608,8 @@ fn wgmma_step_scan_row_switch_and_launch() {
         "w4gxt reads the o map"
     );
     for tag in ["bf16", "f16"] {
-        let plan = GdnFwdPlan::new(&f, c, FwdKernels::named(&c, tag, 128), 132).expect("plan");
+        let plan = assert_scan_launch(&f, c, tag, "w4gxt", Some(((2, 16, 4), 128, 206_848)));
         assert!(plan.io_maps.is_some(), "the plan encodes the maps");
-        let scan = plan.launches().last().expect("the scan launch");
-        assert_eq!(*scan.0, format!("gdn_fwd_slimscan_{tag}_k128_w4gxt"));
-        assert_eq!((scan.1, scan.2, scan.3), ((2, 16, 4), 128, 206_848));
-        assert!(fwd.has_function(scan.0));
     }
     // `w4gxu` (session 36, tm36): w4gxt's launch, q, k by the maps too.
     assert_eq!(
@@ -621,12 +619,8 @@ fn wgmma_step_scan_row_switch_and_launch() {
     c.scan_wgmma = WgmmaDepth::StepTmaIo;
     assert!(c.reads_io_maps(128), "w4gxu reads the q, k, o maps");
     for tag in ["bf16", "f16"] {
-        let plan = GdnFwdPlan::new(&f, c, FwdKernels::named(&c, tag, 128), 132).expect("plan");
+        let plan = assert_scan_launch(&f, c, tag, "w4gxu", Some(((2, 16, 4), 128, 206_848)));
         assert!(plan.io_maps.is_some(), "the plan encodes the maps");
-        let scan = plan.launches().last().expect("the scan launch");
-        assert_eq!(*scan.0, format!("gdn_fwd_slimscan_{tag}_k128_w4gxu"));
-        assert_eq!((scan.1, scan.2, scan.3), ((2, 16, 4), 128, 206_848));
-        assert!(fwd.has_function(scan.0));
     }
     // `w4gxv` (session 36, tm36): w4gxt's launch, the store ahead of the tail's copies.
     assert_eq!(
@@ -634,20 +628,14 @@ fn wgmma_step_scan_row_switch_and_launch() {
         (Some(ScanVariant::Warps4), WgmmaDepth::StepTmaOFirst)
     );
     c.scan_wgmma = WgmmaDepth::StepTmaOFirst;
-    let plan = GdnFwdPlan::new(&f, c, FwdKernels::named(&c, "bf16", 128), 132).expect("plan");
+    let plan = assert_scan_launch(&f, c, "bf16", "w4gxv", Some(((2, 16, 4), 128, 206_848)));
     assert!(plan.io_maps.is_some(), "the plan encodes the maps");
-    let scan = plan.launches().last().expect("the scan launch");
-    assert_eq!(scan.0.as_str(), "gdn_fwd_slimscan_bf16_k128_w4gxv");
-    assert_eq!((scan.1, scan.2, scan.3), ((2, 16, 4), 128, 206_848));
-    assert!(fwd.has_function(scan.0));
     c.scan = ScanVariant::Warps8;
     assert!(
         !c.io_maps_read(128).contains(tma_maps::IoMapSet::O),
         "8 warps: w8gx"
     );
-    let plan = GdnFwdPlan::new(&f, c, FwdKernels::named(&c, "bf16", 128), 132).expect("plan");
-    let scan = plan.launches().last().expect("the scan launch");
-    assert_eq!(scan.0.as_str(), "gdn_fwd_slimscan_bf16_k128_w8gx");
+    assert_scan_launch(&f, c, "bf16", "w8gx", None);
     c.scan = ScanVariant::Warps4;
     // `w8gxs` (session 35, w8s35): w8gx's launch with the copies split; 4 warps: w4gxs.
     assert_eq!(
@@ -655,16 +643,10 @@ fn wgmma_step_scan_row_switch_and_launch() {
         (Some(ScanVariant::Warps8), WgmmaDepth::StepSplitAll)
     );
     c.scan_wgmma = WgmmaDepth::StepSplitAll;
-    let plan = GdnFwdPlan::new(&f, c, FwdKernels::named(&c, "bf16", 128), 132).expect("plan");
-    let scan = plan.launches().last().expect("the scan launch");
-    assert_eq!(scan.0.as_str(), "gdn_fwd_slimscan_bf16_k128_w4gxs");
+    assert_scan_launch(&f, c, "bf16", "w4gxs", None);
     c.scan = ScanVariant::Warps8;
     for tag in ["bf16", "f16"] {
-        let plan = GdnFwdPlan::new(&f, c, FwdKernels::named(&c, tag, 128), 132).expect("plan");
-        let scan = plan.launches().last().expect("the scan launch");
-        assert_eq!(*scan.0, format!("gdn_fwd_slimscan_{tag}_k128_w8gxs"));
-        assert_eq!((scan.1, scan.2, scan.3), ((1, 16, 4), 256, 167_936));
-        assert!(fwd.has_function(scan.0));
+        assert_scan_launch(&f, c, tag, "w8gxs", Some(((1, 16, 4), 256, 167_936)));
     }
 }
 
@@ -1728,57 +1710,45 @@ fn chunk_factors_past_an_i64_of_bytes_are_refused_not_wrapped() {
 
 #[test]
 fn the_backward_slim_prep_is_bundled_with_the_slim_preps_shape() {
-    // Session 28 (pp28): gdn_bwd_prep15sl_* in gdn_bwd, 8 warps, the slim prep's 36,352 B,
-    // 5 blocks per SM with the largest carveout, one block per (chunk slot, head).
+    // Each row: the prep, its entry's suffix, its launch at (130 chunk slots, 16 heads, K = 128,
+    // 132 SMs): one block per (chunk slot, head), 8 warps; and its blocks per SM, all with the
+    // largest carveout.
+    //   Session 28 (pp28): prep15sl, the slim prep's 36,352 B, 5 blocks per SM.
+    //   Session 29 (bp29): prep16sl likewise, 4 blocks per SM (the wgmma form's 64 registers).
+    //   Session 32 (pp32): prep16slc on the same grid, 4 blocks per SM, 54,784 B.
+    //   Session 35 (pr35): prep16sll as prep16slc's launch.
     let bwd = crate::cuda::kernels::find("gdn_bwd").expect("bundled GDN backward module");
-    for tag in ["bf16", "f16"] {
-        let entry = BWD_PREP_SLIM.pass.entry_in("bwd", tag, 128);
-        assert_eq!(entry, format!("gdn_bwd_prep15sl_{tag}_k128"));
-        assert!(bwd.has_function(&entry), "{entry}");
+    let slim = ((130, 16, 1), 256, 36_352);
+    let slim_c = ((130, 16, 1), 256, 54_784);
+    for (prep, suffix, launch, min_blocks) in [
+        (BWD_PREP_SLIM, "prep15sl", slim, 5),
+        (BWD_PREP_SLIM16, "prep16sl", slim, SLIM_PREP_WG.min_blocks),
+        (
+            BWD_PREP_SLIM16C,
+            "prep16slc",
+            slim_c,
+            SLIM_PREP_WGC.min_blocks,
+        ),
+        (
+            BWD_PREP_SLIM16L,
+            "prep16sll",
+            slim_c,
+            SLIM_PREP_WGL.min_blocks,
+        ),
+    ] {
+        for tag in ["bf16", "f16"] {
+            let entry = prep.pass.entry_in("bwd", tag, 128);
+            assert_eq!(entry, format!("gdn_bwd_{suffix}_{tag}_k128"));
+            assert!(bwd.has_function(&entry), "{entry}");
+        }
+        assert_eq!(
+            prep.launch_shape(130, 16, 128, 132, None),
+            launch,
+            "{suffix}"
+        );
+        assert_eq!(prep.min_blocks, min_blocks, "{suffix}");
+        assert!(prep.max_carveout, "{suffix}");
     }
-    assert_eq!(
-        BWD_PREP_SLIM.launch_shape(130, 16, 128, 132, None),
-        ((130, 16, 1), 256, 36_352)
-    );
-    assert_eq!(BWD_PREP_SLIM.min_blocks, 5);
-    const { assert!(BWD_PREP_SLIM.max_carveout) };
-    // Session 29 (bp29): gdn_bwd_prep16sl_* likewise, 4 blocks per SM (the wgmma form's 64
-    // registers), the same launch.
-    for tag in ["bf16", "f16"] {
-        let entry = BWD_PREP_SLIM16.pass.entry_in("bwd", tag, 128);
-        assert_eq!(entry, format!("gdn_bwd_prep16sl_{tag}_k128"));
-        assert!(bwd.has_function(&entry), "{entry}");
-    }
-    assert_eq!(
-        BWD_PREP_SLIM16.launch_shape(130, 16, 128, 132, None),
-        BWD_PREP_SLIM.launch_shape(130, 16, 128, 132, None)
-    );
-    assert_eq!(BWD_PREP_SLIM16.min_blocks, SLIM_PREP_WG.min_blocks);
-    const { assert!(BWD_PREP_SLIM16.max_carveout) };
-    // Session 32 (pp32): gdn_bwd_prep16slc_* on the same grid, 4 blocks per SM, 54,784 B.
-    for tag in ["bf16", "f16"] {
-        let entry = BWD_PREP_SLIM16C.pass.entry_in("bwd", tag, 128);
-        assert_eq!(entry, format!("gdn_bwd_prep16slc_{tag}_k128"));
-        assert!(bwd.has_function(&entry), "{entry}");
-    }
-    assert_eq!(
-        BWD_PREP_SLIM16C.launch_shape(130, 16, 128, 132, None),
-        ((130, 16, 1), 256, 54_784)
-    );
-    assert_eq!(BWD_PREP_SLIM16C.min_blocks, SLIM_PREP_WGC.min_blocks);
-    const { assert!(BWD_PREP_SLIM16C.max_carveout) };
-    // Session 35 (pr35): gdn_bwd_prep16sll_* as prep16slc's launch.
-    for tag in ["bf16", "f16"] {
-        let entry = BWD_PREP_SLIM16L.pass.entry_in("bwd", tag, 128);
-        assert_eq!(entry, format!("gdn_bwd_prep16sll_{tag}_k128"));
-        assert!(bwd.has_function(&entry), "{entry}");
-    }
-    assert_eq!(
-        BWD_PREP_SLIM16L.launch_shape(130, 16, 128, 132, None),
-        BWD_PREP_SLIM16C.launch_shape(130, 16, 128, 132, None)
-    );
-    assert_eq!(BWD_PREP_SLIM16L.min_blocks, SLIM_PREP_WGL.min_blocks);
-    const { assert!(BWD_PREP_SLIM16L.max_carveout) };
 }
 
 #[test]
