@@ -35,15 +35,22 @@
 //            reverse warps' chunk order here (the stages are fixed, so the order costs nothing;
 //            the real kernel's recompute runs a 64-token segment ahead through a deeper ring).
 //            Not priced: the factor build, the copies, the cross-CTA sum of the partials.
-// The gate: a one-pass backward is worth building if `prod` at (4,8192,16) stays under ~0.5 ms on
-// the H200 (~1.8x the forward chain `fwd` of the same run), leaving room for the factor build, the
-// copies and the partials' exchange within ~0.7 ms; the backward reading the saved replay takes
+//   prodb    prod plus one producer warp (416 threads) building the chunk factors as the forward
+//            one pass's producer does (gdn::fused16_build: the gate scan, q̂ / k̂ norms, K̂ K̂ᵀ, Q̂ K̂ᵀ,
+//            T = (I + L)⁻¹, A) for every other chunk (w4c's split between the two CTAs) into a
+//            private stage, free-running: its issue slots and shared-memory traffic beside the rest.
+//            Still not priced: the copies and the cross-CTA sum.
+// The gate: a one-pass backward is worth building if `prodb` at (4,8192,16) is at most ~2.2x the
+// forward chain `fwd` of the same run (~0.5 ms on the H200, where this chain ran 0.23 ms in session
+// 55), leaving room for the copies and the partials' exchange within ~0.7 ms; above ~3x it is not.
+// The backward reading the saved replay takes
 // 1.116 ms there (session 59), and 3x fla at (4,8192,16) needs the whole training step at ≤ 1.19 ms
 // (the forward saving its 64-token states ~0.3 ms of it). SASS census per warp and chunk (nvcc
 // 13.0.88, `bench/sass_loop_sections.py --census`): fwd 302 instructions (52 HMMA, 27 LDSM; the
 // one pass's w8c chain 295 / 52 / 27), rec 224 (34 HMMA, 18 LDSM, 9 STSM), rev 222 (52, 27, 10
 // STSM), the product warp 169 (56 HMMA, 32 LDSM); prod per SM sub-partition and chunk ~630
-// instructions and 142 HMMA (~965 cycles at session 57's 6.8 cycles per mma.sync with three warps).
+// instructions and 142 HMMA (~965 cycles at session 57's 6.8 cycles per mma.sync with three warps);
+// prodb's producer 605 per build (32 HMMA, 16 LDSM), one build per two chunks on one sub-partition.
 //
 // Build (CPU machine or the device), from the repository root:
 //   nvcc -std=c++17 -O3 -arch=sm_90a -Ikernels/include -Ibench bench/gdn_bwd1p_chain_bench.cu -o /tmp/bwd1p
@@ -88,8 +95,15 @@ struct WarpRows {
   T r[2][16 * TLD];
 };
 
+// The producer warp's private stage (prodb): the forward one pass's stage and its Lᵀ scratch.
+struct BuildScratch {
+  gdn::Fused16Stage<T, VB> st;
+  float lt[16 * 20];
+};
+
 struct Smem {
   Stage st[2];
+  BuildScratch build;
   T ost[4][2][C * 24];  // the forward chain's O staging (gdn_chain_c_bench.cu's OLD = 24)
   WarpRows rows[2][8];  // [ring slot][chain warp]: warps 0-3 recompute, 4-7 reverse; last, so
                         // that the entries other than prod (slot 0 only) launch without slot 1
@@ -305,7 +319,7 @@ __device__ __forceinline__ void reverse_step(float (&x)[K / 8][4], const Stage& 
   }
 }
 
-enum Mode { FWD = 0, REC = 1, REV = 2, BOTH = 3, PROD = 4 };
+enum Mode { FWD = 0, REC = 1, REV = 2, BOTH = 3, PROD = 4, PRODB = 5 };
 
 // The ring's named barriers (PROD): full[slot] (the 8 chain warps arrive, the products wait),
 // empty[slot] (the products arrive, the chain warps wait), all 384 threads counted.
@@ -366,7 +380,8 @@ __device__ __forceinline__ void product_step(const Smem& sm, const Stage& s, int
 
 template <int MODE>
 __device__ __forceinline__ void run(T* o, int tokens, int HO) {
-  constexpr int NTHREADS = MODE == PROD ? PROD_THREADS : MODE == BOTH ? 256 : 128;
+  constexpr bool RING = MODE == PROD || MODE == PRODB;  // the chains hand over to product warps
+  constexpr int NTHREADS = MODE == PRODB ? PROD_THREADS + 32 : RING ? PROD_THREADS : MODE == BOTH ? 256 : 128;
   extern __shared__ __align__(128) unsigned char smem_raw[];
   Smem& sm = *reinterpret_cast<Smem*>(smem_raw);
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
@@ -374,10 +389,34 @@ __device__ __forceinline__ void run(T* o, int tokens, int HO) {
   fill_stages(sm, tid, NTHREADS);
   __syncthreads();
   const int vw = 16 * (warp & 3), vr0 = v0 + vw;
-  const bool reverse = MODE == REV || ((MODE == BOTH || MODE == PROD) && warp >= 4);
+  const bool reverse = MODE == REV || ((MODE == BOTH || RING) && warp >= 4);
   const long long bos = static_cast<long long>(n) * tokens;
   const int nch = tokens / C;
-  if constexpr (MODE == PROD) {
+  if constexpr (MODE == PRODB) {
+    if (warp == 12) {  // the producer warp: chunks c ≡ blockIdx.x (mod 2), free-running
+      BuildScratch& b = sm.build;
+      for (int i = lane; i < C * LD; i += 32) {
+        b.st.q[i] = Io<T>::from_f(0.1f * (hash01(i + 17u) - 0.5f));
+        b.st.k[i] = Io<T>::from_f(0.1f * (hash01(i + 104729u) - 0.5f));
+      }
+      __syncwarp();
+      gdn::FwdParams p{};
+      p.g_dtype = gdn::DT_F32;
+      p.beta_dtype = gdn::DT_F32;
+      p.scale = 0.088f;
+      p.flags = 0;
+      float keep = 0.f;
+      for (int c = blockIdx.x; c < nch; c += 2) {
+        const float g = -0.01f * (1.f + hash01(c * 32 + lane)), be = hash01(c * 64 + lane);
+        const u32 gates = lane < 16 ? __float_as_uint(g) : __float_as_uint(be);
+        gdn::fused16_build<T, K, VB>(p, b.st, b.lt, gates, 16, 0, lane);
+        keep += Io<T>::to_f(b.st.t[(lane & 15) * 8 + 1]) + b.st.sk[lane & 15];
+      }
+      if (keep == 12345.f) o[lane] = Io<T>::from_f(keep);
+      return;
+    }
+  }
+  if constexpr (RING) {
     if (warp >= 8) {  // the product warps
       for (int i = 0; i < nch; ++i) {
         const int c = nch - 1 - i, slot = i & 1;
@@ -404,11 +443,11 @@ __device__ __forceinline__ void run(T* o, int tokens, int HO) {
     *reinterpret_cast<uint4*>(o + (tok * HO + h) * static_cast<long long>(K) + vr0 + 8 * (lane & 1)) = ov;
   };
   for (int i = 0; i < nch; ++i) {
-    const int c = reverse || MODE == PROD ? nch - 1 - i : i;
+    const int c = reverse || RING ? nch - 1 - i : i;
     const Stage& s = sm.st[c & 1];
-    const int slot = MODE == PROD ? i & 1 : 0;
+    const int slot = RING ? i & 1 : 0;
     WarpRows& wr = sm.rows[slot][cw];
-    if constexpr (MODE == PROD) {
+    if constexpr (RING) {
       if (i >= 2) dnnp::named_bar_sync(BAR_EMPTY + slot, PROD_THREADS);
     }
     if (reverse) {
@@ -420,7 +459,7 @@ __device__ __forceinline__ void run(T* o, int tokens, int HO) {
     } else {
       forward_step<false, true>(x, s, wr, nullptr, vw, lane, [] {});
     }
-    if constexpr (MODE == PROD) {
+    if constexpr (RING) {
       __syncwarp();
       dnnp::named_bar_arrive(BAR_FULL + slot, PROD_THREADS);
     }
@@ -438,6 +477,7 @@ __global__ void __launch_bounds__(128, 1) rev_kernel(T* o, int tokens, int HO) {
 __global__ void __launch_bounds__(256, 1) both_kernel(T* o, int tokens, int HO) { run<BOTH>(o, tokens, HO); }
 __global__ void __launch_bounds__(256, 2) both2_kernel(T* o, int tokens, int HO) { run<BOTH>(o, tokens, HO); }
 __global__ void __launch_bounds__(PROD_THREADS, 1) prod_kernel(T* o, int tokens, int HO) { run<PROD>(o, tokens, HO); }
+__global__ void __launch_bounds__(PROD_THREADS + 32, 1) prodb_kernel(T* o, int tokens, int HO) { run<PRODB>(o, tokens, HO); }
 }  // namespace bwd1p
 
 int main(int argc, char** argv) {
@@ -451,7 +491,8 @@ int main(int argc, char** argv) {
                  {"rev", bwd1p::rev_kernel, 128, bwd1p::SMEM_ONE_SLOT},
                  {"both", bwd1p::both_kernel, 256, bwd1p::SMEM_ONE_SLOT},
                  {"both2", bwd1p::both2_kernel, 256, bwd1p::SMEM_ONE_SLOT},
-                 {"prod", bwd1p::prod_kernel, bwd1p::PROD_THREADS, bwd1p::SMEM_PROD}};
+                 {"prod", bwd1p::prod_kernel, bwd1p::PROD_THREADS, bwd1p::SMEM_PROD},
+                 {"prodb", bwd1p::prodb_kernel, bwd1p::PROD_THREADS + 32, bwd1p::SMEM_PROD}};
   bench_gpu();
   for (const Entry& e : entries) {
     CK(cudaFuncSetAttribute(reinterpret_cast<const void*>(e.fn), cudaFuncAttributeMaxDynamicSharedMemorySize, e.smem));
