@@ -29,8 +29,9 @@
 //   prod     both plus 4 product warps (384 threads): per chunk, the chains stage their rows into a
 //            two-slot ring (named barriers: full when both chains have staged chunk c, empty when
 //            the products are done with it, as a one-pass kernel's hand-over) and the product warps
-//            form the CTA's 64-value-row partials of dq = dO S, dW = dU S, dKᴿ = U dS′ (m16n128k64
-//            each, 32 key columns per warp) and two 16 × 16 intra-chunk tiles, then store dq and
+//            form the CTA's 64-value-row partials of dq = dO S, dE = dR S, dKᴿ = U dS′ (m16n128k64
+//            each, 32 key columns per warp), dA and dL (16 × 16), the four intra-chunk q̂, k̂
+//            products (dA K̂, dAᵀ Q̂, dL K̂, dLᵀ K̂ on the warp's key columns), then store dq and
 //            dKᴿ rows (io dtype) as the kernel's gradient stores; the recompute warps run in the
 //            reverse warps' chunk order here (the stages are fixed, so the order costs nothing;
 //            the real kernel's recompute runs a 64-token segment ahead through a deeper ring).
@@ -48,9 +49,9 @@
 // (the forward saving its 64-token states ~0.3 ms of it). SASS census per warp and chunk (nvcc
 // 13.0.88, `bench/sass_loop_sections.py --census`): fwd 302 instructions (52 HMMA, 27 LDSM; the
 // one pass's w8c chain 295 / 52 / 27), rec 224 (34 HMMA, 18 LDSM, 9 STSM), rev 222 (52, 27, 10
-// STSM), the product warp 169 (56 HMMA, 32 LDSM); prod per SM sub-partition and chunk ~630
-// instructions and 142 HMMA (~965 cycles at session 57's 6.8 cycles per mma.sync with three warps);
-// prodb's producer 605 per build (32 HMMA, 16 LDSM), one build per two chunks on one sub-partition.
+// STSM), the product warp 215 (80 HMMA, 40 LDSM), prodb's producer 605 per build (32 HMMA, 16
+// LDSM; one build per two chunks); prodb per SM sub-partition and chunk ~750 instructions and ~170
+// HMMA (~1,160 cycles at session 57's 6.8 cycles per mma.sync with three warps).
 //
 // Build (CPU machine or the device), from the repository root:
 //   nvcc -std=c++17 -O3 -arch=sm_90a -Ikernels/include -Ibench bench/gdn_bwd1p_chain_bench.cu -o /tmp/bwd1p
@@ -326,15 +327,17 @@ enum Mode { FWD = 0, REC = 1, REV = 2, BOTH = 3, PROD = 4, PRODB = 5 };
 constexpr int BAR_FULL = 1, BAR_EMPTY = 3, PROD_THREADS = 384;
 
 // The product warps' work on ring slot `slot` (chunk c): warp p forms key columns [32 p, 32 p + 32)
-// of the CTA's partial dq = dO S, dW = dU S, dKᴿ = U dS′ over its 64 value rows (k-step ks = chain
-// warp ks's 16 rows), and one 16 × 16 intra-chunk tile pair; then stores dq and dKᴿ (io dtype).
+// of the CTA's partial dq = dO S, dE = dR S (here dU S: the same shape), dKᴿ = U dS′ over its 64
+// value rows (k-step ks = chain warp ks's 16 rows), the 16 × 16 partials dA = dO Uᵀ and dL = dR Uᵀ,
+// then the four intra-chunk q̂, k̂ products on its key columns; stores dq and dKᴿ (io dtype).
 __device__ __forceinline__ void product_step(const Smem& sm, const Stage& s, int slot, int p, int lane, T* g,
                                              long long row0, int HO, int h) {
-  float dq[4][4], dw[4][4], dk[4][4], da[2][4];
+  float dq[4][4], dw[4][4], dk[4][4], da[2][4], dl[2][4];
   gdn::zero_frags(dq);
   gdn::zero_frags(dw);
   gdn::zero_frags(dk);
   gdn::zero_frags(da);
+  gdn::zero_frags(dl);
 #pragma unroll
   for (int ks = 0; ks < 4; ++ks) {
     const WarpRows& rec = sm.rows[slot][ks];
@@ -355,10 +358,34 @@ __device__ __forceinline__ void product_step(const Smem& sm, const Stage& s, int
       Io<T>::mma(dk[2 * j], au, bd);
       Io<T>::mma(dk[2 * j + 1], au, bd + 2);
     }
-    u32 bu[4];  // dA = dO Uᵀ-like (16 tokens × 16 tokens over the warp's k-step)
+    u32 bu[4], adr[4];  // dA = dO Uᵀ and dL = −dR Uᵀ (16 tokens × 16 tokens over the k-step)
     b_cols(bu, rec.r[0], TLD, 0, 0, lane);
+    gdn::ldsm_x4_t(adr, rev.r[1] + ((lane & 7) + 8 * (lane >> 4)) * TLD + 8 * ((lane >> 3) & 1));
     Io<T>::mma(da[0], ado, bu);
     Io<T>::mma(da[1], ado, bu + 2);
+    Io<T>::mma(dl[0], adr, bu);
+    Io<T>::mma(dl[1], adr, bu + 2);
+  }
+  // The intra-chunk q̂, k̂ terms on the warp's 32 key columns (after the exchange in the kernel):
+  // dq̂ += dA K̂, dk̂ += dAᵀ Q̂, dk̂ += dL K̂ and dLᵀ K̂ (the transposes stand in as the same shapes).
+  {
+    u32 fa[4], fl[4];
+    gdn::x_a_frag<T>(fa, da, 0);
+    gdn::x_a_frag<T>(fl, dl, 0);
+#pragma unroll
+    for (int j = 0; j < 2; ++j) {
+      u32 kb[4], qb[4];
+      b_cols(kb, s.k, LD, 0, 2 * p + j, lane);
+      b_cols(qb, s.qp, LD, 0, 2 * p + j, lane);
+      Io<T>::mma(dq[2 * j], fa, kb);
+      Io<T>::mma(dq[2 * j + 1], fa, kb + 2);
+      Io<T>::mma(dk[2 * j], fa, qb);
+      Io<T>::mma(dk[2 * j + 1], fa, qb + 2);
+      Io<T>::mma(dk[2 * j], fl, kb);
+      Io<T>::mma(dk[2 * j + 1], fl, kb + 2);
+      Io<T>::mma(dw[2 * j], fl, kb);
+      Io<T>::mma(dw[2 * j + 1], fl, kb + 2);
+    }
   }
   // Fold dW and dA into dq's rows as the epilogue would combine terms, then store dq and dKᴿ.
   const int gi = lane >> 2, tg = lane & 3;
