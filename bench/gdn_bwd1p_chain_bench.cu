@@ -12,15 +12,17 @@
 //   * reverse warps: the reverse scan's step at chunk 16 (gdn_bwd_dscan_gx.cuh's four batches on
 //     mma.sync): dUᵀ = X Kᴿᵀ + dOᵀ A, dRᵀ = dUᵀ T, X ← e^{Γ_last} X + dOᵀ Q⁺ − dRᵀ E, with X = dSᵀ,
 //     staging dS′, dUᵀ and dRᵀ rows for the products;
-//   * product warps (not here): per chunk the V-contractions dq = dO S, dW = −dU S, dKᴿ = Ũ dS′ and
-//     the 16 × 16 intra-chunk gradients, from the staged rows.
+//   * product warps: per chunk the sums over the value rows dQ⁺ = dO Sᵀ, dE = −dR Sᵀ, dKᴿ = U dS′ᵀ,
+//     dA and dL, then the 16 × 16 intra-chunk gradients, from the staged rows;
+//   * a producer warp: the factor build (T, A, the per-token scalars) and the copies.
 // The chains are the latency-bound part (the forward's one chain per SM sub-partition steps 16
-// tokens in ~1,000 cycles, session 51); this bench prices them with nothing else: no producer, no
-// barriers, no products. Each chunk reads one of two fixed stages of small pseudo-random values,
-// so the instructions and shared-memory traffic of the steps are the real ones.
+// tokens in ~1,000 cycles, session 51). The entries add the roles one at a time, from the chains
+// alone (no barriers, no products) to all but the copies. Each chunk reads one of two fixed stages
+// of small pseudo-random values, so the instructions and shared-memory traffic of the steps are
+// the real ones.
 // Entries (grid (2, H, N): two CTAs per (sequence, head), 64 value rows each, as w4c):
 //   fwd      4 warps, the forward one pass's chain (with its O readout and stores): the yardstick,
-//            gdn_chain_c_bench.cu's chain at C = 16 (session 59 on the H200: 0.219 ms at (4,8192,16))
+//            gdn_chain_c_bench.cu's chain at C = 16 (session 55 on the H200: 0.230 ms at (4,8192,16))
 //   rec      4 warps, the recompute step staging S rows
 //   rev      4 warps, the reverse step staging dS′, dUᵀ, dRᵀ rows
 //   both     8 warps (0-3 rec, 4-7 rev on the same value rows): the two chains co-running, two warps
@@ -44,9 +46,9 @@
 // The gate: a one-pass backward is worth building if `prodb` at (4,8192,16) is at most ~2.2x the
 // forward chain `fwd` of the same run (~0.5 ms on the H200, where this chain ran 0.23 ms in session
 // 55), leaving room for the copies and the partials' exchange within ~0.7 ms; above ~3x it is not.
-// The backward reading the saved replay takes
-// 1.116 ms there (session 59), and 3x fla at (4,8192,16) needs the whole training step at ≤ 1.19 ms
-// (the forward saving its 64-token states ~0.3 ms of it). SASS census per warp and chunk (nvcc
+// The backward reading the saved replay takes 1.116 ms there (session 59), and 3x fla at
+// (4,8192,16) needs the whole training step at ≤ 1.19 ms (the forward saving its 64-token states
+// ~0.3 ms of it). SASS census per warp and chunk (nvcc
 // 13.0.88, `bench/sass_loop_sections.py --census`): fwd 302 instructions (52 HMMA, 27 LDSM; the
 // one pass's w8c chain 295 / 52 / 27), rec 224 (34 HMMA, 18 LDSM, 9 STSM), rev 222 (52, 27, 10
 // STSM), the product warp 215 (80 HMMA, 40 LDSM), prodb's producer 605 per build (32 HMMA, 16
