@@ -334,9 +334,9 @@ constexpr int BAR_FULL = 1, BAR_EMPTY = 3, PROD_THREADS = 384;
 // then the four intra-chunk q̂, k̂ products on its key columns; stores dq and dKᴿ (io dtype).
 __device__ __forceinline__ void product_step(const Smem& sm, const Stage& s, int slot, int p, int lane, T* g,
                                              long long row0, int HO, int h) {
-  float dq[4][4], dw[4][4], dk[4][4], da[2][4], dl[2][4];
+  float dq[4][4], de[4][4], dk[4][4], da[2][4], dl[2][4];
   gdn::zero_frags(dq);
-  gdn::zero_frags(dw);
+  gdn::zero_frags(de);
   gdn::zero_frags(dk);
   gdn::zero_frags(da);
   gdn::zero_frags(dl);
@@ -355,8 +355,8 @@ __device__ __forceinline__ void product_step(const Smem& sm, const Stage& s, int
       b_cols(bd, rev.x, XLD, 0, 2 * p + j, lane);
       Io<T>::mma(dq[2 * j], ado, bs);
       Io<T>::mma(dq[2 * j + 1], ado, bs + 2);
-      Io<T>::mma(dw[2 * j], adu, bs);
-      Io<T>::mma(dw[2 * j + 1], adu, bs + 2);
+      Io<T>::mma(de[2 * j], adu, bs);
+      Io<T>::mma(de[2 * j + 1], adu, bs + 2);
       Io<T>::mma(dk[2 * j], au, bd);
       Io<T>::mma(dk[2 * j + 1], au, bd + 2);
     }
@@ -385,16 +385,16 @@ __device__ __forceinline__ void product_step(const Smem& sm, const Stage& s, int
       Io<T>::mma(dk[2 * j + 1], fa, qb + 2);
       Io<T>::mma(dk[2 * j], fl, kb);
       Io<T>::mma(dk[2 * j + 1], fl, kb + 2);
-      Io<T>::mma(dw[2 * j], fl, kb);
-      Io<T>::mma(dw[2 * j + 1], fl, kb + 2);
+      Io<T>::mma(de[2 * j], fl, kb);
+      Io<T>::mma(de[2 * j + 1], fl, kb + 2);
     }
   }
-  // Fold dW and dA into dq's rows as the epilogue would combine terms, then store dq and dKᴿ.
+  // Fold dE and dA into dq's rows as the epilogue would combine terms, then store dq and dKᴿ.
   const int gi = lane >> 2, tg = lane & 3;
 #pragma unroll
   for (int nt = 0; nt < 4; ++nt)
 #pragma unroll
-    for (int e = 0; e < 4; ++e) dq[nt][e] += dw[nt][e] * da[nt & 1][e];
+    for (int e = 0; e < 4; ++e) dq[nt][e] += de[nt][e] * da[nt & 1][e];
 #pragma unroll
   for (int nt = 0; nt < 4; ++nt)
 #pragma unroll
