@@ -65,6 +65,7 @@
 #include <cstdlib>
 #include <vector>
 
+#include "chain_bench_common.cuh"
 #include "cuda_launch_timing.h"
 #include "gdn_fwd_fused16.cuh"
 
@@ -116,23 +117,30 @@ struct Smem {
 constexpr int SMEM_PROD = static_cast<int>(sizeof(Smem));
 constexpr int SMEM_ONE_SLOT = SMEM_PROD - static_cast<int>(sizeof(WarpRows[8]));
 
-__device__ __forceinline__ float hash01(unsigned i) {
-  i ^= i >> 16;
-  i *= 0x7feb352dU;
-  i ^= i >> 15;
-  i *= 0x846ca68bU;
-  i ^= i >> 16;
-  return (i & 0xffffu) * (1.f / 65536.f);
+using chainbench::hash01;
+
+// B fragments of two n8 tiles (rows r0 .. r0 + 15 of a [row][col] tile) over columns 16 kk .. + 15:
+// the one pass's own loader.
+__device__ __forceinline__ void b_rows(u32 (&b)[4], const T* rows, int ld, int kk, int lane) {
+  gdn::fused16_b_rows(b, rows, ld, kk, lane);
 }
 
-// B fragments of two n8 tiles (rows r0 .. r0 + 15 of a [row][col] tile) over columns 16 kk .. + 15.
-__device__ __forceinline__ void b_rows(u32 (&b)[4], const T* rows, int ld, int kk, int lane) {
-  gdn::ldsm_x4(b, rows + ((lane & 7) + 8 * (lane >> 4)) * ld + 16 * kk + 8 * ((lane >> 3) & 1));
+// d[2 j], d[2 j + 1] += a · b over one k16 step: b the B fragments of two n8 tiles (16 columns).
+template <int N>
+__device__ __forceinline__ void mma_n16(float (&d)[N][4], int j, const u32 (&a)[4], const u32 (&b)[4]) {
+  Io<T>::mma(d[2 * j], a, b);
+  Io<T>::mma(d[2 * j + 1], a, b + 2);
 }
 
 // B fragments of two n8 tiles (columns 16 np .. + 15) over rows 16 ks .. + 15 of a [k][n] tile.
 __device__ __forceinline__ void b_cols(u32 (&b)[4], const T* rows, int ld, int ks, int np, int lane) {
   gdn::ldsm_x4_t(b, rows + (16 * ks + (lane & 7) + 8 * ((lane >> 3) & 1)) * ld + 16 * np + 8 * (lane >> 4));
+}
+
+// The A fragment (16 tokens × 16 value rows) of a staged 16 × 16 tile held [value row][token] (a
+// chain warp's dUᵀ, Uᵀ or dRᵀ), transposed on load.
+__device__ __forceinline__ void a_from_tile_t(u32 (&a)[4], const T* tile, int lane) {
+  gdn::ldsm_x4_t(a, tile + ((lane & 7) + 8 * (lane >> 4)) * TLD + 8 * ((lane >> 3) & 1));
 }
 
 // Four 8x8 b16 matrices stored as they lie in the A fragment (stmatrix.x4 without .trans): the
@@ -152,8 +160,7 @@ __device__ __forceinline__ void acc_mma_tile(float (&dst)[2][4], const float (&s
   gdn::x_a_frag<T>(a, src, 0);
   u32 b[4];
   b_rows(b, tile, TLD, 0, lane);
-  Io<T>::mma(dst[0], a, b);
-  Io<T>::mma(dst[1], a, b + 2);
+  mma_n16(dst, 0, a, b);
 }
 
 __device__ void fill_stages(Smem& sm, int tid, int nthreads) {
@@ -203,14 +210,12 @@ __device__ __forceinline__ void forward_step(float (&x)[K / 8][4], const Stage& 
     if constexpr (STAGE) stsm_a_frag(wr.x, XLD, kk, a, lane);
     b_rows(bk, s.k, LD, kk, lane);
     float(&de)[2][4] = kk < K / 32 ? pe : pe2;
-    Io<T>::mma(de[0], a, bk);
-    Io<T>::mma(de[1], a, bk + 2);
+    mma_n16(de, 0, a, bk);
     if constexpr (READOUT) {
       u32 bq[4];
       b_rows(bq, s.qp, LD, kk, lane);
       float(&dq)[2][4] = kk < K / 32 ? pq : pq2;
-      Io<T>::mma(dq[0], a, bq);
-      Io<T>::mma(dq[1], a, bq + 2);
+      mma_n16(dq, 0, a, bq);
     }
   }
   store_prev();
@@ -253,8 +258,7 @@ __device__ __forceinline__ void forward_step(float (&x)[K / 8][4], const Stage& 
   for (int np = 0; np < K / 16; ++np) {  // X ← e^{Γ_last} X + Uᵀ Kᴿ
     u32 kb[4];
     b_cols(kb, s.k, LD, 0, np, lane);
-    Io<T>::mma(x[2 * np], ua, kb);
-    Io<T>::mma(x[2 * np + 1], ua, kb + 2);
+    mma_n16(x, np, ua, kb);
   }
   if constexpr (READOUT) {
     const u32 rr[4] = {Io<T>::pack(pq[0][0], pq[0][1]), Io<T>::pack(pq[0][2], pq[0][3]), Io<T>::pack(pq[1][0], pq[1][1]),
@@ -276,8 +280,7 @@ __device__ __forceinline__ void reverse_step(float (&x)[K / 8][4], const Stage& 
   {
     u32 ba[4];
     b_rows(ba, s.a, TLD, 0, lane);
-    Io<T>::mma(du2[0], dot, ba);
-    Io<T>::mma(du2[1], dot, ba + 2);
+    mma_n16(du2, 0, dot, ba);
   }
 #pragma unroll
   for (int kk = 0; kk < K / 16; ++kk) {
@@ -286,8 +289,7 @@ __device__ __forceinline__ void reverse_step(float (&x)[K / 8][4], const Stage& 
     stsm_a_frag(wr.x, XLD, kk, a, lane);  // dS′ rows for the products
     b_rows(bk, s.kr, LD, kk, lane);
     float(&d)[2][4] = kk < K / 32 ? du : du2;
-    Io<T>::mma(d[0], a, bk);
-    Io<T>::mma(d[1], a, bk + 2);
+    mma_n16(d, 0, a, bk);
   }
 #pragma unroll
   for (int nt = 0; nt < 2; ++nt)
@@ -303,8 +305,7 @@ __device__ __forceinline__ void reverse_step(float (&x)[K / 8][4], const Stage& 
   for (int np = 0; np < K / 16; ++np) {
     u32 qb[4];
     b_cols(qb, s.qp, LD, 0, np, lane);
-    Io<T>::mma(x[2 * np], dot, qb);
-    Io<T>::mma(x[2 * np + 1], dot, qb + 2);
+    mma_n16(x, np, dot, qb);
   }
   // Batch 4: X += (−dRᵀ) E; dUᵀ and dRᵀ staged for the products.
   u32 dua[4], dra[4];
@@ -317,8 +318,7 @@ __device__ __forceinline__ void reverse_step(float (&x)[K / 8][4], const Stage& 
   for (int np = 0; np < K / 16; ++np) {
     u32 eb[4];
     b_cols(eb, s.e, LD, 0, np, lane);
-    Io<T>::mma(x[2 * np], dra, eb);
-    Io<T>::mma(x[2 * np + 1], dra, eb + 2);
+    mma_n16(x, np, dra, eb);
   }
 }
 
@@ -346,27 +346,22 @@ __device__ __forceinline__ void product_step(const Smem& sm, const Stage& s, int
     const WarpRows& rev = sm.rows[slot][4 + ks];
     u32 ado[4], adu[4], au[4];
     gdn::ldsm_x4(ado, s.d_o + ((lane & 7) + 8 * ((lane >> 3) & 1)) * VLD + 16 * ks + 8 * (lane >> 4));
-    gdn::ldsm_x4_t(adu, rev.r[0] + ((lane & 7) + 8 * (lane >> 4)) * TLD + 8 * ((lane >> 3) & 1));
-    gdn::ldsm_x4_t(au, rec.r[0] + ((lane & 7) + 8 * (lane >> 4)) * TLD + 8 * ((lane >> 3) & 1));
+    a_from_tile_t(adu, rev.r[0], lane);
+    a_from_tile_t(au, rec.r[0], lane);
 #pragma unroll
     for (int j = 0; j < 2; ++j) {
       u32 bs[4], bd[4];
       b_cols(bs, rec.x, XLD, 0, 2 * p + j, lane);
       b_cols(bd, rev.x, XLD, 0, 2 * p + j, lane);
-      Io<T>::mma(dq[2 * j], ado, bs);
-      Io<T>::mma(dq[2 * j + 1], ado, bs + 2);
-      Io<T>::mma(de[2 * j], adu, bs);
-      Io<T>::mma(de[2 * j + 1], adu, bs + 2);
-      Io<T>::mma(dk[2 * j], au, bd);
-      Io<T>::mma(dk[2 * j + 1], au, bd + 2);
+      mma_n16(dq, j, ado, bs);
+      mma_n16(de, j, adu, bs);
+      mma_n16(dk, j, au, bd);
     }
     u32 bu[4], adr[4];  // dA = dO Uᵀ and dL = −dR Uᵀ (16 tokens × 16 tokens over the k-step)
     b_cols(bu, rec.r[0], TLD, 0, 0, lane);
-    gdn::ldsm_x4_t(adr, rev.r[1] + ((lane & 7) + 8 * (lane >> 4)) * TLD + 8 * ((lane >> 3) & 1));
-    Io<T>::mma(da[0], ado, bu);
-    Io<T>::mma(da[1], ado, bu + 2);
-    Io<T>::mma(dl[0], adr, bu);
-    Io<T>::mma(dl[1], adr, bu + 2);
+    a_from_tile_t(adr, rev.r[1], lane);
+    mma_n16(da, 0, ado, bu);
+    mma_n16(dl, 0, adr, bu);
   }
   // The intra-chunk q̂, k̂ terms on the warp's 32 key columns (after the exchange in the kernel):
   // dq̂ += dA K̂, dk̂ += dAᵀ Q̂, dk̂ += dL K̂ and dLᵀ K̂ (the transposes stand in as the same shapes).
@@ -379,14 +374,10 @@ __device__ __forceinline__ void product_step(const Smem& sm, const Stage& s, int
       u32 kb[4], qb[4];
       b_cols(kb, s.k, LD, 0, 2 * p + j, lane);
       b_cols(qb, s.qp, LD, 0, 2 * p + j, lane);
-      Io<T>::mma(dq[2 * j], fa, kb);
-      Io<T>::mma(dq[2 * j + 1], fa, kb + 2);
-      Io<T>::mma(dk[2 * j], fa, qb);
-      Io<T>::mma(dk[2 * j + 1], fa, qb + 2);
-      Io<T>::mma(dk[2 * j], fl, kb);
-      Io<T>::mma(dk[2 * j + 1], fl, kb + 2);
-      Io<T>::mma(de[2 * j], fl, kb);
-      Io<T>::mma(de[2 * j + 1], fl, kb + 2);
+      mma_n16(dq, j, fa, kb);
+      mma_n16(dk, j, fa, qb);
+      mma_n16(dk, j, fl, kb);
+      mma_n16(de, j, fl, kb);
     }
   }
   // Fold dE and dA into dq's rows as the epilogue would combine terms, then store dq and dKᴿ.
@@ -532,13 +523,10 @@ int main(int argc, char** argv) {
     printf("ENTRY %s: %d threads, %d registers, %zu B local (spills), %d B shared, %d per SM\n", e.name, e.threads,
            fa.numRegs, static_cast<size_t>(fa.localSizeBytes), e.smem, per_sm);
   }
-  struct Shape {
-    const char* name;
-    int n, t, h;
-  } shapes[] = {{"(4,8192,16)", 4, 8192, 16}, {"(1,32768,16)", 1, 32768, 16}, {"(16,2048,32)", 16, 2048, 32}};
+  const auto& shapes = chainbench::kIssue8Shapes;
   cudaStream_t st;
   CK(cudaStreamCreate(&st));
-  for (const Shape& sh : shapes) {
+  for (const chainbench::Shape& sh : shapes) {
     bwd1p::T* o;
     // O (or dq) rows, then 64 more token rows: prod stores dKᴿ 64 token rows past dq (a stand-in
     // for the second gradient tensor that stays inside the allocation).

@@ -30,6 +30,7 @@
 #include <cstdlib>
 #include <vector>
 
+#include "chain_bench_common.cuh"
 #include "cuda_launch_timing.h"
 #include "gdn_fwd_fused16.cuh"
 
@@ -61,18 +62,12 @@ struct Smem {
   T ost[4][2][C * OLD];
 };
 
-__device__ __forceinline__ float hash01(unsigned i) {
-  i ^= i >> 16;
-  i *= 0x7feb352dU;
-  i ^= i >> 15;
-  i *= 0x846ca68bU;
-  i ^= i >> 16;
-  return (i & 0xffffu) * (1.f / 65536.f);
-}
+using chainbench::hash01;
 
-// B fragments of two n8 tiles (rows r0 .. r0 + 15 of a [row][col] tile) over columns 16 kk .. + 15.
+// B fragments of two n8 tiles (rows r0 .. r0 + 15 of a [row][col] tile) over columns 16 kk .. + 15:
+// the one pass's own loader.
 __device__ __forceinline__ void b_rows(u32 (&b)[4], const T* rows, int ld, int kk, int lane) {
-  gdn::ldsm_x4(b, rows + ((lane & 7) + 8 * (lane >> 4)) * ld + 16 * kk + 8 * ((lane >> 3) & 1));
+  gdn::fused16_b_rows(b, rows, ld, kk, lane);
 }
 
 // dst += src · tileᵀ: src an m16n8 accumulator array of the warp's 16 rows × C columns (rounded to
@@ -456,13 +451,10 @@ int main(int argc, char** argv) {
     CK(cudaFuncGetAttributes(&fa, reinterpret_cast<const void*>(e.fn)));
     printf("ENTRY %s C=%d: %d registers, %zu B local (spills)\n", e.name, e.c, fa.numRegs, static_cast<size_t>(fa.localSizeBytes));
   }
-  struct Shape {
-    const char* name;
-    int n, t, h;
-  } shapes[] = {{"(4,8192,16)", 4, 8192, 16}, {"(1,32768,16)", 1, 32768, 16}, {"(16,2048,32)", 16, 2048, 32}};
+  const auto& shapes = chainbench::kIssue8Shapes;
   cudaStream_t st;
   CK(cudaStreamCreate(&st));
-  for (const Shape& sh : shapes) {
+  for (const chainbench::Shape& sh : shapes) {
     chainc::T* o;
     CK(cudaMalloc(&o, static_cast<size_t>(sh.n) * sh.t * sh.h * 128 * sizeof(chainc::T)));
     for (int rep = 0; rep < 2; ++rep)
