@@ -1707,7 +1707,8 @@ fn slim_swap(steps: &mut [Step], replay_one_per_sm: bool, sms: u64) -> bool {
 }
 
 /// The slim prep's row `row` of [`FORM_RULES`] ([`PREP16`], [`PREP16C`] or [`PREP16L`]) on
-/// built slim-form steps `steps`, the plan's slim prep form the row's own.
+/// built slim-form steps `steps`, with the plan's slim prep form at `v16c`, or at `v16l` for the
+/// `prep16l` row (a row applies only up to the plan's form).
 fn slim_prep_swap(row: usize, steps: &mut [Step], sms: u64) -> bool {
     let mut ctx = test_context(
         BwdPrepForm::Slim,
