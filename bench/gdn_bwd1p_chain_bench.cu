@@ -58,11 +58,14 @@
 // Build (CPU machine or the device), from the repository root:
 //   nvcc -std=c++17 -O3 -arch=sm_90a -Ikernels/include -Ibench bench/gdn_bwd1p_chain_bench.cu -o /tmp/bwd1p
 // Run: /tmp/bwd1p [iterations]; prints each entry's registers / spills, then
-// `BWD1P <entry> <shape> round <r> <median ms> (min <ms>)`.
+// `BWD1P <entry> <shape> round <r> <median ms> (min <ms>)`. BWD1P_ONLY=<entry>[,<entry>...] times
+// those entries alone and BWD1P_SHAPES=<i>[,<i>...] those shapes (0 = (4,8192,16), 1, 2), for a
+// profiler's run (bench/device_s78_bwd1p.sh's NCU=1).
 #include <cuda_runtime.h>
 
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <vector>
 
 #include "chain_bench_common.cuh"
@@ -500,6 +503,14 @@ __global__ void __launch_bounds__(PROD_THREADS, 1) prod_kernel(T* o, int tokens,
 __global__ void __launch_bounds__(PROD_THREADS + 32, 1) prodb_kernel(T* o, int tokens, int HO) { run<PRODB>(o, tokens, HO); }
 }  // namespace bwd1p
 
+// Whether `name` is in the comma-separated list of environment variable `var` (unset: every name).
+static bool selected(const char* var, const std::string& name) {
+  const char* list = getenv(var);
+  if (list == nullptr || *list == 0) return true;
+  const std::string l = std::string(",") + list + ",";
+  return l.find("," + name + ",") != std::string::npos;
+}
+
 int main(int argc, char** argv) {
   const int iters = argc > 1 ? atoi(argv[1]) : 20;
   struct Entry {
@@ -527,12 +538,14 @@ int main(int argc, char** argv) {
   cudaStream_t st;
   CK(cudaStreamCreate(&st));
   for (const chainbench::Shape& sh : shapes) {
+    if (!selected("BWD1P_SHAPES", std::to_string(&sh - &shapes[0]))) continue;
     bwd1p::T* o;
     // O (or dq) rows, then 64 more token rows: prod stores dKᴿ 64 token rows past dq (a stand-in
     // for the second gradient tensor that stays inside the allocation).
     CK(cudaMalloc(&o, (static_cast<size_t>(sh.n) * sh.t + 64) * sh.h * 128 * sizeof(bwd1p::T)));
     for (int rep = 0; rep < 2; ++rep)
       for (const Entry& e : entries) {
+        if (!selected("BWD1P_ONLY", e.name)) continue;
         const dim3 grid(2, sh.h, sh.n);
         const std::vector<float> ms =
             launch_times_ms(st, iters, [&] { e.fn<<<grid, e.threads, e.smem, st>>>(o, sh.t, sh.h); });
