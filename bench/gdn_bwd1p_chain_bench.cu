@@ -418,19 +418,13 @@ __device__ __forceinline__ void run(T* o, int tokens, int HO) {
   if constexpr (MODE == PRODB) {
     if (warp == 12) {  // the producer warp: chunks c ≡ blockIdx.x (mod 2), free-running
       BuildScratch& b = sm.build;
-      for (int i = lane; i < C * LD; i += 32) {
-        b.st.q[i] = Io<T>::from_f(0.1f * (hash01(i + 17u) - 0.5f));
-        b.st.k[i] = Io<T>::from_f(0.1f * (hash01(i + 104729u) - 0.5f));
-      }
+      chainbench::fill_build_rows(b.st.q, b.st.k, C * LD, 17u, lane);
       __syncwarp();
-      gdn::FwdParams p{};
-      p.g_dtype = gdn::DT_F32;
-      p.beta_dtype = gdn::DT_F32;
-      p.scale = 0.088f;
-      p.flags = 0;
+      const gdn::FwdParams p = chainbench::build_params();
       float keep = 0.f;
       for (int c = blockIdx.x; c < nch; c += 2) {
-        const float g = -0.01f * (1.f + hash01(c * 32 + lane)), be = hash01(c * 64 + lane);
+        float g, be;
+        chainbench::chunk_gates(c, lane, g, be);
         const u32 gates = lane < 16 ? __float_as_uint(g) : __float_as_uint(be);
         gdn::fused16_build<T, K, VB>(p, b.st, b.lt, gates, 16, 0, lane);
         keep += Io<T>::to_f(b.st.t[(lane & 15) * 8 + 1]) + b.st.sk[lane & 15];

@@ -389,22 +389,16 @@ __global__ void __launch_bounds__(128, 1) build_kernel(T* sink, int tokens, int)
   extern __shared__ __align__(128) unsigned char smem_raw[];
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
   BuildScratch<C>& b = reinterpret_cast<BuildScratch<C>*>(smem_raw)[warp];
-  for (int i = lane; i < C * LD; i += 32) {
-    b.st.q[i] = Io<T>::from_f(0.1f * (hash01(i + 17u * warp) - 0.5f));
-    b.st.k[i] = Io<T>::from_f(0.1f * (hash01(i + 104729u + 17u * warp) - 0.5f));
-  }
+  chainbench::fill_build_rows(b.st.q, b.st.k, C * LD, 17u * warp, lane);
   __syncwarp();
-  gdn::FwdParams p{};
-  p.g_dtype = gdn::DT_F32;
-  p.beta_dtype = gdn::DT_F32;
-  p.scale = 0.088f;
-  p.flags = 0;
+  const gdn::FwdParams p = chainbench::build_params();
   const int nch = tokens / C, rank = blockIdx.x & 1;
   float keep = 0.f;
   for (int m = warp; 2 * m < nch; m += 4) {
     const int c = 2 * m + rank;
     if (c >= nch) break;
-    const float g = -0.01f * (1.f + hash01(c * 32 + lane)), be = hash01(c * 64 + lane);
+    float g, be;
+    chainbench::chunk_gates(c, lane, g, be);
     if constexpr (C == 16) {
       const u32 gates = lane < 16 ? __float_as_uint(g) : __float_as_uint(be);
       gdn::fused16_build<T, K, VB>(p, b.st, b.lt, gates, 16, 0, lane);
