@@ -50,7 +50,7 @@
 // (4,8192,16) needs the whole training step at ≤ 1.19 ms (the forward saving its 64-token states
 // ~0.3 ms of it). SASS census per warp and chunk (nvcc
 // 13.0.88, `bench/sass_loop_sections.py --census`): fwd 302 instructions (52 HMMA, 27 LDSM; the
-// one pass's w8c chain 295 / 52 / 27), rec 224 (34 HMMA, 18 LDSM, 9 STSM), rev 222 (52, 27, 10
+// one pass's w8c chain 295 / 52 / 27), rec 223 (34 HMMA, 18 LDSM, 9 STSM), rev 222 (52, 27, 10
 // STSM), the product warp 215 (80 HMMA, 40 LDSM), prodb's producer 605 per build (32 HMMA, 16
 // LDSM; one build per two chunks); prodb per SM sub-partition and chunk ~750 instructions and ~170
 // HMMA (~1,160 cycles at session 57's 6.8 cycles per mma.sync with three warps).
@@ -79,20 +79,16 @@ using gdn::u32;
 using T = gdn_bf16;
 constexpr int K = 128, C = 16, LD = gdn::F16_LD, VB = 64, VLD = VB + 8, TLD = C + 8, XLD = K + 8;
 
-// One chunk's operands: every B tile [token][key] (k̂, Kᴿ, Q⁺, E), v and dO [token][value row],
-// T and A [C][C], the per-token scalars.
+static_assert(C == gdn::F16_C && TLD == gdn::F16_TLD, "the one pass's chunk and T / A stride");
+
+// One chunk's operands: the one pass's own stage `f` (q̂ (standing in for Q⁺), k̂ rows [token][key],
+// v [token][value row], T, A, the per-token scalars), which its chain pieces read as they do in the
+// product, and the reverse step's further tiles: Kᴿ and E [token][key], dO [token][value row].
 struct Stage {
-  T k[C * LD];
+  gdn::Fused16Stage<T, VB> f;
   T kr[C * LD];
-  T qp[C * LD];
   T e[C * LD];
-  T v[C * VLD];
   T d_o[C * VLD];
-  T t[C * TLD];
-  T a[C * TLD];
-  float se[C], sq[C], sk[C], be[C];
-  float gl;
-  float pad[3];
 };
 
 // A warp's staged rows for the products: its 16 state (or dS′) rows [16][K + 8], and two 16 × 16
@@ -157,78 +153,62 @@ __device__ __forceinline__ void stsm_a_frag(T* tile, int ld, int kk, const u32 (
                : "memory");
 }
 
-// dst += src · tileᵀ over one 16-token k-step: src an m16n8 pair (rounded to T), tile [C][TLD].
-__device__ __forceinline__ void acc_mma_tile(float (&dst)[2][4], const float (&src)[2][4], const T* tile, int lane) {
-  u32 a[4];
-  gdn::x_a_frag<T>(a, src, 0);
-  u32 b[4];
-  b_rows(b, tile, TLD, 0, lane);
-  mma_n16(dst, 0, a, b);
-}
-
 __device__ void fill_stages(Smem& sm, int tid, int nthreads) {
   for (int s = 0; s < 2; ++s) {
     Stage& st = sm.st[s];
+    gdn::Fused16Stage<T, VB>& f = st.f;
     for (int i = tid; i < C * LD; i += nthreads) {
-      st.k[i] = Io<T>::from_f(0.1f * (hash01(i + 7919u * s) - 0.5f));
+      f.k[i] = Io<T>::from_f(0.1f * (hash01(i + 7919u * s) - 0.5f));
       st.kr[i] = Io<T>::from_f(0.1f * (hash01(i + 104729u + 7919u * s) - 0.5f));
-      st.qp[i] = Io<T>::from_f(0.1f * (hash01(i + 15485863u + 7919u * s) - 0.5f));
+      f.q[i] = Io<T>::from_f(0.1f * (hash01(i + 15485863u + 7919u * s) - 0.5f));
       st.e[i] = Io<T>::from_f(0.05f * (hash01(i + 32452843u + 7919u * s) - 0.5f));
     }
     for (int i = tid; i < C * VLD; i += nthreads) {
-      st.v[i] = Io<T>::from_f(hash01(i + 3u + 31u * s) - 0.5f);
+      f.v[i] = Io<T>::from_f(hash01(i + 3u + 31u * s) - 0.5f);
       st.d_o[i] = Io<T>::from_f(0.1f * (hash01(i + 5u + 37u * s) - 0.5f));
     }
     for (int i = tid; i < C * TLD; i += nthreads) {
       const int r = i / TLD, c = i % TLD;
-      st.t[i] = Io<T>::from_f(r == c ? 1.f : (c < r && c < C ? -0.05f * hash01(i) : 0.f));
-      st.a[i] = Io<T>::from_f(c <= r && c < C ? 0.05f * hash01(i + 11u) : 0.f);
+      f.t[i] = Io<T>::from_f(r == c ? 1.f : (c < r && c < C ? -0.05f * hash01(i) : 0.f));
+      f.a[i] = Io<T>::from_f(c <= r && c < C ? 0.05f * hash01(i + 11u) : 0.f);
     }
     for (int i = tid; i < C; i += nthreads) {
-      st.se[i] = 0.5f;
-      st.sq[i] = 0.088f;
-      st.sk[i] = 0.99f;
-      st.be[i] = 0.5f;
+      f.se[i] = 0.5f;
+      f.sq[i] = 0.088f;
+      f.sk[i] = 0.99f;
+      f.be[i] = 0.5f;
+      f.gm[i] = 0.f;
     }
-    if (tid == 0) st.gl = 0.995f;
+    if (tid == 0) f.gl = 0.995f;
   }
 }
 
-// The forward chain's step on chunk stage s for value rows [vw, vw + 16) of the CTA's 64:
-// READOUT (the one pass's chain) also forms O and stores the previous chunk's O rows (store_prev);
-// STAGE (the recompute warps) stores the state rows entering the chunk and Uᵀ for the products.
+// The forward chain's step on chunk stage s for value rows [vw, vw + 16) of the CTA's 64, on the one
+// pass's own chain pieces (gdn_fwd_fused16.cuh: fused16_chain_pq, _u, _o, _update): READOUT (the
+// one pass's chain) also forms O and stores the previous chunk's O rows (store_prev); STAGE (the
+// recompute warps) has no readout and stores the state rows entering the chunk (the A fragments
+// its P product converts anyway) and Uᵀ for the products.
 template <bool READOUT, bool STAGE, typename StorePrev>
-__device__ __forceinline__ void forward_step(float (&x)[K / 8][4], const Stage& s, WarpRows& wr, T* ost, int vw,
+__device__ __forceinline__ void forward_step(float (&x)[K / 8][4], const Stage& st, WarpRows& wr, T* ost, int vw,
                                              int lane, StorePrev store_prev) {
+  const gdn::Fused16Stage<T, VB>& s = st.f;
   const int tg = lane & 3;
   float pe[2][4], pe2[2][4], pq[2][4], pq2[2][4];
-  gdn::zero_frags(pe);
-  gdn::zero_frags(pe2);
-  gdn::zero_frags(pq);
-  gdn::zero_frags(pq2);
+  if constexpr (STAGE) {  // P = X K̂ᵀ as fused16_chain_pq forms it, X's fragments staged on the way
+    gdn::zero_frags(pe);
+    gdn::zero_frags(pe2);
 #pragma unroll
-  for (int kk = 0; kk < K / 16; ++kk) {
-    u32 a[4], bk[4];
-    gdn::x_a_frag<T>(a, x, kk);
-    if constexpr (STAGE) stsm_a_frag(wr.x, XLD, kk, a, lane);
-    b_rows(bk, s.k, LD, kk, lane);
-    float(&de)[2][4] = kk < K / 32 ? pe : pe2;
-    mma_n16(de, 0, a, bk);
-    if constexpr (READOUT) {
-      u32 bq[4];
-      b_rows(bq, s.qp, LD, kk, lane);
-      float(&dq)[2][4] = kk < K / 32 ? pq : pq2;
-      mma_n16(dq, 0, a, bq);
+    for (int kk = 0; kk < K / 16; ++kk) {
+      u32 a[4], bk[4];
+      gdn::x_a_frag<T>(a, x, kk);
+      stsm_a_frag(wr.x, XLD, kk, a, lane);
+      gdn::fused16_qk_b(bk, s, false, kk, lane);
+      gdn::fused16_mma_step<T, K>(pe, pe2, kk, a, bk);
     }
+  } else {
+    gdn::fused16_chain_pq<T, K, VB, false, READOUT>(pe, pq, pe2, pq2, x, s, lane);
   }
   store_prev();
-#pragma unroll
-  for (int nt = 0; nt < 2; ++nt)
-#pragma unroll
-    for (int e = 0; e < 4; ++e) {
-      pe[nt][e] += pe2[nt][e];
-      if constexpr (READOUT) pq[nt][e] += pq2[nt][e];
-    }
   // Rᵀ = diag(β) vᵀ − P diag(β e^Γ); vᵀ by one transposing ldmatrix.
   float r[2][4];
   {
@@ -238,6 +218,8 @@ __device__ __forceinline__ void forward_step(float (&x)[K / 8][4], const Stage& 
     for (int nt = 0; nt < 2; ++nt)
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
+        pe[nt][e] += pe2[nt][e];
+        if constexpr (READOUT) pq[nt][e] += pq2[nt][e];
         const int t = 8 * nt + 2 * tg + (e & 1);
         const u32 w = vt[nt + 2 * (e >> 1)];
         const float vv = Io<T>::bits_to_f(static_cast<unsigned short>((e & 1) ? w >> 16 : w & 0xffffu));
@@ -246,23 +228,17 @@ __device__ __forceinline__ void forward_step(float (&x)[K / 8][4], const Stage& 
       }
   }
   float u[2][4];
-  gdn::zero_frags(u);
-  acc_mma_tile(u, r, s.t, lane);  // Uᵀ = Rᵀ Tᵀ
-  if constexpr (READOUT) acc_mma_tile(pq, u, s.a, lane);  // Oᵀ += Uᵀ Aᵀ
+  gdn::fused16_chain_u<T>(u, r, s, lane);  // Uᵀ = Rᵀ Tᵀ
+  u32 ua[4];
+  if constexpr (READOUT) gdn::fused16_chain_o<T>(pq, ua, u, s, lane);  // Oᵀ += Uᵀ Aᵀ
 #pragma unroll
   for (int nt = 0; nt < 2; ++nt)
 #pragma unroll
     for (int e = 0; e < 4; ++e) u[nt][e] *= s.sk[8 * nt + 2 * tg + (e & 1)];
-  u32 ua[4];
   gdn::x_a_frag<T>(ua, u, 0);
   if constexpr (STAGE) stsm_a_frag(wr.r[0], TLD, 0, ua, lane);
   gdn::scale_frags(x, s.gl);
-#pragma unroll
-  for (int np = 0; np < K / 16; ++np) {  // X ← e^{Γ_last} X + Uᵀ Kᴿ
-    u32 kb[4];
-    b_cols(kb, s.k, LD, 0, np, lane);
-    mma_n16(x, np, ua, kb);
-  }
+  gdn::fused16_chain_update<T, K>(x, ua, s, lane);  // X ← e^{Γ_last} X + Uᵀ Kᴿ
   if constexpr (READOUT) {
     const u32 rr[4] = {Io<T>::pack(pq[0][0], pq[0][1]), Io<T>::pack(pq[0][2], pq[0][3]), Io<T>::pack(pq[1][0], pq[1][1]),
                        Io<T>::pack(pq[1][2], pq[1][3])};
@@ -272,10 +248,11 @@ __device__ __forceinline__ void forward_step(float (&x)[K / 8][4], const Stage& 
 
 // The reverse chain's step on chunk stage s for value rows [vw, vw + 16): X = dSᵀ rows (the chunk's
 // dS′ staged first), then the four batches of gdn_bwd_dscan_gx.cuh at chunk 16; dUᵀ and dRᵀ staged.
-__device__ __forceinline__ void reverse_step(float (&x)[K / 8][4], const Stage& s, WarpRows& wr, int vw, int lane) {
+__device__ __forceinline__ void reverse_step(float (&x)[K / 8][4], const Stage& st, WarpRows& wr, int vw, int lane) {
+  const gdn::Fused16Stage<T, VB>& s = st.f;
   // dOᵀ (16 value rows × 16 tokens) as an A fragment, by one transposing ldmatrix.
   u32 dot[4];
-  gdn::ldsm_x4_t(dot, s.d_o + ((lane & 7) + 8 * ((lane >> 3) & 1)) * VLD + vw + 8 * (lane >> 4));
+  gdn::ldsm_x4_t(dot, st.d_o + ((lane & 7) + 8 * ((lane >> 3) & 1)) * VLD + vw + 8 * (lane >> 4));
   // Batch 1: dUᵀ = dOᵀ A + X Kᴿᵀ (two 4-deep chains per n8 pair, as the forward's P).
   float du[2][4], du2[2][4];
   gdn::zero_frags(du);
@@ -290,24 +267,23 @@ __device__ __forceinline__ void reverse_step(float (&x)[K / 8][4], const Stage& 
     u32 a[4], bk[4];
     gdn::x_a_frag<T>(a, x, kk);
     stsm_a_frag(wr.x, XLD, kk, a, lane);  // dS′ rows for the products
-    b_rows(bk, s.kr, LD, kk, lane);
-    float(&d)[2][4] = kk < K / 32 ? du : du2;
-    mma_n16(d, 0, a, bk);
+    b_rows(bk, st.kr, LD, kk, lane);
+    gdn::fused16_mma_step<T, K>(du, du2, kk, a, bk);
   }
 #pragma unroll
   for (int nt = 0; nt < 2; ++nt)
 #pragma unroll
     for (int e = 0; e < 4; ++e) du[nt][e] += du2[nt][e];
-  // Batch 3: dRᵀ = dUᵀ T (on the critical path: issued first).
+  // Batch 3: dRᵀ = dUᵀ T (on the critical path: issued first), as the chain's Uᵀ = Rᵀ Tᵀ product
+  // (the same shape on the same tile).
   float dr[2][4];
-  gdn::zero_frags(dr);
-  acc_mma_tile(dr, du, s.t, lane);
+  gdn::fused16_chain_u<T>(dr, du, s, lane);
   // Batch 2: X ← e^{Γ_last} X + dOᵀ Q⁺ (independent of dR: fills its latency).
   gdn::scale_frags(x, s.gl);
 #pragma unroll
   for (int np = 0; np < K / 16; ++np) {
     u32 qb[4];
-    b_cols(qb, s.qp, LD, 0, np, lane);
+    b_cols(qb, s.q, LD, 0, np, lane);
     mma_n16(x, np, dot, qb);
   }
   // Batch 4: X += (−dRᵀ) E; dUᵀ and dRᵀ staged for the products.
@@ -320,7 +296,7 @@ __device__ __forceinline__ void reverse_step(float (&x)[K / 8][4], const Stage& 
 #pragma unroll
   for (int np = 0; np < K / 16; ++np) {
     u32 eb[4];
-    b_cols(eb, s.e, LD, 0, np, lane);
+    b_cols(eb, st.e, LD, 0, np, lane);
     mma_n16(x, np, dra, eb);
   }
 }
@@ -375,8 +351,8 @@ __device__ __forceinline__ void product_step(const Smem& sm, const Stage& s, int
 #pragma unroll
     for (int j = 0; j < 2; ++j) {
       u32 kb[4], qb[4];
-      b_cols(kb, s.k, LD, 0, 2 * p + j, lane);
-      b_cols(qb, s.qp, LD, 0, 2 * p + j, lane);
+      b_cols(kb, s.f.k, LD, 0, 2 * p + j, lane);
+      b_cols(qb, s.f.q, LD, 0, 2 * p + j, lane);
       mma_n16(dq, j, fa, kb);
       mma_n16(dk, j, fa, qb);
       mma_n16(dk, j, fl, kb);
